@@ -1,0 +1,103 @@
+// Package agentkit installs the real agent CLIs at pinned versions and runs
+// them offline against fake model servers, for carryover's end-to-end tests.
+package agentkit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// Agent describes one npm-installed agent CLI at a pinned version.
+type Agent struct {
+	Tool    string // carryover's name for it: claude, codex, gemini, copilot-cli
+	Package string // npm package
+	Version string // pinned version
+	Bin     string // executable name in node_modules/.bin
+}
+
+// Pinned are the agent versions the end-to-end tests run. Bump a version here
+// and in specs/ together.
+var Pinned = map[string]Agent{
+	"claude":      {"claude", "@anthropic-ai/claude-code", "2.1.197", "claude"},
+	"codex":       {"codex", "@openai/codex", "0.169.0", "codex"},
+	"gemini":      {"gemini", "@google/gemini-cli", "0.61.0", "gemini"},
+	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
+}
+
+// CacheDir is where agents are installed: $CARRYOVER_AGENT_CACHE, else
+// the user cache dir's carryover-e2e folder.
+func CacheDir() string {
+	if d := os.Getenv("CARRYOVER_AGENT_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "carryover-e2e")
+}
+
+var installMu sync.Mutex
+
+// Install returns the absolute path of the pinned agent binary, installing it
+// from npm into CacheDir on first use. It never skips: when npm is missing or
+// the registry cannot be reached the test fails with the reason.
+func Install(t testing.TB, tool string) string {
+	t.Helper()
+	p, err := InstallPath(tool)
+	if err != nil {
+		t.Fatalf("agentkit: %v", err)
+	}
+	return p
+}
+
+// InstallPath is Install without a testing.TB.
+func InstallPath(tool string) (string, error) {
+	a, ok := Pinned[tool]
+	if !ok {
+		return "", fmt.Errorf("no pinned agent %q", tool)
+	}
+	installMu.Lock()
+	defer installMu.Unlock()
+	dir := filepath.Join(CacheDir(), strings.ReplaceAll(a.Package, "/", "_")+"@"+a.Version)
+	bin := filepath.Join(dir, "node_modules", ".bin", a.Bin)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Serialise installs across test processes (go test runs packages in parallel).
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", fmt.Errorf("npm is not on PATH; install Node.js and npm to run the end-to-end tests (needed for %s@%s)", a.Package, a.Version)
+	}
+	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir, a.Package+"@"+a.Version)
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("npm install %s@%s failed (is the npm registry reachable?): %v\n%s", a.Package, a.Version, err, out)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("npm installed %s@%s but %s is missing", a.Package, a.Version, bin)
+	}
+	return bin, nil
+}
