@@ -1,0 +1,148 @@
+package ledger
+
+import (
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// Handoff is the record of a project's current handoff.
+type Handoff struct {
+	Project   string
+	Header    string // first line of handoff.md: "# [CARRYOVER] Last updated … from …"
+	Tool      string
+	SessionID int64
+	Written   time.Time
+}
+
+// RecordHandoff stores the project's current handoff header.
+func (l *Ledger) RecordHandoff(h Handoff) error {
+	_, err := l.db.Exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (project) DO UPDATE SET header = excluded.header, tool = excluded.tool, session_id = excluded.session_id, written = excluded.written`,
+		h.Project, h.Header, h.Tool, h.SessionID, h.Written.UnixMilli())
+	return err
+}
+
+// CurrentHandoff returns the project's handoff record (ok false when none).
+func (l *Ledger) CurrentHandoff(project string) (Handoff, bool, error) {
+	h := Handoff{Project: project}
+	var w int64
+	err := l.db.QueryRow(`SELECT header, tool, session_id, written FROM handoffs WHERE project = ?`, project).Scan(&h.Header, &h.Tool, &h.SessionID, &w)
+	if errors.Is(err, sql.ErrNoRows) {
+		return h, false, nil
+	}
+	h.Written = time.UnixMilli(w)
+	return h, err == nil, err
+}
+
+// Handoffs lists every project's current handoff, newest first.
+func (l *Ledger) Handoffs() ([]Handoff, error) {
+	rows, err := l.db.Query(`SELECT project, header, tool, session_id, written FROM handoffs ORDER BY written DESC`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Handoff
+	for rows.Next() {
+		var h Handoff
+		var w int64
+		if err := rows.Scan(&h.Project, &h.Header, &h.Tool, &h.SessionID, &w); err != nil {
+			return nil, err
+		}
+		h.Written = time.UnixMilli(w)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// Delivery is a receipt: a session of an agent received a handoff.
+type Delivery struct {
+	Project   string
+	Header    string
+	Tool      string
+	SessionID int64
+	NativeID  string
+	Via       string // "transcript" (seen in the agent's transcript) or "hook" (printed by carryover)
+	At        time.Time
+}
+
+// RecordDelivery stores a receipt (idempotent).
+func (l *Ledger) RecordDelivery(d Delivery) error {
+	_, err := l.db.Exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, d.Project, d.Header, d.Tool, d.SessionID, d.Via, d.At.UnixMilli())
+	return err
+}
+
+// Deliveries lists receipts for a project (all projects when empty), newest first.
+func (l *Ledger) Deliveries(project string, limit int) ([]Delivery, error) {
+	rows, err := l.db.Query(`SELECT d.project, d.header, d.tool, d.session_id, s.native_id, d.via, d.at
+		FROM deliveries d JOIN sessions s ON s.id = d.session_id
+		WHERE (? = '' OR d.project = ?) ORDER BY d.at DESC LIMIT ?`, project, project, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Delivery
+	for rows.Next() {
+		var d Delivery
+		var at int64
+		if err := rows.Scan(&d.Project, &d.Header, &d.Tool, &d.SessionID, &d.NativeID, &d.Via, &at); err != nil {
+			return nil, err
+		}
+		d.At = time.UnixMilli(at)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// MarkPendingInject remembers that a session started in a way whose
+// SessionStart output the agent drops (claude -p --resume), so the first
+// UserPromptSubmit delivers the handoff instead.
+func (l *Ledger) MarkPendingInject(sessionID int64, now time.Time) error {
+	_, err := l.db.Exec(`INSERT INTO pending_inject (session_id, created) VALUES (?, ?) ON CONFLICT DO NOTHING`, sessionID, now.UnixMilli())
+	return err
+}
+
+// TakePendingInject reports whether a pending injection existed and clears
+// it, atomically, so it is delivered once.
+func (l *Ledger) TakePendingInject(sessionID int64) (bool, error) {
+	res, err := l.db.Exec(`DELETE FROM pending_inject WHERE session_id = ?`, sessionID)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// Stats are counts for `carryover status`.
+type Stats struct {
+	Sessions   int
+	Rows       int
+	Projects   int
+	BySessions map[string]int // per tool
+}
+
+// Stats counts what the ledger holds.
+func (l *Ledger) Stats() (Stats, error) {
+	s := Stats{BySessions: map[string]int{}}
+	if err := l.db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT project) FROM sessions`).Scan(&s.Sessions, &s.Projects); err != nil {
+		return s, err
+	}
+	if err := l.db.QueryRow(`SELECT COALESCE(SUM(next_seq - 1), 0) FROM sessions`).Scan(&s.Rows); err != nil {
+		return s, err
+	}
+	rows, err := l.db.Query(`SELECT tool, COUNT(*) FROM sessions GROUP BY tool`)
+	if err != nil {
+		return s, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
+			return s, err
+		}
+		s.BySessions[t] = n
+	}
+	return s, rows.Err()
+}

@@ -1,0 +1,234 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+)
+
+// IngestOptions says what to ingest and how.
+type IngestOptions struct {
+	Adapter  adapters.Adapter
+	Hook     adapters.Hook
+	Env      adapters.Env
+	Project  string
+	Deadline time.Time
+	Now      time.Time
+	// Redact is applied to every text field before it is stored.
+	Redact func(string) string
+	// Transcripts overrides the adapter's own list (handoff --transcript).
+	Transcripts []adapters.Transcript
+}
+
+// FileReport is what happened to one transcript.
+type FileReport struct {
+	Path    string
+	Err     error
+	Reset   bool
+	Lines   int
+	Skipped int
+	Added   int
+	Partial bool
+	// Receipts are carryover handoff headers seen in this file.
+	Receipts []string
+}
+
+// IngestReport summarizes an ingest.
+type IngestReport struct {
+	SessionID int64
+	Added     int
+	Files     []FileReport
+	Receipts  []string // carryover handoff headers seen in the transcripts
+}
+
+// batchRows is how many rows are written per transaction while tailing a
+// large transcript, bounding memory on a cold ingest.
+const batchRows = 4096
+
+// Ingest reads what is new for a hook into the ledger: the adapter's
+// transcripts from their cursors, its store, or the payload's own rows.
+func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
+	var rep IngestReport
+	ref := SessionRef{Tool: o.Adapter.Name(), NativeID: o.Hook.SessionID, Project: o.Project, Transcript: o.Hook.TranscriptPath}
+	if ref.NativeID == "" {
+		return rep, errors.New("hook payload has no session id")
+	}
+	sid, err := l.Touch(ref, o.Now)
+	if err != nil {
+		return rep, err
+	}
+	rep.SessionID = sid
+	if len(o.Hook.Rows) > 0 {
+		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep)}, o.Now)
+		if err != nil {
+			return rep, err
+		}
+		rep.Added += n
+	}
+	if sr, ok := o.Adapter.(adapters.StoreReader); ok {
+		rows, err := sr.ReadStore(o.Hook, o.Env)
+		if err != nil {
+			rep.Files = append(rep.Files, FileReport{Path: "store", Err: err})
+		} else {
+			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep)}, o.Now)
+			if err != nil {
+				return rep, err
+			}
+			rep.Added += n
+		}
+	}
+	lp, ok := o.Adapter.(adapters.LineParser)
+	if !ok {
+		return rep, nil
+	}
+	ts := o.Transcripts
+	if ts == nil {
+		ts = lp.Transcripts(o.Hook, o.Env)
+	}
+	for _, t := range ts {
+		tref := ref
+		if t.SessionID != "" && t.SessionID != ref.NativeID {
+			tref = SessionRef{Tool: ref.Tool, NativeID: t.SessionID, Project: o.Project, Transcript: t.Path}
+		}
+		fr := TailInto(l, lp, tref, t, o)
+		rep.Files = append(rep.Files, fr)
+		rep.Added += fr.Added
+		rep.Receipts = append(rep.Receipts, fr.Receipts...)
+	}
+	return rep, nil
+}
+
+// prepare redacts rows and collects delivery receipts.
+func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport) []adapters.Row {
+	for i := range rows {
+		r := &rows[i]
+		if o.Redact != nil {
+			r.Text = o.Redact(r.Text)
+			r.Command = o.Redact(r.Command)
+		}
+		if r.Kind == adapters.KindInjection {
+			h := r.Text
+			if j := strings.Index(h, " via "); j >= 0 {
+				h = h[:j]
+			}
+			rep.Receipts = append(rep.Receipts, h)
+		}
+	}
+	return rows
+}
+
+// TailInto tails one transcript into the ledger, writing rows in batches and
+// the cursor last, so an interrupted run re-reads (and deduplicates) rather
+// than skips.
+func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions) FileReport {
+	fr := FileReport{Path: t.Path}
+	cur, err := l.Cursor(t.Path)
+	if err != nil {
+		fr.Err = err
+		return fr
+	}
+	var batch []adapters.Row
+	var werr error
+	flush := func() {
+		if len(batch) == 0 || werr != nil {
+			return
+		}
+		var rep IngestReport
+		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Sidechain: t.Sidechain}, o.Now)
+		if err != nil {
+			werr = err
+		}
+		fr.Added += n
+		fr.Receipts = append(fr.Receipts, rep.Receipts...)
+		batch = batch[:0]
+	}
+	res, err := adapters.Tail(t.Path, cur, o.Deadline, func(line []byte, off int64) {
+		rows, perr := safeParse(lp, line, off)
+		if perr != nil {
+			return
+		}
+		for i := range rows {
+			if t.Sidechain {
+				rows[i].Sidechain = true
+			}
+		}
+		batch = append(batch, rows...)
+		if len(batch) >= batchRows {
+			flush()
+		}
+	})
+	if err != nil {
+		fr.Err = err
+		if errors.Is(err, fs.ErrNotExist) && t.MaybeMissing {
+			// A new session: remember the path so a later event (or the next
+			// session) catches up once the agent writes it.
+			if cur.Offset == 0 && cur.Head == "" {
+				_, werr := l.Write(Batch{Session: ref, Cursor: &adapters.Cursor{Path: t.Path}, Sidechain: t.Sidechain}, o.Now)
+				if werr != nil {
+					fr.Err = werr
+				}
+			}
+		}
+		return fr
+	}
+	fr.Reset, fr.Lines, fr.Skipped, fr.Partial = res.Reset, res.Lines, res.Skipped, res.Partial
+	// The last batch and the cursor go in one transaction.
+	var rep IngestReport
+	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
+	if werr == nil {
+		werr = err
+	}
+	fr.Added += n
+	fr.Receipts = append(fr.Receipts, rep.Receipts...)
+	fr.Err = werr
+	return fr
+}
+
+// safeParse runs an adapter's line parser, turning a panic into an error so
+// one hostile line can never take the hook down.
+func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.Row, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("%s parser panicked on the line at offset %d", lp.Name(), off)
+		}
+	}()
+	return lp.ParseLine(line, off)
+}
+
+// CatchUp re-reads the transcripts the ledger already tracks for project
+// when they have grown or changed: a session whose last hook never fired
+// (Codex on SIGTERM), or whose agent flushed only after its hooks ran
+// (Copilot CLI -p). skip names a path the caller has just read.
+func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
+	tracked, err := l.Tracked(project, 8)
+	if err != nil {
+		return nil, err
+	}
+	var out []FileReport
+	for _, t := range tracked {
+		if skip[t.Path] || (!o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
+			continue
+		}
+		fi, err := os.Stat(t.Path)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
+			continue
+		}
+		a, err := adapters.Lookup(t.Session.Tool)
+		if err != nil {
+			continue
+		}
+		lp, ok := a.(adapters.LineParser)
+		if !ok {
+			continue
+		}
+		ref := SessionRef{Tool: t.Session.Tool, NativeID: t.Session.NativeID, Project: t.Session.Project}
+		fr := TailInto(l, lp, ref, adapters.Transcript{Path: t.Path, SessionID: t.Session.NativeID, Sidechain: t.Sidechain}, o)
+		out = append(out, fr)
+	}
+	return out, nil
+}

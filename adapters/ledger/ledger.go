@@ -1,0 +1,482 @@
+// Package ledger is carryover's SQLite store of normalized session rows:
+// $CARRYOVER_HOME/ledger.sqlite. It is append-only from the user's point of
+// view (rows are upserted by their stable key, never deleted), keeps a
+// per-transcript cursor, and outlives the agents' own transcripts.
+package ledger
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+
+	"github.com/carryover/carryover/adapters"
+)
+
+// FileName is the ledger's file name inside the carryover home.
+const FileName = "ledger.sqlite"
+
+// Ledger is an open ledger.
+type Ledger struct {
+	db   *sql.DB
+	Path string
+	// Recovered is set when Open found a corrupt ledger, moved it aside
+	// (MovedTo) and started a new one.
+	Recovered bool
+	MovedTo   string
+}
+
+// migrations are applied in order; PRAGMA user_version counts them.
+var migrations = []string{
+	`CREATE TABLE sessions (
+		id          INTEGER PRIMARY KEY,
+		tool        TEXT NOT NULL,
+		native_id   TEXT NOT NULL,
+		project     TEXT NOT NULL DEFAULT '',
+		transcript  TEXT NOT NULL DEFAULT '',
+		first_seen  INTEGER NOT NULL,
+		last_seen   INTEGER NOT NULL,
+		last_active INTEGER NOT NULL DEFAULT 0,
+		title       TEXT NOT NULL DEFAULT '',
+		tokens_used INTEGER NOT NULL DEFAULT 0,
+		tokens_max  INTEGER NOT NULL DEFAULT 0,
+		next_seq    INTEGER NOT NULL DEFAULT 1,
+		UNIQUE (tool, native_id)
+	);
+	CREATE INDEX sessions_project ON sessions (project, last_seen);
+	CREATE TABLE rows (
+		session_id INTEGER NOT NULL REFERENCES sessions (id),
+		key        TEXT NOT NULL,
+		seq        INTEGER NOT NULL,
+		ts         INTEGER NOT NULL,
+		role       TEXT NOT NULL,
+		kind       TEXT NOT NULL,
+		tool_name  TEXT NOT NULL DEFAULT '',
+		call_id    TEXT NOT NULL DEFAULT '',
+		file_path  TEXT NOT NULL DEFAULT '',
+		command    TEXT NOT NULL DEFAULT '',
+		exit_code  INTEGER,
+		text       TEXT NOT NULL DEFAULT '',
+		sidechain  INTEGER NOT NULL DEFAULT 0,
+		tokens_used INTEGER NOT NULL DEFAULT 0,
+		tokens_max  INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (session_id, key)
+	) WITHOUT ROWID;
+	CREATE INDEX rows_seq ON rows (session_id, seq);
+	CREATE TABLE cursors (
+		path       TEXT PRIMARY KEY,
+		session_id INTEGER NOT NULL REFERENCES sessions (id),
+		sidechain  INTEGER NOT NULL DEFAULT 0,
+		offset     INTEGER NOT NULL,
+		dev        INTEGER NOT NULL,
+		ino        INTEGER NOT NULL,
+		head       TEXT NOT NULL,
+		head_len   INTEGER NOT NULL,
+		updated    INTEGER NOT NULL
+	);
+	CREATE TABLE handoffs (
+		project    TEXT PRIMARY KEY,
+		header     TEXT NOT NULL,
+		tool       TEXT NOT NULL,
+		session_id INTEGER NOT NULL,
+		written    INTEGER NOT NULL
+	);
+	CREATE TABLE deliveries (
+		project    TEXT NOT NULL,
+		header     TEXT NOT NULL,
+		tool       TEXT NOT NULL,
+		session_id INTEGER NOT NULL,
+		via        TEXT NOT NULL,
+		at         INTEGER NOT NULL,
+		PRIMARY KEY (project, header, session_id, via)
+	);
+	CREATE TABLE pending_inject (
+		session_id INTEGER PRIMARY KEY,
+		created    INTEGER NOT NULL
+	);`,
+}
+
+// Open opens (creating if needed) the ledger in dir. A corrupt or
+// unreadable database file is moved aside and replaced by a new one;
+// Recovered says so.
+func Open(dir string) (*Ledger, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create carryover home %s: %w (set CARRYOVER_HOME to a writable directory)", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	l, err := open(path)
+	if err == nil {
+		return l, nil
+	}
+	if !IsCorrupt(err) {
+		return nil, err
+	}
+	moved := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
+	if rerr := os.Rename(path, moved); rerr != nil {
+		return nil, fmt.Errorf("ledger %s is corrupt and could not be moved aside: %w", path, rerr)
+	}
+	for _, sfx := range []string{"-wal", "-shm"} {
+		_ = os.Rename(path+sfx, moved+sfx)
+	}
+	l, err = open(path)
+	if err != nil {
+		return nil, err
+	}
+	l.Recovered, l.MovedTo = true, moved
+	return l, nil
+}
+
+func open(path string) (*Ledger, error) {
+	if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+		f.Close()
+	} else {
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	l := &Ledger{db: db, Path: path}
+	if err := l.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Ledger) migrate() error {
+	var v int
+	if err := l.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("read ledger schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("ledger schema version %d is newer than this carryover (%d); upgrade carryover", v, len(migrations))
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	tx, err := l.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Re-check inside the write lock: another process may have migrated.
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.Exec(migrations[i]); err != nil {
+			return fmt.Errorf("migrate ledger to schema %d: %w", i+1, err)
+		}
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close closes the ledger.
+func (l *Ledger) Close() error { return l.db.Close() }
+
+// IsCorrupt reports whether err means the database file is damaged.
+func IsCorrupt(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
+	}
+	s := err.Error()
+	return strings.Contains(s, "malformed") || strings.Contains(s, "not a database")
+}
+
+// SessionRef names a session to write rows into.
+type SessionRef struct {
+	Tool       string
+	NativeID   string
+	Project    string
+	Transcript string
+}
+
+// Session is a stored session.
+type Session struct {
+	ID         int64
+	Tool       string
+	NativeID   string
+	Project    string
+	Transcript string
+	FirstSeen  time.Time
+	LastSeen   time.Time
+	LastActive time.Time
+	Title      string
+	TokensUsed int64
+	TokensMax  int64
+	Rows       int
+}
+
+// Row is a stored row.
+type Row struct {
+	adapters.Row
+	SessionID int64
+	Seq       int64
+	Tool      string
+}
+
+// ensureSession returns the session id, creating it, and refreshes project
+// and transcript when given.
+func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (int64, error) {
+	_, err := tx.Exec(`INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tool, native_id) DO UPDATE SET
+			last_seen = excluded.last_seen,
+			project = CASE WHEN excluded.project != '' THEN excluded.project ELSE sessions.project END,
+			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`,
+		ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ?`, ref.Tool, ref.NativeID).Scan(&id)
+	return id, err
+}
+
+// Touch records that a session was seen (without rows) and returns its id.
+func (l *Ledger) Touch(ref SessionRef, now time.Time) (int64, error) {
+	tx, err := l.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	id, err := ensureSession(tx, ref, now)
+	if err != nil {
+		return 0, err
+	}
+	return id, tx.Commit()
+}
+
+// Batch is one transcript's worth of new rows and where reading stopped.
+type Batch struct {
+	Session SessionRef
+	Rows    []adapters.Row
+	// Cursor, when non-nil, is saved in the same transaction as the rows.
+	Cursor    *adapters.Cursor
+	Sidechain bool
+}
+
+// Write stores a batch in one transaction: the session, its rows (upserted
+// by key: re-reading the same bytes adds nothing, a later copy of a row
+// replaces the earlier one) and the cursor. It returns how many rows were new.
+func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
+	tx, err := l.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	sid, err := ensureSession(tx, b.Session, now)
+	if err != nil {
+		return 0, err
+	}
+	if b.Cursor != nil {
+		// Never move a cursor backwards on the same file: a slower
+		// concurrent snapshot may finish after a faster one.
+		var off, ino, dev int64
+		var head string
+		err := tx.QueryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, b.Cursor.Path).Scan(&off, &ino, &dev, &head)
+		if err == nil && uint64(ino) == b.Cursor.Ino && uint64(dev) == b.Cursor.Dev && off > b.Cursor.Offset && head == b.Cursor.Head {
+			b.Cursor = nil
+		}
+	}
+	var next int64
+	if err := tx.QueryRow(`SELECT next_seq FROM sessions WHERE id = ?`, sid).Scan(&next); err != nil {
+		return 0, err
+	}
+	added := 0
+	if len(b.Rows) > 0 {
+		ins, err := tx.Prepare(`INSERT INTO rows (session_id, key, seq, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (session_id, key) DO NOTHING`)
+		if err != nil {
+			return 0, err
+		}
+		defer ins.Close()
+		upd, err := tx.Prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+			WHERE session_id = ? AND key = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`)
+		if err != nil {
+			return 0, err
+		}
+		defer upd.Close()
+		var lastTS int64
+		var tokUsed, tokMax int64
+		for _, r := range b.Rows {
+			ts := r.Time.UnixMilli()
+			if r.Time.IsZero() {
+				ts = now.UnixMilli()
+			}
+			lastTS = max(lastTS, ts)
+			var exit any
+			if r.ExitCode != nil {
+				exit = *r.ExitCode
+			}
+			side := r.Sidechain || b.Sidechain
+			res, err := ins.Exec(sid, r.Key, next, ts, r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax)
+			if err != nil {
+				return 0, err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				next++
+				added++
+			} else if _, err := upd.Exec(ts, r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, r.Key, r.Text, string(r.Kind), exit); err != nil {
+				return 0, err
+			}
+			if r.Kind == adapters.KindUsage && !side {
+				tokUsed, tokMax = r.TokensUsed, r.TokensMax
+			}
+		}
+		if _, err := tx.Exec(`UPDATE sessions SET next_seq = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, lastTS, sid); err != nil {
+			return 0, err
+		}
+		if tokUsed > 0 {
+			if _, err := tx.Exec(`UPDATE sessions SET tokens_used = ?, tokens_max = ? WHERE id = ?`, tokUsed, tokMax, sid); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if c := b.Cursor; c != nil {
+		_, err := tx.Exec(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
+				dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
+			c.Path, sid, b.Sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, c.HeadLen, now.UnixMilli())
+		if err != nil {
+			return 0, err
+		}
+	}
+	return added, tx.Commit()
+}
+
+// Cursor returns the saved cursor for path (zero Cursor when none).
+func (l *Ledger) Cursor(path string) (adapters.Cursor, error) {
+	c := adapters.Cursor{Path: path}
+	var dev, ino int64
+	err := l.db.QueryRow(`SELECT offset, dev, ino, head, head_len FROM cursors WHERE path = ?`, path).Scan(&c.Offset, &dev, &ino, &c.Head, &c.HeadLen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, nil
+	}
+	c.Dev, c.Ino = uint64(dev), uint64(ino)
+	return c, err
+}
+
+// TrackedFile is a transcript the ledger has a cursor for.
+type TrackedFile struct {
+	Path      string
+	Offset    int64
+	Sidechain bool
+	Session   Session
+}
+
+// Tracked lists the transcripts of project's sessions, most recently
+// updated first, at most limit. Used to catch up on sessions whose final
+// hooks never ran or ran before the agent flushed.
+func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
+	rows, err := l.db.Query(`SELECT c.path, c.offset, c.sidechain, s.id, s.tool, s.native_id, s.project
+		FROM cursors c JOIN sessions s ON s.id = c.session_id
+		WHERE s.project = ? ORDER BY c.updated DESC LIMIT ?`, project, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []TrackedFile
+	for rows.Next() {
+		var t TrackedFile
+		if err := rows.Scan(&t.Path, &t.Offset, &t.Sidechain, &t.Session.ID, &t.Session.Tool, &t.Session.NativeID, &t.Session.Project); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+const sessionCols = `s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1`
+
+func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
+	var s Session
+	var first, last, active int64
+	err := sc.Scan(&s.ID, &s.Tool, &s.NativeID, &s.Project, &s.Transcript, &first, &last, &active, &s.Title, &s.TokensUsed, &s.TokensMax, &s.Rows)
+	s.FirstSeen, s.LastSeen = time.UnixMilli(first), time.UnixMilli(last)
+	if active > 0 {
+		s.LastActive = time.UnixMilli(active)
+	} else {
+		s.LastActive = s.LastSeen
+	}
+	return s, err
+}
+
+// Sessions lists sessions, most recently active first. An empty project
+// lists every project's; tool filters by agent when set.
+func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
+	q := `SELECT ` + sessionCols + ` FROM sessions s WHERE (? = '' OR s.project = ?) AND (? = '' OR s.tool = ?)
+		ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT ?`
+	rows, err := l.db.Query(q, project, project, tool, tool, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Session looks up one session by tool and native id.
+func (l *Ledger) Session(tool, nativeID string) (Session, error) {
+	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ?`, tool, nativeID))
+}
+
+// SessionByID looks up one session by ledger id.
+func (l *Ledger) SessionByID(id int64) (Session, error) {
+	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.id = ?`, id))
+}
+
+// Rows returns the last limit rows of a session in sequence order.
+func (l *Ledger) Rows(sessionID int64, limit int) ([]Row, error) {
+	rows, err := l.db.Query(`SELECT r.session_id, r.seq, s.tool, r.key, r.ts, r.role, r.kind, r.tool_name, r.call_id, r.file_path, r.command, r.exit_code, r.text, r.sidechain, r.tokens_used, r.tokens_max
+		FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?) r JOIN sessions s ON s.id = r.session_id
+		ORDER BY r.seq`, sessionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		var r Row
+		var ts int64
+		var exit sql.NullInt64
+		var kind string
+		if err := rows.Scan(&r.SessionID, &r.Seq, &r.Tool, &r.Key, &ts, &r.Role, &kind, &r.ToolName, &r.CallID, &r.FilePath, &r.Command, &exit, &r.Text, &r.Sidechain, &r.TokensUsed, &r.TokensMax); err != nil {
+			return nil, err
+		}
+		r.Time, r.Kind = time.UnixMilli(ts).UTC(), adapters.Kind(kind)
+		if exit.Valid {
+			n := int(exit.Int64)
+			r.ExitCode = &n
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SetTitle records a session's one-line preview.
+func (l *Ledger) SetTitle(id int64, title string) error {
+	_, err := l.db.Exec(`UPDATE sessions SET title = ? WHERE id = ? AND title = ''`, title, id)
+	return err
+}

@@ -1,0 +1,99 @@
+package adapters
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// ErrBadPayload is returned for hook stdin that is not a JSON object.
+var ErrBadPayload = errors.New("hook payload is not a JSON object")
+
+// payload is a decoded hook payload or transcript line with lazy fields.
+type payload map[string]json.RawMessage
+
+func decodePayload(b []byte) (payload, error) {
+	var p payload
+	if err := json.Unmarshal(b, &p); err != nil || p == nil {
+		return nil, ErrBadPayload
+	}
+	return p, nil
+}
+
+// str returns the first of keys that holds a JSON string.
+func (p payload) str(keys ...string) string {
+	for _, k := range keys {
+		raw, ok := p[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// obj returns the nested object at key, or nil.
+func (p payload) obj(key string) payload {
+	raw, ok := p[key]
+	if !ok {
+		return nil
+	}
+	var o payload
+	if json.Unmarshal(raw, &o) != nil {
+		return nil
+	}
+	return o
+}
+
+// num returns the first of keys holding a JSON number.
+func (p payload) num(keys ...string) (int64, bool) {
+	for _, k := range keys {
+		raw, ok := p[k]
+		if !ok {
+			continue
+		}
+		var f float64
+		if json.Unmarshal(raw, &f) == nil {
+			return int64(f), true
+		}
+	}
+	return 0, false
+}
+
+// boolean reports whether key holds true.
+func (p payload) boolean(key string) bool {
+	raw, ok := p[key]
+	return ok && strings.TrimSpace(string(raw)) == "true"
+}
+
+// intPtr returns &n.
+func intPtr(n int) *int { return &n }
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Text limits applied at ingest: the ledger keeps what a handoff can use,
+// not whole tool outputs.
+const (
+	maxPrompt = 8 << 10
+	maxText   = 4 << 10
+	maxResult = 2 << 10
+)
+
+// IsCarryoverText reports whether text is carryover's own handoff, so that
+// adapters record it as an injection receipt rather than user content.
+func IsCarryoverText(text string) bool {
+	return strings.Contains(text, "[CARRYOVER]")
+}

@@ -1,0 +1,164 @@
+package adapters
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Cursor is how far a transcript file has been read, and which file it was.
+type Cursor struct {
+	Path   string
+	Offset int64
+	Dev    uint64
+	Ino    uint64
+	// Head is a hash of the file's first bytes (up to headLen); a file
+	// replaced in place (same inode, new content) changes it.
+	Head    string
+	HeadLen int64
+}
+
+const headLen = 1024
+
+// MaxLine is the longest line the tailer decodes; longer lines are skipped
+// (their bytes are consumed and logged as skipped, never buffered whole).
+const MaxLine = 64 << 20
+
+// ErrNotRegular is returned for a transcript path that is a FIFO, device,
+// directory or other non-regular file.
+var ErrNotRegular = errors.New("transcript is not a regular file")
+
+// TailResult says what a Tail call did.
+type TailResult struct {
+	Cursor  Cursor
+	Reset   bool  // the file was replaced or truncated; reading restarted at 0
+	Lines   int   // complete lines handed to fn
+	Skipped int   // lines over MaxLine
+	Bytes   int64 // bytes consumed
+	Partial bool  // stopped at the deadline with more to read
+}
+
+// Tail reads complete lines of path from cur.Offset, calling fn for each
+// with the line's offset. It consumes only up to the last '\n', detects a
+// replaced or truncated file and starts over, and stops at deadline. A
+// missing file returns os.ErrNotExist.
+func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off int64)) (TailResult, error) {
+	res := TailResult{Cursor: cur}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return res, err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		if fi, err = os.Stat(path); err != nil {
+			return res, err
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return res, ErrNotRegular
+	}
+	// O_NONBLOCK: should the path be swapped for a FIFO between the stat and
+	// the open, the open does not hang.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	fi, err = f.Stat()
+	if err != nil {
+		return res, err
+	}
+	if !fi.Mode().IsRegular() {
+		return res, ErrNotRegular
+	}
+	var dev, ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		dev, ino = uint64(st.Dev), st.Ino
+	}
+	size := fi.Size()
+	n := min(size, headLen)
+	headBuf := make([]byte, n)
+	if _, err := io.ReadFull(f, headBuf); err != nil {
+		return res, fmt.Errorf("read transcript head: %w", err)
+	}
+	sum := sha256.Sum256(headBuf)
+	head := hex.EncodeToString(sum[:8])
+
+	off := cur.Offset
+	same := cur.Ino == ino && cur.Dev == dev && off <= size
+	if same && cur.HeadLen > 0 {
+		// Compare the same prefix length as was hashed last time.
+		if cur.HeadLen == n {
+			same = cur.Head == head
+		} else if cur.HeadLen < n {
+			s := sha256.Sum256(headBuf[:cur.HeadLen])
+			same = cur.Head == hex.EncodeToString(s[:8])
+		} else {
+			same = false // the file shrank below the old head
+		}
+	}
+	if !same && cur.Offset > 0 {
+		res.Reset = true
+	}
+	if !same {
+		off = 0
+	}
+	res.Cursor = Cursor{Path: path, Offset: off, Dev: dev, Ino: ino, Head: head, HeadLen: n}
+	if off >= size {
+		return res, nil
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return res, err
+	}
+	r := bufio.NewReaderSize(io.LimitReader(f, size-off), 256<<10)
+	var (
+		long     []byte // a line longer than the reader's buffer, being assembled
+		pending  int64  // bytes of the line in progress
+		consumed int64  // bytes of complete lines
+		skipping bool   // the line in progress is over MaxLine
+	)
+	for {
+		if res.Lines&255 == 0 && !deadline.IsZero() && time.Now().After(deadline) {
+			res.Partial = true
+			break
+		}
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			pending += int64(len(chunk))
+			if !skipping {
+				if len(long)+len(chunk) > MaxLine {
+					skipping, long = true, nil
+				} else {
+					long = append(long, chunk...)
+				}
+			}
+			continue
+		}
+		if err != nil { // io.EOF: an incomplete last line waits for next time
+			break
+		}
+		lineStart := off + consumed
+		consumed += pending + int64(len(chunk))
+		pending = 0
+		if skipping {
+			res.Skipped++
+			skipping = false
+			continue
+		}
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+			long = nil
+		}
+		fn(line[:len(line)-1], lineStart)
+		res.Lines++
+	}
+	res.Bytes = consumed
+	res.Cursor.Offset = off + consumed
+	return res, nil
+}

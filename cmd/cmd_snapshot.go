@@ -1,0 +1,28 @@
+package cmd
+
+import "github.com/urfave/cli/v2"
+
+func init() { register(snapshotCommand) }
+
+func snapshotCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "snapshot",
+		Usage: "record a hook event (run by agent hooks; reads the hook JSON on stdin)",
+		Description: "Tails the agent's transcript into the ledger, refreshes .carryover/handoff.md and, on\n" +
+			"session start, prints the handoff in the agent's injection envelope. It always exits 0;\n" +
+			"problems go to $CARRYOVER_HOME/carryover.log.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tool", Usage: "agent: claude, codex, gemini, copilot-cli, cursor, vscode-copilot, windsurf"},
+			&cli.StringFlag{Name: "event", Usage: "the agent's native hook event name"},
+		},
+		Action: func(c *cli.Context) error {
+			Snapshot(e, c.String("tool"), c.String("event"))
+			return nil
+		},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			// Never break the agent, even on a bad stub.
+			newLogger(e).Printf("snapshot: bad arguments: %v", err)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,370 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+)
+
+// MaxPayload is the most hook stdin carryover reads; the rest is drained.
+const MaxPayload = 8 << 20
+
+// envelopes maps each agent to its hook injection envelope. specs/ holds the
+// version-resolved value; a test keeps the two in agreement.
+var envelopes = map[string]publish.Envelope{
+	"claude":         publish.EnvelopeHookSpecific,
+	"codex":          publish.EnvelopeHookSpecific,
+	"vscode-copilot": publish.EnvelopeHookSpecific,
+	"gemini":         publish.EnvelopeHookSpecificNoEvent,
+	"copilot-cli":    publish.EnvelopeFlatCamel,
+	"cursor":         publish.EnvelopeFlatSnake,
+	"windsurf":       publish.EnvelopeNone,
+	"aider":          publish.EnvelopeNone,
+}
+
+// injectEvents are the native events whose stdout reaches the model.
+func isStartEvent(event string) bool { return strings.EqualFold(event, "SessionStart") }
+
+func isPromptEvent(event string) bool {
+	switch strings.ToLower(event) {
+	case "userpromptsubmit", "userpromptsubmitted", "beforesubmitprompt", "beforeagent":
+		return true
+	}
+	return false
+}
+
+// budget is the internal deadline for one snapshot: well under every
+// agent's hook timeout (Claude's SessionEnd gets 1.5 s in total).
+func budget(e *Env, event string) time.Duration {
+	if v := e.Getenv("CARRYOVER_DEADLINE_MS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return time.Duration(n) * time.Millisecond
+		}
+	}
+	if strings.EqualFold(event, "SessionEnd") {
+		return 900 * time.Millisecond
+	}
+	return 2 * time.Second
+}
+
+// Snapshot is the hook entry point. Whatever happens it returns normally:
+// the only stdout is a valid injection (or nothing) and every problem goes
+// to the log.
+func Snapshot(e *Env, tool, event string) {
+	start := time.Now()
+	log := newLogger(e)
+	log.prefix = fmt.Sprintf("snapshot tool=%s event=%s ", tool, event)
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("internal error (recovered): %v", r)
+		}
+	}()
+	var out bytes.Buffer
+	err := snapshot(e, tool, event, start, log, &out)
+	if err != nil {
+		log.Printf("%v", err)
+	}
+	if out.Len() > 0 {
+		_, _ = e.Stdout.Write(out.Bytes())
+	}
+	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
+}
+
+func readPayload(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no stdin")
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook stdin: %w", err)
+	}
+	if len(b) > MaxPayload {
+		_, _ = io.Copy(io.Discard, r) // let the agent finish writing
+		return nil, fmt.Errorf("hook stdin is larger than %d bytes; ignored", MaxPayload)
+	}
+	return b, nil
+}
+
+func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer) error {
+	deadline := start.Add(budget(e, event))
+	a, err := adapters.Lookup(tool)
+	if err != nil {
+		return fmt.Errorf("unknown --tool %q (known: %s)", tool, strings.Join(adapters.Names(), ", "))
+	}
+	raw, err := readPayload(e.Stdin)
+	if err != nil {
+		return err
+	}
+	aenv := adapters.Env{Getenv: e.Getenv, Home: e.UserHome()}
+	h, err := a.ParseHook(event, raw, aenv)
+	if err != nil {
+		return fmt.Errorf("%v (%d bytes); nothing recorded for this event", err, len(raw))
+	}
+	if h.SessionID == "" {
+		return errors.New("hook payload has no session id; nothing recorded for this event")
+	}
+	project := ResolveProject(h.Project, h.Cwd)
+	log.prefix += "session=" + shortID(h.SessionID) + " "
+	cfg, cerrs := LoadConfig(e, project)
+	for _, ce := range cerrs {
+		log.Printf("config: %v", ce)
+	}
+	redact := redactor(cfg)
+	log.redact = redact
+
+	l, err := openLedger(e, log)
+	if err != nil {
+		// Without a ledger we can still deliver the existing handoff.
+		if isStartEvent(event) {
+			inject(e, tool, event, project, out, log)
+		}
+		return err
+	}
+	defer l.Close()
+
+	opts := ledger.IngestOptions{Adapter: a, Hook: h, Env: aenv, Project: project, Deadline: deadline.Add(-250 * time.Millisecond), Now: e.Now(), Redact: redact}
+	rep, err := ledger.Ingest(l, opts)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	skip := map[string]bool{}
+	for _, f := range rep.Files {
+		skip[f.Path] = true
+		switch {
+		case f.Err != nil && errors.Is(f.Err, fs.ErrNotExist):
+		case f.Err != nil:
+			log.Printf("transcript %s: %v", f.Path, f.Err)
+		case f.Reset:
+			log.Printf("transcript %s was replaced or truncated; re-read from the start", f.Path)
+		}
+		if f.Skipped > 0 {
+			log.Printf("transcript %s: skipped %d lines over %d bytes", f.Path, f.Skipped, adapters.MaxLine)
+		}
+		if f.Partial {
+			log.Printf("transcript %s: deadline reached; the rest is read at the next event", f.Path)
+		}
+	}
+	caught, err := ledger.CatchUp(l, project, skip, opts)
+	if err != nil {
+		log.Printf("catch-up: %v", err)
+	}
+	added := rep.Added
+	receipts := rep.Receipts
+	for _, f := range caught {
+		added += f.Added
+		receipts = append(receipts, f.Receipts...)
+	}
+	recordReceipts(l, project, tool, rep.SessionID, receipts, e.Now(), log)
+
+	if added > 0 || !fileExists(publish.HandoffPath(project)) {
+		if err := PublishProject(e, l, project, cfg, log); err != nil {
+			log.Printf("publish: %v", err)
+		}
+	}
+
+	switch {
+	case isStartEvent(event):
+		if tool == "claude" && h.Source == "resume" && e.Getenv("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli" {
+			// claude -p --resume drops SessionStart output: deliver through
+			// the first UserPromptSubmit instead, once.
+			if err := l.MarkPendingInject(rep.SessionID, e.Now()); err != nil {
+				log.Printf("mark pending injection: %v", err)
+			}
+			return nil
+		}
+		if hdr := inject(e, tool, event, project, out, log); hdr != "" {
+			_ = l.RecordDelivery(ledger.Delivery{Project: project, Header: hdr, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
+		}
+	case isPromptEvent(event):
+		if ok, err := l.TakePendingInject(rep.SessionID); err == nil && ok {
+			if hdr := inject(e, tool, event, project, out, log); hdr != "" {
+				_ = l.RecordDelivery(ledger.Delivery{Project: project, Header: hdr, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
+			}
+		}
+	}
+	return nil
+}
+
+func recordReceipts(l *ledger.Ledger, project, tool string, sid int64, receipts []string, now time.Time, log *logger) {
+	for _, hdr := range receipts {
+		if hdr == "" {
+			continue
+		}
+		if err := l.RecordDelivery(ledger.Delivery{Project: project, Header: hdr, Tool: tool, SessionID: sid, Via: "transcript", At: now}); err != nil {
+			log.Printf("record receipt: %v", err)
+		}
+	}
+}
+
+// inject writes the project's handoff in tool's envelope to out and returns
+// its header line ("" when nothing was injected).
+func inject(e *Env, tool, event, project string, out *bytes.Buffer, log *logger) string {
+	env, ok := envelopes[tool]
+	if !ok || env == publish.EnvelopeNone {
+		return ""
+	}
+	b, err := os.ReadFile(publish.HandoffPath(project))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			log.Printf("read handoff: %v", err)
+		}
+		return ""
+	}
+	text := string(b)
+	if !strings.HasPrefix(text, publish.HeaderPrefix) {
+		log.Printf("handoff.md in %s does not start with the carryover header; not injected", project)
+		return ""
+	}
+	cfg, _ := LoadConfig(e, project)
+	text = redactor(cfg)(text)
+	if len(text) > publish.MaxChars+500 {
+		text = text[:publish.MaxChars]
+	}
+	w, err := publish.Wrap(env, event, text)
+	if err != nil {
+		log.Printf("wrap injection: %v", err)
+		return ""
+	}
+	out.Write(w)
+	return strings.TrimRight(strings.SplitN(text, "\n", 2)[0], "\r")
+}
+
+// openLedger opens the ledger, logging a recovery from corruption.
+func openLedger(e *Env, log *logger) (*ledger.Ledger, error) {
+	l, err := ledger.Open(e.Home())
+	if err != nil {
+		return nil, err
+	}
+	if l.Recovered {
+		log.Printf("ledger was corrupt; moved aside to %s and started a new one (transcripts still on disk are re-read)", l.MovedTo)
+	}
+	return l, nil
+}
+
+// ResolveProject is the project root: the agent's own project dir when it
+// gives one, else the git root of cwd, else cwd.
+func ResolveProject(explicit, cwd string) string {
+	p := explicit
+	if p == "" {
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+		p = distill.RepoRoot(cwd)
+		if p == "" {
+			p = cwd
+		}
+	}
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p
+}
+
+// projectSessions is how many of a project's most recent sessions the
+// handoff is distilled from, and rowsPerSession how many rows of each.
+const (
+	projectSessions = 4
+	rowsPerSession  = 2000
+)
+
+// ProjectRows returns the rows the project handoff is distilled from: the
+// most recent sessions of the project, oldest first.
+func ProjectRows(l *ledger.Ledger, project string) ([]ledger.Row, error) {
+	ss, err := l.Sessions(project, "", projectSessions)
+	if err != nil {
+		return nil, err
+	}
+	var rows []ledger.Row
+	for i := len(ss) - 1; i >= 0; i-- {
+		rs, err := l.Rows(ss[i].ID, rowsPerSession)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, nil
+}
+
+// PublishProject distills the project's recent rows and writes handoff.md
+// (project and global copies), the .gitignore entry and the pointer blocks.
+func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger) error {
+	rows, err := ProjectRows(l, project)
+	if err != nil {
+		return err
+	}
+	h := distill.Distill(rows, distill.Options{Project: project})
+	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
+		return nil // nothing worth handing off yet
+	}
+	h.Git, h.Files = distill.GitFacts(project, h.Files)
+	var native string
+	if s, err := l.SessionByID(h.SessionID); err == nil {
+		native = s.NativeID
+		if h.Tokens.Max == 0 && s.TokensMax > 0 {
+			h.Tokens = distill.Tokens{Used: s.TokensUsed, Max: s.TokensMax}
+		}
+	}
+	now := e.Now()
+	text := publish.Render(h, publish.RenderOptions{Now: now, Mode: cfg.Resume, Redact: redactor(cfg), Session: native})
+	// Ignore rules first: nothing is written under .carryover/ before git
+	// is told to ignore it.
+	if err := publish.EnsureDir(project); err != nil {
+		return fmt.Errorf("create %s: %w", publish.Dir(project), err)
+	}
+	if distill.RepoRoot(project) != "" {
+		if _, err := publish.EnsureGitignore(project); err != nil {
+			log.Printf(".gitignore: %v", err)
+		}
+	}
+	if err := publish.WriteAtomic(publish.HandoffPath(project), []byte(text)); err != nil {
+		return fmt.Errorf("write handoff: %w", err)
+	}
+	global := filepath.Join(e.Home(), "handoff.md")
+	if err := publish.WriteAtomic(global, []byte(text)); err != nil {
+		log.Printf("write global handoff: %v", err)
+	}
+	pointers := []string{"AGENTS.md", "CLAUDE.md"}
+	if h.Tool == "gemini" || fileExists(filepath.Join(project, "GEMINI.md")) {
+		pointers = append(pointers, "GEMINI.md")
+	}
+	for _, name := range pointers {
+		if _, err := publish.EnsurePointer(filepath.Join(project, name)); err != nil {
+			log.Printf("pointer block: %v", err)
+		}
+	}
+	hdr := strings.SplitN(text, "\n", 2)[0]
+	return l.RecordHandoff(ledger.Handoff{Project: project, Header: hdr, Tool: h.Tool, SessionID: h.SessionID, Written: now})
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// redactor returns the redaction function for cfg (identity when off).
+func redactor(cfg Config) func(string) string {
+	if !cfg.RedactOn() {
+		return func(s string) string { return s }
+	}
+	return redactString
+}

@@ -1,0 +1,50 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// LogMax is the size at which carryover.log is rotated to carryover.log.1.
+const LogMax = 1 << 20
+
+// logger appends one line per message to $CARRYOVER_HOME/carryover.log.
+// Messages name events, ids, counts and errors; they never carry transcript
+// content. Logging failures are swallowed: the hook path must not break.
+type logger struct {
+	path   string
+	now    func() time.Time
+	prefix string
+	redact func(string) string
+}
+
+func newLogger(e *Env) *logger {
+	return &logger{path: filepath.Join(e.Home(), "carryover.log"), now: e.Now}
+}
+
+func (l *logger) Printf(format string, args ...any) {
+	if l == nil {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	if l.redact != nil {
+		msg = l.redact(msg)
+	}
+	line := l.now().UTC().Format(time.RFC3339) + " " + l.prefix + msg + "\n"
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return
+	}
+	if fi, err := os.Stat(l.path); err == nil && fi.Size() > LogMax {
+		_ = os.Rename(l.path, l.path+".1")
+	}
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(line)
+	_ = f.Close()
+}

@@ -1,0 +1,472 @@
+// Package distill turns ledger rows into a handoff: what the task was, which
+// files changed, what failed, what was decided and what to do next. It is
+// deterministic: no model, no network, no clock other than the one passed in;
+// the same rows give the same Handoff.
+package distill
+
+import (
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+)
+
+// Handoff is the distilled state of a project's recent work.
+type Handoff struct {
+	Tool      string // agent that wrote the newest row
+	Session   string // its native session id
+	SessionID int64  // ledger id
+	Task      string
+	TaskAt    time.Time
+	Files     []File
+	Failures  []Failure
+	Questions []string
+	Decisions []string
+	Next      string
+	Done      []string // completed steps (successful edits and commands, newest last)
+	Tokens    Tokens
+	Git       Git
+	LastAt    time.Time // newest row
+	Rows      int       // rows considered
+	Prompts   int
+}
+
+// File is a file the session wrote.
+type File struct {
+	Path        string // relative to the project when inside it
+	At          time.Time
+	Created     bool
+	FailedAfter bool   // a test/build command failed after the last edit
+	Git         string // "modified", "untracked", "deleted", "clean" or "" (unknown)
+}
+
+// Failure is a failing command or tool error, repeated attempts collapsed.
+type Failure struct {
+	What     string // the command, or the tool name
+	Error    string // first meaningful error line
+	ExitCode *int
+	Count    int
+	Resolved bool // the same command later succeeded
+	At       time.Time
+}
+
+// Tokens is the context fill the agent last reported.
+type Tokens struct{ Used, Max int64 }
+
+// Pct is Used as a percentage of Max (0 when unknown).
+func (t Tokens) Pct() int {
+	if t.Max <= 0 {
+		return 0
+	}
+	return int(t.Used * 100 / t.Max)
+}
+
+// Git is what the handoff says about the repository.
+type Git struct {
+	Branch    string
+	Head      string // short hash
+	Modified  int    // of the files the session touched
+	Untracked int
+	Deleted   int
+	Clean     int
+	Repo      bool
+}
+
+// Options tunes Distill.
+type Options struct {
+	Project string // for relative paths
+}
+
+// Distill builds a Handoff from rows in order (oldest first).
+func Distill(rows []ledger.Row, o Options) Handoff {
+	var h Handoff
+	calls := map[string]*ledger.Row{}
+	for i := range rows {
+		if rows[i].Kind == adapters.KindToolCall && rows[i].CallID != "" {
+			calls[callKey(&rows[i])] = &rows[i]
+		}
+	}
+	failedCall := map[string]bool{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Kind == adapters.KindError && r.CallID != "" {
+			failedCall[callKey(r)] = true
+		}
+	}
+	files := map[string]*File{}
+	var fileOrder []string
+	failures := map[string]*Failure{}
+	var failOrder []string
+	lastPrompt := -1
+	var todos []string
+	for i := range rows {
+		r := &rows[i]
+		if !r.Time.IsZero() && r.Time.After(h.LastAt) {
+			h.LastAt = r.Time
+		}
+		if r.Sidechain {
+			continue
+		}
+		h.Rows++
+		if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
+			h.Tool, h.SessionID = r.Tool, r.SessionID
+		}
+		switch r.Kind {
+		case adapters.KindPrompt:
+			h.Prompts++
+			if substantive(r.Text) {
+				h.Task, h.TaskAt = strings.TrimSpace(r.Text), r.Time
+			}
+			lastPrompt = i
+		case adapters.KindUsage:
+			h.Tokens = Tokens{r.TokensUsed, r.TokensMax}
+		case adapters.KindToolCall:
+			if r.FilePath != "" && !failedCall[callKey(r)] {
+				p := relPath(o.Project, r.FilePath)
+				f, ok := files[p]
+				if !ok {
+					f = &File{Path: p, Created: r.ToolName == "Write" || strings.Contains(strings.ToLower(r.ToolName), "create")}
+					files[p] = f
+				}
+				f.At, f.FailedAfter = r.Time, false
+				fileOrder = moveToEnd(fileOrder, p)
+				todos = append(todos, todoLines(r.Text)...)
+				h.Done = append(h.Done, "edited "+p)
+			}
+		case adapters.KindToolResult:
+			c := calls[callKey(r)]
+			if c != nil && c.Command != "" {
+				k := normCmd(c.Command)
+				if f, ok := failures[k]; ok {
+					f.Resolved = true
+				}
+				h.Done = append(h.Done, "ran `"+clip(oneLine(c.Command), 80)+"`")
+			}
+		case adapters.KindError:
+			c := calls[callKey(r)]
+			what, cmd := r.ToolName, r.Command
+			if c != nil {
+				what, cmd = c.ToolName, c.Command
+			}
+			if cmd != "" {
+				what = cmd
+			}
+			if what == "" {
+				what = "error"
+			}
+			k := normCmd(what)
+			f, ok := failures[k]
+			if !ok {
+				f = &Failure{What: oneLine(what)}
+				failures[k] = f
+			}
+			failOrder = moveToEnd(failOrder, k)
+			f.Count++
+			f.Resolved = false
+			f.At = r.Time
+			f.ExitCode = r.ExitCode
+			if e := errorLine(r.Text); e != "" {
+				f.Error = e
+			}
+			if isTestCmd(cmd) {
+				for _, fl := range files {
+					fl.FailedAfter = true
+				}
+			}
+		}
+	}
+	for _, p := range fileOrder {
+		h.Files = append(h.Files, *files[p])
+	}
+	// Newest first, at most 10.
+	sort.SliceStable(h.Files, func(i, j int) bool { return indexOf(fileOrder, h.Files[i].Path) > indexOf(fileOrder, h.Files[j].Path) })
+	if len(h.Files) > 10 {
+		h.Files = h.Files[:10]
+	}
+	for _, k := range failOrder {
+		h.Failures = append(h.Failures, *failures[k])
+	}
+	reverse(h.Failures)
+	h.Decisions = decisions(rows)
+	h.Next, h.Questions = nextAndQuestions(rows, lastPrompt)
+	for _, f := range h.Failures {
+		if !f.Resolved {
+			q := "unresolved: `" + clip(f.What, 80) + "`"
+			if f.Error != "" {
+				q += " — " + clip(f.Error, 100)
+			}
+			h.Questions = append(h.Questions, q)
+		}
+	}
+	h.Questions = append(h.Questions, dedupe(todos)...)
+	if h.Task == "" {
+		// No substantive prompt: fall back to a compaction summary or the
+		// latest prompt of any kind.
+		for i := len(rows) - 1; i >= 0; i-- {
+			r := rows[i]
+			if !r.Sidechain && (r.Kind == adapters.KindPrompt || (r.Kind == adapters.KindCompaction && len(r.Text) > 40)) {
+				h.Task, h.TaskAt = summaryTask(r.Text), r.Time
+				break
+			}
+		}
+	}
+	if len(h.Done) > 12 {
+		h.Done = h.Done[len(h.Done)-12:]
+	}
+	return h
+}
+
+func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }
+
+// nudges are prompts that confirm or push on and never replace the task.
+var nudgeWords = map[string]bool{
+	"yes": true, "y": true, "yep": true, "yeah": true, "ok": true, "okay": true, "k": true, "sure": true,
+	"continue": true, "go": true, "ahead": true, "on": true, "do": true, "it": true, "proceed": true,
+	"please": true, "pls": true, "sounds": true, "good": true, "great": true, "lgtm": true, "keep": true,
+	"going": true, "carry": true, "next": true, "thanks": true, "thank": true, "you": true, "that": true,
+	"fine": true, "right": true, "correct": true, "go-ahead": true, "resume": true, "again": true, "try": true,
+	"cool": true, "perfect": true, "nice": true, "alright": true, "agreed": true, "approved": true, "the": true,
+	"with": true, "and": true, "so": true, "now": true, "just": true, "then": true, "yup": true, "affirmative": true,
+}
+
+var wordRE = regexp.MustCompile(`[\p{L}\p{N}'-]+`)
+
+// substantive reports whether a prompt states a request rather than a
+// confirmation or nudge ("yes", "continue", "ok go ahead", "do it").
+func substantive(p string) bool {
+	p = strings.TrimSpace(p)
+	if p == "" || strings.HasPrefix(p, "/") {
+		return false
+	}
+	words := wordRE.FindAllString(strings.ToLower(p), -1)
+	if len(words) == 0 {
+		return false
+	}
+	if len(words) > 6 {
+		return true
+	}
+	for _, w := range words {
+		if !nudgeWords[strings.Trim(w, "'-")] {
+			return true
+		}
+	}
+	return false
+}
+
+var testCmdRE = regexp.MustCompile(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
+
+func isTestCmd(cmd string) bool { return cmd != "" && testCmdRE.MatchString(cmd) }
+
+var spaceRE = regexp.MustCompile(`\s+`)
+
+func normCmd(s string) string { return strings.TrimSpace(spaceRE.ReplaceAllString(s, " ")) }
+
+func oneLine(s string) string {
+	s = normCmd(s)
+	return clip(s, 160)
+}
+
+var exitLineRE = regexp.MustCompile(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
+var errWordRE = regexp.MustCompile(`(?i)(error|fail|cannot|can't|not found|no such|denied|exception|traceback|panic|fatal|invalid|refused|undefined|missing)`)
+
+// errorLine picks the first meaningful line of an error output.
+func errorLine(text string) string {
+	var first string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || exitLineRE.MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") {
+			continue
+		}
+		if first == "" {
+			first = l
+		}
+		if errWordRE.MatchString(l) {
+			return clip(l, 160)
+		}
+	}
+	return clip(first, 160)
+}
+
+var todoRE = regexp.MustCompile(`\b(TODO|FIXME|XXX|HACK)\b[:\s]*(.*)`)
+
+func todoLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if m := todoRE.FindStringSubmatch(l); m != nil {
+			out = append(out, m[1]+": "+clip(strings.TrimSpace(m[2]), 120))
+		}
+	}
+	return out
+}
+
+var decisionRE = regexp.MustCompile(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
+
+// decisions returns explicit decision sentences, oldest first, at most 6.
+func decisions(rows []ledger.Row) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Sidechain || (r.Kind != adapters.KindText && r.Kind != adapters.KindPrompt) {
+			continue
+		}
+		for _, s := range sentences(r.Text) {
+			if decisionRE.MatchString(s) && !strings.HasSuffix(s, "?") {
+				k := strings.ToLower(s)
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, clip(s, 200))
+				}
+			}
+		}
+	}
+	if len(out) > 6 {
+		out = out[len(out)-6:]
+	}
+	return out
+}
+
+var nextRE = regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will)|remaining:|todo:|still need to|the plan is)`)
+
+// nextAndQuestions reads the last assistant turn (text after the last
+// prompt): its forward-looking sentence (else its last sentence), and the
+// questions it asked that no prompt answered.
+func nextAndQuestions(rows []ledger.Row, lastPrompt int) (string, []string) {
+	var texts []string
+	for i := max(lastPrompt+1, 0); i < len(rows); i++ {
+		r := rows[i]
+		if !r.Sidechain && r.Kind == adapters.KindText {
+			texts = append(texts, r.Text)
+		}
+	}
+	if len(texts) == 0 {
+		// The last turn had no prose: use the newest assistant text at all.
+		for i := len(rows) - 1; i >= 0; i-- {
+			if !rows[i].Sidechain && rows[i].Kind == adapters.KindText {
+				texts = []string{rows[i].Text}
+				break
+			}
+		}
+	}
+	var next, last string
+	var qs []string
+	for _, t := range texts {
+		for _, s := range sentences(t) {
+			last = s
+			if nextRE.MatchString(s) {
+				next = s
+			}
+			if strings.HasSuffix(s, "?") {
+				qs = append(qs, clip(s, 200))
+			}
+		}
+	}
+	if next == "" {
+		next = last
+	}
+	return clip(next, 300), qs
+}
+
+// sentences splits prose into sentences, dropping code fences and
+// markdown bullets' markers.
+func sentences(text string) []string {
+	var out []string
+	inFence := false
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || t == "" {
+			continue
+		}
+		t = strings.TrimLeft(t, "-*#> ")
+		start := 0
+		for i := 0; i < len(t); i++ {
+			c := t[i]
+			if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] == ' ') {
+				// Do not split "e.g. " or a version number.
+				if c == '.' && i > 0 && i-start < 4 {
+					continue
+				}
+				if s := strings.TrimSpace(t[start : i+1]); s != "" {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+		if s := strings.TrimSpace(t[start:]); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func summaryTask(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, "Summary:"); i >= 0 {
+		s = strings.TrimSpace(s[i+len("Summary:"):])
+	}
+	return clip(oneLine(s), 400)
+}
+
+func relPath(project, p string) string {
+	if project != "" && filepath.IsAbs(p) {
+		if r, err := filepath.Rel(project, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return p
+}
+
+func moveToEnd(list []string, k string) []string {
+	for i, v := range list {
+		if v == k {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	return append(list, k)
+}
+
+func indexOf(list []string, k string) int {
+	for i, v := range list {
+		if v == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func reverse[T any](s []T) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
+}

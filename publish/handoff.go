@@ -1,0 +1,314 @@
+// Package publish writes what carryover produces: handoff.md (project and
+// global copies), the static pointer block in AGENTS.md/CLAUDE.md/GEMINI.md,
+// the .gitignore entry, and the injection envelopes printed on hook stdout.
+// Every write is atomic (temp file + rename); files are 0600, dirs 0700.
+package publish
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/distill"
+)
+
+// Hard caps for handoff.md.
+const (
+	MaxLines = 50
+	MaxChars = 4000
+)
+
+// Resume protocols, chosen in config (`resume = "ask"`).
+const (
+	ModeAsk    = "ask"
+	ModeBrief  = "brief"
+	ModeSilent = "silent"
+)
+
+var protocols = map[string]string{
+	ModeAsk:    `In your first reply, summarise the task and the next action below in two lines, then ask: "Do you want to continue from here, or are you starting something different?"`,
+	ModeBrief:  `Start your first reply with one line stating the task and next action below, then continue the work.`,
+	ModeSilent: `Use the context below silently; do not mention this handoff unless the user asks.`,
+}
+
+// ValidMode reports whether m is a resume protocol.
+func ValidMode(m string) bool { _, ok := protocols[m]; return ok }
+
+// HeaderPrefix starts every handoff's first line; adapters recognise
+// carryover's own injections by it.
+const HeaderPrefix = "# [CARRYOVER] Last updated "
+
+// Header is a handoff's first line.
+func Header(at time.Time, tool string) string {
+	return HeaderPrefix + at.UTC().Format(time.RFC3339) + " from " + tool
+}
+
+// RenderOptions are the non-distilled parts of handoff.md.
+type RenderOptions struct {
+	Now     time.Time
+	Mode    string
+	Redact  func(string) string
+	Session string // native session id, for the ledger pointer
+}
+
+type section struct {
+	title string
+	lines []string
+	min   int // lines kept even under pressure
+}
+
+// Render produces handoff.md: at most MaxLines lines and MaxChars
+// characters, filled in priority order (task and next action always survive).
+func Render(h distill.Handoff, o RenderOptions) string {
+	mode := o.Mode
+	if !ValidMode(mode) {
+		mode = ModeAsk
+	}
+	tool := h.Tool
+	if tool == "" {
+		tool = "unknown"
+	}
+	head := []string{
+		Header(o.Now, tool),
+		"# RESUME PROTOCOL: " + mode + " — " + protocols[mode],
+	}
+	task := h.Task
+	if task == "" {
+		task = "(no request recorded yet)"
+	}
+	next := h.Next
+	if next == "" {
+		next = "(none stated) — confirm the task with the user."
+	}
+	secs := map[string]*section{
+		"task":      {title: "## Task", lines: wrapLines(task, 4), min: 1},
+		"files":     {title: "## Recent files", lines: fileLines(h, o.Now)},
+		"failures":  {title: "## Failed approaches (do not retry as-is)", lines: failureLines(h)},
+		"questions": {title: "## Open questions", lines: bullets(h.Questions, 160)},
+		"decisions": {title: "## Decisions (do not re-debate)", lines: bullets(h.Decisions, 200)},
+		"next":      {title: "## Next action", lines: wrapLines(next, 3), min: 1},
+		"git":       {title: "## Git", lines: gitLines(h)},
+		"ledger":    {title: "## Session", lines: ledgerLines(h, o)},
+	}
+	order := []string{"task", "files", "failures", "questions", "decisions", "next", "git", "ledger"}
+	priority := []string{"task", "next", "failures", "files", "decisions", "questions", "git", "ledger"}
+	// Take lines in priority order, one item at a time per section round,
+	// until a cap would be exceeded.
+	take := map[string]int{}
+	count := func() (int, int) {
+		lines, chars := len(head), 0
+		for _, l := range head {
+			chars += len(l) + 1
+		}
+		for _, k := range order {
+			s := secs[k]
+			if take[k] == 0 {
+				continue
+			}
+			lines += 1 + take[k]
+			chars += len(s.title) + 1
+			for _, l := range s.lines[:take[k]] {
+				chars += len(l) + 1
+			}
+		}
+		return lines, chars
+	}
+	for _, k := range priority {
+		s := secs[k]
+		if s.min > 0 {
+			take[k] = min(s.min, len(s.lines))
+		}
+	}
+	for _, k := range priority {
+		s := secs[k]
+		for take[k] < len(s.lines) {
+			take[k]++
+			if l, c := count(); l > MaxLines || c > MaxChars {
+				take[k]--
+				break
+			}
+		}
+	}
+	var b strings.Builder
+	for _, l := range head {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, k := range order {
+		s := secs[k]
+		if take[k] == 0 {
+			continue
+		}
+		b.WriteString(s.title)
+		b.WriteByte('\n')
+		for _, l := range s.lines[:take[k]] {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	out := b.String()
+	if o.Redact != nil {
+		out = o.Redact(out)
+	}
+	if len(out) > MaxChars { // only possible if redaction lengthened text
+		out = out[:strings.LastIndexByte(out[:MaxChars], '\n')+1]
+	}
+	return out
+}
+
+func wrapLines(s string, max int) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		out = append(out, clip(l, 300))
+		if len(out) == max {
+			break
+		}
+	}
+	return out
+}
+
+func bullets(items []string, n int) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, "- "+clip(strings.ReplaceAll(it, "\n", " "), n))
+	}
+	return out
+}
+
+func fileLines(h distill.Handoff, now time.Time) []string {
+	var out []string
+	for _, f := range h.Files {
+		var notes []string
+		verb := "edited"
+		if f.Created {
+			verb = "created"
+		}
+		notes = append(notes, verb+" "+Ago(now, f.At))
+		if f.Git != "" && f.Git != "clean" {
+			notes = append(notes, f.Git)
+		}
+		if f.FailedAfter {
+			notes = append(notes, "a test/build failed after the last edit")
+		}
+		out = append(out, "- "+f.Path+" ("+strings.Join(notes, "; ")+")")
+	}
+	return out
+}
+
+func failureLines(h distill.Handoff) []string {
+	var out []string
+	for _, f := range h.Failures {
+		l := "- `" + clip(f.What, 120) + "`"
+		if f.ExitCode != nil {
+			l += " → exit " + strconv.Itoa(*f.ExitCode)
+		} else {
+			l += " → failed"
+		}
+		if f.Error != "" {
+			l += ": " + clip(f.Error, 140)
+		}
+		if f.Count > 1 {
+			l += fmt.Sprintf(" (×%d)", f.Count)
+		}
+		if f.Resolved {
+			l += " (later succeeded)"
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func gitLines(h distill.Handoff) []string {
+	g := h.Git
+	if !g.Repo {
+		return nil
+	}
+	l := "branch " + orDash(g.Branch) + " @ " + orDash(g.Head)
+	var parts []string
+	if g.Modified > 0 {
+		parts = append(parts, fmt.Sprintf("%d modified", g.Modified))
+	}
+	if g.Untracked > 0 {
+		parts = append(parts, fmt.Sprintf("%d untracked", g.Untracked))
+	}
+	if g.Deleted > 0 {
+		parts = append(parts, fmt.Sprintf("%d deleted", g.Deleted))
+	}
+	if len(parts) > 0 {
+		l += "; uncommitted among files touched: " + strings.Join(parts, ", ")
+	} else if len(h.Files) > 0 {
+		l += "; files touched are committed"
+	}
+	return []string{l}
+}
+
+func ledgerLines(h distill.Handoff, o RenderOptions) []string {
+	var out []string
+	if h.Tokens.Max > 0 {
+		out = append(out, fmt.Sprintf("context: %s/%s tokens (%d%%)", thousands(h.Tokens.Used), thousands(h.Tokens.Max), h.Tokens.Pct()))
+	}
+	if o.Session != "" {
+		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", h.Tool, short(o.Session), short(o.Session)))
+	}
+	return out
+}
+
+// Ago renders a duration like "5m ago".
+func Ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "earlier"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
