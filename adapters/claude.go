@@ -269,7 +269,7 @@ func claudeAssistant(l claudeLine, key string, base Row) []Row {
 			}
 			r.Kind, r.Text = KindText, clip(b.Text, maxText)
 			if l.IsAPIError {
-				r.Kind = KindError
+				r.Kind, r.ToolName = KindError, "model API"
 			}
 		case "tool_use":
 			r.Kind, r.ToolName, r.CallID = KindToolCall, b.Name, b.ID

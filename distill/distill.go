@@ -194,7 +194,7 @@ func Distill(rows []ledger.Row, o Options) Handoff {
 	h.Decisions = decisions(rows)
 	h.Next, h.Questions = nextAndQuestions(rows, lastPrompt)
 	for _, f := range h.Failures {
-		if !f.Resolved {
+		if !f.Resolved && f.What != "model API" {
 			q := "unresolved: `" + clip(f.What, 80) + "`"
 			if f.Error != "" {
 				q += " — " + clip(f.Error, 100)
@@ -231,6 +231,9 @@ var nudgeWords = map[string]bool{
 	"fine": true, "right": true, "correct": true, "go-ahead": true, "resume": true, "again": true, "try": true,
 	"cool": true, "perfect": true, "nice": true, "alright": true, "agreed": true, "approved": true, "the": true,
 	"with": true, "and": true, "so": true, "now": true, "just": true, "then": true, "yup": true, "affirmative": true,
+	// status checks and greetings ask for no new work either
+	"anything": true, "else": true, "what": true, "what's": true, "whats": true, "is": true, "are": true, "where": true,
+	"were": true, "we": true, "status": true, "hello": true, "hi": true, "hey": true, "there": true, "left": true,
 }
 
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}'-]+`)

@@ -1,0 +1,132 @@
+package publish_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/carryover/carryover/publish"
+)
+
+func TestEnsurePointer(t *testing.T) {
+	block := publish.PointerBlock
+	crlfBlock := strings.ReplaceAll(block, "\n", "\r\n")
+	cases := []struct {
+		name, before, after string
+		changed             bool
+	}{
+		{"missing", "", block, true},
+		{"empty", "\x00", block, true},
+		{"no trailing newline", "# Rules\nbe nice", "# Rules\nbe nice\n\n" + block, true},
+		{"trailing newline", "# Rules\n", "# Rules\n\n" + block, true},
+		{"crlf", "# Rules\r\nbe nice\r\n", "# Rules\r\nbe nice\r\n\r\n" + crlfBlock, true},
+		{"bom", "\ufeff# Rules\n", "\ufeff# Rules\n\n" + block, true},
+		{"present", "x\n" + block + "y\n", "x\n" + block + "y\n", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "AGENTS.md")
+			if c.before == "\x00" {
+				os.WriteFile(p, nil, 0o644)
+				c.before = ""
+			} else if c.before != "" {
+				os.WriteFile(p, []byte(c.before), 0o644)
+			}
+			changed, err := publish.EnsurePointer(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(p)
+			if string(got) != c.after || changed != c.changed {
+				t.Fatalf("changed=%v\n%q\nwant\n%q", changed, got, c.after)
+			}
+			if again, _ := publish.EnsurePointer(p); again {
+				t.Fatal("second call changed the file")
+			}
+		})
+	}
+}
+
+func TestEnsurePointerLeavesDamagedAlone(t *testing.T) {
+	for _, body := range []string{
+		"a\n<!--CARRYOVER:START-->\nhalf a block\n",
+		"<!--CARRYOVER:END-->\n<!--CARRYOVER:START-->\n",
+		"<!--CARRYOVER:START-->\n<!--CARRYOVER:START-->\n<!--CARRYOVER:END-->\n",
+	} {
+		p := filepath.Join(t.TempDir(), "CLAUDE.md")
+		os.WriteFile(p, []byte(body), 0o644)
+		_, err := publish.EnsurePointer(p)
+		if !errors.Is(err, publish.ErrLeftAlone) {
+			t.Fatalf("err = %v", err)
+		}
+		if got, _ := os.ReadFile(p); string(got) != body {
+			t.Fatal("user content changed")
+		}
+	}
+}
+
+func TestEnsurePointerSymlinkAndReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "shared-rules.md")
+	os.WriteFile(target, []byte("rules\n"), 0o644)
+	link := filepath.Join(dir, "AGENTS.md")
+	os.Symlink(target, link)
+	if _, err := publish.EnsurePointer(link); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("symlink replaced by a file")
+	}
+	if got, _ := os.ReadFile(target); !strings.HasPrefix(string(got), "rules\n\n<!--CARRYOVER:START-->") {
+		t.Fatalf("target = %q", got)
+	}
+	if os.Geteuid() != 0 { // root can write read-only files; the mode check still applies
+		return
+	}
+	ro := filepath.Join(dir, "CLAUDE.md")
+	os.WriteFile(ro, []byte("mine\n"), 0o444)
+	if _, err := publish.EnsurePointer(ro); !errors.Is(err, publish.ErrLeftAlone) {
+		t.Fatalf("read-only: err = %v", err)
+	}
+}
+
+func TestEnsureGitignore(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, ".gitignore")
+	os.WriteFile(p, []byte("node_modules"), 0o644)
+	if ch, err := publish.EnsureGitignore(dir); err != nil || !ch {
+		t.Fatal(ch, err)
+	}
+	if ch, _ := publish.EnsureGitignore(dir); ch {
+		t.Fatal("added twice")
+	}
+	got, _ := os.ReadFile(p)
+	if string(got) != "node_modules\n# Carryover (auto-added)\n.carryover/\n" {
+		t.Fatalf("%q", got)
+	}
+}
+
+func TestWriteAtomicModes(t *testing.T) {
+	dir := t.TempDir()
+	if err := publish.EnsureDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(publish.Dir(dir))
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("dir mode %v", fi.Mode().Perm())
+	}
+	p := publish.HandoffPath(dir)
+	publish.WriteAtomic(p, []byte("x"))
+	fi, _ = os.Stat(p)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v", fi.Mode().Perm())
+	}
+	ents, _ := os.ReadDir(publish.Dir(dir))
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temp file left: %s", e.Name())
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package publish_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+)
+
+// TestRenderCaps fills every section far past the caps: the output stays
+// within 50 lines and 4,000 characters and keeps task and next action.
+func TestRenderCaps(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	h := distill.Handoff{Tool: "claude", Task: strings.Repeat("Refactor the billing module ", 40), Next: "Next I will run the migration dry-run."}
+	for i := 0; i < 40; i++ {
+		h.Files = append(h.Files, distill.File{Path: fmt.Sprintf("pkg/mod%02d/file_with_a_long_name_%02d.go", i, i), At: now.Add(-time.Minute)})
+		h.Failures = append(h.Failures, distill.Failure{What: fmt.Sprintf("go test ./pkg/mod%02d/... -run TestSomethingLong", i), Error: strings.Repeat("boom ", 30), Count: 2})
+		h.Decisions = append(h.Decisions, fmt.Sprintf("We decided to use option %d because it is simpler than the alternatives we looked at.", i))
+		h.Questions = append(h.Questions, fmt.Sprintf("Should module %d keep its legacy API?", i))
+	}
+	for _, mode := range []string{"ask", "brief", "silent", "bogus"} {
+		out := publish.Render(h, publish.RenderOptions{Now: now, Mode: mode})
+		lines := strings.Count(out, "\n")
+		if lines > publish.MaxLines || len(out) > publish.MaxChars {
+			t.Fatalf("%s: %d lines, %d chars", mode, lines, len(out))
+		}
+		for _, must := range []string{"## Task", "Refactor the billing", "## Next action", h.Next, "# RESUME PROTOCOL:"} {
+			if !strings.Contains(out, must) {
+				t.Errorf("%s: missing %q", mode, must)
+			}
+		}
+		if !strings.HasPrefix(out, "# [CARRYOVER] Last updated 2026-11-21T12:00:00Z from claude\n") {
+			t.Errorf("header: %q", strings.SplitN(out, "\n", 2)[0])
+		}
+	}
+}
+
+func TestWrapEnvelopes(t *testing.T) {
+	for env, want := range map[publish.Envelope]string{
+		publish.EnvelopeHookSpecific:        `{"hookSpecificOutput":{"additionalContext":"hi","hookEventName":"SessionStart"}}`,
+		publish.EnvelopeHookSpecificNoEvent: `{"hookSpecificOutput":{"additionalContext":"hi"}}`,
+		publish.EnvelopeFlatCamel:           `{"additionalContext":"hi"}`,
+		publish.EnvelopeFlatSnake:           `{"additional_context":"hi"}`,
+	} {
+		b, err := publish.Wrap(env, "SessionStart", "hi")
+		if err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s: %s %v", env, b, err)
+		}
+	}
+	if b, _ := publish.Wrap(publish.EnvelopeNone, "x", "hi"); b != nil {
+		t.Error("none printed something")
+	}
+}
