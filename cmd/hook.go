@@ -168,12 +168,29 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	}
 	recordReceipts(l, project, tool, rep.SessionID, receipts, e.Now(), log)
 
+	tIngest := time.Since(start)
 	if added > 0 || !fileExists(publish.HandoffPath(project)) {
 		if err := PublishProject(e, l, project, cfg, log); err != nil {
 			log.Printf("publish: %v", err)
 		}
 	}
+	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", added, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 
+	deliver := func() {
+		hdr := currentHeader(project)
+		if hdr == "" {
+			return
+		}
+		// A resumed session that already holds this exact handoff (the agent
+		// replays it from its transcript) does not get it twice.
+		if h.Source == "resume" && l.Delivered(project, hdr, rep.SessionID) {
+			log.Printf("session already holds this handoff; not injected again")
+			return
+		}
+		if got := inject(e, tool, event, project, out, log); got != "" {
+			_ = l.RecordDelivery(ledger.Delivery{Project: project, Header: got, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
+		}
+	}
 	switch {
 	case isStartEvent(event):
 		if tool == "claude" && h.Source == "resume" && e.Getenv("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli" {
@@ -184,14 +201,11 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 			}
 			return nil
 		}
-		if hdr := inject(e, tool, event, project, out, log); hdr != "" {
-			_ = l.RecordDelivery(ledger.Delivery{Project: project, Header: hdr, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
-		}
+		deliver()
 	case isPromptEvent(event):
 		if ok, err := l.TakePendingInject(rep.SessionID); err == nil && ok {
-			if hdr := inject(e, tool, event, project, out, log); hdr != "" {
-				_ = l.RecordDelivery(ledger.Delivery{Project: project, Header: hdr, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
-			}
+			h.Source = "resume"
+			deliver()
 		}
 	}
 	return nil
@@ -239,6 +253,18 @@ func inject(e *Env, tool, event, project string, out *bytes.Buffer, log *logger)
 	}
 	out.Write(w)
 	return strings.TrimRight(strings.SplitN(text, "\n", 2)[0], "\r")
+}
+
+// currentHeader is the first line of the project's handoff.md ("" if none).
+func currentHeader(project string) string {
+	f, err := os.Open(publish.HandoffPath(project))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	return strings.TrimRight(strings.SplitN(string(buf[:n]), "\n", 2)[0], "\r")
 }
 
 // openLedger opens the ledger, logging a recovery from corruption.

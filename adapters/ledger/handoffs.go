@@ -146,3 +146,11 @@ func (l *Ledger) Stats() (Stats, error) {
 	}
 	return s, rows.Err()
 }
+
+// Delivered reports whether a session already received the handoff whose
+// first line is header (by any route).
+func (l *Ledger) Delivered(project, header string, sessionID int64) bool {
+	var n int
+	_ = l.db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE project = ? AND header = ? AND session_id = ?`, project, header, sessionID).Scan(&n)
+	return n > 0
+}

@@ -1,0 +1,82 @@
+// Package e2e runs the built carryover binary as a process: against the real
+// agent CLIs (installed from npm at pinned versions) talking to fake model
+// servers, under injected faults, and in the whole-process benchmarks.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// carryoverBin is the binary built once for the package's tests.
+var carryoverBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "carryover-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	carryoverBin = filepath.Join(dir, "carryover")
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	build := exec.Command("go", "build", "-o", carryoverBin, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building carryover failed: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// hookRun is one invocation of `carryover snapshot` as a hook would do it.
+type hookRun struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// runHook runs the binary with payload on stdin and env (a full env list).
+func runHook(t testing.TB, env []string, tool, event string, payload any) hookRun {
+	t.Helper()
+	var in []byte
+	switch p := payload.(type) {
+	case []byte:
+		in = p
+	case string:
+		in = []byte(p)
+	default:
+		in, _ = json.Marshal(p)
+	}
+	cmd := exec.Command(carryoverBin, "snapshot", "--tool", tool, "--event", event)
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return hookRun{out.String(), errb.String(), code}
+}
+
+// hookCommand is the shell command an agent's hook config runs.
+func hookCommand(tool, event string, env ...string) string {
+	var b strings.Builder
+	for _, e := range env {
+		b.WriteString(e + " ")
+	}
+	fmt.Fprintf(&b, "%q snapshot --tool %s --event %s", carryoverBin, tool, event)
+	return b.String()
+}
