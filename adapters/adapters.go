@@ -70,9 +70,9 @@ type Hook struct {
 	Cwd            string
 	// Project is the project root when the agent says it outright
 	// (CLAUDE_PROJECT_DIR); otherwise the caller derives it from Cwd.
-	Project        string
-	Source         string // SessionStart source: startup, resume, clear, compact
-	Prompt         string
+	Project string
+	Source  string // SessionStart source: startup, resume, clear, compact
+	Prompt  string
 	// Rows are rows derived from the payload itself (HookRecorder agents).
 	Rows []Row
 }

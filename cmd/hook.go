@@ -299,30 +299,8 @@ func ResolveProject(explicit, cwd string) string {
 	return p
 }
 
-// projectSessions is how many of a project's most recent sessions the
-// handoff is distilled from, and rowsPerSession how many rows of each.
-const (
-	projectSessions = 4
-	rowsPerSession  = 2000
-)
-
-// ProjectRows returns the rows the project handoff is distilled from: the
-// most recent sessions of the project, oldest first.
-func ProjectRows(l *ledger.Ledger, project string) ([]ledger.Row, error) {
-	ss, err := l.Sessions(project, "", projectSessions)
-	if err != nil {
-		return nil, err
-	}
-	var rows []ledger.Row
-	for i := len(ss) - 1; i >= 0; i-- {
-		rs, err := l.Rows(ss[i].ID, rowsPerSession)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, rs...)
-	}
-	return rows, nil
-}
+// ProjectRows returns the rows the project handoff is distilled from.
+func ProjectRows(l *ledger.Ledger, project string) ([]ledger.Row, error) { return l.RecentRows(project) }
 
 // PublishProject distills the project's recent rows and writes handoff.md
 // (project and global copies), the .gitignore entry and the pointer blocks.

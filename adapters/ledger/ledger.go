@@ -99,6 +99,7 @@ var migrations = []string{
 		session_id INTEGER PRIMARY KEY,
 		created    INTEGER NOT NULL
 	);`,
+	`CREATE INDEX rows_kind ON rows (session_id, kind, seq);`,
 }
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or

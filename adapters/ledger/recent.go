@@ -1,0 +1,110 @@
+package ledger
+
+import (
+	"database/sql"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+)
+
+// How much of a project's history the hook-path handoff is distilled from:
+// the newest sessions, and per session the newest rows plus the newest
+// prompts, file edits and errors however far back they are, so a long
+// session keeps its task and files without reading every row.
+const (
+	recentSessions = 4
+	recentWindow   = 400
+	recentPerKind  = 40
+)
+
+// RecentRows returns the rows the project handoff is distilled from, in
+// order: sessions oldest first, rows by sequence.
+func (l *Ledger) RecentRows(project string) ([]Row, error) {
+	ss, err := l.Sessions(project, "", recentSessions)
+	if err != nil {
+		return nil, err
+	}
+	var out []Row
+	for i := len(ss) - 1; i >= 0; i-- {
+		rs, err := l.recentSessionRows(ss[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+const rowCols = `session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code,
+	CASE WHEN kind = 'tool_result' THEN '' ELSE text END, sidechain, tokens_used, tokens_max`
+
+func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
+	q := `SELECT ` + rowCols + ` FROM (
+		SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 ORDER BY seq DESC LIMIT ?2)
+		UNION SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 AND kind = 'prompt' ORDER BY seq DESC LIMIT ?3)
+		UNION SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 AND kind = 'tool_call' AND file_path != '' ORDER BY seq DESC LIMIT ?3)
+		UNION SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 AND kind = 'error' ORDER BY seq DESC LIMIT ?3)
+	) ORDER BY seq`
+	rows, err := l.db.Query(q, s.ID, recentWindow, recentPerKind)
+	if err != nil {
+		return nil, err
+	}
+	out, err := scanRows(rows, s.Tool)
+	if err != nil {
+		return nil, err
+	}
+	// Bring in the calls of errors that fell outside the window, so a
+	// failure keeps its command.
+	have := map[string]bool{}
+	var missing []any
+	for _, r := range out {
+		if r.Kind == adapters.KindToolCall {
+			have[r.CallID] = true
+		}
+	}
+	for _, r := range out {
+		if r.Kind == adapters.KindError && r.CallID != "" && !have[r.CallID] {
+			missing = append(missing, r.CallID)
+			have[r.CallID] = true
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	args := append([]any{s.ID}, missing...)
+	more, err := l.db.Query(`SELECT `+rowCols+` FROM rows WHERE session_id = ? AND kind = 'tool_call' AND call_id IN (?`+strings.Repeat(",?", len(missing)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	extra, err := scanRows(more, s.Tool)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, extra...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+func scanRows(rows *sql.Rows, tool string) ([]Row, error) {
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		var r Row
+		var ts int64
+		var exit sql.NullInt64
+		var kind string
+		if err := rows.Scan(&r.SessionID, &r.Seq, &r.Key, &ts, &r.Role, &kind, &r.ToolName, &r.CallID, &r.FilePath, &r.Command, &exit, &r.Text, &r.Sidechain, &r.TokensUsed, &r.TokensMax); err != nil {
+			return nil, err
+		}
+		r.Tool = tool
+		r.Time, r.Kind = time.UnixMilli(ts).UTC(), adapters.Kind(kind)
+		if exit.Valid {
+			n := int(exit.Int64)
+			r.ExitCode = &n
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
