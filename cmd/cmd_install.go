@@ -1,0 +1,517 @@
+package cmd
+
+// install, refresh and uninstall: detect agents, write carryover's hook stubs
+// into their configs (cmd/hookconf), and report per agent. agentStatus is the
+// agent part of `carryover status`.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/carryover/carryover/cmd/hookconf"
+	"github.com/carryover/carryover/specs"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	register(installCommand)
+	register(refreshCommand)
+	register(uninstallCommand)
+}
+
+// versionTimeout bounds each agent's version command.
+const versionTimeout = 3 * time.Second
+
+// AgentStatus is one agent's detection and hook state.
+type AgentStatus struct {
+	Tool, Display string
+	// Binary is the path found on PATH ("" = not detected).
+	Binary  string
+	Version string
+	// Capability is the resolved row (zero when not detected or unsupported).
+	Capability specs.Capability
+	// Hooks is the state of carryover's stubs in the agent's config.
+	Hooks hookconf.Status
+	// Problem explains detection or resolution failures in words.
+	Problem string
+}
+
+// Detected reports whether the agent's binary was found.
+func (a AgentStatus) Detected() bool { return a.Binary != "" }
+
+func installCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "install",
+		Usage: "detect agents and add carryover's hooks to their configs",
+		Description: "Finds Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor, VS Code, Windsurf and Aider on PATH,\n" +
+			"lets you pick which to set up (on a terminal), saves the choice to $CARRYOVER_HOME/config.toml\n" +
+			"and merges hook stubs into each agent's own config (backing each file up once to *.carryover.bak).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tools", Usage: "comma-separated agents to set up (default: detected ones)"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "ask nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+		},
+		Action: func(c *cli.Context) error {
+			return runInstall(e, installOptions{tools: c.String("tools"), yes: c.Bool("yes"), dryRun: c.Bool("dry-run")})
+		},
+	}
+}
+
+func refreshCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "refresh",
+		Usage: "re-detect agent versions and rewrite carryover's hooks where they drifted",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+		},
+		Action: func(c *cli.Context) error {
+			return runInstall(e, installOptions{yes: true, dryRun: c.Bool("dry-run"), refresh: true})
+		},
+	}
+}
+
+func uninstallCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "uninstall",
+		Usage: "remove carryover's hooks from every agent config",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tools", Usage: "comma-separated agents (default: all)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+		},
+		Action: func(c *cli.Context) error {
+			return runUninstall(e, c.String("tools"), c.Bool("dry-run"))
+		},
+	}
+}
+
+type installOptions struct {
+	tools       string
+	yes, dryRun bool
+	refresh     bool
+}
+
+func installTarget(e *Env, tl specs.Tool) hookconf.Target {
+	return hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), installPathExists)
+}
+
+func installPathExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// detectAgents finds and versions every agent concurrently.
+func detectAgents(e *Env, tab *specs.Table) []AgentStatus {
+	tools := tab.Tools()
+	out := make([]AgentStatus, len(tools))
+	var wg sync.WaitGroup
+	for i, tl := range tools {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = detectAgent(e, tab, tl)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
+	a := AgentStatus{Tool: tl.Name, Display: tl.Display}
+	for _, b := range tl.Binaries {
+		if p := lookPath(e, b); p != "" {
+			a.Binary = p
+			break
+		}
+	}
+	if a.Binary == "" {
+		return a
+	}
+	out, err := runVersion(e, a.Binary, tl.VersionArgs)
+	if err != nil {
+		a.Problem = fmt.Sprintf("`%s %s` failed (%v); assuming the newest known hooks", filepath.Base(a.Binary), strings.Join(tl.VersionArgs, " "), err)
+	} else if v, err := specs.ParseVersion(tl, out); err != nil {
+		a.Problem = err.Error()
+	} else {
+		a.Version = v
+	}
+	c, err := tab.Resolve(tl.Name, a.Version)
+	if err != nil {
+		a.Problem = err.Error()
+		return a
+	}
+	a.Capability = c
+	return a
+}
+
+// lookPath searches env's PATH (not the process's) for an executable.
+func lookPath(e *Env, name string) string {
+	exts := []string{""}
+	if runtime.GOOS == "windows" {
+		exts = []string{".exe", ".cmd", ".bat", ""}
+	}
+	for _, dir := range filepath.SplitList(e.Getenv("PATH")) {
+		if dir == "" {
+			continue
+		}
+		for _, ext := range exts {
+			p := filepath.Join(dir, name+ext)
+			fi, err := os.Stat(p)
+			if err != nil || fi.IsDir() {
+				continue
+			}
+			if runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0 {
+				continue
+			}
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+			return p
+		}
+	}
+	return ""
+}
+
+func runVersion(e *Env, bin string, args []string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1")
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("no answer within %s", versionTimeout)
+	}
+	if err != nil {
+		return "", err
+	}
+	if out.Len() > 4096 {
+		out.Truncate(4096)
+	}
+	return out.String(), nil
+}
+
+// agentStatus reports every agent: detection, resolved row, hook state.
+func agentStatus(e *Env) []AgentStatus {
+	tab, err := specs.Load()
+	if err != nil {
+		return []AgentStatus{{Problem: err.Error()}}
+	}
+	agents := detectAgents(e, tab)
+	for i := range agents {
+		a := &agents[i]
+		tl, _ := tab.Tool(a.Tool)
+		c := a.Capability
+		if c.Tool == "" { // not detected or unsupported: check against the newest row
+			c, _ = tab.Resolve(a.Tool, "")
+		}
+		st, err := hookconf.Check(installTarget(e, tl), c, e.Executable, hookconf.OSFS{})
+		if err != nil {
+			st.State, st.Detail = hookconf.StateDrifted, err.Error()
+		}
+		a.Hooks = st
+	}
+	return agents
+}
+
+func parseToolList(s string) ([]string, error) {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if !slices.Contains(specs.Names, t) {
+			return nil, exitf(ExitError, "unknown agent %q in --tools; choose from %s", t, strings.Join(specs.Names, ", "))
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func runInstall(e *Env, o installOptions) error {
+	tab, err := specs.Load()
+	if err != nil {
+		return err
+	}
+	agents := detectAgents(e, tab)
+	byName := map[string]AgentStatus{}
+	var detected []string
+	for _, a := range agents {
+		byName[a.Tool] = a
+		if a.Detected() {
+			detected = append(detected, a.Tool)
+		}
+	}
+	cfg, _ := LoadConfig(e, "")
+	var sel []string
+	switch {
+	case o.tools != "":
+		if sel, err = parseToolList(o.tools); err != nil {
+			return err
+		}
+	case o.refresh && cfg.Tools != nil:
+		sel = cfg.Tools
+	default:
+		if len(detected) == 0 {
+			return exitf(ExitError, "no agents detected on PATH; install one (e.g. Claude Code, Codex, Gemini CLI), then run `carryover install`")
+		}
+		sel = detected
+		if e.StdinTTY && e.StdoutTTY && !o.yes {
+			if sel, err = chooseTools(e, agents, sel); err != nil {
+				return err
+			}
+		}
+	}
+	if !o.dryRun && !o.refresh {
+		if err := saveToolSelection(e.ConfigPath(), sel); err != nil {
+			fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
+		}
+	}
+	var failed int
+	for _, name := range sel {
+		a := byName[name]
+		tl, _ := tab.Tool(name)
+		if !a.Detected() {
+			fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
+			continue
+		}
+		if a.Capability.Tool == "" {
+			fmt.Fprintf(e.Stdout, "skipped  %s: %s\n", tl.Display, a.Problem)
+			continue
+		}
+		label := tl.Display + " " + a.Version
+		if a.Version == "" {
+			label = tl.Display
+		}
+		if a.Capability.Warning != "" {
+			fmt.Fprintf(e.Stdout, "warning  %s\n", a.Capability.Warning)
+		}
+		if len(a.Capability.Hooks()) == 0 {
+			fmt.Fprintf(e.Stdout, "ok       %s: no hooks; carryover reads its history and points it at .carryover/handoff.md\n", label)
+			continue
+		}
+		tg := installTarget(e, tl)
+		plans, err := hookconf.PlanInstall(tg, a.Capability, e.Executable, hookconf.OSFS{})
+		if err != nil {
+			failed++
+			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
+			continue
+		}
+		changed := false
+		for _, p := range plans {
+			for _, w := range p.Warnings {
+				fmt.Fprintf(e.Stdout, "warning  %s\n", w)
+			}
+			if p.Changed() {
+				changed = true
+				if o.dryRun {
+					io.WriteString(e.Stdout, hookconf.Diff(p))
+				}
+			}
+		}
+		switch {
+		case !changed:
+			fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Path)
+		case o.dryRun:
+			fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Path)
+		default:
+			if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
+				failed++
+				fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
+				continue
+			}
+			fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Path)
+		}
+	}
+	if failed > 0 {
+		return exitf(ExitError, "%d agent(s) could not be set up; see the lines above", failed)
+	}
+	return nil
+}
+
+func runUninstall(e *Env, tools string, dryRun bool) error {
+	tab, err := specs.Load()
+	if err != nil {
+		return err
+	}
+	sel := specs.Names
+	if tools != "" {
+		if sel, err = parseToolList(tools); err != nil {
+			return err
+		}
+	}
+	var failed int
+	for _, name := range sel {
+		tl, _ := tab.Tool(name)
+		tg := installTarget(e, tl)
+		plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
+		if err != nil {
+			failed++
+			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
+			continue
+		}
+		changed := false
+		for _, p := range plans {
+			if p.Changed() {
+				changed = true
+				if dryRun {
+					io.WriteString(e.Stdout, hookconf.Diff(p))
+				}
+			}
+		}
+		if !changed {
+			continue
+		}
+		if dryRun {
+			fmt.Fprintf(e.Stdout, "would    %s: remove carryover's hooks from %s\n", tl.Display, tg.Path)
+			continue
+		}
+		if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
+			failed++
+			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
+			continue
+		}
+		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Path)
+	}
+	if failed > 0 {
+		return exitf(ExitError, "%d agent(s) could not be cleaned up; see the lines above", failed)
+	}
+	return nil
+}
+
+// chooseTools shows a checkbox list and toggles entries by number until an
+// empty line.
+func chooseTools(e *Env, agents []AgentStatus, sel []string) ([]string, error) {
+	on := map[string]bool{}
+	for _, s := range sel {
+		on[s] = true
+	}
+	in := bufio.NewScanner(e.Stdin)
+	for {
+		fmt.Fprintln(e.Stdout, "Agents to set up:")
+		for i, a := range agents {
+			box := "[ ]"
+			if on[a.Tool] {
+				box = "[x]"
+			}
+			state := "not detected"
+			if a.Detected() {
+				state = strings.TrimSpace(a.Version + " detected")
+			}
+			fmt.Fprintf(e.Stdout, "  %d %s %s %s\n", i+1, box, a.Display, state)
+		}
+		fmt.Fprint(e.Stdout, "Toggle by number (e.g. 1 3), Enter to continue: ")
+		if !in.Scan() {
+			break
+		}
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			break
+		}
+		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || n > len(agents) {
+				fmt.Fprintf(e.Stdout, "ignored %q: not a number between 1 and %d\n", f, len(agents))
+				continue
+			}
+			on[agents[n-1].Tool] = !on[agents[n-1].Tool]
+		}
+	}
+	var out []string
+	for _, a := range agents {
+		if on[a.Tool] {
+			out = append(out, a.Tool)
+		}
+	}
+	return out, nil
+}
+
+var topToolsLine = regexp.MustCompile(`(?m)^tools[ \t]*=`)
+
+// saveToolSelection writes `tools = [...]` into config.toml, keeping every
+// other line: it replaces an existing top-level tools key or inserts one
+// before the first table.
+func saveToolSelection(path string, tools []string) error {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	q := make([]string, len(tools))
+	for i, t := range tools {
+		q[i] = strconv.Quote(t)
+	}
+	line := "tools = [" + strings.Join(q, ", ") + "]"
+	firstTable := len(b)
+	if m := regexp.MustCompile(`(?m)^[ \t]*\[`).FindIndex(b); m != nil {
+		firstTable = m[0]
+	}
+	var out []byte
+	if m := topToolsLine.FindIndex(b[:firstTable]); m != nil {
+		// replace through the end of the value (arrays may span lines)
+		end := m[1]
+		depth, in := 0, false
+		for ; end < len(b); end++ {
+			c := b[end]
+			if in {
+				if c == '\\' {
+					end++
+				} else if c == '"' {
+					in = false
+				}
+				continue
+			}
+			if c == '"' {
+				in = true
+			} else if c == '[' {
+				depth++
+			} else if c == ']' {
+				depth--
+			} else if c == '\n' && depth <= 0 {
+				break
+			} else if c == '#' && depth <= 0 {
+				break
+			}
+		}
+		tail := b[end:]
+		if len(tail) > 0 && tail[0] == '#' {
+			line += " "
+		}
+		out = append(append(append([]byte{}, b[:m[0]]...), line...), tail...)
+	} else {
+		head := append([]byte{}, b[:firstTable]...)
+		if len(head) > 0 && head[len(head)-1] != '\n' {
+			head = append(head, '\n')
+		}
+		ins := line + "\n"
+		if firstTable < len(b) {
+			ins += "\n"
+		}
+		out = append(append(head, ins...), b[firstTable:]...)
+	}
+	var check map[string]any
+	if err := toml.Unmarshal(out, &check); err != nil {
+		return fmt.Errorf("%s is not valid TOML after the edit (%v); fix the file", path, err)
+	}
+	return hookconf.OSFS{}.WriteFile(path, out, 0o600)
+}

@@ -1,0 +1,313 @@
+package hookconf
+
+// Codex runs user hooks only when config.toml holds a matching
+//
+//	[hooks.state."<abs path of hooks.json>:<event label>:<group>:<handler>"]
+//	trusted_hash = "sha256:<hex>"
+//
+// (algorithm: /work/shared/agents/samples/codex/trust_hash.py, verified on
+// codex-cli 0.169.0). carryover edits config.toml as text: it appends one
+// table per stub, marked "# carryover" on the header line, and removes only
+// marked tables, so the user's comments and layout stay untouched.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+var codexLabels = map[string]string{
+	"PreToolUse": "pre_tool_use", "PermissionRequest": "permission_request", "PostToolUse": "post_tool_use",
+	"PreCompact": "pre_compact", "PostCompact": "post_compact", "SessionStart": "session_start",
+	"SessionEnd": "session_end", "UserPromptSubmit": "user_prompt_submit", "SubagentStart": "subagent_start",
+	"SubagentStop": "subagent_stop", "Stop": "stop", "PreModelRequest": "pre_model_request",
+	"PostModelRequest": "post_model_request", "Interrupt": "interrupt",
+}
+
+var (
+	codexNoMatcher = map[string]bool{"UserPromptSubmit": true, "Stop": true, "SessionEnd": true, "Interrupt": true, "PreModelRequest": true, "PostModelRequest": true}
+	codexClamp3    = map[string]bool{"SessionEnd": true, "Interrupt": true}
+	codexCtx       = map[string]bool{"PreToolUse": true, "PostToolUse": true, "SessionStart": true, "UserPromptSubmit": true, "SubagentStart": true}
+)
+
+// TrustEntry is one [hooks.state."Key"] trusted_hash = Hash entry.
+type TrustEntry struct{ Key, Hash string }
+
+// CodexTrust computes the trust entries of the handlers in a hooks.json
+// document declared at path; ours limits it to carryover's stubs (exe names
+// the binary for recognition). Unknown events are skipped.
+func CodexTrust(path string, hooksJSON []byte, exe string, ours bool) ([]TrustEntry, error) {
+	root, _, err := parseJSON(hooksJSON)
+	if err != nil {
+		return nil, err
+	}
+	if root.kind != '{' {
+		return nil, fmt.Errorf("%s is not a JSON object", path)
+	}
+	_, hooks := root.member("hooks")
+	if hooks == nil || hooks.kind != '{' {
+		return nil, nil
+	}
+	var out []TrustEntry
+	for _, m := range hooks.members {
+		label, ok := codexLabels[m.key]
+		if !ok || m.val.kind != '[' {
+			continue
+		}
+		for gi, g := range m.val.elems {
+			if g.kind != '{' {
+				continue
+			}
+			_, hs := g.member("hooks")
+			if hs == nil || hs.kind != '[' {
+				continue
+			}
+			var matcher any
+			if _, mn := g.member("matcher"); mn != nil && mn.kind != 'l' {
+				matcher = mn.value()
+			}
+			for hi, h := range hs.elems {
+				hv, ok := h.value().(map[string]any)
+				if !ok {
+					continue
+				}
+				cmd, _ := hv["command"].(string)
+				if ours && !isOurs(cmd, exe) {
+					continue
+				}
+				ident := map[string]any{"event_name": label, "hooks": []any{codexNorm(m.key, hv)}}
+				if matcher != nil && !codexNoMatcher[m.key] {
+					ident["matcher"] = matcher
+				}
+				sum, err := codexDigest(ident)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, TrustEntry{Key: fmt.Sprintf("%s:%s:%d:%d", path, label, gi, hi), Hash: sum})
+			}
+		}
+	}
+	return out, nil
+}
+
+func codexNorm(event string, h map[string]any) map[string]any {
+	var t float64
+	tv, has := h["timeout"].(float64)
+	if codexClamp3[event] {
+		t = 1
+		if has {
+			t = tv
+		}
+		t = min(max(t, 1), 3)
+	} else {
+		t = 600
+		if has {
+			t = tv
+		}
+		t = max(t, 1)
+	}
+	async, _ := h["async"].(bool)
+	out := map[string]any{"type": "command", "command": h["command"], "timeout": t, "async": async}
+	if sm, ok := h["statusMessage"]; ok && sm != nil {
+		out["statusMessage"] = sm
+	}
+	if acl, ok := h["additionalContextLimit"]; ok && acl != nil && acl != float64(2500) && codexCtx[event] {
+		out["additionalContextLimit"] = acl
+	}
+	return out
+}
+
+// codexDigest is sha256 over JSON with sorted keys, compact separators, and
+// no HTML escaping (serde_json's output).
+func codexDigest(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+const trustMarker = "# carryover"
+
+var trustHeader = regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`)
+var trustHashLine = regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
+
+func tomlQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func tomlUnquote(s string) string {
+	var v struct {
+		K string `toml:"k"`
+	}
+	if err := toml.Unmarshal([]byte("k = \""+s+"\""), &v); err != nil {
+		return s
+	}
+	return v.K
+}
+
+type trustBlock struct {
+	start, end int // removal span, including the blank line carryover added before it
+	key, hash  string
+}
+
+// trustBlocks finds carryover's marked tables in config.toml.
+func trustBlocks(b []byte) []trustBlock {
+	var out []trustBlock
+	for _, m := range trustHeader.FindAllSubmatchIndex(b, -1) {
+		hs, he := m[0], m[1]
+		// body: following lines until the next table header or EOF
+		end := len(b)
+		rest := b[he:]
+		lines := bytes.SplitAfter(rest, []byte("\n"))
+		pos := he
+		lastContent := he
+		for li, ln := range lines {
+			t := bytes.TrimSpace(ln)
+			if li > 0 && bytes.HasPrefix(t, []byte("[")) {
+				break
+			}
+			pos += len(ln)
+			if li == 0 || len(t) > 0 {
+				lastContent = pos
+			}
+		}
+		end = lastContent
+		start := hs
+		if hs >= 2 && b[hs-1] == '\n' && b[hs-2] == '\n' {
+			start = hs - 1
+		} else if hs >= 3 && b[hs-1] == '\n' && b[hs-2] == '\r' && b[hs-3] == '\n' {
+			start = hs - 2
+		}
+		blk := trustBlock{start: start, end: end, key: tomlUnquote(string(b[m[2]:m[3]]))}
+		if hm := trustHashLine.FindSubmatch(b[he:end]); hm != nil {
+			blk.hash = string(hm[1])
+		}
+		out = append(out, blk)
+	}
+	return out
+}
+
+// editTrust rewrites carryover's marked tables so they hold exactly want.
+func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
+	var existing map[string]any
+	if err := toml.Unmarshal(before, &existing); err != nil {
+		return nil, fmt.Errorf("not valid TOML (%v); fix it, then run the command again", err)
+	}
+	blocks := trustBlocks(before)
+	ourKeys := map[string]bool{}
+	for _, bl := range blocks {
+		ourKeys[bl.key] = true
+	}
+	state := map[string]any{}
+	if h, ok := existing["hooks"].(map[string]any); ok {
+		if s, ok := h["state"].(map[string]any); ok {
+			state = s
+		}
+	}
+	var add []TrustEntry
+	for _, w := range want {
+		if ourKeys[w.Key] {
+			add = append(add, w)
+			continue
+		}
+		if cur, ok := state[w.Key].(map[string]any); ok { // the user's own entry for this key
+			if cur["trusted_hash"] == w.Hash {
+				continue
+			}
+			return nil, fmt.Errorf("already has [hooks.state.%s] with another trusted_hash; remove that table, then run the command again", tomlQuote(w.Key))
+		}
+		add = append(add, w)
+	}
+	// unchanged?
+	if len(blocks) == len(add) {
+		same := true
+		for i, bl := range blocks {
+			if bl.key != add[i].Key || bl.hash != add[i].Hash {
+				same = false
+				break
+			}
+		}
+		if same {
+			return before, nil
+		}
+	}
+	b := append([]byte(nil), before...)
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b = append(b[:blocks[i].start:blocks[i].start], b[blocks[i].end:]...)
+	}
+	nl := "\n"
+	if bytes.Contains(before, []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, nl...)
+	}
+	for _, w := range add {
+		if len(b) > 0 {
+			b = append(b, nl...)
+		}
+		b = append(b, "[hooks.state."+tomlQuote(w.Key)+"] "+trustMarker+nl+"trusted_hash = "+tomlQuote(w.Hash)+nl...)
+	}
+	var check map[string]any
+	if err := toml.Unmarshal(b, &check); err != nil {
+		return nil, fmt.Errorf("internal error: edited config.toml is not valid TOML (%v); nothing was written", err)
+	}
+	return b, nil
+}
+
+// planTrust plans config.toml for the hooks.json content hooksAfter (nil:
+// hooks.json is going away or holds no carryover stubs).
+func planTrust(t Target, hooksAfter []byte, exe string, files FS) (Plan, error) {
+	before, exists, err := read(files, t.TrustPath)
+	if err != nil {
+		return Plan{}, err
+	}
+	var want []TrustEntry
+	if hooksAfter != nil {
+		if want, err = CodexTrust(t.Path, hooksAfter, exe, true); err != nil {
+			return Plan{}, fmt.Errorf("%s: %w", t.Path, err)
+		}
+	}
+	p := Plan{Tool: t.Tool, Path: t.TrustPath, Before: before, After: before, Created: !exists && len(want) > 0}
+	if !exists && len(want) == 0 {
+		return p, nil
+	}
+	after, err := editTrust(before, want)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", t.TrustPath, err)
+	}
+	p.After = after
+	if exists && len(want) == 0 && len(bytes.TrimSpace(after)) == 0 && !bytes.Equal(before, after) {
+		if _, hasBackup, err := read(files, t.TrustPath+BackupSuffix); err == nil && !hasBackup {
+			p.After, p.Delete = nil, true
+		}
+	}
+	for _, w := range want {
+		p.Hooks = append(p.Hooks, w.Key)
+	}
+	return p, nil
+}

@@ -1,0 +1,357 @@
+package hookconf
+
+// One format per agent; all are JSON documents with a top-level "hooks"
+// object keyed by native event name, holding a list per event:
+//
+//   grouped (Claude Code, Codex, Gemini): [{matcher?, hooks: [handler…]}…]
+//   flat (Copilot CLI, Cursor, VS Code, Windsurf): [handler…]
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/carryover/carryover/specs"
+)
+
+type format struct {
+	grouped  bool
+	cmdKeys  []string                               // fields that may hold a command
+	skeleton ordered                                // top-level keys of a file carryover creates
+	handler  func(h specs.Hook, cmd string) ordered // one handler (flat: one entry)
+	warn     func(doc map[string]any) []string      // optional checks on the final document
+	trust    bool                                   // Codex: trust hashes in config.toml
+}
+
+var formats = map[string]format{
+	"claude": {grouped: true, cmdKeys: []string{"command"}, handler: secondsHandler("timeout"), warn: claudeWarnings},
+	"codex":  {grouped: true, cmdKeys: []string{"command"}, handler: secondsHandler("timeout"), trust: true},
+	"gemini": {grouped: true, cmdKeys: []string{"command"}, handler: geminiHandler, warn: geminiWarnings},
+	"copilot-cli": {cmdKeys: []string{"bash", "command", "powershell"}, skeleton: ordered{{"version", 1}},
+		handler: func(h specs.Hook, cmd string) ordered {
+			return withTimeout(ordered{{"type", "command"}, {"bash", cmd}}, "timeoutSec", h.Timeout)
+		}},
+	"cursor": {cmdKeys: []string{"command"}, skeleton: ordered{{"version", 1}},
+		handler: func(h specs.Hook, cmd string) ordered {
+			o := withTimeout(ordered{{"command", cmd}}, "timeout", h.Timeout)
+			if h.Matcher != "" {
+				o = append(o, kv{"matcher", h.Matcher})
+			}
+			return o
+		}},
+	"vscode-copilot": {cmdKeys: []string{"command", "bash", "linux", "osx", "windows"}, handler: secondsHandler("timeout")},
+	"windsurf": {cmdKeys: []string{"command", "powershell"},
+		handler: func(h specs.Hook, cmd string) ordered {
+			return ordered{{"command", cmd}, {"show_output", false}}
+		}},
+}
+
+func withTimeout(o ordered, key string, t int) ordered {
+	if t > 0 {
+		o = append(o, kv{key, t})
+	}
+	return o
+}
+
+func secondsHandler(key string) func(h specs.Hook, cmd string) ordered {
+	return func(h specs.Hook, cmd string) ordered {
+		return withTimeout(ordered{{"type", "command"}, {"command", cmd}}, key, h.Timeout)
+	}
+}
+
+// Gemini timeouts are milliseconds; "name" shows in its trust prompt.
+func geminiHandler(h specs.Hook, cmd string) ordered {
+	return withTimeout(ordered{{"name", "carryover"}, {"type", "command"}, {"command", cmd}}, "timeout", h.Timeout*1000)
+}
+
+func claudeWarnings(doc map[string]any) []string {
+	if v, ok := doc["cleanupPeriodDays"]; ok {
+		return []string{fmt.Sprintf("cleanupPeriodDays is %v in Claude Code settings: Claude Code deletes older transcripts; carryover's ledger keeps only what it has already read", v)}
+	}
+	return nil
+}
+
+func geminiWarnings(doc map[string]any) []string {
+	if hc, ok := doc["hooksConfig"].(map[string]any); ok && hc["enabled"] == false {
+		return []string{"hooksConfig.enabled is false in Gemini CLI settings: no hook runs until it is true"}
+	}
+	return nil
+}
+
+// entry is what carryover appends to an event's list.
+func (f format) entry(h specs.Hook, cmd string) ordered {
+	hd := f.handler(h, cmd)
+	if !f.grouped {
+		return hd
+	}
+	var g ordered
+	if h.Matcher != "" {
+		g = append(g, kv{"matcher", h.Matcher})
+	}
+	return append(g, kv{"hooks", []any{hd}})
+}
+
+type desired struct {
+	event string
+	entry ordered
+}
+
+func (f format) desired(tool string, cap specs.Capability, exe string) []desired {
+	var d []desired
+	for _, h := range cap.Hooks() {
+		d = append(d, desired{h.Native, f.entry(h, StubCommand(exe, tool, h.Native))})
+	}
+	return d
+}
+
+// ourItem is one carryover entry (or handler inside someone else's group).
+type ourItem struct {
+	event      string
+	eventIdx   int    // member index in hooks
+	arr        *jnode // the event's list
+	idx        int    // entry index in arr
+	handlers   *jnode // grouped: the entry's hooks list
+	handlerIdx int    // -1: the whole entry is carryover's
+	value      any
+}
+
+func (f format) command(n *jnode) string {
+	if n == nil || n.kind != '{' {
+		return ""
+	}
+	for _, k := range f.cmdKeys {
+		if _, v := n.member(k); v != nil && v.kind == 's' {
+			return v.str
+		}
+	}
+	return ""
+}
+
+// scan finds carryover's entries in a parsed document.
+func (f format) scan(root *jnode, exe string) (hooks *jnode, items []ourItem, err error) {
+	if root.kind != '{' {
+		return nil, nil, errors.New("the file is not a JSON object; fix it or move it away, then run the command again")
+	}
+	_, hooks = root.member("hooks")
+	if hooks == nil {
+		return nil, nil, nil
+	}
+	if hooks.kind != '{' {
+		return nil, nil, errors.New(`"hooks" is not an object; fix it, then run the command again`)
+	}
+	for ei, m := range hooks.members {
+		if m.val.kind != '[' {
+			continue // not an event list (e.g. Gemini's legacy "enabled")
+		}
+		for i, e := range m.val.elems {
+			if !f.grouped {
+				if isOurs(f.command(e), exe) {
+					items = append(items, ourItem{m.key, ei, m.val, i, nil, -1, e.value()})
+				}
+				continue
+			}
+			if e.kind != '{' {
+				continue
+			}
+			_, hs := e.member("hooks")
+			if hs == nil || hs.kind != '[' {
+				continue
+			}
+			var mine []int
+			for hi, h := range hs.elems {
+				if isOurs(f.command(h), exe) {
+					mine = append(mine, hi)
+				}
+			}
+			if len(mine) > 0 && len(mine) == len(hs.elems) {
+				items = append(items, ourItem{m.key, ei, m.val, i, hs, -1, e.value()})
+				continue
+			}
+			for _, hi := range mine {
+				items = append(items, ourItem{m.key, ei, m.val, i, hs, hi, hs.elems[hi].value()})
+			}
+		}
+	}
+	return hooks, items, nil
+}
+
+// matches reports whether the document's carryover entries are exactly want.
+func matches(items []ourItem, want []desired) bool {
+	if len(items) != len(want) {
+		return false
+	}
+	got := map[string]any{}
+	for _, it := range items {
+		if it.handlerIdx >= 0 {
+			return false
+		}
+		if _, dup := got[it.event]; dup {
+			return false
+		}
+		got[it.event] = it.value
+	}
+	for _, d := range want {
+		g, ok := got[d.event]
+		if !ok || !reflect.DeepEqual(g, plain(d.entry)) {
+			return false
+		}
+	}
+	return true
+}
+
+// removeOne deletes one carryover item; an emptied event list goes, and an
+// emptied "hooks" object goes with it.
+func removeOne(b []byte, root, hooks *jnode, it ourItem) []byte {
+	switch {
+	case it.handlerIdx >= 0:
+		return removeItem(b, it.handlers, it.handlerIdx)
+	case len(it.arr.elems) > 1:
+		return removeItem(b, it.arr, it.idx)
+	case len(hooks.members) > 1:
+		return removeItem(b, hooks, it.eventIdx)
+	default:
+		hi, _ := root.member("hooks")
+		return removeItem(b, root, hi)
+	}
+}
+
+// strip removes every carryover item, re-parsing after each removal.
+func (f format) strip(b []byte, exe string) ([]byte, bool, error) {
+	removed := false
+	for range 10000 {
+		root, _, err := parseJSON(b)
+		if err != nil {
+			return nil, false, err
+		}
+		hooks, items, err := f.scan(root, exe)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(items) == 0 {
+			return b, removed, nil
+		}
+		b = removeOne(b, root, hooks, items[len(items)-1])
+		removed = true
+	}
+	return nil, false, errors.New("too many carryover entries")
+}
+
+func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+func (f format) install(before []byte, exists bool, tool string, cap specs.Capability, exe string) ([]byte, []string, []string, error) {
+	want := f.desired(tool, cap, exe)
+	var events []string
+	for _, d := range want {
+		events = append(events, d.event)
+	}
+	if !exists || blank(before) {
+		top := append(ordered{}, f.skeleton...)
+		hooks := ordered{}
+		for _, d := range want {
+			hooks = append(hooks, kv{d.event, []any{d.entry}})
+		}
+		top = append(top, kv{"hooks", hooks})
+		out := []byte(render(top, "", style{unit: "  ", keySep: ": "}, true) + "\n")
+		return out, events, f.warnings(out), nil
+	}
+	root, _, err := parseJSON(before)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
+	}
+	st := detectStyle(before, root)
+	if _, items, err := f.scan(root, exe); err != nil {
+		return nil, nil, nil, err
+	} else if matches(items, want) {
+		return before, events, f.warnings(before), nil
+	}
+	b, _, err := f.strip(before, exe)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for i, d := range want {
+		root, _, err := parseJSON(b)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("internal error re-reading the edited file: %w", err)
+		}
+		rootMulti := len(root.members) == 0 || bytes.IndexByte(b[root.start:root.end], '\n') >= 0
+		_, hooks := root.member("hooks")
+		switch {
+		case hooks == nil:
+			rest := ordered{}
+			for _, r := range want[i:] {
+				rest = append(rest, kv{r.event, []any{r.entry}})
+			}
+			b = appendItem(b, root, "hooks", rest, st, rootMulti)
+		case hooks.kind != '{':
+			return nil, nil, nil, errors.New(`"hooks" is not an object; fix it, then run the command again`)
+		default:
+			_, list := hooks.member(d.event)
+			switch {
+			case list == nil:
+				b = appendItem(b, hooks, d.event, []any{d.entry}, st, rootMulti)
+			case list.kind != '[':
+				return nil, nil, nil, fmt.Errorf("hooks.%s is not a list; fix it, then run the command again", d.event)
+			default:
+				b = appendItem(b, list, "", d.entry, st, rootMulti)
+			}
+		}
+		if hooks == nil {
+			break
+		}
+	}
+	// Sanity: the result parses and holds exactly the wanted entries.
+	root, _, err = parseJSON(b)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
+	}
+	if _, items, err := f.scan(root, exe); err != nil || !matches(items, want) {
+		return nil, nil, nil, errors.New("internal error: edited file does not hold the expected hooks")
+	}
+	return b, events, f.warnings(b), nil
+}
+
+func (f format) warnings(b []byte) []string {
+	if f.warn == nil {
+		return nil
+	}
+	root, _, err := parseJSON(b)
+	if err != nil {
+		return nil
+	}
+	doc, _ := root.value().(map[string]any)
+	return f.warn(doc)
+}
+
+func (f format) uninstall(before []byte, exe string, hasBackup bool) ([]byte, bool, error) {
+	if blank(before) {
+		return before, false, nil
+	}
+	b, removed, err := f.strip(before, exe)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
+	}
+	if !removed {
+		return before, false, nil
+	}
+	if !hasBackup {
+		root, _, err := parseJSON(b)
+		if err == nil && reflect.DeepEqual(root.value(), plain(append(ordered{}, f.skeleton...))) {
+			return nil, true, nil
+		}
+	}
+	return b, false, nil
+}
+
+// events lists the native events holding carryover entries.
+func eventsOf(items []ourItem) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.event] {
+			seen[it.event] = true
+			out = append(out, it.event)
+		}
+	}
+	return out
+}

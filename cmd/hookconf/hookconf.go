@@ -1,0 +1,280 @@
+// Package hookconf installs, refreshes and removes carryover's hook stubs in
+// each agent's own configuration file, and reports their status.
+//
+// A stub runs `"<absolute carryover path>" snapshot --tool X --event E`.
+// Rules:
+//   - merge, never overwrite: the user's settings and other tools' hooks on the
+//     same events stay, in order, byte for byte (edits are textual splices, see
+//     jsonedit.go; JSONC comments survive);
+//   - carryover's entries are recognised by " snapshot --tool " plus the
+//     carryover binary name in their command;
+//   - a second install changes no byte; a changed event set or binary path
+//     rewrites only carryover's entries;
+//   - uninstall removes exactly what install added; a file install created is
+//     deleted again (recognised as: only the skeleton is left and no backup exists).
+//
+// The core is pure (bytes in, bytes out: [PlanInstall], [PlanUninstall],
+// [Check]); [Apply] writes plans through an [FS], backing each file up to
+// <file>.carryover.bak before its first change.
+package hookconf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/carryover/carryover/specs"
+)
+
+// BackupSuffix is appended to a file's path for its one-time backup.
+const BackupSuffix = ".carryover.bak"
+
+// FS is the file layer Apply and the planners use.
+type FS interface {
+	// ReadFile returns the content; an error wrapping fs.ErrNotExist when missing.
+	ReadFile(name string) ([]byte, error)
+	// WriteFile replaces the file atomically, creating parent directories.
+	WriteFile(name string, data []byte, perm os.FileMode) error
+	Remove(name string) error
+}
+
+// OSFS is the real file system. WriteFile writes a temp file in the same
+// directory and renames it over the target (following a symlinked target, so
+// dotfile managers keep their links), keeping an existing file's mode.
+type OSFS struct{}
+
+// ReadFile implements FS.
+func (OSFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// Remove implements FS.
+func (OSFS) Remove(name string) error { return os.Remove(name) }
+
+// WriteFile implements FS.
+func (OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
+	if real, err := filepath.EvalSymlinks(name); err == nil {
+		name = real
+	}
+	if fi, err := os.Stat(name); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".carryover-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// Target names the files of one agent.
+type Target struct {
+	Tool string
+	// Path is the hook config file; "" when the agent has no hooks (Aider).
+	Path string
+	// TrustPath is a second file install edits (Codex config.toml); "" for none.
+	TrustPath string
+}
+
+// TargetFor resolves tool's files (see specs.Tool.ConfigPath).
+func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home string, exists func(string) bool) Target {
+	return Target{
+		Tool:      tl.Name,
+		Path:      tl.ConfigPath(goos, getenv, home, exists),
+		TrustPath: tl.TrustPath(goos, getenv, home, exists),
+	}
+}
+
+// Plan is the change to one file.
+type Plan struct {
+	Tool, Path string
+	// Before is the current content; nil when the file does not exist.
+	Before []byte
+	// After is the new content; nil when Delete.
+	After []byte
+	// Created: install creates the file. Delete: uninstall removes it.
+	Created, Delete bool
+	// Hooks lists the native events that carry carryover stubs after the plan.
+	Hooks []string
+	// Warnings are things the user should know (e.g. transcript retention).
+	Warnings []string
+}
+
+// Changed reports whether applying the plan writes anything.
+func (p Plan) Changed() bool {
+	return p.Delete || p.Created || !bytes.Equal(p.Before, p.After)
+}
+
+// Apply writes every changed plan: it checks the file still holds Before,
+// backs it up once, then writes After (mode 0600 for new files) or deletes it.
+func Apply(plans []Plan, files FS) error {
+	for _, p := range plans {
+		if !p.Changed() {
+			continue
+		}
+		cur, exists, err := read(files, p.Path)
+		if err != nil {
+			return err
+		}
+		if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
+			return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
+		}
+		if exists && !p.Delete { // Delete only removes files carryover created
+			if _, has, err := read(files, p.Path+BackupSuffix); err != nil {
+				return err
+			} else if !has {
+				if err := files.WriteFile(p.Path+BackupSuffix, p.Before, 0o600); err != nil {
+					return writeErr(p.Path+BackupSuffix, err)
+				}
+			}
+		}
+		if p.Delete {
+			if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return writeErr(p.Path, err)
+			}
+			continue
+		}
+		if err := files.WriteFile(p.Path, p.After, 0o600); err != nil {
+			return writeErr(p.Path, err)
+		}
+	}
+	return nil
+}
+
+func writeErr(path string, err error) error {
+	return fmt.Errorf("cannot write %s: %w; check its permissions (or use --dry-run to see the change)", path, err)
+}
+
+// read returns the file, whether it exists, and real errors only.
+func read(files FS, path string) ([]byte, bool, error) {
+	b, err := files.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, true, nil
+}
+
+// StubCommand is the command line of one stub: the quoted absolute path of
+// carryover, then `snapshot --tool <tool> --event <native>`.
+func StubCommand(exe, tool, native string) string {
+	return quote(exe) + " snapshot --tool " + tool + " --event " + native
+}
+
+// quote makes p one shell word: double quotes when nothing in p is special
+// inside them, else single quotes.
+func quote(p string) string {
+	if !strings.ContainsAny(p, "\"$`\\!\n") {
+		return `"` + p + `"`
+	}
+	return `'` + strings.ReplaceAll(p, `'`, `'\''`) + `'`
+}
+
+// isOurs reports whether a hook command is a carryover stub.
+func isOurs(cmd, exe string) bool {
+	if !strings.Contains(cmd, " snapshot --tool ") {
+		return false
+	}
+	if strings.Contains(cmd, "carryover") {
+		return true
+	}
+	base := strings.TrimSuffix(filepath.Base(exe), ".exe")
+	return base != "" && base != "." && base != "/" && strings.Contains(cmd, base)
+}
+
+func checkExe(exe string) error {
+	if !filepath.IsAbs(exe) && !strings.HasPrefix(exe, `\\`) && !(len(exe) > 2 && exe[1] == ':') {
+		return fmt.Errorf("carryover path %q is not absolute; run carryover by its full path", exe)
+	}
+	return nil
+}
+
+// PlanInstall plans writing cap's hooks for t. Plans with no change are
+// returned too (Changed reports false), so callers can list every file.
+func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, error) {
+	f, ok := formats[t.Tool]
+	if !ok || t.Path == "" || len(cap.Hooks()) == 0 {
+		return nil, nil
+	}
+	if err := checkExe(exe); err != nil {
+		return nil, err
+	}
+	before, exists, err := read(files, t.Path)
+	if err != nil {
+		return nil, err
+	}
+	after, hooks, warns, err := f.install(before, exists, t.Tool, cap, exe)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: after, Created: !exists, Hooks: hooks, Warnings: warns}
+	plans := []Plan{p}
+	if f.trust && t.TrustPath != "" {
+		tp, err := planTrust(t, after, exe, files)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, tp)
+	}
+	return plans, nil
+}
+
+// PlanUninstall plans removing carryover's stubs (and Codex trust entries) for t.
+func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
+	f, ok := formats[t.Tool]
+	if !ok || t.Path == "" {
+		return nil, nil
+	}
+	before, exists, err := read(files, t.Path)
+	if err != nil {
+		return nil, err
+	}
+	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: before}
+	if exists {
+		_, hasBackup, err := read(files, t.Path+BackupSuffix)
+		if err != nil {
+			return nil, err
+		}
+		after, del, err := f.uninstall(before, exe, hasBackup)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Path, err)
+		}
+		p.After, p.Delete = after, del
+	}
+	plans := []Plan{p}
+	if f.trust && t.TrustPath != "" {
+		tp, err := planTrust(t, nil, exe, files)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, tp)
+	}
+	return plans, nil
+}

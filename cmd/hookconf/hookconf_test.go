@@ -1,0 +1,618 @@
+package hookconf
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/carryover/carryover/specs"
+	"github.com/pelletier/go-toml/v2"
+)
+
+var update = flag.Bool("update", false, "update golden files in testdata/hookconf")
+
+const exe = "/opt/carryover/bin/carryover"
+
+var testdata = filepath.Join("..", "..", "testdata", "hookconf")
+
+// memFS is an in-memory FS; failWrite makes every write fail.
+type memFS struct {
+	files     map[string][]byte
+	failWrite bool
+}
+
+func newMem() *memFS { return &memFS{files: map[string][]byte{}} }
+
+func (m *memFS) ReadFile(n string) ([]byte, error) {
+	b, ok := m.files[n]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: n, Err: fs.ErrNotExist}
+	}
+	return slices.Clone(b), nil
+}
+
+func (m *memFS) WriteFile(n string, d []byte, _ os.FileMode) error {
+	if m.failWrite {
+		return &fs.PathError{Op: "open", Path: n, Err: fs.ErrPermission}
+	}
+	m.files[n] = slices.Clone(d)
+	return nil
+}
+
+func (m *memFS) Remove(n string) error {
+	if m.failWrite {
+		return &fs.PathError{Op: "remove", Path: n, Err: fs.ErrPermission}
+	}
+	delete(m.files, n)
+	return nil
+}
+
+func table(t *testing.T) *specs.Table {
+	t.Helper()
+	tab, err := specs.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+func capFor(t *testing.T, tool, version string) specs.Capability {
+	t.Helper()
+	c, err := table(t).Resolve(tool, version)
+	if err != nil {
+		t.Fatalf("Resolve(%s, %s): %v", tool, version, err)
+	}
+	return c
+}
+
+var testVersions = map[string]string{
+	"claude": "2.1.197", "codex": "0.169.0", "gemini": "0.61.0", "copilot-cli": "1.0.102",
+	"cursor": "3.18.25", "vscode-copilot": "1.110.0", "windsurf": "1.12.0",
+}
+
+func targetFor(tool string) Target {
+	switch tool {
+	case "codex":
+		return Target{Tool: tool, Path: "/home/u/.codex/hooks.json", TrustPath: "/home/u/.codex/config.toml"}
+	default:
+		return Target{Tool: tool, Path: "/home/u/cfg/" + tool + ".json"}
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\n%s", path, Diff(Plan{Path: path, Before: want, After: got}))
+	}
+}
+
+func apply(t *testing.T, plans []Plan, files FS) {
+	t.Helper()
+	if err := Apply(plans, files); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+}
+
+type rtCase struct{ tool, name string }
+
+func roundTripCases(t *testing.T) []rtCase {
+	var cases []rtCase
+	for tool := range formats {
+		cases = append(cases, rtCase{tool, "missing"})
+	}
+	ins, err := filepath.Glob(filepath.Join(testdata, "*", "*.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range ins {
+		cases = append(cases, rtCase{filepath.Base(filepath.Dir(in)), strings.TrimSuffix(filepath.Base(in), ".in")})
+	}
+	sort.Slice(cases, func(i, j int) bool { return cases[i].tool+cases[i].name < cases[j].tool+cases[j].name })
+	return cases
+}
+
+// TestRoundTrip: install (golden) → second install changes nothing →
+// status present → uninstall restores every byte (or deletes a created file).
+func TestRoundTrip(t *testing.T) {
+	for _, c := range roundTripCases(t) {
+		t.Run(c.tool+"/"+c.name, func(t *testing.T) {
+			dir := filepath.Join(testdata, c.tool)
+			tg := targetFor(c.tool)
+			capab := capFor(t, c.tool, testVersions[c.tool])
+			m := newMem()
+			orig, err := os.ReadFile(filepath.Join(dir, c.name+".in"))
+			if err == nil {
+				m.files[tg.Path] = orig
+			}
+			origTrust, errTrust := os.ReadFile(filepath.Join(dir, c.name+".config.toml"))
+			if tg.TrustPath != "" && errTrust == nil {
+				m.files[tg.TrustPath] = origTrust
+			}
+
+			plans, err := PlanInstall(tg, capab, exe, m)
+			if err != nil {
+				t.Fatalf("PlanInstall: %v", err)
+			}
+			if plans[0].Created != (orig == nil) {
+				t.Errorf("Created = %v; want %v", plans[0].Created, orig == nil)
+			}
+			wantHooks := []string{}
+			for _, h := range capab.Hooks() {
+				wantHooks = append(wantHooks, h.Native)
+			}
+			if !slices.Equal(plans[0].Hooks, wantHooks) {
+				t.Errorf("Hooks = %v; want %v", plans[0].Hooks, wantHooks)
+			}
+			apply(t, plans, m)
+			golden(t, filepath.Join(dir, c.name+".install.golden"), m.files[tg.Path])
+			if tg.TrustPath != "" {
+				golden(t, filepath.Join(dir, c.name+".config.toml.golden"), m.files[tg.TrustPath])
+			}
+			if orig != nil && !bytes.Equal(m.files[tg.Path+BackupSuffix], orig) {
+				t.Errorf("backup does not hold the original")
+			}
+
+			again, err := PlanInstall(tg, capab, exe, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range again {
+				if p.Changed() {
+					t.Errorf("second install changes %s:\n%s", p.Path, Diff(p))
+				}
+			}
+			st, err := Check(tg, capab, exe, m)
+			if err != nil || st.State != StatePresent {
+				t.Errorf("Check = %+v, %v; want present", st, err)
+			}
+
+			un, err := PlanUninstall(tg, exe, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply(t, un, m)
+			got, exists := m.files[tg.Path]
+			if orig == nil {
+				if exists {
+					t.Errorf("uninstall left a file install created:\n%s", got)
+				}
+			} else if !bytes.Equal(got, orig) {
+				t.Errorf("uninstall is not byte-identical:\n%s", Diff(Plan{Path: tg.Path, Before: orig, After: got}))
+			}
+			if tg.TrustPath != "" {
+				gotT, ex := m.files[tg.TrustPath]
+				if errTrust != nil && ex {
+					t.Errorf("uninstall left config.toml install created:\n%s", gotT)
+				}
+				if errTrust == nil && !bytes.Equal(gotT, origTrust) {
+					t.Errorf("config.toml not restored:\n%s", Diff(Plan{Path: tg.TrustPath, Before: origTrust, After: gotT}))
+				}
+			}
+			st, err = Check(tg, capab, exe, m)
+			if err != nil || st.State != StateMissing {
+				t.Errorf("Check after uninstall = %+v, %v; want missing", st, err)
+			}
+		})
+	}
+}
+
+func TestRewriteOnExeAndEventChange(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join(testdata, "claude", "user-hooks.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := targetFor("claude")
+	m := newMem()
+	m.files[tg.Path] = in
+	old := capFor(t, "claude", "2.0.0")
+	p, err := PlanInstall(tg, old, "/usr/local/bin/carryover", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, m)
+
+	newCap := capFor(t, "claude", "2.1.197")
+	st, _ := Check(tg, newCap, exe, m)
+	if st.State != StateDrifted || !strings.Contains(st.Detail, "missing events PostToolUseFailure") || !strings.Contains(st.Detail, "do not run "+exe) {
+		t.Errorf("Check = %+v; want drifted with missing event and wrong path", st)
+	}
+	p, err = PlanInstall(tg, newCap, exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, m)
+	got := string(m.files[tg.Path])
+	if strings.Contains(got, "/usr/local/bin/carryover") || strings.Count(got, exe) != len(newCap.Hooks()) {
+		t.Errorf("rewrite left old stubs or wrong count:\n%s", got)
+	}
+	if !strings.Contains(got, "notify-send 'Claude finished'") || !strings.Contains(got, "~/bin/other-tool session-start") {
+		t.Errorf("rewrite lost the user's hooks:\n%s", got)
+	}
+	p, err = PlanUninstall(tg, exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, m)
+	if !bytes.Equal(m.files[tg.Path], in) {
+		t.Errorf("uninstall after rewrite is not byte-identical:\n%s", Diff(Plan{Before: in, After: m.files[tg.Path]}))
+	}
+}
+
+func TestMixedGroupKeepsUserHandler(t *testing.T) {
+	in := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}, {"type": "command", "command": "\"/x/carryover\" snapshot --tool claude --event Stop"}]}]}}`
+	tg := targetFor("claude")
+	m := newMem()
+	m.files[tg.Path] = []byte(in)
+	m.files[tg.Path+BackupSuffix] = []byte(in)
+	p, err := PlanUninstall(tg, exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, m)
+	want := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`
+	if got := string(m.files[tg.Path]); got != want {
+		t.Errorf("uninstall = %s; want %s", got, want)
+	}
+}
+
+func TestCodexTrustMatchesSamples(t *testing.T) {
+	samples := filepath.Join("/work", "shared", "agents", "samples", "codex")
+	cfg, err := os.ReadFile(filepath.Join(samples, "config.toml"))
+	if err != nil {
+		t.Skip("codex samples not available:", err)
+	}
+	var doc struct {
+		Hooks struct {
+			State map[string]struct {
+				TrustedHash string `toml:"trusted_hash"`
+			} `toml:"state"`
+		} `toml:"hooks"`
+	}
+	if err := toml.Unmarshal(cfg, &doc); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"hooks.json":         "/home/dev-b/.codex/hooks.json",
+		"project-hooks.json": "/home/dev-b/src/inject-demo/.codex/hooks.json",
+	}
+	n := 0
+	for f, declared := range files {
+		b, err := os.ReadFile(filepath.Join(samples, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := CodexTrust(declared, b, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			want, ok := doc.Hooks.State[e.Key]
+			if !ok {
+				t.Errorf("key %s not in the sample config.toml", e.Key)
+				continue
+			}
+			if e.Hash != want.TrustedHash {
+				t.Errorf("hash(%s) = %s; want %s", e.Key, e.Hash, want.TrustedHash)
+			}
+			n++
+		}
+	}
+	if n != len(doc.Hooks.State) {
+		t.Errorf("checked %d hashes; sample has %d", n, len(doc.Hooks.State))
+	}
+}
+
+func TestCodexNormalisation(t *testing.T) {
+	// the defaults and clamps of trust_hash.py
+	tests := []struct {
+		event string
+		in    map[string]any
+		want  map[string]any
+	}{
+		{"Stop", map[string]any{"command": "c"}, map[string]any{"type": "command", "command": "c", "timeout": 600.0, "async": false}},
+		{"SessionEnd", map[string]any{"command": "c"}, map[string]any{"type": "command", "command": "c", "timeout": 1.0, "async": false}},
+		{"Interrupt", map[string]any{"command": "c", "timeout": 10.0}, map[string]any{"type": "command", "command": "c", "timeout": 3.0, "async": false}},
+		{"Stop", map[string]any{"command": "c", "timeout": 0.0, "async": true, "statusMessage": "s", "additionalContextLimit": 100.0},
+			map[string]any{"type": "command", "command": "c", "timeout": 1.0, "async": true, "statusMessage": "s"}},
+		{"SessionStart", map[string]any{"command": "c", "additionalContextLimit": 100.0},
+			map[string]any{"type": "command", "command": "c", "timeout": 600.0, "async": false, "additionalContextLimit": 100.0}},
+		{"SessionStart", map[string]any{"command": "c", "additionalContextLimit": 2500.0},
+			map[string]any{"type": "command", "command": "c", "timeout": 600.0, "async": false}},
+	}
+	for _, tt := range tests {
+		if got := codexNorm(tt.event, tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("codexNorm(%s, %v) = %v; want %v", tt.event, tt.in, got, tt.want)
+		}
+	}
+	// serde_json does not escape <>& and keeps non-ASCII
+	d, err := codexDigest(map[string]any{"c": "a<b>&é"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != "sha256:"+sha256hex(`{"c":"a<b>&é"}`) {
+		t.Errorf("codexDigest escapes HTML or non-ASCII: %s", d)
+	}
+}
+
+func TestCodexConflictingUserTrust(t *testing.T) {
+	tg := targetFor("codex")
+	m := newMem()
+	m.files[tg.TrustPath] = []byte("[hooks.state.\"/home/u/.codex/hooks.json:session_start:0:0\"]\ntrusted_hash = \"sha256:dead\"\n")
+	_, err := PlanInstall(tg, capFor(t, "codex", "0.169.0"), exe, m)
+	if err == nil || !strings.Contains(err.Error(), "another trusted_hash") {
+		t.Errorf("PlanInstall = %v; want a conflict error", err)
+	}
+}
+
+func TestCodexStaleTrustIsDrift(t *testing.T) {
+	tg := targetFor("codex")
+	c := capFor(t, "codex", "0.169.0")
+	m := newMem()
+	p, err := PlanInstall(tg, c, exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, m)
+	cfg := string(m.files[tg.TrustPath])
+	i := strings.Index(cfg, "sha256:")
+	m.files[tg.TrustPath] = []byte(cfg[:i+7] + "0" + cfg[i+8:])
+	st, err := Check(tg, c, exe, m)
+	if err != nil || st.State != StateDrifted || !strings.Contains(st.Detail, "trust") {
+		t.Errorf("Check = %+v, %v; want drifted trust", st, err)
+	}
+	p, err = PlanInstall(tg, c, exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p[0].Changed() || !p[1].Changed() {
+		t.Errorf("refresh should rewrite only config.toml: %v %v", p[0].Changed(), p[1].Changed())
+	}
+	apply(t, p, m)
+	if st, _ := Check(tg, c, exe, m); st.State != StatePresent {
+		t.Errorf("after refresh Check = %+v", st)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	tg := targetFor("claude")
+	m := newMem()
+	m.files[tg.Path] = []byte(`{"cleanupPeriodDays": 30}`)
+	p, err := PlanInstall(tg, capFor(t, "claude", "2.1.197"), exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p[0].Warnings) != 1 || !strings.Contains(p[0].Warnings[0], "cleanupPeriodDays is 30") {
+		t.Errorf("Warnings = %q", p[0].Warnings)
+	}
+	tg = targetFor("gemini")
+	m.files[tg.Path] = []byte(`{"hooksConfig": {"enabled": false}}`)
+	p, err = PlanInstall(tg, capFor(t, "gemini", "0.61.0"), exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p[0].Warnings) != 1 || !strings.Contains(p[0].Warnings[0], "hooksConfig.enabled") {
+		t.Errorf("Warnings = %q", p[0].Warnings)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	c := capFor(t, "claude", "2.1.197")
+	tg := targetFor("claude")
+	tests := []struct {
+		name, content, exe, want string
+	}{
+		{"broken json", `{"hooks": {`, exe, "line 1"},
+		{"not an object", `[1, 2]`, exe, "not a JSON object"},
+		{"hooks not object", `{"hooks": []}`, exe, `"hooks" is not an object`},
+		{"event not list", `{"hooks": {"Stop": {}}}`, exe, "hooks.Stop is not a list"},
+		{"relative exe", `{}`, "carryover", "not absolute"},
+	}
+	for _, tt := range tests {
+		m := newMem()
+		m.files[tg.Path] = []byte(tt.content)
+		_, err := PlanInstall(tg, c, tt.exe, m)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: PlanInstall err = %v; want it to mention %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestReadOnlyFile(t *testing.T) {
+	tg := targetFor("cursor")
+	m := newMem()
+	m.files[tg.Path] = []byte(`{"version": 1}`)
+	p, err := PlanInstall(tg, capFor(t, "cursor", "3.18.25"), exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.failWrite = true
+	err = Apply(p, m)
+	if err == nil || !strings.Contains(err.Error(), "cannot write") || !strings.Contains(err.Error(), "permissions") {
+		t.Errorf("Apply = %v; want a permissions hint", err)
+	}
+	if string(m.files[tg.Path]) != `{"version": 1}` {
+		t.Errorf("file changed despite failure")
+	}
+}
+
+func TestApplyRefusesChangedFile(t *testing.T) {
+	tg := targetFor("claude")
+	m := newMem()
+	p, err := PlanInstall(tg, capFor(t, "claude", "2.1.197"), exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.files[tg.Path] = []byte("{}")
+	if err := Apply(p, m); err == nil || !strings.Contains(err.Error(), "changed since") {
+		t.Errorf("Apply = %v; want changed-since error", err)
+	}
+}
+
+func TestOSFS(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte("{\"a\": 1}\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "home", ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	c := capFor(t, "claude", "2.1.197")
+	tg := Target{Tool: "claude", Path: link}
+	p, err := PlanInstall(tg, c, exe, OSFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, OSFS{})
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("symlink replaced by a file")
+	}
+	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode = %v; want 0640 kept", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(link + BackupSuffix); string(b) != "{\"a\": 1}\n" {
+		t.Errorf("backup = %q", b)
+	}
+	// a new file: parent dirs created, 0600
+	tg2 := Target{Tool: "copilot-cli", Path: filepath.Join(dir, "home", ".copilot", "hooks", "carryover.json")}
+	p, err = PlanInstall(tg2, capFor(t, "copilot-cli", "1.0.102"), exe, OSFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, OSFS{})
+	if fi, err := os.Stat(tg2.Path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file: %v %v; want mode 0600", fi, err)
+	}
+	if _, err := os.Stat(tg2.Path + BackupSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("backup of a created file exists: %v", err)
+	}
+	p, err = PlanUninstall(tg2, exe, OSFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, p, OSFS{})
+	if _, err := os.Stat(tg2.Path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("uninstall did not delete the file install created: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(tg2.Path))
+	if len(entries) != 0 {
+		t.Errorf("left-over files: %v", entries)
+	}
+}
+
+func TestNoHookTools(t *testing.T) {
+	c := capFor(t, "aider", "0.86.1")
+	p, err := PlanInstall(Target{Tool: "aider"}, c, exe, newMem())
+	if err != nil || len(p) != 0 {
+		t.Errorf("PlanInstall(aider) = %v, %v; want nothing", p, err)
+	}
+	st, err := Check(Target{Tool: "aider"}, c, exe, newMem())
+	if err != nil || st.State != StateNoHooks {
+		t.Errorf("Check(aider) = %+v, %v", st, err)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	tests := map[string]string{
+		"/usr/bin/carryover":        `"/usr/bin/carryover"`,
+		"/home/a b/carryover":       `"/home/a b/carryover"`,
+		"/home/$x/carryover":        `'/home/$x/carryover'`,
+		`/it's/carryover`:           `"/it's/carryover"`,
+		`/it's "q"/carryover`:       `'/it'\''s "q"/carryover'`,
+		`C:\Users\me\carryover.exe`: `'C:\Users\me\carryover.exe'`,
+	}
+	for in, want := range tests {
+		if got := quote(in); got != want {
+			t.Errorf("quote(%q) = %s; want %s", in, got, want)
+		}
+	}
+	if got := StubCommand("/usr/bin/carryover", "claude", "Stop"); got != `"/usr/bin/carryover" snapshot --tool claude --event Stop` {
+		t.Errorf("StubCommand = %s", got)
+	}
+}
+
+func TestDiffGolden(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join(testdata, "claude", "user-hooks.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := targetFor("claude")
+	m := newMem()
+	m.files[tg.Path] = in
+	p, err := PlanInstall(tg, capFor(t, "claude", "2.1.197"), exe, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join(testdata, "claude", "user-hooks.diff.golden"), []byte(Diff(p[0])))
+	if Diff(Plan{Before: in, After: in}) != "" {
+		t.Errorf("Diff of an unchanged plan is not empty")
+	}
+}
+
+func FuzzParseJSON(f *testing.F) {
+	ins, _ := filepath.Glob(filepath.Join(testdata, "*", "*.in"))
+	for _, in := range ins {
+		if b, err := os.ReadFile(in); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"a": [1, 2.5e3, -0, true, null, "\u00e9\"x"]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		root, comments, err := parseJSON(b)
+		var want any
+		stdErr := json.Unmarshal(b, &want)
+		if stdErr == nil && !bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
+			if err != nil {
+				t.Fatalf("parseJSON rejects valid JSON: %v", err)
+			}
+			if !comments && !reflect.DeepEqual(root.value(), want) {
+				t.Fatalf("value = %v; encoding/json = %v", root.value(), want)
+			}
+		}
+		if err != nil {
+			return
+		}
+		// removing any top-level member keeps the document parseable
+		if root.kind == '{' && len(root.members) > 0 {
+			if _, _, err := parseJSON(removeItem(b, root, len(root.members)-1)); err != nil {
+				t.Fatalf("removeItem broke the document: %v", err)
+			}
+			if _, _, err := parseJSON(appendItem(b, root, "k", ordered{{"x", 1}}, detectStyle(b, root), true)); err != nil {
+				t.Fatalf("appendItem broke the document: %v", err)
+			}
+		}
+	})
+}
+
+func sha256hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

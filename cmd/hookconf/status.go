@@ -1,0 +1,149 @@
+package hookconf
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/carryover/carryover/specs"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// State of carryover's hooks in one agent's config.
+type State string
+
+const (
+	// StatePresent: every wanted stub is installed exactly.
+	StatePresent State = "present"
+	// StateMissing: no carryover stub (or no file).
+	StateMissing State = "missing"
+	// StateDrifted: stubs exist but differ (binary path, events, timeouts, trust).
+	StateDrifted State = "drifted"
+	// StateNoHooks: the agent has no hooks (Aider) or this version gets none.
+	StateNoHooks State = "no hooks"
+)
+
+// Status describes one agent's hook configuration.
+type Status struct {
+	Tool, Path string
+	State      State
+	// Detail says what is wrong in words ("" when present).
+	Detail string
+	// Hooks lists native events that carry carryover stubs now.
+	Hooks    []string
+	Warnings []string
+}
+
+// Check reports the state of cap's hooks for t.
+func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error) {
+	st := Status{Tool: t.Tool, Path: t.Path}
+	f, ok := formats[t.Tool]
+	if !ok || t.Path == "" || len(cap.Hooks()) == 0 {
+		st.State = StateNoHooks
+		return st, nil
+	}
+	b, exists, err := read(files, t.Path)
+	if err != nil {
+		return st, err
+	}
+	if !exists || blank(b) {
+		st.State, st.Detail = StateMissing, "file does not exist; run `carryover install`"
+		return st, nil
+	}
+	root, _, err := parseJSON(b)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	_, items, err := f.scan(root, exe)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	st.Hooks = eventsOf(items)
+	st.Warnings = f.warnings(b)
+	if len(items) == 0 {
+		st.State, st.Detail = StateMissing, "no carryover hooks; run `carryover install`"
+		return st, nil
+	}
+	want := f.desired(t.Tool, cap, exe)
+	if !matches(items, want) {
+		st.State, st.Detail = StateDrifted, drift(items, want, exe)+"; run `carryover refresh`"
+		return st, nil
+	}
+	if f.trust && t.TrustPath != "" {
+		if d, err := trustDrift(t, b, exe, files); err != nil {
+			return st, err
+		} else if d != "" {
+			st.State, st.Detail = StateDrifted, d+"; run `carryover refresh`"
+			return st, nil
+		}
+	}
+	st.State = StatePresent
+	return st, nil
+}
+
+func drift(items []ourItem, want []desired, exe string) string {
+	var wantEv []string
+	for _, d := range want {
+		wantEv = append(wantEv, d.event)
+	}
+	got := eventsOf(items)
+	var missing, extra []string
+	for _, e := range wantEv {
+		if !slices.Contains(got, e) {
+			missing = append(missing, e)
+		}
+	}
+	for _, e := range got {
+		if !slices.Contains(wantEv, e) {
+			extra = append(extra, e)
+		}
+	}
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, "missing events "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		parts = append(parts, "extra events "+strings.Join(extra, ", "))
+	}
+	for _, it := range items {
+		if s := fmt.Sprint(it.value); !strings.Contains(s, quote(exe)+" snapshot") {
+			parts = append(parts, "stubs do not run "+exe)
+			break
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "stubs differ from this version's hooks (timeouts, matchers or duplicates)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func trustDrift(t Target, hooksJSON []byte, exe string, files FS) (string, error) {
+	want, err := CodexTrust(t.Path, hooksJSON, exe, true)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", t.Path, err)
+	}
+	b, _, err := read(files, t.TrustPath)
+	if err != nil {
+		return "", err
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		return "", fmt.Errorf("%s: not valid TOML (%v)", t.TrustPath, err)
+	}
+	state := map[string]any{}
+	if h, ok := doc["hooks"].(map[string]any); ok {
+		if s, ok := h["state"].(map[string]any); ok {
+			state = s
+		}
+	}
+	for _, w := range want {
+		e, _ := state[w.Key].(map[string]any)
+		if e == nil || e["trusted_hash"] != w.Hash {
+			return "trust entries in " + t.TrustPath + " are missing or stale, so codex skips the hooks silently", nil
+		}
+		if e["enabled"] == false {
+			return "hooks are disabled (enabled = false) in " + t.TrustPath, nil
+		}
+	}
+	return "", nil
+}

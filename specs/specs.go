@@ -1,0 +1,380 @@
+// Package specs is carryover's versioned table of agents: how to detect each
+// one, where its configuration and transcripts live, and which native hook
+// events carryover registers for a given version, with the injection envelope
+// the agent expects.
+//
+// The table is tools.toml, embedded and decoded strictly (unknown keys fail).
+// Load validates it; Resolve maps (tool, version) to a Capability.
+package specs
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/carryover/carryover/publish"
+	"github.com/hashicorp/go-version"
+	"github.com/pelletier/go-toml/v2"
+)
+
+//go:embed tools.toml
+var toolsTOML []byte
+
+// Names lists every agent carryover knows, in display order.
+var Names = []string{"claude", "codex", "gemini", "copilot-cli", "cursor", "vscode-copilot", "windsurf", "aider"}
+
+var (
+	// ErrUnknownTool is returned for a tool name that is not in the table.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrUnsupportedVersion is returned for a version older than every row.
+	ErrUnsupportedVersion = errors.New("unsupported version")
+)
+
+// Hook is one native hook event carryover registers.
+type Hook struct {
+	// Native is the agent's event name; it is also the --event value carryover receives.
+	Native string `toml:"native"`
+	// Timeout in seconds; 0 leaves the agent's default.
+	Timeout int `toml:"timeout"`
+	// Matcher is the agent's matcher string ("" = match everything).
+	Matcher string `toml:"matcher"`
+}
+
+// Row is one version range of a tool.
+type Row struct {
+	ID       string `toml:"id"`
+	Versions string `toml:"versions"`
+	// Tested is the newest version this row was checked against ("" = not verified).
+	Tested   string           `toml:"tested"`
+	Envelope publish.Envelope `toml:"envelope"`
+	Inject   []Hook           `toml:"inject"`
+	Snapshot []Hook           `toml:"snapshot"`
+
+	min, max *version.Version // max nil = open-ended
+}
+
+// PathSet holds path candidates per GOOS; All applies when the OS has none.
+type PathSet struct {
+	All     []string `toml:"all"`
+	Linux   []string `toml:"linux"`
+	Darwin  []string `toml:"darwin"`
+	Windows []string `toml:"windows"`
+}
+
+// For returns the candidates for goos.
+func (p PathSet) For(goos string) []string {
+	var l []string
+	switch goos {
+	case "linux":
+		l = p.Linux
+	case "darwin":
+		l = p.Darwin
+	case "windows":
+		l = p.Windows
+	}
+	if len(l) == 0 {
+		l = p.All
+	}
+	return l
+}
+
+// Tool is one agent's static facts.
+type Tool struct {
+	Name          string   `toml:"name"`
+	Display       string   `toml:"display"`
+	Binaries      []string `toml:"binaries"`
+	VersionArgs   []string `toml:"version_args"`
+	VersionRegexp string   `toml:"version_regexp"`
+	InstallHint   string   `toml:"install_hint"`
+	// Config is the file carryover writes its hook stubs into.
+	Config PathSet `toml:"config"`
+	// Trust is a second file install edits (Codex: config.toml trust hashes).
+	Trust PathSet `toml:"trust"`
+	// Transcripts are where the agent keeps sessions (dirs or files).
+	Transcripts PathSet `toml:"transcripts"`
+	Rows        []Row   `toml:"row"`
+
+	re *regexp.Regexp
+}
+
+// Table is the parsed, validated table.
+type Table struct {
+	tools []Tool
+}
+
+type file struct {
+	Tool []Tool `toml:"tool"`
+}
+
+// Load parses and validates the embedded table.
+func Load() (*Table, error) { return parse(toolsTOML) }
+
+func parse(b []byte) (*Table, error) {
+	var f file
+	d := toml.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&f); err != nil {
+		return nil, fmt.Errorf("specs: parse tools.toml: %w", err)
+	}
+	t := &Table{}
+	seen := map[string]bool{}
+	for _, tl := range f.Tool {
+		if seen[tl.Name] {
+			return nil, fmt.Errorf("specs: tool %q listed twice", tl.Name)
+		}
+		seen[tl.Name] = true
+		if err := tl.validate(); err != nil {
+			return nil, fmt.Errorf("specs: tool %q: %w", tl.Name, err)
+		}
+		t.tools = append(t.tools, tl)
+	}
+	for _, n := range Names {
+		if !seen[n] {
+			return nil, fmt.Errorf("specs: tool %q missing from tools.toml", n)
+		}
+	}
+	if len(t.tools) != len(Names) {
+		return nil, fmt.Errorf("specs: tools.toml lists %d tools; expected exactly %v", len(t.tools), Names)
+	}
+	return t, nil
+}
+
+func (tl *Tool) validate() error {
+	if !slices.Contains(Names, tl.Name) {
+		return fmt.Errorf("%w; expected one of %v", ErrUnknownTool, Names)
+	}
+	if tl.Display == "" || len(tl.Binaries) == 0 {
+		return errors.New("display and binaries are required")
+	}
+	re, err := regexp.Compile(tl.VersionRegexp)
+	if err != nil {
+		return fmt.Errorf("version_regexp: %w", err)
+	}
+	if re.NumSubexp() < 1 {
+		return errors.New("version_regexp needs a capture group for the version")
+	}
+	tl.re = re
+	if len(tl.Rows) == 0 {
+		return errors.New("no rows")
+	}
+	ids := map[string]bool{}
+	for i := range tl.Rows {
+		r := &tl.Rows[i]
+		if r.ID == "" || ids[r.ID] {
+			return fmt.Errorf("row %d: missing or duplicate id %q", i, r.ID)
+		}
+		ids[r.ID] = true
+		if r.min, r.max, err = parseRange(r.Versions); err != nil {
+			return fmt.Errorf("row %s: %w", r.ID, err)
+		}
+		if r.Tested != "" {
+			tv, err := version.NewVersion(r.Tested)
+			if err != nil {
+				return fmt.Errorf("row %s: tested: %w", r.ID, err)
+			}
+			if !r.contains(tv) {
+				return fmt.Errorf("row %s: tested version %s is outside %q", r.ID, r.Tested, r.Versions)
+			}
+		}
+		if !slices.Contains(publish.Envelopes, r.Envelope) {
+			return fmt.Errorf("row %s: envelope %q; expected one of %v", r.ID, r.Envelope, publish.Envelopes)
+		}
+		if r.Envelope == publish.EnvelopeNone && len(r.Inject) > 0 {
+			return fmt.Errorf("row %s: envelope none cannot have inject hooks", r.ID)
+		}
+		if r.Envelope != publish.EnvelopeNone && len(r.Inject) == 0 {
+			return fmt.Errorf("row %s: envelope %s needs at least one inject hook", r.ID, r.Envelope)
+		}
+		for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
+			if h.Native == "" || strings.ContainsAny(h.Native, " \t\"'") || h.Timeout < 0 {
+				return fmt.Errorf("row %s: bad hook %+v", r.ID, h)
+			}
+		}
+		if i > 0 {
+			prev := tl.Rows[i-1]
+			if prev.max == nil || prev.max.GreaterThan(r.min) {
+				return fmt.Errorf("rows %s and %s overlap or are out of order", prev.ID, r.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// parseRange accepts ">= A" or ">= A, < B".
+func parseRange(s string) (min, max *version.Version, err error) {
+	if _, err := version.NewConstraint(s); err != nil {
+		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return nil, nil, fmt.Errorf("versions %q: want \">= A\" or \">= A, < B\"", s)
+	}
+	lo := strings.TrimSpace(parts[0])
+	if !strings.HasPrefix(lo, ">=") {
+		return nil, nil, fmt.Errorf("versions %q: must start with >=", s)
+	}
+	if min, err = version.NewVersion(strings.TrimSpace(lo[2:])); err != nil {
+		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
+	}
+	if len(parts) == 2 {
+		hi := strings.TrimSpace(parts[1])
+		if !strings.HasPrefix(hi, "<") || strings.HasPrefix(hi, "<=") {
+			return nil, nil, fmt.Errorf("versions %q: upper bound must be < B", s)
+		}
+		if max, err = version.NewVersion(strings.TrimSpace(hi[1:])); err != nil {
+			return nil, nil, fmt.Errorf("versions %q: %w", s, err)
+		}
+		if !max.GreaterThan(min) {
+			return nil, nil, fmt.Errorf("versions %q: empty range", s)
+		}
+	}
+	return min, max, nil
+}
+
+// contains reports whether v is in the row's range. Prereleases compare by
+// their core version (2.2.0-beta is in ">= 2.2.0").
+func (r Row) contains(v *version.Version) bool {
+	c := v.Core()
+	return !c.LessThan(r.min.Core()) && (r.max == nil || c.LessThan(r.max))
+}
+
+// Tools returns every tool in table order.
+func (t *Table) Tools() []Tool { return slices.Clone(t.tools) }
+
+// Tool returns the tool called name.
+func (t *Table) Tool(name string) (Tool, bool) {
+	for _, tl := range t.tools {
+		if tl.Name == name {
+			return tl, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Capability is what carryover does for one tool at one version.
+type Capability struct {
+	Tool    string
+	Version string // as detected; "" when unknown
+	Row     string // row id
+	Range   string // the row's version constraint
+	Tested  string // newest version the row was checked against
+	// Fallback is set when the version is unknown or outside every row and the
+	// newest fitting row was used; Warning says so in words.
+	Fallback       bool
+	Warning        string
+	SnapshotEvents []Hook
+	InjectEvents   []Hook
+	Envelope       publish.Envelope
+}
+
+// Hooks returns inject then snapshot hooks, one per native event (the first
+// occurrence wins).
+func (c Capability) Hooks() []Hook {
+	var out []Hook
+	seen := map[string]bool{}
+	for _, h := range append(slices.Clone(c.InjectEvents), c.SnapshotEvents...) {
+		if !seen[h.Native] {
+			seen[h.Native] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Injects reports whether carryover injects on the native event.
+func (c Capability) Injects(native string) bool {
+	return slices.ContainsFunc(c.InjectEvents, func(h Hook) bool { return h.Native == native })
+}
+
+// Snapshots reports whether carryover snapshots on the native event.
+func (c Capability) Snapshots(native string) bool {
+	return slices.ContainsFunc(c.SnapshotEvents, func(h Hook) bool { return h.Native == native })
+}
+
+// Resolve returns the capability of tool at version. An empty version, or one
+// newer than every row (or between rows), uses the newest row at or below it
+// with Fallback set; a version older than every row is ErrUnsupportedVersion.
+func (t *Table) Resolve(tool, ver string) (Capability, error) {
+	tl, ok := t.Tool(tool)
+	if !ok {
+		return Capability{}, fmt.Errorf("%w %q; expected one of %v", ErrUnknownTool, tool, Names)
+	}
+	newest := tl.Rows[len(tl.Rows)-1]
+	if strings.TrimSpace(ver) == "" {
+		c := tl.capability(newest, "")
+		c.Fallback = true
+		c.Warning = fmt.Sprintf("%s version not detected; assuming the newest known hooks (%s)", tl.Display, newest.Versions)
+		return c, nil
+	}
+	v, err := version.NewVersion(strings.TrimSpace(ver))
+	if err != nil {
+		return Capability{}, fmt.Errorf("%s version %q is not a version number: %w", tl.Display, ver, err)
+	}
+	var below *Row
+	for i := range tl.Rows {
+		r := tl.Rows[i]
+		if r.contains(v) {
+			return tl.capability(r, ver), nil
+		}
+		if !v.Core().LessThan(r.min.Core()) {
+			below = &tl.Rows[i]
+		}
+	}
+	if below == nil {
+		return Capability{}, fmt.Errorf("%w: %s %s is older than the oldest version carryover supports (%s); upgrade it (%s), then run `carryover refresh`",
+			ErrUnsupportedVersion, tl.Display, ver, tl.Rows[0].Versions, tl.InstallHint)
+	}
+	c := tl.capability(*below, ver)
+	c.Fallback = true
+	if below.ID == newest.ID {
+		c.Warning = fmt.Sprintf("%s %s is newer than the versions carryover knows (%s); using those hooks; update carryover, then run `carryover refresh`", tl.Display, ver, below.Versions)
+	} else {
+		c.Warning = fmt.Sprintf("%s %s is between known version ranges; using the hooks for %s", tl.Display, ver, below.Versions)
+	}
+	return c, nil
+}
+
+func (tl Tool) capability(r Row, ver string) Capability {
+	return Capability{
+		Tool:           tl.Name,
+		Version:        ver,
+		Row:            r.ID,
+		Range:          r.Versions,
+		Tested:         r.Tested,
+		SnapshotEvents: slices.Clone(r.Snapshot),
+		InjectEvents:   slices.Clone(r.Inject),
+		Envelope:       r.Envelope,
+	}
+}
+
+// ParseVersion extracts the version from the output of the tool's version
+// command. The error never quotes the output.
+func ParseVersion(tool Tool, output string) (string, error) {
+	re := tool.re
+	if re == nil {
+		var err error
+		if re, err = regexp.Compile(tool.VersionRegexp); err != nil {
+			return "", fmt.Errorf("%s: bad version_regexp: %w", tool.Name, err)
+		}
+	}
+	m := re.FindStringSubmatch(output)
+	if m == nil || m[1] == "" {
+		return "", fmt.Errorf("could not find a version in the output of `%s %s` (%d bytes); is it %s?",
+			first(tool.Binaries), strings.Join(tool.VersionArgs, " "), len(output), tool.Display)
+	}
+	if _, err := version.NewVersion(m[1]); err != nil {
+		return "", fmt.Errorf("%s reported version %q, which is not a version number", tool.Display, m[1])
+	}
+	return m[1], nil
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
