@@ -106,6 +106,14 @@ var claudeSkip = [][]byte{
 	[]byte(`"type":"mode"`), []byte(`"type":"permission-mode"`),
 }
 
+// claudeKeep are the top-level fields ParseLine decodes; the rest
+// (toolUseResult, which repeats whole files, and metadata) is skipped.
+var claudeKeep = map[string]bool{
+	"type": true, "subtype": true, "uuid": true, "timestamp": true, "isSidechain": true, "isMeta": true,
+	"isCompactSummary": true, "isApiErrorMessage": true, "promptSource": true, "agentId": true,
+	"parentUuid": true, "message": true, "attachment": true, "compactMetadata": true,
+}
+
 var exitCodeRE = regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`)
 
 // claudeContextWindow is the context size used for used/max figures.
@@ -121,11 +129,18 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 			return nil, nil
 		}
 	}
-	if bytes.Contains(head, []byte(`"type":"attachment"`)) && !bytes.Contains(line, []byte("[CARRYOVER]")) {
+	// Attachments (skill listings, re-attached files: kilobytes each) matter
+	// only when they carry carryover's own injection. Their "attachment"
+	// key comes before the "type" key, within the envelope's first fields.
+	head = line
+	if len(head) > 400 {
+		head = head[:400]
+	}
+	if bytes.Contains(head, []byte(`"attachment":{`)) && !bytes.Contains(line, []byte("[CARRYOVER]")) {
 		return nil, nil
 	}
 	var l claudeLine
-	if err := json.Unmarshal(line, &l); err != nil {
+	if err := json.Unmarshal(pickFields(line, claudeKeep), &l); err != nil {
 		return nil, nil // a line we cannot read is skipped, never fatal
 	}
 	key := l.UUID

@@ -1,4 +1,7 @@
 package cmd
 
-// redactString is replaced by publish/redact.String once that package lands.
-var redactString = func(s string) string { return s }
+import "github.com/carryover/carryover/publish/redact"
+
+// redactString is the redaction applied at ingest and at every egress when
+// redaction is on (the default; `redact = false` in config turns it off).
+var redactString = redact.String

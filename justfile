@@ -1,0 +1,55 @@
+# carryover — developer tasks. `just` installs from npm: npm i -g rust-just
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# list recipes
+default:
+    @just --list
+
+# build ./carryover
+build:
+    go build -o carryover .
+
+# the whole test suite, end-to-end tests against the real agent CLIs included (as CI runs it)
+test:
+    go test -count=1 -timeout 80m ./...
+
+# unit tests only (no agent CLIs)
+unit:
+    go test -count=1 $(go list ./... | grep -v /cmd/e2e)
+
+# end-to-end tests against the real Claude Code, Codex, Gemini CLI and Copilot CLI (pinned, installed from npm on first use)
+e2e:
+    go test -count=1 -timeout 60m -v ./cmd/e2e/... 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok )'
+
+# benchmarks: hook-path latency (100 MB transcript, 10,000-file repo), cold ingest of 1 GB, parsers, redaction
+bench:
+    go test -run XXX -bench . -benchtime 30x ./cmd/e2e/ -bench SnapshotIncremental
+    go test -run XXX -bench ColdIngest -benchtime 1x ./cmd/e2e/
+    go test -run XXX -bench . ./adapters/... ./publish/... ./distill/...
+
+# fuzz every parser for a while (FUZZTIME=60s by default); new interesting inputs land in testdata/fuzz
+fuzz FUZZTIME="60s":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    for pkg in $(go list ./...); do
+      dir=$(go list -f '{{"{{"}}.Dir{{"}}"}}' "$pkg")
+      for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/func //' | sort -u); do
+        echo "== $pkg $target"
+        go test "$pkg" -run XXX -fuzz "^${target}\$" -fuzztime "{{FUZZTIME}}"
+      done
+    done
+
+# the reliability figures in the README (faults survived, rows lost, duplicates, secret leaks, false positives)
+reliability:
+    go test -count=1 -run TestReliabilityReport -v ./cmd/e2e/ -args -report RELIABILITY.md
+
+# gofmt + go vet
+fmt:
+    gofmt -w $(git ls-files '*.go')
+    go vet ./...
+
+# check formatting and vet without changing files
+vet:
+    test -z "$(gofmt -l $(git ls-files '*.go'))"
+    go vet ./...
