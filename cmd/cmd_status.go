@@ -1,0 +1,201 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish"
+)
+
+func init() { register(statusCommand) }
+
+func statusCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show agents, hooks, the ledger, each project's handoff and who received it (read-only)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
+		Action: func(c *cli.Context) error {
+			st := collectStatus(e)
+			if c.Bool("json") {
+				enc := json.NewEncoder(e.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(e, st)
+			return nil
+		},
+	}
+}
+
+// StatusReport is `carryover status --json`.
+type StatusReport struct {
+	Home     string          `json:"home"`
+	Agents   []AgentReport   `json:"agents"`
+	Ledger   LedgerReport    `json:"ledger"`
+	Projects []ProjectReport `json:"projects"`
+	Problems []string        `json:"problems,omitempty"`
+}
+
+// AgentReport is one agent's line in status.
+type AgentReport struct {
+	Tool       string   `json:"tool"`
+	Display    string   `json:"display"`
+	Detected   bool     `json:"detected"`
+	Binary     string   `json:"binary,omitempty"`
+	Version    string   `json:"version,omitempty"`
+	SpecRow    string   `json:"spec_row,omitempty"`
+	Fallback   bool     `json:"fallback,omitempty"`
+	Warning    string   `json:"warning,omitempty"`
+	ConfigPath string   `json:"config_path,omitempty"`
+	Hooks      string   `json:"hooks"`
+	HookDetail string   `json:"hook_detail,omitempty"`
+	Events     []string `json:"events,omitempty"`
+	Problem    string   `json:"problem,omitempty"`
+}
+
+// LedgerReport describes the ledger file.
+type LedgerReport struct {
+	Path     string         `json:"path"`
+	Exists   bool           `json:"exists"`
+	Bytes    int64          `json:"bytes"`
+	Sessions int            `json:"sessions"`
+	Rows     int            `json:"rows"`
+	ByTool   map[string]int `json:"sessions_by_tool,omitempty"`
+}
+
+// ProjectReport is a project's current handoff and its delivery receipts.
+type ProjectReport struct {
+	Project  string          `json:"project"`
+	Header   string          `json:"handoff"`
+	From     string          `json:"from"`
+	Written  time.Time       `json:"written"`
+	Receipts []ReceiptReport `json:"receipts"`
+}
+
+// ReceiptReport says a session of an agent received the current handoff.
+type ReceiptReport struct {
+	Tool    string    `json:"tool"`
+	Session string    `json:"session"`
+	Via     string    `json:"via"` // hook: carryover printed it; transcript: seen in the agent's own transcript
+	At      time.Time `json:"at"`
+}
+
+func collectStatus(e *Env) StatusReport {
+	st := StatusReport{Home: e.Home()}
+	for _, a := range agentStatus(e) {
+		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
+			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
+			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+		st.Agents = append(st.Agents, r)
+	}
+	path := filepath.Join(e.Home(), ledger.FileName)
+	st.Ledger.Path = path
+	fi, err := os.Stat(path)
+	if err != nil {
+		return st // no ledger yet: status stays read-only and does not create one
+	}
+	st.Ledger.Exists, st.Ledger.Bytes = true, fi.Size()
+	if wal, err := os.Stat(path + "-wal"); err == nil {
+		st.Ledger.Bytes += wal.Size()
+	}
+	l, err := ledger.Open(e.Home())
+	if err != nil {
+		st.Problems = append(st.Problems, err.Error())
+		return st
+	}
+	defer l.Close()
+	if s, err := l.Stats(); err == nil {
+		st.Ledger.Sessions, st.Ledger.Rows, st.Ledger.ByTool = s.Sessions, s.Rows, s.BySessions
+	}
+	hs, err := l.Handoffs()
+	if err != nil {
+		st.Problems = append(st.Problems, err.Error())
+	}
+	for _, h := range hs {
+		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC()}
+		ds, _ := l.Deliveries(h.Project, 200)
+		for _, d := range ds {
+			if d.Header == h.Header {
+				pr.Receipts = append(pr.Receipts, ReceiptReport{Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
+			}
+		}
+		sort.SliceStable(pr.Receipts, func(i, j int) bool { return pr.Receipts[i].At.Before(pr.Receipts[j].At) })
+		st.Projects = append(st.Projects, pr)
+	}
+	return st
+}
+
+func printStatus(e *Env, st StatusReport) {
+	w := e.Stdout
+	fmt.Fprintf(w, "carryover home: %s\n\nAgents\n", st.Home)
+	for _, a := range st.Agents {
+		mark := "✗"
+		ver := "not detected"
+		if a.Detected {
+			mark, ver = "✓", a.Version
+		}
+		if !a.Detected && (a.Hooks == "missing" || a.Hooks == "no hooks") {
+			fmt.Fprintf(w, "  %s %-22s not detected\n", mark, a.Display)
+			continue
+		}
+		fmt.Fprintf(w, "  %s %-22s %-10s hooks: %s", mark, a.Display, ver, a.Hooks)
+		if a.SpecRow != "" {
+			fmt.Fprintf(w, "  (spec %s)", a.SpecRow)
+		}
+		fmt.Fprintln(w)
+		if a.ConfigPath != "" {
+			fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
+		}
+		for _, s := range []string{a.HookDetail, a.Warning, a.Problem} {
+			if s != "" {
+				fmt.Fprintf(w, "      %s\n", s)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nLedger  %s\n", st.Ledger.Path)
+	if !st.Ledger.Exists {
+		fmt.Fprintln(w, "  no ledger yet: nothing has been captured (install hooks with `carryover install`, or run `carryover handoff`)")
+	} else {
+		var parts []string
+		for t, n := range st.Ledger.ByTool {
+			parts = append(parts, fmt.Sprintf("%s %d", t, n))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(st.Ledger.Bytes), st.Ledger.Sessions, strings.Join(parts, ", "), st.Ledger.Rows)
+	}
+	if len(st.Projects) > 0 {
+		fmt.Fprintln(w, "\nProjects (current handoff → who received it)")
+	}
+	for _, p := range st.Projects {
+		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+		if len(p.Receipts) == 0 {
+			fmt.Fprintln(w, "    not delivered to any session yet")
+		}
+		for _, r := range p.Receipts {
+			fmt.Fprintf(w, "    → %s session %s (%s, %s)\n", r.Tool, shortID(r.Session), r.Via, publish.Ago(e.Now(), r.At))
+		}
+	}
+	for _, p := range st.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
