@@ -1,0 +1,547 @@
+package adapters
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Aider is the Aider adapter (../shared/agents/aider.md). Aider has no
+// hooks: `carryover handoff --source aider` reads the project's
+// .aider.chat.history.md (ReadStore), one session per
+// "# aider chat started at …" header.
+var Aider = register(aider{})
+
+type aider struct{}
+
+func (aider) Name() string { return "aider" }
+
+// ErrAiderNoHooks is what ParseHook returns: nothing calls carryover from
+// inside aider.
+var ErrAiderNoHooks = errors.New("aider has no hooks; run `carryover handoff --source aider` in the project instead")
+
+func (aider) ParseHook(string, []byte, Env) (Hook, error) {
+	return Hook{}, ErrAiderNoHooks
+}
+
+// AiderSession is one "# aider chat started at" section of the history.
+type AiderSession struct {
+	ID          string    // stable id: start time + history file hash
+	Start       time.Time // local time of the machine that ran aider
+	FirstPrompt string    // first real request, "" when none
+	Prompts     int
+	Path        string // the history file
+}
+
+// aiderMaxRead is how much of the end of a history file is read: the file
+// spans every session ever run in the repository.
+const aiderMaxRead = 16 << 20
+
+var (
+	aiderHeaderRE  = regexp.MustCompile(`^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$`)
+	aiderAppliedRE = regexp.MustCompile(`^Applied edit to (.+)$`)
+	aiderCreateRE  = regexp.MustCompile(`^Creating empty file (.+)$`)
+	aiderCommitRE  = regexp.MustCompile(`^Commit ([0-9a-f]{7,40}) (.+)$`)
+	aiderRunningRE = regexp.MustCompile(`^Running (.+)$`)
+	aiderTokensRE  = regexp.MustCompile(`^Tokens: ([\d.,]+)(k?) sent(?:, ([\d.,]+)(k?) cache write)?(?:, ([\d.,]+)(k?) cache hit)?, ([\d.,]+)(k?) received`)
+	aiderAddedRE   = regexp.MustCompile(`^Added \d+ lines? of output to the chat\.`)
+	aiderNoMatchRE = regexp.MustCompile(`^## SearchReplaceNoExactMatch: .*? in (.+)$`)
+	aiderThinkRE   = regexp.MustCompile(`(?s)<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>.*?</(thinking-content-[0-9a-f]+|think|thinking|reasoning)>`)
+	aiderConfirmRE = regexp.MustCompile(`\(Y\)es/\(N\)o`)
+)
+
+// aiderHistoryPath finds the chat history file: AIDER_CHAT_HISTORY_FILE,
+// chat-history-file in .aider.conf.yml (project, then cwd), else the
+// default name in the project, then in cwd (--no-git).
+func aiderHistoryPath(h Hook, env Env) string {
+	dirs := []string{}
+	for _, d := range []string{h.Project, h.Cwd} {
+		if d != "" && (len(dirs) == 0 || dirs[0] != d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return ""
+	}
+	rel := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dirs[0], p)
+	}
+	if env.Getenv != nil {
+		if v := env.Getenv("AIDER_CHAT_HISTORY_FILE"); v != "" {
+			return rel(v)
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- { // later files win
+		if v := aiderConfValue(filepath.Join(dirs[i], ".aider.conf.yml"), "chat-history-file"); v != "" {
+			return rel(v)
+		}
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, ".aider.chat.history.md")
+		if fileExistsRegular(p) {
+			return p
+		}
+	}
+	return filepath.Join(dirs[0], ".aider.chat.history.md")
+}
+
+// aiderConfValue reads a top-level scalar "key: value" from a YAML file
+// (no YAML library: only the one scalar is needed).
+func aiderConfValue(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, key+":")
+		if !ok {
+			continue
+		}
+		if i := strings.Index(rest, " #"); i >= 0 {
+			rest = rest[:i]
+		}
+		return strings.Trim(strings.TrimSpace(rest), `"'`)
+	}
+	return ""
+}
+
+// readAiderHistory returns the last aiderMaxRead bytes of the history file
+// as valid UTF-8, starting at a line boundary.
+func readAiderHistory(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", ErrNotRegular
+	}
+	off := int64(0)
+	if fi.Size() > aiderMaxRead {
+		off = fi.Size() - aiderMaxRead
+	}
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	if off > 0 {
+		if i := strings.IndexByte(string(b), '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), ""), nil
+}
+
+// aiderChunk is one session's lines.
+type aiderChunk struct {
+	id    string
+	start time.Time
+	lines []string
+}
+
+// splitAiderSessions cuts the history into sessions. Ids are the start
+// time plus a hash of the file path (so two projects never share one),
+// with "#n" for a repeated start second in the same file.
+func splitAiderSessions(text, path string) []aiderChunk {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	sum := sha256.Sum256([]byte(path))
+	tag := hex.EncodeToString(sum[:3])
+	var out []aiderChunk
+	seen := map[string]int{}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if m := aiderHeaderRE.FindStringSubmatch(line); m != nil {
+			t, _ := time.ParseInLocation("2006-01-02 15:04:05", m[1], time.Local)
+			id := t.Format("20060102T150405") + "-" + tag
+			seen[id]++
+			if n := seen[id]; n > 1 {
+				id += "#" + strconv.Itoa(n)
+			}
+			out = append(out, aiderChunk{id: id, start: t})
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1].lines = append(out[len(out)-1].lines, line)
+		}
+	}
+	return out
+}
+
+// AiderSessions lists the sessions of project's chat history, oldest first.
+func AiderSessions(project string) ([]AiderSession, error) {
+	path := aiderHistoryPath(Hook{Project: project}, Env{Getenv: os.Getenv})
+	return aiderSessionsAt(path)
+}
+
+func aiderSessionsAt(path string) ([]AiderSession, error) {
+	text, err := readAiderHistory(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no aider chat history at %s (run aider in the project first): %w", path, err)
+		}
+		return nil, fmt.Errorf("read aider chat history: %w", err)
+	}
+	var out []AiderSession
+	for _, c := range splitAiderSessions(text, path) {
+		s := AiderSession{ID: c.id, Start: c.start, Path: path}
+		for _, r := range parseAiderSession(c) {
+			if r.Kind == KindPrompt {
+				if s.Prompts == 0 {
+					s.FirstPrompt = firstLine(r.Text)
+				}
+				s.Prompts++
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ReadStore returns the rows of the session h.SessionID names (its full id
+// or its start time as "2006-01-02 15:04:05"), or of the last session.
+func (aider) ReadStore(h Hook, env Env) ([]Row, error) {
+	path := aiderHistoryPath(h, env)
+	if path == "" {
+		return nil, errors.New("aider: no project directory given")
+	}
+	text, err := readAiderHistory(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no aider chat history at %s (run aider in the project first): %w", path, err)
+		}
+		return nil, fmt.Errorf("read aider chat history: %w", err)
+	}
+	chunks := splitAiderSessions(text, path)
+	if len(chunks) == 0 {
+		return nil, nil
+	}
+	c := chunks[len(chunks)-1]
+	if h.SessionID != "" {
+		found := false
+		for _, x := range chunks {
+			if x.id == h.SessionID || x.start.Format("2006-01-02 15:04:05") == h.SessionID || strings.HasPrefix(x.id, h.SessionID+"-") {
+				c, found = x, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("aider session %q is not in the last %d MB of %s (see `carryover list`)", h.SessionID, aiderMaxRead>>20, path)
+		}
+	}
+	return parseAiderSession(c), nil
+}
+
+// aiderBlock is a run of lines of one kind.
+type aiderBlock struct {
+	kind  byte // 'u' user, 'a' assistant, 't' tool
+	line  int  // index of the first line within the session
+	lines []string
+}
+
+// aiderBlocks classifies a session's lines the way aider's own reader does
+// (#### user, > tool, other assistant), with two additions: a multi-line
+// tool output is prefixed with "> " only on its first line and ends at the
+// line carrying the "  " hard break, and blank lines separate blocks.
+func aiderBlocks(lines []string) []aiderBlock {
+	var out []aiderBlock
+	add := func(kind byte, i int, s string) {
+		if n := len(out); n > 0 && out[n-1].kind == kind {
+			out[n-1].lines = append(out[n-1].lines, s)
+			return
+		}
+		out = append(out, aiderBlock{kind: kind, line: i, lines: []string{s}})
+	}
+	cont := false // inside a multi-line tool output
+	for i, raw := range lines {
+		isUser := strings.HasPrefix(raw, "#### ") || raw == "####"
+		if cont && !isUser {
+			if strings.HasSuffix(raw, "  ") && strings.TrimSpace(raw) != "" { // the hard break after the whole output
+				cont = false
+			}
+			add('t', i, strings.TrimRight(raw, " "))
+			continue
+		}
+		cont = false
+		switch {
+		case isUser:
+			add('u', i, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(raw, "####"), " "), " "))
+		case strings.HasPrefix(raw, "> ") || raw == ">":
+			body := strings.TrimPrefix(strings.TrimPrefix(raw, ">"), " ")
+			if !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != "" {
+				cont = true // first line of a multi-line tool output
+			}
+			add('t', i, strings.TrimRight(body, " "))
+		case strings.TrimSpace(raw) == "":
+			if n := len(out); n > 0 && out[n-1].kind == 'a' {
+				out[n-1].lines = append(out[n-1].lines, "")
+			} else if n > 0 && out[n-1].kind != 0 {
+				out = append(out, aiderBlock{line: i}) // a blank line ends a user or tool block
+			}
+		default:
+			add('a', i, raw)
+		}
+	}
+	// drop separators
+	var blocks []aiderBlock
+	for _, b := range out {
+		if b.kind != 0 {
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
+}
+
+// parseAiderSession turns one session into rows. Keys are "L<line>" (the
+// line's index below the session header: the file is append-only).
+func parseAiderSession(c aiderChunk) []Row {
+	base := Row{Time: c.start}
+	blocks := aiderBlocks(c.lines)
+	var rows []Row
+	lastEdits := map[string]string{} // path -> new text of the last reply's edit blocks
+	type pendingErr struct {
+		row  int
+		path string
+	}
+	var pend []pendingErr
+	var openCmd *Row // the /run, /test or Running call awaiting its output
+	var cmdOut []string
+	var cmdTest bool
+	flush := func() {
+		if openCmd == nil {
+			return
+		}
+		r := base
+		r.Key, r.Role, r.CallID, r.ToolName = openCmd.Key+"#result", "tool", openCmd.CallID, openCmd.ToolName
+		r.Kind = KindToolResult
+		if cmdTest && aiderOutputAdded(cmdOut) {
+			r.Kind = KindError // /test adds its output to the chat only on a non-zero exit
+		}
+		r.Text = clip(strings.TrimSpace(strings.Join(cmdOut, "\n")), maxResult)
+		rows = append(rows, r)
+		openCmd, cmdOut, cmdTest = nil, nil, false
+	}
+	key := func(line int, suffix string) string { return "L" + strconv.Itoa(line) + suffix }
+	for _, b := range blocks {
+		switch b.kind {
+		case 'u':
+			flush()
+			text := strings.TrimSpace(strings.Join(b.lines, "\n"))
+			if text == "" || aiderConfirmRE.MatchString(text) {
+				continue // empty input, or a confirm answered for the user
+			}
+			if strings.HasPrefix(text, "/") || strings.HasPrefix(text, "!") {
+				cmd, arg := aiderSlash(text)
+				switch cmd {
+				case "run", "test":
+					if arg == "" {
+						continue
+					}
+					r := base
+					r.Key, r.Role, r.Kind, r.ToolName = key(b.line, ""), "user", KindToolCall, cmd
+					r.CallID, r.Command = r.Key, clip(arg, maxResult)
+					rows = append(rows, r)
+					openCmd, cmdTest = &r, cmd == "test"
+					continue
+				case "ask", "code", "architect", "context":
+					if arg == "" {
+						continue
+					}
+					text = arg
+				default:
+					continue // /add, /drop, /undo, /clear, ...: not requests
+				}
+			}
+			r := base
+			r.Key, r.Role = key(b.line, ""), "user"
+			if IsCarryoverText(text) {
+				r.Kind, r.Text = KindInjection, carryoverHeader(text)
+			} else {
+				r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+			}
+			rows = append(rows, r)
+		case 'a':
+			flush()
+			text := strings.TrimSpace(aiderThinkRE.ReplaceAllString(strings.Join(b.lines, "\n"), ""))
+			if text == "" {
+				continue
+			}
+			lastEdits = aiderEditBlocks(text)
+			r := base
+			r.Key, r.Role, r.Kind, r.Text = key(b.line, ""), "assistant", KindText, clip(text, maxText)
+			rows = append(rows, r)
+		case 't':
+			for j, l := range b.lines {
+				ln := b.line + j
+				if openCmd != nil && !aiderRunningRE.MatchString(l) {
+					cmdOut = append(cmdOut, l)
+					continue
+				}
+				switch {
+				case aiderAppliedRE.MatchString(l):
+					p := strings.TrimSpace(aiderAppliedRE.FindStringSubmatch(l)[1])
+					r := base
+					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "edit", p
+					r.CallID, r.Text = r.Key, clip(lastEdits[p], maxResult)
+					rows = append(rows, r)
+					// an earlier failed attempt on this file is now moot
+					kept := pend[:0]
+					for _, e := range pend {
+						if e.path == "" || e.path == p {
+							rows[e.row].Kind = KindToolResult
+						} else {
+							kept = append(kept, e)
+						}
+					}
+					pend = kept
+				case aiderCreateRE.MatchString(l):
+					p := strings.TrimSpace(aiderCreateRE.FindStringSubmatch(l)[1])
+					r := base
+					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "create_file", p
+					r.CallID = r.Key
+					rows = append(rows, r)
+				case aiderCommitRE.MatchString(l):
+					m := aiderCommitRE.FindStringSubmatch(l)
+					r := base
+					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindToolCall, "git_commit"
+					r.CallID, r.Text = r.Key, m[1]+" "+clip(m[2], 200)
+					rows = append(rows, r)
+				case aiderRunningRE.MatchString(l):
+					flush()
+					r := base
+					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "assistant", KindToolCall, "shell"
+					r.CallID, r.Command = r.Key, clip(strings.TrimSpace(aiderRunningRE.FindStringSubmatch(l)[1]), maxResult)
+					rows = append(rows, r)
+					openCmd = &r
+				case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
+					r := base
+					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindError, "edit"
+					path, detail := "", l
+					for _, next := range b.lines[j+1:] {
+						if m := aiderNoMatchRE.FindStringSubmatch(next); m != nil {
+							path, detail = strings.TrimSpace(m[1]), strings.TrimPrefix(next, "## ")
+							break
+						}
+					}
+					r.FilePath, r.Text = "", clip(detail, maxResult)
+					rows = append(rows, r)
+					pend = append(pend, pendingErr{row: len(rows) - 1, path: path})
+				case strings.HasPrefix(l, "Unexpected error: "), strings.HasPrefix(l, "Unable to commit: "), strings.HasPrefix(l, "Unable to write file"):
+					r := base
+					r.Key, r.Role, r.Kind, r.Text = key(ln, ""), "tool", KindError, clip(l, maxResult)
+					r.ToolName = "aider"
+					rows = append(rows, r)
+				case aiderTokensRE.MatchString(l):
+					m := aiderTokensRE.FindStringSubmatch(l)
+					used := aiderCount(m[1], m[2]) + aiderCount(m[3], m[4]) + aiderCount(m[5], m[6]) + aiderCount(m[7], m[8])
+					if used > 0 {
+						r := base
+						r.Key, r.Role, r.Kind, r.TokensUsed = key(ln, ""), "assistant", KindUsage, used
+						rows = append(rows, r)
+					}
+				}
+			}
+		}
+	}
+	flush()
+	return rows
+}
+
+// aiderOutputAdded reports whether a command's output was added to the
+// chat: "Added N lines of output" (current aider) or the output logged a
+// second time line by line (v0.47).
+func aiderOutputAdded(out []string) bool {
+	first := ""
+	for i, l := range out {
+		if aiderAddedRE.MatchString(l) {
+			return true
+		}
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if first == "" {
+			first = l
+		} else if l == first && i > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// aiderCount parses "5,244" or "12.3" + "k".
+func aiderCount(n, k string) int64 {
+	if n == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(n, ",", ""), 64)
+	if err != nil {
+		return 0
+	}
+	if k == "k" {
+		f *= 1000
+	}
+	return int64(f)
+}
+
+// aiderSlash splits "/cmd args" or "!cmd" (an alias of /run).
+func aiderSlash(text string) (string, string) {
+	if rest, ok := strings.CutPrefix(text, "!"); ok {
+		return "run", strings.TrimSpace(rest)
+	}
+	cmd, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	return strings.ToLower(cmd), strings.TrimSpace(arg)
+}
+
+// aiderEditBlocks collects, per file, the REPLACE halves of the
+// SEARCH/REPLACE blocks in a reply (the "diff" and "diff-fenced" formats).
+func aiderEditBlocks(text string) map[string]string {
+	out := map[string]string{}
+	var path, candidate string
+	state := 0 // 0 outside, 1 search, 2 replace
+	var buf []string
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case state == 0 && strings.HasPrefix(t, "<<<<<<< SEARCH"):
+			state, path = 1, candidate
+		case state == 1 && strings.HasPrefix(t, "=======") && strings.Trim(t, "=") == "":
+			state, buf = 2, nil
+		case state == 2 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
+			if path != "" {
+				if out[path] != "" {
+					out[path] += "\n"
+				}
+				out[path] += strings.Join(buf, "\n")
+			}
+			state = 0
+		case state == 2:
+			buf = append(buf, l)
+		case state == 0 && t != "" && !strings.HasPrefix(t, "```"):
+			candidate = strings.Trim(t, "`*: ")
+		}
+	}
+	return out
+}

@@ -1,0 +1,797 @@
+package adapters
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // read-only access to Cursor's state.vscdb
+)
+
+// CursorIDE is the Cursor IDE / cursor-agent adapter (../shared/agents/cursor.md).
+//
+// Cursor ≥ ~Feb 2026 writes an agent transcript JSONL (messages and tool
+// calls, no tool results, no ids, no timestamps): that is tailed
+// (LineParser). Older IDE builds keep chats only in SQLite (state.vscdb,
+// cursorDiskKV composerData:<id> / bubbleId:<id>:<bubble>): ReadStore reads
+// those, but only for projects Cursor writes no transcripts for, so the two
+// stores never both land in the ledger. Tool results, exit codes and edits
+// come from the hook payloads themselves (Hook.Rows).
+var CursorIDE = register(cursor{})
+
+type cursor struct{}
+
+func (cursor) Name() string { return "cursor" }
+
+func (cursor) ParseHook(event string, b []byte, env Env) (Hook, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, err
+	}
+	h := Hook{
+		Tool:           "cursor",
+		Event:          event,
+		SessionID:      p.str("conversation_id", "session_id"),
+		TranscriptPath: p.str("transcript_path"),
+		Cwd:            p.str("cwd"),
+		Prompt:         p.str("prompt"),
+	}
+	if h.Event == "" {
+		h.Event = p.str("hook_event_name")
+	}
+	var roots []string
+	_ = json.Unmarshal(p["workspace_roots"], &roots)
+	if len(roots) > 0 && roots[0] != "" {
+		h.Project = roots[0]
+	} else if env.Getenv != nil {
+		h.Project = env.Getenv("CURSOR_PROJECT_DIR")
+	}
+	if h.Cwd == "" {
+		h.Cwd = h.Project
+	}
+	native := p.str("hook_event_name")
+	if native == "" {
+		native = h.Event
+	}
+	h.Rows = cursorHookRows(native, p)
+	return h, nil
+}
+
+// cursorEditTools are tool names (hooks, transcript, SQLite) that change a file.
+var cursorEditTools = map[string]bool{
+	"Write": true, "StrReplace": true, "Edit": true, "MultiEdit": true, "Delete": true, "EditNotebook": true,
+	"ApplyPatch": true, "edit_file": true, "edit_file_v2": true, "search_replace": true, "write": true,
+	"reapply": true, "edit_notebook": true, "delete_file": true, "apply_patch": true,
+}
+
+var cursorShellTools = map[string]bool{
+	"Shell": true, "run_terminal_cmd": true, "run_terminal_command": true, "run_terminal_command_v2": true,
+}
+
+// cursorCallID makes Cursor's tool_use_id (which contains a newline) safe.
+func cursorCallID(id string) string {
+	return strings.NewReplacer("\r", "", "\n", "|").Replace(strings.TrimSpace(id))
+}
+
+// cursorPayloadKey is stable for the same payload and differs between two
+// tool runs that carry no id of their own.
+func cursorPayloadKey(event string, b ...string) string {
+	h := sha256.New()
+	for _, s := range b {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return "hook:" + event + ":" + hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// cursorEditText is the new text an edit input carries (for TODO lines).
+func cursorEditText(in map[string]any) string {
+	var parts []string
+	for _, k := range []string{"content", "contents", "new_string", "code_edit", "patch"} {
+		if s, ok := in[k].(string); ok && s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if edits, ok := in["edits"].([]any); ok {
+		for _, e := range edits {
+			if m, ok := e.(map[string]any); ok {
+				if s, ok := m["new_string"].(string); ok {
+					parts = append(parts, s)
+				}
+			}
+		}
+	}
+	return clip(strings.Join(parts, "\n"), maxResult)
+}
+
+func cursorInputPath(in map[string]any) string {
+	for _, k := range []string{"file_path", "path", "target_file", "relativeWorkspacePath", "target_notebook"} {
+		if s, ok := in[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// cursorCall fills a tool call row from a tool name and its input.
+func cursorCall(r Row, name string, in map[string]any) Row {
+	r.Role, r.Kind, r.ToolName = "assistant", KindToolCall, name
+	switch {
+	case cursorEditTools[name]:
+		r.FilePath = cursorInputPath(in)
+		r.Text = cursorEditText(in)
+	case cursorShellTools[name]:
+		r.Command, _ = in["command"].(string)
+		r.Command = clip(r.Command, maxResult)
+		if d, ok := in["description"].(string); ok {
+			r.Text = clip(d, 200)
+		}
+	}
+	return r
+}
+
+func cursorHookRows(event string, p payload) []Row {
+	switch event {
+	case "postToolUse", "postToolUseFailure":
+		name := p.str("tool_name")
+		id := cursorCallID(p.str("tool_use_id"))
+		if name == "" {
+			return nil
+		}
+		if id == "" {
+			id = cursorPayloadKey(event, p.str("generation_id"), name, string(p["tool_input"]))
+		}
+		var in map[string]any
+		_ = json.Unmarshal(p["tool_input"], &in)
+		call := cursorCall(Row{Key: "hook:" + id, CallID: id}, name, in)
+		res := Row{Key: "hook:" + id + "#result", Role: "tool", Kind: KindToolResult, ToolName: name, CallID: id}
+		out := p.str("tool_output")
+		var o payload
+		_ = json.Unmarshal([]byte(out), &o)
+		text := out
+		if o != nil {
+			if s := o.str("output", "stdout", "error", "message"); s != "" {
+				text = s
+			}
+			if n, ok := o.num("exitCode", "exit_code"); ok {
+				res.ExitCode = intPtr(int(n))
+				if n != 0 {
+					res.Kind = KindError
+				}
+			}
+			if raw, ok := o["success"]; ok && strings.TrimSpace(string(raw)) == "false" {
+				res.Kind = KindError
+			}
+		}
+		if event == "postToolUseFailure" {
+			res.Kind = KindError
+			if s := p.str("error_message", "error"); s != "" {
+				text = s
+			}
+		}
+		if res.Kind == KindError && res.ExitCode == nil {
+			if m := exitCodeRE.FindStringSubmatch(text); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				res.ExitCode = intPtr(n)
+			}
+		}
+		res.Text = clip(text, maxResult)
+		return []Row{call, res}
+	case "afterShellExecution":
+		cmd := p.str("command")
+		if cmd == "" {
+			return nil
+		}
+		id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), cmd, p.str("output"), string(p["duration"]))
+		call := Row{Key: id, CallID: id, Role: "assistant", Kind: KindToolCall, ToolName: "Shell", Command: clip(cmd, maxResult)}
+		res := Row{Key: id + "#result", CallID: id, Role: "tool", Kind: KindToolResult, ToolName: "Shell", Text: clip(p.str("output"), maxResult)}
+		if n, ok := p.num("exit_code", "exitCode"); ok {
+			res.ExitCode = intPtr(int(n))
+			if n != 0 {
+				res.Kind = KindError
+			}
+		}
+		return []Row{call, res}
+	case "afterFileEdit":
+		path := p.str("file_path")
+		if path == "" {
+			return nil
+		}
+		id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), path, string(p["edits"]))
+		var in map[string]any
+		_ = json.Unmarshal([]byte(`{"edits":`+string(orNull(p["edits"]))+`}`), &in)
+		call := Row{Key: id, CallID: id, Role: "assistant", Kind: KindToolCall, ToolName: "afterFileEdit", FilePath: path, Text: cursorEditText(in)}
+		return []Row{call}
+	case "preCompact":
+		id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), string(p["context_tokens"]), p.str("trigger"))
+		r := Row{Key: id, Role: "system", Kind: KindCompaction, Text: "context compacted"}
+		if t := p.str("trigger"); t != "" {
+			r.Text += " (" + t + ")"
+		}
+		return []Row{r}
+	}
+	return nil
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// cursorSlug is Cursor's project directory name: the absolute workspace
+// path without its leading "/", every non-alphanumeric byte replaced by "-".
+func cursorSlug(project string) string {
+	s := strings.TrimPrefix(filepath.ToSlash(project), "/")
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+func cursorSafeID(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\\x00\n")
+}
+
+// cursorTranscriptDir is ~/.cursor/projects/<slug>/agent-transcripts.
+func cursorTranscriptDir(h Hook, env Env) string {
+	if h.Project == "" || env.Home == "" {
+		return ""
+	}
+	return filepath.Join(env.Home, ".cursor", "projects", cursorSlug(h.Project), "agent-transcripts")
+}
+
+// Transcripts is the hook's transcript_path, else the IDE layout
+// (<id>/<id>.jsonl) or the CLI one (<id>.jsonl; the CLI never sends a
+// path), plus subagent transcripts below the parent.
+func (cursor) Transcripts(h Hook, env Env) []Transcript {
+	var main []string
+	if h.TranscriptPath != "" {
+		main = []string{h.TranscriptPath}
+	} else if dir := cursorTranscriptDir(h, env); dir != "" && cursorSafeID(h.SessionID) {
+		ide := filepath.Join(dir, h.SessionID, h.SessionID+".jsonl")
+		cli := filepath.Join(dir, h.SessionID+".jsonl")
+		switch {
+		case fileExistsRegular(ide):
+			main = []string{ide}
+		case fileExistsRegular(cli):
+			main = []string{cli}
+		default:
+			main = []string{ide, cli}
+		}
+	}
+	var ts []Transcript
+	for _, m := range main {
+		ts = append(ts, Transcript{Path: m, SessionID: h.SessionID, MaybeMissing: true})
+		subs, _ := filepath.Glob(filepath.Join(filepath.Dir(m), "subagents", "*.jsonl"))
+		for _, s := range subs {
+			ts = append(ts, Transcript{Path: s, SessionID: h.SessionID, Sidechain: true})
+		}
+	}
+	return ts
+}
+
+func fileExistsRegular(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+type cursorLine struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Status  string `json:"status"`
+	Error   string `json:"error"`
+	Message *struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+type cursorBlock struct {
+	Type  string         `json:"type"`
+	Text  string         `json:"text"`
+	Name  string         `json:"name"`
+	Input map[string]any `json:"input"`
+}
+
+var (
+	cursorQueryRE = regexp.MustCompile(`(?s)<user_query>\s*(.*?)\s*</user_query>`)
+	cursorStampRE = regexp.MustCompile(`(?s)<timestamp>.*?</timestamp>`)
+)
+
+// ParseLine reads one agent-transcript line. Lines carry no ids and no
+// timestamps: keys are byte offsets (the file is append-only).
+func (cursor) ParseLine(line []byte, off int64) ([]Row, error) {
+	var l cursorLine
+	if json.Unmarshal(line, &l) != nil {
+		return nil, nil
+	}
+	key := "off:" + strconv.FormatInt(off, 10)
+	if l.Type == "turn_ended" {
+		if l.Status != "error" {
+			return nil, nil
+		}
+		text := l.Error
+		if text == "" {
+			text = "turn ended with an error"
+		}
+		return []Row{{Key: key, Role: "system", Kind: KindError, Text: clip(text, maxResult)}}, nil
+	}
+	if l.Message == nil || (l.Role != "user" && l.Role != "assistant") {
+		return nil, nil
+	}
+	var blocks []cursorBlock
+	if json.Unmarshal(l.Message.Content, &blocks) != nil {
+		var s string
+		if json.Unmarshal(l.Message.Content, &s) != nil {
+			return nil, nil
+		}
+		blocks = []cursorBlock{{Type: "text", Text: s}}
+	}
+	var rows []Row
+	for i, b := range blocks {
+		k := key
+		if i > 0 {
+			k = key + "#" + strconv.Itoa(i)
+		}
+		switch {
+		case l.Role == "user" && b.Type == "text":
+			rows = append(rows, cursorUserText(k, b.Text)...)
+		case l.Role == "assistant" && b.Type == "text":
+			if strings.TrimSpace(b.Text) == "" {
+				continue
+			}
+			rows = append(rows, Row{Key: k, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
+		case l.Role == "assistant" && b.Type == "tool_use" && b.Name != "":
+			rows = append(rows, cursorCall(Row{Key: k}, b.Name, b.Input))
+		}
+	}
+	return rows, nil
+}
+
+// cursorUserText splits a user message into carryover's own handoff (an
+// injection receipt) and the real request inside <user_query>.
+func cursorUserText(key, text string) []Row {
+	var rows []Row
+	query, wrapped := "", false
+	if m := cursorQueryRE.FindStringSubmatch(text); m != nil {
+		query, wrapped = m[1], true
+	}
+	if IsCarryoverText(text) && !IsCarryoverText(query) {
+		rows = append(rows, Row{Key: key + "#inj", Role: "system", Kind: KindInjection, Text: carryoverHeader(text)})
+	}
+	if !wrapped {
+		query = strings.TrimSpace(cursorStampRE.ReplaceAllString(text, ""))
+		if strings.HasPrefix(query, "<") || IsCarryoverText(query) {
+			return rows // injected context blocks, not a request
+		}
+	}
+	if strings.TrimSpace(query) == "" {
+		return rows
+	}
+	if IsCarryoverText(query) {
+		return append(rows, Row{Key: key, Role: "user", Kind: KindInjection, Text: carryoverHeader(query)})
+	}
+	return append(rows, Row{Key: key, Role: "user", Kind: KindPrompt, Text: clip(query, maxPrompt)})
+}
+
+// cursorUserDir is Cursor's VS Code-style "User" directory.
+func cursorUserDir(env Env) string {
+	get := func(k string) string {
+		if env.Getenv == nil {
+			return ""
+		}
+		return env.Getenv(k)
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return filepath.Join(env.Home, "Library", "Application Support", "Cursor", "User")
+	case "windows":
+		if a := get("APPDATA"); a != "" {
+			return filepath.Join(a, "Cursor", "User")
+		}
+		return filepath.Join(env.Home, "AppData", "Roaming", "Cursor", "User")
+	}
+	if x := get("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "Cursor", "User")
+	}
+	return filepath.Join(env.Home, ".config", "Cursor", "User")
+}
+
+// cursorStoreTimeout bounds a read of Cursor's database (it may be locked
+// by Cursor, and it can be gigabytes: reads go by key only).
+const cursorStoreTimeout = 1200 * time.Millisecond
+
+// ReadStore reads the conversation from the IDE's global state.vscdb when
+// Cursor writes no agent transcripts for the project (older builds).
+func (cursor) ReadStore(h Hook, env Env) ([]Row, error) {
+	if h.SessionID == "" {
+		return nil, nil
+	}
+	if h.TranscriptPath != "" {
+		return nil, nil
+	}
+	if dir := cursorTranscriptDir(h, env); dir != "" {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return nil, nil
+		}
+	}
+	if env.Home == "" {
+		return nil, nil
+	}
+	return ReadCursorDB(filepath.Join(cursorUserDir(env), "globalStorage", "state.vscdb"), h.SessionID)
+}
+
+// ReadCursorDB returns the rows of composer id in the state.vscdb at path,
+// opened read-only. A missing database is fs.ErrNotExist; a conversation
+// not yet flushed to it is no rows.
+func ReadCursorDB(path, id string) ([]Row, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("cursor database: %w", fs.ErrNotExist)
+	}
+	if strings.ContainsAny(id, "\x00") {
+		return nil, nil
+	}
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	// mode=ro, not immutable=1: Cursor keeps the database open and recent
+	// rows may still sit in the WAL.
+	dsn := (&url.URL{Scheme: "file", Path: p}).String() + "?mode=ro&_busy_timeout=500&_query_only=1"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open Cursor's database read-only: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), cursorStoreTimeout)
+	defer cancel()
+	var raw []byte
+	err = db.QueryRowContext(ctx, `SELECT value FROM cursorDiskKV WHERE key = ?`, "composerData:"+id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read Cursor's database (locked or not a Cursor state.vscdb; `carryover handoff` retries later): %w", err)
+	}
+	var comp cursorComposer
+	if json.Unmarshal(raw, &comp) != nil {
+		return nil, nil
+	}
+	bubbles := map[string]cursorBubble{}
+	for _, b := range comp.Conversation { // composers before bubbles moved out
+		if b.BubbleID != "" {
+			bubbles[b.BubbleID] = b
+		}
+	}
+	prefix := "bubbleId:" + id + ":"
+	rs, err := db.QueryContext(ctx, `SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ? AND value IS NOT NULL`, prefix, "bubbleId:"+id+";")
+	if err != nil {
+		return nil, fmt.Errorf("read Cursor's messages: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var k string
+		var v []byte
+		if rs.Scan(&k, &v) != nil {
+			continue
+		}
+		var b cursorBubble
+		if json.Unmarshal(v, &b) != nil {
+			continue
+		}
+		if b.BubbleID == "" {
+			b.BubbleID = strings.TrimPrefix(k, prefix)
+		}
+		bubbles[b.BubbleID] = b
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("read Cursor's messages: %w", err)
+	}
+	return cursorComposerRows(comp, bubbles), nil
+}
+
+type cursorComposer struct {
+	Status  string `json:"status"`
+	Headers []struct {
+		BubbleID string `json:"bubbleId"`
+		Grouping *struct {
+			IsRenderable *bool `json:"isRenderable"`
+		} `json:"grouping"`
+	} `json:"fullConversationHeadersOnly"`
+	Conversation  []cursorBubble `json:"conversation"`
+	LastUpdatedAt int64          `json:"lastUpdatedAt"`
+	Capabilities  []struct {
+		Data struct {
+			BubbleDataMap string `json:"bubbleDataMap"`
+		} `json:"data"`
+	} `json:"capabilities"`
+}
+
+type cursorBubble struct {
+	BubbleID       string          `json:"bubbleId"`
+	Type           json.RawMessage `json:"type"`
+	Text           string          `json:"text"`
+	RawText        string          `json:"rawText"`
+	Content        string          `json:"content"`
+	Message        string          `json:"message"`
+	CreatedAt      json.RawMessage `json:"createdAt"`
+	Timestamp      json.RawMessage `json:"timestamp"`
+	CapabilityType int             `json:"capabilityType"`
+	TimingInfo     *struct {
+		ClientStartTime  float64 `json:"clientStartTime"`
+		ClientRPCSend    float64 `json:"clientRpcSendTime"`
+		ClientSettleTime float64 `json:"clientSettleTime"`
+		ClientEndTime    float64 `json:"clientEndTime"`
+	} `json:"timingInfo"`
+	ToolFormerData *cursorTool `json:"toolFormerData"`
+}
+
+type cursorTool struct {
+	Tool       *int   `json:"tool"`
+	Name       string `json:"name"`
+	RawArgs    string `json:"rawArgs"`
+	Params     string `json:"params"`
+	Result     string `json:"result"`
+	Status     string `json:"status"`
+	Error      string `json:"error"`
+	Additional *struct {
+		Codeblock *struct {
+			Content string `json:"content"`
+		} `json:"codeblock"`
+	} `json:"additionalData"`
+}
+
+// role is 1 / "user" for the user, 2 / "ai" for the assistant.
+func (b cursorBubble) role() string {
+	switch strings.Trim(string(b.Type), `"`) {
+	case "1", "user":
+		return "user"
+	case "2", "ai", "assistant":
+		return "assistant"
+	}
+	return ""
+}
+
+// when is the bubble's time: createdAt (ISO, or ms in older data), then
+// timestamp, then absolute timingInfo fields (clientStartTime is sometimes
+// relative to process start).
+func (b cursorBubble) when() time.Time {
+	for _, raw := range []json.RawMessage{b.CreatedAt, b.Timestamp} {
+		if t := flexTime(raw); !t.IsZero() {
+			return t
+		}
+	}
+	if ti := b.TimingInfo; ti != nil {
+		for _, v := range []float64{ti.ClientStartTime, ti.ClientRPCSend, ti.ClientSettleTime, ti.ClientEndTime} {
+			if v >= 946684800000 && v < 1e15 {
+				return time.UnixMilli(int64(v)).UTC()
+			}
+		}
+	}
+	return time.Time{}
+}
+
+func cursorComposerRows(comp cursorComposer, bubbles map[string]cursorBubble) []Row {
+	// Old composers keep tool data in capabilities[].data.bubbleDataMap.
+	for _, c := range comp.Capabilities {
+		if c.Data.BubbleDataMap == "" {
+			continue
+		}
+		var m map[string]cursorTool
+		if json.Unmarshal([]byte(c.Data.BubbleDataMap), &m) != nil {
+			continue
+		}
+		for id, t := range m {
+			if b, ok := bubbles[id]; ok && b.ToolFormerData == nil {
+				t := t
+				b.ToolFormerData = &t
+				bubbles[id] = b
+			}
+		}
+	}
+	var order []string
+	seen := map[string]bool{}
+	for _, h := range comp.Headers {
+		if h.BubbleID == "" || seen[h.BubbleID] {
+			continue
+		}
+		seen[h.BubbleID] = true
+		if h.Grouping != nil && h.Grouping.IsRenderable != nil && !*h.Grouping.IsRenderable {
+			continue // Cursor does not show it
+		}
+		order = append(order, h.BubbleID)
+	}
+	var extra []string
+	for id := range bubbles {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		ti, tj := bubbles[extra[i]].when(), bubbles[extra[j]].when()
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return extra[i] < extra[j]
+	})
+	order = append(order, extra...)
+	var rows []Row
+	for _, id := range order {
+		b, ok := bubbles[id]
+		if !ok {
+			continue
+		}
+		rows = append(rows, cursorBubbleRows(id, b)...)
+	}
+	// A user bubble without a time takes the next timed row's.
+	for i := len(rows) - 2; i >= 0; i-- {
+		if rows[i].Time.IsZero() {
+			rows[i].Time = rows[i+1].Time
+		}
+	}
+	if comp.Status == "error" {
+		r := Row{Key: "composer:status", Role: "system", Kind: KindError, Text: "the conversation stopped with an error"}
+		if comp.LastUpdatedAt > 0 {
+			r.Time = time.UnixMilli(comp.LastUpdatedAt).UTC()
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func (b cursorBubble) text() string {
+	for _, s := range []string{b.Text, b.RawText, b.Content, b.Message} {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func cursorBubbleRows(id string, b cursorBubble) []Row {
+	base := Row{Time: b.when()}
+	text := b.text()
+	switch b.role() {
+	case "user":
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		r := base
+		r.Key, r.Role = id, "user"
+		if IsCarryoverText(text) {
+			r.Kind, r.Text = KindInjection, carryoverHeader(text)
+		} else {
+			r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+		}
+		return []Row{r}
+	case "assistant":
+	default:
+		return nil
+	}
+	var rows []Row
+	if strings.TrimSpace(text) != "" {
+		r := base
+		r.Key, r.Role, r.Kind, r.Text = id, "assistant", KindText, clip(text, maxText)
+		rows = append(rows, r)
+	}
+	if t := b.ToolFormerData; t != nil && (t.Name != "" || t.Tool != nil) {
+		rows = append(rows, cursorToolRows(id, base, t)...)
+	}
+	return rows
+}
+
+func jsonString(s string) map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal([]byte(s), &m)
+	return m
+}
+
+func cursorToolRows(id string, base Row, t *cursorTool) []Row {
+	params, args, result := jsonString(t.Params), jsonString(t.RawArgs), jsonString(t.Result)
+	in := map[string]any{}
+	for k, v := range args {
+		in[k] = v
+	}
+	for k, v := range params {
+		in[k] = v
+	}
+	name := t.Name
+	if name == "" {
+		name = "tool_" + strconv.Itoa(*t.Tool)
+	}
+	call := cursorCall(Row{Key: id + "#call", CallID: id, Time: base.Time}, name, in)
+	if cursorEditTools[name] {
+		var add []string
+		if t.Additional != nil && t.Additional.Codeblock != nil {
+			add = append(add, t.Additional.Codeblock.Content)
+		}
+		add = append(add, cursorDiffAdded(result)...)
+		if len(add) > 0 {
+			call.Text = clip(strings.Join(add, "\n"), maxResult)
+		}
+	}
+	res := Row{Key: id + "#result", CallID: id, Time: base.Time, Role: "tool", Kind: KindToolResult, ToolName: name}
+	out := ""
+	if result != nil {
+		if s, ok := result["output"].(string); ok {
+			out = s
+		}
+		if n, ok := result["exitCode"].(float64); ok {
+			res.ExitCode = intPtr(int(n))
+			if n != 0 {
+				res.Kind = KindError
+			}
+		}
+		if f, ok := result["applyFailed"].(bool); ok && f {
+			res.Kind = KindError
+			out = "edit failed to apply"
+		}
+	} else if t.Result != "" {
+		out = t.Result
+	}
+	switch {
+	case t.Status == "error" || (t.Tool != nil && *t.Tool == 0):
+		res.Kind = KindError
+		msg := ""
+		if e := jsonString(t.Error); e != nil {
+			msg, _ = e["clientVisibleErrorMessage"].(string)
+		}
+		if msg == "" {
+			msg = t.Error
+		}
+		if res.ExitCode == nil {
+			if m := exitCodeRE.FindStringSubmatch(msg); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				res.ExitCode = intPtr(n)
+			}
+		}
+		if msg != "" && out != "" {
+			out = msg + "\n" + out
+		} else if msg != "" {
+			out = msg
+		}
+	case t.Status == "cancelled":
+		res.Kind = KindError
+		out = "cancelled"
+	case t.Status != "completed" && t.Status != "":
+		return []Row{call} // still running: the result comes with a later read
+	}
+	res.Text = clip(out, maxResult)
+	return []Row{call, res}
+}
+
+// cursorDiffAdded returns the added lines of result.diff.chunks.
+func cursorDiffAdded(result map[string]any) []string {
+	diff, _ := result["diff"].(map[string]any)
+	chunks, _ := diff["chunks"].([]any)
+	var out []string
+	for _, c := range chunks {
+		m, _ := c.(map[string]any)
+		s, _ := m["diffString"].(string)
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+				out = append(out, l[1:])
+			}
+		}
+	}
+	return out
+}
