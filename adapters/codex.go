@@ -1,0 +1,520 @@
+package adapters
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Codex is the Codex CLI adapter (../shared/agents/codex.md).
+//
+// A rollout is append-only JSONL; resume appends to the same file and a
+// fork starts a new file that only references its parent (by thread id and
+// byte offset), so the parent's history is never read as the fork's own.
+// Lines carry no uuid: calls and results are keyed by call_id, everything
+// else by byte offset, which is stable because the file only grows.
+var Codex = register(codex{})
+
+type codex struct{}
+
+func (codex) Name() string { return "codex" }
+
+func (codex) ParseHook(event string, b []byte, env Env) (Hook, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, err
+	}
+	h := Hook{
+		Tool:           "codex",
+		Event:          event,
+		SessionID:      p.str("session_id"),
+		TranscriptPath: p.str("transcript_path"), // null with --ephemeral
+		Cwd:            p.str("cwd"),
+		Source:         p.str("source"),
+		Prompt:         p.str("prompt"),
+	}
+	if h.Event == "" {
+		h.Event = p.str("hook_event_name")
+	}
+	return h, nil
+}
+
+// Transcripts is the hook's transcript_path. Without one (an old build, or
+// --ephemeral where no rollout exists) the rollout is looked up by thread id
+// under $CODEX_HOME/sessions; an ephemeral session finds nothing.
+func (codex) Transcripts(h Hook, env Env) []Transcript {
+	if h.TranscriptPath != "" {
+		return []Transcript{{Path: h.TranscriptPath, SessionID: h.SessionID, MaybeMissing: true}}
+	}
+	if !safeID(h.SessionID) {
+		return nil
+	}
+	home := ""
+	if env.Getenv != nil {
+		home = env.Getenv("CODEX_HOME")
+	}
+	if home == "" {
+		if env.Home == "" {
+			return nil
+		}
+		home = filepath.Join(env.Home, ".codex")
+	}
+	m, _ := filepath.Glob(filepath.Join(globEscape(home), "sessions", "*", "*", "*", "rollout-*-"+h.SessionID+".jsonl"))
+	if len(m) == 0 {
+		return nil
+	}
+	return []Transcript{{Path: m[len(m)-1], SessionID: h.SessionID}}
+}
+
+// globEscape quotes the glob metacharacters of a literal path.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		switch c {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// safeID reports whether id can be put in a glob pattern as a literal.
+func safeID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+type codexLine struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+	Metadata  *struct {
+		CompactionOutput bool `json:"compaction_output"`
+	} `json:"metadata"`
+}
+
+type codexItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Name      string          `json:"name"`
+	CallID    string          `json:"call_id"`
+	Arguments json.RawMessage `json:"arguments"` // a JSON string holding an object (or, leniently, the object)
+	Input     string          `json:"input"`
+	Output    json.RawMessage `json:"output"`
+	Content   []codexContent  `json:"content"`
+	Action    json.RawMessage `json:"action"`
+	Meta      *struct {
+		Kinds []string `json:"content_item_kinds"`
+	} `json:"internal_chat_message_metadata_passthrough"`
+	// event_msg fields
+	Message string `json:"message"`
+	Info    *struct {
+		Last *struct {
+			Total int64 `json:"total_tokens"`
+		} `json:"last_token_usage"`
+		Window int64 `json:"model_context_window"`
+	} `json:"info"`
+}
+
+type codexContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// codexSkip are line types that never carry rows; checked on the line's
+// head so the big ones (session_meta, world_state) are not decoded.
+var codexSkip = [][]byte{
+	[]byte(`"type":"session_meta"`), []byte(`"type":"world_state"`), []byte(`"type":"turn_context"`),
+	[]byte(`"type":"token_usage_record"`),
+}
+
+func (codex) ParseLine(line []byte, off int64) ([]Row, error) {
+	head := line
+	if len(head) > 96 {
+		head = head[:96]
+	}
+	for _, s := range codexSkip {
+		if bytes.Contains(head, s) {
+			return nil, nil
+		}
+	}
+	var l codexLine
+	if json.Unmarshal(line, &l) != nil {
+		return nil, nil
+	}
+	var it codexItem
+	if json.Unmarshal(l.Payload, &it) != nil {
+		return nil, nil
+	}
+	ts, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
+	base := Row{Time: ts, Key: "off:" + strconv.FormatInt(off, 10)}
+	switch l.Type {
+	case "response_item":
+		compaction := l.Metadata != nil && l.Metadata.CompactionOutput
+		return codexResponseItem(it, base, compaction), nil
+	case "event_msg":
+		return codexEvent(it, base), nil
+	case "compacted":
+		r := base
+		r.Role, r.Kind, r.Text = "system", KindCompaction, "context compacted"
+		if s := codexSummary(it.Message); s != "" {
+			r.Text = clip(s, maxText)
+		}
+		return []Row{r}, nil
+	}
+	return nil, nil
+}
+
+// codexSummary strips Codex's fixed preamble from a compaction message.
+func codexSummary(msg string) string {
+	const marker = "assist with your own analysis:\n"
+	if i := strings.Index(msg, marker); i >= 0 {
+		msg = msg[i+len(marker):]
+	}
+	return strings.TrimSpace(msg)
+}
+
+func codexResponseItem(it codexItem, base Row, compactionOutput bool) []Row {
+	switch it.Type {
+	case "message":
+		return codexMessage(it, base, compactionOutput)
+	case "function_call":
+		return codexFunctionCall(it, base)
+	case "custom_tool_call":
+		if it.Name == "apply_patch" {
+			return codexPatchRows(it.CallID, it.Input, base)
+		}
+		return []Row{codexCallRow(it.Name, it.CallID, base)}
+	case "local_shell_call":
+		r := codexCallRow("local_shell", it.CallID, base)
+		var a struct {
+			Command []string `json:"command"`
+		}
+		if json.Unmarshal(it.Action, &a) == nil {
+			r.Command = clip(shellArgv(a.Command), maxResult)
+		}
+		return []Row{r}
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+		return []Row{codexOutput(it, base)}
+	}
+	return nil
+}
+
+// Texts Codex feeds the model as user or developer input that are not the
+// user's request; used only when content_item_kinds is absent.
+var codexInjectedPrefixes = []string{
+	"# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<INSTRUCTIONS>",
+	"<turn_aborted>", "<hook_prompt", "<skills_instructions>", "<permissions instructions>",
+	"Another language model started to solve this problem",
+}
+
+func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
+	var kinds []string
+	if it.Meta != nil {
+		kinds = it.Meta.Kinds
+	}
+	var rows []Row
+	for i, c := range it.Content {
+		if c.Type != "input_text" && c.Type != "output_text" && c.Type != "text" {
+			continue
+		}
+		if strings.TrimSpace(c.Text) == "" {
+			continue
+		}
+		kind := ""
+		if i < len(kinds) {
+			kind = kinds[i]
+		}
+		r := base
+		if i > 0 {
+			r.Key = base.Key + "#" + strconv.Itoa(i)
+		}
+		switch {
+		case strings.HasPrefix(kind, "agents_md.") || strings.HasPrefix(kind, "environments."):
+			continue // project instructions and environment, never a request or a receipt
+		case IsCarryoverText(c.Text) && it.Role != "assistant":
+			// carryover's own handoff (hooks.additional_context) or a
+			// copy of it anywhere in the model input: a delivery receipt.
+			r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(c.Text)
+		case it.Role == "assistant":
+			if compactionOutput {
+				continue // the compacted line records the summary
+			}
+			r.Role, r.Kind, r.Text = "assistant", KindText, clip(c.Text, maxText)
+		case it.Role == "user" && codexRealPrompt(kind, c.Text):
+			r.Role, r.Kind, r.Text = "user", KindPrompt, clip(c.Text, maxPrompt)
+		default:
+			continue // developer instructions, AGENTS.md, environment, hook prompts
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func codexRealPrompt(kind, text string) bool {
+	if kind != "" {
+		return kind == "user.text"
+	}
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, p := range codexInjectedPrefixes {
+		if strings.HasPrefix(t, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func codexCallRow(name, callID string, base Row) Row {
+	r := base
+	if callID != "" {
+		r.Key = "call:" + callID
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, callID
+	return r
+}
+
+func codexFunctionCall(it codexItem, base Row) []Row {
+	var args map[string]json.RawMessage
+	var s string
+	if json.Unmarshal(it.Arguments, &s) == nil {
+		_ = json.Unmarshal([]byte(s), &args)
+	} else {
+		_ = json.Unmarshal(it.Arguments, &args)
+	}
+	argStr := func(k string) string {
+		var s string
+		if json.Unmarshal(args[k], &s) == nil {
+			return s
+		}
+		return ""
+	}
+	if it.Name == "apply_patch" {
+		if in := argStr("input"); in != "" {
+			return codexPatchRows(it.CallID, in, base)
+		}
+	}
+	r := codexCallRow(it.Name, it.CallID, base)
+	cmd := argStr("cmd")
+	if cmd == "" {
+		cmd = argStr("command")
+	}
+	if cmd == "" {
+		var argv []string
+		if json.Unmarshal(args["command"], &argv) == nil {
+			cmd = shellArgv(argv)
+		}
+	}
+	if cmd == "" {
+		return []Row{r}
+	}
+	// Older models ran apply_patch as a shell heredoc.
+	if i := strings.Index(cmd, "*** Begin Patch"); i >= 0 && strings.HasPrefix(strings.TrimSpace(cmd), "apply_patch") {
+		return codexPatchRows(it.CallID, cmd[i:], base)
+	}
+	r.Command = clip(cmd, maxResult)
+	return []Row{r}
+}
+
+// shellArgv turns ["bash","-lc","cmd"] into "cmd" and other argv into a
+// space-joined line.
+func shellArgv(argv []string) string {
+	if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") {
+		return argv[2]
+	}
+	return strings.Join(argv, " ")
+}
+
+// codexPatchRows is one tool-call row per file named in an apply_patch
+// patch (Add/Update/Delete File headers, Move to targets); Text is the
+// file's header plus its added lines, so TODOs it introduces are visible.
+func codexPatchRows(callID, patch string, base Row) []Row {
+	files := parsePatch(patch)
+	if len(files) == 0 {
+		return []Row{codexCallRow("apply_patch", callID, base)}
+	}
+	rows := make([]Row, 0, len(files))
+	for i, f := range files {
+		r := codexCallRow("apply_patch", callID, base)
+		if i > 0 {
+			r.Key += "#" + strconv.Itoa(i)
+		}
+		r.FilePath = f.path
+		r.Text = clip(f.header+"\n"+f.added.String(), maxResult)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+type patchFile struct {
+	path, header string
+	added        strings.Builder
+}
+
+func parsePatch(patch string) []*patchFile {
+	var files []*patchFile
+	var cur *patchFile
+	for _, ln := range strings.Split(patch, "\n") {
+		ln = strings.TrimRight(ln, "\r")
+		if strings.HasPrefix(ln, "*** ") {
+			for _, h := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+				if strings.HasPrefix(ln, h) {
+					p := strings.TrimSpace(ln[len(h):])
+					if p == "" {
+						break
+					}
+					if h == "*** Move to: " && cur != nil {
+						cur.path, cur.header = p, cur.header+"\n"+ln
+						break
+					}
+					cur = &patchFile{path: p, header: ln}
+					files = append(files, cur)
+				}
+			}
+			continue
+		}
+		if cur != nil && strings.HasPrefix(ln, "+") && cur.added.Len() < maxResult {
+			cur.added.WriteString(ln[1:])
+			cur.added.WriteByte('\n')
+		}
+	}
+	return files
+}
+
+// codexFailurePrefixes mark outputs of calls that never ran.
+var codexFailurePrefixes = []string{
+	"Command blocked by PreToolUse hook", "approval policy is Never", "apply_patch verification failed",
+	"Failed to apply patch", "exec_command failed", "execution error:", "aborted by user",
+}
+
+func codexOutput(it codexItem, base Row) Row {
+	r := base
+	if it.CallID != "" {
+		r.Key = "out:" + it.CallID
+	}
+	r.Role, r.CallID = "tool", it.CallID
+	text, exit := codexOutputText(it.Output)
+	head, body := text, text
+	if i := strings.Index(text, "\nOutput:\n"); i >= 0 {
+		head, body = text[:i], text[i+len("\nOutput:\n"):]
+	} else if i := strings.Index(text, "\nOutput:"); i >= 0 {
+		head, body = text[:i], text[i+len("\nOutput:"):]
+	}
+	if exit == nil {
+		if m := exitCodeRE.FindStringSubmatch(head); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				exit = intPtr(n)
+			}
+		}
+	}
+	r.Kind, r.ExitCode = KindToolResult, exit
+	if exit != nil && *exit != 0 {
+		r.Kind = KindError
+	}
+	if exit == nil {
+		t := strings.TrimSpace(text)
+		for _, p := range codexFailurePrefixes {
+			if strings.HasPrefix(t, p) {
+				r.Kind = KindError
+				break
+			}
+		}
+	}
+	r.Text = clip(body, maxResult)
+	return r
+}
+
+// codexOutputText flattens a tool output: a plain string, a JSON string
+// holding {"output":…,"metadata":{"exit_code":N}} (older builds), a list of
+// content items, or an object with content/output.
+func codexOutputText(raw json.RawMessage) (string, *int) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		var legacy struct {
+			Output   *string `json:"output"`
+			Metadata *struct {
+				ExitCode *int `json:"exit_code"`
+			} `json:"metadata"`
+		}
+		if strings.HasPrefix(s, "{") && json.Unmarshal([]byte(s), &legacy) == nil && legacy.Output != nil {
+			var exit *int
+			if legacy.Metadata != nil {
+				exit = legacy.Metadata.ExitCode
+			}
+			return *legacy.Output, exit
+		}
+		return s, nil
+	}
+	var parts []codexContent
+	if json.Unmarshal(raw, &parts) == nil {
+		return joinCodexText(parts), nil
+	}
+	var obj struct {
+		Content json.RawMessage `json:"content"`
+		Output  string          `json:"output"`
+	}
+	if json.Unmarshal(raw, &obj) == nil {
+		if obj.Output != "" {
+			return obj.Output, nil
+		}
+		if json.Unmarshal(obj.Content, &s) == nil {
+			return s, nil
+		}
+		if json.Unmarshal(obj.Content, &parts) == nil {
+			return joinCodexText(parts), nil
+		}
+	}
+	return "", nil
+}
+
+func joinCodexText(parts []codexContent) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// codexEvent keeps only what response_items do not already say: token
+// figures and API errors. User and agent messages (item_completed,
+// user_message, agent_message) duplicate response_items and are skipped so
+// a prompt is never counted twice.
+func codexEvent(it codexItem, base Row) []Row {
+	switch it.Type {
+	case "token_count":
+		if it.Info == nil || it.Info.Last == nil || it.Info.Last.Total <= 0 {
+			return nil
+		}
+		r := base
+		r.Role, r.Kind = "assistant", KindUsage
+		r.TokensUsed, r.TokensMax = it.Info.Last.Total, it.Info.Window
+		return []Row{r}
+	case "error":
+		if it.Message == "" {
+			return nil
+		}
+		r := base
+		r.Role, r.Kind, r.Text = "system", KindError, clip(it.Message, maxResult)
+		return []Row{r}
+	}
+	return nil
+}

@@ -1,0 +1,444 @@
+package adapters
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CopilotCLI is the GitHub Copilot CLI adapter (../shared/agents/copilot-cli.md).
+//
+// Its transcript is ~/.copilot/session-state/<sessionId>/events.jsonl
+// ($COPILOT_HOME replaces ~/.copilot), an append-only event log. In -p mode
+// the file is written only after the sessionEnd hooks return, so the hooks
+// of a session usually find nothing on disk: Transcripts registers the path
+// (MaybeMissing) and the next session's catch-up reads it.
+var CopilotCLI = register(copilotCLI{})
+
+type copilotCLI struct{}
+
+func (copilotCLI) Name() string { return "copilot-cli" }
+
+// ParseHook accepts both payload dialects: camelCase events (sessionId,
+// transcriptPath, epoch-ms timestamp) and PascalCase events (session_id,
+// transcript_path, hook_event_name).
+func (copilotCLI) ParseHook(event string, b []byte, env Env) (Hook, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, err
+	}
+	h := Hook{
+		Tool:           "copilot-cli",
+		Event:          event,
+		SessionID:      p.str("sessionId", "session_id"),
+		TranscriptPath: p.str("transcriptPath", "transcript_path"),
+		Cwd:            p.str("cwd"),
+		Source:         copilotSource(p.str("source")),
+		Prompt:         p.str("prompt", "initialPrompt", "initial_prompt"),
+	}
+	if h.Event == "" {
+		h.Event = p.str("hook_event_name", "hookEventName")
+	}
+	if env.Getenv != nil {
+		h.Project = env.Getenv("COPILOT_PROJECT_DIR")
+		if h.Project == "" {
+			h.Project = env.Getenv("CLAUDE_PROJECT_DIR")
+		}
+	}
+	return h, nil
+}
+
+// copilotSource maps sessionStart's "new" to the common "startup".
+func copilotSource(s string) string {
+	if s == "new" {
+		return "startup"
+	}
+	return s
+}
+
+// Transcripts is the session's events.jsonl: the payload's transcriptPath
+// when given (agentStop, preCompact), else built from the session id.
+func (copilotCLI) Transcripts(h Hook, env Env) []Transcript {
+	path := h.TranscriptPath
+	if path == "" {
+		path = CopilotEventsPath(h.SessionID, env)
+	}
+	if path == "" {
+		return nil
+	}
+	return []Transcript{{Path: path, SessionID: h.SessionID, MaybeMissing: true}}
+}
+
+// CopilotEventsPath is where Copilot CLI keeps a session's event log, or ""
+// when the id is not a plain id or no home is known.
+func CopilotEventsPath(sessionID string, env Env) string {
+	if !plainID(sessionID) {
+		return ""
+	}
+	home := ""
+	if env.Getenv != nil {
+		home = env.Getenv("COPILOT_HOME")
+	}
+	if home == "" {
+		if env.Home == "" {
+			return ""
+		}
+		home = filepath.Join(env.Home, ".copilot")
+	}
+	return filepath.Join(home, "session-state", sessionID, "events.jsonl")
+}
+
+// plainID reports whether s can name a directory safely.
+func plainID(s string) bool {
+	if s == "" || len(s) > 128 || s == "." || s == ".." {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func (copilotCLI) ParseLine(line []byte, off int64) ([]Row, error) {
+	return copilotEvent(line, off), nil
+}
+
+// copilotEventLine is one events.jsonl line (Copilot CLI, and the Copilot
+// Chat extension's transcripts in VS Code, which use the same vocabulary).
+type copilotEventLine struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Timestamp string          `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+type copilotToolRequest struct {
+	ToolCallID string          `json:"toolCallId"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+}
+
+// copilotSkip are event types that never carry rows; checked on the line's
+// first bytes so the ~25 KB system.message and ~32 KB model snapshots cost
+// nothing.
+var copilotSkip = [][]byte{
+	[]byte(`"type":"system.message"`), []byte(`"type":"model.`), []byte(`"type":"assistant.turn_`),
+	[]byte(`"type":"tool.execution_start"`), []byte(`"type":"permission.`), []byte(`"type":"session.shutdown"`),
+	[]byte(`"type":"session.start"`), []byte(`"type":"session.resume"`), []byte(`"type":"session.model_change"`),
+	[]byte(`"type":"session.compaction_start"`),
+}
+
+// copilotExitRE finds the exit code in a shell tool's result text.
+var copilotExitRE = regexp.MustCompile(`completed with exit code (-?\d+)>`)
+
+func copilotEvent(line []byte, off int64) []Row {
+	head := line
+	if len(head) > 48 {
+		head = head[:48]
+	}
+	for _, s := range copilotSkip {
+		if bytes.Contains(head, s) {
+			return nil
+		}
+	}
+	if bytes.Contains(head, []byte(`"type":"hook.`)) && !bytes.Contains(line, []byte("[CARRYOVER]")) {
+		return nil
+	}
+	var l copilotEventLine
+	if err := json.Unmarshal(line, &l); err != nil || len(l.Data) == 0 {
+		return nil
+	}
+	d, err := decodePayload(l.Data)
+	if err != nil {
+		return nil
+	}
+	key := l.ID
+	if key == "" {
+		key = "off:" + strconv.FormatInt(off, 10)
+	}
+	ts, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
+	base := Row{Key: key, Time: ts, Sidechain: d.str("parentToolCallId") != ""}
+	switch l.Type {
+	case "user.message":
+		text := d.str("content")
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		r := base
+		r.Role = "user"
+		if IsCarryoverText(text) {
+			// Not seen in 1.0.102 (sessionStart context is not logged as a
+			// user.message) but kept should a version log it.
+			r.Kind, r.Role, r.Text = KindInjection, "system", carryoverHeader(text)+" via user.message"
+			return []Row{r}
+		}
+		r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+		return []Row{r}
+	case "assistant.message":
+		return copilotAssistant(d, base)
+	case "tool.execution_complete":
+		return copilotToolDone(d, base)
+	case "session.compaction_complete":
+		if raw, ok := d["success"]; ok && string(bytes.TrimSpace(raw)) == "false" {
+			return nil
+		}
+		r := base
+		r.Role, r.Kind = "system", KindCompaction
+		r.Text = "context compacted"
+		if t := d.str("trigger"); t != "" {
+			r.Text += " (" + t + ")"
+		}
+		if s := stripTag(d.str("summaryContent"), "summary"); s != "" {
+			r.Text += ": " + clip(s, maxText)
+		}
+		r.TokensUsed, _ = d.num("preCompactionTokens")
+		rows := []Row{r}
+		post, ok1 := d.num("postCompactionTokens")
+		limit, ok2 := d.num("tokenLimit")
+		if ok1 && ok2 && post > 0 {
+			u := base
+			u.Key, u.Role, u.Kind, u.TokensUsed, u.TokensMax = key+"#usage", "system", KindUsage, post, limit
+			rows = append(rows, u)
+		}
+		return rows
+	case "session.usage_record":
+		u := d.obj("usage")
+		if u == nil {
+			return nil
+		}
+		in, _ := u.num("inputTokens")
+		out, _ := u.num("outputTokens")
+		if in+out <= 0 {
+			return nil
+		}
+		r := base
+		r.Role, r.Kind, r.TokensUsed = "assistant", KindUsage, in+out
+		r.TokensMax, _ = u.num("maxPromptTokens")
+		return []Row{r}
+	case "session.error":
+		r := base
+		r.Role, r.Kind, r.ToolName = "system", KindError, "model API"
+		r.Text = clip(d.str("message", "errorType"), maxResult)
+		if r.Text == "" {
+			r.Text = "session error"
+		}
+		return []Row{r}
+	case "hook.end":
+		// Carryover's own sessionStart context is recorded only here.
+		out := d.obj("output")
+		if out == nil {
+			return nil
+		}
+		text := out.str("additionalContext", "additional_context")
+		if text == "" {
+			if hso := out.obj("hookSpecificOutput"); hso != nil {
+				text = hso.str("additionalContext")
+			}
+		}
+		if !IsCarryoverText(text) {
+			return nil
+		}
+		r := base
+		r.Role, r.Kind = "system", KindInjection
+		r.Text = carryoverHeader(text) + " via " + firstNonEmpty(d.str("hookType"), "hook")
+		return []Row{r}
+	}
+	return nil
+}
+
+// stripTag trims s and removes one <tag>…</tag> wrapper around it.
+func stripTag(s, tag string) string {
+	s = strings.TrimSpace(s)
+	open, end := "<"+tag+">", "</"+tag+">"
+	if strings.HasPrefix(s, open) && strings.HasSuffix(s, end) {
+		s = strings.TrimSpace(s[len(open) : len(s)-len(end)])
+	}
+	return s
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func copilotAssistant(d payload, base Row) []Row {
+	var rows []Row
+	if text := d.str("content"); strings.TrimSpace(text) != "" {
+		r := base
+		r.Role, r.Kind, r.Text = "assistant", KindText, clip(text, maxText)
+		rows = append(rows, r)
+	}
+	var reqs []copilotToolRequest
+	if raw, ok := d["toolRequests"]; ok {
+		_ = json.Unmarshal(raw, &reqs)
+	}
+	for i, tr := range reqs {
+		if tr.Name == "" {
+			continue
+		}
+		r := base
+		r.Key = base.Key + "#" + strconv.Itoa(i)
+		r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, tr.Name, tr.ToolCallID
+		rows = append(rows, copilotToolRows(r, tr.Name, tr.Arguments)...)
+	}
+	return rows
+}
+
+// copilotToolRows fills a tool call row from its arguments: the file(s)
+// written, the shell command and the new text. Tools of both the Copilot
+// CLI (create, edit, bash) and VS Code (create_file, replace_string_in_file,
+// run_in_terminal, apply_patch, …) are known. A call touching several files
+// becomes one row per file.
+func copilotToolRows(r Row, name string, rawArgs json.RawMessage) []Row {
+	var args map[string]any
+	if json.Unmarshal(rawArgs, &args) != nil {
+		// VS Code rounds carry arguments as a JSON string.
+		var s string
+		if json.Unmarshal(rawArgs, &s) == nil {
+			_ = json.Unmarshal([]byte(s), &args)
+		}
+	}
+	str := func(k string) string { v, _ := args[k].(string); return v }
+	switch name {
+	case "bash", "powershell", "run_in_terminal", "shell":
+		r.Command = clip(str("command"), maxResult)
+		r.Text = clip(firstNonEmpty(str("description"), str("explanation")), 200)
+	case "create", "create_file":
+		r.FilePath = firstNonEmpty(str("path"), str("filePath"))
+		r.Text = editText(firstNonEmpty(str("file_text"), str("content")))
+	case "edit", "str_replace", "insert":
+		r.FilePath = firstNonEmpty(str("path"), str("filePath"))
+		r.Text = editText(firstNonEmpty(str("new_str"), str("insert_text")))
+	case "replace_string_in_file", "insert_edit_into_file", "edit_file", "edit_notebook_file":
+		r.FilePath = firstNonEmpty(str("filePath"), str("path"))
+		r.Text = editText(firstNonEmpty(str("newString"), str("code"), str("newCode")))
+	case "multi_replace_string_in_file":
+		reps, _ := args["replacements"].([]any)
+		byFile := map[string]string{}
+		var order []string
+		for _, x := range reps {
+			m, _ := x.(map[string]any)
+			fp, _ := m["filePath"].(string)
+			if fp == "" {
+				continue
+			}
+			ns, _ := m["newString"].(string)
+			if _, ok := byFile[fp]; !ok {
+				order = append(order, fp)
+			}
+			byFile[fp] += ns + "\n"
+		}
+		return perFile(r, order, byFile)
+	case "apply_patch":
+		patch := firstNonEmpty(str("input"), str("patch"))
+		files, adds := patchFiles(patch)
+		return perFile(r, files, adds)
+	}
+	return []Row{r}
+}
+
+func editText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return clip(s, maxResult)
+}
+
+// perFile turns one call into a row per file (first row keeps the key).
+func perFile(r Row, files []string, text map[string]string) []Row {
+	if len(files) == 0 {
+		return []Row{r}
+	}
+	rows := make([]Row, 0, len(files))
+	for i, f := range files {
+		x := r
+		if i > 0 {
+			x.Key = r.Key + "@" + strconv.Itoa(i)
+		}
+		x.FilePath, x.Text = f, editText(text[f])
+		rows = append(rows, x)
+	}
+	return rows
+}
+
+// patchFiles lists the files of an apply_patch envelope ("*** Update File:
+// p", "*** Add File: p", "*** Delete File: p") with each file's added lines.
+func patchFiles(patch string) ([]string, map[string]string) {
+	var files []string
+	adds := map[string]string{}
+	cur := ""
+	for _, ln := range strings.Split(patch, "\n") {
+		ln = strings.TrimRight(ln, "\r")
+		switch {
+		case strings.HasPrefix(ln, "*** Update File: "), strings.HasPrefix(ln, "*** Add File: "), strings.HasPrefix(ln, "*** Delete File: "):
+			cur = strings.TrimSpace(ln[strings.Index(ln, ":")+1:])
+			if _, ok := adds[cur]; !ok && cur != "" {
+				files = append(files, cur)
+				adds[cur] = ""
+			}
+		case strings.HasPrefix(ln, "*** Move to: "):
+			// the rename target is the file that now exists
+			to := strings.TrimSpace(strings.TrimPrefix(ln, "*** Move to: "))
+			if _, ok := adds[to]; !ok && to != "" {
+				files = append(files, to)
+				adds[to] = ""
+			}
+		case cur != "" && strings.HasPrefix(ln, "+") && len(adds[cur]) < maxResult:
+			adds[cur] += ln[1:] + "\n"
+		}
+	}
+	return files, adds
+}
+
+func copilotToolDone(d payload, base Row) []Row {
+	r := base
+	r.Role, r.CallID = "tool", d.str("toolCallId")
+	if r.CallID == "" {
+		return nil
+	}
+	res := d.obj("result")
+	text := ""
+	if res != nil {
+		text = res.str("content")
+	}
+	r.Kind = KindToolResult
+	if raw, ok := d["success"]; ok && string(bytes.TrimSpace(raw)) == "false" {
+		r.Kind = KindError
+		if e := d.obj("error"); e != nil {
+			text = firstNonEmpty(e.str("message"), e.str("code"), text)
+		} else if s := d.str("error"); s != "" {
+			text = s
+		}
+		if text == "" {
+			text = "tool failed"
+		}
+	}
+	// A shell exit != 0 is success:true; the code is in shellExecution.
+	if sh := d.obj("shellExecution"); sh != nil {
+		if n, ok := sh.num("exitCode"); ok {
+			r.ExitCode = intPtr(int(n))
+		}
+	}
+	if r.ExitCode == nil {
+		if m := copilotExitRE.FindStringSubmatch(text); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				r.ExitCode = intPtr(n)
+			}
+		}
+	}
+	if r.ExitCode != nil && *r.ExitCode != 0 {
+		r.Kind = KindError
+	}
+	r.Text = clip(text, maxResult)
+	return []Row{r}
+}

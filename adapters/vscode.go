@@ -1,0 +1,754 @@
+package adapters
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// VSCode is the VS Code GitHub Copilot Chat adapter
+// (../shared/agents/vscode-copilot.md).
+//
+// Two stores hold a session, both under a VS Code User dir's
+// workspaceStorage/<hash>/:
+//
+//   - chatSessions/<sessionId>.jsonl, a mutation log VS Code compacts by
+//     rewriting the whole file (or the flat chatSessions/<sessionId>.json of
+//     1.99–1.108). It must be replayed from the start, so it is read whole by
+//     ReadStore on every event; keys are request ids and tool call ids, so
+//     the ledger's upsert makes re-reading harmless.
+//   - GitHub.copilot-chat/transcripts/<sessionId>.jsonl, the extension's
+//     append-only event log (the hooks' transcript_path), in the Copilot CLI
+//     vocabulary. It is tailed (LineParser) only while the session has no
+//     chatSessions file, so one session is not recorded twice.
+//
+// Rows the two stores share use the same keys (prompt text hash, bare tool
+// call id), so a session read first from its transcript and later from
+// chatSessions keeps one copy of its prompts and tool calls.
+var VSCode = register(vscode{})
+
+type vscode struct{}
+
+func (vscode) Name() string { return "vscode-copilot" }
+
+// ParseHook accepts the documented camelCase common fields (sessionId,
+// hookEventName) and the snake_case ones of later builds (session_id,
+// hook_event_name), and a session id given as a chat session resource URI.
+func (vscode) ParseHook(event string, b []byte, env Env) (Hook, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, err
+	}
+	h := Hook{
+		Tool:           "vscode-copilot",
+		Event:          event,
+		SessionID:      vscodeSessionID(p.str("sessionId", "session_id", "sessionID")),
+		TranscriptPath: p.str("transcript_path", "transcriptPath"),
+		Cwd:            p.str("cwd"),
+		Source:         copilotSource(p.str("source")),
+		Prompt:         p.str("prompt"),
+	}
+	if h.Event == "" {
+		h.Event = p.str("hookEventName", "hook_event_name")
+	}
+	return h, nil
+}
+
+// vscodeSessionID turns vscode-chat-session://local/<base64url(id)> into
+// the bare id; anything else is returned as is.
+func vscodeSessionID(s string) string {
+	const scheme = "vscode-chat-session://"
+	if !strings.HasPrefix(s, scheme) {
+		return s
+	}
+	rest := strings.TrimPrefix(s, scheme)
+	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	rest = strings.TrimRight(rest, "=")
+	if b, err := base64.RawURLEncoding.DecodeString(rest); err == nil && plainID(string(b)) {
+		return string(b)
+	}
+	if b, err := base64.RawStdEncoding.DecodeString(rest); err == nil && plainID(string(b)) {
+		return string(b)
+	}
+	return rest
+}
+
+// vscodeLocation is where one session's files are.
+type vscodeLocation struct {
+	Workspace  string // workspaceStorage/<hash>
+	Store      string // chatSessions/<id>.jsonl or .json, "" when none
+	Transcript string // GitHub.copilot-chat/transcripts/<id>.jsonl (may not exist)
+}
+
+// vscodeMaxStore is the largest chatSessions file replayed; over it the
+// transcript is used instead.
+const vscodeMaxStore = 256 << 20
+
+// locate finds the session's workspace dir: from the hook's transcript_path
+// when it has one, else by looking for the session id under every VS Code
+// User dir (Code, Insiders, VSCodium, remote servers).
+func (vscode) locate(h Hook, env Env) vscodeLocation {
+	var loc vscodeLocation
+	ids := []string{}
+	if plainID(h.SessionID) {
+		ids = append(ids, h.SessionID)
+	}
+	if tp := h.TranscriptPath; tp != "" {
+		loc.Transcript = tp
+		dir := filepath.Dir(tp)
+		if filepath.Base(dir) == "transcripts" && strings.EqualFold(filepath.Base(filepath.Dir(dir)), "GitHub.copilot-chat") {
+			loc.Workspace = filepath.Dir(filepath.Dir(dir))
+		}
+		if base := strings.TrimSuffix(filepath.Base(tp), ".jsonl"); plainID(base) && base != h.SessionID {
+			ids = append(ids, base)
+		}
+	}
+	if loc.Workspace == "" && len(ids) > 0 {
+		var best time.Time
+		for _, root := range vscodeUserDirs(env) {
+			pats := []string{
+				filepath.Join(root, "workspaceStorage", "*", "chatSessions", ids[0]+".json*"),
+				filepath.Join(root, "workspaceStorage", "*", "GitHub.copilot-chat", "transcripts", ids[0]+".jsonl"),
+			}
+			for _, pat := range pats {
+				ms, _ := filepath.Glob(pat)
+				for _, m := range ms {
+					fi, err := os.Stat(m)
+					if err != nil || !fi.Mode().IsRegular() {
+						continue
+					}
+					if loc.Workspace == "" || fi.ModTime().After(best) {
+						best = fi.ModTime()
+						ws := filepath.Dir(filepath.Dir(m))
+						if filepath.Base(filepath.Dir(m)) == "transcripts" {
+							ws = filepath.Dir(ws)
+						}
+						loc.Workspace = ws
+					}
+				}
+			}
+		}
+	}
+	if loc.Workspace == "" {
+		return loc
+	}
+	for _, id := range ids {
+		for _, ext := range []string{".jsonl", ".json"} {
+			p := filepath.Join(loc.Workspace, "chatSessions", id+ext)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= vscodeMaxStore {
+				loc.Store = p
+				break
+			}
+		}
+		if loc.Store != "" {
+			break
+		}
+	}
+	if loc.Transcript == "" && len(ids) > 0 {
+		loc.Transcript = filepath.Join(loc.Workspace, "GitHub.copilot-chat", "transcripts", ids[0]+".jsonl")
+	}
+	return loc
+}
+
+// vscodeUserDirs lists the VS Code User dirs that may exist for env.
+func vscodeUserDirs(env Env) []string {
+	get := func(k string) string {
+		if env.Getenv == nil {
+			return ""
+		}
+		return env.Getenv(k)
+	}
+	flavors := []string{"Code", "Code - Insiders", "VSCodium", "Code - OSS"}
+	var dirs []string
+	if p := get("VSCODE_PORTABLE"); p != "" {
+		dirs = append(dirs, filepath.Join(p, "user-data", "User"))
+	}
+	cfg := get("XDG_CONFIG_HOME")
+	if cfg == "" && env.Home != "" {
+		cfg = filepath.Join(env.Home, ".config")
+	}
+	for _, f := range flavors {
+		if cfg != "" {
+			dirs = append(dirs, filepath.Join(cfg, f, "User"))
+		}
+		if env.Home != "" {
+			dirs = append(dirs, filepath.Join(env.Home, "Library", "Application Support", f, "User"))
+		}
+		if a := get("APPDATA"); a != "" {
+			dirs = append(dirs, filepath.Join(a, f, "User"))
+		}
+	}
+	if env.Home != "" {
+		for _, s := range []string{".vscode-server", ".vscode-server-insiders", ".vscodium-server"} {
+			dirs = append(dirs, filepath.Join(env.Home, s, "data", "User"))
+		}
+	}
+	return dirs
+}
+
+// Transcripts is the Copilot transcript, only while the session has no
+// chatSessions file (ReadStore covers it then).
+func (v vscode) Transcripts(h Hook, env Env) []Transcript {
+	loc := v.locate(h, env)
+	if loc.Store != "" || loc.Transcript == "" {
+		return nil
+	}
+	return []Transcript{{Path: loc.Transcript, SessionID: h.SessionID, MaybeMissing: true}}
+}
+
+// ParseLine reads a Copilot Chat transcript line (the Copilot CLI event
+// vocabulary) with keys shared with the chatSessions store.
+func (vscode) ParseLine(line []byte, off int64) ([]Row, error) {
+	rows := copilotEvent(line, off)
+	for i := range rows {
+		r := &rows[i]
+		r.CallID = vscodeCallID(r.CallID)
+		switch {
+		case r.Kind == KindPrompt:
+			r.Key = vscodePromptKey(r.Text)
+		case r.Kind == KindToolCall && r.CallID != "":
+			suffix := ""
+			if j := strings.LastIndexByte(r.Key, '@'); j >= 0 {
+				suffix = r.Key[j:]
+			}
+			r.Key = "call:" + r.CallID + suffix
+		case (r.Kind == KindToolResult || r.Kind == KindError) && r.CallID != "":
+			r.Key = "result:" + r.CallID
+		}
+	}
+	return rows, nil
+}
+
+var vscodeCallSuffix = regexp.MustCompile(`__vscode-\d+$`)
+
+// vscodeCallID strips the __vscode-<n> suffix that tool call rounds and
+// hook tool_use_id add to the provider's call id.
+func vscodeCallID(id string) string { return vscodeCallSuffix.ReplaceAllString(id, "") }
+
+func vscodePromptKey(text string) string {
+	s := sha256.Sum256([]byte(text))
+	return "prompt:" + hex.EncodeToString(s[:8])
+}
+
+// ReadStore replays the session's chatSessions file into rows. No file
+// (a session only in the transcript, or not written yet) is not an error.
+func (v vscode) ReadStore(h Hook, env Env) ([]Row, error) {
+	loc := v.locate(h, env)
+	if loc.Store == "" {
+		return nil, nil
+	}
+	f, err := os.Open(loc.Store)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("open VS Code chat session file: %w", err)
+	}
+	defer f.Close()
+	var reqs []vscodeRequest
+	if strings.HasSuffix(loc.Store, ".jsonl") {
+		reqs, err = vscodeReplay(f)
+	} else {
+		reqs, err = vscodeFlat(f)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read VS Code chat session file %s: %w", loc.Store, err)
+	}
+	return vscodeRows(reqs), nil
+}
+
+// vscodeOp is one mutation log entry: kind 0 whole state, 1 set v at path k,
+// 2 push the items of v onto the array at k (truncated to i first), 3
+// delete the property at k.
+type vscodeOp struct {
+	Kind *int            `json:"kind"`
+	K    []any           `json:"k"`
+	V    json.RawMessage `json:"v"`
+	I    *int            `json:"i"`
+}
+
+// vscodeMaxPath bounds a mutation path (real ones are 2–4 long).
+const vscodeMaxPath = 32
+
+// vscodeReplay replays a chatSessions mutation log and returns its
+// requests. Undecodable lines, half-written last lines and unknown kinds
+// are skipped; two objects on one line are both applied.
+func vscodeReplay(r io.Reader) ([]vscodeRequest, error) {
+	state := any(map[string]any{})
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(line))
+			for {
+				var op vscodeOp
+				if dec.Decode(&op) != nil {
+					break
+				}
+				state = vscodeApply(state, op)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return vscodeRequestsOf(state)
+}
+
+func vscodeApply(state any, op vscodeOp) any {
+	if op.Kind == nil || len(op.K) > vscodeMaxPath {
+		return state
+	}
+	switch *op.Kind {
+	case 0:
+		var v any
+		if json.Unmarshal(op.V, &v) == nil {
+			if _, ok := v.(map[string]any); ok {
+				return v
+			}
+		}
+	case 1:
+		var v any
+		if json.Unmarshal(op.V, &v) == nil && len(op.K) > 0 {
+			return vscodeSet(state, op.K, func(any) any { return v })
+		}
+	case 2:
+		var items []any
+		if len(op.V) > 0 && json.Unmarshal(op.V, &items) != nil {
+			return state
+		}
+		return vscodeSet(state, op.K, func(old any) any {
+			arr, _ := old.([]any)
+			if op.I != nil && *op.I >= 0 && *op.I < len(arr) {
+				arr = arr[:*op.I]
+			}
+			return append(arr, items...)
+		})
+	case 3:
+		if len(op.K) == 0 {
+			return state
+		}
+		parent := vscodeGet(state, op.K[:len(op.K)-1])
+		if m, ok := parent.(map[string]any); ok {
+			if k, ok := op.K[len(op.K)-1].(string); ok {
+				delete(m, k)
+			}
+		}
+	}
+	return state
+}
+
+// vscodeSet replaces the value at path with f(old), creating objects on the
+// way; an array index may address one past the end (append). Invalid paths
+// leave the state alone.
+func vscodeSet(node any, path []any, f func(any) any) any {
+	if len(path) == 0 {
+		return f(node)
+	}
+	switch k := path[0].(type) {
+	case string:
+		m, ok := node.(map[string]any)
+		if !ok {
+			if node != nil {
+				return node
+			}
+			m = map[string]any{}
+		}
+		m[k] = vscodeSet(m[k], path[1:], f)
+		return m
+	case float64:
+		arr, ok := node.([]any)
+		if !ok || k < 0 || k != float64(int(k)) || int(k) > len(arr) {
+			return node
+		}
+		i := int(k)
+		if i == len(arr) {
+			return append(arr, vscodeSet(nil, path[1:], f))
+		}
+		arr[i] = vscodeSet(arr[i], path[1:], f)
+		return arr
+	}
+	return node
+}
+
+func vscodeGet(node any, path []any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := node.(map[string]any)
+			if !ok {
+				return nil
+			}
+			node = m[k]
+		case float64:
+			arr, ok := node.([]any)
+			if !ok || k < 0 || int(k) >= len(arr) {
+				return nil
+			}
+			node = arr[int(k)]
+		default:
+			return nil
+		}
+	}
+	return node
+}
+
+func vscodeRequestsOf(state any) ([]vscodeRequest, error) {
+	m, _ := state.(map[string]any)
+	raw, err := json.Marshal(m["requests"])
+	if err != nil {
+		return nil, err
+	}
+	var reqs []vscodeRequest
+	_ = json.Unmarshal(raw, &reqs) // a malformed request list yields none
+	return reqs, nil
+}
+
+// vscodeFlat reads the flat chatSessions/<id>.json of VS Code 1.99–1.108.
+func vscodeFlat(r io.Reader) ([]vscodeRequest, error) {
+	var s struct {
+		Requests []vscodeRequest `json:"requests"`
+	}
+	b, err := io.ReadAll(io.LimitReader(r, vscodeMaxStore))
+	if err != nil {
+		return nil, err
+	}
+	if json.Unmarshal(b, &s) != nil {
+		return nil, errors.New("not a chat session JSON object (half-written or another format); it is read again at the next event")
+	}
+	return s.Requests, nil
+}
+
+type vscodeRequest struct {
+	RequestID  string            `json:"requestId"`
+	Timestamp  float64           `json:"timestamp"`
+	Message    json.RawMessage   `json:"message"`
+	Response   []json.RawMessage `json:"response"`
+	ModelState *struct {
+		Value       int     `json:"value"`
+		CompletedAt float64 `json:"completedAt"`
+	} `json:"modelState"`
+	Result *struct {
+		ErrorDetails *struct {
+			Message string `json:"message"`
+		} `json:"errorDetails"`
+		Metadata *struct {
+			ToolCallRounds []struct {
+				ToolCalls []struct {
+					ID        string          `json:"id"`
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"toolCalls"`
+			} `json:"toolCallRounds"`
+		} `json:"metadata"`
+	} `json:"result"`
+}
+
+type vscodeURI struct {
+	FsPath string `json:"fsPath"`
+	Path   string `json:"path"`
+}
+
+func (u *vscodeURI) file() string {
+	if u == nil {
+		return ""
+	}
+	return firstNonEmpty(u.FsPath, u.Path)
+}
+
+type vscodePart struct {
+	Kind                 string          `json:"kind"`
+	Value                json.RawMessage `json:"value"`
+	ToolID               string          `json:"toolId"`
+	ToolCallID           string          `json:"toolCallId"`
+	IsComplete           bool            `json:"isComplete"`
+	SubAgentInvocationID string          `json:"subAgentInvocationId"`
+	ToolSpecificData     *struct {
+		Kind        string `json:"kind"`
+		CommandLine *struct {
+			Original string `json:"original"`
+		} `json:"commandLine"`
+		TerminalCommandState *struct {
+			ExitCode *int `json:"exitCode"`
+		} `json:"terminalCommandState"`
+		RawInput    json.RawMessage `json:"rawInput"`
+		Description string          `json:"description"`
+	} `json:"toolSpecificData"`
+	ResultDetails    json.RawMessage `json:"resultDetails"`
+	PastTenseMessage json.RawMessage `json:"pastTenseMessage"`
+	URI              *vscodeURI      `json:"uri"`
+	IsEdit           bool            `json:"isEdit"`
+	Edits            [][]struct {
+		Text string `json:"text"`
+	} `json:"edits"`
+}
+
+// vscodeToolNames maps a part's toolId to the function name used by the
+// transcript, tool call rounds and hooks.
+var vscodeToolNames = map[string]string{
+	"copilot_readFile":           "read_file",
+	"copilot_replaceString":      "replace_string_in_file",
+	"copilot_multiReplaceString": "multi_replace_string_in_file",
+	"copilot_createFile":         "create_file",
+	"copilot_applyPatch":         "apply_patch",
+	"copilot_findTextInFiles":    "grep_search",
+	"copilot_insertEdit":         "insert_edit_into_file",
+}
+
+// vscodeRows turns replayed requests into rows. A tool call id seen more
+// than once (live re-serialization) keeps its first position and its last
+// data.
+func vscodeRows(reqs []vscodeRequest) []Row {
+	var rows []Row
+	at := map[string]int{} // key -> index in rows
+	put := func(r Row) {
+		if i, ok := at[r.Key]; ok {
+			rows[i] = r
+			return
+		}
+		at[r.Key] = len(rows)
+		rows = append(rows, r)
+	}
+	for n, q := range reqs {
+		rk := q.RequestID
+		if rk == "" {
+			rk = "request#" + strconv.Itoa(n)
+		}
+		ts := msTime(q.Timestamp)
+		if text := vscodeMessageText(q.Message); strings.TrimSpace(text) != "" {
+			r := Row{Time: ts, Role: "user"}
+			if IsCarryoverText(text) {
+				r.Key, r.Role, r.Kind, r.Text = rk+"#injection", "system", KindInjection, carryoverHeader(text)+" via prompt"
+			} else {
+				r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+				r.Key = vscodePromptKey(r.Text)
+			}
+			put(r)
+		}
+		// function name and arguments by bare call id, from the rounds
+		type call struct {
+			name string
+			args json.RawMessage
+		}
+		calls := map[string]call{}
+		if q.Result != nil && q.Result.Metadata != nil {
+			for _, rd := range q.Result.Metadata.ToolCallRounds {
+				for _, tc := range rd.ToolCalls {
+					calls[vscodeCallID(tc.ID)] = call{tc.Name, tc.Arguments}
+				}
+			}
+		}
+		// Rows of this request in order; edit parts (textEditGroup,
+		// codeblockUri) are dropped afterwards for files a tool call names.
+		var local []Row
+		isEditPart := map[int]bool{}
+		edited := map[string]bool{}
+		emit := func(r Row) { local = append(local, r) }
+		var md strings.Builder
+		mdKey := ""
+		flush := func() {
+			if s := strings.TrimSpace(md.String()); s != "" {
+				emit(Row{Key: mdKey, Time: ts, Role: "assistant", Kind: KindText, Text: clip(s, maxText)})
+			}
+			md.Reset()
+			mdKey = ""
+		}
+		for i, raw := range q.Response {
+			var p vscodePart
+			if json.Unmarshal(raw, &p) != nil {
+				continue
+			}
+			pk := rk + "#" + strconv.Itoa(i)
+			if p.Kind == "" {
+				var s string
+				if json.Unmarshal(p.Value, &s) == nil && s != "" {
+					if mdKey == "" {
+						mdKey = pk
+					}
+					md.WriteString(s)
+				}
+				continue
+			}
+			flush()
+			switch p.Kind {
+			case "toolInvocationSerialized":
+				id := vscodeCallID(p.ToolCallID)
+				if id == "" {
+					id = pk
+				}
+				c := calls[id]
+				name := firstNonEmpty(c.name, vscodeToolNames[p.ToolID], p.ToolID, "tool")
+				args := c.args
+				if len(args) == 0 {
+					args = vscodeResultInput(p.ResultDetails)
+				}
+				if len(args) == 0 && p.ToolSpecificData != nil {
+					args = p.ToolSpecificData.RawInput
+				}
+				side := p.SubAgentInvocationID != ""
+				base := Row{Key: "call:" + id, Time: ts, Role: "assistant", Kind: KindToolCall, ToolName: name, CallID: id, Sidechain: side}
+				for _, r := range copilotToolRows(base, name, args) {
+					if td := p.ToolSpecificData; td != nil {
+						if td.CommandLine != nil && td.CommandLine.Original != "" {
+							r.Command = clip(td.CommandLine.Original, maxResult)
+						}
+						if td.Kind == "subagent" && td.Description != "" && r.Text == "" {
+							r.Text = clip(td.Description, 200)
+						}
+					}
+					if r.FilePath != "" {
+						edited[r.FilePath] = true
+					}
+					emit(r)
+				}
+				if p.IsComplete {
+					emit(vscodeResult(p, id, ts, side))
+				}
+			case "textEditGroup", "codeblockUri":
+				f := p.URI.file()
+				if f == "" || (p.Kind == "codeblockUri" && !p.IsEdit) {
+					continue
+				}
+				var sb strings.Builder
+				for _, group := range p.Edits {
+					for _, e := range group {
+						sb.WriteString(e.Text)
+					}
+				}
+				isEditPart[len(local)] = true
+				emit(Row{Key: rk + "#edit:" + f, Time: ts, Role: "assistant", Kind: KindToolCall, ToolName: "edit", FilePath: f, Text: editText(sb.String())})
+			case "thinking":
+			default:
+				if bytes.Contains(raw, []byte("[CARRYOVER]")) {
+					emit(Row{Key: pk, Time: ts, Role: "system", Kind: KindInjection, Text: carryoverHeader(string(raw)) + " via " + p.Kind})
+				}
+			}
+		}
+		flush()
+		// Edit parts name files edited outside a recorded tool call (edit
+		// mode); one row per file.
+		for i, r := range local {
+			if isEditPart[i] {
+				if edited[r.FilePath] {
+					continue
+				}
+				edited[r.FilePath] = true
+			}
+			put(r)
+		}
+		if ms := q.ModelState; ms != nil && ms.Value == 3 || ms == nil && q.Result != nil && q.Result.ErrorDetails != nil {
+			r := Row{Key: rk + "#error", Time: ts, Role: "system", Kind: KindError, ToolName: "model API", Text: "request failed"}
+			if ms != nil && ms.CompletedAt > 0 {
+				r.Time = msTime(ms.CompletedAt)
+			}
+			if q.Result != nil && q.Result.ErrorDetails != nil && q.Result.ErrorDetails.Message != "" {
+				r.Text = clip(q.Result.ErrorDetails.Message, maxResult)
+			}
+			put(r)
+		}
+	}
+	return rows
+}
+
+func msTime(ms float64) time.Time {
+	if ms <= 0 || ms > 1e15 {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(ms)).UTC()
+}
+
+// vscodeMessageText is message.text, or the message itself in the oldest
+// data where it is a plain string.
+func vscodeMessageText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var m struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	return m.Text
+}
+
+// vscodeResultInput is resultDetails.input (the tool's JSON arguments).
+func vscodeResultInput(raw json.RawMessage) json.RawMessage {
+	var rd struct {
+		Input string `json:"input"`
+	}
+	if json.Unmarshal(raw, &rd) != nil || rd.Input == "" {
+		return nil
+	}
+	return json.RawMessage(strconv.Quote(rd.Input))
+}
+
+// vscodeResult is the result row of a completed tool invocation.
+func vscodeResult(p vscodePart, id string, ts time.Time, side bool) Row {
+	r := Row{Key: "result:" + id, Time: ts, Role: "tool", Kind: KindToolResult, CallID: id, Sidechain: side}
+	var rd struct {
+		Output  json.RawMessage `json:"output"`
+		IsError bool            `json:"isError"`
+	}
+	var uris []vscodeURI
+	switch {
+	case json.Unmarshal(p.ResultDetails, &uris) == nil && len(uris) > 0:
+		var fs []string
+		for i := range uris {
+			fs = append(fs, uris[i].file())
+		}
+		r.Text = clip(strings.Join(fs, "\n"), maxResult)
+	case json.Unmarshal(p.ResultDetails, &rd) == nil && len(p.ResultDetails) > 0:
+		var outs []struct {
+			Value  string `json:"value"`
+			IsText bool   `json:"isText"`
+			Type   string `json:"type"`
+		}
+		if json.Unmarshal(rd.Output, &outs) == nil {
+			var sb strings.Builder
+			for _, o := range outs {
+				if o.IsText || o.Type == "text" {
+					if sb.Len() > 0 {
+						sb.WriteByte('\n')
+					}
+					sb.WriteString(o.Value)
+				}
+			}
+			r.Text = clip(sb.String(), maxResult)
+		}
+		if rd.IsError {
+			r.Kind = KindError
+		}
+	}
+	if r.Text == "" {
+		var m struct {
+			Value string `json:"value"`
+		}
+		if json.Unmarshal(p.PastTenseMessage, &m) == nil {
+			r.Text = clip(m.Value, maxResult)
+		}
+	}
+	if td := p.ToolSpecificData; td != nil && td.TerminalCommandState != nil && td.TerminalCommandState.ExitCode != nil {
+		r.ExitCode = intPtr(*td.TerminalCommandState.ExitCode)
+		if *r.ExitCode != 0 {
+			r.Kind = KindError
+		}
+	}
+	return r
+}
