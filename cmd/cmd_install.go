@@ -36,7 +36,7 @@ func init() {
 }
 
 // versionTimeout bounds each agent's version command.
-const versionTimeout = 3 * time.Second
+const versionTimeout = 15 * time.Second // node-based CLIs take seconds to start on a busy machine
 
 // AgentStatus is one agent's detection and hook state.
 type AgentStatus struct {

@@ -80,8 +80,11 @@ type ProjectReport struct {
 	Receipts []ReceiptReport `json:"receipts"`
 }
 
-// ReceiptReport says a session of an agent received the current handoff.
+// ReceiptReport says a session of an agent received a handoff of the
+// project (Current: the handoff now in handoff.md).
 type ReceiptReport struct {
+	Handoff string    `json:"handoff"`
+	Current bool      `json:"current"`
 	Tool    string    `json:"tool"`
 	Session string    `json:"session"`
 	Via     string    `json:"via"` // hook: carryover printed it; transcript: seen in the agent's own transcript
@@ -121,13 +124,10 @@ func collectStatus(e *Env) StatusReport {
 	}
 	for _, h := range hs {
 		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC()}
-		ds, _ := l.Deliveries(h.Project, 200)
+		ds, _ := l.Deliveries(h.Project, 10)
 		for _, d := range ds {
-			if d.Header == h.Header {
-				pr.Receipts = append(pr.Receipts, ReceiptReport{Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
-			}
+			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
-		sort.SliceStable(pr.Receipts, func(i, j int) bool { return pr.Receipts[i].At.Before(pr.Receipts[j].At) })
 		st.Projects = append(st.Projects, pr)
 	}
 	return st
@@ -180,7 +180,11 @@ func printStatus(e *Env, st StatusReport) {
 			fmt.Fprintln(w, "    not delivered to any session yet")
 		}
 		for _, r := range p.Receipts {
-			fmt.Fprintf(w, "    → %s session %s (%s, %s)\n", r.Tool, shortID(r.Session), r.Via, publish.Ago(e.Now(), r.At))
+			which := "an earlier handoff"
+			if r.Current {
+				which = "this handoff"
+			}
+			fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, shortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
 		}
 	}
 	for _, p := range st.Problems {

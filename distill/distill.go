@@ -129,7 +129,7 @@ func Distill(rows []ledger.Row, o Options) Handoff {
 				p := relPath(o.Project, r.FilePath)
 				f, ok := files[p]
 				if !ok {
-					f = &File{Path: p, Created: r.ToolName == "Write" || strings.Contains(strings.ToLower(r.ToolName), "create")}
+					f = &File{Path: p, Created: createsFile(r)}
 					files[p] = f
 				}
 				f.At, f.FailedAfter = r.Time, false
@@ -218,6 +218,16 @@ func Distill(rows []ledger.Row, o Options) Handoff {
 		h.Done = h.Done[len(h.Done)-12:]
 	}
 	return h
+}
+
+// createsFile reports whether a file-writing call created its file: Claude
+// Write, Gemini write_file, Copilot create, an apply_patch "Add File".
+func createsFile(r *ledger.Row) bool {
+	switch strings.ToLower(r.ToolName) {
+	case "write", "write_file", "create", "create_file":
+		return true
+	}
+	return strings.Contains(r.Text, "*** Add File:")
 }
 
 func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }

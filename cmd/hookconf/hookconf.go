@@ -20,11 +20,13 @@ package hookconf
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/carryover/carryover/specs"
@@ -258,13 +260,19 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	}
 	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: before}
 	if exists {
-		_, hasBackup, err := read(files, t.Path+BackupSuffix)
+		backup, hasBackup, err := read(files, t.Path+BackupSuffix)
 		if err != nil {
 			return nil, err
 		}
 		after, del, err := f.uninstall(before, exe, hasBackup)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Path, err)
+		}
+		// When nothing but carryover changed the file since the backup was
+		// taken, restore the backup's exact bytes (an empty "hooks": {} the
+		// user had, key order, spacing).
+		if hasBackup && !del && sameJSON(after, backup) {
+			after = backup
 		}
 		p.After, p.Delete = after, del
 	}
@@ -277,4 +285,20 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 		plans = append(plans, tp)
 	}
 	return plans, nil
+}
+
+// sameJSON reports whether a and b are the same JSON value (false when
+// either is not JSON). An empty object and a missing key count as the same
+// only at the "hooks" key, which carryover adds and removes.
+func sameJSON(a, b []byte) bool {
+	var x, y map[string]any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	for _, m := range []map[string]any{x, y} {
+		if h, ok := m["hooks"].(map[string]any); ok && len(h) == 0 {
+			delete(m, "hooks")
+		}
+	}
+	return reflect.DeepEqual(x, y)
 }
