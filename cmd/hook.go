@@ -74,12 +74,34 @@ func Snapshot(e *Env, tool, event string) {
 	var out bytes.Buffer
 	err := snapshot(e, tool, event, start, log, &out)
 	if err != nil {
-		log.Printf("%v", err)
+		logOrStderr(e, log, err)
 	}
 	if out.Len() > 0 {
 		_, _ = e.Stdout.Write(out.Bytes())
 	}
 	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// logOrStderr logs err; when the log cannot grow (read-only or full
+// carryover home) the reason goes to stderr instead, which agents show only
+// in their debug views for a hook that exits 0.
+func logOrStderr(e *Env, log *logger, err error) {
+	size := func() int64 {
+		fi, err := os.Stat(log.path)
+		if err != nil {
+			return -1
+		}
+		return fi.Size()
+	}
+	before := size()
+	log.Printf("%v", err)
+	if size() == before && e.Stderr != nil {
+		msg := err.Error()
+		if log.redact != nil {
+			msg = log.redact(msg)
+		}
+		fmt.Fprintf(e.Stderr, "carryover: %s%s (and %s could not be written)\n", log.prefix, msg, log.path)
+	}
 }
 
 func readPayload(r io.Reader) ([]byte, error) {
@@ -97,13 +119,39 @@ func readPayload(r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
+// readPayloadBy is readPayload bounded by deadline: an agent that never
+// closes the hook's stdin cannot hold the hook past its budget.
+func readPayloadBy(r io.Reader, deadline time.Time) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := readPayload(r)
+		ch <- result{b, err}
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case res := <-ch:
+		return res.b, res.err
+	case <-t.C:
+		return nil, errors.New("hook stdin was not closed before the deadline; nothing recorded for this event")
+	}
+}
+
 func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer) error {
 	deadline := start.Add(budget(e, event))
 	a, err := adapters.Lookup(tool)
 	if err != nil {
 		return fmt.Errorf("unknown --tool %q (known: %s)", tool, strings.Join(adapters.Names(), ", "))
 	}
-	raw, err := readPayload(e.Stdin)
+	if why := foreignHost(tool, e.Getenv); why != "" {
+		log.Printf("skipped: %s", why)
+		return nil
+	}
+	raw, err := readPayloadBy(e.Stdin, deadline.Add(-250*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -132,10 +180,29 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		}
 		return err
 	}
-	defer l.Close()
+	defer func() { // l may be replaced by a rebuilt ledger below
+		if l != nil {
+			l.Close()
+		}
+	}()
 
 	opts := ledger.IngestOptions{Adapter: a, Hook: h, Env: aenv, Project: project, Deadline: deadline.Add(-250 * time.Millisecond), Now: e.Now(), Redact: redact}
 	rep, err := ledger.Ingest(l, opts)
+	if damaged(rep, err) {
+		// A damaged page is only noticed when a statement reads it: move
+		// the file aside, rebuild, and ingest again into the new ledger.
+		nl, rerr := l.Reopen()
+		if rerr != nil {
+			l = nil
+			if isStartEvent(event) {
+				inject(e, tool, event, project, out, log)
+			}
+			return fmt.Errorf("ledger is damaged: %w", rerr)
+		}
+		l = nl
+		logRecovered(l, log)
+		rep, err = ledger.Ingest(l, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
@@ -273,10 +340,28 @@ func openLedger(e *Env, log *logger) (*ledger.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.Recovered {
-		log.Printf("ledger was corrupt; moved aside to %s and started a new one (transcripts still on disk are re-read)", l.MovedTo)
-	}
+	logRecovered(l, log)
 	return l, nil
+}
+
+func logRecovered(l *ledger.Ledger, log *logger) {
+	if l.Recovered {
+		log.Printf("ledger was corrupt; moved aside to %s and started a new one; %d transcripts still on disk are re-read", l.MovedTo, l.Rebuilt)
+	}
+}
+
+// damaged reports whether an ingest failed because the ledger file is
+// damaged (not because of a transcript or an agent's own store).
+func damaged(rep ledger.IngestReport, err error) bool {
+	if err != nil && ledger.IsCorrupt(err) {
+		return true
+	}
+	for _, f := range rep.Files {
+		if f.Err != nil && f.Path != "store" && ledger.IsCorrupt(f.Err) {
+			return true
+		}
+	}
+	return false
 }
 
 // ResolveProject is the project root: the agent's own project dir when it
@@ -300,7 +385,9 @@ func ResolveProject(explicit, cwd string) string {
 }
 
 // ProjectRows returns the rows the project handoff is distilled from.
-func ProjectRows(l *ledger.Ledger, project string) ([]ledger.Row, error) { return l.RecentRows(project) }
+func ProjectRows(l *ledger.Ledger, project string) ([]ledger.Row, error) {
+	return l.RecentRows(project)
+}
 
 // PublishProject distills the project's recent rows and writes handoff.md
 // (project and global copies), the .gitignore entry and the pointer blocks.
@@ -323,6 +410,12 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	}
 	now := e.Now()
 	text := publish.Render(h, publish.RenderOptions{Now: now, Mode: cfg.Resume, Redact: redactor(cfg), Session: native})
+	// The global copy first: it does not depend on the project being
+	// writable.
+	global := filepath.Join(e.Home(), "handoff.md")
+	if err := publish.WriteAtomic(global, []byte(text)); err != nil {
+		log.Printf("write global handoff: %v", err)
+	}
 	// Ignore rules first: nothing is written under .carryover/ before git
 	// is told to ignore it.
 	if err := publish.EnsureDir(project); err != nil {
@@ -335,10 +428,6 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	}
 	if err := publish.WriteAtomic(publish.HandoffPath(project), []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
-	}
-	global := filepath.Join(e.Home(), "handoff.md")
-	if err := publish.WriteAtomic(global, []byte(text)); err != nil {
-		log.Printf("write global handoff: %v", err)
 	}
 	pointers := []string{"AGENTS.md", "CLAUDE.md"}
 	if h.Tool == "gemini" || fileExists(filepath.Join(project, "GEMINI.md")) {

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // WriteAtomic writes data to path through a temp file in the same directory
@@ -75,7 +77,30 @@ func EnsureDir(project string) error {
 	if _, err := os.Lstat(gi); errors.Is(err, fs.ErrNotExist) {
 		return WriteAtomic(gi, []byte("# Carryover (auto-added): local handoff state, never commit\n*\n"))
 	}
+	removeStaleTemps(d)
 	return nil
+}
+
+// staleTemp is the age after which a temp file of WriteAtomic is known to
+// be left over by a killed process (no write takes this long).
+const staleTemp = time.Minute
+
+// removeStaleTemps deletes WriteAtomic temp files (".name.tmp*") that a
+// process killed mid-write left in dir.
+func removeStaleTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".") || !strings.Contains(n, ".tmp") || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			_ = os.Remove(filepath.Join(dir, n))
+		}
+	}
 }
 
 // PointerBlock is the static block carryover keeps in AGENTS.md, CLAUDE.md
@@ -155,7 +180,20 @@ func EnsurePointer(path string) (changed bool, err error) {
 // readUserFile reads a user-owned file carryover may edit, refusing
 // non-regular and oversized files.
 func readUserFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path) // follows symlinks: we edit the target
+	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		// A symlink is followed only to an existing file in the same
+		// project; a dangling link or one leading elsewhere (a dotfiles
+		// repo, another project) is the user's arrangement, not ours.
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, leftAlone(path, "it is a symlink whose target cannot be resolved")
+		}
+		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+		if err != nil || !strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			return nil, leftAlone(path, "it is a symlink to a file outside the project")
+		}
+	}
+	fi, err := os.Stat(path) // follows an in-project symlink: we edit the target
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,12 @@ type IngestReport struct {
 	Receipts  []string // carryover handoff headers seen in the transcripts
 }
 
+// Catch-up bounds: re-reads per hook, and how many tracked files are looked at.
+const (
+	catchUpReads  = 8
+	catchUpWindow = 256
+)
+
 // batchRows is how many rows are written per transaction while tailing a
 // large transcript, bounding memory on a cold ingest.
 const batchRows = 4096
@@ -91,6 +97,13 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		ts = lp.Transcripts(o.Hook, o.Env)
 	}
 	for _, t := range ts {
+		if o.Transcripts == nil {
+			// Paths from a hook payload follow the store policy (roots.go).
+			if err := adapters.Confined(o.Adapter, o.Env, t.Path); err != nil {
+				rep.Files = append(rep.Files, FileReport{Path: t.Path, Err: err})
+				continue
+			}
+		}
 		tref := ref
 		if t.SessionID != "" && t.SessionID != ref.NativeID {
 			tref = SessionRef{Tool: ref.Tool, NativeID: t.SessionID, Project: o.Project, Transcript: t.Path}
@@ -203,14 +216,20 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 // CatchUp re-reads the transcripts the ledger already tracks for project
 // when they have grown or changed: a session whose last hook never fired
 // (Codex on SIGTERM), or whose agent flushed only after its hooks ran
-// (Copilot CLI -p). skip names a path the caller has just read.
+// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go). skip
+// names a path the caller has just read. At most catchUpReads files are
+// re-read per call, chosen among the catchUpWindow most recently updated
+// (files already read to their end cost one stat).
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
-	tracked, err := l.Tracked(project, 8)
+	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
 		return nil, err
 	}
 	var out []FileReport
 	for _, t := range tracked {
+		if len(out) >= catchUpReads {
+			break
+		}
 		if skip[t.Path] || (!o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
 			continue
 		}
@@ -223,7 +242,7 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 			continue
 		}
 		lp, ok := a.(adapters.LineParser)
-		if !ok {
+		if !ok || adapters.Confined(a, o.Env, t.Path) != nil {
 			continue
 		}
 		ref := SessionRef{Tool: t.Session.Tool, NativeID: t.Session.NativeID, Project: t.Session.Project}

@@ -29,6 +29,10 @@ type Ledger struct {
 	// (MovedTo) and started a new one.
 	Recovered bool
 	MovedTo   string
+	// Rebuilt is how many transcripts of the moved-aside ledger were
+	// registered again to be re-read (see recover.go).
+	Rebuilt int
+	ino     uint64 // inode of Path when opened (recovery compares it)
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
@@ -117,19 +121,16 @@ func Open(dir string) (*Ledger, error) {
 	if !IsCorrupt(err) {
 		return nil, err
 	}
-	moved := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
-	if rerr := os.Rename(path, moved); rerr != nil {
-		return nil, fmt.Errorf("ledger %s is corrupt and could not be moved aside: %w", path, rerr)
-	}
-	for _, sfx := range []string{"-wal", "-shm"} {
-		_ = os.Rename(path+sfx, moved+sfx)
-	}
-	l, err = open(path)
-	if err != nil {
-		return nil, err
-	}
-	l.Recovered, l.MovedTo = true, moved
-	return l, nil
+	// Under the recovery lock, look again: a concurrent hook may already
+	// have replaced the file.
+	return recoverFile(path, func() bool {
+		l, err := open(path)
+		if err == nil {
+			l.Close()
+			return false
+		}
+		return IsCorrupt(err)
+	})
 }
 
 func open(path string) (*Ledger, error) {
@@ -144,7 +145,7 @@ func open(path string) (*Ledger, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	l := &Ledger{db: db, Path: path}
+	l := &Ledger{db: db, Path: path, ino: inode(path)}
 	if err := l.migrate(); err != nil {
 		db.Close()
 		return nil, err

@@ -1,0 +1,233 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Recovery from a damaged ledger file. The ledger is a cache of what the
+// agents' transcripts hold plus carryover's own bookkeeping, so a damaged
+// file is not repaired in place: it is moved aside (kept for the user, with
+// its -wal and -shm), a new ledger is created, and every transcript the old
+// one tracked and that is still on disk is registered again with offset 0.
+// The hook path's catch-up (CatchUp) then re-reads them over the next
+// events; row keys make the re-read exact.
+//
+// Damage is noticed either when Open reads the header ("file is not a
+// database") or later, when a statement touches a damaged page ("database
+// disk image is malformed"); the hook path then calls Reopen.
+
+// Salvaged is a transcript a damaged ledger tracked.
+type Salvaged struct {
+	Path       string
+	Sidechain  bool
+	Updated    int64
+	Tool       string
+	NativeID   string
+	Project    string
+	Transcript string
+}
+
+// salvageTimeout bounds reading a damaged file: best effort, never a hang.
+const salvageTimeout = 300 * time.Millisecond
+
+// Salvage reads the cursors table (with each cursor's session) from a
+// damaged ledger file, read-only and best effort: whatever rows can be read
+// before an error are returned.
+func Salvage(path string) []Salvaged {
+	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
+		if out := salvage(path, q); len(out) > 0 {
+			return out
+		}
+	}
+	return salvageHeaderless(path)
+}
+
+// salvageMax is the largest damaged file whose header salvageHeaderless
+// rebuilds on a copy.
+const salvageMax = 64 << 20
+
+// salvageHeaderless handles a file whose 100-byte header is destroyed
+// ("file is not a database") while its pages are intact: it reads a copy
+// with a standard header put back, trying the usual page sizes.
+func salvageHeaderless(path string) []Salvaged {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() < 1024 || fi.Size() > salvageMax {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	tmp := path + ".salvage"
+	defer os.Remove(tmp)
+	for _, ps := range []int{4096, 1024, 8192, 16384, 32768, 65536} {
+		if int64(ps) > fi.Size() {
+			break
+		}
+		copy(data, sqliteHeader(ps))
+		if os.WriteFile(tmp, data, 0o600) != nil {
+			return nil
+		}
+		if out := salvage(tmp, "mode=ro&immutable=1"); len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// sqliteHeader is a minimal valid database header for page size ps, with
+// the database size left to be taken from the file's length.
+func sqliteHeader(ps int) []byte {
+	h := make([]byte, 100)
+	copy(h, "SQLite format 3\x00")
+	if ps == 65536 {
+		binary.BigEndian.PutUint16(h[16:], 1)
+	} else {
+		binary.BigEndian.PutUint16(h[16:], uint16(ps))
+	}
+	h[18], h[19] = 1, 1                   // rollback journal: no WAL index needed
+	h[21], h[22], h[23] = 64, 32, 32      // payload fractions (fixed by the format)
+	binary.BigEndian.PutUint32(h[24:], 1) // change counter
+	binary.BigEndian.PutUint32(h[40:], 1) // schema cookie
+	binary.BigEndian.PutUint32(h[44:], 4) // schema format
+	binary.BigEndian.PutUint32(h[56:], 1) // UTF-8
+	binary.BigEndian.PutUint32(h[92:], 1) // version-valid-for
+	binary.BigEndian.PutUint32(h[96:], 3045000)
+	return h
+}
+
+func salvage(path, query string) []Salvaged {
+	u := url.URL{Scheme: "file", Opaque: path, RawQuery: query + "&_busy_timeout=100"}
+	db, err := sql.Open("sqlite3", u.String())
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
+	defer cancel()
+	rows, err := db.QueryContext(ctx, `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
+		FROM cursors c JOIN sessions s ON s.id = c.session_id`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var out []Salvaged
+	for rows.Next() {
+		var s Salvaged
+		if rows.Scan(&s.Path, &s.Sidechain, &s.Updated, &s.Tool, &s.NativeID, &s.Project, &s.Transcript) != nil {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// register re-creates the sessions and offset-0 cursors of files that are
+// still on disk, and returns how many were registered.
+func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
+	if len(files) == 0 {
+		return 0, nil
+	}
+	tx, err := l.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n := 0
+	for _, f := range files {
+		if f.Path == "" || f.Tool == "" || f.NativeID == "" {
+			continue
+		}
+		if fi, err := os.Stat(f.Path); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		sid, err := ensureSession(tx, SessionRef{Tool: f.Tool, NativeID: f.NativeID, Project: f.Project, Transcript: f.Transcript}, now)
+		if err != nil {
+			return 0, err
+		}
+		res, err := tx.Exec(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
+			VALUES (?, ?, ?, 0, 0, 0, '', 0, ?) ON CONFLICT (path) DO NOTHING`, f.Path, sid, f.Sidechain, f.Updated)
+		if err != nil {
+			return 0, err
+		}
+		if k, _ := res.RowsAffected(); k == 1 {
+			n++
+		}
+	}
+	return n, tx.Commit()
+}
+
+// lockDir takes an exclusive advisory lock on dir (the carryover home) for
+// the duration of a recovery, so concurrent hooks that all find the ledger
+// damaged move it aside once, not each other's new ledger.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+func inode(path string) uint64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// recoverFile moves the damaged ledger at path aside, opens a new one and
+// registers the old one's transcripts. stillBad is called under the lock:
+// when it reports false another process has already recovered, and path is
+// simply opened.
+func recoverFile(path string, stillBad func() bool) (*Ledger, error) {
+	unlock, err := lockDir(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("lock carryover home for ledger recovery: %w", err)
+	}
+	defer unlock()
+	if !stillBad() {
+		return open(path)
+	}
+	moved := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
+	if err := os.Rename(path, moved); err != nil {
+		return nil, fmt.Errorf("ledger %s is damaged and could not be moved aside: %w (move it away by hand)", path, err)
+	}
+	for _, sfx := range []string{"-wal", "-shm"} {
+		_ = os.Rename(path+sfx, moved+sfx)
+	}
+	l, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	l.Recovered, l.MovedTo = true, moved
+	l.Rebuilt, _ = l.register(Salvage(moved), time.Now())
+	return l, nil
+}
+
+// Reopen is called when a statement on an open ledger reported damage
+// (IsCorrupt): it closes l, moves the file aside, rebuilds and returns the
+// new ledger (Recovered set). If another process got there first, it
+// returns the ledger that process created.
+func (l *Ledger) Reopen() (*Ledger, error) {
+	_ = l.db.Close()
+	return recoverFile(l.Path, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
+}
