@@ -1,0 +1,435 @@
+package redact
+
+import "strings"
+
+// Assignments and headers: KEY=value, key: value, "key": "value", key := "v",
+// key => 'v', Authorization: Bearer v. Triggered on '=' or ':'; the key is read
+// backwards from the separator, the value forwards. Only the value is masked.
+
+const (
+	maxKeyLen   = 64
+	maxValueLen = 4096
+)
+
+func assignment(s string, i int) (Match, bool) {
+	sep := s[i]
+	sepEnd := i + 1
+	if sep == ':' {
+		if hasPrefixAt(s, i+1, "//") {
+			return slackWebhook(s, i+3) // https://hooks.slack.com/...
+		}
+		if hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
+			return Match{}, false // ::
+		}
+		if hasPrefixAt(s, i+1, "=") {
+			sep, sepEnd = '=', i+2 // :=
+		}
+	} else {
+		if i > 0 && isOneOf(s[i-1], "=!<>:+-*/%&|^~?") || hasPrefixAt(s, i+1, "=") || hasPrefixAt(s, i+1, "~") {
+			return Match{}, false // ==, !=, <=, +=, =~ ...
+		}
+		if hasPrefixAt(s, i+1, ">") {
+			sepEnd = i + 2 // =>
+		}
+	}
+
+	// Key, read backwards: spaces, a closing quote (maybe JSON-escaped) or
+	// markdown emphasis, then [A-Za-z0-9_.-]+.
+	j := i
+	for j > 0 && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	spaced := j < i
+	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
+		j-- // config["SECRET_KEY"] = ...
+	}
+	for n := 0; j > 0 && n < 2 && isOneOf(s[j-1], "\"'`*"); n++ {
+		j--
+	}
+	if j > 0 && s[j-1] == '\\' {
+		j--
+	}
+	ke := j
+	var letters uint32
+	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
+		letters |= 1 << (s[j-1] & 31) // the same bit for upper and lower case
+	}
+	if j == ke || ke-j > maxKeyLen || !mayHaveKeyword(letters) {
+		return Match{}, false
+	}
+	if hasSuffixAt(s, j, "//") {
+		return Match{}, false // scheme://user:pass@ belongs to urlCredentials
+	}
+	var buf [maxKeyLen]byte
+	key := foldKey(buf[:0], s[j:ke])
+	if len(key) < 3 {
+		return Match{}, false
+	}
+
+	// Value, read forwards (after a closing "**" of **Password:**).
+	v := sepEnd
+	if hasPrefixAt(s, v, "**") {
+		v += 2
+	}
+	for v < len(s) && v-sepEnd < 8 && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	spaced = spaced || v > sepEnd
+	if v >= len(s) || hasPrefixAt(s, v, markerPrefix) {
+		return Match{}, false
+	}
+
+	if hasSuffixBytes(key, "authorization") {
+		return authorization(s, v)
+	}
+	kind, ok := classifyKey(key, envStyle(s[j:ke]))
+	if !ok {
+		return Match{}, false
+	}
+
+	vs, ve, quoted := value(s, v)
+	if ve <= vs {
+		return Match{}, false
+	}
+	val := s[vs:ve]
+	if hasPrefixAt(val, 0, markerPrefix) {
+		return Match{}, false
+	}
+	if kind == KindAzureStorageKey {
+		if len(val) < 20 || run(val, 0, setBase64) != len(val) || isPlaceholder(val) {
+			return Match{}, false
+		}
+		return Match{kind, vs, ve}, true
+	}
+	awsSecret := kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
+		(containsBytes(key, "aws") || containsBytes(key, "secretaccesskey")) && !isPlaceholder(val)
+	if !awsSecret && !plausible(s, kind, val, ve, quoted, spaced, sep) || len(val) <= len(key) && containsFold(string(key), foldValue(val)) {
+		return Match{}, false // POSTGRES_PASSWORD: postgres, password: password
+	}
+	if awsSecret {
+		kind = KindAWSSecret
+	}
+	return Match{kind, vs, ve}, true
+}
+
+// keywordLetters holds, per keyword, the set of its letters (bit c&31), so
+// that a key without all letters of any keyword is rejected before it is
+// folded. passwd covers password, auth covers authorization, accesskey covers
+// sharedaccesskey.
+var keywordLetters = func() (ms []uint32) {
+	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey"} {
+		var m uint32
+		for i := 0; i < len(w); i++ {
+			m |= 1 << (w[i] & 31)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}()
+
+func mayHaveKeyword(letters uint32) bool {
+	for _, m := range keywordLetters {
+		if letters&m == m {
+			return true
+		}
+	}
+	return false
+}
+
+// foldKey appends k lower-cased without its _ - . separators.
+func foldKey(dst []byte, k string) []byte {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c == '_' || c == '-' || c == '.' {
+			continue
+		}
+		dst = append(dst, lower(c))
+	}
+	return dst
+}
+
+// foldValue lower-cases a short value for comparison with a folded key.
+func foldValue(v string) string {
+	var b [maxKeyLen]byte
+	return string(foldKey(b[:0], v))
+}
+
+// envStyle reports whether a raw key is an environment variable name
+// (UPPER_SNAKE), whose keyword may be followed by a qualifier (_PROD).
+func envStyle(k string) bool {
+	upper := false
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= '0' && c <= '9' || c == '_':
+		default:
+			return false
+		}
+	}
+	return upper
+}
+
+// classifyKey maps a folded key to the kind of secret its value holds. The key
+// must contain a keyword followed only by an allowed tail, so DB_PASSWORD,
+// clientSecret, SECRET_KEY_BASE and AWS_SECRET_ACCESS_KEY count but tokenizer,
+// token_count, secretName, password_file and api_key_id do not. For
+// environment-style keys (env) any tail that is not a known non-secret
+// qualifier counts too, so DB_PASSWORD_PROD does.
+func classifyKey(key []byte, env bool) (Kind, bool) {
+	if string(key) == "accountkey" || string(key) == "sharedaccesskey" {
+		return KindAzureStorageKey, true
+	}
+	for p := 0; p < len(key); p++ {
+		var w string
+		var k Kind
+		switch key[p] {
+		case 'p':
+			switch {
+			case hasAt(key, p, "password"):
+				w, k = "password", KindPassword
+			case hasAt(key, p, "passwd"):
+				w, k = "passwd", KindPassword
+			case hasAt(key, p, "passphrase"):
+				w, k = "passphrase", KindPassword
+			case hasAt(key, p, "private"):
+				w, k = "private", KindSecret
+			}
+		case 's':
+			if hasAt(key, p, "secret") {
+				w, k = "secret", KindSecret
+			}
+		case 't':
+			if hasAt(key, p, "token") {
+				w, k = "token", KindToken
+			}
+		case 'a':
+			switch {
+			case hasAt(key, p, "apikey"):
+				w, k = "apikey", KindAPIKey
+			case hasAt(key, p, "accesskey"):
+				w, k = "accesskey", KindSecret
+			case hasAt(key, p, "auth"):
+				w, k = "auth", KindSecret
+			}
+		case 'c':
+			if hasAt(key, p, "credential") {
+				w, k = "credential", KindSecret
+			}
+		}
+		if w != "" && allowedTail(string(key[p+len(w):]), w, env) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// qualifiers follow a keyword in names whose value is not the secret itself
+// (PASSWORD_FILE, TOKEN_URL, API_KEY_ID, SECRET_NAME, TOKEN_EXPIRES_AT).
+var qualifiers = []string{
+	"file", "path", "dir", "url", "uri", "endpoint", "host", "port", "name", "user", "id",
+	"type", "length", "len", "count", "limit", "min", "max", "size", "ttl", "expir", "timeout",
+	"header", "prefix", "suffix", "env", "var", "ref", "policy", "required", "enabled",
+	"disabled", "mode", "method", "format", "regex", "pattern", "location", "provider",
+	"store", "backend", "command", "cmd", "scope", "audience", "issuer", "alg", "version",
+	"field", "param", "rotation", "reset", "hint", "label", "arn", "kms", "source",
+}
+
+func allowedTail(tail, word string, env bool) bool {
+	if word == "auth" {
+		return tail == "" || tail == "key"
+	}
+	switch tail {
+	case "", "s", "key", "keys", "keybase", "accesskey", "value", "plain", "plaintext", "hash", "str", "secret":
+		return true
+	}
+	if !env {
+		return false
+	}
+	for _, q := range qualifiers {
+		if strings.HasPrefix(tail, q) || strings.HasSuffix(tail, q) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueStop ends an unquoted value.
+var valueStop = func() (t [256]bool) {
+	for _, c := range []byte(" \t\r\n\"'`,;)]}<>\\|") {
+		t[c] = true
+	}
+	return t
+}()
+
+// value returns the bounds of the value starting at v: inside quotes
+// ('..', "..", `..`, or JSON-escaped \"..\") on one line, or up to the first
+// space or delimiter.
+func value(s string, v int) (vs, ve int, quoted bool) {
+	c := s[v]
+	switch {
+	case c == '"' || c == '\'' || c == '`':
+		vs = v + 1
+		for e := vs; e < len(s) && e-vs <= maxValueLen; e++ {
+			switch s[e] {
+			case '\n':
+				return 0, 0, false
+			case '\\':
+				e++ // escaped character
+			case c:
+				return vs, e, true
+			}
+		}
+		return 0, 0, false
+	case c == '\\' && hasPrefixAt(s, v+1, "\""):
+		vs = v + 2
+		k := strings.Index(s[vs:min(len(s), vs+maxValueLen)], `\"`)
+		if k < 0 {
+			return 0, 0, false
+		}
+		return vs, vs + k, true
+	}
+	e := v
+	for e < len(s) && e-v <= maxValueLen && !valueStop[s[e]] {
+		if s[e] == '&' && nextParam(s, e+1) {
+			break // ?password=x&user=y
+		}
+		e++
+	}
+	return v, e, false
+}
+
+// plausible reports whether val, the value of a key of kind k, is a literal
+// secret rather than code, a reference, a placeholder or prose.
+func plausible(s string, k Kind, val string, ve int, quoted, spaced bool, sep byte) bool {
+	strong := k == KindPassword
+	minLen := 8
+	if strong {
+		minLen = 4
+	}
+	if len(val) < minLen || len(val) > maxValueLen {
+		return false
+	}
+	if quoted {
+		if n := strings.Count(val, " "); n >= 2 || n == 1 && !strong {
+			return false // a sentence, not a secret
+		}
+		return (strong || looksRandom(val)) && !isPlaceholder(val)
+	}
+	if strings.ContainsAny(val, "([{") || isMemberAccess(val) || spaced && sep == '=' && strings.IndexByte(val, '*') >= 0 {
+		return false // call, index, member access or arithmetic
+	}
+	if sep == ':' && !spaced && strings.IndexByte(val, ':') >= 0 {
+		return false // a format such as name:password:GID:users
+	}
+	if !strong && !looksRandom(val) {
+		return false
+	}
+	if isIdent(val) && !randomIdent(val) {
+		next := ve
+		for next < len(s) && (s[next] == ' ' || s[next] == '\t') {
+			next++
+		}
+		if spaced && sep == '=' {
+			return false // token = tokenize  /  password := pw
+		}
+		if next < len(s) && isOneOf(s[next], ",);}") {
+			return false // Password: pw,  f(password=pw)
+		}
+		if next > ve && next < len(s) && isAlnum(s[next]) && onlyLetters(val) {
+			return false // Password: must be at least 8 characters
+		}
+	}
+	return !isPlaceholder(val)
+}
+
+// authorization masks the credential of an Authorization header value:
+// "Bearer <t>", "Basic <t>", "token <t>" or a bare token.
+func authorization(s string, v int) (Match, bool) {
+	p := v
+	q := byte(0)
+	if isOneOf(s[p], "\"'`") {
+		q = s[p]
+		p++
+	} else if s[p] == '\\' && hasPrefixAt(s, p+1, "\"") {
+		p += 2
+	}
+	w := p
+	for w < len(s) && w-p < 16 && (s[w] >= 'a' && s[w] <= 'z' || s[w] >= 'A' && s[w] <= 'Z' || s[w] == '-') {
+		w++
+	}
+	scheme := s[p:w]
+	if w < len(s) && s[w] == ' ' && scheme != "" {
+		if equalFold(scheme, "digest") {
+			return Match{}, false
+		}
+		for w < len(s) && s[w] == ' ' {
+			w++
+		}
+		p = w
+	} else {
+		scheme = ""
+	}
+	e := bearerEnd(s, p, maxValueLen)
+	if q != 0 && (e >= len(s) || s[e] != q) {
+		return Match{}, false
+	}
+	tok := s[p:e]
+	if e < len(s) && s[e] == '(' || scheme == "" && isMemberAccess(tok) {
+		return Match{}, false // authorization = base64.decodebytes(x)
+	}
+	if len(tok) < 8 || !looksRandom(tok) || isPlaceholder(tok) || scheme == "" && len(tok) < 16 {
+		return Match{}, false
+	}
+	return Match{KindBearerToken, p, bearerEnd(s, p, len(s))}, true
+}
+
+// bearer matches "Bearer <token>" anywhere (curl -H, logs, prose); triggered
+// on the 'B'.
+func bearer(s string, i int) (Match, bool) {
+	if !hasPrefixAt(s, i, "Bearer ") || !boundary(s, i) {
+		return Match{}, false
+	}
+	p := i + 7
+	for p < len(s) && s[p] == ' ' {
+		p++
+	}
+	e := bearerEnd(s, p, maxValueLen)
+	tok := s[p:e]
+	if len(tok) < 16 || !looksRandom(tok) || isPlaceholder(tok) {
+		return Match{}, false
+	}
+	return Match{KindBearerToken, p, bearerEnd(s, p, len(s))}, true
+}
+
+// bearerEnd returns the end of an RFC 6750 b64token ([A-Za-z0-9._~+/-]+=*)
+// starting at p, without a trailing '.', looking at most limit bytes.
+func bearerEnd(s string, p, limit int) int {
+	e := p
+	for e < len(s) && e-p < limit && (classes[s[e]]&setBearerTok != 0 || s[e] == '~') {
+		e++
+	}
+	for e > p && s[e-1] == '.' {
+		e--
+	}
+	return e
+}
+
+// nextParam reports whether s[p:] starts like a query parameter, "name=".
+func nextParam(s string, p int) bool {
+	e := run(s, p, setWord)
+	return e > p && e < len(s) && s[e] == '='
+}
+
+func hasAt(b []byte, p int, w string) bool {
+	return len(b)-p >= len(w) && string(b[p:p+len(w)]) == w
+}
+
+func hasSuffixBytes(b []byte, w string) bool {
+	return len(b) >= len(w) && string(b[len(b)-len(w):]) == w
+}
+
+func containsBytes(b []byte, w string) bool {
+	return strings.Contains(string(b), w)
+}

@@ -1,0 +1,274 @@
+package redact
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The measurement corpus lives in testdata/redact:
+//
+//	secrets.txt  one secret-bearing line per row, with each secret written as
+//	             a template {{kind}} or {{kind|json}}; Corpus expands it into a
+//	             deterministic fake, so the file itself holds no secret-shaped
+//	             strings. Blank lines and lines starting with "# " are skipped.
+//	clean/*      ordinary code, docs, logs and prose; every line of every file
+//	             counts.
+//
+// `go test ./publish/redact -run TestCorpus -v` prints the figures.
+
+// Stats are the corpus figures: Leaks must be 0 and FalsePositives/CleanLines
+// at most 1 %.
+type Stats struct {
+	Kinds          int // distinct kinds exercised by secrets.txt
+	SecretLines    int // secret-bearing template lines
+	Leaks          int // secret lines where part of a secret survived String
+	CleanLines     int // lines in clean/*
+	FalsePositives int // clean lines that String changed
+}
+
+func (s Stats) String() string {
+	rate := 0.0
+	if s.CleanLines > 0 {
+		rate = 100 * float64(s.FalsePositives) / float64(s.CleanLines)
+	}
+	return fmt.Sprintf("kinds %d, secret lines %d, leaks %d; clean lines %d, false positives %d (%.2f%%)",
+		s.Kinds, s.SecretLines, s.Leaks, s.CleanLines, s.FalsePositives, rate)
+}
+
+// SecretLine is one expanded line of secrets.txt.
+type SecretLine struct {
+	Line    int      // 1-based line in secrets.txt
+	Text    string   // the line with its templates expanded
+	Secrets []string // the fakes inserted, in order
+	Kinds   []Kind   // the template kind of each fake
+}
+
+// Corpus measures String on the corpus in dir (testdata/redact).
+func Corpus(dir string) (Stats, error) {
+	var st Stats
+	lines, err := SecretLines(filepath.Join(dir, "secrets.txt"))
+	if err != nil {
+		return st, err
+	}
+	kinds := map[Kind]bool{}
+	for _, l := range lines {
+		st.SecretLines++
+		for _, k := range l.Kinds {
+			kinds[k] = true
+		}
+		if Leaked(l) {
+			st.Leaks++
+		}
+	}
+	st.Kinds = len(kinds)
+
+	files, err := filepath.Glob(filepath.Join(dir, "clean", "*"))
+	if err != nil {
+		return st, err
+	}
+	if len(files) == 0 {
+		return st, fmt.Errorf("no clean corpus files in %s; add ordinary text there", filepath.Join(dir, "clean"))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return st, fmt.Errorf("read clean corpus: %w", err)
+		}
+		for l := range strings.Lines(string(b)) {
+			st.CleanLines++
+			if String(l) != l {
+				st.FalsePositives++
+			}
+		}
+	}
+	return st, nil
+}
+
+// Leaked reports whether String(l.Text) still contains any 12-byte piece of
+// one of l.Secrets (or a whole secret shorter than that).
+func Leaked(l SecretLine) bool {
+	out := String(l.Text)
+	for _, sec := range l.Secrets {
+		w := min(12, len(sec))
+		for i := 0; i+w <= len(sec); i++ {
+			if strings.Contains(out, sec[i:i+w]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SecretLines reads and expands a secrets.txt template file.
+func SecretLines(path string) ([]SecretLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open secret corpus: %w", err)
+	}
+	defer f.Close()
+	var out []SecretLine
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		t := sc.Text()
+		if strings.TrimSpace(t) == "" || strings.HasPrefix(t, "# ") {
+			continue
+		}
+		l, err := expand(t, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, l)
+	}
+	return out, sc.Err()
+}
+
+func expand(t string, n int) (SecretLine, error) {
+	l := SecretLine{Line: n}
+	var b strings.Builder
+	for {
+		i := strings.Index(t, "{{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(t[i:], "}}")
+		if j < 0 {
+			return l, fmt.Errorf("unclosed {{ template")
+		}
+		name, mod, _ := strings.Cut(t[i+2:i+j], "|")
+		k := Kind(name)
+		if !slices.Contains(allKinds, k) {
+			return l, fmt.Errorf("unknown kind %q in template (known: %v)", name, Kinds())
+		}
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s/%d/%d", k, n, len(l.Secrets))
+		sec := Fake(k, h.Sum64())
+		if sec == "" {
+			return l, fmt.Errorf("no fake generator for kind %q; add one to Fake", k)
+		}
+		if mod == "json" {
+			q, _ := json.Marshal(sec)
+			sec = string(q[1 : len(q)-1])
+		} else if mod != "" {
+			return l, fmt.Errorf("unknown template modifier %q (known: json)", mod)
+		}
+		b.WriteString(t[:i])
+		b.WriteString(sec)
+		l.Secrets = append(l.Secrets, sec)
+		l.Kinds = append(l.Kinds, k)
+		t = t[i+j+2:]
+	}
+	if len(l.Secrets) == 0 {
+		return l, fmt.Errorf("line has no {{kind}} template")
+	}
+	b.WriteString(t)
+	l.Text = b.String()
+	return l, nil
+}
+
+const (
+	upper   = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	lowerAZ = "abcdefghijklmnopqrstuvwxyz"
+	digits  = "0123456789"
+	alnum   = upper + lowerAZ + digits
+	urlSafe = alnum + "_-"
+	b64     = alnum + "+/"
+	hexLow  = "0123456789abcdef"
+	bech32  = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+)
+
+// Fake returns a deterministic fake secret of kind k for seed; it has the
+// shape of the real thing but is random. Every call with the same
+// arguments returns the same string. It returns "" for an unknown kind.
+func Fake(k Kind, seed uint64) string {
+	g := gen{rand.New(rand.NewPCG(seed, 0x5eed))}
+	switch k {
+	case KindAWSAccessKeyID:
+		return g.one("AKIA", "ASIA") + g.str(upper+"234567", 16)
+	case KindAWSSecret:
+		return g.mixed(b64, 40)
+	case KindAgeSecretKey:
+		return "AGE-SECRET-KEY-1" + g.str(bech32, 58)
+	case KindAnthropicKey:
+		return "sk-ant-" + g.one("api03-", "admin01-", "oat01-") + g.mixed(urlSafe, 93) + "AA"
+	case KindOpenAIKey:
+		return g.one("sk-proj-", "sk-svcacct-", "sk-") + g.mixed(alnum, 48)
+	case KindGitHubToken:
+		if g.r.IntN(6) == 0 {
+			return "github_pat_" + g.mixed(alnum, 22) + "_" + g.mixed(alnum, 59)
+		}
+		return g.one("ghp_", "gho_", "ghu_", "ghs_", "ghr_") + g.mixed(alnum, 36)
+	case KindGitLabToken:
+		return "glpat-" + g.mixed(urlSafe, 20)
+	case KindGoogleAPIKey:
+		return "AIza" + g.mixed(urlSafe, 35)
+	case KindStripeKey:
+		return g.one("sk_live_", "rk_live_", "sk_test_", "whsec_") + g.mixed(alnum, 32)
+	case KindSlackToken:
+		return g.one("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-") + g.str(digits, 12) + "-" + g.str(digits, 13) + "-" + g.mixed(alnum, 24)
+	case KindSlackWebhook:
+		return "T" + g.str(upper+digits, 8) + "/B" + g.str(upper+digits, 10) + "/" + g.mixed(alnum, 24)
+	case KindTwilioKey:
+		return g.one("SK", "AC") + "9" + g.str(hexLow, 31)
+	case KindSendGridKey:
+		return "SG." + g.mixed(urlSafe, 22) + "." + g.mixed(urlSafe, 43)
+	case KindNPMToken:
+		return "npm_" + g.mixed(alnum, 36)
+	case KindPyPIToken:
+		return "pypi-AgEIcHlwaS5vcmc" + g.mixed(urlSafe, 70)
+	case KindHuggingFaceToken:
+		return "hf_" + g.mixed(upper+lowerAZ, 34)
+	case KindPrivateKey:
+		label := g.one("RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED ", "DSA ")
+		var b strings.Builder
+		b.WriteString("-----BEGIN " + label + "PRIVATE KEY-----\n")
+		for range 5 {
+			b.WriteString(g.mixed(b64, 64) + "\n")
+		}
+		b.WriteString(g.mixed(b64, 20) + "==\n-----END " + label + "PRIVATE KEY-----")
+		return b.String()
+	case KindJWT:
+		enc := base64.RawURLEncoding.EncodeToString
+		hdr := enc([]byte(`{"alg":"` + g.one("HS256", "RS256", "ES256") + `","typ":"JWT"}`))
+		pay := enc(fmt.Appendf(nil, `{"sub":"%s","iat":%d}`, g.mixed(alnum, 12), 1700000000+g.r.IntN(1e7)))
+		return hdr + "." + pay + "." + g.mixed(urlSafe, 43)
+	case KindURLCredentials, KindDatabaseURL:
+		return g.mixed(alnum, 16)
+	case KindPassword:
+		return g.mixed(alnum, 4) + g.str(alnum+"!#%*-_+", 10)
+	case KindSecret, KindToken, KindAPIKey:
+		return g.mixed(alnum, 32)
+	case KindAzureStorageKey:
+		return g.mixed(b64, 86) + "=="
+	case KindBearerToken:
+		return g.mixed(alnum, 20) + g.str(alnum+"-._~", 19) + g.str(alnum, 1)
+	}
+	return ""
+}
+
+type gen struct{ r *rand.Rand }
+
+func (g gen) one(choices ...string) string { return choices[g.r.IntN(len(choices))] }
+
+func (g gen) str(alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[g.r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// mixed is str with an upper, a lower and a digit in the first three places,
+// so every fake has the character mix of a generated credential.
+func (g gen) mixed(alphabet string, n int) string {
+	return g.str(upper, 1) + g.str(lowerAZ, 1) + g.str(digits, 1) + g.str(alphabet, n-3)
+}

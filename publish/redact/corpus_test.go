@@ -1,0 +1,126 @@
+package redact
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/redact/secrets.golden")
+
+const corpusDir = "../../testdata/redact"
+
+// TestCorpus checks the published figures: no leak on the secret corpus and
+// at most 1 % of clean lines touched. It also keeps secrets.golden, the
+// redacted secret corpus, so a change in what gets masked shows up in review.
+func TestCorpus(t *testing.T) {
+	st, err := Corpus(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("corpus: %s", st)
+	if st.Leaks != 0 {
+		t.Errorf("%d secret lines leak after String; run -v to see them", st.Leaks)
+	}
+	if st.Kinds != len(Kinds()) {
+		t.Errorf("secrets.txt covers %d kinds; want all %d", st.Kinds, len(Kinds()))
+	}
+	if st.FalsePositives*100 > st.CleanLines {
+		t.Errorf("false positives %d of %d clean lines; want <= 1%%", st.FalsePositives, st.CleanLines)
+	}
+
+	lines, err := SecretLines(filepath.Join(corpusDir, "secrets.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden strings.Builder
+	for _, l := range lines {
+		if Leaked(l) {
+			t.Errorf("secrets.txt:%d leaks: %q", l.Line, String(l.Text))
+		}
+		ms := Find(l.Text)
+		for i, sec := range l.Secrets {
+			if !coveredAs(l.Text, sec, l.Kinds[i], ms) {
+				t.Errorf("secrets.txt:%d: %s fake not matched as %s; matches %v", l.Line, l.Kinds[i], l.Kinds[i], kindsOf(ms))
+			}
+		}
+		fmt.Fprintf(&golden, "%d: %s\n", l.Line, String(l.Text))
+	}
+	goldenPath := filepath.Join(corpusDir, "secrets.golden")
+	if *update {
+		if err := os.WriteFile(goldenPath, []byte(golden.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatalf("%v; run go test ./publish/redact -run TestCorpus -update", err)
+	}
+	if string(want) != golden.String() {
+		t.Errorf("redacted corpus differs from %s; review and run with -update", goldenPath)
+	}
+}
+
+// TestCleanLines lists every clean line String touches, to make the false
+// positives reviewable.
+func TestCleanLines(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "clean", "*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for l := range strings.Lines(string(b)) {
+			n++
+			if out := String(l); out != l {
+				t.Logf("false positive %s:%d: %q", filepath.Base(f), n, out)
+			}
+		}
+	}
+}
+
+func TestFakeEveryKind(t *testing.T) {
+	for _, k := range Kinds() {
+		a, b := Fake(k, 1), Fake(k, 1)
+		if a == "" || a != b {
+			t.Errorf("Fake(%s, 1) = %q, %q; want the same non-empty string", k, a, b)
+		}
+	}
+	if Fake("nope", 1) != "" {
+		t.Error(`Fake("nope") should be empty`)
+	}
+}
+
+func coveredAs(text, sec string, k Kind, ms []Match) bool {
+	i := strings.Index(text, sec)
+	if i < 0 {
+		return false
+	}
+	for _, m := range ms {
+		if m.Start <= i && i+len(sec) <= m.End+1 && m.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+func kindsOf(ms []Match) []Kind {
+	var ks []Kind
+	for _, m := range ms {
+		ks = append(ks, m.Kind)
+	}
+	return ks
+}
+
+// cleanSample returns about 4 KB of ordinary Go code from the clean corpus.
+func cleanSample() string {
+	b, err := os.ReadFile(filepath.Join(corpusDir, "clean", "go.txt"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b[:4096])
+}

@@ -1,0 +1,345 @@
+package redact
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Fake secrets are built by concatenation so that this file never contains a
+// string that trips secret scanners (GitHub push protection).
+var (
+	a36    = strings.Repeat("a", 36)
+	mix36  = strings.Repeat("Zq9", 12)
+	mix40  = strings.Repeat("Ab3/", 10)
+	hex32  = strings.Repeat("0a1b2c3d", 4)
+	b64_88 = strings.Repeat("Qk9/", 21) + "ab=="
+	jwtHdr = "ey" + "JhbGciOiJIUzI1NiJ9"
+	jwtPay = "ey" + "JzdWIiOiIxMjM0NTY3ODkwIn0"
+	jwtSig = "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+	pemRSA = "-----BEGIN RSA " + "PRIVATE KEY-----\n" + strings.Repeat("MIIEowIBAAKCAQEAx4Gd0Jm\n", 4) + "-----END RSA " + "PRIVATE KEY-----"
+)
+
+func r(k Kind) string { return "[REDACTED:" + string(k) + "]" }
+
+type tcase struct {
+	name, in, want string
+}
+
+func TestString(t *testing.T) {
+	tests := []tcase{
+		// aws
+		{"aws id", "key AKIA" + "Q3EGRIKRNRXOLDPL end", "key " + r(KindAWSAccessKeyID) + " end"},
+		{"aws sts id", "ASIA" + "Q3EGRIKRNRXOLDPL", r(KindAWSAccessKeyID)},
+		{"aws id docs example", "AKIA" + "IOSFODNN7EXAMPLE", "AKIA" + "IOSFODNN7EXAMPLE"},
+		{"aws id too long", "AKIA" + "Q3EGRIKRNRXOLDPLQ", "AKIA" + "Q3EGRIKRNRXOLDPLQ"},
+		{"aws id glued", "xAKIA" + "Q3EGRIKRNRXOLDPL", "xAKIA" + "Q3EGRIKRNRXOLDPL"},
+		{"aws secret env", "AWS_SECRET_ACCESS_KEY=" + mix40, "AWS_SECRET_ACCESS_KEY=" + r(KindAWSSecret)},
+		{"aws secret ini", "aws_secret_access_key = " + mix40, "aws_secret_access_key = " + r(KindAWSSecret)},
+		{"aws secret json", `"SecretAccessKey": "` + mix40 + `",`, `"SecretAccessKey": "` + r(KindAWSSecret) + `",`},
+		// github
+		{"ghp", "token ghp_" + a36, "token " + r(KindGitHubToken)},
+		{"gho", "gho_" + mix36 + ".", r(KindGitHubToken) + "."},
+		{"ghs in url", "https://x-access-token:ghs_" + mix36 + "@github.com/o/r", "https://x-access-token:" + r(KindGitHubToken) + "@github.com/o/r"},
+		{"github pat", "github_pat_" + "11ABCDEFG0" + strings.Repeat("x1Y", 20), r(KindGitHubToken)},
+		{"ghp short", "ghp_abc123", "ghp_abc123"},
+		{"ghp placeholder", "ghp_" + strings.Repeat("x", 36), "ghp_" + strings.Repeat("x", 36)},
+		{"gh env", "GITHUB_TOKEN=ghp_" + mix36, "GITHUB_TOKEN=" + r(KindGitHubToken)},
+		// gitlab
+		{"glpat", "glpat-" + "Ab3dEf6hIj9kLm2nOp5q", r(KindGitLabToken)},
+		{"glpat short", "glpat-abc", "glpat-abc"},
+		// openai / anthropic
+		{"openai", "sk-" + mix36 + "T3Blbk", r(KindOpenAIKey)},
+		{"openai proj", "OPENAI_API_KEY=sk-proj-" + mix36 + "_-x", "OPENAI_API_KEY=" + r(KindOpenAIKey)},
+		{"openai placeholder", "OPENAI_API_KEY=sk-...", "OPENAI_API_KEY=sk-..."},
+		{"openai prose", "use sk-learn-compatible-estimators here", "use sk-learn-compatible-estimators here"},
+		{"anthropic", "sk-ant-api03-" + mix36 + mix36, r(KindAnthropicKey)},
+		{"anthropic test value", "ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_API_KEY=sk-test"},
+		// google
+		{"google", "key=AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "key=" + r(KindGoogleAPIKey)},
+		{"google short", "AIzaSy", "AIzaSy"},
+		// stripe
+		{"stripe live", "sk_live_" + mix36, r(KindStripeKey)},
+		{"stripe restricted", "rk_live_" + mix36, r(KindStripeKey)},
+		{"stripe test", "sk_test_" + mix36, r(KindStripeKey)},
+		{"stripe webhook", "whsec_" + mix36, r(KindStripeKey)},
+		{"stripe publishable", "pk_live_" + mix36, "pk_live_" + mix36},
+		// slack
+		{"slack bot", "xoxb-" + "123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx", r(KindSlackToken)},
+		{"slack user", "xoxp-" + "1234-5678-abcdef", r(KindSlackToken)},
+		{"slack words", "xoxb-token-here", "xoxb-token-here"},
+		{"slack webhook", "https://hooks.slack.com/services/" + "T0AB12CD3/B0CD34EF5/" + "aB3dE6gH9jK2mN5pQ8sT1vW4", "https://hooks.slack.com/services/" + r(KindSlackWebhook)},
+		{"slack webhook placeholder", "https://hooks.slack.com/services/YOUR/WEBHOOK/URL_HERE_XXXXXXXX", "https://hooks.slack.com/services/YOUR/WEBHOOK/URL_HERE_XXXXXXXX"},
+		// twilio
+		{"twilio sid", "TWILIO_ACCOUNT_SID=AC" + hex32, "TWILIO_ACCOUNT_SID=" + r(KindTwilioKey)},
+		{"twilio key prose", "our twilio api key is SK" + hex32, "our twilio api key is " + r(KindTwilioKey)},
+		{"twilio no context", "hash AC" + hex32, "hash AC" + hex32},
+		// sendgrid, npm, pypi, hf, age
+		{"sendgrid", "SG." + "aB3dE6gH9jK2mN5pQ8sT1v" + "." + strings.Repeat("Xy7_", 10) + "abc", r(KindSendGridKey)},
+		{"npm", "//registry.npmjs.org/:_authToken=npm_" + mix36, "//registry.npmjs.org/:_authToken=" + r(KindNPMToken)},
+		{"npm words", "npm_config_cache=/tmp/x", "npm_config_cache=/tmp/x"},
+		{"pypi", "pypi-" + "AgEIcHlwaS5vcmc" + strings.Repeat("Ab3-", 16), r(KindPyPIToken)},
+		{"huggingface", "HF_TOKEN=hf_" + strings.Repeat("AbCdEfGhIj", 3) + "KlMn", "HF_TOKEN=" + r(KindHuggingFaceToken)},
+		{"age", "AGE-SECRET-KEY-1" + strings.Repeat("QZ7", 20), r(KindAgeSecretKey)},
+		// private keys
+		{"pem", "key:\n" + pemRSA + "\nafter", "key:\n" + r(KindPrivateKey) + "\nafter"},
+		{"pem json escaped", `"-----BEGIN OPENSSH ` + `PRIVATE KEY-----\n` + strings.Repeat("b3BlbnNzaC1rZXktdjEAAAAA", 3) + `\n-----END OPENSSH ` + `PRIVATE KEY-----\n"`, `"` + r(KindPrivateKey) + `\n"`},
+		{"pem truncated", "-----BEGIN EC " + "PRIVATE KEY-----\n" + strings.Repeat("MHcCAQEEIB3x9", 5) + "\n", r(KindPrivateKey) + "\n"},
+		{"pem header only", "keys start with -----BEGIN RSA " + "PRIVATE KEY----- and end", "keys start with -----BEGIN RSA " + "PRIVATE KEY----- and end"},
+		{"certificate", "-----BEGIN CERTIFICATE-----\n" + strings.Repeat("MIIB", 20) + "\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\n" + strings.Repeat("MIIB", 20) + "\n-----END CERTIFICATE-----"},
+		// jwt
+		{"jwt", "id_token " + jwtHdr + "." + jwtPay + "." + jwtSig, "id_token " + r(KindJWT)},
+		{"jwt unsigned", jwtHdr + "." + jwtPay + ".", jwtHdr + "." + jwtPay + "."},
+		{"base64 json", "data: " + jwtHdr + "Cg==", "data: " + jwtHdr + "Cg=="},
+		// urls
+		{"url creds", "git clone https://deploy:Zq9Zq9Zq9@git.example.org/r.git", "git clone https://deploy:" + r(KindURLCredentials) + "@git.example.org/r.git"},
+		{"postgres", "DATABASE_URL=postgres://app:Tr0ub4dor3@db:5432/app", "DATABASE_URL=postgres://app:" + r(KindDatabaseURL) + "@db:5432/app"},
+		{"mongodb srv", "mongodb+srv://admin:s9Kq2LmP@cluster0.mongodb.net/x", "mongodb+srv://admin:" + r(KindDatabaseURL) + "@cluster0.mongodb.net/x"},
+		{"redis no user", "redis://:Zq9Zq9Zq9@cache:6379/0", "redis://:" + r(KindDatabaseURL) + "@cache:6379/0"},
+		{"url user only", "ssh://git@github.com/o/r.git", "ssh://git@github.com/o/r.git"},
+		{"url email in query", "https://example.com/?email=a:b@c.d", "https://example.com/?email=a:b@c.d"},
+		{"url placeholder", "postgres://user:password@localhost/db", "postgres://user:password@localhost/db"},
+		{"url env ref", "postgres://app:${DB_PASSWORD}@db/app", "postgres://app:${DB_PASSWORD}@db/app"},
+		{"url default", "postgresql://postgres:postgres@localhost:5432/test", "postgresql://postgres:postgres@localhost:5432/test"},
+		{"url angle", "mysql://root:<password>@127.0.0.1/db", "mysql://root:<password>@127.0.0.1/db"},
+		// azure
+		{"azure", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + b64_88 + ";EndpointSuffix=core.windows.net", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + r(KindAzureStorageKey) + ";EndpointSuffix=core.windows.net"},
+		// authorization
+		{"bearer header", "Authorization: Bearer " + mix36, "Authorization: Bearer " + r(KindBearerToken)},
+		{"bearer curl", `curl -H "Authorization: Bearer ` + mix36 + `" https://api`, `curl -H "Authorization: Bearer ` + r(KindBearerToken) + `" https://api`},
+		{"bearer jwt", "Authorization: Bearer " + jwtHdr + "." + jwtPay + "." + jwtSig, "Authorization: Bearer " + r(KindJWT)},
+		{"basic header", "authorization: Basic dXNlcjpwYXNzd29yZA==", "authorization: Basic " + r(KindBearerToken)},
+		{"bearer env", `-H "Authorization: Bearer $TOKEN"`, `-H "Authorization: Bearer $TOKEN"`},
+		{"bearer placeholder", "Authorization: Bearer <token>", "Authorization: Bearer <token>"},
+		{"bearer prose", "Bearer tokens are sent in a header.", "Bearer tokens are sent in a header."},
+		{"bearer bare", "sent Bearer " + mix36 + " to the api", "sent Bearer " + r(KindBearerToken) + " to the api"},
+		// assignments
+		{"password env", "password=hunter2", "password=" + r(KindPassword)},
+		{"password dotenv", "DB_PASSWORD=Tr0ub4dor&3\nNEXT=1", "DB_PASSWORD=" + r(KindPassword) + "\nNEXT=1"}, {"query", "/login?password=Zq9Zq9&user=bob", "/login?password=" + r(KindPassword) + "&user=bob"},
+		{"password yaml", "  password: swordfish", "  password: " + r(KindPassword)},
+		{"password json", `{"password": "hunter2", "user": "bob"}`, `{"password": "` + r(KindPassword) + `", "user": "bob"}`},
+		{"password json escaped", `{\"password\": \"hunter2\"}`, `{\"password\": \"` + r(KindPassword) + `\"}`},
+		{"password go literal", `password := "hunter2"`, `password := "` + r(KindPassword) + `"`},
+		{"password flag", "mysql --password=Zq9Zq9 -u root", "mysql --password=" + r(KindPassword) + " -u root"},
+		{"password markdown", "**Password:** Zq9Zq9Zq9", "**Password:** " + r(KindPassword)},
+		{"api token yaml", `API_TOKEN: "` + mix36 + `"`, `API_TOKEN: "` + r(KindToken) + `"`},
+		{"api key header", "X-Api-Key: " + mix36, "X-Api-Key: " + r(KindAPIKey)},
+		{"client secret", "clientSecret = '" + mix36 + "'", "clientSecret = '" + r(KindSecret) + "'"},
+		{"secret key base", "SECRET_KEY_BASE=" + hex32 + hex32, "SECRET_KEY_BASE=" + r(KindSecret)},
+		{"docker auth", `"auth": "ZGV2OlpxOVpxOVpxOQ=="`, `"auth": "` + r(KindSecret) + `"`},
+		{"export", "export SLACK_SIGNING_SECRET=" + hex32, "export SLACK_SIGNING_SECRET=" + r(KindSecret)},
+		{"credentials", "GOOGLE_CREDENTIALS='" + mix36 + "'", "GOOGLE_CREDENTIALS='" + r(KindSecret) + "'"},
+		{"private key value", `"private_key": "` + mix36 + `"`, `"private_key": "` + r(KindSecret) + `"`},
+		// assignments that are not secrets
+		{"getenv", `password := os.Getenv("PASSWORD")`, `password := os.Getenv("PASSWORD")`},
+		{"tokenize", "token = tokenize(x)", "token = tokenize(x)"},
+		{"env ref", "secret=${SECRET}", "secret=${SECRET}"},
+		{"env ref bare", "export TOKEN=$GITHUB_TOKEN", "export TOKEN=$GITHUB_TOKEN"},
+		{"cmd subst", `PASSWORD="$(pass show db)"`, `PASSWORD="$(pass show db)"`},
+		{"redacted", "password: <redacted>", "password: <redacted>"},
+		{"xxx", "password=xxx", "password=xxx"},
+		{"stars", "password: ********", "password: ********"},
+		{"changeme", "PASSWORD=changeme", "PASSWORD=changeme"},
+		{"dots", "api_key = ...", "api_key = ..."},
+		{"your token", "GITHUB_TOKEN=<your-token>", "GITHUB_TOKEN=<your-token>"},
+		{"your key", `OPENAI_API_KEY="your-api-key-here"`, `OPENAI_API_KEY="your-api-key-here"`},
+		{"member access", "token = self.token", "token = self.token"},
+		{"ident spaced", "password = password", "password = password"},
+		{"kwarg", "connect(user=u, password=pw)", "connect(user=u, password=pw)"},
+		{"kwarg ident", "login(password=db_password)", "login(password=db_password)"},
+		{"struct literal", "Password: cfg.DBPassword,", "Password: cfg.DBPassword,"},
+		{"struct ident", "Token:    token,", "Token:    token,"},
+		{"ts type", "password: string;", "password: string;"},
+		{"py type", "def login(password: str) -> bool:", "def login(password: str) -> bool:"},
+		{"optional", "token: Optional[str] = None", "token: Optional[str] = None"},
+		{"max tokens", `"max_tokens": 4096`, `"max_tokens": 4096`},
+		{"tokenizer", `tokenizer = "cl100k_base"`, `tokenizer = "cl100k_base"`},
+		{"token type", "token_type: bearer", "token_type: bearer"},
+		{"secret name", "secretName: db-credentials-v2", "secretName: db-credentials-v2"},
+		{"private pkg", `"private": true,`, `"private": true,`},
+		{"prose", "Password: must be at least 8 characters long", "Password: must be at least 8 characters long"},
+		{"prose token", "Token: the credential used to call the API", "Token: the credential used to call the API"},
+		{"sentence", `"password": "Enter the password for this account"`, `"password": "Enter the password for this account"`},
+		{"fetch credentials", "credentials: 'same-origin',", "credentials: 'same-origin',"},
+		{"equality", `if password == "hunter2" {`, `if password == "hunter2" {`},
+		{"pwd", "PWD=/home/dev/src", "PWD=/home/dev/src"},
+		{"password file", "password_file=/run/secrets/db", "password_file=/run/secrets/db"},
+		{"api key id", "api_key_id=Zq9Zq9Zq9Zq9", "api_key_id=Zq9Zq9Zq9Zq9"},
+		{"number", "PASSWORD_MIN_LENGTH=12", "PASSWORD_MIN_LENGTH=12"},
+		{"already", "password=[REDACTED:password]", "password=[REDACTED:password]"},
+		// more negatives, one or more per kind
+		{"aws secret env ref", "AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}", "AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}"},
+		{"aws secret docs", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+		{"age public", "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p", "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"},
+		{"hf identifier", "from huggingface_hub import hf_hub_download", "from huggingface_hub import hf_hub_download"},
+		{"azure placeholder", "AccountKey=<storage-account-key>;", "AccountKey=<storage-account-key>;"},
+		{"sendgrid short", "SG.foo.bar", "SG.foo.bar"},
+		{"pypi short", "pypi-AgEIcHlwaS5vcmc", "pypi-AgEIcHlwaS5vcmc"},
+		{"npm short", "npm_abc", "npm_abc"},
+		{"stripe short", "sk_live_abc", "sk_live_abc"},
+		{"gitlab words", "glpat-token-goes-here", "glpat-token-goes-here"},
+		{"google words", "AIzaSy is how keys start", "AIzaSy is how keys start"},
+		{"anthropic short", "sk-ant-api03-abc", "sk-ant-api03-abc"},
+		{"database no password", "postgres://app@db:5432/app", "postgres://app@db:5432/app"},
+		{"jwt words", "eyJ is base64 for {\"", "eyJ is base64 for {\""},
+		{"api key env ref", "API_KEY=$API_KEY", "API_KEY=$API_KEY"},
+		{"secret ident", "secret = get_secret()", "secret = get_secret()"},
+		{"token numeric", "token_limit=200000", "token_limit=200000"},
+		{"invalid utf8", "\xff\xfepassword=\xff\xfe", "\xff\xfepassword=\xff\xfe"},
+		{"invalid utf8 secret", "\xffpassword=hunter2\xff", "\xffpassword=" + r(KindPassword)},
+		{"camel ident", "\t\tconfig.ClientAuth = RequireAndVerifyClientCert", "\t\tconfig.ClientAuth = RequireAndVerifyClientCert"},
+		{"camel ident struct", "PrivateKey:  testRSA2048PrivateKey,", "PrivateKey:  testRSA2048PrivateKey,"},
+		{"hex literal", "DMAUTH   = 0x08000000", "DMAUTH   = 0x08000000"},
+		{"arithmetic", "tokens = 2*maxConcurrency + minTokens", "tokens = 2*maxConcurrency + minTokens"},
+		{"passwd format", "// groupname:password:GID:user_list", "// groupname:password:GID:user_list"},
+		{"random ident spaced", "api_token = " + mix36, "api_token = " + r(KindToken)},
+		{"format string", `t.Errorf("enc.EncodeToken: StartElement %s", err)`, `t.Errorf("enc.EncodeToken: StartElement %s", err)`},
+		{"header name", `const fakeConnectionToken = "X-Fake-Connection-Token"`, `const fakeConnectionToken = "X-Fake-Connection-Token"`},
+		{"authorization code", "authorization = base64.decodebytes(authorization)", "authorization = base64.decodebytes(authorization)"},
+		{"js method", "  getPassword: function (service, account) {", "  getPassword: function (service, account) {"},
+		{"bearer words", "(for example, `Authorization: Bearer a-very-secret-token`)", "(for example, `Authorization: Bearer a-very-secret-token`)"},
+		{"env qualifier", "DB_PASSWORD_PROD=Zq9Zq9Zq9", "DB_PASSWORD_PROD=" + r(KindPassword)},
+		{"env qualifier token", "API_TOKEN_STAGING=" + mix36, "API_TOKEN_STAGING=" + r(KindToken)},
+		{"env file", "DB_PASSWORD_FILE=/run/secrets/db", "DB_PASSWORD_FILE=/run/secrets/db"},
+		{"env expiry", "TOKEN_EXPIRES_AT=2026-05-01T10:00:00Z", "TOKEN_EXPIRES_AT=2026-05-01T10:00:00Z"},
+		{"env key id", "API_KEY_ID=" + mix36, "API_KEY_ID=" + mix36},
+		{"env url", "TOKEN_URL=https://auth.example.com/oauth2/token", "TOKEN_URL=https://auth.example.com/oauth2/token"},
+		// misc
+		{"empty", "", ""},
+		{"plain", "nothing to see here", "nothing to see here"},
+		{"git sha", "commit 3f786850e387550fdab836ed7e6dc881de23001b", "commit 3f786850e387550fdab836ed7e6dc881de23001b"},
+		{"uuid", "session 123e4567-e89b-12d3-a456-426614174000", "session 123e4567-e89b-12d3-a456-426614174000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := String(tt.in)
+			if got != tt.want {
+				t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+			if again := String(got); again != got {
+				t.Errorf("String not idempotent on %q: %q", got, again)
+			}
+		})
+	}
+}
+
+// TestEveryKindTested checks that TestString has a positive case per kind.
+func TestEveryKindTested(t *testing.T) {
+	src, err := os.ReadFile("redact_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Kinds() {
+		if !strings.Contains(string(src), "r("+kindConst(k)+")") {
+			t.Errorf("no TestString case expects %s", k)
+		}
+	}
+}
+
+func kindConst(k Kind) string {
+	for _, c := range []struct {
+		k Kind
+		n string
+	}{
+		{KindAWSAccessKeyID, "KindAWSAccessKeyID"}, {KindAWSSecret, "KindAWSSecret"}, {KindAgeSecretKey, "KindAgeSecretKey"},
+		{KindAnthropicKey, "KindAnthropicKey"}, {KindAPIKey, "KindAPIKey"}, {KindAzureStorageKey, "KindAzureStorageKey"},
+		{KindBearerToken, "KindBearerToken"}, {KindDatabaseURL, "KindDatabaseURL"}, {KindGitHubToken, "KindGitHubToken"},
+		{KindGitLabToken, "KindGitLabToken"}, {KindGoogleAPIKey, "KindGoogleAPIKey"}, {KindHuggingFaceToken, "KindHuggingFaceToken"},
+		{KindJWT, "KindJWT"}, {KindNPMToken, "KindNPMToken"}, {KindOpenAIKey, "KindOpenAIKey"}, {KindPassword, "KindPassword"},
+		{KindPrivateKey, "KindPrivateKey"}, {KindPyPIToken, "KindPyPIToken"}, {KindSecret, "KindSecret"},
+		{KindSendGridKey, "KindSendGridKey"}, {KindSlackToken, "KindSlackToken"}, {KindSlackWebhook, "KindSlackWebhook"},
+		{KindStripeKey, "KindStripeKey"}, {KindToken, "KindToken"}, {KindTwilioKey, "KindTwilioKey"},
+		{KindURLCredentials, "KindURLCredentials"},
+	} {
+		if c.k == k {
+			return c.n
+		}
+	}
+	return "unknown kind " + string(k)
+}
+
+func TestKinds(t *testing.T) {
+	ks := Kinds()
+	if !slices.IsSorted(ks) {
+		t.Errorf("Kinds() not sorted: %v", ks)
+	}
+	if len(ks) < 20 {
+		t.Errorf("len(Kinds()) = %d; want >= 20", len(ks))
+	}
+	if len(slices.Compact(slices.Clone(ks))) != len(ks) {
+		t.Errorf("Kinds() has duplicates: %v", ks)
+	}
+	ks[0] = "mutated"
+	if Kinds()[0] == "mutated" {
+		t.Error("Kinds() returns shared storage")
+	}
+}
+
+func TestFindSortedNonOverlapping(t *testing.T) {
+	in := "a AKIA" + "Q3EGRIKRNRXOLDPL b password=hunter2 c ghp_" + a36 + " Authorization: Bearer " + mix36
+	ms := Find(in)
+	if len(ms) != 4 {
+		t.Fatalf("Find found %d matches; want 4: %v", len(ms), ms)
+	}
+	for i, m := range ms {
+		if m.Start < 0 || m.End > len(in) || m.Start >= m.End {
+			t.Errorf("match %d out of range: %+v", i, m)
+		}
+		if i > 0 && m.Start < ms[i-1].End {
+			t.Errorf("match %d overlaps previous: %+v %+v", i, ms[i-1], m)
+		}
+	}
+	want := []Kind{KindAWSAccessKeyID, KindPassword, KindGitHubToken, KindBearerToken}
+	for i, k := range want {
+		if ms[i].Kind != k {
+			t.Errorf("match %d kind = %s; want %s", i, ms[i].Kind, k)
+		}
+	}
+}
+
+func TestNoAllocClean(t *testing.T) {
+	in := cleanSample()
+	if n := testing.AllocsPerRun(20, func() { _ = String(in) }); n != 0 {
+		t.Errorf("String(clean) allocates %.0f times; want 0", n)
+	}
+}
+
+// TestLinear feeds inputs built to make a naive detector rescan the rest of
+// the input at every trigger byte. Quadrupling the input must not make String
+// much more than four times slower (quadratic would be sixteen).
+func TestLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	patterns := map[string]string{
+		"ghp":      "ghp_",
+		"password": "password=",
+		"jwt":      "-eyJ",
+		"sendgrid": "SG.SG-",
+		"url":      "a:b@",
+		"pem":      "-----BEGIN RSA " + "PRIVATE KEY-----",
+		"bearer":   "Bearer ",
+		"hot":      "_-=:@ABJS",
+		"auth":     "Authorization: Bearer ",
+	}
+	best := func(s string) time.Duration {
+		d := time.Duration(1 << 62)
+		for range 3 {
+			start := time.Now()
+			_ = String(s)
+			d = min(d, time.Since(start))
+		}
+		return d
+	}
+	const n = 1 << 15
+	for name, p := range patterns {
+		small := strings.Repeat(p, n/len(p))
+		large := strings.Repeat(p, 4*n/len(p))
+		ts, tl := best(small), best(large)
+		if tl > 10*ts && tl > 50*time.Millisecond {
+			t.Errorf("%s: String on %d KB took %v, on %d KB %v; want linear growth", name, len(small)>>10, ts, len(large)>>10, tl)
+		}
+	}
+}

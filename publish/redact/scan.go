@@ -1,0 +1,187 @@
+package redact
+
+// This file holds the byte classes and the trigger dispatch. Rules: every
+// detector takes (s, i) where s[i] is its trigger byte, must never index
+// outside s, and must cost a few comparisons when it does not match.
+
+// hot marks the trigger bytes; everything else is skipped by one lookup.
+var hot = [256]bool{
+	'_': true, '-': true, '=': true, ':': true, '@': true,
+	'A': true, 'B': true, 'J': true, 'S': true,
+}
+
+// hot8 is hot as bytes, so that eight lookups can be OR-ed without branches.
+var hot8 = func() (t [256]uint8) {
+	for c, h := range hot {
+		if h {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// skipCold returns the index of the first hot byte at or after i, or len(s).
+// It tests eight bytes per branch: this loop is the whole cost of clean text.
+func skipCold(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		if hot8[b[0]]|hot8[b[1]]|hot8[b[2]]|hot8[b[3]]|hot8[b[4]]|hot8[b[5]]|hot8[b[6]]|hot8[b[7]] != 0 {
+			break
+		}
+	}
+	for i < len(s) && !hot[s[i]] {
+		i++
+	}
+	return i
+}
+
+type class uint8
+
+const (
+	cAlnum  class = 1 << iota // [A-Za-z0-9]
+	cUnder                    // _
+	cDash                     // -
+	cB64                      // + / =
+	cHexLow                   // [0-9a-f]
+	cUpper                    // [A-Z]
+	cDigit                    // [0-9]
+	cKey                      // . (key names like spring.datasource.password)
+)
+
+var classes = func() (t [256]class) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= cAlnum | cHexLow | cDigit
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] |= cAlnum
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] |= cHexLow
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] |= cAlnum | cUpper
+	}
+	t['_'] |= cUnder
+	t['-'] |= cDash
+	t['+'] |= cB64
+	t['/'] |= cB64
+	t['='] |= cB64
+	t['.'] |= cKey
+	return t
+}()
+
+const (
+	setAlnum     = cAlnum
+	setWord      = cAlnum | cUnder         // [A-Za-z0-9_]
+	setURLSafe   = cAlnum | cUnder | cDash // [A-Za-z0-9_-]
+	setBase64    = cAlnum | cB64           // [A-Za-z0-9+/=]
+	setHexLower  = cHexLow
+	setUpperNum  = cUpper | cDigit
+	setKeyName   = cAlnum | cUnder | cDash | cKey
+	setSlackTok  = cAlnum | cDash
+	setWebhook   = cAlnum | cUnder | cDash | cB64
+	setBearerTok = cAlnum | cUnder | cDash | cB64 | cKey // plus '~' handled by caller
+)
+
+// maxRun bounds how far a detector looks before it decides, so that input
+// built to fail late (ghp_ghp_ghp_...) stays linear.
+const maxRun = 4096
+
+// run returns the end of the run of bytes in set starting at i, looking at
+// most maxRun bytes.
+func run(s string, i int, set class) int {
+	lim := min(len(s), i+maxRun)
+	for i < lim && classes[s[i]]&set != 0 {
+		i++
+	}
+	return i
+}
+
+// runAll is run without the bound; use it only to extend a match that has
+// been accepted (Find then skips past it).
+func runAll(s string, i int, set class) int {
+	for i < len(s) && classes[s[i]]&set != 0 {
+		i++
+	}
+	return i
+}
+
+func isAlnum(c byte) bool { return classes[c]&cAlnum != 0 }
+
+// boundary reports whether a token may start at i: not glued to a preceding
+// letter or digit.
+func boundary(s string, i int) bool { return i <= 0 || i > len(s) || !isAlnum(s[i-1]) }
+
+// endBoundary reports whether a token may end at i.
+func endBoundary(s string, i int) bool { return i >= len(s) || !isAlnum(s[i]) }
+
+// hasPrefixAt reports whether s[i:] starts with p (false when i is out of range).
+func hasPrefixAt(s string, i int, p string) bool {
+	return i >= 0 && i <= len(s) && len(s)-i >= len(p) && s[i:i+len(p)] == p
+}
+
+// hasSuffixAt reports whether s[:i] ends with p, i.e. p sits just before i.
+func hasSuffixAt(s string, i int, p string) bool {
+	return i <= len(s) && i >= len(p) && s[i-len(p):i] == p
+}
+
+// Neighbour filters: a trigger byte is worth a detector call only when the
+// byte before (offset -1) or after (+1) it can belong to a token there.
+// nbSet[c] indexes nbSets (0: no filter), nbOff[c] is the offset.
+var nbSets = [...][256]bool{
+	{},
+	byteSet("pousrtmfck"),   // '_' after gh?, github_pat, npm, hf, whsec, sk/rk
+	byteSet("ktabeoprsiE-"), // '-' after sk, gl*, xox?, xapp, pypi, AGE, and "-----BEGIN"
+	byteSet("KSBC3I"),       // 'A' before KIA SIA BIA CCA 3T Iza C
+	byteSet("KG"),           // 'S' before K, G.
+	byteSet("e"),            // 'B' before earer
+	byteSet("y"),            // 'J' after ey
+}
+
+var (
+	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6}
+	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1}
+)
+
+func byteSet(cs string) (t [256]bool) {
+	for i := 0; i < len(cs); i++ {
+		t[cs[i]] = true
+	}
+	return t
+}
+
+// detect runs the detectors for the trigger byte s[i]. Inside a generic
+// match (inGeneric) only vendor formats are looked for: they refine its kind,
+// and skipping the context detectors keeps Find linear.
+func detect(s string, i int, inGeneric bool) (Match, bool) {
+	if inGeneric {
+		switch s[i] {
+		case '=', '@', 'B':
+			return Match{}, false
+		case ':':
+			if hasPrefixAt(s, i+1, "//") {
+				return slackWebhook(s, i+3)
+			}
+			return Match{}, false
+		}
+	}
+	switch s[i] {
+	case '_':
+		return underscoreToken(s, i)
+	case '-':
+		return dashToken(s, i)
+	case '=', ':':
+		return assignment(s, i)
+	case '@':
+		return urlCredentials(s, i)
+	case 'A':
+		return upperAToken(s, i)
+	case 'S':
+		return upperSToken(s, i)
+	case 'J':
+		return jwt(s, i)
+	case 'B':
+		return bearer(s, i)
+	}
+	return Match{}, false
+}
