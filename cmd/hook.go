@@ -410,6 +410,9 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	}
 	now := e.Now()
 	text := publish.Render(h, publish.RenderOptions{Now: now, Mode: cfg.Resume, Redact: redactor(cfg), Session: native})
+	if prev, err := os.ReadFile(publish.HandoffPath(project)); err == nil && sameBody(string(prev), text) {
+		return nil // nothing but the timestamp would change: keep the file (and its receipts) as is
+	}
 	// The global copy first: it does not depend on the project being
 	// writable.
 	global := filepath.Join(e.Home(), "handoff.md")
@@ -440,6 +443,13 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	}
 	hdr := strings.SplitN(text, "\n", 2)[0]
 	return l.RecordHandoff(ledger.Handoff{Project: project, Header: hdr, Tool: h.Tool, SessionID: h.SessionID, Written: now})
+}
+
+// sameBody reports whether two handoffs differ only in their first line.
+func sameBody(a, b string) bool {
+	_, ba, _ := strings.Cut(a, "\n")
+	_, bb, _ := strings.Cut(b, "\n")
+	return ba == bb
 }
 
 func fileExists(p string) bool {

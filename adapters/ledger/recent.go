@@ -41,11 +41,13 @@ const rowCols = `session_id, seq, key, ts, role, kind, tool_name, call_id, file_
 	CASE WHEN kind = 'tool_result' THEN '' ELSE text END, sidechain, tokens_used, tokens_max`
 
 func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
-	q := `SELECT ` + rowCols + ` FROM (
-		SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 ORDER BY seq DESC LIMIT ?2)
-		UNION SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 AND kind = 'prompt' ORDER BY seq DESC LIMIT ?3)
-		UNION SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 AND kind = 'tool_call' AND file_path != '' ORDER BY seq DESC LIMIT ?3)
-		UNION SELECT * FROM (SELECT * FROM rows WHERE session_id = ?1 AND kind = 'error' ORDER BY seq DESC LIMIT ?3)
+	// Select sequence numbers through the indexes first, then fetch only
+	// those rows: a UNION over whole rows would sort their text.
+	q := `SELECT ` + rowCols + ` FROM rows WHERE session_id = ?1 AND seq IN (
+		SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 ORDER BY seq DESC LIMIT ?2)
+		UNION SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 AND kind = 'prompt' ORDER BY seq DESC LIMIT ?3)
+		UNION SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 AND kind = 'tool_call' AND file_path != '' ORDER BY seq DESC LIMIT ?3)
+		UNION SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 AND kind = 'error' ORDER BY seq DESC LIMIT ?3)
 	) ORDER BY seq`
 	rows, err := l.db.Query(q, s.ID, recentWindow, recentPerKind)
 	if err != nil {
