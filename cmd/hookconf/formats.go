@@ -69,7 +69,7 @@ func claudeWarnings(doc map[string]any) []string {
 	if v, ok := doc["cleanupPeriodDays"]; ok {
 		return []string{fmt.Sprintf("cleanupPeriodDays is %v in Claude Code settings: Claude Code deletes older transcripts; carryover's ledger keeps only what it has already read", v)}
 	}
-	return nil
+	return []string{"Claude Code deletes transcripts older than 30 days by default (cleanupPeriodDays); carryover's ledger keeps what it reads from now on — raise cleanupPeriodDays to keep the originals"}
 }
 
 func geminiWarnings(doc map[string]any) []string {
