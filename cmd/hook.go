@@ -310,6 +310,13 @@ func inject(e *Env, tool, event, project string, out *bytes.Buffer, log *logger)
 	}
 	cfg, _ := LoadConfig(e, project)
 	text = redactor(cfg)(text)
+	if note := publish.Staleness(text, e.Now(), distill.HeadOf(project)); note != "" {
+		// After the header and protocol lines, so the receiving model reads it first.
+		lines := strings.SplitN(text, "\n", 3)
+		if len(lines) == 3 {
+			text = lines[0] + "\n" + lines[1] + "\n" + note + "\n" + lines[2]
+		}
+	}
 	if len(text) > publish.MaxChars+500 {
 		text = text[:publish.MaxChars]
 	}

@@ -93,6 +93,13 @@ func GitFacts(root string, files []File) (Git, []File) {
 	return g, out
 }
 
+// HeadOf returns the short HEAD of the repository containing root ("" when
+// none): the staleness check on injection compares it with the handoff's.
+func HeadOf(root string) string {
+	g, _ := GitFacts(root, nil)
+	return g.Head
+}
+
 // findGitDir walks up from root to the .git directory (or a worktree's
 // gitdir file).
 func findGitDir(root string) string {

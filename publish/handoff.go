@@ -312,3 +312,30 @@ func clip(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// Staleness returns a warning line for an injected handoff that is old or
+// whose recorded HEAD is no longer the repository's ("" when fresh): a
+// receiving agent should check the tree before acting on it.
+func Staleness(text string, now time.Time, head string) string {
+	first, _, _ := strings.Cut(text, "\n")
+	stamp, _, _ := strings.Cut(strings.TrimPrefix(first, HeaderPrefix), " ")
+	written, err := time.Parse(time.RFC3339, stamp)
+	var notes []string
+	if err == nil && now.Sub(written) > 6*time.Hour {
+		notes = append(notes, "this handoff was written "+Ago(now, written))
+	}
+	if i := strings.Index(text, "\nbranch "); i >= 0 && head != "" {
+		line, _, _ := strings.Cut(text[i+1:], "\n")
+		if _, rest, ok := strings.Cut(line, " @ "); ok {
+			old, _, _ := strings.Cut(rest, ";")
+			old = strings.TrimSpace(old)
+			if old != "" && old != "-" && old != head {
+				notes = append(notes, "HEAD moved from "+old+" to "+head+" since")
+			}
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "> Note: " + strings.Join(notes, "; ") + " — check `git log` and `git status` before acting on it."
+}

@@ -54,3 +54,18 @@ func TestWrapEnvelopes(t *testing.T) {
 		t.Error("none printed something")
 	}
 }
+
+func TestStaleness(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	text := publish.Header(now.Add(-time.Hour), "codex") + "\n# RESUME PROTOCOL: ask\n## Git\nbranch main @ abc1234; files touched are committed\n"
+	if n := publish.Staleness(text, now, "abc1234"); n != "" {
+		t.Errorf("fresh handoff flagged: %s", n)
+	}
+	if n := publish.Staleness(text, now, "def5678"); !strings.Contains(n, "HEAD moved from abc1234 to def5678") {
+		t.Errorf("moved HEAD not flagged: %q", n)
+	}
+	old := publish.Header(now.Add(-72*time.Hour), "codex") + "\n"
+	if n := publish.Staleness(old, now, ""); !strings.Contains(n, "3d ago") {
+		t.Errorf("old handoff not flagged: %q", n)
+	}
+}
