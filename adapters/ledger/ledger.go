@@ -451,30 +451,16 @@ func (l *Ledger) SessionByID(id int64) (Session, error) {
 
 // Rows returns the last limit rows of a session in sequence order.
 func (l *Ledger) Rows(sessionID int64, limit int) ([]Row, error) {
-	rows, err := l.db.Query(`SELECT r.session_id, r.seq, s.tool, r.key, r.ts, r.role, r.kind, r.tool_name, r.call_id, r.file_path, r.command, r.exit_code, r.text, r.sidechain, r.tokens_used, r.tokens_max
-		FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?) r JOIN sessions s ON s.id = r.session_id
-		ORDER BY r.seq`, sessionID, limit)
+	s, err := l.SessionByID(sessionID)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Row
-	for rows.Next() {
-		var r Row
-		var ts int64
-		var exit sql.NullInt64
-		var kind string
-		if err := rows.Scan(&r.SessionID, &r.Seq, &r.Tool, &r.Key, &ts, &r.Role, &kind, &r.ToolName, &r.CallID, &r.FilePath, &r.Command, &exit, &r.Text, &r.Sidechain, &r.TokensUsed, &r.TokensMax); err != nil {
-			return nil, err
-		}
-		r.Time, r.Kind = time.UnixMilli(ts).UTC(), adapters.Kind(kind)
-		if exit.Valid {
-			n := int(exit.Int64)
-			r.ExitCode = &n
-		}
-		out = append(out, r)
+	rows, err := l.db.Query(`SELECT session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max
+		FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, limit)
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return scanRows(rows, s.Tool)
 }
 
 // SetTitle records a session's one-line preview.
