@@ -1,0 +1,192 @@
+package adapters
+
+import (
+	"database/sql"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// codexLister lists $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, using
+// Codex's own thread index (state_5.sqlite, read-only) when it is there and
+// globbing the rollouts otherwise.
+var _ = registerLister("codex", codexLister{})
+
+type codexLister struct{}
+
+func codexHome(env Env) string { return envOr(env, "CODEX_HOME", filepath.Join(env.Home, ".codex")) }
+
+func (codexLister) Stores(env Env) []string {
+	return []string{filepath.Join(codexHome(env), "sessions")}
+}
+
+func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, error) {
+	home := codexHome(env)
+	if ss, ok := l.fromIndex(home, project); ok {
+		return ss, nil
+	}
+	files, _ := filepath.Glob(filepath.Join(globEscape(home), "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	var out []NativeSession
+	for _, f := range files {
+		s, err := l.Describe(f)
+		if err != nil || !InProject(s.Project, project) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// fromIndex reads the threads table of state_5.sqlite. ok is false when
+// the index is missing or unreadable (the caller falls back to files).
+func (l codexLister) fromIndex(home, project string) ([]NativeSession, bool) {
+	path := filepath.Join(home, "state_5.sqlite")
+	if _, err := os.Stat(path); err != nil {
+		return nil, false
+	}
+	db, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_busy_timeout=2000")
+	if err != nil {
+		return nil, false
+	}
+	defer db.Close()
+	cols := map[string]bool{}
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('threads')`)
+	if err != nil {
+		return nil, false
+	}
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil {
+			cols[n] = true
+		}
+	}
+	rows.Close()
+	if !cols["id"] || !cols["rollout_path"] || !cols["cwd"] {
+		return nil, false
+	}
+	pick := func(cands ...string) string {
+		for _, c := range cands {
+			if cols[c] {
+				return c
+			}
+		}
+		return "''"
+	}
+	updated := pick("recency_at_ms", "updated_at_ms", "updated_at")
+	title := pick("title", "first_user_message", "preview")
+	archived := "0"
+	if cols["archived"] {
+		archived = "archived"
+	}
+	q := `SELECT id, rollout_path, cwd, ` + updated + `, ` + title + ` FROM threads WHERE ` + archived + ` = 0`
+	rows, err = db.Query(q)
+	if err != nil {
+		return nil, false
+	}
+	defer rows.Close()
+	var out []NativeSession
+	for rows.Next() {
+		var id, rollout, cwd, title string
+		var upd any
+		if rows.Scan(&id, &rollout, &cwd, &upd, &title) != nil || !InProject(cwd, project) {
+			continue
+		}
+		// A row can outlive its rollout: only list sessions still on disk.
+		s, err := l.Describe(rollout)
+		if err != nil {
+			continue
+		}
+		s.ID, s.Project = id, cwd
+		if t := indexTime(upd); t.After(s.LastActive) {
+			s.LastActive = t
+		}
+		if title != "" && s.Preview == "" {
+			s.Preview = preview(title)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err() == nil
+}
+
+// indexTime reads a timestamp column: epoch ms, epoch s or RFC 3339.
+func indexTime(v any) time.Time {
+	switch x := v.(type) {
+	case int64:
+		if x > 1e12 {
+			return time.UnixMilli(x)
+		}
+		return time.Unix(x, 0)
+	case float64:
+		return indexTime(int64(x))
+	case string:
+		t, _ := time.Parse(time.RFC3339Nano, x)
+		return t
+	case []byte:
+		return indexTime(string(x))
+	}
+	return time.Time{}
+}
+
+type codexHeadLine struct {
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+	Payload   struct {
+		Type    string `json:"type"`
+		ID      string `json:"id"`
+		Cwd     string `json:"cwd"`
+		Role    string `json:"role"`
+		Message string `json:"message"`
+		Item    *struct {
+			Type    string `json:"type"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"item"`
+	} `json:"payload"`
+}
+
+func (codexLister) Describe(path string) (NativeSession, error) {
+	fs, err := sampleFile(path)
+	if err != nil {
+		return NativeSession{}, err
+	}
+	s := NativeSession{Tool: "codex", Path: path}
+	for _, l := range lines(fs.head) {
+		var h codexHeadLine
+		if !jsonLine(l, &h) {
+			continue
+		}
+		switch {
+		case h.Type == "session_meta" && s.ID == "":
+			s.ID, s.Project = h.Payload.ID, h.Payload.Cwd
+		case h.Type == "event_msg" && h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage" && s.Preview == "":
+			for _, c := range h.Payload.Item.Content {
+				if c.Text != "" && !IsCarryoverText(c.Text) {
+					s.Preview = preview(c.Text)
+					break
+				}
+			}
+		case h.Type == "event_msg" && h.Payload.Type == "user_message" && s.Preview == "" && h.Payload.Message != "":
+			s.Preview = preview(h.Payload.Message)
+		}
+	}
+	if s.ID == "" {
+		// rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl
+		base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		if len(base) > len("rollout-2006-01-02T15-04-05-") && strings.HasPrefix(base, "rollout-") {
+			s.ID = base[len("rollout-2006-01-02T15-04-05-"):]
+		} else {
+			return s, errNoSession
+		}
+	}
+	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
+	if s.LastActive.IsZero() {
+		s.LastActive = fs.modTime
+	}
+	s.MessageCount, s.CountEstimated = countMessages(path, fs,
+		[]byte(`"type":"UserMessage"`), []byte(`"type":"AgentMessage"`), []byte(`"type":"user_message"`), []byte(`"type":"agent_message"`))
+	return s, nil
+}

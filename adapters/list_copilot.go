@@ -1,0 +1,159 @@
+package adapters
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// copilotLister lists ~/.copilot/session-state/<id>/, reading each
+// session's workspace.yaml (id, cwd, name, timestamps) and falling back to
+// the head of events.jsonl.
+var _ = registerLister("copilot-cli", copilotLister{})
+
+type copilotLister struct{}
+
+func copilotHome(env Env) string {
+	return envOr(env, "COPILOT_HOME", filepath.Join(env.Home, ".copilot"))
+}
+
+func (copilotLister) Stores(env Env) []string {
+	return []string{filepath.Join(copilotHome(env), "session-state")}
+}
+
+func (l copilotLister) ListSessions(env Env, project string) ([]NativeSession, error) {
+	root := l.Stores(env)[0]
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []NativeSession
+	for _, d := range dirs {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(root, d.Name())
+		ws := readFlatYAML(filepath.Join(dir, "workspace.yaml"))
+		cwd := ws["cwd"]
+		if cwd == "" {
+			cwd = ws["git_root"]
+		}
+		if project != "" && cwd != "" && !InProject(cwd, project) {
+			continue // cheap skip before touching events.jsonl
+		}
+		s, err := l.Describe(filepath.Join(dir, "events.jsonl"))
+		if err != nil {
+			if len(ws) == 0 {
+				continue
+			}
+			s = NativeSession{Tool: "copilot-cli", Path: filepath.Join(dir, "events.jsonl"), ID: d.Name()}
+		}
+		if ws["id"] != "" {
+			s.ID = ws["id"]
+		}
+		if cwd != "" {
+			s.Project = cwd
+		}
+		if ws["name"] != "" && s.Preview == "" {
+			s.Preview = preview(ws["name"])
+		}
+		if t, err := time.Parse(time.RFC3339Nano, ws["updated_at"]); err == nil && t.After(s.LastActive) {
+			s.LastActive = t
+		}
+		if !InProject(s.Project, project) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// readFlatYAML reads the top-level "key: value" pairs of a small YAML file
+// (Copilot's workspace.yaml); quoted scalars are unquoted.
+func readFlatYAML(path string) map[string]string {
+	m := map[string]string{}
+	f, err := os.Open(path)
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == ' ' || line[0] == '#' || line[0] == '-' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case strings.HasPrefix(v, `"`):
+			if u, err := strconv.Unquote(v); err == nil {
+				v = u
+			}
+		case strings.HasPrefix(v, "'") && strings.HasSuffix(v, "'") && len(v) >= 2:
+			v = strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+		}
+		m[strings.TrimSpace(k)] = v
+	}
+	return m
+}
+
+type copilotHeadLine struct {
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
+	Data      struct {
+		SessionID string `json:"sessionId"`
+		Content   string `json:"content"`
+		Context   struct {
+			Cwd     string `json:"cwd"`
+			GitRoot string `json:"gitRoot"`
+		} `json:"context"`
+	} `json:"data"`
+}
+
+func (copilotLister) Describe(path string) (NativeSession, error) {
+	fs, err := sampleFile(path)
+	if err != nil {
+		return NativeSession{}, err
+	}
+	s := NativeSession{Tool: "copilot-cli", Path: path}
+	for _, l := range lines(fs.head) {
+		if !bytes.Contains(l[:min(len(l), 40)], []byte(`"type":"session.start"`)) && !bytes.Contains(l[:min(len(l), 40)], []byte(`"type":"user.message"`)) {
+			continue
+		}
+		var h copilotHeadLine
+		if !jsonLine(l, &h) {
+			continue
+		}
+		switch h.Type {
+		case "session.start":
+			if s.ID == "" {
+				s.ID = h.Data.SessionID
+				s.Project = h.Data.Context.Cwd
+			}
+		case "user.message":
+			if s.Preview == "" && h.Data.Content != "" && !IsCarryoverText(h.Data.Content) {
+				s.Preview = preview(h.Data.Content)
+			}
+		}
+	}
+	if s.ID == "" {
+		return s, errNoSession
+	}
+	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
+	if s.LastActive.IsZero() {
+		s.LastActive = fs.modTime
+	}
+	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"type":"user.message"`), []byte(`"type":"assistant.message"`))
+	return s, nil
+}

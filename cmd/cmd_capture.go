@@ -1,0 +1,67 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+)
+
+func init() { register(captureCommand) }
+
+func captureCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "capture",
+		Usage: "save a session as .carryover/session.json (the portable session format)",
+		Description: "Selects a session like `carryover handoff` and writes it, redacted, to\n" +
+			".carryover/session.json. `carryover resume --file` turns it into a resume prompt later.",
+		Flags: append(selectionFlags(), &cli.BoolFlag{Name: "stdout", Usage: "also print the JSON on stdout"}),
+		Action: func(c *cli.Context) error {
+			return runCapture(e, selectionFrom(c), c.Bool("stdout"))
+		},
+	}
+}
+
+// SessionPath is where capture writes the portable session.
+func SessionPath(project string) string { return filepath.Join(publish.Dir(project), "session.json") }
+
+func runCapture(e *Env, sel selection, toStdout bool) error {
+	stop := spinner(e, "reading sessions…")
+	p, err := pick(e, sel)
+	stop()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
+	cfg, _ := LoadConfig(e, p.project)
+	ls, rows, err := ingest(e, p, cfg)
+	if err != nil {
+		return err
+	}
+	s := buildSession(e, p, ls, rows, redactor(cfg))
+	b, err := s.Marshal()
+	if err != nil {
+		return exitf(ExitParse, "encode session.json: %v", err)
+	}
+	path := SessionPath(p.project)
+	if err := publish.EnsureDir(p.project); err != nil {
+		return exitf(ExitError, "cannot create %s: %v", publish.Dir(p.project), err)
+	}
+	if distill.RepoRoot(p.project) != "" {
+		_, _ = publish.EnsureGitignore(p.project)
+	}
+	if err := publish.WriteAtomic(path, b); err != nil {
+		return exitf(ExitError, "write %s: %v", path, err)
+	}
+	if toStdout {
+		io.WriteString(e.Stdout, string(b))
+	}
+	fmt.Fprintf(e.Stderr, "carryover: captured %d messages (~%d tokens), %d changed files, %d decisions, %d blockers\n",
+		s.Conversation.MessageCount, s.Conversation.EstimatedTokens, len(s.FilesChanged), len(s.Decisions), len(s.Blockers)+len(s.Task.Blockers))
+	fmt.Fprintf(e.Stderr, "carryover: wrote %s (turn it into a prompt with `carryover resume --file %s`)\n", path, path)
+	return nil
+}

@@ -1,0 +1,54 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(handoffCommand) }
+
+func handoffCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "handoff",
+		Usage: "build a resume prompt from a session and copy it, to continue in another agent",
+		Description: "With no flags: the most recently active session of any agent for this project (it says\n" +
+			"which and why). The session is read into the ledger, then the resume prompt is packed into\n" +
+			"the target's token budget, written to .carryover/RESUME.md and copied to the clipboard.\n" +
+			"Exit codes: 1 no agents detected, 2 session not found, 3 read/parse error, 4 budget too small.",
+		Flags: append(selectionFlags(), outputFlags()...),
+		Action: func(c *cli.Context) error {
+			o, err := outputFrom(c)
+			if err != nil {
+				return err
+			}
+			return runHandoff(e, selectionFrom(c), o)
+		},
+	}
+}
+
+func runHandoff(e *Env, sel selection, o outputOptions) error {
+	stop := spinner(e, "reading sessions…")
+	p, err := pick(e, sel)
+	stop()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
+	cfg, cerrs := LoadConfig(e, p.project)
+	for _, ce := range cerrs {
+		fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
+	}
+	stop = spinner(e, "reading the transcript…")
+	ls, rows, err := ingest(e, p, cfg)
+	stop()
+	if err != nil {
+		return err
+	}
+	s := buildSession(e, p, ls, rows, redactor(cfg))
+	text, stats, err := render(s, nil, o)
+	if err != nil {
+		return err
+	}
+	return deliver(e, p.project, text, stats, o, redactor(cfg))
+}

@@ -1,0 +1,757 @@
+package cmd
+
+// The manual path: `carryover list`, `handoff`, `capture` and `resume`
+// find sessions in the agents' own stores (and the ledger), ingest the
+// chosen one with the snapshot code, and build the resume prompt.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/resume"
+)
+
+// getwd is the working directory (a test seam: in-process scripts set it).
+var getwd = os.Getwd
+
+// selection is the session-selection flags shared by handoff and capture.
+type selection struct {
+	source, session, project, transcript string
+}
+
+func selectionFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "source", Usage: "agent to read: " + strings.Join(adapters.ListerNames(), ", ") + " (default: any)"},
+		&cli.StringFlag{Name: "session", Usage: "session id or a unique prefix of one (see `carryover list`)"},
+		&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
+		&cli.StringFlag{Name: "transcript", Usage: "read this transcript file instead of looking the session up"},
+	}
+}
+
+func selectionFrom(c *cli.Context) selection {
+	return selection{source: c.String("source"), session: c.String("session"), project: c.String("project"), transcript: c.String("transcript")}
+}
+
+// absPath resolves a path flag against the working directory.
+func absPath(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	wd, err := getwd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(wd, p), nil
+}
+
+// currentProject resolves --project or the working directory.
+func currentProject(explicit string) (string, error) {
+	if explicit != "" {
+		abs, err := absPath(explicit)
+		if err != nil {
+			return "", err
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return "", exitf(ExitError, "--project %s is not a directory", explicit)
+		}
+		return ResolveProject(abs, ""), nil
+	}
+	wd, err := getwd()
+	if err != nil {
+		return "", exitf(ExitError, "cannot read the current directory: %v; pass --project", err)
+	}
+	return ResolveProject("", wd), nil
+}
+
+func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
+
+// candidate is a session found in an agent's store or only in the ledger.
+type candidate struct {
+	adapters.NativeSession
+	InLedger   bool `json:"inLedger,omitempty"`
+	LedgerOnly bool `json:"ledgerOnly,omitempty"`
+}
+
+// gather lists sessions of project ("" = all) from every agent's store and
+// from the ledger, newest first. stores reports whether any agent store or
+// ledger session exists at all (false = "no agents detected").
+func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
+	aenv := adapterEnv(e)
+	names := adapters.ListerNames()
+	if source != "" {
+		if _, ok := adapters.ListerFor(source); !ok {
+			return nil, false, exitf(ExitError, "unknown --source %q (known: %s)", source, strings.Join(names, ", "))
+		}
+		names = []string{source}
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		l, _ := adapters.ListerFor(n)
+		for _, d := range l.Stores(aenv) {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				stores = true
+			}
+		}
+		ss, err := l.ListSessions(aenv, project)
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "carryover: %s sessions could not be listed: %v\n", n, err)
+			continue
+		}
+		for _, s := range ss {
+			seen[s.Tool+"\x00"+s.ID] = true
+			out = append(out, candidate{NativeSession: s})
+		}
+	}
+	// The ledger keeps sessions whose transcripts are gone.
+	if fileExists(filepath.Join(e.Home(), ledger.FileName)) {
+		if l, err := ledger.Open(e.Home()); err == nil {
+			ls, _ := l.Sessions(project, source, 500)
+			l.Close()
+			for _, s := range ls {
+				k := s.Tool + "\x00" + s.NativeID
+				if seen[k] {
+					for i := range out {
+						if out[i].Tool == s.Tool && out[i].ID == s.NativeID {
+							out[i].InLedger = true
+						}
+					}
+					continue
+				}
+				if s.Rows == 0 {
+					continue
+				}
+				stores = true
+				c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
+					LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
+				if c.Preview == "" {
+					c.Preview = "(transcript gone; kept in the ledger)"
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].LastActive.Equal(out[j].LastActive) {
+			return out[i].LastActive.After(out[j].LastActive)
+		}
+		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
+	})
+	return out, stores || len(out) > 0, nil
+}
+
+// matchID returns the candidates whose id equals or starts with id.
+func matchID(cs []candidate, id string) []candidate {
+	id = strings.ToLower(strings.TrimSpace(id))
+	var exact, prefix []candidate
+	for _, c := range cs {
+		cid := strings.ToLower(c.ID)
+		switch {
+		case cid == id:
+			exact = append(exact, c)
+		case strings.HasPrefix(cid, id):
+			prefix = append(prefix, c)
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return prefix
+}
+
+// picked is the session a manual command works on.
+type picked struct {
+	candidate
+	project  string // where its context and outputs go
+	explicit bool   // --transcript
+	reason   string // why it was chosen, for the user
+}
+
+func noAgentsError(e *Env) error {
+	var where []string
+	aenv := adapterEnv(e)
+	for _, n := range adapters.ListerNames() {
+		l, _ := adapters.ListerFor(n)
+		where = append(where, l.Stores(aenv)...)
+	}
+	return exitf(ExitError, "no agents detected: no session store found (looked in %s); run an agent first, "+
+		"set CLAUDE_CONFIG_DIR/CODEX_HOME/COPILOT_HOME/GEMINI_CLI_HOME if yours live elsewhere, or pass --transcript FILE --source AGENT", strings.Join(where, ", "))
+}
+
+// pick chooses the session for sel.
+func pick(e *Env, sel selection) (picked, error) {
+	project, err := currentProject(sel.project)
+	if err != nil {
+		return picked{}, err
+	}
+	if sel.transcript != "" {
+		return pickTranscript(e, sel, project)
+	}
+	cs, stores, err := gather(e, project, sel.source)
+	if err != nil {
+		return picked{}, err
+	}
+	scope := "for " + project
+	if sel.session != "" {
+		m := matchID(cs, sel.session)
+		if len(m) == 0 {
+			// Not in this project: look everywhere.
+			all, allStores, err := gather(e, "", sel.source)
+			if err != nil {
+				return picked{}, err
+			}
+			stores = stores || allStores
+			m = matchID(all, sel.session)
+			scope = "in any project"
+		}
+		switch {
+		case len(m) == 0 && !stores:
+			return picked{}, noAgentsError(e)
+		case len(m) == 0:
+			return picked{}, exitf(ExitNotFound, "no session id starts with %q; run `carryover list --all` to see the ids", sel.session)
+		case len(m) > 1:
+			var ids []string
+			for i, c := range m {
+				if i == 5 {
+					ids = append(ids, "…")
+					break
+				}
+				ids = append(ids, c.Tool+" "+shortID(c.ID))
+			}
+			return picked{}, exitf(ExitNotFound, "session prefix %q is ambiguous (%d sessions: %s); give more of the id", sel.session, len(m), strings.Join(ids, ", "))
+		}
+		p := picked{candidate: m[0], project: project}
+		if !adapters.InProject(m[0].Project, project) && m[0].Project != "" {
+			if fi, err := os.Stat(m[0].Project); err == nil && fi.IsDir() {
+				p.project = m[0].Project
+			}
+		}
+		p.reason = fmt.Sprintf("matched --session %q %s", sel.session, scope)
+		return p, nil
+	}
+	if len(cs) == 0 {
+		if !stores {
+			return picked{}, noAgentsError(e)
+		}
+		return picked{}, exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
+	}
+	c := cs[0]
+	why := fmt.Sprintf("the most recently active of %d session(s) %s (last active %s)", len(cs), scope, ago(e.Now(), c.LastActive))
+	if sel.source == "" {
+		agents := map[string]bool{}
+		for _, x := range cs {
+			agents[x.Tool] = true
+		}
+		if len(agents) > 1 {
+			why += fmt.Sprintf(", across %d agents", len(agents))
+		}
+	}
+	return picked{candidate: c, project: project, reason: why}, nil
+}
+
+func pickTranscript(e *Env, sel selection, project string) (picked, error) {
+	path, err := absPath(sel.transcript)
+	if err != nil {
+		return picked{}, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return picked{}, exitf(ExitNotFound, "--transcript %s does not exist", sel.transcript)
+		}
+		return picked{}, exitf(ExitParse, "--transcript %s: %v", sel.transcript, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return picked{}, exitf(ExitParse, "--transcript %s is not a regular file", sel.transcript)
+	}
+	tool := sel.source
+	why := "--source " + tool
+	if tool == "" {
+		tool = sniffTool(path)
+		why = "detected from the file's content"
+		if tool == "" {
+			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s)", sel.transcript, strings.Join(adapters.ListerNames(), ", "))
+		}
+	}
+	l, ok := adapters.ListerFor(tool)
+	if !ok {
+		return picked{}, exitf(ExitError, "unknown --source %q (known: %s)", tool, strings.Join(adapters.ListerNames(), ", "))
+	}
+	d, err := l.Describe(path)
+	if err != nil {
+		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source", sel.transcript, tool, err)
+	}
+	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
+		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
+	}
+	return picked{candidate: candidate{NativeSession: d}, project: project, explicit: true,
+		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}, nil
+}
+
+// sniffTool guesses the agent that wrote a transcript from its first bytes.
+func sniffTool(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	switch {
+	case bytes.Contains(b, []byte(`"type":"session_meta"`)):
+		return "codex"
+	case bytes.Contains(b, []byte(`"type":"session.start"`)):
+		return "copilot-cli"
+	case bytes.Contains(b, []byte(`"projectHash"`)):
+		return "gemini"
+	case bytes.Contains(b, []byte(`# aider chat started at`)):
+		return "aider"
+	case bytes.Contains(b, []byte(`"sessionId"`)) && (bytes.Contains(b, []byte(`"type":"user"`)) || bytes.Contains(b, []byte(`"type":"assistant"`)) || bytes.Contains(b, []byte(`"type":"queue-operation"`))):
+		return "claude"
+	}
+	return ""
+}
+
+// ingest reads the picked session into the ledger (the snapshot code) and
+// returns its rows, oldest first.
+func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) {
+	log := newLogger(e)
+	log.prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
+	log.redact = redactor(cfg)
+	l, err := openLedger(e, log)
+	if err != nil {
+		return ledger.Session{}, nil, exitf(ExitError, "%v", err)
+	}
+	defer l.Close()
+	if !p.LedgerOnly {
+		a, err := adapters.Lookup(p.Tool)
+		if err != nil {
+			return ledger.Session{}, nil, exitf(ExitError, "carryover cannot read %s sessions (no adapter); known: %s", p.Tool, strings.Join(adapters.Names(), ", "))
+		}
+		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
+		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.project, Now: e.Now(), Redact: redactor(cfg)}
+		if p.explicit {
+			o.Transcripts = []adapters.Transcript{{Path: p.Path, SessionID: p.ID}}
+		}
+		rep, err := ledger.Ingest(l, o)
+		if err != nil {
+			return ledger.Session{}, nil, exitf(ExitParse, "could not read the %s session %s: %v", p.Tool, shortID(p.ID), err)
+		}
+		for _, f := range rep.Files {
+			if f.Err != nil && !errors.Is(f.Err, fs.ErrNotExist) {
+				log.Printf("transcript %s: %v", f.Path, f.Err)
+				if f.Path == p.Path || f.Path == "store" {
+					return ledger.Session{}, nil, exitf(ExitParse, "could not read %s: %v", f.Path, f.Err)
+				}
+			}
+		}
+		if p.Preview != "" {
+			if s, err := l.Session(p.Tool, p.ID); err == nil {
+				_ = l.SetTitle(s.ID, redactor(cfg)(p.Preview))
+			}
+		}
+	}
+	s, err := l.Session(p.Tool, p.ID)
+	if err != nil {
+		return s, nil, exitf(ExitParse, "session %s was not recorded: %v", shortID(p.ID), err)
+	}
+	rows, err := l.Rows(s.ID, 4000)
+	if err != nil {
+		return s, nil, exitf(ExitError, "read the ledger: %v", err)
+	}
+	if len(rows) == 0 {
+		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls)", p.Tool, shortID(p.ID))
+	}
+	return s, rows, nil
+}
+
+// buildSession turns a session's rows and its project into the portable
+// session (redacted).
+func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
+	h := distill.Distill(rows, distill.Options{Project: p.project})
+	h.Git, h.Files = distill.GitFacts(p.project, h.Files)
+	s := resume.Session{
+		Version:    resume.Version,
+		Source:     p.Tool,
+		CapturedAt: e.Now().UTC().Truncate(time.Second),
+		SessionID:  p.ID,
+		Decisions:  h.Decisions,
+	}
+	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
+		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
+	}
+	s.Project = projectContext(e, p.project, h.Git)
+	s.Task.Description = h.Task
+	s.Task.InProgress = h.Next
+	s.Task.Completed = dedupeStrings(h.Done)
+	for _, q := range h.Questions {
+		switch {
+		case strings.HasPrefix(q, "unresolved: "):
+			// the failure itself is listed below
+		case strings.HasPrefix(q, "TODO:") || strings.HasPrefix(q, "FIXME:") || strings.HasPrefix(q, "XXX:") || strings.HasPrefix(q, "HACK:"):
+			s.Task.Remaining = append(s.Task.Remaining, q)
+		default:
+			s.Questions = append(s.Questions, q)
+		}
+	}
+	for _, f := range h.Failures {
+		b := "`" + f.What + "`"
+		if f.ExitCode != nil {
+			b += fmt.Sprintf(" → exit %d", *f.ExitCode)
+		} else {
+			b += " → failed"
+		}
+		if f.Error != "" {
+			b += ": " + f.Error
+		}
+		if f.Count > 1 {
+			b += fmt.Sprintf(" (×%d)", f.Count)
+		}
+		if f.Resolved {
+			b += " (later succeeded)"
+		}
+		s.Blockers = append(s.Blockers, b)
+		if !f.Resolved {
+			s.Task.Blockers = append(s.Task.Blockers, b)
+		}
+	}
+	for _, f := range h.Files {
+		fc := resume.FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
+		switch {
+		case f.Git == "deleted":
+			fc.ChangeType = "deleted"
+		case f.Created:
+			fc.ChangeType = "created"
+		}
+		fc.Diff = fileDiff(e, p.project, f)
+		s.FilesChanged = append(s.FilesChanged, fc)
+	}
+	tok := h.Tokens
+	if tok.Max == 0 && ls.TokensMax > 0 {
+		tok = distill.Tokens{Used: ls.TokensUsed, Max: ls.TokensMax}
+	}
+	if tok.Max > 0 {
+		s.Tokens = &resume.Tokens{Used: tok.Used, Max: tok.Max}
+	}
+	calls := map[string]ledger.Row{}
+	for _, r := range rows {
+		if r.Kind == adapters.KindToolCall && r.CallID != "" {
+			calls[r.CallID] = r
+		}
+	}
+	for _, r := range rows {
+		if r.Sidechain {
+			continue
+		}
+		m := resume.Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
+		switch r.Kind {
+		case adapters.KindPrompt:
+			m.Role = "user"
+		case adapters.KindText:
+			m.Role = "assistant"
+		case adapters.KindCompaction:
+			m.Role = "system"
+		case adapters.KindToolCall:
+			m.Role, m.ToolName = "assistant", r.ToolName
+			switch {
+			case r.Command != "":
+				m.Content = "$ " + r.Command
+			case r.FilePath != "":
+				m.Content = "edit " + r.FilePath
+			}
+		case adapters.KindToolResult, adapters.KindError:
+			m.Role, m.ToolName = "tool", r.ToolName
+			if c, ok := calls[r.CallID]; ok && m.ToolName == "" {
+				m.ToolName = c.ToolName
+			}
+			if r.Kind == adapters.KindError {
+				m.Content = "ERROR: " + m.Content
+			}
+		default:
+			continue
+		}
+		if strings.TrimSpace(m.Content) == "" {
+			continue
+		}
+		s.Conversation.Messages = append(s.Conversation.Messages, m)
+	}
+	s.Redact(redact)
+	s.Normalize()
+	return s
+}
+
+func dedupeStrings(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// projectContext is P4: branch, status, log, tree, memory files.
+func projectContext(e *Env, dir string, g distill.Git) resume.Project {
+	p := resume.Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
+	if g.Repo {
+		if out, err := gitOutput(e, dir, "status", "--short"); err == nil {
+			p.GitStatus = firstN(out, resume.MaxTreeLines)
+		}
+		if out, err := gitOutput(e, dir, "log", "--oneline", "-10"); err == nil && out != "" {
+			p.GitLog = strings.Split(out, "\n")
+		}
+	}
+	p.Structure = tree(dir, 2, resume.MaxTreeLines)
+	var mem strings.Builder
+	for _, name := range []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".github/copilot-instructions.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		text := stripPointer(string(b))
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		fmt.Fprintf(&mem, "--- %s ---\n%s\n", name, strings.TrimSpace(text))
+		if mem.Len() > resume.MaxMemoryChars {
+			break
+		}
+	}
+	p.MemoryFileContents = mem.String()
+	if len(p.MemoryFileContents) > resume.MaxMemoryChars {
+		p.MemoryFileContents = p.MemoryFileContents[:resume.MaxMemoryChars] + "…"
+	}
+	return p
+}
+
+// stripPointer removes carryover's own pointer block from a memory file.
+func stripPointer(s string) string {
+	const start, end = "<!--CARRYOVER:START-->", "<!--CARRYOVER:END-->"
+	i, j := strings.Index(s, start), strings.Index(s, end)
+	if i >= 0 && j > i {
+		return s[:i] + s[j+len(end):]
+	}
+	return s
+}
+
+// gitOutput runs git in dir (only when git is on PATH), bounded in time.
+func gitOutput(e *Env, dir string, args ...string) (string, error) {
+	bin := lookPath(e, "git")
+	if bin == "" {
+		return "", errors.New("git not found")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager"}, args...)...)
+	c.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	var out bytes.Buffer
+	c.Stdout = &out
+	if err := c.Run(); err != nil {
+		return "", err
+	}
+	return strings.TrimRight(out.String(), "\n"), nil
+}
+
+// fileDiff is a changed file's diff against HEAD, or the head of its
+// content for a new file.
+func fileDiff(e *Env, project string, f distill.File) string {
+	abs := f.Path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(project, f.Path)
+	}
+	if f.Git == "modified" || f.Git == "deleted" {
+		if out, err := gitOutput(e, project, "diff", "--no-color", "--no-ext-diff", "HEAD", "--", f.Path); err == nil && out != "" {
+			return clipText(out, resume.MaxDiffChars)
+		}
+	}
+	if f.Git == "clean" {
+		return ""
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	fh, err := os.Open(abs)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	b := make([]byte, resume.MaxDiffChars+1)
+	n, _ := io.ReadFull(fh, b)
+	b = b[:n]
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "(binary file)"
+	}
+	return clipText(string(b), resume.MaxDiffChars)
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func firstN(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("… (%d more)", len(lines)-n))
+	}
+	return strings.Join(lines, "\n")
+}
+
+var skipDirs = map[string]bool{".git": true, "node_modules": true, ".carryover": true, "vendor": true, "__pycache__": true, ".venv": true, "dist": true, "build": true, "target": true}
+
+// tree is the project's directory tree to depth, at most max lines.
+func tree(root string, depth, maxLines int) string {
+	var lines []string
+	var walk func(dir, indent string, d int)
+	walk = func(dir, indent string, d int) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		var shown []os.DirEntry
+		for _, en := range ents {
+			n := en.Name()
+			if skipDirs[n] || (strings.HasPrefix(n, ".") && n != ".github") {
+				continue
+			}
+			shown = append(shown, en)
+		}
+		for i, en := range shown {
+			if len(lines) >= maxLines+1 {
+				return
+			}
+			branch, next := "├── ", "│   "
+			if i == len(shown)-1 {
+				branch, next = "└── ", "    "
+			}
+			name := en.Name()
+			if en.IsDir() {
+				name += "/"
+			}
+			lines = append(lines, indent+branch+name)
+			if en.IsDir() && d < depth {
+				walk(filepath.Join(dir, en.Name()), indent+next, d+1)
+			}
+		}
+	}
+	walk(root, "", 1)
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) > maxLines {
+		lines = append(lines[:maxLines], "…")
+	}
+	return filepath.Base(root) + "/\n" + strings.Join(lines, "\n")
+}
+
+func language(p string) string {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".go":
+		return "go"
+	case ".py":
+		return "python"
+	case ".js", ".mjs", ".cjs":
+		return "javascript"
+	case ".ts", ".tsx":
+		return "typescript"
+	case ".rs":
+		return "rust"
+	case ".rb":
+		return "ruby"
+	case ".java":
+		return "java"
+	case ".md":
+		return "markdown"
+	case ".json":
+		return "json"
+	case ".yaml", ".yml":
+		return "yaml"
+	case ".toml":
+		return "toml"
+	case ".sh":
+		return "bash"
+	case ".c", ".h":
+		return "c"
+	case ".cpp", ".cc", ".hpp":
+		return "cpp"
+	}
+	return ""
+}
+
+// ago renders a time relative to now.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return t.UTC().Format("2006-01-02 15:04")
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+// colour wraps s in an ANSI colour when w is a terminal and NO_COLOR is unset.
+func colour(e *Env, tty bool, code, s string) string {
+	if !tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// spinner shows progress on stderr when it is a terminal; stop clears it.
+func spinner(e *Env, msg string) (stop func()) {
+	if !e.StderrTTY {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			fmt.Fprintf(e.Stderr, "\r%s %s", frames[i%len(frames)], msg)
+			select {
+			case <-done:
+				fmt.Fprint(e.Stderr, "\r\x1b[K")
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

@@ -1,0 +1,254 @@
+package cmd
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/resume"
+)
+
+// outputOptions are the flags shared by handoff and resume.
+type outputOptions struct {
+	target, format, launch string
+	tokens                 int
+	stdout, noClipboard    bool
+}
+
+func outputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "target", Usage: "agent the prompt is for: " + strings.Join(resume.Targets(), ", ") + " (sets the budget: 60% of its context window)", Value: resume.DefaultTarget},
+		&cli.IntFlag{Name: "tokens", Usage: "token budget (overrides --target's)"},
+		&cli.StringFlag{Name: "format", Usage: "md (resume prompt), yaml or json (compact structured handoff)", Value: "md"},
+		&cli.BoolFlag{Name: "stdout", Usage: "also print the result on stdout"},
+		&cli.BoolFlag{Name: "no-clipboard", Usage: "do not copy the result to the clipboard"},
+		&cli.StringFlag{Name: "launch", Usage: "start this agent on the resume prompt (claude, codex, gemini, copilot-cli, cursor)"},
+	}
+}
+
+func outputFrom(c *cli.Context) (outputOptions, error) {
+	o := outputOptions{target: c.String("target"), format: strings.ToLower(c.String("format")), tokens: c.Int("tokens"),
+		stdout: c.Bool("stdout"), noClipboard: c.Bool("no-clipboard"), launch: c.String("launch")}
+	switch o.format {
+	case "md", "markdown":
+		o.format = "md"
+	case "yaml", "yml":
+		o.format = "yaml"
+	case "json":
+	default:
+		return o, exitf(ExitError, "--format %q: use md, yaml or json", o.format)
+	}
+	if o.tokens < 0 {
+		return o, exitf(ExitError, "--tokens must be positive")
+	}
+	t, ok := resume.CanonicalTarget(o.target)
+	if !ok {
+		return o, exitf(ExitError, "unknown --target %q (known: %s)", o.target, strings.Join(resume.Targets(), ", "))
+	}
+	o.target = t
+	if o.launch != "" {
+		if _, ok := launchArgs(o.launch, ""); !ok {
+			return o, exitf(ExitError, "--launch %q: carryover can start %s", o.launch, strings.Join(launchable(), ", "))
+		}
+	}
+	return o, nil
+}
+
+// ResumePath is where handoff and resume write their result.
+func ResumePath(project, format string) string {
+	if format == "md" {
+		return filepath.Join(publish.Dir(project), "RESUME.md")
+	}
+	return filepath.Join(publish.Dir(project), "RESUME."+format)
+}
+
+// render builds the output text in o.format from s (already redacted).
+// loadedHandoff, when set, is re-emitted as is (structured round trip).
+func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (text string, stats string, err error) {
+	budget, err := resume.Budget(o.target, o.tokens)
+	if err != nil {
+		return "", "", exitf(ExitError, "%v", err)
+	}
+	budgetNote := fmt.Sprintf("%d-token budget", budget)
+	if o.tokens == 0 {
+		budgetNote += fmt.Sprintf(" (%s: %d%% of %d)", o.target, int(resume.BudgetShare*100), resume.ContextWindows[o.target])
+	}
+	if o.format == "md" {
+		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens})
+		if err != nil {
+			return "", "", exitf(ExitCompression, "%v", err)
+		}
+		var parts []string
+		for _, l := range res.Layers {
+			var st string
+			switch l.Status {
+			case resume.Included:
+				st = "included"
+			case resume.Truncated:
+				st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
+			case resume.Dropped:
+				st = "dropped"
+			case resume.Empty:
+				st = "empty"
+			}
+			parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
+		}
+		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s", res.Tokens, budgetNote, strings.Join(parts, ", ")), nil
+	}
+	var h resume.Handoff
+	if loadedHandoff != nil {
+		h = *loadedHandoff
+	} else {
+		h = resume.Structured(s)
+		if h.Now == "" && h.Goal != "" {
+			h.Now = "confirm the task with the user, then continue: " + h.Goal
+		}
+	}
+	if err := h.Validate(); err != nil {
+		return "", "", exitf(ExitParse, "%v", err)
+	}
+	trimmed, err := h.Fit(o.format, budget)
+	if err != nil {
+		return "", "", exitf(ExitCompression, "%v", err)
+	}
+	b, err := h.Encode(o.format)
+	if err != nil {
+		return "", "", exitf(ExitError, "%v", err)
+	}
+	note := "all fields included"
+	if trimmed {
+		note = "lists trimmed to fit"
+	}
+	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s", o.format, resume.Estimate(string(b)), budgetNote, note), nil
+}
+
+// deliver writes the result file, prints it when asked, copies it to the
+// clipboard and reports on stderr. text must already be redacted; it is
+// redacted once more here (idempotent) as the last step before egress.
+func deliver(e *Env, project string, text, stats string, o outputOptions, redact func(string) string) error {
+	text = redact(text)
+	path := ResumePath(project, o.format)
+	if err := publish.EnsureDir(project); err != nil {
+		return exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
+	}
+	if distill.RepoRoot(project) != "" {
+		_, _ = publish.EnsureGitignore(project)
+	}
+	if err := publish.WriteAtomic(path, []byte(text)); err != nil {
+		return exitf(ExitError, "write %s: %v", path, err)
+	}
+	if o.stdout {
+		io.WriteString(e.Stdout, text)
+		if !strings.HasSuffix(text, "\n") {
+			io.WriteString(e.Stdout, "\n")
+		}
+	}
+	fmt.Fprintf(e.Stderr, "carryover: %s\n", stats)
+	fmt.Fprintf(e.Stderr, "carryover: wrote %s\n", path)
+	if !o.noClipboard {
+		fmt.Fprintf(e.Stderr, "carryover: %s\n", copyText(e, text, path))
+	}
+	if o.launch != "" {
+		return launchAgent(e, o.launch, project, path)
+	}
+	return nil
+}
+
+// OSC52 is the terminal escape that sets the clipboard to text.
+func OSC52(text string, tmux bool) string {
+	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(text)) + "\a"
+	if tmux {
+		// tmux passes escapes through only inside a DCS wrapper.
+		seq = "\x1bPtmux;\x1b" + seq + "\x1b\\"
+	}
+	return seq
+}
+
+// copyText puts text on the clipboard: the system clipboard, or over SSH
+// (or when that fails) OSC 52 on a terminal stdout. It returns a one-line
+// note saying what happened.
+func copyText(e *Env, text, path string) string {
+	ssh := e.Getenv("SSH_TTY") != "" || e.Getenv("SSH_CONNECTION") != ""
+	var cerr error
+	if !ssh {
+		if e.Clipboard == nil {
+			cerr = fmt.Errorf("no clipboard")
+		} else if cerr = e.Clipboard(text); cerr == nil {
+			return "copied to the clipboard: paste it into the next agent"
+		}
+	}
+	if e.StdoutTTY {
+		io.WriteString(e.Stdout, OSC52(text, e.Getenv("TMUX") != ""))
+		note := "sent to your terminal's clipboard (OSC 52)"
+		if ssh {
+			note += " over SSH"
+		}
+		if len(text) > 74_000 {
+			note += "; some terminals cap OSC 52 near 100 KB: if the paste is cut, use " + path
+		}
+		return note
+	}
+	why := "no clipboard over SSH without a terminal"
+	if cerr != nil {
+		why = "clipboard unavailable: " + firstLineOf(cerr.Error())
+	}
+	return fmt.Sprintf("%s; the prompt is in %s", why, path)
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// launchArgs is the command line that starts agent on the prompt file.
+// The prompt itself never goes through argv (E2BIG on large prompts, and
+// it would show in ps): the agent is told to read the file.
+func launchArgs(agent, path string) ([]string, bool) {
+	msg := "Read " + path + " (a handoff from a previous session) and resume the work it describes, starting with its \"Resume Now\" section."
+	switch agent {
+	case "claude", "claude-code":
+		return []string{"claude", msg}, true
+	case "codex":
+		return []string{"codex", msg}, true
+	case "gemini":
+		return []string{"gemini", "-i", msg}, true
+	case "copilot-cli", "copilot":
+		return []string{"copilot", "-i", msg}, true
+	case "cursor", "cursor-agent":
+		return []string{"cursor-agent", msg}, true
+	}
+	return nil, false
+}
+
+func launchable() []string { return []string{"claude", "codex", "gemini", "copilot-cli", "cursor"} }
+
+// startProcess runs an agent attached to the terminal (a test seam).
+var startProcess = func(e *Env, dir string, argv []string) error {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir = dir
+	c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
+	return c.Run()
+}
+
+func launchAgent(e *Env, agent, project, path string) error {
+	argv, _ := launchArgs(agent, path)
+	bin := lookPath(e, argv[0])
+	if bin == "" {
+		return exitf(ExitError, "--launch %s: `%s` is not on PATH; the prompt is in %s", agent, argv[0], path)
+	}
+	argv[0] = bin
+	fmt.Fprintf(e.Stderr, "carryover: starting %s in %s\n", filepath.Base(bin), project)
+	if err := startProcess(e, project, argv); err != nil {
+		return exitf(ExitError, "%s exited: %v", filepath.Base(bin), err)
+	}
+	return nil
+}

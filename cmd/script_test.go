@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// scriptMu serialises in-process runs: getwd is a package variable.
+var scriptMu sync.Mutex
+
+// scriptNow is the clock of the CLI scripts.
+var scriptNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// TestScripts runs testdata/script/*.txtar. `carryover` runs in process with
+// the script's environment and working directory; `exitcode N` checks the
+// exit code of the last `carryover`.
+func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join(repo, "testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", repo)
+			env.Setenv("CARRYOVER_HOME", filepath.Join(env.WorkDir, ".carryover-home"))
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"carryover": func(ts *testscript.TestScript, neg bool, args []string) {
+				scriptMu.Lock()
+				defer scriptMu.Unlock()
+				dir := ts.MkAbs(".")
+				saved := getwd
+				getwd = func() (string, error) { return dir, nil }
+				defer func() { getwd = saved }()
+				var stdin bytes.Buffer
+				e := &Env{
+					Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(),
+					Getenv:    ts.Getenv,
+					Now:       func() time.Time { return scriptNow },
+					Clipboard: func(string) error { return errors.New("no clipboard in tests") },
+				}
+				code := Main(append([]string{"carryover"}, args...), e)
+				ts.Setenv("EXIT", strconv.Itoa(code))
+				if (code != 0) != neg {
+					ts.Fatalf("carryover exited %d", code)
+				}
+			},
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: exitcode N")
+				}
+				if got := ts.Getenv("EXIT"); (got == args[0]) == neg {
+					ts.Fatalf("exit code %s, want %s", got, args[0])
+				}
+			},
+		},
+	})
+}

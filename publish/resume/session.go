@@ -1,0 +1,236 @@
+// Package resume builds the resume prompt that `carryover handoff` and
+// `carryover resume` print, copy and write to .carryover/RESUME.md: the
+// Braindump PRD template packed into a token budget by priority layers
+// (P1 task state … P7 older history), the compact structured handoff of the
+// ntm handoff package (YAML or JSON), and the portable session.json format
+// both are built from.
+//
+// Nothing here reads agent stores or the ledger: callers fill a Session.
+package resume
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Version is the session.json format version.
+const Version = "1.0"
+
+// Session is the portable session format (.carryover/session.json), field
+// for field the Braindump PRD's CapturedSession, plus a few optional
+// carryover extensions (questions, next, test, tokens).
+type Session struct {
+	Version          string       `json:"version"`
+	Source           string       `json:"source"`
+	CapturedAt       time.Time    `json:"capturedAt"`
+	SessionID        string       `json:"sessionId"`
+	SessionStartedAt string       `json:"sessionStartedAt,omitempty"`
+	Project          Project      `json:"project"`
+	Conversation     Conversation `json:"conversation"`
+	FilesChanged     []FileChange `json:"filesChanged"`
+	Decisions        []string     `json:"decisions"`
+	Blockers         []string     `json:"blockers"`
+	Task             Task         `json:"task"`
+
+	// Questions are open questions the previous agent left (carryover extension).
+	Questions []string `json:"questions,omitempty"`
+	// Test is the command that verifies the work (carryover extension).
+	Test string `json:"test,omitempty"`
+	// Tokens is the context fill the agent last reported (carryover extension).
+	Tokens *Tokens `json:"tokens,omitempty"`
+}
+
+// Project is what the receiving agent needs to know about the repository.
+type Project struct {
+	Path               string   `json:"path"`
+	Name               string   `json:"name,omitempty"`
+	GitBranch          string   `json:"gitBranch,omitempty"`
+	GitStatus          string   `json:"gitStatus,omitempty"`
+	GitLog             []string `json:"gitLog,omitempty"`
+	Structure          string   `json:"structure,omitempty"`
+	MemoryFileContents string   `json:"memoryFileContents,omitempty"`
+}
+
+// Conversation is the session's messages, oldest first.
+type Conversation struct {
+	MessageCount    int       `json:"messageCount"`
+	EstimatedTokens int       `json:"estimatedTokens"`
+	Summary         string    `json:"summary,omitempty"`
+	Messages        []Message `json:"messages"`
+}
+
+// Message is one conversation entry.
+type Message struct {
+	Role       string `json:"role"` // user, assistant, system, tool
+	Content    string `json:"content"`
+	ToolName   string `json:"toolName,omitempty"`
+	Timestamp  string `json:"timestamp,omitempty"`
+	TokenCount int    `json:"tokenCount,omitempty"`
+}
+
+// FileChange is a file the session created, modified or deleted.
+type FileChange struct {
+	Path       string `json:"path"`
+	ChangeType string `json:"changeType"` // created, modified, deleted
+	Diff       string `json:"diff,omitempty"`
+	Language   string `json:"language,omitempty"`
+}
+
+// Task is the task state: P1 of the resume prompt.
+type Task struct {
+	Description string   `json:"description"`
+	Completed   []string `json:"completed"`
+	Remaining   []string `json:"remaining"`
+	InProgress  string   `json:"inProgress,omitempty"`
+	Blockers    []string `json:"blockers"`
+}
+
+// Tokens is a context fill figure.
+type Tokens struct {
+	Used int64 `json:"used"`
+	Max  int64 `json:"max"`
+}
+
+// Normalize fills counts and nil slices so the JSON is stable.
+func (s *Session) Normalize() {
+	if s.Version == "" {
+		s.Version = Version
+	}
+	for i := range s.Conversation.Messages {
+		m := &s.Conversation.Messages[i]
+		if m.TokenCount == 0 {
+			m.TokenCount = Estimate(m.Content)
+		}
+	}
+	if s.Conversation.MessageCount < len(s.Conversation.Messages) {
+		s.Conversation.MessageCount = len(s.Conversation.Messages)
+	}
+	if s.Conversation.EstimatedTokens == 0 {
+		n := 0
+		for _, m := range s.Conversation.Messages {
+			n += m.TokenCount
+		}
+		s.Conversation.EstimatedTokens = n
+	}
+	if s.Conversation.Messages == nil {
+		s.Conversation.Messages = []Message{}
+	}
+	for _, p := range []*[]string{&s.Decisions, &s.Blockers, &s.Task.Completed, &s.Task.Remaining, &s.Task.Blockers} {
+		if *p == nil {
+			*p = []string{}
+		}
+	}
+	if s.FilesChanged == nil {
+		s.FilesChanged = []FileChange{}
+	}
+}
+
+// Redact applies fn to every free-text field of the session.
+func (s *Session) Redact(fn func(string) string) {
+	if fn == nil {
+		return
+	}
+	list := func(l []string) {
+		for i := range l {
+			l[i] = fn(l[i])
+		}
+	}
+	s.Project.GitStatus = fn(s.Project.GitStatus)
+	list(s.Project.GitLog)
+	s.Project.Structure = fn(s.Project.Structure)
+	s.Project.MemoryFileContents = fn(s.Project.MemoryFileContents)
+	s.Conversation.Summary = fn(s.Conversation.Summary)
+	for i := range s.Conversation.Messages {
+		s.Conversation.Messages[i].Content = fn(s.Conversation.Messages[i].Content)
+	}
+	for i := range s.FilesChanged {
+		s.FilesChanged[i].Diff = fn(s.FilesChanged[i].Diff)
+	}
+	list(s.Decisions)
+	list(s.Blockers)
+	list(s.Questions)
+	s.Test = fn(s.Test)
+	s.Task.Description = fn(s.Task.Description)
+	list(s.Task.Completed)
+	list(s.Task.Remaining)
+	s.Task.InProgress = fn(s.Task.InProgress)
+	list(s.Task.Blockers)
+}
+
+// Marshal renders the session as indented JSON (session.json).
+func (s Session) Marshal() ([]byte, error) {
+	s.Normalize()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// FieldError is one invalid field of a session or handoff file.
+type FieldError struct {
+	Field   string
+	Problem string
+}
+
+// ValidationError lists every invalid field, in field order.
+type ValidationError struct {
+	What   string // "session.json", "handoff"
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	var parts []string
+	for _, f := range e.Fields {
+		parts = append(parts, f.Field+": "+f.Problem)
+	}
+	return e.What + " is invalid: " + strings.Join(parts, "; ")
+}
+
+// ErrUnknownFormat is returned by Load for a file that is neither a
+// session.json nor a structured handoff.
+var ErrUnknownFormat = errors.New("not a carryover session.json or structured handoff (YAML/JSON with goal and now)")
+
+// Validate checks a session read from a file.
+func (s Session) Validate() error {
+	var fe []FieldError
+	if s.Version == "" {
+		fe = append(fe, FieldError{"version", "required"})
+	} else if !strings.HasPrefix(s.Version, "1.") {
+		fe = append(fe, FieldError{"version", fmt.Sprintf("%q is not supported (this carryover reads 1.x)", s.Version)})
+	}
+	if s.Source == "" {
+		fe = append(fe, FieldError{"source", "required"})
+	}
+	if strings.TrimSpace(s.Task.Description) == "" && len(s.Conversation.Messages) == 0 {
+		fe = append(fe, FieldError{"task.description", "required when conversation.messages is empty"})
+	}
+	for i, m := range s.Conversation.Messages {
+		switch m.Role {
+		case "user", "assistant", "system", "tool":
+		default:
+			fe = append(fe, FieldError{fmt.Sprintf("conversation.messages[%d].role", i), fmt.Sprintf("%q is not one of user|assistant|system|tool", m.Role)})
+		}
+	}
+	for i, f := range s.FilesChanged {
+		switch f.ChangeType {
+		case "created", "modified", "deleted":
+		default:
+			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].changeType", i), fmt.Sprintf("%q is not one of created|modified|deleted", f.ChangeType)})
+		}
+		if f.Path == "" {
+			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].path", i), "required"})
+		}
+	}
+	if len(fe) > 0 {
+		return &ValidationError{What: "session.json", Fields: fe}
+	}
+	return nil
+}

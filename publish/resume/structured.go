@@ -1,0 +1,332 @@
+package resume
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Handoff is the compact structured handoff of the ntm handoff package
+// (internal/handoff/types.go): about 400 tokens where the markdown prompt
+// takes thousands. Goal and Now are required.
+type Handoff struct {
+	Version         string            `yaml:"version" json:"version"`
+	Session         string            `yaml:"session" json:"session"`
+	Date            string            `yaml:"date" json:"date"`       // YYYY-MM-DD
+	Status          string            `yaml:"status" json:"status"`   // complete|partial|blocked
+	Outcome         string            `yaml:"outcome" json:"outcome"` // SUCCEEDED|PARTIAL_PLUS|PARTIAL_MINUS|FAILED
+	Goal            string            `yaml:"goal" json:"goal"`
+	Now             string            `yaml:"now" json:"now"`
+	Test            string            `yaml:"test,omitempty" json:"test,omitempty"`
+	DoneThisSession []TaskRecord      `yaml:"done_this_session,omitempty" json:"done_this_session,omitempty"`
+	Blockers        []string          `yaml:"blockers,omitempty" json:"blockers,omitempty"`
+	Questions       []string          `yaml:"questions,omitempty" json:"questions,omitempty"`
+	Decisions       map[string]string `yaml:"decisions,omitempty" json:"decisions,omitempty"`
+	Findings        map[string]string `yaml:"findings,omitempty" json:"findings,omitempty"`
+	Worked          []string          `yaml:"worked,omitempty" json:"worked,omitempty"`
+	Failed          []string          `yaml:"failed,omitempty" json:"failed,omitempty"`
+	Next            []string          `yaml:"next,omitempty" json:"next,omitempty"`
+	Files           FileChanges       `yaml:"files,omitempty" json:"files,omitzero"`
+	AgentType       string            `yaml:"agent_type,omitempty" json:"agent_type,omitempty"`
+	TokensUsed      int64             `yaml:"tokens_used,omitempty" json:"tokens_used,omitempty"`
+	TokensMax       int64             `yaml:"tokens_max,omitempty" json:"tokens_max,omitempty"`
+	TokensPct       float64           `yaml:"tokens_pct,omitempty" json:"tokens_pct,omitempty"`
+}
+
+// TaskRecord is a completed step.
+type TaskRecord struct {
+	Task  string   `yaml:"task" json:"task"`
+	Files []string `yaml:"files,omitempty" json:"files,omitempty"`
+}
+
+// FileChanges lists files by what happened to them.
+type FileChanges struct {
+	Created  []string `yaml:"created,omitempty" json:"created,omitempty"`
+	Modified []string `yaml:"modified,omitempty" json:"modified,omitempty"`
+	Deleted  []string `yaml:"deleted,omitempty" json:"deleted,omitempty"`
+}
+
+// IsZero lets omitempty/omitzero drop an empty files block.
+func (f FileChanges) IsZero() bool {
+	return len(f.Created) == 0 && len(f.Modified) == 0 && len(f.Deleted) == 0
+}
+
+// Statuses and outcomes a handoff may carry.
+var (
+	Statuses = []string{"complete", "partial", "blocked"}
+	Outcomes = []string{"SUCCEEDED", "PARTIAL_PLUS", "PARTIAL_MINUS", "FAILED"}
+)
+
+var ranRE = regexp.MustCompile("^ran `(.*)`$")
+var testRE = regexp.MustCompile(`(?i)\b(test|pytest|jest|vitest|go (test|vet|build)|cargo (test|check)|npm (run )?test|make)\b`)
+
+// Structured derives the structured handoff from s.
+func Structured(s Session) Handoff {
+	h := Handoff{
+		Version:   Version,
+		Session:   s.SessionID,
+		Goal:      oneLine(s.Task.Description),
+		Now:       oneLine(s.Task.InProgress),
+		Test:      s.Test,
+		Blockers:  dedupe(s.Task.Blockers),
+		Questions: dedupe(s.Questions),
+		Failed:    dedupe(s.Blockers),
+		Next:      dedupe(s.Task.Remaining),
+		AgentType: s.Source,
+	}
+	if !s.CapturedAt.IsZero() {
+		h.Date = s.CapturedAt.UTC().Format("2006-01-02")
+	}
+	if h.Now == "" && len(h.Next) > 0 {
+		h.Now = h.Next[0]
+		h.Next = h.Next[1:]
+	}
+	for _, c := range dedupe(s.Task.Completed) {
+		h.DoneThisSession = append(h.DoneThisSession, TaskRecord{Task: c})
+		if m := ranRE.FindStringSubmatch(c); m != nil {
+			h.Worked = append(h.Worked, m[1])
+			if h.Test == "" && testRE.MatchString(m[1]) {
+				h.Test = m[1]
+			}
+		}
+	}
+	for i, d := range dedupe(s.Decisions) {
+		if i == 9 {
+			break
+		}
+		if h.Decisions == nil {
+			h.Decisions = map[string]string{}
+		}
+		h.Decisions[fmt.Sprintf("decision_%d", i+1)] = oneLine(d)
+	}
+	for _, f := range s.FilesChanged {
+		switch f.ChangeType {
+		case "created":
+			h.Files.Created = append(h.Files.Created, f.Path)
+		case "deleted":
+			h.Files.Deleted = append(h.Files.Deleted, f.Path)
+		default:
+			h.Files.Modified = append(h.Files.Modified, f.Path)
+		}
+	}
+	if s.Tokens != nil && s.Tokens.Max > 0 {
+		h.TokensUsed, h.TokensMax = s.Tokens.Used, s.Tokens.Max
+		h.TokensPct = float64(s.Tokens.Used*1000/s.Tokens.Max) / 10
+	}
+	switch {
+	case len(h.Blockers) > 0:
+		h.Status, h.Outcome = "blocked", "PARTIAL_MINUS"
+	case h.Now != "" || len(h.Next) > 0:
+		h.Status, h.Outcome = "partial", "PARTIAL_PLUS"
+	default:
+		h.Status, h.Outcome = "complete", "SUCCEEDED"
+	}
+	return h
+}
+
+// Validate checks the required fields and enumerations, reporting every
+// invalid field.
+func (h Handoff) Validate() error {
+	var fe []FieldError
+	if h.Version == "" {
+		fe = append(fe, FieldError{"version", "required"})
+	} else if !strings.HasPrefix(h.Version, "1.") {
+		fe = append(fe, FieldError{"version", fmt.Sprintf("%q is not supported (expected 1.x)", h.Version)})
+	}
+	if h.Date != "" && !regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`).MatchString(h.Date) {
+		fe = append(fe, FieldError{"date", fmt.Sprintf("%q is not YYYY-MM-DD", h.Date)})
+	}
+	if h.Status != "" && !contains(Statuses, h.Status) {
+		fe = append(fe, FieldError{"status", fmt.Sprintf("%q is not one of %s", h.Status, strings.Join(Statuses, "|"))})
+	}
+	if h.Outcome != "" && !contains(Outcomes, h.Outcome) {
+		fe = append(fe, FieldError{"outcome", fmt.Sprintf("%q is not one of %s", h.Outcome, strings.Join(Outcomes, "|"))})
+	}
+	if strings.TrimSpace(h.Goal) == "" {
+		fe = append(fe, FieldError{"goal", "required"})
+	}
+	if strings.TrimSpace(h.Now) == "" {
+		fe = append(fe, FieldError{"now", "required"})
+	}
+	for i, d := range h.DoneThisSession {
+		if strings.TrimSpace(d.Task) == "" {
+			fe = append(fe, FieldError{fmt.Sprintf("done_this_session[%d].task", i), "required"})
+		}
+	}
+	if h.TokensUsed < 0 {
+		fe = append(fe, FieldError{"tokens_used", "must not be negative"})
+	}
+	if h.TokensMax < 0 {
+		fe = append(fe, FieldError{"tokens_max", "must not be negative"})
+	}
+	if h.TokensPct < 0 || h.TokensPct > 100 {
+		fe = append(fe, FieldError{"tokens_pct", fmt.Sprintf("%g is outside 0–100", h.TokensPct)})
+	}
+	if len(fe) > 0 {
+		return &ValidationError{What: "handoff", Fields: fe}
+	}
+	return nil
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ToSession turns a structured handoff back into a session, so a handoff file
+// can be rendered as a markdown resume prompt.
+func (h Handoff) ToSession() Session {
+	s := Session{
+		Version:   Version,
+		Source:    h.AgentType,
+		SessionID: h.Session,
+		Test:      h.Test,
+		Questions: h.Questions,
+		Blockers:  h.Failed,
+		Task: Task{
+			Description: h.Goal,
+			InProgress:  h.Now,
+			Remaining:   h.Next,
+			Blockers:    h.Blockers,
+		},
+	}
+	for _, d := range h.DoneThisSession {
+		s.Task.Completed = append(s.Task.Completed, d.Task)
+	}
+	for _, k := range sortedKeys(h.Decisions) {
+		s.Decisions = append(s.Decisions, h.Decisions[k])
+	}
+	for _, k := range sortedKeys(h.Findings) {
+		s.Conversation.Summary += k + ": " + h.Findings[k] + "\n"
+	}
+	for _, p := range h.Files.Created {
+		s.FilesChanged = append(s.FilesChanged, FileChange{Path: p, ChangeType: "created"})
+	}
+	for _, p := range h.Files.Modified {
+		s.FilesChanged = append(s.FilesChanged, FileChange{Path: p, ChangeType: "modified"})
+	}
+	for _, p := range h.Files.Deleted {
+		s.FilesChanged = append(s.FilesChanged, FileChange{Path: p, ChangeType: "deleted"})
+	}
+	if h.TokensMax > 0 {
+		s.Tokens = &Tokens{Used: h.TokensUsed, Max: h.TokensMax}
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	// decision_2 before decision_10
+	sortNatural(ks)
+	return ks
+}
+
+func sortNatural(ks []string) {
+	less := func(a, b string) bool {
+		ta, na := splitNum(a)
+		tb, nb := splitNum(b)
+		if ta != tb {
+			return ta < tb
+		}
+		return na < nb
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && less(ks[j], ks[j-1]); j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+}
+
+func splitNum(s string) (string, int) {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	n := 0
+	for _, c := range s[i:] {
+		n = n*10 + int(c-'0')
+	}
+	return s[:i], n
+}
+
+// Encode renders h as "yaml" or "json".
+func (h Handoff) Encode(format string) ([]byte, error) {
+	switch format {
+	case "yaml":
+		var b bytes.Buffer
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(h); err != nil {
+			return nil, err
+		}
+		enc.Close()
+		return b.Bytes(), nil
+	case "json":
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(h); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
+	return nil, fmt.Errorf("unknown format %q (md, yaml or json)", format)
+}
+
+// Fit trims h's lists, oldest and least important first, until its
+// encoding fits budget tokens; it reports whether anything was trimmed.
+func (h *Handoff) Fit(format string, budget int) (trimmed bool, err error) {
+	for {
+		b, err := h.Encode(format)
+		if err != nil {
+			return trimmed, err
+		}
+		if Estimate(string(b)) <= budget {
+			return trimmed, nil
+		}
+		switch {
+		case len(h.DoneThisSession) > 0:
+			h.DoneThisSession = h.DoneThisSession[1:]
+		case len(h.Worked) > 0:
+			h.Worked = h.Worked[1:]
+		case len(h.Findings) > 0:
+			h.Findings = nil
+		case len(h.Questions) > 0:
+			h.Questions = h.Questions[:len(h.Questions)-1]
+		case len(h.Files.Modified)+len(h.Files.Created)+len(h.Files.Deleted) > 0:
+			h.Files = FileChanges{}
+		case len(h.Failed) > 0:
+			h.Failed = h.Failed[:len(h.Failed)-1]
+		case len(h.Next) > 0:
+			h.Next = h.Next[:len(h.Next)-1]
+		case len(h.Decisions) > 0:
+			h.Decisions = nil
+		case len(h.Blockers) > 0:
+			h.Blockers = h.Blockers[:len(h.Blockers)-1]
+		case len(h.Goal) > 120 || len(h.Now) > 120:
+			// Halve the longer texts; a clipped text ends at most 103 bytes
+			// long, so this terminates.
+			if len(h.Goal) > 120 {
+				h.Goal = clipBytes(h.Goal, max(100, len(h.Goal)/2))
+			}
+			if len(h.Now) > 120 {
+				h.Now = clipBytes(h.Now, max(100, len(h.Now)/2))
+			}
+		default:
+			return trimmed, &BudgetError{Budget: budget, Need: Estimate(string(b))}
+		}
+		trimmed = true
+	}
+}
