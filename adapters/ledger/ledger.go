@@ -104,6 +104,7 @@ var migrations = []string{
 		created    INTEGER NOT NULL
 	);`,
 	`CREATE INDEX rows_kind ON rows (session_id, kind, seq);`,
+	`CREATE INDEX rows_call ON rows (session_id, call_id) WHERE call_id != '';`,
 }
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or

@@ -41,15 +41,11 @@ const rowCols = `session_id, seq, key, ts, role, kind, tool_name, call_id, file_
 	CASE WHEN kind = 'tool_result' THEN '' ELSE text END, sidechain, tokens_used, tokens_max`
 
 func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
-	// Select sequence numbers through the indexes first, then fetch only
-	// those rows: a UNION over whole rows would sort their text.
-	q := `SELECT ` + rowCols + ` FROM rows WHERE session_id = ?1 AND seq IN (
-		SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 ORDER BY seq DESC LIMIT ?2)
-		UNION SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 AND kind = 'prompt' ORDER BY seq DESC LIMIT ?3)
-		UNION SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 AND kind = 'tool_call' AND file_path != '' ORDER BY seq DESC LIMIT ?3)
-		UNION SELECT seq FROM (SELECT seq FROM rows WHERE session_id = ?1 AND kind = 'error' ORDER BY seq DESC LIMIT ?3)
-	) ORDER BY seq`
-	rows, err := l.db.Query(q, s.ID, recentWindow, recentPerKind)
+	// The newest rows, then the sequence numbers of older prompts, edits
+	// and errors through the covering index, fetched by explicit value: a
+	// "seq IN (subquery)" or a UNION over whole rows makes SQLite scan the
+	// session.
+	rows, err := l.db.Query(`SELECT `+rowCols+` FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, s.ID, recentWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +53,42 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	oldest := int64(1 << 62)
+	for _, r := range out {
+		oldest = min(oldest, r.Seq)
+	}
+	var extra []any
+	for _, q := range []string{
+		`SELECT seq FROM rows WHERE session_id = ? AND kind = 'prompt' AND seq < ? ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq FROM rows WHERE session_id = ? AND kind = 'tool_call' AND seq < ? AND file_path != '' ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq FROM rows WHERE session_id = ? AND kind = 'error' AND seq < ? ORDER BY seq DESC LIMIT ?`,
+	} {
+		seqs, err := l.db.Query(q, s.ID, oldest, recentPerKind)
+		if err != nil {
+			return nil, err
+		}
+		for seqs.Next() {
+			var n int64
+			if err := seqs.Scan(&n); err != nil {
+				seqs.Close()
+				return nil, err
+			}
+			extra = append(extra, n)
+		}
+		seqs.Close()
+	}
+	if len(extra) > 0 {
+		more, err := l.db.Query(`SELECT `+rowCols+` FROM rows INDEXED BY rows_seq WHERE session_id = ? AND seq IN (?`+strings.Repeat(",?", len(extra)-1)+`)`, append([]any{s.ID}, extra...)...)
+		if err != nil {
+			return nil, err
+		}
+		older, err := scanRows(more, s.Tool)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, older...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	// Bring in the calls of errors that fell outside the window, so a
 	// failure keeps its command.
 	have := map[string]bool{}
@@ -76,15 +108,15 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 		return out, nil
 	}
 	args := append([]any{s.ID}, missing...)
-	more, err := l.db.Query(`SELECT `+rowCols+` FROM rows WHERE session_id = ? AND kind = 'tool_call' AND call_id IN (?`+strings.Repeat(",?", len(missing)-1)+`)`, args...)
+	more, err := l.db.Query(`SELECT `+rowCols+` FROM rows INDEXED BY rows_call WHERE session_id = ? AND call_id != '' AND kind = 'tool_call' AND call_id IN (?`+strings.Repeat(",?", len(missing)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
-	extra, err := scanRows(more, s.Tool)
+	calls, err := scanRows(more, s.Tool)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, extra...)
+	out = append(out, calls...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out, nil
 }
