@@ -233,6 +233,9 @@ func claudeUser(l claudeLine, key string, base Row) []Row {
 // blockText flattens a tool_result content (string or list of text blocks).
 func blockText(raw json.RawMessage) string {
 	var s string
+	if p := stringPrefix(raw, 2*maxResult); p != nil && json.Unmarshal(p, &s) == nil {
+		return s // the row keeps maxResult bytes: no need to unquote a whole file
+	}
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
@@ -250,6 +253,28 @@ func blockText(raw json.RawMessage) string {
 		}
 	}
 	return b.String()
+}
+
+// stringPrefix returns a JSON string literal holding about the first n
+// bytes of the long string literal raw, cut between escapes; nil when raw
+// is not a string or is short.
+func stringPrefix(raw []byte, n int) []byte {
+	if len(raw) <= n+64 || raw[0] != '"' {
+		return nil
+	}
+	i := 1
+	for i < n {
+		switch raw[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return nil // ends early: the whole literal is short after all
+		default:
+			i++
+		}
+	}
+	out := make([]byte, 0, i+1)
+	return append(append(out, raw[:i]...), '"')
 }
 
 func claudeAssistant(l claudeLine, key string, base Row) []Row {
@@ -288,25 +313,17 @@ func claudeAssistant(l claudeLine, key string, base Row) []Row {
 			}
 		case "tool_use":
 			r.Kind, r.ToolName, r.CallID = KindToolCall, b.Name, b.ID
-			var in map[string]any
+			var in claudeInput
 			_ = json.Unmarshal(b.Input, &in)
 			switch b.Name {
 			case "Write", "Edit", "MultiEdit":
-				r.FilePath, _ = in["file_path"].(string)
+				r.FilePath = in.FilePath
 			case "NotebookEdit":
-				r.FilePath, _ = in["notebook_path"].(string)
+				r.FilePath = in.NotebookPath
 			case "Bash":
-				r.Command, _ = in["command"].(string)
-				r.Command = clip(r.Command, maxResult)
+				r.Command = clip(in.Command, maxResult)
 			}
-			if d, ok := in["description"].(string); ok {
-				r.Text = clip(d, 200)
-			}
-			if b.Name == "Agent" || b.Name == "Task" {
-				if d, ok := in["description"].(string); ok {
-					r.Text = clip(d, 200)
-				}
-			}
+			r.Text = clip(in.Description, 200)
 			r.Text += claudeEditText(b.Name, in)
 		default:
 			continue
@@ -316,23 +333,32 @@ func claudeAssistant(l claudeLine, key string, base Row) []Row {
 	return rows
 }
 
+// claudeInput is the part of a tool_use input carryover reads (decoding a
+// typed struct instead of a map keeps big Write contents cheap).
+type claudeInput struct {
+	FilePath     string `json:"file_path"`
+	NotebookPath string `json:"notebook_path"`
+	Command      string `json:"command"`
+	Description  string `json:"description"`
+	Content      string `json:"content"`
+	NewString    string `json:"new_string"`
+	Edits        []struct {
+		NewString string `json:"new_string"`
+	} `json:"edits"`
+}
+
 // claudeEditText keeps the new text of an edit (bounded) so distill can see
 // TODO/FIXME lines it added.
-func claudeEditText(name string, in map[string]any) string {
+func claudeEditText(name string, in claudeInput) string {
 	var s string
 	switch name {
 	case "Write":
-		s, _ = in["content"].(string)
+		s = in.Content
 	case "Edit":
-		s, _ = in["new_string"].(string)
+		s = in.NewString
 	case "MultiEdit":
-		if edits, ok := in["edits"].([]any); ok {
-			for _, e := range edits {
-				if m, ok := e.(map[string]any); ok {
-					ns, _ := m["new_string"].(string)
-					s += ns + "\n"
-				}
-			}
+		for _, e := range in.Edits {
+			s += e.NewString + "\n"
 		}
 	default:
 		return ""

@@ -318,12 +318,30 @@ func todoLines(text string) []string {
 
 var decisionRE = regexp.MustCompile(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
 
+// decisionWords are the substrings decisionRE needs; a text without any of
+// them is not split into sentences at all (the hook path distills hundreds
+// of rows per snapshot).
+var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
+
+func mayDecide(text string) bool {
+	low := strings.ToLower(text)
+	for _, w := range decisionWords {
+		if strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // decisions returns explicit decision sentences, oldest first, at most 6.
 func decisions(rows []ledger.Row) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range rows {
 		if r.Sidechain || (r.Kind != adapters.KindText && r.Kind != adapters.KindPrompt) {
+			continue
+		}
+		if !mayDecide(r.Text) {
 			continue
 		}
 		for _, s := range sentences(r.Text) {

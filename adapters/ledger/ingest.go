@@ -64,8 +64,12 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	if ref.NativeID == "" {
 		return rep, errors.New("hook payload has no session id")
 	}
-	sid, err := l.Touch(ref, o.Now)
-	if err != nil {
+	// A known session with the same project and transcript needs no write
+	// transaction here; its rows' batches refresh it.
+	var sid int64
+	if s, err := l.Session(ref.Tool, ref.NativeID); err == nil && s.Project == ref.Project && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
+		sid = s.ID
+	} else if sid, err = l.Touch(ref, o.Now); err != nil {
 		return rep, err
 	}
 	rep.SessionID = sid
@@ -147,19 +151,26 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	}
 	var batch []adapters.Row
 	var werr error
-	flush := func() {
-		if len(batch) == 0 || werr != nil {
-			return
+	// Full batches are written by a second goroutine while this one keeps
+	// parsing: on a cold ingest parsing and SQLite each take about half the
+	// time, and the machine has more than one core.
+	full := make(chan []adapters.Row, 2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for b := range full {
+			if werr != nil {
+				continue
+			}
+			var rep IngestReport
+			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(b, &rep), Sidechain: t.Sidechain}, o.Now)
+			if err != nil {
+				werr = err
+			}
+			fr.Added += n
+			fr.Receipts = append(fr.Receipts, rep.Receipts...)
 		}
-		var rep IngestReport
-		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Sidechain: t.Sidechain}, o.Now)
-		if err != nil {
-			werr = err
-		}
-		fr.Added += n
-		fr.Receipts = append(fr.Receipts, rep.Receipts...)
-		batch = batch[:0]
-	}
+	}()
 	res, err := adapters.Tail(t.Path, cur, o.Deadline, func(line []byte, off int64) {
 		rows, perr := safeParse(lp, line, off)
 		if perr != nil {
@@ -172,9 +183,12 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		}
 		batch = append(batch, rows...)
 		if len(batch) >= batchRows {
-			flush()
+			full <- batch
+			batch = make([]adapters.Row, 0, batchRows)
 		}
 	})
+	close(full)
+	<-done
 	if err != nil {
 		fr.Err = err
 		if errors.Is(err, fs.ErrNotExist) && t.MaybeMissing {
@@ -190,6 +204,10 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		return fr
 	}
 	fr.Reset, fr.Lines, fr.Skipped, fr.Partial = res.Reset, res.Lines, res.Skipped, res.Partial
+	// Nothing new and the same file: no write transaction at all.
+	if len(batch) == 0 && res.Cursor == cur {
+		return fr
+	}
 	// The last batch and the cursor go in one transaction.
 	var rep IngestReport
 	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)

@@ -15,7 +15,7 @@ import (
 // session keeps its task and files without reading every row.
 const (
 	recentSessions = 4
-	recentWindow   = 400
+	recentWindow   = 250
 	recentPerKind  = 40
 )
 
