@@ -1,6 +1,8 @@
 package adapters
 
 import (
+	"github.com/carryover/carryover/publish/redact"
+
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -234,7 +236,7 @@ func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 // preview makes a one-line preview of a prompt.
 func preview(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return clip(s, 120)
+	return clip(redact.String(s), 120) // redact first: a clipped secret is unrecognisable
 }
 
 // jsonLine decodes one line into v, ignoring errors.
