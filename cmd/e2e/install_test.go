@@ -147,7 +147,12 @@ func TestInstallEndToEnd(t *testing.T) {
 			next := "Next I will verify the marker for " + tool + "."
 			installSessions[tool](t, home, dir, task, next)
 			h, err := os.ReadFile(filepath.Join(dir, ".carryover", "handoff.md"))
-			if err != nil || !strings.Contains(string(h), task) || !strings.Contains(string(h), "from "+tool) {
+			if tool == "copilot-cli" && err != nil {
+				// Copilot CLI may flush events.jsonl only after its own hooks
+				// ran (copilot-cli.md §4): the next session's sessionStart
+				// catches up, then injects. Checked below.
+				t.Logf("copilot-cli flushed after its hooks; handoff comes at the next sessionStart")
+			} else if err != nil || !strings.Contains(string(h), task) || !strings.Contains(string(h), "from "+tool) {
 				log, _ := os.ReadFile(filepath.Join(home, ".carryover", "carryover.log"))
 				t.Fatalf("no handoff from %s's hooks (%v):\n%s\nlog:\n%s", tool, err, h, log)
 			}
