@@ -41,7 +41,7 @@ fuzz FUZZTIME="60s":
         go test "$pkg" -run XXX -fuzz "^${target}\$" -fuzztime "{{FUZZTIME}}"
         if [ -d "$cache/$pkg/$target" ]; then
           mkdir -p "$dir/testdata/fuzz/$target"
-          ls -S "$cache/$pkg/$target" | head -25 | while read -r f; do cp "$cache/$pkg/$target/$f" "$dir/testdata/fuzz/$target/"; done
+          ls -Sr "$cache/$pkg/$target" | head -25 | while read -r f; do cp "$cache/$pkg/$target/$f" "$dir/testdata/fuzz/$target/"; done
         fi
       done
     done
