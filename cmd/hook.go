@@ -37,6 +37,17 @@ var envelopes = map[string]publish.Envelope{
 // injectEvents are the native events whose stdout reaches the model.
 func isStartEvent(event string) bool { return strings.EqualFold(event, "SessionStart") }
 
+// isToolEvent reports whether event fires per tool call; those snapshot
+// rows without re-publishing the handoff (see snapshot).
+func isToolEvent(event string) bool {
+	switch strings.ToLower(event) {
+	case "posttooluse", "posttoolusefailure", "pretooluse", "aftertool", "beforetool", "afterfileedit",
+		"aftershellexecution", "aftermcpexecution", "post_write_code", "post_run_command", "post_mcp_tool_use", "post_read_code":
+		return true
+	}
+	return false
+}
+
 func isPromptEvent(event string) bool {
 	switch strings.ToLower(event) {
 	case "userpromptsubmit", "userpromptsubmitted", "beforesubmitprompt", "beforeagent":
@@ -236,9 +247,27 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	recordReceipts(l, project, tool, rep.SessionID, receipts, e.Now(), log)
 
 	tIngest := time.Since(start)
-	if added > 0 || !fileExists(publish.HandoffPath(project)) {
+	switch {
+	case isToolEvent(event) && fileExists(publish.HandoffPath(project)):
+		// Tool events fire on every tool call: record the rows, and leave
+		// the re-distill to the turn's end (Stop, SessionEnd, the next
+		// prompt or session start), which publishes whatever is pending.
+		if added > 0 {
+			if err := l.MarkDirty(project, e.Now()); err != nil {
+				log.Printf("mark pending publish: %v", err)
+			}
+		}
+	default:
+		dirty := l.Dirty(project)
+		if added == 0 && !dirty && fileExists(publish.HandoffPath(project)) {
+			break
+		}
 		if err := PublishProject(e, l, project, cfg, log); err != nil {
 			log.Printf("publish: %v", err)
+		} else if dirty {
+			if err := l.ClearDirty(project); err != nil {
+				log.Printf("clear pending publish: %v", err)
+			}
 		}
 	}
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", added, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))

@@ -154,3 +154,23 @@ func (l *Ledger) Delivered(project, header string, sessionID int64) bool {
 	_ = l.db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE project = ? AND header = ? AND session_id = ?`, project, header, sessionID).Scan(&n)
 	return n > 0
 }
+
+// MarkDirty records that project has rows its handoff does not reflect yet
+// (tool events defer the re-distill to the end of the turn).
+func (l *Ledger) MarkDirty(project string, now time.Time) error {
+	_, err := l.db.Exec(`INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
+	return err
+}
+
+// Dirty reports whether project has rows its handoff does not reflect.
+func (l *Ledger) Dirty(project string) bool {
+	var n int
+	_ = l.db.QueryRow(`SELECT COUNT(*) FROM dirty WHERE project = ?`, project).Scan(&n)
+	return n > 0
+}
+
+// ClearDirty marks project's handoff as up to date.
+func (l *Ledger) ClearDirty(project string) error {
+	_, err := l.db.Exec(`DELETE FROM dirty WHERE project = ?`, project)
+	return err
+}

@@ -105,6 +105,7 @@ var migrations = []string{
 	);`,
 	`CREATE INDEX rows_kind ON rows (session_id, kind, seq);`,
 	`CREATE INDEX rows_call ON rows (session_id, call_id) WHERE call_id != '';`,
+	`CREATE TABLE dirty (project TEXT PRIMARY KEY, since INTEGER NOT NULL);`,
 }
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or
