@@ -37,7 +37,7 @@ type selection struct {
 func selectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "source", Usage: "agent to read: " + strings.Join(adapters.ListerNames(), ", ") + " (default: any)"},
-		&cli.StringFlag{Name: "session", Usage: "session id or a unique prefix of one (see `carryover list`)"},
+		&cli.StringFlag{Name: "session", Usage: "session id or a unique prefix of one (see: carryover list)"},
 		&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
 		&cli.StringFlag{Name: "transcript", Usage: "read this transcript file instead of looking the session up"},
 	}
