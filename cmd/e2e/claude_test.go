@@ -76,6 +76,7 @@ func TestClaudeEndToEnd(t *testing.T) {
 		t.Fatalf("session 1: played %d/5: %s", fake.Played(), res)
 	}
 	h := p.handoff(t)
+	t.Logf("handoff.md after session 1:\n%s", h)
 	for _, want := range []string{
 		"# [CARRYOVER] Last updated ", " from claude\n", "# RESUME PROTOCOL: ask",
 		retryTask, "retry.py", "README.md", "ls tests/ && python3 -m unittest", "exit 2", "cannot access",
