@@ -440,12 +440,22 @@ func (t *tally) result(name string, ok bool) {
 }
 
 // mount helpers: faults that need a real file system state (full, read-only).
+// They need root; in CI (CI=true, where the runner is root) a failed mount
+// fails the test rather than skipping it.
+
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
 
 func mountTmpfs(t *testing.T, dir, size string) {
 	t.Helper()
 	os.MkdirAll(dir, 0o700)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+		skipOrFail(t, "cannot mount a tmpfs (needs root): %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 }
@@ -453,10 +463,10 @@ func mountTmpfs(t *testing.T, dir, size string) {
 func bindReadOnly(t *testing.T, dir string) {
 	t.Helper()
 	if out, err := exec.Command("mount", "--bind", dir, dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot bind-mount (needs root): %v %s", err, out)
+		skipOrFail(t, "cannot bind-mount (needs root): %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	if out, err := exec.Command("mount", "-o", "remount,ro,bind", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot remount read-only: %v %s", err, out)
+		skipOrFail(t, "cannot remount read-only: %v %s", err, out)
 	}
 }

@@ -277,10 +277,10 @@ func TestMixedGroupKeepsUserHandler(t *testing.T) {
 }
 
 func TestCodexTrustMatchesSamples(t *testing.T) {
-	samples := filepath.Join("/work", "shared", "agents", "samples", "codex")
-	cfg, err := os.ReadFile(filepath.Join(samples, "config.toml"))
+	// A copy of the real config.toml captured from Codex 0.169.0 (shared agent samples).
+	cfg, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hookconf", "codex", "sample-config.toml"))
 	if err != nil {
-		t.Skip("codex samples not available:", err)
+		t.Fatal(err)
 	}
 	var doc struct {
 		Hooks struct {
@@ -292,9 +292,10 @@ func TestCodexTrustMatchesSamples(t *testing.T) {
 	if err := toml.Unmarshal(cfg, &doc); err != nil {
 		t.Fatal(err)
 	}
+	samples := filepath.Join("..", "..", "testdata", "hookconf", "codex")
 	files := map[string]string{
-		"hooks.json":         "/home/dev-b/.codex/hooks.json",
-		"project-hooks.json": "/home/dev-b/src/inject-demo/.codex/hooks.json",
+		"sample-hooks.json":         "/home/dev-b/.codex/hooks.json",
+		"sample-project-hooks.json": "/home/dev-b/src/inject-demo/.codex/hooks.json",
 	}
 	n := 0
 	for f, declared := range files {
