@@ -28,7 +28,7 @@ bench:
     go test -run XXX -bench ColdIngest -benchtime 1x ./cmd/e2e/
     go test -run XXX -bench . ./adapters/ ./publish/redact/
 
-# fuzz every parser for a while (FUZZTIME=60s by default) and keep up to 25 interesting inputs per
+# fuzz every parser for a while (FUZZTIME=60s by default) and keep up to 10 interesting inputs per
 # target in <package>/testdata/fuzz/<Target>, where plain `go test` replays them as seeds
 fuzz FUZZTIME="60s":
     #!/usr/bin/env bash
@@ -41,7 +41,7 @@ fuzz FUZZTIME="60s":
         go test "$pkg" -run XXX -fuzz "^${target}\$" -fuzztime "{{FUZZTIME}}"
         if [ -d "$cache/$pkg/$target" ]; then
           mkdir -p "$dir/testdata/fuzz/$target"
-          ls -Sr "$cache/$pkg/$target" | head -25 | while read -r f; do cp "$cache/$pkg/$target/$f" "$dir/testdata/fuzz/$target/"; done
+          { ls -Sr "$cache/$pkg/$target" || true; } | head -10 | while read -r f; do cp "$cache/$pkg/$target/$f" "$dir/testdata/fuzz/$target/"; done
         fi
       done
     done
