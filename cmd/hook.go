@@ -425,14 +425,71 @@ func ProjectRows(l *ledger.Ledger, project string) ([]ledger.Row, error) {
 	return l.RecentRows(project)
 }
 
+// maxFold is the most new rows the hook path folds into a stored distill
+// state; past it (a cold ingest) the state is rebuilt from the project's
+// recent rows instead.
+const maxFold = 5000
+
+// projectState brings the project's stored distill state up to date with
+// the rows added since it was saved, or rebuilds it from the recent rows
+// when there is none (or it is stale, or too far behind), and saves it.
+func projectState(e *Env, l *ledger.Ledger, project string, log *logger) (*distill.State, error) {
+	sessions, err := l.ProjectSessions(project)
+	if err != nil {
+		return nil, err
+	}
+	raw, seqs, ok := l.LoadState(project)
+	st, fresh := distill.LoadState(raw)
+	pending := 0
+	if ok && fresh {
+		for _, s := range sessions {
+			pending += int(max(0, s.LastSeq-seqs[s.ID]))
+		}
+	}
+	if !ok || !fresh || pending > maxFold {
+		rows, err := ProjectRows(l, project)
+		if err != nil {
+			return nil, err
+		}
+		st = distill.NewState()
+		for i := range rows {
+			st.Add(&rows[i])
+		}
+		seqs = ledger.Seqs{}
+		for _, s := range sessions {
+			seqs[s.ID] = s.LastSeq
+		}
+	} else {
+		for _, s := range sessions {
+			if s.LastSeq <= seqs[s.ID] {
+				continue
+			}
+			rows, err := l.RowsAfter(s, seqs[s.ID], maxFold)
+			if err != nil {
+				return nil, err
+			}
+			for i := range rows {
+				st.Add(&rows[i])
+				seqs[s.ID] = rows[i].Seq
+			}
+		}
+	}
+	if b, err := st.Marshal(); err == nil {
+		if err := l.SaveState(project, b, seqs, e.Now()); err != nil {
+			log.Printf("save distill state: %v", err)
+		}
+	}
+	return st, nil
+}
+
 // PublishProject distills the project's recent rows and writes handoff.md
 // (project and global copies), the .gitignore entry and the pointer blocks.
 func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger) error {
-	rows, err := ProjectRows(l, project)
+	st, err := projectState(e, l, project, log)
 	if err != nil {
 		return err
 	}
-	h := distill.Distill(rows, distill.Options{Project: project})
+	h := st.Handoff(distill.Options{Project: project})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
 		return nil // nothing worth handing off yet
 	}

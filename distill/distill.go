@@ -7,11 +7,9 @@ package distill
 import (
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
@@ -81,143 +79,15 @@ type Options struct {
 	Project string // for relative paths
 }
 
-// Distill builds a Handoff from rows in order (oldest first).
+// Distill builds a Handoff from rows in order (oldest first). It is the
+// fold of State over the rows: the hook path keeps a State per project and
+// adds only the rows that are new since the last snapshot.
 func Distill(rows []ledger.Row, o Options) Handoff {
-	var h Handoff
-	calls := map[string]*ledger.Row{}
+	st := NewState()
 	for i := range rows {
-		if rows[i].Kind == adapters.KindToolCall && rows[i].CallID != "" {
-			calls[callKey(&rows[i])] = &rows[i]
-		}
+		st.Add(&rows[i])
 	}
-	failedCall := map[string]bool{}
-	for i := range rows {
-		r := &rows[i]
-		if r.Kind == adapters.KindError && r.CallID != "" {
-			failedCall[callKey(r)] = true
-		}
-	}
-	files := map[string]*File{}
-	var fileOrder []string
-	failures := map[string]*Failure{}
-	var failOrder []string
-	lastPrompt := -1
-	var todos []string
-	for i := range rows {
-		r := &rows[i]
-		if !r.Time.IsZero() && r.Time.After(h.LastAt) {
-			h.LastAt = r.Time
-		}
-		if r.Sidechain {
-			continue
-		}
-		h.Rows++
-		if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
-			h.Tool, h.SessionID = r.Tool, r.SessionID
-		}
-		switch r.Kind {
-		case adapters.KindPrompt:
-			h.Prompts++
-			if substantive(r.Text) {
-				h.Task, h.TaskAt = strings.TrimSpace(r.Text), r.Time
-			}
-			lastPrompt = i
-		case adapters.KindUsage:
-			h.Tokens = Tokens{r.TokensUsed, r.TokensMax}
-		case adapters.KindToolCall:
-			if r.FilePath != "" && !failedCall[callKey(r)] {
-				p := relPath(o.Project, r.FilePath)
-				f, ok := files[p]
-				if !ok {
-					f = &File{Path: p, Created: createsFile(r)}
-					files[p] = f
-				}
-				f.At, f.FailedAfter = r.Time, false
-				fileOrder = moveToEnd(fileOrder, p)
-				todos = append(todos, todoLines(r.Text)...)
-				h.Done = append(h.Done, "edited "+p)
-			}
-		case adapters.KindToolResult:
-			c := calls[callKey(r)]
-			if c != nil && c.Command != "" {
-				k := normCmd(c.Command)
-				if f, ok := failures[k]; ok {
-					f.Resolved = true
-				}
-				h.Done = append(h.Done, "ran `"+clip(oneLine(c.Command), 80)+"`")
-			}
-		case adapters.KindError:
-			c := calls[callKey(r)]
-			what, cmd := r.ToolName, r.Command
-			if c != nil {
-				what, cmd = c.ToolName, c.Command
-			}
-			if cmd != "" {
-				what = cmd
-			}
-			if what == "" {
-				what = "error"
-			}
-			k := normCmd(what)
-			f, ok := failures[k]
-			if !ok {
-				f = &Failure{What: oneLine(what)}
-				failures[k] = f
-			}
-			failOrder = moveToEnd(failOrder, k)
-			f.Count++
-			f.Resolved = false
-			f.At = r.Time
-			f.ExitCode = r.ExitCode
-			if e := errorLine(r.Text); e != "" {
-				f.Error = e
-			}
-			if isTestCmd(cmd) {
-				for _, fl := range files {
-					fl.FailedAfter = true
-				}
-			}
-		}
-	}
-	for _, p := range fileOrder {
-		h.Files = append(h.Files, *files[p])
-	}
-	// Newest first, at most 10.
-	sort.SliceStable(h.Files, func(i, j int) bool { return indexOf(fileOrder, h.Files[i].Path) > indexOf(fileOrder, h.Files[j].Path) })
-	if len(h.Files) > 10 {
-		h.Files = h.Files[:10]
-	}
-	for _, k := range failOrder {
-		h.Failures = append(h.Failures, *failures[k])
-	}
-	reverse(h.Failures)
-	h.Decisions = decisions(rows)
-	h.Next, h.Questions = nextAndQuestions(rows, lastPrompt)
-	for _, f := range h.Failures {
-		if !f.Resolved && f.What != "model API" {
-			q := "unresolved: `" + clip(f.What, 80) + "`"
-			if f.Error != "" {
-				q += " — " + clip(f.Error, 100)
-			}
-			h.Questions = append(h.Questions, q)
-		}
-	}
-	h.Questions = append(h.Questions, dedupe(todos)...)
-	if h.Task == "" {
-		// No substantive prompt: fall back to a compaction summary or the
-		// latest prompt of any kind.
-		for i := len(rows) - 1; i >= 0; i-- {
-			r := rows[i]
-			if !r.Sidechain && (r.Kind == adapters.KindPrompt || (r.Kind == adapters.KindCompaction && len(r.Text) > 40)) {
-				h.Task, h.TaskAt = summaryTask(r.Text), r.Time
-				break
-			}
-		}
-	}
-	if len(h.Done) > 12 {
-		h.Done = h.Done[len(h.Done)-12:]
-	}
-	return h
+	return st.Handoff(o)
 }
 
 // createsFile reports whether a file-writing call created its file: Claude
@@ -333,73 +203,7 @@ func mayDecide(text string) bool {
 	return false
 }
 
-// decisions returns explicit decision sentences, oldest first, at most 6.
-func decisions(rows []ledger.Row) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		if r.Sidechain || (r.Kind != adapters.KindText && r.Kind != adapters.KindPrompt) {
-			continue
-		}
-		if !mayDecide(r.Text) {
-			continue
-		}
-		for _, s := range sentences(r.Text) {
-			if decisionRE.MatchString(s) && !strings.HasSuffix(s, "?") {
-				k := strings.ToLower(s)
-				if !seen[k] {
-					seen[k] = true
-					out = append(out, clip(s, 200))
-				}
-			}
-		}
-	}
-	if len(out) > 6 {
-		out = out[len(out)-6:]
-	}
-	return out
-}
-
 var nextRE = regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will)|remaining:|todo:|still need to|the plan is)`)
-
-// nextAndQuestions reads the last assistant turn (text after the last
-// prompt): its forward-looking sentence (else its last sentence), and the
-// questions it asked that no prompt answered.
-func nextAndQuestions(rows []ledger.Row, lastPrompt int) (string, []string) {
-	var texts []string
-	for i := max(lastPrompt+1, 0); i < len(rows); i++ {
-		r := rows[i]
-		if !r.Sidechain && r.Kind == adapters.KindText {
-			texts = append(texts, r.Text)
-		}
-	}
-	if len(texts) == 0 {
-		// The last turn had no prose: use the newest assistant text at all.
-		for i := len(rows) - 1; i >= 0; i-- {
-			if !rows[i].Sidechain && rows[i].Kind == adapters.KindText {
-				texts = []string{rows[i].Text}
-				break
-			}
-		}
-	}
-	var next, last string
-	var qs []string
-	for _, t := range texts {
-		for _, s := range sentences(t) {
-			last = s
-			if nextRE.MatchString(s) {
-				next = s
-			}
-			if strings.HasSuffix(s, "?") {
-				qs = append(qs, clip(s, 200))
-			}
-		}
-	}
-	if next == "" {
-		next = last
-	}
-	return clip(next, 300), qs
-}
 
 // sentences splits prose into sentences, dropping code fences and
 // markdown bullets' markers.
@@ -452,31 +256,6 @@ func relPath(project, p string) string {
 		}
 	}
 	return p
-}
-
-func moveToEnd(list []string, k string) []string {
-	for i, v := range list {
-		if v == k {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
-	return append(list, k)
-}
-
-func indexOf(list []string, k string) int {
-	for i, v := range list {
-		if v == k {
-			return i
-		}
-	}
-	return -1
-}
-
-func reverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }
 
 func dedupe(in []string) []string {

@@ -2,6 +2,7 @@ package distill_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -176,4 +177,48 @@ func TestTodoFromEdits(t *testing.T) {
 	if !found {
 		t.Errorf("TODO not in open questions: %v", h.Questions)
 	}
+}
+
+// TestStateIncremental: folding rows a few at a time, with the state saved
+// and reloaded between chunks as the hook path does, gives exactly the
+// handoff of one pass over all rows.
+func TestStateIncremental(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/adapters/*/*.jsonl")
+	for _, f := range files {
+		tool := filepath.Base(filepath.Dir(f))
+		a, err := adapters.Lookup(tool)
+		if err != nil {
+			continue
+		}
+		if _, ok := a.(adapters.LineParser); !ok {
+			continue
+		}
+		rows := rowsOf(t, tool, f)
+		o := distill.Options{Project: "/home/dev-a/src/retrylib"}
+		want := distill.Distill(rows, o)
+		st := distill.NewState()
+		for i := range rows {
+			st.Add(&rows[i])
+			if i%7 == 0 {
+				b, err := st.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ok bool
+				if st, ok = distill.LoadState(b); !ok {
+					t.Fatalf("%s: state did not round-trip", f)
+				}
+			}
+		}
+		got := st.Handoff(o)
+		if !equalHandoff(got, want) {
+			t.Errorf("%s: incremental handoff differs:\n got %+v\nwant %+v", f, got, want)
+		}
+	}
+}
+
+func equalHandoff(a, b distill.Handoff) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
 }

@@ -106,6 +106,7 @@ var migrations = []string{
 	`CREATE INDEX rows_kind ON rows (session_id, kind, seq);`,
 	`CREATE INDEX rows_call ON rows (session_id, call_id) WHERE call_id != '';`,
 	`CREATE TABLE dirty (project TEXT PRIMARY KEY, since INTEGER NOT NULL);`,
+	`CREATE TABLE distill_state (project TEXT PRIMARY KEY, state BLOB NOT NULL, seqs TEXT NOT NULL, updated INTEGER NOT NULL);`,
 }
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or
