@@ -191,11 +191,11 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		}
 		return err
 	}
-	// The ledger is deliberately not closed: closing the last connection
-	// checkpoints the WAL into the database with two fsyncs, a third of a
-	// snapshot's time. Left open, the process exits with its commits safe in
-	// the WAL, and SQLite's automatic checkpoint (every ~4 MB of WAL)
-	// folds them in during a later commit.
+	defer func() { // l may be replaced by a rebuilt ledger below
+		if l != nil {
+			l.Close()
+		}
+	}()
 
 	opts := ledger.IngestOptions{Adapter: a, Hook: h, Env: aenv, Project: project, Deadline: deadline.Add(-250 * time.Millisecond), Now: e.Now(), Redact: redact}
 	rep, err := ledger.Ingest(l, opts)
