@@ -17,12 +17,12 @@ const StateVersion = 1
 // Bounds on what a State remembers, so it stays small however long the
 // project's history grows.
 const (
-	maxCalls     = 1024
-	maxEdits     = 300
+	maxCalls     = 64
+	maxEdits     = 60
 	maxFailures  = 100
-	maxDone      = 60
+	maxDone      = 40
 	maxTurnTexts = 50
-	maxSeen      = 500
+	maxSeen      = 120
 	keepDecided  = 6
 )
 
@@ -149,7 +149,7 @@ func (st *State) Add(r *ledger.Row) {
 			if _, ok := st.Calls[key]; !ok {
 				st.CallOrder = append(st.CallOrder, key)
 			}
-			st.Calls[key] = Call{ToolName: r.ToolName, Command: r.Command}
+			st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400)}
 			for len(st.CallOrder) > maxCalls {
 				delete(st.Calls, st.CallOrder[0])
 				st.CallOrder = st.CallOrder[1:]
