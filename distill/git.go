@@ -199,6 +199,12 @@ func scanIndex(path string, wanted map[string]bool) map[string]indexEntry {
 	if version < 2 || version > 4 {
 		return out
 	}
+	// Entries are sorted by path: past the greatest wanted path nothing
+	// more can match (untracked files are the common case of a miss).
+	last := ""
+	for w := range wanted {
+		last = max(last, w)
+	}
 	off := 12
 	var prev []byte
 	for i := uint32(0); i < n && len(out) < len(wanted); i++ {
@@ -241,6 +247,9 @@ func scanIndex(path string, wanted map[string]bool) map[string]indexEntry {
 		}
 		if wanted[string(name)] {
 			out[string(name)] = e
+		}
+		if string(name) > last {
+			break
 		}
 	}
 	return out
