@@ -438,7 +438,7 @@ func projectState(e *Env, l *ledger.Ledger, project string, log *logger) (*disti
 	if err != nil {
 		return nil, err
 	}
-	raw, seqs, ok := l.LoadState(project)
+	raw, seqs, version, ok := l.LoadState(project)
 	st, fresh := distill.LoadState(raw)
 	pending := 0
 	if ok && fresh {
@@ -475,8 +475,16 @@ func projectState(e *Env, l *ledger.Ledger, project string, log *logger) (*disti
 		}
 	}
 	if b, err := st.Marshal(); err == nil {
-		if err := l.SaveState(project, b, seqs, e.Now()); err != nil {
+		if !ok || !fresh {
+			version = "" // rebuilt: replace whatever is stored
+			if ok {
+				_ = l.DropState(project)
+			}
+		}
+		if saved, err := l.SaveState(project, b, seqs, version, e.Now()); err != nil {
 			log.Printf("save distill state: %v", err)
+		} else if !saved {
+			log.Printf("distill state was saved by a concurrent snapshot; kept theirs")
 		}
 	}
 	return st, nil

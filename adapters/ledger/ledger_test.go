@@ -164,3 +164,26 @@ func TestPendingInjectOnce(t *testing.T) {
 		t.Fatal("pending injection delivered twice")
 	}
 }
+
+func TestSaveStateOptimistic(t *testing.T) {
+	l, _ := ledger.Open(t.TempDir())
+	defer l.Close()
+	if ok, err := l.SaveState("/p", []byte("s1"), ledger.Seqs{1: 5}, "", now); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if ok, _ := l.SaveState("/p", []byte("other"), ledger.Seqs{1: 3}, "", now); ok {
+		t.Fatal("a second first save must not overwrite")
+	}
+	_, _, v1, _ := l.LoadState("/p")
+	_, _, v2, _ := l.LoadState("/p")
+	if ok, _ := l.SaveState("/p", []byte("s2"), ledger.Seqs{1: 9}, v1, now); !ok {
+		t.Fatal("save from the current version refused")
+	}
+	if ok, _ := l.SaveState("/p", []byte("stale"), ledger.Seqs{1: 7}, v2, now); ok {
+		t.Fatal("a stale save overwrote a newer state")
+	}
+	st, seqs, _, _ := l.LoadState("/p")
+	if string(st) != "s2" || seqs[1] != 9 {
+		t.Fatalf("state = %s %v", st, seqs)
+	}
+}

@@ -10,29 +10,41 @@ import (
 type Seqs map[int64]int64
 
 // LoadState returns a project's stored distill state and how far into each
-// session it has read (ok false when there is none).
-func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, ok bool) {
-	var raw string
-	err := l.db.QueryRow(`SELECT state, seqs FROM distill_state WHERE project = ?`, project).Scan(&state, &raw)
+// session it has read (ok false when there is none). version identifies the
+// stored copy for SaveState's check.
+func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, version string, ok bool) {
+	err := l.db.QueryRow(`SELECT state, seqs FROM distill_state WHERE project = ?`, project).Scan(&state, &version)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, "", false
 	}
-	if json.Unmarshal([]byte(raw), &seqs) != nil {
-		return nil, nil, false
+	if json.Unmarshal([]byte(version), &seqs) != nil {
+		return nil, nil, "", false
 	}
-	return state, seqs, true
+	return state, seqs, version, true
 }
 
-// SaveState stores a project's distill state.
-func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, now time.Time) error {
+// SaveState stores a project's distill state if the stored copy is still
+// the one loaded (version, "" when there was none). Two snapshots folding
+// at once cannot then move the state backwards or fold the same rows twice:
+// the loser's save is dropped and the next snapshot folds from the winner's.
+func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, version string, now time.Time) (bool, error) {
 	raw, err := json.Marshal(seqs)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = l.db.Exec(`INSERT INTO distill_state (project, state, seqs, updated) VALUES (?, ?, ?, ?)
-		ON CONFLICT (project) DO UPDATE SET state = excluded.state, seqs = excluded.seqs, updated = excluded.updated`,
-		project, state, string(raw), now.UnixMilli())
-	return err
+	var res interface{ RowsAffected() (int64, error) }
+	if version == "" {
+		res, err = l.db.Exec(`INSERT INTO distill_state (project, state, seqs, updated) VALUES (?, ?, ?, ?) ON CONFLICT (project) DO NOTHING`,
+			project, state, string(raw), now.UnixMilli())
+	} else {
+		res, err = l.db.Exec(`UPDATE distill_state SET state = ?, seqs = ?, updated = ? WHERE project = ? AND seqs = ?`,
+			state, string(raw), now.UnixMilli(), project, version)
+	}
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }
 
 // ProjectSession is a session's id, agent and last row sequence number.
@@ -68,4 +80,10 @@ func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error
 		return nil, err
 	}
 	return scanRows(rows, s.Tool)
+}
+
+// DropState forgets a project's distill state (it is rebuilt).
+func (l *Ledger) DropState(project string) error {
+	_, err := l.db.Exec(`DELETE FROM distill_state WHERE project = ?`, project)
+	return err
 }
