@@ -3,6 +3,7 @@ package adapters
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -76,11 +77,15 @@ type claudeLine struct {
 }
 
 type claudeMessage struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-	Usage   *struct {
+	ID    string `json:"id"`
+	Role  string `json:"role"`
+	Model string `json:"model"`
+	// Blocks is the content when it is a list (one pass decodes it);
+	// a string content leaves it empty and lands in Text.
+	Blocks []claudeBlock `json:"content"`
+	Text   string        `json:"-"`
+	IsText bool          `json:"-"`
+	Usage  *struct {
 		Input         int64 `json:"input_tokens"`
 		Output        int64 `json:"output_tokens"`
 		CacheCreation int64 `json:"cache_creation_input_tokens"`
@@ -93,7 +98,7 @@ type claudeBlock struct {
 	Text      string          `json:"text"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
+	Input     claudeInput     `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
@@ -140,8 +145,24 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 		return nil, nil
 	}
 	var l claudeLine
-	if err := json.Unmarshal(pickFields(line, claudeKeep), &l); err != nil {
-		return nil, nil // a line we cannot read is skipped, never fatal
+	picked := pickFields(line, claudeKeep)
+	if err := json.Unmarshal(picked, &l); err != nil {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return nil, nil // a line we cannot read is skipped, never fatal
+		}
+		// A string content (prompts, meta lines) does not fit Blocks; the
+		// rest of the line was decoded. Any other misfit field is skipped.
+		if te.Value == "string" && te.Field == "message.content" && l.Message != nil {
+			var sc struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+			}
+			if json.Unmarshal(picked, &sc) == nil {
+				l.Message.Text, l.Message.IsText = sc.Message.Content, true
+			}
+		}
 	}
 	key := l.UUID
 	if key == "" {
@@ -175,8 +196,7 @@ func claudeUser(l claudeLine, key string, base Row) []Row {
 	if l.Message == nil || l.IsMeta {
 		return nil
 	}
-	var s string
-	if json.Unmarshal(l.Message.Content, &s) == nil {
+	if s := l.Message.Text; l.Message.IsText {
 		switch {
 		case l.IsCompactSummary:
 			r := base
@@ -195,12 +215,8 @@ func claudeUser(l claudeLine, key string, base Row) []Row {
 		r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, clip(s, maxPrompt)
 		return []Row{r}
 	}
-	var blocks []claudeBlock
-	if json.Unmarshal(l.Message.Content, &blocks) != nil {
-		return nil
-	}
 	var rows []Row
-	for i, b := range blocks {
+	for i, b := range l.Message.Blocks {
 		r := base
 		r.Key = key + "#" + strconv.Itoa(i)
 		switch b.Type {
@@ -292,11 +308,7 @@ func claudeAssistant(l claudeLine, key string, base Row) []Row {
 			rows = append(rows, r)
 		}
 	}
-	var blocks []claudeBlock
-	if json.Unmarshal(m.Content, &blocks) != nil {
-		return rows
-	}
-	for i, b := range blocks {
+	for i, b := range m.Blocks {
 		r := base
 		r.Key, r.Role = key, "assistant"
 		if i > 0 {
@@ -313,8 +325,7 @@ func claudeAssistant(l claudeLine, key string, base Row) []Row {
 			}
 		case "tool_use":
 			r.Kind, r.ToolName, r.CallID = KindToolCall, b.Name, b.ID
-			var in claudeInput
-			_ = json.Unmarshal(b.Input, &in)
+			in := b.Input
 			switch b.Name {
 			case "Write", "Edit", "MultiEdit":
 				r.FilePath = in.FilePath

@@ -66,19 +66,21 @@ func (l claudeLister) ListSessions(env Env, project string) ([]NativeSession, er
 }
 
 type claudeHead struct {
-	Type         string          `json:"type"`
-	SessionID    string          `json:"sessionId"`
-	Cwd          string          `json:"cwd"`
-	Timestamp    string          `json:"timestamp"`
-	PromptSource string          `json:"promptSource"`
-	IsMeta       bool            `json:"isMeta"`
-	IsSidechain  bool            `json:"isSidechain"`
-	Operation    string          `json:"operation"`
-	Content      string          `json:"content"`
-	Title        string          `json:"title"`
-	Summary      string          `json:"summary"`
-	Message      *claudeMessage  `json:"message"`
-	Raw          json.RawMessage `json:"-"`
+	Type         string `json:"type"`
+	SessionID    string `json:"sessionId"`
+	Cwd          string `json:"cwd"`
+	Timestamp    string `json:"timestamp"`
+	PromptSource string `json:"promptSource"`
+	IsMeta       bool   `json:"isMeta"`
+	IsSidechain  bool   `json:"isSidechain"`
+	Operation    string `json:"operation"`
+	Content      string `json:"content"`
+	Title        string `json:"title"`
+	Summary      string `json:"summary"`
+	Message      *struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+	Raw json.RawMessage `json:"-"`
 }
 
 func (claudeLister) Describe(path string) (NativeSession, error) {
