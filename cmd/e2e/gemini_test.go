@@ -57,7 +57,9 @@ func TestGeminiEndToEnd(t *testing.T) {
 			t.Errorf("the resumed session's first request lacks %q", want)
 		}
 	}
-	if ts := agentkit.GeminiTranscripts(w.home); len(ts) != 2 {
-		t.Errorf("want 2 Gemini session files (session 3 resumed session 2), got %v", ts)
+	// Session 3 resumed session 2: it appends to its file, or, in a later
+	// minute, may start a new file for the same session.
+	if ts := agentkit.GeminiTranscripts(w.home); len(ts) != 2 && len(ts) != 3 {
+		t.Errorf("want 2 Gemini session files (3 if the resume started a new one), got %v", ts)
 	}
 }
