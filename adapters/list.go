@@ -260,11 +260,6 @@ func newestTimestamp(ls [][]byte, key string) time.Time {
 	return t
 }
 
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
 // envOr returns the environment variable or the default.
 func envOr(env Env, name, def string) string {
 	if env.Getenv != nil {

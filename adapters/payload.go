@@ -63,12 +63,6 @@ func (p payload) num(keys ...string) (int64, bool) {
 	return 0, false
 }
 
-// boolean reports whether key holds true.
-func (p payload) boolean(key string) bool {
-	raw, ok := p[key]
-	return ok && strings.TrimSpace(string(raw)) == "true"
-}
-
 // intPtr returns &n.
 func intPtr(n int) *int { return &n }
 

@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"database/sql"
-	"errors"
 	"time"
 )
 
@@ -21,18 +19,6 @@ func (l *Ledger) RecordHandoff(h Handoff) error {
 		ON CONFLICT (project) DO UPDATE SET header = excluded.header, tool = excluded.tool, session_id = excluded.session_id, written = excluded.written`,
 		h.Project, h.Header, h.Tool, h.SessionID, h.Written.UnixMilli())
 	return err
-}
-
-// CurrentHandoff returns the project's handoff record (ok false when none).
-func (l *Ledger) CurrentHandoff(project string) (Handoff, bool, error) {
-	h := Handoff{Project: project}
-	var w int64
-	err := l.db.QueryRow(`SELECT header, tool, session_id, written FROM handoffs WHERE project = ?`, project).Scan(&h.Header, &h.Tool, &h.SessionID, &w)
-	if errors.Is(err, sql.ErrNoRows) {
-		return h, false, nil
-	}
-	h.Written = time.UnixMilli(w)
-	return h, err == nil, err
 }
 
 // Handoffs lists every project's current handoff, newest first.
