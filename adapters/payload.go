@@ -3,6 +3,7 @@ package adapters
 import (
 	"encoding/json"
 	"errors"
+	"github.com/carryover/carryover/publish/redact"
 	"strings"
 )
 
@@ -66,29 +67,8 @@ func (p payload) num(keys ...string) (int64, bool) {
 // intPtr returns &n.
 func intPtr(n int) *int { return &n }
 
-// clip cuts s to at most n bytes on a rune boundary, marking the cut. A cut
-// inside a word drops the partial word: half a secret is something the
-// redactor can no longer recognise, so it must not survive a clip.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	if cut < len(s) && !isSpace(s[cut]) {
-		for back := cut; back > 0 && cut-back < 256; back-- {
-			if isSpace(s[back-1]) {
-				cut = back
-				break
-			}
-		}
-	}
-	return s[:cut] + "…"
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+// clip is redact.Clip: no partial word (no half secret) survives a cut.
+func clip(s string, n int) string { return redact.Clip(s, n) }
 
 // Text limits applied at ingest: the ledger keeps what a handoff can use,
 // not whole tool outputs.

@@ -82,7 +82,7 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 			}
 			prev := c.Preview
 			if len(prev) > 70 {
-				prev = clipText(prev, 70)
+				prev = clip(prev, 70)
 			}
 			if all {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev)

@@ -578,7 +578,7 @@ func fileDiff(e *Env, project string, f distill.File) string {
 	}
 	if f.Git == "modified" || f.Git == "deleted" {
 		if out, err := gitOutput(e, project, "diff", "--no-color", "--no-ext-diff", "HEAD", "--", f.Path); err == nil && out != "" {
-			return clipText(out, resume.MaxDiffChars)
+			return clip(out, resume.MaxDiffChars)
 		}
 	}
 	if f.Git == "clean" {
@@ -599,18 +599,7 @@ func fileDiff(e *Env, project string, f distill.File) string {
 	if bytes.IndexByte(b, 0) >= 0 {
 		return "(binary file)"
 	}
-	return clipText(string(b), resume.MaxDiffChars)
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
+	return clip(string(b), resume.MaxDiffChars)
 }
 
 func firstN(s string, n int) string {

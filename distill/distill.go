@@ -5,6 +5,7 @@
 package distill
 
 import (
+	"github.com/carryover/carryover/publish/redact"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -270,13 +271,5 @@ func dedupe(in []string) []string {
 	return out
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + "…"
-}
+// clip is redact.Clip: no partial word (no half secret) survives a cut.
+func clip(s string, n int) string { return redact.Clip(s, n) }

@@ -6,6 +6,7 @@ package publish
 
 import (
 	"fmt"
+	"github.com/carryover/carryover/publish/redact"
 	"strconv"
 	"strings"
 	"time"
@@ -302,16 +303,8 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// clip is redact.Clip: no partial word (no half secret) survives a cut.
+func clip(s string, n int) string { return redact.Clip(s, n) }
 
 // Staleness returns a warning line for an injected handoff that is old or
 // whose recorded HEAD is no longer the repository's ("" when fresh): a

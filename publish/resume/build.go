@@ -2,6 +2,7 @@ package resume
 
 import (
 	"fmt"
+	"github.com/carryover/carryover/publish/redact"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -157,7 +158,7 @@ func (l *layer) render() string {
 	omitted := len(l.items) - l.k
 	var clipped string
 	if l.clip > 0 {
-		clipped = clipBytes(l.boundary(), l.clip) + truncatedMarker
+		clipped = redact.Clip(l.boundary(), l.clip) + truncatedMarker
 		omitted--
 	}
 	if l.keepNewest {
@@ -335,7 +336,7 @@ func frame(s Session) (head, foot string) {
 	if next == "" {
 		next = "the goal above: check the current state of the files, then continue"
 	}
-	foot = "## Resume Now\n\nContinue the work described above. Start with: " + clipBytes(oneLine(next), 400) +
+	foot = "## Resume Now\n\nContinue the work described above. Start with: " + redact.Clip(oneLine(next), 400) +
 		"\nDo not ask for confirmation. Do not summarize. Just continue.\n"
 	return head, foot
 }
@@ -398,7 +399,7 @@ func buildLayers(s Session) []*layer {
 			if strings.HasPrefix(d, "diff --git") || strings.HasPrefix(d, "--- ") || strings.HasPrefix(d, "@@") {
 				lang = "diff"
 			}
-			item += "\n```" + lang + "\n" + clipBytes(d, MaxDiffChars) + "\n```"
+			item += "\n```" + lang + "\n" + redact.Clip(d, MaxDiffChars) + "\n```"
 		}
 		files.items = append(files.items, item)
 	}
@@ -436,7 +437,7 @@ func buildLayers(s Session) []*layer {
 		prj.items = append(prj.items, "**Project structure:**\n```\n"+firstLines(t, MaxTreeLines)+"\n```")
 	}
 	if m := strings.TrimSpace(s.Project.MemoryFileContents); m != "" {
-		prj.items = append(prj.items, "**Agent memory files:**\n```\n"+clipBytes(m, MaxMemoryChars)+"\n```")
+		prj.items = append(prj.items, "**Agent memory files:**\n```\n"+redact.Clip(m, MaxMemoryChars)+"\n```")
 	}
 	out = append(out, prj)
 
@@ -471,10 +472,10 @@ func buildLayers(s Session) []*layer {
 		}
 	}
 	if first >= 0 {
-		ov.items = append(ov.items, "**Initial request:** "+clipBytes(oneLine(msgs[first].Content), 300))
+		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(msgs[first].Content), 300))
 	}
 	if last > first {
-		ov.items = append(ov.items, "**Most recent request:** "+clipBytes(oneLine(msgs[last].Content), 300))
+		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(msgs[last].Content), 300))
 	}
 	out = append(out, ov)
 
@@ -498,7 +499,7 @@ func renderMessage(m Message, n int) string {
 	if m.ToolName != "" {
 		role += " (" + m.ToolName + ")"
 	}
-	return "**" + role + ":**\n" + clipBytes(strings.TrimSpace(m.Content), n)
+	return "**" + role + ":**\n" + redact.Clip(strings.TrimSpace(m.Content), n)
 }
 
 func toolNames(msgs []Message) []string {
@@ -533,18 +534,6 @@ func firstLines(s string, n int) string {
 		return s
 	}
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n%s (%d more lines)", ellipsis, len(lines)-n)
-}
-
-// clipBytes cuts s to at most n bytes on a rune boundary, marking the cut.
-func clipBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }
 
 func dedupe(in []string) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/carryover/carryover/publish/redact"
 	"regexp"
 	"strings"
 
@@ -319,10 +320,10 @@ func (h *Handoff) Fit(format string, budget int) (trimmed bool, err error) {
 			// Halve the longer texts; a clipped text ends at most 103 bytes
 			// long, so this terminates.
 			if len(h.Goal) > 120 {
-				h.Goal = clipBytes(h.Goal, max(100, len(h.Goal)/2))
+				h.Goal = redact.Clip(h.Goal, max(100, len(h.Goal)/2))
 			}
 			if len(h.Now) > 120 {
-				h.Now = clipBytes(h.Now, max(100, len(h.Now)/2))
+				h.Now = redact.Clip(h.Now, max(100, len(h.Now)/2))
 			}
 		default:
 			return trimmed, &BudgetError{Budget: budget, Need: Estimate(string(b))}
