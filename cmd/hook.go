@@ -187,7 +187,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	if err != nil {
 		// Without a ledger we can still deliver the existing handoff.
 		if isStartEvent(event) {
-			inject(e, tool, event, project, out, log)
+			inject(e, tool, event, project, readHandoff(project, log), cfg, out, log)
 		}
 		return err
 	}
@@ -206,7 +206,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		if rerr != nil {
 			l = nil
 			if isStartEvent(event) {
-				inject(e, tool, event, project, out, log)
+				inject(e, tool, event, project, readHandoff(project, log), cfg, out, log)
 			}
 			return fmt.Errorf("ledger is damaged: %w", rerr)
 		}
@@ -273,17 +273,18 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", added, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 
 	deliver := func() {
-		hdr := currentHeader(project)
-		if hdr == "" {
+		text := readHandoff(project, log)
+		if text == "" {
 			return
 		}
+		hdr := headerOf(text)
 		// A resumed session that already holds this exact handoff (the agent
 		// replays it from its transcript) does not get it twice.
 		if h.Source == "resume" && l.Delivered(project, hdr, rep.SessionID) {
 			log.Printf("session already holds this handoff; not injected again")
 			return
 		}
-		if got := inject(e, tool, event, project, out, log); got != "" {
+		if got := inject(e, tool, event, project, text, cfg, out, log); got != "" {
 			_ = l.RecordDelivery(ledger.Delivery{Project: project, Header: got, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
 		}
 	}
@@ -318,13 +319,9 @@ func recordReceipts(l *ledger.Ledger, project, tool string, sid int64, receipts 
 	}
 }
 
-// inject writes the project's handoff in tool's envelope to out and returns
-// its header line ("" when nothing was injected).
-func inject(e *Env, tool, event, project string, out *bytes.Buffer, log *logger) string {
-	env, ok := envelopes[tool]
-	if !ok || env == publish.EnvelopeNone {
-		return ""
-	}
+// readHandoff returns the project's handoff.md when it is carryover's
+// ("" when there is none).
+func readHandoff(project string, log *logger) string {
 	b, err := os.ReadFile(publish.HandoffPath(project))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -332,12 +329,26 @@ func inject(e *Env, tool, event, project string, out *bytes.Buffer, log *logger)
 		}
 		return ""
 	}
-	text := string(b)
-	if !strings.HasPrefix(text, publish.HeaderPrefix) {
+	if !bytes.HasPrefix(b, []byte(publish.HeaderPrefix)) {
 		log.Printf("handoff.md in %s does not start with the carryover header; not injected", project)
 		return ""
 	}
-	cfg, _ := LoadConfig(e, project)
+	return string(b)
+}
+
+// headerOf is a handoff's first line.
+func headerOf(text string) string {
+	first, _, _ := strings.Cut(text, "\n")
+	return strings.TrimRight(first, "\r")
+}
+
+// inject writes a handoff in tool's envelope to out and returns its header
+// line ("" when nothing was injected).
+func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Buffer, log *logger) string {
+	env, ok := envelopes[tool]
+	if !ok || env == publish.EnvelopeNone || text == "" {
+		return ""
+	}
 	text = redactor(cfg)(text)
 	if note := publish.Staleness(text, e.Now(), distill.HeadOf(project)); note != "" {
 		// After the header and protocol lines, so the receiving model reads it first.
@@ -347,7 +358,7 @@ func inject(e *Env, tool, event, project string, out *bytes.Buffer, log *logger)
 		}
 	}
 	if len(text) > publish.MaxChars+500 {
-		text = text[:publish.MaxChars]
+		text = clip(text, publish.MaxChars)
 	}
 	w, err := publish.Wrap(env, event, text)
 	if err != nil {
@@ -355,19 +366,7 @@ func inject(e *Env, tool, event, project string, out *bytes.Buffer, log *logger)
 		return ""
 	}
 	out.Write(w)
-	return strings.TrimRight(strings.SplitN(text, "\n", 2)[0], "\r")
-}
-
-// currentHeader is the first line of the project's handoff.md ("" if none).
-func currentHeader(project string) string {
-	f, err := os.Open(publish.HandoffPath(project))
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	buf := make([]byte, 256)
-	n, _ := io.ReadFull(f, buf)
-	return strings.TrimRight(strings.SplitN(string(buf[:n]), "\n", 2)[0], "\r")
+	return headerOf(text)
 }
 
 // openLedger opens the ledger, logging a recovery from corruption.
