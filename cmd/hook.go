@@ -446,7 +446,7 @@ func projectState(e *Env, l *ledger.Ledger, project string, log *logger) (*disti
 		}
 	}
 	if !ok || !fresh || pending > maxFold {
-		rows, err := ProjectRows(l, project)
+		rows, err := l.RecentRows(project)
 		if err != nil {
 			return nil, err
 		}
