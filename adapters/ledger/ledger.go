@@ -6,6 +6,7 @@ package ledger
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -107,7 +108,46 @@ var migrations = []string{
 	`CREATE INDEX rows_call ON rows (session_id, call_id) WHERE call_id != '';`,
 	`CREATE TABLE dirty (project TEXT PRIMARY KEY, since INTEGER NOT NULL);`,
 	`CREATE TABLE distill_state (project TEXT PRIMARY KEY, state BLOB NOT NULL, seqs TEXT NOT NULL, updated INTEGER NOT NULL);`,
+	// Rows are stored in (session, seq) order, so a cold ingest appends
+	// instead of inserting whole rows at random places by key (which made
+	// every batch rewrite most of the table's pages); the key gets a
+	// unique index of its own. Every index entry costs an insert's worth of
+	// time, so the kind and call indexes cover only the rows the queries
+	// look for (recent.go).
+	`CREATE TABLE rows_by_seq (
+		session_id  INTEGER NOT NULL REFERENCES sessions (id),
+		seq         INTEGER NOT NULL,
+		key         TEXT NOT NULL,
+		ts          INTEGER NOT NULL,
+		role        TEXT NOT NULL,
+		kind        TEXT NOT NULL,
+		tool_name   TEXT NOT NULL DEFAULT '',
+		call_id     TEXT NOT NULL DEFAULT '',
+		file_path   TEXT NOT NULL DEFAULT '',
+		command     TEXT NOT NULL DEFAULT '',
+		exit_code   INTEGER,
+		text        TEXT NOT NULL DEFAULT '',
+		sidechain   INTEGER NOT NULL DEFAULT 0,
+		tokens_used INTEGER NOT NULL DEFAULT 0,
+		tokens_max  INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (session_id, seq)
+	) WITHOUT ROWID;
+	INSERT INTO rows_by_seq (session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max)
+		SELECT session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max
+		FROM rows ORDER BY session_id, seq;
+	DROP TABLE rows;
+	ALTER TABLE rows_by_seq RENAME TO rows;
+	CREATE UNIQUE INDEX rows_key ON rows (session_id, key);
+	CREATE INDEX rows_anchor ON rows (session_id, kind, seq) WHERE ` + anchorRows + `;
+	CREATE INDEX rows_calls ON rows (session_id, call_id) WHERE ` + callRows + `;`,
 }
+
+// The partial indexes' conditions. A query uses such an index only when
+// its WHERE clause contains the same condition verbatim.
+const (
+	anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
+	callRows   = `kind = 'tool_call' AND call_id != ''`
+)
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or
 // unreadable database file is moved aside and replaced by a new one;
@@ -277,13 +317,87 @@ type Batch struct {
 // by key: re-reading the same bytes adds nothing, a later copy of a row
 // replaces the earlier one) and the cursor. It returns how many rows were new.
 func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
-	tx, err := l.db.Begin()
+	added := 0
+	err := l.withRawTx(func(tx *rawTx) error {
+		var err error
+		added, err = writeBatch(tx, b, now)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	sid, err := ensureSession(tx, b.Session, now)
-	if err != nil {
+	return added, nil
+}
+
+const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+		WHERE session_id = ? AND key = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`
+
+// optCols are the row columns whose value is usually the column default
+// ('', NULL or 0). A row binds only those it sets: each bound value is a
+// cgo call, and on a cold ingest binding cost as much as SQLite's insert.
+var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
+
+// rowInserts caches one prepared INSERT per set of optional columns.
+type rowInserts struct {
+	tx    *rawTx
+	stmts map[uint8]driver.Stmt
+	vals  []any
+}
+
+func (ri *rowInserts) insert(sid, seq, ts int64, r adapters.Row, side bool) (int64, error) {
+	ri.vals = append(ri.vals[:0], sid, r.Key, seq, ts, r.Role, string(r.Kind), r.Text)
+	var mask uint8
+	opt := func(bit uint8, set bool, v any) {
+		if set {
+			mask |= bit
+			ri.vals = append(ri.vals, v)
+		}
+	}
+	opt(1<<0, r.ToolName != "", r.ToolName)
+	opt(1<<1, r.CallID != "", r.CallID)
+	opt(1<<2, r.FilePath != "", r.FilePath)
+	opt(1<<3, r.Command != "", r.Command)
+	if r.ExitCode != nil {
+		opt(1<<4, true, int64(*r.ExitCode))
+	}
+	opt(1<<5, side, int64(1))
+	opt(1<<6, r.TokensUsed != 0, r.TokensUsed)
+	opt(1<<7, r.TokensMax != 0, r.TokensMax)
+	st, ok := ri.stmts[mask]
+	if !ok {
+		cols, qs := "session_id, key, seq, ts, role, kind, text", "?, ?, ?, ?, ?, ?, ?"
+		for i, c := range optCols {
+			if mask&(1<<i) != 0 {
+				cols += ", " + c
+				qs += ", ?"
+			}
+		}
+		var err error
+		st, err = ri.tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + qs + `) ON CONFLICT (session_id, key) DO NOTHING`)
+		if err != nil {
+			return 0, err
+		}
+		if ri.stmts == nil {
+			ri.stmts = map[uint8]driver.Stmt{}
+		}
+		ri.stmts[mask] = st
+	}
+	return ri.tx.exec(st, ri.vals...)
+}
+
+func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
+	ref := b.Session
+	if _, err := tx.execOnce(`INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tool, native_id) DO UPDATE SET
+			last_seen = excluded.last_seen,
+			project = CASE WHEN excluded.project != '' THEN excluded.project ELSE sessions.project END,
+			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`,
+		ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
+		return 0, err
+	}
+	var sid, next int64
+	if err := tx.queryRow(`SELECT id, next_seq FROM sessions WHERE tool = ? AND native_id = ?`, []any{ref.Tool, ref.NativeID}, &sid, &next); err != nil {
 		return 0, err
 	}
 	if b.Cursor != nil {
@@ -291,33 +405,23 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 		// concurrent snapshot may finish after a faster one.
 		var off, ino, dev int64
 		var head string
-		err := tx.QueryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, b.Cursor.Path).Scan(&off, &ino, &dev, &head)
+		err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{b.Cursor.Path}, &off, &ino, &dev, &head)
 		if err == nil && uint64(ino) == b.Cursor.Ino && uint64(dev) == b.Cursor.Dev && off > b.Cursor.Offset && head == b.Cursor.Head {
 			b.Cursor = nil
 		}
 	}
-	var next int64
-	if err := tx.QueryRow(`SELECT next_seq FROM sessions WHERE id = ?`, sid).Scan(&next); err != nil {
-		return 0, err
-	}
 	added := 0
 	if len(b.Rows) > 0 {
-		ins, err := tx.Prepare(`INSERT INTO rows (session_id, key, seq, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (session_id, key) DO NOTHING`)
-		if err != nil {
-			return 0, err
-		}
-		defer ins.Close()
-		upd, err := tx.Prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
-			WHERE session_id = ? AND key = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`)
-		if err != nil {
-			return 0, err
-		}
-		defer upd.Close()
+		ins := rowInserts{tx: tx}
+		var upd driver.Stmt
 		var lastTS int64
 		var tokUsed, tokMax int64
 		for _, r := range b.Rows {
+			if r.Kind == adapters.KindUsage && !(r.Sidechain || b.Sidechain) {
+				tokUsed, tokMax = r.TokensUsed, r.TokensMax
+			}
+		}
+		for _, r := range collapse(b.Rows) {
 			ts := r.Time.UnixMilli()
 			if r.Time.IsZero() {
 				ts = now.UnixMilli()
@@ -325,43 +429,87 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 			lastTS = max(lastTS, ts)
 			var exit any
 			if r.ExitCode != nil {
-				exit = *r.ExitCode
+				exit = int64(*r.ExitCode)
 			}
 			side := r.Sidechain || b.Sidechain
-			res, err := ins.Exec(sid, r.Key, next, ts, r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax)
+			n, err := ins.insert(sid, next, ts, r, side)
 			if err != nil {
 				return 0, err
 			}
-			if n, _ := res.RowsAffected(); n == 1 {
+			if n == 1 {
 				next++
 				added++
-			} else if _, err := upd.Exec(ts, r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, r.Key, r.Text, string(r.Kind), exit); err != nil {
-				return 0, err
-			}
-			if r.Kind == adapters.KindUsage && !side {
-				tokUsed, tokMax = r.TokensUsed, r.TokensMax
+			} else {
+				if upd == nil {
+					if upd, err = tx.prepare(updateRow); err != nil {
+						return 0, err
+					}
+				}
+				if _, err := tx.exec(upd, ts, r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, r.Key, r.Text, string(r.Kind), exit); err != nil {
+					return 0, err
+				}
 			}
 		}
-		if _, err := tx.Exec(`UPDATE sessions SET next_seq = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, lastTS, sid); err != nil {
+		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, lastTS, sid); err != nil {
 			return 0, err
 		}
 		if tokUsed > 0 {
-			if _, err := tx.Exec(`UPDATE sessions SET tokens_used = ?, tokens_max = ? WHERE id = ?`, tokUsed, tokMax, sid); err != nil {
+			if _, err := tx.execOnce(`UPDATE sessions SET tokens_used = ?, tokens_max = ? WHERE id = ?`, tokUsed, tokMax, sid); err != nil {
 				return 0, err
 			}
 		}
 	}
 	if c := b.Cursor; c != nil {
-		_, err := tx.Exec(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
+		_, err := tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
 				dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
-			c.Path, sid, b.Sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, c.HeadLen, now.UnixMilli())
+			c.Path, sid, b.Sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
 		if err != nil {
 			return 0, err
 		}
 	}
-	return added, tx.Commit()
+	return added, nil
+}
+
+// collapse returns rows with one entry per key, as the upsert would leave
+// them: a later copy that changes the text, kind or exit code replaces the
+// earlier one, which keeps its place. Claude Code repeats a message's usage
+// on every line of the message; collapsing in memory saves a conflicting
+// insert and an update per repeat.
+func collapse(rows []adapters.Row) []adapters.Row {
+	seen := make(map[string]int, len(rows))
+	var out []adapters.Row
+	for i, r := range rows {
+		j, dup := seen[r.Key]
+		if !dup {
+			// Until the first repeat, out is nil and positions are indexes.
+			if out != nil {
+				seen[r.Key] = len(out)
+				out = append(out, r)
+			} else {
+				seen[r.Key] = i
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]adapters.Row, 0, len(rows)), rows[:i]...)
+		}
+		if p := out[j]; p.Text != r.Text || p.Kind != r.Kind || !sameExit(p.ExitCode, r.ExitCode) {
+			out[j] = r
+		}
+	}
+	if out == nil {
+		return rows
+	}
+	return out
+}
+
+func sameExit(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // Cursor returns the saved cursor for path (zero Cursor when none).

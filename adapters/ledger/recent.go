@@ -59,9 +59,9 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	}
 	var extra []any
 	for _, q := range []string{
-		`SELECT seq FROM rows WHERE session_id = ? AND kind = 'prompt' AND seq < ? ORDER BY seq DESC LIMIT ?`,
-		`SELECT seq FROM rows WHERE session_id = ? AND kind = 'tool_call' AND seq < ? AND file_path != '' ORDER BY seq DESC LIMIT ?`,
-		`SELECT seq FROM rows WHERE session_id = ? AND kind = 'error' AND seq < ? ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'prompt' AND seq < ? AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'tool_call' AND seq < ? AND file_path != '' AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'error' AND seq < ? AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
 	} {
 		seqs, err := l.db.Query(q, s.ID, oldest, recentPerKind)
 		if err != nil {
@@ -78,7 +78,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 		seqs.Close()
 	}
 	if len(extra) > 0 {
-		more, err := l.db.Query(`SELECT `+rowCols+` FROM rows INDEXED BY rows_seq WHERE session_id = ? AND seq IN (?`+strings.Repeat(",?", len(extra)-1)+`)`, append([]any{s.ID}, extra...)...)
+		more, err := l.db.Query(`SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq IN (?`+strings.Repeat(",?", len(extra)-1)+`)`, append([]any{s.ID}, extra...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 		return out, nil
 	}
 	args := append([]any{s.ID}, missing...)
-	more, err := l.db.Query(`SELECT `+rowCols+` FROM rows INDEXED BY rows_call WHERE session_id = ? AND call_id != '' AND kind = 'tool_call' AND call_id IN (?`+strings.Repeat(",?", len(missing)-1)+`)`, args...)
+	more, err := l.db.Query(`SELECT `+rowCols+` FROM rows INDEXED BY rows_calls WHERE session_id = ? AND `+callRows+` AND call_id IN (?`+strings.Repeat(",?", len(missing)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

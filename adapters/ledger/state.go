@@ -75,7 +75,7 @@ func (l *Ledger) ProjectSessions(project string) ([]ProjectSession, error) {
 // RowsAfter returns a session's rows with a sequence number above seq, in
 // order, at most limit.
 func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error) {
-	rows, err := l.db.Query(`SELECT `+rowCols+` FROM rows INDEXED BY rows_seq WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, s.ID, seq, limit)
+	rows, err := l.db.Query(`SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, s.ID, seq, limit)
 	if err != nil {
 		return nil, err
 	}

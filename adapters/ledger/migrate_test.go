@@ -1,0 +1,133 @@
+package ledger
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+)
+
+// TestMigrateFromEveryVersion builds a ledger at each older schema version,
+// stores rows in it, and checks that Open upgrades it without losing them
+// and that the hook-path queries still find their indexes.
+func TestMigrateFromEveryVersion(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for v := 1; v < len(migrations); v++ {
+		t.Run(fmt.Sprint("v", v), func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range migrations[:v] {
+				if _, err := db.Exec(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v))
+			db.Exec(`INSERT INTO sessions (id, tool, native_id, project, first_seen, last_seen, next_seq) VALUES (1, 'claude', 's', '/p', 0, 0, 4)`)
+			for i, kind := range []string{"prompt", "tool_call", "error"} {
+				if _, err := db.Exec(`INSERT INTO rows (session_id, key, seq, ts, role, kind, call_id, file_path, text) VALUES (1, ?, ?, 0, 'user', ?, 'c1', ?, 'x')`,
+					fmt.Sprint("k", i), i+1, kind, map[bool]string{true: "a.go"}[kind == "tool_call"]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+
+			l, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var got int
+			l.db.QueryRow(`PRAGMA user_version`).Scan(&got)
+			if got != len(migrations) {
+				t.Fatalf("schema %d after Open, want %d", got, len(migrations))
+			}
+			// Push the three rows out of the recent window so the anchor
+			// and call queries (INDEXED BY) must find them.
+			var rows []adapters.Row
+			for i := 0; i < recentWindow+5; i++ {
+				rows = append(rows, adapters.Row{Key: fmt.Sprint("t", i), Role: "assistant", Kind: adapters.KindText, Text: "t"})
+			}
+			rows = append(rows, adapters.Row{Key: "e2", Role: "tool", Kind: adapters.KindError, CallID: "c1", Text: "boom"})
+			if _, err := l.Write(Batch{Session: SessionRef{Tool: "claude", NativeID: "s", Project: "/p"}, Rows: rows}, now); err != nil {
+				t.Fatal(err)
+			}
+			rs, err := l.RecentRows("/p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, r := range rs {
+				if r.Kind != adapters.KindText {
+					kinds = append(kinds, string(r.Kind)+":"+r.Key)
+				}
+			}
+			if want := "prompt:k0 tool_call:k1 error:k2 error:e2"; strings.Join(kinds, " ") != want {
+				t.Fatalf("recent rows %v, want %s", kinds, want)
+			}
+		})
+	}
+}
+
+func TestCollapse(t *testing.T) {
+	one, two := 1, 2
+	rows := []adapters.Row{
+		{Key: "a", Text: "x"},
+		{Key: "u", Kind: adapters.KindUsage, TokensUsed: 5},
+		{Key: "b", Text: "y"},
+		{Key: "u", Kind: adapters.KindUsage, TokensUsed: 9}, // same text: the first copy stays
+		{Key: "a", Text: "x2"},                              // changed: replaces in place
+		{Key: "c", ExitCode: &one},
+		{Key: "c", ExitCode: &two},
+	}
+	got := collapse(rows)
+	want := []adapters.Row{{Key: "a", Text: "x2"}, {Key: "u", Kind: adapters.KindUsage, TokensUsed: 5}, {Key: "b", Text: "y"}, {Key: "c", ExitCode: &two}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("collapse:\n got %v\nwant %v", got, want)
+	}
+	if rows[0].Text != "x" {
+		t.Fatal("collapse changed its input")
+	}
+	plain := rows[:3]
+	if got := collapse(plain); &got[0] != &plain[0] {
+		t.Fatal("no repeats: want the input back")
+	}
+}
+
+// TestQueryPlans keeps the hook-path queries on their indexes: without
+// statistics SQLite has chosen whole-session scans before.
+func TestQueryPlans(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for q, want := range map[string]string{
+		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq IN (5, 9, 12)`:             "USING PRIMARY KEY (session_id=? AND seq=?)",
+		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq > 5 ORDER BY seq LIMIT 10`: "USING PRIMARY KEY (session_id=? AND seq>?)",
+		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 ORDER BY seq DESC LIMIT 10`:        "USING PRIMARY KEY (session_id=?)",
+		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND key = 'k'`:                          "INDEX rows_key (session_id=? AND key=?)",
+	} {
+		var plan []string
+		rows, err := l.db.Query(`EXPLAIN QUERY PLAN ` + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			rows.Scan(&id, &parent, &unused, &detail)
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if !strings.Contains(strings.Join(plan, "; "), want) {
+			t.Errorf("%s\nplan: %v\nwant: %s", q, plan, want)
+		}
+	}
+}
