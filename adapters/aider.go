@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -47,18 +48,41 @@ type AiderSession struct {
 // spans every session ever run in the repository.
 const aiderMaxRead = 16 << 20
 
+// The regexps are compiled at first use, not at process start: aider has no
+// hooks, so the hook process never needs them.
 var (
-	aiderHeaderRE  = regexp.MustCompile(`^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$`)
-	aiderAppliedRE = regexp.MustCompile(`^Applied edit to (.+)$`)
-	aiderCreateRE  = regexp.MustCompile(`^Creating empty file (.+)$`)
-	aiderCommitRE  = regexp.MustCompile(`^Commit ([0-9a-f]{7,40}) (.+)$`)
-	aiderRunningRE = regexp.MustCompile(`^Running (.+)$`)
-	aiderTokensRE  = regexp.MustCompile(`^Tokens: ([\d.,]+)(k?) sent(?:, ([\d.,]+)(k?) cache write)?(?:, ([\d.,]+)(k?) cache hit)?, ([\d.,]+)(k?) received`)
-	aiderAddedRE   = regexp.MustCompile(`^Added \d+ lines? of output to the chat\.`)
-	aiderNoMatchRE = regexp.MustCompile(`^## SearchReplaceNoExactMatch: .*? in (.+)$`)
-	aiderThinkRE   = regexp.MustCompile(`(?s)<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>.*?</(thinking-content-[0-9a-f]+|think|thinking|reasoning)>`)
-	aiderConfirmRE = regexp.MustCompile(`\(Y\)es/\(N\)o`)
+	aiderHeaderRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$`)
+	})
+	aiderCommitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Commit ([0-9a-f]{7,40}) (.+)$`) })
+	aiderTokensRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^Tokens: ([\d.,]+)(k?) sent(?:, ([\d.,]+)(k?) cache write)?(?:, ([\d.,]+)(k?) cache hit)?, ([\d.,]+)(k?) received`)
+	})
+	aiderAddedRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Added \d+ lines? of output to the chat\.`) })
+	aiderNoMatchRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^## SearchReplaceNoExactMatch: .*? in (.+)$`) })
+	aiderThinkRE   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>.*?</(thinking-content-[0-9a-f]+|think|thinking|reasoning)>`)
+	})
 )
+
+// Lines of aider's tool output that name a file or a command: the line is
+// the prefix followed by the argument.
+const (
+	aiderApplied = "Applied edit to "
+	aiderCreate  = "Creating empty file "
+	aiderRunning = "Running "
+)
+
+// aiderIs reports whether l is prefix followed by a non-empty rest without a
+// newline: exactly what `^prefix(.+)$` matches ('.' stops at \n, '$' is the
+// end of the text), the group being l[len(prefix):].
+func aiderIs(l, prefix string) bool {
+	return len(l) > len(prefix) && strings.HasPrefix(l, prefix) && strings.IndexByte(l[len(prefix):], '\n') < 0
+}
+
+// aiderConfirm is the "(Y)es/(N)o" of a confirm prompt aider answered for
+// the user.
+const aiderConfirm = "(Y)es/(N)o"
 
 // aiderHistoryPath finds the chat history file: AIDER_CHAT_HISTORY_FILE,
 // chat-history-file in .aider.conf.yml (project, then cwd), else the
@@ -175,7 +199,7 @@ func splitAiderSessions(text, path string) []aiderChunk {
 	seen := map[string]int{}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
-		if m := aiderHeaderRE.FindStringSubmatch(line); m != nil {
+		if m := aiderHeaderRE().FindStringSubmatch(line); m != nil {
 			t, _ := time.ParseInLocation("2006-01-02 15:04:05", m[1], time.Local)
 			id := t.Format("20060102T150405") + "-" + tag
 			seen[id]++
@@ -350,7 +374,7 @@ func parseAiderSession(c aiderChunk) []Row {
 		case 'u':
 			flush()
 			text := strings.TrimSpace(strings.Join(b.lines, "\n"))
-			if text == "" || aiderConfirmRE.MatchString(text) {
+			if text == "" || strings.Contains(text, aiderConfirm) {
 				continue // empty input, or a confirm answered for the user
 			}
 			if strings.HasPrefix(text, "/") || strings.HasPrefix(text, "!") {
@@ -385,7 +409,7 @@ func parseAiderSession(c aiderChunk) []Row {
 			rows = append(rows, r)
 		case 'a':
 			flush()
-			text := strings.TrimSpace(aiderThinkRE.ReplaceAllString(strings.Join(b.lines, "\n"), ""))
+			text := strings.TrimSpace(aiderThinkRE().ReplaceAllString(strings.Join(b.lines, "\n"), ""))
 			if text == "" {
 				continue
 			}
@@ -396,13 +420,13 @@ func parseAiderSession(c aiderChunk) []Row {
 		case 't':
 			for j, l := range b.lines {
 				ln := b.line + j
-				if openCmd != nil && !aiderRunningRE.MatchString(l) {
+				if openCmd != nil && !aiderIs(l, aiderRunning) {
 					cmdOut = append(cmdOut, l)
 					continue
 				}
 				switch {
-				case aiderAppliedRE.MatchString(l):
-					p := strings.TrimSpace(aiderAppliedRE.FindStringSubmatch(l)[1])
+				case aiderIs(l, aiderApplied):
+					p := strings.TrimSpace(l[len(aiderApplied):])
 					r := base
 					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "edit", p
 					r.CallID, r.Text = r.Key, clip(lastEdits[p], maxResult)
@@ -417,23 +441,23 @@ func parseAiderSession(c aiderChunk) []Row {
 						}
 					}
 					pend = kept
-				case aiderCreateRE.MatchString(l):
-					p := strings.TrimSpace(aiderCreateRE.FindStringSubmatch(l)[1])
+				case aiderIs(l, aiderCreate):
+					p := strings.TrimSpace(l[len(aiderCreate):])
 					r := base
 					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "create_file", p
 					r.CallID = r.Key
 					rows = append(rows, r)
-				case aiderCommitRE.MatchString(l):
-					m := aiderCommitRE.FindStringSubmatch(l)
+				case aiderCommitRE().MatchString(l):
+					m := aiderCommitRE().FindStringSubmatch(l)
 					r := base
 					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindToolCall, "git_commit"
 					r.CallID, r.Text = r.Key, m[1]+" "+clip(m[2], 200)
 					rows = append(rows, r)
-				case aiderRunningRE.MatchString(l):
+				case aiderIs(l, aiderRunning):
 					flush()
 					r := base
 					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "assistant", KindToolCall, "shell"
-					r.CallID, r.Command = r.Key, clip(strings.TrimSpace(aiderRunningRE.FindStringSubmatch(l)[1]), maxResult)
+					r.CallID, r.Command = r.Key, clip(strings.TrimSpace(l[len(aiderRunning):]), maxResult)
 					rows = append(rows, r)
 					openCmd = &r
 				case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
@@ -441,7 +465,7 @@ func parseAiderSession(c aiderChunk) []Row {
 					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindError, "edit"
 					path, detail := "", l
 					for _, next := range b.lines[j+1:] {
-						if m := aiderNoMatchRE.FindStringSubmatch(next); m != nil {
+						if m := aiderNoMatchRE().FindStringSubmatch(next); m != nil {
 							path, detail = strings.TrimSpace(m[1]), strings.TrimPrefix(next, "## ")
 							break
 						}
@@ -454,8 +478,8 @@ func parseAiderSession(c aiderChunk) []Row {
 					r.Key, r.Role, r.Kind, r.Text = key(ln, ""), "tool", KindError, clip(l, maxResult)
 					r.ToolName = "aider"
 					rows = append(rows, r)
-				case aiderTokensRE.MatchString(l):
-					m := aiderTokensRE.FindStringSubmatch(l)
+				case aiderTokensRE().MatchString(l):
+					m := aiderTokensRE().FindStringSubmatch(l)
 					used := aiderCount(m[1], m[2]) + aiderCount(m[3], m[4]) + aiderCount(m[5], m[6]) + aiderCount(m[7], m[8])
 					if used > 0 {
 						r := base
@@ -476,7 +500,7 @@ func parseAiderSession(c aiderChunk) []Row {
 func aiderOutputAdded(out []string) bool {
 	first := ""
 	for i, l := range out {
-		if aiderAddedRE.MatchString(l) {
+		if aiderAddedRE().MatchString(l) {
 			return true
 		}
 		if strings.TrimSpace(l) == "" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -134,8 +133,31 @@ var copilotSkip = [][]byte{
 	[]byte(`"type":"session.compaction_start"`),
 }
 
-// copilotExitRE finds the exit code in a shell tool's result text.
-var copilotExitRE = regexp.MustCompile(`completed with exit code (-?\d+)>`)
+// copilotExitCode finds the exit code in a shell tool's result text: the
+// number of the first "completed with exit code <n>>", n an optional '-' and
+// ASCII digits (what `completed with exit code (-?\d+)>` matched).
+func copilotExitCode(text string) (string, bool) {
+	const lead = "completed with exit code "
+	for from := 0; ; {
+		i := strings.Index(text[from:], lead)
+		if i < 0 {
+			return "", false
+		}
+		start := from + i + len(lead)
+		j := start
+		if j < len(text) && text[j] == '-' {
+			j++
+		}
+		digits := j
+		for j < len(text) && '0' <= text[j] && text[j] <= '9' {
+			j++
+		}
+		if j > digits && j < len(text) && text[j] == '>' {
+			return text[start:j], true
+		}
+		from += i + 1
+	}
+}
 
 func copilotEvent(line []byte, off int64) []Row {
 	head := line
@@ -430,8 +452,8 @@ func copilotToolDone(d payload, base Row) []Row {
 		}
 	}
 	if r.ExitCode == nil {
-		if m := copilotExitRE.FindStringSubmatch(text); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil {
+		if code, ok := copilotExitCode(text); ok {
+			if n, err := strconv.Atoi(code); err == nil {
 				r.ExitCode = intPtr(n)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // read-only access to Cursor's state.vscdb
@@ -311,9 +312,13 @@ type cursorBlock struct {
 	Input map[string]any `json:"input"`
 }
 
+// The regexps are compiled at first use, not at process start: the hook
+// process of every other agent never needs them.
 var (
-	cursorQueryRE = regexp.MustCompile(`(?s)<user_query>\s*(.*?)\s*</user_query>`)
-	cursorStampRE = regexp.MustCompile(`(?s)<timestamp>.*?</timestamp>`)
+	cursorQueryRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)<user_query>\s*(.*?)\s*</user_query>`)
+	})
+	cursorStampRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<timestamp>.*?</timestamp>`) })
 )
 
 // ParseLine reads one agent-transcript line. Lines carry no ids and no
@@ -371,14 +376,14 @@ func (cursor) ParseLine(line []byte, off int64) ([]Row, error) {
 func cursorUserText(key, text string) []Row {
 	var rows []Row
 	query, wrapped := "", false
-	if m := cursorQueryRE.FindStringSubmatch(text); m != nil {
+	if m := cursorQueryRE().FindStringSubmatch(text); m != nil {
 		query, wrapped = m[1], true
 	}
 	if IsCarryoverText(text) && !IsCarryoverText(query) {
 		rows = append(rows, Row{Key: key + "#inj", Role: "system", Kind: KindInjection, Text: carryoverHeader(text)})
 	}
 	if !wrapped {
-		query = strings.TrimSpace(cursorStampRE.ReplaceAllString(text, ""))
+		query = strings.TrimSpace(cursorStampRE().ReplaceAllString(text, ""))
 		if strings.HasPrefix(query, "<") || IsCarryoverText(query) {
 			return rows // injected context blocks, not a request
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -132,7 +133,8 @@ const geminiContextWindow = 1048576
 // geminiCompressAck is the model turn /compress writes after its summary.
 const geminiCompressAck = "Got it. Thanks for the additional context!"
 
-var geminiExitRE = regexp.MustCompile(`(?m)^Exit Code: (-?\d+)`)
+// geminiExitRE is compiled at first use, not at process start.
+var geminiExitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Exit Code: (-?\d+)`) })
 
 func (gemini) ParseLine(line []byte, off int64) ([]Row, error) {
 	head := line
@@ -379,7 +381,7 @@ func geminiResult(id, name string, resp json.RawMessage, status string, base Row
 	var p payload
 	_ = json.Unmarshal(resp, &p)
 	out, errText := p.str("output", "llmContent"), p.str("error")
-	if m := geminiExitRE.FindStringSubmatch(out); m != nil {
+	if m := geminiExitRE().FindStringSubmatch(out); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			r.ExitCode = intPtr(n)
 			if n != 0 {

@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -233,11 +232,20 @@ func (vscode) ParseLine(line []byte, off int64) ([]Row, error) {
 	return rows, nil
 }
 
-var vscodeCallSuffix = regexp.MustCompile(`__vscode-\d+$`)
-
 // vscodeCallID strips the __vscode-<n> suffix that tool call rounds and
-// hook tool_use_id add to the provider's call id.
-func vscodeCallID(id string) string { return vscodeCallSuffix.ReplaceAllString(id, "") }
+// hook tool_use_id add to the provider's call id: a trailing "__vscode-"
+// and one or more ASCII digits (what `__vscode-\d+$` matched).
+func vscodeCallID(id string) string {
+	const tag = "__vscode-"
+	i := len(id)
+	for i > 0 && '0' <= id[i-1] && id[i-1] <= '9' {
+		i--
+	}
+	if i < len(id) && strings.HasSuffix(id[:i], tag) {
+		return id[:i-len(tag)]
+	}
+	return id
+}
 
 func vscodePromptKey(text string) string {
 	s := sha256.Sum256([]byte(text))

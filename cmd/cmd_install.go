@@ -447,7 +447,12 @@ func chooseTools(e *Env, agents []AgentStatus, sel []string) ([]string, error) {
 	return out, nil
 }
 
-var topToolsLine = regexp.MustCompile(`(?m)^tools[ \t]*=`)
+// topToolsLine and tableLine are compiled at first use, not at process
+// start (the hook process never installs).
+var (
+	topToolsLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^tools[ \t]*=`) })
+	tableLine    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*\[`) })
+)
 
 // saveToolSelection writes `tools = [...]` into config.toml, keeping every
 // other line: it replaces an existing top-level tools key or inserts one
@@ -463,11 +468,11 @@ func saveToolSelection(path string, tools []string) error {
 	}
 	line := "tools = [" + strings.Join(q, ", ") + "]"
 	firstTable := len(b)
-	if m := regexp.MustCompile(`(?m)^[ \t]*\[`).FindIndex(b); m != nil {
+	if m := tableLine().FindIndex(b); m != nil {
 		firstTable = m[0]
 	}
 	var out []byte
-	if m := topToolsLine.FindIndex(b[:firstTable]); m != nil {
+	if m := topToolsLine().FindIndex(b[:firstTable]); m != nil {
 		// replace through the end of the value (arrays may span lines)
 		end := m[1]
 		depth, in := 0, false

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
 
 	"github.com/carryover/carryover/adapters/ledger"
 )
@@ -117,7 +119,17 @@ var nudgeWords = map[string]bool{
 	"were": true, "we": true, "status": true, "hello": true, "hi": true, "hey": true, "there": true, "left": true,
 }
 
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}'-]+`)
+// wordRune reports whether r belongs to a word: a letter, a number, an
+// apostrophe or a hyphen (the class `[\p{L}\p{N}'-]`).
+func wordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '\'' || r == '-'
+}
+
+// promptWords returns the maximal runs of word runes in s (what
+// `[\p{L}\p{N}'-]+` found); an invalid UTF-8 byte ends a word.
+func promptWords(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return !wordRune(r) })
+}
 
 // substantive reports whether a prompt states a request rather than a
 // confirmation or nudge ("yes", "continue", "ok go ahead", "do it").
@@ -126,14 +138,14 @@ func substantive(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") {
 		return false
 	}
-	words := wordRE.FindAllString(strings.ToLower(p), -1)
-	if len(words) == 0 {
+	ws := promptWords(strings.ToLower(p))
+	if len(ws) == 0 {
 		return false
 	}
-	if len(words) > 6 {
+	if len(ws) > 6 {
 		return true
 	}
-	for _, w := range words {
+	for _, w := range ws {
 		if !nudgeWords[strings.Trim(w, "'-")] {
 			return true
 		}
@@ -141,53 +153,88 @@ func substantive(p string) bool {
 	return false
 }
 
-var testCmdRE = regexp.MustCompile(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
+// The regexps below are compiled at first use, not at process start (most
+// hook events publish nothing).
+var testCmdRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
+})
 
-func isTestCmd(cmd string) bool { return cmd != "" && testCmdRE.MatchString(cmd) }
+func isTestCmd(cmd string) bool { return cmd != "" && testCmdRE().MatchString(cmd) }
 
-var spaceRE = regexp.MustCompile(`\s+`)
+// collapseSpace replaces each run of ASCII white space (\t \n \f \r and
+// space: the class `\s`) with one space, as `\s+` replaced by " " did.
+func collapseSpace(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', '\f', '\r':
+			if !space {
+				b.WriteByte(' ')
+			}
+			space = true
+		default:
+			b.WriteByte(c)
+			space = false
+		}
+	}
+	return b.String()
+}
 
-func normCmd(s string) string { return strings.TrimSpace(spaceRE.ReplaceAllString(s, " ")) }
+func normCmd(s string) string { return strings.TrimSpace(collapseSpace(s)) }
 
 func oneLine(s string) string {
 	s = normCmd(s)
 	return clip(s, 160)
 }
 
-var exitLineRE = regexp.MustCompile(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
-var errWordRE = regexp.MustCompile(`(?i)(error|fail|cannot|can't|not found|no such|denied|exception|traceback|panic|fatal|invalid|refused|undefined|missing)`)
+var exitLineRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
+})
+var errWordRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(error|fail|cannot|can't|not found|no such|denied|exception|traceback|panic|fatal|invalid|refused|undefined|missing)`)
+})
 
 // errorLine picks the first meaningful line of an error output.
 func errorLine(text string) string {
 	var first string
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
-		if l == "" || exitLineRE.MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") {
+		if l == "" || exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") {
 			continue
 		}
 		if first == "" {
 			first = l
 		}
-		if errWordRE.MatchString(l) {
+		if errWordRE().MatchString(l) {
 			return clip(l, 160)
 		}
 	}
 	return clip(first, 160)
 }
 
-var todoRE = regexp.MustCompile(`\b(TODO|FIXME|XXX|HACK)\b[:\s]*(.*)`)
+var todoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(TODO|FIXME|XXX|HACK)\b[:\s]*(.*)`) })
 
 func todoLines(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
-		if m := todoRE.FindStringSubmatch(l); m != nil {
+		if m := todoRE().FindStringSubmatch(l); m != nil {
 			out = append(out, m[1]+": "+clip(strings.TrimSpace(m[2]), 120))
 		}
 	}
 	return out
 }
 
-var decisionRE = regexp.MustCompile(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
+// lazyRE is a regexp compiled at its first use. Its MatchString method lets
+// callers keep writing decisionRE.MatchString(s).
+type lazyRE func() *regexp.Regexp
+
+func (re lazyRE) MatchString(s string) bool { return re().MatchString(s) }
+
+var decisionRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
+}))
 
 // decisionWords are the substrings decisionRE needs; a text without any of
 // them is not split into sentences at all (the hook path distills hundreds
@@ -204,7 +251,9 @@ func mayDecide(text string) bool {
 	return false
 }
 
-var nextRE = regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will)|remaining:|todo:|still need to|the plan is)`)
+var nextRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will)|remaining:|todo:|still need to|the plan is)`)
+}))
 
 // sentences splits prose into sentences, dropping code fences and
 // markdown bullets' markers.

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -138,8 +139,14 @@ func codexDigest(v any) (string, error) {
 
 const trustMarker = "# carryover"
 
-var trustHeader = regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`)
-var trustHashLine = regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
+// trustHeader and trustHashLine are compiled at first use, not at process
+// start (the hook process never edits config.toml).
+var trustHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`)
+})
+var trustHashLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
+})
 
 func tomlQuote(s string) string {
 	var b strings.Builder
@@ -177,7 +184,7 @@ type trustBlock struct {
 // trustBlocks finds carryover's marked tables in config.toml.
 func trustBlocks(b []byte) []trustBlock {
 	var out []trustBlock
-	for _, m := range trustHeader.FindAllSubmatchIndex(b, -1) {
+	for _, m := range trustHeader().FindAllSubmatchIndex(b, -1) {
 		hs, he := m[0], m[1]
 		// body: following lines until the next table header or EOF
 		end := len(b)
@@ -203,7 +210,7 @@ func trustBlocks(b []byte) []trustBlock {
 			start = hs - 2
 		}
 		blk := trustBlock{start: start, end: end, key: tomlUnquote(string(b[m[2]:m[3]]))}
-		if hm := trustHashLine.FindSubmatch(b[he:end]); hm != nil {
+		if hm := trustHashLine().FindSubmatch(b[he:end]); hm != nil {
 			blk.hash = string(hm[1])
 		}
 		out = append(out, blk)

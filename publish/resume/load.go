@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -88,7 +89,8 @@ func Parse(b []byte) (Loaded, error) {
 	return Loaded{}, ErrUnknownFormat
 }
 
-var quotedRE = regexp.MustCompile("`[^`]*`")
+// quotedRE is compiled at first use, not at process start.
+var quotedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`[^`]*`") })
 
 // jsonErr describes a decode error by position and type, not content.
 func jsonErr(err error) string {
@@ -104,7 +106,7 @@ func jsonErr(err error) string {
 func yamlErr(err error) string {
 	if te, ok := err.(*yaml.TypeError); ok {
 		// yaml.v3 quotes the offending value between backticks: hide it.
-		return fmt.Sprintf("%d field error(s), first: %s", len(te.Errors), quotedRE.ReplaceAllString(te.Errors[0], "`…`"))
+		return fmt.Sprintf("%d field error(s), first: %s", len(te.Errors), quotedRE().ReplaceAllString(te.Errors[0], "`…`"))
 	}
 	return "cannot decode"
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/carryover/carryover/publish/redact"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -62,8 +63,14 @@ var (
 	Outcomes = []string{"SUCCEEDED", "PARTIAL_PLUS", "PARTIAL_MINUS", "FAILED"}
 )
 
-var ranRE = regexp.MustCompile("^ran `(.*)`$")
-var testRE = regexp.MustCompile(`(?i)\b(test|pytest|jest|vitest|go (test|vet|build)|cargo (test|check)|npm (run )?test|make)\b`)
+// The regexps are compiled at first use, not at process start.
+var (
+	ranRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^ran `(.*)`$") })
+	testRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(test|pytest|jest|vitest|go (test|vet|build)|cargo (test|check)|npm (run )?test|make)\b`)
+	})
+	dateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
+)
 
 // Structured derives the structured handoff from s.
 func Structured(s Session) Handoff {
@@ -88,9 +95,9 @@ func Structured(s Session) Handoff {
 	}
 	for _, c := range dedupe(s.Task.Completed) {
 		h.DoneThisSession = append(h.DoneThisSession, TaskRecord{Task: c})
-		if m := ranRE.FindStringSubmatch(c); m != nil {
+		if m := ranRE().FindStringSubmatch(c); m != nil {
 			h.Worked = append(h.Worked, m[1])
-			if h.Test == "" && testRE.MatchString(m[1]) {
+			if h.Test == "" && testRE().MatchString(m[1]) {
 				h.Test = m[1]
 			}
 		}
@@ -138,7 +145,7 @@ func (h Handoff) Validate() error {
 	} else if !strings.HasPrefix(h.Version, "1.") {
 		fe = append(fe, FieldError{"version", fmt.Sprintf("%q is not supported (expected 1.x)", h.Version)})
 	}
-	if h.Date != "" && !regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`).MatchString(h.Date) {
+	if h.Date != "" && !dateRE().MatchString(h.Date) {
 		fe = append(fe, FieldError{"date", fmt.Sprintf("%q is not YYYY-MM-DD", h.Date)})
 	}
 	if h.Status != "" && !contains(Statuses, h.Status) {
