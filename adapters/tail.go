@@ -115,7 +115,9 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return res, err
 	}
-	r := bufio.NewReaderSize(io.LimitReader(f, size-off), 256<<10)
+	// A hook usually reads a few kilobytes: size the buffer to what there
+	// is (longer lines are assembled below whatever the buffer size).
+	r := bufio.NewReaderSize(io.LimitReader(f, size-off), int(min(size-off+1, 256<<10)))
 	var (
 		long     []byte // a line longer than the reader's buffer, being assembled
 		pending  int64  // bytes of the line in progress

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -183,17 +184,32 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	redact := redactor(cfg)
 	log.redact = redact
 
+	// The project's .git is read on the other core while this one ingests:
+	// the handoff's git facts and the staleness note need it.
+	var repo func() *distill.Repo
+	if !isToolEvent(event) || !fileExists(publish.HandoffPath(project)) {
+		repo = prefetchRepo(project)
+	}
+
 	l, err := openLedger(e, log)
 	if err != nil {
 		// Without a ledger we can still deliver the existing handoff.
 		if isStartEvent(event) {
-			inject(e, tool, event, project, readHandoff(project, log), cfg, out, log)
+			inject(e, tool, event, project, readHandoff(project, log), cfg, out, log, repo)
 		}
 		return err
 	}
-	defer func() { // l may be replaced by a rebuilt ledger below
-		if l != nil {
-			l.Close()
+	// Handoff files are written while the ledger closes (its checkpoint
+	// is where a hook's fsyncs happen); both finish before the hook exits.
+	var writes chan error
+	defer func() {
+		if l != nil { // l may be replaced by a rebuilt ledger below
+			l.Leave() // the process exits next (see Leave)
+		}
+		if writes != nil {
+			if err := <-writes; err != nil {
+				log.Printf("publish: %v", err)
+			}
 		}
 	}()
 
@@ -206,7 +222,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		if rerr != nil {
 			l = nil
 			if isStartEvent(event) {
-				inject(e, tool, event, project, readHandoff(project, log), cfg, out, log)
+				inject(e, tool, event, project, readHandoff(project, log), cfg, out, log, repo)
 			}
 			return fmt.Errorf("ledger is damaged: %w", rerr)
 		}
@@ -262,9 +278,24 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		if added == 0 && !dirty && fileExists(publish.HandoffPath(project)) {
 			break
 		}
-		if err := PublishProject(e, l, project, cfg, log); err != nil {
+		write, err := PublishProject(e, l, project, cfg, log, repo)
+		if err != nil {
 			log.Printf("publish: %v", err)
-		} else if dirty {
+			break
+		}
+		if write != nil {
+			wlog := *log // the goroutine logs with its own copy (prefix grows below)
+			writes = make(chan error, 1)
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						writes <- fmt.Errorf("internal error (recovered): %v", r)
+					}
+				}()
+				writes <- write(&wlog)
+			}()
+		}
+		if dirty {
 			if err := l.ClearDirty(project); err != nil {
 				log.Printf("clear pending publish: %v", err)
 			}
@@ -273,6 +304,13 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", added, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 
 	deliver := func() {
+		if writes != nil {
+			// The handoff being written is the one to inject.
+			if err := <-writes; err != nil {
+				log.Printf("publish: %v", err)
+			}
+			writes = nil
+		}
 		text := readHandoff(project, log)
 		if text == "" {
 			return
@@ -284,7 +322,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 			log.Printf("session already holds this handoff; not injected again")
 			return
 		}
-		if got := inject(e, tool, event, project, text, cfg, out, log); got != "" {
+		if got := inject(e, tool, event, project, text, cfg, out, log, repo); got != "" {
 			_ = l.RecordDelivery(ledger.Delivery{Project: project, Header: got, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
 		}
 	}
@@ -319,6 +357,21 @@ func recordReceipts(l *ledger.Ledger, project, tool string, sid int64, receipts 
 	}
 }
 
+// prefetchRepo starts reading root's .git on another goroutine; the
+// returned func waits for it.
+func prefetchRepo(root string) func() *distill.Repo {
+	ch := make(chan *distill.Repo, 1)
+	go func() {
+		defer func() {
+			if recover() != nil {
+				ch <- nil
+			}
+		}()
+		ch <- distill.OpenRepo(root)
+	}()
+	return sync.OnceValue(func() *distill.Repo { return <-ch })
+}
+
 // readHandoff returns the project's handoff.md when it is carryover's
 // ("" when there is none).
 func readHandoff(project string, log *logger) string {
@@ -344,13 +397,16 @@ func headerOf(text string) string {
 
 // inject writes a handoff in tool's envelope to out and returns its header
 // line ("" when nothing was injected).
-func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Buffer, log *logger) string {
+func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Buffer, log *logger, repo func() *distill.Repo) string {
 	env, ok := envelopes[tool]
 	if !ok || env == publish.EnvelopeNone || text == "" {
 		return ""
 	}
 	text = redactor(cfg)(text)
-	if note := publish.Staleness(text, e.Now(), distill.HeadOf(project)); note != "" {
+	if repo == nil {
+		repo = func() *distill.Repo { return distill.OpenRepo(project) }
+	}
+	if note := publish.Staleness(text, e.Now(), repo().Head()); note != "" {
 		// After the header and protocol lines, so the receiving model reads it first.
 		lines := strings.SplitN(text, "\n", 3)
 		if len(lines) == 3 {
@@ -489,18 +545,25 @@ func projectState(e *Env, l *ledger.Ledger, project string, log *logger) (*disti
 	return st, nil
 }
 
-// PublishProject distills the project's recent rows and writes handoff.md
-// (project and global copies), the .gitignore entry and the pointer blocks.
-func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger) error {
+// PublishProject distills the project's recent rows into a handoff and
+// records it in the ledger. It returns the file writes — handoff.md
+// (project and global copies), the .gitignore entry and the pointer blocks
+// — for the caller to run (nil when nothing changed): the hook runs them
+// while the ledger closes, which is where a hook's fsyncs happen. repo is
+// the project's prefetched .git (nil func: read it now).
+func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger, repo func() *distill.Repo) (func(*logger) error, error) {
 	st, err := projectState(e, l, project, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h := st.Handoff(distill.Options{Project: project})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
-		return nil // nothing worth handing off yet
+		return nil, nil // nothing worth handing off yet
 	}
-	h.Git, h.Files = distill.GitFacts(project, h.Files)
+	if repo == nil {
+		repo = func() *distill.Repo { return distill.OpenRepo(project) }
+	}
+	h.Git, h.Files = repo().Facts(h.Files)
 	var native string
 	if s, err := l.SessionByID(h.SessionID); err == nil {
 		native = s.NativeID
@@ -511,14 +574,28 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	now := e.Now()
 	text := publish.Render(h, publish.RenderOptions{Now: now, Mode: cfg.Resume, Redact: redactor(cfg), Session: native})
 	if prev, err := os.ReadFile(publish.HandoffPath(project)); err == nil && sameBody(string(prev), text) {
-		return nil // nothing but the timestamp would change: keep the file (and its receipts) as is
+		return nil, nil // nothing but the timestamp would change: keep the file (and its receipts) as is
 	}
-	// The global copy first: it does not depend on the project being
-	// writable.
-	global := filepath.Join(e.Home(), "handoff.md")
-	if err := publish.WriteAtomic(global, []byte(text)); err != nil {
-		log.Printf("write global handoff: %v", err)
+	hdr := strings.SplitN(text, "\n", 2)[0]
+	if err := l.RecordHandoff(ledger.Handoff{Project: project, Header: hdr, Tool: h.Tool, SessionID: h.SessionID, Written: now}); err != nil {
+		log.Printf("record handoff: %v", err)
 	}
+	return func(log *logger) error { return writeHandoff(e, project, text, h.Tool, log) }, nil
+}
+
+// writeHandoff writes a rendered handoff: the global copy, then (after
+// the ignore rules) the project's, then the pointer blocks.
+func writeHandoff(e *Env, project, text, tool string, log *logger) error {
+	// The global copy does not depend on the project being writable; it
+	// is written alongside (a rename costs ~0.4 ms on some filesystems).
+	global := make(chan struct{})
+	go func() {
+		defer close(global)
+		if err := publish.WriteAtomic(filepath.Join(e.Home(), "handoff.md"), []byte(text)); err != nil {
+			log.Printf("write global handoff: %v", err)
+		}
+	}()
+	defer func() { <-global }()
 	// Ignore rules first: nothing is written under .carryover/ before git
 	// is told to ignore it.
 	if err := publish.EnsureDir(project); err != nil {
@@ -533,7 +610,7 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	pointers := []string{"AGENTS.md", "CLAUDE.md"}
-	if h.Tool == "gemini" || fileExists(filepath.Join(project, "GEMINI.md")) {
+	if tool == "gemini" || fileExists(filepath.Join(project, "GEMINI.md")) {
 		pointers = append(pointers, "GEMINI.md")
 	}
 	for _, name := range pointers {
@@ -541,8 +618,7 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 			log.Printf("pointer block: %v", err)
 		}
 	}
-	hdr := strings.SplitN(text, "\n", 2)[0]
-	return l.RecordHandoff(ledger.Handoff{Project: project, Header: hdr, Tool: h.Tool, SessionID: h.SessionID, Written: now})
+	return nil
 }
 
 // sameBody reports whether two handoffs differ only in their first line.

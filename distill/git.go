@@ -11,34 +11,62 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
+// Repo is what GitFacts reads of a repository's .git directory, read once:
+// branch, short HEAD and the index file's bytes. OpenRepo does the I/O, so
+// the hook path can run it concurrently with its ingest; Facts then costs a
+// scan in memory and a stat per touched file.
+type Repo struct {
+	root   string
+	git    Git
+	index  []byte
+	noHead bool // .git/HEAD unreadable: no file facts either
+}
+
+// OpenRepo reads root's .git directory (nil when root is in no repository).
+func OpenRepo(root string) *Repo {
+	gitDir := findGitDir(root)
+	if gitDir == "" {
+		return nil
+	}
+	r := &Repo{root: root}
+	r.git.Repo = true
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		r.noHead = true
+		return r
+	}
+	h := strings.TrimSpace(string(head))
+	if ref, ok := strings.CutPrefix(h, "ref: "); ok {
+		r.git.Branch = strings.TrimPrefix(ref, "refs/heads/")
+		r.git.Head = resolveRef(gitDir, ref)
+	} else {
+		r.git.Branch = "(detached)"
+		r.git.Head = h
+	}
+	if len(r.git.Head) > 7 {
+		r.git.Head = r.git.Head[:7]
+	}
+	r.index, _ = os.ReadFile(filepath.Join(gitDir, "index"))
+	return r
+}
+
 // GitFacts reads branch, short HEAD and the state of the given files
 // (relative to root) straight from the .git directory. It never walks the
 // work tree, so it stays fast in a large repository: cost grows with the
 // index size and the number of touched files, not the tree. It sets each
 // file's Git field.
 func GitFacts(root string, files []File) (Git, []File) {
-	var g Git
-	gitDir := findGitDir(root)
-	if gitDir == "" {
-		return g, files
+	return OpenRepo(root).Facts(files)
+}
+
+// Facts is GitFacts on a repository read by OpenRepo (a nil Repo is no
+// repository).
+func (r *Repo) Facts(files []File) (Git, []File) {
+	if r == nil {
+		return Git{}, files
 	}
-	g.Repo = true
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
-	if err != nil {
-		return g, files
-	}
-	h := strings.TrimSpace(string(head))
-	if ref, ok := strings.CutPrefix(h, "ref: "); ok {
-		g.Branch = strings.TrimPrefix(ref, "refs/heads/")
-		g.Head = resolveRef(gitDir, ref)
-	} else {
-		g.Branch = "(detached)"
-		g.Head = h
-	}
-	if len(g.Head) > 7 {
-		g.Head = g.Head[:7]
-	}
-	if len(files) == 0 {
+	g, root := r.git, r.root
+	if len(files) == 0 || r.noHead {
 		return g, files
 	}
 	wanted := map[string]bool{}
@@ -51,7 +79,7 @@ func GitFacts(root string, files []File) (Git, []File) {
 			wanted[filepath.ToSlash(rel)] = true
 		}
 	}
-	idx := scanIndex(filepath.Join(gitDir, "index"), wanted)
+	idx := scanIndex(r.index, wanted)
 	out := make([]File, len(files))
 	copy(out, files)
 	for i := range out {
@@ -96,8 +124,15 @@ func GitFacts(root string, files []File) (Git, []File) {
 // HeadOf returns the short HEAD of the repository containing root ("" when
 // none): the staleness check on injection compares it with the handoff's.
 func HeadOf(root string) string {
-	g, _ := GitFacts(root, nil)
-	return g.Head
+	return OpenRepo(root).Head()
+}
+
+// Head is the repository's short HEAD ("" for a nil Repo).
+func (r *Repo) Head() string {
+	if r == nil {
+		return ""
+	}
+	return r.git.Head
 }
 
 // findGitDir walks up from root to the .git directory (or a worktree's
@@ -187,10 +222,9 @@ type indexEntry struct {
 // (versions 2, 3 and 4) without decoding the rest: a linear scan over a
 // 10,000-entry index takes well under a millisecond, where a full decode
 // allocates every entry. A damaged or unknown index yields what was read.
-func scanIndex(path string, wanted map[string]bool) map[string]indexEntry {
+func scanIndex(data []byte, wanted map[string]bool) map[string]indexEntry {
 	out := map[string]indexEntry{}
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) < 12 || string(data[:4]) != "DIRC" {
+	if len(data) < 12 || string(data[:4]) != "DIRC" {
 		return out
 	}
 	be := binary.BigEndian

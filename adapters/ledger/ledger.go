@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,8 +113,9 @@ var migrations = []string{
 	// instead of inserting whole rows at random places by key (which made
 	// every batch rewrite most of the table's pages); the key gets a
 	// unique index of its own. Every index entry costs an insert's worth of
-	// time, so the kind and call indexes cover only the rows the queries
-	// look for (recent.go).
+	// time and, keyed at random, a page written per row on the hook path:
+	// the kind index covers only the rows the queries look for, and calls
+	// are found near their results by sequence instead (recent.go).
 	`CREATE TABLE rows_by_seq (
 		session_id  INTEGER NOT NULL REFERENCES sessions (id),
 		seq         INTEGER NOT NULL,
@@ -138,16 +140,12 @@ var migrations = []string{
 	DROP TABLE rows;
 	ALTER TABLE rows_by_seq RENAME TO rows;
 	CREATE UNIQUE INDEX rows_key ON rows (session_id, key);
-	CREATE INDEX rows_anchor ON rows (session_id, kind, seq) WHERE ` + anchorRows + `;
-	CREATE INDEX rows_calls ON rows (session_id, call_id) WHERE ` + callRows + `;`,
+	CREATE INDEX rows_anchor ON rows (session_id, kind, seq) WHERE ` + anchorRows + `;`,
 }
 
-// The partial indexes' conditions. A query uses such an index only when
-// its WHERE clause contains the same condition verbatim.
-const (
-	anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
-	callRows   = `kind = 'tool_call' AND call_id != ''`
-)
+// anchorRows is the partial index's condition. A query uses such an index
+// only when its WHERE clause contains the same condition verbatim.
+const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or
 // unreadable database file is moved aside and replaced by a new one;
@@ -176,6 +174,28 @@ func Open(dir string) (*Ledger, error) {
 	})
 }
 
+// walCheckpointPages is the WAL size (in 4 KiB pages) past which a commit
+// checkpoints it: small, because every new process reads the WAL back
+// when it opens the ledger (see Leave).
+const walCheckpointPages = 256
+
+// driverName is go-sqlite3 with the ledger's connection setup.
+const driverName = "sqlite3-carryover-ledger"
+
+func init() {
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		// Keep the -wal file when the last connection closes, emptied:
+		// every hook is a new process, and deleting and re-creating the WAL
+		// cost a file and a directory fsync per hook, while a WAL left
+		// full is read back whole by the next process's open.
+		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
+			return err
+		}
+		_, err := c.Exec(`PRAGMA journal_size_limit = 0; PRAGMA wal_autocheckpoint = `+strconv.Itoa(walCheckpointPages), nil)
+		return err
+	}})
+}
+
 func open(path string) (*Ledger, error) {
 	if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
 		f.Close()
@@ -183,7 +203,7 @@ func open(path string) (*Ledger, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"
-	db, err := sql.Open("sqlite3", dsn)
+	db, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -229,6 +249,16 @@ func (l *Ledger) migrate() error {
 
 // Close closes the ledger.
 func (l *Ledger) Close() error { return l.db.Close() }
+
+// Leave is Close for a process about to exit: it leaves the connection
+// open for the exit to release. Closing the last connection checkpoints the
+// WAL into the database file with two fsyncs; a hook process that closes
+// pays them on every event, while one that leaves its committed pages in
+// the WAL hands them to the next process, whose open reads them back
+// (cheap while the WAL is small) and whose commits checkpoint once the WAL
+// passes walCheckpointPages. Committed data is in the WAL either way; an
+// exit is what a crash would do, and SQLite is built for that.
+func (l *Ledger) Leave() {}
 
 // IsCorrupt reports whether err means the database file is damaged.
 func IsCorrupt(err error) bool {

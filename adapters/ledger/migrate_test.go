@@ -109,10 +109,11 @@ func TestQueryPlans(t *testing.T) {
 	}
 	defer l.Close()
 	for q, want := range map[string]string{
-		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq IN (5, 9, 12)`:             "USING PRIMARY KEY (session_id=? AND seq=?)",
-		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq > 5 ORDER BY seq LIMIT 10`: "USING PRIMARY KEY (session_id=? AND seq>?)",
-		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 ORDER BY seq DESC LIMIT 10`:        "USING PRIMARY KEY (session_id=?)",
-		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND key = 'k'`:                          "INDEX rows_key (session_id=? AND key=?)",
+		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq IN (5, 9, 12)`:                                                      "USING PRIMARY KEY (session_id=? AND seq=?)",
+		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq > 5 ORDER BY seq LIMIT 10`:                                          "USING PRIMARY KEY (session_id=? AND seq>?)",
+		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 ORDER BY seq DESC LIMIT 10`:                                                 "USING PRIMARY KEY (session_id=?)",
+		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq BETWEEN 5 AND 300 AND kind = 'tool_call' AND call_id = 'c' LIMIT 1`: "USING PRIMARY KEY (session_id=? AND seq>? AND seq<?)",
+		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND key = 'k'`:                                                                    "INDEX rows_key (session_id=? AND key=?)",
 	} {
 		var plan []string
 		rows, err := l.db.Query(`EXPLAIN QUERY PLAN ` + q)
@@ -129,5 +130,42 @@ func TestQueryPlans(t *testing.T) {
 		if !strings.Contains(strings.Join(plan, "; "), want) {
 			t.Errorf("%s\nplan: %v\nwant: %s", q, plan, want)
 		}
+	}
+}
+
+// TestRecentRowsKeepsOldFailuresCommand: an error older than the recent
+// window comes back through the anchor index, and its command (a tool call
+// without a file) through the sequence lookback.
+func TestRecentRowsKeepsOldFailuresCommand(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	one := 1
+	rows := []adapters.Row{
+		{Key: "p", Role: "user", Kind: adapters.KindPrompt, Text: "build it"},
+		{Key: "c", Role: "assistant", Kind: adapters.KindToolCall, ToolName: "Bash", CallID: "call-9", Command: "make"},
+		{Key: "x", Role: "assistant", Kind: adapters.KindToolCall, ToolName: "Bash", CallID: "call-10", Command: "ls"},
+		{Key: "e", Role: "tool", Kind: adapters.KindError, CallID: "call-9", ExitCode: &one, Text: "make: *** no rule"},
+	}
+	for i := 0; i < recentWindow+20; i++ {
+		rows = append(rows, adapters.Row{Key: fmt.Sprint("t", i), Role: "assistant", Kind: adapters.KindText, Text: "t"})
+	}
+	if _, err := l.Write(Batch{Session: SessionRef{Tool: "claude", NativeID: "s", Project: "/p"}, Rows: rows}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := l.RecentRows("/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		if r.Kind != adapters.KindText {
+			got = append(got, r.Key+":"+r.Command)
+		}
+	}
+	if want := "p: c:make e:"; strings.Join(got, " ") != want {
+		t.Fatalf("got %q, want %q", strings.Join(got, " "), want)
 	}
 }

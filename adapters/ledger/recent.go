@@ -92,34 +92,41 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	// Bring in the calls of errors that fell outside the window, so a
 	// failure keeps its command.
 	have := map[string]bool{}
-	var missing []any
 	for _, r := range out {
 		if r.Kind == adapters.KindToolCall {
 			have[r.CallID] = true
 		}
 	}
+	var calls []Row
 	for _, r := range out {
-		if r.Kind == adapters.KindError && r.CallID != "" && !have[r.CallID] {
-			missing = append(missing, r.CallID)
-			have[r.CallID] = true
+		if r.Kind != adapters.KindError || r.CallID == "" || have[r.CallID] {
+			continue
 		}
+		have[r.CallID] = true
+		// A call precedes its result by a few rows (parallel calls by a
+		// few more): look in the rows just before the error.
+		more, err := l.db.Query(`SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq BETWEEN ? AND ? AND kind = 'tool_call' AND call_id = ? LIMIT 1`,
+			s.ID, r.Seq-callLookback, r.Seq-1, r.CallID)
+		if err != nil {
+			return nil, err
+		}
+		c, err := scanRows(more, s.Tool)
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, c...)
 	}
-	if len(missing) == 0 {
+	if len(calls) == 0 {
 		return out, nil
-	}
-	args := append([]any{s.ID}, missing...)
-	more, err := l.db.Query(`SELECT `+rowCols+` FROM rows INDEXED BY rows_calls WHERE session_id = ? AND `+callRows+` AND call_id IN (?`+strings.Repeat(",?", len(missing)-1)+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	calls, err := scanRows(more, s.Tool)
-	if err != nil {
-		return nil, err
 	}
 	out = append(out, calls...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out, nil
 }
+
+// callLookback is how many rows before an error its tool call is looked
+// for.
+const callLookback = 256
 
 func scanRows(rows *sql.Rows, tool string) ([]Row, error) {
 	defer rows.Close()
