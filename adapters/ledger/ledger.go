@@ -363,7 +363,7 @@ const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, ca
 		WHERE session_id = ? AND key = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`
 
 // optCols are the row columns whose value is usually the column default
-// (”, NULL or 0). A row binds only those it sets: each bound value is a
+// (empty, NULL or 0). A row binds only those it sets: each bound value is a
 // cgo call, and on a cold ingest binding cost as much as SQLite's insert.
 var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
 
