@@ -574,7 +574,14 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	now := e.Now()
 	text := publish.Render(h, publish.RenderOptions{Now: now, Mode: cfg.Resume, Redact: redactor(cfg), Session: native})
 	if prev, err := os.ReadFile(publish.HandoffPath(project)); err == nil && sameBody(string(prev), text) {
-		return nil, nil // nothing but the timestamp would change: keep the file (and its receipts) as is
+		// Nothing but the timestamp would change: keep the file (and its
+		// receipts) as is — and the global copy, unless it is gone.
+		if global := filepath.Join(e.Home(), "handoff.md"); !fileExists(global) {
+			if err := publish.WriteAtomic(global, prev); err != nil {
+				log.Printf("write global handoff: %v", err)
+			}
+		}
+		return nil, nil
 	}
 	hdr := strings.SplitN(text, "\n", 2)[0]
 	if err := l.RecordHandoff(ledger.Handoff{Project: project, Header: hdr, Tool: h.Tool, SessionID: h.SessionID, Written: now}); err != nil {

@@ -62,3 +62,36 @@ func TestToolEventsDeferPublish(t *testing.T) {
 		t.Fatalf("the injection is not the up-to-date handoff: %s", out.String())
 	}
 }
+
+// TestGlobalCopyRestored: a handoff whose body did not change is not
+// rewritten, but a missing global copy (~/.carryover/handoff.md) is written.
+func TestGlobalCopyRestored(t *testing.T) {
+	project := t.TempDir()
+	e, _ := hookEnv(t, project)
+	tr := filepath.Join(t.TempDir(), "s.jsonl")
+	src, err := os.ReadFile("../testdata/adapters/claude/session-tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(tr, src, 0o600)
+	p := map[string]any{"session_id": "s1", "transcript_path": tr, "cwd": project}
+	runSnap(e, "Stop", p)
+	global := filepath.Join(e.Home(), "handoff.md")
+	want, err := os.ReadFile(global)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if local, _ := os.ReadFile(filepath.Join(project, ".carryover", "handoff.md")); !bytes.Equal(local, want) {
+		t.Fatal("global and project copies differ")
+	}
+	// A new carryover home (the old one deleted): the re-ingest renders
+	// the same body, so handoff.md stays as is, and the global copy is back.
+	e2, _ := hookEnv(t, project)
+	runSnap(e2, "Stop", p)
+	if local, _ := os.ReadFile(filepath.Join(project, ".carryover", "handoff.md")); !bytes.Equal(local, want) {
+		t.Fatal("an unchanged handoff was rewritten")
+	}
+	if got, err := os.ReadFile(filepath.Join(e2.Home(), "handoff.md")); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("global copy not restored: %v\n%s", err, got)
+	}
+}

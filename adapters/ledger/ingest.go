@@ -161,7 +161,18 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		bulk := false
+		defer func() {
+			if bulk {
+				l.bulk(false)
+			}
+		}()
 		for b := range full {
+			if !bulk {
+				// A big read: checkpoint rarely until its last batch.
+				bulk = true
+				l.bulk(true)
+			}
 			if werr == nil {
 				var rep IngestReport
 				n, err := l.Write(Batch{Session: ref, Rows: o.prepare(b, &rep), Sidechain: t.Sidechain}, o.Now)

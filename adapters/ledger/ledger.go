@@ -179,6 +179,21 @@ func Open(dir string) (*Ledger, error) {
 // when it opens the ledger (see Leave).
 const walCheckpointPages = 256
 
+// bulkCheckpointPages replaces walCheckpointPages while a big transcript
+// is read in batches: every checkpoint copies the WAL's pages into the file
+// and syncs it, and batch after batch rewrites the same index pages.
+const bulkCheckpointPages = 8192
+
+// bulk switches the WAL checkpoint threshold for a run of big batches;
+// the first commit after bulk(false) checkpoints what they left.
+func (l *Ledger) bulk(on bool) {
+	n := walCheckpointPages
+	if on {
+		n = bulkCheckpointPages
+	}
+	_, _ = l.db.Exec(`PRAGMA wal_autocheckpoint = ` + strconv.Itoa(n))
+}
+
 // driverName is go-sqlite3 with the ledger's connection setup.
 const driverName = "sqlite3-carryover-ledger"
 
