@@ -163,6 +163,31 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		log.Printf("skipped: %s", why)
 		return nil
 	}
+	// The ledger opens on another goroutine while the payload is read and
+	// the project and config resolved.
+	type opened struct {
+		l   *ledger.Ledger
+		err error
+	}
+	ledgerCh := make(chan opened, 1)
+	olog := *log // its own copy: the prefix grows below
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ledgerCh <- opened{err: fmt.Errorf("open ledger: internal error (recovered): %v", r)}
+			}
+		}()
+		l, err := openLedger(e, &olog)
+		ledgerCh <- opened{l, err}
+	}()
+	ledgerTaken := false
+	defer func() {
+		if !ledgerTaken { // returned before using it
+			if o := <-ledgerCh; o.l != nil {
+				o.l.Close()
+			}
+		}
+	}()
 	raw, err := readPayloadBy(e.Stdin, deadline.Add(-250*time.Millisecond))
 	if err != nil {
 		return err
@@ -191,7 +216,9 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		repo = prefetchRepo(project)
 	}
 
-	l, err := openLedger(e, log)
+	o := <-ledgerCh
+	ledgerTaken = true
+	l, err := o.l, o.err
 	if err != nil {
 		// Without a ledger we can still deliver the existing handoff.
 		if isStartEvent(event) {
