@@ -214,6 +214,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	var repo func() *distill.Repo
 	if !isToolEvent(event) || !fileExists(publish.HandoffPath(project)) {
 		repo = prefetchRepo(project)
+		go distill.Warm()
 	}
 
 	o := <-ledgerCh
