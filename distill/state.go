@@ -1,7 +1,6 @@
 package distill
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
 	"time"
@@ -10,9 +9,10 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-// StateVersion changes whenever State's meaning changes; a stored state of
-// another version is rebuilt from the ledger.
-const StateVersion = 1
+// StateVersion changes whenever State's meaning or its encoding
+// (state_codec.go) changes; a stored state of another version is rebuilt
+// from the ledger. Version 1 was JSON.
+const StateVersion = 2
 
 // Bounds on what a State remembers, so it stays small however long the
 // project's history grows.
@@ -27,8 +27,16 @@ const (
 )
 
 // State is the running distillation of a project's rows. Add folds one row
-// in; Handoff reads the result. It serialises to JSON so the hook path can
-// keep it in the ledger and fold in only new rows.
+// in; Handoff reads the result. Marshal and LoadState (state_codec.go) keep
+// it in the ledger as a compact binary blob, so the hook path folds in only
+// new rows.
+//
+// Adding a field, here or in Call, Edit, Failure or Done? Write and read it
+// in enc.state / dec.state (or the element's enc/dec pair) in
+// state_codec.go, at the same position in both, and bump StateVersion.
+// TestStateCodecFields fails until every field round-trips. Times are kept
+// in UTC without a monotonic reading (Add normalises them), which is what
+// LoadState gives back.
 type State struct {
 	Version   int
 	Tool      string
@@ -86,32 +94,13 @@ func NewState() *State {
 	return &State{Version: StateVersion, Calls: map[string]Call{}, FailedCalls: map[string]bool{}}
 }
 
-// LoadState decodes a stored state; ok is false when it is missing, broken
-// or of another version.
-func LoadState(b []byte) (*State, bool) {
-	if len(b) == 0 {
-		return nil, false
-	}
-	st := NewState()
-	if json.Unmarshal(b, st) != nil || st.Version != StateVersion {
-		return nil, false
-	}
-	if st.Calls == nil {
-		st.Calls = map[string]Call{}
-	}
-	if st.FailedCalls == nil {
-		st.FailedCalls = map[string]bool{}
-	}
-	return st, true
-}
-
-// Marshal encodes the state for storage.
-func (st *State) Marshal() ([]byte, error) { return json.Marshal(st) }
-
 // Add folds one row into the state.
 func (st *State) Add(r *ledger.Row) {
-	if !r.Time.IsZero() && r.Time.After(st.LastAt) {
-		st.LastAt = r.Time
+	// The state keeps times as LoadState restores them: UTC, no monotonic
+	// reading. Same instant; Handoff and its renderings read times in UTC.
+	at := r.Time.UTC()
+	if !at.IsZero() && at.After(st.LastAt) {
+		st.LastAt = at
 	}
 	if r.Sidechain {
 		return
@@ -126,14 +115,14 @@ func (st *State) Add(r *ledger.Row) {
 	case adapters.KindPrompt:
 		st.Prompts++
 		if substantive(r.Text) {
-			st.Task, st.TaskAt = strings.TrimSpace(r.Text), r.Time
+			st.Task, st.TaskAt = strings.TrimSpace(r.Text), at
 		}
-		st.Fallback, st.FallbackAt = r.Text, r.Time
+		st.Fallback, st.FallbackAt = r.Text, at
 		st.TurnTexts = nil
 		st.addDecisions(r.Text)
 	case adapters.KindCompaction:
 		if len(r.Text) > 40 {
-			st.Fallback, st.FallbackAt = r.Text, r.Time
+			st.Fallback, st.FallbackAt = r.Text, at
 		}
 	case adapters.KindText:
 		st.TurnTexts = append(st.TurnTexts, r.Text)
@@ -156,7 +145,7 @@ func (st *State) Add(r *ledger.Row) {
 			}
 		}
 		if r.FilePath != "" {
-			st.Edits = append(st.Edits, Edit{Path: r.FilePath, Call: key, At: r.Time, Seq: st.Seq, Created: createsFile(r), Todos: todoLines(r.Text)})
+			st.Edits = append(st.Edits, Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r), Todos: todoLines(r.Text)})
 			if len(st.Edits) > maxEdits {
 				st.Edits = st.Edits[len(st.Edits)-maxEdits:]
 			}
@@ -192,7 +181,7 @@ func (st *State) Add(r *ledger.Row) {
 		}
 		f.Count++
 		f.Resolved = false
-		f.At = r.Time
+		f.At = at
 		f.ExitCode = r.ExitCode
 		if e := errorLine(r.Text); e != "" {
 			f.Error = e
