@@ -224,7 +224,15 @@ func open(path string) (*Ledger, error) {
 	}
 	db.SetMaxOpenConns(1)
 	l := &Ledger{db: db, Path: path, ino: inode(path)}
-	if err := l.migrate(); err != nil {
+	// Concurrent first opens of a new file can see SQLITE_BUSY without the
+	// busy handler being called (one of them is switching the file to WAL):
+	// try again for a while.
+	err = l.migrate()
+	for i := 0; err != nil && isBusy(err) && i < 40; i++ {
+		time.Sleep(time.Duration(5+i) * time.Millisecond)
+		err = l.migrate()
+	}
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -274,6 +282,11 @@ func (l *Ledger) Close() error { return l.db.Close() }
 // passes walCheckpointPages. Committed data is in the WAL either way; an
 // exit is what a crash would do, and SQLite is built for that.
 func (l *Ledger) Leave() {}
+
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
 
 // IsCorrupt reports whether err means the database file is damaged.
 func IsCorrupt(err error) bool {
