@@ -2,7 +2,10 @@ package adapters_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/carryover/carryover/adapters"
@@ -14,12 +17,49 @@ func BenchmarkClaudeParseLine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchClaudeLines(b, data)
+}
+
+// BenchmarkClaudeParseLineAll measures it over every Claude fixture
+// (compactions, subagents, injections, resumed sessions).
+func BenchmarkClaudeParseLineAll(b *testing.B) {
+	files, _ := filepath.Glob("../testdata/adapters/claude/*.jsonl")
+	var data []byte
+	for _, f := range files {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data = append(data, d...)
+	}
+	benchClaudeLines(b, data)
+}
+
+func benchClaudeLines(b *testing.B, data []byte) {
 	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	lp := adapters.Claude.(adapters.LineParser)
 	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, l := range lines {
-			adapters.Claude.(adapters.LineParser).ParseLine(l, 0)
+			lp.ParseLine(l, 0)
 		}
 	}
+}
+
+// BenchmarkClaudeParseLineBig measures big lines: a 256 KB file written
+// by the assistant, then read back (the result repeats it twice: in the
+// message and in toolUseResult).
+func BenchmarkClaudeParseLineBig(b *testing.B) {
+	var file bytes.Buffer
+	for i := 0; file.Len() < 256<<10; i++ {
+		fmt.Fprintf(&file, `    if x%d := f(\"%d\"); x%d != nil {\n        return fmt.Errorf(\"step %d: %%w\", x%d)\n    }\n`, i, i, i, i, i)
+	}
+	content := file.String()
+	lines := []string{
+		`{"parentUuid":"p","isSidechain":false,"message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_1","name":"Write","input":{"file_path":"/src/big.go","content":"` + content + `"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5}},"type":"assistant","uuid":"a-1","timestamp":"2026-11-21T08:59:37.583Z","sessionId":"s"}`,
+		`{"parentUuid":"a-1","isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_2","type":"tool_result","content":"` + content + `"}]},"uuid":"u-1","timestamp":"2026-11-21T08:59:38.935Z","toolUseResult":{"type":"text","file":{"filePath":"/src/big.go","content":"` + content + `","numLines":9999}},"sessionId":"s"}`,
+	}
+	benchClaudeLines(b, []byte(strings.Join(lines, "\n")))
 }

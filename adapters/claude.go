@@ -3,11 +3,11 @@ package adapters
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -56,43 +56,54 @@ func (claude) Transcripts(h Hook, env Env) []Transcript {
 	return ts
 }
 
-type claudeLine struct {
-	Type             string          `json:"type"`
-	Subtype          string          `json:"subtype"`
-	UUID             string          `json:"uuid"`
-	Timestamp        string          `json:"timestamp"`
-	IsSidechain      bool            `json:"isSidechain"`
-	IsMeta           bool            `json:"isMeta"`
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	IsAPIError       bool            `json:"isApiErrorMessage"`
-	PromptSource     string          `json:"promptSource"`
-	AgentID          string          `json:"agentId"`
-	ParentUUID       *string         `json:"parentUuid"`
-	Message          *claudeMessage  `json:"message"`
-	Attachment       json.RawMessage `json:"attachment"`
-	CompactMetadata  *struct {
-		Trigger   string `json:"trigger"`
-		PreTokens int64  `json:"preTokens"`
-	} `json:"compactMetadata"`
+// claudeSkip are line types that never carry rows; checked on raw bytes
+// before decoding so big metadata lines cost nothing.
+var claudeSkip = []string{
+	`"type":"queue-operation"`, `"type":"last-prompt"`, `"type":"file-history-snapshot"`,
+	`"type":"mode"`, `"type":"permission-mode"`,
 }
 
-type claudeMessage struct {
-	ID    string `json:"id"`
-	Role  string `json:"role"`
-	Model string `json:"model"`
-	// Blocks is the content when it is a list (one pass decodes it);
-	// a string content leaves it empty and lands in Text.
-	Blocks []claudeBlock `json:"content"`
-	Text   string        `json:"-"`
-	IsText bool          `json:"-"`
-	Usage  *struct {
-		Input         int64 `json:"input_tokens"`
-		Output        int64 `json:"output_tokens"`
-		CacheCreation int64 `json:"cache_creation_input_tokens"`
-		CacheRead     int64 `json:"cache_read_input_tokens"`
-	} `json:"usage"`
+// claudeSkipped reports whether head contains one of claudeSkip: they all
+// start with "type":" so one search finds the candidates.
+func claudeSkipped(head []byte) bool {
+	const typeKey = `"type":"`
+	for i := 0; ; i++ {
+		j := bytes.Index(head[i:], []byte(typeKey))
+		if j < 0 {
+			return false
+		}
+		i += j
+		for _, s := range claudeSkip {
+			if len(head)-i >= len(s) && string(head[i:i+len(s)]) == s {
+				return true
+			}
+		}
+	}
 }
 
+// containsAt is bytes.Contains(s, needle) for a needle whose byte at k is
+// rare in transcripts: it looks for that byte first (bytes.Index would
+// look for needle[0], and '"' is everywhere in JSON).
+func containsAt(s []byte, needle string, k int) bool {
+	for i := k; i < len(s); i++ {
+		j := bytes.IndexByte(s[i:], needle[k])
+		if j < 0 {
+			return false
+		}
+		i += j
+		if start := i - k; start+len(needle) <= len(s) && string(s[start:start+len(needle)]) == needle {
+			return true
+		}
+	}
+	return false
+}
+
+// exitCodeRE finds a failed command's exit code in a tool error (codex
+// and cursor use it too).
+var exitCodeRE = regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`)
+
+// claudeBlock is a content block as encoding/json decodes it. ParseLine no
+// longer uses it (see claudeRawBlock); list_claude.go does.
 type claudeBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
@@ -104,248 +115,6 @@ type claudeBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// claudeSkip are line types that never carry rows; checked on raw bytes
-// before decoding so big metadata lines cost nothing.
-var claudeSkip = [][]byte{
-	[]byte(`"type":"queue-operation"`), []byte(`"type":"last-prompt"`), []byte(`"type":"file-history-snapshot"`),
-	[]byte(`"type":"mode"`), []byte(`"type":"permission-mode"`),
-}
-
-// claudeKeep are the top-level fields ParseLine decodes; the rest
-// (toolUseResult, which repeats whole files, and metadata) is skipped.
-var claudeKeep = map[string]bool{
-	"type": true, "subtype": true, "uuid": true, "timestamp": true, "isSidechain": true, "isMeta": true,
-	"isCompactSummary": true, "isApiErrorMessage": true, "promptSource": true, "agentId": true,
-	"parentUuid": true, "message": true, "attachment": true, "compactMetadata": true,
-}
-
-var exitCodeRE = regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`)
-
-// claudeContextWindow is the context size used for used/max figures.
-const claudeContextWindow = 200000
-
-func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
-	head := line
-	if len(head) > 64 {
-		head = head[:64]
-	}
-	for _, s := range claudeSkip {
-		if bytes.Contains(head, s) {
-			return nil, nil
-		}
-	}
-	// Attachments (skill listings, re-attached files: kilobytes each) matter
-	// only when they carry carryover's own injection. Their "attachment"
-	// key comes before the "type" key, within the envelope's first fields.
-	head = line
-	if len(head) > 400 {
-		head = head[:400]
-	}
-	if bytes.Contains(head, []byte(`"attachment":{`)) && !bytes.Contains(line, []byte("[CARRYOVER]")) {
-		return nil, nil
-	}
-	var l claudeLine
-	picked := pickFields(line, claudeKeep)
-	if err := json.Unmarshal(picked, &l); err != nil {
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			return nil, nil // a line we cannot read is skipped, never fatal
-		}
-		// A string content (prompts, meta lines) does not fit Blocks; the
-		// rest of the line was decoded. Any other misfit field is skipped.
-		if te.Value == "string" && te.Field == "message.content" && l.Message != nil {
-			var sc struct {
-				Message struct {
-					Content string `json:"content"`
-				} `json:"message"`
-			}
-			if json.Unmarshal(picked, &sc) == nil {
-				l.Message.Text, l.Message.IsText = sc.Message.Content, true
-			}
-		}
-	}
-	key := l.UUID
-	if key == "" {
-		key = "off:" + strconv.FormatInt(off, 10)
-	}
-	ts, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
-	base := Row{Time: ts, Sidechain: l.IsSidechain}
-	switch l.Type {
-	case "user":
-		return claudeUser(l, key, base), nil
-	case "assistant":
-		return claudeAssistant(l, key, base), nil
-	case "attachment":
-		return claudeAttachment(l, key, base), nil
-	case "system":
-		if l.Subtype == "compact_boundary" {
-			r := base
-			r.Key, r.Role, r.Kind = key, "system", KindCompaction
-			r.Text = "context compacted"
-			if l.CompactMetadata != nil {
-				r.Text = "context compacted (" + l.CompactMetadata.Trigger + ")"
-				r.TokensUsed = l.CompactMetadata.PreTokens
-			}
-			return []Row{r}, nil
-		}
-	}
-	return nil, nil
-}
-
-func claudeUser(l claudeLine, key string, base Row) []Row {
-	if l.Message == nil || l.IsMeta {
-		return nil
-	}
-	if s := l.Message.Text; l.Message.IsText {
-		switch {
-		case l.IsCompactSummary:
-			r := base
-			r.Key, r.Role, r.Kind, r.Text = key, "system", KindCompaction, clip(s, maxText)
-			return []Row{r}
-		case strings.HasPrefix(s, "<command-") || strings.HasPrefix(s, "<local-command-"):
-			return nil
-		case l.PromptSource == "" && !(l.IsSidechain && l.ParentUUID == nil):
-			return nil // not a real prompt (the subagent's task prompt is the exception)
-		case IsCarryoverText(s):
-			r := base
-			r.Key, r.Role, r.Kind, r.Text = key, "user", KindInjection, firstLine(s)
-			return []Row{r}
-		}
-		r := base
-		r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, clip(s, maxPrompt)
-		return []Row{r}
-	}
-	var rows []Row
-	for i, b := range l.Message.Blocks {
-		r := base
-		r.Key = key + "#" + strconv.Itoa(i)
-		switch b.Type {
-		case "tool_result":
-			text := blockText(b.Content)
-			r.Role, r.CallID = "tool", b.ToolUseID
-			if b.IsError {
-				r.Kind = KindError
-				if m := exitCodeRE.FindStringSubmatch(text); m != nil {
-					n, _ := strconv.Atoi(m[1])
-					r.ExitCode = intPtr(n)
-				}
-			} else {
-				r.Kind = KindToolResult
-			}
-			r.Text = clip(text, maxResult)
-		case "text":
-			if l.PromptSource == "" {
-				continue
-			}
-			r.Role, r.Kind, r.Text = "user", KindPrompt, clip(b.Text, maxPrompt)
-		default:
-			continue
-		}
-		rows = append(rows, r)
-	}
-	return rows
-}
-
-// blockText flattens a tool_result content (string or list of text blocks).
-func blockText(raw json.RawMessage) string {
-	var s string
-	if p := stringPrefix(raw, 2*maxResult); p != nil && json.Unmarshal(p, &s) == nil {
-		return s // the row keeps maxResult bytes: no need to unquote a whole file
-	}
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []claudeBlock
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
-}
-
-// stringPrefix returns a JSON string literal holding about the first n
-// bytes of the long string literal raw, cut between escapes; nil when raw
-// is not a string or is short.
-func stringPrefix(raw []byte, n int) []byte {
-	if len(raw) <= n+64 || raw[0] != '"' {
-		return nil
-	}
-	i := 1
-	for i < n {
-		switch raw[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return nil // ends early: the whole literal is short after all
-		default:
-			i++
-		}
-	}
-	out := make([]byte, 0, i+1)
-	return append(append(out, raw[:i]...), '"')
-}
-
-func claudeAssistant(l claudeLine, key string, base Row) []Row {
-	m := l.Message
-	if m == nil {
-		return nil
-	}
-	var rows []Row
-	if m.Usage != nil && m.Model != "<synthetic>" && m.ID != "" {
-		used := m.Usage.Input + m.Usage.CacheCreation + m.Usage.CacheRead + m.Usage.Output
-		if used > 0 {
-			r := base
-			r.Key, r.Role, r.Kind = "usage:"+m.ID, "assistant", KindUsage
-			r.TokensUsed, r.TokensMax = used, claudeContextWindow
-			rows = append(rows, r)
-		}
-	}
-	for i, b := range m.Blocks {
-		r := base
-		r.Key, r.Role = key, "assistant"
-		if i > 0 {
-			r.Key = key + "#" + strconv.Itoa(i)
-		}
-		switch b.Type {
-		case "text":
-			if strings.TrimSpace(b.Text) == "" {
-				continue
-			}
-			r.Kind, r.Text = KindText, clip(b.Text, maxText)
-			if l.IsAPIError {
-				r.Kind, r.ToolName = KindError, "model API"
-			}
-		case "tool_use":
-			r.Kind, r.ToolName, r.CallID = KindToolCall, b.Name, b.ID
-			in := b.Input
-			switch b.Name {
-			case "Write", "Edit", "MultiEdit":
-				r.FilePath = in.FilePath
-			case "NotebookEdit":
-				r.FilePath = in.NotebookPath
-			case "Bash":
-				r.Command = clip(in.Command, maxResult)
-			}
-			r.Text = clip(in.Description, 200)
-			r.Text += claudeEditText(b.Name, in)
-		default:
-			continue
-		}
-		rows = append(rows, r)
-	}
-	return rows
-}
-
-// claudeInput is the part of a tool_use input carryover reads (decoding a
-// typed struct instead of a map keeps big Write contents cheap).
 type claudeInput struct {
 	FilePath     string `json:"file_path"`
 	NotebookPath string `json:"notebook_path"`
@@ -358,55 +127,573 @@ type claudeInput struct {
 	} `json:"edits"`
 }
 
-// claudeEditText keeps the new text of an edit (bounded) so distill can see
-// TODO/FIXME lines it added.
-func claudeEditText(name string, in claudeInput) string {
-	var s string
+// claudeContextWindow is the context size used for used/max figures.
+const claudeContextWindow = 200000
+
+// claudeDecoders reuses decoders (and their buffers) across lines.
+var claudeDecoders = sync.Pool{New: func() any { return new(claudeDecoder) }}
+
+// ParseLine reads one transcript line. The fields it needs are decoded by
+// claudeDecoder (claude_decode.go), which reproduces what the previous
+// pickFields + json.Unmarshal implementation gave, and only the text rows
+// keep is unquoted. That implementation lives on in claude_oracle_test.go:
+// the differential tests and fuzzers (claude_diff_test.go,
+// claude_gen_test.go) hold both to the same rows.
+func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
+	if claudeSkipped(line[:min(len(line), 64)]) {
+		return nil, nil
+	}
+	// Attachments (skill listings, re-attached files: kilobytes each) matter
+	// only when they carry carryover's own injection. Their "attachment"
+	// key comes before the "type" key, within the envelope's first fields.
+	if containsAt(line[:min(len(line), 400)], `"attachment":{`, 13) && !containsAt(line, "[CARRYOVER]", 5) {
+		return nil, nil
+	}
+	d := claudeDecoders.Get().(*claudeDecoder)
+	rows := d.parse(line, off)
+	d.reset() // drop references into line before pooling
+	claudeDecoders.Put(d)
+	return rows, nil
+}
+
+// parse decodes line and returns its rows.
+func (d *claudeDecoder) parse(line []byte, off int64) []Row {
+	if !d.decode(line) {
+		return nil // a line we cannot read is skipped, never fatal
+	}
+	w := claudeRows{d: d, l: &d.l, off: off, scratch: d.scratch}
+	l := &d.l
+	switch {
+	case rawEqual(w.b(l.typ), "user"):
+		w.user()
+	case rawEqual(w.b(l.typ), "assistant"):
+		w.assistant()
+	case rawEqual(w.b(l.typ), "attachment"):
+		w.attachment()
+	case rawEqual(w.b(l.typ), "system"):
+		if rawEqual(w.b(l.subtype), "compact_boundary") {
+			r := w.newRow(w.key())
+			r.Role, r.Kind = "system", KindCompaction
+			r.Text = "context compacted"
+			if l.hasCompact {
+				r.Text = w.concat("context compacted (", w.str(w.b(l.compact.trigger)), ")")
+				r.TokensUsed = l.compact.preTokens
+			}
+			w.emit(r)
+		}
+	}
+	d.scratch = w.scratch[:0] // keep the grown buffer
+	return w.rows
+}
+
+// claudeRows builds the rows of one decoded line. Their strings are
+// unquoted into one buffer (strs), so a line costs one allocation for all
+// of them instead of one per string; strings.Builder never changes bytes
+// it has handed out, so each row's strings stay valid.
+type claudeRows struct {
+	d       *claudeDecoder
+	l       *claudeLine
+	off     int64
+	strs    strings.Builder
+	rows    []Row
+	scratch []byte // unquoting space (the decoder's, reused)
+
+	keyStr  string // key(), once made
+	base    Row    // newRow's template, once made
+	hasBase bool
+}
+
+// b returns the bytes of a span of the line.
+func (w *claudeRows) b(s span) []byte { return s.of(w.d.line) }
+
+// add copies b into strs and returns it as a string.
+func (w *claudeRows) add(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if w.strs.Cap() == 0 {
+		w.strs.Grow(max(len(b), w.sizeHint()))
+	}
+	start := w.strs.Len()
+	w.strs.Write(b)
+	return w.strs.String()[start:]
+}
+
+// sizeHint guesses how many bytes the line's row strings take, so that
+// strs is allocated once: the raw sizes of the fields rows keep, capped as
+// rows clip them (an overestimate: not every field makes a row).
+func (w *claudeRows) sizeHint() int {
+	l, m := w.l, &w.l.message
+	n := 64 + l.uuid.len() + 2*m.id.len()
+	if m.isText {
+		n += min(m.text.len(), maxPrompt+1)
+	}
+	for i := range m.blocks[:m.nBlocks] {
+		b := &m.blocks[i]
+		in := &b.input
+		edit := in.content.len() + in.newString.len()
+		for _, e := range in.edits[:in.nEdits] {
+			edit += e.len() + 1
+		}
+		n += 8 + l.uuid.len() + b.id.len() + b.name.len() + b.toolUseID.len() + in.filePath.len() +
+			min(b.text.len(), maxPrompt+1) + min(b.content.len(), maxResult+1) + min(in.command.len(), maxResult+1) +
+			2*(min(in.description.len(), 201)+min(edit, maxResult+1)) // the edit text is appended to the description
+	}
+	return min(n, 32<<10)
+}
+
+// concat returns the concatenation of ss, in strs.
+func (w *claudeRows) concat(ss ...string) string {
+	buf := w.scratch[:0]
+	for _, s := range ss {
+		buf = append(buf, s...)
+	}
+	w.scratch = buf
+	return w.add(buf)
+}
+
+// str returns the raw JSON string content unquoted.
+func (w *claudeRows) str(raw []byte) string {
+	return w.unquote(raw, -1)
+}
+
+// unquote returns the raw JSON string content unquoted, up to limit
+// bytes as appendUnquoted counts them.
+func (w *claudeRows) unquote(raw []byte, limit int) string {
+	if limit >= 0 && limit < len(raw) {
+		if asciiRun(raw[:limit], 0) == limit {
+			return w.add(raw[:limit]) // plain ASCII up to the limit: as it is
+		}
+	} else if asciiRun(raw, 0) == len(raw) {
+		return w.add(raw)
+	}
+	w.scratch, _, _ = appendUnquoted(w.scratch[:0], raw, limit)
+	return w.add(w.scratch)
+}
+
+// clipped returns clip(unquoted raw, n) but unquotes only the first n+1
+// bytes or so: clip(s, n) reads no further than s[n] and len(s) > n
+// (TestClipReadsPrefix holds it to that), and a 1 MB Write content needs
+// no more.
+func (w *claudeRows) clipped(raw []byte, n int) string {
+	return clip(w.unquote(raw, n+1), n)
+}
+
+// rawEqual reports whether the raw JSON string content unquotes to s.
+func rawEqual(raw []byte, s string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == s // s is ASCII: invalid UTF-8 never equals it
+	}
+	var buf [32]byte
+	dec, more, _ := appendUnquoted(buf[:0], raw, len(s)+1)
+	return !more && string(dec) == s
+}
+
+// rawHasPrefix reports whether the raw JSON string content unquotes to a
+// string starting with prefix.
+func rawHasPrefix(raw []byte, prefix string) bool {
+	var buf [32]byte
+	dec, _, _ := appendUnquoted(buf[:0], raw, len(prefix))
+	return strings.HasPrefix(string(dec), prefix)
+}
+
+// contains reports whether the raw JSON string content unquotes to a
+// string containing the ASCII needle.
+func (w *claudeRows) contains(raw []byte, needle string) bool {
+	if bytes.Contains(raw, []byte(needle)) {
+		return true // an escape cannot end inside an ASCII run that follows it
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return false // unquoting only replaces invalid UTF-8 by non-ASCII bytes
+	}
+	w.scratch, _, _ = appendUnquoted(w.scratch[:0], raw, -1)
+	return bytes.Contains(w.scratch, []byte(needle))
+}
+
+// key is the line's row key: its uuid, else its offset.
+func (w *claudeRows) key() string {
+	if w.keyStr == "" {
+		if w.l.uuid.len() > 0 {
+			w.keyStr = w.str(w.b(w.l.uuid))
+		} else {
+			w.keyStr = w.add(strconv.AppendInt(append(w.scratch[:0], "off:"...), w.off, 10))
+		}
+	}
+	return w.keyStr
+}
+
+// indexKey is key + "#" + i.
+func (w *claudeRows) indexKey(i int) string {
+	k := w.key()
+	buf := append(append(w.scratch[:0], k...), '#')
+	w.scratch = strconv.AppendInt(buf, int64(i), 10)
+	return w.add(w.scratch)
+}
+
+// newRow returns a row with the line's time and sidechain flag set.
+func (w *claudeRows) newRow(key string) Row {
+	if !w.hasBase {
+		ts, ok := claudeTime(w.b(w.l.timestamp))
+		if !ok {
+			ts, _ = time.Parse(time.RFC3339Nano, w.str(w.b(w.l.timestamp)))
+		}
+		w.base, w.hasBase = Row{Time: ts, Sidechain: w.l.isSidechain}, true
+	}
+	r := w.base
+	r.Key = key
+	return r
+}
+
+// claudeTime is time.Parse(time.RFC3339Nano, raw) for the UTC timestamps
+// Claude Code writes (2026-11-21T08:59:37.203Z), without making a string
+// of raw; ok is false for any other shape (time.Parse decides those).
+func claudeTime(raw []byte) (t time.Time, ok bool) {
+	n := len(raw)
+	if n < len("2006-01-02T15:04:05Z") || raw[n-1] != 'Z' ||
+		raw[4] != '-' || raw[7] != '-' || raw[10] != 'T' || raw[13] != ':' || raw[16] != ':' {
+		return t, false
+	}
+	digits := func(b []byte) int { // -1 unless all digits
+		v := 0
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := digits(raw[0:4]), digits(raw[5:7]), digits(raw[8:10])
+	hour, minute, sec := digits(raw[11:13]), digits(raw[14:16]), digits(raw[17:19])
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+		minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return t, false
+	}
+	mdays := 31
+	switch time.Month(month) {
+	case time.February:
+		mdays = 28
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			mdays = 29
+		}
+	case time.April, time.June, time.September, time.November:
+		mdays = 30
+	}
+	if day > mdays {
+		return t, false
+	}
+	nsec := 0
+	if frac := raw[19 : n-1]; len(frac) > 0 {
+		// "." and 1 to 9 digits, scaled to nanoseconds.
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+			return t, false
+		}
+		if nsec = digits(frac[1:]); nsec < 0 {
+			return t, false
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+func (w *claudeRows) emit(r Row) {
+	if w.rows == nil {
+		// Room for the most rows this line can yield.
+		n := 1
+		if m := &w.l.message; !m.isText {
+			n = m.nBlocks
+			if rawEqual(w.b(w.l.typ), "assistant") {
+				n++ // the usage row
+			}
+		}
+		w.rows = make([]Row, 0, max(n, 1))
+	}
+	w.rows = append(w.rows, r)
+}
+
+func (w *claudeRows) user() {
+	l := w.l
+	m := &l.message
+	if !l.hasMessage || l.isMeta {
+		return
+	}
+	if s := w.b(m.text); m.isText {
+		switch {
+		case l.isCompactSummary:
+			r := w.newRow(w.key())
+			r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(s, maxText)
+			w.emit(r)
+			return
+		case rawHasPrefix(s, "<command-") || rawHasPrefix(s, "<local-command-"):
+			return
+		case l.promptSource.len() == 0 && !(l.isSidechain && !l.hasParent):
+			return // not a real prompt (the subagent's task prompt is the exception)
+		case w.contains(s, "[CARRYOVER]"):
+			r := w.newRow(w.key())
+			r.Role, r.Kind, r.Text = "user", KindInjection, w.firstLine(s)
+			w.emit(r)
+			return
+		}
+		r := w.newRow(w.key())
+		r.Role, r.Kind, r.Text = "user", KindPrompt, w.clipped(s, maxPrompt)
+		w.emit(r)
+		return
+	}
+	for i := range m.blocks[:m.nBlocks] {
+		b := &m.blocks[i]
+		switch {
+		case rawEqual(w.b(b.typ), "tool_result"):
+			r := w.newRow(w.indexKey(i))
+			r.Role, r.CallID = "tool", w.str(w.b(b.toolUseID))
+			if b.isError {
+				r.Kind = KindError
+				// The exit code may be anywhere: unquote the whole text.
+				w.scratch = w.toolResultText(w.scratch[:0], b.content, -1)
+				if m := exitCodeRE.FindSubmatch(w.scratch); m != nil {
+					n, _ := strconv.Atoi(string(m[1]))
+					r.ExitCode = intPtr(n)
+				}
+				r.Text = clip(w.add(w.scratch[:min(len(w.scratch), maxResult+1)]), maxResult)
+			} else {
+				r.Kind = KindToolResult
+				w.scratch = w.toolResultText(w.scratch[:0], b.content, maxResult+1)
+				r.Text = clip(w.add(w.scratch), maxResult)
+			}
+			w.emit(r)
+		case rawEqual(w.b(b.typ), "text"):
+			if l.promptSource.len() == 0 {
+				continue
+			}
+			r := w.newRow(w.indexKey(i))
+			r.Role, r.Kind, r.Text = "user", KindPrompt, w.clipped(w.b(b.text), maxPrompt)
+			w.emit(r)
+		}
+	}
+}
+
+// firstLine returns the first line of the unquoted raw string, clipped to
+// 200 bytes (reading no more than that of it).
+func (w *claudeRows) firstLine(raw []byte) string {
+	const n = 200
+	s, _, _ := appendUnquoted(w.scratch[:0], raw, n+1)
+	w.scratch = s
+	if i := bytes.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return clip(w.add(s), n)
+}
+
+// toolResultText appends the text of a tool_result content (a string or a
+// list of text parts, joined by newlines) to dst, stopping after limit
+// bytes like appendUnquoted. It reproduces the old code, which unquoted a
+// long string only up to a cut after 2*maxResult of its raw bytes (so a
+// long text is that prefix, even if it unquotes to fewer than maxResult
+// bytes), and which yielded "" for a list that did not decode.
+func (w *claudeRows) toolResultText(dst []byte, content span, limit int) []byte {
+	raw := w.b(content)
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		if cut, ok := claudeStringPrefix(raw, 2*maxResult); ok {
+			dst, _, _ = appendUnquoted(dst, raw[1:cut], limit)
+			return dst
+		}
+		dst, _, _ = appendUnquoted(dst, raw[1:len(raw)-1], limit)
+		return dst
+	case len(raw) > 0 && raw[0] == '[':
+		parts, ok := w.d.toolResultParts(content)
+		if !ok {
+			return dst
+		}
+		start := len(dst)
+		for _, p := range parts {
+			if !rawEqual(w.b(p.typ), "text") {
+				continue
+			}
+			if limit >= 0 && len(dst)-start >= limit {
+				break
+			}
+			if len(dst) > start {
+				dst = append(dst, '\n')
+			}
+			room := -1
+			if limit >= 0 {
+				room = max(limit-(len(dst)-start), 0)
+			}
+			dst, _, _ = appendUnquoted(dst, w.b(p.text), room)
+		}
+	}
+	return dst // null, absent, or another type: no text
+}
+
+// claudeStringPrefix is where the old code cut a long tool_result string
+// literal raw before unquoting it: after about n raw bytes, between
+// escapes. ok is false when it did not cut: raw is short, or the cut
+// split a \uXXXX escape (the cut literal then failed to decode, and the
+// old code decoded the whole string instead).
+func claudeStringPrefix(raw []byte, n int) (cut int, ok bool) {
+	if len(raw) <= n+64 || raw[0] != '"' {
+		return 0, false
+	}
+	i, lastEsc := 1, -1
+	for i < n {
+		switch raw[i] {
+		case '\\':
+			lastEsc = i
+			i += 2
+		case '"':
+			return 0, false // ends early (cannot happen: raw is one long literal)
+		default:
+			i++
+		}
+	}
+	if lastEsc >= 0 && raw[lastEsc+1] == 'u' && i < lastEsc+6 {
+		return 0, false
+	}
+	return i, true
+}
+
+func (w *claudeRows) assistant() {
+	l := w.l
+	m := &l.message
+	if !l.hasMessage {
+		return
+	}
+	if m.hasUsage && !rawEqual(w.b(m.model), "<synthetic>") && m.id.len() > 0 {
+		used := m.usage.input + m.usage.cacheCreation + m.usage.cacheRead + m.usage.output
+		if used > 0 {
+			r := w.newRow(w.concat("usage:", w.str(w.b(m.id))))
+			r.Role, r.Kind = "assistant", KindUsage
+			r.TokensUsed, r.TokensMax = used, claudeContextWindow
+			w.emit(r)
+		}
+	}
+	for i := range m.blocks[:m.nBlocks] {
+		b := &m.blocks[i]
+		var r Row
+		switch {
+		case rawEqual(w.b(b.typ), "text"):
+			if w.blank(w.b(b.text)) {
+				continue
+			}
+			text := w.clipped(w.b(b.text), maxText)
+			r = w.newRow(w.blockKey(i))
+			r.Role, r.Kind, r.Text = "assistant", KindText, text
+			if l.isAPIError {
+				r.Kind, r.ToolName = KindError, "model API"
+			}
+		case rawEqual(w.b(b.typ), "tool_use"):
+			r = w.newRow(w.blockKey(i))
+			name := w.str(w.b(b.name))
+			r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, w.str(w.b(b.id))
+			in := &b.input
+			switch name {
+			case "Write", "Edit", "MultiEdit":
+				r.FilePath = w.str(w.b(in.filePath))
+			case "NotebookEdit":
+				r.FilePath = w.str(w.b(in.notebookPath))
+			case "Bash":
+				r.Command = w.clipped(w.b(in.command), maxResult)
+			}
+			r.Text = w.clipped(w.b(in.description), 200)
+			if edit := w.editText(name, in); edit != "" {
+				r.Text = w.concat(r.Text, "\n", edit)
+			}
+		default:
+			continue
+		}
+		w.emit(r)
+	}
+}
+
+// blockKey is the key of an assistant block: the first keeps the line's.
+func (w *claudeRows) blockKey(i int) string {
+	if i == 0 {
+		return w.key()
+	}
+	return w.indexKey(i)
+}
+
+// blank reports whether the unquoted raw string is only white space. It
+// unquotes only until the first non-space.
+func (w *claudeRows) blank(raw []byte) bool {
+	s, more, _ := appendUnquoted(w.scratch[:0], raw, 64)
+	for len(bytes.TrimSpace(s)) == 0 && more {
+		s, more, _ = appendUnquoted(w.scratch[:0], raw, 2*len(s))
+	}
+	w.scratch = s
+	return len(bytes.TrimSpace(s)) == 0
+}
+
+// editText keeps the new text of an edit, clipped, so distill can see
+// TODO/FIXME lines it added: "" or "\n" + the clipped text.
+func (w *claudeRows) editText(name string, in *claudeRawInput) string {
+	const n = maxResult
+	var s []byte
 	switch name {
-	case "Write":
-		s = in.Content
-	case "Edit":
-		s = in.NewString
+	case "Write", "Edit":
+		raw := in.content
+		if name == "Edit" {
+			raw = in.newString
+		}
+		if raw.len() == 0 {
+			return ""
+		}
+		s, _, _ = appendUnquoted(w.scratch[:0], w.b(raw), n+1)
 	case "MultiEdit":
-		for _, e := range in.Edits {
-			s += e.NewString + "\n"
+		// Every edit's new text followed by a newline: as much as clip
+		// reads of it.
+		if in.nEdits == 0 {
+			return ""
+		}
+		s = w.scratch[:0]
+		for _, e := range in.edits[:in.nEdits] {
+			var more bool
+			s, more, _ = appendUnquoted(s, w.b(e), max(n+1-len(s), 0))
+			if more || len(s) > n {
+				break
+			}
+			s = append(s, '\n')
 		}
 	default:
 		return ""
 	}
-	if s == "" {
-		return ""
-	}
-	return "\n" + clip(s, maxResult)
+	w.scratch = s
+	return clip(w.add(s), n)
 }
 
-func claudeAttachment(l claudeLine, key string, base Row) []Row {
-	var a struct {
-		Type    string          `json:"type"`
-		Content json.RawMessage `json:"content"`
-		Stdout  string          `json:"stdout"`
-		Hook    string          `json:"hookEvent"`
+func (w *claudeRows) attachment() {
+	a, ok := w.d.attachment(w.l.attachment)
+	if !ok {
+		return
 	}
-	if json.Unmarshal(l.Attachment, &a) != nil {
-		return nil
+	// The text is a whole handoff, of which the row keeps one line: keep
+	// it out of strs (the row's strings would hold on to it).
+	unquote := func(raw span) string {
+		s, _, _ := appendUnquoted(nil, w.b(raw), -1)
+		return string(s)
 	}
 	var text string
-	switch a.Type {
-	case "hook_additional_context":
-		var parts []string
-		if json.Unmarshal(a.Content, &parts) == nil {
-			text = strings.Join(parts, "\n")
+	switch {
+	case rawEqual(w.b(a.typ), "hook_additional_context"):
+		if parts, ok := w.d.stringList(a.content); ok {
+			ss := make([]string, len(parts))
+			for i, p := range parts {
+				ss[i] = unquote(p)
+			}
+			text = strings.Join(ss, "\n")
 		}
-	case "hook_success":
-		text = a.Stdout
+	case rawEqual(w.b(a.typ), "hook_success"):
+		text = unquote(a.stdout)
 	}
 	if !IsCarryoverText(text) {
-		return nil
+		return
 	}
-	r := base
-	r.Key, r.Role, r.Kind = key, "system", KindInjection
-	r.Text = carryoverHeader(text) + " via " + a.Hook
-	return []Row{r}
+	r := w.newRow(w.key())
+	r.Role, r.Kind = "system", KindInjection
+	r.Text = carryoverHeader(text) + " via " + w.str(w.b(a.hook))
+	w.emit(r)
 }
 
 // carryoverHeader returns the "# [CARRYOVER] Last updated …" line of an

@@ -1,0 +1,818 @@
+package adapters
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// The Claude line decoder.
+//
+// It reads the fields ParseLine needs from a transcript line without
+// encoding/json, and gives the same results as the code it replaced:
+// pickFields (copy the kept top-level fields into a small object) followed
+// by json.Unmarshal into plain structs. "The same" includes encoding/json's
+// corner cases, because a transcript line is untrusted input and rows must
+// not depend on which decoder read it:
+//
+//   - top-level fields are found by the lenient topLevel scan and matched
+//     by their exact raw key (as pickFields did); nested keys match struct
+//     fields as encoding/json matches them: exact name first, else
+//     case-insensitively (foldKey), escapes decoded;
+//   - any syntax error in a kept value (anywhere inside it, including
+//     nested fields nobody reads) rejects the whole line: Unmarshal checks
+//     the whole input before decoding anything;
+//   - a value of the wrong type leaves its field as it was and decoding
+//     goes on (Unmarshal remembers only the first such error; ParseLine
+//     cares whether that first one was a string message.content);
+//   - a repeated key decodes again into the same field: the last scalar
+//     wins, nested objects merge, null resets pointers and slices;
+//   - a slice decoded twice reuses its elements, including ones a shorter
+//     decode in between had cut off (reflect.Value.SetLen exposes them
+//     again); see claudeMessage.blocks.
+//
+// Strings are kept raw (spans of the line, still escaped) and are unquoted
+// only when a row keeps them, and only as far as it keeps them
+// (claudeRows).
+
+// claudeLine is what ParseLine reads of a line. String fields are spans of
+// the line holding the raw JSON string content (between the quotes, still
+// escaped); absent and "" are both empty.
+type claudeLine struct {
+	typ, subtype, uuid, timestamp, promptSource, agentID span
+
+	isSidechain, isMeta, isCompactSummary, isAPIError bool
+
+	// hasParent is parentUuid != null (it was a *string: null and absent
+	// are nil; any other value, even of the wrong type, allocates it).
+	hasParent bool
+
+	hasMessage bool // message is a non-nil pointer
+	message    claudeMessage
+
+	attachment span // raw JSON value (json.RawMessage); empty when absent
+
+	hasCompact bool // compactMetadata is a non-nil pointer
+	compact    struct {
+		trigger   span
+		preTokens int64
+	}
+}
+
+type claudeMessage struct {
+	id, role, model span
+
+	// blocks[:nBlocks] is content when it is a list. blocks itself is
+	// every element decoded since content was last reset (null or []):
+	// encoding/json decodes a second list into the same slice, element by
+	// element, and a longer second list reuses the elements a shorter one
+	// in between had cut off. Only repeated content keys (or repeated
+	// messages) can see the difference.
+	blocks  []claudeRawBlock
+	nBlocks int
+
+	// text is content when it is a string (isText); see claudeDecoder.sc.
+	text   span
+	isText bool
+
+	hasUsage bool
+	usage    struct{ input, output, cacheCreation, cacheRead int64 }
+}
+
+type claudeRawBlock struct {
+	typ, text, id, name, toolUseID span
+	input                          claudeRawInput
+	content                        span // raw JSON value (string or list of parts)
+	isError                        bool
+}
+
+// claudeRawInput is the part of a tool_use input carryover reads.
+type claudeRawInput struct {
+	filePath, notebookPath, command, description, content, newString span
+	// edits[:nEdits] are the new_string of each MultiEdit edit (same
+	// reuse rules as claudeMessage.blocks).
+	edits  []span
+	nEdits int
+}
+
+// typeErrors records encoding/json's UnmarshalTypeErrors: Unmarshal
+// reports only the first, and any makes a separate Unmarshal fail.
+type typeErrors struct {
+	n int
+	// firstContentString: the first was a string at message.content (a
+	// string content, or a string element of a content list), the one
+	// error the old ParseLine recovered from.
+	firstContentString bool
+}
+
+// claudeDecoder decodes one line at a time; ParseLine keeps them in a
+// pool so their buffers are reused.
+type claudeDecoder struct {
+	line []byte
+	r    jsonReader
+	l    claudeLine
+	errs typeErrors
+	// sc mirrors the old code's second Unmarshal, run when the first type
+	// error was a string content: into struct{Message struct{Content
+	// string}}. It succeeds unless a message is neither an object nor null
+	// or a content in one is neither a string nor null; then the content
+	// is the last string one.
+	scFail bool
+	scText span
+
+	parts   []claudeRawBlock // tool_result content parts (claudeRows.toolResultText)
+	scratch []byte           // unquoting space
+}
+
+// reset forgets the previous line (and drops the reference to it) but
+// keeps the buffers.
+func (d *claudeDecoder) reset() {
+	// A freak line must not leave huge buffers in the pool.
+	const maxBlocks, maxScratch = 1024, 1 << 20
+	if cap(d.l.message.blocks) > maxBlocks {
+		d.l.message.blocks = nil
+	}
+	if cap(d.parts) > maxBlocks {
+		d.parts = nil
+	}
+	if cap(d.scratch) > maxScratch {
+		d.scratch = nil
+	}
+	d.line = nil
+	d.l = claudeLine{message: claudeMessage{blocks: d.l.message.blocks[:0]}}
+	d.errs = typeErrors{}
+	d.scFail, d.scText = false, span{}
+	d.parts = d.parts[:0]
+	d.r.reset(nil, 0, 0)
+}
+
+// decode reads line; false means a syntax error (the line is skipped).
+func (d *claudeDecoder) decode(line []byte) bool {
+	ok, sure := d.decodeFast(line)
+	if !sure {
+		ok = d.decodeCareful(line)
+	}
+	if !ok {
+		return false
+	}
+	l := &d.l
+	if d.errs.n > 0 && d.errs.firstContentString && l.hasMessage && !d.scFail {
+		l.message.text, l.message.isText = d.scText, true
+	}
+	return true
+}
+
+// decodeCareful is the reference decode: it cuts the top-level fields as
+// pickFields did (topLevelNext) and rejects the line unless each kept
+// value is exactly one valid JSON value, as json.Unmarshal of the picked
+// object would have.
+func (d *claudeDecoder) decodeCareful(line []byte) bool {
+	d.reset()
+	d.line = line
+	for i := topLevelStart(line); i >= 0; {
+		key, vs, ok := topLevelKey(line, i)
+		if !ok {
+			break
+		}
+		end := skipValue(line, vs)
+		if end < 0 {
+			break
+		}
+		// Read the value with the line cut after it: it must end there.
+		d.r.reset(line[:end], vs, 1)
+		if d.topField(key) && (d.r.bad || d.r.i != end) {
+			return false
+		}
+		i = topLevelAfter(line, end)
+	}
+	return true
+}
+
+// decodeFast gives decodeCareful's result without its lenient pass over
+// the kept values: it reads them strictly straight from the line. When a
+// kept value is valid, the lenient cut would have ended exactly where the
+// strict read did (for a string, object or array the lenient scan agrees
+// on valid input; a number or literal must be followed by a byte the
+// lenient scan stops at), so the results agree. Otherwise (a syntax error,
+// a truncated line) sure is false and decodeCareful must decide.
+func (d *claudeDecoder) decodeFast(line []byte) (ok, sure bool) {
+	d.reset()
+	d.line = line
+	d.r.reset(line, 0, 0)
+	for i := topLevelStart(line); i >= 0; {
+		key, vs, ok := topLevelKey(line, i)
+		if !ok {
+			break
+		}
+		var end int
+		d.r.i, d.r.depth = vs, 1 // r.bad is false: it would have returned
+		if d.topField(key) {
+			if d.r.bad {
+				return false, false
+			}
+			end = d.r.i
+			if c := line[vs]; c != '"' && c != '{' && c != '[' && end < len(line) && !endsLenientScalar(line[end]) {
+				return false, false
+			}
+		} else if end = skipValue(line, vs); end < 0 {
+			break
+		}
+		i = topLevelAfter(line, end)
+	}
+	return true, true
+}
+
+// mismatch records a type error: a value that does not fit its field
+// (json.Unmarshal leaves the field as it was and goes on).
+func (d *claudeDecoder) mismatch(contentString bool) {
+	if d.errs.n == 0 {
+		d.errs.firstContentString = contentString
+	}
+	d.errs.n++
+}
+
+// topField decodes the value at r.i into the top-level field key, if
+// ParseLine keeps that field (key is raw: only exact names are kept). It
+// leaves r after the value, or bad on a syntax error.
+func (d *claudeDecoder) topField(key []byte) (kept bool) {
+	l := &d.l
+	switch string(key) {
+	case "type":
+		d.str(&l.typ)
+	case "subtype":
+		d.str(&l.subtype)
+	case "uuid":
+		d.str(&l.uuid)
+	case "timestamp":
+		d.str(&l.timestamp)
+	case "promptSource":
+		d.str(&l.promptSource)
+	case "agentId":
+		d.str(&l.agentID)
+	case "isSidechain":
+		d.boolean(&l.isSidechain)
+	case "isMeta":
+		d.boolean(&l.isMeta)
+	case "isCompactSummary":
+		d.boolean(&l.isCompactSummary)
+	case "isApiErrorMessage":
+		d.boolean(&l.isAPIError)
+	case "parentUuid":
+		switch c := d.r.peek(); c {
+		case 'n':
+			d.r.literal()
+			l.hasParent = false
+		case '"':
+			d.r.str()
+			l.hasParent = true
+		default:
+			l.hasParent = true
+			d.mismatch(false)
+			d.r.skip()
+		}
+	case "message":
+		switch c := d.r.peek(); c {
+		case 'n':
+			d.r.literal()
+			l.hasMessage = false
+			blocks := l.message.blocks[:0]
+			l.message = claudeMessage{blocks: blocks}
+		case '{':
+			l.hasMessage = true
+			d.message(&l.message)
+		default:
+			l.hasMessage = true
+			d.scFail = true
+			d.mismatch(false)
+			d.r.skip()
+		}
+	case "attachment":
+		d.rawValue(&l.attachment)
+	case "compactMetadata":
+		switch c := d.r.peek(); c {
+		case 'n':
+			d.r.literal()
+			l.hasCompact = false
+			l.compact.trigger, l.compact.preTokens = span{}, 0
+		case '{':
+			l.hasCompact = true
+			d.compactMetadata()
+		default:
+			l.hasCompact = true
+			d.mismatch(false)
+			d.r.skip()
+		}
+	default:
+		return false // not kept: never validated, as pickFields dropped it
+	}
+	return true
+}
+
+// Struct fields by JSON name, for matching keys (fieldIndex).
+type fieldSet struct {
+	names, folded []string
+	lengths       uint64 // bit n set: some name is n bytes long
+}
+
+func newFieldSet(names ...string) fieldSet {
+	fs := fieldSet{names: names}
+	for _, n := range names {
+		fs.folded = append(fs.folded, strings.ToUpper(n)) // the names are ASCII
+		fs.lengths |= 1 << len(n)
+	}
+	return fs
+}
+
+// fieldIndex returns the index of the field encoding/json decodes the raw
+// key into, or -1.
+func (fs *fieldSet) fieldIndex(rawKey []byte) int {
+	if len(rawKey) < 64 && fs.lengths&(1<<len(rawKey)) != 0 {
+		for i, n := range fs.names {
+			if string(rawKey) == n {
+				return i
+			}
+		}
+	}
+	// No exact match: encoding/json still takes a key that matches
+	// case-insensitively. Most keys are plain ASCII: compare those in place.
+	plain := true
+	for _, c := range rawKey {
+		if c == '\\' || c >= utf8.RuneSelf {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		if len(rawKey) >= 64 || fs.lengths&(1<<len(rawKey)) == 0 {
+			return -1
+		}
+		for i, n := range fs.folded {
+			if len(n) == len(rawKey) && asciiUpperEqual(rawKey, n) {
+				return i
+			}
+		}
+		return -1
+	}
+	var buf [maxFoldedKey]byte
+	k := foldKey(&buf, rawKey)
+	for i, n := range fs.folded {
+		if string(k) == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// asciiUpperEqual reports whether the ASCII key upper-cased (letters only,
+// as foldKey does) equals upper.
+func asciiUpperEqual(key []byte, upper string) bool {
+	for i, c := range key {
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != upper[i] {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	messageFields = newFieldSet("id", "role", "model", "content", "usage")
+	blockFields   = newFieldSet("type", "text", "id", "name", "input", "tool_use_id", "content", "is_error")
+	inputFields   = newFieldSet("file_path", "notebook_path", "command", "description", "content", "new_string", "edits")
+	editFields    = newFieldSet("new_string")
+	usageFields   = newFieldSet("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+	compactFields = newFieldSet("trigger", "preTokens")
+
+	attachmentFields = newFieldSet("type", "content", "stdout", "hookEvent")
+)
+
+// str decodes a string field: a string sets it, null leaves it.
+func (d *claudeDecoder) str(dst *span) {
+	switch d.r.peek() {
+	case '"':
+		*dst = d.r.str()
+	case 'n':
+		d.r.literal()
+	default:
+		d.mismatch(false)
+		d.r.skip()
+	}
+}
+
+func (d *claudeDecoder) boolean(dst *bool) {
+	switch c := d.r.peek(); c {
+	case 't', 'f':
+		d.r.literal()
+		*dst = c == 't'
+	case 'n':
+		d.r.literal()
+	default:
+		d.mismatch(false)
+		d.r.skip()
+	}
+}
+
+// int64 decodes an int64 field: a fraction, an exponent or an overflow is
+// a type error, as strconv.ParseInt decides in encoding/json.
+func (d *claudeDecoder) int64(dst *int64) {
+	switch c := d.r.peek(); {
+	case c == '-' || '0' <= c && c <= '9':
+		num := d.r.number()
+		if d.r.bad {
+			return
+		}
+		n, ok := parseInt64(num)
+		if !ok {
+			d.mismatch(false)
+			return
+		}
+		*dst = n
+	case c == 'n':
+		d.r.literal()
+	default:
+		d.mismatch(false)
+		d.r.skip()
+	}
+}
+
+// parseInt64 is strconv.ParseInt(string(num), 10, 64) == nil for a valid
+// JSON number: false for a fraction, an exponent or an overflow.
+func parseInt64(num []byte) (int64, bool) {
+	neg := num[0] == '-'
+	if neg {
+		num = num[1:]
+	}
+	if len(num) > 19 {
+		return 0, false // more digits than any int64 has (JSON has no leading zeros)
+	}
+	var u uint64
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0') // 19 digits cannot overflow a uint64
+	}
+	switch {
+	case !neg && u <= math.MaxInt64:
+		return int64(u), true
+	case neg && u <= -math.MinInt64:
+		return -int64(u), true
+	}
+	return 0, false
+}
+
+// rawValue decodes a json.RawMessage field: the value's bytes, null
+// included.
+func (d *claudeDecoder) rawValue(dst *span) {
+	d.r.peek()
+	start := d.r.i
+	d.r.skip()
+	*dst = span{start, d.r.i}
+}
+
+// message decodes the object at r.i into m (merging, as into an existing
+// *claudeMessage).
+func (d *claudeDecoder) message(m *claudeMessage) {
+	d.r.enter()
+	for first := true; ; first = false {
+		k, ok := d.r.nextKey(first)
+		if !ok {
+			return
+		}
+		switch messageFields.fieldIndex(k) {
+		case 0:
+			d.str(&m.id)
+		case 1:
+			d.str(&m.role)
+		case 2:
+			d.str(&m.model)
+		case 3: // content: []claudeRawBlock
+			switch c := d.r.peek(); c {
+			case '"':
+				d.scText = d.r.str()
+				d.mismatch(true)
+			case 'n':
+				d.r.literal()
+				m.blocks, m.nBlocks = m.blocks[:0], 0
+			case '[':
+				d.scFail = true
+				d.blockList(m)
+			default:
+				d.scFail = true
+				d.mismatch(false)
+				d.r.skip()
+			}
+		case 4: // usage: pointer to struct
+			switch c := d.r.peek(); c {
+			case 'n':
+				d.r.literal()
+				m.hasUsage = false
+				m.usage.input, m.usage.output, m.usage.cacheCreation, m.usage.cacheRead = 0, 0, 0, 0
+			case '{':
+				m.hasUsage = true
+				d.usage(m)
+			default:
+				m.hasUsage = true
+				d.mismatch(false)
+				d.r.skip()
+			}
+		default:
+			d.r.skip()
+		}
+	}
+}
+
+// blockList decodes the list at r.i into m.blocks (see its comment for
+// the reuse rules).
+func (d *claudeDecoder) blockList(m *claudeMessage) {
+	d.r.enter()
+	i := 0
+	for first := true; d.r.nextElem(first); first = false {
+		if i == len(m.blocks) {
+			m.blocks = append(m.blocks, claudeRawBlock{})
+		}
+		switch c := d.r.peek(); c {
+		case '{':
+			d.block(&m.blocks[i])
+		case 'n':
+			d.r.literal()
+		default:
+			// A string element is reported as a string at
+			// message.content, like a string content.
+			d.mismatch(c == '"')
+			d.r.skip()
+		}
+		i++
+	}
+	if i == 0 {
+		m.blocks = m.blocks[:0] // [] makes a new empty slice
+	}
+	m.nBlocks = i
+}
+
+func (d *claudeDecoder) block(b *claudeRawBlock) {
+	d.r.enter()
+	for first := true; ; first = false {
+		k, ok := d.r.nextKey(first)
+		if !ok {
+			return
+		}
+		switch blockFields.fieldIndex(k) {
+		case 0:
+			d.str(&b.typ)
+		case 1:
+			d.str(&b.text)
+		case 2:
+			d.str(&b.id)
+		case 3:
+			d.str(&b.name)
+		case 4: // input: a struct value (null leaves it)
+			switch c := d.r.peek(); c {
+			case '{':
+				d.input(&b.input)
+			case 'n':
+				d.r.literal()
+			default:
+				d.mismatch(false)
+				d.r.skip()
+			}
+		case 5:
+			d.str(&b.toolUseID)
+		case 6:
+			d.rawValue(&b.content)
+		case 7:
+			d.boolean(&b.isError)
+		default:
+			d.r.skip()
+		}
+	}
+}
+
+func (d *claudeDecoder) input(in *claudeRawInput) {
+	d.r.enter()
+	for first := true; ; first = false {
+		k, ok := d.r.nextKey(first)
+		if !ok {
+			return
+		}
+		switch inputFields.fieldIndex(k) {
+		case 0:
+			d.str(&in.filePath)
+		case 1:
+			d.str(&in.notebookPath)
+		case 2:
+			d.str(&in.command)
+		case 3:
+			d.str(&in.description)
+		case 4:
+			d.str(&in.content)
+		case 5:
+			d.str(&in.newString)
+		case 6: // edits: []struct{NewString string}
+			switch c := d.r.peek(); c {
+			case '[':
+				d.editList(in)
+			case 'n':
+				d.r.literal()
+				in.edits, in.nEdits = in.edits[:0], 0
+			default:
+				d.mismatch(false)
+				d.r.skip()
+			}
+		default:
+			d.r.skip()
+		}
+	}
+}
+
+func (d *claudeDecoder) editList(in *claudeRawInput) {
+	d.r.enter()
+	i := 0
+	for first := true; d.r.nextElem(first); first = false {
+		if i == len(in.edits) {
+			in.edits = append(in.edits, span{})
+		}
+		switch c := d.r.peek(); c {
+		case '{':
+			d.r.enter()
+			for first := true; ; first = false {
+				k, ok := d.r.nextKey(first)
+				if !ok {
+					break
+				}
+				if editFields.fieldIndex(k) == 0 {
+					d.str(&in.edits[i])
+				} else {
+					d.r.skip()
+				}
+			}
+		case 'n':
+			d.r.literal()
+		default:
+			d.mismatch(false)
+			d.r.skip()
+		}
+		i++
+	}
+	if i == 0 {
+		in.edits = in.edits[:0]
+	}
+	in.nEdits = i
+}
+
+func (d *claudeDecoder) usage(m *claudeMessage) {
+	d.r.enter()
+	for first := true; ; first = false {
+		k, ok := d.r.nextKey(first)
+		if !ok {
+			return
+		}
+		switch usageFields.fieldIndex(k) {
+		case 0:
+			d.int64(&m.usage.input)
+		case 1:
+			d.int64(&m.usage.output)
+		case 2:
+			d.int64(&m.usage.cacheCreation)
+		case 3:
+			d.int64(&m.usage.cacheRead)
+		default:
+			d.r.skip()
+		}
+	}
+}
+
+func (d *claudeDecoder) compactMetadata() {
+	c := &d.l.compact
+	d.r.enter()
+	for first := true; ; first = false {
+		k, ok := d.r.nextKey(first)
+		if !ok {
+			return
+		}
+		switch compactFields.fieldIndex(k) {
+		case 0:
+			d.str(&c.trigger)
+		case 1:
+			d.int64(&c.preTokens)
+		default:
+			d.r.skip()
+		}
+	}
+}
+
+// separately runs fn as a separate json.Unmarshal of the value raw (a
+// span of the line, already validated): with its own type errors, which
+// make it fail.
+func (d *claudeDecoder) separately(raw span, fn func()) (failed bool) {
+	saved := d.errs
+	d.errs = typeErrors{}
+	d.r.reset(d.line[:raw.hi], raw.lo, 0)
+	fn()
+	failed = d.errs.n > 0 || d.r.bad || d.r.i != raw.hi
+	d.errs = saved
+	return failed
+}
+
+// toolResultParts decodes a tool_result content list as the old code's
+// json.Unmarshal into []claudeBlock did, returning the parts (valid until
+// the next call), or ok false when that Unmarshal failed.
+func (d *claudeDecoder) toolResultParts(raw span) (parts []claudeRawBlock, ok bool) {
+	d.parts = d.parts[:0]
+	failed := d.separately(raw, func() {
+		if d.r.peek() != '[' {
+			d.mismatch(false)
+			return
+		}
+		d.r.enter()
+		for first := true; d.r.nextElem(first); first = false {
+			d.parts = append(d.parts, claudeRawBlock{})
+			switch d.r.peek() {
+			case '{':
+				d.block(&d.parts[len(d.parts)-1])
+			case 'n':
+				d.r.literal()
+			default:
+				d.mismatch(false)
+				d.r.skip()
+			}
+		}
+	})
+	return d.parts, !failed
+}
+
+// claudeAttachmentFields are the fields of an attachment line's
+// attachment the old code decoded.
+type claudeAttachmentFields struct {
+	typ, stdout, hook span
+	content           span // raw JSON value; empty when absent
+}
+
+// attachment decodes raw (json.RawMessage; empty when the line had no
+// attachment) as the old json.Unmarshal into a struct did; ok false when
+// that failed.
+func (d *claudeDecoder) attachment(raw span) (a claudeAttachmentFields, ok bool) {
+	if raw.len() == 0 {
+		return a, false // Unmarshal of no input fails
+	}
+	failed := d.separately(raw, func() {
+		switch d.r.peek() {
+		case 'n':
+			d.r.literal()
+			return
+		case '{':
+		default:
+			d.mismatch(false)
+			return
+		}
+		d.r.enter()
+		for first := true; ; first = false {
+			k, ok := d.r.nextKey(first)
+			if !ok {
+				return
+			}
+			switch attachmentFields.fieldIndex(k) {
+			case 0:
+				d.str(&a.typ)
+			case 1:
+				d.rawValue(&a.content)
+			case 2:
+				d.str(&a.stdout)
+			case 3:
+				d.str(&a.hook)
+			default:
+				d.r.skip()
+			}
+		}
+	})
+	return a, !failed
+}
+
+// stringList decodes raw as the old json.Unmarshal into []string did:
+// the raw elements (a null element is ""), or ok false when that failed
+// (an empty raw, for an absent value, included).
+func (d *claudeDecoder) stringList(raw span) (elems []span, ok bool) {
+	if raw.len() == 0 {
+		return nil, false
+	}
+	failed := d.separately(raw, func() {
+		switch d.r.peek() {
+		case 'n':
+			d.r.literal()
+			return
+		case '[':
+		default:
+			d.mismatch(false)
+			return
+		}
+		d.r.enter()
+		for first := true; d.r.nextElem(first); first = false {
+			var e span
+			d.str(&e)
+			elems = append(elems, e)
+		}
+	})
+	return elems, !failed
+}
