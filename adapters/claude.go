@@ -100,7 +100,7 @@ func containsAt(s []byte, needle string, k int) bool {
 
 // exitCodeRE finds a failed command's exit code in a tool error (codex
 // and cursor use it too).
-var exitCodeRE = regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`)
+var exitCodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`) })
 
 // claudeBlock is a content block as encoding/json decodes it. ParseLine no
 // longer uses it (see claudeRawBlock); list_claude.go does.
@@ -451,7 +451,7 @@ func (w *claudeRows) user() {
 				r.Kind = KindError
 				// The exit code may be anywhere: unquote the whole text.
 				w.scratch = w.toolResultText(w.scratch[:0], b.content, -1)
-				if m := exitCodeRE.FindSubmatch(w.scratch); m != nil {
+				if m := exitCodeRE().FindSubmatch(w.scratch); m != nil {
 					n, _ := strconv.Atoi(string(m[1]))
 					r.ExitCode = intPtr(n)
 				}

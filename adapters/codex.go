@@ -414,7 +414,7 @@ func codexOutput(it codexItem, base Row) Row {
 		head, body = text[:i], text[i+len("\nOutput:"):]
 	}
 	if exit == nil {
-		if m := exitCodeRE.FindStringSubmatch(head); m != nil {
+		if m := exitCodeRE().FindStringSubmatch(head); m != nil {
 			if n, err := strconv.Atoi(m[1]); err == nil {
 				exit = intPtr(n)
 			}

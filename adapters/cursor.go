@@ -185,7 +185,7 @@ func cursorHookRows(event string, p payload) []Row {
 			}
 		}
 		if res.Kind == KindError && res.ExitCode == nil {
-			if m := exitCodeRE.FindStringSubmatch(text); m != nil {
+			if m := exitCodeRE().FindStringSubmatch(text); m != nil {
 				n, _ := strconv.Atoi(m[1])
 				res.ExitCode = intPtr(n)
 			}
@@ -764,7 +764,7 @@ func cursorToolRows(id string, base Row, t *cursorTool) []Row {
 			msg = t.Error
 		}
 		if res.ExitCode == nil {
-			if m := exitCodeRE.FindStringSubmatch(msg); m != nil {
+			if m := exitCodeRE().FindStringSubmatch(msg); m != nil {
 				n, _ := strconv.Atoi(m[1])
 				res.ExitCode = intPtr(n)
 			}

@@ -208,26 +208,6 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// pickFields builds a small JSON object from the top-level fields of b
-// whose keys are in keep, for a single json.Unmarshal.
-func pickFields(b []byte, keep map[string]bool) []byte {
-	out := make([]byte, 0, 256)
-	out = append(out, '{')
-	topLevel(b, func(k, v []byte) {
-		if !keep[string(k)] {
-			return
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = append(out, k...)
-		out = append(out, '"', ':')
-		out = append(out, v...)
-	})
-	return append(out, '}')
-}
-
 // maxJSONDepth is encoding/json's nesting limit (its scanner's
 // maxNestingDepth): a document nesting deeper is a syntax error.
 const maxJSONDepth = 10000
