@@ -278,10 +278,27 @@ func (l *Ledger) Close() error { return l.db.Close() }
 // WAL into the database file with two fsyncs; a hook process that closes
 // pays them on every event, while one that leaves its committed pages in
 // the WAL hands them to the next process, whose open reads them back
-// (cheap while the WAL is small) and whose commits checkpoint once the WAL
-// passes walCheckpointPages. Committed data is in the WAL either way; an
-// exit is what a crash would do, and SQLite is built for that.
-func (l *Ledger) Leave() {}
+// (cheap while the WAL is small). Committed data is in the WAL either way;
+// an exit is what a crash would do, and SQLite is built for that.
+//
+// The WAL must not grow, though: a process that opens a WAL it did not
+// write cannot tell which frames were already checkpointed, so a commit
+// past the autocheckpoint size would copy them all again, and the WAL is
+// only reset by a later transaction of the same process. So once the WAL
+// passes walLeaveBytes, Leave checkpoints it and truncates it to zero
+// (waiting at most briefly for other processes' readers; if they hold it,
+// a later hook does it).
+func (l *Ledger) Leave() {
+	fi, err := os.Stat(l.Path + "-wal")
+	if err != nil || fi.Size() < walLeaveBytes {
+		return
+	}
+	_, _ = l.db.Exec(`PRAGMA busy_timeout = 50`)
+	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+}
+
+// walLeaveBytes is the WAL size past which Leave checkpoints and empties it.
+const walLeaveBytes = walCheckpointPages * 4096
 
 func isBusy(err error) bool {
 	var se sqlite3.Error
