@@ -174,24 +174,33 @@ func Open(dir string) (*Ledger, error) {
 	})
 }
 
-// walCheckpointPages is the WAL size (in 4 KiB pages) past which a commit
-// checkpoints it: small, because every new process reads the WAL back
-// when it opens the ledger (see Leave).
-const walCheckpointPages = 256
+// walCheckpointBytes is the WAL size past which a commit checkpoints it:
+// small, because every new process reads the WAL back when it opens the
+// ledger (see Leave).
+const walCheckpointBytes = 1 << 20
 
-// bulkCheckpointPages replaces walCheckpointPages while a big transcript
+// bulkCheckpointBytes replaces walCheckpointBytes while a big transcript
 // is read in batches: every checkpoint copies the WAL's pages into the file
 // and syncs it, and batch after batch rewrites the same index pages.
-const bulkCheckpointPages = 8192
+const bulkCheckpointBytes = 32 << 20
+
+// pageSize is the page size of a new ledger. 16 KiB pages make a cold
+// ingest about a fifth faster than SQLite's default 4 KiB (fewer B-tree
+// pages to split and WAL frames to write); an existing ledger keeps its own.
+const pageSize = 16384
 
 // bulk switches the WAL checkpoint threshold for a run of big batches;
 // the first commit after bulk(false) checkpoints what they left.
 func (l *Ledger) bulk(on bool) {
-	n := walCheckpointPages
+	n := walCheckpointBytes
 	if on {
-		n = bulkCheckpointPages
+		n = bulkCheckpointBytes
 	}
-	_, _ = l.db.Exec(`PRAGMA wal_autocheckpoint = ` + strconv.Itoa(n))
+	var ps int
+	if l.db.QueryRow(`PRAGMA page_size`).Scan(&ps) != nil || ps <= 0 {
+		return
+	}
+	_, _ = l.db.Exec(`PRAGMA wal_autocheckpoint = ` + strconv.Itoa(n/ps))
 }
 
 // driverName is go-sqlite3 with the ledger's connection setup.
@@ -206,7 +215,22 @@ func init() {
 		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 			return err
 		}
-		_, err := c.Exec(`PRAGMA journal_size_limit = 0; PRAGMA wal_autocheckpoint = `+strconv.Itoa(walCheckpointPages), nil)
+		// The page size takes effect only on a new file, before WAL mode
+		// writes its first page.
+		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize)+`; PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
+			return err
+		}
+		ps := int64(4096)
+		if rows, err := c.Query(`PRAGMA page_size`, nil); err == nil {
+			v := make([]driver.Value, 1)
+			if rows.Next(v) == nil {
+				if n, ok := v[0].(int64); ok && n > 0 {
+					ps = n
+				}
+			}
+			rows.Close()
+		}
+		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/ps, 10), nil)
 		return err
 	}})
 }
@@ -217,7 +241,8 @@ func open(path string) (*Ledger, error) {
 	} else {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
-	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"
+	// journal_mode=WAL is set by the connect hook, after the page size.
+	dsn := "file:" + path + "?_busy_timeout=5000&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"
 	db, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, err
@@ -298,7 +323,7 @@ func (l *Ledger) Leave() {
 }
 
 // walLeaveBytes is the WAL size past which Leave checkpoints and empties it.
-const walLeaveBytes = walCheckpointPages * 4096
+const walLeaveBytes = walCheckpointBytes
 
 func isBusy(err error) bool {
 	var se sqlite3.Error
