@@ -3,6 +3,7 @@ package ledger
 import (
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,5 +168,35 @@ func TestRecentRowsKeepsOldFailuresCommand(t *testing.T) {
 	}
 	if want := "p: c:make e:"; strings.Join(got, " ") != want {
 		t.Fatalf("got %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestSalvageTruncatedFile: a ledger cut short still yields its cursors
+// (SQLite refuses a file shorter than its header's page count; Salvage reads
+// a padded copy).
+func TestSalvageTruncatedFile(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 2; s++ {
+		var rows []adapters.Row
+		for i := 0; i < 800; i++ {
+			rows = append(rows, adapters.Row{Key: fmt.Sprint(s, "k", i), Role: "assistant", Kind: adapters.KindText, Text: "some text for the row"})
+		}
+		if _, err := l.Write(Batch{Session: SessionRef{Tool: "claude", NativeID: fmt.Sprint("s", s), Project: "/p"}, Rows: rows, Cursor: &adapters.Cursor{Path: fmt.Sprint("/t/", s)}}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close() // checkpoints everything into the file
+	path := filepath.Join(dir, FileName)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Truncate(path, fi.Size()*2/5)
+	if got := Salvage(path); len(got) != 2 {
+		t.Fatalf("salvaged %d cursors from a truncated ledger, want 2", len(got))
 	}
 }

@@ -47,7 +47,35 @@ func Salvage(path string) []Salvaged {
 			return out
 		}
 	}
+	if out := salvageTruncated(path); len(out) > 0 {
+		return out
+	}
 	return salvageHeaderless(path)
+}
+
+// salvageTruncated handles a file cut short: SQLite refuses to open a file
+// smaller than the page count in its header, even when the pages a query
+// needs (the schema, sessions and cursors sit at the front) are all there.
+// It reads a copy padded with empty pages to the size the header says.
+func salvageTruncated(path string) []Salvaged {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < 100 || len(data) > salvageMax || string(data[:16]) != "SQLite format 3\x00" {
+		return nil
+	}
+	ps := int(binary.BigEndian.Uint16(data[16:18]))
+	if ps == 1 {
+		ps = 65536
+	}
+	pages := int(binary.BigEndian.Uint32(data[28:32]))
+	if ps < 512 || pages <= 0 || int64(pages)*int64(ps) > salvageMax || pages*ps <= len(data) {
+		return nil
+	}
+	tmp := path + ".salvage"
+	defer os.Remove(tmp)
+	if os.WriteFile(tmp, append(data, make([]byte, pages*ps-len(data))...), 0o600) != nil {
+		return nil
+	}
+	return salvage(tmp, "mode=ro&immutable=1")
 }
 
 // salvageMax is the largest damaged file whose header salvageHeaderless
