@@ -156,7 +156,14 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	// time, and the machine has more than one core.
 	// Written batches come back through free to be filled again: a fresh
 	// batch per 4096 rows meant fresh pages, page faults and more GC.
-	full := make(chan []adapters.Row, 2)
+	// Each full batch is redacted, collapsed and turned into statement
+	// arguments here (prepareRows), so the writer only runs SQLite.
+	type fullBatch struct {
+		rows     []adapters.Row
+		prep     *preparedRows
+		receipts []string
+	}
+	full := make(chan fullBatch, 2)
 	free := make(chan []adapters.Row, 3)
 	done := make(chan struct{})
 	go func() {
@@ -174,16 +181,15 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 				l.bulk(true)
 			}
 			if werr == nil {
-				var rep IngestReport
-				n, err := l.Write(Batch{Session: ref, Rows: o.prepare(b, &rep), Sidechain: t.Sidechain}, o.Now)
+				n, err := l.Write(Batch{Session: ref, Rows: b.rows, Sidechain: t.Sidechain, prep: b.prep}, o.Now)
 				if err != nil {
 					werr = err
 				}
 				fr.Added += n
-				fr.Receipts = append(fr.Receipts, rep.Receipts...)
+				fr.Receipts = append(fr.Receipts, b.receipts...)
 			}
 			select {
-			case free <- b[:0]:
+			case free <- b.rows[:0]:
 			default:
 			}
 		}
@@ -200,7 +206,9 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		}
 		batch = append(batch, rows...)
 		if len(batch) >= batchRows {
-			full <- batch
+			var rep IngestReport
+			o.prepare(batch, &rep)
+			full <- fullBatch{batch, prepareRows(batch, t.Sidechain, o.Now), rep.Receipts}
 			select {
 			case batch = <-free:
 			default:

@@ -5,6 +5,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -411,6 +412,8 @@ type Batch struct {
 	// Cursor, when non-nil, is saved in the same transaction as the rows.
 	Cursor    *adapters.Cursor
 	Sidechain bool
+	// prep is Rows already prepared (prepareRows), when the caller did it.
+	prep *preparedRows
 }
 
 // Write stores a batch in one transaction: the session, its rows (upserted
@@ -437,52 +440,121 @@ const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, ca
 // cgo call, and on a cold ingest binding cost as much as SQLite's insert.
 var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
 
-// rowInserts caches one prepared INSERT per set of optional columns.
-type rowInserts struct {
-	tx    *rawTx
-	stmts map[uint8]driver.Stmt
-	vals  []any
+// preparedRows is a batch made ready for its write transaction: rows
+// collapsed (see collapse) and turned into statement arguments. A cold
+// ingest prepares each batch on the parsing goroutine, so the writing one
+// only talks to SQLite (it was the slower of the two).
+type preparedRows struct {
+	rows  []adapters.Row
+	ts    []int64
+	forms []rowForm
+	// args per row: key, seq (filled in at write time), ts, text, then the
+	// optional columns its form sets.
+	args            [][]driver.NamedValue
+	lastTS          int64
+	tokUsed, tokMax int64
 }
 
-func (ri *rowInserts) insert(sid, seq, ts int64, r adapters.Row, side bool) (int64, error) {
-	ri.vals = append(ri.vals[:0], sid, r.Key, seq, ts, r.Role, string(r.Kind), r.Text)
-	var mask uint8
-	opt := func(bit uint8, set bool, v any) {
-		if set {
-			mask |= bit
-			ri.vals = append(ri.vals, v)
+// rowForm is the shape of a row's INSERT: which optional columns it binds
+// (optCols) and its role and kind, which are written into the statement
+// as literals. Each bound text costs SQLite a copy, a lock and a cgo call,
+// and a cold ingest binds hundreds of thousands of rows; the session id is
+// a literal too (see insertStmt).
+type rowForm struct {
+	mask       uint8
+	role, kind string
+}
+
+// literal reports whether s can be written into SQL as '<s>' as it is.
+func literal(s string) bool {
+	if len(s) == 0 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_' || c == ' ') {
+			return false
 		}
 	}
-	opt(1<<0, r.ToolName != "", r.ToolName)
-	opt(1<<1, r.CallID != "", r.CallID)
-	opt(1<<2, r.FilePath != "", r.FilePath)
-	opt(1<<3, r.Command != "", r.Command)
-	if r.ExitCode != nil {
-		opt(1<<4, true, int64(*r.ExitCode))
+	return true
+}
+
+func prepareRows(rows []adapters.Row, sidechain bool, now time.Time) *preparedRows {
+	p := &preparedRows{}
+	for _, r := range rows {
+		if r.Kind == adapters.KindUsage && !(r.Sidechain || sidechain) {
+			p.tokUsed, p.tokMax = r.TokensUsed, r.TokensMax
+		}
 	}
-	opt(1<<5, side, int64(1))
-	opt(1<<6, r.TokensUsed != 0, r.TokensUsed)
-	opt(1<<7, r.TokensMax != 0, r.TokensMax)
-	st, ok := ri.stmts[mask]
-	if !ok {
-		cols, qs := "session_id, key, seq, ts, role, kind, text", "?, ?, ?, ?, ?, ?, ?"
-		for i, c := range optCols {
-			if mask&(1<<i) != 0 {
-				cols += ", " + c
-				qs += ", ?"
+	p.rows = collapse(rows)
+	p.ts = make([]int64, len(p.rows))
+	p.forms = make([]rowForm, len(p.rows))
+	p.args = make([][]driver.NamedValue, len(p.rows))
+	slab := make([]driver.NamedValue, 0, len(p.rows)*8)
+	for i, r := range p.rows {
+		ts := r.Time.UnixMilli()
+		if r.Time.IsZero() {
+			ts = now.UnixMilli()
+		}
+		p.ts[i] = ts
+		p.lastTS = max(p.lastTS, ts)
+		start := len(slab)
+		add := func(v any) { slab = append(slab, driver.NamedValue{Ordinal: len(slab) - start + 1, Value: v}) }
+		add(r.Key)
+		add(nil) // seq
+		add(ts)
+		add(r.Text)
+		f := rowForm{role: r.Role, kind: string(r.Kind)}
+		if !literal(f.role) || !literal(f.kind) {
+			f.role, f.kind = "", "" // bound instead
+			add(r.Role)
+			add(string(r.Kind))
+		}
+		opt := func(bit uint8, set bool, v any) {
+			if set {
+				f.mask |= bit
+				add(v)
 			}
 		}
-		var err error
-		st, err = ri.tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + qs + `) ON CONFLICT (session_id, key) DO NOTHING`)
-		if err != nil {
-			return 0, err
+		opt(1<<0, r.ToolName != "", r.ToolName)
+		opt(1<<1, r.CallID != "", r.CallID)
+		opt(1<<2, r.FilePath != "", r.FilePath)
+		opt(1<<3, r.Command != "", r.Command)
+		if r.ExitCode != nil {
+			opt(1<<4, true, int64(*r.ExitCode))
 		}
-		if ri.stmts == nil {
-			ri.stmts = map[uint8]driver.Stmt{}
-		}
-		ri.stmts[mask] = st
+		opt(1<<5, r.Sidechain || sidechain, int64(1))
+		opt(1<<6, r.TokensUsed != 0, r.TokensUsed)
+		opt(1<<7, r.TokensMax != 0, r.TokensMax)
+		p.forms[i] = f
+		p.args[i] = slab[start:len(slab):len(slab)]
 	}
-	return ri.tx.exec(st, ri.vals...)
+	return p
+}
+
+// insertStmt returns the (cached) INSERT for rows of form f in session sid.
+func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) (driver.Stmt, error) {
+	if st := cache[f]; st != nil {
+		return st, nil
+	}
+	cols := "session_id, key, seq, ts, text, role, kind"
+	vals := strconv.FormatInt(sid, 10) + ", ?, ?, ?, ?, "
+	if f.role == "" {
+		vals += "?, ?"
+	} else {
+		vals += "'" + f.role + "', '" + f.kind + "'"
+	}
+	for i, c := range optCols {
+		if f.mask&(1<<i) != 0 {
+			cols += ", " + c
+			vals += ", ?"
+		}
+	}
+	st, err := tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + vals + `) ON CONFLICT (session_id, key) DO NOTHING`)
+	if err != nil {
+		return nil, err
+	}
+	cache[f] = st
+	return st, nil
 }
 
 func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
@@ -512,49 +584,50 @@ func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
 	}
 	added := 0
 	if len(b.Rows) > 0 {
-		ins := rowInserts{tx: tx}
-		var upd driver.Stmt
-		var lastTS int64
-		var tokUsed, tokMax int64
-		for _, r := range b.Rows {
-			if r.Kind == adapters.KindUsage && !(r.Sidechain || b.Sidechain) {
-				tokUsed, tokMax = r.TokensUsed, r.TokensMax
-			}
+		p := b.prep
+		if p == nil {
+			p = prepareRows(b.Rows, b.Sidechain, now)
 		}
-		for _, r := range collapse(b.Rows) {
-			ts := r.Time.UnixMilli()
-			if r.Time.IsZero() {
-				ts = now.UnixMilli()
+		stmts := map[rowForm]driver.Stmt{}
+		var upd driver.Stmt
+		ctx := context.Background()
+		for i, r := range p.rows {
+			args := p.args[i]
+			args[1].Value = next
+			st, err := insertStmt(tx, stmts, sid, p.forms[i])
+			if err != nil {
+				return 0, err
 			}
-			lastTS = max(lastTS, ts)
+			res, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
+			if err != nil {
+				return 0, err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				next++
+				added++
+				continue
+			}
+			// A later copy of a stored row: it replaces the row's fields
+			// when its text, kind or exit code changed.
+			if upd == nil {
+				if upd, err = tx.prepare(updateRow); err != nil {
+					return 0, err
+				}
+			}
 			var exit any
 			if r.ExitCode != nil {
 				exit = int64(*r.ExitCode)
 			}
 			side := r.Sidechain || b.Sidechain
-			n, err := ins.insert(sid, next, ts, r, side)
-			if err != nil {
+			if _, err := tx.exec(upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, r.Key, r.Text, string(r.Kind), exit); err != nil {
 				return 0, err
 			}
-			if n == 1 {
-				next++
-				added++
-			} else {
-				if upd == nil {
-					if upd, err = tx.prepare(updateRow); err != nil {
-						return 0, err
-					}
-				}
-				if _, err := tx.exec(upd, ts, r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, r.Key, r.Text, string(r.Kind), exit); err != nil {
-					return 0, err
-				}
-			}
 		}
-		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, lastTS, sid); err != nil {
+		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, p.lastTS, sid); err != nil {
 			return 0, err
 		}
-		if tokUsed > 0 {
-			if _, err := tx.execOnce(`UPDATE sessions SET tokens_used = ?, tokens_max = ? WHERE id = ?`, tokUsed, tokMax, sid); err != nil {
+		if p.tokUsed > 0 {
+			if _, err := tx.execOnce(`UPDATE sessions SET tokens_used = ?, tokens_max = ? WHERE id = ?`, p.tokUsed, p.tokMax, sid); err != nil {
 				return 0, err
 			}
 		}
