@@ -311,20 +311,17 @@ func (l *Ledger) Close() error { return l.db.Close() }
 // write cannot tell which frames were already checkpointed, so a commit
 // past the autocheckpoint size would copy them all again, and the WAL is
 // only reset by a later transaction of the same process. So once the WAL
-// passes walLeaveBytes, Leave checkpoints it and truncates it to zero
+// passes walCheckpointBytes, Leave checkpoints it and truncates it to zero
 // (waiting at most briefly for other processes' readers; if they hold it,
 // a later hook does it).
 func (l *Ledger) Leave() {
 	fi, err := os.Stat(l.Path + "-wal")
-	if err != nil || fi.Size() < walLeaveBytes {
+	if err != nil || fi.Size() < walCheckpointBytes {
 		return
 	}
 	_, _ = l.db.Exec(`PRAGMA busy_timeout = 50`)
 	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 }
-
-// walLeaveBytes is the WAL size past which Leave checkpoints and empties it.
-const walLeaveBytes = walCheckpointBytes
 
 func isBusy(err error) bool {
 	var se sqlite3.Error
@@ -373,16 +370,20 @@ type Row struct {
 	Tool      string
 }
 
-// ensureSession returns the session id, creating it, and refreshes project
-// and transcript when given.
-func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (int64, error) {
-	_, err := tx.Exec(`INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
+// upsertSession creates a session (args: tool, native id, project,
+// transcript, first and last seen) or refreshes its last_seen, and its
+// project and transcript when given.
+const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tool, native_id) DO UPDATE SET
 			last_seen = excluded.last_seen,
 			project = CASE WHEN excluded.project != '' THEN excluded.project ELSE sessions.project END,
-			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`,
-		ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli())
+			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`
+
+// ensureSession returns the session id, creating it, and refreshes project
+// and transcript when given.
+func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (int64, error) {
+	_, err := tx.Exec(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli())
 	if err != nil {
 		return 0, err
 	}
@@ -559,13 +560,7 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 
 func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
 	ref := b.Session
-	if _, err := tx.execOnce(`INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tool, native_id) DO UPDATE SET
-			last_seen = excluded.last_seen,
-			project = CASE WHEN excluded.project != '' THEN excluded.project ELSE sessions.project END,
-			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`,
-		ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
+	if _, err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
 		return 0, err
 	}
 	var sid, next int64
