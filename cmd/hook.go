@@ -209,10 +209,14 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	redact := redactor(cfg)
 	log.redact = redact
 
-	// The project's .git is read on the other core while this one ingests:
-	// the handoff's git facts and the staleness note need it.
-	var repo func() *distill.Repo
-	if !isToolEvent(event) || !fileExists(publish.HandoffPath(project)) {
+	// Whether the project had a handoff before this event: a tool event on
+	// a project that has one only stores rows (see below).
+	hadHandoff := fileExists(publish.HandoffPath(project))
+	// The project's .git is read on the other core while this one ingests
+	// (the handoff's git facts and the staleness note need it), and the
+	// distiller's regexps compile there, when this event may publish.
+	repo := sync.OnceValue(func() *distill.Repo { return distill.OpenRepo(project) })
+	if !isToolEvent(event) || !hadHandoff {
 		repo = prefetchRepo(project)
 		go distill.Warm()
 	}
@@ -227,18 +231,23 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		}
 		return err
 	}
-	// Handoff files are written while the ledger closes (its checkpoint
-	// is where a hook's fsyncs happen); both finish before the hook exits.
+	// Handoff files are written on another goroutine while this one
+	// finishes with the ledger (which may checkpoint its WAL, see Leave);
+	// both are done before the hook exits or injects.
 	var writes chan error
-	defer func() {
-		if l != nil { // l may be replaced by a rebuilt ledger below
-			l.Leave() // the process exits next (see Leave)
-		}
+	waitWrites := func() {
 		if writes != nil {
 			if err := <-writes; err != nil {
 				log.Printf("publish: %v", err)
 			}
+			writes = nil
 		}
+	}
+	defer func() {
+		if l != nil { // l may be replaced by a rebuilt ledger below
+			l.Leave() // the process exits next (see Leave)
+		}
+		waitWrites()
 	}()
 
 	opts := ledger.IngestOptions{Adapter: a, Hook: h, Env: aenv, Project: project, Deadline: deadline.Add(-250 * time.Millisecond), Now: e.Now(), Redact: redact}
@@ -292,7 +301,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 
 	tIngest := time.Since(start)
 	switch {
-	case isToolEvent(event) && fileExists(publish.HandoffPath(project)):
+	case isToolEvent(event) && hadHandoff:
 		// Tool events fire on every tool call: record the rows, and leave
 		// the re-distill to the turn's end (Stop, SessionEnd, the next
 		// prompt or session start), which publishes whatever is pending.
@@ -303,7 +312,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		}
 	default:
 		dirty := l.Dirty(project)
-		if added == 0 && !dirty && fileExists(publish.HandoffPath(project)) {
+		if added == 0 && !dirty && hadHandoff {
 			break
 		}
 		write, err := PublishProject(e, l, project, cfg, log, repo)
@@ -332,13 +341,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", added, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 
 	deliver := func() {
-		if writes != nil {
-			// The handoff being written is the one to inject.
-			if err := <-writes; err != nil {
-				log.Printf("publish: %v", err)
-			}
-			writes = nil
-		}
+		waitWrites() // the handoff being written is the one to inject
 		text := readHandoff(project, log)
 		if text == "" {
 			return
@@ -431,9 +434,6 @@ func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Bu
 		return ""
 	}
 	text = redactor(cfg)(text)
-	if repo == nil {
-		repo = func() *distill.Repo { return distill.OpenRepo(project) }
-	}
 	if note := publish.Staleness(text, e.Now(), repo().Head()); note != "" {
 		// After the header and protocol lines, so the receiving model reads it first.
 		lines := strings.SplitN(text, "\n", 3)
@@ -577,8 +577,8 @@ func projectState(e *Env, l *ledger.Ledger, project string, log *logger) (*disti
 // records it in the ledger. It returns the file writes — handoff.md
 // (project and global copies), the .gitignore entry and the pointer blocks
 // — for the caller to run (nil when nothing changed): the hook runs them
-// while the ledger closes, which is where a hook's fsyncs happen. repo is
-// the project's prefetched .git (nil func: read it now).
+// while it finishes with the ledger. repo returns the project's .git
+// (prefetched by the hook).
 func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger, repo func() *distill.Repo) (func(*logger) error, error) {
 	st, err := projectState(e, l, project, log)
 	if err != nil {
@@ -587,9 +587,6 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	h := st.Handoff(distill.Options{Project: project})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
 		return nil, nil // nothing worth handing off yet
-	}
-	if repo == nil {
-		repo = func() *distill.Repo { return distill.OpenRepo(project) }
 	}
 	h.Git, h.Files = repo().Facts(h.Files)
 	var native string

@@ -121,13 +121,8 @@ func (r *Repo) Facts(files []File) (Git, []File) {
 	return g, out
 }
 
-// HeadOf returns the short HEAD of the repository containing root ("" when
-// none): the staleness check on injection compares it with the handoff's.
-func HeadOf(root string) string {
-	return OpenRepo(root).Head()
-}
-
-// Head is the repository's short HEAD ("" for a nil Repo).
+// Head is the repository's short HEAD ("" for a nil Repo): the staleness
+// check on injection compares it with the handoff's.
 func (r *Repo) Head() string {
 	if r == nil {
 		return ""
