@@ -139,9 +139,6 @@ func TestListCodexIndex(t *testing.T) {
 // TestListHugeTranscript: a 1 GB transcript (sparse) is listed from its
 // head and tail, well under a second, with an estimated message count.
 func TestListHugeTranscript(t *testing.T) {
-	if testing.Short() {
-		t.Skip("creates a 1 GB sparse file")
-	}
 	home := t.TempDir()
 	dir := filepath.Join(home, ".claude", "projects", adapters.ClaudeSlug("/w/big"))
 	os.MkdirAll(dir, 0o700)

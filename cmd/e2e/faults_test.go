@@ -74,9 +74,6 @@ func runMatrix(t *testing.T) {
 }
 
 func TestFaultMatrix(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fault matrix: not in -short")
-	}
 	runMatrix(t)
 }
 

@@ -20,9 +20,6 @@ var reportFile = flag.String("report", "", "TestReliabilityReport: also write th
 // process) and the redaction corpus, prints a markdown table with -v, and
 // writes it to -report when given.
 func TestReliabilityReport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the fault matrix: not in -short")
-	}
 	if faultTally.cases == 0 {
 		runMatrix(t)
 	}
