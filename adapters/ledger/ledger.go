@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -152,6 +153,8 @@ const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file
 // unreadable database file is moved aside and replaced by a new one;
 // Recovered says so.
 func Open(dir string) (*Ledger, error) {
+	openMu.Lock()
+	defer openMu.Unlock()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create carryover home %s: %w (set CARRYOVER_HOME to a writable directory)", dir, err)
 	}
@@ -174,6 +177,14 @@ func Open(dir string) (*Ledger, error) {
 		return IsCorrupt(err)
 	})
 }
+
+// openMu serialises Open and Reopen within a process. Across processes
+// SQLite's file locks keep a recovery (which moves the file and its -wal
+// and -shm aside) safe; within one process those locks do not see the
+// other connections, and a connection opened on the old file could map the
+// new -shm while the new file's first connection truncates it (SIGBUS).
+// A hook opens the ledger once; only tests and long commands open more.
+var openMu sync.Mutex
 
 // walCheckpointBytes is the WAL size past which a commit checkpoints it:
 // small, because every new process reads the WAL back when it opens the
@@ -236,7 +247,7 @@ func init() {
 	}})
 }
 
-func open(path string) (*Ledger, error) {
+func openOnce(path string) (*Ledger, error) {
 	if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
 		f.Close()
 	} else {
@@ -250,19 +261,27 @@ func open(path string) (*Ledger, error) {
 	}
 	db.SetMaxOpenConns(1)
 	l := &Ledger{db: db, Path: path, ino: inode(path)}
-	// Concurrent first opens of a new file can see SQLITE_BUSY without the
-	// busy handler being called (one of them is switching the file to WAL):
-	// try again for a while.
-	err = l.migrate()
-	for i := 0; err != nil && isBusy(err) && i < 40; i++ {
-		time.Sleep(time.Duration(5+i) * time.Millisecond)
-		err = l.migrate()
-	}
-	if err != nil {
+	if err := l.migrate(); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return l, nil
+}
+
+// open opens the ledger file at path, trying again with a fresh connection
+// while the failure is one a concurrent process causes: concurrent first
+// opens of a new file see SQLITE_BUSY without the busy handler being
+// called (one of them is switching the file to WAL), and a process that
+// moves a damaged file aside (recover.go) leaves the others' half-open
+// connections on the old file (an I/O error, a WAL locking protocol error,
+// a file gone between two calls).
+func open(path string) (*Ledger, error) {
+	l, err := openOnce(path)
+	for i := 0; err != nil && transient(err) && i < 40; i++ {
+		time.Sleep(time.Duration(5+i) * time.Millisecond)
+		l, err = openOnce(path)
+	}
+	return l, err
 }
 
 func (l *Ledger) migrate() error {
@@ -323,9 +342,18 @@ func (l *Ledger) Leave() {
 	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 }
 
-func isBusy(err error) bool {
+// transient reports whether an open failed because of what another
+// process was doing at that moment (see open).
+func transient(err error) bool {
 	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrProtocol, sqlite3.ErrIoErr, sqlite3.ErrCantOpen:
+		return true
+	}
+	return false
 }
 
 // IsCorrupt reports whether err means the database file is damaged.

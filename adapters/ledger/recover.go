@@ -256,6 +256,8 @@ func recoverFile(path string, stillBad func() bool) (*Ledger, error) {
 // new ledger (Recovered set). If another process got there first, it
 // returns the ledger that process created.
 func (l *Ledger) Reopen() (*Ledger, error) {
+	openMu.Lock()
+	defer openMu.Unlock()
 	_ = l.db.Close()
 	return recoverFile(l.Path, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
 }
