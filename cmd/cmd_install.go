@@ -23,8 +23,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/carryover/carryover/cmd/hookconf"
 	"github.com/carryover/carryover/specs"
+	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/urfave/cli/v2"
 )
