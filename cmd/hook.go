@@ -24,15 +24,15 @@ const MaxPayload = 8 << 20
 
 // envelopes maps each agent to its hook injection envelope. specs/ holds the
 // version-resolved value; a test keeps the two in agreement.
-var envelopes = map[string]publish.Envelope{
-	"claude":         publish.EnvelopeHookSpecific,
-	"codex":          publish.EnvelopeHookSpecific,
-	"vscode-copilot": publish.EnvelopeHookSpecific,
-	"gemini":         publish.EnvelopeHookSpecificNoEvent,
-	"copilot-cli":    publish.EnvelopeFlatCamel,
-	"cursor":         publish.EnvelopeFlatSnake,
-	"windsurf":       publish.EnvelopeNone,
-	"aider":          publish.EnvelopeNone,
+var envelopes = map[string]adapters.Envelope{
+	"claude":         adapters.EnvelopeHookSpecific,
+	"codex":          adapters.EnvelopeHookSpecific,
+	"vscode-copilot": adapters.EnvelopeHookSpecific,
+	"gemini":         adapters.EnvelopeHookSpecificNoEvent,
+	"copilot-cli":    adapters.EnvelopeFlatCamel,
+	"cursor":         adapters.EnvelopeFlatSnake,
+	"windsurf":       adapters.EnvelopeNone,
+	"aider":          adapters.EnvelopeNone,
 }
 
 // injectEvents are the native events whose stdout reaches the model.
@@ -430,7 +430,7 @@ func headerOf(text string) string {
 // line ("" when nothing was injected).
 func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Buffer, log *logger, repo func() *distill.Repo) string {
 	env, ok := envelopes[tool]
-	if !ok || env == publish.EnvelopeNone || text == "" {
+	if !ok || env == adapters.EnvelopeNone || text == "" {
 		return ""
 	}
 	text = redactor(cfg)(text)
@@ -444,7 +444,7 @@ func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Bu
 	if len(text) > publish.MaxChars+500 {
 		text = clip(text, publish.MaxChars)
 	}
-	w, err := publish.Wrap(env, event, text)
+	w, err := adapters.Wrap(env, event, text)
 	if err != nil {
 		log.Printf("wrap injection: %v", err)
 		return ""

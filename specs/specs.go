@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/adapters"
 	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -49,10 +49,10 @@ type Row struct {
 	ID       string `toml:"id"`
 	Versions string `toml:"versions"`
 	// Tested is the newest version this row was checked against ("" = not verified).
-	Tested   string           `toml:"tested"`
-	Envelope publish.Envelope `toml:"envelope"`
-	Inject   []Hook           `toml:"inject"`
-	Snapshot []Hook           `toml:"snapshot"`
+	Tested   string            `toml:"tested"`
+	Envelope adapters.Envelope `toml:"envelope"`
+	Inject   []Hook            `toml:"inject"`
+	Snapshot []Hook            `toml:"snapshot"`
 
 	min, max *version.Version // max nil = open-ended
 }
@@ -180,13 +180,13 @@ func (tl *Tool) validate() error {
 				return fmt.Errorf("row %s: tested version %s is outside %q", r.ID, r.Tested, r.Versions)
 			}
 		}
-		if !slices.Contains(publish.Envelopes, r.Envelope) {
-			return fmt.Errorf("row %s: envelope %q; expected one of %v", r.ID, r.Envelope, publish.Envelopes)
+		if !slices.Contains(adapters.Envelopes, r.Envelope) {
+			return fmt.Errorf("row %s: envelope %q; expected one of %v", r.ID, r.Envelope, adapters.Envelopes)
 		}
-		if r.Envelope == publish.EnvelopeNone && len(r.Inject) > 0 {
+		if r.Envelope == adapters.EnvelopeNone && len(r.Inject) > 0 {
 			return fmt.Errorf("row %s: envelope none cannot have inject hooks", r.ID)
 		}
-		if r.Envelope != publish.EnvelopeNone && len(r.Inject) == 0 {
+		if r.Envelope != adapters.EnvelopeNone && len(r.Inject) == 0 {
 			return fmt.Errorf("row %s: envelope %s needs at least one inject hook", r.ID, r.Envelope)
 		}
 		for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
@@ -268,7 +268,7 @@ type Capability struct {
 	Warning        string
 	SnapshotEvents []Hook
 	InjectEvents   []Hook
-	Envelope       publish.Envelope
+	Envelope       adapters.Envelope
 }
 
 // Hooks returns inject then snapshot hooks, one per native event (the first

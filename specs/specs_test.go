@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/adapters"
 )
 
 func mustLoad(t *testing.T) *Table {
@@ -68,12 +68,12 @@ func TestEveryToolHasFallback(t *testing.T) {
 func TestEnvelopesAreKnown(t *testing.T) {
 	for _, tl := range mustLoad(t).Tools() {
 		for _, r := range tl.Rows {
-			if !slices.Contains(publish.Envelopes, r.Envelope) {
-				t.Errorf("%s row %s: envelope %q not in publish.Envelopes", tl.Name, r.ID, r.Envelope)
+			if !slices.Contains(adapters.Envelopes, r.Envelope) {
+				t.Errorf("%s row %s: envelope %q not in adapters.Envelopes", tl.Name, r.ID, r.Envelope)
 			}
 			// Wrap must accept it.
-			if _, err := publish.Wrap(r.Envelope, "SessionStart", "x"); err != nil {
-				t.Errorf("%s row %s: publish.Wrap: %v", tl.Name, r.ID, err)
+			if _, err := adapters.Wrap(r.Envelope, "SessionStart", "x"); err != nil {
+				t.Errorf("%s row %s: adapters.Wrap: %v", tl.Name, r.ID, err)
 			}
 		}
 	}
@@ -84,7 +84,7 @@ func TestAiderHasNoHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Hooks()) != 0 || c.Envelope != publish.EnvelopeNone {
+	if len(c.Hooks()) != 0 || c.Envelope != adapters.EnvelopeNone {
 		t.Errorf("aider capability = %+v; want no hooks, envelope none", c)
 	}
 }
