@@ -22,50 +22,15 @@ import (
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.
 const MaxPayload = 8 << 20
 
-// envelopes maps each agent to its hook injection envelope. specs/ holds the
-// version-resolved value; a test keeps the two in agreement.
-var envelopes = map[string]adapters.Envelope{
-	"claude":         adapters.EnvelopeHookSpecific,
-	"codex":          adapters.EnvelopeHookSpecific,
-	"vscode-copilot": adapters.EnvelopeHookSpecific,
-	"gemini":         adapters.EnvelopeHookSpecificNoEvent,
-	"copilot-cli":    adapters.EnvelopeFlatCamel,
-	"cursor":         adapters.EnvelopeFlatSnake,
-	"windsurf":       adapters.EnvelopeNone,
-	"aider":          adapters.EnvelopeNone,
-}
-
-// injectEvents are the native events whose stdout reaches the model.
-func isStartEvent(event string) bool { return strings.EqualFold(event, "SessionStart") }
-
-// isToolEvent reports whether event fires per tool call; those snapshot
-// rows without re-publishing the handoff (see snapshot).
-func isToolEvent(event string) bool {
-	switch strings.ToLower(event) {
-	case "posttooluse", "posttoolusefailure", "pretooluse", "aftertool", "beforetool", "afterfileedit",
-		"aftershellexecution", "aftermcpexecution", "post_write_code", "post_run_command", "post_mcp_tool_use", "post_read_code":
-		return true
-	}
-	return false
-}
-
-func isPromptEvent(event string) bool {
-	switch strings.ToLower(event) {
-	case "userpromptsubmit", "userpromptsubmitted", "beforesubmitprompt", "beforeagent":
-		return true
-	}
-	return false
-}
-
 // budget is the internal deadline for one snapshot: well under every
 // agent's hook timeout (Claude's SessionEnd gets 1.5 s in total).
-func budget(e *Env, event string) time.Duration {
+func budget(e *Env, class adapters.Class) time.Duration {
 	if v := e.Getenv("CARRYOVER_DEADLINE_MS"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			return time.Duration(n) * time.Millisecond
 		}
 	}
-	if strings.EqualFold(event, "SessionEnd") {
+	if class == adapters.ClassEnd {
 		return 900 * time.Millisecond
 	}
 	return 2 * time.Second
@@ -154,14 +119,17 @@ func readPayloadBy(r io.Reader, deadline time.Time) ([]byte, error) {
 }
 
 func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer) error {
-	deadline := start.Add(budget(e, event))
-	a, err := adapters.Lookup(tool)
-	if err != nil {
+	agent, ok := adapters.ByName(tool)
+	if !ok || agent.Name != tool {
 		return fmt.Errorf("unknown --tool %q (known: %s)", tool, strings.Join(adapters.Names(), ", "))
 	}
-	if why := foreignHost(tool, e.Getenv); why != "" {
-		log.Printf("skipped: %s", why)
-		return nil
+	a, class := agent.Adapter, agent.Class(event)
+	deadline := start.Add(budget(e, class))
+	if agent.ForeignHost != nil {
+		if why := agent.ForeignHost(e.Getenv); why != "" {
+			log.Printf("skipped: %s", why)
+			return nil
+		}
 	}
 	// The ledger opens on another goroutine while the payload is read and
 	// the project and config resolved.
@@ -216,7 +184,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	// (the handoff's git facts and the staleness note need it), and the
 	// distiller's regexps compile there, when this event may publish.
 	repo := sync.OnceValue(func() *distill.Repo { return distill.OpenRepo(project) })
-	if !isToolEvent(event) || !hadHandoff {
+	if class != adapters.ClassTool || !hadHandoff {
 		repo = prefetchRepo(project)
 		go distill.Warm()
 	}
@@ -226,7 +194,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	l, err := o.l, o.err
 	if err != nil {
 		// Without a ledger we can still deliver the existing handoff.
-		if isStartEvent(event) {
+		if class == adapters.ClassStart {
 			inject(e, tool, event, project, readHandoff(project, log), cfg, out, log, repo)
 		}
 		return err
@@ -258,7 +226,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		nl, rerr := l.Reopen()
 		if rerr != nil {
 			l = nil
-			if isStartEvent(event) {
+			if class == adapters.ClassStart {
 				inject(e, tool, event, project, readHandoff(project, log), cfg, out, log, repo)
 			}
 			return fmt.Errorf("ledger is damaged: %w", rerr)
@@ -301,7 +269,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 
 	tIngest := time.Since(start)
 	switch {
-	case isToolEvent(event) && hadHandoff:
+	case class == adapters.ClassTool && hadHandoff:
 		// Tool events fire on every tool call: record the rows, and leave
 		// the re-distill to the turn's end (Stop, SessionEnd, the next
 		// prompt or session start), which publishes whatever is pending.
@@ -358,17 +326,17 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		}
 	}
 	switch {
-	case isStartEvent(event):
-		if tool == "claude" && h.Source == "resume" && e.Getenv("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli" {
-			// claude -p --resume drops SessionStart output: deliver through
-			// the first UserPromptSubmit instead, once.
+	case class == adapters.ClassStart:
+		if agent.DeferStartInjection != nil && agent.DeferStartInjection(h, e.Getenv) {
+			// (claude -p --resume drops SessionStart output): deliver
+			// through the first prompt event instead, once.
 			if err := l.MarkPendingInject(rep.SessionID, e.Now()); err != nil {
 				log.Printf("mark pending injection: %v", err)
 			}
 			return nil
 		}
 		deliver()
-	case isPromptEvent(event):
+	case class == adapters.ClassPrompt:
 		if ok, err := l.TakePendingInject(rep.SessionID); err == nil && ok {
 			h.Source = "resume"
 			deliver()
@@ -429,8 +397,8 @@ func headerOf(text string) string {
 // inject writes a handoff in tool's envelope to out and returns its header
 // line ("" when nothing was injected).
 func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Buffer, log *logger, repo func() *distill.Repo) string {
-	env, ok := envelopes[tool]
-	if !ok || env == adapters.EnvelopeNone || text == "" {
+	agent, ok := adapters.ByName(tool)
+	if !ok || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return ""
 	}
 	text = redactor(cfg)(text)
@@ -444,7 +412,7 @@ func inject(e *Env, tool, event, project, text string, cfg Config, out *bytes.Bu
 	if len(text) > publish.MaxChars+500 {
 		text = clip(text, publish.MaxChars)
 	}
-	w, err := adapters.Wrap(env, event, text)
+	w, err := adapters.Wrap(agent.Envelope, event, text)
 	if err != nil {
 		log.Printf("wrap injection: %v", err)
 		return ""
@@ -641,9 +609,11 @@ func writeHandoff(e *Env, project, text, tool string, log *logger) error {
 	if err := publish.WriteAtomic(publish.HandoffPath(project), []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
-	pointers := []string{"AGENTS.md", "CLAUDE.md"}
-	if tool == "gemini" || fileExists(filepath.Join(project, "GEMINI.md")) {
-		pointers = append(pointers, "GEMINI.md")
+	pointers := []string{"AGENTS.md"}
+	for _, a := range adapters.All {
+		if a.MemoryFile != "" && (a.MemoryFileAlways || a.Name == tool || fileExists(filepath.Join(project, a.MemoryFile))) {
+			pointers = append(pointers, a.MemoryFile)
+		}
 	}
 	for _, name := range pointers {
 		if _, err := publish.EnsurePointer(filepath.Join(project, name)); err != nil {

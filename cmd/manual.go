@@ -312,19 +312,7 @@ func sniffTool(path string) string {
 	b := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
-	switch {
-	case bytes.Contains(b, []byte(`"type":"session_meta"`)):
-		return "codex"
-	case bytes.Contains(b, []byte(`"type":"session.start"`)):
-		return "copilot-cli"
-	case bytes.Contains(b, []byte(`"projectHash"`)):
-		return "gemini"
-	case bytes.Contains(b, []byte(`# aider chat started at`)):
-		return "aider"
-	case bytes.Contains(b, []byte(`"sessionId"`)) && (bytes.Contains(b, []byte(`"type":"user"`)) || bytes.Contains(b, []byte(`"type":"assistant"`)) || bytes.Contains(b, []byte(`"type":"queue-operation"`))):
-		return "claude"
-	}
-	return ""
+	return adapters.SniffTranscript(b)
 }
 
 // ingest reads the picked session into the ledger (the snapshot code) and
