@@ -9,7 +9,6 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-
 // TestOpenInOddHome: a carryover home whose path holds URI syntax ('#', '?',
 // '%', spaces) stores the ledger in exactly that directory, and nothing
 // appears beside it (before the fix SQLite opened "…/x" for "…/x#y/ledger.sqlite"
