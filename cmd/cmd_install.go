@@ -107,7 +107,9 @@ type installOptions struct {
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
-	return hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), installPathExists)
+	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), installPathExists)
+	t.Record = filepath.Join(e.Home(), hookconf.RecordFile)
+	return t
 }
 
 func installPathExists(p string) bool {
@@ -381,6 +383,11 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			}
 		}
 		if !changed {
+			if !dryRun { // backups and directories an earlier uninstall left
+				for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
+					fmt.Fprintf(e.Stdout, "note     %s\n", n)
+				}
+			}
 			continue
 		}
 		if dryRun {
@@ -393,6 +400,9 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			continue
 		}
 		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Path)
+		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
+			fmt.Fprintf(e.Stdout, "note     %s\n", n)
+		}
 	}
 	if failed > 0 {
 		return exitf(ExitError, "%d agent(s) could not be cleaned up; see the lines above", failed)
