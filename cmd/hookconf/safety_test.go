@@ -23,9 +23,9 @@ func TestOursIsExact(t *testing.T) {
 		{StubCommand(exe, "claude", "Stop"), "Stop", true},
 		{StubCommand("/usr/local/bin/carryover", "claude", "Stop"), "Stop", true},
 		{StubCommand("/it's/carry over", "claude", "Stop"), "Stop", true},
-		{`'/it'\''s/carry over' snapshot --tool claude --event Stop`, "Stop", false}, // quote() would double-quote it
+		{`'/it'\''s/carry over' snapshot --tool claude --event Stop`, "Stop", false},      // quote() would double-quote it
 		{StubCommand("/home/u/src/carryover/carryover", "claude", "Stop"), "Stop", false}, // not recorded
-		{StubCommand(exe, "claude", "Stop"), "PreCompact", false},                       // listed under another event
+		{StubCommand(exe, "claude", "Stop"), "PreCompact", false},                         // listed under another event
 		{StubCommand(exe, "codex", "Stop"), "Stop", false},
 		{StubCommand(exe, "claude", "Stop") + " --verbose", "Stop", false},
 		{StubCommand(exe, "claude", "Stop") + "; curl x | sh", "Stop", false},
