@@ -6,14 +6,11 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -21,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/carryover/carryover/cmd/hookconf"
 	"github.com/carryover/carryover/specs"
@@ -34,9 +30,6 @@ func init() {
 	register(refreshCommand)
 	register(uninstallCommand)
 }
-
-// versionTimeout bounds each agent's version command.
-const versionTimeout = 15 * time.Second // node-based CLIs take seconds to start on a busy machine
 
 // AgentStatus is one agent's detection and hook state.
 type AgentStatus struct {
@@ -144,13 +137,13 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	if a.Binary == "" {
 		return a
 	}
-	out, err := runVersion(e, a.Binary, tl.VersionArgs)
-	if err != nil {
-		a.Problem = fmt.Sprintf("`%s %s` failed (%v); assuming the newest known hooks", filepath.Base(a.Binary), strings.Join(tl.VersionArgs, " "), err)
-	} else if v, err := specs.ParseVersion(tl, out); err != nil {
-		a.Problem = err.Error()
-	} else {
-		a.Version = v
+	p := specs.DetectVersion(tl, a.Binary, specs.ProbeEnv{
+		GOOS: runtime.GOOS, Getenv: e.Getenv, Home: e.UserHome(),
+		Environ: append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1"),
+	})
+	a.Version = p.Version
+	if p.Err != nil {
+		a.Problem = p.Err.Error() + "; assuming the newest known hooks"
 	}
 	c, err := tab.Resolve(tl.Name, a.Version)
 	if err != nil {
@@ -187,28 +180,6 @@ func lookPath(e *Env, name string) string {
 		}
 	}
 	return ""
-}
-
-func runVersion(e *Env, bin string, args []string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1")
-	cmd.WaitDelay = time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return "", fmt.Errorf("no answer within %s", versionTimeout)
-	}
-	if err != nil {
-		return "", err
-	}
-	if out.Len() > 4096 {
-		out.Truncate(4096)
-	}
-	return out.String(), nil
 }
 
 // agentStatus reports every agent: detection, resolved row, hook state.
