@@ -234,3 +234,22 @@ func TestUninstallCleansUp(t *testing.T) {
 		t.Errorf("record = %+v", r)
 	}
 }
+
+// FuzzParseStub: parseStub accepts exactly the commands StubCommand writes
+// for an absolute path, and gives that path back.
+func FuzzParseStub(f *testing.F) {
+	for _, p := range []string{exe, "/it's/carry over", `C:\Users\me\carryover.exe`, "/a$b/`c`", "relative"} {
+		f.Add(p, StubCommand(p, "claude", "Stop"))
+	}
+	f.Add("", `"" snapshot --tool claude --event Stop`)
+	f.Fuzz(func(t *testing.T, path, cmd string) {
+		if p, ok := parseStub(cmd, "claude", "Stop"); ok && StubCommand(p, "claude", "Stop") != cmd {
+			t.Fatalf("parseStub(%q) = %q, which writes %q", cmd, p, StubCommand(p, "claude", "Stop"))
+		}
+		if checkExe(path) == nil {
+			if p, ok := parseStub(StubCommand(path, "claude", "Stop"), "claude", "Stop"); !ok || p != path {
+				t.Fatalf("parseStub(StubCommand(%q)) = %q, %v", path, p, ok)
+			}
+		}
+	})
+}
