@@ -37,6 +37,8 @@ type AgentStatus struct {
 	// Binary is the path found on PATH ("" = not detected).
 	Binary  string
 	Version string
+	// VersionFrom says where Version came from (specs.Source).
+	VersionFrom string
 	// Capability is the resolved row (zero when not detected or unsupported).
 	Capability specs.Capability
 	// Hooks is the state of carryover's stubs in the agent's config.
@@ -141,7 +143,7 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 		GOOS: runtime.GOOS, Getenv: e.Getenv, Home: e.UserHome(),
 		Environ: append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1"),
 	})
-	a.Version = p.Version
+	a.Version, a.VersionFrom = p.Version, string(p.Source)
 	if p.Err != nil {
 		a.Problem = p.Err.Error() + "; assuming the newest known hooks"
 	}
