@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/carryover/carryover/publish/limits"
 )
 
 // Config is ~/.carryover/config.toml, overridden per project by
@@ -19,7 +21,13 @@ type Config struct {
 	Redact *bool `toml:"redact"`
 	// Tools is the install selection (written by `carryover install`).
 	Tools []string `toml:"tools"`
+	// Limits and Context are [limits] and [context] (publish/limits).
+	Limits  limits.LimitsConfig  `toml:"limits"`
+	Context limits.ContextConfig `toml:"context"`
 }
+
+// Walls is the [limits] and [context] configuration.
+func (c Config) Walls() limits.Config { return limits.Config{Limits: c.Limits, Context: c.Context} }
 
 // RedactOn reports whether redaction is on (default true).
 func (c Config) RedactOn() bool { return c.Redact == nil || *c.Redact }
@@ -58,6 +66,9 @@ func LoadConfig(e *Env, project string) (Config, []error) {
 		if o.Tools != nil && p == e.ConfigPath() {
 			c.Tools = o.Tools
 		}
+		w := c.Walls()
+		w.Merge(o.Walls())
+		c.Limits, c.Context = w.Limits, w.Context
 	}
 	return c, errs
 }

@@ -208,7 +208,7 @@ func foreignHost(a *adapters.Agent, e *Env) string {
 
 // projectFor resolves the hook's project and its config (problems logged)
 // into what publishing needs.
-func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
+func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config) {
 	root := ResolveProject(h.Project, h.Cwd)
 	cfg, cerrs := LoadConfig(e, root)
 	for _, ce := range cerrs {
@@ -216,7 +216,10 @@ func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
 	}
 	redact := redactor(cfg)
 	log.redact = redact
-	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+	for _, p := range cfg.Walls().Problems() {
+		log.Printf("config: %s", p)
+	}
+	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}, cfg
 }
 
 // refresh folds the new rows into the project's distill state and renders

@@ -164,13 +164,14 @@ func TestResolve(t *testing.T) {
 		fallback      bool
 		err           error
 	}{
-		{"claude", "2.1.197", "claude-2.1", false, nil},
+		{"claude", "2.1.197", "claude-2.1.197", false, nil},
+		{"claude", "2.1.100", "claude-2.1", false, nil},
 		{"claude", "2.0.5", "claude-1", false, nil},
 		{"claude", "1.0.0", "claude-1", false, nil},
 		{"claude", "0.2.9", "", false, ErrUnsupportedVersion},
-		{"claude", "3.0.0", "claude-2.1", true, nil},
-		{"claude", "3.0.0-beta.1", "claude-2.1", true, nil},
-		{"claude", "", "claude-2.1", true, nil},
+		{"claude", "3.0.0", "claude-2.1.197", true, nil},
+		{"claude", "3.0.0-beta.1", "claude-2.1.197", true, nil},
+		{"claude", "", "claude-2.1.197", true, nil},
 		{"codex", "0.169.0", "codex-0.169", false, nil},
 		{"codex", "0.200.1", "codex-0.169", false, nil},
 		{"codex", "0.120.0", "", false, ErrUnsupportedVersion},
@@ -216,7 +217,7 @@ func TestHooksUnion(t *testing.T) {
 	for _, h := range c.Hooks() {
 		names = append(names, h.Native)
 	}
-	want := []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd"}
+	want := []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "StopFailure", "PreCompact", "SessionEnd"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Hooks() = %v; want %v", names, want)
 	}
@@ -229,7 +230,7 @@ func TestParseRejectsBadTables(t *testing.T) {
 	good := string(toolsTOML)
 	tests := []struct{ name, table string }{
 		{"unknown key", strings.Replace(good, `binaries = ["aider"]`, "binaries = [\"aider\"]\ncolour = \"red\"", 1)},
-		{"envelope is the adapter's", strings.Replace(good, `tested = "2.1.197"`, "tested = \"2.1.197\"\n  envelope = \"flat-snake\"", 1)},
+		{"envelope is the adapter's", strings.Replace(good, `tested = "2.1.330"`, "tested = \"2.1.330\"\n  envelope = \"flat-snake\"", 1)},
 		{"no hook_file", strings.Replace(good, `hook_file = { shape = "flat", command_keys = ["command", "powershell"]`, `no_hook_file = { shape = "flat", command_keys = ["command", "powershell"]`, 1)},
 		{"unknown shape", strings.Replace(good, `shape = "flat"`, `shape = "nested"`, 1)},
 		{"unknown placeholder", strings.Replace(good, `"timeout=$timeout_ms"`, `"timeout=$timeout_us"`, 1)},
@@ -239,7 +240,7 @@ func TestParseRejectsBadTables(t *testing.T) {
 		{"overlap", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0, < 2.2.0"`, 1)},
 		{"missing tool", strings.Replace(good, `name = "windsurf"`, `name = "surfboard"`, 1)},
 		{"open row not last", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0"`, 1)},
-		{"tested outside", strings.Replace(good, `tested = "2.1.197"`, `tested = "3.0.1"`, 1)},
+		{"tested outside", strings.Replace(good, `tested = "2.1.330"`, `tested = "3.0.1"`, 1)},
 	}
 	for _, tt := range tests {
 		if tt.table == good {
