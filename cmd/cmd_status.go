@@ -41,6 +41,7 @@ type StatusReport struct {
 	Agents   []AgentReport   `json:"agents"`
 	Ledger   LedgerReport    `json:"ledger"`
 	Projects []ProjectReport `json:"projects"`
+	Walls    WallsReport     `json:"limits"`
 	Problems []string        `json:"problems,omitempty"`
 }
 
@@ -78,6 +79,8 @@ type ProjectReport struct {
 	From     string          `json:"from"`
 	Written  time.Time       `json:"written"`
 	Receipts []ReceiptReport `json:"receipts"`
+	// Context is the handoff session's context level ("OK 42 %").
+	Context string `json:"context,omitempty"`
 }
 
 // ReceiptReport says a session of an agent received a handoff of the
@@ -92,7 +95,7 @@ type ReceiptReport struct {
 }
 
 func collectStatus(e *Env) StatusReport {
-	st := StatusReport{Home: e.Home()}
+	st := StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
@@ -128,8 +131,10 @@ func collectStatus(e *Env) StatusReport {
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
+		pr.Context = contextOf(e, l, h.Project, h.SessionID)
 		st.Projects = append(st.Projects, pr)
 	}
+	st.Walls.Last = lastLimits(e, l)
 	return st
 }
 
@@ -186,7 +191,11 @@ func printStatus(e *Env, st StatusReport) {
 			}
 			fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, shortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
 		}
+		if p.Context != "" {
+			fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
+		}
 	}
+	printWalls(e, st)
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

@@ -49,6 +49,10 @@ func TestHookLimit(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("announced twice: %s", out.String())
 	}
+	st := collectStatus(e)
+	if len(st.Walls.Last) != 1 || st.Walls.Last[0].Tool != "claude" || st.Walls.Last[0].Resets != "2pm (Europe/Paris)" || st.Walls.Thresholds != [3]int{65, 75, 85} {
+		t.Errorf("status limits = %+v", st.Walls)
+	}
 	// A Codex session starts in the project: the handoff with the limit line.
 	out.Reset()
 	b, _ := json.Marshal(map[string]any{"session_id": "c1", "transcript_path": nil, "cwd": project, "source": "startup", "hook_event_name": "SessionStart"})
