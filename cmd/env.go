@@ -26,6 +26,9 @@ type Env struct {
 	// Executable is the absolute path of the running carryover binary
 	// (written into hook stubs).
 	Executable string
+	// Environ is the process environment (`carryover run` passes it to the
+	// agent it starts); nil means none.
+	Environ func() []string
 }
 
 // OSEnv is the Env of the running process.
@@ -45,6 +48,7 @@ func OSEnv() *Env {
 		StdoutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
 		StderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
 		Executable: exe,
+		Environ:    os.Environ,
 	}
 }
 

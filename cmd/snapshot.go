@@ -142,6 +142,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		proj.Note = limits.StoppedLine(l, proj.Root, proj.Now, time.Local)
 	}
 	defer tellWalls(e, log, agent, event, walls, out)
+	signalRun(e, log, cfg, agent, h, class, walls)
 	switch {
 	case class == adapters.ClassStart && agent.DeferStartInjection != nil && agent.DeferStartInjection(h, e.Getenv):
 		// The agent drops this event's output: deliver with the next prompt, once.

@@ -24,3 +24,22 @@ func tellWalls(e *Env, log *logger, agent *adapters.Agent, event string, w limit
 		_, _ = io.WriteString(e.Stderr, stderr)
 	}
 }
+
+// signalRun tells a `carryover run` wrapper (CARRYOVER_RUN_ID in the
+// agent's environment) which session it started and when that session's
+// context reaches CRITICAL.
+func signalRun(e *Env, log *logger, cfg Config, agent *adapters.Agent, h adapters.Hook, class adapters.Class, w limits.Outcome) {
+	run := e.Getenv(limits.RunEnv)
+	if run == "" {
+		return
+	}
+	lvl := w.Level
+	if !cfg.Walls().RestartAtCritical() {
+		lvl = ""
+	}
+	note, err := limits.RunHook(e.Home(), run, e.Getenv(limits.RunPIDEnv), agent.Name, h.SessionID, class == adapters.ClassStart, lvl, w.Percent, e.Now())
+	if note != "" {
+		log.Printf("%s", note)
+	}
+	logErr(log, "carryover run signal", err)
+}
