@@ -201,14 +201,17 @@ func LimitFromFailure(kind, message string, at time.Time) *Limit {
 	return l
 }
 
-// apiErrorRE finds the status in Claude Code's "API Error: 429 {…}".
-var apiErrorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[?API Error:? ?\(?([1-5][0-9][0-9])\b`) })
+// apiErrorRE finds the status in Claude Code's "API Error: 429 {…}";
+// 2.1.197 writes "API Error: Request rejected (429) · …" for a 429.
+var apiErrorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[?API Error:? ?(?:\(?([1-5][0-9][0-9])\b|[^\n(]{0,60}\(([1-5][0-9][0-9])\))`)
+})
 
 // APIErrorStatus is the HTTP status an agent's "API Error: N …" text
 // starts with (0 when it has none).
 func APIErrorStatus(text string) int {
-	if m := apiErrorRE().FindStringSubmatch(text[:min(len(text), 64)]); m != nil {
-		n, _ := strconv.Atoi(m[1])
+	if m := apiErrorRE().FindStringSubmatch(text[:min(len(text), 96)]); m != nil {
+		n, _ := strconv.Atoi(m[1] + m[2])
 		return n
 	}
 	return 0

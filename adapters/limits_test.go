@@ -135,6 +135,12 @@ func TestLimitFromError(t *testing.T) {
 	if got := adapters.APIErrorStatus("API Error: 429 {}"); got != 429 {
 		t.Errorf("APIErrorStatus = %d; want 429", got)
 	}
+	if got := adapters.APIErrorStatus("API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit"); got != 429 {
+		t.Errorf("APIErrorStatus(rejected) = %d; want 429", got)
+	}
+	if got := adapters.APIErrorStatus("API Error: 400 the body mentions (429)"); got != 400 {
+		t.Errorf("APIErrorStatus(400 quoting 429) = %d; want 400", got)
+	}
 	if got := adapters.APIErrorStatus("the API Error: 429 happened"); got != 0 {
 		t.Errorf("APIErrorStatus(mid-text) = %d; want 0", got)
 	}
