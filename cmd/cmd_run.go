@@ -130,7 +130,7 @@ func runAgent(e *Env, o runOptions) error {
 		switch {
 		case o.interrupted.Load() || code == 130:
 			log.Printf("%s exited %d after Ctrl-C; not restarted", argv[0], code)
-			return exitCode(code)
+			return exitCode(130)
 		case !critical:
 			return exitCode(code)
 		case restarts >= o.maxRestarts:
