@@ -430,7 +430,7 @@ func (w *claudeRows) user() {
 			return
 		case l.promptSource.len() == 0 && !(l.isSidechain && !l.hasParent):
 			return // not a real prompt (the subagent's task prompt is the exception)
-		case w.contains(s, "[CARRYOVER]"):
+		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
 			r := w.newRow(w.key())
 			r.Role, r.Kind, r.Text = "user", KindInjection, w.firstLine(s)
 			w.emit(r)

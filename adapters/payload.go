@@ -79,7 +79,39 @@ const (
 )
 
 // IsCarryoverText reports whether text is carryover's own handoff, so that
-// adapters record it as an injection receipt rather than user content.
+// adapters record it as an injection receipt rather than user content: it
+// holds a line starting with a handoff's first line ("# [CARRYOVER] Last
+// updated <date>…", or the resume prompt's "# [CARRYOVER] Session
+// handoff"), possibly inside a JSON string or a tag. A prompt that merely
+// mentions [CARRYOVER] is still a prompt.
 func IsCarryoverText(text string) bool {
-	return strings.Contains(text, "[CARRYOVER]")
+	const tag = "# [CARRYOVER] "
+	for i := 0; ; {
+		j := strings.Index(text[i:], tag)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		i = at + 1
+		rest := text[at+len(tag):]
+		if !(strings.HasPrefix(rest, "Session handoff") ||
+			strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9') {
+			continue
+		}
+		k := at
+		for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
+			k--
+		}
+		if k == 0 {
+			return true
+		}
+		switch text[k-1] {
+		case '\n', '\r', '"', '>':
+			return true
+		case 'n': // a JSON-escaped line break
+			if k >= 2 && text[k-2] == '\\' {
+				return true
+			}
+		}
+	}
 }

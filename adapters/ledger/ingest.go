@@ -67,7 +67,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	// A known session with the same project and transcript needs no write
 	// transaction here; its rows' batches refresh it.
 	var sid int64
-	if s, err := l.Session(ref.Tool, ref.NativeID); err == nil && s.Project == ref.Project && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
+	if s, err := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); err == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
 		sid = s.ID
 	} else if sid, err = l.Touch(ref, o.Now); err != nil {
 		return rep, err
@@ -116,6 +116,11 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		rep.Files = append(rep.Files, fr)
 		rep.Added += fr.Added
 		rep.Receipts = append(rep.Receipts, fr.Receipts...)
+		if IsBusy(fr.Err) {
+			// Another process holds the ledger: every further write would
+			// wait for it again; the next event reads from the cursors.
+			return rep, fr.Err
+		}
 	}
 	return rep, nil
 }
@@ -237,6 +242,10 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	if len(batch) == 0 && res.Cursor == cur {
 		return fr
 	}
+	if IsBusy(werr) { // a batch already waited for the lock in vain
+		fr.Err = werr
+		return fr
+	}
 	// The last batch and the cursor go in one transaction.
 	var rep IngestReport
 	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
@@ -279,6 +288,9 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 		}
 		if skip[t.Path] || (!o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
 			continue
+		}
+		if len(out) > 0 && IsBusy(out[len(out)-1].Err) {
+			break // another process holds the ledger
 		}
 		fi, err := os.Stat(t.Path)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
