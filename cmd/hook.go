@@ -84,9 +84,32 @@ func Snapshot(e *Env, tool, event string) {
 		}
 	}()
 	var out bytes.Buffer
-	err := snapshot(e, tool, event, start, log, &out)
-	if err != nil {
-		logOrStderr(e, log, err)
+	fb := &fallback{}
+	slog := *log // the snapshot's own: its prefix grows
+	if runBy(start.Add(budget(e, event)+watchdogGrace), func() {
+		defer func() {
+			if r := recover(); r != nil {
+				slog.Printf("internal error (recovered): %v", r)
+			}
+		}()
+		err := snapshot(e, tool, event, start, &slog, &out, fb)
+		if err != nil {
+			logOrStderr(e, &slog, err)
+		}
+	}) {
+		log = &slog
+	} else {
+		// Past the deadline (a lock, a frozen filesystem): the snapshot's
+		// goroutine is abandoned to the process exit, with its buffer;
+		// session start still gets the last published handoff when it
+		// verifiably is carryover's.
+		var fbOut bytes.Buffer
+		fb.inject(e, tool, event, &fbOut, log)
+		if fbOut.Len() > 0 {
+			_, _ = e.Stdout.Write(fbOut.Bytes())
+		}
+		log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
+		return
 	}
 	if out.Len() > 0 {
 		_, _ = e.Stdout.Write(out.Bytes())
@@ -153,7 +176,7 @@ func readPayloadBy(r io.Reader, deadline time.Time) ([]byte, error) {
 	}
 }
 
-func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer) error {
+func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer, fb *fallback) error {
 	deadline := start.Add(budget(e, event))
 	a, err := adapters.Lookup(tool)
 	if err != nil {
@@ -177,7 +200,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 				ledgerCh <- opened{err: fmt.Errorf("open ledger: internal error (recovered): %v", r)}
 			}
 		}()
-		l, err := openLedger(e, &olog)
+		l, err := openLedgerBy(e, &olog, deadline.Add(-lockMargin))
 		ledgerCh <- opened{l, err}
 	}()
 	ledgerTaken := false
@@ -208,6 +231,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	}
 	redact := redactor(cfg)
 	log.redact = redact
+	fb.set(project, cfg)
 
 	// Whether the project had a handoff before this event: a tool event on
 	// a project that has one only stores rows (see below).
@@ -227,9 +251,13 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	if err != nil {
 		// Without a ledger we can still deliver the existing handoff.
 		if isStartEvent(event) {
-			inject(e, tool, event, project, readHandoff(project, log), cfg, out, log, repo)
+			inject(e, tool, event, project, readHandoff(e, project, nil, log), cfg, out, log, repo)
 		}
-		return err
+		return busyReason(err)
+	}
+	l.SetDeadline(deadline.Add(-lockMargin))
+	if hadHandoff && !handoffTrusted(e, project, l, log) {
+		hadHandoff = false // publish from the ledger's own rows over it
 	}
 	// Handoff files are written on another goroutine while this one
 	// finishes with the ledger (which may checkpoint its WAL, see Leave);
@@ -259,7 +287,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		if rerr != nil {
 			l = nil
 			if isStartEvent(event) {
-				inject(e, tool, event, project, readHandoff(project, log), cfg, out, log, repo)
+				inject(e, tool, event, project, readHandoff(e, project, nil, log), cfg, out, log, repo)
 			}
 			return fmt.Errorf("ledger is damaged: %w", rerr)
 		}
@@ -268,7 +296,10 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		rep, err = ledger.Ingest(l, opts)
 	}
 	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
+		if ledger.IsBusy(err) && isStartEvent(event) {
+			inject(e, tool, event, project, readHandoff(e, project, l, log), cfg, out, log, repo)
+		}
+		return fmt.Errorf("ingest: %w", busyReason(err))
 	}
 	skip := map[string]bool{}
 	for _, f := range rep.Files {
@@ -342,7 +373,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 
 	deliver := func() {
 		waitWrites() // the handoff being written is the one to inject
-		text := readHandoff(project, log)
+		text := readHandoff(e, project, l, log)
 		if text == "" {
 			return
 		}
@@ -404,17 +435,19 @@ func prefetchRepo(root string) func() *distill.Repo {
 }
 
 // readHandoff returns the project's handoff.md when it is carryover's
-// ("" when there is none).
-func readHandoff(project string, log *logger) string {
-	b, err := os.ReadFile(publish.HandoffPath(project))
+// own: one it published, unchanged since ("" otherwise; the reason is
+// logged). l may be nil (the ledger is locked or damaged): the digests
+// under the carryover home decide then.
+func readHandoff(e *Env, project string, l *ledger.Ledger, log *logger) string {
+	b, err := publish.ReadHandoffFile(project)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			log.Printf("read handoff: %v", err)
 		}
 		return ""
 	}
-	if !bytes.HasPrefix(b, []byte(publish.HeaderPrefix)) {
-		log.Printf("handoff.md in %s does not start with the carryover header; not injected", project)
+	if why := checkHandoff(e, project, b, l); why != "" {
+		log.Printf("handoff.md in %s is not injected: %s", project, why)
 		return ""
 	}
 	return string(b)
@@ -598,7 +631,7 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	}
 	now := e.Now()
 	text := publish.Render(h, publish.RenderOptions{Now: now, Mode: cfg.Resume, Redact: redactor(cfg), Session: native})
-	if prev, err := os.ReadFile(publish.HandoffPath(project)); err == nil && sameBody(string(prev), text) {
+	if prev, err := publish.ReadHandoffFile(project); err == nil && sameBody(string(prev), text) && checkHandoff(e, project, prev, l) == "" {
 		// Nothing but the timestamp would change: keep the file (and its
 		// receipts) as is — and the global copy, unless it is gone.
 		if global := filepath.Join(e.Home(), "handoff.md"); !fileExists(global) {
@@ -609,10 +642,18 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 		return nil, nil
 	}
 	hdr := strings.SplitN(text, "\n", 2)[0]
-	if err := l.RecordHandoff(ledger.Handoff{Project: project, Header: hdr, Tool: h.Tool, SessionID: h.SessionID, Written: now}); err != nil {
+	digest := publish.Digest([]byte(text))
+	if err := l.RecordHandoff(ledger.Handoff{Project: project, Header: hdr, Tool: h.Tool, SessionID: h.SessionID, Written: now, Hash: digest}); err != nil {
 		log.Printf("record handoff: %v", err)
 	}
-	return func(log *logger) error { return writeHandoff(e, project, text, h.Tool, log) }, nil
+	return func(log *logger) error {
+		// The sidecar first: a handoff.md on disk is always one of the
+		// digests the home lists (see publish/trust.go).
+		if err := publish.RecordPublished(e.Home(), project, digest); err != nil {
+			log.Printf("record published handoff: %v", err)
+		}
+		return writeHandoff(e, project, text, h.Tool, log)
+	}, nil
 }
 
 // writeHandoff writes a rendered handoff: the global copy, then (after

@@ -80,7 +80,13 @@ func ReadHandoffFile(project string) ([]byte, error) {
 }
 
 func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	return readLimited(path, limit, syscall.O_NOFOLLOW)
+}
+
+// readLimited reads a regular file of at most limit bytes; flags may add
+// O_NOFOLLOW. O_NONBLOCK keeps a FIFO from blocking the open.
+func readLimited(path string, limit int64, flags int) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("%s is a symbolic link; carryover does not read through it", path)
