@@ -80,10 +80,11 @@ const (
 
 // IsCarryoverText reports whether text is carryover's own handoff, so that
 // adapters record it as an injection receipt rather than user content: it
-// holds a line starting with a handoff's first line ("# [CARRYOVER] Last
-// updated <date>…", or the resume prompt's "# [CARRYOVER] Session
-// handoff"), possibly inside a JSON string or a tag. A prompt that merely
-// mentions [CARRYOVER] is still a prompt.
+// starts with a handoff's first line ("# [CARRYOVER] Last updated
+// <date>…", or the resume prompt's "# [CARRYOVER] Session handoff"), or
+// holds one at the start of a JSON string or right after a tag (an
+// envelope in a hook's recorded output). A prompt that merely mentions
+// [CARRYOVER], or quotes a header further down, is still a prompt.
 func IsCarryoverText(text string) bool {
 	const tag = "# [CARRYOVER] "
 	for i := 0; ; {
@@ -106,12 +107,8 @@ func IsCarryoverText(text string) bool {
 			return true
 		}
 		switch text[k-1] {
-		case '\n', '\r', '"', '>':
+		case '"', '>': // a JSON string's or a tag's start
 			return true
-		case 'n': // a JSON-escaped line break
-			if k >= 2 && text[k-2] == '\\' {
-				return true
-			}
 		}
 	}
 }

@@ -106,13 +106,13 @@ func Snapshot(e *Env, tool, event string) {
 		var fbOut bytes.Buffer
 		fb.inject(e, tool, event, &fbOut, log)
 		if fbOut.Len() > 0 {
-			_, _ = e.Stdout.Write(fbOut.Bytes())
+			writeInjection(e, fbOut.Bytes(), log)
 		}
 		log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
 		return
 	}
 	if out.Len() > 0 {
-		_, _ = e.Stdout.Write(out.Bytes())
+		writeInjection(e, out.Bytes(), log)
 	}
 	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
 }

@@ -124,3 +124,11 @@ func handoffTrusted(e *Env, project string, l *ledger.Ledger, log *logger) bool 
 // error (EPIPE, logged) instead of a SIGPIPE that kills the hook with a
 // non-zero status.
 func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
+
+// writeInjection prints the injection; an agent that closed the hook's
+// stdout early gets a log line, not a hook killed by SIGPIPE.
+func writeInjection(e *Env, b []byte, log *logger) {
+	if _, err := e.Stdout.Write(b); err != nil {
+		log.Printf("write injection to stdout: %v (the agent closed it early?)", err)
+	}
+}
