@@ -169,7 +169,7 @@ func statusTrust(e *Env, project string, l *ledger.Ledger) string {
 	if err != nil {
 		return err.Error()
 	}
-	if why := checkHandoff(e, project, b, l); why != "" {
+	if why := publish.CheckProjectHandoff(b, e.Home(), project, l); why != "" {
 		return "its .carryover/handoff.md is not injected: " + why
 	}
 	return ""

@@ -2,14 +2,13 @@ package cmd
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"os/signal"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
@@ -25,6 +24,15 @@ const lockMargin = 300 * time.Millisecond
 // bounded by the deadline already; this catches what is not (a flock, a
 // hung filesystem).
 const watchdogGrace = 100 * time.Millisecond
+
+// hardBudget is when Snapshot stops waiting for the snapshot.
+func hardBudget(e *Env, tool, event string) time.Duration {
+	class := adapters.ClassOther
+	if a, ok := adapters.ByName(tool); ok {
+		class = a.Class(event)
+	}
+	return budget(e, class) + watchdogGrace
+}
 
 // runBy runs f on another goroutine and reports whether it returned before
 // deadline. When it did not, f keeps running until the process exits.
@@ -45,33 +53,35 @@ func runBy(deadline time.Time, f func()) bool {
 }
 
 // fallback is what Snapshot needs to inject the published handoff when the
-// snapshot itself did not finish in time: the project and config, once the
+// snapshot itself did not finish in time: the agent and project, once the
 // payload named them.
 type fallback struct {
-	mu      sync.Mutex
-	project string
-	cfg     Config
-	ok      bool
+	mu    sync.Mutex
+	agent *adapters.Agent
+	proj  publish.Project
+	ok    bool
 }
 
-func (f *fallback) set(project string, cfg Config) {
+func (f *fallback) set(agent *adapters.Agent, proj *publish.Project) {
 	f.mu.Lock()
-	f.project, f.cfg, f.ok = project, cfg, true
+	f.agent, f.proj, f.ok = agent, *proj, true
 	f.mu.Unlock()
 }
 
 // inject writes the session start injection from handoff.md alone,
-// trusted by the digests under the carryover home (no ledger).
-func (f *fallback) inject(e *Env, tool, event string, out *bytes.Buffer, log *logger) {
+// trusted by the digests under the carryover home (no ledger, no .git).
+func (f *fallback) inject(e *Env, event string, out *bytes.Buffer, log *logger) {
 	f.mu.Lock()
-	project, cfg, ok := f.project, f.cfg, f.ok
+	agent, proj, ok := f.agent, f.proj, f.ok
 	f.mu.Unlock()
 	log.Printf("deadline passed before the snapshot finished; this event's rows are read at the next event")
-	if !ok || !isStartEvent(event) {
+	if !ok || agent.Class(event) != adapters.ClassStart {
 		return
 	}
-	repo := func() *distill.Repo { return nil } // no .git read: no staleness note
-	inject(e, tool, event, project, readHandoff(e, project, nil, log), cfg, out, log, repo)
+	proj.Logf = log.Printf
+	proj.Repo = func() *distill.Repo { return nil } // no staleness note
+	w, _ := proj.Inject(agent, event, proj.ReadHandoff(nil))
+	out.Write(w)
 }
 
 // openLedgerBy is openLedger with every wait for another process's lock
@@ -93,42 +103,18 @@ func busyReason(err error) error {
 	return err
 }
 
-// checkHandoff says why b, the project's handoff.md, is not carryover's
-// own ("" when it is); l may be nil.
-func checkHandoff(e *Env, project string, b []byte, l *ledger.Ledger) string {
-	var inLedger func(string) (bool, error)
-	if l != nil {
-		inLedger = func(d string) (bool, error) { return l.HandoffTrusted(project, d) }
+// writeInjection prints the injection; an agent that closed the hook's
+// stdout early gets a log line, not a hook killed by SIGPIPE.
+func writeInjection(e *Env, b []byte, log *logger) {
+	if len(b) == 0 {
+		return
 	}
-	return publish.CheckHandoff(b, e.Home(), project, inLedger)
-}
-
-// handoffTrusted reports whether the project's handoff.md is carryover's
-// own, logging why not.
-func handoffTrusted(e *Env, project string, l *ledger.Ledger, log *logger) bool {
-	b, err := publish.ReadHandoffFile(project)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			log.Printf("read handoff: %v", err)
-		}
-		return false
+	if _, err := e.Stdout.Write(b); err != nil {
+		log.Printf("write injection to stdout: %v (the agent closed it early?)", err)
 	}
-	if why := checkHandoff(e, project, b, l); why != "" {
-		log.Printf("handoff.md in %s is not carryover's: %s; publishing from the ledger over it", project, why)
-		return false
-	}
-	return true
 }
 
 // ignoreBrokenPipe makes a write to a stdout the agent already closed an
 // error (EPIPE, logged) instead of a SIGPIPE that kills the hook with a
 // non-zero status.
 func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
-
-// writeInjection prints the injection; an agent that closed the hook's
-// stdout early gets a log line, not a hook killed by SIGPIPE.
-func writeInjection(e *Env, b []byte, log *logger) {
-	if _, err := e.Stdout.Write(b); err != nil {
-		log.Printf("write injection to stdout: %v (the agent closed it early?)", err)
-	}
-}
