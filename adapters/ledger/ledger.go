@@ -332,8 +332,7 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	// journal_mode=WAL is set by the connect hook, after the page size.
-	dsn := "file:" + path + "?_busy_timeout=" + strconv.FormatInt(busyMillis(deadline), 10) + "&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"
-	db, err := sql.Open(driverName, dsn)
+	db, err := sql.Open(driverName, FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
 	if err != nil {
 		return nil, err
 	}
