@@ -19,39 +19,6 @@ import (
 // inject the published handoff and exit.
 const lockMargin = 300 * time.Millisecond
 
-// watchdogGrace is how long past its deadline Snapshot waits for the
-// snapshot before it gives up on it (see runBy). Every wait inside is
-// bounded by the deadline already; this catches what is not (a flock, a
-// hung filesystem).
-const watchdogGrace = 100 * time.Millisecond
-
-// hardBudget is when Snapshot stops waiting for the snapshot.
-func hardBudget(e *Env, tool, event string) time.Duration {
-	class := adapters.ClassOther
-	if a, ok := adapters.ByName(tool); ok {
-		class = a.Class(event)
-	}
-	return budget(e, class) + watchdogGrace
-}
-
-// runBy runs f on another goroutine and reports whether it returned before
-// deadline. When it did not, f keeps running until the process exits.
-func runBy(deadline time.Time, f func()) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
 // fallback is what Snapshot needs to inject the published handoff when the
 // snapshot itself did not finish in time: the agent and project, once the
 // payload named them.
@@ -74,7 +41,6 @@ func (f *fallback) inject(e *Env, event string, out *bytes.Buffer, log *logger) 
 	f.mu.Lock()
 	agent, proj, ok := f.agent, f.proj, f.ok
 	f.mu.Unlock()
-	log.Printf("deadline passed before the snapshot finished; this event's rows are read at the next event")
 	if !ok || agent.Class(event) != adapters.ClassStart {
 		return
 	}

@@ -27,29 +27,24 @@ func Snapshot(e *Env, tool, event string) {
 	}()
 	var out bytes.Buffer
 	fb := &fallback{}
-	slog := *log // the snapshot's own: its prefix grows
-	if !runBy(start.Add(hardBudget(e, tool, event)), func() {
-		defer func() {
-			if r := recover(); r != nil {
-				slog.Printf("internal error (recovered): %v", r)
-			}
-		}()
-		if err := snapshot(e, tool, event, start, &slog, &out, fb); err != nil {
-			logOrStderr(e, &slog, err)
-		}
-	}) {
-		// Past the deadline (a lock, a hung filesystem): the snapshot's
-		// goroutine is left to the process exit, with its buffer; session
-		// start still gets the last published handoff when the digests
-		// under the home say it is carryover's.
+	wlog := *log // the watchdog's own copy: snapshot grows log's prefix
+	b := snapshotBudget(e, tool, event)
+	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out, fb) })
+	if !finished {
+		wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer (a ledger locked by another process?); the next event catches up",
+			time.Since(start).Round(time.Millisecond), b)
+		// Session start still gets the last published handoff when the
+		// digests under the home say it is carryover's (no ledger needed).
 		var fbOut bytes.Buffer
-		fb.inject(e, event, &fbOut, log)
-		writeInjection(e, fbOut.Bytes(), log)
-		log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
+		fb.inject(e, event, &fbOut, &wlog)
+		writeInjection(e, fbOut.Bytes(), &wlog)
 		return
 	}
-	writeInjection(e, out.Bytes(), &slog) // one write: a valid injection
-	slog.Printf("done in %s", time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		logOrStderr(e, log, err)
+	}
+	writeInjection(e, out.Bytes(), log) // one write: a valid injection
+	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
 }
 
 func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer, fb *fallback) error {
