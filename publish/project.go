@@ -153,7 +153,7 @@ func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 		return false
 	}
 	if why := p.check(b, l); why != "" {
-		p.logf("handoff.md in %s is not carryover's: %s; publishing from the ledger over it", p.Root, why)
+		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
 		return false
 	}
 	return true

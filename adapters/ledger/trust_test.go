@@ -109,3 +109,43 @@ func TestHandoffTrusted(t *testing.T) {
 		t.Error("a hash recorded for /p is trusted for /other")
 	}
 }
+
+// TestOpenByGivesUpOnALock: while another connection holds an exclusive
+// transaction, a ledger opened with a deadline fails its write with an
+// error IsBusy recognises (instead of waiting busyTimeout), and Ingest
+// stops at it; the rows come in once the lock is gone.
+func TestOpenByGivesUpOnALock(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	holder, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, FileName)+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO dirty (project, since) VALUES ('/x', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	l, err = OpenBy(dir, time.Now().Add(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err) // reads need no lock in WAL mode
+	}
+	defer l.Close()
+	ref := SessionRef{Tool: "claude", NativeID: "s", Project: "/p"}
+	rows := []adapters.Row{{Key: "k", Role: "user", Kind: adapters.KindPrompt, Text: "x"}}
+	if _, err := l.Write(Batch{Session: ref, Rows: rows}, time.Now()); !IsBusy(err) {
+		t.Fatalf("write under another process's lock: %v, want a busy error", err)
+	}
+	tx.Rollback()
+	l.SetDeadline(time.Now().Add(time.Minute))
+	if n, err := l.Write(Batch{Session: ref, Rows: rows}, time.Now()); err != nil || n != 1 {
+		t.Fatalf("write after the lock went: %d, %v", n, err)
+	}
+}
