@@ -406,7 +406,7 @@ func prefetchRepo(root string) func() *distill.Repo {
 // readHandoff returns the project's handoff.md when it is carryover's
 // ("" when there is none).
 func readHandoff(project string, log *logger) string {
-	b, err := os.ReadFile(publish.HandoffPath(project))
+	b, err := publish.ReadHandoff(project)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			log.Printf("read handoff: %v", err)
@@ -598,7 +598,7 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 	}
 	now := e.Now()
 	text := publish.Render(h, publish.RenderOptions{Now: now, Mode: cfg.Resume, Redact: redactor(cfg), Session: native})
-	if prev, err := os.ReadFile(publish.HandoffPath(project)); err == nil && sameBody(string(prev), text) {
+	if prev, err := publish.ReadHandoff(project); err == nil && sameBody(string(prev), text) {
 		// Nothing but the timestamp would change: keep the file (and its
 		// receipts) as is — and the global copy, unless it is gone.
 		if global := filepath.Join(e.Home(), "handoff.md"); !fileExists(global) {
@@ -638,7 +638,7 @@ func writeHandoff(e *Env, project, text, tool string, log *logger) error {
 			log.Printf(".gitignore: %v", err)
 		}
 	}
-	if err := publish.WriteAtomic(publish.HandoffPath(project), []byte(text)); err != nil {
+	if err := publish.WriteOwn(project, "handoff.md", []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	pointers := []string{"AGENTS.md", "CLAUDE.md"}

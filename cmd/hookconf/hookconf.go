@@ -29,6 +29,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 )
 
@@ -55,40 +56,17 @@ func (OSFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
 // Remove implements FS.
 func (OSFS) Remove(name string) error { return os.Remove(name) }
 
-// WriteFile implements FS.
+// WriteFile implements FS through carryover's one atomic writer
+// (publish/safefile), flushed before the rename: a user cannot regenerate
+// their settings.
 func (OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
 	}
-	if fi, err := os.Stat(name); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".carryover-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
+	return safefile.WriteFile(name, data, safefile.Options{Mode: perm, KeepMode: true, Sync: true})
 }
 
 // Target names the files of one agent.
