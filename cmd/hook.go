@@ -84,7 +84,14 @@ func Snapshot(e *Env, tool, event string) {
 		}
 	}()
 	var out bytes.Buffer
-	err := snapshot(e, tool, event, start, log, &out)
+	wlog := *log // the watchdog's own copy: snapshot grows log's prefix
+	b := budget(e, event)
+	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out) })
+	if !finished {
+		wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer; nothing injected, the next event catches up",
+			time.Since(start).Round(time.Millisecond), b)
+		return
+	}
 	if err != nil {
 		logOrStderr(e, log, err)
 	}
@@ -589,6 +596,14 @@ func PublishProject(e *Env, l *ledger.Ledger, project string, cfg Config, log *l
 		return nil, nil // nothing worth handing off yet
 	}
 	h.Git, h.Files = repo().Facts(h.Files)
+	if p := repo().Problem(); p != "" {
+		log.Printf("git: %s", p)
+	}
+	if repo().Tracked(publish.HandoffPath(project)) {
+		// A repository that commits .carryover/handoff.md would have the
+		// next `git commit -a` publish the user's handoff.
+		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", publish.HandoffPath(project))
+	}
 	var native string
 	if s, err := l.SessionByID(h.SessionID); err == nil {
 		native = s.NativeID

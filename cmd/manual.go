@@ -23,7 +23,9 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // getwd is the working directory (a test seam: in-process scripts set it).
@@ -521,7 +523,7 @@ func projectContext(e *Env, dir string, g distill.Git) resume.Project {
 	p.Structure = tree(dir, 2, resume.MaxTreeLines)
 	var mem strings.Builder
 	for _, name := range []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".github/copilot-instructions.md"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := safefile.ReadFile(filepath.Join(dir, name), publish.MaxUserFile) // never a FIFO or device
 		if err != nil || len(b) == 0 {
 			continue
 		}
@@ -559,7 +561,9 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager"}, args...)...)
+	// core.fsmonitor off: a .git/config that came with an unpacked
+	// archive could otherwise name a command for `git status` to run.
+	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager", "-c", "core.fsmonitor=false"}, args...)...)
 	c.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	var out bytes.Buffer
 	c.Stdout = &out

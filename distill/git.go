@@ -29,6 +29,7 @@ import (
 // refused leaves the facts out and says why in Problem.
 type Repo struct {
 	root    string
+	top     string // the work tree's top directory (where .git is)
 	git     Git
 	index   []byte
 	noHead  bool   // .git/HEAD unreadable: no file facts either
@@ -45,11 +46,11 @@ const (
 
 // OpenRepo reads root's .git directory (nil when root is in no repository).
 func OpenRepo(root string) *Repo {
-	gitDir, why := findGitDir(root)
+	top, gitDir, why := findGitDir(root)
 	if gitDir == "" && why == "" {
 		return nil
 	}
-	r := &Repo{root: root}
+	r := &Repo{root: root, top: top}
 	r.git.Repo = true
 	if why != "" {
 		r.noHead, r.problem = true, why
@@ -86,6 +87,21 @@ func OpenRepo(root string) *Repo {
 		r.problem = fmt.Sprintf("%s: %v; file states omitted", filepath.Join(gitDir, "index"), err)
 	}
 	return r
+}
+
+// Tracked reports whether the file at abs is in the repository's index
+// (false for a nil Repo or an unreadable index).
+func (r *Repo) Tracked(abs string) bool {
+	if r == nil || r.index == nil {
+		return false
+	}
+	rel, err := filepath.Rel(r.top, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	_, ok := scanIndex(r.index, map[string]bool{rel: true})[rel]
+	return ok
 }
 
 // Problem says why git facts are missing or partial ("" when none, and
@@ -215,17 +231,18 @@ func sameBlob(abs string, fi os.FileInfo, e indexEntry) bool {
 // gitdir file). It returns "" and a reason when a .git is there but is
 // refused: not a directory or regular file, unreadable, or pointing
 // outside the repository.
-func findGitDir(root string) (gitDir, why string) {
+func findGitDir(root string) (top, gitDir, why string) {
 	dir := root
 	for {
 		p := filepath.Join(dir, ".git")
 		fi, err := os.Lstat(p)
 		if err == nil {
-			return gitDirAt(dir, p, fi)
+			gitDir, why := gitDirAt(dir, p, fi)
+			return dir, gitDir, why
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", ""
+			return "", "", ""
 		}
 		dir = parent
 	}
