@@ -110,10 +110,10 @@ func WriteOwn(project, name string, data []byte) error {
 // one is capped at MaxChars (4,000) characters.
 const MaxHandoffFile = 256 << 10
 
-// ReadHandoff reads <project>/.carryover/handoff.md without following a
+// ReadHandoffFile reads <project>/.carryover/handoff.md without following a
 // symlink (neither .carryover nor handoff.md), refusing a FIFO or device
 // and a file over MaxHandoffFile. A missing file wraps fs.ErrNotExist.
-func ReadHandoff(project string) ([]byte, error) {
+func ReadHandoffFile(project string) ([]byte, error) {
 	pd, err := safefile.OpenDir(project)
 	if err != nil {
 		return nil, err

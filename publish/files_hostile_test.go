@@ -27,7 +27,7 @@ func TestOwnFilesNeverThroughSymlinks(t *testing.T) {
 		if err := publish.WriteOwn(proj, "handoff.md", []byte("# [CARRYOVER] evil")); !errors.Is(err, safefile.ErrSymlink) {
 			t.Errorf("WriteOwn: %v", err)
 		}
-		if _, err := publish.ReadHandoff(proj); !errors.Is(err, safefile.ErrSymlink) {
+		if _, err := publish.ReadHandoffFile(proj); !errors.Is(err, safefile.ErrSymlink) {
 			t.Errorf("ReadHandoff: %v", err)
 		}
 	})
@@ -41,7 +41,7 @@ func TestOwnFilesNeverThroughSymlinks(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(victimDir, ".gitignore")); err == nil {
 			t.Errorf(".gitignore written through the symlinked directory")
 		}
-		if _, err := publish.ReadHandoff(proj); !errors.Is(err, safefile.ErrSymlink) {
+		if _, err := publish.ReadHandoffFile(proj); !errors.Is(err, safefile.ErrSymlink) {
 			t.Errorf("ReadHandoff: %v", err)
 		}
 	})
