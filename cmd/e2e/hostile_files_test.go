@@ -298,6 +298,31 @@ func TestHostileFiles(t *testing.T) {
 		h.wantLog("handoff.md: is a symlink")
 	})
 
+	t.Run("resume-and-session-symlinks", func(t *testing.T) {
+		// The files `handoff` and `capture` write, planted as links into
+		// $HOME (RESUME.yaml/.json take the same path as RESUME.md).
+		h := newHostileRepo(t, func(up string) {
+			os.MkdirAll(filepath.Join(up, ".carryover"), 0o755)
+			for name, target := range map[string]string{"RESUME.md": ".profile", "session.json": ".gitconfig"} {
+				os.Symlink(filepath.Join("..", "..", "..", "home", target), filepath.Join(up, ".carryover", name))
+			}
+		})
+		before := h.outsideState()
+		sel := []string{"--transcript", h.transcriptPath(), "--source", "claude", "--project", h.project}
+		for _, args := range [][]string{
+			append([]string{"handoff", "--no-clipboard"}, sel...),
+			append([]string{"capture"}, sel...),
+		} {
+			_, errOut, code := runCarryover(t, h.env(), h.project, args...)
+			if code == 0 || !strings.Contains(errOut, "is a symlink") {
+				t.Errorf("%v: exit %d, want a clear refusal: %s", args, code, errOut)
+			}
+		}
+		if after := h.outsideState(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("files outside the project changed")
+		}
+	})
+
 	t.Run("carryover-dir-symlink-to-home", func(t *testing.T) {
 		h := newHostileRepo(t, func(up string) {
 			os.Symlink(filepath.Join("..", "..", "home"), filepath.Join(up, ".carryover"))
