@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Config is the user's ~/.carryover/config.toml, with what a project's
@@ -166,15 +167,20 @@ func canonical(p string) string {
 	return p
 }
 
+// maxConfig is the largest config file carryover reads (a real one is a
+// few hundred bytes).
+const maxConfig = 1 << 20
+
 // readConfig reads a config file: nil when there is none; a regular file
-// of at most 1 MiB. The user's own may be a symlink (dotfile managers);
-// a project's is not followed out of the project.
+// of at most maxConfig bytes, never blocking (a project's may be a FIFO or
+// /dev/zero). The user's own may be a symlink (dotfile managers); a
+// project's is not followed out of the project.
 func readConfig(path string, follow bool) ([]byte, error) {
-	flags := syscall.O_NOFOLLOW
+	read := safefile.ReadFileNoFollow
 	if follow {
-		flags = 0
+		read = safefile.ReadFile
 	}
-	b, err := readLimited(path, 1<<20, flags)
+	b, err := read(path, maxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -53,6 +53,14 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 		return nil, nil // nothing worth handing off yet
 	}
 	h.Git, h.Files = p.Repo().Facts(h.Files)
+	if why := p.Repo().Problem(); why != "" {
+		p.logf("git: %s", why)
+	}
+	if p.Repo().Tracked(HandoffPath(p.Root)) {
+		// A repository that commits .carryover/handoff.md would have the
+		// next `git commit -a` publish the user's handoff.
+		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
+	}
 	var native string
 	if s, err := l.SessionByID(h.SessionID); err == nil {
 		native = s.NativeID
@@ -106,7 +114,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.logf("record published handoff: %v", err)
 	}
-	if err := WriteAtomic(HandoffPath(p.Root), []byte(text)); err != nil {
+	if err := WriteOwn(p.Root, "handoff.md", []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	pointers := []string{"AGENTS.md"}
@@ -128,7 +136,7 @@ func (p *Project) WriteProject(text, tool string) error {
 // the reason is logged). l may be nil (another process holds the ledger
 // locked, or it is damaged): the digests under the home decide then.
 func (p *Project) ReadHandoff(l *ledger.Ledger) string {
-	b, err := ReadHandoffFile(p.Root)
+	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			p.logf("read handoff: %v", err)

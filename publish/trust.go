@@ -3,13 +3,11 @@ package publish
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // A .carryover/handoff.md that came with a repository is not a previous
@@ -24,10 +22,6 @@ import (
 // keepDigests is how many published digests the sidecar keeps (concurrent
 // hooks may finish their writes in another order than they recorded them).
 const keepDigests = 8
-
-// maxHandoffRead bounds the read of a project's handoff.md (carryover
-// writes at most MaxChars bytes).
-const maxHandoffRead = 64 << 10
 
 // Digest is the content hash recorded for a published handoff.
 func Digest(b []byte) string {
@@ -59,7 +53,7 @@ func RecordPublished(home, project, digest string) error {
 }
 
 func sidecarDigests(path string) []string {
-	b, err := readBounded(path, 4096)
+	b, err := safefile.ReadFile(path, 4096) // under the home: a symlink there is the user's
 	if err != nil {
 		return nil
 	}
@@ -70,41 +64,6 @@ func sidecarDigests(path string) []string {
 		}
 	}
 	return out
-}
-
-// ReadHandoffFile reads project's handoff.md: a regular file reached
-// without following a symlink, at most maxHandoffRead bytes. A FIFO or
-// device planted there cannot block the read.
-func ReadHandoffFile(project string) ([]byte, error) {
-	return readBounded(HandoffPath(project), maxHandoffRead)
-}
-
-func readBounded(path string, limit int64) ([]byte, error) {
-	return readLimited(path, limit, syscall.O_NOFOLLOW)
-}
-
-// readLimited reads a regular file of at most limit bytes; flags may add
-// O_NOFOLLOW. O_NONBLOCK keeps a FIFO from blocking the open.
-func readLimited(path string, limit int64, flags int) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s is a symbolic link; carryover does not read through it", path)
-		}
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than carryover ever writes there", path, fi.Size())
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // CheckHandoff says why b, read from project's handoff.md, must not be
