@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/redact/redacttest"
 )
 
 // egressTranscript is a Claude transcript in which one secret-bearing line
@@ -32,7 +32,7 @@ func egressTranscript(sid, text string) string {
 // session.json. Target: 0. A control run with `redact = false` proves the
 // secrets do reach those egresses when redaction is off.
 func TestSecretEgress(t *testing.T) {
-	lines, err := redact.SecretLines("../../testdata/redact/secrets.txt")
+	lines, err := redacttest.SecretLines("../../testdata/redact/secrets.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestSecretEgress(t *testing.T) {
 			}
 		}
 	}
-	run := func(t *testing.T, l redact.SecretLine, redactOn bool) map[string]string {
+	run := func(t *testing.T, l redacttest.SecretLine, redactOn bool) map[string]string {
 		root := t.TempDir()
 		home, project := filepath.Join(root, "home"), filepath.Join(root, "proj")
 		os.MkdirAll(project, 0o755)
