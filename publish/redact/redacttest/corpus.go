@@ -52,10 +52,10 @@ func (s Stats) String() string {
 
 // SecretLine is one expanded line of secrets.txt.
 type SecretLine struct {
-	Line    int      // 1-based line in secrets.txt
-	Text    string   // the line with its templates expanded
-	Secrets []string // the fakes inserted, in order
-	Kinds   []redact.Kind   // the template kind of each fake
+	Line    int           // 1-based line in secrets.txt
+	Text    string        // the line with its templates expanded
+	Secrets []string      // the fakes inserted, in order
+	Kinds   []redact.Kind // the template kind of each fake
 }
 
 // Corpus measures String on the corpus in dir (testdata/redact).
