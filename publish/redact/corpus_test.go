@@ -88,6 +88,11 @@ func TestCleanLines(t *testing.T) {
 
 func coveredAs(text, sec string, k redact.Kind, ms []redact.Match) bool {
 	i := strings.Index(text, sec)
+	// A line-number prefix or string-literal glue around a key block is
+	// not part of the secret.
+	trimmed := strings.TrimLeft(sec, " \t0123456789\u2192\"")
+	i += len(sec) - len(trimmed)
+	sec = strings.TrimRight(trimmed, "\"\\n +\n")
 	if i < 0 {
 		return false
 	}

@@ -83,6 +83,24 @@ const (
 	KindToken            Kind = "token"
 	KindTwilioKey        Kind = "twilio-key"
 	KindURLCredentials   Kind = "url-credentials"
+
+	KindAtlassianToken  Kind = "atlassian-token"
+	KindAzureADSecret   Kind = "azure-ad-secret"
+	KindAzureSAS        Kind = "azure-sas"
+	KindDatabricksToken Kind = "databricks-token"
+	KindDigitalOcean    Kind = "digitalocean-token"
+	KindDiscordToken    Kind = "discord-token"
+	KindDopplerToken    Kind = "doppler-token"
+	KindGoogleOAuth     Kind = "google-oauth-token"
+	KindGrafanaToken    Kind = "grafana-token"
+	KindHerokuKey       Kind = "heroku-key"
+	KindLinearKey       Kind = "linear-key"
+	KindMailgunKey      Kind = "mailgun-key"
+	KindNewRelicKey     Kind = "newrelic-key"
+	KindPostmanKey      Kind = "postman-key"
+	KindShopifyToken    Kind = "shopify-token"
+	KindTelegramToken   Kind = "telegram-token"
+	KindVaultToken      Kind = "vault-token"
 )
 
 var allKinds = []Kind{
@@ -92,6 +110,10 @@ var allKinds = []Kind{
 	KindPassword, KindPrivateKey, KindPyPIToken, KindSecret, KindSendGridKey,
 	KindSlackToken, KindSlackWebhook, KindStripeKey, KindToken, KindTwilioKey,
 	KindURLCredentials,
+	KindAtlassianToken, KindAzureADSecret, KindAzureSAS, KindDatabricksToken, KindDigitalOcean,
+	KindDiscordToken, KindDopplerToken, KindGoogleOAuth, KindGrafanaToken, KindHerokuKey,
+	KindLinearKey, KindMailgunKey, KindNewRelicKey, KindPostmanKey, KindShopifyToken,
+	KindTelegramToken, KindVaultToken,
 }
 
 // generic reports whether k comes from a context detector rather than a
@@ -148,6 +170,17 @@ func Find(s string) []Match {
 		} else if m.End > i+1 {
 			i = m.End - 1
 		}
+	}
+	// "dapi" has no delimiter to trigger on: look for it directly.
+	for off := 0; ; {
+		k := strings.Index(s[off:], "dapi")
+		if k < 0 {
+			break
+		}
+		if m, ok := databricks(s, off+k); ok {
+			ms = append(ms, m)
+		}
+		off += k + 4
 	}
 	return resolve(ms)
 }

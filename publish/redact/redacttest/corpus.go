@@ -162,11 +162,15 @@ func expand(t string, n int) (SecretLine, error) {
 		if sec == "" {
 			return l, fmt.Errorf("no fake generator for kind %q; add one to Fake", k)
 		}
-		if mod == "json" {
-			q, _ := json.Marshal(sec)
-			sec = string(q[1 : len(q)-1])
-		} else if mod != "" {
-			return l, fmt.Errorf("unknown template modifier %q (known: json)", mod)
+		for _, m := range strings.Split(mod, "+") {
+			if m == "" {
+				continue
+			}
+			f, ok := modifiers[m]
+			if !ok {
+				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, noend, literals, b64, putty)", m)
+			}
+			sec = f(sec)
 		}
 		b.WriteString(t[:i])
 		b.WriteString(sec)
@@ -180,6 +184,47 @@ func expand(t string, n int) (SecretLine, error) {
 	b.WriteString(t)
 	l.Text = b.String()
 	return l, nil
+}
+
+// modifiers rewrite a fake into the form a transcript shows it in:
+//
+//	json      JSON-escaped, as inside a raw transcript line
+//	numbered  each line behind a Read-style line number ("     3→")
+//	noend     without its last two lines (a key cut before its END line)
+//	literals  a PEM block split across Go string literals ("...\n" +)
+//	b64       standard base64 (kubeconfig client-key-data)
+//	putty     the body of a PEM block as a PuTTY .ppk file
+var modifiers = map[string]func(string) string{
+	"json": func(s string) string {
+		q, _ := json.Marshal(s)
+		return string(q[1 : len(q)-1])
+	},
+	"numbered": func(s string) string {
+		ls := strings.Split(s, "\n")
+		for i := range ls {
+			ls[i] = fmt.Sprintf("%6d\u2192%s", i+1, ls[i])
+		}
+		return strings.Join(ls, "\n")
+	},
+	"noend": func(s string) string {
+		ls := strings.Split(s, "\n")
+		return strings.Join(ls[:max(1, len(ls)-2)], "\n")
+	},
+	"literals": func(s string) string {
+		ls := strings.Split(s, "\n")
+		for i := range ls {
+			ls[i] = "\t\"" + ls[i] + "\\n\""
+		}
+		return strings.Join(ls, " +\n")
+	},
+	"b64": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+	"putty": func(s string) string {
+		ls := strings.Split(s, "\n")
+		body := ls[1 : len(ls)-1]
+		return "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy-key\nPublic-Lines: 1\n" +
+			"AAAAB3NzaC1yc2EAAAADAQABAAABAQ\nPrivate-Lines: " + fmt.Sprint(len(body)) + "\n" +
+			strings.Join(body, "\n") + "\nPrivate-MAC: " + fmt.Sprintf("%x", fnv.New64a().Sum([]byte(body[0])))
+	},
 }
 
 const (
@@ -256,6 +301,46 @@ func Fake(k redact.Kind, seed uint64) string {
 		return g.mixed(alnum, 32)
 	case redact.KindAzureStorageKey:
 		return g.mixed(b64, 86) + "=="
+	case redact.KindAtlassianToken:
+		return "ATATT3" + g.mixed(alnum+"_-", 186)
+	case redact.KindAzureADSecret:
+		return g.mixed(alnum, 3) + g.str(digits, 1) + "Q~" + g.mixed(alnum+"_~.-", 34)
+	case redact.KindAzureSAS:
+		return g.mixed(alnum, 30) + "%2B" + g.mixed(alnum, 10) + "%3D"
+	case redact.KindDatabricksToken:
+		return "dapi" + g.str(digits, 1) + g.str(hexLow, 31)
+	case redact.KindDigitalOcean:
+		return g.one("dop_v1_", "doo_v1_", "dor_v1_") + g.str(digits, 1) + g.str(hexLow, 63)
+	case redact.KindDiscordToken:
+		return g.one("MT", "Nz", "OD") + g.mixed(alnum, 24) + "." + g.mixed(urlSafe, 6) + "." + g.mixed(urlSafe, 38)
+	case redact.KindDopplerToken:
+		return "dp." + g.one("pt.", "st.", "sa.", "ct.") + g.mixed(alnum, 43)
+	case redact.KindGoogleOAuth:
+		if g.r.IntN(2) == 0 {
+			return "1//0" + g.mixed(urlSafe, 100)
+		}
+		return "ya29." + g.mixed(urlSafe, 150)
+	case redact.KindGrafanaToken:
+		if g.r.IntN(2) == 0 {
+			return "glsa_" + g.mixed(alnum, 32) + "_" + g.str(hexLow, 8)
+		}
+		return "glc_" + g.mixed(b64, 80) + "=="
+	case redact.KindHerokuKey:
+		return "HRKU-AA" + g.mixed(urlSafe, 58)
+	case redact.KindLinearKey:
+		return "lin_api_" + g.mixed(alnum, 40)
+	case redact.KindMailgunKey:
+		return "key-" + g.str(digits, 1) + g.str(hexLow, 31)
+	case redact.KindNewRelicKey:
+		return g.one("NRAK-", "NRII-") + g.mixed(upper+digits, 27)
+	case redact.KindPostmanKey:
+		return "PMAK-" + g.str(digits, 1) + g.str(hexLow, 23) + "-" + g.str(hexLow, 34)
+	case redact.KindShopifyToken:
+		return g.one("shpat_", "shpss_", "shpca_", "shppa_") + g.str(digits, 1) + g.str(hexLow, 31)
+	case redact.KindTelegramToken:
+		return g.str("123456789", 1) + g.str(digits, 9) + ":A" + g.mixed(urlSafe, 34)
+	case redact.KindVaultToken:
+		return g.one("hvs.", "hvb.") + g.mixed(urlSafe, 90)
 	case redact.KindBearerToken:
 		return g.mixed(alnum, 20) + g.str(alnum+"-._~", 19) + g.str(alnum, 1)
 	}
