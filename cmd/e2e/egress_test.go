@@ -79,7 +79,7 @@ func TestSecretEgress(t *testing.T) {
 }
 
 // egresses is how many outputs egressRun collects.
-const egresses = 17
+const egresses = 16
 
 // egressRun writes the transcript made by tr, runs the Stop and SessionStart
 // hooks, handoff (md, yaml, json), capture, list --json and status --json

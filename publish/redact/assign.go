@@ -107,6 +107,9 @@ func assignment(s string, i int) (Match, bool) {
 	}
 	switch kind {
 	case KindAzureStorageKey, KindPrivateKey: // AccountKey=, client-key-data:
+		for !quoted && len(val) > 0 && val[len(val)-1] == '.' {
+			val, ve = val[:len(val)-1], ve-1 // the end of a sentence
+		}
 		if len(val) < 20 || run(val, 0, setBase64) != len(val) || isPlaceholder(val) {
 			return Match{}, false
 		}

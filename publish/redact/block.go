@@ -38,6 +38,12 @@ func privateKey(s string, i int) (Match, bool) {
 	}
 	e := keyBody(s, bodyStart, limit)
 	if countBase64(s[bodyStart:e]) < minKeyBase64 {
+		if strings.Trim(s[bodyStart:], " \t\r\n\u2026") == "" {
+			// The text ends with the header: a first line or a clip kept
+			// only that much of a key. Mask the header, which says a key
+			// follows.
+			return Match{KindPrivateKey, i, bodyStart}, true
+		}
 		return Match{}, false
 	}
 	return Match{KindPrivateKey, i, e}, true

@@ -247,6 +247,9 @@ func tildeToken(s string, i int) (Match, bool) {
 	for e < len(s) && e-i <= 40 && (classes[s[e]]&(setURLSafe|cKey) != 0 || s[e] == '~') {
 		e++
 	}
+	for e > i+32 && s[e-1] == '.' {
+		e-- // the end of a sentence
+	}
 	if n := e - (i + 1); n < 31 || n > 34 || !mixed(s[i+1:e]) {
 		return Match{}, false
 	}
