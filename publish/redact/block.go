@@ -28,7 +28,11 @@ func privateKey(s string, i int) (Match, bool) {
 	}
 	bodyStart := hs + he + len(dashes)
 	limit := min(len(s), bodyStart+maxKeyBlock)
-	if k := strings.Index(s[bodyStart:limit], endMarker); k >= 0 {
+	// The body ends at the first dashes: END, or the next block's BEGIN
+	// when this one lost its END. Searching only that far keeps a text
+	// made of headers linear (searching for END alone scanned 64 KB per
+	// header).
+	if k := strings.Index(s[bodyStart:limit], dashes); k >= 0 && hasPrefixAt(s, bodyStart+k, endMarker) {
 		ts := bodyStart + k + len(endMarker)
 		te := strings.Index(s[ts:min(len(s), ts+maxLabel)], dashes)
 		if te < 0 || countBase64(s[bodyStart:bodyStart+k]) < minKeyBase64 {

@@ -373,6 +373,11 @@ func BenchmarkWorstCase(b *testing.B) {
 		"pem":      "-----BEGIN RSA " + "PRIVATE KEY-----",
 		"bearer":   "Bearer ",
 		"hot":      "_-=:@ABJS",
+		"hot2":     "_-=:@ABJS./~swpk",
+		"prose":    "my password is ",
+		"flag":     " --token ",
+		"dot":      "dp.pt.",
+		"pemcut":   "-----BEGIN " + "PRIVATE KEY-----\n     1\u2192",
 		"auth":     "Authorization: Bearer ",
 	}
 	for name, p := range patterns {
