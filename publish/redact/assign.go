@@ -62,7 +62,7 @@ func assignment(s string, i int) (Match, bool) {
 	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
 		letters |= 1 << (s[j-1] & 31) // the same bit for upper and lower case
 	}
-	if j == ke || ke-j > maxKeyLen || !mayHaveKeyword(letters) && !(ke-j == 3 && equalFold(s[j:ke], "key")) {
+	if j == ke || ke-j > maxKeyLen || !mayHaveKeyword(letters) && !shortKey(s[j:ke]) {
 		return Match{}, false
 	}
 	if hasSuffixAt(s, j, "//") {
@@ -136,7 +136,7 @@ func assignment(s string, i int) (Match, bool) {
 // folded. passwd covers password, auth covers authorization, accesskey covers
 // sharedaccesskey.
 var keywordLetters = func() (ms []uint32) {
-	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "pw", "sig", "clientkeydata"} {
+	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
 		var m uint32
 		for i := 0; i < len(w); i++ {
 			m |= 1 << (w[i] & 31)
@@ -153,6 +153,13 @@ func mayHaveKeyword(letters uint32) bool {
 		}
 	}
 	return false
+}
+
+// shortKey reports whether k is one of the short keys whose letters are too
+// common for the letter filter: "pw", "sig" (Azure SAS) and "key" ("API
+// key: ...").
+func shortKey(k string) bool {
+	return len(k) <= 3 && (equalFold(k, "pw") || equalFold(k, "sig") || equalFold(k, "key"))
 }
 
 // foldKey appends k lower-cased without its _ - . separators.
@@ -473,6 +480,9 @@ func sasContext(s string, i int) bool {
 // curlUser masks the password of curl's basic auth, -u user:password or
 // --user user:password; s[i] is the colon.
 func curlUser(s string, i int) (Match, bool) {
+	if i+1 >= len(s) || isSpaceByte(s[i+1]) || isOneOf(s[i+1], "=/\"'") || i > 0 && isOneOf(s[i-1], "\"'") {
+		return Match{}, false // "key": value, x := y, scheme://, "a":"b"
+	}
 	j := i
 	for j > 0 && i-j < maxKeyLen && !isSpaceByte(s[j-1]) && !isOneOf(s[j-1], "\"'=:[") {
 		j--

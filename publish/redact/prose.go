@@ -9,15 +9,27 @@ import "strings"
 
 // proseKey is called with s[i] == 'w' or 'k'.
 func proseKey(s string, i int) (Match, bool) {
-	ws, we := i, i+1
-	for ws > 0 && i-ws < maxKeyLen && classes[s[ws-1]]&setURLSafe != 0 {
-		ws--
-	}
+	we := i + 1
 	for we < len(s) && we-i < maxKeyLen && classes[s[we]]&setURLSafe != 0 {
 		we++
 	}
-	if we >= len(s) || s[we] != ' ' || ws > 0 && isOneOf(s[ws-1], "./$%{<@") {
-		return Match{}, false // not followed by a space, or a path, variable or field
+	if we >= len(s) || s[we] != ' ' {
+		return Match{}, false // password), token. token, ...: not a statement
+	}
+	ws := i
+	for ws > 0 && i-ws < maxKeyLen && classes[s[ws-1]]&setURLSafe != 0 {
+		ws--
+	}
+	if ws > 0 && isOneOf(s[ws-1], "./$%{<@") {
+		return Match{}, false // a path, variable or field
+	}
+	verb := hasPrefixAt(s, we+1, "is ") || hasPrefixAt(s, we+1, "was ")
+	lineStart := ws
+	for lineStart > 0 && (s[lineStart-1] == ' ' || s[lineStart-1] == '\t') {
+		lineStart--
+	}
+	if !verb && lineStart > 0 && s[lineStart-1] != '\n' && ws > 0 && s[ws-1] != ' ' {
+		return Match{}, false // no verb, and not "set <key>", "login x password" or a line of its own
 	}
 	word := s[ws:we]
 	var buf [2*maxKeyLen + 1]byte
@@ -34,9 +46,9 @@ func proseKey(s string, i int) (Match, bool) {
 
 	p := we + 1
 	switch {
-	case hasPrefixAt(s, p, "is "):
+	case verb && s[p] == 'i':
 		p += 3
-	case hasPrefixAt(s, p, "was "):
+	case verb:
 		p += 4
 	default:
 		// No verb: only "set <key> <value>" and .netrc's "password <value>".

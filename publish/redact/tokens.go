@@ -201,6 +201,9 @@ func dotToken(s string, i int) (Match, bool) {
 // discord matches a bot token, [MNO] + 23-27, '.', 6, '.', 27-38 url-safe
 // bytes, triggered on its first dot.
 func discord(s string, i int) (Match, bool) {
+	if i < 24 || i+7 >= len(s) || s[i+7] != '.' {
+		return Match{}, false // the middle part is exactly 6 bytes
+	}
 	for l := 24; l <= 28 && l <= i; l++ {
 		t := i - l
 		if !isOneOf(s[t], "MNO") || !boundary(s, t) {
