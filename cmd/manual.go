@@ -346,7 +346,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
 		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.project, Now: e.Now(), Redact: redactor(cfg)}
 		if p.explicit {
-			o.Transcripts = []adapters.Transcript{{Path: p.Path, SessionID: p.ID}}
+			o.Transcripts = adapters.ExplicitTranscripts(a, h, adapterEnv(e))
 		}
 		rep, err := ledger.Ingest(l, o)
 		if err != nil {
@@ -377,6 +377,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 	if len(rows) == 0 {
 		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls)", p.Tool, shortID(p.ID))
 	}
+	ledger.PromoteSubagentOnly(rows)
 	return s, rows, nil
 }
 
