@@ -41,6 +41,7 @@ type AiderSession struct {
 	Start       time.Time // local time of the machine that ran aider
 	FirstPrompt string    // first real request, "" when none
 	Prompts     int
+	Rows        int // rows it yields: 0 for an aborted start or only /add, /drop
 	Path        string // the history file
 }
 
@@ -197,6 +198,11 @@ func splitAiderSessions(text, path string) []aiderChunk {
 	tag := hex.EncodeToString(sum[:3])
 	var out []aiderChunk
 	seen := map[string]int{}
+	if !strings.Contains(text, "# aider chat started at ") && strings.Contains(text, "#### ") {
+		// A history without any start header (hand-trimmed, or written by
+		// another tool in aider's format): one session.
+		out = append(out, aiderChunk{id: "history-" + tag})
+	}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		if m := aiderHeaderRE().FindStringSubmatch(line); m != nil {
@@ -233,7 +239,9 @@ func aiderSessionsAt(path string) ([]AiderSession, error) {
 	var out []AiderSession
 	for _, c := range splitAiderSessions(text, path) {
 		s := AiderSession{ID: c.id, Start: c.start, Path: path}
-		for _, r := range parseAiderSession(c) {
+		rows := parseAiderSession(c)
+		s.Rows = len(rows)
+		for _, r := range rows {
 			if r.Kind == KindPrompt {
 				if s.Prompts == 0 {
 					s.FirstPrompt = firstLine(r.Text)
@@ -249,7 +257,10 @@ func aiderSessionsAt(path string) ([]AiderSession, error) {
 // ReadStore returns the rows of the session h.SessionID names (its full id
 // or its start time as "2006-01-02 15:04:05"), or of the last session.
 func (aider) ReadStore(h Hook, env Env) ([]Row, error) {
-	path := aiderHistoryPath(h, env)
+	path := h.TranscriptPath // handoff --transcript FILE, or the lister's file
+	if path == "" {
+		path = aiderHistoryPath(h, env)
+	}
 	if path == "" {
 		return nil, errors.New("aider: no project directory given")
 	}
@@ -264,7 +275,15 @@ func (aider) ReadStore(h Hook, env Env) ([]Row, error) {
 	if len(chunks) == 0 {
 		return nil, nil
 	}
+	// Without an id: the newest session that holds something (an aborted
+	// start or a session of only /add and /drop yields no rows).
 	c := chunks[len(chunks)-1]
+	for i := len(chunks) - 1; i >= 0; i-- {
+		if len(parseAiderSession(chunks[i])) > 0 {
+			c = chunks[i]
+			break
+		}
+	}
 	if h.SessionID != "" {
 		found := false
 		for _, x := range chunks {
@@ -390,7 +409,7 @@ func parseAiderSession(c aiderChunk) []Row {
 					rows = append(rows, r)
 					openCmd, cmdTest = &r, cmd == "test"
 					continue
-				case "ask", "code", "architect", "context":
+				case "ask", "code", "architect", "context", "copy-context":
 					if arg == "" {
 						continue
 					}

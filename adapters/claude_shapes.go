@@ -22,11 +22,6 @@ import (
 // that is not isMeta, not a tool result, not a harness wrapper and not a
 // compaction summary; promptSource only confirms it.
 
-// ClaudeNewestKnown is the newest Claude Code version whose transcript shape
-// carryover was checked against (specs/tools.toml agrees; a test holds them
-// together).
-const ClaudeNewestKnown = "2.1.197"
-
 // claudeControlCommands are built-in slash commands that steer the session
 // rather than ask for work: their echo is never the request.
 var claudeControlCommands = map[string]bool{

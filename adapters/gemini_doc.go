@@ -25,10 +25,6 @@ import (
 // every write replaces it); the ledger's upsert by message id makes the
 // re-read harmless.
 
-// GeminiNewestKnown is the newest Gemini CLI version whose session shape
-// carryover was checked against.
-const GeminiNewestKnown = "0.39.1"
-
 // geminiDocMax bounds a document read whole (the biggest real chat files
 // are a few MB; a planted huge file must not exhaust memory).
 const geminiDocMax = 256 << 20

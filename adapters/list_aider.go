@@ -35,6 +35,12 @@ func (aiderLister) Describe(path string) (NativeSession, error) {
 		return NativeSession{}, errNoSession
 	}
 	a := ss[len(ss)-1]
+	for i := len(ss) - 1; i >= 0; i-- {
+		if ss[i].Rows > 0 { // the newest session with content (ReadStore reads the same)
+			a = ss[i]
+			break
+		}
+	}
 	return NativeSession{Tool: "aider", ID: a.ID, Path: a.Path, Project: filepath.Dir(path), LastActive: a.Start,
 		MessageCount: a.Prompts, CountEstimated: true, Preview: preview(a.FirstPrompt)}, nil
 }

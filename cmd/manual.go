@@ -281,10 +281,10 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	tool := sel.source
 	why := "--source " + tool
 	if tool == "" {
-		tool = sniffTool(path)
+		tool = adapters.Sniff(path)
 		why = "detected from the file's content"
 		if tool == "" {
-			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s)", sel.transcript, strings.Join(adapters.ListerNames(), ", "))
+			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s); %s", sel.transcript, strings.Join(adapters.ListerNames(), ", "), adapters.Tried(""))
 		}
 	}
 	l, ok := adapters.ListerFor(tool)
@@ -293,38 +293,13 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	}
 	d, err := l.Describe(path)
 	if err != nil {
-		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source", sel.transcript, tool, err)
+		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source; %s", sel.transcript, tool, err, adapters.Tried(tool))
 	}
 	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
 		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
 	}
 	return picked{candidate: candidate{NativeSession: d}, project: project, explicit: true,
 		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}, nil
-}
-
-// sniffTool guesses the agent that wrote a transcript from its first bytes.
-func sniffTool(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	b := make([]byte, 64<<10)
-	n, _ := io.ReadFull(f, b)
-	b = b[:n]
-	switch {
-	case bytes.Contains(b, []byte(`"type":"session_meta"`)):
-		return "codex"
-	case bytes.Contains(b, []byte(`"type":"session.start"`)):
-		return "copilot-cli"
-	case bytes.Contains(b, []byte(`"projectHash"`)):
-		return "gemini"
-	case bytes.Contains(b, []byte(`# aider chat started at`)):
-		return "aider"
-	case bytes.Contains(b, []byte(`"sessionId"`)) && (bytes.Contains(b, []byte(`"type":"user"`)) || bytes.Contains(b, []byte(`"type":"assistant"`)) || bytes.Contains(b, []byte(`"type":"queue-operation"`))):
-		return "claude"
-	}
-	return ""
 }
 
 // ingest reads the picked session into the ledger (the snapshot code) and
@@ -375,7 +350,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		return s, nil, exitf(ExitError, "read the ledger: %v", err)
 	}
 	if len(rows) == 0 {
-		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls)", p.Tool, shortID(p.ID))
+		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls); %s", p.Tool, shortID(p.ID), adapters.Tried(p.Tool))
 	}
 	ledger.PromoteSubagentOnly(rows)
 	return s, rows, nil
