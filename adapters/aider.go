@@ -309,7 +309,7 @@ type aiderBlock struct {
 // (#### user, > tool, other assistant), with two additions: a multi-line
 // tool output is prefixed with "> " only on its first line and ends at the
 // line carrying the "  " hard break, and blank lines separate blocks.
-func aiderBlocks(lines []string) []aiderBlock {
+func aiderBlocks(lines []string, loose bool) []aiderBlock {
 	var out []aiderBlock
 	add := func(kind byte, i int, s string) {
 		if n := len(out); n > 0 && out[n-1].kind == kind {
@@ -334,7 +334,7 @@ func aiderBlocks(lines []string) []aiderBlock {
 			add('u', i, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(raw, "####"), " "), " "))
 		case strings.HasPrefix(raw, "> ") || raw == ">":
 			body := strings.TrimPrefix(strings.TrimPrefix(raw, ">"), " ")
-			if !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != "" {
+			if !loose && !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != "" {
 				cont = true // first line of a multi-line tool output
 			}
 			add('t', i, strings.TrimRight(body, " "))
@@ -361,8 +361,17 @@ func aiderBlocks(lines []string) []aiderBlock {
 // parseAiderSession turns one session into rows. Keys are "L<line>" (the
 // line's index below the session header: the file is append-only).
 func parseAiderSession(c aiderChunk) []Row {
+	if rows := parseAiderBlocks(c, aiderBlocks(c.lines, false)); len(rows) > 0 {
+		return rows
+	}
+	// Nothing readable: a history written without aider's "  " hard
+	// breaks turns everything after a "> " line into tool output. Read it
+	// again with every "> " line on its own, for whatever it holds.
+	return parseAiderBlocks(c, aiderBlocks(c.lines, true))
+}
+
+func parseAiderBlocks(c aiderChunk, blocks []aiderBlock) []Row {
 	base := Row{Time: c.start}
-	blocks := aiderBlocks(c.lines)
 	var rows []Row
 	lastEdits := map[string]string{} // path -> new text of the last reply's edit blocks
 	type pendingErr struct {
