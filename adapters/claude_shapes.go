@@ -132,6 +132,9 @@ func claudeScrub(rows []Row) []Row {
 // for agents that keep subagents in files of their own, those files too
 // (a session's subagents are part of its work).
 func ExplicitTranscripts(a Adapter, h Hook, env Env) []Transcript {
+	if strings.HasSuffix(h.TranscriptPath, ".vscdb") {
+		return []Transcript{} // a database: read by the store reader, never tailed
+	}
 	ts := []Transcript{{Path: h.TranscriptPath, SessionID: h.SessionID}}
 	lp, ok := a.(LineParser)
 	if !ok {

@@ -430,6 +430,9 @@ func (cursor) ReadStore(h Hook, env Env) ([]Row, error) {
 	if h.SessionID == "" {
 		return nil, nil
 	}
+	if strings.HasSuffix(h.TranscriptPath, ".vscdb") { // handoff --transcript state.vscdb
+		return ReadCursorDB(h.TranscriptPath, h.SessionID)
+	}
 	if h.TranscriptPath != "" {
 		return nil, nil
 	}
