@@ -1,0 +1,106 @@
+package adapters
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAiderShapes: --transcript reads the file it is given; the newest
+// session with nothing readable (only /add, /drop) falls back to the latest
+// with content; /ask and /copy-context arguments are requests in any
+// language; a history without a start header is one session.
+func TestAiderShapes(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "adapters", "aider", "0.86-shapes")
+	hist := filepath.Join(dir, ".aider.chat.history.md")
+	rows, err := aider{}.ReadStore(Hook{TranscriptPath: hist, Project: t.TempDir()}, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for _, r := range rows {
+		if r.Kind == KindPrompt {
+			prompts = append(prompts, r.Text)
+		}
+	}
+	want := []string{"как устроен модуль оплаты?", "请检查一下缓存的失效逻辑"}
+	if strings.Join(prompts, "|") != strings.Join(want, "|") {
+		t.Errorf("prompts = %q, want %q (the empty last session must fall back to the one before)", prompts, want)
+	}
+	d, err := aiderLister{}.Describe(hist)
+	if err != nil || !strings.HasPrefix(d.ID, "20251002T090000") {
+		t.Errorf("Describe = %+v, %v; want the 09:00 session (the newest with content)", d, err)
+	}
+	loose := filepath.Join(dir, "no-header.aider.chat.history.md")
+	rows, err = aider{}.ReadStore(Hook{TranscriptPath: loose, Project: t.TempDir()}, Env{})
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("a history without a header yielded %d rows, %v", len(rows), err)
+	}
+}
+
+// TestGeminiDocShape: the pre-0.39 document is described (id, preview,
+// count) and refused with its position, never its content, when broken.
+func TestGeminiDocShape(t *testing.T) {
+	doc, _ := filepath.Glob(filepath.Join("..", "testdata", "adapters", "gemini", "pre-0.39-document", "*.json"))
+	if len(doc) != 1 {
+		t.Fatalf("fixture missing: %v", doc)
+	}
+	s, err := geminiLister{}.Describe(doc[0])
+	if err != nil || s.ID != "4d2e1f00-0000-4000-8000-000000000003" || s.MessageCount != 2 || s.Preview == "" {
+		t.Errorf("Describe = %+v, %v", s, err)
+	}
+	bad := filepath.Join(t.TempDir(), "session-x.json")
+	os.WriteFile(bad, []byte(`{"sessionId":"s","messages":[{"id":"secret-text`), 0o600)
+	_, err = gemini{}.ReadStore(Hook{TranscriptPath: bad}, Env{})
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("broken document: err = %v", err)
+	}
+}
+
+// TestClaudeOldSubagentLayout: a 1.0.x session's top-level agent-*.jsonl
+// files are found by the parent's sessionId; other sessions' are not.
+func TestClaudeOldSubagentLayout(t *testing.T) {
+	dir := t.TempDir()
+	main := filepath.Join(dir, "aaa.jsonl")
+	os.WriteFile(main, []byte(`{"sessionId":"aaa","type":"user"}`+"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "agent-1.jsonl"), []byte(`{"parentUuid":null,"isSidechain":true,"sessionId":"aaa","type":"user"}`+"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "agent-2.jsonl"), []byte(`{"sessionId": "bbb","type":"user"}`+"\n"), 0o600)
+	ts := claude{}.Transcripts(Hook{TranscriptPath: main, SessionID: "aaa"}, Env{})
+	if len(ts) != 2 || filepath.Base(ts[1].Path) != "agent-1.jsonl" || !ts[1].Sidechain {
+		t.Errorf("Transcripts = %+v", ts)
+	}
+}
+
+// TestDriftWarning: a transcript from a newer minor version than the
+// newest known shape warns once, naming agent and version.
+func TestDriftWarning(t *testing.T) {
+	if w := DriftWarning("claude", []byte(`{"version":"2.1.300"}`)); w != "" {
+		t.Errorf("a patch release warned: %q", w)
+	}
+	w := DriftWarning("claude", []byte(`{"type":"user","version":"2.3.0"}`))
+	if !strings.Contains(w, "claude 2.3.0") || !strings.Contains(w, "update carryover") {
+		t.Errorf("DriftWarning = %q", w)
+	}
+	if w := DriftWarning("codex", []byte(`{"payload":{"cli_version":"0.42.0"}}`)); w != "" {
+		t.Errorf("an old version warned: %q", w)
+	}
+}
+
+// FuzzGeminiDocument: the document reader never panics.
+func FuzzGeminiDocument(f *testing.F) {
+	doc, _ := filepath.Glob(filepath.Join("..", "testdata", "adapters", "gemini", "pre-0.39-document", "*.json"))
+	for _, p := range doc {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "session-f.json")
+		if os.WriteFile(p, b, 0o600) != nil {
+			return
+		}
+		_, _ = gemini{}.ReadStore(Hook{TranscriptPath: p}, Env{})
+		_, _ = describeGeminiDoc(p)
+	})
+}
