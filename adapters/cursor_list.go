@@ -16,8 +16,6 @@ import (
 // ~/.cursor/projects/<slug>/agent-transcripts/ (<id>.jsonl or
 // <id>/<id>.jsonl) and, for --all, the composers of the global
 // state.vscdb (opened read-only; they record no project).
-var _ = registerLister("cursor", cursorLister{})
-
 type cursorLister struct{}
 
 func (cursorLister) Stores(env Env) []string {

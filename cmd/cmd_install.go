@@ -23,8 +23,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/carryover/carryover/cmd/hookconf"
 	"github.com/carryover/carryover/specs"
+	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/urfave/cli/v2"
 )
@@ -239,8 +239,8 @@ func parseToolList(s string) ([]string, error) {
 		if t == "" {
 			continue
 		}
-		if !slices.Contains(specs.Names, t) {
-			return nil, exitf(ExitError, "unknown agent %q in --tools; choose from %s", t, strings.Join(specs.Names, ", "))
+		if !slices.Contains(specs.Names(), t) {
+			return nil, exitf(ExitError, "unknown agent %q in --tools; choose from %s", t, strings.Join(specs.Names(), ", "))
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -355,7 +355,7 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	sel := specs.Names
+	sel := specs.Names()
 	if tools != "" {
 		if sel, err = parseToolList(tools); err != nil {
 			return err

@@ -37,10 +37,13 @@ type Status struct {
 // Check reports the state of cap's hooks for t.
 func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error) {
 	st := Status{Tool: t.Tool, Path: t.Path}
-	f, ok := formats[t.Tool]
-	if !ok || t.Path == "" || len(cap.Hooks()) == 0 {
+	if t.Path == "" || len(cap.Hooks()) == 0 {
 		st.State = StateNoHooks
 		return st, nil
+	}
+	f, err := formatFor(t)
+	if err != nil {
+		return st, err
 	}
 	b, exists, err := read(files, t.Path)
 	if err != nil {

@@ -98,6 +98,8 @@ type Target struct {
 	Path string
 	// TrustPath is a second file install edits (Codex config.toml); "" for none.
 	TrustPath string
+	// Layout is the hook file's layout (specs.Tool.HookFile).
+	Layout *specs.HookFile
 }
 
 // TargetFor resolves tool's files (see specs.Tool.ConfigPath).
@@ -106,6 +108,7 @@ func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home stri
 		Tool:      tl.Name,
 		Path:      tl.ConfigPath(goos, getenv, home, exists),
 		TrustPath: tl.TrustPath(goos, getenv, home, exists),
+		Layout:    tl.HookFile,
 	}
 }
 
@@ -221,9 +224,12 @@ func checkExe(exe string) error {
 // PlanInstall plans writing cap's hooks for t. Plans with no change are
 // returned too (Changed reports false), so callers can list every file.
 func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, error) {
-	f, ok := formats[t.Tool]
-	if !ok || t.Path == "" || len(cap.Hooks()) == 0 {
+	if t.Path == "" || len(cap.Hooks()) == 0 {
 		return nil, nil
+	}
+	f, err := formatFor(t)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkExe(exe); err != nil {
 		return nil, err
@@ -250,9 +256,12 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 
 // PlanUninstall plans removing carryover's stubs (and Codex trust entries) for t.
 func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
-	f, ok := formats[t.Tool]
-	if !ok || t.Path == "" {
+	if t.Path == "" {
 		return nil, nil
+	}
+	f, err := formatFor(t)
+	if err != nil {
+		return nil, err
 	}
 	before, exists, err := read(files, t.Path)
 	if err != nil {

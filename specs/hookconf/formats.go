@@ -1,10 +1,8 @@
 package hookconf
 
-// One format per agent; all are JSON documents with a top-level "hooks"
-// object keyed by native event name, holding a list per event:
-//
-//   grouped (Claude Code, Codex, Gemini): [{matcher?, hooks: [handler…]}…]
-//   flat (Copilot CLI, Cursor, VS Code, Windsurf): [handler…]
+// A format is a hook file layout from specs/tools.toml (specs.HookFile:
+// grouped or flat) plus the few per-agent checks that are code, not layout
+// (extras below).
 
 import (
 	"bytes"
@@ -24,45 +22,72 @@ type format struct {
 	trust    bool                                   // Codex: trust hashes in config.toml
 }
 
-var formats = map[string]format{
-	"claude": {grouped: true, cmdKeys: []string{"command"}, handler: secondsHandler("timeout"), warn: claudeWarnings},
-	"codex":  {grouped: true, cmdKeys: []string{"command"}, handler: secondsHandler("timeout"), trust: true},
-	"gemini": {grouped: true, cmdKeys: []string{"command"}, handler: geminiHandler, warn: geminiWarnings},
-	"copilot-cli": {cmdKeys: []string{"bash", "command", "powershell"}, skeleton: ordered{{"version", 1}},
-		handler: func(h specs.Hook, cmd string) ordered {
-			return withTimeout(ordered{{"type", "command"}, {"bash", cmd}}, "timeoutSec", h.Timeout)
-		}},
-	"cursor": {cmdKeys: []string{"command"}, skeleton: ordered{{"version", 1}},
-		handler: func(h specs.Hook, cmd string) ordered {
-			o := withTimeout(ordered{{"command", cmd}}, "timeout", h.Timeout)
-			if h.Matcher != "" {
-				o = append(o, kv{"matcher", h.Matcher})
+// extras are per-agent checks and second files: code, keyed by agent name.
+var extras = map[string]struct {
+	warn  func(doc map[string]any) []string
+	trust bool
+}{
+	"claude": {warn: claudeWarnings},
+	"codex":  {trust: true},
+	"gemini": {warn: geminiWarnings},
+}
+
+// formatFor builds t's format from its layout. An agent with a config file
+// and no layout is an error, never an empty plan (specs.Load rejects such a
+// table too).
+func formatFor(t Target) (format, error) {
+	l := t.Layout
+	if l == nil {
+		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
+	}
+	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys}
+	for _, fld := range l.Skeleton {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return format{}, err
+		}
+		f.skeleton = append(f.skeleton, kv{k, v})
+	}
+	type field struct {
+		key string
+		val any
+	}
+	var fields []field
+	for _, fld := range l.Handler {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return format{}, err
+		}
+		fields = append(fields, field{k, v})
+	}
+	f.handler = func(h specs.Hook, cmd string) ordered {
+		var o ordered
+		for _, fl := range fields {
+			v := fl.val
+			switch v {
+			case specs.PhCommand:
+				v = cmd
+			case specs.PhTimeout, specs.PhTimeoutMs:
+				if h.Timeout <= 0 {
+					continue
+				}
+				v = h.Timeout
+				if fl.val == specs.PhTimeoutMs {
+					v = h.Timeout * 1000
+				}
+			case specs.PhMatcher:
+				if h.Matcher == "" {
+					continue
+				}
+				v = h.Matcher
 			}
-			return o
-		}},
-	"vscode-copilot": {cmdKeys: []string{"command", "bash", "linux", "osx", "windows"}, handler: secondsHandler("timeout")},
-	"windsurf": {cmdKeys: []string{"command", "powershell"},
-		handler: func(h specs.Hook, cmd string) ordered {
-			return ordered{{"command", cmd}, {"show_output", false}}
-		}},
-}
-
-func withTimeout(o ordered, key string, t int) ordered {
-	if t > 0 {
-		o = append(o, kv{key, t})
+			o = append(o, kv{fl.key, v})
+		}
+		return o
 	}
-	return o
-}
-
-func secondsHandler(key string) func(h specs.Hook, cmd string) ordered {
-	return func(h specs.Hook, cmd string) ordered {
-		return withTimeout(ordered{{"type", "command"}, {"command", cmd}}, key, h.Timeout)
-	}
-}
-
-// Gemini timeouts are milliseconds; "name" shows in its trust prompt.
-func geminiHandler(h specs.Hook, cmd string) ordered {
-	return withTimeout(ordered{{"name", "carryover"}, {"type", "command"}, {"command", cmd}}, "timeout", h.Timeout*1000)
+	x := extras[t.Tool]
+	f.warn, f.trust = x.warn, x.trust
+	return f, nil
 }
 
 func claudeWarnings(doc map[string]any) []string {
