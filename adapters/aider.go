@@ -56,7 +56,7 @@ type AiderSession struct {
 	Start       time.Time // local time of the machine that ran aider
 	FirstPrompt string    // first real request, "" when none
 	Prompts     int
-	Rows        int // rows it yields: 0 for an aborted start or only /add, /drop
+	Rows        int    // rows it yields: 0 for an aborted start or only /add, /drop
 	Path        string // the history file
 }
 

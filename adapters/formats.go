@@ -107,4 +107,3 @@ func DriftWarning(tool string, head []byte) string {
 	}
 	return tool + " " + v + ": format newer than carryover knows (" + Formats[tool].Newest + "): update carryover"
 }
-

@@ -37,7 +37,7 @@ var geminiAgent = &Agent{
 		"AfterAgent": ClassStop, "SessionEnd": ClassEnd,
 	},
 	Sniff: func(b []byte) bool { // early JSONL headers have no projectHash
-		return containsAll(b, `"projectHash"`) || containsAll(b, `"sessionId"`, `"startTime"`)
+		return containsAll(b, `"projectHash"`) || containsAll(b, `"sessionId"`, `"startTime"`, `"lastUpdated"`)
 	},
 	Launch:        []string{"gemini", "-i"},
 	ContextWindow: geminiContextWindow,
