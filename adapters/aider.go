@@ -447,7 +447,7 @@ func parseAiderBlocks(c aiderChunk, blocks []aiderBlock) []Row {
 			if IsCarryoverText(text) {
 				r.Kind, r.Text = KindInjection, carryoverHeader(text)
 			} else {
-				r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+				r.Kind, r.Text = KindPrompt, promptText(text)
 			}
 			rows = append(rows, r)
 		case 'a':

@@ -520,7 +520,7 @@ func (w *claudeRows) user() {
 		case rawHasPrefix(s, "<command-"):
 			if req, ok := claudeCommandPrompt(w.str(s)); ok {
 				r := w.newRow(w.key())
-				r.Role, r.Kind, r.Text = "user", KindPrompt, clip(req, maxPrompt)
+				r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(req)
 				w.emit(r)
 			}
 			return
@@ -535,7 +535,7 @@ func (w *claudeRows) user() {
 			return
 		}
 		r := w.newRow(w.key())
-		r.Role, r.Kind, r.Text = "user", KindPrompt, w.clipped(s, maxPrompt)
+		r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(s)
 		w.emit(r)
 		return
 	}
@@ -574,10 +574,21 @@ func (w *claudeRows) user() {
 				continue
 			}
 			r := w.newRow(w.indexKey(i))
-			r.Role, r.Kind, r.Text = "user", KindPrompt, w.clipped(w.b(b.text), maxPrompt)
+			r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(w.b(b.text))
 			w.emit(r)
 		}
 	}
+}
+
+// prompt is a prompt row's text from the raw string: clipped as it is,
+// or, when it may hold more than PastedLines lines (escaped newlines
+// counted on the raw bytes, an upper bound unless \u000a is used),
+// unquoted whole and bounded (promptText).
+func (w *claudeRows) prompt(raw []byte) string {
+	if bytes.Count(raw, []byte(`\n`)) < PastedLines && !bytes.Contains(raw, []byte(`\u000`)) {
+		return w.clipped(raw, maxPrompt)
+	}
+	return w.add([]byte(promptText(w.str(raw))))
 }
 
 // hasToolResult reports whether the line's content holds a tool_result

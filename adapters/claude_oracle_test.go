@@ -173,7 +173,7 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		case strings.HasPrefix(s, "<command-"):
 			if req, ok := claudeCommandPrompt(s); ok {
 				r := base
-				r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, clip(req, maxPrompt)
+				r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, promptText(req)
 				return []Row{r}
 			}
 			return nil
@@ -187,7 +187,7 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			return []Row{r}
 		}
 		r := base
-		r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, clip(s, maxPrompt)
+		r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, promptText(s)
 		return []Row{r}
 	}
 	var rows []Row
@@ -219,7 +219,7 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			if strings.HasPrefix(b.Text, "[Request interrupted by user") {
 				continue
 			}
-			r.Role, r.Kind, r.Text = "user", KindPrompt, clip(b.Text, maxPrompt)
+			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(b.Text)
 		default:
 			continue
 		}

@@ -323,7 +323,7 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 			r.Role, r.Kind, r.Text = "assistant", KindText, clip(c.Text, maxText)
 		case it.Role == "user" && codexRealPrompt(kind, c.Text):
 			r.Key = codexPromptKey(base.Time, c.Text)
-			r.Role, r.Kind, r.Text = "user", KindPrompt, clip(c.Text, maxPrompt)
+			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(c.Text)
 		default:
 			continue // developer instructions, AGENTS.md, environment, hook prompts
 		}
@@ -598,7 +598,7 @@ func codexEvent(it codexItem, base Row) []Row {
 			r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(it.Message)
 			return []Row{r}
 		}
-		r.Role, r.Kind, r.Text = "user", KindPrompt, clip(it.Message, maxPrompt)
+		r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
 		return []Row{r}
 	case "patch_apply_end":
 		return codexPatchEnd(it, base)

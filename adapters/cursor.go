@@ -417,7 +417,7 @@ func cursorUserText(key, text string) []Row {
 	if IsCarryoverText(query) {
 		return append(rows, Row{Key: key, Role: "user", Kind: KindInjection, Text: carryoverHeader(query)})
 	}
-	return append(rows, Row{Key: key, Role: "user", Kind: KindPrompt, Text: clip(query, maxPrompt)})
+	return append(rows, Row{Key: key, Role: "user", Kind: KindPrompt, Text: promptText(query)})
 }
 
 // cursorUserDir is Cursor's VS Code-style "User" directory.
@@ -711,7 +711,7 @@ func cursorBubbleRows(id string, b cursorBubble) []Row {
 		if IsCarryoverText(text) {
 			r.Kind, r.Text = KindInjection, carryoverHeader(text)
 		} else {
-			r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+			r.Kind, r.Text = KindPrompt, promptText(text)
 		}
 		return []Row{r}
 	case "assistant":

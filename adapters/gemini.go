@@ -292,7 +292,7 @@ func geminiUser(m geminiMessage, base Row) []Row {
 	if IsCarryoverText(prompt) {
 		r.Kind, r.Role, r.Text = KindInjection, "system", carryoverHeader(prompt)
 	} else {
-		r.Text = clip(prompt, maxPrompt)
+		r.Text = promptText(prompt)
 	}
 	return append(rows, r)
 }

@@ -569,7 +569,7 @@ func vscodeRows(reqs []vscodeRequest) []Row {
 			if IsCarryoverText(text) {
 				r.Key, r.Role, r.Kind, r.Text = rk+"#injection", "system", KindInjection, carryoverHeader(text)+" via prompt"
 			} else {
-				r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+				r.Kind, r.Text = KindPrompt, promptText(text)
 				r.Key = vscodePromptKey(r.Text)
 			}
 			put(r)
