@@ -104,3 +104,20 @@ func FuzzGeminiDocument(f *testing.F) {
 		_, _ = describeGeminiDoc(p)
 	})
 }
+
+// TestSurveyCountsUnknown: status's survey counts lines of unknown types
+// (a future Codex payload, a new Claude line type) and non-JSON lines,
+// and names a newer recorded version.
+func TestSurveyCountsUnknown(t *testing.T) {
+	codexFile := filepath.Join("..", "testdata", "adapters", "codex", "0.7x-events", "rollout-event-prompts.jsonl")
+	sv := SurveySessions("codex", []string{codexFile})
+	if sv.Sessions != 1 || sv.Unknown != 2 || sv.Failed != 0 || sv.Lines != 11 {
+		t.Errorf("codex survey = %+v; want 11 lines, 2 unknown (a future payload and a future line type)", sv)
+	}
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(p, []byte(`{"type":"user","version":"3.0.1","message":{"role":"user","content":"hi there you"},"uuid":"u"}`+"\n{\"type\":\"hologram\"}\nnot json\n"), 0o600)
+	sv = SurveySessions("claude", []string{p, filepath.Join(t.TempDir(), "gone.jsonl")})
+	if sv.Unknown != 1 || sv.Failed != 1 || sv.Unread != 1 || len(sv.Drift) != 1 {
+		t.Errorf("claude survey = %+v", sv)
+	}
+}
