@@ -32,6 +32,10 @@ func TestAiderShapes(t *testing.T) {
 	if err != nil || !strings.HasPrefix(d.ID, "20251002T090000") {
 		t.Errorf("Describe = %+v, %v; want the 09:00 session (the newest with content)", d, err)
 	}
+	all, _ := aiderLister{}.ListSessions(Env{WorkDir: dir, Getenv: func(string) string { return "" }}, "")
+	if len(all) != 1 || all[0].ID != d.ID {
+		t.Errorf("list --all = %+v; want the one session with content, found from the working directory", all)
+	}
 	loose := filepath.Join(dir, "no-header.aider.chat.history.md")
 	rows, err = aider{}.ReadStore(Hook{TranscriptPath: loose, Project: t.TempDir()}, Env{})
 	if err != nil || len(rows) == 0 {

@@ -77,7 +77,10 @@ func currentProject(explicit string) (string, error) {
 	return ResolveProject("", wd), nil
 }
 
-func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
+func adapterEnv(e *Env) adapters.Env {
+	wd, _ := getwd()
+	return adapters.Env{Getenv: e.Getenv, Home: e.UserHome(), WorkDir: wd}
+}
 
 // candidate is a session found in an agent's store or only in the ledger.
 type candidate struct {
