@@ -125,3 +125,67 @@ func TestSurveyCountsUnknown(t *testing.T) {
 		t.Errorf("claude survey = %+v", sv)
 	}
 }
+
+// TestVSCodeManualPath: list reads VS Code's own stores (chatSessions
+// first, a transcript only for a session without one) and a chatSessions
+// file given as --transcript is replayed.
+func TestVSCodeManualPath(t *testing.T) {
+	user, _ := filepath.Abs(filepath.Join("..", "testdata", "adapters", "vscode-copilot", "User"))
+	// The portable layout is the simplest to point at the fixture.
+	port := t.TempDir()
+	os.MkdirAll(filepath.Join(port, "user-data"), 0o700)
+	if err := os.Symlink(user, filepath.Join(port, "user-data", "User")); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := vscodeLister{}.ListSessions(Env{Getenv: func(k string) string {
+		if k == "VSCODE_PORTABLE" {
+			return port
+		}
+		return ""
+	}}, "")
+	if err != nil || len(ss) < 2 {
+		t.Fatalf("ListSessions = %+v, %v; want the fixture's sessions", ss, err)
+	}
+	ids := map[string]int{}
+	for _, s := range ss {
+		ids[s.ID]++
+		if s.Preview == "" {
+			t.Errorf("session %s has no preview", s.ID)
+		}
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("session %s listed %d times", id, n)
+		}
+	}
+	store, _ := filepath.Glob(filepath.Join(user, "workspaceStorage", "*", "chatSessions", "*.jsonl"))
+	rows, err := vscode{}.ReadStore(Hook{TranscriptPath: store[0], SessionID: "x"}, Env{})
+	if err != nil || len(rows) == 0 {
+		t.Errorf("ReadStore(--transcript chatSessions file) = %d rows, %v", len(rows), err)
+	}
+}
+
+// TestCursorManualPath: list reads ~/.cursor/projects/<slug>/agent-transcripts
+// for a project (flat and nested layouts), never subagent files.
+func TestCursorManualPath(t *testing.T) {
+	home := t.TempDir()
+	proj := "/home/ana/shop"
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "adapters", "cursor", "agent-transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".cursor", "projects", cursorSlug(proj), "agent-transcripts")
+	for _, p := range []string{"c1.jsonl", "c2/c2.jsonl", "c2/subagents/s1.jsonl"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o700)
+		os.WriteFile(filepath.Join(dir, p), b, 0o600)
+	}
+	ss, err := cursorLister{}.ListSessions(Env{Home: home, Getenv: func(string) string { return "" }}, proj)
+	if err != nil || len(ss) != 2 {
+		t.Fatalf("ListSessions = %+v, %v; want c1 and c2", ss, err)
+	}
+	for _, s := range ss {
+		if s.Project != proj || s.Preview == "" || (s.ID != "c1" && s.ID != "c2") {
+			t.Errorf("session %+v", s)
+		}
+	}
+}
