@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Survey is what reading an agent's recent sessions found, so a silent
@@ -158,4 +159,28 @@ func SurveyRecent(tool string, env Env, n int) Survey {
 func (s Survey) String() string {
 	return fmt.Sprintf("read %d recent session(s): %d lines, %d of an unknown type skipped, %d failed, %d session(s) unreadable",
 		s.Sessions, s.Lines, s.Unknown, s.Failed, s.Unread)
+}
+
+// UnreadableNote is what `list --all` says when an agent's store holds
+// session-like files but none could be read as a session ("" otherwise):
+// an empty list must not hide a format carryover cannot read.
+func UnreadableNote(tool string, env Env, listed int) string {
+	if listed > 0 {
+		return ""
+	}
+	l, ok := ListerFor(tool)
+	if !ok {
+		return ""
+	}
+	files := 0
+	for _, d := range l.Stores(env) {
+		for _, pat := range []string{"*.json*", "*/*.json*", "*/*/*.json*", "*/*/*/*.json*", "*/*/*/*/*.json*"} {
+			m, _ := filepath.Glob(filepath.Join(globEscape(d), pat))
+			files += len(m)
+		}
+	}
+	if files == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d file(s) in its store but no session could be read (run `carryover status` for what was skipped)", tool, files)
 }

@@ -118,6 +118,11 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 			seen[s.Tool+"\x00"+s.ID] = true
 			out = append(out, candidate{NativeSession: s})
 		}
+		if project == "" {
+			if note := adapters.UnreadableNote(n, aenv, len(ss)); note != "" {
+				fmt.Fprintf(e.Stderr, "carryover: %s\n", note)
+			}
+		}
 	}
 	// The ledger keeps sessions whose transcripts are gone.
 	if fileExists(filepath.Join(e.Home(), ledger.FileName)) {
