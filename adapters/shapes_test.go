@@ -189,3 +189,20 @@ func TestCursorManualPath(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiHeaderWithoutProjectHash: early 0.39 JSONL headers have no
+// projectHash; Describe (list, --transcript) still finds the session.
+func TestGeminiHeaderWithoutProjectHash(t *testing.T) {
+	f, _ := filepath.Glob(filepath.Join("..", "testdata", "adapters", "gemini", "0.39-header-without-projecthash", "*.jsonl"))
+	if len(f) != 1 {
+		t.Fatal("fixture missing")
+	}
+	s, err := geminiLister{}.Describe(f[0])
+	if err != nil || s.ID != "9c1d0000-0000-4000-8000-000000000004" || s.Preview == "" {
+		t.Errorf("Describe = %+v, %v", s, err)
+	}
+	b, _ := os.ReadFile(f[0])
+	if got := SniffTranscript(b); got != "gemini" {
+		t.Errorf("SniffTranscript = %q, want gemini", got)
+	}
+}
