@@ -1,7 +1,9 @@
 package adapters
 
 import (
+	"bytes"
 	"database/sql"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,7 +31,7 @@ func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, err
 	var out []NativeSession
 	for _, f := range files {
 		s, err := l.Describe(f)
-		if err != nil || !InProject(s.Project, project) {
+		if err != nil || !InProject(s.Project, project) || codexIsSubagent(f) {
 			continue
 		}
 		out = append(out, s)
@@ -93,8 +95,8 @@ func (l codexLister) fromIndex(home, project string) ([]NativeSession, bool) {
 		}
 		// A row can outlive its rollout: only list sessions still on disk.
 		s, err := l.Describe(rollout)
-		if err != nil {
-			continue
+		if err != nil || codexIsSubagent(rollout) {
+			continue // a spawned subagent's rollout is read with its parent
 		}
 		s.ID, s.Project = id, cwd
 		if t := indexTime(upd); t.After(s.LastActive) {
@@ -187,4 +189,22 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 	s.MessageCount, s.CountEstimated = countMessages(path, fs,
 		[]byte(`"type":"UserMessage"`), []byte(`"type":"AgentMessage"`), []byte(`"type":"user_message"`), []byte(`"type":"agent_message"`))
 	return s, nil
+}
+
+// codexIsSubagent reports whether a rollout's session_meta (its first
+// line, within 16 KB) says a thread spawned it: its edits and commands are
+// the parent's (codexSubagents), it is not a session to hand off alone.
+func codexIsSubagent(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 16<<10)
+	n, _ := io.ReadFull(f, buf)
+	head := buf[:n]
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	return bytes.Contains(head, []byte(`"thread_spawn"`))
 }

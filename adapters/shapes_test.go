@@ -206,3 +206,21 @@ func TestGeminiHeaderWithoutProjectHash(t *testing.T) {
 		t.Errorf("SniffTranscript = %q, want gemini", got)
 	}
 }
+
+// TestCodexSubagentRollouts: a rollout a thread spawned is read with its
+// parent (Transcripts) and not listed as a session of its own.
+func TestCodexSubagentRollouts(t *testing.T) {
+	day := filepath.Join(t.TempDir(), "sessions", "2026", "01", "02")
+	os.MkdirAll(day, 0o700)
+	parent := filepath.Join(day, "rollout-2026-01-02T10-00-00-aaaa1111-0000-4000-8000-000000000001.jsonl")
+	child := filepath.Join(day, "rollout-2026-01-02T10-05-00-bbbb2222-0000-4000-8000-000000000002.jsonl")
+	os.WriteFile(parent, []byte(`{"timestamp":"2026-01-02T10:00:00Z","type":"session_meta","payload":{"id":"aaaa1111-0000-4000-8000-000000000001","cwd":"/w"}}`+"\n"), 0o600)
+	os.WriteFile(child, []byte(`{"timestamp":"2026-01-02T10:05:00Z","type":"session_meta","payload":{"id":"bbbb2222-0000-4000-8000-000000000002","cwd":"/w","source":{"subagent":{"thread_spawn":{"parent_thread_id":"aaaa1111-0000-4000-8000-000000000001","depth":1}}}}}`+"\n"), 0o600)
+	ts := codex{}.Transcripts(Hook{TranscriptPath: parent, SessionID: "aaaa1111-0000-4000-8000-000000000001"}, Env{})
+	if len(ts) != 2 || ts[1].Path != child || !ts[1].Sidechain {
+		t.Errorf("Transcripts = %+v; want the parent and its spawned rollout", ts)
+	}
+	if !codexIsSubagent(child) || codexIsSubagent(parent) {
+		t.Error("codexIsSubagent is wrong")
+	}
+}
