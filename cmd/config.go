@@ -4,11 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/carryover/carryover/publish/safefile"
 	"github.com/pelletier/go-toml/v2"
 )
+
+// maxConfig is the largest config file carryover reads (a real one is a
+// few hundred bytes).
+const maxConfig = 1 << 20
 
 // Config is ~/.carryover/config.toml, overridden per project by
 // <project>/.carryover.toml.
@@ -36,7 +40,7 @@ func LoadConfig(e *Env, project string) (Config, []error) {
 		if project == "" && p != e.ConfigPath() {
 			continue
 		}
-		b, err := os.ReadFile(p)
+		b, err := safefile.ReadFile(p, maxConfig) // a project's may be a FIFO or /dev/zero
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

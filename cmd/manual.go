@@ -393,7 +393,9 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager"}, args...)...)
+	// core.fsmonitor off: a .git/config that came with an unpacked
+	// archive could otherwise name a command for `git status` to run.
+	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager", "-c", "core.fsmonitor=false"}, args...)...)
 	c.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	var out bytes.Buffer
 	c.Stdout = &out

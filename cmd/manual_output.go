@@ -141,7 +141,7 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	if distill.RepoRoot(project) != "" {
 		_, _ = publish.EnsureGitignore(project)
 	}
-	if err := publish.WriteAtomic(path, []byte(text)); err != nil {
+	if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if o.stdout {

@@ -26,7 +26,15 @@ func Snapshot(e *Env, tool, event string) {
 		}
 	}()
 	var out bytes.Buffer
-	if err := snapshot(e, tool, event, start, log, &out); err != nil {
+	wlog := *log // the watchdog's own copy: snapshot grows log's prefix
+	b := snapshotBudget(e, tool, event)
+	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out) })
+	if !finished {
+		wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer; nothing injected, the next event catches up",
+			time.Since(start).Round(time.Millisecond), b)
+		return
+	}
+	if err != nil {
 		logOrStderr(e, log, err)
 	}
 	if out.Len() > 0 {

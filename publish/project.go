@@ -54,6 +54,14 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 		return nil, nil // nothing worth handing off yet
 	}
 	h.Git, h.Files = p.Repo().Facts(h.Files)
+	if why := p.Repo().Problem(); why != "" {
+		p.logf("git: %s", why)
+	}
+	if p.Repo().Tracked(HandoffPath(p.Root)) {
+		// A repository that commits .carryover/handoff.md would have the
+		// next `git commit -a` publish the user's handoff.
+		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
+	}
 	var native string
 	if s, err := l.SessionByID(h.SessionID); err == nil {
 		native = s.NativeID
@@ -62,7 +70,7 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 		}
 	}
 	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native})
-	if prev, err := os.ReadFile(HandoffPath(p.Root)); err == nil && sameBody(string(prev), text) {
+	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) {
 		// Nothing but the timestamp would change: keep the file (and its
 		// receipts) as is — and the global copy, unless it is gone.
 		if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
@@ -102,7 +110,7 @@ func (p *Project) WriteProject(text, tool string) error {
 			p.logf(".gitignore: %v", err)
 		}
 	}
-	if err := WriteAtomic(HandoffPath(p.Root), []byte(text)); err != nil {
+	if err := WriteOwn(p.Root, "handoff.md", []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	pointers := []string{"AGENTS.md"}
@@ -122,7 +130,7 @@ func (p *Project) WriteProject(text, tool string) error {
 // ReadHandoff returns the project's handoff.md when it is carryover's (""
 // when there is none or it is not).
 func (p *Project) ReadHandoff() string {
-	b, err := os.ReadFile(HandoffPath(p.Root))
+	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			p.logf("read handoff: %v", err)
