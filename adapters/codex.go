@@ -34,7 +34,10 @@ var codexAgent = &Agent{
 		"PreToolUse": ClassTool, "PostToolUse": ClassTool,
 		"Stop": ClassStop, "Interrupt": ClassFailure, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
 	},
-	Sniff:         func(b []byte) bool { return containsAll(b, `"type":"session_meta"`) },
+	Sniff: func(b []byte) bool {
+		return containsAll(b, `"type":"session_meta"`) || // the oldest rollouts: a bare header + bare items
+			containsAll(b, `"instructions"`, `"record_type"`) || containsAll(b, `"instructions"`, `"type":"message"`, `"role"`)
+	},
 	Launch:        []string{"codex"},
 	ContextWindow: 200_000,
 }
@@ -223,6 +226,14 @@ func (codex) ParseLine(line []byte, off int64) ([]Row, error) {
 		return nil, nil
 	}
 	var it codexItem
+	if len(l.Payload) == 0 && codexBareItems[l.Type] {
+		// Rollouts before session_meta (codex-rs 0.1x–0.2x, spring 2025)
+		// wrote response items bare: the line is the item, with no time.
+		if json.Unmarshal(line, &it) != nil {
+			return nil, nil
+		}
+		return codexResponseItem(it, Row{Key: "off:" + strconv.FormatInt(off, 10)}, false), nil
+	}
 	if json.Unmarshal(l.Payload, &it) != nil {
 		return nil, nil
 	}
@@ -243,6 +254,13 @@ func (codex) ParseLine(line []byte, off int64) ([]Row, error) {
 		return []Row{r}, nil
 	}
 	return nil, nil
+}
+
+// codexBareItems are the response item types the oldest rollouts wrote
+// without the {"type":"response_item","payload":…} envelope.
+var codexBareItems = map[string]bool{
+	"message": true, "function_call": true, "function_call_output": true, "local_shell_call": true,
+	"custom_tool_call": true, "custom_tool_call_output": true,
 }
 
 // codexSummary strips Codex's fixed preamble from a compaction message.
@@ -322,7 +340,9 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 			}
 			r.Role, r.Kind, r.Text = "assistant", KindText, clip(c.Text, maxText)
 		case it.Role == "user" && codexRealPrompt(kind, c.Text):
-			r.Key = codexPromptKey(base.Time, c.Text)
+			if !base.Time.IsZero() { // the oldest rollouts have no times: offsets keep repeats apart
+				r.Key = codexPromptKey(base.Time, c.Text)
+			}
 			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(c.Text)
 		default:
 			continue // developer instructions, AGENTS.md, environment, hook prompts

@@ -132,6 +132,8 @@ func indexTime(v any) time.Time {
 type codexHeadLine struct {
 	Timestamp string `json:"timestamp"`
 	Type      string `json:"type"`
+	ID        string `json:"id"`   // the oldest rollouts' bare header
+	Role      string `json:"role"` // and their bare message items
 	Payload   struct {
 		Type    string `json:"type"`
 		ID      string `json:"id"`
@@ -162,6 +164,16 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 		switch {
 		case h.Type == "session_meta" && s.ID == "":
 			s.ID, s.Project = h.Payload.ID, h.Payload.Cwd
+		case h.Type == "" && h.ID != "" && h.Timestamp != "" && s.ID == "":
+			s.ID = h.ID // the oldest rollouts' bare header {"id","timestamp","instructions"}
+		case h.Type == "message" && h.Role == "user" && s.Preview == "":
+			rows, _ := codex{}.ParseLine(l, 0)
+			for _, r := range rows {
+				if r.Kind == KindPrompt {
+					s.Preview = preview(r.Text)
+					break
+				}
+			}
 		case h.Type == "event_msg" && h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage" && s.Preview == "":
 			for _, c := range h.Payload.Item.Content {
 				if c.Text != "" && !IsCarryoverText(c.Text) {
