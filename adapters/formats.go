@@ -33,6 +33,7 @@ var Formats = map[string]Format{
 	}},
 	"gemini": {Newest: "0.61.0", Shapes: []string{
 		"Gemini CLI before 0.39: chats/session-*.json, one JSON document with messages[]",
+		"Gemini CLI before 0.39: logs.json (prompts of every session; the newest is read) and /chat save checkpoint-*.json",
 		"Gemini CLI 0.39+: chats/session-*.jsonl, header (projectHash optional) + upserted messages + $set rewrites",
 	}},
 	"copilot-cli": {Newest: "1.0.102", Shapes: []string{

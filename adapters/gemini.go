@@ -37,7 +37,8 @@ var geminiAgent = &Agent{
 		"AfterAgent": ClassStop, "SessionEnd": ClassEnd,
 	},
 	Sniff: func(b []byte) bool { // early JSONL headers have no projectHash
-		return containsAll(b, `"projectHash"`) || containsAll(b, `"sessionId"`, `"startTime"`, `"lastUpdated"`)
+		return containsAll(b, `"projectHash"`) || containsAll(b, `"sessionId"`, `"startTime"`, `"lastUpdated"`) ||
+			geminiArraySniff(b)
 	},
 	Launch:        []string{"gemini", "-i"},
 	ContextWindow: geminiContextWindow,

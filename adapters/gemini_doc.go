@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -74,6 +75,9 @@ func readGeminiDoc(path string) (geminiDoc, error) {
 	if len(b) > geminiDocMax {
 		return d, fmt.Errorf("session document over %d MB", geminiDocMax>>20)
 	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		return geminiArrayDoc(path, t)
+	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		return d, fmt.Errorf("not a Gemini CLI session document (JSON: %v)", jsonErrWhere(err))
 	}
@@ -132,4 +136,84 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 func looksLikeGeminiDoc(head []byte) bool {
 	head = bytes.TrimLeft(head, " \t\r\n")
 	return bytes.HasPrefix(head, []byte("{")) && bytes.Contains(head, []byte(`"messages"`)) && bytes.Contains(head, []byte(`"sessionId"`))
+}
+
+// geminiArrayDoc reads the two array-shaped files of Gemini CLI before
+// 0.39: logs.json (every prompt typed in the project, all sessions:
+// [{sessionId, messageId, type:"user", message, timestamp}], of which the
+// newest session is taken) and a /chat save checkpoint-<tag>.json (the
+// model history: [{role:"user"|"model", parts:[…]}], named by its file).
+func geminiArrayDoc(path string, b []byte) (geminiDoc, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return geminiDoc{}, fmt.Errorf("not a Gemini CLI session document (JSON: %v)", jsonErrWhere(err))
+	}
+	var d geminiDoc
+	type logEntry struct {
+		SessionID string          `json:"sessionId"`
+		MessageID json.RawMessage `json:"messageId"`
+		Type      string          `json:"type"`
+		Message   string          `json:"message"`
+		Timestamp string          `json:"timestamp"`
+		Role      string          `json:"role"`
+		Parts     json.RawMessage `json:"parts"`
+	}
+	var newest, newestAt string
+	entries := make([]logEntry, 0, len(items))
+	for _, it := range items {
+		var e logEntry
+		if json.Unmarshal(it, &e) != nil {
+			continue
+		}
+		entries = append(entries, e)
+		if e.SessionID != "" && e.Timestamp >= newestAt {
+			newest, newestAt = e.SessionID, e.Timestamp
+		}
+	}
+	enc := func(m geminiMessage) json.RawMessage { r, _ := json.Marshal(m); return r }
+	setup := false // the CLI's opening "setting up the context" exchange
+	for i, e := range entries {
+		if e.Role == "user" && strings.Contains(string(e.Parts), "We are setting up the context for our chat") {
+			setup = true
+			continue
+		}
+		if setup && e.Role == "model" {
+			setup = false
+			if strings.Contains(string(e.Parts), "Thanks for the context") {
+				continue
+			}
+		}
+		switch {
+		case newest != "" && e.SessionID == newest && e.Type == "user" && e.Message != "" &&
+			!(strings.HasPrefix(e.Message, "/") && !strings.ContainsAny(strings.TrimSpace(e.Message), " \n")):
+			content, _ := json.Marshal(e.Message)
+			d.Messages = append(d.Messages, enc(geminiMessage{ID: "log:" + e.SessionID + ":" + string(e.MessageID),
+				Timestamp: e.Timestamp, Type: "user", Content: content}))
+		case newest == "" && (e.Role == "user" || e.Role == "model") && len(e.Parts) > 0:
+			typ := "user"
+			if e.Role == "model" {
+				typ = "gemini"
+			}
+			d.Messages = append(d.Messages, enc(geminiMessage{ID: "cp:" + strconv.Itoa(i), Type: typ, Content: e.Parts}))
+		}
+	}
+	d.SessionID = newest
+	if d.SessionID == "" {
+		d.SessionID = strings.TrimSuffix(filepath.Base(path), ".json")
+	}
+	d.LastUpdated = newestAt
+	if len(d.Messages) == 0 {
+		return d, errNoSession
+	}
+	return d, nil
+}
+
+// geminiArraySniff recognises logs.json and a /chat save: a JSON array
+// (a JSONL transcript never starts with '[').
+func geminiArraySniff(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '[' {
+		return false
+	}
+	return containsAll(t, `"sessionId"`, `"messageId"`) || containsAll(t, `"role":"model"`, `"parts"`)
 }
