@@ -165,6 +165,9 @@ func wrapLines(s string, max int) []string {
 		if l == "" {
 			continue
 		}
+		if strings.HasPrefix(l, "#") {
+			l = `\` + l // a quoted heading ("## Context" in a prompt) must not open a section
+		}
 		out = append(out, clip(l, 300))
 		if len(out) == max {
 			break
