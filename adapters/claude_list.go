@@ -53,6 +53,9 @@ func (l claudeLister) ListSessions(env Env, project string) ([]NativeSession, er
 		}
 		files, _ := filepath.Glob(filepath.Join(root, d.Name(), "*.jsonl"))
 		for _, f := range files {
+			if strings.HasPrefix(filepath.Base(f), "agent-") {
+				continue // a 1.0.x subagent file: part of its parent session
+			}
 			s, err := l.Describe(f)
 			if err != nil || !InProject(s.Project, project) {
 				continue
@@ -104,7 +107,7 @@ func (claudeLister) Describe(path string) (NativeSession, error) {
 			s.Preview = preview(h.Title)
 		case h.Type == "queue-operation" && h.Operation == "enqueue" && queued == "":
 			queued = h.Content
-		case h.Type == "user" && h.PromptSource != "" && !h.IsMeta && !h.IsSidechain && h.Message != nil && s.Preview == "":
+		case h.Type == "user" && !h.IsMeta && !h.IsSidechain && h.Message != nil && s.Preview == "":
 			var text string
 			if json.Unmarshal(h.Message.Content, &text) != nil {
 				var blocks []claudeBlock
@@ -116,7 +119,12 @@ func (claudeLister) Describe(path string) (NativeSession, error) {
 					}
 				}
 			}
-			if text != "" && !IsCarryoverText(text) && !strings.HasPrefix(text, "<command-") {
+			if req, ok := claudeCommandPrompt(text); ok {
+				text = req
+			}
+			text = StripHarness(text)
+			if text != "" && !IsCarryoverText(text) && !strings.HasPrefix(text, "<") && !claudeInterrupted(text) &&
+				!bytes.Contains(l, []byte(`"isCompactSummary":true`)) {
 				s.Preview = preview(text)
 			}
 		}

@@ -77,7 +77,10 @@ func currentProject(explicit string) (string, error) {
 	return ResolveProject("", wd), nil
 }
 
-func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
+func adapterEnv(e *Env) adapters.Env {
+	wd, _ := getwd()
+	return adapters.Env{Getenv: e.Getenv, Home: e.UserHome(), WorkDir: wd}
+}
 
 // candidate is a session found in an agent's store or only in the ledger.
 type candidate struct {
@@ -114,6 +117,11 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		for _, s := range ss {
 			seen[s.Tool+"\x00"+s.ID] = true
 			out = append(out, candidate{NativeSession: s})
+		}
+		if project == "" {
+			if note := adapters.UnreadableNote(n, aenv, len(ss)); note != "" {
+				fmt.Fprintf(e.Stderr, "carryover: %s\n", note)
+			}
 		}
 	}
 	// The ledger keeps sessions whose transcripts are gone.
@@ -283,7 +291,7 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		tool = sniffTool(path)
 		why = "detected from the file's content"
 		if tool == "" {
-			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s)", sel.transcript, strings.Join(adapters.ListerNames(), ", "))
+			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s); %s", sel.transcript, strings.Join(adapters.ListerNames(), ", "), adapters.Tried(""))
 		}
 	}
 	l, ok := adapters.ListerFor(tool)
@@ -292,7 +300,7 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	}
 	d, err := l.Describe(path)
 	if err != nil {
-		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source", sel.transcript, tool, err)
+		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source; %s", sel.transcript, tool, err, adapters.Tried(tool))
 	}
 	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
 		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
@@ -311,7 +319,8 @@ func sniffTool(path string) string {
 	b := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
-	return adapters.SniffTranscript(b)
+	// Some writers put a space after the colon ("type": "user").
+	return adapters.SniffTranscript(bytes.ReplaceAll(b, []byte(`": "`), []byte(`":"`)))
 }
 
 // ingest reads the picked session into the ledger (the snapshot code) and
@@ -337,7 +346,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
 		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.project, Now: e.Now(), Redact: redactor(cfg)}
 		if p.explicit {
-			o.Transcripts = []adapters.Transcript{{Path: p.Path, SessionID: p.ID}}
+			o.Transcripts = adapters.ExplicitTranscripts(a, h, adapterEnv(e))
 		}
 		// The same sync as the hook's: a damaged ledger is rebuilt, the
 		// project's other transcripts caught up, receipts recorded.
@@ -373,8 +382,9 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		return s, nil, exitf(ExitError, "read the ledger: %v", err)
 	}
 	if len(rows) == 0 {
-		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls)", p.Tool, shortID(p.ID))
+		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls); %s", p.Tool, shortID(p.ID), adapters.Tried(p.Tool))
 	}
+	ledger.PromoteSubagentOnly(rows)
 	return s, rows, nil
 }
 

@@ -369,7 +369,7 @@ func buildLayers(s Session) []*layer {
 	if goal == "" {
 		goal = "(no request was recorded; ask the user to restate the task)"
 	}
-	task.items = append(task.items, "**Goal:** "+goal)
+	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
 	if ip := strings.TrimSpace(s.Task.InProgress); ip != "" {
 		task.items = append(task.items, "**In progress (continue this immediately):** "+ip)
 	}
@@ -493,7 +493,7 @@ func renderMessage(m Message, n int) string {
 	if m.ToolName != "" {
 		role += " (" + m.ToolName + ")"
 	}
-	return "**" + role + ":**\n" + redact.Clip(strings.TrimSpace(m.Content), n)
+	return "**" + role + ":**\n" + defuseHeadings(redact.Clip(strings.TrimSpace(m.Content), n))
 }
 
 func toolNames(msgs []Message) []string {
