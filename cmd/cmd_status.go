@@ -42,6 +42,8 @@ type StatusReport struct {
 	Ledger   LedgerReport    `json:"ledger"`
 	Projects []ProjectReport `json:"projects"`
 	Problems []string        `json:"problems,omitempty"`
+	// Config lists unknown keys and invalid values in the config files.
+	Config []string `json:"config_warnings,omitempty"`
 }
 
 // AgentReport is one agent's line in status.
@@ -91,8 +93,9 @@ type ReceiptReport struct {
 	At      time.Time `json:"at"`
 }
 
-func collectStatus(e *Env) StatusReport {
-	st := StatusReport{Home: e.Home()}
+func collectStatus(e *Env) (st StatusReport) {
+	st = StatusReport{Home: e.Home()}
+	defer func() { st.Config = configWarnings(e, statusProjects(st)) }()
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
@@ -190,6 +193,7 @@ func printStatus(e *Env, st StatusReport) {
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
+	printConfigWarnings(w, st.Config)
 }
 
 func humanBytes(n int64) string {

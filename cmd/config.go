@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/pelletier/go-toml/v2"
 )
 
 // Config is ~/.carryover/config.toml, overridden per project by
@@ -44,8 +42,9 @@ func LoadConfig(e *Env, project string) (Config, []error) {
 			errs = append(errs, err)
 			continue
 		}
-		var o Config
-		if err := toml.Unmarshal(b, &o); err != nil {
+		o, warns, err := decodeConfig(p, b, p == e.ConfigPath())
+		errs = append(errs, warns...)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", p, err))
 			continue
 		}
