@@ -306,4 +306,6 @@ func fishFlags(w io.Writer, cond string, fs []compFlag) {
 	}
 }
 
-func fishQuote(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+func fishQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
