@@ -179,6 +179,18 @@ type picked struct {
 	project  string // where its context and outputs go
 	explicit bool   // --transcript
 	reason   string // why it was chosen, for the user
+	// context is where a --transcript session's git and file context come
+	// from: its recorded directory when that exists here, --project, or ""
+	// (none: the current directory says nothing about a bundled session).
+	context string
+}
+
+// contextDir is the directory describing the session's project ("" = none).
+func (p picked) contextDir() string {
+	if p.explicit {
+		return p.context
+	}
+	return p.project
 }
 
 func noAgentsError(e *Env) error {
@@ -298,8 +310,13 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
 		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
 	}
-	return picked{candidate: candidate{NativeSession: d}, project: project, explicit: true,
-		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}, nil
+	p := picked{candidate: candidate{NativeSession: d}, project: project, explicit: true, context: project,
+		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
+	if sel.project == "" {
+		p.context, why = transcriptContext(d.Project)
+		p.reason += "; " + why
+	}
+	return p, nil
 }
 
 // sniffTool guesses the agent that wrote a transcript from its first bytes.
@@ -383,8 +400,15 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 // buildSession turns a session's rows and its project into the portable
 // session (redacted).
 func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
-	h := distill.Distill(rows, distill.Options{Project: p.project})
-	h.Git, h.Files = distill.GitFacts(p.project, h.Files)
+	ctx := p.contextDir()
+	rel := ctx
+	if rel == "" {
+		rel = p.Project // paths relative to where the session was recorded
+	}
+	h := distill.Distill(rows, distill.Options{Project: rel})
+	if ctx != "" {
+		h.Git, h.Files = distill.GitFacts(ctx, h.Files)
+	}
 	s := resume.Session{
 		Version:    resume.Version,
 		Source:     p.Tool,
@@ -395,7 +419,10 @@ func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact
 	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
 		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
 	}
-	s.Project = projectContext(e, p.project, h.Git)
+	s.Project = projectContext(e, ctx, h.Git)
+	if ctx == "" && p.Project != "" {
+		s.Project = resume.Project{Path: p.Project, Name: filepath.Base(p.Project)}
+	}
 	s.Task.Description = h.Task
 	s.Task.InProgress = h.Next
 	s.Task.Completed = dedupeStrings(h.Done)
@@ -438,7 +465,9 @@ func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact
 		case f.Created:
 			fc.ChangeType = "created"
 		}
-		fc.Diff = fileDiff(e, p.project, f)
+		if ctx != "" {
+			fc.Diff = fileDiff(e, ctx, f)
+		}
 		s.FilesChanged = append(s.FilesChanged, fc)
 	}
 	tok := h.Tokens
@@ -509,13 +538,19 @@ func dedupeStrings(in []string) []string {
 
 // projectContext is P4: branch, status, log, tree, memory files.
 func projectContext(e *Env, dir string, g distill.Git) resume.Project {
+	if dir == "" {
+		return resume.Project{}
+	}
 	p := resume.Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
 	if g.Repo {
 		if out, err := gitOutput(e, dir, "status", "--short"); err == nil {
 			p.GitStatus = firstN(out, resume.MaxTreeLines)
 		}
-		if out, err := gitOutput(e, dir, "log", "--oneline", "-10"); err == nil && out != "" {
-			p.GitLog = strings.Split(out, "\n")
+		// %B, not %s: git's subject is the whole first paragraph joined
+		// into one line, which for a message without a blank second line
+		// is the whole message.
+		if out, err := gitOutput(e, dir, "log", "-10", "--format=%h %B%x1e"); err == nil && out != "" {
+			p.GitLog = resume.CommitSubjects(out)
 		}
 	}
 	p.Structure = tree(dir, 2, resume.MaxTreeLines)
@@ -743,4 +778,17 @@ func spinner(e *Env, msg string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// transcriptContext is where a --transcript session's project context
+// comes from, and the sentence telling the user: the directory the session
+// recorded as its own when it exists on this machine, else none.
+func transcriptContext(recorded string) (string, string) {
+	if recorded == "" {
+		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
+	}
+	if fi, err := os.Stat(recorded); err == nil && fi.IsDir() {
+		return ResolveProject(recorded, ""), "project context from the session's recorded directory " + recorded
+	}
+	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
 }
