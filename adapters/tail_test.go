@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,15 +77,3 @@ func TestTailLongLines(t *testing.T) {
 	}
 }
 
-func TestTailRefusesNonRegular(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{fifo, dir, "/dev/zero"} {
-		if _, err := adapters.Tail(p, adapters.Cursor{}, time.Time{}, func([]byte, int64) {}); err != adapters.ErrNotRegular {
-			t.Errorf("%s: err = %v, want ErrNotRegular", p, err)
-		}
-	}
-}
