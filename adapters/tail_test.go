@@ -76,4 +76,3 @@ func TestTailLongLines(t *testing.T) {
 		t.Fatalf("got %d lines, skipped %d", len(lines), res.Skipped)
 	}
 }
-
