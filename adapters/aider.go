@@ -14,14 +14,30 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
-// Aider is the Aider adapter (../shared/agents/aider.md). Aider has no
+// Aider is the Aider adapter. Aider has no
 // hooks: `carryover handoff --source aider` reads the project's
 // .aider.chat.history.md (ReadStore), one session per
 // "# aider chat started at …" header.
-var Aider = register(aider{})
+var Aider Adapter = aider{}
+
+// aiderAgent is what carryover knows about the agent besides its files.
+var aiderAgent = &Agent{
+	Name:     "aider",
+	Display:  "Aider",
+	Adapter:  Aider,
+	Lister:   aiderLister{},
+	Envelope: EnvelopeNone,
+	Sniff:    func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
+}
+
+var (
+	_ StoreReader = aider{}
+	_ Lister      = aiderLister{}
+)
 
 type aider struct{}
 
@@ -125,7 +141,7 @@ func aiderHistoryPath(h Hook, env Env) string {
 // aiderConfValue reads a top-level scalar "key: value" from a YAML file
 // (no YAML library: only the one scalar is needed).
 func aiderConfValue(path, key string) string {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return ""
 	}
@@ -148,7 +164,7 @@ func aiderConfValue(path, key string) string {
 // readAiderHistory returns the last aiderMaxRead bytes of the history file
 // as valid UTF-8, starting at a line boundary.
 func readAiderHistory(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", err
 	}
@@ -156,9 +172,6 @@ func readAiderHistory(path string) (string, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", ErrNotRegular
 	}
 	off := int64(0)
 	if fi.Size() > aiderMaxRead {
@@ -568,4 +581,19 @@ func aiderEditBlocks(text string) map[string]string {
 		}
 	}
 	return out
+}
+
+// openRegular opens a file in a project (which may be hostile) for
+// reading: without blocking on a FIFO (O_NONBLOCK), and only a regular
+// file (ErrNotRegular otherwise).
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, ErrNotRegular
+	}
+	return f, nil
 }

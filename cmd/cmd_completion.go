@@ -69,7 +69,7 @@ type compFlag struct {
 // flagValues are the values worth completing, by flag name.
 func flagValues() map[string][]string {
 	return map[string][]string{
-		"tools":  specs.Names,
+		"tools":  specs.Names(),
 		"source": adapters.ListerNames(),
 		"resume": resumeModes,
 		"target": resume.Targets(),

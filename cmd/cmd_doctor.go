@@ -24,10 +24,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
-	"github.com/carryover/carryover/cmd/hookconf"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/specs"
+	"github.com/carryover/carryover/specs/hookconf"
 )
 
 func init() { register(doctorCommand) }
@@ -139,7 +140,7 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 		r.Summary = "no hooks for this agent; it reads .carryover/handoff.md through the pointer block"
 		return r
 	}
-	stubs, err := hookconf.Stubs(tg, e.Executable, hookconf.OSFS{})
+	stubs, err := hookconf.Stubs(tg, hookconf.OSFS{})
 	if err != nil {
 		r.OK = false
 		r.Summary = "hooks not run"
@@ -203,17 +204,17 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 		case took > limit:
 			problems = append(problems, fmt.Sprintf("%s took %s, over %s's %s timeout", s.Event, took.Round(time.Millisecond), a.Display, limit))
 		}
-		if isStartEvent(s.Event) {
+		if agent, ok := adapters.ByName(tl.Name); ok && agent.Class(s.Event) == adapters.ClassStart {
 			env := c.Envelope
 			if env == "" {
-				env = envelopes[tl.Name]
+				env = agent.Envelope
 			}
-			text, err := publish.Unwrap(env, s.Event, out)
+			text, err := adapters.Unwrap(env, s.Event, out)
 			switch {
 			case err != nil:
 				problems = append(problems, fmt.Sprintf("%s output does not parse as %s's %s envelope: %v", s.Event, a.Display, env, err))
 				r.Fix = "run `carryover refresh` (the stubs may predate this agent version)"
-			case env != publish.EnvelopeNone && !strings.Contains(text, doctorMarker):
+			case env != adapters.EnvelopeNone && !strings.Contains(text, doctorMarker):
 				problems = append(problems, fmt.Sprintf("%s printed no handoff", s.Event))
 			default:
 				checkedStart = true

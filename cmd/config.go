@@ -4,9 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/carryover/carryover/publish/safefile"
 )
+
+// maxConfig is the largest config file carryover reads (a real one is a
+// few hundred bytes).
+const maxConfig = 1 << 20
 
 // Config is ~/.carryover/config.toml, overridden per project by
 // <project>/.carryover.toml.
@@ -34,7 +39,7 @@ func LoadConfig(e *Env, project string) (Config, []error) {
 		if project == "" && p != e.ConfigPath() {
 			continue
 		}
-		b, err := os.ReadFile(p)
+		b, err := safefile.ReadFile(p, maxConfig) // a project's may be a FIFO or /dev/zero
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -12,7 +12,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 )
 
@@ -93,11 +93,11 @@ var configKeys = []configKey{
 		check: func(v any) error {
 			xs, ok := v.([]any)
 			if !ok {
-				return fmt.Errorf("want a list of agents (%s)", strings.Join(specs.Names, ", "))
+				return fmt.Errorf("want a list of agents (%s)", strings.Join(specs.Names(), ", "))
 			}
 			for _, x := range xs {
-				if s, ok := x.(string); !ok || !slices.Contains(specs.Names, s) {
-					return fmt.Errorf("%v is not an agent; choose from %s", x, strings.Join(specs.Names, ", "))
+				if s, ok := x.(string); !ok || !slices.Contains(specs.Names(), s) {
+					return fmt.Errorf("%v is not an agent; choose from %s", x, strings.Join(specs.Names(), ", "))
 				}
 			}
 			return nil
@@ -109,8 +109,8 @@ var configKeys = []configKey{
 				if t == "" {
 					continue
 				}
-				if !slices.Contains(specs.Names, t) {
-					return "", fmt.Errorf("unknown agent %q; choose from %s", t, strings.Join(specs.Names, ", "))
+				if !slices.Contains(specs.Names(), t) {
+					return "", fmt.Errorf("unknown agent %q; choose from %s", t, strings.Join(specs.Names(), ", "))
 				}
 				q = append(q, strconv.Quote(t))
 			}
@@ -285,7 +285,7 @@ func resolveConfig(e *Env, project string) ([]ConfigValue, []error) {
 	}
 	raw := make([]map[string]any, len(files))
 	for i, f := range files {
-		if b, err := os.ReadFile(f.path); err == nil {
+		if b, err := safefile.ReadFile(f.path, maxConfig); err == nil {
 			var m map[string]any
 			if toml.Unmarshal(b, &m) == nil {
 				raw[i] = m

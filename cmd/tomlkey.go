@@ -15,7 +15,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/carryover/carryover/cmd/hookconf"
+	"github.com/carryover/carryover/specs/hookconf"
 )
 
 // tableLine is compiled at first use, not at process start (the hook

@@ -8,13 +8,18 @@ type Stub struct {
 	Command string
 }
 
-// Stubs lists carryover's stubs in t's hook config, in file order, whatever
-// binary they run (a stub pointing at a moved binary is listed too: `doctor`
-// runs them to find out). A file the agent could not parse is an error.
-func Stubs(t Target, exe string, files FS) ([]Stub, error) {
-	f, ok := formats[t.Tool]
-	if !ok || t.Path == "" {
+// Stubs lists carryover's stubs in t's hook config, in file order: every
+// command of exactly StubCommand's form for this tool and event, whatever
+// absolute binary it runs (a stub left pointing at a moved binary is listed
+// too: `doctor` runs them to find out). A file the agent could not parse is
+// an error.
+func Stubs(t Target, files FS) ([]Stub, error) {
+	if t.Path == "" || t.Layout == nil {
 		return nil, nil
+	}
+	f, err := formatFor(t)
+	if err != nil {
+		return nil, err
 	}
 	b, exists, err := read(files, t.Path)
 	if err != nil || !exists || blank(b) {
@@ -24,7 +29,7 @@ func Stubs(t Target, exe string, files FS) ([]Stub, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := f.scan(root, exe); err != nil {
+	if _, _, err := f.scan(root, stubID{tool: t.Tool}); err != nil {
 		return nil, err
 	}
 	_, hooks := root.member("hooks")
@@ -33,7 +38,8 @@ func Stubs(t Target, exe string, files FS) ([]Stub, error) {
 	}
 	var out []Stub
 	add := func(event string, n *jnode) {
-		if c := f.command(n); isOurs(c, exe) {
+		c := f.command(n)
+		if _, ok := parseStub(c, t.Tool, event); ok {
 			out = append(out, Stub{Event: event, Command: c})
 		}
 	}
