@@ -29,6 +29,9 @@ type Env struct {
 	// Environ is the process environment (`carryover run` passes it to the
 	// agent it starts); nil means none.
 	Environ func() []string
+	// MakeRaw puts the terminal on Stdin into raw mode (for the install
+	// picker) and returns what restores it; nil or an error: no raw mode.
+	MakeRaw func() (restore func(), err error)
 }
 
 // OSEnv is the Env of the running process.
@@ -49,6 +52,14 @@ func OSEnv() *Env {
 		StderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
 		Executable: exe,
 		Environ:    os.Environ,
+		MakeRaw: func() (func(), error) {
+			fd := int(os.Stdin.Fd())
+			st, err := term.MakeRaw(fd)
+			if err != nil {
+				return nil, err
+			}
+			return func() { _ = term.Restore(fd, st) }, nil
+		},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
 )
 
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.
@@ -52,7 +53,7 @@ func logOrStderr(e *Env, log *logger, err error) {
 		if log.redact != nil {
 			msg = log.redact(msg)
 		}
-		fmt.Fprintf(e.Stderr, "carryover: %s%s (and %s could not be written)\n", log.prefix, msg, log.path)
+		fmt.Fprintf(e.Stderr, "carryover: %s (and %s could not be written)\n", publish.OneLine(log.prefix+msg), log.path)
 	}
 }
 
@@ -216,7 +217,7 @@ func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config)
 	}
 	redact := redactor(cfg)
 	log.redact = redact
-	for _, p := range cfg.Walls().Problems() {
+	for _, p := range limits.Of(cfg).Problems() {
 		log.Printf("config: %s", p)
 	}
 	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}, cfg

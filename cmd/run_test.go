@@ -11,7 +11,9 @@ import (
 )
 
 // fakeAgent stands in for an agent and its hooks: it registers its
-// session like a SessionStart hook would, then behaves as $MODE says.
+// session like a SessionStart hook would, then behaves as $MODE says
+// (ctrl-c plays the terminal: SIGINT to the wrapper and an exit 130, with
+// a CRITICAL signal pending).
 const fakeAgent = `
 id=${CARRYOVER_RUN_ID%.*}; gen=${CARRYOVER_RUN_ID##*.}; d="$CARRYOVER_HOME/run/$id"
 mkdir -p "$d"; echo "sess-$gen" > "$d/$gen.session.tmp" && mv "$d/$gen.session.tmp" "$d/$gen.session"
@@ -20,7 +22,7 @@ signal() { printf '{"run":"%s","pid":%s,"tool":"","session":"%s","level":"CRITIC
 case "$MODE" in
 restart-once) if [ "$gen" = 0 ]; then signal "sess-$gen"; exec sleep 30; fi; exit 0 ;;
 foreign) signal "sess-someone-else"; sleep 0.3; exit 3 ;;
-ctrl-c) signal "sess-$gen"; exit 130 ;;
+ctrl-c) kill -INT "$CARRYOVER_RUN_PID"; sleep 0.2; signal "sess-$gen"; exit 130 ;;
 always) signal "sess-$gen"; exec sleep 30 ;;
 esac
 exit 0

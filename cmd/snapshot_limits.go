@@ -34,7 +34,7 @@ func signalRun(e *Env, log *logger, cfg Config, agent *adapters.Agent, h adapter
 		return
 	}
 	lvl := w.Level
-	if !cfg.Walls().RestartAtCritical() {
+	if !limits.Of(cfg).RestartAtCritical() {
 		lvl = ""
 	}
 	note, err := limits.RunHook(e.Home(), run, e.Getenv(limits.RunPIDEnv), agent.Name, h.SessionID, class == adapters.ClassStart, lvl, w.Percent, e.Now())

@@ -35,7 +35,7 @@ type LastLimitReport struct {
 
 func wallsConfig(e *Env) WallsReport {
 	cfg, _ := LoadConfig(e, "")
-	w := cfg.Walls()
+	w := limits.Of(cfg)
 	t := w.Thresholds()
 	return WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
 		RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}
@@ -96,6 +96,6 @@ func sessionContext(s ledger.Session, cfg Config) string {
 		return ""
 	}
 	a, _ := adapters.ByName(s.Tool)
-	lvl, pct := limits.Level(s, a, cfg.Walls())
+	lvl, pct := limits.Level(s, a, limits.Of(cfg))
 	return fmt.Sprintf("%s (%d %% of %d tokens)", lvl, pct, limits.Window(s, a))
 }

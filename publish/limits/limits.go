@@ -21,61 +21,21 @@ import (
 	"github.com/carryover/carryover/publish/resume"
 )
 
-// Config is the [limits] and [context] sections of config.toml. Pointers
-// tell "unset" from zero so a project file overrides only what it sets.
+// Config is the [limits] and [context] sections of config.toml
+// (publish.LimitsConfig, publish.ContextConfig) with their defaults.
 type Config struct {
-	Limits  LimitsConfig  `toml:"limits"`
-	Context ContextConfig `toml:"context"`
+	Limits  publish.LimitsConfig
+	Context publish.ContextConfig
 }
 
-// LimitsConfig is [limits].
-type LimitsConfig struct {
-	// AutoResume writes RESUME.md when a limit is reached or near (default true).
-	AutoResume *bool `toml:"auto_resume"`
-	// WarnPercent is the used share of a usage window from which RESUME.md
-	// is written ahead of time and the user told once (default 90).
-	WarnPercent *float64 `toml:"warn_percent"`
-	// MaxRestarts bounds `carryover run`'s restarts (default 10).
-	MaxRestarts *int `toml:"max_restarts"`
-}
-
-// ContextConfig is [context]: the levels' thresholds in percent.
-type ContextConfig struct {
-	EarlyWarn *int `toml:"early_warn"`
-	Warn      *int `toml:"warn"`
-	Critical  *int `toml:"critical"`
-	// RestartAtCritical lets `carryover run` restart the agent at CRITICAL (default true).
-	RestartAtCritical *bool `toml:"restart_at_critical"`
-}
+// Of is the [limits]/[context] configuration of a loaded config.
+func Of(c publish.Config) Config { return Config{Limits: c.Limits, Context: c.Context} }
 
 // Defaults.
 const (
 	DefaultWarnPercent = 90
 	DefaultMaxRestarts = 10
 )
-
-// Merge overlays the fields o sets.
-func (c *Config) Merge(o Config) {
-	set := func(dst **bool, src *bool) {
-		if src != nil {
-			*dst = src
-		}
-	}
-	seti := func(dst **int, src *int) {
-		if src != nil {
-			*dst = src
-		}
-	}
-	set(&c.Limits.AutoResume, o.Limits.AutoResume)
-	if o.Limits.WarnPercent != nil {
-		c.Limits.WarnPercent = o.Limits.WarnPercent
-	}
-	seti(&c.Limits.MaxRestarts, o.Limits.MaxRestarts)
-	seti(&c.Context.EarlyWarn, o.Context.EarlyWarn)
-	seti(&c.Context.Warn, o.Context.Warn)
-	seti(&c.Context.Critical, o.Context.Critical)
-	set(&c.Context.RestartAtCritical, o.Context.RestartAtCritical)
-}
 
 // AutoResume reports whether RESUME.md is written on a limit.
 func (c Config) AutoResume() bool { return c.Limits.AutoResume == nil || *c.Limits.AutoResume }
@@ -207,7 +167,7 @@ func Act(o Options) Outcome {
 	record := func(key, native string, lim adapters.Limit, at time.Time) {
 		sid := o.SessionID
 		if native != "" && native != o.Hook.SessionID {
-			s, err := o.Ledger.Session(o.Agent.Name, native)
+			s, err := o.Ledger.SessionIn(o.Agent.Name, native, o.Project.Root)
 			if err != nil {
 				return
 			}
@@ -319,7 +279,7 @@ func StoppedLine(l *ledger.Ledger, project string, now time.Time, loc *time.Loca
 	if !ok {
 		return ""
 	}
-	if s, err := l.Session(e.Tool, e.NativeID); err == nil && s.LastActive.After(e.At.Add(2*time.Minute)) {
+	if s, err := l.SessionIn(e.Tool, e.NativeID, project); err == nil && s.LastActive.After(e.At.Add(2*time.Minute)) {
 		return "" // the session carried on after the limit
 	}
 	if now.Sub(e.At) > 7*24*time.Hour {
@@ -378,7 +338,8 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, tool, native string, sid 
 	if distill.RepoRoot(p.Root) != "" {
 		_, _ = publish.EnsureGitignore(p.Root)
 	}
-	return publish.WriteAtomic(ResumePath(p.Root), []byte(text))
+	// Never through a symlink planted in .carryover (safefile).
+	return publish.WriteOwn(p.Root, "RESUME.md", []byte(text))
 }
 
 // Critical reports whether a session's context is at CRITICAL (the hook

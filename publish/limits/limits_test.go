@@ -51,10 +51,10 @@ func TestLevelPerAgent(t *testing.T) {
 		{"copilot-cli", 108_800, 128_000, Config{}, distill.ContextCritical, 85},
 		{"copilot-cli", 83_200, 0, Config{}, distill.ContextEarlyWarn, 65},
 		{"cursor", 48_000, 0, Config{}, distill.ContextWarn, 75},
-		{"claude", 100_000, 200_000, Config{Context: ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextCritical, 50},
-		{"claude", 90_000, 200_000, Config{Context: ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextWarn, 45},
+		{"claude", 100_000, 200_000, Config{Context: publish.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextCritical, 50},
+		{"claude", 90_000, 200_000, Config{Context: publish.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextWarn, 45},
 		// thresholds that do not rise fall back to 65/75/85
-		{"claude", 100_000, 200_000, Config{Context: ContextConfig{Warn: ip(90), Critical: ip(50)}}, distill.ContextOK, 50},
+		{"claude", 100_000, 200_000, Config{Context: publish.ContextConfig{Warn: ip(90), Critical: ip(50)}}, distill.ContextOK, 50},
 		{"windsurf", 1_000_000, 0, Config{}, distill.ContextOK, 0}, // no window known
 	}
 	for _, tt := range tests {
@@ -68,18 +68,12 @@ func TestLevelPerAgent(t *testing.T) {
 func TestConfigProblems(t *testing.T) {
 	ip := func(n int) *int { return &n }
 	fp := func(f float64) *float64 { return &f }
-	c := Config{Limits: LimitsConfig{WarnPercent: fp(120), MaxRestarts: ip(-1)}, Context: ContextConfig{Warn: ip(95)}}
+	c := Config{Limits: publish.LimitsConfig{WarnPercent: fp(120), MaxRestarts: ip(-1)}, Context: publish.ContextConfig{Warn: ip(95)}}
 	if p := c.Problems(); len(p) != 3 {
 		t.Errorf("Problems() = %q; want 3", p)
 	}
 	if c.WarnPercent() != DefaultWarnPercent || c.MaxRestarts() != DefaultMaxRestarts {
 		t.Errorf("defaults not used for bad values")
-	}
-	var m Config
-	m.Merge(Config{Limits: LimitsConfig{MaxRestarts: ip(3)}})
-	m.Merge(Config{Context: ContextConfig{Critical: ip(90)}})
-	if m.MaxRestarts() != 3 || m.Thresholds().Critical != 90 {
-		t.Errorf("Merge lost a field: %+v", m)
 	}
 }
 
