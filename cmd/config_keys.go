@@ -118,6 +118,7 @@ var configKeys = []configKey{
 		},
 		get: func(c Config) string { return tomlStrings(c.Tools) },
 	},
+	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
 }
 
 func lookupConfigKey(name string) (configKey, bool) {
