@@ -143,3 +143,31 @@ func TestLimitCodexThenClaude(t *testing.T) {
 		}
 	}
 }
+
+// TestContextWarnTellsClaude: a turn reporting 152,000 input tokens (76 %
+// of 200k: WARN) — the next PostToolUse tells the agent once, through its
+// additionalContext, which the next model request carries; status shows
+// the level of the handoff's session (unit-tested in cmd).
+func TestContextWarnTellsClaude(t *testing.T) {
+	w := newWorkspace(t, "claude")
+	dir := w.project(t, "ctxq")
+	write := func(name string, tokens int) agentkit.Turn {
+		return agentkit.Turn{Text: "Writing " + name + ".", InputTokens: tokens,
+			Calls: []agentkit.Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, name), "content": "X = 1\n"}}}}
+	}
+	turns := []agentkit.Turn{write("a.py", 152_000), write("b.py", 153_000), {Text: "Both written; next I will test them."}}
+	r := runAgent(t, "claude", w.home, dir, "Write a.py and b.py", turns, runOpts{})
+	note := "context 76 % full — finish the current step; carryover has saved the handoff"
+	var told []int
+	for i, b := range r.Main {
+		if strings.Contains(string(b), note) {
+			told = append(told, i)
+		}
+	}
+	if len(told) == 0 || told[0] != 1 {
+		t.Fatalf("the agent was not told at the request after the WARN turn (requests carrying the note: %v)\n%s", told, w.log())
+	}
+	if n := strings.Count(w.log(), "(WARN): agent told"); n != 1 {
+		t.Errorf("told %d times, want once:\n%s", n, w.log())
+	}
+}
