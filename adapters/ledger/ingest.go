@@ -44,6 +44,7 @@ type FileReport struct {
 // FoundLimit is a limit signal read from a transcript or a store.
 type FoundLimit struct {
 	Key      string // the row that carried it
+	Tool     string // its session's agent (a catch-up reads other agents' files)
 	NativeID string // its session
 	Limit    adapters.Limit
 	At       time.Time
@@ -86,7 +87,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	}
 	rep.SessionID = sid
 	if len(o.Hook.Rows) > 0 {
-		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep, ref.NativeID)}, o.Now)
+		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
 		if err != nil {
 			return rep, err
 		}
@@ -97,7 +98,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		if err != nil {
 			rep.Files = append(rep.Files, FileReport{Path: "store", Err: err})
 		} else {
-			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep, ref.NativeID)}, o.Now)
+			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
 			if err != nil {
 				return rep, err
 			}
@@ -140,11 +141,11 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 
 // prepare redacts rows and collects delivery receipts and limit signals
 // (of the session native).
-func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport, native string) []adapters.Row {
+func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport, tool, native string) []adapters.Row {
 	for i := range rows {
 		r := &rows[i]
 		if r.Limit != nil && !r.Sidechain {
-			rep.Limits = append(rep.Limits, FoundLimit{Key: r.Key, NativeID: native, Limit: *r.Limit, At: r.Time})
+			rep.Limits = append(rep.Limits, FoundLimit{Key: r.Key, Tool: tool, NativeID: native, Limit: *r.Limit, At: r.Time})
 		}
 		if o.Redact != nil {
 			r.Text = o.Redact(r.Text)
@@ -232,7 +233,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		batch = append(batch, rows...)
 		if len(batch) >= batchRows {
 			var rep IngestReport
-			o.prepare(batch, &rep, ref.NativeID)
+			o.prepare(batch, &rep, ref.Tool, ref.NativeID)
 			full <- fullBatch{batch, prepareRows(batch, t.Sidechain, o.Now), rep.Receipts, rep.Limits}
 			select {
 			case batch = <-free:
@@ -268,7 +269,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	}
 	// The last batch and the cursor go in one transaction.
 	var rep IngestReport
-	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep, ref.NativeID), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
+	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep, ref.Tool, ref.NativeID), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
 	if werr == nil {
 		werr = err
 	}

@@ -171,3 +171,34 @@ func TestContextWarnTellsClaude(t *testing.T) {
 		t.Errorf("told %d times, want once:\n%s", n, w.log())
 	}
 }
+
+// TestLimitCopilot: the real Copilot CLI hits a 429 rate_limit_exceeded
+// after a turn of work (session.error statusCode 429 in its events). Copilot
+// -p flushes its events file after its last hook has run, so the limit is
+// read by the next hook in the project (the catch-up) — here Claude Code's
+// SessionStart, whose injection then carries the limit line. (RESUME.md is
+// written only when a session's own hook sees its limit.)
+//
+// Not Gemini CLI: with -p, 0.61 ends on the 429 (TerminalQuotaError, "An
+// unexpected critical error occurred") without writing it to its transcript
+// and without a hook that carries it (only SessionEnd fires), so there is
+// nothing to detect; its interactive error lines are fixture-tested
+// (testdata/limits/gemini-limit.jsonl). The fake Gemini server answers
+// RESOURCE_EXHAUSTED for when a version records it.
+func TestLimitCopilot(t *testing.T) {
+	w := newWorkspace(t, "copilot-cli", "claude")
+	dir := w.project(t, "limitq")
+	f := agentkit.NewChatServer(t, limitTurns("copilot-cli", dir))
+	res := agentkit.RunCopilot(t, agentkit.CopilotOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: limitTask})
+	if !strings.Contains(res.Stdout+res.Stderr, "429") {
+		t.Fatalf("copilot did not hit the limit: %s", outTail(res))
+	}
+	next := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming the limit helper."}}, runOpts{})
+	if first := next.first(t); !strings.Contains(first, "the previous GitHub Copilot CLI session stopped at a rate limit") {
+		t.Errorf("claude's first request lacks the limit line:\n%.3000s\n%s", first, w.log())
+	}
+	ev := w.lastLimits(t)
+	if len(ev) != 1 || ev[0].Tool != "copilot-cli" {
+		t.Errorf("ledger limits: %+v\n%s", ev, w.log())
+	}
+}

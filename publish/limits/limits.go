@@ -164,10 +164,14 @@ func Act(o Options) Outcome {
 	var out Outcome
 	now := o.Project.Now
 	var announce *adapters.Limit
-	record := func(key, native string, lim adapters.Limit, at time.Time) {
+	record := func(key, tool, native string, lim adapters.Limit, at time.Time) {
 		sid := o.SessionID
-		if native != "" && native != o.Hook.SessionID {
-			s, err := o.Ledger.SessionIn(o.Agent.Name, native, o.Project.Root)
+		if tool == "" {
+			tool = o.Agent.Name
+		}
+		if native != "" && (native != o.Hook.SessionID || tool != o.Agent.Name) {
+			// Read by the catch-up from another session's file.
+			s, err := o.Ledger.SessionIn(tool, native, o.Project.Root)
 			if err != nil {
 				return
 			}
@@ -176,7 +180,7 @@ func Act(o Options) Outcome {
 		if at.IsZero() {
 			at = now
 		}
-		fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: sid, Key: key, Project: o.Project.Root, Tool: o.Agent.Name, Limit: lim, At: at})
+		fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
 		if err != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("record limit: %v", err))
 			return
@@ -188,7 +192,7 @@ func Act(o Options) Outcome {
 		}
 	}
 	if h := o.Hook.Limit; h != nil {
-		record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", *h, now)
+		record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", "", *h, now)
 	}
 	for _, f := range o.Found {
 		lim := f.Limit
@@ -199,7 +203,7 @@ func Act(o Options) Outcome {
 			}
 			key = "approaching" // once per session
 		}
-		record(key, f.NativeID, lim, f.At)
+		record(key, f.Tool, f.NativeID, lim, f.At)
 	}
 	if s, err := o.Ledger.SessionByID(o.SessionID); err == nil {
 		out.Level, out.Percent = Level(s, o.Agent, o.Config)

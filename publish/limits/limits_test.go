@@ -198,3 +198,21 @@ func TestActContext(t *testing.T) {
 		t.Error("Critical = false")
 	}
 }
+
+// TestActCaughtUp: a limit the catch-up read from another agent's session
+// is recorded for that session, and not announced in this one.
+func TestActCaughtUp(t *testing.T) {
+	r := newRig(t, 20_000)
+	ref := ledger.SessionRef{Tool: "copilot-cli", NativeID: "cp-1", Project: r.proj.Root}
+	if _, err := r.l.Write(ledger.Batch{Session: ref, Rows: []adapters.Row{{Key: "p", Time: r.now, Role: "user", Kind: adapters.KindPrompt, Text: "x"}}}, r.now); err != nil {
+		t.Fatal(err)
+	}
+	f := ledger.FoundLimit{Key: "e1", Tool: "copilot-cli", NativeID: "cp-1", Limit: adapters.Limit{Kind: adapters.LimitRate, Reached: true}, At: r.now}
+	if o := r.act(t, "SessionStart", f); o.Notice != "" || o.Resume != "" {
+		t.Errorf("another session's limit announced: %+v", o)
+	}
+	ev, _ := r.l.LastLimits(r.proj.Root)
+	if len(ev) != 1 || ev[0].Tool != "copilot-cli" || ev[0].NativeID != "cp-1" {
+		t.Errorf("LastLimits = %+v", ev)
+	}
+}
