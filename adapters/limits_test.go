@@ -172,3 +172,31 @@ func TestClaudeStopFailureHook(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLimitFromError: any error text classifies without panicking, to a
+// known kind, with a short reset text.
+func FuzzLimitFromError(f *testing.F) {
+	for _, s := range []string{"API Error: 429 {}", "You've hit your limit · resets 2pm (Europe/Paris)", "Claude AI usage limit reached|1763906400",
+		"rate limited, try again in 20s", "[API Error: {\"error\":{\"code\":429,\"status\":\"RESOURCE_EXHAUSTED\"}}]", "API Error: Request rejected (429) · x"} {
+		f.Add(s, 0)
+		f.Add(s, 429)
+	}
+	at := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string, status int) {
+		l := adapters.LimitFromError(s, status, at)
+		_ = adapters.APIErrorStatus(s)
+		if l == nil {
+			return
+		}
+		switch l.Kind {
+		case adapters.LimitUsage, adapters.LimitRate, adapters.LimitQuota, adapters.LimitOverloaded:
+		default:
+			t.Fatalf("kind %q", l.Kind)
+		}
+		if len(l.ResetText) > 48 || !l.Reached {
+			t.Fatalf("%+v", l)
+		}
+		_ = l.Resets(at, time.UTC)
+		_ = l.Phrase()
+	})
+}

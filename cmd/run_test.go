@@ -98,3 +98,44 @@ func TestAiderArgs(t *testing.T) {
 		t.Errorf("aiderArgs = %s", got)
 	}
 }
+
+// TestRunAider: `carryover run -- aider …` passes --read
+// .carryover/handoff.md when there is one, and reads aider's chat history
+// into the handoff when aider exits (aider has no hooks).
+func TestRunAider(t *testing.T) {
+	project := t.TempDir()
+	hist, err := os.ReadFile("../testdata/adapters/aider/current/.aider.chat.history.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	argsFile := filepath.Join(t.TempDir(), "args")
+	// The fake aider records its arguments and writes its chat history.
+	os.WriteFile(filepath.Join(project, "hist.src"), hist, 0o600)
+	script := "#!/bin/sh\necho \"$@\" > " + argsFile + "\ncp hist.src .aider.chat.history.md\n"
+	os.WriteFile(filepath.Join(bin, "aider"), []byte(script), 0o755)
+	os.MkdirAll(filepath.Join(project, ".carryover"), 0o700)
+	home := t.TempDir()
+	vars := map[string]string{"HOME": home, "CARRYOVER_HOME": filepath.Join(home, ".carryover")}
+	var errb bytes.Buffer
+	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(k string) string { return vars[k] },
+		Now: time.Now, Environ: func() []string { return []string{"PATH=" + os.Getenv("PATH")} }}
+	// No handoff yet: no --read.
+	if err := runAgent(e, runOptions{argv: []string{filepath.Join(bin, "aider"), "--model", "x"}, project: project, maxRestarts: 10, poll: 20 * time.Millisecond, grace: time.Second}); err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	if a, _ := os.ReadFile(argsFile); strings.TrimSpace(string(a)) != "--model x" {
+		t.Errorf("aider args = %q; want no --read before a handoff exists", a)
+	}
+	h, err := os.ReadFile(filepath.Join(project, ".carryover", "handoff.md"))
+	if err != nil || !strings.Contains(string(h), "from aider") {
+		t.Fatalf("no handoff from aider's history: %v\n%s\n%s", err, h, errb.String())
+	}
+	// Now there is one: --read passes it.
+	if err := runAgent(e, runOptions{argv: []string{filepath.Join(bin, "aider"), "--model", "x"}, project: project, maxRestarts: 10, poll: 20 * time.Millisecond, grace: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := os.ReadFile(argsFile); strings.TrimSpace(string(a)) != "--read .carryover/handoff.md --model x" {
+		t.Errorf("aider args = %q", a)
+	}
+}
