@@ -23,7 +23,7 @@ type Handoff struct {
 	SessionID int64  // ledger id
 	Task      string // the goal: the request that set the work
 	TaskAt    time.Time
-	Latest    string   // the latest request, when it is not the goal
+	Latest    string // the latest request, when it is not the goal
 	LatestAt  time.Time
 	SetAside  []string // goals an explicit switch abandoned, oldest first
 	Plan      []PlanItem
@@ -55,7 +55,7 @@ type File struct {
 
 // Failure is a failing command or tool error, repeated attempts collapsed.
 type Failure struct {
-	What     string // the command, or the tool name
+	What     string   // the command, or the tool name
 	Error    string   // the line naming the newest error
 	Errors   []string // the distinct error lines of the collapsed attempts, oldest first (Error last)
 	Cause    string   // the session's explanation of the failure, when it gave one
