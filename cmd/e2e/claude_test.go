@@ -68,10 +68,14 @@ const retryTask = "Add a retry helper in retry.py, document it, and run the test
 // TestClaudeEndToEnd drives the real Claude Code CLI through a session that
 // edits files and fails a command, then checks the handoff, and that the
 // next session's first model request carries it.
-func TestClaudeEndToEnd(t *testing.T) {
+func TestClaudeEndToEnd(t *testing.T) { claudeEndToEnd(t, "") }
+
+// claudeEndToEnd is TestClaudeEndToEnd against the claude executable bin (the
+// pinned one when empty).
+func claudeEndToEnd(t *testing.T, bin string) {
 	p := newClaudeProject(t)
 	fake := agentkit.NewAnthropic(t, retryScript(p.dir))
-	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
+	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
 	if res.ExitCode != 0 || fake.Played() != 5 {
 		t.Fatalf("session 1: played %d/5: %s", fake.Played(), res)
 	}
@@ -102,7 +106,7 @@ func TestClaudeEndToEnd(t *testing.T) {
 
 	// Session 2: a fresh session must start with the handoff in its first request.
 	fake2 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "Resuming: next I will add the retry test."}})
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "continue"})
+	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "continue"})
 	if res.ExitCode != 0 {
 		t.Fatalf("session 2: %s", res)
 	}
@@ -124,17 +128,19 @@ func TestClaudeEndToEnd(t *testing.T) {
 // TestClaudeResumeAndCompact: `claude -p --resume` drops SessionStart output,
 // so the handoff must arrive through the first UserPromptSubmit, once; after
 // /compact, SessionStart(compact) re-injects it.
-func TestClaudeResumeAndCompact(t *testing.T) {
+func TestClaudeResumeAndCompact(t *testing.T) { claudeResumeAndCompact(t, "") }
+
+func claudeResumeAndCompact(t *testing.T, bin string) {
 	p := newClaudeProject(t)
 	fake := agentkit.NewAnthropic(t, retryScript(p.dir))
-	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
+	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
 	if res.ExitCode != 0 {
 		t.Fatalf("session 1: %s", res)
 	}
 	sid := sessionIDFromTranscripts(t, p.home)
 
 	fake2 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "Next I will add the retry test."}, {Text: "Still on it."}})
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "Now add the retry test file", Args: []string{"--resume", sid}})
+	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "Now add the retry test file", Args: []string{"--resume", sid}})
 	if res.ExitCode != 0 {
 		t.Fatalf("resume: %s", res)
 	}
@@ -144,7 +150,7 @@ func TestClaudeResumeAndCompact(t *testing.T) {
 	}
 	// A second prompt in another resumed run must not get it again from the pending flag.
 	fake3 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "ok"}})
-	agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: p.home, Dir: p.dir, BaseURL: fake3.URL(), Prompt: "and now?", Args: []string{"--continue"}})
+	agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake3.URL(), Prompt: "and now?", Args: []string{"--continue"}})
 	if m := fake3.MainRequests(); len(m) > 0 {
 		seen := map[string]bool{}
 		for _, part := range strings.Split(strings.ReplaceAll(string(m[0]), `\n`, "\n"), "# [CARRYOVER] Last updated ")[1:] {
@@ -158,12 +164,12 @@ func TestClaudeResumeAndCompact(t *testing.T) {
 
 	// /compact: SessionStart(compact) fires and re-injects.
 	fake4 := agentkit.NewAnthropic(t, nil)
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: p.home, Dir: p.dir, BaseURL: fake4.URL(), Prompt: "/compact", Args: []string{"--resume", sid}})
+	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake4.URL(), Prompt: "/compact", Args: []string{"--resume", sid}})
 	if res.ExitCode != 0 {
 		t.Fatalf("/compact: %s", res)
 	}
 	fake5 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "Next I will add the retry test."}})
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: p.home, Dir: p.dir, BaseURL: fake5.URL(), Prompt: "What is next?", Args: []string{"--resume", sid}})
+	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake5.URL(), Prompt: "What is next?", Args: []string{"--resume", sid}})
 	if res.ExitCode != 0 {
 		t.Fatalf("after compact: %s", res)
 	}

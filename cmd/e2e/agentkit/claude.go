@@ -19,6 +19,7 @@ type ClaudeOpts struct {
 	Args    []string // extra CLI args after the prompt, e.g. "--resume", id
 	Env     []string // extra KEY=VALUE entries, override the defaults
 	Timeout time.Duration
+	Bin     string // claude executable; the pinned install when empty
 }
 
 // ClaudeEnv is the environment RunClaude gives the agent.
@@ -44,7 +45,10 @@ func RunClaude(t testing.TB, o ClaudeOpts) Result {
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
 		t.Fatalf("agentkit: RunClaude needs Home, Dir and BaseURL")
 	}
-	bin := Install(t, "claude")
+	bin := o.Bin
+	if bin == "" {
+		bin = Install(t, "claude")
+	}
 	if err := ensureClaudeState(o.Home, o.Dir); err != nil {
 		t.Fatalf("agentkit: preparing %s/.claude.json: %v", o.Home, err)
 	}

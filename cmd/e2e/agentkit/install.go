@@ -30,6 +30,16 @@ var Pinned = map[string]Agent{
 	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
 }
 
+// Newest are the newest releases on npm when this table was last checked
+// (2026-11-23), for the tools whose newest differs from Pinned. The
+// newest-release tests (TestNewestReleases) run the core scenario against
+// them, so a format or hook change in a release users already have shows up
+// as a failing test, not as a silent gap. Pinned, not "latest": a CI run must
+// not change its meaning overnight. Refresh both with `npm view <pkg> version`.
+var Newest = map[string]Agent{
+	"claude": {"claude", "@anthropic-ai/claude-code", "2.1.330", "claude"},
+}
+
 // CacheDir is where agents are installed: $CARRYOVER_AGENT_CACHE, else
 // the user cache dir's carryover-e2e folder.
 func CacheDir() string {
@@ -57,12 +67,26 @@ func Install(t testing.TB, tool string) string {
 	return p
 }
 
+// InstallAgent is Install for an explicit Agent (Pinned or Newest).
+func InstallAgent(t testing.TB, a Agent) string {
+	t.Helper()
+	p, err := installAgent(a)
+	if err != nil {
+		t.Fatalf("agentkit: %v", err)
+	}
+	return p
+}
+
 // InstallPath is Install without a testing.TB.
 func InstallPath(tool string) (string, error) {
 	a, ok := Pinned[tool]
 	if !ok {
 		return "", fmt.Errorf("no pinned agent %q", tool)
 	}
+	return installAgent(a)
+}
+
+func installAgent(a Agent) (string, error) {
 	installMu.Lock()
 	defer installMu.Unlock()
 	dir := filepath.Join(CacheDir(), strings.ReplaceAll(a.Package, "/", "_")+"@"+a.Version)

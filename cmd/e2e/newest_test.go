@@ -1,0 +1,34 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/carryover/carryover/cmd/e2e/agentkit"
+)
+
+// TestNewestReleases runs the core scenarios against the newest release of
+// each agent whose newest differs from the pinned one (agentkit.Newest), so
+// users who upgraded first are covered too. Like every e2e test it installs
+// from npm on first use and fails, never skips, when npm cannot reach the
+// registry.
+func TestNewestReleases(t *testing.T) {
+	runs := map[string][]func(*testing.T, string){
+		"claude": {claudeEndToEnd, claudeResumeAndCompact},
+	}
+	for tool, a := range agentkit.Newest {
+		if a.Version == agentkit.Pinned[tool].Version {
+			continue
+		}
+		scenarios, ok := runs[tool]
+		if !ok {
+			t.Errorf("%s %s is listed as newest but no scenario runs it", tool, a.Version)
+			continue
+		}
+		t.Run(tool+"@"+a.Version, func(t *testing.T) {
+			bin := agentkit.InstallAgent(t, a)
+			for _, sc := range scenarios {
+				sc(t, bin)
+			}
+		})
+	}
+}
