@@ -77,6 +77,7 @@ type ProjectReport struct {
 	Header   string          `json:"handoff"`
 	From     string          `json:"from"`
 	Written  time.Time       `json:"written"`
+	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
 	Receipts []ReceiptReport `json:"receipts"`
 }
 
@@ -123,7 +124,7 @@ func collectStatus(e *Env) StatusReport {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	for _, h := range hs {
-		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC()}
+		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), Quality: publish.QualityLine(publish.HandoffPath(h.Project))}
 		ds, _ := l.Deliveries(h.Project, 10)
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
@@ -176,6 +177,9 @@ func printStatus(e *Env, st StatusReport) {
 	}
 	for _, p := range st.Projects {
 		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+		if p.Quality != "" {
+			fmt.Fprintf(w, "    %s\n", p.Quality)
+		}
 		if len(p.Receipts) == 0 {
 			fmt.Fprintln(w, "    not delivered to any session yet")
 		}

@@ -352,6 +352,11 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		if err != nil {
 			return ledger.Session{}, nil, exitf(ExitParse, "could not read the %s session %s: %v", p.Tool, shortID(p.ID), err)
 		}
+		if !p.explicit { // every other agent's transcript of the project that grew (issue 13 item 10)
+			if _, err := ledger.CatchUp(l, p.project, map[string]bool{p.Path: true}, o); err != nil {
+				log.Printf("catch-up: %v", err)
+			}
+		}
 		for _, f := range rep.Files {
 			if f.Err != nil && !errors.Is(f.Err, fs.ErrNotExist) {
 				log.Printf("transcript %s: %v", f.Path, f.Err)
@@ -390,46 +395,12 @@ func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact
 		Source:     p.Tool,
 		CapturedAt: e.Now().UTC().Truncate(time.Second),
 		SessionID:  p.ID,
-		Decisions:  h.Decisions,
 	}
 	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
 		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
 	}
 	s.Project = projectContext(e, p.project, h.Git)
-	s.Task.Description = h.Task
-	s.Task.InProgress = h.Next
-	s.Task.Completed = dedupeStrings(h.Done)
-	for _, q := range h.Questions {
-		switch {
-		case strings.HasPrefix(q, "unresolved: "):
-			// the failure itself is listed below
-		case strings.HasPrefix(q, "TODO:") || strings.HasPrefix(q, "FIXME:") || strings.HasPrefix(q, "XXX:") || strings.HasPrefix(q, "HACK:"):
-			s.Task.Remaining = append(s.Task.Remaining, q)
-		default:
-			s.Questions = append(s.Questions, q)
-		}
-	}
-	for _, f := range h.Failures {
-		b := "`" + f.What + "`"
-		if f.ExitCode != nil {
-			b += fmt.Sprintf(" → exit %d", *f.ExitCode)
-		} else {
-			b += " → failed"
-		}
-		if f.Error != "" {
-			b += ": " + f.Error
-		}
-		if f.Count > 1 {
-			b += fmt.Sprintf(" (×%d)", f.Count)
-		}
-		if f.Resolved {
-			b += " (later succeeded)"
-		}
-		s.Blockers = append(s.Blockers, b)
-		if !f.Resolved {
-			s.Task.Blockers = append(s.Task.Blockers, b)
-		}
-	}
+	resume.SetTaskState(&s, h)
 	for _, f := range h.Files {
 		fc := resume.FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
 		switch {

@@ -17,10 +17,10 @@ var QualityFields = []string{"goal", "latest request", "files", "failures", "dec
 // percent; Missing lists the facts it could not fill, in QualityFields
 // order.
 type Quality struct {
-	Score   int      `json:"score"`
-	Filled  int      `json:"filled"`
-	Of      int      `json:"of"`
-	Missing []string `json:"missing,omitempty"`
+	Score   int      `json:"score" yaml:"score"`
+	Filled  int      `json:"filled" yaml:"filled"`
+	Of      int      `json:"of" yaml:"of"`
+	Missing []string `json:"missing,omitempty" yaml:"missing,omitempty"`
 }
 
 // Quality scores h. The latest request is filled when the handoff names

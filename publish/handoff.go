@@ -7,8 +7,11 @@ package publish
 import (
 	"fmt"
 	"github.com/carryover/carryover/publish/redact"
+	"io"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/carryover/carryover/distill"
@@ -386,4 +389,31 @@ func Staleness(text string, now time.Time, head string) string {
 		return ""
 	}
 	return "> Note: " + strings.Join(notes, "; ") + " — check `git log` and `git status` before acting on it."
+}
+
+// QualityLine returns the coverage line ("quality 75% (6/8; missing: …)")
+// of the handoff.md at path, or "" when it has none or is not carryover's.
+// It reads at most the caps' worth of a regular file: a planted FIFO or
+// device is not opened for reading (O_NONBLOCK, then a mode check).
+func QualityLine(path string) string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	b := make([]byte, MaxChars+1024)
+	n, _ := io.ReadFull(f, b)
+	text := string(b[:n])
+	if !strings.HasPrefix(text, HeaderPrefix) {
+		return ""
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "quality ") {
+			return l
+		}
+	}
+	return ""
 }
