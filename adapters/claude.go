@@ -231,7 +231,7 @@ func (w *claudeRows) sizeHint() int {
 	for i := range m.blocks[:m.nBlocks] {
 		b := &m.blocks[i]
 		in := &b.input
-		edit := in.content.len() + in.newString.len()
+		edit := in.content.len() + in.newString.len() + in.todos.len()
 		for _, e := range in.edits[:in.nEdits] {
 			edit += e.len() + 1
 		}
@@ -632,6 +632,12 @@ func (w *claudeRows) editText(name string, in *claudeRawInput) string {
 	const n = maxResult
 	var s []byte
 	switch name {
+	case "TodoWrite":
+		// The agent's plan, raw JSON: distill reads its items and statuses.
+		if in.todos.len() == 0 {
+			return ""
+		}
+		s = append(w.scratch[:0], w.b(in.todos)...)
 	case "Write", "Edit":
 		raw := in.content
 		if name == "Edit" {

@@ -316,6 +316,9 @@ type oracleInput struct {
 	Edits        []struct {
 		NewString string `json:"new_string"`
 	} `json:"edits"`
+	// Todos is TodoWrite's list, kept raw (issue 13: the plan gives the
+	// next action); not part of the frozen oracle before then.
+	Todos json.RawMessage `json:"todos"`
 }
 
 // oracleEditText keeps the new text of an edit (bounded) so distill can see
@@ -323,6 +326,8 @@ type oracleInput struct {
 func oracleEditText(name string, in oracleInput) string {
 	var s string
 	switch name {
+	case "TodoWrite":
+		s = string(in.Todos)
 	case "Write":
 		s = in.Content
 	case "Edit":

@@ -56,7 +56,7 @@ func parsePlan(text string) ([]PlanItem, bool) {
 	}
 	var v any
 	if json.Unmarshal([]byte(text[i:]), &v) != nil {
-		return nil, false
+		return planItemsClipped(text[i:])
 	}
 	if m, ok := v.(map[string]any); ok {
 		for _, k := range []string{"todos", "plan", "items", "steps", "tasks"} {
@@ -222,4 +222,40 @@ func todoLines(text string) []string {
 		out = append(out, m[1]+": "+clip(rest, 120))
 	}
 	return out
+}
+
+var planFieldRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+})
+
+// planItemsClipped reads the items of a plan whose JSON was clipped (the
+// adapters keep 2 KB of a call's input): each complete object's text and
+// status, in order.
+func planItemsClipped(text string) ([]PlanItem, bool) {
+	var out []PlanItem
+	for _, obj := range strings.Split(text, "{")[1:] {
+		if !strings.Contains(obj, "}") {
+			break // the clipped last object
+		}
+		var it PlanItem
+		for _, m := range planFieldRE().FindAllStringSubmatch(obj, -1) {
+			var v string
+			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) != nil {
+				continue
+			}
+			if m[1] == "status" {
+				st := strings.ToLower(v)
+				it.Done = st == "completed" || st == "done" || st == "complete" || st == "cancelled"
+			} else if it.Text == "" {
+				it.Text = clip(oneLine(v), 200)
+			}
+		}
+		if it.Text != "" {
+			out = append(out, it)
+		}
+		if len(out) == maxPlan {
+			break
+		}
+	}
+	return out, len(out) > 0
 }

@@ -130,13 +130,17 @@ func commandLines(cmd string) []string {
 			}
 			continue
 		}
-		if i := strings.Index(l, "<<"); i >= 0 {
-			t := strings.TrimLeft(l[i+2:], "-~ ")
-			t = strings.Trim(strings.Fields(t + " x")[0], `'"`)
-			if t != "" && t != "x" {
-				end = t
+		if i := strings.Index(l, "<<"); i >= 0 && !strings.HasPrefix(l[i:], "<<<") {
+			// "<<-'EOF' > file": the delimiter is the next word; the
+			// rest of the line (a redirection) still counts.
+			rest := strings.Fields(strings.TrimLeft(l[i+2:], "-~ "))
+			if len(rest) > 0 {
+				if t := strings.Trim(rest[0], `'"`); t != "" {
+					end = t
+				}
+				rest = rest[1:]
 			}
-			l = l[:i] + " " + strings.Join(strings.Fields(l[i+2:])[1:], " ")
+			l = l[:i] + " " + strings.Join(rest, " ")
 		}
 		out = append(out, l)
 	}
@@ -147,24 +151,25 @@ func commandLines(cmd string) []string {
 func shellWords(s string) []string {
 	var out []string
 	var b strings.Builder
-	var quote rune
-	for _, c := range s {
+	var quote byte
+	for i := 0; i < len(s); i++ { // bytes: an invalid UTF-8 byte stays itself
+		c := s[i]
 		switch {
 		case quote != 0:
 			if c == quote {
 				quote = 0
 			}
-			b.WriteRune(c)
+			b.WriteByte(c)
 		case c == '\'' || c == '"':
 			quote = c
-			b.WriteRune(c)
+			b.WriteByte(c)
 		case c == ' ' || c == '\t':
 			if b.Len() > 0 {
 				out = append(out, b.String())
 				b.Reset()
 			}
 		default:
-			b.WriteRune(c)
+			b.WriteByte(c)
 		}
 	}
 	if b.Len() > 0 {
