@@ -66,6 +66,21 @@ func TestHandoffQuality(t *testing.T) {
 				t.Errorf("the next action is not within the first 1,000 characters (at %d)", i)
 			}
 
+			// The manual path hands over the project's fold, not the newest
+			// session (B's bare question), and says which sessions it used.
+			out, errOut, code := runCarryover(t, agentkit.BaseEnv(w.home), dir, "handoff", "--stdout", "--no-clipboard")
+			if code != 0 {
+				t.Fatalf("carryover handoff exited %d: %s", code, errOut)
+			}
+			for _, want := range []string{"**Goal:** " + goal, "**Latest request:** " + followUp, "Task state drawn from:** ", p.a + " session ", p.b + " session ", "(later succeeded)"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("carryover handoff lacks %q:\n%.3000s", want, out)
+				}
+			}
+			if !strings.Contains(errOut, "task state from the project's 2 session(s)") {
+				t.Errorf("carryover handoff does not say which sessions it drew from:\n%s", errOut)
+			}
+
 			// A's next session: its first model request carries the goal,
 			// the follow-up and the fixed failure as fixed.
 			r := runAgent(t, p.a, w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
