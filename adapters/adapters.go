@@ -1,10 +1,13 @@
 // Package adapters turns each agent's native session store and hook payloads
 // into carryover's normalized rows.
 //
-// One adapter per agent, one file per adapter (claude.go, codex.go, ...), one
-// entry in the registry below, fixtures in testdata/adapters/<tool>/. Every
-// adapter implements Adapter; how it reads its store is an optional
-// capability probed by the ingest code:
+// One agent per file (claude.go, codex.go, ...): its descriptor (Agent), its
+// hook parsing and store reading, and its session lister (in the same file or
+// <tool>_list.go); one line in All (agent.go); fixtures in
+// testdata/adapters/<tool>/. codex.go is the plain template to copy; Claude's
+// hand-written decoder is a speed exception. Every adapter implements
+// Adapter; how it reads its store is an optional capability probed by the
+// ingest code:
 //
 //   - LineParser: an append-only JSONL transcript tailed from a byte offset
 //     (Claude Code, Codex, Copilot CLI, Gemini CLI's upsert log). Rewritten
@@ -20,7 +23,6 @@ package adapters
 
 import (
 	"errors"
-	"sort"
 	"time"
 )
 
@@ -121,30 +123,3 @@ type StoreReader interface {
 
 // ErrUnknownTool is returned by Lookup.
 var ErrUnknownTool = errors.New("unknown tool")
-
-var registry = map[string]Adapter{}
-
-// register is called by the adapter files' package-level vars below.
-func register(a Adapter) Adapter {
-	registry[a.Name()] = a
-	return a
-}
-
-// Lookup returns the adapter named name.
-func Lookup(name string) (Adapter, error) {
-	a, ok := registry[name]
-	if !ok {
-		return nil, ErrUnknownTool
-	}
-	return a, nil
-}
-
-// Names lists the registered adapters, sorted.
-func Names() []string {
-	var n []string
-	for k := range registry {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}

@@ -17,11 +17,26 @@ import (
 	"time"
 )
 
-// Aider is the Aider adapter (../shared/agents/aider.md). Aider has no
+// Aider is the Aider adapter. Aider has no
 // hooks: `carryover handoff --source aider` reads the project's
 // .aider.chat.history.md (ReadStore), one session per
 // "# aider chat started at …" header.
-var Aider = register(aider{})
+var Aider Adapter = aider{}
+
+// aiderAgent is what carryover knows about the agent besides its files.
+var aiderAgent = &Agent{
+	Name:     "aider",
+	Display:  "Aider",
+	Adapter:  Aider,
+	Lister:   aiderLister{},
+	Envelope: EnvelopeNone,
+	Sniff:    func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
+}
+
+var (
+	_ StoreReader = aider{}
+	_ Lister      = aiderLister{}
+)
 
 type aider struct{}
 

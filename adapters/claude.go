@@ -11,8 +11,51 @@ import (
 	"time"
 )
 
-// Claude is the Claude Code adapter (../shared/agents/claude-code.md).
-var Claude = register(claude{})
+// Claude is the Claude Code adapter.
+var Claude Adapter = claude{}
+
+// claudeAgent is what carryover knows about the agent besides its files.
+var claudeAgent = &Agent{
+	Name:     "claude",
+	Display:  "Claude Code",
+	Aliases:  []string{"claude-code"},
+	Adapter:  Claude,
+	Lister:   claudeLister{},
+	Envelope: EnvelopeHookSpecific,
+	Events: map[string]Class{
+		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
+		"PreToolUse": ClassTool, "PostToolUse": ClassTool, "PostToolUseFailure": ClassTool,
+		"Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
+	},
+	// Lines of every type carry "sessionId"; Gemini's files do too, so this
+	// sniff is broad and yields to theirs.
+	Sniff: func(b []byte) bool {
+		return containsAll(b, `"sessionId"`) && containsAny(b, `"type":"user"`, `"type":"assistant"`, `"type":"queue-operation"`)
+	},
+	SniffBroad:    true,
+	Launch:        []string{"claude"},
+	ContextWindow: 200_000,
+	// Cursor and Copilot read CLAUDE.md as well, so it always gets the pointer.
+	MemoryFile: "CLAUDE.md", MemoryFileAlways: true,
+	// Cursor runs Claude Code's ~/.claude/settings.json hooks.
+	ForeignHost: func(getenv func(string) string) string {
+		if getenv("CURSOR_VERSION") != "" {
+			return "Claude Code stub running inside Cursor (CURSOR_VERSION is set); Cursor's own stub handles it"
+		}
+		return ""
+	},
+	// `claude -p --resume` drops SessionStart output: the handoff goes out
+	// with the first UserPromptSubmit instead, once.
+	DeferStartInjection: func(h Hook, getenv func(string) string) bool {
+		return h.Source == "resume" && getenv("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli"
+	},
+}
+
+var (
+	_ LineParser  = claude{}
+	_ StoreRooter = claude{}
+	_ Lister      = claudeLister{}
+)
 
 type claude struct{}
 

@@ -9,14 +9,36 @@ import (
 	"time"
 )
 
-// Codex is the Codex CLI adapter (../shared/agents/codex.md).
+// Codex is the Codex CLI adapter.
 //
 // A rollout is append-only JSONL; resume appends to the same file and a
 // fork starts a new file that only references its parent (by thread id and
 // byte offset), so the parent's history is never read as the fork's own.
 // Lines carry no uuid: calls and results are keyed by call_id, everything
 // else by byte offset, which is stable because the file only grows.
-var Codex = register(codex{})
+var Codex Adapter = codex{}
+
+// codexAgent is what carryover knows about the agent besides its files.
+var codexAgent = &Agent{
+	Name:     "codex",
+	Display:  "Codex CLI",
+	Adapter:  Codex,
+	Lister:   codexLister{},
+	Envelope: EnvelopeHookSpecific,
+	Events: map[string]Class{
+		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
+		"PreToolUse": ClassTool, "PostToolUse": ClassTool,
+		"Stop": ClassStop, "Interrupt": ClassFailure, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
+	},
+	Sniff:         func(b []byte) bool { return containsAll(b, `"type":"session_meta"`) },
+	Launch:        []string{"codex"},
+	ContextWindow: 200_000,
+}
+
+var (
+	_ LineParser = codex{}
+	_ Lister     = codexLister{}
+)
 
 type codex struct{}
 

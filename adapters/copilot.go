@@ -9,14 +9,44 @@ import (
 	"time"
 )
 
-// CopilotCLI is the GitHub Copilot CLI adapter (../shared/agents/copilot-cli.md).
+// CopilotCLI is the GitHub Copilot CLI adapter.
 //
 // Its transcript is ~/.copilot/session-state/<sessionId>/events.jsonl
 // ($COPILOT_HOME replaces ~/.copilot), an append-only event log. In -p mode
 // the file is written only after the sessionEnd hooks return, so the hooks
 // of a session usually find nothing on disk: Transcripts registers the path
 // (MaybeMissing) and the next session's catch-up reads it.
-var CopilotCLI = register(copilotCLI{})
+var CopilotCLI Adapter = copilotCLI{}
+
+// copilotCLIAgent is what carryover knows about the agent besides its files.
+var copilotCLIAgent = &Agent{
+	Name:     "copilot-cli",
+	Display:  "GitHub Copilot CLI",
+	Aliases:  []string{"copilot"},
+	Adapter:  CopilotCLI,
+	Lister:   copilotLister{},
+	Envelope: EnvelopeFlatCamel,
+	Events: map[string]Class{
+		"sessionStart": ClassStart, "userPromptSubmitted": ClassPrompt,
+		"preToolUse": ClassTool, "postToolUse": ClassTool, "postToolUseFailure": ClassTool,
+		"agentStop": ClassStop, "preCompact": ClassCompact, "sessionEnd": ClassEnd,
+	},
+	Sniff:         func(b []byte) bool { return containsAll(b, `"type":"session.start"`) },
+	Launch:        []string{"copilot", "-i"},
+	ContextWindow: 128_000,
+	// VS Code Copilot reads every file in ~/.copilot/hooks/ too.
+	ForeignHost: func(getenv func(string) string) string {
+		if getenv("COPILOT_CLI") != "1" && (getenv("VSCODE_PID") != "" || getenv("VSCODE_IPC_HOOK") != "" || getenv("TERM_PROGRAM") == "vscode") {
+			return "Copilot CLI stub running inside VS Code; the VS Code Copilot stub handles it"
+		}
+		return ""
+	},
+}
+
+var (
+	_ LineParser = copilotCLI{}
+	_ Lister     = copilotLister{}
+)
 
 type copilotCLI struct{}
 

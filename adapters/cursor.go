@@ -23,7 +23,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // read-only access to Cursor's state.vscdb
 )
 
-// CursorIDE is the Cursor IDE / cursor-agent adapter (../shared/agents/cursor.md).
+// CursorIDE is the Cursor IDE / cursor-agent adapter.
 //
 // Cursor ≥ ~Feb 2026 writes an agent transcript JSONL (messages and tool
 // calls, no tool results, no ids, no timestamps): that is tailed
@@ -32,7 +32,29 @@ import (
 // those, but only for projects Cursor writes no transcripts for, so the two
 // stores never both land in the ledger. Tool results, exit codes and edits
 // come from the hook payloads themselves (Hook.Rows).
-var CursorIDE = register(cursor{})
+var CursorIDE Adapter = cursor{}
+
+// cursorAgent is what carryover knows about the agent besides its files.
+var cursorAgent = &Agent{
+	Name:     "cursor",
+	Display:  "Cursor",
+	Aliases:  []string{"cursor-agent"},
+	Adapter:  CursorIDE,
+	Envelope: EnvelopeFlatSnake,
+	Events: map[string]Class{
+		"sessionStart": ClassStart, "beforeSubmitPrompt": ClassPrompt,
+		"preToolUse": ClassTool, "postToolUse": ClassTool, "postToolUseFailure": ClassTool,
+		"afterFileEdit": ClassTool, "afterShellExecution": ClassTool, "afterMCPExecution": ClassTool,
+		"stop": ClassStop, "preCompact": ClassCompact, "sessionEnd": ClassEnd,
+	},
+	Launch:        []string{"cursor-agent"},
+	ContextWindow: 64_000,
+}
+
+var (
+	_ LineParser  = cursor{}
+	_ StoreReader = cursor{}
+)
 
 type cursor struct{}
 

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Gemini is the Gemini CLI adapter (../shared/agents/gemini.md).
+// Gemini is the Gemini CLI adapter.
 //
 // The session file is a log of upserts, not of events: a message is
 // re-appended whole whenever it gains tool calls or tokens, "$set.messages"
@@ -22,7 +22,30 @@ import (
 // the tool call id for calls and results — so the ledger's upsert keeps one
 // row each and the last copy wins. Rows never depend on a line's shape for
 // their text, kind or exit code, so a rewrite changes nothing.
-var Gemini = register(gemini{})
+var Gemini Adapter = gemini{}
+
+// geminiAgent is what carryover knows about the agent besides its files.
+var geminiAgent = &Agent{
+	Name:     "gemini",
+	Display:  "Gemini CLI",
+	Adapter:  Gemini,
+	Lister:   geminiLister{},
+	Envelope: EnvelopeHookSpecificNoEvent,
+	Events: map[string]Class{
+		"SessionStart": ClassStart, "BeforeAgent": ClassPrompt,
+		"BeforeTool": ClassTool, "AfterTool": ClassTool,
+		"AfterAgent": ClassStop, "SessionEnd": ClassEnd,
+	},
+	Sniff:         func(b []byte) bool { return containsAll(b, `"projectHash"`) },
+	Launch:        []string{"gemini", "-i"},
+	ContextWindow: geminiContextWindow,
+	MemoryFile:    "GEMINI.md",
+}
+
+var (
+	_ LineParser = gemini{}
+	_ Lister     = geminiLister{}
+)
 
 type gemini struct{}
 

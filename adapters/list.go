@@ -42,45 +42,6 @@ type Lister interface {
 	Stores(env Env) []string
 }
 
-var listers = map[string]Lister{}
-
-// registerLister is called by the list_<tool>.go files' package-level vars.
-func registerLister(name string, l Lister) Lister {
-	listers[name] = l
-	return l
-}
-
-// ListerFor returns the session lister of an agent: the adapter itself when
-// it implements Lister, else a registered list_<tool>.go lister.
-func ListerFor(name string) (Lister, bool) {
-	if a, ok := registry[name]; ok {
-		if l, ok := a.(Lister); ok {
-			return l, true
-		}
-	}
-	l, ok := listers[name]
-	return l, ok
-}
-
-// ListerNames lists the agents with a session lister, sorted.
-func ListerNames() []string {
-	seen := map[string]bool{}
-	for n := range listers {
-		seen[n] = true
-	}
-	for n, a := range registry {
-		if _, ok := a.(Lister); ok {
-			seen[n] = true
-		}
-	}
-	var out []string
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // SortSessions orders sessions newest first (ties by agent and id).
 func SortSessions(ss []NativeSession) {
 	sort.SliceStable(ss, func(i, j int) bool {

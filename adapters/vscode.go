@@ -17,8 +17,7 @@ import (
 	"time"
 )
 
-// VSCode is the VS Code GitHub Copilot Chat adapter
-// (../shared/agents/vscode-copilot.md).
+// VSCode is the VS Code GitHub Copilot Chat adapter.
 //
 // Two stores hold a session, both under a VS Code User dir's
 // workspaceStorage/<hash>/:
@@ -36,7 +35,32 @@ import (
 // Rows the two stores share use the same keys (prompt text hash, bare tool
 // call id), so a session read first from its transcript and later from
 // chatSessions keeps one copy of its prompts and tool calls.
-var VSCode = register(vscode{})
+var VSCode Adapter = vscode{}
+
+// vscodeAgent is what carryover knows about the agent besides its files.
+var vscodeAgent = &Agent{
+	Name:     "vscode-copilot",
+	Display:  "VS Code Copilot Chat",
+	Adapter:  VSCode,
+	Envelope: EnvelopeHookSpecific,
+	Events: map[string]Class{
+		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
+		"PreToolUse": ClassTool, "PostToolUse": ClassTool,
+		"Stop": ClassStop, "PreCompact": ClassCompact,
+	},
+	// Copilot CLI reads every file in ~/.copilot/hooks/ too.
+	ForeignHost: func(getenv func(string) string) string {
+		if getenv("COPILOT_CLI") == "1" {
+			return "VS Code Copilot stub running inside Copilot CLI (COPILOT_CLI=1); Copilot CLI's own stub handles it"
+		}
+		return ""
+	},
+}
+
+var (
+	_ LineParser  = vscode{}
+	_ StoreReader = vscode{}
+)
 
 type vscode struct{}
 

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Windsurf is the Windsurf (Cascade) adapter (../shared/agents/windsurf.md).
+// Windsurf is the Windsurf (Cascade) adapter.
 //
 // Cascade's own history is encrypted, so the hook payloads are the record
 // (ParseHook fills Hook.Rows), plus the transcript JSONL Windsurf writes to
@@ -18,7 +18,22 @@ import (
 // post_cascade_response_with_transcript hook is configured (LineParser).
 // Hooks cannot inject: the handoff reaches Cascade through AGENTS.md or
 // .windsurf/rules only.
-var Windsurf = register(windsurf{})
+var Windsurf Adapter = windsurf{}
+
+// windsurfAgent is what carryover knows about the agent besides its files.
+var windsurfAgent = &Agent{
+	Name:     "windsurf",
+	Display:  "Windsurf",
+	Adapter:  Windsurf,
+	Envelope: EnvelopeNone,
+	Events: map[string]Class{
+		"pre_user_prompt": ClassPrompt,
+		"post_write_code": ClassTool, "post_run_command": ClassTool, "post_mcp_tool_use": ClassTool, "post_read_code": ClassTool,
+		"post_cascade_response_with_transcript": ClassStop,
+	},
+}
+
+var _ LineParser = windsurf{}
 
 type windsurf struct{}
 

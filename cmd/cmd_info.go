@@ -104,7 +104,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	}
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)
-		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.ContextWindows[t], Budget: b})
+		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.Window(t), Budget: b})
 	}
 	if asJSON {
 		b, _ := json.MarshalIndent(inf, "", "  ")

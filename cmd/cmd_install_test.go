@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryover/carryover/cmd/hookconf"
+	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/pelletier/go-toml/v2"
 )
 

@@ -22,7 +22,6 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
-	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish/resume"
 )
 
@@ -312,19 +311,7 @@ func sniffTool(path string) string {
 	b := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
-	switch {
-	case bytes.Contains(b, []byte(`"type":"session_meta"`)):
-		return "codex"
-	case bytes.Contains(b, []byte(`"type":"session.start"`)):
-		return "copilot-cli"
-	case bytes.Contains(b, []byte(`"projectHash"`)):
-		return "gemini"
-	case bytes.Contains(b, []byte(`# aider chat started at`)):
-		return "aider"
-	case bytes.Contains(b, []byte(`"sessionId"`)) && (bytes.Contains(b, []byte(`"type":"user"`)) || bytes.Contains(b, []byte(`"type":"assistant"`)) || bytes.Contains(b, []byte(`"type":"queue-operation"`))):
-		return "claude"
-	}
-	return ""
+	return adapters.SniffTranscript(b)
 }
 
 // ingest reads the picked session into the ledger (the snapshot code) and
@@ -337,7 +324,11 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 	if err != nil {
 		return ledger.Session{}, nil, exitf(ExitError, "%v", err)
 	}
-	defer l.Close()
+	defer func() {
+		if l != nil { // nil after a failed rebuild
+			l.Close()
+		}
+	}()
 	if !p.LedgerOnly {
 		a, err := adapters.Lookup(p.Tool)
 		if err != nil {
@@ -348,21 +339,20 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		if p.explicit {
 			o.Transcripts = []adapters.Transcript{{Path: p.Path, SessionID: p.ID}}
 		}
-		rep, err := ledger.Ingest(l, o)
+		// The same sync as the hook's: a damaged ledger is rebuilt, the
+		// project's other transcripts caught up, receipts recorded.
+		var rep ledger.SyncReport
+		l, rep, err = ledger.Sync(l, o)
+		logNotes(log, rep.Notes)
+		if l == nil {
+			return ledger.Session{}, nil, exitf(ExitError, "%v", err)
+		}
 		if err != nil {
 			return ledger.Session{}, nil, exitf(ExitParse, "could not read the %s session %s: %v", p.Tool, shortID(p.ID), err)
 		}
-		if !p.explicit { // every other agent's transcript of the project that grew (issue 13 item 10)
-			if _, err := ledger.CatchUp(l, p.project, map[string]bool{p.Path: true}, o); err != nil {
-				log.Printf("catch-up: %v", err)
-			}
-		}
 		for _, f := range rep.Files {
-			if f.Err != nil && !errors.Is(f.Err, fs.ErrNotExist) {
-				log.Printf("transcript %s: %v", f.Path, f.Err)
-				if f.Path == p.Path || f.Path == "store" {
-					return ledger.Session{}, nil, exitf(ExitParse, "could not read %s: %v", f.Path, f.Err)
-				}
+			if f.Err != nil && !errors.Is(f.Err, fs.ErrNotExist) && (f.Path == p.Path || f.Path == "store") {
+				return ledger.Session{}, nil, exitf(ExitParse, "could not read %s: %v", f.Path, f.Err)
 			}
 		}
 		if p.Preview != "" {
@@ -385,143 +375,6 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 	return s, rows, nil
 }
 
-// buildSession turns a session's rows and its project into the portable
-// session (redacted).
-func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
-	h := distill.Distill(rows, distill.Options{Project: p.project})
-	h.Git, h.Files = distill.GitFacts(p.project, h.Files)
-	s := resume.Session{
-		Version:    resume.Version,
-		Source:     p.Tool,
-		CapturedAt: e.Now().UTC().Truncate(time.Second),
-		SessionID:  p.ID,
-	}
-	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
-		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
-	}
-	s.Project = projectContext(e, p.project, h.Git)
-	resume.SetTaskState(&s, h)
-	for _, f := range h.Files {
-		fc := resume.FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
-		switch {
-		case f.Git == "deleted":
-			fc.ChangeType = "deleted"
-		case f.Created:
-			fc.ChangeType = "created"
-		}
-		fc.Diff = fileDiff(e, p.project, f)
-		s.FilesChanged = append(s.FilesChanged, fc)
-	}
-	tok := h.Tokens
-	if tok.Max == 0 && ls.TokensMax > 0 {
-		tok = distill.Tokens{Used: ls.TokensUsed, Max: ls.TokensMax}
-	}
-	if tok.Max > 0 {
-		s.Tokens = &resume.Tokens{Used: tok.Used, Max: tok.Max}
-	}
-	calls := map[string]ledger.Row{}
-	for _, r := range rows {
-		if r.Kind == adapters.KindToolCall && r.CallID != "" {
-			calls[r.CallID] = r
-		}
-	}
-	for _, r := range rows {
-		if r.Sidechain {
-			continue
-		}
-		m := resume.Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
-		switch r.Kind {
-		case adapters.KindPrompt:
-			m.Role = "user"
-		case adapters.KindText:
-			m.Role = "assistant"
-		case adapters.KindCompaction:
-			m.Role = "system"
-		case adapters.KindToolCall:
-			m.Role, m.ToolName = "assistant", r.ToolName
-			switch {
-			case r.Command != "":
-				m.Content = "$ " + r.Command
-			case r.FilePath != "":
-				m.Content = "edit " + r.FilePath
-			}
-		case adapters.KindToolResult, adapters.KindError:
-			m.Role, m.ToolName = "tool", r.ToolName
-			if c, ok := calls[r.CallID]; ok && m.ToolName == "" {
-				m.ToolName = c.ToolName
-			}
-			if r.Kind == adapters.KindError {
-				m.Content = "ERROR: " + m.Content
-			}
-		default:
-			continue
-		}
-		if strings.TrimSpace(m.Content) == "" {
-			continue
-		}
-		s.Conversation.Messages = append(s.Conversation.Messages, m)
-	}
-	s.Redact(redact)
-	s.Normalize()
-	return s
-}
-
-func dedupeStrings(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// projectContext is P4: branch, status, log, tree, memory files.
-func projectContext(e *Env, dir string, g distill.Git) resume.Project {
-	p := resume.Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
-	if g.Repo {
-		if out, err := gitOutput(e, dir, "status", "--short"); err == nil {
-			p.GitStatus = firstN(out, resume.MaxTreeLines)
-		}
-		if out, err := gitOutput(e, dir, "log", "--oneline", "-10"); err == nil && out != "" {
-			p.GitLog = strings.Split(out, "\n")
-		}
-	}
-	p.Structure = tree(dir, 2, resume.MaxTreeLines)
-	var mem strings.Builder
-	for _, name := range []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".github/copilot-instructions.md"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		text := stripPointer(string(b))
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
-		fmt.Fprintf(&mem, "--- %s ---\n%s\n", name, strings.TrimSpace(text))
-		if mem.Len() > resume.MaxMemoryChars {
-			break
-		}
-	}
-	p.MemoryFileContents = mem.String()
-	if len(p.MemoryFileContents) > resume.MaxMemoryChars {
-		p.MemoryFileContents = p.MemoryFileContents[:resume.MaxMemoryChars] + "…"
-	}
-	return p
-}
-
-// stripPointer removes carryover's own pointer block from a memory file.
-func stripPointer(s string) string {
-	const start, end = "<!--CARRYOVER:START-->", "<!--CARRYOVER:END-->"
-	i, j := strings.Index(s, start), strings.Index(s, end)
-	if i >= 0 && j > i {
-		return s[:i] + s[j+len(end):]
-	}
-	return s
-}
-
 // gitOutput runs git in dir (only when git is on PATH), bounded in time.
 func gitOutput(e *Env, dir string, args ...string) (string, error) {
 	bin := lookPath(e, "git")
@@ -540,126 +393,10 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 	return strings.TrimRight(out.String(), "\n"), nil
 }
 
-// fileDiff is a changed file's diff against HEAD, or the head of its
-// content for a new file.
-func fileDiff(e *Env, project string, f distill.File) string {
-	abs := f.Path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(project, f.Path)
-	}
-	if f.Git == "modified" || f.Git == "deleted" {
-		if out, err := gitOutput(e, project, "diff", "--no-color", "--no-ext-diff", "HEAD", "--", f.Path); err == nil && out != "" {
-			return clip(out, resume.MaxDiffChars)
-		}
-	}
-	if f.Git == "clean" {
-		return ""
-	}
-	fi, err := os.Stat(abs)
-	if err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	fh, err := os.Open(abs)
-	if err != nil {
-		return ""
-	}
-	defer fh.Close()
-	b := make([]byte, resume.MaxDiffChars+1)
-	n, _ := io.ReadFull(fh, b)
-	b = b[:n]
-	if bytes.IndexByte(b, 0) >= 0 {
-		return "(binary file)"
-	}
-	return clip(string(b), resume.MaxDiffChars)
-}
-
-func firstN(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = append(lines[:n], fmt.Sprintf("… (%d more)", len(lines)-n))
-	}
-	return strings.Join(lines, "\n")
-}
-
-var skipDirs = map[string]bool{".git": true, "node_modules": true, ".carryover": true, "vendor": true, "__pycache__": true, ".venv": true, "dist": true, "build": true, "target": true}
-
-// tree is the project's directory tree to depth, at most max lines.
-func tree(root string, depth, maxLines int) string {
-	var lines []string
-	var walk func(dir, indent string, d int)
-	walk = func(dir, indent string, d int) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		var shown []os.DirEntry
-		for _, en := range ents {
-			n := en.Name()
-			if skipDirs[n] || (strings.HasPrefix(n, ".") && n != ".github") {
-				continue
-			}
-			shown = append(shown, en)
-		}
-		for i, en := range shown {
-			if len(lines) >= maxLines+1 {
-				return
-			}
-			branch, next := "├── ", "│   "
-			if i == len(shown)-1 {
-				branch, next = "└── ", "    "
-			}
-			name := en.Name()
-			if en.IsDir() {
-				name += "/"
-			}
-			lines = append(lines, indent+branch+name)
-			if en.IsDir() && d < depth {
-				walk(filepath.Join(dir, en.Name()), indent+next, d+1)
-			}
-		}
-	}
-	walk(root, "", 1)
-	if len(lines) == 0 {
-		return ""
-	}
-	if len(lines) > maxLines {
-		lines = append(lines[:maxLines], "…")
-	}
-	return filepath.Base(root) + "/\n" + strings.Join(lines, "\n")
-}
-
-func language(p string) string {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".go":
-		return "go"
-	case ".py":
-		return "python"
-	case ".js", ".mjs", ".cjs":
-		return "javascript"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".rs":
-		return "rust"
-	case ".rb":
-		return "ruby"
-	case ".java":
-		return "java"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".toml":
-		return "toml"
-	case ".sh":
-		return "bash"
-	case ".c", ".h":
-		return "c"
-	case ".cpp", ".cc", ".hpp":
-		return "cpp"
-	}
-	return ""
+// buildSession is the resume session of a picked session's rows.
+func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
+	return resume.FromRows(rows, resume.Sources{Project: p.project, Tool: p.Tool, SessionID: p.ID, Ledger: ls, Now: e.Now(),
+		Redact: redact, Git: func(dir string, args ...string) (string, error) { return gitOutput(e, dir, args...) }})
 }
 
 // ago renders a time relative to now.

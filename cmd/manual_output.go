@@ -6,10 +6,12 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
@@ -78,7 +80,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	}
 	budgetNote := fmt.Sprintf("%d-token budget", budget)
 	if o.tokens == 0 {
-		budgetNote += fmt.Sprintf(" (%s: %d%% of %d)", o.target, int(resume.BudgetShare*100), resume.ContextWindows[o.target])
+		budgetNote += fmt.Sprintf(" (%s: %d%% of %d)", o.target, int(resume.BudgetShare*100), resume.Window(o.target))
 	}
 	if o.format == "md" {
 		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens})
@@ -214,22 +216,23 @@ func firstLineOf(s string) string {
 // it would show in ps): the agent is told to read the file.
 func launchArgs(agent, path string) ([]string, bool) {
 	msg := "Read " + path + " (a handoff from a previous session) and resume the work it describes, starting with its \"Resume Now\" section."
-	switch agent {
-	case "claude", "claude-code":
-		return []string{"claude", msg}, true
-	case "codex":
-		return []string{"codex", msg}, true
-	case "gemini":
-		return []string{"gemini", "-i", msg}, true
-	case "copilot-cli", "copilot":
-		return []string{"copilot", "-i", msg}, true
-	case "cursor", "cursor-agent":
-		return []string{"cursor-agent", msg}, true
+	a, ok := adapters.ByName(agent)
+	if !ok || a.Launch == nil {
+		return nil, false
 	}
-	return nil, false
+	return append(slices.Clone(a.Launch), msg), true
 }
 
-func launchable() []string { return []string{"claude", "codex", "gemini", "copilot-cli", "cursor"} }
+// launchable lists the agents --launch can start.
+func launchable() []string {
+	var out []string
+	for _, a := range adapters.All {
+		if a.Launch != nil {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
 
 // startProcess runs an agent attached to the terminal (a test seam).
 var startProcess = func(e *Env, dir string, argv []string) error {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 )
@@ -39,18 +40,18 @@ func TestRenderCaps(t *testing.T) {
 }
 
 func TestWrapEnvelopes(t *testing.T) {
-	for env, want := range map[publish.Envelope]string{
-		publish.EnvelopeHookSpecific:        `{"hookSpecificOutput":{"additionalContext":"hi","hookEventName":"SessionStart"}}`,
-		publish.EnvelopeHookSpecificNoEvent: `{"hookSpecificOutput":{"additionalContext":"hi"}}`,
-		publish.EnvelopeFlatCamel:           `{"additionalContext":"hi"}`,
-		publish.EnvelopeFlatSnake:           `{"additional_context":"hi"}`,
+	for env, want := range map[adapters.Envelope]string{
+		adapters.EnvelopeHookSpecific:        `{"hookSpecificOutput":{"additionalContext":"hi","hookEventName":"SessionStart"}}`,
+		adapters.EnvelopeHookSpecificNoEvent: `{"hookSpecificOutput":{"additionalContext":"hi"}}`,
+		adapters.EnvelopeFlatCamel:           `{"additionalContext":"hi"}`,
+		adapters.EnvelopeFlatSnake:           `{"additional_context":"hi"}`,
 	} {
-		b, err := publish.Wrap(env, "SessionStart", "hi")
+		b, err := adapters.Wrap(env, "SessionStart", "hi")
 		if err != nil || strings.TrimSpace(string(b)) != want {
 			t.Errorf("%s: %s %v", env, b, err)
 		}
 	}
-	if b, _ := publish.Wrap(publish.EnvelopeNone, "x", "hi"); b != nil {
+	if b, _ := adapters.Wrap(adapters.EnvelopeNone, "x", "hi"); b != nil {
 		t.Error("none printed something")
 	}
 }

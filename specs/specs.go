@@ -4,7 +4,10 @@
 // the agent expects.
 //
 // The table is tools.toml, embedded and decoded strictly (unknown keys fail).
-// Load validates it; Resolve maps (tool, version) to a Capability.
+// Load validates it; Resolve maps (tool, version) to a Capability. What does
+// not vary by version (display name, injection envelope, event meanings) is
+// the agent's descriptor in adapters; every [[tool]] needs one there and
+// every agent in adapters.All needs a [[tool]] here.
 package specs
 
 import (
@@ -15,8 +18,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
-	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/adapters"
 	"github.com/hashicorp/go-version"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -24,8 +28,20 @@ import (
 //go:embed tools.toml
 var toolsTOML []byte
 
-// Names lists every agent carryover knows, in display order.
-var Names = []string{"claude", "codex", "gemini", "copilot-cli", "cursor", "vscode-copilot", "windsurf", "aider"}
+// Names lists every agent in the table, in table order.
+func Names() []string {
+	t, err := loadOnce()
+	if err != nil {
+		return nil
+	}
+	var n []string
+	for _, tl := range t.tools {
+		n = append(n, tl.Name)
+	}
+	return n
+}
+
+var loadOnce = sync.OnceValues(Load)
 
 var (
 	// ErrUnknownTool is returned for a tool name that is not in the table.
@@ -49,10 +65,9 @@ type Row struct {
 	ID       string `toml:"id"`
 	Versions string `toml:"versions"`
 	// Tested is the newest version this row was checked against ("" = not verified).
-	Tested   string           `toml:"tested"`
-	Envelope publish.Envelope `toml:"envelope"`
-	Inject   []Hook           `toml:"inject"`
-	Snapshot []Hook           `toml:"snapshot"`
+	Tested   string `toml:"tested"`
+	Inject   []Hook `toml:"inject"`
+	Snapshot []Hook `toml:"snapshot"`
 
 	min, max *version.Version // max nil = open-ended
 }
@@ -84,21 +99,46 @@ func (p PathSet) For(goos string) []string {
 
 // Tool is one agent's static facts.
 type Tool struct {
-	Name          string   `toml:"name"`
-	Display       string   `toml:"display"`
+	Name string `toml:"name"`
+	// Display is the agent's descriptor's (adapters.Agent.Display).
+	Display       string   `toml:"-"`
 	Binaries      []string `toml:"binaries"`
 	VersionArgs   []string `toml:"version_args"`
 	VersionRegexp string   `toml:"version_regexp"`
 	InstallHint   string   `toml:"install_hint"`
+	// NpmPackage is the npm package the agent ships as ("" = none): the
+	// package.json beside the resolved binary gives its version without
+	// starting the agent (see DetectVersion).
+	NpmPackage string `toml:"npm_package"`
+	// VersionPath captures the version from the resolved binary's path when
+	// the agent installs into versioned directories ("" = none).
+	VersionPath string `toml:"version_path"`
+	// SelfUpdate describes where the agent updates itself to (zero = never).
+	SelfUpdate SelfUpdate `toml:"self_update"`
 	// Config is the file carryover writes its hook stubs into.
 	Config PathSet `toml:"config"`
 	// Trust is a second file install edits (Codex: config.toml trust hashes).
 	Trust PathSet `toml:"trust"`
 	// Transcripts are where the agent keeps sessions (dirs or files).
 	Transcripts PathSet `toml:"transcripts"`
-	Rows        []Row   `toml:"row"`
+	// HookFile is the layout of Config; required when any row has hooks.
+	HookFile *HookFile `toml:"hook_file"`
+	Rows     []Row     `toml:"row"`
 
-	re *regexp.Regexp
+	re, pathRE *regexp.Regexp
+	agent      *adapters.Agent
+}
+
+// SelfUpdate is an agent that downloads newer versions of itself into
+// directories named by version and runs the newest one.
+type SelfUpdate struct {
+	// Dirs hold one directory per version; a trailing "/*" stands for every
+	// subdirectory (one per platform).
+	Dirs PathSet `toml:"dirs"`
+	// Marker is a file every complete version directory holds.
+	Marker string `toml:"marker"`
+	// Off is NAME=value: when the environment has it, the agent does not update.
+	Off string `toml:"off"`
 }
 
 // Table is the parsed, validated table.
@@ -132,23 +172,22 @@ func parse(b []byte) (*Table, error) {
 		}
 		t.tools = append(t.tools, tl)
 	}
-	for _, n := range Names {
-		if !seen[n] {
-			return nil, fmt.Errorf("specs: tool %q missing from tools.toml", n)
+	for _, a := range adapters.All {
+		if !seen[a.Name] {
+			return nil, fmt.Errorf("specs: agent %q (adapters.All) is missing from tools.toml", a.Name)
 		}
-	}
-	if len(t.tools) != len(Names) {
-		return nil, fmt.Errorf("specs: tools.toml lists %d tools; expected exactly %v", len(t.tools), Names)
 	}
 	return t, nil
 }
 
 func (tl *Tool) validate() error {
-	if !slices.Contains(Names, tl.Name) {
-		return fmt.Errorf("%w; expected one of %v", ErrUnknownTool, Names)
+	a, ok := adapters.ByName(tl.Name)
+	if !ok || a.Name != tl.Name {
+		return fmt.Errorf("%w: no agent of that name in adapters.All; expected one of %v", ErrUnknownTool, adapters.Names())
 	}
-	if tl.Display == "" || len(tl.Binaries) == 0 {
-		return errors.New("display and binaries are required")
+	tl.agent, tl.Display = a, a.Display
+	if len(tl.Binaries) == 0 {
+		return errors.New("binaries are required")
 	}
 	re, err := regexp.Compile(tl.VersionRegexp)
 	if err != nil {
@@ -158,6 +197,25 @@ func (tl *Tool) validate() error {
 		return errors.New("version_regexp needs a capture group for the version")
 	}
 	tl.re = re
+	if tl.HookFile != nil {
+		if err := tl.HookFile.validate(); err != nil {
+			return fmt.Errorf("hook_file: %w", err)
+		}
+	}
+	if tl.VersionPath != "" {
+		if tl.pathRE, err = regexp.Compile(tl.VersionPath); err != nil {
+			return fmt.Errorf("version_path: %w", err)
+		}
+		if tl.pathRE.NumSubexp() < 1 {
+			return errors.New("version_path needs a capture group for the version")
+		}
+	}
+	if tl.NpmPackage != "" && !npmName.MatchString(tl.NpmPackage) {
+		return fmt.Errorf("npm_package %q is not an npm package name", tl.NpmPackage)
+	}
+	if u := tl.SelfUpdate; (len(u.Dirs.For("linux"))+len(u.Dirs.For("darwin"))+len(u.Dirs.For("windows")) > 0) != (u.Marker != "") {
+		return errors.New("self_update needs both dirs and marker")
+	}
 	if len(tl.Rows) == 0 {
 		return errors.New("no rows")
 	}
@@ -180,18 +238,26 @@ func (tl *Tool) validate() error {
 				return fmt.Errorf("row %s: tested version %s is outside %q", r.ID, r.Tested, r.Versions)
 			}
 		}
-		if !slices.Contains(publish.Envelopes, r.Envelope) {
-			return fmt.Errorf("row %s: envelope %q; expected one of %v", r.ID, r.Envelope, publish.Envelopes)
-		}
-		if r.Envelope == publish.EnvelopeNone && len(r.Inject) > 0 {
-			return fmt.Errorf("row %s: envelope none cannot have inject hooks", r.ID)
-		}
-		if r.Envelope != publish.EnvelopeNone && len(r.Inject) == 0 {
-			return fmt.Errorf("row %s: envelope %s needs at least one inject hook", r.ID, r.Envelope)
+		env := a.Envelope
+		if env == adapters.EnvelopeNone && len(r.Inject) > 0 {
+			return fmt.Errorf("row %s: the agent's envelope is none (adapters), so it cannot have inject hooks", r.ID)
 		}
 		for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
 			if h.Native == "" || strings.ContainsAny(h.Native, " \t\"'") || h.Timeout < 0 {
 				return fmt.Errorf("row %s: bad hook %+v", r.ID, h)
+			}
+		}
+		for _, h := range r.Inject {
+			if c := a.Class(h.Native); c != adapters.ClassStart && c != adapters.ClassPrompt {
+				return fmt.Errorf("row %s: inject hook %s is not a start or prompt event of %s (adapters: %q)", r.ID, h.Native, a.Name, c)
+			}
+		}
+		if len(r.Inject)+len(r.Snapshot) > 0 {
+			if tl.HookFile == nil {
+				return fmt.Errorf("row %s has hooks but the tool has no hook_file layout; add one (see the rules at the top of tools.toml)", r.ID)
+			}
+			if len(tl.Config.All)+len(tl.Config.Linux)+len(tl.Config.Darwin)+len(tl.Config.Windows) == 0 {
+				return fmt.Errorf("row %s has hooks but the tool has no config path", r.ID)
 			}
 		}
 		if i > 0 {
@@ -242,6 +308,14 @@ func (r Row) contains(v *version.Version) bool {
 	return !c.LessThan(r.min.Core()) && (r.max == nil || c.LessThan(r.max))
 }
 
+func (t *Table) names() []string {
+	var n []string
+	for _, tl := range t.tools {
+		n = append(n, tl.Name)
+	}
+	return n
+}
+
 // Tools returns every tool in table order.
 func (t *Table) Tools() []Tool { return slices.Clone(t.tools) }
 
@@ -268,7 +342,9 @@ type Capability struct {
 	Warning        string
 	SnapshotEvents []Hook
 	InjectEvents   []Hook
-	Envelope       publish.Envelope
+	// Envelope is the agent's (adapters.Agent.Envelope), or none when the
+	// row has no inject hooks (an older version without a start event).
+	Envelope adapters.Envelope
 }
 
 // Hooks returns inject then snapshot hooks, one per native event (the first
@@ -301,7 +377,7 @@ func (c Capability) Snapshots(native string) bool {
 func (t *Table) Resolve(tool, ver string) (Capability, error) {
 	tl, ok := t.Tool(tool)
 	if !ok {
-		return Capability{}, fmt.Errorf("%w %q; expected one of %v", ErrUnknownTool, tool, Names)
+		return Capability{}, fmt.Errorf("%w %q; expected one of %v", ErrUnknownTool, tool, t.names())
 	}
 	newest := tl.Rows[len(tl.Rows)-1]
 	if strings.TrimSpace(ver) == "" {
@@ -339,6 +415,10 @@ func (t *Table) Resolve(tool, ver string) (Capability, error) {
 }
 
 func (tl Tool) capability(r Row, ver string) Capability {
+	env := tl.agent.Envelope
+	if len(r.Inject) == 0 {
+		env = adapters.EnvelopeNone
+	}
 	return Capability{
 		Tool:           tl.Name,
 		Version:        ver,
@@ -347,7 +427,7 @@ func (tl Tool) capability(r Row, ver string) Capability {
 		Tested:         r.Tested,
 		SnapshotEvents: slices.Clone(r.Snapshot),
 		InjectEvents:   slices.Clone(r.Inject),
-		Envelope:       r.Envelope,
+		Envelope:       env,
 	}
 }
 

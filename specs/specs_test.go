@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/adapters"
 )
 
 func mustLoad(t *testing.T) *Table {
@@ -24,8 +24,16 @@ func TestLoadHasEveryTool(t *testing.T) {
 	for _, tl := range tab.Tools() {
 		got = append(got, tl.Name)
 	}
-	if !slices.Equal(got, Names) {
-		t.Errorf("Tools() = %v; want %v", got, Names)
+	if !slices.Equal(got, Names()) {
+		t.Errorf("Tools() = %v; want %v", got, Names())
+	}
+	// Table order is display order: the same as adapters.All.
+	var all []string
+	for _, a := range adapters.All {
+		all = append(all, a.Name)
+	}
+	if !slices.Equal(got, all) {
+		t.Errorf("tools.toml order %v; adapters.All order %v", got, all)
 	}
 }
 
@@ -65,15 +73,34 @@ func TestEveryToolHasFallback(t *testing.T) {
 	}
 }
 
-func TestEnvelopesAreKnown(t *testing.T) {
-	for _, tl := range mustLoad(t).Tools() {
+// TestAgentsAgreeWithTable: every tool's envelope comes from its adapter
+// descriptor and wraps; every hook event of every row has a meaning in the
+// descriptor (an unknown event would be treated as "publish if changed").
+func TestAgentsAgreeWithTable(t *testing.T) {
+	tab := mustLoad(t)
+	for _, tl := range tab.Tools() {
+		a, ok := adapters.ByName(tl.Name)
+		if !ok {
+			t.Fatalf("%s: no adapter", tl.Name)
+		}
+		if tl.Display != a.Display {
+			t.Errorf("%s: display %q; descriptor says %q", tl.Name, tl.Display, a.Display)
+		}
 		for _, r := range tl.Rows {
-			if !slices.Contains(publish.Envelopes, r.Envelope) {
-				t.Errorf("%s row %s: envelope %q not in publish.Envelopes", tl.Name, r.ID, r.Envelope)
+			c, err := tab.Resolve(tl.Name, r.Tested)
+			if err != nil {
+				t.Fatal(err)
 			}
-			// Wrap must accept it.
-			if _, err := publish.Wrap(r.Envelope, "SessionStart", "x"); err != nil {
-				t.Errorf("%s row %s: publish.Wrap: %v", tl.Name, r.ID, err)
+			if c.Envelope != a.Envelope && len(c.InjectEvents) > 0 {
+				t.Errorf("%s: capability envelope %q; descriptor says %q", tl.Name, c.Envelope, a.Envelope)
+			}
+			if _, err := adapters.Wrap(c.Envelope, "SessionStart", "x"); err != nil {
+				t.Errorf("%s row %s: adapters.Wrap: %v", tl.Name, r.ID, err)
+			}
+			for _, h := range c.Hooks() {
+				if a.Class(h.Native) == adapters.ClassOther {
+					t.Errorf("%s row %s: event %s has no class in the adapter's Events", tl.Name, r.ID, h.Native)
+				}
 			}
 		}
 	}
@@ -84,7 +111,7 @@ func TestAiderHasNoHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Hooks()) != 0 || c.Envelope != publish.EnvelopeNone {
+	if len(c.Hooks()) != 0 || c.Envelope != adapters.EnvelopeNone {
 		t.Errorf("aider capability = %+v; want no hooks, envelope none", c)
 	}
 }
@@ -201,8 +228,14 @@ func TestHooksUnion(t *testing.T) {
 func TestParseRejectsBadTables(t *testing.T) {
 	good := string(toolsTOML)
 	tests := []struct{ name, table string }{
-		{"unknown key", strings.Replace(good, `display = "Aider"`, "display = \"Aider\"\ncolour = \"red\"", 1)},
-		{"bad envelope", strings.Replace(good, `envelope = "flat-snake"`, `envelope = "flat-kebab"`, 1)},
+		{"unknown key", strings.Replace(good, `binaries = ["aider"]`, "binaries = [\"aider\"]\ncolour = \"red\"", 1)},
+		{"envelope is the adapter's", strings.Replace(good, `tested = "2.1.197"`, "tested = \"2.1.197\"\n  envelope = \"flat-snake\"", 1)},
+		{"no hook_file", strings.Replace(good, `hook_file = { shape = "flat", command_keys = ["command", "powershell"]`, `no_hook_file = { shape = "flat", command_keys = ["command", "powershell"]`, 1)},
+		{"unknown shape", strings.Replace(good, `shape = "flat"`, `shape = "nested"`, 1)},
+		{"unknown placeholder", strings.Replace(good, `"timeout=$timeout_ms"`, `"timeout=$timeout_us"`, 1)},
+		{"no command", strings.Replace(good, `"bash=$command"`, `"bash=echo"`, 1)},
+		{"command key", strings.Replace(good, `"bash=$command"`, `"sh=$command"`, 1)},
+		{"inject not a start", strings.Replace(good, `{ native = "SessionStart", timeout = 10 },`, `{ native = "Stop", timeout = 10 },`, 1)},
 		{"overlap", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0, < 2.2.0"`, 1)},
 		{"missing tool", strings.Replace(good, `name = "windsurf"`, `name = "surfboard"`, 1)},
 		{"open row not last", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0"`, 1)},

@@ -254,8 +254,7 @@ func openOnce(path string) (*Ledger, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	// journal_mode=WAL is set by the connect hook, after the page size.
-	dsn := "file:" + path + "?_busy_timeout=5000&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"
-	db, err := sql.Open(driverName, dsn)
+	db, err := sql.Open(driverName, FileURI(path, "_busy_timeout=5000&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -133,8 +132,7 @@ func sqliteHeader(ps int) []byte {
 }
 
 func salvage(path, query string) []Salvaged {
-	u := url.URL{Scheme: "file", Opaque: path, RawQuery: query + "&_busy_timeout=100"}
-	db, err := sql.Open("sqlite3", u.String())
+	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
 	if err != nil {
 		return nil
 	}

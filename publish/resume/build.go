@@ -2,6 +2,7 @@ package resume
 
 import (
 	"fmt"
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish/redact"
 	"path/filepath"
 	"sort"
@@ -9,46 +10,53 @@ import (
 	"time"
 )
 
-// ContextWindows are the context sizes (tokens) of the targets a resume
-// prompt is built for. The budget is BudgetShare of the window unless
-// --tokens says otherwise: the rest is left for the agent's system prompt,
-// tool definitions and its own work.
-var ContextWindows = map[string]int{
-	"claude":      200_000,
-	"codex":       200_000,
-	"gemini":      1_000_000,
-	"copilot-cli": 128_000,
-	"cursor":      64_000,
-	"universal":   32_000,
+// DefaultTarget is used when no target is given: the prompt fits anywhere
+// (UniversalWindow tokens).
+const (
+	DefaultTarget   = "universal"
+	UniversalWindow = 32_000
+)
+
+// Window is the context size (tokens) of a target a resume prompt is built
+// for: an agent's adapters.Agent.ContextWindow, or UniversalWindow. The
+// budget is BudgetShare of the window unless --tokens says otherwise: the
+// rest is left for the agent's system prompt, tool definitions and its own
+// work. It is 0 for an unknown target.
+func Window(target string) int {
+	if target == DefaultTarget {
+		return UniversalWindow
+	}
+	if a, ok := adapters.ByName(target); ok {
+		return a.ContextWindow
+	}
+	return 0
 }
 
 // BudgetShare is the share of the target's window the prompt may use.
 const BudgetShare = 0.60
 
-// DefaultTarget is used when no target is given: the prompt fits anywhere.
-const DefaultTarget = "universal"
-
 // Targets lists the targets in display order.
 func Targets() []string {
-	return []string{"claude", "codex", "gemini", "copilot-cli", "cursor", "universal"}
+	var out []string
+	for _, a := range adapters.All {
+		if a.ContextWindow > 0 {
+			out = append(out, a.Name)
+		}
+	}
+	return append(out, DefaultTarget)
 }
 
 // CanonicalTarget maps aliases ("claude-code") to target names; ok is false
 // for an unknown target.
 func CanonicalTarget(t string) (string, bool) {
 	t = strings.ToLower(strings.TrimSpace(t))
-	switch t {
-	case "":
+	if t == "" || t == DefaultTarget {
 		return DefaultTarget, true
-	case "claude-code":
-		t = "claude"
-	case "copilot":
-		t = "copilot-cli"
-	case "cursor-agent":
-		t = "cursor"
 	}
-	_, ok := ContextWindows[t]
-	return t, ok
+	if a, ok := adapters.ByName(t); ok && a.ContextWindow > 0 {
+		return a.Name, true
+	}
+	return t, false
 }
 
 // Budget is the token budget for target, or tokens when > 0.
@@ -60,7 +68,7 @@ func Budget(target string, tokens int) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("unknown target %q (known: %s)", target, strings.Join(Targets(), ", "))
 	}
-	return int(float64(ContextWindows[t]) * BudgetShare), nil
+	return int(float64(Window(t)) * BudgetShare), nil
 }
 
 // Layer statuses reported in Result.Layers.
@@ -88,7 +96,7 @@ const (
 
 // Options tune Build.
 type Options struct {
-	Target string // a key of ContextWindows ("" = DefaultTarget)
+	Target string // one of Targets() ("" = DefaultTarget)
 	Tokens int    // budget override (> 0)
 }
 
@@ -346,25 +354,11 @@ func frame(s Session) (head, foot string) {
 
 // DisplayName is an agent's display name.
 func DisplayName(tool string) string {
-	switch tool {
-	case "claude", "claude-code":
-		return "Claude Code"
-	case "codex":
-		return "Codex CLI"
-	case "gemini":
-		return "Gemini CLI"
-	case "copilot-cli":
-		return "GitHub Copilot CLI"
-	case "cursor":
-		return "Cursor"
-	case "vscode-copilot":
-		return "VS Code Copilot Chat"
-	case "windsurf":
-		return "Windsurf"
-	case "aider":
-		return "Aider"
-	case "":
+	if tool == "" {
 		return "an AI coding agent"
+	}
+	if a, ok := adapters.ByName(tool); ok {
+		return a.Display
 	}
 	return tool
 }

@@ -6,8 +6,6 @@ import (
 
 // aiderLister lists the sessions of a project's .aider.chat.history.md
 // (AiderSessions). Aider keeps no global store: --all lists nothing more.
-var _ = registerLister("aider", aiderLister{})
-
 type aiderLister struct{}
 
 func (aiderLister) Stores(env Env) []string { return nil }

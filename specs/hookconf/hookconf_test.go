@@ -81,12 +81,41 @@ var testVersions = map[string]string{
 	"cursor": "3.18.25", "vscode-copilot": "1.110.0", "windsurf": "1.12.0",
 }
 
+const recordPath = "/home/u/.carryover/" + RecordFile
+
 func targetFor(tool string) Target {
 	switch tool {
 	case "codex":
-		return Target{Tool: tool, Path: "/home/u/.codex/hooks.json", TrustPath: "/home/u/.codex/config.toml"}
+		return withLayout(Target{Tool: tool, Path: "/home/u/.codex/hooks.json", TrustPath: "/home/u/.codex/config.toml", Record: recordPath})
 	default:
-		return Target{Tool: tool, Path: "/home/u/cfg/" + tool + ".json"}
+		return withLayout(Target{Tool: tool, Path: "/home/u/cfg/" + tool + ".json", Record: recordPath})
+	}
+}
+
+// withLayout fills in the tool's hook-file layout from the table.
+func withLayout(tg Target) Target {
+	tab, err := specs.Load()
+	if err != nil {
+		panic(err)
+	}
+	tl, _ := tab.Tool(tg.Tool)
+	tg.Layout = tl.HookFile
+	return tg
+}
+
+// TestNoLayoutIsAnError: an agent with a hook config path but no layout
+// gets an error, never an empty plan reported as "unchanged".
+func TestNoLayoutIsAnError(t *testing.T) {
+	tg := Target{Tool: "claude", Path: "/home/u/.claude/settings.json"}
+	c := capFor(t, "claude", "2.1.197")
+	if _, err := PlanInstall(tg, c, exe, newMem()); err == nil {
+		t.Error("PlanInstall without a layout: no error")
+	}
+	if _, err := PlanUninstall(tg, exe, newMem()); err == nil {
+		t.Error("PlanUninstall without a layout: no error")
+	}
+	if _, err := Check(tg, c, exe, newMem()); err == nil {
+		t.Error("Check without a layout: no error")
 	}
 }
 
@@ -118,8 +147,11 @@ type rtCase struct{ tool, name string }
 
 func roundTripCases(t *testing.T) []rtCase {
 	var cases []rtCase
-	for tool := range formats {
-		cases = append(cases, rtCase{tool, "missing"})
+	// Every agent the table gives a hook-file layout.
+	for _, tl := range table(t).Tools() {
+		if tl.HookFile != nil {
+			cases = append(cases, rtCase{tl.Name, "missing"})
+		}
 	}
 	ins, err := filepath.Glob(filepath.Join(testdata, "*", "*.in"))
 	if err != nil {
@@ -265,6 +297,7 @@ func TestMixedGroupKeepsUserHandler(t *testing.T) {
 	m := newMem()
 	m.files[tg.Path] = []byte(in)
 	m.files[tg.Path+BackupSuffix] = []byte(in)
+	m.files[recordPath] = []byte(`{"exes": ["/x/carryover"]}`) // an earlier install's binary
 	p, err := PlanUninstall(tg, exe, m)
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +520,7 @@ func TestOSFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := capFor(t, "claude", "2.1.197")
-	tg := Target{Tool: "claude", Path: link}
+	tg := withLayout(Target{Tool: "claude", Path: link})
 	p, err := PlanInstall(tg, c, exe, OSFS{})
 	if err != nil {
 		t.Fatal(err)
@@ -503,7 +536,7 @@ func TestOSFS(t *testing.T) {
 		t.Errorf("backup = %q", b)
 	}
 	// a new file: parent dirs created, 0600
-	tg2 := Target{Tool: "copilot-cli", Path: filepath.Join(dir, "home", ".copilot", "hooks", "carryover.json")}
+	tg2 := withLayout(Target{Tool: "copilot-cli", Path: filepath.Join(dir, "home", ".copilot", "hooks", "carryover.json")})
 	p, err = PlanInstall(tg2, capFor(t, "copilot-cli", "1.0.102"), exe, OSFS{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 )
 
 // claudeLister lists <config>/projects/<slug>/<session>.jsonl.
-var _ = registerLister("claude", claudeLister{})
-
 type claudeLister struct{}
 
 func claudeConfigDir(env Env) string {

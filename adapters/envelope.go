@@ -1,4 +1,4 @@
-package publish
+package adapters
 
 import (
 	"encoding/json"

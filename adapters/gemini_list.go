@@ -10,8 +10,6 @@ import (
 
 // geminiLister lists ~/.gemini/tmp/<slug>/chats/session-*.jsonl. The
 // project of a slug dir is its .project_root file (or projects.json).
-var _ = registerLister("gemini", geminiLister{})
-
 type geminiLister struct{}
 
 func geminiDir(env Env) string {

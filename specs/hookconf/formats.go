@@ -1,10 +1,8 @@
 package hookconf
 
-// One format per agent; all are JSON documents with a top-level "hooks"
-// object keyed by native event name, holding a list per event:
-//
-//   grouped (Claude Code, Codex, Gemini): [{matcher?, hooks: [handler…]}…]
-//   flat (Copilot CLI, Cursor, VS Code, Windsurf): [handler…]
+// A format is a hook file layout from specs/tools.toml (specs.HookFile:
+// grouped or flat) plus the few per-agent checks that are code, not layout
+// (extras below).
 
 import (
 	"bytes"
@@ -24,45 +22,72 @@ type format struct {
 	trust    bool                                   // Codex: trust hashes in config.toml
 }
 
-var formats = map[string]format{
-	"claude": {grouped: true, cmdKeys: []string{"command"}, handler: secondsHandler("timeout"), warn: claudeWarnings},
-	"codex":  {grouped: true, cmdKeys: []string{"command"}, handler: secondsHandler("timeout"), trust: true},
-	"gemini": {grouped: true, cmdKeys: []string{"command"}, handler: geminiHandler, warn: geminiWarnings},
-	"copilot-cli": {cmdKeys: []string{"bash", "command", "powershell"}, skeleton: ordered{{"version", 1}},
-		handler: func(h specs.Hook, cmd string) ordered {
-			return withTimeout(ordered{{"type", "command"}, {"bash", cmd}}, "timeoutSec", h.Timeout)
-		}},
-	"cursor": {cmdKeys: []string{"command"}, skeleton: ordered{{"version", 1}},
-		handler: func(h specs.Hook, cmd string) ordered {
-			o := withTimeout(ordered{{"command", cmd}}, "timeout", h.Timeout)
-			if h.Matcher != "" {
-				o = append(o, kv{"matcher", h.Matcher})
+// extras are per-agent checks and second files: code, keyed by agent name.
+var extras = map[string]struct {
+	warn  func(doc map[string]any) []string
+	trust bool
+}{
+	"claude": {warn: claudeWarnings},
+	"codex":  {trust: true},
+	"gemini": {warn: geminiWarnings},
+}
+
+// formatFor builds t's format from its layout. An agent with a config file
+// and no layout is an error, never an empty plan (specs.Load rejects such a
+// table too).
+func formatFor(t Target) (format, error) {
+	l := t.Layout
+	if l == nil {
+		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
+	}
+	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys}
+	for _, fld := range l.Skeleton {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return format{}, err
+		}
+		f.skeleton = append(f.skeleton, kv{k, v})
+	}
+	type field struct {
+		key string
+		val any
+	}
+	var fields []field
+	for _, fld := range l.Handler {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return format{}, err
+		}
+		fields = append(fields, field{k, v})
+	}
+	f.handler = func(h specs.Hook, cmd string) ordered {
+		var o ordered
+		for _, fl := range fields {
+			v := fl.val
+			switch v {
+			case specs.PhCommand:
+				v = cmd
+			case specs.PhTimeout, specs.PhTimeoutMs:
+				if h.Timeout <= 0 {
+					continue
+				}
+				v = h.Timeout
+				if fl.val == specs.PhTimeoutMs {
+					v = h.Timeout * 1000
+				}
+			case specs.PhMatcher:
+				if h.Matcher == "" {
+					continue
+				}
+				v = h.Matcher
 			}
-			return o
-		}},
-	"vscode-copilot": {cmdKeys: []string{"command", "bash", "linux", "osx", "windows"}, handler: secondsHandler("timeout")},
-	"windsurf": {cmdKeys: []string{"command", "powershell"},
-		handler: func(h specs.Hook, cmd string) ordered {
-			return ordered{{"command", cmd}, {"show_output", false}}
-		}},
-}
-
-func withTimeout(o ordered, key string, t int) ordered {
-	if t > 0 {
-		o = append(o, kv{key, t})
+			o = append(o, kv{fl.key, v})
+		}
+		return o
 	}
-	return o
-}
-
-func secondsHandler(key string) func(h specs.Hook, cmd string) ordered {
-	return func(h specs.Hook, cmd string) ordered {
-		return withTimeout(ordered{{"type", "command"}, {"command", cmd}}, key, h.Timeout)
-	}
-}
-
-// Gemini timeouts are milliseconds; "name" shows in its trust prompt.
-func geminiHandler(h specs.Hook, cmd string) ordered {
-	return withTimeout(ordered{{"name", "carryover"}, {"type", "command"}, {"command", cmd}}, "timeout", h.Timeout*1000)
+	x := extras[t.Tool]
+	f.warn, f.trust = x.warn, x.trust
+	return f, nil
 }
 
 func claudeWarnings(doc map[string]any) []string {
@@ -97,10 +122,10 @@ type desired struct {
 	entry ordered
 }
 
-func (f format) desired(tool string, cap specs.Capability, exe string) []desired {
+func (f format) desired(cap specs.Capability, id stubID) []desired {
 	var d []desired
 	for _, h := range cap.Hooks() {
-		d = append(d, desired{h.Native, f.entry(h, StubCommand(exe, tool, h.Native))})
+		d = append(d, desired{h.Native, f.entry(h, StubCommand(id.exe, id.tool, h.Native))})
 	}
 	return d
 }
@@ -129,7 +154,7 @@ func (f format) command(n *jnode) string {
 }
 
 // scan finds carryover's entries in a parsed document.
-func (f format) scan(root *jnode, exe string) (hooks *jnode, items []ourItem, err error) {
+func (f format) scan(root *jnode, id stubID) (hooks *jnode, items []ourItem, err error) {
 	if root.kind != '{' {
 		return nil, nil, errors.New("the file is not a JSON object; fix it or move it away, then run the command again")
 	}
@@ -146,7 +171,7 @@ func (f format) scan(root *jnode, exe string) (hooks *jnode, items []ourItem, er
 		}
 		for i, e := range m.val.elems {
 			if !f.grouped {
-				if isOurs(f.command(e), exe) {
+				if id.ours(f.command(e), m.key) {
 					items = append(items, ourItem{m.key, ei, m.val, i, nil, -1, e.value()})
 				}
 				continue
@@ -160,7 +185,7 @@ func (f format) scan(root *jnode, exe string) (hooks *jnode, items []ourItem, er
 			}
 			var mine []int
 			for hi, h := range hs.elems {
-				if isOurs(f.command(h), exe) {
+				if id.ours(f.command(h), m.key) {
 					mine = append(mine, hi)
 				}
 			}
@@ -217,14 +242,14 @@ func removeOne(b []byte, root, hooks *jnode, it ourItem) []byte {
 }
 
 // strip removes every carryover item, re-parsing after each removal.
-func (f format) strip(b []byte, exe string) ([]byte, bool, error) {
+func (f format) strip(b []byte, id stubID) ([]byte, bool, error) {
 	removed := false
 	for range 10000 {
 		root, _, err := parseJSON(b)
 		if err != nil {
 			return nil, false, err
 		}
-		hooks, items, err := f.scan(root, exe)
+		hooks, items, err := f.scan(root, id)
 		if err != nil {
 			return nil, false, err
 		}
@@ -239,8 +264,8 @@ func (f format) strip(b []byte, exe string) ([]byte, bool, error) {
 
 func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
-func (f format) install(before []byte, exists bool, tool string, cap specs.Capability, exe string) ([]byte, []string, []string, error) {
-	want := f.desired(tool, cap, exe)
+func (f format) install(before []byte, exists bool, cap specs.Capability, id stubID) ([]byte, []string, []string, error) {
+	want := f.desired(cap, id)
 	var events []string
 	for _, d := range want {
 		events = append(events, d.event)
@@ -260,12 +285,12 @@ func (f format) install(before []byte, exists bool, tool string, cap specs.Capab
 		return nil, nil, nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
 	}
 	st := detectStyle(before, root)
-	if _, items, err := f.scan(root, exe); err != nil {
+	if _, items, err := f.scan(root, id); err != nil {
 		return nil, nil, nil, err
 	} else if matches(items, want) {
 		return before, events, f.warnings(before), nil
 	}
-	b, _, err := f.strip(before, exe)
+	b, _, err := f.strip(before, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -305,7 +330,7 @@ func (f format) install(before []byte, exists bool, tool string, cap specs.Capab
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
-	if _, items, err := f.scan(root, exe); err != nil || !matches(items, want) {
+	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
 		return nil, nil, nil, errors.New("internal error: edited file does not hold the expected hooks")
 	}
 	return b, events, f.warnings(b), nil
@@ -323,24 +348,38 @@ func (f format) warnings(b []byte) []string {
 	return f.warn(doc)
 }
 
-func (f format) uninstall(before []byte, exe string, hasBackup bool) ([]byte, bool, error) {
+func (f format) uninstall(before []byte, id stubID, hasBackup bool) ([]byte, bool, error) {
 	if blank(before) {
 		return before, false, nil
 	}
-	b, removed, err := f.strip(before, exe)
+	b, removed, err := f.strip(before, id)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
 	}
 	if !removed {
 		return before, false, nil
 	}
-	if !hasBackup {
-		root, _, err := parseJSON(b)
-		if err == nil && reflect.DeepEqual(root.value(), plain(append(ordered{}, f.skeleton...))) {
-			return nil, true, nil
-		}
+	if !hasBackup && f.isSkeleton(b) {
+		return nil, true, nil
 	}
 	return b, false, nil
+}
+
+// isSkeleton reports whether b holds nothing but the top-level keys of a
+// file carryover creates (an empty "hooks" object counts as absent).
+func (f format) isSkeleton(b []byte) bool {
+	root, _, err := parseJSON(b)
+	if err != nil {
+		return false
+	}
+	v, ok := root.value().(map[string]any)
+	if !ok {
+		return false
+	}
+	if h, ok := v["hooks"].(map[string]any); ok && len(h) == 0 {
+		delete(v, "hooks")
+	}
+	return reflect.DeepEqual(v, plain(append(ordered{}, f.skeleton...)))
 }
 
 // events lists the native events holding carryover entries.

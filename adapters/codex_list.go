@@ -12,8 +12,6 @@ import (
 // codexLister lists $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, using
 // Codex's own thread index (state_5.sqlite, read-only) when it is there and
 // globbing the rollouts otherwise.
-var _ = registerLister("codex", codexLister{})
-
 type codexLister struct{}
 
 func codexHome(env Env) string { return envOr(env, "CODEX_HOME", filepath.Join(env.Home, ".codex")) }

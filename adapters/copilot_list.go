@@ -13,8 +13,6 @@ import (
 // copilotLister lists ~/.copilot/session-state/<id>/, reading each
 // session's workspace.yaml (id, cwd, name, timestamps) and falling back to
 // the head of events.jsonl.
-var _ = registerLister("copilot-cli", copilotLister{})
-
 type copilotLister struct{}
 
 func copilotHome(env Env) string {

@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+)
+
+// Snapshot is the hook entry point. Whatever happens it returns normally:
+// the only stdout is a valid injection (or nothing) and every problem goes
+// to the log. This file is the choreography (what overlaps what); the
+// decisions are ledger.Sync, distill.Refresh and publish.Project's.
+func Snapshot(e *Env, tool, event string) {
+	start := time.Now()
+	log := newLogger(e)
+	log.prefix = fmt.Sprintf("snapshot tool=%s event=%s ", tool, event)
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("internal error (recovered): %v", r)
+		}
+	}()
+	var out bytes.Buffer
+	if err := snapshot(e, tool, event, start, log, &out); err != nil {
+		logOrStderr(e, log, err)
+	}
+	if out.Len() > 0 {
+		_, _ = e.Stdout.Write(out.Bytes()) // one write: a valid injection
+	}
+	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
+}
+
+func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer) error {
+	agent, ok := adapters.ByName(tool)
+	if !ok || agent.Name != tool {
+		return fmt.Errorf("unknown --tool %q (known: %s)", tool, joinNames(adapters.Names()))
+	}
+	class := agent.Class(event)
+	deadline := start.Add(budget(e, class))
+	if why := foreignHost(agent, e); why != "" {
+		log.Printf("skipped: %s", why)
+		return nil
+	}
+	// The ledger opens on another goroutine while stdin is read and the project resolved.
+	olog := *log // its own copy: the prefix grows below
+	ledgerCh := goValue(func() (*ledger.Ledger, error) { return openLedger(e, &olog) })
+	taken := false
+	defer func() {
+		if !taken { // returned before taking it
+			closeLedger(<-ledgerCh)
+		}
+	}()
+	h, err := readHook(e, agent, event, deadline.Add(-250*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	proj := projectFor(e, log, h)
+	log.prefix += "session=" + shortID(h.SessionID) + " "
+	// A tool event on a project that had a handoff only stores rows (below).
+	hadHandoff := fileExists(publish.HandoffPath(proj.Root))
+	// The project's .git is read on the other core while this one ingests
+	// (the handoff's git facts and the staleness note need it), and the
+	// distiller's regexps compile there, when this event may publish.
+	proj.Repo = sync.OnceValue(func() *distill.Repo { return distill.OpenRepo(proj.Root) })
+	if class != adapters.ClassTool || !hadHandoff {
+		proj.Repo = prefetchRepo(proj.Root)
+		go distill.Warm()
+	}
+	inject := func(text string) string {
+		w, hdr := proj.Inject(agent, event, text)
+		out.Write(w)
+		return hdr
+	}
+	o := <-ledgerCh
+	taken = true
+	if o.err != nil {
+		if class == adapters.ClassStart { // without a ledger, still deliver the existing handoff
+			inject(proj.ReadHandoff())
+		}
+		return o.err
+	}
+	// Handoff files are written on another goroutine while this one finishes
+	// with the ledger (which may checkpoint its WAL, see Leave); both are done
+	// before the hook exits or injects.
+	l, waitWrites := o.v, func() {}
+	defer func() {
+		if l != nil { // nil after a failed rebuild
+			l.Leave() // the process exits next (see Leave)
+		}
+		waitWrites()
+	}()
+	nl, rep, err := ledger.Sync(l, ledger.IngestOptions{Adapter: agent.Adapter, Hook: h, Env: adapterEnv(e),
+		Project: proj.Root, Deadline: deadline.Add(-250 * time.Millisecond), Now: e.Now(), Redact: proj.Redact})
+	logNotes(log, rep.Notes)
+	if l = nl; l == nil && class == adapters.ClassStart {
+		inject(proj.ReadHandoff()) // the ledger could not be rebuilt
+	}
+	if err != nil {
+		return err
+	}
+	tIngest := time.Since(start)
+	if class == adapters.ClassTool && hadHandoff {
+		// Tool events fire on every tool call: record the rows, and leave
+		// the re-distill to the turn's end (Stop, SessionEnd, the next
+		// prompt or session start), which publishes whatever is pending.
+		if rep.Total > 0 {
+			logErr(log, "mark pending publish", l.MarkDirty(proj.Root, e.Now()))
+		}
+	} else if dirty := l.Dirty(proj.Root); rep.Total > 0 || dirty || !hadHandoff {
+		r, err := refresh(l, proj, log)
+		if r != nil {
+			wp, wlog := *proj, *log // the goroutine logs with its own copy (the prefix grows below)
+			wp.Logf = wlog.Printf
+			waitWrites = goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
+		}
+		if dirty && err == nil {
+			logErr(log, "clear pending publish", l.ClearDirty(proj.Root))
+		}
+	}
+	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
+
+	deliver := func() {
+		waitWrites() // the handoff being written is the one to inject
+		text := proj.ReadHandoff()
+		// A resumed session that holds this exact handoff does not get it twice.
+		if text != "" && h.Source == "resume" && l.Delivered(proj.Root, publish.HeaderOf(text), rep.SessionID) {
+			log.Printf("session already holds this handoff; not injected again")
+		} else if got := inject(text); got != "" {
+			_ = l.RecordDelivery(ledger.Delivery{Project: proj.Root, Header: got, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
+		}
+	}
+	switch {
+	case class == adapters.ClassStart && agent.DeferStartInjection != nil && agent.DeferStartInjection(h, e.Getenv):
+		// The agent drops this event's output: deliver with the next prompt, once.
+		logErr(log, "mark pending injection", l.MarkPendingInject(rep.SessionID, e.Now()))
+	case class == adapters.ClassStart:
+		deliver()
+	case class == adapters.ClassPrompt:
+		if ok, err := l.TakePendingInject(rep.SessionID); err == nil && ok {
+			h.Source = "resume"
+			deliver()
+		}
+	}
+	return nil
+}

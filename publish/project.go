@@ -1,0 +1,184 @@
+package publish
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+)
+
+// Project is what publishing one project's handoff needs.
+type Project struct {
+	// Root is the project root.
+	Root string
+	// Home is carryover's home; the global copy is Home/handoff.md.
+	Home string
+	Now  time.Time
+	// Mode is the resume protocol (see ValidMode).
+	Mode string
+	// Redact is applied to everything rendered or injected.
+	Redact func(string) string
+	// Repo returns the project's .git (the hook prefetches it).
+	Repo func() *distill.Repo
+	// Logf records what is worth a log line; the file writes may call it
+	// from another goroutine.
+	Logf func(format string, args ...any)
+}
+
+func (p *Project) logf(format string, args ...any) {
+	if p.Logf != nil {
+		p.Logf(format, args...)
+	}
+}
+
+// Rendered is a handoff ready to be written (WriteProject).
+type Rendered struct {
+	Text string
+	Tool string // the agent of the session it was distilled from
+}
+
+// Prepare renders the handoff distilled in st and records it in the ledger.
+// It returns the handoff for the caller to write (WriteProject), nil when
+// nothing changed: the hook writes it while it finishes with the ledger.
+func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
+	h := st.Handoff(distill.Options{Project: p.Root})
+	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
+		return nil, nil // nothing worth handing off yet
+	}
+	h.Git, h.Files = p.Repo().Facts(h.Files)
+	var native string
+	if s, err := l.SessionByID(h.SessionID); err == nil {
+		native = s.NativeID
+		if h.Tokens.Max == 0 && s.TokensMax > 0 {
+			h.Tokens = distill.Tokens{Used: s.TokensUsed, Max: s.TokensMax}
+		}
+	}
+	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native})
+	if prev, err := os.ReadFile(HandoffPath(p.Root)); err == nil && sameBody(string(prev), text) {
+		// Nothing but the timestamp would change: keep the file (and its
+		// receipts) as is — and the global copy, unless it is gone.
+		if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
+			if err := WriteAtomic(global, prev); err != nil {
+				p.logf("write global handoff: %v", err)
+			}
+		}
+		return nil, nil
+	}
+	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now}); err != nil {
+		p.logf("record handoff: %v", err)
+	}
+	return &Rendered{Text: text, Tool: h.Tool}, nil
+}
+
+// WriteProject writes a rendered handoff: the global copy, then (after the
+// ignore rules) the project's, then the pointer blocks in AGENTS.md and the
+// agents' memory files (adapters.Agent.MemoryFile).
+func (p *Project) WriteProject(text, tool string) error {
+	// The global copy does not depend on the project being writable; it
+	// is written alongside (a rename costs ~0.4 ms on some filesystems).
+	global := make(chan struct{})
+	go func() {
+		defer close(global)
+		if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
+			p.logf("write global handoff: %v", err)
+		}
+	}()
+	defer func() { <-global }()
+	// Ignore rules first: nothing is written under .carryover/ before git
+	// is told to ignore it.
+	if err := EnsureDir(p.Root); err != nil {
+		return fmt.Errorf("create %s: %w", Dir(p.Root), err)
+	}
+	if distill.RepoRoot(p.Root) != "" {
+		if _, err := EnsureGitignore(p.Root); err != nil {
+			p.logf(".gitignore: %v", err)
+		}
+	}
+	if err := WriteAtomic(HandoffPath(p.Root), []byte(text)); err != nil {
+		return fmt.Errorf("write handoff: %w", err)
+	}
+	pointers := []string{"AGENTS.md"}
+	for _, a := range adapters.All {
+		if a.MemoryFile != "" && (a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))) {
+			pointers = append(pointers, a.MemoryFile)
+		}
+	}
+	for _, name := range pointers {
+		if _, err := EnsurePointer(filepath.Join(p.Root, name)); err != nil {
+			p.logf("pointer block: %v", err)
+		}
+	}
+	return nil
+}
+
+// ReadHandoff returns the project's handoff.md when it is carryover's (""
+// when there is none or it is not).
+func (p *Project) ReadHandoff() string {
+	b, err := os.ReadFile(HandoffPath(p.Root))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			p.logf("read handoff: %v", err)
+		}
+		return ""
+	}
+	if !bytes.HasPrefix(b, []byte(HeaderPrefix)) {
+		p.logf("handoff.md in %s does not start with the carryover header; not injected", p.Root)
+		return ""
+	}
+	return string(b)
+}
+
+// Inject renders text for the agent's hook stdout: redacted, with a
+// staleness note, clipped, in the agent's envelope for event. It returns
+// the bytes and the handoff's header line (nil, "" when the agent has no
+// envelope or there is nothing to inject).
+func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, string) {
+	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
+		return nil, ""
+	}
+	if p.Redact != nil {
+		text = p.Redact(text)
+	}
+	if note := Staleness(text, p.Now, p.Repo().Head()); note != "" {
+		// After the header and protocol lines, so the receiving model reads it first.
+		lines := strings.SplitN(text, "\n", 3)
+		if len(lines) == 3 {
+			text = lines[0] + "\n" + lines[1] + "\n" + note + "\n" + lines[2]
+		}
+	}
+	if len(text) > MaxChars+500 {
+		text = clip(text, MaxChars)
+	}
+	w, err := adapters.Wrap(agent.Envelope, event, text)
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+		return nil, ""
+	}
+	return w, HeaderOf(text)
+}
+
+// HeaderOf is a handoff's first line.
+func HeaderOf(text string) string {
+	first, _, _ := strings.Cut(text, "\n")
+	return strings.TrimRight(first, "\r")
+}
+
+// sameBody reports whether two handoffs differ only in their first line.
+func sameBody(a, b string) bool {
+	_, ba, _ := strings.Cut(a, "\n")
+	_, bb, _ := strings.Cut(b, "\n")
+	return ba == bb
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,296 @@
+package resume
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/redact"
+)
+
+// memoryFiles are the project files whose text the resume prompt carries
+// (P4), carryover's pointer block taken out.
+var memoryFiles = []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".github/copilot-instructions.md"}
+
+// Sources are what FromRows reads besides the rows.
+type Sources struct {
+	Project   string // project root
+	Tool      string // the agent that wrote the session
+	SessionID string // its native id
+	Ledger    ledger.Session
+	Now       time.Time
+	Redact    func(string) string
+	// Git runs git in a directory (bounded in time); nil means no git.
+	Git func(dir string, args ...string) (string, error)
+}
+
+// FromRows builds the resume session of a session's rows: the distilled
+// task state, the project's context (git, tree, memory files), the files
+// changed with their diffs, and the conversation.
+func FromRows(rows []ledger.Row, src Sources) Session {
+	h := distill.Distill(rows, distill.Options{Project: src.Project})
+	h.Git, h.Files = distill.GitFacts(src.Project, h.Files)
+	ls := src.Ledger
+	s := Session{
+		Version:    Version,
+		Source:     src.Tool,
+		CapturedAt: src.Now.UTC().Truncate(time.Second),
+		SessionID:  src.SessionID,
+	}
+	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
+		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
+	}
+	s.Project = projectContext(src, h.Git)
+	SetTaskState(&s, h)
+	for _, f := range h.Files {
+		fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
+		switch {
+		case f.Git == "deleted":
+			fc.ChangeType = "deleted"
+		case f.Created:
+			fc.ChangeType = "created"
+		}
+		fc.Diff = fileDiff(src, f)
+		s.FilesChanged = append(s.FilesChanged, fc)
+	}
+	tok := h.Tokens
+	if tok.Max == 0 && ls.TokensMax > 0 {
+		tok = distill.Tokens{Used: ls.TokensUsed, Max: ls.TokensMax}
+	}
+	if tok.Max > 0 {
+		s.Tokens = &Tokens{Used: tok.Used, Max: tok.Max}
+	}
+	calls := map[string]ledger.Row{}
+	for _, r := range rows {
+		if r.Kind == adapters.KindToolCall && r.CallID != "" {
+			calls[r.CallID] = r
+		}
+	}
+	for _, r := range rows {
+		if r.Sidechain {
+			continue
+		}
+		m := Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
+		switch r.Kind {
+		case adapters.KindPrompt:
+			m.Role = "user"
+		case adapters.KindText:
+			m.Role = "assistant"
+		case adapters.KindCompaction:
+			m.Role = "system"
+		case adapters.KindToolCall:
+			m.Role, m.ToolName = "assistant", r.ToolName
+			switch {
+			case r.Command != "":
+				m.Content = "$ " + r.Command
+			case r.FilePath != "":
+				m.Content = "edit " + r.FilePath
+			}
+		case adapters.KindToolResult, adapters.KindError:
+			m.Role, m.ToolName = "tool", r.ToolName
+			if c, ok := calls[r.CallID]; ok && m.ToolName == "" {
+				m.ToolName = c.ToolName
+			}
+			if r.Kind == adapters.KindError {
+				m.Content = "ERROR: " + m.Content
+			}
+		default:
+			continue
+		}
+		if strings.TrimSpace(m.Content) == "" {
+			continue
+		}
+		s.Conversation.Messages = append(s.Conversation.Messages, m)
+	}
+	if src.Redact != nil {
+		s.Redact(src.Redact)
+	}
+	s.Normalize()
+	return s
+}
+
+func dedupeStrings(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// projectContext is P4: branch, status, log, tree, memory files.
+func projectContext(src Sources, g distill.Git) Project {
+	dir := src.Project
+	p := Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
+	if g.Repo && src.Git != nil {
+		if out, err := src.Git(dir, "status", "--short"); err == nil {
+			p.GitStatus = firstN(out, MaxTreeLines)
+		}
+		if out, err := src.Git(dir, "log", "--oneline", "-10"); err == nil && out != "" {
+			p.GitLog = strings.Split(out, "\n")
+		}
+	}
+	p.Structure = tree(dir, 2, MaxTreeLines)
+	var mem strings.Builder
+	for _, name := range memoryFiles {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		text := publish.StripPointer(string(b))
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		fmt.Fprintf(&mem, "--- %s ---\n%s\n", name, strings.TrimSpace(text))
+		if mem.Len() > MaxMemoryChars {
+			break
+		}
+	}
+	p.MemoryFileContents = mem.String()
+	if len(p.MemoryFileContents) > MaxMemoryChars {
+		p.MemoryFileContents = p.MemoryFileContents[:MaxMemoryChars] + "…"
+	}
+	return p
+}
+
+// fileDiff is a changed file's diff against HEAD, or the head of its
+// content for a new file.
+func fileDiff(src Sources, f distill.File) string {
+	project := src.Project
+	abs := f.Path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(project, f.Path)
+	}
+	if f.Git == "modified" || f.Git == "deleted" {
+		if out, err := gitDiff(src, f.Path); err == nil && out != "" {
+			return redact.Clip(out, MaxDiffChars)
+		}
+	}
+	if f.Git == "clean" {
+		return ""
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	fh, err := os.Open(abs)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	b := make([]byte, MaxDiffChars+1)
+	n, _ := io.ReadFull(fh, b)
+	b = b[:n]
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "(binary file)"
+	}
+	return redact.Clip(string(b), MaxDiffChars)
+}
+
+func firstN(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("… (%d more)", len(lines)-n))
+	}
+	return strings.Join(lines, "\n")
+}
+
+var skipDirs = map[string]bool{".git": true, "node_modules": true, ".carryover": true, "vendor": true, "__pycache__": true, ".venv": true, "dist": true, "build": true, "target": true}
+
+// tree is the project's directory tree to depth, at most max lines.
+func tree(root string, depth, maxLines int) string {
+	var lines []string
+	var walk func(dir, indent string, d int)
+	walk = func(dir, indent string, d int) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		var shown []os.DirEntry
+		for _, en := range ents {
+			n := en.Name()
+			if skipDirs[n] || (strings.HasPrefix(n, ".") && n != ".github") {
+				continue
+			}
+			shown = append(shown, en)
+		}
+		for i, en := range shown {
+			if len(lines) >= maxLines+1 {
+				return
+			}
+			branch, next := "├── ", "│   "
+			if i == len(shown)-1 {
+				branch, next = "└── ", "    "
+			}
+			name := en.Name()
+			if en.IsDir() {
+				name += "/"
+			}
+			lines = append(lines, indent+branch+name)
+			if en.IsDir() && d < depth {
+				walk(filepath.Join(dir, en.Name()), indent+next, d+1)
+			}
+		}
+	}
+	walk(root, "", 1)
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) > maxLines {
+		lines = append(lines[:maxLines], "…")
+	}
+	return filepath.Base(root) + "/\n" + strings.Join(lines, "\n")
+}
+
+func language(p string) string {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".go":
+		return "go"
+	case ".py":
+		return "python"
+	case ".js", ".mjs", ".cjs":
+		return "javascript"
+	case ".ts", ".tsx":
+		return "typescript"
+	case ".rs":
+		return "rust"
+	case ".rb":
+		return "ruby"
+	case ".java":
+		return "java"
+	case ".md":
+		return "markdown"
+	case ".json":
+		return "json"
+	case ".yaml", ".yml":
+		return "yaml"
+	case ".toml":
+		return "toml"
+	case ".sh":
+		return "bash"
+	case ".c", ".h":
+		return "c"
+	case ".cpp", ".cc", ".hpp":
+		return "cpp"
+	}
+	return ""
+}
+
+func gitDiff(src Sources, path string) (string, error) {
+	if src.Git == nil {
+		return "", errors.New("no git")
+	}
+	return src.Git(src.Project, "diff", "--no-color", "--no-ext-diff", "HEAD", "--", path)
+}
