@@ -37,7 +37,7 @@ var decisionMarkers = []string{
 var choiceStarts = []string{
 	"use ", "don't ", "do not ", "never ", "always ", "avoid ", "prefer ", "keep ", "make ", "stick with", "go with",
 	"let's use", "let's go with", "let's keep", "let's make", "actually, let's", "actually let's", "switch to ",
-	"verwende", "benutze", "nimm ", "nehmt ", "kein ", "keine ", "nie ", "immer ", "lass uns",
+	"verwende", "benutze", "nutze", "nimm ", "nehmt ", "kein ", "keine ", "nie ", "immer ", "lass uns",
 	"utilise", "n'ajoute", "ne pas ", "jamais ", "toujours ", "garde ", "prends ", "on garde",
 	"usa ", "utiliza", "no añadas", "no agregues", "nunca ", "siempre ", "mantén", "vamos con",
 	"use ", "usa ", "não adicione", "não use", "nunca ", "sempre ", "mantenha", "vamos com",
@@ -133,12 +133,15 @@ func (st *State) addDecision(s string) {
 }
 
 // addDecisions scans a prompt (user) or an assistant text for decisions.
-func (st *State) addDecisions(text string, user bool) {
-	if !user && !mayDecideAny(strings.ToLower(text)) {
+// In the prompt that sets a goal (goal), the first sentence is the task
+// and only the sentences after it can state choices ("Build the importer.
+// Stream the rows, don't load the whole file.").
+func (st *State) addDecisions(text string, user, goal bool) {
+	if !user && !goal && !mayDecideAny(strings.ToLower(text)) {
 		return
 	}
-	for _, s := range sentences(text) {
-		if isDecision(s, user) {
+	for i, s := range sentences(text) {
+		if isDecision(s, user || goal && i > 0) {
 			st.addDecision(s)
 		}
 	}
@@ -169,7 +172,7 @@ var notSubject = map[string]bool{
 	"never": true, "don't": true, "also": true, "let's": true, "settle": true, "prefer": true, "chose": true, "choose": true,
 	"opted": true, "picked": true, "using": true, "used": true, "there": true, "their": true, "which": true, "when": true,
 	"what": true, "about": true, "more": true, "only": true, "just": true, "some": true, "than": true, "been": true,
-	"verwen": true, "benutz": true, "nehmen": true, "statt": true, "immer": true, "keine": true, "utilis": true, "toujou": true,
+	"verwen": true, "benutz": true, "nutze": true, "nehmen": true, "statt": true, "immer": true, "keine": true, "utilis": true, "toujou": true,
 	"jamais": true, "usarem": true, "siempr": true, "nunca": true, "sempre": true, "исполь": true, "вместо": true, "всегда": true,
 }
 

@@ -8,8 +8,9 @@ package distill
 //  1. An acknowledgement (substantive is false: "yes", "ok go ahead",
 //     "weiter", "好的", a slash command) changes nothing.
 //  2. The first substantive prompt is the goal. It is weak when it is a
-//     question or shorter than weakWords words: the next substantive
-//     non-question request of at least weakWords words replaces it.
+//     question ("what should we work on now?") or under three words: the
+//     next substantive non-question request of at least weakWords words
+//     replaces it.
 //  3. An explicit switch ("drop that — fix the login 500 first", "new task:",
 //     "vergiss das", "nouvelle tâche", "新任务", …; switchMarkers) replaces
 //     the goal, and the old goal is kept as set aside.
@@ -278,7 +279,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 
 // weakGoal reports whether a goal is too thin to hold against a fuller
 // request (rule 2).
-func weakGoal(p string) bool { return isQuestion(p) || promptSize(p) < weakWords }
+func weakGoal(p string) bool { return isQuestion(p) || promptSize(p) < 3 }
 
 // addPrompt folds a user prompt into the goal, the latest request and the
 // set-aside goals.

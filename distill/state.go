@@ -149,7 +149,7 @@ func (st *State) Add(r *ledger.Row) {
 		st.CauseKey = ""
 		// The request that sets a goal is a task, not a choice: only a
 		// follow-up's choice verbs are decisions (decisions.go rule 2).
-		st.addDecisions(r.Text, class == promptFollowUp)
+		st.addDecisions(r.Text, class == promptFollowUp, class != promptFollowUp && class != promptAck)
 		st.addProse(r.Text)
 	case adapters.KindCompaction:
 		st.AfterBreak = true // a summary is never the task (goal.go)
@@ -160,7 +160,7 @@ func (st *State) Add(r *ledger.Row) {
 		}
 		st.LastText = r.Text
 		st.Answered = true
-		st.addDecisions(r.Text, false)
+		st.addDecisions(r.Text, false, false)
 		st.addProse(r.Text)
 		if st.CauseKey != "" {
 			if c := causeSentence(r.Text); c != "" {
