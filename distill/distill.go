@@ -313,6 +313,7 @@ func Warm() {
 	todoLineRE()
 	exceptionRE()
 	refRE()
+	personRE()
 	decisionRE()
 	nextRE()
 }

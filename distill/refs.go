@@ -28,12 +28,21 @@ var refRE = sync.OnceValue(func() *regexp.Regexp {
 		`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`)
 })
 
+// personRE finds a person named as a source: a capitalised name after
+// "according to", "per", "from", "interview with" and their equivalents.
+var personRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(?:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
+})
+
 // references returns the references text names, in order.
 func references(text string) []string {
-	if !strings.ContainsAny(text, ".@/-0123456789") {
-		return nil
-	}
 	var out []string
+	for _, m := range personRE().FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	if !strings.ContainsAny(text, ".@/-0123456789") {
+		return out
+	}
 	for _, m := range refRE().FindAllString(text, -1) {
 		m = strings.TrimSpace(strings.TrimLeft(m, "( "))
 		m = strings.TrimRight(m, ".,;:!?")
