@@ -35,3 +35,26 @@ func TestRenderTopThousand(t *testing.T) {
 		}
 	}
 }
+
+// TestQualityLine: status reads the coverage line of a rendered handoff, and
+// nothing from a file that is not carryover's or not a regular file.
+func TestQualityLine(t *testing.T) {
+	dir := t.TempDir()
+	h := distill.Handoff{Tool: "claude", Task: "Fix the login", Next: "Run the tests"}
+	p := dir + "/handoff.md"
+	if err := WriteAtomic(p, []byte(Render(h, RenderOptions{Now: time.Unix(0, 0)}))); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := QualityLine(p), h.Quality().String(); got != want || !strings.HasPrefix(got, "quality 37% (3/8; missing: files,") {
+		t.Errorf("QualityLine = %q; want %q", got, want)
+	}
+	if err := WriteAtomic(p, []byte("quality 100%\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := QualityLine(p); got != "" {
+		t.Errorf("a file that is not a handoff gave %q", got)
+	}
+	if got := QualityLine(dir); got != "" {
+		t.Errorf("a directory gave %q", got)
+	}
+}

@@ -17,11 +17,16 @@ import (
 // the latest request, list the fixed failure as a failed approach that
 // later succeeded (its traceback's last line, not its first) and never as
 // unresolved; and A's next session's first model request must carry the
-// same. Two pairs, so each agent plays both roles once.
+// same; and `carryover handoff` hands over the project's fold. Claude Code
+// and Codex play both roles; Gemini CLI works and Copilot CLI follows up.
 func TestHandoffQuality(t *testing.T) {
 	for _, p := range []struct{ a, b, word string }{
 		{"claude", "codex", "pebble"},
 		{"codex", "claude", "gravel"},
+		// Copilot CLI writes its events file after its hooks ran: its
+		// follow-up reaches the handoff through the catch-up of the next
+		// session of any agent (issue 13 item 10).
+		{"gemini", "copilot-cli", "cobble"},
 	} {
 		t.Run(p.a+"_then_"+p.b, func(t *testing.T) {
 			w := newWorkspace(t, p.a, p.b)
@@ -35,54 +40,65 @@ func TestHandoffQuality(t *testing.T) {
 			runAgent(t, p.a, w.home, dir, goal, qualityTurns(p.a, dir, p.word, check), runOpts{})
 			runAgent(t, p.b, w.home, dir, followUp, []agentkit.Turn{{Text: "Nothing is failing now. Should I also add a changelog entry?"}}, runOpts{})
 
-			h := w.handoff(t, dir)
+			checkHandoff := func() {
+				t.Helper()
+				h := w.handoff(t, dir)
+				if testing.Verbose() {
+					t.Logf("handoff:\n%s", h)
+				}
+				task, _, _ := strings.Cut(h[strings.Index(h, "## Task\n")+len("## Task\n"):], "\n")
+				if task != goal {
+					t.Errorf("the follow-up replaced the goal: Task is %q, want %q\n%s", task, goal, h)
+				}
+				for _, want := range []string{
+					"Latest request: " + followUp,
+					"`" + check + "` → exit 1: AssertionError: expected 2, got 1",
+					"(later succeeded)",
+					"Should I also add a changelog entry", // an open question, or answered by "continue"
+					p.word + ".py", "check_" + p.word + ".py",
+				} {
+					if !strings.Contains(h, want) {
+						t.Errorf("handoff lacks %q:\n%s", want, h)
+					}
+				}
+				for _, bad := range []string{"unresolved: `" + check, "Traceback (most recent call last)"} {
+					if strings.Contains(h, bad) {
+						t.Errorf("handoff must not contain %q:\n%s", bad, h)
+					}
+				}
+				if i := strings.Index(h, "## Next action\n"); i < 0 || i > 1000 {
+					t.Errorf("the next action is not within the first 1,000 characters (at %d)", i)
+				}
+			}
+			// The manual path hands over the project's fold, not the newest
+			// session (B's bare question), and says which sessions it used.
+			checkManual := func() {
+				t.Helper()
+				out, errOut, code := runCarryover(t, agentkit.BaseEnv(w.home), dir, "handoff", "--stdout", "--no-clipboard")
+				if code != 0 {
+					t.Fatalf("carryover handoff exited %d: %s", code, errOut)
+				}
+				for _, want := range []string{"**Goal:** " + goal, "**Latest request:** " + followUp, "Task state drawn from:** ", p.a + " session ", p.b + " session ", "(later succeeded)"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("carryover handoff lacks %q:\n%.3000s", want, out)
+					}
+				}
+				if !strings.Contains(errOut, "task state from the project's ") {
+					t.Errorf("carryover handoff does not say which sessions it drew from:\n%s", errOut)
+				}
+			}
 			if b, err := os.ReadFile(filepath.Join(dir, p.word+".py")); err != nil || !strings.Contains(string(b), "VALUE = 2") {
 				t.Errorf("%s did not fix %s.py (%v):\n%s", p.a, p.word, err, b)
 			}
-			if testing.Verbose() {
-				t.Logf("handoff:\n%s", h)
-			}
-			task, _, _ := strings.Cut(strings.SplitN(h, "## Task\n", 2)[len(strings.SplitN(h, "## Task\n", 2))-1], "\n")
-			if task != goal {
-				t.Errorf("the follow-up replaced the goal: Task is %q, want %q\n%s", task, goal, h)
-			}
-			for _, want := range []string{
-				"Latest request: " + followUp,
-				"`" + check + "` → exit 1: AssertionError: expected 2, got 1",
-				"(later succeeded)",
-				"Should I also add a changelog entry?",
-				p.word + ".py", "check_" + p.word + ".py",
-			} {
-				if !strings.Contains(h, want) {
-					t.Errorf("handoff lacks %q:\n%s", want, h)
-				}
-			}
-			for _, bad := range []string{"unresolved: `" + check, "Traceback (most recent call last)"} {
-				if strings.Contains(h, bad) {
-					t.Errorf("handoff must not contain %q:\n%s", bad, h)
-				}
-			}
-			if i := strings.Index(h, "## Next action\n"); i < 0 || i > 1000 {
-				t.Errorf("the next action is not within the first 1,000 characters (at %d)", i)
-			}
-
-			// The manual path hands over the project's fold, not the newest
-			// session (B's bare question), and says which sessions it used.
-			out, errOut, code := runCarryover(t, agentkit.BaseEnv(w.home), dir, "handoff", "--stdout", "--no-clipboard")
-			if code != 0 {
-				t.Fatalf("carryover handoff exited %d: %s", code, errOut)
-			}
-			for _, want := range []string{"**Goal:** " + goal, "**Latest request:** " + followUp, "Task state drawn from:** ", p.a + " session ", p.b + " session ", "(later succeeded)"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("carryover handoff lacks %q:\n%.3000s", want, out)
-				}
-			}
-			if !strings.Contains(errOut, "task state from the project's 2 session(s)") {
-				t.Errorf("carryover handoff does not say which sessions it drew from:\n%s", errOut)
+			if p.b != "copilot-cli" {
+				// Copilot's follow-up is only read at the next event.
+				checkHandoff()
+				checkManual()
 			}
 
 			// A's next session: its first model request carries the goal,
-			// the follow-up and the fixed failure as fixed.
+			// the follow-up (caught up from B's transcript however late B
+			// wrote it) and the fixed failure as fixed.
 			r := runAgent(t, p.a, w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
 			first := r.first(t)
 			for _, want := range []string{goal, "Latest request: " + followUp, "(later succeeded)"} {
@@ -92,6 +108,10 @@ func TestHandoffQuality(t *testing.T) {
 			}
 			if strings.Contains(first, "unresolved: `"+check) {
 				t.Errorf("%s's first request lists the fixed check as unresolved", p.a)
+			}
+			if p.b == "copilot-cli" {
+				checkHandoff()
+				checkManual()
 			}
 		})
 	}
@@ -106,8 +126,11 @@ func qualityTurns(tool, dir, word, check string) []agentkit.Turn {
 	fix := "sed -i 's/VALUE = 1/VALUE = 2/' " + mod
 	var create []agentkit.Call
 	shell := func(cmd string) agentkit.Call {
-		if tool == "codex" {
+		switch tool {
+		case "codex":
 			return agentkit.Call{Name: "shell", Args: map[string]any{"command": cmd}}
+		case "gemini":
+			return agentkit.Call{Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "run"}}
 		}
 		return agentkit.Call{Name: "Bash", Args: map[string]any{"command": cmd, "description": "run"}}
 	}
@@ -116,6 +139,11 @@ func qualityTurns(tool, dir, word, check string) []agentkit.Turn {
 		create = []agentkit.Call{
 			{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, mod), "content": modSrc}},
 			{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, chk), "content": chkSrc}},
+		}
+	case "gemini":
+		create = []agentkit.Call{
+			{Name: "write_file", Args: map[string]any{"file_path": filepath.Join(dir, mod), "content": modSrc}},
+			{Name: "write_file", Args: map[string]any{"file_path": filepath.Join(dir, chk), "content": chkSrc}},
 		}
 	case "codex":
 		create = []agentkit.Call{{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Add File: " + mod + "\n+" + strings.TrimSuffix(modSrc, "\n") +
