@@ -135,12 +135,18 @@ func (st *State) Add(r *ledger.Row) {
 	switch r.Kind {
 	case adapters.KindPrompt:
 		st.Prompts++
-		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+		// A prompt that opens another session of the project, or follows a
+		// compaction, answers nothing the previous turn asked: "continue"
+		// there resumes, it does not say yes.
+		resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed {
 			st.addAnswer(qs[len(qs)-1], r.Text)
 		}
 		class := st.addPrompt(r.Text, r.SessionID, at)
 		st.Fallback, st.FallbackAt = r.Text, at
-		st.TurnTexts = nil
+		if !(resumed && class == promptAck) {
+			st.TurnTexts = nil // the previous turn's questions stay open across a bare resume
+		}
 		if class != promptAck {
 			// An acknowledgement asks for nothing new: the last turn's
 			// forward-looking sentence stays the next action.

@@ -54,7 +54,7 @@ func TestHandoffQuality(t *testing.T) {
 					"Latest request: " + followUp,
 					"`" + check + "` → exit 1: AssertionError: expected 2, got 1",
 					"(later succeeded)",
-					"Should I also add a changelog entry", // an open question, or answered by "continue"
+					"- Should I also add a changelog entry?", // open: "continue" in a new session does not answer it
 					p.word + ".py", "check_" + p.word + ".py",
 				} {
 					if !strings.Contains(h, want) {
