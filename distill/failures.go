@@ -43,12 +43,17 @@ func targetKey(cmd string) string {
 		if i := strings.LastIndexByte(prog, '/'); i >= 0 && prog != "./gradlew" {
 			prog = prog[i+1:]
 		}
+		// python3.12, python3 and python, pip3 and pip, node18 and node run
+		// the same target: a retry with the other name is a fix.
+		if t := strings.TrimRight(prog, "0123456789."); t != "" && t != prog {
+			prog = t
+		}
 		parts := []string{prog}
 		var paths []string
 		sub := subcommanded[prog]
 		for i, a := range f[1:] {
 			if strings.HasPrefix(a, "-") {
-				if prog == "python" || prog == "python3" {
+				if prog == "python" {
 					if a == "-m" && i+2 < len(f) {
 						sub = true // python -m pytest: the module is the program
 					}

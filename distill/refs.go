@@ -20,7 +20,7 @@ const (
 var refRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`https?://[^\s<>()"'\x60\]]+|` + // URL
 		`\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b|` + // document
-		`(?:^|[\s(])@[A-Za-z][\w\-]{1,30}\b|` + // handle
+		`(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
 		`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b|` + // e-mail
 		`\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
 		`\bQ[1-4] (?:19|20)\d\d\b|` + // quarter
@@ -31,11 +31,13 @@ var refRE = sync.OnceValue(func() *regexp.Regexp {
 // personRE finds a person named as a source: a capitalised name after
 // "according to", "per", "from", "interview with" and their equivalents.
 var personRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\b(?:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
+	return regexp.MustCompile(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
 })
 
-// references returns the references text names, in order.
+// references returns the references text names, in order. Code (fenced
+// blocks and `spans`) names no sources: @decorators, paths, versions.
 func references(text string) []string {
+	text = stripCode(text)
 	var out []string
 	for _, m := range personRE().FindAllStringSubmatch(text, -1) {
 		out = append(out, m[1])
@@ -46,6 +48,9 @@ func references(text string) []string {
 	for _, m := range refRE().FindAllString(text, -1) {
 		m = strings.TrimSpace(strings.TrimLeft(m, "( "))
 		m = strings.TrimRight(m, ".,;:!?")
+		if strings.HasSuffix(m, ")") && !strings.Contains(m, "(") {
+			m = strings.TrimRight(m, ")")
+		}
 		if m != "" && !strings.HasPrefix(m, "@@") {
 			out = append(out, clip(m, 200))
 		}
@@ -111,4 +116,29 @@ func addBounded(list []string, items []string, n int) []string {
 		list = list[len(list)-n:]
 	}
 	return list
+}
+
+// stripCode removes fenced code blocks and inline code spans.
+func stripCode(text string) string {
+	if !strings.Contains(text, "`") {
+		return text
+	}
+	var b strings.Builder
+	inFence := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		parts := strings.Split(l, "`")
+		for i := 0; i < len(parts); i += 2 {
+			b.WriteString(parts[i])
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

@@ -25,6 +25,7 @@ func TestTargetKey(t *testing.T) {
 		{"pytest tests/test_a.py::test_one -q", "pytest tests/test_a.py"},
 		{"go test ./pkg/... -run TestX -count=1", "go  test ./pkg/..."},
 		{"cd app && CI=1 npm test", "npm test"},
+		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -72,6 +73,14 @@ func TestShellFiles(t *testing.T) {
 		if g := got(cmd); g != want {
 			t.Errorf("shellFiles(%q) = %q; want %q", cmd, g, want)
 		}
+	}
+}
+
+func TestReferences(t *testing.T) {
+	got := references("Per Dr. Chen, see https://ex.org/a. Ping @anna-k or mail bob@ex.org.\n```py\n@my_decorator\ndef f(): pass\n```\nUse `@pytest.fixture` and @pkg/name.")
+	want := []string{"Dr. Chen", "https://ex.org/a", "@anna-k", "bob@ex.org"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("references = %q; want %q", got, want)
 	}
 }
 
