@@ -67,7 +67,7 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if decisionRE.MatchString(s) {
+	if mayDecide(low) && decisionRE.MatchString(s) {
 		return true
 	}
 	for _, m := range decisionMarkers {
@@ -136,8 +136,8 @@ func (st *State) addDecision(s string) {
 // In the prompt that sets a goal (goal), the first sentence is the task
 // and only the sentences after it can state choices ("Build the importer.
 // Stream the rows, don't load the whole file.").
-func (st *State) addDecisions(text string, user, goal bool) {
-	if !user && !goal && !mayDecideAny(strings.ToLower(text)) {
+func (st *State) addDecisions(text, low string, user, goal bool) {
+	if !user && !goal && !mayDecideAny(low) {
 		return
 	}
 	for i, s := range sentences(text) {

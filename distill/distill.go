@@ -169,7 +169,13 @@ var testCmdRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
 })
 
-func isTestCmd(cmd string) bool { return cmd != "" && testCmdRE().MatchString(cmd) }
+// testWords are the substrings testCmdRE needs: its cheap pre-check (it
+// runs on every command of the session).
+var testWords = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
+
+func isTestCmd(cmd string) bool {
+	return cmd != "" && containsAny(strings.ToLower(cmd), testWords) && testCmdRE().MatchString(cmd)
+}
 
 // collapseSpace replaces each run of ASCII white space (\t \n \f \r and
 // space: the class `\s`) with one space, as `\s+` replaced by " " did.
@@ -202,9 +208,10 @@ func oneLine(s string) string {
 var exitLineRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
 })
-var errWordRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(error|fail|cannot|can't|not found|no such|denied|exception|traceback|panic|fatal|invalid|refused|undefined|missing)`)
-})
+// errWords are the words that make a line of error output meaningful
+// (matched lower-cased, anywhere: "fail" matches "FAILED").
+var errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
+	"panic", "fatal", "invalid", "refused", "undefined", "missing"}
 
 // lazyRE is a regexp compiled at its first use. Its MatchString method lets
 // callers keep writing decisionRE.MatchString(s).
@@ -216,13 +223,13 @@ var decisionRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
 }))
 
-// decisionWords are the substrings decisionRE needs; a text without any of
-// them is not split into sentences at all (the hook path distills hundreds
+// decisionWords are the substrings decisionRE needs (mayDecide takes the
+// lower-cased text); a text without any of them is not split into
+// sentences at all (the hook path distills hundreds
 // of rows per snapshot).
 var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 
-func mayDecide(text string) bool {
-	low := strings.ToLower(text)
+func mayDecide(low string) bool {
 	for _, w := range decisionWords {
 		if strings.Contains(low, w) {
 			return true
@@ -309,10 +316,11 @@ func clip(s string, n int) string { return redact.Clip(s, n) }
 func Warm() {
 	testCmdRE()
 	exitLineRE()
-	errWordRE()
 	todoLineRE()
 	exceptionRE()
-	refRE()
+	docRE()
+	atRE()
+	dateRE()
 	personRE()
 	decisionRE()
 	nextRE()

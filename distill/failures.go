@@ -137,17 +137,17 @@ func errorLine(text string) string {
 	var first, worded, exception string
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
-		if l == "" || exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") ||
+		if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") ||
 			strings.HasPrefix(l, "Traceback (most recent call last)") || strings.HasPrefix(l, "File \"") {
 			continue
 		}
 		if first == "" {
 			first = l
 		}
-		if exceptionRE().MatchString(l) {
+		if mayNameError(l) && exceptionRE().MatchString(l) {
 			exception = strings.TrimSpace(strings.TrimPrefix(l, "E "))
 		}
-		if worded == "" && errWordRE().MatchString(l) {
+		if worded == "" && containsAny(strings.ToLower(l), errWords) {
 			worded = l
 		}
 	}
@@ -180,8 +180,7 @@ var causeMarkers = []string{
 
 // causeSentence returns the first sentence of an assistant text that
 // explains a failure ("" when none does).
-func causeSentence(text string) string {
-	low := strings.ToLower(text)
+func causeSentence(text, low string) string {
 	found := false
 	for _, m := range causeMarkers {
 		if strings.Contains(low, m) {
@@ -219,4 +218,12 @@ func (f *Failure) addError(e string) {
 		f.Errors = f.Errors[len(f.Errors)-maxErrors:]
 	}
 	f.Error = e
+}
+
+// mayNameError is exceptionRE's cheap pre-check: the line holds one of the
+// words the pattern needs.
+func mayNameError(l string) bool {
+	return strings.Contains(l, "Error") || strings.Contains(l, "error") || strings.Contains(l, "Exception") ||
+		strings.Contains(l, "Failure") || strings.Contains(l, "Interrupt") || strings.Contains(l, "Exit") ||
+		strings.HasPrefix(l, "panic") || strings.HasPrefix(l, "fatal error")
 }

@@ -77,7 +77,8 @@ func TestShellFiles(t *testing.T) {
 }
 
 func TestReferences(t *testing.T) {
-	got := references("Per Dr. Chen, see https://ex.org/a. Ping @anna-k or mail bob@ex.org.\n```py\n@my_decorator\ndef f(): pass\n```\nUse `@pytest.fixture` and @pkg/name.")
+	text := "Per Dr. Chen, see https://ex.org/a. Ping @anna-k or mail bob@ex.org.\n```py\n@my_decorator\ndef f(): pass\n```\nUse `@pytest.fixture` and @pkg/name."
+	got := references(text, strings.ToLower(text))
 	want := []string{"Dr. Chen", "https://ex.org/a", "@anna-k", "bob@ex.org"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("references = %q; want %q", got, want)

@@ -155,8 +155,9 @@ func (st *State) Add(r *ledger.Row) {
 		st.CauseKey = ""
 		// The request that sets a goal is a task, not a choice: only a
 		// follow-up's choice verbs are decisions (decisions.go rule 2).
-		st.addDecisions(r.Text, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-		st.addProse(r.Text)
+		low := strings.ToLower(r.Text)
+		st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
+		st.addProse(r.Text, low)
 	case adapters.KindCompaction:
 		st.AfterBreak = true // a summary is never the task (goal.go)
 	case adapters.KindText:
@@ -166,10 +167,11 @@ func (st *State) Add(r *ledger.Row) {
 		}
 		st.LastText = r.Text
 		st.Answered = true
-		st.addDecisions(r.Text, false, false)
-		st.addProse(r.Text)
+		low := strings.ToLower(r.Text) // once for the rules below
+		st.addDecisions(r.Text, low, false, false)
+		st.addProse(r.Text, low)
 		if st.CauseKey != "" {
-			if c := causeSentence(r.Text); c != "" {
+			if c := causeSentence(r.Text, low); c != "" {
 				if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
 					st.Failures[i].Cause = c
 				}
@@ -299,11 +301,11 @@ func (st *State) addEdit(e Edit) {
 
 // addProse collects references and action items from a prompt or an
 // assistant text.
-func (st *State) addProse(text string) {
-	if refs := references(text); len(refs) > 0 {
+func (st *State) addProse(text, low string) {
+	if refs := references(text, low); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
 	}
-	if acts := actionItems(text); len(acts) > 0 {
+	if acts := actionItems(text, low); len(acts) > 0 {
 		st.Actions = addBounded(st.Actions, acts, maxActions)
 	}
 }
