@@ -208,6 +208,7 @@ func oneLine(s string) string {
 var exitLineRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
 })
+
 // errWords are the words that make a line of error output meaningful
 // (matched lower-cased, anywhere: "fail" matches "FAILED").
 var errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
