@@ -71,7 +71,7 @@ func foldProject(e *Env, s *resume.Session, project string, redact func(string) 
 		return
 	}
 	defer l.Close()
-	h, from, err := distill.ProjectFold(l, project, distill.Options{Project: project})
+	h, from, err := distill.ProjectFold(l, project, e.Now(), distill.Options{Project: project})
 	if err != nil || h.Task == "" {
 		return
 	}

@@ -2,38 +2,46 @@ package distill
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-// ProjectFold distills a project's recent rows across its sessions and
-// agents — the fold handoff.md comes from (the hook path keeps it as a
-// stored State; folding the same rows gives the same Handoff, see
-// TestStateIncremental) — and names the sessions it drew from, oldest
-// first, as "<agent> session <id>". A trivial last session ("what should
-// we work on now?") cannot hide the project's task: it is one follow-up
-// among the fold's prompts.
-func ProjectFold(l *ledger.Ledger, project string, o Options) (Handoff, []string, error) {
-	rows, err := l.RecentRows(project)
+// maxDrawnFrom is how many sessions ProjectFold names (the newest).
+const maxDrawnFrom = 6
+
+// ProjectFold is the project's handoff across its sessions and agents: the
+// stored-state fold handoff.md comes from (Refresh, brought up to date and
+// saved as the hook path would), and the sessions it drew from, oldest
+// first, as "<agent> session <id>" (the newest maxDrawnFrom). A trivial
+// last session ("what should we work on now?") cannot hide the project's
+// task: it is one follow-up among the fold's prompts.
+func ProjectFold(l *ledger.Ledger, project string, now time.Time, o Options) (Handoff, []string, error) {
+	st, _, err := Refresh(l, project, now)
+	if err != nil {
+		return Handoff{}, nil, err
+	}
+	sessions, err := l.ProjectSessions(project)
 	if err != nil {
 		return Handoff{}, nil, err
 	}
 	var from []string
-	seen := map[int64]bool{}
-	for _, r := range rows {
-		if seen[r.SessionID] {
+	for _, s := range sessions {
+		if s.LastSeq <= 0 {
 			continue
 		}
-		seen[r.SessionID] = true
-		label := fmt.Sprintf("%s session #%d", r.Tool, r.SessionID)
-		if s, err := l.SessionByID(r.SessionID); err == nil {
-			id := s.NativeID
+		label := fmt.Sprintf("%s session #%d", s.Tool, s.ID)
+		if ls, err := l.SessionByID(s.ID); err == nil {
+			id := ls.NativeID
 			if len(id) > 12 {
 				id = id[:12]
 			}
-			label = fmt.Sprintf("%s session %s", s.Tool, id)
+			label = fmt.Sprintf("%s session %s", ls.Tool, id)
 		}
 		from = append(from, label)
 	}
-	return Distill(rows, o), from, nil
+	if len(from) > maxDrawnFrom {
+		from = from[len(from)-maxDrawnFrom:]
+	}
+	return st.Handoff(o), from, nil
 }
