@@ -109,9 +109,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		h = *loadedHandoff
 	} else {
 		h = resume.Structured(s)
-		if h.Now == "" && h.Goal != "" {
-			h.Now = "confirm the task with the user, then continue: " + h.Goal
-		}
+		resume.Degrade(&h, s)
 	}
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)
@@ -143,11 +141,15 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	if distill.RepoRoot(project) != "" {
 		_, _ = publish.EnsureGitignore(project)
 	}
-	if err := publish.WriteAtomic(path, []byte(text)); err != nil {
+	if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if o.stdout {
-		io.WriteString(e.Stdout, text)
+		shown := text
+		if e.StdoutTTY { // transcript text must not drive the user's terminal
+			shown = publish.StripTerminal(text)
+		}
+		io.WriteString(e.Stdout, shown)
 		if !strings.HasSuffix(text, "\n") {
 			io.WriteString(e.Stdout, "\n")
 		}

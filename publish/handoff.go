@@ -74,7 +74,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 		tool = "unknown"
 	}
 	head := []string{
-		Header(o.Now, tool),
+		Header(o.Now, contentLine(tool)),
 		"# RESUME PROTOCOL: " + mode + " — " + protocols[mode],
 	}
 	task := h.Task
@@ -88,13 +88,13 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	// The goal, the latest request and the next action come first and are
 	// clipped so that all three sit in the first ~1,000 characters: an
 	// agent (or a person) reading only the top still gets them.
-	taskLines := []string{clip(oneLineText(task), goalChars)}
+	taskLines := []string{clip(contentLine(task), goalChars)}
 	if h.Latest != "" {
-		taskLines = append(taskLines, "Latest request: "+clip(oneLineText(h.Latest), latestChars))
+		taskLines = append(taskLines, "Latest request: "+clip(contentLine(h.Latest), latestChars))
 	}
 	secs := map[string]*section{
 		"task":      {title: "## Task", lines: taskLines, min: len(taskLines)},
-		"next":      {title: "## Next action", lines: []string{clip(oneLineText(next), nextChars)}, min: 1},
+		"next":      {title: "## Next action", lines: []string{clip(contentLine(next), nextChars)}, min: 1},
 		"aside":     {title: "## Set aside (not current)", lines: bullets(h.SetAside, 160), min: min(1, len(h.SetAside))},
 		"plan":      {title: "## Plan", lines: planLines(h)},
 		"files":     {title: "## Recent files", lines: fileLines(h, o.Now)},
@@ -166,7 +166,22 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if o.Redact != nil {
 		out = o.Redact(out)
 	}
-	if len(out) > MaxChars { // only possible if redaction lengthened text
+	return capHandoff(out)
+}
+
+// capHandoff holds the caps whatever the sections held: no control
+// characters but newlines, at most MaxLines lines and MaxChars bytes, cut
+// at a line end (only redaction lengthening text could make it cut).
+func capHandoff(out string) string {
+	out = StripTerminal(out)
+	if n := strings.Count(out, "\n"); n > MaxLines || (n == MaxLines && !strings.HasSuffix(out, "\n")) {
+		i, k := 0, 0
+		for ; k < MaxLines; k++ {
+			i += strings.IndexByte(out[i:], '\n') + 1
+		}
+		out = out[:i]
+	}
+	if len(out) > MaxChars {
 		out = out[:strings.LastIndexByte(out[:MaxChars], '\n')+1]
 	}
 	return out
@@ -179,9 +194,6 @@ const (
 	nextChars   = 220
 )
 
-// oneLineText joins a text's lines with spaces.
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func planLines(h distill.Handoff) []string {
 	var out []string
 	for _, p := range h.Plan {
@@ -189,7 +201,7 @@ func planLines(h distill.Handoff) []string {
 		if p.Done {
 			box = "[x]"
 		}
-		out = append(out, "- "+box+" "+clip(p.Text, 150))
+		out = append(out, "- "+box+" "+clip(contentLine(p.Text), 150))
 	}
 	return out
 }
@@ -201,7 +213,7 @@ func wrapLines(s string, max int) []string {
 		if l == "" {
 			continue
 		}
-		out = append(out, clip(l, 300))
+		out = append(out, clip(contentLine(l), 300))
 		if len(out) == max {
 			break
 		}
@@ -212,7 +224,7 @@ func wrapLines(s string, max int) []string {
 func bullets(items []string, n int) []string {
 	var out []string
 	for _, it := range items {
-		out = append(out, "- "+clip(strings.ReplaceAll(it, "\n", " "), n))
+		out = append(out, "- "+clip(contentLine(it), n))
 	}
 	return out
 }
@@ -235,7 +247,7 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 		if f.FailedAfter {
 			notes = append(notes, "a test/build failed after the last edit")
 		}
-		out = append(out, "- "+f.Path+" ("+strings.Join(notes, "; ")+")")
+		out = append(out, "- "+clip(contentLine(f.Path), 300)+" ("+strings.Join(notes, "; ")+")")
 	}
 	return out
 }
@@ -243,23 +255,23 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 func failureLines(h distill.Handoff) []string {
 	var out []string
 	for _, f := range h.Failures {
-		l := "- `" + clip(f.What, 120) + "`"
+		l := "- `" + clip(contentLine(f.What), 120) + "`"
 		if f.ExitCode != nil {
 			l += " → exit " + strconv.Itoa(*f.ExitCode)
 		} else {
 			l += " → failed"
 		}
 		if f.Error != "" {
-			l += ": " + clip(f.Error, 140)
+			l += ": " + clip(contentLine(f.Error), 140)
 		}
 		if f.Count > 1 {
 			l += fmt.Sprintf(" (×%d)", f.Count)
 		}
 		if earlier := EarlierErrors(f); len(earlier) > 0 {
-			l += "; earlier: " + clip(strings.Join(earlier, "; "), 140)
+			l += "; earlier: " + clip(contentLine(strings.Join(earlier, "; ")), 140)
 		}
 		if f.Cause != "" {
-			l += " — cause: " + clip(f.Cause, 140)
+			l += " — cause: " + clip(contentLine(f.Cause), 140)
 		}
 		if f.Resolved {
 			l += " (later succeeded)"
@@ -286,7 +298,7 @@ func gitLines(h distill.Handoff) []string {
 	if !g.Repo {
 		return nil
 	}
-	l := "branch " + orDash(g.Branch) + " @ " + orDash(g.Head)
+	l := "branch " + orDash(clip(contentLine(g.Branch), 100)) + " @ " + orDash(clip(contentLine(g.Head), 40))
 	var parts []string
 	if g.Modified > 0 {
 		parts = append(parts, fmt.Sprintf("%d modified", g.Modified))
@@ -312,7 +324,8 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	}
 	out = append(out, h.Quality().String())
 	if o.Session != "" {
-		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", h.Tool, short(o.Session), short(o.Session)))
+		id := contentLine(short(o.Session))
+		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", contentLine(h.Tool), id, id))
 	}
 	return out
 }

@@ -43,6 +43,9 @@ type Handoff struct {
 	References      []string          `yaml:"references,omitempty" json:"references,omitempty"`
 	DrawnFrom       []string          `yaml:"drawn_from,omitempty" json:"drawn_from,omitempty"`
 	Quality         *distill.Quality  `yaml:"quality,omitempty" json:"quality,omitempty"`
+	// Warnings say what the reader could not find (carryover extension):
+	// a handoff with a best-effort goal says so instead of failing.
+	Warnings []string `yaml:"warnings,omitempty" json:"warnings,omitempty"`
 }
 
 // TaskRecord is a completed step.

@@ -34,6 +34,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 )
 
@@ -107,7 +108,9 @@ func (OSFS) writable(name string) error {
 	return nil
 }
 
-// WriteFile implements FS.
+// WriteFile implements FS through carryover's one atomic writer
+// (publish/safefile), flushed before the rename: a user cannot regenerate
+// their settings.
 func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
@@ -115,35 +118,11 @@ func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if err := o.writable(name); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(name); err == nil {
-		perm = fi.Mode().Perm()
-	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".carryover-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
+	return safefile.WriteFile(name, data, safefile.Options{Mode: perm, KeepMode: true, Sync: true})
 }
 
 // Target names the files of one agent.
