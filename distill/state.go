@@ -441,8 +441,16 @@ func (st *State) nextAction(h Handoff, failing *Failure) string {
 	}
 	var next string
 	for _, t := range texts {
-		for _, s := range sentences(t) {
-			if forwardLooking(s) && prose(s) && !boilerplate(s) && !isQuestion(s) && !doneText(s, st.Plan) {
+		ss := sentences(t)
+		for i, s := range ss {
+			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) {
+				continue
+			}
+			if strings.HasSuffix(s, ":") && i+1 < len(ss) {
+				// "Next steps:" heads a list: its first item is the action.
+				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
+			}
+			if prose(s) && !doneText(s, st.Plan) {
 				next = s
 			}
 		}
