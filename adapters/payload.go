@@ -67,8 +67,13 @@ func (p payload) num(keys ...string) (int64, bool) {
 // intPtr returns &n.
 func intPtr(n int) *int { return &n }
 
-// clip is redact.Clip: no partial word (no half secret) survives a cut.
+// clip is redact.Clip: no partial word and no part of a secret survives a
+// cut; it reads s up to n+clipReach to see a secret crossing it.
 func clip(s string, n int) string { return redact.Clip(s, n) }
+
+// clipReach is how much past a clip's limit a parser must keep of a text
+// (redact.ClipReach).
+const clipReach = redact.ClipReach
 
 // Text limits applied at ingest: the ledger keeps what a handoff can use,
 // not whole tool outputs.

@@ -19,7 +19,8 @@ type IngestOptions struct {
 	Project  string
 	Deadline time.Time
 	Now      time.Time
-	// Redact is applied to every text field before it is stored.
+	// Redact is applied to every text field (text, command, file path)
+	// before it is stored.
 	Redact func(string) string
 	// Transcripts overrides the adapter's own list (handoff --transcript).
 	Transcripts []adapters.Transcript
@@ -132,6 +133,7 @@ func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport) []adapte
 		if o.Redact != nil {
 			r.Text = o.Redact(r.Text)
 			r.Command = o.Redact(r.Command)
+			r.FilePath = o.Redact(r.FilePath) // /tmp/ghp_…/out.txt, a key as a file name
 		}
 		if r.Kind == adapters.KindInjection {
 			h := r.Text
