@@ -20,9 +20,10 @@ package distill
 //     project (a resume, or another agent) is a follow-up unless it is a
 //     switch: people resume with "where were we" or "continue with X".
 //  6. A request that starts with a sequence word ("now", "next", "jetzt",
-//     "maintenant", "теперь", "接下来", "次は", …) and shares no content word
-//     with the goal starts a new task (the goal is replaced, not set aside:
-//     the earlier one was presumably finished).
+//     "maintenant", "теперь", "接下来", "次は", …), shares no content word
+//     with the goal and does not point back at it with a pronoun ("now make
+//     it shorter"; backRefs) starts a new task (the goal is replaced, not
+//     set aside: the earlier one was presumably finished).
 //  7. Anything else is a follow-up: the latest request, the goal unchanged.
 //
 // A compaction summary is never a request (only KindPrompt rows are read).
@@ -89,6 +90,28 @@ var sequenceStarts = []string{
 	"now", "next", "then", "moving on", "after that", "jetzt", "nun", "als nächstes", "danach", "maintenant",
 	"ensuite", "ahora", "luego", "después", "agora", "depois", "теперь", "дальше", "затем", "现在", "接下来",
 	"然后", "次は", "次に", "今度は",
+}
+
+// backRefs are the pronouns that point a request back at the current work.
+var backRefs = map[string]bool{
+	"it": true, "this": true, "that": true, "them": true, "these": true, "those": true,
+	// (not "le", "la", "o", "sie": articles or other pronouns as often)
+	"es": true, "das": true, "dies": true, "ihn": true, "ça": true, "cela": true, "esto": true, "eso": true, "isso": true, "isto": true,
+	"это": true, "его": true, "её": true, "их": true,
+}
+
+// backRefCJK are the same pronouns in Chinese and Japanese (no spaces).
+var backRefCJK = []string{"它", "这个", "那个", "这", "それ", "これ", "あれ"}
+
+// refersBack reports whether a lower-cased prompt points back at the
+// current work with a pronoun.
+func refersBack(low string) bool {
+	for _, w := range promptWords(low) {
+		if backRefs[strings.Trim(w, "'-")] {
+			return true
+		}
+	}
+	return containsAny(low, backRefCJK)
 }
 
 // ackWords extend nudgeWords with acknowledgements in the other languages
@@ -271,7 +294,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptFollowUp
 	case st.GoalWeak && promptSize(p) >= weakWords:
 		return promptGoal
-	case startsWithAny(low, sequenceStarts) && promptSize(p) >= 3 && !overlaps(st.Task, p):
+	case startsWithAny(low, sequenceStarts) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
 		return promptNewTask
 	}
 	return promptFollowUp
