@@ -17,8 +17,12 @@ package distill
 //  4. A question (ends in ? or ？, starts with ¿, or ends in a CJK question
 //     particle) is a follow-up: it becomes the latest request only.
 //  5. The first prompt after a compaction or in a new session of the same
-//     project (a resume, or another agent) is a follow-up unless it is a
-//     switch: people resume with "where were we" or "continue with X".
+//     project (a resume, or another agent) is a follow-up — people resume
+//     with "where were we" or "continue with X" — unless it is a switch or
+//     a new topic (newTopic: a request of newTopicWords words or more that
+//     shares no content word with the goal, does not point back at it,
+//     continue it or add to it, and is not a choice): a new session on
+//     another subject is new work.
 //  6. A request that starts with a sequence word ("now", "next", "jetzt",
 //     "maintenant", "теперь", "接下来", "次は", …), shares no content word
 //     with the goal and does not point back at it with a pronoun ("now make
@@ -186,7 +190,10 @@ func btoi(b bool) int {
 // contentWords are the words that carry a text's subject: words of four
 // or more letters (lower-cased, cut to their first six letters so that
 // "tests" and "testing" meet), paths and file names, and CJK bigrams.
-func contentWords(s string) map[string]bool {
+func contentWords(s string) map[string]bool { return contentWordsCut(s, 6) }
+
+// contentWordsCut is contentWords with words cut to n letters.
+func contentWordsCut(s string, n int) map[string]bool {
 	out := map[string]bool{}
 	for _, w := range promptWords(strings.ToLower(s)) {
 		var han []rune
@@ -205,8 +212,8 @@ func contentWords(s string) map[string]bool {
 		if len(rs) < 4 {
 			continue
 		}
-		if len(rs) > 6 {
-			rs = rs[:6]
+		if len(rs) > n {
+			rs = rs[:n]
 		}
 		out[string(rs)] = true
 	}
@@ -218,10 +225,12 @@ func contentWords(s string) map[string]bool {
 	return out
 }
 
-// overlaps reports whether b shares a content word with a.
+// overlaps reports whether b shares a content word with a, words cut to
+// five letters ("limiting" and "limiter" meet: a request on the same
+// subject in other words).
 func overlaps(a, b string) bool {
-	wa := contentWords(a)
-	for w := range contentWords(b) {
+	wa := contentWordsCut(a, 5)
+	for w := range contentWordsCut(b, 5) {
 		if wa[w] {
 			return true
 		}
@@ -291,6 +300,9 @@ func (st *State) classifyPrompt(p string) promptClass {
 	case isQuestion(p):
 		return promptFollowUp
 	case st.AfterBreak:
+		if newTopic(p, low, st.Task) {
+			return promptNewTask
+		}
 		return promptFollowUp
 	case st.GoalWeak && promptSize(p) >= weakWords:
 		return promptGoal
@@ -298,6 +310,50 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// newTopicWords is the size from which a request in a new session can be
+// new work rather than a resume.
+const newTopicWords = 6
+
+// continueMarkers continue or add to the current work: whole words or
+// phrases, a trailing * a stem, CJK anywhere.
+var continueMarkers = []string{"continu*", "keep", "resume", "finish", "also", "too", "as well", "additionally", "another",
+	"weiter*", "fortsetzen", "außerdem", "auch", "noch", "reprendre", "aussi", "également", "retomar", "también", "además",
+	"também", "além disso", "продолж*", "также", "тоже", "ещё", "еще", "继续", "也", "还", "另外", "続け", "再開"}
+
+// newTopic applies rule 5's exception to a lower-cased request.
+func newTopic(p, low, goal string) bool {
+	if isQuestion(p) || promptSize(p) < newTopicWords || goal == "" || overlaps(goal, p) || refersBack(low) ||
+		isDecision(p, true) {
+		return false
+	}
+	words := " " + strings.Join(promptWords(low), " ") + " "
+	for _, m := range continueMarkers {
+		switch {
+		case cjkString(m):
+			if strings.Contains(low, m) {
+				return false
+			}
+		case strings.HasSuffix(m, "*"):
+			if strings.Contains(words, " "+strings.TrimSuffix(m, "*")) {
+				return false
+			}
+		case strings.Contains(words, " "+m+" "):
+			return false
+		}
+	}
+	return true
+}
+
+// cjkString reports whether s is written in a CJK script.
+func cjkString(s string) bool {
+	for _, r := range s {
+		if cjk(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // weakGoal reports whether a goal is too thin to hold against a fuller
