@@ -101,6 +101,8 @@ func parsePlan(text string) ([]PlanItem, bool) {
 
 // nextMarkers are forward-looking phrases beyond nextRE's English.
 var nextMarkers = []string{
+	"i'll start", "i will start", "i'll begin", "i'll now", "i'm going to", "let me start", "let me now", "we'll start",
+	"first, i'll", "ich werde ", "ich fange", "je vais ", "voy a ", "vou ", "я начну", "сейчас я", "我会先", "我将", "まず",
 	"als nächstes", "als nächstes werde", "danach werde", "dann werde", "nächster schritt", "noch offen:",
 	"ensuite", "prochaine étape", "je vais maintenant", "il reste à", "il faut encore",
 	"a continuación", "luego voy", "el siguiente paso", "después voy", "queda pendiente",
