@@ -89,6 +89,13 @@ func TestDriftWarning(t *testing.T) {
 	if w := DriftWarning("codex", []byte(`{"payload":{"cli_version":"0.42.0"}}`)); w != "" {
 		t.Errorf("an old version warned: %q", w)
 	}
+	hist := "# aider chat started at 2025-01-01 10:00:00\n\n> Aider v0.86.1\n\n# aider chat started at 2026-01-01 10:00:00\n\n> Aider v1.0.0\n"
+	if w := DriftWarning("aider", []byte(hist)); !strings.Contains(w, "aider 1.0.0") {
+		t.Errorf("aider drift = %q; want the newest session's version", w)
+	}
+	if w := DriftWarning("aider", []byte("> Aider v0.91.0\n")); w != "" {
+		t.Errorf("an aider minor release warned: %q", w)
+	}
 }
 
 // FuzzGeminiDocument: the document reader never panics.
