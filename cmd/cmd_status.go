@@ -49,6 +49,8 @@ type StatusReport struct {
 	// Ignored is what the working directory's project config asked for
 	// that carryover does not honour (publish.ProjectPolicy).
 	Ignored []string `json:"config_ignored,omitempty"`
+	// Config lists unknown keys and invalid values in the config files.
+	Config []string `json:"config_warnings,omitempty"`
 }
 
 // AgentReport is one agent's line in status.
@@ -104,8 +106,9 @@ type ReceiptReport struct {
 	At      time.Time `json:"at"`
 }
 
-func collectStatus(e *Env) StatusReport {
-	st := StatusReport{Home: e.Home()}
+func collectStatus(e *Env) (st StatusReport) {
+	st = StatusReport{Home: e.Home()}
+	defer func() { st.Config = configWarnings(e, statusProjects(st)) }()
 	cwdProject, _ := currentProject("")
 	if cwdProject != "" {
 		cfg, _ := LoadConfig(e, cwdProject)
@@ -252,6 +255,7 @@ func printStatus(e *Env, st StatusReport) {
 	for _, s := range st.Ignored {
 		fmt.Fprintf(w, "config: ignored %s\n", s)
 	}
+	printConfigWarnings(w, st.Config)
 }
 
 // printSurvey prints what reading an agent's recent sessions found, and

@@ -184,6 +184,18 @@ type picked struct {
 	project  string // where its context and outputs go
 	explicit bool   // --transcript
 	reason   string // why it was chosen, for the user
+	// context is where a --transcript session's git and file context come
+	// from: its recorded directory when that exists here, --project, or ""
+	// (none: the current directory says nothing about a bundled session).
+	context string
+}
+
+// contextDir is the directory describing the session's project ("" = none).
+func (p picked) contextDir() string {
+	if p.explicit {
+		return p.context
+	}
+	return p.project
 }
 
 func noAgentsError(e *Env) error {
@@ -303,8 +315,13 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
 		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
 	}
-	return picked{candidate: candidate{NativeSession: d}, project: project, explicit: true,
-		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}, nil
+	p := picked{candidate: candidate{NativeSession: d}, project: project, explicit: true, context: project,
+		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
+	if sel.project == "" {
+		p.context, why = transcriptContext(d.Project)
+		p.reason += "; " + why
+	}
+	return p, nil
 }
 
 // sniffTool guesses the agent that wrote a transcript from its first bytes.
@@ -408,7 +425,7 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 
 // buildSession is the resume session of a picked session's rows.
 func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
-	return resume.FromRows(rows, resume.Sources{Project: p.project, Tool: p.Tool, SessionID: p.ID, Ledger: ls, Now: e.Now(),
+	return resume.FromRows(rows, resume.Sources{Project: p.contextDir(), Recorded: p.Project, Tool: p.Tool, SessionID: p.ID, Ledger: ls, Now: e.Now(),
 		Redact: redact, Git: func(dir string, args ...string) (string, error) { return gitOutput(e, dir, args...) }})
 }
 
@@ -464,4 +481,17 @@ func spinner(e *Env, msg string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// transcriptContext is where a --transcript session's project context
+// comes from, and the sentence telling the user: the directory the session
+// recorded as its own when it exists on this machine, else none.
+func transcriptContext(recorded string) (string, string) {
+	if recorded == "" {
+		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
+	}
+	if fi, err := os.Stat(recorded); err == nil && fi.IsDir() {
+		return ResolveProject(recorded, ""), "project context from the session's recorded directory " + recorded
+	}
+	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
 }

@@ -425,7 +425,7 @@ func buildLayers(s Session) []*layer {
 		prj.items = append(prj.items, "**Git status:**\n```\n"+firstLines(st, MaxTreeLines)+"\n```")
 	}
 	if len(s.Project.GitLog) > 0 {
-		prj.items = append(prj.items, "**Recent commits:**\n```\n"+strings.Join(s.Project.GitLog, "\n")+"\n```")
+		prj.items = append(prj.items, "**Recent commits:**\n```\n"+strings.Join(OneLine(s.Project.GitLog), "\n")+"\n```")
 	}
 	if t := strings.TrimRight(s.Project.Structure, "\n"); t != "" {
 		prj.items = append(prj.items, "**Project structure:**\n```\n"+firstLines(t, MaxTreeLines)+"\n```")
