@@ -90,6 +90,7 @@ type ProjectReport struct {
 	Header   string          `json:"handoff"`
 	From     string          `json:"from"`
 	Written  time.Time       `json:"written"`
+	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
 	Receipts []ReceiptReport `json:"receipts"`
 	// Context is the handoff session's context level ("OK 42 %").
 	Context string `json:"context,omitempty"`
@@ -154,7 +155,8 @@ func collectStatus(e *Env) (st StatusReport) {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	for _, h := range hs {
-		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l)}
+		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l),
+			Quality: publish.QualityLine(publish.HandoffPath(h.Project))}
 		if h.Project == cwdProject {
 			cwdProject = ""
 		}
@@ -240,6 +242,9 @@ func printStatus(e *Env, st StatusReport) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+		if p.Quality != "" {
+			fmt.Fprintf(w, "    %s\n", p.Quality)
+		}
 		if p.NotInjected != "" {
 			fmt.Fprintf(w, "    %s\n", p.NotInjected)
 		}
