@@ -155,8 +155,8 @@ func TestContextWarnTellsClaude(t *testing.T) {
 		return agentkit.Turn{Text: "Writing " + name + ".", InputTokens: tokens,
 			Calls: []agentkit.Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, name), "content": "X = 1\n"}}}}
 	}
-	turns := []agentkit.Turn{write("a.py", 152_000), write("b.py", 153_000), {Text: "Both written; next I will test them."}}
-	r := runAgent(t, "claude", w.home, dir, "Write a.py and b.py", turns, runOpts{})
+	turns := []agentkit.Turn{write("a.py", 152_000), write("b.py", 152_500), write("c.py", 153_000), {Text: "All written; next I will test them."}}
+	r := runAgent(t, "claude", w.home, dir, "Write a.py, b.py and c.py", turns, runOpts{})
 	note := "context 76 % full — finish the current step; carryover has saved the handoff"
 	var told []int
 	for i, b := range r.Main {
@@ -164,8 +164,10 @@ func TestContextWarnTellsClaude(t *testing.T) {
 			told = append(told, i)
 		}
 	}
-	if len(told) == 0 || told[0] != 1 {
-		t.Fatalf("the agent was not told at the request after the WARN turn (requests carrying the note: %v)\n%s", told, w.log())
+	// The first PostToolUse may run before Claude Code has flushed the
+	// turn's usage line (seen under load): then the second one tells.
+	if len(told) == 0 || told[0] < 1 || told[len(told)-1] != len(r.Main)-1 {
+		t.Fatalf("the agent was not told after the WARN turn (requests carrying the note: %v of %d)\n%s", told, len(r.Main), w.log())
 	}
 	if n := strings.Count(w.log(), "(WARN): agent told"); n != 1 {
 		t.Errorf("told %d times, want once:\n%s", n, w.log())
