@@ -524,8 +524,9 @@ func (w *claudeRows) user() {
 				w.emit(r)
 			}
 			return
-		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "[Request interrupted by user"):
-			return
+		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "[Request interrupted by user") ||
+			rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>"):
+			return // TUI output, an interrupt, a `!` shell command or `#` memory note: not a request
 		case l.promptSource.len() == 0 && l.isSidechain && l.hasParent:
 			return // a subagent's only prompt is its first line (its task)
 		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):

@@ -177,7 +177,8 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 				return []Row{r}
 			}
 			return nil
-		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user"):
+		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user") ||
+			strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
 			return nil
 		case l.PromptSource == "" && l.IsSidechain && l.ParentUUID != nil:
 			return nil // a subagent's only prompt is its first line (its task)

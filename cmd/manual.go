@@ -77,10 +77,7 @@ func currentProject(explicit string) (string, error) {
 	return ResolveProject("", wd), nil
 }
 
-func adapterEnv(e *Env) adapters.Env {
-	wd, _ := getwd()
-	return adapters.Env{Getenv: e.Getenv, Home: e.UserHome(), WorkDir: wd}
-}
+func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
 
 // candidate is a session found in an agent's store or only in the ledger.
 type candidate struct {
@@ -94,6 +91,7 @@ type candidate struct {
 // ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
 	aenv := adapterEnv(e)
+	aenv.WorkDir, _ = getwd() // list --all finds Aider's histories there
 	names := adapters.ListerNames()
 	if source != "" {
 		if _, ok := adapters.ListerFor(source); !ok {
