@@ -84,7 +84,7 @@ func detect(e *Env, project string) ([]Detection, error) {
 }
 
 func runDetect(e *Env, asJSON bool) error {
-	project, _ := currentProject("")
+	project, _ := currentProject(e, "")
 	stop := spinner(e, "looking for agents…")
 	ds, err := detect(e, project)
 	stop()

@@ -61,7 +61,7 @@ type TargetInfo struct {
 }
 
 func runInfo(e *Env, projectFlag string, asJSON bool) error {
-	project, err := currentProject(projectFlag)
+	project, err := currentProject(e, projectFlag)
 	if err != nil {
 		return err
 	}

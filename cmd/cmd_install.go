@@ -191,7 +191,7 @@ func runVersion(e *Env, bin string, args []string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1")
+	cmd.Env = append(slices.Clone(e.Environ), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1")
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -40,7 +40,7 @@ type listEntry struct {
 func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON bool) error {
 	project := ""
 	if !all {
-		p, err := currentProject(projectFlag)
+		p, err := currentProject(e, projectFlag)
 		if err != nil {
 			return err
 		}

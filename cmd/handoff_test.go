@@ -134,11 +134,9 @@ func TestLaunchNeverPutsPromptInArgv(t *testing.T) {
 		t.Fatal(err)
 	}
 	var argv []string
-	saved := startProcess
-	startProcess = func(e *Env, dir string, a []string) error { argv = a; return nil }
-	defer func() { startProcess = saved }()
 	project := t.TempDir()
 	e, _, _ := manualEnv(t, map[string]string{"PATH": bin}, nil)
+	e.StartProcess = func(dir string, a []string) error { argv = a; return nil }
 	text := strings.Repeat("very long prompt ", 20000)
 	err := deliver(e, project, text, "stats", outputOptions{format: "md", noClipboard: true, launch: "claude"}, func(s string) string { return s })
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,25 +138,6 @@ func logRecovered(l *ledger.Ledger, log *logger) {
 	}
 }
 
-// ResolveProject is the project root: the agent's own project dir when it
-// gives one, else the git root of cwd, else cwd.
-func ResolveProject(explicit, cwd string) string {
-	p := explicit
-	if p == "" {
-		if cwd == "" {
-			cwd, _ = os.Getwd()
-		}
-		p = distill.RepoRoot(cwd)
-		if p == "" {
-			p = cwd
-		}
-	}
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return p
-}
 
 // goValue runs f on another goroutine; the channel yields its result (or
 // the recovered panic as an error).
@@ -209,7 +189,11 @@ func foreignHost(a *adapters.Agent, e *Env) string {
 // projectFor resolves the hook's project and its config (problems logged)
 // into what publishing needs.
 func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
-	root := ResolveProject(h.Project, h.Cwd)
+	cwd := h.Cwd
+	if cwd == "" {
+		cwd = e.WorkDir
+	}
+	root := distill.ProjectRoot(h.Project, cwd)
 	cfg, cerrs := LoadConfig(e, root)
 	for _, ce := range cerrs {
 		log.Printf("config: %v", ce)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,11 +23,10 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish/resume"
 )
 
-// getwd is the working directory (a test seam: in-process scripts set it).
-var getwd = os.Getwd
 
 // selection is the session-selection flags shared by handoff and capture.
 type selection struct {
@@ -47,34 +47,32 @@ func selectionFrom(c *cli.Context) selection {
 }
 
 // absPath resolves a path flag against the working directory.
-func absPath(p string) (string, error) {
+func absPath(e *Env, p string) (string, error) {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p), nil
 	}
-	wd, err := getwd()
-	if err != nil {
-		return "", err
+	if e.WorkDir == "" {
+		return "", errors.New("cannot read the current directory")
 	}
-	return filepath.Join(wd, p), nil
+	return filepath.Join(e.WorkDir, p), nil
 }
 
 // currentProject resolves --project or the working directory.
-func currentProject(explicit string) (string, error) {
+func currentProject(e *Env, explicit string) (string, error) {
 	if explicit != "" {
-		abs, err := absPath(explicit)
+		abs, err := absPath(e, explicit)
 		if err != nil {
 			return "", err
 		}
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 			return "", exitf(ExitError, "--project %s is not a directory", explicit)
 		}
-		return ResolveProject(abs, ""), nil
+		return distill.ProjectRoot(abs, ""), nil
 	}
-	wd, err := getwd()
-	if err != nil {
-		return "", exitf(ExitError, "cannot read the current directory: %v; pass --project", err)
+	if e.WorkDir == "" {
+		return "", exitf(ExitError, "cannot read the current directory; pass --project")
 	}
-	return ResolveProject("", wd), nil
+	return distill.ProjectRoot("", e.WorkDir), nil
 }
 
 func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
@@ -193,7 +191,7 @@ func noAgentsError(e *Env) error {
 
 // pick chooses the session for sel.
 func pick(e *Env, sel selection) (picked, error) {
-	project, err := currentProject(sel.project)
+	project, err := currentProject(e, sel.project)
 	if err != nil {
 		return picked{}, err
 	}
@@ -263,7 +261,7 @@ func pick(e *Env, sel selection) (picked, error) {
 }
 
 func pickTranscript(e *Env, sel selection, project string) (picked, error) {
-	path, err := absPath(sel.transcript)
+	path, err := absPath(e, sel.transcript)
 	if err != nil {
 		return picked{}, err
 	}
@@ -384,7 +382,7 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager"}, args...)...)
-	c.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	c.Env = append(slices.Clone(e.Environ), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	var out bytes.Buffer
 	c.Stdout = &out
 	if err := c.Run(); err != nil {
