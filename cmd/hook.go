@@ -138,7 +138,6 @@ func logRecovered(l *ledger.Ledger, log *logger) {
 	}
 }
 
-
 // goValue runs f on another goroutine; the channel yields its result (or
 // the recovered panic as an error).
 func goValue[T any](f func() (T, error)) chan result[T] {

@@ -27,7 +27,6 @@ import (
 	"github.com/carryover/carryover/publish/resume"
 )
 
-
 // selection is the session-selection flags shared by handoff and capture.
 type selection struct {
 	source, session, project, transcript string
