@@ -14,8 +14,6 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-func init() { register(detectCommand) }
-
 func detectCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:        "detect",

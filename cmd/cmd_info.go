@@ -17,8 +17,6 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-func init() { register(infoCommand) }
-
 func infoCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "info",

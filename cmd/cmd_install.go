@@ -29,12 +29,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() {
-	register(installCommand)
-	register(refreshCommand)
-	register(uninstallCommand)
-}
-
 // versionTimeout bounds each agent's version command.
 const versionTimeout = 15 * time.Second // node-based CLIs take seconds to start on a busy machine
 

@@ -9,8 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { register(listCommand) }
-
 func listCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "list",

@@ -10,8 +10,6 @@ import (
 	"github.com/carryover/carryover/publish/resume"
 )
 
-func init() { register(resumeCommand) }
-
 func resumeCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "resume",

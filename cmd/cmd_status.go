@@ -15,8 +15,6 @@ import (
 	"github.com/carryover/carryover/publish"
 )
 
-func init() { register(statusCommand) }
-
 func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
