@@ -85,7 +85,9 @@ func NewApp(env *Env) *cli.App {
 	}
 }
 
-func helpFlag() cli.Flag { return &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"} }
+func helpFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}
+}
 
 func helpCommand() *cli.Command {
 	return &cli.Command{
