@@ -231,12 +231,6 @@ func splitAiderSessions(text, path string) []aiderChunk {
 	return out
 }
 
-// AiderSessions lists the sessions of project's chat history, oldest first.
-func AiderSessions(project string) ([]AiderSession, error) {
-	path := aiderHistoryPath(Hook{Project: project}, Env{Getenv: os.Getenv})
-	return aiderSessionsAt(path)
-}
-
 func aiderSessionsAt(path string) ([]AiderSession, error) {
 	text, err := readAiderHistory(path)
 	if err != nil {
