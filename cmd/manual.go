@@ -24,6 +24,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
 )
 
@@ -396,25 +397,12 @@ func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact
 		Redact: redact, Git: func(dir string, args ...string) (string, error) { return gitOutput(e, dir, args...) }})
 }
 
-// ago renders a time relative to now.
+// ago renders a time relative to now ("unknown" for no time).
 func ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
 	}
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return t.UTC().Format("2006-01-02 15:04")
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	case d < 60*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-	}
-	return t.UTC().Format("2006-01-02")
+	return publish.Ago(now, t)
 }
 
 // colour wraps s in an ANSI colour when w is a terminal and NO_COLOR is unset.

@@ -53,7 +53,7 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	s.Project = projectContext(src, h.Git)
 	s.Task.Description = h.Task
 	s.Task.InProgress = h.Next
-	s.Task.Completed = dedupeStrings(h.Done)
+	s.Task.Completed = distill.Dedupe(h.Done)
 	for _, q := range h.Questions {
 		switch {
 		case strings.HasPrefix(q, "unresolved: "):
@@ -150,18 +150,6 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	}
 	s.Normalize()
 	return s
-}
-
-func dedupeStrings(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // projectContext is P4: branch, status, log, tree, memory files.

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/carryover/carryover/publish/redact"
 	"regexp"
 	"strings"
 	"sync"
 
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/redact"
 	"gopkg.in/yaml.v3"
 )
 
@@ -80,10 +81,10 @@ func Structured(s Session) Handoff {
 		Goal:      oneLine(s.Task.Description),
 		Now:       oneLine(s.Task.InProgress),
 		Test:      s.Test,
-		Blockers:  dedupe(s.Task.Blockers),
-		Questions: dedupe(s.Questions),
-		Failed:    dedupe(s.Blockers),
-		Next:      dedupe(s.Task.Remaining),
+		Blockers:  distill.Dedupe(s.Task.Blockers),
+		Questions: distill.Dedupe(s.Questions),
+		Failed:    distill.Dedupe(s.Blockers),
+		Next:      distill.Dedupe(s.Task.Remaining),
 		AgentType: s.Source,
 	}
 	if !s.CapturedAt.IsZero() {
@@ -93,7 +94,7 @@ func Structured(s Session) Handoff {
 		h.Now = h.Next[0]
 		h.Next = h.Next[1:]
 	}
-	for _, c := range dedupe(s.Task.Completed) {
+	for _, c := range distill.Dedupe(s.Task.Completed) {
 		h.DoneThisSession = append(h.DoneThisSession, TaskRecord{Task: c})
 		if m := ranRE().FindStringSubmatch(c); m != nil {
 			h.Worked = append(h.Worked, m[1])
@@ -102,7 +103,7 @@ func Structured(s Session) Handoff {
 			}
 		}
 	}
-	for i, d := range dedupe(s.Decisions) {
+	for i, d := range distill.Dedupe(s.Decisions) {
 		if i == 9 {
 			break
 		}
