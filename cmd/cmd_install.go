@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -441,13 +440,6 @@ func chooseTools(e *Env, agents []AgentStatus, sel []string) ([]string, error) {
 	return out, nil
 }
 
-// topToolsLine and tableLine are compiled at first use, not at process
-// start (the hook process never installs).
-var (
-	topToolsLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^tools[ \t]*=`) })
-	tableLine    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*\[`) })
-)
-
 // saveToolSelection writes `tools = [...]` into config.toml, keeping every
 // other line: it replaces an existing top-level tools key or inserts one
 // before the first table.
@@ -458,56 +450,9 @@ func saveToolSelection(path string, tools []string) error {
 	}
 	q := make([]string, len(tools))
 	for i, t := range tools {
-		q[i] = strconv.Quote(t)
+		q[i] = hookconf.TOMLString(t)
 	}
-	line := "tools = [" + strings.Join(q, ", ") + "]"
-	firstTable := len(b)
-	if m := tableLine().FindIndex(b); m != nil {
-		firstTable = m[0]
-	}
-	var out []byte
-	if m := topToolsLine().FindIndex(b[:firstTable]); m != nil {
-		// replace through the end of the value (arrays may span lines)
-		end := m[1]
-		depth, in := 0, false
-		for ; end < len(b); end++ {
-			c := b[end]
-			if in {
-				if c == '\\' {
-					end++
-				} else if c == '"' {
-					in = false
-				}
-				continue
-			}
-			if c == '"' {
-				in = true
-			} else if c == '[' {
-				depth++
-			} else if c == ']' {
-				depth--
-			} else if c == '\n' && depth <= 0 {
-				break
-			} else if c == '#' && depth <= 0 {
-				break
-			}
-		}
-		tail := b[end:]
-		if len(tail) > 0 && tail[0] == '#' {
-			line += " "
-		}
-		out = append(append(append([]byte{}, b[:m[0]]...), line...), tail...)
-	} else {
-		head := append([]byte{}, b[:firstTable]...)
-		if len(head) > 0 && head[len(head)-1] != '\n' {
-			head = append(head, '\n')
-		}
-		ins := line + "\n"
-		if firstTable < len(b) {
-			ins += "\n"
-		}
-		out = append(append(head, ins...), b[firstTable:]...)
-	}
+	out := hookconf.SetTopLevelKey(b, "tools", "["+strings.Join(q, ", ")+"]")
 	var check map[string]any
 	if err := toml.Unmarshal(out, &check); err != nil {
 		return fmt.Errorf("%s is not valid TOML after the edit (%v); fix the file", path, err)
