@@ -26,6 +26,7 @@ e2e:
 bench:
     go test -run XXX -bench SnapshotIncremental -benchtime 40x ./cmd/e2e/
     go test -run XXX -bench ColdIngest -benchtime 1x ./cmd/e2e/
+    go test -run XXX -bench DetectRealAgents -benchtime 20x ./cmd/e2e/
     go test -run XXX -bench . ./adapters/ ./publish/redact/
 
 # fuzz every parser for a while (FUZZTIME=60s by default) and keep up to 10 interesting inputs per

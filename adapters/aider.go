@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -140,7 +141,7 @@ func aiderHistoryPath(h Hook, env Env) string {
 // aiderConfValue reads a top-level scalar "key: value" from a YAML file
 // (no YAML library: only the one scalar is needed).
 func aiderConfValue(path, key string) string {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return ""
 	}
@@ -163,7 +164,7 @@ func aiderConfValue(path, key string) string {
 // readAiderHistory returns the last aiderMaxRead bytes of the history file
 // as valid UTF-8, starting at a line boundary.
 func readAiderHistory(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", err
 	}
@@ -171,9 +172,6 @@ func readAiderHistory(path string) (string, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", ErrNotRegular
 	}
 	off := int64(0)
 	if fi.Size() > aiderMaxRead {
@@ -577,4 +575,19 @@ func aiderEditBlocks(text string) map[string]string {
 		}
 	}
 	return out
+}
+
+// openRegular opens a file in a project (which may be hostile) for
+// reading: without blocking on a FIFO (O_NONBLOCK), and only a regular
+// file (ErrNotRegular otherwise).
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, ErrNotRegular
+	}
+	return f, nil
 }

@@ -52,7 +52,7 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	if distill.RepoRoot(p.project) != "" {
 		_, _ = publish.EnsureGitignore(p.project)
 	}
-	if err := publish.WriteAtomic(path, b); err != nil {
+	if err := publish.WriteOwn(p.project, filepath.Base(path), b); err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if toStdout {

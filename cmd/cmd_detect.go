@@ -36,6 +36,9 @@ type Detection struct {
 	Stores   []string `json:"stores,omitempty"` // existing session stores
 	Hint     string   `json:"hint,omitempty"`
 	Problem  string   `json:"problem,omitempty"`
+
+	// VersionFrom: package.json, install path, self-update or version command.
+	VersionFrom string `json:"version_from,omitempty"`
 }
 
 func detect(e *Env, project string) ([]Detection, error) {
@@ -47,7 +50,7 @@ func detect(e *Env, project string) ([]Detection, error) {
 	var out []Detection
 	for _, a := range detectAgents(e, tab) {
 		tl, _ := tab.Tool(a.Tool)
-		d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, Problem: a.Problem}
+		d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
 		var cands []string
 		if l, ok := adapters.ListerFor(a.Tool); ok {
 			cands = append(cands, l.Stores(aenv)...)

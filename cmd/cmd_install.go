@@ -1,26 +1,22 @@
 package cmd
 
 // install, refresh and uninstall: detect agents, write carryover's hook stubs
-// into their configs (cmd/hookconf), and report per agent. agentStatus is the
+// into their configs (specs/hookconf), and report per agent. agentStatus is the
 // agent part of `carryover status`.
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
@@ -28,15 +24,14 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// versionTimeout bounds each agent's version command.
-const versionTimeout = 15 * time.Second // node-based CLIs take seconds to start on a busy machine
-
 // AgentStatus is one agent's detection and hook state.
 type AgentStatus struct {
 	Tool, Display string
 	// Binary is the path found on PATH ("" = not detected).
 	Binary  string
 	Version string
+	// VersionFrom says where Version came from (specs.Source).
+	VersionFrom string
 	// Capability is the resolved row (zero when not detected or unsupported).
 	Capability specs.Capability
 	// Hooks is the state of carryover's stubs in the agent's config.
@@ -100,7 +95,9 @@ type installOptions struct {
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
-	return hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), installPathExists)
+	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), installPathExists)
+	t.Record = filepath.Join(e.Home(), hookconf.RecordFile)
+	return t
 }
 
 func installPathExists(p string) bool {
@@ -135,13 +132,13 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	if a.Binary == "" {
 		return a
 	}
-	out, err := runVersion(e, a.Binary, tl.VersionArgs)
-	if err != nil {
-		a.Problem = fmt.Sprintf("`%s %s` failed (%v); assuming the newest known hooks", filepath.Base(a.Binary), strings.Join(tl.VersionArgs, " "), err)
-	} else if v, err := specs.ParseVersion(tl, out); err != nil {
-		a.Problem = err.Error()
-	} else {
-		a.Version = v
+	p := specs.DetectVersion(tl, a.Binary, specs.ProbeEnv{
+		GOOS: runtime.GOOS, Getenv: e.Getenv, Home: e.UserHome(),
+		Environ: append(slices.Clone(e.Environ), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1"),
+	})
+	a.Version, a.VersionFrom = p.Version, string(p.Source)
+	if p.Err != nil {
+		a.Problem = p.Err.Error() + "; assuming the newest known hooks"
 	}
 	c, err := tab.Resolve(tl.Name, a.Version)
 	if err != nil {
@@ -178,28 +175,6 @@ func lookPath(e *Env, name string) string {
 		}
 	}
 	return ""
-}
-
-func runVersion(e *Env, bin string, args []string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(slices.Clone(e.Environ), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1")
-	cmd.WaitDelay = time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return "", fmt.Errorf("no answer within %s", versionTimeout)
-	}
-	if err != nil {
-		return "", err
-	}
-	if out.Len() > 4096 {
-		out.Truncate(4096)
-	}
-	return out.String(), nil
 }
 
 // agentStatus reports every agent: detection, resolved row, hook state.
@@ -374,6 +349,11 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			}
 		}
 		if !changed {
+			if !dryRun { // backups and directories an earlier uninstall left
+				for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
+					fmt.Fprintf(e.Stdout, "note     %s\n", n)
+				}
+			}
 			continue
 		}
 		if dryRun {
@@ -386,6 +366,9 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			continue
 		}
 		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Path)
+		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
+			fmt.Fprintf(e.Stdout, "note     %s\n", n)
+		}
 	}
 	if failed > 0 {
 		return exitf(ExitError, "%d agent(s) could not be cleaned up; see the lines above", failed)

@@ -20,18 +20,20 @@ const module = "github.com/carryover/carryover"
 // of ours. specs sits beside the pipeline and knows only adapters. Nothing
 // imports cmd but main. A package missing here fails the test: place it.
 var allowedImports = map[string][]string{
-	"":                 {"cmd"},
-	"publish/redact":   {}, // leaf
-	"adapters":         {"publish/redact"},
-	"adapters/ledger":  {"adapters", "publish/redact"},
-	"specs":            {"adapters"},
-	"specs/hookconf":   {"specs"},
-	"distill":          {"adapters", "adapters/ledger", "publish/redact"},
-	"publish":          {"adapters", "adapters/ledger", "distill", "publish/redact"},
-	"publish/resume":   {"adapters", "adapters/ledger", "distill", "publish", "publish/redact"},
-	"cmd":              {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/resume", "specs", "specs/hookconf"},
-	"cmd/e2e":          {"cmd/e2e/agentkit"},
-	"cmd/e2e/agentkit": {},
+	"":                          {"cmd"},
+	"publish/redact":            {},                 // leaf: secret detectors and Clip
+	"publish/safefile":          {},                 // leaf: the one atomic writer, bounded regular-only reads
+	"publish/redact/redacttest": {"publish/redact"}, // test support: the measurement corpus
+	"adapters":                  {"publish/redact"},
+	"adapters/ledger":           {"adapters", "publish/redact"},
+	"specs":                     {"adapters"},
+	"specs/hookconf":            {"specs", "publish/safefile"},
+	"distill":                   {"adapters", "adapters/ledger", "publish/redact", "publish/safefile"},
+	"publish":                   {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
+	"publish/resume":            {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/safefile"},
+	"cmd":                       {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/resume", "publish/safefile", "specs", "specs/hookconf"},
+	"cmd/e2e":                   {"cmd/e2e/agentkit"},
+	"cmd/e2e/agentkit":          {},
 }
 
 // TestImportRules checks every package's imports (go list) against

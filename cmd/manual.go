@@ -354,12 +354,15 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 			}
 		}
 		if p.Preview != "" {
-			if s, err := l.Session(p.Tool, p.ID); err == nil {
+			if s, err := l.SessionIn(p.Tool, p.ID, p.project); err == nil {
 				_ = l.SetTitle(s.ID, redactor(cfg)(p.Preview))
 			}
 		}
 	}
-	s, err := l.Session(p.Tool, p.ID)
+	s, err := l.SessionIn(p.Tool, p.ID, p.project)
+	if err != nil && p.LedgerOnly { // recorded under the project it was seen in
+		s, err = l.Session(p.Tool, p.ID)
+	}
 	if err != nil {
 		return s, nil, exitf(ExitParse, "session %s was not recorded: %v", shortID(p.ID), err)
 	}
@@ -381,7 +384,9 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager"}, args...)...)
+	// core.fsmonitor off: a .git/config that came with an unpacked
+	// archive could otherwise name a command for `git status` to run.
+	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager", "-c", "core.fsmonitor=false"}, args...)...)
 	c.Env = append(slices.Clone(e.Environ), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	var out bytes.Buffer
 	c.Stdout = &out

@@ -142,11 +142,15 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	if distill.RepoRoot(project) != "" {
 		_, _ = publish.EnsureGitignore(project)
 	}
-	if err := publish.WriteAtomic(path, []byte(text)); err != nil {
+	if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if o.stdout {
-		io.WriteString(e.Stdout, text)
+		shown := text
+		if e.StdoutTTY { // transcript text must not drive the user's terminal
+			shown = publish.StripTerminal(text)
+		}
+		io.WriteString(e.Stdout, shown)
 		if !strings.HasSuffix(text, "\n") {
 			io.WriteString(e.Stdout, "\n")
 		}

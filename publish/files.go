@@ -7,55 +7,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // WriteAtomic writes data to path through a temp file in the same directory
 // and a rename, so readers see the old or the new file, never a torn one.
-// A symlinked path is written through to its target. New files are 0600.
-func WriteAtomic(path string, data []byte) error { return writeAtomic(path, data, 0o600) }
-
-// writeAtomic is WriteAtomic with the mode for a new file (an existing
-// file keeps its mode).
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
-	}
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	// No fsync: the rename alone gives readers the old or the new file
-	// after a crash of carryover (what the kill -9 tests check); flushing
-	// to the platter on every hook would cost more than the whole snapshot.
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+// It is for directories carryover trusts ($CARRYOVER_HOME): path's
+// directory is opened as given, and a symlink as path itself is refused,
+// never written through. Files under a project's .carryover go through
+// WriteOwn. New files are 0600.
+func WriteAtomic(path string, data []byte) error {
+	return safefile.WriteFile(path, data, safefile.Options{Mode: 0o600})
 }
 
 // Dir is a project's .carryover directory.
@@ -64,43 +30,106 @@ func Dir(project string) string { return filepath.Join(project, ".carryover") }
 // HandoffPath is a project's handoff.md.
 func HandoffPath(project string) string { return filepath.Join(Dir(project), "handoff.md") }
 
-// EnsureDir creates <project>/.carryover (0700) with a .gitignore of its
-// own ignoring everything in it, so nothing in it is committed even before
-// the project's .gitignore is touched.
+// OwnGitignore is .carryover/.gitignore: everything in the directory is
+// ignored, whatever the project's own ignore rules say (a deeper
+// .gitignore wins over a `!.carryover/…` negation higher up).
+const OwnGitignore = "# Carryover (auto-added): local handoff state, never commit\n*\n"
+
+// ErrProjectGone is returned when the project directory no longer exists:
+// carryover never re-creates it.
+var ErrProjectGone = errors.New("the project directory does not exist (deleted or moved?); carryover does not re-create it")
+
+// OpenDir opens <project>/.carryover for writing, creating it (0700) when
+// missing, with a .gitignore of its own ignoring everything in it, so
+// nothing in it is committed even before the project's .gitignore is
+// touched. The project directory itself is never created. A .carryover
+// that is a symlink (or not a directory), or a symlinked .gitignore in
+// it, is refused: nothing is written through it. Temp files a killed
+// carryover left there are removed (only those, see safefile).
+func OpenDir(project string) (*safefile.Dir, error) {
+	pd, err := safefile.OpenDir(project)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", project, ErrProjectGone)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer pd.Close()
+	d, err := pd.Sub(".carryover", true, 0o700)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := d.ReadFile(".gitignore", 4<<10); err != nil || !ignoresAll(b) {
+		if err := d.Write(".gitignore", []byte(OwnGitignore), safefile.Options{Mode: 0o600}); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	d.RemoveStaleTemps(staleTemp)
+	return d, nil
+}
+
+// ignoresAll reports whether a .gitignore ignores every name in its
+// directory and re-includes none.
+func ignoresAll(b []byte) bool {
+	all := false
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "*":
+			all = true
+		case strings.HasPrefix(l, "!"):
+			return false
+		}
+	}
+	return all
+}
+
+// EnsureDir is OpenDir for a caller that only needs the directory to exist.
 func EnsureDir(project string) error {
-	d := Dir(project)
-	if err := os.MkdirAll(d, 0o700); err != nil {
+	d, err := OpenDir(project)
+	if err != nil {
 		return err
 	}
-	gi := filepath.Join(d, ".gitignore")
-	if _, err := os.Lstat(gi); errors.Is(err, fs.ErrNotExist) {
-		return WriteAtomic(gi, []byte("# Carryover (auto-added): local handoff state, never commit\n*\n"))
-	}
-	removeStaleTemps(d)
-	return nil
+	return d.Close()
 }
 
-// staleTemp is the age after which a temp file of WriteAtomic is known to
-// be left over by a killed process (no write takes this long).
-const staleTemp = time.Minute
-
-// removeStaleTemps deletes WriteAtomic temp files (".name.tmp*") that a
-// process killed mid-write left in dir.
-func removeStaleTemps(dir string) {
-	ents, err := os.ReadDir(dir)
+// WriteOwn writes one of carryover's own files (handoff.md, RESUME.*,
+// session.json) into <project>/.carryover atomically, never through a
+// symlink (see OpenDir). New files are 0600.
+func WriteOwn(project, name string, data []byte) error {
+	d, err := OpenDir(project)
 	if err != nil {
-		return
+		return err
 	}
-	for _, e := range ents {
-		n := e.Name()
-		if !strings.HasPrefix(n, ".") || !strings.Contains(n, ".tmp") || !e.Type().IsRegular() {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
-			_ = os.Remove(filepath.Join(dir, n))
-		}
-	}
+	defer d.Close()
+	return d.Write(name, data, safefile.Options{Mode: 0o600})
 }
+
+// MaxHandoffFile is the most of a handoff.md carryover reads; a rendered
+// one is capped at MaxChars (4,000) characters.
+const MaxHandoffFile = 256 << 10
+
+// ReadHandoffFile reads <project>/.carryover/handoff.md without following a
+// symlink (neither .carryover nor handoff.md), refusing a FIFO or device
+// and a file over MaxHandoffFile. A missing file wraps fs.ErrNotExist.
+func ReadHandoffFile(project string) ([]byte, error) {
+	pd, err := safefile.OpenDir(project)
+	if err != nil {
+		return nil, err
+	}
+	defer pd.Close()
+	d, err := pd.Sub(".carryover", false, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile("handoff.md", MaxHandoffFile)
+}
+
+// staleTemp is the age after which a temp file is known to be left over
+// by a killed process (no write takes this long).
+const staleTemp = time.Minute
 
 // PointerBlock is the static block carryover keeps in AGENTS.md, CLAUDE.md
 // and GEMINI.md. It is identical in every project and never carries task data.
@@ -138,9 +167,9 @@ func leftAlone(path, why string) error {
 // newline). A damaged marker pair, a huge, non-regular or read-only file is
 // left alone with an ErrLeftAlone error saying why. changed reports a write.
 func EnsurePointer(path string) (changed bool, err error) {
-	data, err := readUserFile(path)
+	path, data, err := readUserFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return true, writeAtomic(path, []byte(PointerBlock), userFileMode)
+		return true, writeUserFile(path, []byte(PointerBlock))
 	}
 	if err != nil {
 		return false, err
@@ -173,36 +202,60 @@ func EnsurePointer(path string) (changed bool, err error) {
 	if err := checkWritable(path); err != nil {
 		return false, err
 	}
-	return true, WriteAtomic(path, out)
+	return true, writeUserFile(path, out)
 }
 
-// readUserFile reads a user-owned file carryover may edit, refusing
-// non-regular and oversized files.
-func readUserFile(path string) ([]byte, error) {
+// readUserFile reads a user-owned file carryover may edit, and returns the
+// path to write it back to: path itself, or the target of a symlink that
+// stays inside the project (and out of its .git). Anything else — a link
+// elsewhere, a dangling link, a FIFO, device or other non-regular file, a
+// file with other hard links (an in-place rewrite would change them too, a
+// replacement would silently split them), an oversized file — is left
+// alone with an ErrLeftAlone error saying why. Reads never block.
+func readUserFile(path string) (string, []byte, error) {
 	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
 		// A symlink is followed only to an existing file in the same
 		// project; a dangling link or one leading elsewhere (a dotfiles
 		// repo, another project) is the user's arrangement, not ours.
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
-			return nil, leftAlone(path, "it is a symlink whose target cannot be resolved")
+			return path, nil, leftAlone(path, "it is a symlink whose target cannot be resolved")
 		}
 		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
 		if err != nil || !strings.HasPrefix(target, dir+string(filepath.Separator)) {
-			return nil, leftAlone(path, "it is a symlink to a file outside the project")
+			return path, nil, leftAlone(path, "it is a symlink to a file outside the project")
 		}
+		if rel, _ := filepath.Rel(dir, target); slices.Contains(strings.Split(filepath.ToSlash(rel), "/"), ".git") {
+			return path, nil, leftAlone(path, "it is a symlink into the repository's .git directory")
+		}
+		path = target
 	}
-	fi, err := os.Stat(path) // follows an in-project symlink: we edit the target
+	fi, err := os.Lstat(path)
 	if err != nil {
-		return nil, err
+		return path, nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, leftAlone(path, "it is not a regular file")
+	switch {
+	case !fi.Mode().IsRegular():
+		return path, nil, leftAlone(path, "it is not a regular file")
+	case safefile.Nlink(path) > 1:
+		return path, nil, leftAlone(path, "it has other hard links, which a rewrite would change or split")
+	case fi.Size() > MaxUserFile:
+		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
 	}
-	if fi.Size() > MaxUserFile {
-		return nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
+	b, err := safefile.ReadFileNoFollow(path, MaxUserFile)
+	switch {
+	case errors.Is(err, safefile.ErrTooLarge):
+		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
+	case errors.Is(err, safefile.ErrNotRegular), errors.Is(err, safefile.ErrSymlink):
+		return path, nil, leftAlone(path, "it is not a regular file")
 	}
-	return os.ReadFile(path)
+	return path, b, err
+}
+
+// writeUserFile replaces a user file (resolved by readUserFile)
+// atomically, keeping an existing file's mode; a new one is userFileMode.
+func writeUserFile(path string, data []byte) error {
+	return safefile.WriteFile(path, data, safefile.Options{Mode: userFileMode, KeepMode: true})
 }
 
 func checkWritable(path string) error {
@@ -222,10 +275,9 @@ const GitignoreComment = "# Carryover (auto-added)"
 // EnsureGitignore adds ".carryover/" to project/.gitignore once, under
 // GitignoreComment. An existing entry for .carryover is respected.
 func EnsureGitignore(project string) (bool, error) {
-	path := filepath.Join(project, ".gitignore")
-	data, err := readUserFile(path)
+	path, data, err := readUserFile(filepath.Join(project, ".gitignore"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return true, writeAtomic(path, []byte(GitignoreComment+"\n.carryover/\n"), userFileMode)
+		return true, writeUserFile(path, []byte(GitignoreComment+"\n.carryover/\n"))
 	}
 	if err != nil {
 		return false, err
@@ -249,5 +301,5 @@ func EnsureGitignore(project string) (bool, error) {
 	if err := checkWritable(path); err != nil {
 		return false, err
 	}
-	return true, WriteAtomic(path, out)
+	return true, writeUserFile(path, out)
 }

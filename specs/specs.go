@@ -106,6 +106,15 @@ type Tool struct {
 	VersionArgs   []string `toml:"version_args"`
 	VersionRegexp string   `toml:"version_regexp"`
 	InstallHint   string   `toml:"install_hint"`
+	// NpmPackage is the npm package the agent ships as ("" = none): the
+	// package.json beside the resolved binary gives its version without
+	// starting the agent (see DetectVersion).
+	NpmPackage string `toml:"npm_package"`
+	// VersionPath captures the version from the resolved binary's path when
+	// the agent installs into versioned directories ("" = none).
+	VersionPath string `toml:"version_path"`
+	// SelfUpdate describes where the agent updates itself to (zero = never).
+	SelfUpdate SelfUpdate `toml:"self_update"`
 	// Config is the file carryover writes its hook stubs into.
 	Config PathSet `toml:"config"`
 	// Trust is a second file install edits (Codex: config.toml trust hashes).
@@ -116,8 +125,20 @@ type Tool struct {
 	HookFile *HookFile `toml:"hook_file"`
 	Rows     []Row     `toml:"row"`
 
-	re    *regexp.Regexp
-	agent *adapters.Agent
+	re, pathRE *regexp.Regexp
+	agent      *adapters.Agent
+}
+
+// SelfUpdate is an agent that downloads newer versions of itself into
+// directories named by version and runs the newest one.
+type SelfUpdate struct {
+	// Dirs hold one directory per version; a trailing "/*" stands for every
+	// subdirectory (one per platform).
+	Dirs PathSet `toml:"dirs"`
+	// Marker is a file every complete version directory holds.
+	Marker string `toml:"marker"`
+	// Off is NAME=value: when the environment has it, the agent does not update.
+	Off string `toml:"off"`
 }
 
 // Table is the parsed, validated table.
@@ -180,6 +201,20 @@ func (tl *Tool) validate() error {
 		if err := tl.HookFile.validate(); err != nil {
 			return fmt.Errorf("hook_file: %w", err)
 		}
+	}
+	if tl.VersionPath != "" {
+		if tl.pathRE, err = regexp.Compile(tl.VersionPath); err != nil {
+			return fmt.Errorf("version_path: %w", err)
+		}
+		if tl.pathRE.NumSubexp() < 1 {
+			return errors.New("version_path needs a capture group for the version")
+		}
+	}
+	if tl.NpmPackage != "" && !npmName.MatchString(tl.NpmPackage) {
+		return fmt.Errorf("npm_package %q is not an npm package name", tl.NpmPackage)
+	}
+	if u := tl.SelfUpdate; (len(u.Dirs.For("linux"))+len(u.Dirs.For("darwin"))+len(u.Dirs.For("windows")) > 0) != (u.Marker != "") {
+		return errors.New("self_update needs both dirs and marker")
 	}
 	if len(tl.Rows) == 0 {
 		return errors.New("no rows")

@@ -219,6 +219,10 @@ func TestInstallEndToEnd(t *testing.T) {
 		if !bytes.Equal(before[c], after) {
 			t.Errorf("%s not restored by uninstall:\nbefore %q\nafter  %q", c, before[c], after)
 		}
+		// The restore is byte-identical, so the backups go too.
+		if _, err := os.Stat(filepath.Join(home, c) + ".carryover.bak"); err == nil {
+			t.Errorf("uninstall left %s.carryover.bak:\n%s", c, out)
+		}
 	}
 }
 

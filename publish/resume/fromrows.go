@@ -15,6 +15,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // memoryFiles are the project files whose text the resume prompt carries
@@ -167,7 +168,7 @@ func projectContext(src Sources, g distill.Git) Project {
 	p.Structure = tree(dir, 2, MaxTreeLines)
 	var mem strings.Builder
 	for _, name := range memoryFiles {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := safefile.ReadFile(filepath.Join(dir, name), publish.MaxUserFile) // never a FIFO or device
 		if err != nil || len(b) == 0 {
 			continue
 		}

@@ -40,9 +40,18 @@ var (
 type TrustEntry struct{ Key, Hash string }
 
 // CodexTrust computes the trust entries of the handlers in a hooks.json
-// document declared at path; ours limits it to carryover's stubs (exe names
-// the binary for recognition). Unknown events are skipped.
+// document declared at path; ours limits it to carryover's stubs running
+// exe. Unknown events are skipped.
 func CodexTrust(path string, hooksJSON []byte, exe string, ours bool) ([]TrustEntry, error) {
+	var match func(cmd, event string) bool
+	if ours {
+		match = stubID{tool: "codex", exe: exe}.ours
+	}
+	return codexTrust(path, hooksJSON, match)
+}
+
+// codexTrust is CodexTrust for the handlers match accepts (nil: all).
+func codexTrust(path string, hooksJSON []byte, match func(cmd, event string) bool) ([]TrustEntry, error) {
 	root, _, err := parseJSON(hooksJSON)
 	if err != nil {
 		return nil, err
@@ -78,7 +87,7 @@ func CodexTrust(path string, hooksJSON []byte, exe string, ours bool) ([]TrustEn
 					continue
 				}
 				cmd, _ := hv["command"].(string)
-				if ours && !isOurs(cmd, exe) {
+				if match != nil && !match(cmd, m.key) {
 					continue
 				}
 				ident := map[string]any{"event_name": label, "hooks": []any{codexNorm(m.key, hv)}}
@@ -271,14 +280,14 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 
 // planTrust plans config.toml for the hooks.json content hooksAfter (nil:
 // hooks.json is going away or holds no carryover stubs).
-func planTrust(t Target, hooksAfter []byte, exe string, files FS) (Plan, error) {
+func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
 	before, exists, err := read(files, t.TrustPath)
 	if err != nil {
 		return Plan{}, err
 	}
 	var want []TrustEntry
 	if hooksAfter != nil {
-		if want, err = CodexTrust(t.Path, hooksAfter, exe, true); err != nil {
+		if want, err = codexTrust(t.Path, hooksAfter, id.ours); err != nil {
 			return Plan{}, fmt.Errorf("%s: %w", t.Path, err)
 		}
 	}

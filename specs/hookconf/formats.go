@@ -122,10 +122,10 @@ type desired struct {
 	entry ordered
 }
 
-func (f format) desired(tool string, cap specs.Capability, exe string) []desired {
+func (f format) desired(cap specs.Capability, id stubID) []desired {
 	var d []desired
 	for _, h := range cap.Hooks() {
-		d = append(d, desired{h.Native, f.entry(h, StubCommand(exe, tool, h.Native))})
+		d = append(d, desired{h.Native, f.entry(h, StubCommand(id.exe, id.tool, h.Native))})
 	}
 	return d
 }
@@ -154,7 +154,7 @@ func (f format) command(n *jnode) string {
 }
 
 // scan finds carryover's entries in a parsed document.
-func (f format) scan(root *jnode, exe string) (hooks *jnode, items []ourItem, err error) {
+func (f format) scan(root *jnode, id stubID) (hooks *jnode, items []ourItem, err error) {
 	if root.kind != '{' {
 		return nil, nil, errors.New("the file is not a JSON object; fix it or move it away, then run the command again")
 	}
@@ -171,7 +171,7 @@ func (f format) scan(root *jnode, exe string) (hooks *jnode, items []ourItem, er
 		}
 		for i, e := range m.val.elems {
 			if !f.grouped {
-				if isOurs(f.command(e), exe) {
+				if id.ours(f.command(e), m.key) {
 					items = append(items, ourItem{m.key, ei, m.val, i, nil, -1, e.value()})
 				}
 				continue
@@ -185,7 +185,7 @@ func (f format) scan(root *jnode, exe string) (hooks *jnode, items []ourItem, er
 			}
 			var mine []int
 			for hi, h := range hs.elems {
-				if isOurs(f.command(h), exe) {
+				if id.ours(f.command(h), m.key) {
 					mine = append(mine, hi)
 				}
 			}
@@ -242,14 +242,14 @@ func removeOne(b []byte, root, hooks *jnode, it ourItem) []byte {
 }
 
 // strip removes every carryover item, re-parsing after each removal.
-func (f format) strip(b []byte, exe string) ([]byte, bool, error) {
+func (f format) strip(b []byte, id stubID) ([]byte, bool, error) {
 	removed := false
 	for range 10000 {
 		root, _, err := parseJSON(b)
 		if err != nil {
 			return nil, false, err
 		}
-		hooks, items, err := f.scan(root, exe)
+		hooks, items, err := f.scan(root, id)
 		if err != nil {
 			return nil, false, err
 		}
@@ -264,8 +264,8 @@ func (f format) strip(b []byte, exe string) ([]byte, bool, error) {
 
 func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
-func (f format) install(before []byte, exists bool, tool string, cap specs.Capability, exe string) ([]byte, []string, []string, error) {
-	want := f.desired(tool, cap, exe)
+func (f format) install(before []byte, exists bool, cap specs.Capability, id stubID) ([]byte, []string, []string, error) {
+	want := f.desired(cap, id)
 	var events []string
 	for _, d := range want {
 		events = append(events, d.event)
@@ -285,12 +285,12 @@ func (f format) install(before []byte, exists bool, tool string, cap specs.Capab
 		return nil, nil, nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
 	}
 	st := detectStyle(before, root)
-	if _, items, err := f.scan(root, exe); err != nil {
+	if _, items, err := f.scan(root, id); err != nil {
 		return nil, nil, nil, err
 	} else if matches(items, want) {
 		return before, events, f.warnings(before), nil
 	}
-	b, _, err := f.strip(before, exe)
+	b, _, err := f.strip(before, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -330,7 +330,7 @@ func (f format) install(before []byte, exists bool, tool string, cap specs.Capab
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
-	if _, items, err := f.scan(root, exe); err != nil || !matches(items, want) {
+	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
 		return nil, nil, nil, errors.New("internal error: edited file does not hold the expected hooks")
 	}
 	return b, events, f.warnings(b), nil
@@ -348,24 +348,38 @@ func (f format) warnings(b []byte) []string {
 	return f.warn(doc)
 }
 
-func (f format) uninstall(before []byte, exe string, hasBackup bool) ([]byte, bool, error) {
+func (f format) uninstall(before []byte, id stubID, hasBackup bool) ([]byte, bool, error) {
 	if blank(before) {
 		return before, false, nil
 	}
-	b, removed, err := f.strip(before, exe)
+	b, removed, err := f.strip(before, id)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
 	}
 	if !removed {
 		return before, false, nil
 	}
-	if !hasBackup {
-		root, _, err := parseJSON(b)
-		if err == nil && reflect.DeepEqual(root.value(), plain(append(ordered{}, f.skeleton...))) {
-			return nil, true, nil
-		}
+	if !hasBackup && f.isSkeleton(b) {
+		return nil, true, nil
 	}
 	return b, false, nil
+}
+
+// isSkeleton reports whether b holds nothing but the top-level keys of a
+// file carryover creates (an empty "hooks" object counts as absent).
+func (f format) isSkeleton(b []byte) bool {
+	root, _, err := parseJSON(b)
+	if err != nil {
+		return false
+	}
+	v, ok := root.value().(map[string]any)
+	if !ok {
+		return false
+	}
+	if h, ok := v["hooks"].(map[string]any); ok && len(h) == 0 {
+		delete(v, "hooks")
+	}
+	return reflect.DeepEqual(v, plain(append(ordered{}, f.skeleton...)))
 }
 
 // events lists the native events holding carryover entries.

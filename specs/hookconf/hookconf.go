@@ -6,12 +6,17 @@
 //   - merge, never overwrite: the user's settings and other tools' hooks on the
 //     same events stay, in order, byte for byte (edits are textual splices, see
 //     jsonedit.go; JSONC comments survive);
-//   - carryover's entries are recognised by " snapshot --tool " plus the
-//     carryover binary name in their command;
+//   - carryover's entries are recognised exactly: the command StubCommand
+//     writes for that tool and event, run by the current binary or by one
+//     the install record (RecordFile) lists; a user's look-alike hook is
+//     never touched (stubs.go);
+//   - a read-only file is refused, never replaced;
 //   - a second install changes no byte; a changed event set or binary path
 //     rewrites only carryover's entries;
 //   - uninstall removes exactly what install added; a file install created is
-//     deleted again (recognised as: only the skeleton is left and no backup exists).
+//     deleted again (recognised as: only the skeleton is left and no backup exists);
+//     [Cleanup] then deletes backups the restore made redundant and the empty
+//     directories install created.
 //
 // The core is pure (bytes in, bytes out: [PlanInstall], [PlanUninstall],
 // [Check]); [Apply] writes plans through an [FS], backing each file up to
@@ -29,6 +34,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 )
 
@@ -44,6 +50,21 @@ type FS interface {
 	Remove(name string) error
 }
 
+// ErrReadOnly is returned for a file whose mode (or attributes) forbid writing.
+var ErrReadOnly = errors.New("read-only")
+
+// writableFS is implemented by file systems that can tell a read-only file.
+type writableFS interface {
+	// writable returns an error wrapping ErrReadOnly, in words, for an
+	// existing file that must not be written; nil otherwise.
+	writable(name string) error
+}
+
+func readOnlyErr(name string) error {
+	return fmt.Errorf("%s is %w, so carryover left it unchanged; make it writable (chmod u+w %q) and run the command again, "+
+		"or make the change yourself (run the command with --dry-run to see it)", name, ErrReadOnly, name)
+}
+
 // OSFS is the real file system. WriteFile writes a temp file in the same
 // directory and renames it over the target (following a symlinked target, so
 // dotfile managers keep their links), keeping an existing file's mode.
@@ -55,40 +76,53 @@ func (OSFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
 // Remove implements FS.
 func (OSFS) Remove(name string) error { return os.Remove(name) }
 
-// WriteFile implements FS.
-func (OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
+func (OSFS) isDir(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.IsDir()
+}
+
+func (OSFS) removeEmptyDir(name string) bool {
+	fi, err := os.Lstat(name)
+	return err == nil && fi.IsDir() && os.Remove(name) == nil // rmdir: fails unless empty
+}
+
+// writable refuses a file without the owner's write bit (even for root,
+// who could open it) or that cannot be opened for writing (immutable
+// attribute, another owner). Opening without O_TRUNC changes nothing.
+func (OSFS) writable(name string) error {
+	fi, err := os.Stat(name)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil // missing: created; anything else fails later with its own error
+	}
+	if fi.Mode().Perm()&0o200 == 0 {
+		return readOnlyErr(name)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return readOnlyErr(name)
+		}
+		return nil
+	}
+	f.Close()
+	return nil
+}
+
+// WriteFile implements FS through carryover's one atomic writer
+// (publish/safefile), flushed before the rename: a user cannot regenerate
+// their settings.
+func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
 	}
-	if fi, err := os.Stat(name); err == nil {
-		perm = fi.Mode().Perm()
+	if err := o.writable(name); err != nil {
+		return err
 	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".carryover-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
+	return safefile.WriteFile(name, data, safefile.Options{Mode: perm, KeepMode: true, Sync: true})
 }
 
 // Target names the files of one agent.
@@ -100,6 +134,9 @@ type Target struct {
 	TrustPath string
 	// Layout is the hook file's layout (specs.Tool.HookFile).
 	Layout *specs.HookFile
+	// Record is the install record (RecordFile in the carryover home); ""
+	// recognises only stubs that run the current binary.
+	Record string
 }
 
 // TargetFor resolves tool's files (see specs.Tool.ConfigPath).
@@ -125,6 +162,8 @@ type Plan struct {
 	Hooks []string
 	// Warnings are things the user should know (e.g. transcript retention).
 	Warnings []string
+
+	exe, record string // install: recorded in the record before writing
 }
 
 // Changed reports whether applying the plan writes anything.
@@ -134,7 +173,22 @@ func (p Plan) Changed() bool {
 
 // Apply writes every changed plan: it checks the file still holds Before,
 // backs it up once, then writes After (mode 0600 for new files) or deletes it.
+// A read-only file is refused before anything is written (a rename over it
+// would otherwise replace it). Install plans first add the binary path and
+// the directories about to be created to the install record.
 func Apply(plans []Plan, files FS) error {
+	if w, ok := files.(writableFS); ok {
+		for _, p := range plans {
+			if p.Changed() {
+				if err := w.writable(p.Path); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := record(plans, files); err != nil {
+		return err
+	}
 	for _, p := range plans {
 		if !p.Changed() {
 			continue
@@ -169,6 +223,9 @@ func Apply(plans []Plan, files FS) error {
 }
 
 func writeErr(path string, err error) error {
+	if errors.Is(err, ErrReadOnly) {
+		return err
+	}
 	return fmt.Errorf("cannot write %s: %w; check its permissions (or use --dry-run to see the change)", path, err)
 }
 
@@ -202,18 +259,6 @@ func quote(p string) string {
 	return `'` + strings.ReplaceAll(p, `'`, `'\''`) + `'`
 }
 
-// isOurs reports whether a hook command is a carryover stub.
-func isOurs(cmd, exe string) bool {
-	if !strings.Contains(cmd, " snapshot --tool ") {
-		return false
-	}
-	if strings.Contains(cmd, "carryover") {
-		return true
-	}
-	base := strings.TrimSuffix(filepath.Base(exe), ".exe")
-	return base != "" && base != "." && base != "/" && strings.Contains(cmd, base)
-}
-
 func checkExe(exe string) error {
 	if !filepath.IsAbs(exe) && !strings.HasPrefix(exe, `\\`) && !(len(exe) > 2 && exe[1] == ':') {
 		return fmt.Errorf("carryover path %q is not absolute; run carryover by its full path", exe)
@@ -238,18 +283,25 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	if err != nil {
 		return nil, err
 	}
-	after, hooks, warns, err := f.install(before, exists, t.Tool, cap, exe)
+	id, err := identify(t, exe, files)
+	if err != nil {
+		return nil, err
+	}
+	after, hooks, warns, err := f.install(before, exists, cap, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Path, err)
 	}
 	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: after, Created: !exists, Hooks: hooks, Warnings: warns}
 	plans := []Plan{p}
 	if f.trust && t.TrustPath != "" {
-		tp, err := planTrust(t, after, exe, files)
+		tp, err := planTrust(t, after, id, files)
 		if err != nil {
 			return nil, err
 		}
 		plans = append(plans, tp)
+	}
+	for i := range plans {
+		plans[i].exe, plans[i].record = exe, t.Record
 	}
 	return plans, nil
 }
@@ -267,27 +319,33 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	id, err := identify(t, exe, files)
+	if err != nil {
+		return nil, err
+	}
 	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: before}
 	if exists {
 		backup, hasBackup, err := read(files, t.Path+BackupSuffix)
 		if err != nil {
 			return nil, err
 		}
-		after, del, err := f.uninstall(before, exe, hasBackup)
+		after, del, err := f.uninstall(before, id, hasBackup)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Path, err)
 		}
 		// When nothing but carryover changed the file since the backup was
 		// taken, restore the backup's exact bytes (an empty "hooks": {} the
 		// user had, key order, spacing).
-		if hasBackup && !del && sameJSON(after, backup) {
+		// An empty (or blank) original comes back as it was too: install
+		// treated it as a missing file and wrote the skeleton around its hooks.
+		if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
 			after = backup
 		}
 		p.After, p.Delete = after, del
 	}
 	plans := []Plan{p}
 	if f.trust && t.TrustPath != "" {
-		tp, err := planTrust(t, nil, exe, files)
+		tp, err := planTrust(t, nil, id, files)
 		if err != nil {
 			return nil, err
 		}

@@ -81,12 +81,14 @@ var testVersions = map[string]string{
 	"cursor": "3.18.25", "vscode-copilot": "1.110.0", "windsurf": "1.12.0",
 }
 
+const recordPath = "/home/u/.carryover/" + RecordFile
+
 func targetFor(tool string) Target {
 	switch tool {
 	case "codex":
-		return withLayout(Target{Tool: tool, Path: "/home/u/.codex/hooks.json", TrustPath: "/home/u/.codex/config.toml"})
+		return withLayout(Target{Tool: tool, Path: "/home/u/.codex/hooks.json", TrustPath: "/home/u/.codex/config.toml", Record: recordPath})
 	default:
-		return withLayout(Target{Tool: tool, Path: "/home/u/cfg/" + tool + ".json"})
+		return withLayout(Target{Tool: tool, Path: "/home/u/cfg/" + tool + ".json", Record: recordPath})
 	}
 }
 
@@ -298,6 +300,7 @@ func TestMixedGroupKeepsUserHandler(t *testing.T) {
 	m := newMem()
 	m.files[tg.Path] = []byte(in)
 	m.files[tg.Path+BackupSuffix] = []byte(in)
+	m.files[recordPath] = []byte(`{"exes": ["/x/carryover"]}`) // an earlier install's binary
 	p, err := PlanUninstall(tg, exe, m)
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,11 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", t.Path, err)
 	}
-	_, items, err := f.scan(root, exe)
+	id, err := identify(t, exe, files)
+	if err != nil {
+		return st, err
+	}
+	_, items, err := f.scan(root, id)
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", t.Path, err)
 	}
@@ -67,13 +71,13 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 		st.State, st.Detail = StateMissing, "no carryover hooks; run `carryover install`"
 		return st, nil
 	}
-	want := f.desired(t.Tool, cap, exe)
+	want := f.desired(cap, id)
 	if !matches(items, want) {
 		st.State, st.Detail = StateDrifted, drift(items, want, exe)+"; run `carryover refresh`"
 		return st, nil
 	}
 	if f.trust && t.TrustPath != "" {
-		if d, err := trustDrift(t, b, exe, files); err != nil {
+		if d, err := trustDrift(t, b, id, files); err != nil {
 			return st, err
 		} else if d != "" {
 			st.State, st.Detail = StateDrifted, d+"; run `carryover refresh`"
@@ -120,8 +124,8 @@ func drift(items []ourItem, want []desired, exe string) string {
 	return strings.Join(parts, "; ")
 }
 
-func trustDrift(t Target, hooksJSON []byte, exe string, files FS) (string, error) {
-	want, err := CodexTrust(t.Path, hooksJSON, exe, true)
+func trustDrift(t Target, hooksJSON []byte, id stubID, files FS) (string, error) {
+	want, err := codexTrust(t.Path, hooksJSON, id.ours)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", t.Path, err)
 	}

@@ -1,0 +1,188 @@
+package distill_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/distill"
+)
+
+// hostileRepo is a committed repository with a.go tracked.
+func hostileRepo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "proj")
+	os.MkdirAll(dir, 0o755)
+	git(t, dir, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.go"), []byte("package b\n"), 0o644)
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "init")
+	return dir
+}
+
+// facts runs OpenRepo+Facts on another goroutine: a read that blocks fails
+// the test instead of hanging it (a generous bound, not a speed check).
+func facts(t *testing.T, dir string, files ...string) (*distill.Repo, distill.Git, []distill.File) {
+	t.Helper()
+	type res struct {
+		r  *distill.Repo
+		g  distill.Git
+		fs []distill.File
+	}
+	ch := make(chan res, 1)
+	go func() {
+		var in []distill.File
+		for _, f := range files {
+			in = append(in, distill.File{Path: f})
+		}
+		r := distill.OpenRepo(dir)
+		g, out := r.Facts(in)
+		ch <- res{r, g, out}
+	}()
+	select {
+	case x := <-ch:
+		return x.r, x.g, x.fs
+	case <-time.After(time.Minute):
+		t.Fatal("reading the repository blocked")
+	}
+	return nil, distill.Git{}, nil
+}
+
+func TestGitHostile(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("abcdef0123456789SECRET\n"), 0o600)
+	cases := []struct {
+		name    string
+		make    func(t *testing.T, dir string)
+		files   []string
+		problem string // substring of Problem ("" none)
+		check   func(t *testing.T, g distill.Git, out []distill.File)
+	}{
+		{name: "dot-git-fifo", make: func(t *testing.T, dir string) {
+			os.RemoveAll(filepath.Join(dir, ".git"))
+			syscall.Mkfifo(filepath.Join(dir, ".git"), 0o600)
+		}, files: []string{"a.go"}, problem: "not a directory or regular file"},
+		{name: "head-fifo", make: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, ".git", "HEAD"))
+			syscall.Mkfifo(filepath.Join(dir, ".git", "HEAD"), 0o600)
+		}, files: []string{"a.go"}, problem: "not a regular file"},
+		{name: "head-dev-zero", make: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, ".git", "HEAD"))
+			os.Symlink("/dev/zero", filepath.Join(dir, ".git", "HEAD"))
+		}, files: []string{"a.go"}, problem: "symlink"},
+		{name: "head-ref-dotdot", make: func(t *testing.T, dir string) {
+			rel, _ := filepath.Rel(filepath.Join(dir, ".git"), secret)
+			os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/../../"+rel+"\n"), 0o644)
+		}, files: []string{"a.go"}, problem: "no valid ref", check: func(t *testing.T, g distill.Git, _ []distill.File) {
+			if g.Head != "" || strings.Contains(g.Branch, "..") {
+				t.Errorf("git = %+v", g)
+			}
+		}},
+		{name: "ref-symlink-outside", make: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ".git", "refs", "heads", "main")
+			os.Remove(p)
+			os.Symlink(secret, p)
+			os.Remove(filepath.Join(dir, ".git", "packed-refs"))
+		}, files: []string{"a.go"}, check: func(t *testing.T, g distill.Git, _ []distill.File) {
+			if g.Head != "" {
+				t.Errorf("read a ref through a symlink: %+v", g)
+			}
+		}},
+		{name: "detached-garbage", make: func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("SECRETSTUFF\n"), 0o644)
+		}, files: []string{"a.go"}, check: func(t *testing.T, g distill.Git, _ []distill.File) {
+			if g.Head != "" {
+				t.Errorf("non-hex HEAD used: %+v", g)
+			}
+		}},
+		{name: "gitdir-outside", make: func(t *testing.T, dir string) {
+			other := filepath.Join(filepath.Dir(secret), "otherrepo")
+			git(t, filepath.Dir(secret), "init", "-q", other)
+			os.RemoveAll(filepath.Join(dir, ".git"))
+			os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+filepath.Join(other, ".git")+"\n"), 0o644)
+		}, files: []string{"a.go"}, problem: "outside the repository"},
+		{name: "gitdir-file-fifo-target", make: func(t *testing.T, dir string) {
+			os.RemoveAll(filepath.Join(dir, ".git"))
+			syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600)
+			os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: fifo\n"), 0o644)
+		}, files: []string{"a.go"}, problem: "points to no git directory"},
+		{name: "index-fifo", make: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, ".git", "index"))
+			syscall.Mkfifo(filepath.Join(dir, ".git", "index"), 0o600)
+		}, files: []string{"a.go"}, problem: "index"},
+		{name: "index-garbage", make: func(t *testing.T, dir string) {
+			b, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+			for i := 12; i < len(b); i += 3 {
+				b[i] ^= 0xa5
+			}
+			os.WriteFile(filepath.Join(dir, ".git", "index"), b, 0o644)
+		}, files: []string{"a.go", "b.go"}},
+		{name: "tracked-file-fifo", make: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "a.go"))
+			syscall.Mkfifo(filepath.Join(dir, "a.go"), 0o600)
+		}, files: []string{"a.go"}, check: func(t *testing.T, _ distill.Git, out []distill.File) {
+			if out[0].Git != "modified" {
+				t.Errorf("a.go = %q", out[0].Git)
+			}
+		}},
+		{name: "tracked-file-symlink-dev-zero", make: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "a.go"))
+			os.Symlink("/dev/zero", filepath.Join(dir, "a.go"))
+		}, files: []string{"a.go"}, check: func(t *testing.T, _ distill.Git, out []distill.File) {
+			if out[0].Git != "modified" {
+				t.Errorf("a.go = %q", out[0].Git)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := hostileRepo(t)
+			c.make(t, dir)
+			r, g, out := facts(t, dir, c.files...)
+			if p := r.Problem(); c.problem == "" && p != "" || !strings.Contains(p, c.problem) {
+				t.Errorf("Problem() = %q, want %q", p, c.problem)
+			}
+			if strings.Contains(g.Branch+g.Head, "SECRET") {
+				t.Errorf("git facts carry another file's bytes: %+v", g)
+			}
+			if c.check != nil {
+				c.check(t, g, out)
+			}
+		})
+	}
+}
+
+func TestGitWorktreeAndSubmoduleAllowed(t *testing.T) {
+	dir := hostileRepo(t)
+	wt := filepath.Join(filepath.Dir(dir), "wt")
+	git(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	r, g, _ := facts(t, wt, "a.go")
+	if r.Problem() != "" || g.Branch != "side" || len(g.Head) != 7 {
+		t.Errorf("worktree: %q %+v", r.Problem(), g)
+	}
+	sub := hostileRepo(t)
+	git(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	r, g, _ = facts(t, filepath.Join(dir, "sub"), "a.go")
+	if r.Problem() != "" || g.Branch != "main" || len(g.Head) != 7 {
+		t.Errorf("submodule: %q %+v", r.Problem(), g)
+	}
+}
+
+// FuzzGitIndex: any index bytes give facts without a panic.
+func FuzzGitIndex(f *testing.F) {
+	dir := f.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644)
+	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x01"))
+	f.Add([]byte("DIRC\x00\x00\x00\x03\x00\x00\x00\x05" + strings.Repeat("\x00", 60) + "\x40\x00"))
+	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x05" + strings.Repeat("\x00", 62) + "\xff\xff"))
+	f.Fuzz(func(t *testing.T, index []byte) {
+		os.WriteFile(filepath.Join(dir, ".git", "index"), index, 0o644)
+		distill.GitFacts(dir, []distill.File{{Path: "a.go"}, {Path: "zz"}, {Path: "b/c"}})
+	})
+}

@@ -1,0 +1,433 @@
+// Package safefile is the one way carryover writes a file, and the way it
+// reads one in a place it does not control. A project may have come from a
+// stranger: any name in it can be a symlink to ~/.bashrc, a FIFO, a device
+// or a hard link, planted in a commit or made after the clone. So:
+//
+//   - every write is atomic (a temp file created with O_EXCL|O_NOFOLLOW in
+//     the target's directory, then renamed over the target) and works
+//     relative to an open directory, so a name is resolved once and a
+//     symlink in the last element is refused, never written through;
+//   - a directory carryover owns (.carryover) is opened with O_NOFOLLOW: a
+//     symlinked one is refused;
+//   - a read opens regular files only, without blocking (O_NONBLOCK, then
+//     fstat: a FIFO or device is refused before a byte is read), and reads
+//     at most a stated number of bytes;
+//   - stale temp files are deleted only when they are provably this
+//     package's: its name pattern, a regular file of this user with mode
+//     0600 and one link (git never checks out a 0600 file).
+//
+// The package is a leaf: it imports nothing of carryover's, so the hook
+// path's readers (distill's git reads, the config, the handoff) and every
+// writer (publish, the hook config installer) share it.
+package safefile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	// ErrSymlink is returned for a name that is a symlink where carryover
+	// will not follow one.
+	ErrSymlink = errors.New("is a symlink; carryover does not write or read through it")
+	// ErrNotRegular is returned for a FIFO, device, socket or directory
+	// where a regular file was expected.
+	ErrNotRegular = errors.New("is not a regular file")
+	// ErrTooLarge is returned by reads past their bound.
+	ErrTooLarge = errors.New("is larger than carryover reads")
+)
+
+// Dir is an open directory; names are resolved relative to it.
+type Dir struct {
+	fd   int
+	path string
+}
+
+// OpenDir opens the existing directory path. Symlinks in path are followed:
+// the caller chose it (a project root, $CARRYOVER_HOME). A missing
+// directory is an error wrapping fs.ErrNotExist; it is never created.
+func OpenDir(path string) (*Dir, error) {
+	fd, err := openRetry(func() (int, error) {
+		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &Dir{fd: fd, path: path}, nil
+}
+
+// Path is the directory's path as opened.
+func (d *Dir) Path() string { return d.path }
+
+// Close releases the directory.
+func (d *Dir) Close() error {
+	if d == nil || d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
+}
+
+func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
+
+// checkName refuses anything but one plain path element.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("invalid file name %q", name)
+	}
+	return nil
+}
+
+// Sub opens the subdirectory name of d, creating it with mode when create
+// is set. A symlink there is refused (ErrSymlink), whatever it points to.
+func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if create {
+		if err := unix.Mkdirat(d.fd, name, uint32(mode.Perm())); err != nil && err != unix.EEXIST {
+			return nil, &fs.PathError{Op: "mkdir", Path: d.join(name), Err: err}
+		}
+	}
+	fd, err := openRetry(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: d.why(name, err)}
+	}
+	return &Dir{fd: fd, path: d.join(name)}, nil
+}
+
+// why turns the errno of an O_NOFOLLOW open into ErrSymlink or
+// ErrNotRegular where that is what it means.
+func (d *Dir) why(name string, err error) error {
+	if err != unix.ELOOP && err != unix.ENOTDIR && err != unix.EMLINK {
+		return err
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			return ErrSymlink
+		case unix.S_IFDIR, unix.S_IFREG:
+		default:
+			return ErrNotRegular
+		}
+	}
+	return err
+}
+
+// Options say how Write creates a file.
+type Options struct {
+	// Mode is a new file's permission bits.
+	Mode os.FileMode
+	// KeepMode keeps an existing file's permission bits (a user's file).
+	KeepMode bool
+	// Sync flushes the data before the rename (files a user cannot
+	// regenerate, such as an agent's settings). carryover's own state is
+	// not synced: the rename alone gives readers the old or the new file
+	// after a crash of carryover (what the kill -9 tests check), and a
+	// flush on every hook would cost more than the whole snapshot.
+	Sync bool
+}
+
+// tempInfix marks this package's temp files: ".<name>" + tempInfix + 16 hex digits.
+const tempInfix = ".carryover-tmp-"
+
+// Write replaces name in d with data atomically: readers see the old or
+// the new file, never a torn one. An existing name that is a symlink, or
+// anything but a regular file, is refused (the rename would only replace
+// the link, but a planted link is a sign of a hostile project and worth a
+// line in the log). A hard-linked target is replaced, not rewritten in
+// place: the other links keep the old bytes.
+func (d *Dir) Write(name string, data []byte, o Options) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	mode := o.Mode.Perm()
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return &fs.PathError{Op: "write", Path: d.join(name), Err: ErrSymlink}
+	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return &fs.PathError{Op: "write", Path: d.join(name), Err: ErrNotRegular}
+	case err == nil && o.KeepMode:
+		mode = os.FileMode(st.Mode & 0o777)
+	case err != nil && err != unix.ENOENT:
+		return &fs.PathError{Op: "stat", Path: d.join(name), Err: err}
+	}
+	tmp, f, err := d.createTemp(name)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			_ = unix.Unlinkat(d.fd, tmp, 0)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if o.Sync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	if err := f.Close(); err != nil {
+		_ = unix.Unlinkat(d.fd, tmp, 0)
+		ok = true
+		return err
+	}
+	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
+		_ = unix.Unlinkat(d.fd, tmp, 0)
+		ok = true
+		return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
+	}
+	ok = true
+	return nil
+}
+
+// createTemp makes a new 0600 temp file for name in d (never following or
+// reusing an existing name).
+func (d *Dir) createTemp(name string) (string, *os.File, error) {
+	base := name
+	if len(base) > 200 { // NAME_MAX is 255
+		base = base[:200]
+	}
+	for range 10 {
+		var r [8]byte
+		_, _ = rand.Read(r[:])
+		tmp := "." + base + tempInfix + hex.EncodeToString(r[:])
+		fd, err := openRetry(func() (int, error) {
+			return unix.Openat(d.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		})
+		if err == unix.EEXIST {
+			continue
+		}
+		if err != nil {
+			return "", nil, &fs.PathError{Op: "create", Path: d.join(tmp), Err: err}
+		}
+		return tmp, os.NewFile(uintptr(fd), d.join(tmp)), nil
+	}
+	return "", nil, &fs.PathError{Op: "create", Path: d.join(name), Err: fs.ErrExist}
+}
+
+// isTempName reports whether n has the shape of this package's temp names.
+func isTempName(n string) bool {
+	i := strings.LastIndex(n, tempInfix)
+	if !strings.HasPrefix(n, ".") || i < 2 {
+		return false
+	}
+	h := n[i+len(tempInfix):]
+	if len(h) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+// RemoveStaleTemps deletes the temp files a killed carryover left in d,
+// older than age. A file is deleted only when it is provably one: the temp
+// name pattern, a regular file (a symlink is never followed, and unlinking
+// it would only remove the link), owned by this user, mode 0600, one link.
+// git checks files out 0644 or 0755, so nothing that came with a
+// repository matches.
+func (d *Dir) RemoveStaleTemps(age time.Duration) {
+	dup, err := unix.Dup(d.fd)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(dup), d.path)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	uid := uint32(os.Getuid())
+	for _, n := range names {
+		if !isTempName(n) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(d.fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uid || st.Mode&0o777 != 0o600 || st.Nlink != 1 || time.Since(mtime) <= age {
+			continue
+		}
+		_ = unix.Unlinkat(d.fd, n, 0)
+	}
+}
+
+// ReadFile reads name in d: never through a symlink, regular files only,
+// at most max bytes (ErrTooLarge past that).
+func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
+	}
+	if err := regular(st); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
+	}
+	fd, err := openRetry(func() (int, error) {
+		return unix.Openat(d.fd, name, readFlags|unix.O_NOFOLLOW, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: d.why(name, err)}
+	}
+	return readFd(fd, d.join(name), st, max)
+}
+
+// readFlags: O_NONBLOCK so that a name swapped for a FIFO between the
+// stat and the open does not hang the open; O_NOCTTY so a terminal device
+// never becomes the controlling terminal.
+const readFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+
+func regular(st unix.Stat_t) error {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return nil
+	case unix.S_IFLNK:
+		return ErrSymlink
+	}
+	return ErrNotRegular
+}
+
+// ReadFile reads path, following symlinks (the caller decides whether
+// path may be one): regular files only, never blocking on a FIFO or
+// device, at most max bytes.
+func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, max, true) }
+
+// ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
+func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
+
+func readPath(path string, max int64, follow bool) ([]byte, error) {
+	var st unix.Stat_t
+	var err error
+	flags := readFlags
+	if follow {
+		err = unix.Stat(path, &st)
+	} else {
+		err = unix.Lstat(path, &st)
+		flags |= unix.O_NOFOLLOW
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	// Checked before the open: opening some devices has effects of its own.
+	if err := regular(st); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	fd, err := openRetry(func() (int, error) { return unix.Open(path, flags, 0) })
+	if err != nil {
+		if err == unix.ELOOP {
+			err = ErrSymlink
+		}
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return readFd(fd, path, st, max)
+}
+
+// readFd reads an open fd after checking that it is the regular file that
+// was stat'ed (not something swapped in between).
+func readFd(fd int, path string, before unix.Stat_t, max int64) ([]byte, error) {
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if err := regular(st); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if st.Dev != before.Dev || st.Ino != before.Ino {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("was replaced while being read")}
+	}
+	if st.Size > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size, max)}
+	}
+	b := make([]byte, 0, st.Size+1)
+	b, err := readAtMost(f, b, max)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return b, nil
+}
+
+// readAtMost appends f's bytes to b, failing past max (a file that grows
+// while it is read).
+func readAtMost(f *os.File, b []byte, max int64) ([]byte, error) {
+	lr := io.LimitReader(f, max+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("%w (grew past %d bytes while read)", ErrTooLarge, max)
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// openRetry retries an open interrupted by a signal (the Go runtime's
+// preemption signals can interrupt a slow open).
+func openRetry(open func() (int, error)) (int, error) {
+	for {
+		fd, err := open()
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// WriteFile writes path atomically through Dir.Write. path's directory is
+// opened as given (symlinks in it are followed: the caller trusts it); the
+// file itself is never written through a symlink. It is for directories
+// carryover or the user chose ($CARRYOVER_HOME, an agent's settings); a
+// project's own files go through its opened .carryover Dir.
+func WriteFile(path string, data []byte, o Options) error {
+	d, err := OpenDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Write(filepath.Base(path), data, o)
+}
+
+// Nlink is the number of hard links of the file at path (not following a
+// symlink); 0 when it cannot be stat'ed.
+func Nlink(path string) uint64 {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
+		return 0
+	}
+	return uint64(st.Nlink)
+}

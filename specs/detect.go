@@ -1,0 +1,239 @@
+package specs
+
+// Version detection without starting the agent where possible: a node-based
+// CLI takes 0.3–1 s to answer --version on an idle machine and more than 15 s
+// on a loaded one (issue 16: Gemini was "not detected" and install fell back
+// to the newest hooks), while its package.json is one small file read.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-version"
+)
+
+// npmName is an npm package name, optionally scoped.
+var npmName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+
+// VersionTimeouts bounds each attempt at the version command: a first try,
+// then one patient retry for a machine so loaded that starting node takes
+// longer than the first bound. A probe that runs out reports an error and
+// the caller falls back to the newest known hooks; it never hides the agent.
+var VersionTimeouts = []time.Duration{10 * time.Second, 30 * time.Second}
+
+// ProbeEnv is what DetectVersion needs from the environment.
+type ProbeEnv struct {
+	GOOS   string
+	Getenv func(string) string
+	Home   string
+	// Environ is the environment of the version command.
+	Environ []string
+	// Timeouts overrides VersionTimeouts (tests).
+	Timeouts []time.Duration
+}
+
+// Source names where a version came from.
+type Source string
+
+const (
+	SourcePackageJSON Source = "package.json"
+	SourceInstallPath Source = "install path"
+	SourceSelfUpdate  Source = "self-update"
+	SourceCommand     Source = "version command"
+)
+
+// Probe is the outcome of DetectVersion.
+type Probe struct {
+	Version string
+	Source  Source
+	// Err says why no version was found ("" Version); it never quotes the
+	// agent's output.
+	Err error
+}
+
+// maxManifest bounds a package.json read (the agents' are under 10 KB).
+const maxManifest = 1 << 20
+
+// DetectVersion finds the version of tool's binary bin (a path from PATH):
+// from the resolved binary's install path or its npm package.json, raised
+// to the newest self-updated version the agent would run; only when neither
+// is there does it run the version command.
+func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		real = bin
+	}
+	v, src := "", Source("")
+	if tl.pathRE != nil {
+		if m := tl.pathRE.FindStringSubmatch(filepath.ToSlash(real)); m != nil && validVersion(m[1]) {
+			v, src = m[1], SourceInstallPath
+		}
+	}
+	if v == "" && tl.NpmPackage != "" {
+		if pv := npmVersion(tl.NpmPackage, bin, real, env.GOOS); pv != "" {
+			v, src = pv, SourcePackageJSON
+		}
+	}
+	if v != "" {
+		if nv := selfUpdated(tl.SelfUpdate, v, env); nv != "" {
+			v, src = nv, SourceSelfUpdate
+		}
+		return Probe{Version: v, Source: src}
+	}
+	out, err := runVersion(bin, tl.VersionArgs, env)
+	if err != nil {
+		return Probe{Err: fmt.Errorf("`%s %s` failed (%v)", filepath.Base(bin), strings.Join(tl.VersionArgs, " "), err)}
+	}
+	v, err = ParseVersion(tl, out)
+	if err != nil {
+		return Probe{Err: err}
+	}
+	return Probe{Version: v, Source: SourceCommand}
+}
+
+func validVersion(s string) bool {
+	_, err := version.NewVersion(s)
+	return err == nil
+}
+
+// npmVersion reads the version of package pkg that bin runs: the
+// package.json named pkg in a directory above the resolved binary (npm links
+// <prefix>/bin/x to <prefix>/lib/node_modules/<pkg>/<bin script>); on
+// Windows npm writes shims beside a node_modules directory instead.
+func npmVersion(pkg, bin, real, goos string) string {
+	dir := filepath.Dir(real)
+	for i := 0; i < 8; i++ {
+		if filepath.Base(dir) == "node_modules" {
+			break // above every package
+		}
+		if v := manifestVersion(filepath.Join(dir, "package.json"), pkg); v != "" {
+			return v
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			break
+		}
+		dir = up
+	}
+	if goos == "windows" {
+		return manifestVersion(filepath.Join(filepath.Dir(bin), "node_modules", filepath.FromSlash(pkg), "package.json"), pkg)
+	}
+	return ""
+}
+
+// manifestVersion returns the version in the package.json at path when its
+// name is pkg ("" otherwise). Only a regular file is read, and at most
+// maxManifest bytes of it.
+func manifestVersion(path, pkg string) string {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxManifest))
+	if err != nil {
+		return ""
+	}
+	var m struct{ Name, Version string }
+	if json.Unmarshal(b, &m) != nil || m.Name != pkg || !validVersion(m.Version) {
+		return ""
+	}
+	return m.Version
+}
+
+// selfUpdated returns the newest version above base in u's directories
+// that holds the marker file ("" for none, or when updates are off).
+func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
+	if u.Marker == "" {
+		return ""
+	}
+	if name, val, ok := strings.Cut(u.Off, "="); ok && env.Getenv != nil && strings.EqualFold(env.Getenv(name), val) {
+		return ""
+	}
+	best, err := version.NewVersion(base)
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for _, c := range u.Dirs.For(env.GOOS) {
+		p, ok := Expand(c, env.GOOS, env.Getenv, env.Home)
+		if !ok {
+			continue
+		}
+		roots := []string{p}
+		if strings.HasSuffix(filepath.ToSlash(p), "/*") {
+			roots, _ = filepath.Glob(p)
+		}
+		for _, root := range roots {
+			entries, _ := os.ReadDir(root)
+			for _, e := range entries {
+				v, err := version.NewVersion(e.Name())
+				if err != nil || !e.IsDir() || !v.GreaterThan(best) {
+					continue
+				}
+				if fi, err := os.Stat(filepath.Join(root, e.Name(), u.Marker)); err == nil && fi.Mode().IsRegular() {
+					best, found = v, e.Name()
+				}
+			}
+		}
+	}
+	return found
+}
+
+// runVersion runs bin with args, once per timeout in env.Timeouts (or
+// VersionTimeouts), retrying only when an attempt ran out of time.
+func runVersion(bin string, args []string, env ProbeEnv) (string, error) {
+	timeouts := env.Timeouts
+	if len(timeouts) == 0 {
+		timeouts = VersionTimeouts
+	}
+	var err error
+	for _, d := range timeouts {
+		var out string
+		out, err = runOnce(bin, args, env.Environ, d)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return out, err
+		}
+	}
+	var total time.Duration
+	for _, d := range timeouts {
+		total += d
+	}
+	return "", fmt.Errorf("no answer in %d tries over %s", len(timeouts), total)
+}
+
+func runOnce(bin string, args, environ []string, d time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = environ
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return "", context.DeadlineExceeded
+	}
+	if err != nil {
+		return "", err
+	}
+	if out.Len() > 4096 {
+		out.Truncate(4096)
+	}
+	return out.String(), nil
+}
