@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -200,6 +201,39 @@ func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
 	redact := redactor(cfg)
 	log.redact = redact
 	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+}
+
+// timedOut logs that the watchdog stopped waiting for snapshot. Session
+// start still gets the last published handoff when the digests under the
+// home say it is carryover's (no ledger needed).
+func timedOut(e *Env, event string, fb *fallback, wlog *logger, start time.Time, budget time.Duration) {
+	wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer (a ledger locked by another process?); the next event catches up",
+		time.Since(start).Round(time.Millisecond), budget)
+	var out bytes.Buffer
+	fb.inject(e, event, &out, wlog)
+	writeInjection(e, out.Bytes(), wlog)
+}
+
+// republish decides whether this event re-distils the handoff and returns
+// the one to write (nil: none). Tool events fire on every tool call: they
+// record rows and mark the project pending, and the turn's end (Stop,
+// SessionEnd, the next prompt or session start) publishes what is pending.
+func republish(l *ledger.Ledger, proj *publish.Project, log *logger, class adapters.Class, hadHandoff bool, added int) *publish.Rendered {
+	if class == adapters.ClassTool && hadHandoff {
+		if added > 0 {
+			logErr(log, "mark pending publish", l.MarkDirty(proj.Root, proj.Now))
+		}
+		return nil
+	}
+	dirty := l.Dirty(proj.Root)
+	if added == 0 && !dirty && hadHandoff {
+		return nil
+	}
+	r, err := refresh(l, proj, log)
+	if dirty && err == nil {
+		logErr(log, "clear pending publish", l.ClearDirty(proj.Root))
+	}
+	return r
 }
 
 // refresh folds the new rows into the project's distill state and renders
