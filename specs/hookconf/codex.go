@@ -5,8 +5,9 @@ package hookconf
 //	[hooks.state."<abs path of hooks.json>:<event label>:<group>:<handler>"]
 //	trusted_hash = "sha256:<hex>"
 //
-// (algorithm: /work/shared/agents/samples/codex/trust_hash.py, verified on
-// codex-cli 0.169.0). carryover edits config.toml as text: it appends one
+// (the hash of the normalised handler, see codexNorm and codexDigest; checked
+// against codex-cli 0.169.0 by the e2e trust test, which runs codex exec on
+// the hooks carryover writes). carryover edits config.toml as text: it appends one
 // table per stub, marked "# carryover" on the header line, and removes only
 // marked tables, so the user's comments and layout stay untouched.
 
