@@ -6,8 +6,8 @@ package hookconf
 //	trusted_hash = "sha256:<hex>"
 //
 // (the hash of the normalised handler, see codexNorm and codexDigest; checked
-// against codex-cli 0.169.0 by the e2e trust test, which runs codex exec on
-// the hooks carryover writes). carryover edits config.toml as text: it appends one
+// against hashes codex-cli 0.169.0 itself accepted, in
+// cmd/e2e/agentkit/codex_trust_test.go). carryover edits config.toml as text: it appends one
 // table per stub, marked "# carryover" on the header line, and removes only
 // marked tables, so the user's comments and layout stay untouched.
 
