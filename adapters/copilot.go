@@ -230,7 +230,7 @@ func copilotEvent(line []byte, off int64) []Row {
 			r.Kind, r.Role, r.Text = KindInjection, "system", carryoverHeader(text)+" via user.message"
 			return []Row{r}
 		}
-		r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+		r.Kind, r.Text = KindPrompt, promptText(text)
 		return []Row{r}
 	case "assistant.message":
 		return copilotAssistant(d, base)

@@ -36,23 +36,20 @@ var Version = "dev"
 
 // commandList is every subcommand's constructor (one cmd_<name>.go file
 // each); the help lists them sorted by name.
-var commandList = []func(*Env) *cli.Command{
-	captureCommand, detectCommand, handoffCommand, infoCommand, installCommand, listCommand,
-	refreshCommand, resumeCommand, snapshotCommand, statusCommand, uninstallCommand,
+// (A function, not a variable: completion walks the commands.)
+func commandList() []func(*Env) *cli.Command {
+	return []func(*Env) *cli.Command{
+		captureCommand, completionCommand, configCommand, detectCommand, doctorCommand, handoffCommand, infoCommand,
+		installCommand, listCommand, refreshCommand, resumeCommand, snapshotCommand, statusCommand, uninstallCommand,
+	}
 }
 
 // commands builds the subcommands, sorted by name, each with its own help
 // flag and carryover's usage errors (see NewApp).
 func commands(env *Env) []*cli.Command {
 	var cs []*cli.Command
-	for _, c := range commandList {
-		cmd := c(env)
-		cmd.HideHelp = true
-		cmd.Flags = append(cmd.Flags, helpFlag())
-		if cmd.OnUsageError == nil {
-			cmd.OnUsageError = onUsageError
-		}
-		cs = append(cs, cmd)
+	for _, c := range commandList() {
+		cs = append(cs, ownHelp(c(env)))
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	return cs
@@ -83,6 +80,20 @@ func NewApp(env *Env) *cli.App {
 		OnUsageError:         onUsageError,
 		ExitErrHandler:       func(*cli.Context, error) {},
 	}
+}
+
+// ownHelp gives cmd and its subcommands their own help flag and carryover's
+// usage errors.
+func ownHelp(cmd *cli.Command) *cli.Command {
+	cmd.HideHelp = true
+	cmd.Flags = append(cmd.Flags, helpFlag())
+	if cmd.OnUsageError == nil {
+		cmd.OnUsageError = onUsageError
+	}
+	for _, s := range cmd.Subcommands {
+		ownHelp(s)
+	}
+	return cmd
 }
 
 func helpFlag() cli.Flag {

@@ -5,22 +5,17 @@ package cmd
 // agent part of `carryover status`.
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
-	"github.com/pelletier/go-toml/v2"
 	"github.com/urfave/cli/v2"
 )
 
@@ -54,9 +49,10 @@ func installCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "tools", Usage: "comma-separated agents to set up (default: detected ones)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "ask nothing"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+			&cli.StringFlag{Name: "resume", Usage: "how the next session opens: ask, brief or silent (saved to config.toml; asked on a terminal)"},
 		},
 		Action: func(c *cli.Context) error {
-			return runInstall(e, installOptions{tools: c.String("tools"), yes: c.Bool("yes"), dryRun: c.Bool("dry-run")})
+			return runInstall(e, installOptions{tools: c.String("tools"), yes: c.Bool("yes"), dryRun: c.Bool("dry-run"), resume: c.String("resume")})
 		},
 	}
 }
@@ -92,6 +88,8 @@ type installOptions struct {
 	tools       string
 	yes, dryRun bool
 	refresh     bool
+	// resume is the resume mode to save ("" = ask on a terminal, else keep).
+	resume string
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
@@ -222,6 +220,9 @@ func runInstall(e *Env, o installOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.resume != "" && !slices.Contains(resumeModes, o.resume) {
+		return exitf(ExitError, "--resume is one of %s, not %q", strings.Join(resumeModes, ", "), o.resume)
+	}
 	agents := detectAgents(e, tab)
 	byName := map[string]AgentStatus{}
 	var detected []string
@@ -246,7 +247,7 @@ func runInstall(e *Env, o installOptions) error {
 		}
 		sel = detected
 		if e.StdinTTY && e.StdoutTTY && !o.yes {
-			if sel, err = chooseTools(e, agents, sel); err != nil {
+			if sel, o.resume, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume); err != nil {
 				return err
 			}
 		}
@@ -255,6 +256,7 @@ func runInstall(e *Env, o installOptions) error {
 		if err := saveToolSelection(e.ConfigPath(), sel); err != nil {
 			fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
 		}
+		saveResumeMode(e, o.resume)
 	}
 	var failed int
 	for _, name := range sel {
@@ -376,69 +378,8 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	return nil
 }
 
-// chooseTools shows a checkbox list and toggles entries by number until an
-// empty line.
-func chooseTools(e *Env, agents []AgentStatus, sel []string) ([]string, error) {
-	on := map[string]bool{}
-	for _, s := range sel {
-		on[s] = true
-	}
-	in := bufio.NewScanner(e.Stdin)
-	for {
-		fmt.Fprintln(e.Stdout, "Agents to set up:")
-		for i, a := range agents {
-			box := "[ ]"
-			if on[a.Tool] {
-				box = "[x]"
-			}
-			state := "not detected"
-			if a.Detected() {
-				state = strings.TrimSpace(a.Version + " detected")
-			}
-			fmt.Fprintf(e.Stdout, "  %d %s %s %s\n", i+1, box, a.Display, state)
-		}
-		fmt.Fprint(e.Stdout, "Toggle by number (e.g. 1 3), Enter to continue: ")
-		if !in.Scan() {
-			break
-		}
-		line := strings.TrimSpace(in.Text())
-		if line == "" {
-			break
-		}
-		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 || n > len(agents) {
-				fmt.Fprintf(e.Stdout, "ignored %q: not a number between 1 and %d\n", f, len(agents))
-				continue
-			}
-			on[agents[n-1].Tool] = !on[agents[n-1].Tool]
-		}
-	}
-	var out []string
-	for _, a := range agents {
-		if on[a.Tool] {
-			out = append(out, a.Tool)
-		}
-	}
-	return out, nil
-}
-
 // saveToolSelection writes `tools = [...]` into config.toml, keeping every
-// other line: it replaces an existing top-level tools key or inserts one
-// before the first table.
+// other line.
 func saveToolSelection(path string, tools []string) error {
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	q := make([]string, len(tools))
-	for i, t := range tools {
-		q[i] = hookconf.TOMLString(t)
-	}
-	out := hookconf.SetTopLevelKey(b, "tools", "["+strings.Join(q, ", ")+"]")
-	var check map[string]any
-	if err := toml.Unmarshal(out, &check); err != nil {
-		return fmt.Errorf("%s is not valid TOML after the edit (%v); fix the file", path, err)
-	}
-	return hookconf.OSFS{}.WriteFile(path, out, 0o600)
+	return setTOMLKeyInFile(path, "tools", tomlStrings(tools), 0o600)
 }

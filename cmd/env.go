@@ -35,6 +35,9 @@ type Env struct {
 	// StartProcess runs an agent attached to the terminal (--launch); nil
 	// runs it with Stdin, Stdout and Stderr.
 	StartProcess func(dir string, argv []string) error
+	// MakeRaw puts the terminal on Stdin into raw mode (for the install
+	// picker) and returns what restores it; nil or an error: no raw mode.
+	MakeRaw func() (restore func(), err error)
 }
 
 // OSEnv is the Env of the running process.
@@ -57,6 +60,14 @@ func OSEnv() *Env {
 		StdoutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
 		StderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
 		Executable: exe,
+		MakeRaw: func() (func(), error) {
+			fd := int(os.Stdin.Fd())
+			st, err := term.MakeRaw(fd)
+			if err != nil {
+				return nil, err
+			}
+			return func() { _ = term.Restore(fd, st) }, nil
+		},
 	}
 }
 

@@ -24,8 +24,9 @@ func manualEnv(t *testing.T, vars map[string]string, clip func(string) error) (*
 	if _, ok := vars["HOME"]; !ok {
 		vars["HOME"] = t.TempDir()
 	}
+	wd, _ := os.Getwd() // the test's package directory: relative paths in tests are relative to it
 	return &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] },
-		Now: func() time.Time { return scriptNow }, Clipboard: clip}, &out, &errb
+		Now: func() time.Time { return scriptNow }, Clipboard: clip, WorkDir: wd}, &out, &errb
 }
 
 func TestOSC52Bytes(t *testing.T) {

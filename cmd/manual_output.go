@@ -108,9 +108,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		h = *loadedHandoff
 	} else {
 		h = resume.Structured(s)
-		if h.Now == "" && h.Goal != "" {
-			h.Now = "confirm the task with the user, then continue: " + h.Goal
-		}
+		resume.Degrade(&h, s)
 	}
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)

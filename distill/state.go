@@ -102,7 +102,10 @@ func (st *State) Add(r *ledger.Row) {
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
-	if r.Sidechain {
+	if r.Sidechain && r.Kind != adapters.KindToolCall && r.Kind != adapters.KindToolResult && r.Kind != adapters.KindError {
+		// A subagent's prompt and prose are its own; its edits, commands
+		// and failures are the session's work (a real 1.0.98 session's five
+		// subagents wrote 25 files while the main thread wrote one).
 		return
 	}
 	st.Seq++

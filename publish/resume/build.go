@@ -371,7 +371,7 @@ func buildLayers(s Session) []*layer {
 	if goal == "" {
 		goal = "(no request was recorded; ask the user to restate the task)"
 	}
-	task.items = append(task.items, "**Goal:** "+goal)
+	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
 	if ip := strings.TrimSpace(s.Task.InProgress); ip != "" {
 		task.items = append(task.items, "**In progress (continue this immediately):** "+ip)
 	}
@@ -427,7 +427,7 @@ func buildLayers(s Session) []*layer {
 		prj.items = append(prj.items, "**Git status:**\n```\n"+firstLines(st, MaxTreeLines)+"\n```")
 	}
 	if len(s.Project.GitLog) > 0 {
-		prj.items = append(prj.items, "**Recent commits:**\n```\n"+strings.Join(s.Project.GitLog, "\n")+"\n```")
+		prj.items = append(prj.items, "**Recent commits:**\n```\n"+strings.Join(OneLine(s.Project.GitLog), "\n")+"\n```")
 	}
 	if t := strings.TrimRight(s.Project.Structure, "\n"); t != "" {
 		prj.items = append(prj.items, "**Project structure:**\n```\n"+firstLines(t, MaxTreeLines)+"\n```")
@@ -495,7 +495,7 @@ func renderMessage(m Message, n int) string {
 	if m.ToolName != "" {
 		role += " (" + m.ToolName + ")"
 	}
-	return "**" + role + ":**\n" + redact.Clip(strings.TrimSpace(m.Content), n)
+	return "**" + role + ":**\n" + defuseHeadings(redact.Clip(strings.TrimSpace(m.Content), n))
 }
 
 func toolNames(msgs []Message) []string {

@@ -24,7 +24,10 @@ var memoryFiles = []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules"
 
 // Sources are what FromRows reads besides the rows.
 type Sources struct {
-	Project   string // project root
+	Project string // project root; "" = no project context (git, tree, diffs)
+	// Recorded is the directory the session says it ran in: file paths are
+	// relative to it, and it names the project when Project is "".
+	Recorded  string
 	Tool      string // the agent that wrote the session
 	SessionID string // its native id
 	Ledger    ledger.Session
@@ -38,8 +41,14 @@ type Sources struct {
 // task state, the project's context (git, tree, memory files), the files
 // changed with their diffs, and the conversation.
 func FromRows(rows []ledger.Row, src Sources) Session {
-	h := distill.Distill(rows, distill.Options{Project: src.Project})
-	h.Git, h.Files = distill.GitFacts(src.Project, h.Files)
+	rel := src.Project
+	if rel == "" {
+		rel = src.Recorded
+	}
+	h := distill.Distill(rows, distill.Options{Project: rel})
+	if src.Project != "" {
+		h.Git, h.Files = distill.GitFacts(src.Project, h.Files)
+	}
 	ls := src.Ledger
 	s := Session{
 		Version:    Version,
@@ -156,13 +165,22 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 // projectContext is P4: branch, status, log, tree, memory files.
 func projectContext(src Sources, g distill.Git) Project {
 	dir := src.Project
+	if dir == "" {
+		if src.Recorded == "" {
+			return Project{}
+		}
+		return Project{Path: src.Recorded, Name: filepath.Base(src.Recorded)}
+	}
 	p := Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
 	if g.Repo && src.Git != nil {
 		if out, err := src.Git(dir, "status", "--short"); err == nil {
 			p.GitStatus = firstN(out, MaxTreeLines)
 		}
-		if out, err := src.Git(dir, "log", "--oneline", "-10"); err == nil && out != "" {
-			p.GitLog = strings.Split(out, "\n")
+		// %B, not %s: git's subject is the whole first paragraph joined
+		// into one line, which for a message without a blank second line
+		// is the whole message.
+		if out, err := src.Git(dir, "log", "-10", "--format=%h %B%x1e"); err == nil && out != "" {
+			p.GitLog = CommitSubjects(out)
 		}
 	}
 	p.Structure = tree(dir, 2, MaxTreeLines)
@@ -192,6 +210,9 @@ func projectContext(src Sources, g distill.Git) Project {
 // content for a new file.
 func fileDiff(src Sources, f distill.File) string {
 	project := src.Project
+	if project == "" {
+		return "" // no project here: nothing to read
+	}
 	abs := f.Path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(project, f.Path)

@@ -38,6 +38,9 @@ type Handoff struct {
 	TokensUsed      int64             `yaml:"tokens_used,omitempty" json:"tokens_used,omitempty"`
 	TokensMax       int64             `yaml:"tokens_max,omitempty" json:"tokens_max,omitempty"`
 	TokensPct       float64           `yaml:"tokens_pct,omitempty" json:"tokens_pct,omitempty"`
+	// Warnings say what the reader could not find (carryover extension):
+	// a handoff with a best-effort goal says so instead of failing.
+	Warnings []string `yaml:"warnings,omitempty" json:"warnings,omitempty"`
 }
 
 // TaskRecord is a completed step.

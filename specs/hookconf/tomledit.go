@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // carryover edits TOML files it shares with their owners (Codex's
@@ -35,56 +37,69 @@ func TOMLString(s string) string {
 // process imports this package but never edits TOML).
 var tableLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*\[`) })
 
-// SetTopLevelKey sets key = value (value is a TOML literal) among the
-// top-level keys of b, keeping every other line: it replaces an existing
-// assignment (through the end of its value: arrays may span lines; a
-// trailing comment stays) or inserts one before the first table. The
-// caller checks that the result parses.
-func SetTopLevelKey(b []byte, key, value string) []byte {
-	line := key + " = " + value
+// SetTopLevelKey returns b with the top-level key set to literal (a TOML
+// value: `"brief"`, `true`, `["claude"]`). An existing assignment before the
+// first table is replaced through the end of its value (arrays may span
+// lines; a trailing comment stays); otherwise the line is inserted before
+// the first table. The result must parse and hold the key.
+func SetTopLevelKey(b []byte, key, literal string) ([]byte, error) {
+	line := key + " = " + literal
 	firstTable := len(b)
 	if m := tableLine().FindIndex(b); m != nil {
 		firstTable = m[0]
 	}
-	keyLine := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(key) + `[ \t]*=`)
-	if m := keyLine.FindIndex(b[:firstTable]); m != nil {
+	keyLine := regexp.MustCompile(`(?m)^[ \t]*(` + regexp.QuoteMeta(key) + `|"` + regexp.QuoteMeta(key) + `")[ \t]*=`)
+	var out []byte
+	if m := keyLine.FindSubmatchIndex(b[:firstTable]); m != nil {
 		end := m[1]
-		depth, in := 0, false
+		depth := 0
+		var quote byte // the open string's quote character, 0 outside strings
 		for ; end < len(b); end++ {
 			c := b[end]
-			if in {
-				if c == '\\' {
+			if quote != 0 {
+				if c == '\\' && quote == '"' {
 					end++
-				} else if c == '"' {
-					in = false
+				} else if c == quote {
+					quote = 0
+				} else if c == '\n' {
+					break // an unterminated string: stop at the line's end
 				}
 				continue
 			}
-			if c == '"' {
-				in = true
-			} else if c == '[' {
+			switch {
+			case c == '"' || c == '\'':
+				quote = c
+			case c == '[':
 				depth++
-			} else if c == ']' {
+			case c == ']':
 				depth--
-			} else if c == '\n' && depth <= 0 {
-				break
-			} else if c == '#' && depth <= 0 {
-				break
+			case (c == '\n' || c == '#') && depth <= 0:
+				goto done
 			}
 		}
+	done:
 		tail := b[end:]
 		if len(tail) > 0 && tail[0] == '#' {
 			line += " "
 		}
-		return append(append(append([]byte{}, b[:m[0]]...), line...), tail...)
+		out = append(append(append([]byte{}, b[:m[2]]...), line...), tail...) // keeps the indentation
+	} else {
+		head := append([]byte{}, b[:firstTable]...)
+		if len(head) > 0 && head[len(head)-1] != '\n' {
+			head = append(head, '\n')
+		}
+		ins := line + "\n"
+		if firstTable < len(b) {
+			ins += "\n"
+		}
+		out = append(append(head, ins...), b[firstTable:]...)
 	}
-	head := append([]byte{}, b[:firstTable]...)
-	if len(head) > 0 && head[len(head)-1] != '\n' {
-		head = append(head, '\n')
+	var check map[string]any
+	if err := toml.Unmarshal(out, &check); err != nil {
+		return nil, fmt.Errorf("the file would not be valid TOML after setting %s (%v); fix it by hand", key, err)
 	}
-	ins := line + "\n"
-	if firstTable < len(b) {
-		ins += "\n"
+	if _, ok := check[key]; !ok {
+		return nil, fmt.Errorf("could not set %s; edit the file by hand", key)
 	}
-	return append(append(head, ins...), b[firstTable:]...)
+	return out, nil
 }
