@@ -20,6 +20,7 @@ var ninthAgent = &Agent{
 	Display:  "Ninth Agent",
 	Adapter:  Ninth,
 	Envelope: EnvelopeFlatCamel,
+	Format:   Format{Newest: "1.2.3", Shapes: []string{"Ninth 1.x JSONL (header, user, assistant, tool lines)"}},
 	Events: map[string]Class{
 		"SessionStart": ClassStart, "UserPrompt": ClassPrompt, "AfterTool": ClassTool, "Stop": ClassStop,
 	},
