@@ -327,7 +327,7 @@ func (w *claudeRows) sizeHint() int {
 	for i := range m.blocks[:m.nBlocks] {
 		b := &m.blocks[i]
 		in := &b.input
-		edit := in.content.len() + in.newString.len()
+		edit := in.content.len() + in.newString.len() + in.todos.len()
 		for _, e := range in.edits[:in.nEdits] {
 			edit += e.len() + 1
 		}
@@ -529,8 +529,9 @@ func (w *claudeRows) user() {
 				w.emit(r)
 			}
 			return
-		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "[Request interrupted by user"):
-			return
+		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "[Request interrupted by user") ||
+			rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>"):
+			return // TUI output, an interrupt, a `!` shell command or `#` memory note: not a request
 		case l.promptSource.len() == 0 && l.isSidechain && l.hasParent:
 			return // a subagent's only prompt is its first line (its task)
 		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
@@ -767,6 +768,12 @@ func (w *claudeRows) editText(name string, in *claudeRawInput) string {
 	const n = maxResult
 	var s []byte
 	switch name {
+	case "TodoWrite":
+		// The agent's plan, raw JSON: distill reads its items and statuses.
+		if in.todos.len() == 0 {
+			return ""
+		}
+		s = append(w.scratch[:0], w.b(in.todos)...)
 	case "Write", "Edit":
 		raw := in.content
 		if name == "Edit" {

@@ -177,7 +177,8 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 				return []Row{r}
 			}
 			return nil
-		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user"):
+		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user") ||
+			strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
 			return nil
 		case l.PromptSource == "" && l.IsSidechain && l.ParentUUID != nil:
 			return nil // a subagent's only prompt is its first line (its task)
@@ -347,6 +348,9 @@ type oracleInput struct {
 	Edits        []struct {
 		NewString string `json:"new_string"`
 	} `json:"edits"`
+	// Todos is TodoWrite's list, kept raw (issue 13: the plan gives the
+	// next action); not part of the frozen oracle before then.
+	Todos json.RawMessage `json:"todos"`
 }
 
 // oracleEditText keeps the new text of an edit (bounded) so distill can see
@@ -354,6 +358,8 @@ type oracleInput struct {
 func oracleEditText(name string, in oracleInput) string {
 	var s string
 	switch name {
+	case "TodoWrite":
+		s = string(in.Todos)
 	case "Write":
 		s = in.Content
 	case "Edit":

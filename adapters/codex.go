@@ -404,6 +404,10 @@ func codexFunctionCall(it codexItem, base Row) []Row {
 		}
 	}
 	r := codexCallRow(it.Name, it.CallID, base)
+	if t := planText(it.Name, it.Arguments); t != "" {
+		r.Text = t
+		return []Row{r}
+	}
 	cmd := argStr("cmd")
 	if cmd == "" {
 		cmd = argStr("command")

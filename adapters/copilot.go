@@ -355,6 +355,10 @@ func copilotAssistant(d payload, base Row) []Row {
 // run_in_terminal, apply_patch, …) are known. A call touching several files
 // becomes one row per file.
 func copilotToolRows(r Row, name string, rawArgs json.RawMessage) []Row {
+	if t := planText(name, rawArgs); t != "" {
+		r.Text = t
+		return []Row{r}
+	}
 	var args map[string]any
 	if json.Unmarshal(rawArgs, &args) != nil {
 		// VS Code rounds carry arguments as a JSON string.

@@ -16,6 +16,10 @@ import (
 type Format struct {
 	Newest string   // "" when the agent records no version in its sessions
 	Shapes []string // one line each, oldest first
+	// MajorOnly: only a new major version may change the shape (Aider's
+	// history format has not changed from 0.4x to 0.86; its minor
+	// releases come weekly).
+	MajorOnly bool
 }
 
 // Formats lists every adapter's shapes (each descriptor's Format), by
@@ -42,17 +46,27 @@ func Tried(tool string) string {
 // bytes: Claude's "version", Codex's "cli_version", Copilot's
 // "copilotVersion", Gemini's "version" (when present).
 var versionRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)`)
+	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)|(?m)^> Aider v(\d+\.\d+\.\d+)`)
 })
 
-// RecordedVersion is the agent version a transcript's head records, "" when
-// none. Only the first 64 KB are looked at.
+// RecordedVersion is the agent version a transcript records, "" when none:
+// the first JSON "version" field, or the last "> Aider vX" line. Only 64 KB
+// are looked at (the head of a JSONL transcript, the tail of an Aider
+// history: SurveySessions passes the right end).
 func RecordedVersion(head []byte) string {
 	head = head[:min(len(head), 64<<10)]
-	if m := versionRE().FindSubmatch(head); m != nil {
+	ms := versionRE().FindAllSubmatch(head, -1)
+	if len(ms) == 0 {
+		return ""
+	}
+	m := ms[len(ms)-1] // an Aider history's newest session is its last
+	if len(ms[0][1]) > 0 {
+		m = ms[0] // a JSON transcript records it from its first line
+	}
+	if len(m[1]) > 0 {
 		return string(m[1])
 	}
-	return ""
+	return string(m[2])
 }
 
 // NewerThanKnown reports whether v (an agent version read from a
@@ -74,6 +88,9 @@ func NewerThanKnown(tool, v string) bool {
 	// Same major.minor as the newest known shape is the same shape: patch
 	// releases do not change transcripts often enough to warn on each.
 	gs, ks := got.Segments(), known.Segments()
+	if f.MajorOnly {
+		return gs[0] > ks[0]
+	}
 	return gs[0] > ks[0] || (gs[0] == ks[0] && gs[1] > ks[1])
 }
 

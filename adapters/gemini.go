@@ -393,6 +393,8 @@ func geminiCallRow(id, name string, rawArgs json.RawMessage, base Row, idx int) 
 	case "run_shell_command":
 		r.Command = clip(args.str("command"), maxResult)
 		r.Text = clip(args.str("description"), 200)
+	default:
+		r.Text = planText(name, rawArgs)
 	}
 	return r
 }

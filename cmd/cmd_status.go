@@ -87,6 +87,7 @@ type ProjectReport struct {
 	Header   string          `json:"handoff"`
 	From     string          `json:"from"`
 	Written  time.Time       `json:"written"`
+	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
 	Receipts []ReceiptReport `json:"receipts"`
 	// NotInjected says why the project's handoff.md is not injected (it is
 	// not the file carryover published).
@@ -149,7 +150,8 @@ func collectStatus(e *Env) (st StatusReport) {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	for _, h := range hs {
-		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l)}
+		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l),
+			Quality: publish.QualityLine(publish.HandoffPath(h.Project))}
 		if h.Project == cwdProject {
 			cwdProject = ""
 		}
@@ -233,6 +235,9 @@ func printStatus(e *Env, st StatusReport) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+		if p.Quality != "" {
+			fmt.Fprintf(w, "    %s\n", p.Quality)
+		}
 		if p.NotInjected != "" {
 			fmt.Fprintf(w, "    %s\n", p.NotInjected)
 		}

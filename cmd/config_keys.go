@@ -118,6 +118,36 @@ var configKeys = []configKey{
 		},
 		get: func(c Config) string { return tomlStrings(c.Tools) },
 	},
+	{
+		Name: "trusted_projects", Default: "[]", GlobalOnly: true,
+		Doc: "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
+		check: func(v any) error {
+			xs, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("want a list of absolute project paths")
+			}
+			for _, x := range xs {
+				if _, ok := x.(string); !ok {
+					return fmt.Errorf("%v is not a path", x)
+				}
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			var ps []string
+			for _, p := range strings.Split(s, ",") {
+				if p = strings.TrimSpace(p); p == "" {
+					continue
+				}
+				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+					return "", fmt.Errorf("trusted_projects takes absolute paths (or ~/...), not %q", p)
+				}
+				ps = append(ps, p)
+			}
+			return tomlStrings(ps), nil
+		},
+		get: func(c Config) string { return tomlStrings(c.TrustedProjects) },
+	},
 }
 
 func lookupConfigKey(name string) (configKey, bool) {

@@ -75,9 +75,7 @@ func currentProject(e *Env, explicit string) (string, error) {
 	return distill.ProjectRoot("", e.WorkDir), nil
 }
 
-func adapterEnv(e *Env) adapters.Env {
-	return adapters.Env{Getenv: e.Getenv, Home: e.UserHome(), WorkDir: e.WorkDir}
-}
+func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
 
 // candidate is a session found in an agent's store or only in the ledger.
 type candidate struct {
@@ -91,6 +89,7 @@ type candidate struct {
 // ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
 	aenv := adapterEnv(e)
+	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
 	names := adapters.ListerNames()
 	if source != "" {
 		if _, ok := adapters.ListerFor(source); !ok {
