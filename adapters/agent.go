@@ -23,6 +23,8 @@ type Agent struct {
 	Adapter Adapter
 	// Lister lists sessions from the native store; nil when it has none.
 	Lister Lister
+	// Format is what the adapter reads, written down (shapes by version).
+	Format Format
 	// Envelope is how a hook's stdout reaches the model. It is the same for
 	// every version carryover supports, and the hook path cannot afford to
 	// ask the agent its version.

@@ -29,6 +29,12 @@ var codexAgent = &Agent{
 	Adapter:  Codex,
 	Lister:   codexLister{},
 	Envelope: EnvelopeHookSpecific,
+	Format: Format{Newest: "0.169.0", Shapes: []string{
+		"Codex CLI 0.1x–0.2x rollout (bare {id,timestamp,instructions} header, bare response items, record_type state)",
+		"Codex CLI 0.4x rollout JSONL (session_meta, response_item messages and function calls)",
+		"Codex CLI 0.7x rollout (event_msg user_message / patch_apply_end / turn_aborted, compacted)",
+		"Codex CLI 0.169 rollout (content_item_kinds, item_completed, world_state, thread_spawn subagents)",
+	}},
 	Events: map[string]Class{
 		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
 		"PreToolUse": ClassTool, "PostToolUse": ClassTool,

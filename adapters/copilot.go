@@ -26,6 +26,9 @@ var copilotCLIAgent = &Agent{
 	Adapter:  CopilotCLI,
 	Lister:   copilotLister{},
 	Envelope: EnvelopeFlatCamel,
+	Format: Format{Newest: "1.0.102", Shapes: []string{
+		"GitHub Copilot CLI 1.0.x session-state/<id>/events.jsonl (session.start, user.message, tool.execution_*)",
+	}},
 	Events: map[string]Class{
 		"sessionStart": ClassStart, "userPromptSubmitted": ClassPrompt,
 		"preToolUse": ClassTool, "postToolUse": ClassTool, "postToolUseFailure": ClassTool,

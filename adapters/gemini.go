@@ -31,6 +31,11 @@ var geminiAgent = &Agent{
 	Adapter:  Gemini,
 	Lister:   geminiLister{},
 	Envelope: EnvelopeHookSpecificNoEvent,
+	Format: Format{Newest: "0.61.0", Shapes: []string{
+		"Gemini CLI before 0.39: chats/session-*.json, one JSON document with messages[]",
+		"Gemini CLI before 0.39: logs.json (prompts of every session; the newest is read) and /chat save checkpoint-*.json",
+		"Gemini CLI 0.39+: chats/session-*.jsonl, header (projectHash optional) + upserted messages + $set rewrites",
+	}},
 	Events: map[string]Class{
 		"SessionStart": ClassStart, "BeforeAgent": ClassPrompt,
 		"BeforeTool": ClassTool, "AfterTool": ClassTool,

@@ -11,8 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { register(handoffCommand) }
-
 func handoffCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "handoff",

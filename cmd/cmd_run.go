@@ -27,8 +27,6 @@ import (
 	"github.com/carryover/carryover/publish/limits"
 )
 
-func init() { register(runCommand) }
-
 func runCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
@@ -48,7 +46,7 @@ func runCommand(e *Env) *cli.Command {
 			if len(args) == 0 {
 				return exitf(ExitError, "usage: carryover run -- <agent> [args…] (e.g. carryover run -- claude)")
 			}
-			project, err := currentProject("")
+			project, err := currentProject(e, "")
 			if err != nil {
 				return err
 			}
@@ -108,10 +106,7 @@ func runAgent(e *Env, o runOptions) error {
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Dir = o.project
 		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
-		var env []string
-		if e.Environ != nil {
-			env = e.Environ()
-		}
+		env := append([]string(nil), e.Environ...)
 		c.Env = append(env, limits.RunEnv+"="+id+"."+strconv.Itoa(gen), limits.RunPIDEnv+"="+strconv.Itoa(os.Getpid()))
 		if err := c.Start(); err != nil {
 			return exitf(ExitError, "cannot start %s: %v", argv[0], err)

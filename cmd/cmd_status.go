@@ -19,8 +19,6 @@ import (
 	"github.com/carryover/carryover/publish"
 )
 
-func init() { register(statusCommand) }
-
 func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
@@ -112,8 +110,8 @@ type ReceiptReport struct {
 
 func collectStatus(e *Env) (st StatusReport) {
 	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
-	defer func() { st.Config = configWarnings(e, statusProjects(st)) }()
-	cwdProject, _ := currentProject("")
+	defer func() { st.Config = configWarnings(e, statusProjects(e, st)) }()
+	cwdProject, _ := currentProject(e, "")
 	if cwdProject != "" {
 		cfg, _ := LoadConfig(e, cwdProject)
 		st.Ignored = cfg.Ignored

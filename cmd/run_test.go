@@ -36,7 +36,7 @@ func runFake(t *testing.T, mode string) (runs []string, stderr string, err error
 	env := []string{"PATH=" + os.Getenv("PATH"), "CARRYOVER_HOME=" + vars["CARRYOVER_HOME"], "MODE=" + mode, "RUNLOG=" + runlog}
 	var errb bytes.Buffer
 	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(k string) string { return vars[k] },
-		Now: time.Now, Environ: func() []string { return env }}
+		Now: time.Now, Environ: env}
 	err = runAgent(e, runOptions{argv: []string{"sh", "-c", fakeAgent}, project: t.TempDir(), maxRestarts: 10, poll: 20 * time.Millisecond, grace: 5 * time.Second})
 	b, _ := os.ReadFile(runlog)
 	return strings.Fields(string(b)), errb.String(), err
@@ -119,7 +119,7 @@ func TestRunAider(t *testing.T) {
 	vars := map[string]string{"HOME": home, "CARRYOVER_HOME": filepath.Join(home, ".carryover")}
 	var errb bytes.Buffer
 	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(k string) string { return vars[k] },
-		Now: time.Now, Environ: func() []string { return []string{"PATH=" + os.Getenv("PATH")} }}
+		Now: time.Now, Environ: []string{"PATH=" + os.Getenv("PATH")}}
 	// No handoff yet: no --read.
 	if err := runAgent(e, runOptions{argv: []string{filepath.Join(bin, "aider"), "--model", "x"}, project: project, maxRestarts: 10, poll: 20 * time.Millisecond, grace: time.Second}); err != nil {
 		t.Fatalf("run: %v\n%s", err, errb.String())
