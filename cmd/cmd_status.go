@@ -2,7 +2,10 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 )
@@ -42,6 +46,11 @@ type StatusReport struct {
 	Ledger   LedgerReport    `json:"ledger"`
 	Projects []ProjectReport `json:"projects"`
 	Problems []string        `json:"problems,omitempty"`
+	// Ignored is what the working directory's project config asked for
+	// that carryover does not honour (publish.ProjectPolicy).
+	Ignored []string `json:"config_ignored,omitempty"`
+	// Config lists unknown keys and invalid values in the config files.
+	Config []string `json:"config_warnings,omitempty"`
 }
 
 // AgentReport is one agent's line in status.
@@ -59,6 +68,9 @@ type AgentReport struct {
 	HookDetail string   `json:"hook_detail,omitempty"`
 	Events     []string `json:"events,omitempty"`
 	Problem    string   `json:"problem,omitempty"`
+	// Read is what reading its most recent sessions found (issue 12:
+	// unreadable is not empty; drift names a newer format).
+	Read *adapters.Survey `json:"read,omitempty"`
 }
 
 // LedgerReport describes the ledger file.
@@ -77,7 +89,11 @@ type ProjectReport struct {
 	Header   string          `json:"handoff"`
 	From     string          `json:"from"`
 	Written  time.Time       `json:"written"`
+	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
 	Receipts []ReceiptReport `json:"receipts"`
+	// NotInjected says why the project's handoff.md is not injected (it is
+	// not the file carryover published).
+	NotInjected string `json:"not_injected,omitempty"`
 }
 
 // ReceiptReport says a session of an agent received a handoff of the
@@ -91,19 +107,32 @@ type ReceiptReport struct {
 	At      time.Time `json:"at"`
 }
 
-func collectStatus(e *Env) StatusReport {
-	st := StatusReport{Home: e.Home()}
+func collectStatus(e *Env) (st StatusReport) {
+	st = StatusReport{Home: e.Home()}
+	defer func() { st.Config = configWarnings(e, statusProjects(st)) }()
+	cwdProject, _ := currentProject("")
+	if cwdProject != "" {
+		cfg, _ := LoadConfig(e, cwdProject)
+		st.Ignored = cfg.Ignored
+	}
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
 			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+		if sv := adapters.SurveyRecent(a.Tool, adapterEnv(e), 5); sv.Sessions+sv.Unread > 0 {
+			r.Read = &sv
+		}
 		st.Agents = append(st.Agents, r)
 	}
 	path := filepath.Join(e.Home(), ledger.FileName)
 	st.Ledger.Path = path
 	fi, err := os.Stat(path)
 	if err != nil {
-		return st // no ledger yet: status stays read-only and does not create one
+		// No ledger yet: status stays read-only and does not create one.
+		if why := statusTrust(e, cwdProject, nil); why != "" {
+			st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
+		}
+		return st
 	}
 	st.Ledger.Exists, st.Ledger.Bytes = true, fi.Size()
 	if wal, err := os.Stat(path + "-wal"); err == nil {
@@ -123,14 +152,40 @@ func collectStatus(e *Env) StatusReport {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	for _, h := range hs {
-		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC()}
+		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l),
+			Quality: publish.QualityLine(publish.HandoffPath(h.Project))}
+		if h.Project == cwdProject {
+			cwdProject = ""
+		}
 		ds, _ := l.Deliveries(h.Project, 10)
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
 		st.Projects = append(st.Projects, pr)
 	}
+	if why := statusTrust(e, cwdProject, l); why != "" {
+		st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
+	}
 	return st
+}
+
+// statusTrust says why project's handoff.md would not be injected ("" when
+// it would, or there is none).
+func statusTrust(e *Env, project string, l *ledger.Ledger) string {
+	if project == "" {
+		return ""
+	}
+	b, err := publish.ReadHandoffFile(project)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		return err.Error()
+	}
+	if why := publish.CheckProjectHandoff(b, e.Home(), project, l); why != "" {
+		return "its .carryover/handoff.md is not injected: " + why
+	}
+	return ""
 }
 
 func printStatus(e *Env, st StatusReport) {
@@ -144,6 +199,7 @@ func printStatus(e *Env, st StatusReport) {
 		}
 		if !a.Detected && (a.Hooks == "missing" || a.Hooks == "no hooks") {
 			fmt.Fprintf(w, "  %s %-22s not detected\n", mark, a.Display)
+			printSurvey(w, a.Read)
 			continue
 		}
 		fmt.Fprintf(w, "  %s %-22s %-10s hooks: %s", mark, a.Display, ver, a.Hooks)
@@ -159,6 +215,7 @@ func printStatus(e *Env, st StatusReport) {
 				fmt.Fprintf(w, "      %s\n", s)
 			}
 		}
+		printSurvey(w, a.Read)
 	}
 	fmt.Fprintf(w, "\nLedger  %s\n", st.Ledger.Path)
 	if !st.Ledger.Exists {
@@ -175,7 +232,17 @@ func printStatus(e *Env, st StatusReport) {
 		fmt.Fprintln(w, "\nProjects (current handoff → who received it)")
 	}
 	for _, p := range st.Projects {
+		if p.Header == "" {
+			fmt.Fprintf(w, "  %s\n    %s\n", p.Project, p.NotInjected)
+			continue
+		}
 		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+		if p.Quality != "" {
+			fmt.Fprintf(w, "    %s\n", p.Quality)
+		}
+		if p.NotInjected != "" {
+			fmt.Fprintf(w, "    %s\n", p.NotInjected)
+		}
 		if len(p.Receipts) == 0 {
 			fmt.Fprintln(w, "    not delivered to any session yet")
 		}
@@ -189,6 +256,26 @@ func printStatus(e *Env, st StatusReport) {
 	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+	for _, s := range st.Ignored {
+		fmt.Fprintf(w, "config: ignored %s\n", s)
+	}
+	printConfigWarnings(w, st.Config)
+}
+
+// printSurvey prints what reading an agent's recent sessions found, and
+// one warning line per transcript written by a newer agent than known.
+func printSurvey(w io.Writer, sv *adapters.Survey) {
+	if sv == nil {
+		return
+	}
+	fmt.Fprintf(w, "      %s\n", sv)
+	seen := map[string]bool{}
+	for _, d := range sv.Drift {
+		if !seen[d] {
+			seen[d] = true
+			fmt.Fprintf(w, "      warning: %s\n", d)
+		}
 	}
 }
 

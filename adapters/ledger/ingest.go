@@ -47,11 +47,14 @@ type IngestReport struct {
 	Receipts  []string // carryover handoff headers seen in the transcripts
 }
 
-// Catch-up bounds: re-reads per hook, and how many tracked files are looked at.
-const (
-	catchUpReads  = 8
-	catchUpWindow = 256
-)
+// catchUpWindow is how many of a project's tracked files a catch-up looks
+// at (the most recently updated). How many it re-reads is bounded only by
+// the deadline: every transcript that grew — another agent's late flush
+// (Copilot CLI writes its events file after its hooks), a Gemini file
+// rewritten on resume, a Codex rollout finished after its Stop — is read
+// before the handoff is built, and what does not fit is read at the next
+// event.
+const catchUpWindow = 256
 
 // batchRows is how many rows are written per transaction while tailing a
 // large transcript, bounding memory on a cold ingest.
@@ -68,7 +71,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	// A known session with the same project and transcript needs no write
 	// transaction here; its rows' batches refresh it.
 	var sid int64
-	if s, err := l.Session(ref.Tool, ref.NativeID); err == nil && s.Project == ref.Project && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
+	if s, err := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); err == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
 		sid = s.ID
 	} else if sid, err = l.Touch(ref, o.Now); err != nil {
 		return rep, err
@@ -117,6 +120,11 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		rep.Files = append(rep.Files, fr)
 		rep.Added += fr.Added
 		rep.Receipts = append(rep.Receipts, fr.Receipts...)
+		if IsBusy(fr.Err) {
+			// Another process holds the ledger: every further write would
+			// wait for it again; the next event reads from the cursors.
+			return rep, fr.Err
+		}
 	}
 	return rep, nil
 }
@@ -239,6 +247,10 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	if len(batch) == 0 && res.Cursor == cur {
 		return fr
 	}
+	if IsBusy(werr) { // a batch already waited for the lock in vain
+		fr.Err = werr
+		return fr
+	}
 	// The last batch and the cursor go in one transaction.
 	var rep IngestReport
 	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
@@ -265,10 +277,10 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 // CatchUp re-reads the transcripts the ledger already tracks for project
 // when they have grown or changed: a session whose last hook never fired
 // (Codex on SIGTERM), or whose agent flushed only after its hooks ran
-// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go). skip
-// names a path the caller has just read. At most catchUpReads files are
-// re-read per call, chosen among the catchUpWindow most recently updated
-// (files already read to their end cost one stat).
+// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go), of any
+// agent. skip names a path the caller has just read. The catchUpWindow
+// most recently updated files are looked at (one stat each when read to
+// their end) and re-read until o.Deadline (none: all of them).
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -276,11 +288,11 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 	}
 	var out []FileReport
 	for _, t := range tracked {
-		if len(out) >= catchUpReads {
-			break
-		}
 		if skip[t.Path] || (!o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
 			continue
+		}
+		if len(out) > 0 && IsBusy(out[len(out)-1].Err) {
+			break // another process holds the ledger
 		}
 		fi, err := os.Stat(t.Path)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {

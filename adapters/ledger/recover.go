@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 // Recovery from a damaged ledger file. The ledger is a cache of what the
@@ -191,47 +192,28 @@ func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 	return n, tx.Commit()
 }
 
-// lockDir takes an exclusive advisory lock on dir (the carryover home) for
-// the duration of a recovery, so concurrent hooks that all find the ledger
-// damaged move it aside once, not each other's new ledger.
-func lockDir(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
-}
-
 func inode(path string) uint64 {
-	fi, err := os.Stat(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
+	defer f.Close()
+	_, ino := adapters.FileID(f)
+	return ino
 }
 
 // recoverFile moves the damaged ledger at path aside, opens a new one and
 // registers the old one's transcripts. stillBad is called under the lock:
 // when it reports false another process has already recovered, and path is
 // simply opened.
-func recoverFile(path string, stillBad func() bool) (*Ledger, error) {
+func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger, error) {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("lock carryover home for ledger recovery: %w", err)
 	}
 	defer unlock()
 	if !stillBad() {
-		return open(path)
+		return open(path, deadline)
 	}
 	moved := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
 	if err := os.Rename(path, moved); err != nil {
@@ -240,7 +222,7 @@ func recoverFile(path string, stillBad func() bool) (*Ledger, error) {
 	for _, sfx := range []string{"-wal", "-shm"} {
 		_ = os.Rename(path+sfx, moved+sfx)
 	}
-	l, err := open(path)
+	l, err := open(path, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -257,5 +239,5 @@ func (l *Ledger) Reopen() (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
 	_ = l.db.Close()
-	return recoverFile(l.Path, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
+	return recoverFile(l.Path, l.deadline, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
 }
