@@ -184,6 +184,9 @@ var migrations = []string{
 		written INTEGER NOT NULL,
 		PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
+	// What `list` last read of each transcript, and the file's identity
+	// then (see describe.go).
+	describedTable,
 }
 
 // anchorRows is the partial index's condition. A query uses such an index
