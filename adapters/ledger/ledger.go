@@ -185,8 +185,10 @@ var migrations = []string{
 		PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
 	// What `list` last read of each transcript, and the file's identity
-	// then (see describe.go).
-	describedTable,
+	// then (see describe.go); how many of a session's rows `gc` removed
+	// (gc.go).
+	describedTable + `
+	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // anchorRows is the partial index's condition. A query uses such an index
@@ -278,8 +280,18 @@ func init() {
 		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 			return err
 		}
-		// The page size takes effect only on a new file, before WAL mode
-		// writes its first page.
+		// The page size and auto_vacuum take effect only on a new file,
+		// before WAL mode writes its first page. Incremental auto-vacuum
+		// lets `carryover gc` hand freed pages back to the file system
+		// without rewriting the ledger (an older ledger gets it from one
+		// `carryover gc --vacuum`).
+		// Only a new file is asked: the pragma on an existing one takes a
+		// lock another process may hold.
+		if pageCount(c) == 0 {
+			if _, err := c.Exec(`PRAGMA auto_vacuum = incremental`, nil); err != nil {
+				return err
+			}
+		}
 		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize)+`; PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
 			return err
 		}
@@ -296,6 +308,21 @@ func init() {
 		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/ps, 10), nil)
 		return err
 	}})
+}
+
+// pageCount is the connection's database size in pages (0: a new file).
+func pageCount(c *sqlite3.SQLiteConn) int64 {
+	rows, err := c.Query(`PRAGMA page_count`, nil)
+	if err != nil {
+		return -1
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return -1
+	}
+	n, _ := v[0].(int64)
+	return n
 }
 
 // busyTimeout is how long a statement waits for another process's lock
@@ -832,7 +859,7 @@ func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
 	return out, rows.Err()
 }
 
-const sessionCols = `s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1`
+const sessionCols = `s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1 - s.pruned`
 
 func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 	var s Session
