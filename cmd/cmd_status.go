@@ -25,9 +25,11 @@ func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show agents, hooks, the ledger, each project's handoff and who received it (read-only)",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+			&cli.BoolFlag{Name: "space", Usage: "the ledger's size per table and index too (reads the whole ledger)"}},
 		Action: func(c *cli.Context) error {
 			st := collectStatus(e)
+			ledgerSpace(e, &st, c.Bool("space"))
 			if c.Bool("json") {
 				enc := json.NewEncoder(e.Stdout)
 				enc.SetIndent("", "  ")
@@ -81,6 +83,8 @@ type LedgerReport struct {
 	Sessions int            `json:"sessions"`
 	Rows     int            `json:"rows"`
 	ByTool   map[string]int `json:"sessions_by_tool,omitempty"`
+	// Space is what takes the room (per project; per table with --space).
+	Space *ledger.Space `json:"space,omitempty"`
 }
 
 // ProjectReport is a project's current handoff and its delivery receipts.
@@ -225,6 +229,7 @@ func printStatus(e *Env, st StatusReport) {
 		}
 		sort.Strings(parts)
 		fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(st.Ledger.Bytes), st.Ledger.Sessions, strings.Join(parts, ", "), st.Ledger.Rows)
+		printSpace(e, st.Ledger.Space)
 	}
 	if len(st.Projects) > 0 {
 		fmt.Fprintln(w, "\nProjects (current handoff → who received it)")

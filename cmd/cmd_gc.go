@@ -1,0 +1,104 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters/ledger"
+)
+
+func init() { register(gcCommand) }
+
+func gcCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "gc",
+		Usage: "remove the ledger rows of old sessions and give the space back",
+		Description: "Removes the rows of sessions last active before --older-than (of --project only, when\n" +
+			"set). Never removes handoff records, receipts, decisions (each project's distill state), the\n" +
+			"session a project's current handoff came from, or anything of a newer session. Freed pages go\n" +
+			"back to the file system at once on a ledger with incremental auto-vacuum (every ledger made by\n" +
+			"this version); an older ledger needs `carryover gc --vacuum` once (rewrites the file: needs free\n" +
+			"disk space about its size, and hooks skip their update while it runs). Hooks never vacuum.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "older-than", Usage: "age cut-off: 180d, 12w, 720h", Value: "180d"},
+			&cli.StringFlag{Name: "project", Usage: "only this project's sessions"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed"},
+			&cli.BoolFlag{Name: "vacuum", Usage: "rewrite the ledger once with incremental auto-vacuum (older ledgers)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			return runGC(e, c.String("older-than"), c.String("project"), c.Bool("dry-run"), c.Bool("vacuum"), c.Bool("json"))
+		},
+	}
+}
+
+// parseAge reads 180d, 12w or a Go duration (720h).
+func parseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, err := strconv.Atoi(strings.TrimSuffix(s, suffix)); err == nil && strings.HasSuffix(s, suffix) && n >= 0 {
+			return time.Duration(n) * unit, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--older-than %q: use days (180d), weeks (12w) or hours (720h)", s)
+	}
+	return d, nil
+}
+
+func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error {
+	age, err := parseAge(olderThan)
+	if err != nil {
+		return exitf(ExitError, "%v", err)
+	}
+	if project != "" {
+		if project, err = currentProject(project); err != nil {
+			return err
+		}
+	}
+	if !fileExists(filepath.Join(e.Home(), ledger.FileName)) {
+		fmt.Fprintln(e.Stderr, "carryover: no ledger yet: nothing to remove")
+		return nil
+	}
+	l, err := ledger.Open(e.Home())
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if vacuum && !dryRun {
+		if err := l.Vacuum(); err != nil {
+			return exitf(ExitError, "%v (is a long `carryover handoff` running? try again after it)", err)
+		}
+	}
+	r, err := l.GC(ledger.GCOptions{Before: e.Now().Add(-age), Project: project, DryRun: dryRun})
+	if err != nil {
+		return exitf(ExitError, "gc: %v", err)
+	}
+	if asJSON {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(e.Stdout, string(b))
+		return nil
+	}
+	verb := "removed"
+	if dryRun {
+		verb = "would remove"
+	}
+	fmt.Fprintf(e.Stdout, "%s the rows of %d sessions last active over %s ago (%d rows)\n", verb, r.Sessions, olderThan, r.Rows)
+	if r.Kept > 0 {
+		fmt.Fprintf(e.Stdout, "kept %d old sessions: a current handoff came from them or waits to be injected\n", r.Kept)
+	}
+	if !dryRun {
+		fmt.Fprintf(e.Stdout, "gave back %s; %s free inside the ledger\n", humanBytes(r.FreedBytes), humanBytes(r.FreeBytes))
+	}
+	if !r.AutoVacuum && r.FreeBytes > 0 {
+		fmt.Fprintln(e.Stdout, "this ledger predates incremental auto-vacuum: run `carryover gc --vacuum` once to shrink it")
+	}
+	return nil
+}
