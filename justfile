@@ -8,7 +8,7 @@ default:
 
 # build ./carryover
 build:
-    go build -tags urfave_cli_no_docs -o carryover .
+    go build -tags urfave_cli_no_docs,sqlite_dbstat -o carryover .
 
 # the whole test suite, end-to-end tests against the real agent CLIs included (as CI runs it)
 test:

@@ -119,7 +119,10 @@ func TestDescriptionsNotASession(t *testing.T) {
 		t.Errorf("not-a-session described %d times", calls)
 	}
 	calls = 0
-	failing := func(string) (adapters.NativeSession, error) { calls++; return adapters.NativeSession{}, os.ErrPermission }
+	failing := func(string) (adapters.NativeSession, error) {
+		calls++
+		return adapters.NativeSession{}, os.ErrPermission
+	}
 	for i := 0; i < 2; i++ {
 		_, _ = adapters.DescribeCached(env, "codex", path, failing)
 	}
