@@ -114,6 +114,16 @@ func trustTree(t *testing.T, root string, skip ...string) map[string]string {
 // project and $CARRYOVER_HOME.
 func (r *faultRig) trustSnap(sid, event string, payload []byte, extra ...string) hookProc {
 	r.t.Helper()
+	// A generous internal deadline unless the test sets one: these tests are
+	// about what a hook does, not how fast, and on a loaded CI machine a Stop
+	// can overrun the default 2 s and leave its publish to the next event.
+	hasDeadline := false
+	for _, kv := range extra {
+		hasDeadline = hasDeadline || strings.HasPrefix(kv, "CARRYOVER_DEADLINE_MS=")
+	}
+	if !hasDeadline {
+		extra = append([]string{"CARRYOVER_DEADLINE_MS=60000"}, extra...)
+	}
 	before := trustTree(r.t, r.root, r.project, r.chome)
 	p := r.snapWith(sid, event, bytes.NewReader(payload), extra...)
 	after := trustTree(r.t, r.root, r.project, r.chome)
@@ -522,7 +532,9 @@ func TestHostileTrustLockedLedger(t *testing.T) {
 	}
 
 	next := "next-" + r.sid
-	p := r.trustSnap(next, "SessionStart", r.payload(next, "SessionStart"))
+	// The real default deadline (2 s), well inside the holder's 30 s.
+	const lockDeadline = "CARRYOVER_DEADLINE_MS=2000"
+	p := r.trustSnap(next, "SessionStart", r.payload(next, "SessionStart"), lockDeadline)
 	stillHeld("SessionStart")
 	if ctx := injected(t, p.Stdout); ctx != string(published) {
 		t.Fatalf("session start under a locked ledger did not inject the published handoff:\n%q\nwant\n%q", clipStr(ctx, 300), clipStr(string(published), 300))
@@ -532,7 +544,7 @@ func TestHostileTrustLockedLedger(t *testing.T) {
 
 	r.appendTranscript(r.sid, canaryLines(r.sid, 2, 2))
 	logBefore := len(r.log())
-	p = r.trustSnap(r.sid, "Stop", r.payload(r.sid, "Stop"))
+	p = r.trustSnap(r.sid, "Stop", r.payload(r.sid, "Stop"), lockDeadline)
 	stillHeld("Stop")
 	if p.Stdout != "" {
 		t.Errorf("Stop printed %q", p.Stdout)
@@ -540,7 +552,7 @@ func TestHostileTrustLockedLedger(t *testing.T) {
 	if !strings.Contains(r.log()[logBefore:], "locked by another carryover process") && !strings.Contains(r.log()[logBefore:], "stopped waiting after") {
 		t.Errorf("Stop under a locked ledger did not log why it gave up:\n%s", r.log()[logBefore:])
 	}
-	p = r.trustSnap(r.sid, "PostToolUse", r.payload(r.sid, "PostToolUse"))
+	p = r.trustSnap(r.sid, "PostToolUse", r.payload(r.sid, "PostToolUse"), lockDeadline)
 	stillHeld("PostToolUse")
 
 	// Release the lock: the next event reads what the others left.
