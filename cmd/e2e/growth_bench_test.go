@@ -167,6 +167,9 @@ func BenchmarkIngestCurve(b *testing.B) {
 						el := time.Since(start)
 						b.StopTimer()
 						b.ReportMetric(float64(mb)/el.Seconds(), "MB/s")
+						// per CPU second of the process (user+system): steadier
+						// than wall time on a loaded machine
+						b.ReportMetric(float64(mb)/(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()).Seconds(), "MB/cpu-s")
 						b.ReportMetric(fileMB(filepath.Join(home, ".carryover", ledger.FileName)), "ledger-MB")
 						os.RemoveAll(home)
 						b.StartTimer()

@@ -46,6 +46,14 @@ func realisticLines(tb testing.TB, from, n int) [][]byte {
 	base := synthLines(tb, from, n)
 	out := make([][]byte, 0, n+n/20)
 	for i, l := range base {
+		// Real message ids are random (UUID v4), so row keys land all over
+		// the key index; synthLines' "c<copy>-" prefixes cluster them.
+		if j := bytes.Index(l, []byte(`"uuid":"c`)); j >= 0 {
+			k := j + len(`"uuid":"c`)
+			e := k + bytes.IndexByte(l[k:], '-')
+			copyNo, _ := strconv.Atoi(string(l[k:e]))
+			l = append(append(append([]byte{}, l[:j]...), []byte(`"uuid":"`+scatter(copyNo))...), l[e:]...)
+		}
 		out = append(out, l)
 		if i%20 != 19 {
 			continue
@@ -58,7 +66,7 @@ func realisticLines(tb testing.TB, from, n int) [][]byte {
 		if json.Unmarshal(readResult, &m) != nil {
 			tb.Fatal("fixture line")
 		}
-		m["uuid"] = "r" + strconv.Itoa(seed) + "-4bec68c2"
+		m["uuid"] = scatter(seed) + "-r-4bec68c2"
 		msg := m["message"].(map[string]any)
 		c := msg["content"].([]any)[0].(map[string]any)
 		c["tool_use_id"] = "toolu_r" + strconv.Itoa(seed)
@@ -91,4 +99,10 @@ func writeRealistic(tb testing.TB, path string, size int64) {
 		}
 		written += int64(n)
 	}
+}
+
+// scatter is a copy number as 8 hex digits in a random-looking order (a
+// 32-bit multiplicative hash: distinct for distinct copies).
+func scatter(n int) string {
+	return fmt.Sprintf("%08x", uint32(n)*2654435761)
 }
