@@ -177,7 +177,8 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 				return []Row{r}
 			}
 			return nil
-		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user"):
+		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user") ||
+			strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
 			return nil
 		case l.PromptSource == "" && l.IsSidechain && l.ParentUUID != nil:
 			return nil // a subagent's only prompt is its first line (its task)
@@ -313,6 +314,7 @@ func oracleAssistant(l oracleLine, key string, base Row) []Row {
 			r.Kind, r.Text = KindText, clip(b.Text, maxText)
 			if l.IsAPIError {
 				r.Kind, r.ToolName = KindError, "model API"
+				r.Limit = LimitFromError(r.Text, APIErrorStatus(r.Text), r.Time)
 			}
 		case "tool_use":
 			r.Kind, r.ToolName, r.CallID = KindToolCall, b.Name, b.ID
@@ -347,6 +349,9 @@ type oracleInput struct {
 	Edits        []struct {
 		NewString string `json:"new_string"`
 	} `json:"edits"`
+	// Todos is TodoWrite's list, kept raw (issue 13: the plan gives the
+	// next action); not part of the frozen oracle before then.
+	Todos json.RawMessage `json:"todos"`
 }
 
 // oracleEditText keeps the new text of an edit (bounded) so distill can see
@@ -354,6 +359,8 @@ type oracleInput struct {
 func oracleEditText(name string, in oracleInput) string {
 	var s string
 	switch name {
+	case "TodoWrite":
+		s = string(in.Todos)
 	case "Write":
 		s = in.Content
 	case "Edit":

@@ -26,6 +26,9 @@ var copilotCLIAgent = &Agent{
 	Adapter:  CopilotCLI,
 	Lister:   copilotLister{},
 	Envelope: EnvelopeFlatCamel,
+	Format: Format{Newest: "1.0.102", Shapes: []string{
+		"GitHub Copilot CLI 1.0.x session-state/<id>/events.jsonl (session.start, user.message, tool.execution_*)",
+	}},
 	Events: map[string]Class{
 		"sessionStart": ClassStart, "userPromptSubmitted": ClassPrompt,
 		"preToolUse": ClassTool, "postToolUse": ClassTool, "postToolUseFailure": ClassTool,
@@ -280,6 +283,8 @@ func copilotEvent(line []byte, off int64) []Row {
 		if r.Text == "" {
 			r.Text = "session error"
 		}
+		status, _ := d.num("statusCode")
+		r.Limit = LimitFromError(d.str("message")+" "+d.str("errorType"), int(status), r.Time)
 		return []Row{r}
 	case "hook.end":
 		// Carryover's own sessionStart context is recorded only here.
@@ -352,6 +357,10 @@ func copilotAssistant(d payload, base Row) []Row {
 // run_in_terminal, apply_patch, …) are known. A call touching several files
 // becomes one row per file.
 func copilotToolRows(r Row, name string, rawArgs json.RawMessage) []Row {
+	if t := planText(name, rawArgs); t != "" {
+		r.Text = t
+		return []Row{r}
+	}
 	var args map[string]any
 	if json.Unmarshal(rawArgs, &args) != nil {
 		// VS Code rounds carry arguments as a JSON string.

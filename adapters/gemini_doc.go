@@ -75,6 +75,12 @@ func readGeminiDoc(path string) (geminiDoc, error) {
 	if len(b) > geminiDocMax {
 		return d, fmt.Errorf("session document over %d MB", geminiDocMax>>20)
 	}
+	return parseGeminiDoc(path, b)
+}
+
+// parseGeminiDoc decodes a document's bytes (path names a /chat save).
+func parseGeminiDoc(path string, b []byte) (geminiDoc, error) {
+	var d geminiDoc
 	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		return geminiArrayDoc(path, t)
 	}

@@ -89,23 +89,31 @@ func TestDriftWarning(t *testing.T) {
 	if w := DriftWarning("codex", []byte(`{"payload":{"cli_version":"0.42.0"}}`)); w != "" {
 		t.Errorf("an old version warned: %q", w)
 	}
+	hist := "# aider chat started at 2025-01-01 10:00:00\n\n> Aider v0.86.1\n\n# aider chat started at 2026-01-01 10:00:00\n\n> Aider v1.0.0\n"
+	if w := DriftWarning("aider", []byte(hist)); !strings.Contains(w, "aider 1.0.0") {
+		t.Errorf("aider drift = %q; want the newest session's version", w)
+	}
+	if w := DriftWarning("aider", []byte("> Aider v0.91.0\n")); w != "" {
+		t.Errorf("an aider minor release warned: %q", w)
+	}
 }
 
 // FuzzGeminiDocument: the document reader never panics.
 func FuzzGeminiDocument(f *testing.F) {
-	doc, _ := filepath.Glob(filepath.Join("..", "testdata", "adapters", "gemini", "pre-0.39-document", "*.json"))
+	doc, _ := filepath.Glob(filepath.Join("..", "testdata", "adapters", "gemini", "pre-0.39-*", "*.json"))
 	for _, p := range doc {
 		b, _ := os.ReadFile(p)
 		f.Add(b)
 	}
-	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(dir, "session-f.json")
-		if os.WriteFile(p, b, 0o600) != nil {
-			return
+		d, err := parseGeminiDoc("checkpoint-f.json", b)
+		if err == nil {
+			for _, r := range geminiRewrite(d.Messages) {
+				if r.Key == "" {
+					t.Fatalf("row without a key: %+v", r)
+				}
+			}
 		}
-		_, _ = gemini{}.ReadStore(Hook{TranscriptPath: p}, Env{})
-		_, _ = describeGeminiDoc(p)
 	})
 }
 

@@ -76,6 +76,11 @@ func SurveySessions(tool string, paths []string) Survey {
 		}
 		sv.Sessions++
 		head := make([]byte, 64<<10)
+		if tool == "aider" { // the newest session is at the end of the history
+			if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(head)) {
+				_, _ = f.Seek(fi.Size()-int64(len(head)), io.SeekStart)
+			}
+		}
 		n, _ := io.ReadFull(f, head)
 		if w := DriftWarning(tool, head[:n]); w != "" {
 			sv.Drift = append(sv.Drift, w)

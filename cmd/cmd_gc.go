@@ -13,8 +13,6 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-func init() { register(gcCommand) }
-
 func gcCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
@@ -59,7 +57,7 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		return exitf(ExitError, "%v", err)
 	}
 	if project != "" {
-		if project, err = currentProject(project); err != nil {
+		if project, err = currentProject(e, project); err != nil {
 			return err
 		}
 	}

@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/resume"
 
 	"github.com/urfave/cli/v2"
 )
-
-func init() { register(handoffCommand) }
 
 func handoffCommand(e *Env) *cli.Command {
 	return &cli.Command{
@@ -45,10 +48,37 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	if err != nil {
 		return err
 	}
+	if c := sessionContext(ls, cfg); c != "" {
+		fmt.Fprintf(e.Stderr, "carryover: context of that session: %s\n", c)
+	}
 	s := buildSession(e, p, ls, rows, redactor(cfg))
+	if sel.session == "" && sel.transcript == "" {
+		foldProject(e, &s, p.project, redactor(cfg))
+	}
 	text, stats, err := render(s, nil, o)
 	if err != nil {
 		return err
 	}
 	return deliver(e, p.project, text, stats, o, redactor(cfg))
+}
+
+// foldProject replaces s's task state with the project's fold across
+// sessions and agents (what handoff.md says), keeping the picked session's
+// conversation as the recent-messages layer, and says which sessions it
+// drew from.
+func foldProject(e *Env, s *resume.Session, project string, redact func(string) string) {
+	l, err := ledger.Open(e.Home())
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	h, from, err := distill.ProjectFold(l, project, e.Now(), distill.Options{Project: project})
+	if err != nil || h.Task == "" {
+		return
+	}
+	h.Git, h.Files = distill.GitFacts(project, h.Files)
+	resume.SetTaskState(s, h)
+	s.DrawnFrom = from
+	s.Redact(redact)
+	fmt.Fprintf(e.Stderr, "carryover: task state from the project's %d session(s): %s\n", len(from), strings.Join(from, "; "))
 }

@@ -118,6 +118,37 @@ var configKeys = []configKey{
 		},
 		get: func(c Config) string { return tomlStrings(c.Tools) },
 	},
+	{
+		Name: "trusted_projects", Default: "[]", GlobalOnly: true,
+		Doc: "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
+		check: func(v any) error {
+			xs, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("want a list of absolute project paths")
+			}
+			for _, x := range xs {
+				if _, ok := x.(string); !ok {
+					return fmt.Errorf("%v is not a path", x)
+				}
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			var ps []string
+			for _, p := range strings.Split(s, ",") {
+				if p = strings.TrimSpace(p); p == "" {
+					continue
+				}
+				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+					return "", fmt.Errorf("trusted_projects takes absolute paths (or ~/...), not %q", p)
+				}
+				ps = append(ps, p)
+			}
+			return tomlStrings(ps), nil
+		},
+		get: func(c Config) string { return tomlStrings(c.TrustedProjects) },
+	},
+	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
 }
 
 func lookupConfigKey(name string) (configKey, bool) {
@@ -334,9 +365,9 @@ func configWarnings(e *Env, projects []string) []string {
 
 // statusProjects is the current directory's project and every project
 // status reports.
-func statusProjects(st StatusReport) []string {
+func statusProjects(e *Env, st StatusReport) []string {
 	var ps []string
-	if p, err := currentProject(""); err == nil {
+	if p, err := currentProject(e, ""); err == nil {
 		ps = append(ps, p)
 	}
 	for _, p := range st.Projects {

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,7 +101,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 			}
 			parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
 		}
-		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s", res.Tokens, budgetNote, strings.Join(parts, ", ")), nil
+		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(parts, ", "), qualityNote(s)), nil
 	}
 	var h resume.Handoff
 	if loadedHandoff != nil {
@@ -126,7 +125,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if trimmed {
 		note = "lists trimmed to fit"
 	}
-	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s", o.format, resume.Estimate(string(b)), budgetNote, note), nil
+	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, qualityNote(s)), nil
 }
 
 // deliver writes the result file, prints it when asked, copies it to the
@@ -236,14 +235,6 @@ func launchable() []string {
 	return out
 }
 
-// startProcess runs an agent attached to the terminal (a test seam).
-var startProcess = func(e *Env, dir string, argv []string) error {
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Dir = dir
-	c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
-	return c.Run()
-}
-
 func launchAgent(e *Env, agent, project, path string) error {
 	argv, _ := launchArgs(agent, path)
 	bin := lookPath(e, argv[0])
@@ -252,8 +243,16 @@ func launchAgent(e *Env, agent, project, path string) error {
 	}
 	argv[0] = bin
 	fmt.Fprintf(e.Stderr, "carryover: starting %s in %s\n", filepath.Base(bin), project)
-	if err := startProcess(e, project, argv); err != nil {
+	if err := e.startProcess(project, argv); err != nil {
 		return exitf(ExitError, "%s exited: %v", filepath.Base(bin), err)
 	}
 	return nil
+}
+
+// qualityNote is the stats line's coverage report ("; quality 75% (…)").
+func qualityNote(s resume.Session) string {
+	if s.Quality == nil {
+		return ""
+	}
+	return "; " + s.Quality.String()
 }

@@ -37,6 +37,17 @@ type FileReport struct {
 	Partial bool
 	// Receipts are carryover handoff headers seen in this file.
 	Receipts []string
+	// Limits are the rate-limit and quota signals read (adapters.Limit).
+	Limits []FoundLimit
+}
+
+// FoundLimit is a limit signal read from a transcript or a store.
+type FoundLimit struct {
+	Key      string // the row that carried it
+	Tool     string // its session's agent (a catch-up reads other agents' files)
+	NativeID string // its session
+	Limit    adapters.Limit
+	At       time.Time
 }
 
 // IngestReport summarizes an ingest.
@@ -45,13 +56,17 @@ type IngestReport struct {
 	Added     int
 	Files     []FileReport
 	Receipts  []string // carryover handoff headers seen in the transcripts
+	Limits    []FoundLimit
 }
 
-// Catch-up bounds: re-reads per hook, and how many tracked files are looked at.
-const (
-	catchUpReads  = 8
-	catchUpWindow = 256
-)
+// catchUpWindow is how many of a project's tracked files a catch-up looks
+// at (the most recently updated). How many it re-reads is bounded only by
+// the deadline: every transcript that grew — another agent's late flush
+// (Copilot CLI writes its events file after its hooks), a Gemini file
+// rewritten on resume, a Codex rollout finished after its Stop — is read
+// before the handoff is built, and what does not fit is read at the next
+// event.
+const catchUpWindow = 256
 
 // batchRows is how many rows are written per transaction while tailing a
 // large transcript, bounding memory on a cold ingest.
@@ -75,7 +90,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	}
 	rep.SessionID = sid
 	if len(o.Hook.Rows) > 0 {
-		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep)}, o.Now)
+		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
 		if err != nil {
 			return rep, err
 		}
@@ -86,7 +101,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		if err != nil {
 			rep.Files = append(rep.Files, FileReport{Path: "store", Err: err})
 		} else {
-			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep)}, o.Now)
+			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
 			if err != nil {
 				return rep, err
 			}
@@ -117,6 +132,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		rep.Files = append(rep.Files, fr)
 		rep.Added += fr.Added
 		rep.Receipts = append(rep.Receipts, fr.Receipts...)
+		rep.Limits = append(rep.Limits, fr.Limits...)
 		if IsBusy(fr.Err) {
 			// Another process holds the ledger: every further write would
 			// wait for it again; the next event reads from the cursors.
@@ -126,10 +142,14 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	return rep, nil
 }
 
-// prepare redacts rows and collects delivery receipts.
-func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport) []adapters.Row {
+// prepare redacts rows and collects delivery receipts and limit signals
+// (of the session native).
+func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport, tool, native string) []adapters.Row {
 	for i := range rows {
 		r := &rows[i]
+		if r.Limit != nil && !r.Sidechain {
+			rep.Limits = append(rep.Limits, FoundLimit{Key: r.Key, Tool: tool, NativeID: native, Limit: *r.Limit, At: r.Time})
+		}
 		if o.Redact != nil {
 			r.Text = o.Redact(r.Text)
 			r.Command = o.Redact(r.Command)
@@ -169,6 +189,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		rows     []adapters.Row
 		prep     *preparedRows
 		receipts []string
+		limits   []FoundLimit
 	}
 	full := make(chan fullBatch, 2)
 	free := make(chan []adapters.Row, 3)
@@ -194,6 +215,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 				}
 				fr.Added += n
 				fr.Receipts = append(fr.Receipts, b.receipts...)
+				fr.Limits = append(fr.Limits, b.limits...)
 			}
 			select {
 			case free <- b.rows[:0]:
@@ -214,8 +236,8 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		batch = append(batch, rows...)
 		if len(batch) >= batchRows {
 			var rep IngestReport
-			o.prepare(batch, &rep)
-			full <- fullBatch{batch, prepareRows(batch, t.Sidechain, o.Now), rep.Receipts}
+			o.prepare(batch, &rep, ref.Tool, ref.NativeID)
+			full <- fullBatch{batch, prepareRows(batch, t.Sidechain, o.Now), rep.Receipts, rep.Limits}
 			select {
 			case batch = <-free:
 			default:
@@ -250,12 +272,13 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	}
 	// The last batch and the cursor go in one transaction.
 	var rep IngestReport
-	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
+	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep, ref.Tool, ref.NativeID), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
 	if werr == nil {
 		werr = err
 	}
 	fr.Added += n
 	fr.Receipts = append(fr.Receipts, rep.Receipts...)
+	fr.Limits = append(fr.Limits, rep.Limits...)
 	fr.Err = werr
 	return fr
 }
@@ -274,10 +297,10 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 // CatchUp re-reads the transcripts the ledger already tracks for project
 // when they have grown or changed: a session whose last hook never fired
 // (Codex on SIGTERM), or whose agent flushed only after its hooks ran
-// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go). skip
-// names a path the caller has just read. At most catchUpReads files are
-// re-read per call, chosen among the catchUpWindow most recently updated
-// (files already read to their end cost one stat).
+// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go), of any
+// agent. skip names a path the caller has just read. The catchUpWindow
+// most recently updated files are looked at (one stat each when read to
+// their end) and re-read until o.Deadline (none: all of them).
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -285,9 +308,6 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 	}
 	var out []FileReport
 	for _, t := range tracked {
-		if len(out) >= catchUpReads {
-			break
-		}
 		if skip[t.Path] || (!o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
 			continue
 		}

@@ -184,6 +184,7 @@ var migrations = []string{
 		written INTEGER NOT NULL,
 		PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
+	migrationLimits, // limits.go
 	// What `list` last read of each transcript, and the file's identity
 	// then (see describe.go); how many of a session's rows `gc` removed
 	// (gc.go).

@@ -7,13 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/adapters/ledger"
 )
 
 // envInt reads a benchmark size knob.
@@ -38,44 +36,20 @@ func historyLedger(b *testing.B, mb int) string {
 		cache = os.TempDir()
 	}
 	dir := filepath.Join(cache, "carryover-bench", fmt.Sprintf("history-%dmb", mb))
-	path := filepath.Join(dir, ledger.FileName)
+	path := filepath.Join(dir, "ledger.sqlite")
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path
 	}
 	os.RemoveAll(dir)
-	l, err := ledger.Open(dir)
-	if err != nil {
-		b.Fatal(err)
+	// Built by the ledger package's own test (cmd/e2e imports none of
+	// carryover's packages): rows written directly, no transcripts.
+	_, file, _, _ := runtime.Caller(0)
+	build := exec.Command("go", "test", "-count=1", "-run", "^TestBuildHistoryLedger$", "-timeout", "60m", "./adapters/ledger/")
+	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	build.Env = append(os.Environ(), "CARRYOVER_BUILD_HISTORY="+dir+","+strconv.Itoa(mb))
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building the history ledger: %v\n%s", err, out)
 	}
-	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	var written int64
-	for s := 0; written < int64(mb)<<20; s++ {
-		ref := ledger.SessionRef{Tool: "claude", NativeID: fmt.Sprintf("hist-%06d", s), Project: fmt.Sprintf("/home/u/src/old%02d", s%40)}
-		at := start.Add(time.Duration(s) * time.Hour)
-		for batch := 0; batch < 25 && written < int64(mb)<<20; batch++ {
-			var rows []adapters.Row
-			for i := 0; i < 200; i++ {
-				k := batch*200 + i
-				r := adapters.Row{Key: "k" + strconv.Itoa(k), Time: at.Add(time.Duration(k) * time.Second), Role: "assistant", Kind: adapters.KindText}
-				switch k % 4 {
-				case 0:
-					r.Role, r.Kind, r.Text = "user", adapters.KindPrompt, "please fix the failing test in handler "+strconv.Itoa(k)
-				case 1:
-					r.Kind, r.ToolName, r.CallID, r.FilePath = adapters.KindToolCall, "Read", "toolu_"+strconv.Itoa(k), fmt.Sprintf("/home/u/src/old%02d/pkg/f%d.go", s%40, k)
-				case 2:
-					r.Role, r.Kind, r.CallID, r.Text = "tool", adapters.KindToolResult, "toolu_"+strconv.Itoa(k-1), fileBody(s*1000+k, 2048+(k*7919)%(16<<10))
-				default:
-					r.Text = "The handler now returns the rendered template; running the tests again."
-				}
-				written += int64(len(r.Text)) + 100
-				rows = append(rows, r)
-			}
-			if _, err := l.Write(ledger.Batch{Session: ref, Rows: rows}, at); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	l.Close()
 	os.WriteFile(path+".done", nil, 0o600)
 	return path
 }
@@ -92,7 +66,7 @@ func copyLedger(b *testing.B, src, home string) {
 		if err != nil {
 			continue
 		}
-		out, err := os.Create(filepath.Join(home, ledger.FileName+suffix))
+		out, err := os.Create(filepath.Join(home, "ledger.sqlite"+suffix))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -170,7 +144,7 @@ func BenchmarkIngestCurve(b *testing.B) {
 						// per CPU second of the process (user+system): steadier
 						// than wall time on a loaded machine
 						b.ReportMetric(float64(mb)/(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()).Seconds(), "MB/cpu-s")
-						b.ReportMetric(fileMB(filepath.Join(home, ".carryover", ledger.FileName)), "ledger-MB")
+						b.ReportMetric(fileMB(filepath.Join(home, ".carryover", "ledger.sqlite")), "ledger-MB")
 						os.RemoveAll(home)
 						b.StartTimer()
 					}

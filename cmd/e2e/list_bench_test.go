@@ -7,10 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/carryover/carryover/adapters/ledger"
 )
 
 // listStore writes n Claude sessions of about size bytes each (realistic
@@ -64,12 +63,17 @@ func BenchmarkList(b *testing.B) {
 		}
 	}
 	newLedger := func(b *testing.B, h string) {
-		// A ledger exists (hooks made it), empty.
-		l, err := ledger.Open(h)
-		if err != nil {
-			b.Fatal(err)
+		// A ledger exists (hooks made it): a hook of a session in
+		// another project creates it (the session has no rows, so list
+		// shows nothing of it).
+		os.MkdirAll(h, 0o700)
+		cmd := exec.Command(carryoverBin, "snapshot", "--tool", "claude", "--event", "SessionStart")
+		cmd.Env = []string{"HOME=" + filepath.Join(dir, "elsewhere"), "CARRYOVER_HOME=" + h, "PATH=" + os.Getenv("PATH")}
+		cmd.Stdin = strings.NewReader(`{"session_id":"none","transcript_path":"` + filepath.Join(dir, "none.jsonl") + `","cwd":"` + dir + `"}`)
+		cmd.Run()
+		if _, err := os.Stat(filepath.Join(h, "ledger.sqlite")); err != nil {
+			b.Fatal("no ledger made")
 		}
-		l.Close()
 	}
 	report := func(b *testing.B, ds []time.Duration) {
 		b.ReportMetric(float64(median(ds).Microseconds())/1000, "p50-ms")

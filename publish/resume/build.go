@@ -2,12 +2,14 @@ package resume
 
 import (
 	"fmt"
-	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/publish/redact"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/redact"
 )
 
 // DefaultTarget is used when no target is given: the prompt fits anywhere
@@ -321,6 +323,9 @@ func frame(s Session) (head, foot string) {
 	if name == "" && s.Project.Path != "" {
 		name = filepath.Base(s.Project.Path)
 	}
+	if len(s.DrawnFrom) > 0 {
+		fmt.Fprintf(&b, "> **Task state drawn from:** %s\n", strings.Join(s.DrawnFrom, "; "))
+	}
 	if name != "" || s.Project.Path != "" {
 		fmt.Fprintf(&b, "> **Project:** %s (%s)", name, s.Project.Path)
 		if s.Project.GitBranch != "" {
@@ -370,11 +375,20 @@ func buildLayers(s Session) []*layer {
 		goal = "(no request was recorded; ask the user to restate the task)"
 	}
 	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
+	if l := strings.TrimSpace(s.Task.Latest); l != "" && l != goal {
+		task.items = append(task.items, "**Latest request:** "+defuseHeadings(l))
+	}
 	if ip := strings.TrimSpace(s.Task.InProgress); ip != "" {
 		task.items = append(task.items, "**In progress (continue this immediately):** "+ip)
 	}
+	if len(s.Task.SetAside) > 0 {
+		task.items = append(task.items, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
+	}
 	if len(s.Task.Remaining) > 0 {
 		task.items = append(task.items, "**Remaining:**\n"+bulletList(s.Task.Remaining))
+	}
+	if len(s.References) > 0 {
+		task.items = append(task.items, "**References and action items:**\n"+bulletList(s.References))
 	}
 	if len(s.Task.Completed) > 0 {
 		task.items = append(task.items, "**Completed:**\n"+bulletList(s.Task.Completed))
@@ -402,16 +416,16 @@ func buildLayers(s Session) []*layer {
 	// P3 decisions and blockers.
 	dec := &layer{p: 3, name: "decisions", title: "## Key Decisions — Do NOT Re-Debate These", mustKeep: true,
 		intro: "These were settled in the previous session. Accept them as given and build on them."}
-	for i, d := range dedupe(s.Decisions) {
+	for i, d := range distill.Dedupe(s.Decisions) {
 		dec.items = append(dec.items, fmt.Sprintf("%d. %s", i+1, oneLine(d)))
 	}
 	out = append(out, dec)
 	blk := &layer{p: 3, name: "blockers", title: "## Errors & Blockers Encountered", mustKeep: true,
 		intro: "The previous agent ran into these. Do not retry them as they were."}
-	for _, b := range dedupe(append(append([]string{}, s.Task.Blockers...), s.Blockers...)) {
+	for _, b := range distill.Dedupe(append(append([]string{}, s.Task.Blockers...), s.Blockers...)) {
 		blk.items = append(blk.items, "- "+oneLine(b))
 	}
-	for _, q := range dedupe(s.Questions) {
+	for _, q := range distill.Dedupe(s.Questions) {
 		blk.items = append(blk.items, "- Open question: "+oneLine(q))
 	}
 	out = append(out, blk)
@@ -528,17 +542,4 @@ func firstLines(s string, n int) string {
 		return s
 	}
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n%s (%d more lines)", ellipsis, len(lines)-n)
-}
-
-func dedupe(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		s = strings.TrimSpace(s)
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -55,46 +55,12 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 		Source:     src.Tool,
 		CapturedAt: src.Now.UTC().Truncate(time.Second),
 		SessionID:  src.SessionID,
-		Decisions:  h.Decisions,
 	}
 	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
 		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
 	}
 	s.Project = projectContext(src, h.Git)
-	s.Task.Description = h.Task
-	s.Task.InProgress = h.Next
-	s.Task.Completed = dedupeStrings(h.Done)
-	for _, q := range h.Questions {
-		switch {
-		case strings.HasPrefix(q, "unresolved: "):
-			// the failure itself is listed below
-		case strings.HasPrefix(q, "TODO:") || strings.HasPrefix(q, "FIXME:") || strings.HasPrefix(q, "XXX:") || strings.HasPrefix(q, "HACK:"):
-			s.Task.Remaining = append(s.Task.Remaining, q)
-		default:
-			s.Questions = append(s.Questions, q)
-		}
-	}
-	for _, f := range h.Failures {
-		b := "`" + f.What + "`"
-		if f.ExitCode != nil {
-			b += fmt.Sprintf(" → exit %d", *f.ExitCode)
-		} else {
-			b += " → failed"
-		}
-		if f.Error != "" {
-			b += ": " + f.Error
-		}
-		if f.Count > 1 {
-			b += fmt.Sprintf(" (×%d)", f.Count)
-		}
-		if f.Resolved {
-			b += " (later succeeded)"
-		}
-		s.Blockers = append(s.Blockers, b)
-		if !f.Resolved {
-			s.Task.Blockers = append(s.Task.Blockers, b)
-		}
-	}
+	SetTaskState(&s, h)
 	for _, f := range h.Files {
 		fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
 		switch {
@@ -160,18 +126,6 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	}
 	s.Normalize()
 	return s
-}
-
-func dedupeStrings(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // projectContext is P4: branch, status, log, tree, memory files.
