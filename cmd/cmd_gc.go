@@ -19,15 +19,15 @@ func gcCommand(e *Env) *cli.Command {
 		Usage: "remove the ledger rows of old sessions and give the space back",
 		Description: "Removes the rows of sessions last active before --older-than (of --project only, when\n" +
 			"set). Never removes handoff records, receipts, decisions (each project's distill state), the\n" +
-			"session a project's current handoff came from, or anything of a newer session. Freed pages go\n" +
-			"back to the file system at once on a ledger with incremental auto-vacuum (every ledger made by\n" +
-			"this version); an older ledger needs `carryover gc --vacuum` once (rewrites the file: needs free\n" +
-			"disk space about its size, and hooks skip their update while it runs). Hooks never vacuum.",
+			"session a project's current handoff came from, or anything of a newer session. Freed pages\n" +
+			"stay inside the ledger and are reused by new rows; --vacuum rewrites the ledger without them\n" +
+			"(needs free disk space about its size; hooks skip their update while it runs). Hooks never\n" +
+			"prune or vacuum.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "older-than", Usage: "age cut-off: 180d, 12w, 720h", Value: "180d"},
 			&cli.StringFlag{Name: "project", Usage: "only this project's sessions"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed"},
-			&cli.BoolFlag{Name: "vacuum", Usage: "rewrite the ledger once with incremental auto-vacuum (older ledgers)"},
+			&cli.BoolFlag{Name: "vacuum", Usage: "then rewrite the ledger to give the free space back to the file system"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -70,14 +70,16 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		return err
 	}
 	defer l.Close()
-	if vacuum && !dryRun {
-		if err := l.Vacuum(); err != nil {
-			return exitf(ExitError, "%v (is a long `carryover handoff` running? try again after it)", err)
-		}
-	}
 	r, err := l.GC(ledger.GCOptions{Before: e.Now().Add(-age), Project: project, DryRun: dryRun})
 	if err != nil {
 		return exitf(ExitError, "gc: %v", err)
+	}
+	if vacuum && !dryRun {
+		before := r.FreeBytes
+		if err := l.Vacuum(); err != nil {
+			return exitf(ExitError, "%v (is a long `carryover handoff` running? try again after it)", err)
+		}
+		r.FreedBytes, r.FreeBytes = r.FreedBytes+before, 0
 	}
 	if asJSON {
 		b, _ := json.MarshalIndent(r, "", "  ")
@@ -95,8 +97,8 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 	if !dryRun {
 		fmt.Fprintf(e.Stdout, "gave back %s; %s free inside the ledger\n", humanBytes(r.FreedBytes), humanBytes(r.FreeBytes))
 	}
-	if !r.AutoVacuum && r.FreeBytes > 0 {
-		fmt.Fprintln(e.Stdout, "this ledger predates incremental auto-vacuum: run `carryover gc --vacuum` once to shrink it")
+	if r.FreeBytes > 0 {
+		fmt.Fprintln(e.Stdout, "the free space is reused by new rows; `carryover gc --vacuum` gives it back to the file system")
 	}
 	return nil
 }

@@ -63,11 +63,7 @@ func printSpace(e *Env, sp *ledger.Space) {
 		fmt.Fprintf(w, "    %s\n", sp.TablesNote)
 	}
 	if sp.FreeBytes > 0 {
-		hint := "reused by new rows"
-		if !sp.AutoVacuum {
-			hint = "`carryover gc --vacuum` once gives it back"
-		}
-		fmt.Fprintf(w, "    %s free inside the file (%s)\n", humanBytes(sp.FreeBytes), hint)
+		fmt.Fprintf(w, "    %s free inside the file (reused by new rows; `carryover gc --vacuum` gives it back)\n", humanBytes(sp.FreeBytes))
 	}
 	fmt.Fprintln(w, "    `carryover gc --older-than 180d` removes old sessions' rows (never handoffs or decisions)")
 }

@@ -22,9 +22,9 @@ type GCResult struct {
 	// Kept counts old sessions kept because a project's current handoff
 	// was distilled from them or a handoff waits to be injected into them.
 	Kept int
-	// FreedBytes is what the file shrank by (incremental vacuum);
-	// FreeBytes is what stays free inside it (a ledger made before
-	// auto-vacuum: `gc --vacuum` once).
+	// FreedBytes is what the file shrank by (a ledger with incremental
+	// auto-vacuum); FreeBytes is what stays free inside it, reused by new
+	// rows (`gc --vacuum` gives it back).
 	FreedBytes, FreeBytes int64
 	AutoVacuum            bool
 }
@@ -34,8 +34,9 @@ type GCResult struct {
 // (where decisions live), or anything of a session active since the
 // cut-off. A pruned session keeps its ledger entry and cursor: its rows'
 // sequence numbers are never reused and its transcript is not read again
-// from the start. The space goes back to the file system by incremental
-// vacuum when the ledger has it. Only a command runs this: never a hook.
+// from the start. The freed pages are reused by new rows (given back to the
+// file system at once only by a ledger with incremental auto-vacuum; see
+// Vacuum). Only a command runs this: never a hook.
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
@@ -127,14 +128,12 @@ func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 	return n, tx.Commit()
 }
 
-// Vacuum rewrites the ledger with incremental auto-vacuum switched on: the
-// one-time step that lets later `gc` runs shrink a ledger made before it.
-// It needs free disk space about the ledger's size and holds the ledger
-// locked while it runs (hooks skip their update meanwhile).
+// Vacuum rewrites the ledger without its free pages (`gc --vacuum`). It
+// needs free disk space about the ledger's size and holds the ledger locked
+// while it runs (hooks skip their update meanwhile). Auto-vacuum is not
+// switched on: its pointer-map pages defeat the salvage of a truncated
+// ledger (recover.go).
 func (l *Ledger) Vacuum() error {
-	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
-		return err
-	}
 	if _, err := l.db.Exec(`VACUUM`); err != nil {
 		return fmt.Errorf("vacuum ledger: %w", err)
 	}
