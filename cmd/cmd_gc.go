@@ -2,7 +2,10 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -73,6 +76,10 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 	r, err := l.GC(ledger.GCOptions{Before: e.Now().Add(-age), Project: project, DryRun: dryRun})
 	if err != nil {
 		return exitf(ExitError, "gc: %v", err)
+	}
+	if !dryRun {
+		// `list`'s cached descriptions of transcripts deleted since
+		_, _ = l.ForgetGone(func(p string) bool { _, err := os.Lstat(p); return errors.Is(err, fs.ErrNotExist) })
 	}
 	if vacuum && !dryRun {
 		before := r.FreeBytes

@@ -119,3 +119,33 @@ func (d *Descriptions) Flush() error {
 
 // Len is how many descriptions are cached.
 func (d *Descriptions) Len() int { return len(d.known) }
+
+// ForgetGone drops the cached descriptions of transcripts that no longer
+// exist (gone reports that of a path); `gc` runs it. It returns how many.
+func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
+	rows, err := l.db.Query(`SELECT tool, path FROM described`)
+	if err != nil {
+		return 0, err
+	}
+	var drop [][2]string
+	for rows.Next() {
+		var tool, path string
+		if err := rows.Scan(&tool, &path); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if gone(path) {
+			drop = append(drop, [2]string{tool, path})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, d := range drop {
+		if _, err := l.db.Exec(`DELETE FROM described WHERE tool = ? AND path = ?`, d[0], d[1]); err != nil {
+			return 0, err
+		}
+	}
+	return len(drop), nil
+}

@@ -130,3 +130,25 @@ func TestDescriptionsNotASession(t *testing.T) {
 		t.Errorf("an I/O failure was cached (%d calls)", calls)
 	}
 }
+
+// TestForgetGone: gc drops the descriptions of deleted transcripts only.
+func TestForgetGone(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	d, _ := l.Descriptions()
+	d.Store("claude", "/gone", adapters.FileStamp{Size: 1}, adapters.NativeSession{ID: "a"}, true)
+	d.Store("claude", "/here", adapters.FileStamp{Size: 1}, adapters.NativeSession{ID: "b"}, true)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.ForgetGone(func(p string) bool { return p == "/gone" }); n != 1 || err != nil {
+		t.Fatal(n, err)
+	}
+	d, _ = l.Descriptions()
+	if d.Len() != 1 {
+		t.Errorf("%d descriptions left, want 1", d.Len())
+	}
+}
