@@ -112,14 +112,16 @@ func splitSegments(s string) []string {
 	return out
 }
 
-// toolKey is the key of a failing tool call without a command: the tool
-// and the file it wrote ("Edit retry.py"), or the tool alone.
+// toolKey is the key of a failing tool call without a command: the file it
+// wrote ("file retry.py"), or the tool alone. Only edit tools carry a path,
+// and they are one target: Claude's "File has not been read yet" on an Edit,
+// a MultiEdit and a Write of one file is fixed by whichever of them later
+// succeeds on it (a real 1.0.98 session listed six such failures as open).
 func toolKey(tool, path string) string {
-	k := strings.ToLower(tool)
 	if path != "" {
-		k += " " + path
+		return "file " + path
 	}
-	return k
+	return strings.ToLower(tool)
 }
 
 // exceptionRE matches the line that names an error: "AssertionError:
@@ -136,7 +138,7 @@ var exceptionRE = sync.OnceValue(func() *regexp.Regexp {
 func errorLine(text string) string {
 	var first, worded, exception string
 	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(l)
+		l = strings.TrimSpace(stripWrapTags(l))
 		if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") ||
 			strings.HasPrefix(l, "Traceback (most recent call last)") || strings.HasPrefix(l, "File \"") {
 			continue
@@ -218,6 +220,21 @@ func (f *Failure) addError(e string) {
 		f.Errors = f.Errors[len(f.Errors)-maxErrors:]
 	}
 	f.Error = e
+}
+
+// wrapTagRE matches a harness tag wrapped around an error line
+// ("<tool_use_error>File has not been read yet…</tool_use_error>").
+var wrapTagRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`)
+})
+
+// stripWrapTags removes a tag wrapped around a line: markup is for the
+// harness, the handoff shows the message.
+func stripWrapTags(l string) string {
+	if !strings.HasPrefix(l, "<") && !strings.HasSuffix(l, ">") {
+		return l
+	}
+	return wrapTagRE().ReplaceAllString(strings.TrimSpace(l), "")
 }
 
 // mayNameError is exceptionRE's cheap pre-check: the line holds one of the

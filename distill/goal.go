@@ -295,6 +295,8 @@ func (st *State) classifyPrompt(p string) promptClass {
 	switch {
 	case st.Task == "":
 		return promptGoal
+	case restates(p, st.Task):
+		return promptGoal
 	case hasMarker(low, switchMarkers, switchStarts):
 		return promptSwitch
 	case isQuestion(p):
@@ -310,6 +312,15 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// restates reports whether p is the goal sent again, completed: it starts
+// with the whole goal and goes on (a user who hit enter mid-sentence and
+// re-sent the finished request; aider users re-run /ask with more words).
+// The fuller text is the goal, never the cut one.
+func restates(p, goal string) bool {
+	g := strings.TrimRight(strings.TrimSpace(goal), " .…。")
+	return utf8.RuneCountInString(g) >= 8 && len(p) > len(goal) && strings.HasPrefix(strings.ToLower(p), strings.ToLower(g))
 }
 
 // newTopicWords is the size from which a request in a new session can be

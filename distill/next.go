@@ -132,6 +132,9 @@ var boilerplateMarkers = []string{
 	"sonst noch", "kann ich sonst", "noch etwas", "autre chose", "puis-je vous aider", "n'hésitez pas", "algo más", "en qué más",
 	"no dudes", "mais alguma coisa", "posso ajudar", "fique à vontade", "что-нибудь ещё", "чем ещё", "чем могу помочь",
 	"还有什么", "其他需要", "随时告诉", "他に何か", "お手伝い", "お気軽に",
+	// "How can I assist you today?" (a subagent's warm-up reply) is an offer, not a question.
+	"how can i assist", "how may i", "can i assist", "can i do for you", "wie kann ich ihnen", "wie kann ich dir", "womit kann ich",
+	"en qué puedo", "comment puis-je", "чем я могу", "有什么可以帮", "有什么我可以", "どのようなご用件",
 }
 
 // boilerplate reports whether a sentence is an offer of help or a

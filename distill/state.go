@@ -142,7 +142,9 @@ func (st *State) Add(r *ledger.Row) {
 		// compaction, answers nothing the previous turn asked: "continue"
 		// there resumes, it does not say yes.
 		resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
-		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed {
+		// The goal sent again in full answers "which part?" by restating
+		// the task: that is the goal, not a decision.
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !restates(strings.TrimSpace(r.Text), st.Task) {
 			st.addAnswer(qs[len(qs)-1], r.Text)
 		}
 		class := st.addPrompt(r.Text, r.SessionID, at)
@@ -364,6 +366,7 @@ func (st *State) Handoff(o Options) Handoff {
 	}
 	sort.SliceStable(h.Files, func(i, j int) bool { return files[h.Files[i].Path].last > files[h.Files[j].Path].last })
 	if len(h.Files) > 10 {
+		h.MoreFiles = len(h.Files) - 10
 		h.Files = h.Files[:10]
 	}
 
