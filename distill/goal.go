@@ -128,6 +128,13 @@ var ackWords = map[string]bool{
 	"да": true, "ок": true, "давай": true, "продолжай": true, "спасибо": true, "хорошо": true, "ладно": true, "отлично": true,
 	"好": true, "好的": true, "继续": true, "可以": true, "谢谢": true, "行": true, "嗯": true, "没问题": true,
 	"はい": true, "続けて": true, "続けてください": true, "お願いします": true, "ありがとう": true, "いいよ": true, "了解": true, "うん": true, "ok": true,
+	// thanks and praise as the last turn ("Super, danke!", "¡Perfecto, muchas
+	// gracias!", "Thanks, great work") ask for nothing: never the latest request.
+	"super": true, "vielen": true, "dank": true, "toll": true, "klasse": true, "perfekt": true, "prima": true, "schön": true,
+	"muchas": true, "genial": true, "excelente": true, "beaucoup": true, "génial": true, "muito": true, "ótimo": true, "valeu": true,
+	"большое": true, "супер": true, "класс": true, "work": true, "job": true, "awesome": true, "much": true, "lot": true, "a": true,
+	"looks": true, "that's": true, "thats": true, "excellent": true, "wonderful": true, "amazing": true, "brilliant": true,
+	"非常感谢": true, "感谢": true, "太好了": true, "谢谢你": true, "多谢": true, "ありがとうございます": true, "どうも": true, "完璧": true,
 }
 
 // isQuestion reports whether a prompt asks rather than requests: it ends in
@@ -284,6 +291,31 @@ func stripLeadingAcks(low string) string {
 		t = t[end:]
 	}
 	return strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+}
+
+// thanksWords say thank you; assentWords say yes. "Thanks, great work"
+// after "Should I use 14 months of runway?" thanks without answering: the
+// question stays open, it is not a "yes".
+var thanksWords = map[string]bool{"thanks": true, "thank": true, "thx": true, "danke": true, "dank": true, "merci": true, "gracias": true,
+	"obrigado": true, "obrigada": true, "valeu": true, "спасибо": true, "谢谢": true, "感谢": true, "非常感谢": true, "谢谢你": true, "多谢": true,
+	"ありがとう": true, "ありがとうございます": true, "どうも": true}
+
+var assentWords = map[string]bool{"yes": true, "y": true, "yep": true, "yeah": true, "yup": true, "ok": true, "okay": true, "sure": true,
+	"agreed": true, "approved": true, "do": true, "go": true, "proceed": true, "continue": true, "ja": true, "jawohl": true, "mach": true,
+	"weiter": true, "oui": true, "d'accord": true, "vas-y": true, "sí": true, "si": true, "vale": true, "dale": true, "sim": true, "pode": true,
+	"да": true, "ок": true, "давай": true, "хорошо": true, "好": true, "好的": true, "可以": true, "行": true, "はい": true, "お願いします": true, "いいよ": true, "了解": true}
+
+// thanksOnly reports whether an acknowledgement thanks without assenting.
+func thanksOnly(p string) bool {
+	thanks := false
+	for _, w := range promptWords(strings.ToLower(p)) {
+		w = strings.Trim(w, "'-")
+		if assentWords[w] {
+			return false
+		}
+		thanks = thanks || thanksWords[w]
+	}
+	return thanks
 }
 
 // classifyPrompt applies the rules at the top of this file.

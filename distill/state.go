@@ -144,13 +144,23 @@ func (st *State) Add(r *ledger.Row) {
 		resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
 		// The goal sent again in full answers "which part?" by restating
 		// the task: that is the goal, not a decision.
-		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !restates(strings.TrimSpace(r.Text), st.Task) {
+		thanks := thanksOnly(r.Text) && !substantive(r.Text)
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !restates(strings.TrimSpace(r.Text), st.Task) {
 			st.addAnswer(qs[len(qs)-1], r.Text)
 		}
 		class := st.addPrompt(r.Text, r.SessionID, at)
 		st.Fallback, st.FallbackAt = r.Text, at
-		if !(resumed && class == promptAck) {
-			st.TurnTexts = nil // the previous turn's questions stay open across a bare resume
+		switch {
+		case resumed && class == promptAck, thanks:
+			// the previous turn's questions stay open across a bare resume
+			// and across a thank-you that answers none of them
+		case class == promptAck:
+			// "Super, danke!" / "yes" answers the turn's questions but asks
+			// for nothing new: its forward-looking sentences stay the next
+			// action when the reply is only a sign-off ("Gern geschehen!").
+			st.TurnTexts = forwardOnly(st.TurnTexts)
+		default:
+			st.TurnTexts = nil
 		}
 		if class != promptAck {
 			// An acknowledgement asks for nothing new: the last turn's
@@ -377,7 +387,13 @@ func (st *State) Handoff(o Options) Handoff {
 	h.SetAside = append([]string(nil), st.SetAside...)
 	h.Plan = append([]PlanItem(nil), st.Plan...)
 	h.Refs = append([]string(nil), st.Refs...)
-	h.Actions = append([]string(nil), st.Actions...)
+	for _, a := range st.Actions {
+		// The goal or the latest request restated as an action item says
+		// nothing the Task lines do not (a research prompt "Prepara un resumen…").
+		if !sameText(a, st.Task) && !sameText(a, st.Latest) {
+			h.Actions = append(h.Actions, a)
+		}
+	}
 	h.Test = st.LastTest
 	if st.Latest != "" && st.Latest != st.Task {
 		h.Latest, h.LatestAt = st.Latest, st.LatestAt
@@ -420,6 +436,16 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Done = h.Done[len(h.Done)-12:]
 	}
 	return h
+}
+
+// sameText reports whether a (possibly clipped with "…") is the text of
+// the request b.
+func sameText(a, b string) bool {
+	b = oneLine(b)
+	if b == "" {
+		return false
+	}
+	return a == b || strings.HasSuffix(a, "…") && strings.HasPrefix(b, strings.TrimSuffix(a, "…"))
 }
 
 // nextAction applies the order in next.go.
@@ -471,8 +497,8 @@ func (st *State) nextAction(h Handoff, failing *Failure) string {
 	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
 		return "Get the user's answer: " + qs[len(qs)-1]
 	}
-	if len(st.Actions) > 0 { // a prose session's newest commitment
-		return st.Actions[len(st.Actions)-1]
+	if len(h.Actions) > 0 { // a prose session's newest commitment
+		return h.Actions[len(h.Actions)-1]
 	}
 	return ""
 }
