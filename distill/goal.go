@@ -401,7 +401,17 @@ func cjkString(s string) bool {
 
 // weakGoal reports whether a goal is too thin to hold against a fuller
 // request (rule 2).
-func weakGoal(p string) bool { return isQuestion(p) || promptSize(p) < 3 }
+func weakGoal(p string) bool {
+	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners)
+}
+
+// resumeOpeners open a session by pointing at earlier work without naming
+// it ("We were working on the task", a real Russian aider session's first
+// prompt): too thin to hold as the goal against the request that follows.
+var resumeOpeners = []string{"we were working", "where were we", "where did we leave", "let's continue where",
+	"wir haben an", "wo waren wir", "on travaillait", "où en étions", "estábamos trabajando", "dónde nos quedamos",
+	"estávamos trabalhando", "мы работали", "на чём мы остановились", "на чем мы остановились", "我们之前在", "我们刚才在", "上次做到",
+	"前回の続き", "作業していた"}
 
 // addPrompt folds a user prompt into the goal, the latest request and the
 // set-aside goals.

@@ -142,10 +142,11 @@ func (st *State) Add(r *ledger.Row) {
 		// compaction, answers nothing the previous turn asked: "continue"
 		// there resumes, it does not say yes.
 		resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
-		// The goal sent again in full answers "which part?" by restating
-		// the task: that is the goal, not a decision.
+		// A reply that sets the goal ("which task do you mean?" answered
+		// by naming it, or the goal re-sent in full) is the goal, not a
+		// decision; a thank-you answers nothing.
 		thanks := thanksOnly(r.Text) && !substantive(r.Text)
-		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !restates(strings.TrimSpace(r.Text), st.Task) {
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !setsGoal(st.classifyPrompt(strings.TrimSpace(r.Text))) {
 			st.addAnswer(qs[len(qs)-1], r.Text)
 		}
 		class := st.addPrompt(r.Text, r.SessionID, at)
@@ -437,6 +438,9 @@ func (st *State) Handoff(o Options) Handoff {
 	}
 	return h
 }
+
+// setsGoal reports whether a prompt of class c becomes the goal.
+func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
 
 // sameText reports whether a (possibly clipped with "…") is the text of
 // the request b.
