@@ -10,6 +10,7 @@ package distill
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -136,6 +137,9 @@ var exceptionRE = sync.OnceValue(func() *regexp.Regexp {
 // its "Traceback (most recent call last):" header), else the first line
 // with an error word, else the first line.
 func errorLine(text string) string {
+	if strings.Contains(text, `{"`) && strings.Contains(text, `"message"`) {
+		text = jsonErrorText(text)
+	}
 	var first, worded, exception string
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(stripWrapTags(l))
@@ -220,6 +224,37 @@ func (f *Failure) addError(e string) {
 		f.Errors = f.Errors[len(f.Errors)-maxErrors:]
 	}
 	f.Error = e
+}
+
+var jsonMessageRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`)
+})
+
+var jsonCodeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"code"\s*:\s*"?(\w{1,40})"?`)
+})
+
+// jsonErrorText turns an error that carries a JSON body ("[API Error:
+// {"error":{"code":400,…,"message":"…"}}]") into its words: the text
+// before the JSON, the code and the message, never a JSON fragment.
+func jsonErrorText(text string) string {
+	m := jsonMessageRE().FindStringSubmatch(text)
+	if m == nil {
+		return text
+	}
+	msg := m[1]
+	if u, err := strconv.Unquote(`"` + msg + `"`); err == nil {
+		msg = u
+	}
+	head := strings.TrimSpace(strings.TrimLeft(text[:strings.Index(text, `{"`)], "[ "))
+	head = strings.TrimSpace(strings.TrimSuffix(head, ":"))
+	if c := jsonCodeRE().FindStringSubmatch(text); c != nil {
+		msg = c[1] + " " + msg
+	}
+	if head != "" {
+		return head + ": " + msg
+	}
+	return msg
 }
 
 // wrapTagRE matches a harness tag wrapped around an error line

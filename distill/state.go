@@ -245,8 +245,11 @@ func (st *State) Add(r *ledger.Row) {
 		if c, ok := st.Calls[key]; ok {
 			what, cmd, path = c.ToolName, c.Command, c.FilePath
 		}
-		if what == "" {
-			what = "error"
+		if what == "" && cmd == "" && path == "" {
+			// An error of no tool call is the model's or the harness's (a
+			// Gemini "[API Error: …]", Cursor's "You've hit your usage
+			// limit"): not a command to fix, never the next action.
+			what = "model API"
 		}
 		k := toolKey(what, path)
 		if cmd != "" {
