@@ -23,6 +23,8 @@ type Agent struct {
 	Adapter Adapter
 	// Lister lists sessions from the native store; nil when it has none.
 	Lister Lister
+	// Format is what the adapter reads, written down (shapes by version).
+	Format Format
 	// Envelope is how a hook's stdout reaches the model. It is the same for
 	// every version carryover supports, and the hook path cannot afford to
 	// ask the agent its version.
@@ -50,6 +52,13 @@ type Agent struct {
 	// ForeignHost says why this agent's hook stub is running inside another
 	// agent ("" when it is not): agents load each other's hook files.
 	ForeignHost func(getenv func(string) string) string
+	// ToolContextEvent is the tool event whose additionalContext (in
+	// Envelope) reaches the model ("" none): carryover tells the agent there
+	// that its context is filling up.
+	ToolContextEvent string
+	// SystemMessage says a "systemMessage" field in a hook's JSON stdout is
+	// shown to the user (carryover's limit notices go there, else stderr).
+	SystemMessage bool
 	// DeferStartInjection reports that a SessionStart's output would be
 	// dropped, so the handoff goes out with the next prompt event instead.
 	DeferStartInjection func(h Hook, getenv func(string) string) bool

@@ -31,7 +31,10 @@ var aiderAgent = &Agent{
 	Adapter:  Aider,
 	Lister:   aiderLister{},
 	Envelope: EnvelopeNone,
-	Sniff:    func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
+	Format: Format{Newest: "0.86.3", MajorOnly: true, Shapes: []string{
+		"Aider .aider.chat.history.md, 0.4x–0.86 (# aider chat started at …, #### prompts, > tool output)",
+	}},
+	Sniff: func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
 }
 
 var (
@@ -233,12 +236,6 @@ func splitAiderSessions(text, path string) []aiderChunk {
 		}
 	}
 	return out
-}
-
-// AiderSessions lists the sessions of project's chat history, oldest first.
-func AiderSessions(project string) ([]AiderSession, error) {
-	path := aiderHistoryPath(Hook{Project: project}, Env{Getenv: os.Getenv})
-	return aiderSessionsAt(path)
 }
 
 func aiderSessionsAt(path string) ([]AiderSession, error) {

@@ -5,7 +5,7 @@ import (
 )
 
 // aiderLister lists the sessions of a project's .aider.chat.history.md
-// (AiderSessions). Aider keeps no global store: --all lists nothing more.
+// (aiderSessionsAt). Aider keeps no global store: --all lists nothing more.
 type aiderLister struct{}
 
 func (aiderLister) Stores(env Env) []string { return nil }

@@ -26,6 +26,9 @@ var copilotCLIAgent = &Agent{
 	Adapter:  CopilotCLI,
 	Lister:   copilotLister{},
 	Envelope: EnvelopeFlatCamel,
+	Format: Format{Newest: "1.0.102", Shapes: []string{
+		"GitHub Copilot CLI 1.0.x session-state/<id>/events.jsonl (session.start, user.message, tool.execution_*)",
+	}},
 	Events: map[string]Class{
 		"sessionStart": ClassStart, "userPromptSubmitted": ClassPrompt,
 		"preToolUse": ClassTool, "postToolUse": ClassTool, "postToolUseFailure": ClassTool,
@@ -280,6 +283,8 @@ func copilotEvent(line []byte, off int64) []Row {
 		if r.Text == "" {
 			r.Text = "session error"
 		}
+		status, _ := d.num("statusCode")
+		r.Limit = LimitFromError(d.str("message")+" "+d.str("errorType"), int(status), r.Time)
 		return []Row{r}
 	case "hook.end":
 		// Carryover's own sessionStart context is recorded only here.

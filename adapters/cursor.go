@@ -42,6 +42,10 @@ var cursorAgent = &Agent{
 	Adapter:  CursorIDE,
 	Lister:   cursorLister{},
 	Envelope: EnvelopeFlatSnake,
+	Format: Format{Newest: "3.18.25", Shapes: []string{
+		"Cursor agent-transcripts/*.jsonl (<user_query>, tool_use)",
+		"Cursor state.vscdb (cursorDiskKV composerData + bubbleId rows, read-only)",
+	}},
 	Events: map[string]Class{
 		"sessionStart": ClassStart, "beforeSubmitPrompt": ClassPrompt,
 		"preToolUse": ClassTool, "postToolUse": ClassTool, "postToolUseFailure": ClassTool,

@@ -11,7 +11,8 @@ import (
 // Format is what an adapter reads, written down: the shapes by agent
 // version where the transcript records one, by shape otherwise. Newest is
 // the newest agent version a shape was checked against; specs/tools.toml's
-// newest row says the same ("tested"), which specs_test.go holds.
+// newest row says the same ("tested"), which specs_test.go holds. Each
+// agent's is in its descriptor (Agent.Format).
 type Format struct {
 	Newest string   // "" when the agent records no version in its sessions
 	Shapes []string // one line each, oldest first
@@ -21,40 +22,16 @@ type Format struct {
 	MajorOnly bool
 }
 
-// Formats lists every adapter's shapes. A refusal names them, so a user
-// whose file is not one of them knows what was tried.
-var Formats = map[string]Format{
-	"claude": {Newest: "2.1.197", Shapes: []string{
-		"Claude Code 1.0.x JSONL (no promptSource; inline isSidechain subagents; top-level agent-*.jsonl)",
-		"Claude Code 2.0.x JSONL (compact_boundary, isCompactSummary, <system-reminder> in results)",
-		"Claude Code 2.1.x JSONL (promptSource, attachments, <session>/subagents/agent-*.jsonl)",
-	}},
-	"codex": {Newest: "0.169.0", Shapes: []string{
-		"Codex CLI 0.1x–0.2x rollout (bare {id,timestamp,instructions} header, bare response items, record_type state)",
-		"Codex CLI 0.4x rollout JSONL (session_meta, response_item messages and function calls)",
-		"Codex CLI 0.7x rollout (event_msg user_message / patch_apply_end / turn_aborted, compacted)",
-		"Codex CLI 0.169 rollout (content_item_kinds, item_completed, world_state, thread_spawn subagents)",
-	}},
-	"gemini": {Newest: "0.61.0", Shapes: []string{
-		"Gemini CLI before 0.39: chats/session-*.json, one JSON document with messages[]",
-		"Gemini CLI before 0.39: logs.json (prompts of every session; the newest is read) and /chat save checkpoint-*.json",
-		"Gemini CLI 0.39+: chats/session-*.jsonl, header (projectHash optional) + upserted messages + $set rewrites",
-	}},
-	"copilot-cli": {Newest: "1.0.102", Shapes: []string{
-		"GitHub Copilot CLI 1.0.x session-state/<id>/events.jsonl (session.start, user.message, tool.execution_*)",
-	}},
-	"cursor": {Newest: "3.18.25", Shapes: []string{
-		"Cursor agent-transcripts/*.jsonl (<user_query>, tool_use)",
-		"Cursor state.vscdb (cursorDiskKV composerData + bubbleId rows, read-only)",
-	}},
-	"vscode-copilot": {Shapes: []string{
-		"VS Code Copilot Chat chatSessions/*.json and *.jsonl (replayed mutations)",
-	}},
-	"windsurf": {Shapes: []string{"Windsurf: the hook payloads themselves (no readable store)"}},
-	"aider": {Newest: "0.86.3", MajorOnly: true, Shapes: []string{
-		"Aider .aider.chat.history.md, 0.4x–0.86 (# aider chat started at …, #### prompts, > tool output)",
-	}},
-}
+// Formats lists every adapter's shapes (each descriptor's Format), by
+// agent name. A refusal names them, so a user whose file is not one of them
+// knows what was tried.
+var Formats = func() map[string]Format {
+	m := map[string]Format{}
+	for _, a := range All {
+		m[a.Name] = a.Format
+	}
+	return m
+}()
 
 // Tried is the sentence a refusal ends with: the shapes of tool that were
 // tried (or of every agent when tool is "").

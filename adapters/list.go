@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -40,19 +39,6 @@ type Lister interface {
 	Describe(path string) (NativeSession, error)
 	// Stores are the directories the lister reads (for detect and info).
 	Stores(env Env) []string
-}
-
-// SortSessions orders sessions newest first (ties by agent and id).
-func SortSessions(ss []NativeSession) {
-	sort.SliceStable(ss, func(i, j int) bool {
-		if !ss[i].LastActive.Equal(ss[j].LastActive) {
-			return ss[i].LastActive.After(ss[j].LastActive)
-		}
-		if ss[i].Tool != ss[j].Tool {
-			return ss[i].Tool < ss[j].Tool
-		}
-		return ss[i].ID < ss[j].ID
-	})
 }
 
 // InProject reports whether dir is project or inside it.

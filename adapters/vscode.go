@@ -44,6 +44,9 @@ var vscodeAgent = &Agent{
 	Adapter:  VSCode,
 	Lister:   vscodeLister{},
 	Envelope: EnvelopeHookSpecific,
+	Format: Format{Shapes: []string{
+		"VS Code Copilot Chat chatSessions/*.json and *.jsonl (replayed mutations)",
+	}},
 	Events: map[string]Class{
 		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
 		"PreToolUse": ClassTool, "PostToolUse": ClassTool,

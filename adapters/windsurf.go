@@ -26,6 +26,7 @@ var windsurfAgent = &Agent{
 	Display:  "Windsurf",
 	Adapter:  Windsurf,
 	Envelope: EnvelopeNone,
+	Format:   Format{Shapes: []string{"Windsurf: the hook payloads themselves (no readable store)"}},
 	Events: map[string]Class{
 		"pre_user_prompt": ClassPrompt,
 		"post_write_code": ClassTool, "post_run_command": ClassTool, "post_mcp_tool_use": ClassTool, "post_read_code": ClassTool,

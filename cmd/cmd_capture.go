@@ -11,8 +11,6 @@ import (
 	"github.com/carryover/carryover/publish"
 )
 
-func init() { register(captureCommand) }
-
 func captureCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "capture",

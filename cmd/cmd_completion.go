@@ -18,8 +18,6 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-func init() { register(completionCommand) }
-
 type completionOptions struct{ shell string }
 
 func completionCommand(e *Env) *cli.Command {
@@ -89,6 +87,9 @@ func completionTree(cs []*cli.Command) []compCmd {
 		}
 		cc := compCmd{name: c.Name, usage: c.Usage}
 		for _, f := range c.Flags {
+			if f.Names()[0] == "help" {
+				continue // the writers add --help themselves
+			}
 			names := f.Names()
 			sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
 			cf := compFlag{names: names}

@@ -14,8 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { register(configCommand) }
-
 type configOptions struct {
 	project string
 	asJSON  bool
@@ -88,7 +86,7 @@ func configKeyNames() []string {
 }
 
 func runConfig(e *Env, o configOptions) error {
-	project, err := currentProject(o.project)
+	project, err := currentProject(e, o.project)
 	if err != nil {
 		return err
 	}
@@ -135,7 +133,7 @@ func runConfigSet(e *Env, o configSetOptions) error {
 		if k.GlobalOnly {
 			return exitf(ExitError, "%s is only read from the global config; drop --project", k.Name)
 		}
-		if project, err = currentProject(o.project); err != nil {
+		if project, err = currentProject(e, o.project); err != nil {
 			return err
 		}
 		// The project file is meant to be committed and shared.
@@ -147,7 +145,7 @@ func runConfigSet(e *Env, o configSetOptions) error {
 	fmt.Fprintf(e.Stdout, "set %s = %s in %s\n", k.Name, lit, path)
 	// Say so when another file (or the merge policy) decides the value.
 	if project == "" {
-		project, _ = currentProject("")
+		project, _ = currentProject(e, "")
 	}
 	vals, _ := resolveConfig(e, project)
 	for _, v := range vals {

@@ -14,8 +14,6 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-func init() { register(detectCommand) }
-
 func detectCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:        "detect",
@@ -87,7 +85,7 @@ func detect(e *Env, project string) ([]Detection, error) {
 }
 
 func runDetect(e *Env, asJSON bool) error {
-	project, _ := currentProject("")
+	project, _ := currentProject(e, "")
 	stop := spinner(e, "looking for agents…")
 	ds, err := detect(e, project)
 	stop()

@@ -31,8 +31,6 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-func init() { register(doctorCommand) }
-
 type doctorOptions struct {
 	asJSON bool
 }
@@ -268,7 +266,7 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 		c = exec.CommandContext(ctx, "sh", "-c", s.Command)
 	}
 	c.Dir = project
-	c.Env = append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home,
+	c.Env = append(slices.Clone(e.Environ), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home,
 		"CLAUDE_PROJECT_DIR="+project, "GEMINI_PROJECT_DIR="+project, "COPILOT_PROJECT_DIR="+project, "CURSOR_PROJECT_DIR="+project)
 	c.Stdin = bytes.NewReader(payload)
 	var out, errb bytes.Buffer

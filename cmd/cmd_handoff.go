@@ -11,8 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { register(handoffCommand) }
-
 func handoffCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "handoff",
@@ -49,6 +47,9 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	stop()
 	if err != nil {
 		return err
+	}
+	if c := sessionContext(ls, cfg); c != "" {
+		fmt.Fprintf(e.Stderr, "carryover: context of that session: %s\n", c)
 	}
 	s := buildSession(e, p, ls, rows, redactor(cfg))
 	if sel.session == "" && sel.transcript == "" {

@@ -17,8 +17,6 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-func init() { register(infoCommand) }
-
 func infoCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "info",
@@ -61,7 +59,7 @@ type TargetInfo struct {
 }
 
 func runInfo(e *Env, projectFlag string, asJSON bool) error {
-	project, err := currentProject(projectFlag)
+	project, err := currentProject(e, projectFlag)
 	if err != nil {
 		return err
 	}

@@ -19,12 +19,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() {
-	register(installCommand)
-	register(refreshCommand)
-	register(uninstallCommand)
-}
-
 // AgentStatus is one agent's detection and hook state.
 type AgentStatus struct {
 	Tool, Display string
@@ -138,7 +132,7 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	}
 	p := specs.DetectVersion(tl, a.Binary, specs.ProbeEnv{
 		GOOS: runtime.GOOS, Getenv: e.Getenv, Home: e.UserHome(),
-		Environ: append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1"),
+		Environ: append(slices.Clone(e.Environ), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1"),
 	})
 	a.Version, a.VersionFrom = p.Version, string(p.Source)
 	if p.Err != nil {

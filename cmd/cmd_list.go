@@ -9,8 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { register(listCommand) }
-
 func listCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
@@ -40,7 +38,7 @@ type listEntry struct {
 func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON bool) error {
 	project := ""
 	if !all {
-		p, err := currentProject(projectFlag)
+		p, err := currentProject(e, projectFlag)
 		if err != nil {
 			return err
 		}

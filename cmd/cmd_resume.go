@@ -10,8 +10,6 @@ import (
 	"github.com/carryover/carryover/publish/resume"
 )
 
-func init() { register(resumeCommand) }
-
 func resumeCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "resume",
@@ -33,13 +31,13 @@ func resumeCommand(e *Env) *cli.Command {
 }
 
 func runResume(e *Env, file, projectFlag string, o outputOptions) error {
-	project, err := currentProject(projectFlag)
+	project, err := currentProject(e, projectFlag)
 	if err != nil {
 		return err
 	}
 	if file == "" {
 		file = SessionPath(project)
-	} else if file, err = absPath(file); err != nil {
+	} else if file, err = absPath(e, file); err != nil {
 		return exitf(ExitError, "--file: %v", err)
 	}
 	l, err := resume.LoadFile(file)

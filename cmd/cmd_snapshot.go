@@ -13,8 +13,6 @@ import (
 // reused). Peak RSS stays well under 64 MB (BenchmarkColdIngest).
 const snapshotHeap = 40 << 20
 
-func init() { register(snapshotCommand) }
-
 func snapshotCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "snapshot",

@@ -19,8 +19,6 @@ import (
 	"github.com/carryover/carryover/publish"
 )
 
-func init() { register(statusCommand) }
-
 func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
@@ -45,6 +43,7 @@ type StatusReport struct {
 	Agents   []AgentReport   `json:"agents"`
 	Ledger   LedgerReport    `json:"ledger"`
 	Projects []ProjectReport `json:"projects"`
+	Walls    WallsReport     `json:"limits"`
 	Problems []string        `json:"problems,omitempty"`
 	// Ignored is what the working directory's project config asked for
 	// that carryover does not honour (publish.ProjectPolicy).
@@ -91,6 +90,8 @@ type ProjectReport struct {
 	Written  time.Time       `json:"written"`
 	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
 	Receipts []ReceiptReport `json:"receipts"`
+	// Context is the handoff session's context level ("OK 42 %").
+	Context string `json:"context,omitempty"`
 	// NotInjected says why the project's handoff.md is not injected (it is
 	// not the file carryover published).
 	NotInjected string `json:"not_injected,omitempty"`
@@ -108,9 +109,9 @@ type ReceiptReport struct {
 }
 
 func collectStatus(e *Env) (st StatusReport) {
-	st = StatusReport{Home: e.Home()}
-	defer func() { st.Config = configWarnings(e, statusProjects(st)) }()
-	cwdProject, _ := currentProject("")
+	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
+	defer func() { st.Config = configWarnings(e, statusProjects(e, st)) }()
+	cwdProject, _ := currentProject(e, "")
 	if cwdProject != "" {
 		cfg, _ := LoadConfig(e, cwdProject)
 		st.Ignored = cfg.Ignored
@@ -161,8 +162,10 @@ func collectStatus(e *Env) (st StatusReport) {
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
+		pr.Context = contextOf(e, l, h.Project, h.SessionID)
 		st.Projects = append(st.Projects, pr)
 	}
+	st.Walls.Last = lastLimits(e, l)
 	if why := statusTrust(e, cwdProject, l); why != "" {
 		st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
 	}
@@ -253,7 +256,11 @@ func printStatus(e *Env, st StatusReport) {
 			}
 			fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, shortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
 		}
+		if p.Context != "" {
+			fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
+		}
 	}
+	printWalls(e, st)
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

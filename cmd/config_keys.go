@@ -148,6 +148,7 @@ var configKeys = []configKey{
 		},
 		get: func(c Config) string { return tomlStrings(c.TrustedProjects) },
 	},
+	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
 }
 
 func lookupConfigKey(name string) (configKey, bool) {
@@ -364,9 +365,9 @@ func configWarnings(e *Env, projects []string) []string {
 
 // statusProjects is the current directory's project and every project
 // status reports.
-func statusProjects(st StatusReport) []string {
+func statusProjects(e *Env, st StatusReport) []string {
 	var ps []string
-	if p, err := currentProject(""); err == nil {
+	if p, err := currentProject(e, ""); err == nil {
 		ps = append(ps, p)
 	}
 	for _, p := range st.Projects {

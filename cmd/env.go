@@ -3,6 +3,7 @@ package cmd
 import (
 	"io"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/atotto/clipboard"
@@ -26,6 +27,14 @@ type Env struct {
 	// Executable is the absolute path of the running carryover binary
 	// (written into hook stubs).
 	Executable string
+	// WorkDir is the working directory ("" when it cannot be read).
+	WorkDir string
+	// Environ is the environment subprocesses (git, agents' --version) start
+	// from; carryover adds what it needs.
+	Environ []string
+	// StartProcess runs an agent attached to the terminal (--launch); nil
+	// runs it with Stdin, Stdout and Stderr.
+	StartProcess func(dir string, argv []string) error
 	// MakeRaw puts the terminal on Stdin into raw mode (for the install
 	// picker) and returns what restores it; nil or an error: no raw mode.
 	MakeRaw func() (restore func(), err error)
@@ -37,7 +46,10 @@ func OSEnv() *Env {
 	if err != nil {
 		exe = "carryover"
 	}
+	wd, _ := os.Getwd()
 	return &Env{
+		WorkDir:    wd,
+		Environ:    os.Environ(),
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,
@@ -57,6 +69,17 @@ func OSEnv() *Env {
 			return func() { _ = term.Restore(fd, st) }, nil
 		},
 	}
+}
+
+// startProcess runs argv in dir attached to e's streams (see StartProcess).
+func (e *Env) startProcess(dir string, argv []string) error {
+	if e.StartProcess != nil {
+		return e.StartProcess(dir, argv)
+	}
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir = dir
+	c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
+	return c.Run()
 }
 
 // Home is carryover's state directory: $CARRYOVER_HOME, else ~/.carryover.

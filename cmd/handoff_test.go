@@ -24,8 +24,9 @@ func manualEnv(t *testing.T, vars map[string]string, clip func(string) error) (*
 	if _, ok := vars["HOME"]; !ok {
 		vars["HOME"] = t.TempDir()
 	}
+	wd, _ := os.Getwd() // the test's package directory: relative paths in tests are relative to it
 	return &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] },
-		Now: func() time.Time { return scriptNow }, Clipboard: clip}, &out, &errb
+		Now: func() time.Time { return scriptNow }, Clipboard: clip, WorkDir: wd}, &out, &errb
 }
 
 func TestOSC52Bytes(t *testing.T) {
@@ -134,11 +135,9 @@ func TestLaunchNeverPutsPromptInArgv(t *testing.T) {
 		t.Fatal(err)
 	}
 	var argv []string
-	saved := startProcess
-	startProcess = func(e *Env, dir string, a []string) error { argv = a; return nil }
-	defer func() { startProcess = saved }()
 	project := t.TempDir()
 	e, _, _ := manualEnv(t, map[string]string{"PATH": bin}, nil)
+	e.StartProcess = func(dir string, a []string) error { argv = a; return nil }
 	text := strings.Repeat("very long prompt ", 20000)
 	err := deliver(e, project, text, "stats", outputOptions{format: "md", noClipboard: true, launch: "claude"}, func(s string) string { return s })
 	if err != nil {

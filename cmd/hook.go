@@ -1,11 +1,11 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +15,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
 )
 
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.
@@ -139,26 +140,6 @@ func logRecovered(l *ledger.Ledger, log *logger) {
 	}
 }
 
-// ResolveProject is the project root: the agent's own project dir when it
-// gives one, else the git root of cwd, else cwd.
-func ResolveProject(explicit, cwd string) string {
-	p := explicit
-	if p == "" {
-		if cwd == "" {
-			cwd, _ = os.Getwd()
-		}
-		p = distill.RepoRoot(cwd)
-		if p == "" {
-			p = cwd
-		}
-	}
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return p
-}
-
 // goValue runs f on another goroutine; the channel yields its result (or
 // the recovered panic as an error).
 func goValue[T any](f func() (T, error)) chan result[T] {
@@ -208,15 +189,57 @@ func foreignHost(a *adapters.Agent, e *Env) string {
 
 // projectFor resolves the hook's project and its config (problems logged)
 // into what publishing needs.
-func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
-	root := ResolveProject(h.Project, h.Cwd)
+func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config) {
+	cwd := h.Cwd
+	if cwd == "" {
+		cwd = e.WorkDir
+	}
+	root := distill.ProjectRoot(h.Project, cwd)
 	cfg, cerrs := LoadConfig(e, root)
 	for _, ce := range cerrs {
 		log.Printf("config: %v", ce)
 	}
 	redact := redactor(cfg)
 	log.redact = redact
-	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+	for _, p := range limits.Of(cfg).Problems() {
+		log.Printf("config: %s", p)
+	}
+	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}, cfg
+}
+
+// timedOut logs that the watchdog stopped waiting for snapshot. Session
+// start still gets the last published handoff when the digests under the
+// home say it is carryover's (no ledger needed).
+func timedOut(e *Env, event string, fb *fallback, wlog *logger, start time.Time, budget time.Duration) {
+	wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer (a ledger locked by another process?); the next event catches up",
+		time.Since(start).Round(time.Millisecond), budget)
+	var out bytes.Buffer
+	fb.inject(e, event, &out, wlog)
+	writeInjection(e, out.Bytes(), wlog)
+}
+
+// republish decides whether this event re-distils the handoff and returns
+// the one to write (nil: none). Tool events fire on every tool call: they
+// record rows and mark the project pending, and the turn's end (Stop,
+// SessionEnd, the next prompt or session start) publishes what is pending.
+// At a CRITICAL context level (critical) tool events publish too: the
+// handoff must be fresh on disk before the window fills.
+func republish(l *ledger.Ledger, proj *publish.Project, log *logger, class adapters.Class, hadHandoff, critical bool, added int) *publish.Rendered {
+	if class == adapters.ClassTool && hadHandoff && !critical {
+		if added > 0 {
+			logErr(log, "mark pending publish", l.MarkDirty(proj.Root, proj.Now))
+		}
+		return nil
+	}
+	dirty := l.Dirty(proj.Root)
+	if added == 0 && !dirty && hadHandoff {
+		return nil
+	}
+	r, err := refresh(l, proj, log)
+	if dirty && err == nil {
+		logErr(log, "clear pending publish", l.ClearDirty(proj.Root))
+	}
+	return r
 }
 
 // refresh folds the new rows into the project's distill state and renders

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,11 +23,10 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
 )
-
-// getwd is the working directory (a test seam: in-process scripts set it).
-var getwd = os.Getwd
 
 // selection is the session-selection flags shared by handoff and capture.
 type selection struct {
@@ -47,34 +47,32 @@ func selectionFrom(c *cli.Context) selection {
 }
 
 // absPath resolves a path flag against the working directory.
-func absPath(p string) (string, error) {
+func absPath(e *Env, p string) (string, error) {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p), nil
 	}
-	wd, err := getwd()
-	if err != nil {
-		return "", err
+	if e.WorkDir == "" {
+		return "", errors.New("cannot read the current directory")
 	}
-	return filepath.Join(wd, p), nil
+	return filepath.Join(e.WorkDir, p), nil
 }
 
 // currentProject resolves --project or the working directory.
-func currentProject(explicit string) (string, error) {
+func currentProject(e *Env, explicit string) (string, error) {
 	if explicit != "" {
-		abs, err := absPath(explicit)
+		abs, err := absPath(e, explicit)
 		if err != nil {
 			return "", err
 		}
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 			return "", exitf(ExitError, "--project %s is not a directory", explicit)
 		}
-		return ResolveProject(abs, ""), nil
+		return distill.ProjectRoot(abs, ""), nil
 	}
-	wd, err := getwd()
-	if err != nil {
-		return "", exitf(ExitError, "cannot read the current directory: %v; pass --project", err)
+	if e.WorkDir == "" {
+		return "", exitf(ExitError, "cannot read the current directory; pass --project")
 	}
-	return ResolveProject("", wd), nil
+	return distill.ProjectRoot("", e.WorkDir), nil
 }
 
 func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
@@ -91,7 +89,7 @@ type candidate struct {
 // ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
 	aenv := adapterEnv(e)
-	aenv.WorkDir, _ = getwd() // list --all finds Aider's histories there
+	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
 	names := adapters.ListerNames()
 	if source != "" {
 		if _, ok := adapters.ListerFor(source); !ok {
@@ -211,7 +209,7 @@ func noAgentsError(e *Env) error {
 
 // pick chooses the session for sel.
 func pick(e *Env, sel selection) (picked, error) {
-	project, err := currentProject(sel.project)
+	project, err := currentProject(e, sel.project)
 	if err != nil {
 		return picked{}, err
 	}
@@ -281,7 +279,7 @@ func pick(e *Env, sel selection) (picked, error) {
 }
 
 func pickTranscript(e *Env, sel selection, project string) (picked, error) {
-	path, err := absPath(sel.transcript)
+	path, err := absPath(e, sel.transcript)
 	if err != nil {
 		return picked{}, err
 	}
@@ -414,7 +412,7 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 	// core.fsmonitor off: a .git/config that came with an unpacked
 	// archive could otherwise name a command for `git status` to run.
 	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager", "-c", "core.fsmonitor=false"}, args...)...)
-	c.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	c.Env = append(slices.Clone(e.Environ), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	var out bytes.Buffer
 	c.Stdout = &out
 	if err := c.Run(); err != nil {
@@ -429,25 +427,12 @@ func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact
 		Redact: redact, Git: func(dir string, args ...string) (string, error) { return gitOutput(e, dir, args...) }})
 }
 
-// ago renders a time relative to now.
+// ago renders a time relative to now ("unknown" for no time).
 func ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
 	}
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return t.UTC().Format("2006-01-02 15:04")
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	case d < 60*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-	}
-	return t.UTC().Format("2006-01-02")
+	return publish.Ago(now, t)
 }
 
 // colour wraps s in an ANSI colour when w is a terminal and NO_COLOR is unset.
@@ -491,7 +476,7 @@ func transcriptContext(recorded string) (string, string) {
 		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
 	}
 	if fi, err := os.Stat(recorded); err == nil && fi.IsDir() {
-		return ResolveProject(recorded, ""), "project context from the session's recorded directory " + recorded
+		return distill.ProjectRoot(recorded, ""), "project context from the session's recorded directory " + recorded
 	}
 	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
 }

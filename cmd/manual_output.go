@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -236,14 +235,6 @@ func launchable() []string {
 	return out
 }
 
-// startProcess runs an agent attached to the terminal (a test seam).
-var startProcess = func(e *Env, dir string, argv []string) error {
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Dir = dir
-	c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
-	return c.Run()
-}
-
 func launchAgent(e *Env, agent, project, path string) error {
 	argv, _ := launchArgs(agent, path)
 	bin := lookPath(e, argv[0])
@@ -252,7 +243,7 @@ func launchAgent(e *Env, agent, project, path string) error {
 	}
 	argv[0] = bin
 	fmt.Fprintf(e.Stderr, "carryover: starting %s in %s\n", filepath.Base(bin), project)
-	if err := startProcess(e, project, argv); err != nil {
+	if err := e.startProcess(project, argv); err != nil {
 		return exitf(ExitError, "%s exited: %v", filepath.Base(bin), err)
 	}
 	return nil

@@ -5,22 +5,19 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// scriptMu serialises in-process runs: getwd is a package variable.
-var scriptMu sync.Mutex
-
 // scriptNow is the clock of the CLI scripts.
 var scriptNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-// TestScripts runs testdata/script/*.txtar. `carryover` runs in process with
-// the script's environment and working directory; `exitcode N` checks the
-// exit code of the last `carryover`.
+// TestScripts runs testdata/script/*.txtar, in parallel. `carryover` runs in
+// process with the script's environment and working directory (all in its
+// Env: there are no package-level seams); `exitcode N` checks the exit code
+// of the last `carryover`.
 func TestScripts(t *testing.T) {
 	repo, err := filepath.Abs("..")
 	if err != nil {
@@ -44,18 +41,14 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"carryover": func(ts *testscript.TestScript, neg bool, args []string) {
-				scriptMu.Lock()
-				defer scriptMu.Unlock()
-				dir := ts.MkAbs(".")
-				saved := getwd
-				getwd = func() (string, error) { return dir, nil }
-				defer func() { getwd = saved }()
 				var stdin bytes.Buffer
 				e := &Env{
 					Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(),
 					Getenv:     ts.Getenv,
 					Now:        func() time.Time { return scriptNow },
 					Clipboard:  func(string) error { return errors.New("no clipboard in tests") },
+					WorkDir:    ts.MkAbs("."),
+					Environ:    scriptEnviron(ts),
 					Executable: ts.Getenv("CARRYOVER_EXE"),
 				}
 				code := Main(append([]string{"carryover"}, args...), e)
@@ -74,4 +67,15 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// scriptEnviron is the script's environment for subprocesses.
+func scriptEnviron(ts *testscript.TestScript) []string {
+	var out []string
+	for _, k := range []string{"PATH", "HOME", "CARRYOVER_HOME", "NO_COLOR", "TMPDIR"} {
+		if v := ts.Getenv(k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
 }

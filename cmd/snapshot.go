@@ -10,6 +10,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
 )
 
 // Snapshot is the hook entry point. Whatever happens it returns normally:
@@ -31,13 +32,7 @@ func Snapshot(e *Env, tool, event string) {
 	b := snapshotBudget(e, tool, event)
 	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out, fb) })
 	if !finished {
-		wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer (a ledger locked by another process?); the next event catches up",
-			time.Since(start).Round(time.Millisecond), b)
-		// Session start still gets the last published handoff when the
-		// digests under the home say it is carryover's (no ledger needed).
-		var fbOut bytes.Buffer
-		fb.inject(e, event, &fbOut, &wlog)
-		writeInjection(e, fbOut.Bytes(), &wlog)
+		timedOut(e, event, fb, &wlog, start, b) // snapshot is left behind: the process exits
 		return
 	}
 	if err != nil {
@@ -71,7 +66,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	if err != nil {
 		return err
 	}
-	proj := projectFor(e, log, h)
+	proj, cfg := projectFor(e, log, h)
 	fb.set(agent, proj)
 	log.prefix += "session=" + shortID(h.SessionID) + " "
 	// A tool event on a project that had a handoff only stores rows (below).
@@ -123,23 +118,11 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		return busyReason(err)
 	}
 	tIngest := time.Since(start)
-	if class == adapters.ClassTool && hadHandoff {
-		// Tool events fire on every tool call: record the rows, and leave
-		// the re-distill to the turn's end (Stop, SessionEnd, the next
-		// prompt or session start), which publishes whatever is pending.
-		if rep.Total > 0 {
-			logErr(log, "mark pending publish", l.MarkDirty(proj.Root, e.Now()))
-		}
-	} else if dirty := l.Dirty(proj.Root); rep.Total > 0 || dirty || !hadHandoff {
-		r, err := refresh(l, proj, log)
-		if r != nil {
-			wp, wlog := *proj, *log // the goroutine logs with its own copy (the prefix grows below)
-			wp.Logf = wlog.Printf
-			waitWrites = goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
-		}
-		if dirty && err == nil {
-			logErr(log, "clear pending publish", l.ClearDirty(proj.Root))
-		}
+	critical := limits.Critical(l, rep.SessionID, agent, limits.Of(cfg)) // the handoff must be fresh
+	if r := republish(l, proj, log, class, hadHandoff, critical, rep.Total); r != nil {
+		wp, wlog := *proj, *log // the goroutine logs with its own copy (the prefix grows below)
+		wp.Logf = wlog.Printf
+		waitWrites = goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
 	}
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 
@@ -153,6 +136,13 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 			_ = l.RecordDelivery(ledger.Delivery{Project: proj.Root, Header: got, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
 		}
 	}
+	walls := limits.Act(limits.Options{Ledger: l, Project: proj, Agent: agent, Class: class, Hook: h, SessionID: rep.SessionID, Found: rep.Limits, Config: limits.Of(cfg)})
+	logNotes(log, walls.Notes)
+	if class == adapters.ClassStart || class == adapters.ClassPrompt {
+		proj.Note = limits.StoppedLine(l, proj.Root, proj.Now, time.Local)
+	}
+	defer tellWalls(e, log, agent, event, walls, out)
+	signalRun(e, log, cfg, agent, h, class, walls)
 	switch {
 	case class == adapters.ClassStart && agent.DeferStartInjection != nil && agent.DeferStartInjection(h, e.Getenv):
 		// The agent drops this event's output: deliver with the next prompt, once.

@@ -309,18 +309,6 @@ func relPath(project, p string) string {
 	return p
 }
 
-func dedupe(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // clip is redact.Clip: no partial word (no half secret) survives a cut.
 func clip(s string, n int) string { return redact.Clip(s, n) }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -35,8 +34,13 @@ type Config struct {
 	// TrustedProjects are project directories whose .carryover.toml may
 	// also weaken settings (user's file only).
 	TrustedProjects []string `toml:"trusted_projects" json:"TrustedProjects,omitempty"`
+	// Limits and Context are [limits] and [context] (config_limits.go).
+	Limits  LimitsConfig  `toml:"limits" json:"Limits"`
+	Context ContextConfig `toml:"context" json:"Context"`
 	// Ignored says what a project file asked for that was not honoured.
 	Ignored []string `toml:"-" json:"Ignored,omitempty"`
+	// home expands "~/" in TrustedProjects (LoadConfig's home).
+	home string
 }
 
 // RedactOn reports whether redaction is on (default true).
@@ -52,9 +56,10 @@ var visibility = map[string]int{ModeSilent: 0, ModeBrief: 1, ModeAsk: 2}
 // LoadConfig reads the user's config at globalPath and, when project is
 // not empty, the project's .carryover.toml under ProjectPolicy. Missing
 // files are fine; a broken file is reported and ignored (defaults apply).
-// The errors include one per ignored project setting.
-func LoadConfig(globalPath, project string) (Config, []error) {
-	return LoadConfigWith(globalPath, project, nil)
+// The errors include one per ignored project setting. home is the user's
+// home directory ("~/" in trusted_projects).
+func LoadConfig(globalPath, home, project string) (Config, []error) {
+	return LoadConfigWith(globalPath, home, project, nil)
 }
 
 // Decoder decodes one config file: its settings, the keys left after the
@@ -64,7 +69,7 @@ type Decoder func(path string, b []byte, global bool) (c Config, keys map[string
 
 // LoadConfigWith is LoadConfig with a decoder that checks keys and values
 // (the command layer's key table); nil decodes plainly.
-func LoadConfigWith(globalPath, project string, dec Decoder) (Config, []error) {
+func LoadConfigWith(globalPath, home, project string, dec Decoder) (Config, []error) {
 	if dec == nil {
 		dec = plainDecode
 	}
@@ -81,6 +86,7 @@ func LoadConfigWith(globalPath, project string, dec Decoder) (Config, []error) {
 			c = g
 		}
 	}
+	c.home = home
 	if project == "" {
 		return c, errs
 	}
@@ -151,10 +157,11 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 			ignore("redact = false")
 		}
 	}
+	c.mergeWalls(o, trusted, ignore)
 	var rest []string
 	for k := range keys {
 		switch k {
-		case "resume", "redact":
+		case "resume", "redact", "limits", "context":
 		case "tools", "trusted_projects":
 			c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
 		default:
@@ -177,10 +184,8 @@ func (c Config) Trusts(project string) bool {
 	}
 	want := canonical(project)
 	for _, p := range c.TrustedProjects {
-		if strings.HasPrefix(p, "~/") {
-			if h, err := os.UserHomeDir(); err == nil {
-				p = filepath.Join(h, p[2:])
-			}
+		if strings.HasPrefix(p, "~/") && c.home != "" {
+			p = filepath.Join(c.home, p[2:])
 		}
 		if filepath.IsAbs(p) && canonical(p) == want {
 			return true

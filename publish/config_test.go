@@ -44,7 +44,7 @@ func TestProjectConfigMayOnlyMakeSafer(t *testing.T) {
 			if c.project != "" {
 				write(projFile, c.project)
 			}
-			cfg, errs := LoadConfig(global, proj)
+			cfg, errs := LoadConfig(global, "", proj)
 			if cfg.RedactOn() != c.redact || cfg.Resume != c.resume {
 				t.Errorf("redact=%v resume=%q, want %v %q", cfg.RedactOn(), cfg.Resume, c.redact, c.resume)
 			}
@@ -68,7 +68,7 @@ func TestProjectConfigSymlinkNotFollowed(t *testing.T) {
 	target := filepath.Join(elsewhere, "c.toml")
 	os.WriteFile(target, []byte("redact = true\nresume = \"ask\"\n"), 0o600)
 	os.Symlink(target, filepath.Join(proj, ProjectConfigName))
-	cfg, errs := LoadConfig(filepath.Join(home, "config.toml"), proj)
+	cfg, errs := LoadConfig(filepath.Join(home, "config.toml"), home, proj)
 	if cfg.Resume != "" || len(errs) != 1 {
 		t.Fatalf("cfg %+v errs %v; want the symlink refused with one error", cfg, errs)
 	}

@@ -339,22 +339,26 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	return out
 }
 
-// Ago renders a duration like "5m ago".
+// Ago renders a time relative to now: "5m ago", "3d ago", a date past 60
+// days or in the future, "earlier" for no time. The one "ago" of carryover.
 func Ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "earlier"
 	}
 	d := now.Sub(t)
 	switch {
+	case d < 0:
+		return t.UTC().Format("2006-01-02 15:04")
 	case d < time.Minute:
 		return "just now"
 	case d < time.Hour:
 		return fmt.Sprintf("%dm ago", int(d.Minutes()))
 	case d < 48*time.Hour:
 		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	default:
+	case d < 60*24*time.Hour:
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
+	return t.UTC().Format("2006-01-02")
 }
 
 func short(id string) string {

@@ -9,6 +9,9 @@ import "strings"
 
 // proseKey is called with s[i] == 'w' or 'k'.
 func proseKey(s string, i int) (Match, bool) {
+	if !keywordShape(s, i) {
+		return Match{}, false
+	}
 	we := i + 1
 	for we < len(s) && we-i < maxKeyLen && classes[s[we]]&setURLSafe != 0 {
 		we++
@@ -24,12 +27,8 @@ func proseKey(s string, i int) (Match, bool) {
 		return Match{}, false // a path, variable or field
 	}
 	verb := hasPrefixAt(s, we+1, "is ") || hasPrefixAt(s, we+1, "was ")
-	lineStart := ws
-	for lineStart > 0 && (s[lineStart-1] == ' ' || s[lineStart-1] == '\t') {
-		lineStart--
-	}
-	if !verb && lineStart > 0 && s[lineStart-1] != '\n' && ws > 0 && s[ws-1] != ' ' {
-		return Match{}, false // no verb, and not "set <key>", "login x password" or a line of its own
+	if !verb && !hasSuffixAt(s, ws, "set ") && s[ws:we] != "password" {
+		return Match{}, false // no verb, not "set <key>" and not .netrc's keyword
 	}
 	word := s[ws:we]
 	var buf [2*maxKeyLen + 1]byte
@@ -114,4 +113,20 @@ func widenKey(s string, ws int, key, dst []byte) []byte {
 		}
 	}
 	return key
+}
+
+// keywordShape is the first, cheap check: s[i] is the 'w' of pw/passw(or)d
+// or the 'k' of token/key.
+func keywordShape(s string, i int) bool {
+	if i < 1 || i+2 >= len(s) {
+		return false
+	}
+	p := lower(s[i-1])
+	if s[i] == 'w' {
+		return p == 'p' || i >= 4 && equalFold(s[i-4:i-1], "pas")
+	}
+	if p == 'o' {
+		return i >= 2 && lower(s[i-2]) == 't' && s[i+1] == 'e' && s[i+2] == 'n'
+	}
+	return s[i+1] == 'e' && s[i+2] == 'y'
 }

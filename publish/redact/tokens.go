@@ -7,6 +7,17 @@ package redact
 // underscoreToken handles '_'-delimited prefixes: gh[pousr]_, github_pat_,
 // npm_, hf_, (sk|rk)_(live|test|prod)_, whsec_.
 func underscoreToken(s string, i int) (Match, bool) {
+	if c := s[i-1]; c == 'a' || c == 'i' { // only the formats added for issue 10 end so
+		switch {
+		case i >= 5 && hasSuffixAt(s, i-2, "shp") && (s[i-2] == 'c' || s[i-2] == 'p') && boundary(s, i-5):
+			return body(s, i-5, i+1, setAlnum, 32, KindShopifyToken)
+		case hasSuffixAt(s, i, "glsa") && boundary(s, i-4):
+			return body(s, i-4, i+1, setWord, 32, KindGrafanaToken)
+		case hasSuffixAt(s, i, "lin_api") && boundary(s, i-7):
+			return body(s, i-7, i+1, setAlnum, 40, KindLinearKey)
+		}
+		return Match{}, false
+	}
 	switch {
 	case i >= 3 && s[i-3] == 'g' && s[i-2] == 'h' && isOneOf(s[i-1], "pousr") && boundary(s, i-3):
 		return body(s, i-3, i+1, setWord, 30, KindGitHubToken)
@@ -20,12 +31,8 @@ func underscoreToken(s string, i int) (Match, bool) {
 		return body(s, i-5, i+1, setAlnum, 24, KindStripeKey)
 	case (hasSuffixAt(s, i, "dop") || hasSuffixAt(s, i, "doo") || hasSuffixAt(s, i, "dor")) && boundary(s, i-3) && hasPrefixAt(s, i, "_v1_"):
 		return body(s, i-3, i+4, setHexLower, 64, KindDigitalOcean)
-	case i >= 5 && hasSuffixAt(s, i-2, "shp") && (hasSuffixAt(s, i, "at") || hasSuffixAt(s, i, "ss") || hasSuffixAt(s, i, "ca") || hasSuffixAt(s, i, "pa")) && boundary(s, i-5):
+	case i >= 5 && hasSuffixAt(s, i-2, "shp") && (hasSuffixAt(s, i, "at") || hasSuffixAt(s, i, "ss")) && boundary(s, i-5):
 		return body(s, i-5, i+1, setAlnum, 32, KindShopifyToken)
-	case hasSuffixAt(s, i, "lin_api") && boundary(s, i-7):
-		return body(s, i-7, i+1, setAlnum, 40, KindLinearKey)
-	case hasSuffixAt(s, i, "glsa") && boundary(s, i-4):
-		return body(s, i-4, i+1, setWord, 32, KindGrafanaToken)
 	case hasSuffixAt(s, i, "glc") && boundary(s, i-3):
 		return body(s, i-3, i+1, setBase64, 32, KindGrafanaToken)
 	case i >= 2 && (s[i-2] == 's' || s[i-2] == 'r') && s[i-1] == 'k' && boundary(s, i-2):
@@ -39,6 +46,27 @@ func underscoreToken(s string, i int) (Match, bool) {
 // dashToken handles '-'-delimited prefixes: private key blocks, glpat-,
 // sk-/sk-proj-/sk-ant-, xox?-, xapp-, pypi-, AGE-SECRET-KEY-1.
 func dashToken(s string, i int) (Match, bool) {
+	switch s[i-1] { // bytes only the formats added for issue 10 put before a dash
+	case ' ', '\t':
+		return shortFlag(s, i)
+	case 'y':
+		if hasSuffixAt(s, i, "key") {
+			return mailgun(s, i)
+		}
+		return Match{}, false
+	case 'K', 'S', 'I', 'A', 'U', 'Y':
+		switch {
+		case hasSuffixAt(s, i, "PMAK") && boundary(s, i-4):
+			return body(s, i-4, i+1, setSlackTok, 50, KindPostmanKey)
+		case i >= 4 && s[i-4] == 'N' && s[i-3] == 'R' && (hasSuffixAt(s, i, "AK") || hasSuffixAt(s, i, "II") || hasSuffixAt(s, i, "JS") || hasSuffixAt(s, i, "AA")) && boundary(s, i-4):
+			return body(s, i-4, i+1, setURLSafe, 19, KindNewRelicKey)
+		case hasSuffixAt(s, i, "HRKU") && boundary(s, i-4):
+			return body(s, i-4, i+1, setURLSafe, 40, KindHerokuKey)
+		case hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
+			return puttyKey(s, i-5)
+		}
+		return Match{}, false
+	}
 	switch {
 	case hasPrefixAt(s, i-1, "-----BEGIN ") && (i == 1 || s[i-2] != '-'):
 		return privateKey(s, i-1) // triggered on the second dash
@@ -67,20 +95,8 @@ func dashToken(s string, i int) (Match, bool) {
 		return body(s, i-4, i+1, setURLSafe, 50, KindPyPIToken)
 	case hasSuffixAt(s, i, "AGE") && boundary(s, i-3) && hasPrefixAt(s, i, "-SECRET-KEY-1"):
 		return body(s, i-3, i+13, setUpperNum, 50, KindAgeSecretKey)
-	case hasSuffixAt(s, i, "PMAK") && boundary(s, i-4):
-		return body(s, i-4, i+1, setSlackTok, 50, KindPostmanKey)
-	case i >= 4 && s[i-4] == 'N' && s[i-3] == 'R' && (hasSuffixAt(s, i, "AK") || hasSuffixAt(s, i, "II") || hasSuffixAt(s, i, "JS") || hasSuffixAt(s, i, "AA")) && boundary(s, i-4):
-		return body(s, i-4, i+1, setURLSafe, 19, KindNewRelicKey)
-	case hasSuffixAt(s, i, "HRKU") && boundary(s, i-4):
-		return body(s, i-4, i+1, setURLSafe, 40, KindHerokuKey)
-	case hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
-		return puttyKey(s, i-5)
-	case hasSuffixAt(s, i, "key"):
-		return mailgun(s, i)
 	case s[i-1] == '-' && (i < 2 || flagStart[s[i-2]]):
 		return longFlag(s, i+1)
-	case s[i-1] == ' ' || s[i-1] == '\t':
-		return shortFlag(s, i)
 	}
 	return Match{}, false
 }

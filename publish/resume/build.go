@@ -2,12 +2,14 @@ package resume
 
 import (
 	"fmt"
-	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/publish/redact"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/redact"
 )
 
 // DefaultTarget is used when no target is given: the prompt fits anywhere
@@ -414,16 +416,16 @@ func buildLayers(s Session) []*layer {
 	// P3 decisions and blockers.
 	dec := &layer{p: 3, name: "decisions", title: "## Key Decisions — Do NOT Re-Debate These", mustKeep: true,
 		intro: "These were settled in the previous session. Accept them as given and build on them."}
-	for i, d := range dedupe(s.Decisions) {
+	for i, d := range distill.Dedupe(s.Decisions) {
 		dec.items = append(dec.items, fmt.Sprintf("%d. %s", i+1, oneLine(d)))
 	}
 	out = append(out, dec)
 	blk := &layer{p: 3, name: "blockers", title: "## Errors & Blockers Encountered", mustKeep: true,
 		intro: "The previous agent ran into these. Do not retry them as they were."}
-	for _, b := range dedupe(append(append([]string{}, s.Task.Blockers...), s.Blockers...)) {
+	for _, b := range distill.Dedupe(append(append([]string{}, s.Task.Blockers...), s.Blockers...)) {
 		blk.items = append(blk.items, "- "+oneLine(b))
 	}
-	for _, q := range dedupe(s.Questions) {
+	for _, q := range distill.Dedupe(s.Questions) {
 		blk.items = append(blk.items, "- Open question: "+oneLine(q))
 	}
 	out = append(out, blk)
@@ -540,17 +542,4 @@ func firstLines(s string, n int) string {
 		return s
 	}
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n%s (%d more lines)", ellipsis, len(lines)-n)
-}
-
-func dedupe(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		s = strings.TrimSpace(s)
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -128,18 +128,6 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	return s
 }
 
-func dedupeStrings(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // projectContext is P4: branch, status, log, tree, memory files.
 func projectContext(src Sources, g distill.Git) Project {
 	dir := src.Project

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/carryover/carryover/distill"
-	"github.com/carryover/carryover/publish/redact"
 	"regexp"
 	"strings"
 	"sync"
 
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/redact"
 	"gopkg.in/yaml.v3"
 )
 
@@ -88,16 +88,16 @@ func Structured(s Session) Handoff {
 		Session:    s.SessionID,
 		Goal:       oneLine(s.Task.Description),
 		Latest:     oneLine(s.Task.Latest),
-		SetAside:   dedupe(s.Task.SetAside),
-		References: dedupe(s.References),
+		SetAside:   distill.Dedupe(s.Task.SetAside),
+		References: distill.Dedupe(s.References),
 		DrawnFrom:  s.DrawnFrom,
 		Quality:    s.Quality,
 		Now:        oneLine(s.Task.InProgress),
 		Test:       s.Test,
-		Blockers:   dedupe(s.Task.Blockers),
-		Questions:  dedupe(s.Questions),
-		Failed:     dedupe(s.Blockers),
-		Next:       dedupe(s.Task.Remaining),
+		Blockers:   distill.Dedupe(s.Task.Blockers),
+		Questions:  distill.Dedupe(s.Questions),
+		Failed:     distill.Dedupe(s.Blockers),
+		Next:       distill.Dedupe(s.Task.Remaining),
 		AgentType:  s.Source,
 	}
 	if !s.CapturedAt.IsZero() {
@@ -107,7 +107,7 @@ func Structured(s Session) Handoff {
 		h.Now = h.Next[0]
 		h.Next = h.Next[1:]
 	}
-	for _, c := range dedupe(s.Task.Completed) {
+	for _, c := range distill.Dedupe(s.Task.Completed) {
 		h.DoneThisSession = append(h.DoneThisSession, TaskRecord{Task: c})
 		if m := ranRE().FindStringSubmatch(c); m != nil {
 			h.Worked = append(h.Worked, m[1])
@@ -116,7 +116,7 @@ func Structured(s Session) Handoff {
 			}
 		}
 	}
-	for i, d := range dedupe(s.Decisions) {
+	for i, d := range distill.Dedupe(s.Decisions) {
 		if i == 9 {
 			break
 		}

@@ -16,7 +16,7 @@ import (
 // handoff.md comes from), so both paths say the same thing.
 func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task = Task{Description: h.Task, Latest: h.Latest, SetAside: append([]string(nil), h.SetAside...), InProgress: h.Next}
-	s.Task.Completed = dedupe(h.Done)
+	s.Task.Completed = distill.Dedupe(h.Done)
 	s.Decisions = append([]string(nil), h.Decisions...)
 	s.References = append(append([]string(nil), h.Refs...), h.Actions...)
 	s.Test = h.Test

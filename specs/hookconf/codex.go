@@ -5,8 +5,9 @@ package hookconf
 //	[hooks.state."<abs path of hooks.json>:<event label>:<group>:<handler>"]
 //	trusted_hash = "sha256:<hex>"
 //
-// (algorithm: /work/shared/agents/samples/codex/trust_hash.py, verified on
-// codex-cli 0.169.0). carryover edits config.toml as text: it appends one
+// (the hash of the normalised handler, see codexNorm and codexDigest; checked
+// against hashes codex-cli 0.169.0 itself accepted, in
+// cmd/e2e/agentkit/codex_trust_test.go). carryover edits config.toml as text: it appends one
 // table per stub, marked "# carryover" on the header line, and removes only
 // marked tables, so the user's comments and layout stay untouched.
 
@@ -17,7 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
@@ -157,23 +157,7 @@ var trustHashLine = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
 })
 
-func tomlQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func tomlQuote(s string) string { return TOMLString(s) }
 
 func tomlUnquote(s string) string {
 	var v struct {

@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/carryover/carryover"
+
+// allowedImports are the import rules (README, Architecture): the pipeline
+// runs adapters → adapters/ledger → distill → publish → cmd and a package
+// imports only packages to its left, plus the leaves, which import nothing
+// of ours. specs sits beside the pipeline and knows only adapters. Nothing
+// imports cmd but main. A package missing here fails the test: place it.
+var allowedImports = map[string][]string{
+	"":                          {"cmd"},
+	"publish/redact":            {},                 // leaf: secret detectors and Clip
+	"publish/safefile":          {},                 // leaf: the one atomic writer, bounded regular-only reads
+	"publish/redact/redacttest": {"publish/redact"}, // test support: the measurement corpus
+	"adapters":                  {"publish/redact"},
+	"adapters/ledger":           {"adapters", "publish/redact"},
+	"specs":                     {"adapters"},
+	"specs/hookconf":            {"specs", "publish/safefile"},
+	"distill":                   {"adapters", "adapters/ledger", "publish/redact", "publish/safefile"},
+	"publish":                   {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
+	"publish/resume":            {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/safefile"},
+	"publish/limits":            {"adapters", "adapters/ledger", "distill", "publish", "publish/resume"}, // rate limits, context levels, the run signal
+	"cmd":                       {"adapters", "adapters/ledger", "distill", "publish", "publish/limits", "publish/redact", "publish/resume", "publish/safefile", "specs", "specs/hookconf"},
+	"cmd/e2e":                   {"cmd/e2e/agentkit"},
+	"cmd/e2e/agentkit":          {},
+}
+
+// TestImportRules checks every package's imports (go list) against
+// allowedImports.
+func TestImportRules(t *testing.T) {
+	c := exec.Command("go", "list", "-json", module+"/...")
+	c.Dir = ".."
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		allowed, ok := allowedImports[rel]
+		if !ok {
+			t.Errorf("package %q has no place in the import rules; add it to allowedImports (and README's Architecture)", rel)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp != module && !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			if strings.Contains(dep, "/internal/") && strings.HasPrefix(dep, rel+"/") {
+				continue // a package's own internals
+			}
+			if !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s, which the import rules do not allow (allowed: %v)", rel, dep, allowed)
+			}
+		}
+	}
+	if seen < len(allowedImports) {
+		t.Errorf("go list saw %d packages; the rules name %d", seen, len(allowedImports))
+	}
+}
+
+// processReads are calls that read the process's environment, working
+// directory, home, terminals or clipboard. Only cmd/env.go makes them;
+// everything else gets them through Env (or adapters.Env).
+var processReads = regexp.MustCompile(`\bos\.(Getenv|LookupEnv|Environ|Getwd|UserHomeDir|Chdir)\(|\bterm\.IsTerminal\(|\bclipboard\.[A-Z]|\bos\.Std(in|out|err)\b`)
+
+// TestOnlyEnvReadsTheProcess: outside cmd/env.go (and main.go, tests and
+// the e2e harness) no production file reads the process's environment.
+func TestOnlyEnvReadsTheProcess(t *testing.T) {
+	c := exec.Command("git", "ls-files", "*.go")
+	c.Dir = ".."
+	out, err := c.Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v", err) // not a git checkout
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if strings.HasSuffix(f, "_test.go") || f == "cmd/env.go" || f == "main.go" || strings.HasPrefix(f, "cmd/e2e/") || strings.HasPrefix(f, "testdata/") {
+			continue
+		}
+		fh, err := os.Open(filepath.Join("..", f))
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if processReads.MatchString(line) {
+				t.Errorf("%s:%d reads the process environment outside cmd/env.go: %s", f, n, strings.TrimSpace(line))
+			}
+		}
+		fh.Close()
+	}
+}

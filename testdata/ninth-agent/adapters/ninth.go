@@ -1,0 +1,92 @@
+package adapters
+
+// This file is the made-up "Ninth" agent that cmd/e2e/ninth_agent_test.go
+// adds the documented way (README, "Adding an agent"): this file, one line
+// in All, fixtures under testdata/adapters/ninth/ and one [[tool]] entry in
+// specs/tools.toml. It lives under testdata so the real build never sees it.
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Ninth is the adapter: its transcript is JSONL, one event per line.
+var Ninth Adapter = ninth{}
+
+// ninthAgent is what carryover knows about the agent besides its files.
+var ninthAgent = &Agent{
+	Name:     "ninth",
+	Display:  "Ninth Agent",
+	Adapter:  Ninth,
+	Envelope: EnvelopeFlatCamel,
+	Format:   Format{Newest: "1.2.3", Shapes: []string{"Ninth 1.x JSONL (header, user, assistant, tool lines)"}},
+	Events: map[string]Class{
+		"SessionStart": ClassStart, "UserPrompt": ClassPrompt, "AfterTool": ClassTool, "Stop": ClassStop,
+	},
+	Sniff:         func(b []byte) bool { return containsAll(b, `"ninth_version"`) },
+	Launch:        []string{"ninth"},
+	ContextWindow: 100_000,
+}
+
+var _ LineParser = ninth{}
+
+type ninth struct{}
+
+func (ninth) Name() string { return "ninth" }
+
+func (ninth) ParseHook(event string, b []byte, env Env) (Hook, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, err
+	}
+	return Hook{Tool: "ninth", Event: event, SessionID: p.str("session_id"), TranscriptPath: p.str("transcript_path"),
+		Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}, nil
+}
+
+func (ninth) Transcripts(h Hook, env Env) []Transcript {
+	if h.TranscriptPath == "" {
+		return nil
+	}
+	return []Transcript{{Path: h.TranscriptPath, SessionID: h.SessionID, MaybeMissing: true}}
+}
+
+type ninthLine struct {
+	Type    string `json:"type"` // header, user, assistant, tool
+	Time    string `json:"time"`
+	Text    string `json:"text"`
+	Tool    string `json:"tool"`
+	Command string `json:"command"`
+	File    string `json:"file"`
+	Exit    *int   `json:"exit"`
+	Output  string `json:"output"`
+}
+
+// ParseLine keys rows by byte offset: the file only grows.
+func (ninth) ParseLine(line []byte, off int64) ([]Row, error) {
+	var l ninthLine
+	if json.Unmarshal(line, &l) != nil {
+		return nil, nil
+	}
+	t, _ := time.Parse(time.RFC3339, l.Time)
+	key := strconv.FormatInt(off, 10)
+	switch l.Type {
+	case "user":
+		if IsCarryoverText(l.Text) {
+			return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(l.Text, maxText)}}, nil
+		}
+		return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: clip(l.Text, maxPrompt)}}, nil
+	case "assistant":
+		return []Row{{Key: key, Time: t, Role: "assistant", Kind: KindText, Text: clip(l.Text, maxText)}}, nil
+	case "tool":
+		call := Row{Key: key + ".call", Time: t, Role: "assistant", Kind: KindToolCall, ToolName: l.Tool, CallID: key,
+			Command: l.Command, FilePath: l.File}
+		res := Row{Key: key + ".result", Time: t, Role: "tool", Kind: KindToolResult, ToolName: l.Tool, CallID: key,
+			ExitCode: l.Exit, Text: clip(l.Output, maxResult)}
+		if l.Exit != nil && *l.Exit != 0 {
+			res.Kind = KindError
+		}
+		return []Row{call, res}, nil
+	}
+	return nil, nil
+}
