@@ -1,8 +1,11 @@
 package distill
 
 import (
+	"encoding/json"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -198,6 +201,18 @@ func (st *State) Add(r *ledger.Row) {
 		st.Tokens = Tokens{r.TokensUsed, r.TokensMax}
 	case adapters.KindToolCall:
 		st.Answered = true
+		if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
+			// No prompt was recorded (an excerpt, a trimmed capture): the
+			// work the agent handed its subagent says what the session was
+			// for, better than no task at all.
+			d := jsonField(r.Text, "description") // the input JSON (Codex), or
+			if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
+				d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
+			}
+			if d != "" {
+				st.Fallback, st.FallbackAt = d, at
+			}
+		}
 		if planTool(r.ToolName) {
 			if plan, ok := parsePlan(r.Text); ok {
 				st.Plan = plan
@@ -440,6 +455,29 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Done = h.Done[len(h.Done)-12:]
 	}
 	return h
+}
+
+// subagentTool reports whether a tool starts a subagent (Claude's Task
+// and Agent, Codex's spawn).
+func subagentTool(name string) bool {
+	return name == "Task" || name == "Agent" || name == "spawn_agent"
+}
+
+var jsonFieldRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
+})
+
+// jsonField reads one string field of a (possibly clipped) JSON input.
+func jsonField(text, name string) string {
+	for _, m := range jsonFieldRE().FindAllStringSubmatch(text, -1) {
+		if m[1] == name {
+			var v string
+			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
+				return oneLine(v)
+			}
+		}
+	}
+	return ""
 }
 
 // setsGoal reports whether a prompt of class c becomes the goal.
