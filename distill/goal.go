@@ -355,6 +355,25 @@ func restates(p, goal string) bool {
 	return utf8.RuneCountInString(g) >= 8 && len(p) > len(goal) && strings.HasPrefix(strings.ToLower(p), strings.ToLower(g))
 }
 
+// backMarkers return to earlier work ("back to", "zurück zu", "回到").
+var backMarkers = []string{"back to", "return to", "returning to", "resume the", "zurück zu", "zurück zum", "zurück zur", "wieder zu",
+	"retour à", "revenons", "reprenons", "volvamos", "de vuelta a", "volver a", "regresemos", "voltar", "voltemos", "de volta",
+	"вернёмся", "вернемся", "вернуться к", "回到", "回去", "に戻", "戻りましょう", "戻ろう"}
+
+// returnTo is the index of the set-aside goal a request goes back to: it
+// says "back to" and shares a content word with that goal; -1 when none.
+func (st *State) returnTo(p string) int {
+	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers) {
+		return -1
+	}
+	for i := len(st.SetAside) - 1; i >= 0; i-- {
+		if overlaps(st.SetAside[i], p) {
+			return i
+		}
+	}
+	return -1
+}
+
 // newTopicWords is the size from which a request in a new session can be
 // new work rather than a resume.
 const newTopicWords = 6
@@ -424,6 +443,20 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	class := st.classifyPrompt(p)
 	if class != promptAck {
 		st.AfterBreak = false
+	}
+	if class != promptAck {
+		if i := st.returnTo(p); i >= 0 {
+			// "Now back to the login rate limiting": the set-aside goal is
+			// current again and the detour is set aside in its place.
+			back := st.SetAside[i]
+			st.SetAside = append(st.SetAside[:i:i], st.SetAside[i+1:]...)
+			if st.Task != "" {
+				st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
+			}
+			st.Task, st.TaskAt, st.GoalWeak = back, at, false
+			st.Latest, st.LatestAt = p, at
+			return promptFollowUp
+		}
 	}
 	switch class {
 	case promptGoal, promptNewTask:
