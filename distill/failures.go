@@ -143,6 +143,12 @@ func errorLine(text string) string {
 	var first, worded, exception string
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(stripWrapTags(l))
+		if len(l) > 2 && l[0] == '[' && l[len(l)-1] == ']' {
+			// Node prints a thrown error in brackets: "[TypeError: generate
+			// is not a function]" names the error, "> Build error occurred"
+			// above it does not.
+			l = strings.TrimSpace(l[1 : len(l)-1])
+		}
 		if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") ||
 			strings.HasPrefix(l, "Traceback (most recent call last)") || strings.HasPrefix(l, "File \"") {
 			continue
