@@ -97,7 +97,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 		"next":      {title: "## Next action", lines: []string{clip(contentLine(next), nextChars)}, min: 1},
 		"aside":     {title: "## Set aside (not current)", lines: bullets(h.SetAside, 160), min: min(1, len(h.SetAside))},
 		"plan":      {title: "## Plan", lines: planLines(h)},
-		"files":     {title: "## Recent files", lines: fileLines(h, o.Now)},
+		"files":     {title: filesTitle(h), lines: fileLines(h, o.Now)},
 		"failures":  {title: "## Failed approaches (do not retry as-is)", lines: failureLines(h)},
 		"questions": {title: "## Open questions", lines: bullets(h.Questions, 160)},
 		"decisions": {title: "## Decisions (do not re-debate)", lines: bullets(h.Decisions, 200)},
@@ -227,6 +227,15 @@ func bullets(items []string, n int) []string {
 		out = append(out, "- "+clip(contentLine(it), n))
 	}
 	return out
+}
+
+// filesTitle says how many files changed when more did than are listed:
+// the count rides on the title, which shows whenever any file does.
+func filesTitle(h distill.Handoff) string {
+	if h.MoreFiles > 0 {
+		return fmt.Sprintf("## Recent files (%d of %d changed)", len(h.Files), len(h.Files)+h.MoreFiles)
+	}
+	return "## Recent files"
 }
 
 func fileLines(h distill.Handoff, now time.Time) []string {
