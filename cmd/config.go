@@ -23,6 +23,10 @@ type Config struct {
 	Redact *bool `toml:"redact"`
 	// Tools is the install selection (written by `carryover install`).
 	Tools []string `toml:"tools"`
+	// ExpireAfter ("7d", "12h") and HistoryKeep are the handoff lifecycle
+	// settings; read from the global config only.
+	ExpireAfter string `toml:"expire_after"`
+	HistoryKeep int    `toml:"history_keep"`
 }
 
 // RedactOn reports whether redaction is on (default true).
@@ -61,6 +65,9 @@ func LoadConfig(e *Env, project string) (Config, []error) {
 		}
 		if o.Tools != nil && p == e.ConfigPath() {
 			c.Tools = o.Tools
+		}
+		if p == e.ConfigPath() {
+			c.ExpireAfter, c.HistoryKeep = o.ExpireAfter, o.HistoryKeep
 		}
 	}
 	return c, errs

@@ -216,7 +216,9 @@ func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
 	}
 	redact := redactor(cfg)
 	log.redact = redact
-	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+	lifecycleConfig(proj, cfg, log.Printf)
+	return proj
 }
 
 // refresh folds the new rows into the project's distill state and renders

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 )
 
@@ -51,6 +52,12 @@ type RenderOptions struct {
 	Mode    string
 	Redact  func(string) string
 	Session string // native session id, for the ledger pointer
+	// Lifecycle inputs (lifecycle.go), kept apart from the distilled
+	// Handoff: the handoff's id, the project's decisions log and the
+	// task the user pinned.
+	ID        string
+	Decisions []ledger.Decision
+	Pinned    *ledger.PinnedTask
 }
 
 type section struct {
@@ -70,14 +77,19 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if tool == "" {
 		tool = "unknown"
 	}
+	header := Header(o.Now, tool)
+	if o.ID != "" {
+		header += " · " + o.ID
+	}
 	head := []string{
-		Header(o.Now, tool),
+		header,
 		"# RESUME PROTOCOL: " + mode + " — " + protocols[mode],
 	}
 	task := h.Task
 	if task == "" {
 		task = "(no request recorded yet)"
 	}
+	task = pinnedTask(task, o.Pinned)
 	next := h.Next
 	if next == "" {
 		next = "(none stated) — confirm the task with the user."
@@ -87,7 +99,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 		"files":     {title: "## Recent files", lines: fileLines(h, o.Now)},
 		"failures":  {title: "## Failed approaches (do not retry as-is)", lines: failureLines(h)},
 		"questions": {title: "## Open questions", lines: bullets(h.Questions, 160)},
-		"decisions": {title: "## Decisions (do not re-debate)", lines: bullets(h.Decisions, 200)},
+		"decisions": {title: "## Decisions (do not re-debate)", lines: decisionLines(h.Decisions, o.Decisions)},
 		"next":      {title: "## Next action", lines: wrapLines(next, 3), min: 1},
 		"git":       {title: "## Git", lines: gitLines(h)},
 		"ledger":    {title: "## Session", lines: ledgerLines(h, o)},
@@ -131,6 +143,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 			}
 		}
 	}
+	countRest(secs["decisions"], take["decisions"])
 	var b strings.Builder
 	for _, l := range head {
 		b.WriteString(l)

@@ -31,6 +31,10 @@ type Project struct {
 	// Logf records what is worth a log line; the file writes may call it
 	// from another goroutine.
 	Logf func(format string, args ...any)
+	// ExpireAfter and HistoryKeep are the lifecycle settings (config
+	// expire_after, history_keep); zero means the defaults.
+	ExpireAfter time.Duration
+	HistoryKeep int
 }
 
 func (p *Project) logf(format string, args ...any) {
@@ -69,8 +73,9 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 			h.Tokens = distill.Tokens{Used: s.TokensUsed, Max: s.TokensMax}
 		}
 	}
-	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native})
-	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) {
+	lc := p.lifecycleInputs(l, h, native)
+	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
+	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id {
 		// Nothing but the timestamp would change: keep the file (and its
 		// receipts) as is — and the global copy, unless it is gone.
 		if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
@@ -83,6 +88,7 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now}); err != nil {
 		p.logf("record handoff: %v", err)
 	}
+	p.recordLifecycle(l, lc, h, text)
 	return &Rendered{Text: text, Tool: h.Tool}, nil
 }
 
@@ -112,6 +118,11 @@ func (p *Project) WriteProject(text, tool string) error {
 	}
 	if err := WriteOwn(p.Root, "handoff.md", []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
+	}
+	if id := IDOf(HeaderOf(text)); id != "" {
+		if _, err := WriteHistory(p.Root, id, text, p.HistoryKeep); err != nil {
+			p.logf("history: %v", err)
+		}
 	}
 	pointers := []string{"AGENTS.md"}
 	for _, a := range adapters.All {

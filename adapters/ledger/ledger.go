@@ -143,6 +143,7 @@ var migrations = []string{
 	ALTER TABLE rows_by_seq RENAME TO rows;
 	CREATE UNIQUE INDEX rows_key ON rows (session_id, key);
 	CREATE INDEX rows_anchor ON rows (session_id, kind, seq) WHERE ` + anchorRows + `;`,
+	lifecycleSchema,
 }
 
 // anchorRows is the partial index's condition. A query uses such an index

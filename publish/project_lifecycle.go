@@ -1,0 +1,185 @@
+package publish
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+)
+
+// lifecycle is what Prepare needs from the ledger besides the fold.
+type lifecycle struct {
+	id        string
+	prev      *ledger.HandoffRecord // the project's newest handoff before this one
+	decisions []ledger.Decision
+	pinned    *ledger.PinnedTask
+}
+
+// lifecycleInputs picks the handoff's id (the session's own while it
+// keeps publishing; a new one for a new session, or after a clear), adds
+// the fold's decisions to the project's log and reads it and the pinned
+// task back.
+func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native string) lifecycle {
+	var lc lifecycle
+	if recs, err := l.HandoffRecords(p.Root, 1); err == nil && len(recs) > 0 {
+		lc.prev = &recs[0]
+		if recs[0].SessionID == h.SessionID && recs[0].Ended == "" {
+			lc.id = recs[0].ID
+		}
+	}
+	if lc.id == "" {
+		lc.id = NewID(p.Now, native)
+	}
+	for _, d := range h.Decisions {
+		if _, err := l.AddDecision(p.Root, ledger.Decision{Text: d, Source: ledger.DecisionExtracted, At: p.Now}); err != nil {
+			p.logf("decisions log: %v", err)
+			break
+		}
+	}
+	lc.decisions, _ = l.Decisions(p.Root)
+	if t, ok := l.Task(p.Root); ok {
+		lc.pinned = &t
+	}
+	return lc
+}
+
+// recordLifecycle records the handoff under its id and supersedes the
+// project's previous one.
+func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Handoff, text string) {
+	var files []string
+	for _, f := range h.Files {
+		files = append(files, f.Path)
+	}
+	goal := h.Task
+	if lc.pinned != nil {
+		goal = lc.pinned.Text
+	}
+	written := p.Now
+	if lc.prev != nil && lc.prev.ID == lc.id {
+		written = lc.prev.Written
+	}
+	var native string
+	if s, err := l.SessionByID(h.SessionID); err == nil {
+		native = s.NativeID
+	}
+	r := ledger.HandoffRecord{ID: lc.id, Project: p.Root, Tool: h.Tool, SessionID: h.SessionID, NativeID: native,
+		Head: h.Git.Head, Branch: h.Git.Branch, Hash: Digest(text), Header: HeaderOf(text),
+		Goal: oneLineText(goal), Next: oneLineText(h.Next), Files: files, Written: written, Updated: p.Now}
+	if err := l.SaveHandoffRecord(r); err != nil {
+		p.logf("record handoff %s: %v", lc.id, err)
+		return
+	}
+	if lc.prev != nil && lc.prev.ID != lc.id {
+		if err := l.EndHandoff(lc.prev.ID, ledger.EndSuperseded, p.Now); err != nil {
+			p.logf("supersede %s: %v", lc.prev.ID, err)
+		}
+	}
+}
+
+// Delivery is what a session start gets of the project's handoff.
+type Delivery struct {
+	Out    []byte // hook stdout (nil for nothing)
+	Header string // the handoff's header when the whole handoff went out (the receipt)
+	Why    string // why not, or what was noted, for the log
+}
+
+// Deliver renders the project's handoff text for a session's start (or
+// its deferred first prompt): nothing when it was cleared or this session
+// already holds it (resumed), a one-line notice once it expired, else the
+// handoff with the banner and one line per staleness fact and parallel
+// session. A handoff without an id (older carryover) goes out as Inject
+// renders it.
+func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text string, session int64, resumed bool) Delivery {
+	id := IDOf(HeaderOf(text))
+	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
+		return Delivery{}
+	}
+	var rec ledger.HandoffRecord
+	var err error
+	if id == "" || l == nil {
+		w, hdr := p.Inject(agent, event, text)
+		return Delivery{Out: w, Header: hdr}
+	}
+	if rec, err = l.HandoffRecordByID(id); err != nil {
+		w, hdr := p.Inject(agent, event, text)
+		return Delivery{Out: w, Header: hdr, Why: "no record of " + id + ": " + err.Error()}
+	}
+	if resumed && l.DeliveredID(p.Root, id, session) {
+		return Delivery{Why: "session already holds " + id + "; not injected again"}
+	}
+	consumers, _ := l.Consumers(rec)
+	st := StatusOf(rec, consumers, p.Now, p.ExpireAfter)
+	expire := p.ExpireAfter
+	if expire <= 0 {
+		expire = DefaultExpireAfter
+	}
+	switch {
+	case st.Status == StatusCleared:
+		return Delivery{Why: id + " was cleared (carryover clear); not injected"}
+	case st.Age > expire:
+		w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
+		if err != nil {
+			p.logf("wrap injection: %v", err)
+		}
+		return Delivery{Out: w, Why: id + " expired; one-line notice only"}
+	}
+	if p.Redact != nil {
+		text = p.Redact(text)
+	}
+	var notes []string
+	if st.Age > 6*time.Hour {
+		notes = append(notes, "> Note: this handoff was written "+Ago(p.Now, rec.Updated)+" — check `git log` and `git status` before acting on it.")
+	}
+	if p.Repo != nil {
+		notes = append(notes, StaleLines(rec, p.Root, p.Repo().Head(), p.Repo().Branch())...)
+	}
+	why := ""
+	if rec.SessionID != session {
+		if n := AlreadyResumed(consumers, session, p.Now); n != "" {
+			notes = append(notes, n)
+			why = "already resumed by another session"
+		}
+	}
+	if len(notes) > 0 {
+		lines := strings.SplitN(text, "\n", 3)
+		if len(lines) == 3 {
+			text = lines[0] + "\n" + lines[1] + "\n" + strings.Join(notes, "\n") + "\n" + lines[2]
+		}
+	}
+	if len(text) > MaxChars+500 {
+		text = clip(text, MaxChars)
+	}
+	header := HeaderOf(text)
+	banner := Banner(p.Root, rec, p.Now, p.Redact)
+	var w []byte
+	if agent.UserMessage {
+		w, err = adapters.WrapWithMessage(agent.Envelope, event, text, banner)
+	} else {
+		w, err = adapters.Wrap(agent.Envelope, event, banner+"\n"+text)
+	}
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+		return Delivery{}
+	}
+	return Delivery{Out: w, Header: header, Why: why}
+}
+
+// Banner is the one line a user sees at session start.
+func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string) string) string {
+	goal, next := r.Goal, r.Next
+	if goal == "" {
+		goal = "(no goal recorded)"
+	}
+	if next == "" {
+		next = "(none stated)"
+	}
+	b := "carryover · " + filepath.Base(root) + " · handoff " + r.ID + " from " + r.Tool + " " + Ago(now, r.Updated) +
+		" · Resuming: " + clip(goal, 120) + " · Next: " + clip(next, 120)
+	if red != nil {
+		b = red(b)
+	}
+	return oneLineText(b)
+}

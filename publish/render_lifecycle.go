@@ -1,0 +1,58 @@
+package publish
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/carryover/carryover/adapters/ledger"
+)
+
+// pinnedTask puts the task the user pinned (carryover task) before the
+// extracted one: it has priority, and says who set it.
+func pinnedTask(extracted string, p *ledger.PinnedTask) string {
+	if p == nil || strings.TrimSpace(p.Text) == "" {
+		return extracted
+	}
+	return "[pinned by the user — `carryover task --done` when finished] " + oneLineText(p.Text) +
+		"\n(the last session's own goal: " + oneLineText(extracted) + ")"
+}
+
+// decisionLines is the project's decisions log (the user's first, newest
+// first, as ledger.Decisions orders it) followed by what this handoff's
+// sessions decided that the log does not hold yet.
+func decisionLines(extracted []string, log []ledger.Decision) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range log {
+		if seen[d.Text] {
+			continue
+		}
+		seen[d.Text] = true
+		l := "- " + clip(oneLineText(d.Text), 200)
+		if d.Why != "" {
+			l += " (why: " + clip(oneLineText(d.Why), 120) + ")"
+		}
+		out = append(out, l)
+	}
+	var fresh []string
+	for _, d := range extracted {
+		if !seen[d] {
+			seen[d] = true
+			fresh = append(fresh, d)
+		}
+	}
+	return append(out, bullets(fresh, 200)...)
+}
+
+// countRest replaces the last decision kept, when some did not fit, by a
+// count of those left out: the cap holds and the reader knows more exist.
+func countRest(s *section, taken int) {
+	if s == nil || taken == 0 || taken >= len(s.lines) {
+		return
+	}
+	s.lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(s.lines)-taken+1)
+}
+
+func oneLineText(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
