@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -44,6 +45,12 @@ func TestScripts(t *testing.T) {
 				getwd = func() (string, error) { return dir, nil }
 				defer func() { getwd = saved }()
 				var stdin bytes.Buffer
+				// `env HOOK=file` feeds file (with $VARS expanded) to the
+				// next carryover's stdin: a hook payload naming $WORK.
+				if f := ts.Getenv("HOOK"); f != "" {
+					stdin.WriteString(os.Expand(ts.ReadFile(f), ts.Getenv))
+					ts.Setenv("HOOK", "")
+				}
 				e := &Env{
 					Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(),
 					Getenv:    ts.Getenv,

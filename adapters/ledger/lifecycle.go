@@ -38,7 +38,7 @@ const lifecycleSchema = `CREATE TABLE handoff_log (
 		at      INTEGER NOT NULL,
 		dropped INTEGER NOT NULL DEFAULT 0,
 		PRIMARY KEY (project, text)
-	) WITHOUT ROWID;
+	);
 	CREATE TABLE pinned_task (project TEXT PRIMARY KEY, text TEXT NOT NULL, at INTEGER NOT NULL);`
 
 // Handoff endings stored in the log; "consumed" and "expired" are derived
@@ -231,7 +231,7 @@ func (l *Ledger) AddDecision(project string, d Decision) (bool, error) {
 // extracted ones, each newest first (the order `decide --list` numbers).
 func (l *Ledger) Decisions(project string) ([]Decision, error) {
 	rows, err := l.db.Query(`SELECT text, why, source, at FROM decisions WHERE project = ? AND dropped = 0
-		ORDER BY source = 'user' DESC, at DESC, text`, project)
+		ORDER BY source = 'user' DESC, at DESC, rowid DESC`, project)
 	if err != nil {
 		return nil, err
 	}
