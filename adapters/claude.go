@@ -316,12 +316,12 @@ func (w *claudeRows) unquote(raw []byte, limit int) string {
 	return w.add(w.scratch)
 }
 
-// clipped returns clip(unquoted raw, n) but unquotes only the first n+1
-// bytes or so: clip(s, n) reads no further than s[n] and len(s) > n
-// (TestClipReadsPrefix holds it to that), and a 1 MB Write content needs
-// no more.
+// clipped returns clip(unquoted raw, n) but unquotes only the first
+// n+clipReach bytes or so: clip(s, n) reads no further than s[n+clipReach]
+// (far enough to see a secret crossing the cut; TestClipReadsPrefix holds it
+// to that), and a 1 MB Write content needs no more.
 func (w *claudeRows) clipped(raw []byte, n int) string {
-	return clip(w.unquote(raw, n+1), n)
+	return clip(w.unquote(raw, n+clipReach), n)
 }
 
 // rawEqual reports whether the raw JSON string content unquotes to s.
@@ -475,7 +475,7 @@ func (w *claudeRows) user() {
 			return
 		case l.promptSource.len() == 0 && !(l.isSidechain && !l.hasParent):
 			return // not a real prompt (the subagent's task prompt is the exception)
-		case w.contains(s, "[CARRYOVER]"):
+		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
 			r := w.newRow(w.key())
 			r.Role, r.Kind, r.Text = "user", KindInjection, w.firstLine(s)
 			w.emit(r)
@@ -500,10 +500,10 @@ func (w *claudeRows) user() {
 					n, _ := strconv.Atoi(string(m[1]))
 					r.ExitCode = intPtr(n)
 				}
-				r.Text = clip(w.add(w.scratch[:min(len(w.scratch), maxResult+1)]), maxResult)
+				r.Text = clip(w.add(w.scratch[:min(len(w.scratch), maxResult+clipReach)]), maxResult)
 			} else {
 				r.Kind = KindToolResult
-				w.scratch = w.toolResultText(w.scratch[:0], b.content, maxResult+1)
+				w.scratch = w.toolResultText(w.scratch[:0], b.content, maxResult+clipReach)
 				r.Text = clip(w.add(w.scratch), maxResult)
 			}
 			w.emit(r)
@@ -522,7 +522,7 @@ func (w *claudeRows) user() {
 // 200 bytes (reading no more than that of it).
 func (w *claudeRows) firstLine(raw []byte) string {
 	const n = 200
-	s, _, _ := appendUnquoted(w.scratch[:0], raw, n+1)
+	s, _, _ := appendUnquoted(w.scratch[:0], raw, n+clipReach)
 	w.scratch = s
 	if i := bytes.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
@@ -685,7 +685,7 @@ func (w *claudeRows) editText(name string, in *claudeRawInput) string {
 		if raw.len() == 0 {
 			return ""
 		}
-		s, _, _ = appendUnquoted(w.scratch[:0], w.b(raw), n+1)
+		s, _, _ = appendUnquoted(w.scratch[:0], w.b(raw), n+clipReach)
 	case "MultiEdit":
 		// Every edit's new text followed by a newline: as much as clip
 		// reads of it.
@@ -695,8 +695,8 @@ func (w *claudeRows) editText(name string, in *claudeRawInput) string {
 		s = w.scratch[:0]
 		for _, e := range in.edits[:in.nEdits] {
 			var more bool
-			s, more, _ = appendUnquoted(s, w.b(e), max(n+1-len(s), 0))
-			if more || len(s) > n {
+			s, more, _ = appendUnquoted(s, w.b(e), max(n+clipReach-len(s), 0))
+			if more || len(s) >= n+clipReach {
 				break
 			}
 			s = append(s, '\n')

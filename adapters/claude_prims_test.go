@@ -8,12 +8,13 @@ import (
 )
 
 // TestClipReadsPrefix holds clip to what claudeRows.clipped relies on:
-// clip(s, n) depends only on s[:n+1] once len(s) > n, so unquoting a long
-// string only that far gives the same row text.
+// clip(s, n) depends only on s[:n+clipReach] once len(s) > n, so unquoting a
+// long string only that far gives the same row text, secrets crossing the
+// cut included.
 func TestClipReadsPrefix(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	alphabet := []string{"a", "b", " ", "\n", "\t", "é", "€", "😀", "\xff", "xyz", "  "}
-	for range 20000 {
+	alphabet := []string{"a", "b", " ", "\n", "\t", "é", "€", "😀", "\xff", "xyz", "  ", "password=", "ghp_", "Hunter2x", "-----BEGIN RSA PRIVATE KEY-----\n"}
+	for range 3000 {
 		var b strings.Builder
 		for range rng.Intn(80) {
 			b.WriteString(alphabet[rng.Intn(len(alphabet))])
@@ -23,9 +24,10 @@ func TestClipReadsPrefix(t *testing.T) {
 			continue
 		}
 		n := rng.Intn(len(s))
-		want := clip(s, n)
-		for end := n + 1; end <= len(s); end++ {
-			if got := clip(s[:end], n); got != want {
+		pad := s + strings.Repeat("Zq9/", (clipReach+len(s))/4) // a long key body after it
+		want := clip(pad, n)
+		for _, end := range []int{n + clipReach, n + clipReach + 1, len(pad)} {
+			if got := clip(pad[:min(end, len(pad))], n); got != want {
 				t.Fatalf("clip(%q, %d) = %q but clip of its first %d bytes = %q", s, n, want, end, got)
 			}
 		}

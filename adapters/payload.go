@@ -67,8 +67,13 @@ func (p payload) num(keys ...string) (int64, bool) {
 // intPtr returns &n.
 func intPtr(n int) *int { return &n }
 
-// clip is redact.Clip: no partial word (no half secret) survives a cut.
+// clip is redact.Clip: no partial word and no part of a secret survives a
+// cut; it reads s up to n+clipReach to see a secret crossing it.
 func clip(s string, n int) string { return redact.Clip(s, n) }
+
+// clipReach is how much past a clip's limit a parser must keep of a text
+// (redact.ClipReach).
+const clipReach = redact.ClipReach
 
 // Text limits applied at ingest: the ledger keeps what a handoff can use,
 // not whole tool outputs.
@@ -79,7 +84,36 @@ const (
 )
 
 // IsCarryoverText reports whether text is carryover's own handoff, so that
-// adapters record it as an injection receipt rather than user content.
+// adapters record it as an injection receipt rather than user content: it
+// starts with a handoff's first line ("# [CARRYOVER] Last updated
+// <date>…", or the resume prompt's "# [CARRYOVER] Session handoff"), or
+// holds one at the start of a JSON string or right after a tag (an
+// envelope in a hook's recorded output). A prompt that merely mentions
+// [CARRYOVER], or quotes a header further down, is still a prompt.
 func IsCarryoverText(text string) bool {
-	return strings.Contains(text, "[CARRYOVER]")
+	const tag = "# [CARRYOVER] "
+	for i := 0; ; {
+		j := strings.Index(text[i:], tag)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		i = at + 1
+		rest := text[at+len(tag):]
+		if !(strings.HasPrefix(rest, "Session handoff") ||
+			strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9') {
+			continue
+		}
+		k := at
+		for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
+			k--
+		}
+		if k == 0 {
+			return true
+		}
+		switch text[k-1] {
+		case '"', '>': // a JSON string's or a tag's start
+			return true
+		}
+	}
 }

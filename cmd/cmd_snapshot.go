@@ -27,6 +27,7 @@ func snapshotCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "event", Usage: "the agent's native hook event name"},
 		},
 		Action: func(c *cli.Context) error {
+			ignoreBrokenPipe()
 			debug.SetGCPercent(-1)
 			debug.SetMemoryLimit(snapshotHeap)
 			Snapshot(e, c.String("tool"), c.String("event"))

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,6 +44,9 @@ type StatusReport struct {
 	Ledger   LedgerReport    `json:"ledger"`
 	Projects []ProjectReport `json:"projects"`
 	Problems []string        `json:"problems,omitempty"`
+	// Ignored is what the working directory's project config asked for
+	// that carryover does not honour (publish.ProjectPolicy).
+	Ignored []string `json:"config_ignored,omitempty"`
 }
 
 // AgentReport is one agent's line in status.
@@ -78,6 +83,9 @@ type ProjectReport struct {
 	From     string          `json:"from"`
 	Written  time.Time       `json:"written"`
 	Receipts []ReceiptReport `json:"receipts"`
+	// NotInjected says why the project's handoff.md is not injected (it is
+	// not the file carryover published).
+	NotInjected string `json:"not_injected,omitempty"`
 }
 
 // ReceiptReport says a session of an agent received a handoff of the
@@ -93,6 +101,11 @@ type ReceiptReport struct {
 
 func collectStatus(e *Env) StatusReport {
 	st := StatusReport{Home: e.Home()}
+	cwdProject, _ := currentProject("")
+	if cwdProject != "" {
+		cfg, _ := LoadConfig(e, cwdProject)
+		st.Ignored = cfg.Ignored
+	}
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
@@ -103,7 +116,11 @@ func collectStatus(e *Env) StatusReport {
 	st.Ledger.Path = path
 	fi, err := os.Stat(path)
 	if err != nil {
-		return st // no ledger yet: status stays read-only and does not create one
+		// No ledger yet: status stays read-only and does not create one.
+		if why := statusTrust(e, cwdProject, nil); why != "" {
+			st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
+		}
+		return st
 	}
 	st.Ledger.Exists, st.Ledger.Bytes = true, fi.Size()
 	if wal, err := os.Stat(path + "-wal"); err == nil {
@@ -123,14 +140,39 @@ func collectStatus(e *Env) StatusReport {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	for _, h := range hs {
-		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC()}
+		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l)}
+		if h.Project == cwdProject {
+			cwdProject = ""
+		}
 		ds, _ := l.Deliveries(h.Project, 10)
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
 		st.Projects = append(st.Projects, pr)
 	}
+	if why := statusTrust(e, cwdProject, l); why != "" {
+		st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
+	}
 	return st
+}
+
+// statusTrust says why project's handoff.md would not be injected ("" when
+// it would, or there is none).
+func statusTrust(e *Env, project string, l *ledger.Ledger) string {
+	if project == "" {
+		return ""
+	}
+	b, err := publish.ReadHandoffFile(project)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		return err.Error()
+	}
+	if why := publish.CheckProjectHandoff(b, e.Home(), project, l); why != "" {
+		return "its .carryover/handoff.md is not injected: " + why
+	}
+	return ""
 }
 
 func printStatus(e *Env, st StatusReport) {
@@ -175,7 +217,14 @@ func printStatus(e *Env, st StatusReport) {
 		fmt.Fprintln(w, "\nProjects (current handoff → who received it)")
 	}
 	for _, p := range st.Projects {
+		if p.Header == "" {
+			fmt.Fprintf(w, "  %s\n    %s\n", p.Project, p.NotInjected)
+			continue
+		}
 		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+		if p.NotInjected != "" {
+			fmt.Fprintf(w, "    %s\n", p.NotInjected)
+		}
 		if len(p.Receipts) == 0 {
 			fmt.Fprintln(w, "    not delivered to any session yet")
 		}
@@ -189,6 +238,9 @@ func printStatus(e *Env, st StatusReport) {
 	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+	for _, s := range st.Ignored {
+		fmt.Fprintf(w, "config: ignored %s\n", s)
 	}
 }
 

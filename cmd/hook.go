@@ -52,7 +52,7 @@ func logOrStderr(e *Env, log *logger, err error) {
 		if log.redact != nil {
 			msg = log.redact(msg)
 		}
-		fmt.Fprintf(e.Stderr, "carryover: %s%s (and %s could not be written)\n", log.prefix, msg, log.path)
+		fmt.Fprintf(e.Stderr, "carryover: %s (and %s could not be written)\n", publish.OneLine(log.prefix+msg), log.path)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/carryover/carryover/publish"
 )
 
 // hookEnv is an Env for in-process hook runs in a temp HOME.
@@ -84,14 +86,29 @@ func TestGlobalCopyRestored(t *testing.T) {
 	if local, _ := os.ReadFile(filepath.Join(project, ".carryover", "handoff.md")); !bytes.Equal(local, want) {
 		t.Fatal("global and project copies differ")
 	}
-	// A new carryover home (the old one deleted): the re-ingest renders
-	// the same body, so handoff.md stays as is, and the global copy is back.
+	// A new carryover home (the old ledger deleted) that kept the record of
+	// published handoffs: the re-ingest renders the same body, so
+	// handoff.md stays as is, and the global copy is back.
 	e2, _ := hookEnv(t, project)
+	os.MkdirAll(filepath.Join(e2.Home(), "published"), 0o700)
+	side := publish.SidecarPath(e.Home(), project)
+	b, _ := os.ReadFile(side)
+	os.WriteFile(publish.SidecarPath(e2.Home(), project), b, 0o600)
 	runSnap(e2, "Stop", p)
 	if local, _ := os.ReadFile(filepath.Join(project, ".carryover", "handoff.md")); !bytes.Equal(local, want) {
 		t.Fatal("an unchanged handoff was rewritten")
 	}
 	if got, err := os.ReadFile(filepath.Join(e2.Home(), "handoff.md")); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("global copy not restored: %v\n%s", err, got)
+	}
+	// A home with no record of that file: it is not carryover's as far as
+	// this home knows, so it is published again (same body), not kept.
+	e3, _ := hookEnv(t, project)
+	runSnap(e3, "Stop", p)
+	local, _ := os.ReadFile(filepath.Join(project, ".carryover", "handoff.md"))
+	_, lb, _ := strings.Cut(string(local), "\n")
+	_, wb, _ := strings.Cut(string(want), "\n")
+	if lb != wb || publish.CheckHandoff(local, e3.Home(), project, nil) != "" {
+		t.Fatalf("not re-published (recorded in the new home) with the same body:\n%s", local)
 	}
 }

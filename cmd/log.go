@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/carryover/carryover/publish"
 )
 
 // LogMax is the size at which carryover.log is rotated to carryover.log.1.
@@ -29,12 +30,13 @@ func (l *logger) Printf(format string, args ...any) {
 	if l == nil {
 		return
 	}
-	msg := fmt.Sprintf(format, args...)
-	msg = strings.ReplaceAll(msg, "\n", " ")
+	// One line, no terminal escapes: session ids, paths and error text
+	// come from hook payloads and transcripts (publish.OneLine).
+	msg := publish.OneLine(l.prefix + fmt.Sprintf(format, args...))
 	if l.redact != nil {
 		msg = l.redact(msg)
 	}
-	line := l.now().UTC().Format(time.RFC3339) + " " + l.prefix + msg + "\n"
+	line := l.now().UTC().Format(time.RFC3339) + " " + msg + "\n"
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
 		return
 	}

@@ -356,12 +356,15 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 			}
 		}
 		if p.Preview != "" {
-			if s, err := l.Session(p.Tool, p.ID); err == nil {
+			if s, err := l.SessionIn(p.Tool, p.ID, p.project); err == nil {
 				_ = l.SetTitle(s.ID, redactor(cfg)(p.Preview))
 			}
 		}
 	}
-	s, err := l.Session(p.Tool, p.ID)
+	s, err := l.SessionIn(p.Tool, p.ID, p.project)
+	if err != nil && p.LedgerOnly { // recorded under the project it was seen in
+		s, err = l.Session(p.Tool, p.ID)
+	}
 	if err != nil {
 		return s, nil, exitf(ExitParse, "session %s was not recorded: %v", shortID(p.ID), err)
 	}

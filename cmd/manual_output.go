@@ -147,7 +147,11 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if o.stdout {
-		io.WriteString(e.Stdout, text)
+		shown := text
+		if e.StdoutTTY { // transcript text must not drive the user's terminal
+			shown = publish.StripTerminal(text)
+		}
+		io.WriteString(e.Stdout, shown)
 		if !strings.HasSuffix(text, "\n") {
 			io.WriteString(e.Stdout, "\n")
 		}

@@ -26,24 +26,28 @@ func Snapshot(e *Env, tool, event string) {
 		}
 	}()
 	var out bytes.Buffer
+	fb := &fallback{}
 	wlog := *log // the watchdog's own copy: snapshot grows log's prefix
 	b := snapshotBudget(e, tool, event)
-	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out) })
+	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out, fb) })
 	if !finished {
-		wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer; nothing injected, the next event catches up",
+		wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer (a ledger locked by another process?); the next event catches up",
 			time.Since(start).Round(time.Millisecond), b)
+		// Session start still gets the last published handoff when the
+		// digests under the home say it is carryover's (no ledger needed).
+		var fbOut bytes.Buffer
+		fb.inject(e, event, &fbOut, &wlog)
+		writeInjection(e, fbOut.Bytes(), &wlog)
 		return
 	}
 	if err != nil {
 		logOrStderr(e, log, err)
 	}
-	if out.Len() > 0 {
-		_, _ = e.Stdout.Write(out.Bytes()) // one write: a valid injection
-	}
+	writeInjection(e, out.Bytes(), log) // one write: a valid injection
 	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
 }
 
-func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer) error {
+func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer, fb *fallback) error {
 	agent, ok := adapters.ByName(tool)
 	if !ok || agent.Name != tool {
 		return fmt.Errorf("unknown --tool %q (known: %s)", tool, joinNames(adapters.Names()))
@@ -56,7 +60,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	}
 	// The ledger opens on another goroutine while stdin is read and the project resolved.
 	olog := *log // its own copy: the prefix grows below
-	ledgerCh := goValue(func() (*ledger.Ledger, error) { return openLedger(e, &olog) })
+	ledgerCh := goValue(func() (*ledger.Ledger, error) { return openLedgerBy(e, &olog, deadline.Add(-lockMargin)) })
 	taken := false
 	defer func() {
 		if !taken { // returned before taking it
@@ -68,6 +72,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		return err
 	}
 	proj := projectFor(e, log, h)
+	fb.set(agent, proj)
 	log.prefix += "session=" + shortID(h.SessionID) + " "
 	// A tool event on a project that had a handoff only stores rows (below).
 	hadHandoff := fileExists(publish.HandoffPath(proj.Root))
@@ -88,9 +93,13 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	taken = true
 	if o.err != nil {
 		if class == adapters.ClassStart { // without a ledger, still deliver the existing handoff
-			inject(proj.ReadHandoff())
+			inject(proj.ReadHandoff(nil))
 		}
-		return o.err
+		return busyReason(o.err)
+	}
+	o.v.SetDeadline(deadline.Add(-lockMargin))
+	if hadHandoff && !proj.HandoffTrusted(o.v) {
+		hadHandoff = false // publish from the ledger's own rows over it
 	}
 	// Handoff files are written on another goroutine while this one finishes
 	// with the ledger (which may checkpoint its WAL, see Leave); both are done
@@ -106,10 +115,12 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		Project: proj.Root, Deadline: deadline.Add(-250 * time.Millisecond), Now: e.Now(), Redact: proj.Redact})
 	logNotes(log, rep.Notes)
 	if l = nl; l == nil && class == adapters.ClassStart {
-		inject(proj.ReadHandoff()) // the ledger could not be rebuilt
+		inject(proj.ReadHandoff(nil)) // the ledger could not be rebuilt
+	} else if ledger.IsBusy(err) && class == adapters.ClassStart {
+		inject(proj.ReadHandoff(l)) // another process holds the ledger
 	}
 	if err != nil {
-		return err
+		return busyReason(err)
 	}
 	tIngest := time.Since(start)
 	if class == adapters.ClassTool && hadHandoff {
@@ -134,7 +145,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 
 	deliver := func() {
 		waitWrites() // the handoff being written is the one to inject
-		text := proj.ReadHandoff()
+		text := proj.ReadHandoff(l)
 		// A resumed session that holds this exact handoff does not get it twice.
 		if text != "" && h.Source == "resume" && l.Delivered(proj.Root, publish.HeaderOf(text), rep.SessionID) {
 			log.Printf("session already holds this handoff; not injected again")

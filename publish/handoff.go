@@ -77,7 +77,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if tool == "" {
 		tool = "unknown"
 	}
-	header := Header(o.Now, tool)
+	header := Header(o.Now, contentLine(tool))
 	if o.ID != "" {
 		header += " · " + o.ID
 	}
@@ -165,7 +165,22 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if o.Redact != nil {
 		out = o.Redact(out)
 	}
-	if len(out) > MaxChars { // only possible if redaction lengthened text
+	return capHandoff(out)
+}
+
+// capHandoff holds the caps whatever the sections held: no control
+// characters but newlines, at most MaxLines lines and MaxChars bytes, cut
+// at a line end (only redaction lengthening text could make it cut).
+func capHandoff(out string) string {
+	out = StripTerminal(out)
+	if n := strings.Count(out, "\n"); n > MaxLines || (n == MaxLines && !strings.HasSuffix(out, "\n")) {
+		i, k := 0, 0
+		for ; k < MaxLines; k++ {
+			i += strings.IndexByte(out[i:], '\n') + 1
+		}
+		out = out[:i]
+	}
+	if len(out) > MaxChars {
 		out = out[:strings.LastIndexByte(out[:MaxChars], '\n')+1]
 	}
 	return out
@@ -178,7 +193,7 @@ func wrapLines(s string, max int) []string {
 		if l == "" {
 			continue
 		}
-		out = append(out, clip(l, 300))
+		out = append(out, clip(contentLine(l), 300))
 		if len(out) == max {
 			break
 		}
@@ -189,7 +204,7 @@ func wrapLines(s string, max int) []string {
 func bullets(items []string, n int) []string {
 	var out []string
 	for _, it := range items {
-		out = append(out, "- "+clip(strings.ReplaceAll(it, "\n", " "), n))
+		out = append(out, "- "+clip(contentLine(it), n))
 	}
 	return out
 }
@@ -209,7 +224,7 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 		if f.FailedAfter {
 			notes = append(notes, "a test/build failed after the last edit")
 		}
-		out = append(out, "- "+f.Path+" ("+strings.Join(notes, "; ")+")")
+		out = append(out, "- "+clip(contentLine(f.Path), 300)+" ("+strings.Join(notes, "; ")+")")
 	}
 	return out
 }
@@ -217,14 +232,14 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 func failureLines(h distill.Handoff) []string {
 	var out []string
 	for _, f := range h.Failures {
-		l := "- `" + clip(f.What, 120) + "`"
+		l := "- `" + clip(contentLine(f.What), 120) + "`"
 		if f.ExitCode != nil {
 			l += " → exit " + strconv.Itoa(*f.ExitCode)
 		} else {
 			l += " → failed"
 		}
 		if f.Error != "" {
-			l += ": " + clip(f.Error, 140)
+			l += ": " + clip(contentLine(f.Error), 140)
 		}
 		if f.Count > 1 {
 			l += fmt.Sprintf(" (×%d)", f.Count)
@@ -242,7 +257,7 @@ func gitLines(h distill.Handoff) []string {
 	if !g.Repo {
 		return nil
 	}
-	l := "branch " + orDash(g.Branch) + " @ " + orDash(g.Head)
+	l := "branch " + orDash(clip(contentLine(g.Branch), 100)) + " @ " + orDash(clip(contentLine(g.Head), 40))
 	var parts []string
 	if g.Modified > 0 {
 		parts = append(parts, fmt.Sprintf("%d modified", g.Modified))
@@ -267,7 +282,8 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 		out = append(out, fmt.Sprintf("context: %s/%s tokens (%d%%)", thousands(h.Tokens.Used), thousands(h.Tokens.Max), h.Tokens.Pct()))
 	}
 	if o.Session != "" {
-		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", h.Tool, short(o.Session), short(o.Session)))
+		id := contentLine(short(o.Session))
+		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", contentLine(h.Tool), id, id))
 	}
 	return out
 }

@@ -1,8 +1,6 @@
 package publish
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -69,12 +67,6 @@ func IDOf(header string) string {
 		return ""
 	}
 	return strings.TrimSpace(tail)
-}
-
-// Digest is the content hash recorded for a handoff.
-func Digest(text string) string {
-	s := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(s[:])
 }
 
 // Status is where a handoff stands at a moment.

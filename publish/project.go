@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -75,7 +74,7 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 	}
 	lc := p.lifecycleInputs(l, h, native)
 	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
-	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id {
+	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id && p.check(prev, l) == "" {
 		// Nothing but the timestamp would change: keep the file (and its
 		// receipts) as is — and the global copy, unless it is gone.
 		if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
@@ -85,7 +84,7 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 		}
 		return nil, nil
 	}
-	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now}); err != nil {
+	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now, Hash: Digest([]byte(text))}); err != nil {
 		p.logf("record handoff: %v", err)
 	}
 	p.recordLifecycle(l, lc, h, text)
@@ -116,6 +115,11 @@ func (p *Project) WriteProject(text, tool string) error {
 			p.logf(".gitignore: %v", err)
 		}
 	}
+	// The digest under the home first: a handoff.md on disk is always one
+	// the home lists (trust.go).
+	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
+		p.logf("record published handoff: %v", err)
+	}
 	if err := WriteOwn(p.Root, "handoff.md", []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
@@ -138,9 +142,11 @@ func (p *Project) WriteProject(text, tool string) error {
 	return nil
 }
 
-// ReadHandoff returns the project's handoff.md when it is carryover's (""
-// when there is none or it is not).
-func (p *Project) ReadHandoff() string {
+// ReadHandoff returns the project's handoff.md when it is carryover's own:
+// one it published, unchanged since ("" when there is none or it is not;
+// the reason is logged). l may be nil (another process holds the ledger
+// locked, or it is damaged): the digests under the home decide then.
+func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -148,11 +154,45 @@ func (p *Project) ReadHandoff() string {
 		}
 		return ""
 	}
-	if !bytes.HasPrefix(b, []byte(HeaderPrefix)) {
-		p.logf("handoff.md in %s does not start with the carryover header; not injected", p.Root)
+	if why := p.check(b, l); why != "" {
+		p.logf("handoff.md in %s is not injected: %s", p.Root, why)
 		return ""
 	}
 	return string(b)
+}
+
+// HandoffTrusted reports whether the project's handoff.md is carryover's
+// own, logging why not (false, silently, when there is none).
+func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
+	b, err := ReadHandoffFile(p.Root)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			p.logf("read handoff: %v", err)
+		}
+		return false
+	}
+	if why := p.check(b, l); why != "" {
+		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
+		return false
+	}
+	return true
+}
+
+// check says why b, the project's handoff.md, is not carryover's own (""
+// when it is); l may be nil.
+func (p *Project) check(b []byte, l *ledger.Ledger) string {
+	return CheckProjectHandoff(b, p.Home, p.Root, l)
+}
+
+// CheckProjectHandoff says why b, read from project's handoff.md, is not
+// one carryover published ("" when it is): the ledger's records when l is
+// not nil, the digests under home otherwise or besides.
+func CheckProjectHandoff(b []byte, home, project string, l *ledger.Ledger) string {
+	var inLedger func(string) (bool, error)
+	if l != nil {
+		inLedger = func(d string) (bool, error) { return l.HandoffTrusted(project, d) }
+	}
+	return CheckHandoff(b, home, project, inLedger)
 }
 
 // Inject renders text for the agent's hook stdout: redacted, with a

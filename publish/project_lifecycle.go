@@ -66,7 +66,7 @@ func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Hand
 		native = s.NativeID
 	}
 	r := ledger.HandoffRecord{ID: lc.id, Project: p.Root, Tool: h.Tool, SessionID: h.SessionID, NativeID: native,
-		Head: h.Git.Head, Branch: h.Git.Branch, Hash: Digest(text), Header: HeaderOf(text),
+		Head: h.Git.Head, Branch: h.Git.Branch, Hash: Digest([]byte(text)), Header: HeaderOf(text),
 		Goal: oneLineText(goal), Next: oneLineText(h.Next), Files: files, Written: written, Updated: p.Now}
 	if err := l.SaveHandoffRecord(r); err != nil {
 		p.logf("record handoff %s: %v", lc.id, err)

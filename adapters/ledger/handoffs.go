@@ -11,14 +11,48 @@ type Handoff struct {
 	Tool      string
 	SessionID int64
 	Written   time.Time
+	// Hash is the content hash of the whole handoff.md carryover writes
+	// (publish.Digest); empty for none.
+	Hash string
 }
 
-// RecordHandoff stores the project's current handoff header.
+// keepPublished is how many published handoff hashes a project keeps:
+// concurrent hooks may finish their writes in another order than they
+// recorded them, and any of the last few is carryover's own file.
+const keepPublished = 8
+
+// RecordHandoff stores the project's current handoff header and the hash
+// of its content, in one transaction.
 func (l *Ledger) RecordHandoff(h Handoff) error {
-	_, err := l.db.Exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?)
+	tx, err := l.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (project) DO UPDATE SET header = excluded.header, tool = excluded.tool, session_id = excluded.session_id, written = excluded.written`,
-		h.Project, h.Header, h.Tool, h.SessionID, h.Written.UnixMilli())
-	return err
+		h.Project, h.Header, h.Tool, h.SessionID, h.Written.UnixMilli()); err != nil {
+		return err
+	}
+	if h.Hash != "" {
+		if _, err := tx.Exec(`INSERT INTO published (project, hash, written) VALUES (?, ?, ?)
+			ON CONFLICT (project, hash) DO UPDATE SET written = excluded.written`, h.Project, h.Hash, h.Written.UnixMilli()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM published WHERE project = ? AND hash NOT IN
+			(SELECT hash FROM published WHERE project = ? ORDER BY written DESC, hash LIMIT ?)`, h.Project, h.Project, keepPublished); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// HandoffTrusted reports whether hash is the content hash of a handoff
+// carryover published for project (one of the newest few).
+func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
+	var n int
+	err := l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash).Scan(&n)
+	return n > 0, err
 }
 
 // Handoffs lists every project's current handoff, newest first.

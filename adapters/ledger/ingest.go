@@ -19,7 +19,8 @@ type IngestOptions struct {
 	Project  string
 	Deadline time.Time
 	Now      time.Time
-	// Redact is applied to every text field before it is stored.
+	// Redact is applied to every text field (text, command, file path)
+	// before it is stored.
 	Redact func(string) string
 	// Transcripts overrides the adapter's own list (handoff --transcript).
 	Transcripts []adapters.Transcript
@@ -67,7 +68,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	// A known session with the same project and transcript needs no write
 	// transaction here; its rows' batches refresh it.
 	var sid int64
-	if s, err := l.Session(ref.Tool, ref.NativeID); err == nil && s.Project == ref.Project && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
+	if s, err := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); err == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
 		sid = s.ID
 	} else if sid, err = l.Touch(ref, o.Now); err != nil {
 		return rep, err
@@ -116,6 +117,11 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		rep.Files = append(rep.Files, fr)
 		rep.Added += fr.Added
 		rep.Receipts = append(rep.Receipts, fr.Receipts...)
+		if IsBusy(fr.Err) {
+			// Another process holds the ledger: every further write would
+			// wait for it again; the next event reads from the cursors.
+			return rep, fr.Err
+		}
 	}
 	return rep, nil
 }
@@ -127,6 +133,7 @@ func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport) []adapte
 		if o.Redact != nil {
 			r.Text = o.Redact(r.Text)
 			r.Command = o.Redact(r.Command)
+			r.FilePath = o.Redact(r.FilePath) // /tmp/ghp_…/out.txt, a key as a file name
 		}
 		if r.Kind == adapters.KindInjection {
 			h := r.Text
@@ -237,6 +244,10 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	if len(batch) == 0 && res.Cursor == cur {
 		return fr
 	}
+	if IsBusy(werr) { // a batch already waited for the lock in vain
+		fr.Err = werr
+		return fr
+	}
 	// The last batch and the cursor go in one transaction.
 	var rep IngestReport
 	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
@@ -279,6 +290,9 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 		}
 		if skip[t.Path] || (!o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
 			continue
+		}
+		if len(out) > 0 && IsBusy(out[len(out)-1].Err) {
+			break // another process holds the ledger
 		}
 		fi, err := os.Stat(t.Path)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {

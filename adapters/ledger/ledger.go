@@ -37,6 +37,9 @@ type Ledger struct {
 	// registered again to be re-read (see recover.go).
 	Rebuilt int
 	ino     uint64 // inode of Path when opened (recovery compares it)
+	// deadline, when set, bounds every wait for another process's lock
+	// (OpenBy).
+	deadline time.Time
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
@@ -143,6 +146,44 @@ var migrations = []string{
 	ALTER TABLE rows_by_seq RENAME TO rows;
 	CREATE UNIQUE INDEX rows_key ON rows (session_id, key);
 	CREATE INDEX rows_anchor ON rows (session_id, kind, seq) WHERE ` + anchorRows + `;`,
+	// A session is keyed by its project too: a session id seen in two
+	// projects (a hostile payload or transcript naming another project's
+	// session) gets one session per project, and their rows never mix.
+	// Ids are kept, so rows, cursors and receipts still point at them.
+	// The table is re-created under its own name (and takes the pages the
+	// old one freed): a salvage of a truncated ledger (recover.go) finds
+	// the sessions and cursors near the start of the file.
+	`CREATE TABLE sessions_v6 AS SELECT * FROM sessions;
+	DROP TABLE sessions;
+	CREATE TABLE sessions (
+		id          INTEGER PRIMARY KEY,
+		tool        TEXT NOT NULL,
+		native_id   TEXT NOT NULL,
+		project     TEXT NOT NULL DEFAULT '',
+		transcript  TEXT NOT NULL DEFAULT '',
+		first_seen  INTEGER NOT NULL,
+		last_seen   INTEGER NOT NULL,
+		last_active INTEGER NOT NULL DEFAULT 0,
+		title       TEXT NOT NULL DEFAULT '',
+		tokens_used INTEGER NOT NULL DEFAULT 0,
+		tokens_max  INTEGER NOT NULL DEFAULT 0,
+		next_seq    INTEGER NOT NULL DEFAULT 1,
+		UNIQUE (tool, native_id, project)
+	);
+	INSERT INTO sessions (id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq)
+		SELECT id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq FROM sessions_v6;
+	DROP TABLE sessions_v6;
+	CREATE INDEX sessions_project ON sessions (project, last_seen);`,
+	// The content hashes of the handoffs carryover published per project
+	// (the newest few): a .carryover/handoff.md whose hash is not among
+	// them came from somewhere else (a cloned repository) and is never
+	// injected (see HandoffTrusted).
+	`CREATE TABLE published (
+		project TEXT NOT NULL,
+		hash    TEXT NOT NULL,
+		written INTEGER NOT NULL,
+		PRIMARY KEY (project, hash)
+	) WITHOUT ROWID;`,
 	lifecycleSchema,
 }
 
@@ -153,14 +194,21 @@ const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file
 // Open opens (creating if needed) the ledger in dir. A corrupt or
 // unreadable database file is moved aside and replaced by a new one;
 // Recovered says so.
-func Open(dir string) (*Ledger, error) {
+func Open(dir string) (*Ledger, error) { return OpenBy(dir, time.Time{}) }
+
+// OpenBy is Open for a caller with a deadline (the hook path): while
+// another process holds the ledger locked (a hook frozen with Ctrl-Z, a
+// long `carryover handoff`), opening it and every later statement wait for
+// the lock at most until the deadline and then fail with an error IsBusy
+// recognises, instead of waiting busyTimeout per statement.
+func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create carryover home %s: %w (set CARRYOVER_HOME to a writable directory)", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	l, err := open(path)
+	l, err := open(path, deadline)
 	if err == nil {
 		return l, nil
 	}
@@ -169,8 +217,8 @@ func Open(dir string) (*Ledger, error) {
 	}
 	// Under the recovery lock, look again: a concurrent hook may already
 	// have replaced the file.
-	return recoverFile(path, func() bool {
-		l, err := open(path)
+	return recoverFile(path, deadline, func() bool {
+		l, err := open(path, deadline)
 		if err == nil {
 			l.Close()
 			return false
@@ -248,19 +296,49 @@ func init() {
 	}})
 }
 
-func openOnce(path string) (*Ledger, error) {
+// busyTimeout is how long a statement waits for another process's lock
+// when the caller has no deadline.
+const busyTimeout = 5 * time.Second
+
+// busyMillis is the busy timeout for a wait starting now: busyTimeout, or
+// what is left before deadline (at least 1 ms: 0 would disable waiting,
+// not bound it).
+func busyMillis(deadline time.Time) int64 {
+	if deadline.IsZero() {
+		return busyTimeout.Milliseconds()
+	}
+	return max(1, time.Until(deadline).Milliseconds())
+}
+
+// IsBusy reports whether err means another process held the ledger locked
+// past the wait allowed.
+func IsBusy(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	return false
+}
+
+// SetDeadline bounds the waits of later statements by deadline (see OpenBy).
+func (l *Ledger) SetDeadline(deadline time.Time) {
+	l.deadline = deadline
+	_, _ = l.db.Exec(`PRAGMA busy_timeout = ` + strconv.FormatInt(busyMillis(deadline), 10))
+}
+
+func openOnce(path string, deadline time.Time) (*Ledger, error) {
 	if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
 		f.Close()
 	} else {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	// journal_mode=WAL is set by the connect hook, after the page size.
-	db, err := sql.Open(driverName, FileURI(path, "_busy_timeout=5000&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
+	db, err := sql.Open(driverName, FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	l := &Ledger{db: db, Path: path, ino: inode(path)}
+	l := &Ledger{db: db, Path: path, ino: inode(path), deadline: deadline}
 	if err := l.migrate(); err != nil {
 		db.Close()
 		return nil, err
@@ -275,11 +353,14 @@ func openOnce(path string) (*Ledger, error) {
 // moves a damaged file aside (recover.go) leaves the others' half-open
 // connections on the old file (an I/O error, a WAL locking protocol error,
 // a file gone between two calls).
-func open(path string) (*Ledger, error) {
-	l, err := openOnce(path)
+func open(path string, deadline time.Time) (*Ledger, error) {
+	l, err := openOnce(path, deadline)
 	for i := 0; err != nil && transient(err) && i < 40; i++ {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			break
+		}
 		time.Sleep(time.Duration(5+i) * time.Millisecond)
-		l, err = openOnce(path)
+		l, err = openOnce(path, deadline)
 	}
 	return l, err
 }
@@ -400,23 +481,22 @@ type Row struct {
 
 // upsertSession creates a session (args: tool, native id, project,
 // transcript, first and last seen) or refreshes its last_seen, and its
-// project and transcript when given.
+// transcript when given. A session is one (tool, native id, project).
 const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
 		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tool, native_id) DO UPDATE SET
+		ON CONFLICT (tool, native_id, project) DO UPDATE SET
 			last_seen = excluded.last_seen,
-			project = CASE WHEN excluded.project != '' THEN excluded.project ELSE sessions.project END,
 			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`
 
-// ensureSession returns the session id, creating it, and refreshes project
-// and transcript when given.
+// ensureSession returns the session id, creating it, and refreshes its
+// transcript when given.
 func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (int64, error) {
 	_, err := tx.Exec(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli())
 	if err != nil {
 		return 0, err
 	}
 	var id int64
-	err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ?`, ref.Tool, ref.NativeID).Scan(&id)
+	err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, ref.Tool, ref.NativeID, ref.Project).Scan(&id)
 	return id, err
 }
 
@@ -592,7 +672,7 @@ func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
 		return 0, err
 	}
 	var sid, next int64
-	if err := tx.queryRow(`SELECT id, next_seq FROM sessions WHERE tool = ? AND native_id = ?`, []any{ref.Tool, ref.NativeID}, &sid, &next); err != nil {
+	if err := tx.queryRow(`SELECT id, next_seq FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next); err != nil {
 		return 0, err
 	}
 	if b.Cursor != nil {
@@ -786,9 +866,15 @@ func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
 	return out, rows.Err()
 }
 
-// Session looks up one session by tool and native id.
+// Session looks up one session by tool and native id (the most recently
+// seen when the id was seen in more than one project).
 func (l *Ledger) Session(tool, nativeID string) (Session, error) {
-	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ?`, tool, nativeID))
+	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ? ORDER BY s.last_seen DESC, s.id DESC LIMIT 1`, tool, nativeID))
+}
+
+// SessionIn looks up a session by tool, native id and project.
+func (l *Ledger) SessionIn(tool, nativeID, project string) (Session, error) {
+	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ? AND s.project = ?`, tool, nativeID, project))
 }
 
 // SessionByID looks up one session by ledger id.

@@ -224,14 +224,14 @@ func inode(path string) uint64 {
 // registers the old one's transcripts. stillBad is called under the lock:
 // when it reports false another process has already recovered, and path is
 // simply opened.
-func recoverFile(path string, stillBad func() bool) (*Ledger, error) {
+func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger, error) {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("lock carryover home for ledger recovery: %w", err)
 	}
 	defer unlock()
 	if !stillBad() {
-		return open(path)
+		return open(path, deadline)
 	}
 	moved := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
 	if err := os.Rename(path, moved); err != nil {
@@ -240,7 +240,7 @@ func recoverFile(path string, stillBad func() bool) (*Ledger, error) {
 	for _, sfx := range []string{"-wal", "-shm"} {
 		_ = os.Rename(path+sfx, moved+sfx)
 	}
-	l, err := open(path)
+	l, err := open(path, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -257,5 +257,5 @@ func (l *Ledger) Reopen() (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
 	_ = l.db.Close()
-	return recoverFile(l.Path, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
+	return recoverFile(l.Path, l.deadline, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/redact/redacttest"
 )
 
 // egressTranscript is a Claude transcript in which one secret-bearing line
@@ -25,14 +25,17 @@ func egressTranscript(sid, text string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// TestSecretEgress runs every line of the seeded secret corpus through the
-// hook path and the manual path and counts leaks at each egress: handoff.md
-// (project and global), the SessionStart injection, AGENTS.md/CLAUDE.md,
-// carryover.log, the ledger file, RESUME.md, the handoff stdout and
-// session.json. Target: 0. A control run with `redact = false` proves the
-// secrets do reach those egresses when redaction is off.
+// TestSecretEgress runs every line of the seeded secret corpus (every
+// detector kind, the command-line and prose forms, key blocks behind line
+// numbers or cut before their END line) through the hook path and the manual
+// path and counts leaks at each egress: handoff.md (project and global), the
+// SessionStart injection, AGENTS.md/CLAUDE.md, carryover.log, the ledger
+// file and its WAL, RESUME.md/.yaml/.json, the handoff stdout, capture's
+// session.json and stdout, list --json and status --json. Target: 0. A
+// control run with `redact = false` proves the secrets do reach those
+// egresses when redaction is off.
 func TestSecretEgress(t *testing.T) {
-	lines, err := redact.SecretLines("../../testdata/redact/secrets.txt")
+	lines, err := redacttest.SecretLines("../../testdata/redact/secrets.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,41 +54,14 @@ func TestSecretEgress(t *testing.T) {
 			}
 		}
 	}
-	run := func(t *testing.T, l redact.SecretLine, redactOn bool) map[string]string {
-		root := t.TempDir()
-		home, project := filepath.Join(root, "home"), filepath.Join(root, "proj")
-		os.MkdirAll(project, 0o755)
-		os.MkdirAll(filepath.Join(home, ".carryover"), 0o700)
-		if !redactOn {
-			os.WriteFile(filepath.Join(home, ".carryover", "config.toml"), []byte("redact = false\n"), 0o600)
-		}
-		sid := fmt.Sprintf("egress-%d", l.Line)
-		tr := filepath.Join(root, sid+".jsonl")
-		os.WriteFile(tr, []byte(egressTranscript(sid, l.Text)), 0o600)
-		env := []string{"HOME=" + home, "CARRYOVER_HOME=" + filepath.Join(home, ".carryover"), "CLAUDE_PROJECT_DIR=" + project, "PATH=" + os.Getenv("PATH")}
-		runHook(t, env, "claude", "Stop", map[string]any{"session_id": sid, "transcript_path": tr, "cwd": project})
-		inj := runHook(t, env, "claude", "SessionStart", map[string]any{"session_id": sid + "-next", "transcript_path": tr + ".next", "cwd": project, "source": "startup"})
-		out := map[string]string{"injection": inj.Stdout}
-		hout, _, _ := runCarryover(t, env, project, "handoff", "--transcript", tr, "--source", "claude", "--project", project, "--stdout", "--no-clipboard")
-		out["handoff stdout"] = hout
-		runCarryover(t, env, project, "capture", "--transcript", tr, "--source", "claude", "--project", project)
-		for name, p := range map[string]string{
-			"handoff.md": filepath.Join(project, ".carryover", "handoff.md"), "global handoff.md": filepath.Join(home, ".carryover", "handoff.md"),
-			"AGENTS.md": filepath.Join(project, "AGENTS.md"), "CLAUDE.md": filepath.Join(project, "CLAUDE.md"),
-			"carryover.log": filepath.Join(home, ".carryover", "carryover.log"), "RESUME.md": filepath.Join(project, ".carryover", "RESUME.md"),
-			"session.json": filepath.Join(project, ".carryover", "session.json"), "ledger": filepath.Join(home, ".carryover", "ledger.sqlite"),
-		} {
-			b, _ := os.ReadFile(p)
-			if name == "ledger" {
-				wal, _ := os.ReadFile(p + "-wal")
-				b = append(b, wal...)
-			}
-			out[name] = string(b)
-		}
-		return out
+	run := func(t *testing.T, l redacttest.SecretLine, redactOn bool) map[string]string {
+		return egressRun(t, fmt.Sprintf("egress-%d", l.Line), redactOn, func(sid string) string { return egressTranscript(sid, l.Text) })
 	}
 	// Control: without redaction the secret reaches the handoff and the injection.
 	ctl := run(t, lines[0], false)
+	if len(ctl) != egresses {
+		t.Fatalf("egressRun collected %d outputs; egresses says %d", len(ctl), egresses)
+	}
 	if !strings.Contains(ctl["handoff.md"], lines[0].Secrets[0]) || !strings.Contains(strings.ReplaceAll(ctl["injection"], `\u0026`, "&"), lines[0].Secrets[0][:8]) {
 		t.Fatalf("control run: the secret did not reach handoff.md/injection with redact = false, so this test would prove nothing")
 	}
@@ -99,5 +75,99 @@ func TestSecretEgress(t *testing.T) {
 		t.Errorf("%s leaked %d of %d secret lines", egress, n, len(lines))
 		total += n
 	}
-	t.Logf("%d secret lines × 10 egresses: %d leaks", len(lines), total)
+	t.Logf("%d secret lines × %d egresses: %d leaks", len(lines), egresses, total)
+}
+
+// egresses is how many outputs egressRun collects.
+const egresses = 16
+
+// egressRun writes the transcript made by tr, runs the Stop and SessionStart
+// hooks, handoff (md, yaml, json), capture, list --json and status --json
+// on it, and returns every output carryover produced, by egress name.
+func egressRun(t *testing.T, sid string, redactOn bool, tr func(sid string) string) map[string]string {
+	root := t.TempDir()
+	home, project := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(filepath.Join(home, ".carryover"), 0o700)
+	if !redactOn {
+		os.WriteFile(filepath.Join(home, ".carryover", "config.toml"), []byte("redact = false\n"), 0o600)
+	}
+	path := filepath.Join(root, sid+".jsonl")
+	os.WriteFile(path, []byte(tr(sid)), 0o600)
+	env := []string{"HOME=" + home, "CARRYOVER_HOME=" + filepath.Join(home, ".carryover"), "CLAUDE_PROJECT_DIR=" + project, "PATH=" + os.Getenv("PATH")}
+	runHook(t, env, "claude", "Stop", map[string]any{"session_id": sid, "transcript_path": path, "cwd": project})
+	inj := runHook(t, env, "claude", "SessionStart", map[string]any{"session_id": sid + "-next", "transcript_path": path + ".next", "cwd": project, "source": "startup"})
+	out := map[string]string{"injection": inj.Stdout}
+	sel := []string{"--transcript", path, "--source", "claude", "--project", project}
+	out["handoff stdout"], _, _ = runCarryover(t, env, project, append([]string{"handoff", "--stdout", "--no-clipboard"}, sel...)...)
+	for _, f := range []string{"yaml", "json"} {
+		runCarryover(t, env, project, append([]string{"handoff", "--no-clipboard", "--format", f}, sel...)...)
+	}
+	out["capture stdout"], _, _ = runCarryover(t, env, project, append([]string{"capture", "--stdout"}, sel...)...)
+	out["list --json"], _, _ = runCarryover(t, env, project, "list", "--json", "--all")
+	out["status --json"], _, _ = runCarryover(t, env, project, "status", "--json")
+	for name, p := range map[string]string{
+		"handoff.md": filepath.Join(project, ".carryover", "handoff.md"), "global handoff.md": filepath.Join(home, ".carryover", "handoff.md"),
+		"AGENTS.md": filepath.Join(project, "AGENTS.md"), "CLAUDE.md": filepath.Join(project, "CLAUDE.md"),
+		"carryover.log": filepath.Join(home, ".carryover", "carryover.log"), "RESUME.md": filepath.Join(project, ".carryover", "RESUME.md"),
+		"RESUME.yaml": filepath.Join(project, ".carryover", "RESUME.yaml"), "RESUME.json": filepath.Join(project, ".carryover", "RESUME.json"),
+		"session.json": filepath.Join(project, ".carryover", "session.json"), "ledger": filepath.Join(home, ".carryover", "ledger.sqlite"),
+		"ledger WAL": filepath.Join(home, ".carryover", "ledger.sqlite-wal"),
+	} {
+		b, _ := os.ReadFile(p)
+		out[name] = string(b)
+	}
+	return out
+}
+
+// TestSecretEgressClippedRead is the regression test for a key cut in half
+// by the 2 KB clip of a tool result: Claude's Read shows a private key
+// behind line numbers ("    12→MIIE..."), starting 1.5 KB into the
+// result so that the clip falls inside it. Before redaction ran on the whole
+// text, the half before the cut had no END line and the line numbers broke
+// its body, so 20 key lines reached the ledger, RESUME.md and session.json.
+// No line of the key may reach any egress; the part of the file before the
+// key must (the clip still keeps what it can).
+func TestSecretEgressClippedRead(t *testing.T) {
+	var key strings.Builder
+	key.WriteString("-----BEGIN RSA " + "PRIVATE KEY-----\n")
+	var keyLines []string
+	for i := range 25 {
+		l := fmt.Sprintf("MIIEow%02dIBAAKCAQEAx4Gd0JmQk9Zq9Ab3Xy7Lp2Wv8Rt5Nm1Ks6Hj4Df0Gh3Cb9Ve2Tu7Yi%02d", i, i)
+		keyLines = append(keyLines, l)
+		key.WriteString(l + "\n")
+	}
+	key.WriteString("-----END RSA " + "PRIVATE KEY-----\n")
+	var file strings.Builder
+	n := 0
+	line := func(s string) { n++; fmt.Fprintf(&file, "%6d\u2192%s\n", n, s) }
+	for file.Len() < 1500 {
+		line(fmt.Sprintf("# deploy notes, step %d: build, push, roll out", n))
+	}
+	for l := range strings.Lines(key.String()) {
+		line(strings.TrimSuffix(l, "\n"))
+	}
+	for range 40 {
+		line("# after the key")
+	}
+	tr := func(sid string) string {
+		q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+		return strings.Join([]string{
+			`{"type":"user","uuid":"u1","sessionId":"` + sid + `","timestamp":"2026-11-21T08:00:00Z","promptSource":"sdk","message":{"role":"user","content":"Check the deploy key file and fix the rollout"}}`,
+			`{"type":"assistant","uuid":"a1","sessionId":"` + sid + `","timestamp":"2026-11-21T08:00:01Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/srv/deploy/notes.txt"}}]}}`,
+			`{"type":"user","uuid":"u2","sessionId":"` + sid + `","timestamp":"2026-11-21T08:00:02Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + q(file.String()) + `}]}}`,
+			`{"type":"assistant","uuid":"a2","sessionId":"` + sid + `","timestamp":"2026-11-21T08:00:03Z","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"Next I will rotate the deploy key."}]}}`,
+		}, "\n") + "\n"
+	}
+	out := egressRun(t, "clipped-read", true, tr)
+	for egress, content := range out {
+		for i, l := range keyLines {
+			if strings.Contains(content, l[:12]) || strings.Contains(content, l[len(l)-12:]) {
+				t.Errorf("%s: key line %d leaked", egress, i+1)
+			}
+		}
+	}
+	if !strings.Contains(out["ledger"]+out["ledger WAL"], "deploy notes, step 3") {
+		t.Errorf("the text before the key did not reach the ledger: the clip dropped more than the key")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/redact/redacttest"
 )
 
 var reportFile = flag.String("report", "", "TestReliabilityReport: also write the figures as markdown to this file")
@@ -23,7 +24,7 @@ func TestReliabilityReport(t *testing.T) {
 	if faultTally.cases == 0 {
 		runMatrix(t)
 	}
-	st, err := redact.Corpus("../../testdata/redact")
+	st, err := redacttest.Corpus("../../testdata/redact")
 	if err != nil {
 		t.Fatalf("redaction corpus: %v", err)
 	}

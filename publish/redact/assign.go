@@ -21,6 +21,14 @@ func assignment(s string, i int) (Match, bool) {
 		if hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
 			return Match{}, false // ::
 		}
+		if i > 0 && classes[s[i-1]]&cDigit != 0 {
+			if m, ok := telegram(s, i); ok {
+				return m, ok
+			}
+		}
+		if m, ok := curlUser(s, i); ok {
+			return m, ok
+		}
 		if hasPrefixAt(s, i+1, "=") {
 			sep, sepEnd = '=', i+2 // :=
 		}
@@ -54,7 +62,7 @@ func assignment(s string, i int) (Match, bool) {
 	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
 		letters |= 1 << (s[j-1] & 31) // the same bit for upper and lower case
 	}
-	if j == ke || ke-j > maxKeyLen || !mayHaveKeyword(letters) {
+	if j == ke || ke-j > maxKeyLen || !mayHaveKeyword(letters) && !shortKey(s[j:ke]) {
 		return Match{}, false
 	}
 	if hasSuffixAt(s, j, "//") {
@@ -62,7 +70,9 @@ func assignment(s string, i int) (Match, bool) {
 	}
 	var buf [maxKeyLen]byte
 	key := foldKey(buf[:0], s[j:ke])
-	if len(key) < 3 {
+	var wide [maxKeyLen + 8]byte
+	key = widenKey(s, j, key, wide[:0])
+	if len(key) < 3 && string(key) != "pw" {
 		return Match{}, false
 	}
 
@@ -95,8 +105,17 @@ func assignment(s string, i int) (Match, bool) {
 	if hasPrefixAt(val, 0, markerPrefix) {
 		return Match{}, false
 	}
-	if kind == KindAzureStorageKey {
+	switch kind {
+	case KindAzureStorageKey, KindPrivateKey: // AccountKey=, client-key-data:
+		for !quoted && len(val) > 0 && val[len(val)-1] == '.' {
+			val, ve = val[:len(val)-1], ve-1 // the end of a sentence
+		}
 		if len(val) < 20 || run(val, 0, setBase64) != len(val) || isPlaceholder(val) {
+			return Match{}, false
+		}
+		return Match{kind, vs, ve}, true
+	case KindAzureSAS:
+		if len(val) < 20 || !sasContext(s, i) || isPlaceholder(val) {
 			return Match{}, false
 		}
 		return Match{kind, vs, ve}, true
@@ -117,7 +136,7 @@ func assignment(s string, i int) (Match, bool) {
 // folded. passwd covers password, auth covers authorization, accesskey covers
 // sharedaccesskey.
 var keywordLetters = func() (ms []uint32) {
-	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey"} {
+	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
 		var m uint32
 		for i := 0; i < len(w); i++ {
 			m |= 1 << (w[i] & 31)
@@ -134,6 +153,13 @@ func mayHaveKeyword(letters uint32) bool {
 		}
 	}
 	return false
+}
+
+// shortKey reports whether k is one of the short keys whose letters are too
+// common for the letter filter: "pw", "sig" (Azure SAS) and "key" ("API
+// key: ...").
+func shortKey(k string) bool {
+	return len(k) <= 3 && (equalFold(k, "pw") || equalFold(k, "sig") || equalFold(k, "key"))
 }
 
 // foldKey appends k lower-cased without its _ - . separators.
@@ -178,8 +204,15 @@ func envStyle(k string) bool {
 // environment-style keys (env) any tail that is not a known non-secret
 // qualifier counts too, so DB_PASSWORD_PROD does.
 func classifyKey(key []byte, env bool) (Kind, bool) {
-	if string(key) == "accountkey" || string(key) == "sharedaccesskey" {
+	switch string(key) {
+	case "accountkey", "sharedaccesskey":
 		return KindAzureStorageKey, true
+	case "sig": // an Azure SAS signature (sasContext decides)
+		return KindAzureSAS, true
+	case "clientkeydata": // kubeconfig: a base64 PEM private key
+		return KindPrivateKey, true
+	case "pw":
+		return KindPassword, true
 	}
 	for p := 0; p < len(key); p++ {
 		var w string
@@ -320,6 +353,9 @@ func plausible(s string, k Kind, val string, ve int, quoted, spaced bool, sep by
 	if strings.ContainsAny(val, "([{") || isMemberAccess(val) || spaced && sep == '=' && strings.IndexByte(val, '*') >= 0 {
 		return false // call, index, member access or arithmetic
 	}
+	if strings.HasPrefix(val, "./") || strings.HasPrefix(val, "../") || strings.HasPrefix(val, "~/") {
+		return false // a file holding the secret (--from-file=password=./pw.txt)
+	}
 	if sep == ':' && !spaced && strings.IndexByte(val, ':') >= 0 {
 		return false // a format such as name:password:GID:users
 	}
@@ -432,4 +468,42 @@ func hasSuffixBytes(b []byte, w string) bool {
 
 func containsBytes(b []byte, w string) bool {
 	return strings.Contains(string(b), w)
+}
+
+// sasContext reports whether the sig= at i belongs to an Azure shared
+// access signature: its signed version (sv=) is within 512 bytes.
+func sasContext(s string, i int) bool {
+	w := s[max(0, i-512):min(len(s), i+512)]
+	return strings.Contains(w, "sv=") || strings.Contains(w, "sv%3D")
+}
+
+// curlUser masks the password of curl's basic auth, -u user:password or
+// --user user:password; s[i] is the colon.
+func curlUser(s string, i int) (Match, bool) {
+	if i+1 >= len(s) || isSpaceByte(s[i+1]) || isOneOf(s[i+1], "=/\"'") || i > 0 && isOneOf(s[i-1], "\"'") {
+		return Match{}, false // "key": value, x := y, scheme://, "a":"b"
+	}
+	j := i
+	for j > 0 && i-j < maxKeyLen && !isSpaceByte(s[j-1]) && !isOneOf(s[j-1], "\"'=:[") {
+		j--
+	}
+	if j == i || j > 0 && s[j-1] == '[' || hasPrefixAt(s, i+1, markerPrefix) {
+		return Match{}, false // no user, or a redaction marker
+	}
+	u := j
+	if u > 0 && isOneOf(s[u-1], "\"'") {
+		u--
+	}
+	if !hasSuffixAt(s, u, "-u ") && !hasSuffixAt(s, u, "--user ") && !hasSuffixAt(s, u, "--user=") && !hasSuffixAt(s, u, " -u") {
+		return Match{}, false
+	}
+	ve := i + 1
+	for ve < len(s) && ve-i <= maxValueLen && !valueStop[s[ve]] {
+		ve++
+	}
+	val := s[i+1 : ve]
+	if len(val) < 3 || isPlaceholder(val) || val == s[j:i] {
+		return Match{}, false
+	}
+	return Match{KindPassword, i + 1, ve}, true
 }

@@ -1,14 +1,17 @@
-package redact
+package redact_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/redact/redacttest"
 )
 
 func FuzzString(f *testing.F) {
-	if lines, err := SecretLines(filepath.Join(corpusDir, "secrets.txt")); err == nil {
+	if lines, err := redacttest.SecretLines(filepath.Join(corpusDir, "secrets.txt")); err == nil {
 		for _, l := range lines {
 			f.Add(l.Text)
 		}
@@ -24,14 +27,14 @@ func FuzzString(f *testing.F) {
 	f.Add("password=[REDACTED:password]")
 	f.Add("\xff\xfeAKIA\x00ghp_")
 	f.Fuzz(func(t *testing.T, s string) {
-		out := String(s)
-		if ms := Find(out); len(ms) != 0 {
+		out := redact.String(s)
+		if ms := redact.Find(out); len(ms) != 0 {
 			t.Fatalf("String(%q) = %q still has matches %v", s, out, ms)
 		}
-		if again := String(out); again != out {
+		if again := redact.String(out); again != out {
 			t.Fatalf("not idempotent: String(%q) = %q; String again = %q", s, out, again)
 		}
-		ms := Find(s)
+		ms := redact.Find(s)
 		for i, m := range ms {
 			if m.Start < 0 || m.End > len(s) || m.Start >= m.End || i > 0 && m.Start < ms[i-1].End {
 				t.Fatalf("Find(%q) bad match %d: %v", s, i, ms)

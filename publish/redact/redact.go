@@ -4,7 +4,7 @@
 //
 // Detection is a set of small typed detectors, not a rule file. One pass over
 // the input looks only at a handful of trigger bytes ('_', '-', '=', ':', '@',
-// 'A', 'B', 'J', 'S'), eight bytes per branch; a trigger whose neighbour byte
+// 'A', 'B', 'J', 'S', '.', '/', '~', 'w', 'k'), eight bytes per branch; a trigger whose neighbour byte
 // cannot belong to a token is dropped inline, the rest run a hand-written check
 // on the few bytes around them. There is no regexp at all, so text without
 // secrets costs a table lookup per byte, a few calls per line, no allocation.
@@ -18,7 +18,20 @@
 //     (sk|rk)_(live|test|prod)_, sendgrid-api-token, npm-access-token,
 //     pypi-upload-token, twilio-api-key, jwt, private-key, gcp-api-key,
 //     huggingface-access-token, anthropic-api-key, openai-api-key and
-//     age-secret-key.
+//     age-secret-key; and, added for the formats below,
+//     digitalocean-pat/access-token/refresh-token (do[por]_v1_ + 64 hex),
+//     shopify-access-token/shared-secret/custom-access-token/private-app
+//     (shp(at|ss|ca|pa)_ + 32 hex), vault-service-token/batch-token
+//     (hvs./hvb.), doppler-api-token (dp.pt. and its st/sa/ct siblings),
+//     postman-api-token (PMAK-), linear-api-key (lin_api_ + 40),
+//     atlassian-api-token (ATATT3 + 186), new-relic-user-api-key /
+//     insert-key (NRAK-, NRII-), heroku-api-key-v2 (HRKU-), grafana
+//     service-account and cloud tokens (glsa_, glc_), databricks-api-token
+//     (dapi + 32 hex), mailgun-private-api-token / pub-key (key-, pubkey-,
+//     here only beside "mailgun" or curl's "api:"), discord bot tokens,
+//     telegram-bot-api-token (digits:A + 34), azure-ad-client-secret
+//     (...\dQ~...), gcp refresh and access tokens (1//0, ya29.) and
+//     putty-private-key.
 //   - trufflehog pkg/detectors/uri (AGPL, trufflesecurity/trufflehog@05a5fc1):
 //     scheme://user:pass@host with only the password masked, and its rule that
 //     a password starting with '$' is a variable.
@@ -28,6 +41,17 @@
 //     FALSE_POSITIVES idea (string, null, <redacted>, dummy, replace, ...).
 //   - Azure storage connection strings (AccountKey=...) follow Microsoft's
 //     documented format.
+//
+// Beyond formats and assignments, three context detectors read a command
+// line or a sentence: flags (--password X, --token X, mysql -pX, sshpass -p
+// X, docker login -p X, curl -u user:X; flags.go), secrets stated in words
+// ("my db password is X", "the api key is X", "pw: X", a .netrc's "password
+// X", "aws configure set <key> X"; prose.go), and key blocks whose END line
+// is missing, read through line-number prefixes and string-literal glue
+// (block.go). Triggers were added for them ('.', '/', '~', and 'w'/'k' after
+// the letters of pw/password/token/key) with neighbour filters, so clean
+// text still costs a table lookup per byte; "dapi" has no trigger byte and
+// is found with strings.Index.
 //
 // Assignments keep the key name and mask only the value:
 // password=hunter2 becomes password=[REDACTED:password]. A value is left alone
@@ -83,6 +107,24 @@ const (
 	KindToken            Kind = "token"
 	KindTwilioKey        Kind = "twilio-key"
 	KindURLCredentials   Kind = "url-credentials"
+
+	KindAtlassianToken  Kind = "atlassian-token"
+	KindAzureADSecret   Kind = "azure-ad-secret"
+	KindAzureSAS        Kind = "azure-sas"
+	KindDatabricksToken Kind = "databricks-token"
+	KindDigitalOcean    Kind = "digitalocean-token"
+	KindDiscordToken    Kind = "discord-token"
+	KindDopplerToken    Kind = "doppler-token"
+	KindGoogleOAuth     Kind = "google-oauth-token"
+	KindGrafanaToken    Kind = "grafana-token"
+	KindHerokuKey       Kind = "heroku-key"
+	KindLinearKey       Kind = "linear-key"
+	KindMailgunKey      Kind = "mailgun-key"
+	KindNewRelicKey     Kind = "newrelic-key"
+	KindPostmanKey      Kind = "postman-key"
+	KindShopifyToken    Kind = "shopify-token"
+	KindTelegramToken   Kind = "telegram-token"
+	KindVaultToken      Kind = "vault-token"
 )
 
 var allKinds = []Kind{
@@ -92,6 +134,10 @@ var allKinds = []Kind{
 	KindPassword, KindPrivateKey, KindPyPIToken, KindSecret, KindSendGridKey,
 	KindSlackToken, KindSlackWebhook, KindStripeKey, KindToken, KindTwilioKey,
 	KindURLCredentials,
+	KindAtlassianToken, KindAzureADSecret, KindAzureSAS, KindDatabricksToken, KindDigitalOcean,
+	KindDiscordToken, KindDopplerToken, KindGoogleOAuth, KindGrafanaToken, KindHerokuKey,
+	KindLinearKey, KindMailgunKey, KindNewRelicKey, KindPostmanKey, KindShopifyToken,
+	KindTelegramToken, KindVaultToken,
 }
 
 // generic reports whether k comes from a context detector rather than a
@@ -148,6 +194,17 @@ func Find(s string) []Match {
 		} else if m.End > i+1 {
 			i = m.End - 1
 		}
+	}
+	// "dapi" has no delimiter to trigger on: look for it directly.
+	for off := 0; ; {
+		k := strings.Index(s[off:], "dapi")
+		if k < 0 {
+			break
+		}
+		if m, ok := databricks(s, off+k); ok {
+			ms = append(ms, m)
+		}
+		off += k + 4
 	}
 	return resolve(ms)
 }

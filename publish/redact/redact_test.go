@@ -29,7 +29,54 @@ type tcase struct {
 }
 
 func TestString(t *testing.T) {
+	hex64 := hex32 + hex32
 	tests := []tcase{
+		// formats added for issue 10 (prefixes and lengths from gitleaks' rules)
+		{"atlassian", "ATATT3" + strings.Repeat("xF9_aB-", 27), r(KindAtlassianToken)},
+		{"azure ad secret", "secret " + "abc8Q~" + strings.Repeat("Zq9.", 8) + "ab end", "secret " + r(KindAzureADSecret) + " end"},
+		{"azure sas", "https://a.blob.core.windows.net/c?sv=2022-11-02&sig=" + "aB3dEf" + strings.Repeat("Qk9", 6) + "%3D&x=1", "https://a.blob.core.windows.net/c?sv=2022-11-02&sig=" + r(KindAzureSAS) + "&x=1"},
+		{"azure sig without sv", "?sig=" + "aB3dEf" + strings.Repeat("Qk9", 6), "?sig=" + "aB3dEf" + strings.Repeat("Qk9", 6)},
+		{"databricks", "tok dapi" + hex32 + " x", "tok " + r(KindDatabricksToken) + " x"},
+		{"databricks suffix", "dapi" + hex32 + "-2", r(KindDatabricksToken)},
+		{"digitalocean", "dop_v1_" + hex64, r(KindDigitalOcean)},
+		{"discord", "run(\"MT" + strings.Repeat("Ab3", 8) + "." + "Gx1_ab" + "." + strings.Repeat("Zq9", 10) + "\")", "run(\"" + r(KindDiscordToken) + "\")"},
+		{"doppler", "dp.pt." + strings.Repeat("Ab3", 15), r(KindDopplerToken)},
+		{"google oauth access", "ya29." + strings.Repeat("Ab3_", 20), r(KindGoogleOAuth)},
+		{"google oauth refresh", "got 1//0" + strings.Repeat("gAb3-", 10) + " ok", "got " + r(KindGoogleOAuth) + " ok"},
+		{"grafana sa", "glsa_" + strings.Repeat("Ab3", 11) + "_" + "0a1b2c3d", r(KindGrafanaToken)},
+		{"grafana cloud", "glc_" + strings.Repeat("Ab3+", 10) + "==", r(KindGrafanaToken)},
+		{"heroku", "HRKU-AA" + strings.Repeat("Ab3_", 15), r(KindHerokuKey)},
+		{"linear", "lin_api_" + strings.Repeat("Ab3", 14), r(KindLinearKey)},
+		{"mailgun", "mailgun: key-" + hex32, "mailgun: " + r(KindMailgunKey)},
+		{"mailgun without context", "cache key-" + hex32, "cache key-" + hex32},
+		{"newrelic", "NRAK-" + strings.Repeat("AB3", 9), r(KindNewRelicKey)},
+		{"postman", "PMAK-" + hex32[:24] + "-" + hex32 + "ab", r(KindPostmanKey)},
+		{"shopify", "shpat_" + hex32, r(KindShopifyToken)},
+		{"telegram", "bot 1234567890:A" + strings.Repeat("Ab3_", 8) + "xy", "bot " + r(KindTelegramToken)},
+		{"telegram time", "at 1234567890:AB", "at 1234567890:AB"},
+		{"vault", "hvs." + strings.Repeat("Ab3_", 10), r(KindVaultToken)},
+		{"putty", "PuTTY-User-Key-File-3: ssh-rsa\nPublic-Lines: 1\nAAAA\nPrivate-Lines: 1\n" + mix40 + "\nPrivate-MAC: " + hex32 + "\nend", r(KindPrivateKey) + "\nend"},
+		{"pem numbered cut", "     1\u2192-----BEGIN RSA " + "PRIVATE KEY-----\n     2\u2192" + mix40 + "\n     3\u2192" + mix40 + "\n", "     1\u2192" + r(KindPrivateKey) + "\n"},
+		{"pem literals cut", "k := \"-----BEGIN " + "PRIVATE KEY-----\\n\" +\n\t\"" + mix40 + "\\n\" +\n\t\"" + mix40 + "\\n\"", "k := \"" + r(KindPrivateKey) + "\\n\""},
+		{"kubeconfig", "    client-key-data: LS0tLS1CRUdJTi" + mix40, "    client-key-data: " + r(KindPrivateKey)},
+		// command lines and prose
+		{"aws configure set", "aws configure set aws_secret_access_key " + mix40, "aws configure set aws_secret_access_key " + r(KindAWSSecret)},
+		{"mysql -p", "mysql -u root -pHunter2-Prod db", "mysql -u root -p" + r(KindPassword) + " db"},
+		{"mysql -p prompt", "mysql -u root -p shop", "mysql -u root -p shop"},
+		{"sshpass", "sshpass -p Hunter2-Prod ssh x", "sshpass -p " + r(KindPassword) + " ssh x"},
+		{"docker login", "docker login -u ci -p Hunter2-Prod r.io", "docker login -u ci -p " + r(KindPassword) + " r.io"},
+		{"curl -u", "curl -u admin:Hunter2-Prod https://x", "curl -u admin:" + r(KindPassword) + " https://x"},
+		{"docker -u uid", "docker run -u 1000:1000 img", "docker run -u 1000:1000 img"},
+		{"--password", "tool --password Hunter2-Prod --x", "tool --password " + r(KindPassword) + " --x"},
+		{"--password-stdin", "docker login --password-stdin --username ci", "docker login --password-stdin --username ci"},
+		{"--token", "cli --token " + mix36 + " x", "cli --token " + r(KindToken) + " x"},
+		{"--token var", "cli --token $GITHUB_TOKEN", "cli --token $GITHUB_TOKEN"},
+		{"prose password", "my db password is Hunter2-Prod!", "my db password is " + r(KindPassword)},
+		{"prose api key", "the api key is " + mix36, "the api key is " + r(KindAPIKey)},
+		{"prose pw", "pw: Hunter2-Prod", "pw: " + r(KindPassword)},
+		{"prose not a secret", "the password is stored in vault", "the password is stored in vault"},
+		{"prose length", "the password is at least 12 characters", "the password is at least 12 characters"},
+		{"netrc", "machine x login me password Hunter2-Prod", "machine x login me password " + r(KindPassword)},
 		// aws
 		{"aws id", "key AKIA" + "Q3EGRIKRNRXOLDPL end", "key " + r(KindAWSAccessKeyID) + " end"},
 		{"aws sts id", "ASIA" + "Q3EGRIKRNRXOLDPL", r(KindAWSAccessKeyID)},
@@ -252,6 +299,12 @@ func kindConst(k Kind) string {
 		{KindSendGridKey, "KindSendGridKey"}, {KindSlackToken, "KindSlackToken"}, {KindSlackWebhook, "KindSlackWebhook"},
 		{KindStripeKey, "KindStripeKey"}, {KindToken, "KindToken"}, {KindTwilioKey, "KindTwilioKey"},
 		{KindURLCredentials, "KindURLCredentials"},
+		{KindAtlassianToken, "KindAtlassianToken"}, {KindAzureADSecret, "KindAzureADSecret"}, {KindAzureSAS, "KindAzureSAS"},
+		{KindDatabricksToken, "KindDatabricksToken"}, {KindDigitalOcean, "KindDigitalOcean"}, {KindDiscordToken, "KindDiscordToken"},
+		{KindDopplerToken, "KindDopplerToken"}, {KindGoogleOAuth, "KindGoogleOAuth"}, {KindGrafanaToken, "KindGrafanaToken"},
+		{KindHerokuKey, "KindHerokuKey"}, {KindLinearKey, "KindLinearKey"}, {KindMailgunKey, "KindMailgunKey"},
+		{KindNewRelicKey, "KindNewRelicKey"}, {KindPostmanKey, "KindPostmanKey"}, {KindShopifyToken, "KindShopifyToken"},
+		{KindTelegramToken, "KindTelegramToken"}, {KindVaultToken, "KindVaultToken"},
 	} {
 		if c.k == k {
 			return c.n
@@ -300,7 +353,7 @@ func TestFindSortedNonOverlapping(t *testing.T) {
 }
 
 func TestNoAllocClean(t *testing.T) {
-	in := cleanSample()
+	in := cleanGo(t)
 	if n := testing.AllocsPerRun(20, func() { _ = String(in) }); n != 0 {
 		t.Errorf("String(clean) allocates %.0f times; want 0", n)
 	}
@@ -320,6 +373,11 @@ func BenchmarkWorstCase(b *testing.B) {
 		"pem":      "-----BEGIN RSA " + "PRIVATE KEY-----",
 		"bearer":   "Bearer ",
 		"hot":      "_-=:@ABJS",
+		"hot2":     "_-=:@ABJS./~swpk",
+		"prose":    "my password is ",
+		"flag":     " --token ",
+		"dot":      "dp.pt.",
+		"pemcut":   "-----BEGIN " + "PRIVATE KEY-----\n     1\u2192",
 		"auth":     "Authorization: Bearer ",
 	}
 	for name, p := range patterns {
@@ -333,4 +391,13 @@ func BenchmarkWorstCase(b *testing.B) {
 			})
 		}
 	}
+}
+
+// cleanGo returns about 4 KB of ordinary Go code from the clean corpus.
+func cleanGo(t *testing.T) string {
+	b, err := os.ReadFile("../../testdata/redact/clean/go.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[:4096])
 }

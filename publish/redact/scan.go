@@ -8,6 +8,7 @@ package redact
 var hot = [256]bool{
 	'_': true, '-': true, '=': true, ':': true, '@': true,
 	'A': true, 'B': true, 'J': true, 'S': true,
+	'.': true, '/': true, '~': true, 'w': true, 'k': true,
 }
 
 // hot8 is hot as bytes, so that eight lookups can be OR-ed without branches.
@@ -130,17 +131,21 @@ func hasSuffixAt(s string, i int, p string) bool {
 // nbSet[c] indexes nbSets (0: no filter), nbOff[c] is the offset.
 var nbSets = [...][256]bool{
 	{},
-	byteSet("pousrtmfck"),   // '_' after gh?, github_pat, npm, hf, whsec, sk/rk
-	byteSet("ktabeoprsiE-"), // '-' after sk, gl*, xox?, xapp, pypi, AGE, and "-----BEGIN"
-	byteSet("KSBC3I"),       // 'A' before KIA SIA BIA CCA 3T Iza C
-	byteSet("KG"),           // 'S' before K, G.
-	byteSet("e"),            // 'B' before earer
-	byteSet("y"),            // 'J' after ey
+	byteSet("pousrtmfckai"),           // '_' after gh?, github_pat, npm, hf, whsec, sk/rk, do?, shp??, lin_api, gl*
+	byteSet("ktabeoprsiE-KSIAUYy \t"), // '-' after sk, gl*, xox?, xapp, pypi, AGE, "-----BEGIN", PMAK, NR??, HRKU, PuTTY, key, --flag, -p
+	byteSet("KSBC3IT"),                // 'A' before KIA SIA BIA CCA 3T Iza C TATT
+	byteSet("KG"),                     // 'S' before K, G.
+	byteSet("e"),                      // 'B' before earer
+	byteSet("y"),                      // 'J' after ey
+	byteSet("1"),                      // '/' after 1 (1//0 refresh tokens)
+	byteSet("Q"),                      // '~' after Q (Azure AD secrets)
+	byteSet("sSpP"),                   // 'w' after pass, pw
+	byteSet("oO _-i"),                 // 'k' after to(ken), api key, api_key, apikey
 }
 
 var (
-	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6}
-	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1}
+	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6, '/': 7, '~': 8, 'w': 9, 'k': 10}
+	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '/': -1, '~': -1, 'w': -1, 'k': -1}
 )
 
 func byteSet(cs string) (t [256]bool) {
@@ -156,11 +161,14 @@ func byteSet(cs string) (t [256]bool) {
 func detect(s string, i int, inGeneric bool) (Match, bool) {
 	if inGeneric {
 		switch s[i] {
-		case '=', '@', 'B':
+		case '=', '@', 'B', 'w', 'k':
 			return Match{}, false
 		case ':':
 			if hasPrefixAt(s, i+1, "//") {
 				return slackWebhook(s, i+3)
+			}
+			if i > 0 && classes[s[i-1]]&cDigit != 0 {
+				return telegram(s, i)
 			}
 			return Match{}, false
 		}
@@ -182,6 +190,14 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 		return jwt(s, i)
 	case 'B':
 		return bearer(s, i)
+	case '.':
+		return dotToken(s, i)
+	case '/':
+		return slashToken(s, i)
+	case '~':
+		return tildeToken(s, i)
+	case 'w', 'k':
+		return proseKey(s, i)
 	}
 	return Match{}, false
 }

@@ -18,6 +18,16 @@ func underscoreToken(s string, i int) (Match, bool) {
 		return body(s, i-2, i+1, setAlnum, 30, KindHuggingFaceToken)
 	case hasSuffixAt(s, i, "whsec") && boundary(s, i-5):
 		return body(s, i-5, i+1, setAlnum, 24, KindStripeKey)
+	case (hasSuffixAt(s, i, "dop") || hasSuffixAt(s, i, "doo") || hasSuffixAt(s, i, "dor")) && boundary(s, i-3) && hasPrefixAt(s, i, "_v1_"):
+		return body(s, i-3, i+4, setHexLower, 64, KindDigitalOcean)
+	case i >= 5 && hasSuffixAt(s, i-2, "shp") && (hasSuffixAt(s, i, "at") || hasSuffixAt(s, i, "ss") || hasSuffixAt(s, i, "ca") || hasSuffixAt(s, i, "pa")) && boundary(s, i-5):
+		return body(s, i-5, i+1, setAlnum, 32, KindShopifyToken)
+	case hasSuffixAt(s, i, "lin_api") && boundary(s, i-7):
+		return body(s, i-7, i+1, setAlnum, 40, KindLinearKey)
+	case hasSuffixAt(s, i, "glsa") && boundary(s, i-4):
+		return body(s, i-4, i+1, setWord, 32, KindGrafanaToken)
+	case hasSuffixAt(s, i, "glc") && boundary(s, i-3):
+		return body(s, i-3, i+1, setBase64, 32, KindGrafanaToken)
 	case i >= 2 && (s[i-2] == 's' || s[i-2] == 'r') && s[i-1] == 'k' && boundary(s, i-2):
 		if hasPrefixAt(s, i, "_live_") || hasPrefixAt(s, i, "_test_") || hasPrefixAt(s, i, "_prod_") {
 			return body(s, i-2, i+6, setAlnum, 16, KindStripeKey)
@@ -57,6 +67,20 @@ func dashToken(s string, i int) (Match, bool) {
 		return body(s, i-4, i+1, setURLSafe, 50, KindPyPIToken)
 	case hasSuffixAt(s, i, "AGE") && boundary(s, i-3) && hasPrefixAt(s, i, "-SECRET-KEY-1"):
 		return body(s, i-3, i+13, setUpperNum, 50, KindAgeSecretKey)
+	case hasSuffixAt(s, i, "PMAK") && boundary(s, i-4):
+		return body(s, i-4, i+1, setSlackTok, 50, KindPostmanKey)
+	case i >= 4 && s[i-4] == 'N' && s[i-3] == 'R' && (hasSuffixAt(s, i, "AK") || hasSuffixAt(s, i, "II") || hasSuffixAt(s, i, "JS") || hasSuffixAt(s, i, "AA")) && boundary(s, i-4):
+		return body(s, i-4, i+1, setURLSafe, 19, KindNewRelicKey)
+	case hasSuffixAt(s, i, "HRKU") && boundary(s, i-4):
+		return body(s, i-4, i+1, setURLSafe, 40, KindHerokuKey)
+	case hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
+		return puttyKey(s, i-5)
+	case hasSuffixAt(s, i, "key"):
+		return mailgun(s, i)
+	case s[i-1] == '-' && (i < 2 || flagStart[s[i-2]]):
+		return longFlag(s, i+1)
+	case s[i-1] == ' ' || s[i-1] == '\t':
+		return shortFlag(s, i)
 	}
 	return Match{}, false
 }
@@ -75,6 +99,8 @@ func upperAToken(s string, i int) (Match, bool) {
 			return Match{}, false
 		}
 		return Match{KindAWSAccessKeyID, i, e}, true
+	case p == "ATAT" && hasPrefixAt(s, i, "ATATT3"):
+		return body(s, i, i+6, setWebhook, 150, KindAtlassianToken)
 	case p == "AIza":
 		return body(s, i, i+4, setURLSafe, 35, KindGoogleAPIKey)
 	case p[1] == 'C':
@@ -120,6 +146,153 @@ func twilio(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{KindTwilioKey, i, e}, true
+}
+
+// mailgun matches key-<32 hex> and pubkey-<32 hex>, s[i] being the dash,
+// when "mailgun" appears within the 256 bytes before it or the key is the
+// password of curl's "api:" basic auth (the format alone collides with
+// cache keys built from an MD5).
+func mailgun(s string, i int) (Match, bool) {
+	start := i - 3
+	if hasSuffixAt(s, start, "pub") {
+		start -= 3
+	}
+	if !boundary(s, start) {
+		return Match{}, false
+	}
+	e := run(s, i+1, setHexLower)
+	if e-(i+1) != 32 || !endBoundary(s, e) || !hasDigit(s[i+1:e]) {
+		return Match{}, false
+	}
+	if !hasSuffixAt(s, start, "api:") && !containsFold(s[max(0, start-256):start], "mailgun") {
+		return Match{}, false
+	}
+	return Match{KindMailgunKey, start, e}, true
+}
+
+// dotToken handles '.'-delimited formats: Vault hvs./hvb., Doppler
+// dp.<type>., Google OAuth ya29. access tokens and Discord bot tokens
+// (<base64 user id>.<6>.<27-38>). There is no neighbour filter for '.', so
+// each check starts with one or two byte comparisons.
+func dotToken(s string, i int) (Match, bool) {
+	if i < 2 || i+1 >= len(s) || classes[s[i+1]]&setURLSafe == 0 {
+		return Match{}, false
+	}
+	switch s[i-1] {
+	case 's', 'b':
+		if i >= 3 && s[i-3] == 'h' && s[i-2] == 'v' && boundary(s, i-3) {
+			return body(s, i-3, i+1, setURLSafe, 24, KindVaultToken)
+		}
+	case 'p':
+		if s[i-2] == 'd' && boundary(s, i-2) {
+			j := run(s, i+1, setAlnum)
+			if n := j - (i + 1); n >= 2 && n <= 5 && j < len(s) && s[j] == '.' {
+				return body(s, i-2, j+1, setAlnum, 40, KindDopplerToken)
+			}
+		}
+	case '9':
+		if hasSuffixAt(s, i, "ya29") && boundary(s, i-4) {
+			return body(s, i-4, i+1, setURLSafe, 20, KindGoogleOAuth)
+		}
+	}
+	return discord(s, i)
+}
+
+// discord matches a bot token, [MNO] + 23-27, '.', 6, '.', 27-38 url-safe
+// bytes, triggered on its first dot.
+func discord(s string, i int) (Match, bool) {
+	if i < 24 || i+7 >= len(s) || s[i+7] != '.' {
+		return Match{}, false // the middle part is exactly 6 bytes
+	}
+	for l := 24; l <= 28 && l <= i; l++ {
+		t := i - l
+		if !isOneOf(s[t], "MNO") || !boundary(s, t) {
+			continue
+		}
+		if run(s, t, setURLSafe) != i || !mixed(s[t:i]) {
+			return Match{}, false
+		}
+		e2 := run(s, i+1, setURLSafe)
+		if e2-(i+1) != 6 || e2 >= len(s) || s[e2] != '.' {
+			return Match{}, false
+		}
+		e3 := run(s, e2+1, setURLSafe)
+		if n := e3 - (e2 + 1); n < 27 || n > 38 || !endBoundary(s, e3) {
+			return Match{}, false
+		}
+		return Match{KindDiscordToken, t, e3}, true
+	}
+	return Match{}, false
+}
+
+// slashToken matches Google OAuth refresh tokens, 1//0<url-safe>, triggered
+// on the first '/'.
+func slashToken(s string, i int) (Match, bool) {
+	if !hasPrefixAt(s, i, "//") || !boundary(s, i-1) {
+		return Match{}, false
+	}
+	return body(s, i-1, i+2, setURLSafe, 40, KindGoogleOAuth)
+}
+
+// tildeToken matches Azure AD client secrets: 3 bytes, a digit, "Q~", then
+// 31-34 of [A-Za-z0-9_~.-] (gitleaks azure-ad-client-secret).
+func tildeToken(s string, i int) (Match, bool) {
+	t := i - 5
+	if t < 0 || s[i-1] != 'Q' || classes[s[i-2]]&cDigit == 0 || t > 0 && (classes[s[t-1]]&setKeyName != 0 || s[t-1] == '~') {
+		return Match{}, false
+	}
+	for k := t; k < i-2; k++ {
+		if classes[s[k]]&(setWord|cKey) == 0 && s[k] != '~' {
+			return Match{}, false
+		}
+	}
+	e := i + 1
+	for e < len(s) && e-i <= 40 && (classes[s[e]]&(setURLSafe|cKey) != 0 || s[e] == '~') {
+		e++
+	}
+	for e > i+32 && s[e-1] == '.' {
+		e-- // the end of a sentence
+	}
+	if n := e - (i + 1); n < 31 || n > 34 || !mixed(s[i+1:e]) {
+		return Match{}, false
+	}
+	return Match{KindAzureADSecret, t, e}, true
+}
+
+// databricks matches dapi<32 hex>, with an optional -<digit> suffix. "dapi"
+// has no delimiter to trigger on, so Find looks for it with strings.Index.
+func databricks(s string, p int) (Match, bool) {
+	if !boundary(s, p) {
+		return Match{}, false
+	}
+	e := run(s, p+4, setHexLower)
+	if e-(p+4) != 32 || !hasDigit(s[p+4:e]) {
+		return Match{}, false
+	}
+	if e+1 < len(s) && s[e] == '-' && classes[s[e+1]]&cDigit != 0 {
+		e += 2
+	}
+	if !endBoundary(s, e) {
+		return Match{}, false
+	}
+	return Match{KindDatabricksToken, p, e}, true
+}
+
+// telegram matches a bot token, <5-16 digits>:A<34 url-safe>; s[i] is the
+// colon.
+func telegram(s string, i int) (Match, bool) {
+	t := i
+	for t > 0 && i-t <= 16 && classes[s[t-1]]&cDigit != 0 {
+		t--
+	}
+	if i-t < 5 || i-t > 16 || !boundary(s, t) && !hasSuffixAt(s, t, "/bot") || !hasPrefixAt(s, i+1, "A") {
+		return Match{}, false
+	}
+	e := run(s, i+2, setURLSafe)
+	if e-(i+2) != 34 || !endBoundary(s, e) || !mixed(s[i+2:e]) {
+		return Match{}, false
+	}
+	return Match{KindTelegramToken, t, e}, true
 }
 
 // jwt matches eyJ<header>.ey<payload>.<signature>; triggered on the 'J'.

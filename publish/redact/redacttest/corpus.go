@@ -1,4 +1,9 @@
-package redact
+// Package redacttest holds the measurement corpus of publish/redact: the
+// expansion of testdata/redact/secrets.txt into deterministic fake secrets,
+// the leak check and the false-positive count. It is test support only (the
+// redact tests, the e2e egress test and the README's reliability figures use
+// it); no production package imports it.
+package redacttest
 
 import (
 	"bufio"
@@ -11,6 +16,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/carryover/carryover/publish/redact"
 )
 
 // The measurement corpus lives in testdata/redact:
@@ -45,10 +52,10 @@ func (s Stats) String() string {
 
 // SecretLine is one expanded line of secrets.txt.
 type SecretLine struct {
-	Line    int      // 1-based line in secrets.txt
-	Text    string   // the line with its templates expanded
-	Secrets []string // the fakes inserted, in order
-	Kinds   []Kind   // the template kind of each fake
+	Line    int           // 1-based line in secrets.txt
+	Text    string        // the line with its templates expanded
+	Secrets []string      // the fakes inserted, in order
+	Kinds   []redact.Kind // the template kind of each fake
 }
 
 // Corpus measures String on the corpus in dir (testdata/redact).
@@ -58,7 +65,7 @@ func Corpus(dir string) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	kinds := map[Kind]bool{}
+	kinds := map[redact.Kind]bool{}
 	for _, l := range lines {
 		st.SecretLines++
 		for _, k := range l.Kinds {
@@ -84,7 +91,7 @@ func Corpus(dir string) (Stats, error) {
 		}
 		for l := range strings.Lines(string(b)) {
 			st.CleanLines++
-			if String(l) != l {
+			if redact.String(l) != l {
 				st.FalsePositives++
 			}
 		}
@@ -92,10 +99,10 @@ func Corpus(dir string) (Stats, error) {
 	return st, nil
 }
 
-// Leaked reports whether String(l.Text) still contains any 12-byte piece of
+// Leaked reports whether redact.String(l.Text) still contains any 12-byte piece of
 // one of l.Secrets (or a whole secret shorter than that).
 func Leaked(l SecretLine) bool {
-	out := String(l.Text)
+	out := redact.String(l.Text)
 	for _, sec := range l.Secrets {
 		w := min(12, len(sec))
 		for i := 0; i+w <= len(sec); i++ {
@@ -145,9 +152,9 @@ func expand(t string, n int) (SecretLine, error) {
 			return l, fmt.Errorf("unclosed {{ template")
 		}
 		name, mod, _ := strings.Cut(t[i+2:i+j], "|")
-		k := Kind(name)
-		if !slices.Contains(allKinds, k) {
-			return l, fmt.Errorf("unknown kind %q in template (known: %v)", name, Kinds())
+		k := redact.Kind(name)
+		if !slices.Contains(redact.Kinds(), k) {
+			return l, fmt.Errorf("unknown kind %q in template (known: %v)", name, redact.Kinds())
 		}
 		h := fnv.New64a()
 		fmt.Fprintf(h, "%s/%d/%d", k, n, len(l.Secrets))
@@ -155,11 +162,15 @@ func expand(t string, n int) (SecretLine, error) {
 		if sec == "" {
 			return l, fmt.Errorf("no fake generator for kind %q; add one to Fake", k)
 		}
-		if mod == "json" {
-			q, _ := json.Marshal(sec)
-			sec = string(q[1 : len(q)-1])
-		} else if mod != "" {
-			return l, fmt.Errorf("unknown template modifier %q (known: json)", mod)
+		for _, m := range strings.Split(mod, "+") {
+			if m == "" {
+				continue
+			}
+			f, ok := modifiers[m]
+			if !ok {
+				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, noend, literals, b64, putty)", m)
+			}
+			sec = f(sec)
 		}
 		b.WriteString(t[:i])
 		b.WriteString(sec)
@@ -173,6 +184,47 @@ func expand(t string, n int) (SecretLine, error) {
 	b.WriteString(t)
 	l.Text = b.String()
 	return l, nil
+}
+
+// modifiers rewrite a fake into the form a transcript shows it in:
+//
+//	json      JSON-escaped, as inside a raw transcript line
+//	numbered  each line behind a Read-style line number ("     3→")
+//	noend     without its last two lines (a key cut before its END line)
+//	literals  a PEM block split across Go string literals ("...\n" +)
+//	b64       standard base64 (kubeconfig client-key-data)
+//	putty     the body of a PEM block as a PuTTY .ppk file
+var modifiers = map[string]func(string) string{
+	"json": func(s string) string {
+		q, _ := json.Marshal(s)
+		return string(q[1 : len(q)-1])
+	},
+	"numbered": func(s string) string {
+		ls := strings.Split(s, "\n")
+		for i := range ls {
+			ls[i] = fmt.Sprintf("%6d\u2192%s", i+1, ls[i])
+		}
+		return strings.Join(ls, "\n")
+	},
+	"noend": func(s string) string {
+		ls := strings.Split(s, "\n")
+		return strings.Join(ls[:max(1, len(ls)-2)], "\n")
+	},
+	"literals": func(s string) string {
+		ls := strings.Split(s, "\n")
+		for i := range ls {
+			ls[i] = "\t\"" + ls[i] + "\\n\""
+		}
+		return strings.Join(ls, " +\n")
+	},
+	"b64": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+	"putty": func(s string) string {
+		ls := strings.Split(s, "\n")
+		body := ls[1 : len(ls)-1]
+		return "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy-key\nPublic-Lines: 1\n" +
+			"AAAAB3NzaC1yc2EAAAADAQABAAABAQ\nPrivate-Lines: " + fmt.Sprint(len(body)) + "\n" +
+			strings.Join(body, "\n") + "\nPrivate-MAC: " + fmt.Sprintf("%x", fnv.New64a().Sum([]byte(body[0])))
+	},
 }
 
 const (
@@ -189,45 +241,45 @@ const (
 // Fake returns a deterministic fake secret of kind k for seed; it has the
 // shape of the real thing but is random. Every call with the same
 // arguments returns the same string. It returns "" for an unknown kind.
-func Fake(k Kind, seed uint64) string {
+func Fake(k redact.Kind, seed uint64) string {
 	g := gen{rand.New(rand.NewPCG(seed, 0x5eed))}
 	switch k {
-	case KindAWSAccessKeyID:
+	case redact.KindAWSAccessKeyID:
 		return g.one("AKIA", "ASIA") + g.str(upper+"234567", 16)
-	case KindAWSSecret:
+	case redact.KindAWSSecret:
 		return g.mixed(b64, 40)
-	case KindAgeSecretKey:
+	case redact.KindAgeSecretKey:
 		return "AGE-SECRET-KEY-1" + g.str(bech32, 58)
-	case KindAnthropicKey:
+	case redact.KindAnthropicKey:
 		return "sk-ant-" + g.one("api03-", "admin01-", "oat01-") + g.mixed(urlSafe, 93) + "AA"
-	case KindOpenAIKey:
+	case redact.KindOpenAIKey:
 		return g.one("sk-proj-", "sk-svcacct-", "sk-") + g.mixed(alnum, 48)
-	case KindGitHubToken:
+	case redact.KindGitHubToken:
 		if g.r.IntN(6) == 0 {
 			return "github_pat_" + g.mixed(alnum, 22) + "_" + g.mixed(alnum, 59)
 		}
 		return g.one("ghp_", "gho_", "ghu_", "ghs_", "ghr_") + g.mixed(alnum, 36)
-	case KindGitLabToken:
+	case redact.KindGitLabToken:
 		return "glpat-" + g.mixed(urlSafe, 20)
-	case KindGoogleAPIKey:
+	case redact.KindGoogleAPIKey:
 		return "AIza" + g.mixed(urlSafe, 35)
-	case KindStripeKey:
+	case redact.KindStripeKey:
 		return g.one("sk_live_", "rk_live_", "sk_test_", "whsec_") + g.mixed(alnum, 32)
-	case KindSlackToken:
+	case redact.KindSlackToken:
 		return g.one("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-") + g.str(digits, 12) + "-" + g.str(digits, 13) + "-" + g.mixed(alnum, 24)
-	case KindSlackWebhook:
+	case redact.KindSlackWebhook:
 		return "T" + g.str(upper+digits, 8) + "/B" + g.str(upper+digits, 10) + "/" + g.mixed(alnum, 24)
-	case KindTwilioKey:
+	case redact.KindTwilioKey:
 		return g.one("SK", "AC") + "9" + g.str(hexLow, 31)
-	case KindSendGridKey:
+	case redact.KindSendGridKey:
 		return "SG." + g.mixed(urlSafe, 22) + "." + g.mixed(urlSafe, 43)
-	case KindNPMToken:
+	case redact.KindNPMToken:
 		return "npm_" + g.mixed(alnum, 36)
-	case KindPyPIToken:
+	case redact.KindPyPIToken:
 		return "pypi-AgEIcHlwaS5vcmc" + g.mixed(urlSafe, 70)
-	case KindHuggingFaceToken:
+	case redact.KindHuggingFaceToken:
 		return "hf_" + g.mixed(upper+lowerAZ, 34)
-	case KindPrivateKey:
+	case redact.KindPrivateKey:
 		label := g.one("RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED ", "DSA ")
 		var b strings.Builder
 		b.WriteString("-----BEGIN " + label + "PRIVATE KEY-----\n")
@@ -236,20 +288,60 @@ func Fake(k Kind, seed uint64) string {
 		}
 		b.WriteString(g.mixed(b64, 20) + "==\n-----END " + label + "PRIVATE KEY-----")
 		return b.String()
-	case KindJWT:
+	case redact.KindJWT:
 		enc := base64.RawURLEncoding.EncodeToString
 		hdr := enc([]byte(`{"alg":"` + g.one("HS256", "RS256", "ES256") + `","typ":"JWT"}`))
 		pay := enc(fmt.Appendf(nil, `{"sub":"%s","iat":%d}`, g.mixed(alnum, 12), 1700000000+g.r.IntN(1e7)))
 		return hdr + "." + pay + "." + g.mixed(urlSafe, 43)
-	case KindURLCredentials, KindDatabaseURL:
+	case redact.KindURLCredentials, redact.KindDatabaseURL:
 		return g.mixed(alnum, 16)
-	case KindPassword:
+	case redact.KindPassword:
 		return g.mixed(alnum, 4) + g.str(alnum+"!#%*-_+", 10)
-	case KindSecret, KindToken, KindAPIKey:
+	case redact.KindSecret, redact.KindToken, redact.KindAPIKey:
 		return g.mixed(alnum, 32)
-	case KindAzureStorageKey:
+	case redact.KindAzureStorageKey:
 		return g.mixed(b64, 86) + "=="
-	case KindBearerToken:
+	case redact.KindAtlassianToken:
+		return "ATATT3" + g.mixed(alnum+"_-", 186)
+	case redact.KindAzureADSecret:
+		return g.mixed(alnum, 3) + g.str(digits, 1) + "Q~" + g.mixed(alnum+"_~.-", 34)
+	case redact.KindAzureSAS:
+		return g.mixed(alnum, 30) + "%2B" + g.mixed(alnum, 10) + "%3D"
+	case redact.KindDatabricksToken:
+		return "dapi" + g.str(digits, 1) + g.str(hexLow, 31)
+	case redact.KindDigitalOcean:
+		return g.one("dop_v1_", "doo_v1_", "dor_v1_") + g.str(digits, 1) + g.str(hexLow, 63)
+	case redact.KindDiscordToken:
+		return g.one("MT", "Nz", "OD") + g.mixed(alnum, 24) + "." + g.mixed(urlSafe, 6) + "." + g.mixed(urlSafe, 38)
+	case redact.KindDopplerToken:
+		return "dp." + g.one("pt.", "st.", "sa.", "ct.") + g.mixed(alnum, 43)
+	case redact.KindGoogleOAuth:
+		if g.r.IntN(2) == 0 {
+			return "1//0" + g.mixed(urlSafe, 100)
+		}
+		return "ya29." + g.mixed(urlSafe, 150)
+	case redact.KindGrafanaToken:
+		if g.r.IntN(2) == 0 {
+			return "glsa_" + g.mixed(alnum, 32) + "_" + g.str(hexLow, 8)
+		}
+		return "glc_" + g.mixed(b64, 80) + "=="
+	case redact.KindHerokuKey:
+		return "HRKU-AA" + g.mixed(urlSafe, 58)
+	case redact.KindLinearKey:
+		return "lin_api_" + g.mixed(alnum, 40)
+	case redact.KindMailgunKey:
+		return "key-" + g.str(digits, 1) + g.str(hexLow, 31)
+	case redact.KindNewRelicKey:
+		return g.one("NRAK-", "NRII-") + g.mixed(upper+digits, 27)
+	case redact.KindPostmanKey:
+		return "PMAK-" + g.str(digits, 1) + g.str(hexLow, 23) + "-" + g.str(hexLow, 34)
+	case redact.KindShopifyToken:
+		return g.one("shpat_", "shpss_", "shpca_", "shppa_") + g.str(digits, 1) + g.str(hexLow, 31)
+	case redact.KindTelegramToken:
+		return g.str("123456789", 1) + g.str(digits, 9) + ":A" + g.mixed(urlSafe, 34)
+	case redact.KindVaultToken:
+		return g.one("hvs.", "hvb.") + g.mixed(urlSafe, 90)
+	case redact.KindBearerToken:
 		return g.mixed(alnum, 20) + g.str(alnum+"-._~", 19) + g.str(alnum, 1)
 	}
 	return ""

@@ -1,0 +1,192 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/carryover/carryover/publish/safefile"
+)
+
+// Config is the user's ~/.carryover/config.toml, with what a project's
+// <project>/.carryover.toml may add.
+//
+// The policy (ProjectPolicy) is that a project file may only make
+// carryover safer: carryover runs from every agent's hooks in every
+// repository the user opens, including one just cloned from a stranger,
+// and such a repository must not be able to turn redaction off or make
+// the resume protocol less visible to the user. A weakening is honoured
+// only from the user's own file, or for a project the user named there in
+// trusted_projects. Whatever a project file asks for that is ignored is
+// reported (Config.Ignored), logged by the hook and shown by status.
+type Config struct {
+	// Resume is the resume protocol: ask, brief or silent.
+	Resume string `toml:"resume"`
+	// Redact turns secret redaction off when false.
+	Redact *bool `toml:"redact"`
+	// Tools is the install selection (written by `carryover install`).
+	Tools []string `toml:"tools"`
+	// TrustedProjects are project directories whose .carryover.toml may
+	// also weaken settings (user's file only).
+	TrustedProjects []string `toml:"trusted_projects" json:"TrustedProjects,omitempty"`
+	// ExpireAfter ("7d", "12h") and HistoryKeep are the handoff lifecycle
+	// settings (user's file only).
+	ExpireAfter string `toml:"expire_after" json:"ExpireAfter,omitempty"`
+	HistoryKeep int    `toml:"history_keep" json:"HistoryKeep,omitempty"`
+	// Ignored says what a project file asked for that was not honoured.
+	Ignored []string `toml:"-" json:"Ignored,omitempty"`
+}
+
+// RedactOn reports whether redaction is on (default true).
+func (c Config) RedactOn() bool { return c.Redact == nil || *c.Redact }
+
+// ProjectConfigName is a project's own config file.
+const ProjectConfigName = ".carryover.toml"
+
+// visibility ranks resume protocols by how plainly the user sees that a
+// handoff was used: a project may move towards ask, never away from it.
+var visibility = map[string]int{ModeSilent: 0, ModeBrief: 1, ModeAsk: 2}
+
+// LoadConfig reads the user's config at globalPath and, when project is
+// not empty, the project's .carryover.toml under ProjectPolicy. Missing
+// files are fine; a broken file is reported and ignored (defaults apply).
+// The errors include one per ignored project setting.
+func LoadConfig(globalPath, project string) (Config, []error) {
+	var c Config
+	var errs []error
+	if b, err := readConfig(globalPath, true); err != nil {
+		errs = append(errs, err)
+	} else if b != nil {
+		if err := toml.Unmarshal(b, &c); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", globalPath, err))
+			c = Config{}
+		}
+	}
+	if project == "" {
+		return c, errs
+	}
+	path := filepath.Join(project, ProjectConfigName)
+	b, err := readConfig(path, false)
+	if err != nil {
+		return c, append(errs, err)
+	}
+	if b == nil {
+		return c, errs
+	}
+	var keys map[string]any
+	var o Config
+	if err := toml.Unmarshal(b, &keys); err != nil {
+		return c, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err))
+	}
+	if err := toml.Unmarshal(b, &o); err != nil {
+		return c, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err))
+	}
+	c = ProjectPolicy(c, o, keys, project, path)
+	for _, why := range c.Ignored {
+		errs = append(errs, errors.New("ignored "+why))
+	}
+	return c, errs
+}
+
+// ProjectPolicy applies a project file's settings o (keys: every key the
+// file holds) to the user's config g: what makes carryover safer always,
+// a weakening only for a project g trusts.
+func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Config {
+	c := g
+	c.Ignored = nil
+	trusted := g.Trusts(project)
+	hint := fmt.Sprintf("(a project file may only make carryover safer; to allow it, add %q to trusted_projects in your own config.toml)", project)
+	ignore := func(what string) { c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s %s", what, path, hint)) }
+	if o.Resume != "" {
+		cur := g.Resume
+		if !ValidMode(cur) {
+			cur = ModeAsk
+		}
+		switch {
+		case !ValidMode(o.Resume):
+			c.Ignored = append(c.Ignored, fmt.Sprintf("resume = %q in %s (not one of ask, brief, silent)", OneLine(o.Resume), path))
+		case trusted || visibility[o.Resume] >= visibility[cur]:
+			c.Resume = o.Resume
+		default:
+			ignore(fmt.Sprintf("resume = %q", o.Resume))
+		}
+	}
+	if o.Redact != nil {
+		switch {
+		case *o.Redact || trusted:
+			c.Redact = o.Redact
+		default:
+			ignore("redact = false")
+		}
+	}
+	var rest []string
+	for k := range keys {
+		switch k {
+		case "resume", "redact":
+		case "tools", "trusted_projects", "expire_after", "history_keep":
+			c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
+		default:
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		c.Ignored = append(c.Ignored, fmt.Sprintf("unknown setting %q in %s", OneLine(k), path))
+	}
+	sort.Strings(c.Ignored)
+	return c
+}
+
+// Trusts reports whether the user's config names project in
+// trusted_projects (paths compared after ~ expansion and symlinks).
+func (c Config) Trusts(project string) bool {
+	if project == "" {
+		return false
+	}
+	want := canonical(project)
+	for _, p := range c.TrustedProjects {
+		if strings.HasPrefix(p, "~/") {
+			if h, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(h, p[2:])
+			}
+		}
+		if filepath.IsAbs(p) && canonical(p) == want {
+			return true
+		}
+	}
+	return false
+}
+
+func canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// maxConfig is the largest config file carryover reads (a real one is a
+// few hundred bytes).
+const maxConfig = 1 << 20
+
+// readConfig reads a config file: nil when there is none; a regular file
+// of at most maxConfig bytes, never blocking (a project's may be a FIFO or
+// /dev/zero). The user's own may be a symlink (dotfile managers); a
+// project's is not followed out of the project.
+func readConfig(path string, follow bool) ([]byte, error) {
+	read := safefile.ReadFileNoFollow
+	if follow {
+		read = safefile.ReadFile
+	}
+	b, err := read(path, maxConfig)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}

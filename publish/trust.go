@@ -1,0 +1,89 @@
+package publish
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/carryover/carryover/publish/safefile"
+)
+
+// A .carryover/handoff.md that came with a repository is not a previous
+// session: carryover injects a project's handoff.md only when its content
+// hash is one carryover recorded when it published it. The records live
+// in the user's carryover home, never in the project: the ledger's
+// `published` table, and a small sidecar file per project
+// ($CARRYOVER_HOME/published/<hash of the project path>) that SessionStart
+// reads when another process holds the ledger locked, so the fast path
+// needs no ledger and still injects only carryover's own file.
+
+// keepDigests is how many published digests the sidecar keeps (concurrent
+// hooks may finish their writes in another order than they recorded them).
+const keepDigests = 8
+
+// Digest is the content hash recorded for a published handoff.
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// SidecarPath is the file under home that lists the digests of project's
+// published handoffs.
+func SidecarPath(home, project string) string {
+	sum := sha256.Sum256([]byte(project))
+	return filepath.Join(home, "published", hex.EncodeToString(sum[:16]))
+}
+
+// RecordPublished adds digest to project's sidecar (newest first).
+func RecordPublished(home, project, digest string) error {
+	path := SidecarPath(home, project)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	lines := []string{digest}
+	for _, d := range sidecarDigests(path) {
+		if d != digest && len(lines) < keepDigests {
+			lines = append(lines, d)
+		}
+	}
+	// The first line names the project, for a person reading the file.
+	return WriteAtomic(path, []byte("# "+OneLine(project)+"\n"+strings.Join(lines, "\n")+"\n"))
+}
+
+func sidecarDigests(path string) []string {
+	b, err := safefile.ReadFile(path, 4096) // under the home: a symlink there is the user's
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if len(l) == 64 && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// CheckHandoff says why b, read from project's handoff.md, must not be
+// injected ("" when it is carryover's own). inLedger, when not nil, looks
+// the digest up in the ledger; the sidecar under home is asked otherwise
+// or when the ledger does not know it (a ledger rebuilt after damage).
+func CheckHandoff(b []byte, home, project string, inLedger func(digest string) (bool, error)) string {
+	if !strings.HasPrefix(string(b), HeaderPrefix) {
+		return "it does not start with the carryover header"
+	}
+	d := Digest(b)
+	if inLedger != nil {
+		if ok, err := inLedger(d); err == nil && ok {
+			return ""
+		}
+	}
+	for _, s := range sidecarDigests(SidecarPath(home, project)) {
+		if s == d {
+			return ""
+		}
+	}
+	return "carryover did not write it, or it changed since (its content matches none of the handoffs carryover published for this project; a repository may have shipped it)"
+}
