@@ -41,8 +41,17 @@ func decisionLines(extracted []string, log []ledger.Decision) []string {
 			fresh = append(fresh, d)
 		}
 	}
-	return append(out, bullets(fresh, 200)...)
+	out = append(out, bullets(fresh, 200)...)
+	if len(out) > maxDecisionLines {
+		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
+	}
+	return out
 }
+
+// maxDecisionLines bounds the decisions a handoff shows: they outlive the
+// sessions that made them and would otherwise crowd out the files and
+// failures of the work in progress.
+const maxDecisionLines = 10
 
 // countRest replaces the last decision kept, when some did not fit, by a
 // count of those left out: the cap holds and the reader knows more exist.
@@ -50,7 +59,12 @@ func countRest(s *section, taken int) {
 	if s == nil || taken == 0 || taken >= len(s.lines) {
 		return
 	}
-	s.lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(s.lines)-taken+1)
+	rest := len(s.lines) - taken + 1
+	var already int // the list's own count line, when it was cut too
+	if _, err := fmt.Sscanf(s.lines[len(s.lines)-1], "- (+%d more:", &already); err == nil {
+		rest += already - 1
+	}
+	s.lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", rest)
 }
 
 func oneLineText(s string) string {
