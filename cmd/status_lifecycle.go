@@ -7,6 +7,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/resume"
 )
 
 // statusLifecycle is the project's current handoff as status shows it.
@@ -37,4 +38,14 @@ func printLifecycle(e *Env, h *publish.HistoryEntry) {
 	for _, s := range h.Staleness {
 		fmt.Fprintf(e.Stdout, "    %s\n", strings.TrimPrefix(s, "> "))
 	}
+}
+
+// structuredLifecycle is the lifecycle a structured handoff carries.
+func structuredLifecycle(e *Env, project string) *resume.Lifecycle {
+	r, err := openLifecycle(e, project, false)
+	if err != nil || r.l == nil {
+		return nil
+	}
+	defer r.close()
+	return resume.LifecycleOf(r.l, r.project, e.Now(), r.proj.ExpireAfter, distill.OpenRepo(project))
 }

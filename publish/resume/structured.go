@@ -37,6 +37,9 @@ type Handoff struct {
 	TokensUsed      int64             `yaml:"tokens_used,omitempty" json:"tokens_used,omitempty"`
 	TokensMax       int64             `yaml:"tokens_max,omitempty" json:"tokens_max,omitempty"`
 	TokensPct       float64           `yaml:"tokens_pct,omitempty" json:"tokens_pct,omitempty"`
+	// Lifecycle is the project's current handoff as carryover tracks it
+	// (lifecycle.go); absent when the ledger has none.
+	Lifecycle *Lifecycle `yaml:"lifecycle,omitempty" json:"lifecycle,omitempty"`
 }
 
 // TaskRecord is a completed step.
