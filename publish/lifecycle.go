@@ -137,9 +137,11 @@ func ExpiredNotice(r ledger.HandoffRecord, now time.Time) string {
 	return fmt.Sprintf("carryover: a handoff from %s ago exists: carryover history show %s", AgeWords(now.Sub(r.Updated)), r.ID)
 }
 
-// workingWindow is how recently a consumer session must have had an event
-// to count as still working on the handoff it took.
-const workingWindow = 2 * time.Hour
+// workingWindow is how recently a session that took a handoff must have
+// had an event to count as still working on it. Hooks fire at every
+// prompt, tool call and turn end, so a working session is seen every few
+// minutes; a session idle for half an hour has most likely been left.
+const workingWindow = 30 * time.Minute
 
 // AlreadyResumed is the note a new session gets when another session took
 // the same handoff and is still working ("" when none is).

@@ -138,7 +138,7 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	}
 	why := ""
 	if rec.SessionID != session {
-		if n := AlreadyResumed(consumers, session, p.Now); n != "" {
+		if n := AlreadyResumed(append(consumers, takeovers(l, rec)...), session, p.Now); n != "" {
 			notes = append(notes, n)
 			why = "already resumed by another session"
 		}
@@ -182,4 +182,27 @@ func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string)
 		b = red(b)
 	}
 	return oneLineText(b)
+}
+
+// takeovers is the receipt of the handoff rec's own session took over, if
+// it did: a session that resumed a handoff publishes its own at its first
+// prompt, and a session starting beside it must still hear that the task
+// is taken.
+func takeovers(l *ledger.Ledger, rec ledger.HandoffRecord) []ledger.Consumer {
+	recs, err := l.HandoffRecords(rec.Project, 8)
+	if err != nil {
+		return nil
+	}
+	for i, r := range recs {
+		if r.ID != rec.ID || i+1 >= len(recs) {
+			continue
+		}
+		cs, _ := l.Consumers(recs[i+1])
+		for _, c := range cs {
+			if c.SessionID == rec.SessionID {
+				return []ledger.Consumer{c}
+			}
+		}
+	}
+	return nil
 }
