@@ -151,7 +151,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 			log.Printf("session already holds this handoff; not injected again")
 			return
 		}
-		d := proj.Deliver(l, agent, event, text, rep.SessionID, h.Source == "resume" || h.Source == "compact")
+		d := proj.Deliver(l, agent, event, text, rep.SessionID, h.Source == "resume")
 		out.Write(d.Out)
 		if d.Why != "" {
 			log.Printf("%s", d.Why)

@@ -71,10 +71,10 @@ func History(l *ledger.Ledger, project string, now time.Time, expireAfter time.D
 
 func entryOf(r ledger.HandoffRecord, cs []ledger.Consumer, now time.Time, expireAfter time.Duration, file bool) HistoryEntry {
 	st := StatusOf(r, cs, now, expireAfter)
-	e := HistoryEntry{ID: r.ID, Status: st.Status, Agent: r.Tool, Session: r.NativeID, Written: r.Written.UTC(), Updated: r.Updated.UTC(),
+	e := HistoryEntry{ID: r.ID, Status: st.Status, Agent: OneLine(r.Tool), Session: OneLine(r.NativeID), Written: r.Written.UTC(), Updated: r.Updated.UTC(),
 		Age: Ago(now, r.Updated), Goal: r.Goal, Next: r.Next, Head: r.Head, Branch: r.Branch, File: file, ConsumedBy: []ConsumerReport{}}
 	for _, c := range cs {
-		e.ConsumedBy = append(e.ConsumedBy, ConsumerReport{Agent: c.Tool, Session: c.NativeID, At: c.At.UTC()})
+		e.ConsumedBy = append(e.ConsumedBy, ConsumerReport{Agent: OneLine(c.Tool), Session: OneLine(c.NativeID), At: c.At.UTC()})
 	}
 	return e
 }

@@ -152,7 +152,7 @@ func AlreadyResumed(cs []ledger.Consumer, self int64, now time.Time) string {
 			continue
 		}
 		return fmt.Sprintf("> Note: already resumed by %s session %s %s — another agent may be on this task; confirm with the user before picking it up.",
-			c.Tool, short8(c.NativeID), Ago(now, c.At))
+			contentLine(c.Tool), contentLine(short8(c.NativeID)), Ago(now, c.At))
 	}
 	return ""
 }

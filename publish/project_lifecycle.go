@@ -67,7 +67,7 @@ func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Hand
 	}
 	r := ledger.HandoffRecord{ID: lc.id, Project: p.Root, Tool: h.Tool, SessionID: h.SessionID, NativeID: native,
 		Head: h.Git.Head, Branch: h.Git.Branch, Hash: Digest([]byte(text)), Header: HeaderOf(text),
-		Goal: oneLineText(goal), Next: oneLineText(h.Next), Files: files, Written: written, Updated: p.Now}
+		Goal: contentLine(goal), Next: contentLine(h.Next), Files: files, Written: written, Updated: p.Now}
 	if err := l.SaveHandoffRecord(r); err != nil {
 		p.logf("record handoff %s: %v", lc.id, err)
 		return
@@ -176,8 +176,8 @@ func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string)
 	if next == "" {
 		next = "(none stated)"
 	}
-	b := "carryover · " + filepath.Base(root) + " · handoff " + r.ID + " from " + r.Tool + " " + Ago(now, r.Updated) +
-		" · Resuming: " + clip(goal, 120) + " · Next: " + clip(next, 120)
+	b := "carryover · " + contentLine(filepath.Base(root)) + " · handoff " + r.ID + " from " + contentLine(r.Tool) + " " + Ago(now, r.Updated) +
+		" · Resuming: " + clip(contentLine(goal), 120) + " · Next: " + clip(contentLine(next), 120)
 	if red != nil {
 		b = red(b)
 	}

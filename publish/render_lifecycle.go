@@ -13,8 +13,8 @@ func pinnedTask(extracted string, p *ledger.PinnedTask) string {
 	if p == nil || strings.TrimSpace(p.Text) == "" {
 		return extracted
 	}
-	return "[pinned by the user — `carryover task --done` when finished] " + oneLineText(p.Text) +
-		"\n(the last session's own goal: " + oneLineText(extracted) + ")"
+	return "[pinned by the user — `carryover task --done` when finished] " + contentLine(p.Text) +
+		"\n(the last session's own goal: " + contentLine(extracted) + ")"
 }
 
 // decisionLines is the project's decisions log (the user's first, newest
@@ -28,9 +28,9 @@ func decisionLines(extracted []string, log []ledger.Decision) []string {
 			continue
 		}
 		seen[d.Text] = true
-		l := "- " + clip(oneLineText(d.Text), 200)
+		l := "- " + clip(contentLine(d.Text), 200)
 		if d.Why != "" {
-			l += " (why: " + clip(oneLineText(d.Why), 120) + ")"
+			l += " (why: " + clip(contentLine(d.Why), 120) + ")"
 		}
 		out = append(out, l)
 	}

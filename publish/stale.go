@@ -38,14 +38,14 @@ func StaleLines(r ledger.HandoffRecord, root string, head, branch string) []stri
 		}
 		var st unix.Stat_t
 		if err := unix.Lstat(abs, &st); err != nil {
-			changed = append(changed, f+" (gone)")
+			changed = append(changed, clip(contentLine(f), 80)+" (gone)")
 			continue
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
 			continue
 		}
 		if time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)).After(r.Updated) {
-			changed = append(changed, f)
+			changed = append(changed, clip(contentLine(f), 80))
 		}
 	}
 	if len(changed) > 0 {
@@ -60,10 +60,10 @@ func StaleLines(r ledger.HandoffRecord, root string, head, branch string) []stri
 		out = append(out, l+" — re-read before editing.")
 	}
 	if r.Branch != "" && branch != "" && r.Branch != branch {
-		out = append(out, "> Branch switched since: "+r.Branch+" → "+branch+".")
+		out = append(out, "> Branch switched since: "+clip(contentLine(r.Branch), 80)+" → "+clip(contentLine(branch), 80)+".")
 	}
 	if r.Head != "" && head != "" && r.Head != head {
-		out = append(out, "> Commits since: HEAD "+r.Head+" → "+head+" — check `git log`.")
+		out = append(out, "> Commits since: HEAD "+clip(contentLine(r.Head), 40)+" → "+clip(contentLine(head), 40)+" — check `git log`.")
 	}
 	return out
 }
