@@ -46,9 +46,8 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		return err
 	}
 	s := buildSession(e, p, ls, rows, redactor(cfg))
-	if o.format != "md" {
-		o.lifecycle = structuredLifecycle(e, p.project)
-	}
+	o.lifecycle = structuredLifecycle(e, p.project)
+	s.ApplyLifecycle(o.lifecycle)
 	text, stats, err := render(s, nil, o)
 	if err != nil {
 		return err

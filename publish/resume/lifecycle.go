@@ -62,7 +62,38 @@ func LifecycleOf(l *ledger.Ledger, project string, now time.Time, expireAfter ti
 func (h Handoff) WithLifecycle(lc *Lifecycle) Handoff {
 	h.Lifecycle = lc
 	if lc != nil && lc.PinnedTask != nil {
-		h.Goal = lc.PinnedTask.Task
+		h.Goal = oneLine(lc.PinnedTask.Task)
 	}
 	return h
+}
+
+// ApplyLifecycle makes the resume prompt agree with handoff.md: the task
+// the user pinned is the task, and the project's decisions log comes
+// before the session's own decisions.
+func (s *Session) ApplyLifecycle(lc *Lifecycle) {
+	if lc == nil {
+		return
+	}
+	if lc.PinnedTask != nil {
+		s.Task.Description = lc.PinnedTask.Task + " (pinned by the user; the session's own goal was: " + s.Task.Description + ")"
+	}
+	var ds []string
+	seen := map[string]bool{}
+	for _, d := range lc.Decisions {
+		t := d.Text
+		if d.Why != "" {
+			t += " (why: " + d.Why + ")"
+		}
+		if !seen[d.Text] {
+			seen[d.Text] = true
+			ds = append(ds, t)
+		}
+	}
+	for _, d := range s.Decisions {
+		if !seen[d] {
+			seen[d] = true
+			ds = append(ds, d)
+		}
+	}
+	s.Decisions = ds
 }
