@@ -45,7 +45,7 @@ func runClear(e *Env, project string) error {
 		fmt.Fprintf(e.Stdout, "%s was already cleared\n", recs[0].ID)
 		return nil
 	}
-	if err := r.l.EndHandoff(recs[0].ID, ledger.EndCleared, e.Now()); err != nil {
+	if err := r.proj.Clear(r.l, recs[0]); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "cleared %s: new sessions start without it (`carryover history show %s` still prints it)\n", recs[0].ID, recs[0].ID)

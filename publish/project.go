@@ -73,6 +73,9 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 		}
 	}
 	lc := p.lifecycleInputs(l, h, native)
+	if lc.cleared {
+		return nil, nil // cleared by the user, and no work since
+	}
 	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
 	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id && p.check(prev, l) == "" {
 		// Nothing but the timestamp would change: keep the file (and its

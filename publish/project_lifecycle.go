@@ -16,6 +16,9 @@ type lifecycle struct {
 	prev      *ledger.HandoffRecord // the project's newest handoff before this one
 	decisions []ledger.Decision
 	pinned    *ledger.PinnedTask
+	// cleared: the user cleared the project's handoff and no row came
+	// since; nothing is published until the work moves on.
+	cleared bool
 }
 
 // lifecycleInputs picks the handoff's id (the session's own while it
@@ -29,6 +32,7 @@ func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native st
 		if recs[0].SessionID == h.SessionID && recs[0].Ended == "" {
 			lc.id = recs[0].ID
 		}
+		lc.cleared = recs[0].Ended == ledger.EndCleared && !h.LastAt.After(recs[0].EndedAt)
 	}
 	if lc.id == "" {
 		lc.id = NewID(p.Now, native)
@@ -205,4 +209,32 @@ func takeovers(l *ledger.Ledger, rec ledger.HandoffRecord) []ledger.Consumer {
 		}
 	}
 	return nil
+}
+
+// Clear retires the project's handoff rec (carryover clear): the ledger
+// marks it cleared, so no session start injects it, and handoff.md
+// becomes a stub saying so, for the agents that read the file through
+// the pointer block instead of a hook. History keeps the text.
+func (p *Project) Clear(l *ledger.Ledger, rec ledger.HandoffRecord) error {
+	if err := l.EndHandoff(rec.ID, ledger.EndCleared, p.Now); err != nil {
+		return err
+	}
+	mode := p.Mode
+	if !ValidMode(mode) {
+		mode = ModeAsk
+	}
+	text := Header(p.Now, contentLine(rec.Tool)) + " · " + rec.ID + "\n" +
+		"# RESUME PROTOCOL: " + mode + " — " + protocols[mode] + "\n" +
+		"## Task\n(none: the user cleared the last handoff; `carryover history show " + rec.ID + "` prints it)\n" +
+		"## Next action\nAsk the user what to work on.\n"
+	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: rec.Tool, SessionID: rec.SessionID, Written: p.Now, Hash: Digest([]byte(text))}); err != nil {
+		return err
+	}
+	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
+		p.logf("record published handoff: %v", err)
+	}
+	if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
+		p.logf("write global handoff: %v", err)
+	}
+	return WriteOwn(p.Root, "handoff.md", []byte(text))
 }
