@@ -53,11 +53,15 @@ func WriteHistory(project, id, text string, keep int) (bool, error) {
 	}
 	defer d.Close()
 	name := id + ".md"
-	if old, err := d.ReadFile(name, MaxHandoffFile); err == nil && string(old) == text {
+	old, err := d.ReadFile(name, MaxHandoffFile)
+	if err == nil && string(old) == text {
 		return false, nil
 	}
 	if err := d.Write(name, []byte(text), safefile.Options{Mode: 0o600}); err != nil {
 		return false, err
+	}
+	if err == nil {
+		return true, nil // a rewrite of a handoff already counted: no rotation to do
 	}
 	ids, err := historyIDs(d)
 	if err != nil {

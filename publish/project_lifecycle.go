@@ -37,13 +37,24 @@ func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native st
 	if lc.id == "" {
 		lc.id = NewID(p.Now, native)
 	}
+	lc.decisions, _ = l.Decisions(p.Root)
+	// Only decisions the log lacks are written (a Stop re-renders every
+	// turn, and most turns decide nothing new); dropped ones stay dropped.
+	known, _ := l.DecisionTexts(p.Root)
+	added := false
 	for _, d := range h.Decisions {
+		if known[d] {
+			continue
+		}
 		if _, err := l.AddDecision(p.Root, ledger.Decision{Text: d, Source: ledger.DecisionExtracted, At: p.Now}); err != nil {
 			p.logf("decisions log: %v", err)
 			break
 		}
+		added = true
 	}
-	lc.decisions, _ = l.Decisions(p.Root)
+	if added {
+		lc.decisions, _ = l.Decisions(p.Root)
+	}
 	if t, ok := l.Task(p.Root); ok {
 		lc.pinned = &t
 	}

@@ -249,6 +249,25 @@ func (l *Ledger) Decisions(project string) ([]Decision, error) {
 	return out, rows.Err()
 }
 
+// DecisionTexts is every decision the project's log holds, dropped ones
+// included (the extractor must not bring those back).
+func (l *Ledger) DecisionTexts(project string) (map[string]bool, error) {
+	rows, err := l.db.Query(`SELECT text FROM decisions WHERE project = ?`, project)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out[t] = true
+	}
+	return out, rows.Err()
+}
+
 // DropDecision marks a decision dropped (it is kept, so the extractor
 // does not bring it back).
 func (l *Ledger) DropDecision(project, text string) error {

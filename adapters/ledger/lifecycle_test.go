@@ -1,6 +1,9 @@
 package ledger
 
 import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -60,5 +63,42 @@ func TestHandoffLogEndingsAndDecisions(t *testing.T) {
 	}
 	if _, ok, _ := l.UnpinTask("/p"); ok {
 		t.Error("unpinned twice")
+	}
+}
+
+// TestLifecycleAfterMigration: a ledger at any earlier schema gets the
+// lifecycle tables on Open, and its sessions and receipts join them.
+func TestLifecycleAfterMigration(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	for v := 1; v < len(migrations); v++ {
+		dir := t.TempDir()
+		db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range migrations[:v] {
+			if _, err := db.Exec(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v))
+		db.Exec(`INSERT INTO sessions (id, tool, native_id, project, first_seen, last_seen) VALUES (1, 'claude', 'a', '/p', 0, 0), (2, 'codex', 'b', '/p', 0, 0)`)
+		db.Exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES ('/p', '# h · HO-20261101-120000-a', 'codex', 2, 'hook', 1)`)
+		db.Close()
+		l, err := Open(dir)
+		if err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		r := HandoffRecord{ID: "HO-20261101-120000-a", Project: "/p", Tool: "claude", SessionID: 1, Written: t0, Updated: t0}
+		if err := l.SaveHandoffRecord(r); err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		if cs, err := l.Consumers(r); err != nil || len(cs) != 1 || cs[0].Tool != "codex" || cs[0].NativeID != "b" {
+			t.Errorf("v%d: consumers %+v, %v", v, cs, err)
+		}
+		if _, err := l.AddDecision("/p", Decision{Text: "x", Source: DecisionUser, At: t0}); err != nil {
+			t.Errorf("v%d: %v", v, err)
+		}
+		l.Close()
 	}
 }
