@@ -60,3 +60,8 @@ fmt:
 vet:
     test -z "$(gofmt -l $(git ls-files '*.go'))"
     go vet ./...
+
+# run carryover over the public session files in ../shared/realworld (never copied into the repo) and
+# print the per-file table: exit code, task, files, errors, next action, time, handoff.md lines
+realworld:
+    CARRYOVER_REALWORLD="${CARRYOVER_REALWORLD:-$(pwd)/../shared/realworld}" go test -count=1 -run TestRealworldCorpus -v ./cmd/ | grep -E '^\s*(\||files |--- |ok|FAIL)'

@@ -83,6 +83,10 @@ type Hook struct {
 type Env struct {
 	Getenv func(string) string
 	Home   string // user's home directory
+	// WorkDir is where carryover was started (manual commands; "" on the
+	// hook path). Aider keeps no global store: `list --all` finds its
+	// history there.
+	WorkDir string
 }
 
 // Adapter is one agent.

@@ -57,6 +57,7 @@ type AiderSession struct {
 	Start       time.Time // local time of the machine that ran aider
 	FirstPrompt string    // first real request, "" when none
 	Prompts     int
+	Rows        int    // rows it yields: 0 for an aborted start or only /add, /drop
 	Path        string // the history file
 }
 
@@ -210,6 +211,11 @@ func splitAiderSessions(text, path string) []aiderChunk {
 	tag := hex.EncodeToString(sum[:3])
 	var out []aiderChunk
 	seen := map[string]int{}
+	if !strings.Contains(text, "# aider chat started at ") && strings.Contains(text, "#### ") {
+		// A history without any start header (hand-trimmed, or written by
+		// another tool in aider's format): one session.
+		out = append(out, aiderChunk{id: "history-" + tag})
+	}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		if m := aiderHeaderRE().FindStringSubmatch(line); m != nil {
@@ -246,7 +252,9 @@ func aiderSessionsAt(path string) ([]AiderSession, error) {
 	var out []AiderSession
 	for _, c := range splitAiderSessions(text, path) {
 		s := AiderSession{ID: c.id, Start: c.start, Path: path}
-		for _, r := range parseAiderSession(c) {
+		rows := parseAiderSession(c)
+		s.Rows = len(rows)
+		for _, r := range rows {
 			if r.Kind == KindPrompt {
 				if s.Prompts == 0 {
 					s.FirstPrompt = firstLine(r.Text)
@@ -262,7 +270,10 @@ func aiderSessionsAt(path string) ([]AiderSession, error) {
 // ReadStore returns the rows of the session h.SessionID names (its full id
 // or its start time as "2006-01-02 15:04:05"), or of the last session.
 func (aider) ReadStore(h Hook, env Env) ([]Row, error) {
-	path := aiderHistoryPath(h, env)
+	path := h.TranscriptPath // handoff --transcript FILE, or the lister's file
+	if path == "" {
+		path = aiderHistoryPath(h, env)
+	}
 	if path == "" {
 		return nil, errors.New("aider: no project directory given")
 	}
@@ -277,7 +288,15 @@ func (aider) ReadStore(h Hook, env Env) ([]Row, error) {
 	if len(chunks) == 0 {
 		return nil, nil
 	}
+	// Without an id: the newest session that holds something (an aborted
+	// start or a session of only /add and /drop yields no rows).
 	c := chunks[len(chunks)-1]
+	for i := len(chunks) - 1; i >= 0; i-- {
+		if len(parseAiderSession(chunks[i])) > 0 {
+			c = chunks[i]
+			break
+		}
+	}
 	if h.SessionID != "" {
 		found := false
 		for _, x := range chunks {
@@ -303,7 +322,7 @@ type aiderBlock struct {
 // (#### user, > tool, other assistant), with two additions: a multi-line
 // tool output is prefixed with "> " only on its first line and ends at the
 // line carrying the "  " hard break, and blank lines separate blocks.
-func aiderBlocks(lines []string) []aiderBlock {
+func aiderBlocks(lines []string, loose bool) []aiderBlock {
 	var out []aiderBlock
 	add := func(kind byte, i int, s string) {
 		if n := len(out); n > 0 && out[n-1].kind == kind {
@@ -328,7 +347,7 @@ func aiderBlocks(lines []string) []aiderBlock {
 			add('u', i, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(raw, "####"), " "), " "))
 		case strings.HasPrefix(raw, "> ") || raw == ">":
 			body := strings.TrimPrefix(strings.TrimPrefix(raw, ">"), " ")
-			if !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != "" {
+			if !loose && !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != "" {
 				cont = true // first line of a multi-line tool output
 			}
 			add('t', i, strings.TrimRight(body, " "))
@@ -355,8 +374,17 @@ func aiderBlocks(lines []string) []aiderBlock {
 // parseAiderSession turns one session into rows. Keys are "L<line>" (the
 // line's index below the session header: the file is append-only).
 func parseAiderSession(c aiderChunk) []Row {
+	if rows := parseAiderBlocks(c, aiderBlocks(c.lines, false)); len(rows) > 0 {
+		return rows
+	}
+	// Nothing readable: a history written without aider's "  " hard
+	// breaks turns everything after a "> " line into tool output. Read it
+	// again with every "> " line on its own, for whatever it holds.
+	return parseAiderBlocks(c, aiderBlocks(c.lines, true))
+}
+
+func parseAiderBlocks(c aiderChunk, blocks []aiderBlock) []Row {
 	base := Row{Time: c.start}
-	blocks := aiderBlocks(c.lines)
 	var rows []Row
 	lastEdits := map[string]string{} // path -> new text of the last reply's edit blocks
 	type pendingErr struct {
@@ -403,7 +431,7 @@ func parseAiderSession(c aiderChunk) []Row {
 					rows = append(rows, r)
 					openCmd, cmdTest = &r, cmd == "test"
 					continue
-				case "ask", "code", "architect", "context":
+				case "ask", "code", "architect", "context", "copy-context":
 					if arg == "" {
 						continue
 					}
@@ -417,7 +445,7 @@ func parseAiderSession(c aiderChunk) []Row {
 			if IsCarryoverText(text) {
 				r.Kind, r.Text = KindInjection, carryoverHeader(text)
 			} else {
-				r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+				r.Kind, r.Text = KindPrompt, promptText(text)
 			}
 			rows = append(rows, r)
 		case 'a':

@@ -3,8 +3,11 @@ package adapters
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,7 +101,52 @@ func (claude) Transcripts(h Hook, env Env) []Transcript {
 	for _, s := range subs {
 		ts = append(ts, Transcript{Path: s, SessionID: h.SessionID, Sidechain: true})
 	}
-	return ts
+	return append(ts, claudeOldSubagents(h.TranscriptPath, h.SessionID)...)
+}
+
+// claudeOldSubagents finds the 1.0.x layout: subagent files next to the
+// main transcript (<slug>/agent-<id>.jsonl) whose lines carry the parent's
+// sessionId. Only the first 4 KB of each is read; at most 256 files are
+// looked at (newest first), so a slug directory holding years of them
+// costs a bounded few milliseconds on the hook path.
+func claudeOldSubagents(main, session string) []Transcript {
+	if session == "" || strings.HasPrefix(filepath.Base(main), "agent-") {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(main), "agent-*.jsonl"))
+	if len(files) == 0 {
+		return nil
+	}
+	type cand struct {
+		path string
+		mod  time.Time
+	}
+	cs := make([]cand, 0, len(files))
+	for _, f := range files {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+			cs = append(cs, cand{f, fi.ModTime()})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].mod.After(cs[j].mod) })
+	if len(cs) > 256 {
+		cs = cs[:256]
+	}
+	want := []byte(`"sessionId":"` + session + `"`)
+	var out []Transcript
+	buf := make([]byte, 4096)
+	for _, c := range cs {
+		f, err := os.Open(c.path)
+		if err != nil {
+			continue
+		}
+		n, _ := io.ReadFull(f, buf)
+		f.Close()
+		if bytes.Contains(bytes.ReplaceAll(buf[:n], []byte(`": "`), []byte(`":"`)), want) {
+			out = append(out, Transcript{Path: c.path, SessionID: session, Sidechain: true})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 // claudeSkip are line types that never carry rows; checked on raw bytes
@@ -198,7 +246,7 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	rows := d.parse(line, off)
 	d.reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
-	return rows, nil
+	return claudeScrub(rows), nil
 }
 
 // parse decodes line and returns its rows.
@@ -276,7 +324,7 @@ func (w *claudeRows) sizeHint() int {
 	for i := range m.blocks[:m.nBlocks] {
 		b := &m.blocks[i]
 		in := &b.input
-		edit := in.content.len() + in.newString.len()
+		edit := in.content.len() + in.newString.len() + in.todos.len()
 		for _, e := range in.edits[:in.nEdits] {
 			edit += e.len() + 1
 		}
@@ -471,10 +519,18 @@ func (w *claudeRows) user() {
 			r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(s, maxText)
 			w.emit(r)
 			return
-		case rawHasPrefix(s, "<command-") || rawHasPrefix(s, "<local-command-"):
+		case rawHasPrefix(s, "<command-"):
+			if req, ok := claudeCommandPrompt(w.str(s)); ok {
+				r := w.newRow(w.key())
+				r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(req)
+				w.emit(r)
+			}
 			return
-		case l.promptSource.len() == 0 && !(l.isSidechain && !l.hasParent):
-			return // not a real prompt (the subagent's task prompt is the exception)
+		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "[Request interrupted by user") ||
+			rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>"):
+			return // TUI output, an interrupt, a `!` shell command or `#` memory note: not a request
+		case l.promptSource.len() == 0 && l.isSidechain && l.hasParent:
+			return // a subagent's only prompt is its first line (its task)
 		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
 			r := w.newRow(w.key())
 			r.Role, r.Kind, r.Text = "user", KindInjection, w.firstLine(s)
@@ -482,7 +538,7 @@ func (w *claudeRows) user() {
 			return
 		}
 		r := w.newRow(w.key())
-		r.Role, r.Kind, r.Text = "user", KindPrompt, w.clipped(s, maxPrompt)
+		r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(s)
 		w.emit(r)
 		return
 	}
@@ -508,14 +564,46 @@ func (w *claudeRows) user() {
 			}
 			w.emit(r)
 		case rawEqual(w.b(b.typ), "text"):
-			if l.promptSource.len() == 0 {
+			if l.isCompactSummary {
+				r := w.newRow(w.indexKey(i))
+				r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(w.b(b.text), maxText)
+				w.emit(r)
+				continue
+			}
+			if l.promptSource.len() == 0 && (w.hasToolResult() || (l.isSidechain && l.hasParent)) {
+				continue
+			}
+			if rawHasPrefix(w.b(b.text), "[Request interrupted by user") {
 				continue
 			}
 			r := w.newRow(w.indexKey(i))
-			r.Role, r.Kind, r.Text = "user", KindPrompt, w.clipped(w.b(b.text), maxPrompt)
+			r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(w.b(b.text))
 			w.emit(r)
 		}
 	}
+}
+
+// prompt is a prompt row's text from the raw string: clipped as it is,
+// or, when it may hold more than PastedLines lines (escaped newlines
+// counted on the raw bytes, an upper bound unless \u000a is used),
+// unquoted whole and bounded (promptText).
+func (w *claudeRows) prompt(raw []byte) string {
+	if bytes.Count(raw, []byte(`\n`)) < PastedLines && !bytes.Contains(raw, []byte(`\u000`)) {
+		return w.clipped(raw, maxPrompt)
+	}
+	return w.add([]byte(promptText(w.str(raw))))
+}
+
+// hasToolResult reports whether the line's content holds a tool_result
+// block (its text blocks are then the harness's, never a prompt).
+func (w *claudeRows) hasToolResult() bool {
+	m := &w.l.message
+	for i := range m.blocks[:m.nBlocks] {
+		if rawEqual(w.b(m.blocks[i].typ), "tool_result") {
+			return true
+		}
+	}
+	return false
 }
 
 // firstLine returns the first line of the unquoted raw string, clipped to
@@ -677,6 +765,12 @@ func (w *claudeRows) editText(name string, in *claudeRawInput) string {
 	const n = maxResult
 	var s []byte
 	switch name {
+	case "TodoWrite":
+		// The agent's plan, raw JSON: distill reads its items and statuses.
+		if in.todos.len() == 0 {
+			return ""
+		}
+		s = append(w.scratch[:0], w.b(in.todos)...)
 	case "Write", "Edit":
 		raw := in.content
 		if name == "Edit" {

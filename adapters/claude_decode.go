@@ -89,6 +89,7 @@ type claudeRawBlock struct {
 // claudeRawInput is the part of a tool_use input carryover reads.
 type claudeRawInput struct {
 	filePath, notebookPath, command, description, content, newString span
+	todos                                                            span // TodoWrite's list, raw JSON
 	// edits[:nEdits] are the new_string of each MultiEdit edit (same
 	// reuse rules as claudeMessage.blocks).
 	edits  []span
@@ -380,7 +381,7 @@ func asciiUpperEqual(key []byte, upper string) bool {
 var (
 	messageFields = newFieldSet("id", "role", "model", "content", "usage")
 	blockFields   = newFieldSet("type", "text", "id", "name", "input", "tool_use_id", "content", "is_error")
-	inputFields   = newFieldSet("file_path", "notebook_path", "command", "description", "content", "new_string", "edits")
+	inputFields   = newFieldSet("file_path", "notebook_path", "command", "description", "content", "new_string", "edits", "todos")
 	editFields    = newFieldSet("new_string")
 	usageFields   = newFieldSet("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 	compactFields = newFieldSet("trigger", "preTokens")
@@ -621,6 +622,8 @@ func (d *claudeDecoder) input(in *claudeRawInput) {
 				d.mismatch(false)
 				d.r.skip()
 			}
+		case 7:
+			d.rawValue(&in.todos)
 		default:
 			d.r.skip()
 		}

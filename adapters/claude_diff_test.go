@@ -22,7 +22,9 @@ func claudeCorpusLines(t testing.TB) [][]byte {
 	seen := map[string]bool{}
 	for _, pat := range []string{
 		"../testdata/adapters/claude/*.jsonl",
+		"../testdata/adapters/claude/*/*.jsonl", // per-version shapes (1.0.x)
 		"../../shared/agents/samples/claude-code/*.jsonl",
+		"../../shared/realworld/claude/*.jsonl", // other people's sessions, read in place (never copied)
 		"/work/shared/agents/samples/claude-code/*.jsonl",
 	} {
 		m, _ := filepath.Glob(pat)

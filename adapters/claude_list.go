@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 // claudeLister lists <config>/projects/<slug>/<session>.jsonl.
@@ -20,15 +22,34 @@ func (claudeLister) Stores(env Env) []string {
 }
 
 // ClaudeSlug is the directory name Claude Code gives a project: the absolute
-// path with every character outside [A-Za-z0-9] replaced by '-'.
+// path with every UTF-16 code unit outside [A-Za-z0-9] replaced by '-' (so
+// "é" is one '-', an emoji two), and a slug over 200 characters cut to 200
+// plus '-' and the base-36 absolute value of a 32-bit string hash of the
+// path (Claude Code 2.1.330: `S(t)` / `rse(t)` in its bundle). On Windows
+// `C:\Users\u\p` is "C--Users-u-p" and `\\server\share\p` "--server-share-p".
 func ClaudeSlug(dir string) string {
-	b := []byte(dir)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+	units := utf16.Encode([]rune(dir))
+	b := make([]byte, len(units))
+	for i, c := range units {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			b[i] = byte(c)
+		} else {
 			b[i] = '-'
 		}
 	}
-	return string(b)
+	const maxSlug = 200
+	if len(b) <= maxSlug {
+		return string(b)
+	}
+	var h int32 // JavaScript's (h<<5)-h+c|0 over UTF-16 code units
+	for _, c := range units {
+		h = h<<5 - h + int32(c)
+	}
+	abs := int64(h)
+	if abs < 0 {
+		abs = -abs
+	}
+	return string(b[:maxSlug]) + "-" + strconv.FormatInt(abs, 36)
 }
 
 func (l claudeLister) ListSessions(env Env, project string) ([]NativeSession, error) {
@@ -53,6 +74,9 @@ func (l claudeLister) ListSessions(env Env, project string) ([]NativeSession, er
 		}
 		files, _ := filepath.Glob(filepath.Join(root, d.Name(), "*.jsonl"))
 		for _, f := range files {
+			if strings.HasPrefix(filepath.Base(f), "agent-") {
+				continue // a 1.0.x subagent file: part of its parent session
+			}
 			s, err := l.Describe(f)
 			if err != nil || !InProject(s.Project, project) {
 				continue
@@ -104,7 +128,7 @@ func (claudeLister) Describe(path string) (NativeSession, error) {
 			s.Preview = preview(h.Title)
 		case h.Type == "queue-operation" && h.Operation == "enqueue" && queued == "":
 			queued = h.Content
-		case h.Type == "user" && h.PromptSource != "" && !h.IsMeta && !h.IsSidechain && h.Message != nil && s.Preview == "":
+		case h.Type == "user" && !h.IsMeta && !h.IsSidechain && h.Message != nil && s.Preview == "":
 			var text string
 			if json.Unmarshal(h.Message.Content, &text) != nil {
 				var blocks []claudeBlock
@@ -116,7 +140,12 @@ func (claudeLister) Describe(path string) (NativeSession, error) {
 					}
 				}
 			}
-			if text != "" && !IsCarryoverText(text) && !strings.HasPrefix(text, "<command-") {
+			if req, ok := claudeCommandPrompt(text); ok {
+				text = req
+			}
+			text = StripHarness(text)
+			if text != "" && !IsCarryoverText(text) && !strings.HasPrefix(text, "<") && !claudeInterrupted(text) &&
+				!bytes.Contains(l, []byte(`"isCompactSummary":true`)) {
 				s.Preview = preview(text)
 			}
 		}

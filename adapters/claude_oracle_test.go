@@ -85,6 +85,14 @@ var oracleExitCodeRE = regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`)
 const oracleContextWindow = 200000
 
 func oracleParseLine(line []byte, off int64) ([]Row, error) {
+	rows, err := oracleParseLineRaw(line, off)
+	if rows == nil {
+		return rows, err
+	}
+	return claudeScrub(rows), err
+}
+
+func oracleParseLineRaw(line []byte, off int64) ([]Row, error) {
 	head := line
 	if len(head) > 64 {
 		head = head[:64]
@@ -162,17 +170,25 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			r := base
 			r.Key, r.Role, r.Kind, r.Text = key, "system", KindCompaction, clip(s, maxText)
 			return []Row{r}
-		case strings.HasPrefix(s, "<command-") || strings.HasPrefix(s, "<local-command-"):
+		case strings.HasPrefix(s, "<command-"):
+			if req, ok := claudeCommandPrompt(s); ok {
+				r := base
+				r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, promptText(req)
+				return []Row{r}
+			}
 			return nil
-		case l.PromptSource == "" && !(l.IsSidechain && l.ParentUUID == nil):
-			return nil // not a real prompt (the subagent's task prompt is the exception)
+		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user") ||
+			strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
+			return nil
+		case l.PromptSource == "" && l.IsSidechain && l.ParentUUID != nil:
+			return nil // a subagent's only prompt is its first line (its task)
 		case IsCarryoverText(s):
 			r := base
 			r.Key, r.Role, r.Kind, r.Text = key, "user", KindInjection, oracleFirstLine(s)
 			return []Row{r}
 		}
 		r := base
-		r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, clip(s, maxPrompt)
+		r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, promptText(s)
 		return []Row{r}
 	}
 	var rows []Row
@@ -194,16 +210,32 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			}
 			r.Text = clip(text, maxResult)
 		case "text":
-			if l.PromptSource == "" {
+			if l.IsCompactSummary {
+				r.Role, r.Kind, r.Text = "system", KindCompaction, clip(b.Text, maxText)
+				break
+			}
+			if l.PromptSource == "" && (oracleHasToolResult(l.Message.Blocks) || (l.IsSidechain && l.ParentUUID != nil)) {
 				continue
 			}
-			r.Role, r.Kind, r.Text = "user", KindPrompt, clip(b.Text, maxPrompt)
+			if strings.HasPrefix(b.Text, "[Request interrupted by user") {
+				continue
+			}
+			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(b.Text)
 		default:
 			continue
 		}
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+func oracleHasToolResult(bs []oracleBlock) bool {
+	for _, b := range bs {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
 }
 
 // oracleBlockText flattens a tool_result content (string or list of text blocks).
@@ -316,6 +348,9 @@ type oracleInput struct {
 	Edits        []struct {
 		NewString string `json:"new_string"`
 	} `json:"edits"`
+	// Todos is TodoWrite's list, kept raw (issue 13: the plan gives the
+	// next action); not part of the frozen oracle before then.
+	Todos json.RawMessage `json:"todos"`
 }
 
 // oracleEditText keeps the new text of an edit (bounded) so distill can see
@@ -323,6 +358,8 @@ type oracleInput struct {
 func oracleEditText(name string, in oracleInput) string {
 	var s string
 	switch name {
+	case "TodoWrite":
+		s = string(in.Todos)
 	case "Write":
 		s = in.Content
 	case "Edit":

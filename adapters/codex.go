@@ -3,7 +3,11 @@ package adapters
 import (
 	"bytes"
 	"encoding/json"
+	"hash/fnv"
+	"io"
+	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +34,10 @@ var codexAgent = &Agent{
 		"PreToolUse": ClassTool, "PostToolUse": ClassTool,
 		"Stop": ClassStop, "Interrupt": ClassFailure, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
 	},
-	Sniff:         func(b []byte) bool { return containsAll(b, `"type":"session_meta"`) },
+	Sniff: func(b []byte) bool {
+		return containsAll(b, `"type":"session_meta"`) || // the oldest rollouts: a bare header + bare items
+			containsAll(b, `"instructions"`, `"record_type"`) || containsAll(b, `"instructions"`, `"type":"message"`, `"role"`)
+	},
 	Launch:        []string{"codex"},
 	ContextWindow: 200_000,
 }
@@ -69,7 +76,8 @@ func (codex) ParseHook(event string, b []byte, env Env) (Hook, error) {
 // under $CODEX_HOME/sessions; an ephemeral session finds nothing.
 func (codex) Transcripts(h Hook, env Env) []Transcript {
 	if h.TranscriptPath != "" {
-		return []Transcript{{Path: h.TranscriptPath, SessionID: h.SessionID, MaybeMissing: true}}
+		ts := []Transcript{{Path: h.TranscriptPath, SessionID: h.SessionID, MaybeMissing: true}}
+		return append(ts, codexSubagents(h.TranscriptPath, h.SessionID)...)
 	}
 	if !safeID(h.SessionID) {
 		return nil
@@ -89,6 +97,43 @@ func (codex) Transcripts(h Hook, env Env) []Transcript {
 		return nil
 	}
 	return []Transcript{{Path: m[len(m)-1], SessionID: h.SessionID}}
+}
+
+// codexSubagents finds the rollouts of subagents this thread spawned
+// (session_meta source {"subagent":{"thread_spawn":{"parent_thread_id":…}}}):
+// they are written in the same day directory as the parent. Only each
+// file's first 16 KB is read, and at most 128 of the newest files, so the
+// hook path stays bounded on a busy day.
+func codexSubagents(main, thread string) []Transcript {
+	if !safeID(thread) {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(globEscape(filepath.Dir(main)), "rollout-*.jsonl"))
+	if len(files) > 128 {
+		sort.Strings(files) // names start with the creation time
+		files = files[len(files)-128:]
+	}
+	var out []Transcript
+	buf := make([]byte, 16<<10)
+	for _, f := range files {
+		if f == main {
+			continue
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		n, _ := io.ReadFull(fh, buf)
+		fh.Close()
+		head := buf[:n]
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			head = head[:i]
+		}
+		if bytes.Contains(head, []byte(`"thread_spawn"`)) && bytes.Contains(head, []byte(`"parent_thread_id":"`+thread+`"`)) {
+			out = append(out, Transcript{Path: f, SessionID: thread, Sidechain: true})
+		}
+	}
+	return out
 }
 
 // globEscape quotes the glob metacharacters of a literal path.
@@ -140,7 +185,12 @@ type codexItem struct {
 		Kinds []string `json:"content_item_kinds"`
 	} `json:"internal_chat_message_metadata_passthrough"`
 	// event_msg fields
-	Message string `json:"message"`
+	Message string                     `json:"message"`
+	Changes map[string]json.RawMessage `json:"changes"` // patch_apply_end
+	Status  string                     `json:"status"`
+	Success *bool                      `json:"success"`
+	Stdout  string                     `json:"stdout"`
+	Stderr  string                     `json:"stderr"`
 	Info    *struct {
 		Last *struct {
 			Total int64 `json:"total_tokens"`
@@ -176,6 +226,14 @@ func (codex) ParseLine(line []byte, off int64) ([]Row, error) {
 		return nil, nil
 	}
 	var it codexItem
+	if len(l.Payload) == 0 && codexBareItems[l.Type] {
+		// Rollouts before session_meta (codex-rs 0.1x–0.2x, spring 2025)
+		// wrote response items bare: the line is the item, with no time.
+		if json.Unmarshal(line, &it) != nil {
+			return nil, nil
+		}
+		return codexResponseItem(it, Row{Key: "off:" + strconv.FormatInt(off, 10)}, false), nil
+	}
 	if json.Unmarshal(l.Payload, &it) != nil {
 		return nil, nil
 	}
@@ -196,6 +254,13 @@ func (codex) ParseLine(line []byte, off int64) ([]Row, error) {
 		return []Row{r}, nil
 	}
 	return nil, nil
+}
+
+// codexBareItems are the response item types the oldest rollouts wrote
+// without the {"type":"response_item","payload":…} envelope.
+var codexBareItems = map[string]bool{
+	"message": true, "function_call": true, "function_call_output": true, "local_shell_call": true,
+	"custom_tool_call": true, "custom_tool_call_output": true,
 }
 
 // codexSummary strips Codex's fixed preamble from a compaction message.
@@ -275,7 +340,10 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 			}
 			r.Role, r.Kind, r.Text = "assistant", KindText, clip(c.Text, maxText)
 		case it.Role == "user" && codexRealPrompt(kind, c.Text):
-			r.Role, r.Kind, r.Text = "user", KindPrompt, clip(c.Text, maxPrompt)
+			if !base.Time.IsZero() { // the oldest rollouts have no times: offsets keep repeats apart
+				r.Key = codexPromptKey(base.Time, c.Text)
+			}
+			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(c.Text)
 		default:
 			continue // developer instructions, AGENTS.md, environment, hook prompts
 		}
@@ -330,6 +398,10 @@ func codexFunctionCall(it codexItem, base Row) []Row {
 		}
 	}
 	r := codexCallRow(it.Name, it.CallID, base)
+	if t := planText(it.Name, it.Arguments); t != "" {
+		r.Text = t
+		return []Row{r}
+	}
 	cmd := argStr("cmd")
 	if cmd == "" {
 		cmd = argStr("command")
@@ -537,6 +609,58 @@ func codexEvent(it codexItem, base Row) []Row {
 		r := base
 		r.Role, r.Kind, r.Text = "system", KindError, clip(it.Message, maxResult)
 		return []Row{r}
+	case "user_message":
+		// Some versions write the prompt only here (no response_item user
+		// message); where both exist they share codexPromptKey, so the
+		// ledger keeps one row.
+		if strings.TrimSpace(it.Message) == "" || !codexRealPrompt("", it.Message) {
+			return nil
+		}
+		r := base
+		r.Key = codexPromptKey(base.Time, it.Message)
+		if IsCarryoverText(it.Message) {
+			r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(it.Message)
+			return []Row{r}
+		}
+		r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
+		return []Row{r}
+	case "patch_apply_end":
+		return codexPatchEnd(it, base)
 	}
 	return nil
+}
+
+// codexPromptKey keys a prompt by its time and text, so the copy Codex
+// writes as a response_item and the one it writes as an event_msg
+// user_message (same timestamp) are one row.
+func codexPromptKey(t time.Time, text string) string {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	return "prompt:" + t.UTC().Format(time.RFC3339Nano) + ":" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+// codexPatchEnd reads the older patch_apply_end event: one edit row per
+// changed file (sorted), an error row when the patch failed.
+func codexPatchEnd(it codexItem, base Row) []Row {
+	var paths []string
+	for p := range it.Changes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var rows []Row
+	for _, p := range paths {
+		r := codexCallRow("apply_patch", it.CallID, base)
+		r.Key = "patch:" + it.CallID + ":" + p
+		r.FilePath = p
+		rows = append(rows, r)
+	}
+	failed := (it.Success != nil && !*it.Success) || it.Status == "failed" || it.Status == "declined"
+	if failed {
+		r := base
+		r.Key = "patch:" + it.CallID + ":end"
+		r.Role, r.Kind, r.ToolName, r.CallID = "tool", KindError, "apply_patch", it.CallID
+		r.Text = clip(strings.TrimSpace(it.Stderr+"\n"+it.Stdout), maxResult)
+		rows = append(rows, r)
+	}
+	return rows
 }

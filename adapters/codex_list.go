@@ -1,7 +1,9 @@
 package adapters
 
 import (
+	"bytes"
 	"database/sql"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,7 +31,7 @@ func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, err
 	var out []NativeSession
 	for _, f := range files {
 		s, err := l.Describe(f)
-		if err != nil || !InProject(s.Project, project) {
+		if err != nil || !InProject(s.Project, project) || codexIsSubagent(f) {
 			continue
 		}
 		out = append(out, s)
@@ -93,8 +95,8 @@ func (l codexLister) fromIndex(home, project string) ([]NativeSession, bool) {
 		}
 		// A row can outlive its rollout: only list sessions still on disk.
 		s, err := l.Describe(rollout)
-		if err != nil {
-			continue
+		if err != nil || codexIsSubagent(rollout) {
+			continue // a spawned subagent's rollout is read with its parent
 		}
 		s.ID, s.Project = id, cwd
 		if t := indexTime(upd); t.After(s.LastActive) {
@@ -130,6 +132,8 @@ func indexTime(v any) time.Time {
 type codexHeadLine struct {
 	Timestamp string `json:"timestamp"`
 	Type      string `json:"type"`
+	ID        string `json:"id"`   // the oldest rollouts' bare header
+	Role      string `json:"role"` // and their bare message items
 	Payload   struct {
 		Type    string `json:"type"`
 		ID      string `json:"id"`
@@ -160,6 +164,16 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 		switch {
 		case h.Type == "session_meta" && s.ID == "":
 			s.ID, s.Project = h.Payload.ID, h.Payload.Cwd
+		case h.Type == "" && h.ID != "" && h.Timestamp != "" && s.ID == "":
+			s.ID = h.ID // the oldest rollouts' bare header {"id","timestamp","instructions"}
+		case h.Type == "message" && h.Role == "user" && s.Preview == "":
+			rows, _ := codex{}.ParseLine(l, 0)
+			for _, r := range rows {
+				if r.Kind == KindPrompt {
+					s.Preview = preview(r.Text)
+					break
+				}
+			}
 		case h.Type == "event_msg" && h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage" && s.Preview == "":
 			for _, c := range h.Payload.Item.Content {
 				if c.Text != "" && !IsCarryoverText(c.Text) {
@@ -187,4 +201,22 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 	s.MessageCount, s.CountEstimated = countMessages(path, fs,
 		[]byte(`"type":"UserMessage"`), []byte(`"type":"AgentMessage"`), []byte(`"type":"user_message"`), []byte(`"type":"agent_message"`))
 	return s, nil
+}
+
+// codexIsSubagent reports whether a rollout's session_meta (its first
+// line, within 16 KB) says a thread spawned it: its edits and commands are
+// the parent's (codexSubagents), it is not a session to hand off alone.
+func codexIsSubagent(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 16<<10)
+	n, _ := io.ReadFull(f, buf)
+	head := buf[:n]
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	return bytes.Contains(head, []byte(`"thread_spawn"`))
 }

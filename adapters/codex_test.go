@@ -54,7 +54,7 @@ func TestCodexParseLine(t *testing.T) {
 		want []want
 	}{
 		{"real prompt", codexMsg("user", `"user.text"`, "Add a retry helper"),
-			[]want{{kind: adapters.KindPrompt, key: "off:100", text: "Add a retry helper", exit: none}}},
+			[]want{{kind: adapters.KindPrompt, key: "prompt:2026-11-21T08:51:29.8Z:210af0a25fd1aaef", text: "Add a retry helper", exit: none}}},
 		{"AGENTS.md and environment are not prompts",
 			codexItem(`{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions for /p\n\n<INSTRUCTIONS>x</INSTRUCTIONS>"},{"type":"input_text","text":"<environment_context><cwd>/p</cwd></environment_context>"}],"internal_chat_message_metadata_passthrough":{"content_item_kinds":["agents_md.instructions","environments.environment_context"]}}`),
 			nil},
@@ -71,7 +71,10 @@ func TestCodexParseLine(t *testing.T) {
 		{"legacy AGENTS.md without kinds", codexMsg("user", "", "# AGENTS.md instructions for /p"), nil},
 		{"user prompt echo in event_msg is not double counted",
 			codexEvent(`{"type":"item_completed","item":{"type":"UserMessage","id":"u1","content":[{"type":"text","text":"Add a retry helper"}]}}`), nil},
-		{"legacy user_message event not double counted", codexEvent(`{"type":"user_message","message":"Add a retry helper"}`), nil},
+		// The same key as the response_item copy: the ledger keeps one row;
+		// versions that write only this event still yield the prompt.
+		{"legacy user_message event shares the prompt's key", codexEvent(`{"type":"user_message","message":"Add a retry helper"}`),
+			[]want{{kind: adapters.KindPrompt, key: "prompt:2026-11-21T08:51:29.8Z:210af0a25fd1aaef", text: "Add a retry helper", exit: none}}},
 		{"agent message event not double counted", codexEvent(`{"type":"agent_message","message":"done"}`), nil},
 		{"assistant text", codexItem(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"I'll add it."}]}`),
 			[]want{{kind: adapters.KindText, text: "I'll add it.", exit: none}}},

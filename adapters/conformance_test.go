@@ -48,11 +48,26 @@ func TestConformance(t *testing.T) {
 				return
 			}
 			files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+			// Per-version shapes: testdata/adapters/<tool>/<version-or-shape>/.
+			shaped, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+			files = append(files, shaped...)
+			docs, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+			if sr, ok := a.(adapters.StoreReader); ok {
+				for _, f := range docs {
+					t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+						rows, err := sr.ReadStore(adapters.Hook{Tool: name, SessionID: "fixture", TranscriptPath: f}, adapters.Env{Getenv: func(string) string { return "" }})
+						if err != nil {
+							t.Fatal(err)
+						}
+						golden(t, strings.TrimSuffix(f, ".json")+".rows.golden", rows)
+					})
+				}
+			}
 			if len(files) == 0 {
 				t.Fatalf("line-parsing adapter %s has no *.jsonl fixtures", name)
 			}
 			for _, f := range files {
-				t.Run(filepath.Base(f), func(t *testing.T) {
+				t.Run(strings.TrimPrefix(f, dir+string(filepath.Separator)), func(t *testing.T) {
 					rows := ParseFile(t, lp, f)
 					again := ParseFile(t, lp, f)
 					if !equalJSON(rows, again) {

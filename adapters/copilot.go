@@ -230,7 +230,7 @@ func copilotEvent(line []byte, off int64) []Row {
 			r.Kind, r.Role, r.Text = KindInjection, "system", carryoverHeader(text)+" via user.message"
 			return []Row{r}
 		}
-		r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+		r.Kind, r.Text = KindPrompt, promptText(text)
 		return []Row{r}
 	case "assistant.message":
 		return copilotAssistant(d, base)
@@ -352,6 +352,10 @@ func copilotAssistant(d payload, base Row) []Row {
 // run_in_terminal, apply_patch, …) are known. A call touching several files
 // becomes one row per file.
 func copilotToolRows(r Row, name string, rawArgs json.RawMessage) []Row {
+	if t := planText(name, rawArgs); t != "" {
+		r.Text = t
+		return []Row{r}
+	}
 	var args map[string]any
 	if json.Unmarshal(rawArgs, &args) != nil {
 		// VS Code rounds carry arguments as a JSON string.

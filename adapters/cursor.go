@@ -40,6 +40,7 @@ var cursorAgent = &Agent{
 	Display:  "Cursor",
 	Aliases:  []string{"cursor-agent"},
 	Adapter:  CursorIDE,
+	Lister:   cursorLister{},
 	Envelope: EnvelopeFlatSnake,
 	Events: map[string]Class{
 		"sessionStart": ClassStart, "beforeSubmitPrompt": ClassPrompt,
@@ -416,7 +417,7 @@ func cursorUserText(key, text string) []Row {
 	if IsCarryoverText(query) {
 		return append(rows, Row{Key: key, Role: "user", Kind: KindInjection, Text: carryoverHeader(query)})
 	}
-	return append(rows, Row{Key: key, Role: "user", Kind: KindPrompt, Text: clip(query, maxPrompt)})
+	return append(rows, Row{Key: key, Role: "user", Kind: KindPrompt, Text: promptText(query)})
 }
 
 // cursorUserDir is Cursor's VS Code-style "User" directory.
@@ -451,6 +452,9 @@ const cursorStoreTimeout = 1200 * time.Millisecond
 func (cursor) ReadStore(h Hook, env Env) ([]Row, error) {
 	if h.SessionID == "" {
 		return nil, nil
+	}
+	if strings.HasSuffix(h.TranscriptPath, ".vscdb") { // handoff --transcript state.vscdb
+		return ReadCursorDB(h.TranscriptPath, h.SessionID)
 	}
 	if h.TranscriptPath != "" {
 		return nil, nil
@@ -707,7 +711,7 @@ func cursorBubbleRows(id string, b cursorBubble) []Row {
 		if IsCarryoverText(text) {
 			r.Kind, r.Text = KindInjection, carryoverHeader(text)
 		} else {
-			r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+			r.Kind, r.Text = KindPrompt, promptText(text)
 		}
 		return []Row{r}
 	case "assistant":

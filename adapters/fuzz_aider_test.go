@@ -13,6 +13,8 @@ func FuzzAiderParse(f *testing.F) {
 	for _, p := range []string{
 		filepath.Join("..", "testdata", "adapters", "aider", "current", ".aider.chat.history.md"),
 		filepath.Join("..", "testdata", "adapters", "aider", "project", ".aider.chat.history.md"),
+		filepath.Join("..", "testdata", "adapters", "aider", "0.86-shapes", ".aider.chat.history.md"),
+		filepath.Join("..", "testdata", "adapters", "aider", "0.86-shapes", "no-header.aider.chat.history.md"),
 	} {
 		b, err := os.ReadFile(p)
 		if err != nil {

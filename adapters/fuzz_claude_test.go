@@ -12,7 +12,8 @@ import (
 // FuzzClaudeParseLine: no panic on any line; rows well-formed.
 func FuzzClaudeParseLine(f *testing.F) {
 	files, _ := filepath.Glob("../testdata/adapters/claude/*.jsonl")
-	for _, p := range files {
+	shaped, _ := filepath.Glob("../testdata/adapters/claude/*/*.jsonl") // per-version shapes
+	for _, p := range append(files, shaped...) {
 		data, _ := os.ReadFile(p)
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			f.Add(l)

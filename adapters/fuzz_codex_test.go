@@ -15,7 +15,8 @@ import (
 // 64 KiB are cut so the corpus stays small).
 func codexFuzzSeedLines(f *testing.F, dir string) {
 	files, _ := filepath.Glob(filepath.Join(fixtureDir, dir, "*.jsonl"))
-	for _, p := range files {
+	shaped, _ := filepath.Glob(filepath.Join(fixtureDir, dir, "*", "*.jsonl")) // per-version shapes
+	for _, p := range append(files, shaped...) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

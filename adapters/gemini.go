@@ -36,7 +36,10 @@ var geminiAgent = &Agent{
 		"BeforeTool": ClassTool, "AfterTool": ClassTool,
 		"AfterAgent": ClassStop, "SessionEnd": ClassEnd,
 	},
-	Sniff:         func(b []byte) bool { return containsAll(b, `"projectHash"`) },
+	Sniff: func(b []byte) bool { // early JSONL headers have no projectHash
+		return containsAll(b, `"projectHash"`) || containsAll(b, `"sessionId"`, `"startTime"`, `"lastUpdated"`) ||
+			geminiArraySniff(b)
+	},
 	Launch:        []string{"gemini", "-i"},
 	ContextWindow: geminiContextWindow,
 	MemoryFile:    "GEMINI.md",
@@ -290,7 +293,7 @@ func geminiUser(m geminiMessage, base Row) []Row {
 	if IsCarryoverText(prompt) {
 		r.Kind, r.Role, r.Text = KindInjection, "system", carryoverHeader(prompt)
 	} else {
-		r.Text = clip(prompt, maxPrompt)
+		r.Text = promptText(prompt)
 	}
 	return append(rows, r)
 }
@@ -385,6 +388,8 @@ func geminiCallRow(id, name string, rawArgs json.RawMessage, base Row, idx int) 
 	case "run_shell_command":
 		r.Command = clip(args.str("command"), maxResult)
 		r.Text = clip(args.str("description"), 200)
+	default:
+		r.Text = planText(name, rawArgs)
 	}
 	return r
 }

@@ -51,6 +51,8 @@ func (l geminiLister) ListSessions(env Env, project string) ([]NativeSession, er
 			continue
 		}
 		files, _ := filepath.Glob(filepath.Join(globEscape(filepath.Join(dir, "tmp", d.Name())), "chats", "session-*.jsonl"))
+		docs, _ := filepath.Glob(filepath.Join(globEscape(filepath.Join(dir, "tmp", d.Name())), "chats", "session-*.json"))
+		files = append(files, docs...)
 		for _, f := range files {
 			s, err := l.Describe(f)
 			if err != nil {
@@ -83,6 +85,9 @@ type geminiHeadLine struct {
 }
 
 func (geminiLister) Describe(path string) (NativeSession, error) {
+	if isGeminiDoc(path) {
+		return describeGeminiDoc(path)
+	}
 	fs, err := sampleFile(path)
 	if err != nil {
 		return NativeSession{}, err
@@ -101,7 +106,9 @@ func (geminiLister) Describe(path string) (NativeSession, error) {
 			if !jsonLine(l, &h) {
 				continue
 			}
-			if h.SessionID != "" && h.ProjectHash != "" && s.ID == "" {
+			// Early JSONL headers have no projectHash: a sessionId with
+			// a startTime or lastUpdated is the header too.
+			if h.SessionID != "" && (h.ProjectHash != "" || h.StartTime != "" || h.LastUpdated != "") && s.ID == "" {
 				s.ID = h.SessionID
 			}
 			note(h.LastUpdated)

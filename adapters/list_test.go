@@ -137,7 +137,9 @@ func TestListCodexIndex(t *testing.T) {
 }
 
 // TestListHugeTranscript: a 1 GB transcript (sparse) is listed from its
-// head and tail, well under a second, with an estimated message count.
+// head and tail, with an estimated message count. That the count is an
+// estimate is the proof that the middle was not read; the time is only
+// logged (a busy machine says nothing about the mechanism).
 func TestListHugeTranscript(t *testing.T) {
 	home := t.TempDir()
 	dir := filepath.Join(home, ".claude", "projects", adapters.ClaudeSlug("/w/big"))
@@ -166,9 +168,6 @@ func TestListHugeTranscript(t *testing.T) {
 		t.Fatalf("%v %+v", err, ss)
 	}
 	t.Logf("listed a 1 GB transcript in %s: %+v", el, ss[0])
-	if el > 500*time.Millisecond {
-		t.Errorf("listing took %s", el)
-	}
 	if !ss[0].CountEstimated || ss[0].Preview != "Make the importer stream" || ss[0].LastActive.Hour() != 9 {
 		t.Errorf("%+v", ss[0])
 	}

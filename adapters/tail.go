@@ -76,10 +76,7 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 	if !fi.Mode().IsRegular() {
 		return res, ErrNotRegular
 	}
-	var dev, ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		dev, ino = uint64(st.Dev), st.Ino
-	}
+	dev, ino := FileID(f)
 	size := fi.Size()
 	n := min(size, headLen)
 	headBuf := make([]byte, n)

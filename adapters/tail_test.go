@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,18 +74,5 @@ func TestTailLongLines(t *testing.T) {
 	lines, res := tailAll(t, p, adapters.Cursor{})
 	if len(lines) != 3 || len(lines[1]) != len(big) || res.Skipped != 0 {
 		t.Fatalf("got %d lines, skipped %d", len(lines), res.Skipped)
-	}
-}
-
-func TestTailRefusesNonRegular(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{fifo, dir, "/dev/zero"} {
-		if _, err := adapters.Tail(p, adapters.Cursor{}, time.Time{}, func([]byte, int64) {}); err != adapters.ErrNotRegular {
-			t.Errorf("%s: err = %v, want ErrNotRegular", p, err)
-		}
 	}
 }

@@ -42,6 +42,7 @@ var vscodeAgent = &Agent{
 	Name:     "vscode-copilot",
 	Display:  "VS Code Copilot Chat",
 	Adapter:  VSCode,
+	Lister:   vscodeLister{},
 	Envelope: EnvelopeHookSpecific,
 	Events: map[string]Class{
 		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
@@ -135,6 +136,12 @@ func (vscode) locate(h Hook, env Env) vscodeLocation {
 		dir := filepath.Dir(tp)
 		if filepath.Base(dir) == "transcripts" && strings.EqualFold(filepath.Base(filepath.Dir(dir)), "GitHub.copilot-chat") {
 			loc.Workspace = filepath.Dir(filepath.Dir(dir))
+		}
+		if filepath.Base(dir) == "chatSessions" { // handoff --transcript …/chatSessions/<id>.jsonl
+			loc.Workspace = filepath.Dir(dir)
+			if base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(tp), ".jsonl"), ".json"); plainID(base) && base != h.SessionID {
+				ids = append([]string{base}, ids...)
+			}
 		}
 		if base := strings.TrimSuffix(filepath.Base(tp), ".jsonl"); plainID(base) && base != h.SessionID {
 			ids = append(ids, base)
@@ -569,7 +576,7 @@ func vscodeRows(reqs []vscodeRequest) []Row {
 			if IsCarryoverText(text) {
 				r.Key, r.Role, r.Kind, r.Text = rk+"#injection", "system", KindInjection, carryoverHeader(text)+" via prompt"
 			} else {
-				r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+				r.Kind, r.Text = KindPrompt, promptText(text)
 				r.Key = vscodePromptKey(r.Text)
 			}
 			put(r)

@@ -168,7 +168,7 @@ func windsurfPrompt(base Row, text string) Row {
 		r.Kind, r.Text = KindInjection, carryoverHeader(text)
 		return r
 	}
-	r.Kind, r.Text = KindPrompt, clip(text, maxPrompt)
+	r.Kind, r.Text = KindPrompt, promptText(text)
 	return r
 }
 

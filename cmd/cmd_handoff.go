@@ -2,6 +2,11 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/resume"
 
 	"github.com/urfave/cli/v2"
 )
@@ -46,6 +51,9 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		return err
 	}
 	s := buildSession(e, p, ls, rows, redactor(cfg))
+	if sel.session == "" && sel.transcript == "" {
+		foldProject(e, &s, p.project, redactor(cfg))
+	}
 	o.lifecycle = structuredLifecycle(e, p.project)
 	s.ApplyLifecycle(o.lifecycle)
 	text, stats, err := render(s, nil, o)
@@ -53,4 +61,25 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		return err
 	}
 	return deliver(e, p.project, text, stats, o, redactor(cfg))
+}
+
+// foldProject replaces s's task state with the project's fold across
+// sessions and agents (what handoff.md says), keeping the picked session's
+// conversation as the recent-messages layer, and says which sessions it
+// drew from.
+func foldProject(e *Env, s *resume.Session, project string, redact func(string) string) {
+	l, err := ledger.Open(e.Home())
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	h, from, err := distill.ProjectFold(l, project, e.Now(), distill.Options{Project: project})
+	if err != nil || h.Task == "" {
+		return
+	}
+	h.Git, h.Files = distill.GitFacts(project, h.Files)
+	resume.SetTaskState(s, h)
+	s.DrawnFrom = from
+	s.Redact(redact)
+	fmt.Fprintf(e.Stderr, "carryover: task state from the project's %d session(s): %s\n", len(from), strings.Join(from, "; "))
 }

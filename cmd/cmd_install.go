@@ -5,23 +5,17 @@ package cmd
 // agent part of `carryover status`.
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
-	"github.com/pelletier/go-toml/v2"
 	"github.com/urfave/cli/v2"
 )
 
@@ -61,9 +55,10 @@ func installCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "tools", Usage: "comma-separated agents to set up (default: detected ones)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "ask nothing"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+			&cli.StringFlag{Name: "resume", Usage: "how the next session opens: ask, brief or silent (saved to config.toml; asked on a terminal)"},
 		},
 		Action: func(c *cli.Context) error {
-			return runInstall(e, installOptions{tools: c.String("tools"), yes: c.Bool("yes"), dryRun: c.Bool("dry-run")})
+			return runInstall(e, installOptions{tools: c.String("tools"), yes: c.Bool("yes"), dryRun: c.Bool("dry-run"), resume: c.String("resume")})
 		},
 	}
 }
@@ -99,6 +94,8 @@ type installOptions struct {
 	tools       string
 	yes, dryRun bool
 	refresh     bool
+	// resume is the resume mode to save ("" = ask on a terminal, else keep).
+	resume string
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
@@ -229,6 +226,9 @@ func runInstall(e *Env, o installOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.resume != "" && !slices.Contains(resumeModes, o.resume) {
+		return exitf(ExitError, "--resume is one of %s, not %q", strings.Join(resumeModes, ", "), o.resume)
+	}
 	agents := detectAgents(e, tab)
 	byName := map[string]AgentStatus{}
 	var detected []string
@@ -253,7 +253,7 @@ func runInstall(e *Env, o installOptions) error {
 		}
 		sel = detected
 		if e.StdinTTY && e.StdoutTTY && !o.yes {
-			if sel, err = chooseTools(e, agents, sel); err != nil {
+			if sel, o.resume, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume); err != nil {
 				return err
 			}
 		}
@@ -262,6 +262,7 @@ func runInstall(e *Env, o installOptions) error {
 		if err := saveToolSelection(e.ConfigPath(), sel); err != nil {
 			fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
 		}
+		saveResumeMode(e, o.resume)
 	}
 	var failed int
 	for _, name := range sel {
@@ -383,123 +384,8 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	return nil
 }
 
-// chooseTools shows a checkbox list and toggles entries by number until an
-// empty line.
-func chooseTools(e *Env, agents []AgentStatus, sel []string) ([]string, error) {
-	on := map[string]bool{}
-	for _, s := range sel {
-		on[s] = true
-	}
-	in := bufio.NewScanner(e.Stdin)
-	for {
-		fmt.Fprintln(e.Stdout, "Agents to set up:")
-		for i, a := range agents {
-			box := "[ ]"
-			if on[a.Tool] {
-				box = "[x]"
-			}
-			state := "not detected"
-			if a.Detected() {
-				state = strings.TrimSpace(a.Version + " detected")
-			}
-			fmt.Fprintf(e.Stdout, "  %d %s %s %s\n", i+1, box, a.Display, state)
-		}
-		fmt.Fprint(e.Stdout, "Toggle by number (e.g. 1 3), Enter to continue: ")
-		if !in.Scan() {
-			break
-		}
-		line := strings.TrimSpace(in.Text())
-		if line == "" {
-			break
-		}
-		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 || n > len(agents) {
-				fmt.Fprintf(e.Stdout, "ignored %q: not a number between 1 and %d\n", f, len(agents))
-				continue
-			}
-			on[agents[n-1].Tool] = !on[agents[n-1].Tool]
-		}
-	}
-	var out []string
-	for _, a := range agents {
-		if on[a.Tool] {
-			out = append(out, a.Tool)
-		}
-	}
-	return out, nil
-}
-
-// topToolsLine and tableLine are compiled at first use, not at process
-// start (the hook process never installs).
-var (
-	topToolsLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^tools[ \t]*=`) })
-	tableLine    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*\[`) })
-)
-
 // saveToolSelection writes `tools = [...]` into config.toml, keeping every
-// other line: it replaces an existing top-level tools key or inserts one
-// before the first table.
+// other line.
 func saveToolSelection(path string, tools []string) error {
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	q := make([]string, len(tools))
-	for i, t := range tools {
-		q[i] = strconv.Quote(t)
-	}
-	line := "tools = [" + strings.Join(q, ", ") + "]"
-	firstTable := len(b)
-	if m := tableLine().FindIndex(b); m != nil {
-		firstTable = m[0]
-	}
-	var out []byte
-	if m := topToolsLine().FindIndex(b[:firstTable]); m != nil {
-		// replace through the end of the value (arrays may span lines)
-		end := m[1]
-		depth, in := 0, false
-		for ; end < len(b); end++ {
-			c := b[end]
-			if in {
-				if c == '\\' {
-					end++
-				} else if c == '"' {
-					in = false
-				}
-				continue
-			}
-			if c == '"' {
-				in = true
-			} else if c == '[' {
-				depth++
-			} else if c == ']' {
-				depth--
-			} else if c == '\n' && depth <= 0 {
-				break
-			} else if c == '#' && depth <= 0 {
-				break
-			}
-		}
-		tail := b[end:]
-		if len(tail) > 0 && tail[0] == '#' {
-			line += " "
-		}
-		out = append(append(append([]byte{}, b[:m[0]]...), line...), tail...)
-	} else {
-		head := append([]byte{}, b[:firstTable]...)
-		if len(head) > 0 && head[len(head)-1] != '\n' {
-			head = append(head, '\n')
-		}
-		ins := line + "\n"
-		if firstTable < len(b) {
-			ins += "\n"
-		}
-		out = append(append(head, ins...), b[firstTable:]...)
-	}
-	var check map[string]any
-	if err := toml.Unmarshal(out, &check); err != nil {
-		return fmt.Errorf("%s is not valid TOML after the edit (%v); fix the file", path, err)
-	}
-	return hookconf.OSFS{}.WriteFile(path, out, 0o600)
+	return setTOMLKeyInFile(path, "tools", tomlStrings(tools), 0o600)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 )
@@ -47,6 +49,8 @@ type StatusReport struct {
 	// Ignored is what the working directory's project config asked for
 	// that carryover does not honour (publish.ProjectPolicy).
 	Ignored []string `json:"config_ignored,omitempty"`
+	// Config lists unknown keys and invalid values in the config files.
+	Config []string `json:"config_warnings,omitempty"`
 }
 
 // AgentReport is one agent's line in status.
@@ -64,6 +68,9 @@ type AgentReport struct {
 	HookDetail string   `json:"hook_detail,omitempty"`
 	Events     []string `json:"events,omitempty"`
 	Problem    string   `json:"problem,omitempty"`
+	// Read is what reading its most recent sessions found (issue 12:
+	// unreadable is not empty; drift names a newer format).
+	Read *adapters.Survey `json:"read,omitempty"`
 }
 
 // LedgerReport describes the ledger file.
@@ -82,6 +89,7 @@ type ProjectReport struct {
 	Header   string          `json:"handoff"`
 	From     string          `json:"from"`
 	Written  time.Time       `json:"written"`
+	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
 	Receipts []ReceiptReport `json:"receipts"`
 	// NotInjected says why the project's handoff.md is not injected (it is
 	// not the file carryover published).
@@ -102,8 +110,9 @@ type ReceiptReport struct {
 	At      time.Time `json:"at"`
 }
 
-func collectStatus(e *Env) StatusReport {
-	st := StatusReport{Home: e.Home()}
+func collectStatus(e *Env) (st StatusReport) {
+	st = StatusReport{Home: e.Home()}
+	defer func() { st.Config = configWarnings(e, statusProjects(st)) }()
 	cwdProject, _ := currentProject("")
 	if cwdProject != "" {
 		cfg, _ := LoadConfig(e, cwdProject)
@@ -113,6 +122,9 @@ func collectStatus(e *Env) StatusReport {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
 			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+		if sv := adapters.SurveyRecent(a.Tool, adapterEnv(e), 5); sv.Sessions+sv.Unread > 0 {
+			r.Read = &sv
+		}
 		st.Agents = append(st.Agents, r)
 	}
 	path := filepath.Join(e.Home(), ledger.FileName)
@@ -143,7 +155,8 @@ func collectStatus(e *Env) StatusReport {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	for _, h := range hs {
-		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l)}
+		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l),
+			Quality: publish.QualityLine(publish.HandoffPath(h.Project))}
 		if h.Project == cwdProject {
 			cwdProject = ""
 		}
@@ -190,6 +203,7 @@ func printStatus(e *Env, st StatusReport) {
 		}
 		if !a.Detected && (a.Hooks == "missing" || a.Hooks == "no hooks") {
 			fmt.Fprintf(w, "  %s %-22s not detected\n", mark, a.Display)
+			printSurvey(w, a.Read)
 			continue
 		}
 		fmt.Fprintf(w, "  %s %-22s %-10s hooks: %s", mark, a.Display, ver, a.Hooks)
@@ -205,6 +219,7 @@ func printStatus(e *Env, st StatusReport) {
 				fmt.Fprintf(w, "      %s\n", s)
 			}
 		}
+		printSurvey(w, a.Read)
 	}
 	fmt.Fprintf(w, "\nLedger  %s\n", st.Ledger.Path)
 	if !st.Ledger.Exists {
@@ -226,6 +241,9 @@ func printStatus(e *Env, st StatusReport) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+		if p.Quality != "" {
+			fmt.Fprintf(w, "    %s\n", p.Quality)
+		}
 		if p.NotInjected != "" {
 			fmt.Fprintf(w, "    %s\n", p.NotInjected)
 		}
@@ -246,6 +264,23 @@ func printStatus(e *Env, st StatusReport) {
 	}
 	for _, s := range st.Ignored {
 		fmt.Fprintf(w, "config: ignored %s\n", s)
+	}
+	printConfigWarnings(w, st.Config)
+}
+
+// printSurvey prints what reading an agent's recent sessions found, and
+// one warning line per transcript written by a newer agent than known.
+func printSurvey(w io.Writer, sv *adapters.Survey) {
+	if sv == nil {
+		return
+	}
+	fmt.Fprintf(w, "      %s\n", sv)
+	seen := map[string]bool{}
+	for _, d := range sv.Drift {
+		if !seen[d] {
+			seen[d] = true
+			fmt.Fprintf(w, "      warning: %s\n", d)
+		}
 	}
 }
 

@@ -18,5 +18,5 @@ func (e *Env) ConfigPath() string { return filepath.Join(e.Home(), "config.toml"
 // files are fine; a broken file is reported and ignored (defaults apply),
 // and so is each project setting the policy ignores.
 func LoadConfig(e *Env, project string) (Config, []error) {
-	return publish.LoadConfig(e.ConfigPath(), project)
+	return publish.LoadConfigWith(e.ConfigPath(), project, decodeConfig)
 }

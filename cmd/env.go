@@ -26,6 +26,9 @@ type Env struct {
 	// Executable is the absolute path of the running carryover binary
 	// (written into hook stubs).
 	Executable string
+	// MakeRaw puts the terminal on Stdin into raw mode (for the install
+	// picker) and returns what restores it; nil or an error: no raw mode.
+	MakeRaw func() (restore func(), err error)
 }
 
 // OSEnv is the Env of the running process.
@@ -45,6 +48,14 @@ func OSEnv() *Env {
 		StdoutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
 		StderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
 		Executable: exe,
+		MakeRaw: func() (func(), error) {
+			fd := int(os.Stdin.Fd())
+			st, err := term.MakeRaw(fd)
+			if err != nil {
+				return nil, err
+			}
+			return func() { _ = term.Restore(fd, st) }, nil
+		},
 	}
 }
 

@@ -91,6 +91,7 @@ type candidate struct {
 // ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
 	aenv := adapterEnv(e)
+	aenv.WorkDir, _ = getwd() // list --all finds Aider's histories there
 	names := adapters.ListerNames()
 	if source != "" {
 		if _, ok := adapters.ListerFor(source); !ok {
@@ -114,6 +115,11 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		for _, s := range ss {
 			seen[s.Tool+"\x00"+s.ID] = true
 			out = append(out, candidate{NativeSession: s})
+		}
+		if project == "" {
+			if note := adapters.UnreadableNote(n, aenv, len(ss)); note != "" {
+				fmt.Fprintf(e.Stderr, "carryover: %s\n", note)
+			}
 		}
 	}
 	// The ledger keeps sessions whose transcripts are gone.
@@ -178,6 +184,18 @@ type picked struct {
 	project  string // where its context and outputs go
 	explicit bool   // --transcript
 	reason   string // why it was chosen, for the user
+	// context is where a --transcript session's git and file context come
+	// from: its recorded directory when that exists here, --project, or ""
+	// (none: the current directory says nothing about a bundled session).
+	context string
+}
+
+// contextDir is the directory describing the session's project ("" = none).
+func (p picked) contextDir() string {
+	if p.explicit {
+		return p.context
+	}
+	return p.project
 }
 
 func noAgentsError(e *Env) error {
@@ -283,7 +301,7 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		tool = sniffTool(path)
 		why = "detected from the file's content"
 		if tool == "" {
-			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s)", sel.transcript, strings.Join(adapters.ListerNames(), ", "))
+			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s); %s", sel.transcript, strings.Join(adapters.ListerNames(), ", "), adapters.Tried(""))
 		}
 	}
 	l, ok := adapters.ListerFor(tool)
@@ -292,13 +310,18 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	}
 	d, err := l.Describe(path)
 	if err != nil {
-		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source", sel.transcript, tool, err)
+		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source; %s", sel.transcript, tool, err, adapters.Tried(tool))
 	}
 	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
 		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
 	}
-	return picked{candidate: candidate{NativeSession: d}, project: project, explicit: true,
-		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}, nil
+	p := picked{candidate: candidate{NativeSession: d}, project: project, explicit: true, context: project,
+		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
+	if sel.project == "" {
+		p.context, why = transcriptContext(d.Project)
+		p.reason += "; " + why
+	}
+	return p, nil
 }
 
 // sniffTool guesses the agent that wrote a transcript from its first bytes.
@@ -311,7 +334,8 @@ func sniffTool(path string) string {
 	b := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
-	return adapters.SniffTranscript(b)
+	// Some writers put a space after the colon ("type": "user").
+	return adapters.SniffTranscript(bytes.ReplaceAll(b, []byte(`": "`), []byte(`":"`)))
 }
 
 // ingest reads the picked session into the ledger (the snapshot code) and
@@ -337,7 +361,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
 		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.project, Now: e.Now(), Redact: redactor(cfg)}
 		if p.explicit {
-			o.Transcripts = []adapters.Transcript{{Path: p.Path, SessionID: p.ID}}
+			o.Transcripts = adapters.ExplicitTranscripts(a, h, adapterEnv(e))
 		}
 		// The same sync as the hook's: a damaged ledger is rebuilt, the
 		// project's other transcripts caught up, receipts recorded.
@@ -373,8 +397,9 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 		return s, nil, exitf(ExitError, "read the ledger: %v", err)
 	}
 	if len(rows) == 0 {
-		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls)", p.Tool, shortID(p.ID))
+		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls); %s", p.Tool, shortID(p.ID), adapters.Tried(p.Tool))
 	}
+	ledger.PromoteSubagentOnly(rows)
 	return s, rows, nil
 }
 
@@ -400,7 +425,7 @@ func gitOutput(e *Env, dir string, args ...string) (string, error) {
 
 // buildSession is the resume session of a picked session's rows.
 func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
-	return resume.FromRows(rows, resume.Sources{Project: p.project, Tool: p.Tool, SessionID: p.ID, Ledger: ls, Now: e.Now(),
+	return resume.FromRows(rows, resume.Sources{Project: p.contextDir(), Recorded: p.Project, Tool: p.Tool, SessionID: p.ID, Ledger: ls, Now: e.Now(),
 		Redact: redact, Git: func(dir string, args ...string) (string, error) { return gitOutput(e, dir, args...) }})
 }
 
@@ -456,4 +481,17 @@ func spinner(e *Env, msg string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// transcriptContext is where a --transcript session's project context
+// comes from, and the sentence telling the user: the directory the session
+// recorded as its own when it exists on this machine, else none.
+func transcriptContext(recorded string) (string, string) {
+	if recorded == "" {
+		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
+	}
+	if fi, err := os.Stat(recorded); err == nil && fi.IsDir() {
+		return ResolveProject(recorded, ""), "project context from the session's recorded directory " + recorded
+	}
+	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
 }

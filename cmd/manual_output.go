@@ -105,16 +105,14 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 			}
 			parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
 		}
-		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s", res.Tokens, budgetNote, strings.Join(parts, ", ")), nil
+		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(parts, ", "), qualityNote(s)), nil
 	}
 	var h resume.Handoff
 	if loadedHandoff != nil {
 		h = *loadedHandoff
 	} else {
 		h = resume.Structured(s).WithLifecycle(o.lifecycle)
-		if h.Now == "" && h.Goal != "" {
-			h.Now = "confirm the task with the user, then continue: " + h.Goal
-		}
+		resume.Degrade(&h, s)
 	}
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)
@@ -131,7 +129,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if trimmed {
 		note = "lists trimmed to fit"
 	}
-	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s", o.format, resume.Estimate(string(b)), budgetNote, note), nil
+	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, qualityNote(s)), nil
 }
 
 // deliver writes the result file, prints it when asked, copies it to the
@@ -261,4 +259,12 @@ func launchAgent(e *Env, agent, project, path string) error {
 		return exitf(ExitError, "%s exited: %v", filepath.Base(bin), err)
 	}
 	return nil
+}
+
+// qualityNote is the stats line's coverage report ("; quality 75% (…)").
+func qualityNote(s resume.Session) string {
+	if s.Quality == nil {
+		return ""
+	}
+	return "; " + s.Quality.String()
 }

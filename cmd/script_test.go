@@ -34,6 +34,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CARRYOVER_HOME", filepath.Join(env.WorkDir, ".carryover-home"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("NO_COLOR", "1")
+			// The carryover executable hook stubs run (see TestMain).
+			for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
+				if p := filepath.Join(dir, scriptExeName); fileExists(p) {
+					env.Setenv("CARRYOVER_EXE", p)
+					break
+				}
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -53,9 +60,10 @@ func TestScripts(t *testing.T) {
 				}
 				e := &Env{
 					Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(),
-					Getenv:    ts.Getenv,
-					Now:       func() time.Time { return scriptNow },
-					Clipboard: func(string) error { return errors.New("no clipboard in tests") },
+					Getenv:     ts.Getenv,
+					Now:        func() time.Time { return scriptNow },
+					Clipboard:  func(string) error { return errors.New("no clipboard in tests") },
+					Executable: ts.Getenv("CARRYOVER_EXE"),
 				}
 				code := Main(append([]string{"carryover"}, args...), e)
 				ts.Setenv("EXIT", strconv.Itoa(code))

@@ -21,14 +21,21 @@ type Handoff struct {
 	Tool      string // agent that wrote the newest row
 	Session   string // its native session id
 	SessionID int64  // ledger id
-	Task      string
+	Task      string // the goal: the request that set the work
 	TaskAt    time.Time
+	Latest    string // the latest request, when it is not the goal
+	LatestAt  time.Time
+	SetAside  []string // goals an explicit switch abandoned, oldest first
+	Plan      []PlanItem
 	Files     []File
 	Failures  []Failure
 	Questions []string
 	Decisions []string
 	Next      string
 	Done      []string // completed steps (successful edits and commands, newest last)
+	Refs      []string // URLs, documents, people and dates named as sources
+	Actions   []string // commitments and to-dos stated in prose
+	Test      string   // the test or build command last run
 	Tokens    Tokens
 	Git       Git
 	LastAt    time.Time // newest row
@@ -41,17 +48,20 @@ type File struct {
 	Path        string // relative to the project when inside it
 	At          time.Time
 	Created     bool
+	Deleted     bool
 	FailedAfter bool   // a test/build command failed after the last edit
 	Git         string // "modified", "untracked", "deleted", "clean" or "" (unknown)
 }
 
 // Failure is a failing command or tool error, repeated attempts collapsed.
 type Failure struct {
-	What     string // the command, or the tool name
-	Error    string // first meaningful error line
+	What     string   // the command, or the tool name
+	Error    string   // the line naming the newest error
+	Errors   []string // the distinct error lines of the collapsed attempts, oldest first (Error last)
+	Cause    string   // the session's explanation of the failure, when it gave one
 	ExitCode *int
 	Count    int
-	Resolved bool // the same command later succeeded
+	Resolved bool // the same command, test file or tool later succeeded on the same target
 	At       time.Time
 }
 
@@ -146,7 +156,7 @@ func substantive(p string) bool {
 		return true
 	}
 	for _, w := range ws {
-		if !nudgeWords[strings.Trim(w, "'-")] {
+		if w := strings.Trim(w, "'-"); !nudgeWords[w] && !ackWords[w] {
 			return true
 		}
 	}
@@ -159,7 +169,13 @@ var testCmdRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
 })
 
-func isTestCmd(cmd string) bool { return cmd != "" && testCmdRE().MatchString(cmd) }
+// testWords are the substrings testCmdRE needs: its cheap pre-check (it
+// runs on every command of the session).
+var testWords = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
+
+func isTestCmd(cmd string) bool {
+	return cmd != "" && containsAny(strings.ToLower(cmd), testWords) && testCmdRE().MatchString(cmd)
+}
 
 // collapseSpace replaces each run of ASCII white space (\t \n \f \r and
 // space: the class `\s`) with one space, as `\s+` replaced by " " did.
@@ -192,39 +208,11 @@ func oneLine(s string) string {
 var exitLineRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
 })
-var errWordRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(error|fail|cannot|can't|not found|no such|denied|exception|traceback|panic|fatal|invalid|refused|undefined|missing)`)
-})
 
-// errorLine picks the first meaningful line of an error output.
-func errorLine(text string) string {
-	var first string
-	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") {
-			continue
-		}
-		if first == "" {
-			first = l
-		}
-		if errWordRE().MatchString(l) {
-			return clip(l, 160)
-		}
-	}
-	return clip(first, 160)
-}
-
-var todoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(TODO|FIXME|XXX|HACK)\b[:\s]*(.*)`) })
-
-func todoLines(text string) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if m := todoRE().FindStringSubmatch(l); m != nil {
-			out = append(out, m[1]+": "+clip(strings.TrimSpace(m[2]), 120))
-		}
-	}
-	return out
-}
+// errWords are the words that make a line of error output meaningful
+// (matched lower-cased, anywhere: "fail" matches "FAILED").
+var errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
+	"panic", "fatal", "invalid", "refused", "undefined", "missing"}
 
 // lazyRE is a regexp compiled at its first use. Its MatchString method lets
 // callers keep writing decisionRE.MatchString(s).
@@ -236,13 +224,13 @@ var decisionRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
 }))
 
-// decisionWords are the substrings decisionRE needs; a text without any of
-// them is not split into sentences at all (the hook path distills hundreds
+// decisionWords are the substrings decisionRE needs (mayDecide takes the
+// lower-cased text); a text without any of them is not split into
+// sentences at all (the hook path distills hundreds
 // of rows per snapshot).
 var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 
-func mayDecide(text string) bool {
-	low := strings.ToLower(text)
+func mayDecide(low string) bool {
 	for _, w := range decisionWords {
 		if strings.Contains(low, w) {
 			return true
@@ -252,7 +240,7 @@ func mayDecide(text string) bool {
 }
 
 var nextRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will)|remaining:|todo:|still need to|the plan is)`)
+	return regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)
 }))
 
 // sentences splits prose into sentences, dropping code fences and
@@ -329,8 +317,12 @@ func clip(s string, n int) string { return redact.Clip(s, n) }
 func Warm() {
 	testCmdRE()
 	exitLineRE()
-	errWordRE()
-	todoRE()
+	todoLineRE()
+	exceptionRE()
+	docRE()
+	atRE()
+	dateRE()
+	personRE()
 	decisionRE()
 	nextRE()
 }

@@ -11,8 +11,10 @@ import (
 
 // StateVersion changes whenever State's meaning or its encoding
 // (state_codec.go) changes; a stored state of another version is rebuilt
-// from the ledger. Version 1 was JSON.
-const StateVersion = 2
+// from the ledger. Version 1 was JSON; 3 added the goal/latest split, the
+// plan, references, action items, failure targets, errors and causes, and
+// shell-written files.
+const StateVersion = 3
 
 // Bounds on what a State remembers, so it stays small however long the
 // project's history grows.
@@ -24,6 +26,7 @@ const (
 	maxTurnTexts = 50
 	maxSeen      = 120
 	keepDecided  = 6
+	keepSetAside = 2
 )
 
 // State is the running distillation of a project's rows. Add folds one row
@@ -44,10 +47,20 @@ type State struct {
 	LastAt    time.Time
 	Rows      int
 	Prompts   int
-	Task      string
+	Task      string // the goal (goal.go)
 	TaskAt    time.Time
-	// Fallback is the latest prompt or long compaction summary, the task when
-	// no prompt is substantive.
+	GoalWeak  bool // the goal is a question or short: a fuller request replaces it
+	Latest    string
+	LatestAt  time.Time
+	SetAside  []string
+	// PromptSession is the session of the latest prompt; AfterBreak is set by
+	// a compaction or a prompt in another session, until the next request.
+	PromptSession int64
+	AfterBreak    bool
+	// Answered: something (prose or a tool call) followed the latest prompt.
+	Answered bool
+	// Fallback is the latest prompt, the task when no prompt is substantive
+	// (never a compaction summary).
 	Fallback   string
 	FallbackAt time.Time
 	Tokens     Tokens
@@ -65,11 +78,18 @@ type State struct {
 	Seen        []string
 	TurnTexts   []string // assistant prose since the latest prompt
 	LastText    string   // newest assistant prose at all
+	Plan        []PlanItem
+	Refs        []string
+	Actions     []string
+	// CauseKey is the key of the newest failure, until assistant prose
+	// explains it or the next prompt.
+	CauseKey string
+	LastTest string // the test/build command last run
 }
 
 // Call is what the state keeps of a tool call for pairing.
 type Call struct {
-	ToolName, Command string
+	ToolName, Command, FilePath string
 }
 
 // Edit is one file write, kept until the handoff is read: a later error on
@@ -80,6 +100,7 @@ type Edit struct {
 	At      time.Time
 	Seq     int64
 	Created bool
+	Deleted bool
 	Todos   []string
 }
 
@@ -102,7 +123,10 @@ func (st *State) Add(r *ledger.Row) {
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
-	if r.Sidechain {
+	if r.Sidechain && r.Kind != adapters.KindToolCall && r.Kind != adapters.KindToolResult && r.Kind != adapters.KindError {
+		// A subagent's prompt and prose are its own; its edits, commands
+		// and failures are the session's work (a real 1.0.98 session's five
+		// subagents wrote 25 files while the main thread wrote one).
 		return
 	}
 	st.Seq++
@@ -114,77 +138,124 @@ func (st *State) Add(r *ledger.Row) {
 	switch r.Kind {
 	case adapters.KindPrompt:
 		st.Prompts++
-		if substantive(r.Text) {
-			st.Task, st.TaskAt = strings.TrimSpace(r.Text), at
+		// A prompt that opens another session of the project, or follows a
+		// compaction, answers nothing the previous turn asked: "continue"
+		// there resumes, it does not say yes.
+		resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed {
+			st.addAnswer(qs[len(qs)-1], r.Text)
 		}
+		class := st.addPrompt(r.Text, r.SessionID, at)
 		st.Fallback, st.FallbackAt = r.Text, at
-		st.TurnTexts = nil
-		st.addDecisions(r.Text)
-	case adapters.KindCompaction:
-		if len(r.Text) > 40 {
-			st.Fallback, st.FallbackAt = r.Text, at
+		if !(resumed && class == promptAck) {
+			st.TurnTexts = nil // the previous turn's questions stay open across a bare resume
 		}
+		if class != promptAck {
+			// An acknowledgement asks for nothing new: the last turn's
+			// forward-looking sentence stays the next action.
+			st.Answered = false
+		}
+		st.CauseKey = ""
+		// The request that sets a goal is a task, not a choice: only a
+		// follow-up's choice verbs are decisions (decisions.go rule 2).
+		low := strings.ToLower(r.Text)
+		st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
+		st.addProse(r.Text, low)
+	case adapters.KindCompaction:
+		st.AfterBreak = true // a summary is never the task (goal.go)
 	case adapters.KindText:
 		st.TurnTexts = append(st.TurnTexts, r.Text)
 		if len(st.TurnTexts) > maxTurnTexts {
 			st.TurnTexts = st.TurnTexts[len(st.TurnTexts)-maxTurnTexts:]
 		}
 		st.LastText = r.Text
-		st.addDecisions(r.Text)
+		st.Answered = true
+		low := strings.ToLower(r.Text) // once for the rules below
+		st.addDecisions(r.Text, low, false, false)
+		st.addProse(r.Text, low)
+		if st.CauseKey != "" {
+			if c := causeSentence(r.Text, low); c != "" {
+				if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
+					st.Failures[i].Cause = c
+				}
+				st.CauseKey = ""
+			}
+		}
 	case adapters.KindUsage:
 		st.Tokens = Tokens{r.TokensUsed, r.TokensMax}
 	case adapters.KindToolCall:
+		st.Answered = true
+		if planTool(r.ToolName) {
+			if plan, ok := parsePlan(r.Text); ok {
+				st.Plan = plan
+			}
+		}
 		if r.CallID != "" {
 			if _, ok := st.Calls[key]; !ok {
 				st.CallOrder = append(st.CallOrder, key)
 			}
-			st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400)}
+			st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
 			for len(st.CallOrder) > maxCalls {
 				delete(st.Calls, st.CallOrder[0])
 				st.CallOrder = st.CallOrder[1:]
 			}
 		}
 		if r.FilePath != "" {
-			st.Edits = append(st.Edits, Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r), Todos: todoLines(r.Text)})
-			if len(st.Edits) > maxEdits {
-				st.Edits = st.Edits[len(st.Edits)-maxEdits:]
-			}
+			deleted := strings.HasPrefix(r.Text, "*** Delete File:")
+			st.addEdit(Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r) && !deleted, Deleted: deleted, Todos: todoLines(r.Text)})
 			st.addDone(Done{Text: "edited " + r.FilePath, Call: key})
 		}
+		if r.Command != "" {
+			for _, f := range shellFiles(r.Command) {
+				st.addEdit(Edit{Path: f.path, Call: key, At: at, Seq: st.Seq, Created: f.created, Deleted: f.deleted})
+			}
+			if isTestCmd(r.Command) {
+				st.LastTest = clip(oneLine(r.Command), 200)
+			}
+		}
 	case adapters.KindToolResult:
-		if c, ok := st.Calls[key]; ok && c.Command != "" {
-			if i := st.failure(normCmd(c.Command)); i >= 0 {
+		if c, ok := st.Calls[key]; ok {
+			k := toolKey(c.ToolName, c.FilePath)
+			if c.Command != "" {
+				k = targetKey(c.Command)
+				st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
+			}
+			if i := st.failure(k); i >= 0 {
 				st.Failures[i].Resolved = true
 			}
-			st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
 		}
 	case adapters.KindError:
 		if r.CallID != "" {
 			st.FailedCalls[key] = true
 		}
-		what, cmd := r.ToolName, r.Command
+		what, cmd, path := r.ToolName, r.Command, r.FilePath
 		if c, ok := st.Calls[key]; ok {
-			what, cmd = c.ToolName, c.Command
-		}
-		if cmd != "" {
-			what = cmd
+			what, cmd, path = c.ToolName, c.Command, c.FilePath
 		}
 		if what == "" {
 			what = "error"
 		}
-		k := normCmd(what)
-		f := Failure{What: oneLine(what)}
+		k := toolKey(what, path)
+		if cmd != "" {
+			what, k = cmd, targetKey(cmd)
+		}
+		f := Failure{}
 		if i := st.failure(k); i >= 0 {
 			f = st.Failures[i]
 			st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
 			st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
 		}
+		f.What = oneLine(what)
+		if cmd == "" && path != "" {
+			f.What += " " + path
+		}
 		f.Count++
 		f.Resolved = false
 		f.At = at
 		f.ExitCode = r.ExitCode
-		if e := errorLine(r.Text); e != "" {
-			f.Error = e
+		f.addError(errorLine(r.Text))
+		if f.What != "model API" {
+			st.CauseKey = k
 		}
 		st.Failures = append(st.Failures, f)
 		st.FailureKeys = append(st.FailureKeys, k)
@@ -224,40 +295,28 @@ func (st *State) failure(k string) int {
 	return -1
 }
 
+func (st *State) addEdit(e Edit) {
+	st.Edits = append(st.Edits, e)
+	if len(st.Edits) > maxEdits {
+		st.Edits = st.Edits[len(st.Edits)-maxEdits:]
+	}
+}
+
+// addProse collects references and action items from a prompt or an
+// assistant text.
+func (st *State) addProse(text, low string) {
+	if refs := references(text, low); len(refs) > 0 {
+		st.Refs = addBounded(st.Refs, refs, maxRefs)
+	}
+	if acts := actionItems(text, low); len(acts) > 0 {
+		st.Actions = addBounded(st.Actions, acts, maxActions)
+	}
+}
+
 func (st *State) addDone(d Done) {
 	st.Done = append(st.Done, d)
 	if len(st.Done) > maxDone {
 		st.Done = st.Done[len(st.Done)-maxDone:]
-	}
-}
-
-func (st *State) addDecisions(text string) {
-	if !mayDecide(text) {
-		return
-	}
-	for _, s := range sentences(text) {
-		if !decisionRE.MatchString(s) || strings.HasSuffix(s, "?") {
-			continue
-		}
-		k := strings.ToLower(s)
-		seen := false
-		for _, x := range st.Seen {
-			if x == k {
-				seen = true
-				break
-			}
-		}
-		if seen {
-			continue
-		}
-		st.Seen = append(st.Seen, k)
-		if len(st.Seen) > maxSeen {
-			st.Seen = st.Seen[len(st.Seen)-maxSeen:]
-		}
-		st.Decided = append(st.Decided, clip(s, 200))
-		if len(st.Decided) > keepDecided {
-			st.Decided = st.Decided[len(st.Decided)-keepDecided:]
-		}
 	}
 }
 
@@ -273,6 +332,7 @@ func (st *State) Handoff(o Options) Handoff {
 		last int64
 	}
 	files := map[string]*fileAcc{}
+	var paths []string // first-seen order: ties in recency keep it
 	var todos []string
 	for _, e := range st.Edits {
 		if st.FailedCalls[e.Call] {
@@ -283,11 +343,18 @@ func (st *State) Handoff(o Options) Handoff {
 		if !ok {
 			acc = &fileAcc{f: File{Path: p, Created: e.Created}}
 			files[p] = acc
+			paths = append(paths, p)
 		}
-		acc.f.At, acc.last = e.At, e.Seq
+		acc.f.At, acc.last, acc.f.Deleted = e.At, e.Seq, e.Deleted
+		if e.Deleted {
+			acc.f.Created = false
+		} else if e.Created && acc.f.Deleted {
+			acc.f.Created = true
+		}
 		todos = append(todos, e.Todos...)
 	}
-	for _, acc := range files {
+	for _, p := range paths {
+		acc := files[p]
 		for _, s := range st.TestFails {
 			if s > acc.last {
 				acc.f.FailedAfter = true
@@ -304,40 +371,38 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Failures = append(h.Failures, st.Failures[i])
 	}
 	h.Decisions = append([]string(nil), st.Decided...)
-
-	texts := st.TurnTexts
-	if len(texts) == 0 && st.LastText != "" {
-		texts = []string{st.LastText} // the last turn had no prose
+	h.SetAside = append([]string(nil), st.SetAside...)
+	h.Plan = append([]PlanItem(nil), st.Plan...)
+	h.Refs = append([]string(nil), st.Refs...)
+	h.Actions = append([]string(nil), st.Actions...)
+	h.Test = st.LastTest
+	if st.Latest != "" && st.Latest != st.Task {
+		h.Latest, h.LatestAt = st.Latest, st.LatestAt
 	}
-	var next, last string
-	for _, t := range texts {
-		for _, s := range sentences(t) {
-			last = s
-			if nextRE.MatchString(s) {
-				next = s
-			}
-			if strings.HasSuffix(s, "?") {
-				h.Questions = append(h.Questions, clip(s, 200))
-			}
-		}
-	}
-	if next == "" {
-		next = last
-	}
-	h.Next = clip(next, 300)
-	for _, f := range h.Failures {
-		if !f.Resolved && f.What != "model API" {
-			q := "unresolved: `" + clip(f.What, 80) + "`"
-			if f.Error != "" {
-				q += " — " + clip(f.Error, 100)
-			}
-			h.Questions = append(h.Questions, q)
-		}
-	}
-	h.Questions = append(h.Questions, dedupe(todos)...)
 	if h.Task == "" && st.Fallback != "" {
 		h.Task, h.TaskAt = summaryTask(st.Fallback), st.FallbackAt
 	}
+
+	// Open questions: the last turn's own questions, then what still fails,
+	// then the to-dos edits added.
+	h.Questions = turnQuestions(st.TurnTexts)
+	var failing *Failure
+	for i := range h.Failures {
+		f := &h.Failures[i]
+		if f.Resolved || f.What == "model API" {
+			continue
+		}
+		if failing == nil {
+			failing = f
+		}
+		q := "unresolved: `" + clip(f.What, 80) + "`"
+		if f.Error != "" {
+			q += " — " + clip(f.Error, 100)
+		}
+		h.Questions = append(h.Questions, q)
+	}
+	h.Questions = append(h.Questions, dedupe(todos)...)
+	h.Next = clip(st.nextAction(h, failing), 300)
 	for _, d := range st.Done {
 		if d.Call != "" && st.FailedCalls[d.Call] {
 			continue
@@ -352,4 +417,59 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Done = h.Done[len(h.Done)-12:]
 	}
 	return h
+}
+
+// nextAction applies the order in next.go.
+func (st *State) nextAction(h Handoff, failing *Failure) string {
+	if !st.Answered && st.Prompts > 0 {
+		req := h.Latest
+		if req == "" {
+			req = h.Task
+		}
+		if req != "" {
+			return "Answer the latest request: " + oneLine(req)
+		}
+	}
+	for _, p := range st.Plan {
+		if !p.Done {
+			return p.Text
+		}
+	}
+	texts := st.TurnTexts
+	if len(texts) == 0 && st.LastText != "" {
+		texts = []string{st.LastText}
+	}
+	var next string
+	for _, t := range texts {
+		ss := sentences(t)
+		for i, s := range ss {
+			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) {
+				continue
+			}
+			if strings.HasSuffix(s, ":") && i+1 < len(ss) {
+				// "Next steps:" heads a list: its first item is the action.
+				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
+			}
+			if prose(s) && !doneText(s, st.Plan) {
+				next = s
+			}
+		}
+	}
+	if next != "" {
+		return next
+	}
+	if failing != nil {
+		n := "Fix the still-failing `" + clip(failing.What, 120) + "`"
+		if failing.Error != "" {
+			n += " (now: " + clip(failing.Error, 120) + ")"
+		}
+		return n
+	}
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+		return "Get the user's answer: " + qs[len(qs)-1]
+	}
+	if len(st.Actions) > 0 { // a prose session's newest commitment
+		return st.Actions[len(st.Actions)-1]
+	}
+	return ""
 }

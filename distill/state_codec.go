@@ -107,6 +107,18 @@ func (e *enc) state(st *State) {
 	writeList(e, st.Seen, (*enc).str)
 	writeList(e, st.TurnTexts, (*enc).str)
 	e.str(st.LastText)
+	e.bool(st.GoalWeak)
+	e.str(st.Latest)
+	e.time(st.LatestAt)
+	writeList(e, st.SetAside, (*enc).str)
+	e.varint(st.PromptSession)
+	e.bool(st.AfterBreak)
+	e.bool(st.Answered)
+	writeList(e, st.Plan, (*enc).plan)
+	writeList(e, st.Refs, (*enc).str)
+	writeList(e, st.Actions, (*enc).str)
+	e.str(st.CauseKey)
+	e.str(st.LastTest)
 }
 
 func (d *dec) state(st *State) {
@@ -122,22 +134,34 @@ func (d *dec) state(st *State) {
 	st.Tokens.Used = d.varint()
 	st.Tokens.Max = d.varint()
 	st.Seq = d.varint()
-	st.Calls = readMap(d, 2, (*dec).call)
+	st.Calls = readMap(d, 3, (*dec).call)
 	st.CallOrder = readList(d, 1, (*dec).str)
 	st.FailedCalls = readMap(d, 1, (*dec).bool)
-	st.Edits = readList(d, 6, (*dec).edit)
+	st.Edits = readList(d, 7, (*dec).edit)
 	st.TestFails = readList(d, 1, (*dec).varint)
-	st.Failures = readList(d, 6, (*dec).failure)
+	st.Failures = readList(d, 8, (*dec).failure)
 	st.FailureKeys = readList(d, 1, (*dec).str)
 	st.Done = readList(d, 2, (*dec).done)
 	st.Decided = readList(d, 1, (*dec).str)
 	st.Seen = readList(d, 1, (*dec).str)
 	st.TurnTexts = readList(d, 1, (*dec).str)
 	st.LastText = d.str()
+	st.GoalWeak = d.bool()
+	st.Latest = d.str()
+	st.LatestAt = d.time()
+	st.SetAside = readList(d, 1, (*dec).str)
+	st.PromptSession = d.varint()
+	st.AfterBreak = d.bool()
+	st.Answered = d.bool()
+	st.Plan = readList(d, 2, (*dec).plan)
+	st.Refs = readList(d, 1, (*dec).str)
+	st.Actions = readList(d, 1, (*dec).str)
+	st.CauseKey = d.str()
+	st.LastTest = d.str()
 }
 
-// The element types, each in 6 (Edit, Failure), 2 (Done, Call) or 1 byte
-// at least: readList's and readMap's minimum sizes above.
+// The element types, each in 7 (Edit), 8 (Failure), 3 (Call), 2 (Done,
+// PlanItem) or 1 byte at least: readList's and readMap's minimum sizes above.
 
 func (e *enc) edit(x Edit) {
 	e.str(x.Path)
@@ -145,6 +169,7 @@ func (e *enc) edit(x Edit) {
 	e.time(x.At)
 	e.varint(x.Seq)
 	e.bool(x.Created)
+	e.bool(x.Deleted)
 	writeList(e, x.Todos, (*enc).str)
 }
 
@@ -154,6 +179,7 @@ func (d *dec) edit() (x Edit) {
 	x.At = d.time()
 	x.Seq = d.varint()
 	x.Created = d.bool()
+	x.Deleted = d.bool()
 	x.Todos = readList(d, 1, (*dec).str)
 	return x
 }
@@ -168,6 +194,8 @@ func (e *enc) failure(x Failure) {
 	e.int(x.Count)
 	e.bool(x.Resolved)
 	e.time(x.At)
+	writeList(e, x.Errors, (*enc).str)
+	e.str(x.Cause)
 }
 
 func (d *dec) failure() (x Failure) {
@@ -180,6 +208,8 @@ func (d *dec) failure() (x Failure) {
 	x.Count = d.int()
 	x.Resolved = d.bool()
 	x.At = d.time()
+	x.Errors = readList(d, 1, (*dec).str)
+	x.Cause = d.str()
 	return x
 }
 
@@ -197,11 +227,24 @@ func (d *dec) done() (x Done) {
 func (e *enc) call(x Call) {
 	e.str(x.ToolName)
 	e.str(x.Command)
+	e.str(x.FilePath)
+}
+
+func (e *enc) plan(x PlanItem) {
+	e.str(x.Text)
+	e.bool(x.Done)
+}
+
+func (d *dec) plan() (x PlanItem) {
+	x.Text = d.str()
+	x.Done = d.bool()
+	return x
 }
 
 func (d *dec) call() (x Call) {
 	x.ToolName = d.str()
 	x.Command = d.str()
+	x.FilePath = d.str()
 	return x
 }
 

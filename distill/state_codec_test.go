@@ -95,11 +95,11 @@ func fullState(tb testing.TB) *distill.State {
 	for i := range 150 {
 		id := fmt.Sprintf("toolu_%024d", i)
 		add(adapters.Row{Kind: adapters.KindPrompt, Role: "user", Text: fmt.Sprintf("Please refactor the retry helper in module %d so the backoff is configurable, and keep the tests green", i)})
-		add(adapters.Row{Kind: adapters.KindText, Role: "assistant", Text: fmt.Sprintf("We decided to use exponential backoff with jitter for client %d because the upstream rate limits bursts. Next I will update the call sites and run the test suite.", i)})
+		add(adapters.Row{Kind: adapters.KindText, Role: "assistant", Text: fmt.Sprintf("We decided to use %s for the %s of client %d. Next I will update the call sites and run the test suite.", alpha(i), alpha(i+1000), i)})
 		add(adapters.Row{Kind: adapters.KindToolCall, ToolName: "Edit", CallID: id + "e", FilePath: fmt.Sprintf("/home/dev-a/src/retrylib/pkg/retry/backoff_%d.go", i%80),
 			Text: fmt.Sprintf("func backoff(n int) time.Duration {\n\t// TODO: cap the delay for attempt %d\n\treturn time.Second << n\n}", i)})
 		add(adapters.Row{Kind: adapters.KindToolResult, CallID: id + "e", Text: "ok"})
-		add(adapters.Row{Kind: adapters.KindToolCall, ToolName: "Bash", CallID: id + "b", Command: fmt.Sprintf("go test ./pkg/retry/... -run TestBackoff%d -count=1", i)})
+		add(adapters.Row{Kind: adapters.KindToolCall, ToolName: "Bash", CallID: id + "b", Command: fmt.Sprintf("go test ./pkg/retry%d/... -run TestBackoff%d -count=1", i, i)})
 		add(adapters.Row{Kind: adapters.KindError, CallID: id + "b", ExitCode: exitCode(1), Text: fmt.Sprintf("Exit code 1\n--- FAIL: TestBackoff%d (0.00s)\n    backoff_test.go:42: expected 2s, got 4s\nFAIL", i)})
 		add(adapters.Row{Kind: adapters.KindUsage, TokensUsed: int64(40000 + i), TokensMax: 200000})
 	}
@@ -110,6 +110,17 @@ func fullState(tb testing.TB) *distill.State {
 }
 
 func exitCode(n int) *int { return &n }
+
+// alpha is a word of six letters unique to i (decisions on distinct
+// subjects do not supersede each other).
+func alpha(i int) string {
+	b := []byte("zzzzzz")
+	for j := 5; j >= 0 && i > 0; j-- {
+		b[j] = byte('a' + i%26)
+		i /= 26
+	}
+	return string(b)
+}
 
 // benchStates are the states the benchmarks encode and decode.
 var benchStates = []struct {
@@ -455,7 +466,8 @@ func TestLoadStateRejects(t *testing.T) {
 		"magic only":      []byte("CS"),
 		"header only":     header,
 		"version 1":       append(binary.AppendUvarint([]byte("CS"), 1), valid[len(header):]...),
-		"version 3":       append(binary.AppendUvarint([]byte("CS"), 3), valid[len(header):]...),
+		"version 2":       append(binary.AppendUvarint([]byte("CS"), 2), valid[len(header):]...),
+		"version 4":       append(binary.AppendUvarint([]byte("CS"), 4), valid[len(header):]...),
 		"overlong header": append([]byte{'C', 'S', 0x80 | distill.StateVersion, 0}, valid[len(header):]...),
 		"bad magic":       append([]byte("CT"), valid[2:]...),
 		"trailing byte":   append(bytes.Clone(valid), 0),
@@ -471,7 +483,7 @@ func TestLoadStateRejects(t *testing.T) {
 		"duplicate keys":  emptyWith(header, map[int][]byte{14: {2, 1, 'a', 1, 1, 'a', 1}}),
 		"long zero time":  emptyWith(header, map[int][]byte{2: append(uv(1), vi(zeroSec)...)}),
 		"nanos too big":   emptyWith(header, map[int][]byte{2: append(uv(1e9+1), vi(0)...)}),
-		"keys mismatched": emptyWith(header, map[int][]byte{17: {2, 0, 0, 0, 0, 0, 0}}),
+		"keys mismatched": emptyWith(header, map[int][]byte{17: append([]byte{2}, make([]byte, 8)...)}),
 	} {
 		if checkLoad(t, b) {
 			t.Errorf("%s: accepted", name)
@@ -489,7 +501,7 @@ func TestLoadStateRejects(t *testing.T) {
 		"keys":      emptyWith(header, map[int][]byte{14: {2, 1, 'a', 1, 1, 'b', 1}}),
 		"time":      emptyWith(header, map[int][]byte{2: append(uv(1), vi(zeroSec+1)...)}),
 		"nanos":     emptyWith(header, map[int][]byte{2: append(uv(1e9), vi(0)...)}),
-		"keys same": emptyWith(header, map[int][]byte{17: {2, 0, 0, 0, 0, 0, 0}, 18: {2, 0}}),
+		"keys same": emptyWith(header, map[int][]byte{17: append([]byte{2}, make([]byte, 8)...), 18: {2, 0}}), // one zero Failure (8 fields)
 	} {
 		if !checkLoad(t, b) {
 			t.Errorf("%s: a valid blob was rejected: %x", name, b)
@@ -527,7 +539,7 @@ func TestLoadStateRejects(t *testing.T) {
 // Seen, TurnTexts, LastText.
 func emptyWith(header []byte, set map[int][]byte) []byte {
 	b := bytes.Clone(header)
-	for i := range 24 {
+	for i := range 36 { // State's fields (enc.state)
 		if f, ok := set[i]; ok {
 			b = append(b, f...)
 		} else {

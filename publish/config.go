@@ -58,14 +58,31 @@ var visibility = map[string]int{ModeSilent: 0, ModeBrief: 1, ModeAsk: 2}
 // files are fine; a broken file is reported and ignored (defaults apply).
 // The errors include one per ignored project setting.
 func LoadConfig(globalPath, project string) (Config, []error) {
+	return LoadConfigWith(globalPath, project, nil)
+}
+
+// Decoder decodes one config file: its settings, the keys left after the
+// decoder dropped what it warned about (ProjectPolicy judges those), the
+// warnings, or a syntax error that voids the whole file.
+type Decoder func(path string, b []byte, global bool) (c Config, keys map[string]any, warns []error, err error)
+
+// LoadConfigWith is LoadConfig with a decoder that checks keys and values
+// (the command layer's key table); nil decodes plainly.
+func LoadConfigWith(globalPath, project string, dec Decoder) (Config, []error) {
+	if dec == nil {
+		dec = plainDecode
+	}
 	var c Config
 	var errs []error
 	if b, err := readConfig(globalPath, true); err != nil {
 		errs = append(errs, err)
 	} else if b != nil {
-		if err := toml.Unmarshal(b, &c); err != nil {
+		g, _, warns, err := dec(globalPath, b, true)
+		errs = append(errs, warns...)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", globalPath, err))
-			c = Config{}
+		} else {
+			c = g
 		}
 	}
 	if project == "" {
@@ -79,19 +96,32 @@ func LoadConfig(globalPath, project string) (Config, []error) {
 	if b == nil {
 		return c, errs
 	}
-	var keys map[string]any
-	var o Config
-	if err := toml.Unmarshal(b, &keys); err != nil {
-		return c, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err))
-	}
-	if err := toml.Unmarshal(b, &o); err != nil {
+	o, keys, warns, err := dec(path, b, false)
+	errs = append(errs, warns...)
+	if err != nil {
 		return c, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err))
 	}
 	c = ProjectPolicy(c, o, keys, project, path)
 	for _, why := range c.Ignored {
-		errs = append(errs, errors.New("ignored "+why))
+		errs = append(errs, errors.New(IgnoredPrefix+why))
 	}
 	return c, errs
+}
+
+// IgnoredPrefix starts each error LoadConfig returns for a project setting
+// the policy did not honour (status lists those apart from key warnings).
+const IgnoredPrefix = "ignored "
+
+func plainDecode(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
+	var keys map[string]any
+	var c Config
+	if err := toml.Unmarshal(b, &keys); err != nil {
+		return c, nil, nil, err
+	}
+	if err := toml.Unmarshal(b, &c); err != nil {
+		return Config{}, nil, nil, err
+	}
+	return c, keys, nil, nil
 }
 
 // ProjectPolicy applies a project file's settings o (keys: every key the

@@ -7,8 +7,11 @@ package publish
 import (
 	"fmt"
 	"github.com/carryover/carryover/publish/redact"
+	"io"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
@@ -89,23 +92,34 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if task == "" {
 		task = "(no request recorded yet)"
 	}
-	task = pinnedTask(task, o.Pinned)
 	next := h.Next
 	if next == "" {
 		next = "(none stated) — confirm the task with the user."
 	}
+	// The goal, the latest request and the next action come first and are
+	// clipped so that all three sit in the first ~1,000 characters: an
+	// agent (or a person) reading only the top still gets them.
+	taskLines := []string{clip(contentLine(task), goalChars)}
+	if h.Latest != "" {
+		taskLines = append(taskLines, "Latest request: "+clip(contentLine(h.Latest), latestChars))
+	}
+	taskLines = pinnedTask(taskLines, o.Pinned)
 	secs := map[string]*section{
-		"task":      {title: "## Task", lines: wrapLines(task, 4), min: 1},
+		"task":      {title: "## Task", lines: taskLines, min: len(taskLines)},
+		"next":      {title: "## Next action", lines: []string{clip(contentLine(next), nextChars)}, min: 1},
+		"aside":     {title: "## Set aside (not current)", lines: bullets(h.SetAside, 160), min: min(1, len(h.SetAside))},
+		"plan":      {title: "## Plan", lines: planLines(h)},
 		"files":     {title: "## Recent files", lines: fileLines(h, o.Now)},
 		"failures":  {title: "## Failed approaches (do not retry as-is)", lines: failureLines(h)},
 		"questions": {title: "## Open questions", lines: bullets(h.Questions, 160)},
 		"decisions": {title: "## Decisions (do not re-debate)", lines: decisionLines(h.Decisions, o.Decisions)},
-		"next":      {title: "## Next action", lines: wrapLines(next, 3), min: 1},
+		"refs":      {title: "## References", lines: bullets(h.Refs, 160)},
+		"actions":   {title: "## Action items", lines: bullets(h.Actions, 160)},
 		"git":       {title: "## Git", lines: gitLines(h)},
 		"ledger":    {title: "## Session", lines: ledgerLines(h, o)},
 	}
-	order := []string{"task", "files", "failures", "questions", "decisions", "next", "git", "ledger"}
-	priority := []string{"task", "next", "failures", "files", "decisions", "questions", "git", "ledger"}
+	order := []string{"task", "next", "aside", "plan", "files", "failures", "questions", "decisions", "refs", "actions", "git", "ledger"}
+	priority := []string{"task", "next", "aside", "failures", "files", "decisions", "questions", "plan", "refs", "actions", "git", "ledger"}
 	// Take lines in priority order, one item at a time per section round,
 	// until a cap would be exceeded.
 	take := map[string]int{}
@@ -186,6 +200,25 @@ func capHandoff(out string) string {
 	return out
 }
 
+// Clip lengths of the first three facts (see Render).
+const (
+	goalChars   = 250
+	latestChars = 150
+	nextChars   = 220
+)
+
+func planLines(h distill.Handoff) []string {
+	var out []string
+	for _, p := range h.Plan {
+		box := "[ ]"
+		if p.Done {
+			box = "[x]"
+		}
+		out = append(out, "- "+box+" "+clip(contentLine(p.Text), 150))
+	}
+	return out
+}
+
 func wrapLines(s string, max int) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
@@ -214,7 +247,10 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 	for _, f := range h.Files {
 		var notes []string
 		verb := "edited"
-		if f.Created {
+		switch {
+		case f.Deleted:
+			verb = "deleted"
+		case f.Created:
 			verb = "created"
 		}
 		notes = append(notes, verb+" "+Ago(now, f.At))
@@ -244,10 +280,28 @@ func failureLines(h distill.Handoff) []string {
 		if f.Count > 1 {
 			l += fmt.Sprintf(" (×%d)", f.Count)
 		}
+		if earlier := EarlierErrors(f); len(earlier) > 0 {
+			l += "; earlier: " + clip(contentLine(strings.Join(earlier, "; ")), 140)
+		}
+		if f.Cause != "" {
+			l += " — cause: " + clip(contentLine(f.Cause), 140)
+		}
 		if f.Resolved {
 			l += " (later succeeded)"
 		}
-		out = append(out, l)
+		out = append(out, clip(l, 400))
+	}
+	return out
+}
+
+// EarlierErrors are a collapsed failure's distinct errors other than its
+// newest, oldest first.
+func EarlierErrors(f distill.Failure) []string {
+	var out []string
+	for _, e := range f.Errors {
+		if e != f.Error {
+			out = append(out, e)
+		}
 	}
 	return out
 }
@@ -281,6 +335,7 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	if h.Tokens.Max > 0 {
 		out = append(out, fmt.Sprintf("context: %s/%s tokens (%d%%)", thousands(h.Tokens.Used), thousands(h.Tokens.Max), h.Tokens.Pct()))
 	}
+	out = append(out, h.Quality().String())
 	if o.Session != "" {
 		id := contentLine(short(o.Session))
 		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", contentLine(h.Tool), id, id))
@@ -360,4 +415,31 @@ func Staleness(text string, now time.Time, head string) string {
 		return ""
 	}
 	return "> Note: " + strings.Join(notes, "; ") + " — check `git log` and `git status` before acting on it."
+}
+
+// QualityLine returns the coverage line ("quality 75% (6/8; missing: …)")
+// of the handoff.md at path, or "" when it has none or is not carryover's.
+// It reads at most the caps' worth of a regular file: a planted FIFO or
+// device is not opened for reading (O_NONBLOCK, then a mode check).
+func QualityLine(path string) string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	b := make([]byte, MaxChars+1024)
+	n, _ := io.ReadFull(f, b)
+	text := string(b[:n])
+	if !strings.HasPrefix(text, HeaderPrefix) {
+		return ""
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "quality ") {
+			return l
+		}
+	}
+	return ""
 }

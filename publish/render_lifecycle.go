@@ -8,13 +8,18 @@ import (
 )
 
 // pinnedTask puts the task the user pinned (carryover task) before the
-// extracted one: it has priority, and says who set it.
-func pinnedTask(extracted string, p *ledger.PinnedTask) string {
+// extracted goal: it has priority, and says who set it; the goal stays as
+// the last session's own.
+func pinnedTask(lines []string, p *ledger.PinnedTask) []string {
 	if p == nil || strings.TrimSpace(p.Text) == "" {
-		return extracted
+		return lines
 	}
-	return "[pinned by the user — `carryover task --done` when finished] " + contentLine(p.Text) +
-		"\n(the last session's own goal: " + contentLine(extracted) + ")"
+	out := []string{"[pinned by the user — `carryover task --done` when finished] " + clip(contentLine(p.Text), goalChars)}
+	if len(lines) > 0 {
+		out = append(out, "(the last session's own goal: "+lines[0]+")")
+		out = append(out, lines[1:]...)
+	}
+	return out
 }
 
 // decisionLines is the project's decisions log (the user's first, newest

@@ -154,20 +154,21 @@ func TestDetectCopilotSelfUpdate(t *testing.T) {
 
 // TestDetectVersionRetriesATimeout: a version command that runs out of time
 // once (a loaded machine) is asked again with the next, longer bound; one
-// that never answers is an error naming the bounds, never a hang.
+// that never answers is an error naming the bounds, never a hang. The
+// bounds that must expire are 1 ns (always expired, however fast the
+// machine) or hold a command that never ends; none depends on how quickly a
+// process starts (a 200 ms first bound used to, on a busy machine).
 func TestDetectVersionRetriesATimeout(t *testing.T) {
 	dir := t.TempDir()
-	first := filepath.Join(dir, "first")
-	// The first run outlives its bound (exec: the shell is what gets killed).
-	fakeBin(t, filepath.Join(dir, "slow-once"), `if [ ! -e `+first+` ]; then touch `+first+`; exec sleep 30; fi; echo "codex-cli 0.169.0"`)
+	fakeBin(t, filepath.Join(dir, "answers"), `echo "codex-cli 0.169.0"`)
 	env := probeEnv(dir, nil)
-	env.Timeouts = []time.Duration{200 * time.Millisecond, time.Minute}
-	p := DetectVersion(tool(t, "codex"), filepath.Join(dir, "slow-once"), env)
+	env.Timeouts = []time.Duration{time.Nanosecond, time.Minute}
+	p := DetectVersion(tool(t, "codex"), filepath.Join(dir, "answers"), env)
 	if p.Version != "0.169.0" || p.Source != SourceCommand {
 		t.Errorf("DetectVersion = %+v; want 0.169.0 on the retry", p)
 	}
-	fakeBin(t, filepath.Join(dir, "hung"), `exec sleep 30`)
-	env.Timeouts = []time.Duration{100 * time.Millisecond, 100 * time.Millisecond}
+	fakeBin(t, filepath.Join(dir, "hung"), `exec sleep 300`)
+	env.Timeouts = []time.Duration{time.Nanosecond, 100 * time.Millisecond}
 	p = DetectVersion(tool(t, "codex"), filepath.Join(dir, "hung"), env)
 	if p.Version != "" || p.Err == nil || !strings.Contains(p.Err.Error(), "no answer in 2 tries") {
 		t.Errorf("DetectVersion = %+v; want a no-answer error", p)

@@ -47,11 +47,14 @@ type IngestReport struct {
 	Receipts  []string // carryover handoff headers seen in the transcripts
 }
 
-// Catch-up bounds: re-reads per hook, and how many tracked files are looked at.
-const (
-	catchUpReads  = 8
-	catchUpWindow = 256
-)
+// catchUpWindow is how many of a project's tracked files a catch-up looks
+// at (the most recently updated). How many it re-reads is bounded only by
+// the deadline: every transcript that grew — another agent's late flush
+// (Copilot CLI writes its events file after its hooks), a Gemini file
+// rewritten on resume, a Codex rollout finished after its Stop — is read
+// before the handoff is built, and what does not fit is read at the next
+// event.
+const catchUpWindow = 256
 
 // batchRows is how many rows are written per transaction while tailing a
 // large transcript, bounding memory on a cold ingest.
@@ -274,10 +277,10 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 // CatchUp re-reads the transcripts the ledger already tracks for project
 // when they have grown or changed: a session whose last hook never fired
 // (Codex on SIGTERM), or whose agent flushed only after its hooks ran
-// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go). skip
-// names a path the caller has just read. At most catchUpReads files are
-// re-read per call, chosen among the catchUpWindow most recently updated
-// (files already read to their end cost one stat).
+// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go), of any
+// agent. skip names a path the caller has just read. The catchUpWindow
+// most recently updated files are looked at (one stat each when read to
+// their end) and re-read until o.Deadline (none: all of them).
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -285,9 +288,6 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 	}
 	var out []FileReport
 	for _, t := range tracked {
-		if len(out) >= catchUpReads {
-			break
-		}
 		if skip[t.Path] || (!o.Deadline.IsZero() && time.Now().After(o.Deadline)) {
 			continue
 		}

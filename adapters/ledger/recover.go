@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 // Recovery from a damaged ledger file. The ledger is a cache of what the
@@ -191,33 +192,14 @@ func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 	return n, tx.Commit()
 }
 
-// lockDir takes an exclusive advisory lock on dir (the carryover home) for
-// the duration of a recovery, so concurrent hooks that all find the ledger
-// damaged move it aside once, not each other's new ledger.
-func lockDir(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
-}
-
 func inode(path string) uint64 {
-	fi, err := os.Stat(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
+	defer f.Close()
+	_, ino := adapters.FileID(f)
+	return ino
 }
 
 // recoverFile moves the damaged ledger at path aside, opens a new one and

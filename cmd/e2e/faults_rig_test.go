@@ -26,12 +26,15 @@ import (
 // transcript is put in is remembered, so that the ledger can be compared
 // with a fresh ingest of the same states into an empty ledger.
 
-// hostileBound is the wall-time bound of one hook on hostile input. The
-// internal deadline is 2 s (0.9 s for SessionEnd); the bound only catches a
-// hook that ignores it (hangs on a FIFO, reads 100 MB of stdin, parses a
-// 1 GB line), with room for a loaded CI machine. It is a bound check, not a
-// benchmark: BenchmarkSnapshotIncremental measures latency.
-const hostileBound = 8 * time.Second
+// hostileBound is a hang detector for one hook on hostile input, not a
+// speed check. The internal deadline is 2 s (0.9 s for SessionEnd); the
+// bound only catches a hook that ignores it and blocks (on a FIFO, on a
+// stdin that never closes), so it sits far above anything a loaded CI
+// machine adds: with two CPU-bound processes beside the suite on 2 cores
+// (load average 8-11) the slowest hostile hook took 0.6 s. Whether a hook honours its deadline is asserted by
+// mechanism (the "deadline reached" log line), and latency by
+// BenchmarkSnapshotIncremental.
+const hostileBound = 60 * time.Second
 
 // canaries are strings that appear only in transcripts; none may reach a log.
 var canaries = []string{"CANARY-PROMPT", "CANARY-TEXT", "CANARY-RESULT", "Add a retry helper in retry.py"}

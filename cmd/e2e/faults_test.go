@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -139,13 +138,7 @@ func faultKill9(t *testing.T, r *faultRig) {
 	r.appendTranscript(r.sid, bigTranscript(t))
 	env := r.env("CARRYOVER_DEADLINE_MS=60000")
 	// Calibrate the window on a copy of the home: one whole uninterrupted run.
-	full := timedRun(t, env, r.payload(r.sid, "Stop"), -1)
-	landed := killsLanded.Load()
-	defer func() {
-		if n := killsLanded.Load() - landed; n < 3 {
-			t.Errorf("only %d of 6 kills hit a running snapshot (run takes %s)", n, full)
-		}
-	}()
+	full := timedRun(t, env, r.payload(r.sid, "Stop"))
 	base := filepath.Join(t.TempDir(), "base")
 	if out, err := exec.Command("cp", "-a", r.chome, base).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
@@ -159,12 +152,22 @@ func faultKill9(t *testing.T, r *faultRig) {
 				t.Fatalf("%v %s", err, out)
 			}
 		}
-		// Kill points fall between 10 % and 80 % of a whole run, so the
-		// cold ingests (seeds 1-4) are hit mid-run however fast it is; the
-		// shorter resumed runs may finish first.
+		// Kill points fall between 10 % and 80 % of a whole calibrated
+		// run. The calibration says nothing about how fast the next run
+		// goes on a busy machine, so a kill that comes after the run has
+		// finished is retried at half the delay until one hits a running
+		// snapshot: every seed ends with a landed kill, whatever the load
+		// (a 16 MB ingest cannot finish within the last, sub-millisecond
+		// delay). A run that finished instead is not rolled back: its
+		// state is simply the start of the retry, as for seeds 5 and 6.
 		rnd := mrand.New(mrand.NewPCG(seed, 42))
 		at := full/10 + time.Duration(rnd.Int64N(int64(full*7/10)))
-		timedRun(t, env, r.payload(r.sid, "Stop"), at)
+		for !timedKill(t, env, r.payload(r.sid, "Stop"), at) {
+			if at < time.Microsecond {
+				t.Fatalf("seed %d: no kill landed on a running snapshot, even at %s", seed, at)
+			}
+			at /= 2
+		}
 		// Whatever the kill point: the handoff is the old or a whole new
 		// one, its directory is ignored, the cursor sits on a line
 		// boundary and every stored row is a row of the transcript.
@@ -190,40 +193,40 @@ func faultKill9(t *testing.T, r *faultRig) {
 	r.checkRows()
 }
 
-// timedRun runs one snapshot and kills it with SIGKILL after at (never
-// when at < 0); it returns the wall time.
-func timedRun(t *testing.T, env []string, payload []byte, at time.Duration) time.Duration {
+// timedRun runs one whole snapshot on a throwaway copy of the state and
+// returns its wall time (the calibration of the kill points).
+func timedRun(t *testing.T, env []string, payload []byte) time.Duration {
+	t.Helper()
+	cmd := exec.Command(carryoverBin, "snapshot", "--tool", "claude", "--event", "Stop")
+	cmd.Stdin = bytes.NewReader(payload)
+	start := time.Now()
+	home := envGet(env, "CARRYOVER_HOME")
+	tmp := t.TempDir()
+	exec.Command("cp", "-a", home, tmp).Run()
+	cmd.Env = append(append([]string{}, env...), "CARRYOVER_HOME="+filepath.Join(tmp, filepath.Base(home)))
+	cmd.Env = append(cmd.Env, "CLAUDE_PROJECT_DIR="+t.TempDir())
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// timedKill runs one snapshot and sends it SIGKILL after at; it reports
+// whether the kill hit the running process (false: it had already exited).
+func timedKill(t *testing.T, env []string, payload []byte, at time.Duration) bool {
 	t.Helper()
 	cmd := exec.Command(carryoverBin, "snapshot", "--tool", "claude", "--event", "Stop")
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(payload)
-	start := time.Now()
-	if at < 0 {
-		// Calibration runs on a throwaway copy of the state.
-		home := envGet(env, "CARRYOVER_HOME")
-		tmp := t.TempDir()
-		exec.Command("cp", "-a", home, tmp).Run()
-		cmd.Env = append(append([]string{}, env...), "CARRYOVER_HOME="+filepath.Join(tmp, filepath.Base(home)))
-		cmd.Env = append(cmd.Env, "CLAUDE_PROJECT_DIR="+t.TempDir())
-		if err := cmd.Run(); err != nil {
-			t.Fatal(err)
-		}
-		return time.Since(start)
-	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(at)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		killsLanded.Add(1)
-	}
-	return time.Since(start)
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
-
-// killsLanded counts the kill -9s that hit a running snapshot.
-var killsLanded atomic.Int64
 
 func envGet(env []string, k string) string {
 	v := ""
@@ -594,6 +597,11 @@ type hostilePath struct {
 	log  string
 	// rows: the transcript's bytes are recorded as a state (they are read).
 	rows bool
+	// partial: reading the file may legitimately stop at the internal
+	// deadline (how far it gets depends on the machine's load); the first
+	// hook then logs that instead, and a second one with no deadline to
+	// speak of must reach log.
+	partial bool
 }
 
 func hostilePaths() []hostilePath {
@@ -631,7 +639,7 @@ func hostilePaths() []hostilePath {
 			os.WriteFile(inStore(r), b, 0o600)
 			return r.transcript
 		}},
-		{name: "100MB-single-line", rows: true, log: `skipped 1 lines over`, make: func(t *testing.T, r *faultRig) string {
+		{name: "100MB-single-line", rows: true, log: `skipped 1 lines over`, partial: true, make: func(t *testing.T, r *faultRig) string {
 			f, err := os.Create(inStore(r))
 			if err != nil {
 				t.Fatal(err)
@@ -663,6 +671,10 @@ func faultPath(t *testing.T, r *faultRig, h hostilePath) {
 	payload := fmt.Sprintf(`{"session_id":%q,"transcript_path":%q,"cwd":%q,"hook_event_name":"Stop"}`, r.sid, path, r.project)
 	p := r.snapWith(r.sid, "Stop", strings.NewReader(payload))
 	r.bound(p)
+	if h.partial && !regexp.MustCompile(h.log).MatchString(r.log()) {
+		r.wantLog(p, `deadline reached; the rest is read at the next event`)
+		p = r.snapWith(r.sid, "Stop", strings.NewReader(payload), "CARRYOVER_DEADLINE_MS=600000")
+	}
 	r.wantLog(p, h.log)
 	// And a SessionStart on the same path still answers in time.
 	payload = strings.Replace(payload, `"Stop"`, `"SessionStart"`, 1)

@@ -321,6 +321,9 @@ func frame(s Session) (head, foot string) {
 	if name == "" && s.Project.Path != "" {
 		name = filepath.Base(s.Project.Path)
 	}
+	if len(s.DrawnFrom) > 0 {
+		fmt.Fprintf(&b, "> **Task state drawn from:** %s\n", strings.Join(s.DrawnFrom, "; "))
+	}
 	if name != "" || s.Project.Path != "" {
 		fmt.Fprintf(&b, "> **Project:** %s (%s)", name, s.Project.Path)
 		if s.Project.GitBranch != "" {
@@ -369,12 +372,21 @@ func buildLayers(s Session) []*layer {
 	if goal == "" {
 		goal = "(no request was recorded; ask the user to restate the task)"
 	}
-	task.items = append(task.items, "**Goal:** "+goal)
+	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
+	if l := strings.TrimSpace(s.Task.Latest); l != "" && l != goal {
+		task.items = append(task.items, "**Latest request:** "+defuseHeadings(l))
+	}
 	if ip := strings.TrimSpace(s.Task.InProgress); ip != "" {
 		task.items = append(task.items, "**In progress (continue this immediately):** "+ip)
 	}
+	if len(s.Task.SetAside) > 0 {
+		task.items = append(task.items, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
+	}
 	if len(s.Task.Remaining) > 0 {
 		task.items = append(task.items, "**Remaining:**\n"+bulletList(s.Task.Remaining))
+	}
+	if len(s.References) > 0 {
+		task.items = append(task.items, "**References and action items:**\n"+bulletList(s.References))
 	}
 	if len(s.Task.Completed) > 0 {
 		task.items = append(task.items, "**Completed:**\n"+bulletList(s.Task.Completed))
@@ -425,7 +437,7 @@ func buildLayers(s Session) []*layer {
 		prj.items = append(prj.items, "**Git status:**\n```\n"+firstLines(st, MaxTreeLines)+"\n```")
 	}
 	if len(s.Project.GitLog) > 0 {
-		prj.items = append(prj.items, "**Recent commits:**\n```\n"+strings.Join(s.Project.GitLog, "\n")+"\n```")
+		prj.items = append(prj.items, "**Recent commits:**\n```\n"+strings.Join(OneLine(s.Project.GitLog), "\n")+"\n```")
 	}
 	if t := strings.TrimRight(s.Project.Structure, "\n"); t != "" {
 		prj.items = append(prj.items, "**Project structure:**\n```\n"+firstLines(t, MaxTreeLines)+"\n```")
@@ -493,7 +505,7 @@ func renderMessage(m Message, n int) string {
 	if m.ToolName != "" {
 		role += " (" + m.ToolName + ")"
 	}
-	return "**" + role + ":**\n" + redact.Clip(strings.TrimSpace(m.Content), n)
+	return "**" + role + ":**\n" + defuseHeadings(redact.Clip(strings.TrimSpace(m.Content), n))
 }
 
 func toolNames(msgs []Message) []string {

@@ -24,7 +24,10 @@ var memoryFiles = []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules"
 
 // Sources are what FromRows reads besides the rows.
 type Sources struct {
-	Project   string // project root
+	Project string // project root; "" = no project context (git, tree, diffs)
+	// Recorded is the directory the session says it ran in: file paths are
+	// relative to it, and it names the project when Project is "".
+	Recorded  string
 	Tool      string // the agent that wrote the session
 	SessionID string // its native id
 	Ledger    ledger.Session
@@ -38,54 +41,26 @@ type Sources struct {
 // task state, the project's context (git, tree, memory files), the files
 // changed with their diffs, and the conversation.
 func FromRows(rows []ledger.Row, src Sources) Session {
-	h := distill.Distill(rows, distill.Options{Project: src.Project})
-	h.Git, h.Files = distill.GitFacts(src.Project, h.Files)
+	rel := src.Project
+	if rel == "" {
+		rel = src.Recorded
+	}
+	h := distill.Distill(rows, distill.Options{Project: rel})
+	if src.Project != "" {
+		h.Git, h.Files = distill.GitFacts(src.Project, h.Files)
+	}
 	ls := src.Ledger
 	s := Session{
 		Version:    Version,
 		Source:     src.Tool,
 		CapturedAt: src.Now.UTC().Truncate(time.Second),
 		SessionID:  src.SessionID,
-		Decisions:  h.Decisions,
 	}
 	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
 		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
 	}
 	s.Project = projectContext(src, h.Git)
-	s.Task.Description = h.Task
-	s.Task.InProgress = h.Next
-	s.Task.Completed = dedupeStrings(h.Done)
-	for _, q := range h.Questions {
-		switch {
-		case strings.HasPrefix(q, "unresolved: "):
-			// the failure itself is listed below
-		case strings.HasPrefix(q, "TODO:") || strings.HasPrefix(q, "FIXME:") || strings.HasPrefix(q, "XXX:") || strings.HasPrefix(q, "HACK:"):
-			s.Task.Remaining = append(s.Task.Remaining, q)
-		default:
-			s.Questions = append(s.Questions, q)
-		}
-	}
-	for _, f := range h.Failures {
-		b := "`" + f.What + "`"
-		if f.ExitCode != nil {
-			b += fmt.Sprintf(" → exit %d", *f.ExitCode)
-		} else {
-			b += " → failed"
-		}
-		if f.Error != "" {
-			b += ": " + f.Error
-		}
-		if f.Count > 1 {
-			b += fmt.Sprintf(" (×%d)", f.Count)
-		}
-		if f.Resolved {
-			b += " (later succeeded)"
-		}
-		s.Blockers = append(s.Blockers, b)
-		if !f.Resolved {
-			s.Task.Blockers = append(s.Task.Blockers, b)
-		}
-	}
+	SetTaskState(&s, h)
 	for _, f := range h.Files {
 		fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
 		switch {
@@ -168,13 +143,22 @@ func dedupeStrings(in []string) []string {
 // projectContext is P4: branch, status, log, tree, memory files.
 func projectContext(src Sources, g distill.Git) Project {
 	dir := src.Project
+	if dir == "" {
+		if src.Recorded == "" {
+			return Project{}
+		}
+		return Project{Path: src.Recorded, Name: filepath.Base(src.Recorded)}
+	}
 	p := Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
 	if g.Repo && src.Git != nil {
 		if out, err := src.Git(dir, "status", "--short"); err == nil {
 			p.GitStatus = firstN(out, MaxTreeLines)
 		}
-		if out, err := src.Git(dir, "log", "--oneline", "-10"); err == nil && out != "" {
-			p.GitLog = strings.Split(out, "\n")
+		// %B, not %s: git's subject is the whole first paragraph joined
+		// into one line, which for a message without a blank second line
+		// is the whole message.
+		if out, err := src.Git(dir, "log", "-10", "--format=%h %B%x1e"); err == nil && out != "" {
+			p.GitLog = CommitSubjects(out)
 		}
 	}
 	p.Structure = tree(dir, 2, MaxTreeLines)
@@ -204,6 +188,9 @@ func projectContext(src Sources, g distill.Git) Project {
 // content for a new file.
 func fileDiff(src Sources, f distill.File) string {
 	project := src.Project
+	if project == "" {
+		return "" // no project here: nothing to read
+	}
 	abs := f.Path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(project, f.Path)

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/distill"
 )
 
 // Version is the session.json format version.
@@ -42,6 +44,14 @@ type Session struct {
 	Test string `json:"test,omitempty"`
 	// Tokens is the context fill the agent last reported (carryover extension).
 	Tokens *Tokens `json:"tokens,omitempty"`
+	// References are the sources and prose action items the session named
+	// (carryover extension).
+	References []string `json:"references,omitempty"`
+	// DrawnFrom names the sessions the task state was distilled from when
+	// it is the project's fold across sessions (carryover extension).
+	DrawnFrom []string `json:"drawnFrom,omitempty"`
+	// Quality is the handoff's coverage report (carryover extension).
+	Quality *distill.Quality `json:"quality,omitempty"`
 }
 
 // Project is what the receiving agent needs to know about the repository.
@@ -82,7 +92,9 @@ type FileChange struct {
 
 // Task is the task state: P1 of the resume prompt.
 type Task struct {
-	Description string   `json:"description"`
+	Description string   `json:"description"`        // the goal
+	Latest      string   `json:"latest,omitempty"`   // the latest request, when not the goal (carryover extension)
+	SetAside    []string `json:"setAside,omitempty"` // goals an explicit switch abandoned (carryover extension)
 	Completed   []string `json:"completed"`
 	Remaining   []string `json:"remaining"`
 	InProgress  string   `json:"inProgress,omitempty"`
@@ -155,6 +167,9 @@ func (s *Session) Redact(fn func(string) string) {
 	list(s.Questions)
 	s.Test = fn(s.Test)
 	s.Task.Description = fn(s.Task.Description)
+	s.Task.Latest = fn(s.Task.Latest)
+	list(s.Task.SetAside)
+	list(s.References)
 	list(s.Task.Completed)
 	list(s.Task.Remaining)
 	s.Task.InProgress = fn(s.Task.InProgress)

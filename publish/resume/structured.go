@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish/redact"
 	"regexp"
 	"strings"
@@ -22,6 +23,8 @@ type Handoff struct {
 	Status          string            `yaml:"status" json:"status"`   // complete|partial|blocked
 	Outcome         string            `yaml:"outcome" json:"outcome"` // SUCCEEDED|PARTIAL_PLUS|PARTIAL_MINUS|FAILED
 	Goal            string            `yaml:"goal" json:"goal"`
+	Latest          string            `yaml:"latest,omitempty" json:"latest,omitempty"`
+	SetAside        []string          `yaml:"set_aside,omitempty" json:"set_aside,omitempty"`
 	Now             string            `yaml:"now" json:"now"`
 	Test            string            `yaml:"test,omitempty" json:"test,omitempty"`
 	DoneThisSession []TaskRecord      `yaml:"done_this_session,omitempty" json:"done_this_session,omitempty"`
@@ -37,6 +40,12 @@ type Handoff struct {
 	TokensUsed      int64             `yaml:"tokens_used,omitempty" json:"tokens_used,omitempty"`
 	TokensMax       int64             `yaml:"tokens_max,omitempty" json:"tokens_max,omitempty"`
 	TokensPct       float64           `yaml:"tokens_pct,omitempty" json:"tokens_pct,omitempty"`
+	References      []string          `yaml:"references,omitempty" json:"references,omitempty"`
+	DrawnFrom       []string          `yaml:"drawn_from,omitempty" json:"drawn_from,omitempty"`
+	Quality         *distill.Quality  `yaml:"quality,omitempty" json:"quality,omitempty"`
+	// Warnings say what the reader could not find (carryover extension):
+	// a handoff with a best-effort goal says so instead of failing.
+	Warnings []string `yaml:"warnings,omitempty" json:"warnings,omitempty"`
 	// Lifecycle is the project's current handoff as carryover tracks it
 	// (lifecycle.go); absent when the ledger has none.
 	Lifecycle *Lifecycle `yaml:"lifecycle,omitempty" json:"lifecycle,omitempty"`
@@ -78,16 +87,21 @@ var (
 // Structured derives the structured handoff from s.
 func Structured(s Session) Handoff {
 	h := Handoff{
-		Version:   Version,
-		Session:   s.SessionID,
-		Goal:      oneLine(s.Task.Description),
-		Now:       oneLine(s.Task.InProgress),
-		Test:      s.Test,
-		Blockers:  dedupe(s.Task.Blockers),
-		Questions: dedupe(s.Questions),
-		Failed:    dedupe(s.Blockers),
-		Next:      dedupe(s.Task.Remaining),
-		AgentType: s.Source,
+		Version:    Version,
+		Session:    s.SessionID,
+		Goal:       oneLine(s.Task.Description),
+		Latest:     oneLine(s.Task.Latest),
+		SetAside:   dedupe(s.Task.SetAside),
+		References: dedupe(s.References),
+		DrawnFrom:  s.DrawnFrom,
+		Quality:    s.Quality,
+		Now:        oneLine(s.Task.InProgress),
+		Test:       s.Test,
+		Blockers:   dedupe(s.Task.Blockers),
+		Questions:  dedupe(s.Questions),
+		Failed:     dedupe(s.Blockers),
+		Next:       dedupe(s.Task.Remaining),
+		AgentType:  s.Source,
 	}
 	if !s.CapturedAt.IsZero() {
 		h.Date = s.CapturedAt.UTC().Format("2006-01-02")
@@ -196,14 +210,19 @@ func contains(l []string, s string) bool {
 // can be rendered as a markdown resume prompt.
 func (h Handoff) ToSession() Session {
 	s := Session{
-		Version:   Version,
-		Source:    h.AgentType,
-		SessionID: h.Session,
-		Test:      h.Test,
-		Questions: h.Questions,
-		Blockers:  h.Failed,
+		Version:    Version,
+		Source:     h.AgentType,
+		SessionID:  h.Session,
+		Test:       h.Test,
+		Questions:  h.Questions,
+		Blockers:   h.Failed,
+		References: h.References,
+		DrawnFrom:  h.DrawnFrom,
+		Quality:    h.Quality,
 		Task: Task{
 			Description: h.Goal,
+			Latest:      h.Latest,
+			SetAside:    h.SetAside,
 			InProgress:  h.Now,
 			Remaining:   h.Next,
 			Blockers:    h.Blockers,

@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package safefile is the one way carryover writes a file, and the way it
 // reads one in a place it does not control. A project may have come from a
 // stranger: any name in it can be a symlink to ~/.bashrc, a FIFO, a device

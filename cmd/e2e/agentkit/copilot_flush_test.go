@@ -11,8 +11,12 @@ import (
 // after the sessionEnd hooks return; in fact the writer lags behind by
 // about a second: a run whose hooks are quick ends before anything is
 // flushed, but a slow postToolUse hook lets earlier events reach the disk.
-// What holds either way is that agentStop and sessionEnd hooks never see the
-// end of their own session.
+// Whether agentStop and sessionEnd see the end of their own session depends
+// on how far that lagging writer got, i.e. on the machine's load: on an idle
+// machine they never do, on a busy one they sometimes do (seen in CI-like runs
+// with load 15 on 2 cores). So that is logged, not asserted — carryover's
+// catch-up at the next event covers both — and the test asserts only what
+// holds at any speed: every hook saw a prefix of the final file.
 func TestCopilotEventsFlush(t *testing.T) {
 	bin := Install(t, "copilot-cli")
 	home := t.TempDir()
@@ -46,8 +50,11 @@ func TestCopilotEventsFlush(t *testing.T) {
 		if e.EventsSize == nil {
 			t.Fatalf("%s: hook log has no events_size", e.Event)
 		}
+		if *e.EventsSize > int64(len(final)) {
+			t.Errorf("%s saw events.jsonl at size %d, larger than the final file (%d)", e.Event, *e.EventsSize, len(final))
+		}
 		if (e.Event == "agentStop" || e.Event == "sessionEnd") && *e.EventsSize >= lastMsg {
-			t.Errorf("%s saw events.jsonl at size %d, which already holds the final assistant message (at %d)", e.Event, *e.EventsSize, lastMsg)
+			t.Logf("%s saw events.jsonl at size %d, which already holds the final assistant message (at %d): the writer caught up on this run", e.Event, *e.EventsSize, lastMsg)
 		}
 		if e.Event != "sessionEnd" && *e.EventsSize > maxSeen {
 			maxSeen = *e.EventsSize

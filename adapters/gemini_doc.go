@@ -1,0 +1,225 @@
+package adapters
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Gemini CLI session shapes carryover reads (testdata/adapters/gemini/):
+//
+//   - before 0.39: one JSON document per session, chats/session-<time>-<id8>.json,
+//     {"sessionId","projectHash","startTime","lastUpdated","messages":[…]},
+//     rewritten whole on every turn; messages are the same records the later
+//     JSONL appends (content a string or Part[], toolCalls with results).
+//   - 0.39 and later: chats/session-*.jsonl, a header line then upserted
+//     messages and "$set" rewrites (gemini.go). Early JSONL headers lack
+//     projectHash.
+//
+// The document shape is read whole through ReadStore (it is not tailable:
+// every write replaces it); the ledger's upsert by message id makes the
+// re-read harmless.
+
+// geminiDocMax bounds a document read whole (the biggest real chat files
+// are a few MB; a planted huge file must not exhaust memory).
+const geminiDocMax = 256 << 20
+
+type geminiDoc struct {
+	SessionID   string            `json:"sessionId"`
+	ProjectHash string            `json:"projectHash"`
+	StartTime   string            `json:"startTime"`
+	LastUpdated string            `json:"lastUpdated"`
+	Messages    []json.RawMessage `json:"messages"`
+}
+
+// isGeminiDoc reports whether path names a pre-0.39 document.
+func isGeminiDoc(path string) bool { return strings.HasSuffix(path, ".json") }
+
+// ReadStore reads a pre-0.39 single-document session (nothing for the
+// JSONL shape, which is tailed).
+func (gemini) ReadStore(h Hook, env Env) ([]Row, error) {
+	if !isGeminiDoc(h.TranscriptPath) {
+		return nil, nil
+	}
+	d, err := readGeminiDoc(h.TranscriptPath)
+	if err != nil {
+		return nil, err
+	}
+	return geminiRewrite(d.Messages), nil
+}
+
+func readGeminiDoc(path string) (geminiDoc, error) {
+	var d geminiDoc
+	f, err := os.Open(path)
+	if err != nil {
+		return d, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return d, err
+	}
+	if !fi.Mode().IsRegular() {
+		return d, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, geminiDocMax+1))
+	if err != nil {
+		return d, err
+	}
+	if len(b) > geminiDocMax {
+		return d, fmt.Errorf("session document over %d MB", geminiDocMax>>20)
+	}
+	return parseGeminiDoc(path, b)
+}
+
+// parseGeminiDoc decodes a document's bytes (path names a /chat save).
+func parseGeminiDoc(path string, b []byte) (geminiDoc, error) {
+	var d geminiDoc
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		return geminiArrayDoc(path, t)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("not a Gemini CLI session document (JSON: %v)", jsonErrWhere(err))
+	}
+	if d.SessionID == "" || d.Messages == nil {
+		return d, errNoSession
+	}
+	return d, nil
+}
+
+// jsonErrWhere keeps a JSON error's position, never the content.
+func jsonErrWhere(err error) string {
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	}
+	return "unexpected value"
+}
+
+// describeGeminiDoc is Describe for the document shape.
+func describeGeminiDoc(path string) (NativeSession, error) {
+	d, err := readGeminiDoc(path)
+	if err != nil {
+		return NativeSession{Tool: "gemini", Path: path}, err
+	}
+	s := NativeSession{Tool: "gemini", Path: path, ID: d.SessionID}
+	for _, v := range []string{d.LastUpdated, d.StartTime} {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil && t.After(s.LastActive) {
+			s.LastActive = t
+		}
+	}
+	for _, raw := range d.Messages {
+		var m geminiMessage
+		if json.Unmarshal(raw, &m) != nil || m.ID == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, m.Timestamp); err == nil && t.After(s.LastActive) {
+			s.LastActive = t
+		}
+		if m.Type == "user" || m.Type == "gemini" {
+			s.MessageCount++
+		}
+		if m.Type == "user" && s.Preview == "" {
+			if t := strings.TrimSpace(geminiText(m.Content)); t != "" && !strings.HasPrefix(t, "/") && !IsCarryoverText(t) {
+				s.Preview = preview(t)
+			}
+		}
+	}
+	if s.LastActive.IsZero() {
+		if fi, err := os.Stat(path); err == nil {
+			s.LastActive = fi.ModTime()
+		}
+	}
+	return s, nil
+}
+
+// looksLikeGeminiDoc is a cheap check of a file's first bytes.
+func looksLikeGeminiDoc(head []byte) bool {
+	head = bytes.TrimLeft(head, " \t\r\n")
+	return bytes.HasPrefix(head, []byte("{")) && bytes.Contains(head, []byte(`"messages"`)) && bytes.Contains(head, []byte(`"sessionId"`))
+}
+
+// geminiArrayDoc reads the two array-shaped files of Gemini CLI before
+// 0.39: logs.json (every prompt typed in the project, all sessions:
+// [{sessionId, messageId, type:"user", message, timestamp}], of which the
+// newest session is taken) and a /chat save checkpoint-<tag>.json (the
+// model history: [{role:"user"|"model", parts:[…]}], named by its file).
+func geminiArrayDoc(path string, b []byte) (geminiDoc, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return geminiDoc{}, fmt.Errorf("not a Gemini CLI session document (JSON: %v)", jsonErrWhere(err))
+	}
+	var d geminiDoc
+	type logEntry struct {
+		SessionID string          `json:"sessionId"`
+		MessageID json.RawMessage `json:"messageId"`
+		Type      string          `json:"type"`
+		Message   string          `json:"message"`
+		Timestamp string          `json:"timestamp"`
+		Role      string          `json:"role"`
+		Parts     json.RawMessage `json:"parts"`
+	}
+	var newest, newestAt string
+	entries := make([]logEntry, 0, len(items))
+	for _, it := range items {
+		var e logEntry
+		if json.Unmarshal(it, &e) != nil {
+			continue
+		}
+		entries = append(entries, e)
+		if e.SessionID != "" && e.Timestamp >= newestAt {
+			newest, newestAt = e.SessionID, e.Timestamp
+		}
+	}
+	enc := func(m geminiMessage) json.RawMessage { r, _ := json.Marshal(m); return r }
+	setup := false // the CLI's opening "setting up the context" exchange
+	for i, e := range entries {
+		if e.Role == "user" && strings.Contains(string(e.Parts), "We are setting up the context for our chat") {
+			setup = true
+			continue
+		}
+		if setup && e.Role == "model" {
+			setup = false
+			if strings.Contains(string(e.Parts), "Thanks for the context") {
+				continue
+			}
+		}
+		switch {
+		case newest != "" && e.SessionID == newest && e.Type == "user" && e.Message != "" &&
+			!(strings.HasPrefix(e.Message, "/") && !strings.ContainsAny(strings.TrimSpace(e.Message), " \n")):
+			content, _ := json.Marshal(e.Message)
+			d.Messages = append(d.Messages, enc(geminiMessage{ID: "log:" + e.SessionID + ":" + string(e.MessageID),
+				Timestamp: e.Timestamp, Type: "user", Content: content}))
+		case newest == "" && (e.Role == "user" || e.Role == "model") && len(e.Parts) > 0:
+			typ := "user"
+			if e.Role == "model" {
+				typ = "gemini"
+			}
+			d.Messages = append(d.Messages, enc(geminiMessage{ID: "cp:" + strconv.Itoa(i), Type: typ, Content: e.Parts}))
+		}
+	}
+	d.SessionID = newest
+	if d.SessionID == "" {
+		d.SessionID = strings.TrimSuffix(filepath.Base(path), ".json")
+	}
+	d.LastUpdated = newestAt
+	if len(d.Messages) == 0 {
+		return d, errNoSession
+	}
+	return d, nil
+}
+
+// geminiArraySniff recognises logs.json and a /chat save: a JSON array
+// (a JSONL transcript never starts with '[').
+func geminiArraySniff(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '[' {
+		return false
+	}
+	return containsAll(t, `"sessionId"`, `"messageId"`) || containsAll(t, `"role":"model"`, `"parts"`)
+}

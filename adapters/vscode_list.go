@@ -1,0 +1,111 @@
+package adapters
+
+import (
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// vscodeLister lists VS Code Copilot Chat sessions for the manual path,
+// straight from VS Code's stores (a session its hooks never saw can be
+// handed off): every User dir's workspaceStorage/<hash>/chatSessions/
+// <id>.jsonl|.json and GitHub.copilot-chat/transcripts/<id>.jsonl. A
+// workspace's project is the folder its workspace.json names.
+type vscodeLister struct{}
+
+func (vscodeLister) Stores(env Env) []string {
+	var out []string
+	for _, d := range vscodeUserDirs(env) {
+		out = append(out, filepath.Join(d, "workspaceStorage"))
+	}
+	return out
+}
+
+func (l vscodeLister) ListSessions(env Env, project string) ([]NativeSession, error) {
+	var out []NativeSession
+	seen := map[string]bool{}
+	for _, root := range vscodeUserDirs(env) {
+		wss, _ := filepath.Glob(filepath.Join(globEscape(root), "workspaceStorage", "*"))
+		for _, ws := range wss {
+			folder := vscodeWorkspaceFolder(ws)
+			if project != "" && (folder == "" || !InProject(folder, project)) {
+				continue
+			}
+			stores, _ := filepath.Glob(filepath.Join(globEscape(ws), "chatSessions", "*.json*"))
+			trans, _ := filepath.Glob(filepath.Join(globEscape(ws), "GitHub.copilot-chat", "transcripts", "*.jsonl"))
+			for _, f := range append(stores, trans...) {
+				s, err := l.Describe(f)
+				if err != nil || seen[s.ID] {
+					continue // a transcript of a session whose store was listed
+				}
+				seen[s.ID] = true
+				s.Project = folder
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// vscodeWorkspaceFolder is the local folder a workspaceStorage dir
+// belongs to ("" for remote or multi-root workspaces).
+func vscodeWorkspaceFolder(ws string) string {
+	b, err := os.ReadFile(filepath.Join(ws, "workspace.json"))
+	if err != nil {
+		return ""
+	}
+	var w struct {
+		Folder string `json:"folder"`
+	}
+	if json.Unmarshal(b, &w) != nil || !strings.HasPrefix(w.Folder, "file://") {
+		return ""
+	}
+	u, err := url.Parse(w.Folder)
+	if err != nil {
+		return ""
+	}
+	return filepath.FromSlash(u.Path)
+}
+
+func (vscodeLister) Describe(path string) (NativeSession, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return NativeSession{}, errNoSession
+	}
+	id := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".jsonl"), ".json")
+	s := NativeSession{Tool: "vscode-copilot", ID: id, Path: path, LastActive: fi.ModTime()}
+	var rows []Row
+	if filepath.Base(filepath.Dir(path)) == "chatSessions" {
+		rows, err = vscode{}.ReadStore(Hook{TranscriptPath: path, SessionID: id}, Env{})
+		if err != nil {
+			return s, err
+		}
+	} else {
+		fs, err := sampleFile(path)
+		if err != nil {
+			return s, err
+		}
+		for _, ln := range lines(fs.head) {
+			rs, _ := vscode{}.ParseLine(ln, 0)
+			rows = append(rows, rs...)
+		}
+		s.CountEstimated = fs.tail != nil
+	}
+	for _, r := range rows {
+		if r.Kind == KindPrompt || r.Kind == KindText {
+			s.MessageCount++
+		}
+		if r.Kind == KindPrompt && s.Preview == "" {
+			s.Preview = preview(r.Text)
+		}
+		if r.Time.After(s.LastActive) {
+			s.LastActive = r.Time
+		}
+	}
+	if len(rows) == 0 {
+		return s, errNoSession
+	}
+	return s, nil
+}

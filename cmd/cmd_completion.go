@@ -1,0 +1,311 @@
+package cmd
+
+// `carryover completion bash|zsh|fish` prints a completion script made
+// from the command tree itself (commands, subcommands, flags and the values
+// some flags take), so it never drifts from the CLI and completing runs no
+// carryover process.
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/specs"
+)
+
+func init() { register(completionCommand) }
+
+type completionOptions struct{ shell string }
+
+func completionCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print the shell completion script for bash, zsh or fish",
+		ArgsUsage: "bash|zsh|fish",
+		Description: "bash:  echo 'source <(carryover completion bash)' >> ~/.bashrc\n" +
+			"zsh:   echo 'source <(carryover completion zsh)' >> ~/.zshrc\n" +
+			"fish:  carryover completion fish > ~/.config/fish/completions/carryover.fish",
+		Action: func(c *cli.Context) error {
+			return runCompletion(e, completionOptions{shell: c.Args().First()})
+		},
+	}
+}
+
+func runCompletion(e *Env, o completionOptions) error {
+	tree := completionTree(commands(e))
+	switch o.shell {
+	case "bash":
+		writeBash(e.Stdout, tree)
+	case "zsh":
+		writeZsh(e.Stdout, tree)
+	case "fish":
+		writeFish(e.Stdout, tree)
+	default:
+		return exitf(ExitError, "which shell? `carryover completion bash`, `zsh` or `fish`")
+	}
+	return nil
+}
+
+// compCmd is one command (or subcommand) for completion.
+type compCmd struct {
+	name, usage string
+	flags       []compFlag
+	subs        []compCmd
+	args        []string // positional arguments worth completing
+}
+
+type compFlag struct {
+	names  []string // long first
+	usage  string
+	values []string // completions for the value; nil: none or free text
+	takes  bool     // takes a value
+}
+
+// flagValues are the values worth completing, by flag name.
+func flagValues() map[string][]string {
+	return map[string][]string{
+		"tools":  specs.Names(),
+		"source": adapters.ListerNames(),
+		"resume": resumeModes,
+		"target": resume.Targets(),
+		"format": {"md", "yaml", "json"},
+	}
+}
+
+// commandArgs are the positional arguments of commands that take a fixed set.
+var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish"}, "set": configKeyNames()}
+
+func completionTree(cs []*cli.Command) []compCmd {
+	vals := flagValues()
+	var out []compCmd
+	for _, c := range cs {
+		if c.Hidden {
+			continue
+		}
+		cc := compCmd{name: c.Name, usage: c.Usage}
+		for _, f := range c.Flags {
+			names := f.Names()
+			sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+			cf := compFlag{names: names}
+			if d, ok := f.(cli.DocGenerationFlag); ok {
+				cf.usage, cf.takes = d.GetUsage(), d.TakesValue()
+			}
+			if cf.takes {
+				cf.values = vals[names[0]]
+			}
+			cc.flags = append(cc.flags, cf)
+		}
+		cc.subs = completionTree(c.Subcommands)
+		cc.args = commandArgs[c.Name]
+		out = append(out, cc)
+	}
+	return out
+}
+
+func dash(n string) string {
+	if len(n) == 1 {
+		return "-" + n
+	}
+	return "--" + n
+}
+
+func writeBash(w io.Writer, tree []compCmd) {
+	var names []string
+	for _, c := range tree {
+		names = append(names, c.name)
+	}
+	fmt.Fprint(w, `# carryover bash completion. Load it in ~/.bashrc:
+#   source <(carryover completion bash)
+_carryover() {
+  local cur prev cmd sub i
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  prev="${COMP_WORDS[COMP_CWORD-1]}"
+  cmd="" sub=""
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "${COMP_WORDS[i]}" in
+      -*) ;;
+      *) if [[ -z "$cmd" ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; fi ;;
+    esac
+  done
+  local words="" prefix="${cur%"${cur##*,}"}" # lists: complete after the last comma
+  case "$prev" in
+`)
+	// Values of flags, whatever the command (the names mean the same everywhere).
+	vals := flagValues()
+	var vnames []string
+	for n := range vals {
+		vnames = append(vnames, n)
+	}
+	sort.Strings(vnames)
+	for _, n := range vnames {
+		fmt.Fprintf(w, "    --%s) COMPREPLY=($(compgen -P \"$prefix\" -W %q -- \"${cur##*,}\")); return ;;\n", n, strings.Join(vals[n], " "))
+	}
+	fmt.Fprint(w, "  esac\n  case \"$cmd $sub\" in\n")
+	for _, c := range tree {
+		for _, s := range c.subs {
+			fmt.Fprintf(w, "    \"%s %s\") words=%q ;;\n", c.name, s.name, strings.TrimSpace(strings.Join(s.args, " ")+" "+bashFlags(s.flags)))
+		}
+		subs := c.args
+		for _, s := range c.subs {
+			subs = append(subs, s.name)
+		}
+		fmt.Fprintf(w, "    \"%s \"*) words=%q ;;\n", c.name, strings.TrimSpace(strings.Join(subs, " ")+" "+bashFlags(c.flags)))
+	}
+	fmt.Fprintf(w, "    *) words=%q ;;\n  esac\n", strings.Join(names, " ")+" --help --version")
+	fmt.Fprint(w, `  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+complete -o default -F _carryover carryover
+`)
+}
+
+func bashFlags(fs []compFlag) string {
+	var out []string
+	for _, f := range fs {
+		for _, n := range f.names {
+			out = append(out, dash(n))
+		}
+	}
+	out = append(out, "--help")
+	return strings.Join(out, " ")
+}
+
+// zshQuote makes s safe inside a single-quoted word; zshDesc also inside
+// an _arguments option's [description].
+func zshQuote(s string) string { return strings.ReplaceAll(s, "'", "'\\''") }
+
+func zshDesc(s string) string {
+	return zshQuote(strings.NewReplacer("[", "\\[", "]", "\\]").Replace(s))
+}
+
+func writeZsh(w io.Writer, tree []compCmd) {
+	fmt.Fprint(w, `#compdef carryover
+# carryover zsh completion. Load it in ~/.zshrc (after compinit):
+#   source <(carryover completion zsh)
+# or save it as _carryover in a directory on $fpath.
+_carryover() {
+  local -a commands
+  commands=(
+`)
+	for _, c := range tree {
+		fmt.Fprintf(w, "    '%s:%s'\n", c.name, zshQuote(c.usage))
+	}
+	fmt.Fprint(w, `  )
+  if (( CURRENT == 2 )); then
+    _describe -t commands 'carryover command' commands
+    return
+  fi
+  local cmd=$words[2]
+  case $cmd in
+`)
+	for _, c := range tree {
+		fmt.Fprintf(w, "    %s)\n", c.name)
+		if len(c.subs) > 0 {
+			fmt.Fprint(w, "      if (( CURRENT == 3 )); then\n        local -a subs\n        subs=(")
+			for _, s := range c.subs {
+				fmt.Fprintf(w, " '%s:%s'", s.name, zshQuote(s.usage))
+			}
+			fmt.Fprint(w, " )\n        _describe -t commands 'subcommand' subs\n        return\n      fi\n")
+			for _, s := range c.subs {
+				fmt.Fprintf(w, "      [[ $words[3] == %s ]] && { _arguments -s %s; return; }\n", s.name, zshSpecs(s.flags, s.args))
+			}
+		}
+		fmt.Fprintf(w, "      _arguments -s %s\n      ;;\n", zshSpecs(c.flags, c.args))
+	}
+	fmt.Fprint(w, `  esac
+}
+if [[ "${funcstack[1]}" == "_carryover" ]]; then
+  _carryover "$@"
+else
+  compdef _carryover carryover
+fi
+`)
+}
+
+func zshSpecs(fs []compFlag, args []string) string {
+	var out []string
+	for _, f := range fs {
+		for _, n := range f.names {
+			spec := dash(n) + "[" + zshDesc(f.usage) + "]"
+			if f.takes {
+				spec += ":" + n + ":"
+				if len(f.values) > 0 {
+					spec += "(" + strings.Join(f.values, " ") + ")"
+				} else {
+					spec += "_files"
+				}
+			}
+			out = append(out, "'"+spec+"'")
+		}
+	}
+	if len(args) > 0 {
+		out = append(out, "'1:argument:("+strings.Join(args, " ")+")'")
+	} else {
+		out = append(out, "'*:file:_files'")
+	}
+	return strings.Join(out, " ")
+}
+
+func writeFish(w io.Writer, tree []compCmd) {
+	fmt.Fprint(w, "# carryover fish completion. Install it with:\n#   carryover completion fish > ~/.config/fish/completions/carryover.fish\n")
+	var names []string
+	for _, c := range tree {
+		names = append(names, c.name)
+	}
+	all := strings.Join(names, " ")
+	for _, c := range tree {
+		fmt.Fprintf(w, "complete -c carryover -n 'not __fish_seen_subcommand_from %s' -f -a %s -d %s\n", all, c.name, fishQuote(c.usage))
+	}
+	for _, c := range tree {
+		cond := "__fish_seen_subcommand_from " + c.name
+		var subs []string
+		for _, s := range c.subs {
+			subs = append(subs, s.name)
+		}
+		top := cond
+		if len(subs) > 0 {
+			top += "; and not __fish_seen_subcommand_from " + strings.Join(subs, " ")
+		}
+		for _, s := range c.subs {
+			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s -d %s\n", top, s.name, fishQuote(s.usage))
+			sc := cond + "; and __fish_seen_subcommand_from " + s.name
+			if len(s.args) > 0 {
+				fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", sc, fishQuote(strings.Join(s.args, " ")))
+			}
+			fishFlags(w, sc, s.flags)
+		}
+		if len(c.args) > 0 {
+			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", top, fishQuote(strings.Join(c.args, " ")))
+		}
+		fishFlags(w, top, c.flags)
+	}
+}
+
+func fishFlags(w io.Writer, cond string, fs []compFlag) {
+	for _, f := range fs {
+		line := "complete -c carryover -n '" + cond + "'"
+		for _, n := range f.names {
+			if len(n) == 1 {
+				line += " -s " + n
+			} else {
+				line += " -l " + n
+			}
+		}
+		if f.takes {
+			line += " -r"
+			if len(f.values) > 0 {
+				line += " -f -a " + fishQuote(strings.Join(f.values, " "))
+			}
+		}
+		line += " -d " + fishQuote(f.usage)
+		fmt.Fprintln(w, line)
+	}
+}
+
+func fishQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}

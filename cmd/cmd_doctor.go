@@ -1,0 +1,353 @@
+package cmd
+
+// `carryover doctor`: runs every installed hook stub the way its agent
+// would (the command line from the agent's config, through the shell, a
+// synthetic payload, in a scratch project with a scratch $CARRYOVER_HOME so
+// the real ledger is untouched), checks the exit code, the time against the
+// agent's hook timeout, and that the start event's output parses in that
+// agent's envelope; then it adds the last real delivery receipt. One line
+// per agent, with the fix when something is wrong.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/specs"
+	"github.com/carryover/carryover/specs/hookconf"
+)
+
+func init() { register(doctorCommand) }
+
+type doctorOptions struct {
+	asJSON bool
+}
+
+func doctorCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "run each installed hook stub as its agent would and report, per agent, what works and how to fix what does not",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error {
+			return runDoctor(e, doctorOptions{asJSON: c.Bool("json")})
+		},
+	}
+}
+
+// DoctorReport is one agent's line.
+type DoctorReport struct {
+	Tool    string `json:"tool"`
+	Display string `json:"display"`
+	OK      bool   `json:"ok"`
+	// Summary says what was checked; Problem what failed; Fix what to do.
+	Summary string `json:"summary"`
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+	// Ran counts the stubs run; Slowest is the longest run.
+	Ran     int           `json:"ran"`
+	Slowest time.Duration `json:"slowest_ns"`
+	// LastDelivery is the newest real receipt of this agent ("" = none).
+	LastDelivery string `json:"last_delivery,omitempty"`
+}
+
+// doctorMarker is in the scratch handoff; the start stub's injection must
+// carry it back.
+const doctorMarker = "carryover doctor check"
+
+func runDoctor(e *Env, o doctorOptions) error {
+	tab, err := specs.Load()
+	if err != nil {
+		return exitf(ExitError, "%v", err)
+	}
+	cfg, _ := LoadConfig(e, "")
+	receipts := lastDeliveries(e)
+	var reps []DoctorReport
+	var idle []string
+	for _, a := range agentStatus(e) {
+		tl, _ := tab.Tool(a.Tool)
+		r := doctorAgent(e, tl, a)
+		if r.Ran == 0 && r.OK && !a.Detected() && !slices.Contains(cfg.Tools, a.Tool) {
+			idle = append(idle, a.Display)
+			continue
+		}
+		if d, ok := receipts[a.Tool]; ok {
+			r.LastDelivery = fmt.Sprintf("last delivery %s (session %s, via %s)", publish.Ago(e.Now(), d.At), shortID(d.NativeID), d.Via)
+		} else if r.Ran > 0 {
+			r.LastDelivery = "no delivery recorded yet"
+		}
+		reps = append(reps, r)
+	}
+	failed := 0
+	for _, r := range reps {
+		if !r.OK {
+			failed++
+		}
+	}
+	if o.asJSON {
+		b, _ := json.MarshalIndent(reps, "", "  ")
+		fmt.Fprintln(e.Stdout, string(b))
+	} else {
+		for _, r := range reps {
+			mark := colour(e, e.StdoutTTY, "32", "✓")
+			if !r.OK {
+				mark = colour(e, e.StdoutTTY, "31", "✗")
+			}
+			line := fmt.Sprintf("%s %s: %s", mark, r.Display, r.Summary)
+			if r.Problem != "" {
+				line += "; " + r.Problem
+			}
+			if r.LastDelivery != "" {
+				line += "; " + r.LastDelivery
+			}
+			if r.Fix != "" {
+				line += " — fix: " + r.Fix
+			}
+			fmt.Fprintln(e.Stdout, line)
+		}
+		if len(idle) > 0 {
+			fmt.Fprintf(e.Stdout, "  not set up (not detected, no hooks): %s\n", strings.Join(idle, ", "))
+		}
+	}
+	if failed > 0 {
+		return exitf(ExitError, "%d agent(s) with problems; see the fixes above", failed)
+	}
+	return nil
+}
+
+// doctorAgent checks one agent's installed stubs.
+func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
+	r := DoctorReport{Tool: a.Tool, Display: a.Display, OK: true}
+	tg := installTarget(e, tl)
+	c := a.Capability
+	if c.Tool == "" {
+		c, _ = tabResolveNewest(tl.Name)
+	}
+	if tg.Path == "" || len(c.Hooks()) == 0 {
+		r.Summary = "no hooks for this agent; it reads .carryover/handoff.md through the pointer block"
+		return r
+	}
+	stubs, err := hookconf.Stubs(tg, hookconf.OSFS{})
+	if err != nil {
+		r.OK = false
+		r.Summary = "hooks not run"
+		r.Problem = fmt.Sprintf("%s cannot be parsed (%v), so %s runs none of its hooks", tg.Path, err, a.Display)
+		r.Fix = "repair the file's syntax"
+		if fileExists(tg.Path + ".carryover.bak") {
+			r.Fix += " (the copy from before carryover's first change is " + tg.Path + ".carryover.bak)"
+		}
+		r.Fix += ", then run `carryover install`"
+		return r
+	}
+	if len(stubs) == 0 {
+		r.Summary = "no carryover hooks in " + tg.Path
+		switch {
+		case a.Detected() && a.Capability.Tool == "" && a.Problem != "":
+			r.OK, r.Problem = false, a.Problem
+		case a.Detected():
+			r.OK = false
+			r.Fix = "run `carryover install --tools " + a.Tool + "`"
+		}
+		return r
+	}
+	scratch, err := os.MkdirTemp("", "carryover-doctor-")
+	if err != nil {
+		r.OK, r.Summary, r.Problem = false, "hooks not run", err.Error()
+		return r
+	}
+	defer os.RemoveAll(scratch)
+	project := filepath.Join(scratch, "project")
+	home := filepath.Join(scratch, "home")
+	os.MkdirAll(filepath.Join(project, ".carryover"), 0o700)
+	handoff := publish.HeaderPrefix + e.Now().UTC().Format(time.RFC3339) + "\n\n## Task\n" + doctorMarker + "\n"
+	os.WriteFile(publish.HandoffPath(project), []byte(handoff), 0o600)
+	// The start stub injects only a handoff carryover published (issue 10):
+	// record the scratch one as published in the scratch home.
+	if real, err := filepath.EvalSymlinks(project); err == nil {
+		publish.RecordPublished(home, real, publish.Digest([]byte(handoff)))
+	}
+
+	timeouts := map[string]int{}
+	for _, h := range c.Hooks() {
+		timeouts[h.Native] = h.Timeout
+	}
+	var problems, failMsgs []string
+	var failEvents [][]string
+	checkedStart := false
+	for _, s := range stubs {
+		limit := time.Duration(timeouts[s.Event]) * time.Second
+		if limit <= 0 {
+			limit = 60 * time.Second // the agents' usual default
+		}
+		out, errOut, took, runErr := runStub(e, s, tl.Name, project, home, limit)
+		r.Ran++
+		r.Slowest = max(r.Slowest, took)
+		switch {
+		case runErr != nil:
+			// The same failure on every stub is said once, with its events.
+			msg := fmt.Sprintf("%v%s", runErr, firstLine(errOut))
+			if i := slices.Index(failMsgs, msg); i >= 0 {
+				failEvents[i] = append(failEvents[i], s.Event)
+			} else {
+				failMsgs, failEvents = append(failMsgs, msg), append(failEvents, []string{s.Event})
+			}
+			r.Fix = stubFix(s, e.Executable)
+			continue
+		case took > limit:
+			problems = append(problems, fmt.Sprintf("%s took %s, over %s's %s timeout", s.Event, took.Round(time.Millisecond), a.Display, limit))
+		}
+		if agent, ok := adapters.ByName(tl.Name); ok && agent.Class(s.Event) == adapters.ClassStart {
+			env := c.Envelope
+			if env == "" {
+				env = agent.Envelope
+			}
+			text, err := adapters.Unwrap(env, s.Event, out)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s output does not parse as %s's %s envelope: %v", s.Event, a.Display, env, err))
+				r.Fix = "run `carryover refresh` (the stubs may predate this agent version)"
+			case env != adapters.EnvelopeNone && !strings.Contains(text, doctorMarker):
+				problems = append(problems, fmt.Sprintf("%s printed no handoff", s.Event))
+			default:
+				checkedStart = true
+			}
+		}
+	}
+	for i, m := range failMsgs {
+		problems = append(problems, strings.Join(failEvents[i], ", ")+": "+m)
+	}
+	r.Summary = fmt.Sprintf("%d hooks ran (slowest %s)", r.Ran, r.Slowest.Round(time.Millisecond))
+	if checkedStart {
+		r.Summary += ", start injection parses"
+	}
+	if a.Hooks.State == hookconf.StateDrifted && len(failMsgs) == 0 {
+		problems = append(problems, a.Hooks.Detail)
+		if r.Fix == "" {
+			r.Fix = "run `carryover refresh`"
+		}
+	}
+	if len(problems) > 0 {
+		r.OK = false
+		r.Problem = strings.Join(problems, "; ")
+		if r.Fix == "" {
+			r.Fix = "see $CARRYOVER_HOME/carryover.log, then run `carryover refresh`"
+		}
+	}
+	return r
+}
+
+// runStub runs one stub's command line through the shell, as the agents
+// do, with a payload carrying every agent's field names for the session,
+// the project and the event.
+func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Duration) (stdout, stderr []byte, took time.Duration, err error) {
+	payload, _ := json.Marshal(map[string]any{
+		"session_id": "doctor-" + tool, "sessionId": "doctor-" + tool, "conversation_id": "doctor-" + tool, "trajectory_id": "doctor-" + tool,
+		"cwd": project, "workspace_roots": []string{project},
+		"transcript_path": filepath.Join(project, "doctor-transcript.jsonl"),
+		"hook_event_name": s.Event, "hookEventName": s.Event, "source": "startup",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), limit+10*time.Second)
+	defer cancel()
+	var c *exec.Cmd
+	if runtime.GOOS == "windows" {
+		c = exec.CommandContext(ctx, "cmd", "/C", s.Command)
+	} else {
+		c = exec.CommandContext(ctx, "sh", "-c", s.Command)
+	}
+	c.Dir = project
+	c.Env = append(os.Environ(), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home,
+		"CLAUDE_PROJECT_DIR="+project, "GEMINI_PROJECT_DIR="+project, "COPILOT_PROJECT_DIR="+project, "CURSOR_PROJECT_DIR="+project)
+	c.Stdin = bytes.NewReader(payload)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	c.WaitDelay = time.Second
+	start := time.Now()
+	err = c.Run()
+	took = time.Since(start)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("no exit within %s", limit+10*time.Second)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = fmt.Errorf("exit %d", ee.ExitCode())
+	}
+	return out.Bytes(), errb.Bytes(), took, err
+}
+
+// stubFix explains a stub that does not run.
+func stubFix(s hookconf.Stub, exe string) string {
+	bin := stubBinary(s.Command)
+	if bin != "" && !fileExists(bin) {
+		return fmt.Sprintf("the stub runs %s, which does not exist; run `carryover install` with the carryover you use (%s)", bin, exe)
+	}
+	return "run the stub's command by hand to see why: " + s.Command
+}
+
+// stubBinary is the first word of a stub's command line, unquoted.
+func stubBinary(cmd string) string {
+	cmd = strings.TrimSpace(cmd)
+	if cmd == "" {
+		return ""
+	}
+	if q := cmd[0]; q == '"' || q == '\'' {
+		if i := strings.IndexByte(cmd[1:], q); i >= 0 {
+			return cmd[1 : i+1]
+		}
+	}
+	first, _, _ := strings.Cut(cmd, " ")
+	return first
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return ""
+	}
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return " (" + s + ")"
+}
+
+// lastDeliveries is the newest delivery receipt per agent (read-only: no
+// ledger is created when there is none).
+func lastDeliveries(e *Env) map[string]ledger.Delivery {
+	out := map[string]ledger.Delivery{}
+	if !fileExists(filepath.Join(e.Home(), ledger.FileName)) {
+		return out
+	}
+	l, err := ledger.Open(e.Home())
+	if err != nil {
+		return out
+	}
+	defer l.Close()
+	ds, _ := l.Deliveries("", 100_000)
+	for _, d := range ds { // newest first
+		if _, ok := out[d.Tool]; !ok {
+			out[d.Tool] = d
+		}
+	}
+	return out
+}
+
+func tabResolveNewest(tool string) (specs.Capability, error) {
+	tab, err := specs.Load()
+	if err != nil {
+		return specs.Capability{}, err
+	}
+	return tab.Resolve(tool, "")
+}

@@ -1,0 +1,433 @@
+package cmd
+
+// The configuration's keys as data: what each key accepts, its default,
+// where it may be set, and the checks that turn a misspelt key or a bad
+// value into a warning naming the file, the key and the closest valid key
+// (a misspelt key used to be ignored without a word). LoadConfig calls
+// decodeConfig; `carryover config` and `config set` read the same table.
+// The merge policy (which file wins) stays in LoadConfig: resolveConfig
+// derives each value's origin from what LoadConfig returns, so it follows
+// whatever that policy is.
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/safefile"
+	"github.com/carryover/carryover/specs"
+)
+
+// configKey describes one key of config.toml / .carryover.toml.
+type configKey struct {
+	Name string
+	// Default is the value in effect when no file sets the key (a TOML literal).
+	Default string
+	Doc     string
+	// GlobalOnly keys are read from ~/.carryover/config.toml only.
+	GlobalOnly bool
+	// check validates a decoded TOML value (nil = valid).
+	check func(v any) error
+	// parse turns a command-line VALUE into a TOML literal for `config set`.
+	parse func(s string) (string, error)
+	// get is the key's effective value in a loaded Config, as a TOML literal.
+	get func(c Config) string
+}
+
+var resumeModes = []string{publish.ModeAsk, publish.ModeBrief, publish.ModeSilent}
+
+// configKeys is every key carryover documents, in display order.
+var configKeys = []configKey{
+	{
+		Name: "resume", Default: strconv.Quote(publish.ModeAsk),
+		Doc: "how the next session opens: ask (summarise, then ask), brief (one line, then continue) or silent",
+		check: func(v any) error {
+			s, ok := v.(string)
+			if !ok || !slices.Contains(resumeModes, s) {
+				return fmt.Errorf("want one of %s", strings.Join(quoteAll(resumeModes), ", "))
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			if !slices.Contains(resumeModes, s) {
+				return "", fmt.Errorf("resume is one of %s, not %q", strings.Join(resumeModes, ", "), s)
+			}
+			return strconv.Quote(s), nil
+		},
+		get: func(c Config) string {
+			if c.Resume == "" {
+				return strconv.Quote(publish.ModeAsk)
+			}
+			return strconv.Quote(c.Resume)
+		},
+	},
+	{
+		Name: "redact", Default: "true",
+		Doc: "mask secrets (keys, tokens, passwords) in handoffs and resume prompts",
+		check: func(v any) error {
+			if _, ok := v.(bool); !ok {
+				return fmt.Errorf("want true or false")
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return "", fmt.Errorf("redact is true or false, not %q", s)
+			}
+			return strconv.FormatBool(b), nil
+		},
+		get: func(c Config) string { return strconv.FormatBool(c.RedactOn()) },
+	},
+	{
+		Name: "tools", Default: "[]", GlobalOnly: true,
+		Doc: "the agents `carryover install` and `refresh` set up (written by install)",
+		check: func(v any) error {
+			xs, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("want a list of agents (%s)", strings.Join(specs.Names(), ", "))
+			}
+			for _, x := range xs {
+				if s, ok := x.(string); !ok || !slices.Contains(specs.Names(), s) {
+					return fmt.Errorf("%v is not an agent; choose from %s", x, strings.Join(specs.Names(), ", "))
+				}
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			var q []string
+			for _, t := range strings.Split(s, ",") {
+				t = strings.TrimSpace(t)
+				if t == "" {
+					continue
+				}
+				if !slices.Contains(specs.Names(), t) {
+					return "", fmt.Errorf("unknown agent %q; choose from %s", t, strings.Join(specs.Names(), ", "))
+				}
+				q = append(q, strconv.Quote(t))
+			}
+			return "[" + strings.Join(q, ", ") + "]", nil
+		},
+		get: func(c Config) string { return tomlStrings(c.Tools) },
+	},
+	{
+		Name: "trusted_projects", Default: "[]", GlobalOnly: true,
+		Doc: "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
+		check: func(v any) error {
+			xs, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("want a list of absolute project paths")
+			}
+			for _, x := range xs {
+				if _, ok := x.(string); !ok {
+					return fmt.Errorf("%v is not a path", x)
+				}
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			var ps []string
+			for _, p := range strings.Split(s, ",") {
+				if p = strings.TrimSpace(p); p == "" {
+					continue
+				}
+				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+					return "", fmt.Errorf("trusted_projects takes absolute paths (or ~/...), not %q", p)
+				}
+				ps = append(ps, p)
+			}
+			return tomlStrings(ps), nil
+		},
+		get: func(c Config) string { return tomlStrings(c.TrustedProjects) },
+	},
+	{
+		Name: "expire_after", Default: `"7d"`, GlobalOnly: true,
+		Doc: "age after which a new session gets only a one-line notice of the project's handoff (30d, 2w, 12h)",
+		check: func(v any) error {
+			s, ok := v.(string)
+			if !ok {
+				return fmt.Errorf("want an age such as \"7d\"")
+			}
+			_, err := publish.ParseAge(s)
+			return err
+		},
+		parse: func(s string) (string, error) {
+			if _, err := publish.ParseAge(s); err != nil {
+				return "", err
+			}
+			return strconv.Quote(s), nil
+		},
+		get: func(c Config) string {
+			if c.ExpireAfter == "" {
+				return `"7d"`
+			}
+			return strconv.Quote(c.ExpireAfter)
+		},
+	},
+	{
+		Name: "history_keep", Default: "50", GlobalOnly: true,
+		Doc: "how many previous handoffs .carryover/history keeps",
+		check: func(v any) error {
+			if n, ok := v.(int64); !ok || n < 1 {
+				return fmt.Errorf("want a whole number of handoffs, at least 1")
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return "", fmt.Errorf("history_keep takes a whole number of handoffs, at least 1, not %q", s)
+			}
+			return strconv.Itoa(n), nil
+		},
+		get: func(c Config) string {
+			if c.HistoryKeep == 0 {
+				return "50"
+			}
+			return strconv.Itoa(c.HistoryKeep)
+		},
+	},
+}
+
+func lookupConfigKey(name string) (configKey, bool) {
+	for _, k := range configKeys {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return configKey{}, false
+}
+
+// knownConfigKeys is every key Config decodes (its toml tags, so a field
+// added to Config is never reported as unknown) plus the documented ones.
+func knownConfigKeys() []string {
+	var out []string
+	t := reflect.TypeOf(Config{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	for _, k := range configKeys {
+		if !slices.Contains(out, k.Name) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// decodeConfig reads one config file. A syntax error is err (the whole
+// file is ignored, as before). An unknown key, a key that file may not set,
+// or an invalid value is a warning naming the file, the key and what to
+// write instead, and only that key is ignored.
+func decodeConfig(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
+	var c Config
+	var m map[string]any
+	if err := toml.Unmarshal(b, &m); err != nil {
+		return c, nil, nil, err
+	}
+	known := knownConfigKeys()
+	var warns []error
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !slices.Contains(known, k) {
+			warns = append(warns, fmt.Errorf("%s: unknown key %q ignored; %s (valid keys: %s)", path, k, closestHint(k, known), strings.Join(known, ", ")))
+			delete(m, k)
+			continue
+		}
+		ck, ok := lookupConfigKey(k)
+		if !ok {
+			continue
+		}
+		if ck.GlobalOnly && !global {
+			warns = append(warns, fmt.Errorf("%s: %q is only read from the global config; set it with `carryover config set %s ...`", path, k, k))
+			delete(m, k)
+			continue
+		}
+		if err := ck.check(m[k]); err != nil {
+			warns = append(warns, fmt.Errorf("%s: %s = %s ignored: %v", path, k, tomlLiteral(m[k]), err))
+			delete(m, k)
+		}
+	}
+	clean, err := toml.Marshal(m)
+	if err != nil {
+		return c, m, warns, err
+	}
+	if err := toml.Unmarshal(clean, &c); err != nil {
+		return c, m, warns, err
+	}
+	return c, m, warns, nil
+}
+
+// closestHint names the valid key nearest to k by edit distance.
+func closestHint(k string, known []string) string {
+	best, bestD := "", -1
+	for _, c := range known {
+		if d := editDistance(strings.ToLower(k), c); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return "no keys are valid here"
+	}
+	if bestD <= max(2, len(k)/2) || strings.Contains(k, best) {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return fmt.Sprintf("the closest valid key is %q", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// tomlLiteral renders a decoded TOML value back as TOML (basic strings).
+func tomlLiteral(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, y := range x {
+			parts[i] = tomlLiteral(y)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		return "{…}"
+	}
+	return fmt.Sprint(v)
+}
+
+func tomlStrings(xs []string) string {
+	return "[" + strings.Join(quoteAll(xs), ", ") + "]"
+}
+
+func quoteAll(xs []string) []string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(x)
+	}
+	return q
+}
+
+// ConfigValue is one resolved key of `carryover config`.
+type ConfigValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"` // TOML literal
+	// Origin is "default", "global" or "project"; File the file it came from.
+	Origin string `json:"origin"`
+	File   string `json:"file,omitempty"`
+	Doc    string `json:"doc"`
+}
+
+// resolveConfig reports each documented key's effective value and where it
+// came from. The value is LoadConfig's; the origin is the last file, in
+// load order, that sets the key to that value (so a project setting the
+// merge policy ignores is attributed to the file that won).
+func resolveConfig(e *Env, project string) ([]ConfigValue, []error) {
+	cfg, errs := LoadConfig(e, project)
+	files := []struct{ origin, path string }{{"global", e.ConfigPath()}}
+	if project != "" {
+		files = append(files, struct{ origin, path string }{"project", projectConfigPath(project)})
+	}
+	raw := make([]map[string]any, len(files))
+	for i, f := range files {
+		if b, err := safefile.ReadFile(f.path, 1<<20); err == nil {
+			var m map[string]any
+			if toml.Unmarshal(b, &m) == nil {
+				raw[i] = m
+			}
+		}
+	}
+	var out []ConfigValue
+	for _, k := range configKeys {
+		v := ConfigValue{Key: k.Name, Value: k.get(cfg), Origin: "default", Doc: k.Doc}
+		for i, f := range files {
+			x, ok := raw[i][k.Name]
+			if !ok || (k.GlobalOnly && f.origin != "global") || k.check(x) != nil {
+				continue
+			}
+			if tomlLiteral(x) == v.Value {
+				v.Origin, v.File = f.origin, f.path
+			}
+		}
+		out = append(out, v)
+	}
+	return out, errs
+}
+
+// projectConfigPath is a project's override file.
+func projectConfigPath(project string) string { return filepath.Join(project, ".carryover.toml") }
+
+// configWarnings is every config problem of the global file and of each
+// project's file, once each (`carryover status` shows them).
+func configWarnings(e *Env, projects []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	if len(projects) == 0 {
+		projects = []string{""}
+	}
+	for _, p := range projects {
+		_, errs := LoadConfig(e, p)
+		for _, err := range errs {
+			if s := err.Error(); !seen[s] && !strings.HasPrefix(s, publish.IgnoredPrefix) {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// statusProjects is the current directory's project and every project
+// status reports.
+func statusProjects(st StatusReport) []string {
+	var ps []string
+	if p, err := currentProject(""); err == nil {
+		ps = append(ps, p)
+	}
+	for _, p := range st.Projects {
+		ps = append(ps, p.Project)
+	}
+	return ps
+}
+
+func printConfigWarnings(w io.Writer, warns []string) {
+	if len(warns) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nConfig (fix these keys; see `carryover config`)")
+	for _, s := range warns {
+		fmt.Fprintf(w, "  warning: %s\n", s)
+	}
+}

@@ -1,0 +1,188 @@
+package distill
+
+// Decisions: what was settled, so the next agent does not re-debate it.
+// A sentence is a decision when
+//
+//  1. it says so: "we decided/chose/will use/go with …", "X instead of Y",
+//     "decision: …" (decisionRE), or the same in another language
+//     (decisionMarkers);
+//  2. the user states a choice: a sentence of a prompt that starts with a
+//     choice verb ("use X", "don't add Z", "make the importer stream rows",
+//     "verwende …", "utilise …", "不要 …"; choiceStarts);
+//  3. the user answers the assistant's question with a statement: the
+//     answer is the decision, the question its subject ("„heute“
+//     serverseitig in der Zeitzone des Kunden" after "Where should 'today'
+//     be computed?").
+//
+// A later decision on the same subject supersedes the earlier one: it
+// shares two content words with it, or one when it says it replaces
+// something ("instead of", "actually", "rather than", "statt", "au lieu",
+// "en lugar", "em vez", "вместо", "而不是", "ではなく").
+
+import "strings"
+
+// decisionMarkers are rule 1's phrases beyond English, lower-cased.
+var decisionMarkers = []string{
+	"wir nehmen", "wir verwenden", "wir benutzen", "entschieden", "entscheidung:", "wir bleiben bei", "statt ",
+	"on part sur", "on utilise", "nous utiliserons", "on va utiliser", "décidé", "décision :", "décision:", "au lieu de",
+	"vamos a usar", "usaremos", "decidimos", "decisión:", "en lugar de", "en vez de",
+	"vamos usar", "usaremos", "decidimos", "decisão:", "em vez de", "ao invés de",
+	"будем использовать", "решили", "решение:", "используем", "вместо ",
+	"决定", "我们用", "我们将使用", "改用", "而不是", "采用",
+	"にします", "にしましょう", "を使います", "を使う", "決定", "ではなく",
+}
+
+// choiceStarts are rule 2's choice verbs, matched at the start of a user
+// sentence (lower-cased, after any acknowledgement).
+var choiceStarts = []string{
+	"use ", "don't ", "do not ", "never ", "always ", "avoid ", "prefer ", "keep ", "make ", "stick with", "go with",
+	"let's use", "let's go with", "let's keep", "let's make", "actually, let's", "actually let's", "switch to ",
+	"verwende", "benutze", "nutze", "nimm ", "nehmt ", "kein ", "keine ", "nie ", "immer ", "lass uns",
+	"utilise", "n'ajoute", "ne pas ", "jamais ", "toujours ", "garde ", "prends ", "on garde",
+	"usa ", "utiliza", "no añadas", "no agregues", "nunca ", "siempre ", "mantén", "vamos con",
+	"use ", "usa ", "não adicione", "não use", "nunca ", "sempre ", "mantenha", "vamos com",
+	"используй", "не добавляй", "не используй", "никогда ", "всегда ", "оставь ", "давай использовать",
+	"用", "使用", "不要", "别", "一律", "保持",
+}
+
+// supersedeMarkers say a decision replaces an earlier one.
+var supersedeMarkers = []string{"instead of", "instead", "actually", "rather than", "statt", "au lieu", "en lugar", "en vez",
+	"em vez", "ao invés", "вместо", "而不是", "改用", "ではなく", "代わりに"}
+
+func mayDecideAny(low string) bool {
+	if mayDecide(low) {
+		return true
+	}
+	for _, m := range decisionMarkers {
+		if strings.Contains(low, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDecision applies rules 1 and 2 to one sentence.
+func isDecision(s string, user bool) bool {
+	if isQuestion(s) {
+		return false
+	}
+	low := strings.ToLower(s)
+	if mayDecide(low) && decisionRE.MatchString(s) {
+		return true
+	}
+	for _, m := range decisionMarkers {
+		if strings.Contains(low, m) {
+			return true
+		}
+	}
+	if !user || promptSize(s) < 3 {
+		return false
+	}
+	return startsWithAny(low, choiceStarts) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts)
+}
+
+// startsWithAnyPrefix is startsWithAny for markers that end in a space or
+// are CJK (no word boundary to check).
+func startsWithAnyPrefix(t string, ms []string) bool {
+	for _, m := range ms {
+		if strings.HasPrefix(t, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// addDecision records one decision, dropping earlier decisions it
+// supersedes and exact repeats.
+func (st *State) addDecision(s string) {
+	k := strings.ToLower(s)
+	for _, x := range st.Seen {
+		if x == k {
+			return
+		}
+	}
+	st.Seen = append(st.Seen, k)
+	if len(st.Seen) > maxSeen {
+		st.Seen = st.Seen[len(st.Seen)-maxSeen:]
+	}
+	replaces := false
+	for _, m := range supersedeMarkers {
+		if strings.Contains(k, m) {
+			replaces = true
+			break
+		}
+	}
+	words := subjectWords(s)
+	kept := st.Decided[:0:0]
+	for _, d := range st.Decided {
+		shared := 0
+		for w := range subjectWords(d) {
+			if words[w] {
+				shared++
+			}
+		}
+		if shared >= 2 || replaces && shared >= 1 {
+			continue // superseded
+		}
+		kept = append(kept, d)
+	}
+	st.Decided = append(kept, clip(s, 200))
+	if len(st.Decided) > keepDecided {
+		st.Decided = st.Decided[len(st.Decided)-keepDecided:]
+	}
+}
+
+// addDecisions scans a prompt (user) or an assistant text for decisions.
+// In the prompt that sets a goal (goal), the first sentence is the task
+// and only the sentences after it can state choices ("Build the importer.
+// Stream the rows, don't load the whole file.").
+func (st *State) addDecisions(text, low string, user, goal bool) {
+	if !user && !goal && !mayDecideAny(low) {
+		return
+	}
+	for i, s := range sentences(text) {
+		if isDecision(s, user || goal && i > 0) {
+			st.addDecision(s)
+		}
+	}
+}
+
+// addAnswer records a user's statement answering the assistant's open
+// question as a decision (rule 3); an acknowledgement answers it "yes".
+func (st *State) addAnswer(q, answer string) {
+	if q == "" || isQuestion(answer) || boilerplate(q) {
+		return
+	}
+	a := oneLine(answer)
+	if !substantive(answer) {
+		a = "yes"
+	} else if promptSize(answer) > 40 {
+		return // a long reply is a request, not an answer
+	}
+	st.addDecision(clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160))
+}
+
+// notSubject are the content-word stems (contentWords' six-letter cuts)
+// of decision markers and function words: two decisions sharing only
+// these are on different subjects.
+var notSubject = map[string]bool{
+	"decide": true, "decisi": true, "instea": true, "actual": true, "rather": true, "going": true, "will": true, "with": true,
+	"that": true, "this": true, "these": true, "those": true, "should": true, "would": true, "becaus": true, "from": true,
+	"into": true, "then": true, "them": true, "they": true, "have": true, "make": true, "keep": true, "always": true,
+	"never": true, "don't": true, "also": true, "let's": true, "settle": true, "prefer": true, "chose": true, "choose": true,
+	"opted": true, "picked": true, "using": true, "used": true, "there": true, "their": true, "which": true, "when": true,
+	"what": true, "about": true, "more": true, "only": true, "just": true, "some": true, "than": true, "been": true,
+	"verwen": true, "benutz": true, "nutze": true, "nehmen": true, "statt": true, "immer": true, "keine": true, "utilis": true, "toujou": true,
+	"jamais": true, "usarem": true, "siempr": true, "nunca": true, "sempre": true, "исполь": true, "вместо": true, "всегда": true,
+}
+
+// subjectWords are a decision's content words minus notSubject.
+func subjectWords(s string) map[string]bool {
+	w := contentWords(s)
+	for k := range w {
+		if notSubject[k] {
+			delete(w, k)
+		}
+	}
+	return w
+}

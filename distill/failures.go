@@ -1,0 +1,229 @@
+package distill
+
+// Failures: what failed, on what, and whether it was fixed. A failure is
+// keyed by its target — the program (and its subcommand) and the paths it
+// was run on, or the tool and the file it wrote — so that a later success
+// of the same command, test file or tool on the same target marks it
+// resolved (a failed approach, not a blocker) even when the flags differ.
+// Only what has not succeeded since is unresolved.
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// maxErrors is how many distinct error lines one collapsed failure keeps.
+const maxErrors = 3
+
+// wrappers are words that run another program: the key skips them.
+var wrappers = map[string]bool{"sudo": true, "time": true, "env": true, "npx": true, "bunx": true, "exec": true, "nice": true, "timeout": true, "command": true}
+
+// subcommanded are programs whose first argument names what they do (go
+// test vs go build): it is part of the key.
+var subcommanded = map[string]bool{"go": true, "cargo": true, "npm": true, "yarn": true, "pnpm": true, "bun": true, "git": true, "make": true,
+	"docker": true, "kubectl": true, "uv": true, "poetry": true, "bundle": true, "mvn": true, "gradle": true, "./gradlew": true, "dotnet": true,
+	"just": true, "python": true, "python3": true, "node": true, "deno": true, "rake": true, "mix": true, "swift": true, "terraform": true}
+
+// targetKey is the key of a failing or succeeding command: each && / ; / |
+// segment as program, subcommand and path-like arguments (sorted, pytest
+// node ids cut at "::"), without flags, env assignments or a leading cd.
+func targetKey(cmd string) string {
+	var segs []string
+	for _, seg := range splitSegments(normCmd(cmd)) {
+		f := strings.Fields(seg)
+		for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
+			f = f[1:]
+		}
+		if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
+			continue
+		}
+		prog := f[0]
+		if i := strings.LastIndexByte(prog, '/'); i >= 0 && prog != "./gradlew" {
+			prog = prog[i+1:]
+		}
+		// python3.12, python3 and python, pip3 and pip, node18 and node run
+		// the same target: a retry with the other name is a fix.
+		if t := strings.TrimRight(prog, "0123456789."); t != "" && t != prog {
+			prog = t
+		}
+		parts := []string{prog}
+		var paths []string
+		sub := subcommanded[prog]
+		for i, a := range f[1:] {
+			if strings.HasPrefix(a, "-") {
+				if prog == "python" {
+					if a == "-m" && i+2 < len(f) {
+						sub = true // python -m pytest: the module is the program
+					}
+				}
+				continue
+			}
+			a = strings.Trim(a, `'"`)
+			if j := strings.Index(a, "::"); j > 0 {
+				a = a[:j]
+			}
+			if sub {
+				parts = append(parts, a)
+				sub = false
+				continue
+			}
+			if strings.ContainsAny(a, "/.") {
+				paths = append(paths, a)
+			}
+		}
+		sort.Strings(paths)
+		segs = append(segs, strings.Join(append(parts, paths...), " "))
+	}
+	if len(segs) == 0 {
+		return normCmd(cmd)
+	}
+	return strings.Join(segs, " && ")
+}
+
+// splitSegments splits a command line at &&, ||, ; and | (outside quotes).
+func splitSegments(s string) []string {
+	var out []string
+	var quote byte
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == ';' || c == '|' || c == '&' && i+1 < len(s) && s[i+1] == '&':
+			if t := strings.TrimSpace(s[start:i]); t != "" {
+				out = append(out, t)
+			}
+			if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
+}
+
+// toolKey is the key of a failing tool call without a command: the tool
+// and the file it wrote ("Edit retry.py"), or the tool alone.
+func toolKey(tool, path string) string {
+	k := strings.ToLower(tool)
+	if path != "" {
+		k += " " + path
+	}
+	return k
+}
+
+// exceptionRE matches the line that names an error: "AssertionError:
+// expected 42", "pkg.errors.ConfigError: …", "E   NameError: …" (pytest),
+// "error[E0425]: cannot find value" (rustc), "panic: …".
+var exceptionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`)
+})
+
+// errorLine picks the line of an error output that names the error: the
+// last exception line when there is one (a traceback's last line, never
+// its "Traceback (most recent call last):" header), else the first line
+// with an error word, else the first line.
+func errorLine(text string) string {
+	var first, worded, exception string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") ||
+			strings.HasPrefix(l, "Traceback (most recent call last)") || strings.HasPrefix(l, "File \"") {
+			continue
+		}
+		if first == "" {
+			first = l
+		}
+		if mayNameError(l) && exceptionRE().MatchString(l) {
+			exception = strings.TrimSpace(strings.TrimPrefix(l, "E "))
+		}
+		if worded == "" && containsAny(strings.ToLower(l), errWords) {
+			worded = l
+		}
+	}
+	switch {
+	case exception != "" && !strings.Contains(exception, ":") && worded != "" && worded != exception:
+		// A bare "AssertionError": the line naming the test says more.
+		return clip(worded+" — "+exception, 160)
+	case exception != "":
+		return clip(exception, 160)
+	case worded != "":
+		return clip(worded, 160)
+	}
+	return clip(first, 160)
+}
+
+// causeMarkers introduce the session's explanation of a failure ("`User`
+// was undefined because the import was missing"), in the languages of
+// switchMarkers.
+var causeMarkers = []string{
+	"because", "caused by", "the cause", "root cause", "due to", "the problem was", "the problem is", "the issue was",
+	"the issue is", "was missing", "is missing", "were missing", "forgot to", "turned out",
+	"weil", "wegen", "ursache", "lag daran", "fehlte",
+	"parce que", "à cause", "la cause", "manquait", "venait de",
+	"porque", "debido a", "la causa", "faltaba",
+	"por causa", "faltava",
+	"потому что", "из-за", "причина", "не хватало",
+	"因为", "原因", "由于", "缺少",
+	"ため", "原因は", "せいで", "不足",
+}
+
+// causeSentence returns the first sentence of an assistant text that
+// explains a failure ("" when none does).
+func causeSentence(text, low string) string {
+	found := false
+	for _, m := range causeMarkers {
+		if strings.Contains(low, m) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return ""
+	}
+	for _, s := range sentences(text) {
+		ls := strings.ToLower(s)
+		for _, m := range causeMarkers {
+			if strings.Contains(ls, m) {
+				return clip(s, 200)
+			}
+		}
+	}
+	return ""
+}
+
+// addError keeps e among f's distinct errors, the newest last.
+func (f *Failure) addError(e string) {
+	if e == "" {
+		return
+	}
+	for i, x := range f.Errors {
+		if x == e {
+			f.Errors = append(f.Errors[:i:i], f.Errors[i+1:]...)
+			break
+		}
+	}
+	f.Errors = append(f.Errors, e)
+	if len(f.Errors) > maxErrors {
+		f.Errors = f.Errors[len(f.Errors)-maxErrors:]
+	}
+	f.Error = e
+}
+
+// mayNameError is exceptionRE's cheap pre-check: the line holds one of the
+// words the pattern needs.
+func mayNameError(l string) bool {
+	return strings.Contains(l, "Error") || strings.Contains(l, "error") || strings.Contains(l, "Exception") ||
+		strings.Contains(l, "Failure") || strings.Contains(l, "Interrupt") || strings.Contains(l, "Exit") ||
+		strings.HasPrefix(l, "panic") || strings.HasPrefix(l, "fatal error")
+}

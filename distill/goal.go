@@ -1,0 +1,392 @@
+package distill
+
+// Goal and latest request. A session's goal is the substantive request that
+// set the work; later prompts are usually follow-ups (questions,
+// clarifications, "what's left?") that must not replace it. The rules are
+// structural first, so they hold in any language the user writes:
+//
+//  1. An acknowledgement (substantive is false: "yes", "ok go ahead",
+//     "weiter", "好的", a slash command) changes nothing.
+//  2. The first substantive prompt is the goal. It is weak when it is a
+//     question ("what should we work on now?") or under three words: the
+//     next substantive non-question request of at least weakWords words
+//     replaces it.
+//  3. An explicit switch ("drop that — fix the login 500 first", "new task:",
+//     "vergiss das", "nouvelle tâche", "新任务", …; switchMarkers) replaces
+//     the goal, and the old goal is kept as set aside.
+//  4. A question (ends in ? or ？, starts with ¿, or ends in a CJK question
+//     particle) is a follow-up: it becomes the latest request only.
+//  5. The first prompt after a compaction or in a new session of the same
+//     project (a resume, or another agent) is a follow-up — people resume
+//     with "where were we" or "continue with X" — unless it is a switch or
+//     a new topic (newTopic: a request of newTopicWords words or more that
+//     shares no content word with the goal, does not point back at it,
+//     continue it or add to it, and is not a choice): a new session on
+//     another subject is new work.
+//  6. A request that starts with a sequence word ("now", "next", "jetzt",
+//     "maintenant", "теперь", "接下来", "次は", …), shares no content word
+//     with the goal and does not point back at it with a pronoun ("now make
+//     it shorter"; backRefs) starts a new task (the goal is replaced, not
+//     set aside: the earlier one was presumably finished).
+//  7. Anything else is a follow-up: the latest request, the goal unchanged.
+//
+// A compaction summary is never a request (only KindPrompt rows are read).
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// weakWords is the size under which a first request is too thin to hold
+// the goal against a fuller one that follows ("hi, can you help?" then the
+// real task).
+const weakWords = 5
+
+// promptClass is what a prompt does to the goal.
+type promptClass int
+
+const (
+	promptAck      promptClass = iota // changes nothing
+	promptGoal                        // becomes the goal (first, or replacing a weak one)
+	promptSwitch                      // replaces the goal; the old one is set aside
+	promptNewTask                     // replaces the goal; the old one is done
+	promptFollowUp                    // the latest request only
+)
+
+// switchMarkers are phrases that abandon the current task, matched anywhere
+// in the lower-cased prompt. One list per language the users of the agents
+// we read write in; a phrase must not also be a decision ("use X instead of
+// Y" is a decision, so "instead" alone is a start marker only).
+var switchMarkers = []string{
+	// English
+	"new task", "drop that", "drop this", "forget that", "forget this", "forget about that", "never mind that",
+	"nevermind that", "scrap that", "scrap this", "change of plan", "different task", "set that aside",
+	"put that aside", "park that", "park this", "stop working on", "switch to a different", "something else first",
+	// German
+	"neue aufgabe", "vergiss das", "vergiss es", "lass das", "andere aufgabe", "planänderung", "stell das zurück",
+	// French
+	"nouvelle tâche", "oublie ça", "oublie cela", "laisse tomber", "autre tâche", "changement de plan", "mets ça de côté",
+	// Spanish
+	"nueva tarea", "olvida eso", "olvídalo", "olvidalo", "deja eso", "otra tarea", "cambio de planes", "déjalo de lado",
+	// Portuguese
+	"nova tarefa", "esqueça isso", "esquece isso", "deixa isso", "deixe isso", "outra tarefa", "mudança de planos",
+	// Russian
+	"новая задача", "забудь", "оставь это", "другая задача", "смена планов", "отложи это",
+	// Chinese
+	"新任务", "新的任务", "换个任务", "先不管", "别管", "不做了", "先放一下", "先放下", "改做",
+	// Japanese
+	"新しいタスク", "別のタスク", "それはやめ", "それは置いといて", "一旦置いて", "後回しにして",
+}
+
+// switchStarts are switch markers that count only at the start of a prompt
+// ("instead, fix the login 500"; "use Redis instead of X" is a decision).
+var switchStarts = []string{
+	"instead", "actually, first", "stop.", "stop,", "stop -", "stop —", "stattdessen", "à la place", "plutôt,",
+	"en su lugar", "en vez de eso", "em vez disso", "ao invés disso", "вместо этого", "стоп", "相反", "改为", "代わりに",
+}
+
+// sequenceStarts begin a request that follows the previous one ("now add
+// the CLI flag"): with no content word in common with the goal it is a
+// new task.
+var sequenceStarts = []string{
+	"now", "next", "then", "moving on", "after that", "jetzt", "nun", "als nächstes", "danach", "maintenant",
+	"ensuite", "ahora", "luego", "después", "agora", "depois", "теперь", "дальше", "затем", "现在", "接下来",
+	"然后", "次は", "次に", "今度は",
+}
+
+// backRefs are the pronouns that point a request back at the current work.
+var backRefs = map[string]bool{
+	"it": true, "this": true, "that": true, "them": true, "these": true, "those": true,
+	// (not "le", "la", "o", "sie": articles or other pronouns as often)
+	"es": true, "das": true, "dies": true, "ihn": true, "ça": true, "cela": true, "esto": true, "eso": true, "isso": true, "isto": true,
+	"это": true, "его": true, "её": true, "их": true,
+}
+
+// backRefCJK are the same pronouns in Chinese and Japanese (no spaces).
+var backRefCJK = []string{"它", "这个", "那个", "这", "それ", "これ", "あれ"}
+
+// refersBack reports whether a lower-cased prompt points back at the
+// current work with a pronoun.
+func refersBack(low string) bool {
+	for _, w := range promptWords(low) {
+		if backRefs[strings.Trim(w, "'-")] {
+			return true
+		}
+	}
+	return containsAny(low, backRefCJK)
+}
+
+// ackWords extend nudgeWords with acknowledgements in the other languages
+// (a prompt made only of these asks for no new work).
+var ackWords = map[string]bool{
+	"ja": true, "jawohl": true, "weiter": true, "mach": true, "bitte": true, "danke": true, "gut": true, "genau": true,
+	"oui": true, "d'accord": true, "vas-y": true, "merci": true, "continue": true, "parfait": true, "bien": true,
+	"sí": true, "si": true, "vale": true, "dale": true, "sigue": true, "continúa": true, "gracias": true, "perfecto": true, "bueno": true,
+	"sim": true, "pode": true, "continua": true, "continue-se": true, "obrigado": true, "obrigada": true, "beleza": true, "certo": true,
+	"да": true, "ок": true, "давай": true, "продолжай": true, "спасибо": true, "хорошо": true, "ладно": true, "отлично": true,
+	"好": true, "好的": true, "继续": true, "可以": true, "谢谢": true, "行": true, "嗯": true, "没问题": true,
+	"はい": true, "続けて": true, "続けてください": true, "お願いします": true, "ありがとう": true, "いいよ": true, "了解": true, "うん": true, "ok": true,
+}
+
+// isQuestion reports whether a prompt asks rather than requests: it ends in
+// a question mark (ASCII or full-width), starts with ¿, or ends in a
+// Chinese or Japanese question particle.
+func isQuestion(p string) bool {
+	t := strings.TrimRightFunc(strings.TrimSpace(p), func(r rune) bool { return unicode.IsSpace(r) || r == '。' || r == '.' })
+	if t == "" {
+		return false
+	}
+	if strings.HasPrefix(t, "¿") {
+		return true
+	}
+	last, _ := utf8.DecodeLastRuneInString(t)
+	switch last {
+	case '?', '？':
+		return true
+	}
+	for _, suf := range []string{"吗", "呢", "か", "ですか", "ますか"} {
+		if strings.HasSuffix(t, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// cjk reports whether r is a Han, Hiragana, Katakana or Hangul rune: scripts
+// written without spaces, where a word count means little.
+func cjk(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// promptSize is a prompt's length in words; in CJK text every two
+// characters count as one word.
+func promptSize(p string) int {
+	n := 0
+	for _, w := range promptWords(p) {
+		c := 0
+		for _, r := range w {
+			if cjk(r) {
+				c++
+			}
+		}
+		if c == 0 {
+			n++
+		} else {
+			n += max(1, (c+1)/2) + btoi(c < utf8.RuneCountInString(w))
+		}
+	}
+	return n
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// contentWords are the words that carry a text's subject: words of four
+// or more letters (lower-cased, cut to their first six letters so that
+// "tests" and "testing" meet), paths and file names, and CJK bigrams.
+func contentWords(s string) map[string]bool { return contentWordsCut(s, 6) }
+
+// contentWordsCut is contentWords with words cut to n letters.
+func contentWordsCut(s string, n int) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range promptWords(strings.ToLower(s)) {
+		var han []rune
+		for _, r := range w {
+			if cjk(r) {
+				han = append(han, r)
+			}
+		}
+		if len(han) > 0 {
+			for i := 0; i+1 < len(han); i++ {
+				out[string(han[i:i+2])] = true
+			}
+			continue
+		}
+		rs := []rune(strings.Trim(w, "'-"))
+		if len(rs) < 4 {
+			continue
+		}
+		if len(rs) > n {
+			rs = rs[:n]
+		}
+		out[string(rs)] = true
+	}
+	for _, f := range strings.Fields(s) {
+		if strings.ContainsAny(f, "/.") && len(f) > 3 {
+			out[strings.ToLower(strings.Trim(f, "`'\"()[]{},;:"))] = true
+		}
+	}
+	return out
+}
+
+// overlaps reports whether b shares a content word with a, words cut to
+// five letters ("limiting" and "limiter" meet: a request on the same
+// subject in other words).
+func overlaps(a, b string) bool {
+	wa := contentWordsCut(a, 5)
+	for w := range contentWordsCut(b, 5) {
+		if wa[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// hasMarker reports whether the lower-cased prompt contains one of the
+// markers, or starts with one of the start markers.
+func hasMarker(low string, anywhere, starts []string) bool {
+	for _, m := range anywhere {
+		if strings.Contains(low, m) {
+			return true
+		}
+	}
+	return startsWithAny(low, starts)
+}
+
+// startsWithAny reports whether low, after any leading acknowledgement
+// ("ok, now …", "great. next …") and punctuation, starts with one of the
+// markers as a whole word.
+func startsWithAny(low string, starts []string) bool {
+	t := stripLeadingAcks(low)
+	for _, m := range starts {
+		if !strings.HasPrefix(t, m) {
+			continue
+		}
+		rest := t[len(m):]
+		r, _ := utf8.DecodeRuneInString(rest)
+		if rest == "" || !wordRune(r) || cjk(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripLeadingAcks drops acknowledgement words and punctuation at the
+// start of a lower-cased prompt.
+func stripLeadingAcks(low string) string {
+	t := strings.TrimSpace(low)
+	for range 4 {
+		t = strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+		end := strings.IndexFunc(t, func(r rune) bool { return !wordRune(r) })
+		if end <= 0 {
+			break
+		}
+		w := t[:end]
+		if !nudgeWords[w] && !ackWords[w] || w == "now" || w == "next" || w == "then" {
+			break
+		}
+		t = t[end:]
+	}
+	return strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+}
+
+// classifyPrompt applies the rules at the top of this file.
+func (st *State) classifyPrompt(p string) promptClass {
+	if !substantive(p) {
+		return promptAck
+	}
+	low := strings.ToLower(p)
+	switch {
+	case st.Task == "":
+		return promptGoal
+	case hasMarker(low, switchMarkers, switchStarts):
+		return promptSwitch
+	case isQuestion(p):
+		return promptFollowUp
+	case st.AfterBreak:
+		if newTopic(p, low, st.Task) {
+			return promptNewTask
+		}
+		return promptFollowUp
+	case st.GoalWeak && promptSize(p) >= weakWords:
+		return promptGoal
+	case startsWithAny(low, sequenceStarts) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
+		return promptNewTask
+	}
+	return promptFollowUp
+}
+
+// newTopicWords is the size from which a request in a new session can be
+// new work rather than a resume.
+const newTopicWords = 6
+
+// continueMarkers continue or add to the current work: whole words or
+// phrases, a trailing * a stem, CJK anywhere.
+var continueMarkers = []string{"continu*", "keep", "resume", "finish", "also", "too", "as well", "additionally", "another",
+	"weiter*", "fortsetzen", "außerdem", "auch", "noch", "reprendre", "aussi", "également", "retomar", "también", "además",
+	"também", "além disso", "продолж*", "также", "тоже", "ещё", "еще", "继续", "也", "还", "另外", "続け", "再開"}
+
+// newTopic applies rule 5's exception to a lower-cased request.
+func newTopic(p, low, goal string) bool {
+	if isQuestion(p) || promptSize(p) < newTopicWords || goal == "" || overlaps(goal, p) || refersBack(low) ||
+		isDecision(p, true) {
+		return false
+	}
+	words := " " + strings.Join(promptWords(low), " ") + " "
+	for _, m := range continueMarkers {
+		switch {
+		case cjkString(m):
+			if strings.Contains(low, m) {
+				return false
+			}
+		case strings.HasSuffix(m, "*"):
+			if strings.Contains(words, " "+strings.TrimSuffix(m, "*")) {
+				return false
+			}
+		case strings.Contains(words, " "+m+" "):
+			return false
+		}
+	}
+	return true
+}
+
+// cjkString reports whether s is written in a CJK script.
+func cjkString(s string) bool {
+	for _, r := range s {
+		if cjk(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// weakGoal reports whether a goal is too thin to hold against a fuller
+// request (rule 2).
+func weakGoal(p string) bool { return isQuestion(p) || promptSize(p) < 3 }
+
+// addPrompt folds a user prompt into the goal, the latest request and the
+// set-aside goals.
+func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
+	p = strings.TrimSpace(p)
+	if st.PromptSession != 0 && sid != st.PromptSession {
+		st.AfterBreak = true // another session of the project: a resume
+	}
+	st.PromptSession = sid
+	class := st.classifyPrompt(p)
+	if class != promptAck {
+		st.AfterBreak = false
+	}
+	switch class {
+	case promptGoal, promptNewTask:
+		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
+		st.Latest, st.LatestAt = "", time.Time{}
+	case promptSwitch:
+		if st.Task != "" && st.Task != p {
+			st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
+			if len(st.SetAside) > keepSetAside {
+				st.SetAside = st.SetAside[len(st.SetAside)-keepSetAside:]
+			}
+		}
+		st.Task, st.TaskAt, st.GoalWeak = p, at, false
+		st.Latest, st.LatestAt = "", time.Time{}
+	case promptFollowUp:
+		st.Latest, st.LatestAt = p, at
+	}
+	return class
+}

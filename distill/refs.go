@@ -1,0 +1,266 @@
+package distill
+
+// References and action items, for sessions whose work is prose (research,
+// writing, planning): the sources a session named — URLs, documents,
+// people (@handles, e-mail addresses) and dates — and the commitments it
+// stated in prose ("send the deck to Anna by Friday"), so the next agent
+// gets them and not only the last sentence.
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
+
+const (
+	maxRefs    = 10
+	maxActions = 6
+)
+
+// The reference patterns, each run only on the lines that hold its
+// trigger (the hook path folds every prompt and reply through these: one
+// combined pattern over whole texts cost ~10 µs a row).
+var (
+	docRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b`)
+	})
+	atRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
+			`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b`) // e-mail
+	})
+	dateRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
+			`\bQ[1-4] (?:19|20)\d\d\b|` + // quarter
+			`\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* [0-3]?\d(?:, (?:19|20)\d\d)?\b|` +
+			`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`)
+	})
+)
+
+// monthTokens are the month names dateRE knows (its trigger with a digit).
+var monthTokens = []string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Mär", "Mai", "Okt", "Dez",
+	"janv", "févr", "mars", "avr", "mai", "juin", "juil", "août", "sept", "oct", "nov", "déc", "ene", "abr", "ago", "dic", "fev", "set", "out", "dez"}
+
+// isoDateLike reports whether s holds dddd-dd-dd.
+func isoDateLike(s string) bool {
+	for i := 4; i+6 <= len(s); i++ {
+		if s[i] == '-' && i+3 < len(s) && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && i+6 <= len(s) && digits(s[i+4:i+6]) {
+			return true
+		}
+	}
+	return false
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// docExts are docRE's extensions, its trigger.
+var docExts = []string{".pdf", ".doc", ".xls", ".ppt", ".key", ".pages", ".numbers", ".odt", ".csv", ".epub"}
+
+// personRE finds a person named as a source: a capitalised name after
+// "according to", "per", "from", "interview with" and their equivalents
+// (personTriggers, lower-cased).
+var personRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
+})
+
+// personMatches runs personRE only on a short window after each trigger
+// ("per " is common in prose: "per attempt"), or on the whole text when
+// lower-casing changed byte offsets.
+func personMatches(text, low string) []string {
+	var out []string
+	if len(low) != len(text) {
+		for _, m := range personRE().FindAllStringSubmatch(text, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	seen := map[int]bool{}
+	for _, t := range personTriggers {
+		for off := 0; ; {
+			i := strings.Index(low[off:], t)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(t)
+			if seen[i] || i > 0 && wordRune(rune(low[i-1])) {
+				continue
+			}
+			seen[i] = true
+			if m := personRE().FindStringSubmatch(text[i:min(len(text), i+len(t)+60)]); m != nil {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
+}
+
+var personTriggers = []string{"according to", "per ", "cited by", "interview with", "feedback from", "laut ", "nach angaben von",
+	"selon ", "d'après", "según", "de acuerdo con", "segundo ", "de acordo com", "по словам"}
+
+// references returns the references text names, in order. Code (fenced
+// blocks and `spans`) names no sources: @decorators, paths, versions.
+func references(text, low string) []string {
+	hasURL, hasAt := strings.Contains(text, "://"), strings.Contains(text, "@")
+	hasDoc := strings.Contains(text, ".") && containsAny(low, docExts)
+	hasDate := strings.ContainsAny(text, "0123456789") && (isoDateLike(text) || strings.Contains(text, "Q") || containsAny(text, monthTokens))
+	hasPerson := containsAny(low, personTriggers)
+	if !hasURL && !hasAt && !hasDoc && !hasDate && !hasPerson {
+		return nil
+	}
+	if strings.Contains(text, "`") {
+		text = stripCode(text)
+		low = strings.ToLower(text)
+	}
+	var out []string
+	add := func(m string) {
+		m = strings.TrimSpace(strings.TrimLeft(m, "( "))
+		m = strings.TrimRight(m, ".,;:!?")
+		if strings.HasSuffix(m, ")") && !strings.Contains(m, "(") {
+			m = strings.TrimRight(m, ")")
+		}
+		if m != "" {
+			out = append(out, clip(m, 200))
+		}
+	}
+	if hasPerson && containsAny(low, personTriggers) {
+		for _, m := range personMatches(text, low) {
+			add(m)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		for rest := line; hasURL; {
+			i := strings.Index(rest, "://")
+			if i < 0 {
+				break
+			}
+			start := i
+			for start > 0 && (rest[start-1] >= 'a' && rest[start-1] <= 'z') {
+				start--
+			}
+			end := i + 3
+			for end < len(rest) && !strings.ContainsRune(" \t<>()\"'`]", rune(rest[end])) {
+				end++
+			}
+			if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
+				add(rest[start:end])
+			}
+			rest = rest[end:]
+		}
+		if hasDoc && strings.Contains(line, ".") && containsAny(strings.ToLower(line), docExts) {
+			for _, m := range docRE().FindAllString(line, -1) {
+				add(m)
+			}
+		}
+		if hasAt && strings.Contains(line, "@") {
+			for _, m := range atRE().FindAllString(line, -1) {
+				add(m)
+			}
+		}
+		if hasDate && strings.ContainsAny(line, "0123456789") && (isoDateLike(line) || strings.Contains(line, "Q") || containsAny(line, monthTokens)) {
+			for _, m := range dateRE().FindAllString(line, -1) {
+				add(m)
+			}
+		}
+	}
+	return out
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// actionMarkers mark a prose commitment or to-do.
+var actionMarkers = []string{
+	"action item", "need to ", "needs to ", "have to ", "has to ", "must ", "follow up", "follow-up with", "remind ",
+	"i'll send", "we'll send", "send the", "schedule ", "deadline", " by monday", " by tuesday", " by wednesday",
+	" by thursday", " by friday", " by tomorrow", " by end of",
+	"muss ", "müssen ", "bis morgen", "bis freitag", "nachfassen", "il faut ", "je dois ", "nous devons ", "d'ici ",
+	"hay que ", "tenemos que ", "debo ", "para el ", "precisa ", "precisamos ", "temos que ", "até ",
+	"нужно ", "надо ", "необходимо ", "до пятницы", "需要", "必须", "截止", "までに", "必要があります", "しなければ",
+}
+
+// actionItems returns the prose sentences of text that state something to
+// be done, not questions.
+func actionItems(text, low string) []string {
+	any := false
+	for _, m := range actionMarkers {
+		if strings.Contains(low, m) {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	var out []string
+	for _, s := range sentences(text) {
+		if isQuestion(s) || !prose(s) || boilerplate(s) {
+			continue
+		}
+		ls := " " + strings.ToLower(s)
+		for _, m := range actionMarkers {
+			if strings.Contains(ls, m) {
+				out = append(out, clip(s, 200))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// addBounded appends the items not yet in list, keeping the newest n.
+func addBounded(list []string, items []string, n int) []string {
+	for _, it := range items {
+		found := false
+		for _, x := range list {
+			if x == it {
+				found = true
+				break
+			}
+		}
+		if !found {
+			list = append(list, it)
+		}
+	}
+	if len(list) > n {
+		list = list[len(list)-n:]
+	}
+	return list
+}
+
+// stripCode removes fenced code blocks and inline code spans.
+func stripCode(text string) string {
+	if !strings.Contains(text, "`") {
+		return text
+	}
+	var b strings.Builder
+	inFence := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		parts := strings.Split(l, "`")
+		for i := 0; i < len(parts); i += 2 {
+			b.WriteString(parts[i])
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,111 @@
+package distill
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestErrorLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    f()\nAssertionError: expected 42": "AssertionError: expected 42",
+		"Exit code 1\n\nFAIL: test_login (tests.test_auth)\nAssertionError":                                              "FAIL: test_login (tests.test_auth) — AssertionError",
+		"E       NameError: name 'User' is not defined":                                                                  "NameError: name 'User' is not defined",
+		"ls: cannot access 'tests/': No such file or directory":                                                          "ls: cannot access 'tests/': No such file or directory",
+		"error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5":                                        "error[E0425]: cannot find value `x` in this scope",
+	} {
+		if got := errorLine(in); got != want {
+			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+func TestTargetKey(t *testing.T) {
+	same := [][2]string{
+		{"python -m pytest tests/test_parser.py -x", "python -m pytest tests/test_parser.py"},
+		{"pytest tests/test_a.py::test_one -q", "pytest tests/test_a.py"},
+		{"go test ./pkg/... -run TestX -count=1", "go  test ./pkg/..."},
+		{"cd app && CI=1 npm test", "npm test"},
+		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
+	}
+	for _, p := range same {
+		if targetKey(p[0]) != targetKey(p[1]) {
+			t.Errorf("%q and %q should share a target: %q vs %q", p[0], p[1], targetKey(p[0]), targetKey(p[1]))
+		}
+	}
+	differ := [][2]string{
+		{"go test ./...", "go build ./..."},
+		{"pytest tests/test_a.py", "pytest tests/test_b.py"},
+		{"npm test", "npm run lint"},
+	}
+	for _, p := range differ {
+		if targetKey(p[0]) == targetKey(p[1]) {
+			t.Errorf("%q and %q must not share a target (%q)", p[0], p[1], targetKey(p[0]))
+		}
+	}
+}
+
+func TestShellFiles(t *testing.T) {
+	got := func(cmd string) string {
+		var out []string
+		for _, f := range shellFiles(cmd) {
+			tag := "m"
+			switch {
+			case f.deleted:
+				tag = "d"
+			case f.created:
+				tag = "c"
+			}
+			out = append(out, tag+":"+f.path)
+		}
+		return strings.Join(out, " ")
+	}
+	for cmd, want := range map[string]string{
+		"cat > notes.md <<'EOF'\n# a > b\nEOF":        "c:notes.md",
+		"echo hi >> log.txt 2>/dev/null":              "c:log.txt",
+		"mv a.py b.py":                                "d:a.py c:b.py",
+		"git mv old.go new.go && rm -rf build/x.o":    "d:old.go c:new.go d:build/x.o",
+		"sed -i.bak 's/a/b/' conf.ini":                "m:conf.ini",
+		"npm test > /dev/null":                        "",
+		"protoc --go_out=. -o api.pb api.proto":       "c:api.pb",
+		"echo $X > $OUT":                              "",
+		"cp template.txt out/readme.txt | tee log.md": "c:out/readme.txt c:log.md",
+	} {
+		if g := got(cmd); g != want {
+			t.Errorf("shellFiles(%q) = %q; want %q", cmd, g, want)
+		}
+	}
+}
+
+func TestReferences(t *testing.T) {
+	text := "Per Dr. Chen, see https://ex.org/a. Ping @anna-k or mail bob@ex.org.\n```py\n@my_decorator\ndef f(): pass\n```\nUse `@pytest.fixture` and @pkg/name."
+	got := references(text, strings.ToLower(text))
+	want := []string{"Dr. Chen", "https://ex.org/a", "@anna-k", "bob@ex.org"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("references = %q; want %q", got, want)
+	}
+}
+
+func TestIsQuestion(t *testing.T) {
+	for s, want := range map[string]bool{
+		"What is left?": true, "¿Qué falta": true, "还有什么问题吗": true, "これで大丈夫ですか。": true, "残りは？": true,
+		"Fix the test.": false, "Use Redis": false, "Почему тест падает?": true,
+	} {
+		if isQuestion(s) != want {
+			t.Errorf("isQuestion(%q) = %v", s, !want)
+		}
+	}
+}
+
+func FuzzShellFiles(f *testing.F) {
+	for _, s := range []string{"cat > a <<EOF\nx\nEOF", "mv a b", "git mv 'a b' c", "sed -i s/a/b/ f", "x >", "<<", "a && b || c ; d | e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, sf := range shellFiles(s) {
+			if sf.path == "" || len(sf.path) > len(s) {
+				t.Fatalf("bad path %q from %q", sf.path, s)
+			}
+		}
+		_ = targetKey(s)
+	})
+}

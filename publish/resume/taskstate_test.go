@@ -1,0 +1,48 @@
+package resume_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/resume"
+)
+
+// TestSetTaskState: the resume prompt and the structured handoff carry the
+// goal, the latest request, set-aside goals, references and the quality
+// report, and a fixed failure is not a blocker.
+func TestSetTaskState(t *testing.T) {
+	one := 1
+	h := distill.Handoff{
+		Task: "Outline a Q3 investor update", Latest: "What is still unresolved before I send it?",
+		SetAside: []string{"Refactor billing"}, Next: "Get the user's answer: Include the bridge round?",
+		Refs:     []string{"https://example.org/deck"},
+		Failures: []distill.Failure{{What: "pytest", Error: "AssertionError: x", ExitCode: &one, Resolved: true}},
+		Plan:     []distill.PlanItem{{Text: "Draft highlights", Done: true}, {Text: "Check churn figure"}},
+	}
+	var s resume.Session
+	resume.SetTaskState(&s, h)
+	s.DrawnFrom = []string{"copilot-cli session a1", "claude session b2"}
+	if len(s.Task.Blockers) != 0 || len(s.Blockers) != 1 {
+		t.Errorf("a fixed failure is a failed approach, not a blocker: %+v / %+v", s.Task.Blockers, s.Blockers)
+	}
+	res, err := resume.Build(s, resume.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**Goal:** Outline a Q3 investor update", "**Latest request:** What is still unresolved",
+		"Set aside by the user", "Refactor billing", "https://example.org/deck", "Check churn figure",
+		"drawn from:** copilot-cli session a1; claude session b2", "Start with: Get the user's answer"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("resume prompt lacks %q", want)
+		}
+	}
+	st := resume.Structured(s)
+	if st.Goal != h.Task || st.Latest != h.Latest || st.Quality == nil || st.Quality.Of != 8 || len(st.SetAside) != 1 {
+		t.Errorf("structured = %+v", st)
+	}
+	b, _ := st.Encode("yaml")
+	if !strings.Contains(string(b), "quality:\n  score:") {
+		t.Errorf("yaml lacks the quality report:\n%s", b)
+	}
+}

@@ -1,0 +1,284 @@
+package safefile
+
+// Windows has no openat/O_NOFOLLOW/O_NONBLOCK, and no FIFOs in a project's
+// tree (its named pipes live under \\.\pipe\), so this is the same API on
+// paths: a symlink (or junction reported as one) is refused where
+// safefile.go refuses it, reads take regular files only and at most a
+// bound, and writes go through a temp file renamed over the target. The
+// shared helpers are repeated here so that safefile.go (unix) stays one
+// file; keep the two in step.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	// ErrSymlink is returned for a name that is a symlink where carryover
+	// will not follow one.
+	ErrSymlink = errors.New("is a symlink; carryover does not write or read through it")
+	// ErrNotRegular is returned for a device or directory where a regular
+	// file was expected.
+	ErrNotRegular = errors.New("is not a regular file")
+	// ErrTooLarge is returned by reads past their bound.
+	ErrTooLarge = errors.New("is larger than carryover reads")
+)
+
+// Dir is an open directory; names are resolved relative to it.
+type Dir struct{ path string }
+
+// OpenDir opens the existing directory path (symlinks in it followed).
+func OpenDir(path string) (*Dir, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOTDIR}
+	}
+	return &Dir{path: path}, nil
+}
+
+// Path is the directory's path as opened.
+func (d *Dir) Path() string { return d.path }
+
+// Close releases the directory.
+func (d *Dir) Close() error { return nil }
+
+func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
+
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\:\x00") {
+		return fmt.Errorf("invalid file name %q", name)
+	}
+	return nil
+}
+
+// Sub opens (or creates) the subdirectory name; a symlink there is refused.
+func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	p := d.join(name)
+	if create {
+		if err := os.Mkdir(p, mode.Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+	}
+	fi, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		return nil, err
+	case fi.Mode()&os.ModeSymlink != 0:
+		return nil, &fs.PathError{Op: "open", Path: p, Err: ErrSymlink}
+	case !fi.IsDir():
+		return nil, &fs.PathError{Op: "open", Path: p, Err: ErrNotRegular}
+	}
+	return &Dir{path: p}, nil
+}
+
+// Options say how Write creates a file.
+type Options struct {
+	Mode     os.FileMode
+	KeepMode bool
+	Sync     bool
+}
+
+const tempInfix = ".carryover-tmp-"
+
+func regular(fi os.FileInfo) error {
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return ErrSymlink
+	case !fi.Mode().IsRegular():
+		return ErrNotRegular
+	}
+	return nil
+}
+
+// Write replaces name in d with data atomically (see safefile.go).
+func (d *Dir) Write(name string, data []byte, o Options) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	p := d.join(name)
+	mode := o.Mode.Perm()
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil && regular(fi) != nil:
+		return &fs.PathError{Op: "write", Path: p, Err: regular(fi)}
+	case err == nil && o.KeepMode:
+		mode = fi.Mode().Perm()
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	var f *os.File
+	var tmp string
+	for range 10 {
+		var r [8]byte
+		_, _ = rand.Read(r[:])
+		tmp = d.join("." + name + tempInfix + hex.EncodeToString(r[:]))
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	_ = f.Chmod(mode)
+	if o.Sync {
+		_ = f.Sync()
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil { // MoveFileEx, replacing
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func isTempName(n string) bool {
+	i := strings.LastIndex(n, tempInfix)
+	if !strings.HasPrefix(n, ".") || i < 2 {
+		return false
+	}
+	h := n[i+len(tempInfix):]
+	if len(h) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+// RemoveStaleTemps deletes this package's temp files older than age.
+func (d *Dir) RemoveStaleTemps(age time.Duration) {
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !isTempName(e.Name()) {
+			continue
+		}
+		fi, err := os.Lstat(d.join(e.Name()))
+		if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) <= age {
+			continue
+		}
+		_ = os.Remove(d.join(e.Name()))
+	}
+}
+
+// ReadFile reads name in d: never through a symlink, regular files only,
+// at most max bytes.
+func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return readPath(d.join(name), max, false)
+}
+
+// ReadFile reads path, following symlinks: regular files only, at most max bytes.
+func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, max, true) }
+
+// ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
+func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
+
+func readPath(path string, max int64, follow bool) ([]byte, error) {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	before, err := stat(path)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if err := regular(before); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(before, st) || !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("was replaced while being read")}
+	}
+	if st.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size(), max)}
+	}
+	b, err := readAtMost(f, make([]byte, 0, st.Size()+1), max)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return b, nil
+}
+
+func readAtMost(f *os.File, b []byte, max int64) ([]byte, error) {
+	lr := io.LimitReader(f, max+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("%w (grew past %d bytes while read)", ErrTooLarge, max)
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// WriteFile writes path atomically through Dir.Write.
+func WriteFile(path string, data []byte, o Options) error {
+	d, err := OpenDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	return d.Write(filepath.Base(path), data, o)
+}
+
+// Nlink is the number of hard links of the file at path; 0 when unknown.
+func Nlink(path string) uint64 {
+	p, err := syscall.UTF16PtrFromString(path)
+	if err != nil {
+		return 0
+	}
+	h, err := syscall.CreateFile(p, 0, syscall.FILE_SHARE_READ|syscall.FILE_SHARE_WRITE|syscall.FILE_SHARE_DELETE, nil,
+		syscall.OPEN_EXISTING, syscall.FILE_FLAG_BACKUP_SEMANTICS|syscall.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		return 0
+	}
+	defer syscall.CloseHandle(h)
+	var d syscall.ByHandleFileInformation
+	if syscall.GetFileInformationByHandle(h, &d) != nil {
+		return 0
+	}
+	return uint64(d.NumberOfLinks)
+}

@@ -1,0 +1,66 @@
+package hookconf
+
+// Stub is one carryover hook command as the agent's config holds it.
+type Stub struct {
+	// Event is the native event the agent runs it on.
+	Event string
+	// Command is the command line exactly as written in the file.
+	Command string
+}
+
+// Stubs lists carryover's stubs in t's hook config, in file order: every
+// command of exactly StubCommand's form for this tool and event, whatever
+// absolute binary it runs (a stub left pointing at a moved binary is listed
+// too: `doctor` runs them to find out). A file the agent could not parse is
+// an error.
+func Stubs(t Target, files FS) ([]Stub, error) {
+	if t.Path == "" || t.Layout == nil {
+		return nil, nil
+	}
+	f, err := formatFor(t)
+	if err != nil {
+		return nil, err
+	}
+	b, exists, err := read(files, t.Path)
+	if err != nil || !exists || blank(b) {
+		return nil, err
+	}
+	root, _, err := parseJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := f.scan(root, stubID{tool: t.Tool}); err != nil {
+		return nil, err
+	}
+	_, hooks := root.member("hooks")
+	if hooks == nil {
+		return nil, nil
+	}
+	var out []Stub
+	add := func(event string, n *jnode) {
+		c := f.command(n)
+		if _, ok := parseStub(c, t.Tool, event); ok {
+			out = append(out, Stub{Event: event, Command: c})
+		}
+	}
+	for _, m := range hooks.members {
+		if m.val.kind != '[' {
+			continue
+		}
+		for _, e := range m.val.elems {
+			if !f.grouped {
+				add(m.key, e)
+				continue
+			}
+			if e.kind != '{' {
+				continue
+			}
+			if _, hs := e.member("hooks"); hs != nil && hs.kind == '[' {
+				for _, h := range hs.elems {
+					add(m.key, h)
+				}
+			}
+		}
+	}
+	return out, nil
+}
