@@ -38,6 +38,7 @@ const (
 	KindCompaction Kind = "compaction"  // the context was compacted
 	KindInjection  Kind = "injection"   // carryover's own handoff, seen in the transcript (a delivery receipt)
 	KindUsage      Kind = "usage"       // token figures
+	KindLimit      Kind = "limit"       // a rate-limit or quota signal with nothing else to record (Row.Limit)
 )
 
 // Row is one normalized transcript event. Adapters fill what they know;
@@ -61,6 +62,10 @@ type Row struct {
 	Sidechain bool
 	// TokensUsed / TokensMax are set on KindUsage rows (context fill).
 	TokensUsed, TokensMax int64
+	// Limit is a rate-limit or quota signal carried by this row (an API
+	// error, Codex's rate_limits on a usage row); nil for most rows. It is
+	// not stored with the row: the ingest reports it (see limits.go).
+	Limit *Limit `json:",omitempty"`
 }
 
 // Hook is a hook payload normalized across agents.
@@ -77,6 +82,9 @@ type Hook struct {
 	Prompt  string
 	// Rows are rows derived from the payload itself (HookRecorder agents).
 	Rows []Row
+	// Limit is the limit the event itself reports (Claude Code's
+	// StopFailure error kind); nil for most events.
+	Limit *Limit `json:",omitempty"`
 }
 
 // Env is what adapters may read of the environment.

@@ -50,6 +50,13 @@ type Agent struct {
 	// ForeignHost says why this agent's hook stub is running inside another
 	// agent ("" when it is not): agents load each other's hook files.
 	ForeignHost func(getenv func(string) string) string
+	// ToolContextEvent is the tool event whose additionalContext (in
+	// Envelope) reaches the model ("" none): carryover tells the agent there
+	// that its context is filling up.
+	ToolContextEvent string
+	// SystemMessage says a "systemMessage" field in a hook's JSON stdout is
+	// shown to the user (carryover's limit notices go there, else stderr).
+	SystemMessage bool
 	// DeferStartInjection reports that a SessionStart's output would be
 	// dropped, so the handoff goes out with the next prompt event instead.
 	DeferStartInjection func(h Hook, getenv func(string) string) bool

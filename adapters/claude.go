@@ -29,15 +29,21 @@ var claudeAgent = &Agent{
 		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
 		"PreToolUse": ClassTool, "PostToolUse": ClassTool, "PostToolUseFailure": ClassTool,
 		"Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
+		// Fires instead of Stop when the turn ends on an API error; its
+		// "error" says which (rate_limit, overloaded, billing_error, …).
+		"StopFailure": ClassFailure,
 	},
 	// Lines of every type carry "sessionId"; Gemini's files do too, so this
 	// sniff is broad and yields to theirs.
 	Sniff: func(b []byte) bool {
 		return containsAll(b, `"sessionId"`) && containsAny(b, `"type":"user"`, `"type":"assistant"`, `"type":"queue-operation"`)
 	},
-	SniffBroad:    true,
-	Launch:        []string{"claude"},
-	ContextWindow: 200_000,
+	SniffBroad: true,
+	// PostToolUse additionalContext reaches the model (a system message).
+	ToolContextEvent: "PostToolUse",
+	SystemMessage:    true,
+	Launch:           []string{"claude"},
+	ContextWindow:    200_000,
 	// Cursor and Copilot read CLAUDE.md as well, so it always gets the pointer.
 	MemoryFile: "CLAUDE.md", MemoryFileAlways: true,
 	// Claude Code prints a hook's systemMessage in the terminal.
@@ -85,6 +91,13 @@ func (claude) ParseHook(event string, b []byte, env Env) (Hook, error) {
 	}
 	if env.Getenv != nil {
 		h.Project = env.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	if kind := p.str("error"); kind != "" && strings.EqualFold(h.Event, "StopFailure") {
+		msg := p.str("last_assistant_message")
+		if d := p.str("error_details"); d != "" {
+			msg += "\n" + d
+		}
+		h.Limit = LimitFromFailure(kind, msg, time.Now())
 	}
 	return h, nil
 }
@@ -715,6 +728,7 @@ func (w *claudeRows) assistant() {
 			r.Role, r.Kind, r.Text = "assistant", KindText, text
 			if l.isAPIError {
 				r.Kind, r.ToolName = KindError, "model API"
+				r.Limit = LimitFromError(text, APIErrorStatus(text), r.Time)
 			}
 		case rawEqual(w.b(b.typ), "tool_use"):
 			r = w.newRow(w.blockKey(i))

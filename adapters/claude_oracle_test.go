@@ -314,6 +314,7 @@ func oracleAssistant(l oracleLine, key string, base Row) []Row {
 			r.Kind, r.Text = KindText, clip(b.Text, maxText)
 			if l.IsAPIError {
 				r.Kind, r.ToolName = KindError, "model API"
+				r.Limit = LimitFromError(r.Text, APIErrorStatus(r.Text), r.Time)
 			}
 		case "tool_use":
 			r.Kind, r.ToolName, r.CallID = KindToolCall, b.Name, b.ID

@@ -40,6 +40,8 @@ var codexAgent = &Agent{
 	},
 	Launch:        []string{"codex"},
 	ContextWindow: 200_000,
+	// PostToolUse additionalContext lands as a developer message [V].
+	ToolContextEvent: "PostToolUse",
 }
 
 var (
@@ -197,6 +199,9 @@ type codexItem struct {
 		} `json:"last_token_usage"`
 		Window int64 `json:"model_context_window"`
 	} `json:"info"`
+	RateLimits *codexRateLimits `json:"rate_limits"`
+	// error event: codex_error_info says which error ("usage_limit_exceeded", …)
+	ErrorInfo json.RawMessage `json:"codex_error_info"`
 }
 
 type codexContent struct {
@@ -595,12 +600,19 @@ func joinCodexText(parts []codexContent) string {
 func codexEvent(it codexItem, base Row) []Row {
 	switch it.Type {
 	case "token_count":
+		lim := it.RateLimits.limit()
 		if it.Info == nil || it.Info.Last == nil || it.Info.Last.Total <= 0 {
-			return nil
+			if lim == nil {
+				return nil
+			}
+			r := base
+			r.Role, r.Kind, r.Text, r.Limit = "system", KindLimit, lim.Phrase(), lim
+			return []Row{r}
 		}
 		r := base
 		r.Role, r.Kind = "assistant", KindUsage
 		r.TokensUsed, r.TokensMax = it.Info.Last.Total, it.Info.Window
+		r.Limit = lim
 		return []Row{r}
 	case "error":
 		if it.Message == "" {
@@ -608,6 +620,11 @@ func codexEvent(it codexItem, base Row) []Row {
 		}
 		r := base
 		r.Role, r.Kind, r.Text = "system", KindError, clip(it.Message, maxResult)
+		status := 0
+		if bytes.Contains(it.ErrorInfo, []byte("usage_limit")) || bytes.Contains(it.ErrorInfo, []byte("rate_limit")) {
+			status = 429
+		}
+		r.Limit = LimitFromError(it.Message, status, r.Time)
 		return []Row{r}
 	case "user_message":
 		// Some versions write the prompt only here (no response_item user
@@ -628,6 +645,57 @@ func codexEvent(it codexItem, base Row) []Row {
 		return codexPatchEnd(it, base)
 	}
 	return nil
+}
+
+// codexRateLimits is token_count's rate_limits: the plan's usage windows
+// as the API reported them in its x-codex-* headers.
+type codexRateLimits struct {
+	Primary   *codexWindow    `json:"primary"`
+	Secondary *codexWindow    `json:"secondary"`
+	Reached   json.RawMessage `json:"rate_limit_reached_type"`
+}
+
+type codexWindow struct {
+	UsedPercent   float64 `json:"used_percent"`
+	WindowMinutes int64   `json:"window_minutes"`
+	ResetsAt      int64   `json:"resets_at"`         // unix seconds
+	ResetsIn      int64   `json:"resets_in_seconds"` // older builds
+}
+
+// codexNear is the used share from which a window is reported at all (the
+// policy decides what to do with it; 90 % by default).
+const codexNear = 50
+
+// limit is the fullest window as a Limit (nil when no window is reported
+// or none is past codexNear).
+func (rl *codexRateLimits) limit() *Limit {
+	if rl == nil {
+		return nil
+	}
+	reached := len(rl.Reached) > 0 && string(rl.Reached) != "null"
+	var w *codexWindow
+	for _, c := range []*codexWindow{rl.Primary, rl.Secondary} {
+		if c != nil && (w == nil || c.UsedPercent > w.UsedPercent) {
+			w = c
+		}
+	}
+	if w == nil || (!reached && w.UsedPercent < codexNear) {
+		return nil
+	}
+	l := &Limit{Kind: LimitUsage, Reached: reached || w.UsedPercent >= 100, UsedPercent: min(w.UsedPercent, 100)}
+	switch m := w.WindowMinutes; {
+	case m == 0:
+	case m%(7*24*60) == 0:
+		l.Window = "weekly"
+	case m%60 == 0:
+		l.Window = strconv.FormatInt(m/60, 10) + "h"
+	default:
+		l.Window = strconv.FormatInt(m, 10) + "m"
+	}
+	if w.ResetsAt > 0 {
+		l.ResetsAt = time.Unix(w.ResetsAt, 0).UTC()
+	}
+	return l
 }
 
 // codexPromptKey keys a prompt by its time and text, so the copy Codex

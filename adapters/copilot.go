@@ -280,6 +280,8 @@ func copilotEvent(line []byte, off int64) []Row {
 		if r.Text == "" {
 			r.Text = "session error"
 		}
+		status, _ := d.num("statusCode")
+		r.Limit = LimitFromError(d.str("message")+" "+d.str("errorType"), int(status), r.Time)
 		return []Row{r}
 	case "hook.end":
 		// Carryover's own sessionStart context is recorded only here.

@@ -234,6 +234,8 @@ func geminiRows(m geminiMessage, summary bool) []Row {
 		}
 		r := base
 		r.Role, r.Kind, r.Text = "system", KindError, clip(text, maxResult)
+		// "[API Error: {"error":{"code":429,"status":"RESOURCE_EXHAUSTED",…}}]"
+		r.Limit = LimitFromError(text, geminiErrorCode(text), ts)
 		return []Row{r}
 	}
 	return nil // info, warning: UI notices
@@ -437,4 +439,22 @@ func geminiUnwrap(s string) string {
 		return t
 	}
 	return s
+}
+
+// geminiErrorCode is the "code" of the API error JSON inside an error
+// message (0 when there is none).
+func geminiErrorCode(text string) int {
+	i := strings.Index(text, `"code":`)
+	if i < 0 {
+		return 0
+	}
+	s := strings.TrimSpace(text[i+len(`"code":`):])
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' || n > 999 {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }

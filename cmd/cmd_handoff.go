@@ -50,6 +50,9 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	if err != nil {
 		return err
 	}
+	if c := sessionContext(ls, cfg); c != "" {
+		fmt.Fprintf(e.Stderr, "carryover: context of that session: %s\n", c)
+	}
 	s := buildSession(e, p, ls, rows, redactor(cfg))
 	if sel.session == "" && sel.transcript == "" {
 		foldProject(e, &s, p.project, redactor(cfg))

@@ -83,7 +83,7 @@ func TestInstallRefreshUninstall(t *testing.T) {
 	}
 	out := f.out.String()
 	for _, want := range []string{
-		"ok       Claude Code 2.1.197: 7 hooks",
+		"ok       Claude Code 2.1.197: 8 hooks",
 		"warning  Codex CLI 9.0.0 is newer than the versions carryover knows",
 		"ok       Codex CLI 9.0.0: 7 hooks",
 		"ok       Aider 0.86.1: no hooks",

@@ -45,6 +45,7 @@ type StatusReport struct {
 	Agents   []AgentReport   `json:"agents"`
 	Ledger   LedgerReport    `json:"ledger"`
 	Projects []ProjectReport `json:"projects"`
+	Walls    WallsReport     `json:"limits"`
 	Problems []string        `json:"problems,omitempty"`
 	// Ignored is what the working directory's project config asked for
 	// that carryover does not honour (publish.ProjectPolicy).
@@ -91,6 +92,8 @@ type ProjectReport struct {
 	Written  time.Time       `json:"written"`
 	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
 	Receipts []ReceiptReport `json:"receipts"`
+	// Context is the handoff session's context level ("OK 42 %").
+	Context string `json:"context,omitempty"`
 	// NotInjected says why the project's handoff.md is not injected (it is
 	// not the file carryover published).
 	NotInjected string `json:"not_injected,omitempty"`
@@ -111,7 +114,7 @@ type ReceiptReport struct {
 }
 
 func collectStatus(e *Env) (st StatusReport) {
-	st = StatusReport{Home: e.Home()}
+	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
 	defer func() { st.Config = configWarnings(e, statusProjects(st)) }()
 	cwdProject, _ := currentProject("")
 	if cwdProject != "" {
@@ -165,8 +168,10 @@ func collectStatus(e *Env) (st StatusReport) {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
 		pr.Lifecycle = statusLifecycle(e, h.Project, l)
+		pr.Context = contextOf(e, l, h.Project, h.SessionID)
 		st.Projects = append(st.Projects, pr)
 	}
+	st.Walls.Last = lastLimits(e, l)
 	if why := statusTrust(e, cwdProject, l); why != "" {
 		st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
 	}
@@ -258,7 +263,11 @@ func printStatus(e *Env, st StatusReport) {
 			}
 			fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, shortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
 		}
+		if p.Context != "" {
+			fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
+		}
 	}
+	printWalls(e, st)
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

@@ -195,6 +195,7 @@ var configKeys = []configKey{
 			return strconv.Itoa(c.HistoryKeep)
 		},
 	},
+	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
 }
 
 func lookupConfigKey(name string) (configKey, bool) {

@@ -26,6 +26,9 @@ type Env struct {
 	// Executable is the absolute path of the running carryover binary
 	// (written into hook stubs).
 	Executable string
+	// Environ is the process environment (`carryover run` passes it to the
+	// agent it starts); nil means none.
+	Environ func() []string
 	// MakeRaw puts the terminal on Stdin into raw mode (for the install
 	// picker) and returns what restores it; nil or an error: no raw mode.
 	MakeRaw func() (restore func(), err error)
@@ -48,6 +51,7 @@ func OSEnv() *Env {
 		StdoutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
 		StderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
 		Executable: exe,
+		Environ:    os.Environ,
 		MakeRaw: func() (func(), error) {
 			fd := int(os.Stdin.Fd())
 			st, err := term.MakeRaw(fd)

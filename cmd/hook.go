@@ -15,6 +15,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
 )
 
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.
@@ -208,7 +209,7 @@ func foreignHost(a *adapters.Agent, e *Env) string {
 
 // projectFor resolves the hook's project and its config (problems logged)
 // into what publishing needs.
-func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
+func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config) {
 	root := ResolveProject(h.Project, h.Cwd)
 	cfg, cerrs := LoadConfig(e, root)
 	for _, ce := range cerrs {
@@ -216,9 +217,12 @@ func projectFor(e *Env, log *logger, h adapters.Hook) *publish.Project {
 	}
 	redact := redactor(cfg)
 	log.redact = redact
+	for _, p := range limits.Of(cfg).Problems() {
+		log.Printf("config: %s", p)
+	}
 	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
 	lifecycleConfig(proj, cfg, log.Printf)
-	return proj
+	return proj, cfg
 }
 
 // refresh folds the new rows into the project's distill state and renders

@@ -10,6 +10,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
 )
 
 // Snapshot is the hook entry point. Whatever happens it returns normally:
@@ -71,7 +72,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	if err != nil {
 		return err
 	}
-	proj := projectFor(e, log, h)
+	proj, cfg := projectFor(e, log, h)
 	fb.set(agent, proj)
 	log.prefix += "session=" + shortID(h.SessionID) + " "
 	// A tool event on a project that had a handoff only stores rows (below).
@@ -123,7 +124,8 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		return busyReason(err)
 	}
 	tIngest := time.Since(start)
-	if class == adapters.ClassTool && hadHandoff {
+	critical := limits.Critical(l, rep.SessionID, agent, limits.Of(cfg)) // the handoff must be fresh
+	if class == adapters.ClassTool && hadHandoff && !critical {
 		// Tool events fire on every tool call: record the rows, and leave
 		// the re-distill to the turn's end (Stop, SessionEnd, the next
 		// prompt or session start), which publishes whatever is pending.
@@ -160,6 +162,13 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 			_ = l.RecordDelivery(ledger.Delivery{Project: proj.Root, Header: d.Header, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
 		}
 	}
+	walls := limits.Act(limits.Options{Ledger: l, Project: proj, Agent: agent, Class: class, Hook: h, SessionID: rep.SessionID, Found: rep.Limits, Config: limits.Of(cfg)})
+	logNotes(log, walls.Notes)
+	if class == adapters.ClassStart || class == adapters.ClassPrompt {
+		proj.Note = limits.StoppedLine(l, proj.Root, proj.Now, time.Local)
+	}
+	defer tellWalls(e, log, agent, event, walls, out)
+	signalRun(e, log, cfg, agent, h, class, walls)
 	switch {
 	case class == adapters.ClassStart && agent.DeferStartInjection != nil && agent.DeferStartInjection(h, e.Getenv):
 		// The agent drops this event's output: deliver with the next prompt, once.

@@ -39,6 +39,9 @@ type Config struct {
 	// settings (user's file only).
 	ExpireAfter string `toml:"expire_after" json:"ExpireAfter,omitempty"`
 	HistoryKeep int    `toml:"history_keep" json:"HistoryKeep,omitempty"`
+	// Limits and Context are [limits] and [context] (config_limits.go).
+	Limits  LimitsConfig  `toml:"limits" json:"Limits"`
+	Context ContextConfig `toml:"context" json:"Context"`
 	// Ignored says what a project file asked for that was not honoured.
 	Ignored []string `toml:"-" json:"Ignored,omitempty"`
 }
@@ -155,10 +158,11 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 			ignore("redact = false")
 		}
 	}
+	c.mergeWalls(o, trusted, ignore)
 	var rest []string
 	for k := range keys {
 		switch k {
-		case "resume", "redact":
+		case "resume", "redact", "limits", "context":
 		case "tools", "trusted_projects", "expire_after", "history_keep":
 			c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
 		default:

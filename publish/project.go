@@ -34,6 +34,9 @@ type Project struct {
 	// expire_after, history_keep); zero means the defaults.
 	ExpireAfter time.Duration
 	HistoryKeep int
+	// Note is a line Inject puts before the handoff's body (the previous
+	// session stopped at a limit); "" none.
+	Note string
 }
 
 func (p *Project) logf(format string, args ...any) {
@@ -209,7 +212,11 @@ func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, str
 	if p.Redact != nil {
 		text = p.Redact(text)
 	}
-	if note := Staleness(text, p.Now, p.Repo().Head()); note != "" {
+	note := Staleness(text, p.Now, p.Repo().Head())
+	if p.Note != "" {
+		note = strings.TrimPrefix(note+"\n"+p.Note, "\n")
+	}
+	if note != "" {
 		// After the header and protocol lines, so the receiving model reads it first.
 		lines := strings.SplitN(text, "\n", 3)
 		if len(lines) == 3 {

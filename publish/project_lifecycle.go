@@ -151,6 +151,9 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	if p.Repo != nil {
 		notes = append(notes, StaleLines(rec, p.Root, p.Repo().Head(), p.Repo().Branch())...)
 	}
+	if p.Note != "" {
+		notes = append(notes, p.Note)
+	}
 	why := ""
 	if rec.SessionID != session {
 		if n := AlreadyResumed(append(consumers, takeovers(l, rec)...), session, p.Now); n != "" {

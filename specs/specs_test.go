@@ -164,13 +164,14 @@ func TestResolve(t *testing.T) {
 		fallback      bool
 		err           error
 	}{
-		{"claude", "2.1.197", "claude-2.1", false, nil},
+		{"claude", "2.1.197", "claude-2.1.197", false, nil},
+		{"claude", "2.1.100", "claude-2.1", false, nil},
 		{"claude", "2.0.5", "claude-1", false, nil},
 		{"claude", "1.0.0", "claude-1", false, nil},
 		{"claude", "0.2.9", "", false, ErrUnsupportedVersion},
-		{"claude", "3.0.0", "claude-2.1", true, nil},
-		{"claude", "3.0.0-beta.1", "claude-2.1", true, nil},
-		{"claude", "", "claude-2.1", true, nil},
+		{"claude", "3.0.0", "claude-2.1.197", true, nil},
+		{"claude", "3.0.0-beta.1", "claude-2.1.197", true, nil},
+		{"claude", "", "claude-2.1.197", true, nil},
 		{"codex", "0.169.0", "codex-0.169", false, nil},
 		{"codex", "0.200.1", "codex-0.169", false, nil},
 		{"codex", "0.120.0", "", false, ErrUnsupportedVersion},
@@ -216,7 +217,7 @@ func TestHooksUnion(t *testing.T) {
 	for _, h := range c.Hooks() {
 		names = append(names, h.Native)
 	}
-	want := []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd"}
+	want := []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "StopFailure", "PreCompact", "SessionEnd"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Hooks() = %v; want %v", names, want)
 	}

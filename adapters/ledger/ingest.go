@@ -37,6 +37,17 @@ type FileReport struct {
 	Partial bool
 	// Receipts are carryover handoff headers seen in this file.
 	Receipts []string
+	// Limits are the rate-limit and quota signals read (adapters.Limit).
+	Limits []FoundLimit
+}
+
+// FoundLimit is a limit signal read from a transcript or a store.
+type FoundLimit struct {
+	Key      string // the row that carried it
+	Tool     string // its session's agent (a catch-up reads other agents' files)
+	NativeID string // its session
+	Limit    adapters.Limit
+	At       time.Time
 }
 
 // IngestReport summarizes an ingest.
@@ -45,6 +56,7 @@ type IngestReport struct {
 	Added     int
 	Files     []FileReport
 	Receipts  []string // carryover handoff headers seen in the transcripts
+	Limits    []FoundLimit
 }
 
 // catchUpWindow is how many of a project's tracked files a catch-up looks
@@ -78,7 +90,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	}
 	rep.SessionID = sid
 	if len(o.Hook.Rows) > 0 {
-		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep)}, o.Now)
+		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
 		if err != nil {
 			return rep, err
 		}
@@ -89,7 +101,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		if err != nil {
 			rep.Files = append(rep.Files, FileReport{Path: "store", Err: err})
 		} else {
-			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep)}, o.Now)
+			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
 			if err != nil {
 				return rep, err
 			}
@@ -120,6 +132,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		rep.Files = append(rep.Files, fr)
 		rep.Added += fr.Added
 		rep.Receipts = append(rep.Receipts, fr.Receipts...)
+		rep.Limits = append(rep.Limits, fr.Limits...)
 		if IsBusy(fr.Err) {
 			// Another process holds the ledger: every further write would
 			// wait for it again; the next event reads from the cursors.
@@ -129,10 +142,14 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	return rep, nil
 }
 
-// prepare redacts rows and collects delivery receipts.
-func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport) []adapters.Row {
+// prepare redacts rows and collects delivery receipts and limit signals
+// (of the session native).
+func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport, tool, native string) []adapters.Row {
 	for i := range rows {
 		r := &rows[i]
+		if r.Limit != nil && !r.Sidechain {
+			rep.Limits = append(rep.Limits, FoundLimit{Key: r.Key, Tool: tool, NativeID: native, Limit: *r.Limit, At: r.Time})
+		}
 		if o.Redact != nil {
 			r.Text = o.Redact(r.Text)
 			r.Command = o.Redact(r.Command)
@@ -172,6 +189,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		rows     []adapters.Row
 		prep     *preparedRows
 		receipts []string
+		limits   []FoundLimit
 	}
 	full := make(chan fullBatch, 2)
 	free := make(chan []adapters.Row, 3)
@@ -197,6 +215,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 				}
 				fr.Added += n
 				fr.Receipts = append(fr.Receipts, b.receipts...)
+				fr.Limits = append(fr.Limits, b.limits...)
 			}
 			select {
 			case free <- b.rows[:0]:
@@ -217,8 +236,8 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		batch = append(batch, rows...)
 		if len(batch) >= batchRows {
 			var rep IngestReport
-			o.prepare(batch, &rep)
-			full <- fullBatch{batch, prepareRows(batch, t.Sidechain, o.Now), rep.Receipts}
+			o.prepare(batch, &rep, ref.Tool, ref.NativeID)
+			full <- fullBatch{batch, prepareRows(batch, t.Sidechain, o.Now), rep.Receipts, rep.Limits}
 			select {
 			case batch = <-free:
 			default:
@@ -253,12 +272,13 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	}
 	// The last batch and the cursor go in one transaction.
 	var rep IngestReport
-	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
+	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep, ref.Tool, ref.NativeID), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
 	if werr == nil {
 		werr = err
 	}
 	fr.Added += n
 	fr.Receipts = append(fr.Receipts, rep.Receipts...)
+	fr.Limits = append(fr.Limits, rep.Limits...)
 	fr.Err = werr
 	return fr
 }

@@ -184,6 +184,7 @@ var migrations = []string{
 		written INTEGER NOT NULL,
 		PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
+	migrationLimits, // limits.go
 	lifecycleSchema,
 }
 

@@ -71,6 +71,7 @@ func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	for _, f := range caught {
 		rep.Total += f.Added
 		receipts = append(receipts, f.Receipts...)
+		rep.Limits = append(rep.Limits, f.Limits...) // another session's: recorded, not announced
 	}
 	for _, hdr := range receipts {
 		if hdr == "" {

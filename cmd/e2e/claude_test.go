@@ -10,7 +10,7 @@ import (
 )
 
 // claudeEvents are the events carryover hooks in Claude Code.
-var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd"}
+var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "StopFailure", "PreCompact", "SessionEnd"}
 
 func claudeHooks() map[string]string {
 	hooks := map[string]string{}

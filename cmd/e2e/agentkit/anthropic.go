@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // AnthropicCompactionMarker is the sentence of Claude Code's compaction
@@ -102,13 +103,23 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		kind, turn = KindSide, Turn{Text: "Scripted session"}
 	case a.next < len(a.turns):
 		turn = a.turns[a.next]
-		a.next++
+		if !turn.RateLimited {
+			a.next++ // a limit, once hit, stays
+		}
 	default:
 		turn = Turn{Text: a.Fallback}
 	}
 	id := nextFakeID()
 	a.mu.Unlock()
 	a.Record(r.Method, path, kind, body)
+	if turn.RateLimited && kind == KindMain {
+		w.Header().Set("retry-after", "3600")
+		w.Header().Set("anthropic-ratelimit-requests-remaining", "0")
+		w.Header().Set("anthropic-ratelimit-requests-reset", time.Unix(RateLimitReset, 0).UTC().Format(time.RFC3339))
+		WriteJSON(w, http.StatusTooManyRequests, map[string]any{"type": "error", "error": map[string]any{
+			"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}})
+		return
+	}
 
 	model := req.Model
 	if model == "" {

@@ -102,6 +102,15 @@ func (s *ChatServer) serve(w http.ResponseWriter, req *http.Request) {
 		if !ok {
 			turn = Turn{Text: "Done."}
 		}
+		if turn.RateLimited {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("x-ratelimit-remaining-requests", "0")
+			w.Header().Set("retry-after", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
+				"message": "Sorry, you have exceeded your rate limit. Please try again later."}})
+			return
+		}
 	} else {
 		s.rec.add(req.URL.Path, body, false)
 		turn = Turn{Text: "<overview>Summary of the conversation so far.</overview>"}

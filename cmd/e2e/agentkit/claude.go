@@ -138,3 +138,7 @@ func ClaudeTranscripts(home string) []string {
 	sort.Strings(m)
 	return m
 }
+
+// PrepareClaude pre-accepts onboarding and trusts project in home's
+// ~/.claude.json, as RunClaude does (for runs started another way).
+func PrepareClaude(home, project string) error { return ensureClaudeState(home, project) }

@@ -126,8 +126,11 @@ func TestCopilotSmoke(t *testing.T) {
 	}
 	for _, e := range rhooks {
 		t.Logf("resumed hook %s: events.jsonl size %s", e.Event, copilotSize(e))
-		if e.Event == "sessionStart" && (e.EventsSize == nil || *e.EventsSize != int64(len(first))) {
-			t.Errorf("resumed sessionStart saw events.jsonl at size %s, want the pre-resume size %d", copilotSize(e), len(first))
+		// Usually the pre-resume size; on a loaded machine the resumed run's
+		// lagging writer may already have appended (see TestCopilotEventsFlush),
+		// so only a smaller file — history lost on resume — is an error.
+		if e.Event == "sessionStart" && (e.EventsSize == nil || *e.EventsSize < int64(len(first))) {
+			t.Errorf("resumed sessionStart saw events.jsonl at size %s, want at least the pre-resume size %d", copilotSize(e), len(first))
 		}
 	}
 	rmain := srv2.MainRequests()

@@ -38,6 +38,9 @@ func (r *gcRecorder) add(path string, body []byte, main bool) (turn Turn, index 
 		return Turn{}, -1, false
 	}
 	index = r.next
+	if index < len(r.turns) && r.turns[index].RateLimited {
+		return r.turns[index], index, true // a limit, once hit, stays
+	}
 	r.next++
 	if index < len(r.turns) {
 		return r.turns[index], index, true
@@ -198,6 +201,15 @@ func (s *GeminiServer) serve(w http.ResponseWriter, req *http.Request) {
 		turn, idx, ok := s.rec.add(path, body, true)
 		if !ok {
 			turn = Turn{Text: "Done."}
+		}
+		if turn.RateLimited {
+			// "limit: 0" makes Gemini CLI treat it as a terminal quota error
+			// (no retries with backoff).
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": 429, "status": "RESOURCE_EXHAUSTED",
+				"message": "Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_requests, limit: 0, model: gemini-fake"}})
+			return
 		}
 		if turn.InputTokens > 0 {
 			inTokens = turn.InputTokens

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,13 +125,36 @@ func (r *Responses) serve(w http.ResponseWriter, req *http.Request) {
 		kind, turn = KindSide, Turn{Text: "Scripted session"}
 	case r.next < len(r.turns):
 		turn = r.turns[r.next]
-		r.next++
+		if !turn.RateLimited {
+			r.next++ // a limit, once hit, stays
+		}
 	default:
 		turn = Turn{Text: r.Fallback}
 	}
 	id := nextFakeID()
 	r.mu.Unlock()
 	r.Record(req.Method, path, kind, body)
+	used := turn.UsedPercent
+	if turn.RateLimited && kind == KindMain {
+		used = 100
+	}
+	if used > 0 {
+		// What Codex reads into token_count's rate_limits.
+		w.Header().Set("x-codex-primary-used-percent", strconv.FormatFloat(used, 'f', 1, 64))
+		w.Header().Set("x-codex-primary-window-minutes", "300")
+		w.Header().Set("x-codex-primary-reset-at", strconv.Itoa(RateLimitReset))
+		w.Header().Set("x-codex-primary-reset-after-seconds", "3600")
+	}
+	if turn.RateLimited && kind == KindMain {
+		w.Header().Set("x-ratelimit-limit-requests", "100")
+		w.Header().Set("x-ratelimit-remaining-requests", "0")
+		w.Header().Set("x-ratelimit-reset-requests", "1h")
+		w.Header().Set("retry-after", "3600")
+		WriteJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
+			"type": "usage_limit_reached", "code": "rate_limit_exceeded", "message": "You've hit your usage limit.",
+			"plan_type": "plus", "resets_at": RateLimitReset, "resets_in_seconds": 3600}})
+		return
+	}
 	r.stream(w, id, q, turn)
 }
 

@@ -1,0 +1,218 @@
+package adapters
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LimitKind is which wall an agent ran into.
+type LimitKind string
+
+const (
+	// LimitUsage is a plan's usage cap ("You've hit your limit · resets
+	// 2pm", Codex's rate_limits windows): the wait is minutes to days.
+	LimitUsage LimitKind = "usage_limit"
+	// LimitRate is an API rate limit (HTTP 429, too many requests).
+	LimitRate LimitKind = "rate_limit"
+	// LimitQuota is an exhausted quota (Gemini's RESOURCE_EXHAUSTED).
+	LimitQuota LimitKind = "quota"
+	// LimitOverloaded is the provider out of capacity (HTTP 529).
+	LimitOverloaded LimitKind = "overloaded"
+)
+
+// Limit is a rate-limit or quota signal an adapter found. Adapters set it
+// only from the agent's structured signals (a hook's error kind, Codex's
+// rate_limits, an error status) or from the text of an API/model error the
+// agent itself wrote — never from prompts, replies, tool results or files.
+type Limit struct {
+	Kind LimitKind
+	// Reached is false for a warning that the limit is near (UsedPercent).
+	Reached bool
+	// UsedPercent is how much of the window is used (0-100; 0 unknown).
+	UsedPercent float64
+	// Window names the limit's window ("5h", "weekly"; "" unknown).
+	Window string
+	// ResetsAt is when the limit lifts (zero when unknown).
+	ResetsAt time.Time
+	// ResetText is the agent's own words for the reset ("2pm
+	// (Europe/Paris)") when it gave no timestamp; at most 48 bytes.
+	ResetText string
+}
+
+// Resets renders when the limit lifts ("" when unknown): a clock time in
+// loc, with the date when it is not today.
+func (l *Limit) Resets(now time.Time, loc *time.Location) string {
+	if l == nil {
+		return ""
+	}
+	if l.ResetsAt.IsZero() {
+		return l.ResetText
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	t := l.ResetsAt.In(loc)
+	if y, m, d := now.In(loc).Date(); t.Year() == y && t.Month() == m && t.Day() == d {
+		return t.Format("15:04")
+	}
+	return t.Format("Jan 2 15:04")
+}
+
+// Phrase is how the limit reads in a sentence: "usage limit reached".
+func (l *Limit) Phrase() string {
+	if l == nil {
+		return ""
+	}
+	switch {
+	case !l.Reached && l.UsedPercent > 0:
+		return "usage limit " + strconv.Itoa(int(l.UsedPercent)) + " % used"
+	case !l.Reached:
+		return "usage limit near"
+	}
+	switch l.Kind {
+	case LimitRate:
+		return "rate limit reached"
+	case LimitQuota:
+		return "quota exhausted"
+	case LimitOverloaded:
+		return "model overloaded"
+	}
+	return "usage limit reached"
+}
+
+// limitPatterns are the fallback patterns (the Braindump PRD's list) for
+// API error text whose status the agent did not record; they are matched
+// only against such text (see Limit).
+var limitPatterns = sync.OnceValue(func() []struct {
+	re   *regexp.Regexp
+	kind LimitKind
+} {
+	return []struct {
+		re   *regexp.Regexp
+		kind LimitKind
+	}{
+		{regexp.MustCompile(`(?i)usage limit|hit your (?:[a-z-]+ )*limit|limit reached|spend limit`), LimitUsage},
+		{regexp.MustCompile(`(?i)quota exceeded|exceeded (?:your |the )?(?:current )?quota|resource[_ ]exhausted|insufficient_quota`), LimitQuota},
+		{regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|\b429\b`), LimitRate},
+		{regexp.MustCompile(`(?i)overloaded|\b529\b|over capacity|at capacity|capacity (?:constraints|exceeded)`), LimitOverloaded},
+	}
+})
+
+// resetPatterns find when the limit lifts in an error text.
+var resetPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// Claude Code: "You've hit your limit · resets 2pm (Europe/Paris)".
+		regexp.MustCompile(`(?i)\bresets?(?: at| on)? ([0-9][^·\n."]{0,46})`),
+		// Codex: "… or try again at 3:05 PM."
+		regexp.MustCompile(`(?i)try again (?:at|on) ([0-9][^\n."]{0,40})`),
+	}
+})
+
+// relativeReset finds "try again in 20s" / "retry after 30 seconds".
+var relativeReset = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:again|retry) (?:in|after) ([0-9]+(?:\.[0-9]+)?) ?(s|sec|secs|seconds?|m|mins?|minutes?|h|hours?)\b`)
+})
+
+// LimitFromError classifies the text of an API error the agent recorded
+// (with its HTTP status when known, else 0); at is when it happened (a
+// relative reset is counted from it). It returns nil when the error is no
+// limit (a 400, an auth failure).
+func LimitFromError(text string, status int, at time.Time) *Limit {
+	var kind LimitKind
+	switch status {
+	case 0:
+	case 429:
+		kind = LimitRate
+	case 529:
+		kind = LimitOverloaded
+	default:
+		return nil // the status says what it is: a 400 quoting "429" is no limit
+	}
+	if len(text) > 4096 {
+		text = text[:4096]
+	}
+	// The text refines a 429: a usage cap or a quota also comes as 429.
+	for _, p := range limitPatterns() {
+		if p.re.MatchString(text) {
+			if kind == "" || kind == LimitRate {
+				kind = p.kind
+			}
+			break
+		}
+	}
+	if kind == "" {
+		return nil
+	}
+	l := &Limit{Kind: kind, Reached: true}
+	// Claude Code's older form: "Claude AI usage limit reached|1736200000".
+	if i := strings.LastIndexByte(text, '|'); i >= 0 {
+		if n, err := strconv.ParseInt(strings.TrimSpace(text[i+1:]), 10, 64); err == nil && n > 1e9 && n < 1e11 {
+			l.ResetsAt = time.Unix(n, 0).UTC()
+			return l
+		}
+	}
+	if m := relativeReset().FindStringSubmatch(text); m != nil && !at.IsZero() {
+		f, _ := strconv.ParseFloat(m[1], 64)
+		unit := time.Second
+		switch m[2][0] {
+		case 'm':
+			unit = time.Minute
+		case 'h':
+			unit = time.Hour
+		}
+		l.ResetsAt = at.Add(time.Duration(f * float64(unit))).Truncate(time.Second)
+		return l
+	}
+	for _, re := range resetPatterns() {
+		if m := re.FindStringSubmatch(text); m != nil {
+			l.ResetText = clip(strings.TrimSpace(m[1]), 48)
+			break
+		}
+	}
+	return l
+}
+
+// LimitFromFailure maps a Claude Code StopFailure error kind ("rate_limit",
+// "overloaded", "billing_error", …) and its message to a limit (nil for
+// the kinds that are not one).
+func LimitFromFailure(kind, message string, at time.Time) *Limit {
+	var l *Limit
+	switch kind {
+	case "rate_limit":
+		l = LimitFromError(message, 429, at)
+		if l == nil {
+			l = &Limit{Kind: LimitRate, Reached: true}
+		}
+	case "overloaded":
+		l = LimitFromError(message, 529, at)
+	case "billing_error":
+		// Out of credits or over a spend limit: a wall until the user acts.
+		l = LimitFromError(message, 0, at)
+		if l == nil {
+			l = &Limit{Kind: LimitUsage, Reached: true}
+		}
+	case "unknown", "":
+		// Only an error text that says so.
+		l = LimitFromError(message, APIErrorStatus(message), at)
+	}
+	return l
+}
+
+// apiErrorRE finds the status in Claude Code's "API Error: 429 {…}";
+// 2.1.197 writes "API Error: Request rejected (429) · …" for a 429.
+var apiErrorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[?API Error:? ?(?:\(?([1-5][0-9][0-9])\b|[^\n(]{0,60}\(([1-5][0-9][0-9])\))`)
+})
+
+// APIErrorStatus is the HTTP status an agent's "API Error: N …" text
+// starts with (0 when it has none).
+func APIErrorStatus(text string) int {
+	if m := apiErrorRE().FindStringSubmatch(text[:min(len(text), 96)]); m != nil {
+		n, _ := strconv.Atoi(m[1] + m[2])
+		return n
+	}
+	return 0
+}

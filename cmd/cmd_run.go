@@ -1,0 +1,257 @@
+package cmd
+
+// `carryover run -- <agent> [args…]`: the agent as a child on the same
+// terminal, restarted fresh in the same project when its hooks signal that
+// the session's context reached CRITICAL (publish/limits/signal.go). A
+// foreground process the user starts; no daemon.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
+)
+
+func init() { register(runCommand) }
+
+func runCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run an agent and restart it fresh from the handoff when its context window is nearly full",
+		ArgsUsage: "-- <agent> [args…]",
+		Description: "Runs the agent on this terminal. When carryover's hooks report that the session's context\n" +
+			"reached CRITICAL ([context] critical in config.toml, 85 % by default), the agent is ended\n" +
+			"(SIGTERM) and started again with the same arguments; its SessionStart hook hands the new\n" +
+			"session the handoff. At most [limits] max_restarts restarts (10); Ctrl-C never restarts.\n" +
+			"For aider, --read .carryover/handoff.md is passed and its chat history is read when it exits.",
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			if len(args) > 0 && args[0] == "--" {
+				args = args[1:]
+			}
+			if len(args) == 0 {
+				return exitf(ExitError, "usage: carryover run -- <agent> [args…] (e.g. carryover run -- claude)")
+			}
+			project, err := currentProject("")
+			if err != nil {
+				return err
+			}
+			cfg, cerrs := LoadConfig(e, project)
+			for _, ce := range cerrs {
+				fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
+			}
+			return runAgent(e, runOptions{argv: args, project: project, maxRestarts: limits.Of(cfg).MaxRestarts(), poll: 500 * time.Millisecond, grace: 10 * time.Second})
+		},
+	}
+}
+
+type runOptions struct {
+	argv        []string
+	project     string
+	maxRestarts int
+	poll, grace time.Duration
+	// interrupted is set when the wrapper itself got SIGINT (tests set it too).
+	interrupted *atomic.Bool
+}
+
+// runAgent runs the agent until it exits without a verified CRITICAL
+// signal, restarting it after one at most maxRestarts times. It returns
+// the agent's exit status as an exit error.
+func runAgent(e *Env, o runOptions) error {
+	log := newLogger(e)
+	log.prefix = "run "
+	agent, _ := adapters.ByName(filepath.Base(o.argv[0]))
+	tool := ""
+	if agent != nil {
+		tool = agent.Name
+	}
+	id := newRunID()
+	if o.interrupted == nil {
+		o.interrupted = new(atomic.Bool)
+	}
+	// The terminal's Ctrl-C reaches the agent (same process group); the
+	// wrapper only notes it, so that exit never restarts.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var child atomic.Pointer[os.Process]
+	go func() {
+		for s := range sigs {
+			o.interrupted.Store(true)
+			if p := child.Load(); p != nil && s != os.Interrupt {
+				_ = p.Signal(s) // a TERM or HUP for the wrapper is for the agent too
+			}
+		}
+	}()
+	restarts := 0
+	for gen := 0; ; gen++ {
+		argv := o.argv
+		if tool == "aider" {
+			argv = aiderArgs(argv, o.project)
+		}
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Dir = o.project
+		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
+		var env []string
+		if e.Environ != nil {
+			env = e.Environ()
+		}
+		c.Env = append(env, limits.RunEnv+"="+id+"."+strconv.Itoa(gen), limits.RunPIDEnv+"="+strconv.Itoa(os.Getpid()))
+		if err := c.Start(); err != nil {
+			return exitf(ExitError, "cannot start %s: %v", argv[0], err)
+		}
+		child.Store(c.Process)
+		log.Printf("started %s (run %s.%d, pid %d)", argv[0], id, gen, c.Process.Pid)
+		sig, critical := watch(e, c, id, gen, tool, o, log)
+		code := c.ProcessState.ExitCode()
+		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !critical {
+			code = 128 + int(ws.Signal())
+		}
+		child.Store(nil)
+		if tool == "aider" {
+			snapshotAider(e, o.project)
+		}
+		switch {
+		case o.interrupted.Load() || code == 130:
+			log.Printf("%s exited %d after Ctrl-C; not restarted", argv[0], code)
+			return exitCode(130)
+		case !critical:
+			return exitCode(code)
+		case restarts >= o.maxRestarts:
+			msg := fmt.Sprintf("carryover run: context CRITICAL again, but the restart limit (%d) is reached; not restarting. Continue with: carryover handoff", o.maxRestarts)
+			fmt.Fprintln(e.Stderr, msg)
+			log.Printf("%s", msg)
+			return exitCode(code)
+		}
+		restarts++
+		msg := fmt.Sprintf("carryover run: %s session %s reached %d %% of its context (CRITICAL); restarting it fresh from the handoff (restart %d of at most %d)",
+			argv[0], shortID(sig.Session), sig.Percent, restarts, o.maxRestarts)
+		fmt.Fprintln(e.Stderr, msg)
+		log.Printf("%s", msg)
+	}
+}
+
+// watch waits for the agent to exit, ending it gracefully (SIGTERM, then
+// SIGKILL after grace) when a verified CRITICAL signal arrives; critical
+// says whether one did (also when it arrived just as the agent exited).
+func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *logger) (limits.Signal, bool) {
+	done := make(chan struct{})
+	go func() { _ = c.Wait(); close(done) }()
+	t := time.NewTicker(o.poll)
+	defer t.Stop()
+	check := func() (limits.Signal, bool) {
+		sig, ok, why := limits.ReadSignal(e.Home(), id, gen, os.Getpid(), tool)
+		if !ok && why != "" {
+			log.Printf("ignored a restart signal: %s", why)
+			limits.ClearSignal(e.Home(), id, gen)
+		}
+		return sig, ok
+	}
+	for {
+		select {
+		case <-done:
+			return check()
+		case <-t.C:
+			sig, ok := check()
+			if !ok || o.interrupted.Load() {
+				continue
+			}
+			log.Printf("CRITICAL signal for session %s; ending pid %d", shortID(sig.Session), c.Process.Pid)
+			_ = c.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(o.grace):
+				_ = c.Process.Kill()
+				<-done
+			}
+			return sig, true
+		}
+	}
+}
+
+// exitCode is the agent's status as carryover's.
+func exitCode(code int) error {
+	if code == 0 {
+		return nil
+	}
+	if code < 0 {
+		code = 1
+	}
+	return &exitError{code: code}
+}
+
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// aiderArgs adds --read .carryover/handoff.md when the project has a
+// handoff and the user did not pass it already.
+func aiderArgs(argv []string, project string) []string {
+	rel := filepath.Join(".carryover", "handoff.md")
+	if _, err := os.Stat(publish.HandoffPath(project)); err != nil {
+		return argv
+	}
+	for i, a := range argv {
+		if (a == "--read" && i+1 < len(argv) && argv[i+1] == rel) || a == "--read="+rel {
+			return argv
+		}
+	}
+	return append([]string{argv[0], "--read", rel}, argv[1:]...)
+}
+
+// snapshotAider reads aider's chat history of the project into the ledger
+// and publishes the handoff, as a hook would have (aider has none).
+func snapshotAider(e *Env, project string) {
+	p, err := pick(e, selection{source: "aider", project: project})
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", errors.Unwrap(err))
+		return
+	}
+	cfg, _ := LoadConfig(e, p.project)
+	if _, _, err := ingest(e, p, cfg); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", err)
+		return
+	}
+	if err := refreshProject(e, p.project, cfg); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover run: handoff not written: %v\n", err)
+		return
+	}
+	fmt.Fprintf(e.Stderr, "carryover run: aider's session is in %s\n", strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
+}
+
+// refreshProject re-distills a project's handoff from the ledger and writes
+// it (what a hook does at the end of a turn).
+func refreshProject(e *Env, project string, cfg Config) error {
+	log := newLogger(e)
+	log.prefix = "run "
+	l, err := openLedger(e, log)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	proj := &publish.Project{Root: project, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redactor(cfg), Logf: log.Printf,
+		Repo: prefetchRepo(project)}
+	r, err := refresh(l, proj, log)
+	if err != nil || r == nil {
+		return err
+	}
+	return proj.WriteProject(r.Text, r.Tool)
+}

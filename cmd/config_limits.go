@@ -1,0 +1,93 @@
+package cmd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
+)
+
+// wallKeys are [limits] and [context] in the key table (config_keys.go):
+// a misspelt key or a bad value inside them is warned, naming the table.
+var wallKeys = []configKey{
+	{
+		Name: "limits", Default: "{auto_resume = true, warn_percent = 90, max_restarts = 10}",
+		Doc: "rate limits: write RESUME.md when one is hit (auto_resume), or ahead of time from warn_percent % of a usage window; carryover run's max_restarts",
+		check: tableCheck("limits", publish.LimitsKeys, map[string]func(any) error{
+			"auto_resume": isBool, "warn_percent": percent, "max_restarts": nonNegative}),
+		parse: tableParse("limits", publish.LimitsKeys),
+		get: func(c Config) string {
+			w := limits.Of(c)
+			return fmt.Sprintf("{auto_resume = %t, warn_percent = %g, max_restarts = %d}", w.AutoResume(), w.WarnPercent(), w.MaxRestarts())
+		},
+	},
+	{
+		Name: "context", Default: "{early_warn = 65, warn = 75, critical = 85, restart_at_critical = true}",
+		Doc: "context window levels in % (WARN tells the agent once; CRITICAL refreshes the handoff and lets carryover run restart the agent)",
+		check: tableCheck("context", publish.ContextKeys, map[string]func(any) error{
+			"early_warn": percent, "warn": percent, "critical": percent, "restart_at_critical": isBool}),
+		parse: tableParse("context", publish.ContextKeys),
+		get: func(c Config) string {
+			w := limits.Of(c)
+			t := w.Thresholds()
+			return fmt.Sprintf("{early_warn = %d, warn = %d, critical = %d, restart_at_critical = %t}", t.EarlyWarn, t.Warn, t.Critical, w.RestartAtCritical())
+		},
+	},
+}
+
+func tableCheck(name string, keys []string, checks map[string]func(any) error) func(any) error {
+	return func(v any) error {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("want a [%s] table", name)
+		}
+		for k, x := range m {
+			if !slices.Contains(keys, k) {
+				return fmt.Errorf("unknown key %q in [%s]; %s", k, name, closestHint(k, keys))
+			}
+			if err := checks[k](x); err != nil {
+				return fmt.Errorf("[%s] %s: %v", name, k, err)
+			}
+		}
+		return nil
+	}
+}
+
+func tableParse(name string, keys []string) func(string) (string, error) {
+	return func(string) (string, error) {
+		return "", fmt.Errorf("%s is a table; edit [%s] in config.toml (keys: %s)", name, name, strings.Join(keys, ", "))
+	}
+}
+
+func isBool(v any) error {
+	if _, ok := v.(bool); !ok {
+		return fmt.Errorf("want true or false")
+	}
+	return nil
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func percent(v any) error {
+	if f, ok := number(v); !ok || f <= 0 || f > 100 {
+		return fmt.Errorf("want a percentage within 1..100")
+	}
+	return nil
+}
+
+func nonNegative(v any) error {
+	if f, ok := number(v); !ok || f < 0 || f != float64(int64(f)) {
+		return fmt.Errorf("want a whole number ≥ 0")
+	}
+	return nil
+}
