@@ -99,6 +99,9 @@ type ProjectReport struct {
 	// NotInjected says why the project's handoff.md is not injected (it is
 	// not the file carryover published).
 	NotInjected string `json:"not_injected,omitempty"`
+	// Lifecycle is the current handoff's id, status, consumers and
+	// staleness (nil before the ledger recorded one).
+	Lifecycle *publish.HistoryEntry `json:"lifecycle,omitempty"`
 }
 
 // ReceiptReport says a session of an agent received a handoff of the
@@ -166,6 +169,7 @@ func collectStatus(e *Env) (st StatusReport) {
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
+		pr.Lifecycle = statusLifecycle(e, h.Project, l)
 		pr.Context = contextOf(e, l, h.Project, h.SessionID)
 		st.Projects = append(st.Projects, pr)
 	}
@@ -251,6 +255,7 @@ func printStatus(e *Env, st StatusReport) {
 		if p.NotInjected != "" {
 			fmt.Fprintf(w, "    %s\n", p.NotInjected)
 		}
+		printLifecycle(e, p.Lifecycle)
 		if len(p.Receipts) == 0 {
 			fmt.Fprintln(w, "    not delivered to any session yet")
 		}

@@ -204,7 +204,9 @@ func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config)
 	for _, p := range limits.Of(cfg).Problems() {
 		log.Printf("config: %s", p)
 	}
-	return &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}, cfg
+	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+	lifecycleConfig(proj, cfg, log.Printf)
+	return proj, cfg
 }
 
 // timedOut logs that the watchdog stopped waiting for snapshot. Session

@@ -132,8 +132,15 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		// A resumed session that holds this exact handoff does not get it twice.
 		if text != "" && h.Source == "resume" && l.Delivered(proj.Root, publish.HeaderOf(text), rep.SessionID) {
 			log.Printf("session already holds this handoff; not injected again")
-		} else if got := inject(text); got != "" {
-			_ = l.RecordDelivery(ledger.Delivery{Project: proj.Root, Header: got, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
+			return
+		}
+		d := proj.Deliver(l, agent, event, text, rep.SessionID, h.Source == "resume")
+		out.Write(d.Out)
+		if d.Why != "" {
+			log.Printf("%s", d.Why)
+		}
+		if d.Header != "" {
+			_ = l.RecordDelivery(ledger.Delivery{Project: proj.Root, Header: d.Header, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
 		}
 	}
 	walls := limits.Act(limits.Options{Ledger: l, Project: proj, Agent: agent, Class: class, Hook: h, SessionID: rep.SessionID, Found: rep.Limits, Config: limits.Of(cfg)})

@@ -190,6 +190,7 @@ var migrations = []string{
 	// (gc.go).
 	describedTable + `
 	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
+	lifecycleSchema,
 }
 
 // anchorRows is the partial index's condition. A query uses such an index
