@@ -8,7 +8,7 @@ default:
 
 # build ./carryover
 build:
-    go build -tags urfave_cli_no_docs -o carryover .
+    go build -tags urfave_cli_no_docs,sqlite_dbstat -o carryover .
 
 # the whole test suite, end-to-end tests against the real agent CLIs included (as CI runs it)
 test:
@@ -28,6 +28,14 @@ bench:
     go test -run XXX -bench ColdIngest -benchtime 1x ./cmd/e2e/
     go test -run XXX -bench DetectRealAgents -benchtime 20x ./cmd/e2e/
     go test -run XXX -bench . ./adapters/ ./publish/redact/
+
+# growth benchmarks (issue 17): cold-ingest curve (100/300/1024 MB of a realistic transcript, into an empty and a
+# 1 GB ledger, hook and manual path), hook p50/p99 at 0 and 5 GB of history, `list` cold and warm with 200 sessions.
+# History ledgers are built once into ~/.cache/carryover-bench (5 GB takes minutes); HOOK_HISTORY_MB=0,1024 is quicker.
+bench-growth SIZES="100,300,1024" HISTORY_MB="1024" HOOK_HISTORY_MB="0,5120":
+    go test -run XXX -bench 'BenchmarkList$' -benchtime 10x ./cmd/e2e/
+    CARRYOVER_BENCH_SIZES={{SIZES}} CARRYOVER_BENCH_HISTORY_MB={{HISTORY_MB}} go test -run XXX -bench IngestCurve -benchtime 1x -timeout 60m ./cmd/e2e/
+    CARRYOVER_BENCH_HOOK_HISTORY_MB={{HOOK_HISTORY_MB}} go test -run XXX -bench HookHistory -benchtime 40x -timeout 60m ./cmd/e2e/
 
 # fuzz every parser for a while (FUZZTIME=60s by default) and keep up to 10 interesting inputs per
 # target in <package>/testdata/fuzz/<Target>, where plain `go test` replays them as seeds

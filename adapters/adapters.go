@@ -95,6 +95,9 @@ type Env struct {
 	// hook path). Aider keeps no global store: `list --all` finds its
 	// history there.
 	WorkDir string
+	// Descriptions, when set, caches listers' transcript descriptions
+	// (`list` reads them from the ledger; see DescribeCached).
+	Descriptions DescriptionCache
 }
 
 // Adapter is one agent.

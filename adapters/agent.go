@@ -62,6 +62,10 @@ type Agent struct {
 	// DeferStartInjection reports that a SessionStart's output would be
 	// dropped, so the handoff goes out with the next prompt event instead.
 	DeferStartInjection func(h Hook, getenv func(string) string) bool
+	// UserMessage marks an agent that shows a hook's top-level
+	// "systemMessage" to the user (the startup banner goes there; other
+	// agents get it as the injection's first line).
+	UserMessage bool
 }
 
 // Class is what a native hook event means to carryover.

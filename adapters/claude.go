@@ -51,6 +51,8 @@ var claudeAgent = &Agent{
 	ContextWindow:    200_000,
 	// Cursor and Copilot read CLAUDE.md as well, so it always gets the pointer.
 	MemoryFile: "CLAUDE.md", MemoryFileAlways: true,
+	// Claude Code prints a hook's systemMessage in the terminal.
+	UserMessage: true,
 	// Cursor runs Claude Code's ~/.claude/settings.json hooks.
 	ForeignHost: func(getenv func(string) string) string {
 		if getenv("CURSOR_VERSION") != "" {

@@ -77,7 +77,7 @@ func (l claudeLister) ListSessions(env Env, project string) ([]NativeSession, er
 			if strings.HasPrefix(filepath.Base(f), "agent-") {
 				continue // a 1.0.x subagent file: part of its parent session
 			}
-			s, err := l.Describe(f)
+			s, err := DescribeCached(env, "claude", f, l.Describe)
 			if err != nil || !InProject(s.Project, project) {
 				continue
 			}

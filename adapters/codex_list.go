@@ -24,13 +24,13 @@ func (codexLister) Stores(env Env) []string {
 
 func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	home := codexHome(env)
-	if ss, ok := l.fromIndex(home, project); ok {
+	if ss, ok := l.fromIndex(env, home, project); ok {
 		return ss, nil
 	}
 	files, _ := filepath.Glob(filepath.Join(globEscape(home), "sessions", "*", "*", "*", "rollout-*.jsonl"))
 	var out []NativeSession
 	for _, f := range files {
-		s, err := l.Describe(f)
+		s, err := DescribeCached(env, "codex", f, l.Describe)
 		if err != nil || !InProject(s.Project, project) || codexIsSubagent(f) {
 			continue
 		}
@@ -41,7 +41,7 @@ func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, err
 
 // fromIndex reads the threads table of state_5.sqlite. ok is false when
 // the index is missing or unreadable (the caller falls back to files).
-func (l codexLister) fromIndex(home, project string) ([]NativeSession, bool) {
+func (l codexLister) fromIndex(env Env, home, project string) ([]NativeSession, bool) {
 	path := filepath.Join(home, "state_5.sqlite")
 	if _, err := os.Stat(path); err != nil {
 		return nil, false
@@ -94,7 +94,7 @@ func (l codexLister) fromIndex(home, project string) ([]NativeSession, bool) {
 			continue
 		}
 		// A row can outlive its rollout: only list sessions still on disk.
-		s, err := l.Describe(rollout)
+		s, err := DescribeCached(env, "codex", rollout, l.Describe)
 		if err != nil || codexIsSubagent(rollout) {
 			continue // a spawned subagent's rollout is read with its parent
 		}

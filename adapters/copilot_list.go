@@ -46,7 +46,7 @@ func (l copilotLister) ListSessions(env Env, project string) ([]NativeSession, e
 		if project != "" && cwd != "" && !InProject(cwd, project) {
 			continue // cheap skip before touching events.jsonl
 		}
-		s, err := l.Describe(filepath.Join(dir, "events.jsonl"))
+		s, err := DescribeCached(env, "copilot-cli", filepath.Join(dir, "events.jsonl"), l.Describe)
 		if err != nil {
 			if len(ws) == 0 {
 				continue

@@ -54,7 +54,7 @@ func (l geminiLister) ListSessions(env Env, project string) ([]NativeSession, er
 		docs, _ := filepath.Glob(filepath.Join(globEscape(filepath.Join(dir, "tmp", d.Name())), "chats", "session-*.json"))
 		files = append(files, docs...)
 		for _, f := range files {
-			s, err := l.Describe(f)
+			s, err := DescribeCached(env, "gemini", f, l.Describe)
 			if err != nil {
 				continue
 			}

@@ -36,7 +36,7 @@ func (l vscodeLister) ListSessions(env Env, project string) ([]NativeSession, er
 			stores, _ := filepath.Glob(filepath.Join(globEscape(ws), "chatSessions", "*.json*"))
 			trans, _ := filepath.Glob(filepath.Join(globEscape(ws), "GitHub.copilot-chat", "transcripts", "*.jsonl"))
 			for _, f := range append(stores, trans...) {
-				s, err := l.Describe(f)
+				s, err := DescribeCached(env, "vscode-copilot", f, l.Describe)
 				if err != nil || seen[s.ID] {
 					continue // a transcript of a session whose store was listed
 				}

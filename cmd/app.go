@@ -39,8 +39,9 @@ var Version = "dev"
 // (A function, not a variable: completion walks the commands.)
 func commandList() []func(*Env) *cli.Command {
 	return []func(*Env) *cli.Command{
-		captureCommand, completionCommand, configCommand, detectCommand, doctorCommand, handoffCommand, infoCommand,
-		installCommand, listCommand, refreshCommand, resumeCommand, runCommand, snapshotCommand, statusCommand, uninstallCommand,
+		captureCommand, clearCommand, completionCommand, configCommand, decideCommand, detectCommand, doctorCommand, gcCommand,
+		handoffCommand, historyCommand, infoCommand, installCommand, listCommand, refreshCommand, resumeCommand, runCommand,
+		snapshotCommand, statusCommand, taskCommand, uninstallCommand,
 	}
 }
 

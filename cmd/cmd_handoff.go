@@ -55,6 +55,8 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	if sel.session == "" && sel.transcript == "" {
 		foldProject(e, &s, p.project, redactor(cfg))
 	}
+	o.lifecycle = structuredLifecycle(e, p.project)
+	s.ApplyLifecycle(o.lifecycle)
 	text, stats, err := render(s, nil, o)
 	if err != nil {
 		return err

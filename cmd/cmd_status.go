@@ -23,9 +23,11 @@ func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show agents, hooks, the ledger, each project's handoff and who received it (read-only)",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+			&cli.BoolFlag{Name: "space", Usage: "the ledger's size per table and index too (reads the whole ledger)"}},
 		Action: func(c *cli.Context) error {
 			st := collectStatus(e)
+			ledgerSpace(e, &st, c.Bool("space"))
 			if c.Bool("json") {
 				enc := json.NewEncoder(e.Stdout)
 				enc.SetIndent("", "  ")
@@ -80,6 +82,8 @@ type LedgerReport struct {
 	Sessions int            `json:"sessions"`
 	Rows     int            `json:"rows"`
 	ByTool   map[string]int `json:"sessions_by_tool,omitempty"`
+	// Space is what takes the room (per project; per table with --space).
+	Space *ledger.Space `json:"space,omitempty"`
 }
 
 // ProjectReport is a project's current handoff and its delivery receipts.
@@ -95,6 +99,9 @@ type ProjectReport struct {
 	// NotInjected says why the project's handoff.md is not injected (it is
 	// not the file carryover published).
 	NotInjected string `json:"not_injected,omitempty"`
+	// Lifecycle is the current handoff's id, status, consumers and
+	// staleness (nil before the ledger recorded one).
+	Lifecycle *publish.HistoryEntry `json:"lifecycle,omitempty"`
 }
 
 // ReceiptReport says a session of an agent received a handoff of the
@@ -162,6 +169,7 @@ func collectStatus(e *Env) (st StatusReport) {
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
+		pr.Lifecycle = statusLifecycle(e, h.Project, l)
 		pr.Context = contextOf(e, l, h.Project, h.SessionID)
 		st.Projects = append(st.Projects, pr)
 	}
@@ -230,6 +238,7 @@ func printStatus(e *Env, st StatusReport) {
 		}
 		sort.Strings(parts)
 		fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(st.Ledger.Bytes), st.Ledger.Sessions, strings.Join(parts, ", "), st.Ledger.Rows)
+		printSpace(e, st.Ledger.Space)
 	}
 	if len(st.Projects) > 0 {
 		fmt.Fprintln(w, "\nProjects (current handoff → who received it)")
@@ -246,6 +255,7 @@ func printStatus(e *Env, st StatusReport) {
 		if p.NotInjected != "" {
 			fmt.Fprintf(w, "    %s\n", p.NotInjected)
 		}
+		printLifecycle(e, p.Lifecycle)
 		if len(p.Receipts) == 0 {
 			fmt.Fprintln(w, "    not delivered to any session yet")
 		}

@@ -148,6 +148,53 @@ var configKeys = []configKey{
 		},
 		get: func(c Config) string { return tomlStrings(c.TrustedProjects) },
 	},
+	{
+		Name: "expire_after", Default: `"7d"`, GlobalOnly: true,
+		Doc: "age after which a new session gets only a one-line notice of the project's handoff (30d, 2w, 12h)",
+		check: func(v any) error {
+			s, ok := v.(string)
+			if !ok {
+				return fmt.Errorf("want an age such as \"7d\"")
+			}
+			_, err := publish.ParseAge(s)
+			return err
+		},
+		parse: func(s string) (string, error) {
+			if _, err := publish.ParseAge(s); err != nil {
+				return "", err
+			}
+			return strconv.Quote(s), nil
+		},
+		get: func(c Config) string {
+			if c.ExpireAfter == "" {
+				return `"7d"`
+			}
+			return strconv.Quote(c.ExpireAfter)
+		},
+	},
+	{
+		Name: "history_keep", Default: "50", GlobalOnly: true,
+		Doc: "how many previous handoffs .carryover/history keeps",
+		check: func(v any) error {
+			if n, ok := v.(int64); !ok || n < 1 {
+				return fmt.Errorf("want a whole number of handoffs, at least 1")
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return "", fmt.Errorf("history_keep takes a whole number of handoffs, at least 1, not %q", s)
+			}
+			return strconv.Itoa(n), nil
+		},
+		get: func(c Config) string {
+			if c.HistoryKeep == 0 {
+				return "50"
+			}
+			return strconv.Itoa(c.HistoryKeep)
+		},
+	},
 	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
 }
 

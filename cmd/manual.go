@@ -98,6 +98,10 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		names = []string{source}
 	}
 	seen := map[string]bool{}
+	lg, descs := openDescriptions(e, &aenv)
+	if lg != nil {
+		defer lg.Close()
+	}
 	for _, n := range names {
 		l, _ := adapters.ListerFor(n)
 		for _, d := range l.Stores(aenv) {
@@ -120,11 +124,13 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 			}
 		}
 	}
+	if descs != nil {
+		_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
+	}
 	// The ledger keeps sessions whose transcripts are gone.
-	if fileExists(filepath.Join(e.Home(), ledger.FileName)) {
-		if l, err := ledger.Open(e.Home()); err == nil {
+	if l := lg; l != nil {
+		{
 			ls, _ := l.Sessions(project, source, 500)
-			l.Close()
 			for _, s := range ls {
 				k := s.Tool + "\x00" + s.NativeID
 				if seen[k] {

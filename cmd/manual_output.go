@@ -21,6 +21,9 @@ type outputOptions struct {
 	target, format, launch string
 	tokens                 int
 	stdout, noClipboard    bool
+	// lifecycle goes into a structured handoff (the project's current
+	// handoff, decisions and pinned task).
+	lifecycle *resume.Lifecycle
 }
 
 func outputFlags() []cli.Flag {
@@ -107,7 +110,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if loadedHandoff != nil {
 		h = *loadedHandoff
 	} else {
-		h = resume.Structured(s)
+		h = resume.Structured(s).WithLifecycle(o.lifecycle)
 		resume.Degrade(&h, s)
 	}
 	if err := h.Validate(); err != nil {

@@ -174,5 +174,9 @@ func runRealworld(t *testing.T, path, tool string) (r realworldResult) {
 	d := distill.Distill(rows, distill.Options{Project: proj})
 	md := publish.Render(d, publish.RenderOptions{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Session: h.Session})
 	r.lines = strings.Count(strings.TrimRight(md, "\n"), "\n") + 1
+	// CARRYOVER_REALWORLD_DUMP=dir keeps each handoff.md for reading by eye (the audit reads them as the next agent would).
+	if dir := os.Getenv("CARRYOVER_REALWORLD_DUMP"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, strings.NewReplacer("/", "_", "\\", "_").Replace(filepath.Base(filepath.Dir(path))+"_"+filepath.Base(path))+".md"), []byte(md), 0o644)
+	}
 	return r
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -42,6 +43,12 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"carryover": func(ts *testscript.TestScript, neg bool, args []string) {
 				var stdin bytes.Buffer
+				// `env HOOK=file` feeds file (with $VARS expanded) to the
+				// next carryover's stdin: a hook payload naming $WORK.
+				if f := ts.Getenv("HOOK"); f != "" {
+					stdin.WriteString(os.Expand(ts.ReadFile(f), ts.Getenv))
+					ts.Setenv("HOOK", "")
+				}
 				e := &Env{
 					Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(),
 					Getenv:     ts.Getenv,

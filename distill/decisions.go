@@ -141,6 +141,9 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 		return
 	}
 	for i, s := range sentences(text) {
+		if goal && i == 0 {
+			continue // the task itself, even worded "X statt Y": the Task line carries it
+		}
 		if isDecision(s, user || goal && i > 0) {
 			st.addDecision(s)
 		}

@@ -28,6 +28,7 @@ type Handoff struct {
 	SetAside  []string // goals an explicit switch abandoned, oldest first
 	Plan      []PlanItem
 	Files     []File
+	MoreFiles int // files changed beyond the 10 listed (a session whose subagents wrote 26 shows 10 and "+16 more")
 	Failures  []Failure
 	Questions []string
 	Decisions []string
@@ -261,6 +262,18 @@ func sentences(text string) []string {
 		start := 0
 		for i := 0; i < len(t); i++ {
 			c := t[i]
+			// CJK full stops end a sentence with no space after them: a
+			// Chinese or Japanese reply is several sentences, not one.
+			if c == 0xE3 || c == 0xEF {
+				if w := t[i:]; strings.HasPrefix(w, "。") || strings.HasPrefix(w, "！") || strings.HasPrefix(w, "？") {
+					if s := strings.TrimSpace(t[start : i+3]); s != "" {
+						out = append(out, s)
+					}
+					start = i + 3
+					i += 2
+					continue
+				}
+			}
 			if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] == ' ') {
 				// Do not split "e.g. " or a version number.
 				if c == '.' && i > 0 && i-start < 4 {

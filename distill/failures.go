@@ -10,6 +10,7 @@ package distill
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -112,14 +113,16 @@ func splitSegments(s string) []string {
 	return out
 }
 
-// toolKey is the key of a failing tool call without a command: the tool
-// and the file it wrote ("Edit retry.py"), or the tool alone.
+// toolKey is the key of a failing tool call without a command: the file it
+// wrote ("file retry.py"), or the tool alone. Only edit tools carry a path,
+// and they are one target: Claude's "File has not been read yet" on an Edit,
+// a MultiEdit and a Write of one file is fixed by whichever of them later
+// succeeds on it (a real 1.0.98 session listed six such failures as open).
 func toolKey(tool, path string) string {
-	k := strings.ToLower(tool)
 	if path != "" {
-		k += " " + path
+		return "file " + path
 	}
-	return k
+	return strings.ToLower(tool)
 }
 
 // exceptionRE matches the line that names an error: "AssertionError:
@@ -134,9 +137,18 @@ var exceptionRE = sync.OnceValue(func() *regexp.Regexp {
 // its "Traceback (most recent call last):" header), else the first line
 // with an error word, else the first line.
 func errorLine(text string) string {
+	if strings.Contains(text, `{"`) && strings.Contains(text, `"message"`) {
+		text = jsonErrorText(text)
+	}
 	var first, worded, exception string
 	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(l)
+		l = strings.TrimSpace(stripWrapTags(l))
+		if len(l) > 2 && l[0] == '[' && l[len(l)-1] == ']' {
+			// Node prints a thrown error in brackets: "[TypeError: generate
+			// is not a function]" names the error, "> Build error occurred"
+			// above it does not.
+			l = strings.TrimSpace(l[1 : len(l)-1])
+		}
 		if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") ||
 			strings.HasPrefix(l, "Traceback (most recent call last)") || strings.HasPrefix(l, "File \"") {
 			continue
@@ -218,6 +230,52 @@ func (f *Failure) addError(e string) {
 		f.Errors = f.Errors[len(f.Errors)-maxErrors:]
 	}
 	f.Error = e
+}
+
+var jsonMessageRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`)
+})
+
+var jsonCodeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"code"\s*:\s*"?(\w{1,40})"?`)
+})
+
+// jsonErrorText turns an error that carries a JSON body ("[API Error:
+// {"error":{"code":400,…,"message":"…"}}]") into its words: the text
+// before the JSON, the code and the message, never a JSON fragment.
+func jsonErrorText(text string) string {
+	m := jsonMessageRE().FindStringSubmatch(text)
+	if m == nil {
+		return text
+	}
+	msg := m[1]
+	if u, err := strconv.Unquote(`"` + msg + `"`); err == nil {
+		msg = u
+	}
+	head := strings.TrimSpace(strings.TrimLeft(text[:strings.Index(text, `{"`)], "[ "))
+	head = strings.TrimSpace(strings.TrimSuffix(head, ":"))
+	if c := jsonCodeRE().FindStringSubmatch(text); c != nil {
+		msg = c[1] + " " + msg
+	}
+	if head != "" {
+		return head + ": " + msg
+	}
+	return msg
+}
+
+// wrapTagRE matches a harness tag wrapped around an error line
+// ("<tool_use_error>File has not been read yet…</tool_use_error>").
+var wrapTagRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`)
+})
+
+// stripWrapTags removes a tag wrapped around a line: markup is for the
+// harness, the handoff shows the message.
+func stripWrapTags(l string) string {
+	if !strings.HasPrefix(l, "<") && !strings.HasSuffix(l, ">") {
+		return l
+	}
+	return wrapTagRE().ReplaceAllString(strings.TrimSpace(l), "")
 }
 
 // mayNameError is exceptionRE's cheap pre-check: the line holds one of the

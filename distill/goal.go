@@ -128,6 +128,13 @@ var ackWords = map[string]bool{
 	"да": true, "ок": true, "давай": true, "продолжай": true, "спасибо": true, "хорошо": true, "ладно": true, "отлично": true,
 	"好": true, "好的": true, "继续": true, "可以": true, "谢谢": true, "行": true, "嗯": true, "没问题": true,
 	"はい": true, "続けて": true, "続けてください": true, "お願いします": true, "ありがとう": true, "いいよ": true, "了解": true, "うん": true, "ok": true,
+	// thanks and praise as the last turn ("Super, danke!", "¡Perfecto, muchas
+	// gracias!", "Thanks, great work") ask for nothing: never the latest request.
+	"super": true, "vielen": true, "dank": true, "toll": true, "klasse": true, "perfekt": true, "prima": true, "schön": true,
+	"muchas": true, "genial": true, "excelente": true, "beaucoup": true, "génial": true, "muito": true, "ótimo": true, "valeu": true,
+	"большое": true, "супер": true, "класс": true, "work": true, "job": true, "awesome": true, "much": true, "lot": true, "a": true,
+	"looks": true, "that's": true, "thats": true, "excellent": true, "wonderful": true, "amazing": true, "brilliant": true,
+	"非常感谢": true, "感谢": true, "太好了": true, "谢谢你": true, "多谢": true, "ありがとうございます": true, "どうも": true, "完璧": true,
 }
 
 // isQuestion reports whether a prompt asks rather than requests: it ends in
@@ -286,6 +293,31 @@ func stripLeadingAcks(low string) string {
 	return strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
 }
 
+// thanksWords say thank you; assentWords say yes. "Thanks, great work"
+// after "Should I use 14 months of runway?" thanks without answering: the
+// question stays open, it is not a "yes".
+var thanksWords = map[string]bool{"thanks": true, "thank": true, "thx": true, "danke": true, "dank": true, "merci": true, "gracias": true,
+	"obrigado": true, "obrigada": true, "valeu": true, "спасибо": true, "谢谢": true, "感谢": true, "非常感谢": true, "谢谢你": true, "多谢": true,
+	"ありがとう": true, "ありがとうございます": true, "どうも": true}
+
+var assentWords = map[string]bool{"yes": true, "y": true, "yep": true, "yeah": true, "yup": true, "ok": true, "okay": true, "sure": true,
+	"agreed": true, "approved": true, "do": true, "go": true, "proceed": true, "continue": true, "ja": true, "jawohl": true, "mach": true,
+	"weiter": true, "oui": true, "d'accord": true, "vas-y": true, "sí": true, "si": true, "vale": true, "dale": true, "sim": true, "pode": true,
+	"да": true, "ок": true, "давай": true, "хорошо": true, "好": true, "好的": true, "可以": true, "行": true, "はい": true, "お願いします": true, "いいよ": true, "了解": true}
+
+// thanksOnly reports whether an acknowledgement thanks without assenting.
+func thanksOnly(p string) bool {
+	thanks := false
+	for _, w := range promptWords(strings.ToLower(p)) {
+		w = strings.Trim(w, "'-")
+		if assentWords[w] {
+			return false
+		}
+		thanks = thanks || thanksWords[w]
+	}
+	return thanks
+}
+
 // classifyPrompt applies the rules at the top of this file.
 func (st *State) classifyPrompt(p string) promptClass {
 	if !substantive(p) {
@@ -294,6 +326,8 @@ func (st *State) classifyPrompt(p string) promptClass {
 	low := strings.ToLower(p)
 	switch {
 	case st.Task == "":
+		return promptGoal
+	case restates(p, st.Task):
 		return promptGoal
 	case hasMarker(low, switchMarkers, switchStarts):
 		return promptSwitch
@@ -310,6 +344,34 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// restates reports whether p is the goal sent again, completed: it starts
+// with the whole goal and goes on (a user who hit enter mid-sentence and
+// re-sent the finished request; aider users re-run /ask with more words).
+// The fuller text is the goal, never the cut one.
+func restates(p, goal string) bool {
+	g := strings.TrimRight(strings.TrimSpace(goal), " .…。")
+	return utf8.RuneCountInString(g) >= 8 && len(p) > len(goal) && strings.HasPrefix(strings.ToLower(p), strings.ToLower(g))
+}
+
+// backMarkers return to earlier work ("back to", "zurück zu", "回到").
+var backMarkers = []string{"back to", "return to", "returning to", "resume the", "zurück zu", "zurück zum", "zurück zur", "wieder zu",
+	"retour à", "revenons", "reprenons", "volvamos", "de vuelta a", "volver a", "regresemos", "voltar", "voltemos", "de volta",
+	"вернёмся", "вернемся", "вернуться к", "回到", "回去", "に戻", "戻りましょう", "戻ろう"}
+
+// returnTo is the index of the set-aside goal a request goes back to: it
+// says "back to" and shares a content word with that goal; -1 when none.
+func (st *State) returnTo(p string) int {
+	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers) {
+		return -1
+	}
+	for i := len(st.SetAside) - 1; i >= 0; i-- {
+		if overlaps(st.SetAside[i], p) {
+			return i
+		}
+	}
+	return -1
 }
 
 // newTopicWords is the size from which a request in a new session can be
@@ -358,7 +420,17 @@ func cjkString(s string) bool {
 
 // weakGoal reports whether a goal is too thin to hold against a fuller
 // request (rule 2).
-func weakGoal(p string) bool { return isQuestion(p) || promptSize(p) < 3 }
+func weakGoal(p string) bool {
+	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners)
+}
+
+// resumeOpeners open a session by pointing at earlier work without naming
+// it ("We were working on the task", a real Russian aider session's first
+// prompt): too thin to hold as the goal against the request that follows.
+var resumeOpeners = []string{"we were working", "where were we", "where did we leave", "let's continue where",
+	"wir haben an", "wo waren wir", "on travaillait", "où en étions", "estábamos trabajando", "dónde nos quedamos",
+	"estávamos trabalhando", "мы работали", "на чём мы остановились", "на чем мы остановились", "我们之前在", "我们刚才在", "上次做到",
+	"前回の続き", "作業していた"}
 
 // addPrompt folds a user prompt into the goal, the latest request and the
 // set-aside goals.
@@ -371,6 +443,20 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	class := st.classifyPrompt(p)
 	if class != promptAck {
 		st.AfterBreak = false
+	}
+	if class != promptAck {
+		if i := st.returnTo(p); i >= 0 {
+			// "Now back to the login rate limiting": the set-aside goal is
+			// current again and the detour is set aside in its place.
+			back := st.SetAside[i]
+			st.SetAside = append(st.SetAside[:i:i], st.SetAside[i+1:]...)
+			if st.Task != "" {
+				st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
+			}
+			st.Task, st.TaskAt, st.GoalWeak = back, at, false
+			st.Latest, st.LatestAt = p, at
+			return promptFollowUp
+		}
 	}
 	switch class {
 	case promptGoal, promptNewTask:

@@ -110,6 +110,8 @@ var nextMarkers = []string{
 	"далее", "затем я", "следующий шаг", "дальше нужно", "осталось",
 	"接下来", "下一步", "然后我", "还需要",
 	"次に", "次は", "この後", "残りは",
+	// a plan for later in the user's language: "Дальше я добавлю…", "Mañana redactaré…"
+	"дальше я", "потом я", "затем", "завтра", "mañana", "luego ", "morgen", "demain", "amanhã", "明天", "明日", "tomorrow i",
 }
 
 func forwardLooking(s string) bool {
@@ -132,6 +134,23 @@ var boilerplateMarkers = []string{
 	"sonst noch", "kann ich sonst", "noch etwas", "autre chose", "puis-je vous aider", "n'hésitez pas", "algo más", "en qué más",
 	"no dudes", "mais alguma coisa", "posso ajudar", "fique à vontade", "что-нибудь ещё", "чем ещё", "чем могу помочь",
 	"还有什么", "其他需要", "随时告诉", "他に何か", "お手伝い", "お気軽に",
+	// "How can I assist you today?" (a subagent's warm-up reply) is an offer, not a question.
+	"how can i assist", "how may i", "can i assist", "can i do for you", "wie kann ich ihnen", "wie kann ich dir", "womit kann ich",
+	"en qué puedo", "comment puis-je", "чем я могу", "有什么可以帮", "有什么我可以", "どのようなご用件",
+}
+
+// forwardOnly keeps, of a turn's texts, the sentences that look forward and
+// are not questions nor offers: what an acknowledgement leaves standing.
+func forwardOnly(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		for _, s := range sentences(t) {
+			if forwardLooking(s) && !isQuestion(s) && !boilerplate(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // boilerplate reports whether a sentence is an offer of help or a

@@ -36,6 +36,18 @@ var (
 	})
 )
 
+// citeRE finds a paper cited as "Bloom et al. (2015)" or "Bloom et al.,
+// 2015" (any language writes citations this way); deDateRE a Spanish or
+// Portuguese date ("12 de marzo de 2024"), which dateRE's "12 März" misses.
+var (
+	citeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\p{Lu}[\p{L}\-]+(?: (?:and|y|und|et|e|и) \p{Lu}[\p{L}\-]+)? et al\.?(?:,? \(?(?:19|20)\d\d\)?)?`)
+	})
+	deDateRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b[0-3]?\d de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)(?: de (?:19|20)\d\d)?`)
+	})
+)
+
 // monthTokens are the month names dateRE knows (its trigger with a digit).
 var monthTokens = []string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Mär", "Mai", "Okt", "Dez",
 	"janv", "févr", "mars", "avr", "mai", "juin", "juil", "août", "sept", "oct", "nov", "déc", "ene", "abr", "ago", "dic", "fev", "set", "out", "dez"}
@@ -66,7 +78,7 @@ var docExts = []string{".pdf", ".doc", ".xls", ".ppt", ".key", ".pages", ".numbe
 // "according to", "per", "from", "interview with" and their equivalents
 // (personTriggers, lower-cased).
 var personRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
+	return regexp.MustCompile(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам|entrevista a|entrevista con)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
 })
 
 // personMatches runs personRE only on a short window after each trigger
@@ -102,7 +114,7 @@ func personMatches(text, low string) []string {
 }
 
 var personTriggers = []string{"according to", "per ", "cited by", "interview with", "feedback from", "laut ", "nach angaben von",
-	"selon ", "d'après", "según", "de acuerdo con", "segundo ", "de acordo com", "по словам"}
+	"selon ", "d'après", "según", "de acuerdo con", "segundo ", "de acordo com", "по словам", "entrevista a ", "entrevista con "}
 
 // references returns the references text names, in order. Code (fenced
 // blocks and `spans`) names no sources: @decorators, paths, versions.
@@ -111,7 +123,9 @@ func references(text, low string) []string {
 	hasDoc := strings.Contains(text, ".") && containsAny(low, docExts)
 	hasDate := strings.ContainsAny(text, "0123456789") && (isoDateLike(text) || strings.Contains(text, "Q") || containsAny(text, monthTokens))
 	hasPerson := containsAny(low, personTriggers)
-	if !hasURL && !hasAt && !hasDoc && !hasDate && !hasPerson {
+	hasCite := strings.Contains(text, " et al")
+	hasDeDate := strings.Contains(text, " de ") && strings.ContainsAny(text, "0123456789")
+	if !hasURL && !hasAt && !hasDoc && !hasDate && !hasPerson && !hasCite && !hasDeDate {
 		return nil
 	}
 	if strings.Contains(text, "`") {
@@ -160,6 +174,16 @@ func references(text, low string) []string {
 		}
 		if hasAt && strings.Contains(line, "@") {
 			for _, m := range atRE().FindAllString(line, -1) {
+				add(m)
+			}
+		}
+		if hasCite && strings.Contains(line, " et al") {
+			for _, m := range citeRE().FindAllString(line, -1) {
+				add(m)
+			}
+		}
+		if hasDeDate && strings.Contains(line, " de ") && strings.ContainsAny(line, "0123456789") {
+			for _, m := range deDateRE().FindAllString(line, -1) {
 				add(m)
 			}
 		}

@@ -1,8 +1,11 @@
 package distill
 
 import (
+	"encoding/json"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -142,13 +145,26 @@ func (st *State) Add(r *ledger.Row) {
 		// compaction, answers nothing the previous turn asked: "continue"
 		// there resumes, it does not say yes.
 		resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
-		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed {
+		// A reply that sets the goal ("which task do you mean?" answered
+		// by naming it, or the goal re-sent in full) is the goal, not a
+		// decision; a thank-you answers nothing.
+		thanks := thanksOnly(r.Text) && !substantive(r.Text)
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !setsGoal(st.classifyPrompt(strings.TrimSpace(r.Text))) {
 			st.addAnswer(qs[len(qs)-1], r.Text)
 		}
 		class := st.addPrompt(r.Text, r.SessionID, at)
 		st.Fallback, st.FallbackAt = r.Text, at
-		if !(resumed && class == promptAck) {
-			st.TurnTexts = nil // the previous turn's questions stay open across a bare resume
+		switch {
+		case resumed && class == promptAck, thanks:
+			// the previous turn's questions stay open across a bare resume
+			// and across a thank-you that answers none of them
+		case class == promptAck:
+			// "Super, danke!" / "yes" answers the turn's questions but asks
+			// for nothing new: its forward-looking sentences stay the next
+			// action when the reply is only a sign-off ("Gern geschehen!").
+			st.TurnTexts = forwardOnly(st.TurnTexts)
+		default:
+			st.TurnTexts = nil
 		}
 		if class != promptAck {
 			// An acknowledgement asks for nothing new: the last turn's
@@ -185,6 +201,18 @@ func (st *State) Add(r *ledger.Row) {
 		st.Tokens = Tokens{r.TokensUsed, r.TokensMax}
 	case adapters.KindToolCall:
 		st.Answered = true
+		if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
+			// No prompt was recorded (an excerpt, a trimmed capture): the
+			// work the agent handed its subagent says what the session was
+			// for, better than no task at all.
+			d := jsonField(r.Text, "description") // the input JSON (Codex), or
+			if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
+				d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
+			}
+			if d != "" {
+				st.Fallback, st.FallbackAt = d, at
+			}
+		}
 		if planTool(r.ToolName) {
 			if plan, ok := parsePlan(r.Text); ok {
 				st.Plan = plan
@@ -232,8 +260,11 @@ func (st *State) Add(r *ledger.Row) {
 		if c, ok := st.Calls[key]; ok {
 			what, cmd, path = c.ToolName, c.Command, c.FilePath
 		}
-		if what == "" {
-			what = "error"
+		if what == "" && cmd == "" && path == "" {
+			// An error of no tool call is the model's or the harness's (a
+			// Gemini "[API Error: …]", Cursor's "You've hit your usage
+			// limit"): not a command to fix, never the next action.
+			what = "model API"
 		}
 		k := toolKey(what, path)
 		if cmd != "" {
@@ -364,6 +395,7 @@ func (st *State) Handoff(o Options) Handoff {
 	}
 	sort.SliceStable(h.Files, func(i, j int) bool { return files[h.Files[i].Path].last > files[h.Files[j].Path].last })
 	if len(h.Files) > 10 {
+		h.MoreFiles = len(h.Files) - 10
 		h.Files = h.Files[:10]
 	}
 
@@ -374,7 +406,13 @@ func (st *State) Handoff(o Options) Handoff {
 	h.SetAside = append([]string(nil), st.SetAside...)
 	h.Plan = append([]PlanItem(nil), st.Plan...)
 	h.Refs = append([]string(nil), st.Refs...)
-	h.Actions = append([]string(nil), st.Actions...)
+	for _, a := range st.Actions {
+		// The goal or the latest request restated as an action item says
+		// nothing the Task lines do not (a research prompt "Prepara un resumen…").
+		if !sameText(a, st.Task) && !sameText(a, st.Latest) {
+			h.Actions = append(h.Actions, a)
+		}
+	}
 	h.Test = st.LastTest
 	if st.Latest != "" && st.Latest != st.Task {
 		h.Latest, h.LatestAt = st.Latest, st.LatestAt
@@ -417,6 +455,42 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Done = h.Done[len(h.Done)-12:]
 	}
 	return h
+}
+
+// subagentTool reports whether a tool starts a subagent (Claude's Task
+// and Agent, Codex's spawn).
+func subagentTool(name string) bool {
+	return name == "Task" || name == "Agent" || name == "spawn_agent"
+}
+
+var jsonFieldRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
+})
+
+// jsonField reads one string field of a (possibly clipped) JSON input.
+func jsonField(text, name string) string {
+	for _, m := range jsonFieldRE().FindAllStringSubmatch(text, -1) {
+		if m[1] == name {
+			var v string
+			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
+				return oneLine(v)
+			}
+		}
+	}
+	return ""
+}
+
+// setsGoal reports whether a prompt of class c becomes the goal.
+func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
+
+// sameText reports whether a (possibly clipped with "…") is the text of
+// the request b.
+func sameText(a, b string) bool {
+	b = oneLine(b)
+	if b == "" {
+		return false
+	}
+	return a == b || strings.HasSuffix(a, "…") && strings.HasPrefix(b, strings.TrimSuffix(a, "…"))
 }
 
 // nextAction applies the order in next.go.
@@ -468,8 +542,8 @@ func (st *State) nextAction(h Handoff, failing *Failure) string {
 	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
 		return "Get the user's answer: " + qs[len(qs)-1]
 	}
-	if len(st.Actions) > 0 { // a prose session's newest commitment
-		return st.Actions[len(st.Actions)-1]
+	if len(h.Actions) > 0 { // a prose session's newest commitment
+		return h.Actions[len(h.Actions)-1]
 	}
 	return ""
 }

@@ -34,6 +34,10 @@ type Config struct {
 	// TrustedProjects are project directories whose .carryover.toml may
 	// also weaken settings (user's file only).
 	TrustedProjects []string `toml:"trusted_projects" json:"TrustedProjects,omitempty"`
+	// ExpireAfter ("7d", "12h") and HistoryKeep are the handoff lifecycle
+	// settings (user's file only).
+	ExpireAfter string `toml:"expire_after" json:"ExpireAfter,omitempty"`
+	HistoryKeep int    `toml:"history_keep" json:"HistoryKeep,omitempty"`
 	// Limits and Context are [limits] and [context] (config_limits.go).
 	Limits  LimitsConfig  `toml:"limits" json:"Limits"`
 	Context ContextConfig `toml:"context" json:"Context"`
@@ -162,7 +166,7 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	for k := range keys {
 		switch k {
 		case "resume", "redact", "limits", "context":
-		case "tools", "trusted_projects":
+		case "tools", "trusted_projects", "expire_after", "history_keep":
 			c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
 		default:
 			rest = append(rest, k)

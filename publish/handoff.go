@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 )
 
@@ -54,6 +55,12 @@ type RenderOptions struct {
 	Mode    string
 	Redact  func(string) string
 	Session string // native session id, for the ledger pointer
+	// Lifecycle inputs (lifecycle.go), kept apart from the distilled
+	// Handoff: the handoff's id, the project's decisions log and the
+	// task the user pinned.
+	ID        string
+	Decisions []ledger.Decision
+	Pinned    *ledger.PinnedTask
 }
 
 type section struct {
@@ -73,8 +80,12 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if tool == "" {
 		tool = "unknown"
 	}
+	header := Header(o.Now, contentLine(tool))
+	if o.ID != "" {
+		header += " · " + o.ID
+	}
 	head := []string{
-		Header(o.Now, contentLine(tool)),
+		header,
 		"# RESUME PROTOCOL: " + mode + " — " + protocols[mode],
 	}
 	task := h.Task
@@ -92,15 +103,16 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if h.Latest != "" {
 		taskLines = append(taskLines, "Latest request: "+clip(contentLine(h.Latest), latestChars))
 	}
+	taskLines = pinnedTask(taskLines, o.Pinned)
 	secs := map[string]*section{
 		"task":      {title: "## Task", lines: taskLines, min: len(taskLines)},
 		"next":      {title: "## Next action", lines: []string{clip(contentLine(next), nextChars)}, min: 1},
 		"aside":     {title: "## Set aside (not current)", lines: bullets(h.SetAside, 160), min: min(1, len(h.SetAside))},
 		"plan":      {title: "## Plan", lines: planLines(h)},
-		"files":     {title: "## Recent files", lines: fileLines(h, o.Now)},
+		"files":     {title: filesTitle(h), lines: fileLines(h, o.Now)},
 		"failures":  {title: "## Failed approaches (do not retry as-is)", lines: failureLines(h)},
 		"questions": {title: "## Open questions", lines: bullets(h.Questions, 160)},
-		"decisions": {title: "## Decisions (do not re-debate)", lines: bullets(h.Decisions, 200)},
+		"decisions": {title: "## Decisions (do not re-debate)", lines: decisionLines(h.Decisions, o.Decisions)},
 		"refs":      {title: "## References", lines: bullets(h.Refs, 160)},
 		"actions":   {title: "## Action items", lines: bullets(h.Actions, 160)},
 		"git":       {title: "## Git", lines: gitLines(h)},
@@ -145,6 +157,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 			}
 		}
 	}
+	countRest(secs["decisions"], take["decisions"])
 	var b strings.Builder
 	for _, l := range head {
 		b.WriteString(l)
@@ -227,6 +240,15 @@ func bullets(items []string, n int) []string {
 		out = append(out, "- "+clip(contentLine(it), n))
 	}
 	return out
+}
+
+// filesTitle says how many files changed when more did than are listed:
+// the count rides on the title, which shows whenever any file does.
+func filesTitle(h distill.Handoff) string {
+	if h.MoreFiles > 0 {
+		return fmt.Sprintf("## Recent files (%d of %d changed)", len(h.Files), len(h.Files)+h.MoreFiles)
+	}
+	return "## Recent files"
 }
 
 func fileLines(h distill.Handoff, now time.Time) []string {

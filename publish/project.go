@@ -30,6 +30,10 @@ type Project struct {
 	// Logf records what is worth a log line; the file writes may call it
 	// from another goroutine.
 	Logf func(format string, args ...any)
+	// ExpireAfter and HistoryKeep are the lifecycle settings (config
+	// expire_after, history_keep); zero means the defaults.
+	ExpireAfter time.Duration
+	HistoryKeep int
 	// Note is a line Inject puts before the handoff's body (the previous
 	// session stopped at a limit); "" none.
 	Note string
@@ -71,8 +75,12 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 			h.Tokens = distill.Tokens{Used: s.TokensUsed, Max: s.TokensMax}
 		}
 	}
-	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native})
-	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) && p.check(prev, l) == "" {
+	lc := p.lifecycleInputs(l, h, native)
+	if lc.cleared {
+		return nil, nil // cleared by the user, and no work since
+	}
+	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
+	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id && p.check(prev, l) == "" {
 		// Nothing but the timestamp would change: keep the file (and its
 		// receipts) as is — and the global copy, unless it is gone.
 		if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
@@ -85,6 +93,7 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now, Hash: Digest([]byte(text))}); err != nil {
 		p.logf("record handoff: %v", err)
 	}
+	p.recordLifecycle(l, lc, h, text)
 	return &Rendered{Text: text, Tool: h.Tool}, nil
 }
 
@@ -119,6 +128,11 @@ func (p *Project) WriteProject(text, tool string) error {
 	}
 	if err := WriteOwn(p.Root, "handoff.md", []byte(text)); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
+	}
+	if id := IDOf(HeaderOf(text)); id != "" {
+		if _, err := WriteHistory(p.Root, id, text, p.HistoryKeep); err != nil {
+			p.logf("history: %v", err)
+		}
 	}
 	pointers := []string{"AGENTS.md"}
 	for _, a := range adapters.All {

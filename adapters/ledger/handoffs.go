@@ -148,7 +148,7 @@ func (l *Ledger) Stats() (Stats, error) {
 	if err := l.db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT project) FROM sessions`).Scan(&s.Sessions, &s.Projects); err != nil {
 		return s, err
 	}
-	if err := l.db.QueryRow(`SELECT COALESCE(SUM(next_seq - 1), 0) FROM sessions`).Scan(&s.Rows); err != nil {
+	if err := l.db.QueryRow(`SELECT COALESCE(SUM(next_seq - 1 - pruned), 0) FROM sessions`).Scan(&s.Rows); err != nil {
 		return s, err
 	}
 	rows, err := l.db.Query(`SELECT tool, COUNT(*) FROM sessions GROUP BY tool`)

@@ -185,6 +185,12 @@ var migrations = []string{
 		PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
 	migrationLimits, // limits.go
+	// What `list` last read of each transcript, and the file's identity
+	// then (see describe.go); how many of a session's rows `gc` removed
+	// (gc.go).
+	describedTable + `
+	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
+	lifecycleSchema,
 }
 
 // anchorRows is the partial index's condition. A query uses such an index
@@ -277,7 +283,9 @@ func init() {
 			return err
 		}
 		// The page size takes effect only on a new file, before WAL mode
-		// writes its first page.
+		// writes its first page. (No auto-vacuum: its pointer-map pages
+		// defeat the salvage of a truncated ledger, recover.go; `gc`'s
+		// freed pages are reused by new rows, `gc --vacuum` shrinks.)
 		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize)+`; PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
 			return err
 		}
@@ -830,7 +838,7 @@ func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
 	return out, rows.Err()
 }
 
-const sessionCols = `s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1`
+const sessionCols = `s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1 - s.pruned`
 
 func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 	var s Session

@@ -82,7 +82,7 @@ func claudeEndToEnd(t *testing.T, bin string) {
 	h := p.handoff(t)
 	t.Logf("handoff.md after session 1:\n%s", h)
 	for _, want := range []string{
-		"# [CARRYOVER] Last updated ", " from claude\n", "# RESUME PROTOCOL: ask",
+		"# [CARRYOVER] Last updated ", " from claude · HO-", "# RESUME PROTOCOL: ask",
 		retryTask, "retry.py", "README.md", "ls tests/ && python3 -m unittest", "exit 2", "cannot access",
 		"We decided to use a plain loop instead of a decorator", "Next I will add the retry test in tests/test_retry.py.",
 		"branch main @ ",

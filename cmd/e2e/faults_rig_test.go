@@ -385,7 +385,7 @@ func (r *faultRig) finish() {
 	}
 }
 
-var headerRE = regexp.MustCompile(`^# \[CARRYOVER\] Last updated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ from [a-z-]+\n`)
+var headerRE = regexp.MustCompile(`^# \[CARRYOVER\] Last updated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ from [a-z-]+( · HO-\d{8}-\d{6}-[0-9A-Za-z_-]+)?\n`)
 
 // checkHandoff parses a handoff.md: its header, its caps, a final newline.
 func checkHandoff(b []byte) error {

@@ -245,7 +245,7 @@ func (s story) checkHandoff(t *testing.T, h, tool string) {
 		t.Logf("handoff:\n%s", h)
 	}
 	for _, want := range []string{
-		"# [CARRYOVER] Last updated ", " from " + tool + "\n", s.Task(), s.File(), "README.md",
+		"# [CARRYOVER] Last updated ", " from " + tool + " · HO-", s.Task(), s.File(), "README.md",
 		storyFailCmd, "exit 2", "cannot access", storyDecision, s.Next(),
 	} {
 		if !strings.Contains(h, want) {

@@ -35,7 +35,7 @@ func TestCrossAgentMatrix(t *testing.T) {
 			if p.a != "copilot-cli" {
 				// Copilot -p flushes its transcript after its hooks: its
 				// handoff is written at the next event of the project.
-				if h := w.handoff(t, dir); !strings.Contains(h, "Z from "+p.a+"\n") || !strings.Contains(h, s.Task()) {
+				if h := w.handoff(t, dir); !strings.Contains(h, "Z from "+p.a+" · HO-") || !strings.Contains(h, s.Task()) {
 					t.Errorf("after %s the handoff is not %s's:\n%s", p.a, p.a, h)
 				}
 			}
@@ -49,7 +49,7 @@ func TestCrossAgentMatrix(t *testing.T) {
 				}
 			}
 			if b, err := os.ReadFile(filepath.Join(other, ".carryover", "handoff.md")); err == nil &&
-				(leak(string(b), s.Task(), s.Next(), s.File()) >= 0 || !strings.Contains(string(b), "Z from "+p.b+"\n")) {
+				(leak(string(b), s.Task(), s.Next(), s.File()) >= 0 || !strings.Contains(string(b), "Z from "+p.b+" · HO-")) {
 				t.Errorf("the other project's handoff is not its own (%s's):\n%s", p.b, b)
 			}
 

@@ -46,6 +46,9 @@ type Handoff struct {
 	// Warnings say what the reader could not find (carryover extension):
 	// a handoff with a best-effort goal says so instead of failing.
 	Warnings []string `yaml:"warnings,omitempty" json:"warnings,omitempty"`
+	// Lifecycle is the project's current handoff as carryover tracks it
+	// (lifecycle.go); absent when the ledger has none.
+	Lifecycle *Lifecycle `yaml:"lifecycle,omitempty" json:"lifecycle,omitempty"`
 }
 
 // TaskRecord is a completed step.

@@ -1,0 +1,152 @@
+package ledger
+
+import (
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// GCOptions says which sessions' rows `carryover gc` removes: those last
+// active before Before (and of Project, when set).
+type GCOptions struct {
+	Before  time.Time
+	Project string
+	// DryRun counts without removing.
+	DryRun bool
+}
+
+// GCResult is what GC removed and gave back.
+type GCResult struct {
+	Sessions int   // sessions whose rows were removed
+	Rows     int64 // rows removed
+	// Kept counts old sessions kept because a project's current handoff
+	// was distilled from them or a handoff waits to be injected into them.
+	Kept int
+	// FreedBytes is what the file shrank by (a ledger with incremental
+	// auto-vacuum); FreeBytes is what stays free inside it, reused by new
+	// rows (`gc --vacuum` gives it back).
+	FreedBytes, FreeBytes int64
+	AutoVacuum            bool
+}
+
+// GC removes the rows of old sessions. It never removes handoff records
+// (handoffs, deliveries, published digests), the projects' distill state
+// (where decisions live), or anything of a session active since the
+// cut-off. A pruned session keeps its ledger entry and cursor: its rows'
+// sequence numbers are never reused and its transcript is not read again
+// from the start. The freed pages are reused by new rows (given back to the
+// file system at once only by a ledger with incremental auto-vacuum; see
+// Vacuum). Only a command runs this: never a hook.
+func (l *Ledger) GC(o GCOptions) (GCResult, error) {
+	var r GCResult
+	cut := o.Before.UnixMilli()
+	q := `SELECT s.id, s.next_seq - 1 - s.pruned,
+			(s.id IN (SELECT session_id FROM handoffs) OR s.id IN (SELECT session_id FROM pending_inject))
+		FROM sessions s
+		WHERE MAX(s.last_active, s.last_seen) < ? AND (? = '' OR s.project = ?) AND s.next_seq - 1 > s.pruned`
+	rows, err := l.db.Query(q, cut, o.Project, o.Project)
+	if err != nil {
+		return r, err
+	}
+	type victim struct{ id, rows int64 }
+	var vs []victim
+	for rows.Next() {
+		var v victim
+		var keep bool
+		if err := rows.Scan(&v.id, &v.rows, &keep); err != nil {
+			rows.Close()
+			return r, err
+		}
+		if keep {
+			r.Kept++
+			continue
+		}
+		vs = append(vs, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return r, err
+	}
+	for _, v := range vs {
+		r.Sessions++
+		if o.DryRun {
+			r.Rows += v.rows
+			continue
+		}
+		// One transaction per session: a hook waiting for the ledger
+		// waits for one session's delete, not the whole run's. The
+		// session's activity is checked again inside it.
+		n, err := l.pruneSession(v.id, cut)
+		if err != nil {
+			return r, err
+		}
+		r.Rows += n
+	}
+	var av int
+	_ = l.db.QueryRow(`PRAGMA auto_vacuum`).Scan(&av)
+	r.AutoVacuum = av == 2
+	if r.AutoVacuum && !o.DryRun {
+		before := l.fileBytes()
+		// The pragma frees one page per step: read it to the end.
+		vr, err := l.db.Query(`PRAGMA incremental_vacuum`)
+		if err != nil {
+			return r, fmt.Errorf("incremental vacuum: %w", err)
+		}
+		for vr.Next() {
+		}
+		vr.Close()
+		if err := vr.Err(); err != nil {
+			return r, fmt.Errorf("incremental vacuum: %w", err)
+		}
+		_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		r.FreedBytes = max(0, before-l.fileBytes())
+	}
+	r.FreeBytes = l.pragmaInt("freelist_count") * l.pragmaInt("page_size")
+	return r, nil
+}
+
+func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
+	tx, err := l.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var last int64
+	if err := tx.QueryRow(`SELECT next_seq - 1 FROM sessions WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut).Scan(&last); err == sql.ErrNoRows {
+		return 0, nil // active again since the list was made
+	} else if err != nil {
+		return 0, err
+	}
+	res, err := tx.Exec(`DELETE FROM rows WHERE session_id = ?`, id)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	if _, err := tx.Exec(`UPDATE sessions SET pruned = next_seq - 1 WHERE id = ?`, id); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// Vacuum rewrites the ledger without its free pages (`gc --vacuum`). It
+// needs free disk space about the ledger's size and holds the ledger locked
+// while it runs (hooks skip their update meanwhile). Auto-vacuum is not
+// switched on: its pointer-map pages defeat the salvage of a truncated
+// ledger (recover.go).
+func (l *Ledger) Vacuum() error {
+	if _, err := l.db.Exec(`VACUUM`); err != nil {
+		return fmt.Errorf("vacuum ledger: %w", err)
+	}
+	_, err := l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
+}
+
+func (l *Ledger) pragmaInt(name string) int64 {
+	var n int64
+	_ = l.db.QueryRow(`PRAGMA ` + name).Scan(&n)
+	return n
+}
+
+func (l *Ledger) fileBytes() int64 {
+	return l.pragmaInt("page_count") * l.pragmaInt("page_size")
+}

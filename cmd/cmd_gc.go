@@ -1,0 +1,111 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters/ledger"
+)
+
+func gcCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "gc",
+		Usage: "remove the ledger rows of old sessions and give the space back",
+		Description: "Removes the rows of sessions last active before --older-than (of --project only, when\n" +
+			"set). Never removes handoff records, receipts, decisions (each project's distill state), the\n" +
+			"session a project's current handoff came from, or anything of a newer session. Freed pages\n" +
+			"stay inside the ledger and are reused by new rows; --vacuum rewrites the ledger without them\n" +
+			"(needs free disk space about its size; hooks skip their update while it runs). Hooks never\n" +
+			"prune or vacuum.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "older-than", Usage: "age cut-off: 180d, 12w, 720h", Value: "180d"},
+			&cli.StringFlag{Name: "project", Usage: "only this project's sessions"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed"},
+			&cli.BoolFlag{Name: "vacuum", Usage: "then rewrite the ledger to give the free space back to the file system"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			return runGC(e, c.String("older-than"), c.String("project"), c.Bool("dry-run"), c.Bool("vacuum"), c.Bool("json"))
+		},
+	}
+}
+
+// parseAge reads 180d, 12w or a Go duration (720h).
+func parseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, err := strconv.Atoi(strings.TrimSuffix(s, suffix)); err == nil && strings.HasSuffix(s, suffix) && n >= 0 {
+			return time.Duration(n) * unit, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--older-than %q: use days (180d), weeks (12w) or hours (720h)", s)
+	}
+	return d, nil
+}
+
+func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error {
+	age, err := parseAge(olderThan)
+	if err != nil {
+		return exitf(ExitError, "%v", err)
+	}
+	if project != "" {
+		if project, err = currentProject(e, project); err != nil {
+			return err
+		}
+	}
+	if !fileExists(filepath.Join(e.Home(), ledger.FileName)) {
+		fmt.Fprintln(e.Stderr, "carryover: no ledger yet: nothing to remove")
+		return nil
+	}
+	l, err := ledger.Open(e.Home())
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	r, err := l.GC(ledger.GCOptions{Before: e.Now().Add(-age), Project: project, DryRun: dryRun})
+	if err != nil {
+		return exitf(ExitError, "gc: %v", err)
+	}
+	if !dryRun {
+		// `list`'s cached descriptions of transcripts deleted since
+		_, _ = l.ForgetGone(func(p string) bool { _, err := os.Lstat(p); return errors.Is(err, fs.ErrNotExist) })
+	}
+	if vacuum && !dryRun {
+		before := r.FreeBytes
+		if err := l.Vacuum(); err != nil {
+			return exitf(ExitError, "%v (is a long `carryover handoff` running? try again after it)", err)
+		}
+		r.FreedBytes, r.FreeBytes = r.FreedBytes+before, 0
+	}
+	if asJSON {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(e.Stdout, string(b))
+		return nil
+	}
+	verb := "removed"
+	if dryRun {
+		verb = "would remove"
+	}
+	fmt.Fprintf(e.Stdout, "%s the rows of %d sessions last active over %s ago (%d rows)\n", verb, r.Sessions, olderThan, r.Rows)
+	if r.Kept > 0 {
+		fmt.Fprintf(e.Stdout, "kept %d old sessions: a current handoff came from them or waits to be injected\n", r.Kept)
+	}
+	if !dryRun {
+		fmt.Fprintf(e.Stdout, "gave back %s; %s free inside the ledger\n", humanBytes(r.FreedBytes), humanBytes(r.FreeBytes))
+	}
+	if r.FreeBytes > 0 {
+		fmt.Fprintln(e.Stdout, "the free space is reused by new rows; `carryover gc --vacuum` gives it back to the file system")
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/publish"
+)
+
+func historyCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "history",
+		Usage: "list the project's previous handoffs (id, age, agent, goal, status, who received it)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitf(ExitError, "unknown history subcommand %q (use `history show <id>` or `history clean --older-than 30d`)", c.Args().First())
+			}
+			return runHistory(e, c.String("project"), c.Bool("json"))
+		},
+		Subcommands: []*cli.Command{
+			{
+				Name:      "show",
+				Usage:     "print one handoff of the history",
+				ArgsUsage: "<id-or-prefix>",
+				Flags:     []cli.Flag{projectFlag},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return exitf(ExitError, "history show takes one handoff id or a prefix of one (see `carryover history`)")
+					}
+					return runHistoryShow(e, c.String("project"), c.Args().First())
+				},
+			},
+			{
+				Name:  "clean",
+				Usage: "forget handoffs older than an age",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "age, e.g. 30d, 2w, 12h", Required: true}, projectFlag},
+				Action: func(c *cli.Context) error {
+					return runHistoryClean(e, c.String("project"), c.String("older-than"))
+				},
+			},
+		},
+	}
+}
+
+func runHistory(e *Env, project string, asJSON bool) error {
+	r, err := openLifecycle(e, project, false)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	hs, err := publish.History(r.l, r.project, e.Now(), r.proj.ExpireAfter)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.Stdout, hs)
+	}
+	if len(hs) == 0 {
+		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet\n", r.project)
+		return nil
+	}
+	for _, h := range hs {
+		line := fmt.Sprintf("%s  %-10s", h.ID, h.Status)
+		if h.Agent != "" {
+			line += fmt.Sprintf("  %s %s  %s", h.Agent, shortID(h.Session), h.Age)
+		}
+		if h.Goal != "" {
+			line += "  " + clipLine(h.Goal, 60)
+		}
+		fmt.Fprintln(e.Stdout, line)
+		for _, c := range h.ConsumedBy {
+			fmt.Fprintf(e.Stdout, "    → received by %s session %s %s\n", c.Agent, shortID(c.Session), publish.Ago(e.Now(), c.At))
+		}
+	}
+	return nil
+}
+
+func runHistoryShow(e *Env, project, arg string) error {
+	r, err := openLifecycle(e, project, false)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	hs, err := publish.History(r.l, r.project, e.Now(), r.proj.ExpireAfter)
+	if err != nil {
+		return err
+	}
+	if len(hs) == 0 {
+		return exitf(ExitNotFound, "no handoff %q: %v", arg, publish.ErrNoHistory)
+	}
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.ID
+	}
+	id, ok, closest := publish.MatchID(ids, arg)
+	if !ok {
+		return exitf(ExitNotFound, "no handoff %q in the history of %s; closest: %s (`carryover history` lists them)", arg, r.project, closest)
+	}
+	text, err := publish.ReadHistory(r.project, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return exitf(ExitNotFound, "%s is recorded but its text is no longer in .carryover/history (rotated or cleaned)", id)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(e.Stdout, text)
+	return err
+}
+
+func runHistoryClean(e *Env, project, age string) error {
+	d, err := publish.ParseAge(age)
+	if err != nil {
+		return exitf(ExitError, "--older-than: %v", err)
+	}
+	r, err := openLifecycle(e, project, false)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	ids, err := publish.CleanHistory(r.l, r.project, e.Now(), d)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "removed %d handoff(s) older than %s\n", len(ids), age)
+	return nil
+}
+
+func clipLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/publish"
+)
+
+func taskCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "task",
+		Usage:     "pin the project's current task: every handoff leads with it, before the goal carryover extracted",
+		ArgsUsage: `["<task>"]`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "done", Usage: "the pinned task is finished: unpin it"},
+			&cli.BoolFlag{Name: "clear", Usage: "unpin the task"},
+			&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+			projectFlag,
+		},
+		Action: func(c *cli.Context) error {
+			args, late := trailingFlags(c.Args().Slice(), "project")
+			o := taskOptions{project: c.String("project"), text: strings.Join(args, " "), done: c.Bool("done"), clear: c.Bool("clear"), json: c.Bool("json")}
+			if v, ok := late["project"]; ok {
+				o.project = v
+			}
+			return runTask(e, o)
+		},
+	}
+}
+
+type taskOptions struct {
+	project, text     string
+	done, clear, json bool
+}
+
+// TaskReport is `carryover task --json`.
+type TaskReport struct {
+	Project string `json:"project"`
+	Task    string `json:"task"` // "" when none is pinned
+	SetBy   string `json:"set_by,omitempty"`
+	At      string `json:"at,omitempty"`
+}
+
+func runTask(e *Env, o taskOptions) error {
+	text := strings.Join(strings.Fields(o.text), " ")
+	if (o.done && o.clear) || ((o.done || o.clear) && text != "") {
+		return exitf(ExitError, `task takes one of: "<task>", --done, --clear (or nothing, to show it)`)
+	}
+	r, err := openLifecycle(e, o.project, text != "" || o.done || o.clear)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	switch {
+	case o.done || o.clear:
+		t, ok, err := r.l.UnpinTask(r.project)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return exitf(ExitNotFound, "no task pinned for %s", r.project)
+		}
+		verb := "cleared"
+		if o.done {
+			verb = "done"
+		}
+		fmt.Fprintf(e.Stdout, "task %s: %s\n", verb, t.Text)
+		r.republish()
+		return nil
+	case text != "":
+		if err := r.l.PinTask(r.project, text, e.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Stdout, "task pinned: %s\n", text)
+		r.republish()
+		return nil
+	}
+	rep := TaskReport{Project: r.project}
+	if r.l != nil {
+		if t, ok := r.l.Task(r.project); ok {
+			rep.Task, rep.SetBy, rep.At = t.Text, "user", t.At.UTC().Format("2006-01-02T15:04:05Z")
+			if !o.json {
+				fmt.Fprintf(e.Stdout, "%s  (pinned by you %s)\n", t.Text, publish.Ago(e.Now(), t.At))
+			}
+		}
+	}
+	if o.json {
+		return writeJSON(e.Stdout, rep)
+	}
+	if rep.Task == "" {
+		fmt.Fprintf(e.Stdout, "no task pinned for %s (pin one: carryover task \"…\")\n", r.project)
+	}
+	return nil
+}

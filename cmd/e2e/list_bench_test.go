@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// listStore writes n Claude sessions of about size bytes each (realistic
+// lines: tool results carrying file contents) under home, spread over 10
+// projects, each with its own session id.
+func listStore(tb testing.TB, home string, n int, size int64) {
+	tb.Helper()
+	for i := 0; i < n; i++ {
+		project := fmt.Sprintf("/home/u/src/p%02d", i%10)
+		dir := filepath.Join(home, ".claude", "projects", "-home-u-src-p"+fmt.Sprintf("%02d", i%10))
+		os.MkdirAll(dir, 0o700)
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
+		var buf bytes.Buffer
+		for k := 0; int64(buf.Len()) < size; k += 100 {
+			for _, l := range realisticLines(tb, i*100000+k, 100) {
+				l = bytes.ReplaceAll(l, []byte(`"sessionId":"4fbd56c9-cd10-4412-a9cc-58af839aaddf"`), []byte(`"sessionId":"`+id+`"`))
+				l = bytes.ReplaceAll(l, []byte(`"cwd":"/home/dev-a/src/retrylib"`), []byte(`"cwd":"`+project+`"`))
+				buf.Write(l)
+				buf.WriteByte('\n')
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), buf.Bytes(), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkList is `carryover list --all --json` over 200 Claude sessions
+// (CARRYOVER_BENCH_LIST_KB each, 512 by default), the whole process:
+// without a ledger (what every call cost before issue 17), cold (a ledger,
+// nothing described yet: the call describes and caches) and warm (every
+// transcript unchanged since it was described). Target: warm ≤ 50 ms.
+func BenchmarkList(b *testing.B) {
+	dir := b.TempDir()
+	home := filepath.Join(dir, "home")
+	kb := int64(512)
+	if v, err := strconv.Atoi(os.Getenv("CARRYOVER_BENCH_LIST_KB")); err == nil && v > 0 {
+		kb = int64(v)
+	}
+	listStore(b, home, 200, kb<<10)
+	run := func(b *testing.B, carryoverHome string) {
+		cmd := exec.Command(carryoverBin, "list", "--all", "--limit", "0", "--json")
+		cmd.Env = []string{"HOME=" + home, "CARRYOVER_HOME=" + carryoverHome, "PATH=" + os.Getenv("PATH")}
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		if c := bytes.Count(out.Bytes(), []byte(`"agent": "claude"`)); c != 200 {
+			b.Fatalf("%d sessions listed", c)
+		}
+	}
+	newLedger := func(b *testing.B, h string) {
+		// A ledger exists (hooks made it): a hook of a session in
+		// another project creates it (the session has no rows, so list
+		// shows nothing of it).
+		os.MkdirAll(h, 0o700)
+		cmd := exec.Command(carryoverBin, "snapshot", "--tool", "claude", "--event", "SessionStart")
+		cmd.Env = []string{"HOME=" + filepath.Join(dir, "elsewhere"), "CARRYOVER_HOME=" + h, "PATH=" + os.Getenv("PATH")}
+		cmd.Stdin = strings.NewReader(`{"session_id":"none","transcript_path":"` + filepath.Join(dir, "none.jsonl") + `","cwd":"` + dir + `"}`)
+		cmd.Run()
+		if _, err := os.Stat(filepath.Join(h, "ledger.sqlite")); err != nil {
+			b.Fatal("no ledger made")
+		}
+	}
+	report := func(b *testing.B, ds []time.Duration) {
+		b.ReportMetric(float64(median(ds).Microseconds())/1000, "p50-ms")
+	}
+	b.Run("no-ledger", func(b *testing.B) {
+		h := filepath.Join(dir, "none")
+		var ds []time.Duration
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			run(b, h)
+			ds = append(ds, time.Since(start))
+		}
+		report(b, ds)
+	})
+	b.Run("cold", func(b *testing.B) {
+		var ds []time.Duration
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			h := filepath.Join(dir, fmt.Sprintf("cold%d", i))
+			newLedger(b, h)
+			b.StartTimer()
+			start := time.Now()
+			run(b, h)
+			ds = append(ds, time.Since(start))
+		}
+		report(b, ds)
+	})
+	b.Run("warm", func(b *testing.B) {
+		h := filepath.Join(dir, "warm")
+		newLedger(b, h)
+		run(b, h)
+		b.ResetTimer()
+		var ds []time.Duration
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			run(b, h)
+			ds = append(ds, time.Since(start))
+		}
+		report(b, ds)
+	})
+}

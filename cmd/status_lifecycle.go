@@ -1,0 +1,51 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/resume"
+)
+
+// statusLifecycle is the project's current handoff as status shows it.
+func statusLifecycle(e *Env, project string, l *ledger.Ledger) *publish.HistoryEntry {
+	cfg, _ := LoadConfig(e, project)
+	p := &publish.Project{}
+	lifecycleConfig(p, cfg, func(string, ...any) {})
+	h, ok := publish.Current(l, project, e.Now(), p.ExpireAfter, distill.OpenRepo(project))
+	if !ok {
+		return nil
+	}
+	return &h
+}
+
+func printLifecycle(e *Env, h *publish.HistoryEntry) {
+	if h == nil {
+		return
+	}
+	line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
+	if len(h.ConsumedBy) > 0 {
+		var by []string
+		for _, c := range h.ConsumedBy {
+			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, shortID(c.Session), publish.Ago(e.Now(), c.At)))
+		}
+		line += " by " + strings.Join(by, ", ")
+	}
+	fmt.Fprintln(e.Stdout, line)
+	for _, s := range h.Staleness {
+		fmt.Fprintf(e.Stdout, "    %s\n", strings.TrimPrefix(s, "> "))
+	}
+}
+
+// structuredLifecycle is the lifecycle a structured handoff carries.
+func structuredLifecycle(e *Env, project string) *resume.Lifecycle {
+	r, err := openLifecycle(e, project, false)
+	if err != nil || r.l == nil {
+		return nil
+	}
+	defer r.close()
+	return resume.LifecycleOf(r.l, r.project, e.Now(), r.proj.ExpireAfter, distill.OpenRepo(project))
+}

@@ -1,0 +1,190 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/carryover/carryover/publish/safefile"
+)
+
+// History is <project>/.carryover/history: one file per handoff id,
+// HO-….md, holding the last content published under that id. It sits
+// under .carryover/, whose own .gitignore ignores everything, so it is
+// never committed.
+
+// HistoryDir is the history directory's name inside .carryover.
+const HistoryDir = "history"
+
+func openHistory(project string, create bool) (*safefile.Dir, error) {
+	var d *safefile.Dir
+	var err error
+	if create {
+		d, err = OpenDir(project)
+	} else {
+		var pd *safefile.Dir
+		if pd, err = safefile.OpenDir(project); err == nil {
+			d, err = pd.Sub(".carryover", false, 0)
+			pd.Close()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Sub(HistoryDir, create, 0o700)
+}
+
+// WriteHistory stores text as the history of handoff id, only when its
+// content changed (dedupe), then keeps the newest keep handoffs
+// (rotation; ids sort by time). It reports whether a file was written.
+func WriteHistory(project, id, text string, keep int) (bool, error) {
+	if !ValidID(id) {
+		return false, fmt.Errorf("invalid handoff id %q", id)
+	}
+	if keep <= 0 {
+		keep = DefaultHistoryKeep
+	}
+	d, err := openHistory(project, true)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	name := id + ".md"
+	old, err := d.ReadFile(name, MaxHandoffFile)
+	if err == nil && string(old) == text {
+		return false, nil
+	}
+	if err := d.Write(name, []byte(text), safefile.Options{Mode: 0o600}); err != nil {
+		return false, err
+	}
+	if err == nil {
+		return true, nil // a rewrite of a handoff already counted: no rotation to do
+	}
+	ids, err := historyIDs(d)
+	if err != nil {
+		return true, err
+	}
+	for len(ids) > keep {
+		if err := d.Remove(ids[0] + ".md"); err != nil {
+			return true, err
+		}
+		ids = ids[1:]
+	}
+	return true, nil
+}
+
+// historyIDs lists the ids in the history, oldest first.
+func historyIDs(d *safefile.Dir) ([]string, error) {
+	names, err := d.Names()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, n := range names {
+		if id, ok := strings.CutSuffix(n, ".md"); ok && ValidID(id) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// HistoryIDs lists the handoff ids whose files the project's history
+// holds, oldest first (none when there is no history).
+func HistoryIDs(project string) ([]string, error) {
+	d, err := openHistory(project, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return historyIDs(d)
+}
+
+// ReadHistory returns the stored content of handoff id.
+func ReadHistory(project, id string) (string, error) {
+	if !ValidID(id) {
+		return "", fmt.Errorf("invalid handoff id %q", id)
+	}
+	d, err := openHistory(project, false)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	b, err := d.ReadFile(id+".md", MaxHandoffFile)
+	return string(b), err
+}
+
+// RemoveHistory deletes the history files of ids (missing ones are fine).
+func RemoveHistory(project string, ids []string) error {
+	d, err := openHistory(project, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for _, id := range ids {
+		if !ValidID(id) {
+			continue
+		}
+		if err := d.Remove(id + ".md"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// MatchID resolves an id or a prefix of one among ids. With no match it
+// returns the closest id (for the error's hint) and ok false.
+func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
+	var hits []string
+	for _, id := range ids {
+		if id == arg {
+			return id, true, ""
+		}
+		if strings.HasPrefix(id, arg) {
+			hits = append(hits, id)
+		}
+	}
+	if len(hits) == 1 {
+		return hits[0], true, ""
+	}
+	if len(hits) > 1 {
+		sort.Strings(hits)
+		return "", false, hits[len(hits)-1]
+	}
+	best, bestD := "", -1
+	for _, id := range ids {
+		if d := editDistance(strings.ToUpper(arg), strings.ToUpper(id)); bestD < 0 || d < bestD {
+			best, bestD = id, d
+		}
+	}
+	return "", false, best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,221 @@
+package publish
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+)
+
+func TestNewID(t *testing.T) {
+	at := time.Date(2026, 11, 23, 21, 4, 5, 0, time.FixedZone("CET", 3600))
+	tests := []struct{ session, want string }{
+		{"4fbd56c9-cd10-4412-a9cc-58af839aaddf", "HO-20261123-200405-4fbd56c9"},
+		{"abc", "HO-20261123-200405-abc"},
+		{"../../etc/x y", "HO-20261123-200405-etcxy"},
+		{"", "HO-20261123-200405-nosess"},
+		{"rollout-2026", "HO-20261123-200405-rollout-"},
+	}
+	for _, tt := range tests {
+		got := NewID(at, tt.session)
+		if got != tt.want {
+			t.Errorf("NewID(%q) = %q; want %q", tt.session, got, tt.want)
+		}
+		if !ValidID(got) {
+			t.Errorf("ValidID(%q) = false", got)
+		}
+		if h := Header(at, "claude") + " · " + got; IDOf(h) != got {
+			t.Errorf("IDOf(%q) = %q; want %q", h, IDOf(h), got)
+		}
+	}
+	for _, bad := range []string{"", "HO-2026", "HO-20261123-200405-", "HO-20261123-200405-abc/../x", "x HO-20261123-200405-abc"} {
+		if ValidID(bad) {
+			t.Errorf("ValidID(%q) = true", bad)
+		}
+	}
+	if IDOf(Header(at, "claude")) != "" {
+		t.Error("a header without an id has one")
+	}
+	if got, ok := IDTime("HO-20261123-200405-abc"); !ok || !got.Equal(time.Date(2026, 11, 23, 20, 4, 5, 0, time.UTC)) {
+		t.Errorf("IDTime = %v, %v", got, ok)
+	}
+}
+
+func TestStatusTransitions(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	rec := func(ended string) ledger.HandoffRecord {
+		return ledger.HandoffRecord{ID: "HO-20261101-120000-a", SessionID: 1, Written: t0, Updated: t0, Ended: ended}
+	}
+	took := []ledger.Consumer{{Tool: "codex", SessionID: 2, NativeID: "b", At: t0.Add(time.Hour)}}
+	tests := []struct {
+		name   string
+		r      ledger.HandoffRecord
+		cs     []ledger.Consumer
+		now    time.Time
+		expire time.Duration
+		want   string
+	}{
+		{"fresh", rec(""), nil, t0.Add(time.Minute), 0, StatusActive},
+		{"received", rec(""), took, t0.Add(2 * time.Hour), 0, StatusConsumed},
+		{"superseded unreceived", rec(ledger.EndSuperseded), nil, t0.Add(time.Hour), 0, StatusSuperseded},
+		{"received then superseded", rec(ledger.EndSuperseded), took, t0.Add(time.Hour), 0, StatusConsumed},
+		{"default 7d not yet", rec(""), nil, t0.Add(7*24*time.Hour - time.Second), 0, StatusActive},
+		{"default 7d past", rec(""), nil, t0.Add(7*24*time.Hour + time.Second), 0, StatusExpired},
+		{"configured 1h", rec(""), nil, t0.Add(61 * time.Minute), time.Hour, StatusExpired},
+		{"cleared wins", rec(ledger.EndCleared), took, t0.Add(time.Minute), 0, StatusCleared},
+		{"cleared old", rec(ledger.EndCleared), nil, t0.Add(30 * 24 * time.Hour), 0, StatusCleared},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := StatusOf(tt.r, tt.cs, tt.now, tt.expire); got.Status != tt.want {
+				t.Errorf("StatusOf = %q; want %q", got.Status, tt.want)
+			}
+		})
+	}
+}
+
+func TestAlreadyResumed(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	cs := []ledger.Consumer{
+		{Tool: "claude", SessionID: 2, NativeID: "0123456789", At: now.Add(-3 * time.Hour), LastSeen: now.Add(-3 * time.Hour)},
+		{Tool: "codex", SessionID: 3, NativeID: "abcdefabcdef", At: now.Add(-5 * time.Minute), LastSeen: now.Add(-time.Minute)},
+	}
+	if got := AlreadyResumed(cs, 9, now); !strings.Contains(got, "already resumed by codex session abcdefab 5m ago") {
+		t.Errorf("AlreadyResumed = %q", got)
+	}
+	if got := AlreadyResumed(cs, 3, now); got != "" {
+		t.Errorf("a session is told it resumed itself: %q", got)
+	}
+	if got := AlreadyResumed(cs[:1], 9, now); got != "" {
+		t.Errorf("a session idle for 3h still counts as working: %q", got)
+	}
+}
+
+func TestHistoryDedupeAndRotation(t *testing.T) {
+	project := t.TempDir()
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := 0; i < 5; i++ {
+		id := NewID(at.Add(time.Duration(i)*time.Minute), "sess")
+		ids = append(ids, id)
+		if wrote, err := WriteHistory(project, id, "# text "+id, 3); err != nil || !wrote {
+			t.Fatalf("WriteHistory(%s) = %v, %v", id, wrote, err)
+		}
+	}
+	if wrote, err := WriteHistory(project, ids[4], "# text "+ids[4], 3); err != nil || wrote {
+		t.Errorf("unchanged content rewritten: %v, %v", wrote, err)
+	}
+	if wrote, _ := WriteHistory(project, ids[4], "# changed", 3); !wrote {
+		t.Error("changed content not written")
+	}
+	got, err := HistoryIDs(project)
+	if err != nil || strings.Join(got, ",") != strings.Join(ids[2:], ",") {
+		t.Fatalf("HistoryIDs = %v, %v; want %v", got, err, ids[2:])
+	}
+	if s, _ := ReadHistory(project, ids[4]); s != "# changed" {
+		t.Errorf("ReadHistory = %q", s)
+	}
+	if _, err := WriteHistory(project, "../evil", "x", 3); err == nil {
+		t.Error("an invalid id was written")
+	}
+	// A symlinked history directory is refused, nothing written through it.
+	p2, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(p2, ".carryover"), 0o700)
+	os.Symlink(outside, filepath.Join(p2, ".carryover", HistoryDir))
+	if _, err := WriteHistory(p2, ids[0], "x", 3); err == nil {
+		t.Error("wrote through a symlinked history dir")
+	}
+	if es, _ := os.ReadDir(outside); len(es) != 0 {
+		t.Errorf("files appeared outside: %v", es)
+	}
+}
+
+func TestMatchID(t *testing.T) {
+	ids := []string{"HO-20261101-120000-aaaa", "HO-20261102-120000-bbbb", "HO-20261102-130000-cccc"}
+	tests := []struct {
+		arg, match string
+		ok         bool
+		closest    string
+	}{
+		{"HO-20261101-120000-aaaa", "HO-20261101-120000-aaaa", true, ""},
+		{"HO-20261101", "HO-20261101-120000-aaaa", true, ""},
+		{"HO-20261102", "", false, "HO-20261102-130000-cccc"},
+		{"HO-20261101-120000-aaab", "", false, "HO-20261101-120000-aaaa"},
+		{"ho-20261102-120000-bbbb", "", false, "HO-20261102-120000-bbbb"},
+	}
+	for _, tt := range tests {
+		m, ok, c := MatchID(ids, tt.arg)
+		if m != tt.match || ok != tt.ok || c != tt.closest {
+			t.Errorf("MatchID(%q) = %q, %v, %q; want %q, %v, %q", tt.arg, m, ok, c, tt.match, tt.ok, tt.closest)
+		}
+	}
+}
+
+// TestDecisionsWithinCaps: a long decisions log never breaks the 50-line
+// and 4,000-character caps; the user's decisions come first and what did
+// not fit is counted.
+func TestDecisionsWithinCaps(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	var log []ledger.Decision
+	for i := 0; i < 40; i++ {
+		log = append(log, ledger.Decision{Text: fmt.Sprintf("user decision %d about the storage layer and its locking", i), Source: ledger.DecisionUser})
+	}
+	var extracted []string
+	for i := 0; i < 30; i++ {
+		extracted = append(extracted, fmt.Sprintf("extracted decision %d", i))
+	}
+	h := distill.Handoff{Tool: "claude", Task: "Finish the importer", Next: "wire the admin page", Decisions: extracted}
+	out := Render(h, RenderOptions{Now: now, ID: "HO-20261101-120000-abc", Decisions: log, Pinned: &ledger.PinnedTask{Text: "Ship the CSV importer"}})
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) > MaxLines || len(out) > MaxChars {
+		t.Fatalf("caps broken: %d lines, %d chars", len(lines), len(out))
+	}
+	if !strings.HasSuffix(lines[0], " · HO-20261101-120000-abc") {
+		t.Errorf("header %q lacks the id", lines[0])
+	}
+	if !strings.Contains(out, "- user decision 0 about") || strings.Contains(out, "extracted decision 0") {
+		t.Errorf("the user's decisions do not come first:\n%s", out)
+	}
+	if !strings.Contains(out, "more: `carryover decide --list`)") {
+		t.Errorf("the decisions left out are not counted:\n%s", out)
+	}
+	if !strings.Contains(out, "[pinned by the user") || !strings.Contains(out, "Ship the CSV importer") || !strings.Contains(out, "own goal: Finish the importer") {
+		t.Errorf("pinned task missing:\n%s", out)
+	}
+	if strings.Index(out, "Ship the CSV importer") > strings.Index(out, "Finish the importer") {
+		t.Error("the pinned task does not lead")
+	}
+	if !strings.Contains(out, "## Next action\nwire the admin page") {
+		t.Errorf("next action lost under decisions pressure:\n%s", out)
+	}
+}
+
+func TestStaleLines(t *testing.T) {
+	root := t.TempDir()
+	written := time.Now().Add(-time.Hour)
+	for _, f := range []string{"a.go", "b.go"} {
+		os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644)
+	}
+	os.Chtimes(filepath.Join(root, "b.go"), written.Add(-time.Minute), written.Add(-time.Minute))
+	os.Symlink("/etc/passwd", filepath.Join(root, "link.go"))
+	r := ledger.HandoffRecord{Files: []string{"a.go", "b.go", "gone.go", "link.go", "../outside.go"}, Updated: written, Head: "abc1234", Branch: "main"}
+	got := strings.Join(StaleLines(r, root, "def5678", "feature"), "\n")
+	for _, want := range []string{"Changed on disk since: a.go, gone.go (gone)", "Branch switched since: main → feature", "Commits since: HEAD abc1234 → def5678"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("StaleLines lacks %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"b.go", "link.go", "outside"} {
+		if strings.Contains(got, not) {
+			t.Errorf("StaleLines names %q:\n%s", not, got)
+		}
+	}
+	if l := StaleLines(r, root, "abc1234", "main"); len(l) != 1 {
+		t.Errorf("same HEAD and branch: %v", l)
+	}
+}
