@@ -35,6 +35,20 @@ func skipCold(s string, i int) int {
 			}
 		}
 		end := min(i+8, len(s))
+		if i > 0 && end < len(s) {
+			// Branch-free filters inside the text: one branch per byte.
+			for ; i < end; i++ {
+				c := s[i]
+				if passPrev[c][s[i-1]]&passNext[c][s[i+1]] == 0 {
+					continue
+				}
+				if c == '.' && !dotShape(s, i) {
+					continue
+				}
+				return i
+			}
+			continue
+		}
 		for ; i < end; i++ {
 			c := s[i]
 			if !hot[c] {
@@ -186,6 +200,40 @@ var (
 	rejNext = [256]uint8{'=': 1, ':': 2, '.': 3, 'k': 4}
 	rejPrev = byteSet("=!<>:+-*/%&|^~?") // '=': ==, !=, <=, :=, += ... (assignment)
 )
+
+// passPrev[c][p] is 1 when trigger c passes its filters on the byte p before
+// it, passNext[c][n] when it passes those on the byte n after it; both are 0
+// for bytes that are not triggers.
+var passPrev, passNext = func() (pp, pn [256][256]uint8) {
+	for c := 0; c < 256; c++ {
+		if !hot[c] {
+			continue
+		}
+		for x := 0; x < 256; x++ {
+			okp, okn := true, true
+			if k := nbSet[c]; k != 0 {
+				if nbOff[c] < 0 {
+					okp = nbSets[k][x]
+				} else {
+					okn = nbSets[k][x]
+				}
+			}
+			if k := rejNext[c]; k != 0 && rejNexts[k][x] {
+				okn = false
+			}
+			if c == '=' && rejPrev[x] {
+				okp = false
+			}
+			if okp {
+				pp[c][x] = 1
+			}
+			if okn {
+				pn[c][x] = 1
+			}
+		}
+	}
+	return
+}()
 
 // notSet is the complement of the bytes in set and the extra bytes.
 func notSet(set class, extra ...byte) (t [256]bool) {
