@@ -292,3 +292,22 @@ func redactor(cfg Config) func(string) string {
 	}
 	return redactString
 }
+
+// deliverHandoff injects the project's published handoff into out, once per
+// session (a resumed session that holds this exact handoff does not get it
+// twice), and records the delivery.
+func deliverHandoff(e *Env, log *logger, l *ledger.Ledger, proj *publish.Project, agent *adapters.Agent, event string, h adapters.Hook, sessionID int64, out *bytes.Buffer) {
+	text := proj.ReadHandoff(l)
+	if text != "" && h.Source == "resume" && l.Delivered(proj.Root, publish.HeaderOf(text), sessionID) {
+		log.Printf("session already holds this handoff; not injected again")
+		return
+	}
+	d := proj.Deliver(l, agent, event, text, sessionID, h.Source == "resume")
+	out.Write(d.Out)
+	if d.Why != "" {
+		log.Printf("%s", d.Why)
+	}
+	if d.Header != "" {
+		_ = l.RecordDelivery(ledger.Delivery{Project: proj.Root, Header: d.Header, Tool: agent.Name, SessionID: sessionID, Via: "hook", At: e.Now()})
+	}
+}

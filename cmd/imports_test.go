@@ -119,3 +119,16 @@ func TestOnlyEnvReadsTheProcess(t *testing.T) {
 		fh.Close()
 	}
 }
+
+// TestSnapshotChoreographyIsShort keeps the hook's choreography readable in
+// one screenful or two (issue 11: ≤ 150 lines); decisions belong in the
+// library, helpers beside it in hook.go.
+func TestSnapshotChoreographyIsShort(t *testing.T) {
+	b, err := os.ReadFile("snapshot.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 150 {
+		t.Errorf("cmd/snapshot.go has %d lines (at most 150): move decisions into the library and helpers into hook.go", n)
+	}
+}

@@ -128,28 +128,10 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 
 	deliver := func() {
 		waitWrites() // the handoff being written is the one to inject
-		text := proj.ReadHandoff(l)
-		// A resumed session that holds this exact handoff does not get it twice.
-		if text != "" && h.Source == "resume" && l.Delivered(proj.Root, publish.HeaderOf(text), rep.SessionID) {
-			log.Printf("session already holds this handoff; not injected again")
-			return
-		}
-		d := proj.Deliver(l, agent, event, text, rep.SessionID, h.Source == "resume")
-		out.Write(d.Out)
-		if d.Why != "" {
-			log.Printf("%s", d.Why)
-		}
-		if d.Header != "" {
-			_ = l.RecordDelivery(ledger.Delivery{Project: proj.Root, Header: d.Header, Tool: tool, SessionID: rep.SessionID, Via: "hook", At: e.Now()})
-		}
+		deliverHandoff(e, log, l, proj, agent, event, h, rep.SessionID, out)
 	}
-	walls := limits.Act(limits.Options{Ledger: l, Project: proj, Agent: agent, Class: class, Hook: h, SessionID: rep.SessionID, Found: rep.Limits, Config: limits.Of(cfg)})
-	logNotes(log, walls.Notes)
-	if class == adapters.ClassStart || class == adapters.ClassPrompt {
-		proj.Note = limits.StoppedLine(l, proj.Root, proj.Now, time.Local)
-	}
+	walls := actOnWalls(e, log, cfg, l, proj, agent, class, h, rep)
 	defer tellWalls(e, log, agent, event, walls, out)
-	signalRun(e, log, cfg, agent, h, class, walls)
 	switch {
 	case class == adapters.ClassStart && agent.DeferStartInjection != nil && agent.DeferStartInjection(h, e.Getenv):
 		// The agent drops this event's output: deliver with the next prompt, once.

@@ -2,11 +2,9 @@ package publish
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/carryover/carryover/adapters/ledger"
 )
@@ -36,15 +34,15 @@ func StaleLines(r ledger.HandoffRecord, root string, head, branch string) []stri
 		if rel, err := filepath.Rel(root, abs); err != nil || strings.HasPrefix(rel, "..") {
 			continue
 		}
-		var st unix.Stat_t
-		if err := unix.Lstat(abs, &st); err != nil {
+		fi, err := os.Lstat(abs) // never follows a symlink; opens nothing
+		if err != nil {
 			changed = append(changed, clip(contentLine(f), 80)+" (gone)")
 			continue
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if !fi.Mode().IsRegular() {
 			continue
 		}
-		if time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)).After(r.Updated) {
+		if fi.ModTime().After(r.Updated) {
 			changed = append(changed, clip(contentLine(f), 80))
 		}
 	}

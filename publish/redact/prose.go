@@ -9,16 +9,11 @@ import "strings"
 
 // proseKey is called with s[i] == 'w' or 'k'.
 func proseKey(s string, i int) (Match, bool) {
-	if !keywordShape(s, i) {
+	we, ok := proseShape(s, i)
+	if !ok {
 		return Match{}, false
 	}
-	we := i + 1
-	for we < len(s) && we-i < maxKeyLen && classes[s[we]]&setURLSafe != 0 {
-		we++
-	}
-	if we >= len(s) || s[we] != ' ' {
-		return Match{}, false // password), token. token, ...: not a statement
-	}
+	verb := hasPrefixAt(s, we+1, "is ") || hasPrefixAt(s, we+1, "was ")
 	ws := i
 	for ws > 0 && i-ws < maxKeyLen && classes[s[ws-1]]&setURLSafe != 0 {
 		ws--
@@ -26,7 +21,6 @@ func proseKey(s string, i int) (Match, bool) {
 	if ws > 0 && isOneOf(s[ws-1], "./$%{<@") {
 		return Match{}, false // a path, variable or field
 	}
-	verb := hasPrefixAt(s, we+1, "is ") || hasPrefixAt(s, we+1, "was ")
 	if !verb && !hasSuffixAt(s, ws, "set ") && s[ws:we] != "password" {
 		return Match{}, false // no verb, not "set <key>" and not .netrc's keyword
 	}
@@ -129,4 +123,62 @@ func keywordShape(s string, i int) bool {
 		return i >= 2 && lower(s[i-2]) == 't' && s[i+1] == 'e' && s[i+2] == 'n'
 	}
 	return s[i+1] == 'e' && s[i+2] == 'y'
+}
+
+// operatorNext reports whether the text at p, after spaces, is a word made
+// only of operator bytes (:=, =, ==, !=): a value too short for proseKey to
+// accept, so the statement can be dropped before any scan.
+func operatorNext(s string, p int) bool {
+	for p < len(s) && s[p] == ' ' {
+		p++
+	}
+	q := p
+	for q < len(s) && q-p < 3 && isOneOf(s[q], ":=!<>") {
+		q++
+	}
+	return q > p && q-p <= 2 && (q == len(s) || valueStop[s[q]])
+}
+
+// proseShape is proseKey's cheap part, which Find runs before the call:
+// the keyword's shape, the end of its word (returned) followed by a space,
+// and no operator after it ("token := x", "password = y" are code, left to
+// assignment).
+func proseShape(s string, i int) (we int, ok bool) {
+	if !keywordShape(s, i) {
+		return 0, false
+	}
+	we = i + 1
+	for we < len(s) && we-i < maxKeyLen && classes[s[we]]&setURLSafe != 0 {
+		we++
+	}
+	if we >= len(s) || s[we] != ' ' {
+		return 0, false // password), token. token, ...: not a statement
+	}
+	p := we + 1
+	switch {
+	case hasPrefixAt(s, p, "is "):
+		p += 3
+	case hasPrefixAt(s, p, "was "):
+		p += 4
+	case operatorNext(s, p):
+		return 0, false
+	}
+	for p < len(s) && p-we < 16 && s[p] == ' ' {
+		p++
+	}
+	if p >= len(s) || lowerWord(s, p) {
+		return 0, false // "password must be", "token string", "is returned"
+	}
+	return we, true
+}
+
+// lowerWord reports whether the unquoted value at p is a word of lower-case
+// letters, which proseKey never accepts (onlyLetters for passwords, not
+// looksRandom for the other kinds).
+func lowerWord(s string, p int) bool {
+	q := p
+	for q < len(s) && s[q] >= 'a' && s[q] <= 'z' {
+		q++
+	}
+	return q > p && (q == len(s) || valueStop[s[q]])
 }

@@ -175,10 +175,10 @@ func Find(s string) []Match {
 		if i >= len(s) {
 			break
 		}
-		c := s[i]
-		if k := nbSet[c]; k != 0 { // cheap neighbour check before the call
-			j := i + int(nbOff[c])
-			if j < 0 || j >= len(s) || !nbSets[k][s[j]] {
+		c := s[i] // past the neighbour filters (skipCold)
+		switch c {
+		case 'w', 'k':
+			if _, ok := proseShape(s, i); !ok {
 				continue
 			}
 		}

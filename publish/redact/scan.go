@@ -21,19 +21,55 @@ var hot8 = func() (t [256]uint8) {
 	return t
 }()
 
-// skipCold returns the index of the first hot byte at or after i, or len(s).
-// It tests eight bytes per branch: this loop is the whole cost of clean text.
+// skipCold returns the index of the first trigger at or after i that passes
+// the neighbour filters (see nbSets, rejNexts), or len(s). It tests eight
+// bytes per branch, and drops filtered triggers without returning: this loop
+// is most of the cost of clean text, where a trigger byte comes every dozen
+// bytes of code but few of them are worth a detector call.
 func skipCold(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		b := s[i : i+8]
-		if hot8[b[0]]|hot8[b[1]]|hot8[b[2]]|hot8[b[3]]|hot8[b[4]]|hot8[b[5]]|hot8[b[6]]|hot8[b[7]] != 0 {
-			break
+	for {
+		for ; i+8 <= len(s); i += 8 {
+			b := s[i : i+8]
+			if hot8[b[0]]|hot8[b[1]]|hot8[b[2]]|hot8[b[3]]|hot8[b[4]]|hot8[b[5]]|hot8[b[6]]|hot8[b[7]] != 0 {
+				break
+			}
+		}
+		end := min(i+8, len(s))
+		if i > 0 && end < len(s) {
+			// Branch-free filters inside the text: one branch per byte.
+			for ; i < end; i++ {
+				c := s[i]
+				if passPrev[c][s[i-1]]&passNext[c][s[i+1]] == 0 {
+					continue
+				}
+				if c == '.' && !dotShape(s, i) {
+					continue
+				}
+				return i
+			}
+			continue
+		}
+		for ; i < end; i++ {
+			c := s[i]
+			if !hot[c] {
+				continue
+			}
+			if k := nbSet[c]; k != 0 {
+				j := i + int(nbOff[c])
+				if j < 0 || j >= len(s) || !nbSets[k][s[j]] {
+					continue
+				}
+			}
+			if k := rejNext[c]; k != 0 && i+1 < len(s) && rejNexts[k][s[i+1]] ||
+				c == '=' && i > 0 && rejPrev[s[i-1]] || c == '.' && !dotShape(s, i) {
+				continue
+			}
+			return i
+		}
+		if i >= len(s) {
+			return len(s)
 		}
 	}
-	for i < len(s) && !hot[s[i]] {
-		i++
-	}
-	return i
 }
 
 type class uint8
@@ -147,6 +183,88 @@ var (
 	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6, '/': 7, '~': 8, 'w': 9, 'k': 10}
 	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '/': -1, '~': -1, 'w': -1, 'k': -1}
 )
+
+// Second-stage filters, applied after the neighbour filter: a trigger is
+// dropped when the byte after it (rejNext) is in the set rejNexts[k] indexes,
+// or, for '=', when the byte before it is (rejPrev). Out of range passes.
+// Each rejection is one the detector itself would make first.
+var rejNexts = [...][256]bool{
+	{},
+	byteSet("=~"),      // '=': ==, =~ (assignment)
+	byteSet(":"),       // ':': :: (assignment, telegram, webhook)
+	notSet(setURLSafe), // '.': every dot format has a url-safe byte next
+	notSet(0, 'e'),     // 'k': to(k)en and (k)ey
+}
+
+var (
+	rejNext = [256]uint8{'=': 1, ':': 2, '.': 3, 'k': 4}
+	rejPrev = byteSet("=!<>:+-*/%&|^~?") // '=': ==, !=, <=, :=, += ... (assignment)
+)
+
+// passPrev[c][p] is 1 when trigger c passes its filters on the byte p before
+// it, passNext[c][n] when it passes those on the byte n after it; both are 0
+// for bytes that are not triggers.
+var passPrev, passNext = func() (pp, pn [256][256]uint8) {
+	for c := 0; c < 256; c++ {
+		if !hot[c] {
+			continue
+		}
+		for x := 0; x < 256; x++ {
+			okp, okn := true, true
+			if k := nbSet[c]; k != 0 {
+				if nbOff[c] < 0 {
+					okp = nbSets[k][x]
+				} else {
+					okn = nbSets[k][x]
+				}
+			}
+			if k := rejNext[c]; k != 0 && rejNexts[k][x] {
+				okn = false
+			}
+			if c == '=' && rejPrev[x] {
+				okp = false
+			}
+			if okp {
+				pp[c][x] = 1
+			}
+			if okn {
+				pn[c][x] = 1
+			}
+		}
+	}
+	return
+}()
+
+// notSet is the complement of the bytes in set and the extra bytes.
+func notSet(set class, extra ...byte) (t [256]bool) {
+	for c := range t {
+		t[c] = classes[c]&set == 0
+	}
+	for _, c := range extra {
+		t[c] = false
+	}
+	return t
+}
+
+// dotShape is the first check of dotToken: a dot worth a call is in
+// hv[sb]., dp., ya29. or the first dot of a Discord token.
+func dotShape(s string, i int) bool {
+	if i < 2 || i+1 >= len(s) {
+		return false
+	}
+	if i >= 24 && i+7 < len(s) && s[i+7] == '.' {
+		return true
+	}
+	switch s[i-1] {
+	case 's', 'b':
+		return s[i-2] == 'v'
+	case 'p':
+		return s[i-2] == 'd'
+	case '9':
+		return s[i-2] == '2'
+	}
+	return false
+}
 
 func byteSet(cs string) (t [256]bool) {
 	for i := 0; i < len(cs); i++ {
