@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/carryover/carryover/adapters/internal/claudejson"
 )
 
 // Claude is the Claude Code adapter.
@@ -214,7 +216,7 @@ func containsAt(s []byte, needle string, k int) bool {
 var exitCodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`) })
 
 // claudeBlock is a content block as encoding/json decodes it. ParseLine no
-// longer uses it (see claudeRawBlock); list_claude.go does.
+// longer uses it (see claudejson.Block); list_claude.go does.
 type claudeBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
@@ -242,10 +244,10 @@ type claudeInput struct {
 const claudeContextWindow = 200000
 
 // claudeDecoders reuses decoders (and their buffers) across lines.
-var claudeDecoders = sync.Pool{New: func() any { return new(claudeDecoder) }}
+var claudeDecoders = sync.Pool{New: func() any { return new(claudejson.Decoder) }}
 
 // ParseLine reads one transcript line. The fields it needs are decoded by
-// claudeDecoder (claude_decode.go), which reproduces what the previous
+// claudejson.Decoder (adapters/internal/claudejson), which reproduces what the previous
 // pickFields + json.Unmarshal implementation gave, and only the text rows
 // keep is unquoted. That implementation lives on in claude_oracle_test.go:
 // the differential tests and fuzzers (claude_diff_test.go,
@@ -260,40 +262,40 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	if containsAt(line[:min(len(line), 400)], `"attachment":{`, 13) && !containsAt(line, "[CARRYOVER]", 5) {
 		return nil, nil
 	}
-	d := claudeDecoders.Get().(*claudeDecoder)
-	rows := d.parse(line, off)
-	d.reset() // drop references into line before pooling
+	d := claudeDecoders.Get().(*claudejson.Decoder)
+	rows := claudeParse(d, line, off)
+	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
 	return claudeScrub(rows), nil
 }
 
-// parse decodes line and returns its rows.
-func (d *claudeDecoder) parse(line []byte, off int64) []Row {
-	if !d.decode(line) {
+// claudeParse decodes line with d and returns its rows.
+func claudeParse(d *claudejson.Decoder, line []byte, off int64) []Row {
+	if !d.Decode(line) {
 		return nil // a line we cannot read is skipped, never fatal
 	}
-	w := claudeRows{d: d, l: &d.l, off: off, scratch: d.scratch}
-	l := &d.l
+	w := claudeRows{d: d, l: &d.Line, off: off, scratch: d.Scratch}
+	l := &d.Line
 	switch {
-	case rawEqual(w.b(l.typ), "user"):
+	case rawEqual(w.b(l.Type), "user"):
 		w.user()
-	case rawEqual(w.b(l.typ), "assistant"):
+	case rawEqual(w.b(l.Type), "assistant"):
 		w.assistant()
-	case rawEqual(w.b(l.typ), "attachment"):
+	case rawEqual(w.b(l.Type), "attachment"):
 		w.attachment()
-	case rawEqual(w.b(l.typ), "system"):
-		if rawEqual(w.b(l.subtype), "compact_boundary") {
+	case rawEqual(w.b(l.Type), "system"):
+		if rawEqual(w.b(l.Subtype), "compact_boundary") {
 			r := w.newRow(w.key())
 			r.Role, r.Kind = "system", KindCompaction
 			r.Text = "context compacted"
-			if l.hasCompact {
-				r.Text = w.concat("context compacted (", w.str(w.b(l.compact.trigger)), ")")
-				r.TokensUsed = l.compact.preTokens
+			if l.HasCompact {
+				r.Text = w.concat("context compacted (", w.str(w.b(l.Compact.Trigger)), ")")
+				r.TokensUsed = l.Compact.PreTokens
 			}
 			w.emit(r)
 		}
 	}
-	d.scratch = w.scratch[:0] // keep the grown buffer
+	d.Scratch = w.scratch[:0] // keep the grown buffer
 	return w.rows
 }
 
@@ -302,8 +304,8 @@ func (d *claudeDecoder) parse(line []byte, off int64) []Row {
 // of them instead of one per string; strings.Builder never changes bytes
 // it has handed out, so each row's strings stay valid.
 type claudeRows struct {
-	d       *claudeDecoder
-	l       *claudeLine
+	d       *claudejson.Decoder
+	l       *claudejson.Line
 	off     int64
 	strs    strings.Builder
 	rows    []Row
@@ -315,7 +317,7 @@ type claudeRows struct {
 }
 
 // b returns the bytes of a span of the line.
-func (w *claudeRows) b(s span) []byte { return s.of(w.d.line) }
+func (w *claudeRows) b(s claudejson.Span) []byte { return s.Of(w.d.Raw) }
 
 // add copies b into strs and returns it as a string.
 func (w *claudeRows) add(b []byte) string {
@@ -334,21 +336,21 @@ func (w *claudeRows) add(b []byte) string {
 // strs is allocated once: the raw sizes of the fields rows keep, capped as
 // rows clip them (an overestimate: not every field makes a row).
 func (w *claudeRows) sizeHint() int {
-	l, m := w.l, &w.l.message
-	n := 64 + l.uuid.len() + 2*m.id.len()
-	if m.isText {
-		n += min(m.text.len(), maxPrompt+1)
+	l, m := w.l, &w.l.Message
+	n := 64 + l.UUID.Len() + 2*m.ID.Len()
+	if m.IsText {
+		n += min(m.Text.Len(), maxPrompt+1)
 	}
-	for i := range m.blocks[:m.nBlocks] {
-		b := &m.blocks[i]
-		in := &b.input
-		edit := in.content.len() + in.newString.len() + in.todos.len()
-		for _, e := range in.edits[:in.nEdits] {
-			edit += e.len() + 1
+	for i := range m.Blocks[:m.NBlocks] {
+		b := &m.Blocks[i]
+		in := &b.Input
+		edit := in.Content.Len() + in.NewString.Len() + in.Todos.Len()
+		for _, e := range in.Edits[:in.NEdits] {
+			edit += e.Len() + 1
 		}
-		n += 8 + l.uuid.len() + b.id.len() + b.name.len() + b.toolUseID.len() + in.filePath.len() +
-			min(b.text.len(), maxPrompt+1) + min(b.content.len(), maxResult+1) + min(in.command.len(), maxResult+1) +
-			2*(min(in.description.len(), 201)+min(edit, maxResult+1)) // the edit text is appended to the description
+		n += 8 + l.UUID.Len() + b.ID.Len() + b.Name.Len() + b.ToolUseID.Len() + in.FilePath.Len() +
+			min(b.Text.Len(), maxPrompt+1) + min(b.Content.Len(), maxResult+1) + min(in.Command.Len(), maxResult+1) +
+			2*(min(in.Description.Len(), 201)+min(edit, maxResult+1)) // the edit text is appended to the description
 	}
 	return min(n, 32<<10)
 }
@@ -369,16 +371,16 @@ func (w *claudeRows) str(raw []byte) string {
 }
 
 // unquote returns the raw JSON string content unquoted, up to limit
-// bytes as appendUnquoted counts them.
+// bytes as claudejson.AppendUnquoted counts them.
 func (w *claudeRows) unquote(raw []byte, limit int) string {
 	if limit >= 0 && limit < len(raw) {
-		if asciiRun(raw[:limit], 0) == limit {
+		if claudejson.ASCIIRun(raw[:limit], 0) == limit {
 			return w.add(raw[:limit]) // plain ASCII up to the limit: as it is
 		}
-	} else if asciiRun(raw, 0) == len(raw) {
+	} else if claudejson.ASCIIRun(raw, 0) == len(raw) {
 		return w.add(raw)
 	}
-	w.scratch, _, _ = appendUnquoted(w.scratch[:0], raw, limit)
+	w.scratch, _, _ = claudejson.AppendUnquoted(w.scratch[:0], raw, limit)
 	return w.add(w.scratch)
 }
 
@@ -396,7 +398,7 @@ func rawEqual(raw []byte, s string) bool {
 		return string(raw) == s // s is ASCII: invalid UTF-8 never equals it
 	}
 	var buf [32]byte
-	dec, more, _ := appendUnquoted(buf[:0], raw, len(s)+1)
+	dec, more, _ := claudejson.AppendUnquoted(buf[:0], raw, len(s)+1)
 	return !more && string(dec) == s
 }
 
@@ -404,7 +406,7 @@ func rawEqual(raw []byte, s string) bool {
 // string starting with prefix.
 func rawHasPrefix(raw []byte, prefix string) bool {
 	var buf [32]byte
-	dec, _, _ := appendUnquoted(buf[:0], raw, len(prefix))
+	dec, _, _ := claudejson.AppendUnquoted(buf[:0], raw, len(prefix))
 	return strings.HasPrefix(string(dec), prefix)
 }
 
@@ -417,15 +419,15 @@ func (w *claudeRows) contains(raw []byte, needle string) bool {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return false // unquoting only replaces invalid UTF-8 by non-ASCII bytes
 	}
-	w.scratch, _, _ = appendUnquoted(w.scratch[:0], raw, -1)
+	w.scratch, _, _ = claudejson.AppendUnquoted(w.scratch[:0], raw, -1)
 	return bytes.Contains(w.scratch, []byte(needle))
 }
 
 // key is the line's row key: its uuid, else its offset.
 func (w *claudeRows) key() string {
 	if w.keyStr == "" {
-		if w.l.uuid.len() > 0 {
-			w.keyStr = w.str(w.b(w.l.uuid))
+		if w.l.UUID.Len() > 0 {
+			w.keyStr = w.str(w.b(w.l.UUID))
 		} else {
 			w.keyStr = w.add(strconv.AppendInt(append(w.scratch[:0], "off:"...), w.off, 10))
 		}
@@ -444,11 +446,11 @@ func (w *claudeRows) indexKey(i int) string {
 // newRow returns a row with the line's time and sidechain flag set.
 func (w *claudeRows) newRow(key string) Row {
 	if !w.hasBase {
-		ts, ok := claudeTime(w.b(w.l.timestamp))
+		ts, ok := claudeTime(w.b(w.l.Timestamp))
 		if !ok {
-			ts, _ = time.Parse(time.RFC3339Nano, w.str(w.b(w.l.timestamp)))
+			ts, _ = time.Parse(time.RFC3339Nano, w.str(w.b(w.l.Timestamp)))
 		}
-		w.base, w.hasBase = Row{Time: ts, Sidechain: w.l.isSidechain}, true
+		w.base, w.hasBase = Row{Time: ts, Sidechain: w.l.IsSidechain}, true
 	}
 	r := w.base
 	r.Key = key
@@ -513,9 +515,9 @@ func (w *claudeRows) emit(r Row) {
 	if w.rows == nil {
 		// Room for the most rows this line can yield.
 		n := 1
-		if m := &w.l.message; !m.isText {
-			n = m.nBlocks
-			if rawEqual(w.b(w.l.typ), "assistant") {
+		if m := &w.l.Message; !m.IsText {
+			n = m.NBlocks
+			if rawEqual(w.b(w.l.Type), "assistant") {
 				n++ // the usage row
 			}
 		}
@@ -526,13 +528,13 @@ func (w *claudeRows) emit(r Row) {
 
 func (w *claudeRows) user() {
 	l := w.l
-	m := &l.message
-	if !l.hasMessage || l.isMeta {
+	m := &l.Message
+	if !l.HasMessage || l.IsMeta {
 		return
 	}
-	if s := w.b(m.text); m.isText {
+	if s := w.b(m.Text); m.IsText {
 		switch {
-		case l.isCompactSummary:
+		case l.IsCompactSummary:
 			r := w.newRow(w.key())
 			r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(s, maxText)
 			w.emit(r)
@@ -547,7 +549,7 @@ func (w *claudeRows) user() {
 		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "[Request interrupted by user") ||
 			rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>"):
 			return // TUI output, an interrupt, a `!` shell command or `#` memory note: not a request
-		case l.promptSource.len() == 0 && l.isSidechain && l.hasParent:
+		case l.PromptSource.Len() == 0 && l.IsSidechain && l.HasParent:
 			return // a subagent's only prompt is its first line (its task)
 		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
 			r := w.newRow(w.key())
@@ -560,16 +562,16 @@ func (w *claudeRows) user() {
 		w.emit(r)
 		return
 	}
-	for i := range m.blocks[:m.nBlocks] {
-		b := &m.blocks[i]
+	for i := range m.Blocks[:m.NBlocks] {
+		b := &m.Blocks[i]
 		switch {
-		case rawEqual(w.b(b.typ), "tool_result"):
+		case rawEqual(w.b(b.Type), "tool_result"):
 			r := w.newRow(w.indexKey(i))
-			r.Role, r.CallID = "tool", w.str(w.b(b.toolUseID))
-			if b.isError {
+			r.Role, r.CallID = "tool", w.str(w.b(b.ToolUseID))
+			if b.IsError {
 				r.Kind = KindError
 				// The exit code may be anywhere: unquote the whole text.
-				w.scratch = w.toolResultText(w.scratch[:0], b.content, -1)
+				w.scratch = w.toolResultText(w.scratch[:0], b.Content, -1)
 				if m := exitCodeRE().FindSubmatch(w.scratch); m != nil {
 					n, _ := strconv.Atoi(string(m[1]))
 					r.ExitCode = intPtr(n)
@@ -577,25 +579,25 @@ func (w *claudeRows) user() {
 				r.Text = clip(w.add(w.scratch[:min(len(w.scratch), maxResult+clipReach)]), maxResult)
 			} else {
 				r.Kind = KindToolResult
-				w.scratch = w.toolResultText(w.scratch[:0], b.content, maxResult+clipReach)
+				w.scratch = w.toolResultText(w.scratch[:0], b.Content, maxResult+clipReach)
 				r.Text = clip(w.add(w.scratch), maxResult)
 			}
 			w.emit(r)
-		case rawEqual(w.b(b.typ), "text"):
-			if l.isCompactSummary {
+		case rawEqual(w.b(b.Type), "text"):
+			if l.IsCompactSummary {
 				r := w.newRow(w.indexKey(i))
-				r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(w.b(b.text), maxText)
+				r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(w.b(b.Text), maxText)
 				w.emit(r)
 				continue
 			}
-			if l.promptSource.len() == 0 && (w.hasToolResult() || (l.isSidechain && l.hasParent)) {
+			if l.PromptSource.Len() == 0 && (w.hasToolResult() || (l.IsSidechain && l.HasParent)) {
 				continue
 			}
-			if rawHasPrefix(w.b(b.text), "[Request interrupted by user") {
+			if rawHasPrefix(w.b(b.Text), "[Request interrupted by user") {
 				continue
 			}
 			r := w.newRow(w.indexKey(i))
-			r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(w.b(b.text))
+			r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(w.b(b.Text))
 			w.emit(r)
 		}
 	}
@@ -615,9 +617,9 @@ func (w *claudeRows) prompt(raw []byte) string {
 // hasToolResult reports whether the line's content holds a tool_result
 // block (its text blocks are then the harness's, never a prompt).
 func (w *claudeRows) hasToolResult() bool {
-	m := &w.l.message
-	for i := range m.blocks[:m.nBlocks] {
-		if rawEqual(w.b(m.blocks[i].typ), "tool_result") {
+	m := &w.l.Message
+	for i := range m.Blocks[:m.NBlocks] {
+		if rawEqual(w.b(m.Blocks[i].Type), "tool_result") {
 			return true
 		}
 	}
@@ -628,7 +630,7 @@ func (w *claudeRows) hasToolResult() bool {
 // 200 bytes (reading no more than that of it).
 func (w *claudeRows) firstLine(raw []byte) string {
 	const n = 200
-	s, _, _ := appendUnquoted(w.scratch[:0], raw, n+clipReach)
+	s, _, _ := claudejson.AppendUnquoted(w.scratch[:0], raw, n+clipReach)
 	w.scratch = s
 	if i := bytes.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
@@ -638,28 +640,28 @@ func (w *claudeRows) firstLine(raw []byte) string {
 
 // toolResultText appends the text of a tool_result content (a string or a
 // list of text parts, joined by newlines) to dst, stopping after limit
-// bytes like appendUnquoted. It reproduces the old code, which unquoted a
+// bytes like claudejson.AppendUnquoted. It reproduces the old code, which unquoted a
 // long string only up to a cut after 2*maxResult of its raw bytes (so a
 // long text is that prefix, even if it unquotes to fewer than maxResult
 // bytes), and which yielded "" for a list that did not decode.
-func (w *claudeRows) toolResultText(dst []byte, content span, limit int) []byte {
+func (w *claudeRows) toolResultText(dst []byte, content claudejson.Span, limit int) []byte {
 	raw := w.b(content)
 	switch {
 	case len(raw) > 0 && raw[0] == '"':
 		if cut, ok := claudeStringPrefix(raw, 2*maxResult); ok {
-			dst, _, _ = appendUnquoted(dst, raw[1:cut], limit)
+			dst, _, _ = claudejson.AppendUnquoted(dst, raw[1:cut], limit)
 			return dst
 		}
-		dst, _, _ = appendUnquoted(dst, raw[1:len(raw)-1], limit)
+		dst, _, _ = claudejson.AppendUnquoted(dst, raw[1:len(raw)-1], limit)
 		return dst
 	case len(raw) > 0 && raw[0] == '[':
-		parts, ok := w.d.toolResultParts(content)
+		parts, ok := w.d.ToolResultParts(content)
 		if !ok {
 			return dst
 		}
 		start := len(dst)
 		for _, p := range parts {
-			if !rawEqual(w.b(p.typ), "text") {
+			if !rawEqual(w.b(p.Type), "text") {
 				continue
 			}
 			if limit >= 0 && len(dst)-start >= limit {
@@ -672,7 +674,7 @@ func (w *claudeRows) toolResultText(dst []byte, content span, limit int) []byte 
 			if limit >= 0 {
 				room = max(limit-(len(dst)-start), 0)
 			}
-			dst, _, _ = appendUnquoted(dst, w.b(p.text), room)
+			dst, _, _ = claudejson.AppendUnquoted(dst, w.b(p.Text), room)
 		}
 	}
 	return dst // null, absent, or another type: no text
@@ -707,48 +709,48 @@ func claudeStringPrefix(raw []byte, n int) (cut int, ok bool) {
 
 func (w *claudeRows) assistant() {
 	l := w.l
-	m := &l.message
-	if !l.hasMessage {
+	m := &l.Message
+	if !l.HasMessage {
 		return
 	}
-	if m.hasUsage && !rawEqual(w.b(m.model), "<synthetic>") && m.id.len() > 0 {
-		used := m.usage.input + m.usage.cacheCreation + m.usage.cacheRead + m.usage.output
+	if m.HasUsage && !rawEqual(w.b(m.Model), "<synthetic>") && m.ID.Len() > 0 {
+		used := m.Usage.Input + m.Usage.CacheCreation + m.Usage.CacheRead + m.Usage.Output
 		if used > 0 {
-			r := w.newRow(w.concat("usage:", w.str(w.b(m.id))))
+			r := w.newRow(w.concat("usage:", w.str(w.b(m.ID))))
 			r.Role, r.Kind = "assistant", KindUsage
 			r.TokensUsed, r.TokensMax = used, claudeContextWindow
 			w.emit(r)
 		}
 	}
-	for i := range m.blocks[:m.nBlocks] {
-		b := &m.blocks[i]
+	for i := range m.Blocks[:m.NBlocks] {
+		b := &m.Blocks[i]
 		var r Row
 		switch {
-		case rawEqual(w.b(b.typ), "text"):
-			if w.blank(w.b(b.text)) {
+		case rawEqual(w.b(b.Type), "text"):
+			if w.blank(w.b(b.Text)) {
 				continue
 			}
-			text := w.clipped(w.b(b.text), maxText)
+			text := w.clipped(w.b(b.Text), maxText)
 			r = w.newRow(w.blockKey(i))
 			r.Role, r.Kind, r.Text = "assistant", KindText, text
-			if l.isAPIError {
+			if l.IsAPIError {
 				r.Kind, r.ToolName = KindError, "model API"
 				r.Limit = LimitFromError(text, APIErrorStatus(text), r.Time)
 			}
-		case rawEqual(w.b(b.typ), "tool_use"):
+		case rawEqual(w.b(b.Type), "tool_use"):
 			r = w.newRow(w.blockKey(i))
-			name := w.str(w.b(b.name))
-			r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, w.str(w.b(b.id))
-			in := &b.input
+			name := w.str(w.b(b.Name))
+			r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, w.str(w.b(b.ID))
+			in := &b.Input
 			switch name {
 			case "Write", "Edit", "MultiEdit":
-				r.FilePath = w.str(w.b(in.filePath))
+				r.FilePath = w.str(w.b(in.FilePath))
 			case "NotebookEdit":
-				r.FilePath = w.str(w.b(in.notebookPath))
+				r.FilePath = w.str(w.b(in.NotebookPath))
 			case "Bash":
-				r.Command = w.clipped(w.b(in.command), maxResult)
+				r.Command = w.clipped(w.b(in.Command), maxResult)
 			}
-			r.Text = w.clipped(w.b(in.description), 200)
+			r.Text = w.clipped(w.b(in.Description), 200)
 			if edit := w.editText(name, in); edit != "" {
 				r.Text = w.concat(r.Text, "\n", edit)
 			}
@@ -770,9 +772,9 @@ func (w *claudeRows) blockKey(i int) string {
 // blank reports whether the unquoted raw string is only white space. It
 // unquotes only until the first non-space.
 func (w *claudeRows) blank(raw []byte) bool {
-	s, more, _ := appendUnquoted(w.scratch[:0], raw, 64)
+	s, more, _ := claudejson.AppendUnquoted(w.scratch[:0], raw, 64)
 	for len(bytes.TrimSpace(s)) == 0 && more {
-		s, more, _ = appendUnquoted(w.scratch[:0], raw, 2*len(s))
+		s, more, _ = claudejson.AppendUnquoted(w.scratch[:0], raw, 2*len(s))
 	}
 	w.scratch = s
 	return len(bytes.TrimSpace(s)) == 0
@@ -780,35 +782,35 @@ func (w *claudeRows) blank(raw []byte) bool {
 
 // editText keeps the new text of an edit, clipped, so distill can see
 // TODO/FIXME lines it added: "" or "\n" + the clipped text.
-func (w *claudeRows) editText(name string, in *claudeRawInput) string {
+func (w *claudeRows) editText(name string, in *claudejson.Input) string {
 	const n = maxResult
 	var s []byte
 	switch name {
 	case "TodoWrite":
 		// The agent's plan, raw JSON: distill reads its items and statuses.
-		if in.todos.len() == 0 {
+		if in.Todos.Len() == 0 {
 			return ""
 		}
-		s = append(w.scratch[:0], w.b(in.todos)...)
+		s = append(w.scratch[:0], w.b(in.Todos)...)
 	case "Write", "Edit":
-		raw := in.content
+		raw := in.Content
 		if name == "Edit" {
-			raw = in.newString
+			raw = in.NewString
 		}
-		if raw.len() == 0 {
+		if raw.Len() == 0 {
 			return ""
 		}
-		s, _, _ = appendUnquoted(w.scratch[:0], w.b(raw), n+clipReach)
+		s, _, _ = claudejson.AppendUnquoted(w.scratch[:0], w.b(raw), n+clipReach)
 	case "MultiEdit":
 		// Every edit's new text followed by a newline: as much as clip
 		// reads of it.
-		if in.nEdits == 0 {
+		if in.NEdits == 0 {
 			return ""
 		}
 		s = w.scratch[:0]
-		for _, e := range in.edits[:in.nEdits] {
+		for _, e := range in.Edits[:in.NEdits] {
 			var more bool
-			s, more, _ = appendUnquoted(s, w.b(e), max(n+clipReach-len(s), 0))
+			s, more, _ = claudejson.AppendUnquoted(s, w.b(e), max(n+clipReach-len(s), 0))
 			if more || len(s) >= n+clipReach {
 				break
 			}
@@ -822,35 +824,35 @@ func (w *claudeRows) editText(name string, in *claudeRawInput) string {
 }
 
 func (w *claudeRows) attachment() {
-	a, ok := w.d.attachment(w.l.attachment)
+	a, ok := w.d.Attachment(w.l.Attachment)
 	if !ok {
 		return
 	}
 	// The text is a whole handoff, of which the row keeps one line: keep
 	// it out of strs (the row's strings would hold on to it).
-	unquote := func(raw span) string {
-		s, _, _ := appendUnquoted(nil, w.b(raw), -1)
+	unquote := func(raw claudejson.Span) string {
+		s, _, _ := claudejson.AppendUnquoted(nil, w.b(raw), -1)
 		return string(s)
 	}
 	var text string
 	switch {
-	case rawEqual(w.b(a.typ), "hook_additional_context"):
-		if parts, ok := w.d.stringList(a.content); ok {
+	case rawEqual(w.b(a.Type), "hook_additional_context"):
+		if parts, ok := w.d.StringList(a.Content); ok {
 			ss := make([]string, len(parts))
 			for i, p := range parts {
 				ss[i] = unquote(p)
 			}
 			text = strings.Join(ss, "\n")
 		}
-	case rawEqual(w.b(a.typ), "hook_success"):
-		text = unquote(a.stdout)
+	case rawEqual(w.b(a.Type), "hook_success"):
+		text = unquote(a.Stdout)
 	}
 	if !IsCarryoverText(text) {
 		return
 	}
 	r := w.newRow(w.key())
 	r.Role, r.Kind = "system", KindInjection
-	r.Text = carryoverHeader(text) + " via " + w.str(w.b(a.hook))
+	r.Text = carryoverHeader(text) + " via " + w.str(w.b(a.Hook))
 	w.emit(r)
 }
 

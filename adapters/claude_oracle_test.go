@@ -543,23 +543,3 @@ func oraclePickFields(b []byte, keep map[string]bool) []byte {
 	})
 	return append(out, '}')
 }
-
-// pickFields (the old parser's field picker) builds a small JSON object from the top-level fields of b
-// whose keys are in keep, for a single json.Unmarshal.
-func pickFields(b []byte, keep map[string]bool) []byte {
-	out := make([]byte, 0, 256)
-	out = append(out, '{')
-	topLevel(b, func(k, v []byte) {
-		if !keep[string(k)] {
-			return
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = append(out, k...)
-		out = append(out, '"', ':')
-		out = append(out, v...)
-	})
-	return append(out, '}')
-}

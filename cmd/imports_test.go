@@ -24,7 +24,7 @@ var allowedImports = map[string][]string{
 	"publish/redact":            {},                 // leaf: secret detectors and Clip
 	"publish/safefile":          {},                 // leaf: the one atomic writer, bounded regular-only reads
 	"publish/redact/redacttest": {"publish/redact"}, // test support: the measurement corpus
-	"adapters":                  {"publish/redact"},
+	"adapters":                  {"adapters/internal/claudejson", "publish/redact"},
 	"adapters/ledger":           {"adapters", "publish/redact"},
 	"specs":                     {"adapters"},
 	"specs/hookconf":            {"specs", "publish/safefile"},
@@ -35,6 +35,8 @@ var allowedImports = map[string][]string{
 	"cmd":                       {"adapters", "adapters/ledger", "distill", "publish", "publish/limits", "publish/redact", "publish/resume", "publish/safefile", "specs", "specs/hookconf"},
 	"cmd/e2e":                   {"cmd/e2e/agentkit"},
 	"cmd/e2e/agentkit":          {},
+
+	"adapters/internal/claudejson": {}, // leaf: the Claude line decoder and its JSON scanner, behind adapters' wall
 }
 
 // TestImportRules checks every package's imports (go list) against

@@ -1,4 +1,4 @@
-package adapters
+package claudejson
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 )
 
 // The scanning primitives against their references: the lenient scan
-// against its first version (claude_oracle_test.go), the strict reader,
+// against its first version (scan_oracle_test.go), the strict reader,
 // unquoting and key matching against encoding/json.
 
 var jsonScanSeeds = []string{
@@ -96,7 +96,7 @@ func FuzzAppendUnquoted(f *testing.F) {
 			}
 			return
 		}
-		got, more, ok := appendUnquoted(nil, raw, -1)
+		got, more, ok := AppendUnquoted(nil, raw, -1)
 		if !ok || more || string(got) != want {
 			t.Fatalf("appendUnquoted(%q) = %q %v %v, want %q", raw, got, more, ok, want)
 		}
@@ -104,7 +104,7 @@ func FuzzAppendUnquoted(f *testing.F) {
 		if limit < 0 {
 			limit = -limit
 		}
-		pre, more, ok := appendUnquoted([]byte("x"), raw, limit)
+		pre, more, ok := AppendUnquoted([]byte("x"), raw, limit)
 		pre = pre[1:]
 		if !ok || !strings.HasPrefix(want, string(pre)) || more != (len(pre) < len(want)) || (more && len(pre) < limit) {
 			t.Fatalf("appendUnquoted(%q, %d) = %q more=%v ok=%v; full %q", raw, limit, pre, more, ok, want)
@@ -114,7 +114,7 @@ func FuzzAppendUnquoted(f *testing.F) {
 		for cut := 0; cut <= len(raw); cut++ {
 			var w string
 			werr := json.Unmarshal(append(append([]byte{'"'}, raw[:cut]...), '"'), &w)
-			g, _, gok := appendUnquoted(nil, raw[:cut], -1)
+			g, _, gok := AppendUnquoted(nil, raw[:cut], -1)
 			if werr == nil && (!gok || string(g) != w) {
 				t.Fatalf("cut %q: got %q %v, want %q", raw[:cut], g, gok, w)
 			}

@@ -1,4 +1,4 @@
-package adapters
+package claudejson
 
 import (
 	"bytes"
@@ -11,14 +11,14 @@ import (
 
 // This file holds two kinds of JSON scanning:
 //
-//   - lenient (topLevel, skipValue, pickFields): find where the fields of a
+//   - lenient (topLevel, skipValue; the old pickFields): find where the fields of a
 //     line's top-level object start and end without validating them, so a
 //     parser can ignore big fields (Claude's toolUseResult repeats whole
 //     files) at memory-scan speed;
-//   - strict (jsonReader, appendUnquoted, foldKey): validate and read the
+//   - strict (jsonReader, AppendUnquoted, foldKey): validate and read the
 //     few values a parser keeps exactly as encoding/json would, without
-//     reflection and without allocating (the Claude parser's decoder in
-//     claude_decode.go is built on it).
+//     reflection and without allocating (the decoder in decode.go is
+//     built on it).
 
 // topLevel calls fn for each key of the top-level JSON object in b with the
 // raw bytes of its value, without decoding or validating values. It lets a
@@ -212,14 +212,16 @@ func skipValue(b []byte, i int) int {
 // maxNestingDepth): a document nesting deeper is a syntax error.
 const maxJSONDepth = 10000
 
-// span is a part of the buffer a jsonReader reads: b[lo:hi]. Decoders
+// Span is a part of the buffer a jsonReader reads: b[lo:hi]. Decoders
 // record spans rather than slices: they hold no pointers, so recording a
 // field costs no GC write barrier.
-type span struct{ lo, hi int }
+type Span struct{ lo, hi int }
 
-func (s span) of(b []byte) []byte { return b[s.lo:s.hi] }
+// Of returns the bytes of s in b, the buffer it was read from.
+func (s Span) Of(b []byte) []byte { return b[s.lo:s.hi] }
 
-func (s span) len() int { return s.hi - s.lo }
+// Len is the length of s in bytes.
+func (s Span) Len() int { return s.hi - s.lo }
 
 // jsonReader reads JSON values strictly: it accepts exactly what
 // encoding/json's scanner accepts (RFC 8259 grammar, no control bytes in
@@ -291,7 +293,7 @@ func (r *jsonReader) nextKey(first bool) (key []byte, ok bool) {
 		r.fail()
 		return nil, false
 	}
-	key = r.str().of(r.b)
+	key = r.str().Of(r.b)
 	if r.peek() != ':' {
 		r.fail()
 		return nil, false
@@ -338,7 +340,7 @@ func stringStop(w uint64) uint64 {
 
 // str reads the string at r.i (r.b[r.i] == '"') and returns its raw
 // content between the quotes, still escaped.
-func (r *jsonReader) str() span {
+func (r *jsonReader) str() Span {
 	b := r.b
 	start := r.i + 1
 	i := start
@@ -352,16 +354,16 @@ func (r *jsonReader) str() span {
 		}
 		if i >= len(b) {
 			r.fail()
-			return span{}
+			return Span{}
 		}
 		switch c := b[i]; {
 		case c == '"':
 			r.i = i + 1
-			return span{start, i}
+			return Span{start, i}
 		case c == '\\':
 			if i+1 >= len(b) {
 				r.fail()
-				return span{}
+				return Span{}
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -369,16 +371,16 @@ func (r *jsonReader) str() span {
 			case 'u':
 				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 					r.fail()
-					return span{}
+					return Span{}
 				}
 				i += 6
 			default:
 				r.fail()
-				return span{}
+				return Span{}
 			}
 		case c < 0x20:
 			r.fail()
-			return span{}
+			return Span{}
 		default:
 			i++
 		}
@@ -519,7 +521,7 @@ func (r *jsonReader) skip() {
 	}
 }
 
-// appendUnquoted appends the JSON string content raw (the bytes between
+// AppendUnquoted appends the JSON string content raw (the bytes between
 // the quotes) to dst, unescaped exactly as encoding/json does it: escapes
 // decoded, \uXXXX surrogate pairs combined, a lone or mismatched surrogate
 // and every byte of invalid UTF-8 replaced by U+FFFD.
@@ -530,7 +532,7 @@ func (r *jsonReader) skip() {
 // escape, a surrogate pair), and it looks at the bytes after the unit it
 // ends on just like the full decode would. ok is false for an incomplete
 // or invalid escape (raw was cut short), as encoding/json would reject it.
-func appendUnquoted(dst, raw []byte, limit int) (out []byte, more, ok bool) {
+func AppendUnquoted(dst, raw []byte, limit int) (out []byte, more, ok bool) {
 	start := len(dst)
 	r := 0
 	for r < len(raw) {
@@ -582,7 +584,7 @@ func appendUnquoted(dst, raw []byte, limit int) (out []byte, more, ok bool) {
 			r += 2
 		case c < utf8.RuneSelf:
 			// A run of plain ASCII is copied as it is.
-			end := asciiRun(raw, r)
+			end := ASCIIRun(raw, r)
 			if end-r > room {
 				end = r + room
 			}
@@ -601,9 +603,9 @@ func appendUnquoted(dst, raw []byte, limit int) (out []byte, more, ok bool) {
 	return dst, false, true
 }
 
-// asciiRun returns the end of the run of ASCII bytes other than '\\'
+// ASCIIRun returns the end of the run of ASCII bytes other than '\\'
 // starting at raw[i] (8 bytes at a time).
-func asciiRun(raw []byte, i int) int {
+func ASCIIRun(raw []byte, i int) int {
 	for i+8 <= len(raw) {
 		w := binary.LittleEndian.Uint64(raw[i:])
 		bs := w ^ (swarOnes * '\\')
@@ -662,7 +664,7 @@ func foldKey(buf *[maxFoldedKey]byte, raw []byte) []byte {
 	key := raw
 	if !plainString(raw) {
 		var dec [maxFoldedKey + 8]byte // room for the last rune past the limit
-		d, more, ok := appendUnquoted(dec[:0], raw, maxFoldedKey+1)
+		d, more, ok := AppendUnquoted(dec[:0], raw, maxFoldedKey+1)
 		if more || !ok || len(d) > maxFoldedKey {
 			return nil
 		}

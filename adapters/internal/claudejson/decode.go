@@ -1,4 +1,13 @@
-package adapters
+// Package claudejson is the Claude Code transcript line decoder behind
+// adapters/claude.go: a hand-written, span-based reader that is ~6x
+// encoding/json and gives exactly its results. It is a speed exception;
+// a new adapter copies adapters/codex.go (plain encoding/json) instead.
+// It knows nothing of rows: adapters/claude.go builds them from the spans,
+// and the row-level differential tests there (claude_diff_test.go,
+// claude_gen_test.go, against the old parser in claude_oracle_test.go)
+// hold the two to the same rows. The scanner's and key matcher's own
+// fuzz tests live here (jsonscan_fuzz_test.go).
+package claudejson
 
 import (
 	"math"
@@ -8,7 +17,7 @@ import (
 
 // The Claude line decoder.
 //
-// It reads the fields ParseLine needs from a transcript line without
+// It reads the fields the Claude adapter's ParseLine needs from a transcript line without
 // encoding/json, and gives the same results as the code it replaced:
 // pickFields (copy the kept top-level fields into a small object) followed
 // by json.Unmarshal into plain structs. "The same" includes encoding/json's
@@ -29,38 +38,38 @@ import (
 //     wins, nested objects merge, null resets pointers and slices;
 //   - a slice decoded twice reuses its elements, including ones a shorter
 //     decode in between had cut off (reflect.Value.SetLen exposes them
-//     again); see claudeMessage.blocks.
+//     again); see Message.Blocks.
 //
 // Strings are kept raw (spans of the line, still escaped) and are unquoted
 // only when a row keeps them, and only as far as it keeps them
-// (claudeRows).
+// (claudeRows in adapters/claude.go).
 
-// claudeLine is what ParseLine reads of a line. String fields are spans of
+// Line is what the adapter (adapters/claude.go) reads of a line. String fields are spans of
 // the line holding the raw JSON string content (between the quotes, still
 // escaped); absent and "" are both empty.
-type claudeLine struct {
-	typ, subtype, uuid, timestamp, promptSource, agentID span
+type Line struct {
+	Type, Subtype, UUID, Timestamp, PromptSource, AgentID Span
 
-	isSidechain, isMeta, isCompactSummary, isAPIError bool
+	IsSidechain, IsMeta, IsCompactSummary, IsAPIError bool
 
 	// hasParent is parentUuid != null (it was a *string: null and absent
 	// are nil; any other value, even of the wrong type, allocates it).
-	hasParent bool
+	HasParent bool
 
-	hasMessage bool // message is a non-nil pointer
-	message    claudeMessage
+	HasMessage bool // message is a non-nil pointer
+	Message    Message
 
-	attachment span // raw JSON value (json.RawMessage); empty when absent
+	Attachment Span // raw JSON value (json.RawMessage); empty when absent
 
-	hasCompact bool // compactMetadata is a non-nil pointer
-	compact    struct {
-		trigger   span
-		preTokens int64
+	HasCompact bool // compactMetadata is a non-nil pointer
+	Compact    struct {
+		Trigger   Span
+		PreTokens int64
 	}
 }
 
-type claudeMessage struct {
-	id, role, model span
+type Message struct {
+	ID, Role, Model Span
 
 	// blocks[:nBlocks] is content when it is a list. blocks itself is
 	// every element decoded since content was last reset (null or []):
@@ -68,32 +77,32 @@ type claudeMessage struct {
 	// element, and a longer second list reuses the elements a shorter one
 	// in between had cut off. Only repeated content keys (or repeated
 	// messages) can see the difference.
-	blocks  []claudeRawBlock
-	nBlocks int
+	Blocks  []Block
+	NBlocks int
 
-	// text is content when it is a string (isText); see claudeDecoder.sc.
-	text   span
-	isText bool
+	// text is content when it is a string (isText); see Decoder.sc.
+	Text   Span
+	IsText bool
 
-	hasUsage bool
-	usage    struct{ input, output, cacheCreation, cacheRead int64 }
+	HasUsage bool
+	Usage    struct{ Input, Output, CacheCreation, CacheRead int64 }
 }
 
-type claudeRawBlock struct {
-	typ, text, id, name, toolUseID span
-	input                          claudeRawInput
-	content                        span // raw JSON value (string or list of parts)
-	isError                        bool
+type Block struct {
+	Type, Text, ID, Name, ToolUseID Span
+	Input                           Input
+	Content                         Span // raw JSON value (string or list of parts)
+	IsError                         bool
 }
 
-// claudeRawInput is the part of a tool_use input carryover reads.
-type claudeRawInput struct {
-	filePath, notebookPath, command, description, content, newString span
-	todos                                                            span // TodoWrite's list, raw JSON
+// Input is the part of a tool_use input carryover reads.
+type Input struct {
+	FilePath, NotebookPath, Command, Description, Content, NewString Span
+	Todos                                                            Span // TodoWrite's list, raw JSON
 	// edits[:nEdits] are the new_string of each MultiEdit edit (same
-	// reuse rules as claudeMessage.blocks).
-	edits  []span
-	nEdits int
+	// reuse rules as Message.Blocks).
+	Edits  []Span
+	NEdits int
 }
 
 // typeErrors records encoding/json's UnmarshalTypeErrors: Unmarshal
@@ -106,12 +115,12 @@ type typeErrors struct {
 	firstContentString bool
 }
 
-// claudeDecoder decodes one line at a time; ParseLine keeps them in a
+// Decoder decodes one line at a time; the adapter keeps them in a
 // pool so their buffers are reused.
-type claudeDecoder struct {
-	line []byte
+type Decoder struct {
+	Raw  []byte
 	r    jsonReader
-	l    claudeLine
+	Line Line
 	errs typeErrors
 	// sc mirrors the old code's second Unmarshal, run when the first type
 	// error was a string content: into struct{Message struct{Content
@@ -119,36 +128,36 @@ type claudeDecoder struct {
 	// or a content in one is neither a string nor null; then the content
 	// is the last string one.
 	scFail bool
-	scText span
+	scText Span
 
-	parts   []claudeRawBlock // tool_result content parts (claudeRows.toolResultText)
-	scratch []byte           // unquoting space
+	parts   []Block // tool_result content parts (adapters: claudeRows.toolResultText)
+	Scratch []byte  // unquoting space
 }
 
-// reset forgets the previous line (and drops the reference to it) but
+// Reset forgets the previous line (and drops the reference to it) but
 // keeps the buffers.
-func (d *claudeDecoder) reset() {
+func (d *Decoder) Reset() {
 	// A freak line must not leave huge buffers in the pool.
 	const maxBlocks, maxScratch = 1024, 1 << 20
-	if cap(d.l.message.blocks) > maxBlocks {
-		d.l.message.blocks = nil
+	if cap(d.Line.Message.Blocks) > maxBlocks {
+		d.Line.Message.Blocks = nil
 	}
 	if cap(d.parts) > maxBlocks {
 		d.parts = nil
 	}
-	if cap(d.scratch) > maxScratch {
-		d.scratch = nil
+	if cap(d.Scratch) > maxScratch {
+		d.Scratch = nil
 	}
-	d.line = nil
-	d.l = claudeLine{message: claudeMessage{blocks: d.l.message.blocks[:0]}}
+	d.Raw = nil
+	d.Line = Line{Message: Message{Blocks: d.Line.Message.Blocks[:0]}}
 	d.errs = typeErrors{}
-	d.scFail, d.scText = false, span{}
+	d.scFail, d.scText = false, Span{}
 	d.parts = d.parts[:0]
 	d.r.reset(nil, 0, 0)
 }
 
-// decode reads line; false means a syntax error (the line is skipped).
-func (d *claudeDecoder) decode(line []byte) bool {
+// Decode reads line; false means a syntax error (the line is skipped).
+func (d *Decoder) Decode(line []byte) bool {
 	ok, sure := d.decodeFast(line)
 	if !sure {
 		ok = d.decodeCareful(line)
@@ -156,9 +165,9 @@ func (d *claudeDecoder) decode(line []byte) bool {
 	if !ok {
 		return false
 	}
-	l := &d.l
-	if d.errs.n > 0 && d.errs.firstContentString && l.hasMessage && !d.scFail {
-		l.message.text, l.message.isText = d.scText, true
+	l := &d.Line
+	if d.errs.n > 0 && d.errs.firstContentString && l.HasMessage && !d.scFail {
+		l.Message.Text, l.Message.IsText = d.scText, true
 	}
 	return true
 }
@@ -167,9 +176,9 @@ func (d *claudeDecoder) decode(line []byte) bool {
 // pickFields did (topLevelNext) and rejects the line unless each kept
 // value is exactly one valid JSON value, as json.Unmarshal of the picked
 // object would have.
-func (d *claudeDecoder) decodeCareful(line []byte) bool {
-	d.reset()
-	d.line = line
+func (d *Decoder) decodeCareful(line []byte) bool {
+	d.Reset()
+	d.Raw = line
 	for i := topLevelStart(line); i >= 0; {
 		key, vs, ok := topLevelKey(line, i)
 		if !ok {
@@ -196,9 +205,9 @@ func (d *claudeDecoder) decodeCareful(line []byte) bool {
 // on valid input; a number or literal must be followed by a byte the
 // lenient scan stops at), so the results agree. Otherwise (a syntax error,
 // a truncated line) sure is false and decodeCareful must decide.
-func (d *claudeDecoder) decodeFast(line []byte) (ok, sure bool) {
-	d.reset()
-	d.line = line
+func (d *Decoder) decodeFast(line []byte) (ok, sure bool) {
+	d.Reset()
+	d.Raw = line
 	d.r.reset(line, 0, 0)
 	for i := topLevelStart(line); i >= 0; {
 		key, vs, ok := topLevelKey(line, i)
@@ -225,7 +234,7 @@ func (d *claudeDecoder) decodeFast(line []byte) (ok, sure bool) {
 
 // mismatch records a type error: a value that does not fit its field
 // (json.Unmarshal leaves the field as it was and goes on).
-func (d *claudeDecoder) mismatch(contentString bool) {
+func (d *Decoder) mismatch(contentString bool) {
 	if d.errs.n == 0 {
 		d.errs.firstContentString = contentString
 	}
@@ -235,39 +244,39 @@ func (d *claudeDecoder) mismatch(contentString bool) {
 // topField decodes the value at r.i into the top-level field key, if
 // ParseLine keeps that field (key is raw: only exact names are kept). It
 // leaves r after the value, or bad on a syntax error.
-func (d *claudeDecoder) topField(key []byte) (kept bool) {
-	l := &d.l
+func (d *Decoder) topField(key []byte) (kept bool) {
+	l := &d.Line
 	switch string(key) {
 	case "type":
-		d.str(&l.typ)
+		d.str(&l.Type)
 	case "subtype":
-		d.str(&l.subtype)
+		d.str(&l.Subtype)
 	case "uuid":
-		d.str(&l.uuid)
+		d.str(&l.UUID)
 	case "timestamp":
-		d.str(&l.timestamp)
+		d.str(&l.Timestamp)
 	case "promptSource":
-		d.str(&l.promptSource)
+		d.str(&l.PromptSource)
 	case "agentId":
-		d.str(&l.agentID)
+		d.str(&l.AgentID)
 	case "isSidechain":
-		d.boolean(&l.isSidechain)
+		d.boolean(&l.IsSidechain)
 	case "isMeta":
-		d.boolean(&l.isMeta)
+		d.boolean(&l.IsMeta)
 	case "isCompactSummary":
-		d.boolean(&l.isCompactSummary)
+		d.boolean(&l.IsCompactSummary)
 	case "isApiErrorMessage":
-		d.boolean(&l.isAPIError)
+		d.boolean(&l.IsAPIError)
 	case "parentUuid":
 		switch c := d.r.peek(); c {
 		case 'n':
 			d.r.literal()
-			l.hasParent = false
+			l.HasParent = false
 		case '"':
 			d.r.str()
-			l.hasParent = true
+			l.HasParent = true
 		default:
-			l.hasParent = true
+			l.HasParent = true
 			d.mismatch(false)
 			d.r.skip()
 		}
@@ -275,31 +284,31 @@ func (d *claudeDecoder) topField(key []byte) (kept bool) {
 		switch c := d.r.peek(); c {
 		case 'n':
 			d.r.literal()
-			l.hasMessage = false
-			blocks := l.message.blocks[:0]
-			l.message = claudeMessage{blocks: blocks}
+			l.HasMessage = false
+			blocks := l.Message.Blocks[:0]
+			l.Message = Message{Blocks: blocks}
 		case '{':
-			l.hasMessage = true
-			d.message(&l.message)
+			l.HasMessage = true
+			d.message(&l.Message)
 		default:
-			l.hasMessage = true
+			l.HasMessage = true
 			d.scFail = true
 			d.mismatch(false)
 			d.r.skip()
 		}
 	case "attachment":
-		d.rawValue(&l.attachment)
+		d.rawValue(&l.Attachment)
 	case "compactMetadata":
 		switch c := d.r.peek(); c {
 		case 'n':
 			d.r.literal()
-			l.hasCompact = false
-			l.compact.trigger, l.compact.preTokens = span{}, 0
+			l.HasCompact = false
+			l.Compact.Trigger, l.Compact.PreTokens = Span{}, 0
 		case '{':
-			l.hasCompact = true
+			l.HasCompact = true
 			d.compactMetadata()
 		default:
-			l.hasCompact = true
+			l.HasCompact = true
 			d.mismatch(false)
 			d.r.skip()
 		}
@@ -390,7 +399,7 @@ var (
 )
 
 // str decodes a string field: a string sets it, null leaves it.
-func (d *claudeDecoder) str(dst *span) {
+func (d *Decoder) str(dst *Span) {
 	switch d.r.peek() {
 	case '"':
 		*dst = d.r.str()
@@ -402,7 +411,7 @@ func (d *claudeDecoder) str(dst *span) {
 	}
 }
 
-func (d *claudeDecoder) boolean(dst *bool) {
+func (d *Decoder) boolean(dst *bool) {
 	switch c := d.r.peek(); c {
 	case 't', 'f':
 		d.r.literal()
@@ -417,7 +426,7 @@ func (d *claudeDecoder) boolean(dst *bool) {
 
 // int64 decodes an int64 field: a fraction, an exponent or an overflow is
 // a type error, as strconv.ParseInt decides in encoding/json.
-func (d *claudeDecoder) int64(dst *int64) {
+func (d *Decoder) int64(dst *int64) {
 	switch c := d.r.peek(); {
 	case c == '-' || '0' <= c && c <= '9':
 		num := d.r.number()
@@ -466,16 +475,16 @@ func parseInt64(num []byte) (int64, bool) {
 
 // rawValue decodes a json.RawMessage field: the value's bytes, null
 // included.
-func (d *claudeDecoder) rawValue(dst *span) {
+func (d *Decoder) rawValue(dst *Span) {
 	d.r.peek()
 	start := d.r.i
 	d.r.skip()
-	*dst = span{start, d.r.i}
+	*dst = Span{start, d.r.i}
 }
 
 // message decodes the object at r.i into m (merging, as into an existing
-// *claudeMessage).
-func (d *claudeDecoder) message(m *claudeMessage) {
+// *Message).
+func (d *Decoder) message(m *Message) {
 	d.r.enter()
 	for first := true; ; first = false {
 		k, ok := d.r.nextKey(first)
@@ -484,19 +493,19 @@ func (d *claudeDecoder) message(m *claudeMessage) {
 		}
 		switch messageFields.fieldIndex(k) {
 		case 0:
-			d.str(&m.id)
+			d.str(&m.ID)
 		case 1:
-			d.str(&m.role)
+			d.str(&m.Role)
 		case 2:
-			d.str(&m.model)
-		case 3: // content: []claudeRawBlock
+			d.str(&m.Model)
+		case 3: // content: []Block
 			switch c := d.r.peek(); c {
 			case '"':
 				d.scText = d.r.str()
 				d.mismatch(true)
 			case 'n':
 				d.r.literal()
-				m.blocks, m.nBlocks = m.blocks[:0], 0
+				m.Blocks, m.NBlocks = m.Blocks[:0], 0
 			case '[':
 				d.scFail = true
 				d.blockList(m)
@@ -509,13 +518,13 @@ func (d *claudeDecoder) message(m *claudeMessage) {
 			switch c := d.r.peek(); c {
 			case 'n':
 				d.r.literal()
-				m.hasUsage = false
-				m.usage.input, m.usage.output, m.usage.cacheCreation, m.usage.cacheRead = 0, 0, 0, 0
+				m.HasUsage = false
+				m.Usage.Input, m.Usage.Output, m.Usage.CacheCreation, m.Usage.CacheRead = 0, 0, 0, 0
 			case '{':
-				m.hasUsage = true
+				m.HasUsage = true
 				d.usage(m)
 			default:
-				m.hasUsage = true
+				m.HasUsage = true
 				d.mismatch(false)
 				d.r.skip()
 			}
@@ -527,16 +536,16 @@ func (d *claudeDecoder) message(m *claudeMessage) {
 
 // blockList decodes the list at r.i into m.blocks (see its comment for
 // the reuse rules).
-func (d *claudeDecoder) blockList(m *claudeMessage) {
+func (d *Decoder) blockList(m *Message) {
 	d.r.enter()
 	i := 0
 	for first := true; d.r.nextElem(first); first = false {
-		if i == len(m.blocks) {
-			m.blocks = append(m.blocks, claudeRawBlock{})
+		if i == len(m.Blocks) {
+			m.Blocks = append(m.Blocks, Block{})
 		}
 		switch c := d.r.peek(); c {
 		case '{':
-			d.block(&m.blocks[i])
+			d.block(&m.Blocks[i])
 		case 'n':
 			d.r.literal()
 		default:
@@ -548,12 +557,12 @@ func (d *claudeDecoder) blockList(m *claudeMessage) {
 		i++
 	}
 	if i == 0 {
-		m.blocks = m.blocks[:0] // [] makes a new empty slice
+		m.Blocks = m.Blocks[:0] // [] makes a new empty slice
 	}
-	m.nBlocks = i
+	m.NBlocks = i
 }
 
-func (d *claudeDecoder) block(b *claudeRawBlock) {
+func (d *Decoder) block(b *Block) {
 	d.r.enter()
 	for first := true; ; first = false {
 		k, ok := d.r.nextKey(first)
@@ -562,17 +571,17 @@ func (d *claudeDecoder) block(b *claudeRawBlock) {
 		}
 		switch blockFields.fieldIndex(k) {
 		case 0:
-			d.str(&b.typ)
+			d.str(&b.Type)
 		case 1:
-			d.str(&b.text)
+			d.str(&b.Text)
 		case 2:
-			d.str(&b.id)
+			d.str(&b.ID)
 		case 3:
-			d.str(&b.name)
+			d.str(&b.Name)
 		case 4: // input: a struct value (null leaves it)
 			switch c := d.r.peek(); c {
 			case '{':
-				d.input(&b.input)
+				d.input(&b.Input)
 			case 'n':
 				d.r.literal()
 			default:
@@ -580,18 +589,18 @@ func (d *claudeDecoder) block(b *claudeRawBlock) {
 				d.r.skip()
 			}
 		case 5:
-			d.str(&b.toolUseID)
+			d.str(&b.ToolUseID)
 		case 6:
-			d.rawValue(&b.content)
+			d.rawValue(&b.Content)
 		case 7:
-			d.boolean(&b.isError)
+			d.boolean(&b.IsError)
 		default:
 			d.r.skip()
 		}
 	}
 }
 
-func (d *claudeDecoder) input(in *claudeRawInput) {
+func (d *Decoder) input(in *Input) {
 	d.r.enter()
 	for first := true; ; first = false {
 		k, ok := d.r.nextKey(first)
@@ -600,42 +609,42 @@ func (d *claudeDecoder) input(in *claudeRawInput) {
 		}
 		switch inputFields.fieldIndex(k) {
 		case 0:
-			d.str(&in.filePath)
+			d.str(&in.FilePath)
 		case 1:
-			d.str(&in.notebookPath)
+			d.str(&in.NotebookPath)
 		case 2:
-			d.str(&in.command)
+			d.str(&in.Command)
 		case 3:
-			d.str(&in.description)
+			d.str(&in.Description)
 		case 4:
-			d.str(&in.content)
+			d.str(&in.Content)
 		case 5:
-			d.str(&in.newString)
+			d.str(&in.NewString)
 		case 6: // edits: []struct{NewString string}
 			switch c := d.r.peek(); c {
 			case '[':
 				d.editList(in)
 			case 'n':
 				d.r.literal()
-				in.edits, in.nEdits = in.edits[:0], 0
+				in.Edits, in.NEdits = in.Edits[:0], 0
 			default:
 				d.mismatch(false)
 				d.r.skip()
 			}
 		case 7:
-			d.rawValue(&in.todos)
+			d.rawValue(&in.Todos)
 		default:
 			d.r.skip()
 		}
 	}
 }
 
-func (d *claudeDecoder) editList(in *claudeRawInput) {
+func (d *Decoder) editList(in *Input) {
 	d.r.enter()
 	i := 0
 	for first := true; d.r.nextElem(first); first = false {
-		if i == len(in.edits) {
-			in.edits = append(in.edits, span{})
+		if i == len(in.Edits) {
+			in.Edits = append(in.Edits, Span{})
 		}
 		switch c := d.r.peek(); c {
 		case '{':
@@ -646,7 +655,7 @@ func (d *claudeDecoder) editList(in *claudeRawInput) {
 					break
 				}
 				if editFields.fieldIndex(k) == 0 {
-					d.str(&in.edits[i])
+					d.str(&in.Edits[i])
 				} else {
 					d.r.skip()
 				}
@@ -660,12 +669,12 @@ func (d *claudeDecoder) editList(in *claudeRawInput) {
 		i++
 	}
 	if i == 0 {
-		in.edits = in.edits[:0]
+		in.Edits = in.Edits[:0]
 	}
-	in.nEdits = i
+	in.NEdits = i
 }
 
-func (d *claudeDecoder) usage(m *claudeMessage) {
+func (d *Decoder) usage(m *Message) {
 	d.r.enter()
 	for first := true; ; first = false {
 		k, ok := d.r.nextKey(first)
@@ -674,21 +683,21 @@ func (d *claudeDecoder) usage(m *claudeMessage) {
 		}
 		switch usageFields.fieldIndex(k) {
 		case 0:
-			d.int64(&m.usage.input)
+			d.int64(&m.Usage.Input)
 		case 1:
-			d.int64(&m.usage.output)
+			d.int64(&m.Usage.Output)
 		case 2:
-			d.int64(&m.usage.cacheCreation)
+			d.int64(&m.Usage.CacheCreation)
 		case 3:
-			d.int64(&m.usage.cacheRead)
+			d.int64(&m.Usage.CacheRead)
 		default:
 			d.r.skip()
 		}
 	}
 }
 
-func (d *claudeDecoder) compactMetadata() {
-	c := &d.l.compact
+func (d *Decoder) compactMetadata() {
+	c := &d.Line.Compact
 	d.r.enter()
 	for first := true; ; first = false {
 		k, ok := d.r.nextKey(first)
@@ -697,9 +706,9 @@ func (d *claudeDecoder) compactMetadata() {
 		}
 		switch compactFields.fieldIndex(k) {
 		case 0:
-			d.str(&c.trigger)
+			d.str(&c.Trigger)
 		case 1:
-			d.int64(&c.preTokens)
+			d.int64(&c.PreTokens)
 		default:
 			d.r.skip()
 		}
@@ -709,20 +718,20 @@ func (d *claudeDecoder) compactMetadata() {
 // separately runs fn as a separate json.Unmarshal of the value raw (a
 // span of the line, already validated): with its own type errors, which
 // make it fail.
-func (d *claudeDecoder) separately(raw span, fn func()) (failed bool) {
+func (d *Decoder) separately(raw Span, fn func()) (failed bool) {
 	saved := d.errs
 	d.errs = typeErrors{}
-	d.r.reset(d.line[:raw.hi], raw.lo, 0)
+	d.r.reset(d.Raw[:raw.hi], raw.lo, 0)
 	fn()
 	failed = d.errs.n > 0 || d.r.bad || d.r.i != raw.hi
 	d.errs = saved
 	return failed
 }
 
-// toolResultParts decodes a tool_result content list as the old code's
+// ToolResultParts decodes a tool_result content list as the old code's
 // json.Unmarshal into []claudeBlock did, returning the parts (valid until
 // the next call), or ok false when that Unmarshal failed.
-func (d *claudeDecoder) toolResultParts(raw span) (parts []claudeRawBlock, ok bool) {
+func (d *Decoder) ToolResultParts(raw Span) (parts []Block, ok bool) {
 	d.parts = d.parts[:0]
 	failed := d.separately(raw, func() {
 		if d.r.peek() != '[' {
@@ -731,7 +740,7 @@ func (d *claudeDecoder) toolResultParts(raw span) (parts []claudeRawBlock, ok bo
 		}
 		d.r.enter()
 		for first := true; d.r.nextElem(first); first = false {
-			d.parts = append(d.parts, claudeRawBlock{})
+			d.parts = append(d.parts, Block{})
 			switch d.r.peek() {
 			case '{':
 				d.block(&d.parts[len(d.parts)-1])
@@ -746,18 +755,18 @@ func (d *claudeDecoder) toolResultParts(raw span) (parts []claudeRawBlock, ok bo
 	return d.parts, !failed
 }
 
-// claudeAttachmentFields are the fields of an attachment line's
+// AttachmentFields are the fields of an attachment line's
 // attachment the old code decoded.
-type claudeAttachmentFields struct {
-	typ, stdout, hook span
-	content           span // raw JSON value; empty when absent
+type AttachmentFields struct {
+	Type, Stdout, Hook Span
+	Content            Span // raw JSON value; empty when absent
 }
 
-// attachment decodes raw (json.RawMessage; empty when the line had no
+// Attachment decodes raw (json.RawMessage; empty when the line had no
 // attachment) as the old json.Unmarshal into a struct did; ok false when
 // that failed.
-func (d *claudeDecoder) attachment(raw span) (a claudeAttachmentFields, ok bool) {
-	if raw.len() == 0 {
+func (d *Decoder) Attachment(raw Span) (a AttachmentFields, ok bool) {
+	if raw.Len() == 0 {
 		return a, false // Unmarshal of no input fails
 	}
 	failed := d.separately(raw, func() {
@@ -778,13 +787,13 @@ func (d *claudeDecoder) attachment(raw span) (a claudeAttachmentFields, ok bool)
 			}
 			switch attachmentFields.fieldIndex(k) {
 			case 0:
-				d.str(&a.typ)
+				d.str(&a.Type)
 			case 1:
-				d.rawValue(&a.content)
+				d.rawValue(&a.Content)
 			case 2:
-				d.str(&a.stdout)
+				d.str(&a.Stdout)
 			case 3:
-				d.str(&a.hook)
+				d.str(&a.Hook)
 			default:
 				d.r.skip()
 			}
@@ -793,11 +802,11 @@ func (d *claudeDecoder) attachment(raw span) (a claudeAttachmentFields, ok bool)
 	return a, !failed
 }
 
-// stringList decodes raw as the old json.Unmarshal into []string did:
+// StringList decodes raw as the old json.Unmarshal into []string did:
 // the raw elements (a null element is ""), or ok false when that failed
 // (an empty raw, for an absent value, included).
-func (d *claudeDecoder) stringList(raw span) (elems []span, ok bool) {
-	if raw.len() == 0 {
+func (d *Decoder) StringList(raw Span) (elems []Span, ok bool) {
+	if raw.Len() == 0 {
 		return nil, false
 	}
 	failed := d.separately(raw, func() {
@@ -812,7 +821,7 @@ func (d *claudeDecoder) stringList(raw span) (elems []span, ok bool) {
 		}
 		d.r.enter()
 		for first := true; d.r.nextElem(first); first = false {
-			var e span
+			var e Span
 			d.str(&e)
 			elems = append(elems, e)
 		}
