@@ -48,15 +48,11 @@ func historyCommand(e *Env) *cli.Command {
 }
 
 func runHistory(e *Env, project string, asJSON bool) error {
-	r, err := openLifecycle(e, project, false)
+	r, hs, err := loadHistory(e, project)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	hs, err := publish.History(r.l, r.project, e.Now(), r.proj.ExpireAfter)
-	if err != nil {
-		return err
-	}
 	if asJSON {
 		return writeJSON(e.Stdout, hs)
 	}
@@ -81,15 +77,11 @@ func runHistory(e *Env, project string, asJSON bool) error {
 }
 
 func runHistoryShow(e *Env, project, arg string) error {
-	r, err := openLifecycle(e, project, false)
+	r, hs, err := loadHistory(e, project)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	hs, err := publish.History(r.l, r.project, e.Now(), r.proj.ExpireAfter)
-	if err != nil {
-		return err
-	}
 	if len(hs) == 0 {
 		return exitf(ExitNotFound, "no handoff %q: %v", arg, publish.ErrNoHistory)
 	}
@@ -136,4 +128,19 @@ func clipLine(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// loadHistory opens the project's ledger and lists its handoffs; the
+// caller closes r when err is nil.
+func loadHistory(e *Env, project string) (*lifecycleRun, []publish.HistoryEntry, error) {
+	r, err := openLifecycle(e, project, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	hs, err := publish.History(r.l, r.project, e.Now(), r.proj.ExpireAfter)
+	if err != nil {
+		r.close()
+		return nil, nil, err
+	}
+	return r, hs, nil
 }

@@ -64,6 +64,14 @@ func (c Config) RestartAtCritical() bool {
 // Thresholds are the context thresholds (the defaults when the configured
 // ones do not rise strictly within 1..100).
 func (c Config) Thresholds() distill.Thresholds {
+	if t := c.configured(); t.Valid() {
+		return t
+	}
+	return distill.DefaultThresholds
+}
+
+// configured is the defaults overlaid with what the config sets, valid or not.
+func (c Config) configured() distill.Thresholds {
 	t := distill.DefaultThresholds
 	if c.Context.EarlyWarn != nil {
 		t.EarlyWarn = *c.Context.EarlyWarn
@@ -73,9 +81,6 @@ func (c Config) Thresholds() distill.Thresholds {
 	}
 	if c.Context.Critical != nil {
 		t.Critical = *c.Context.Critical
-	}
-	if !t.Valid() {
-		return distill.DefaultThresholds
 	}
 	return t
 }
@@ -89,17 +94,7 @@ func (c Config) Problems() []string {
 	if n := c.Limits.MaxRestarts; n != nil && *n < 0 {
 		out = append(out, fmt.Sprintf("[limits] max_restarts = %d is negative; %d is used", *n, DefaultMaxRestarts))
 	}
-	t := distill.DefaultThresholds
-	if c.Context.EarlyWarn != nil {
-		t.EarlyWarn = *c.Context.EarlyWarn
-	}
-	if c.Context.Warn != nil {
-		t.Warn = *c.Context.Warn
-	}
-	if c.Context.Critical != nil {
-		t.Critical = *c.Context.Critical
-	}
-	if !t.Valid() {
+	if t := c.configured(); !t.Valid() {
 		d := distill.DefaultThresholds
 		out = append(out, fmt.Sprintf("[context] early_warn < warn < critical within 1..100 is required (got %d/%d/%d); %d/%d/%d are used",
 			t.EarlyWarn, t.Warn, t.Critical, d.EarlyWarn, d.Warn, d.Critical))
