@@ -6,16 +6,14 @@ package publish
 
 import (
 	"fmt"
-	"github.com/carryover/carryover/publish/redact"
-	"io"
-	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Hard caps for handoff.md.
@@ -432,24 +430,14 @@ func Staleness(text string, now time.Time, head string) string {
 
 // QualityLine returns the coverage line ("quality 75% (6/8; missing: …)")
 // of the handoff.md at path, or "" when it has none or is not carryover's.
-// It reads at most the caps' worth of a regular file: a planted FIFO or
-// device is not opened for reading (O_NONBLOCK, then a mode check).
+// It reads through safefile (regular files only, never through a symlink,
+// never blocking, bounded), like every other read of a project's handoff.
 func QualityLine(path string) string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	b, err := safefile.ReadFileNoFollow(path, MaxHandoffFile)
+	if err != nil || !strings.HasPrefix(string(b), HeaderPrefix) {
 		return ""
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	b := make([]byte, MaxChars+1024)
-	n, _ := io.ReadFull(f, b)
-	text := string(b[:n])
-	if !strings.HasPrefix(text, HeaderPrefix) {
-		return ""
-	}
-	for _, l := range strings.Split(text, "\n") {
+	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, "quality ") {
 			return l
 		}
