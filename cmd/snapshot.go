@@ -118,8 +118,8 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		return busyReason(err)
 	}
 	tIngest := time.Since(start)
-	critical := limits.Critical(l, rep.SessionID, agent, limits.Of(cfg)) // the handoff must be fresh
-	if r := republish(l, proj, log, class, hadHandoff, critical, rep.Total); r != nil {
+	level, pct := limits.ContextOf(l, rep.SessionID, agent, limits.Of(cfg)) // at CRITICAL the handoff must be fresh
+	if r := republish(l, proj, log, class, hadHandoff, level == distill.ContextCritical, rep.Total); r != nil {
 		wp, wlog := *proj, *log // the goroutine logs with its own copy (the prefix grows below)
 		wp.Logf = wlog.Printf
 		waitWrites = goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
@@ -130,7 +130,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		waitWrites() // the handoff being written is the one to inject
 		deliverHandoff(e, log, l, proj, agent, event, h, rep.SessionID, out)
 	}
-	walls := actOnWalls(e, log, cfg, l, proj, agent, class, h, rep)
+	walls := actOnWalls(e, log, cfg, l, proj, agent, class, h, rep, level, pct)
 	defer tellWalls(e, log, agent, event, walls, out)
 	switch {
 	case class == adapters.ClassStart && agent.DeferStartInjection != nil && agent.DeferStartInjection(h, e.Getenv):

@@ -7,6 +7,7 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/limits"
 )
@@ -14,8 +15,10 @@ import (
 // actOnWalls records and acts on what this event says about rate limits
 // and the context window (limits.Act), sets the "previous session stopped
 // at a limit" note for a start or prompt, and signals `carryover run`.
-func actOnWalls(e *Env, log *logger, cfg Config, l *ledger.Ledger, proj *publish.Project, agent *adapters.Agent, class adapters.Class, h adapters.Hook, rep ledger.SyncReport) limits.Outcome {
-	walls := limits.Act(limits.Options{Ledger: l, Project: proj, Agent: agent, Class: class, Hook: h, SessionID: rep.SessionID, Found: rep.Limits, Config: limits.Of(cfg)})
+func actOnWalls(e *Env, log *logger, cfg Config, l *ledger.Ledger, proj *publish.Project, agent *adapters.Agent, class adapters.Class, h adapters.Hook, rep ledger.SyncReport,
+	level distill.ContextLevel, pct int) limits.Outcome {
+	walls := limits.Act(limits.Options{Ledger: l, Project: proj, Agent: agent, Class: class, Hook: h, SessionID: rep.SessionID, Found: rep.Limits, Config: limits.Of(cfg),
+		Level: level, Percent: pct})
 	logNotes(log, walls.Notes)
 	if class == adapters.ClassStart || class == adapters.ClassPrompt {
 		proj.Note = limits.StoppedLine(l, proj.Root, proj.Now, time.Local)

@@ -136,6 +136,10 @@ type Options struct {
 	Config Config
 	// Loc is the user's time zone for reset times (nil: time.Local).
 	Loc *time.Location
+	// Level and Percent are the session's context level when the caller
+	// already looked it up (ContextOf); Level "" makes Act look it up.
+	Level   distill.ContextLevel
+	Percent int
 }
 
 // Outcome is what the hook should say and did.
@@ -200,8 +204,9 @@ func Act(o Options) Outcome {
 		}
 		record(key, f.Tool, f.NativeID, lim, f.At)
 	}
-	if s, err := o.Ledger.SessionByID(o.SessionID); err == nil {
-		out.Level, out.Percent = Level(s, o.Agent, o.Config)
+	out.Level, out.Percent = o.Level, o.Percent
+	if out.Level == "" {
+		out.Level, out.Percent = ContextOf(o.Ledger, o.SessionID, o.Agent, o.Config)
 	}
 	critical := false
 	if out.Level.Rank() >= distill.ContextWarn.Rank() {
@@ -344,12 +349,18 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, tool, native string, sid 
 // Critical reports whether a session's context is at CRITICAL (the hook
 // then refreshes the handoff even on a tool event).
 func Critical(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) bool {
+	lvl, _ := ContextOf(l, sid, agent, cfg)
+	return lvl == distill.ContextCritical
+}
+
+// ContextOf is session sid's context level and percent ("" when the
+// session cannot be read). The hook looks it up once and passes it to Act.
+func ContextOf(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) (distill.ContextLevel, int) {
 	s, err := l.SessionByID(sid)
 	if err != nil {
-		return false
+		return "", 0
 	}
-	lvl, _ := Level(s, agent, cfg)
-	return lvl == distill.ContextCritical
+	return Level(s, agent, cfg)
 }
 
 // Output renders what a hook says besides an injection: the agent note in
