@@ -38,7 +38,10 @@ func synthLines(tb testing.TB, from, n int) [][]byte {
 }
 
 // writeTranscript writes about size bytes of synthetic transcript.
-func writeTranscript(tb testing.TB, path string, size int64) {
+func writeTranscript(tb testing.TB, path string, size int64) { writeLines(tb, path, size, synthLines) }
+
+// writeLines writes about size bytes of the lines gen makes, 1,000 at a time.
+func writeLines(tb testing.TB, path string, size int64, gen func(tb testing.TB, from, n int) [][]byte) {
 	tb.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -48,7 +51,7 @@ func writeTranscript(tb testing.TB, path string, size int64) {
 	var written int64
 	for i := 0; written < size; i += 1000 {
 		var buf bytes.Buffer
-		for _, l := range synthLines(tb, i, 1000) {
+		for _, l := range gen(tb, i, 1000) {
 			buf.Write(l)
 			buf.WriteByte('\n')
 		}

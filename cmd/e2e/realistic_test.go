@@ -80,25 +80,7 @@ func realisticLines(tb testing.TB, from, n int) [][]byte {
 
 // writeRealistic writes about size bytes of realisticLines.
 func writeRealistic(tb testing.TB, path string, size int64) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var written int64
-	for i := 0; written < size; i += 1000 {
-		var buf bytes.Buffer
-		for _, l := range realisticLines(tb, i, 1000) {
-			buf.Write(l)
-			buf.WriteByte('\n')
-		}
-		n, err := f.Write(buf.Bytes())
-		if err != nil {
-			tb.Fatal(err)
-		}
-		written += int64(n)
-	}
+	writeLines(tb, path, size, realisticLines)
 }
 
 // scatter is a copy number as 8 hex digits in a random-looking order (a
