@@ -93,8 +93,10 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		return busyReason(o.err)
 	}
 	o.v.SetDeadline(deadline.Add(-lockMargin))
-	if hadHandoff && !proj.HandoffTrusted(o.v) {
-		hadHandoff = false // publish from the ledger's own rows over it
+	// A handoff.md carryover did not write is published over at the turn's
+	// end; tool events (every tool call) skip the read and hash.
+	if hadHandoff && class != adapters.ClassTool && !proj.HandoffTrusted(o.v) {
+		hadHandoff = false
 	}
 	// Handoff files are written on another goroutine while this one finishes
 	// with the ledger (which may checkpoint its WAL, see Leave); both are done
