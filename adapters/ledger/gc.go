@@ -122,7 +122,10 @@ func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
-	if _, err := tx.Exec(`UPDATE sessions SET pruned = next_seq - 1 WHERE id = ?`, id); err != nil {
+	if _, err := tx.Exec(`DELETE FROM row_keys WHERE session_id = ?`, id); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id); err != nil {
 		return 0, err
 	}
 	return n, tx.Commit()

@@ -114,7 +114,8 @@ func TestQueryPlans(t *testing.T) {
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq > 5 ORDER BY seq LIMIT 10`:                                          "USING PRIMARY KEY (session_id=? AND seq>?)",
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 ORDER BY seq DESC LIMIT 10`:                                                 "USING PRIMARY KEY (session_id=?)",
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq BETWEEN 5 AND 300 AND kind = 'tool_call' AND call_id = 'c' LIMIT 1`: "USING PRIMARY KEY (session_id=? AND seq>? AND seq<?)",
-		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND key = 'k'`:                                                                    "INDEX rows_key (session_id=? AND key=?)",
+		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND seq = 7`:                                                                      "USING PRIMARY KEY (session_id=? AND seq=?)",
+		`SELECT seq FROM row_keys WHERE session_id = 1 AND khash = 42`:                                                                     "USING PRIMARY KEY (session_id=? AND khash=?)",
 	} {
 		var plan []string
 		rows, err := l.db.Query(`EXPLAIN QUERY PLAN ` + q)

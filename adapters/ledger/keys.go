@@ -1,0 +1,283 @@
+package ledger
+
+import (
+	"context"
+	"database/sql/driver"
+	"hash/fnv"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Row keys (issue 17: linear cold ingest).
+//
+// A row is identified by its adapter's key (Claude's message uuid plus a
+// block index, a Codex call id, ...): re-reading the same bytes adds
+// nothing, and a later copy of a row replaces the earlier one. The keys are
+// random, and a unique index on them (schema 6–11) put every insert at a
+// random place in a B-tree as large as the session: each batch commit of
+// a cold ingest wrote out most of the index's pages again (a 1 GB
+// transcript, 353,000 rows, 86 commits: 111,000 page writes against the
+// 17,000 the rows themselves need, and 3.5 s against 1.9 s without the
+// index), so MB/s fell as the session grew.
+//
+// Keys now live in row_keys, a compact table of (session, 64-bit FNV-1a
+// hash of the key, seq) — about 16 bytes an entry against 56 — and a
+// long read writes them once, sorted, at its end instead of with every
+// batch. The invariant: every row of a session with seq < keys_through
+// has its entry in row_keys; the rows at and after keys_through are
+// "pending" and their keys are only in the rows table. The process that
+// wrote them keeps their hashes in memory (keyState) to find repeats; any
+// other writer first indexes them from the rows table (flushFromRows), so
+// a crashed or concurrent ingest never lets a row in twice. A hash match
+// is always checked against the stored key, so a collision is never
+// taken for a repeat.
+
+// keyFlushRows bounds the pending keys a process holds in memory (about
+// 40 bytes each): past it they are written within the current batch.
+const keyFlushRows = 1 << 19
+
+// keyHash is the 64-bit FNV-1a hash of a row key, as SQLite stores it.
+func keyHash(key string) int64 {
+	h := fnv.New64a()
+	io.WriteString(h, key)
+	return int64(h.Sum64())
+}
+
+// keyState is what a process knows of one session's pending keys.
+type keyState struct {
+	// next and through are the session's next_seq and keys_through as this
+	// process left them; any other value at the start of a transaction
+	// means another writer came in between (see writeKeys).
+	next, through int64
+	pending       map[int64]int64 // hash -> seq of the pending rows this process wrote
+}
+
+// keyStates are the ledger's pending-key states by session id.
+type keyStates struct {
+	mu sync.Mutex
+	m  map[int64]*keyState
+}
+
+func (k *keyStates) get(sid int64) *keyState {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[int64]*keyState{}
+	}
+	s := k.m[sid]
+	if s == nil {
+		s = &keyState{next: -1}
+		k.m[sid] = s
+	}
+	return s
+}
+
+// keyWriter finds repeats and records new rows' keys within one write
+// transaction.
+type keyWriter struct {
+	tx      *rawTx
+	sid     int64
+	st      *keyState
+	lookup  driver.Stmt // seqs of a hash in row_keys
+	keyAt   driver.Stmt // the key of a row
+	indexed bool        // the session has entries in row_keys
+}
+
+// openKeys prepares the session's keys for a transaction in which the
+// session's next_seq is next and its keys_through is through. Pending rows
+// another writer left (a crash, a concurrent ingest) are indexed first.
+func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, int64, error) {
+	st := ks.get(sid)
+	if st.next != next || st.through != through {
+		if through < next {
+			if err := flushFromRows(tx, sid, through); err != nil {
+				return nil, 0, err
+			}
+			through = next
+		}
+		st.next, st.through, st.pending = next, through, nil
+	}
+	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, through, nil
+}
+
+// find returns the seq of the stored row with key (hash h), or 0.
+func (w *keyWriter) find(key string, h int64) (int64, error) {
+	if seq, ok := w.st.pending[h]; ok {
+		if same, err := w.keyIs(seq, key); same || err != nil {
+			return seq, err
+		}
+	}
+	if !w.indexed {
+		return 0, nil
+	}
+	if w.lookup == nil {
+		var err error
+		if w.lookup, err = w.tx.prepare(`SELECT seq FROM row_keys WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND khash = ?`); err != nil {
+			return 0, err
+		}
+	}
+	seqs, err := queryInts(w.lookup, []driver.NamedValue{{Ordinal: 1, Value: h}})
+	if err != nil {
+		return 0, err
+	}
+	for _, seq := range seqs {
+		if same, err := w.keyIs(seq, key); same || err != nil {
+			return seq, err
+		}
+	}
+	return 0, nil
+}
+
+// keyIs reports whether the row at seq has key (false for a hash
+// collision, or a row gc removed).
+func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
+	if w.keyAt == nil {
+		var err error
+		if w.keyAt, err = w.tx.prepare(`SELECT key FROM rows WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND seq = ?`); err != nil {
+			return false, err
+		}
+	}
+	rows, err := w.keyAt.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}})
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return false, nil
+	}
+	switch s := v[0].(type) {
+	case string:
+		return s == key, nil
+	case []byte:
+		return string(s) == key, nil
+	}
+	return false, nil
+}
+
+// added records a new row's key as pending.
+func (w *keyWriter) added(h, seq int64) {
+	if w.st.pending == nil {
+		w.st.pending = make(map[int64]int64, 64)
+	}
+	if _, ok := w.st.pending[h]; !ok { // a colliding second key is found through the rows table after the flush
+		w.st.pending[h] = seq
+	}
+}
+
+// close ends the transaction's key work: when flush is set (the read's
+// last batch) or too many keys are pending, the pending keys are written
+// sorted. It returns the session's keys_through and remembers the state.
+func (w *keyWriter) close(next int64, flush bool) (int64, error) {
+	through := w.st.through
+	if flush || len(w.st.pending) >= keyFlushRows {
+		if through < next {
+			// The pending map can miss a colliding key's row; the rows
+			// table cannot.
+			if len(w.st.pending) == int(next-through) {
+				if err := insertKeys(w.tx, w.sid, w.st.pending); err != nil {
+					return 0, err
+				}
+			} else if err := flushFromRows(w.tx, w.sid, through); err != nil {
+				return 0, err
+			}
+		}
+		through = next
+		w.st.pending = nil
+	}
+	w.st.next, w.st.through = next, through
+	return through, nil
+}
+
+// forget drops the process's state of a session whose transaction rolled
+// back: the next one starts from what the ledger holds.
+func (k *keyStates) forget(sid int64) {
+	k.mu.Lock()
+	delete(k.m, sid)
+	k.mu.Unlock()
+}
+
+// flushFromRows indexes the rows of session sid from seq from on.
+func flushFromRows(tx *rawTx, sid, from int64) error {
+	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq`)
+	if err != nil {
+		return err
+	}
+	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: sid}, {Ordinal: 2, Value: from}})
+	if err != nil {
+		return err
+	}
+	var es []keyEntry
+	v := make([]driver.Value, 2)
+	for rows.Next(v) == nil {
+		seq, _ := v[0].(int64)
+		var key string
+		switch k := v[1].(type) {
+		case string:
+			key = k
+		case []byte:
+			key = string(k)
+		}
+		es = append(es, keyEntry{keyHash(key), seq})
+	}
+	rows.Close()
+	return writeEntries(tx, sid, es)
+}
+
+type keyEntry struct{ h, seq int64 }
+
+func insertKeys(tx *rawTx, sid int64, pending map[int64]int64) error {
+	es := make([]keyEntry, 0, len(pending))
+	for h, seq := range pending {
+		es = append(es, keyEntry{h, seq})
+	}
+	return writeEntries(tx, sid, es)
+}
+
+// writeEntries inserts entries in key order: consecutive inserts land on
+// the same B-tree page, so a cold ingest writes each page of its keys once.
+func writeEntries(tx *rawTx, sid int64, es []keyEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	slices.SortFunc(es, func(a, b keyEntry) int {
+		if a.h != b.h {
+			if a.h < b.h {
+				return -1
+			}
+			return 1
+		}
+		return int(a.seq - b.seq)
+	})
+	ins, err := tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	args := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2}}
+	for _, e := range es {
+		args[0].Value, args[1].Value = e.h, e.seq
+		if _, err := ins.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryInts runs a prepared one-column query.
+func queryInts(s driver.Stmt, args []driver.NamedValue) ([]int64, error) {
+	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), args)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	v := make([]driver.Value, 1)
+	for rows.Next(v) == nil {
+		n, _ := v[0].(int64)
+		out = append(out, n)
+	}
+	return out, nil
+}
