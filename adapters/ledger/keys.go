@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -80,9 +81,51 @@ type keyWriter struct {
 	tx      *rawTx
 	sid     int64
 	st      *keyState
-	lookup  driver.Stmt // seqs of a hash in row_keys
 	keyAt   driver.Stmt // the key of a row
 	indexed bool        // the session has entries in row_keys
+	// hits are the row_keys entries of the batch's hashes (prefetch).
+	hits map[int64][]int64
+}
+
+// keyLookupChunk is how many hashes one prefetch query asks for (SQLite
+// allows 32,766 parameters; a hook's batch is usually under 100 rows).
+const keyLookupChunk = 500
+
+// prefetch looks up the batch's hashes in row_keys in one query per
+// chunk instead of one per row: each statement run is a cgo call, and a
+// hook's 50 new rows would otherwise pay 50 of them to find nothing.
+func (w *keyWriter) prefetch(hs []int64) error {
+	if !w.indexed || len(hs) == 0 {
+		return nil
+	}
+	w.hits = map[int64][]int64{}
+	for len(hs) > 0 {
+		n := min(len(hs), keyLookupChunk)
+		q := `SELECT khash, seq FROM row_keys WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND khash IN (?` + strings.Repeat(",?", n-1) + `)`
+		args := make([]driver.NamedValue, n)
+		for i, h := range hs[:n] {
+			args[i] = driver.NamedValue{Ordinal: i + 1, Value: h}
+		}
+		s, err := w.tx.conn.Prepare(q)
+		if err != nil {
+			return err
+		}
+		rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), args)
+		if err != nil {
+			s.Close()
+			return err
+		}
+		v := make([]driver.Value, 2)
+		for rows.Next(v) == nil {
+			h, _ := v[0].(int64)
+			seq, _ := v[1].(int64)
+			w.hits[h] = append(w.hits[h], seq)
+		}
+		rows.Close()
+		s.Close()
+		hs = hs[n:]
+	}
+	return nil
 }
 
 // openKeys prepares the session's keys for a transaction in which the
@@ -112,17 +155,7 @@ func (w *keyWriter) find(key string, h int64) (int64, error) {
 	if !w.indexed {
 		return 0, nil
 	}
-	if w.lookup == nil {
-		var err error
-		if w.lookup, err = w.tx.prepare(`SELECT seq FROM row_keys WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND khash = ?`); err != nil {
-			return 0, err
-		}
-	}
-	seqs, err := queryInts(w.lookup, []driver.NamedValue{{Ordinal: 1, Value: h}})
-	if err != nil {
-		return 0, err
-	}
-	for _, seq := range seqs {
+	for _, seq := range w.hits[h] { // prefetched
 		if same, err := w.keyIs(seq, key); same || err != nil {
 			return seq, err
 		}
@@ -264,20 +297,4 @@ func writeEntries(tx *rawTx, sid int64, es []keyEntry) error {
 		}
 	}
 	return nil
-}
-
-// queryInts runs a prepared one-column query.
-func queryInts(s driver.Stmt, args []driver.NamedValue) ([]int64, error) {
-	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), args)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	v := make([]driver.Value, 1)
-	for rows.Next(v) == nil {
-		n, _ := v[0].(int64)
-		out = append(out, n)
-	}
-	return out, nil
 }

@@ -732,11 +732,18 @@ func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now 
 		if p == nil {
 			p = prepareRows(b.Rows, b.Sidechain, now)
 		}
+		hs := make([]int64, len(p.rows))
+		for i, r := range p.rows {
+			hs[i] = keyHash(r.Key)
+		}
+		if err := kw.prefetch(hs); err != nil {
+			return 0, err
+		}
 		stmts := map[rowForm]driver.Stmt{}
 		var upd driver.Stmt
 		ctx := context.Background()
 		for i, r := range p.rows {
-			h := keyHash(r.Key)
+			h := hs[i]
 			seq, err := kw.find(r.Key, h)
 			if err != nil {
 				return 0, err

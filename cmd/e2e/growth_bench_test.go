@@ -22,6 +22,11 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// historyLayout names the ledger schema the cached history ledgers were
+// built with: bump it with a migration, or every timed run would also
+// measure migrating a copy of an old one.
+const historyLayout = 12
+
 // historyLedger returns a ledger file holding about mb MB of older
 // sessions (40 projects, sessions of about 25 MB of rows: prompts, calls
 // and tool results with file contents), built once and kept in the user's
@@ -35,7 +40,7 @@ func historyLedger(b *testing.B, mb int) string {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "carryover-bench", fmt.Sprintf("history-%dmb", mb))
+	dir := filepath.Join(cache, "carryover-bench", fmt.Sprintf("history-%dmb-v%d", mb, historyLayout))
 	path := filepath.Join(dir, "ledger.sqlite")
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path
