@@ -125,6 +125,9 @@ func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 	if _, err := tx.Exec(`DELETE FROM row_keys WHERE session_id = ?`, id); err != nil {
 		return 0, err
 	}
+	if _, err := tx.Exec(`DELETE FROM keys_recent WHERE session_id = ?`, id); err != nil {
+		return 0, err
+	}
 	if _, err := tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id); err != nil {
 		return 0, err
 	}

@@ -35,9 +35,14 @@ import (
 // is always checked against the stored key, so a collision is never
 // taken for a repeat.
 
-// keyFlushRows bounds the pending keys a process holds in memory (about
+// keyFlushRows bounds the pending keys a long read holds in memory (about
 // 40 bytes each): past it they are written within the current batch.
 const keyFlushRows = 1 << 19
+
+// keyRecentMax is how many keys keys_recent holds per session before they
+// move into row_keys: each writer reads them all (4,096 entries are about
+// 4 pages), and a move touches up to one row_keys page per key.
+const keyRecentMax = 4096
 
 // keyHash is the 64-bit FNV-1a hash of a row key, as SQLite stores it.
 func keyHash(key string) int64 {
@@ -46,16 +51,60 @@ func keyHash(key string) int64 {
 	return int64(h.Sum64())
 }
 
-// keyState is what a process knows of one session's pending keys.
+// seqIndex maps key hashes to the seqs of their rows (a hash shared by two
+// keys keeps both).
+type seqIndex struct {
+	m     map[int64]int64
+	extra map[int64][]int64
+	n     int
+}
+
+func (x *seqIndex) add(h, seq int64) {
+	if x.m == nil {
+		x.m = make(map[int64]int64, 64)
+	}
+	x.n++
+	if _, ok := x.m[h]; !ok {
+		x.m[h] = seq
+		return
+	}
+	if x.extra == nil {
+		x.extra = map[int64][]int64{}
+	}
+	x.extra[h] = append(x.extra[h], seq)
+}
+
+// seqs appends the seqs of hash h to dst.
+func (x *seqIndex) seqs(dst []int64, h int64) []int64 {
+	if seq, ok := x.m[h]; ok {
+		dst = append(dst, seq)
+		dst = append(dst, x.extra[h]...)
+	}
+	return dst
+}
+
+func (x *seqIndex) entries() []keyEntry {
+	es := make([]keyEntry, 0, x.n)
+	for h, seq := range x.m {
+		es = append(es, keyEntry{h, seq})
+		for _, s := range x.extra[h] {
+			es = append(es, keyEntry{h, s})
+		}
+	}
+	return es
+}
+
+// keyState is what a process knows of one session's keys.
 type keyState struct {
 	// next and through are the session's next_seq and keys_through as this
 	// process left them; any other value at the start of a transaction
-	// means another writer came in between (see writeKeys).
+	// means another writer came in between (see openKeys).
 	next, through int64
-	pending       map[int64]int64 // hash -> seq of the pending rows this process wrote
+	pending       seqIndex // a long read's rows at and after through
+	recent        seqIndex // the session's keys_recent
 }
 
-// keyStates are the ledger's pending-key states by session id.
+// keyStates are the ledger's key states by session id.
 type keyStates struct {
 	mu sync.Mutex
 	m  map[int64]*keyState
@@ -75,16 +124,51 @@ func (k *keyStates) get(sid int64) *keyState {
 	return s
 }
 
+// forget drops the process's state of a session whose transaction rolled
+// back: the next one starts from what the ledger holds.
+func (k *keyStates) forget(sid int64) {
+	k.mu.Lock()
+	delete(k.m, sid)
+	k.mu.Unlock()
+}
+
 // keyWriter finds repeats and records new rows' keys within one write
 // transaction.
 type keyWriter struct {
-	tx      *rawTx
-	sid     int64
-	st      *keyState
-	keyAt   driver.Stmt // the key of a row
-	indexed bool        // the session has entries in row_keys
-	// hits are the row_keys entries of the batch's hashes (prefetch).
-	hits map[int64][]int64
+	tx     *rawTx
+	sid    int64
+	st     *keyState
+	keyAt  driver.Stmt // the key of a row
+	recent driver.Stmt // appends to keys_recent
+	// indexed: row_keys may hold entries of the session; hits are those of
+	// the batch's hashes (prefetch).
+	indexed bool
+	hits    map[int64][]int64
+	buf     []int64
+}
+
+// openKeys prepares the session's keys for a transaction in which the
+// session's next_seq is next and its keys_through is through, and returns
+// keys_through as it is now. Pending rows another writer left (a crash, a
+// concurrent read) are indexed first.
+func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, int64, error) {
+	st := ks.get(sid)
+	if st.next != next || st.through != through {
+		if through < next {
+			if err := flushFromRows(tx, sid, through); err != nil {
+				return nil, 0, err
+			}
+			through = next
+		}
+		st.pending, st.recent = seqIndex{}, seqIndex{}
+		if through > 1 {
+			if err := loadRecent(tx, sid, &st.recent); err != nil {
+				return nil, 0, err
+			}
+		}
+		st.next, st.through = next, through
+	}
+	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through-1 > int64(st.recent.n)}, through, nil
 }
 
 // keyLookupChunk is how many hashes one prefetch query asks for (SQLite
@@ -128,34 +212,12 @@ func (w *keyWriter) prefetch(hs []int64) error {
 	return nil
 }
 
-// openKeys prepares the session's keys for a transaction in which the
-// session's next_seq is next and its keys_through is through. Pending rows
-// another writer left (a crash, a concurrent ingest) are indexed first.
-func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, int64, error) {
-	st := ks.get(sid)
-	if st.next != next || st.through != through {
-		if through < next {
-			if err := flushFromRows(tx, sid, through); err != nil {
-				return nil, 0, err
-			}
-			through = next
-		}
-		st.next, st.through, st.pending = next, through, nil
-	}
-	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, through, nil
-}
-
 // find returns the seq of the stored row with key (hash h), or 0.
 func (w *keyWriter) find(key string, h int64) (int64, error) {
-	if seq, ok := w.st.pending[h]; ok {
-		if same, err := w.keyIs(seq, key); same || err != nil {
-			return seq, err
-		}
-	}
-	if !w.indexed {
-		return 0, nil
-	}
-	for _, seq := range w.hits[h] { // prefetched
+	w.buf = w.st.pending.seqs(w.buf[:0], h)
+	w.buf = w.st.recent.seqs(w.buf, h)
+	w.buf = append(w.buf, w.hits[h]...)
+	for _, seq := range w.buf {
 		if same, err := w.keyIs(seq, key); same || err != nil {
 			return seq, err
 		}
@@ -190,49 +252,77 @@ func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
 	return false, nil
 }
 
-// added records a new row's key as pending.
-func (w *keyWriter) added(h, seq int64) {
-	if w.st.pending == nil {
-		w.st.pending = make(map[int64]int64, 64)
+// added records a new row's key: pending in memory for a long read's
+// batch (deferred), else appended to keys_recent.
+func (w *keyWriter) added(h, seq int64, deferred bool) error {
+	if deferred {
+		w.st.pending.add(h, seq)
+		return nil
 	}
-	if _, ok := w.st.pending[h]; !ok { // a colliding second key is found through the rows table after the flush
-		w.st.pending[h] = seq
+	if w.recent == nil {
+		var err error
+		if w.recent, err = w.tx.prepare(`INSERT OR IGNORE INTO keys_recent (session_id, seq, khash) VALUES (` + strconv.FormatInt(w.sid, 10) + `, ?, ?)`); err != nil {
+			return err
+		}
 	}
+	if _, err := w.recent.(driver.StmtExecContext).ExecContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}, {Ordinal: 2, Value: h}}); err != nil {
+		return err
+	}
+	w.st.recent.add(h, seq)
+	return nil
 }
 
-// close ends the transaction's key work: when flush is set (the read's
-// last batch) or too many keys are pending, the pending keys are written
-// sorted. It returns the session's keys_through and remembers the state.
+// close ends the transaction's key work and returns the session's
+// keys_through. A read's last batch (flush), or one past keyFlushRows,
+// writes the pending keys into row_keys; keys_recent moves there once it
+// holds keyRecentMax.
 func (w *keyWriter) close(next int64, flush bool) (int64, error) {
-	through := w.st.through
-	if flush || len(w.st.pending) >= keyFlushRows {
-		if through < next {
-			// The pending map can miss a colliding key's row; the rows
-			// table cannot.
-			if len(w.st.pending) == int(next-through) {
-				if err := insertKeys(w.tx, w.sid, w.st.pending); err != nil {
-					return 0, err
-				}
-			} else if err := flushFromRows(w.tx, w.sid, through); err != nil {
+	st := w.st
+	through := st.through
+	if flush || st.pending.n >= keyFlushRows {
+		if st.pending.n > 0 {
+			if err := writeEntries(w.tx, w.sid, st.pending.entries()); err != nil {
 				return 0, err
 			}
+			st.pending = seqIndex{}
 		}
 		through = next
-		w.st.pending = nil
 	}
-	w.st.next, w.st.through = next, through
+	if st.recent.n >= keyRecentMax {
+		if err := writeEntries(w.tx, w.sid, st.recent.entries()); err != nil {
+			return 0, err
+		}
+		if _, err := w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid); err != nil {
+			return 0, err
+		}
+		st.recent = seqIndex{}
+	}
+	st.next, st.through = next, through
 	return through, nil
 }
 
-// forget drops the process's state of a session whose transaction rolled
-// back: the next one starts from what the ledger holds.
-func (k *keyStates) forget(sid int64) {
-	k.mu.Lock()
-	delete(k.m, sid)
-	k.mu.Unlock()
+// loadRecent reads the session's keys_recent into x.
+func loadRecent(tx *rawTx, sid int64, x *seqIndex) error {
+	s, err := tx.prepare(`SELECT khash, seq FROM keys_recent WHERE session_id = ?`)
+	if err != nil {
+		return err
+	}
+	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: sid}})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 2)
+	for rows.Next(v) == nil {
+		h, _ := v[0].(int64)
+		seq, _ := v[1].(int64)
+		x.add(h, seq)
+	}
+	return nil
 }
 
-// flushFromRows indexes the rows of session sid from seq from on.
+// flushFromRows indexes the rows of session sid from seq from on into
+// row_keys.
 func flushFromRows(tx *rawTx, sid, from int64) error {
 	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq`)
 	if err != nil {
@@ -261,16 +351,8 @@ func flushFromRows(tx *rawTx, sid, from int64) error {
 
 type keyEntry struct{ h, seq int64 }
 
-func insertKeys(tx *rawTx, sid int64, pending map[int64]int64) error {
-	es := make([]keyEntry, 0, len(pending))
-	for h, seq := range pending {
-		es = append(es, keyEntry{h, seq})
-	}
-	return writeEntries(tx, sid, es)
-}
-
-// writeEntries inserts entries in key order: consecutive inserts land on
-// the same B-tree page, so a cold ingest writes each page of its keys once.
+// writeEntries inserts entries into row_keys in key order: consecutive
+// inserts land on the same B-tree page, so each page is written once.
 func writeEntries(tx *rawTx, sid int64, es []keyEntry) error {
 	if len(es) == 0 {
 		return nil

@@ -30,7 +30,8 @@ func keysCheck(t *testing.T, l *Ledger, want int) map[string]string {
 	var rows, distinct, keyed, through, next int64
 	l.db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT key) FROM rows`).Scan(&rows, &distinct)
 	l.db.QueryRow(`SELECT keys_through, next_seq FROM sessions WHERE native_id = 's'`).Scan(&through, &next)
-	l.db.QueryRow(`SELECT COUNT(*) FROM row_keys k JOIN rows r ON r.session_id = k.session_id AND r.seq = k.seq`).Scan(&keyed)
+	l.db.QueryRow(`SELECT COUNT(*) FROM rows r WHERE EXISTS (SELECT 1 FROM row_keys k WHERE k.session_id = r.session_id AND k.seq = r.seq)
+		OR EXISTS (SELECT 1 FROM keys_recent k WHERE k.session_id = r.session_id AND k.seq = r.seq)`).Scan(&keyed)
 	if rows != int64(want) || distinct != rows {
 		t.Fatalf("%d rows, %d distinct keys; want %d each", rows, distinct, want)
 	}
@@ -138,44 +139,118 @@ func TestKeysCursorOnlyLastBatchFlushes(t *testing.T) {
 }
 
 // TestKeysHashCollisionIsNotARepeat: a key whose hash matches another
-// row's is a new row; the stored key decides, never the hash alone.
+// row's is a new row; the stored key decides, never the hash alone — in
+// row_keys, in keys_recent and in a read's pending keys.
 func TestKeysHashCollisionIsNotARepeat(t *testing.T) {
-	l, err := Open(t.TempDir())
+	dir := t.TempDir()
+	l, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 3, "x")}, keysNow); err != nil {
+	prompt := func(k string) []adapters.Row {
+		return []adapters.Row{{Key: k, Role: "user", Kind: adapters.KindPrompt, Text: k}}
+	}
+	// row_keys: a long read's keys.
+	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 3, "x"), deferKeys: true}, keysNow); err != nil {
 		t.Fatal(err)
 	}
-	// Forge a collision: "other" hashes to the entry of k-1's row.
+	if _, err := l.Write(Batch{Session: keysRef, Cursor: &adapters.Cursor{Path: "/t"}}, keysNow); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := l.db.Exec(`UPDATE row_keys SET khash = ? WHERE seq = 2`, keyHash("other")); err != nil {
 		t.Fatal(err)
 	}
-	n, err := l.Write(Batch{Session: keysRef, Rows: []adapters.Row{{Key: "other", Role: "user", Kind: adapters.KindPrompt, Text: "o"}}}, keysNow)
-	if err != nil || n != 1 {
-		t.Fatalf("a colliding key added %d (%v), want 1", n, err)
-	}
-	var text string
-	l.db.QueryRow(`SELECT text FROM rows WHERE key = 'k-1'`).Scan(&text)
-	if text != "x 1" {
-		t.Fatalf("the colliding key overwrote another row: %q", text)
-	}
-	// Within a read's pending keys too.
-	pend := []adapters.Row{{Key: "p1", Role: "user", Kind: adapters.KindPrompt, Text: "p1"}}
-	if _, err := l.Write(Batch{Session: keysRef, Rows: pend, deferKeys: true}, keysNow); err != nil {
+	// keys_recent: a hook's.
+	if _, err := l.Write(Batch{Session: keysRef, Rows: prompt("r1")}, keysNow); err != nil {
 		t.Fatal(err)
 	}
-	st := l.keys.get(1)
-	for h, seq := range st.pending {
-		delete(st.pending, h)
-		st.pending[keyHash("p2")] = seq
+	if _, err := l.db.Exec(`UPDATE keys_recent SET khash = ? WHERE seq = 4`, keyHash("r2")); err != nil {
+		t.Fatal(err)
 	}
-	n, err = l.Write(Batch{Session: keysRef, Rows: []adapters.Row{{Key: "p2", Role: "user", Kind: adapters.KindPrompt, Text: "p2"}}}, keysNow)
-	if err != nil || n != 1 {
-		t.Fatalf("a key colliding with a pending one added %d (%v), want 1", n, err)
+	// A new process sees the forged hashes.
+	m, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	keysCheck(t, l, 6)
+	defer m.Close()
+	for _, k := range []string{"other", "r2"} {
+		if n, err := m.Write(Batch{Session: keysRef, Rows: prompt(k)}, keysNow); err != nil || n != 1 {
+			t.Fatalf("%s, colliding with a stored key, added %d (%v), want 1", k, n, err)
+		}
+	}
+	var text string
+	m.db.QueryRow(`SELECT text FROM rows WHERE key = 'k-1'`).Scan(&text)
+	if text != "x 1" {
+		t.Fatalf("a colliding key overwrote another row: %q", text)
+	}
+	// pending: two keys of one hash in a read, then the second repeated.
+	if _, err := m.Write(Batch{Session: keysRef, Rows: prompt("p1"), deferKeys: true}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	st := m.keys.get(1)
+	for h, seq := range st.pending.m {
+		delete(st.pending.m, h)
+		st.pending.m[keyHash("p2")] = seq
+	}
+	for i := 0; i < 2; i++ {
+		n, err := m.Write(Batch{Session: keysRef, Rows: prompt("p2"), deferKeys: true}, keysNow)
+		if err != nil || n != 1-i {
+			t.Fatalf("p2, write %d: added %d (%v), want %d", i+1, n, err, 1-i)
+		}
+	}
+	if _, err := m.Write(Batch{Session: keysRef, Cursor: &adapters.Cursor{Path: "/t"}}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	keysCheck(t, m, 8)
+}
+
+// TestKeysRecentMovesToRowKeys: hooks append their keys to keys_recent;
+// once it holds keyRecentMax they move into row_keys, and repeats are
+// found wherever a key is, by this process and by a new one.
+func TestKeysRecentMovesToRowKeys(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	per := 100
+	for i := 0; i*per < keyRecentMax+per*3; i++ {
+		if n, err := l.Write(Batch{Session: keysRef, Rows: keyRows(i*per, per, "x")}, keysNow); err != nil || n != per {
+			t.Fatalf("hook %d added %d (%v)", i, n, err)
+		}
+	}
+	total := (keyRecentMax/per + 3) * per
+	if keyRecentMax%per != 0 {
+		total += per
+	}
+	var recent, indexed int
+	l.db.QueryRow(`SELECT COUNT(*) FROM keys_recent`).Scan(&recent)
+	l.db.QueryRow(`SELECT COUNT(*) FROM row_keys`).Scan(&indexed)
+	if recent >= keyRecentMax || indexed < keyRecentMax || recent+indexed != total {
+		t.Fatalf("keys_recent %d, row_keys %d, rows %d", recent, indexed, total)
+	}
+	keysCheck(t, l, total)
+	m, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	base := total
+	for _, db := range []*Ledger{l, m} {
+		// One repeat from row_keys, one from keys_recent, one new.
+		rows := append(keyRows(5, 1, "again"), keyRows(base-5, 1, "again")...)
+		rows = append(rows, keyRows(total, 1, "new")...)
+		if n, err := db.Write(Batch{Session: keysRef, Rows: rows}, keysNow); err != nil || n != 1 {
+			t.Fatalf("added %d (%v), want 1", n, err)
+		}
+		total++
+	}
+	texts := keysCheck(t, m, total)
+	if texts["k-5"] != "again 5" || texts[fmt.Sprintf("k-%d", base-5)] != fmt.Sprintf("again %d", base-5) {
+		t.Fatalf("repeats did not replace: %q %q", texts["k-5"], texts[fmt.Sprintf("k-%d", base-5)])
+	}
 }
 
 // TestKeysMigratedLedgerIndexesLazily: rows written before row_keys
@@ -230,7 +305,7 @@ func TestKeysGCRemovesEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	l.db.QueryRow(`SELECT COUNT(*) FROM row_keys`).Scan(&n)
+	l.db.QueryRow(`SELECT (SELECT COUNT(*) FROM row_keys) + (SELECT COUNT(*) FROM keys_recent)`).Scan(&n)
 	if n != 0 {
 		t.Fatalf("%d key entries left after gc", n)
 	}

@@ -193,8 +193,8 @@ var migrations = []string{
 	describedTable + `
 	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
 	lifecycleSchema,
-	// Row keys move from a unique index on rows to a compact table written
-	// in key order (keys.go). Existing rows are pending (keys_through 1)
+	// Row keys move from a unique index on rows to compact tables written
+	// in key or seq order (keys.go). Existing rows are pending (keys_through 1)
 	// and indexed when their session is next written, so the migration
 	// costs no more than dropping the old index.
 	`CREATE TABLE row_keys (
@@ -202,6 +202,12 @@ var migrations = []string{
 		khash      INTEGER NOT NULL,
 		seq        INTEGER NOT NULL,
 		PRIMARY KEY (session_id, khash, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE keys_recent (
+		session_id INTEGER NOT NULL,
+		seq        INTEGER NOT NULL,
+		khash      INTEGER NOT NULL,
+		PRIMARY KEY (session_id, seq)
 	) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN keys_through INTEGER NOT NULL DEFAULT 1;
 	DROP INDEX rows_key;`,
@@ -758,7 +764,9 @@ func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now 
 				if _, err := st.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
 					return 0, err
 				}
-				kw.added(h, next)
+				if err := kw.added(h, next, b.deferKeys); err != nil {
+					return 0, err
+				}
 				next++
 				added++
 				continue
