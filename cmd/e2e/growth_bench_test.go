@@ -149,7 +149,14 @@ func BenchmarkIngestCurve(b *testing.B) {
 						// per CPU second of the process (user+system): steadier
 						// than wall time on a loaded machine
 						b.ReportMetric(float64(mb)/(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()).Seconds(), "MB/cpu-s")
-						b.ReportMetric(fileMB(filepath.Join(home, ".carryover", "ledger.sqlite")), "ledger-MB")
+						led := filepath.Join(home, ".carryover", "ledger.sqlite")
+						// The hook path exits 0 whatever happens: a run that
+						// stored nothing must not pass for a fast one.
+						if grown := fileMB(led) - fileMB(src); grown < float64(mb)/20 {
+							log, _ := os.ReadFile(filepath.Join(home, ".carryover", "carryover.log"))
+							b.Fatalf("the ledger grew %.1f MB on a %d MB transcript: nothing stored?\n%s", grown, mb, log)
+						}
+						b.ReportMetric(fileMB(led), "ledger-MB")
 						os.RemoveAll(home)
 						b.StartTimer()
 					}
