@@ -45,7 +45,7 @@ func (f *fallback) inject(e *Env, event string, out *bytes.Buffer, log *logger) 
 		return
 	}
 	proj.Logf = log.Printf
-	proj.Repo = func() *distill.Repo { return nil } // no staleness note
+	proj.Repo = func() *distill.Repo { return nil }              // no staleness note
 	w, _ := proj.InjectFile(agent, event, proj.ReadHandoff(nil)) // the banner from the verified header
 	out.Write(w)
 }
