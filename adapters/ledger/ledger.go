@@ -40,6 +40,12 @@ type Ledger struct {
 	// deadline, when set, bounds every wait for another process's lock
 	// (OpenBy).
 	deadline time.Time
+
+	// Restored is how many rows of the handoff log, receipts, decisions
+	// and pinned tasks recovery salvaged from the damaged file
+	// (recover_lifecycle.go), and RestoreErr why restoring them failed.
+	Restored   int
+	RestoreErr error
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
