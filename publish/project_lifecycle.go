@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,7 +28,11 @@ type lifecycle struct {
 // task back.
 func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native string) lifecycle {
 	var lc lifecycle
-	if recs, err := l.HandoffRecords(p.Root, 1); err == nil && len(recs) > 0 {
+	recs, err := l.HandoffRecords(p.Root, 1)
+	if err == nil && len(recs) == 0 && p.RestoreFromFiles(l) > 0 { // a ledger rebuilt without them (restore.go)
+		recs, err = l.HandoffRecords(p.Root, 1)
+	}
+	if err == nil && len(recs) > 0 {
 		lc.prev = &recs[0]
 		if recs[0].SessionID == h.SessionID && recs[0].Ended == "" {
 			lc.id = recs[0].ID
@@ -118,7 +123,11 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 		w, hdr := p.Inject(agent, event, text)
 		return Delivery{Out: w, Header: hdr}
 	}
-	if rec, err = l.HandoffRecordByID(id); err != nil {
+	rec, err = l.HandoffRecordByID(id)
+	if errors.Is(err, ledger.ErrNoRecord) && p.RestoreFromFiles(l) > 0 { // a ledger rebuilt without it (restore.go)
+		rec, err = l.HandoffRecordByID(id)
+	}
+	if err != nil {
 		w, hdr := p.Inject(agent, event, text)
 		return Delivery{Out: w, Header: hdr, Why: "no record of " + id + ": " + err.Error()}
 	}

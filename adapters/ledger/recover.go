@@ -75,12 +75,7 @@ func salvageTruncated(path string, s *salvaged) {
 	if ps < 512 || pages <= 0 || int64(pages)*int64(ps) > salvageMax || pages*ps <= len(data) {
 		return
 	}
-	tmp := path + ".salvage"
-	defer os.Remove(tmp)
-	if os.WriteFile(tmp, append(data, make([]byte, pages*ps-len(data))...), 0o600) != nil {
-		return
-	}
-	s.read(tmp, "mode=ro&immutable=1")
+	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readWAL(path))
 }
 
 // salvageMax is the largest damaged file whose header salvageHeaderless
@@ -99,19 +94,63 @@ func salvageHeaderless(path string, s *salvaged) {
 	if err != nil {
 		return
 	}
-	tmp := path + ".salvage"
-	defer os.Remove(tmp)
-	for _, ps := range []int{4096, 1024, 8192, 16384, 32768, 65536} {
+	wal := readWAL(path)
+	sizes := []int{4096, 1024, 8192, 16384, 32768, 65536}
+	if len(wal) >= 32 { // the WAL's header names the page size: try it first
+		if ps := int(binary.BigEndian.Uint32(wal[8:12])); ps >= 512 && ps <= 65536 && ps&(ps-1) == 0 {
+			sizes = append([]int{ps}, sizes...)
+		}
+	}
+	for _, ps := range sizes {
 		if int64(ps) > fi.Size() {
 			break
 		}
 		copy(data, sqliteHeader(ps))
-		if os.WriteFile(tmp, data, 0o600) != nil {
+		if s.readCopy(path+".salvage", data, wal); s.done() {
 			return
 		}
-		if s.read(tmp, "mode=ro&immutable=1"); s.done() {
-			return
+	}
+}
+
+// readWAL returns the damaged ledger's write-ahead log (nil when there is
+// none or it is too large): the newest rows of a ledger the hooks left
+// open (Leave skips the checkpoint) live only there until one runs.
+func readWAL(path string) []byte {
+	fi, err := os.Lstat(path + "-wal")
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 32 || fi.Size() > salvageMax {
+		return nil
+	}
+	b, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// readCopy reads the tables not read yet from data written to tmp:
+// first with the WAL beside it (the header switched to WAL mode), then
+// the main file alone. Every file it made is removed.
+func (s *salvaged) readCopy(tmp string, data, wal []byte) {
+	defer func() {
+		for _, sfx := range []string{"", "-wal", "-shm"} {
+			os.Remove(tmp + sfx)
 		}
+	}()
+	if len(wal) > 0 && len(data) >= 100 {
+		data[18], data[19] = 2, 2
+		if os.WriteFile(tmp, data, 0o600) == nil && os.WriteFile(tmp+"-wal", wal, 0o600) == nil {
+			if s.read(tmp, "mode=ro"); s.done() {
+				return
+			}
+		}
+		os.Remove(tmp + "-wal")
+		os.Remove(tmp + "-shm")
+	}
+	if len(data) >= 100 {
+		data[18], data[19] = 1, 1
+	}
+	if os.WriteFile(tmp, data, 0o600) == nil {
+		s.read(tmp, "mode=ro&immutable=1")
 	}
 }
 

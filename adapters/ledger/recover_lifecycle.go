@@ -323,3 +323,13 @@ func endedAt(t time.Time) int64 {
 	}
 	return t.UnixMilli()
 }
+
+// HandoffKnown reports whether the ledger holds any handoff of project:
+// a record in the handoff log or a current handoff. Neither is true for a
+// project that never published, or whose ledger was rebuilt without them
+// (publish then restores what the project's verified files hold).
+func (l *Ledger) HandoffKnown(project string) bool {
+	var n int
+	err := l.db.QueryRow(`SELECT EXISTS (SELECT 1 FROM handoff_log WHERE project = ?) + EXISTS (SELECT 1 FROM handoffs WHERE project = ?)`, project, project).Scan(&n)
+	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
+}
