@@ -158,7 +158,7 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 		notes = append(notes, "> Note: this handoff was written "+Ago(p.Now, rec.Updated)+" — check `git log` and `git status` before acting on it.")
 	}
 	if p.Repo != nil {
-		notes = append(notes, StaleLines(rec, p.Root, p.Repo().Head(), p.Repo().Branch())...)
+		notes = append(notes, StaleLinesRepo(rec, p.Root, p.Repo(), time.Now().Add(StaleWalkBudget))...)
 	}
 	if p.Note != "" {
 		notes = append(notes, p.Note)
