@@ -28,11 +28,8 @@ type lifecycle struct {
 // task back.
 func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native string) lifecycle {
 	var lc lifecycle
-	recs, err := l.HandoffRecords(p.Root, 1)
-	if err == nil && len(recs) == 0 && p.RestoreFromFiles(l) > 0 { // a ledger rebuilt without them (restore.go)
-		recs, err = l.HandoffRecords(p.Root, 1)
-	}
-	if err == nil && len(recs) > 0 {
+	p.RestoreFromFiles(l) // only for a ledger rebuilt without the project's lifecycle (restore.go)
+	if recs, err := l.HandoffRecords(p.Root, 1); err == nil && len(recs) > 0 {
 		lc.prev = &recs[0]
 		if recs[0].SessionID == h.SessionID && recs[0].Ended == "" {
 			lc.id = recs[0].ID

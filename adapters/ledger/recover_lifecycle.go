@@ -86,7 +86,17 @@ func (s *salvaged) done() bool {
 	return true
 }
 
-// empty reports whether nothing of the lifecycle was salvaged.
+// lifecycleComplete reports whether every lifecycle table was read.
+func (s *salvaged) lifecycleComplete() bool {
+	for _, t := range []string{"handoff_log", "deliveries", "decisions", "pinned_task"} {
+		if !s.answered[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// lifecycleRows is how many rows of the lifecycle were salvaged.
 func (s *salvaged) lifecycleRows() int {
 	return len(s.records) + len(s.deliveries) + len(s.decisions) + len(s.pins) + len(s.handoffs) + len(s.digests)
 }
@@ -117,12 +127,16 @@ func (s *salvaged) read(path, query string) {
 			return
 		}
 		defer rows.Close()
-		s.answered[table] = true
-		for n := 0; n < maxSalvageRows && rows.Next(); n++ {
+		n := 0
+		for ; n < maxSalvageRows && rows.Next(); n++ {
 			if scan(rows) != nil {
 				break
 			}
 		}
+		// Rows read before a damaged page count; an error before any row
+		// (SQLite reports most damage only once it steps) leaves the table
+		// to the next way of opening the file.
+		s.answered[table] = n > 0 || rows.Err() == nil
 	}
 	var ss salvageSession
 	sess := func(t, n, p, tr *sql.NullString, f, l *sql.NullInt64) {
@@ -299,6 +313,13 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 			return 0, err
 		}
 	}
+	// The current handoff rows say the project's handoff is known: with
+	// part of the lifecycle unreadable they are left out, so that publish
+	// restores what is missing from the project's verified files
+	// (publish.RestoreFromFiles) the first time it handles the project.
+	if !s.lifecycleComplete() {
+		s.handoffs = nil
+	}
 	for _, h := range s.handoffs {
 		sid, _, err := session(h.Session)
 		if err != nil {
@@ -324,12 +345,13 @@ func endedAt(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// HandoffKnown reports whether the ledger holds any handoff of project:
-// a record in the handoff log or a current handoff. Neither is true for a
-// project that never published, or whose ledger was rebuilt without them
-// (publish then restores what the project's verified files hold).
+// HandoffKnown reports whether the ledger holds the project's current
+// handoff (every publish records it). It is false for a project that
+// never published, and for one whose ledger was rebuilt without all of
+// its lifecycle (recover_lifecycle.go): publish then restores what the
+// project's verified files hold.
 func (l *Ledger) HandoffKnown(project string) bool {
 	var n int
-	err := l.db.QueryRow(`SELECT EXISTS (SELECT 1 FROM handoff_log WHERE project = ?) + EXISTS (SELECT 1 FROM handoffs WHERE project = ?)`, project, project).Scan(&n)
+	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
 	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
 }
