@@ -2,6 +2,7 @@ package distill_test
 
 import (
 	"bytes"
+	"compress/zlib"
 	"fmt"
 	"math/rand"
 	"os"
@@ -268,4 +269,29 @@ func BenchmarkCommitsSince(b *testing.B) {
 			b.Fatalf("%+v", c)
 		}
 	}
+}
+
+// FuzzPackObject: any bytes as a packed object (header, size, delta
+// base offsets and ids, zlib stream) give a count or an unknown, never a
+// panic or a hang.
+func FuzzPackObject(f *testing.F) {
+	f.Add([]byte{0x10})                                     // a commit of size 0, no stream
+	f.Add([]byte{0x95, 0x01, 0x78, 0x9c, 0x03, 0x00})       // a commit with a bad stream
+	f.Add([]byte{0x60 | 0x05, 0x0c, 0x78, 0x9c})            // an ofs-delta pointing at the header
+	f.Add(append([]byte{0x70 | 0x05}, make([]byte, 20)...)) // a ref-delta on a missing base
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
+	// A whole commit whose parent is itself (the walk must not loop).
+	commit := []byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nparent 1100000000000000000000000000000000000000\n\nmsg\n")
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write(commit)
+	zw.Close()
+	n := len(commit)
+	f.Add(append([]byte{0x90 | byte(n&15), byte(n >> 4)}, z.Bytes()...))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c := distill.WalkPack(t.TempDir(), body)
+		if c.Known && c.N > 10 {
+			t.Fatalf("%+v", c)
+		}
+	})
 }
