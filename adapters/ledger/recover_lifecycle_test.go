@@ -18,18 +18,24 @@ import (
 // dropped), the pinned task and the published digests — re-keyed to the
 // new ledger's sessions.
 func TestRebuildKeepsLifecycle(t *testing.T) {
+	garbageHeader := func(p string) {
+		b := make([]byte, 100)
+		rand.Read(b)
+		f, _ := os.OpenFile(p, os.O_WRONLY, 0)
+		f.WriteAt(b, 0)
+		f.Close()
+	}
 	for _, tc := range []struct {
 		name   string
 		damage func(path string)
 		reopen bool
+		// walOnly: the lifecycle rows are still in the WAL, as a hook
+		// leaves them (Leave does not checkpoint): the files are copied
+		// while the ledger is open.
+		walOnly bool
 	}{
-		{name: "garbage-header", damage: func(p string) {
-			b := make([]byte, 100)
-			rand.Read(b)
-			f, _ := os.OpenFile(p, os.O_WRONLY, 0)
-			f.WriteAt(b, 0)
-			f.Close()
-		}},
+		{name: "garbage-header", damage: garbageHeader},
+		{name: "garbage-header-rows-in-wal", damage: garbageHeader, walOnly: true},
 		{name: "reopen-after-statement", reopen: true, damage: func(string) {}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +71,16 @@ func TestRebuildKeepsLifecycle(t *testing.T) {
 			}
 			must(t, l.DropDecision("/p", "Vendor the SDK"))
 			must(t, l.PinTask("/p", "Finish the CSV importer", now.Add(-4*time.Hour)))
+			if tc.walOnly {
+				wal, err := os.ReadFile(filepath.Join(dir, ledger.FileName+"-wal"))
+				if err != nil || len(wal) == 0 {
+					t.Fatalf("no WAL to test with: %v", err)
+				}
+				main, _ := os.ReadFile(filepath.Join(dir, ledger.FileName))
+				dir = t.TempDir()
+				os.WriteFile(filepath.Join(dir, ledger.FileName), main, 0o600)
+				os.WriteFile(filepath.Join(dir, ledger.FileName+"-wal"), wal, 0o600)
+			}
 			l.Close()
 
 			path := filepath.Join(dir, ledger.FileName)
