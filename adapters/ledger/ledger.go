@@ -42,6 +42,12 @@ type Ledger struct {
 	deadline time.Time
 	// keys are the pending row keys this process wrote (keys.go).
 	keys keyStates
+
+	// Restored is how many rows of the handoff log, receipts, decisions
+	// and pinned tasks recovery salvaged from the damaged file
+	// (recover_lifecycle.go), and RestoreErr why restoring them failed.
+	Restored   int
+	RestoreErr error
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
