@@ -63,7 +63,11 @@ func printSpace(e *Env, sp *ledger.Space) {
 		fmt.Fprintf(w, "    %s\n", sp.TablesNote)
 	}
 	if sp.FreeBytes > 0 {
-		fmt.Fprintf(w, "    %s free inside the file (reused by new rows; `carryover gc --vacuum` gives it back)\n", humanBytes(sp.FreeBytes))
+		hint := "`carryover gc` gives it back"
+		if !sp.AutoVacuum {
+			hint = "reused by new rows; the ledger predates auto-vacuum: `carryover gc --vacuum` once gives it back"
+		}
+		fmt.Fprintf(w, "    %s free inside the file (%s)\n", humanBytes(sp.FreeBytes), hint)
 	}
 	fmt.Fprintln(w, "    `carryover gc --older-than 180d` removes old sessions' rows (never handoffs or decisions)")
 }

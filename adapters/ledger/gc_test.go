@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -137,21 +138,52 @@ func TestGCProject(t *testing.T) {
 	}
 }
 
-// TestGCVacuum: gc leaves the freed pages inside the file (reused by new
-// rows); Vacuum gives them back; Space reports both and the projects.
+// TestGCVacuum: a new ledger has incremental auto-vacuum, so gc gives the
+// freed pages back to the file system (in steps: here one page per step);
+// a ledger made without it keeps them inside (reused by new rows) until one
+// Vacuum rewrites it with auto-vacuum on, after which gc gives them back
+// too. Space reports the projects.
 func TestGCVacuum(t *testing.T) {
+	defer func(n int) { vacuumPages = n }(vacuumPages)
+	vacuumPages = 1
 	l, _, cut := gcLedger(t)
-	r, err := l.GC(GCOptions{Before: cut})
-	if err != nil || r.AutoVacuum || r.FreeBytes <= 0 {
-		t.Fatalf("%+v %v", r, err)
+	size := func(l *Ledger) int64 {
+		t.Helper()
+		fi, err := os.Stat(l.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
 	}
-	before := l.fileBytes()
-	if err := l.Vacuum(); err != nil {
+	was := size(l)
+	r, err := l.GC(GCOptions{Before: cut})
+	if err != nil || !r.AutoVacuum || r.FreedBytes <= 0 || r.FreeBytes != 0 || size(l) != was-r.FreedBytes {
+		t.Fatalf("new ledger (file was %d, is %d): %+v %v", was, size(l), r, err)
+	}
+	// An older ledger, made before auto-vacuum.
+	m, ids, cut := gcLedger(t)
+	if _, err := m.db.Exec(`PRAGMA auto_vacuum = NONE; VACUUM`); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := l.Space(true)
-	if err != nil || sp.FreeBytes != 0 || sp.FileBytes >= before || len(sp.Projects) != 2 || sp.Projects[0].Project != "/p" {
+	was = size(m)
+	r, err = m.GC(GCOptions{Before: cut})
+	if err != nil || r.AutoVacuum || r.FreedBytes != 0 || r.FreeBytes <= 0 || size(m) < was {
+		t.Fatalf("older ledger (file was %d, is %d): %+v %v", was, size(m), r, err)
+	}
+	before := m.fileBytes()
+	if err := m.Vacuum(); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := m.Space(true)
+	if err != nil || !sp.AutoVacuum || sp.FreeBytes != 0 || sp.FileBytes >= before || len(sp.Projects) != 2 || sp.Projects[0].Project != "/p" {
 		t.Errorf("after vacuum (file was %d): %+v %v", before, sp, err)
+	}
+	// Converted: the next gc gives its freed pages back.
+	if _, err := m.db.Exec(`UPDATE sessions SET last_seen = 0, last_active = 0 WHERE id = ?`, ids["new"]); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := m.GC(GCOptions{Before: cut}); err != nil || r.Sessions != 1 || !r.AutoVacuum || r.FreedBytes <= 0 || r.FreeBytes != 0 {
+		t.Errorf("gc after the conversion: %+v %v", r, err)
 	}
 	if len(sp.Tables) == 0 && sp.TablesNote == "" {
 		t.Error("neither table sizes nor a note")

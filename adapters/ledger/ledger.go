@@ -308,11 +308,23 @@ func init() {
 		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 			return err
 		}
-		// The page size takes effect only on a new file, before WAL mode
-		// writes its first page. (No auto-vacuum: its pointer-map pages
-		// defeat the salvage of a truncated ledger, recover.go; `gc`'s
-		// freed pages are reused by new rows, `gc --vacuum` shrinks.)
-		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize)+`; PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
+		// The page size and auto_vacuum take effect only on a new file,
+		// before WAL mode writes its first page; the page size goes first
+		// (set after auto_vacuum it is silently ignored: 4 KiB pages).
+		// Incremental auto-vacuum lets `carryover gc` give freed pages back
+		// to the file system in steps without rewriting the ledger (an
+		// older ledger gets it from one `gc --vacuum`); nothing vacuums
+		// unless gc asks. Only a new file is asked: the pragma on an
+		// existing one may wait for a lock another process holds.
+		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
+			return err
+		}
+		if pageCount(c) == 0 {
+			if _, err := c.Exec(`PRAGMA auto_vacuum = incremental`, nil); err != nil {
+				return err
+			}
+		}
+		if _, err := c.Exec(`PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
 			return err
 		}
 		ps := int64(4096)
@@ -328,6 +340,21 @@ func init() {
 		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/ps, 10), nil)
 		return err
 	}})
+}
+
+// pageCount is the connection's database size in pages (0: a new file).
+func pageCount(c *sqlite3.SQLiteConn) int64 {
+	rows, err := c.Query(`PRAGMA page_count`, nil)
+	if err != nil {
+		return -1
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return -1
+	}
+	n, _ := v[0].(int64)
+	return n
 }
 
 // busyTimeout is how long a statement waits for another process's lock
@@ -418,6 +445,16 @@ func (l *Ledger) migrate() error {
 	// Re-check inside the write lock: another process may have migrated.
 	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return err
+	}
+	if fresh := freshSchema(); v == 0 && fresh != nil {
+		// A new ledger: the migrations' end schema, salvage's tables at
+		// the front of the file (fresh.go).
+		for _, stmt := range fresh {
+			if _, err := tx.Exec(stmt); err != nil {
+				return fmt.Errorf("create ledger schema: %w", err)
+			}
+		}
+		v = len(migrations)
 	}
 	for i := v; i < len(migrations); i++ {
 		if _, err := tx.Exec(migrations[i]); err != nil {

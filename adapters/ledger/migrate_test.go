@@ -174,30 +174,63 @@ func TestRecentRowsKeepsOldFailuresCommand(t *testing.T) {
 
 // TestSalvageTruncatedFile: a ledger cut short still yields its cursors
 // (SQLite refuses a file shorter than its header's page count; Salvage reads
-// a padded copy).
+// a padded copy). Both layouts: a new ledger's (incremental auto-vacuum:
+// page 2 the pointer map, every root page at the front in creation order,
+// the sessions' and cursors' first, fresh.go) and that of a ledger the
+// migrations made before auto-vacuum (sessions at page 2, cursors at 7).
+// The cut keeps 2/5 of the file: the first roots, not the rows.
 func TestSalvageTruncatedFile(t *testing.T) {
-	dir := t.TempDir()
-	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := 0; s < 2; s++ {
-		var rows []adapters.Row
-		for i := 0; i < 800; i++ {
-			rows = append(rows, adapters.Row{Key: fmt.Sprint(s, "k", i), Role: "assistant", Kind: adapters.KindText, Text: "some text for the row"})
-		}
-		if _, err := l.Write(Batch{Session: SessionRef{Tool: "claude", NativeID: fmt.Sprint("s", s), Project: "/p"}, Rows: rows, Cursor: &adapters.Cursor{Path: fmt.Sprint("/t/", s)}}, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.Close() // checkpoints everything into the file
-	path := filepath.Join(dir, FileName)
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Truncate(path, fi.Size()*2/5)
-	if got := Salvage(path); len(got) != 2 {
-		t.Fatalf("salvaged %d cursors from a truncated ledger, want 2", len(got))
+	for _, layout := range []string{"new", "migrated"} {
+		t.Run(layout, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, FileName)
+			if layout == "migrated" {
+				db, err := sql.Open("sqlite3", "file:"+path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.Exec(fmt.Sprintf(`PRAGMA page_size = %d; PRAGMA journal_mode = WAL`, pageSize)); err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range migrations {
+					if _, err := db.Exec(m); err != nil {
+						t.Fatal(err)
+					}
+				}
+				db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations)))
+				db.Close()
+			}
+			l, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if av := l.pragmaInt("auto_vacuum"); (av == 2) != (layout == "new") {
+				t.Fatalf("auto_vacuum %d in the %s layout", av, layout)
+			}
+			for s := 0; s < 2; s++ {
+				var rows []adapters.Row
+				for i := 0; i < 800; i++ {
+					rows = append(rows, adapters.Row{Key: fmt.Sprint(s, "k", i), Role: "assistant", Kind: adapters.KindText, Text: "some text for the row"})
+				}
+				if _, err := l.Write(Batch{Session: SessionRef{Tool: "claude", NativeID: fmt.Sprint("s", s), Project: "/p"}, Rows: rows, Cursor: &adapters.Cursor{Path: fmt.Sprint("/t/", s)}}, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pages := l.pragmaInt("page_count")
+			l.Close() // checkpoints everything into the file
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Truncate(path, fi.Size()*2/5)
+			if kept := fi.Size() * 2 / 5 / int64(pageSize); pages < 30 || kept > pages/2 {
+				// About 40 pages: the cut keeps the schema, the first
+				// roots (16 in the new layout) and loses the rows.
+				t.Fatalf("the cut keeps %d of %d pages", kept, pages)
+			}
+			if got := Salvage(path); len(got) != 2 {
+				t.Fatalf("salvaged %d cursors from a truncated ledger, want 2", len(got))
+			}
+		})
 	}
 }

@@ -359,17 +359,47 @@ func damageTruncate(t *testing.T, path string) {
 	}
 }
 
-// damagePages overwrites the rows table's pages (all but the first few
-// pages, which hold the schema, sessions and cursors).
+// damagePages overwrites with junk, whole, every page of the ledger but
+// those recovery needs to find the transcripts again: page 1 (the schema)
+// and the pages of the sessions and cursors tables, found from their root
+// pages wherever the layout put them (btree_test.go). The rows, the key
+// tables, every index, the lifecycle tables (then restored from the
+// verified handoff), an auto-vacuum ledger's pointer map and any free page
+// are destroyed. It used to overwrite 4 KiB of every 12 KiB from 64 KiB
+// on, sized for 4 KiB pages "to spare the first few": on 16 KiB pages it
+// damaged pages 5 onwards, each in part, and the cursors' page (7) only in
+// its unallocated middle, so every byte it destroyed is destroyed here
+// too, and pages 3–4 (the sessions' indexes) besides.
 func damagePages(t *testing.T, path string) {
-	fi, err := os.Stat(path)
+	f, err := readDBFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const page = 4096
-	junk := bytes.Repeat([]byte{0xA5}, page)
-	for off := int64(16 * page); off+page <= fi.Size(); off += 3 * page {
-		overwrite(t, path, off, junk)
+	roots, err := rootPages(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := map[int]bool{1: true}
+	for _, table := range []string{"sessions", "cursors"} {
+		if roots[table] == 0 {
+			t.Fatalf("no %s table in the ledger: %v", table, roots)
+		}
+		pages, err := f.tablePages(roots[table])
+		if err != nil {
+			t.Fatalf("pages of %s: %v", table, err)
+		}
+		for _, n := range pages {
+			keep[n] = true
+		}
+	}
+	if f.pages()-len(keep) < 8 {
+		t.Fatalf("only %d of %d pages to damage: the test ledger is too small", f.pages()-len(keep), f.pages())
+	}
+	junk := bytes.Repeat([]byte{0xA5}, f.ps)
+	for n := 2; n <= f.pages(); n++ {
+		if !keep[n] {
+			overwrite(t, path, int64(n-1)*int64(f.ps), junk)
+		}
 	}
 }
 
