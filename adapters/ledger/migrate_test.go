@@ -177,14 +177,15 @@ func TestRecentRowsKeepsOldFailuresCommand(t *testing.T) {
 // a padded copy). Both layouts: a new ledger's (incremental auto-vacuum:
 // page 2 the pointer map, every root page at the front in creation order,
 // the sessions' and cursors' first, fresh.go) and that of a ledger the
-// migrations made before auto-vacuum (sessions at page 2, cursors at 7).
-// The cut keeps 2/5 of the file: the first roots, not the rows.
+// migrations made before auto-vacuum (sessions at page 2, cursors at 7),
+// also once converted by `gc --vacuum` (auto-vacuum, the roots in the
+// migrations' order: cursors at page 3, sessions at 15).
 func TestSalvageTruncatedFile(t *testing.T) {
-	for _, layout := range []string{"new", "migrated"} {
+	for _, layout := range []string{"new", "migrated", "converted"} {
 		t.Run(layout, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, FileName)
-			if layout == "migrated" {
+			if layout != "new" {
 				db, err := sql.Open("sqlite3", "file:"+path)
 				if err != nil {
 					t.Fatal(err)
@@ -204,7 +205,12 @@ func TestSalvageTruncatedFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if av := l.pragmaInt("auto_vacuum"); (av == 2) != (layout == "new") {
+			if layout == "converted" {
+				if err := l.Vacuum(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if av := l.pragmaInt("auto_vacuum"); (av == 2) != (layout != "migrated") {
 				t.Fatalf("auto_vacuum %d in the %s layout", av, layout)
 			}
 			for s := 0; s < 2; s++ {
@@ -217,19 +223,32 @@ func TestSalvageTruncatedFile(t *testing.T) {
 				}
 			}
 			pages := l.pragmaInt("page_count")
+			var last int64 // the last of the sessions' and cursors' root pages
+			l.db.QueryRow(`SELECT MAX(rootpage) FROM sqlite_schema WHERE name IN ('sessions', 'cursors')`).Scan(&last)
 			l.Close() // checkpoints everything into the file
-			fi, err := os.Stat(path)
+			whole, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			os.Truncate(path, fi.Size()*2/5)
-			if kept := fi.Size() * 2 / 5 / int64(pageSize); pages < 30 || kept > pages/2 {
-				// About 40 pages: the cut keeps the schema, the first
-				// roots (16 in the new layout) and loses the rows.
-				t.Fatalf("the cut keeps %d of %d pages", kept, pages)
+			if pages < 30 || (layout == "new") != (last == 5) {
+				// About 40 pages; the last root a salvage needs is page
+				// 5 in the new layout (7 in the migrated one).
+				t.Fatalf("%d pages, sessions and cursors roots up to page %d", pages, last)
 			}
-			if got := Salvage(path); len(got) != 2 {
-				t.Fatalf("salvaged %d cursors from a truncated ledger, want 2", len(got))
+			// Cuts at 2/5 of the file (the first roots, not the rows, as
+			// the fault matrix cuts) and anywhere past those two roots,
+			// on and off page boundaries.
+			cuts := []int{len(whole) * 2 / 5}
+			for n := int(last) * pageSize; n < len(whole); n += pageSize + 1000 {
+				cuts = append(cuts, n)
+			}
+			for _, cut := range cuts {
+				if err := os.WriteFile(path, whole[:cut], 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if got := Salvage(path); len(got) != 2 {
+					t.Fatalf("salvaged %d cursors from a ledger cut at %d of %d bytes, want 2", len(got), cut, len(whole))
+				}
 			}
 		})
 	}
