@@ -25,12 +25,16 @@ var (
 	freshStmts []string
 )
 
-// freshSchema returns the statements that create the schema the
-// migrations end with: the migrations are run on an in-memory database and
-// its schema is read back (tables in salvageFirst order, then the others
-// as the migrations made them, then the indexes). nil if that failed:
+// freshSchema returns, for a ledger at schema version v = 0 (a new one),
+// the statements that create the schema the migrations end with: the
+// migrations are run on an in-memory database and its schema is read back
+// (tables in salvageFirst order, then the others as the migrations made
+// them, then the indexes). nil for an existing ledger, or if that failed:
 // the caller replays the migrations instead.
-func freshSchema() []string {
+func freshSchema(v int) []string {
+	if v != 0 {
+		return nil
+	}
 	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
 	return freshStmts
 }

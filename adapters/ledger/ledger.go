@@ -448,7 +448,7 @@ func (l *Ledger) migrate() error {
 	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
-	if fresh := freshSchema(); v == 0 && fresh != nil {
+	if fresh := freshSchema(v); fresh != nil {
 		// A new ledger: the migrations' end schema, salvage's tables at
 		// the front of the file (fresh.go).
 		for _, stmt := range fresh {
