@@ -314,8 +314,9 @@ func init() {
 		// Incremental auto-vacuum lets `carryover gc` give freed pages back
 		// to the file system in steps without rewriting the ledger (an
 		// older ledger gets it from one `gc --vacuum`); nothing vacuums
-		// unless gc asks. Only a new file is asked: the pragma on an
-		// existing one may wait for a lock another process holds.
+		// unless gc asks. Only a new file is asked: on an existing one the
+		// pragma changes nothing until a VACUUM (from none) or rewrites the
+		// header under the write lock (from full).
 		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
 			return err
 		}
