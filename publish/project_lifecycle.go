@@ -63,7 +63,7 @@ func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native st
 
 // recordLifecycle records the handoff under its id and supersedes the
 // project's previous one.
-func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Handoff, text string) {
+func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Handoff, native, text string) {
 	var files []string
 	for _, f := range h.Files {
 		files = append(files, f.Path)
@@ -75,10 +75,6 @@ func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Hand
 	written := p.Now
 	if lc.prev != nil && lc.prev.ID == lc.id {
 		written = lc.prev.Written
-	}
-	var native string
-	if s, err := l.SessionByID(h.SessionID); err == nil {
-		native = s.NativeID
 	}
 	r := ledger.HandoffRecord{ID: lc.id, Project: p.Root, Tool: h.Tool, SessionID: h.SessionID, NativeID: native,
 		Head: h.Git.Head, Branch: h.Git.Branch, Hash: Digest([]byte(text)), Header: HeaderOf(text),
