@@ -114,13 +114,7 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 		}
 		return nil, nil
 	}
-	record := func() {
-		if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now, Hash: Digest([]byte(text))}); err != nil {
-			p.logf("record handoff: %v", err)
-		}
-		p.recordLifecycle(l, lc, h, native, text)
-	}
-	return &Rendered{Text: text, Tool: h.Tool, record: record}, nil
+	return &Rendered{Text: text, Tool: h.Tool, record: func() { p.recordLifecycle(l, lc, h, native, text) }}, nil
 }
 
 // WriteProject writes a rendered handoff: the global copy, then (after the

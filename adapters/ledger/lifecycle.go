@@ -72,8 +72,10 @@ const recordCols = `id, project, tool, session_id, native_id, head, branch, hash
 
 // SaveHandoffRecord inserts r, or updates the rewrite of an existing id
 // (the session that owns it published again).
-func (l *Ledger) SaveHandoffRecord(r HandoffRecord) error {
-	_, err := l.db.Exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)
+func (l *Ledger) SaveHandoffRecord(r HandoffRecord) error { return saveHandoffRecord(l.db, r) }
+
+func saveHandoffRecord(tx execer, r HandoffRecord) error {
+	_, err := tx.Exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)
 		ON CONFLICT (id) DO UPDATE SET head = excluded.head, branch = excluded.branch, hash = excluded.hash, header = excluded.header,
 			goal = excluded.goal, next = excluded.next, files = excluded.files, updated = excluded.updated`,
 		r.ID, r.Project, r.Tool, r.SessionID, r.NativeID, r.Head, r.Branch, r.Hash, r.Header, r.Goal, r.Next,
@@ -84,8 +86,10 @@ func (l *Ledger) SaveHandoffRecord(r HandoffRecord) error {
 // EndHandoff records how a handoff ended (EndSuperseded, EndCleared). A
 // handoff already ended keeps its first ending, except that clearing
 // wins over superseding.
-func (l *Ledger) EndHandoff(id, how string, at time.Time) error {
-	_, err := l.db.Exec(`UPDATE handoff_log SET ended = ?, ended_at = ? WHERE id = ? AND (ended = '' OR (? = 'cleared' AND ended != 'cleared'))`,
+func (l *Ledger) EndHandoff(id, how string, at time.Time) error { return endHandoff(l.db, id, how, at) }
+
+func endHandoff(tx execer, id, how string, at time.Time) error {
+	_, err := tx.Exec(`UPDATE handoff_log SET ended = ?, ended_at = ? WHERE id = ? AND (ended = '' OR (? = 'cleared' AND ended != 'cleared'))`,
 		how, at.UnixMilli(), id, how)
 	return err
 }
