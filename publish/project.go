@@ -144,6 +144,19 @@ func (p *Project) WriteProject(text, tool string) error {
 			p.logf(".gitignore: %v", err)
 		}
 	}
+	// The history copy is written beside handoff.md: each replaces a file
+	// by a rename, which costs ~0.15 ms on ext4 (it allocates the new
+	// file's blocks and frees the old one's), mostly waiting on the disk.
+	history := make(chan struct{})
+	go func() {
+		defer close(history)
+		if id := IDOf(HeaderOf(text)); id != "" {
+			if _, err := writeHistory(d, id, text, p.HistoryKeep); err != nil {
+				p.logf("history: %v", err)
+			}
+		}
+	}()
+	defer func() { <-history }()
 	// The digest under the home first: a handoff.md on disk is always one
 	// the home lists (trust.go).
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
@@ -151,11 +164,6 @@ func (p *Project) WriteProject(text, tool string) error {
 	}
 	if err := d.Write("handoff.md", []byte(text), safefile.Options{Mode: 0o600}); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
-	}
-	if id := IDOf(HeaderOf(text)); id != "" {
-		if _, err := writeHistory(d, id, text, p.HistoryKeep); err != nil {
-			p.logf("history: %v", err)
-		}
 	}
 	pointers := []string{"AGENTS.md"}
 	for _, a := range adapters.All {
