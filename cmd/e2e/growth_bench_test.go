@@ -26,7 +26,11 @@ func envInt(name string, def int) int {
 // sessions (40 projects, sessions of about 25 MB of rows: prompts, calls
 // and tool results with file contents), built once and kept in the user's
 // cache directory (a 5 GB one takes minutes to build). 0 MB: "".
-func historyLedger(b *testing.B, mb int) string {
+func historyLedger(b *testing.B, mb int) string { return historyLedgerShape(b, mb, "") }
+
+// historyLedgerShape is historyLedger of a shape TestBuildHistoryLedger
+// knows ("" or "hook"), cached under its own name.
+func historyLedgerShape(b *testing.B, mb int, shape string) string {
 	b.Helper()
 	if mb == 0 {
 		return ""
@@ -35,7 +39,11 @@ func historyLedger(b *testing.B, mb int) string {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "carryover-bench", fmt.Sprintf("history-%dmb", mb))
+	name := fmt.Sprintf("history-%dmb", mb)
+	if shape != "" {
+		name = fmt.Sprintf("history-%s-%dmb", shape, mb)
+	}
+	dir := filepath.Join(cache, "carryover-bench", name)
 	path := filepath.Join(dir, "ledger.sqlite")
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path
@@ -46,7 +54,7 @@ func historyLedger(b *testing.B, mb int) string {
 	_, file, _, _ := runtime.Caller(0)
 	build := exec.Command("go", "test", "-count=1", "-run", "^TestBuildHistoryLedger$", "-timeout", "60m", "./adapters/ledger/")
 	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	build.Env = append(os.Environ(), "CARRYOVER_BUILD_HISTORY="+dir+","+strconv.Itoa(mb))
+	build.Env = append(os.Environ(), "CARRYOVER_BUILD_HISTORY="+dir+","+strconv.Itoa(mb)+","+shape)
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building the history ledger: %v\n%s", err, out)
 	}

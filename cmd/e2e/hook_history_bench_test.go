@@ -21,7 +21,9 @@ import (
 // (the repository BenchmarkSnapshotIncremental uses), with ledgers holding
 // each of CARRYOVER_BENCH_HOOK_HISTORY_MB ("0,5120" by default; the
 // history ledgers are built once and kept in the user cache directory) of
-// older sessions of 40 other projects. The ledgers' runs are interleaved,
+// older sessions of 40 other projects, in the shape months of hooks leave
+// (thousands of sessions with their transcripts' cursors, published
+// handoffs and receipts: TestBuildHistoryLedger's "hook" shape). The ledgers' runs are interleaved,
 // and so is one `git status --porcelain` in the same repo per round, so
 // every figure sees the same load. Reports per history size p50 and p99
 // of the wall clock, p50 of the process's CPU time (user + system: the
@@ -53,7 +55,7 @@ func BenchmarkHookHistory(b *testing.B) {
 	}
 	var rigs []*rig
 	for _, hist := range sizes {
-		src := historyLedger(b, hist)
+		src := historyLedgerShape(b, hist, "hook")
 		r := &rig{hist: hist, home: filepath.Join(dir, fmt.Sprintf("home-%d", hist))}
 		copyLedger(b, src, filepath.Join(r.home, ".carryover"))
 		defer os.RemoveAll(r.home)
