@@ -53,3 +53,38 @@ func BenchmarkWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
 }
+
+// BenchmarkWriteIncremental is a hook's write: 40 new rows and the cursor,
+// in a fresh process (a new Open) on a session of 48,000 rows.
+func BenchmarkWriteIncremental(b *testing.B) {
+	rows := benchRows(b, 2000)
+	dir := b.TempDir()
+	l, err := ledger.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ref := ledger.SessionRef{Tool: "claude", NativeID: "s", Project: "/p"}
+	base := min(48000, len(rows)-40*200)
+	for j := 0; j < base; j += 4096 {
+		if _, err := l.Write(ledger.Batch{Session: ref, Rows: rows[j:min(j+4096, base)]}, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	l.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		l, err := ledger.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		from := base + (i%200)*40
+		b.StartTimer()
+		if _, err := l.Write(ledger.Batch{Session: ref, Rows: rows[from : from+40], Cursor: &adapters.Cursor{Path: "/t", Offset: int64(from)}}, now); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		l.Close()
+		b.StartTimer()
+	}
+}

@@ -209,7 +209,8 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 				l.bulk(true)
 			}
 			if werr == nil {
-				n, err := l.Write(Batch{Session: ref, Rows: b.rows, Sidechain: t.Sidechain, prep: b.prep}, o.Now)
+				// Keys wait for the last batch (keys.go).
+				n, err := l.Write(Batch{Session: ref, Rows: b.rows, Sidechain: t.Sidechain, prep: b.prep, deferKeys: true}, o.Now)
 				if err != nil {
 					werr = err
 				}

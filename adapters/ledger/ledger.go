@@ -40,6 +40,8 @@ type Ledger struct {
 	// deadline, when set, bounds every wait for another process's lock
 	// (OpenBy).
 	deadline time.Time
+	// keys are the pending row keys this process wrote (keys.go).
+	keys keyStates
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
@@ -191,6 +193,24 @@ var migrations = []string{
 	describedTable + `
 	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
 	lifecycleSchema,
+	// Row keys move from a unique index on rows to compact tables written
+	// in key or seq order (keys.go). Existing rows are pending (keys_through 1)
+	// and indexed when their session is next written, so the migration
+	// costs no more than dropping the old index.
+	`CREATE TABLE row_keys (
+		session_id INTEGER NOT NULL,
+		khash      INTEGER NOT NULL,
+		seq        INTEGER NOT NULL,
+		PRIMARY KEY (session_id, khash, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE keys_recent (
+		session_id INTEGER NOT NULL,
+		seq        INTEGER NOT NULL,
+		khash      INTEGER NOT NULL,
+		PRIMARY KEY (session_id, seq)
+	) WITHOUT ROWID;
+	ALTER TABLE sessions ADD COLUMN keys_through INTEGER NOT NULL DEFAULT 1;
+	DROP INDEX rows_key;`,
 }
 
 // anchorRows is the partial index's condition. A query uses such an index
@@ -282,11 +302,22 @@ func init() {
 		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 			return err
 		}
-		// The page size takes effect only on a new file, before WAL mode
-		// writes its first page. (No auto-vacuum: its pointer-map pages
-		// defeat the salvage of a truncated ledger, recover.go; `gc`'s
-		// freed pages are reused by new rows, `gc --vacuum` shrinks.)
-		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize)+`; PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
+		// The page size and auto_vacuum take effect only on a new file,
+		// before WAL mode writes its first page. Incremental auto-vacuum
+		// lets `carryover gc` hand freed pages back to the file system
+		// without rewriting the ledger (an older ledger gets it from one
+		// `carryover gc --vacuum`); nothing vacuums unless gc asks. Only a
+		// new file is asked: the pragma on an existing one takes a lock
+		// another process may hold.
+		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
+			return err
+		}
+		if pageCount(c) == 0 {
+			if _, err := c.Exec(`PRAGMA auto_vacuum = incremental`, nil); err != nil {
+				return err
+			}
+		}
+		if _, err := c.Exec(`PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
 			return err
 		}
 		ps := int64(4096)
@@ -302,6 +333,21 @@ func init() {
 		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/ps, 10), nil)
 		return err
 	}})
+}
+
+// pageCount is the connection's database size in pages (0: a new file).
+func pageCount(c *sqlite3.SQLiteConn) int64 {
+	rows, err := c.Query(`PRAGMA page_count`, nil)
+	if err != nil {
+		return -1
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return -1
+	}
+	n, _ := v[0].(int64)
+	return n
 }
 
 // busyTimeout is how long a statement waits for another process's lock
@@ -531,6 +577,9 @@ type Batch struct {
 	Sidechain bool
 	// prep is Rows already prepared (prepareRows), when the caller did it.
 	prep *preparedRows
+	// deferKeys leaves the rows' keys pending (keys.go): set on the batches
+	// of a long read but its last, which writes them all at once.
+	deferKeys bool
 }
 
 // Write stores a batch in one transaction: the session, its rows (upserted
@@ -538,19 +587,23 @@ type Batch struct {
 // replaces the earlier one) and the cursor. It returns how many rows were new.
 func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	added := 0
+	var sid int64
 	err := l.withRawTx(func(tx *rawTx) error {
 		var err error
-		added, err = writeBatch(tx, b, now)
+		added, sid, err = writeBatch(tx, &l.keys, b, now)
 		return err
 	})
 	if err != nil {
+		if sid != 0 {
+			l.keys.forget(sid)
+		}
 		return 0, err
 	}
 	return added, nil
 }
 
 const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
-		WHERE session_id = ? AND key = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`
+		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`
 
 // optCols are the row columns whose value is usually the column default
 // (empty, NULL or 0). A row binds only those it sets: each bound value is a
@@ -666,7 +719,7 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 			vals += ", ?"
 		}
 	}
-	st, err := tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + vals + `) ON CONFLICT (session_id, key) DO NOTHING`)
+	st, err := tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + vals + `)`)
 	if err != nil {
 		return nil, err
 	}
@@ -674,15 +727,22 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 	return st, nil
 }
 
-func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
+func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
 	ref := b.Session
 	if _, err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var sid, next int64
-	if err := tx.queryRow(`SELECT id, next_seq FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next); err != nil {
-		return 0, err
+	var sid, next, through int64
+	if err := tx.queryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
+		return 0, 0, err
 	}
+	added, err := writeRows(tx, ks, sid, next, through, b, now)
+	return added, sid, err
+}
+
+// writeRows is writeBatch for the session sid, whose next_seq is next and
+// keys_through is through.
+func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now time.Time) (int, error) {
 	if b.Cursor != nil {
 		// Never move a cursor backwards on the same file: a slower
 		// concurrent snapshot may finish after a faster one.
@@ -694,26 +754,45 @@ func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
 		}
 	}
 	added := 0
+	stored := through
+	kw, through, err := openKeys(tx, ks, sid, next, through)
+	if err != nil {
+		return 0, err
+	}
 	if len(b.Rows) > 0 {
 		p := b.prep
 		if p == nil {
 			p = prepareRows(b.Rows, b.Sidechain, now)
 		}
+		hs := make([]int64, len(p.rows))
+		for i, r := range p.rows {
+			hs[i] = keyHash(r.Key)
+		}
+		if err := kw.prefetch(hs); err != nil {
+			return 0, err
+		}
 		stmts := map[rowForm]driver.Stmt{}
 		var upd driver.Stmt
 		ctx := context.Background()
 		for i, r := range p.rows {
-			args := p.args[i]
-			args[1].Value = next
-			st, err := insertStmt(tx, stmts, sid, p.forms[i])
+			h := hs[i]
+			seq, err := kw.find(r.Key, h)
 			if err != nil {
 				return 0, err
 			}
-			res, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
-			if err != nil {
-				return 0, err
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
+			if seq == 0 {
+				args := p.args[i]
+				args[1].Value = next
+				st, err := insertStmt(tx, stmts, sid, p.forms[i])
+				if err != nil {
+					return 0, err
+				}
+				if _, err := st.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
+					return 0, err
+				}
+				if err := kw.added(h, next, b.deferKeys); err != nil {
+					return 0, err
+				}
 				next++
 				added++
 				continue
@@ -730,17 +809,30 @@ func writeBatch(tx *rawTx, b Batch, now time.Time) (int, error) {
 				exit = int64(*r.ExitCode)
 			}
 			side := r.Sidechain || b.Sidechain
-			if _, err := tx.exec(upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, r.Key, r.Text, string(r.Kind), exit); err != nil {
+			if _, err := tx.exec(upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, seq, r.Text, string(r.Kind), exit); err != nil {
 				return 0, err
 			}
 		}
-		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, p.lastTS, sid); err != nil {
+		if through, err = kw.close(next, !b.deferKeys); err != nil {
 			return 0, err
 		}
+		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?, keys_through = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, through, p.lastTS, sid); err != nil {
+			return 0, err
+		}
+		stored = through
 		if p.tokUsed > 0 {
 			if _, err := tx.execOnce(`UPDATE sessions SET tokens_used = ?, tokens_max = ? WHERE id = ?`, p.tokUsed, p.tokMax, sid); err != nil {
 				return 0, err
 			}
+		}
+	} else if through, err = kw.close(next, !b.deferKeys); err != nil {
+		return 0, err
+	}
+	if through != stored {
+		// A cursor-only write that indexed pending rows (another writer's,
+		// or this read's when its last batch had no rows of its own).
+		if _, err := tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid); err != nil {
+			return 0, err
 		}
 	}
 	if c := b.Cursor; c != nil {

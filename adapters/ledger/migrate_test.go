@@ -114,7 +114,8 @@ func TestQueryPlans(t *testing.T) {
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq > 5 ORDER BY seq LIMIT 10`:                                          "USING PRIMARY KEY (session_id=? AND seq>?)",
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 ORDER BY seq DESC LIMIT 10`:                                                 "USING PRIMARY KEY (session_id=?)",
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq BETWEEN 5 AND 300 AND kind = 'tool_call' AND call_id = 'c' LIMIT 1`: "USING PRIMARY KEY (session_id=? AND seq>? AND seq<?)",
-		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND key = 'k'`:                                                                    "INDEX rows_key (session_id=? AND key=?)",
+		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND seq = 7`:                                                                      "USING PRIMARY KEY (session_id=? AND seq=?)",
+		`SELECT seq FROM row_keys WHERE session_id = 1 AND khash = 42`:                                                                     "USING PRIMARY KEY (session_id=? AND khash=?)",
 	} {
 		var plan []string
 		rows, err := l.db.Query(`EXPLAIN QUERY PLAN ` + q)
@@ -173,7 +174,11 @@ func TestRecentRowsKeepsOldFailuresCommand(t *testing.T) {
 
 // TestSalvageTruncatedFile: a ledger cut short still yields its cursors
 // (SQLite refuses a file shorter than its header's page count; Salvage reads
-// a padded copy).
+// a padded copy without the auto-vacuum fields). Auto-vacuum keeps every
+// table's root page at the front of the file (pages 3–40 here), so a cut
+// that keeps the roots keeps the small tables whole; the ledger is made big
+// enough (about 300 pages) that the cut falls among the rows, as it does
+// in any ledger in use.
 func TestSalvageTruncatedFile(t *testing.T) {
 	dir := t.TempDir()
 	l, err := Open(dir)
@@ -182,7 +187,7 @@ func TestSalvageTruncatedFile(t *testing.T) {
 	}
 	for s := 0; s < 2; s++ {
 		var rows []adapters.Row
-		for i := 0; i < 800; i++ {
+		for i := 0; i < 8000; i++ {
 			rows = append(rows, adapters.Row{Key: fmt.Sprint(s, "k", i), Role: "assistant", Kind: adapters.KindText, Text: "some text for the row"})
 		}
 		if _, err := l.Write(Batch{Session: SessionRef{Tool: "claude", NativeID: fmt.Sprint("s", s), Project: "/p"}, Rows: rows, Cursor: &adapters.Cursor{Path: fmt.Sprint("/t/", s)}}, time.Now()); err != nil {

@@ -72,10 +72,24 @@ func salvageTruncated(path string) []Salvaged {
 	}
 	tmp := path + ".salvage"
 	defer os.Remove(tmp)
+	noAutoVacuum(data)
 	if os.WriteFile(tmp, append(data, make([]byte, pages*ps-len(data))...), 0o600) != nil {
 		return nil
 	}
 	return salvage(tmp, "mode=ro&immutable=1")
+}
+
+// noAutoVacuum clears the auto-vacuum fields of a database header (the
+// largest root page, the incremental flag) in a salvage copy: SQLite then
+// reads the tables without consulting the pointer-map pages, which a cut
+// file has lost (they are every 3,277th page of a 16 KiB-page ledger, and
+// a reader that meets one it expects and finds zeroes calls the whole file
+// corrupt).
+func noAutoVacuum(h []byte) {
+	if len(h) >= 68 {
+		clear(h[52:56])
+		clear(h[64:68])
+	}
 }
 
 // salvageMax is the largest damaged file whose header salvageHeaderless

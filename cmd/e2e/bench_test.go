@@ -14,7 +14,10 @@ import (
 )
 
 // synthLines returns n transcript lines built from the Claude fixture with
-// unique uuids, starting at copy number from.
+// unique uuids, starting at copy number from. Real message ids are random
+// (UUID v4), so each line's uuid starts with a scattered number of its
+// own: with the copy number first, the 50 lines a hook reads would sit
+// side by side in any index on the key, which real ones never do.
 func synthLines(tb testing.TB, from, n int) [][]byte {
 	tb.Helper()
 	src, err := os.ReadFile("../../testdata/adapters/claude/session-tools.jsonl")
@@ -24,11 +27,11 @@ func synthLines(tb testing.TB, from, n int) [][]byte {
 	base := bytes.Split(bytes.TrimSpace(src), []byte("\n"))
 	out := make([][]byte, 0, n)
 	for i := 0; len(out) < n; i++ {
-		for _, l := range base {
+		for k, l := range base {
 			if len(out) == n {
 				break
 			}
-			tag := []byte(`"uuid":"c` + strconv.Itoa(from+i) + `-`)
+			tag := []byte(`"uuid":"` + scatter((from+i)*1024+k) + `-c` + strconv.Itoa(from+i) + `-`)
 			l2 := bytes.ReplaceAll(l, []byte(`"uuid":"`), tag)
 			l2 = bytes.ReplaceAll(l2, []byte(`"toolu_`), []byte(`"toolu_c`+strconv.Itoa(from+i)+`_`))
 			out = append(out, l2)

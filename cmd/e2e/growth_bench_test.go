@@ -22,6 +22,11 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// historyLayout names the ledger schema the cached history ledgers were
+// built with: bump it with a migration, or every timed run would also
+// measure migrating a copy of an old one.
+const historyLayout = 12
+
 // historyLedger returns a ledger file holding about mb MB of older
 // sessions (40 projects, sessions of about 25 MB of rows: prompts, calls
 // and tool results with file contents), built once and kept in the user's
@@ -39,9 +44,9 @@ func historyLedgerShape(b *testing.B, mb int, shape string) string {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	name := fmt.Sprintf("history-%dmb", mb)
+	name := fmt.Sprintf("history-%dmb-v%d", mb, historyLayout)
 	if shape != "" {
-		name = fmt.Sprintf("history-%s-%dmb", shape, mb)
+		name = fmt.Sprintf("history-%s-%dmb-v%d", shape, mb, historyLayout)
 	}
 	dir := filepath.Join(cache, "carryover-bench", name)
 	path := filepath.Join(dir, "ledger.sqlite")
@@ -152,7 +157,14 @@ func BenchmarkIngestCurve(b *testing.B) {
 						// per CPU second of the process (user+system): steadier
 						// than wall time on a loaded machine
 						b.ReportMetric(float64(mb)/(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()).Seconds(), "MB/cpu-s")
-						b.ReportMetric(fileMB(filepath.Join(home, ".carryover", "ledger.sqlite")), "ledger-MB")
+						led := filepath.Join(home, ".carryover", "ledger.sqlite")
+						// The hook path exits 0 whatever happens: a run that
+						// stored nothing must not pass for a fast one.
+						if grown := fileMB(led) - fileMB(src); grown < float64(mb)/20 {
+							log, _ := os.ReadFile(filepath.Join(home, ".carryover", "carryover.log"))
+							b.Fatalf("the ledger grew %.1f MB on a %d MB transcript: nothing stored?\n%s", grown, mb, log)
+						}
+						b.ReportMetric(fileMB(led), "ledger-MB")
 						os.RemoveAll(home)
 						b.StartTimer()
 					}

@@ -46,14 +46,6 @@ func realisticLines(tb testing.TB, from, n int) [][]byte {
 	base := synthLines(tb, from, n)
 	out := make([][]byte, 0, n+n/20)
 	for i, l := range base {
-		// Real message ids are random (UUID v4), so row keys land all over
-		// the key index; synthLines' "c<copy>-" prefixes cluster them.
-		if j := bytes.Index(l, []byte(`"uuid":"c`)); j >= 0 {
-			k := j + len(`"uuid":"c`)
-			e := k + bytes.IndexByte(l[k:], '-')
-			copyNo, _ := strconv.Atoi(string(l[k:e]))
-			l = append(append(append([]byte{}, l[:j]...), []byte(`"uuid":"`+scatter(copyNo))...), l[e:]...)
-		}
 		out = append(out, l)
 		if i%20 != 19 {
 			continue

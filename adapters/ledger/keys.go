@@ -1,0 +1,382 @@
+package ledger
+
+import (
+	"context"
+	"database/sql/driver"
+	"hash/fnv"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Row keys (issue 17: linear cold ingest).
+//
+// A row is identified by its adapter's key (Claude's message uuid plus a
+// block index, a Codex call id, ...): re-reading the same bytes adds
+// nothing, and a later copy of a row replaces the earlier one. The keys are
+// random, and a unique index on them (schema 6–11) put every insert at a
+// random place in a B-tree as large as the session: each batch commit of
+// a cold ingest wrote out most of the index's pages again (a 1 GB
+// transcript, 353,000 rows, 86 commits: 111,000 page writes against the
+// 17,000 the rows themselves need, and 3.5 s against 1.9 s without the
+// index), so MB/s fell as the session grew.
+//
+// Keys now live in row_keys, a compact table of (session, 64-bit FNV-1a
+// hash of the key, seq) — about 16 bytes an entry against 56 — and a
+// long read writes them once, sorted, at its end instead of with every
+// batch. The invariant: every row of a session with seq < keys_through
+// has its entry in row_keys; the rows at and after keys_through are
+// "pending" and their keys are only in the rows table. The process that
+// wrote them keeps their hashes in memory (keyState) to find repeats; any
+// other writer first indexes them from the rows table (flushFromRows), so
+// a crashed or concurrent ingest never lets a row in twice. A hash match
+// is always checked against the stored key, so a collision is never
+// taken for a repeat.
+
+// keyFlushRows bounds the pending keys a long read holds in memory (about
+// 40 bytes each): past it they are written within the current batch.
+const keyFlushRows = 1 << 19
+
+// keyRecentMax is how many keys keys_recent holds per session before they
+// move into row_keys: each writer reads them all (4,096 entries are about
+// 4 pages), and a move touches up to one row_keys page per key.
+const keyRecentMax = 4096
+
+// keyHash is the 64-bit FNV-1a hash of a row key, as SQLite stores it.
+func keyHash(key string) int64 {
+	h := fnv.New64a()
+	io.WriteString(h, key)
+	return int64(h.Sum64())
+}
+
+// seqIndex maps key hashes to the seqs of their rows (a hash shared by two
+// keys keeps both).
+type seqIndex struct {
+	m     map[int64]int64
+	extra map[int64][]int64
+	n     int
+}
+
+func (x *seqIndex) add(h, seq int64) {
+	if x.m == nil {
+		x.m = make(map[int64]int64, 64)
+	}
+	x.n++
+	if _, ok := x.m[h]; !ok {
+		x.m[h] = seq
+		return
+	}
+	if x.extra == nil {
+		x.extra = map[int64][]int64{}
+	}
+	x.extra[h] = append(x.extra[h], seq)
+}
+
+// seqs appends the seqs of hash h to dst.
+func (x *seqIndex) seqs(dst []int64, h int64) []int64 {
+	if seq, ok := x.m[h]; ok {
+		dst = append(dst, seq)
+		dst = append(dst, x.extra[h]...)
+	}
+	return dst
+}
+
+func (x *seqIndex) entries() []keyEntry {
+	es := make([]keyEntry, 0, x.n)
+	for h, seq := range x.m {
+		es = append(es, keyEntry{h, seq})
+		for _, s := range x.extra[h] {
+			es = append(es, keyEntry{h, s})
+		}
+	}
+	return es
+}
+
+// keyState is what a process knows of one session's keys.
+type keyState struct {
+	// next and through are the session's next_seq and keys_through as this
+	// process left them; any other value at the start of a transaction
+	// means another writer came in between (see openKeys).
+	next, through int64
+	pending       seqIndex // a long read's rows at and after through
+	recent        seqIndex // the session's keys_recent
+}
+
+// keyStates are the ledger's key states by session id.
+type keyStates struct {
+	mu sync.Mutex
+	m  map[int64]*keyState
+}
+
+func (k *keyStates) get(sid int64) *keyState {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[int64]*keyState{}
+	}
+	s := k.m[sid]
+	if s == nil {
+		s = &keyState{next: -1}
+		k.m[sid] = s
+	}
+	return s
+}
+
+// forget drops the process's state of a session whose transaction rolled
+// back: the next one starts from what the ledger holds.
+func (k *keyStates) forget(sid int64) {
+	k.mu.Lock()
+	delete(k.m, sid)
+	k.mu.Unlock()
+}
+
+// keyWriter finds repeats and records new rows' keys within one write
+// transaction.
+type keyWriter struct {
+	tx     *rawTx
+	sid    int64
+	st     *keyState
+	keyAt  driver.Stmt // the key of a row
+	recent driver.Stmt // appends to keys_recent
+	// indexed: row_keys may hold entries of the session; hits are those of
+	// the batch's hashes (prefetch).
+	indexed bool
+	hits    map[int64][]int64
+	buf     []int64
+}
+
+// openKeys prepares the session's keys for a transaction in which the
+// session's next_seq is next and its keys_through is through, and returns
+// keys_through as it is now. Pending rows another writer left (a crash, a
+// concurrent read) are indexed first.
+func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, int64, error) {
+	st := ks.get(sid)
+	if st.next != next || st.through != through {
+		if through < next {
+			if err := flushFromRows(tx, sid, through); err != nil {
+				return nil, 0, err
+			}
+			through = next
+		}
+		st.pending, st.recent = seqIndex{}, seqIndex{}
+		if through > 1 {
+			if err := loadRecent(tx, sid, &st.recent); err != nil {
+				return nil, 0, err
+			}
+		}
+		st.next, st.through = next, through
+	}
+	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through-1 > int64(st.recent.n)}, through, nil
+}
+
+// keyLookupChunk is how many hashes one prefetch query asks for (SQLite
+// allows 32,766 parameters; a hook's batch is usually under 100 rows).
+const keyLookupChunk = 500
+
+// prefetch looks up the batch's hashes in row_keys in one query per
+// chunk instead of one per row: each statement run is a cgo call, and a
+// hook's 50 new rows would otherwise pay 50 of them to find nothing.
+func (w *keyWriter) prefetch(hs []int64) error {
+	if !w.indexed || len(hs) == 0 {
+		return nil
+	}
+	w.hits = map[int64][]int64{}
+	for len(hs) > 0 {
+		n := min(len(hs), keyLookupChunk)
+		q := `SELECT khash, seq FROM row_keys WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND khash IN (?` + strings.Repeat(",?", n-1) + `)`
+		args := make([]driver.NamedValue, n)
+		for i, h := range hs[:n] {
+			args[i] = driver.NamedValue{Ordinal: i + 1, Value: h}
+		}
+		s, err := w.tx.conn.Prepare(q)
+		if err != nil {
+			return err
+		}
+		rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), args)
+		if err != nil {
+			s.Close()
+			return err
+		}
+		v := make([]driver.Value, 2)
+		for rows.Next(v) == nil {
+			h, _ := v[0].(int64)
+			seq, _ := v[1].(int64)
+			w.hits[h] = append(w.hits[h], seq)
+		}
+		rows.Close()
+		s.Close()
+		hs = hs[n:]
+	}
+	return nil
+}
+
+// find returns the seq of the stored row with key (hash h), or 0.
+func (w *keyWriter) find(key string, h int64) (int64, error) {
+	w.buf = w.st.pending.seqs(w.buf[:0], h)
+	w.buf = w.st.recent.seqs(w.buf, h)
+	w.buf = append(w.buf, w.hits[h]...)
+	for _, seq := range w.buf {
+		if same, err := w.keyIs(seq, key); same || err != nil {
+			return seq, err
+		}
+	}
+	return 0, nil
+}
+
+// keyIs reports whether the row at seq has key (false for a hash
+// collision, or a row gc removed).
+func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
+	if w.keyAt == nil {
+		var err error
+		if w.keyAt, err = w.tx.prepare(`SELECT key FROM rows WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND seq = ?`); err != nil {
+			return false, err
+		}
+	}
+	rows, err := w.keyAt.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}})
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return false, nil
+	}
+	switch s := v[0].(type) {
+	case string:
+		return s == key, nil
+	case []byte:
+		return string(s) == key, nil
+	}
+	return false, nil
+}
+
+// added records a new row's key: pending in memory for a long read's
+// batch (deferred), else appended to keys_recent.
+func (w *keyWriter) added(h, seq int64, deferred bool) error {
+	if deferred {
+		w.st.pending.add(h, seq)
+		return nil
+	}
+	if w.recent == nil {
+		var err error
+		if w.recent, err = w.tx.prepare(`INSERT OR IGNORE INTO keys_recent (session_id, seq, khash) VALUES (` + strconv.FormatInt(w.sid, 10) + `, ?, ?)`); err != nil {
+			return err
+		}
+	}
+	if _, err := w.recent.(driver.StmtExecContext).ExecContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}, {Ordinal: 2, Value: h}}); err != nil {
+		return err
+	}
+	w.st.recent.add(h, seq)
+	return nil
+}
+
+// close ends the transaction's key work and returns the session's
+// keys_through. A read's last batch (flush), or one past keyFlushRows,
+// writes the pending keys into row_keys; keys_recent moves there once it
+// holds keyRecentMax.
+func (w *keyWriter) close(next int64, flush bool) (int64, error) {
+	st := w.st
+	through := st.through
+	if flush || st.pending.n >= keyFlushRows {
+		if st.pending.n > 0 {
+			if err := writeEntries(w.tx, w.sid, st.pending.entries()); err != nil {
+				return 0, err
+			}
+			st.pending = seqIndex{}
+		}
+		through = next
+	}
+	if st.recent.n >= keyRecentMax {
+		if err := writeEntries(w.tx, w.sid, st.recent.entries()); err != nil {
+			return 0, err
+		}
+		if _, err := w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid); err != nil {
+			return 0, err
+		}
+		st.recent = seqIndex{}
+	}
+	st.next, st.through = next, through
+	return through, nil
+}
+
+// loadRecent reads the session's keys_recent into x.
+func loadRecent(tx *rawTx, sid int64, x *seqIndex) error {
+	s, err := tx.prepare(`SELECT khash, seq FROM keys_recent WHERE session_id = ?`)
+	if err != nil {
+		return err
+	}
+	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: sid}})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 2)
+	for rows.Next(v) == nil {
+		h, _ := v[0].(int64)
+		seq, _ := v[1].(int64)
+		x.add(h, seq)
+	}
+	return nil
+}
+
+// flushFromRows indexes the rows of session sid from seq from on into
+// row_keys.
+func flushFromRows(tx *rawTx, sid, from int64) error {
+	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq`)
+	if err != nil {
+		return err
+	}
+	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: sid}, {Ordinal: 2, Value: from}})
+	if err != nil {
+		return err
+	}
+	var es []keyEntry
+	v := make([]driver.Value, 2)
+	for rows.Next(v) == nil {
+		seq, _ := v[0].(int64)
+		var key string
+		switch k := v[1].(type) {
+		case string:
+			key = k
+		case []byte:
+			key = string(k)
+		}
+		es = append(es, keyEntry{keyHash(key), seq})
+	}
+	rows.Close()
+	return writeEntries(tx, sid, es)
+}
+
+type keyEntry struct{ h, seq int64 }
+
+// writeEntries inserts entries into row_keys in key order: consecutive
+// inserts land on the same B-tree page, so each page is written once.
+func writeEntries(tx *rawTx, sid int64, es []keyEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	slices.SortFunc(es, func(a, b keyEntry) int {
+		if a.h != b.h {
+			if a.h < b.h {
+				return -1
+			}
+			return 1
+		}
+		return int(a.seq - b.seq)
+	})
+	ins, err := tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	args := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2}}
+	for _, e := range es {
+		args[0].Value, args[1].Value = e.h, e.seq
+		if _, err := ins.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
+			return err
+		}
+	}
+	return nil
+}

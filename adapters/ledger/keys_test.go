@@ -1,0 +1,317 @@
+package ledger
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+)
+
+var keysNow = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+
+func keyRows(from, n int, text string) []adapters.Row {
+	var rows []adapters.Row
+	for i := from; i < from+n; i++ {
+		rows = append(rows, adapters.Row{Key: fmt.Sprintf("k-%d", i), Role: "user", Kind: adapters.KindPrompt, Text: fmt.Sprintf("%s %d", text, i)})
+	}
+	return rows
+}
+
+var keysRef = SessionRef{Tool: "claude", NativeID: "s", Project: "/p"}
+
+// keysCheck asserts the session's rows are exactly the keys want (each
+// once), that row_keys indexes every row up to keys_through, and returns
+// the rows' texts by key.
+func keysCheck(t *testing.T, l *Ledger, want int) map[string]string {
+	t.Helper()
+	var rows, distinct, keyed, through, next int64
+	l.db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT key) FROM rows`).Scan(&rows, &distinct)
+	l.db.QueryRow(`SELECT keys_through, next_seq FROM sessions WHERE native_id = 's'`).Scan(&through, &next)
+	l.db.QueryRow(`SELECT COUNT(*) FROM rows r WHERE EXISTS (SELECT 1 FROM row_keys k WHERE k.session_id = r.session_id AND k.seq = r.seq)
+		OR EXISTS (SELECT 1 FROM keys_recent k WHERE k.session_id = r.session_id AND k.seq = r.seq)`).Scan(&keyed)
+	if rows != int64(want) || distinct != rows {
+		t.Fatalf("%d rows, %d distinct keys; want %d each", rows, distinct, want)
+	}
+	if through != next || keyed != rows {
+		t.Fatalf("keys_through %d, next_seq %d, %d of %d rows keyed: want every row keyed", through, next, keyed, rows)
+	}
+	texts := map[string]string{}
+	rs, _ := l.db.Query(`SELECT key, text FROM rows`)
+	for rs.Next() {
+		var k, v string
+		rs.Scan(&k, &v)
+		texts[k] = v
+	}
+	rs.Close()
+	return texts
+}
+
+// TestKeysDeferredBatchesFindRepeats: a long read's batches leave their
+// keys pending, and a row repeated batches later still replaces the
+// first copy instead of adding a second.
+func TestKeysDeferredBatchesFindRepeats(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 100, "first"), deferKeys: true}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	var pending int64
+	l.db.QueryRow(`SELECT COUNT(*) FROM row_keys`).Scan(&pending)
+	if pending != 0 {
+		t.Fatalf("a deferred batch wrote %d keys", pending)
+	}
+	n, err := l.Write(Batch{Session: keysRef, Rows: append(keyRows(50, 10, "again"), keyRows(100, 10, "new")...), deferKeys: true}, keysNow)
+	if err != nil || n != 10 {
+		t.Fatalf("second batch added %d (%v), want 10", n, err)
+	}
+	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 1, "last")}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	texts := keysCheck(t, l, 110)
+	if texts["k-55"] != "again 55" || texts["k-0"] != "last 0" || texts["k-1"] != "first 1" {
+		t.Fatalf("later copies did not replace earlier ones: %q %q %q", texts["k-55"], texts["k-0"], texts["k-1"])
+	}
+	// After the flush, repeats are found in row_keys.
+	if n, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 110, "x")}, keysNow); err != nil || n != 0 {
+		t.Fatalf("re-reading everything added %d (%v)", n, err)
+	}
+	keysCheck(t, l, 110)
+}
+
+// TestKeysAnotherWriterIndexesPending: a process that died with pending
+// keys (or one still reading) leaves rows the next writer must index
+// before it looks for repeats; nothing is stored twice.
+func TestKeysAnotherWriterIndexesPending(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Write(Batch{Session: keysRef, Rows: keyRows(0, 100, "a"), deferKeys: true}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	// A second process (its own key state) re-reads the same lines and more.
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	n, err := b.Write(Batch{Session: keysRef, Rows: keyRows(0, 120, "b"), deferKeys: true}, keysNow)
+	if err != nil || n != 20 {
+		t.Fatalf("the second writer added %d (%v), want 20", n, err)
+	}
+	// The first one goes on with its read: its pending map is stale now.
+	n, err = a.Write(Batch{Session: keysRef, Rows: keyRows(110, 20, "a")}, keysNow)
+	if err != nil || n != 10 {
+		t.Fatalf("the first writer added %d (%v), want 10", n, err)
+	}
+	keysCheck(t, a, 130)
+	// The second one's last batch has no rows of its own: a cursor-only
+	// write still leaves every key indexed.
+	if _, err := b.Write(Batch{Session: keysRef, Cursor: &adapters.Cursor{Path: "/t"}}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	keysCheck(t, b, 130)
+}
+
+// TestKeysCursorOnlyLastBatchFlushes: a read whose last batch holds no
+// rows (the lines ended exactly at a batch boundary) still indexes them.
+func TestKeysCursorOnlyLastBatchFlushes(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 50, "x"), deferKeys: true}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Write(Batch{Session: keysRef, Cursor: &adapters.Cursor{Path: "/t", Offset: 9}}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	keysCheck(t, l, 50)
+}
+
+// TestKeysHashCollisionIsNotARepeat: a key whose hash matches another
+// row's is a new row; the stored key decides, never the hash alone — in
+// row_keys, in keys_recent and in a read's pending keys.
+func TestKeysHashCollisionIsNotARepeat(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	prompt := func(k string) []adapters.Row {
+		return []adapters.Row{{Key: k, Role: "user", Kind: adapters.KindPrompt, Text: k}}
+	}
+	// row_keys: a long read's keys.
+	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 3, "x"), deferKeys: true}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Write(Batch{Session: keysRef, Cursor: &adapters.Cursor{Path: "/t"}}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.Exec(`UPDATE row_keys SET khash = ? WHERE seq = 2`, keyHash("other")); err != nil {
+		t.Fatal(err)
+	}
+	// keys_recent: a hook's.
+	if _, err := l.Write(Batch{Session: keysRef, Rows: prompt("r1")}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.Exec(`UPDATE keys_recent SET khash = ? WHERE seq = 4`, keyHash("r2")); err != nil {
+		t.Fatal(err)
+	}
+	// A new process sees the forged hashes.
+	m, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, k := range []string{"other", "r2"} {
+		if n, err := m.Write(Batch{Session: keysRef, Rows: prompt(k)}, keysNow); err != nil || n != 1 {
+			t.Fatalf("%s, colliding with a stored key, added %d (%v), want 1", k, n, err)
+		}
+	}
+	var text string
+	m.db.QueryRow(`SELECT text FROM rows WHERE key = 'k-1'`).Scan(&text)
+	if text != "x 1" {
+		t.Fatalf("a colliding key overwrote another row: %q", text)
+	}
+	// pending: two keys of one hash in a read, then the second repeated.
+	if _, err := m.Write(Batch{Session: keysRef, Rows: prompt("p1"), deferKeys: true}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	st := m.keys.get(1)
+	for h, seq := range st.pending.m {
+		delete(st.pending.m, h)
+		st.pending.m[keyHash("p2")] = seq
+	}
+	for i := 0; i < 2; i++ {
+		n, err := m.Write(Batch{Session: keysRef, Rows: prompt("p2"), deferKeys: true}, keysNow)
+		if err != nil || n != 1-i {
+			t.Fatalf("p2, write %d: added %d (%v), want %d", i+1, n, err, 1-i)
+		}
+	}
+	if _, err := m.Write(Batch{Session: keysRef, Cursor: &adapters.Cursor{Path: "/t"}}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	keysCheck(t, m, 8)
+}
+
+// TestKeysRecentMovesToRowKeys: hooks append their keys to keys_recent;
+// once it holds keyRecentMax they move into row_keys, and repeats are
+// found wherever a key is, by this process and by a new one.
+func TestKeysRecentMovesToRowKeys(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	per := 100
+	for i := 0; i*per < keyRecentMax+per*3; i++ {
+		if n, err := l.Write(Batch{Session: keysRef, Rows: keyRows(i*per, per, "x")}, keysNow); err != nil || n != per {
+			t.Fatalf("hook %d added %d (%v)", i, n, err)
+		}
+	}
+	total := (keyRecentMax/per + 3) * per
+	if keyRecentMax%per != 0 {
+		total += per
+	}
+	var recent, indexed int
+	l.db.QueryRow(`SELECT COUNT(*) FROM keys_recent`).Scan(&recent)
+	l.db.QueryRow(`SELECT COUNT(*) FROM row_keys`).Scan(&indexed)
+	if recent >= keyRecentMax || indexed < keyRecentMax || recent+indexed != total {
+		t.Fatalf("keys_recent %d, row_keys %d, rows %d", recent, indexed, total)
+	}
+	keysCheck(t, l, total)
+	m, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	base := total
+	for _, db := range []*Ledger{l, m} {
+		// One repeat from row_keys, one from keys_recent, one new.
+		rows := append(keyRows(5, 1, "again"), keyRows(base-5, 1, "again")...)
+		rows = append(rows, keyRows(total, 1, "new")...)
+		if n, err := db.Write(Batch{Session: keysRef, Rows: rows}, keysNow); err != nil || n != 1 {
+			t.Fatalf("added %d (%v), want 1", n, err)
+		}
+		total++
+	}
+	texts := keysCheck(t, m, total)
+	if texts["k-5"] != "again 5" || texts[fmt.Sprintf("k-%d", base-5)] != fmt.Sprintf("again %d", base-5) {
+		t.Fatalf("repeats did not replace: %q %q", texts["k-5"], texts[fmt.Sprintf("k-%d", base-5)])
+	}
+}
+
+// TestKeysMigratedLedgerIndexesLazily: rows written before row_keys
+// existed (schema 11, a unique index on the key) are indexed when their
+// session is next written, and re-reading them adds nothing.
+func TestKeysMigratedLedgerIndexesLazily(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	db, err := sql.Open(driverName, FileURI(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range migrations[:11] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+	}
+	db.Exec(`PRAGMA user_version = 11`)
+	db.Exec(`INSERT INTO sessions (id, tool, native_id, project, first_seen, last_seen, next_seq) VALUES (1, 'claude', 's', '/p', 0, 0, 41)`)
+	for i := 0; i < 40; i++ {
+		db.Exec(`INSERT INTO rows (session_id, seq, key, ts, role, kind, text) VALUES (1, ?, ?, 0, 'user', 'prompt', ?)`, i+1, fmt.Sprintf("k-%d", i), fmt.Sprintf("old %d", i))
+	}
+	db.Close()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var idx int
+	l.db.QueryRow(`SELECT COUNT(*) FROM sqlite_schema WHERE name = 'rows_key'`).Scan(&idx)
+	if idx != 0 {
+		t.Fatal("the unique key index is still there")
+	}
+	n, err := l.Write(Batch{Session: keysRef, Rows: keyRows(30, 20, "new")}, keysNow)
+	if err != nil || n != 10 {
+		t.Fatalf("added %d (%v), want 10", n, err)
+	}
+	keysCheck(t, l, 50)
+}
+
+// TestKeysGCRemovesEntries: gc takes a session's keys with its rows.
+func TestKeysGCRemovesEntries(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 10, "x")}, keysNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.pruneSession(1, keysNow.Add(time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	l.db.QueryRow(`SELECT (SELECT COUNT(*) FROM row_keys) + (SELECT COUNT(*) FROM keys_recent)`).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d key entries left after gc", n)
+	}
+	// The session's transcript read again: its rows come back once.
+	if n, err := l.Write(Batch{Session: keysRef, Rows: keyRows(0, 10, "x")}, keysNow); err != nil || n != 10 {
+		t.Fatalf("added %d (%v) after gc, want 10", n, err)
+	}
+	keysCheck(t, l, 10)
+}
