@@ -70,7 +70,7 @@ func writeHistory(own *safefile.Dir, id, text string, keep int) (bool, error) {
 	if err == nil && string(old) == text {
 		return false, nil
 	}
-	if err := d.Write(name, []byte(text), safefile.Options{Mode: 0o600}); err != nil {
+	if err := d.Write(name, []byte(text), ownFile); err != nil {
 		return false, err
 	}
 	if err == nil {

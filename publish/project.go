@@ -12,7 +12,6 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
-	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Project is what publishing one project's handoff needs.
@@ -162,7 +161,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.logf("record published handoff: %v", err)
 	}
-	if err := d.Write("handoff.md", []byte(text), safefile.Options{Mode: 0o600}); err != nil {
+	if err := d.Write("handoff.md", []byte(text), ownFile); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	pointers := []string{"AGENTS.md"}
