@@ -22,16 +22,15 @@ func gcCommand(e *Env) *cli.Command {
 		Usage: "remove the ledger rows of old sessions and give the space back",
 		Description: "Removes the rows of sessions last active before --older-than (of --project only, when\n" +
 			"set). Never removes handoff records, receipts, decisions (each project's distill state), the\n" +
-			"session a project's current handoff came from, or anything of a newer session. The freed\n" +
-			"pages go back to the file system by incremental vacuum, 16 MB per step, so a hook waits at\n" +
-			"most one step. A ledger made before carryover used auto-vacuum keeps them inside (reused by\n" +
-			"new rows) until one --vacuum rewrites it with auto-vacuum on (needs free disk space about its\n" +
-			"size; hooks skip their update while it runs). Hooks never prune or vacuum.",
+			"session a project's current handoff came from, or anything of a newer session. Freed pages\n" +
+			"stay inside the ledger and are reused by new rows; --vacuum rewrites the ledger without them\n" +
+			"(needs free disk space about its size; hooks skip their update while it runs). Hooks never\n" +
+			"prune or vacuum.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "older-than", Usage: "age cut-off: 180d, 12w, 720h", Value: "180d"},
 			&cli.StringFlag{Name: "project", Usage: "only this project's sessions"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed"},
-			&cli.BoolFlag{Name: "vacuum", Usage: "then rewrite the ledger (once, for a ledger made before auto-vacuum) to give all free space back"},
+			&cli.BoolFlag{Name: "vacuum", Usage: "then rewrite the ledger to give the free space back to the file system"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -105,8 +104,8 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 	if !dryRun {
 		fmt.Fprintf(e.Stdout, "gave back %s; %s free inside the ledger\n", humanBytes(r.FreedBytes), humanBytes(r.FreeBytes))
 	}
-	if r.FreeBytes > 0 && !r.AutoVacuum {
-		fmt.Fprintln(e.Stdout, "this ledger predates auto-vacuum: the free space is reused by new rows; `carryover gc --vacuum` (once) gives it back and lets later runs do so")
+	if r.FreeBytes > 0 {
+		fmt.Fprintln(e.Stdout, "the free space is reused by new rows; `carryover gc --vacuum` gives it back to the file system")
 	}
 	return nil
 }

@@ -45,8 +45,8 @@ func (f *fallback) inject(e *Env, event string, out *bytes.Buffer, log *logger) 
 		return
 	}
 	proj.Logf = log.Printf
-	proj.Repo = func() *distill.Repo { return nil } // no staleness note
-	w, _ := proj.Inject(agent, event, proj.ReadHandoff(nil))
+	proj.Repo = func() *distill.Repo { return nil }              // no staleness note
+	w, _ := proj.InjectFile(agent, event, proj.ReadHandoff(nil)) // the banner from the verified header
 	out.Write(w)
 }
 

@@ -51,6 +51,7 @@ func openLifecycle(e *Env, project string, create bool) (*lifecycleRun, error) {
 	if r.l, err = ledger.Open(e.Home()); err != nil {
 		return nil, err
 	}
+	proj.RestoreFromFiles(r.l) // a ledger rebuilt without the project's handoffs
 	return r, nil
 }
 

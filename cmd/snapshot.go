@@ -80,7 +80,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		go distill.Warm()
 	}
 	inject := func(text string) string {
-		w, hdr := proj.Inject(agent, event, text)
+		w, hdr := proj.InjectFile(agent, event, text) // only the ledger-less paths use it
 		out.Write(w)
 		return hdr
 	}

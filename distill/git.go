@@ -36,6 +36,8 @@ type Repo struct {
 	index   []byte
 	noHead  bool   // .git/HEAD unreadable: no file facts either
 	problem string // why facts are missing, for the log ("" when none)
+	// gitDir and the full HEAD id, for counting commits (git_commits.go).
+	gitDir, headFull string
 }
 
 // Bounds on what OpenRepo reads. The index of a 100,000-file repository
@@ -81,6 +83,7 @@ func OpenRepo(root string) *Repo {
 	if !isHex(r.git.Head) {
 		r.git.Head = ""
 	}
+	r.gitDir, r.headFull = gitDir, r.git.Head // for CommitsSince (git_commits.go)
 	if len(r.git.Head) > 7 {
 		r.git.Head = r.git.Head[:7]
 	}

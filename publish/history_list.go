@@ -88,7 +88,7 @@ func Current(l *ledger.Ledger, project string, now time.Time, expireAfter time.D
 	}
 	cs, _ := l.Consumers(recs[0])
 	e := entryOf(recs[0], cs, now, expireAfter, false)
-	e.Staleness = StaleLines(recs[0], project, repo.Head(), repo.Branch())
+	e.Staleness = StaleLinesRepo(recs[0], project, repo, time.Now().Add(4*StaleWalkBudget)) // status, history: no agent waiting
 	return e, true
 }
 

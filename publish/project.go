@@ -239,6 +239,18 @@ func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, str
 	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return nil, ""
 	}
+	text = p.injectText(text)
+	w, err := adapters.Wrap(agent.Envelope, event, text)
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+		return nil, ""
+	}
+	return w, HeaderOf(text)
+}
+
+// injectText is text as it is injected: redacted, with the staleness note
+// and p.Note after the header and protocol lines, clipped.
+func (p *Project) injectText(text string) string {
 	if p.Redact != nil {
 		text = p.Redact(text)
 	}
@@ -256,12 +268,7 @@ func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, str
 	if len(text) > MaxChars+500 {
 		text = clip(text, MaxChars)
 	}
-	w, err := adapters.Wrap(agent.Envelope, event, text)
-	if err != nil {
-		p.logf("wrap injection: %v", err)
-		return nil, ""
-	}
-	return w, HeaderOf(text)
+	return text
 }
 
 // HeaderOf is a handoff's first line.

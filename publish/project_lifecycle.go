@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ type lifecycle struct {
 // task back.
 func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native string) lifecycle {
 	var lc lifecycle
+	p.RestoreFromFiles(l) // only for a ledger rebuilt without the project's lifecycle (restore.go)
 	if recs, err := l.HandoffRecords(p.Root, 1); err == nil && len(recs) > 0 {
 		lc.prev = &recs[0]
 		if recs[0].SessionID == h.SessionID && recs[0].Ended == "" {
@@ -116,7 +118,11 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 		w, hdr := p.Inject(agent, event, text)
 		return Delivery{Out: w, Header: hdr}
 	}
-	if rec, err = l.HandoffRecordByID(id); err != nil {
+	rec, err = l.HandoffRecordByID(id)
+	if errors.Is(err, ledger.ErrNoRecord) && p.RestoreFromFiles(l) > 0 { // a ledger rebuilt without it (restore.go)
+		rec, err = l.HandoffRecordByID(id)
+	}
+	if err != nil {
 		w, hdr := p.Inject(agent, event, text)
 		return Delivery{Out: w, Header: hdr, Why: "no record of " + id + ": " + err.Error()}
 	}
@@ -147,7 +153,7 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 		notes = append(notes, "> Note: this handoff was written "+Ago(p.Now, rec.Updated)+" — check `git log` and `git status` before acting on it.")
 	}
 	if p.Repo != nil {
-		notes = append(notes, StaleLines(rec, p.Root, p.Repo().Head(), p.Repo().Branch())...)
+		notes = append(notes, StaleLinesRepo(rec, p.Root, p.Repo(), time.Now().Add(StaleWalkBudget))...)
 	}
 	if p.Note != "" {
 		notes = append(notes, p.Note)

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
 )
 
 // maxStaleFiles bounds the files a staleness check stats: one lstat each,
@@ -19,6 +21,29 @@ const maxStaleFiles = 20
 // unknown). Files are lstat'ed only when they are regular files inside
 // the project.
 func StaleLines(r ledger.HandoffRecord, root string, head, branch string) []string {
+	return staleLines(r, root, head, branch, distill.CommitCount{})
+}
+
+// StaleLinesRepo is StaleLines for the repository repo read, with how
+// many commits were made since the handoff's HEAD: the walk back to it
+// stops at distill.MaxCommitWalk ("1000+") or at deadline (then only
+// "HEAD a → b" is said). It runs only when HEAD moved.
+func StaleLinesRepo(r ledger.HandoffRecord, root string, repo *distill.Repo, deadline time.Time) []string {
+	head := repo.Head()
+	var c distill.CommitCount
+	if r.Head != "" && head != "" && r.Head != head {
+		c = repo.CommitsSince(r.Head, deadline)
+	}
+	return staleLines(r, root, head, repo.Branch(), c)
+}
+
+// StaleWalkBudget bounds the commit walk of a session start's staleness
+// lines: ~1 ms per 20 commits here, so 1,000 commits fit with room; a
+// cold cache or a huge pack may not, and the line then goes without the
+// count rather than delaying the session.
+const StaleWalkBudget = 250 * time.Millisecond
+
+func staleLines(r ledger.HandoffRecord, root string, head, branch string, commits distill.CommitCount) []string {
 	var out []string
 	var changed []string
 	n := 0
@@ -61,7 +86,15 @@ func StaleLines(r ledger.HandoffRecord, root string, head, branch string) []stri
 		out = append(out, "> Branch switched since: "+clip(contentLine(r.Branch), 80)+" → "+clip(contentLine(branch), 80)+".")
 	}
 	if r.Head != "" && head != "" && r.Head != head {
-		out = append(out, "> Commits since: HEAD "+clip(contentLine(r.Head), 40)+" → "+clip(contentLine(head), 40)+" — check `git log`.")
+		from, to := clip(contentLine(r.Head), 40), clip(contentLine(head), 40)
+		switch {
+		case commits.NotAncestor:
+			out = append(out, "> HEAD moved since: "+from+" → "+to+", and "+from+" is no longer in its history (rebased, reset or another branch) — check `git log`.")
+		case commits.String() != "":
+			out = append(out, "> Commits since: "+commits.String()+" (HEAD "+from+" → "+to+") — check `git log`.")
+		default:
+			out = append(out, "> Commits since: HEAD "+from+" → "+to+" — check `git log`.")
+		}
 	}
 	return out
 }

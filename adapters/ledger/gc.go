@@ -3,7 +3,6 @@ package ledger
 import (
 	"database/sql"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -35,9 +34,9 @@ type GCResult struct {
 // (where decisions live), or anything of a session active since the
 // cut-off. A pruned session keeps its ledger entry and cursor: its rows'
 // sequence numbers are never reused and its transcript is not read again
-// from the start. The freed pages go back to the file system by
-// incremental vacuum, in steps (a ledger made before auto-vacuum keeps them
-// for new rows until one Vacuum). Only a command runs this: never a hook.
+// from the start. The freed pages are reused by new rows (given back to the
+// file system at once only by a ledger with incremental auto-vacuum; see
+// Vacuum). Only a command runs this: never a hook.
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
@@ -88,35 +87,22 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	r.AutoVacuum = av == 2
 	if r.AutoVacuum && !o.DryRun {
 		before := l.fileBytes()
-		// In steps of vacuumStep pages, each its own transaction: a hook
-		// waiting for the ledger waits for one step, not the whole run.
-		for l.pragmaInt("freelist_count") > 0 {
-			if err := l.vacuumStep(); err != nil {
-				return r, fmt.Errorf("incremental vacuum: %w", err)
-			}
+		// The pragma frees one page per step: read it to the end.
+		vr, err := l.db.Query(`PRAGMA incremental_vacuum`)
+		if err != nil {
+			return r, fmt.Errorf("incremental vacuum: %w", err)
+		}
+		for vr.Next() {
+		}
+		vr.Close()
+		if err := vr.Err(); err != nil {
+			return r, fmt.Errorf("incremental vacuum: %w", err)
 		}
 		_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		r.FreedBytes = max(0, before-l.fileBytes())
 	}
 	r.FreeBytes = l.pragmaInt("freelist_count") * l.pragmaInt("page_size")
 	return r, nil
-}
-
-// vacuumStep is how many free pages one incremental-vacuum step gives
-// back (16 MB of 16 KiB pages: tens of milliseconds).
-const vacuumStep = 1024
-
-// vacuumStep gives back up to vacuumStep free pages in one transaction.
-func (l *Ledger) vacuumStep() error {
-	// The pragma frees one page per result row: read it to the end.
-	vr, err := l.db.Query(`PRAGMA incremental_vacuum(` + strconv.Itoa(vacuumStep) + `)`)
-	if err != nil {
-		return err
-	}
-	for vr.Next() {
-	}
-	vr.Close()
-	return vr.Err()
 }
 
 func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
@@ -148,15 +134,12 @@ func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 	return n, tx.Commit()
 }
 
-// Vacuum rewrites the ledger without its free pages (`gc --vacuum`) and
-// with incremental auto-vacuum switched on: the one-time step that lets
-// later `gc` runs shrink a ledger made before it. It needs free disk space
-// about the ledger's size and holds the ledger locked while it runs (hooks
-// skip their update meanwhile).
+// Vacuum rewrites the ledger without its free pages (`gc --vacuum`). It
+// needs free disk space about the ledger's size and holds the ledger locked
+// while it runs (hooks skip their update meanwhile). Auto-vacuum is not
+// switched on: its pointer-map pages defeat the salvage of a truncated
+// ledger (recover.go).
 func (l *Ledger) Vacuum() error {
-	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
-		return err
-	}
 	if _, err := l.db.Exec(`VACUUM`); err != nil {
 		return fmt.Errorf("vacuum ledger: %w", err)
 	}

@@ -42,6 +42,12 @@ type Ledger struct {
 	deadline time.Time
 	// keys are the pending row keys this process wrote (keys.go).
 	keys keyStates
+
+	// Restored is how many rows of the handoff log, receipts, decisions
+	// and pinned tasks recovery salvaged from the damaged file
+	// (recover_lifecycle.go), and RestoreErr why restoring them failed.
+	Restored   int
+	RestoreErr error
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
@@ -302,22 +308,11 @@ func init() {
 		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 			return err
 		}
-		// The page size and auto_vacuum take effect only on a new file,
-		// before WAL mode writes its first page. Incremental auto-vacuum
-		// lets `carryover gc` hand freed pages back to the file system
-		// without rewriting the ledger (an older ledger gets it from one
-		// `carryover gc --vacuum`); nothing vacuums unless gc asks. Only a
-		// new file is asked: the pragma on an existing one takes a lock
-		// another process may hold.
-		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
-			return err
-		}
-		if pageCount(c) == 0 {
-			if _, err := c.Exec(`PRAGMA auto_vacuum = incremental`, nil); err != nil {
-				return err
-			}
-		}
-		if _, err := c.Exec(`PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
+		// The page size takes effect only on a new file, before WAL mode
+		// writes its first page. (No auto-vacuum: its pointer-map pages
+		// defeat the salvage of a truncated ledger, recover.go; `gc`'s
+		// freed pages are reused by new rows, `gc --vacuum` shrinks.)
+		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize)+`; PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
 			return err
 		}
 		ps := int64(4096)
@@ -333,21 +328,6 @@ func init() {
 		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/ps, 10), nil)
 		return err
 	}})
-}
-
-// pageCount is the connection's database size in pages (0: a new file).
-func pageCount(c *sqlite3.SQLiteConn) int64 {
-	rows, err := c.Query(`PRAGMA page_count`, nil)
-	if err != nil {
-		return -1
-	}
-	defer rows.Close()
-	v := make([]driver.Value, 1)
-	if rows.Next(v) != nil {
-		return -1
-	}
-	n, _ := v[0].(int64)
-	return n
 }
 
 // busyTimeout is how long a statement waits for another process's lock

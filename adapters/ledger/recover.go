@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"context"
-	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -41,26 +39,33 @@ const salvageTimeout = 300 * time.Millisecond
 // Salvage reads the cursors table (with each cursor's session) from a
 // damaged ledger file, read-only and best effort: whatever rows can be read
 // before an error are returned.
-func Salvage(path string) []Salvaged {
+func Salvage(path string) []Salvaged { return salvageAll(path).files }
+
+// salvageAll reads the cursors and the lifecycle tables (see
+// recover_lifecycle.go) from a damaged ledger file, trying one way of
+// opening it after another while some table could not be read.
+func salvageAll(path string) *salvaged {
+	s := &salvaged{}
 	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
-		if out := salvage(path, q); len(out) > 0 {
-			return out
+		if s.read(path, q); s.done() {
+			return s
 		}
 	}
-	if out := salvageTruncated(path); len(out) > 0 {
-		return out
+	if salvageTruncated(path, s); s.done() {
+		return s
 	}
-	return salvageHeaderless(path)
+	salvageHeaderless(path, s)
+	return s
 }
 
 // salvageTruncated handles a file cut short: SQLite refuses to open a file
 // smaller than the page count in its header, even when the pages a query
 // needs (the schema, sessions and cursors sit at the front) are all there.
 // It reads a copy padded with empty pages to the size the header says.
-func salvageTruncated(path string) []Salvaged {
+func salvageTruncated(path string, s *salvaged) {
 	data, err := os.ReadFile(path)
 	if err != nil || len(data) < 100 || len(data) > salvageMax || string(data[:16]) != "SQLite format 3\x00" {
-		return nil
+		return
 	}
 	ps := int(binary.BigEndian.Uint16(data[16:18]))
 	if ps == 1 {
@@ -68,28 +73,9 @@ func salvageTruncated(path string) []Salvaged {
 	}
 	pages := int(binary.BigEndian.Uint32(data[28:32]))
 	if ps < 512 || pages <= 0 || int64(pages)*int64(ps) > salvageMax || pages*ps <= len(data) {
-		return nil
+		return
 	}
-	tmp := path + ".salvage"
-	defer os.Remove(tmp)
-	noAutoVacuum(data)
-	if os.WriteFile(tmp, append(data, make([]byte, pages*ps-len(data))...), 0o600) != nil {
-		return nil
-	}
-	return salvage(tmp, "mode=ro&immutable=1")
-}
-
-// noAutoVacuum clears the auto-vacuum fields of a database header (the
-// largest root page, the incremental flag) in a salvage copy: SQLite then
-// reads the tables without consulting the pointer-map pages, which a cut
-// file has lost (they are every 3,277th page of a 16 KiB-page ledger, and
-// a reader that meets one it expects and finds zeroes calls the whole file
-// corrupt).
-func noAutoVacuum(h []byte) {
-	if len(h) >= 68 {
-		clear(h[52:56])
-		clear(h[64:68])
-	}
+	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readWAL(path))
 }
 
 // salvageMax is the largest damaged file whose header salvageHeaderless
@@ -99,30 +85,73 @@ const salvageMax = 64 << 20
 // salvageHeaderless handles a file whose 100-byte header is destroyed
 // ("file is not a database") while its pages are intact: it reads a copy
 // with a standard header put back, trying the usual page sizes.
-func salvageHeaderless(path string) []Salvaged {
+func salvageHeaderless(path string, s *salvaged) {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Size() < 1024 || fi.Size() > salvageMax {
-		return nil
+		return
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil
+		return
 	}
-	tmp := path + ".salvage"
-	defer os.Remove(tmp)
-	for _, ps := range []int{4096, 1024, 8192, 16384, 32768, 65536} {
+	wal := readWAL(path)
+	sizes := []int{4096, 1024, 8192, 16384, 32768, 65536}
+	if len(wal) >= 32 { // the WAL's header names the page size: try it first
+		if ps := int(binary.BigEndian.Uint32(wal[8:12])); ps >= 512 && ps <= 65536 && ps&(ps-1) == 0 {
+			sizes = append([]int{ps}, sizes...)
+		}
+	}
+	for _, ps := range sizes {
 		if int64(ps) > fi.Size() {
 			break
 		}
 		copy(data, sqliteHeader(ps))
-		if os.WriteFile(tmp, data, 0o600) != nil {
-			return nil
-		}
-		if out := salvage(tmp, "mode=ro&immutable=1"); len(out) > 0 {
-			return out
+		if s.readCopy(path+".salvage", data, wal); s.done() {
+			return
 		}
 	}
-	return nil
+}
+
+// readWAL returns the damaged ledger's write-ahead log (nil when there is
+// none or it is too large): the newest rows of a ledger the hooks left
+// open (Leave skips the checkpoint) live only there until one runs.
+func readWAL(path string) []byte {
+	fi, err := os.Lstat(path + "-wal")
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 32 || fi.Size() > salvageMax {
+		return nil
+	}
+	b, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// readCopy reads the tables not read yet from data written to tmp:
+// first with the WAL beside it (the header switched to WAL mode), then
+// the main file alone. Every file it made is removed.
+func (s *salvaged) readCopy(tmp string, data, wal []byte) {
+	defer func() {
+		for _, sfx := range []string{"", "-wal", "-shm"} {
+			os.Remove(tmp + sfx)
+		}
+	}()
+	if len(wal) > 0 && len(data) >= 100 {
+		data[18], data[19] = 2, 2
+		if os.WriteFile(tmp, data, 0o600) == nil && os.WriteFile(tmp+"-wal", wal, 0o600) == nil {
+			if s.read(tmp, "mode=ro"); s.done() {
+				return
+			}
+		}
+		os.Remove(tmp + "-wal")
+		os.Remove(tmp + "-shm")
+	}
+	if len(data) >= 100 {
+		data[18], data[19] = 1, 1
+	}
+	if os.WriteFile(tmp, data, 0o600) == nil {
+		s.read(tmp, "mode=ro&immutable=1")
+	}
 }
 
 // sqliteHeader is a minimal valid database header for page size ps, with
@@ -144,31 +173,6 @@ func sqliteHeader(ps int) []byte {
 	binary.BigEndian.PutUint32(h[92:], 1) // version-valid-for
 	binary.BigEndian.PutUint32(h[96:], 3045000)
 	return h
-}
-
-func salvage(path, query string) []Salvaged {
-	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
-	if err != nil {
-		return nil
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
-	defer cancel()
-	rows, err := db.QueryContext(ctx, `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
-		FROM cursors c JOIN sessions s ON s.id = c.session_id`)
-	if err != nil {
-		return nil
-	}
-	defer rows.Close()
-	var out []Salvaged
-	for rows.Next() {
-		var s Salvaged
-		if rows.Scan(&s.Path, &s.Sidechain, &s.Updated, &s.Tool, &s.NativeID, &s.Project, &s.Transcript) != nil {
-			break
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // register re-creates the sessions and offset-0 cursors of files that are
@@ -241,7 +245,9 @@ func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger
 		return nil, err
 	}
 	l.Recovered, l.MovedTo = true, moved
-	l.Rebuilt, _ = l.register(Salvage(moved), time.Now())
+	s := salvageAll(moved)
+	l.Rebuilt, _ = l.register(s.files, time.Now())
+	l.Restored, l.RestoreErr = l.restore(s, time.Now())
 	return l, nil
 }
 

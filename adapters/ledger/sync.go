@@ -91,7 +91,11 @@ func (l *Ledger) RecoveryNote() string {
 	if !l.Recovered {
 		return ""
 	}
-	return fmt.Sprintf("ledger was corrupt; moved aside to %s and started a new one; %d transcripts still on disk are re-read", l.MovedTo, l.Rebuilt)
+	n := fmt.Sprintf("ledger was corrupt; moved aside to %s and started a new one; %d transcripts still on disk are re-read; %d rows of handoff log, receipts, decisions and pinned tasks salvaged", l.MovedTo, l.Rebuilt, l.Restored)
+	if l.RestoreErr != nil {
+		n += fmt.Sprintf(" (restoring them failed: %v)", l.RestoreErr)
+	}
+	return n
 }
 
 // damaged reports whether an ingest failed because the ledger file is

@@ -408,6 +408,13 @@ func faultLedger(t *testing.T, r *faultRig, d damage, exact bool) {
 	r.setTranscript(other, append(claudeFixture(t, "session-resumed.jsonl"), canaryLines(other, 500, 150)...))
 	r.snapWith(other, "Stop", bytes.NewReader(r.payload(other, "Stop")))
 	r.snap("Stop")
+	// The user's own bookkeeping, which no transcript holds: it must
+	// survive the rebuild (salvaged, or restored from the verified handoff).
+	for _, args := range [][]string{{"decide", "Use Postgres advisory locks, not Redis", "--why", "one service fewer"}, {"task", "Finish the CSV importer"}} {
+		if _, errOut, code := runCarryover(t, r.env(), r.project, args...); code != 0 {
+			t.Fatalf("carryover %v: exit %d: %s", args, code, errOut)
+		}
+	}
 	path := filepath.Join(r.chome, ledger.FileName)
 	// Hooks leave their commits in the WAL for the next process (Leave);
 	// a later commit checkpoints them into the file. Damage the file after
@@ -423,6 +430,14 @@ func faultLedger(t *testing.T, r *faultRig, d damage, exact bool) {
 	r.wantLog(p, `ledger was corrupt; moved aside to \S+ and started a new one; \d+ transcripts`)
 	if p.Stdout == "" {
 		t.Errorf("no injection on the hook that found the ledger damaged")
+	}
+	for _, want := range []string{"Use Postgres advisory locks, not Redis (why: one service fewer)", "[pinned by the user", "Resuming: Finish the CSV importer"} {
+		if !strings.Contains(p.Stdout, want) {
+			t.Errorf("the rebuilt ledger lost the lifecycle: the injection lacks %q:\n%s", want, p.Stdout)
+		}
+	}
+	if out, _, _ := runCarryover(t, r.env(), r.project, "decide", "--list"); !strings.Contains(out, "Use Postgres advisory locks") {
+		t.Errorf("decide --list after the rebuild:\n%s", out)
 	}
 	// The damaged file is kept. (Damage SQLite notices only on a later
 	// statement lets the hook's earlier commits reach it: closing the last

@@ -540,6 +540,9 @@ func TestHostileTrustLockedLedger(t *testing.T) {
 	if ctx := injected(t, p.Stdout); ctx != string(published) {
 		t.Fatalf("session start under a locked ledger did not inject the published handoff:\n%q\nwant\n%q", clipStr(ctx, 300), clipStr(string(published), 300))
 	}
+	if id := publish.IDOf(publish.HeaderOf(string(published))); id == "" || !strings.Contains(p.Stdout, `"systemMessage":"carryover · proj · handoff `+id+` from claude`) {
+		t.Errorf("session start under a locked ledger shows no banner (id %q):\n%s", id, clipStr(p.Stdout, 400))
+	}
 	r.wantLog(p, `locked by another carryover process|stopped waiting after`)
 	t.Logf("SessionStart under lock took %s", p.Wall)
 

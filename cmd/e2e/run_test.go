@@ -78,6 +78,11 @@ func TestRunRestartsClaude(t *testing.T) {
 	dir := w.project(t, "queue")
 	f := agentkit.NewAnthropic(t, []agentkit.Turn{criticalTurn(dir, 0)})
 	f.Fallback = "Resumed from the handoff; the consumer is next."
+	// The answer after the tool result reports the context it grew to, so
+	// whichever hook first reads the usage sends the signal: PostToolUse,
+	// or Stop when Claude Code had not yet written the tool call's line
+	// when PostToolUse ran (as on a busy machine).
+	f.CarryUsage = true
 	c, out := startRun(t, w, dir, f.URL())
 	code := waitExit(t, c)
 	log := w.log()

@@ -1,6 +1,7 @@
 package agentkit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -23,11 +24,18 @@ type Anthropic struct {
 	Summary string
 	// Fallback answers main requests once the script is exhausted.
 	Fallback string
+	// CarryUsage makes a Fallback that answers a tool result report the
+	// input tokens of the turn before it, as a real model's usage does
+	// within a conversation (the context only grows until it is compacted
+	// or a new session starts).
+	CarryUsage bool
 
 	srv   *httptest.Server
 	mu    sync.Mutex
 	turns []Turn
 	next  int
+	// lastInput is the input tokens the last turn reported (CarryUsage).
+	lastInput int
 }
 
 // NewAnthropic starts the fake; it is closed when the test ends.
@@ -91,8 +99,10 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	var turn Turn
 	kind := KindMain
 	last := ""
+	afterTool := false
 	if n := len(req.Messages); n > 0 {
 		last = contentText(req.Messages[n-1].Content)
+		afterTool = bytes.Contains(req.Messages[n-1].Content, []byte(`"tool_result"`))
 	}
 	a.mu.Lock()
 	switch {
@@ -108,6 +118,12 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		turn = Turn{Text: a.Fallback}
+		if a.CarryUsage && afterTool {
+			turn.InputTokens = a.lastInput
+		}
+	}
+	if kind == KindMain {
+		a.lastInput = turn.InputTokens
 	}
 	id := nextFakeID()
 	a.mu.Unlock()

@@ -1,0 +1,46 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+)
+
+// TestWatchdogFallbackBanner: when the watchdog gives up on a session
+// start, the verified handoff it injects carries the same banner as the
+// normal path (id, agent, age, goal, next), from handoff.md's own header,
+// without the ledger.
+func TestWatchdogFallbackBanner(t *testing.T) {
+	le := newLifecycleEnv(t)
+	src, err := os.ReadFile("../testdata/adapters/claude/session-tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(t.TempDir(), "s1.jsonl")
+	os.WriteFile(tr, src, 0o600)
+	le.snap("claude", "Stop", map[string]any{"session_id": "4fbd56c9-cd10-4412-a9cc-58af839aaddf", "transcript_path": tr})
+	const id = "HO-20261121-120000-4fbd56c9"
+	le.now = le.now.Add(5 * time.Minute)
+	want := "carryover · " + filepath.Base(le.project) + " · handoff " + id + " from claude 5m ago · Resuming: Add a retry helper"
+
+	for _, tc := range []struct{ tool, event, shape string }{
+		{"codex", "SessionStart", want},                        // first line of the injection
+		{"claude", "SessionStart", `"systemMessage":"` + want}, // shown to the user
+	} {
+		agent, _ := adapters.ByName(tc.tool)
+		fb := &fallback{}
+		proj, _ := projectFor(le.e, newLogger(le.e), adapters.Hook{Cwd: le.project})
+		fb.set(agent, proj)
+		le.out.Reset()
+		log := newLogger(le.e)
+		timedOut(le.e, tc.event, fb, log, le.now, time.Second)
+		got := le.out.String()
+		if !strings.Contains(got, tc.shape) || !strings.Contains(got, "## Next action") {
+			t.Errorf("%s watchdog fallback lacks the banner %q:\n%s", tc.tool, tc.shape, got)
+		}
+	}
+}
