@@ -49,6 +49,22 @@ func gcLedger(t *testing.T) (*Ledger, map[string]int64, time.Time) {
 	if ok, err := l.SaveState("/p", []byte("decisions"), Seqs{ids["old"]: 50}, "", old); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
+	// The lifecycle's records of old sessions: a handoff written from one,
+	// the decision log, a pinned task, a limit it hit.
+	if err := l.SaveHandoffRecord(HandoffRecord{ID: "HO-20250101-000000-old00000", Project: "/p", Tool: "claude", SessionID: ids["old"], NativeID: "old", Written: old, Updated: old}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []Decision{{Text: "use SQLite", Why: "one file", Source: DecisionUser, At: old}, {Text: "keep the v1 API", Source: DecisionExtracted, At: old}} {
+		if _, err := l.AddDecision("/p", d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.PinTask("/p", "port the queue", old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RecordLimit(LimitEvent{SessionID: ids["old"], Key: "k", Project: "/p", Tool: "claude", Limit: adapters.Limit{Kind: "rate", Reached: true}, At: old}); err != nil {
+		t.Fatal(err)
+	}
 	return l, ids, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 }
 
@@ -62,7 +78,7 @@ func (l *Ledger) countRows(t *testing.T, id int64) int {
 
 func (l *Ledger) records(t *testing.T) string {
 	var out []string
-	for _, table := range []string{"handoffs", "deliveries", "published", "distill_state", "pending_inject", "cursors"} {
+	for _, table := range []string{"handoffs", "deliveries", "published", "distill_state", "pending_inject", "cursors", "handoff_log", "decisions", "pinned_task", "limit_events"} {
 		var n int
 		if err := l.db.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -74,12 +90,16 @@ func (l *Ledger) records(t *testing.T) string {
 
 // TestGCNeverRemoves: gc removes the rows of sessions last active before
 // the cut-off, and never handoff records (handoffs, deliveries, published
-// digests), decisions (the distill state), the rows of a session newer
+// digests, the handoff log), decisions (the decision log and the distill
+// state), a pinned task, limit events, the rows of a session newer
 // than the cut-off, of the current handoff's source session, or of a
 // session a handoff waits to be injected into.
 func TestGCNeverRemoves(t *testing.T) {
 	l, ids, cut := gcLedger(t)
 	before := l.records(t)
+	if !strings.Contains(before, "handoff_log=1 decisions=2 pinned_task=1 limit_events=1") {
+		t.Fatalf("the fixture lacks lifecycle records: %s", before)
+	}
 	state, _, _, _ := l.LoadState("/p")
 	dry, err := l.GC(GCOptions{Before: cut, DryRun: true})
 	if err != nil || dry.Sessions != 2 || dry.Rows != 100 || l.countRows(t, ids["old"]) != 50 {

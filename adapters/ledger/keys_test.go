@@ -291,6 +291,55 @@ func TestKeysMigratedLedgerIndexesLazily(t *testing.T) {
 	keysCheck(t, l, 50)
 }
 
+// TestKeysCatchUpInChunks: a migrated session with more unindexed rows
+// than one step takes is indexed in steps that each keep their progress;
+// a hook whose deadline passes first gets an error IsBusy recognises and
+// loses nothing.
+func TestKeysCatchUpInChunks(t *testing.T) {
+	defer func(n int64) { keyChunk = n }(keyChunk)
+	keyChunk = 64
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	db, err := sql.Open(driverName, FileURI(path, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range migrations[:11] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+	}
+	db.Exec(`PRAGMA user_version = 11`)
+	db.Exec(`INSERT INTO sessions (id, tool, native_id, project, first_seen, last_seen, next_seq) VALUES (1, 'claude', 's', '/p', 0, 0, 301)`)
+	for i := 0; i < 300; i++ {
+		db.Exec(`INSERT INTO rows (session_id, seq, key, ts, role, kind, text) VALUES (1, ?, ?, 0, 'user', 'prompt', ?)`, i+1, fmt.Sprintf("k-%d", i), fmt.Sprintf("old %d", i))
+	}
+	db.Close()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.SetDeadline(time.Now().Add(-time.Second))
+	if _, err := l.Write(Batch{Session: keysRef, Rows: keyRows(290, 20, "new")}, keysNow); !IsBusy(err) {
+		t.Fatalf("past the deadline: %v, want an error IsBusy recognises", err)
+	}
+	l.SetDeadline(time.Time{})
+	if err := l.catchUpKeys(keysRef); err != nil {
+		t.Fatal(err)
+	}
+	var through int64
+	l.db.QueryRow(`SELECT keys_through FROM sessions WHERE id = 1`).Scan(&through)
+	if through != 257 { // four steps of 64; the last 44 are left to the write
+		t.Fatalf("keys_through %d after the steps, want 257", through)
+	}
+	n, err := l.Write(Batch{Session: keysRef, Rows: keyRows(290, 20, "new")}, keysNow)
+	if err != nil || n != 10 {
+		t.Fatalf("added %d (%v), want 10", n, err)
+	}
+	keysCheck(t, l, 310)
+}
+
 // TestKeysGCRemovesEntries: gc takes a session's keys with its rows.
 func TestKeysGCRemovesEntries(t *testing.T) {
 	l, err := Open(t.TempDir())

@@ -345,13 +345,15 @@ func busyMillis(deadline time.Time) int64 {
 }
 
 // IsBusy reports whether err means another process held the ledger locked
-// past the wait allowed.
+// past the wait allowed, or the deadline came while the keys of a session
+// stored by an older carryover were being indexed: either way the rows
+// are read again from the cursor at the next event.
 func IsBusy(err error) bool {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
 	}
-	return false
+	return errors.Is(err, errKeysBehind)
 }
 
 // SetDeadline bounds the waits of later statements by deadline (see OpenBy).
@@ -567,6 +569,9 @@ type Batch struct {
 // replaces the earlier one) and the cursor. It returns how many rows were new.
 func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	added := 0
+	if err := l.catchUpKeys(b.Session); err != nil {
+		return 0, err
+	}
 	var sid int64
 	err := l.withRawTx(func(tx *rawTx) error {
 		var err error
