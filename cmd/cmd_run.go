@@ -248,5 +248,6 @@ func refreshProject(e *Env, project string, cfg Config) error {
 	if err != nil || r == nil {
 		return err
 	}
+	r.Record()
 	return proj.WriteProject(r.Text, r.Tool)
 }

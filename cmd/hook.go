@@ -172,6 +172,14 @@ func goWait(log *logger, f func() error) func() {
 	})
 }
 
+// writeFiles writes a rendered handoff's files (WriteProject) on another
+// goroutine; the returned func waits for them.
+func writeFiles(log *logger, proj *publish.Project, r *publish.Rendered) func() {
+	wp, wlog := *proj, *log // the goroutine logs with its own copy (the caller's prefix grows)
+	wp.Logf = wlog.Printf
+	return goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
+}
+
 func closeLedger(o result[*ledger.Ledger]) {
 	if o.v != nil {
 		o.v.Close()
@@ -245,13 +253,14 @@ func republish(l *ledger.Ledger, proj *publish.Project, log *logger, class adapt
 }
 
 // refresh folds the new rows into the project's distill state and renders
-// the handoff when it changed (nil when it did not).
+// the handoff when it changed (nil when it did not). The caller records it
+// in the ledger (Rendered.Record) once it has started writing the files.
 func refresh(l *ledger.Ledger, proj *publish.Project, log *logger) (*publish.Rendered, error) {
 	st, notes, err := distill.Refresh(l, proj.Root, proj.Now)
 	logNotes(log, notes)
 	if err == nil {
 		var r *publish.Rendered
-		if r, err = proj.Prepare(l, st); err == nil {
+		if r, err = proj.Render(l, st); err == nil {
 			return r, nil
 		}
 	}

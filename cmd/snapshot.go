@@ -98,9 +98,9 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	if hadHandoff && class != adapters.ClassTool && !proj.HandoffTrusted(o.v) {
 		hadHandoff = false
 	}
-	// Handoff files are written on another goroutine while this one finishes
-	// with the ledger (which may checkpoint its WAL, see Leave); both are done
-	// before the hook exits or injects.
+	// Handoff files are written on another goroutine while this one records
+	// them in the ledger and finishes with it (see Leave); both are done before
+	// the hook exits or injects.
 	l, waitWrites := o.v, func() {}
 	defer func() {
 		if l != nil { // nil after a failed rebuild
@@ -122,9 +122,8 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	tIngest := time.Since(start)
 	level, pct := limits.ContextOf(l, rep.SessionID, agent, limits.Of(cfg)) // at CRITICAL the handoff must be fresh
 	if r := republish(l, proj, log, class, hadHandoff, level == distill.ContextCritical, rep.Total); r != nil {
-		wp, wlog := *proj, *log // the goroutine logs with its own copy (the prefix grows below)
-		wp.Logf = wlog.Printf
-		waitWrites = goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
+		waitWrites = writeFiles(log, proj, r)
+		r.Record() // the ledger's records of it, while the files are written
 	}
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/carryover/carryover/publish/safefile"
@@ -85,11 +87,40 @@ func OpenRepo(root string) *Repo {
 	if len(r.git.Head) > 7 {
 		r.git.Head = r.git.Head[:7]
 	}
-	r.index, err = readGitFile(gitDir, "index", maxIndex)
+	r.index, err = mapGitIndex(gitDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.problem = fmt.Sprintf("%s: %v; file states omitted", filepath.Join(gitDir, "index"), err)
 	}
+	if r.index != nil {
+		runtime.SetFinalizer(r, func(r *Repo) { safefile.Unmap(r.index) })
+	}
 	return r
+}
+
+// mapGitIndex maps gitDir/index (see readGitFile) instead of reading it:
+// a lookup scans the entries only up to the paths it wants (the index is
+// sorted), so a hook touches a few of a big index's pages instead of
+// copying it whole (0.8 MB, ~200 fresh pages, for 10,000 files).
+func mapGitIndex(gitDir string) ([]byte, error) {
+	d, err := safefile.OpenDir(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.MapFile("index", maxIndex)
+}
+
+// scan looks the wanted paths up in the mapped index. A fault reading it
+// (the file truncated under the mapping) is a missing index, not a crash.
+func (r *Repo) scan(wanted map[string]bool) (out map[string]indexEntry) {
+	defer runtime.KeepAlive(r) // the finalizer unmaps r.index
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			out = map[string]indexEntry{}
+		}
+	}()
+	return scanIndex(r.index, wanted)
 }
 
 // Tracked reports whether the file at abs is in the repository's index
@@ -103,7 +134,7 @@ func (r *Repo) Tracked(abs string) bool {
 		return false
 	}
 	rel = filepath.ToSlash(rel)
-	_, ok := scanIndex(r.index, map[string]bool{rel: true})[rel]
+	_, ok := r.scan(map[string]bool{rel: true})[rel]
 	return ok
 }
 
@@ -154,7 +185,7 @@ func (r *Repo) Facts(files []File) (Git, []File) {
 			wanted[filepath.ToSlash(rel)] = true
 		}
 	}
-	idx := scanIndex(r.index, wanted)
+	idx := r.scan(wanted)
 	out := make([]File, len(files))
 	copy(out, files)
 	for i := range out {

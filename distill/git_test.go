@@ -62,3 +62,28 @@ func TestGitFactsNoRepo(t *testing.T) {
 		t.Fatal("not a repo")
 	}
 }
+
+// TestGitIndexTruncatedWhileMapped: the index is mapped, not copied
+// (OpenRepo); one truncated under the mapping (another process rewriting
+// it in place) makes the lookups miss instead of crashing the hook with
+// SIGBUS.
+func TestGitIndexTruncatedWhileMapped(t *testing.T) {
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package x\n"), 0o644)
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "init")
+	r := distill.OpenRepo(dir)
+	if !r.Tracked(filepath.Join(dir, "a.go")) {
+		t.Fatal("a.go is tracked")
+	}
+	if err := os.Truncate(filepath.Join(dir, ".git", "index"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if r.Tracked(filepath.Join(dir, "a.go")) {
+		t.Fatal("a truncated index still answered")
+	}
+	if _, files := r.Facts([]distill.File{{Path: "a.go"}}); files[0].Git != "untracked" {
+		t.Fatalf("a.go after the truncation: %q", files[0].Git)
+	}
+}

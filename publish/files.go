@@ -19,10 +19,17 @@ import (
 // It is for directories carryover trusts ($CARRYOVER_HOME): path's
 // directory is opened as given, and a symlink as path itself is refused,
 // never written through. Files under a project's .carryover go through
-// WriteOwn. New files are 0600.
+// WriteOwn. New files are 0600. carryover's own files are rewritten every
+// turn, so their inodes are recycled (ownFile).
 func WriteAtomic(path string, data []byte) error {
-	return safefile.WriteFile(path, data, safefile.Options{Mode: 0o600})
+	return safefile.WriteFile(path, data, ownFile)
 }
+
+// ownFile is how carryover writes its own files: 0600, the previous version's
+// inode recycled for the next (safefile.Options.Recycle: a rename over a
+// file costs ext4 an inode and blocks allocated and freed, ~0.15-0.9 ms a
+// write on the benchmark VM, ~30 µs recycled).
+var ownFile = safefile.Options{Mode: 0o600, Recycle: true}
 
 // Dir is a project's .carryover directory.
 func Dir(project string) string { return filepath.Join(project, ".carryover") }
@@ -103,7 +110,7 @@ func WriteOwn(project, name string, data []byte) error {
 		return err
 	}
 	defer d.Close()
-	return d.Write(name, data, safefile.Options{Mode: 0o600})
+	return d.Write(name, data, ownFile)
 }
 
 // MaxHandoffFile is the most of a handoff.md carryover reads; a rendered

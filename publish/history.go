@@ -44,10 +44,23 @@ func WriteHistory(project, id, text string, keep int) (bool, error) {
 	if !ValidID(id) {
 		return false, fmt.Errorf("invalid handoff id %q", id)
 	}
+	d, err := OpenDir(project)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	return writeHistory(d, id, text, keep)
+}
+
+// writeHistory is WriteHistory in the project's opened .carryover (OpenDir).
+func writeHistory(own *safefile.Dir, id, text string, keep int) (bool, error) {
+	if !ValidID(id) {
+		return false, fmt.Errorf("invalid handoff id %q", id)
+	}
 	if keep <= 0 {
 		keep = DefaultHistoryKeep
 	}
-	d, err := openHistory(project, true)
+	d, err := own.Sub(HistoryDir, true, 0o700)
 	if err != nil {
 		return false, err
 	}
@@ -57,7 +70,7 @@ func WriteHistory(project, id, text string, keep int) (bool, error) {
 	if err == nil && string(old) == text {
 		return false, nil
 	}
-	if err := d.Write(name, []byte(text), safefile.Options{Mode: 0o600}); err != nil {
+	if err := d.Write(name, []byte(text), ownFile); err != nil {
 		return false, err
 	}
 	if err == nil {

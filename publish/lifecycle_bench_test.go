@@ -35,7 +35,7 @@ func BenchmarkLifecycleStop(b *testing.B) {
 		p.Now = p.Now.Add(time.Second)
 		lc := p.lifecycleInputs(l, h, "sess")
 		text := Render(h, RenderOptions{Now: p.Now, ID: lc.id, Decisions: lc.decisions})
-		p.recordLifecycle(l, lc, h, text)
+		p.recordLifecycle(l, lc, h, "sess", text)
 		if os.Getenv("NOHIST") == "" {
 			if _, err := WriteHistory(project, lc.id, text, 0); err != nil {
 				b.Fatal(err)

@@ -49,12 +49,35 @@ func (p *Project) logf(format string, args ...any) {
 type Rendered struct {
 	Text string
 	Tool string // the agent of the session it was distilled from
+	// record stores the ledger's records of it (Record); nil once done.
+	record func()
+}
+
+// Record stores the ledger's records of the handoff Render rendered: its
+// digest (what makes the file carryover's, besides the sidecar
+// WriteProject writes) and its lifecycle entry. The hook calls it while
+// another goroutine writes the files; it runs once.
+func (r *Rendered) Record() {
+	if r != nil && r.record != nil {
+		r.record()
+		r.record = nil
+	}
 }
 
 // Prepare renders the handoff distilled in st and records it in the ledger.
 // It returns the handoff for the caller to write (WriteProject), nil when
-// nothing changed: the hook writes it while it finishes with the ledger.
+// nothing changed.
 func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
+	r, err := p.Render(l, st)
+	r.Record()
+	return r, err
+}
+
+// Render is Prepare leaving the ledger's records of the handoff to
+// Rendered.Record: the hook starts writing the files first, so the two
+// overlap (they are independent: a handoff.md is trusted by the ledger's
+// record or the sidecar, and the sidecar is written before the file).
+func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
 	h := st.Handoff(distill.Options{Project: p.Root})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
 		return nil, nil // nothing worth handing off yet
@@ -90,11 +113,7 @@ func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error
 		}
 		return nil, nil
 	}
-	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now, Hash: Digest([]byte(text))}); err != nil {
-		p.logf("record handoff: %v", err)
-	}
-	p.recordLifecycle(l, lc, h, text)
-	return &Rendered{Text: text, Tool: h.Tool}, nil
+	return &Rendered{Text: text, Tool: h.Tool, record: func() { p.recordLifecycle(l, lc, h, native, text) }}, nil
 }
 
 // WriteProject writes a rendered handoff: the global copy, then (after the
@@ -112,27 +131,38 @@ func (p *Project) WriteProject(text, tool string) error {
 	}()
 	defer func() { <-global }()
 	// Ignore rules first: nothing is written under .carryover/ before git
-	// is told to ignore it.
-	if err := EnsureDir(p.Root); err != nil {
+	// is told to ignore it (OpenDir gives it its own .gitignore). It is
+	// opened once for handoff.md and the history copy.
+	d, err := OpenDir(p.Root)
+	if err != nil {
 		return fmt.Errorf("create %s: %w", Dir(p.Root), err)
 	}
+	defer d.Close()
 	if distill.RepoRoot(p.Root) != "" {
 		if _, err := EnsureGitignore(p.Root); err != nil {
 			p.logf(".gitignore: %v", err)
 		}
 	}
+	// The history copy is written beside handoff.md: each replaces a file
+	// by a rename, which costs ~0.15 ms on ext4 (it allocates the new
+	// file's blocks and frees the old one's), mostly waiting on the disk.
+	history := make(chan struct{})
+	go func() {
+		defer close(history)
+		if id := IDOf(HeaderOf(text)); id != "" {
+			if _, err := writeHistory(d, id, text, p.HistoryKeep); err != nil {
+				p.logf("history: %v", err)
+			}
+		}
+	}()
+	defer func() { <-history }()
 	// The digest under the home first: a handoff.md on disk is always one
 	// the home lists (trust.go).
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.logf("record published handoff: %v", err)
 	}
-	if err := WriteOwn(p.Root, "handoff.md", []byte(text)); err != nil {
+	if err := d.Write("handoff.md", []byte(text), ownFile); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
-	}
-	if id := IDOf(HeaderOf(text)); id != "" {
-		if _, err := WriteHistory(p.Root, id, text, p.HistoryKeep); err != nil {
-			p.logf("history: %v", err)
-		}
 	}
 	pointers := []string{"AGENTS.md"}
 	for _, a := range adapters.All {

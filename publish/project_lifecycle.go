@@ -63,9 +63,10 @@ func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native st
 	return lc
 }
 
-// recordLifecycle records the handoff under its id and supersedes the
-// project's previous one.
-func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Handoff, text string) {
+// recordLifecycle records the handoff: its digest (trust), its entry under
+// its id, and the end of the project's previous one it supersedes; one
+// ledger transaction.
+func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Handoff, native, text string) {
 	var files []string
 	for _, f := range h.Files {
 		files = append(files, f.Path)
@@ -78,21 +79,18 @@ func (p *Project) recordLifecycle(l *ledger.Ledger, lc lifecycle, h distill.Hand
 	if lc.prev != nil && lc.prev.ID == lc.id {
 		written = lc.prev.Written
 	}
-	var native string
-	if s, err := l.SessionByID(h.SessionID); err == nil {
-		native = s.NativeID
-	}
-	r := ledger.HandoffRecord{ID: lc.id, Project: p.Root, Tool: h.Tool, SessionID: h.SessionID, NativeID: native,
-		Head: h.Git.Head, Branch: h.Git.Branch, Hash: Digest([]byte(text)), Header: HeaderOf(text),
-		Goal: contentLine(goal), Next: contentLine(h.Next), Files: files, Written: written, Updated: p.Now}
-	if err := l.SaveHandoffRecord(r); err != nil {
-		p.logf("record handoff %s: %v", lc.id, err)
-		return
+	digest := Digest([]byte(text))
+	pub := ledger.Published{
+		Handoff: ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: h.Tool, SessionID: h.SessionID, Written: p.Now, Hash: digest},
+		Record: ledger.HandoffRecord{ID: lc.id, Project: p.Root, Tool: h.Tool, SessionID: h.SessionID, NativeID: native,
+			Head: h.Git.Head, Branch: h.Git.Branch, Hash: digest, Header: HeaderOf(text),
+			Goal: contentLine(goal), Next: contentLine(h.Next), Files: files, Written: written, Updated: p.Now},
 	}
 	if lc.prev != nil && lc.prev.ID != lc.id {
-		if err := l.EndHandoff(lc.prev.ID, ledger.EndSuperseded, p.Now); err != nil {
-			p.logf("supersede %s: %v", lc.prev.ID, err)
-		}
+		pub.Supersedes = lc.prev.ID
+	}
+	if err := l.RecordPublished(pub); err != nil {
+		p.logf("record handoff %s: %v", lc.id, err)
 	}
 }
 

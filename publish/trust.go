@@ -19,9 +19,15 @@ import (
 // reads when another process holds the ledger locked, so the fast path
 // needs no ledger and still injects only carryover's own file.
 
-// keepDigests is how many published digests the sidecar keeps (concurrent
-// hooks may finish their writes in another order than they recorded them).
+// keepDigests is how many published digests a rewritten sidecar keeps
+// (concurrent hooks may finish their writes in another order than they
+// recorded them).
 const keepDigests = 8
+
+// sidecarMax is the most of a sidecar carryover reads; appends stop short
+// of it, and the next record rewrites the file with the newest
+// keepDigests (about 60 appends of a 65-byte line).
+const sidecarMax = 4096
 
 // Digest is the content hash recorded for a published handoff.
 func Digest(b []byte) string {
@@ -36,24 +42,34 @@ func SidecarPath(home, project string) string {
 	return filepath.Join(home, "published", hex.EncodeToString(sum[:16]))
 }
 
-// RecordPublished adds digest to project's sidecar (newest first).
+// RecordPublished adds digest to project's sidecar, newest last. Every
+// Stop publishes, so the common case is one line appended to the file
+// (safefile.Append: no temp file, no rename, ~0.2 ms less); a missing,
+// full or odd file is rewritten atomically with the newest keepDigests.
+// Like the rewrite, the append is not synced: the digests are what this
+// carryover home published, and a crash loses at most the newest line
+// (that handoff is then published again, not injected).
 func RecordPublished(home, project, digest string) error {
 	path := SidecarPath(home, project)
+	if ok, err := safefile.Append(path, []byte(digest+"\n"), sidecarMax); ok || err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	lines := []string{digest}
+	var lines []string
 	for _, d := range sidecarDigests(path) {
-		if d != digest && len(lines) < keepDigests {
+		if d != digest {
 			lines = append(lines, d)
 		}
 	}
+	lines = append(lines[max(0, len(lines)-(keepDigests-1)):], digest)
 	// The first line names the project, for a person reading the file.
 	return WriteAtomic(path, []byte("# "+OneLine(project)+"\n"+strings.Join(lines, "\n")+"\n"))
 }
 
 func sidecarDigests(path string) []string {
-	b, err := safefile.ReadFile(path, 4096) // under the home: a symlink there is the user's
+	b, err := safefile.ReadFile(path, sidecarMax) // under the home: a symlink there is the user's
 	if err != nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package publish
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ func TestCheckHandoffSidecar(t *testing.T) {
 	if why := CheckHandoff(text, home, project, nil); !strings.Contains(why, "did not write it") {
 		t.Fatalf("unrecorded handoff: %q", why)
 	}
-	for i := 0; i < keepDigests+2; i++ { // older digests fall off, the newest stay
+	for i := 0; i < 100; i++ { // appended until the file is full, then rewritten with the newest
 		if err := RecordPublished(home, project, Digest([]byte{byte(i)})); err != nil {
 			t.Fatal(err)
 		}
@@ -30,8 +31,12 @@ func TestCheckHandoffSidecar(t *testing.T) {
 	if why := CheckHandoff(text, home, t.TempDir(), nil); why == "" {
 		t.Fatal("a digest recorded for one project was accepted for another")
 	}
-	if n := len(sidecarDigests(SidecarPath(home, project))); n != keepDigests {
-		t.Fatalf("sidecar keeps %d digests, want %d", n, keepDigests)
+	kept := sidecarDigests(SidecarPath(home, project))
+	if fi, err := os.Stat(SidecarPath(home, project)); err != nil || fi.Size() > sidecarMax || len(kept) < keepDigests {
+		t.Fatalf("sidecar: %v, %d digests", err, len(kept))
+	}
+	if kept[len(kept)-1] != Digest(text) || kept[len(kept)-2] != Digest([]byte{99}) || slices.Contains(kept, Digest([]byte{0})) {
+		t.Fatalf("the sidecar lost the newest digests or kept the oldest: %d kept", len(kept))
 	}
 	if why := CheckHandoff([]byte("# not carryover\n"), home, project, nil); !strings.Contains(why, "header") {
 		t.Fatalf("headerless file: %q", why)

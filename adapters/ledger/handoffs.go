@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"database/sql"
 	"time"
 )
 
@@ -29,6 +30,19 @@ func (l *Ledger) RecordHandoff(h Handoff) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := recordHandoff(tx, h); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// execer is a *sql.DB or a *sql.Tx.
+type execer interface {
+	Exec(query string, args ...any) (sql.Result, error)
+}
+
+// recordHandoff is RecordHandoff inside the caller's transaction.
+func recordHandoff(tx execer, h Handoff) error {
 	if _, err := tx.Exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (project) DO UPDATE SET header = excluded.header, tool = excluded.tool, session_id = excluded.session_id, written = excluded.written`,
 		h.Project, h.Header, h.Tool, h.SessionID, h.Written.UnixMilli()); err != nil {
@@ -44,7 +58,7 @@ func (l *Ledger) RecordHandoff(h Handoff) error {
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // HandoffTrusted reports whether hash is the content hash of a handoff

@@ -217,6 +217,7 @@ var migrations = []string{
 	) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN keys_through INTEGER NOT NULL DEFAULT 1;
 	DROP INDEX rows_key;`,
+	migrationCursorsBySession, // cursors_index.go
 }
 
 // anchorRows is the partial index's condition. A query uses such an index

@@ -72,8 +72,10 @@ const recordCols = `id, project, tool, session_id, native_id, head, branch, hash
 
 // SaveHandoffRecord inserts r, or updates the rewrite of an existing id
 // (the session that owns it published again).
-func (l *Ledger) SaveHandoffRecord(r HandoffRecord) error {
-	_, err := l.db.Exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)
+func (l *Ledger) SaveHandoffRecord(r HandoffRecord) error { return saveHandoffRecord(l.db, r) }
+
+func saveHandoffRecord(tx execer, r HandoffRecord) error {
+	_, err := tx.Exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)
 		ON CONFLICT (id) DO UPDATE SET head = excluded.head, branch = excluded.branch, hash = excluded.hash, header = excluded.header,
 			goal = excluded.goal, next = excluded.next, files = excluded.files, updated = excluded.updated`,
 		r.ID, r.Project, r.Tool, r.SessionID, r.NativeID, r.Head, r.Branch, r.Hash, r.Header, r.Goal, r.Next,
@@ -84,8 +86,10 @@ func (l *Ledger) SaveHandoffRecord(r HandoffRecord) error {
 // EndHandoff records how a handoff ended (EndSuperseded, EndCleared). A
 // handoff already ended keeps its first ending, except that clearing
 // wins over superseding.
-func (l *Ledger) EndHandoff(id, how string, at time.Time) error {
-	_, err := l.db.Exec(`UPDATE handoff_log SET ended = ?, ended_at = ? WHERE id = ? AND (ended = '' OR (? = 'cleared' AND ended != 'cleared'))`,
+func (l *Ledger) EndHandoff(id, how string, at time.Time) error { return endHandoff(l.db, id, how, at) }
+
+func endHandoff(tx execer, id, how string, at time.Time) error {
+	_, err := tx.Exec(`UPDATE handoff_log SET ended = ?, ended_at = ? WHERE id = ? AND (ended = '' OR (? = 'cleared' AND ended != 'cleared'))`,
 		how, at.UnixMilli(), id, how)
 	return err
 }
@@ -120,7 +124,15 @@ func (l *Ledger) HandoffRecordByID(id string) (HandoffRecord, error) {
 // HandoffRecords lists a project's handoffs (every project's when empty),
 // newest first, at most limit.
 func (l *Ledger) HandoffRecords(project string, limit int) ([]HandoffRecord, error) {
-	rows, err := l.db.Query(`SELECT `+recordCols+` FROM handoff_log WHERE (? = '' OR project = ?) ORDER BY written DESC, id DESC LIMIT ?`, project, project, limit)
+	// Two statements, not `(? = '' OR project = ?)`: SQLite plans a query
+	// once for any argument, so that form read every project's records
+	// (the whole log: a Stop asks for its project's newest one); this one
+	// searches the project index.
+	q, args := `SELECT `+recordCols+` FROM handoff_log ORDER BY written DESC, id DESC LIMIT ?`, []any{limit}
+	if project != "" {
+		q, args = `SELECT `+recordCols+` FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT ?`, []any{project, limit}
+	}
+	rows, err := l.db.Query(q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -22,16 +22,21 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// historyLayout names the ledger schema the cached history ledgers were
-// built with: bump it with a migration, or every timed run would also
-// measure migrating a copy of an old one.
-const historyLayout = 12
+// historyLayout names the ledger layout the cached history ledgers were
+// built with (13: schema 13, incremental auto-vacuum, keys in row_keys):
+// bump it with a migration or a layout change, or every timed run would
+// also measure migrating a copy of an old one.
+const historyLayout = 13
 
 // historyLedger returns a ledger file holding about mb MB of older
 // sessions (40 projects, sessions of about 25 MB of rows: prompts, calls
 // and tool results with file contents), built once and kept in the user's
 // cache directory (a 5 GB one takes minutes to build). 0 MB: "".
-func historyLedger(b *testing.B, mb int) string {
+func historyLedger(b *testing.B, mb int) string { return historyLedgerShape(b, mb, "") }
+
+// historyLedgerShape is historyLedger of a shape TestBuildHistoryLedger
+// knows ("" or "hook"), cached under its own name.
+func historyLedgerShape(b *testing.B, mb int, shape string) string {
 	b.Helper()
 	if mb == 0 {
 		return ""
@@ -40,7 +45,11 @@ func historyLedger(b *testing.B, mb int) string {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "carryover-bench", fmt.Sprintf("history-%dmb-v%d", mb, historyLayout))
+	name := fmt.Sprintf("history-%dmb-v%d", mb, historyLayout)
+	if shape != "" {
+		name = fmt.Sprintf("history-%s-%dmb-v%d", shape, mb, historyLayout)
+	}
+	dir := filepath.Join(cache, "carryover-bench", name)
 	path := filepath.Join(dir, "ledger.sqlite")
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path
@@ -51,7 +60,7 @@ func historyLedger(b *testing.B, mb int) string {
 	_, file, _, _ := runtime.Caller(0)
 	build := exec.Command("go", "test", "-count=1", "-run", "^TestBuildHistoryLedger$", "-timeout", "60m", "./adapters/ledger/")
 	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	build.Env = append(os.Environ(), "CARRYOVER_BUILD_HISTORY="+dir+","+strconv.Itoa(mb))
+	build.Env = append(os.Environ(), "CARRYOVER_BUILD_HISTORY="+dir+","+strconv.Itoa(mb)+","+shape)
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building the history ledger: %v\n%s", err, out)
 	}

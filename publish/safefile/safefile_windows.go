@@ -91,6 +91,7 @@ type Options struct {
 	Mode     os.FileMode
 	KeepMode bool
 	Sync     bool
+	Recycle  bool // ignored on Windows: every write is a new temp file
 }
 
 const tempInfix = ".carryover-tmp-"
