@@ -109,9 +109,10 @@ func (l *Ledger) RecordDelivery(d Delivery) error {
 
 // Deliveries lists receipts for a project (all projects when empty), newest first.
 func (l *Ledger) Deliveries(project string, limit int) ([]Delivery, error) {
+	where, args := forProject("d.project", project)
 	rows, err := l.db.Query(`SELECT d.project, d.header, d.tool, d.session_id, s.native_id, d.via, d.at
 		FROM deliveries d JOIN sessions s ON s.id = d.session_id
-		WHERE (? = '' OR d.project = ?) ORDER BY d.at DESC LIMIT ?`, project, project, limit)
+		WHERE `+where+` ORDER BY d.at DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}

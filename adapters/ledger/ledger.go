@@ -969,12 +969,25 @@ func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 	return s, err
 }
 
+// forProject is the WHERE condition on column for one project, or every
+// project when project is empty, with its arguments. Two statements rather
+// than `(? = '' OR column = ?)`: SQLite plans a statement once for any
+// argument, so that form reads every project's rows even when one is
+// asked for (the project indexes go unused).
+func forProject(column, project string) (string, []any) {
+	if project == "" {
+		return "1", nil
+	}
+	return column + " = ?", []any{project}
+}
+
 // Sessions lists sessions, most recently active first. An empty project
 // lists every project's; tool filters by agent when set.
 func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
-	q := `SELECT ` + sessionCols + ` FROM sessions s WHERE (? = '' OR s.project = ?) AND (? = '' OR s.tool = ?)
+	where, args := forProject("s.project", project)
+	q := `SELECT ` + sessionCols + ` FROM sessions s WHERE ` + where + ` AND (? = '' OR s.tool = ?)
 		ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT ?`
-	rows, err := l.db.Query(q, project, project, tool, tool, limit)
+	rows, err := l.db.Query(q, append(args, tool, tool, limit)...)
 	if err != nil {
 		return nil, err
 	}

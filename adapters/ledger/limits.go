@@ -81,9 +81,10 @@ func scanLimit(sc interface{ Scan(...any) error }) (LimitEvent, error) {
 // LastLimits returns the newest limit reached (not a warning, not a
 // context level) per agent, for project ("" = every project), newest first.
 func (l *Ledger) LastLimits(project string) ([]LimitEvent, error) {
+	where, args := forProject("e.project", project)
 	rows, err := l.db.Query(`SELECT `+limitCols+` FROM limit_events e JOIN sessions s ON s.id = e.session_id
-		WHERE (? = '' OR e.project = ?) AND e.reached = 1 AND e.kind NOT LIKE 'context%'
-		ORDER BY e.at DESC LIMIT 200`, project, project)
+		WHERE `+where+` AND e.reached = 1 AND e.kind NOT LIKE 'context%'
+		ORDER BY e.at DESC LIMIT 200`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -115,6 +115,10 @@ func TestQueryPlans(t *testing.T) {
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 ORDER BY seq DESC LIMIT 10`:                                                 "USING PRIMARY KEY (session_id=?)",
 		`SELECT ` + rowCols + ` FROM rows WHERE session_id = 1 AND seq BETWEEN 5 AND 300 AND kind = 'tool_call' AND call_id = 'c' LIMIT 1`: "USING PRIMARY KEY (session_id=? AND seq>? AND seq<?)",
 		`UPDATE rows SET text = 'x' WHERE session_id = 1 AND seq = 7`:                                                                      "USING PRIMARY KEY (session_id=? AND seq=?)",
+		`SELECT id FROM sessions s WHERE s.project = '/p' ORDER BY MAX(s.last_active, s.last_seen) DESC LIMIT 5`:                           "INDEX sessions_project (project=?)",
+		`SELECT d.at FROM deliveries d WHERE d.project = '/p' ORDER BY d.at DESC LIMIT 5`:                                                  "(project=?)",
+		`SELECT e.at FROM limit_events e WHERE e.project = '/p' AND e.reached = 1 ORDER BY e.at DESC LIMIT 200`:                            "INDEX limit_events_project (project=?)",
+		`SELECT c.path FROM cursors c JOIN sessions s ON s.id = c.session_id WHERE s.project = '/p'`:                                       "INDEX cursors_session (session_id=?)",
 		`SELECT seq FROM row_keys WHERE session_id = 1 AND khash = 42`:                                                                     "USING PRIMARY KEY (session_id=? AND khash=?)",
 	} {
 		var plan []string
