@@ -7,6 +7,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,9 +39,13 @@ import (
 // is always checked against the stored key, so a collision is never
 // taken for a repeat.
 
-// keyFlushRows bounds the pending keys a long read holds in memory (about
-// 40 bytes each): past it they are written within the current batch.
-const keyFlushRows = 1 << 19
+// keyFlushRows bounds the pending keys a long read holds in memory: past
+// it they are written within the current batch. 786,432 entries fill a
+// seqIndex of 2^20 slots (12 MB) to 3/4; a dense 1 GB transcript has about
+// 750,000 rows, so it is written once, at its end. (Writing every 131,072
+// instead cost a dense 1 GB read 10 % of its speed; a Go map of 524,288
+// took the process to 64.5 MB.)
+const keyFlushRows = 3 << 18
 
 // keyRecentMax is how many keys keys_recent holds per session before they
 // move into row_keys: each writer reads them all (4,096 entries are about
@@ -55,20 +60,38 @@ func keyHash(key string) int64 {
 }
 
 // seqIndex maps key hashes to the seqs of their rows (a hash shared by two
-// keys keeps both).
+// keys keeps both). It is an open-addressing table of hashes with their
+// seqs beside them, 12 bytes a slot and at most 3/4 full: a Go map of the
+// same entries took ~37 bytes each, and a long read holds up to
+// keyFlushRows of them.
 type seqIndex struct {
-	m     map[int64]int64
-	extra map[int64][]int64
-	n     int
+	hs    []int64
+	seqs  []uint32          // 0: an empty slot (no row has seq 0)
+	extra map[int64][]int64 // a hash's further seqs, and seqs past 2^32
+	n     int               // entries, extra ones included
+	used  int               // occupied slots
+}
+
+// slot returns the index of h's slot, or of the empty slot where it goes.
+func (x *seqIndex) slot(h int64) int {
+	mask := len(x.hs) - 1
+	// Fibonacci hashing spreads FNV's low bits over the table.
+	i := int((uint64(h)*0x9E3779B97F4A7C15)>>32) & mask
+	for x.seqs[i] != 0 && x.hs[i] != h {
+		i = (i + 1) & mask
+	}
+	return i
 }
 
 func (x *seqIndex) add(h, seq int64) {
-	if x.m == nil {
-		x.m = make(map[int64]int64, 64)
+	if 4*(x.used+1) > 3*len(x.hs) {
+		x.grow()
 	}
 	x.n++
-	if _, ok := x.m[h]; !ok {
-		x.m[h] = seq
+	i := x.slot(h)
+	if x.seqs[i] == 0 && seq > 0 && seq <= math.MaxUint32 {
+		x.hs[i], x.seqs[i] = h, uint32(seq)
+		x.used++
 		return
 	}
 	if x.extra == nil {
@@ -77,21 +100,38 @@ func (x *seqIndex) add(h, seq int64) {
 	x.extra[h] = append(x.extra[h], seq)
 }
 
-// seqs appends the seqs of hash h to dst.
-func (x *seqIndex) seqs(dst []int64, h int64) []int64 {
-	if seq, ok := x.m[h]; ok {
-		dst = append(dst, seq)
-		dst = append(dst, x.extra[h]...)
+func (x *seqIndex) grow() {
+	hs, seqs := x.hs, x.seqs
+	x.hs, x.seqs = make([]int64, max(64, 2*len(hs))), make([]uint32, max(64, 2*len(hs)))
+	for k, seq := range seqs {
+		if seq != 0 {
+			i := x.slot(hs[k])
+			x.hs[i], x.seqs[i] = hs[k], seq
+		}
 	}
-	return dst
+}
+
+// seqs appends the seqs of hash h to dst.
+func (x *seqIndex) seqsOf(dst []int64, h int64) []int64 {
+	if x.n == 0 {
+		return dst
+	}
+	if i := x.slot(h); x.seqs[i] != 0 {
+		dst = append(dst, int64(x.seqs[i]))
+	}
+	return append(dst, x.extra[h]...)
 }
 
 func (x *seqIndex) entries() []keyEntry {
 	es := make([]keyEntry, 0, x.n)
-	for h, seq := range x.m {
-		es = append(es, keyEntry{h, seq})
-		for _, s := range x.extra[h] {
-			es = append(es, keyEntry{h, s})
+	for i, seq := range x.seqs {
+		if seq != 0 {
+			es = append(es, keyEntry{x.hs[i], int64(seq)})
+		}
+	}
+	for h, more := range x.extra {
+		for _, seq := range more {
+			es = append(es, keyEntry{h, seq})
 		}
 	}
 	return es
@@ -217,8 +257,8 @@ func (w *keyWriter) prefetch(hs []int64) error {
 
 // find returns the seq of the stored row with key (hash h), or 0.
 func (w *keyWriter) find(key string, h int64) (int64, error) {
-	w.buf = w.st.pending.seqs(w.buf[:0], h)
-	w.buf = w.st.recent.seqs(w.buf, h)
+	w.buf = w.st.pending.seqsOf(w.buf[:0], h)
+	w.buf = w.st.recent.seqsOf(w.buf, h)
 	w.buf = append(w.buf, w.hits[h]...)
 	for _, seq := range w.buf {
 		if same, err := w.keyIs(seq, key); same || err != nil {

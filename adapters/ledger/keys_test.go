@@ -189,10 +189,11 @@ func TestKeysHashCollisionIsNotARepeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := m.keys.get(1)
-	for h, seq := range st.pending.m {
-		delete(st.pending.m, h)
-		st.pending.m[keyHash("p2")] = seq
+	var p1 seqIndex
+	for _, e := range st.pending.entries() {
+		p1.add(keyHash("p2"), e.seq) // p1's row under p2's hash
 	}
+	st.pending = p1
 	for i := 0; i < 2; i++ {
 		n, err := m.Write(Batch{Session: keysRef, Rows: prompt("p2"), deferKeys: true}, keysNow)
 		if err != nil || n != 1-i {
@@ -363,4 +364,43 @@ func TestKeysGCRemovesEntries(t *testing.T) {
 		t.Fatalf("added %d (%v) after gc, want 10", n, err)
 	}
 	keysCheck(t, l, 10)
+}
+
+// TestSeqIndex: the pending-key table finds every seq added under a hash,
+// shared hashes included, across growth, and lists each entry once.
+func TestSeqIndex(t *testing.T) {
+	var x seqIndex
+	want := map[int64][]int64{}
+	for i := int64(1); i <= 50_000; i++ {
+		h := keyHash(fmt.Sprint(i)) >> (i % 3 * 20) // some hashes close together
+		if i%97 == 0 {
+			h = 0 // the zero hash is an ordinary key
+		}
+		if i%1000 == 0 {
+			h = want0(want) // a hash shared with an earlier row
+		}
+		x.add(h, i)
+		want[h] = append(want[h], i)
+	}
+	n := 0
+	for h, seqs := range want {
+		got := x.seqsOf(nil, h)
+		if fmt.Sprint(got) != fmt.Sprint(seqs) {
+			t.Fatalf("hash %d: seqs %v, want %v", h, got, seqs)
+		}
+		n += len(seqs)
+	}
+	if es := x.entries(); len(es) != n || x.n != n {
+		t.Fatalf("%d entries listed, n %d, want %d", len(es), x.n, n)
+	}
+	if got := x.seqsOf(nil, keyHash("absent")); len(got) != 0 {
+		t.Fatalf("an absent hash found %v", got)
+	}
+}
+
+func want0(m map[int64][]int64) int64 {
+	for h := range m {
+		return h
+	}
+	return 7
 }

@@ -971,7 +971,7 @@ func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 
 // forProject is the WHERE condition on column for one project, or every
 // project when project is empty, with its arguments. Two statements rather
-// than `(? = '' OR column = ?)`: SQLite plans a statement once for any
+// than `(? = ” OR column = ?)`: SQLite plans a statement once for any
 // argument, so that form reads every project's rows even when one is
 // asked for (the project indexes go unused).
 func forProject(column, project string) (string, []any) {
