@@ -27,17 +27,22 @@ import (
 // 17,000 the rows themselves need, and 3.5 s against 1.9 s without the
 // index), so MB/s fell as the session grew.
 //
-// Keys now live in row_keys, a compact table of (session, 64-bit FNV-1a
-// hash of the key, seq) — about 16 bytes an entry against 56 — and a
-// long read writes them once, sorted, at its end instead of with every
-// batch. The invariant: every row of a session with seq < keys_through
-// has its entry in row_keys; the rows at and after keys_through are
-// "pending" and their keys are only in the rows table. The process that
-// wrote them keeps their hashes in memory (keyState) to find repeats; any
+// Keys now live in two compact tables of (session, 64-bit FNV-1a hash of
+// the key, seq), about 16 bytes an entry against 56:
+//   - row_keys, by hash, written only in key order and in bulk;
+//   - keys_recent, by seq: a hook's few new keys are appended there (one
+//     page instead of one random row_keys page a row: 27 of the 46 pages a
+//     Stop wrote) and move into row_keys keyRecentMax at a time.
+// A long read keeps its keys in memory ("pending", a seqIndex) and writes
+// them into row_keys, sorted, with its last batch. The invariant: every row
+// of a session with seq < keys_through has its entry in one of the two
+// tables; rows at and after keys_through are pending, their keys only in
+// the rows table. The process reading them finds repeats in memory; any
 // other writer first indexes them from the rows table (flushFromRows), so
-// a crashed or concurrent ingest never lets a row in twice. A hash match
-// is always checked against the stored key, so a collision is never
-// taken for a repeat.
+// a crashed or concurrent read never lets a row in twice. A hash match is
+// always checked against the stored key: a collision is never a repeat.
+// A session stored before schema 12 starts with every row pending and is
+// indexed in steps (catchUpKeys).
 
 // keyFlushRows bounds the pending keys a long read holds in memory: past
 // it they are written within the current batch. 786,432 entries fill a
@@ -48,8 +53,9 @@ import (
 const keyFlushRows = 3 << 18
 
 // keyRecentMax is how many keys keys_recent holds per session before they
-// move into row_keys: each writer reads them all (4,096 entries are about
-// 4 pages), and a move touches up to one row_keys page per key.
+// move into row_keys: a writer's lookup scans the session's entries in
+// SQLite (4,096 are about 4 pages), and a move touches up to one row_keys
+// page per key, once per ~100 hooks.
 const keyRecentMax = 4096
 
 // keyHash is the 64-bit FNV-1a hash of a row key, as SQLite stores it.
@@ -144,7 +150,9 @@ type keyState struct {
 	// means another writer came in between (see openKeys).
 	next, through int64
 	pending       seqIndex // a long read's rows at and after through
-	recent        seqIndex // the session's keys_recent
+	// recentN is how many entries the session has in keys_recent (-1:
+	// not counted since another writer came in).
+	recentN int
 }
 
 // keyStates are the ledger's key states by session id.
@@ -183,6 +191,8 @@ type keyWriter struct {
 	st     *keyState
 	keyAt  driver.Stmt // the key of a row
 	recent driver.Stmt // appends to keys_recent
+	// addedRecent: this transaction appended to keys_recent.
+	addedRecent bool
 	// indexed: row_keys may hold entries of the session; hits are those of
 	// the batch's hashes (prefetch).
 	indexed bool
@@ -203,24 +213,23 @@ func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, i
 			}
 			through = next
 		}
-		st.pending, st.recent = seqIndex{}, seqIndex{}
-		if through > 1 {
-			if err := loadRecent(tx, sid, &st.recent); err != nil {
-				return nil, 0, err
-			}
-		}
+		st.pending, st.recentN = seqIndex{}, -1
 		st.next, st.through = next, through
 	}
-	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through-1 > int64(st.recent.n)}, through, nil
+	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, through, nil
 }
 
-// keyLookupChunk is how many hashes one prefetch query asks for (SQLite
-// allows 32,766 parameters; a hook's batch is usually under 100 rows).
+// keyLookupChunk is how many hashes one prefetch query asks for (twice:
+// SQLite allows 32,766 parameters; a hook's batch is usually under 100
+// rows).
 const keyLookupChunk = 500
 
-// prefetch looks up the batch's hashes in row_keys in one query per
-// chunk instead of one per row: each statement run is a cgo call, and a
-// hook's 50 new rows would otherwise pay 50 of them to find nothing.
+// prefetch looks up the batch's hashes in row_keys and keys_recent in one
+// query per chunk instead of one per row: each statement run (and each
+// result row) is a cgo call, and a hook's 50 new rows would otherwise pay
+// 50 of them to find nothing. keys_recent is searched by SQLite itself
+// (its ≤ keyRecentMax entries of the session, a few pages), not loaded:
+// reading them into Go cost a fresh hook process ~0.8 ms.
 func (w *keyWriter) prefetch(hs []int64) error {
 	if !w.indexed || len(hs) == 0 {
 		return nil
@@ -228,10 +237,13 @@ func (w *keyWriter) prefetch(hs []int64) error {
 	w.hits = map[int64][]int64{}
 	for len(hs) > 0 {
 		n := min(len(hs), keyLookupChunk)
-		q := `SELECT khash, seq FROM row_keys WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND khash IN (?` + strings.Repeat(",?", n-1) + `)`
-		args := make([]driver.NamedValue, n)
+		sid, in := strconv.FormatInt(w.sid, 10), `(?`+strings.Repeat(",?", n-1)+`)`
+		q := `SELECT khash, seq FROM row_keys WHERE session_id = ` + sid + ` AND khash IN ` + in +
+			` UNION ALL SELECT khash, seq FROM keys_recent WHERE session_id = ` + sid + ` AND khash IN ` + in
+		args := make([]driver.NamedValue, 2*n)
 		for i, h := range hs[:n] {
 			args[i] = driver.NamedValue{Ordinal: i + 1, Value: h}
+			args[n+i] = driver.NamedValue{Ordinal: n + i + 1, Value: h}
 		}
 		s, err := w.tx.conn.Prepare(q)
 		if err != nil {
@@ -258,7 +270,6 @@ func (w *keyWriter) prefetch(hs []int64) error {
 // find returns the seq of the stored row with key (hash h), or 0.
 func (w *keyWriter) find(key string, h int64) (int64, error) {
 	w.buf = w.st.pending.seqsOf(w.buf[:0], h)
-	w.buf = w.st.recent.seqsOf(w.buf, h)
 	w.buf = append(w.buf, w.hits[h]...)
 	for _, seq := range w.buf {
 		if same, err := w.keyIs(seq, key); same || err != nil {
@@ -311,7 +322,10 @@ func (w *keyWriter) added(h, seq int64, deferred bool) error {
 	if _, err := w.recent.(driver.StmtExecContext).ExecContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}, {Ordinal: 2, Value: h}}); err != nil {
 		return err
 	}
-	w.st.recent.add(h, seq)
+	if w.st.recentN >= 0 {
+		w.st.recentN++
+	}
+	w.addedRecent = true
 	return nil
 }
 
@@ -331,37 +345,26 @@ func (w *keyWriter) close(next int64, flush bool) (int64, error) {
 		}
 		through = next
 	}
-	if st.recent.n >= keyRecentMax {
-		if err := writeEntries(w.tx, w.sid, st.recent.entries()); err != nil {
+	if w.addedRecent && st.recentN < 0 {
+		var n int64
+		if err := w.tx.queryRow(`SELECT COUNT(*) FROM keys_recent WHERE session_id = ?`, []any{w.sid}, &n); err != nil {
+			return 0, err
+		}
+		st.recentN = int(n)
+	}
+	if st.recentN >= keyRecentMax {
+		// In key order, by SQLite: each row_keys page is written once.
+		if _, err := w.tx.execOnce(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq)
+			SELECT session_id, khash, seq FROM keys_recent WHERE session_id = ? ORDER BY khash, seq`, w.sid); err != nil {
 			return 0, err
 		}
 		if _, err := w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid); err != nil {
 			return 0, err
 		}
-		st.recent = seqIndex{}
+		st.recentN = 0
 	}
 	st.next, st.through = next, through
 	return through, nil
-}
-
-// loadRecent reads the session's keys_recent into x.
-func loadRecent(tx *rawTx, sid int64, x *seqIndex) error {
-	s, err := tx.prepare(`SELECT khash, seq FROM keys_recent WHERE session_id = ?`)
-	if err != nil {
-		return err
-	}
-	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: sid}})
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	v := make([]driver.Value, 2)
-	for rows.Next(v) == nil {
-		h, _ := v[0].(int64)
-		seq, _ := v[1].(int64)
-		x.add(h, seq)
-	}
-	return nil
 }
 
 // flushFromRows indexes the rows of session sid from seq from on into
