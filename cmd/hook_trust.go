@@ -57,6 +57,7 @@ func openLedgerBy(e *Env, log *logger, deadline time.Time) (*ledger.Ledger, erro
 	if err != nil {
 		return nil, err
 	}
+	l.MapReads()
 	logRecovered(l, log)
 	return l, nil
 }

@@ -385,6 +385,20 @@ func IsBusy(err error) bool {
 	return errors.Is(err, errKeysBehind)
 }
 
+// MapReads makes SQLite read the ledger through a memory map instead of a
+// pread (and a 16 KiB copy) per page: a hook process starts with an empty
+// page cache, and a Stop reads ~55 pages, its key lookups at random places.
+// Measured in the 10,000-file rig, interleaved: Stop 0.65–0.85 ms less
+// (wall p50 8.6–8.8 → 7.8–8.0 ms). The cost is SQLite's documented one:
+// an I/O error on a mapped page raises SIGBUS, which ends the process
+// instead of failing one statement, so only the hook path, whose process
+// lives for one event, maps; truncation by another process is not a risk
+// (a WAL checkpoint shrinks the file only when no reader holds an older
+// snapshot, and SQLite maps no more than the file's size).
+func (l *Ledger) MapReads() {
+	_, _ = l.db.Exec(`PRAGMA mmap_size = 2147418112`) // SQLite's default ceiling
+}
+
 // SetDeadline bounds the waits of later statements by deadline (see OpenBy).
 func (l *Ledger) SetDeadline(deadline time.Time) {
 	l.deadline = deadline
