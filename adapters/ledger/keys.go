@@ -10,7 +10,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -219,13 +218,8 @@ func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, i
 	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, through, nil
 }
 
-// keyLookupChunk is how many hashes one prefetch query asks for (twice:
-// SQLite allows 32,766 parameters; a hook's batch is usually under 100
-// rows).
-const keyLookupChunk = 500
-
 // prefetch looks up the batch's hashes in row_keys and keys_recent in one
-// query per chunk instead of one per row: each statement run (and each
+// query instead of one per row: each statement run (and each
 // result row) is a cgo call, and a hook's 50 new rows would otherwise pay
 // 50 of them to find nothing. keys_recent is searched by SQLite itself
 // (its ≤ keyRecentMax entries of the session, a few pages), not loaded:
@@ -235,34 +229,33 @@ func (w *keyWriter) prefetch(hs []int64) error {
 		return nil
 	}
 	w.hits = map[int64][]int64{}
-	for len(hs) > 0 {
-		n := min(len(hs), keyLookupChunk)
-		sid, in := strconv.FormatInt(w.sid, 10), `(?`+strings.Repeat(",?", n-1)+`)`
-		q := `SELECT khash, seq FROM row_keys WHERE session_id = ` + sid + ` AND khash IN ` + in +
-			` UNION ALL SELECT khash, seq FROM keys_recent WHERE session_id = ` + sid + ` AND khash IN ` + in
-		args := make([]driver.NamedValue, 2*n)
-		for i, h := range hs[:n] {
-			args[i] = driver.NamedValue{Ordinal: i + 1, Value: h}
-			args[n+i] = driver.NamedValue{Ordinal: n + i + 1, Value: h}
+	// The hashes go in as one JSON array: one bound value and a statement
+	// of fixed text, where 80 placeholders made SQLite parse and bind a
+	// long statement every hook.
+	b := make([]byte, 0, 21*len(hs)+2)
+	b = append(b, '[')
+	for i, h := range hs {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		s, err := w.tx.conn.Prepare(q)
-		if err != nil {
-			return err
-		}
-		rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), args)
-		if err != nil {
-			s.Close()
-			return err
-		}
-		v := make([]driver.Value, 2)
-		for rows.Next(v) == nil {
-			h, _ := v[0].(int64)
-			seq, _ := v[1].(int64)
-			w.hits[h] = append(w.hits[h], seq)
-		}
-		rows.Close()
-		s.Close()
-		hs = hs[n:]
+		b = strconv.AppendInt(b, h, 10)
+	}
+	b = append(b, ']')
+	s, err := w.tx.prepare(`SELECT khash, seq FROM row_keys WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
+		UNION ALL SELECT khash, seq FROM keys_recent WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))`)
+	if err != nil {
+		return err
+	}
+	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: w.sid}, {Ordinal: 2, Value: string(b)}})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 2)
+	for rows.Next(v) == nil {
+		h, _ := v[0].(int64)
+		seq, _ := v[1].(int64)
+		w.hits[h] = append(w.hits[h], seq)
 	}
 	return nil
 }

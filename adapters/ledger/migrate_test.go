@@ -119,6 +119,7 @@ func TestQueryPlans(t *testing.T) {
 		`SELECT d.at FROM deliveries d WHERE d.project = '/p' ORDER BY d.at DESC LIMIT 5`:                                                  "(project=?)",
 		`SELECT e.at FROM limit_events e WHERE e.project = '/p' AND e.reached = 1 ORDER BY e.at DESC LIMIT 200`:                            "INDEX limit_events_project (project=?)",
 		`SELECT c.path FROM cursors c JOIN sessions s ON s.id = c.session_id WHERE s.project = '/p'`:                                       "INDEX cursors_session (session_id=?)",
+		`SELECT khash, seq FROM row_keys WHERE session_id = 1 AND khash IN (SELECT value FROM json_each('[1,2]'))`:                         "USING PRIMARY KEY (session_id=? AND khash=?)",
 		`SELECT seq FROM row_keys WHERE session_id = 1 AND khash = 42`:                                                                     "USING PRIMARY KEY (session_id=? AND khash=?)",
 	} {
 		var plan []string
