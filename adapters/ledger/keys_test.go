@@ -254,28 +254,35 @@ func TestKeysRecentMovesToRowKeys(t *testing.T) {
 	}
 }
 
-// TestKeysMigratedLedgerIndexesLazily: rows written before row_keys
-// existed (schema 11, a unique index on the key) are indexed when their
-// session is next written, and re-reading them adds nothing.
-func TestKeysMigratedLedgerIndexesLazily(t *testing.T) {
+// schema11Ledger makes a ledger at schema 11 (row keys in a unique index on
+// the rows) whose session 1 holds n rows, keys k-0 … k-(n-1), and returns
+// its directory.
+func schema11Ledger(t *testing.T, n int) string {
+	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
-	db, err := sql.Open(driverName, FileURI(path, ""))
+	db, err := sql.Open(driverName, FileURI(filepath.Join(dir, FileName), ""))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer db.Close()
 	for i, m := range migrations[:11] {
 		if _, err := db.Exec(m); err != nil {
 			t.Fatalf("migration %d: %v", i+1, err)
 		}
 	}
 	db.Exec(`PRAGMA user_version = 11`)
-	db.Exec(`INSERT INTO sessions (id, tool, native_id, project, first_seen, last_seen, next_seq) VALUES (1, 'claude', 's', '/p', 0, 0, 41)`)
-	for i := 0; i < 40; i++ {
+	db.Exec(`INSERT INTO sessions (id, tool, native_id, project, first_seen, last_seen, next_seq) VALUES (1, 'claude', 's', '/p', 0, 0, ?)`, n+1)
+	for i := 0; i < n; i++ {
 		db.Exec(`INSERT INTO rows (session_id, seq, key, ts, role, kind, text) VALUES (1, ?, ?, 0, 'user', 'prompt', ?)`, i+1, fmt.Sprintf("k-%d", i), fmt.Sprintf("old %d", i))
 	}
-	db.Close()
-	l, err := Open(dir)
+	return dir
+}
+
+// TestKeysMigratedLedgerIndexesLazily: rows written before row_keys
+// existed (schema 11, a unique index on the key) are indexed when their
+// session is next written, and re-reading them adds nothing.
+func TestKeysMigratedLedgerIndexesLazily(t *testing.T) {
+	l, err := Open(schema11Ledger(t, 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,24 +306,7 @@ func TestKeysMigratedLedgerIndexesLazily(t *testing.T) {
 func TestKeysCatchUpInChunks(t *testing.T) {
 	defer func(n int64) { keyChunk = n }(keyChunk)
 	keyChunk = 64
-	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
-	db, err := sql.Open(driverName, FileURI(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range migrations[:11] {
-		if _, err := db.Exec(m); err != nil {
-			t.Fatalf("migration %d: %v", i+1, err)
-		}
-	}
-	db.Exec(`PRAGMA user_version = 11`)
-	db.Exec(`INSERT INTO sessions (id, tool, native_id, project, first_seen, last_seen, next_seq) VALUES (1, 'claude', 's', '/p', 0, 0, 301)`)
-	for i := 0; i < 300; i++ {
-		db.Exec(`INSERT INTO rows (session_id, seq, key, ts, role, kind, text) VALUES (1, ?, ?, 0, 'user', 'prompt', ?)`, i+1, fmt.Sprintf("k-%d", i), fmt.Sprintf("old %d", i))
-	}
-	db.Close()
-	l, err := Open(dir)
+	l, err := Open(schema11Ledger(t, 300))
 	if err != nil {
 		t.Fatal(err)
 	}
