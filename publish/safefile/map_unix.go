@@ -19,21 +19,9 @@ import (
 // mapped faults when a byte past its new end is read: a reader of a file
 // someone else may change runs with debug.SetPanicOnFault and recovers.
 func (d *Dir) MapFile(name string, max int64) ([]byte, error) {
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
-	}
-	if err := regular(st); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
-	}
-	fd, err := openRetry(func() (int, error) {
-		return unix.Openat(d.fd, name, readFlags|unix.O_NOFOLLOW, 0)
-	})
+	fd, st, err := d.openRegular(name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: d.why(name, err)}
+		return nil, err
 	}
 	defer unix.Close(fd)
 	var now unix.Stat_t

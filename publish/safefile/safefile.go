@@ -302,23 +302,35 @@ func (d *Dir) RemoveStaleTemps(age time.Duration) {
 // ReadFile reads name in d: never through a symlink, regular files only,
 // at most max bytes (ErrTooLarge past that).
 func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
-	if err := checkName(name); err != nil {
+	fd, st, err := d.openRegular(name)
+	if err != nil {
 		return nil, err
 	}
+	return readFd(fd, d.join(name), st, max)
+}
+
+// openRegular opens name in d for reading when it is a regular file, never
+// through a symlink, and returns the file's stat from before the open (the
+// caller compares it with the open file's: a file replaced in between is
+// refused).
+func (d *Dir) openRegular(name string) (int, unix.Stat_t, error) {
 	var st unix.Stat_t
+	if err := checkName(name); err != nil {
+		return -1, st, err
+	}
 	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
+		return -1, st, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
 	}
 	if err := regular(st); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
+		return -1, st, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
 	}
 	fd, err := openRetry(func() (int, error) {
 		return unix.Openat(d.fd, name, readFlags|unix.O_NOFOLLOW, 0)
 	})
 	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: d.why(name, err)}
+		return -1, st, &fs.PathError{Op: "read", Path: d.join(name), Err: d.why(name, err)}
 	}
-	return readFd(fd, d.join(name), st, max)
+	return fd, st, nil
 }
 
 // readFlags: O_NONBLOCK so that a name swapped for a FIFO between the
