@@ -241,8 +241,11 @@ func (w *keyWriter) prefetch(hs []int64) error {
 		b = strconv.AppendInt(b, h, 10)
 	}
 	b = append(b, ']')
+	// Its last row (seq 0, never a row's) counts keys_recent, which close
+	// needs, in the same statement.
 	s, err := w.tx.prepare(`SELECT khash, seq FROM row_keys WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
-		UNION ALL SELECT khash, seq FROM keys_recent WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))`)
+		UNION ALL SELECT khash, seq FROM keys_recent WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
+		UNION ALL SELECT COUNT(*), 0 FROM keys_recent WHERE session_id = ?1`)
 	if err != nil {
 		return err
 	}
@@ -255,6 +258,10 @@ func (w *keyWriter) prefetch(hs []int64) error {
 	for rows.Next(v) == nil {
 		h, _ := v[0].(int64)
 		seq, _ := v[1].(int64)
+		if seq == 0 {
+			w.st.recentN = int(h)
+			continue
+		}
 		w.hits[h] = append(w.hits[h], seq)
 	}
 	return nil
@@ -405,6 +412,12 @@ var keyChunk int64 = 1 << 16
 // errKeysBehind is catchUpKeys stopped by the deadline. IsBusy reports it:
 // like a held lock, it means "read again from the cursor at the next event".
 var errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
+
+// errKeysToIndex is a write that found more of its session's rows without
+// keys than one transaction indexes (and none held by this process's own
+// read): the write rolls back, catchUpKeys indexes them in steps, and the
+// write runs again.
+var errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
 
 // catchUpKeys indexes the rows of ref's session that neither key table
 // holds and that no read of this process is holding in memory: a ledger

@@ -622,15 +622,19 @@ type Batch struct {
 // replaces the earlier one) and the cursor. It returns how many rows were new.
 func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	added := 0
-	if err := l.catchUpKeys(b.Session); err != nil {
-		return 0, err
-	}
 	var sid int64
-	err := l.withRawTx(func(tx *rawTx) error {
+	write := func(tx *rawTx) error {
 		var err error
 		added, sid, err = writeBatch(tx, &l.keys, b, now)
 		return err
-	})
+	}
+	err := l.withRawTx(write)
+	if errors.Is(err, errKeysToIndex) {
+		// Rolled back: index the session's old rows in steps first.
+		if err = l.catchUpKeys(b.Session); err == nil {
+			err = l.withRawTx(write)
+		}
+	}
 	if err != nil {
 		if sid != 0 {
 			l.keys.forget(sid)
@@ -774,6 +778,11 @@ func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, e
 	if err := tx.queryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
 		return 0, 0, err
 	}
+	if next-through > keyChunk {
+		if st := ks.get(sid); st.next != next || st.through != through {
+			return 0, sid, errKeysToIndex // not this process's own read (catchUpKeys)
+		}
+	}
 	added, err := writeRows(tx, ks, sid, next, through, b, now)
 	return added, sid, err
 }
@@ -854,15 +863,14 @@ func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now 
 		if through, err = kw.close(next, !b.deferKeys); err != nil {
 			return 0, err
 		}
-		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?, keys_through = ?, last_active = MAX(last_active, ?) WHERE id = ?`, next, through, p.lastTS, sid); err != nil {
+		// One statement (each is parsed anew in a hook's process): the
+		// token counts change only when the batch carried usage.
+		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
+			tokens_used = CASE WHEN ?4 > 0 THEN ?4 ELSE tokens_used END, tokens_max = CASE WHEN ?4 > 0 THEN ?5 ELSE tokens_max END
+			WHERE id = ?6`, next, through, p.lastTS, p.tokUsed, p.tokMax, sid); err != nil {
 			return 0, err
 		}
 		stored = through
-		if p.tokUsed > 0 {
-			if _, err := tx.execOnce(`UPDATE sessions SET tokens_used = ?, tokens_max = ? WHERE id = ?`, p.tokUsed, p.tokMax, sid); err != nil {
-				return 0, err
-			}
-		}
 	} else if through, err = kw.close(next, !b.deferKeys); err != nil {
 		return 0, err
 	}
