@@ -28,7 +28,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,17 +35,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
-
-var (
-	// ErrSymlink is returned for a name that is a symlink where carryover
-	// will not follow one.
-	ErrSymlink = errors.New("is a symlink; carryover does not write or read through it")
-	// ErrNotRegular is returned for a FIFO, device, socket or directory
-	// where a regular file was expected.
-	ErrNotRegular = errors.New("is not a regular file")
-	// ErrTooLarge is returned by reads past their bound.
-	ErrTooLarge = errors.New("is larger than carryover reads")
 )
 
 // Dir is an open directory; names are resolved relative to it.
@@ -148,9 +136,6 @@ type Options struct {
 	Recycle bool
 }
 
-// tempInfix marks this package's temp files: ".<name>" + tempInfix + 16 hex digits.
-const tempInfix = ".carryover-tmp-"
-
 // Write replaces name in d with data atomically: readers see the old or
 // the new file, never a torn one. An existing name that is a symlink, or
 // anything but a regular file, is refused (the rename would only replace
@@ -249,20 +234,6 @@ func (d *Dir) createTemp(name string) (string, *os.File, error) {
 		return tmp, os.NewFile(uintptr(fd), d.join(tmp)), nil
 	}
 	return "", nil, &fs.PathError{Op: "create", Path: d.join(name), Err: fs.ErrExist}
-}
-
-// isTempName reports whether n has the shape of this package's temp names.
-func isTempName(n string) bool {
-	i := strings.LastIndex(n, tempInfix)
-	if !strings.HasPrefix(n, ".") || i < 2 {
-		return false
-	}
-	h := n[i+len(tempInfix):]
-	if len(h) != 16 {
-		return false
-	}
-	_, err := hex.DecodeString(h)
-	return err == nil
 }
 
 // RemoveStaleTemps deletes the temp files a killed carryover left in d,
@@ -407,28 +378,6 @@ func readFd(fd int, path string, before unix.Stat_t, max int64) ([]byte, error) 
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return b, nil
-}
-
-// readAtMost appends f's bytes to b, failing past max (a file that grows
-// while it is read).
-func readAtMost(f *os.File, b []byte, max int64) ([]byte, error) {
-	lr := io.LimitReader(f, max+1)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := lr.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if int64(len(b)) > max {
-			return nil, fmt.Errorf("%w (grew past %d bytes while read)", ErrTooLarge, max)
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // openRetry retries an open interrupted by a signal (the Go runtime's

@@ -13,24 +13,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
-)
-
-var (
-	// ErrSymlink is returned for a name that is a symlink where carryover
-	// will not follow one.
-	ErrSymlink = errors.New("is a symlink; carryover does not write or read through it")
-	// ErrNotRegular is returned for a device or directory where a regular
-	// file was expected.
-	ErrNotRegular = errors.New("is not a regular file")
-	// ErrTooLarge is returned by reads past their bound.
-	ErrTooLarge = errors.New("is larger than carryover reads")
 )
 
 // Dir is an open directory; names are resolved relative to it.
@@ -94,8 +82,6 @@ type Options struct {
 	Recycle  bool // ignored on Windows: every write is a new temp file
 }
 
-const tempInfix = ".carryover-tmp-"
-
 func regular(fi os.FileInfo) error {
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
@@ -154,19 +140,6 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 		return err
 	}
 	return nil
-}
-
-func isTempName(n string) bool {
-	i := strings.LastIndex(n, tempInfix)
-	if !strings.HasPrefix(n, ".") || i < 2 {
-		return false
-	}
-	h := n[i+len(tempInfix):]
-	if len(h) != 16 {
-		return false
-	}
-	_, err := hex.DecodeString(h)
-	return err == nil
 }
 
 // RemoveStaleTemps deletes this package's temp files older than age.
@@ -234,26 +207,6 @@ func readPath(path string, max int64, follow bool) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return b, nil
-}
-
-func readAtMost(f *os.File, b []byte, max int64) ([]byte, error) {
-	lr := io.LimitReader(f, max+1)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := lr.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if int64(len(b)) > max {
-			return nil, fmt.Errorf("%w (grew past %d bytes while read)", ErrTooLarge, max)
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // WriteFile writes path atomically through Dir.Write.
