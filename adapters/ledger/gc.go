@@ -41,11 +41,12 @@ type GCResult struct {
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
+	where, args := forProject("s.project", o.Project)
 	q := `SELECT s.id, s.next_seq - 1 - s.pruned,
 			(s.id IN (SELECT session_id FROM handoffs) OR s.id IN (SELECT session_id FROM pending_inject))
 		FROM sessions s
-		WHERE MAX(s.last_active, s.last_seen) < ? AND (? = '' OR s.project = ?) AND s.next_seq - 1 > s.pruned`
-	rows, err := l.db.Query(q, cut, o.Project, o.Project)
+		WHERE MAX(s.last_active, s.last_seen) < ? AND ` + where + ` AND s.next_seq - 1 > s.pruned`
+	rows, err := l.db.Query(q, append([]any{cut}, args...)...)
 	if err != nil {
 		return r, err
 	}

@@ -124,15 +124,10 @@ func (l *Ledger) HandoffRecordByID(id string) (HandoffRecord, error) {
 // HandoffRecords lists a project's handoffs (every project's when empty),
 // newest first, at most limit.
 func (l *Ledger) HandoffRecords(project string, limit int) ([]HandoffRecord, error) {
-	// Two statements, not `(? = '' OR project = ?)`: SQLite plans a query
-	// once for any argument, so that form read every project's records
-	// (the whole log: a Stop asks for its project's newest one); this one
-	// searches the project index.
-	q, args := `SELECT `+recordCols+` FROM handoff_log ORDER BY written DESC, id DESC LIMIT ?`, []any{limit}
-	if project != "" {
-		q, args = `SELECT `+recordCols+` FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT ?`, []any{project, limit}
-	}
-	rows, err := l.db.Query(q, args...)
+	// A Stop asks for its project's newest record: the project index, not
+	// the whole log (forProject).
+	where, args := forProject("project", project)
+	rows, err := l.db.Query(`SELECT `+recordCols+` FROM handoff_log WHERE `+where+` ORDER BY written DESC, id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}
