@@ -127,6 +127,22 @@ func readWAL(path string) []byte {
 	return b
 }
 
+// writeNew writes data to a file it creates at path, after removing what
+// was there: never through a symlink or into a FIFO or another file left
+// at that name (O_EXCL fails on any existing name, a symlink included).
+func writeNew(path string, data []byte) error {
+	os.Remove(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // readCopy reads the tables not read yet from data written to tmp:
 // first with the WAL beside it (the header switched to WAL mode), then
 // the main file alone. Every file it made is removed.
@@ -138,7 +154,7 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	}()
 	if len(wal) > 0 && len(data) >= 100 {
 		data[18], data[19] = 2, 2
-		if os.WriteFile(tmp, data, 0o600) == nil && os.WriteFile(tmp+"-wal", wal, 0o600) == nil {
+		if writeNew(tmp, data) == nil && writeNew(tmp+"-wal", wal) == nil {
 			if s.read(tmp, "mode=ro"); s.done() {
 				return
 			}
@@ -149,7 +165,7 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	if len(data) >= 100 {
 		data[18], data[19] = 1, 1
 	}
-	if os.WriteFile(tmp, data, 0o600) == nil {
+	if writeNew(tmp, data) == nil {
 		s.read(tmp, "mode=ro&immutable=1")
 	}
 }
