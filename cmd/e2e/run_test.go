@@ -181,7 +181,13 @@ func TestRunIgnoresForeignSignal(t *testing.T) {
 	}
 	id := filepath.Base(filepath.Dir(reg[0]))
 	sig := fmt.Sprintf(`{"run":"%s.0","pid":%d,"tool":"claude","session":"someone-elses-session","level":"CRITICAL","percent":90}`, id, c.Process.Pid)
-	if err := os.WriteFile(filepath.Join(filepath.Dir(reg[0]), "0.critical"), []byte(sig), 0o600); err != nil {
+	// Written whole and renamed in, as carryover writes its own: the
+	// wrapper polls, and a half-written file is "unreadable", not foreign.
+	tmp := filepath.Join(filepath.Dir(reg[0]), ".0.critical.tmp")
+	if err := os.WriteFile(tmp, []byte(sig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(filepath.Dir(reg[0]), "0.critical")); err != nil {
 		t.Fatal(err)
 	}
 	if code := waitExit(t, c); code != 0 {
