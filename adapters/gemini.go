@@ -98,6 +98,18 @@ func (gemini) Transcripts(h Hook, env Env) []Transcript {
 		return nil
 	}
 	ts := []Transcript{{Path: path, SessionID: h.SessionID, MaybeMissing: true}}
+	if safeID(h.SessionID) && len(h.SessionID) >= 8 {
+		// A file is named after the minute it was started in. A resume in a
+		// later minute (Gemini CLI 0.61) starts a new file holding only a
+		// header and the session context, which the payload names, and goes
+		// on appending the turns to the session's first file: read them all.
+		m, _ := filepath.Glob(filepath.Join(globEscape(filepath.Dir(path)), "session-*-"+h.SessionID[:8]+".jsonl"))
+		for _, p := range m {
+			if p != path {
+				ts = append(ts, Transcript{Path: p, SessionID: h.SessionID})
+			}
+		}
+	}
 	if safeID(h.SessionID) {
 		subs, _ := filepath.Glob(filepath.Join(globEscape(filepath.Dir(path)), h.SessionID, "*.jsonl"))
 		for _, s := range subs {

@@ -289,3 +289,22 @@ func TestGeminiTranscripts(t *testing.T) {
 		t.Errorf("unsafe id matched %+v", ts)
 	}
 }
+
+// TestGeminiTranscriptsAfterLateResume: a resume in a later minute starts
+// a file the payload names, while the turns go on in the session's first
+// file; both are read, the named one first, and another session's are not.
+func TestGeminiTranscriptsAfterLateResume(t *testing.T) {
+	sid := "e65e8656-ffcd-4cba-97f1-c5b14c0800f1"
+	chats := filepath.Join(t.TempDir(), ".gemini", "tmp", "retryq", "chats")
+	os.MkdirAll(chats, 0o755)
+	first := filepath.Join(chats, "session-2026-11-24T01-19-e65e8656.jsonl")
+	later := filepath.Join(chats, "session-2026-11-24T01-20-e65e8656.jsonl")
+	other := filepath.Join(chats, "session-2026-11-24T01-19-0badc0de.jsonl")
+	for _, p := range []string{first, later, other} {
+		os.WriteFile(p, nil, 0o600)
+	}
+	ts := geminiLP(t).Transcripts(adapters.Hook{SessionID: sid, TranscriptPath: later}, adapters.Env{Getenv: func(string) string { return "" }})
+	if len(ts) != 2 || ts[0].Path != later || ts[1].Path != first || ts[1].SessionID != sid || ts[1].Sidechain {
+		t.Fatalf("transcripts: %+v", ts)
+	}
+}
