@@ -6,15 +6,12 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -407,30 +404,10 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 	return s, rows, nil
 }
 
-// gitOutput runs git in dir (only when git is on PATH), bounded in time.
-func gitOutput(e *Env, dir string, args ...string) (string, error) {
-	bin := lookPath(e, "git")
-	if bin == "" {
-		return "", errors.New("git not found")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	// core.fsmonitor off: a .git/config that came with an unpacked
-	// archive could otherwise name a command for `git status` to run.
-	c := exec.CommandContext(ctx, bin, append([]string{"-C", dir, "--no-pager", "-c", "core.fsmonitor=false"}, args...)...)
-	c.Env = append(slices.Clone(e.Environ), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
-	var out bytes.Buffer
-	c.Stdout = &out
-	if err := c.Run(); err != nil {
-		return "", err
-	}
-	return strings.TrimRight(out.String(), "\n"), nil
-}
-
 // buildSession is the resume session of a picked session's rows.
 func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
 	return resume.FromRows(rows, resume.Sources{Project: p.contextDir(), Recorded: p.Project, Tool: p.Tool, SessionID: p.ID, Ledger: ls, Now: e.Now(),
-		Redact: redact, Git: func(dir string, args ...string) (string, error) { return gitOutput(e, dir, args...) }})
+		Redact: redact})
 }
 
 // ago renders a time relative to now ("unknown" for no time).

@@ -82,7 +82,7 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
 		return nil, nil // nothing worth handing off yet
 	}
-	h.Git, h.Files = p.Repo().Facts(h.Files)
+	h.Git, h.Files = distill.RepoFacts(p.Repo(), h.Files)
 	if why := p.Repo().Problem(); why != "" {
 		p.logf("git: %s", why)
 	}

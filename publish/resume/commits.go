@@ -6,18 +6,6 @@ import "strings"
 // one line of the prompt.
 const maxSubject = 100
 
-// CommitSubjects turns `git log --format='%h %B%x1e'` output into one line
-// per commit: the hash and the message's first line.
-func CommitSubjects(out string) []string {
-	var subs []string
-	for _, rec := range strings.Split(out, "\x1e") {
-		if rec = strings.TrimSpace(rec); rec != "" {
-			subs = append(subs, rec)
-		}
-	}
-	return OneLine(subs)
-}
-
 // OneLine keeps the first line of each entry, clipped to maxSubject runes:
 // "Recent commits" shows subjects, whatever a session file carries.
 func OneLine(entries []string) []string {

@@ -2,7 +2,6 @@ package resume
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,9 +32,11 @@ type Sources struct {
 	Ledger    ledger.Session
 	Now       time.Time
 	Redact    func(string) string
-	// Git runs git in a directory (bounded in time); nil means no git.
-	Git func(dir string, args ...string) (string, error)
 }
+
+// gitBudget bounds what the manual path reads of the repository (status,
+// log, diffs) beyond the touched files' states; past it a part is left out.
+const gitBudget = 3 * time.Second
 
 // FromRows builds the resume session of a session's rows: the distilled
 // task state, the project's context (git, tree, memory files), the files
@@ -46,9 +47,12 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 		rel = src.Recorded
 	}
 	h := distill.Distill(rows, distill.Options{Project: rel})
+	var repo *distill.Repo // read by go-git's decoders; never `git`, whose config a repository controls
 	if src.Project != "" {
-		h.Git, h.Files = distill.GitFacts(src.Project, h.Files)
+		repo = distill.OpenRepo(src.Project)
+		h.Git, h.Files = distill.RepoFacts(repo, h.Files)
 	}
+	deadline := time.Now().Add(gitBudget)
 	ls := src.Ledger
 	s := Session{
 		Version:    Version,
@@ -59,7 +63,7 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	if !ls.FirstSeen.IsZero() && len(rows) > 0 {
 		s.SessionStartedAt = rows[0].Time.UTC().Format(time.RFC3339)
 	}
-	s.Project = projectContext(src, h.Git)
+	s.Project = projectContext(src, h, repo, deadline)
 	SetTaskState(&s, h)
 	for _, f := range h.Files {
 		fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
@@ -69,7 +73,7 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 		case f.Created:
 			fc.ChangeType = "created"
 		}
-		fc.Diff = fileDiff(src, f)
+		fc.Diff = fileDiff(src, repo, f, deadline)
 		s.FilesChanged = append(s.FilesChanged, fc)
 	}
 	tok := h.Tokens
@@ -128,8 +132,12 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	return s
 }
 
-// projectContext is P4: branch, status, log, tree, memory files.
-func projectContext(src Sources, g distill.Git) Project {
+// projectContext is P4: branch, status, log, tree, memory files. The
+// status lists the tracked files changed against the index or HEAD and
+// the session's own untracked files (other untracked files are not looked
+// for: that is a walk of the whole tree).
+func projectContext(src Sources, h distill.Handoff, repo *distill.Repo, deadline time.Time) Project {
+	g := h.Git
 	dir := src.Project
 	if dir == "" {
 		if src.Recorded == "" {
@@ -138,15 +146,24 @@ func projectContext(src Sources, g distill.Git) Project {
 		return Project{Path: src.Recorded, Name: filepath.Base(src.Recorded)}
 	}
 	p := Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
-	if g.Repo && src.Git != nil {
-		if out, err := src.Git(dir, "status", "--short"); err == nil {
-			p.GitStatus = firstN(out, MaxTreeLines)
+	if g.Repo {
+		if lines, ok := repo.Status(deadline); ok {
+			for _, f := range h.Files {
+				if f.Git == "untracked" {
+					lines = append(lines, "?? "+f.Path)
+				}
+			}
+			p.GitStatus = firstN(strings.Join(lines, "\n"), MaxTreeLines)
 		}
-		// %B, not %s: git's subject is the whole first paragraph joined
-		// into one line, which for a message without a blank second line
-		// is the whole message.
-		if out, err := src.Git(dir, "log", "-10", "--format=%h %B%x1e"); err == nil && out != "" {
-			p.GitLog = CommitSubjects(out)
+		// The first line, not git's %s subject: that joins the whole first
+		// paragraph, which for a message without a blank second line is
+		// the whole message.
+		var log []string
+		for _, c := range repo.Log(10, deadline) {
+			log = append(log, c.ID+" "+c.Message)
+		}
+		if len(log) > 0 {
+			p.GitLog = OneLine(log)
 		}
 	}
 	p.Structure = tree(dir, 2, MaxTreeLines)
@@ -174,7 +191,7 @@ func projectContext(src Sources, g distill.Git) Project {
 
 // fileDiff is a changed file's diff against HEAD, or the head of its
 // content for a new file.
-func fileDiff(src Sources, f distill.File) string {
+func fileDiff(src Sources, repo *distill.Repo, f distill.File, deadline time.Time) string {
 	project := src.Project
 	if project == "" {
 		return "" // no project here: nothing to read
@@ -184,7 +201,7 @@ func fileDiff(src Sources, f distill.File) string {
 		abs = filepath.Join(project, f.Path)
 	}
 	if f.Git == "modified" || f.Git == "deleted" {
-		if out, err := gitDiff(src, f.Path); err == nil && out != "" {
+		if out := repo.Diff(f.Path, deadline); out != "" {
 			return redact.Clip(out, MaxDiffChars)
 		}
 	}
@@ -296,11 +313,4 @@ func language(p string) string {
 		return "cpp"
 	}
 	return ""
-}
-
-func gitDiff(src Sources, path string) (string, error) {
-	if src.Git == nil {
-		return "", errors.New("no git")
-	}
-	return src.Git(src.Project, "diff", "--no-color", "--no-ext-diff", "HEAD", "--", path)
 }

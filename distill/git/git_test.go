@@ -1,4 +1,4 @@
-package distill_test
+package git_test
 
 import (
 	"os"
@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/distill/git"
 )
 
-func git(t *testing.T, dir string, args ...string) {
+func run(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
 	cmd.Dir = dir
@@ -23,14 +23,14 @@ func TestGitFacts(t *testing.T) {
 	for _, version := range []string{"2", "3", "4"} {
 		t.Run("index-v"+version, func(t *testing.T) {
 			dir := t.TempDir()
-			git(t, dir, "init", "-q", "-b", "work")
+			run(t, dir, "init", "-q", "-b", "work")
 			for _, f := range []string{"a.go", "sub/b.go", "sub/c.go", "d.go"} {
 				os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
 				os.WriteFile(filepath.Join(dir, f), []byte("package x // "+f+"\n"), 0o644)
 			}
-			git(t, dir, "add", "-A")
-			git(t, dir, "commit", "-qm", "init")
-			git(t, dir, "update-index", "--index-version", version)
+			run(t, dir, "add", "-A")
+			run(t, dir, "commit", "-qm", "init")
+			run(t, dir, "update-index", "--index-version", version)
 			// a.go modified (different size), sub/c.go touched but same
 			// content, d.go deleted, new.go untracked, sub/b.go clean.
 			os.WriteFile(filepath.Join(dir, "a.go"), []byte("package x // changed a lot\n"), 0o644)
@@ -38,27 +38,23 @@ func TestGitFacts(t *testing.T) {
 			os.Chtimes(filepath.Join(dir, "sub/c.go"), later, later)
 			os.Remove(filepath.Join(dir, "d.go"))
 			os.WriteFile(filepath.Join(dir, "new.go"), []byte("package x\n"), 0o644)
-			files := []distill.File{{Path: "a.go"}, {Path: filepath.Join(dir, "sub/b.go")}, {Path: "sub/c.go"}, {Path: "d.go"}, {Path: "new.go"}}
-			g, out := distill.GitFacts(dir, files)
-			if !g.Repo || g.Branch != "work" || len(g.Head) != 7 {
-				t.Fatalf("git = %+v", g)
+			files := []string{"a.go", filepath.Join(dir, "sub/b.go"), "sub/c.go", "d.go", "new.go"}
+			r := git.Open(dir)
+			if r.Branch() != "work" || len(r.Head()) != 7 {
+				t.Fatalf("branch %q head %q", r.Branch(), r.Head())
 			}
 			want := []string{"modified", "clean", "clean", "deleted", "untracked"}
-			for i, f := range out {
-				if f.Git != want[i] {
-					t.Errorf("%s: %q, want %q", f.Path, f.Git, want[i])
+			for i, st := range r.States(files) {
+				if st != want[i] {
+					t.Errorf("%s: %q, want %q", files[i], st, want[i])
 				}
-			}
-			if g.Modified != 1 || g.Untracked != 1 || g.Deleted != 1 || g.Clean != 2 {
-				t.Errorf("counts = %+v", g)
 			}
 		})
 	}
 }
 
 func TestGitFactsNoRepo(t *testing.T) {
-	g, _ := distill.GitFacts(t.TempDir(), []distill.File{{Path: "x"}})
-	if g.Repo {
+	if r := git.Open(t.TempDir()); r != nil || r.States([]string{"x"})[0] != "" {
 		t.Fatal("not a repo")
 	}
 }
@@ -69,11 +65,11 @@ func TestGitFactsNoRepo(t *testing.T) {
 // SIGBUS.
 func TestGitIndexTruncatedWhileMapped(t *testing.T) {
 	dir := t.TempDir()
-	git(t, dir, "init", "-q")
+	run(t, dir, "init", "-q")
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package x\n"), 0o644)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "init")
-	r := distill.OpenRepo(dir)
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-qm", "init")
+	r := git.Open(dir)
 	if !r.Tracked(filepath.Join(dir, "a.go")) {
 		t.Fatal("a.go is tracked")
 	}
@@ -83,7 +79,7 @@ func TestGitIndexTruncatedWhileMapped(t *testing.T) {
 	if r.Tracked(filepath.Join(dir, "a.go")) {
 		t.Fatal("a truncated index still answered")
 	}
-	if _, files := r.Facts([]distill.File{{Path: "a.go"}}); files[0].Git != "untracked" {
-		t.Fatalf("a.go after the truncation: %q", files[0].Git)
+	if st := r.States([]string{"a.go"}); st[0] != "untracked" {
+		t.Fatalf("a.go after the truncation: %q", st[0])
 	}
 }

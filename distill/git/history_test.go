@@ -1,4 +1,4 @@
-package distill_test
+package git_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/distill/git"
 )
 
 func gitOut(t *testing.T, dir string, args ...string) string {
@@ -32,15 +32,15 @@ func commitN(t *testing.T, dir string, n int, tag string) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		os.WriteFile(filepath.Join(dir, tag+".txt"), []byte(fmt.Sprintf("%s %d\n%s", tag, i, strings.Repeat("line of text\n", 40))), 0o644)
-		git(t, dir, "add", "-A")
-		git(t, dir, "commit", "-qm", fmt.Sprintf("%s %d", tag, i))
+		run(t, dir, "add", "-A")
+		run(t, dir, "commit", "-qm", fmt.Sprintf("%s %d", tag, i))
 	}
 }
 
 // since counts with a deadline far away: these tests are about what is
 // counted, never how fast.
-func since(dir, old string) distill.CommitCount {
-	return distill.OpenRepo(dir).CommitsSince(old, time.Now().Add(time.Minute))
+func since(dir, old string) git.CommitCount {
+	return git.Open(dir).CommitsSince(old, time.Now().Add(time.Minute))
 }
 
 // TestCommitsSince: the count matches `git rev-list --count old..HEAD` on
@@ -57,7 +57,7 @@ func TestCommitsSince(t *testing.T) {
 	if c := since(dir, old); !c.Known || c.More || c.N != 12 || c.String() != "12 commits" {
 		t.Fatalf("loose objects: %+v, want 12", c)
 	}
-	git(t, dir, "gc", "-q", "--aggressive")
+	run(t, dir, "gc", "-q", "--aggressive")
 	if ls, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack")); len(ls) == 0 {
 		t.Fatal("git gc made no pack: the packed case proves nothing")
 	}
@@ -68,21 +68,21 @@ func TestCommitsSince(t *testing.T) {
 	// A branch forked before the handoff, merged after it: its commits are
 	// new, the history before the handoff is not.
 	base := gitOut(t, dir, "rev-list", "--max-parents=0", "HEAD")
-	git(t, dir, "checkout", "-q", "-b", "side", base)
+	run(t, dir, "checkout", "-q", "-b", "side", base)
 	os.WriteFile(filepath.Join(dir, "side.txt"), []byte("side\n"), 0o644)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "side 1")
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-qm", "side 1")
 	commitN(t, dir, 2, "side")
-	git(t, dir, "checkout", "-q", "main")
-	git(t, dir, "merge", "-q", "--no-edit", "side")
+	run(t, dir, "checkout", "-q", "main")
+	run(t, dir, "merge", "-q", "--no-edit", "side")
 	want, _ := strconv.Atoi(gitOut(t, dir, "rev-list", "--count", old+"..HEAD"))
 	if c := since(dir, old); !c.Known || c.N != want {
 		t.Errorf("after a merge: %+v, want %d (git rev-list)", c, want)
 	}
 
 	// History rewritten: the handoff's commit is not in HEAD's history.
-	git(t, dir, "checkout", "-q", "--orphan", "fresh")
-	git(t, dir, "commit", "-qm", "fresh start")
+	run(t, dir, "checkout", "-q", "--orphan", "fresh")
+	run(t, dir, "commit", "-qm", "fresh start")
 	if c := since(dir, old); !c.Known || !c.NotAncestor || c.String() != "" {
 		t.Errorf("rewritten history: %+v", c)
 	}
@@ -93,7 +93,7 @@ func TestCommitsSince(t *testing.T) {
 			t.Errorf("since(%q) = %+v", bad, c)
 		}
 	}
-	if c := (*distill.Repo)(nil).CommitsSince("abcdef1", time.Now().Add(time.Minute)); c.Known {
+	if c := (*git.Repo)(nil).CommitsSince("abcdef1", time.Now().Add(time.Minute)); c.Known {
 		t.Errorf("nil repo: %+v", c)
 	}
 }
@@ -104,7 +104,7 @@ func TestCommitsSinceBound(t *testing.T) {
 	dir := hostileRepo(t)
 	old := gitOut(t, dir, "rev-parse", "--short=7", "HEAD")
 	var b bytes.Buffer
-	n := distill.MaxCommitWalk + 5
+	n := git.MaxCommitWalk + 5
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "commit refs/heads/main\ncommitter t <t@t> %d +0000\ndata <<EOM\nc %d\nEOM\n", 1700000000+i, i)
 		if i == 0 {
@@ -117,9 +117,9 @@ func TestCommitsSinceBound(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("fast-import: %v\n%s", err, out)
 	}
-	git(t, dir, "reset", "-q", "--hard", "main")
+	run(t, dir, "reset", "-q", "--hard", "main")
 	c := since(dir, old)
-	if !c.Known || !c.More || c.N != distill.MaxCommitWalk || c.String() != "1000+ commits" {
+	if !c.Known || !c.More || c.N != git.MaxCommitWalk || c.String() != "1000+ commits" {
 		t.Errorf("%d commits: %+v, want 1000+", n, c)
 	}
 }
@@ -134,7 +134,7 @@ func TestCommitsSinceHostile(t *testing.T) {
 		old := gitOut(t, dir, "rev-parse", "--short=7", "HEAD")
 		commitN(t, dir, 3, "work")
 		if pack {
-			git(t, dir, "gc", "-q")
+			run(t, dir, "gc", "-q")
 		}
 		return dir, old
 	}
@@ -193,7 +193,7 @@ func TestCommitsSinceHostile(t *testing.T) {
 	for name, build := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir, old := build(t)
-			done := make(chan distill.CommitCount, 1)
+			done := make(chan git.CommitCount, 1)
 			go func() { done <- since(dir, old) }()
 			select {
 			case c := <-done:
@@ -218,7 +218,7 @@ func TestCommitsSinceHostile(t *testing.T) {
 			b[12+r.Intn(len(b)-32)] ^= byte(1 + r.Intn(255))
 		}
 		os.WriteFile(packs[0], b, 0o644)
-		if c := distill.CommitsSinceNoRecover(distill.OpenRepo(dir), old, time.Now().Add(time.Minute)); c.Known && c.N != 3 && !c.NotAncestor {
+		if c := git.CommitsSinceNoRecover(git.Open(dir), old, time.Now().Add(time.Minute)); c.Known && c.N != 3 && !c.NotAncestor {
 			t.Logf("flip %d: %+v", i, c) // a flipped parent id can change the history; only a panic fails
 		}
 	}
@@ -231,7 +231,7 @@ func FuzzApplyDelta(f *testing.F) {
 	f.Add([]byte("abc"), []byte{3, 6, 0x91, 0, 3, 3, 'x', 'y', 'z'})
 	f.Add([]byte{}, []byte{0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01})
 	f.Fuzz(func(t *testing.T, base, delta []byte) {
-		out, err := distill.ApplyDelta(base, delta)
+		out, err := git.ApplyDelta(base, delta)
 		if err == nil && len(out) > 4<<20 {
 			t.Fatalf("object of %d bytes", len(out))
 		}
@@ -256,13 +256,13 @@ func BenchmarkCommitsSince(b *testing.B) {
 	}
 	run(nil, "init", "-q", "-b", "main")
 	var in bytes.Buffer
-	for i := 0; i <= distill.MaxCommitWalk+5; i++ {
+	for i := 0; i <= git.MaxCommitWalk+5; i++ {
 		fmt.Fprintf(&in, "commit refs/heads/main\ncommitter t <t@t> %d +0000\ndata <<EOM\nc %d\nEOM\nM 644 inline n.txt\ndata <<EOM\n%d\nEOM\n\n", 1700000000+i, i, i)
 	}
 	run(&in, "fast-import", "--quiet")
 	run(nil, "reset", "-q", "--hard", "main")
 	run(nil, "gc", "-q")
-	repo := distill.OpenRepo(dir)
+	repo := git.Open(dir)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if c := repo.CommitsSince("0000000", time.Now().Add(time.Minute)); !c.More {
@@ -289,7 +289,7 @@ func FuzzPackObject(f *testing.F) {
 	n := len(commit)
 	f.Add(append([]byte{0x90 | byte(n&15), byte(n >> 4)}, z.Bytes()...))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		c := distill.WalkPack(t.TempDir(), body)
+		c := git.WalkPack(t.TempDir(), body)
 		if c.Known && c.N > 10 {
 			t.Fatalf("%+v", c)
 		}

@@ -1,4 +1,4 @@
-package distill_test
+package git_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/distill/git"
 )
 
 // hostileRepo is a committed repository with a.go tracked.
@@ -16,32 +16,27 @@ func hostileRepo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "proj")
 	os.MkdirAll(dir, 0o755)
-	git(t, dir, "init", "-q", "-b", "main")
+	run(t, dir, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.go"), []byte("package b\n"), 0o644)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "init")
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-qm", "init")
 	return dir
 }
 
 // facts runs OpenRepo+Facts on another goroutine: a read that blocks fails
 // the test instead of hanging it (a generous bound, not a speed check).
-func facts(t *testing.T, dir string, files ...string) (*distill.Repo, distill.Git, []distill.File) {
+func facts(t *testing.T, dir string, files ...string) (*git.Repo, headFacts, []string) {
 	t.Helper()
 	type res struct {
-		r  *distill.Repo
-		g  distill.Git
-		fs []distill.File
+		r  *git.Repo
+		g  headFacts
+		fs []string
 	}
 	ch := make(chan res, 1)
 	go func() {
-		var in []distill.File
-		for _, f := range files {
-			in = append(in, distill.File{Path: f})
-		}
-		r := distill.OpenRepo(dir)
-		g, out := r.Facts(in)
-		ch <- res{r, g, out}
+		r := git.Open(dir)
+		ch <- res{r, headFacts{r.Branch(), r.Head()}, r.States(files)}
 	}()
 	select {
 	case x := <-ch:
@@ -49,8 +44,10 @@ func facts(t *testing.T, dir string, files ...string) (*distill.Repo, distill.Gi
 	case <-time.After(time.Minute):
 		t.Fatal("reading the repository blocked")
 	}
-	return nil, distill.Git{}, nil
+	return nil, headFacts{}, nil
 }
+
+type headFacts struct{ Branch, Head string }
 
 func TestGitHostile(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
@@ -60,7 +57,7 @@ func TestGitHostile(t *testing.T) {
 		make    func(t *testing.T, dir string)
 		files   []string
 		problem string // substring of Problem ("" none)
-		check   func(t *testing.T, g distill.Git, out []distill.File)
+		check   func(t *testing.T, g headFacts, out []string)
 	}{
 		{name: "dot-git-fifo", make: func(t *testing.T, dir string) {
 			os.RemoveAll(filepath.Join(dir, ".git"))
@@ -77,7 +74,7 @@ func TestGitHostile(t *testing.T) {
 		{name: "head-ref-dotdot", make: func(t *testing.T, dir string) {
 			rel, _ := filepath.Rel(filepath.Join(dir, ".git"), secret)
 			os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/../../"+rel+"\n"), 0o644)
-		}, files: []string{"a.go"}, problem: "no valid ref", check: func(t *testing.T, g distill.Git, _ []distill.File) {
+		}, files: []string{"a.go"}, problem: "no valid ref", check: func(t *testing.T, g headFacts, _ []string) {
 			if g.Head != "" || strings.Contains(g.Branch, "..") {
 				t.Errorf("git = %+v", g)
 			}
@@ -87,21 +84,21 @@ func TestGitHostile(t *testing.T) {
 			os.Remove(p)
 			os.Symlink(secret, p)
 			os.Remove(filepath.Join(dir, ".git", "packed-refs"))
-		}, files: []string{"a.go"}, check: func(t *testing.T, g distill.Git, _ []distill.File) {
+		}, files: []string{"a.go"}, check: func(t *testing.T, g headFacts, _ []string) {
 			if g.Head != "" {
 				t.Errorf("read a ref through a symlink: %+v", g)
 			}
 		}},
 		{name: "detached-garbage", make: func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("SECRETSTUFF\n"), 0o644)
-		}, files: []string{"a.go"}, check: func(t *testing.T, g distill.Git, _ []distill.File) {
+		}, files: []string{"a.go"}, check: func(t *testing.T, g headFacts, _ []string) {
 			if g.Head != "" {
 				t.Errorf("non-hex HEAD used: %+v", g)
 			}
 		}},
 		{name: "gitdir-outside", make: func(t *testing.T, dir string) {
 			other := filepath.Join(filepath.Dir(secret), "otherrepo")
-			git(t, filepath.Dir(secret), "init", "-q", other)
+			run(t, filepath.Dir(secret), "init", "-q", other)
 			os.RemoveAll(filepath.Join(dir, ".git"))
 			os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+filepath.Join(other, ".git")+"\n"), 0o644)
 		}, files: []string{"a.go"}, problem: "outside the repository"},
@@ -124,17 +121,17 @@ func TestGitHostile(t *testing.T) {
 		{name: "tracked-file-fifo", make: func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "a.go"))
 			syscall.Mkfifo(filepath.Join(dir, "a.go"), 0o600)
-		}, files: []string{"a.go"}, check: func(t *testing.T, _ distill.Git, out []distill.File) {
-			if out[0].Git != "modified" {
-				t.Errorf("a.go = %q", out[0].Git)
+		}, files: []string{"a.go"}, check: func(t *testing.T, _ headFacts, out []string) {
+			if out[0] != "modified" {
+				t.Errorf("a.go = %q", out[0])
 			}
 		}},
 		{name: "tracked-file-symlink-dev-zero", make: func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "a.go"))
 			os.Symlink("/dev/zero", filepath.Join(dir, "a.go"))
-		}, files: []string{"a.go"}, check: func(t *testing.T, _ distill.Git, out []distill.File) {
-			if out[0].Git != "modified" {
-				t.Errorf("a.go = %q", out[0].Git)
+		}, files: []string{"a.go"}, check: func(t *testing.T, _ headFacts, out []string) {
+			if out[0] != "modified" {
+				t.Errorf("a.go = %q", out[0])
 			}
 		}},
 	}
@@ -159,13 +156,13 @@ func TestGitHostile(t *testing.T) {
 func TestGitWorktreeAndSubmoduleAllowed(t *testing.T) {
 	dir := hostileRepo(t)
 	wt := filepath.Join(filepath.Dir(dir), "wt")
-	git(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	run(t, dir, "worktree", "add", "-q", "-b", "side", wt)
 	r, g, _ := facts(t, wt, "a.go")
 	if r.Problem() != "" || g.Branch != "side" || len(g.Head) != 7 {
 		t.Errorf("worktree: %q %+v", r.Problem(), g)
 	}
 	sub := hostileRepo(t)
-	git(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	run(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
 	r, g, _ = facts(t, filepath.Join(dir, "sub"), "a.go")
 	if r.Problem() != "" || g.Branch != "main" || len(g.Head) != 7 {
 		t.Errorf("submodule: %q %+v", r.Problem(), g)
@@ -183,6 +180,6 @@ func FuzzGitIndex(f *testing.F) {
 	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x05" + strings.Repeat("\x00", 62) + "\xff\xff"))
 	f.Fuzz(func(t *testing.T, index []byte) {
 		os.WriteFile(filepath.Join(dir, ".git", "index"), index, 0o644)
-		distill.GitFacts(dir, []distill.File{{Path: "a.go"}, {Path: "zz"}, {Path: "b/c"}})
+		git.Open(dir).States([]string{"a.go", "zz", "b/c"})
 	})
 }

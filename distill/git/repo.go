@@ -1,0 +1,323 @@
+// Package git reads what a handoff shows of a git repository — branch,
+// HEAD, the touched files' index entries and state, commits since a
+// recorded one, and for the manual path the changed files, recent commits
+// and diffs — from the .git directory itself, with go-git's format
+// decoders (refs, idxfile, packfile, objfile, object, index). It never
+// starts `git`: a .git/config that came with an unpacked archive can name
+// programs (gpg.program, filters, textconv, pagers, hooks, fsmonitor) that
+// any `git` run would start, so none is run and the config is not read.
+//
+// The .git directory may be hostile. Every file is opened through
+// safefile: regular files only, never through a symlink below the git
+// directory, never blocking on a FIFO or device, each read bounded in
+// size, and names never leave the git directory (a ref with `..` reads
+// nothing). A `gitdir:` pointing outside the repository is honoured only
+// for a linked worktree that points back at it or a submodule under an
+// enclosing repository's .git/modules. Walks are bounded by a count, a
+// byte budget and a deadline, and a reader panic on crafted data becomes
+// "unknown". Whatever is refused leaves facts out and says why in Problem.
+package git
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/carryover/carryover/publish/safefile"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Repo is a repository's .git directory, read once by Open: branch, HEAD
+// and the mapped index. Open does the I/O, so the hook can run it
+// concurrently with its ingest; States then costs a scan in memory and a
+// stat per touched file.
+type Repo struct {
+	root, top string // the directory asked about; the work tree's top (where .git is)
+	gitDir    string
+	branch    string
+	head      plumbing.Hash // zero when unknown
+	index     []byte        // mapped .git/index (nil when unreadable)
+	noHead    bool          // .git/HEAD unreadable or refused: no file facts either
+	problem   string        // why facts are missing, for the log ("" when none)
+}
+
+// Bounds on what Open reads. The index of a 100,000-file repository is
+// ~10 MB; HEAD, a loose ref, commondir and a gitdir file are one line.
+const (
+	maxGitLine    = 4 << 10
+	maxIndex      = 64 << 20
+	maxPackedRefs = 32 << 20
+)
+
+// Open reads root's .git directory (nil when root is in no repository).
+func Open(root string) *Repo {
+	top, gitDir, why := findGitDir(root)
+	if gitDir == "" && why == "" {
+		return nil
+	}
+	r := &Repo{root: root, top: top, gitDir: gitDir}
+	if why != "" {
+		r.noHead, r.problem = true, why
+		return r
+	}
+	b, err := readGitFile(gitDir, "HEAD", maxGitLine)
+	if err != nil {
+		r.noHead = true
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.problem = fmt.Sprintf("%s: %v; git facts omitted", filepath.Join(gitDir, "HEAD"), err)
+		}
+		return r
+	}
+	head := plumbing.NewReferenceFromStrings("HEAD", strings.TrimSpace(string(b)))
+	if head.Type() == plumbing.SymbolicReference {
+		ref := head.Target().String()
+		if !validRef(ref) {
+			r.noHead, r.problem = true, fmt.Sprintf("%s names no valid ref; git facts omitted", filepath.Join(gitDir, "HEAD"))
+			return r
+		}
+		r.branch = strings.TrimPrefix(ref, "refs/heads/")
+		r.head = resolveRef(gitDir, ref)
+	} else {
+		r.branch = "(detached)"
+		r.head = hashOf(strings.TrimSpace(string(b)))
+	}
+	d, err := safefile.OpenDir(gitDir)
+	if err == nil {
+		// Mapped, not read: a lookup touches a few of a big index's pages
+		// (0.8 MB, ~200 fresh pages, for 10,000 files) instead of copying it.
+		r.index, err = d.MapFile("index", maxIndex)
+		d.Close()
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.problem = fmt.Sprintf("%s: %v; file states omitted", filepath.Join(gitDir, "index"), err)
+	}
+	if r.index != nil {
+		runtime.SetFinalizer(r, func(r *Repo) { safefile.Unmap(r.index) })
+	}
+	return r
+}
+
+// hashOf is s as an object id, zero unless it is 40 lowercase hex digits.
+func hashOf(s string) plumbing.Hash {
+	if len(s) != 40 || !plumbing.IsHash(s) || strings.ToLower(s) != s {
+		return plumbing.ZeroHash
+	}
+	return plumbing.NewHash(s)
+}
+
+// Problem says why git facts are missing or partial ("" when none, and
+// for a nil Repo).
+func (r *Repo) Problem() string {
+	if r == nil {
+		return ""
+	}
+	return r.problem
+}
+
+// Branch is the current branch ("(detached)" for a detached HEAD, "" for
+// a nil Repo or an unreadable HEAD).
+func (r *Repo) Branch() string {
+	if r == nil {
+		return ""
+	}
+	return r.branch
+}
+
+// Head is HEAD's short id, 7 digits ("" when unknown or for a nil Repo).
+func (r *Repo) Head() string {
+	if r == nil || r.head.IsZero() {
+		return ""
+	}
+	return r.head.String()[:7]
+}
+
+// Root returns the work tree root containing dir, or "".
+func Root(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// findGitDir walks up from root to the .git directory (or a worktree's
+// gitdir file). It returns "" and a reason when a .git is there but is
+// refused: not a directory or regular file, unreadable, or pointing
+// outside the repository.
+func findGitDir(root string) (top, gitDir, why string) {
+	top = Root(root)
+	if top == "" {
+		return "", "", ""
+	}
+	p := filepath.Join(top, ".git")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "", "", ""
+	}
+	gitDir, why = gitDirAt(top, p, fi)
+	return top, gitDir, why
+}
+
+func gitDirAt(dir, p string, fi os.FileInfo) (string, string) {
+	var target string
+	switch {
+	case fi.IsDir():
+		return p, ""
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return "", p + " is a dangling symlink; git facts omitted"
+		}
+		target = t
+	case fi.Mode().IsRegular():
+		b, err := safefile.ReadFileNoFollow(p, maxGitLine)
+		if err != nil {
+			return "", fmt.Sprintf("%s: %v; git facts omitted", p, err)
+		}
+		d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+		if !ok || d == "" || strings.ContainsAny(d, "\x00\n") {
+			return "", p + " is not a gitdir file; git facts omitted"
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		target = filepath.Clean(d)
+	default:
+		return "", p + " is not a directory or regular file (a FIFO, device or socket); git facts omitted"
+	}
+	if st, err := os.Stat(target); err != nil || !st.IsDir() {
+		return "", p + " points to no git directory; git facts omitted"
+	}
+	if allowedGitDir(dir, p, target) {
+		return target, ""
+	}
+	return "", p + " points to a git directory outside the repository; git facts omitted"
+}
+
+// allowedGitDir reports whether a .git file or symlink at p (in work tree
+// dir) may use target as its git directory: one inside the work tree, a
+// linked worktree's (whose gitdir file points back at p), or a
+// submodule's under an enclosing directory's .git/modules.
+func allowedGitDir(dir, p, target string) bool {
+	if within(dir, target) {
+		return true
+	}
+	if b, err := safefile.ReadFileNoFollow(filepath.Join(target, "gitdir"), maxGitLine); err == nil {
+		if back := strings.TrimSpace(string(b)); back == p || evalOr(back) == evalOr(p) {
+			return true
+		}
+	}
+	for a := filepath.Dir(dir); ; a = filepath.Dir(a) {
+		if within(filepath.Join(a, ".git", "modules"), target) {
+			return true
+		}
+		if filepath.Dir(a) == a {
+			return false
+		}
+	}
+}
+
+// within reports whether path is inside dir (or dir itself).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(evalOr(dir), evalOr(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func evalOr(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// openSub opens the directory name (slash-separated, relative) below
+// gitDir without following a symlink at any step.
+func openSub(gitDir, name string) (*safefile.Dir, error) {
+	d, err := safefile.OpenDir(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return d, nil
+	}
+	for _, part := range strings.Split(name, "/") {
+		sub, err := d.Sub(part, false, 0)
+		d.Close()
+		if err != nil {
+			return nil, err
+		}
+		d = sub
+	}
+	return d, nil
+}
+
+// readGitFile reads name (slash-separated, relative) inside gitDir under
+// openSub's rule: a regular file, at most max bytes, never blocking.
+func readGitFile(gitDir, name string, max int64) ([]byte, error) {
+	dir, file := path.Split(name)
+	d, err := openSub(gitDir, strings.TrimSuffix(dir, "/"))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile(file, max)
+}
+
+// validRef reports whether ref is a ref name carryover resolves: go-git's
+// rules (no `..`, no control characters, no `.lock`…) and under refs/ (a
+// ref names a file below the git directory and nothing else).
+func validRef(ref string) bool {
+	n := plumbing.ReferenceName(ref)
+	return strings.HasPrefix(ref, "refs/") && len(ref) <= 1024 && n.Validate() == nil
+}
+
+// commonDir is a linked worktree's shared git directory: gitDir's
+// commondir file when it names gitDir or one of its ancestors, else gitDir.
+func commonDir(gitDir string) string {
+	b, err := readGitFile(gitDir, "commondir", maxGitLine)
+	if err != nil {
+		return gitDir
+	}
+	d := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(gitDir, d)
+	}
+	if !within(d, gitDir) {
+		return gitDir
+	}
+	return filepath.Clean(d)
+}
+
+// resolveRef returns ref's object id from gitDir's loose refs, then the
+// common directory's, then packed-refs (zero when unresolved). ref must
+// pass validRef.
+func resolveRef(gitDir, ref string) plumbing.Hash {
+	common := commonDir(gitDir)
+	for _, d := range []string{gitDir, common} {
+		if b, err := readGitFile(d, ref, maxGitLine); err == nil {
+			return hashOf(strings.TrimSpace(string(b)))
+		}
+	}
+	data, err := readGitFile(common, "packed-refs", maxPackedRefs)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	for line := range bytes.Lines(data) {
+		id, name, ok := strings.Cut(strings.TrimRight(string(line), "\r\n"), " ")
+		if ok && name == ref {
+			return hashOf(id)
+		}
+	}
+	return plumbing.ZeroHash
+}

@@ -1,0 +1,257 @@
+package git
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	fdiff "github.com/go-git/go-git/v5/plumbing/format/diff"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/utils/diff"
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// What the manual path (handoff, capture) reads besides States: the
+// changed tracked files, like `git status --short` without untracked
+// files (the session's own new files come from States; walking the tree
+// for the others and evaluating every .gitignore is what `git status`
+// spends its time on), and one file's diff against HEAD.
+
+const (
+	maxTreeEntries = 200_000 // of HEAD's tree, flattened
+	maxDiffInput   = 1 << 20 // either side of a diff
+)
+
+// Status lists the tracked files whose index entry differs from HEAD (X)
+// or whose work-tree file differs from the index (Y) as "XY path" lines
+// sorted by path: M modified, A added, D deleted, U unmerged. ok is false
+// when it could not be told (no index, HEAD unreadable, out of time).
+func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
+	if r == nil || r.noHead || r.index == nil {
+		return nil, false
+	}
+	defer runtime.KeepAlive(r)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			lines, ok = nil, false
+		}
+	}()
+	var idx index.Index
+	if index.NewDecoder(bytes.NewReader(r.index)).Decode(&idx) != nil {
+		return nil, false
+	}
+	head := map[string]plumbing.Hash{}
+	if !r.head.IsZero() { // zero: no commit yet, every entry is added
+		o := openStore(r.gitDir, deadline)
+		defer o.close()
+		c, err := o.commit(r.head)
+		if err != nil || o.flatten(c.tree, "", head, 0) != nil {
+			return nil, false
+		}
+	}
+	inIndex := map[string]bool{}
+	dirs := map[string]bool{}
+	for _, e := range idx.Entries {
+		if time.Now().After(deadline) {
+			return nil, false
+		}
+		if inIndex[e.Name] || !fs.ValidPath(e.Name) {
+			continue
+		}
+		inIndex[e.Name] = true
+		if e.Stage != 0 { // a conflict (go-git names stage 0 nothing: its Merged is 1)
+			lines = append(lines, "UU "+e.Name)
+			continue
+		}
+		x, y := byte(' '), byte(' ')
+		if h, ok := head[e.Name]; !ok {
+			x = 'A'
+		} else if h != e.Hash {
+			x = 'M'
+		}
+		if !e.SkipWorktree && e.Mode != filemode.Submodule {
+			y = r.worktree(e, dirs)
+		}
+		if x != ' ' || y != ' ' {
+			lines = append(lines, string([]byte{x, y})+" "+e.Name)
+		}
+	}
+	for p := range head {
+		if !inIndex[p] {
+			lines = append(lines, "D  "+p)
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i][3:] < lines[j][3:] })
+	return lines, true
+}
+
+// worktree is the Y column for an index entry: ' ' unchanged, 'M', 'D'.
+// A file below a symlinked directory (a crafted index can name one) is
+// never read; it shows as deleted, as git shows it.
+func (r *Repo) worktree(e *index.Entry, dirs map[string]bool) byte {
+	dir := path.Dir(e.Name)
+	inside, seen := dirs[dir]
+	if !seen {
+		real, err := filepath.EvalSymlinks(filepath.Join(r.top, filepath.FromSlash(dir)))
+		inside = err == nil && real == evalOr(filepath.Join(r.top, filepath.FromSlash(dir)))
+		if inside && dir != "." {
+			top := evalOr(r.top)
+			inside = strings.HasPrefix(real, top+string(filepath.Separator))
+		}
+		dirs[dir] = inside
+	}
+	abs := filepath.Join(r.top, filepath.FromSlash(e.Name))
+	fi, err := os.Lstat(abs)
+	if !inside || err != nil {
+		return 'D'
+	}
+	if fi.Size() == int64(e.Size) && (fi.ModTime().Equal(e.ModifiedAt) || sameBlob(abs, fi, e.Hash)) {
+		return ' '
+	}
+	return 'M'
+}
+
+// flatten adds the blobs of tree id to out by path, bounded.
+func (o *store) flatten(id plumbing.Hash, prefix string, out map[string]plumbing.Hash, depth int) error {
+	t, err := o.tree(id)
+	if err != nil || depth > 64 {
+		return errObject
+	}
+	for _, e := range t {
+		if len(out) >= maxTreeEntries {
+			return errObject
+		}
+		p := prefix + e.name
+		if e.mode == filemode.Dir {
+			if err := o.flatten(e.id, p+"/", out, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		out[p] = e.id
+	}
+	return nil
+}
+
+// blobAt is HEAD's blob at rel (slash-separated), with its mode.
+func (o *store) blobAt(head plumbing.Hash, rel string) ([]byte, plumbing.Hash, filemode.FileMode, bool) {
+	c, err := o.commit(head)
+	if err != nil {
+		return nil, plumbing.ZeroHash, 0, false
+	}
+	id := c.tree
+	parts := strings.Split(rel, "/")
+	for i, name := range parts {
+		t, err := o.tree(id)
+		if err != nil {
+			return nil, plumbing.ZeroHash, 0, false
+		}
+		k := slices.IndexFunc(t, func(e treeEntry) bool { return e.name == name })
+		if k < 0 || (i < len(parts)-1) != (t[k].mode == filemode.Dir) {
+			return nil, plumbing.ZeroHash, 0, false
+		}
+		if i == len(parts)-1 {
+			typ, b, err := o.read(t[k].id, 0)
+			return b, t[k].id, t[k].mode, err == nil && typ == plumbing.BlobObject
+		}
+		id = t[k].id
+	}
+	return nil, plumbing.ZeroHash, 0, false
+}
+
+// Diff is the unified diff (three lines of context, go-git's encoder) of
+// the file at p between HEAD and the work tree, "" when there is none or
+// it cannot be told (either side over 1 MB, a FIFO or device, out of
+// time), "Binary files … differ" for binary content.
+func (r *Repo) Diff(p string, deadline time.Time) (out string) {
+	rel, ok := r.rel(p)
+	if r == nil || r.noHead || !ok || rel == "." {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			out = ""
+		}
+	}()
+	var from, to fdiff.File
+	var old, cur []byte
+	if !r.head.IsZero() {
+		o := openStore(r.gitDir, deadline)
+		b, id, mode, found := o.blobAt(r.head, rel)
+		o.close()
+		if found {
+			old, from = b, file{id, mode, rel}
+		}
+	}
+	abs := filepath.Join(r.top, filepath.FromSlash(rel))
+	if fi, err := os.Lstat(abs); err == nil {
+		b, ok := worktreeBlob(abs, fi, maxDiffInput)
+		if !ok {
+			return ""
+		}
+		mode := filemode.Regular
+		if fi.Mode()&os.ModeSymlink != 0 {
+			mode = filemode.Symlink
+		} else if fi.Mode()&0o111 != 0 {
+			mode = filemode.Executable
+		}
+		cur, to = b, file{plumbing.ComputeHash(plumbing.BlobObject, b), mode, rel}
+	}
+	if from == nil && to == nil || len(old) > maxDiffInput || bytes.Equal(old, cur) && from != nil && to != nil {
+		return ""
+	}
+	fp := filePatch{from: from, to: to}
+	fp.binary = bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0
+	if !fp.binary {
+		ops := map[diffmatchpatch.Operation]fdiff.Operation{diffmatchpatch.DiffEqual: fdiff.Equal, diffmatchpatch.DiffInsert: fdiff.Add, diffmatchpatch.DiffDelete: fdiff.Delete}
+		for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
+			fp.chunks = append(fp.chunks, chunk{d.Text, ops[d.Type]})
+		}
+	}
+	var b strings.Builder
+	if fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(patch{fp}) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// The shapes go-git's unified encoder reads.
+type (
+	patch     struct{ fp filePatch }
+	filePatch struct {
+		from, to fdiff.File
+		chunks   []fdiff.Chunk
+		binary   bool
+	}
+	file struct {
+		id   plumbing.Hash
+		mode filemode.FileMode
+		path string
+	}
+	chunk struct {
+		text string
+		op   fdiff.Operation
+	}
+)
+
+func (p patch) FilePatches() []fdiff.FilePatch      { return []fdiff.FilePatch{p.fp} }
+func (p patch) Message() string                     { return "" }
+func (f filePatch) IsBinary() bool                  { return f.binary }
+func (f filePatch) Files() (fdiff.File, fdiff.File) { return f.from, f.to }
+func (f filePatch) Chunks() []fdiff.Chunk           { return f.chunks }
+func (f file) Hash() plumbing.Hash                  { return f.id }
+func (f file) Mode() filemode.FileMode              { return f.mode }
+func (f file) Path() string                         { return f.path }
+func (c chunk) Content() string                     { return c.text }
+func (c chunk) Type() fdiff.Operation               { return c.op }

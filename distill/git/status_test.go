@@ -1,0 +1,110 @@
+package git_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/distill/git"
+)
+
+// TestManualPathMatchesGit: what the manual path shows without running
+// git — the changed tracked files, the recent commits, a file's diff
+// against HEAD — matches what `git status`, `git log` and `git diff` say
+// of the same repository (git runs here only as the oracle).
+func TestManualPathMatchesGit(t *testing.T) {
+	dir := hostileRepo(t) // a.go, b.go committed on main
+	for _, f := range []string{"c.go", "sub/d.go", "sub/e.go", "f.go"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), []byte("package x\n\n// "+f+"\nfunc F() {}\n"), 0o644)
+	}
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-qm", "second\n\nwith a body")
+	time.Sleep(1100 * time.Millisecond) // committer times one second apart
+	os.WriteFile(filepath.Join(dir, "b.go"), []byte("package b\n\nvar B = 1\n"), 0o644)
+	run(t, dir, "commit", "-qam", "third")
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc A() int { return 1 }\n"), 0o644) // unstaged change
+	os.WriteFile(filepath.Join(dir, "c.go"), []byte("package x\n\n// staged\n"), 0o644)
+	run(t, dir, "add", "c.go") // staged change
+	os.WriteFile(filepath.Join(dir, "c.go"), []byte("package x\n\n// staged, then changed again\n"), 0o644)
+	os.Remove(filepath.Join(dir, "sub/d.go")) // deleted in the work tree
+	run(t, dir, "rm", "-q", "sub/e.go")       // deleted in the index
+	os.WriteFile(filepath.Join(dir, "new.go"), []byte("package x\n"), 0o644)
+	run(t, dir, "add", "new.go") // added
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(dir, "f.go"), later, later) // touched, same content
+	os.WriteFile(filepath.Join(dir, "untracked.go"), []byte("package x\n"), 0o644)
+
+	r := git.Open(dir)
+	lines, ok := r.Status(time.Now().Add(time.Minute))
+	want := gitOut(t, dir, "status", "--short", "--untracked-files=no")
+	if !ok || strings.TrimSpace(strings.Join(lines, "\n")) != want {
+		t.Errorf("Status (ok %v):\n%s\nwant (git status):\n%s", ok, strings.Join(lines, "\n"), want)
+	}
+
+	var got []string
+	for _, c := range r.Log(10, time.Now().Add(time.Minute)) {
+		first, _, _ := strings.Cut(c.Message, "\n")
+		got = append(got, c.ID+" "+first)
+	}
+	if want := gitOut(t, dir, "log", "-10", "--format=%h %s", "--abbrev=7"); strings.Join(got, "\n") != want {
+		t.Errorf("Log:\n%s\nwant (git log):\n%s", strings.Join(got, "\n"), want)
+	}
+
+	for _, f := range []string{"a.go", "c.go", "sub/d.go", "f.go"} {
+		d := r.Diff(f, time.Now().Add(time.Minute))
+		if changes(d) != changes(gitOut(t, dir, "diff", "--no-ext-diff", "--no-color", "HEAD", "--", f)) {
+			t.Errorf("Diff(%s):\n%s\nwant the changes of git diff HEAD:\n%s", f, d, gitOut(t, dir, "diff", "HEAD", "--", f))
+		}
+	}
+	if d := r.Diff("f.go", time.Now().Add(time.Minute)); d != "" {
+		t.Errorf("a touched, unchanged file has a diff: %q", d)
+	}
+}
+
+// changes is a unified diff's added and removed lines (hunk headers and
+// the index line differ in form between encoders).
+func changes(d string) string {
+	var out []string
+	for _, l := range strings.Split(d, "\n") {
+		if (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---") {
+			out = append(out, l)
+		}
+	}
+	return fmt.Sprint(out)
+}
+
+// TestManualPathHostile: the manual path's reads over a crafted index —
+// entries that climb out of the work tree or pass through a symlinked
+// directory — never read a file outside it, and a store of garbage gives
+// no status rather than a wrong one.
+func TestManualPathHostile(t *testing.T) {
+	dir := hostileRepo(t)
+	outside := filepath.Join(filepath.Dir(dir), "outside")
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("package a\n"), 0o644)
+	os.Symlink(outside, filepath.Join(dir, "link"))
+	// An index naming link/secret.txt (git refuses to add through a
+	// symlink, so the entry is written by update-index --cacheinfo).
+	blob := gitOut(t, dir, "hash-object", "-w", "a.go")
+	run(t, dir, "update-index", "--add", "--cacheinfo", "100644,"+blob+",link/secret.txt")
+	r := git.Open(dir)
+	lines, ok := r.Status(time.Now().Add(time.Minute))
+	if !ok || !strings.Contains(strings.Join(lines, "\n"), "AD link/secret.txt") {
+		t.Errorf("an entry through a symlinked directory: %q (ok %v), want it shown deleted, not read", lines, ok)
+	}
+	if d := r.Diff("../outside/secret.txt", time.Now().Add(time.Minute)); d != "" {
+		t.Errorf("diffed a file outside the work tree: %q", d)
+	}
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "*"))
+	for _, p := range packs {
+		os.Chmod(p, 0o644)
+		os.WriteFile(p, []byte("garbage"), 0o644)
+	}
+	if lines, ok := git.Open(dir).Status(time.Now().Add(time.Minute)); ok {
+		t.Errorf("a store of garbage gave a status: %q", lines)
+	}
+}
