@@ -259,14 +259,17 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), limit+10*time.Second)
 	defer cancel()
-	var c *exec.Cmd
+	shell, flag := "sh", "-c"
 	if runtime.GOOS == "windows" {
-		c = exec.CommandContext(ctx, "cmd", "/C", s.Command)
-	} else {
-		c = exec.CommandContext(ctx, "sh", "-c", s.Command)
+		shell, flag = "cmd", "/C"
 	}
+	bin := lookPath(e, shell)
+	if bin == "" {
+		return nil, nil, 0, fmt.Errorf("no %s on PATH", shell)
+	}
+	c := exec.CommandContext(ctx, bin, flag, s.Command)
 	c.Dir = project
-	c.Env = append(slices.Clone(e.Environ), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home,
+	c.Env = append(slices.Clone(e.Environ), "PATH="+absPATH(e), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home,
 		"CLAUDE_PROJECT_DIR="+project, "GEMINI_PROJECT_DIR="+project, "COPILOT_PROJECT_DIR="+project, "CURSOR_PROJECT_DIR="+project)
 	c.Stdin = bytes.NewReader(payload)
 	var out, errb bytes.Buffer

@@ -132,7 +132,7 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	}
 	p := specs.DetectVersion(tl, a.Binary, specs.ProbeEnv{
 		GOOS: runtime.GOOS, Getenv: e.Getenv, Home: e.UserHome(),
-		Environ: append(slices.Clone(e.Environ), "PATH="+e.Getenv("PATH"), "HOME="+e.UserHome(), "NO_COLOR=1"),
+		Environ: append(slices.Clone(e.Environ), "PATH="+absPATH(e), "HOME="+e.UserHome(), "NO_COLOR=1"),
 	})
 	a.Version, a.VersionFrom = p.Version, string(p.Source)
 	if p.Err != nil {
@@ -147,16 +147,16 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	return a
 }
 
-// lookPath searches env's PATH (not the process's) for an executable.
+// lookPath searches env's PATH (not the process's) for an executable:
+// the one lookup for every program carryover starts (agents, their
+// version probes, the shell doctor runs hooks with). Only absolute
+// entries count (absPATH).
 func lookPath(e *Env, name string) string {
 	exts := []string{""}
 	if runtime.GOOS == "windows" {
 		exts = []string{".exe", ".cmd", ".bat", ""}
 	}
-	for _, dir := range filepath.SplitList(e.Getenv("PATH")) {
-		if dir == "" {
-			continue
-		}
+	for _, dir := range filepath.SplitList(absPATH(e)) {
 		for _, ext := range exts {
 			p := filepath.Join(dir, name+ext)
 			fi, err := os.Stat(p)
@@ -166,13 +166,26 @@ func lookPath(e *Env, name string) string {
 			if runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0 {
 				continue
 			}
-			if abs, err := filepath.Abs(p); err == nil {
-				return abs
-			}
 			return p
 		}
 	}
 	return ""
+}
+
+// absPATH is env's PATH without its relative entries: an empty entry,
+// ".", or "./node_modules/.bin" resolves against the current directory,
+// usually a repository carryover treats as hostile, and would let it
+// plant the `claude` or `node` carryover runs (Go's exec.LookPath refuses
+// such results too, with ErrDot). Programs carryover starts get this PATH
+// when they only check something for carryover (version probes, doctor).
+func absPATH(e *Env) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(e.Getenv("PATH")) {
+		if filepath.IsAbs(dir) {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
 // agentStatus reports every agent: detection, resolved row, hook state.

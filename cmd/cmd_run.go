@@ -97,13 +97,21 @@ func runAgent(e *Env, o runOptions) error {
 			}
 		}
 	}()
+	// A bare name is looked up in PATH's absolute entries only (lookPath):
+	// the repository's ./node_modules/.bin/claude never stands in.
+	bin := o.argv[0]
+	if !strings.ContainsRune(bin, filepath.Separator) && !strings.ContainsRune(bin, '/') {
+		if bin = lookPath(e, bin); bin == "" {
+			return exitf(ExitError, "cannot start %s: not found in PATH's absolute directories (relative entries such as ./node_modules/.bin are not searched)", o.argv[0])
+		}
+	}
 	restarts := 0
 	for gen := 0; ; gen++ {
 		argv := o.argv
 		if tool == "aider" {
 			argv = aiderArgs(argv, o.project)
 		}
-		c := exec.Command(argv[0], argv[1:]...)
+		c := exec.Command(bin, argv[1:]...)
 		c.Dir = o.project
 		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
 		env := append([]string(nil), e.Environ...)

@@ -32,7 +32,7 @@ func runFake(t *testing.T, mode string) (runs []string, stderr string, err error
 	t.Helper()
 	home := t.TempDir()
 	runlog := filepath.Join(t.TempDir(), "runs")
-	vars := map[string]string{"HOME": home, "CARRYOVER_HOME": filepath.Join(home, ".carryover")}
+	vars := map[string]string{"HOME": home, "CARRYOVER_HOME": filepath.Join(home, ".carryover"), "PATH": os.Getenv("PATH")}
 	env := []string{"PATH=" + os.Getenv("PATH"), "CARRYOVER_HOME=" + vars["CARRYOVER_HOME"], "MODE=" + mode, "RUNLOG=" + runlog}
 	var errb bytes.Buffer
 	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(k string) string { return vars[k] },
@@ -116,7 +116,7 @@ func TestRunAider(t *testing.T) {
 	os.WriteFile(filepath.Join(bin, "aider"), []byte(script), 0o755)
 	os.MkdirAll(filepath.Join(project, ".carryover"), 0o700)
 	home := t.TempDir()
-	vars := map[string]string{"HOME": home, "CARRYOVER_HOME": filepath.Join(home, ".carryover")}
+	vars := map[string]string{"HOME": home, "CARRYOVER_HOME": filepath.Join(home, ".carryover"), "PATH": os.Getenv("PATH")}
 	var errb bytes.Buffer
 	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(k string) string { return vars[k] },
 		Now: time.Now, Environ: []string{"PATH=" + os.Getenv("PATH")}}
