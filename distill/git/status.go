@@ -2,6 +2,7 @@ package git
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	fdiff "github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -144,36 +144,38 @@ func (o *store) flatten(id plumbing.Hash, prefix string, out map[string]plumbing
 	return nil
 }
 
-// blobAt is HEAD's blob at rel (slash-separated), with its mode.
-func (o *store) blobAt(head plumbing.Hash, rel string) ([]byte, plumbing.Hash, filemode.FileMode, bool) {
+// blobAt is HEAD's blob at rel (slash-separated).
+func (o *store) blobAt(head plumbing.Hash, rel string) ([]byte, bool) {
 	c, err := o.commit(head)
 	if err != nil {
-		return nil, plumbing.ZeroHash, 0, false
+		return nil, false
 	}
 	id := c.tree
 	parts := strings.Split(rel, "/")
 	for i, name := range parts {
 		t, err := o.tree(id)
 		if err != nil {
-			return nil, plumbing.ZeroHash, 0, false
+			return nil, false
 		}
 		k := slices.IndexFunc(t, func(e treeEntry) bool { return e.name == name })
 		if k < 0 || (i < len(parts)-1) != (t[k].mode == filemode.Dir) {
-			return nil, plumbing.ZeroHash, 0, false
+			return nil, false
 		}
 		if i == len(parts)-1 {
 			typ, b, err := o.read(t[k].id, 0)
-			return b, t[k].id, t[k].mode, err == nil && typ == plumbing.BlobObject
+			return b, err == nil && typ == plumbing.BlobObject
 		}
 		id = t[k].id
 	}
-	return nil, plumbing.ZeroHash, 0, false
+	return nil, false
 }
 
-// Diff is the unified diff (three lines of context, go-git's encoder) of
-// the file at p between HEAD and the work tree, "" when there is none or
-// it cannot be told (either side over 1 MB, a FIFO or device, out of
-// time), "Binary files … differ" for binary content.
+// Diff is the unified diff (three lines of context) of the file at p
+// between HEAD and the work tree, "" when there is none or it cannot be
+// told (either side over 1 MB, a FIFO or device, out of time), "Binary
+// files … differ" for binary content. The lines are matched by go-git's
+// utils/diff; the hunks are written here (go-git's unified encoder
+// compiles a regexp at start, in every hook process).
 func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 	rel, ok := r.rel(p)
 	if r == nil || r.noHead || !ok || rel == "." {
@@ -184,14 +186,14 @@ func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 			out = ""
 		}
 	}()
-	var from, to fdiff.File
 	var old, cur []byte
+	from, to := "/dev/null", "/dev/null"
 	if !r.head.IsZero() {
 		o := openStore(r.gitDir, deadline)
-		b, id, mode, found := o.blobAt(r.head, rel)
+		b, found := o.blobAt(r.head, rel)
 		o.close()
 		if found {
-			old, from = b, file{id, mode, rel}
+			old, from = b, "a/"+rel
 		}
 	}
 	abs := filepath.Join(r.top, filepath.FromSlash(rel))
@@ -200,58 +202,71 @@ func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 		if !ok {
 			return ""
 		}
-		mode := filemode.Regular
-		if fi.Mode()&os.ModeSymlink != 0 {
-			mode = filemode.Symlink
-		} else if fi.Mode()&0o111 != 0 {
-			mode = filemode.Executable
-		}
-		cur, to = b, file{plumbing.ComputeHash(plumbing.BlobObject, b), mode, rel}
+		cur, to = b, "b/"+rel
 	}
-	if from == nil && to == nil || len(old) > maxDiffInput || bytes.Equal(old, cur) && from != nil && to != nil {
+	switch {
+	case from == to || len(old) > maxDiffInput || bytes.Equal(old, cur) && from != "/dev/null" && to != "/dev/null":
 		return ""
+	case bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0:
+		return "Binary files " + from + " and " + to + " differ\n"
 	}
-	fp := filePatch{from: from, to: to}
-	fp.binary = bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0
-	if !fp.binary {
-		ops := map[diffmatchpatch.Operation]fdiff.Operation{diffmatchpatch.DiffEqual: fdiff.Equal, diffmatchpatch.DiffInsert: fdiff.Add, diffmatchpatch.DiffDelete: fdiff.Delete}
-		for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
-			fp.chunks = append(fp.chunks, chunk{d.Text, ops[d.Type]})
+	// Every line with its operation: ' ' kept, '-' removed, '+' added.
+	type line struct {
+		op   byte
+		text string
+	}
+	var lines []line
+	for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
+		op := map[diffmatchpatch.Operation]byte{diffmatchpatch.DiffEqual: ' ', diffmatchpatch.DiffDelete: '-', diffmatchpatch.DiffInsert: '+'}[d.Type]
+		for _, l := range strings.SplitAfter(d.Text, "\n") {
+			if l != "" {
+				lines = append(lines, line{op, l})
+			}
 		}
 	}
 	var b strings.Builder
-	if fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(patch{fp}) != nil {
-		return ""
+	b.WriteString("--- " + from + "\n+++ " + to + "\n")
+	const ctx = 3
+	for i := 0; i < len(lines); {
+		if lines[i].op == ' ' {
+			i++
+			continue
+		}
+		// A hunk: from ctx lines before this change to ctx lines after the
+		// last change that is at most 2*ctx kept lines from the one before.
+		start, end := max(0, i-ctx), i
+		for j := i; j < len(lines) && j <= end+2*ctx; j++ {
+			if lines[j].op != ' ' {
+				end = j
+			}
+		}
+		end = min(len(lines), end+ctx+1)
+		oldAt, newAt := 1, 1
+		for _, l := range lines[:start] {
+			oldAt += btoi(l.op != '+')
+			newAt += btoi(l.op != '-')
+		}
+		var oldN, newN int
+		for _, l := range lines[start:end] {
+			oldN += btoi(l.op != '+')
+			newN += btoi(l.op != '-')
+		}
+		fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", oldAt-btoi(oldN == 0), oldN, newAt-btoi(newN == 0), newN)
+		for _, l := range lines[start:end] {
+			b.WriteByte(l.op)
+			b.WriteString(l.text)
+			if !strings.HasSuffix(l.text, "\n") {
+				b.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		i = end
 	}
 	return b.String()
 }
 
-// The shapes go-git's unified encoder reads.
-type (
-	patch     struct{ fp filePatch }
-	filePatch struct {
-		from, to fdiff.File
-		chunks   []fdiff.Chunk
-		binary   bool
+func btoi(b bool) int {
+	if b {
+		return 1
 	}
-	file struct {
-		id   plumbing.Hash
-		mode filemode.FileMode
-		path string
-	}
-	chunk struct {
-		text string
-		op   fdiff.Operation
-	}
-)
-
-func (p patch) FilePatches() []fdiff.FilePatch      { return []fdiff.FilePatch{p.fp} }
-func (p patch) Message() string                     { return "" }
-func (f filePatch) IsBinary() bool                  { return f.binary }
-func (f filePatch) Files() (fdiff.File, fdiff.File) { return f.from, f.to }
-func (f filePatch) Chunks() []fdiff.Chunk           { return f.chunks }
-func (f file) Hash() plumbing.Hash                  { return f.id }
-func (f file) Mode() filemode.FileMode              { return f.mode }
-func (f file) Path() string                         { return f.path }
-func (c chunk) Content() string                     { return c.text }
-func (c chunk) Type() fdiff.Operation               { return c.op }
+	return 0
+}

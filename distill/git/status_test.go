@@ -2,7 +2,9 @@ package git_test
 
 import (
 	"fmt"
+	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +108,45 @@ func TestManualPathHostile(t *testing.T) {
 	}
 	if lines, ok := git.Open(dir).Status(time.Now().Add(time.Minute)); ok {
 		t.Errorf("a store of garbage gave a status: %q", lines)
+	}
+}
+
+// TestDiffApplies: the hunks Diff writes are a patch git itself applies —
+// random edits (lines changed, added, removed, a missing last newline)
+// applied in reverse to the work tree give HEAD's file back.
+func TestDiffApplies(t *testing.T) {
+	dir := hostileRepo(t)
+	rnd := rand.New(rand.NewSource(3))
+	var base []string
+	for i := 0; i < 60; i++ {
+		base = append(base, fmt.Sprintf("line %d", i))
+	}
+	os.WriteFile(filepath.Join(dir, "f.txt"), []byte(strings.Join(base, "\n")+"\n"), 0o644)
+	run(t, dir, "add", "f.txt")
+	run(t, dir, "commit", "-qm", "f")
+	for trial := 0; trial < 40; trial++ {
+		cur := append([]string(nil), base...)
+		for k := 0; k < 1+rnd.Intn(6); k++ {
+			i := rnd.Intn(len(cur))
+			switch rnd.Intn(3) {
+			case 0:
+				cur[i] = "changed " + cur[i]
+			case 1:
+				cur = append(cur[:i], cur[i+1:]...)
+			default:
+				cur = append(cur[:i], append([]string{"new"}, cur[i:]...)...)
+			}
+		}
+		text := strings.Join(cur, "\n")
+		if rnd.Intn(4) > 0 {
+			text += "\n"
+		}
+		os.WriteFile(filepath.Join(dir, "f.txt"), []byte(text), 0o644)
+		d := git.Open(dir).Diff("f.txt", time.Now().Add(time.Minute))
+		cmd := exec.Command("git", "apply", "-R", "--check", "-")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(d)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("trial %d: git apply -R: %v\n%s\ndiff:\n%s", trial, err, out, d)
+		}
 	}
 }
