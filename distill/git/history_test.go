@@ -279,6 +279,13 @@ func FuzzPackObject(f *testing.F) {
 	f.Add([]byte{0x95, 0x01, 0x78, 0x9c, 0x03, 0x00})       // a commit with a bad stream
 	f.Add([]byte{0x60 | 0x05, 0x0c, 0x78, 0x9c})            // an ofs-delta pointing at the header
 	f.Add(append([]byte{0x70 | 0x05}, make([]byte, 20)...)) // a ref-delta on a missing base
+	// A ref-delta whose base is itself: go-git's Packfile would recurse
+	// until the stack overflowed; the walk stops at maxDeltaDepth.
+	var zd bytes.Buffer
+	zdw := zlib.NewWriter(&zd)
+	zdw.Write([]byte{5, 5, 0x05, 'h', 'e'})
+	zdw.Close()
+	f.Add(append(append([]byte{0x70 | 0x05, 0x11}, make([]byte, 19)...), zd.Bytes()...))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
 	// A whole commit whose parent is itself (the walk must not loop).
 	commit := []byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nparent 1100000000000000000000000000000000000000\n\nmsg\n")
