@@ -1,8 +1,9 @@
 // Package git reads what a handoff shows of a git repository — branch,
 // HEAD, the touched files' index entries and state, commits since a
 // recorded one, and for the manual path the changed files, recent commits
-// and diffs — from the .git directory itself, with go-git's format
-// decoders (refs, idxfile, packfile, objfile, object, index). It never
+// and diffs — from the .git directory itself, with go-git's plumbing
+// (ref names and parsing, idxfile, packfile's scanner and PatchDelta,
+// objfile, the index decoder, utils/diff's line matching). It never
 // starts `git`: a .git/config that came with an unpacked archive can name
 // programs (gpg.program, filters, textconv, pagers, hooks, fsmonitor) that
 // any `git` run would start, so none is run and the config is not read.
