@@ -169,7 +169,8 @@ func TestGitWorktreeAndSubmoduleAllowed(t *testing.T) {
 	}
 }
 
-// FuzzGitIndex: any index bytes give facts without a panic.
+// FuzzGitIndex: any index bytes give facts, a status and a diff without
+// a panic.
 func FuzzGitIndex(f *testing.F) {
 	dir := f.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
@@ -180,6 +181,9 @@ func FuzzGitIndex(f *testing.F) {
 	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x05" + strings.Repeat("\x00", 62) + "\xff\xff"))
 	f.Fuzz(func(t *testing.T, index []byte) {
 		os.WriteFile(filepath.Join(dir, ".git", "index"), index, 0o644)
-		git.Open(dir).States([]string{"a.go", "zz", "b/c"})
+		r := git.Open(dir)
+		r.States([]string{"a.go", "zz", "b/c"})
+		r.Status(time.Now().Add(time.Minute)) // the manual path decodes the whole index (go-git's decoder)
+		r.Diff("a.go", time.Now().Add(time.Minute))
 	})
 }
