@@ -106,7 +106,7 @@ func (o *store) close() {
 
 // read returns an object's type and content.
 func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
-	if depth > maxDeltaDepth || o.spent > maxReadBytes || time.Now().After(o.deadline) {
+	if o.spent > maxReadBytes || time.Now().After(o.deadline) {
 		return 0, nil, errObject
 	}
 	for _, p := range o.packs {
@@ -152,6 +152,9 @@ func (o *store) loose(id plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 // inflates the entry (never past its declared size), go-git's PatchDelta
 // applies a delta to its base, read here one level deeper.
 func (o *store) packed(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+	if depth > maxDeltaDepth || o.spent > maxReadBytes || time.Now().After(o.deadline) {
+		return 0, nil, errObject
+	}
 	h, err := p.s.SeekObjectHeader(off)
 	if err != nil || h.Length > maxObject || h.Length < 0 {
 		return 0, nil, errObject
@@ -167,7 +170,7 @@ func (o *store) packed(p *pack, off int64, depth int) (plumbing.ObjectType, []by
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 		return h.Type, buf.Bytes(), nil
 	case plumbing.OFSDeltaObject:
-		typ, base, err = o.packedAt(p, h.OffsetReference, depth+1)
+		typ, base, err = o.packed(p, h.OffsetReference, depth+1)
 	case plumbing.REFDeltaObject:
 		typ, base, err = o.read(h.Reference, depth+1)
 	default:
@@ -191,13 +194,6 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 		return nil, errObject
 	}
 	return out, nil
-}
-
-func (o *store) packedAt(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
-	if depth > maxDeltaDepth || o.spent > maxReadBytes || time.Now().After(o.deadline) {
-		return 0, nil, errObject
-	}
-	return o.packed(p, off, depth)
 }
 
 // deltaTarget is the result size a delta declares (its second varint).
