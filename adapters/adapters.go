@@ -80,6 +80,11 @@ type Hook struct {
 	Project string
 	Source  string // SessionStart source: startup, resume, clear, compact
 	Prompt  string
+	// FlushMark is a string the agent writes into its transcript once every
+	// event before this hook is on disk (Copilot CLI: the hook's own
+	// hook.start line holds the payload's epoch-ms `"timestamp":N`); ""
+	// when the agent has none. Agent.AwaitFlush polls for it.
+	FlushMark string
 	// Rows are rows derived from the payload itself (HookRecorder agents).
 	Rows []Row
 	// Limit is the limit the event itself reports (Claude Code's
