@@ -177,8 +177,15 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 				return []Row{r}
 			}
 			return nil
-		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user") ||
-			strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
+		case strings.HasPrefix(s, "[Request interrupted by user for tool use"):
+			return nil
+		case strings.HasPrefix(s, "[Request interrupted by user"):
+			return oracleStop(l, key, base, s)
+		case claudeTaskNotification([]byte(s)):
+			r := base
+			r.Key, r.Role, r.Kind, r.Text = key, "user", KindHarness, clip(s, maxText)
+			return []Row{r}
+		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
 			return nil
 		case l.PromptSource == "" && l.IsSidechain && l.ParentUUID != nil:
 			return nil // a subagent's only prompt is its first line (its task)
@@ -201,7 +208,9 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			r.Role, r.CallID = "tool", b.ToolUseID
 			if b.IsError {
 				r.Kind = KindError
-				if m := oracleExitCodeRE.FindStringSubmatch(text); m != nil {
+				if k := claudeStopped([]byte(text)); k != "" {
+					r.Kind = k
+				} else if m := oracleExitCodeRE.FindStringSubmatch(text); m != nil {
 					n, _ := strconv.Atoi(m[1])
 					r.ExitCode = intPtr(n)
 				}
@@ -217,8 +226,14 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			if l.PromptSource == "" && (oracleHasToolResult(l.Message.Blocks) || (l.IsSidechain && l.ParentUUID != nil)) {
 				continue
 			}
-			if strings.HasPrefix(b.Text, "[Request interrupted by user") {
+			if strings.HasPrefix(b.Text, "[Request interrupted by user for tool use") {
 				continue
+			} else if strings.HasPrefix(b.Text, "[Request interrupted by user") {
+				rows = append(rows, oracleStop(l, r.Key, base, b.Text)...)
+				continue
+			} else if claudeTaskNotification([]byte(b.Text)) {
+				r.Role, r.Kind, r.Text = "user", KindHarness, clip(b.Text, maxText)
+				break
 			}
 			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(b.Text)
 		default:
@@ -227,6 +242,15 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+func oracleStop(l oracleLine, key string, base Row, s string) []Row {
+	if l.IsSidechain {
+		return nil
+	}
+	r := base
+	r.Key, r.Role, r.Kind, r.Text = key, "user", KindInterrupted, oracleFirstLine(s)
+	return []Row{r}
 }
 
 func oracleHasToolResult(bs []oracleBlock) bool {

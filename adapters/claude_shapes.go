@@ -72,6 +72,44 @@ func claudeInterrupted(s string) bool {
 	return strings.HasPrefix(strings.TrimSpace(s), "[Request interrupted by user")
 }
 
+// claudeStopped classifies an is_error tool_result's text from Claude
+// Code's fixed messages: REJECT ("The user doesn't want to proceed with this
+// tool use…", the user answered No, possibly with feedback) is a refusal;
+// CANCEL ("The user doesn't want to take this action right now…", Esc at
+// the prompt or during the call) and "[Request interrupted by user…" are
+// interruptions. Anything else is an ordinary error ("").
+func claudeStopped(text []byte) Kind {
+	t := bytesTrimLeft(text)
+	switch {
+	case hasPrefixFold(t, "The user doesn't want to proceed with this tool use"), hasPrefixFold(t, "The user does not want to proceed with this tool use"):
+		return KindRefused
+	case hasPrefixFold(t, "The user doesn't want to take this action right now"), hasPrefixFold(t, "[Request interrupted by user"):
+		return KindInterrupted
+	}
+	return ""
+}
+
+func bytesTrimLeft(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// hasPrefixFold reports whether b starts with p, ASCII case and the
+// apostrophe's typographic form (’) ignored.
+func hasPrefixFold(b []byte, p string) bool {
+	s := strings.ReplaceAll(string(b[:min(len(b), len(p)+8)]), "’", "'")
+	return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p)
+}
+
+// claudeTaskNotification reports Claude Code's <task-notification> user
+// message (a background command's or, from 2.1.33x, a background
+// subagent's completion), which the harness writes in the user's role.
+func claudeTaskNotification(s []byte) bool {
+	return hasPrefixFold(s, "<task-notification>")
+}
+
 // harnessTags are wrappers the agent harness (not the user or the model)
 // puts into transcript text. Their content never reaches a handoff.
 var harnessTags = []string{
