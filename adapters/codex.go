@@ -194,7 +194,7 @@ type codexItem struct {
 	} `json:"internal_chat_message_metadata_passthrough"`
 	// event_msg fields
 	Message string                     `json:"message"`
-	Reason  string                     `json:"reason"` // turn_aborted: interrupted, replaced, …
+	Reason  string                     `json:"reason"`  // turn_aborted: interrupted, replaced, …
 	Changes map[string]json.RawMessage `json:"changes"` // patch_apply_end
 	Status  string                     `json:"status"`
 	Success *bool                      `json:"success"`
