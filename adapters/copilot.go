@@ -383,6 +383,14 @@ func copilotEvent(line []byte, off int64) []Row {
 		status, _ := d.num("statusCode")
 		r.Limit = LimitFromError(d.str("message")+" "+d.str("errorType"), int(status), r.Time)
 		return []Row{r}
+	case "abort":
+		// The user stopped the turn (data.reason "user_initiated").
+		r := base
+		r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
+		if why := d.str("reason"); why != "" {
+			r.Text += " (" + clip(why, 80) + ")"
+		}
+		return []Row{r}
 	case "hook.end":
 		// Carryover's own sessionStart context is recorded only here.
 		out := d.obj("output")
@@ -404,6 +412,21 @@ func copilotEvent(line []byte, off int64) []Row {
 		return []Row{r}
 	}
 	return nil
+}
+
+// copilotStopped classifies a failed tool call. Copilot CLI 1.0.102 writes
+// the call's result type as error.code: "rejected" (the user said no at
+// the permission prompt) and "denied" (a rule, policy or hook denied it)
+// are refusals; a failure logged "Operation aborted by user" (Esc or
+// Ctrl-C while it ran) an interruption; anything else an error.
+func copilotStopped(code, msg string) Kind {
+	switch {
+	case code == "rejected" || code == "denied":
+		return KindRefused
+	case strings.HasPrefix(strings.TrimSpace(msg), "Operation aborted by user"):
+		return KindInterrupted
+	}
+	return KindError
 }
 
 // stripTag trims s and removes one <tag>…</tag> wrapper around it.
@@ -574,8 +597,10 @@ func copilotToolDone(d payload, base Row) []Row {
 		r.Kind = KindError
 		if e := d.obj("error"); e != nil {
 			text = firstNonEmpty(e.str("message"), e.str("code"), text)
+			r.Kind = copilotStopped(e.str("code"), text)
 		} else if s := d.str("error"); s != "" {
 			text = s
+			r.Kind = copilotStopped("", text)
 		}
 		if text == "" {
 			text = "tool failed"
