@@ -314,7 +314,7 @@ func TestVSCodeStoreAnywhere(t *testing.T) {
 	lister, _ := adapters.ListerFor("vscode-copilot")
 	for name, wantID := range map[string]string{
 		"Copilot chat about CSV importer.json": "export-",
-		"attached-to-bug-report.json":         vscodeEdge,
+		"attached-to-bug-report.json":          vscodeEdge,
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(vscodeFixtures, "exports", name)
