@@ -207,4 +207,3 @@ func TestAiderAPIErrors(t *testing.T) {
 		t.Errorf("the last row is %s %q, want the final API error", last.Kind, last.Text)
 	}
 }
-
