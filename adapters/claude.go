@@ -532,8 +532,14 @@ func (w *claudeRows) user() {
 	if !l.HasMessage || l.IsMeta {
 		return
 	}
+	harness := l.Origin.Len() > 0 && claudeOriginHarness(w.b(l.Origin))
 	if s := w.b(m.Text); m.IsText {
 		switch {
+		case harness:
+			r := w.newRow(w.key())
+			r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(s, maxText)
+			w.emit(r)
+			return
 		case l.IsCompactSummary:
 			r := w.newRow(w.key())
 			r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(s, maxText)
@@ -609,7 +615,7 @@ func (w *claudeRows) user() {
 			} else if rawHasPrefix(t, "[Request interrupted by user") {
 				w.stopRow(w.indexKey(i), t)
 				continue
-			} else if claudeTaskNotification(t) {
+			} else if harness || claudeTaskNotification(t) {
 				r := w.newRow(w.indexKey(i))
 				r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(t, maxText)
 				w.emit(r)

@@ -30,6 +30,7 @@ type oracleLine struct {
 	ParentUUID       *string         `json:"parentUuid"`
 	Message          *oracleMessage  `json:"message"`
 	Attachment       json.RawMessage `json:"attachment"`
+	Origin           json.RawMessage `json:"origin"`
 	CompactMetadata  *struct {
 		Trigger   string `json:"trigger"`
 		PreTokens int64  `json:"preTokens"`
@@ -76,7 +77,7 @@ var oracleSkip = [][]byte{
 var oracleKeep = map[string]bool{
 	"type": true, "subtype": true, "uuid": true, "timestamp": true, "isSidechain": true, "isMeta": true,
 	"isCompactSummary": true, "isApiErrorMessage": true, "promptSource": true, "agentId": true,
-	"parentUuid": true, "message": true, "attachment": true, "compactMetadata": true,
+	"parentUuid": true, "message": true, "attachment": true, "compactMetadata": true, "origin": true,
 }
 
 var oracleExitCodeRE = regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`)
@@ -164,8 +165,13 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 	if l.Message == nil || l.IsMeta {
 		return nil
 	}
+	harness := claudeOriginHarness(l.Origin)
 	if s := l.Message.Text; l.Message.IsText {
 		switch {
+		case harness:
+			r := base
+			r.Key, r.Role, r.Kind, r.Text = key, "user", KindHarness, clip(s, maxText)
+			return []Row{r}
 		case l.IsCompactSummary:
 			r := base
 			r.Key, r.Role, r.Kind, r.Text = key, "system", KindCompaction, clip(s, maxText)
@@ -231,7 +237,7 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			} else if strings.HasPrefix(b.Text, "[Request interrupted by user") {
 				rows = append(rows, oracleStop(l, r.Key, base, b.Text)...)
 				continue
-			} else if claudeTaskNotification([]byte(b.Text)) {
+			} else if harness || claudeTaskNotification([]byte(b.Text)) {
 				r.Role, r.Kind, r.Text = "user", KindHarness, clip(b.Text, maxText)
 				break
 			}

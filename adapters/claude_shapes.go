@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"encoding/json"
 	"strings"
 )
 
@@ -108,6 +109,25 @@ func hasPrefixFold(b []byte, p string) bool {
 // subagent's completion), which the harness writes in the user's role.
 func claudeTaskNotification(s []byte) bool {
 	return hasPrefixFold(s, "<task-notification>")
+}
+
+// claudeOriginHarness reads a user line's "origin" (Claude Code 2.1:
+// {"kind":…}; absent or "human" for what the user typed): a
+// task-notification, an auto-continuation or a peer agent's message is the
+// harness writing in the user's role (Claude Code's own "is this the
+// human" test is: not isMeta, no toolUseResult, origin absent or human).
+// "channel" (the user writing from another client) stays the user's.
+func claudeOriginHarness(raw []byte) bool {
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	var o struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(raw, &o) != nil {
+		return false
+	}
+	return o.Kind != "" && o.Kind != "human" && o.Kind != "channel"
 }
 
 // harnessTags are wrappers the agent harness (not the user or the model)
