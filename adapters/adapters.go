@@ -39,6 +39,28 @@ const (
 	KindInjection  Kind = "injection"   // carryover's own handoff, seen in the transcript (a delivery receipt)
 	KindUsage      Kind = "usage"       // token figures
 	KindLimit      Kind = "limit"       // a rate-limit or quota signal with nothing else to record (Row.Limit)
+	// The user stopped something. Neither is a failure to retry: the next
+	// agent must not redo it without asking. Both are role "tool" with
+	// CallID set when they end a tool call (the call's row says what it
+	// was), else role "user" with no CallID (the turn was stopped). Text is
+	// what the agent was told, clipped (a refusal may carry the user's
+	// feedback). Emitted by every adapter whose store records it:
+	//   - KindRefused: the user declined a tool call (Claude Code "The user
+	//     doesn't want to proceed with this tool use…"; Codex "exec command
+	//     rejected by user"; Gemini CLI status cancelled "…did not allow…";
+	//     Copilot CLI error code rejected/denied).
+	//   - KindInterrupted: the user interrupted the turn or a running call
+	//     (Claude Code "[Request interrupted by user]" and its cancel
+	//     message; Codex turn_aborted and "aborted by user"; Gemini CLI
+	//     status cancelled otherwise; Copilot CLI "abort" and "Operation
+	//     aborted by user"; VS Code a request with isCanceled).
+	KindRefused     Kind = "refused"
+	KindInterrupted Kind = "interrupted"
+	// KindHarness is text the agent's harness wrote in the user's role
+	// (Claude Code's <task-notification> for a background task or
+	// subagent): context, never a request. Role "user"; Text is the
+	// notification with its tags, clipped.
+	KindHarness Kind = "harness"
 )
 
 // Row is one normalized transcript event. Adapters fill what they know;
@@ -80,6 +102,11 @@ type Hook struct {
 	Project string
 	Source  string // SessionStart source: startup, resume, clear, compact
 	Prompt  string
+	// FlushMark is a string the agent writes into its transcript once every
+	// event before this hook is on disk (Copilot CLI: the hook's own
+	// hook.start line holds the payload's epoch-ms `"timestamp":N`); ""
+	// when the agent has none. Agent.AwaitFlush polls for it.
+	FlushMark string
 	// Rows are rows derived from the payload itself (HookRecorder agents).
 	Rows []Row
 	// Limit is the limit the event itself reports (Claude Code's

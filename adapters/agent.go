@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Agent is everything carryover knows about one agent that does not depend
@@ -66,6 +67,25 @@ type Agent struct {
 	// "systemMessage" to the user (the startup banner goes there; other
 	// agents get it as the injection's first line).
 	UserMessage bool
+	// AwaitFlush, when set, waits until the agent has written to its
+	// transcript everything that happened before the hook fired, at most
+	// until deadline, and reports whether it has (false: read what is
+	// there; the next event catches up). Hooks of class Stop, End and
+	// Compact call it before ingesting, for at most FlushWait, which the
+	// hook's internal deadline grows by (still well inside the agent's
+	// hook timeout). Copilot CLI writes events.jsonl 0.1–1 s behind its
+	// hooks (copilot.go).
+	AwaitFlush func(h Hook, env Env, deadline time.Time) bool
+	FlushWait  time.Duration
+}
+
+// FlushWaitFor is how long a hook of class c waits for the agent's
+// transcript to catch up (0: it does not wait).
+func (a *Agent) FlushWaitFor(c Class) time.Duration {
+	if a.AwaitFlush == nil || (c != ClassStop && c != ClassEnd && c != ClassCompact) {
+		return 0
+	}
+	return a.FlushWait
 }
 
 // Class is what a native hook event means to carryover.

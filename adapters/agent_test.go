@@ -89,6 +89,13 @@ func TestSniff(t *testing.T) {
 		if a.Name == "aider" {
 			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", ".aider.chat.history.md"))
 		}
+		if a.Name == "vscode-copilot" {
+			// Its transcripts are Copilot CLI's vocabulary (read as that);
+			// its stores are its own, in chatSessions/ or exported anywhere.
+			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "workspaceStorage", "*", "chatSessions", "*.json*"))
+			exports, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "exports", "*.json"))
+			files = append(files, exports...)
+		}
 		if len(files) == 0 {
 			t.Errorf("%s has a Sniff but no transcript fixtures", a.Name)
 		}

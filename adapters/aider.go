@@ -78,6 +78,12 @@ var (
 	aiderTokensRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^Tokens: ([\d.,]+)(k?) sent(?:, ([\d.,]+)(k?) cache write)?(?:, ([\d.,]+)(k?) cache hit)?, ([\d.,]+)(k?) received`)
 	})
+	// A model API error aider printed (base_coder.py's litellm handler): the
+	// exception as "litellm.<Class>: <provider message>", or the provider
+	// SDK's own class when aider let it through.
+	aiderAPIErrorRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:litellm|openai|anthropic|google\.\w+)\.(?:\w+\.)?(\w*(?:Error|Exception))\b`)
+	})
 	aiderAddedRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Added \d+ lines? of output to the chat\.`) })
 	aiderNoMatchRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^## SearchReplaceNoExactMatch: .*? in (.+)$`) })
 	aiderThinkRE   = sync.OnceValue(func() *regexp.Regexp {
@@ -511,6 +517,18 @@ func parseAiderBlocks(c aiderChunk, blocks []aiderBlock) []Row {
 					r.FilePath, r.Text = "", clip(detail, maxResult)
 					rows = append(rows, r)
 					pend = append(pend, pendingErr{row: len(rows) - 1, path: path})
+				case aiderAPIErrorRE().MatchString(l):
+					// The model call failed (aider retries some, then gives up):
+					// the model's error, never a command to fix; a rate
+					// limit, quota or exhausted credit is a limit too.
+					r := base
+					r.Key, r.Role, r.Kind, r.ToolName, r.Text = key(ln, ""), "system", KindError, "model API", clip(l, maxResult)
+					status := 0
+					if strings.HasPrefix(aiderAPIErrorRE().FindStringSubmatch(l)[1], "RateLimit") {
+						status = 429
+					}
+					r.Limit = LimitFromError(l, status, r.Time)
+					rows = append(rows, r)
 				case strings.HasPrefix(l, "Unexpected error: "), strings.HasPrefix(l, "Unable to commit: "), strings.HasPrefix(l, "Unable to write file"):
 					r := base
 					r.Key, r.Role, r.Kind, r.Text = key(ln, ""), "tool", KindError, clip(l, maxResult)

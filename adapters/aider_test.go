@@ -177,3 +177,33 @@ func TestAiderHasNoHooks(t *testing.T) {
 		t.Errorf("ParseHook: %v", err)
 	}
 }
+
+// TestAiderAPIErrors: the model API errors aider printed (litellm's
+// exception lines) are error rows of the model API, with a limit when the
+// text or the class says so; the last one is the session's last row.
+func TestAiderAPIErrors(t *testing.T) {
+	aiderUTC(t)
+	rows := aiderRead(t, filepath.Join(fixtureDir, "aider", "api-errors"), "")
+	var got []string
+	for _, r := range rows {
+		if r.Kind != adapters.KindError {
+			continue
+		}
+		lim := ""
+		if r.Limit != nil {
+			lim = string(r.Limit.Kind)
+		}
+		if r.ToolName != "model API" || r.Role != "system" {
+			t.Errorf("API error row %+v is not the model API's", r)
+		}
+		got = append(got, lim)
+	}
+	// (LimitFromError reads OpenAI's "Rate limit reached for …" as a usage
+	// cap: a limit either way.)
+	if len(got) != 3 || got[0] == "" || got[1] != "quota" || got[2] != "" {
+		t.Errorf("API error limits = %q, want a limit, quota, none", got)
+	}
+	if last := rows[len(rows)-1]; last.Kind != adapters.KindError || !strings.Contains(last.Text, "AuthenticationError") {
+		t.Errorf("the last row is %s %q, want the final API error", last.Kind, last.Text)
+	}
+}

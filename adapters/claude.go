@@ -532,8 +532,14 @@ func (w *claudeRows) user() {
 	if !l.HasMessage || l.IsMeta {
 		return
 	}
+	harness := l.Origin.Len() > 0 && claudeOriginHarness(w.b(l.Origin))
 	if s := w.b(m.Text); m.IsText {
 		switch {
+		case harness:
+			r := w.newRow(w.key())
+			r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(s, maxText)
+			w.emit(r)
+			return
 		case l.IsCompactSummary:
 			r := w.newRow(w.key())
 			r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(s, maxText)
@@ -546,9 +552,18 @@ func (w *claudeRows) user() {
 				w.emit(r)
 			}
 			return
-		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "[Request interrupted by user") ||
-			rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>"):
-			return // TUI output, an interrupt, a `!` shell command or `#` memory note: not a request
+		case rawHasPrefix(s, "[Request interrupted by user for tool use"):
+			return // follows the tool_result that already says so (KindRefused, KindInterrupted)
+		case rawHasPrefix(s, "[Request interrupted by user"):
+			w.stopRow(w.key(), s)
+			return
+		case claudeTaskNotification(s):
+			r := w.newRow(w.key())
+			r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(s, maxText)
+			w.emit(r)
+			return
+		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>"):
+			return // TUI output, a `!` shell command or `#` memory note: not a request
 		case l.PromptSource.Len() == 0 && l.IsSidechain && l.HasParent:
 			return // a subagent's only prompt is its first line (its task)
 		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
@@ -572,7 +587,9 @@ func (w *claudeRows) user() {
 				r.Kind = KindError
 				// The exit code may be anywhere: unquote the whole text.
 				w.scratch = w.toolResultText(w.scratch[:0], b.Content, -1)
-				if m := exitCodeRE().FindSubmatch(w.scratch); m != nil {
+				if k := claudeStopped(w.scratch); k != "" {
+					r.Kind = k // the user stopped it: not a failure
+				} else if m := exitCodeRE().FindSubmatch(w.scratch); m != nil {
 					n, _ := strconv.Atoi(string(m[1]))
 					r.ExitCode = intPtr(n)
 				}
@@ -593,7 +610,15 @@ func (w *claudeRows) user() {
 			if l.PromptSource.Len() == 0 && (w.hasToolResult() || (l.IsSidechain && l.HasParent)) {
 				continue
 			}
-			if rawHasPrefix(w.b(b.Text), "[Request interrupted by user") {
+			if t := w.b(b.Text); rawHasPrefix(t, "[Request interrupted by user for tool use") {
+				continue // the tool_result before it says so
+			} else if rawHasPrefix(t, "[Request interrupted by user") {
+				w.stopRow(w.indexKey(i), t)
+				continue
+			} else if harness || claudeTaskNotification(t) {
+				r := w.newRow(w.indexKey(i))
+				r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(t, maxText)
+				w.emit(r)
 				continue
 			}
 			r := w.newRow(w.indexKey(i))
@@ -601,6 +626,17 @@ func (w *claudeRows) user() {
 			w.emit(r)
 		}
 	}
+}
+
+// stopRow records the "[Request interrupted by user]" marker: the user
+// stopped the turn (KindInterrupted, no call).
+func (w *claudeRows) stopRow(key string, raw []byte) {
+	if w.l.IsSidechain {
+		return
+	}
+	r := w.newRow(key)
+	r.Role, r.Kind, r.Text = "user", KindInterrupted, w.firstLine(raw)
+	w.emit(r)
 }
 
 // prompt is a prompt row's text from the raw string: clipped as it is,

@@ -30,6 +30,7 @@ type oracleLine struct {
 	ParentUUID       *string         `json:"parentUuid"`
 	Message          *oracleMessage  `json:"message"`
 	Attachment       json.RawMessage `json:"attachment"`
+	Origin           json.RawMessage `json:"origin"`
 	CompactMetadata  *struct {
 		Trigger   string `json:"trigger"`
 		PreTokens int64  `json:"preTokens"`
@@ -76,7 +77,7 @@ var oracleSkip = [][]byte{
 var oracleKeep = map[string]bool{
 	"type": true, "subtype": true, "uuid": true, "timestamp": true, "isSidechain": true, "isMeta": true,
 	"isCompactSummary": true, "isApiErrorMessage": true, "promptSource": true, "agentId": true,
-	"parentUuid": true, "message": true, "attachment": true, "compactMetadata": true,
+	"parentUuid": true, "message": true, "attachment": true, "compactMetadata": true, "origin": true,
 }
 
 var oracleExitCodeRE = regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`)
@@ -164,8 +165,13 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 	if l.Message == nil || l.IsMeta {
 		return nil
 	}
+	harness := claudeOriginHarness(l.Origin)
 	if s := l.Message.Text; l.Message.IsText {
 		switch {
+		case harness:
+			r := base
+			r.Key, r.Role, r.Kind, r.Text = key, "user", KindHarness, clip(s, maxText)
+			return []Row{r}
 		case l.IsCompactSummary:
 			r := base
 			r.Key, r.Role, r.Kind, r.Text = key, "system", KindCompaction, clip(s, maxText)
@@ -177,8 +183,15 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 				return []Row{r}
 			}
 			return nil
-		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "[Request interrupted by user") ||
-			strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
+		case strings.HasPrefix(s, "[Request interrupted by user for tool use"):
+			return nil
+		case strings.HasPrefix(s, "[Request interrupted by user"):
+			return oracleStop(l, key, base, s)
+		case claudeTaskNotification([]byte(s)):
+			r := base
+			r.Key, r.Role, r.Kind, r.Text = key, "user", KindHarness, clip(s, maxText)
+			return []Row{r}
+		case strings.HasPrefix(s, "<local-command-") || strings.HasPrefix(s, "<bash-") || strings.HasPrefix(s, "<user-memory-input>"):
 			return nil
 		case l.PromptSource == "" && l.IsSidechain && l.ParentUUID != nil:
 			return nil // a subagent's only prompt is its first line (its task)
@@ -201,7 +214,9 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			r.Role, r.CallID = "tool", b.ToolUseID
 			if b.IsError {
 				r.Kind = KindError
-				if m := oracleExitCodeRE.FindStringSubmatch(text); m != nil {
+				if k := claudeStopped([]byte(text)); k != "" {
+					r.Kind = k
+				} else if m := oracleExitCodeRE.FindStringSubmatch(text); m != nil {
 					n, _ := strconv.Atoi(m[1])
 					r.ExitCode = intPtr(n)
 				}
@@ -217,8 +232,14 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 			if l.PromptSource == "" && (oracleHasToolResult(l.Message.Blocks) || (l.IsSidechain && l.ParentUUID != nil)) {
 				continue
 			}
-			if strings.HasPrefix(b.Text, "[Request interrupted by user") {
+			if strings.HasPrefix(b.Text, "[Request interrupted by user for tool use") {
 				continue
+			} else if strings.HasPrefix(b.Text, "[Request interrupted by user") {
+				rows = append(rows, oracleStop(l, r.Key, base, b.Text)...)
+				continue
+			} else if harness || claudeTaskNotification([]byte(b.Text)) {
+				r.Role, r.Kind, r.Text = "user", KindHarness, clip(b.Text, maxText)
+				break
 			}
 			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(b.Text)
 		default:
@@ -227,6 +248,15 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+func oracleStop(l oracleLine, key string, base Row, s string) []Row {
+	if l.IsSidechain {
+		return nil
+	}
+	r := base
+	r.Key, r.Role, r.Kind, r.Text = key, "user", KindInterrupted, oracleFirstLine(s)
+	return []Row{r}
 }
 
 func oracleHasToolResult(bs []oracleBlock) bool {

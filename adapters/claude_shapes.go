@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"encoding/json"
 	"strings"
 )
 
@@ -70,6 +71,63 @@ func tagText(s, tag string) string {
 // marker, which old versions write as a user text.
 func claudeInterrupted(s string) bool {
 	return strings.HasPrefix(strings.TrimSpace(s), "[Request interrupted by user")
+}
+
+// claudeStopped classifies an is_error tool_result's text from Claude
+// Code's fixed messages: REJECT ("The user doesn't want to proceed with this
+// tool use…", the user answered No, possibly with feedback) is a refusal;
+// CANCEL ("The user doesn't want to take this action right now…", Esc at
+// the prompt or during the call) and "[Request interrupted by user…" are
+// interruptions. Anything else is an ordinary error ("").
+func claudeStopped(text []byte) Kind {
+	t := bytesTrimLeft(text)
+	switch {
+	case hasPrefixFold(t, "The user doesn't want to proceed with this tool use"), hasPrefixFold(t, "The user does not want to proceed with this tool use"):
+		return KindRefused
+	case hasPrefixFold(t, "The user doesn't want to take this action right now"), hasPrefixFold(t, "[Request interrupted by user"):
+		return KindInterrupted
+	}
+	return ""
+}
+
+func bytesTrimLeft(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// hasPrefixFold reports whether b starts with p, ASCII case and the
+// apostrophe's typographic form (’) ignored.
+func hasPrefixFold(b []byte, p string) bool {
+	s := strings.ReplaceAll(string(b[:min(len(b), len(p)+8)]), "’", "'")
+	return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p)
+}
+
+// claudeTaskNotification reports Claude Code's <task-notification> user
+// message (a background command's or, from 2.1.33x, a background
+// subagent's completion), which the harness writes in the user's role.
+func claudeTaskNotification(s []byte) bool {
+	return hasPrefixFold(s, "<task-notification>")
+}
+
+// claudeOriginHarness reads a user line's "origin" (Claude Code 2.1:
+// {"kind":…}; absent or "human" for what the user typed): a
+// task-notification, an auto-continuation or a peer agent's message is the
+// harness writing in the user's role (Claude Code's own "is this the
+// human" test is: not isMeta, no toolUseResult, origin absent or human).
+// "channel" (the user writing from another client) stays the user's.
+func claudeOriginHarness(raw []byte) bool {
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	var o struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(raw, &o) != nil {
+		return false
+	}
+	return o.Kind != "" && o.Kind != "human" && o.Kind != "channel"
 }
 
 // harnessTags are wrappers the agent harness (not the user or the model)

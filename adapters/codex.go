@@ -194,6 +194,7 @@ type codexItem struct {
 	} `json:"internal_chat_message_metadata_passthrough"`
 	// event_msg fields
 	Message string                     `json:"message"`
+	Reason  string                     `json:"reason"`  // turn_aborted: interrupted, replaced, …
 	Changes map[string]json.RawMessage `json:"changes"` // patch_apply_end
 	Status  string                     `json:"status"`
 	Success *bool                      `json:"success"`
@@ -502,7 +503,22 @@ func parsePatch(patch string) []*patchFile {
 // codexFailurePrefixes mark outputs of calls that never ran.
 var codexFailurePrefixes = []string{
 	"Command blocked by PreToolUse hook", "approval policy is Never", "apply_patch verification failed",
-	"Failed to apply patch", "exec_command failed", "execution error:", "aborted by user",
+	"Failed to apply patch", "exec_command failed", "execution error:",
+}
+
+// codexStopped classifies the output codex-rs writes for a call the user
+// did not let run: "exec command rejected by user" / "patch rejected by
+// user" (ReviewDecision::Denied) is a refusal, "aborted by user" (Abort, or
+// Ctrl-C while it waited) an interruption; "" otherwise.
+func codexStopped(t string) Kind {
+	first, _, _ := strings.Cut(t, "\n")
+	switch low := strings.ToLower(first); {
+	case strings.Contains(low, "rejected by user"), strings.Contains(low, "denied by user"), strings.Contains(low, "declined by user"):
+		return KindRefused
+	case strings.HasPrefix(low, "aborted by user"), strings.HasPrefix(low, "command aborted by user"):
+		return KindInterrupted
+	}
+	return ""
 }
 
 func codexOutput(it codexItem, base Row) Row {
@@ -531,6 +547,10 @@ func codexOutput(it codexItem, base Row) Row {
 	}
 	if exit == nil {
 		t := strings.TrimSpace(text)
+		if k := codexStopped(t); k != "" {
+			r.Kind, r.Text = k, clip(t, maxResult)
+			return r
+		}
 		for _, p := range codexFailurePrefixes {
 			if strings.HasPrefix(t, p) {
 				r.Kind = KindError
@@ -649,6 +669,16 @@ func codexEvent(it codexItem, base Row) []Row {
 		return []Row{r}
 	case "patch_apply_end":
 		return codexPatchEnd(it, base)
+	case "turn_aborted":
+		// The user stopped the turn (Ctrl-C, Esc, or a new prompt sent while
+		// it ran: reason "replaced"). The <turn_aborted> user message Codex
+		// also writes is skipped as injected text.
+		r := base
+		r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
+		if it.Reason != "" {
+			r.Text += " (" + clip(it.Reason, 80) + ")"
+		}
+		return []Row{r}
 	}
 	return nil
 }

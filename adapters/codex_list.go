@@ -3,6 +3,7 @@ package adapters
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"io"
 	"net/url"
 	"os"
@@ -31,10 +32,10 @@ func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, err
 	var out []NativeSession
 	for _, f := range files {
 		s, err := DescribeCached(env, "codex", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) || codexIsSubagent(f) {
+		if err != nil || !InProject(s.Project, project) {
 			continue
 		}
-		out = append(out, s)
+		out = append(out, codexMarkSubagent(s))
 	}
 	return out, nil
 }
@@ -95,8 +96,8 @@ func (l codexLister) fromIndex(env Env, home, project string) ([]NativeSession, 
 		}
 		// A row can outlive its rollout: only list sessions still on disk.
 		s, err := DescribeCached(env, "codex", rollout, l.Describe)
-		if err != nil || codexIsSubagent(rollout) {
-			continue // a spawned subagent's rollout is read with its parent
+		if err != nil {
+			continue
 		}
 		s.ID, s.Project = id, cwd
 		if t := indexTime(upd); t.After(s.LastActive) {
@@ -105,7 +106,7 @@ func (l codexLister) fromIndex(env Env, home, project string) ([]NativeSession, 
 		if title != "" && s.Preview == "" {
 			s.Preview = preview(title)
 		}
-		out = append(out, s)
+		out = append(out, codexMarkSubagent(s))
 	}
 	return out, rows.Err() == nil
 }
@@ -203,13 +204,16 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 	return s, nil
 }
 
-// codexIsSubagent reports whether a rollout's session_meta (its first
-// line, within 16 KB) says a thread spawned it: its edits and commands are
-// the parent's (codexSubagents), it is not a session to hand off alone.
-func codexIsSubagent(path string) bool {
+// codexSubagentOf reads a rollout's session_meta (its first line, within
+// 16 KB): sub is true when a subagent wrote it — source
+// {"subagent":{"thread_spawn":{"parent_thread_id":P,…}}} for a thread the
+// model spawned (parent P), {"subagent":"review"} or another name for
+// Codex's own helpers (parent ""). Codex 0.169 also writes
+// thread_source:"subagent".
+func codexSubagentOf(path string) (sub bool, parent, kind string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return false, "", ""
 	}
 	defer f.Close()
 	buf := make([]byte, 16<<10)
@@ -218,5 +222,67 @@ func codexIsSubagent(path string) bool {
 	if i := bytes.IndexByte(head, '\n'); i >= 0 {
 		head = head[:i]
 	}
-	return bytes.Contains(head, []byte(`"thread_spawn"`))
+	if !bytes.Contains(head, []byte(`"subagent"`)) {
+		return false, "", ""
+	}
+	var meta struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Source       json.RawMessage `json:"source"`
+			ThreadSource string          `json:"thread_source"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(head, &meta) != nil || meta.Type != "session_meta" {
+		return false, "", ""
+	}
+	var src struct {
+		Subagent json.RawMessage `json:"subagent"`
+	}
+	_ = json.Unmarshal(meta.Payload.Source, &src)
+	if len(src.Subagent) == 0 {
+		return meta.Payload.ThreadSource == "subagent", "", ""
+	}
+	var name string
+	if json.Unmarshal(src.Subagent, &name) == nil {
+		return true, "", name
+	}
+	var spawn struct {
+		ThreadSpawn *struct {
+			Parent string `json:"parent_thread_id"`
+		} `json:"thread_spawn"`
+	}
+	if json.Unmarshal(src.Subagent, &spawn) == nil && spawn.ThreadSpawn != nil {
+		return true, spawn.ThreadSpawn.Parent, "thread_spawn"
+	}
+	return true, "", ""
+}
+
+// codexIsSubagent reports whether a subagent wrote the rollout.
+func codexIsSubagent(path string) bool {
+	sub, _, _ := codexSubagentOf(path)
+	return sub
+}
+
+// codexMarkSubagent says in a listed session's preview that a subagent
+// wrote it, and whose: its rows are also read with its parent's
+// (codexSubagents), but on its own it is a session a user may want to
+// hand off (a parent archived or in another day's directory, a review).
+func codexMarkSubagent(s NativeSession) NativeSession {
+	sub, parent, kind := codexSubagentOf(s.Path)
+	if !sub {
+		return s
+	}
+	tag := "subagent"
+	switch {
+	case parent != "":
+		tag += " of " + parent[:min(len(parent), 8)]
+	case kind != "":
+		tag += " (" + preview(kind) + ")"
+	}
+	if s.Preview == "" {
+		s.Preview = tag
+	} else {
+		s.Preview = tag + ": " + s.Preview
+	}
+	return s
 }

@@ -3,19 +3,27 @@ package adapters
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // CopilotCLI is the GitHub Copilot CLI adapter.
 //
 // Its transcript is ~/.copilot/session-state/<sessionId>/events.jsonl
-// ($COPILOT_HOME replaces ~/.copilot), an append-only event log. In -p mode
-// the file is written only after the sessionEnd hooks return, so the hooks
-// of a session usually find nothing on disk: Transcripts registers the path
-// (MaybeMissing) and the next session's catch-up reads it.
+// ($COPILOT_HOME replaces ~/.copilot), an append-only event log. Copilot CLI
+// 1.0.102 writes it on its own schedule, behind its hooks: measured with the
+// real binary (-p, idle 2-core machine), a hook starts while the file still
+// lacks the turn's last events, and the file reaches the hook's own
+// hook.start line 0.1–0.15 s later (a loaded machine: up to about 1 s); it
+// does not wait for the hooks to return. Nothing is on disk at a new
+// session's sessionStart (Transcripts registers the path, MaybeMissing).
+// So agentStop, preCompact and sessionEnd wait for their own hook.start
+// line (copilotAwaitFlush, bounded by FlushWait) before reading: the
+// handoff written when the session ends holds its last turn.
 var CopilotCLI Adapter = copilotCLI{}
 
 // copilotCLIAgent is what carryover knows about the agent besides its files.
@@ -37,6 +45,11 @@ var copilotCLIAgent = &Agent{
 	Sniff:         func(b []byte) bool { return containsAll(b, `"type":"session.start"`) },
 	Launch:        []string{"copilot", "-i"},
 	ContextWindow: 128_000,
+	AwaitFlush:    copilotAwaitFlush,
+	// 1.5 s: the measured lag is 0.1–1 s; carryover registers these hooks
+	// with a 10 s timeout (specs/tools.toml) and the wait ends as soon as
+	// the line is there.
+	FlushWait: 1500 * time.Millisecond,
 	// VS Code Copilot reads every file in ~/.copilot/hooks/ too.
 	ForeignHost: func(getenv func(string) string) string {
 		if getenv("COPILOT_CLI") != "1" && (getenv("VSCODE_PID") != "" || getenv("VSCODE_IPC_HOOK") != "" || getenv("TERM_PROGRAM") == "vscode") {
@@ -71,6 +84,7 @@ func (copilotCLI) ParseHook(event string, b []byte, env Env) (Hook, error) {
 		Cwd:            p.str("cwd"),
 		Source:         copilotSource(p.str("source")),
 		Prompt:         p.str("prompt", "initialPrompt", "initial_prompt"),
+		FlushMark:      copilotFlushMark(p["timestamp"]),
 	}
 	if h.Event == "" {
 		h.Event = p.str("hook_event_name", "hookEventName")
@@ -82,6 +96,89 @@ func (copilotCLI) ParseHook(event string, b []byte, env Env) (Hook, error) {
 		}
 	}
 	return h, nil
+}
+
+// copilotFlushMark is the text the hook's own hook.start line holds: its
+// input is this payload, whose "timestamp" (epoch ms in the camelCase
+// dialect, an ISO string in the PascalCase one) is written compactly.
+func copilotFlushMark(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || len(raw) > 64 || bytes.ContainsAny(raw, "\\\n{[") {
+		return ""
+	}
+	return `"timestamp":` + string(raw)
+}
+
+// copilotHookStart begins every hook.start line of events.jsonl.
+var copilotHookStart = []byte(`{"type":"hook.start"`)
+
+// copilotAwaitFlush polls the session's events.jsonl (every 20 ms, until
+// deadline) for the hook.start line that holds h.FlushMark: Copilot writes
+// events in order, so once it is there so is everything before the hook.
+// Only complete lines of the file's last 256 KB (when first seen) and what
+// is appended later are looked at.
+func copilotAwaitFlush(h Hook, env Env, deadline time.Time) bool {
+	path := h.TranscriptPath
+	if path == "" {
+		path = CopilotEventsPath(h.SessionID, env)
+	}
+	if path == "" || h.FlushMark == "" {
+		return false
+	}
+	mark := []byte(h.FlushMark)
+	var from int64 = -1
+	var buf []byte
+	for {
+		found, next := copilotScanFrom(path, from, mark, &buf)
+		if found {
+			return true
+		}
+		from = next
+		if time.Until(deadline) < 20*time.Millisecond {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// copilotScanFrom reads path's complete lines from offset from (-1: the
+// last 256 KB) and reports whether one is a hook.start line holding mark;
+// next is where the next scan starts (the first incomplete line).
+func copilotScanFrom(path string, from int64, mark []byte, buf *[]byte) (found bool, next int64) {
+	const window = 256 << 10
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false, from
+	}
+	size := fi.Size()
+	if from < 0 {
+		from = max(0, size-window)
+	}
+	if size <= from {
+		return false, min(from, size) // not grown (or replaced: rescan its end)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false, from
+	}
+	defer f.Close()
+	n := min(size-from, 4*window) // bounded per poll; the rest on the next
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	m, _ := f.ReadAt(b, from)
+	b = b[:m]
+	end := bytes.LastIndexByte(b, '\n')
+	if end < 0 {
+		return false, from
+	}
+	for _, ln := range bytes.Split(b[:end], []byte{'\n'}) {
+		if bytes.HasPrefix(ln, copilotHookStart) && bytes.Contains(ln, mark) {
+			return true, from + int64(end) + 1
+		}
+	}
+	return false, from + int64(end) + 1
 }
 
 // copilotSource maps sessionStart's "new" to the common "startup".
@@ -286,6 +383,14 @@ func copilotEvent(line []byte, off int64) []Row {
 		status, _ := d.num("statusCode")
 		r.Limit = LimitFromError(d.str("message")+" "+d.str("errorType"), int(status), r.Time)
 		return []Row{r}
+	case "abort":
+		// The user stopped the turn (data.reason "user_initiated").
+		r := base
+		r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
+		if why := d.str("reason"); why != "" {
+			r.Text += " (" + clip(why, 80) + ")"
+		}
+		return []Row{r}
 	case "hook.end":
 		// Carryover's own sessionStart context is recorded only here.
 		out := d.obj("output")
@@ -307,6 +412,21 @@ func copilotEvent(line []byte, off int64) []Row {
 		return []Row{r}
 	}
 	return nil
+}
+
+// copilotStopped classifies a failed tool call. Copilot CLI 1.0.102 writes
+// the call's result type as error.code: "rejected" (the user said no at
+// the permission prompt) and "denied" (a rule, policy or hook denied it)
+// are refusals; a failure logged "Operation aborted by user" (Esc or
+// Ctrl-C while it ran) an interruption; anything else an error.
+func copilotStopped(code, msg string) Kind {
+	switch {
+	case code == "rejected" || code == "denied":
+		return KindRefused
+	case strings.HasPrefix(strings.TrimSpace(msg), "Operation aborted by user"):
+		return KindInterrupted
+	}
+	return KindError
 }
 
 // stripTag trims s and removes one <tag>…</tag> wrapper around it.
@@ -477,8 +597,10 @@ func copilotToolDone(d payload, base Row) []Row {
 		r.Kind = KindError
 		if e := d.obj("error"); e != nil {
 			text = firstNonEmpty(e.str("message"), e.str("code"), text)
+			r.Kind = copilotStopped(e.str("code"), text)
 		} else if s := d.str("error"); s != "" {
 			text = s
+			r.Kind = copilotStopped("", text)
 		}
 		if text == "" {
 			text = "tool failed"

@@ -44,7 +44,8 @@ func TestCopilotParseHook(t *testing.T) {
 		{"camelCase sessionStart has no transcript; new is startup", "sessionStart",
 			`{"sessionId":"` + sid + `","timestamp":1795251218157,"cwd":"/p","source":"new","initialPrompt":"Add backoff"}`,
 			mapEnv("/h", "COPILOT_PROJECT_DIR", "/p"),
-			adapters.Hook{Tool: "copilot-cli", Event: "sessionStart", SessionID: sid, Cwd: "/p", Project: "/p", Source: "startup", Prompt: "Add backoff"}},
+			adapters.Hook{Tool: "copilot-cli", Event: "sessionStart", SessionID: sid, Cwd: "/p", Project: "/p", Source: "startup", Prompt: "Add backoff",
+				FlushMark: `"timestamp":1795251218157`}},
 		{"resume source kept", "sessionStart",
 			`{"sessionId":"` + sid + `","cwd":"/p","source":"resume","initialPrompt":"Continue"}`,
 			mapEnv("/h"),
@@ -295,5 +296,78 @@ func TestCopilotFlushContract(t *testing.T) {
 	}
 	if len(rows) != want || rows[0].Kind != adapters.KindPrompt {
 		t.Errorf("session A has %d rows, want %d starting with the prompt", len(rows), want)
+	}
+}
+
+// TestCopilotAwaitFlush: a stop or end hook waits until events.jsonl holds
+// its own hook.start line (Copilot writes behind its hooks), and no longer
+// than its deadline when the line never comes. The writer here appends the
+// turn's last events and the hook.start line on another goroutine after the
+// wait has begun, the way Copilot CLI 1.0.102 does.
+func TestCopilotAwaitFlush(t *testing.T) {
+	home := t.TempDir()
+	const sid = "5b0c1d2e-0000-4000-8000-00000000aaaa"
+	a, _ := adapters.ByName("copilot-cli")
+	env := mapEnv(home)
+	path := adapters.CopilotEventsPath(sid, env)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	head := `{"type":"session.start","data":{"sessionId":"` + sid + `"},"id":"e1","timestamp":"2026-11-27T10:00:00.000Z","parentId":null}` + "\n" +
+		// an earlier hook of the same event, another timestamp: not this one
+		`{"type":"hook.start","data":{"hookInvocationId":"h0","hookType":"agentStop","input":{"sessionId":"` + sid + `","timestamp":1795797400000}},"id":"e2","timestamp":"2026-11-27T10:00:01.000Z","parentId":"e1"}` + "\n"
+	if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := a.Adapter.ParseHook("sessionEnd", []byte(`{"sessionId":"`+sid+`","timestamp":1795797499403,"cwd":"/p","reason":"complete"}`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.FlushMark != `"timestamp":1795797499403` {
+		t.Fatalf("FlushMark = %q", h.FlushMark)
+	}
+	if w := a.FlushWaitFor(a.Class("sessionEnd")); w <= 0 {
+		t.Fatalf("sessionEnd does not wait for Copilot's writer (FlushWait %s)", w)
+	}
+	if w := a.FlushWaitFor(a.Class("postToolUse")); w != 0 {
+		t.Errorf("postToolUse waits %s; a tool event must not", w)
+	}
+	// Nothing written: the wait ends at its deadline, reporting false.
+	if a.AwaitFlush(h, env, time.Now().Add(60*time.Millisecond)) {
+		t.Fatal("AwaitFlush reported the hook's line before it was written")
+	}
+	started := make(chan struct{})
+	go func() {
+		<-started
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		// the final reply, then the hook's own line written in two pieces
+		f.WriteString(`{"type":"assistant.message","data":{"messageId":"m1","content":"Done. Next I will add docs."},"id":"e3","timestamp":"2026-11-27T10:00:02.000Z","parentId":"e2"}` + "\n")
+		line := `{"type":"hook.start","data":{"hookInvocationId":"h1","hookType":"sessionEnd","input":{"sessionId":"` + sid + `","timestamp":1795797499403,"cwd":"/p"}},"id":"e4","timestamp":"2026-11-27T10:00:03.000Z","parentId":"e3"}` + "\n"
+		f.WriteString(line[:40])
+		f.Sync()
+		time.Sleep(30 * time.Millisecond)
+		f.WriteString(line[40:])
+	}()
+	close(started)
+	if !a.AwaitFlush(h, env, time.Now().Add(time.Minute)) {
+		t.Fatal("AwaitFlush did not see the hook's own hook.start line")
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), "Next I will add docs.") {
+		t.Error("AwaitFlush returned before the events written ahead of the hook's line")
+	}
+	// The PascalCase dialect's ISO timestamp is a mark too; a payload
+	// without one waits for nothing.
+	h2, _ := a.Adapter.ParseHook("SessionEnd", []byte(`{"session_id":"`+sid+`","timestamp":"2026-11-27T10:00:03.000Z"}`), env)
+	if h2.FlushMark != `"timestamp":"2026-11-27T10:00:03.000Z"` {
+		t.Errorf("PascalCase FlushMark = %q", h2.FlushMark)
+	}
+	h3, _ := a.Adapter.ParseHook("sessionEnd", []byte(`{"sessionId":"`+sid+`"}`), env)
+	if h3.FlushMark != "" || a.AwaitFlush(h3, env, time.Now().Add(time.Minute)) {
+		t.Errorf("a payload without a timestamp waited (mark %q)", h3.FlushMark)
 	}
 }

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -73,6 +74,32 @@ func FuzzCopilotCLIParseHook(f *testing.F) {
 			if tr.Path == "" {
 				t.Fatal("empty transcript path")
 			}
+		}
+	})
+}
+
+// FuzzCopilotScan: a flush mark from any payload and any events.jsonl
+// bytes never panic the wait's scanner, and a mark it reports found is on
+// a hook.start line.
+func FuzzCopilotScan(f *testing.F) {
+	f.Add([]byte(`{"sessionId":"s","timestamp":1795797499403}`), []byte(`{"type":"hook.start","data":{"input":{"timestamp":1795797499403}}}`+"\n"))
+	f.Add([]byte(`{"timestamp":"2026-11-27T10:00:03.000Z"}`), []byte("{\"type\":\"hook.start\"\n"))
+	f.Fuzz(func(t *testing.T, payload, file []byte) {
+		h, err := copilotCLI{}.ParseHook("sessionEnd", payload, Env{})
+		if err != nil || h.FlushMark == "" {
+			return
+		}
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		if err := os.WriteFile(path, file, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var buf []byte
+		found, next := copilotScanFrom(path, -1, []byte(h.FlushMark), &buf)
+		if next < 0 || next > int64(len(file)) {
+			t.Fatalf("next offset %d outside the file (%d bytes)", next, len(file))
+		}
+		if found && !bytes.Contains(file, []byte(h.FlushMark)) {
+			t.Fatal("found a mark the file does not hold")
 		}
 	})
 }

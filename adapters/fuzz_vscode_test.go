@@ -57,3 +57,31 @@ func FuzzVSCodeReplay(f *testing.F) {
 		_ = vscodeRows(reqs)
 	})
 }
+
+// FuzzVSCodeStoreAnywhere: any file given to `handoff --transcript` is
+// sniffed, named and, when it looks like a store, read without panicking;
+// a sniffed file is always one ReadStore reads by its content.
+func FuzzVSCodeStoreAnywhere(f *testing.F) {
+	exports, _ := filepath.Glob("../testdata/adapters/vscode-copilot/exports/*.json")
+	for _, p := range exports {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"kind": 0, "v": {"requests": []}}`))
+	f.Add([]byte("\ufeff{\"responderUsername\":\"x\",\"requests\":[{\"message\":\"hi\"}]}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "any name.json")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if vscodeStoreHead(b) != vscodeIsStore(path) && len(b) <= 64<<10 {
+			t.Fatalf("vscodeStoreHead and vscodeIsStore disagree")
+		}
+		id := vscodeStoreID(path, "any name")
+		if !plainID(id) {
+			t.Fatalf("session id %q is not a plain id", id)
+		}
+		_, _ = vscode{}.ReadStore(Hook{SessionID: id, TranscriptPath: path}, Env{})
+	})
+}

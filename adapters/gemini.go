@@ -3,6 +3,7 @@ package adapters
 import (
 	"bytes"
 	"encoding/json"
+	"hash/fnv"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -198,9 +199,42 @@ func (gemini) ParseLine(line []byte, off int64) ([]Row, error) {
 		return geminiRewrite(l.Set.Messages), nil
 	}
 	if l.ID == "" {
-		return nil, nil // header or unknown record
+		if !geminiMessageType(l.Type) {
+			return nil, nil // header or unknown record
+		}
+		l.ID = geminiDerivedID(l.geminiMessage, 1) // a message written without an id
 	}
 	return geminiRows(l.geminiMessage, false), nil
+}
+
+// geminiMessageType reports the message types that carry rows.
+func geminiMessageType(t string) bool { return t == "user" || t == "gemini" || t == "error" }
+
+// geminiDerivedID keys a message that has no id (some writers and hand
+// exports leave it out) by a hash of its type, time and content, and its
+// occurrence among identical messages (nth, from 1): stable across re-reads
+// and rewrites of the same history, unlike a position or an offset.
+func geminiDerivedID(m geminiMessage, nth int) string {
+	h := fnv.New64a()
+	h.Write([]byte(m.Type))
+	h.Write([]byte{0})
+	h.Write([]byte(m.Timestamp))
+	h.Write([]byte{0})
+	// compacted: a rewrite may indent what the record wrote on one line
+	var b bytes.Buffer
+	for _, raw := range []json.RawMessage{m.Content, m.ToolCalls} {
+		b.Reset()
+		if json.Compact(&b, raw) == nil {
+			h.Write(b.Bytes())
+		} else {
+			h.Write(raw)
+		}
+	}
+	id := "h:" + strconv.FormatUint(h.Sum64(), 16)
+	if nth > 1 {
+		id += "#" + strconv.Itoa(nth)
+	}
+	return id
 }
 
 // geminiRewrite turns a "$set.messages" list into rows. A /compress
@@ -208,11 +242,24 @@ func (gemini) ParseLine(line []byte, off int64) ([]Row, error) {
 // summary becomes a compaction row and the ack is dropped.
 func geminiRewrite(raw []json.RawMessage) []Row {
 	msgs := make([]geminiMessage, 0, len(raw))
+	var seen map[string]int
 	for _, r := range raw {
 		var m geminiMessage
-		if json.Unmarshal(r, &m) == nil && m.ID != "" {
-			msgs = append(msgs, m)
+		if json.Unmarshal(r, &m) != nil {
+			continue
 		}
+		if m.ID == "" {
+			if !geminiMessageType(m.Type) {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]int{}
+			}
+			k := geminiDerivedID(m, 1)
+			seen[k]++
+			m.ID = geminiDerivedID(m, seen[k])
+		}
+		msgs = append(msgs, m)
 	}
 	var rows []Row
 	for i := 0; i < len(msgs); i++ {
@@ -438,12 +485,33 @@ func geminiResult(id, name string, resp json.RawMessage, status string, base Row
 	}
 	text := geminiUnwrap(out)
 	if errText != "" {
-		r.Kind, text = KindError, errText
+		r.Kind, text = geminiStopped(errText), errText
+	} else if resp == nil && status == "cancelled" {
+		r.Kind, text = KindInterrupted, "tool call cancelled"
 	} else if resp == nil && status != "" {
 		r.Kind, text = KindError, "tool call "+status
 	}
 	r.Text = clip(text, maxResult)
 	return r
+}
+
+// geminiStopped classifies a tool response's error: Gemini CLI answers a
+// call the user did not let run with "[Operation Cancelled] Reason: <why>"
+// (status cancelled) — a refusal when the user denied it ("User denied
+// execution.", "did not allow"), an interruption otherwise (Esc or Ctrl-C
+// while it ran); any other error is an error.
+func geminiStopped(errText string) Kind {
+	t := strings.TrimSpace(errText)
+	if !strings.HasPrefix(t, "[Operation Cancelled]") {
+		return KindError
+	}
+	low := strings.ToLower(t)
+	for _, w := range []string{"denied", "did not allow", "reject", "declined"} {
+		if strings.Contains(low, w) {
+			return KindRefused
+		}
+	}
+	return KindInterrupted
 }
 
 // geminiUnwrap strips the <untrusted_context> wrapper and "Output: "

@@ -87,10 +87,29 @@ func parseGeminiDoc(path string, b []byte) (geminiDoc, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return d, fmt.Errorf("not a Gemini CLI session document (JSON: %v)", jsonErrWhere(err))
 	}
-	if d.SessionID == "" || d.Messages == nil {
+	if d.Messages == nil {
 		return d, errNoSession
 	}
+	if d.SessionID == "" {
+		// A chat exported or saved without its header: its messages say it
+		// is Gemini's, its file name names it.
+		if !geminiHasMessage(d.Messages) {
+			return d, errNoSession
+		}
+		d.SessionID = strings.TrimSuffix(filepath.Base(path), ".json")
+	}
 	return d, nil
+}
+
+// geminiHasMessage reports whether msgs holds a user or gemini message.
+func geminiHasMessage(msgs []json.RawMessage) bool {
+	for _, raw := range msgs {
+		var m geminiMessage
+		if json.Unmarshal(raw, &m) == nil && (m.Type == "user" || m.Type == "gemini") && len(m.Content) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonErrWhere keeps a JSON error's position, never the content.
@@ -115,7 +134,7 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 	}
 	for _, raw := range d.Messages {
 		var m geminiMessage
-		if json.Unmarshal(raw, &m) != nil || m.ID == "" {
+		if json.Unmarshal(raw, &m) != nil || (m.ID == "" && !geminiMessageType(m.Type)) {
 			continue
 		}
 		if t, err := time.Parse(time.RFC3339Nano, m.Timestamp); err == nil && t.After(s.LastActive) {

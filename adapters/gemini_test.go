@@ -98,7 +98,13 @@ func TestGeminiParseLine(t *testing.T) {
 			}},
 		{"cancelled call without a result",
 			`{"id":"g3","timestamp":"2026-11-21T08:46:12.106Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"write_file","args":{"file_path":"/p/a"},"status":"cancelled"}]}`,
-			[]want{{kind: adapters.KindToolCall, key: "call:c1", file: "/p/a", exit: none}, {kind: adapters.KindError, key: "result:c1", text: "tool call cancelled", exit: none}}},
+			[]want{{kind: adapters.KindToolCall, key: "call:c1", file: "/p/a", exit: none}, {kind: adapters.KindInterrupted, key: "result:c1", text: "tool call cancelled", exit: none}}},
+		{"a call the user denied, and one interrupted while it ran",
+			`{"id":"g4","timestamp":"2026-11-21T08:46:13.106Z","type":"gemini","content":"","toolCalls":[` +
+				`{"id":"d1","name":"run_shell_command","args":{"command":"rm -rf build"},"status":"cancelled","result":[{"functionResponse":{"id":"d1","name":"run_shell_command","response":{"error":"[Operation Cancelled] Reason: User denied execution."}}}]},` +
+				`{"id":"d2","name":"run_shell_command","args":{"command":"make all"},"status":"cancelled","result":[{"functionResponse":{"id":"d2","name":"run_shell_command","response":{"error":"[Operation Cancelled] Reason: User cancelled tool execution."}}}]}]}`,
+			[]want{{kind: adapters.KindToolCall, key: "call:d1", cmd: "rm -rf build", exit: none}, {kind: adapters.KindRefused, key: "result:d1", text: "[Operation Cancelled] Reason: User denied execution.", exit: none},
+				{kind: adapters.KindToolCall, key: "call:d2", cmd: "make all", exit: none}, {kind: adapters.KindInterrupted, key: "result:d2", text: "[Operation Cancelled] Reason: User cancelled tool execution.", exit: none}}},
 		{"rewrite shape: Part[] with thought and functionCall",
 			`{"$set":{"messages":[{"id":"g2","timestamp":"2026-11-21T08:46:38.697Z","type":"gemini","content":[{"text":"**Plan** think","thought":true},{"text":"I'll add a helper."},{"functionCall":{"id":"w1","name":"write_file","args":{"file_path":"/p/backoff.py","content":"x = 1  # TODO: tune\n"}}}]},` +
 				`{"id":"g2_response","timestamp":"2026-11-21T08:46:38.697Z","type":"user","content":[{"functionResponse":{"id":"w1","name":"write_file","response":{"output":"Successfully created"}}}]}]}}`,

@@ -94,7 +94,8 @@ var limitPatterns = sync.OnceValue(func() []struct {
 		re   *regexp.Regexp
 		kind LimitKind
 	}{
-		{regexp.MustCompile(`(?i)usage limit|hit your (?:[a-z-]+ )*limit|limit reached|spend limit`), LimitUsage},
+		// out of credits or over a spend limit: a wall until the user pays
+		{regexp.MustCompile(`(?i)usage limit|hit your (?:[a-z-]+ )*limit|limit reached|spend limit|credit balance|insufficient (?:credits?|balance|funds)|out of credits|payment required`), LimitUsage},
 		{regexp.MustCompile(`(?i)quota exceeded|exceeded (?:your |the )?(?:current )?quota|resource[_ ]exhausted|insufficient_quota`), LimitQuota},
 		{regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|\b429\b`), LimitRate},
 		{regexp.MustCompile(`(?i)overloaded|\b529\b|over capacity|at capacity|capacity (?:constraints|exceeded)`), LimitOverloaded},

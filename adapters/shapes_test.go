@@ -216,7 +216,7 @@ func TestGeminiHeaderWithoutProjectHash(t *testing.T) {
 }
 
 // TestCodexSubagentRollouts: a rollout a thread spawned is read with its
-// parent (Transcripts) and not listed as a session of its own.
+// parent (Transcripts) and listed too, marked as its subagent.
 func TestCodexSubagentRollouts(t *testing.T) {
 	day := filepath.Join(t.TempDir(), "sessions", "2026", "01", "02")
 	os.MkdirAll(day, 0o700)
@@ -230,5 +230,35 @@ func TestCodexSubagentRollouts(t *testing.T) {
 	}
 	if !codexIsSubagent(child) || codexIsSubagent(parent) {
 		t.Error("codexIsSubagent is wrong")
+	}
+	// A review subagent (a named helper, no parent thread) and 0.169's
+	// thread_source are subagents too.
+	review := filepath.Join(day, "rollout-2026-01-02T10-06-00-cccc3333-0000-4000-8000-000000000003.jsonl")
+	os.WriteFile(review, []byte(`{"timestamp":"2026-01-02T10:06:00Z","type":"session_meta","payload":{"id":"cccc3333-0000-4000-8000-000000000003","cwd":"/w","source":{"subagent":"review"}}}`+"\n"), 0o600)
+	ts169 := filepath.Join(day, "rollout-2026-01-02T10-07-00-dddd4444-0000-4000-8000-000000000004.jsonl")
+	os.WriteFile(ts169, []byte(`{"timestamp":"2026-01-02T10:07:00Z","type":"session_meta","payload":{"id":"dddd4444-0000-4000-8000-000000000004","cwd":"/w","source":"exec","thread_source":"subagent"}}`+"\n"), 0o600)
+	ss, err := codexLister{}.ListSessions(Env{Home: t.TempDir(), Getenv: func(k string) string {
+		if k == "CODEX_HOME" {
+			return filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(day))))
+		}
+		return ""
+	}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range ss {
+		got[s.ID] = s.Preview
+	}
+	for id, want := range map[string]string{
+		"aaaa1111-0000-4000-8000-000000000001": "",
+		"bbbb2222-0000-4000-8000-000000000002": "subagent of aaaa1111",
+		"cccc3333-0000-4000-8000-000000000003": "subagent (review)",
+		"dddd4444-0000-4000-8000-000000000004": "subagent",
+	} {
+		p, ok := got[id]
+		if !ok || !strings.HasPrefix(p, want) || (want == "" && strings.HasPrefix(p, "subagent")) {
+			t.Errorf("session %s listed=%v preview %q, want prefix %q", id, ok, p, want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -46,7 +47,9 @@ var vscodeAgent = &Agent{
 	Envelope: EnvelopeHookSpecific,
 	Format: Format{Shapes: []string{
 		"VS Code Copilot Chat chatSessions/*.json and *.jsonl (replayed mutations)",
+		"VS Code \"Chat: Export Chat…\" JSON (requests, responderUsername; no sessionId), anywhere",
 	}},
+	Sniff: vscodeStoreHead,
 	Events: map[string]Class{
 		"SessionStart": ClassStart, "UserPromptSubmit": ClassPrompt,
 		"PreToolUse": ClassTool, "PostToolUse": ClassTool,
@@ -146,6 +149,13 @@ func (vscode) locate(h Hook, env Env) vscodeLocation {
 				ids = append([]string{base}, ids...)
 			}
 		}
+		if vscodeIsStore(tp) {
+			// A chatSessions file or a "Chat: Export Chat…" file, wherever it
+			// is (copied, attached to a bug, exported to ~/Downloads): read
+			// it as it is, recognised by its content.
+			loc.Store, loc.Transcript = tp, ""
+			return loc
+		}
 		if base := strings.TrimSuffix(filepath.Base(tp), ".jsonl"); plainID(base) && base != h.SessionID {
 			ids = append(ids, base)
 		}
@@ -195,6 +205,53 @@ func (vscode) locate(h Hook, env Env) vscodeLocation {
 		loc.Transcript = filepath.Join(loc.Workspace, "GitHub.copilot-chat", "transcripts", ids[0]+".jsonl")
 	}
 	return loc
+}
+
+// vscodeStoreHead recognises a chat session store by its first bytes: a
+// mutation log whose first entry is the whole state ({"kind":0,"v":{…}}),
+// or one JSON object with "requests" and the chat model's own fields
+// (responderUsername, requesterUsername, initialLocation), which the flat
+// chatSessions/<id>.json and the "Chat: Export Chat…" file both have.
+func vscodeStoreHead(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n\ufeff")
+	if !bytes.HasPrefix(b, []byte("{")) {
+		return false
+	}
+	own := containsAny(b, `"responderUsername"`, `"requesterUsername"`, `"initialLocation"`)
+	head := bytes.Join(bytes.Fields(b[:min(len(b), 32)]), nil)
+	if bytes.HasPrefix(head, []byte(`{"kind":0,`)) {
+		return own || bytes.Contains(b, []byte(`"requests"`))
+	}
+	return own && bytes.Contains(b, []byte(`"requests"`))
+}
+
+// vscodeIsStore reads path's first 64 KiB and reports vscodeStoreHead.
+func vscodeIsStore(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > vscodeMaxStore {
+		return false
+	}
+	b := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, b)
+	return vscodeStoreHead(b[:n])
+}
+
+// vscodeStoreIsLog reports whether a store file is a mutation log (else
+// one JSON object), by its content: an export may be named anything.
+func vscodeStoreIsLog(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return strings.HasSuffix(path, ".jsonl")
+	}
+	defer f.Close()
+	b := make([]byte, 64)
+	n, _ := io.ReadFull(f, b)
+	head := bytes.Join(bytes.Fields(bytes.TrimLeft(b[:n], "\ufeff")), nil)
+	return bytes.HasPrefix(head, []byte(`{"kind":`))
 }
 
 // vscodeUserDirs lists the VS Code User dirs that may exist for env.
@@ -302,7 +359,7 @@ func (v vscode) ReadStore(h Hook, env Env) ([]Row, error) {
 	}
 	defer f.Close()
 	var reqs []vscodeRequest
-	if strings.HasSuffix(loc.Store, ".jsonl") {
+	if vscodeStoreIsLog(loc.Store) {
 		reqs, err = vscodeReplay(f)
 	} else {
 		reqs, err = vscodeFlat(f)
@@ -483,6 +540,7 @@ type vscodeRequest struct {
 	Timestamp  float64           `json:"timestamp"`
 	Message    json.RawMessage   `json:"message"`
 	Response   []json.RawMessage `json:"response"`
+	IsCanceled bool              `json:"isCanceled"` // the export's and 1.99–1.108's flag
 	ModelState *struct {
 		Value       int     `json:"value"`
 		CompletedAt float64 `json:"completedAt"`
@@ -695,7 +753,14 @@ func vscodeRows(reqs []vscodeRequest) []Row {
 			}
 			put(r)
 		}
-		if ms := q.ModelState; ms != nil && ms.Value == 3 || ms == nil && q.Result != nil && q.Result.ErrorDetails != nil {
+		if ms := q.ModelState; q.IsCanceled || ms != nil && ms.Value == 2 {
+			// ResponseModelState Cancelled: the user stopped the request.
+			r := Row{Key: rk + "#interrupted", Time: ts, Role: "user", Kind: KindInterrupted, Text: "request cancelled"}
+			if ms != nil && ms.CompletedAt > 0 {
+				r.Time = msTime(ms.CompletedAt)
+			}
+			put(r)
+		} else if ms != nil && ms.Value == 3 || ms == nil && q.Result != nil && q.Result.ErrorDetails != nil {
 			r := Row{Key: rk + "#error", Time: ts, Role: "system", Kind: KindError, ToolName: "model API", Text: "request failed"}
 			if ms != nil && ms.CompletedAt > 0 {
 				r.Time = msTime(ms.CompletedAt)

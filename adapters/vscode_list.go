@@ -1,7 +1,11 @@
 package adapters
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -75,9 +79,13 @@ func (vscodeLister) Describe(path string) (NativeSession, error) {
 		return NativeSession{}, errNoSession
 	}
 	id := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".jsonl"), ".json")
+	store := vscodeIsStore(path)
+	if store {
+		id = vscodeStoreID(path, id)
+	}
 	s := NativeSession{Tool: "vscode-copilot", ID: id, Path: path, LastActive: fi.ModTime()}
 	var rows []Row
-	if filepath.Base(filepath.Dir(path)) == "chatSessions" {
+	if store {
 		rows, err = vscode{}.ReadStore(Hook{TranscriptPath: path, SessionID: id}, Env{})
 		if err != nil {
 			return s, err
@@ -108,4 +116,43 @@ func (vscodeLister) Describe(path string) (NativeSession, error) {
 		return s, errNoSession
 	}
 	return s, nil
+}
+
+// vscodeStoreID names a store file's session: its sessionId when the first
+// 64 KiB hold one (chatSessions files do), else the file name when it is a
+// plain id, else a hash of it (an export is named by the user: "chat.json",
+// "bug 123 (copy).json").
+func vscodeStoreID(path, base string) string {
+	if b, err := readHead(path, 64<<10); err == nil {
+		if i := bytes.Index(b, []byte(`"sessionId"`)); i >= 0 {
+			rest := bytes.TrimLeft(b[i+len(`"sessionId"`):], " \t\r\n")
+			if len(rest) > 0 && rest[0] == ':' {
+				rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+				var id string
+				if dec := json.NewDecoder(bytes.NewReader(rest)); dec.Decode(&id) == nil && plainID(id) {
+					return id
+				}
+			}
+		}
+	}
+	if plainID(base) {
+		return base
+	}
+	sum := sha256.Sum256([]byte(base))
+	return "export-" + hex.EncodeToString(sum[:6])
+}
+
+// readHead reads up to n bytes of path's start.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, err := io.ReadFull(f, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return b[:m], err
 }

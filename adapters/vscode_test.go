@@ -304,3 +304,41 @@ func TestVSCodeKeysShared(t *testing.T) {
 		}
 	}
 }
+
+// TestVSCodeStoreAnywhere: a "Chat: Export Chat…" file (no sessionId, any
+// name) and a chatSessions mutation log copied out of its chatSessions/
+// folder (under a .json name) are recognised by their content, not their
+// path: sniffed, described and read.
+func TestVSCodeStoreAnywhere(t *testing.T) {
+	_, sr := vscodeAdapters(t)
+	lister, _ := adapters.ListerFor("vscode-copilot")
+	for name, wantID := range map[string]string{
+		"Copilot chat about CSV importer.json": "export-",
+		"attached-to-bug-report.json":          vscodeEdge,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(vscodeFixtures, "exports", name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := adapters.SniffTranscript(b[:min(len(b), 64<<10)]); got != "vscode-copilot" {
+				t.Errorf("sniffed as %q", got)
+			}
+			d, err := lister.Describe(path)
+			if err != nil || !strings.HasPrefix(d.ID, wantID) || d.Preview == "" {
+				t.Fatalf("Describe = %+v, %v; want id %s…", d, err, wantID)
+			}
+			rows, err := sr.ReadStore(adapters.Hook{SessionID: d.ID, TranscriptPath: path}, adapters.Env{})
+			if err != nil || len(rows) == 0 {
+				t.Fatalf("ReadStore: %d rows, %v", len(rows), err)
+			}
+		})
+	}
+	// Its first bytes decide; Copilot CLI's events and Claude's lines are not stores.
+	for _, head := range []string{`{"type":"session.start","data":{}}`, `{"requests":[]}`, `[{"role":"user"}]`} {
+		if adapters.SniffTranscript([]byte(head)) == "vscode-copilot" {
+			t.Errorf("%s sniffed as a VS Code store", head)
+		}
+	}
+}

@@ -124,6 +124,43 @@ func prefetchRepo(root string) func() *distill.Repo {
 	return sync.OnceValue(func() *distill.Repo { return <-ch })
 }
 
+// hookAndLedger reads the hook's stdin while the ledger opens on another
+// goroutine; when the agent's transcript is waited for (wait > 0), the
+// ledger opens after the wait instead (an open ledger is locked).
+func hookAndLedger(e *Env, log *logger, agent *adapters.Agent, event string, start time.Time, wait time.Duration, deadline time.Time) (adapters.Hook, chan result[*ledger.Ledger], error) {
+	olog := *log // its own copy: the caller's prefix grows
+	open := func() chan result[*ledger.Ledger] {
+		return goValue(func() (*ledger.Ledger, error) { return openLedgerBy(e, &olog, deadline.Add(-lockMargin)) })
+	}
+	var ch chan result[*ledger.Ledger]
+	if wait == 0 {
+		ch = open()
+	}
+	h, err := readHook(e, agent, event, deadline.Add(-250*time.Millisecond))
+	if err != nil {
+		if ch != nil {
+			closeLedger(<-ch)
+		}
+		return h, nil, err
+	}
+	if wait > 0 {
+		awaitAgent(e, log, agent, h, start.Add(wait))
+		ch = open()
+	}
+	return h, ch, nil
+}
+
+// awaitAgent waits, until at most until, for the agent to write the events
+// before this hook to its transcript (Agent.AwaitFlush); giving up is
+// logged, and what is on disk is read (the next event catches up).
+func awaitAgent(e *Env, log *logger, agent *adapters.Agent, h adapters.Hook, until time.Time) {
+	t0 := time.Now()
+	if !agent.AwaitFlush(h, adapterEnv(e), until) {
+		log.Printf("the agent had not written this hook's events to its transcript after %s; read what is there (the next event catches up)", time.Since(t0).Round(time.Millisecond))
+	}
+	log.prefix += fmt.Sprintf("flushwait=%s ", time.Since(t0).Round(time.Millisecond))
+}
+
 // openLedger opens the ledger, logging a recovery from corruption.
 func openLedger(e *Env, log *logger) (*ledger.Ledger, error) {
 	l, err := ledger.Open(e.Home())

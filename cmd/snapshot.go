@@ -48,24 +48,22 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		return fmt.Errorf("unknown --tool %q (known: %s)", tool, joinNames(adapters.Names()))
 	}
 	class := agent.Class(event)
-	deadline := start.Add(budget(e, class))
+	wait := agent.FlushWaitFor(class)
+	deadline := start.Add(budget(e, class) + wait)
 	if why := foreignHost(agent, e); why != "" {
 		log.Printf("skipped: %s", why)
 		return nil
 	}
-	// The ledger opens on another goroutine while stdin is read and the project resolved.
-	olog := *log // its own copy: the prefix grows below
-	ledgerCh := goValue(func() (*ledger.Ledger, error) { return openLedgerBy(e, &olog, deadline.Add(-lockMargin)) })
+	h, ledgerCh, err := hookAndLedger(e, log, agent, event, start, wait, deadline)
+	if err != nil {
+		return err
+	}
 	taken := false
 	defer func() {
 		if !taken { // returned before taking it
 			closeLedger(<-ledgerCh)
 		}
 	}()
-	h, err := readHook(e, agent, event, deadline.Add(-250*time.Millisecond))
-	if err != nil {
-		return err
-	}
 	proj, cfg := projectFor(e, log, h)
 	fb.set(agent, proj)
 	log.prefix += "session=" + shortID(h.SessionID) + " "

@@ -10,7 +10,8 @@ import (
 // snapshotBudget is budget for tool's event (the default for an unknown tool).
 func snapshotBudget(e *Env, tool, event string) time.Duration {
 	if agent, ok := adapters.ByName(tool); ok {
-		return budget(e, agent.Class(event))
+		c := agent.Class(event)
+		return budget(e, c) + agent.FlushWaitFor(c)
 	}
 	return budget(e, adapters.ClassOther)
 }

@@ -23,9 +23,9 @@ func TestHandoffQuality(t *testing.T) {
 	for _, p := range []struct{ a, b, word string }{
 		{"claude", "codex", "pebble"},
 		{"codex", "claude", "gravel"},
-		// Copilot CLI writes its events file after its hooks ran: its
-		// follow-up reaches the handoff through the catch-up of the next
-		// session of any agent (issue 13 item 10).
+		// Copilot CLI writes its events file behind its hooks; its stop
+		// and end hooks wait for it, so its follow-up is in the handoff
+		// when it exits (issue 22 item 9), as for the other agents.
 		{"gemini", "copilot-cli", "cobble"},
 	} {
 		t.Run(p.a+"_then_"+p.b, func(t *testing.T) {
@@ -90,11 +90,8 @@ func TestHandoffQuality(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(dir, p.word+".py")); err != nil || !strings.Contains(string(b), "VALUE = 2") {
 				t.Errorf("%s did not fix %s.py (%v):\n%s", p.a, p.word, err, b)
 			}
-			if p.b != "copilot-cli" {
-				// Copilot's follow-up is only read at the next event.
-				checkHandoff()
-				checkManual()
-			}
+			checkHandoff()
+			checkManual()
 
 			// A's next session: its first model request carries the goal,
 			// the follow-up (caught up from B's transcript however late B
@@ -108,10 +105,6 @@ func TestHandoffQuality(t *testing.T) {
 			}
 			if strings.Contains(first, "unresolved: `"+check) {
 				t.Errorf("%s's first request lists the fixed check as unresolved", p.a)
-			}
-			if p.b == "copilot-cli" {
-				checkHandoff()
-				checkManual()
 			}
 		})
 	}

@@ -60,6 +60,7 @@ type Line struct {
 	Message    Message
 
 	Attachment Span // raw JSON value (json.RawMessage); empty when absent
+	Origin     Span // raw JSON value of 2.1's "origin" ({"kind":…}); empty when absent
 
 	HasCompact bool // compactMetadata is a non-nil pointer
 	Compact    struct {
@@ -298,6 +299,8 @@ func (d *Decoder) topField(key []byte) (kept bool) {
 		}
 	case "attachment":
 		d.rawValue(&l.Attachment)
+	case "origin":
+		d.rawValue(&l.Origin)
 	case "compactMetadata":
 		switch c := d.r.peek(); c {
 		case 'n':
