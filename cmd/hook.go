@@ -195,14 +195,19 @@ func foreignHost(a *adapters.Agent, e *Env) string {
 	return a.ForeignHost(e.Getenv)
 }
 
-// projectFor resolves the hook's project and its config (problems logged)
-// into what publishing needs.
-func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config) {
+// hookRoot is the project a hook payload names (distill.ProjectRoot).
+func hookRoot(e *Env, h adapters.Hook) string {
 	cwd := h.Cwd
 	if cwd == "" {
 		cwd = e.WorkDir
 	}
-	root := distill.ProjectRoot(h.Project, cwd)
+	return distill.ProjectRoot(h.Project, cwd)
+}
+
+// projectFor resolves the hook's project and its config (problems logged)
+// into what publishing needs.
+func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config) {
+	root := hookRoot(e, h)
 	cfg, cerrs := LoadConfig(e, root)
 	for _, ce := range cerrs {
 		log.Printf("config: %v", ce)
@@ -212,7 +217,8 @@ func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config)
 	for _, p := range limits.Of(cfg).Problems() {
 		log.Printf("config: %s", p)
 	}
-	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf,
+		Pointer: cfg.PointerMode(), NotProject: publish.NotProject(root, e.UserHome())}
 	lifecycleConfig(proj, cfg, log.Printf)
 	return proj, cfg
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -19,6 +20,13 @@ import (
 // decisions are ledger.Sync, distill.Refresh and publish.Project's.
 func Snapshot(e *Env, tool, event string) {
 	start := time.Now()
+	// An ignored project: nothing is read but the hook's stdin (drained so
+	// the agent's write never fails), nothing stored, logged or written.
+	ignored := ignoredProjects(e)
+	if ignored(e.WorkDir) {
+		_, _ = readPayloadBy(e.Stdin, start.Add(budget(e, adapters.ClassEnd)))
+		return
+	}
 	log := newLogger(e)
 	log.prefix = fmt.Sprintf("snapshot tool=%s event=%s ", tool, event)
 	defer func() {
@@ -30,7 +38,10 @@ func Snapshot(e *Env, tool, event string) {
 	fb := &fallback{}
 	wlog := *log // the watchdog's own copy: snapshot grows log's prefix
 	b := snapshotBudget(e, tool, event)
-	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out, fb) })
+	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out, fb, ignored) })
+	if errors.Is(err, errIgnored) {
+		return
+	}
 	if !finished {
 		timedOut(e, event, fb, &wlog, start, b) // snapshot is left behind: the process exits
 		return
@@ -42,7 +53,7 @@ func Snapshot(e *Env, tool, event string) {
 	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
 }
 
-func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer, fb *fallback) error {
+func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer, fb *fallback, ignored func(string) bool) error {
 	agent, ok := adapters.ByName(tool)
 	if !ok || agent.Name != tool {
 		return fmt.Errorf("unknown --tool %q (known: %s)", tool, joinNames(adapters.Names()))
@@ -66,11 +77,15 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	if err != nil {
 		return err
 	}
+	if ignored(hookRoot(e, h)) || ignored(h.Cwd) {
+		return errIgnored
+	}
 	proj, cfg := projectFor(e, log, h)
 	fb.set(agent, proj)
 	log.prefix += "session=" + shortID(h.SessionID) + " "
-	// A tool event on a project that had a handoff only stores rows (below).
-	hadHandoff := fileExists(publish.HandoffPath(proj.Root))
+	// A tool event on a project that had a handoff only stores rows
+	// (below); a NotProject root has no file, and the same rule.
+	hadHandoff := !proj.NotProject && fileExists(publish.HandoffPath(proj.Root))
 	// The project's .git is read on the other core while this one ingests
 	// (the handoff's git facts and the staleness note need it), and the
 	// distiller's regexps compile there, when this event may publish.
@@ -121,7 +136,12 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	}
 	tIngest := time.Since(start)
 	level, pct := limits.ContextOf(l, rep.SessionID, agent, limits.Of(cfg)) // at CRITICAL the handoff must be fresh
-	if r := republish(l, proj, log, class, hadHandoff, level == distill.ContextCritical, rep.Total); r != nil {
+	if r := republish(l, proj, log, class, hadHandoff || (proj.NotProject && class == adapters.ClassTool), level == distill.ContextCritical, rep.Total); r != nil {
+		if proj.NotProject {
+			proj.Held = r.Text // no file: the ledger's handoff is injected as rendered
+		} else if proj.Pointer == publish.PointerAuto {
+			proj.PointerFor = pointerAgents(e, l, proj.Root, cfg, log)
+		}
 		waitWrites = writeFiles(log, proj, r)
 		r.Record() // the ledger's records of it, while the files are written
 	}

@@ -1,0 +1,84 @@
+package cmd
+
+// The hook's side of "a guest in your repository" (publish/guest.go): the
+// projects the user told carryover to leave alone, and which installed
+// agents need the pointer block in a project.
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/safefile"
+	"github.com/carryover/carryover/specs"
+)
+
+// errIgnored ends a hook in an ignored project: nothing is logged.
+var errIgnored = errors.New("ignored project")
+
+// ignoredProjects returns the test for the user's ignore list (global
+// config only, read once); a directory is ignored when it or one of its
+// parents is listed.
+func ignoredProjects(e *Env) func(dir string) bool {
+	cfg, _ := publish.LoadConfig(e.ConfigPath(), e.UserHome(), "")
+	return func(dir string) bool { return len(cfg.Ignore) > 0 && dir != "" && cfg.Ignores(dir) }
+}
+
+// versionsFile is where install records the version of each agent it set
+// up, so the hook can tell which row of specs/tools.toml applies without
+// running the agent.
+const versionsFile = "agents.json"
+
+func saveAgentVersions(e *Env, versions map[string]string) error {
+	old := loadAgentVersions(e)
+	for k, v := range versions {
+		old[k] = v
+	}
+	b, err := json.MarshalIndent(old, "", "  ")
+	if err != nil {
+		return err
+	}
+	return publish.WriteAtomic(filepath.Join(e.Home(), versionsFile), append(b, '\n'))
+}
+
+func loadAgentVersions(e *Env) map[string]string {
+	m := map[string]string{}
+	if b, err := safefile.ReadFile(filepath.Join(e.Home(), versionsFile), 64<<10); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// pointerAgents are the agents that need the pointer block in project
+// (pointer = "auto"): of the installed ones (install's selection) and
+// those with sessions in the project, each whose version's row has no
+// session-start injection or marks it unreliable (specs NeedsPointer),
+// and each whose injection a delivery receipt shows did not arrive here.
+func pointerAgents(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger) []string {
+	tools := slices.Clone(cfg.Tools)
+	if ts, err := l.ProjectTools(project); err == nil {
+		tools = append(tools, ts...)
+	}
+	var out []string
+	if tab, err := specs.Load(); err == nil {
+		versions := loadAgentVersions(e)
+		for _, t := range tools {
+			if c, err := tab.Resolve(t, versions[t]); err == nil && c.NeedsPointer && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	missed, err := l.MissedInjections(project)
+	logErr(log, "read delivery receipts", err)
+	for _, t := range missed {
+		if !slices.Contains(out, t) {
+			log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
