@@ -116,15 +116,6 @@ func (l *Ledger) Forget(s Session) error {
 	return l.scrub()
 }
 
-// scrub rewrites the ledger without its free pages and empties the WAL.
-func (l *Ledger) scrub() error {
-	if _, err := l.db.Exec(`VACUUM`); err != nil {
-		return fmt.Errorf("rewrite the ledger: %w", err)
-	}
-	_, err := l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return err
-}
-
 // ForgottenCount is how many handoff records say their session was forgotten.
 func (l *Ledger) ForgottenCount() int {
 	var n int
