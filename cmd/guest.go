@@ -6,9 +6,11 @@ package cmd
 
 import (
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"slices"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
@@ -16,15 +18,52 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-// errIgnored ends a hook in an ignored project: nothing is logged.
-var errIgnored = errors.New("ignored project")
-
 // ignoredProjects returns the test for the user's ignore list (global
-// config only, read once); a directory is ignored when it or one of its
-// parents is listed.
+// config only); a directory is ignored when it or one of its parents is
+// listed.
 func ignoredProjects(e *Env) func(dir string) bool {
 	cfg, _ := publish.LoadConfig(e.ConfigPath(), e.UserHome(), "")
 	return func(dir string) bool { return len(cfg.Ignore) > 0 && dir != "" && cfg.Ignores(dir) }
+}
+
+// skipHook reports whether this hook does nothing: the agent's stub runs
+// inside another agent (logged), or the working directory is an ignored
+// project, where nothing is read but the hook's stdin (drained so the
+// agent's write never fails) and nothing is stored, logged or written.
+func skipHook(e *Env, agent *adapters.Agent, log *logger, deadline time.Time) bool {
+	if why := foreignHost(agent, e); why != "" {
+		log.Printf("skipped: %s", why)
+		return true
+	}
+	if ignoredProjects(e)(e.WorkDir) {
+		log.muted = true
+		_, _ = readPayloadBy(e.Stdin, deadline)
+		return true
+	}
+	return false
+}
+
+// ignoredHook reports whether the project (or directory) the hook payload
+// names is ignored; the hook then ends without a log line.
+func ignoredHook(e *Env, h adapters.Hook, log *logger) bool {
+	ignored := ignoredProjects(e)
+	if ignored(h.Cwd) || ignored(hookRoot(e, h)) {
+		log.muted = true
+		return true
+	}
+	return false
+}
+
+// guestWrites prepares what WriteProject needs to be a guest: a
+// NotProject root's handoff is held for injection (no file), and under
+// pointer = "auto" the agents that need the block are looked up.
+func guestWrites(e *Env, l *ledger.Ledger, proj *publish.Project, cfg Config, log *logger, r *publish.Rendered) {
+	switch {
+	case proj.NotProject:
+		proj.Held = r.Text
+	case proj.Pointer == publish.PointerAuto:
+		proj.PointerFor = pointerAgents(e, l, proj.Root, cfg, log)
+	}
 }
 
 // versionsFile is where install records the version of each agent it set

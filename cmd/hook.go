@@ -174,7 +174,8 @@ func goWait(log *logger, f func() error) func() {
 
 // writeFiles writes a rendered handoff's files (WriteProject) on another
 // goroutine; the returned func waits for them.
-func writeFiles(log *logger, proj *publish.Project, r *publish.Rendered) func() {
+func writeFiles(e *Env, l *ledger.Ledger, cfg Config, log *logger, proj *publish.Project, r *publish.Rendered) func() {
+	guestWrites(e, l, proj, cfg, log, r)
 	wp, wlog := *proj, *log // the goroutine logs with its own copy (the caller's prefix grows)
 	wp.Logf = wlog.Printf
 	return goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
@@ -241,7 +242,7 @@ func timedOut(e *Env, event string, fb *fallback, wlog *logger, start time.Time,
 // At a CRITICAL context level (critical) tool events publish too: the
 // handoff must be fresh on disk before the window fills.
 func republish(l *ledger.Ledger, proj *publish.Project, log *logger, class adapters.Class, hadHandoff, critical bool, added int) *publish.Rendered {
-	if class == adapters.ClassTool && hadHandoff && !critical {
+	if class == adapters.ClassTool && (hadHandoff || proj.NotProject) && !critical {
 		if added > 0 {
 			logErr(log, "mark pending publish", l.MarkDirty(proj.Root, proj.Now))
 		}

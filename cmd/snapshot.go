@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -20,13 +19,6 @@ import (
 // decisions are ledger.Sync, distill.Refresh and publish.Project's.
 func Snapshot(e *Env, tool, event string) {
 	start := time.Now()
-	// An ignored project: nothing is read but the hook's stdin (drained so
-	// the agent's write never fails), nothing stored, logged or written.
-	ignored := ignoredProjects(e)
-	if ignored(e.WorkDir) {
-		_, _ = readPayloadBy(e.Stdin, start.Add(budget(e, adapters.ClassEnd)))
-		return
-	}
 	log := newLogger(e)
 	log.prefix = fmt.Sprintf("snapshot tool=%s event=%s ", tool, event)
 	defer func() {
@@ -38,10 +30,7 @@ func Snapshot(e *Env, tool, event string) {
 	fb := &fallback{}
 	wlog := *log // the watchdog's own copy: snapshot grows log's prefix
 	b := snapshotBudget(e, tool, event)
-	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out, fb, ignored) })
-	if errors.Is(err, errIgnored) {
-		return
-	}
+	finished, err := runBy(start.Add(b+watchdogGrace(b)), func() error { return snapshot(e, tool, event, start, log, &out, fb) })
 	if !finished {
 		timedOut(e, event, fb, &wlog, start, b) // snapshot is left behind: the process exits
 		return
@@ -53,15 +42,14 @@ func Snapshot(e *Env, tool, event string) {
 	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
 }
 
-func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer, fb *fallback, ignored func(string) bool) error {
+func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *bytes.Buffer, fb *fallback) error {
 	agent, ok := adapters.ByName(tool)
 	if !ok || agent.Name != tool {
 		return fmt.Errorf("unknown --tool %q (known: %s)", tool, joinNames(adapters.Names()))
 	}
 	class := agent.Class(event)
 	deadline := start.Add(budget(e, class))
-	if why := foreignHost(agent, e); why != "" {
-		log.Printf("skipped: %s", why)
+	if skipHook(e, agent, log, deadline) { // another agent's hook, or an ignored project
 		return nil
 	}
 	// The ledger opens on another goroutine while stdin is read and the project resolved.
@@ -74,17 +62,13 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 		}
 	}()
 	h, err := readHook(e, agent, event, deadline.Add(-250*time.Millisecond))
-	if err != nil {
+	if err != nil || ignoredHook(e, h, log) {
 		return err
-	}
-	if ignored(hookRoot(e, h)) || ignored(h.Cwd) {
-		return errIgnored
 	}
 	proj, cfg := projectFor(e, log, h)
 	fb.set(agent, proj)
 	log.prefix += "session=" + shortID(h.SessionID) + " "
-	// A tool event on a project that had a handoff only stores rows
-	// (below); a NotProject root has no file, and the same rule.
+	// A tool event on a project that had a handoff only stores rows (below).
 	hadHandoff := !proj.NotProject && fileExists(publish.HandoffPath(proj.Root))
 	// The project's .git is read on the other core while this one ingests
 	// (the handoff's git facts and the staleness note need it), and the
@@ -136,13 +120,8 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	}
 	tIngest := time.Since(start)
 	level, pct := limits.ContextOf(l, rep.SessionID, agent, limits.Of(cfg)) // at CRITICAL the handoff must be fresh
-	if r := republish(l, proj, log, class, hadHandoff || (proj.NotProject && class == adapters.ClassTool), level == distill.ContextCritical, rep.Total); r != nil {
-		if proj.NotProject {
-			proj.Held = r.Text // no file: the ledger's handoff is injected as rendered
-		} else if proj.Pointer == publish.PointerAuto {
-			proj.PointerFor = pointerAgents(e, l, proj.Root, cfg, log)
-		}
-		waitWrites = writeFiles(log, proj, r)
+	if r := republish(l, proj, log, class, hadHandoff, level == distill.ContextCritical, rep.Total); r != nil {
+		waitWrites = writeFiles(e, l, cfg, log, proj, r)
 		r.Record() // the ledger's records of it, while the files are written
 	}
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
