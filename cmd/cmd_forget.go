@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,10 +28,11 @@ func forgetCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			args, late := trailingBools(c.Args().Slice(), "dry-run")
+			if len(args) != 1 {
 				return usageErrorf("carryover forget --help", "forget takes one session id (see `carryover list`)")
 			}
-			return runForget(e, c.Args().First(), c.Bool("dry-run"))
+			return runForget(e, args[0], c.Bool("dry-run") || late["dry-run"])
 		},
 	}
 }
@@ -118,4 +120,20 @@ func distinctNatives(ss []ledger.Session) []string {
 		}
 	}
 	return out
+}
+
+// trailingBools takes boolean flags written after the positional argument
+// (`forget ID --dry-run`: urfave/cli stops parsing flags at the first
+// argument) out of args.
+func trailingBools(args []string, names ...string) ([]string, map[string]bool) {
+	late := map[string]bool{}
+	var rest []string
+	for _, a := range args {
+		if n, ok := strings.CutPrefix(a, "--"); ok && slices.Contains(names, n) {
+			late[n] = true
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return rest, late
 }

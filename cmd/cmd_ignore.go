@@ -25,16 +25,22 @@ func ignoreCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "list", Usage: "list the ignored projects"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
+			args, late := trailingBools(c.Args().Slice(), "remove", "list")
+			remove, list := c.Bool("remove") || late["remove"], c.Bool("list") || late["list"]
+			if len(args) > 1 {
 				return usageErrorf("carryover ignore --help", "ignore takes at most one directory")
 			}
-			if c.Bool("list") {
-				if c.NArg() > 0 || c.Bool("remove") {
+			if list {
+				if len(args) > 0 || remove {
 					return usageErrorf("carryover ignore --help", "--list takes no directory and no --remove")
 				}
 				return runIgnoreList(e)
 			}
-			return runIgnore(e, c.Args().First(), c.Bool("remove"))
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return runIgnore(e, dir, remove)
 		},
 	}
 }

@@ -138,6 +138,8 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	switch {
 	case st.Status == StatusCleared:
 		return Delivery{Why: id + " was cleared (carryover clear); not injected"}
+	case st.Status == StatusForgotten:
+		return Delivery{Why: id + "'s session was forgotten (carryover forget); not injected"}
 	case st.Age > expire:
 		w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
 		if err != nil {
