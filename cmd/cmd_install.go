@@ -270,11 +270,11 @@ func runInstall(e *Env, o installOptions) error {
 		saveResumeMode(e, o.resume)
 	}
 	var failed int
-	versions := map[string]string{}
+	recs := map[string]agentRecord{}
 	defer func() {
-		if !o.dryRun && len(versions) > 0 {
-			if err := saveAgentVersions(e, versions); err != nil {
-				fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), versionsFile), err)
+		if !o.dryRun && len(recs) > 0 {
+			if err := saveAgentRecords(e, recs); err != nil {
+				fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), agentsFile), err)
 			}
 		}
 	}()
@@ -285,11 +285,11 @@ func runInstall(e *Env, o installOptions) error {
 			fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
 			continue
 		}
-		versions[name] = a.Version
 		if a.Capability.Tool == "" {
 			fmt.Fprintf(e.Stdout, "skipped  %s: %s\n", tl.Display, a.Problem)
 			continue
 		}
+		recs[name] = agentRecord{Version: a.Version, Pointer: a.Capability.NeedsPointer}
 		label := tl.Display + " " + a.Version
 		if a.Version == "" {
 			label = tl.Display

@@ -15,7 +15,6 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/safefile"
-	"github.com/carryover/carryover/specs"
 )
 
 // ignoredProjects returns the test for the user's ignore list (global
@@ -66,26 +65,33 @@ func guestWrites(e *Env, l *ledger.Ledger, proj *publish.Project, cfg Config, lo
 	}
 }
 
-// versionsFile is where install records the version of each agent it set
-// up, so the hook can tell which row of specs/tools.toml applies without
-// running the agent.
-const versionsFile = "agents.json"
+// agentsFile is where install records, per agent it set up, the version
+// it found and whether that version's row in specs/tools.toml needs the
+// pointer block (specs.Capability.NeedsPointer): the hook reads this small
+// file instead of loading the table (specs.Load takes ~2 ms).
+const agentsFile = "agents.json"
 
-func saveAgentVersions(e *Env, versions map[string]string) error {
-	old := loadAgentVersions(e)
-	for k, v := range versions {
-		old[k] = v
+// agentRecord is one agent's line in agentsFile.
+type agentRecord struct {
+	Version string `json:"version,omitempty"`
+	Pointer bool   `json:"pointer,omitempty"`
+}
+
+func saveAgentRecords(e *Env, recs map[string]agentRecord) error {
+	all := loadAgentRecords(e)
+	for k, v := range recs {
+		all[k] = v
 	}
-	b, err := json.MarshalIndent(old, "", "  ")
+	b, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
 		return err
 	}
-	return publish.WriteAtomic(filepath.Join(e.Home(), versionsFile), append(b, '\n'))
+	return publish.WriteAtomic(filepath.Join(e.Home(), agentsFile), append(b, '\n'))
 }
 
-func loadAgentVersions(e *Env) map[string]string {
-	m := map[string]string{}
-	if b, err := safefile.ReadFile(filepath.Join(e.Home(), versionsFile), 64<<10); err == nil {
+func loadAgentRecords(e *Env) map[string]agentRecord {
+	m := map[string]agentRecord{}
+	if b, err := safefile.ReadFile(filepath.Join(e.Home(), agentsFile), 64<<10); err == nil {
 		_ = json.Unmarshal(b, &m)
 	}
 	return m
@@ -94,20 +100,25 @@ func loadAgentVersions(e *Env) map[string]string {
 // pointerAgents are the agents that need the pointer block in project
 // (pointer = "auto"): of the installed ones (install's selection) and
 // those with sessions in the project, each whose version's row has no
-// session-start injection or marks it unreliable (specs NeedsPointer),
-// and each whose injection a delivery receipt shows did not arrive here.
+// session-start injection or marks it unreliable (as install recorded it;
+// an agent install never set up: one that cannot inject at all), and each
+// whose injection a delivery receipt shows did not arrive here.
 func pointerAgents(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger) []string {
 	tools := slices.Clone(cfg.Tools)
 	if ts, err := l.ProjectTools(project); err == nil {
 		tools = append(tools, ts...)
 	}
+	recs := loadAgentRecords(e)
 	var out []string
-	if tab, err := specs.Load(); err == nil {
-		versions := loadAgentVersions(e)
-		for _, t := range tools {
-			if c, err := tab.Resolve(t, versions[t]); err == nil && c.NeedsPointer && !slices.Contains(out, t) {
-				out = append(out, t)
-			}
+	for _, t := range tools {
+		need := false
+		if r, ok := recs[t]; ok {
+			need = r.Pointer
+		} else if a, ok := adapters.ByName(t); ok {
+			need = a.Envelope == adapters.EnvelopeNone
+		}
+		if need && !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	missed, err := l.MissedInjections(project)

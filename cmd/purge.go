@@ -76,7 +76,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 // a name starting with one of homePrefixes is carryover's too (the
 // ledger's WAL, salvage copies, the rotated log).
 var (
-	homeNames    = []string{"config.toml", "install.json", versionsFile, "handoff.md", "published", "edits", "run", "recovery.lock"}
+	homeNames    = []string{"config.toml", "install.json", agentsFile, "handoff.md", "published", "edits", "run", "recovery.lock"}
 	homePrefixes = []string{ledger.FileName, "carryover.log"}
 )
 
