@@ -145,11 +145,14 @@ func (l *Ledger) ProjectTools(project string) ([]string, error) {
 // in project: carryover printed a handoff in a session (a "hook" receipt),
 // the session went on to a reply after it, and its transcript never showed
 // that handoff (no "transcript" receipt of the same header). The newest
-// few hook receipts are looked at.
+// few hook receipts are looked at, each against its session's latest reply
+// (read backwards from the end of the session's rows: a few rows, not the
+// session).
 func (l *Ledger) MissedInjections(project string) ([]string, error) {
 	rows, err := l.db.Query(`SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
 		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
-		AND EXISTS (SELECT 1 FROM rows r WHERE r.session_id = d.session_id AND r.kind = 'text' AND r.role = 'assistant' AND r.ts > d.at)
+		AND (SELECT last_active FROM sessions WHERE id = d.session_id) > d.at
+		AND (SELECT r.ts FROM rows r WHERE r.session_id = d.session_id AND r.kind = 'text' AND r.role = 'assistant' ORDER BY r.seq DESC LIMIT 1) > d.at
 		ORDER BY d.tool`, project)
 	if err != nil {
 		return nil, err

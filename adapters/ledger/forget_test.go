@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
@@ -86,5 +87,32 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 	}
 	if l.ForgottenCount() != 1 {
 		t.Errorf("ForgottenCount = %d", l.ForgottenCount())
+	}
+}
+
+// TestMissedInjections: a hook receipt whose session replied afterwards
+// without a transcript receipt is a missed injection; one with the
+// transcript receipt, or whose session has not replied since, is not.
+func TestMissedInjections(t *testing.T) {
+	dir := t.TempDir()
+	l, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a, _ := adapters.Lookup("claude")
+	tr := filepath.Join(dir, "s.jsonl")
+	os.WriteFile(tr, []byte(claudeLines("s-1", "Okapi")), 0o600)
+	ledger.Ingest(l, ledger.IngestOptions{Adapter: a, Hook: adapters.Hook{Tool: "claude", SessionID: "s-1", TranscriptPath: tr}, Project: "/p", Now: now})
+	s, _ := l.Session("claude", "s-1")
+	before := time.Date(2026, 11, 21, 8, 59, 0, 0, time.UTC) // the transcript's reply is at 08:59:31
+	l.RecordDelivery(ledger.Delivery{Project: "/p", Header: "# [CARRYOVER] a", Tool: "claude", SessionID: s.ID, Via: "hook", At: before})
+	if got, _ := l.MissedInjections("/p"); len(got) != 1 || got[0] != "claude" {
+		t.Errorf("missed = %v, want [claude]", got)
+	}
+	l.RecordDelivery(ledger.Delivery{Project: "/p", Header: "# [CARRYOVER] a", Tool: "claude", SessionID: s.ID, Via: "transcript", At: now})
+	l.RecordDelivery(ledger.Delivery{Project: "/p", Header: "# [CARRYOVER] b", Tool: "claude", SessionID: s.ID, Via: "hook", At: now}) // no reply since
+	if got, _ := l.MissedInjections("/p"); len(got) != 0 {
+		t.Errorf("missed = %v, want none", got)
 	}
 }
