@@ -72,6 +72,7 @@ func runForget(e *Env, id string, dryRun bool) error {
 				}
 			}
 		}
+		all := slices.Clone(ids)
 		held, _ := publish.HistoryIDs(s.Project)
 		ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(held, id) })
 		verb := "forgot"
@@ -88,6 +89,14 @@ func runForget(e *Env, id string, dryRun bool) error {
 				fmt.Fprintf(e.Stdout, "deleted %s\n", p)
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				fmt.Fprintf(e.Stderr, "carryover: could not delete %s: %v\n", p, err)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(e.Home(), "handoff.md")); err == nil && slices.Contains(all, publish.IDOf(publish.HeaderOf(string(b)))) {
+			p := filepath.Join(e.Home(), "handoff.md") // the global copy of the last handoff
+			if dryRun {
+				fmt.Fprintf(e.Stdout, "would delete %s\n", p)
+			} else if err := os.Remove(p); err == nil {
+				fmt.Fprintf(e.Stdout, "deleted %s\n", p)
 			}
 		}
 		if len(ids) > 0 {

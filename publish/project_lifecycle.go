@@ -256,5 +256,8 @@ func (p *Project) Clear(l *ledger.Ledger, rec ledger.HandoffRecord) error {
 	if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
 		p.logf("write global handoff: %v", err)
 	}
+	if p.NotProject {
+		return nil // no file in the home directory (the ledger's record says cleared)
+	}
 	return WriteOwn(p.Root, "handoff.md", []byte(text))
 }
