@@ -81,8 +81,10 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 	dir := Dir(project)
 	if fi, err := os.Lstat(dir); err == nil {
 		switch {
-		case canonical(dir) == canonical(home):
-			// carryover's own home (a session once ran in the home directory)
+		case canonical(dir) == canonical(home), exists(filepath.Join(dir, "ledger.sqlite")):
+			// carryover's own home (a session once ran in the home
+			// directory), or another one (CARRYOVER_HOME moved): not a
+			// project's state
 		case !fi.IsDir():
 			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("it is not a directory (a symlink?); carryover never wrote through it")})
 		case tracked != nil && tracked(HandoffPath(project)):
