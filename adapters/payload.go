@@ -88,7 +88,8 @@ const (
 // starts with a handoff's first line ("# [CARRYOVER] Last updated
 // <date>…", or the resume prompt's "# [CARRYOVER] Session handoff"), or
 // holds one at the start of a JSON string or right after a tag (an
-// envelope in a hook's recorded output). A prompt that merely mentions
+// envelope in a hook's recorded output), or right after the banner line
+// that starts an injection (isBanner). A prompt that merely mentions
 // [CARRYOVER], or quotes a header further down, is still a prompt.
 func IsCarryoverText(text string) bool {
 	const tag = "# [CARRYOVER] "
@@ -114,6 +115,28 @@ func IsCarryoverText(text string) bool {
 		switch text[k-1] {
 		case '"', '>': // a JSON string's or a tag's start
 			return true
+		case '\n': // after the banner line Deliver puts first (agents without a user message)
+			if isBanner(text[:k-1]) {
+				return true
+			}
+		case 'n': // the same, JSON-escaped
+			if k >= 2 && text[k-2] == '\\' && isBanner(text[:k-2]) {
+				return true
+			}
 		}
 	}
+}
+
+// isBanner reports whether s ends with carryover's whole banner line
+// ("carryover · <project> · handoff HO-… from …", publish.Banner) that
+// starts the text, a JSON string or a tag.
+func isBanner(s string) bool {
+	if i := strings.LastIndexAny(s, "\"><\n"); i >= 0 {
+		if s[i] == '\n' || s[i] == '<' {
+			return false
+		}
+		s = s[i+1:]
+	}
+	s = strings.TrimLeft(s, " \t")
+	return strings.HasPrefix(s, "carryover · ") && strings.Contains(s, " · handoff HO-")
 }

@@ -13,14 +13,19 @@ func TestIsCarryoverText(t *testing.T) {
 		`{"additionalContext":"# [CARRYOVER] Last updated 2026-11-21T08:00:00Z from x"}`: true,
 		`stdout: {\"additionalContext\":\"# [CARRYOVER] Last updated 2026-11-21`:         true,
 		"fix it\n# [CARRYOVER] Last updated 2099-01-01T00:00:00Z from claude":            false,
-		"<hook_context># [CARRYOVER] Last updated 2026-09-03 08:00 from claude":          true,
-		"  # [CARRYOVER] Last updated 2026-09-03 08:00 from claude":                      true,
-		"why does [CARRYOVER] show up in my prompt?":                                     false,
-		"grep -r '[CARRYOVER]' .":                                                        false,
-		"see # [CARRYOVER] Last updated 2026-11-21 in the file":                          false,
-		"# [CARRYOVER] Last updated yesterday":                                           false,
-		"# [CARRYOVER]":                                                                  false,
-		"":                                                                               false,
+		// after the banner line an injection starts with (Codex, Gemini CLI, …)
+		"carryover · app · handoff HO-20261127-165606-b68dddb4 from claude just now · Resuming: x\n# [CARRYOVER] Last updated 2026-11-27T16:56:08Z from claude": true,
+		`{"context":"carryover · web · handoff HO-20260101-000000-abc from codex 2h ago · Next: y\n# [CARRYOVER] Last updated 2026-01-01T00:00:00Z`:             true,
+		"please read this: carryover · app · handoff HO-1\n# [CARRYOVER] Last updated 2026-11-27T16:56:08Z from claude":                                         false,
+		"carryover · app · handoff HO-1\nmore\n# [CARRYOVER] Last updated 2026-11-27T16:56:08Z from claude":                                                     false,
+		"<hook_context># [CARRYOVER] Last updated 2026-09-03 08:00 from claude":                                                                                 true,
+		"  # [CARRYOVER] Last updated 2026-09-03 08:00 from claude":                                                                                             true,
+		"why does [CARRYOVER] show up in my prompt?":                                                                                                            false,
+		"grep -r '[CARRYOVER]' .":                               false,
+		"see # [CARRYOVER] Last updated 2026-11-21 in the file": false,
+		"# [CARRYOVER] Last updated yesterday":                  false,
+		"# [CARRYOVER]":                                         false,
+		"":                                                      false,
 	} {
 		if got := adapters.IsCarryoverText(text); got != want {
 			t.Errorf("IsCarryoverText(%q) = %v, want %v", text, got, want)

@@ -39,8 +39,8 @@ var Version = "dev"
 // (A function, not a variable: completion walks the commands.)
 func commandList() []func(*Env) *cli.Command {
 	return []func(*Env) *cli.Command{
-		captureCommand, clearCommand, completionCommand, configCommand, decideCommand, detectCommand, doctorCommand, gcCommand,
-		handoffCommand, historyCommand, infoCommand, installCommand, listCommand, refreshCommand, resumeCommand, runCommand,
+		captureCommand, clearCommand, completionCommand, configCommand, decideCommand, detectCommand, doctorCommand, forgetCommand, gcCommand,
+		handoffCommand, historyCommand, ignoreCommand, infoCommand, installCommand, listCommand, refreshCommand, resumeCommand, runCommand,
 		snapshotCommand, statusCommand, taskCommand, uninstallCommand,
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 )
 
@@ -46,11 +45,13 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 		return exitf(ExitParse, "encode session.json: %v", err)
 	}
 	path := SessionPath(p.project)
+	if publish.NotProject(p.project, e.UserHome()) {
+		io.WriteString(e.Stdout, string(b))
+		fmt.Fprintf(e.Stderr, "carryover: %s is the home directory or above it, never a project: no file written, the session is printed above\n", p.project)
+		return nil
+	}
 	if err := publish.EnsureDir(p.project); err != nil {
 		return exitf(ExitError, "cannot create %s: %v", publish.Dir(p.project), err)
-	}
-	if distill.RepoRoot(p.project) != "" {
-		_, _ = publish.EnsureGitignore(p.project)
 	}
 	if err := publish.WriteOwn(p.project, filepath.Base(path), b); err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)

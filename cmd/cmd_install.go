@@ -73,13 +73,24 @@ func refreshCommand(e *Env) *cli.Command {
 func uninstallCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "uninstall",
-		Usage: "remove carryover's hooks from every agent config",
+		Usage: "remove carryover's hooks from every agent config (--purge: and every trace in projects)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tools", Usage: "comma-separated agents (default: all)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+			&cli.BoolFlag{Name: "purge", Usage: "also take carryover out of every project the ledger knows: .carryover/, pointer blocks, the .gitignore entry (files restored byte for byte)"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --purge: also delete the ledger and carryover's home"},
 		},
 		Action: func(c *cli.Context) error {
-			return runUninstall(e, c.String("tools"), c.Bool("dry-run"))
+			if c.Bool("yes") && !c.Bool("purge") {
+				return usageErrorf("carryover uninstall --help", "--yes goes with --purge (it deletes the ledger too)")
+			}
+			err := runUninstall(e, c.String("tools"), c.Bool("dry-run"))
+			if c.Bool("purge") {
+				if perr := runPurge(e, c.Bool("dry-run"), c.Bool("yes")); err == nil {
+					err = perr
+				}
+			}
+			return err
 		},
 	}
 }
@@ -272,6 +283,14 @@ func runInstall(e *Env, o installOptions) error {
 		saveResumeMode(e, o.resume)
 	}
 	var failed int
+	recs := map[string]agentRecord{}
+	defer func() {
+		if !o.dryRun && len(recs) > 0 {
+			if err := saveAgentRecords(e, recs); err != nil {
+				fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), agentsFile), err)
+			}
+		}
+	}()
 	for _, name := range sel {
 		a := byName[name]
 		tl, _ := tab.Tool(name)
@@ -283,6 +302,7 @@ func runInstall(e *Env, o installOptions) error {
 			fmt.Fprintf(e.Stdout, "skipped  %s: %s\n", tl.Display, a.Problem)
 			continue
 		}
+		recs[name] = agentRecord{Version: a.Version, Pointer: a.Capability.NeedsPointer}
 		label := tl.Display + " " + a.Version
 		if a.Version == "" {
 			label = tl.Display
@@ -327,10 +347,26 @@ func runInstall(e *Env, o installOptions) error {
 			fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Path)
 		}
 	}
+	if !o.refresh {
+		fmt.Fprintln(e.Stdout, projectsLine(e, cfg))
+	}
 	if failed > 0 {
 		return exitf(ExitError, "%d agent(s) could not be set up; see the lines above", failed)
 	}
 	return nil
+}
+
+// projectsLine is install's one line on what carryover does in projects.
+func projectsLine(e *Env, cfg Config) string {
+	when := "only in a project where an agent needs it (no working start injection)"
+	switch cfg.PointerMode() {
+	case "always":
+		when = "in every project"
+	case "never":
+		when = "never"
+	}
+	return "projects: the handoff lives in <project>/.carryover/ (git-ignored by its own .gitignore; nothing in the home directory); " +
+		"a pointer block goes into AGENTS.md " + when + " (`carryover config set pointer never` turns it off; `carryover ignore DIR` leaves a project alone)"
 }
 
 func runUninstall(e *Env, tools string, dryRun bool) error {

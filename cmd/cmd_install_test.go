@@ -87,10 +87,15 @@ func TestInstallRefreshUninstall(t *testing.T) {
 		"warning  Codex CLI 9.0.0 is newer than the versions carryover knows",
 		"ok       Codex CLI 9.0.0: 7 hooks",
 		"ok       Aider 0.86.1: no hooks",
+		"projects: the handoff lives in <project>/.carryover/", "`carryover config set pointer never` turns it off",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("install output lacks %q:\n%s", want, out)
 		}
+	}
+	// What the hook needs to decide on the pointer block (issue 24).
+	if recs := loadAgentRecords(f.env); !recs["aider"].Pointer || recs["claude"].Pointer || recs["claude"].Version != "2.1.197" {
+		t.Errorf("agents.json = %+v", recs)
 	}
 	if got := f.savedTools(t); !slices.Equal(got, []string{"claude", "codex", "aider"}) {
 		t.Errorf("saved tools = %v", got)

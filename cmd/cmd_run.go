@@ -251,10 +251,13 @@ func refreshProject(e *Env, project string, cfg Config) error {
 	}
 	defer l.Close()
 	proj := &publish.Project{Root: project, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redactor(cfg), Logf: log.Printf,
-		Repo: prefetchRepo(project)}
+		Repo: prefetchRepo(project), Pointer: cfg.PointerMode(), NotProject: publish.NotProject(project, e.UserHome())}
 	r, err := refresh(l, proj, log)
 	if err != nil || r == nil {
 		return err
+	}
+	if proj.Pointer == publish.PointerAuto && !proj.NotProject {
+		proj.PointerFor = pointerAgents(e, l, project, cfg, log)
 	}
 	r.Record()
 	return proj.WriteProject(r.Text, r.Tool)

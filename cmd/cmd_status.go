@@ -46,12 +46,22 @@ type StatusReport struct {
 	Ledger   LedgerReport    `json:"ledger"`
 	Projects []ProjectReport `json:"projects"`
 	Walls    WallsReport     `json:"limits"`
+	Guest    GuestReport     `json:"in_projects"`
 	Problems []string        `json:"problems,omitempty"`
 	// Ignored is what the working directory's project config asked for
 	// that carryover does not honour (publish.ProjectPolicy).
 	Ignored []string `json:"config_ignored,omitempty"`
 	// Config lists unknown keys and invalid values in the config files.
 	Config []string `json:"config_warnings,omitempty"`
+}
+
+// GuestReport is what carryover writes in projects and what the user
+// told it to leave alone or forget.
+type GuestReport struct {
+	Pointer string   `json:"pointer"`
+	Ignore  []string `json:"ignore"`
+	// Forgotten counts handoff records whose session was forgotten.
+	Forgotten int `json:"forgotten_handoffs"`
 }
 
 // AgentReport is one agent's line in status.
@@ -119,9 +129,10 @@ func collectStatus(e *Env) (st StatusReport) {
 	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
 	defer func() { st.Config = configWarnings(e, statusProjects(e, st)) }()
 	cwdProject, _ := currentProject(e, "")
+	gcfg, _ := LoadConfig(e, cwdProject)
+	st.Guest = GuestReport{Pointer: gcfg.PointerMode(), Ignore: append([]string{}, gcfg.Ignore...)}
 	if cwdProject != "" {
-		cfg, _ := LoadConfig(e, cwdProject)
-		st.Ignored = cfg.Ignored
+		st.Ignored = gcfg.Ignored
 	}
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
@@ -152,6 +163,7 @@ func collectStatus(e *Env) (st StatusReport) {
 		return st
 	}
 	defer l.Close()
+	st.Guest.Forgotten = l.ForgottenCount()
 	if s, err := l.Stats(); err == nil {
 		st.Ledger.Sessions, st.Ledger.Rows, st.Ledger.ByTool = s.Sessions, s.Rows, s.BySessions
 	}
@@ -240,6 +252,7 @@ func printStatus(e *Env, st StatusReport) {
 		fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(st.Ledger.Bytes), st.Ledger.Sessions, strings.Join(parts, ", "), st.Ledger.Rows)
 		printSpace(e, st.Ledger.Space)
 	}
+	printGuest(w, st.Guest)
 	if len(st.Projects) > 0 {
 		fmt.Fprintln(w, "\nProjects (current handoff → who received it)")
 	}
@@ -306,4 +319,21 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// printGuest says what carryover writes in projects and how to stop it.
+func printGuest(w io.Writer, g GuestReport) {
+	fmt.Fprintln(w, "\nIn projects")
+	fmt.Fprintln(w, "  handoff: <project>/.carryover/ (git-ignored by its own .gitignore); the home directory and above: the ledger only")
+	when := map[string]string{publish.PointerAuto: "only where an agent needs it (no working start injection)",
+		publish.PointerAlways: "in every project", publish.PointerNever: "never"}[g.Pointer]
+	fmt.Fprintf(w, "  pointer block in AGENTS.md: %s (pointer = %q; `carryover config set pointer never` turns it off)\n", when, g.Pointer)
+	if len(g.Ignore) == 0 {
+		fmt.Fprintln(w, "  ignored projects: none (`carryover ignore DIR` leaves one alone)")
+	} else {
+		fmt.Fprintf(w, "  ignored projects: %s (`carryover ignore --remove DIR` undoes one)\n", strings.Join(g.Ignore, ", "))
+	}
+	if g.Forgotten > 0 {
+		fmt.Fprintf(w, "  forgotten sessions: %d handoff record(s) say \"forgotten\" (`carryover forget SESSION`)\n", g.Forgotten)
+	}
 }

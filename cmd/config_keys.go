@@ -119,6 +119,54 @@ var configKeys = []configKey{
 		get: func(c Config) string { return tomlStrings(c.Tools) },
 	},
 	{
+		Name: "pointer", Default: strconv.Quote(publish.PointerAuto),
+		Doc: "where the pointer block to .carryover/handoff.md goes: auto (only in projects where an agent needs it: no working start injection), always (AGENTS.md and the agents' memory files everywhere) or never",
+		check: func(v any) error {
+			s, ok := v.(string)
+			if !ok || !publish.ValidPointer(s) {
+				return fmt.Errorf("want one of %s", strings.Join(quoteAll(publish.PointerModes), ", "))
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			if !publish.ValidPointer(s) {
+				return "", fmt.Errorf("pointer is one of %s, not %q", strings.Join(publish.PointerModes, ", "), s)
+			}
+			return strconv.Quote(s), nil
+		},
+		get: func(c Config) string { return strconv.Quote(c.PointerMode()) },
+	},
+	{
+		Name: "ignore", Default: "[]", GlobalOnly: true,
+		Doc: "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
+		check: func(v any) error {
+			xs, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("want a list of absolute directory paths")
+			}
+			for _, x := range xs {
+				if _, ok := x.(string); !ok {
+					return fmt.Errorf("%v is not a path", x)
+				}
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			var ps []string
+			for _, p := range strings.Split(s, ",") {
+				if p = strings.TrimSpace(p); p == "" {
+					continue
+				}
+				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+					return "", fmt.Errorf("ignore takes absolute paths (or ~/...), not %q", p)
+				}
+				ps = append(ps, p)
+			}
+			return tomlStrings(ps), nil
+		},
+		get: func(c Config) string { return tomlStrings(c.Ignore) },
+	},
+	{
 		Name: "trusted_projects", Default: "[]", GlobalOnly: true,
 		Doc: "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
 		check: func(v any) error {

@@ -211,7 +211,8 @@ func goWait(log *logger, f func() error) func() {
 
 // writeFiles writes a rendered handoff's files (WriteProject) on another
 // goroutine; the returned func waits for them.
-func writeFiles(log *logger, proj *publish.Project, r *publish.Rendered) func() {
+func writeFiles(e *Env, l *ledger.Ledger, cfg Config, log *logger, proj *publish.Project, r *publish.Rendered) func() {
+	guestWrites(e, l, proj, cfg, log, r)
 	wp, wlog := *proj, *log // the goroutine logs with its own copy (the caller's prefix grows)
 	wp.Logf = wlog.Printf
 	return goWait(log, func() error { return wp.WriteProject(r.Text, r.Tool) })
@@ -232,14 +233,19 @@ func foreignHost(a *adapters.Agent, e *Env) string {
 	return a.ForeignHost(e.Getenv)
 }
 
-// projectFor resolves the hook's project and its config (problems logged)
-// into what publishing needs.
-func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config) {
+// hookRoot is the project a hook payload names (distill.ProjectRoot).
+func hookRoot(e *Env, h adapters.Hook) string {
 	cwd := h.Cwd
 	if cwd == "" {
 		cwd = e.WorkDir
 	}
-	root := distill.ProjectRoot(h.Project, cwd)
+	return distill.ProjectRoot(h.Project, cwd)
+}
+
+// projectFor resolves the hook's project and its config (problems logged)
+// into what publishing needs.
+func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config) {
+	root := hookRoot(e, h)
 	cfg, cerrs := LoadConfig(e, root)
 	for _, ce := range cerrs {
 		log.Printf("config: %v", ce)
@@ -249,7 +255,8 @@ func projectFor(e *Env, log *logger, h adapters.Hook) (*publish.Project, Config)
 	for _, p := range limits.Of(cfg).Problems() {
 		log.Printf("config: %s", p)
 	}
-	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf}
+	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redact, Logf: log.Printf,
+		Pointer: cfg.PointerMode(), NotProject: publish.NotProject(root, e.UserHome())}
 	lifecycleConfig(proj, cfg, log.Printf)
 	return proj, cfg
 }
@@ -272,7 +279,7 @@ func timedOut(e *Env, event string, fb *fallback, wlog *logger, start time.Time,
 // At a CRITICAL context level (critical) tool events publish too: the
 // handoff must be fresh on disk before the window fills.
 func republish(l *ledger.Ledger, proj *publish.Project, log *logger, class adapters.Class, hadHandoff, critical bool, added int) *publish.Rendered {
-	if class == adapters.ClassTool && hadHandoff && !critical {
+	if class == adapters.ClassTool && (hadHandoff || proj.NotProject) && !critical {
 		if added > 0 {
 			logErr(log, "mark pending publish", l.MarkDirty(proj.Root, proj.Now))
 		}

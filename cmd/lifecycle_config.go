@@ -42,7 +42,8 @@ func openLifecycle(e *Env, project string, create bool) (*lifecycleRun, error) {
 		return nil, err
 	}
 	cfg, _ := LoadConfig(e, root)
-	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redactor(cfg)}
+	proj := &publish.Project{Root: root, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redactor(cfg),
+		Pointer: cfg.PointerMode(), NotProject: publish.NotProject(root, e.UserHome())}
 	lifecycleConfig(proj, cfg, func(string, ...any) {})
 	r := &lifecycleRun{env: e, project: root, proj: proj}
 	if _, err := os.Stat(filepath.Join(e.Home(), ledger.FileName)); err != nil && !create {

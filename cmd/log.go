@@ -20,6 +20,8 @@ type logger struct {
 	now    func() time.Time
 	prefix string
 	redact func(string) string
+	// muted: a hook in an ignored project writes no log line.
+	muted bool
 }
 
 func newLogger(e *Env) *logger {
@@ -27,7 +29,7 @@ func newLogger(e *Env) *logger {
 }
 
 func (l *logger) Printf(format string, args ...any) {
-	if l == nil {
+	if l == nil || l.muted {
 		return
 	}
 	// One line, no terminal escapes: session ids, paths and error text

@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
 )
@@ -137,14 +136,21 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 func deliver(e *Env, project string, text, stats string, o outputOptions, redact func(string) string) error {
 	text = redact(text)
 	path := ResumePath(project, o.format)
-	if err := publish.EnsureDir(project); err != nil {
-		return exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
-	}
-	if distill.RepoRoot(project) != "" {
-		_, _ = publish.EnsureGitignore(project)
-	}
-	if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); err != nil {
-		return exitf(ExitError, "write %s: %v", path, err)
+	// The home directory (or an ancestor) is never a project: nothing is
+	// written there; the prompt goes to stdout (and the clipboard).
+	notProject := publish.NotProject(project, e.UserHome())
+	if notProject {
+		o.stdout = true
+		if o.launch != "" {
+			return exitf(ExitError, "%s is not a project (the home directory or above it): carryover writes no file there, so --launch has nothing to hand the agent; run it in the project's directory, or pass --project", project)
+		}
+	} else {
+		if err := publish.EnsureDir(project); err != nil {
+			return exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
+		}
+		if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); err != nil {
+			return exitf(ExitError, "write %s: %v", path, err)
+		}
 	}
 	if o.stdout {
 		shown := text
@@ -157,7 +163,11 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		}
 	}
 	fmt.Fprintf(e.Stderr, "carryover: %s\n", stats)
-	fmt.Fprintf(e.Stderr, "carryover: wrote %s\n", path)
+	if notProject {
+		fmt.Fprintf(e.Stderr, "carryover: %s is the home directory or above it, never a project: no file written, printed above\n", project)
+	} else {
+		fmt.Fprintf(e.Stderr, "carryover: wrote %s\n", path)
+	}
 	if !o.noClipboard {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", copyText(e, text, path))
 	}

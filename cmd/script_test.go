@@ -29,7 +29,10 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
 			env.Setenv("CARRYOVER_HOME", filepath.Join(env.WorkDir, ".carryover-home"))
-			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			// HOME beside the work directory, not above it: the home
+			// directory and its ancestors are never projects (no file is
+			// written there), and the scripts' project is $WORK.
+			env.Setenv("HOME", env.WorkDir+"-home")
 			env.Setenv("NO_COLOR", "1")
 			// The carryover executable hook stubs run (see TestMain).
 			for _, dir := range filepath.SplitList(env.Getenv("PATH")) {

@@ -50,8 +50,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	class := agent.Class(event)
 	wait := agent.FlushWaitFor(class)
 	deadline := start.Add(budget(e, class) + wait)
-	if why := foreignHost(agent, e); why != "" {
-		log.Printf("skipped: %s", why)
+	if skipHook(e, agent, log, deadline) { // another agent's hook, or an ignored project
 		return nil
 	}
 	h, ledgerCh, err := hookAndLedger(e, log, agent, event, start, wait, deadline)
@@ -64,11 +63,14 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 			closeLedger(<-ledgerCh)
 		}
 	}()
+	if ignoredHook(e, h, log) {
+		return nil
+	}
 	proj, cfg := projectFor(e, log, h)
 	fb.set(agent, proj)
 	log.prefix += "session=" + shortID(h.SessionID) + " "
 	// A tool event on a project that had a handoff only stores rows (below).
-	hadHandoff := fileExists(publish.HandoffPath(proj.Root))
+	hadHandoff := !proj.NotProject && fileExists(publish.HandoffPath(proj.Root))
 	// The project's .git is read on the other core while this one ingests
 	// (the handoff's git facts and the staleness note need it), and the
 	// distiller's regexps compile there, when this event may publish.
@@ -120,7 +122,7 @@ func snapshot(e *Env, tool, event string, start time.Time, log *logger, out *byt
 	tIngest := time.Since(start)
 	level, pct := limits.ContextOf(l, rep.SessionID, agent, limits.Of(cfg)) // at CRITICAL the handoff must be fresh
 	if r := republish(l, proj, log, class, hadHandoff, level == distill.ContextCritical, rep.Total); r != nil {
-		waitWrites = writeFiles(log, proj, r)
+		waitWrites = writeFiles(e, l, cfg, log, proj, r)
 		r.Record() // the ledger's records of it, while the files are written
 	}
 	log.prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))

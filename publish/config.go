@@ -38,6 +38,12 @@ type Config struct {
 	// settings (user's file only).
 	ExpireAfter string `toml:"expire_after" json:"ExpireAfter,omitempty"`
 	HistoryKeep int    `toml:"history_keep" json:"HistoryKeep,omitempty"`
+	// Pointer is where the pointer block is written: auto, always, never
+	// (guest.go); a project file may only move it towards never.
+	Pointer string `toml:"pointer" json:"Pointer,omitempty"`
+	// Ignore lists projects carryover leaves alone: their hooks exit at
+	// once (user's file only; `carryover ignore`).
+	Ignore []string `toml:"ignore" json:"Ignore,omitempty"`
 	// Limits and Context are [limits] and [context] (config_limits.go).
 	Limits  LimitsConfig  `toml:"limits" json:"Limits"`
 	Context ContextConfig `toml:"context" json:"Context"`
@@ -161,12 +167,26 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 			ignore("redact = false")
 		}
 	}
+	if o.Pointer != "" {
+		cur := g.Pointer
+		if !ValidPointer(cur) {
+			cur = PointerAuto
+		}
+		switch {
+		case !ValidPointer(o.Pointer):
+			c.Ignored = append(c.Ignored, fmt.Sprintf("pointer = %q in %s (not one of auto, always, never)", OneLine(o.Pointer), path))
+		case trusted || pointerRank[o.Pointer] >= pointerRank[cur]:
+			c.Pointer = o.Pointer
+		default:
+			ignore(fmt.Sprintf("pointer = %q", o.Pointer))
+		}
+	}
 	c.mergeWalls(o, trusted, ignore)
 	var rest []string
 	for k := range keys {
 		switch k {
-		case "resume", "redact", "limits", "context":
-		case "tools", "trusted_projects", "expire_after", "history_keep":
+		case "resume", "redact", "limits", "context", "pointer":
+		case "tools", "trusted_projects", "expire_after", "history_keep", "ignore":
 			c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
 		default:
 			rest = append(rest, k)
@@ -178,6 +198,36 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	}
 	sort.Strings(c.Ignored)
 	return c
+}
+
+// PointerMode is the pointer setting in effect (auto when unset).
+func (c Config) PointerMode() string {
+	if ValidPointer(c.Pointer) {
+		return c.Pointer
+	}
+	return PointerAuto
+}
+
+// Ignores reports whether project is, or is inside, a directory the user
+// listed in ignore (paths compared after ~ expansion and symlinks).
+func (c Config) Ignores(project string) bool {
+	if project == "" {
+		return false
+	}
+	want := canonical(project)
+	for _, p := range c.Ignore {
+		if strings.HasPrefix(p, "~/") && c.home != "" {
+			p = filepath.Join(c.home, p[2:])
+		}
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		p = canonical(p)
+		if want == p || strings.HasPrefix(want, strings.TrimSuffix(p, string(filepath.Separator))+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Trusts reports whether the user's config names project in

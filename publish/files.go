@@ -276,37 +276,6 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// GitignoreComment heads the line carryover adds to .gitignore.
+// GitignoreComment headed the line carryover before issue 24 added to the
+// project's .gitignore (".carryover/"); `uninstall --purge` takes it out.
 const GitignoreComment = "# Carryover (auto-added)"
-
-// EnsureGitignore adds ".carryover/" to project/.gitignore once, under
-// GitignoreComment. An existing entry for .carryover is respected.
-func EnsureGitignore(project string) (bool, error) {
-	path, data, err := readUserFile(filepath.Join(project, ".gitignore"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, writeUserFile(path, []byte(GitignoreComment+"\n.carryover/\n"))
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		l = bytes.TrimSpace(l)
-		switch string(l) {
-		case ".carryover", ".carryover/", "/.carryover", "/.carryover/", ".carryover/*", "/.carryover/*":
-			return false, nil
-		}
-	}
-	nl := "\n"
-	if bytes.Contains(data, []byte("\r\n")) {
-		nl = "\r\n"
-	}
-	out := append([]byte{}, data...)
-	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, nl...)
-	}
-	out = append(out, GitignoreComment+nl+".carryover/"+nl...)
-	if err := checkWritable(path); err != nil {
-		return false, err
-	}
-	return true, writeUserFile(path, out)
-}

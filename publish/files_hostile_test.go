@@ -80,7 +80,9 @@ func TestProjectNeverRecreated(t *testing.T) {
 		func() error { return publish.EnsureDir(proj) },
 		func() error { return publish.WriteOwn(proj, "handoff.md", []byte("x")) },
 		func() error { _, err := publish.EnsurePointer(filepath.Join(proj, "AGENTS.md")); return err },
-		func() error { _, err := publish.EnsureGitignore(proj); return err },
+		func() error {
+			return (&publish.Project{Root: proj, Home: filepath.Join(filepath.Dir(proj), "home")}).WriteProject("x", "claude")
+		},
 	} {
 		if err := f(); err == nil {
 			t.Errorf("a write into a missing project succeeded")

@@ -92,22 +92,6 @@ func TestEnsurePointerSymlinkAndReadOnly(t *testing.T) {
 	}
 }
 
-func TestEnsureGitignore(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, ".gitignore")
-	os.WriteFile(p, []byte("node_modules"), 0o644)
-	if ch, err := publish.EnsureGitignore(dir); err != nil || !ch {
-		t.Fatal(ch, err)
-	}
-	if ch, _ := publish.EnsureGitignore(dir); ch {
-		t.Fatal("added twice")
-	}
-	got, _ := os.ReadFile(p)
-	if string(got) != "node_modules\n# Carryover (auto-added)\n.carryover/\n" {
-		t.Fatalf("%q", got)
-	}
-}
-
 func TestWriteAtomicModes(t *testing.T) {
 	dir := t.TempDir()
 	if err := publish.EnsureDir(dir); err != nil {

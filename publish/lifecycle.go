@@ -23,6 +23,9 @@ const (
 	StatusSuperseded = "superseded"
 	StatusExpired    = "expired"
 	StatusCleared    = "cleared"
+	// StatusForgotten: its session was forgotten (`carryover forget`);
+	// the record keeps only its id, project, agent and times.
+	StatusForgotten = ledger.EndForgotten
 )
 
 // DefaultExpireAfter is how old a handoff may get before a new session
@@ -88,6 +91,8 @@ func StatusOf(r ledger.HandoffRecord, consumers []ledger.Consumer, now time.Time
 	}
 	s := Status{ID: r.ID, ConsumedBy: consumers, Age: now.Sub(r.Updated), EndedAt: r.EndedAt}
 	switch {
+	case r.Ended == ledger.EndForgotten:
+		s.Status = StatusForgotten
 	case r.Ended == ledger.EndCleared:
 		s.Status = StatusCleared
 	case len(consumers) > 0:

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,16 @@ type Project struct {
 	// Note is a line Inject puts before the handoff's body (the previous
 	// session stopped at a limit); "" none.
 	Note string
+	// Pointer is the pointer setting (PointerAuto when ""); PointerFor
+	// the agents that need the block in this project under PointerAuto
+	// (none: no block is written).
+	Pointer    string
+	PointerFor []string
+	// NotProject is set for the home directory, its ancestors and / (see
+	// NotProject): no file is written there and the handoff is Held.
+	NotProject bool
+	// Held is the handoff of a NotProject root, rendered this event.
+	Held string
 }
 
 func (p *Project) logf(format string, args ...any) {
@@ -86,7 +97,7 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 	if why := p.Repo().Problem(); why != "" {
 		p.logf("git: %s", why)
 	}
-	if p.Repo().Tracked(HandoffPath(p.Root)) {
+	if !p.NotProject && p.Repo().Tracked(HandoffPath(p.Root)) {
 		// A repository that commits .carryover/handoff.md would have the
 		// next `git commit -a` publish the user's handoff.
 		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
@@ -103,7 +114,7 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 		return nil, nil // cleared by the user, and no work since
 	}
 	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
-	if prev, err := ReadHandoffFile(p.Root); err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id && p.check(prev, l) == "" {
+	if prev, err := ReadHandoffFile(p.Root); !p.NotProject && err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id && p.check(prev, l) == "" {
 		// Nothing but the timestamp would change: keep the file (and its
 		// receipts) as is — and the global copy, unless it is gone.
 		if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
@@ -116,9 +127,11 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 	return &Rendered{Text: text, Tool: h.Tool, record: func() { p.recordLifecycle(l, lc, h, native, text) }}, nil
 }
 
-// WriteProject writes a rendered handoff: the global copy, then (after the
-// ignore rules) the project's, then the pointer blocks in AGENTS.md and the
-// agents' memory files (adapters.Agent.MemoryFile).
+// WriteProject writes a rendered handoff: the global copy, then the
+// project's .carryover/handoff.md (its directory ignored by git through its
+// own .gitignore: the project's .gitignore is never edited), then the
+// pointer blocks where they are needed (pointerFiles). A NotProject root
+// gets no file: its handoff stays in the ledger.
 func (p *Project) WriteProject(text, tool string) error {
 	// The global copy does not depend on the project being writable; it
 	// is written alongside (a rename costs ~0.4 ms on some filesystems).
@@ -130,19 +143,16 @@ func (p *Project) WriteProject(text, tool string) error {
 		}
 	}()
 	defer func() { <-global }()
-	// Ignore rules first: nothing is written under .carryover/ before git
-	// is told to ignore it (OpenDir gives it its own .gitignore). It is
-	// opened once for handoff.md and the history copy.
+	if p.NotProject {
+		return nil
+	}
+	// OpenDir gives .carryover its own .gitignore before anything is
+	// written in it. It is opened once for handoff.md and the history copy.
 	d, err := OpenDir(p.Root)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", Dir(p.Root), err)
 	}
 	defer d.Close()
-	if distill.RepoRoot(p.Root) != "" {
-		if _, err := EnsureGitignore(p.Root); err != nil {
-			p.logf(".gitignore: %v", err)
-		}
-	}
 	// The history copy is written beside handoff.md: each replaces a file
 	// by a rename, which costs ~0.15 ms on ext4 (it allocates the new
 	// file's blocks and frees the old one's), mostly waiting on the disk.
@@ -164,18 +174,44 @@ func (p *Project) WriteProject(text, tool string) error {
 	if err := d.Write("handoff.md", []byte(text), ownFile); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
-	pointers := []string{"AGENTS.md"}
-	for _, a := range adapters.All {
-		if a.MemoryFile != "" && (a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))) {
-			pointers = append(pointers, a.MemoryFile)
-		}
-	}
-	for _, name := range pointers {
-		if _, err := EnsurePointer(filepath.Join(p.Root, name)); err != nil {
+	for _, name := range p.pointerFiles(tool) {
+		if err := ensurePointerRecorded(p.Home, p.Root, name); err != nil {
 			p.logf("pointer block: %v", err)
 		}
 	}
 	return nil
+}
+
+// pointerFiles are the files that get the pointer block. always: AGENTS.md
+// and each agent's memory file (adapters.Agent.MemoryFile) when the agent
+// always reads it, is the one publishing, or the file exists. auto:
+// nothing unless an agent needs the block (PointerFor), then AGENTS.md and
+// the memory files of those agents only: a CLAUDE.md or GEMINI.md is never
+// created for an agent whose hook injection works.
+func (p *Project) pointerFiles(tool string) []string {
+	var names []string
+	switch p.Pointer {
+	case PointerNever:
+		return nil
+	case PointerAlways:
+		names = []string{"AGENTS.md"}
+		for _, a := range adapters.All {
+			if a.MemoryFile != "" && (a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))) {
+				names = append(names, a.MemoryFile)
+			}
+		}
+		return names
+	}
+	if len(p.PointerFor) == 0 {
+		return nil
+	}
+	names = []string{"AGENTS.md"}
+	for _, a := range adapters.All {
+		if a.MemoryFile != "" && slices.Contains(p.PointerFor, a.Name) && !slices.Contains(names, a.MemoryFile) {
+			names = append(names, a.MemoryFile)
+		}
+	}
+	return names
 }
 
 // ReadHandoff returns the project's handoff.md when it is carryover's own:
@@ -183,6 +219,9 @@ func (p *Project) WriteProject(text, tool string) error {
 // the reason is logged). l may be nil (another process holds the ledger
 // locked, or it is damaged): the digests under the home decide then.
 func (p *Project) ReadHandoff(l *ledger.Ledger) string {
+	if p.NotProject {
+		return p.Held
+	}
 	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -200,6 +239,9 @@ func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 // HandoffTrusted reports whether the project's handoff.md is carryover's
 // own, logging why not (false, silently, when there is none).
 func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
+	if p.NotProject {
+		return false
+	}
 	b, err := ReadHandoffFile(p.Root)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -138,6 +138,8 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	switch {
 	case st.Status == StatusCleared:
 		return Delivery{Why: id + " was cleared (carryover clear); not injected"}
+	case st.Status == StatusForgotten:
+		return Delivery{Why: id + "'s session was forgotten (carryover forget); not injected"}
 	case st.Age > expire:
 		w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
 		if err != nil {
@@ -253,6 +255,9 @@ func (p *Project) Clear(l *ledger.Ledger, rec ledger.HandoffRecord) error {
 	}
 	if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
 		p.logf("write global handoff: %v", err)
+	}
+	if p.NotProject {
+		return nil // no file in the home directory (the ledger's record says cleared)
 	}
 	return WriteOwn(p.Root, "handoff.md", []byte(text))
 }

@@ -68,6 +68,11 @@ type Row struct {
 	Tested   string `toml:"tested"`
 	Inject   []Hook `toml:"inject"`
 	Snapshot []Hook `toml:"snapshot"`
+	// Pointer marks a row whose start injection is known to be dropped by
+	// some builds: the handoff also needs the pointer block in AGENTS.md
+	// (pointer = "auto" writes it for such an agent, as for one without
+	// inject hooks).
+	Pointer bool `toml:"pointer"`
 
 	min, max *version.Version // max nil = open-ended
 }
@@ -345,6 +350,10 @@ type Capability struct {
 	// Envelope is the agent's (adapters.Agent.Envelope), or none when the
 	// row has no inject hooks (an older version without a start event).
 	Envelope adapters.Envelope
+	// NeedsPointer is set when the handoff cannot count on reaching the
+	// model through a session-start injection at this version: the row
+	// injects at no start event, or is marked pointer = true.
+	NeedsPointer bool
 }
 
 // Hooks returns inject then snapshot hooks, one per native event (the first
@@ -419,7 +428,9 @@ func (tl Tool) capability(r Row, ver string) Capability {
 	if len(r.Inject) == 0 {
 		env = adapters.EnvelopeNone
 	}
+	start := slices.ContainsFunc(r.Inject, func(h Hook) bool { return tl.agent.Class(h.Native) == adapters.ClassStart })
 	return Capability{
+		NeedsPointer:   r.Pointer || !start || env == adapters.EnvelopeNone,
 		Tool:           tl.Name,
 		Version:        ver,
 		Row:            r.ID,

@@ -302,3 +302,29 @@ func TestConfigPathPrefersExisting(t *testing.T) {
 		t.Errorf("ConfigPath = %q; want the first usable candidate", got)
 	}
 }
+
+// TestNeedsPointer: the pointer block is needed exactly where the handoff
+// cannot count on a session-start injection (issue 24): no start inject
+// hook (Aider, Windsurf, Cursor 1.7) or one marked unreliable (Cursor 3).
+func TestNeedsPointer(t *testing.T) {
+	tab, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool, version string
+		want          bool
+	}{
+		{"claude", "2.1.197", false}, {"claude", "1.0.0", false}, {"codex", "0.169.0", false}, {"gemini", "0.61.0", false},
+		{"copilot-cli", "1.0.102", false}, {"vscode-copilot", "1.110.0", false},
+		{"cursor", "1.7.0", true}, {"cursor", "3.18.25", true}, {"windsurf", "1.0.0", true}, {"aider", "0.86.3", true},
+	} {
+		c, err := tab.Resolve(tc.tool, tc.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.NeedsPointer != tc.want {
+			t.Errorf("%s %s: NeedsPointer = %v, want %v", tc.tool, tc.version, c.NeedsPointer, tc.want)
+		}
+	}
+}

@@ -94,14 +94,16 @@ func claudeEndToEnd(t *testing.T, bin string) {
 	if n := strings.Count(h, "\n"); n > 50 {
 		t.Errorf("handoff has %d lines", n)
 	}
-	for _, f := range []string{"AGENTS.md", "CLAUDE.md"} {
-		b, _ := os.ReadFile(filepath.Join(p.dir, f))
-		if !strings.Contains(string(b), "<!--CARRYOVER:START-->") || strings.Contains(string(b), "retry") {
-			t.Errorf("%s pointer block wrong or carries task data:\n%s", f, b)
+	// A guest in the repository (issue 24): Claude Code's injection works,
+	// so no pointer block, no CLAUDE.md, no .gitignore edit; git ignores
+	// .carryover/ through its own .gitignore.
+	for _, f := range []string{"AGENTS.md", "CLAUDE.md", ".gitignore"} {
+		if b, err := os.ReadFile(filepath.Join(p.dir, f)); err == nil {
+			t.Errorf("%s was written although Claude Code's start injection works:\n%s", f, b)
 		}
 	}
-	if gi, _ := os.ReadFile(filepath.Join(p.dir, ".gitignore")); !strings.Contains(string(gi), ".carryover/") {
-		t.Errorf(".gitignore lacks .carryover/: %q", gi)
+	if st := porcelain(t, p.dir); strings.Contains(st, ".carryover") {
+		t.Errorf("git sees .carryover/: %q", st)
 	}
 
 	// Session 2: a fresh session must start with the handoff in its first request.

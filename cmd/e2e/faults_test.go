@@ -48,6 +48,7 @@ func faultCases() []faultCase {
 		{"readonly-project", faultReadOnlyProject},
 	}
 	cs = append(cs, faultCase{"privacy-by-construction", privacyByConstruction})
+	cs = append(cs, faultCase{"guest-by-default", guestByDefault})
 	for _, s := range hostileStdins() {
 		cs = append(cs, faultCase{"stdin-" + s.name, func(t *testing.T, r *faultRig) { faultStdin(t, r, s) }})
 	}
@@ -823,13 +824,48 @@ func userFileCases() []userFileCase {
 		write(r, ".gitignore", "bin/\r\n*.o", 0o644)
 	}, func(t *testing.T, r *faultRig) func(t *testing.T, r *faultRig, p hookProc) {
 		a := keepsBytes("AGENTS.md", "# rules\r\nuse tabs\r\n", true)(t, r)
-		g := keepsBytes(".gitignore", "bin/\r\n*.o", true)(t, r)
-		return func(t *testing.T, r *faultRig, p hookProc) { a(t, r, p); g(t, r, p) }
+		return func(t *testing.T, r *faultRig, p hookProc) {
+			a(t, r, p)
+			// The project's .gitignore is never edited (.carryover/ has its own).
+			if got := fileState(filepath.Join(r.project, ".gitignore")); got != "bin/\r\n*.o" {
+				t.Errorf(".gitignore changed: %q", got)
+			}
+		}
 	})
 	add("bom", func(t *testing.T, r *faultRig) {
 		write(r, "CLAUDE.md", "\xef\xbb\xbf# rules with a BOM\n", 0o644)
 	}, keepsBytes("CLAUDE.md", "\xef\xbb\xbf# rules with a BOM\n", false))
 	return cases
+}
+
+// guestByDefault: with the default settings (pointer = "auto", Claude
+// Code's injection working) a project gets .carryover/ and nothing else:
+// no AGENTS.md, CLAUDE.md or .gitignore, and the next session still gets
+// the handoff.
+func guestByDefault(t *testing.T, r *faultRig) {
+	r.setTranscript(r.sid, append(claudeFixture(t, "session-tools.jsonl"), canaryLines(r.sid, 0, 3)...))
+	r.snap("Stop")
+	if p := r.snap("SessionStart"); !strings.Contains(p.Stdout, "[CARRYOVER]") {
+		t.Fatalf("no injection: %q", p.Stdout)
+	}
+	for _, name := range []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md", ".gitignore"} {
+		if _, err := os.Lstat(filepath.Join(r.project, name)); err == nil {
+			t.Errorf("%s was written", name)
+		}
+	}
+	if out := gitRun(t, r.project, "status", "--porcelain", "--untracked-files=all"); out != "" {
+		t.Errorf("git sees changes:\n%s", out)
+	}
+	r.checkRows()
+}
+
+// alwaysPointer sets pointer = "always" in the rig's carryover config.
+func alwaysPointer(t *testing.T, r *faultRig) {
+	t.Helper()
+	os.MkdirAll(r.chome, 0o700)
+	if err := os.WriteFile(filepath.Join(r.chome, "config.toml"), []byte("pointer = \"always\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fileState is a file's link target or bytes ("" when absent).
@@ -843,6 +879,9 @@ func fileState(p string) string {
 }
 
 func faultUserFile(t *testing.T, r *faultRig, u userFileCase) {
+	// The pointer block is written only where needed by default (issue
+	// 24); these cases are about how it is written, so it is asked for.
+	alwaysPointer(t, r)
 	u.setup(t, r)
 	r.setTranscript(r.sid, append(claudeFixture(t, "session-tools.jsonl"), canaryLines(r.sid, 0, 3)...))
 	p := r.snap("Stop")
@@ -865,6 +904,7 @@ func faultUserFile(t *testing.T, r *faultRig, u userFileCase) {
 // the task, and git ignores .carryover/ (its own .gitignore is written
 // before any payload; the kill -9 case checks that at random kill points).
 func privacyByConstruction(t *testing.T, r *faultRig) {
+	alwaysPointer(t, r)
 	r.setTranscript(r.sid, append(claudeFixture(t, "session-tools.jsonl"), canaryLines(r.sid, 0, 3)...))
 	r.snap("Stop")
 	p := r.snap("SessionStart")

@@ -31,10 +31,10 @@ func TestGeminiEndToEnd(t *testing.T) {
 	if !contextRE.MatchString(h) {
 		t.Errorf("handoff lacks the Gemini usage figures (context: N/M tokens (P%%)):\n%s", h)
 	}
-	for _, f := range []string{"AGENTS.md", "GEMINI.md"} {
-		b, _ := os.ReadFile(filepath.Join(dir, f))
-		if !strings.Contains(string(b), "<!--CARRYOVER:START-->") || strings.Contains(string(b), s.Word) {
-			t.Errorf("%s pointer block missing or carries task data:\n%s", f, b)
+	// Gemini CLI's start injection works: no pointer block, no GEMINI.md (issue 24).
+	for _, f := range []string{"AGENTS.md", "GEMINI.md", ".gitignore"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s was written although Gemini CLI's start injection works:\n%s", f, b)
 		}
 	}
 

@@ -368,13 +368,21 @@ func TestHostileFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg, _ := os.ReadFile(h.in(".git/config"))
+		gitconfig, _ := os.ReadFile(filepath.Join(h.home, ".gitconfig"))
+		// The pointer block is written only where needed by default (issue
+		// 24): asked for here, every hostile pointer file is refused.
+		os.MkdirAll(h.chome, 0o700)
+		os.WriteFile(filepath.Join(h.chome, "config.toml"), []byte("pointer = \"always\"\n"), 0o600)
 		h.around("Stop", "SessionStart")
 		h.wantLog("AGENTS.md left unchanged: it is a symlink to a file outside the project",
 			"CLAUDE.md left unchanged: it is not a regular file",
-			"GEMINI.md left unchanged: it is a symlink into the repository's .git directory",
-			".gitignore left unchanged: it has other hard links")
+			"GEMINI.md left unchanged: it is a symlink into the repository's .git directory")
 		if b, _ := os.ReadFile(h.in(".git/config")); !bytes.Equal(b, cfg) {
 			t.Errorf(".git/config changed")
+		}
+		// The project's .gitignore is never edited (here a hard link to ~/.gitconfig).
+		if b, _ := os.ReadFile(filepath.Join(h.home, ".gitconfig")); !bytes.Equal(b, gitconfig) {
+			t.Errorf("~/.gitconfig changed through the .gitignore hard link")
 		}
 		if _, err := os.Stat(publish.HandoffPath(h.project)); err != nil {
 			t.Errorf("no handoff: %v", err)

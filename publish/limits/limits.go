@@ -336,11 +336,8 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, tool, native string, sid 
 	if p.Redact != nil {
 		text = p.Redact(text)
 	}
-	if err := publish.EnsureDir(p.Root); err != nil {
-		return err
-	}
-	if distill.RepoRoot(p.Root) != "" {
-		_, _ = publish.EnsureGitignore(p.Root)
+	if p.NotProject {
+		return nil // no file in the home directory: `carryover handoff` builds it
 	}
 	// Never through a symlink planted in .carryover (safefile).
 	return publish.WriteOwn(p.Root, "RESUME.md", []byte(text))

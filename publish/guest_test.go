@@ -1,0 +1,165 @@
+package publish_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/carryover/carryover/publish"
+)
+
+// guestProject is a project whose AGENTS.md and .gitignore belong to a
+// team (bytes chosen to catch any normalisation: CRLF, no final newline).
+func guestProject(t *testing.T) (home, dir string, files map[string]string) {
+	t.Helper()
+	root := t.TempDir()
+	home, dir = filepath.Join(root, "carryover-home"), filepath.Join(root, "src", "team")
+	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
+	files = map[string]string{"AGENTS.md": "# Team rules\r\nUse tabs.\r\n", ".gitignore": "node_modules/\n*.log"}
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home, dir, files
+}
+
+func sameFiles(t *testing.T, dir string, files map[string]string, absent ...string) {
+	t.Helper()
+	for n, want := range files {
+		if got, err := os.ReadFile(filepath.Join(dir, n)); err != nil || string(got) != want {
+			t.Errorf("%s = %q (%v), want %q byte for byte", n, got, err, want)
+		}
+	}
+	for _, n := range absent {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			t.Errorf("%s exists", n)
+		}
+	}
+}
+
+// TestWriteProjectIsAGuest: the default (auto, no agent needing the block)
+// touches no file of the project's own; .carryover/ ignores itself.
+func TestWriteProjectIsAGuest(t *testing.T) {
+	home, dir, files := guestProject(t)
+	p := &publish.Project{Root: dir, Home: home, Pointer: publish.PointerAuto}
+	if err := p.WriteProject("# [CARRYOVER] test\nbody\n", "claude"); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, dir, files, "CLAUDE.md", "GEMINI.md")
+	if b, _ := os.ReadFile(filepath.Join(dir, ".carryover", ".gitignore")); string(b) != publish.OwnGitignore {
+		t.Errorf(".carryover/.gitignore = %q", b)
+	}
+	// never: the same, even for an agent that would need it.
+	p.Pointer, p.PointerFor = publish.PointerNever, []string{"windsurf"}
+	p.WriteProject("# [CARRYOVER] test\nbody 2\n", "windsurf")
+	sameFiles(t, dir, files, "CLAUDE.md", "GEMINI.md")
+}
+
+// TestPointerWhereNeeded: auto writes AGENTS.md and the memory file of
+// the agent that needs the block only (never a CLAUDE.md for Claude Code
+// when another agent needs it); always writes everywhere. Purge restores
+// every file byte for byte and deletes what carryover created.
+func TestPointerWhereNeeded(t *testing.T) {
+	home, dir, files := guestProject(t)
+	p := &publish.Project{Root: dir, Home: home, Pointer: publish.PointerAuto, PointerFor: []string{"gemini"}}
+	if err := p.WriteProject("# [CARRYOVER] test\nbody\n", "claude"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"AGENTS.md", "GEMINI.md"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, n)); !strings.Contains(string(b), "<!--CARRYOVER:START-->") {
+			t.Errorf("%s lacks the block: %q", n, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "AGENTS.md")); !strings.HasPrefix(string(b), files["AGENTS.md"]) {
+		t.Errorf("AGENTS.md's own text changed: %q", b)
+	}
+	sameFiles(t, dir, map[string]string{".gitignore": files[".gitignore"]}, "CLAUDE.md")
+
+	p.Pointer = publish.PointerAlways
+	p.WriteProject("# [CARRYOVER] test\nbody 2\n", "claude")
+	if b, _ := os.ReadFile(filepath.Join(dir, "CLAUDE.md")); string(b) != publish.PointerBlock {
+		t.Errorf("always: CLAUDE.md = %q", b)
+	}
+
+	dry := publish.Purge(home, dir, nil, true)
+	if len(dry) != 4 { // AGENTS.md, CLAUDE.md, GEMINI.md, .carryover/
+		t.Errorf("dry run: %v", dry)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "CLAUDE.md")); err != nil {
+		t.Fatalf("the dry run changed something: %v", err)
+	}
+	for _, s := range publish.Purge(home, dir, nil, false) {
+		if s.Err != nil {
+			t.Errorf("purge: %v", s)
+		}
+	}
+	sameFiles(t, dir, files, "CLAUDE.md", "GEMINI.md", ".carryover")
+}
+
+// TestPurgeLeavesChangedFilesAlone: a file changed outside the block
+// since carryover wrote it is never touched; an earlier carryover's
+// .gitignore entry and appended block (no record) are taken out.
+func TestPurgeLeavesChangedFilesAlone(t *testing.T) {
+	home, dir, _ := guestProject(t)
+	p := &publish.Project{Root: dir, Home: home, Pointer: publish.PointerAlways}
+	p.WriteProject("# [CARRYOVER] test\nbody\n", "claude")
+	edited := "# my own notes\n" + publish.PointerBlock
+	os.WriteFile(filepath.Join(dir, "CLAUDE.md"), []byte(edited), 0o644)
+	legacyGemini := "Be brief.\n\n" + publish.PointerBlock // shape of an old append, no record
+	os.WriteFile(filepath.Join(dir, "GEMINI.md"), []byte(legacyGemini), 0o644)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("dist/\n"+publish.GitignoreComment+"\n.carryover/\n"), 0o644)
+	var left []string
+	for _, s := range publish.Purge(home, dir, nil, false) {
+		if s.Err != nil {
+			left = append(left, filepath.Base(s.Path))
+		}
+	}
+	if strings.Join(left, ",") != "CLAUDE.md" {
+		t.Errorf("left alone: %v, want CLAUDE.md only", left)
+	}
+	sameFiles(t, dir, map[string]string{"CLAUDE.md": edited, "GEMINI.md": "Be brief.\n", ".gitignore": "dist/\n", "AGENTS.md": "# Team rules\r\nUse tabs.\r\n"})
+}
+
+func TestNotProject(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home", "u")
+	os.MkdirAll(filepath.Join(home, "src", "app"), 0o755)
+	for dir, want := range map[string]bool{
+		home: true, filepath.Dir(home): true, filepath.Dir(filepath.Dir(home)): true, "/": true, "": true,
+		filepath.Join(home, "src"): false, filepath.Join(home, "src", "app"): false, home + "2": false,
+	} {
+		if got := publish.NotProject(dir, home); got != want {
+			t.Errorf("NotProject(%q) = %v, want %v", dir, got, want)
+		}
+	}
+	// Nothing is written for such a root.
+	p := &publish.Project{Root: home, Home: filepath.Join(t.TempDir(), "co"), NotProject: true, Pointer: publish.PointerAlways}
+	if err := p.WriteProject("# [CARRYOVER] x\n", "claude"); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(home)
+	if len(ents) != 1 || ents[0].Name() != "src" {
+		t.Errorf("files written in the home directory: %v", ents)
+	}
+}
+
+// TestProjectPointerOnlyStricter: a project file may move pointer towards
+// never, not towards always (unless the user trusts the project).
+func TestProjectPointerOnlyStricter(t *testing.T) {
+	for _, tc := range []struct{ global, project, want string }{
+		{"auto", "never", "never"}, {"auto", "always", "auto"}, {"never", "auto", "never"}, {"always", "auto", "auto"}, {"", "always", ""},
+	} {
+		g := publish.Config{Pointer: tc.global}
+		c := publish.ProjectPolicy(g, publish.Config{Pointer: tc.project}, map[string]any{"pointer": tc.project}, "/p", "/p/.carryover.toml")
+		if c.Pointer != tc.want {
+			t.Errorf("global %q, project %q: pointer %q, want %q", tc.global, tc.project, c.Pointer, tc.want)
+		}
+	}
+	if !(publish.Config{Ignore: []string{"/work/client"}}).Ignores("/work/client/app") {
+		t.Errorf("a directory under an ignored one is not ignored")
+	}
+	if (publish.Config{Ignore: []string{"/work/client"}}).Ignores("/work/client2") {
+		t.Errorf("a sibling with the same prefix is ignored")
+	}
+}
