@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -143,7 +144,13 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	if distill.RepoRoot(project) != "" {
 		_, _ = publish.EnsureGitignore(project)
 	}
-	if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); err != nil {
+	wrote := true
+	if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); errors.Is(err, publish.ErrTracked) {
+		// The repository commits that file: the prompt still goes to the
+		// clipboard or stdout, never into a file `git commit -a` publishes.
+		fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
+		wrote = false
+	} else if err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if o.stdout {
@@ -157,11 +164,16 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		}
 	}
 	fmt.Fprintf(e.Stderr, "carryover: %s\n", stats)
-	fmt.Fprintf(e.Stderr, "carryover: wrote %s\n", path)
+	if wrote {
+		fmt.Fprintf(e.Stderr, "carryover: wrote %s\n", path)
+	}
 	if !o.noClipboard {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", copyText(e, text, path))
 	}
 	if o.launch != "" {
+		if !wrote {
+			return exitf(ExitError, "--launch needs %s, which was not written (see above)", path)
+		}
 		return launchAgent(e, o.launch, project, path)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish/safefile"
 )
 
@@ -103,8 +104,12 @@ func EnsureDir(project string) error {
 
 // WriteOwn writes one of carryover's own files (handoff.md, RESUME.*,
 // session.json) into <project>/.carryover atomically, never through a
-// symlink (see OpenDir). New files are 0600.
+// symlink (see OpenDir), and never one git tracks (ErrTracked, planted.go).
+// New files are 0600.
 func WriteOwn(project, name string, data []byte) error {
+	if p := filepath.Join(Dir(project), name); distill.OpenRepo(project).Tracked(p) {
+		return trackedErr(p)
+	}
 	d, err := OpenDir(project)
 	if err != nil {
 		return err

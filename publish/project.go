@@ -37,6 +37,10 @@ type Project struct {
 	// Note is a line Inject puts before the handoff's body (the previous
 	// session stopped at a limit); "" none.
 	Note string
+	// ownHistory are the handoff ids the ledger records for the project,
+	// set by Render when it mints a new id: the history files rotation may
+	// remove (writeHistory). nil: no rotation.
+	ownHistory map[string]bool
 }
 
 func (p *Project) logf(format string, args ...any) {
@@ -150,7 +154,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	go func() {
 		defer close(history)
 		if id := IDOf(HeaderOf(text)); id != "" {
-			if _, err := writeHistory(d, id, text, p.HistoryKeep); err != nil {
+			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, p.Repo(), p.Root); err != nil {
 				p.logf("history: %v", err)
 			}
 		}
