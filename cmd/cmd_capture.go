@@ -52,6 +52,11 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	if distill.RepoRoot(p.project) != "" {
 		_, _ = publish.EnsureGitignore(p.project)
 	}
+	// Recorded before it is written (like handoff.md): `resume` without
+	// --file reads only a session.json carryover captured.
+	if err := publish.RecordCaptured(e.Home(), p.project, b); err != nil {
+		return exitf(ExitError, "record %s under %s: %v", path, e.Home(), err)
+	}
 	if err := publish.WriteOwn(p.project, filepath.Base(path), b); err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}

@@ -114,6 +114,9 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		h = resume.Structured(s).WithLifecycle(o.lifecycle)
 		resume.Degrade(&h, s)
 	}
+	if s.Imported != "" && loadedHandoff == nil { // a loaded one round-trips byte for byte
+		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
+	}
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // ErrTracked wraps the refusal to write one of carryover's own files that
@@ -48,4 +49,43 @@ func TrackedOwn(project string) []string {
 		}
 	}
 	return out
+}
+
+// capturedKey is the sidecar key (trust.go) of the session.json files
+// `carryover capture` wrote for project, apart from its handoffs.
+func capturedKey(project string) string { return project + "\x00session.json" }
+
+// RecordCaptured records that carryover wrote b as project's session.json
+// (before writing it, like RecordPublished for handoff.md).
+func RecordCaptured(home, project string, b []byte) error {
+	return RecordPublished(home, capturedKey(project), Digest(b))
+}
+
+// Captured reports whether b, read from project's session.json, is one
+// carryover captured there (and unchanged since): a committed session.json
+// is not a previous session.
+func Captured(home, project string, b []byte) bool {
+	d := Digest(b)
+	for _, s := range sidecarDigests(SidecarPath(home, capturedKey(project))) {
+		if s == d {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadOwnFile reads project/.carryover/name without following a symlink
+// (neither .carryover nor name), a regular file of at most max bytes.
+func ReadOwnFile(project, name string, max int64) ([]byte, error) {
+	pd, err := safefile.OpenDir(project)
+	if err != nil {
+		return nil, err
+	}
+	defer pd.Close()
+	d, err := pd.Sub(".carryover", false, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile(name, max)
 }
