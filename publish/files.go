@@ -107,8 +107,9 @@ func EnsureDir(project string) error {
 // symlink (see OpenDir), and never one git tracks (ErrTracked, planted.go).
 // New files are 0600.
 func WriteOwn(project, name string, data []byte) error {
-	if p := filepath.Join(Dir(project), name); distill.OpenRepo(project).Tracked(p) {
-		return trackedErr(p)
+	p := filepath.Join(Dir(project), name)
+	if fi, err := os.Lstat(p); (err != nil || fi.Mode()&os.ModeSymlink == 0) && distill.OpenRepo(project).Tracked(p) {
+		return trackedErr(p) // (a symlink is refused as one below, tracked or not)
 	}
 	d, err := OpenDir(project)
 	if err != nil {
