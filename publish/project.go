@@ -154,7 +154,13 @@ func (p *Project) WriteProject(text, tool string) error {
 	go func() {
 		defer close(history)
 		if id := IDOf(HeaderOf(text)); id != "" {
-			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, p.Repo(), p.Root); err != nil {
+			var repo *distill.Repo
+			if p.Repo != nil {
+				repo = p.Repo()
+			} else {
+				repo = distill.OpenRepo(p.Root)
+			}
+			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, repo, p.Root); err != nil {
 				p.logf("history: %v", err)
 			}
 		}
