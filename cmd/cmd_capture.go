@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -57,7 +58,12 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	if err := publish.RecordCaptured(e.Home(), p.project, b); err != nil {
 		return exitf(ExitError, "record %s under %s: %v", path, e.Home(), err)
 	}
-	if err := publish.WriteOwn(p.project, filepath.Base(path), b); err != nil {
+	if err := publish.WriteOwn(p.project, filepath.Base(path), b); errors.Is(err, publish.ErrTracked) {
+		log := newLogger(e)
+		log.prefix = "manual "
+		log.Printf("%v", err)
+		return exitf(ExitError, "%v", err)
+	} else if err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if toStdout {

@@ -152,6 +152,9 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		// The repository commits that file: the prompt still goes to the
 		// clipboard or stdout, never into a file `git commit -a` publishes.
 		fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
+		log := newLogger(e)
+		log.prefix = "manual "
+		log.Printf("%v", err)
 		wrote = false
 	} else if err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)

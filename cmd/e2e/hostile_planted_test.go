@@ -208,6 +208,7 @@ func TestHostilePlantedTrackedOwnFiles(t *testing.T) {
 			t.Errorf(".carryover/%s, tracked by git, was written or removed (%v)", name, err)
 		}
 	}
+	h.wantLog("RESUME.md is tracked by git", "RESUME.yaml is tracked by git", "session.json is tracked by git")
 	status, _, _ := h.run("status")
 	if !strings.Contains(status, "git tracks") || !strings.Contains(status, ".carryover/RESUME.md") {
 		t.Errorf("status does not say which tracked files carryover leaves alone:\n%s", status)
