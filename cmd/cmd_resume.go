@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -42,10 +43,10 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	if err != nil {
 		return err
 	}
-	if imported {
-		file, _ = absPath(e, file)
-	} else {
+	if file == "" {
 		file = SessionPath(project)
+	} else {
+		file, _ = absPath(e, file)
 	}
 	cfg, _ := LoadConfig(e, project)
 	redact := redactor(cfg)
@@ -78,8 +79,9 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 // a .carryover/session.json that `carryover capture` wrote, unchanged
 // since, is read (a repository can commit one to pose as your previous
 // session); never through a symlink. A file the user names with --file is
-// imported (imported true), except through a symlink from inside the
-// project to outside it.
+// imported (imported true; false when its bytes are a session.json capture
+// wrote here), except through a symlink from inside the project to outside
+// it, which is refused.
 func loadResume(e *Env, project, file string) (l resume.Loaded, imported bool, err error) {
 	if file == "" {
 		path := SessionPath(project)
@@ -119,6 +121,10 @@ func loadResume(e *Env, project, file string) (l resume.Loaded, imported bool, e
 			return l, true, exitf(ExitNotFound, "%s does not exist", file)
 		}
 		return l, true, exitf(ExitParse, "%s: %v", file, err)
+	}
+	// A file carryover captured here (or a copy of it) is the user's own.
+	if b, err := os.ReadFile(abs); err == nil && publish.Captured(e.Home(), project, b) {
+		return l, false, nil
 	}
 	return l, true, nil
 }
