@@ -70,6 +70,7 @@ vet:
     go vet ./...
 
 # run carryover over the public session files in ../shared/realworld (never copied into the repo) and
-# print the per-file table: exit code, task, files, errors, next action, time, handoff.md lines
+# print the per-file table: exit code, task, files, errors, next action, time, handoff.md lines; then the
+# aider histories committed in a repository, as their projects had them (never taken for your session)
 realworld:
-    CARRYOVER_REALWORLD="${CARRYOVER_REALWORLD:-$(pwd)/../shared/realworld}" go test -count=1 -run TestRealworldCorpus -v ./cmd/ | grep -E '^\s*(\||files |--- |ok|FAIL)'
+    CARRYOVER_REALWORLD="${CARRYOVER_REALWORLD:-$(pwd)/../shared/realworld}" go test -count=1 -run 'TestRealworldCorpus|TestRealworldCommittedAider' -v ./cmd/ | grep -E '^\s*(\||files |--- |ok|FAIL)|committed aider'

@@ -112,7 +112,10 @@ const aiderConfirm = "(Y)es/(N)o"
 
 // aiderHistoryPath finds the chat history file: AIDER_CHAT_HISTORY_FILE,
 // chat-history-file in .aider.conf.yml (project, then cwd), else the
-// default name in the project, then in cwd (--no-git).
+// default name in the project, then in cwd (--no-git). A history the
+// project names or holds is read only inside the project (aiderWithin): a
+// planted .aider.conf.yml pointing at /home/u/other/.aider.chat.history.md
+// or ../.., or a history symlinked out, is not read ("" when nothing is left).
 func aiderHistoryPath(h Hook, env Env) string {
 	dirs := []string{}
 	for _, d := range []string{h.Project, h.Cwd} {
@@ -131,21 +134,44 @@ func aiderHistoryPath(h Hook, env Env) string {
 	}
 	if env.Getenv != nil {
 		if v := env.Getenv("AIDER_CHAT_HISTORY_FILE"); v != "" {
-			return rel(v)
+			return rel(v) // the user's own environment
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- { // later files win
-		if v := aiderConfValue(filepath.Join(dirs[i], ".aider.conf.yml"), "chat-history-file"); v != "" {
+		if v := aiderConfValue(filepath.Join(dirs[i], ".aider.conf.yml"), "chat-history-file"); v != "" && aiderWithin(dirs[0], rel(v)) {
 			return rel(v)
 		}
 	}
 	for _, d := range dirs {
 		p := filepath.Join(d, ".aider.chat.history.md")
-		if fileExistsRegular(p) {
+		if fileExistsRegular(p) && aiderWithin(dirs[0], p) {
 			return p
 		}
 	}
-	return filepath.Join(dirs[0], ".aider.chat.history.md")
+	if p := filepath.Join(dirs[0], ".aider.chat.history.md"); aiderWithin(dirs[0], p) {
+		return p
+	}
+	return ""
+}
+
+// aiderWithin reports whether p, symlinks resolved, is inside dir (a file
+// not there yet is judged by its directory).
+func aiderWithin(dir, p string) bool {
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if _, lerr := os.Lstat(p); lerr == nil {
+			return false // a dangling or looping link
+		}
+		pd, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err != nil {
+			return false
+		}
+		r = filepath.Join(pd, filepath.Base(p))
+	}
+	return InProject(r, dir)
 }
 
 // aiderConfValue reads a top-level scalar "key: value" from a YAML file
@@ -278,7 +304,7 @@ func (aider) ReadStore(h Hook, env Env) ([]Row, error) {
 		path = aiderHistoryPath(h, env)
 	}
 	if path == "" {
-		return nil, errors.New("aider: no project directory given")
+		return nil, errors.New("aider: no chat history inside the project (a history outside it is read only when named: --transcript FILE)")
 	}
 	text, err := readAiderHistory(path)
 	if err != nil {

@@ -207,3 +207,47 @@ func TestAiderAPIErrors(t *testing.T) {
 		t.Errorf("the last row is %s %q, want the final API error", last.Kind, last.Text)
 	}
 }
+
+// TestAiderHistoryOutsideProject: a project's .aider.conf.yml naming a
+// history outside the project (absolute, through .., through a symlink),
+// or a default history that is a symlink out, is not read (issue 21).
+func TestAiderHistoryOutsideProject(t *testing.T) {
+	aiderUTC(t)
+	root := t.TempDir()
+	dir, other := filepath.Join(root, "proj"), filepath.Join(root, "other")
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.MkdirAll(other, 0o755)
+	secret := filepath.Join(other, "notes.md")
+	os.WriteFile(secret, []byte("\n# aider chat started at 2026-01-02 03:04:05\n\n#### someone else's task  \n\nOk.\n\n"), 0o644)
+	os.Symlink(other, filepath.Join(dir, "sub", "out"))
+	for _, v := range []string{secret, "../other/notes.md", "sub/../../other/notes.md", "sub/out/notes.md"} {
+		os.WriteFile(filepath.Join(dir, ".aider.conf.yml"), []byte("chat-history-file: "+v+"\n"), 0o644)
+		rows, err := adapters.Aider.(adapters.StoreReader).ReadStore(adapters.Hook{Project: dir}, adapters.Env{})
+		if len(rows) != 0 || err == nil {
+			t.Errorf("chat-history-file: %s was read: %d rows, %v", v, len(rows), err)
+		}
+	}
+	os.Remove(filepath.Join(dir, ".aider.conf.yml"))
+	os.Symlink(secret, filepath.Join(dir, ".aider.chat.history.md"))
+	if rows, err := adapters.Aider.(adapters.StoreReader).ReadStore(adapters.Hook{Project: dir}, adapters.Env{}); len(rows) != 0 || err == nil {
+		t.Errorf("a history symlinked out of the project was read: %d rows, %v", len(rows), err)
+	}
+	if ss, _ := adapters.AiderSessions(dir); len(ss) != 0 {
+		t.Errorf("the lister listed %d sessions through a symlink out", len(ss))
+	}
+	// Inside the project, through a link that stays inside, is read.
+	os.Remove(filepath.Join(dir, ".aider.chat.history.md"))
+	os.WriteFile(filepath.Join(dir, "sub", "h.md"), mustReadFile(t, secret), 0o644)
+	os.WriteFile(filepath.Join(dir, ".aider.conf.yml"), []byte("chat-history-file: sub/h.md\n"), 0o644)
+	if rows := aiderRead(t, dir, ""); len(rows) != 2 {
+		t.Errorf("a history inside the project: %d rows", len(rows))
+	}
+}
+
+func mustReadFile(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

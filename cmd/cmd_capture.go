@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -53,7 +54,17 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	if err := publish.EnsureDir(p.project); err != nil {
 		return exitf(ExitError, "cannot create %s: %v", publish.Dir(p.project), err)
 	}
-	if err := publish.WriteOwn(p.project, filepath.Base(path), b); err != nil {
+	// Recorded before it is written (like handoff.md): `resume` without
+	// --file reads only a session.json carryover captured.
+	if err := publish.RecordCaptured(e.Home(), p.project, b); err != nil {
+		return exitf(ExitError, "record %s under %s: %v", path, e.Home(), err)
+	}
+	if err := publish.WriteOwn(p.project, filepath.Base(path), b); errors.Is(err, publish.ErrTracked) {
+		log := newLogger(e)
+		log.prefix = "manual "
+		log.Printf("%v", err)
+		return exitf(ExitError, "%v", err)
+	} else if err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if toStdout {

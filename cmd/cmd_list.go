@@ -82,6 +82,9 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 			if len(prev) > 70 {
 				prev = clip(prev, 70)
 			}
+			if c.NotYours != "" {
+				prev = "(not picked: " + c.NotYours + ") " + prev
+			}
 			if all {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev)
 			} else {

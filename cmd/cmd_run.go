@@ -116,6 +116,7 @@ func runAgent(e *Env, o runOptions) error {
 		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
 		env := append([]string(nil), e.Environ...)
 		c.Env = append(env, limits.RunEnv+"="+id+"."+strconv.Itoa(gen), limits.RunPIDEnv+"="+strconv.Itoa(os.Getpid()))
+		started := e.Now()
 		if err := c.Start(); err != nil {
 			return exitf(ExitError, "cannot start %s: %v", argv[0], err)
 		}
@@ -128,7 +129,7 @@ func runAgent(e *Env, o runOptions) error {
 		}
 		child.Store(nil)
 		if tool == "aider" {
-			snapshotAider(e, o.project)
+			snapshotAider(e, o.project, started)
 		}
 		switch {
 		case o.interrupted.Load() || code == 130:
@@ -221,9 +222,11 @@ func aiderArgs(argv []string, project string) []string {
 }
 
 // snapshotAider reads aider's chat history of the project into the ledger
-// and publishes the handoff, as a hook would have (aider has none).
-func snapshotAider(e *Env, project string) {
-	p, err := pick(e, selection{source: "aider", project: project})
+// and publishes the handoff, as a hook would have (aider has none). A
+// session begun since started is the one carryover ran, so it is the
+// user's even in a history file the repository tracks.
+func snapshotAider(e *Env, project string, started time.Time) {
+	p, err := pick(e, selection{source: "aider", project: project, since: started})
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", errors.Unwrap(err))
 		return

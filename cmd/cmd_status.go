@@ -193,11 +193,25 @@ func collectStatus(e *Env) (st StatusReport) {
 }
 
 // statusTrust says why project's handoff.md would not be injected ("" when
-// it would, or there is none).
+// it would, or there is none), and which of carryover's own files it does
+// not write because git tracks them (publish.TrackedOwn).
 func statusTrust(e *Env, project string, l *ledger.Ledger) string {
 	if project == "" {
 		return ""
 	}
+	why := handoffTrust(e, project, l)
+	if t := publish.TrackedOwn(project); len(t) > 0 {
+		note := "git tracks " + strings.Join(t, ", ") + ": carryover does not write them (they came with the repository; `git rm --cached` them to let it)"
+		if why != "" {
+			return why + "; " + note
+		}
+		return note
+	}
+	return why
+}
+
+// handoffTrust says why project's handoff.md would not be injected.
+func handoffTrust(e *Env, project string, l *ledger.Ledger) string {
 	b, err := publish.ReadHandoffFile(project)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ""

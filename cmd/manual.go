@@ -28,6 +28,9 @@ import (
 // selection is the session-selection flags shared by handoff and capture.
 type selection struct {
 	source, session, project, transcript string
+	// since: carryover started the agent then (run), so a session begun
+	// since is the user's even in a file git tracks.
+	since time.Time
 }
 
 func selectionFlags() []cli.Flag {
@@ -79,6 +82,9 @@ type candidate struct {
 	adapters.NativeSession
 	InLedger   bool `json:"inLedger,omitempty"`
 	LedgerOnly bool `json:"ledgerOnly,omitempty"`
+	// NotYours says why the session is never chosen without being named
+	// (planted.go): its file is tracked by git, or it is dated in the future.
+	NotYours string `json:"notYours,omitempty"`
 }
 
 // gather lists sessions of project ("" = all) from every agent's store and
@@ -151,7 +157,11 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 			}
 		}
 	}
+	markNotYours(e, out)
 	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].NotYours == "") != (out[j].NotYours == "") {
+			return out[i].NotYours == "" // a planted session never outranks one of yours
+		}
 		if !out[i].LastActive.Equal(out[j].LastActive) {
 			return out[i].LastActive.After(out[j].LastActive)
 		}
@@ -189,6 +199,18 @@ type picked struct {
 	// from: its recorded directory when that exists here, --project, or ""
 	// (none: the current directory says nothing about a bundled session).
 	context string
+	// foreign: a --transcript file the project's git tracks (it came with
+	// the repository). It is read under its own ledger key (importedKey),
+	// so it never feeds the project's handoff by itself.
+	foreign bool
+}
+
+// ledgerProject is the project the picked session is recorded under.
+func (p picked) ledgerProject() string {
+	if p.foreign {
+		return importedKey(p.Path)
+	}
+	return p.project
 }
 
 // contextDir is the directory describing the session's project ("" = none).
@@ -252,6 +274,9 @@ func pick(e *Env, sel selection) (picked, error) {
 			}
 			return picked{}, exitf(ExitNotFound, "session prefix %q is ambiguous (%d sessions: %s); give more of the id", sel.session, len(m), strings.Join(ids, ", "))
 		}
+		if m[0].NotYours == notYoursTracked {
+			return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", shortID(m[0].ID), m[0].Path, m[0].Path)
+		}
 		p := picked{candidate: m[0], project: project}
 		if !adapters.InProject(m[0].Project, project) && m[0].Project != "" {
 			if fi, err := os.Stat(m[0].Project); err == nil && fi.IsDir() {
@@ -261,9 +286,22 @@ func pick(e *Env, sel selection) (picked, error) {
 		p.reason = fmt.Sprintf("matched --session %q %s", sel.session, scope)
 		return p, nil
 	}
+	all := len(cs)
+	for i, c := range cs {
+		if !sel.since.IsZero() && c.NotYours == notYoursTracked && !c.LastActive.Before(sel.since.Add(-time.Minute)) {
+			cs[i].NotYours = ""
+		}
+	}
+	cs, planted := yours(cs)
+	if planted != "" {
+		fmt.Fprintf(e.Stderr, "carryover: %s\n", planted)
+	}
 	if len(cs) == 0 {
 		if !stores {
 			return picked{}, noAgentsError(e)
+		}
+		if all > 0 {
+			return picked{}, exitf(ExitNotFound, "no session of yours found for %s (%s); pass --transcript FILE to use one of those anyway", project, planted)
 		}
 		return picked{}, exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
 	}
@@ -317,7 +355,10 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
 	}
 	p := picked{candidate: candidate{NativeSession: d}, project: project, explicit: true, context: project,
-		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
+		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why), foreign: trackedFile(path)}
+	if p.foreign {
+		p.reason += "; the repository tracks this file in git, so it is read as an imported file and never becomes the project's handoff by itself"
+	}
 	if sel.project == "" {
 		p.context, why = transcriptContext(d.Project)
 		p.reason += "; " + why
@@ -360,7 +401,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 			return ledger.Session{}, nil, exitf(ExitError, "carryover cannot read %s sessions (no adapter); known: %s", p.Tool, strings.Join(adapters.Names(), ", "))
 		}
 		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
-		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.project, Now: e.Now(), Redact: redactor(cfg)}
+		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.ledgerProject(), Now: e.Now(), Redact: redactor(cfg)}
 		if p.explicit {
 			o.Transcripts = adapters.ExplicitTranscripts(a, h, adapterEnv(e))
 		}
@@ -381,12 +422,12 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 			}
 		}
 		if p.Preview != "" {
-			if s, err := l.SessionIn(p.Tool, p.ID, p.project); err == nil {
+			if s, err := l.SessionIn(p.Tool, p.ID, p.ledgerProject()); err == nil {
 				_ = l.SetTitle(s.ID, redactor(cfg)(p.Preview))
 			}
 		}
 	}
-	s, err := l.SessionIn(p.Tool, p.ID, p.project)
+	s, err := l.SessionIn(p.Tool, p.ID, p.ledgerProject())
 	if err != nil && p.LedgerOnly { // recorded under the project it was seen in
 		s, err = l.Session(p.Tool, p.ID)
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -112,6 +113,9 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		h = resume.Structured(s).WithLifecycle(o.lifecycle)
 		resume.Degrade(&h, s)
 	}
+	if s.Imported != "" && loadedHandoff == nil { // a loaded one round-trips byte for byte
+		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
+	}
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)
 	}
@@ -139,6 +143,7 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	// The home directory (or an ancestor) is never a project: nothing is
 	// written there; the prompt goes to stdout (and the clipboard).
 	notProject := publish.NotProject(project, e.UserHome())
+	wrote := !notProject
 	if notProject {
 		o.stdout = true
 		if o.launch != "" {
@@ -148,7 +153,15 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		if err := publish.EnsureDir(project); err != nil {
 			return exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
 		}
-		if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); err != nil {
+		if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); errors.Is(err, publish.ErrTracked) {
+			// The repository commits that file: the prompt still goes to the
+			// clipboard or stdout, never into a file `git commit -a` publishes.
+			fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
+			log := newLogger(e)
+			log.prefix = "manual "
+			log.Printf("%v", err)
+			wrote = false
+		} else if err != nil {
 			return exitf(ExitError, "write %s: %v", path, err)
 		}
 	}
@@ -165,13 +178,16 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	fmt.Fprintf(e.Stderr, "carryover: %s\n", stats)
 	if notProject {
 		fmt.Fprintf(e.Stderr, "carryover: %s is the home directory or above it, never a project: no file written, printed above\n", project)
-	} else {
+	} else if wrote {
 		fmt.Fprintf(e.Stderr, "carryover: wrote %s\n", path)
 	}
 	if !o.noClipboard {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", copyText(e, text, path))
 	}
 	if o.launch != "" {
+		if !wrote {
+			return exitf(ExitError, "--launch needs %s, which was not written (see above)", path)
+		}
 		return launchAgent(e, o.launch, project, path)
 	}
 	return nil

@@ -1,6 +1,10 @@
 package publish
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/carryover/carryover/distill"
+)
 
 // LimitsConfig is config.toml's [limits] (publish/limits reads it).
 // Pointers tell "unset" from zero so a project file overrides only what it
@@ -31,38 +35,97 @@ var (
 	ContextKeys = []string{"early_warn", "warn", "critical", "restart_at_critical"}
 )
 
-// mergeWalls applies a project file's [limits] and [context] to c. They
-// change when handoffs are prepared, not what leaves the machine, so a
-// project may set them, except that an untrusted project may only lower
-// max_restarts (a planted file must not make `carryover run` loop longer).
+// mergeWalls applies a project file's [limits] and [context] to c. For a
+// project the user does not trust they may only make carryover less
+// intrusive (issue 21): a planted `[context] critical = 3` made `carryover
+// run` kill and restart the agent ten times in six seconds and told the
+// agent at its first tool call to finish the current step. So an untrusted
+// project may switch auto_resume and restart_at_critical off, lower
+// max_restarts, and raise warn_percent and the context thresholds — each
+// compared with what is in effect without it (the user's value, else the
+// default), and only to a valid value: an invalid one falls back to the
+// defaults, which may be earlier than the user's own.
 func (c *Config) mergeWalls(o Config, trusted bool, ignore func(string)) {
-	set := func(dst **bool, src *bool) {
-		if src != nil {
-			*dst = src
+	offOnly := func(name string, dst **bool, src *bool) {
+		switch {
+		case src == nil:
+		case trusted || !*src || *dst == nil || **dst:
+			*dst = src // false, or true where true is already in effect
+		default:
+			ignore(fmt.Sprintf("%s = true (your config has it off)", name))
 		}
 	}
-	seti := func(dst **int, src *int) {
-		if src != nil {
-			*dst = src
+	offOnly("[limits] auto_resume", &c.Limits.AutoResume, o.Limits.AutoResume)
+	offOnly("[context] restart_at_critical", &c.Context.RestartAtCritical, o.Context.RestartAtCritical)
+	if p := o.Limits.WarnPercent; p != nil {
+		cur := float64(defaultWarnPercent)
+		if g := c.Limits.WarnPercent; g != nil && *g > 0 && *g <= 100 {
+			cur = *g
 		}
-	}
-	set(&c.Limits.AutoResume, o.Limits.AutoResume)
-	if o.Limits.WarnPercent != nil {
-		c.Limits.WarnPercent = o.Limits.WarnPercent
+		if trusted || (*p >= cur && *p <= 100) {
+			c.Limits.WarnPercent = p
+		} else {
+			ignore(fmt.Sprintf("[limits] warn_percent = %g (earlier than %g)", *p, cur))
+		}
 	}
 	if n := o.Limits.MaxRestarts; n != nil {
-		cur := 10
-		if c.Limits.MaxRestarts != nil {
-			cur = *c.Limits.MaxRestarts
+		cur := defaultMaxRestarts
+		if g := c.Limits.MaxRestarts; g != nil && *g >= 0 {
+			cur = *g
 		}
-		if trusted || *n <= cur {
+		if trusted || (*n >= 0 && *n <= cur) {
 			c.Limits.MaxRestarts = n
 		} else {
 			ignore(fmt.Sprintf("[limits] max_restarts = %d (more than %d)", *n, cur))
 		}
 	}
-	seti(&c.Context.EarlyWarn, o.Context.EarlyWarn)
-	seti(&c.Context.Warn, o.Context.Warn)
-	seti(&c.Context.Critical, o.Context.Critical)
-	set(&c.Context.RestartAtCritical, o.Context.RestartAtCritical)
+	if o.Context.EarlyWarn == nil && o.Context.Warn == nil && o.Context.Critical == nil {
+		return
+	}
+	cur := thresholdsOf(c.Context)
+	merged := c.Context
+	for _, f := range []struct {
+		dst **int
+		src *int
+	}{{&merged.EarlyWarn, o.Context.EarlyWarn}, {&merged.Warn, o.Context.Warn}, {&merged.Critical, o.Context.Critical}} {
+		if f.src != nil {
+			*f.dst = f.src
+		}
+	}
+	t := rawThresholds(merged)
+	if trusted || (t.Valid() && t.EarlyWarn >= cur.EarlyWarn && t.Warn >= cur.Warn && t.Critical >= cur.Critical) {
+		c.Context.EarlyWarn, c.Context.Warn, c.Context.Critical = merged.EarlyWarn, merged.Warn, merged.Critical
+		return
+	}
+	ignore(fmt.Sprintf("[context] early_warn/warn/critical = %d/%d/%d (earlier than %d/%d/%d, or not rising within 1..100)",
+		t.EarlyWarn, t.Warn, t.Critical, cur.EarlyWarn, cur.Warn, cur.Critical))
+}
+
+// Defaults of [limits] (publish/limits owns them; it imports this package).
+const (
+	defaultWarnPercent = 90
+	defaultMaxRestarts = 10
+)
+
+// thresholdsOf is the context thresholds cc puts in effect: its values over
+// the defaults, or the defaults when those do not rise (publish/limits).
+func thresholdsOf(cc ContextConfig) distill.Thresholds {
+	if t := rawThresholds(cc); t.Valid() {
+		return t
+	}
+	return distill.DefaultThresholds
+}
+
+// rawThresholds is cc's values over the defaults, valid or not.
+func rawThresholds(cc ContextConfig) distill.Thresholds {
+	t := distill.DefaultThresholds
+	for _, f := range []struct {
+		dst *int
+		src *int
+	}{{&t.EarlyWarn, cc.EarlyWarn}, {&t.Warn, cc.Warn}, {&t.Critical, cc.Critical}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	return t
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish/safefile"
 )
 
@@ -103,8 +104,13 @@ func EnsureDir(project string) error {
 
 // WriteOwn writes one of carryover's own files (handoff.md, RESUME.*,
 // session.json) into <project>/.carryover atomically, never through a
-// symlink (see OpenDir). New files are 0600.
+// symlink (see OpenDir), and never one git tracks (ErrTracked, planted.go).
+// New files are 0600.
 func WriteOwn(project, name string, data []byte) error {
+	p := filepath.Join(Dir(project), name)
+	if fi, err := os.Lstat(p); (err != nil || fi.Mode()&os.ModeSymlink == 0) && distill.OpenRepo(project).Tracked(p) {
+		return trackedErr(p) // (a symlink is refused as one below, tracked or not)
+	}
 	d, err := OpenDir(project)
 	if err != nil {
 		return err
@@ -182,9 +188,12 @@ func EnsurePointer(path string) (changed bool, err error) {
 		return false, err
 	}
 	starts, ends := bytes.Count(data, []byte(startMarker)), bytes.Count(data, []byte(endMarker))
+	i, j := bytes.Index(data, []byte(startMarker)), bytes.Index(data, []byte(endMarker))
 	switch {
-	case starts == 1 && ends == 1 && bytes.Index(data, []byte(startMarker)) < bytes.Index(data, []byte(endMarker)):
+	case starts == 1 && ends == 1 && i < j && ownPointer(data[i:j+len(endMarker)]):
 		return false, nil // present
+	case starts == 1 && ends == 1 && i < j:
+		return replaceForeignPointer(path, data, i, j+len(endMarker))
 	case starts != 0 || ends != 0:
 		return false, leftAlone(path, "its carryover marker block is damaged (START/END do not pair up); fix or remove the markers by hand")
 	}
@@ -210,6 +219,37 @@ func EnsurePointer(path string) (changed bool, err error) {
 		return false, err
 	}
 	return true, writeUserFile(path, out)
+}
+
+// ErrForeignPointer is what EnsurePointer returns (with changed true) after
+// it replaced text between its markers that was not its own block.
+var ErrForeignPointer = errors.New("held text carryover did not write between its <!--CARRYOVER:START/END--> markers; replaced with carryover's own block")
+
+// ownPointer reports whether block (START marker to END marker) is
+// PointerBlock, in either line ending.
+func ownPointer(block []byte) bool {
+	return string(bytes.ReplaceAll(block, []byte("\r\n"), []byte("\n"))) == strings.TrimSuffix(PointerBlock, "\n")
+}
+
+// replaceForeignPointer writes PointerBlock over data[i:j], the marker
+// block of path, whose content is not carryover's: a repository can ship
+// an AGENTS.md whose "carryover" block tells every agent what to do, and
+// carryover kept it as its own (issue 21). Every byte outside the block is
+// kept.
+func replaceForeignPointer(path string, data []byte, i, j int) (bool, error) {
+	block := []byte(strings.TrimSuffix(PointerBlock, "\n"))
+	if bytes.Contains(data, []byte("\r\n")) {
+		block = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n"))
+	}
+	out := make([]byte, 0, len(data)-(j-i)+len(block))
+	out = append(append(append(out, data[:i]...), block...), data[j:]...)
+	if err := checkWritable(path); err != nil {
+		return false, err
+	}
+	if err := writeUserFile(path, out); err != nil {
+		return false, err
+	}
+	return true, fmt.Errorf("%s %w", path, ErrForeignPointer)
 }
 
 // readUserFile reads a user-owned file carryover may edit, and returns the

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish/safefile"
 )
 
@@ -38,9 +40,10 @@ func openHistory(project string, create bool) (*safefile.Dir, error) {
 }
 
 // WriteHistory stores text as the history of handoff id, only when its
-// content changed (dedupe), then keeps the newest keep handoffs
-// (rotation; ids sort by time). It reports whether a file was written.
-func WriteHistory(project, id, text string, keep int) (bool, error) {
+// content changed (dedupe), then keeps the newest keep of the handoffs in
+// owned (rotation; ids sort by time). It reports whether a file was
+// written.
+func WriteHistory(project, id, text string, keep int, owned map[string]bool) (bool, error) {
 	if !ValidID(id) {
 		return false, fmt.Errorf("invalid handoff id %q", id)
 	}
@@ -49,16 +52,27 @@ func WriteHistory(project, id, text string, keep int) (bool, error) {
 		return false, err
 	}
 	defer d.Close()
-	return writeHistory(d, id, text, keep)
+	return writeHistory(d, id, text, keep, owned, distill.OpenRepo(project), project)
 }
 
 // writeHistory is WriteHistory in the project's opened .carryover (OpenDir).
-func writeHistory(own *safefile.Dir, id, text string, keep int) (bool, error) {
+//
+// Rotation removes only files carryover recorded writing: the ids in owned
+// (the project's handoff log in the ledger) and id itself. A file it did
+// not record — fifty HO-2099… files a repository planted, which sort after
+// every real id — is neither counted nor removed (counted, they made
+// rotation delete each real history file as soon as it was written), and
+// no file git tracks is written or removed. A nil owned rotates nothing.
+func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string]bool, repo *distill.Repo, project string) (bool, error) {
 	if !ValidID(id) {
 		return false, fmt.Errorf("invalid handoff id %q", id)
 	}
 	if keep <= 0 {
 		keep = DefaultHistoryKeep
+	}
+	path := func(id string) string { return filepath.Join(Dir(project), HistoryDir, id+".md") }
+	if repo.Tracked(path(id)) {
+		return false, trackedErr(path(id))
 	}
 	d, err := own.Sub(HistoryDir, true, 0o700)
 	if err != nil {
@@ -73,18 +87,24 @@ func writeHistory(own *safefile.Dir, id, text string, keep int) (bool, error) {
 	if err := d.Write(name, []byte(text), ownFile); err != nil {
 		return false, err
 	}
-	if err == nil {
+	if err == nil || owned == nil {
 		return true, nil // a rewrite of a handoff already counted: no rotation to do
 	}
 	ids, err := historyIDs(d)
 	if err != nil {
 		return true, err
 	}
-	for len(ids) > keep {
-		if err := d.Remove(ids[0] + ".md"); err != nil {
+	var mine []string
+	for _, x := range ids {
+		if (owned[x] || x == id) && !repo.Tracked(path(x)) {
+			mine = append(mine, x)
+		}
+	}
+	for len(mine) > keep {
+		if err := d.Remove(mine[0] + ".md"); err != nil {
 			return true, err
 		}
-		ids = ids[1:]
+		mine = mine[1:]
 	}
 	return true, nil
 }
@@ -143,9 +163,10 @@ func RemoveHistory(project string, ids []string) error {
 		return err
 	}
 	defer d.Close()
+	repo := distill.OpenRepo(project)
 	for _, id := range ids {
-		if !ValidID(id) {
-			continue
+		if !ValidID(id) || repo.Tracked(filepath.Join(Dir(project), HistoryDir, id+".md")) {
+			continue // git tracks it: never removed
 		}
 		if err := d.Remove(id + ".md"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

@@ -37,7 +37,7 @@ func BenchmarkLifecycleStop(b *testing.B) {
 		text := Render(h, RenderOptions{Now: p.Now, ID: lc.id, Decisions: lc.decisions})
 		p.recordLifecycle(l, lc, h, "sess", text)
 		if os.Getenv("NOHIST") == "" {
-			if _, err := WriteHistory(project, lc.id, text, 0); err != nil {
+			if _, err := WriteHistory(project, lc.id, text, 0, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

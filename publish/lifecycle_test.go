@@ -100,17 +100,19 @@ func TestHistoryDedupeAndRotation(t *testing.T) {
 	project := t.TempDir()
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	var ids []string
+	owned := map[string]bool{}
 	for i := 0; i < 5; i++ {
 		id := NewID(at.Add(time.Duration(i)*time.Minute), "sess")
 		ids = append(ids, id)
-		if wrote, err := WriteHistory(project, id, "# text "+id, 3); err != nil || !wrote {
+		owned[id] = true
+		if wrote, err := WriteHistory(project, id, "# text "+id, 3, owned); err != nil || !wrote {
 			t.Fatalf("WriteHistory(%s) = %v, %v", id, wrote, err)
 		}
 	}
-	if wrote, err := WriteHistory(project, ids[4], "# text "+ids[4], 3); err != nil || wrote {
+	if wrote, err := WriteHistory(project, ids[4], "# text "+ids[4], 3, owned); err != nil || wrote {
 		t.Errorf("unchanged content rewritten: %v, %v", wrote, err)
 	}
-	if wrote, _ := WriteHistory(project, ids[4], "# changed", 3); !wrote {
+	if wrote, _ := WriteHistory(project, ids[4], "# changed", 3, owned); !wrote {
 		t.Error("changed content not written")
 	}
 	got, err := HistoryIDs(project)
@@ -120,14 +122,14 @@ func TestHistoryDedupeAndRotation(t *testing.T) {
 	if s, _ := ReadHistory(project, ids[4]); s != "# changed" {
 		t.Errorf("ReadHistory = %q", s)
 	}
-	if _, err := WriteHistory(project, "../evil", "x", 3); err == nil {
+	if _, err := WriteHistory(project, "../evil", "x", 3, owned); err == nil {
 		t.Error("an invalid id was written")
 	}
 	// A symlinked history directory is refused, nothing written through it.
 	p2, outside := t.TempDir(), t.TempDir()
 	os.MkdirAll(filepath.Join(p2, ".carryover"), 0o700)
 	os.Symlink(outside, filepath.Join(p2, ".carryover", HistoryDir))
-	if _, err := WriteHistory(p2, ids[0], "x", 3); err == nil {
+	if _, err := WriteHistory(p2, ids[0], "x", 3, owned); err == nil {
 		t.Error("wrote through a symlinked history dir")
 	}
 	if es, _ := os.ReadDir(outside); len(es) != 0 {
@@ -217,5 +219,58 @@ func TestStaleLines(t *testing.T) {
 	}
 	if l := StaleLines(r, root, "abc1234", "main"); len(l) != 1 {
 		t.Errorf("same HEAD and branch: %v", l)
+	}
+}
+
+// TestHistoryRotationPlanted: fifty planted HO-2099… files sort after every
+// real id; rotation neither counts nor removes them, nor any file it did
+// not record, so the real history stays (issue 21).
+func TestHistoryRotationPlanted(t *testing.T) {
+	project := t.TempDir()
+	hist := filepath.Join(project, ".carryover", HistoryDir)
+	os.MkdirAll(hist, 0o700)
+	planted := map[string]bool{}
+	for i := 0; i < 50; i++ {
+		id := NewID(time.Date(2099, 1, 1, 0, i, 0, 0, time.UTC), "evil")
+		planted[id] = true
+		os.WriteFile(filepath.Join(hist, id+".md"), []byte("# planted"), 0o644)
+	}
+	stranger := NewID(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), "someone")
+	os.WriteFile(filepath.Join(hist, stranger+".md"), []byte("# not recorded"), 0o644)
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	owned := map[string]bool{}
+	var ids []string
+	for i := 0; i < 5; i++ {
+		id := NewID(at.Add(time.Duration(i)*time.Minute), "sess")
+		ids = append(ids, id)
+		owned[id] = true
+		if _, err := WriteHistory(project, id, "# text "+id, 3, owned); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := HistoryIDs(project)
+	have := map[string]bool{}
+	for _, id := range got {
+		have[id] = true
+	}
+	for id := range planted {
+		if !have[id] {
+			t.Errorf("rotation removed %s, which it did not write", id)
+		}
+	}
+	if !have[stranger] {
+		t.Errorf("rotation removed an unrecorded file")
+	}
+	for i, id := range ids {
+		if have[id] != (i >= 2) {
+			t.Errorf("%s kept = %v; want the newest 3 of the 5 recorded kept", id, have[id])
+		}
+	}
+	// Without the ledger's record (nil), nothing is rotated.
+	if _, err := WriteHistory(project, NewID(at.Add(time.Hour), "sess"), "# x", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := HistoryIDs(project); len(n) != len(got)+1 {
+		t.Errorf("a write without the record removed files: %d -> %d", len(got), len(n))
 	}
 }

@@ -48,6 +48,10 @@ type Project struct {
 	NotProject bool
 	// Held is the handoff of a NotProject root, rendered this event.
 	Held string
+	// ownHistory are the handoff ids the ledger records for the project,
+	// set by Render when it mints a new id: the history files rotation may
+	// remove (writeHistory). nil: no rotation.
+	ownHistory map[string]bool
 }
 
 func (p *Project) logf(format string, args ...any) {
@@ -160,7 +164,13 @@ func (p *Project) WriteProject(text, tool string) error {
 	go func() {
 		defer close(history)
 		if id := IDOf(HeaderOf(text)); id != "" {
-			if _, err := writeHistory(d, id, text, p.HistoryKeep); err != nil {
+			var repo *distill.Repo
+			if p.Repo != nil {
+				repo = p.Repo()
+			} else {
+				repo = distill.OpenRepo(p.Root)
+			}
+			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, repo, p.Root); err != nil {
 				p.logf("history: %v", err)
 			}
 		}

@@ -28,6 +28,7 @@ type lifecycle struct {
 // task back.
 func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native string) lifecycle {
 	var lc lifecycle
+	p.ownHistory = nil
 	p.RestoreFromFiles(l) // only for a ledger rebuilt without the project's lifecycle (restore.go)
 	if recs, err := l.HandoffRecords(p.Root, 1); err == nil && len(recs) > 0 {
 		lc.prev = &recs[0]
@@ -38,6 +39,14 @@ func (p *Project) lifecycleInputs(l *ledger.Ledger, h distill.Handoff, native st
 	}
 	if lc.id == "" {
 		lc.id = NewID(p.Now, native)
+		// A new id adds a history file: rotation needs the ids carryover
+		// recorded (writeHistory).
+		if recs, err := l.HandoffRecords(p.Root, 1<<20); err == nil {
+			p.ownHistory = map[string]bool{}
+			for _, r := range recs {
+				p.ownHistory[r.ID] = true
+			}
+		}
 	}
 	lc.decisions, _ = l.Decisions(p.Root)
 	// Only decisions the log lacks are written (a Stop re-renders every

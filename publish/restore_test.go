@@ -30,7 +30,7 @@ func TestRestoreFromFilesTrustsOnlyItsOwn(t *testing.T) {
 	must(t, EnsureDir(root))
 	must(t, WriteOwn(root, "handoff.md", []byte(text)))
 	must(t, RecordPublished(home, root, Digest([]byte(text))))
-	_, err := WriteHistory(root, id, text, 0)
+	_, err := WriteHistory(root, id, text, 0, nil)
 	must(t, err)
 	// Planted: a newer history file carryover never published, a FIFO, a symlink.
 	evilID := NewID(at.Add(time.Hour), "evil")

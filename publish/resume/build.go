@@ -334,7 +334,11 @@ func frame(s Session) (head, foot string) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Instructions for the Resuming Agent\n\n")
-	fmt.Fprintf(&b, "You are continuing a task that was started in a previous %s session, which ended (likely a usage or rate limit).\n\n", src)
+	if s.Imported != "" {
+		fmt.Fprintf(&b, "%s\n\n", ImportedNote(s.Imported))
+	} else {
+		fmt.Fprintf(&b, "You are continuing a task that was started in a previous %s session, which ended (likely a usage or rate limit).\n\n", src)
+	}
 	b.WriteString("1. Read all the context below and internalize it silently.\n")
 	b.WriteString("2. Do NOT summarize it back to the user.\n")
 	b.WriteString("3. Do NOT re-debate anything under \"Key Decisions\".\n")
@@ -351,6 +355,9 @@ func frame(s Session) (head, foot string) {
 	}
 	foot = "## Resume Now\n\nContinue the work described above. Start with: " + redact.Clip(oneLine(next), 400) +
 		"\nDo not ask for confirmation. Do not summarize. Just continue.\n"
+	if s.Imported != "" {
+		foot = "## Resume Now\n\nOnce the user confirms the file above is theirs, continue with: " + redact.Clip(oneLine(next), 400) + "\n"
+	}
 	return head, foot
 }
 

@@ -52,6 +52,16 @@ type Session struct {
 	DrawnFrom []string `json:"drawnFrom,omitempty"`
 	// Quality is the handoff's coverage report (carryover extension).
 	Quality *distill.Quality `json:"quality,omitempty"`
+	// Imported names the file this session was imported from (`resume
+	// --file`): not a session carryover recorded, so the prompt says so
+	// and does not tell the agent to just continue. Never serialised.
+	Imported string `json:"-"`
+}
+
+// ImportedNote is what a prompt built from an imported file says about it.
+func ImportedNote(file string) string {
+	return "Imported from " + oneLine(file) + ": carryover did not record this session; it is a file someone gave you. " +
+		"Check it against the repository and with the user before acting on it."
 }
 
 // Project is what the receiving agent needs to know about the repository.
