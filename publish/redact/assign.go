@@ -62,8 +62,11 @@ func assignment(s string, i int) (Match, bool) {
 	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
 		letters |= 1 << (s[j-1] & 31) // the same bit for upper and lower case
 	}
-	if j == ke || ke-j > maxKeyLen || !mayHaveKeyword(letters) && !shortKey(s[j:ke]) {
+	if j == ke || ke-j > maxKeyLen {
 		return Match{}, false
+	}
+	if !mayHaveKeyword(letters) && !shortKey(s[j:ke]) {
+		return genAssign(s, j, ke, sepEnd, letters)
 	}
 	if hasSuffixAt(s, j, "//") {
 		return Match{}, false // scheme://user:pass@ belongs to urlCredentials
@@ -94,7 +97,7 @@ func assignment(s string, i int) (Match, bool) {
 	}
 	kind, ok := classifyKey(key, envStyle(s[j:ke]))
 	if !ok {
-		return Match{}, false
+		return genAssign(s, j, ke, sepEnd, letters)
 	}
 
 	vs, ve, quoted := value(s, v)
@@ -127,6 +130,33 @@ func assignment(s string, i int) (Match, bool) {
 	}
 	if awsSecret {
 		kind = KindAWSSecret
+	}
+	return Match{kind, vs, ve}, true
+}
+
+// genAssign tries the generated keyword rules on key s[j:ke] and the value
+// after sepEnd: a key naming a vendor (MAPBOX_TOKEN, twitter_secret,
+// "okta": ...) with a value of that vendor's shape. A value shorter than
+// any rule's costs nothing more than finding its end.
+func genAssign(s string, j, ke, sepEnd int, letters uint32) (Match, bool) {
+	if !genMayHaveKeyword(letters) {
+		return Match{}, false
+	}
+	v := sepEnd
+	for v < len(s) && v-sepEnd < 8 && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	if v >= len(s) {
+		return Match{}, false
+	}
+	vs, ve, _ := value(s, v)
+	if ve-vs < genKeyMin || hasPrefixAt(s, vs, markerPrefix) {
+		return Match{}, false
+	}
+	var buf [maxKeyLen]byte
+	kind, ok := genKeywordValue(foldKey(buf[:0], s[j:ke]), s[vs:ve])
+	if !ok {
+		return Match{}, false
 	}
 	return Match{kind, vs, ve}, true
 }

@@ -151,6 +151,18 @@ func generic(k Kind) bool {
 	return false
 }
 
+// rank orders kinds for a merged match: a hand-written vendor kind (2) wins
+// over a generated one (1), which wins over a generic kind (0).
+func rank(k Kind) int {
+	switch {
+	case generic(k):
+		return 0
+	case slices.Contains(allKinds, k):
+		return 2
+	}
+	return 1
+}
+
 // Kinds returns every detector kind, sorted.
 func Kinds() []Kind {
 	ks := slices.Clone(allKinds)
@@ -195,6 +207,7 @@ func Find(s string) []Match {
 			i = m.End - 1
 		}
 	}
+	ms = genIndexedMatches(s, ms)
 	// "dapi" has no delimiter to trigger on: look for it directly.
 	for off := 0; ; {
 		k := strings.Index(s[off:], "dapi")
@@ -229,7 +242,7 @@ func resolve(ms []Match) []Match {
 			continue
 		}
 		last.End = max(last.End, m.End)
-		if generic(last.Kind) && !generic(m.Kind) {
+		if rank(m.Kind) > rank(last.Kind) {
 			last.Kind = m.Kind
 		}
 	}

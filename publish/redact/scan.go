@@ -49,19 +49,16 @@ func skipCold(s string, i int) int {
 			}
 			continue
 		}
+		// At the edges of the text: the same tables, and needPrev/needNext
+		// for a neighbour that is not there.
 		for ; i < end; i++ {
 			c := s[i]
 			if !hot[c] {
 				continue
 			}
-			if k := nbSet[c]; k != 0 {
-				j := i + int(nbOff[c])
-				if j < 0 || j >= len(s) || !nbSets[k][s[j]] {
-					continue
-				}
-			}
-			if k := rejNext[c]; k != 0 && i+1 < len(s) && rejNexts[k][s[i+1]] ||
-				c == '=' && i > 0 && rejPrev[s[i-1]] || c == '.' && !dotShape(s, i) {
+			if i > 0 && passPrev[c][s[i-1]] == 0 || i == 0 && needPrev[c] ||
+				i+1 < len(s) && passNext[c][s[i+1]] == 0 || i+1 == len(s) && needNext[c] ||
+				c == '.' && !dotShape(s, i) {
 				continue
 			}
 			return i
@@ -209,11 +206,26 @@ var (
 // rows of the 15 triggers are written now.
 var passPrev, passNext [256][256]uint8
 
+// needPrev[c] and needNext[c] say that trigger c is dropped at the start or
+// the end of the text, where its filtered neighbour is missing.
+var needPrev, needNext [256]bool
+
 func init() {
+	handHot := hot
+	initGen() // adds the generated anchors to hot
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
 		if !hot[c] {
 			continue
+		}
+		if !handHot[c] {
+			needPrev[c] = !genHasAnchorless[c]
+			needNext[c] = true
+			continue
+		}
+		if k := nbSet[c]; k != 0 {
+			needPrev[c] = nbOff[c] < 0 && !genHasAnchorless[c]
+			needNext[c] = nbOff[c] > 0
 		}
 		for x := 0; x < 256; x++ {
 			okp, okn := true, true
@@ -238,6 +250,7 @@ func init() {
 			}
 		}
 	}
+	genPass(pp, pn)
 }
 
 // notSet is the complement of the bytes in set and the extra bytes.
@@ -256,6 +269,14 @@ func notSet(set class, extra ...byte) (t [256]bool) {
 func dotShape(s string, i int) bool {
 	if i < 2 || i+1 >= len(s) {
 		return false
+	}
+	if genDotPrev[s[i-1]] {
+		return true
+	}
+	for _, l := range genDotLits {
+		if hasPrefixAt(s, i, l) {
+			return true
+		}
 	}
 	if i >= 24 && i+7 < len(s) && s[i+7] == '.' {
 		return true
@@ -282,6 +303,14 @@ func byteSet(cs string) (t [256]bool) {
 // match (inGeneric) only vendor formats are looked for: they refine its kind,
 // and skipping the context detectors keeps Find linear.
 func detect(s string, i int, inGeneric bool) (Match, bool) {
+	m, ok := handDetect(s, i, inGeneric)
+	if !ok && len(genAt[s[i]]) > 0 {
+		return genTokenAt(s, i)
+	}
+	return m, ok
+}
+
+func handDetect(s string, i int, inGeneric bool) (Match, bool) {
 	if inGeneric {
 		switch s[i] {
 		case '=', '@', 'B', 'w', 'k':

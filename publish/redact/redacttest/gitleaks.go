@@ -1,0 +1,221 @@
+package redacttest
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"regexp/syntax"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/carryover/carryover/publish/redact"
+)
+
+// GitleaksPath is the vendored gitleaks rule data, relative to the module
+// root.
+const GitleaksPath = "publish/redact/gen/gitleaks.toml"
+
+// GitleaksLines generates one secret line per alternative of every gitleaks
+// rule in the vendored data at path (see GitleaksPath): a fake drawn at
+// random from the rule's own regex (a seeded walk of its syntax tree), put
+// bare into a sentence, a JSON value or an env line for a token rule, or
+// after a key that names the vendor for a keyword rule. The line's Kinds
+// hold the rule id. Rules without a regex (a file-name rule) are skipped.
+func GitleaksLines(path string) ([]SecretLine, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read gitleaks rule data: %w", err)
+	}
+	var cfg struct {
+		Rules []struct {
+			ID          string `toml:"id"`
+			Regex       string `toml:"regex"`
+			SecretGroup int    `toml:"secretGroup"`
+		} `toml:"rules"`
+	}
+	if err := toml.Unmarshal(b, &cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []SecretLine
+	for n, r := range cfg.Rules {
+		if r.Regex == "" {
+			continue
+		}
+		re, err := syntax.Parse(r.Regex, syntax.Perl)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.ID, err)
+		}
+		alts := []*syntax.Regexp{re}
+		if re.Op == syntax.OpAlternate {
+			alts = re.Sub
+		}
+		for k, alt := range alts {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%s/%d", r.ID, k)
+			w := walker{rand.New(rand.NewPCG(h.Sum64(), 0x5eed))}
+			var text, sec string
+			if kw := keywordOf(alt); kw != "" {
+				g := firstCap(alt)
+				if r.SecretGroup > 0 {
+					g = nthCap(re, r.SecretGroup)
+				}
+				if g == nil {
+					continue
+				}
+				sec = w.gen(g)
+				key := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(kw))
+				switch (n + k) % 3 {
+				case 0:
+					text = "export " + key + "_KEY=" + sec
+				case 1:
+					text = `{"` + strings.ToLower(key) + `_id": "` + sec + `"}`
+				default:
+					text = strings.ToLower(key) + ": " + sec
+				}
+			} else {
+				sec = w.gen(alt)
+				switch (n + k) % 3 {
+				case 0:
+					text = "the deploy log printed " + sec + " before the error"
+				case 1:
+					text = `{"value": "` + sec + `"}`
+				default:
+					text = "CONFIG_VALUE=" + sec + " ./run.sh"
+				}
+			}
+			out = append(out, SecretLine{Line: n + 1, Text: text, Secrets: []string{sec}, Kinds: []redact.Kind{redact.Kind(r.ID)}})
+		}
+	}
+	return out, nil
+}
+
+// keywordOf returns the vendor keyword of a gitleaks keyword rule
+// ([\w.-]{0,50}?(?:keyword)...=...(value)), or "".
+func keywordOf(alt *syntax.Regexp) string {
+	var seq []*syntax.Regexp
+	var flat func(*syntax.Regexp)
+	flat = func(r *syntax.Regexp) {
+		if r.Op == syntax.OpConcat {
+			for _, s := range r.Sub {
+				flat(s)
+			}
+			return
+		}
+		seq = append(seq, r)
+	}
+	flat(alt)
+	if len(seq) == 0 || seq[0].Op != syntax.OpRepeat || seq[0].Min != 0 || seq[0].Max != 50 {
+		return ""
+	}
+	w := walker{rand.New(rand.NewPCG(1, 2))}
+	var b strings.Builder
+	for _, r := range seq[1:] {
+		switch r.Op {
+		case syntax.OpRepeat, syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+			if b.Len() == 0 {
+				continue // the nested [\w.-]{0,50}? of okta and cohere
+			}
+		default:
+			b.WriteString(w.gen(r))
+			continue
+		}
+		break
+	}
+	return strings.ToLower(b.String())
+}
+
+func firstCap(re *syntax.Regexp) *syntax.Regexp {
+	if re.Op == syntax.OpCapture {
+		return re
+	}
+	for _, s := range re.Sub {
+		if c := firstCap(s); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+func nthCap(re *syntax.Regexp, n int) *syntax.Regexp {
+	if re.Op == syntax.OpCapture && re.Cap == n {
+		return re
+	}
+	for _, s := range re.Sub {
+		if c := nthCap(s, n); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// walker draws a random string that a regexp matches. Repeats take their
+// minimum plus up to 4 more; character classes give printable ASCII, never
+// a space or a quote; the end-of-secret groups ([\s;'"]|$) give nothing.
+type walker struct{ r *rand.Rand }
+
+func (w walker) gen(re *syntax.Regexp) string {
+	var b strings.Builder
+	w.walk(re, &b)
+	return b.String()
+}
+
+func (w walker) walk(re *syntax.Regexp, b *strings.Builder) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+	case syntax.OpCharClass:
+		var cs []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := re.Rune[i]; c <= re.Rune[i+1] && c < 0x7f; c++ {
+				if c > ' ' && !strings.ContainsRune("\"'`\\", c) {
+					cs = append(cs, c)
+				}
+			}
+		}
+		if len(cs) > 0 {
+			b.WriteRune(cs[w.r.IntN(len(cs))])
+		}
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		b.WriteByte(alnum[w.r.IntN(len(alnum))])
+	case syntax.OpCapture:
+		w.walk(re.Sub[0], b)
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			w.walk(s, b)
+		}
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			switch s.Op {
+			case syntax.OpEndText, syntax.OpEndLine, syntax.OpBeginText, syntax.OpBeginLine:
+				return // a boundary group: the secret's surroundings
+			}
+		}
+		w.walk(re.Sub[w.r.IntN(len(re.Sub))], b)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		lo, hi := re.Min, re.Max
+		switch re.Op {
+		case syntax.OpStar:
+			lo, hi = 0, -1
+		case syntax.OpPlus:
+			lo, hi = 1, -1
+		case syntax.OpQuest:
+			lo, hi = 0, 1
+		}
+		n := lo
+		switch {
+		case hi < 0 && lo <= 1:
+			n += 8 + w.r.IntN(9) // [A-Z0-9]+ in a real token is a long run
+		case hi < 0 || hi > lo:
+			extra := 4
+			if hi >= 0 {
+				extra = min(extra, hi-lo)
+			}
+			n += w.r.IntN(extra + 1)
+		}
+		for range n {
+			w.walk(re.Sub[0], b)
+		}
+	}
+}
