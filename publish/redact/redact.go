@@ -208,6 +208,7 @@ func Find(s string) []Match {
 		}
 	}
 	ms = genIndexedMatches(s, ms)
+	ms = base64Secrets(s, ms)
 	// "dapi" has no delimiter to trigger on: look for it directly.
 	for off := 0; ; {
 		k := strings.Index(s[off:], "dapi")

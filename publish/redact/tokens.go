@@ -70,6 +70,8 @@ func dashToken(s string, i int) (Match, bool) {
 	switch {
 	case hasPrefixAt(s, i-1, "-----BEGIN ") && (i == 1 || s[i-2] != '-'):
 		return privateKey(s, i-1) // triggered on the second dash
+	case hasPrefixAt(s, i-1, "-----END ") && (i == 1 || s[i-2] != '-'):
+		return privateKeyTail(s, i-1) // a key whose BEGIN was in another read
 	case i >= 2 && s[i-2] == 's' && s[i-1] == 'k' && boundary(s, i-2):
 		if hasPrefixAt(s, i, "-ant-") {
 			return body(s, i-2, i+5, setURLSafe, 32, KindAnthropicKey)

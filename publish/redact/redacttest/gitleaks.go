@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp/syntax"
 	"strings"
 
@@ -89,6 +90,40 @@ func GitleaksLines(path string) ([]SecretLine, error) {
 		}
 	}
 	return out, nil
+}
+
+// RuleFake draws a fake for the generated rule id (gitleaks.toml or
+// extra.toml in genDir) from its regex's first alternative.
+func RuleFake(genDir, id string, seed uint64) (string, error) {
+	for _, f := range []string{"gitleaks.toml", "extra.toml"} {
+		b, err := os.ReadFile(filepath.Join(genDir, f))
+		if err != nil {
+			return "", fmt.Errorf("read rule data: %w", err)
+		}
+		var cfg struct {
+			Rules []struct {
+				ID    string `toml:"id"`
+				Regex string `toml:"regex"`
+			} `toml:"rules"`
+		}
+		if err := toml.Unmarshal(b, &cfg); err != nil {
+			return "", fmt.Errorf("%s: %w", f, err)
+		}
+		for _, r := range cfg.Rules {
+			if r.ID != id {
+				continue
+			}
+			re, err := syntax.Parse(r.Regex, syntax.Perl)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", id, err)
+			}
+			if re.Op == syntax.OpAlternate {
+				re = re.Sub[0]
+			}
+			return walker{rand.New(rand.NewPCG(seed, 0x5eed))}.gen(re), nil
+		}
+	}
+	return "", fmt.Errorf("no rule %q in %s", id, genDir)
 }
 
 // keywordOf returns the vendor keyword of a gitleaks keyword rule
