@@ -65,7 +65,7 @@ func assignment(s string, i int) (Match, bool) {
 	if j == ke || ke-j > maxKeyLen {
 		return Match{}, false
 	}
-	if !mayHaveKeyword(letters) && !shortKey(s[j:ke]) {
+	if !mayHaveKeyword(letters) && !shortKey(s[j:ke]) && !equalFold(s[j:ke], "value") {
 		return genAssign(s, j, ke, sepEnd, letters)
 	}
 	if hasSuffixAt(s, j, "//") {
@@ -95,7 +95,11 @@ func assignment(s string, i int) (Match, bool) {
 	if hasSuffixBytes(key, "authorization") {
 		return authorization(s, v)
 	}
-	kind, ok := classifyKey(key, envStyle(s[j:ke]))
+	env := envStyle(s[j:ke])
+	kind, ok := classifyKey(key, env)
+	if !ok && string(key) == "value" && sep == '=' {
+		kind, ok = attributeName(s, j) // <add key="DbPassword" value="...">
+	}
 	if !ok {
 		return genAssign(s, j, ke, sepEnd, letters)
 	}
@@ -123,6 +127,15 @@ func assignment(s string, i int) (Match, bool) {
 		}
 		return Match{kind, vs, ve}, true
 	}
+	if kind == KindPassword && sep == '=' && !spaced && env && !quoted {
+		// A shell environment assignment (PGPASSWORD=word psql ...): the
+		// value is a password even when it is one lower-case word; the
+		// prose rules of plausible do not apply to shell.
+		if len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !(len(val) <= len(key) && containsFold(string(key), foldValue(val))) {
+			return Match{kind, vs, ve}, true
+		}
+		return Match{}, false
+	}
 	awsSecret := kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
 		(containsBytes(key, "aws") || containsBytes(key, "secretaccesskey")) && !isPlaceholder(val)
 	if !awsSecret && !plausible(s, kind, val, ve, quoted, spaced, sep) || len(val) <= len(key) && containsFold(string(key), foldValue(val)) {
@@ -130,6 +143,75 @@ func assignment(s string, i int) (Match, bool) {
 	}
 	if awsSecret {
 		kind = KindAWSSecret
+	}
+	return Match{kind, vs, ve}, true
+}
+
+// attributeName classifies the value attribute of an XML element by its
+// key or name attribute (<add key="ClearTextPassword" value="...">); j is
+// where "value" starts.
+func attributeName(s string, j int) (Kind, bool) {
+	tag := strings.LastIndexByte(s[max(0, j-256):j], '<')
+	if tag < 0 {
+		return "", false
+	}
+	head := s[max(0, j-256)+tag : j]
+	lh := strings.ToLower(head) // NuGet writes <add key=...>, some tools <ADD KEY=...>
+	for _, a := range []string{`key="`, `name="`, `key='`, `name='`} {
+		k := strings.Index(lh, a)
+		if k < 0 {
+			continue
+		}
+		n := head[k+len(a):]
+		e := strings.IndexAny(n, `"'`)
+		if e < 0 || e > maxKeyLen {
+			continue
+		}
+		var buf [maxKeyLen]byte
+		return classifyKey(foldKey(buf[:0], n[:e]), envStyle(n[:e]))
+	}
+	return "", false
+}
+
+// xmlElement masks the text of an element named like a secret
+// (<password>x</password>, <apiToken>, Maven's and Ant's settings); s[i] is
+// the '>' of the opening tag.
+func xmlElement(s string, i int) (Match, bool) {
+	j := i
+	for j > 0 && i-j <= maxKeyLen && classes[s[j-1]]&setKeyName != 0 {
+		j--
+	}
+	if j == i || j == 0 || s[j-1] != '<' || i-j > maxKeyLen {
+		return Match{}, false
+	}
+	name := s[j:i]
+	var buf [maxKeyLen]byte
+	key := foldKey(buf[:0], name)
+	kind, ok := classifyKey(key, false)
+	if !ok && !hasSuffixBytes(key, "pass") && !hasSuffixBytes(key, "pwd") && string(key) != "pw" {
+		return Match{}, false
+	}
+	if !ok {
+		kind = KindPassword
+	}
+	vs := i + 1
+	k := strings.Index(s[vs:min(len(s), vs+maxValueLen)], "</")
+	if k < 0 || !hasPrefixAt(s, vs+k+2, name) {
+		return Match{}, false
+	}
+	ve := vs + k
+	for vs < ve && s[vs] == ' ' {
+		vs++
+	}
+	for ve > vs && s[ve-1] == ' ' {
+		ve--
+	}
+	val := s[vs:ve]
+	if len(val) < 4 || strings.ContainsAny(val, "\n<") || isPlaceholder(val) && !(val[0] == '{' && strings.HasSuffix(val, "}") && len(val) > 16) {
+		return Match{}, false // ${env.PASS}; a Maven {encrypted} one is masked
+	}
+	if kind != KindPassword && !looksRandom(val) {
+		return Match{}, false
 	}
 	return Match{kind, vs, ve}, true
 }
@@ -166,7 +248,7 @@ func genAssign(s string, j, ke, sepEnd int, letters uint32) (Match, bool) {
 // folded. passwd covers password, auth covers authorization, accesskey covers
 // sharedaccesskey.
 var keywordLetters = func() (ms []uint32) {
-	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
+	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "pwd", "pass"} {
 		var m uint32
 		for i := 0; i < len(w); i++ {
 			m |= 1 << (w[i] & 31)
@@ -243,6 +325,9 @@ func classifyKey(key []byte, env bool) (Kind, bool) {
 		return KindPrivateKey, true
 	case "pw":
 		return KindPassword, true
+	}
+	if env && len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass") {
+		return KindPassword, true // MYSQL_PWD, SSHPASS, SMTP_PASS
 	}
 	for p := 0; p < len(key); p++ {
 		var w string

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite testdata/redact/secrets.golden"
 const corpusDir = "../../testdata/redact"
 
 // TestCorpus checks the published figures: no leak on the secret corpus and
-// at most 1 % of clean lines touched. It also keeps secrets.golden, the
+// at most 0.3 % of clean lines touched. It also keeps secrets.golden, the
 // redacted secret corpus, so a change in what gets masked shows up in review.
 func TestCorpus(t *testing.T) {
 	st, err := redacttest.Corpus(corpusDir)
@@ -32,8 +32,8 @@ func TestCorpus(t *testing.T) {
 	if st.Kinds != len(redact.Kinds()) {
 		t.Errorf("secrets.txt covers %d kinds; want all %d", st.Kinds, len(redact.Kinds()))
 	}
-	if st.FalsePositives*100 > st.CleanLines {
-		t.Errorf("false positives %d of %d clean lines; want <= 1%%", st.FalsePositives, st.CleanLines)
+	if st.FalsePositives*1000 > st.CleanLines*3 {
+		t.Errorf("false positives %d of %d clean lines; want <= 0.3%%", st.FalsePositives, st.CleanLines)
 	}
 
 	lines, err := redacttest.SecretLines(filepath.Join(corpusDir, "secrets.txt"))

@@ -191,6 +191,10 @@ func Find(s string) []Match {
 		switch c {
 		case 'w', 'k':
 			if _, ok := proseShape(s, i); !ok {
+				if m, ok := promptAnswer(s, i); ok {
+					ms = append(ms, m)
+					i = m.End - 1
+				}
 				continue
 			}
 		}
@@ -199,6 +203,13 @@ func Find(s string) []Match {
 			continue
 		}
 		ms = append(ms, m)
+		if m.Kind == KindAWSAccessKeyID {
+			if m2, ok := awsPairedSecret(s, m.End); ok {
+				ms = append(ms, m2)
+				i = m2.End - 1
+				continue
+			}
+		}
 		// Skip over a vendor token; keep scanning inside a generic match so a
 		// token in an assignment's value still gets its specific kind.
 		if generic(m.Kind) {

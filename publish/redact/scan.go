@@ -8,7 +8,7 @@ package redact
 var hot = [256]bool{
 	'_': true, '-': true, '=': true, ':': true, '@': true,
 	'A': true, 'B': true, 'J': true, 'S': true,
-	'.': true, '/': true, '~': true, 'w': true, 'k': true,
+	'.': true, '/': true, '~': true, 'w': true, 'k': true, '>': true,
 }
 
 // hot8 is hot as bytes, so that eight lookups can be OR-ed without branches.
@@ -174,11 +174,12 @@ var nbSets = [...][256]bool{
 	byteSet("Q"),                      // '~' after Q (Azure AD secrets)
 	byteSet("sSpP"),                   // 'w' after pass, pw
 	byteSet("oO _-i"),                 // 'k' after to(ken), api key, api_key, apikey
+	byteSet("dDtTnNyYeEhHlLsS"),       // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s)
 }
 
 var (
-	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6, '/': 7, '~': 8, 'w': 9, 'k': 10}
-	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '/': -1, '~': -1, 'w': -1, 'k': -1}
+	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6, '/': 7, '~': 8, 'w': 9, 'k': 10, '>': 11}
+	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '/': -1, '~': -1, 'w': -1, 'k': -1, '>': -1}
 )
 
 // Second-stage filters, applied after the neighbour filter: a trigger is
@@ -313,7 +314,7 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 func handDetect(s string, i int, inGeneric bool) (Match, bool) {
 	if inGeneric {
 		switch s[i] {
-		case '=', '@', 'B', 'w', 'k':
+		case '=', '@', 'B', 'w', 'k', '>':
 			return Match{}, false
 		case ':':
 			if hasPrefixAt(s, i+1, "//") {
@@ -350,6 +351,8 @@ func handDetect(s string, i int, inGeneric bool) (Match, bool) {
 		return tildeToken(s, i)
 	case 'w', 'k':
 		return proseKey(s, i)
+	case '>':
+		return xmlElement(s, i)
 	}
 	return Match{}, false
 }

@@ -127,6 +127,26 @@ func upperAToken(s string, i int) (Match, bool) {
 	return Match{}, false
 }
 
+// awsPairedSecret matches the secret access key that follows an access key
+// id (credentials.csv's "id,secret", a pasted "id secret"): 40 base64
+// bytes, after at most a few separators on the same line; e is the end of
+// the key id.
+func awsPairedSecret(s string, e int) (Match, bool) {
+	p := e
+	for p < len(s) && p-e < 8 && isOneOf(s[p], " \t,;:|=\"'") {
+		p++
+	}
+	if p == e || p >= len(s) || !boundary(s, p) {
+		return Match{}, false
+	}
+	q := run(s, p, setBase64)
+	v := s[p:q]
+	if len(v) != 40 || !endBoundary(s, q) || !mixed(v) || isPlaceholder(v) {
+		return Match{}, false
+	}
+	return Match{KindAWSSecret, p, q}, true
+}
+
 // upperSToken handles Twilio API key SIDs (SK + 32 hex) and SendGrid keys
 // (SG.<22>.<43>).
 func upperSToken(s string, i int) (Match, bool) {

@@ -55,7 +55,7 @@ func GitleaksLines(path string) ([]SecretLine, error) {
 		for k, alt := range alts {
 			h := fnv.New64a()
 			fmt.Fprintf(h, "%s/%d", r.ID, k)
-			w := walker{rand.New(rand.NewPCG(h.Sum64(), 0x5eed))}
+			w := &walker{r: rand.New(rand.NewPCG(h.Sum64(), 0x5eed))}
 			var text, sec string
 			if kw := keywordOf(alt); kw != "" {
 				g := firstCap(alt)
@@ -76,14 +76,26 @@ func GitleaksLines(path string) ([]SecretLine, error) {
 					text = strings.ToLower(key) + ": " + sec
 				}
 			} else {
+				// The secret is the rule's secret group (gitleaks reports
+				// that), the text the whole match around it.
+				g := firstCap(alt)
+				if r.SecretGroup > 0 {
+					g = nthCap(re, r.SecretGroup)
+				}
+				w.capture = g
 				sec = w.gen(alt)
+				w.full = sec
+				if g != nil && w.captured != "" {
+					sec = w.captured
+				}
+				m := w.full
 				switch (n + k) % 3 {
 				case 0:
-					text = "the deploy log printed " + sec + " before the error"
+					text = "the deploy log printed " + m + " before the error"
 				case 1:
-					text = `{"value": "` + sec + `"}`
+					text = `{"value": "` + m + `"}`
 				default:
-					text = "CONFIG_VALUE=" + sec + " ./run.sh"
+					text = "CONFIG_VALUE=" + m + " ./run.sh"
 				}
 			}
 			out = append(out, SecretLine{Line: n + 1, Text: text, Secrets: []string{sec}, Kinds: []redact.Kind{redact.Kind(r.ID)}})
@@ -120,7 +132,8 @@ func RuleFake(genDir, id string, seed uint64) (string, error) {
 			if re.Op == syntax.OpAlternate {
 				re = re.Sub[0]
 			}
-			return walker{rand.New(rand.NewPCG(seed, 0x5eed))}.gen(re), nil
+			w := &walker{r: rand.New(rand.NewPCG(seed, 0x5eed))}
+			return w.gen(re), nil
 		}
 	}
 	return "", fmt.Errorf("no rule %q in %s", id, genDir)
@@ -144,7 +157,7 @@ func keywordOf(alt *syntax.Regexp) string {
 	if len(seq) == 0 || seq[0].Op != syntax.OpRepeat || seq[0].Min != 0 || seq[0].Max != 50 {
 		return ""
 	}
-	w := walker{rand.New(rand.NewPCG(1, 2))}
+	w := &walker{r: rand.New(rand.NewPCG(1, 2))}
 	var b strings.Builder
 	for _, r := range seq[1:] {
 		switch r.Op {
@@ -188,15 +201,22 @@ func nthCap(re *syntax.Regexp, n int) *syntax.Regexp {
 // walker draws a random string that a regexp matches. Repeats take their
 // minimum plus up to 4 more; character classes give printable ASCII, never
 // a space or a quote; the end-of-secret groups ([\s;'"]|$) give nothing.
-type walker struct{ r *rand.Rand }
+type walker struct {
+	r *rand.Rand
+	// capture, when set, is recorded into captured as it is generated;
+	// full keeps the whole text of the last gen.
+	capture  *syntax.Regexp
+	captured string
+	full     string
+}
 
-func (w walker) gen(re *syntax.Regexp) string {
+func (w *walker) gen(re *syntax.Regexp) string {
 	var b strings.Builder
 	w.walk(re, &b)
 	return b.String()
 }
 
-func (w walker) walk(re *syntax.Regexp, b *strings.Builder) {
+func (w *walker) walk(re *syntax.Regexp, b *strings.Builder) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		b.WriteString(string(re.Rune))
@@ -215,7 +235,11 @@ func (w walker) walk(re *syntax.Regexp, b *strings.Builder) {
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
 		b.WriteByte(alnum[w.r.IntN(len(alnum))])
 	case syntax.OpCapture:
+		from := b.Len()
 		w.walk(re.Sub[0], b)
+		if re == w.capture {
+			w.captured = b.String()[from:]
+		}
 	case syntax.OpConcat:
 		for _, s := range re.Sub {
 			w.walk(s, b)
