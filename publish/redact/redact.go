@@ -212,7 +212,9 @@ func Find(s string) []Match {
 		}
 		// Skip over a vendor token; keep scanning inside a generic match so a
 		// token in an assignment's value still gets its specific kind.
-		if generic(m.Kind) {
+		if generic(m.Kind) || rank(m.Kind) < 2 && (c == '=' || c == ':') {
+			// A generic match, or a generated keyword rule's value: a
+			// vendor format inside it still gets its own kind.
 			genericEnd = max(genericEnd, m.End)
 		} else if m.End > i+1 {
 			i = m.End - 1
