@@ -14,16 +14,29 @@ import (
 	"github.com/carryover/carryover/publish/redact"
 )
 
-// GitleaksPath is the vendored gitleaks rule data, relative to the module
-// root.
-const GitleaksPath = "publish/redact/gen/gitleaks.toml"
+// ContextRules are gitleaks rules whose regex describes a context rather
+// than a token: a random walk of it gives no realistic text (any byte in a
+// key body, a curl line without spaces). Their shapes are lines of
+// secrets.txt, masked by the hand-written detectors.
+var ContextRules = map[string]string{
+	"curl-auth-header":       "curl -H 'Authorization: Bearer ...' lines in secrets.txt (bearer-token)",
+	"curl-auth-user":         "curl -u user:pass lines in secrets.txt (password)",
+	"generic-api-key":        "key=value assignments in secrets.txt (api-key, secret, token, password)",
+	"hashicorp-tf-password":  "password = \"...\" in secrets.txt (password)",
+	"kubernetes-secret-yaml": "a Secret's data: values in secrets.txt (private-key|b64 under tls.key)",
+	"freemius-secret-key":    "'secret_key' => '...' in secrets.txt (secret)",
+	"private-key":            "PEM blocks in secrets.txt (private-key, whole, cut, numbered, split)",
+	"sidekiq-sensitive-url":  "https://user:pass@host in secrets.txt (url-credentials: the password is masked, user and host kept)",
+}
 
 // GitleaksLines generates one secret line per alternative of every gitleaks
-// rule in the vendored data at path (see GitleaksPath): a fake drawn at
+// rule in the rule data at path (publish/redact/gen/gitleaks.toml or
+// extra.toml): a fake drawn at
 // random from the rule's own regex (a seeded walk of its syntax tree), put
 // bare into a sentence, a JSON value or an env line for a token rule, or
 // after a key that names the vendor for a keyword rule. The line's Kinds
-// hold the rule id. Rules without a regex (a file-name rule) are skipped.
+// hold the rule id. Rules without a regex (a file-name rule) and the
+// ContextRules are skipped.
 func GitleaksLines(path string) ([]SecretLine, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -41,7 +54,7 @@ func GitleaksLines(path string) ([]SecretLine, error) {
 	}
 	var out []SecretLine
 	for n, r := range cfg.Rules {
-		if r.Regex == "" {
+		if _, ok := ContextRules[r.ID]; ok || r.Regex == "" {
 			continue
 		}
 		re, err := syntax.Parse(r.Regex, syntax.Perl)
