@@ -231,12 +231,17 @@ func genAssign(s string, j, ke, sepEnd int, letters uint32) (Match, bool) {
 	if v >= len(s) {
 		return Match{}, false
 	}
-	vs, ve, _ := value(s, v)
+	vs, ve, quoted := value(s, v)
 	if ve-vs < genKeyMin || hasPrefixAt(s, vs, markerPrefix) {
 		return Match{}, false
 	}
 	var buf [maxKeyLen]byte
-	kind, ok := genKeywordValue(foldKey(buf[:0], s[j:ke]), s[vs:ve])
+	key := foldKey(buf[:0], s[j:ke])
+	kind, ok := genKeywordValue(key, s[vs:ve])
+	for !ok && !quoted && ve-vs > genKeyMin && isOneOf(s[ve-1], ".,;:") {
+		ve-- // the end of a sentence: "... is X0OsUOCc655IVhzCD43EBC6b."
+		kind, ok = genKeywordValue(key, s[vs:ve])
+	}
 	if !ok {
 		return Match{}, false
 	}

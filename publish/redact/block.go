@@ -276,7 +276,10 @@ func base64Secrets(s string, ms []Match) []Match {
 func decodedSecret(s string, p, e int) (Match, bool) {
 	var b strings.Builder
 	for i := p; i < e; i++ {
-		if classes[s[i]]&setBase64 != 0 {
+		switch {
+		case s[i] == '\\':
+			i++ // a "\n" escape between lines, not base64
+		case classes[s[i]]&setBase64 != 0:
 			b.WriteByte(s[i])
 		}
 	}

@@ -104,7 +104,7 @@ func Corpus(dir string) (Stats, error) {
 // Leaked reports whether redact.String(l.Text) still contains any 12-byte piece of
 // one of l.Secrets (or a whole secret shorter than that).
 func Leaked(l SecretLine) bool {
-	out := stripMarkers(redact.String(l.Text))
+	out := StripMarkers(redact.String(l.Text))
 	for _, sec := range l.Secrets {
 		w := min(12, len(sec))
 		for i := 0; i+w <= len(sec); i++ {
@@ -116,9 +116,9 @@ func Leaked(l SecretLine) bool {
 	return false
 }
 
-// stripMarkers removes the "[REDACTED:<kind>]" markers, whose kind names
+// StripMarkers removes the "[REDACTED:<kind>]" markers, whose kind names
 // (aws-amazon-bedrock-api-key-...) may share 12 bytes with a secret.
-func stripMarkers(s string) string {
+func StripMarkers(s string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, "[REDACTED:")
