@@ -81,7 +81,7 @@ func isLowerByte(c byte) bool { return c >= 'a' && c <= 'z' }
 // the least frequent in code and prose (letters by English frequency, then
 // digits); the rarer the anchor, the fewer 8-byte blocks of clean text stop
 // the scan. A byte that is a hand-written trigger already costs nothing.
-const byteRank = "etaoinsrhldcumfpgwybvkxjqz" + "ETAOINSRHLDCUMFPGWYBVKXJQZ" + "0123456789"
+const byteRank = "0123456789" + "etaoinsrhldcumfpgwybvkxjqz" + "ETAOINSRHLDCUMFPGWYBVKXJQZ"
 
 // anchorOf picks the byte of lit that triggers the token (see above), or -1.
 func anchorOf(lit string, fold bool) int {
@@ -99,16 +99,17 @@ func anchorOf(lit string, fold bool) int {
 		if isLowerByte(c) && !fold {
 			continue // lower-case letters are most of the text
 		}
-		r := strings.IndexByte(byteRank, c)
-		if fold {
+		r := strings.IndexByte(byteRank, c) // digits rank first: in every number, date and hash
+		if fold && c >= '0' && c <= '9' {
+			r = 0
+		} else if fold {
 			// Both cases become triggers: rank by the lower-case one, and
 			// only the six rarest letters qualify.
-			r = strings.IndexByte(byteRank[:26], lower(c))
-			if c >= '0' && c <= '9' {
-				r = 100
-			} else if r < 26-6 {
+			r = strings.IndexByte(byteRank[10:36], lower(c))
+			if r < 26-6 {
 				continue
 			}
+			r += 10
 		}
 		if hot[c] && !fold {
 			r = 1000 // a hand-written trigger: no new stop in clean text
@@ -175,7 +176,7 @@ func initGen() {
 			rare, rank := byte(0), -1
 			for k := 0; k < len(w); k++ {
 				m |= 1 << (w[k] & 31)
-				if r := strings.IndexByte(byteRank[:26], w[k]); r > rank {
+				if r := strings.IndexByte(byteRank[10:36], w[k]); r > rank {
 					rare, rank = w[k], r
 				}
 			}

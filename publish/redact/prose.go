@@ -187,12 +187,12 @@ func lowerWord(s string, p int) bool {
 // send "X\r" and pexpect's sendline('X') after an expect on a line that
 // asks for a password. s[i] is the 'w' of the prompt's password/passwd.
 func promptAnswer(s string, i int) (Match, bool) {
-	if s[i] != 'w' || !(i >= 3 && equalFold(s[i-3:i], "ass")) || !containsFold(lineBefore(s, i), "expect") {
+	if s[i] != 'w' || !(i >= 3 && equalFold(s[i-3:i], "ass")) {
 		return Match{}, false
 	}
 	w := s[i:min(len(s), i+320)]
 	k := strings.Index(w, "send")
-	if k < 0 {
+	if k < 0 || !containsFold(lineBefore(s, i), "expect") {
 		return Match{}, false
 	}
 	v := i + k + 4

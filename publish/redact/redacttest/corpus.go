@@ -122,6 +122,9 @@ func StripMarkers(s string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, "[REDACTED:")
+		if j := strings.Index(s, "[redacted:"); j >= 0 && (i < 0 || j < i) {
+			i = j // the ledger's lower-cased search text
+		}
 		if i < 0 {
 			break
 		}
