@@ -62,7 +62,7 @@ var (
 	// genDotPrev marks the bytes before a '.' anchor, for dotShape;
 	// genDotLits are the literals that start with their '.' anchor (.ey).
 	genDotPrev [256]bool
-	genDotLits []string
+	genDotLits []*genToken
 	// genNeedPrev[c]: every token anchored on c needs a byte before it.
 	genHasAnchorless [256]bool
 	// genKeyMin is the shortest value a keyword rule accepts.
@@ -160,7 +160,7 @@ func initGen() {
 			if a == 0 {
 				genHasAnchorless[c] = true
 				if c == '.' {
-					genDotLits = append(genDotLits, t.lit)
+					genDotLits = append(genDotLits, t)
 				}
 			}
 		}
@@ -191,6 +191,26 @@ func initGen() {
 			hot8[c] = 1
 		}
 	}
+}
+
+// genDotShape reports whether the '.' at i may start one of the tokens
+// whose literal starts with its '.' anchor (jwt's .ey, airtable's
+// pat<14>.<64 hex>): the literal, then 4 bytes of its span after it and a
+// byte of its span before it; member accesses (foo.bar) stop here.
+func genDotShape(s string, i int) bool {
+	for _, t := range genDotLits {
+		if !hasPrefixAt(s, i, t.lit) || t.pre.max != 0 && (i == 0 || !inGenSet(t.pre.set, s[i-1])) {
+			continue
+		}
+		p, ok := i+len(t.lit), true
+		for k := p; k < p+min(4, t.post.min) && ok; k++ {
+			ok = k < len(s) && inGenSet(t.post.set, s[k])
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 func onlyDigits(v string) bool {

@@ -190,9 +190,12 @@ func promptAnswer(s string, i int) (Match, bool) {
 	if s[i] != 'w' || !(i >= 3 && equalFold(s[i-3:i], "ass")) {
 		return Match{}, false
 	}
+	if !strings.Contains(lineBefore(s, i), "expect") { // expect, pexpect's child.expect
+		return Match{}, false
+	}
 	w := s[i:min(len(s), i+320)]
 	k := strings.Index(w, "send")
-	if k < 0 || !containsFold(lineBefore(s, i), "expect") {
+	if k < 0 {
 		return Match{}, false
 	}
 	v := i + k + 4

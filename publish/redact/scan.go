@@ -274,10 +274,8 @@ func dotShape(s string, i int) bool {
 	if genDotPrev[s[i-1]] {
 		return true
 	}
-	for _, l := range genDotLits {
-		if hasPrefixAt(s, i, l) {
-			return true
-		}
+	if len(genDotLits) > 0 && genDotShape(s, i) {
+		return true
 	}
 	if i >= 24 && i+7 < len(s) && s[i+7] == '.' {
 		return true

@@ -525,15 +525,23 @@ func main() {
 // tokenOf reduces one expanded sequence to a literal with a span before
 // and after it: the longest run of adjacent literals is the anchor.
 func tokenOf(id string, seq []piece) (tokenEntry, bool) {
+	// The longest run of literals wins, but one with a byte the engine can
+	// trigger on (not a lower-case letter) beats one without: airtable's
+	// pat<14>.<64 hex> anchors on its '.', not on "pat", which strings.Index
+	// would look for at every "path" and "pattern".
 	bestI, bestJ, bestN := -1, -1, 0
 	for i := 0; i < len(seq); i++ {
 		if seq[i].lit == "" {
 			continue
 		}
-		n, j := 0, i
+		n, j, lit := 0, i, ""
 		for j < len(seq) && seq[j].lit != "" {
 			n += len(seq[j].lit)
+			lit += seq[j].lit
 			j++
+		}
+		if strings.IndexFunc(lit, func(c rune) bool { return !(c >= 'a' && c <= 'z') }) >= 0 {
+			n += 1000
 		}
 		if n > bestN {
 			bestI, bestJ, bestN = i, j, n
