@@ -519,7 +519,7 @@ func main() {
 	if err := os.WriteFile(out, fmted, 0o644); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Fprintf(os.Stderr, "%s: %d token entries, %d keyword rules, %d rules skipped\n", out, len(tokens), len(keywords), len(skipped))
+	log.Printf("%s: %d token entries, %d keyword rules, %d rules skipped", out, len(tokens), len(keywords), len(skipped))
 }
 
 // tokenOf reduces one expanded sequence to a literal with a span before
