@@ -211,8 +211,12 @@ var passPrev, passNext [256][256]uint8
 // the end of the text, where its filtered neighbour is missing.
 var needPrev, needNext [256]bool
 
+// handHot are the hand-written detectors' trigger bytes (hot before the
+// generated anchors join it).
+var handHot [256]bool
+
 func init() {
-	handHot := hot
+	handHot = hot
 	initGen() // adds the generated anchors to hot
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
@@ -302,6 +306,12 @@ func byteSet(cs string) (t [256]bool) {
 // match (inGeneric) only vendor formats are looked for: they refine its kind,
 // and skipping the context detectors keeps Find linear.
 func detect(s string, i int, inGeneric bool) (Match, bool) {
+	c := s[i]
+	if k := nbSet[c]; k != 0 && (nbOff[c] < 0 && i == 0 || nbOff[c] > 0 && i+1 >= len(s)) || !handHot[c] {
+		// The hand-written detector of c reads the neighbour its filter
+		// needs; here only a generated anchor let the byte through.
+		return genTokenAt(s, i)
+	}
 	m, ok := handDetect(s, i, inGeneric)
 	if !ok && len(genAt[s[i]]) > 0 {
 		return genTokenAt(s, i)
