@@ -156,9 +156,8 @@ func attributeName(s string, j int) (Kind, bool) {
 		return "", false
 	}
 	head := s[max(0, j-256)+tag : j]
-	lh := strings.ToLower(head) // NuGet writes <add key=...>, some tools <ADD KEY=...>
 	for _, a := range []string{`key="`, `name="`, `key='`, `name='`} {
-		k := strings.Index(lh, a)
+		k := indexFold(head, a) // NuGet writes <add key=...>, some tools <ADD KEY=...>
 		if k < 0 {
 			continue
 		}
@@ -173,6 +172,16 @@ func attributeName(s string, j int) (Kind, bool) {
 	return "", false
 }
 
+// indexFold is strings.Index ignoring ASCII case; sub is lower case.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if lower(s[i]) == sub[0] && equalFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
 // xmlElement masks the text of an element named like a secret
 // (<password>x</password>, <apiToken>, Maven's and Ant's settings); s[i] is
 // the '>' of the opening tag.
@@ -181,19 +190,44 @@ func xmlElement(s string, i int) (Match, bool) {
 	for j > 0 && i-j <= maxKeyLen && classes[s[j-1]]&setKeyName != 0 {
 		j--
 	}
+	var kind Kind
+	var ok bool
+	var key []byte
+	var buf [maxKeyLen]byte
+	if j == i && i > 0 && isOneOf(s[i-1], "\"'") {
+		// <entry key="db.password">x</entry>: the name is an attribute.
+		t := strings.LastIndexByte(s[max(0, i-256):i], '<')
+		if t < 0 {
+			return Match{}, false
+		}
+		j = max(0, i-256) + t + 1
+		n := run(s, j, setKeyName)
+		if n == j {
+			return Match{}, false
+		}
+		if kind, ok = attributeName(s, i); !ok {
+			return Match{}, false
+		}
+		return xmlText(s, i, s[j:n], kind)
+	}
 	if j == i || j == 0 || s[j-1] != '<' || i-j > maxKeyLen {
 		return Match{}, false
 	}
 	name := s[j:i]
-	var buf [maxKeyLen]byte
-	key := foldKey(buf[:0], name)
-	kind, ok := classifyKey(key, false)
+	key = foldKey(buf[:0], name)
+	kind, ok = classifyKey(key, false)
 	if !ok && !hasSuffixBytes(key, "pass") && !hasSuffixBytes(key, "pwd") && string(key) != "pw" {
 		return Match{}, false
 	}
 	if !ok {
 		kind = KindPassword
 	}
+	return xmlText(s, i, name, kind)
+}
+
+// xmlText masks the text of element name, whose opening tag ends at the
+// '>' at i, when it is a plausible literal of kind.
+func xmlText(s string, i int, name string, kind Kind) (Match, bool) {
 	vs := i + 1
 	k := strings.Index(s[vs:min(len(s), vs+maxValueLen)], "</")
 	if k < 0 || !hasPrefixAt(s, vs+k+2, name) {

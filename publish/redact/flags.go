@@ -22,8 +22,8 @@ func longFlag(s string, n int) (Match, bool) {
 	var buf [maxKeyLen]byte
 	key := foldKey(buf[:0], s[n:e])
 	kind, ok := classifyKey(key, false)
-	if !ok && string(key) != "pass" && string(key) != "pw" {
-		return Match{}, false
+	if !ok && string(key) != "pw" && !hasSuffixBytes(key, "pass") && !hasSuffixBytes(key, "pwd") {
+		return Match{}, false // --pass, --db-pass, --pwd, --admin-pwd count too
 	}
 	if !ok {
 		kind = KindPassword
