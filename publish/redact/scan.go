@@ -174,7 +174,7 @@ var nbSets = [...][256]bool{
 	byteSet("Q"),                      // '~' after Q (Azure AD secrets)
 	byteSet("sSpP"),                   // 'w' after pass, pw
 	byteSet("oO _-i"),                 // 'k' after to(ken), api key, api_key, apikey
-	byteSet("dDtTnNyYeEhHlLsS\"'"),   // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+	byteSet("dDtTnNyYeEhHlLsS\"'"),    // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
 
 var (
