@@ -2,7 +2,9 @@
 // stores it (every ledger row) and again before any egress (handoff.md,
 // clipboard, another vendor's context).
 //
-// Detection is a set of small typed detectors, not a rule file. One pass over
+// Detection is a set of small typed detectors plus a table generated from
+// rule data (gitleaks' config/gitleaks.toml, MIT, and gen/extra.toml; see
+// gen.go and `go generate`): no regexp runs at redaction time. One pass over
 // the input looks only at a handful of trigger bytes ('_', '-', '=', ':', '@',
 // 'A', 'B', 'J', 'S', '.', '/', '~', 'w', 'k'), eight bytes per branch; a trigger whose neighbour byte
 // cannot belong to a token is dropped inline, the rest run a hand-written check
