@@ -182,8 +182,11 @@ func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 
 // preview makes a one-line preview of a prompt.
 func preview(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return clip(redact.String(s), 120) // redact first: a clipped secret is unrecognisable
+	// Redact first, before clipping (a clipped secret is unrecognisable)
+	// and before folding the lines into one (a key's base64 lines are told
+	// from prose by their line breaks).
+	s = strings.Join(strings.Fields(redact.String(s)), " ")
+	return clip(s, 120)
 }
 
 // jsonLine decodes one line into v, ignoring errors.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,12 +20,40 @@ type Cursor struct {
 	Dev    uint64
 	Ino    uint64
 	// Head is a hash of the file's first bytes (up to headLen); a file
-	// replaced in place (same inode, new content) changes it.
+	// replaced in place (same inode, new content) changes it. After an '@'
+	// it holds a hash of the bytes just before Offset (up to tailLen): a
+	// file truncated and rewritten in place that grew back past Offset,
+	// with the same first kilobyte, changes that one (cursors saved before
+	// it existed have no '@' and are checked by the head alone).
 	Head    string
 	HeadLen int64
 }
 
-const headLen = 1024
+const (
+	headLen = 1024
+	tailLen = 1024
+)
+
+// HeadPart returns the head hash of a Cursor.Head, without the hash of
+// the bytes before the offset: two cursors of one unchanged file at
+// different offsets have the same head part.
+func HeadPart(h string) string {
+	if i := strings.IndexByte(h, '@'); i >= 0 {
+		return h[:i]
+	}
+	return h
+}
+
+// tailSum hashes the up to tailLen bytes of f before off.
+func tailSum(f *os.File, off int64) (string, error) {
+	n := min(off, tailLen)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off-n); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:8]), nil
+}
 
 // MaxLine is the longest line the tailer decodes; longer lines are skipped
 // (their bytes are consumed and logged as skipped, never buffered whole).
@@ -87,17 +116,30 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 	head := hex.EncodeToString(sum[:8])
 
 	off := cur.Offset
+	curHead, curTail, hasTail := strings.Cut(cur.Head, "@")
 	same := cur.Ino == ino && cur.Dev == dev && off <= size
 	if same && cur.HeadLen > 0 {
 		// Compare the same prefix length as was hashed last time.
 		if cur.HeadLen == n {
-			same = cur.Head == head
+			same = curHead == head
 		} else if cur.HeadLen < n {
 			s := sha256.Sum256(headBuf[:cur.HeadLen])
-			same = cur.Head == hex.EncodeToString(s[:8])
+			same = curHead == hex.EncodeToString(s[:8])
 		} else {
 			same = false // the file shrank below the old head
 		}
+	}
+	if same && hasTail && off > 0 {
+		// The bytes before the offset must be the ones read last time: a
+		// transcript truncated and rewritten in place can have the same
+		// inode, the same first kilobyte and a size past the offset, with
+		// other lines before it (their rows would be lost; re-reading from
+		// the start costs only duplicates, which row keys drop).
+		t, err := tailSum(f, off)
+		if err != nil {
+			return res, fmt.Errorf("read transcript before the cursor: %w", err)
+		}
+		same = t == curTail
 	}
 	if !same && cur.Offset > 0 {
 		res.Reset = true
@@ -106,6 +148,9 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 		off = 0
 	}
 	res.Cursor = Cursor{Path: path, Offset: off, Dev: dev, Ino: ino, Head: head, HeadLen: n}
+	if same && hasTail {
+		res.Cursor.Head = cur.Head // nothing new: the same bytes before the same offset
+	}
 	if off >= size {
 		return res, nil
 	}
@@ -159,5 +204,12 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 	}
 	res.Bytes = consumed
 	res.Cursor.Offset = off + consumed
+	if res.Cursor.Offset > 0 {
+		t, err := tailSum(f, res.Cursor.Offset)
+		if err != nil {
+			return res, fmt.Errorf("read transcript before the cursor: %w", err)
+		}
+		res.Cursor.Head = head + "@" + t
+	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package adapters_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,45 @@ func TestTailLongLines(t *testing.T) {
 	lines, res := tailAll(t, p, adapters.Cursor{})
 	if len(lines) != 3 || len(lines[1]) != len(big) || res.Skipped != 0 {
 		t.Fatalf("got %d lines, skipped %d", len(lines), res.Skipped)
+	}
+}
+
+// TestTailRewrittenInPlaceRegrown: a transcript truncated and rewritten in
+// place (same inode) that is longer than before by the next read, with
+// the same first kilobyte: the bytes before the saved offset changed, so
+// reading starts over and no rewritten line is skipped.
+func TestTailRewrittenInPlaceRegrown(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	line := func(tag string, i int) string {
+		return fmt.Sprintf(`{"n":%d,"tag":%q,"pad":%q}`+"\n", i, tag, strings.Repeat("p", 80))
+	}
+	var first, second strings.Builder
+	for i := range 20 {
+		first.WriteString(line("old", i))
+	}
+	for i := range 40 {
+		tag := "new"
+		if i < 15 { // the same first 15 lines: the same head
+			tag = "old"
+		}
+		second.WriteString(line(tag, i))
+	}
+	os.WriteFile(p, []byte(first.String()), 0o600)
+	_, res := tailAll(t, p, adapters.Cursor{})
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0) // same inode
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(second.String())
+	f.Close()
+	lines, res2 := tailAll(t, p, res.Cursor)
+	if !res2.Reset || len(lines) != 40 {
+		t.Fatalf("rewrite in place: reset=%v, %d lines; want a reset and 40", res2.Reset, len(lines))
+	}
+	// Appending to it afterwards is read as an append.
+	os.WriteFile(p, []byte(second.String()+line("more", 40)), 0o600)
+	lines, res3 := tailAll(t, p, res2.Cursor)
+	if res3.Reset || len(lines) != 1 {
+		t.Fatalf("append after the rewrite: reset=%v lines=%v", res3.Reset, lines)
 	}
 }

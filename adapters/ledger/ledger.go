@@ -796,7 +796,7 @@ func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now 
 		var off, ino, dev int64
 		var head string
 		err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{b.Cursor.Path}, &off, &ino, &dev, &head)
-		if err == nil && uint64(ino) == b.Cursor.Ino && uint64(dev) == b.Cursor.Dev && off > b.Cursor.Offset && head == b.Cursor.Head {
+		if err == nil && uint64(ino) == b.Cursor.Ino && uint64(dev) == b.Cursor.Dev && off > b.Cursor.Offset && adapters.HeadPart(head) == adapters.HeadPart(b.Cursor.Head) {
 			b.Cursor = nil
 		}
 	}

@@ -41,6 +41,7 @@ func TestSecretEgress(t *testing.T) {
 	}
 	leaks := map[string]int{}
 	check := func(egress, content string, secrets []string) {
+		content = redacttest.StripMarkers(content)
 		for _, s := range secrets {
 			w := min(12, len(s))
 			for i := 0; i+w <= len(s); i++ {
@@ -70,12 +71,34 @@ func TestSecretEgress(t *testing.T) {
 			check(egress, content, l.Secrets)
 		}
 	}
+	// One sample per alternative of every rule in the generated table's
+	// data (gitleaks' rule file and gen/extra.toml), six to a transcript.
+	var gl []redacttest.SecretLine
+	for _, f := range []string{"gitleaks.toml", "extra.toml"} {
+		ls, err := redacttest.GitleaksLines("../../publish/redact/gen/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gl = append(gl, ls...)
+	}
+	for i := 0; i < len(gl); i += 6 {
+		batch := gl[i:min(i+6, len(gl))]
+		var texts, secrets []string
+		for _, l := range batch {
+			texts = append(texts, l.Text)
+			secrets = append(secrets, l.Secrets...)
+		}
+		text := strings.Join(texts, " ; ")
+		for egress, content := range egressRun(t, fmt.Sprintf("egress-gitleaks-%d", i), true, func(sid string) string { return egressTranscript(sid, text) }) {
+			check(egress, content, secrets)
+		}
+	}
 	total := 0
 	for egress, n := range leaks {
-		t.Errorf("%s leaked %d of %d secret lines", egress, n, len(lines))
+		t.Errorf("%s leaked %d of %d secret lines", egress, n, len(lines)+len(gl))
 		total += n
 	}
-	t.Logf("%d secret lines × %d egresses: %d leaks", len(lines), egresses, total)
+	t.Logf("%d secret lines and %d gitleaks rule samples × %d egresses: %d leaks", len(lines), len(gl), egresses, total)
 }
 
 // egresses is how many outputs egressRun collects.

@@ -38,6 +38,7 @@ func faultCases() []faultCase {
 		{"kill-9", faultKill9},
 		{"transcript-truncated", faultTruncated},
 		{"transcript-replaced", faultReplaced},
+		{"transcript-rewritten-regrown", faultRewrittenRegrown},
 		{"transcript-deleted", faultDeleted},
 		{"transcript-growing", faultGrowing},
 		{"ledger-garbage-header", func(t *testing.T, r *faultRig) { faultLedger(t, r, damageHeader, true) }},
@@ -273,6 +274,41 @@ func faultTruncated(t *testing.T, r *faultRig) {
 	r.appendTranscript(r.sid, append([]byte("\n"), canaryLines(r.sid, 0, 3)...))
 	r.snap("Stop")
 	r.checkRows()
+}
+
+// faultRewrittenRegrown: the transcript is truncated and rewritten in
+// place (same inode) and has grown past the saved offset by the next hook,
+// its first lines (and so its first kilobyte) unchanged and the rest
+// different: 40 rows, of which the old cursor would skip the 20 before its
+// offset.
+func faultRewrittenRegrown(t *testing.T, r *faultRig) {
+	r.setTranscript(r.sid, canaryLines(r.sid, 0, 7)) // 21 rows
+	r.snap("Stop")
+	f, err := os.OpenFile(r.transcript, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(append(canaryLines(r.sid, 0, 2), canaryLines(r.sid, 100, 12)...)) // 6 same rows + 36 new
+	f.Close()
+	r.record(r.sid)
+	p := r.snap("Stop")
+	r.wantLog(p, `replaced or truncated`)
+	r.checkRows()
+	got := r.ledgerKeys(r.sid)
+	for i := 100; i < 112; i++ {
+		if !got[fmt.Sprintf("canary-u-%d", i)] && !anyKeyHas(got, fmt.Sprintf("canary-u-%d", i)) {
+			t.Errorf("row of rewritten prompt %d missing from the ledger", i)
+		}
+	}
+}
+
+func anyKeyHas(keys map[string]bool, sub string) bool {
+	for k := range keys {
+		if strings.Contains(k, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func faultReplaced(t *testing.T, r *faultRig) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/carryover/carryover/publish/redact"
@@ -37,7 +38,22 @@ func TestReliabilityReport(t *testing.T) {
 	fmt.Fprintf(&b, "| Rows lost (vs. a fresh ingest of the same transcripts; %d rows checked) | %d |\n", ft.expected, ft.lost)
 	fmt.Fprintf(&b, "| Duplicate or foreign rows | %d |\n", ft.extra)
 	fmt.Fprintf(&b, "| Logs echoing transcript content (%d logs grepped) | %d |\n", ft.logs, ft.echoes)
-	fmt.Fprintf(&b, "| Secret kinds covered by the detectors | %d |\n", len(redact.Kinds()))
+	var gl []redacttest.SecretLine
+	for _, f := range []string{"gitleaks.toml", "extra.toml"} {
+		ls, err := redacttest.GitleaksLines(filepath.Join("..", "..", "publish", "redact", "gen", f))
+		if err != nil {
+			t.Fatalf("gitleaks corpus: %v", err)
+		}
+		gl = append(gl, ls...)
+	}
+	glLeaks := 0
+	for _, l := range gl {
+		if redacttest.Leaked(l) {
+			glLeaks++
+		}
+	}
+	fmt.Fprintf(&b, "| Secret kinds covered by the detectors | %d typed + %d rules generated from data (gitleaks' rule file and gen/extra.toml) |\n", len(redact.Kinds()), len(redact.GeneratedRules()))
+	fmt.Fprintf(&b, "| Samples drawn from gitleaks' rule regexes (one per alternative, every rule) | %d, %d leaks |\n", len(gl), glLeaks)
 	fmt.Fprintf(&b, "| Secret kinds exercised by the corpus (%d secret lines) | %d |\n", st.SecretLines, st.Kinds)
 	fmt.Fprintf(&b, "| Secret leaks after redaction | %d |\n", st.Leaks)
 	rate := 0.0

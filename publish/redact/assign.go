@@ -62,8 +62,11 @@ func assignment(s string, i int) (Match, bool) {
 	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
 		letters |= 1 << (s[j-1] & 31) // the same bit for upper and lower case
 	}
-	if j == ke || ke-j > maxKeyLen || !mayHaveKeyword(letters) && !shortKey(s[j:ke]) {
+	if j == ke || ke-j > maxKeyLen {
 		return Match{}, false
+	}
+	if !mayHaveKeyword(letters) && !shortKey(s[j:ke]) && !equalFold(s[j:ke], "value") {
+		return genAssign(s, j, ke, sepEnd, letters)
 	}
 	if hasSuffixAt(s, j, "//") {
 		return Match{}, false // scheme://user:pass@ belongs to urlCredentials
@@ -92,9 +95,13 @@ func assignment(s string, i int) (Match, bool) {
 	if hasSuffixBytes(key, "authorization") {
 		return authorization(s, v)
 	}
-	kind, ok := classifyKey(key, envStyle(s[j:ke]))
+	env := envStyle(s[j:ke])
+	kind, ok := classifyKey(key, env)
+	if !ok && string(key) == "value" && sep == '=' {
+		kind, ok = attributeName(s, j) // <add key="DbPassword" value="...">
+	}
 	if !ok {
-		return Match{}, false
+		return genAssign(s, j, ke, sepEnd, letters)
 	}
 
 	vs, ve, quoted := value(s, v)
@@ -120,6 +127,15 @@ func assignment(s string, i int) (Match, bool) {
 		}
 		return Match{kind, vs, ve}, true
 	}
+	if kind == KindPassword && sep == '=' && !spaced && env && !quoted {
+		// A shell environment assignment (PGPASSWORD=word psql ...): the
+		// value is a password even when it is one lower-case word; the
+		// prose rules of plausible do not apply to shell.
+		if len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !(len(val) <= len(key) && containsFold(string(key), foldValue(val))) {
+			return Match{kind, vs, ve}, true
+		}
+		return Match{}, false
+	}
 	awsSecret := kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
 		(containsBytes(key, "aws") || containsBytes(key, "secretaccesskey")) && !isPlaceholder(val)
 	if !awsSecret && !plausible(s, kind, val, ve, quoted, spaced, sep) || len(val) <= len(key) && containsFold(string(key), foldValue(val)) {
@@ -131,12 +147,147 @@ func assignment(s string, i int) (Match, bool) {
 	return Match{kind, vs, ve}, true
 }
 
+// attributeName classifies the value attribute of an XML element by its
+// key or name attribute (<add key="ClearTextPassword" value="...">); j is
+// where "value" starts.
+func attributeName(s string, j int) (Kind, bool) {
+	tag := strings.LastIndexByte(s[max(0, j-256):j], '<')
+	if tag < 0 {
+		return "", false
+	}
+	head := s[max(0, j-256)+tag : j]
+	for _, a := range []string{`key="`, `name="`, `key='`, `name='`} {
+		k := indexFold(head, a) // NuGet writes <add key=...>, some tools <ADD KEY=...>
+		if k < 0 {
+			continue
+		}
+		n := head[k+len(a):]
+		e := strings.IndexAny(n, `"'`)
+		if e < 0 || e > maxKeyLen {
+			continue
+		}
+		var buf [maxKeyLen]byte
+		return classifyKey(foldKey(buf[:0], n[:e]), envStyle(n[:e]))
+	}
+	return "", false
+}
+
+// indexFold is strings.Index ignoring ASCII case; sub is lower case.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if lower(s[i]) == sub[0] && equalFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// xmlElement masks the text of an element named like a secret
+// (<password>x</password>, <apiToken>, Maven's and Ant's settings); s[i] is
+// the '>' of the opening tag.
+func xmlElement(s string, i int) (Match, bool) {
+	j := i
+	for j > 0 && i-j <= maxKeyLen && classes[s[j-1]]&setKeyName != 0 {
+		j--
+	}
+	var kind Kind
+	var ok bool
+	var key []byte
+	var buf [maxKeyLen]byte
+	if j == i && i > 0 && isOneOf(s[i-1], "\"'") {
+		// <entry key="db.password">x</entry>: the name is an attribute.
+		t := strings.LastIndexByte(s[max(0, i-256):i], '<')
+		if t < 0 {
+			return Match{}, false
+		}
+		j = max(0, i-256) + t + 1
+		n := run(s, j, setKeyName)
+		if n == j {
+			return Match{}, false
+		}
+		if kind, ok = attributeName(s, i); !ok {
+			return Match{}, false
+		}
+		return xmlText(s, i, s[j:n], kind)
+	}
+	if j == i || j == 0 || s[j-1] != '<' || i-j > maxKeyLen {
+		return Match{}, false
+	}
+	name := s[j:i]
+	key = foldKey(buf[:0], name)
+	kind, ok = classifyKey(key, false)
+	if !ok && !hasSuffixBytes(key, "pass") && !hasSuffixBytes(key, "pwd") && string(key) != "pw" {
+		return Match{}, false
+	}
+	if !ok {
+		kind = KindPassword
+	}
+	return xmlText(s, i, name, kind)
+}
+
+// xmlText masks the text of element name, whose opening tag ends at the
+// '>' at i, when it is a plausible literal of kind.
+func xmlText(s string, i int, name string, kind Kind) (Match, bool) {
+	vs := i + 1
+	k := strings.Index(s[vs:min(len(s), vs+maxValueLen)], "</")
+	if k < 0 || !hasPrefixAt(s, vs+k+2, name) {
+		return Match{}, false
+	}
+	ve := vs + k
+	for vs < ve && s[vs] == ' ' {
+		vs++
+	}
+	for ve > vs && s[ve-1] == ' ' {
+		ve--
+	}
+	val := s[vs:ve]
+	if len(val) < 4 || strings.ContainsAny(val, "\n<") || isPlaceholder(val) && !(val[0] == '{' && strings.HasSuffix(val, "}") && len(val) > 16) {
+		return Match{}, false // ${env.PASS}; a Maven {encrypted} one is masked
+	}
+	if kind != KindPassword && !looksRandom(val) {
+		return Match{}, false
+	}
+	return Match{kind, vs, ve}, true
+}
+
+// genAssign tries the generated keyword rules on key s[j:ke] and the value
+// after sepEnd: a key naming a vendor (MAPBOX_TOKEN, twitter_secret,
+// "okta": ...) with a value of that vendor's shape. A value shorter than
+// any rule's costs nothing more than finding its end.
+func genAssign(s string, j, ke, sepEnd int, letters uint32) (Match, bool) {
+	if !genMayHaveKeyword(letters) {
+		return Match{}, false
+	}
+	v := sepEnd
+	for v < len(s) && v-sepEnd < 8 && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	if v >= len(s) {
+		return Match{}, false
+	}
+	vs, ve, quoted := value(s, v)
+	if ve-vs < genKeyMin || hasPrefixAt(s, vs, markerPrefix) {
+		return Match{}, false
+	}
+	var buf [maxKeyLen]byte
+	key := foldKey(buf[:0], s[j:ke])
+	kind, ok := genKeywordValue(key, s[vs:ve])
+	for !ok && !quoted && ve-vs > genKeyMin && isOneOf(s[ve-1], ".,;:") {
+		ve-- // the end of a sentence: "... is X0OsUOCc655IVhzCD43EBC6b."
+		kind, ok = genKeywordValue(key, s[vs:ve])
+	}
+	if !ok {
+		return Match{}, false
+	}
+	return Match{kind, vs, ve}, true
+}
+
 // keywordLetters holds, per keyword, the set of its letters (bit c&31), so
 // that a key without all letters of any keyword is rejected before it is
 // folded. passwd covers password, auth covers authorization, accesskey covers
 // sharedaccesskey.
 var keywordLetters = func() (ms []uint32) {
-	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
+	for _, w := range []string{"passwd", "passphrase", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "pwd", "pass"} {
 		var m uint32
 		for i := 0; i < len(w); i++ {
 			m |= 1 << (w[i] & 31)
@@ -213,6 +364,9 @@ func classifyKey(key []byte, env bool) (Kind, bool) {
 		return KindPrivateKey, true
 	case "pw":
 		return KindPassword, true
+	}
+	if env && len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass") {
+		return KindPassword, true // MYSQL_PWD, SSHPASS, SMTP_PASS
 	}
 	for p := 0; p < len(key); p++ {
 		var w string

@@ -1,6 +1,9 @@
 package redact
 
-import "strings"
+import (
+	"encoding/base64"
+	"strings"
+)
 
 const (
 	beginMarker  = "-----BEGIN "
@@ -129,8 +132,170 @@ func skipLineNumber(s string, i, limit int) int {
 		return j + len("\u2192")
 	case j < limit && isOneOf(s[j], "\t:|"):
 		return j + 1
+	case hasPrefixAt(s, j, `\t`) && j+2 <= limit:
+		return j + 2 // cat -n inside a JSON string
 	}
 	return i
+}
+
+// privateKeyTail masks the second part of a key read in two parts: base64
+// lines (behind line numbers and string glue, as keyBody reads them) that
+// end with an END line and have no BEGIN in reach. s[i:] starts with
+// "-----END ".
+func privateKeyTail(s string, i int) (Match, bool) {
+	ts := i + len(endMarker)
+	te := strings.Index(s[ts:min(len(s), ts+maxLabel)], dashes)
+	if te < 0 || !strings.Contains(s[ts:ts+te], "PRIVATE KEY") {
+		return Match{}, false
+	}
+	lim := max(0, i-maxKeyBlock)
+	b := keyBodyBack(s, skipLineNumberBack(s, i, lim), lim)
+	if b >= i || countBase64(s[b:i]) < minKeyBase64 {
+		return Match{}, false
+	}
+	return Match{KindPrivateKey, b, ts + te + len(dashes)}, true
+}
+
+// keyBodyBack is keyBody read backwards: the start of the base64 lines
+// that end at p, no further back than limit.
+func keyBodyBack(s string, p, limit int) int {
+	start := p
+	for first := true; p > limit; first = false {
+		g, brk := skipKeyGlueBack(s, p, limit)
+		if !brk && !first {
+			break
+		}
+		k := g
+		for k > limit && classes[s[k-1]]&setBase64 != 0 {
+			k--
+		}
+		if k < g && k > 0 && s[k-1] == '\\' && isOneOf(s[k], "ntr") {
+			k++ // the letter of a "\n" or "\t" escape
+		}
+		if k == g {
+			break
+		}
+		pre, brk2 := skipKeyGlueBack(s, skipLineNumberBack(s, k, limit), limit)
+		if !brk2 && pre > limit && g-k < 16 {
+			break // a word of the prose before the key
+		}
+		start, p = k, skipLineNumberBack(s, k, limit)
+	}
+	return start
+}
+
+// skipKeyGlueBack is skipKeyGlue read backwards from p: it returns where
+// the glue before p starts and whether it held a line break.
+func skipKeyGlueBack(s string, p, limit int) (int, bool) {
+	brk := false
+	for p > limit {
+		c := s[p-1]
+		switch {
+		case c == '\n':
+			brk = true
+			p--
+			continue
+		case p-2 >= limit && s[p-2] == '\\' && (c == 'n' || c == 'r'):
+			brk = brk || c == 'n'
+			p -= 2
+			continue
+		case isOneOf(c, " \t\r\"'`+,;(\\"):
+			p--
+			continue
+		}
+		break
+	}
+	return p, brk
+}
+
+// skipLineNumberBack steps back over a line-number prefix ("   12→",
+// "   12\t", "12:", "   12\\t" in JSON) that ends at p, if there is one.
+func skipLineNumberBack(s string, p, limit int) int {
+	j := p
+	switch {
+	case j-len("\u2192") >= limit && hasSuffixAt(s, j, "\u2192"):
+		j -= len("\u2192")
+	case j-2 >= limit && hasSuffixAt(s, j, `\t`):
+		j -= 2
+	case j-1 >= limit && isOneOf(s[j-1], "\t:|"):
+		j--
+	default:
+		return p
+	}
+	d := j
+	for d > limit && j-d < 8 && classes[s[d-1]]&cDigit != 0 {
+		d--
+	}
+	if d == j {
+		return p
+	}
+	for d > limit && s[d-1] == ' ' {
+		d--
+	}
+	return d
+}
+
+// b64Headers are the base64 spellings (at offset 0, whole 3-byte groups
+// only, so they do not depend on what follows) of headers that start a
+// secret: a PEM block, a PuTTY key, an age key. A run of base64 that starts
+// with one is decoded and masked when the decoded text holds a secret
+// (a Kubernetes tls.key:, a base64'd id_rsa).
+var b64Headers = func() (hs []string) {
+	for _, h := range []string{"-----BEGIN ", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1"} {
+		hs = append(hs, base64.StdEncoding.EncodeToString([]byte(h[:len(h)/3*3])))
+	}
+	return hs
+}()
+
+// base64Secrets finds the base64-wrapped secrets in s (see b64Headers).
+func base64Secrets(s string, ms []Match) []Match {
+	for _, h := range b64Headers {
+		for off := 0; ; {
+			k := strings.Index(s[off:], h)
+			if k < 0 {
+				break
+			}
+			p := off + k
+			off = p + len(h)
+			if !boundary(s, p) {
+				continue
+			}
+			e := keyBody(s, p, min(len(s), p+4*maxKeyBlock/3))
+			if m, ok := decodedSecret(s, p, e); ok {
+				ms = append(ms, m)
+				off = max(off, e)
+			}
+		}
+	}
+	return ms
+}
+
+// decodedSecret decodes the base64 lines s[p:e] (glue and line breaks
+// dropped) and reports a match over them when the decoded text has a
+// secret.
+func decodedSecret(s string, p, e int) (Match, bool) {
+	var b strings.Builder
+	for i := p; i < e; i++ {
+		switch {
+		case s[i] == '\\':
+			i++ // a "\n" escape between lines, not base64
+		case classes[s[i]]&setBase64 != 0:
+			b.WriteByte(s[i])
+		}
+	}
+	enc := b.String()
+	enc = enc[:len(enc)/4*4]
+	dec, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil && len(dec) == 0 {
+		if dec, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(enc, "=")); err != nil {
+			return Match{}, false
+		}
+	}
+	ms := Find(string(dec))
+	if len(ms) == 0 {
+		return Match{}, false
+	}
+	return Match{ms[0].Kind, p, e}, true
 }
 
 // puttyKey masks a PuTTY .ppk key file from its header ("PuTTY-User-Key-File-",

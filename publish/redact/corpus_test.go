@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite testdata/redact/secrets.golden"
 const corpusDir = "../../testdata/redact"
 
 // TestCorpus checks the published figures: no leak on the secret corpus and
-// at most 1 % of clean lines touched. It also keeps secrets.golden, the
+// at most 0.3 % of clean lines touched. It also keeps secrets.golden, the
 // redacted secret corpus, so a change in what gets masked shows up in review.
 func TestCorpus(t *testing.T) {
 	st, err := redacttest.Corpus(corpusDir)
@@ -31,8 +32,8 @@ func TestCorpus(t *testing.T) {
 	if st.Kinds != len(redact.Kinds()) {
 		t.Errorf("secrets.txt covers %d kinds; want all %d", st.Kinds, len(redact.Kinds()))
 	}
-	if st.FalsePositives*100 > st.CleanLines {
-		t.Errorf("false positives %d of %d clean lines; want <= 1%%", st.FalsePositives, st.CleanLines)
+	if st.FalsePositives*1000 > st.CleanLines*3 {
+		t.Errorf("false positives %d of %d clean lines; want <= 0.3%%", st.FalsePositives, st.CleanLines)
 	}
 
 	lines, err := redacttest.SecretLines(filepath.Join(corpusDir, "secrets.txt"))
@@ -46,6 +47,9 @@ func TestCorpus(t *testing.T) {
 		}
 		ms := redact.Find(l.Text)
 		for i, sec := range l.Secrets {
+			if !slices.Contains(redact.Kinds(), l.Kinds[i]) {
+				continue // a {{rule:<id>}} fake: not leaking is the test
+			}
 			if !coveredAs(l.Text, sec, l.Kinds[i], ms) {
 				t.Errorf("secrets.txt:%d: %s fake not matched as %s; matches %v", l.Line, l.Kinds[i], l.Kinds[i], kindsOf(ms))
 			}
@@ -90,7 +94,7 @@ func coveredAs(text, sec string, k redact.Kind, ms []redact.Match) bool {
 	i := strings.Index(text, sec)
 	// A line-number prefix or string-literal glue around a key block is
 	// not part of the secret.
-	trimmed := strings.TrimLeft(sec, " \t0123456789\u2192\"")
+	trimmed := strings.TrimLeft(strings.TrimLeft(sec, " \t0123456789\u2192\""), `\t`)
 	i += len(sec) - len(trimmed)
 	sec = strings.TrimRight(trimmed, "\"\\n +\n")
 	if i < 0 {
@@ -110,4 +114,39 @@ func kindsOf(ms []redact.Match) []redact.Kind {
 		ks = append(ks, m.Kind)
 	}
 	return ks
+}
+
+// TestGitleaksCorpus draws a fake from the regex of every gitleaks rule in
+// the vendored data (one per alternative, redacttest.GitleaksLines) and
+// checks that String leaves none of it, and that every rule in the
+// generated table has a sample.
+func TestGitleaksCorpus(t *testing.T) {
+	var lines []redacttest.SecretLine
+	for _, f := range []string{"gitleaks.toml", "extra.toml"} {
+		ls, err := redacttest.GitleaksLines(filepath.Join("gen", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, ls...)
+	}
+	sampled := map[string]bool{}
+	leaks := 0
+	for _, l := range lines {
+		id := string(l.Kinds[0])
+		sampled[id] = true
+		if redacttest.Leaked(l) {
+			leaks++
+			t.Errorf("gitleaks rule %s: sample leaks: %q -> %q", id, l.Text, redact.String(l.Text))
+		}
+	}
+	for id, why := range redacttest.ContextRules {
+		t.Logf("%s: not sampled from its regex: %s", id, why)
+		sampled[id] = true
+	}
+	for _, id := range redact.GeneratedRules() {
+		if !sampled[id] {
+			t.Errorf("generated rule %s has no sample", id)
+		}
+	}
+	t.Logf("gitleaks corpus: %d rules sampled, %d samples, %d leaks; %d rules in the generated table", len(sampled), len(lines), leaks, len(redact.GeneratedRules()))
 }

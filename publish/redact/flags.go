@@ -22,8 +22,8 @@ func longFlag(s string, n int) (Match, bool) {
 	var buf [maxKeyLen]byte
 	key := foldKey(buf[:0], s[n:e])
 	kind, ok := classifyKey(key, false)
-	if !ok && string(key) != "pass" && string(key) != "pw" {
-		return Match{}, false
+	if !ok && string(key) != "pw" && !hasSuffixBytes(key, "pass") && !hasSuffixBytes(key, "pwd") {
+		return Match{}, false // --pass, --db-pass, --pwd, --admin-pwd count too
 	}
 	if !ok {
 		kind = KindPassword
@@ -31,25 +31,81 @@ func longFlag(s string, n int) (Match, bool) {
 	return spacedValue(s, e, kind, key)
 }
 
-// shortFlag masks the password of -p in the commands that take one there:
-// mysql/mariadb -pX (attached; "-p X" prompts, X being the database),
-// sshpass -p X and -pX, and "<tool> login ... -p X" (docker, podman, helm,
-// oras). s[i] is the dash.
+// shortFlag masks the password of a single-dash flag: -p in the commands
+// that take one there (mysql/mariadb -pX attached, "-p X" prompting with X
+// the database; sshpass, 7z, "<tool> login ... -p X"), the one-letter
+// password flags of passFlags (ssh-keygen -N/-P, zip -P, redis-cli -a), and
+// single-dash long flags named like a password (openssl -passin pass:X,
+// keytool -storepass X). s[i] is the dash.
 func shortFlag(s string, i int) (Match, bool) {
-	if !hasPrefixAt(s, i+1, "p") || i+2 >= len(s) {
+	if i+2 >= len(s) {
 		return Match{}, false
 	}
+	if isAlnum(s[i+2]) && s[i+1] != 'p' || s[i+1] == 'p' && hasPrefixAt(s, i+2, "ass") {
+		return longSingleDash(s, i)
+	}
+	c := s[i+1]
 	line := lineBefore(s, i)
 	attached := !isSpaceByte(s[i+2])
-	switch {
-	case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
+	if c == 'p' {
+		switch {
+		case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
+			return Match{}, false
+		case attached && (strings.Contains(line, "mysql") || strings.Contains(line, "mariadb") || strings.Contains(line, "sshpass") || strings.Contains(line, "7z ")):
+			return spacedValue(s, i+1, KindPassword, nil)
+		case !attached && (strings.Contains(line, "sshpass") || strings.Contains(line, " login")):
+			return spacedValue(s, i+2, KindPassword, nil)
+		}
 		return Match{}, false
-	case attached && (strings.Contains(line, "mysql") || strings.Contains(line, "mariadb") || strings.Contains(line, "sshpass")):
-		return spacedValue(s, i+1, KindPassword, nil)
-	case !attached && (strings.Contains(line, "sshpass") || strings.Contains(line, " login")):
-		return spacedValue(s, i+2, KindPassword, nil)
+	}
+	if attached {
+		return Match{}, false
+	}
+	for _, tool := range passFlags[c] {
+		if strings.Contains(line, tool) {
+			return spacedValue(s, i+2, KindPassword, nil)
+		}
 	}
 	return Match{}, false
+}
+
+// passFlags lists, per one-letter flag, the commands in which it takes a
+// password or passphrase as its next word.
+var passFlags = map[byte][]string{
+	'N': {"ssh-keygen"},
+	'P': {"ssh-keygen", "zip", "unzip"},
+	'a': {"redis-cli"},
+	'k': {"openssl enc", "openssl aes", "openssl des"},
+}
+
+// longSingleDash masks the value of -<name> <value> (openssl's -passin,
+// -passout, -pass; keytool's -storepass, -keypass, -srcstorepass) when the
+// name is a password's; openssl's "pass:X" form keeps its prefix, and its
+// env:/file:/fd: forms name no secret.
+func longSingleDash(s string, i int) (Match, bool) {
+	n := i + 1
+	e := n
+	for e < len(s) && e-n <= maxKeyLen && isAlnum(s[e]) {
+		e++
+	}
+	if e-n < 4 || e-n > maxKeyLen || e >= len(s) || s[e] != ' ' {
+		return Match{}, false
+	}
+	var buf [maxKeyLen]byte
+	key := foldKey(buf[:0], s[n:e])
+	if _, ok := classifyKey(key, false); !ok && !hasSuffixBytes(key, "pass") && string(key) != "passin" && string(key) != "passout" {
+		return Match{}, false
+	}
+	v := e + 1
+	if hasPrefixAt(s, v, "pass:") {
+		return spacedValue(s, v+4, KindPassword, nil)
+	}
+	for _, p := range []string{"env:", "file:", "fd:", "stdin"} {
+		if hasPrefixAt(s, v, p) {
+			return Match{}, false
+		}
+	}
+	return spacedValue(s, e, KindPassword, key)
 }
 
 // spacedValue masks the value that starts after the spaces at p (or right

@@ -182,3 +182,48 @@ func lowerWord(s string, p int) bool {
 	}
 	return q > p && (q == len(s) || valueStop[s[q]])
 }
+
+// promptAnswer masks what a script types at a password prompt: expect's
+// send "X\r" and pexpect's sendline('X') after an expect on a line that
+// asks for a password. s[i] is the 'w' of the prompt's password/passwd.
+func promptAnswer(s string, i int) (Match, bool) {
+	if s[i] != 'w' || !(i >= 3 && equalFold(s[i-3:i], "ass")) {
+		return Match{}, false
+	}
+	if !strings.Contains(lineBefore(s, i), "expect") { // expect, pexpect's child.expect
+		return Match{}, false
+	}
+	w := s[i:min(len(s), i+320)]
+	k := strings.Index(w, "send")
+	if k < 0 {
+		return Match{}, false
+	}
+	v := i + k + 4
+	if hasPrefixAt(s, v, "line") {
+		v += 4
+	}
+	for v < len(s) && v-i-k < 16 && isOneOf(s[v], " (") {
+		v++
+	}
+	if hasPrefixAt(s, v, "-- ") {
+		v += 3
+	}
+	if v >= len(s) || !isOneOf(s[v], "\"'\\") {
+		return Match{}, false
+	}
+	vs, ve, quoted := value(s, v)
+	if !quoted || ve <= vs {
+		return Match{}, false
+	}
+	for _, esc := range []string{`\\r`, `\\n`, `\r`, `\n`, "\r", "\n"} {
+		if e := len(s[vs:ve]) - len(esc); e > 0 && s[vs+e:ve] == esc {
+			ve = vs + e
+			break
+		}
+	}
+	val := s[vs:ve]
+	if len(val) < 4 || isPlaceholder(val) || strings.ContainsAny(val, " ") {
+		return Match{}, false
+	}
+	return Match{KindPassword, vs, ve}, true
+}

@@ -2,7 +2,9 @@
 // stores it (every ledger row) and again before any egress (handoff.md,
 // clipboard, another vendor's context).
 //
-// Detection is a set of small typed detectors, not a rule file. One pass over
+// Detection is a set of small typed detectors plus a table generated from
+// rule data (gitleaks' config/gitleaks.toml, MIT, and gen/extra.toml; see
+// gen.go and `go generate`): no regexp runs at redaction time. One pass over
 // the input looks only at a handful of trigger bytes ('_', '-', '=', ':', '@',
 // 'A', 'B', 'J', 'S', '.', '/', '~', 'w', 'k'), eight bytes per branch; a trigger whose neighbour byte
 // cannot belong to a token is dropped inline, the rest run a hand-written check
@@ -151,6 +153,18 @@ func generic(k Kind) bool {
 	return false
 }
 
+// rank orders kinds for a merged match: a hand-written vendor kind (2) wins
+// over a generated one (1), which wins over a generic kind (0).
+func rank(k Kind) int {
+	switch {
+	case generic(k):
+		return 0
+	case slices.Contains(allKinds, k):
+		return 2
+	}
+	return 1
+}
+
 // Kinds returns every detector kind, sorted.
 func Kinds() []Kind {
 	ks := slices.Clone(allKinds)
@@ -179,6 +193,10 @@ func Find(s string) []Match {
 		switch c {
 		case 'w', 'k':
 			if _, ok := proseShape(s, i); !ok {
+				if m, ok := promptAnswer(s, i); ok {
+					ms = append(ms, m)
+					i = m.End - 1
+				}
 				continue
 			}
 		}
@@ -187,14 +205,25 @@ func Find(s string) []Match {
 			continue
 		}
 		ms = append(ms, m)
+		if m.Kind == KindAWSAccessKeyID {
+			if m2, ok := awsPairedSecret(s, m.End); ok {
+				ms = append(ms, m2)
+				i = m2.End - 1
+				continue
+			}
+		}
 		// Skip over a vendor token; keep scanning inside a generic match so a
 		// token in an assignment's value still gets its specific kind.
-		if generic(m.Kind) {
+		if generic(m.Kind) || rank(m.Kind) < 2 && (c == '=' || c == ':') {
+			// A generic match, or a generated keyword rule's value: a
+			// vendor format inside it still gets its own kind.
 			genericEnd = max(genericEnd, m.End)
 		} else if m.End > i+1 {
 			i = m.End - 1
 		}
 	}
+	ms = genIndexedMatches(s, ms)
+	ms = base64Secrets(s, ms)
 	// "dapi" has no delimiter to trigger on: look for it directly.
 	for off := 0; ; {
 		k := strings.Index(s[off:], "dapi")
@@ -229,7 +258,7 @@ func resolve(ms []Match) []Match {
 			continue
 		}
 		last.End = max(last.End, m.End)
-		if generic(last.Kind) && !generic(m.Kind) {
+		if rank(m.Kind) > rank(last.Kind) {
 			last.Kind = m.Kind
 		}
 	}

@@ -138,7 +138,9 @@ func TestString(t *testing.T) {
 		{"certificate", "-----BEGIN CERTIFICATE-----\n" + strings.Repeat("MIIB", 20) + "\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\n" + strings.Repeat("MIIB", 20) + "\n-----END CERTIFICATE-----"},
 		// jwt
 		{"jwt", "id_token " + jwtHdr + "." + jwtPay + "." + jwtSig, "id_token " + r(KindJWT)},
-		{"jwt unsigned", jwtHdr + "." + jwtPay + ".", jwtHdr + "." + jwtPay + "."},
+		// gitleaks' jwt rule takes the signature as optional: a token cut
+		// after its payload (a clip, a log) is masked too.
+		{"jwt unsigned", jwtHdr + "." + jwtPay + ".", "[REDACTED:jwt]"},
 		{"base64 json", "data: " + jwtHdr + "Cg==", "data: " + jwtHdr + "Cg=="},
 		// urls
 		{"url creds", "git clone https://deploy:Zq9Zq9Zq9@git.example.org/r.git", "git clone https://deploy:" + r(KindURLCredentials) + "@git.example.org/r.git"},

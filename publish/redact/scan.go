@@ -8,7 +8,7 @@ package redact
 var hot = [256]bool{
 	'_': true, '-': true, '=': true, ':': true, '@': true,
 	'A': true, 'B': true, 'J': true, 'S': true,
-	'.': true, '/': true, '~': true, 'w': true, 'k': true,
+	'.': true, '/': true, '~': true, 'w': true, 'k': true, '>': true,
 }
 
 // hot8 is hot as bytes, so that eight lookups can be OR-ed without branches.
@@ -49,19 +49,16 @@ func skipCold(s string, i int) int {
 			}
 			continue
 		}
+		// At the edges of the text: the same tables, and needPrev/needNext
+		// for a neighbour that is not there.
 		for ; i < end; i++ {
 			c := s[i]
 			if !hot[c] {
 				continue
 			}
-			if k := nbSet[c]; k != 0 {
-				j := i + int(nbOff[c])
-				if j < 0 || j >= len(s) || !nbSets[k][s[j]] {
-					continue
-				}
-			}
-			if k := rejNext[c]; k != 0 && i+1 < len(s) && rejNexts[k][s[i+1]] ||
-				c == '=' && i > 0 && rejPrev[s[i-1]] || c == '.' && !dotShape(s, i) {
+			if i > 0 && passPrev[c][s[i-1]] == 0 || i == 0 && needPrev[c] ||
+				i+1 < len(s) && passNext[c][s[i+1]] == 0 || i+1 == len(s) && needNext[c] ||
+				c == '.' && !dotShape(s, i) {
 				continue
 			}
 			return i
@@ -177,11 +174,12 @@ var nbSets = [...][256]bool{
 	byteSet("Q"),                      // '~' after Q (Azure AD secrets)
 	byteSet("sSpP"),                   // 'w' after pass, pw
 	byteSet("oO _-i"),                 // 'k' after to(ken), api key, api_key, apikey
+	byteSet("dDtTnNyYeEhHlLsS\"'"),    // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
 
 var (
-	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6, '/': 7, '~': 8, 'w': 9, 'k': 10}
-	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '/': -1, '~': -1, 'w': -1, 'k': -1}
+	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6, '/': 7, '~': 8, 'w': 9, 'k': 10, '>': 11}
+	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '/': -1, '~': -1, 'w': -1, 'k': -1, '>': -1}
 )
 
 // Second-stage filters, applied after the neighbour filter: a trigger is
@@ -209,11 +207,30 @@ var (
 // rows of the 15 triggers are written now.
 var passPrev, passNext [256][256]uint8
 
+// needPrev[c] and needNext[c] say that trigger c is dropped at the start or
+// the end of the text, where its filtered neighbour is missing.
+var needPrev, needNext [256]bool
+
+// handHot are the hand-written detectors' trigger bytes (hot before the
+// generated anchors join it).
+var handHot [256]bool
+
 func init() {
+	handHot = hot
+	initGen() // adds the generated anchors to hot
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
 		if !hot[c] {
 			continue
+		}
+		if !handHot[c] {
+			needPrev[c] = !genHasAnchorless[c]
+			needNext[c] = true
+			continue
+		}
+		if k := nbSet[c]; k != 0 {
+			needPrev[c] = nbOff[c] < 0 && !genHasAnchorless[c]
+			needNext[c] = nbOff[c] > 0
 		}
 		for x := 0; x < 256; x++ {
 			okp, okn := true, true
@@ -238,6 +255,7 @@ func init() {
 			}
 		}
 	}
+	genPass(pp, pn)
 }
 
 // notSet is the complement of the bytes in set and the extra bytes.
@@ -256,6 +274,12 @@ func notSet(set class, extra ...byte) (t [256]bool) {
 func dotShape(s string, i int) bool {
 	if i < 2 || i+1 >= len(s) {
 		return false
+	}
+	if genDotPrev[s[i-1]] {
+		return true
+	}
+	if len(genDotLits) > 0 && genDotShape(s, i) {
+		return true
 	}
 	if i >= 24 && i+7 < len(s) && s[i+7] == '.' {
 		return true
@@ -282,9 +306,23 @@ func byteSet(cs string) (t [256]bool) {
 // match (inGeneric) only vendor formats are looked for: they refine its kind,
 // and skipping the context detectors keeps Find linear.
 func detect(s string, i int, inGeneric bool) (Match, bool) {
+	c := s[i]
+	if k := nbSet[c]; k != 0 && (nbOff[c] < 0 && i == 0 || nbOff[c] > 0 && i+1 >= len(s)) || !handHot[c] {
+		// The hand-written detector of c reads the neighbour its filter
+		// needs; here only a generated anchor let the byte through.
+		return genTokenAt(s, i)
+	}
+	m, ok := handDetect(s, i, inGeneric)
+	if !ok && len(genAt[s[i]]) > 0 {
+		return genTokenAt(s, i)
+	}
+	return m, ok
+}
+
+func handDetect(s string, i int, inGeneric bool) (Match, bool) {
 	if inGeneric {
 		switch s[i] {
-		case '=', '@', 'B', 'w', 'k':
+		case '=', '@', 'B', 'w', 'k', '>':
 			return Match{}, false
 		case ':':
 			if hasPrefixAt(s, i+1, "//") {
@@ -321,6 +359,8 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 		return tildeToken(s, i)
 	case 'w', 'k':
 		return proseKey(s, i)
+	case '>':
+		return xmlElement(s, i)
 	}
 	return Match{}, false
 }

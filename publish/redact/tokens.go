@@ -70,6 +70,8 @@ func dashToken(s string, i int) (Match, bool) {
 	switch {
 	case hasPrefixAt(s, i-1, "-----BEGIN ") && (i == 1 || s[i-2] != '-'):
 		return privateKey(s, i-1) // triggered on the second dash
+	case hasPrefixAt(s, i-1, "-----END ") && (i == 1 || s[i-2] != '-'):
+		return privateKeyTail(s, i-1) // a key whose BEGIN was in another read
 	case i >= 2 && s[i-2] == 's' && s[i-1] == 'k' && boundary(s, i-2):
 		if hasPrefixAt(s, i, "-ant-") {
 			return body(s, i-2, i+5, setURLSafe, 32, KindAnthropicKey)
@@ -123,6 +125,26 @@ func upperAToken(s string, i int) (Match, bool) {
 		return twilio(s, i)
 	}
 	return Match{}, false
+}
+
+// awsPairedSecret matches the secret access key that follows an access key
+// id (credentials.csv's "id,secret", a pasted "id secret"): 40 base64
+// bytes, after at most a few separators on the same line; e is the end of
+// the key id.
+func awsPairedSecret(s string, e int) (Match, bool) {
+	p := e
+	for p < len(s) && p-e < 8 && isOneOf(s[p], " \t,;:|=\"'") {
+		p++
+	}
+	if p == e || p >= len(s) || !boundary(s, p) {
+		return Match{}, false
+	}
+	q := run(s, p, setBase64)
+	v := s[p:q]
+	if len(v) != 40 || !endBoundary(s, q) || !mixed(v) || isPlaceholder(v) {
+		return Match{}, false
+	}
+	return Match{KindAWSSecret, p, q}, true
 }
 
 // upperSToken handles Twilio API key SIDs (SK + 32 hex) and SendGrid keys

@@ -301,6 +301,16 @@ func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
 		return Plan{}, fmt.Errorf("%s: %w", t.TrustPath, err)
 	}
 	p.After = after
+	if exists && len(want) == 0 && !bytes.Equal(before, after) {
+		// Install may have ended the user's last line before adding its
+		// tables; when that newline is all that differs from the backup,
+		// the backup's bytes come back.
+		if backup, ok, err := read(files, t.TrustPath+BackupSuffix); err == nil && ok && !bytes.Equal(after, backup) &&
+			bytes.Equal(bytes.TrimRight(after, "\r\n"), bytes.TrimRight(backup, "\r\n")) {
+			p.After = backup
+			after = backup
+		}
+	}
 	if exists && len(want) == 0 && len(bytes.TrimSpace(after)) == 0 && !bytes.Equal(before, after) {
 		if _, hasBackup, err := read(files, t.TrustPath+BackupSuffix); err == nil && !hasBackup {
 			p.After, p.Delete = nil, true

@@ -226,23 +226,66 @@ func matches(items []ourItem, want []desired) bool {
 }
 
 // removeOne deletes one carryover item; an emptied event list goes, and an
-// emptied "hooks" object goes with it.
-func removeOne(b []byte, root, hooks *jnode, it ourItem) []byte {
+// emptied "hooks" object goes with it, unless the file before install
+// (bk, its backup) had that list or object, empty: then it is emptied back
+// to the backup's own bytes ("[]", "[ ]", "{\r\n  }"), so uninstall
+// gives back what install was given.
+func removeOne(b []byte, root, hooks *jnode, it ourItem, bk *backupDoc) []byte {
 	switch {
 	case it.handlerIdx >= 0:
 		return removeItem(b, it.handlers, it.handlerIdx)
 	case len(it.arr.elems) > 1:
 		return removeItem(b, it.arr, it.idx)
+	case bk.emptyAt("hooks", it.event) != "":
+		return splice(b, it.arr.start, it.arr.end, bk.emptyAt("hooks", it.event))
 	case len(hooks.members) > 1:
 		return removeItem(b, hooks, it.eventIdx)
+	case bk.emptyAt("hooks") != "":
+		return splice(b, hooks.start, hooks.end, bk.emptyAt("hooks"))
 	default:
 		hi, _ := root.member("hooks")
 		return removeItem(b, root, hi)
 	}
 }
 
+// backupDoc is the parsed backup install took (nil: none).
+type backupDoc struct {
+	b    []byte
+	root *jnode
+}
+
+func parseBackup(b []byte, ok bool) *backupDoc {
+	if !ok {
+		return nil
+	}
+	root, _, err := parseJSON(b)
+	if err != nil || root == nil || root.kind != '{' {
+		return nil
+	}
+	return &backupDoc{b, root}
+}
+
+// emptyAt returns the backup's bytes of the empty list or object at path
+// (member keys from the root), or "" when the backup has none there.
+func (d *backupDoc) emptyAt(path ...string) string {
+	if d == nil {
+		return ""
+	}
+	n := d.root
+	for _, k := range path {
+		if n == nil || n.kind != '{' {
+			return ""
+		}
+		_, n = n.member(k)
+	}
+	if n == nil || n.kind != '{' && n.kind != '[' || len(n.members)+len(n.elems) > 0 {
+		return ""
+	}
+	return string(d.b[n.start:n.end])
+}
+
 // strip removes every carryover item, re-parsing after each removal.
-func (f format) strip(b []byte, id stubID) ([]byte, bool, error) {
+func (f format) strip(b []byte, id stubID, bk *backupDoc) ([]byte, bool, error) {
 	removed := false
 	for range 10000 {
 		root, _, err := parseJSON(b)
@@ -256,7 +299,7 @@ func (f format) strip(b []byte, id stubID) ([]byte, bool, error) {
 		if len(items) == 0 {
 			return b, removed, nil
 		}
-		b = removeOne(b, root, hooks, items[len(items)-1])
+		b = removeOne(b, root, hooks, items[len(items)-1], bk)
 		removed = true
 	}
 	return nil, false, errors.New("too many carryover entries")
@@ -290,7 +333,7 @@ func (f format) install(before []byte, exists bool, cap specs.Capability, id stu
 	} else if matches(items, want) {
 		return before, events, f.warnings(before), nil
 	}
-	b, _, err := f.strip(before, id)
+	b, _, err := f.strip(before, id, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -348,11 +391,11 @@ func (f format) warnings(b []byte) []string {
 	return f.warn(doc)
 }
 
-func (f format) uninstall(before []byte, id stubID, hasBackup bool) ([]byte, bool, error) {
+func (f format) uninstall(before []byte, id stubID, backup []byte, hasBackup bool) ([]byte, bool, error) {
 	if blank(before) {
 		return before, false, nil
 	}
-	b, removed, err := f.strip(before, id)
+	b, removed, err := f.strip(before, id, parseBackup(backup, hasBackup))
 	if err != nil {
 		return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
 	}

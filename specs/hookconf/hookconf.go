@@ -329,7 +329,7 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		after, del, err := f.uninstall(before, id, hasBackup)
+		after, del, err := f.uninstall(before, id, backup, hasBackup)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Path, err)
 		}
@@ -355,15 +355,32 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 }
 
 // sameJSON reports whether a and b are the same JSON value (false when
-// either is not JSON). An empty object and a missing key count as the same
-// only at the "hooks" key, which carryover adds and removes.
+// either is not JSON). An empty list or object and a missing key count as
+// the same only where carryover adds and removes them: the "hooks" object
+// and the event lists in it ("Stop": [], "Notification": {}).
 func sameJSON(a, b []byte) bool {
 	var x, y map[string]any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
 	for _, m := range []map[string]any{x, y} {
-		if h, ok := m["hooks"].(map[string]any); ok && len(h) == 0 {
+		h, ok := m["hooks"].(map[string]any)
+		if !ok {
+			continue
+		}
+		for k, v := range h {
+			switch v := v.(type) {
+			case []any:
+				if len(v) == 0 {
+					delete(h, k)
+				}
+			case map[string]any:
+				if len(v) == 0 {
+					delete(h, k)
+				}
+			}
+		}
+		if len(h) == 0 {
 			delete(m, "hooks")
 		}
 	}

@@ -653,3 +653,145 @@ func sha256hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// TestRoundTripWithoutBackup: the same round trips with CRLF line endings,
+// with the user's own edit made after install (a key added at the top), and
+// with the backup gone (cleaned up, or the file copied to another machine):
+// uninstall removes
+// exactly what install added, so the result is the original plus the
+// user's edit, byte for byte, whatever its line endings and its empty
+// hook lists and objects.
+func TestRoundTripWithoutBackup(t *testing.T) {
+	for _, c := range roundTripCases(t) {
+		if c.name == "missing" {
+			continue
+		}
+		for _, mode := range []string{"crlf", "crlf, user edit", "user edit", "no backup", "user edit, no backup", "crlf, no backup"} {
+			t.Run(c.tool+"/"+c.name+"/"+mode, func(t *testing.T) {
+				tg := targetFor(c.tool)
+				orig, err := os.ReadFile(filepath.Join(testdata, c.tool, c.name+".in"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(mode, "crlf") {
+					if bytes.Contains(orig, []byte("\r\n")) {
+						t.Skip("already CRLF")
+					}
+					orig = bytes.ReplaceAll(orig, []byte("\n"), []byte("\r\n"))
+				}
+				root, _, err := parseJSON(orig)
+				if err != nil || blank(orig) || root.kind != '{' {
+					t.Skip("not an object")
+				}
+				m := newMem()
+				m.files[tg.Path] = orig
+				apply(t, must(PlanInstall(tg, capFor(t, c.tool, testVersions[c.tool]), exe, m)), m)
+				want := orig
+				edit := func(b []byte) []byte {
+					i := bytes.IndexByte(b, '{') + 1
+					nl := ""
+					if bytes.Contains(b, []byte("\r\n")) {
+						nl = "\r\n"
+					} else if bytes.Contains(b, []byte("\n")) {
+						nl = "\n"
+					}
+					return slices.Concat(b[:i], []byte(nl+`"userEdit": 1,`), b[i:])
+				}
+				if strings.Contains(mode, "user edit") {
+					if len(root.members) == 0 {
+						t.Skip("no member to add a key before")
+					}
+					m.files[tg.Path] = edit(m.files[tg.Path])
+					want = edit(orig)
+				}
+				if strings.Contains(mode, "no backup") {
+					delete(m.files, tg.Path+BackupSuffix)
+				}
+				apply(t, must(PlanUninstall(tg, exe, m)), m)
+				got, exists := m.files[tg.Path]
+				if strings.Contains(mode, "no backup") && (emptyHookContainer(orig) || len(root.members) == 0) {
+					// Without the backup nothing says an emptied list was
+					// there before: the value is the same, the bytes may
+					// not be (or the file goes, as install created it).
+					if exists && !sameJSON(got, want) {
+						t.Errorf("uninstall without backup changed the value:\n%s", Diff(Plan{Path: tg.Path, Before: want, After: got}))
+					}
+					return
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("uninstall is not byte-identical:\n%s", Diff(Plan{Path: tg.Path, Before: want, After: got}))
+				}
+			})
+		}
+	}
+}
+
+// emptyHookContainer reports whether b has an empty "hooks" object or an
+// empty list or object in it.
+func emptyHookContainer(b []byte) bool {
+	var v map[string]any
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	h, ok := v["hooks"].(map[string]any)
+	if !ok {
+		return false
+	}
+	if len(h) == 0 {
+		return true
+	}
+	for _, e := range h {
+		if a, ok := e.([]any); ok && len(a) == 0 {
+			return true
+		}
+		if o, ok := e.(map[string]any); ok && len(o) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTrustRoundTrip: Codex's config.toml comes back byte for byte after
+// install and uninstall, with LF or CRLF line endings, with or without a
+// final newline, with or without a blank line at its end.
+func TestTrustRoundTrip(t *testing.T) {
+	hooks, err := os.ReadFile(filepath.Join(testdata, "codex", "user-hooks.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.ReadFile(filepath.Join(testdata, "codex", "user-hooks.config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = bytes.TrimRight(base, "\n")
+	for name, toml := range map[string][]byte{
+		"lf":                     append(slices.Clone(base), '\n'),
+		"lf, no final newline":   slices.Clone(base),
+		"lf, blank line at end":  append(slices.Clone(base), "\n\n"...),
+		"crlf":                   append(bytes.ReplaceAll(base, []byte("\n"), []byte("\r\n")), "\r\n"...),
+		"crlf, no final newline": bytes.ReplaceAll(base, []byte("\n"), []byte("\r\n")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			tg := targetFor("codex")
+			m := newMem()
+			m.files[tg.Path] = hooks
+			m.files[tg.TrustPath] = toml
+			apply(t, must(PlanInstall(tg, capFor(t, "codex", testVersions["codex"]), exe, m)), m)
+			if bytes.Equal(m.files[tg.TrustPath], toml) {
+				t.Fatal("install did not add the trust entries")
+			}
+			installed := slices.Clone(m.files[tg.TrustPath])
+			apply(t, must(PlanUninstall(tg, exe, m)), m)
+			if got := m.files[tg.TrustPath]; !bytes.Equal(got, toml) {
+				t.Errorf("config.toml not byte-identical: %q\nwant %q", got, toml)
+			}
+			// Without the backup only a final newline install added may
+			// stay: nothing else tells it was not there.
+			m.files[tg.TrustPath] = installed
+			apply(t, must(PlanUninstall(tg, exe, m)), m)
+			if got := m.files[tg.TrustPath]; !bytes.Equal(bytes.TrimRight(got, "\r\n"), bytes.TrimRight(toml, "\r\n")) {
+				t.Errorf("config.toml without backup: %q\nwant %q", got, toml)
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ import (
 // `go test ./publish/redact -run TestCorpus -v` prints the figures.
 
 // Stats are the corpus figures: Leaks must be 0 and FalsePositives/CleanLines
-// at most 1 %.
+// at most 0.3 %.
 type Stats struct {
 	Kinds          int // distinct kinds exercised by secrets.txt
 	SecretLines    int // secret-bearing template lines
@@ -69,7 +69,9 @@ func Corpus(dir string) (Stats, error) {
 	for _, l := range lines {
 		st.SecretLines++
 		for _, k := range l.Kinds {
-			kinds[k] = true
+			if slices.Contains(redact.Kinds(), k) {
+				kinds[k] = true // a {{rule:<id>}} line counts in the gitleaks figures
+			}
 		}
 		if Leaked(l) {
 			st.Leaks++
@@ -102,7 +104,7 @@ func Corpus(dir string) (Stats, error) {
 // Leaked reports whether redact.String(l.Text) still contains any 12-byte piece of
 // one of l.Secrets (or a whole secret shorter than that).
 func Leaked(l SecretLine) bool {
-	out := redact.String(l.Text)
+	out := StripMarkers(redact.String(l.Text))
 	for _, sec := range l.Secrets {
 		w := min(12, len(sec))
 		for i := 0; i+w <= len(sec); i++ {
@@ -112,6 +114,29 @@ func Leaked(l SecretLine) bool {
 		}
 	}
 	return false
+}
+
+// StripMarkers removes the "[REDACTED:<kind>]" markers, whose kind names
+// (aws-amazon-bedrock-api-key-...) may share 12 bytes with a secret.
+func StripMarkers(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "[REDACTED:")
+		if j := strings.Index(s, "[redacted:"); j >= 0 && (i < 0 || j < i) {
+			i = j // the ledger's lower-cased search text
+		}
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], ']')
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // SecretLines reads and expands a secrets.txt template file.
@@ -130,7 +155,7 @@ func SecretLines(path string) ([]SecretLine, error) {
 		if strings.TrimSpace(t) == "" || strings.HasPrefix(t, "# ") {
 			continue
 		}
-		l, err := expand(t, n)
+		l, err := expand(t, n, filepath.Join(filepath.Dir(path), "..", "..", "publish", "redact", "gen"))
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
@@ -139,7 +164,7 @@ func SecretLines(path string) ([]SecretLine, error) {
 	return out, sc.Err()
 }
 
-func expand(t string, n int) (SecretLine, error) {
+func expand(t string, n int, genDir string) (SecretLine, error) {
 	l := SecretLine{Line: n}
 	var b strings.Builder
 	for {
@@ -153,14 +178,24 @@ func expand(t string, n int) (SecretLine, error) {
 		}
 		name, mod, _ := strings.Cut(t[i+2:i+j], "|")
 		k := redact.Kind(name)
-		if !slices.Contains(redact.Kinds(), k) {
-			return l, fmt.Errorf("unknown kind %q in template (known: %v)", name, redact.Kinds())
-		}
 		h := fnv.New64a()
 		fmt.Fprintf(h, "%s/%d/%d", k, n, len(l.Secrets))
-		sec := Fake(k, h.Sum64())
-		if sec == "" {
-			return l, fmt.Errorf("no fake generator for kind %q; add one to Fake", k)
+		var sec string
+		if id, ok := strings.CutPrefix(name, "rule:"); ok {
+			// {{rule:<id>}}: a fake drawn from a generated rule's regex.
+			k = redact.Kind(id)
+			var err error
+			if sec, err = RuleFake(genDir, id, h.Sum64()); err != nil {
+				return l, err
+			}
+		} else {
+			if !slices.Contains(redact.Kinds(), k) {
+				return l, fmt.Errorf("unknown kind %q in template (known: %v)", name, redact.Kinds())
+			}
+			sec = Fake(k, h.Sum64())
+			if sec == "" {
+				return l, fmt.Errorf("no fake generator for kind %q; add one to Fake", k)
+			}
 		}
 		for _, m := range strings.Split(mod, "+") {
 			if m == "" {
@@ -168,7 +203,7 @@ func expand(t string, n int) (SecretLine, error) {
 			}
 			f, ok := modifiers[m]
 			if !ok {
-				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, noend, literals, b64, putty)", m)
+				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, catn, noend, nobegin, literals, b64, b64wrap, putty, letters)", m)
 			}
 			sec = f(sec)
 		}
@@ -190,7 +225,13 @@ func expand(t string, n int) (SecretLine, error) {
 //
 //	json      JSON-escaped, as inside a raw transcript line
 //	numbered  each line behind a Read-style line number ("     3→")
+//	catn      each line behind cat -n's number and tab ("     3\t")
 //	noend     without its last two lines (a key cut before its END line)
+//	nobegin   without its first two lines (the second part of a key read
+//	          in two parts: END but no BEGIN)
+//	b64wrap   standard base64 wrapped at 64 columns (openssl base64)
+//	letters   with every digit replaced by a letter (a password without
+//	          digits)
 //	literals  a PEM block split across Go string literals ("...\n" +)
 //	b64       standard base64 (kubeconfig client-key-data)
 //	putty     the body of a PEM block as a PuTTY .ppk file
@@ -205,6 +246,33 @@ var modifiers = map[string]func(string) string{
 			ls[i] = fmt.Sprintf("%6d\u2192%s", i+1, ls[i])
 		}
 		return strings.Join(ls, "\n")
+	},
+	"catn": func(s string) string {
+		ls := strings.Split(s, "\n")
+		for i := range ls {
+			ls[i] = fmt.Sprintf("%6d\t%s", i+1, ls[i])
+		}
+		return strings.Join(ls, "\n")
+	},
+	"nobegin": func(s string) string {
+		ls := strings.Split(s, "\n")
+		return strings.Join(ls[min(2, len(ls)-1):], "\n")
+	},
+	"b64wrap": func(s string) string {
+		e := base64.StdEncoding.EncodeToString([]byte(s))
+		var ls []string
+		for len(e) > 64 {
+			ls, e = append(ls, e[:64]), e[64:]
+		}
+		return strings.Join(append(ls, e), "\n")
+	},
+	"letters": func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return 'g' + (r - '0')
+			}
+			return r
+		}, s)
 	},
 	"noend": func(s string) string {
 		ls := strings.Split(s, "\n")

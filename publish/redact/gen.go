@@ -1,0 +1,468 @@
+package redact
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+//go:generate go run -tags generate ./gen
+
+// The generated rules (rules_gen.go, from gitleaks' rule data in
+// gen/gitleaks.toml and our own additions in gen/extra.toml): token formats
+// reduced to a literal with a byte-set span before and after it, and
+// keyword rules (a vendor name in the key, a value of a given set and
+// length). New formats arrive by updating that data and running
+// `go generate ./publish/redact`, not by writing a detector.
+//
+// Matching stays regexp-free and on the same trigger loop as the
+// hand-written detectors: each literal is anchored on one of its bytes
+// (its last '_', '-', '.', '~' or '/', else its first digit or, when case
+// matters, upper-case letter), and that
+// byte becomes a trigger whose neighbour filters admit only the bytes the
+// literal has beside it. The few literals with no such byte (airtable's
+// "pat") are found with strings.Index, like "dapi".
+
+type genSpan struct {
+	set      uint8 // index into genSets
+	min, max int   // length range; max -1: unbounded
+}
+
+type genToken struct {
+	id        string
+	lit       string
+	fold      bool // the literal matches in any case
+	pre, post genSpan
+}
+
+type genKeyword struct {
+	id       string
+	keywords []string // folded like keys: lower case, no _ - .
+	val      genSpan
+}
+
+// genNeedle is a token found with strings.Index of one spelling.
+type genNeedle struct {
+	tok    *genToken
+	needle string
+}
+
+// genAnchor is one generated token anchored on a byte of its literal.
+type genAnchor struct {
+	tok  *genToken
+	off  int  // index of the anchor byte in tok.lit
+	prev byte // lower-cased lit[off-1], 0 when off == 0
+}
+
+var (
+	// genAt[c] lists the tokens anchored on byte c, sorted by prev.
+	genAt [256][]genAnchor
+	// genIndexed are the tokens found with strings.Index.
+	genIndexed []genNeedle
+	// genDotPrev marks the bytes before a '.' anchor, for dotShape;
+	// genDotLits are the literals that start with their '.' anchor (.ey).
+	genDotPrev [256]bool
+	genDotLits []*genToken
+	// genNeedPrev[c]: every token anchored on c needs a byte before it.
+	genHasAnchorless [256]bool
+	// genKeyMin is the shortest value a keyword rule accepts.
+	genKeyMin = 1 << 30
+	// genKeyLetters[b] holds the letter sets (bit c&31, as keywordLetters)
+	// of the distinct keywords whose rarest letter has bit b, so a key is
+	// checked only against the keywords whose rarest letter it has.
+	genKeyLetters [32][]uint32
+)
+
+func inGenSet(k uint8, c byte) bool { return genSets[k][c>>6]&(1<<(c&63)) != 0 }
+
+func isLowerByte(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// byteRank orders the bytes a literal may be anchored on from the most to
+// the least frequent in code and prose (letters by English frequency, then
+// digits); the rarer the anchor, the fewer 8-byte blocks of clean text stop
+// the scan. A byte that is a hand-written trigger already costs nothing.
+const byteRank = "0123456789" + "etaoinsrhldcumfpgwybvkxjqz" + "ETAOINSRHLDCUMFPGWYBVKXJQZ"
+
+// anchorOf picks the byte of lit that triggers the token (see above), or -1.
+func anchorOf(lit string, fold bool) int {
+	if k := strings.LastIndexAny(lit, "_-.~/"); k >= 0 {
+		return k
+	}
+	for k := 0; k < len(lit); k++ {
+		if !isAlnum(lit[k]) {
+			return k // @, %, |
+		}
+	}
+	best, score := -1, -1
+	for k := 0; k < len(lit); k++ {
+		c := lit[k]
+		if isLowerByte(c) && !fold {
+			continue // lower-case letters are most of the text
+		}
+		r := strings.IndexByte(byteRank, c) // digits rank first: in every number, date and hash
+		if fold && c >= '0' && c <= '9' {
+			r = 0
+		} else if fold {
+			// Both cases become triggers: rank by the lower-case one, and
+			// only the six rarest letters qualify.
+			r = strings.IndexByte(byteRank[10:36], lower(c))
+			if r < 26-6 {
+				continue
+			}
+			r += 10
+		}
+		if hot[c] && !fold {
+			r = 1000 // a hand-written trigger: no new stop in clean text
+		}
+		if r > score {
+			best, score = k, r
+		}
+	}
+	return best
+}
+
+// initGen anchors the generated tokens and widens the trigger tables; it
+// runs before the pass tables are filled (scan.go init). ~200 tokens: a
+// few microseconds.
+func initGen() {
+	for i := range genTokens {
+		t := &genTokens[i]
+		a := anchorOf(t.lit, t.fold)
+		if a < 0 {
+			if t.lit == "dapi" { // Find already looks for it (databricks)
+				continue
+			}
+			genIndexed = append(genIndexed, genNeedle{t, t.lit})
+			if t.fold { // the two spellings real tokens use
+				for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
+					if n != t.lit {
+						genIndexed = append(genIndexed, genNeedle{t, n})
+					}
+				}
+			}
+			continue
+		}
+		var prev byte
+		if a > 0 {
+			prev = lower(t.lit[a-1])
+		}
+		cs := []byte{t.lit[a]}
+		if t.fold && lower(t.lit[a]) != t.lit[a] || t.fold && isLowerByte(t.lit[a]) {
+			cs = append(cs, swapCase(t.lit[a]))
+		}
+		for _, c := range cs {
+			genAt[c] = append(genAt[c], genAnchor{t, a, prev})
+			hot[c] = true
+			if c == '.' && a > 0 {
+				genDotPrev[t.lit[a-1]] = true
+				genDotPrev[swapCase(t.lit[a-1])] = t.fold
+			}
+			if a == 0 {
+				genHasAnchorless[c] = true
+				if c == '.' {
+					genDotLits = append(genDotLits, t)
+				}
+			}
+		}
+	}
+	for c := range genAt {
+		slices.SortFunc(genAt[c], func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
+	}
+	seen := map[uint32]bool{}
+	for i := range genKeywords {
+		genKeyMin = min(genKeyMin, genKeywords[i].val.min)
+		for _, w := range genKeywords[i].keywords {
+			var m uint32
+			rare, rank := byte(0), -1
+			for k := 0; k < len(w); k++ {
+				m |= 1 << (w[k] & 31)
+				if r := strings.IndexByte(byteRank[10:36], w[k]); r > rank {
+					rare, rank = w[k], r
+				}
+			}
+			if !seen[m] {
+				seen[m] = true
+				genKeyLetters[rare&31] = append(genKeyLetters[rare&31], m)
+			}
+		}
+	}
+	for c, h := range hot {
+		if h {
+			hot8[c] = 1
+		}
+	}
+}
+
+// genDotShape reports whether the '.' at i may start one of the tokens
+// whose literal starts with its '.' anchor (jwt's .ey, airtable's
+// pat<14>.<64 hex>): the literal, then 4 bytes of its span after it and a
+// byte of its span before it; member accesses (foo.bar) stop here.
+func genDotShape(s string, i int) bool {
+	for _, t := range genDotLits {
+		if !hasPrefixAt(s, i, t.lit) || t.pre.max != 0 && (i == 0 || !inGenSet(t.pre.set, s[i-1])) {
+			continue
+		}
+		p, ok := i+len(t.lit), true
+		for k := p; k < p+min(4, t.post.min) && ok; k++ {
+			ok = k < len(s) && inGenSet(t.post.set, s[k])
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func onlyDigits(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if classes[v[i]]&cDigit == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func swapCase(c byte) byte {
+	switch {
+	case c >= 'a' && c <= 'z':
+		return c - 32
+	case c >= 'A' && c <= 'Z':
+		return c + 32
+	}
+	return c
+}
+
+// genPass fills the neighbour-filter rows of the generated anchors into
+// passPrev and passNext (called from scan.go's init).
+func genPass(pp, pn *[256][256]uint8) {
+	for c := range genAt {
+		for _, a := range genAt[c] {
+			t := a.tok
+			for x := 0; x < 256; x++ {
+				b := byte(x)
+				var okp bool
+				switch {
+				case a.off > 0:
+					okp = lower(b) == a.prev || b == t.lit[a.off-1]
+				case t.pre.max != 0:
+					okp = inGenSet(t.pre.set, b)
+				default:
+					okp = !isAlnum(b)
+				}
+				var okn bool
+				switch {
+				case a.off+1 < len(t.lit):
+					n := t.lit[a.off+1]
+					okn = b == n || t.fold && lower(b) == lower(n)
+				default:
+					okn = inGenSet(t.post.set, b)
+				}
+				if okp {
+					pp[c][x] = 1
+				}
+				if okn {
+					pn[c][x] = 1
+				}
+			}
+		}
+	}
+}
+
+// genTokenAt tries the tokens anchored on s[i].
+func genTokenAt(s string, i int) (Match, bool) {
+	as := genAt[s[i]]
+	if len(as) == 0 {
+		return Match{}, false
+	}
+	var p byte
+	if i > 0 {
+		p = lower(s[i-1])
+	}
+	// Anchors at the literal's start (prev 0) come first, then those whose
+	// byte before matches p, found by binary search.
+	for k := 0; k < len(as) && as[k].prev == 0; k++ {
+		if m, ok := genMatch(s, i-as[k].off, as[k].tok); ok {
+			return m, true
+		}
+	}
+	if p == 0 {
+		return Match{}, false
+	}
+	lo, hi := 0, len(as)
+	for lo < hi {
+		if h := (lo + hi) / 2; as[h].prev < p {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	for k := lo; k < len(as) && as[k].prev == p; k++ {
+		if m, ok := genMatch(s, i-as[k].off, as[k].tok); ok {
+			return m, true
+		}
+	}
+	return Match{}, false
+}
+
+// genIndexedMatches finds the tokens whose literal has no anchor byte.
+func genIndexedMatches(s string, ms []Match) []Match {
+	for _, n := range genIndexed {
+		for off := 0; ; {
+			k := strings.Index(s[off:], n.needle)
+			if k < 0 {
+				break
+			}
+			if m, ok := genMatch(s, off+k, n.tok); ok {
+				ms = append(ms, m)
+			}
+			off += k + len(n.needle)
+		}
+	}
+	return ms
+}
+
+// genMatch matches token t whose literal should start at st.
+func genMatch(s string, st int, t *genToken) (Match, bool) {
+	if st < 0 || st+len(t.lit) > len(s) {
+		return Match{}, false
+	}
+	if t.fold {
+		if !equalFoldBoth(s[st:st+len(t.lit)], t.lit) {
+			return Match{}, false
+		}
+	} else if s[st:st+len(t.lit)] != t.lit {
+		return Match{}, false
+	}
+	start := st
+	if t.pre.max != 0 {
+		p := st
+		for p > 0 && st-p < maxRun && inGenSet(t.pre.set, s[p-1]) {
+			p--
+		}
+		if st-p < t.pre.min {
+			return Match{}, false
+		}
+		if t.pre.max > 0 && st-p > t.pre.max {
+			p = st - t.pre.max
+		}
+		start = p
+	} else if isAlnum(t.lit[0]) && !boundary(s, st) {
+		return Match{}, false
+	}
+	from := st + len(t.lit)
+	e := from
+	for e < len(s) && e-from < maxRun && inGenSet(t.post.set, s[e]) {
+		e++
+	}
+	if e-from < t.post.min {
+		return Match{}, false
+	}
+	if t.post.max >= 0 && e-from > t.post.max {
+		// Longer than the format allows: the token ends at max when what
+		// follows is not part of a word (a sentence's '.').
+		e = from + t.post.max
+		if isAlnum(s[e]) {
+			return Match{}, false
+		}
+	}
+	if t.post.max == 0 && t.pre.max == 0 {
+		return Match{}, false
+	}
+	rnd := s[start:st] + s[from:e]
+	switch {
+	case rnd == "" && len(t.lit) >= 16: // a long fixed header alone
+	case !genRandom(rnd, t.pre.set, t.post.set):
+		return Match{}, false
+	case len(t.lit) < 3 && (!hasDigit(rnd) || onlyDigits(rnd)):
+		// s.<24> and SK<32>: a short literal needs a random part with
+		// digits and letters, not a method name (s.parseConfiguration...).
+		return Match{}, false
+	}
+	return Match{Kind(t.id), start, e}, true
+}
+
+// genRandom reports whether the random part of a token looks generated:
+// not a placeholder, and with two kinds of characters when its sets allow
+// two (gitleaks uses an entropy threshold; this is the cheap form).
+func genRandom(v string, sets ...uint8) bool {
+	if v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example") {
+		return false
+	}
+	kinds := 0
+	for _, probe := range []byte{'7', 'q', 'Q'} {
+		for _, k := range sets {
+			if inGenSet(k, probe) {
+				kinds++
+				break
+			}
+		}
+	}
+	return kinds < 2 || mixed(v)
+}
+
+// equalFoldBoth compares s and lit ignoring ASCII case.
+func equalFoldBoth(s, lit string) bool {
+	for i := 0; i < len(lit); i++ {
+		if lower(s[i]) != lower(lit[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// genMayHaveKeyword reports whether a key with these letters may contain
+// one of the keyword rules' keywords.
+func genMayHaveKeyword(letters uint32) bool {
+	for l := letters; l != 0; l &= l - 1 {
+		for _, m := range genKeyLetters[bits.TrailingZeros32(l)] {
+			if letters&m == m {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// genKeywordValue matches a keyword rule: the folded key names a vendor
+// (adafruit, mapbox, twitter...) and val has the rule's byte set and
+// length. It runs only where the hand-written classifier did not accept the
+// key.
+func genKeywordValue(key []byte, val string) (Kind, bool) {
+	if len(val) < genKeyMin || len(val) > maxValueLen || !mixed(val) && !numeric(val) || isPlaceholder(val) && !numeric(val) {
+		return "", false
+	}
+	for i := range genKeywords {
+		r := &genKeywords[i]
+		if len(val) < r.val.min || r.val.max >= 0 && len(val) > r.val.max {
+			continue
+		}
+		ok := true
+		for j := 0; j < len(val) && ok; j++ {
+			ok = inGenSet(r.val.set, val[j])
+		}
+		if !ok {
+			continue
+		}
+		for _, w := range r.keywords {
+			if strings.Contains(string(key), w) {
+				return Kind(r.id), true
+			}
+		}
+	}
+	return "", false
+}
+
+// GeneratedRules returns the ids of the rules in the generated table (the
+// gitleaks rules the engine matches by prefix or keyword), sorted; tests
+// use it to check that every one has a sample.
+func GeneratedRules() []string {
+	var ids []string
+	for _, t := range genTokens {
+		ids = append(ids, t.id)
+	}
+	for _, k := range genKeywords {
+		ids = append(ids, k.id)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
