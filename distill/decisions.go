@@ -105,6 +105,23 @@ func (st *State) addDecision(s string) {
 	if len(st.Seen) > maxSeen {
 		st.Seen = st.Seen[len(st.Seen)-maxSeen:]
 	}
+	kept := st.Decided[:0:0]
+	for _, d := range st.Decided {
+		if !supersedes(s, d, false) {
+			kept = append(kept, d)
+		}
+	}
+	st.Decided = append(kept, clip(s, 200))
+	if len(st.Decided) > keepDecided {
+		st.Decided = st.Decided[len(st.Decided)-keepDecided:]
+	}
+}
+
+// supersedes reports whether statement s replaces the earlier one: they
+// share two subject words (unless explicit is set), or one when s says it
+// replaces something.
+func supersedes(s, earlier string, explicit bool) bool {
+	k := strings.ToLower(s)
 	replaces := false
 	for _, m := range supersedeMarkers {
 		if strings.Contains(k, m) {
@@ -113,23 +130,13 @@ func (st *State) addDecision(s string) {
 		}
 	}
 	words := subjectWords(s)
-	kept := st.Decided[:0:0]
-	for _, d := range st.Decided {
-		shared := 0
-		for w := range subjectWords(d) {
-			if words[w] {
-				shared++
-			}
+	shared := 0
+	for w := range subjectWords(earlier) {
+		if words[w] {
+			shared++
 		}
-		if shared >= 2 || replaces && shared >= 1 {
-			continue // superseded
-		}
-		kept = append(kept, d)
 	}
-	st.Decided = append(kept, clip(s, 200))
-	if len(st.Decided) > keepDecided {
-		st.Decided = st.Decided[len(st.Decided)-keepDecided:]
-	}
+	return shared >= 2 && !explicit || replaces && shared >= 1
 }
 
 // addDecisions scans a prompt (user) or an assistant text for decisions.

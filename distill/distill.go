@@ -37,11 +37,29 @@ type Handoff struct {
 	Refs      []string // URLs, documents, people and dates named as sources
 	Actions   []string // commitments and to-dos stated in prose
 	Test      string   // the test or build command last run
+	// The user's words: the condensed instructions of the task other
+	// than the goal and the latest request, oldest first.
+	Instructions []string
+	Refused      []string // tool calls the user refused: never redo without asking
+	Interrupted  string   // what the user interrupted, when the work stopped there
+	LastWords    string   // the closing paragraph of the last assistant message, verbatim (trimmed)
+	Completed    bool     // the last assistant message reports completion with nothing failing after
+	NextRule     string   // the rule that chose Next (next.go), for explain
+	Evidence     []Evidence
 	Tokens    Tokens
 	Git       Git
 	LastAt    time.Time // newest row
 	Rows      int       // rows considered
 	Prompts   int
+}
+
+// Evidence is why a handoff line is there: the section and text, the rule
+// that chose it and the ledger rows it came from (carryover explain).
+type Evidence struct {
+	Section string
+	Text    string
+	Rule    string
+	Refs    []Ref
 }
 
 // File is a file the session wrote.
@@ -64,6 +82,11 @@ type Failure struct {
 	Count    int
 	Resolved bool // the same command, test file or tool later succeeded on the same target
 	At       time.Time
+	// Superseded: the agent reported completion after it with nothing
+	// failing since; an approach left behind, not work left.
+	Superseded bool
+	Seq        int64 // position of the newest attempt in the fold
+	Refs     []Ref // the error rows (the first and the newest)
 }
 
 // Tokens is the context fill the agent last reported.
