@@ -46,11 +46,11 @@ type Handoff struct {
 	Completed    bool     // the last assistant message reports completion with nothing failing after
 	NextRule     string   // the rule that chose Next (next.go), for explain
 	Evidence     []Evidence
-	Tokens    Tokens
-	Git       Git
-	LastAt    time.Time // newest row
-	Rows      int       // rows considered
-	Prompts   int
+	Tokens       Tokens
+	Git          Git
+	LastAt       time.Time // newest row
+	Rows         int       // rows considered
+	Prompts      int
 }
 
 // Evidence is why a handoff line is there: the section and text, the rule
@@ -86,7 +86,7 @@ type Failure struct {
 	// failing since; an approach left behind, not work left.
 	Superseded bool
 	Seq        int64 // position of the newest attempt in the fold
-	Refs     []Ref // the error rows (the first and the newest)
+	Refs       []Ref // the error rows (the first and the newest)
 }
 
 // Tokens is the context fill the agent last reported.

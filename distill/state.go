@@ -256,7 +256,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 	}
 	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
 	st.Answered = true
-	st.Interrupted = Note{} // the agent went on after the interruption
+	st.Interrupted = Note{}        // the agent went on after the interruption
 	low := strings.ToLower(r.Text) // once for the rules below
 	st.addDecisions(r.Text, low, false, false)
 	st.addProse(r.Text, low)
