@@ -236,13 +236,42 @@ func contentWordsCut(s string, n int) map[string]bool {
 // five letters ("limiting" and "limiter" meet: a request on the same
 // subject in other words).
 func overlaps(a, b string) bool {
-	wa := contentWordsCut(a, 5)
-	for w := range contentWordsCut(b, 5) {
+	wa := linkWords(a)
+	for w := range linkWords(b) {
 		if wa[w] {
 			return true
 		}
 	}
 	return false
+}
+
+// linkWords are the words that can link two requests: content words cut
+// to five letters, without URLs, paths and file names (two requests citing
+// https links or the same src/ folder are not on one subject) nor the stop
+// words of lang/ ("please", "could", "this").
+func linkWords(s string) map[string]bool {
+	var kept []string
+	for _, f := range strings.Fields(s) {
+		if strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\") {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	out := map[string]bool{}
+	for w := range contentWordsCut(strings.Join(kept, " "), 5) {
+		if strings.ContainsAny(w, "/.") {
+			continue
+		}
+		out[w] = true
+	}
+	for _, p := range phrases("stop") {
+		r := []rune(p)
+		if len(r) > 5 {
+			r = r[:5]
+		}
+		delete(out, string(r))
+	}
+	return out
 }
 
 // hasMarker reports whether the lower-cased prompt contains one of the
@@ -421,7 +450,10 @@ func cjkString(s string) bool {
 // weakGoal reports whether a goal is too thin to hold against a fuller
 // request (rule 2).
 func weakGoal(p string) bool {
-	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners)
+	// A short request whose object is a pronoun ("Explain what this is")
+	// names nothing: the request that follows says what "this" is.
+	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners) ||
+		promptSize(p) < weakWords && refersBack(strings.ToLower(p))
 }
 
 // resumeOpeners open a session by pointing at earlier work without naming
