@@ -453,7 +453,22 @@ func weakGoal(p string) bool {
 	// A short request whose object is a pronoun ("Explain what this is")
 	// names nothing: the request that follows says what "this" is.
 	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners) ||
-		promptSize(p) < weakWords && refersBack(strings.ToLower(p))
+		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
+}
+
+// namesNothing reports whether a request names no subject beyond its verb:
+// no link word but its first ("Explain what this is", "Schau dir das mal
+// an"; "Fix it in the parser" names the parser).
+func namesNothing(p string) bool {
+	ws := linkWords(p)
+	if f := promptWords(strings.ToLower(p)); len(f) > 0 {
+		r := []rune(f[0])
+		if len(r) > 5 {
+			r = r[:5]
+		}
+		delete(ws, string(r))
+	}
+	return len(ws) == 0
 }
 
 // resumeOpeners open a session by pointing at earlier work without naming
