@@ -129,6 +129,9 @@ func supersedes(s, earlier string, explicit bool) bool {
 			break
 		}
 	}
+	if explicit && !replaces {
+		return false
+	}
 	words := subjectWords(s)
 	shared := 0
 	for w := range subjectWords(earlier) {

@@ -69,8 +69,9 @@ func findPhrase(low, list string) string {
 
 // phraseAt is the index of p in low as whole words, -1 when absent.
 func phraseAt(low, p string) int {
-	if cjkString(p) {
-		return strings.Index(low, p)
+	i := strings.Index(low, p)
+	if i < 0 || p[0] >= 0x80 && cjkString(p) {
+		return i // absent (the common case, one search), or CJK: no word boundaries
 	}
 	for off := 0; off <= len(low); {
 		i := strings.Index(low[off:], p)

@@ -149,10 +149,7 @@ func (st *State) segmentsCovered(pass, fail []string) bool {
 	for _, s := range fail {
 		if !coveredBy(s) {
 			all = false
-			if isTestCmd(segTool(s)) {
-				continue
-			}
-		} else if isTestCmd(segTool(s)) || len(fail) > 1 && s == fail[len(fail)-1] {
+		} else if len(fail) > 1 && s == fail[len(fail)-1] || isTestCmd(segTool(s)) {
 			return true
 		}
 	}
