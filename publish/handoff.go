@@ -230,7 +230,7 @@ func quotedLines(s string, max int) []string {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
-		out = append(out, "> "+clip(contentLine(l), 300))
+		out = append(out, "> "+clip(contentLine(l), 500))
 		if len(out) == max {
 			break
 		}
