@@ -50,7 +50,7 @@ var supersedeMarkers = []string{"instead of", "instead", "actually", "rather tha
 	"em vez", "ao invés", "вместо", "而不是", "改用", "ではなく", "代わりに"}
 
 func mayDecideAny(low string) bool {
-	if mayDecide(low) {
+	if mayDecide(low) || containsPhrase(low, "contrast") {
 		return true
 	}
 	for _, m := range decisionMarkers {
@@ -75,10 +75,31 @@ func isDecision(s string, user bool) bool {
 			return true
 		}
 	}
+	if contrastChoice(s, low) {
+		return true
+	}
 	if !user || promptSize(s) < 3 {
 		return false
 	}
 	return startsWithAny(low, choiceStarts) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts)
+}
+
+// contrastChoice reports whether a sentence states a choice against its
+// alternative without a marker word ("We store the full payload, not just
+// the event id"; "Postgres statt SQLite"): a contrast phrase (lang/
+// contrast) with a short alternative after it, in prose.
+func contrastChoice(s, low string) bool {
+	for _, m := range phrases("contrast") {
+		i := strings.Index(low, m)
+		if i <= 0 {
+			continue
+		}
+		alt := promptSize(low[i+len(m):])
+		if alt >= 1 && alt <= 8 && promptSize(low[:i]) >= 2 && prose(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // startsWithAnyPrefix is startsWithAny for markers that end in a space or

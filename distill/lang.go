@@ -44,10 +44,16 @@ func parseLang(text string, out map[string][]string) {
 		case strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]"):
 			list = l[1 : len(l)-1]
 		case list != "":
-			out[list] = append(out[list], strings.ToLower(l))
+			// "␣" is a space the phrase needs at its edge (", not ").
+			out[list] = append(out[list], strings.ReplaceAll(strings.ToLower(l), "␣", " "))
 		}
 	}
 }
+
+// containsPhrase reports whether low holds one of the list's phrases as a
+// plain substring (lists whose phrases carry their own punctuation and
+// spaces, like contrast's ", not ").
+func containsPhrase(low, list string) bool { return containsAny(low, phrases(list)) }
 
 // phrases is the named list across all languages.
 func phrases(list string) []string { return phraseTables()[list] }

@@ -678,6 +678,10 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 		}
 		return n, "completion"
 	}
+	if len(st.Refused) > 0 {
+		// The harness told the agent to wait for the user: ask, do not redo.
+		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, "refusal"
+	}
 	if failing != nil {
 		n := "Fix the still-failing `" + clip(failing.What, 120) + "`"
 		if failing.Error != "" {
