@@ -420,3 +420,26 @@ func condense(p string) string {
 
 // oneLineN is oneLine with another bound.
 func oneLineN(s string, n int) string { return clip(normCmd(s), n) }
+
+// remainingItems are the items of a list the last message closes on when
+// the line that opens it says they remain ("Three things remain before the
+// merge:", "Noch offen:", "Осталось:"; lang/ remaining): what is left, the
+// first of them the next action.
+func remainingItems(text string) []string {
+	p := closingParagraph(text)
+	lines := strings.Split(p, "\n")
+	for i, l := range lines {
+		if !strings.HasSuffix(strings.TrimSpace(l), ":") || !hasPhrase(strings.ToLower(l), "remaining") {
+			continue
+		}
+		var items []string
+		for _, it := range lines[i+1:] {
+			if !listLine(strings.TrimSpace(it)) {
+				break
+			}
+			items = append(items, strings.TrimSpace(questionPrefixRE().ReplaceAllString(strings.TrimSpace(it), "")))
+		}
+		return items
+	}
+	return nil
+}

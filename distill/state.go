@@ -536,6 +536,13 @@ func (st *State) Handoff(o Options) Handoff {
 	if st.Latest != "" && st.Latest != st.Task {
 		h.Latest, h.LatestAt = st.Latest, st.LatestAt
 	}
+	if strings.Count(h.Task, "\n") > 2 {
+		// A request with a pasted trace: its first sentence, constraints
+		// and the exception its last lines name, not the trace's head.
+		if e := errorLine(h.Task); e != "" && mayNameError(e) && !strings.Contains(clip(oneLine(h.Task), 200), e) {
+			h.Task = condense(h.Task)
+		}
+	}
 	if h.Task == "" && st.Fallback != "" {
 		h.Task, h.TaskAt = summaryTask(st.Fallback), st.FallbackAt
 	}
@@ -647,6 +654,9 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	}
 	if n := labelledNext(st.LastText); n != "" && prose(n) && !st.refusedText(n) {
 		return n, "labelled next"
+	}
+	if items := remainingItems(st.LastText); len(items) > 0 {
+		return items[0], "remaining items"
 	}
 	texts := st.TurnTexts
 	if len(texts) == 0 && st.LastText != "" {
