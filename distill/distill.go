@@ -140,18 +140,7 @@ func createsFile(r *ledger.Row) bool {
 func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }
 
 // nudges are prompts that confirm or push on and never replace the task.
-var nudgeWords = map[string]bool{
-	"yes": true, "y": true, "yep": true, "yeah": true, "ok": true, "okay": true, "k": true, "sure": true,
-	"continue": true, "go": true, "ahead": true, "on": true, "do": true, "it": true, "proceed": true,
-	"please": true, "pls": true, "sounds": true, "good": true, "great": true, "lgtm": true, "keep": true,
-	"going": true, "carry": true, "next": true, "thanks": true, "thank": true, "you": true, "that": true,
-	"fine": true, "right": true, "correct": true, "go-ahead": true, "resume": true, "again": true, "try": true,
-	"cool": true, "perfect": true, "nice": true, "alright": true, "agreed": true, "approved": true, "the": true,
-	"with": true, "and": true, "so": true, "now": true, "just": true, "then": true, "yup": true, "affirmative": true,
-	// status checks and greetings ask for no new work either
-	"anything": true, "else": true, "what": true, "what's": true, "whats": true, "is": true, "are": true, "where": true,
-	"were": true, "we": true, "status": true, "hello": true, "hi": true, "hey": true, "there": true, "left": true,
-}
+var nudgeWords = phraseSet("nudge")
 
 // wordRune reports whether r belongs to a word: a letter, a number, an
 // apostrophe or a hyphen (the class `[\p{L}\p{N}'-]`).
@@ -180,7 +169,7 @@ func substantive(p string) bool {
 		return true
 	}
 	for _, w := range ws {
-		if w := strings.Trim(w, "'-"); !nudgeWords[w] && !ackWords[w] {
+		if w := strings.Trim(w, "'-"); !nudgeWords()[w] && !ackWords()[w] {
 			return true
 		}
 	}
@@ -344,6 +333,7 @@ func clip(s string, n int) string { return redact.Clip(s, n) }
 // compiled when a fold first needs them. Compiling all ten cost every
 // Stop ~0.5 ms of CPU, on a machine whose other core is often busy.
 func Warm() {
+	phraseTables() // lang/, parsed once (BenchmarkPhrases)
 	testCmdRE()
 	exitLineRE()
 	nextRE()

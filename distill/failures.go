@@ -219,23 +219,13 @@ func errorLine(text string) string {
 // causeMarkers introduce the session's explanation of a failure ("`User`
 // was undefined because the import was missing"), in the languages of
 // switchMarkers.
-var causeMarkers = []string{
-	"because", "caused by", "the cause", "root cause", "due to", "the problem was", "the problem is", "the issue was",
-	"the issue is", "was missing", "is missing", "were missing", "forgot to", "turned out",
-	"weil", "wegen", "ursache", "lag daran", "fehlte",
-	"parce que", "à cause", "la cause", "manquait", "venait de",
-	"porque", "debido a", "la causa", "faltaba",
-	"por causa", "faltava",
-	"потому что", "из-за", "причина", "не хватало",
-	"因为", "原因", "由于", "缺少",
-	"ため", "原因は", "せいで", "不足",
-}
+var causeMarkers = phraseList("cause")
 
 // causeSentence returns the first sentence of an assistant text that
 // explains a failure ("" when none does).
 func causeSentence(text, low string) string {
 	found := false
-	for _, m := range causeMarkers {
+	for _, m := range causeMarkers() {
 		if strings.Contains(low, m) {
 			found = true
 			break
@@ -246,7 +236,7 @@ func causeSentence(text, low string) string {
 	}
 	for _, s := range sentences(text) {
 		ls := strings.ToLower(s)
-		for _, m := range causeMarkers {
+		for _, m := range causeMarkers() {
 			if strings.Contains(ls, m) {
 				return clip(s, 200)
 			}
