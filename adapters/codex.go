@@ -531,6 +531,11 @@ func codexOutput(it codexItem, base Row) Row {
 	}
 	if exit == nil {
 		t := strings.TrimSpace(text)
+		if w, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(w, "Wall time:") {
+			// Codex 0.169 writes an interrupted exec_command as "Wall
+			// time: 0.7 seconds\naborted by user" (seen in the Ctrl-C e2e).
+			t = strings.TrimSpace(rest)
+		}
 		for _, p := range codexFailurePrefixes {
 			if strings.HasPrefix(t, p) {
 				r.Kind = KindError

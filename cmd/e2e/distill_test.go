@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
@@ -149,5 +154,83 @@ func TestHandoffClearThenNewTask(t *testing.T) {
 	}
 	if strings.Contains(h, "dig function") {
 		t.Errorf("the cleared task is still handed over:\n%s", h)
+	}
+}
+
+// TestHandoffCtrlCMidCommand (issue 22): Ctrl-C (SIGINT) while Codex runs a
+// long command. The handoff written when Codex stops says what was
+// interrupted — never "fix the still-failing" command — and what remained
+// of the agent's plan. (Codex 0.169 records the call's output as "Wall
+// time: 0.7 seconds\naborted by user", then a <turn_aborted> message.)
+func TestHandoffCtrlCMidCommand(t *testing.T) {
+	w := newWorkspace(t, "codex")
+	dir := w.project(t, "reports")
+	long := "touch started.marker && sleep 60 && touch q2.converted"
+	f := agentkit.NewResponses(t, []agentkit.Turn{
+		{Text: "I'll convert the reports one by one.", Calls: []agentkit.Call{{Name: "update_plan", Args: map[string]any{"plan": []any{
+			map[string]any{"step": "Convert reports/q1.md", "status": "completed"},
+			map[string]any{"step": "Convert reports/q2.md", "status": "in_progress"},
+			map[string]any{"step": "Convert reports/q3.md", "status": "pending"},
+		}}}}},
+		{Calls: []agentkit.Call{shellCall("codex", long)}},
+		{Text: "Converted q2."},
+	})
+	bin := agentkit.Install(t, "codex")
+	if err := agentkit.WriteCodexHooks(w.home, agentHooks("codex")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, agentkit.CodexArgs(agentkit.CodexOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: "Convert the three legacy reports to the new template"})...)
+	cmd.Dir, cmd.Env = dir, agentkit.CodexEnv(w.home)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "started.marker")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("codex never started the long command:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) // the terminal's Ctrl-C reaches the whole foreground group
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("codex did not stop after SIGINT:\n%s", out.String())
+	}
+	h := w.handoff(t, dir)
+	if os.Getenv("E2E_DUMP_ROLLOUT") != "" {
+		_ = filepath.WalkDir(w.home, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".jsonl") && strings.Contains(p, "rollout") {
+				b, _ := os.ReadFile(p)
+				t.Logf("rollout %s:\n%s", p, b)
+			}
+			return nil
+		})
+	}
+	if testing.Verbose() {
+		t.Logf("codex output:\n%s\nhandoff:\n%s", out.String(), h)
+	}
+	for _, bad := range []string{"Fix the still-failing", "unresolved: `" + long} {
+		if strings.Contains(h, bad) {
+			t.Errorf("an interruption is handed over as a failure (%q):\n%s", bad, h)
+		}
+	}
+	for _, want := range []string{"- interrupted while: " + long, "remaining: Convert reports/q2.md"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the interruption is not handed over (%q):\n%s", want, h)
+		}
+	}
+	if strings.Contains(h, "q2.converted (") {
+		t.Errorf("a file the interrupted command never wrote is listed:\n%s", h)
 	}
 }
