@@ -103,6 +103,7 @@ type State struct {
 	TaskRef, LatestRef, LastTextRef Ref
 	LastTextSeq                     int64
 	LastPassSeq                     int64 // Seq of the newest passing verification
+	PlanSession                     int64 // the session whose agent wrote the plan
 }
 
 // Call is what the state keeps of a tool call for pairing.
@@ -287,7 +288,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	}
 	if planTool(r.ToolName) {
 		if plan, ok := parsePlan(r.Text); ok {
-			st.Plan = plan
+			st.Plan, st.PlanSession = plan, r.SessionID
 		}
 	}
 	if r.CallID != "" {
@@ -649,7 +650,11 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 		}
 		return n, "interruption"
 	}
-	if remaining != "" {
+	// Another session's agent spoke last: its own stated step comes before
+	// a plan an earlier agent left (a Claude → Codex → Gemini chain hands
+	// over Gemini's last step, not Claude's plan).
+	stale := st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession
+	if remaining != "" && !stale {
 		return remaining, "plan"
 	}
 	if n := labelledNext(st.LastText); n != "" && prose(n) && !st.refusedText(n) {
@@ -662,24 +667,11 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	if len(texts) == 0 && st.LastText != "" {
 		texts = []string{st.LastText}
 	}
-	var next string
-	for _, t := range texts {
-		ss := sentences(t)
-		for i, s := range ss {
-			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) {
-				continue
-			}
-			if strings.HasSuffix(s, ":") && i+1 < len(ss) {
-				// "Next steps:" heads a list: its first item is the action.
-				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
-			}
-			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
-				next = s
-			}
-		}
-	}
-	if next != "" {
+	if next := st.forwardSentence(texts); next != "" {
 		return next, "forward-looking sentence"
+	}
+	if remaining != "" && !h.Completed {
+		return remaining, "plan" // an earlier agent's, the last one stating no step of its own
 	}
 	if h.Completed {
 		n := "Done; nothing in progress"
@@ -706,6 +698,29 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 		return h.Actions[len(h.Actions)-1], "action item"
 	}
 	return "", ""
+}
+
+// forwardSentence is the last forward-looking sentence of the texts ("Next
+// I will …"; a "Next steps:" heading gives its first item), never a
+// question, an offer, a done plan item or a refused call.
+func (st *State) forwardSentence(texts []string) string {
+	var next string
+	for _, t := range texts {
+		ss := sentences(t)
+		for i, s := range ss {
+			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) {
+				continue
+			}
+			if strings.HasSuffix(s, ":") && i+1 < len(ss) {
+				// "Next steps:" heads a list: its first item is the action.
+				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
+			}
+			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
+				next = s
+			}
+		}
+	}
+	return next
 }
 
 // refusedText reports whether a sentence proposes a call the user refused.

@@ -127,6 +127,7 @@ func (e *enc) state(st *State) {
 	e.ref(st.LastTextRef)
 	e.varint(st.LastTextSeq)
 	e.varint(st.LastPassSeq)
+	e.varint(st.PlanSession)
 }
 
 func (d *dec) state(st *State) {
@@ -174,6 +175,7 @@ func (d *dec) state(st *State) {
 	st.LastTextRef = d.ref()
 	st.LastTextSeq = d.varint()
 	st.LastPassSeq = d.varint()
+	st.PlanSession = d.varint()
 }
 
 func (e *enc) note(x Note) {
