@@ -56,6 +56,10 @@ func stopKind(text string) string {
 	switch {
 	case head == "":
 		return ""
+	case head == "cancelled" || head == "canceled":
+		// The whole result is the status the agent stored (Cursor's
+		// cancelled tool call: the user stopped or rejected it).
+		return "interrupt"
 	case hasPhrase(head, "refusal"):
 		return "refusal"
 	case hasPhrase(head, "interrupt"):

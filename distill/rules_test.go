@@ -185,7 +185,7 @@ func parseRuleRows(t *testing.T, src string) []ledger.Row {
 			r.Kind, r.Role = adapters.KindCompaction, "system"
 		case "call":
 			r.Kind, r.Role = adapters.KindToolCall, "assistant"
-			if r.ToolName == "Bash" || r.ToolName == "shell" || r.ToolName == "run_shell_command" {
+			if r.ToolName == "Bash" || r.ToolName == "shell" || r.ToolName == "run_shell_command" || r.ToolName == "run_terminal_cmd" {
 				r.Command, r.Text = r.Text, ""
 			}
 		case "result":
