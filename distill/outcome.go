@@ -15,6 +15,9 @@ package distill
 import (
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
 )
 
 // keepStops is how many refused calls a state remembers.
@@ -66,6 +69,58 @@ func stopKind(text string) string {
 		return "interrupt"
 	}
 	return ""
+}
+
+// The row kinds the adapters give stops and harness text (adapters.go:
+// KindRefused, KindInterrupted, KindHarness), by value.
+const (
+	kindRefused     adapters.Kind = "refused"
+	kindInterrupted adapters.Kind = "interrupted"
+	kindHarness     adapters.Kind = "harness"
+)
+
+// addStopRow folds a refusal or an interruption (kind "refusal" or
+// "interrupt"): what it stopped is its call, else the call still running
+// when the turn was stopped, else the turn. A turn-level interruption
+// right after a refusal is the same stop (Claude Code writes both when the
+// user declines at the permission prompt).
+func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
+	key := callKey(r)
+	c, ok := st.Calls[key]
+	if r.CallID == "" {
+		if st.StopSeq == st.Seq-1 && st.StopSeq > 0 {
+			st.StopSeq = st.Seq
+			return
+		}
+		c, ok = st.Calls[st.PendingCall]
+	}
+	if key == st.PendingCall || r.CallID == "" {
+		st.PendingCall = ""
+	}
+	if r.CallID != "" {
+		st.FailedCalls[key] = true
+	}
+	desc := "the turn"
+	switch {
+	case ok && c.Command != "":
+		desc = c.Command
+	case ok:
+		desc = strings.TrimSpace(c.ToolName + " " + c.FilePath)
+	case r.Command != "":
+		desc = r.Command
+	case r.ToolName != "":
+		desc = strings.TrimSpace(r.ToolName + " " + r.FilePath)
+	}
+	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
+	st.StopSeq = st.Seq
+	if kind == "refusal" {
+		st.Refused = append(st.Refused, n)
+		if len(st.Refused) > keepStops {
+			st.Refused = st.Refused[len(st.Refused)-keepStops:]
+		}
+		return
+	}
+	st.Interrupted = n
 }
 
 // segments splits a target key into its && segments.

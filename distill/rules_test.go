@@ -21,7 +21,7 @@ import (
 //
 //	rows     the session, one row a line: "kind[ attr=value]*: text" with
 //	         \n for a newline in the text. Kinds: prompt, text, compact,
-//	         call, result, error, usage. Attributes: id (call id), tool,
+//	         call, result, error, usage, refused, interrupted, harness. Attributes: id (call id), tool,
 //	         path, exit, session (a new session of the project from this
 //	         row on). A call's text is its command for tool=Bash, else its
 //	         input (an edit's new text, a plan's JSON).
@@ -192,6 +192,15 @@ func parseRuleRows(t *testing.T, src string) []ledger.Row {
 			r.Kind, r.Role = adapters.KindToolResult, "tool"
 		case "error":
 			r.Kind, r.Role = adapters.KindError, "tool"
+		case "refused", "interrupted":
+			// The adapters' stop kinds (adapters.KindRefused,
+			// KindInterrupted): role tool with a call id, else user.
+			r.Kind, r.Role = adapters.Kind(f[0]), "tool"
+			if r.CallID == "" {
+				r.Role = "user"
+			}
+		case "harness":
+			r.Kind, r.Role = adapters.Kind("harness"), "user"
 		default:
 			t.Fatalf("rows line %d: unknown kind %q", n+1, f[0])
 		}

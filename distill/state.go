@@ -104,6 +104,11 @@ type State struct {
 	LastTextSeq                     int64
 	LastPassSeq                     int64 // Seq of the newest passing verification
 	PlanSession                     int64 // the session whose agent wrote the plan
+	// PendingCall is the newest call without a result yet (what a
+	// turn-level interruption stopped); StopSeq is the Seq of the newest
+	// refusal or interruption.
+	PendingCall string
+	StopSeq     int64
 }
 
 // Call is what the state keeps of a tool call for pairing.
@@ -170,6 +175,13 @@ func (st *State) Add(r *ledger.Row) {
 		st.addResultRow(r)
 	case adapters.KindError:
 		st.addErrorRow(r, at)
+	case kindRefused:
+		st.addStopRow(r, at, "refusal")
+	case kindInterrupted:
+		st.addStopRow(r, at, "interrupt")
+	case kindHarness:
+		// Text the harness wrote in the user's role: context, never a
+		// request (outcome.go userWords reads the same from prompts).
 	}
 	if len(st.FailedCalls) > maxCalls {
 		st.forgetFailedCalls()
@@ -292,6 +304,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 		}
 	}
 	if r.CallID != "" {
+		st.PendingCall = key
 		if _, ok := st.Calls[key]; !ok {
 			st.CallOrder = append(st.CallOrder, key)
 		}
@@ -317,6 +330,9 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 }
 
 func (st *State) addResultRow(r *ledger.Row) {
+	if callKey(r) == st.PendingCall {
+		st.PendingCall = ""
+	}
 	c, ok := st.Calls[callKey(r)]
 	if !ok {
 		return
@@ -333,6 +349,9 @@ func (st *State) addResultRow(r *ledger.Row) {
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
+	if key == st.PendingCall {
+		st.PendingCall = ""
+	}
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
@@ -341,25 +360,9 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 		what, cmd, path = c.ToolName, c.Command, c.FilePath
 	}
 	if k := stopKind(r.Text); k != "" {
-		// The user refused the call or interrupted the turn: not a
-		// failure to retry, a stop to respect (issue: "the next agent is
-		// told to do exactly what the user stopped").
-		desc := cmd
-		if desc == "" {
-			desc = strings.TrimSpace(what + " " + path)
-		}
-		if desc == "" {
-			desc = "the turn"
-		}
-		n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
-		if k == "refusal" {
-			st.Refused = append(st.Refused, n)
-			if len(st.Refused) > keepStops {
-				st.Refused = st.Refused[len(st.Refused)-keepStops:]
-			}
-		} else {
-			st.Interrupted = n
-		}
+		// An adapter that does not tell stops apart: the text does.
+		st.FailedCalls[key] = true
+		st.addStopRow(r, at, k)
 		return
 	}
 	if what == "" && cmd == "" && path == "" {

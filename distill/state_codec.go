@@ -128,6 +128,8 @@ func (e *enc) state(st *State) {
 	e.varint(st.LastTextSeq)
 	e.varint(st.LastPassSeq)
 	e.varint(st.PlanSession)
+	e.str(st.PendingCall)
+	e.varint(st.StopSeq)
 }
 
 func (d *dec) state(st *State) {
@@ -176,6 +178,8 @@ func (d *dec) state(st *State) {
 	st.LastTextSeq = d.varint()
 	st.LastPassSeq = d.varint()
 	st.PlanSession = d.varint()
+	st.PendingCall = d.str()
+	st.StopSeq = d.varint()
 }
 
 func (e *enc) note(x Note) {
