@@ -88,7 +88,10 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	key := callKey(r)
 	c, ok := st.Calls[key]
 	if r.CallID == "" {
-		if st.StopSeq == st.Seq-1 && st.StopSeq > 0 {
+		if st.StopSeq > 0 && st.StopSeq > st.LastTextSeq && st.PendingCall == "" {
+			// The stop of a call already recorded this turn, reported
+			// again for the turn (Claude's decline pair; Codex's
+			// "aborted by user" output, then turn_aborted): one stop.
 			st.StopSeq = st.Seq
 			return
 		}

@@ -183,6 +183,8 @@ func parseRuleRows(t *testing.T, src string) []ledger.Row {
 			r.Kind, r.Role = adapters.KindText, "assistant"
 		case "compact":
 			r.Kind, r.Role = adapters.KindCompaction, "system"
+		case "usage":
+			r.Kind, r.Role = adapters.KindUsage, "assistant"
 		case "call":
 			r.Kind, r.Role = adapters.KindToolCall, "assistant"
 			if r.ToolName == "Bash" || r.ToolName == "shell" || r.ToolName == "run_shell_command" || r.ToolName == "run_terminal_cmd" {

@@ -207,6 +207,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	r2.Text = text
 	r = &r2
 	st.Prompts++
+	st.StopSeq = 0 // a stop before this request is not this turn's
 	// A prompt that opens another session of the project, or follows a
 	// compaction, answers nothing the previous turn asked: "continue"
 	// there resumes, it does not say yes.
