@@ -547,6 +547,11 @@ func codexOutput(it codexItem, base Row) Row {
 	}
 	if exit == nil {
 		t := strings.TrimSpace(text)
+		if w, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(w, "Wall time:") {
+			// Codex 0.169 writes an interrupted exec_command as "Wall
+			// time: 0.7 seconds\naborted by user" (seen in the Ctrl-C e2e).
+			t = strings.TrimSpace(rest)
+		}
 		if k := codexStopped(t); k != "" {
 			r.Kind, r.Text = k, clip(t, maxResult)
 			return r

@@ -39,7 +39,7 @@ var Version = "dev"
 // (A function, not a variable: completion walks the commands.)
 func commandList() []func(*Env) *cli.Command {
 	return []func(*Env) *cli.Command{
-		captureCommand, clearCommand, completionCommand, configCommand, decideCommand, detectCommand, doctorCommand, forgetCommand, gcCommand,
+		captureCommand, clearCommand, completionCommand, configCommand, decideCommand, detectCommand, doctorCommand, explainCommand, forgetCommand, gcCommand,
 		handoffCommand, historyCommand, ignoreCommand, infoCommand, installCommand, listCommand, refreshCommand, resumeCommand, runCommand,
 		snapshotCommand, statusCommand, taskCommand, uninstallCommand,
 	}

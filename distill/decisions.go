@@ -22,38 +22,20 @@ package distill
 import "strings"
 
 // decisionMarkers are rule 1's phrases beyond English, lower-cased.
-var decisionMarkers = []string{
-	"wir nehmen", "wir verwenden", "wir benutzen", "entschieden", "entscheidung:", "wir bleiben bei", "statt ",
-	"on part sur", "on utilise", "nous utiliserons", "on va utiliser", "décidé", "décision :", "décision:", "au lieu de",
-	"vamos a usar", "usaremos", "decidimos", "decisión:", "en lugar de", "en vez de",
-	"vamos usar", "usaremos", "decidimos", "decisão:", "em vez de", "ao invés de",
-	"будем использовать", "решили", "решение:", "используем", "вместо ",
-	"决定", "我们用", "我们将使用", "改用", "而不是", "采用",
-	"にします", "にしましょう", "を使います", "を使う", "決定", "ではなく",
-}
+var decisionMarkers = phraseList("decision")
 
 // choiceStarts are rule 2's choice verbs, matched at the start of a user
 // sentence (lower-cased, after any acknowledgement).
-var choiceStarts = []string{
-	"use ", "don't ", "do not ", "never ", "always ", "avoid ", "prefer ", "keep ", "make ", "stick with", "go with",
-	"let's use", "let's go with", "let's keep", "let's make", "actually, let's", "actually let's", "switch to ",
-	"verwende", "benutze", "nutze", "nimm ", "nehmt ", "kein ", "keine ", "nie ", "immer ", "lass uns",
-	"utilise", "n'ajoute", "ne pas ", "jamais ", "toujours ", "garde ", "prends ", "on garde",
-	"usa ", "utiliza", "no añadas", "no agregues", "nunca ", "siempre ", "mantén", "vamos con",
-	"use ", "usa ", "não adicione", "não use", "nunca ", "sempre ", "mantenha", "vamos com",
-	"используй", "не добавляй", "не используй", "никогда ", "всегда ", "оставь ", "давай использовать",
-	"用", "使用", "不要", "别", "一律", "保持",
-}
+var choiceStarts = phraseList("choice_start")
 
 // supersedeMarkers say a decision replaces an earlier one.
-var supersedeMarkers = []string{"instead of", "instead", "actually", "rather than", "statt", "au lieu", "en lugar", "en vez",
-	"em vez", "ao invés", "вместо", "而不是", "改用", "ではなく", "代わりに"}
+var supersedeMarkers = phraseList("supersede")
 
 func mayDecideAny(low string) bool {
-	if mayDecide(low) {
+	if mayDecide(low) || containsPhrase(low, "contrast") {
 		return true
 	}
-	for _, m := range decisionMarkers {
+	for _, m := range decisionMarkers() {
 		if strings.Contains(low, m) {
 			return true
 		}
@@ -70,15 +52,36 @@ func isDecision(s string, user bool) bool {
 	if mayDecide(low) && decisionRE.MatchString(s) {
 		return true
 	}
-	for _, m := range decisionMarkers {
+	for _, m := range decisionMarkers() {
 		if strings.Contains(low, m) {
 			return true
 		}
 	}
+	if contrastChoice(s, low) {
+		return true
+	}
 	if !user || promptSize(s) < 3 {
 		return false
 	}
-	return startsWithAny(low, choiceStarts) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts)
+	return startsWithAny(low, choiceStarts()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts())
+}
+
+// contrastChoice reports whether a sentence states a choice against its
+// alternative without a marker word ("We store the full payload, not just
+// the event id"; "Postgres statt SQLite"): a contrast phrase (lang/
+// contrast) with a short alternative after it, in prose.
+func contrastChoice(s, low string) bool {
+	for _, m := range phrases("contrast") {
+		i := strings.Index(low, m)
+		if i <= 0 {
+			continue
+		}
+		alt := promptSize(low[i+len(m):])
+		if alt >= 1 && alt <= 8 && promptSize(low[:i]) >= 2 && prose(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // startsWithAnyPrefix is startsWithAny for markers that end in a space or
@@ -105,31 +108,41 @@ func (st *State) addDecision(s string) {
 	if len(st.Seen) > maxSeen {
 		st.Seen = st.Seen[len(st.Seen)-maxSeen:]
 	}
-	replaces := false
-	for _, m := range supersedeMarkers {
-		if strings.Contains(k, m) {
-			replaces = true
-			break
-		}
-	}
-	words := subjectWords(s)
 	kept := st.Decided[:0:0]
 	for _, d := range st.Decided {
-		shared := 0
-		for w := range subjectWords(d) {
-			if words[w] {
-				shared++
-			}
+		if !supersedes(s, d, false) {
+			kept = append(kept, d)
 		}
-		if shared >= 2 || replaces && shared >= 1 {
-			continue // superseded
-		}
-		kept = append(kept, d)
 	}
 	st.Decided = append(kept, clip(s, 200))
 	if len(st.Decided) > keepDecided {
 		st.Decided = st.Decided[len(st.Decided)-keepDecided:]
 	}
+}
+
+// supersedes reports whether statement s replaces the earlier one: they
+// share two subject words (unless explicit is set), or one when s says it
+// replaces something.
+func supersedes(s, earlier string, explicit bool) bool {
+	k := strings.ToLower(s)
+	replaces := false
+	for _, m := range supersedeMarkers() {
+		if strings.Contains(k, m) {
+			replaces = true
+			break
+		}
+	}
+	if explicit && !replaces {
+		return false
+	}
+	words := subjectWords(s)
+	shared := 0
+	for w := range subjectWords(earlier) {
+		if words[w] {
+			shared++
+		}
+	}
+	return shared >= 2 && !explicit || replaces && shared >= 1
 }
 
 // addDecisions scans a prompt (user) or an assistant text for decisions.
@@ -168,22 +181,13 @@ func (st *State) addAnswer(q, answer string) {
 // notSubject are the content-word stems (contentWords' six-letter cuts)
 // of decision markers and function words: two decisions sharing only
 // these are on different subjects.
-var notSubject = map[string]bool{
-	"decide": true, "decisi": true, "instea": true, "actual": true, "rather": true, "going": true, "will": true, "with": true,
-	"that": true, "this": true, "these": true, "those": true, "should": true, "would": true, "becaus": true, "from": true,
-	"into": true, "then": true, "them": true, "they": true, "have": true, "make": true, "keep": true, "always": true,
-	"never": true, "don't": true, "also": true, "let's": true, "settle": true, "prefer": true, "chose": true, "choose": true,
-	"opted": true, "picked": true, "using": true, "used": true, "there": true, "their": true, "which": true, "when": true,
-	"what": true, "about": true, "more": true, "only": true, "just": true, "some": true, "than": true, "been": true,
-	"verwen": true, "benutz": true, "nutze": true, "nehmen": true, "statt": true, "immer": true, "keine": true, "utilis": true, "toujou": true,
-	"jamais": true, "usarem": true, "siempr": true, "nunca": true, "sempre": true, "исполь": true, "вместо": true, "всегда": true,
-}
+var notSubject = phraseSet("not_subject")
 
 // subjectWords are a decision's content words minus notSubject.
 func subjectWords(s string) map[string]bool {
 	w := contentWords(s)
 	for k := range w {
-		if notSubject[k] {
+		if notSubject()[k] {
 			delete(w, k)
 		}
 	}

@@ -37,11 +37,29 @@ type Handoff struct {
 	Refs      []string // URLs, documents, people and dates named as sources
 	Actions   []string // commitments and to-dos stated in prose
 	Test      string   // the test or build command last run
-	Tokens    Tokens
-	Git       Git
-	LastAt    time.Time // newest row
-	Rows      int       // rows considered
-	Prompts   int
+	// The user's words: the condensed instructions of the task other
+	// than the goal and the latest request, oldest first.
+	Instructions []string
+	Refused      []string // tool calls the user refused: never redo without asking
+	Interrupted  string   // what the user interrupted, when the work stopped there
+	LastWords    string   // the closing paragraph of the last assistant message, verbatim (trimmed)
+	Completed    bool     // the last assistant message reports completion with nothing failing after
+	NextRule     string   // the rule that chose Next (next.go), for explain
+	Evidence     []Evidence
+	Tokens       Tokens
+	Git          Git
+	LastAt       time.Time // newest row
+	Rows         int       // rows considered
+	Prompts      int
+}
+
+// Evidence is why a handoff line is there: the section and text, the rule
+// that chose it and the ledger rows it came from (carryover explain).
+type Evidence struct {
+	Section string
+	Text    string
+	Rule    string
+	Refs    []Ref
 }
 
 // File is a file the session wrote.
@@ -64,6 +82,11 @@ type Failure struct {
 	Count    int
 	Resolved bool // the same command, test file or tool later succeeded on the same target
 	At       time.Time
+	// Superseded: the agent reported completion after it with nothing
+	// failing since; an approach left behind, not work left.
+	Superseded bool
+	Seq        int64 // position of the newest attempt in the fold
+	Refs       []Ref // the error rows (the first and the newest)
 }
 
 // Tokens is the context fill the agent last reported.
@@ -117,18 +140,7 @@ func createsFile(r *ledger.Row) bool {
 func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }
 
 // nudges are prompts that confirm or push on and never replace the task.
-var nudgeWords = map[string]bool{
-	"yes": true, "y": true, "yep": true, "yeah": true, "ok": true, "okay": true, "k": true, "sure": true,
-	"continue": true, "go": true, "ahead": true, "on": true, "do": true, "it": true, "proceed": true,
-	"please": true, "pls": true, "sounds": true, "good": true, "great": true, "lgtm": true, "keep": true,
-	"going": true, "carry": true, "next": true, "thanks": true, "thank": true, "you": true, "that": true,
-	"fine": true, "right": true, "correct": true, "go-ahead": true, "resume": true, "again": true, "try": true,
-	"cool": true, "perfect": true, "nice": true, "alright": true, "agreed": true, "approved": true, "the": true,
-	"with": true, "and": true, "so": true, "now": true, "just": true, "then": true, "yup": true, "affirmative": true,
-	// status checks and greetings ask for no new work either
-	"anything": true, "else": true, "what": true, "what's": true, "whats": true, "is": true, "are": true, "where": true,
-	"were": true, "we": true, "status": true, "hello": true, "hi": true, "hey": true, "there": true, "left": true,
-}
+var nudgeWords = phraseSet("nudge")
 
 // wordRune reports whether r belongs to a word: a letter, a number, an
 // apostrophe or a hyphen (the class `[\p{L}\p{N}'-]`).
@@ -157,7 +169,7 @@ func substantive(p string) bool {
 		return true
 	}
 	for _, w := range ws {
-		if w := strings.Trim(w, "'-"); !nudgeWords[w] && !ackWords[w] {
+		if w := strings.Trim(w, "'-"); !nudgeWords()[w] && !ackWords()[w] {
 			return true
 		}
 	}
@@ -321,6 +333,7 @@ func clip(s string, n int) string { return redact.Clip(s, n) }
 // compiled when a fold first needs them. Compiling all ten cost every
 // Stop ~0.5 ms of CPU, on a machine whose other core is often busy.
 func Warm() {
+	phraseTables() // lang/, parsed once (BenchmarkPhrases)
 	testCmdRE()
 	exitLineRE()
 	nextRE()

@@ -33,7 +33,7 @@ var subcommanded = map[string]bool{"go": true, "cargo": true, "npm": true, "yarn
 func targetKey(cmd string) string {
 	var segs []string
 	for _, seg := range splitSegments(normCmd(cmd)) {
-		f := strings.Fields(seg)
+		f := cmdFields(seg)
 		for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
 			f = f[1:]
 		}
@@ -65,6 +65,9 @@ func targetKey(cmd string) string {
 			if j := strings.Index(a, "::"); j > 0 {
 				a = a[:j]
 			}
+			if sub && strings.Contains(a, "=") {
+				continue // git -c key=value commit: the value is not the subcommand
+			}
 			if sub {
 				parts = append(parts, a)
 				sub = false
@@ -75,12 +78,50 @@ func targetKey(cmd string) string {
 			}
 		}
 		sort.Strings(paths)
-		segs = append(segs, strings.Join(append(parts, paths...), " "))
+		segs = append(segs, strings.Join(parts, " ")+"\t"+strings.Join(paths, " "))
 	}
 	if len(segs) == 0 {
 		return normCmd(cmd)
 	}
 	return strings.Join(segs, " && ")
+}
+
+// cmdFields splits a command segment into words; a quoted argument with a
+// space in it (a commit message, an echo) is no target and is dropped.
+func cmdFields(seg string) []string {
+	var out []string
+	var b strings.Builder
+	var quote byte
+	spaced, quoted := false, false
+	flush := func() {
+		if b.Len() > 0 && !(quoted && spaced) {
+			out = append(out, b.String())
+		}
+		b.Reset()
+		spaced, quoted = false, false
+	}
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+				continue
+			}
+			if c == ' ' {
+				spaced = true
+			}
+			b.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, quoted = c, true
+		case c == ' ' || c == '\t':
+			flush()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	flush()
+	return out
 }
 
 // splitSegments splits a command line at &&, ||, ; and | (outside quotes).
@@ -178,23 +219,13 @@ func errorLine(text string) string {
 // causeMarkers introduce the session's explanation of a failure ("`User`
 // was undefined because the import was missing"), in the languages of
 // switchMarkers.
-var causeMarkers = []string{
-	"because", "caused by", "the cause", "root cause", "due to", "the problem was", "the problem is", "the issue was",
-	"the issue is", "was missing", "is missing", "were missing", "forgot to", "turned out",
-	"weil", "wegen", "ursache", "lag daran", "fehlte",
-	"parce que", "à cause", "la cause", "manquait", "venait de",
-	"porque", "debido a", "la causa", "faltaba",
-	"por causa", "faltava",
-	"потому что", "из-за", "причина", "не хватало",
-	"因为", "原因", "由于", "缺少",
-	"ため", "原因は", "せいで", "不足",
-}
+var causeMarkers = phraseList("cause")
 
 // causeSentence returns the first sentence of an assistant text that
 // explains a failure ("" when none does).
 func causeSentence(text, low string) string {
 	found := false
-	for _, m := range causeMarkers {
+	for _, m := range causeMarkers() {
 		if strings.Contains(low, m) {
 			found = true
 			break
@@ -205,7 +236,7 @@ func causeSentence(text, low string) string {
 	}
 	for _, s := range sentences(text) {
 		ls := strings.ToLower(s)
-		for _, m := range causeMarkers {
+		for _, m := range causeMarkers() {
 			if strings.Contains(ls, m) {
 				return clip(s, 200)
 			}

@@ -59,83 +59,37 @@ const (
 // in the lower-cased prompt. One list per language the users of the agents
 // we read write in; a phrase must not also be a decision ("use X instead of
 // Y" is a decision, so "instead" alone is a start marker only).
-var switchMarkers = []string{
-	// English
-	"new task", "drop that", "drop this", "forget that", "forget this", "forget about that", "never mind that",
-	"nevermind that", "scrap that", "scrap this", "change of plan", "different task", "set that aside",
-	"put that aside", "park that", "park this", "stop working on", "switch to a different", "something else first",
-	// German
-	"neue aufgabe", "vergiss das", "vergiss es", "lass das", "andere aufgabe", "planänderung", "stell das zurück",
-	// French
-	"nouvelle tâche", "oublie ça", "oublie cela", "laisse tomber", "autre tâche", "changement de plan", "mets ça de côté",
-	// Spanish
-	"nueva tarea", "olvida eso", "olvídalo", "olvidalo", "deja eso", "otra tarea", "cambio de planes", "déjalo de lado",
-	// Portuguese
-	"nova tarefa", "esqueça isso", "esquece isso", "deixa isso", "deixe isso", "outra tarefa", "mudança de planos",
-	// Russian
-	"новая задача", "забудь", "оставь это", "другая задача", "смена планов", "отложи это",
-	// Chinese
-	"新任务", "新的任务", "换个任务", "先不管", "别管", "不做了", "先放一下", "先放下", "改做",
-	// Japanese
-	"新しいタスク", "別のタスク", "それはやめ", "それは置いといて", "一旦置いて", "後回しにして",
-}
+var switchMarkers = phraseList("switch")
 
 // switchStarts are switch markers that count only at the start of a prompt
 // ("instead, fix the login 500"; "use Redis instead of X" is a decision).
-var switchStarts = []string{
-	"instead", "actually, first", "stop.", "stop,", "stop -", "stop —", "stattdessen", "à la place", "plutôt,",
-	"en su lugar", "en vez de eso", "em vez disso", "ao invés disso", "вместо этого", "стоп", "相反", "改为", "代わりに",
-}
+var switchStarts = phraseList("switch_start")
 
 // sequenceStarts begin a request that follows the previous one ("now add
 // the CLI flag"): with no content word in common with the goal it is a
 // new task.
-var sequenceStarts = []string{
-	"now", "next", "then", "moving on", "after that", "jetzt", "nun", "als nächstes", "danach", "maintenant",
-	"ensuite", "ahora", "luego", "después", "agora", "depois", "теперь", "дальше", "затем", "现在", "接下来",
-	"然后", "次は", "次に", "今度は",
-}
+var sequenceStarts = phraseList("sequence_start")
 
 // backRefs are the pronouns that point a request back at the current work.
-var backRefs = map[string]bool{
-	"it": true, "this": true, "that": true, "them": true, "these": true, "those": true,
-	// (not "le", "la", "o", "sie": articles or other pronouns as often)
-	"es": true, "das": true, "dies": true, "ihn": true, "ça": true, "cela": true, "esto": true, "eso": true, "isso": true, "isto": true,
-	"это": true, "его": true, "её": true, "их": true,
-}
+var backRefs = phraseSet("back_ref")
 
 // backRefCJK are the same pronouns in Chinese and Japanese (no spaces).
-var backRefCJK = []string{"它", "这个", "那个", "这", "それ", "これ", "あれ"}
+var backRefCJK = phraseList("back_ref_cjk")
 
 // refersBack reports whether a lower-cased prompt points back at the
 // current work with a pronoun.
 func refersBack(low string) bool {
 	for _, w := range promptWords(low) {
-		if backRefs[strings.Trim(w, "'-")] {
+		if backRefs()[strings.Trim(w, "'-")] {
 			return true
 		}
 	}
-	return containsAny(low, backRefCJK)
+	return containsAny(low, backRefCJK())
 }
 
 // ackWords extend nudgeWords with acknowledgements in the other languages
 // (a prompt made only of these asks for no new work).
-var ackWords = map[string]bool{
-	"ja": true, "jawohl": true, "weiter": true, "mach": true, "bitte": true, "danke": true, "gut": true, "genau": true,
-	"oui": true, "d'accord": true, "vas-y": true, "merci": true, "continue": true, "parfait": true, "bien": true,
-	"sí": true, "si": true, "vale": true, "dale": true, "sigue": true, "continúa": true, "gracias": true, "perfecto": true, "bueno": true,
-	"sim": true, "pode": true, "continua": true, "continue-se": true, "obrigado": true, "obrigada": true, "beleza": true, "certo": true,
-	"да": true, "ок": true, "давай": true, "продолжай": true, "спасибо": true, "хорошо": true, "ладно": true, "отлично": true,
-	"好": true, "好的": true, "继续": true, "可以": true, "谢谢": true, "行": true, "嗯": true, "没问题": true,
-	"はい": true, "続けて": true, "続けてください": true, "お願いします": true, "ありがとう": true, "いいよ": true, "了解": true, "うん": true, "ok": true,
-	// thanks and praise as the last turn ("Super, danke!", "¡Perfecto, muchas
-	// gracias!", "Thanks, great work") ask for nothing: never the latest request.
-	"super": true, "vielen": true, "dank": true, "toll": true, "klasse": true, "perfekt": true, "prima": true, "schön": true,
-	"muchas": true, "genial": true, "excelente": true, "beaucoup": true, "génial": true, "muito": true, "ótimo": true, "valeu": true,
-	"большое": true, "супер": true, "класс": true, "work": true, "job": true, "awesome": true, "much": true, "lot": true, "a": true,
-	"looks": true, "that's": true, "thats": true, "excellent": true, "wonderful": true, "amazing": true, "brilliant": true,
-	"非常感谢": true, "感谢": true, "太好了": true, "谢谢你": true, "多谢": true, "ありがとうございます": true, "どうも": true, "完璧": true,
-}
+var ackWords = phraseSet("ack")
 
 // isQuestion reports whether a prompt asks rather than requests: it ends in
 // a question mark (ASCII or full-width), starts with ¿, or ends in a
@@ -236,13 +190,42 @@ func contentWordsCut(s string, n int) map[string]bool {
 // five letters ("limiting" and "limiter" meet: a request on the same
 // subject in other words).
 func overlaps(a, b string) bool {
-	wa := contentWordsCut(a, 5)
-	for w := range contentWordsCut(b, 5) {
+	wa := linkWords(a)
+	for w := range linkWords(b) {
 		if wa[w] {
 			return true
 		}
 	}
 	return false
+}
+
+// linkWords are the words that can link two requests: content words cut
+// to five letters, without URLs, paths and file names (two requests citing
+// https links or the same src/ folder are not on one subject) nor the stop
+// words of lang/ ("please", "could", "this").
+func linkWords(s string) map[string]bool {
+	var kept []string
+	for _, f := range strings.Fields(s) {
+		if strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\") {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	out := map[string]bool{}
+	for w := range contentWordsCut(strings.Join(kept, " "), 5) {
+		if strings.ContainsAny(w, "/.") {
+			continue
+		}
+		out[w] = true
+	}
+	for _, p := range phrases("stop") {
+		r := []rune(p)
+		if len(r) > 5 {
+			r = r[:5]
+		}
+		delete(out, string(r))
+	}
+	return out
 }
 
 // hasMarker reports whether the lower-cased prompt contains one of the
@@ -285,7 +268,7 @@ func stripLeadingAcks(low string) string {
 			break
 		}
 		w := t[:end]
-		if !nudgeWords[w] && !ackWords[w] || w == "now" || w == "next" || w == "then" {
+		if !nudgeWords()[w] && !ackWords()[w] || w == "now" || w == "next" || w == "then" {
 			break
 		}
 		t = t[end:]
@@ -296,24 +279,19 @@ func stripLeadingAcks(low string) string {
 // thanksWords say thank you; assentWords say yes. "Thanks, great work"
 // after "Should I use 14 months of runway?" thanks without answering: the
 // question stays open, it is not a "yes".
-var thanksWords = map[string]bool{"thanks": true, "thank": true, "thx": true, "danke": true, "dank": true, "merci": true, "gracias": true,
-	"obrigado": true, "obrigada": true, "valeu": true, "спасибо": true, "谢谢": true, "感谢": true, "非常感谢": true, "谢谢你": true, "多谢": true,
-	"ありがとう": true, "ありがとうございます": true, "どうも": true}
+var thanksWords = phraseSet("thanks")
 
-var assentWords = map[string]bool{"yes": true, "y": true, "yep": true, "yeah": true, "yup": true, "ok": true, "okay": true, "sure": true,
-	"agreed": true, "approved": true, "do": true, "go": true, "proceed": true, "continue": true, "ja": true, "jawohl": true, "mach": true,
-	"weiter": true, "oui": true, "d'accord": true, "vas-y": true, "sí": true, "si": true, "vale": true, "dale": true, "sim": true, "pode": true,
-	"да": true, "ок": true, "давай": true, "хорошо": true, "好": true, "好的": true, "可以": true, "行": true, "はい": true, "お願いします": true, "いいよ": true, "了解": true}
+var assentWords = phraseSet("assent")
 
 // thanksOnly reports whether an acknowledgement thanks without assenting.
 func thanksOnly(p string) bool {
 	thanks := false
 	for _, w := range promptWords(strings.ToLower(p)) {
 		w = strings.Trim(w, "'-")
-		if assentWords[w] {
+		if assentWords()[w] {
 			return false
 		}
-		thanks = thanks || thanksWords[w]
+		thanks = thanks || thanksWords()[w]
 	}
 	return thanks
 }
@@ -329,7 +307,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case hasMarker(low, switchMarkers, switchStarts):
+	case hasMarker(low, switchMarkers(), switchStarts()):
 		return promptSwitch
 	case isQuestion(p):
 		return promptFollowUp
@@ -340,7 +318,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptFollowUp
 	case st.GoalWeak && promptSize(p) >= weakWords:
 		return promptGoal
-	case startsWithAny(low, sequenceStarts) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
+	case startsWithAny(low, sequenceStarts()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
 		return promptNewTask
 	}
 	return promptFollowUp
@@ -356,14 +334,12 @@ func restates(p, goal string) bool {
 }
 
 // backMarkers return to earlier work ("back to", "zurück zu", "回到").
-var backMarkers = []string{"back to", "return to", "returning to", "resume the", "zurück zu", "zurück zum", "zurück zur", "wieder zu",
-	"retour à", "revenons", "reprenons", "volvamos", "de vuelta a", "volver a", "regresemos", "voltar", "voltemos", "de volta",
-	"вернёмся", "вернемся", "вернуться к", "回到", "回去", "に戻", "戻りましょう", "戻ろう"}
+var backMarkers = phraseList("back")
 
 // returnTo is the index of the set-aside goal a request goes back to: it
 // says "back to" and shares a content word with that goal; -1 when none.
 func (st *State) returnTo(p string) int {
-	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers) {
+	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers()) {
 		return -1
 	}
 	for i := len(st.SetAside) - 1; i >= 0; i-- {
@@ -380,9 +356,7 @@ const newTopicWords = 6
 
 // continueMarkers continue or add to the current work: whole words or
 // phrases, a trailing * a stem, CJK anywhere.
-var continueMarkers = []string{"continu*", "keep", "resume", "finish", "also", "too", "as well", "additionally", "another",
-	"weiter*", "fortsetzen", "außerdem", "auch", "noch", "reprendre", "aussi", "également", "retomar", "también", "además",
-	"também", "além disso", "продолж*", "также", "тоже", "ещё", "еще", "继续", "也", "还", "另外", "続け", "再開"}
+var continueMarkers = phraseList("continue")
 
 // newTopic applies rule 5's exception to a lower-cased request.
 func newTopic(p, low, goal string) bool {
@@ -391,7 +365,7 @@ func newTopic(p, low, goal string) bool {
 		return false
 	}
 	words := " " + strings.Join(promptWords(low), " ") + " "
-	for _, m := range continueMarkers {
+	for _, m := range continueMarkers() {
 		switch {
 		case cjkString(m):
 			if strings.Contains(low, m) {
@@ -421,16 +395,31 @@ func cjkString(s string) bool {
 // weakGoal reports whether a goal is too thin to hold against a fuller
 // request (rule 2).
 func weakGoal(p string) bool {
-	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners)
+	// A short request whose object is a pronoun ("Explain what this is")
+	// names nothing: the request that follows says what "this" is.
+	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners()) ||
+		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
+}
+
+// namesNothing reports whether a request names no subject beyond its verb:
+// no link word but its first ("Explain what this is", "Schau dir das mal
+// an"; "Fix it in the parser" names the parser).
+func namesNothing(p string) bool {
+	ws := linkWords(p)
+	if f := promptWords(strings.ToLower(p)); len(f) > 0 {
+		r := []rune(f[0])
+		if len(r) > 5 {
+			r = r[:5]
+		}
+		delete(ws, string(r))
+	}
+	return len(ws) == 0
 }
 
 // resumeOpeners open a session by pointing at earlier work without naming
 // it ("We were working on the task", a real Russian aider session's first
 // prompt): too thin to hold as the goal against the request that follows.
-var resumeOpeners = []string{"we were working", "where were we", "where did we leave", "let's continue where",
-	"wir haben an", "wo waren wir", "on travaillait", "où en étions", "estábamos trabajando", "dónde nos quedamos",
-	"estávamos trabalhando", "мы работали", "на чём мы остановились", "на чем мы остановились", "我们之前在", "我们刚才在", "上次做到",
-	"前回の続き", "作業していた"}
+var resumeOpeners = phraseList("resume_opener")
 
 // addPrompt folds a user prompt into the goal, the latest request and the
 // set-aside goals.

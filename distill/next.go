@@ -100,26 +100,14 @@ func parsePlan(text string) ([]PlanItem, bool) {
 }
 
 // nextMarkers are forward-looking phrases beyond nextRE's English.
-var nextMarkers = []string{
-	"i'll start", "i will start", "i'll begin", "i'll now", "i'm going to", "let me start", "let me now", "we'll start",
-	"first, i'll", "ich werde ", "ich fange", "je vais ", "voy a ", "vou ", "я начну", "сейчас я", "我会先", "我将", "まず",
-	"als nächstes", "als nächstes werde", "danach werde", "dann werde", "nächster schritt", "noch offen:",
-	"ensuite", "prochaine étape", "je vais maintenant", "il reste à", "il faut encore",
-	"a continuación", "luego voy", "el siguiente paso", "después voy", "queda pendiente",
-	"em seguida", "o próximo passo", "depois vou", "ainda falta",
-	"далее", "затем я", "следующий шаг", "дальше нужно", "осталось",
-	"接下来", "下一步", "然后我", "还需要",
-	"次に", "次は", "この後", "残りは",
-	// a plan for later in the user's language: "Дальше я добавлю…", "Mañana redactaré…"
-	"дальше я", "потом я", "затем", "завтра", "mañana", "luego ", "morgen", "demain", "amanhã", "明天", "明日", "tomorrow i",
-}
+var nextMarkers = phraseList("next_marker")
 
 func forwardLooking(s string) bool {
 	if nextRE.MatchString(s) {
 		return true
 	}
 	low := strings.ToLower(s)
-	for _, m := range nextMarkers {
+	for _, m := range nextMarkers() {
 		if strings.Contains(low, m) {
 			return true
 		}
@@ -128,16 +116,7 @@ func forwardLooking(s string) bool {
 }
 
 // boilerplateMarkers are offers of help and sign-offs.
-var boilerplateMarkers = []string{
-	"anything else", "let me know", "can i help", "how can i help", "what else can i", "happy to help", "hope this helps",
-	"what would you like", "is there something else", "any other questions", "feel free to",
-	"sonst noch", "kann ich sonst", "noch etwas", "autre chose", "puis-je vous aider", "n'hésitez pas", "algo más", "en qué más",
-	"no dudes", "mais alguma coisa", "posso ajudar", "fique à vontade", "что-нибудь ещё", "чем ещё", "чем могу помочь",
-	"还有什么", "其他需要", "随时告诉", "他に何か", "お手伝い", "お気軽に",
-	// "How can I assist you today?" (a subagent's warm-up reply) is an offer, not a question.
-	"how can i assist", "how may i", "can i assist", "can i do for you", "wie kann ich ihnen", "wie kann ich dir", "womit kann ich",
-	"en qué puedo", "comment puis-je", "чем я могу", "有什么可以帮", "有什么我可以", "どのようなご用件",
-}
+var boilerplateMarkers = phraseList("boilerplate")
 
 // forwardOnly keeps, of a turn's texts, the sentences that look forward and
 // are not questions nor offers: what an acknowledgement leaves standing.
@@ -157,7 +136,7 @@ func forwardOnly(texts []string) []string {
 // pleasantry, never a question or an action.
 func boilerplate(s string) bool {
 	low := strings.ToLower(s)
-	for _, m := range boilerplateMarkers {
+	for _, m := range boilerplateMarkers() {
 		if strings.Contains(low, m) {
 			return true
 		}

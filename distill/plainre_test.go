@@ -131,7 +131,7 @@ func TestSubstantiveUnchanged(t *testing.T) {
 			return true
 		}
 		for _, w := range words {
-			if w := strings.Trim(w, "'-"); !nudgeWords[w] && !ackWords[w] { // ackWords: issue 13
+			if w := strings.Trim(w, "'-"); !nudgeWords()[w] && !ackWords()[w] { // ackWords(): issue 13
 				return true
 			}
 		}

@@ -70,3 +70,25 @@ func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes 
 	}
 	return st, notes, nil
 }
+
+// ClearTask is `carryover clear` in the stored state: brought up to date,
+// then its task forgotten (newTaskBoundary), so the next request is the
+// next handoff's Task whatever it says. A state rebuilt later from the
+// ledger (a new StateVersion, a cold ingest) no longer knows of the clear.
+func ClearTask(l *ledger.Ledger, project string, now time.Time) error {
+	if _, _, err := Refresh(l, project, now); err != nil {
+		return err
+	}
+	raw, seqs, version, ok := l.LoadState(project)
+	st, fresh := LoadState(raw)
+	if !ok || !fresh {
+		return nil
+	}
+	st.ClearTask()
+	b, err := st.Marshal()
+	if err != nil {
+		return err
+	}
+	_, err = l.SaveState(project, b, seqs, version, now)
+	return err
+}

@@ -93,7 +93,7 @@ func personMatches(text, low string) []string {
 		return out
 	}
 	seen := map[int]bool{}
-	for _, t := range personTriggers {
+	for _, t := range personTriggers() {
 		for off := 0; ; {
 			i := strings.Index(low[off:], t)
 			if i < 0 {
@@ -113,8 +113,7 @@ func personMatches(text, low string) []string {
 	return out
 }
 
-var personTriggers = []string{"according to", "per ", "cited by", "interview with", "feedback from", "laut ", "nach angaben von",
-	"selon ", "d'après", "según", "de acuerdo con", "segundo ", "de acordo com", "по словам", "entrevista a ", "entrevista con "}
+var personTriggers = phraseList("person")
 
 // references returns the references text names, in order. Code (fenced
 // blocks and `spans`) names no sources: @decorators, paths, versions.
@@ -122,7 +121,7 @@ func references(text, low string) []string {
 	hasURL, hasAt := strings.Contains(text, "://"), strings.Contains(text, "@")
 	hasDoc := strings.Contains(text, ".") && containsAny(low, docExts)
 	hasDate := strings.ContainsAny(text, "0123456789") && (isoDateLike(text) || strings.Contains(text, "Q") || containsAny(text, monthTokens))
-	hasPerson := containsAny(low, personTriggers)
+	hasPerson := containsAny(low, personTriggers())
 	hasCite := strings.Contains(text, " et al")
 	hasDeDate := strings.Contains(text, " de ") && strings.ContainsAny(text, "0123456789")
 	if !hasURL && !hasAt && !hasDoc && !hasDate && !hasPerson && !hasCite && !hasDeDate {
@@ -143,7 +142,7 @@ func references(text, low string) []string {
 			out = append(out, clip(m, 200))
 		}
 	}
-	if hasPerson && containsAny(low, personTriggers) {
+	if hasPerson && containsAny(low, personTriggers()) {
 		for _, m := range personMatches(text, low) {
 			add(m)
 		}
@@ -206,20 +205,13 @@ func containsAny(s string, subs []string) bool {
 }
 
 // actionMarkers mark a prose commitment or to-do.
-var actionMarkers = []string{
-	"action item", "need to ", "needs to ", "have to ", "has to ", "must ", "follow up", "follow-up with", "remind ",
-	"i'll send", "we'll send", "send the", "schedule ", "deadline", " by monday", " by tuesday", " by wednesday",
-	" by thursday", " by friday", " by tomorrow", " by end of",
-	"muss ", "müssen ", "bis morgen", "bis freitag", "nachfassen", "il faut ", "je dois ", "nous devons ", "d'ici ",
-	"hay que ", "tenemos que ", "debo ", "para el ", "precisa ", "precisamos ", "temos que ", "até ",
-	"нужно ", "надо ", "необходимо ", "до пятницы", "需要", "必须", "截止", "までに", "必要があります", "しなければ",
-}
+var actionMarkers = phraseList("action")
 
 // actionItems returns the prose sentences of text that state something to
 // be done, not questions.
 func actionItems(text, low string) []string {
 	any := false
-	for _, m := range actionMarkers {
+	for _, m := range actionMarkers() {
 		if strings.Contains(low, m) {
 			any = true
 			break
@@ -234,7 +226,7 @@ func actionItems(text, low string) []string {
 			continue
 		}
 		ls := " " + strings.ToLower(s)
-		for _, m := range actionMarkers {
+		for _, m := range actionMarkers() {
 			if strings.Contains(ls, m) {
 				out = append(out, clip(s, 200))
 				break

@@ -21,13 +21,17 @@ import (
 //
 //	rows     the session, one row a line: "kind[ attr=value]*: text" with
 //	         \n for a newline in the text. Kinds: prompt, text, compact,
-//	         call, result, error, usage. Attributes: id (call id), tool,
+//	         call, result, error, usage, refused, interrupted, harness. Attributes: id (call id), tool,
 //	         path, exit, session (a new session of the project from this
 //	         row on). A call's text is its command for tool=Bash, else its
 //	         input (an edit's new text, a plan's JSON).
 //	want     the rendered handoff.md (rewritten by -update)
 //	present  lines that must appear in handoff.md (checked even with -update)
-//	absent   lines that must not
+//	absent   lines that must not (outside the quoted last words: those
+//	         are the agent's, verbatim)
+//	evidence "Section | rule words | row numbers": the handoff has a line
+//	         in Section chosen by a rule whose name holds the words, drawn
+//	         from exactly those rows (their 1-based line numbers in rows)
 //
 // The archive's comment says what the rule is and why the case is tricky.
 func TestRules(t *testing.T) {
@@ -58,11 +62,13 @@ func TestRules(t *testing.T) {
 					t.Errorf("missing %q in:\n%s", l, got)
 				}
 			}
+			unquoted := dropQuoted(got)
 			for _, l := range nonEmpty(parts["absent"]) {
-				if strings.Contains(got, l) {
+				if strings.Contains(unquoted, l) {
 					t.Errorf("must not contain %q:\n%s", l, got)
 				}
 			}
+			checkEvidence(t, distill.Distill(rows, distill.Options{Project: "/p"}), parts["evidence"])
 			if *update {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want" {
@@ -79,6 +85,45 @@ func TestRules(t *testing.T) {
 				t.Errorf("handoff differs from %s (run with -update and review):\n%s", f, got)
 			}
 		})
+	}
+}
+
+// dropQuoted removes the quoted lines ("> …") of a handoff.
+func dropQuoted(md string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(l, "> ") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// checkEvidence asserts the evidence lines of a rule golden.
+func checkEvidence(t *testing.T, h distill.Handoff, spec string) {
+	t.Helper()
+	for _, l := range nonEmpty(spec) {
+		p := strings.Split(l, "|")
+		if len(p) != 3 {
+			t.Fatalf("evidence line %q: want Section | rule | rows", l)
+		}
+		sec, rule, want := strings.TrimSpace(p[0]), strings.TrimSpace(p[1]), strings.TrimSpace(p[2])
+		found := false
+		var seen []string
+		for _, e := range h.Evidence {
+			var seqs []string
+			for _, r := range e.Refs {
+				seqs = append(seqs, strconv.FormatInt(r.Seq, 10))
+			}
+			got := strings.Join(seqs, ",")
+			seen = append(seen, e.Section+" | "+e.Rule+" | "+got)
+			if e.Section == sec && strings.Contains(e.Rule, rule) && got == want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no evidence %q; have:\n%s", l, strings.Join(seen, "\n"))
+		}
 	}
 }
 
@@ -138,15 +183,26 @@ func parseRuleRows(t *testing.T, src string) []ledger.Row {
 			r.Kind, r.Role = adapters.KindText, "assistant"
 		case "compact":
 			r.Kind, r.Role = adapters.KindCompaction, "system"
+		case "usage":
+			r.Kind, r.Role = adapters.KindUsage, "assistant"
 		case "call":
 			r.Kind, r.Role = adapters.KindToolCall, "assistant"
-			if r.ToolName == "Bash" || r.ToolName == "shell" || r.ToolName == "run_shell_command" {
+			if r.ToolName == "Bash" || r.ToolName == "shell" || r.ToolName == "run_shell_command" || r.ToolName == "run_terminal_cmd" {
 				r.Command, r.Text = r.Text, ""
 			}
 		case "result":
 			r.Kind, r.Role = adapters.KindToolResult, "tool"
 		case "error":
 			r.Kind, r.Role = adapters.KindError, "tool"
+		case "refused", "interrupted":
+			// The adapters' stop kinds (adapters.KindRefused,
+			// KindInterrupted): role tool with a call id, else user.
+			r.Kind, r.Role = adapters.Kind(f[0]), "tool"
+			if r.CallID == "" {
+				r.Role = "user"
+			}
+		case "harness":
+			r.Kind, r.Role = adapters.Kind("harness"), "user"
 		default:
 			t.Fatalf("rows line %d: unknown kind %q", n+1, f[0])
 		}

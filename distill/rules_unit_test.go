@@ -109,3 +109,42 @@ func FuzzShellFiles(f *testing.F) {
 		_ = targetKey(s)
 	})
 }
+
+// FuzzUserWordsAndLastWords: the readers of hostile transcript text added
+// for issue 22 never panic and never grow their input: the user's words
+// out of a harness wrapper, a condensed instruction, the closing
+// paragraph, a labelled next step, remaining items, a stop's kind and a
+// command's fields.
+func FuzzUserWordsAndLastWords(f *testing.F) {
+	for _, s := range []string{
+		"<task-notification>\n<status>done</status>\n</task-notification>",
+		"# Files mentioned by the user:\n## a.py: /p/a.py\n## My request for Codex:\nfix it",
+		"<ide_selection>x</ide_selection>Add a flag",
+		"Done.\n\nNext: wire the CLI.", "Three things remain:\n1. a\n2. b", "**Nächster Schritt:**\n- x",
+		"Traceback (most recent call last):\n  File \"a.py\"\nValueError: x", "The user doesn't want to proceed with this tool use.",
+		"git commit -m \"a b\" && 'x", "```\nNext: no\n```", "<ide_opened_file", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if w, _ := userWords(s); len(w) > len(s) {
+			t.Fatalf("userWords grew %q", s)
+		}
+		_ = condense(s)
+		if p := closingParagraph(s); len(p) > len(s)+len("…") {
+			t.Fatalf("closingParagraph grew %q", s)
+		}
+		if n := labelledNext(s); len(n) > len(s) {
+			t.Fatalf("labelledNext grew %q", s)
+		}
+		_ = remainingItems(s)
+		_ = stopKind(s)
+		_ = completed(s)
+		for _, a := range cmdFields(s) {
+			if len(a) > len(s) {
+				t.Fatalf("cmdFields grew %q", s)
+			}
+		}
+		_ = contrastChoice(s, strings.ToLower(s))
+	})
+}

@@ -17,7 +17,10 @@ import (
 // from the ledger. Version 1 was JSON; 3 added the goal/latest split, the
 // plan, references, action items, failure targets, errors and causes, and
 // shell-written files.
-const StateVersion = 3
+//
+// 4 added the evidence rows (TaskRef, LatestRef, LastTextRef, Failure.Refs),
+// the user's instructions, refused calls and the interruption.
+const StateVersion = 4
 
 // Bounds on what a State remembers, so it stays small however long the
 // project's history grows.
@@ -88,6 +91,24 @@ type State struct {
 	// explains it or the next prompt.
 	CauseKey string
 	LastTest string // the test/build command last run
+
+	// The user's condensed instructions of the current task, the goal
+	// first (outcome.go); tool calls the user refused and the newest
+	// interruption: never failures to retry.
+	Instructions []Note
+	Refused      []Note
+	Interrupted  Note
+	// Evidence: the rows the goal, the latest request and the last
+	// assistant text came from; LastTextSeq is the last text's Seq.
+	TaskRef, LatestRef, LastTextRef Ref
+	LastTextSeq                     int64
+	LastPassSeq                     int64 // Seq of the newest passing verification
+	PlanSession                     int64 // the session whose agent wrote the plan
+	// PendingCall is the newest call without a result yet (what a
+	// turn-level interruption stopped); StopSeq is the Seq of the newest
+	// refusal or interruption.
+	PendingCall string
+	StopSeq     int64
 }
 
 // Call is what the state keeps of a tool call for pairing.
@@ -118,7 +139,9 @@ func NewState() *State {
 	return &State{Version: StateVersion, Calls: map[string]Call{}, FailedCalls: map[string]bool{}}
 }
 
-// Add folds one row into the state.
+// Add folds one row into the state: the common bookkeeping, then the
+// step of the row's kind (addPromptRow, addTextRow, addCallRow,
+// addResultRow, addErrorRow).
 func (st *State) Add(r *ledger.Row) {
 	// The state keeps times as LoadState restores them: UTC, no monotonic
 	// reading. Same instant; Handoff and its renderings read times in UTC.
@@ -137,182 +160,267 @@ func (st *State) Add(r *ledger.Row) {
 	if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
 		st.Tool, st.SessionID = r.Tool, r.SessionID
 	}
-	key := callKey(r)
 	switch r.Kind {
 	case adapters.KindPrompt:
-		st.Prompts++
-		// A prompt that opens another session of the project, or follows a
-		// compaction, answers nothing the previous turn asked: "continue"
-		// there resumes, it does not say yes.
-		resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
-		// A reply that sets the goal ("which task do you mean?" answered
-		// by naming it, or the goal re-sent in full) is the goal, not a
-		// decision; a thank-you answers nothing.
-		thanks := thanksOnly(r.Text) && !substantive(r.Text)
-		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !setsGoal(st.classifyPrompt(strings.TrimSpace(r.Text))) {
-			st.addAnswer(qs[len(qs)-1], r.Text)
-		}
-		class := st.addPrompt(r.Text, r.SessionID, at)
-		st.Fallback, st.FallbackAt = r.Text, at
-		switch {
-		case resumed && class == promptAck, thanks:
-			// the previous turn's questions stay open across a bare resume
-			// and across a thank-you that answers none of them
-		case class == promptAck:
-			// "Super, danke!" / "yes" answers the turn's questions but asks
-			// for nothing new: its forward-looking sentences stay the next
-			// action when the reply is only a sign-off ("Gern geschehen!").
-			st.TurnTexts = forwardOnly(st.TurnTexts)
-		default:
-			st.TurnTexts = nil
-		}
-		if class != promptAck {
-			// An acknowledgement asks for nothing new: the last turn's
-			// forward-looking sentence stays the next action.
-			st.Answered = false
-		}
-		st.CauseKey = ""
-		// The request that sets a goal is a task, not a choice: only a
-		// follow-up's choice verbs are decisions (decisions.go rule 2).
-		low := strings.ToLower(r.Text)
-		st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-		st.addProse(r.Text, low)
+		st.addPromptRow(r, at)
 	case adapters.KindCompaction:
 		st.AfterBreak = true // a summary is never the task (goal.go)
 	case adapters.KindText:
-		st.TurnTexts = append(st.TurnTexts, r.Text)
-		if len(st.TurnTexts) > maxTurnTexts {
-			st.TurnTexts = st.TurnTexts[len(st.TurnTexts)-maxTurnTexts:]
-		}
-		st.LastText = r.Text
-		st.Answered = true
-		low := strings.ToLower(r.Text) // once for the rules below
-		st.addDecisions(r.Text, low, false, false)
-		st.addProse(r.Text, low)
-		if st.CauseKey != "" {
-			if c := causeSentence(r.Text, low); c != "" {
-				if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
-					st.Failures[i].Cause = c
-				}
-				st.CauseKey = ""
-			}
-		}
+		st.addTextRow(r)
 	case adapters.KindUsage:
 		st.Tokens = Tokens{r.TokensUsed, r.TokensMax}
 	case adapters.KindToolCall:
-		st.Answered = true
-		if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
-			// No prompt was recorded (an excerpt, a trimmed capture): the
-			// work the agent handed its subagent says what the session was
-			// for, better than no task at all.
-			d := jsonField(r.Text, "description") // the input JSON (Codex), or
-			if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
-				d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
-			}
-			if d != "" {
-				st.Fallback, st.FallbackAt = d, at
-			}
-		}
-		if planTool(r.ToolName) {
-			if plan, ok := parsePlan(r.Text); ok {
-				st.Plan = plan
-			}
-		}
-		if r.CallID != "" {
-			if _, ok := st.Calls[key]; !ok {
-				st.CallOrder = append(st.CallOrder, key)
-			}
-			st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
-			for len(st.CallOrder) > maxCalls {
-				delete(st.Calls, st.CallOrder[0])
-				st.CallOrder = st.CallOrder[1:]
-			}
-		}
-		if r.FilePath != "" {
-			deleted := strings.HasPrefix(r.Text, "*** Delete File:")
-			st.addEdit(Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r) && !deleted, Deleted: deleted, Todos: todoLines(r.Text)})
-			st.addDone(Done{Text: "edited " + r.FilePath, Call: key})
-		}
-		if r.Command != "" {
-			for _, f := range shellFiles(r.Command) {
-				st.addEdit(Edit{Path: f.path, Call: key, At: at, Seq: st.Seq, Created: f.created, Deleted: f.deleted})
-			}
-			if isTestCmd(r.Command) {
-				st.LastTest = clip(oneLine(r.Command), 200)
-			}
-		}
+		st.addCallRow(r, at)
 	case adapters.KindToolResult:
-		if c, ok := st.Calls[key]; ok {
-			k := toolKey(c.ToolName, c.FilePath)
-			if c.Command != "" {
-				k = targetKey(c.Command)
-				st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
-			}
-			if i := st.failure(k); i >= 0 {
-				st.Failures[i].Resolved = true
-			}
-		}
+		st.addResultRow(r)
 	case adapters.KindError:
-		if r.CallID != "" {
-			st.FailedCalls[key] = true
-		}
-		what, cmd, path := r.ToolName, r.Command, r.FilePath
-		if c, ok := st.Calls[key]; ok {
-			what, cmd, path = c.ToolName, c.Command, c.FilePath
-		}
-		if what == "" && cmd == "" && path == "" {
-			// An error of no tool call is the model's or the harness's (a
-			// Gemini "[API Error: …]", Cursor's "You've hit your usage
-			// limit"): not a command to fix, never the next action.
-			what = "model API"
-		}
-		k := toolKey(what, path)
-		if cmd != "" {
-			what, k = cmd, targetKey(cmd)
-		}
-		f := Failure{}
-		if i := st.failure(k); i >= 0 {
-			f = st.Failures[i]
-			st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
-			st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
-		}
-		f.What = oneLine(what)
-		if cmd == "" && path != "" {
-			f.What += " " + path
-		}
-		f.Count++
-		f.Resolved = false
-		f.At = at
-		f.ExitCode = r.ExitCode
-		f.addError(errorLine(r.Text))
-		if f.What != "model API" {
-			st.CauseKey = k
-		}
-		st.Failures = append(st.Failures, f)
-		st.FailureKeys = append(st.FailureKeys, k)
-		if len(st.Failures) > maxFailures {
-			st.Failures, st.FailureKeys = st.Failures[1:], st.FailureKeys[1:]
-		}
-		if isTestCmd(cmd) {
-			st.TestFails = append(st.TestFails, st.Seq)
-			if len(st.TestFails) > 8 {
-				st.TestFails = st.TestFails[len(st.TestFails)-8:]
-			}
-		}
+		st.addErrorRow(r, at)
+	case kindRefused:
+		st.addStopRow(r, at, "refusal")
+	case kindInterrupted:
+		st.addStopRow(r, at, "interrupt")
+	case kindHarness:
+		// Text the harness wrote in the user's role: context, never a
+		// request (outcome.go userWords reads the same from prompts).
 	}
 	if len(st.FailedCalls) > maxCalls {
-		// Forget failed calls whose edits and steps have aged out.
-		live := map[string]bool{}
-		for _, e := range st.Edits {
-			live[e.Call] = true
+		st.forgetFailedCalls()
+	}
+}
+
+// refOf is the row's evidence reference.
+func refOf(r *ledger.Row) Ref { return Ref{Session: r.SessionID, Seq: r.Seq} }
+
+func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
+	text, harness := userWords(r.Text)
+	if harness {
+		// Text the harness wrote in the user's role (a task notification,
+		// an IDE context block): context, never a request.
+		return
+	}
+	if boundaryCommand(text) {
+		// /clear, /new, /reset: the next request is a new task.
+		st.newTaskBoundary()
+		return
+	}
+	r2 := *r
+	r2.Text = text
+	r = &r2
+	st.Prompts++
+	st.StopSeq = 0 // a stop before this request is not this turn's
+	// A prompt that opens another session of the project, or follows a
+	// compaction, answers nothing the previous turn asked: "continue"
+	// there resumes, it does not say yes.
+	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
+	// A reply that sets the goal ("which task do you mean?" answered
+	// by naming it, or the goal re-sent in full) is the goal, not a
+	// decision; a thank-you answers nothing.
+	thanks := thanksOnly(r.Text) && !substantive(r.Text)
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !setsGoal(st.classifyPrompt(strings.TrimSpace(r.Text))) {
+		st.addAnswer(qs[len(qs)-1], r.Text)
+	}
+	taskBefore := st.Task
+	class := st.addPrompt(r.Text, r.SessionID, at)
+	st.Fallback, st.FallbackAt = r.Text, at
+	switch class {
+	case promptGoal, promptNewTask, promptSwitch:
+		st.TaskRef = refOf(r)
+		st.startTask()
+	case promptFollowUp:
+		st.LatestRef = refOf(r)
+		if st.Task != taskBefore {
+			// "back to" a set-aside goal: the detour's instructions are
+			// not the goal's.
+			st.TaskRef = Ref{}
+			st.startTask()
 		}
-		for _, d := range st.Done {
-			live[d.Call] = true
-		}
-		for k := range st.FailedCalls {
-			if !live[k] {
-				delete(st.FailedCalls, k)
+	}
+	if class != promptAck {
+		st.addInstruction(r.Text, at, refOf(r))
+	}
+	switch {
+	case resumed && class == promptAck, thanks:
+		// the previous turn's questions stay open across a bare resume
+		// and across a thank-you that answers none of them
+	case class == promptAck:
+		// "Super, danke!" / "yes" answers the turn's questions but asks
+		// for nothing new: its forward-looking sentences stay the next
+		// action when the reply is only a sign-off ("Gern geschehen!").
+		st.TurnTexts = forwardOnly(st.TurnTexts)
+	default:
+		st.TurnTexts = nil
+	}
+	if class != promptAck {
+		// An acknowledgement asks for nothing new: the last turn's
+		// forward-looking sentence stays the next action.
+		st.Answered = false
+	}
+	st.CauseKey = ""
+	// The request that sets a goal is a task, not a choice: only a
+	// follow-up's choice verbs are decisions (decisions.go rule 2).
+	low := strings.ToLower(r.Text)
+	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
+	st.addProse(r.Text, low)
+}
+
+func (st *State) addTextRow(r *ledger.Row) {
+	st.TurnTexts = append(st.TurnTexts, r.Text)
+	if len(st.TurnTexts) > maxTurnTexts {
+		st.TurnTexts = st.TurnTexts[len(st.TurnTexts)-maxTurnTexts:]
+	}
+	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
+	st.Answered = true
+	st.Interrupted = Note{}        // the agent went on after the interruption
+	low := strings.ToLower(r.Text) // once for the rules below
+	st.addDecisions(r.Text, low, false, false)
+	st.addProse(r.Text, low)
+	if st.CauseKey != "" {
+		if c := causeSentence(r.Text, low); c != "" {
+			if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
+				st.Failures[i].Cause = c
 			}
+			st.CauseKey = ""
+		}
+	}
+}
+
+func (st *State) addCallRow(r *ledger.Row, at time.Time) {
+	key := callKey(r)
+	st.Answered = true
+	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
+		// No prompt was recorded (an excerpt, a trimmed capture): the
+		// work the agent handed its subagent says what the session was
+		// for, better than no task at all.
+		d := jsonField(r.Text, "description") // the input JSON (Codex), or
+		if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
+			d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
+		}
+		if d != "" {
+			st.Fallback, st.FallbackAt = d, at
+		}
+	}
+	if planTool(r.ToolName) {
+		if plan, ok := parsePlan(r.Text); ok {
+			st.Plan, st.PlanSession = plan, r.SessionID
+		}
+	}
+	if r.CallID != "" {
+		st.PendingCall = key
+		if _, ok := st.Calls[key]; !ok {
+			st.CallOrder = append(st.CallOrder, key)
+		}
+		st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
+		for len(st.CallOrder) > maxCalls {
+			delete(st.Calls, st.CallOrder[0])
+			st.CallOrder = st.CallOrder[1:]
+		}
+	}
+	if r.FilePath != "" {
+		deleted := strings.HasPrefix(r.Text, "*** Delete File:")
+		st.addEdit(Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r) && !deleted, Deleted: deleted, Todos: todoLines(r.Text)})
+		st.addDone(Done{Text: "edited " + r.FilePath, Call: key})
+	}
+	if r.Command != "" {
+		for _, f := range shellFiles(r.Command) {
+			st.addEdit(Edit{Path: f.path, Call: key, At: at, Seq: st.Seq, Created: f.created, Deleted: f.deleted})
+		}
+		if isTestCmd(r.Command) {
+			st.LastTest = clip(oneLine(r.Command), 200)
+		}
+	}
+}
+
+func (st *State) addResultRow(r *ledger.Row) {
+	if callKey(r) == st.PendingCall {
+		st.PendingCall = ""
+	}
+	c, ok := st.Calls[callKey(r)]
+	if !ok {
+		return
+	}
+	if c.Command == "" {
+		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 {
+			st.Failures[i].Resolved = true
+		}
+		return
+	}
+	st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
+	st.resolveBy(c.Command)
+}
+
+func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
+	key := callKey(r)
+	if key == st.PendingCall {
+		st.PendingCall = ""
+	}
+	if r.CallID != "" {
+		st.FailedCalls[key] = true
+	}
+	what, cmd, path := r.ToolName, r.Command, r.FilePath
+	if c, ok := st.Calls[key]; ok {
+		what, cmd, path = c.ToolName, c.Command, c.FilePath
+	}
+	if k := stopKind(r.Text); k != "" {
+		// An adapter that does not tell stops apart: the text does.
+		st.FailedCalls[key] = true
+		st.addStopRow(r, at, k)
+		return
+	}
+	if what == "" && cmd == "" && path == "" {
+		// An error of no tool call is the model's or the harness's (a
+		// Gemini "[API Error: …]", Cursor's "You've hit your usage
+		// limit"): not a command to fix, never the next action.
+		what = "model API"
+	}
+	k := toolKey(what, path)
+	if cmd != "" {
+		what, k = cmd, targetKey(cmd)
+	}
+	f := Failure{}
+	if i := st.failure(k); i >= 0 {
+		f = st.Failures[i]
+		st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
+		st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
+	}
+	f.What = oneLine(what)
+	if cmd == "" && path != "" {
+		f.What += " " + path
+	}
+	f.Count++
+	f.Resolved = false
+	f.At = at
+	f.Seq = st.Seq
+	f.Refs = addRef(f.Refs, refOf(r))
+	f.ExitCode = r.ExitCode
+	f.addError(errorLine(r.Text))
+	if f.What != "model API" {
+		st.CauseKey = k
+	}
+	st.Failures = append(st.Failures, f)
+	st.FailureKeys = append(st.FailureKeys, k)
+	if len(st.Failures) > maxFailures {
+		st.Failures, st.FailureKeys = st.Failures[1:], st.FailureKeys[1:]
+	}
+	if isTestCmd(cmd) {
+		st.TestFails = append(st.TestFails, st.Seq)
+		if len(st.TestFails) > 8 {
+			st.TestFails = st.TestFails[len(st.TestFails)-8:]
+		}
+	}
+}
+
+// forgetFailedCalls forgets failed calls whose edits and steps have aged out.
+func (st *State) forgetFailedCalls() {
+	live := map[string]bool{}
+	for _, e := range st.Edits {
+		live[e.Call] = true
+	}
+	for _, d := range st.Done {
+		live[d.Call] = true
+	}
+	for k := range st.FailedCalls {
+		if !live[k] {
+			delete(st.FailedCalls, k)
 		}
 	}
 }
@@ -399,9 +507,25 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Files = h.Files[:10]
 	}
 
+	h.Completed = st.LastTextSeq > 0 && completed(st.LastText) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
-		h.Failures = append(h.Failures, st.Failures[i])
+		f := st.Failures[i]
+		if h.Completed && f.Seq < st.LastTextSeq && (!isTestCmd(f.What) || st.LastPassSeq > f.Seq) {
+			// The agent reported completion with nothing failing after:
+			// what failed before it was an approach it left behind. A
+			// failing verification needs a verification that passed since
+			// ("I've updated the parser" over a red test is a claim).
+			f.Superseded = !f.Resolved
+			f.Resolved = true
+		}
+		h.Failures = append(h.Failures, f)
 	}
+	for _, f := range h.Failures {
+		if !f.Resolved && isTestCmd(f.What) {
+			h.Completed = false // a red verification is work left, whatever the agent said
+		}
+	}
+	st.userWordsInto(&h)
 	h.Decisions = append([]string(nil), st.Decided...)
 	h.SetAside = append([]string(nil), st.SetAside...)
 	h.Plan = append([]PlanItem(nil), st.Plan...)
@@ -417,6 +541,13 @@ func (st *State) Handoff(o Options) Handoff {
 	if st.Latest != "" && st.Latest != st.Task {
 		h.Latest, h.LatestAt = st.Latest, st.LatestAt
 	}
+	if strings.Count(h.Task, "\n") > 2 {
+		// A request with a pasted trace: its first sentence, constraints
+		// and the exception its last lines name, not the trace's head.
+		if e := errorLine(h.Task); e != "" && mayNameError(e) && !strings.Contains(clip(oneLine(h.Task), 200), e) {
+			h.Task = condense(h.Task)
+		}
+	}
 	if h.Task == "" && st.Fallback != "" {
 		h.Task, h.TaskAt = summaryTask(st.Fallback), st.FallbackAt
 	}
@@ -430,7 +561,10 @@ func (st *State) Handoff(o Options) Handoff {
 		if f.Resolved || f.What == "model API" {
 			continue
 		}
-		if failing == nil {
+		if failing == nil && (isTestCmd(f.What) || f.Seq > st.LastTextSeq) {
+			// Only a verification, or what failed after the agent last
+			// spoke, is work left: an exploratory `stat -f` the session
+			// went past is not the next step.
 			failing = f
 		}
 		q := "unresolved: `" + clip(f.What, 80) + "`"
@@ -440,7 +574,9 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Questions = append(h.Questions, q)
 	}
 	h.Questions = append(h.Questions, dedupe(todos)...)
-	h.Next = clip(st.nextAction(h, failing), 300)
+	next, rule := st.nextAction(h, failing)
+	h.Next, h.NextRule = clip(next, 300), rule
+	st.evidenceInto(&h)
 	for _, d := range st.Done {
 		if d.Call != "" && st.FailedCalls[d.Call] {
 			continue
@@ -493,26 +629,85 @@ func sameText(a, b string) bool {
 	return a == b || strings.HasSuffix(a, "…") && strings.HasPrefix(b, strings.TrimSuffix(a, "…"))
 }
 
-// nextAction applies the order in next.go.
-func (st *State) nextAction(h Handoff, failing *Failure) string {
+// nextAction applies the order in next.go and names the rule it used.
+func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	if !st.Answered && st.Prompts > 0 {
 		req := h.Latest
 		if req == "" {
 			req = h.Task
 		}
 		if req != "" {
-			return "Answer the latest request: " + oneLine(req)
+			return "Answer the latest request: " + oneLine(req), "unanswered request"
 		}
 	}
+	var remaining string
 	for _, p := range st.Plan {
 		if !p.Done {
-			return p.Text
+			remaining = p.Text
+			break
 		}
+	}
+	if h.Interrupted != "" {
+		n := "The user interrupted: " + h.Interrupted + " — ask before resuming it"
+		if remaining != "" {
+			n += "; remaining: " + remaining
+		}
+		return n, "interruption"
+	}
+	// Another session's agent spoke last: its own stated step comes before
+	// a plan an earlier agent left (a Claude → Codex → Gemini chain hands
+	// over Gemini's last step, not Claude's plan).
+	stale := st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession
+	if remaining != "" && !stale {
+		return remaining, "plan"
+	}
+	if n := labelledNext(st.LastText); n != "" && prose(n) && !st.refusedText(n) {
+		return n, "labelled next"
+	}
+	if items := remainingItems(st.LastText); len(items) > 0 {
+		return items[0], "remaining items"
 	}
 	texts := st.TurnTexts
 	if len(texts) == 0 && st.LastText != "" {
 		texts = []string{st.LastText}
 	}
+	if next := st.forwardSentence(texts); next != "" {
+		return next, "forward-looking sentence"
+	}
+	if remaining != "" && !h.Completed {
+		return remaining, "plan" // an earlier agent's, the last one stating no step of its own
+	}
+	if h.Completed {
+		n := "Done; nothing in progress"
+		if len(h.Actions) > 0 {
+			n += " — left, as it said: " + h.Actions[len(h.Actions)-1]
+		}
+		return n, "completion"
+	}
+	if len(st.Refused) > 0 {
+		// The harness told the agent to wait for the user: ask, do not redo.
+		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, "refusal"
+	}
+	if failing != nil {
+		n := "Fix the still-failing `" + clip(failing.What, 120) + "`"
+		if failing.Error != "" {
+			n += " (now: " + clip(failing.Error, 120) + ")"
+		}
+		return n, "still failing"
+	}
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+		return "Get the user's answer: " + qs[len(qs)-1], "open question"
+	}
+	if len(h.Actions) > 0 { // a prose session's newest commitment
+		return h.Actions[len(h.Actions)-1], "action item"
+	}
+	return "", ""
+}
+
+// forwardSentence is the last forward-looking sentence of the texts ("Next
+// I will …"; a "Next steps:" heading gives its first item), never a
+// question, an offer, a done plan item or a refused call.
+func (st *State) forwardSentence(texts []string) string {
 	var next string
 	for _, t := range texts {
 		ss := sentences(t)
@@ -524,26 +719,93 @@ func (st *State) nextAction(h Handoff, failing *Failure) string {
 				// "Next steps:" heads a list: its first item is the action.
 				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
 			}
-			if prose(s) && !doneText(s, st.Plan) {
+			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
 				next = s
 			}
 		}
 	}
-	if next != "" {
-		return next
-	}
-	if failing != nil {
-		n := "Fix the still-failing `" + clip(failing.What, 120) + "`"
-		if failing.Error != "" {
-			n += " (now: " + clip(failing.Error, 120) + ")"
+	return next
+}
+
+// refusedText reports whether a sentence proposes a call the user refused.
+func (st *State) refusedText(s string) bool {
+	for _, r := range st.Refused {
+		if len(r.Text) >= 6 && strings.Contains(s, r.Text) {
+			return true
 		}
-		return n
 	}
-	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
-		return "Get the user's answer: " + qs[len(qs)-1]
+	return false
+}
+
+// failedAfter reports whether a failure (not the model's) was recorded
+// after position seq.
+func (st *State) failedAfter(seq int64) bool {
+	for _, f := range st.Failures {
+		if f.Seq > seq && !f.Resolved && f.What != "model API" {
+			return true
+		}
 	}
-	if len(h.Actions) > 0 { // a prose session's newest commitment
-		return h.Actions[len(h.Actions)-1]
+	return false
+}
+
+// userWordsInto fills the user's instructions, refusals, interruption and
+// the last agent's closing words.
+func (st *State) userWordsInto(h *Handoff) {
+	for _, in := range st.Instructions {
+		if len(in.Refs) > 0 && (in.Refs[0] == st.TaskRef || in.Refs[0] == st.LatestRef && st.Latest != "") {
+			continue // the Task lines carry it
+		}
+		h.Instructions = append(h.Instructions, in.Text)
 	}
-	return ""
+	for _, r := range st.Refused {
+		h.Refused = append(h.Refused, "the user refused: "+r.Text+" (do not redo it without asking)")
+	}
+	h.Interrupted = st.Interrupted.Text
+	h.LastWords = closingParagraph(st.LastText)
+}
+
+// evidenceInto records, for each line the handoff states, the rule that
+// chose it and the rows it came from.
+func (st *State) evidenceInto(h *Handoff) {
+	add := func(sec, text, rule string, refs ...Ref) {
+		if text == "" {
+			return
+		}
+		var rs []Ref
+		for _, r := range refs {
+			if r != (Ref{}) {
+				rs = append(rs, r)
+			}
+		}
+		h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: rs})
+	}
+	add("Task", h.Task, "goal: the request that set the work", st.TaskRef)
+	add("Task", h.Latest, "latest request: a follow-up of the goal", st.LatestRef)
+	for _, in := range st.Instructions {
+		for _, t := range h.Instructions {
+			if t == in.Text {
+				add("Instructions", t, "the user's instruction, condensed (first sentence and constraints)", in.Refs...)
+			}
+		}
+	}
+	nextRefs := []Ref{st.LastTextRef}
+	switch h.NextRule {
+	case "unanswered request":
+		nextRefs = []Ref{st.LatestRef, st.TaskRef}
+	case "interruption":
+		nextRefs = st.Interrupted.Refs
+	}
+	add("Next action", h.Next, h.NextRule, nextRefs...)
+	add("Last words", h.LastWords, "the closing paragraph of the last assistant message", st.LastTextRef)
+	for i, r := range st.Refused {
+		add("Stopped by the user", h.Refused[i], "a tool call the user refused", r.Refs...)
+	}
+	add("Stopped by the user", h.Interrupted, "the user interrupted the turn", st.Interrupted.Refs...)
+	for _, f := range h.Failures {
+		rule := "a failing command or tool, collapsed by target"
+		if f.Resolved {
+			rule += "; resolved by a later pass of the same target, an edit then a passing verification, or completion"
+		}
+		add("Failed approaches", f.What, rule, f.Refs...)
+	}
 }

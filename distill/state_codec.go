@@ -119,6 +119,17 @@ func (e *enc) state(st *State) {
 	writeList(e, st.Actions, (*enc).str)
 	e.str(st.CauseKey)
 	e.str(st.LastTest)
+	writeList(e, st.Instructions, (*enc).note)
+	writeList(e, st.Refused, (*enc).note)
+	e.note(st.Interrupted)
+	e.ref(st.TaskRef)
+	e.ref(st.LatestRef)
+	e.ref(st.LastTextRef)
+	e.varint(st.LastTextSeq)
+	e.varint(st.LastPassSeq)
+	e.varint(st.PlanSession)
+	e.str(st.PendingCall)
+	e.varint(st.StopSeq)
 }
 
 func (d *dec) state(st *State) {
@@ -139,7 +150,7 @@ func (d *dec) state(st *State) {
 	st.FailedCalls = readMap(d, 1, (*dec).bool)
 	st.Edits = readList(d, 7, (*dec).edit)
 	st.TestFails = readList(d, 1, (*dec).varint)
-	st.Failures = readList(d, 8, (*dec).failure)
+	st.Failures = readList(d, 11, (*dec).failure)
 	st.FailureKeys = readList(d, 1, (*dec).str)
 	st.Done = readList(d, 2, (*dec).done)
 	st.Decided = readList(d, 1, (*dec).str)
@@ -158,6 +169,41 @@ func (d *dec) state(st *State) {
 	st.Actions = readList(d, 1, (*dec).str)
 	st.CauseKey = d.str()
 	st.LastTest = d.str()
+	st.Instructions = readList(d, 3, (*dec).note)
+	st.Refused = readList(d, 3, (*dec).note)
+	st.Interrupted = d.note()
+	st.TaskRef = d.ref()
+	st.LatestRef = d.ref()
+	st.LastTextRef = d.ref()
+	st.LastTextSeq = d.varint()
+	st.LastPassSeq = d.varint()
+	st.PlanSession = d.varint()
+	st.PendingCall = d.str()
+	st.StopSeq = d.varint()
+}
+
+func (e *enc) note(x Note) {
+	e.str(x.Text)
+	e.time(x.At)
+	writeList(e, x.Refs, (*enc).ref)
+}
+
+func (d *dec) note() (x Note) {
+	x.Text = d.str()
+	x.At = d.time()
+	x.Refs = readList(d, 2, (*dec).ref)
+	return x
+}
+
+func (e *enc) ref(x Ref) {
+	e.varint(x.Session)
+	e.varint(x.Seq)
+}
+
+func (d *dec) ref() (x Ref) {
+	x.Session = d.varint()
+	x.Seq = d.varint()
+	return x
 }
 
 // The element types, each in 7 (Edit), 8 (Failure), 3 (Call), 2 (Done,
@@ -196,6 +242,9 @@ func (e *enc) failure(x Failure) {
 	e.time(x.At)
 	writeList(e, x.Errors, (*enc).str)
 	e.str(x.Cause)
+	e.varint(x.Seq)
+	writeList(e, x.Refs, (*enc).ref)
+	e.bool(x.Superseded)
 }
 
 func (d *dec) failure() (x Failure) {
@@ -210,6 +259,9 @@ func (d *dec) failure() (x Failure) {
 	x.At = d.time()
 	x.Errors = readList(d, 1, (*dec).str)
 	x.Cause = d.str()
+	x.Seq = d.varint()
+	x.Refs = readList(d, 2, (*dec).ref)
+	x.Superseded = d.bool()
 	return x
 }
 

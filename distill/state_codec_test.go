@@ -467,7 +467,7 @@ func TestLoadStateRejects(t *testing.T) {
 		"header only":     header,
 		"version 1":       append(binary.AppendUvarint([]byte("CS"), 1), valid[len(header):]...),
 		"version 2":       append(binary.AppendUvarint([]byte("CS"), 2), valid[len(header):]...),
-		"version 4":       append(binary.AppendUvarint([]byte("CS"), 4), valid[len(header):]...),
+		"version 3":       append(binary.AppendUvarint([]byte("CS"), 3), valid[len(header):]...),
 		"overlong header": append([]byte{'C', 'S', 0x80 | distill.StateVersion, 0}, valid[len(header):]...),
 		"bad magic":       append([]byte("CT"), valid[2:]...),
 		"trailing byte":   append(bytes.Clone(valid), 0),
@@ -483,7 +483,7 @@ func TestLoadStateRejects(t *testing.T) {
 		"duplicate keys":  emptyWith(header, map[int][]byte{14: {2, 1, 'a', 1, 1, 'a', 1}}),
 		"long zero time":  emptyWith(header, map[int][]byte{2: append(uv(1), vi(zeroSec)...)}),
 		"nanos too big":   emptyWith(header, map[int][]byte{2: append(uv(1e9+1), vi(0)...)}),
-		"keys mismatched": emptyWith(header, map[int][]byte{17: append([]byte{2}, make([]byte, 8)...)}),
+		"keys mismatched": emptyWith(header, map[int][]byte{17: append([]byte{2}, make([]byte, 11)...)}),
 	} {
 		if checkLoad(t, b) {
 			t.Errorf("%s: accepted", name)
@@ -501,7 +501,7 @@ func TestLoadStateRejects(t *testing.T) {
 		"keys":      emptyWith(header, map[int][]byte{14: {2, 1, 'a', 1, 1, 'b', 1}}),
 		"time":      emptyWith(header, map[int][]byte{2: append(uv(1), vi(zeroSec+1)...)}),
 		"nanos":     emptyWith(header, map[int][]byte{2: append(uv(1e9), vi(0)...)}),
-		"keys same": emptyWith(header, map[int][]byte{17: append([]byte{2}, make([]byte, 8)...), 18: {2, 0}}), // one zero Failure (8 fields)
+		"keys same": emptyWith(header, map[int][]byte{17: append([]byte{2}, make([]byte, 11)...), 18: {2, 0}}), // one zero Failure (11 fields)
 	} {
 		if !checkLoad(t, b) {
 			t.Errorf("%s: a valid blob was rejected: %x", name, b)
@@ -539,7 +539,7 @@ func TestLoadStateRejects(t *testing.T) {
 // Seen, TurnTexts, LastText.
 func emptyWith(header []byte, set map[int][]byte) []byte {
 	b := bytes.Clone(header)
-	for i := range 36 { // State's fields (enc.state)
+	for i := range 52 { // State's fields (enc.state; a Note is 3 bytes, a Ref 2)
 		if f, ok := set[i]; ok {
 			b = append(b, f...)
 		} else {

@@ -248,6 +248,10 @@ func (p *Project) Clear(l *ledger.Ledger, rec ledger.HandoffRecord) error {
 	if err := l.EndHandoff(rec.ID, ledger.EndCleared, p.Now); err != nil {
 		return err
 	}
+	// The cleared task is not the next handoff's Task: the next request is.
+	if err := distill.ClearTask(l, p.Root, p.Now); err != nil {
+		p.logf("clear the distilled task: %v", err)
+	}
 	mode := p.Mode
 	if !ValidMode(mode) {
 		mode = ModeAsk

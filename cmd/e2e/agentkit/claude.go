@@ -20,6 +20,10 @@ type ClaudeOpts struct {
 	Env     []string // extra KEY=VALUE entries, override the defaults
 	Timeout time.Duration
 	Bin     string // claude executable; the pinned install when empty
+	// Ask: run in the default permission mode instead of skipping
+	// permissions; headless, a call that needs the user's permission is
+	// refused ("… but you haven't granted it yet.").
+	Ask bool
 }
 
 // ClaudeEnv is the environment RunClaude gives the agent.
@@ -52,7 +56,11 @@ func RunClaude(t testing.TB, o ClaudeOpts) Result {
 	if err := ensureClaudeState(o.Home, o.Dir); err != nil {
 		t.Fatalf("agentkit: preparing %s/.claude.json: %v", o.Home, err)
 	}
-	args := append([]string{"-p", o.Prompt, "--dangerously-skip-permissions"}, o.Args...)
+	mode := []string{"--dangerously-skip-permissions"}
+	if o.Ask {
+		mode = []string{"--permission-mode", "default"}
+	}
+	args := append(append([]string{"-p", o.Prompt}, mode...), o.Args...)
 	return RunProcess(t, o.Dir, ClaudeEnv(o.Home, o.BaseURL, o.Env...), o.Timeout, bin, args...)
 }
 

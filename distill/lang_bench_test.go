@@ -1,0 +1,50 @@
+package distill
+
+import (
+	"strings"
+	"testing"
+)
+
+// BenchmarkPhrases is the cost of parsing every lang/ file (once per
+// process on the hook path).
+func BenchmarkPhrases(b *testing.B) {
+	for range b.N {
+		out := map[string][]string{}
+		ents, _ := langFS.ReadDir("lang")
+		for _, e := range ents {
+			t, _ := langFS.ReadFile("lang/" + e.Name())
+			parseLang(string(t), out)
+		}
+	}
+}
+
+// TestLangFiles: every phrase is lower case (the rules match lower-cased
+// text and parseLang does not lower-case), every list has a heading, and
+// no list is empty in every language.
+func TestLangFiles(t *testing.T) {
+	ents, _ := langFS.ReadDir("lang")
+	if len(ents) < 8 {
+		t.Fatalf("%d language files, want 8", len(ents))
+	}
+	for _, e := range ents {
+		b, _ := langFS.ReadFile("lang/" + e.Name())
+		list := ""
+		for i, l := range strings.Split(string(b), "\n") {
+			l = strings.TrimSpace(l)
+			switch {
+			case l == "" || strings.HasPrefix(l, "#"):
+			case strings.HasPrefix(l, "["):
+				list = l
+			case list == "":
+				t.Errorf("%s:%d: a phrase before any [list] heading", e.Name(), i+1)
+			case strings.ToLower(l) != l:
+				t.Errorf("%s:%d: %q is not lower case", e.Name(), i+1, l)
+			}
+		}
+	}
+	for _, name := range []string{"refusal", "interrupt", "constraint", "completion", "next", "stop", "contrast", "remaining", "switch", "nudge", "ack"} {
+		if len(phrases(name)) == 0 {
+			t.Errorf("list %s is empty", name)
+		}
+	}
+}
