@@ -5,8 +5,8 @@ package cmd
 // `config set KEY VALUE [--project]`, which edits one key keeping comments.
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/pelletier/go-toml/v2"
 	"io/fs"
 	"strings"
 	"text/tabwriter"
@@ -35,9 +35,6 @@ func configCommand(e *Env) *cli.Command {
 			"project's .carryover.toml. Unknown keys and invalid values are listed as warnings.",
 		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return exitf(ExitError, "unknown config subcommand %q; use `carryover config` or `carryover config set KEY VALUE`", c.Args().First())
-			}
 			return runConfig(e, configOptions{project: c.String("project"), asJSON: c.Bool("json")})
 		},
 		Subcommands: []*cli.Command{{
@@ -96,12 +93,21 @@ func runConfig(e *Env, o configOptions) error {
 		for _, w := range errs {
 			warns = append(warns, w.Error())
 		}
-		b, _ := json.MarshalIndent(struct {
-			Values   []ConfigValue `json:"values"`
-			Warnings []string      `json:"warnings,omitempty"`
-		}{vals, warns}, "", "  ")
-		fmt.Fprintln(e.Stdout, string(b))
-		return nil
+		type value struct {
+			Key    string `json:"key"`
+			Value  any    `json:"value"` // a JSON value: "ask", true, 90, ["claude"], {"warn": 75}
+			Origin string `json:"origin"`
+			File   string `json:"file,omitempty"`
+			Doc    string `json:"doc"`
+		}
+		out := []value{}
+		for _, v := range vals {
+			out = append(out, value{v.Key, tomlValue(v.Value), v.Origin, v.File, v.Doc})
+		}
+		return printJSON(e.Stdout, struct {
+			Values   []value  `json:"values"`
+			Warnings []string `json:"warnings"`
+		}{out, nonNil(warns)})
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	for _, v := range vals {
@@ -158,6 +164,26 @@ func runConfigSet(e *Env, o configSetOptions) error {
 		}
 	}
 	return nil
+}
+
+// tomlValue decodes a TOML literal ("\"ask\"", "[\"a\"]", "{warn = 75}")
+// into the JSON value it stands for.
+func tomlValue(lit string) any {
+	var m map[string]any
+	if err := toml.Unmarshal([]byte("v = "+lit), &m); err != nil {
+		return lit
+	}
+	return m["v"]
+}
+
+// configSettings is every key's value in effect, as JSON values.
+func configSettings(e *Env, project string) map[string]any {
+	vals, _ := resolveConfig(e, project)
+	out := map[string]any{}
+	for _, v := range vals {
+		out[v.Key] = tomlValue(v.Value)
+	}
+	return out
 }
 
 func fsMode(p int) fs.FileMode { return fs.FileMode(p) }

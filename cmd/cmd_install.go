@@ -263,6 +263,10 @@ func runInstall(e *Env, o installOptions) error {
 		a := byName[name]
 		tl, _ := tab.Tool(name)
 		if !a.Detected() {
+			// Asked for by name and not set up: a script must notice (exit 1).
+			if o.tools != "" && !o.dryRun {
+				failed++
+			}
 			fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
 			continue
 		}

@@ -40,6 +40,11 @@ func runCommand(e *Env) *cli.Command {
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
+			// Flags parse by hand (the agent's own flags pass through after
+			// --): -h/--help before -- is carryover's help.
+			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+				return cli.ShowSubcommandHelp(c)
+			}
 			if len(args) > 0 && args[0] == "--" {
 				args = args[1:]
 			}

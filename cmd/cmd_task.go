@@ -88,7 +88,7 @@ func runTask(e *Env, o taskOptions) error {
 		}
 	}
 	if o.json {
-		return writeJSON(e.Stdout, rep)
+		return printJSON(e.Stdout, rep)
 	}
 	if rep.Task == "" {
 		fmt.Fprintf(e.Stdout, "no task pinned for %s (pin one: carryover task \"…\")\n", r.project)

@@ -277,7 +277,7 @@ func decodeConfig(path string, b []byte, global bool) (Config, map[string]any, [
 func closestHint(k string, known []string) string {
 	best, bestD := "", -1
 	for _, c := range known {
-		if d := editDistance(strings.ToLower(k), c); bestD < 0 || d < bestD {
+		if d := publish.EditDistance(strings.ToLower(k), c); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -288,28 +288,6 @@ func closestHint(k string, known []string) string {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return fmt.Sprintf("the closest valid key is %q", best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // tomlLiteral renders a decoded TOML value back as TOML (basic strings).

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -80,8 +81,8 @@ func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Hom
 // candidate is a session found in an agent's store or only in the ledger.
 type candidate struct {
 	adapters.NativeSession
-	InLedger   bool `json:"inLedger,omitempty"`
-	LedgerOnly bool `json:"ledgerOnly,omitempty"`
+	InLedger   bool `json:"in_ledger,omitempty"`
+	LedgerOnly bool `json:"ledger_only,omitempty"`
 }
 
 // gather lists sessions of project ("" = all) from every agent's store and
@@ -182,6 +183,30 @@ func matchID(cs []candidate, id string) []candidate {
 	return prefix
 }
 
+// closestSessions names the (at most 3) sessions whose ids are nearest to
+// the prefix arg: the edit distance to an id's start of the same length.
+func closestSessions(arg string, cs []candidate) []string {
+	arg = strings.ToLower(arg)
+	type near struct {
+		name string
+		d    int
+	}
+	var ns []near
+	for _, c := range cs {
+		id := strings.ToLower(c.ID)
+		if r := []rune(id); len(r) > len([]rune(arg)) {
+			id = string(r[:len([]rune(arg))])
+		}
+		ns = append(ns, near{c.Tool + " " + shortID(c.ID), publish.EditDistance(arg, id)})
+	}
+	sort.SliceStable(ns, func(i, j int) bool { return ns[i].d < ns[j].d })
+	var out []string
+	for _, n := range ns[:min(3, len(ns))] {
+		out = append(out, n.name)
+	}
+	return out
+}
+
 // picked is the session a manual command works on.
 type picked struct {
 	candidate
@@ -203,14 +228,46 @@ func (p picked) contextDir() string {
 }
 
 func noAgentsError(e *Env) error {
+	return exitf(ExitError, "%s", noAgentsText(e))
+}
+
+// noAgentsText is the empty state of a machine where no agent has run: the
+// one thing to do, and where carryover looked — each agent's first store on
+// this OS, with ~ for the home directory.
+func noAgentsText(e *Env) string {
 	var where []string
 	aenv := adapterEnv(e)
+	home := e.UserHome()
 	for _, n := range adapters.ListerNames() {
 		l, _ := adapters.ListerFor(n)
-		where = append(where, l.Stores(aenv)...)
+		for _, d := range l.Stores(aenv) {
+			if !storeOfThisOS(d) {
+				continue
+			}
+			if rel, err := filepath.Rel(home, d); err == nil && !strings.HasPrefix(rel, "..") {
+				d = filepath.Join("~", rel)
+			}
+			where = append(where, d)
+			break
+		}
 	}
-	return exitf(ExitError, "no agents detected: no session store found (looked in %s); run an agent first, "+
-		"set CLAUDE_CONFIG_DIR/CODEX_HOME/COPILOT_HOME/GEMINI_CLI_HOME if yours live elsewhere, or pass --transcript FILE --source AGENT", strings.Join(where, ", "))
+	return "no agent sessions on this machine yet — run an agent (Claude Code, Codex, …) in this project first " +
+		"(looked in " + strings.Join(where, ", ") + "; set CLAUDE_CONFIG_DIR/CODEX_HOME/COPILOT_HOME/GEMINI_CLI_HOME if yours live elsewhere, " +
+		"or pass --transcript FILE --source AGENT)"
+}
+
+// storeOfThisOS drops the other systems' candidate directories (VS Code's
+// list has macOS's and Windows' on every OS).
+func storeOfThisOS(d string) bool {
+	mac := strings.Contains(d, filepath.Join("Library", "Application Support"))
+	win := strings.Contains(d, filepath.Join("AppData", "Roaming"))
+	switch runtime.GOOS {
+	case "darwin":
+		return !win
+	case "windows":
+		return !mac
+	}
+	return !mac && !win
 }
 
 // pick chooses the session for sel.
@@ -229,9 +286,11 @@ func pick(e *Env, sel selection) (picked, error) {
 	scope := "for " + project
 	if sel.session != "" {
 		m := matchID(cs, sel.session)
+		var all []candidate
 		if len(m) == 0 {
 			// Not in this project: look everywhere.
-			all, allStores, err := gather(e, "", sel.source)
+			var allStores bool
+			all, allStores, err = gather(e, "", sel.source)
 			if err != nil {
 				return picked{}, err
 			}
@@ -243,7 +302,11 @@ func pick(e *Env, sel selection) (picked, error) {
 		case len(m) == 0 && !stores:
 			return picked{}, noAgentsError(e)
 		case len(m) == 0:
-			return picked{}, exitf(ExitNotFound, "no session id starts with %q; run `carryover list --all` to see the ids", sel.session)
+			hint := "run `carryover list --all` to see the ids"
+			if near := closestSessions(sel.session, all); len(near) > 0 {
+				hint = "closest: " + strings.Join(near, ", ") + " (`carryover list --all` lists them all)"
+			}
+			return picked{}, exitf(ExitNotFound, "no session id starts with %q; %s", sel.session, hint)
 		case len(m) > 1:
 			var ids []string
 			for i, c := range m {
