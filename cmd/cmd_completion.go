@@ -76,7 +76,7 @@ func flagValues() map[string][]string {
 }
 
 // commandArgs are the positional arguments of commands that take a fixed set.
-var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish"}, "set": configKeyNames()}
+var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish"}, "get": configLeafNames(), "set": configLeafNames(), "unset": configLeafNames()}
 
 func completionTree(cs []*cli.Command) []compCmd {
 	vals := flagValues()
