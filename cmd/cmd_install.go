@@ -5,15 +5,18 @@ package cmd
 // agent part of `carryover status`.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
+	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/urfave/cli/v2"
@@ -90,6 +93,36 @@ type installOptions struct {
 	refresh     bool
 	// resume is the resume mode to save ("" = ask on a terminal, else keep).
 	resume string
+}
+
+// claudePluginEnabled is the id (carryover@<marketplace>) of carryover's
+// Claude Code plugin when settings (Claude Code's user settings.json)
+// enables it, else "".
+func claudePluginEnabled(tl specs.Tool, settings string) string {
+	if tl.Name != "claude" || settings == "" {
+		return ""
+	}
+	b, err := safefile.ReadFile(settings, 4<<20)
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		Enabled map[string]bool `json:"enabledPlugins"`
+	}
+	if json.Unmarshal(b, &s) != nil {
+		return ""
+	}
+	var ids []string
+	for id, on := range s.Enabled {
+		if on && strings.HasPrefix(id, "carryover@") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
@@ -286,6 +319,15 @@ func runInstall(e *Env, o installOptions) error {
 			continue
 		}
 		tg := installTarget(e, tl)
+		if id := claudePluginEnabled(tl, tg.Path); id != "" {
+			// The plugin runs the same snapshot on the same events: wiring
+			// stubs too would record and inject everything twice.
+			fmt.Fprintf(e.Stdout, "skipped  %s: the carryover plugin (%s) already wires its hooks; `claude plugin uninstall %s` to let install wire them instead\n", label, id, id)
+			if stubs, err := hookconf.Stubs(tg, hookconf.OSFS{}); err == nil && len(stubs) > 0 && !o.dryRun {
+				fmt.Fprintf(e.Stdout, "warning  %s also has install's stubs from before; remove them: carryover uninstall --tools %s\n", tg.Path, tl.Name)
+			}
+			continue
+		}
 		plans, err := hookconf.PlanInstall(tg, a.Capability, e.Executable, hookconf.OSFS{})
 		if err != nil {
 			failed++
