@@ -505,8 +505,16 @@ func ago(now, t time.Time) string {
 }
 
 // colour wraps s in an ANSI colour when w is a terminal and NO_COLOR is unset.
+// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org)
+// turns it off; CLICOLOR_FORCE (any value but 0) turns it on off a terminal
+// too (a pager, CI logs), and wins over NO_COLOR, as in the bixense.com
+// CLICOLOR convention; CLICOLOR=0 turns it off.
 func colour(e *Env, tty bool, code, s string) string {
-	if !tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" {
+	force := e.Getenv("CLICOLOR_FORCE")
+	if force != "" && force != "0" {
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	if !tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" || e.Getenv("CLICOLOR") == "0" {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
