@@ -21,7 +21,7 @@ func handoffCommand(e *Env) *cli.Command {
 			"SESSION (or --session) is a session id or a unique prefix of one, from `carryover list`.\n" +
 			"Exit codes: 1 no agents detected, 2 session not found, 3 read/parse error, 4 budget too small.",
 		ArgsUsage: "[SESSION]",
-		Flags:     append(selectionFlags(), outputFlags()...),
+		Flags:     append(append(selectionFlags(), pickFlag), outputFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := outputFrom(c)
 			if err != nil {
@@ -30,6 +30,32 @@ func handoffCommand(e *Env) *cli.Command {
 			sel := selectionFrom(c)
 			if err := sessionArg(c, &sel); err != nil {
 				return err
+			}
+			if c.Bool("pick") {
+				if sel.session != "" || sel.transcript != "" {
+					return usageErrorf(helpFor(c), "--pick chooses the session; drop the session id or --transcript")
+				}
+				project, err := currentProject(e, sel.project)
+				if err != nil {
+					return err
+				}
+				cs, _, err := gather(e, project, sel.source)
+				if err != nil {
+					return err
+				}
+				if len(cs) == 0 { // none here: every project's
+					if cs, _, err = gather(e, "", sel.source); err != nil {
+						return err
+					}
+				}
+				ch, err := pickSession(e, cs, helpFor(c))
+				if err != nil {
+					return err
+				}
+				sel.session = ch.ID
+				if sel.source == "" {
+					sel.source = ch.Tool
+				}
 			}
 			return runHandoff(e, sel, o)
 		},

@@ -21,11 +21,39 @@ func listCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "sessions of every project"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many sessions (0 = no limit)", Value: 10},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			pickFlag,
 		},
 		Action: func(c *cli.Context) error {
+			if c.Bool("pick") {
+				return runListPick(e, c.String("source"), c.String("project"), c.Bool("all"), helpFor(c))
+			}
 			return runList(e, c.String("source"), c.String("project"), c.Bool("all"), c.Int("limit"), c.Bool("json"))
 		},
 	}
+}
+
+// runListPick prints the id of the session the user picks (for
+// `carryover handoff $(carryover list --pick)` and other scripts).
+func runListPick(e *Env, source, projectFlag string, all bool, help string) error {
+	project := ""
+	if !all {
+		p, err := currentProject(e, projectFlag)
+		if err != nil {
+			return err
+		}
+		project = p
+	}
+	cs, _, err := gather(e, project, source)
+	if err != nil {
+		return err
+	}
+	ch, err := pickSession(e, cs, help)
+	if err != nil {
+		return err
+	}
+	// The list was drawn on the terminal; the id goes after it, alone.
+	_, err = fmt.Fprintln(e.Stdout, ch.ID)
+	return err
 }
 
 // listEntry is one `list --json` element.

@@ -253,7 +253,7 @@ var commandExamples = map[string]string{
 	"detect":        "carryover detect --json",
 	"doctor":        "carryover doctor || echo \"fix the hooks listed above\"",
 	"gc":            "carryover gc --older-than 90d --dry-run",
-	"handoff":       "carryover handoff                      # the latest session of this project\ncarryover handoff 4fbd56 --stdout       # a session by id prefix",
+	"handoff":       "carryover handoff                      # the latest session of this project\ncarryover handoff 4fbd56 --stdout       # a session by id prefix\ncarryover handoff --pick                # choose from a list on this terminal",
 	"history":       "carryover history --json",
 	"history clean": "carryover history clean --older-than 30d --dry-run",
 	"history show":  "carryover history show HO-20261121",

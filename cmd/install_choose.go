@@ -31,7 +31,7 @@ func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current
 			tools, mode, err := pickInstall(e.Stdin, e.Stdout, agents, sel, flagMode, def)
 			restore()
 			if errors.Is(err, errPickAborted) {
-				return nil, "", exitf(ExitError, "install cancelled; nothing was written")
+				return nil, "", exitf(ExitCancelled, "install cancelled; nothing was written")
 			}
 			return tools, mode, err
 		}

@@ -183,7 +183,7 @@ func TestInstallPickerQuitWritesNothing(t *testing.T) {
 	done := ptyInstall(t, f, slave, "--resume", "silent")
 	scr.waitFor("Agents to set up (")
 	master.Write([]byte("j q"))
-	if code := <-done; code != ExitError || !strings.Contains(f.errb.String(), "install cancelled; nothing was written") {
+	if code := <-done; code != ExitCancelled || !strings.Contains(f.errb.String(), "install cancelled; nothing was written") {
 		t.Fatalf("exit %d, stderr %q", code, f.errb)
 	}
 	if strings.Contains(scr.String(), "When a new session starts") {
