@@ -259,7 +259,7 @@ var commandExamples = map[string]string{
 	"history show":  "carryover history show HO-20261121",
 	"info":          "carryover info --json",
 	"install":       "carryover install --tools claude,codex --yes",
-	"list":          "carryover list --all --limit 0 --json",
+	"list":          "carryover list --all --limit 0 --json\ncarryover handoff \"$(carryover list --pick)\"",
 	"refresh":       "carryover refresh",
 	"resume":        "carryover resume --file .carryover/session.json --stdout",
 	"run":           "carryover run -- claude\ncarryover run -- claude --help          # the agent's own help",
