@@ -214,7 +214,11 @@ func agentStatus(e *Env) []AgentStatus {
 	if err != nil {
 		return []AgentStatus{{Problem: err.Error()}}
 	}
-	agents := detectAgents(e, tab)
+	return checkHooks(e, tab, detectAgents(e, tab))
+}
+
+// checkHooks fills in each agent's hook state.
+func checkHooks(e *Env, tab *specs.Table, agents []AgentStatus) []AgentStatus {
 	for i := range agents {
 		a := &agents[i]
 		tl, _ := tab.Tool(a.Tool)
@@ -266,7 +270,7 @@ func runInstall(e *Env, o installOptions) error {
 		}
 	}
 	cfg, _ := LoadConfig(e, "")
-	var sel []string
+	var sel, remove []string
 	switch {
 	case o.tools != "":
 		if sel, err = parseToolList(o.tools); err != nil {
@@ -280,7 +284,8 @@ func runInstall(e *Env, o installOptions) error {
 		}
 		sel = detected
 		if e.StdinTTY && e.StdoutTTY && !o.yes {
-			if sel, o.resume, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume); err != nil {
+			agents = checkHooks(e, tab, agents) // unticking an agent with hooks asks about them
+			if sel, o.resume, remove, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume); err != nil {
 				return err
 			}
 		}
@@ -358,6 +363,11 @@ func runInstall(e *Env, o installOptions) error {
 				continue
 			}
 			fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Path)
+		}
+	}
+	if len(remove) > 0 {
+		if err := runUninstall(e, strings.Join(remove, ","), o.dryRun); err != nil {
+			return err
 		}
 	}
 	if failed > 0 {
