@@ -285,6 +285,10 @@ type versionInfo struct {
 
 func buildVersion() versionInfo {
 	v := versionInfo{Version: Version, Commit: Commit, Date: Date}
+	if v.Commit == "none" || strings.HasPrefix(v.Date, "0001-") {
+		// GoReleaser's placeholders when it could not read git.
+		v.Commit, v.Date = "", ""
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = &debug.BuildInfo{}
