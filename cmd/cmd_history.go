@@ -58,7 +58,8 @@ func runHistory(e *Env, project string, asJSON bool) error {
 		}{r.project, nonNil(hs)})
 	}
 	if len(hs) == 0 {
-		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet\n", r.project)
+		// The one thing that makes a first handoff appear.
+		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", r.project)
 		return nil
 	}
 	for _, h := range hs {
