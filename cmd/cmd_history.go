@@ -27,7 +27,7 @@ func historyCommand(e *Env) *cli.Command {
 				Flags:     []cli.Flag{projectFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return exitf(ExitError, "history show takes one handoff id or a prefix of one (see `carryover history`)")
+						return usageErrorf(helpFor(c), "history show takes one handoff id or a prefix of one (see `carryover history`)")
 					}
 					return runHistoryShow(e, c.String("project"), c.Args().First())
 				},

@@ -49,7 +49,7 @@ func runCommand(e *Env) *cli.Command {
 				args = args[1:]
 			}
 			if len(args) == 0 {
-				return exitf(ExitError, "usage: carryover run -- <agent> [args…] (e.g. carryover run -- claude)")
+				return usageErrorf("carryover run --help", "run needs the agent to start: carryover run -- <agent> [args…] (e.g. carryover run -- claude)")
 			}
 			project, err := currentProject(e, "")
 			if err != nil {
