@@ -18,6 +18,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -426,7 +428,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 			return ledger.Session{}, nil, exitf(ExitError, "carryover cannot read %s sessions (no adapter); known: %s", p.Tool, strings.Join(adapters.Names(), ", "))
 		}
 		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
-		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.project, Now: e.Now(), Redact: redactor(cfg)}
+		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.project, Now: e.Now(), Redact: redactor(cfg), Progress: e.progress}
 		if p.explicit {
 			o.Transcripts = adapters.ExplicitTranscripts(a, h, adapterEnv(e))
 		}
@@ -521,9 +523,26 @@ func colour(e *Env, tty bool, code, s string) string {
 }
 
 // spinner shows progress on stderr when it is a terminal; stop clears it.
+// While a transcript is read (Env.progress) it adds the bytes read of the
+// file's size.
 func spinner(e *Env, msg string) (stop func()) {
 	if !e.StderrTTY {
 		return func() {}
+	}
+	var read atomic.Int64
+	var mu sync.Mutex
+	var total int64
+	var path string
+	e.progress = func(p string, off int64) {
+		if p != path { // a new file: its size is the total (one stat per file)
+			mu.Lock()
+			path, total = p, 0
+			if fi, err := os.Stat(p); err == nil {
+				total = fi.Size()
+			}
+			mu.Unlock()
+		}
+		read.Store(off)
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -533,7 +552,13 @@ func spinner(e *Env, msg string) (stop func()) {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for i := 0; ; i++ {
-			fmt.Fprintf(e.Stderr, "\r%s %s", frames[i%len(frames)], msg)
+			line := msg
+			mu.Lock()
+			if n, tot := read.Load(), total; tot > 1<<20 && n > 0 {
+				line += fmt.Sprintf(" %s of %s", humanBytes(min(n, tot)), humanBytes(tot))
+			}
+			mu.Unlock()
+			fmt.Fprintf(e.Stderr, "\r\x1b[K%s %s", frames[i%len(frames)], line)
 			select {
 			case <-done:
 				fmt.Fprint(e.Stderr, "\r\x1b[K")
@@ -542,7 +567,7 @@ func spinner(e *Env, msg string) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return func() { close(done); <-finished; e.progress = nil }
 }
 
 // transcriptContext is where a --transcript session's project context
