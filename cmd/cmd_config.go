@@ -31,7 +31,7 @@ func configCommand(e *Env) *cli.Command {
 	projectFlag := &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
 	return &cli.Command{
 		Name:  "config",
-		Usage: "show the configuration in effect and where each value comes from; `config set KEY VALUE` changes it",
+		Usage: "show the configuration in effect and where each value comes from; `config get|set|unset KEY` reads or changes one key",
 		Description: "Values come from the defaults, ~/.carryover/config.toml ($CARRYOVER_HOME/config.toml) and the\n" +
 			"project's .carryover.toml. Unknown keys and invalid values are listed as warnings.",
 		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
