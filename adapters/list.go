@@ -20,12 +20,12 @@ type NativeSession struct {
 	ID         string    `json:"id"`
 	Path       string    `json:"path"`
 	Project    string    `json:"project"` // the session's cwd / project root when known
-	LastActive time.Time `json:"lastActive"`
+	LastActive time.Time `json:"last_active"`
 	// MessageCount counts user and assistant messages. When the transcript
 	// is too big to scan it is extrapolated from its head and tail and
 	// CountEstimated is set (display it as "~N").
 	MessageCount   int    `json:"messages"`
-	CountEstimated bool   `json:"messagesEstimated,omitempty"`
+	CountEstimated bool   `json:"messages_estimated,omitempty"`
 	Preview        string `json:"preview"` // first real prompt or the agent's title, one line
 }
 

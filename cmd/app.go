@@ -1,38 +1,34 @@
 // Package cmd holds carryover's command-line interface: thin urfave/cli
 // commands over functions that take an injected Env.
+//
+// The scripting contract lives in contract.go, and every command follows it:
+//   - exit codes: the Exit* constants (`carryover help exit-codes`): 0 also
+//     for an empty result, 2 for a bad command line (usageErrorf) or an id
+//     that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
+//   - a mistyped command or flag gets "did you mean" by publish.EditDistance,
+//     the one distance for config keys, history and session ids as well;
+//   - a command without ArgsUsage takes no arguments (argsRule); flags may
+//     come after arguments (interspersed);
+//   - -h/--help everywhere, ending with an example from commandExamples;
+//   - --json output only through printJSON: one object, schema_version
+//     first, snake_case keys, lists under a named key (never null: nonNil),
+//     JSON values (never TOML text or Go field names). Walked by
+//     testdata/script/json_contract.txtar.
 package cmd
 
 import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes shared by every command.
-const (
-	ExitOK          = 0
-	ExitError       = 1 // generic failure; also "no agents detected"
-	ExitNotFound    = 2 // session not found
-	ExitParse       = 3 // capture/parse error
-	ExitCompression = 4 // could not fit the budget
-)
-
-// ExitError carries an exit code and a message with a hint.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-func exitf(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// Version is set by the build (-ldflags "-X .../cmd.Version=...").
-var Version = "dev"
+// Version, Commit and Date are set by release builds (-ldflags "-X
+// github.com/carryover/carryover/cmd.Version=1.2.3 ..."); otherwise they
+// come from the build info (see buildVersion).
+var Version, Commit, Date string
 
 // commandList is every subcommand's constructor (one cmd_<name>.go file
 // each); the help lists them sorted by name.
@@ -41,7 +37,7 @@ func commandList() []func(*Env) *cli.Command {
 	return []func(*Env) *cli.Command{
 		captureCommand, clearCommand, completionCommand, configCommand, decideCommand, detectCommand, doctorCommand, explainCommand, forgetCommand, gcCommand,
 		handoffCommand, historyCommand, ignoreCommand, infoCommand, installCommand, listCommand, refreshCommand, resumeCommand, runCommand,
-		snapshotCommand, statusCommand, taskCommand, uninstallCommand,
+		snapshotCommand, statusCommand, taskCommand, uninstallCommand, versionCommand,
 	}
 }
 
@@ -67,7 +63,6 @@ func NewApp(env *Env) *cli.App {
 	return &cli.App{
 		Name:                 "carryover",
 		Usage:                "keep AI coding agents on task across sessions, compactions and tool switches",
-		Version:              Version,
 		Reader:               env.Stdin,
 		Writer:               env.Stdout,
 		ErrWriter:            env.Stderr,
@@ -86,13 +81,20 @@ func NewApp(env *Env) *cli.App {
 // ownHelp gives cmd and its subcommands their own help flag and carryover's
 // usage errors.
 func ownHelp(cmd *cli.Command) *cli.Command {
+	return ownHelpAt(cmd, "")
+}
+
+func ownHelpAt(cmd *cli.Command, parent string) *cli.Command {
+	path := strings.TrimSpace(parent + " " + cmd.Name)
+	addExample(cmd, path)
+	argsRule(cmd)
 	cmd.HideHelp = true
 	cmd.Flags = append(cmd.Flags, helpFlag())
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = onUsageError
 	}
 	for _, s := range cmd.Subcommands {
-		ownHelp(s)
+		ownHelpAt(s, path)
 	}
 	return cmd
 }
@@ -102,57 +104,44 @@ func helpFlag() cli.Flag {
 }
 
 func helpCommand() *cli.Command {
-	return &cli.Command{
-		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, or one command's help", ArgsUsage: "[command]", HideHelp: true,
+	cmd := &cli.Command{
+		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, one command's help, or a topic: " + strings.Join(sortedTopics(), ", "),
+		ArgsUsage: "[command|topic]", HideHelp: true,
 		Action: func(c *cli.Context) error {
-			if name := c.Args().First(); name != "" {
+			name := c.Args().First()
+			if t, ok := helpTopics[name]; ok {
+				_, err := fmt.Fprint(c.App.Writer, t)
+				return err
+			}
+			if name != "" {
 				if c.App.Command(name) == nil {
-					return usageErrorf("carryover --help", "unknown command %q", name)
+					return unknownCommand("carryover --help", name, c.App.Commands)
 				}
 				return cli.ShowCommandHelp(c, name)
 			}
 			return cli.ShowAppHelp(c)
 		},
 	}
+	addExample(cmd, "help")
+	return cmd
 }
 
 // rootAction runs for `carryover` with no command (or an unknown one).
 func rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("version"):
-		fmt.Fprintf(c.App.Writer, "%s version %s\n", c.App.Name, c.App.Version)
-		return nil
+		_, err := fmt.Fprintln(c.App.Writer, buildVersion().String())
+		return err
 	case c.Args().Present():
-		return usageErrorf("carryover --help", "unknown command %q", c.Args().First())
+		return unknownCommand("carryover --help", c.Args().First(), c.App.Commands)
 	}
 	return cli.ShowAppHelp(c)
-}
-
-// usageError is a mistake in the command line: a bad flag, a missing
-// argument. It exits with ExitError.
-type usageError struct {
-	msg  string
-	help string // the command that shows the usage
-}
-
-func (e *usageError) Error() string { return e.msg }
-
-func usageErrorf(help, format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), help: help}
-}
-
-func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
-	help := "carryover --help"
-	if c.Command != nil && c.Command.Name != "" && isSubcommand {
-		help = "carryover " + c.Command.Name + " --help"
-	}
-	return &usageError{msg: err.Error(), help: help}
 }
 
 // Main runs carryover with args and returns the process exit code.
 func Main(args []string, env *Env) int {
 	app := NewApp(env)
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return ExitOK
 	}
@@ -160,7 +149,7 @@ func Main(args []string, env *Env) int {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(env.Stderr, "carryover: error: %s\n", ue.msg)
 		fmt.Fprintf(env.Stderr, "carryover: hint: run `%s` for the usage\n", ue.help)
-		return ExitError
+		return ExitUsage
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

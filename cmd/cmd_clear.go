@@ -15,9 +15,6 @@ func clearCommand(e *Env) *cli.Command {
 		Usage: "retire the project's current handoff: new sessions start without it (history keeps it)",
 		Flags: []cli.Flag{projectFlag},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return exitf(ExitError, "clear takes no arguments (it clears the current handoff of the project)")
-			}
 			return runClear(e, c.String("project"))
 		},
 	}

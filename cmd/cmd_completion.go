@@ -1,6 +1,6 @@
 package cmd
 
-// `carryover completion bash|zsh|fish` prints a completion script made
+// `carryover completion bash|zsh|fish|powershell` prints a completion script made
 // from the command tree itself (commands, subcommands, flags and the values
 // some flags take), so it never drifts from the CLI and completing runs no
 // carryover process.
@@ -23,11 +23,12 @@ type completionOptions struct{ shell string }
 func completionCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
-		Usage:     "print the shell completion script for bash, zsh or fish",
-		ArgsUsage: "bash|zsh|fish",
+		Usage:     "print the shell completion script for bash, zsh, fish or PowerShell",
+		ArgsUsage: "bash|zsh|fish|powershell",
 		Description: "bash:  echo 'source <(carryover completion bash)' >> ~/.bashrc\n" +
 			"zsh:   echo 'source <(carryover completion zsh)' >> ~/.zshrc\n" +
-			"fish:  carryover completion fish > ~/.config/fish/completions/carryover.fish",
+			"fish:  carryover completion fish > ~/.config/fish/completions/carryover.fish\n" +
+			"PowerShell:  carryover completion powershell | Out-String | Add-Content $PROFILE",
 		Action: func(c *cli.Context) error {
 			return runCompletion(e, completionOptions{shell: c.Args().First()})
 		},
@@ -43,8 +44,10 @@ func runCompletion(e *Env, o completionOptions) error {
 		writeZsh(e.Stdout, tree)
 	case "fish":
 		writeFish(e.Stdout, tree)
+	case "powershell", "pwsh":
+		writePowerShell(e.Stdout, tree)
 	default:
-		return exitf(ExitError, "which shell? `carryover completion bash`, `zsh` or `fish`")
+		return usageErrorf("carryover completion --help", "which shell? `carryover completion bash`, `zsh`, `fish` or `powershell`")
 	}
 	return nil
 }
@@ -76,7 +79,7 @@ func flagValues() map[string][]string {
 }
 
 // commandArgs are the positional arguments of commands that take a fixed set.
-var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish"}, "set": configKeyNames()}
+var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish", "powershell"}, "get": configLeafNames(), "set": configLeafNames(), "unset": configLeafNames()}
 
 func completionTree(cs []*cli.Command) []compCmd {
 	vals := flagValues()
@@ -309,4 +312,83 @@ func fishFlags(w io.Writer, cond string, fs []compFlag) {
 
 func fishQuote(s string) string {
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
+
+// writePowerShell writes a native argument completer: the words of each
+// command path ("", "config", "config set") and the values of flags, as
+// data; the script block picks by the words typed before the cursor.
+func writePowerShell(w io.Writer, tree []compCmd) {
+	fmt.Fprint(w, `# carryover PowerShell completion. Load it from your profile:
+#   carryover completion powershell | Out-String | Add-Content $PROFILE
+Register-ArgumentCompleter -Native -CommandName carryover -ScriptBlock {
+  param($wordToComplete, $commandAst, $cursorPosition)
+  $words = @{
+`)
+	var root []string
+	for _, c := range tree {
+		root = append(root, c.name)
+	}
+	fmt.Fprintf(w, "    '' = %s\n", psArray(append(root, "--help", "--version")))
+	var walk func(prefix string, cs []compCmd)
+	walk = func(prefix string, cs []compCmd) {
+		for _, c := range cs {
+			path := strings.TrimSpace(prefix + " " + c.name)
+			var ws []string
+			for _, s := range c.subs {
+				ws = append(ws, s.name)
+			}
+			ws = append(ws, c.args...)
+			for _, f := range c.flags {
+				for _, n := range f.names {
+					ws = append(ws, dash(n))
+				}
+			}
+			ws = append(ws, "--help")
+			fmt.Fprintf(w, "    '%s' = %s\n", path, psArray(ws))
+			walk(path, c.subs)
+		}
+	}
+	walk("", tree)
+	fmt.Fprint(w, "  }\n  $values = @{\n")
+	vals := flagValues()
+	var names []string
+	for n := range vals {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "    '--%s' = %s\n", n, psArray(vals[n]))
+	}
+	fmt.Fprint(w, `  }
+  $typed = @($commandAst.CommandElements | Select-Object -Skip 1 | ForEach-Object { $_.ToString() })
+  if ($wordToComplete -ne '' -and $typed.Count -gt 0) { $typed = @($typed | Select-Object -First ($typed.Count - 1)) }
+  $path = ''
+  foreach ($t in $typed) {
+    if ($t.StartsWith('-')) { continue }
+    $next = ($path + ' ' + $t).Trim()
+    if ($words.ContainsKey($next)) { $path = $next }
+  }
+  $prev = if ($typed.Count -gt 0) { $typed[-1] } else { '' }
+  $prefix = ''
+  $word = $wordToComplete
+  if ($values.ContainsKey($prev)) {
+    $candidates = $values[$prev]
+    $i = $word.LastIndexOf(',')
+    if ($i -ge 0) { $prefix = $word.Substring(0, $i + 1); $word = $word.Substring($i + 1) }
+  } else {
+    $candidates = $words[$path]
+  }
+  $candidates | Where-Object { $_ -like "$word*" } | ForEach-Object {
+    [System.Management.Automation.CompletionResult]::new($prefix + $_, $prefix + $_, 'ParameterValue', $_)
+  }
+}
+`)
+}
+
+func psArray(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = "'" + strings.ReplaceAll(x, "'", "''") + "'"
+	}
+	return "@(" + strings.Join(q, ", ") + ")"
 }

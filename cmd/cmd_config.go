@@ -5,8 +5,9 @@ package cmd
 // `config set KEY VALUE [--project]`, which edits one key keeping comments.
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/carryover/carryover/publish/safefile"
+	"github.com/pelletier/go-toml/v2"
 	"io/fs"
 	"strings"
 	"text/tabwriter"
@@ -30,17 +31,25 @@ func configCommand(e *Env) *cli.Command {
 	projectFlag := &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
 	return &cli.Command{
 		Name:  "config",
-		Usage: "show the configuration in effect and where each value comes from; `config set KEY VALUE` changes it",
+		Usage: "show the configuration in effect and where each value comes from; `config get|set|unset KEY` reads or changes one key",
 		Description: "Values come from the defaults, ~/.carryover/config.toml ($CARRYOVER_HOME/config.toml) and the\n" +
 			"project's .carryover.toml. Unknown keys and invalid values are listed as warnings.",
 		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return exitf(ExitError, "unknown config subcommand %q; use `carryover config` or `carryover config set KEY VALUE`", c.Args().First())
-			}
 			return runConfig(e, configOptions{project: c.String("project"), asJSON: c.Bool("json")})
 		},
 		Subcommands: []*cli.Command{{
+			Name:      "get",
+			Usage:     "print the value of KEY in effect (dotted for a table's key: limits.warn_percent)",
+			ArgsUsage: "KEY",
+			Flags:     []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usageErrorf(helpFor(c), "config get takes one KEY; keys: %s", strings.Join(configLeafNames(), ", "))
+				}
+				return runConfigGet(e, c.Args().First(), c.String("project"), c.Bool("json"))
+			},
+		}, {
 			Name:      "set",
 			Usage:     "set KEY to VALUE in config.toml (or, with --project, in the project's .carryover.toml)",
 			ArgsUsage: "KEY VALUE",
@@ -50,39 +59,28 @@ func configCommand(e *Env) *cli.Command {
 			},
 			Action: func(c *cli.Context) error {
 				o := configSetOptions{inProject: c.Bool("project"), project: c.String("project-dir")}
-				// Flags may follow KEY VALUE (`config set resume brief --project`),
-				// which urfave/cli leaves among the arguments.
-				var args []string
-				rest := c.Args().Slice()
-				for i := 0; i < len(rest); i++ {
-					switch a := rest[i]; {
-					case a == "--project" || a == "-project":
-						o.inProject = true
-					case (a == "--project-dir" || a == "-project-dir") && i+1 < len(rest):
-						o.project = rest[i+1]
-						i++
-					case strings.HasPrefix(a, "--project-dir="):
-						o.project = strings.TrimPrefix(a, "--project-dir=")
-					default:
-						args = append(args, a)
-					}
+				if c.NArg() != 2 {
+					return usageErrorf(helpFor(c), "config set takes KEY VALUE; keys: %s", strings.Join(configLeafNames(), ", "))
 				}
-				if len(args) != 2 {
-					return exitf(ExitError, "usage: carryover config set KEY VALUE [--project]; keys: %s", strings.Join(configKeyNames(), ", "))
-				}
-				o.key, o.value = args[0], args[1]
+				o.key, o.value = c.Args().Get(0), c.Args().Get(1)
 				return runConfigSet(e, o)
+			},
+		}, {
+			Name:      "unset",
+			Usage:     "remove KEY from config.toml (or, with --project, from the project's .carryover.toml), keeping comments",
+			ArgsUsage: "KEY",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "project", Usage: "edit the project's .carryover.toml"},
+				&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"},
+			},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usageErrorf(helpFor(c), "config unset takes one KEY; keys: %s", strings.Join(configLeafNames(), ", "))
+				}
+				return runConfigUnset(e, configSetOptions{key: c.Args().First(), inProject: c.Bool("project"), project: c.String("project-dir")})
 			},
 		}},
 	}
-}
-
-func configKeyNames() []string {
-	var out []string
-	for _, k := range configKeys {
-		out = append(out, k.Name)
-	}
-	return out
 }
 
 func runConfig(e *Env, o configOptions) error {
@@ -96,12 +94,21 @@ func runConfig(e *Env, o configOptions) error {
 		for _, w := range errs {
 			warns = append(warns, w.Error())
 		}
-		b, _ := json.MarshalIndent(struct {
-			Values   []ConfigValue `json:"values"`
-			Warnings []string      `json:"warnings,omitempty"`
-		}{vals, warns}, "", "  ")
-		fmt.Fprintln(e.Stdout, string(b))
-		return nil
+		type value struct {
+			Key    string `json:"key"`
+			Value  any    `json:"value"` // a JSON value: "ask", true, 90, ["claude"], {"warn": 75}
+			Origin string `json:"origin"`
+			File   string `json:"file,omitempty"`
+			Doc    string `json:"doc"`
+		}
+		out := []value{}
+		for _, v := range vals {
+			out = append(out, value{v.Key, tomlValue(v.Value), v.Origin, v.File, v.Doc})
+		}
+		return printJSON(e.Stdout, struct {
+			Values   []value  `json:"values"`
+			Warnings []string `json:"warnings"`
+		}{out, nonNil(warns)})
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	for _, v := range vals {
@@ -119,45 +126,183 @@ func runConfig(e *Env, o configOptions) error {
 }
 
 func runConfigSet(e *Env, o configSetOptions) error {
-	k, ok := lookupConfigKey(o.key)
-	if !ok {
-		return exitf(ExitError, "unknown key %q; %s (valid keys: %s)", o.key, closestHint(o.key, configKeyNames()), strings.Join(configKeyNames(), ", "))
+	k, err := configLeafArg(o.key)
+	if err != nil {
+		return err
 	}
-	lit, err := k.parse(o.value)
+	lit, err := k.parseValue(o.value)
 	if err != nil {
 		return exitf(ExitError, "%v", err)
 	}
-	path, perm := e.ConfigPath(), 0o600
-	project := ""
-	if o.inProject || o.project != "" {
-		if k.GlobalOnly {
-			return exitf(ExitError, "%s is only read from the global config; drop --project", k.Name)
-		}
-		if project, err = currentProject(e, o.project); err != nil {
-			return err
-		}
-		// The project file is meant to be committed and shared.
-		path, perm = projectConfigPath(project), 0o644
+	path, perm, project, err := configFileFor(e, k, o)
+	if err != nil {
+		return err
 	}
-	if err := setTOMLKeyInFile(path, k.Name, lit, fsMode(perm)); err != nil {
+	if err := setTOMLKeyInFile(path, k.name(), lit, fsMode(perm)); err != nil {
 		return exitf(ExitError, "%v", err)
 	}
-	fmt.Fprintf(e.Stdout, "set %s = %s in %s\n", k.Name, lit, path)
+	fmt.Fprintf(e.Stdout, "set %s = %s in %s\n", k.name(), lit, path)
 	// Say so when another file (or the merge policy) decides the value.
-	if project == "" {
-		project, _ = currentProject(e, "")
-	}
-	vals, _ := resolveConfig(e, project)
-	for _, v := range vals {
-		if v.Key == k.Name && v.Value != lit {
-			where := v.Origin
-			if v.File != "" {
-				where += " " + v.File
-			}
-			fmt.Fprintf(e.Stdout, "note: %s is %s here, from %s\n", k.Name, v.Value, where)
-		}
+	if v, ok := effectiveValue(e, project, k); ok && v.lit != lit {
+		fmt.Fprintf(e.Stdout, "note: %s is %s here, from %s\n", k.name(), v.lit, v.where)
 	}
 	return nil
+}
+
+// configLeafArg resolves a KEY argument, or says which key was meant.
+func configLeafArg(key string) (configLeaf, error) {
+	k, ok := lookupConfigLeaf(key)
+	if t, isTable := lookupConfigKey(key); !ok && isTable && t.Sub != nil {
+		_, err := t.parse("")
+		return k, exitf(ExitUsage, "%v", err)
+	}
+	if !ok {
+		return k, exitf(ExitUsage, "unknown key %q; %s (valid keys: %s)", key, closestHint(key, configLeafNames()), strings.Join(configLeafNames(), ", "))
+	}
+	return k, nil
+}
+
+// configFileFor is the file `config set/unset` edits, its mode, and the
+// project whose view to report.
+func configFileFor(e *Env, k configLeaf, o configSetOptions) (path string, perm int, project string, err error) {
+	path, perm = e.ConfigPath(), 0o600
+	if o.inProject || o.project != "" {
+		if k.GlobalOnly {
+			return "", 0, "", exitf(ExitError, "%s is only read from the global config; drop --project", k.name())
+		}
+		if project, err = currentProject(e, o.project); err != nil {
+			return "", 0, "", err
+		}
+		// The project file is meant to be committed and shared.
+		return projectConfigPath(project), 0o644, project, nil
+	}
+	project, _ = currentProject(e, "")
+	return path, perm, project, nil
+}
+
+type effective struct {
+	value        any    // as JSON
+	lit          string // as TOML
+	where        string // "default", "global <file>", "project <file>"
+	origin, file string
+}
+
+// effectiveValue is k's value in effect in project, and where it is from.
+func effectiveValue(e *Env, project string, k configLeaf) (effective, bool) {
+	vals, _ := resolveConfig(e, project)
+	for _, v := range vals {
+		if v.Key != k.Name {
+			continue
+		}
+		out := effective{value: tomlValue(v.Value), lit: v.Value, where: v.Origin, origin: v.Origin, file: v.File}
+		if v.File != "" {
+			out.where += " " + v.File
+		}
+		if k.sub != "" {
+			m, _ := out.value.(map[string]any)
+			out.value = m[k.sub]
+			out.lit = tomlLiteral(out.value)
+			// The table's origin is not the key's: find the file that set it.
+			out.origin, out.file, out.where = "default", "", "default"
+			files := [][2]string{{"global", e.ConfigPath()}}
+			if project != "" {
+				files = append(files, [2]string{"project", projectConfigPath(project)})
+			}
+			for _, f := range files {
+				b, err := safefile.ReadFile(f[1], 1<<20)
+				var raw map[string]any
+				if err != nil || toml.Unmarshal(b, &raw) != nil {
+					continue
+				}
+				if x, ok := lookupPath(raw, []string{k.Name, k.sub}); ok && tomlLiteral(x) == out.lit {
+					out.origin, out.file, out.where = f[0], f[1], f[0]+" "+f[1]
+				}
+			}
+		}
+		return out, true
+	}
+	return effective{}, false
+}
+
+func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {
+	k, err := configLeafArg(key)
+	if err != nil {
+		return err
+	}
+	project, err := currentProject(e, projectFlag)
+	if err != nil {
+		return err
+	}
+	v, _ := effectiveValue(e, project, k)
+	if asJSON {
+		return printJSON(e.Stdout, struct {
+			Key    string `json:"key"`
+			Value  any    `json:"value"`
+			Origin string `json:"origin"`
+			File   string `json:"file,omitempty"`
+		}{k.name(), v.value, v.origin, v.file})
+	}
+	// Plain for scripts: a string unquoted, a list comma-separated (what
+	// `config set` takes back).
+	switch x := v.value.(type) {
+	case string:
+		fmt.Fprintln(e.Stdout, x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, y := range x {
+			parts[i] = fmt.Sprint(y)
+		}
+		fmt.Fprintln(e.Stdout, strings.Join(parts, ","))
+	default:
+		fmt.Fprintln(e.Stdout, v.lit)
+	}
+	return nil
+}
+
+func runConfigUnset(e *Env, o configSetOptions) error {
+	k, err := configLeafArg(o.key)
+	if err != nil {
+		return err
+	}
+	path, perm, project, err := configFileFor(e, k, o)
+	if err != nil {
+		return err
+	}
+	changed := false
+	if err := editTOMLFile(path, fsMode(perm), func(b []byte) ([]byte, error) {
+		out, ch, err := unsetTOMLKey(b, k.name())
+		changed = ch
+		return out, err
+	}); err != nil {
+		return exitf(ExitError, "%v", err)
+	}
+	v, _ := effectiveValue(e, project, k)
+	if !changed {
+		fmt.Fprintf(e.Stdout, "%s is not set in %s (it is %s, from %s)\n", k.name(), path, v.lit, v.where)
+		return nil
+	}
+	fmt.Fprintf(e.Stdout, "unset %s in %s; it is now %s, from %s\n", k.name(), path, v.lit, v.where)
+	return nil
+}
+
+// tomlValue decodes a TOML literal ("\"ask\"", "[\"a\"]", "{warn = 75}")
+// into the JSON value it stands for.
+func tomlValue(lit string) any {
+	var m map[string]any
+	if err := toml.Unmarshal([]byte("v = "+lit), &m); err != nil {
+		return lit
+	}
+	return m["v"]
+}
+
+// configSettings is every key's value in effect, as JSON values.
+func configSettings(e *Env, project string) map[string]any {
+	vals, _ := resolveConfig(e, project)
+	out := map[string]any{}
+	for _, v := range vals {
+		out[v.Key] = tomlValue(v.Value)
+	}
+	return out
 }
 
 func fsMode(p int) fs.FileMode { return fs.FileMode(p) }

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -17,15 +19,15 @@ func decideCommand(e *Env) *cli.Command {
 		ArgsUsage: `"<decision>"`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "why", Usage: "the reason, shown with the decision"},
-			&cli.BoolFlag{Name: "list", Usage: "list the project's live decisions, numbered"},
-			&cli.IntFlag{Name: "drop", Usage: "drop decision `N` (its number in --list)"},
+			&cli.BoolFlag{Name: "list", Usage: "list the project's live decisions with their ids"},
+			&cli.StringFlag{Name: "drop", Usage: "drop the decision with this `ID` (or a unique prefix of it; see --list)"},
 			&cli.BoolFlag{Name: "json", Usage: "with --list: machine-readable output"},
 			projectFlag,
 		},
 		Action: func(c *cli.Context) error {
 			args, late := trailingFlags(c.Args().Slice(), "why", "project")
 			o := decideOptions{project: c.String("project"), text: strings.Join(args, " "), why: c.String("why"),
-				list: c.Bool("list"), drop: c.Int("drop"), dropSet: c.IsSet("drop"), json: c.Bool("json")}
+				list: c.Bool("list"), drop: c.String("drop"), dropSet: c.IsSet("drop"), json: c.Bool("json")}
 			if v, ok := late["why"]; ok {
 				o.why = v
 			}
@@ -40,13 +42,13 @@ func decideCommand(e *Env) *cli.Command {
 type decideOptions struct {
 	project, text, why string
 	list, json         bool
-	drop               int
+	drop               string
 	dropSet            bool
 }
 
-// DecisionReport is one line of `decide --list --json`.
+// DecisionReport is one element of `decide --list --json`'s decisions.
 type DecisionReport struct {
-	N      int    `json:"n"`
+	ID     string `json:"id"`
 	Text   string `json:"text"`
 	Why    string `json:"why,omitempty"`
 	Source string `json:"source"` // user or extracted
@@ -61,7 +63,7 @@ func runDecide(e *Env, o decideOptions) error {
 		}
 	}
 	if modes != 1 {
-		return exitf(ExitError, `decide takes one of: "<decision>" [--why "…"], --list, --drop N`)
+		return usageErrorf("carryover decide --help", `decide takes one of: "<decision>" [--why "…"], --list, --drop ID`)
 	}
 	r, err := openLifecycle(e, o.project, !o.list)
 	if err != nil {
@@ -78,20 +80,23 @@ func runDecide(e *Env, o decideOptions) error {
 	case o.list:
 		if o.json {
 			out := []DecisionReport{}
-			for i, d := range ds {
-				out = append(out, DecisionReport{N: i + 1, Text: d.Text, Why: d.Why, Source: d.Source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
+			for _, d := range ds {
+				out = append(out, DecisionReport{ID: decisionID(d.Text), Text: d.Text, Why: d.Why, Source: d.Source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
 			}
-			return writeJSON(e.Stdout, out)
+			return printJSON(e.Stdout, struct {
+				Project   string           `json:"project"`
+				Decisions []DecisionReport `json:"decisions"`
+			}{r.project, out})
 		}
 		if len(ds) == 0 {
 			fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", r.project)
 		}
-		for i, d := range ds {
+		for _, d := range ds {
 			who := "you"
 			if d.Source != ledger.DecisionUser {
 				who = "extracted"
 			}
-			line := fmt.Sprintf("%d. %s", i+1, d.Text)
+			line := fmt.Sprintf("%s  %s", decisionID(d.Text), d.Text)
 			if d.Why != "" {
 				line += " (why: " + d.Why + ")"
 			}
@@ -99,10 +104,25 @@ func runDecide(e *Env, o decideOptions) error {
 		}
 		return nil
 	case o.dropSet:
-		if o.drop < 1 || o.drop > len(ds) {
-			return exitf(ExitNotFound, "no decision %d (the log of %s has %d; see `carryover decide --list`)", o.drop, r.project, len(ds))
+		ids := make([]string, len(ds))
+		byID := map[string]ledger.Decision{}
+		for i, d := range ds {
+			ids[i] = decisionID(d.Text)
+			byID[ids[i]] = d
 		}
-		d := ds[o.drop-1]
+		arg := strings.ToLower(strings.TrimSpace(o.drop))
+		if !strings.HasPrefix(arg, "d-") {
+			arg = "d-" + arg
+		}
+		id, ok, near := publish.MatchID(ids, arg)
+		if !ok || len(ds) == 0 {
+			hint := "the log is empty"
+			if near != "" {
+				hint = "closest: " + near
+			}
+			return exitf(ExitNotFound, "no decision %q in the log of %s; %s (see `carryover decide --list`)", o.drop, r.project, hint)
+		}
+		d := byID[id]
 		if err := r.l.DropDecision(r.project, d.Text); err != nil {
 			return err
 		}
@@ -117,6 +137,14 @@ func runDecide(e *Env, o decideOptions) error {
 	fmt.Fprintf(e.Stdout, "decided: %s\n", text)
 	r.republish()
 	return nil
+}
+
+// decisionID is a decision's stable id: it names the decision's text (a
+// project's decisions are unique by text), so it does not shift when an
+// older decision is dropped, as a position in the list would.
+func decisionID(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "d-" + hex.EncodeToString(sum[:3])
 }
 
 // trailingFlags takes string flags written after the positional argument

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,8 +98,12 @@ func runDetect(e *Env, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		b, _ := json.MarshalIndent(ds, "", "  ")
-		fmt.Fprintln(e.Stdout, string(b))
+		if err := printJSON(e.Stdout, struct {
+			Agents   []Detection `json:"agents"`
+			Detected int         `json:"detected"`
+		}{nonNil(ds), n}); err != nil {
+			return err
+		}
 	} else {
 		for _, d := range ds {
 			mark := colour(e, e.StdoutTTY, "31", "✗")

@@ -57,7 +57,7 @@ type DoctorReport struct {
 	Fix     string `json:"fix,omitempty"`
 	// Ran counts the stubs run; Slowest is the longest run.
 	Ran     int           `json:"ran"`
-	Slowest time.Duration `json:"slowest_ns"`
+	Slowest time.Duration `json:"slowest_ns"` // nanoseconds
 	// LastDelivery is the newest real receipt of this agent ("" = none).
 	LastDelivery string `json:"last_delivery,omitempty"`
 }
@@ -89,16 +89,37 @@ func runDoctor(e *Env, o doctorOptions) error {
 		}
 		reps = append(reps, r)
 	}
-	failed := 0
-	for _, r := range reps {
-		if !r.OK {
+	failed, wired := 0, 0
+	for i, r := range reps {
+		if r.Ran == 0 && r.OK && r.Fix == "" && slices.Contains(cfg.Tools, r.Tool) && strings.HasPrefix(r.Summary, "no carryover hooks") {
+			// Chosen at install but not wired (not detected then, or removed).
+			reps[i].OK, reps[i].Fix = false, "run `carryover install --tools "+r.Tool+"`"
+		}
+		if !reps[i].OK {
 			failed++
 		}
+		wired += r.Ran
+	}
+	if wired == 0 {
+		// Nothing runs carryover: every session starts without a handoff.
+		failed++
 	}
 	if o.asJSON {
-		b, _ := json.MarshalIndent(reps, "", "  ")
-		fmt.Fprintln(e.Stdout, string(b))
+		if reps == nil {
+			reps = []DoctorReport{}
+		}
+		if err := printJSON(e.Stdout, struct {
+			Agents     []DoctorReport `json:"agents"`
+			HooksWired int            `json:"hooks_wired"`
+			NotSetUp   []string       `json:"not_set_up"`
+			Problems   int            `json:"problems"`
+		}{reps, wired, nonNil(idle), failed}); err != nil {
+			return err
+		}
 	} else {
+		if wired == 0 {
+			fmt.Fprintln(e.Stdout, colour(e, e.StdoutTTY, "31", "✗")+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
+		}
 		for _, r := range reps {
 			mark := colour(e, e.StdoutTTY, "32", "✓")
 			if !r.OK {
@@ -121,7 +142,7 @@ func runDoctor(e *Env, o doctorOptions) error {
 		}
 	}
 	if failed > 0 {
-		return exitf(ExitError, "%d agent(s) with problems; see the fixes above", failed)
+		return exitf(ExitError, "%d problem(s); see the fixes above", failed)
 	}
 	return nil
 }

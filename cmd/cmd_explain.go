@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -18,9 +17,6 @@ func explainCommand(e *Env) *cli.Command {
 		Usage: "print each line of the project's handoff with its evidence: the rule that chose it and the ledger rows it came from",
 		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "one JSON document: lines, each with its rule and rows"}},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return exitf(ExitError, "explain takes no arguments (it explains the current handoff of the project)")
-			}
 			return runExplain(e, c.String("project"), c.Bool("json"))
 		},
 	}
@@ -85,15 +81,10 @@ func runExplain(e *Env, project string, asJSON bool) error {
 		lines = append(lines, l)
 	}
 	if asJSON {
-		b, err := json.MarshalIndent(struct {
+		return printJSON(e.Stdout, struct {
 			Project string        `json:"project"`
 			Lines   []explainLine `json:"lines"`
-		}{r.project, lines}, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(e.Stdout, string(b))
-		return nil
+		}{r.project, lines})
 	}
 	if len(lines) == 0 {
 		fmt.Fprintln(e.Stdout, "the handoff states nothing drawn from the ledger yet")

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,6 +55,17 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// gcJSON is `gc --json` (ledger.GCResult in the --json contract).
+type gcJSON struct {
+	DryRun     bool  `json:"dry_run"`
+	Sessions   int   `json:"sessions"` // sessions whose rows were (or would be) removed
+	Rows       int64 `json:"rows"`
+	Kept       int   `json:"kept"` // old sessions kept for a current or waiting handoff
+	FreedBytes int64 `json:"freed_bytes"`
+	FreeBytes  int64 `json:"free_bytes"`
+	AutoVacuum bool  `json:"auto_vacuum"`
+}
+
 func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error {
 	age, err := parseAge(olderThan)
 	if err != nil {
@@ -67,6 +77,9 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		}
 	}
 	if !fileExists(filepath.Join(e.Home(), ledger.FileName)) {
+		if asJSON {
+			return printJSON(e.Stdout, gcJSON{DryRun: dryRun})
+		}
 		fmt.Fprintln(e.Stderr, "carryover: no ledger yet: nothing to remove")
 		return nil
 	}
@@ -91,9 +104,8 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		r.FreedBytes, r.FreeBytes = r.FreedBytes+before, 0
 	}
 	if asJSON {
-		b, _ := json.MarshalIndent(r, "", "  ")
-		fmt.Fprintln(e.Stdout, string(b))
-		return nil
+		return printJSON(e.Stdout, gcJSON{DryRun: dryRun, Sessions: r.Sessions, Rows: r.Rows, Kept: r.Kept,
+			FreedBytes: r.FreedBytes, FreeBytes: r.FreeBytes, AutoVacuum: r.AutoVacuum})
 	}
 	verb := "removed"
 	if dryRun {

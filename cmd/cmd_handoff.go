@@ -18,16 +18,62 @@ func handoffCommand(e *Env) *cli.Command {
 		Description: "With no flags: the most recently active session of any agent for this project (it says\n" +
 			"which and why). The session is read into the ledger, then the resume prompt is packed into\n" +
 			"the target's token budget, written to .carryover/RESUME.md and copied to the clipboard.\n" +
+			"SESSION (or --session) is a session id or a unique prefix of one, from `carryover list`.\n" +
 			"Exit codes: 1 no agents detected, 2 session not found, 3 read/parse error, 4 budget too small.",
-		Flags: append(selectionFlags(), outputFlags()...),
+		ArgsUsage: "[SESSION]",
+		Flags:     append(append(selectionFlags(), pickFlag), outputFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := outputFrom(c)
 			if err != nil {
 				return err
 			}
-			return runHandoff(e, selectionFrom(c), o)
+			sel := selectionFrom(c)
+			if err := sessionArg(c, &sel); err != nil {
+				return err
+			}
+			if c.Bool("pick") {
+				if sel.session != "" || sel.transcript != "" {
+					return usageErrorf(helpFor(c), "--pick chooses the session; drop the session id or --transcript")
+				}
+				project, err := currentProject(e, sel.project)
+				if err != nil {
+					return err
+				}
+				cs, _, err := gather(e, project, sel.source)
+				if err != nil {
+					return err
+				}
+				if len(cs) == 0 { // none here: every project's
+					if cs, _, err = gather(e, "", sel.source); err != nil {
+						return err
+					}
+				}
+				ch, err := pickSession(e, cs, helpFor(c))
+				if err != nil {
+					return err
+				}
+				sel.session = ch.ID
+				if sel.source == "" {
+					sel.source = ch.Tool
+				}
+			}
+			return runHandoff(e, sel, o)
 		},
 	}
+}
+
+// sessionArg takes the optional SESSION argument (an id or a prefix of
+// one) into sel, the same as --session.
+func sessionArg(c *cli.Context, sel *selection) error {
+	switch {
+	case c.NArg() > 1:
+		return usageErrorf(helpFor(c), "%s takes at most one session id, got %q", fullName(c), strings.Join(c.Args().Slice(), " "))
+	case c.NArg() == 1 && sel.session != "" && sel.session != c.Args().First():
+		return usageErrorf(helpFor(c), "two sessions given: %q and --session %q", c.Args().First(), sel.session)
+	case c.NArg() == 1:
+		sel.session = c.Args().First()
+	}
+	return nil
 }
 
 func runHandoff(e *Env, sel selection, o outputOptions) error {

@@ -17,9 +17,6 @@ func historyCommand(e *Env) *cli.Command {
 		Usage: "list the project's previous handoffs (id, age, agent, goal, status, who received it)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return exitf(ExitError, "unknown history subcommand %q (use `history show <id>` or `history clean --older-than 30d`)", c.Args().First())
-			}
 			return runHistory(e, c.String("project"), c.Bool("json"))
 		},
 		Subcommands: []*cli.Command{
@@ -30,7 +27,7 @@ func historyCommand(e *Env) *cli.Command {
 				Flags:     []cli.Flag{projectFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return exitf(ExitError, "history show takes one handoff id or a prefix of one (see `carryover history`)")
+						return usageErrorf(helpFor(c), "history show takes one handoff id or a prefix of one (see `carryover history`)")
 					}
 					return runHistoryShow(e, c.String("project"), c.Args().First())
 				},
@@ -38,9 +35,10 @@ func historyCommand(e *Env) *cli.Command {
 			{
 				Name:  "clean",
 				Usage: "forget handoffs older than an age",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "age, e.g. 30d, 2w, 12h", Required: true}, projectFlag},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "age, e.g. 30d, 2w, 12h", Required: true},
+					&cli.BoolFlag{Name: "dry-run", Usage: "list what would be forgotten; change nothing"}, projectFlag},
 				Action: func(c *cli.Context) error {
-					return runHistoryClean(e, c.String("project"), c.String("older-than"))
+					return runHistoryClean(e, c.String("project"), c.String("older-than"), c.Bool("dry-run"))
 				},
 			},
 		},
@@ -54,10 +52,14 @@ func runHistory(e *Env, project string, asJSON bool) error {
 	}
 	defer r.close()
 	if asJSON {
-		return writeJSON(e.Stdout, hs)
+		return printJSON(e.Stdout, struct {
+			Project  string                 `json:"project"`
+			Handoffs []publish.HistoryEntry `json:"handoffs"`
+		}{r.project, nonNil(hs)})
 	}
 	if len(hs) == 0 {
-		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet\n", r.project)
+		// The one thing that makes a first handoff appear.
+		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", r.project)
 		return nil
 	}
 	for _, h := range hs {
@@ -104,7 +106,7 @@ func runHistoryShow(e *Env, project, arg string) error {
 	return err
 }
 
-func runHistoryClean(e *Env, project, age string) error {
+func runHistoryClean(e *Env, project, age string, dryRun bool) error {
 	d, err := publish.ParseAge(age)
 	if err != nil {
 		return exitf(ExitError, "--older-than: %v", err)
@@ -114,6 +116,17 @@ func runHistoryClean(e *Env, project, age string) error {
 		return err
 	}
 	defer r.close()
+	if dryRun {
+		ids, err := publish.StaleHistory(r.l, r.project, e.Now(), d)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			fmt.Fprintf(e.Stdout, "would remove %s\n", id)
+		}
+		fmt.Fprintf(e.Stdout, "would remove %d handoff(s) older than %s (dry run: nothing changed)\n", len(ids), age)
+		return nil
+	}
 	ids, err := publish.CleanHistory(r.l, r.project, e.Now(), d)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,30 +30,30 @@ func infoCommand(e *Env) *cli.Command {
 
 // Info is what `carryover info` reports.
 type Info struct {
-	Version  string       `json:"version"`
-	Home     string       `json:"home"`
-	Ledger   string       `json:"ledger"`
-	Sessions int          `json:"ledgerSessions"`
-	Config   string       `json:"config"`
-	Settings Config       `json:"settings"`
-	Project  string       `json:"project"`
-	Outputs  []string     `json:"outputs"`
-	Agents   []AgentPaths `json:"agents"`
-	Targets  []TargetInfo `json:"targets"`
+	Version  string         `json:"version"`
+	Home     string         `json:"home"`
+	Ledger   string         `json:"ledger"`
+	Sessions int            `json:"ledger_sessions"`
+	Config   string         `json:"config"`
+	Settings map[string]any `json:"settings"` // key → value in effect (`carryover config`)
+	Project  string         `json:"project"`
+	Outputs  []string       `json:"outputs"`
+	Agents   []AgentPaths   `json:"agents"`
+	Targets  []TargetInfo   `json:"targets"`
 }
 
 // AgentPaths are one agent's storage locations.
 type AgentPaths struct {
 	Tool        string   `json:"agent"`
 	Display     string   `json:"display"`
-	HookConfig  string   `json:"hookConfig,omitempty"`
+	HookConfig  string   `json:"hook_config,omitempty"`
 	Transcripts []string `json:"transcripts"`
 }
 
 // TargetInfo is one handoff target's window and budget.
 type TargetInfo struct {
 	Target string `json:"target"`
-	Window int    `json:"contextWindow"`
+	Window int    `json:"context_window"`
 	Budget int    `json:"budget"`
 }
 
@@ -64,7 +63,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		return err
 	}
 	cfg, cerrs := LoadConfig(e, project)
-	inf := Info{Version: Version, Home: e.Home(), Ledger: filepath.Join(e.Home(), ledger.FileName), Config: e.ConfigPath(), Settings: cfg, Project: project,
+	inf := Info{Version: buildVersion().Version, Home: e.Home(), Ledger: filepath.Join(e.Home(), ledger.FileName), Config: e.ConfigPath(), Settings: configSettings(e, project), Project: project,
 		Outputs: []string{publish.HandoffPath(project), ResumePath(project, "md"), SessionPath(project)}}
 	if fileExists(inf.Ledger) {
 		if l, err := ledger.Open(e.Home()); err == nil {
@@ -105,9 +104,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.Window(t), Budget: b})
 	}
 	if asJSON {
-		b, _ := json.MarshalIndent(inf, "", "  ")
-		fmt.Fprintln(e.Stdout, string(b))
-		return nil
+		return printJSON(e.Stdout, inf)
 	}
 	w := e.Stdout
 	bold := func(s string) string { return colour(e, e.StdoutTTY, "1", s) }

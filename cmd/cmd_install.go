@@ -5,15 +5,18 @@ package cmd
 // agent part of `carryover status`.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
+	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/urfave/cli/v2"
@@ -101,6 +104,36 @@ type installOptions struct {
 	refresh     bool
 	// resume is the resume mode to save ("" = ask on a terminal, else keep).
 	resume string
+}
+
+// claudePluginEnabled is the id (carryover@<marketplace>) of carryover's
+// Claude Code plugin when settings (Claude Code's user settings.json)
+// enables it, else "".
+func claudePluginEnabled(tl specs.Tool, settings string) string {
+	if tl.Name != "claude" || settings == "" {
+		return ""
+	}
+	b, err := safefile.ReadFile(settings, 4<<20)
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		Enabled map[string]bool `json:"enabledPlugins"`
+	}
+	if json.Unmarshal(b, &s) != nil {
+		return ""
+	}
+	var ids []string
+	for id, on := range s.Enabled {
+		if on && strings.HasPrefix(id, "carryover@") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
@@ -205,7 +238,11 @@ func agentStatus(e *Env) []AgentStatus {
 	if err != nil {
 		return []AgentStatus{{Problem: err.Error()}}
 	}
-	agents := detectAgents(e, tab)
+	return checkHooks(e, tab, detectAgents(e, tab))
+}
+
+// checkHooks fills in each agent's hook state.
+func checkHooks(e *Env, tab *specs.Table, agents []AgentStatus) []AgentStatus {
 	for i := range agents {
 		a := &agents[i]
 		tl, _ := tab.Tool(a.Tool)
@@ -257,7 +294,7 @@ func runInstall(e *Env, o installOptions) error {
 		}
 	}
 	cfg, _ := LoadConfig(e, "")
-	var sel []string
+	var sel, remove []string
 	switch {
 	case o.tools != "":
 		if sel, err = parseToolList(o.tools); err != nil {
@@ -271,7 +308,8 @@ func runInstall(e *Env, o installOptions) error {
 		}
 		sel = detected
 		if e.StdinTTY && e.StdoutTTY && !o.yes {
-			if sel, o.resume, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume); err != nil {
+			agents = checkHooks(e, tab, agents) // unticking an agent with hooks asks about them
+			if sel, o.resume, remove, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume); err != nil {
 				return err
 			}
 		}
@@ -295,6 +333,10 @@ func runInstall(e *Env, o installOptions) error {
 		a := byName[name]
 		tl, _ := tab.Tool(name)
 		if !a.Detected() {
+			// Asked for by name and not set up: a script must notice (exit 1).
+			if o.tools != "" && !o.dryRun {
+				failed++
+			}
 			fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
 			continue
 		}
@@ -315,6 +357,15 @@ func runInstall(e *Env, o installOptions) error {
 			continue
 		}
 		tg := installTarget(e, tl)
+		if id := claudePluginEnabled(tl, tg.Path); id != "" {
+			// The plugin runs the same snapshot on the same events: wiring
+			// stubs too would record and inject everything twice.
+			fmt.Fprintf(e.Stdout, "skipped  %s: the carryover plugin (%s) already wires its hooks; `claude plugin uninstall %s` to let install wire them instead\n", label, id, id)
+			if stubs, err := hookconf.Stubs(tg, hookconf.OSFS{}); err == nil && len(stubs) > 0 && !o.dryRun {
+				fmt.Fprintf(e.Stdout, "warning  %s also has install's stubs from before; remove them: carryover uninstall --tools %s\n", tg.Path, tl.Name)
+			}
+			continue
+		}
 		plans, err := hookconf.PlanInstall(tg, a.Capability, e.Executable, hookconf.OSFS{})
 		if err != nil {
 			failed++
@@ -349,6 +400,11 @@ func runInstall(e *Env, o installOptions) error {
 	}
 	if !o.refresh {
 		fmt.Fprintln(e.Stdout, projectsLine(e, cfg))
+	}
+	if len(remove) > 0 {
+		if err := runUninstall(e, strings.Join(remove, ","), o.dryRun); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		return exitf(ExitError, "%d agent(s) could not be set up; see the lines above", failed)

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -22,17 +21,45 @@ func listCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "sessions of every project"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many sessions (0 = no limit)", Value: 10},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			pickFlag,
 		},
 		Action: func(c *cli.Context) error {
+			if c.Bool("pick") {
+				return runListPick(e, c.String("source"), c.String("project"), c.Bool("all"), helpFor(c))
+			}
 			return runList(e, c.String("source"), c.String("project"), c.Bool("all"), c.Int("limit"), c.Bool("json"))
 		},
 	}
 }
 
+// runListPick prints the id of the session the user picks (for
+// `carryover handoff $(carryover list --pick)` and other scripts).
+func runListPick(e *Env, source, projectFlag string, all bool, help string) error {
+	project := ""
+	if !all {
+		p, err := currentProject(e, projectFlag)
+		if err != nil {
+			return err
+		}
+		project = p
+	}
+	cs, _, err := gather(e, project, source)
+	if err != nil {
+		return err
+	}
+	ch, err := pickSession(e, cs, help)
+	if err != nil {
+		return err
+	}
+	// The list was drawn on the terminal; the id goes after it, alone.
+	_, err = fmt.Fprintln(e.Stdout, ch.ID)
+	return err
+}
+
 // listEntry is one `list --json` element.
 type listEntry struct {
 	candidate
-	ShortID string `json:"shortId"`
+	ShortID string `json:"short_id"`
 }
 
 func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON bool) error {
@@ -64,8 +91,13 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 		for _, c := range cs {
 			out = append(out, listEntry{candidate: c, ShortID: shortID(c.ID)})
 		}
-		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintln(e.Stdout, string(b))
+		if err := printJSON(e.Stdout, struct {
+			Project  string      `json:"project"` // "" with --all
+			Sessions []listEntry `json:"sessions"`
+			Total    int         `json:"total"` // before --limit
+		}{project, out, total}); err != nil {
+			return err
+		}
 	} else if len(cs) > 0 {
 		tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 		head := "AGENT\tID\tLAST ACTIVE\tMSGS\tPREVIEW"
@@ -95,13 +127,12 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 	}
 	switch {
 	case total == 0 && !stores && !asJSON:
-		return noAgentsError(e)
+		// An empty list is a success (exit 0); say the one thing to do.
+		fmt.Fprintf(e.Stderr, "carryover: %s\n", noAgentsText(e))
+	case total == 0 && !asJSON && all:
+		fmt.Fprintf(e.Stderr, "carryover: no sessions in any project yet — run an agent first\n")
 	case total == 0 && !asJSON:
-		where := "for " + project
-		if all {
-			where = "in any project"
-		}
-		fmt.Fprintf(e.Stderr, "carryover: no sessions %s (try --all)\n", where)
+		fmt.Fprintf(e.Stderr, "carryover: no sessions for %s yet — run an agent here first, or see other projects' with `carryover list --all`\n", project)
 	case total > len(cs) && !asJSON:
 		fmt.Fprintf(e.Stderr, "carryover: showing %d of %d sessions (--limit 0 for all)\n", len(cs), total)
 	}

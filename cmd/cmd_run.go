@@ -40,11 +40,16 @@ func runCommand(e *Env) *cli.Command {
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
+			// Flags parse by hand (the agent's own flags pass through after
+			// --): -h/--help before -- is carryover's help.
+			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+				return cli.ShowSubcommandHelp(c)
+			}
 			if len(args) > 0 && args[0] == "--" {
 				args = args[1:]
 			}
 			if len(args) == 0 {
-				return exitf(ExitError, "usage: carryover run -- <agent> [args…] (e.g. carryover run -- claude)")
+				return usageErrorf("carryover run --help", "run needs the agent to start: carryover run -- <agent> [args…] (e.g. carryover run -- claude)")
 			}
 			project, err := currentProject(e, "")
 			if err != nil {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,9 +28,7 @@ func statusCommand(e *Env) *cli.Command {
 			st := collectStatus(e)
 			ledgerSpace(e, &st, c.Bool("space"))
 			if c.Bool("json") {
-				enc := json.NewEncoder(e.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				return printJSON(e.Stdout, st)
 			}
 			printStatus(e, st)
 			return nil
@@ -283,6 +280,9 @@ func printStatus(e *Env, st StatusReport) {
 			fmt.Fprintf(w, "    %s\n", p.NotInjected)
 		}
 		printLifecycle(e, p.Lifecycle)
+		if p.Lifecycle != nil && p.Lifecycle.Status == publish.StatusCleared {
+			continue
+		}
 		if len(p.Receipts) == 0 {
 			fmt.Fprintln(w, "    not delivered to any session yet")
 		}

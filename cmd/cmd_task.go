@@ -47,7 +47,7 @@ type TaskReport struct {
 func runTask(e *Env, o taskOptions) error {
 	text := strings.Join(strings.Fields(o.text), " ")
 	if (o.done && o.clear) || ((o.done || o.clear) && text != "") {
-		return exitf(ExitError, `task takes one of: "<task>", --done, --clear (or nothing, to show it)`)
+		return usageErrorf("carryover task --help", `task takes one of: "<task>", --done, --clear (or nothing, to show it)`)
 	}
 	r, err := openLifecycle(e, o.project, text != "" || o.done || o.clear)
 	if err != nil {
@@ -88,7 +88,7 @@ func runTask(e *Env, o taskOptions) error {
 		}
 	}
 	if o.json {
-		return writeJSON(e.Stdout, rep)
+		return printJSON(e.Stdout, rep)
 	}
 	if rep.Task == "" {
 		fmt.Fprintf(e.Stdout, "no task pinned for %s (pin one: carryover task \"…\")\n", r.project)

@@ -34,6 +34,8 @@ type configKey struct {
 	Doc     string
 	// GlobalOnly keys are read from ~/.carryover/config.toml only.
 	GlobalOnly bool
+	// Sub is a table's keys (`limits.warn_percent`) and their checks.
+	Sub map[string]func(v any) error
 	// check validates a decoded TOML value (nil = valid).
 	check func(v any) error
 	// parse turns a command-line VALUE into a TOML literal for `config set`.
@@ -325,7 +327,7 @@ func decodeConfig(path string, b []byte, global bool) (Config, map[string]any, [
 func closestHint(k string, known []string) string {
 	best, bestD := "", -1
 	for _, c := range known {
-		if d := editDistance(strings.ToLower(k), c); bestD < 0 || d < bestD {
+		if d := publish.EditDistance(strings.ToLower(k), c); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -336,28 +338,6 @@ func closestHint(k string, known []string) string {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return fmt.Sprintf("the closest valid key is %q", best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // tomlLiteral renders a decoded TOML value back as TOML (basic strings).
@@ -479,4 +459,70 @@ func printConfigWarnings(w io.Writer, warns []string) {
 	for _, s := range warns {
 		fmt.Fprintf(w, "  warning: %s\n", s)
 	}
+}
+
+// configLeaf is a key `config get/set/unset` takes: a top-level key, or a
+// table's key written dotted (limits.warn_percent).
+type configLeaf struct {
+	configKey
+	sub string // the key inside the table; "" for a top-level key
+}
+
+func (l configLeaf) name() string {
+	if l.sub == "" {
+		return l.Name
+	}
+	return l.Name + "." + l.sub
+}
+
+// configLeaves is every key `config get/set/unset` takes, in display order.
+func configLeaves() []configLeaf {
+	var out []configLeaf
+	for _, k := range configKeys {
+		if k.Sub == nil {
+			out = append(out, configLeaf{configKey: k})
+			continue
+		}
+		var subs []string
+		for s := range k.Sub {
+			subs = append(subs, s)
+		}
+		sort.Strings(subs)
+		for _, s := range subs {
+			out = append(out, configLeaf{configKey: k, sub: s})
+		}
+	}
+	return out
+}
+
+func configLeafNames() []string {
+	var out []string
+	for _, l := range configLeaves() {
+		out = append(out, l.name())
+	}
+	return out
+}
+
+func lookupConfigLeaf(name string) (configLeaf, bool) {
+	for _, l := range configLeaves() {
+		if l.name() == name {
+			return l, true
+		}
+	}
+	return configLeaf{}, false
+}
+
+// parseValue turns a command-line VALUE into the TOML literal to write.
+func (l configLeaf) parseValue(s string) (string, error) {
+	if l.sub == "" {
+		return l.parse(s)
+	}
+	var m map[string]any
+	if err := toml.Unmarshal([]byte("v = "+s), &m); err != nil {
+		return "", fmt.Errorf("%s takes a number or true/false, not %q", l.name(), s)
+	}
+	if err := l.Sub[l.sub](m["v"]); err != nil {
+		return "", fmt.Errorf("%s: %v, not %q", l.name(), err, s)
+	}
+	return tomlLiteral(m["v"]), nil
 }

@@ -14,9 +14,9 @@ import (
 var wallKeys = []configKey{
 	{
 		Name: "limits", Default: "{auto_resume = true, warn_percent = 90, max_restarts = 10}",
-		Doc: "rate limits: write RESUME.md when one is hit (auto_resume), or ahead of time from warn_percent % of a usage window; carryover run's max_restarts",
-		check: tableCheck("limits", publish.LimitsKeys, map[string]func(any) error{
-			"auto_resume": isBool, "warn_percent": percent, "max_restarts": nonNegative}),
+		Doc:   "rate limits: write RESUME.md when one is hit (auto_resume), or ahead of time from warn_percent % of a usage window; carryover run's max_restarts",
+		Sub:   limitsChecks,
+		check: tableCheck("limits", publish.LimitsKeys, limitsChecks),
 		parse: tableParse("limits", publish.LimitsKeys),
 		get: func(c Config) string {
 			w := limits.Of(c)
@@ -25,9 +25,9 @@ var wallKeys = []configKey{
 	},
 	{
 		Name: "context", Default: "{early_warn = 65, warn = 75, critical = 85, restart_at_critical = true}",
-		Doc: "context window levels in % (WARN tells the agent once; CRITICAL refreshes the handoff and lets carryover run restart the agent)",
-		check: tableCheck("context", publish.ContextKeys, map[string]func(any) error{
-			"early_warn": percent, "warn": percent, "critical": percent, "restart_at_critical": isBool}),
+		Doc:   "context window levels in % (WARN tells the agent once; CRITICAL refreshes the handoff and lets carryover run restart the agent)",
+		Sub:   contextChecks,
+		check: tableCheck("context", publish.ContextKeys, contextChecks),
 		parse: tableParse("context", publish.ContextKeys),
 		get: func(c Config) string {
 			w := limits.Of(c)
@@ -36,6 +36,11 @@ var wallKeys = []configKey{
 		},
 	},
 }
+
+var (
+	limitsChecks  = map[string]func(any) error{"auto_resume": isBool, "warn_percent": percent, "max_restarts": nonNegative}
+	contextChecks = map[string]func(any) error{"early_warn": percent, "warn": percent, "critical": percent, "restart_at_critical": isBool}
+)
 
 func tableCheck(name string, keys []string, checks map[string]func(any) error) func(any) error {
 	return func(v any) error {
@@ -57,7 +62,11 @@ func tableCheck(name string, keys []string, checks map[string]func(any) error) f
 
 func tableParse(name string, keys []string) func(string) (string, error) {
 	return func(string) (string, error) {
-		return "", fmt.Errorf("%s is a table; edit [%s] in config.toml (keys: %s)", name, name, strings.Join(keys, ", "))
+		dotted := make([]string, len(keys))
+		for i, k := range keys {
+			dotted[i] = name + "." + k
+		}
+		return "", fmt.Errorf("%s is a table; set one of its keys: %s", name, strings.Join(dotted, ", "))
 	}
 }
 

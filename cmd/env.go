@@ -38,6 +38,8 @@ type Env struct {
 	// MakeRaw puts the terminal on Stdin into raw mode (for the install
 	// picker) and returns what restores it; nil or an error: no raw mode.
 	MakeRaw func() (restore func(), err error)
+	// progress is set by a spinner while it shows bytes read (spinner).
+	progress func(path string, off int64)
 }
 
 // OSEnv is the Env of the running process.

@@ -13,12 +13,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/carryover/carryover/specs/hookconf"
 )
 
-// chooseInstall returns the agents to set up and the resume mode. flagMode
+// chooseInstall returns the agents to set up, the resume mode, and the
+// unticked agents whose carryover hooks the user chose to remove. flagMode
 // (from --resume) skips the resume question; current is the mode in
 // config.toml, the question's default (else ask).
-func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, error) {
+func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, []string, error) {
 	def := flagMode
 	if def == "" {
 		def = current
@@ -28,21 +31,26 @@ func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current
 	}
 	if e.MakeRaw != nil {
 		if restore, err := e.MakeRaw(); err == nil {
-			tools, mode, err := pickInstall(e.Stdin, e.Stdout, agents, sel, flagMode, def)
+			tools, mode, remove, err := pickInstall(e.Stdin, e.Stdout, agents, sel, flagMode, def)
 			restore()
 			if errors.Is(err, errPickAborted) {
-				return nil, "", exitf(ExitError, "install cancelled; nothing was written")
+				return nil, "", nil, exitf(ExitCancelled, "install cancelled; nothing was written")
 			}
-			return tools, mode, err
+			return tools, mode, remove, err
 		}
 	}
 	in := bufio.NewReader(e.Stdin)
 	tools := chooseTools(in, e.Stdout, agents, sel)
+	for _, a := range agents {
+		if hasStubs(a) && !slices.Contains(tools, a.Tool) {
+			fmt.Fprintf(e.Stdout, "%s is unticked; its carryover hooks stay in %s (remove them: carryover uninstall --tools %s)\n", a.Display, a.Hooks.Path, a.Tool)
+		}
+	}
 	mode := flagMode
 	if mode == "" {
 		mode = askResume(in, e.Stdout, def)
 	}
-	return tools, mode, nil
+	return tools, mode, nil, nil
 }
 
 // resumeNotes explains each mode in the question.
@@ -52,7 +60,12 @@ var resumeNotes = map[string]string{
 	"silent": "the agent uses the handoff without mentioning it",
 }
 
-func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, flagMode, def string) ([]string, string, error) {
+// hasStubs reports whether a's config holds carryover's stubs now.
+func hasStubs(a AgentStatus) bool {
+	return len(a.Hooks.Hooks) > 0 && a.Hooks.State != hookconf.StateNoHooks
+}
+
+func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, flagMode, def string) ([]string, string, []string, error) {
 	r = bufio.NewReader(r)
 	items := make([]pickItem, len(agents))
 	for i, a := range agents {
@@ -64,16 +77,32 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 	}
 	got, err := pickList(r, w, "Agents to set up", items, false)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	var tools []string
+	var tools, remove []string
 	for i, it := range got {
 		if it.On {
 			tools = append(tools, agents[i].Tool)
+			continue
+		}
+		// Unticked, but its hooks from an earlier install would go on
+		// running: say so, and offer to remove them.
+		if a := agents[i]; hasStubs(a) {
+			q := []pickItem{
+				{Label: "keep them", Note: "they go on recording " + a.Display + "'s sessions and handing off", On: true},
+				{Label: "remove them", Note: "as `carryover uninstall --tools " + a.Tool + "` does"},
+			}
+			ans, err := pickList(r, w, a.Display+" is unticked; its carryover hooks in "+a.Hooks.Path+" stay unless removed", q, true)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			if ans[1].On {
+				remove = append(remove, a.Tool)
+			}
 		}
 	}
 	if flagMode != "" {
-		return tools, flagMode, nil
+		return tools, flagMode, remove, nil
 	}
 	modes := make([]pickItem, len(resumeModes))
 	for i, m := range resumeModes {
@@ -81,14 +110,14 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 	}
 	got, err = pickList(r, w, "When a new session starts with a handoff", modes, true)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	for i, it := range got {
 		if it.On {
-			return tools, resumeModes[i], nil
+			return tools, resumeModes[i], remove, nil
 		}
 	}
-	return tools, def, nil
+	return tools, def, remove, nil
 }
 
 // chooseTools shows the numbered checkbox list and toggles entries by

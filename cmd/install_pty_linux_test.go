@@ -183,7 +183,7 @@ func TestInstallPickerQuitWritesNothing(t *testing.T) {
 	done := ptyInstall(t, f, slave, "--resume", "silent")
 	scr.waitFor("Agents to set up (")
 	master.Write([]byte("j q"))
-	if code := <-done; code != ExitError || !strings.Contains(f.errb.String(), "install cancelled; nothing was written") {
+	if code := <-done; code != ExitCancelled || !strings.Contains(f.errb.String(), "install cancelled; nothing was written") {
 		t.Fatalf("exit %d, stderr %q", code, f.errb)
 	}
 	if strings.Contains(scr.String(), "When a new session starts") {
@@ -196,5 +196,36 @@ func TestInstallPickerQuitWritesNothing(t *testing.T) {
 	}
 	if !termCooked(slave) {
 		t.Error("terminal left in raw mode")
+	}
+}
+
+// TestInstallPickerUntickRemoves: unticking an agent whose hooks an
+// earlier install wrote says they stay, and offers to remove them; picking
+// "remove them" uninstalls them, "keep them" leaves them.
+func TestInstallPickerUntickRemoves(t *testing.T) {
+	f := newInstallFixture(t, fakeAgents)
+	if code := f.run(t, "install", "--tools", "claude,codex", "--yes"); code != 0 {
+		t.Fatalf("first install: %d %s", code, f.errb.String())
+	}
+	settings := filepath.Join(f.home, ".claude", "settings.json")
+	codexHooks := filepath.Join(f.home, ".codex", "hooks.json")
+	master, slave := openPTY(t)
+	scr := readScreen(master)
+	done := ptyInstall(t, f, slave, "--resume", "ask")
+	scr.waitFor("Agents to set up (")
+	// Untick Claude Code (first) and Codex (second), enter.
+	master.Write([]byte(" j \r"))
+	scr.waitFor("Claude Code is unticked; its carryover hooks in " + settings + " stay unless removed")
+	master.Write([]byte("j\r")) // remove them
+	scr.waitFor("Codex CLI is unticked")
+	master.Write([]byte("\r")) // keep them
+	if code := <-done; code != 0 {
+		t.Fatalf("install exited %d: %s\n%s", code, f.errb, scr.String())
+	}
+	if b, _ := os.ReadFile(settings); strings.Contains(string(b), "snapshot --tool claude") {
+		t.Errorf("Claude Code's hooks not removed:\n%s", b)
+	}
+	if b, _ := os.ReadFile(codexHooks); !strings.Contains(string(b), "snapshot --tool codex") {
+		t.Errorf("Codex's hooks removed although kept:\n%s", b)
 	}
 }

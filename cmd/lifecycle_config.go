@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -69,12 +67,6 @@ func (r *lifecycleRun) republish() {
 	if err := r.proj.Republish(r.l); err != nil {
 		fmt.Fprintf(r.env.Stderr, "carryover: the handoff is updated at the next agent event (%v)\n", err)
 	}
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 var projectFlag = &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}

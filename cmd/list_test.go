@@ -15,10 +15,13 @@ func TestListJSON(t *testing.T) {
 	if err := runList(e, "", "", true, 0, true); err != nil {
 		t.Fatal(err)
 	}
-	var got []listEntry
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+	var doc struct {
+		Sessions []listEntry `json:"sessions"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
+	got := doc.Sessions
 	agents := map[string]bool{}
 	for i, s := range got {
 		agents[s.Tool] = true

@@ -12,8 +12,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -80,11 +83,11 @@ func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Hom
 // candidate is a session found in an agent's store or only in the ledger.
 type candidate struct {
 	adapters.NativeSession
-	InLedger   bool `json:"inLedger,omitempty"`
-	LedgerOnly bool `json:"ledgerOnly,omitempty"`
+	InLedger   bool `json:"in_ledger,omitempty"`
+	LedgerOnly bool `json:"ledger_only,omitempty"`
 	// NotYours says why the session is never chosen without being named
 	// (planted.go): its file is tracked by git, or it is dated in the future.
-	NotYours string `json:"notYours,omitempty"`
+	NotYours string `json:"not_yours,omitempty"`
 }
 
 // gather lists sessions of project ("" = all) from every agent's store and
@@ -189,6 +192,30 @@ func matchID(cs []candidate, id string) []candidate {
 	return prefix
 }
 
+// closestSessions names the (at most 3) sessions whose ids are nearest to
+// the prefix arg: the edit distance to an id's start of the same length.
+func closestSessions(arg string, cs []candidate) []string {
+	arg = strings.ToLower(arg)
+	type near struct {
+		name string
+		d    int
+	}
+	var ns []near
+	for _, c := range cs {
+		id := strings.ToLower(c.ID)
+		if r := []rune(id); len(r) > len([]rune(arg)) {
+			id = string(r[:len([]rune(arg))])
+		}
+		ns = append(ns, near{c.Tool + " " + shortID(c.ID), publish.EditDistance(arg, id)})
+	}
+	sort.SliceStable(ns, func(i, j int) bool { return ns[i].d < ns[j].d })
+	var out []string
+	for _, n := range ns[:min(3, len(ns))] {
+		out = append(out, n.name)
+	}
+	return out
+}
+
 // picked is the session a manual command works on.
 type picked struct {
 	candidate
@@ -222,14 +249,46 @@ func (p picked) contextDir() string {
 }
 
 func noAgentsError(e *Env) error {
+	return exitf(ExitError, "%s", noAgentsText(e))
+}
+
+// noAgentsText is the empty state of a machine where no agent has run: the
+// one thing to do, and where carryover looked — each agent's first store on
+// this OS, with ~ for the home directory.
+func noAgentsText(e *Env) string {
 	var where []string
 	aenv := adapterEnv(e)
+	home := e.UserHome()
 	for _, n := range adapters.ListerNames() {
 		l, _ := adapters.ListerFor(n)
-		where = append(where, l.Stores(aenv)...)
+		for _, d := range l.Stores(aenv) {
+			if !storeOfThisOS(d) {
+				continue
+			}
+			if rel, err := filepath.Rel(home, d); err == nil && !strings.HasPrefix(rel, "..") {
+				d = filepath.Join("~", rel)
+			}
+			where = append(where, d)
+			break
+		}
 	}
-	return exitf(ExitError, "no agents detected: no session store found (looked in %s); run an agent first, "+
-		"set CLAUDE_CONFIG_DIR/CODEX_HOME/COPILOT_HOME/GEMINI_CLI_HOME if yours live elsewhere, or pass --transcript FILE --source AGENT", strings.Join(where, ", "))
+	return "no agent sessions on this machine yet — run an agent (Claude Code, Codex, …) in this project first " +
+		"(looked in " + strings.Join(where, ", ") + "; set CLAUDE_CONFIG_DIR/CODEX_HOME/COPILOT_HOME/GEMINI_CLI_HOME if yours live elsewhere, " +
+		"or pass --transcript FILE --source AGENT)"
+}
+
+// storeOfThisOS drops the other systems' candidate directories (VS Code's
+// list has macOS's and Windows' on every OS).
+func storeOfThisOS(d string) bool {
+	mac := strings.Contains(d, filepath.Join("Library", "Application Support"))
+	win := strings.Contains(d, filepath.Join("AppData", "Roaming"))
+	switch runtime.GOOS {
+	case "darwin":
+		return !win
+	case "windows":
+		return !mac
+	}
+	return !mac && !win
 }
 
 // pick chooses the session for sel.
@@ -248,9 +307,11 @@ func pick(e *Env, sel selection) (picked, error) {
 	scope := "for " + project
 	if sel.session != "" {
 		m := matchID(cs, sel.session)
+		var all []candidate
 		if len(m) == 0 {
 			// Not in this project: look everywhere.
-			all, allStores, err := gather(e, "", sel.source)
+			var allStores bool
+			all, allStores, err = gather(e, "", sel.source)
 			if err != nil {
 				return picked{}, err
 			}
@@ -262,7 +323,11 @@ func pick(e *Env, sel selection) (picked, error) {
 		case len(m) == 0 && !stores:
 			return picked{}, noAgentsError(e)
 		case len(m) == 0:
-			return picked{}, exitf(ExitNotFound, "no session id starts with %q; run `carryover list --all` to see the ids", sel.session)
+			hint := "run `carryover list --all` to see the ids"
+			if near := closestSessions(sel.session, all); len(near) > 0 {
+				hint = "closest: " + strings.Join(near, ", ") + " (`carryover list --all` lists them all)"
+			}
+			return picked{}, exitf(ExitNotFound, "no session id starts with %q; %s", sel.session, hint)
 		case len(m) > 1:
 			var ids []string
 			for i, c := range m {
@@ -401,7 +466,7 @@ func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) 
 			return ledger.Session{}, nil, exitf(ExitError, "carryover cannot read %s sessions (no adapter); known: %s", p.Tool, strings.Join(adapters.Names(), ", "))
 		}
 		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
-		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.ledgerProject(), Now: e.Now(), Redact: redactor(cfg)}
+		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.ledgerProject(), Now: e.Now(), Redact: redactor(cfg), Progress: e.progress}
 		if p.explicit {
 			o.Transcripts = adapters.ExplicitTranscripts(a, h, adapterEnv(e))
 		}
@@ -460,17 +525,42 @@ func ago(now, t time.Time) string {
 }
 
 // colour wraps s in an ANSI colour when w is a terminal and NO_COLOR is unset.
+// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org)
+// turns it off; CLICOLOR_FORCE (any value but 0) turns it on off a terminal
+// too (a pager, CI logs), and wins over NO_COLOR, as in the bixense.com
+// CLICOLOR convention; CLICOLOR=0 turns it off.
 func colour(e *Env, tty bool, code, s string) string {
-	if !tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" {
+	force := e.Getenv("CLICOLOR_FORCE")
+	if force != "" && force != "0" {
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	if !tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" || e.Getenv("CLICOLOR") == "0" {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
 // spinner shows progress on stderr when it is a terminal; stop clears it.
+// While a transcript is read (Env.progress) it adds the bytes read of the
+// file's size.
 func spinner(e *Env, msg string) (stop func()) {
 	if !e.StderrTTY {
 		return func() {}
+	}
+	var read atomic.Int64
+	var mu sync.Mutex
+	var total int64
+	var path string
+	e.progress = func(p string, off int64) {
+		if p != path { // a new file: its size is the total (one stat per file)
+			mu.Lock()
+			path, total = p, 0
+			if fi, err := os.Stat(p); err == nil {
+				total = fi.Size()
+			}
+			mu.Unlock()
+		}
+		read.Store(off)
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -480,7 +570,13 @@ func spinner(e *Env, msg string) (stop func()) {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for i := 0; ; i++ {
-			fmt.Fprintf(e.Stderr, "\r%s %s", frames[i%len(frames)], msg)
+			line := msg
+			mu.Lock()
+			if n, tot := read.Load(), total; tot > 1<<20 && n > 0 {
+				line += fmt.Sprintf(" %s of %s", humanBytes(min(n, tot)), humanBytes(tot))
+			}
+			mu.Unlock()
+			fmt.Fprintf(e.Stderr, "\r\x1b[K%s %s", frames[i%len(frames)], line)
 			select {
 			case <-done:
 				fmt.Fprint(e.Stderr, "\r\x1b[K")
@@ -489,7 +585,7 @@ func spinner(e *Env, msg string) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return func() { close(done); <-finished; e.progress = nil }
 }
 
 // transcriptContext is where a --transcript session's project context

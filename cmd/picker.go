@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/urfave/cli/v2"
 )
 
 // errPickAborted is returned when the user quits the list.
@@ -122,4 +124,40 @@ func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bo
 		}
 		draw()
 	}
+}
+
+// pickFlag is --pick of handoff and list.
+var pickFlag = &cli.BoolFlag{Name: "pick", Usage: "choose the session from a list on this terminal (↑/↓, enter; q cancels)"}
+
+// pickSession lets the user choose one of cs on the terminal, newest
+// first, like `claude --resume`. It needs a terminal that can do raw mode.
+func pickSession(e *Env, cs []candidate, help string) (candidate, error) {
+	if !e.StdinTTY || !e.StdoutTTY || e.MakeRaw == nil {
+		return candidate{}, usageErrorf(help, "--pick needs a terminal; pass a session id instead (see `carryover list`)")
+	}
+	if len(cs) == 0 {
+		return candidate{}, exitf(ExitNotFound, "no sessions to pick from; run `carryover list --all`")
+	}
+	items := make([]pickItem, len(cs))
+	for i, c := range cs {
+		items[i] = pickItem{Label: c.Tool + " " + shortID(c.ID), Note: ago(e.Now(), c.LastActive) + "  " + clip(c.Preview, 60), On: i == 0}
+	}
+	restore, err := e.MakeRaw()
+	if err != nil {
+		return candidate{}, usageErrorf(help, "--pick needs a terminal (%v); pass a session id instead", err)
+	}
+	got, err := pickList(e.Stdin, e.Stdout, "Session", items, true)
+	restore()
+	if errors.Is(err, errPickAborted) {
+		return candidate{}, exitf(ExitCancelled, "cancelled; nothing was picked")
+	}
+	if err != nil {
+		return candidate{}, err
+	}
+	for i, it := range got {
+		if it.On {
+			return cs[i], nil
+		}
+	}
+	return candidate{}, exitf(ExitCancelled, "cancelled; nothing was picked")
 }

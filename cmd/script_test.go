@@ -67,6 +67,13 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("carryover exited %d", code)
 				}
 			},
+			// jsoncheck checks the last command's stdout against the --json
+			// contract (cmd/contract.go): see checkJSONContract.
+			"jsoncheck": func(ts *testscript.TestScript, neg bool, args []string) {
+				if err := checkJSONContract([]byte(ts.ReadFile("stdout"))); (err != nil) != neg {
+					ts.Fatalf("--json contract: %v", err)
+				}
+			},
 			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 1 {
 					ts.Fatalf("usage: exitcode N")

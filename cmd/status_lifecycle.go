@@ -27,6 +27,11 @@ func printLifecycle(e *Env, h *publish.HistoryEntry) {
 		return
 	}
 	line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
+	if h.Status == publish.StatusCleared {
+		// Said once, with who did it: nothing else about it matters now.
+		fmt.Fprintf(e.Stdout, "    %s: cleared by you (`carryover clear`); new sessions start without it\n", h.ID)
+		return
+	}
 	if len(h.ConsumedBy) > 0 {
 		var by []string
 		for _, c := range h.ConsumedBy {

@@ -196,29 +196,32 @@ func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
 	}
 	best, bestD := "", -1
 	for _, id := range ids {
-		if d := editDistance(strings.ToUpper(arg), strings.ToUpper(id)); bestD < 0 || d < bestD {
+		if d := EditDistance(strings.ToUpper(arg), strings.ToUpper(id)); bestD < 0 || d < bestD {
 			best, bestD = id, d
 		}
 	}
 	return "", false, best
 }
 
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+// EditDistance is the Levenshtein distance between a and b, in runes: the
+// one "did you mean" measure (history ids, config keys, commands, flags).
+func EditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
 	for j := range prev {
 		prev[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
+	for i := 1; i <= len(ra); i++ {
 		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+		for j := 1; j <= len(rb); j++ {
 			c := prev[j-1]
-			if a[i-1] != b[j-1] {
+			if ra[i-1] != rb[j-1] {
 				c++
 			}
 			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
 		}
 		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return prev[len(rb)]
 }

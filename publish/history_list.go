@@ -98,12 +98,33 @@ var ErrNoHistory = errors.New("no handoffs recorded for this project yet")
 // CleanHistory forgets the project's handoffs written before now-olderThan:
 // their ledger records and history files. It returns the ids removed.
 func CleanHistory(l *ledger.Ledger, project string, now time.Time, olderThan time.Duration) ([]string, error) {
+	ids, err := StaleHistory(l, project, now, olderThan)
+	if err != nil {
+		return nil, err
+	}
+	if l != nil {
+		if _, err := l.DeleteHandoffRecords(project, now.Add(-olderThan)); err != nil {
+			return nil, err
+		}
+	}
+	return ids, RemoveHistory(project, ids)
+}
+
+// StaleHistory is what CleanHistory would forget (history clean --dry-run):
+// the handoffs recorded before now-olderThan, and the history files the
+// ledger does not know whose id is older than that.
+func StaleHistory(l *ledger.Ledger, project string, now time.Time, olderThan time.Duration) ([]string, error) {
 	cut := now.Add(-olderThan)
 	var ids []string
 	if l != nil {
-		var err error
-		if ids, err = l.DeleteHandoffRecords(project, cut); err != nil {
-			return ids, err
+		recs, err := l.HandoffRecords(project, 1<<30)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if r.Written.Before(cut) {
+				ids = append(ids, r.ID)
+			}
 		}
 	}
 	// Files the ledger does not know are judged by the time in their id.
@@ -128,7 +149,7 @@ func CleanHistory(l *ledger.Ledger, project string, now time.Time, olderThan tim
 			ids = append(ids, id)
 		}
 	}
-	return ids, RemoveHistory(project, ids)
+	return ids, nil
 }
 
 // IDTime is the time a handoff id was minted.

@@ -24,6 +24,9 @@ type IngestOptions struct {
 	Redact func(string) string
 	// Transcripts overrides the adapter's own list (handoff --transcript).
 	Transcripts []adapters.Transcript
+	// Progress, when set, gets each line's end offset in the file being
+	// tailed (a command shows bytes read on a terminal; the hook sets none).
+	Progress func(path string, off int64)
 }
 
 // FileReport is what happened to one transcript.
@@ -225,6 +228,9 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		}
 	}()
 	res, err := adapters.Tail(t.Path, cur, o.Deadline, func(line []byte, off int64) {
+		if o.Progress != nil {
+			o.Progress(t.Path, off+int64(len(line)))
+		}
 		rows, perr := safeParse(lp, line, off)
 		if perr != nil {
 			return

@@ -33,14 +33,16 @@ func BenchmarkDetectRealAgents(b *testing.B) {
 		}
 		return out
 	}
-	var ds []struct {
-		Tool    string `json:"agent"`
-		Version string
+	var doc struct {
+		Agents []struct {
+			Tool    string `json:"agent"`
+			Version string `json:"version"`
+		} `json:"agents"`
 	}
-	if err := json.Unmarshal(run("detect", "--json"), &ds); err != nil {
+	if err := json.Unmarshal(run("detect", "--json"), &doc); err != nil {
 		b.Fatal(err)
 	}
-	for _, d := range ds {
+	for _, d := range doc.Agents {
 		if v, ok := installVersions[d.Tool]; ok && d.Version != v {
 			b.Fatalf("detect found %s %q; want %s", d.Tool, d.Version, v)
 		}

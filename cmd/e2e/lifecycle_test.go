@@ -78,15 +78,17 @@ func TestHandoffLifecycle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("history --json exited %d: %s", code, errs)
 	}
-	var hs []struct {
-		ID         string `json:"id"`
-		Status     string `json:"status"`
-		Agent      string `json:"agent"`
-		ConsumedBy []struct {
-			Agent string `json:"agent"`
-		} `json:"consumed_by"`
+	var doc struct {
+		Handoffs []struct {
+			ID         string `json:"id"`
+			Status     string `json:"status"`
+			Agent      string `json:"agent"`
+			ConsumedBy []struct {
+				Agent string `json:"agent"`
+			} `json:"consumed_by"`
+		} `json:"handoffs"`
 	}
-	if err := json.Unmarshal([]byte(out), &hs); err != nil {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("history --json: %v\n%s", err, out)
 	}
 	var x *struct {
@@ -97,9 +99,9 @@ func TestHandoffLifecycle(t *testing.T) {
 			Agent string `json:"agent"`
 		} `json:"consumed_by"`
 	}
-	for i := range hs {
-		if hs[i].ID == id {
-			x = &hs[i]
+	for i := range doc.Handoffs {
+		if doc.Handoffs[i].ID == id {
+			x = &doc.Handoffs[i]
 		}
 	}
 	if x == nil || x.Status != "consumed" || x.Agent != "claude" || len(x.ConsumedBy) == 0 || x.ConsumedBy[0].Agent != "codex" {
