@@ -21,6 +21,9 @@ type outputOptions struct {
 	target, format, launch string
 	tokens                 int
 	stdout, noClipboard    bool
+	// mode is the configured resume protocol the output's own
+	// instructions follow (publish.Protocol).
+	mode string
 	// lifecycle goes into a structured handoff (the project's current
 	// handoff, decisions and pinned task).
 	lifecycle *resume.Lifecycle
@@ -85,7 +88,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		budgetNote += fmt.Sprintf(" (%s: %d%% of %d)", o.target, int(resume.BudgetShare*100), resume.Window(o.target))
 	}
 	if o.format == "md" {
-		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens})
+		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens, Mode: o.mode})
 		if err != nil {
 			return "", "", exitf(ExitCompression, "%v", err)
 		}
@@ -113,6 +116,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		h = resume.Structured(s).WithLifecycle(o.lifecycle)
 		resume.Degrade(&h, s)
 	}
+	h = h.WithProtocol(o.mode)
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)
 	}
