@@ -20,7 +20,10 @@ func historyCommand(e *Env) *cli.Command {
 			if c.NArg() > 0 {
 				return exitf(ExitError, "unknown history subcommand %q (use `history show <id>` or `history clean --older-than 30d`)", c.Args().First())
 			}
-			return runHistory(e, c.String("project"), c.Bool("json"))
+			if c.Bool("json") {
+				return runHistory(e, c.String("project"), true)
+			}
+			return runHistory(plainEnv(e), c.String("project"), false)
 		},
 		Subcommands: []*cli.Command{
 			{
@@ -32,7 +35,9 @@ func historyCommand(e *Env) *cli.Command {
 					if c.NArg() != 1 {
 						return exitf(ExitError, "history show takes one handoff id or a prefix of one (see `carryover history`)")
 					}
-					return runHistoryShow(e, c.String("project"), c.Args().First())
+					// A history file may have been planted in .carryover:
+					// its escapes never reach the terminal (nor a pipe).
+					return runHistoryShow(plainEnv(e), c.String("project"), c.Args().First())
 				},
 			},
 			{

@@ -33,7 +33,7 @@ func statusCommand(e *Env) *cli.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(st)
 			}
-			printStatus(e, st)
+			printStatus(plainEnv(e), st)
 			return nil
 		},
 	}

@@ -171,6 +171,28 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	return nil
 }
 
+// plainText is a writer for human-readable output made of recorded
+// strings (status, history, history show): each write loses its terminal
+// escapes, control characters but newline and tab, and invisible
+// characters (publish.StripTerminal), so that a planted history file, a
+// handoff.md's quality line or a branch name cannot drive the terminal or
+// hide text. Every fmt.Fprint* is one write, so no sequence is split.
+type plainText struct{ w io.Writer }
+
+func (p plainText) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, publish.StripTerminal(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// plainEnv is e with its stdout a plainText.
+func plainEnv(e *Env) *Env {
+	pe := *e
+	pe.Stdout = plainText{e.Stdout}
+	return &pe
+}
+
 // OSC52 is the terminal escape that sets the clipboard to text.
 func OSC52(text string, tmux bool) string {
 	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(text)) + "\a"

@@ -172,6 +172,7 @@ func (r *Repo) Facts(files []File) (Git, []File) {
 		return Git{}, files
 	}
 	g, root := r.git, r.root
+	g.Branch = r.Branch() // through GitString (git_branch.go)
 	if len(files) == 0 || r.noHead {
 		return g, files
 	}

@@ -464,7 +464,7 @@ func QualityLine(path string) string {
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, "quality ") {
-			return l
+			return OneLine(l) // the file may be planted
 		}
 	}
 	return ""

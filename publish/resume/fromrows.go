@@ -149,6 +149,9 @@ func projectContext(src Sources, g distill.Git) Project {
 			p.GitLog = CommitSubjects(out)
 		}
 	}
+	for i := range p.GitLog { // commit subjects enter through distill.GitString
+		p.GitLog[i] = distill.GitString(p.GitLog[i])
+	}
 	p.Structure = tree(dir, 2, MaxTreeLines)
 	var mem strings.Builder
 	for _, name := range memoryFiles {
