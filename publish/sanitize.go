@@ -178,8 +178,10 @@ func contentLine(s string) string {
 
 // startsStructure reports whether a line whose leading white space is
 // trimmed (t) would read as carryover's structure: a heading, whatever
-// space (an ideographic or no-break one) stands before its '#', or the
-// full-width and small number signs a model reads as one.
+// space (an ideographic or no-break one) stands before its '#', the
+// full-width and small number signs a model reads as one, or a code
+// fence, which could close the quoted block a content line sits in.
 func startsStructure(t string) bool {
-	return strings.HasPrefix(t, "#") || strings.HasPrefix(t, "\uff03") || strings.HasPrefix(t, "\ufe5f")
+	return strings.HasPrefix(t, "#") || strings.HasPrefix(t, "\uff03") || strings.HasPrefix(t, "\ufe5f") ||
+		strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
 }

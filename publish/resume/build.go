@@ -333,9 +333,12 @@ func frame(s Session, mode string) (head, foot string) {
 	if len(id) > 12 {
 		id = id[:12]
 	}
-	src := line(DisplayName(s.Source))
+	src := "previous session"
+	if a, ok := adapters.ByName(s.Source); ok {
+		src = "previous " + a.Display + " session" // the instructions name no agent a file made up
+	}
 	fmt.Fprintf(&b, "# [CARRYOVER] Session handoff\n\n")
-	fmt.Fprintf(&b, "> **Source:** %s", src)
+	fmt.Fprintf(&b, "> **Source:** %s", line(DisplayName(s.Source)))
 	if id != "" {
 		fmt.Fprintf(&b, " (session `%s`)", line(strings.ReplaceAll(id, "`", "'")))
 	}
@@ -358,7 +361,7 @@ func frame(s Session, mode string) (head, foot string) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Instructions for the Resuming Agent\n\n")
-	fmt.Fprintf(&b, "You are continuing a task that was started in a previous %s session, which ended (likely a usage or rate limit).\n\n", src)
+	fmt.Fprintf(&b, "You are continuing a task that was started in a %s, which ended (likely a usage or rate limit).\n\n", src)
 	fmt.Fprintf(&b, "1. Resume protocol (%s): %s\n", mode, protocol)
 	b.WriteString("2. Do NOT re-debate anything under \"Key Decisions\".\n")
 	b.WriteString("3. Do NOT repeat the failed approaches under \"Errors & Blockers\".\n")
@@ -383,7 +386,7 @@ var resumeNow = map[string]string{
 // line is a header field (a name, path, branch or id from a session file
 // that may have been planted) as one line without controls or invisible
 // characters.
-func line(s string) string { return publish.OneLine(s) }
+func line(s string) string { return redact.Clip(publish.OneLine(s), 120) }
 
 // DisplayName is an agent's display name.
 func DisplayName(tool string) string {
