@@ -126,12 +126,18 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	}
 	order := []string{"task", "next", "aside", "plan", "files", "failures", "questions", "decisions", "refs", "actions", "git", "ledger"}
 	priority := []string{"task", "next", "aside", "failures", "files", "decisions", "questions", "plan", "refs", "actions", "git", "ledger"}
-	// Every section but git and ledger (carryover's own facts) is quoted
-	// from the session: those sit in the one quoted block (quote.go),
-	// whose fence is longer than any backtick run opening one of their
-	// lines. Task always shows, so the block always does.
+	// Every section but carryover's own facts (own) is quoted from the
+	// session: those sit in the one quoted block (quote.go), whose fence is
+	// longer than any backtick run opening one of their lines. A new
+	// section (the distiller's closing words, say, one QuoteLine each) is
+	// quoted unless listed in own; own sections come last in order.
+	// Task always shows, so the block always does.
+	own := map[string]bool{"git": true, "ledger": true}
 	var quoted strings.Builder
-	for _, k := range order[:len(order)-2] {
+	for _, k := range order {
+		if own[k] {
+			continue
+		}
 		for _, l := range secs[k].lines {
 			quoted.WriteString(l)
 			quoted.WriteByte('\n')
@@ -183,10 +189,12 @@ func Render(h distill.Handoff, o RenderOptions) string {
 		b.WriteByte('\n')
 	}
 	b.WriteString(intro + "\n" + fence + "\n")
+	closed := false
 	for _, k := range order {
 		s := secs[k]
-		if k == "git" {
+		if own[k] && !closed {
 			b.WriteString(fence + "\n")
+			closed = true
 		}
 		if take[k] == 0 {
 			continue
