@@ -26,8 +26,13 @@ const minFence = 4
 // (after any white space), and at least minFence. A line can close a
 // CommonMark fence only with at least as many backticks as opened it,
 // so nothing in text can end the block early.
-func Fence(text string) string {
-	n := minFence - 1
+func Fence(text string) string { return FenceAtLeast(text, minFence) }
+
+// FenceAtLeast is Fence with a shortest length of min: a code block
+// quoted inside the block (a diff, a file) takes ``` unless its text
+// needs more.
+func FenceAtLeast(text string, min int) string {
+	n := min - 1
 	for len(text) > 0 {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest

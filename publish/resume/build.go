@@ -413,7 +413,7 @@ func buildLayers(s Session) []*layer {
 		task.items = append(task.items, "**Latest request:** "+defuseHeadings(l))
 	}
 	if ip := strings.TrimSpace(s.Task.InProgress); ip != "" {
-		task.items = append(task.items, "**In progress:** "+ip)
+		task.items = append(task.items, "**In progress:** "+defuseHeadings(ip))
 	}
 	if len(s.Task.SetAside) > 0 {
 		task.items = append(task.items, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
@@ -435,13 +435,13 @@ func buildLayers(s Session) []*layer {
 		if i == MaxFiles {
 			break
 		}
-		item := fmt.Sprintf("### %s (%s)", f.Path, f.ChangeType)
+		item := fmt.Sprintf("### %s (%s)", oneLine(f.Path), oneLine(f.ChangeType))
 		if d := strings.TrimRight(f.Diff, "\n"); d != "" {
 			lang := f.Language
 			if strings.HasPrefix(d, "diff --git") || strings.HasPrefix(d, "--- ") || strings.HasPrefix(d, "@@") {
 				lang = "diff"
 			}
-			item += "\n```" + lang + "\n" + redact.Clip(d, MaxDiffChars) + "\n```"
+			item += "\n" + codeBlock(lang, redact.Clip(d, MaxDiffChars))
 		}
 		files.items = append(files.items, item)
 	}
@@ -470,16 +470,16 @@ func buildLayers(s Session) []*layer {
 		prj.items = append(prj.items, "**Branch:** `"+s.Project.GitBranch+"`")
 	}
 	if st := strings.TrimRight(s.Project.GitStatus, "\n"); st != "" {
-		prj.items = append(prj.items, "**Git status:**\n```\n"+firstLines(st, MaxTreeLines)+"\n```")
+		prj.items = append(prj.items, "**Git status:**\n"+codeBlock("", firstLines(st, MaxTreeLines)))
 	}
 	if len(s.Project.GitLog) > 0 {
-		prj.items = append(prj.items, "**Recent commits:**\n```\n"+strings.Join(OneLine(s.Project.GitLog), "\n")+"\n```")
+		prj.items = append(prj.items, "**Recent commits:**\n"+codeBlock("", strings.Join(OneLine(s.Project.GitLog), "\n")))
 	}
 	if t := strings.TrimRight(s.Project.Structure, "\n"); t != "" {
-		prj.items = append(prj.items, "**Project structure:**\n```\n"+firstLines(t, MaxTreeLines)+"\n```")
+		prj.items = append(prj.items, "**Project structure:**\n"+codeBlock("", firstLines(t, MaxTreeLines)))
 	}
 	if m := strings.TrimSpace(s.Project.MemoryFileContents); m != "" {
-		prj.items = append(prj.items, "**Agent memory files:**\n```\n"+redact.Clip(m, MaxMemoryChars)+"\n```")
+		prj.items = append(prj.items, "**Agent memory files:**\n"+codeBlock("", redact.Clip(m, MaxMemoryChars)))
 	}
 	out = append(out, prj)
 
@@ -569,6 +569,15 @@ func bulletList(items []string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// codeBlock fences body (a diff, git's output, a repository's file) with
+// backticks longer than any run opening one of its lines, so that a
+// commit subject or a file holding "```" cannot end the code block early
+// and turn the rest of the repository's text into the prompt's prose.
+func codeBlock(lang, body string) string {
+	f := publish.FenceAtLeast(body, 3)
+	return f + lang + "\n" + body + "\n" + f
+}
 
 func firstLines(s string, n int) string {
 	lines := strings.Split(s, "\n")

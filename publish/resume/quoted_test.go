@@ -73,6 +73,25 @@ func checkPrompt(t *testing.T, text, mode string) {
 	if closed < 0 {
 		t.Fatalf("the quoted block is never closed")
 	}
+	// Inside the block, outside a quoted code block, no line reads as one
+	// of carryover's own headings.
+	inner := ""
+	for i := open + 1; i < closed; i++ {
+		tl := strings.TrimLeft(lines[i], " ")
+		if len(lines[i])-len(tl) <= 3 {
+			if f := fenceOf(tl); f != "" {
+				if inner == "" {
+					inner = f
+				} else if f[0] == inner[0] && len(f) >= len(inner) && strings.TrimSpace(tl[len(f):]) == "" {
+					inner = ""
+				}
+				continue
+			}
+		}
+		if inner == "" && len(lines[i])-len(tl) <= 3 && (strings.HasPrefix(tl, "## Resume Now") || strings.HasPrefix(tl, "# [CARRYOVER]") || strings.HasPrefix(tl, "## Instructions")) {
+			t.Fatalf("line %d inside the block reads as carryover's heading: %q", i, lines[i])
+		}
+	}
 	m, _ := publish.Protocol(mode)
 	foot := strings.Join(lines[closed+1:], "\n")
 	if want := "\n## Resume Now\n\n" + resumeNow[m] + "\n"; foot != want {
