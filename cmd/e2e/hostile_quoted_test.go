@@ -64,7 +64,7 @@ func checkQuotedHandoff(t *testing.T, what, text string) {
 	}
 	open := -1
 	for i, l := range lines {
-		if strings.HasPrefix(l, "Between the two ") {
+		if strings.HasPrefix(l, "Between the ") {
 			open = i + 1
 			break
 		}
@@ -227,7 +227,7 @@ func TestHostileQuotedResumeMode(t *testing.T) {
 				t.Fatalf("handoff exit %d: %s", code, errb)
 			}
 			noInvisible(t, "RESUME.md", out)
-			before, rest, ok := strings.Cut(out, "\nBetween the two ")
+			before, rest, ok := strings.Cut(out, "\nBetween the ")
 			if !ok || strings.Contains(before, "PLANTED") {
 				t.Fatalf("no quoted block, or the planted text before it:\n%s", out)
 			}

@@ -42,7 +42,7 @@ func checkPrompt(t *testing.T, text, mode string) {
 	lines := strings.Split(text, "\n")
 	open := -1
 	for i, l := range lines {
-		if strings.HasPrefix(l, "Between the two ") && i+1 < len(lines) {
+		if strings.HasPrefix(l, "Between the ") && i+1 < len(lines) {
 			open = i + 1
 			break
 		}
