@@ -103,6 +103,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	}
 	o.lifecycle = structuredLifecycle(e, p.project)
 	s.ApplyLifecycle(o.lifecycle)
+	o.mode = cfg.Resume
 	text, stats, err := render(s, nil, o)
 	if err != nil {
 		return err

@@ -17,7 +17,10 @@ func historyCommand(e *Env) *cli.Command {
 		Usage: "list the project's previous handoffs (id, age, agent, goal, status, who received it)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
 		Action: func(c *cli.Context) error {
-			return runHistory(e, c.String("project"), c.Bool("json"))
+			if c.Bool("json") {
+				return runHistory(e, c.String("project"), true)
+			}
+			return runHistory(plainEnv(e), c.String("project"), false)
 		},
 		Subcommands: []*cli.Command{
 			{
@@ -29,7 +32,9 @@ func historyCommand(e *Env) *cli.Command {
 					if c.NArg() != 1 {
 						return usageErrorf(helpFor(c), "history show takes one handoff id or a prefix of one (see `carryover history`)")
 					}
-					return runHistoryShow(e, c.String("project"), c.Args().First())
+					// A history file may have been planted in .carryover:
+					// its escapes never reach the terminal (nor a pipe).
+					return runHistoryShow(plainEnv(e), c.String("project"), c.Args().First())
 				},
 			},
 			{

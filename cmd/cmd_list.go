@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/carryover/carryover/publish"
 	"strings"
 	"text/tabwriter"
 
@@ -84,7 +85,8 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 	cfg, _ := LoadConfig(e, project)
 	redact := redactor(cfg)
 	for i := range cs {
-		cs[i].Preview = redact(cs[i].Preview)
+		cs[i].Preview = publish.OneLine(redact(cs[i].Preview))
+		cs[i].Project = publish.OneLine(cs[i].Project)
 	}
 	if asJSON {
 		out := make([]listEntry, 0, len(cs))

@@ -68,6 +68,7 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 		what += " imported from a file (not a session carryover recorded)"
 	}
 	fmt.Fprintf(e.Stderr, "carryover: using %s from %s\n", what, file)
+	o.mode = cfg.Resume
 	text, stats, err := render(s, h, o)
 	if err != nil {
 		return err

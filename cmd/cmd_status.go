@@ -30,7 +30,7 @@ func statusCommand(e *Env) *cli.Command {
 			if c.Bool("json") {
 				return printJSON(e.Stdout, st)
 			}
-			printStatus(e, st)
+			printStatus(plainEnv(e), st)
 			return nil
 		},
 	}

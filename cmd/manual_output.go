@@ -21,6 +21,9 @@ type outputOptions struct {
 	target, format, launch string
 	tokens                 int
 	stdout, noClipboard    bool
+	// mode is the configured resume protocol the output's own
+	// instructions follow (publish.Protocol).
+	mode string
 	// lifecycle goes into a structured handoff (the project's current
 	// handoff, decisions and pinned task).
 	lifecycle *resume.Lifecycle
@@ -85,7 +88,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		budgetNote += fmt.Sprintf(" (%s: %d%% of %d)", o.target, int(resume.BudgetShare*100), resume.Window(o.target))
 	}
 	if o.format == "md" {
-		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens})
+		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens, Mode: o.mode})
 		if err != nil {
 			return "", "", exitf(ExitCompression, "%v", err)
 		}
@@ -116,6 +119,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if s.Imported != "" && loadedHandoff == nil { // a loaded one round-trips byte for byte
 		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
 	}
+	h = h.WithProtocol(o.mode)
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)
 	}
@@ -191,6 +195,28 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		return launchAgent(e, o.launch, project, path)
 	}
 	return nil
+}
+
+// plainText is a writer for human-readable output made of recorded
+// strings (status, history, history show): each write loses its terminal
+// escapes, control characters but newline and tab, and invisible
+// characters (publish.StripTerminal), so that a planted history file, a
+// handoff.md's quality line or a branch name cannot drive the terminal or
+// hide text. Every fmt.Fprint* is one write, so no sequence is split.
+type plainText struct{ w io.Writer }
+
+func (p plainText) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, publish.StripTerminal(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// plainEnv is e with its stdout a plainText.
+func plainEnv(e *Env) *Env {
+	pe := *e
+	pe.Stdout = plainText{e.Stdout}
+	return &pe
 }
 
 // OSC52 is the terminal escape that sets the clipboard to text.

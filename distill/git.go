@@ -33,7 +33,7 @@ func RepoFacts(r *Repo, files []File) (Git, []File) {
 	if r == nil {
 		return Git{}, files
 	}
-	g := Git{Repo: true, Branch: r.Branch(), Head: r.Head()}
+	g := Git{Repo: true, Branch: GitString(r.Branch()), Head: r.Head()}
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = f.Path

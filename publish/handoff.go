@@ -38,6 +38,17 @@ var protocols = map[string]string{
 // ValidMode reports whether m is a resume protocol.
 func ValidMode(m string) bool { _, ok := protocols[m]; return ok }
 
+// Protocol is the resume protocol the user chose (m; ask when m is not
+// one) and its instruction: the one source of carryover's own instructions
+// to a resuming agent, in handoff.md, the session-start injection,
+// RESUME.md and the structured handoff alike.
+func Protocol(m string) (mode, instruction string) {
+	if !ValidMode(m) {
+		m = ModeAsk
+	}
+	return m, protocols[m]
+}
+
 // HeaderPrefix starts every handoff's first line; adapters recognise
 // carryover's own injections by it.
 const HeaderPrefix = "# [CARRYOVER] Last updated "
@@ -70,10 +81,7 @@ type section struct {
 // Render produces handoff.md: at most MaxLines lines and MaxChars
 // characters, filled in priority order (task and next action always survive).
 func Render(h distill.Handoff, o RenderOptions) string {
-	mode := o.Mode
-	if !ValidMode(mode) {
-		mode = ModeAsk
-	}
+	mode, protocol := Protocol(o.Mode)
 	tool := h.Tool
 	if tool == "" {
 		tool = "unknown"
@@ -84,7 +92,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	}
 	head := []string{
 		header,
-		"# RESUME PROTOCOL: " + mode + " — " + protocols[mode],
+		"# RESUME PROTOCOL: " + mode + " — " + protocol,
 	}
 	task := h.Task
 	if task == "" {
@@ -126,11 +134,30 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	}
 	order := []string{"task", "next", "stopped", "words", "aside", "last", "plan", "files", "failures", "questions", "decisions", "refs", "actions", "git", "ledger"}
 	priority := []string{"task", "next", "stopped", "words", "last", "aside", "failures", "files", "decisions", "questions", "plan", "refs", "actions", "git", "ledger"}
+	// Every section but carryover's own facts (own) is quoted from the
+	// session: those sit in the one quoted block (quote.go), whose fence is
+	// longer than any backtick run opening one of their lines. A new
+	// section (the distiller's closing words, say, one QuoteLine each) is
+	// quoted unless listed in own; own sections come last in order.
+	// Task always shows, so the block always does.
+	own := map[string]bool{"git": true, "ledger": true}
+	var quoted strings.Builder
+	for _, k := range order {
+		if own[k] {
+			continue
+		}
+		for _, l := range secs[k].lines {
+			quoted.WriteString(l)
+			quoted.WriteByte('\n')
+		}
+	}
+	fence := Fence(quoted.String())
+	intro := QuotedIntro(fence)
 	// Take lines in priority order, one item at a time per section round,
 	// until a cap would be exceeded.
 	take := map[string]int{}
 	count := func() (int, int) {
-		lines, chars := len(head), 0
+		lines, chars := len(head)+3, len(intro)+2*len(fence)+3
 		for _, l := range head {
 			chars += len(l) + 1
 		}
@@ -169,8 +196,14 @@ func Render(h distill.Handoff, o RenderOptions) string {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
+	b.WriteString(intro + "\n" + fence + "\n")
+	closed := false
 	for _, k := range order {
 		s := secs[k]
+		if own[k] && !closed {
+			b.WriteString(fence + "\n")
+			closed = true
+		}
 		if take[k] == 0 {
 			continue
 		}
@@ -482,7 +515,7 @@ func QualityLine(path string) string {
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, "quality ") {
-			return l
+			return OneLine(l) // the file may be planted
 		}
 	}
 	return ""

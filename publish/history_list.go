@@ -72,7 +72,7 @@ func History(l *ledger.Ledger, project string, now time.Time, expireAfter time.D
 func entryOf(r ledger.HandoffRecord, cs []ledger.Consumer, now time.Time, expireAfter time.Duration, file bool) HistoryEntry {
 	st := StatusOf(r, cs, now, expireAfter)
 	e := HistoryEntry{ID: r.ID, Status: st.Status, Agent: OneLine(r.Tool), Session: OneLine(r.NativeID), Written: r.Written.UTC(), Updated: r.Updated.UTC(),
-		Age: Ago(now, r.Updated), Goal: r.Goal, Next: r.Next, Head: r.Head, Branch: r.Branch, File: file, ConsumedBy: []ConsumerReport{}}
+		Age: Ago(now, r.Updated), Goal: OneLine(r.Goal), Next: OneLine(r.Next), Head: OneLine(r.Head), Branch: OneLine(distill.GitString(r.Branch)), File: file, ConsumedBy: []ConsumerReport{}}
 	for _, c := range cs {
 		e.ConsumedBy = append(e.ConsumedBy, ConsumerReport{Agent: OneLine(c.Tool), Session: OneLine(c.NativeID), At: c.At.UTC()})
 	}

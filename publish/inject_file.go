@@ -125,6 +125,10 @@ func sectionLines(text, title string) []string {
 				return out
 			}
 			in = l == title || strings.HasPrefix(l, title+" ")
+		case isFence(l): // the end (or start) of the quoted block
+			if in {
+				return out
+			}
 		case in && strings.TrimSpace(l) != "":
 			out = append(out, l)
 		}

@@ -252,12 +252,9 @@ func (p *Project) Clear(l *ledger.Ledger, rec ledger.HandoffRecord) error {
 	if err := distill.ClearTask(l, p.Root, p.Now); err != nil {
 		p.logf("clear the distilled task: %v", err)
 	}
-	mode := p.Mode
-	if !ValidMode(mode) {
-		mode = ModeAsk
-	}
+	mode, protocol := Protocol(p.Mode)
 	text := Header(p.Now, contentLine(rec.Tool)) + " · " + rec.ID + "\n" +
-		"# RESUME PROTOCOL: " + mode + " — " + protocols[mode] + "\n" +
+		"# RESUME PROTOCOL: " + mode + " — " + protocol + "\n" +
 		"## Task\n(none: the user cleared the last handoff; `carryover history show " + rec.ID + "` prints it)\n" +
 		"## Next action\nAsk the user what to work on.\n"
 	if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: HeaderOf(text), Tool: rec.Tool, SessionID: rec.SessionID, Written: p.Now, Hash: Digest([]byte(text))}); err != nil {

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -14,9 +15,11 @@ import (
 // survives.
 
 // StripTerminal removes terminal escape sequences (CSI, OSC, DCS and the
-// other ESC forms, 7- and 8-bit) and every control character except
-// newline and tab from s, and replaces invalid UTF-8. It is what
-// `handoff --stdout` prints on a terminal.
+// other ESC forms, 7- and 8-bit), every control character except newline
+// and tab, and every invisible character (Invisible) from s, and replaces
+// invalid UTF-8. It is what `handoff --stdout` and `history show` print on
+// a terminal, and what every structural check of carryover's own output
+// runs after.
 func StripTerminal(s string) string { return clean(s, false) }
 
 // OneLine is StripTerminal for a single line: newlines, tabs and the
@@ -55,12 +58,34 @@ func clean(s string, oneLine bool) string {
 			if oneLine || r == '\r' {
 				b.WriteByte(' ')
 			}
+		case Invisible(r):
+			// Dropped, not replaced: "\u200b# RESUME PROTOCOL" must become
+			// the "# RESUME PROTOCOL" the heading check then escapes.
 		default:
 			b.WriteString(s[i : i+n])
 		}
 		i += n
 	}
 	return b.String()
+}
+
+// Invisible reports whether r is drawn as nothing, or only changes how
+// the characters around it are drawn, so that what a model or a person
+// reads differs from what carryover's checks see: Unicode's format
+// characters (Cf: the zero-width space, joiners and marks U+200B–U+200F,
+// the bidirectional embeddings, overrides and isolates U+202A–U+202E and
+// U+2066–U+2069, the word joiner and invisible operators U+2060–U+2064,
+// U+FEFF, the soft hyphen, the tag characters U+E0000–U+E007F that can
+// spell a hidden ASCII message), the variation selectors (U+FE00–U+FE0F,
+// U+E0100–U+E01EF: 256 of them can carry a byte each behind one visible
+// character) and the other default-ignorable code points (Hangul fillers,
+// U+034F, the unassigned rest of plane 14). Removing them costs a joined
+// emoji its join and nothing a handoff needs.
+func Invisible(r rune) bool {
+	if r < 0xad {
+		return false // the common case, without a table lookup
+	}
+	return unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }
 
 // isPlain reports whether s needs no cleaning (the common case, checked
@@ -145,8 +170,18 @@ func contentLine(s string) string {
 	if strings.Contains(s, "CARRYOVER") {
 		s = strings.NewReplacer("[CARRYOVER]", "(CARRYOVER)", startMarker, "<!-- CARRYOVER START -->", endMarker, "<!-- CARRYOVER END -->").Replace(s)
 	}
-	if t := strings.TrimLeft(s, " "); strings.HasPrefix(t, "#") {
+	if t := strings.TrimLeftFunc(s, unicode.IsSpace); startsStructure(t) {
 		s = `\` + t
 	}
 	return s
+}
+
+// startsStructure reports whether a line whose leading white space is
+// trimmed (t) would read as carryover's structure: a heading, whatever
+// space (an ideographic or no-break one) stands before its '#', the
+// full-width and small number signs a model reads as one, or a code
+// fence, which could close the quoted block a content line sits in.
+func startsStructure(t string) bool {
+	return strings.HasPrefix(t, "#") || strings.HasPrefix(t, "\uff03") || strings.HasPrefix(t, "\ufe5f") ||
+		strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
 }

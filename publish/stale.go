@@ -34,7 +34,7 @@ func StaleLinesRepo(r ledger.HandoffRecord, root string, repo *distill.Repo, dea
 	if r.Head != "" && head != "" && r.Head != head {
 		c = repo.CommitsSince(r.Head, deadline)
 	}
-	return staleLines(r, root, head, repo.Branch(), c)
+	return staleLines(r, root, head, distill.GitString(repo.Branch()), c)
 }
 
 // StaleWalkBudget bounds the commit walk of a session start's staleness
@@ -82,8 +82,9 @@ func staleLines(r ledger.HandoffRecord, root string, head, branch string, commit
 		}
 		out = append(out, l+" — re-read before editing.")
 	}
-	if r.Branch != "" && branch != "" && r.Branch != branch {
-		out = append(out, "> Branch switched since: "+clip(contentLine(r.Branch), 80)+" → "+clip(contentLine(branch), 80)+".")
+	// A record written before GitString redacted branches is redacted here.
+	if old := distill.GitString(r.Branch); old != "" && branch != "" && old != branch {
+		out = append(out, "> Branch switched since: "+clip(contentLine(old), 80)+" → "+clip(contentLine(branch), 80)+".")
 	}
 	if r.Head != "" && head != "" && r.Head != head {
 		from, to := clip(contentLine(r.Head), 40), clip(contentLine(head), 40)

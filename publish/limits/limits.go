@@ -328,7 +328,7 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, tool, native string, sid 
 		return fmt.Errorf("the session has no rows yet")
 	}
 	s := resume.FromRows(rows, resume.Sources{Project: p.Root, Tool: tool, SessionID: native, Ledger: ls, Now: p.Now, Redact: p.Redact})
-	res, err := resume.Build(s, resume.Options{Target: resume.DefaultTarget})
+	res, err := resume.Build(s, resume.Options{Target: resume.DefaultTarget, Mode: p.Mode})
 	if err != nil {
 		return err
 	}

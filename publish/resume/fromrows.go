@@ -166,6 +166,9 @@ func projectContext(src Sources, h distill.Handoff, repo *distill.Repo, deadline
 			p.GitLog = OneLine(log)
 		}
 	}
+	for i := range p.GitLog { // commit subjects enter through distill.GitString
+		p.GitLog[i] = distill.GitString(p.GitLog[i])
+	}
 	p.Structure = tree(dir, 2, MaxTreeLines)
 	var mem strings.Builder
 	for _, name := range memoryFiles {

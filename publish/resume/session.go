@@ -119,6 +119,7 @@ type Tokens struct {
 
 // Normalize fills counts and nil slices so the JSON is stable.
 func (s *Session) Normalize() {
+	cleanText(s)
 	if s.Version == "" {
 		s.Version = Version
 	}

@@ -32,7 +32,7 @@ func TestSetTaskState(t *testing.T) {
 	}
 	for _, want := range []string{"**Goal:** Outline a Q3 investor update", "**Latest request:** What is still unresolved",
 		"Set aside by the user", "Refactor billing", "https://example.org/deck", "Check churn figure",
-		"drawn from:** copilot-cli session a1; claude session b2", "Start with: Get the user's answer"} {
+		"drawn from:** copilot-cli session a1; claude session b2", "**In progress:** Get the user's answer"} {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("resume prompt lacks %q", want)
 		}
