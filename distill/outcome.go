@@ -46,6 +46,60 @@ func addRef(refs []Ref, r Ref) []Ref {
 	return refs
 }
 
+// maxSources bounds Sources: the handoff lists at most keepDecided (6)
+// decisions, maxRefs (10) references, maxActions (6) action items, one plan
+// and keepSetAside (2) set-aside goals, 25 in all; twice that leaves room
+// for facts repeated or superseded since.
+const maxSources = 50
+
+// addSource records that the fact key (kind prefix and text) came from row
+// r: appended to its refs when known, else a new entry, the oldest dropped
+// past maxSources. Called only when a rule found a fact, not per row.
+func (st *State) addSource(key string, r Ref) {
+	for i := range st.Sources {
+		if st.Sources[i].Text == key {
+			if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
+				st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
+			}
+			return
+		}
+	}
+	st.Sources = append(st.Sources, Note{Text: key, Refs: []Ref{r}})
+	if len(st.Sources) > maxSources {
+		st.Sources = st.Sources[len(st.Sources)-maxSources:]
+	}
+}
+
+// setSource is addSource for a fact a newer row replaces outright (the
+// plan, a set-aside goal): its rows are only r.
+func (st *State) setSource(key string, r Ref) {
+	for i := range st.Sources {
+		if st.Sources[i].Text == key {
+			st.Sources[i].Refs = []Ref{r}
+			return
+		}
+	}
+	st.addSource(key, r)
+}
+
+// sourceRefs are the rows the fact key came from (nil when unknown).
+func (st *State) sourceRefs(key string) []Ref {
+	for i := len(st.Sources) - 1; i >= 0; i-- {
+		if st.Sources[i].Text == key {
+			return st.Sources[i].Refs
+		}
+	}
+	return nil
+}
+
+// sourceRef is the first row the fact key came from.
+func (st *State) sourceRef(key string) Ref {
+	if rs := st.sourceRefs(key); len(rs) > 0 {
+		return rs[0]
+	}
+	return Ref{}
+}
+
 // stopKind is "refusal" when an error row says the user refused the tool
 // call, "interrupt" when the user stopped the turn, "" otherwise. Only the
 // head of the text is read: the harness writes these as the whole result,
