@@ -104,3 +104,32 @@ func TestStopsLandAsStops(t *testing.T) {
 		})
 	}
 }
+
+// TestResearchSessionsKeepSubstance: a research or question-and-answer
+// session that edits nothing (fixtures of ours, testdata/distill/research:
+// Gemini CLI and Codex, two wordings) hands over its source, its open
+// question and its next step.
+func TestResearchSessionsKeepSubstance(t *testing.T) {
+	for _, c := range []struct {
+		tool, file, ref, question, next string
+	}{
+		{"gemini", "gemini-research.jsonl", "https://example.org/notes/append-only-logs.html", "should transcripts outlive the session", "draft the \"Transcript layout\" section"},
+		{"codex", "codex-answer.jsonl", "https://www.postgresql.org/docs/17/release-17.html", "offer 17 in the eu-west region", "run the migration suite against a postgres:17 container"},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			md := transcriptHandoff(t, "../testdata/distill/research/"+c.file, c.tool)
+			if !strings.Contains(mdSection(md, "## References"), c.ref) {
+				t.Errorf("the reference %q is lost", c.ref)
+			}
+			if !strings.Contains(mdSection(md, "## Open questions"), c.question) {
+				t.Errorf("the open question %q is lost", c.question)
+			}
+			if !strings.Contains(mdSection(md, "## Next action"), c.next) {
+				t.Errorf("the next step %q is not the next action", c.next)
+			}
+			if t.Failed() {
+				t.Logf("handoff.md:\n%s", md)
+			}
+		})
+	}
+}

@@ -377,10 +377,13 @@ func labelledNext(text string) string {
 		t = strings.Trim(t, "*_")
 		low := strings.ToLower(t)
 		for _, p := range phrases("next") {
+			at := len(p)
 			if !strings.HasPrefix(low, p) {
-				continue
+				if at = labelEnd(low, p); at < 0 {
+					continue
+				}
 			}
-			rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[len(p):]), "*_"))
+			rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[at:]), "*_"))
 			if rest == "" {
 				for _, n := range lines[i+1:] {
 					n = strings.TrimSpace(n)
@@ -399,6 +402,32 @@ func labelledNext(text string) string {
 	}
 	return found
 }
+
+// labelEnd is where a line's label ends when the label closes with the
+// phrase p ("What I'd do next:", "Recommended next steps:", "Mi propuesta,
+// siguiente paso:"): a few words (at most maxLabelWords) and then p at a
+// word boundary, before anything else on the line; -1 otherwise. p is a
+// label phrase ending in its colon; a sentence that only mentions "next"
+// further on ("I don't know what we should try next: …" is eight words)
+// is no label.
+func labelEnd(low, p string) int {
+	i := strings.Index(low, p)
+	if i <= 0 || i > 60 {
+		return -1
+	}
+	head := low[:i]
+	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
+		return -1 // "context:" is not "next:"
+	}
+	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > maxLabelWords {
+		return -1
+	}
+	return i + len(p)
+}
+
+// maxLabelWords bounds the words before a label's closing phrase: the
+// labels agents write are short ("What I'd do next" is 3 before it).
+const maxLabelWords = 5
 
 // harnessTags open user-role text the harness wrote: background task and
 // subagent notifications (Claude Code 2.1), IDE context, reminders.
