@@ -544,6 +544,11 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 // (a pasted stack trace keeps its last exception line), at most 400 bytes.
 func condense(p string) string {
 	ss := sentences(p)
+	// An opening acknowledgement ("Great! Can you also …", "Danke! Jetzt
+	// …") is not the instruction: the first sentence that asks is.
+	for len(ss) > 1 && !substantive(ss[0]) {
+		ss = ss[1:]
+	}
 	if len(ss) == 0 {
 		return ""
 	}
