@@ -61,7 +61,7 @@ func runExplain(e *Env, project string, asJSON bool) error {
 	sessions := map[int64]ledger.Session{}
 	var lines []explainLine
 	for _, ev := range h.Evidence {
-		l := explainLine{Section: ev.Section, Text: red(contentOneLine(ev.Text, 200)), Rule: ev.Rule}
+		l := explainLine{Section: ev.Section, Text: red(contentOneLine(ev.Text, 200)), Rule: ev.Rule, Rows: []explainRow{}}
 		for _, ref := range ev.Refs {
 			s, ok := sessions[ref.Session]
 			if !ok {

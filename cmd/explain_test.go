@@ -146,6 +146,16 @@ func TestExplainEveryLine(t *testing.T) {
 			}
 		}
 	}
+	// The rows are the right ones: a plan item (and the next action taken
+	// from it) and a file come from the calls that wrote them, a failure
+	// from its error, a reference from the prose that named it.
+	kinds := map[string]string{"Plan": "tool_call", "Next action": "tool_call", "Recent files": "tool_call",
+		"Failed approaches": "error", "References": "text", "Instructions": "prompt"}
+	for _, l := range ex.Lines {
+		if want, ok := kinds[l.Section]; ok && (len(l.Rows) == 0 || l.Rows[len(l.Rows)-1].Kind != want) {
+			t.Errorf("%s %q: evidence %+v, want a %s row", l.Section, l.Text, l.Rows, want)
+		}
+	}
 	if t.Failed() {
 		t.Logf("handoff:\n%s", handoff)
 		j, _ := json.MarshalIndent(ex.Lines, "", " ")

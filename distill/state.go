@@ -823,6 +823,23 @@ func (st *State) evidenceInto(h *Handoff, o Options) {
 		nextRefs = []Ref{st.LatestRef, st.TaskRef}
 	case "interruption":
 		nextRefs = st.Interrupted.Refs
+	case "plan":
+		nextRefs = []Ref{st.sourceRef("p:")}
+	case "refusal":
+		if len(st.Refused) > 0 {
+			nextRefs = st.Refused[len(st.Refused)-1].Refs
+		}
+	case "still failing":
+		for _, f := range h.Failures {
+			if strings.Contains(h.Next, "`"+clip(f.What, 120)+"`") {
+				nextRefs = f.Refs
+				break
+			}
+		}
+	case "action item":
+		if len(h.Actions) > 0 {
+			nextRefs = st.sourceRefs("a:" + h.Actions[len(h.Actions)-1])
+		}
 	}
 	add("Next action", h.Next, h.NextRule, nextRefs...)
 	add("Last words", h.LastWords, "the closing paragraph of the last assistant message", st.LastTextRef)
