@@ -57,7 +57,7 @@ func runExplain(e *Env, project string, asJSON bool) error {
 	sessions := map[int64]ledger.Session{}
 	var lines []explainLine
 	for _, ev := range h.Evidence {
-		l := explainLine{Section: ev.Section, Text: red(contentOneLine(ev.Text, 200)), Rule: ev.Rule}
+		l := explainLine{Section: ev.Section, Text: red(contentOneLine(ev.Text, 200)), Rule: ev.Rule, Rows: []explainRow{}}
 		for _, ref := range ev.Refs {
 			s, ok := sessions[ref.Session]
 			if !ok {
@@ -80,6 +80,7 @@ func runExplain(e *Env, project string, asJSON bool) error {
 		}
 		lines = append(lines, l)
 	}
+	lines = append(lines, explainOwn(r.l, r.project, h, lines, red)...)
 	if asJSON {
 		return printJSON(e.Stdout, struct {
 			Project string        `json:"project"`
@@ -98,6 +99,44 @@ func runExplain(e *Env, project string, asJSON bool) error {
 		}
 	}
 	return nil
+}
+
+// explainOwn are the handoff lines no session row wrote: the task and
+// the decisions the user set with `carryover task` and `carryover decide`,
+// the decision log's earlier extractions, the Git line (read from the
+// repository) and the Session lines (carryover's own summary of the fold).
+func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []explainLine, red func(string) string) []explainLine {
+	var out []explainLine
+	own := func(sec, text, rule string) {
+		out = append(out, explainLine{Section: sec, Text: red(contentOneLine(text, 200)), Rule: rule, Rows: []explainRow{}})
+	}
+	if t, ok := l.Task(project); ok {
+		own("Task", t.Text, "pinned by the user with `carryover task` on "+t.At.UTC().Format(time.RFC3339)+" (source: the user, not a session)")
+	}
+	extracted := map[string]bool{}
+	for _, x := range have {
+		if x.Section == "Decisions" {
+			extracted[x.Text] = true
+		}
+	}
+	decisions, _ := l.Decisions(project)
+	for _, d := range decisions {
+		if d.Source == ledger.DecisionUser {
+			own("Decisions", d.Text, "set by the user with `carryover decide` on "+d.At.UTC().Format(time.RFC3339)+" (source: the user, not a session)")
+		} else if !extracted[red(contentOneLine(d.Text, 200))] {
+			own("Decisions", d.Text, "the project's decision log: extracted from an earlier handoff's sessions on "+d.At.UTC().Format(time.RFC3339)+" and kept until dropped (`carryover decide --list`)")
+		}
+	}
+	h.Git, _ = distill.GitFacts(project, h.Files)
+	if h.Git.Repo {
+		own("Git", "branch "+h.Git.Branch+" @ "+h.Git.Head, "read from the repository (.git: HEAD, refs, the index entries of the files the sessions touched), not from a session")
+	}
+	if h.Tokens.Max > 0 {
+		own("Session", fmt.Sprintf("context: %d/%d tokens", h.Tokens.Used, h.Tokens.Max), "the agent's newest usage report")
+	}
+	own("Session", h.Quality().String(), "carryover's measure of what the fold found (rows, prompts, sections filled)")
+	own("Session", "ledger: "+h.Tool+" session "+shortID(h.Session), "the session of the newest row in carryover's ledger")
+	return out
 }
 
 // contentOneLine is transcript text made one printable line of at most n

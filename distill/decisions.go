@@ -115,6 +115,7 @@ func (st *State) addDecision(s string) {
 		}
 	}
 	st.Decided = append(kept, clip(s, 200))
+	st.addSource("d:"+clip(s, 200), st.RowRef)
 	if len(st.Decided) > keepDecided {
 		st.Decided = st.Decided[len(st.Decided)-keepDecided:]
 	}

@@ -70,6 +70,7 @@ type File struct {
 	Deleted     bool
 	FailedAfter bool   // a test/build command failed after the last edit
 	Git         string // "modified", "untracked", "deleted", "clean" or "" (unknown)
+	Ref         Ref    // the row of the last write (explain)
 }
 
 // Failure is a failing command or tool error, repeated attempts collapsed.

@@ -441,6 +441,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 			st.SetAside = append(st.SetAside[:i:i], st.SetAside[i+1:]...)
 			if st.Task != "" {
 				st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
+				st.setSource("s:"+clip(oneLine(st.Task), 200), st.TaskRef)
 			}
 			st.Task, st.TaskAt, st.GoalWeak = back, at, false
 			st.Latest, st.LatestAt = p, at
@@ -454,6 +455,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	case promptSwitch:
 		if st.Task != "" && st.Task != p {
 			st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
+			st.setSource("s:"+clip(oneLine(st.Task), 200), st.TaskRef)
 			if len(st.SetAside) > keepSetAside {
 				st.SetAside = st.SetAside[len(st.SetAside)-keepSetAside:]
 			}

@@ -46,6 +46,60 @@ func addRef(refs []Ref, r Ref) []Ref {
 	return refs
 }
 
+// maxSources bounds Sources: the handoff lists at most keepDecided (6)
+// decisions, maxRefs (10) references, maxActions (6) action items, one plan
+// and keepSetAside (2) set-aside goals, 25 in all; twice that leaves room
+// for facts repeated or superseded since.
+const maxSources = 50
+
+// addSource records that the fact key (kind prefix and text) came from row
+// r: appended to its refs when known, else a new entry, the oldest dropped
+// past maxSources. Called only when a rule found a fact, not per row.
+func (st *State) addSource(key string, r Ref) {
+	for i := range st.Sources {
+		if st.Sources[i].Text == key {
+			if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
+				st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
+			}
+			return
+		}
+	}
+	st.Sources = append(st.Sources, Note{Text: key, Refs: []Ref{r}})
+	if len(st.Sources) > maxSources {
+		st.Sources = st.Sources[len(st.Sources)-maxSources:]
+	}
+}
+
+// setSource is addSource for a fact a newer row replaces outright (the
+// plan, a set-aside goal): its rows are only r.
+func (st *State) setSource(key string, r Ref) {
+	for i := range st.Sources {
+		if st.Sources[i].Text == key {
+			st.Sources[i].Refs = []Ref{r}
+			return
+		}
+	}
+	st.addSource(key, r)
+}
+
+// sourceRefs are the rows the fact key came from (nil when unknown).
+func (st *State) sourceRefs(key string) []Ref {
+	for i := len(st.Sources) - 1; i >= 0; i-- {
+		if st.Sources[i].Text == key {
+			return st.Sources[i].Refs
+		}
+	}
+	return nil
+}
+
+// sourceRef is the first row the fact key came from.
+func (st *State) sourceRef(key string) Ref {
+	if rs := st.sourceRefs(key); len(rs) > 0 {
+		return rs[0]
+	}
+	return Ref{}
+}
+
 // stopKind is "refusal" when an error row says the user refused the tool
 // call, "interrupt" when the user stopped the turn, "" otherwise. Only the
 // head of the text is read: the harness writes these as the whole result,
@@ -323,10 +377,13 @@ func labelledNext(text string) string {
 		t = strings.Trim(t, "*_")
 		low := strings.ToLower(t)
 		for _, p := range phrases("next") {
+			at := len(p)
 			if !strings.HasPrefix(low, p) {
-				continue
+				if at = labelEnd(low, p); at < 0 {
+					continue
+				}
 			}
-			rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[len(p):]), "*_"))
+			rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[at:]), "*_"))
 			if rest == "" {
 				for _, n := range lines[i+1:] {
 					n = strings.TrimSpace(n)
@@ -345,6 +402,32 @@ func labelledNext(text string) string {
 	}
 	return found
 }
+
+// labelEnd is where a line's label ends when the label closes with the
+// phrase p ("What I'd do next:", "Recommended next steps:", "Mi propuesta,
+// siguiente paso:"): a few words (at most maxLabelWords) and then p at a
+// word boundary, before anything else on the line; -1 otherwise. p is a
+// label phrase ending in its colon; a sentence that only mentions "next"
+// further on ("I don't know what we should try next: …" is eight words)
+// is no label.
+func labelEnd(low, p string) int {
+	i := strings.Index(low, p)
+	if i <= 0 || i > 60 {
+		return -1
+	}
+	head := low[:i]
+	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
+		return -1 // "context:" is not "next:"
+	}
+	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > maxLabelWords {
+		return -1
+	}
+	return i + len(p)
+}
+
+// maxLabelWords bounds the words before a label's closing phrase: the
+// labels agents write are short ("What I'd do next" is 3 before it).
+const maxLabelWords = 5
 
 // harnessTags open user-role text the harness wrote: background task and
 // subagent notifications (Claude Code 2.1), IDE context, reminders.
@@ -461,6 +544,11 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 // (a pasted stack trace keeps its last exception line), at most 400 bytes.
 func condense(p string) string {
 	ss := sentences(p)
+	// An opening acknowledgement ("Great! Can you also …", "Danke! Jetzt
+	// …") is not the instruction: the first sentence that asks is.
+	for len(ss) > 1 && !substantive(ss[0]) {
+		ss = ss[1:]
+	}
 	if len(ss) == 0 {
 		return ""
 	}

@@ -1,6 +1,7 @@
 package distill
 
 import (
+	"slices"
 	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
@@ -32,8 +33,16 @@ func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes 
 		if err != nil {
 			return nil, nil, err
 		}
+		clears := clearTimes(l, project)
 		st = NewState()
 		for i := range rows {
+			// A `carryover clear` is a task boundary the rebuild honours:
+			// the first row after it starts a new task, as ClearTask did
+			// to the stored state at the time.
+			for len(clears) > 0 && rows[i].Time.After(clears[0]) {
+				st.ClearTask()
+				clears = clears[1:]
+			}
 			st.Add(&rows[i])
 		}
 		seqs = ledger.Seqs{}
@@ -71,10 +80,35 @@ func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes 
 	return st, notes, nil
 }
 
+// clearTimes are the times the user cleared the project's handoff
+// (`carryover clear` ends its record as EndCleared), oldest first: the
+// boundaries a rebuild from rows honours. Rebuilds are rare (a new
+// StateVersion, a cold ingest), so one query of the project's newest
+// records costs the hook path nothing in the common case.
+func clearTimes(l *ledger.Ledger, project string) []time.Time {
+	recs, err := l.HandoffRecords(project, maxClears)
+	if err != nil {
+		return nil
+	}
+	var out []time.Time
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Ended == ledger.EndCleared && !recs[i].EndedAt.IsZero() {
+			out = append(out, recs[i].EndedAt)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
+}
+
+// maxClears is how many of the project's newest handoff records a rebuild
+// reads for clears: the rows it folds are recent too (RecentRows).
+const maxClears = 200
+
 // ClearTask is `carryover clear` in the stored state: brought up to date,
 // then its task forgotten (newTaskBoundary), so the next request is the
 // next handoff's Task whatever it says. A state rebuilt later from the
-// ledger (a new StateVersion, a cold ingest) no longer knows of the clear.
+// ledger (a new StateVersion, a cold ingest) honours the clear too: the
+// ledger keeps its time (clearTimes).
 func ClearTask(l *ledger.Ledger, project string, now time.Time) error {
 	if _, _, err := Refresh(l, project, now); err != nil {
 		return err

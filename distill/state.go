@@ -20,7 +20,12 @@ import (
 //
 // 4 added the evidence rows (TaskRef, LatestRef, LastTextRef, Failure.Refs),
 // the user's instructions, refused calls and the interruption.
-const StateVersion = 4
+//
+// 5 added the evidence of every other handoff line: Edit.Ref, the turn
+// texts' rows (TurnRefs), the row being folded (RowRef) and Sources (the
+// rows each decision, reference, action item, plan and set-aside goal came
+// from).
+const StateVersion = 5
 
 // Bounds on what a State remembers, so it stays small however long the
 // project's history grows.
@@ -109,6 +114,15 @@ type State struct {
 	// refusal or interruption.
 	PendingCall string
 	StopSeq     int64
+	// RowRef is the row being folded (the newest), for the facts its
+	// steps add; TurnRefs are TurnTexts' rows while the two run parallel
+	// (nil once an acknowledgement condensed the turn). Sources are the
+	// rows each decision ("d:"), reference ("r:"), action item ("a:"),
+	// the plan ("p:") and set-aside goal ("s:") came from, keyed by kind
+	// and text, the newest maxSources.
+	RowRef   Ref
+	TurnRefs []Ref
+	Sources  []Note
 }
 
 // Call is what the state keeps of a tool call for pairing.
@@ -126,6 +140,7 @@ type Edit struct {
 	Created bool
 	Deleted bool
 	Todos   []string
+	Ref     Ref // the row of the write
 }
 
 // Done is one completed step; Call ties an edit to its call.
@@ -157,6 +172,7 @@ func (st *State) Add(r *ledger.Row) {
 	}
 	st.Seq++
 	st.Rows++
+	st.RowRef = refOf(r)
 	if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
 		st.Tool, st.SessionID = r.Tool, r.SessionID
 	}
@@ -231,7 +247,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 		if st.Task != taskBefore {
 			// "back to" a set-aside goal: the detour's instructions are
 			// not the goal's.
-			st.TaskRef = Ref{}
+			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
 			st.startTask()
 		}
 	}
@@ -246,9 +262,9 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 		// "Super, danke!" / "yes" answers the turn's questions but asks
 		// for nothing new: its forward-looking sentences stay the next
 		// action when the reply is only a sign-off ("Gern geschehen!").
-		st.TurnTexts = forwardOnly(st.TurnTexts)
+		st.TurnTexts, st.TurnRefs = forwardOnly(st.TurnTexts), nil
 	default:
-		st.TurnTexts = nil
+		st.TurnTexts, st.TurnRefs = nil, nil
 	}
 	if class != promptAck {
 		// An acknowledgement asks for nothing new: the last turn's
@@ -264,9 +280,15 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 }
 
 func (st *State) addTextRow(r *ledger.Row) {
+	if len(st.TurnRefs) == len(st.TurnTexts) {
+		st.TurnRefs = append(st.TurnRefs, refOf(r))
+	}
 	st.TurnTexts = append(st.TurnTexts, r.Text)
 	if len(st.TurnTexts) > maxTurnTexts {
 		st.TurnTexts = st.TurnTexts[len(st.TurnTexts)-maxTurnTexts:]
+		if len(st.TurnRefs) > maxTurnTexts {
+			st.TurnRefs = st.TurnRefs[len(st.TurnRefs)-maxTurnTexts:]
+		}
 	}
 	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
 	st.Answered = true
@@ -302,6 +324,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	if planTool(r.ToolName) {
 		if plan, ok := parsePlan(r.Text); ok {
 			st.Plan, st.PlanSession = plan, r.SessionID
+			st.setSource("p:", refOf(r))
 		}
 	}
 	if r.CallID != "" {
@@ -317,12 +340,12 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	}
 	if r.FilePath != "" {
 		deleted := strings.HasPrefix(r.Text, "*** Delete File:")
-		st.addEdit(Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r) && !deleted, Deleted: deleted, Todos: todoLines(r.Text)})
+		st.addEdit(Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r) && !deleted, Deleted: deleted, Todos: todoLines(r.Text), Ref: refOf(r)})
 		st.addDone(Done{Text: "edited " + r.FilePath, Call: key})
 	}
 	if r.Command != "" {
 		for _, f := range shellFiles(r.Command) {
-			st.addEdit(Edit{Path: f.path, Call: key, At: at, Seq: st.Seq, Created: f.created, Deleted: f.deleted})
+			st.addEdit(Edit{Path: f.path, Call: key, At: at, Seq: st.Seq, Created: f.created, Deleted: f.deleted, Ref: refOf(r)})
 		}
 		if isTestCmd(r.Command) {
 			st.LastTest = clip(oneLine(r.Command), 200)
@@ -446,9 +469,15 @@ func (st *State) addEdit(e Edit) {
 func (st *State) addProse(text, low string) {
 	if refs := references(text, low); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
+		for _, x := range refs {
+			st.addSource("r:"+x, st.RowRef)
+		}
 	}
 	if acts := actionItems(text, low); len(acts) > 0 {
 		st.Actions = addBounded(st.Actions, acts, maxActions)
+		for _, x := range acts {
+			st.addSource("a:"+x, st.RowRef)
+		}
 	}
 }
 
@@ -484,7 +513,7 @@ func (st *State) Handoff(o Options) Handoff {
 			files[p] = acc
 			paths = append(paths, p)
 		}
-		acc.f.At, acc.last, acc.f.Deleted = e.At, e.Seq, e.Deleted
+		acc.f.At, acc.last, acc.f.Deleted, acc.f.Ref = e.At, e.Seq, e.Deleted, e.Ref
 		if e.Deleted {
 			acc.f.Created = false
 		} else if e.Created && acc.f.Deleted {
@@ -576,7 +605,7 @@ func (st *State) Handoff(o Options) Handoff {
 	h.Questions = append(h.Questions, dedupe(todos)...)
 	next, rule := st.nextAction(h, failing)
 	h.Next, h.NextRule = clip(next, 300), rule
-	st.evidenceInto(&h)
+	st.evidenceInto(&h, o)
 	for _, d := range st.Done {
 		if d.Call != "" && st.FailedCalls[d.Call] {
 			continue
@@ -766,7 +795,7 @@ func (st *State) userWordsInto(h *Handoff) {
 
 // evidenceInto records, for each line the handoff states, the rule that
 // chose it and the rows it came from.
-func (st *State) evidenceInto(h *Handoff) {
+func (st *State) evidenceInto(h *Handoff, o Options) {
 	add := func(sec, text, rule string, refs ...Ref) {
 		if text == "" {
 			return
@@ -794,6 +823,23 @@ func (st *State) evidenceInto(h *Handoff) {
 		nextRefs = []Ref{st.LatestRef, st.TaskRef}
 	case "interruption":
 		nextRefs = st.Interrupted.Refs
+	case "plan":
+		nextRefs = []Ref{st.sourceRef("p:")}
+	case "refusal":
+		if len(st.Refused) > 0 {
+			nextRefs = st.Refused[len(st.Refused)-1].Refs
+		}
+	case "still failing":
+		for _, f := range h.Failures {
+			if strings.Contains(h.Next, "`"+clip(f.What, 120)+"`") {
+				nextRefs = f.Refs
+				break
+			}
+		}
+	case "action item":
+		if len(h.Actions) > 0 {
+			nextRefs = st.sourceRefs("a:" + h.Actions[len(h.Actions)-1])
+		}
 	}
 	add("Next action", h.Next, h.NextRule, nextRefs...)
 	add("Last words", h.LastWords, "the closing paragraph of the last assistant message", st.LastTextRef)
@@ -808,4 +854,78 @@ func (st *State) evidenceInto(h *Handoff) {
 		}
 		add("Failed approaches", f.What, rule, f.Refs...)
 	}
+	for _, s := range h.SetAside {
+		add("Set aside", s, "a goal an explicit switch of task set aside", st.sourceRef("s:"+s))
+	}
+	if len(h.Plan) > 0 {
+		ref := st.sourceRef("p:")
+		for _, p := range h.Plan {
+			add("Plan", p.Text, "the plan the agent last wrote with its plan tool (a box is ticked when the agent marked the item done)", ref)
+		}
+	}
+	for _, f := range h.Files {
+		add("Recent files", f.Path, "a file write (an edit or create call, or a shell command that writes it) whose call did not fail; the last write is the row", f.Ref)
+	}
+	for _, q := range h.Questions {
+		add("Open questions", q, st.questionRule(q), st.questionRefs(q, o)...)
+	}
+	for _, d := range h.Decisions {
+		add("Decisions", d, "a decision stated in a prompt or the agent's prose (or a question answered), superseding earlier ones on the same subject", st.sourceRefs("d:"+d)...)
+	}
+	for _, r := range h.Refs {
+		add("References", r, "a URL, document, person or date named as a source", st.sourceRefs("r:"+r)...)
+	}
+	for _, a := range h.Actions {
+		add("Action items", a, "a commitment or to-do stated in prose", st.sourceRefs("a:"+a)...)
+	}
+}
+
+// questionRule names the rule that put an open question in the handoff.
+func (st *State) questionRule(q string) string {
+	switch {
+	case strings.HasPrefix(q, "unresolved: `"):
+		return "a failure nothing later resolved"
+	case st.LastText != "" && turnQuestion(st.TurnTexts, q) >= 0:
+		return "a question the agent asked in the last turn, not answered since"
+	}
+	return "a to-do marker an edit added"
+}
+
+// turnQuestion is the index of the turn text that asked q, or -1.
+func turnQuestion(texts []string, q string) int {
+	q = strings.TrimSuffix(q, "…")
+	for i := len(texts) - 1; i >= 0; i-- {
+		if strings.Contains(texts[i], q) || strings.Contains(strings.Join(strings.Fields(texts[i]), " "), q) {
+			return i
+		}
+	}
+	return -1
+}
+
+// questionRefs are the rows an open question came from: the failure's
+// error rows, the turn text that asked it, or the edit that added the to-do.
+func (st *State) questionRefs(q string, o Options) []Ref {
+	if strings.HasPrefix(q, "unresolved: `") {
+		for _, f := range st.Failures {
+			if strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") {
+				return f.Refs
+			}
+		}
+		return nil
+	}
+	if i := turnQuestion(st.TurnTexts, q); i >= 0 {
+		if len(st.TurnRefs) == len(st.TurnTexts) {
+			return []Ref{st.TurnRefs[i]}
+		}
+		return []Ref{st.LastTextRef}
+	}
+	for i := len(st.Edits) - 1; i >= 0; i-- {
+		for _, t := range st.Edits[i].Todos {
+			if t == q {
+				return []Ref{st.Edits[i].Ref}
+			}
+		}
+	}
+	_ = o
+	return nil
 }

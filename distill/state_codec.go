@@ -130,6 +130,9 @@ func (e *enc) state(st *State) {
 	e.varint(st.PlanSession)
 	e.str(st.PendingCall)
 	e.varint(st.StopSeq)
+	e.ref(st.RowRef)
+	writeList(e, st.TurnRefs, (*enc).ref)
+	writeList(e, st.Sources, (*enc).note)
 }
 
 func (d *dec) state(st *State) {
@@ -148,7 +151,7 @@ func (d *dec) state(st *State) {
 	st.Calls = readMap(d, 3, (*dec).call)
 	st.CallOrder = readList(d, 1, (*dec).str)
 	st.FailedCalls = readMap(d, 1, (*dec).bool)
-	st.Edits = readList(d, 7, (*dec).edit)
+	st.Edits = readList(d, 9, (*dec).edit)
 	st.TestFails = readList(d, 1, (*dec).varint)
 	st.Failures = readList(d, 11, (*dec).failure)
 	st.FailureKeys = readList(d, 1, (*dec).str)
@@ -180,6 +183,9 @@ func (d *dec) state(st *State) {
 	st.PlanSession = d.varint()
 	st.PendingCall = d.str()
 	st.StopSeq = d.varint()
+	st.RowRef = d.ref()
+	st.TurnRefs = readList(d, 2, (*dec).ref)
+	st.Sources = readList(d, 3, (*dec).note)
 }
 
 func (e *enc) note(x Note) {
@@ -206,7 +212,7 @@ func (d *dec) ref() (x Ref) {
 	return x
 }
 
-// The element types, each in 7 (Edit), 8 (Failure), 3 (Call), 2 (Done,
+// The element types, each in 9 (Edit), 8 (Failure), 3 (Call), 2 (Done,
 // PlanItem) or 1 byte at least: readList's and readMap's minimum sizes above.
 
 func (e *enc) edit(x Edit) {
@@ -217,6 +223,7 @@ func (e *enc) edit(x Edit) {
 	e.bool(x.Created)
 	e.bool(x.Deleted)
 	writeList(e, x.Todos, (*enc).str)
+	e.ref(x.Ref)
 }
 
 func (d *dec) edit() (x Edit) {
@@ -227,6 +234,7 @@ func (d *dec) edit() (x Edit) {
 	x.Created = d.bool()
 	x.Deleted = d.bool()
 	x.Todos = readList(d, 1, (*dec).str)
+	x.Ref = d.ref()
 	return x
 }
 
