@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -67,10 +66,6 @@ var (
 	genHasAnchorless [256]bool
 	// genKeyMin is the shortest value a keyword rule accepts.
 	genKeyMin = 1 << 30
-	// genKeyLetters[b] holds the letter sets (bit c&31, as keywordLetters)
-	// of the distinct keywords whose rarest letter has bit b, so a key is
-	// checked only against the keywords whose rarest letter it has.
-	genKeyLetters [32][]uint32
 )
 
 func inGenSet(k uint8, c byte) bool { return genSets[k][c>>6]&(1<<(c&63)) != 0 }
@@ -168,22 +163,10 @@ func initGen() {
 	for c := range genAt {
 		slices.SortFunc(genAt[c], func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
 	}
-	seen := map[uint32]bool{}
 	for i := range genKeywords {
 		genKeyMin = min(genKeyMin, genKeywords[i].val.min)
 		for _, w := range genKeywords[i].keywords {
-			var m uint32
-			rare, rank := byte(0), -1
-			for k := 0; k < len(w); k++ {
-				m |= 1 << (w[k] & 31)
-				if r := strings.IndexByte(byteRank[10:36], w[k]); r > rank {
-					rare, rank = w[k], r
-				}
-			}
-			if !seen[m] {
-				seen[m] = true
-				genKeyLetters[rare&31] = append(genKeyLetters[rare&31], m)
-			}
+			addKeyTri(w, triGen)
 		}
 	}
 	for c, h := range hot {
@@ -408,19 +391,6 @@ func equalFoldBoth(s, lit string) bool {
 		}
 	}
 	return true
-}
-
-// genMayHaveKeyword reports whether a key with these letters may contain
-// one of the keyword rules' keywords.
-func genMayHaveKeyword(letters uint32) bool {
-	for l := letters; l != 0; l &= l - 1 {
-		for _, m := range genKeyLetters[bits.TrailingZeros32(l)] {
-			if letters&m == m {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // genKeywordValue matches a keyword rule: the folded key names a vendor
