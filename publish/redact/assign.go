@@ -85,6 +85,9 @@ func assignment(s string, i int) (Match, bool) {
 	if hasSuffixAt(s, j, "//") {
 		return Match{}, false // scheme://user:pass@ belongs to urlCredentials
 	}
+	if sep == ':' && j > 0 && ke == i && i+1 < len(s) && isOneOf(s[j-1], "\"'") && s[i+1] == s[j-1] {
+		return Match{}, false // 'passphrase:' is a string, its colon the last byte
+	}
 	var buf [maxKeyLen]byte
 	key := foldKey(buf[:0], s[j:ke])
 	var wide [maxKeyLen + 8]byte

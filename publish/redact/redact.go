@@ -193,10 +193,6 @@ func Find(s string) []Match {
 		switch c {
 		case 'w', 'k':
 			if _, ok := proseShape(s, i); !ok {
-				if m, ok := promptAnswer(s, i); ok {
-					ms = append(ms, m)
-					i = m.End - 1
-				}
 				continue
 			}
 		}
@@ -224,6 +220,7 @@ func Find(s string) []Match {
 	}
 	ms = genIndexedMatches(s, ms)
 	ms = base64Secrets(s, ms)
+	ms = promptAnswers(s, ms)
 	// "dapi" has no delimiter to trigger on: look for it directly.
 	for off := 0; ; {
 		k := strings.Index(s[off:], "dapi")
