@@ -183,35 +183,19 @@ func lowerWord(s string, p int) bool {
 	return q > p && (q == len(s) || valueStop[s[q]])
 }
 
-// promptAnswers masks what a script types at a prompt for a credential:
-// expect's send "X\r" and pexpect's sendline('X') after an expect whose
-// quoted pattern asks for a password, passphrase, passcode, PIN, token or
-// secret. It is a pass of its own over "expect" (a SIMD search, ~1 us per
-// 32 KB), not a trigger byte: the prompt words share no byte the trigger
-// table could filter on, and "pass" alone put a call on every 'w' of code.
-func promptAnswers(s string, ms []Match) []Match {
-	for off := 0; ; {
-		k := strings.Index(s[off:], "expect")
-		if k < 0 {
-			return ms
-		}
-		p := off + k + len("expect")
-		off = p
-		if m, ok := promptAnswer(s, p); ok {
-			ms = append(ms, m)
-			off = m.End
-		}
-	}
-}
-
 // promptWords are the words of a prompt for a credential, lower case;
 // "pin" only as a word of its own (not ping, spinner).
 var promptWords = []string{"assword", "asswd", "passphrase", "passcode", "token", "secret", "pin"}
 
-// promptAnswer reads the expect call whose name ends at p: a quoted
-// pattern (maybe in a list, behind -re/-ex, JSON-escaped) naming a
-// credential on its line, then within 320 bytes the send/sendline of a
-// quoted one-word answer.
+// promptAnswer masks what a script types at a prompt for a credential:
+// expect's send "X\r" and pexpect's sendline('X') after an expect whose
+// quoted pattern asks for a password, passphrase, passcode, PIN, token or
+// secret. It is called at each "expect" (a needle, needles.go), not on a
+// trigger byte: the prompt words share no byte the trigger table could
+// filter on, and "pass" alone put a call on every 'w' after it in code.
+// p is where the name "expect" ends: a quoted pattern (maybe in a list,
+// behind -re/-ex, JSON-escaped) naming a credential on its line, then
+// within 320 bytes the send/sendline of a quoted one-word answer.
 func promptAnswer(s string, p int) (Match, bool) {
 	q := p
 	for q < len(s) && q-p < 16 && isOneOf(s[q], " ([") {

@@ -218,6 +218,7 @@ var handHot [256]bool
 func init() {
 	handHot = hot
 	initGen() // adds the generated anchors to hot
+	initNeedles()
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
 		if !hot[c] {
