@@ -2,6 +2,7 @@ package redact
 
 import (
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -58,6 +59,12 @@ type genAnchor struct {
 	// and every '_' after a 't' for eleven (sk_test_, github_pat_...):
 	// genTokenAt was 19 % of the clean corpus's time.
 	next, prev2 byte
+	// probe is the distance from the anchor to the last byte the
+	// token's span after the literal must have (0: none), a byte of set
+	// probeSet: "s." (a Vault token) anchored at every receiver's "s." of
+	// Go code fails here, not after scanning the member's name.
+	probe    int
+	probeSet uint8
 }
 
 // quick reports whether the literal's bytes beside the anchor at i match.
@@ -73,6 +80,9 @@ func (a *genAnchor) quick(s string, i int) bool {
 		if c != a.next {
 			return false
 		}
+	}
+	if a.probe != 0 && (i+a.probe >= len(s) || !inGenSet(a.probeSet, s[i+a.probe])) {
+		return false
 	}
 	if a.prev2 != 0 {
 		if i < 2 {
@@ -90,8 +100,11 @@ func (a *genAnchor) quick(s string, i int) bool {
 }
 
 var (
-	// genAt[c] lists the tokens anchored on byte c, sorted by prev.
-	genAt [256][]genAnchor
+	// genAt[c] lists the tokens anchored on byte c, sorted by prev;
+	// genPrevStart[c][p] is the index of the first with prev p (a binary
+	// search was most of genTokenAt's own time).
+	genAt        [256][]genAnchor
+	genPrevStart [256]*[256]uint8
 	// genIndexed are the tokens found with strings.Index.
 	genIndexed []genNeedle
 	// genDotPrev marks the bytes before a '.' anchor, for dotShape;
@@ -191,8 +204,12 @@ func initGen() {
 		if t.fold {
 			next, prev2 = lower(next), lower(prev2)
 		}
+		probe := 0
+		if t.post.min > 0 {
+			probe = len(t.lit) - 1 - a + t.post.min
+		}
 		for _, c := range cs {
-			genAt[c] = append(genAt[c], genAnchor{t, a, prev, next, prev2})
+			genAt[c] = append(genAt[c], genAnchor{t, a, prev, next, prev2, probe, t.post.set})
 			hot[c] = true
 			if c == '.' && a > 0 {
 				genDotPrev[t.lit[a-1]] = true
@@ -207,7 +224,17 @@ func initGen() {
 		}
 	}
 	for c := range genAt {
-		slices.SortFunc(genAt[c], func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
+		as := genAt[c]
+		slices.SortFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
+		if len(as) == 0 || len(as) > 255 {
+			continue // over 255: genTokenAt scans from 0
+		}
+		st := new([256]uint8)
+		for p := 255; p >= 0; p-- {
+			k := sort.Search(len(as), func(k int) bool { return int(as[k].prev) >= p })
+			st[p] = uint8(k)
+		}
+		genPrevStart[c] = st
 	}
 	for i := range genKeywords {
 		genKeyMin = min(genKeyMin, genKeywords[i].val.min)
@@ -318,7 +345,7 @@ func genTokenAt(s string, i int) (Match, bool) {
 		p = lower(s[i-1])
 	}
 	// Anchors at the literal's start (prev 0) come first, then those whose
-	// byte before matches p, found by binary search.
+	// byte before matches p, from genPrevStart.
 	for k := 0; k < len(as) && as[k].prev == 0; k++ {
 		if !as[k].quick(s, i) {
 			continue
@@ -330,13 +357,9 @@ func genTokenAt(s string, i int) (Match, bool) {
 	if p == 0 {
 		return Match{}, false
 	}
-	lo, hi := 0, len(as)
-	for lo < hi {
-		if h := (lo + hi) / 2; as[h].prev < p {
-			lo = h + 1
-		} else {
-			hi = h
-		}
+	lo := 0
+	if st := genPrevStart[s[i]]; st != nil {
+		lo = int(st[p])
 	}
 	for k := lo; k < len(as) && as[k].prev == p; k++ {
 		if !as[k].quick(s, i) {
