@@ -29,36 +29,31 @@ type needle struct {
 }
 
 type needleGroup struct {
-	b       byte // the group's filter byte
+	key     string // searched with strings.Index; each needle has it at off
 	needles []needle
-	// whole is the group's one needle when its filter byte is a common
-	// lower-case letter: strings.Index of it beats IndexByte of the letter
-	// (dapi: 7 us against 11 us per 32 KB of clean text).
-	whole string
 }
 
 var needleGroups []needleGroup
 
+// addNeedle files n under the four bytes of its literal from its rarest
+// byte (or the whole literal when that byte is a common letter: dapi's
+// 'p' is in every other word): one strings.Index pass per key. A key
+// beginning with a rare byte is a SIMD IndexByte scan that seldom stops
+// (LS0t: 1.4 us per 32 KB of clean text); an IndexByte loop per byte
+// stopped at every 'x' of expect or 'R' and re-entered (2-3x that).
 func addNeedle(n needle) {
 	n.off = filterByte(n.lit)
-	b := n.lit[n.off]
+	if c := n.lit[n.off]; isLowerByte(c) && strings.IndexByte(byteRank[10:36], c) < 20 {
+		n.off = 0
+	}
+	key := n.lit[n.off:min(len(n.lit), n.off+4)]
 	for k := range needleGroups {
-		if needleGroups[k].b == b {
+		if needleGroups[k].key == key {
 			needleGroups[k].needles = append(needleGroups[k].needles, n)
 			return
 		}
 	}
-	needleGroups = append(needleGroups, needleGroup{b: b, needles: []needle{n}})
-}
-
-// initNeedleGroups sets whole (see needleGroup) once the groups are full.
-func initNeedleGroups() {
-	for k := range needleGroups {
-		g := &needleGroups[k]
-		if len(g.needles) == 1 && isLowerByte(g.b) && strings.IndexByte(byteRank[10:36], g.b) < 20 {
-			g.whole = g.needles[0].lit
-		}
-	}
+	needleGroups = append(needleGroups, needleGroup{key, []needle{n}})
 }
 
 // filterByte returns the index of lit's rarest byte (see needleGroup).
@@ -85,7 +80,6 @@ func initNeedles() {
 	for _, n := range genIndexed {
 		addNeedle(needle{lit: n.needle, kind: needleGen, tok: n.tok})
 	}
-	initNeedleGroups()
 }
 
 // needleMatches appends the matches the needles find in s.
@@ -93,15 +87,7 @@ func needleMatches(s string, ms []Match) []Match {
 	for _, g := range needleGroups {
 		b64Done, expectDone := 0, 0
 		for off := 0; ; {
-			var k int
-			if g.whole != "" {
-				k = strings.Index(s[off:], g.whole) // dapi: its 'p' is in every other word
-				if k >= 0 {
-					k += g.needles[0].off
-				}
-			} else {
-				k = strings.IndexByte(s[off:], g.b)
-			}
+			k := strings.Index(s[off:], g.key)
 			if k < 0 {
 				break
 			}
