@@ -258,8 +258,15 @@ func promptAnswer(s string, p int) (Match, bool) {
 // deploy:", "*assword*", "(?i)passphrase"), so that a pattern that reports
 // ("PIN accepted", "token expired") is not taken for a prompt.
 func promptCredential(pat string) (Kind, bool) {
+	var buf [256]byte
+	n := copy(buf[:], pat)
+	for j := 0; j < n; j++ {
+		buf[j] = lower(buf[j])
+	}
+	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
+	pat = pat[:n]
 	for _, w := range promptWords {
-		k := indexFold(pat, w)
+		k := strings.Index(low, w)
 		if k < 0 {
 			continue
 		}
