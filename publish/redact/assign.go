@@ -323,6 +323,25 @@ const (
 // which the table cannot hold: their classifier always runs.
 var triAlways uint8
 
+// keyFamilies is the keyTri test of the whole name k (letters only).
+func keyFamilies(k string) uint8 {
+	fam := triAlways
+	var c1, c2 uint32
+	n := 0
+	for j := len(k) - 1; j >= 0; j-- {
+		if classes[k[j]]&cAlnum == 0 {
+			continue
+		}
+		c0 := uint32(k[j] & 31)
+		if n++; n >= 3 {
+			t := c0<<10 | c1<<5 | c2
+			fam |= uint8(keyTri[0][t>>6]>>(t&63)&1) | uint8(keyTri[1][t>>6]>>(t&63)&1)<<1
+		}
+		c1, c2 = c0, c1
+	}
+	return fam
+}
+
 func addKeyTri(w string, fam uint8) {
 	if len(w) < 3 {
 		triAlways |= fam
