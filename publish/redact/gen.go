@@ -65,6 +65,9 @@ type genAnchor struct {
 	// Go code fails here, not after scanning the member's name.
 	probe    int
 	probeSet uint8
+	// bound: the literal starts a word (no span before it), so the byte
+	// before it must not be a letter or digit: "os." is not Vault's "s.".
+	bound bool
 }
 
 // quick reports whether the literal's bytes beside the anchor at i match.
@@ -82,6 +85,9 @@ func (a *genAnchor) quick(s string, i int) bool {
 		}
 	}
 	if a.probe != 0 && (i+a.probe >= len(s) || !inGenSet(a.probeSet, s[i+a.probe])) {
+		return false
+	}
+	if a.bound && i-a.off > 0 && isAlnum(s[i-a.off-1]) {
 		return false
 	}
 	if a.prev2 != 0 {
@@ -213,7 +219,7 @@ func initGen() {
 			probe = len(t.lit) - 1 - a + t.post.min
 		}
 		for _, c := range cs {
-			genAt[c] = append(genAt[c], genAnchor{t, a, prev, next, prev2, probe, t.post.set})
+			genAt[c] = append(genAt[c], genAnchor{t, a, prev, next, prev2, probe, t.post.set, t.pre.max == 0 && isAlnum(t.lit[0])})
 			hot[c] = true
 			if c == '.' && a > 0 {
 				genDotPrev[t.lit[a-1]] = true
