@@ -70,12 +70,85 @@ func filterByte(lit string) int {
 	return best
 }
 
+// trigNeedles[c] are the needles whose rarest byte c is a trigger: the
+// base64 header spellings (on 'L', 'U', 'V', 'Q', 'R') and "expect" (on
+// its 'x'). Their byte before and after go into the neighbour filters, so
+// clean text pays for them in skipCold's table lookups, not in a search
+// pass each (seven strings.Index passes were 12 % of 4 KB of Go's time).
+var (
+	trigNeedles   [256][]needle
+	trigNeedlePN  [256]pnFilter
+	trigNeedleAny [256]bool // a needle of c starts with c: no byte before needed
+)
+
+func addTrigNeedle(n needle) {
+	n.off = filterByte(n.lit)
+	c := n.lit[n.off]
+	trigNeedles[c] = append(trigNeedles[c], n)
+	hot[c], hot8[c] = true, 1
+	f := &trigNeedlePN[c]
+	if n.off == 0 {
+		trigNeedleAny[c] = true
+		f.prev = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	} else {
+		p := n.lit[n.off-1]
+		f.prev[p>>6] |= 1 << (p & 63)
+	}
+	x := n.lit[n.off+1] // every needle has a byte after its rarest one
+	f.next[x>>6] |= 1 << (x & 63)
+}
+
+// needlePass adds the triggered needles' rows to the pass tables (after
+// scan.go's init has filled them).
+func needlePass(pp, pn *[256][256]uint8) {
+	for c := range trigNeedles {
+		if len(trigNeedles[c]) == 0 {
+			continue
+		}
+		f := &trigNeedlePN[c]
+		for x := 0; x < 256; x++ {
+			if f.prev[x>>6]&(1<<(x&63)) != 0 {
+				pp[c][x] = 1
+			}
+			if f.next[x>>6]&(1<<(x&63)) != 0 {
+				pn[c][x] = 1
+			}
+		}
+		if trigNeedleAny[c] {
+			needPrev[c] = false
+		}
+	}
+}
+
+// trigNeedleAt tries the needles anchored on s[i].
+func trigNeedleAt(s string, i int) (Match, bool) {
+	c := s[i]
+	if i+1 >= len(s) || !trigNeedlePN[c].ok(0, s[i+1]) && !trigNeedlePN[c].ok(s[max(0, i-1)], s[i+1]) {
+		return Match{}, false
+	}
+	for _, n := range trigNeedles[c] {
+		st := i - n.off
+		if !hasPrefixAt(s, st, n.lit) {
+			continue
+		}
+		switch n.kind {
+		case needleExpect:
+			return promptAnswer(s, st+len(n.lit))
+		case needleB64:
+			if m, ok := base64Secret(s, st); ok {
+				return m, true
+			}
+		}
+	}
+	return Match{}, false
+}
+
 // initNeedles runs after initGen has filled genIndexed.
 func initNeedles() {
 	addNeedle(needle{lit: "dapi", kind: needleDapi})
-	addNeedle(needle{lit: "expect", kind: needleExpect})
+	addTrigNeedle(needle{lit: "expect", kind: needleExpect})
 	for _, h := range b64Headers {
-		addNeedle(needle{lit: h, kind: needleB64})
+		addTrigNeedle(needle{lit: h, kind: needleB64})
 	}
 	for _, n := range genIndexed {
 		addNeedle(needle{lit: n.needle, kind: needleGen, tok: n.tok})

@@ -273,6 +273,7 @@ func init() {
 			pn[c][x] |= gn[c][x]
 		}
 	}
+	needlePass(pp, pn)
 }
 
 // handPN and genPN are the neighbour filters of the hand-written
@@ -351,6 +352,14 @@ func byteSet(cs string) (t [256]bool) {
 // and skipping the context detectors keeps Find linear.
 func detect(s string, i int, inGeneric bool) (Match, bool) {
 	c := s[i]
+	if len(trigNeedles[c]) > 0 {
+		if m, ok := trigNeedleAt(s, i); ok {
+			return m, true
+		}
+		if !handHot[c] && len(genAt[c]) == 0 {
+			return Match{}, false
+		}
+	}
 	if k := nbSet[c]; k != 0 && (nbOff[c] < 0 && i == 0 || nbOff[c] > 0 && i+1 >= len(s)) || !handHot[c] {
 		// The hand-written detector of c reads the neighbour its filter
 		// needs; here only a generated anchor let the byte through.
