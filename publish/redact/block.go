@@ -235,39 +235,80 @@ func skipLineNumberBack(s string, p, limit int) int {
 	return d
 }
 
-// b64Headers are the base64 spellings (at offset 0, whole 3-byte groups
-// only, so they do not depend on what follows) of headers that start a
-// secret: a PEM block, a PuTTY key, an age key. A run of base64 that starts
-// with one is decoded and masked when the decoded text holds a secret
-// (a Kubernetes tls.key:, a base64'd id_rsa).
+// b64Headers are the base64 spellings of headers that start a secret (a
+// PEM block, a PuTTY key, an age key) at each of the three byte alignments
+// (the header at a byte offset of 0, 1 or 2 mod 3 in the encoded data):
+// only the 3-byte groups wholly inside the header, so they do not depend on
+// the bytes around it. A base64 run holding one (a Kubernetes tls.key:, a
+// base64'd id_rsa, a file with a comment or a blank line before its key) is
+// decoded from its start and masked when the decoded text holds a secret.
+// They are needles (needles.go).
 var b64Headers = func() (hs []string) {
 	for _, h := range []string{"-----BEGIN ", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1"} {
-		hs = append(hs, base64.StdEncoding.EncodeToString([]byte(h[:len(h)/3*3])))
+		for skip := 0; skip < 3; skip++ {
+			g := h[skip:]
+			hs = append(hs, base64.StdEncoding.EncodeToString([]byte(g[:len(g)/3*3])))
+		}
 	}
 	return hs
 }()
 
-// base64Secrets finds the base64-wrapped secrets in s (see b64Headers).
-func base64Secrets(s string, ms []Match) []Match {
-	for _, h := range b64Headers {
-		for off := 0; ; {
-			k := strings.Index(s[off:], h)
-			if k < 0 {
-				break
-			}
-			p := off + k
-			off = p + len(h)
-			if !boundary(s, p) {
-				continue
-			}
-			e := keyBody(s, p, min(len(s), p+4*maxKeyBlock/3))
-			if m, ok := decodedSecret(s, p, e); ok {
-				ms = append(ms, m)
-				off = max(off, e)
-			}
+// base64Secret decodes the base64 data holding the header spelling at p
+// (see b64Headers) and masks it when the decoded text holds a secret.
+func base64Secret(s string, p int) (Match, bool) {
+	if hasPrefixAt(s, p, "LS0t") && !b64PrivateLabel(s, p) {
+		return Match{}, false // a certificate or public key: not decoded
+	}
+	st := b64RunStart(s, p)
+	if !boundary(s, st) {
+		return Match{}, false
+	}
+	return decodedSecret(s, st, keyBody(s, st, min(len(s), st+4*maxKeyBlock/3)))
+}
+
+// b64PrivateLabel decodes the 20 base64 groups at p (a PEM header's
+// dashes, aligned on a group) and reports whether they name a private
+// key: Kubernetes secrets and kubeconfigs carry base64 certificates far
+// more often than keys, and a certificate decoded whole cost an
+// allocation and a Find of its text (~10 us for a 1 KB one).
+func b64PrivateLabel(s string, p int) bool {
+	var enc [80]byte
+	n := 0
+	for i := p; i < len(s) && n < len(enc); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++ // a "\n" escape between lines
+		case classes[c]&setBase64 != 0:
+			enc[n] = c
+			n++
+		case c == '\n' || c == '\r' || c == ' ':
+		default:
+			i = len(s)
 		}
 	}
-	return ms
+	var dec [60]byte
+	k, _ := base64.StdEncoding.Decode(dec[:], enc[:n/4*4])
+	return strings.Contains(string(dec[:k]), "PRIVATE KEY")
+}
+
+// b64RunStart returns where the base64 data holding the header spelling
+// at p starts: back over its lines (keyBodyBack) to a 4-byte group
+// boundary that keeps p on one, or p when there is none.
+func b64RunStart(s string, p int) int {
+	lim := max(0, p-maxKeyBlock)
+	st := p
+	for st > lim && classes[s[st-1]]&setBase64 != 0 && s[st-1] != '=' {
+		st-- // the line holding p, however short its start ('=' only pads its end)
+	}
+	if _, brk := skipKeyGlueBack(s, st, lim); brk {
+		st = min(st, keyBodyBack(s, st, lim)) // and the lines before it
+	}
+	for n := countBase64(s[st:p]) % 4; n > 0 && st < p; st++ {
+		if classes[s[st]]&setBase64 != 0 {
+			n--
+		}
+	}
+	return st
 }
 
 // decodedSecret decodes the base64 lines s[p:e] (glue and line breaks

@@ -45,8 +45,11 @@ func shortFlag(s string, i int) (Match, bool) {
 		return longSingleDash(s, i)
 	}
 	c := s[i+1]
-	line := lineBefore(s, i)
 	attached := !isSpaceByte(s[i+2])
+	if c != 'p' && (attached || len(passFlags[c]) == 0) {
+		return Match{}, false // before reading the line: "- item", "-v ", "-x"
+	}
+	line := lineBefore(s, i)
 	if c == 'p' {
 		switch {
 		case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
@@ -56,9 +59,6 @@ func shortFlag(s string, i int) (Match, bool) {
 		case !attached && (strings.Contains(line, "sshpass") || strings.Contains(line, " login")):
 			return spacedValue(s, i+2, KindPassword, nil)
 		}
-		return Match{}, false
-	}
-	if attached {
 		return Match{}, false
 	}
 	for _, tool := range passFlags[c] {
@@ -71,7 +71,7 @@ func shortFlag(s string, i int) (Match, bool) {
 
 // passFlags lists, per one-letter flag, the commands in which it takes a
 // password or passphrase as its next word.
-var passFlags = map[byte][]string{
+var passFlags = [256][]string{
 	'N': {"ssh-keygen"},
 	'P': {"ssh-keygen", "zip", "unzip"},
 	'a': {"redis-cli"},
@@ -88,8 +88,8 @@ func longSingleDash(s string, i int) (Match, bool) {
 	for e < len(s) && e-n <= maxKeyLen && isAlnum(s[e]) {
 		e++
 	}
-	if e-n < 4 || e-n > maxKeyLen || e >= len(s) || s[e] != ' ' {
-		return Match{}, false
+	if e-n < 4 || e-n > maxKeyLen || e >= len(s) || s[e] != ' ' || keyFamilies(s[n:e])&triHand == 0 {
+		return Match{}, false // -name, -exec, -delete: no keyword in the name
 	}
 	var buf [maxKeyLen]byte
 	key := foldKey(buf[:0], s[n:e])

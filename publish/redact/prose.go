@@ -183,26 +183,50 @@ func lowerWord(s string, p int) bool {
 	return q > p && (q == len(s) || valueStop[s[q]])
 }
 
-// promptAnswer masks what a script types at a password prompt: expect's
-// send "X\r" and pexpect's sendline('X') after an expect on a line that
-// asks for a password. s[i] is the 'w' of the prompt's password/passwd.
-func promptAnswer(s string, i int) (Match, bool) {
-	if s[i] != 'w' || !(i >= 3 && equalFold(s[i-3:i], "ass")) {
-		return Match{}, false
+// promptWords are the words of a prompt for a credential, lower case;
+// "pin" only as a word of its own (not ping, spinner).
+var promptWords = []string{"assword", "asswd", "passphrase", "passcode", "token", "secret", "pin"}
+
+// promptAnswer masks what a script types at a prompt for a credential:
+// expect's send "X\r" and pexpect's sendline('X') after an expect whose
+// quoted pattern asks for a password, passphrase, passcode, PIN, token or
+// secret. It is called at each "expect" (a needle, needles.go), not on a
+// trigger byte: the prompt words share no byte the trigger table could
+// filter on, and "pass" alone put a call on every 'w' after it in code.
+// p is where the name "expect" ends: a quoted pattern (maybe in a list,
+// behind -re/-ex, JSON-escaped) naming a credential on its line, then
+// within 320 bytes the send/sendline of a quoted one-word answer.
+func promptAnswer(s string, p int) (Match, bool) {
+	q := p
+	for q < len(s) && q-p < 16 && isOneOf(s[q], " ([") {
+		q++
 	}
-	if !strings.Contains(lineBefore(s, i), "expect") { // expect, pexpect's child.expect
-		return Match{}, false
+	for _, f := range []string{"-re ", "-ex ", "-gl "} {
+		if hasPrefixAt(s, q, f) {
+			q += len(f)
+		}
 	}
-	w := s[i:min(len(s), i+320)]
+	if q >= len(s) || !isOneOf(s[q], "\"'\\{") {
+		return Match{}, false // expect(res.token): a test assertion, not a pattern
+	}
+	le := strings.IndexByte(s[q:min(len(s), q+256)], '\n')
+	if le < 0 {
+		le = min(len(s), q+256) - q
+	}
+	w := s[q:min(len(s), q+320)]
 	k := strings.Index(w, "send")
 	if k < 0 {
 		return Match{}, false
 	}
-	v := i + k + 4
+	kind, ok := promptCredential(s[q+1 : q+min(le, k)]) // the pattern: its line, up to the send
+	if !ok {
+		return Match{}, false
+	}
+	v := q + k + 4
 	if hasPrefixAt(s, v, "line") {
 		v += 4
 	}
-	for v < len(s) && v-i-k < 16 && isOneOf(s[v], " (") {
+	for v < len(s) && v-q-k < 16 && isOneOf(s[v], " (") {
 		v++
 	}
 	if hasPrefixAt(s, v, "-- ") {
@@ -222,8 +246,58 @@ func promptAnswer(s string, i int) (Match, bool) {
 		}
 	}
 	val := s[vs:ve]
-	if len(val) < 4 || isPlaceholder(val) || strings.ContainsAny(val, " ") {
-		return Match{}, false
+	if len(val) < 4 || isPlaceholder(val) || strings.ContainsAny(val, " $[") {
+		return Match{}, false // $env(PIN), [exec pass show x]: a reference
 	}
-	return Match{KindPassword, vs, ve}, true
+	return Match{kind, vs, ve}, true
 }
+
+// promptCredential reports whether an expect pattern (from after its
+// opening quote) asks for a credential: a word of promptWords, then up to
+// the closing quote either a ':' or '?' or no letter ("Password for
+// deploy:", "*assword*", "(?i)passphrase"), so that a pattern that reports
+// ("PIN accepted", "token expired") is not taken for a prompt.
+func promptCredential(pat string) (Kind, bool) {
+	var buf [256]byte
+	n := copy(buf[:], pat)
+	for j := 0; j < n; j++ {
+		buf[j] = lower(buf[j])
+	}
+	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
+	pat = pat[:n]
+	for _, w := range promptWords {
+		k := strings.Index(low, w)
+		if k < 0 {
+			continue
+		}
+		e := k + len(w)
+		if w == "pin" && (!boundary(pat, k) || e < len(pat) && isLetter(pat[e])) {
+			continue
+		}
+		rest := pat[e:]
+		if c := strings.IndexAny(rest, "\"'"); c >= 0 {
+			rest = rest[:c]
+		}
+		if strings.ContainsAny(rest, ":?") || !hasLetter(rest) {
+			switch w {
+			case "token":
+				return KindToken, true
+			case "secret":
+				return KindSecret, true
+			}
+			return KindPassword, true
+		}
+	}
+	return "", false
+}
+
+func hasLetter(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if isLetter(v[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }

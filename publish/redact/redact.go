@@ -193,10 +193,6 @@ func Find(s string) []Match {
 		switch c {
 		case 'w', 'k':
 			if _, ok := proseShape(s, i); !ok {
-				if m, ok := promptAnswer(s, i); ok {
-					ms = append(ms, m)
-					i = m.End - 1
-				}
 				continue
 			}
 		}
@@ -222,19 +218,7 @@ func Find(s string) []Match {
 			i = m.End - 1
 		}
 	}
-	ms = genIndexedMatches(s, ms)
-	ms = base64Secrets(s, ms)
-	// "dapi" has no delimiter to trigger on: look for it directly.
-	for off := 0; ; {
-		k := strings.Index(s[off:], "dapi")
-		if k < 0 {
-			break
-		}
-		if m, ok := databricks(s, off+k); ok {
-			ms = append(ms, m)
-		}
-		off += k + 4
-	}
+	ms = needleMatches(s, ms)
 	return resolve(ms)
 }
 

@@ -218,6 +218,7 @@ var handHot [256]bool
 func init() {
 	handHot = hot
 	initGen() // adds the generated anchors to hot
+	initNeedles()
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
 		if !hot[c] {
@@ -255,7 +256,51 @@ func init() {
 			}
 		}
 	}
-	genPass(pp, pn)
+	for c := 0; c < 256; c++ {
+		if handHot[c] {
+			handPN[c] = pnBits(&pp[c], &pn[c])
+		}
+	}
+	gp, gn := new([256][256]uint8), new([256][256]uint8)
+	genPass(gp, gn)
+	for c := 0; c < 256; c++ {
+		if len(genAt[c]) == 0 {
+			continue
+		}
+		genPN[c] = pnBits(&gp[c], &gn[c])
+		for x := 0; x < 256; x++ {
+			pp[c][x] |= gp[c][x]
+			pn[c][x] |= gn[c][x]
+		}
+	}
+	needlePass(pp, pn)
+}
+
+// handPN and genPN are the neighbour filters of the hand-written
+// detectors and of the generated anchors kept apart: skipCold tests their
+// union one side at a time, so a '_' after a letter (a generated anchor's
+// prev) passed with any next byte (the hand-written detectors' next)
+// though neither admits that pair. detect tests each family's pair and
+// calls only the family that admits it: snake_case identifiers were 4x
+// more '_' calls than before the generated table.
+var handPN, genPN [256]pnFilter
+
+type pnFilter struct{ prev, next [4]uint64 }
+
+func pnBits(p, n *[256]uint8) (f pnFilter) {
+	for x := 0; x < 256; x++ {
+		if p[x] != 0 {
+			f.prev[x>>6] |= 1 << (x & 63)
+		}
+		if n[x] != 0 {
+			f.next[x>>6] |= 1 << (x & 63)
+		}
+	}
+	return f
+}
+
+func (f *pnFilter) ok(p, n byte) bool {
+	return f.prev[p>>6]&(1<<(p&63)) != 0 && f.next[n>>6]&(1<<(n&63)) != 0
 }
 
 // notSet is the complement of the bytes in set and the extra bytes.
@@ -307,13 +352,36 @@ func byteSet(cs string) (t [256]bool) {
 // and skipping the context detectors keeps Find linear.
 func detect(s string, i int, inGeneric bool) (Match, bool) {
 	c := s[i]
+	if len(trigNeedles[c]) > 0 {
+		if m, ok := trigNeedleAt(s, i); ok {
+			return m, true
+		}
+		if !handHot[c] && len(genAt[c]) == 0 {
+			return Match{}, false
+		}
+	}
 	if k := nbSet[c]; k != 0 && (nbOff[c] < 0 && i == 0 || nbOff[c] > 0 && i+1 >= len(s)) || !handHot[c] {
 		// The hand-written detector of c reads the neighbour its filter
 		// needs; here only a generated anchor let the byte through.
 		return genTokenAt(s, i)
 	}
+	if i > 0 && i+1 < len(s) {
+		p, n := s[i-1], s[i+1]
+		g := len(genAt[c]) > 0 && genPN[c].ok(p, n)
+		if !handPN[c].ok(p, n) {
+			if g {
+				return genTokenAt(s, i)
+			}
+			return Match{}, false
+		}
+		m, ok := handDetect(s, i, inGeneric)
+		if !ok && g {
+			return genTokenAt(s, i)
+		}
+		return m, ok
+	}
 	m, ok := handDetect(s, i, inGeneric)
-	if !ok && len(genAt[s[i]]) > 0 {
+	if !ok && len(genAt[c]) > 0 {
 		return genTokenAt(s, i)
 	}
 	return m, ok
