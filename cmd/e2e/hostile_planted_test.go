@@ -71,7 +71,7 @@ func TestHostilePlantedAiderHistory(t *testing.T) {
 	}
 	noPlanted(t, "handoff", out, string(mustRead(t, filepath.Join(h.project, ".carryover", "RESUME.md"))))
 	list, _, _ := h.run("list", "--json")
-	if !strings.Contains(list, `"notYours": "its file is tracked by git"`) {
+	if !strings.Contains(list, `"not_yours": "its file is tracked by git"`) {
 		t.Errorf("list --json does not mark the tracked sessions:\n%s", list)
 	}
 	// Named with --transcript, it is read — as an imported file, under its
@@ -104,12 +104,12 @@ func TestHostilePlantedFutureSession(t *testing.T) {
 	noPlanted(t, "handoff", out)
 	// Named by id, the user chose it.
 	list, _, _ := h.run("list", "--source", "aider", "--json")
-	var ls []struct{ ID string }
+	var ls struct{ Sessions []struct{ ID string } }
 	json.Unmarshal([]byte(list), &ls)
-	if len(ls) != 1 {
+	if len(ls.Sessions) != 1 {
 		t.Fatalf("list: %s", list)
 	}
-	if out, errOut, code := h.run("handoff", "--session", ls[0].ID, "--stdout", "--no-clipboard"); code != 0 || !strings.Contains(out, plantedTask) {
+	if out, errOut, code := h.run("handoff", "--session", ls.Sessions[0].ID, "--stdout", "--no-clipboard"); code != 0 || !strings.Contains(out, plantedTask) {
 		t.Errorf("--session of the future-dated session: exit %d\n%s", code, errOut)
 	}
 }
