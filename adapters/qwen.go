@@ -266,14 +266,22 @@ func qwenToolResult(l qwenLine, key string, t time.Time) []Row {
 		r := Row{Key: key + "." + strconv.Itoa(i), Time: t, Role: "tool", Kind: KindToolResult, ToolName: fr.Name, CallID: fr.ID}
 		out, errText := qwenString(fr.Response.Output), qwenString(fr.Response.Error)
 		r.Text = out
-		status := ""
+		status, shellOut := "", ""
 		if tr := l.ToolCallResult; tr != nil {
 			status = tr.Status
 			var d struct {
-				ExitCode *int `json:"exitCode"`
+				Type     string `json:"type"`
+				ExitCode *int   `json:"exitCode"`
+				Output   string `json:"output"`
 			}
 			if json.Unmarshal(tr.ResultDisplay, &d) == nil {
 				r.ExitCode = d.ExitCode
+				// A shell result's text for the model is a form ("Command:
+				// …\nOutput: …\nError: (none)\nExit Code: 2"); its display
+				// keeps the command's own output.
+				if d.Type == "shell_result" && strings.TrimSpace(d.Output) != "" {
+					shellOut = d.Output
+				}
 			}
 		}
 		switch {
@@ -287,8 +295,14 @@ func qwenToolResult(l qwenLine, key string, t time.Time) []Row {
 			if r.Text == "" {
 				r.Text = out
 			}
+			if shellOut != "" {
+				r.Text = shellOut
+			}
 		case r.ExitCode != nil && *r.ExitCode != 0:
 			r.Kind = KindError
+			if shellOut != "" {
+				r.Text = shellOut
+			}
 		}
 		r.Text = clip(r.Text, maxResult)
 		rows = append(rows, r)
