@@ -59,3 +59,70 @@ func TestQwenEndToEnd(t *testing.T) {
 	r := runAgent(t, "qwen", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	checkDelivered(t, r.first(t), s, "qwen")
 }
+
+// TestQwenInstall: with the real Qwen Code on PATH, `carryover install
+// --tools qwen` finds 0.24.4 and wires ~/.qwen/settings.json, keeping the
+// user's keys; doctor runs the stubs; a session with those hooks writes the
+// handoff and the next one receives it; status shows the agent with its
+// hooks; uninstall restores settings.json byte for byte.
+func TestQwenInstall(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	bin := agentkit.Install(t, "qwen")
+	if err := agentkit.WriteQwenHooks(home, map[string]string{}); err != nil { // the user's offline settings
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, ".qwen", "settings.json")
+	before, _ := os.ReadFile(cfg)
+	env := agentkit.MergeEnv(agentkit.BaseEnv(home), "PATH="+filepath.Dir(bin)+":/usr/local/bin:/usr/bin:/bin")
+	out, errOut, code := runCarryover(t, env, root, "install", "--tools", "qwen", "--yes")
+	if code != 0 || !strings.Contains(out, "Qwen Code 0.24.4") {
+		t.Fatalf("install exit %d:\n%s\n%s", code, out, errOut)
+	}
+	installed, _ := os.ReadFile(cfg)
+	for _, ev := range agentEvents["qwen"] {
+		if !strings.Contains(string(installed), "snapshot --tool qwen --event "+ev) {
+			t.Errorf("settings.json lacks the %s hook:\n%s", ev, installed)
+		}
+	}
+	if !strings.Contains(string(installed), `"selectedType": "openai"`) {
+		t.Errorf("install dropped the user's settings:\n%s", installed)
+	}
+	if out, errOut, code := runCarryover(t, env, root, "doctor"); code != 0 || !strings.Contains(out, "✓ Qwen Code: 4 hooks ran") {
+		t.Errorf("doctor exit %d:\n%s\n%s", code, out, errOut)
+	}
+
+	dir := filepath.Join(root, "proj")
+	agentkit.InitGitRepo(t, dir)
+	task := "Install check for qwen: write the marker file"
+	turns := []agentkit.Turn{
+		{Text: "Writing the marker file.", Calls: []agentkit.Call{{Name: "write_file", Args: map[string]any{"file_path": filepath.Join(dir, "marker.txt"), "content": "hello\n"}}}},
+		{Text: "Wrote marker.txt. Next I will verify the marker for qwen."},
+	}
+	f := agentkit.NewChatServer(t, turns)
+	if r := agentkit.RunQwen(t, agentkit.QwenOpts{Bin: bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
+		t.Fatalf("qwen: %+v", r)
+	}
+	if h, err := os.ReadFile(filepath.Join(dir, ".carryover", "handoff.md")); err != nil || !strings.Contains(string(h), task) || !strings.Contains(string(h), "from qwen") {
+		log, _ := os.ReadFile(filepath.Join(home, ".carryover", "carryover.log"))
+		t.Fatalf("no handoff from the installed hooks (%v):\n%s\nlog:\n%s", err, h, log)
+	}
+	f2 := agentkit.NewChatServer(t, []agentkit.Turn{{Text: "Next I will stop."}})
+	agentkit.RunQwen(t, agentkit.QwenOpts{Bin: bin, Home: home, Dir: dir, BaseURL: f2.URL(), Prompt: "continue"})
+	if req := first(f2.MainRequests()); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, task) {
+		t.Errorf("the second session did not receive the handoff in its first request")
+	}
+	if out, _, _ := runCarryover(t, env, root, "status"); !strings.Contains(out, "✓ Qwen Code              0.24.4     hooks: present") {
+		t.Errorf("status:\n%s", out)
+	}
+
+	if out, errOut, code := runCarryover(t, env, root, "uninstall"); code != 0 {
+		t.Fatalf("uninstall exit %d\n%s\n%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
+		t.Errorf("settings.json not restored by uninstall:\nbefore %q\nafter  %q", before, after)
+	}
+	if _, err := os.Stat(cfg + ".carryover.bak"); err == nil {
+		t.Error("uninstall left settings.json.carryover.bak")
+	}
+}

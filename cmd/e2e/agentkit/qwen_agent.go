@@ -64,6 +64,9 @@ func WriteQwenHooks(home string, hooks map[string]string) error {
 	settings["privacy"] = map[string]any{"usageStatisticsEnabled": false}
 	settings["telemetry"] = map[string]any{"enabled": false}
 	settings["general"] = map[string]any{"enableAutoUpdate": false}
+	// Qwen Code 0.24 migrates a settings file without "$version": 4 on its
+	// first run (it adds the key): a user's file already has it.
+	settings["$version"] = 4
 	h := map[string]any{}
 	keys := make([]string, 0, len(hooks))
 	for k := range hooks {
