@@ -1,7 +1,9 @@
 package adapters
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,9 +48,17 @@ var qwenAgent = &Agent{
 	// PostToolUse additionalContext is appended to the tool's output the
 	// model reads (0.24.4).
 	ToolContextEvent: "PostToolUse",
-	Launch:           []string{"qwen", "-i"},
-	ContextWindow:    131_072, // contextWindowSize of the OpenAI-compatible default (0.24.4)
-	MemoryFile:       "QWEN.md",
+	// Qwen Code queues its chat writes (appendRecord → enqueueRecordWrite)
+	// and runs Stop meanwhile: a Stop hook has been seen reading the file
+	// two records short (the failing command's result and the last reply,
+	// 0.24.4). Stop waits until the last reply the payload names is on disk:
+	// 0 s and 1.4 s in two runs on the shared 2-core CI machine kind, so 3 s
+	// (well inside the 10 s hook timeout install sets).
+	AwaitFlush:    qwenAwaitFlush,
+	FlushWait:     3 * time.Second,
+	Launch:        []string{"qwen", "-i"},
+	ContextWindow: 131_072, // contextWindowSize of the OpenAI-compatible default (0.24.4)
+	MemoryFile:    "QWEN.md",
 }
 
 var (
@@ -70,7 +80,65 @@ func (qwen) ParseHook(event string, b []byte, env Env) (Hook, error) {
 	if h.Event == "" {
 		h.Event = p.str("hook_event_name")
 	}
+	h.FlushMark = qwenFlushMark(p.str("last_assistant_message"))
 	return h, nil
+}
+
+// qwenFlushMark is how the start of Stop's last_assistant_message appears in
+// the chat file: `{"text":"` and the message's leading run of characters
+// that JavaScript's JSON.stringify and Go encode alike (printable ASCII
+// other than a quote, a backslash and <>&), at most 80 bytes. "" when the
+// message is empty or starts with anything else: then nothing is awaited.
+func qwenFlushMark(msg string) string {
+	n := 0
+	for n < len(msg) && n < 80 {
+		c := msg[n]
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			break
+		}
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return `{"text":"` + msg[:n]
+}
+
+// qwenAwaitFlush polls the chat file (every 20 ms, until deadline) for an
+// assistant line holding h.FlushMark, reading only what was appended since
+// the last poll (at first its last 256 KB).
+func qwenAwaitFlush(h Hook, env Env, deadline time.Time) bool {
+	if h.FlushMark == "" || h.TranscriptPath == "" {
+		return false
+	}
+	mark, from := []byte(h.FlushMark), int64(-1)
+	for {
+		f, err := os.Open(h.TranscriptPath)
+		if err == nil {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				if from < 0 || from > fi.Size() {
+					from = max(0, fi.Size()-256<<10)
+				}
+				b := make([]byte, min(fi.Size()-from, 1<<20))
+				n, _ := f.ReadAt(b, from)
+				b = b[:n]
+				if end := bytes.LastIndexByte(b, '\n'); end >= 0 {
+					for _, ln := range bytes.Split(b[:end], []byte{'\n'}) {
+						if bytes.Contains(ln, []byte(`"type":"assistant"`)) && bytes.Contains(ln, mark) {
+							f.Close()
+							return true
+						}
+					}
+					from += int64(end) + 1
+				}
+			}
+			f.Close()
+		}
+		if time.Until(deadline) < 20*time.Millisecond {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // qwenHome is where Qwen Code keeps session data: QWEN_RUNTIME_DIR, else

@@ -28,6 +28,7 @@ func TestQwenEndToEnd(t *testing.T) {
 			t.Errorf("carryover's %s hook did not run; ran: %v", ev, runs)
 		}
 	}
+	t.Logf("Stop hook: %s", w.lastRun("qwen", "Stop")) // flushwait= shows how far Qwen's queued writes lagged
 	if runs["qwen SessionEnd"] != 0 {
 		t.Logf("SessionEnd fired in a headless run (it did not in 0.24.4)")
 	}
@@ -48,6 +49,10 @@ func TestQwenEndToEnd(t *testing.T) {
 	out, errOut, code := runCarryover(t, env, dir, "list", "--source", "qwen")
 	if code != 0 || !strings.Contains(out, "Add a backoffq helper") {
 		t.Errorf("list --source qwen (exit %d) does not show the session:\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runCarryover(t, env, dir, "handoff", "--source", "qwen", "--stdout", "--no-clipboard")
+	if code != 0 || !strings.Contains(out, s.Task()) || !strings.Contains(out, s.Next()) {
+		t.Errorf("handoff --source qwen (exit %d):\n%s%s", code, out, errOut)
 	}
 	ts := agentkit.QwenTranscripts(w.home)
 	out, errOut, code = runCarryover(t, env, dir, "handoff", "--transcript", ts[0], "--source", "qwen", "--stdout", "--no-clipboard")
@@ -75,6 +80,9 @@ func TestQwenInstall(t *testing.T) {
 	cfg := filepath.Join(home, ".qwen", "settings.json")
 	before, _ := os.ReadFile(cfg)
 	env := agentkit.MergeEnv(agentkit.BaseEnv(home), "PATH="+filepath.Dir(bin)+":/usr/local/bin:/usr/bin:/bin")
+	if out, _, _ := runCarryover(t, env, root, "detect"); !strings.Contains(out, "✓ Qwen Code              0.24.4") {
+		t.Errorf("detect does not find Qwen Code 0.24.4:\n%s", out)
+	}
 	out, errOut, code := runCarryover(t, env, root, "install", "--tools", "qwen", "--yes")
 	if code != 0 || !strings.Contains(out, "Qwen Code 0.24.4") {
 		t.Fatalf("install exit %d:\n%s\n%s", code, out, errOut)
@@ -112,7 +120,11 @@ func TestQwenInstall(t *testing.T) {
 	if req := first(f2.MainRequests()); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, task) {
 		t.Errorf("the second session did not receive the handoff in its first request")
 	}
-	if out, _, _ := runCarryover(t, env, root, "status"); !strings.Contains(out, "✓ Qwen Code              0.24.4     hooks: present") {
+	if out, _, _ := runCarryover(t, env, dir, "info"); !strings.Contains(out, filepath.Join(home, ".qwen", "projects")) {
+		t.Errorf("info does not name Qwen Code's session store:\n%s", out)
+	}
+	if out, _, _ := runCarryover(t, env, root, "status"); !strings.Contains(out, "✓ Qwen Code              0.24.4     hooks: present") ||
+		!strings.Contains(out, "→ qwen session") {
 		t.Errorf("status:\n%s", out)
 	}
 
