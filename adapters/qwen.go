@@ -52,7 +52,7 @@ var qwenAgent = &Agent{
 	// and runs Stop meanwhile: a Stop hook has been seen reading the file
 	// two records short (the failing command's result and the last reply,
 	// 0.24.4). Stop waits until the last reply the payload names is on disk:
-	// 0 s and 1.4 s in two runs on the shared 2-core CI machine kind, so 3 s
+	// 0 s to 1.4 s over five runs on the shared 2-core CI machine kind, so 3 s
 	// (well inside the 10 s hook timeout install sets).
 	AwaitFlush:    qwenAwaitFlush,
 	FlushWait:     3 * time.Second,
@@ -197,10 +197,10 @@ type qwenLine struct {
 		DisplayText string          `json:"displayText"`
 		HookContext json.RawMessage `json:"hookContext"`
 		UIEvent     *struct {
-			Name      string `json:"event.name"`
-			ErrorType string `json:"error_type"`
-			Error     string `json:"error"`
-			Status    int    `json:"status_code"`
+			Name      string          `json:"event.name"`
+			ErrorType string          `json:"error_type"`
+			Error     string          `json:"error_message"`
+			Status    json.RawMessage `json:"status_code"`
 		} `json:"uiEvent"`
 		Info json.RawMessage `json:"info"`
 	} `json:"systemPayload"`
@@ -251,8 +251,9 @@ func (qwen) ParseLine(line []byte, off int64) ([]Row, error) {
 				if text == "" {
 					text = e.ErrorType
 				}
+				status, _ := strconv.Atoi(strings.Trim(string(e.Status), `"`))
 				return []Row{{Key: key, Time: t, Role: "system", Kind: KindError, ToolName: "model API", Text: clip(text, maxResult),
-					Limit: LimitFromError(text, e.Status, t)}}, nil
+					Limit: LimitFromError(text, status, t)}}, nil
 			}
 		}
 	}
@@ -334,9 +335,9 @@ func qwenToolResult(l qwenLine, key string, t time.Time) []Row {
 		r := Row{Key: key + "." + strconv.Itoa(i), Time: t, Role: "tool", Kind: KindToolResult, ToolName: fr.Name, CallID: fr.ID}
 		out, errText := qwenString(fr.Response.Output), qwenString(fr.Response.Error)
 		r.Text = out
-		status, shellOut := "", ""
+		status, errType, shellOut := "", "", ""
 		if tr := l.ToolCallResult; tr != nil {
-			status = tr.Status
+			status, errType = tr.Status, tr.ErrorType
 			var d struct {
 				Type     string `json:"type"`
 				ExitCode *int   `json:"exitCode"`
@@ -353,11 +354,14 @@ func qwenToolResult(l qwenLine, key string, t time.Time) []Row {
 			}
 		}
 		switch {
+		case errType == "execution_denied":
+			// a permission rule or the user declined the call; it never ran
+			// (executionStatus "not_started", 0.24.4)
+			r.Kind, r.Text = KindRefused, errText+out
 		case status == "cancelled":
+			// the scheduler's cancelled state (an interrupt), from Gemini CLI's
+			// core; not produced in a headless run here
 			r.Kind, r.Text = KindInterrupted, errText+out
-			if strings.Contains(strings.ToLower(r.Text), "did not allow") || strings.Contains(strings.ToLower(r.Text), "rejected") {
-				r.Kind = KindRefused
-			}
 		case status == "error" || errText != "":
 			r.Kind, r.Text = KindError, errText
 			if r.Text == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ type QwenOpts struct {
 	Timeout time.Duration // default and maximum AgentMaxTimeout
 }
 
-// RunQwen runs the real Qwen Code CLI headless in YOLO mode
-// (`qwen --approval-mode yolo ARGS... PROMPT`) against the fake Chat
+// RunQwen runs the real Qwen Code CLI headless, in YOLO mode unless Args
+// set --approval-mode (`qwen --approval-mode yolo ARGS... PROMPT`), against the fake Chat
 // Completions server with OpenAI auth (OPENAI_BASE_URL=URL()+"/v1", a dummy
 // key). A non-zero exit is returned, not fatal.
 func RunQwen(t testing.TB, o QwenOpts) AgentOutput {
@@ -38,7 +39,10 @@ func RunQwen(t testing.TB, o QwenOpts) AgentOutput {
 	if prompt == "" {
 		prompt = "Continue"
 	}
-	args := append(append([]string{"--approval-mode", "yolo"}, o.Args...), prompt)
+	args := append(slices.Clone(o.Args), prompt)
+	if !slices.Contains(o.Args, "--approval-mode") {
+		args = append([]string{"--approval-mode", "yolo"}, args...)
+	}
 	env := append(agentBaseEnv(o.Home),
 		"OPENAI_API_KEY=test",
 		"OPENAI_BASE_URL="+o.BaseURL+"/v1",
