@@ -137,6 +137,7 @@ var All = []*Agent{
 	codexAgent,
 	geminiAgent,
 	copilotCLIAgent,
+	qwenAgent,
 	cursorAgent,
 	vscodeAgent,
 	windsurfAgent,

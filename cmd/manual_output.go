@@ -36,7 +36,7 @@ func outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "format", Usage: "md (resume prompt), yaml or json (compact structured handoff)", Value: "md"},
 		&cli.BoolFlag{Name: "stdout", Usage: "also print the result on stdout"},
 		&cli.BoolFlag{Name: "no-clipboard", Usage: "do not copy the result to the clipboard"},
-		&cli.StringFlag{Name: "launch", Usage: "start this agent on the resume prompt (claude, codex, gemini, copilot-cli, cursor)"},
+		&cli.StringFlag{Name: "launch", Usage: "start this agent on the resume prompt (" + strings.Join(launchable(), ", ") + ")"},
 	}
 }
 

@@ -22,6 +22,7 @@ var agentEvents = map[string][]string{
 	"codex":       {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "Interrupt", "SessionEnd"},
 	"gemini":      {"SessionStart", "AfterAgent", "SessionEnd"},
 	"copilot-cli": {"sessionStart", "userPromptSubmitted", "postToolUse", "postToolUseFailure", "agentStop", "preCompact", "sessionEnd"},
+	"qwen":        {"SessionStart", "Stop", "PreCompact", "SessionEnd"},
 }
 
 // TestAgentEventsMatchSpecs: the hooks the end-to-end tests install are the
@@ -83,6 +84,8 @@ func newWorkspace(t *testing.T, tools ...string) *workspace {
 			err = agentkit.WriteGeminiHooks(w.home, agentHooks(tool))
 		case "copilot-cli":
 			err = agentkit.WriteCopilotHooks(w.home, agentHooks(tool))
+		case "qwen":
+			err = agentkit.WriteQwenHooks(w.home, agentHooks(tool))
 		default:
 			t.Fatalf("no real CLI for %q", tool)
 		}
@@ -211,14 +214,21 @@ func (s story) turns(tool, dir string) []agentkit.Turn {
 		edit = []agentkit.Call{{Name: "replace", Args: map[string]any{"file_path": readme, "instruction": "Document the helper",
 			"old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
 		shell = []agentkit.Call{{Name: "run_shell_command", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
+	case "qwen":
+		create = []agentkit.Call{{Name: "write_file", Args: map[string]any{"file_path": file, "content": s.content()}}}
+		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"file_path": readme, "old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
+		shell = []agentkit.Call{{Name: "run_shell_command", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	case "copilot-cli":
 		create = []agentkit.Call{{Name: "create", Args: map[string]any{"path": file, "file_text": s.content()}}}
 		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"path": readme, "old_str": "# demo\n", "new_str": "# demo\n\n" + s.docLine() + "\n"}}}
 		shell = []agentkit.Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	}
 	turns := []agentkit.Turn{{Text: intro, Calls: create}}
-	if tool == "claude" { // Edit needs a prior Read
+	switch tool { // Edit needs a prior Read
+	case "claude":
 		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "Read", Args: map[string]any{"file_path": readme}}}})
+	case "qwen":
+		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "read_file", Args: map[string]any{"file_path": readme}}}})
 	}
 	return append(turns,
 		agentkit.Turn{Calls: edit},
@@ -299,6 +309,10 @@ func runAgent(t *testing.T, tool, home, dir, prompt string, turns []agentkit.Tur
 	case "copilot-cli":
 		f := agentkit.NewChatServer(t, turns)
 		res := agentkit.RunCopilot(t, agentkit.CopilotOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
+	case "qwen":
+		f := agentkit.NewChatServer(t, turns)
+		res := agentkit.RunQwen(t, agentkit.QwenOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	default:
 		t.Fatalf("no real CLI for %q", tool)

@@ -22,6 +22,7 @@ func TestCrossAgentMatrix(t *testing.T) {
 		{"gemini", "copilot-cli", "deadline"},
 		{"copilot-cli", "claude", "jitter"},
 		{"codex", "gemini", "ratelimit"},
+		{"qwen", "claude", "backfill"},
 	}
 	for _, p := range pairs {
 		t.Run(p.a+"_to_"+p.b, func(t *testing.T) {

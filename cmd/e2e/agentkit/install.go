@@ -28,6 +28,7 @@ var Pinned = map[string]Agent{
 	"codex":       {"codex", "@openai/codex", "0.169.0", "codex"},
 	"gemini":      {"gemini", "@google/gemini-cli", "0.61.0", "gemini"},
 	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
+	"qwen":        {"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"},
 }
 
 // Newest are the newest releases on npm when this table was last checked
