@@ -140,62 +140,14 @@ var configKeys = []configKey{
 	},
 	{
 		Name: "ignore", Default: "[]", GlobalOnly: true,
-		Doc: "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
-		check: func(v any) error {
-			xs, ok := v.([]any)
-			if !ok {
-				return fmt.Errorf("want a list of absolute directory paths")
-			}
-			for _, x := range xs {
-				if _, ok := x.(string); !ok {
-					return fmt.Errorf("%v is not a path", x)
-				}
-			}
-			return nil
-		},
-		parse: func(s string) (string, error) {
-			var ps []string
-			for _, p := range strings.Split(s, ",") {
-				if p = strings.TrimSpace(p); p == "" {
-					continue
-				}
-				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
-					return "", fmt.Errorf("ignore takes absolute paths (or ~/...), not %q", p)
-				}
-				ps = append(ps, p)
-			}
-			return tomlStrings(ps), nil
-		},
+		Doc:   "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
+		check: checkPathList, parse: parsePathList("ignore"),
 		get: func(c Config) string { return tomlStrings(c.Ignore) },
 	},
 	{
 		Name: "trusted_projects", Default: "[]", GlobalOnly: true,
-		Doc: "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
-		check: func(v any) error {
-			xs, ok := v.([]any)
-			if !ok {
-				return fmt.Errorf("want a list of absolute project paths")
-			}
-			for _, x := range xs {
-				if _, ok := x.(string); !ok {
-					return fmt.Errorf("%v is not a path", x)
-				}
-			}
-			return nil
-		},
-		parse: func(s string) (string, error) {
-			var ps []string
-			for _, p := range strings.Split(s, ",") {
-				if p = strings.TrimSpace(p); p == "" {
-					continue
-				}
-				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
-					return "", fmt.Errorf("trusted_projects takes absolute paths (or ~/...), not %q", p)
-				}
-				ps = append(ps, p)
-			}
-			return tomlStrings(ps), nil
-		},
+		Doc:   "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
+		check: checkPathList, parse: parsePathList("trusted_projects"),
 		get: func(c Config) string { return tomlStrings(c.TrustedProjects) },
 	},
 	{
@@ -525,4 +477,37 @@ func (l configLeaf) parseValue(s string) (string, error) {
 		return "", fmt.Errorf("%s: %v, not %q", l.name(), err, s)
 	}
 	return tomlLiteral(m["v"]), nil
+}
+
+// checkPathList accepts a TOML list of strings (the directory keys:
+// ignore, trusted_projects).
+func checkPathList(v any) error {
+	xs, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("want a list of absolute directory paths")
+	}
+	for _, x := range xs {
+		if _, ok := x.(string); !ok {
+			return fmt.Errorf("%v is not a path", x)
+		}
+	}
+	return nil
+}
+
+// parsePathList reads `config set KEY a,b` for a directory key: absolute
+// paths (or ~/...), comma-separated.
+func parsePathList(key string) func(string) (string, error) {
+	return func(s string) (string, error) {
+		var ps []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+				return "", fmt.Errorf("%s takes absolute paths (or ~/...), not %q", key, p)
+			}
+			ps = append(ps, p)
+		}
+		return tomlStrings(ps), nil
+	}
 }

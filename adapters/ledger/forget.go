@@ -126,19 +126,7 @@ func (l *Ledger) ForgottenCount() int {
 // ProjectTools lists the agents that have sessions in project.
 func (l *Ledger) ProjectTools(project string) ([]string, error) {
 	rows, err := l.db.Query(`SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryStrings(rows, err)
 }
 
 // MissedInjections lists the agents whose start injection did not arrive
@@ -154,19 +142,7 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 		AND (SELECT last_active FROM sessions WHERE id = d.session_id) > d.at
 		AND (SELECT r.ts FROM rows r WHERE r.session_id = d.session_id AND r.kind = 'text' AND r.role = 'assistant' ORDER BY r.seq DESC LIMIT 1) > d.at
 		ORDER BY d.tool`, project)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryStrings(rows, err)
 }
 
 // KnownProjects lists every project the ledger has a session, handoff or
@@ -187,6 +163,23 @@ func (l *Ledger) KnownProjects() ([]string, error) {
 		if p.Valid && strings.TrimSpace(p.String) != "" {
 			out = append(out, p.String)
 		}
+	}
+	return out, rows.Err()
+}
+
+// queryStrings reads a one-column string query's rows.
+func queryStrings(rows *sql.Rows, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
 	}
 	return out, rows.Err()
 }
