@@ -127,17 +127,7 @@ const MaxHandoffFile = 256 << 10
 // symlink (neither .carryover nor handoff.md), refusing a FIFO or device
 // and a file over MaxHandoffFile. A missing file wraps fs.ErrNotExist.
 func ReadHandoffFile(project string) ([]byte, error) {
-	pd, err := safefile.OpenDir(project)
-	if err != nil {
-		return nil, err
-	}
-	defer pd.Close()
-	d, err := pd.Sub(".carryover", false, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.ReadFile("handoff.md", MaxHandoffFile)
+	return ReadOwnFile(project, "handoff.md", MaxHandoffFile)
 }
 
 // staleTemp is the age after which a temp file is known to be left over
