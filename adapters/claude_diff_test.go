@@ -127,7 +127,7 @@ func claudeNastyLines() []string {
 		add(user, c)
 	}
 	// Prompt variants of the envelope.
-	for _, l := range []string{
+	out = append(out, []string{
 		`{"type":"user","isMeta":true,"message":{"content":"meta"},"uuid":"u","promptSource":"sdk"}`,
 		`{"type":"user","isMeta":"yes","message":{"content":"meta-typed"},"uuid":"u","promptSource":"sdk"}`,
 		`{"type":"user","message":{"content":"late meta error"},"isMeta":"yes","uuid":"u","promptSource":"sdk"}`,
@@ -187,9 +187,7 @@ func claudeNastyLines() []string {
 		`{"type":"user","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"content":null,"content":[{},{}]},"uuid":"u","promptSource":"s"}`,
 		`{"type":"user","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"message":{"content":[{"text":"c"}]},"message":{"content":[null,null]},"uuid":"u","promptSource":"s"}`,
 		`{"type":"user","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"message":null,"message":{"content":[null,null]},"uuid":"u","promptSource":"s"}`,
-	} {
-		out = append(out, l)
-	}
+	}...)
 	// Tool results: string, list, wrong types, long strings cut at
 	// every kind of unit, exit codes.
 	cutAt := func(tail string) string { // a long literal whose cut point lands in tail
@@ -245,7 +243,7 @@ func claudeNastyLines() []string {
 	} {
 		add(asst, c)
 	}
-	for _, l := range []string{
+	out = append(out, []string{
 		`{"type":"assistant","isApiErrorMessage":true,"message":{"model":"<synthetic>","id":"m","content":[{"type":"text","text":"API Error: 500"}],"usage":{"input_tokens":1}},"uuid":"a"}`,
 		`{"type":"assistant","message":{"model":"<synth\u0065tic>","id":"m","content":[],"usage":{"input_tokens":1}},"uuid":"a"}`,
 		`{"type":"assistant","message":{"id":"m","usage":{"input_tokens":1.5,"output_tokens":2}},"uuid":"a"}`,
@@ -293,9 +291,7 @@ func claudeNastyLines() []string {
 		`{"type":"user","message":{"content":"x"},"uuid":"u","promptSource":"s","timestamp":"2026-11-21T08:59:37.203z"}`,
 		`{"type":"user","message":{"content":"x"},"uuid":"u","promptSource":"s","timestamp":5}`,
 		`{"type":"user","message":{"content":"[CARRYOVER] late type"},"uuid":"u","promptSource":"s","type":"last-prompt"}`,
-	} {
-		out = append(out, l)
-	}
+	}...)
 	// Truncations of a typical line at every byte.
 	full := fmt.Sprintf(asst, `[{"type":"text","text":"caf\u00e9 \ud83d\ude00"},{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls","description":"d"}}]`)
 	for i := 0; i < len(full); i++ {

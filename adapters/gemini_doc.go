@@ -157,12 +157,6 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 	return s, nil
 }
 
-// looksLikeGeminiDoc is a cheap check of a file's first bytes.
-func looksLikeGeminiDoc(head []byte) bool {
-	head = bytes.TrimLeft(head, " \t\r\n")
-	return bytes.HasPrefix(head, []byte("{")) && bytes.Contains(head, []byte(`"messages"`)) && bytes.Contains(head, []byte(`"sessionId"`))
-}
-
 // geminiArrayDoc reads the two array-shaped files of Gemini CLI before
 // 0.39: logs.json (every prompt typed in the project, all sessions:
 // [{sessionId, messageId, type:"user", message, timestamp}], of which the

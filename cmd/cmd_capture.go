@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -47,7 +46,7 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	}
 	path := SessionPath(p.project)
 	if publish.NotProject(p.project, e.UserHome()) {
-		io.WriteString(e.Stdout, string(b))
+		e.Stdout.Write(b)
 		fmt.Fprintf(e.Stderr, "carryover: %s is the home directory or above it, never a project: no file written, the session is printed above\n", p.project)
 		return nil
 	}
@@ -68,7 +67,7 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 		return exitf(ExitError, "write %s: %v", path, err)
 	}
 	if toStdout {
-		io.WriteString(e.Stdout, string(b))
+		e.Stdout.Write(b)
 	}
 	fmt.Fprintf(e.Stderr, "carryover: captured %d messages (~%d tokens), %d changed files, %d decisions, %d blockers\n",
 		s.Conversation.MessageCount, s.Conversation.EstimatedTokens, len(s.FilesChanged), len(s.Decisions), len(s.Blockers)+len(s.Task.Blockers))

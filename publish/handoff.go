@@ -290,21 +290,6 @@ func planLines(h distill.Handoff) []string {
 	return out
 }
 
-func wrapLines(s string, max int) []string {
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		out = append(out, clip(contentLine(l), 300))
-		if len(out) == max {
-			break
-		}
-	}
-	return out
-}
-
 func bullets(items []string, n int) []string {
 	var out []string
 	for _, it := range items {

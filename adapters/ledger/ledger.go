@@ -802,7 +802,7 @@ func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now 
 	}
 	added := 0
 	stored := through
-	kw, through, err := openKeys(tx, ks, sid, next, through)
+	kw, _, err := openKeys(tx, ks, sid, next, through) // the keys_through it reports is kw.close's too
 	if err != nil {
 		return 0, err
 	}

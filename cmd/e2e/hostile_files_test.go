@@ -82,15 +82,6 @@ func newHostileRepo(t *testing.T, build func(up string)) *hostileRepo {
 	return h
 }
 
-// rel is the relative path from dir to target (what a committed symlink holds).
-func rel(t *testing.T, dir, target string) string {
-	r, err := filepath.Rel(dir, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // transcript writes session sid's Claude transcript: a task, edits of a.go
 // and b.go in the project, a failure and a next step.
 func (h *hostileRepo) transcript(sid string) {

@@ -180,7 +180,6 @@ func trustBlocks(b []byte) []trustBlock {
 	for _, m := range trustHeader().FindAllSubmatchIndex(b, -1) {
 		hs, he := m[0], m[1]
 		// body: following lines until the next table header or EOF
-		end := len(b)
 		rest := b[he:]
 		lines := bytes.SplitAfter(rest, []byte("\n"))
 		pos := he
@@ -195,7 +194,7 @@ func trustBlocks(b []byte) []trustBlock {
 				lastContent = pos
 			}
 		}
-		end = lastContent
+		end := lastContent
 		start := hs
 		if hs >= 2 && b[hs-1] == '\n' && b[hs-2] == '\n' {
 			start = hs - 1
