@@ -29,18 +29,24 @@ var piAgent = &Agent{
 	Aliases: []string{"pi-coding-agent"},
 	Adapter: Pi,
 	Lister:  piLister{},
-	// Pi has no command hooks; the extension install writes relays its
-	// events to `carryover snapshot` and reads {"additionalContext":T}.
-	Envelope: EnvelopeFlatCamel,
+	// Pi has no command hooks, and install writes no extension yet, so the
+	// handoff reaches Pi through the pointer block in AGENTS.md (Pi loads
+	// it as a context file). A TS extension relaying Pi's events to
+	// `carryover snapshot` was run by hand with 0.73.1: before_agent_start
+	// returning {message:{customType:"carryover",content:T,display:false}}
+	// reached the model and was stored as a custom_message entry; agent_end
+	// and session_shutdown fired in a -p run. When install writes it, the
+	// start event (before_agent_start of a session's first run, as
+	// "SessionStart") and EnvelopeFlatCamel go here.
+	Envelope: EnvelopeNone,
 	Format: Format{Newest: "0.73.1", Shapes: []string{
 		"Pi 0.73.x session JSONL v3 (session header, id/parentId entry tree, message roles user/assistant/toolResult/bashExecution/custom)",
 	}},
-	// Pi's extension events carry Claude Code's names on carryover's side:
-	// before_agent_start of a session's first run is SessionStart,
+	// Claude Code's names on carryover's side for the extension's relays:
 	// agent_end is Stop, session_before_compact is PreCompact and
 	// session_shutdown is SessionEnd (the payload's "pi_event" keeps Pi's name).
 	Events: map[string]Class{
-		"SessionStart": ClassStart, "Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
+		"Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
 	},
 	Sniff: func(b []byte) bool {
 		return containsAll(b, `"type":"session"`, `"version":`, `"cwd":`) || containsAll(b, `"type":"message"`, `"parentId":`, `"message":{"role":`)
