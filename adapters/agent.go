@@ -138,6 +138,7 @@ var All = []*Agent{
 	geminiAgent,
 	copilotCLIAgent,
 	qwenAgent,
+	piAgent,
 	cursorAgent,
 	vscodeAgent,
 	windsurfAgent,

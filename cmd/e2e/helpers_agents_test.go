@@ -86,6 +86,8 @@ func newWorkspace(t *testing.T, tools ...string) *workspace {
 			err = agentkit.WriteCopilotHooks(w.home, agentHooks(tool))
 		case "qwen":
 			err = agentkit.WriteQwenHooks(w.home, agentHooks(tool))
+		case "pi":
+			// no command hooks; install writes no extension yet
 		default:
 			t.Fatalf("no real CLI for %q", tool)
 		}
@@ -218,6 +220,10 @@ func (s story) turns(tool, dir string) []agentkit.Turn {
 		create = []agentkit.Call{{Name: "write_file", Args: map[string]any{"file_path": file, "content": s.content()}}}
 		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"file_path": readme, "old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
 		shell = []agentkit.Call{{Name: "run_shell_command", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
+	case "pi":
+		create = []agentkit.Call{{Name: "write", Args: map[string]any{"path": file, "content": s.content()}}}
+		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"path": readme, "edits": []any{map[string]any{"oldText": "# demo\n", "newText": "# demo\n\n" + s.docLine() + "\n"}}}}}
+		shell = []agentkit.Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd}}}
 	case "copilot-cli":
 		create = []agentkit.Call{{Name: "create", Args: map[string]any{"path": file, "file_text": s.content()}}}
 		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"path": readme, "old_str": "# demo\n", "new_str": "# demo\n\n" + s.docLine() + "\n"}}}
@@ -313,6 +319,10 @@ func runAgent(t *testing.T, tool, home, dir, prompt string, turns []agentkit.Tur
 	case "qwen":
 		f := agentkit.NewChatServer(t, turns)
 		res := agentkit.RunQwen(t, agentkit.QwenOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
+	case "pi":
+		f := agentkit.NewChatServer(t, turns)
+		res := agentkit.RunPi(t, agentkit.PiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	default:
 		t.Fatalf("no real CLI for %q", tool)

@@ -29,6 +29,7 @@ var Pinned = map[string]Agent{
 	"gemini":      {"gemini", "@google/gemini-cli", "0.61.0", "gemini"},
 	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
 	"qwen":        {"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"},
+	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
 }
 
 // Newest are the newest releases on npm when this table was last checked
