@@ -138,6 +138,7 @@ var All = []*Agent{
 	geminiAgent,
 	copilotCLIAgent,
 	qwenAgent,
+	clineAgent,
 	cursorAgent,
 	vscodeAgent,
 	windsurfAgent,
