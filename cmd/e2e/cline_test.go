@@ -28,11 +28,26 @@ var clinePinned = agentkit.Agent{Tool: "cline", Package: "cline", Version: "3.0.
 // that fails (exit 2). carryover reads the session from Cline's store:
 // `list --source cline`, `handoff --source cline` and `handoff --transcript`
 // without --source name the task, the failing command and the next step.
+// Hook files carryover's install does not write yet (TaskStart, TaskComplete
+// run `carryover snapshot`) are written by the test: TaskComplete writes the
+// handoff, the pointer block lands in AGENTS.md under pointer = "auto"
+// (`install --tools cline` records that Cline needs it), and a next Claude
+// Code session receives the handoff through its SessionStart hook.
 // Each Cline run leaves a hub daemon behind; the test kills it by PID.
 func TestClineEndToEnd(t *testing.T) {
 	bin := agentkit.InstallAgent(t, clinePinned)
-	w := newWorkspace(t)
+	w := newWorkspace(t, "claude")
 	dir := w.project(t, "meterlib")
+	hooks := filepath.Join(w.home, ".cline", "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{"TaskStart", "TaskComplete"} {
+		stub := "#!/bin/sh\nexec '" + carryoverBin + "' snapshot --tool cline --event " + ev + "\n"
+		if err := os.WriteFile(filepath.Join(hooks, ev), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() { killClineDaemons(t, w.home) })
 	const (
 		task = "Add a semicolon splitter to meterlib"
@@ -48,7 +63,25 @@ func TestClineEndToEnd(t *testing.T) {
 	})
 	env := append(agentkit.BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	runCline(t, bin, env, dir, "auth", "-p", "openai", "-k", "dummy", "-m", "gpt-test", "-b", srv.URL()+"/v1")
+	if out, errOut, code := runCarryover(t, env, dir, "install", "--tools", "cline"); code != 0 {
+		t.Fatalf("install --tools cline (exit %d):\n%s%s", code, out, errOut)
+	}
 	runCline(t, bin, env, dir, "--json", task)
+	runs := w.hookRuns()
+	for _, ev := range []string{"TaskStart", "TaskComplete"} {
+		if runs["cline "+ev] == 0 {
+			t.Errorf("carryover's %s hook did not run; ran: %v\n%s", ev, runs, w.log())
+		}
+	}
+	h := w.handoff(t, dir)
+	for _, want := range []string{task, fail, "make the splitter test pass"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("handoff.md lacks %q:\n%s", want, h)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "AGENTS.md")); err != nil || !strings.Contains(string(b), ".carryover/handoff.md") {
+		t.Errorf("no pointer block in AGENTS.md under pointer = auto (%v):\n%s", err, b)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "split.py")); err != nil || !strings.Contains(string(b), "split(';')") {
 		t.Errorf("apply_patch did not add split.py (%v): %q", err, b)
 	}
@@ -71,6 +104,12 @@ func TestClineEndToEnd(t *testing.T) {
 	out, errOut, code = runCarryover(t, env, dir, "handoff", "--transcript", docs[0], "--stdout", "--no-clipboard")
 	if code != 0 || !strings.Contains(errOut, "cline") || !strings.Contains(out, fail) {
 		t.Errorf("handoff --transcript without --source (exit %d):\n%s%s", code, out, errOut)
+	}
+
+	// The next session, in Claude Code, gets the handoff at SessionStart.
+	r := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
+	if req := r.first(t); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, task) || !strings.Contains(req, "make the splitter test pass") {
+		t.Errorf("Claude's first model request lacks the Cline handoff:\n%.3000s", req)
 	}
 }
 
@@ -100,8 +139,16 @@ func killClineDaemons(t *testing.T, home string) {
 		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		envb, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		if bytes.Contains(cl, []byte("--cline-hub-daemon")) && bytes.Contains(envb, []byte("HOME="+home+"\x00")) {
-			if err := syscall.Kill(pid, syscall.SIGTERM); err == nil {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
 				t.Logf("killed Cline's hub daemon, pid %d", pid)
+			}
+			// it is not our child: wait until /proc drops it (it writes
+			// into HOME until then, and HOME is removed next)
+			for i := 0; i < 500; i++ {
+				if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err != nil || bytes.Contains(st, []byte(") Z ")) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 		}
 	}
