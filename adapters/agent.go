@@ -139,6 +139,7 @@ var All = []*Agent{
 	copilotCLIAgent,
 	qwenAgent,
 	piAgent,
+	clineAgent,
 	cursorAgent,
 	vscodeAgent,
 	windsurfAgent,

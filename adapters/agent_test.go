@@ -89,6 +89,10 @@ func TestSniff(t *testing.T) {
 		if a.Name == "aider" {
 			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", ".aider.chat.history.md"))
 		}
+		if a.Name == "cline" {
+			// one JSON document per session, rewritten whole
+			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "*.messages.json"))
+		}
 		if a.Name == "vscode-copilot" {
 			// Its transcripts are Copilot CLI's vocabulary (read as that);
 			// its stores are its own, in chatSessions/ or exported anywhere.

@@ -44,14 +44,6 @@ func TestConformance(t *testing.T) {
 			if _, err := os.Stat(hooks); err == nil {
 				checkHooks(t, a, hooks)
 			}
-			lp, ok := a.(adapters.LineParser)
-			if !ok {
-				return
-			}
-			files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-			// Per-version shapes: testdata/adapters/<tool>/<version-or-shape>/.
-			shaped, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
-			files = append(files, shaped...)
 			docs, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
 			if sr, ok := a.(adapters.StoreReader); ok {
 				for _, f := range docs {
@@ -64,6 +56,14 @@ func TestConformance(t *testing.T) {
 					})
 				}
 			}
+			lp, ok := a.(adapters.LineParser)
+			if !ok {
+				return
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+			// Per-version shapes: testdata/adapters/<tool>/<version-or-shape>/.
+			shaped, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+			files = append(files, shaped...)
 			if len(files) == 0 {
 				t.Fatalf("line-parsing adapter %s has no *.jsonl fixtures", name)
 			}

@@ -1,0 +1,447 @@
+package adapters
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cline is the Cline CLI adapter (npm `cline`, 3.0.x).
+//
+// A session is ~/.cline/data/sessions/<id>/<id>.messages.json, one JSON
+// document {"version","sessionId","messages":[…]} rewritten whole after
+// every step, beside a manifest <id>.json (cwd, prompt, status, pid).
+// Messages are Anthropic-like: role user|assistant, content blocks text,
+// tool_use {id,name,input}, tool_result {tool_use_id,name,content,is_error};
+// a run_commands result is an array of {query,result,error,success}. Rows
+// are keyed by the message id plus the block index, which survive the
+// rewrites. Seen with 3.0.65 run headless against a fake Chat Completions
+// server.
+//
+// Hooks are executable files named after events in ~/.cline/hooks; the JSON
+// on stdin carries sessionContext.rootSessionId and workspaceRoots but no
+// transcript path, and TaskStart's output does not reach the model: restore
+// goes through the AGENTS.md pointer block (specs row pointer = true).
+var Cline Adapter = cline{}
+
+var clineAgent = &Agent{
+	Name:     "cline",
+	Display:  "Cline CLI",
+	Aliases:  []string{"cline-cli"},
+	Adapter:  Cline,
+	Lister:   clineLister{},
+	Envelope: EnvelopeNone,
+	Format: Format{Newest: "3.0.65", Shapes: []string{
+		"Cline CLI 3.0.x sessions/<id>/<id>.messages.json (one document, Anthropic-like content blocks) + <id>.json manifest",
+	}},
+	// Hook file names of 3.0.65 (hookName in the payload: agent_start,
+	// tool_call, tool_result, agent_end, …).
+	Events: map[string]Class{
+		"TaskStart": ClassStart, "TaskResume": ClassStart, "UserPromptSubmit": ClassPrompt,
+		"PreToolUse": ClassTool, "PostToolUse": ClassTool,
+		"TaskComplete": ClassStop, "TaskCancel": ClassEnd, "PreCompact": ClassCompact,
+	},
+	Sniff: func(b []byte) bool {
+		return containsAll(b, `"sessionId"`, `"messages"`) && containsAny(b, `"source":"cli"`, `"source": "cli"`) &&
+			containsAny(b, `"agent":"lead"`, `"agent": "lead"`, `<user_input mode=`)
+	},
+	MemoryFile: "", // Cline reads AGENTS.md (and .clinerules)
+}
+
+var (
+	_ StoreReader = cline{}
+	_ Lister      = clineLister{}
+)
+
+type cline struct{}
+
+func (cline) Name() string { return "cline" }
+
+func (cline) ParseHook(event string, b []byte, env Env) (Hook, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, err
+	}
+	h := Hook{Tool: "cline", Event: event, SessionID: p.obj("sessionContext").str("rootSessionId")}
+	if h.SessionID == "" {
+		h.SessionID = p.str("taskId")
+	}
+	var roots []string
+	if raw, ok := p["workspaceRoots"]; ok && json.Unmarshal(raw, &roots) == nil && len(roots) > 0 {
+		h.Cwd = roots[0]
+	}
+	if h.Cwd == "" {
+		h.Cwd = p.obj("workspaceInfo").str("rootPath")
+	}
+	if h.Event == "" {
+		h.Event = p.str("hookName")
+	}
+	return h, nil
+}
+
+// clineHome is Cline's data folder: CLINE_DATA_DIR, else ~/.cline/data.
+func clineHome(env Env) string {
+	return envOr(env, "CLINE_DATA_DIR", filepath.Join(env.Home, ".cline", "data"))
+}
+
+// clineDocMax bounds a document read whole (a planted huge file must not
+// exhaust memory; real sessions are well under a few MB).
+const clineDocMax = 256 << 20
+
+// ReadStore reads the session document: h.TranscriptPath when given
+// (`handoff --transcript`), else sessions/<id>/<id>.messages.json.
+func (cline) ReadStore(h Hook, env Env) ([]Row, error) {
+	path := h.TranscriptPath
+	if path == "" {
+		if !safeID(h.SessionID) {
+			return nil, fmt.Errorf("session id is not a Cline session id")
+		}
+		path = filepath.Join(clineHome(env), "sessions", h.SessionID, h.SessionID+".messages.json")
+	}
+	b, err := readClineDoc(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseClineDoc(b)
+}
+
+func readClineDoc(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, clineDocMax+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > clineDocMax {
+		return nil, fmt.Errorf("session document over %d MB", clineDocMax>>20)
+	}
+	return b, nil
+}
+
+type clineDoc struct {
+	SessionID string         `json:"sessionId"`
+	UpdatedAt string         `json:"updated_at"`
+	Messages  []clineMessage `json:"messages"`
+}
+
+type clineMessage struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	TS      int64           `json:"ts"`
+	Metrics *struct {
+		Input int64 `json:"inputTokens"`
+	} `json:"metrics"`
+}
+
+type clineBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// parseClineDoc turns a document into rows; a document that is not JSON is
+// an error (it may be mid-rewrite: the next event reads it again).
+func parseClineDoc(b []byte) ([]Row, error) {
+	var d clineDoc
+	if json.Unmarshal(b, &d) != nil {
+		return nil, errorString("the Cline session document is not JSON (caught mid-rewrite, or not Cline's); run the command again")
+	}
+	var rows []Row
+	for i, m := range d.Messages {
+		key := m.ID
+		if key == "" {
+			key = "m" + strconv.Itoa(i) // older or foreign shapes: position
+		}
+		rows = append(rows, clineRows(m, key)...)
+	}
+	return rows, nil
+}
+
+func clineBlocks(raw json.RawMessage) []clineBlock {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []clineBlock{{Type: "text", Text: s}}
+	}
+	var bs []clineBlock
+	_ = json.Unmarshal(raw, &bs)
+	return bs
+}
+
+func clineRows(m clineMessage, key string) []Row {
+	t := time.Time{}
+	if m.TS > 0 {
+		t = time.UnixMilli(m.TS).UTC()
+	}
+	var rows []Row
+	blocks := clineBlocks(m.Content)
+	// A message holding the <user_input> wrapper is a typed prompt and its
+	// other text blocks are what Cline adds beside it; a message without
+	// one (older shapes) is taken as typed.
+	anyWrapped := false
+	for _, b := range blocks {
+		if _, w := clineUnwrap(b.Text); w && b.Type == "text" {
+			anyWrapped = true
+		}
+	}
+	for i, b := range blocks {
+		k := key + "." + strconv.Itoa(i)
+		switch {
+		case b.Type == "text" && m.Role == "user":
+			s, wrapped := clineUnwrap(b.Text)
+			switch {
+			case strings.TrimSpace(s) == "":
+			case IsCarryoverText(s):
+				rows = append(rows, Row{Key: k, Time: t, Role: "user", Kind: KindInjection, Text: clip(s, maxText)})
+			case anyWrapped && !wrapped:
+				// text Cline adds beside the prompt (environment details,
+				// mode notices): context, not the request
+				rows = append(rows, Row{Key: k, Time: t, Role: "user", Kind: KindHarness, Text: clip(s, maxText)})
+			default:
+				rows = append(rows, Row{Key: k, Time: t, Role: "user", Kind: KindPrompt, Text: clip(s, maxPrompt)})
+			}
+		case b.Type == "text" && m.Role == "assistant" && strings.TrimSpace(b.Text) != "":
+			rows = append(rows, Row{Key: k, Time: t, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
+		case b.Type == "tool_use" && b.Name != "":
+			r := Row{Key: k, Time: t, Role: "assistant", Kind: KindToolCall, ToolName: b.Name, CallID: b.ID}
+			r.Command, r.FilePath = clineToolArgs(b.Name, b.Input)
+			if r.CallID == "" {
+				r.CallID = k
+			}
+			rows = append(rows, r)
+		case b.Type == "tool_result":
+			rows = append(rows, clineResult(b, k, t))
+		}
+	}
+	if m.Metrics != nil && m.Metrics.Input > 0 {
+		rows = append(rows, Row{Key: key + ".usage", Time: t, Role: "system", Kind: KindUsage, TokensUsed: m.Metrics.Input})
+	}
+	return rows
+}
+
+// clineUnwrap strips <user_input mode="…">…</user_input>, the wrapper every
+// prompt typed by the user arrives in (3.0.65), and reports whether it was
+// there.
+func clineUnwrap(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "<user_input") {
+		return s, false
+	}
+	end := strings.IndexByte(t, '>')
+	if end < 0 {
+		return s, false
+	}
+	t = t[end+1:]
+	if i := strings.LastIndex(t, "</user_input>"); i >= 0 {
+		t = t[:i]
+	}
+	return strings.TrimSpace(t), true
+}
+
+// clineToolArgs reads the command a run_commands call runs (its commands,
+// joined by newlines) and the file an editor or apply_patch call writes.
+func clineToolArgs(name string, raw json.RawMessage) (cmd, file string) {
+	var in struct {
+		Commands json.RawMessage `json:"commands"`
+		Path     string          `json:"path"`
+		Input    string          `json:"input"`
+	}
+	_ = json.Unmarshal(raw, &in)
+	switch name {
+	case "run_commands":
+		var cs []json.RawMessage
+		if json.Unmarshal(in.Commands, &cs) != nil {
+			cs = []json.RawMessage{in.Commands}
+		}
+		var parts []string
+		for _, c := range cs {
+			var s string
+			var o struct {
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+			}
+			switch {
+			case json.Unmarshal(c, &s) == nil:
+				parts = append(parts, s)
+			case json.Unmarshal(c, &o) == nil && o.Command != "":
+				parts = append(parts, strings.Join(append([]string{o.Command}, o.Args...), " "))
+			}
+		}
+		cmd = clip(strings.Join(parts, "\n"), maxResult)
+	case "editor":
+		file = in.Path
+	case "apply_patch":
+		// "*** Add File: p" / "*** Update File: p": the first file named
+		for _, ln := range strings.Split(in.Input, "\n") {
+			for _, pre := range []string{"*** Add File: ", "*** Update File: "} {
+				if strings.HasPrefix(ln, pre) && file == "" {
+					file = strings.TrimSpace(ln[len(pre):])
+				}
+			}
+		}
+	}
+	return cmd, file
+}
+
+// clineResult reads a tool_result: content a string (a JSON {"error":…}
+// when the call was rejected), or run_commands' array of
+// {query,result,error,success}.
+func clineResult(b clineBlock, k string, t time.Time) Row {
+	r := Row{Key: k, Time: t, Role: "tool", Kind: KindToolResult, ToolName: b.Name, CallID: b.ToolUseID}
+	var s string
+	var items []struct {
+		Query   string `json:"query"`
+		Result  string `json:"result"`
+		Error   string `json:"error"`
+		Success *bool  `json:"success"`
+	}
+	failed := b.IsError
+	switch {
+	case json.Unmarshal(b.Content, &s) == nil:
+		r.Text = s
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(s), &e) == nil && e.Error != "" {
+			failed, r.Text = true, e.Error
+		}
+	case json.Unmarshal(b.Content, &items) == nil:
+		var parts []string
+		for _, it := range items {
+			if it.Success != nil && !*it.Success || it.Error != "" {
+				failed = true
+			}
+			txt := it.Result
+			if txt == "" {
+				txt = it.Error
+			}
+			parts = append(parts, txt)
+			// "[Command exited with code 2]" heads a failing command's result
+			if n, ok := clineExit(it.Error + "\n" + it.Result); ok && r.ExitCode == nil {
+				r.ExitCode = &n
+			}
+		}
+		r.Text = strings.Join(parts, "\n")
+	default:
+		for _, blk := range clineBlocks(b.Content) {
+			r.Text += blk.Text
+		}
+	}
+	if failed {
+		r.Kind = KindError
+	}
+	r.Text = clip(r.Text, maxResult)
+	return r
+}
+
+// clineExit finds "exited with code N" in a command result.
+func clineExit(s string) (int, bool) {
+	const m = "exited with code "
+	i := strings.Index(s, m)
+	if i < 0 {
+		return 0, false
+	}
+	j := i + len(m)
+	k := j
+	for k < len(s) && (s[k] >= '0' && s[k] <= '9' || k == j && s[k] == '-') {
+		k++
+	}
+	n, err := strconv.Atoi(s[j:k])
+	return n, err == nil
+}
+
+// clineLister lists <data>/sessions/*/*.messages.json, recognised by
+// content (a document with sessionId and messages), the project from the
+// manifest beside it.
+type clineLister struct{}
+
+func (clineLister) Stores(env Env) []string {
+	return []string{filepath.Join(clineHome(env), "sessions")}
+}
+
+func (l clineLister) ListSessions(env Env, project string) ([]NativeSession, error) {
+	files, _ := filepath.Glob(filepath.Join(globEscape(clineHome(env)), "sessions", "*", "*.messages.json"))
+	var out []NativeSession
+	for _, f := range files {
+		s, err := DescribeCached(env, "cline", f, l.Describe)
+		if err != nil || !InProject(s.Project, project) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+type clineManifest struct {
+	SessionID string `json:"session_id"`
+	Cwd       string `json:"cwd"`
+	Workspace string `json:"workspace_root"`
+	Prompt    string `json:"prompt"`
+	StartedAt string `json:"started_at"`
+	EndedAt   string `json:"ended_at"`
+}
+
+func (clineLister) Describe(path string) (NativeSession, error) {
+	b, err := readClineDoc(path)
+	if err != nil {
+		return NativeSession{}, err
+	}
+	var d clineDoc
+	if json.Unmarshal(b, &d) != nil || d.SessionID == "" || d.Messages == nil {
+		return NativeSession{}, errNoSession
+	}
+	s := NativeSession{Tool: "cline", Path: path, ID: d.SessionID}
+	for _, m := range d.Messages {
+		if m.Role == "user" || m.Role == "assistant" {
+			s.MessageCount++
+		}
+		if s.Preview == "" && m.Role == "user" {
+			for _, r := range clineRows(m, "") {
+				if r.Kind == KindPrompt {
+					s.Preview = preview(r.Text)
+					break
+				}
+			}
+		}
+		if m.TS > 0 {
+			if t := time.UnixMilli(m.TS).UTC(); t.After(s.LastActive) {
+				s.LastActive = t
+			}
+		}
+	}
+	var mf clineManifest
+	if mb, err := readClineDoc(filepath.Join(filepath.Dir(path), d.SessionID+".json")); err == nil && json.Unmarshal(mb, &mf) == nil {
+		s.Project = mf.Workspace
+		if s.Project == "" {
+			s.Project = mf.Cwd
+		}
+	}
+	if s.LastActive.IsZero() {
+		if t, err := time.Parse(time.RFC3339Nano, d.UpdatedAt); err == nil {
+			s.LastActive = t
+		} else if fi, err := os.Stat(path); err == nil {
+			s.LastActive = fi.ModTime()
+		}
+	}
+	return s, nil
+}
