@@ -85,7 +85,7 @@ func runForget(e *Env, id string, dryRun bool) error {
 			p := publish.HandoffPath(s.Project)
 			if dryRun {
 				fmt.Fprintf(e.Stdout, "would delete %s\n", p)
-			} else if err := os.Remove(p); err == nil {
+			} else if err := publish.RemoveOwnFile(s.Project, filepath.Base(p)); err == nil {
 				fmt.Fprintf(e.Stdout, "deleted %s\n", p)
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				fmt.Fprintf(e.Stderr, "carryover: could not delete %s: %v\n", p, err)

@@ -31,7 +31,7 @@ func TestRealworldCommittedAider(t *testing.T) {
 		t.Skipf("no aider histories in the realworld corpus at %s", dir)
 	}
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is needed to build the repositories")
+		t.Fatal("git is needed to build the repositories")
 	}
 	sort.Strings(files)
 	auto, named := 0, 0
@@ -86,7 +86,7 @@ func TestRealworldCommittedAider(t *testing.T) {
 // passed over whatever its agent.
 func TestNotYoursEveryAgent(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is needed to build the repository")
+		t.Fatal("git is needed to build the repository")
 	}
 	proj := t.TempDir()
 	os.WriteFile(filepath.Join(proj, "session.jsonl"), []byte("{}\n"), 0o644)
@@ -130,7 +130,7 @@ func TestNotYoursEveryAgent(t *testing.T) {
 // the run), never the committed ones before it.
 func TestRunTakesItsOwnAiderSession(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is needed to build the repository")
+		t.Fatal("git is needed to build the repository")
 	}
 	proj := t.TempDir()
 	e, _, _ := manualEnv(t, nil, nil)

@@ -123,3 +123,39 @@ func TestUserFilesHardLinkSpecialGit(t *testing.T) {
 		t.Errorf(".git/config changed: %q", b)
 	}
 }
+
+// TestRemoveOwnFileNeverThroughSymlinks: `forget` deletes a handoff.md
+// through RemoveOwnFile; a .carryover (or handoff.md) planted as a symlink
+// out of the project never makes it delete the file it points at.
+func TestRemoveOwnFileNeverThroughSymlinks(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(root, "outside")
+	os.MkdirAll(outside, 0o755)
+	victim := filepath.Join(outside, "handoff.md")
+	os.WriteFile(victim, []byte("someone else's\n"), 0o644)
+
+	dirLink := filepath.Join(root, "a")
+	os.MkdirAll(dirLink, 0o755)
+	os.Symlink(outside, filepath.Join(dirLink, ".carryover"))
+	if err := publish.RemoveOwnFile(dirLink, "handoff.md"); err == nil {
+		t.Error("removed through a symlinked .carryover")
+	}
+
+	fileLink := filepath.Join(root, "b")
+	os.MkdirAll(filepath.Join(fileLink, ".carryover"), 0o755)
+	os.Symlink(victim, filepath.Join(fileLink, ".carryover", "handoff.md"))
+	publish.RemoveOwnFile(fileLink, "handoff.md") // removes the link itself, at most
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("the file a planted link pointed at is gone: %v", err)
+	}
+
+	own := filepath.Join(root, "c")
+	os.MkdirAll(filepath.Join(own, ".carryover"), 0o755)
+	os.WriteFile(filepath.Join(own, ".carryover", "handoff.md"), []byte("x"), 0o644)
+	if err := publish.RemoveOwnFile(own, "handoff.md"); err != nil {
+		t.Errorf("its own handoff.md: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(own, ".carryover", "handoff.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("its own handoff.md is still there: %v", err)
+	}
+}

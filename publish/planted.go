@@ -89,3 +89,23 @@ func ReadOwnFile(project, name string, max int64) ([]byte, error) {
 	defer d.Close()
 	return d.ReadFile(name, max)
 }
+
+// RemoveOwnFile removes project/.carryover/name without following a
+// symlink (neither .carryover nor name: a planted link never makes
+// carryover delete a file elsewhere), and never a file git tracks.
+func RemoveOwnFile(project, name string) error {
+	if distill.OpenRepo(project).Tracked(filepath.Join(Dir(project), name)) {
+		return fmt.Errorf("%s: %w", filepath.Join(Dir(project), name), ErrTracked)
+	}
+	pd, err := safefile.OpenDir(project)
+	if err != nil {
+		return err
+	}
+	defer pd.Close()
+	d, err := pd.Sub(".carryover", false, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Remove(name)
+}
