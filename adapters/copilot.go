@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -157,7 +156,7 @@ func copilotScanFrom(path string, from int64, mark []byte, buf *[]byte) (found b
 	if size <= from {
 		return false, min(from, size) // not grown (or replaced: rescan its end)
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openRegular(path) // never blocks on a FIFO swapped in after the stat
 	if err != nil {
 		return false, from
 	}

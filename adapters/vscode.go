@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -227,12 +226,12 @@ func vscodeStoreHead(b []byte) bool {
 
 // vscodeIsStore reads path's first 64 KiB and reports vscodeStoreHead.
 func vscodeIsStore(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openRegular(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > vscodeMaxStore {
+	if fi, err := f.Stat(); err != nil || fi.Size() > vscodeMaxStore {
 		return false
 	}
 	b := make([]byte, 64<<10)
