@@ -652,6 +652,28 @@ func aiderEditBlocks(text string) map[string]string {
 	return out
 }
 
+// readDocument reads a session document agents rewrite whole (Gemini's
+// JSON chats, Cline's messages): a regular file, never blocking on a FIFO,
+// of at most max bytes.
+func readDocument(path string, max int64) ([]byte, error) {
+	f, err := openRegular(path)
+	if errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("session document over %d MB", max>>20)
+	}
+	return b, nil
+}
+
 // openRegular opens a file in a project (which may be hostile) for
 // reading: without blocking on a FIFO (O_NONBLOCK), and only a regular
 // file (ErrNotRegular otherwise).

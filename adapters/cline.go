@@ -3,7 +3,6 @@ package adapters
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -110,28 +109,7 @@ func (cline) ReadStore(h Hook, env Env) ([]Row, error) {
 	return parseClineDoc(b)
 }
 
-func readClineDoc(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, clineDocMax+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > clineDocMax {
-		return nil, fmt.Errorf("session document over %d MB", clineDocMax>>20)
-	}
-	return b, nil
-}
+func readClineDoc(path string) ([]byte, error) { return readDocument(path, clineDocMax) }
 
 type clineDoc struct {
 	SessionID string         `json:"sessionId"`

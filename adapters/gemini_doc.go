@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,25 +54,9 @@ func (gemini) ReadStore(h Hook, env Env) ([]Row, error) {
 }
 
 func readGeminiDoc(path string) (geminiDoc, error) {
-	var d geminiDoc
-	f, err := os.Open(path)
+	b, err := readDocument(path, geminiDocMax)
 	if err != nil {
-		return d, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return d, err
-	}
-	if !fi.Mode().IsRegular() {
-		return d, fmt.Errorf("%s is not a regular file", filepath.Base(path))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, geminiDocMax+1))
-	if err != nil {
-		return d, err
-	}
-	if len(b) > geminiDocMax {
-		return d, fmt.Errorf("session document over %d MB", geminiDocMax>>20)
+		return geminiDoc{}, err
 	}
 	return parseGeminiDoc(path, b)
 }
