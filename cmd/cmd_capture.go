@@ -60,7 +60,7 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	}
 	if err := publish.WriteOwn(p.project, filepath.Base(path), b); errors.Is(err, publish.ErrTracked) {
 		log := newLogger(e)
-		log.prefix = "manual "
+		log.Prefix = "manual "
 		log.Printf("%v", err)
 		return exitf(ExitError, "%v", err)
 	} else if err != nil {

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/carryover/carryover/publish/safefile"
+	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/urfave/cli/v2"
@@ -321,11 +322,11 @@ func runInstall(e *Env, o installOptions) error {
 		saveResumeMode(e, o.resume)
 	}
 	var failed int
-	recs := map[string]agentRecord{}
+	recs := map[string]service.AgentRecord{}
 	defer func() {
 		if !o.dryRun && len(recs) > 0 {
-			if err := saveAgentRecords(e, recs); err != nil {
-				fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), agentsFile), err)
+			if err := service.SaveAgentRecords(e.Home(), recs); err != nil {
+				fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), service.AgentsFile), err)
 			}
 		}
 	}()
@@ -344,7 +345,7 @@ func runInstall(e *Env, o installOptions) error {
 			fmt.Fprintf(e.Stdout, "skipped  %s: %s\n", tl.Display, a.Problem)
 			continue
 		}
-		recs[name] = agentRecord{Version: a.Version, Pointer: a.Capability.NeedsPointer}
+		recs[name] = service.AgentRecord{Version: a.Version, Pointer: a.Capability.NeedsPointer}
 		label := tl.Display + " " + a.Version
 		if a.Version == "" {
 			label = tl.Display

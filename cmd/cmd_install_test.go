@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -94,7 +96,10 @@ func TestInstallRefreshUninstall(t *testing.T) {
 		}
 	}
 	// What the hook needs to decide on the pointer block (issue 24).
-	if recs := loadAgentRecords(f.env); !recs["aider"].Pointer || recs["claude"].Pointer || recs["claude"].Version != "2.1.197" {
+	var recs map[string]service.AgentRecord
+	b, _ := os.ReadFile(filepath.Join(f.env.Home(), service.AgentsFile))
+	_ = json.Unmarshal(b, &recs)
+	if !recs["aider"].Pointer || recs["claude"].Pointer || recs["claude"].Version != "2.1.197" {
 		t.Errorf("agents.json = %+v", recs)
 	}
 	if got := f.savedTools(t); !slices.Equal(got, []string{"claude", "codex", "aider"}) {

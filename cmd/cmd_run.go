@@ -25,6 +25,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func runCommand(e *Env) *cli.Command {
@@ -78,7 +79,7 @@ type runOptions struct {
 // the agent's exit status as an exit error.
 func runAgent(e *Env, o runOptions) error {
 	log := newLogger(e)
-	log.prefix = "run "
+	log.Prefix = "run "
 	agent, _ := adapters.ByName(filepath.Base(o.argv[0]))
 	tool := ""
 	if agent != nil {
@@ -241,7 +242,7 @@ func snapshotAider(e *Env, project string, started time.Time) {
 		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", err)
 		return
 	}
-	if err := refreshProject(e, p.project, cfg); err != nil {
+	if err := refreshProject(e, p.project); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: handoff not written: %v\n", err)
 		return
 	}
@@ -250,23 +251,8 @@ func snapshotAider(e *Env, project string, started time.Time) {
 
 // refreshProject re-distills a project's handoff from the ledger and writes
 // it (what a hook does at the end of a turn).
-func refreshProject(e *Env, project string, cfg Config) error {
+func refreshProject(e *Env, project string) error {
 	log := newLogger(e)
-	log.prefix = "run "
-	l, err := openLedger(e, log)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	proj := &publish.Project{Root: project, Home: e.Home(), Now: e.Now(), Mode: cfg.Resume, Redact: redactor(cfg), Logf: log.Printf,
-		Repo: prefetchRepo(project), Pointer: cfg.PointerMode(), NotProject: publish.NotProject(project, e.UserHome())}
-	r, err := refresh(l, proj, log)
-	if err != nil || r == nil {
-		return err
-	}
-	if proj.Pointer == publish.PointerAuto && !proj.NotProject {
-		proj.PointerFor = pointerAgents(e, l, project, cfg, log)
-	}
-	r.Record()
-	return proj.WriteProject(r.Text, r.Tool)
+	log.Prefix = "run "
+	return service.Open(e.service(), project, log).Refresh()
 }

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/carryover/carryover/publish/service"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,8 +37,8 @@ func guestRun(t *testing.T, project string, home map[string]string) *Env {
 func TestPointerAutoFollowsInstalledAgents(t *testing.T) {
 	project := t.TempDir()
 	guestRun(t, project, map[string]string{
-		"config.toml": "tools = [\"claude\", \"aider\"]\n",
-		agentsFile:    `{"claude": {"version": "2.1.197"}, "aider": {"version": "0.86.3", "pointer": true}}`,
+		"config.toml":      "tools = [\"claude\", \"aider\"]\n",
+		service.AgentsFile: `{"claude": {"version": "2.1.197"}, "aider": {"version": "0.86.3", "pointer": true}}`,
 	})
 	if b, _ := os.ReadFile(filepath.Join(project, "AGENTS.md")); !strings.Contains(string(b), "<!--CARRYOVER:START-->") {
 		t.Errorf("AGENTS.md lacks the block Aider needs: %q", b)

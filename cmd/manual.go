@@ -449,8 +449,8 @@ func sniffTool(path string) string {
 // returns its rows, oldest first.
 func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) {
 	log := newLogger(e)
-	log.prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
-	log.redact = redactor(cfg)
+	log.Prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
+	log.Redact = redactor(cfg)
 	l, err := openLedger(e, log)
 	if err != nil {
 		return ledger.Session{}, nil, exitf(ExitError, "%v", err)

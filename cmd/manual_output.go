@@ -162,7 +162,7 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 			// clipboard or stdout, never into a file `git commit -a` publishes.
 			fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
 			log := newLogger(e)
-			log.prefix = "manual "
+			log.Prefix = "manual "
 			log.Printf("%v", err)
 			wrote = false
 		} else if err != nil {

@@ -50,7 +50,7 @@ func TestHandoffStdoutTTYStripsEscapes(t *testing.T) {
 func TestLogLinesAreSanitised(t *testing.T) {
 	e, _, _ := manualEnv(t, nil, nil)
 	log := newLogger(e)
-	log.prefix = "snapshot session=" + "ab\x1b]0;t\x07\n2026-01-01T00:00:00Z forged "
+	log.Prefix = "snapshot session=" + "ab\x1b]0;t\x07\n2026-01-01T00:00:00Z forged "
 	log.Printf("transcript %s: %v", "/tmp/x\r\ny\u2028z", "boom\x1b[2J")
 	b, err := os.ReadFile(filepath.Join(e.Home(), "carryover.log"))
 	if err != nil {

@@ -3,18 +3,7 @@ package cmd
 import (
 	"fmt"
 	"time"
-
-	"github.com/carryover/carryover/adapters"
 )
-
-// snapshotBudget is budget for tool's event (the default for an unknown tool).
-func snapshotBudget(e *Env, tool, event string) time.Duration {
-	if agent, ok := adapters.ByName(tool); ok {
-		c := agent.Class(event)
-		return budget(e, c) + agent.FlushWaitFor(c)
-	}
-	return budget(e, adapters.ClassOther)
-}
 
 // watchdogGrace is how long past its internal deadline a snapshot may run
 // before the hook gives up on it: half the budget, at most 500 ms, so

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/publish/service"
 )
 
 // TestWatchdogFallbackBanner: when the watchdog gives up on a session
@@ -32,12 +33,10 @@ func TestWatchdogFallbackBanner(t *testing.T) {
 		{"claude", "SessionStart", `"systemMessage":"` + want}, // shown to the user
 	} {
 		agent, _ := adapters.ByName(tc.tool)
-		fb := &fallback{}
-		proj, _ := projectFor(le.e, newLogger(le.e), adapters.Hook{Cwd: le.project})
-		fb.set(agent, proj)
+		fb := &service.Fallback{}
+		fb.Set(agent, service.Open(le.e.service(), le.project, nil).Project)
 		le.out.Reset()
-		log := newLogger(le.e)
-		timedOut(le.e, tc.event, fb, log, le.now, time.Second)
+		le.out.Write(fb.Inject(tc.event, newLogger(le.e)))
 		got := le.out.String()
 		if !strings.Contains(got, tc.shape) || !strings.Contains(got, "## Next action") {
 			t.Errorf("%s watchdog fallback lacks the banner %q:\n%s", tc.tool, tc.shape, got)

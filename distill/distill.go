@@ -121,6 +121,7 @@ type Options struct {
 // fold of State over the rows: the hook path keeps a State per project and
 // adds only the rows that are new since the last snapshot.
 func Distill(rows []ledger.Row, o Options) Handoff {
+	Distillations.Add(1)
 	st := NewState()
 	for i := range rows {
 		st.Add(&rows[i])

@@ -2,10 +2,16 @@ package distill
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
 )
+
+// Distillations counts Refresh and Distill calls: tests check that one
+// hook event or manual handoff distils once (the State is handed to every
+// writer; nothing is distilled again or re-parsed from markdown).
+var Distillations atomic.Int64
 
 // MaxFold is the most new rows Refresh folds into a stored state; past it
 // (a cold ingest) the state is rebuilt from the project's recent rows.
@@ -16,6 +22,7 @@ const MaxFold = 5000
 // there is none (or it is stale, or too far behind), and saves it. notes
 // are things worth a log line.
 func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes []string, err error) {
+	Distillations.Add(1)
 	sessions, err := l.ProjectSessions(project)
 	if err != nil {
 		return nil, nil, err

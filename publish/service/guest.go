@@ -1,4 +1,4 @@
-package cmd
+package service
 
 // The hook's side of "a guest in your repository" (publish/guest.go): the
 // projects the user told carryover to leave alone, and which installed
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/adapters"
-
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/safefile"
 )
@@ -20,8 +18,8 @@ import (
 // ignoredProjects returns the test for the user's ignore list (global
 // config only); a directory is ignored when it or one of its parents is
 // listed.
-func ignoredProjects(e *Env) func(dir string) bool {
-	cfg, _ := publish.LoadConfig(e.ConfigPath(), e.UserHome(), "")
+func ignoredProjects(env Env) func(dir string) bool {
+	cfg, _ := publish.LoadConfig(filepath.Join(env.Home, "config.toml"), env.Agent.Home, "")
 	return func(dir string) bool { return len(cfg.Ignore) > 0 && dir != "" && cfg.Ignores(dir) }
 }
 
@@ -29,14 +27,16 @@ func ignoredProjects(e *Env) func(dir string) bool {
 // inside another agent (logged), or the working directory is an ignored
 // project, where nothing is read but the hook's stdin (drained so the
 // agent's write never fails) and nothing is stored, logged or written.
-func skipHook(e *Env, agent *adapters.Agent, log *logger, deadline time.Time) bool {
-	if why := foreignHost(agent, e); why != "" {
-		log.Printf("skipped: %s", why)
-		return true
+func skipHook(env Env, agent *adapters.Agent, log *Log, deadline time.Time) bool {
+	if agent.ForeignHost != nil {
+		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
+			log.Printf("skipped: %s", why)
+			return true
+		}
 	}
-	if ignoredProjects(e)(e.WorkDir) {
-		log.muted = true
-		_, _ = readPayloadBy(e.Stdin, deadline)
+	if ignoredProjects(env)(env.WorkDir) {
+		log.Muted = true
+		_, _ = readPayloadBy(env.Stdin, deadline)
 		return true
 	}
 	return false
@@ -44,41 +44,30 @@ func skipHook(e *Env, agent *adapters.Agent, log *logger, deadline time.Time) bo
 
 // ignoredHook reports whether the project (or directory) the hook payload
 // names is ignored; the hook then ends without a log line.
-func ignoredHook(e *Env, h adapters.Hook, log *logger) bool {
-	ignored := ignoredProjects(e)
-	if ignored(h.Cwd) || ignored(hookRoot(e, h)) {
-		log.muted = true
+func ignoredHook(env Env, h adapters.Hook, log *Log) bool {
+	ignored := ignoredProjects(env)
+	if ignored(h.Cwd) || ignored(hookRoot(env, h)) {
+		log.Muted = true
 		return true
 	}
 	return false
 }
 
-// guestWrites prepares what WriteProject needs to be a guest: a
-// NotProject root's handoff is held for injection (no file), and under
-// pointer = "auto" the agents that need the block are looked up.
-func guestWrites(e *Env, l *ledger.Ledger, proj *publish.Project, cfg Config, log *logger, r *publish.Rendered) {
-	switch {
-	case proj.NotProject:
-		proj.Held = r.Text
-	case proj.Pointer == publish.PointerAuto:
-		proj.PointerFor = pointerAgents(e, l, proj.Root, cfg, log)
-	}
-}
-
-// agentsFile is where install records, per agent it set up, the version
+// AgentsFile is where install records, per agent it set up, the version
 // it found and whether that version's row in specs/tools.toml needs the
 // pointer block (specs.Capability.NeedsPointer): the hook reads this small
 // file instead of loading the table (specs.Load takes ~2 ms).
-const agentsFile = "agents.json"
+const AgentsFile = "agents.json"
 
-// agentRecord is one agent's line in agentsFile.
-type agentRecord struct {
+// AgentRecord is one agent's line in AgentsFile.
+type AgentRecord struct {
 	Version string `json:"version,omitempty"`
 	Pointer bool   `json:"pointer,omitempty"`
 }
 
-func saveAgentRecords(e *Env, recs map[string]agentRecord) error {
-	all := loadAgentRecords(e)
+// SaveAgentRecords merges recs into home's AgentsFile (install).
+func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
+	all := loadAgentRecords(home)
 	for k, v := range recs {
 		all[k] = v
 	}
@@ -86,29 +75,29 @@ func saveAgentRecords(e *Env, recs map[string]agentRecord) error {
 	if err != nil {
 		return err
 	}
-	return publish.WriteAtomic(filepath.Join(e.Home(), agentsFile), append(b, '\n'))
+	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
 }
 
-func loadAgentRecords(e *Env) map[string]agentRecord {
-	m := map[string]agentRecord{}
-	if b, err := safefile.ReadFile(filepath.Join(e.Home(), agentsFile), 64<<10); err == nil {
+func loadAgentRecords(home string) map[string]AgentRecord {
+	m := map[string]AgentRecord{}
+	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
 		_ = json.Unmarshal(b, &m)
 	}
 	return m
 }
 
-// pointerAgents are the agents that need the pointer block in project
+// pointerAgents are the agents that need the pointer block in the project
 // (pointer = "auto"): of the installed ones (install's selection) and
 // those with sessions in the project, each whose version's row has no
 // session-start injection or marks it unreliable (as install recorded it;
 // an agent install never set up: one that cannot inject at all), and each
 // whose injection a delivery receipt shows did not arrive here.
-func pointerAgents(e *Env, l *ledger.Ledger, project string, cfg Config, log *logger) []string {
-	tools := slices.Clone(cfg.Tools)
-	if ts, err := l.ProjectTools(project); err == nil {
+func (p *Project) pointerAgents() []string {
+	tools := slices.Clone(p.Config.Tools)
+	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
 		tools = append(tools, ts...)
 	}
-	recs := loadAgentRecords(e)
+	recs := loadAgentRecords(p.env.Home)
 	var out []string
 	for _, t := range tools {
 		need := false
@@ -121,11 +110,11 @@ func pointerAgents(e *Env, l *ledger.Ledger, project string, cfg Config, log *lo
 			out = append(out, t)
 		}
 	}
-	missed, err := l.MissedInjections(project)
-	logErr(log, "read delivery receipts", err)
+	missed, err := p.ledger.MissedInjections(p.Root)
+	p.log.err("read delivery receipts", err)
 	for _, t := range missed {
 		if !slices.Contains(out, t) {
-			log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
+			p.log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
 			out = append(out, t)
 		}
 	}

@@ -1,0 +1,476 @@
+package service
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
+)
+
+// MaxPayload is the most hook stdin carryover reads; the rest is drained.
+const MaxPayload = 8 << 20
+
+// lockMargin is kept free before the hook's deadline while another process
+// holds the ledger: ledger waits end this long before it, leaving time to
+// inject the published handoff and exit.
+const lockMargin = 300 * time.Millisecond
+
+// Budget is the internal deadline for one hook event: well under every
+// agent's hook timeout (Claude's SessionEnd gets 1.5 s in total).
+func Budget(getenv func(string) string, class adapters.Class) time.Duration {
+	if v := getenv("CARRYOVER_DEADLINE_MS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return time.Duration(n) * time.Millisecond
+		}
+	}
+	if class == adapters.ClassEnd {
+		return 900 * time.Millisecond
+	}
+	return 2 * time.Second
+}
+
+// event is one hook event of one project, as OnHook carries it through.
+type event struct {
+	*Project
+	agent    *adapters.Agent
+	name     string // the agent's event name
+	class    adapters.Class
+	hook     adapters.Hook
+	rep      ledger.SyncReport
+	out      *bytes.Buffer // the hook's stdout, written once by the caller
+	deadline time.Time
+	// hadHandoff: the project has a handoff.md carryover wrote.
+	hadHandoff bool
+}
+
+// OnHook is one hook event: read the payload (while the ledger opens),
+// sync the agent's transcript into the ledger, distil the project's
+// handoff once, render, write and record it, act on limits and the
+// context window, and deliver the handoff at a session start. It returns
+// the hook's stdout (a valid injection or nothing) and the reason it
+// stopped early, for the log; it never fails the agent. fb learns the
+// project as soon as the payload names it (the watchdog's fallback).
+func OnHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback) ([]byte, error) {
+	var out bytes.Buffer
+	err := onHook(env, tool, name, start, log, fb, &out)
+	return out.Bytes(), err
+}
+
+func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback, out *bytes.Buffer) error {
+	agent, ok := adapters.ByName(tool)
+	if !ok || agent.Name != tool {
+		return fmt.Errorf("unknown --tool %q (known: %s)", tool, strings.Join(adapters.Names(), ", "))
+	}
+	class := agent.Class(name)
+	wait := agent.FlushWaitFor(class)
+	deadline := start.Add(Budget(env.Agent.Getenv, class) + wait)
+	if skipHook(env, agent, log, deadline) { // another agent's hook, or an ignored project
+		return nil
+	}
+	h, ledgerCh, err := hookAndLedger(env, log, agent, name, start, wait, deadline)
+	if err != nil {
+		return err
+	}
+	o, taken := result[*ledger.Ledger]{}, false
+	defer func() {
+		if !taken { // returned before taking it
+			closeLedger(<-ledgerCh)
+		}
+	}()
+	if ignoredHook(env, h, log) {
+		return nil
+	}
+	ev := &event{Project: Open(env, hookRoot(env, h), log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
+	fb.Set(agent, ev.Project.Project)
+	log.Prefix += "session=" + shortID(h.SessionID) + " "
+	ev.prefetch()
+	o, taken = <-ledgerCh, true
+	if o.err != nil {
+		if class == adapters.ClassStart { // without a ledger, still deliver the existing handoff
+			ev.injectFile(ev.ReadHandoff(nil))
+		}
+		return busyReason(o.err)
+	}
+	o.v.SetDeadline(deadline.Add(-lockMargin))
+	ev.ledger = o.v
+	return ev.run(start)
+}
+
+// prefetch starts reading the project's .git on the other core while this
+// one ingests (the handoff's git facts and the staleness note need it),
+// and compiles the distiller's regexps there, when this event may publish.
+// A tool event on a project that had a handoff only stores rows.
+func (ev *event) prefetch() {
+	ev.hadHandoff = !ev.NotProject && fileExists(publish.HandoffPath(ev.Root))
+	root := ev.Root
+	ev.Repo = sync.OnceValue(func() *distill.Repo { return distill.OpenRepo(root) })
+	if ev.class != adapters.ClassTool || !ev.hadHandoff {
+		ev.Repo = prefetchRepo(root)
+		go distill.Warm()
+	}
+}
+
+// injectFile writes the injection of text from handoff.md alone (the
+// ledger-less paths) and returns its header.
+func (ev *event) injectFile(text string) string {
+	w, hdr := ev.InjectFile(ev.agent, ev.name, text)
+	ev.out.Write(w)
+	return hdr
+}
+
+// run is the event once the ledger is open: sync → refresh → write →
+// record → limits → deliver.
+func (ev *event) run(start time.Time) error {
+	// A handoff.md carryover did not write is published over at the turn's
+	// end; tool events (every tool call) skip the read and hash.
+	if ev.hadHandoff && ev.class != adapters.ClassTool && !ev.HandoffTrusted(ev.ledger) {
+		ev.hadHandoff = false
+	}
+	// Handoff files are written on another goroutine while this one records
+	// them in the ledger and finishes with it (see Leave); both are done
+	// before the hook exits or injects.
+	waitWrites := func() {}
+	defer func() {
+		ev.Close()
+		waitWrites()
+	}()
+	if err := ev.sync(); err != nil {
+		return err
+	}
+	tIngest := time.Since(start)
+	level, pct := limits.ContextOf(ev.ledger, ev.rep.SessionID, ev.agent, limits.Of(ev.Config)) // at CRITICAL the handoff must be fresh
+	if r := ev.republish(level == distill.ContextCritical); r != nil {
+		waitWrites = ev.writeFiles(r)
+		r.Record() // the ledger's records of it, while the files are written
+	}
+	ev.log.Prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", ev.rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
+	walls := ev.actOnWalls(level, pct)
+	defer ev.tellWalls(walls)
+	deliver := func() {
+		waitWrites() // the handoff being written is the one to inject
+		ev.deliver()
+	}
+	switch {
+	case ev.class == adapters.ClassStart && ev.agent.DeferStartInjection != nil && ev.agent.DeferStartInjection(ev.hook, ev.env.Agent.Getenv):
+		// The agent drops this event's output: deliver with the next prompt, once.
+		ev.log.err("mark pending injection", ev.ledger.MarkPendingInject(ev.rep.SessionID, ev.env.Now()))
+	case ev.class == adapters.ClassStart:
+		deliver()
+	case ev.class == adapters.ClassPrompt:
+		if ok, err := ev.ledger.TakePendingInject(ev.rep.SessionID); err == nil && ok {
+			ev.hook.Source = "resume"
+			deliver()
+		}
+	}
+	return nil
+}
+
+// sync reads the agent's new transcript lines into the ledger. Without a
+// ledger (it could not be rebuilt, or another process holds it) a session
+// start still gets the published handoff.
+func (ev *event) sync() error {
+	nl, rep, err := ledger.Sync(ev.ledger, ledger.IngestOptions{Adapter: ev.agent.Adapter, Hook: ev.hook, Env: ev.env.Agent,
+		Project: ev.Root, Deadline: ev.deadline.Add(-250 * time.Millisecond), Now: ev.env.Now(), Redact: ev.Redact})
+	ev.log.notes(rep.Notes)
+	ev.rep = rep
+	if ev.ledger = nl; nl == nil && ev.class == adapters.ClassStart {
+		ev.injectFile(ev.ReadHandoff(nil)) // the ledger could not be rebuilt
+	} else if ledger.IsBusy(err) && ev.class == adapters.ClassStart {
+		ev.injectFile(ev.ReadHandoff(nl)) // another process holds the ledger
+	}
+	if err != nil {
+		return busyReason(err)
+	}
+	return nil
+}
+
+// republish decides whether this event re-distils the handoff and returns
+// the one to write (nil: none). Tool events fire on every tool call: they
+// record rows and mark the project pending, and the turn's end (Stop,
+// SessionEnd, the next prompt or session start) publishes what is pending.
+// At a CRITICAL context level (critical) tool events publish too: the
+// handoff must be fresh on disk before the window fills.
+func (ev *event) republish(critical bool) *publish.Rendered {
+	added := ev.rep.Total
+	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
+		if added > 0 {
+			ev.log.err("mark pending publish", ev.ledger.MarkDirty(ev.Root, ev.Now))
+		}
+		return nil
+	}
+	dirty := ev.ledger.Dirty(ev.Root)
+	if added == 0 && !dirty && ev.hadHandoff {
+		return nil
+	}
+	r, err := ev.refresh()
+	if dirty && err == nil {
+		ev.log.err("clear pending publish", ev.ledger.ClearDirty(ev.Root))
+	}
+	return r
+}
+
+// writeFiles writes a rendered handoff's files (WriteProject) on another
+// goroutine; the returned func waits for them.
+func (ev *event) writeFiles(r *publish.Rendered) func() {
+	switch {
+	case ev.NotProject:
+		ev.Held = r.Text // held for injection: no file
+	case ev.Pointer == publish.PointerAuto:
+		ev.PointerFor = ev.pointerAgents()
+	}
+	wp, wlog := *ev.Project.Project, *ev.log // the goroutine logs with its own copy (the caller's prefix grows)
+	wp.Logf = wlog.Printf
+	return goWait(ev.log, func() error { return wp.WriteProject(r.Text, r.Tool) })
+}
+
+// deliver injects the project's published handoff, once per session (a
+// resumed session that holds this exact handoff does not get it twice),
+// and records the delivery.
+func (ev *event) deliver() {
+	l, sid := ev.ledger, ev.rep.SessionID
+	text := ev.ReadHandoff(l)
+	resumed := ev.hook.Source == "resume"
+	if text != "" && resumed && l.Delivered(ev.Root, publish.HeaderOf(text), sid) {
+		ev.log.Printf("session already holds this handoff; not injected again")
+		return
+	}
+	d := ev.Deliver(l, ev.agent, ev.name, text, sid, resumed)
+	ev.out.Write(d.Out)
+	if d.Why != "" {
+		ev.log.Printf("%s", d.Why)
+	}
+	if d.Header != "" {
+		_ = l.RecordDelivery(ledger.Delivery{Project: ev.Root, Header: d.Header, Tool: ev.agent.Name, SessionID: sid, Via: "hook", At: ev.env.Now()})
+	}
+}
+
+// actOnWalls records and acts on what this event says about rate limits
+// and the context window (limits.Act), sets the "previous session stopped
+// at a limit" note for a start or prompt, and signals `carryover run`.
+func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome {
+	walls := limits.Act(limits.Options{Ledger: ev.ledger, Project: ev.Project.Project, Agent: ev.agent, Class: ev.class, Hook: ev.hook,
+		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: limits.Of(ev.Config), Level: level, Percent: pct})
+	ev.log.notes(walls.Notes)
+	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
+		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.Now, time.Local)
+	}
+	ev.signalRun(walls)
+	return walls
+}
+
+// tellWalls adds what limits.Act decided to say to the hook's output: the
+// agent note and the user notice (stdout JSON when the agent shows a
+// systemMessage and nothing was injected, else stderr).
+func (ev *event) tellWalls(w limits.Outcome) {
+	if w.Notice != "" {
+		ev.log.Printf("limit: %s", w.Notice)
+	}
+	if w.AgentNote != "" {
+		ev.log.Printf("context %d %% (%s): agent told", w.Percent, w.Level)
+	}
+	stdout, stderr := limits.Output(ev.agent, ev.name, w, ev.out.Len() > 0)
+	ev.out.Write(stdout)
+	if stderr != "" && ev.env.Stderr != nil {
+		_, _ = io.WriteString(ev.env.Stderr, stderr)
+	}
+}
+
+// signalRun tells a `carryover run` wrapper (CARRYOVER_RUN_ID in the
+// agent's environment) which session it started and when that session's
+// context reaches CRITICAL.
+func (ev *event) signalRun(w limits.Outcome) {
+	getenv := ev.env.Agent.Getenv
+	run := getenv(limits.RunEnv)
+	if run == "" {
+		return
+	}
+	lvl := w.Level
+	if !limits.Of(ev.Config).RestartAtCritical() {
+		lvl = ""
+	}
+	note, err := limits.RunHook(ev.env.Home, run, getenv(limits.RunPIDEnv), ev.agent.Name, ev.hook.SessionID, ev.class == adapters.ClassStart, lvl, w.Percent, ev.env.Now())
+	if note != "" {
+		ev.log.Printf("%s", note)
+	}
+	ev.log.err("carryover run signal", err)
+}
+
+func readPayload(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no stdin")
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook stdin: %w", err)
+	}
+	if len(b) > MaxPayload {
+		_, _ = io.Copy(io.Discard, r) // let the agent finish writing
+		return nil, fmt.Errorf("hook stdin is larger than %d bytes; ignored", MaxPayload)
+	}
+	return b, nil
+}
+
+// readPayloadBy is readPayload bounded by deadline: an agent that never
+// closes the hook's stdin cannot hold the hook past its budget.
+func readPayloadBy(r io.Reader, deadline time.Time) ([]byte, error) {
+	ch := goValue(func() ([]byte, error) { return readPayload(r) })
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case res := <-ch:
+		return res.v, res.err
+	case <-t.C:
+		return nil, errors.New("hook stdin was not closed before the deadline; nothing recorded for this event")
+	}
+}
+
+// readHook reads the hook's stdin (by deadline) and parses it.
+func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (adapters.Hook, error) {
+	raw, err := readPayloadBy(env.Stdin, deadline)
+	if err != nil {
+		return adapters.Hook{}, err
+	}
+	h, err := agent.Adapter.ParseHook(name, raw, env.Agent)
+	if err != nil {
+		return h, fmt.Errorf("%v (%d bytes); nothing recorded for this event", err, len(raw))
+	} else if h.SessionID == "" {
+		return h, errors.New("hook payload has no session id; nothing recorded for this event")
+	}
+	return h, nil
+}
+
+// hookAndLedger reads the hook's stdin while the ledger opens on another
+// goroutine; when the agent's transcript is waited for (wait > 0), the
+// ledger opens after the wait instead (an open ledger is locked).
+func hookAndLedger(env Env, log *Log, agent *adapters.Agent, name string, start time.Time, wait time.Duration, deadline time.Time) (adapters.Hook, chan result[*ledger.Ledger], error) {
+	olog := *log // its own copy: the caller's prefix grows
+	open := func() chan result[*ledger.Ledger] {
+		return goValue(func() (*ledger.Ledger, error) { return openLedgerBy(env.Home, &olog, deadline.Add(-lockMargin)) })
+	}
+	var ch chan result[*ledger.Ledger]
+	if wait == 0 {
+		ch = open()
+	}
+	h, err := readHook(env, agent, name, deadline.Add(-250*time.Millisecond))
+	if err != nil {
+		if ch != nil {
+			closeLedger(<-ch)
+		}
+		return h, nil, err
+	}
+	if wait > 0 {
+		awaitAgent(env, log, agent, h, start.Add(wait))
+		ch = open()
+	}
+	return h, ch, nil
+}
+
+// awaitAgent waits, until at most until, for the agent to write the events
+// before this hook to its transcript (Agent.AwaitFlush); giving up is
+// logged, and what is on disk is read (the next event catches up).
+func awaitAgent(env Env, log *Log, agent *adapters.Agent, h adapters.Hook, until time.Time) {
+	t0 := time.Now()
+	if !agent.AwaitFlush(h, env.Agent, until) {
+		log.Printf("the agent had not written this hook's events to its transcript after %s; read what is there (the next event catches up)", time.Since(t0).Round(time.Millisecond))
+	}
+	log.Prefix += fmt.Sprintf("flushwait=%s ", time.Since(t0).Round(time.Millisecond))
+}
+
+// openLedgerBy opens the ledger with every wait for another process's lock
+// bounded by deadline, logging a recovery from corruption.
+func openLedgerBy(home string, log *Log, deadline time.Time) (*ledger.Ledger, error) {
+	l, err := ledger.OpenBy(home, deadline)
+	if err != nil {
+		return nil, err
+	}
+	l.MapReads()
+	if n := l.RecoveryNote(); n != "" {
+		log.Printf("%s", n)
+	}
+	return l, nil
+}
+
+// busyReason names a lock held by another process in words.
+func busyReason(err error) error {
+	if ledger.IsBusy(err) {
+		return fmt.Errorf("the ledger is locked by another carryover process (a frozen hook, a long `carryover handoff`); gave up before the deadline, this event's rows are read at the next event (%w)", err)
+	}
+	return err
+}
+
+// prefetchRepo starts reading root's .git on another goroutine; the
+// returned func waits for it.
+func prefetchRepo(root string) func() *distill.Repo {
+	ch := goValue(func() (*distill.Repo, error) { return distill.OpenRepo(root), nil })
+	return sync.OnceValue(func() *distill.Repo { return (<-ch).v })
+}
+
+// goValue runs f on another goroutine; the channel yields its result (or
+// the recovered panic as an error).
+func goValue[T any](f func() (T, error)) chan result[T] {
+	ch := make(chan result[T], 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- result[T]{err: fmt.Errorf("internal error (recovered): %v", r)}
+			}
+		}()
+		v, err := f()
+		ch <- result[T]{v, err}
+	}()
+	return ch
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// goWait runs f on another goroutine; the returned func waits for it once
+// and logs its error.
+func goWait(log *Log, f func() error) func() {
+	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
+	return sync.OnceFunc(func() {
+		if o := <-ch; o.err != nil {
+			log.Printf("publish: %v", o.err)
+		}
+	})
+}
+
+func closeLedger(o result[*ledger.Ledger]) {
+	if o.v != nil {
+		o.v.Close()
+	}
+}
+
+// hookRoot is the project a hook payload names (distill.ProjectRoot).
+func hookRoot(env Env, h adapters.Hook) string {
+	cwd := h.Cwd
+	if cwd == "" {
+		cwd = env.WorkDir
+	}
+	return distill.ProjectRoot(h.Project, cwd)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

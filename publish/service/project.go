@@ -1,0 +1,136 @@
+// Package service is the project service: for one project it holds the
+// ledger, the repository, the configuration in effect, the clock and the
+// log, and offers the operations hooks and commands need (OnHook for a
+// hook event; the manual handoff, status, history, decisions and task for
+// the commands). It sits above publish and its feature packages
+// (publish/limits, publish/resume import publish's renderer and writer),
+// so the hook's choreography — sync → distil once → render → write →
+// record → deliver — reads in one place (hook.go).
+package service
+
+import (
+	"io"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/redact"
+)
+
+// Env is what the service reads of the process; cmd builds it once.
+type Env struct {
+	Home    string       // carryover's home ($CARRYOVER_HOME)
+	Agent   adapters.Env // what adapters read: the environment, the user's home
+	Stdin   io.Reader
+	Stderr  io.Writer
+	WorkDir string
+	Now     func() time.Time
+	// LoadConfig reads the global config and root's .carryover.toml (the
+	// key table that decodes them lives with `carryover config`).
+	LoadConfig func(root string) (publish.Config, []error)
+}
+
+// Project is one project as the service sees it: the writer's settings
+// (publish.Project: root, home, clock, mode, redaction, pointer policy),
+// the configuration in effect, the ledger and the log.
+type Project struct {
+	*publish.Project
+	Config publish.Config
+	env    Env
+	ledger *ledger.Ledger // nil until opened (or when it could not be)
+	log    *Log
+}
+
+// Redactor returns the redaction function for cfg (identity when off).
+func Redactor(cfg publish.Config) func(string) string {
+	if !cfg.RedactOn() {
+		return func(s string) string { return s }
+	}
+	return redact.String
+}
+
+// Open resolves root's configuration (problems logged to log, which may be
+// nil) into a Project; the ledger is opened by the operation that needs it.
+func Open(env Env, root string, log *Log) *Project {
+	cfg, cerrs := env.LoadConfig(root)
+	for _, ce := range cerrs {
+		log.Printf("config: %v", ce)
+	}
+	red := Redactor(cfg)
+	if log != nil {
+		log.Redact = red
+	}
+	for _, p := range limits.Of(cfg).Problems() {
+		log.Printf("config: %s", p)
+	}
+	pp := &publish.Project{Root: root, Home: env.Home, Now: env.Now(), Mode: cfg.Resume, Redact: red, Logf: log.Printf,
+		Pointer: cfg.PointerMode(), NotProject: publish.NotProject(root, env.Agent.Home)}
+	if cfg.ExpireAfter != "" {
+		if d, err := publish.ParseAge(cfg.ExpireAfter); err == nil {
+			pp.ExpireAfter = d
+		} else {
+			log.Printf("config expire_after: %v (default 7d used)", err)
+		}
+	}
+	pp.HistoryKeep = cfg.HistoryKeep
+	return &Project{Project: pp, Config: cfg, env: env, log: log}
+}
+
+// Close leaves the ledger (the process exits next: see ledger.Leave).
+func (p *Project) Close() {
+	if p.ledger != nil {
+		p.ledger.Leave()
+		p.ledger = nil
+	}
+}
+
+// Refresh re-distils the project's handoff from the ledger and writes it
+// (what a hook does at the end of a turn; `carryover run` after Aider).
+func (p *Project) Refresh() error {
+	l, err := ledger.Open(p.env.Home)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	p.logRecovered(l)
+	p.ledger = l
+	defer func() { p.ledger = nil }()
+	if p.Repo == nil {
+		p.Repo = prefetchRepo(p.Root)
+	}
+	r, err := p.refresh()
+	if err != nil || r == nil {
+		return err
+	}
+	if p.Pointer == publish.PointerAuto && !p.NotProject {
+		p.PointerFor = p.pointerAgents()
+	}
+	r.Record()
+	return p.WriteProject(r.Text, r.Tool)
+}
+
+// refresh folds the new rows into the project's distill state — the one
+// distillation of the event — and renders the handoff when it changed
+// (nil when it did not). The caller records it in the ledger
+// (Rendered.Record) once it has started writing the files.
+func (p *Project) refresh() (*publish.Rendered, error) {
+	st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
+	p.log.notes(notes)
+	if err == nil {
+		var r *publish.Rendered
+		if r, err = p.Render(p.ledger, st); err == nil {
+			return r, nil
+		}
+	}
+	p.log.Printf("publish: %v", err)
+	return nil, err
+}
+
+func (p *Project) logRecovered(l *ledger.Ledger) {
+	if n := l.RecoveryNote(); n != "" {
+		p.log.Printf("%s", n)
+	}
+}
