@@ -34,12 +34,11 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 		return err
 	}
 	fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
-	cfg, _ := LoadConfig(e, p.project)
-	ls, rows, err := ingest(e, p, cfg)
+	m, err := openManual(e, p).Handoff(p.pick(), false, e.progress)
 	if err != nil {
-		return err
+		return exitErr(err)
 	}
-	s := buildSession(e, p, ls, rows, redactor(cfg))
+	s := m.Session
 	b, err := s.Marshal()
 	if err != nil {
 		return exitf(ExitParse, "encode session.json: %v", err)

@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/carryover/carryover/adapters/ledger"
-	"github.com/carryover/carryover/distill"
-	"github.com/carryover/carryover/publish/resume"
-
 	"github.com/urfave/cli/v2"
 )
 
@@ -84,50 +80,31 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		return err
 	}
 	fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
-	cfg, cerrs := LoadConfig(e, p.project)
-	for _, ce := range cerrs {
+	proj := openManual(e, p)
+	for _, ce := range proj.ConfigErrs {
 		fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
 	}
 	stop = spinner(e, "reading the transcript…")
-	ls, rows, err := ingest(e, p, cfg)
+	// No session named: the task state is the project's fold across
+	// sessions and agents (what handoff.md says).
+	m, err := proj.Handoff(p.pick(), sel.session == "" && sel.transcript == "", e.progress)
 	stop()
 	if err != nil {
-		return err
+		return exitErr(err)
 	}
-	if c := sessionContext(ls, cfg); c != "" {
-		fmt.Fprintf(e.Stderr, "carryover: context of that session: %s\n", c)
+	if m.Context != "" {
+		fmt.Fprintf(e.Stderr, "carryover: context of that session: %s\n", m.Context)
 	}
-	s := buildSession(e, p, ls, rows, redactor(cfg))
-	if sel.session == "" && sel.transcript == "" {
-		foldProject(e, &s, p.project, redactor(cfg))
+	if len(m.DrawnFrom) > 0 {
+		fmt.Fprintf(e.Stderr, "carryover: task state from the project's %d session(s): %s\n", len(m.DrawnFrom), strings.Join(m.DrawnFrom, "; "))
 	}
+	s := m.Session
 	o.lifecycle = structuredLifecycle(e, p.project)
 	s.ApplyLifecycle(o.lifecycle)
-	o.mode = cfg.Resume
+	o.mode = proj.Config.Resume
 	text, stats, err := render(s, nil, o)
 	if err != nil {
 		return err
 	}
-	return deliver(e, p.project, text, stats, o, redactor(cfg))
-}
-
-// foldProject replaces s's task state with the project's fold across
-// sessions and agents (what handoff.md says), keeping the picked session's
-// conversation as the recent-messages layer, and says which sessions it
-// drew from.
-func foldProject(e *Env, s *resume.Session, project string, redact func(string) string) {
-	l, err := ledger.Open(e.Home())
-	if err != nil {
-		return
-	}
-	defer l.Close()
-	h, from, err := distill.ProjectFold(l, project, e.Now(), distill.Options{Project: project})
-	if err != nil || h.Task == "" {
-		return
-	}
-	h.Git, h.Files = distill.GitFacts(project, h.Files)
-	resume.SetTaskState(s, h)
-	s.DrawnFrom = from
-	s.Redact(redact)
-	fmt.Fprintf(e.Stderr, "carryover: task state from the project's %d session(s): %s\n", len(from), strings.Join(from, "; "))
+	return deliver(e, p.project, text, stats, o, proj.Redact)
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/limits"
-	"github.com/carryover/carryover/publish/service"
 )
 
 func runCommand(e *Env) *cli.Command {
@@ -237,22 +236,14 @@ func snapshotAider(e *Env, project string, started time.Time) {
 		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", errors.Unwrap(err))
 		return
 	}
-	cfg, _ := LoadConfig(e, p.project)
-	if _, _, err := ingest(e, p, cfg); err != nil {
+	proj := openManual(e, p)
+	if err := proj.Ingest(p.pick()); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", err)
 		return
 	}
-	if err := refreshProject(e, p.project); err != nil {
+	if err := proj.Refresh(); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: handoff not written: %v\n", err)
 		return
 	}
 	fmt.Fprintf(e.Stderr, "carryover run: aider's session is in %s\n", strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
-}
-
-// refreshProject re-distills a project's handoff from the ledger and writes
-// it (what a hook does at the end of a turn).
-func refreshProject(e *Env, project string) error {
-	log := newLogger(e)
-	log.Prefix = "run "
-	return service.Open(e.service(), project, log).Refresh()
 }

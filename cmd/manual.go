@@ -22,10 +22,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/adapters/ledger"
+
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/service"
 )
 
 // selection is the session-selection flags shared by handoff and capture.
@@ -445,75 +445,29 @@ func sniffTool(path string) string {
 	return adapters.SniffTranscript(bytes.ReplaceAll(b, []byte(`": "`), []byte(`":"`)))
 }
 
-// ingest reads the picked session into the ledger (the snapshot code) and
-// returns its rows, oldest first.
-func ingest(e *Env, p picked, cfg Config) (ledger.Session, []ledger.Row, error) {
-	log := newLogger(e)
-	log.Prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
-	log.Redact = redactor(cfg)
-	l, err := openLedger(e, log)
-	if err != nil {
-		return ledger.Session{}, nil, exitf(ExitError, "%v", err)
-	}
-	defer func() {
-		if l != nil { // nil after a failed rebuild
-			l.Close()
-		}
-	}()
-	if !p.LedgerOnly {
-		a, err := adapters.Lookup(p.Tool)
-		if err != nil {
-			return ledger.Session{}, nil, exitf(ExitError, "carryover cannot read %s sessions (no adapter); known: %s", p.Tool, strings.Join(adapters.Names(), ", "))
-		}
-		h := adapters.Hook{Tool: p.Tool, SessionID: p.ID, TranscriptPath: p.Path, Cwd: p.project, Project: p.project}
-		o := ledger.IngestOptions{Adapter: a, Hook: h, Env: adapterEnv(e), Project: p.ledgerProject(), Now: e.Now(), Redact: redactor(cfg), Progress: e.progress}
-		if p.explicit {
-			o.Transcripts = adapters.ExplicitTranscripts(a, h, adapterEnv(e))
-		}
-		// The same sync as the hook's: a damaged ledger is rebuilt, the
-		// project's other transcripts caught up, receipts recorded.
-		var rep ledger.SyncReport
-		l, rep, err = ledger.Sync(l, o)
-		logNotes(log, rep.Notes)
-		if l == nil {
-			return ledger.Session{}, nil, exitf(ExitError, "%v", err)
-		}
-		if err != nil {
-			return ledger.Session{}, nil, exitf(ExitParse, "could not read the %s session %s: %v", p.Tool, shortID(p.ID), err)
-		}
-		for _, f := range rep.Files {
-			if f.Err != nil && !errors.Is(f.Err, fs.ErrNotExist) && (f.Path == p.Path || f.Path == "store") {
-				return ledger.Session{}, nil, exitf(ExitParse, "could not read %s: %v", f.Path, f.Err)
-			}
-		}
-		if p.Preview != "" {
-			if s, err := l.SessionIn(p.Tool, p.ID, p.ledgerProject()); err == nil {
-				_ = l.SetTitle(s.ID, redactor(cfg)(p.Preview))
-			}
-		}
-	}
-	s, err := l.SessionIn(p.Tool, p.ID, p.ledgerProject())
-	if err != nil && p.LedgerOnly { // recorded under the project it was seen in
-		s, err = l.Session(p.Tool, p.ID)
-	}
-	if err != nil {
-		return s, nil, exitf(ExitParse, "session %s was not recorded: %v", shortID(p.ID), err)
-	}
-	rows, err := l.Rows(s.ID, 4000)
-	if err != nil {
-		return s, nil, exitf(ExitError, "read the ledger: %v", err)
-	}
-	if len(rows) == 0 {
-		return s, nil, exitf(ExitParse, "the %s session %s has nothing carryover can read (no prompts, replies or tool calls); %s", p.Tool, shortID(p.ID), adapters.Tried(p.Tool))
-	}
-	ledger.PromoteSubagentOnly(rows)
-	return s, rows, nil
+// pick is p as the project service takes it.
+func (p picked) pick() service.Pick {
+	return service.Pick{NativeSession: p.NativeSession, LedgerOnly: p.LedgerOnly, Key: p.ledgerProject(), Explicit: p.explicit, Context: p.contextDir()}
 }
 
-// buildSession is the resume session of a picked session's rows.
-func buildSession(e *Env, p picked, ls ledger.Session, rows []ledger.Row, redact func(string) string) resume.Session {
-	return resume.FromRows(rows, resume.Sources{Project: p.contextDir(), Recorded: p.Project, Tool: p.Tool, SessionID: p.ID, Ledger: ls, Now: e.Now(),
-		Redact: redact})
+// openManual is the picked session's project, logging as a manual command.
+func openManual(e *Env, p picked) *service.Project {
+	log := newLogger(e)
+	log.Prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
+	return service.Open(e.service(), p.project, log)
+}
+
+// exitErr gives a service error its exit code: 3 for a session that could
+// not be read, else 1.
+func exitErr(err error) error {
+	var u service.Unreadable
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &u):
+		return exitf(ExitParse, "%v", err)
+	}
+	return exitf(ExitError, "%v", err)
 }
 
 // ago renders a time relative to now ("unknown" for no time).

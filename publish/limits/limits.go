@@ -140,6 +140,9 @@ type Options struct {
 	// already looked it up (ContextOf); Level "" makes Act look it up.
 	Level   distill.ContextLevel
 	Percent int
+	// Handoff is the project's handoff distilled this event (the hook's
+	// one distillation), which RESUME.md is built from.
+	Handoff func() (distill.Handoff, error)
 }
 
 // Outcome is what the hook should say and did.
@@ -227,7 +230,7 @@ func Act(o Options) Outcome {
 		return out
 	}
 	if o.Config.AutoResume() {
-		if err := WriteResume(o.Ledger, o.Project, o.Agent.Name, o.Hook.SessionID, o.SessionID); err != nil {
+		if err := WriteResume(o.Ledger, o.Project, o.Handoff, o.Agent.Name, o.Hook.SessionID, o.SessionID); err != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("write RESUME.md: %v", err))
 		} else {
 			out.Resume = ResumePath(o.Project.Root)
@@ -314,8 +317,9 @@ func phraseNoun(l adapters.Limit) string {
 
 // WriteResume builds the resume prompt of a session (the universal target,
 // as `carryover handoff` does, without git diffs: the hook's budget has no
-// room for git processes) and writes it to RESUME.md.
-func WriteResume(l *ledger.Ledger, p *publish.Project, tool, native string, sid int64) error {
+// room for git processes) from the project's handoff distilled this event
+// and writes it to RESUME.md.
+func WriteResume(l *ledger.Ledger, p *publish.Project, handoff func() (distill.Handoff, error), tool, native string, sid int64) error {
 	ls, err := l.SessionByID(sid)
 	if err != nil {
 		return err
@@ -327,7 +331,11 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, tool, native string, sid 
 	if len(rows) == 0 {
 		return fmt.Errorf("the session has no rows yet")
 	}
-	s := resume.FromRows(rows, resume.Sources{Project: p.Root, Tool: tool, SessionID: native, Ledger: ls, Now: p.Now, Redact: p.Redact})
+	h, err := handoff()
+	if err != nil {
+		return err
+	}
+	s := resume.FromRows(rows, h, resume.Sources{Project: p.Root, Tool: tool, SessionID: native, Ledger: ls, Now: p.Now, Redact: p.Redact})
 	res, err := resume.Build(s, resume.Options{Target: resume.DefaultTarget, Mode: p.Mode})
 	if err != nil {
 		return err

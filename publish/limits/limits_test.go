@@ -114,7 +114,13 @@ func newRig(t *testing.T, tokens int64) *rig {
 func (r *rig) act(t *testing.T, event string, found ...ledger.FoundLimit) Outcome {
 	a := agent(t, "claude")
 	return Act(Options{Ledger: r.l, Project: r.proj, Agent: a, Class: a.Class(event), Hook: adapters.Hook{Tool: "claude", Event: event, SessionID: "sess-1"},
-		SessionID: r.sid, Found: found, Loc: time.UTC})
+		SessionID: r.sid, Found: found, Loc: time.UTC, Handoff: func() (distill.Handoff, error) {
+			st, _, err := distill.Refresh(r.l, r.proj.Root, r.now)
+			if err != nil {
+				return distill.Handoff{}, err
+			}
+			return st.Handoff(distill.Options{Project: r.proj.Root}), nil
+		}})
 }
 
 func TestActOnLimit(t *testing.T) {

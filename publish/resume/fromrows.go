@@ -21,6 +21,16 @@ import (
 // (P4), carryover's pointer block taken out.
 var memoryFiles = []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".github/copilot-instructions.md"}
 
+// DistillOptions are the options that distil the rows FromRows is given
+// when the caller distils them itself: paths relative to the project, or
+// to the recorded directory when there is no project context.
+func (src Sources) DistillOptions() distill.Options {
+	if src.Project == "" {
+		return distill.Options{Project: src.Recorded}
+	}
+	return distill.Options{Project: src.Project}
+}
+
 // Sources are what FromRows reads besides the rows.
 type Sources struct {
 	Project string // project root; "" = no project context (git, tree, diffs)
@@ -38,15 +48,12 @@ type Sources struct {
 // log, diffs) beyond the touched files' states; past it a part is left out.
 const gitBudget = 3 * time.Second
 
-// FromRows builds the resume session of a session's rows: the distilled
-// task state, the project's context (git, tree, memory files), the files
-// changed with their diffs, and the conversation.
-func FromRows(rows []ledger.Row, src Sources) Session {
-	rel := src.Project
-	if rel == "" {
-		rel = src.Recorded
-	}
-	h := distill.Distill(rows, distill.Options{Project: rel})
+// FromRows builds the resume session of a session's rows and h, the task
+// state distilled from them or from the project's stored State (the
+// caller distils once: Distill, or the hook's Refresh): the project's
+// context (git, tree, memory files), the files changed with their diffs,
+// and the conversation.
+func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 	var repo *distill.Repo // read by go-git's decoders; never `git`, whose config a repository controls
 	if src.Project != "" {
 		repo = distill.OpenRepo(src.Project)

@@ -54,6 +54,20 @@ type event struct {
 	hadHandoff bool
 }
 
+// handoff is the project's handoff distilled this event: the State the
+// refresh folded, or (when this event did not publish) one Refresh now.
+func (ev *event) handoff() (distill.Handoff, error) {
+	if ev.state == nil {
+		st, notes, err := distill.Refresh(ev.ledger, ev.Root, ev.Now)
+		ev.log.notes(notes)
+		if err != nil {
+			return distill.Handoff{}, err
+		}
+		ev.state = st
+	}
+	return ev.state.Handoff(distill.Options{Project: ev.Root}), nil
+}
+
 // OnHook is one hook event: read the payload (while the ledger opens),
 // sync the agent's transcript into the ledger, distil the project's
 // handoff once, render, write and record it, act on limits and the
@@ -260,7 +274,7 @@ func (ev *event) deliver() {
 // at a limit" note for a start or prompt, and signals `carryover run`.
 func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome {
 	walls := limits.Act(limits.Options{Ledger: ev.ledger, Project: ev.Project.Project, Agent: ev.agent, Class: ev.class, Hook: ev.hook,
-		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: limits.Of(ev.Config), Level: level, Percent: pct})
+		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: limits.Of(ev.Config), Level: level, Percent: pct, Handoff: ev.handoff})
 	ev.log.notes(walls.Notes)
 	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
 		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.Now, time.Local)

@@ -39,9 +39,14 @@ type Env struct {
 type Project struct {
 	*publish.Project
 	Config publish.Config
-	env    Env
-	ledger *ledger.Ledger // nil until opened (or when it could not be)
-	log    *Log
+	// ConfigErrs are the configuration's problems (logged too).
+	ConfigErrs []error
+	env        Env
+	ledger     *ledger.Ledger // nil until opened (or when it could not be)
+	log        *Log
+	// state is the project's distill State once an operation refreshed it:
+	// every writer of the same event or command reads it (one distillation).
+	state *distill.State
 }
 
 // Redactor returns the redaction function for cfg (identity when off).
@@ -76,7 +81,7 @@ func Open(env Env, root string, log *Log) *Project {
 		}
 	}
 	pp.HistoryKeep = cfg.HistoryKeep
-	return &Project{Project: pp, Config: cfg, env: env, log: log}
+	return &Project{Project: pp, Config: cfg, ConfigErrs: cerrs, env: env, log: log}
 }
 
 // Close leaves the ledger (the process exits next: see ledger.Leave).
@@ -119,6 +124,7 @@ func (p *Project) Refresh() error {
 func (p *Project) refresh() (*publish.Rendered, error) {
 	st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
 	p.log.notes(notes)
+	p.state = st
 	if err == nil {
 		var r *publish.Rendered
 		if r, err = p.Render(p.ledger, st); err == nil {
