@@ -1,15 +1,13 @@
 package cmd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func decideCommand(e *Env) *cli.Command {
@@ -69,34 +67,36 @@ func runDecide(e *Env, o decideOptions) error {
 	if err != nil {
 		return err
 	}
-	defer r.close()
-	var ds []ledger.Decision
-	if r.l != nil {
-		if ds, err = r.l.Decisions(r.project); err != nil {
-			return err
-		}
+	defer r.Close()
+	ds, err := r.Decisions()
+	if err != nil {
+		return err
 	}
 	switch {
 	case o.list:
 		if o.json {
 			out := []DecisionReport{}
 			for _, d := range ds {
-				out = append(out, DecisionReport{ID: decisionID(d.Text), Text: d.Text, Why: d.Why, Source: d.Source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
+				source := "extracted"
+				if d.User {
+					source = "user"
+				}
+				out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
 			}
 			return printJSON(e.Stdout, struct {
 				Project   string           `json:"project"`
 				Decisions []DecisionReport `json:"decisions"`
-			}{r.project, out})
+			}{r.Root, out})
 		}
 		if len(ds) == 0 {
-			fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", r.project)
+			fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", r.Root)
 		}
 		for _, d := range ds {
 			who := "you"
-			if d.Source != ledger.DecisionUser {
+			if !d.User {
 				who = "extracted"
 			}
-			line := fmt.Sprintf("%s  %s", decisionID(d.Text), d.Text)
+			line := fmt.Sprintf("%s  %s", d.ID, d.Text)
 			if d.Why != "" {
 				line += " (why: " + d.Why + ")"
 			}
@@ -105,9 +105,9 @@ func runDecide(e *Env, o decideOptions) error {
 		return nil
 	case o.dropSet:
 		ids := make([]string, len(ds))
-		byID := map[string]ledger.Decision{}
+		byID := map[string]service.Decision{}
 		for i, d := range ds {
-			ids[i] = decisionID(d.Text)
+			ids[i] = d.ID
 			byID[ids[i]] = d
 		}
 		arg := strings.ToLower(strings.TrimSpace(o.drop))
@@ -120,31 +120,23 @@ func runDecide(e *Env, o decideOptions) error {
 			if near != "" {
 				hint = "closest: " + near
 			}
-			return exitf(ExitNotFound, "no decision %q in the log of %s; %s (see `carryover decide --list`)", o.drop, r.project, hint)
+			return exitf(ExitNotFound, "no decision %q in the log of %s; %s (see `carryover decide --list`)", o.drop, r.Root, hint)
 		}
 		d := byID[id]
-		if err := r.l.DropDecision(r.project, d.Text); err != nil {
+		if err := r.DropDecision(d.Text); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.Stdout, "dropped: %s\n", d.Text)
-		r.republish()
+		republish(e, r)
 		return nil
 	}
 	text := strings.Join(strings.Fields(o.text), " ")
-	if _, err := r.l.AddDecision(r.project, ledger.Decision{Text: text, Why: strings.TrimSpace(o.why), Source: ledger.DecisionUser, At: e.Now()}); err != nil {
+	if err := r.Decide(text, strings.TrimSpace(o.why)); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "decided: %s\n", text)
-	r.republish()
+	republish(e, r)
 	return nil
-}
-
-// decisionID is a decision's stable id: it names the decision's text (a
-// project's decisions are unique by text), so it does not shift when an
-// older decision is dropped, as a position in the list would.
-func decisionID(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return "d-" + hex.EncodeToString(sum[:3])
 }
 
 // trailingFlags takes string flags written after the positional argument

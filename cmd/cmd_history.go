@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func historyCommand(e *Env) *cli.Command {
@@ -55,16 +56,16 @@ func runHistory(e *Env, project string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	defer r.close()
+	defer r.Close()
 	if asJSON {
 		return printJSON(e.Stdout, struct {
 			Project  string                 `json:"project"`
 			Handoffs []publish.HistoryEntry `json:"handoffs"`
-		}{r.project, nonNil(hs)})
+		}{r.Root, nonNil(hs)})
 	}
 	if len(hs) == 0 {
 		// The one thing that makes a first handoff appear.
-		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", r.project)
+		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", r.Root)
 		return nil
 	}
 	for _, h := range hs {
@@ -88,7 +89,7 @@ func runHistoryShow(e *Env, project, arg string) error {
 	if err != nil {
 		return err
 	}
-	defer r.close()
+	defer r.Close()
 	if len(hs) == 0 {
 		return exitf(ExitNotFound, "no handoff %q: %v", arg, publish.ErrNoHistory)
 	}
@@ -98,9 +99,9 @@ func runHistoryShow(e *Env, project, arg string) error {
 	}
 	id, ok, closest := publish.MatchID(ids, arg)
 	if !ok {
-		return exitf(ExitNotFound, "no handoff %q in the history of %s; closest: %s (`carryover history` lists them)", arg, r.project, closest)
+		return exitf(ExitNotFound, "no handoff %q in the history of %s; closest: %s (`carryover history` lists them)", arg, r.Root, closest)
 	}
-	text, err := publish.ReadHistory(r.project, id)
+	text, err := publish.ReadHistory(r.Root, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return exitf(ExitNotFound, "%s is recorded but its text is no longer in .carryover/history (rotated or cleaned)", id)
 	}
@@ -120,9 +121,9 @@ func runHistoryClean(e *Env, project, age string, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	defer r.close()
+	defer r.Close()
 	if dryRun {
-		ids, err := publish.StaleHistory(r.l, r.project, e.Now(), d)
+		ids, err := r.StaleHistory(d)
 		if err != nil {
 			return err
 		}
@@ -132,7 +133,7 @@ func runHistoryClean(e *Env, project, age string, dryRun bool) error {
 		fmt.Fprintf(e.Stdout, "would remove %d handoff(s) older than %s (dry run: nothing changed)\n", len(ids), age)
 		return nil
 	}
-	ids, err := publish.CleanHistory(r.l, r.project, e.Now(), d)
+	ids, err := r.CleanHistory(d)
 	if err != nil {
 		return err
 	}
@@ -150,14 +151,14 @@ func clipLine(s string, n int) string {
 
 // loadHistory opens the project's ledger and lists its handoffs; the
 // caller closes r when err is nil.
-func loadHistory(e *Env, project string) (*lifecycleRun, []publish.HistoryEntry, error) {
+func loadHistory(e *Env, project string) (*service.Project, []publish.HistoryEntry, error) {
 	r, err := openLifecycle(e, project, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	hs, err := publish.History(r.l, r.project, e.Now(), r.proj.ExpireAfter)
+	hs, err := r.History()
 	if err != nil {
-		r.close()
+		r.Close()
 		return nil, nil, err
 	}
 	return r, hs, nil

@@ -53,45 +53,43 @@ func runTask(e *Env, o taskOptions) error {
 	if err != nil {
 		return err
 	}
-	defer r.close()
+	defer r.Close()
 	switch {
 	case o.done || o.clear:
-		t, ok, err := r.l.UnpinTask(r.project)
+		t, ok, err := r.UnpinTask()
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return exitf(ExitNotFound, "no task pinned for %s", r.project)
+			return exitf(ExitNotFound, "no task pinned for %s", r.Root)
 		}
 		verb := "cleared"
 		if o.done {
 			verb = "done"
 		}
 		fmt.Fprintf(e.Stdout, "task %s: %s\n", verb, t.Text)
-		r.republish()
+		republish(e, r)
 		return nil
 	case text != "":
-		if err := r.l.PinTask(r.project, text, e.Now()); err != nil {
+		if err := r.PinTask(text); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.Stdout, "task pinned: %s\n", text)
-		r.republish()
+		republish(e, r)
 		return nil
 	}
-	rep := TaskReport{Project: r.project}
-	if r.l != nil {
-		if t, ok := r.l.Task(r.project); ok {
-			rep.Task, rep.SetBy, rep.At = t.Text, "user", t.At.UTC().Format("2006-01-02T15:04:05Z")
-			if !o.json {
-				fmt.Fprintf(e.Stdout, "%s  (pinned by you %s)\n", t.Text, publish.Ago(e.Now(), t.At))
-			}
+	rep := TaskReport{Project: r.Root}
+	if t, ok := r.Task(); ok {
+		rep.Task, rep.SetBy, rep.At = t.Text, "user", t.At.UTC().Format("2006-01-02T15:04:05Z")
+		if !o.json {
+			fmt.Fprintf(e.Stdout, "%s  (pinned by you %s)\n", t.Text, publish.Ago(e.Now(), t.At))
 		}
 	}
 	if o.json {
 		return printJSON(e.Stdout, rep)
 	}
 	if rep.Task == "" {
-		fmt.Fprintf(e.Stdout, "no task pinned for %s (pin one: carryover task \"…\")\n", r.project)
+		fmt.Fprintf(e.Stdout, "no task pinned for %s (pin one: carryover task \"…\")\n", r.Root)
 	}
 	return nil
 }

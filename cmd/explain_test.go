@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/carryover/carryover/publish/service"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -86,7 +88,7 @@ func TestExplainEveryLine(t *testing.T) {
 	}
 	handoff := string(b)
 	var ex struct {
-		Lines []explainLine `json:"lines"`
+		Lines []service.ExplainLine `json:"lines"`
 	}
 	if err := json.Unmarshal([]byte(le.run(t, "explain", "--json")), &ex); err != nil {
 		t.Fatal(err)
@@ -165,7 +167,7 @@ func TestExplainEveryLine(t *testing.T) {
 
 // explained reports whether an explain entry of section sec states the
 // rendered line (its text, possibly clipped, is in the line).
-func explained(lines []explainLine, sec, line string) bool {
+func explained(lines []service.ExplainLine, sec, line string) bool {
 	norm := func(s string) string {
 		s = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "> "), "- "))
 		s = strings.TrimPrefix(strings.TrimPrefix(s, "[ ] "), "[x] ")

@@ -5,21 +5,14 @@ import (
 	"strings"
 
 	"github.com/carryover/carryover/adapters/ledger"
-	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/service"
 )
 
 // statusLifecycle is the project's current handoff as status shows it.
 func statusLifecycle(e *Env, project string, l *ledger.Ledger) *publish.HistoryEntry {
-	cfg, _ := LoadConfig(e, project)
-	p := &publish.Project{}
-	lifecycleConfig(p, cfg, func(string, ...any) {})
-	h, ok := publish.Current(l, project, e.Now(), p.ExpireAfter, distill.OpenRepo(project))
-	if !ok {
-		return nil
-	}
-	return &h
+	return service.CurrentIn(e.service(), l, project)
 }
 
 func printLifecycle(e *Env, h *publish.HistoryEntry) {
@@ -47,10 +40,10 @@ func printLifecycle(e *Env, h *publish.HistoryEntry) {
 
 // structuredLifecycle is the lifecycle a structured handoff carries.
 func structuredLifecycle(e *Env, project string) *resume.Lifecycle {
-	r, err := openLifecycle(e, project, false)
-	if err != nil || r.l == nil {
+	p, err := openLifecycle(e, project, false)
+	if err != nil {
 		return nil
 	}
-	defer r.close()
-	return resume.LifecycleOf(r.l, r.project, e.Now(), r.proj.ExpireAfter, distill.OpenRepo(project))
+	defer p.Close()
+	return p.Lifecycle()
 }

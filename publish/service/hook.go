@@ -156,7 +156,9 @@ func (ev *event) run(start time.Time) error {
 	// before the hook exits or injects.
 	waitWrites := func() {}
 	defer func() {
-		ev.Close()
+		if ev.ledger != nil { // nil after a failed rebuild
+			ev.ledger.Leave() // the process exits next (see Leave)
+		}
 		waitWrites()
 	}()
 	if err := ev.sync(); err != nil {

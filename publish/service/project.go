@@ -84,10 +84,10 @@ func Open(env Env, root string, log *Log) *Project {
 	return &Project{Project: pp, Config: cfg, ConfigErrs: cerrs, env: env, log: log}
 }
 
-// Close leaves the ledger (the process exits next: see ledger.Leave).
+// Close closes the project's ledger.
 func (p *Project) Close() {
 	if p.ledger != nil {
-		p.ledger.Leave()
+		p.ledger.Close()
 		p.ledger = nil
 	}
 }

@@ -1,0 +1,166 @@
+package service
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/resume"
+)
+
+// The handoff's lifecycle as the commands see it (history, decide, task,
+// clear, status): the ledger's records behind the project's methods.
+
+// OpenLedger is Open with the ledger opened for a command; create says
+// whether a missing ledger may be created (commands that record): one
+// that only reads gets a Project without a ledger (HasLedger false).
+func OpenLedger(env Env, root string, create bool) (*Project, error) {
+	p := Open(env, root, nil)
+	if _, err := os.Stat(filepath.Join(env.Home, ledger.FileName)); err != nil && !create {
+		return p, nil
+	}
+	l, err := ledger.Open(env.Home)
+	if err != nil {
+		return nil, err
+	}
+	p.ledger = l
+	p.RestoreFromFiles(l) // a ledger rebuilt without the project's handoffs
+	return p, nil
+}
+
+// HasLedger reports whether the project's ledger is open.
+func (p *Project) HasLedger() bool { return p.ledger != nil }
+
+// Publish makes the project's handoff say what a command just changed,
+// best effort: the next hook event publishes it anyway (the project is
+// marked).
+func (p *Project) Publish() error {
+	_ = p.ledger.MarkDirty(p.Root, p.env.Now())
+	return p.Republish(p.ledger)
+}
+
+// Decision is one entry of the project's decisions log.
+type Decision struct {
+	ID, Text, Why string
+	User          bool // decided by the user (`carryover decide`), else extracted
+	At            time.Time
+}
+
+// DecisionID is a decision's stable id: it names the decision's text (a
+// project's decisions are unique by text), so it does not shift when an
+// older decision is dropped, as a position in the list would.
+func DecisionID(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "d-" + hex.EncodeToString(sum[:3])
+}
+
+// Decisions is the project's decisions log, oldest first.
+func (p *Project) Decisions() ([]Decision, error) {
+	if p.ledger == nil {
+		return nil, nil
+	}
+	ds, err := p.ledger.Decisions(p.Root)
+	out := make([]Decision, len(ds))
+	for i, d := range ds {
+		out[i] = Decision{ID: DecisionID(d.Text), Text: d.Text, Why: d.Why, User: d.Source == ledger.DecisionUser, At: d.At}
+	}
+	return out, err
+}
+
+// Decide adds the user's decision to the log.
+func (p *Project) Decide(text, why string) error {
+	_, err := p.ledger.AddDecision(p.Root, ledger.Decision{Text: text, Why: why, Source: ledger.DecisionUser, At: p.env.Now()})
+	return err
+}
+
+// DropDecision drops the decision with text from the log.
+func (p *Project) DropDecision(text string) error { return p.ledger.DropDecision(p.Root, text) }
+
+// Task is the task the user pinned ("" Text when none).
+type Task struct {
+	Text string
+	At   time.Time
+}
+
+// Task is the project's pinned task.
+func (p *Project) Task() (Task, bool) {
+	if p.ledger == nil {
+		return Task{}, false
+	}
+	t, ok := p.ledger.Task(p.Root)
+	return Task{Text: t.Text, At: t.At}, ok
+}
+
+// PinTask pins text as the project's task.
+func (p *Project) PinTask(text string) error { return p.ledger.PinTask(p.Root, text, p.env.Now()) }
+
+// UnpinTask unpins the project's task (false: none was pinned).
+func (p *Project) UnpinTask() (Task, bool, error) {
+	t, ok, err := p.ledger.UnpinTask(p.Root)
+	return Task{Text: t.Text, At: t.At}, ok, err
+}
+
+// History lists the project's handoffs, newest first.
+func (p *Project) History() ([]publish.HistoryEntry, error) {
+	return publish.History(p.ledger, p.Root, p.env.Now(), p.ExpireAfter)
+}
+
+// StaleHistory are the ids of the handoffs older than d.
+func (p *Project) StaleHistory(d time.Duration) ([]string, error) {
+	return publish.StaleHistory(p.ledger, p.Root, p.env.Now(), d)
+}
+
+// CleanHistory forgets the handoffs older than d and returns their ids.
+func (p *Project) CleanHistory(d time.Duration) ([]string, error) {
+	return publish.CleanHistory(p.ledger, p.Root, p.env.Now(), d)
+}
+
+// Clear retires the project's current handoff (carryover clear) and
+// returns its id; already: it was cleared before. ErrNoHistory when there
+// is none.
+func (p *Project) Clear() (id string, already bool, err error) {
+	if p.ledger == nil {
+		return "", false, publish.ErrNoHistory
+	}
+	recs, err := p.ledger.HandoffRecords(p.Root, 1)
+	if err != nil {
+		return "", false, err
+	}
+	if len(recs) == 0 {
+		return "", false, publish.ErrNoHistory
+	}
+	if recs[0].Ended == ledger.EndCleared {
+		return recs[0].ID, true, nil
+	}
+	return recs[0].ID, false, p.Project.Clear(p.ledger, recs[0])
+}
+
+// Current is the project's current handoff as status shows it (nil: none).
+func (p *Project) Current() *publish.HistoryEntry {
+	h, ok := publish.Current(p.ledger, p.Root, p.env.Now(), p.ExpireAfter, distill.OpenRepo(p.Root))
+	if !ok {
+		return nil
+	}
+	return &h
+}
+
+// CurrentIn is Current of root with the ledger the caller holds (status).
+func CurrentIn(env Env, l *ledger.Ledger, root string) *publish.HistoryEntry {
+	p := Open(env, root, nil)
+	p.ledger = l
+	return p.Current()
+}
+
+// Lifecycle is the lifecycle a structured handoff carries (nil without a
+// ledger).
+func (p *Project) Lifecycle() *resume.Lifecycle {
+	if p.ledger == nil {
+		return nil
+	}
+	return resume.LifecycleOf(p.ledger, p.Root, p.env.Now(), p.ExpireAfter, distill.OpenRepo(p.Root))
+}
