@@ -25,8 +25,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
 )
@@ -83,7 +83,7 @@ func runDoctor(e *Env, o doctorOptions) error {
 			continue
 		}
 		if d, ok := receipts[a.Tool]; ok {
-			r.LastDelivery = fmt.Sprintf("last delivery %s (session %s, via %s)", publish.Ago(e.Now(), d.At), shortID(d.NativeID), d.Via)
+			r.LastDelivery = fmt.Sprintf("last delivery %s (session %s, via %s)", publish.Ago(e.Now(), d.At), shortID(d.Session), d.Via)
 		} else if r.Ran > 0 {
 			r.LastDelivery = "no delivery recorded yet"
 		}
@@ -347,23 +347,13 @@ func firstLine(b []byte) string {
 
 // lastDeliveries is the newest delivery receipt per agent (read-only: no
 // ledger is created when there is none).
-func lastDeliveries(e *Env) map[string]ledger.Delivery {
-	out := map[string]ledger.Delivery{}
-	if !fileExists(filepath.Join(e.Home(), ledger.FileName)) {
-		return out
-	}
-	l, err := ledger.Open(e.Home())
+func lastDeliveries(e *Env) map[string]service.Receipt {
+	st, err := service.OpenStore(e.service())
 	if err != nil {
-		return out
+		return map[string]service.Receipt{}
 	}
-	defer l.Close()
-	ds, _ := l.Deliveries("", 100_000)
-	for _, d := range ds { // newest first
-		if _, ok := out[d.Tool]; !ok {
-			out[d.Tool] = d
-		}
-	}
-	return out
+	defer st.Close()
+	return st.LastReceipts()
 }
 
 func tabResolveNewest(tool string) (specs.Capability, error) {

@@ -1,18 +1,14 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func gcCommand(e *Env) *cli.Command {
@@ -55,7 +51,7 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// gcJSON is `gc --json` (ledger.GCResult in the --json contract).
+// gcJSON is `gc --json` (service.GCResult in the --json contract).
 type gcJSON struct {
 	DryRun     bool  `json:"dry_run"`
 	Sessions   int   `json:"sessions"` // sessions whose rows were (or would be) removed
@@ -76,32 +72,21 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 			return err
 		}
 	}
-	if !fileExists(filepath.Join(e.Home(), ledger.FileName)) {
+	st, err := service.OpenStore(e.service())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if !st.Exists() {
 		if asJSON {
 			return printJSON(e.Stdout, gcJSON{DryRun: dryRun})
 		}
 		fmt.Fprintln(e.Stderr, "carryover: no ledger yet: nothing to remove")
 		return nil
 	}
-	l, err := ledger.Open(e.Home())
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	r, err := l.GC(ledger.GCOptions{Before: e.Now().Add(-age), Project: project, DryRun: dryRun})
+	r, err := st.GC(e.Now().Add(-age), project, dryRun, vacuum)
 	if err != nil {
 		return exitf(ExitError, "gc: %v", err)
-	}
-	if !dryRun {
-		// `list`'s cached descriptions of transcripts deleted since
-		_, _ = l.ForgetGone(func(p string) bool { _, err := os.Lstat(p); return errors.Is(err, fs.ErrNotExist) })
-	}
-	if vacuum && !dryRun {
-		before := r.FreeBytes
-		if err := l.Vacuum(); err != nil {
-			return exitf(ExitError, "%v (is a long `carryover handoff` running? try again after it)", err)
-		}
-		r.FreedBytes, r.FreeBytes = r.FreedBytes+before, 0
 	}
 	if asJSON {
 		return printJSON(e.Stdout, gcJSON{DryRun: dryRun, Sessions: r.Sessions, Rows: r.Rows, Kept: r.Kept,

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func ignoreCommand(e *Env) *cli.Command {
@@ -111,7 +111,7 @@ func ignoreTarget(e *Env, dir string) (string, error) {
 		abs = r
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
-		if root := distill.RepoRoot(abs); root == abs {
+		if root := service.RepoRoot(abs); root == abs {
 			return root, nil
 		}
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs"
 )
 
@@ -63,14 +63,11 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		return err
 	}
 	cfg, cerrs := LoadConfig(e, project)
-	inf := Info{Version: buildVersion().Version, Home: e.Home(), Ledger: filepath.Join(e.Home(), ledger.FileName), Config: e.ConfigPath(), Settings: configSettings(e, project), Project: project,
+	inf := Info{Version: buildVersion().Version, Home: e.Home(), Ledger: filepath.Join(e.Home(), service.LedgerFile), Config: e.ConfigPath(), Settings: configSettings(e, project), Project: project,
 		Outputs: []string{publish.HandoffPath(project), ResumePath(project, "md"), SessionPath(project)}}
-	if fileExists(inf.Ledger) {
-		if l, err := ledger.Open(e.Home()); err == nil {
-			ss, _ := l.Sessions("", "", 1_000_000)
-			inf.Sessions = len(ss)
-			l.Close()
-		}
+	if st, err := service.OpenStore(e.service()); err == nil {
+		inf.Sessions = st.SessionCount()
+		st.Close()
 	}
 	tab, err := specs.Load()
 	if err != nil {

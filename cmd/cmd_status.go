@@ -1,21 +1,18 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func statusCommand(e *Env) *cli.Command {
@@ -90,37 +87,15 @@ type LedgerReport struct {
 	Rows     int            `json:"rows"`
 	ByTool   map[string]int `json:"sessions_by_tool,omitempty"`
 	// Space is what takes the room (per project; per table with --space).
-	Space *ledger.Space `json:"space,omitempty"`
+	Space *service.Space `json:"space,omitempty"`
 }
 
-// ProjectReport is a project's current handoff and its delivery receipts.
-type ProjectReport struct {
-	Project  string          `json:"project"`
-	Header   string          `json:"handoff"`
-	From     string          `json:"from"`
-	Written  time.Time       `json:"written"`
-	Quality  string          `json:"quality,omitempty"` // handoff.md's coverage line
-	Receipts []ReceiptReport `json:"receipts"`
-	// Context is the handoff session's context level ("OK 42 %").
-	Context string `json:"context,omitempty"`
-	// NotInjected says why the project's handoff.md is not injected (it is
-	// not the file carryover published).
-	NotInjected string `json:"not_injected,omitempty"`
-	// Lifecycle is the current handoff's id, status, consumers and
-	// staleness (nil before the ledger recorded one).
-	Lifecycle *publish.HistoryEntry `json:"lifecycle,omitempty"`
-}
-
-// ReceiptReport says a session of an agent received a handoff of the
-// project (Current: the handoff now in handoff.md).
-type ReceiptReport struct {
-	Handoff string    `json:"handoff"`
-	Current bool      `json:"current"`
-	Tool    string    `json:"tool"`
-	Session string    `json:"session"`
-	Via     string    `json:"via"` // hook: carryover printed it; transcript: seen in the agent's own transcript
-	At      time.Time `json:"at"`
-}
+// ProjectReport is a project's current handoff and its delivery
+// receipts; ReceiptReport one receipt.
+type (
+	ProjectReport = service.ProjectStatus
+	ReceiptReport = service.Receipt
+)
 
 func collectStatus(e *Env) (st StatusReport) {
 	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
@@ -140,86 +115,29 @@ func collectStatus(e *Env) (st StatusReport) {
 		}
 		st.Agents = append(st.Agents, r)
 	}
-	path := filepath.Join(e.Home(), ledger.FileName)
+	path := filepath.Join(e.Home(), service.LedgerFile)
 	st.Ledger.Path = path
-	fi, err := os.Stat(path)
-	if err != nil {
-		// No ledger yet: status stays read-only and does not create one.
-		if why := statusTrust(e, cwdProject, nil); why != "" {
-			st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
-		}
-		return st
+	if fi, err := os.Stat(path); err == nil {
+		st.Ledger.Exists, st.Ledger.Bytes = true, fi.Size()
 	}
-	st.Ledger.Exists, st.Ledger.Bytes = true, fi.Size()
-	if wal, err := os.Stat(path + "-wal"); err == nil {
+	if wal, err := os.Stat(path + "-wal"); err == nil && st.Ledger.Exists {
 		st.Ledger.Bytes += wal.Size()
 	}
-	l, err := ledger.Open(e.Home())
+	// No ledger yet: status stays read-only and does not create one.
+	store, err := service.OpenStore(e.service())
 	if err != nil {
 		st.Problems = append(st.Problems, err.Error())
 		return st
 	}
-	defer l.Close()
-	st.Guest.Forgotten = l.ForgottenCount()
-	if s, err := l.Stats(); err == nil {
-		st.Ledger.Sessions, st.Ledger.Rows, st.Ledger.ByTool = s.Sessions, s.Rows, s.BySessions
-	}
-	hs, err := l.Handoffs()
-	if err != nil {
+	defer store.Close()
+	c := store.Stats()
+	st.Guest.Forgotten = c.Forgotten
+	st.Ledger.Sessions, st.Ledger.Rows, st.Ledger.ByTool = c.Sessions, c.Rows, c.ByTool
+	if st.Projects, err = store.Projects(cwdProject); err != nil {
 		st.Problems = append(st.Problems, err.Error())
 	}
-	for _, h := range hs {
-		pr := ProjectReport{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: statusTrust(e, h.Project, l),
-			Quality: publish.QualityLine(publish.HandoffPath(h.Project))}
-		if h.Project == cwdProject {
-			cwdProject = ""
-		}
-		ds, _ := l.Deliveries(h.Project, 10)
-		for _, d := range ds {
-			pr.Receipts = append(pr.Receipts, ReceiptReport{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
-		}
-		pr.Lifecycle = statusLifecycle(e, h.Project, l)
-		pr.Context = contextOf(e, l, h.Project, h.SessionID)
-		st.Projects = append(st.Projects, pr)
-	}
-	st.Walls.Last = lastLimits(e, l)
-	if why := statusTrust(e, cwdProject, l); why != "" {
-		st.Projects = append(st.Projects, ProjectReport{Project: cwdProject, NotInjected: why})
-	}
+	st.Walls.Last = store.LastLimits()
 	return st
-}
-
-// statusTrust says why project's handoff.md would not be injected ("" when
-// it would, or there is none), and which of carryover's own files it does
-// not write because git tracks them (publish.TrackedOwn).
-func statusTrust(e *Env, project string, l *ledger.Ledger) string {
-	if project == "" {
-		return ""
-	}
-	why := handoffTrust(e, project, l)
-	if t := publish.TrackedOwn(project); len(t) > 0 {
-		note := "git tracks " + strings.Join(t, ", ") + ": carryover does not write them (they came with the repository; `git rm --cached` them to let it)"
-		if why != "" {
-			return why + "; " + note
-		}
-		return note
-	}
-	return why
-}
-
-// handoffTrust says why project's handoff.md would not be injected.
-func handoffTrust(e *Env, project string, l *ledger.Ledger) string {
-	b, err := publish.ReadHandoffFile(project)
-	if errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	if err != nil {
-		return err.Error()
-	}
-	if why := publish.CheckProjectHandoff(b, e.Home(), project, l); why != "" {
-		return "its .carryover/handoff.md is not injected: " + why
-	}
-	return ""
 }
 
 func printStatus(e *Env, st StatusReport) {

@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"os"
-	"strings"
 
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -13,26 +11,6 @@ import (
 type logger = service.Log
 
 func newLogger(e *Env) *logger { return service.NewLog(e.Home(), e.Now) }
-
-// openLedger opens the ledger, logging a recovery from corruption.
-func openLedger(e *Env, log *logger) (*ledger.Ledger, error) {
-	l, err := ledger.Open(e.Home())
-	if err != nil {
-		return nil, err
-	}
-	if n := l.RecoveryNote(); n != "" {
-		log.Printf("%s", n)
-	}
-	return l, nil
-}
-
-func logNotes(log *logger, notes []string) {
-	for _, n := range notes {
-		log.Printf("%s", n)
-	}
-}
-
-func joinNames(names []string) string { return strings.Join(names, ", ") }
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)

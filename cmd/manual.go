@@ -23,7 +23,6 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 
-	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/service"
 )
@@ -70,12 +69,12 @@ func currentProject(e *Env, explicit string) (string, error) {
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 			return "", exitf(ExitError, "--project %s is not a directory", explicit)
 		}
-		return distill.ProjectRoot(abs, ""), nil
+		return service.Root(abs, ""), nil
 	}
 	if e.WorkDir == "" {
 		return "", exitf(ExitError, "cannot read the current directory; pass --project")
 	}
-	return distill.ProjectRoot("", e.WorkDir), nil
+	return service.Root("", e.WorkDir), nil
 }
 
 func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
@@ -458,14 +457,17 @@ func openManual(e *Env, p picked) *service.Project {
 }
 
 // exitErr gives a service error its exit code: 3 for a session that could
-// not be read, else 1.
+// not be read, 2 for one that matches nothing, else 1.
 func exitErr(err error) error {
 	var u service.Unreadable
+	var nf service.NotFound
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &u):
 		return exitf(ExitParse, "%v", err)
+	case errors.As(err, &nf):
+		return exitf(ExitNotFound, "%v", err)
 	}
 	return exitf(ExitError, "%v", err)
 }
@@ -550,7 +552,7 @@ func transcriptContext(recorded string) (string, string) {
 		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
 	}
 	if fi, err := os.Stat(recorded); err == nil && fi.IsDir() {
-		return distill.ProjectRoot(recorded, ""), "project context from the session's recorded directory " + recorded
+		return service.Root(recorded, ""), "project context from the session's recorded directory " + recorded
 	}
 	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
 }

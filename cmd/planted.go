@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/service"
 )
 
 const (
@@ -35,7 +35,7 @@ const futureSlack = 10 * time.Minute
 // markNotYours sets NotYours on the candidates that are not to be chosen
 // by themselves. The git index is read once per repository.
 func markNotYours(e *Env, cs []candidate) {
-	repos := map[string]*distill.Repo{}
+	repos := service.Tracker{}
 	limit := e.Now().Add(futureSlack)
 	for i := range cs {
 		c := &cs[i]
@@ -45,16 +45,7 @@ func markNotYours(e *Env, cs []candidate) {
 		if c.Path == "" || c.Project == "" || !adapters.InProject(c.Path, c.Project) {
 			continue // the agent's own store, outside any repository
 		}
-		root := distill.RepoRoot(c.Project)
-		if root == "" {
-			continue
-		}
-		r, ok := repos[root]
-		if !ok {
-			r = distill.OpenRepo(root)
-			repos[root] = r
-		}
-		if r.Tracked(c.Path) {
+		if root := service.RepoRoot(c.Project); root != "" && repos.Tracked(root, c.Path) {
 			c.NotYours = notYoursTracked
 		}
 	}
@@ -89,8 +80,8 @@ func yours(cs []candidate) ([]candidate, string) {
 
 // trackedFile reports whether the git repository holding path tracks it.
 func trackedFile(path string) bool {
-	root := distill.RepoRoot(filepath.Dir(path))
-	return root != "" && distill.OpenRepo(root).Tracked(path)
+	root := service.RepoRoot(filepath.Dir(path))
+	return root != "" && service.Tracker{}.Tracked(root, path)
 }
 
 // importedKey is the ledger project a foreign file's session is recorded

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/carryover/carryover/adapters/ledger"
-	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/service"
 )
@@ -19,16 +17,13 @@ import (
 func runPurge(e *Env, dryRun, yes bool) error {
 	home := e.Home()
 	var projects []string
-	if path := filepath.Join(home, ledger.FileName); fileExists(path) {
-		l, err := ledger.Open(home)
-		if err != nil {
-			return exitf(ExitError, "cannot read the ledger %s to find the projects: %v; no project purged", path, err)
-		}
-		projects, err = l.KnownProjects()
-		l.Close()
-		if err != nil {
-			return exitf(ExitError, "cannot read the ledger %s to find the projects: %v; no project purged", path, err)
-		}
+	st, err := service.OpenStore(e.service())
+	if err == nil {
+		projects, err = st.KnownProjects()
+		st.Close()
+	}
+	if err != nil {
+		return exitf(ExitError, "cannot read the ledger %s to find the projects: %v; no project purged", filepath.Join(home, service.LedgerFile), err)
 	}
 	for _, p := range publish.EditedProjects(home) {
 		if !slices.Contains(projects, p) {
@@ -45,7 +40,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 			continue // gone: nothing of carryover's is left there
 		}
-		tracked := func(path string) bool { return distill.OpenRepo(p).Tracked(path) }
+		tracked := func(path string) bool { return service.Tracker{}.Tracked(p, path) }
 		steps := publish.Purge(home, p, tracked, dryRun)
 		if len(steps) == 0 {
 			continue
@@ -78,7 +73,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 // ledger's WAL, salvage copies, the rotated log).
 var (
 	homeNames    = []string{"config.toml", "install.json", service.AgentsFile, "handoff.md", "published", "edits", "run", "recovery.lock"}
-	homePrefixes = []string{ledger.FileName, "carryover.log"}
+	homePrefixes = []string{service.LedgerFile, "carryover.log"}
 )
 
 // purgeHome deletes carryover's files from its home, then the home when

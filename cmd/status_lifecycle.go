@@ -4,16 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
-	"github.com/carryover/carryover/publish/service"
 )
-
-// statusLifecycle is the project's current handoff as status shows it.
-func statusLifecycle(e *Env, project string, l *ledger.Ledger) *publish.HistoryEntry {
-	return service.CurrentIn(e.service(), l, project)
-}
 
 func printLifecycle(e *Env, h *publish.HistoryEntry) {
 	if h == nil {

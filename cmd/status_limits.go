@@ -3,12 +3,11 @@ package cmd
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/carryover/carryover/adapters"
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/service"
 )
 
 // WallsReport is the [limits]/[context] configuration and the last limit
@@ -24,14 +23,7 @@ type WallsReport struct {
 }
 
 // LastLimitReport is the newest limit an agent reached.
-type LastLimitReport struct {
-	Tool    string    `json:"tool"`
-	Kind    string    `json:"kind"`
-	Resets  string    `json:"resets,omitempty"`
-	Project string    `json:"project"`
-	Session string    `json:"session"`
-	At      time.Time `json:"at"`
-}
+type LastLimitReport = service.LastLimit
 
 func wallsConfig(e *Env) WallsReport {
 	cfg, _ := LoadConfig(e, "")
@@ -39,30 +31,6 @@ func wallsConfig(e *Env) WallsReport {
 	t := w.Thresholds()
 	return WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
 		RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}
-}
-
-func lastLimits(e *Env, l *ledger.Ledger) []LastLimitReport {
-	evs, err := l.LastLimits("")
-	if err != nil {
-		return nil
-	}
-	var out []LastLimitReport
-	for _, ev := range evs {
-		out = append(out, LastLimitReport{Tool: ev.Tool, Kind: string(ev.Limit.Kind), Resets: ev.Limit.Resets(e.Now(), time.Local),
-			Project: ev.Project, Session: ev.NativeID, At: ev.At.UTC()})
-	}
-	return out
-}
-
-// contextOf is a project's handoff session's context level, with the
-// project's thresholds ("" unknown).
-func contextOf(e *Env, l *ledger.Ledger, project string, sid int64) string {
-	s, err := l.SessionByID(sid)
-	if err != nil {
-		return ""
-	}
-	cfg, _ := LoadConfig(e, project)
-	return sessionContext(s, cfg)
 }
 
 func printWalls(e *Env, st StatusReport) {
@@ -87,15 +55,4 @@ func printWalls(e *Env, st StatusReport) {
 		}
 		fmt.Fprintf(w, "%s (session %s in %s)\n", line, shortID(l.Session), l.Project)
 	}
-}
-
-// sessionContext is a session's context level with cfg's thresholds
-// ("" when its usage is unknown).
-func sessionContext(s ledger.Session, cfg Config) string {
-	if s.TokensUsed == 0 {
-		return ""
-	}
-	a, _ := adapters.ByName(s.Tool)
-	lvl, pct := limits.Level(s, a, limits.Of(cfg))
-	return fmt.Sprintf("%s (%d %% of %d tokens)", lvl, pct, limits.Window(s, a))
 }

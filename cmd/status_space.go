@@ -2,11 +2,9 @@ package cmd
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 )
 
 // ledgerSpace adds what takes the ledger's room to a status report: per
@@ -16,26 +14,23 @@ func ledgerSpace(e *Env, st *StatusReport, tables bool) {
 	if !st.Ledger.Exists {
 		return
 	}
-	if _, err := os.Stat(filepath.Join(e.Home(), ledger.FileName)); err != nil {
-		return
-	}
-	l, err := ledger.Open(e.Home())
+	store, err := service.OpenStore(e.service())
 	if err != nil {
 		return
 	}
-	defer l.Close()
-	sp, err := l.Space(tables)
+	defer store.Close()
+	sp, err := store.Space(tables)
 	if err != nil {
 		st.Problems = append(st.Problems, "ledger space: "+err.Error())
 		return
 	}
-	st.Ledger.Space = &sp
+	st.Ledger.Space = sp
 }
 
 // spaceProjects is how many projects status names (the biggest).
 const spaceProjects = 5
 
-func printSpace(e *Env, sp *ledger.Space) {
+func printSpace(e *Env, sp *service.Space) {
 	if sp == nil {
 		return
 	}

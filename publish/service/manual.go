@@ -9,7 +9,6 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
-	"github.com/carryover/carryover/publish/limits"
 	"github.com/carryover/carryover/publish/resume"
 )
 
@@ -63,11 +62,7 @@ func (p *Project) Handoff(pk Pick, fold bool, progress func(string, int64)) (Man
 	if err != nil {
 		return m, err
 	}
-	if ls.TokensUsed > 0 {
-		a, _ := adapters.ByName(ls.Tool)
-		lvl, pct := limits.Level(ls, a, limits.Of(p.Config))
-		m.Context = fmt.Sprintf("%s (%d %% of %d tokens)", lvl, pct, limits.Window(ls, a))
-	}
+	m.Context = contextLine(ls, p.Config)
 	src := resume.Sources{Project: pk.Context, Recorded: pk.Project, Tool: pk.Tool, SessionID: pk.ID, Ledger: ls, Now: p.Now, Redact: p.Redact}
 	var h distill.Handoff
 	folded := false
