@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -69,72 +70,79 @@ func runDecide(e *Env, o decideOptions) error {
 	}
 	defer r.Close()
 	ds, err := r.Decisions()
-	if err != nil {
-		return err
-	}
 	switch {
+	case err != nil:
+		return err
 	case o.list:
-		if o.json {
-			out := []DecisionReport{}
-			for _, d := range ds {
-				source := "extracted"
-				if d.User {
-					source = "user"
-				}
-				out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
-			}
-			return printJSON(e.Stdout, struct {
-				Project   string           `json:"project"`
-				Decisions []DecisionReport `json:"decisions"`
-			}{r.Root, out})
-		}
-		if len(ds) == 0 {
-			fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", r.Root)
-		}
-		for _, d := range ds {
-			who := "you"
-			if !d.User {
-				who = "extracted"
-			}
-			line := fmt.Sprintf("%s  %s", d.ID, d.Text)
-			if d.Why != "" {
-				line += " (why: " + d.Why + ")"
-			}
-			fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, who, publish.Ago(e.Now(), d.At))
-		}
-		return nil
+		return listDecisions(e, r.Root, ds, o.json)
 	case o.dropSet:
-		ids := make([]string, len(ds))
-		byID := map[string]service.Decision{}
-		for i, d := range ds {
-			ids[i] = d.ID
-			byID[ids[i]] = d
-		}
-		arg := strings.ToLower(strings.TrimSpace(o.drop))
-		if !strings.HasPrefix(arg, "d-") {
-			arg = "d-" + arg
-		}
-		id, ok, near := publish.MatchID(ids, arg)
-		if !ok || len(ds) == 0 {
-			hint := "the log is empty"
-			if near != "" {
-				hint = "closest: " + near
-			}
-			return exitf(ExitNotFound, "no decision %q in the log of %s; %s (see `carryover decide --list`)", o.drop, r.Root, hint)
-		}
-		d := byID[id]
-		if err := r.DropDecision(d.Text); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.Stdout, "dropped: %s\n", d.Text)
-		republish(e, r)
-		return nil
+		return dropDecision(e, r, ds, o.drop)
 	}
 	text := strings.Join(strings.Fields(o.text), " ")
 	if err := r.Decide(text, strings.TrimSpace(o.why)); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "decided: %s\n", text)
+	republish(e, r)
+	return nil
+}
+
+// listDecisions prints the project's decisions log (decide --list).
+func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) error {
+	if asJSON {
+		out := []DecisionReport{}
+		for _, d := range ds {
+			source := "extracted"
+			if d.User {
+				source = "user"
+			}
+			out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
+		}
+		return printJSON(e.Stdout, struct {
+			Project   string           `json:"project"`
+			Decisions []DecisionReport `json:"decisions"`
+		}{project, out})
+	}
+	if len(ds) == 0 {
+		fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", project)
+	}
+	for _, d := range ds {
+		who := "you"
+		if !d.User {
+			who = "extracted"
+		}
+		line := fmt.Sprintf("%s  %s", d.ID, d.Text)
+		if d.Why != "" {
+			line += " (why: " + d.Why + ")"
+		}
+		fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, who, publish.Ago(e.Now(), d.At))
+	}
+	return nil
+}
+
+// dropDecision drops the decision whose id (or a prefix of it) is arg.
+func dropDecision(e *Env, r *service.Project, ds []service.Decision, arg string) error {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	want := strings.ToLower(strings.TrimSpace(arg))
+	if !strings.HasPrefix(want, "d-") {
+		want = "d-" + want
+	}
+	id, ok, near := publish.MatchID(ids, want)
+	if !ok || len(ds) == 0 {
+		hint := "the log is empty"
+		if near != "" {
+			hint = "closest: " + near
+		}
+		return exitf(ExitNotFound, "no decision %q in the log of %s; %s (see `carryover decide --list`)", arg, r.Root, hint)
+	}
+	d := ds[slices.Index(ids, id)]
+	if err := r.DropDecision(d.Text); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "dropped: %s\n", d.Text)
 	republish(e, r)
 	return nil
 }

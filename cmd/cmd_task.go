@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func taskCommand(e *Env) *cli.Command {
@@ -56,20 +57,7 @@ func runTask(e *Env, o taskOptions) error {
 	defer r.Close()
 	switch {
 	case o.done || o.clear:
-		t, ok, err := r.UnpinTask()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return exitf(ExitNotFound, "no task pinned for %s", r.Root)
-		}
-		verb := "cleared"
-		if o.done {
-			verb = "done"
-		}
-		fmt.Fprintf(e.Stdout, "task %s: %s\n", verb, t.Text)
-		republish(e, r)
-		return nil
+		return unpinTask(e, r, o.done)
 	case text != "":
 		if err := r.PinTask(text); err != nil {
 			return err
@@ -79,17 +67,35 @@ func runTask(e *Env, o taskOptions) error {
 		return nil
 	}
 	rep := TaskReport{Project: r.Root}
-	if t, ok := r.Task(); ok {
+	t, ok := r.Task()
+	if ok {
 		rep.Task, rep.SetBy, rep.At = t.Text, "user", t.At.UTC().Format("2006-01-02T15:04:05Z")
-		if !o.json {
-			fmt.Fprintf(e.Stdout, "%s  (pinned by you %s)\n", t.Text, publish.Ago(e.Now(), t.At))
-		}
 	}
-	if o.json {
+	switch {
+	case o.json:
 		return printJSON(e.Stdout, rep)
-	}
-	if rep.Task == "" {
+	case ok:
+		fmt.Fprintf(e.Stdout, "%s  (pinned by you %s)\n", t.Text, publish.Ago(e.Now(), t.At))
+	default:
 		fmt.Fprintf(e.Stdout, "no task pinned for %s (pin one: carryover task \"…\")\n", r.Root)
 	}
+	return nil
+}
+
+// unpinTask is task --done (done) and --clear.
+func unpinTask(e *Env, r *service.Project, done bool) error {
+	t, ok, err := r.UnpinTask()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return exitf(ExitNotFound, "no task pinned for %s", r.Root)
+	}
+	verb := "cleared"
+	if done {
+		verb = "done"
+	}
+	fmt.Fprintf(e.Stdout, "task %s: %s\n", verb, t.Text)
+	republish(e, r)
 	return nil
 }

@@ -351,13 +351,6 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, handoff func() (distill.H
 	return publish.WriteOwn(p.Root, "RESUME.md", []byte(text))
 }
 
-// Critical reports whether a session's context is at CRITICAL (the hook
-// then refreshes the handoff even on a tool event).
-func Critical(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) bool {
-	lvl, _ := ContextOf(l, sid, agent, cfg)
-	return lvl == distill.ContextCritical
-}
-
 // ContextOf is session sid's context level and percent ("" when the
 // session cannot be read). The hook looks it up once and passes it to Act.
 func ContextOf(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) (distill.ContextLevel, int) {

@@ -200,8 +200,8 @@ func TestActContext(t *testing.T) {
 	if o := c.act(t, "PostToolUse"); o.Level != distill.ContextCritical || o.Resume == "" {
 		t.Errorf("CRITICAL: %+v", o)
 	}
-	if !Critical(c.l, c.sid, agent(t, "claude"), Config{}) {
-		t.Error("Critical = false")
+	if lvl, _ := ContextOf(c.l, c.sid, agent(t, "claude"), Config{}); lvl != distill.ContextCritical {
+		t.Errorf("ContextOf = %s; want CRITICAL", lvl)
 	}
 }
 

@@ -28,8 +28,7 @@ func (s *Store) Forget(id string, dryRun bool, out, errw io.Writer) error {
 	if s.l == nil {
 		return NotFound{fmt.Errorf("no session %q: there is no ledger yet (%s)", id, s.Path)}
 	}
-	l := s.l
-	ss, err := l.FindSessions(id)
+	ss, err := s.l.FindSessions(id)
 	if err != nil {
 		return err
 	}
@@ -39,67 +38,77 @@ func (s *Store) Forget(id string, dryRun bool, out, errw io.Writer) error {
 	if natives := distinctNatives(ss); len(natives) > 1 {
 		return fmt.Errorf("%q starts %d session ids (%s…); give more of it", id, len(natives), natives[0])
 	}
+	f := forgetting{Store: s, dryRun: dryRun, out: out, errw: errw}
 	for _, se := range ss {
-		f, err := l.ForgetPlan(se)
-		if err != nil {
+		if err := f.session(se); err != nil {
 			return err
-		}
-		recs, _ := l.HandoffRecords(se.Project, -1)
-		var ids []string
-		current := false
-		for _, r := range recs {
-			if r.SessionID == se.ID {
-				ids = append(ids, r.ID)
-				if b, err := publish.ReadHandoffFile(se.Project); err == nil && publish.IDOf(publish.HeaderOf(string(b))) == r.ID {
-					current = true
-				}
-			}
-		}
-		all := slices.Clone(ids)
-		held, _ := publish.HistoryIDs(se.Project)
-		ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(held, id) })
-		verb := "forgot"
-		if dryRun {
-			verb = "would forget"
-		}
-		fmt.Fprintf(out, "%s %s session %s in %s: %d rows, %d cursors; %d handoff records marked forgotten\n",
-			verb, se.Tool, se.NativeID, se.Project, f.Rows, f.Cursors, f.Handoffs)
-		if current {
-			p := publish.HandoffPath(se.Project)
-			if dryRun {
-				fmt.Fprintf(out, "would delete %s\n", p)
-			} else if err := publish.RemoveOwnFile(se.Project, filepath.Base(p)); err == nil {
-				fmt.Fprintf(out, "deleted %s\n", p)
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(errw, "carryover: could not delete %s: %v\n", p, err)
-			}
-		}
-		if b, err := os.ReadFile(filepath.Join(s.env.Home, "handoff.md")); err == nil && slices.Contains(all, publish.IDOf(publish.HeaderOf(string(b)))) {
-			p := filepath.Join(s.env.Home, "handoff.md") // the global copy of the last handoff
-			if dryRun {
-				fmt.Fprintf(out, "would delete %s\n", p)
-			} else if err := os.Remove(p); err == nil {
-				fmt.Fprintf(out, "deleted %s\n", p)
-			}
-		}
-		if len(ids) > 0 {
-			where := filepath.Join(publish.Dir(se.Project), publish.HistoryDir)
-			if dryRun {
-				fmt.Fprintf(out, "would delete %d handoff(s) from %s\n", len(ids), where)
-			} else if err := publish.RemoveHistory(se.Project, ids); err != nil {
-				fmt.Fprintf(errw, "carryover: could not delete its handoffs from %s: %v\n", where, err)
-			} else {
-				fmt.Fprintf(out, "deleted %d handoff(s) from %s\n", len(ids), where)
-			}
-		}
-		if dryRun {
-			continue
-		}
-		if err := l.Forget(se); err != nil {
-			return fmt.Errorf("%v (nothing of the session was removed; try again when no agent is running)", err)
 		}
 	}
 	return nil
+}
+
+// forgetting is one `carryover forget`.
+type forgetting struct {
+	*Store
+	dryRun    bool
+	out, errw io.Writer
+}
+
+// session forgets one ledger session and the handoff files it wrote.
+func (f forgetting) session(se ledger.Session) error {
+	plan, err := f.l.ForgetPlan(se)
+	if err != nil {
+		return err
+	}
+	verb := "forgot"
+	if f.dryRun {
+		verb = "would forget"
+	}
+	fmt.Fprintf(f.out, "%s %s session %s in %s: %d rows, %d cursors; %d handoff records marked forgotten\n",
+		verb, se.Tool, se.NativeID, se.Project, plan.Rows, plan.Cursors, plan.Handoffs)
+	ids := f.handoffIDs(se)
+	if b, err := publish.ReadHandoffFile(se.Project); err == nil && slices.Contains(ids, publish.IDOf(publish.HeaderOf(string(b)))) {
+		f.remove(publish.HandoffPath(se.Project), func() error { return publish.RemoveOwnFile(se.Project, "handoff.md") })
+	}
+	global := filepath.Join(f.env.Home, "handoff.md") // the global copy of the last handoff
+	if b, err := os.ReadFile(global); err == nil && slices.Contains(ids, publish.IDOf(publish.HeaderOf(string(b)))) {
+		f.remove(global, func() error { return os.Remove(global) })
+	}
+	held, _ := publish.HistoryIDs(se.Project)
+	if ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(held, id) }); len(ids) > 0 {
+		where := filepath.Join(publish.Dir(se.Project), publish.HistoryDir)
+		f.remove(fmt.Sprintf("%d handoff(s) from %s", len(ids), where), func() error { return publish.RemoveHistory(se.Project, ids) })
+	}
+	if f.dryRun {
+		return nil
+	}
+	if err := f.l.Forget(se); err != nil {
+		return fmt.Errorf("%v (nothing of the session was removed; try again when no agent is running)", err)
+	}
+	return nil
+}
+
+// handoffIDs are the ids of the handoffs the session published.
+func (f forgetting) handoffIDs(se ledger.Session) []string {
+	recs, _ := f.l.HandoffRecords(se.Project, -1)
+	var ids []string
+	for _, r := range recs {
+		if r.SessionID == se.ID {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
+// remove deletes what (or says it would), telling why it could not.
+func (f forgetting) remove(what string, del func() error) {
+	if f.dryRun {
+		fmt.Fprintf(f.out, "would delete %s\n", what)
+	} else if err := del(); err == nil {
+		fmt.Fprintf(f.out, "deleted %s\n", what)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(f.errw, "carryover: could not delete %s: %v\n", what, err)
+	}
 }
 
 func distinctNatives(ss []ledger.Session) []string {
