@@ -1,23 +1,20 @@
-// Package git reads what a handoff shows of a git repository — branch,
+// Package git reads what a handoff shows of a git repository (branch,
 // HEAD, the touched files' index entries and state, commits since a
-// recorded one, and for the manual path the changed files, recent commits
-// and diffs — from the .git directory itself, with go-git's plumbing
-// (ref names, idxfile, packfile's scanner and PatchDelta, objfile, the
-// index decoder, utils/diff's line matching, format/diff's unified
-// encoder). It never starts `git`: a .git/config that came with an
-// unpacked archive can name programs (gpg.program, filters, textconv,
-// pagers, hooks, fsmonitor) that any `git` run would start, so none is run
-// and the config is not read.
+// recorded one; for the manual path the changed files, recent commits and
+// diffs) from the .git directory, with go-git's plumbing: ref names,
+// idxfile, packfile's scanner and PatchDelta, objfile, the index decoder,
+// utils/diff and format/diff. It never starts `git` and never reads
+// .git/config: a config that came with an unpacked archive can name
+// programs (gpg.program, filters, textconv, pagers, hooks) any `git` runs.
 //
 // The .git directory may be hostile. Every file is opened through
 // safefile: regular files only, never through a symlink below the git
-// directory, never blocking on a FIFO or device, each read bounded in
-// size, and names never leave the git directory (a ref with `..` reads
-// nothing). A `gitdir:` pointing outside the repository is honoured only
-// for a linked worktree that points back at it or a submodule under an
-// enclosing repository's .git/modules. Walks are bounded by a count, a
-// byte budget and a deadline, and a reader panic on crafted data becomes
-// "unknown". Whatever is refused leaves facts out and says why in Problem.
+// directory, never blocking on a FIFO, each read bounded, no name leaving
+// the git directory. A `gitdir:` outside the work tree is followed only
+// for a linked worktree that points back or a submodule under an
+// enclosing .git/modules. Walks are bounded by a count, a byte budget and
+// a deadline; a panic on crafted data becomes "unknown". Whatever is
+// refused leaves facts out and says why in Problem.
 package git
 
 import (
@@ -111,27 +108,24 @@ func hashOf(s string) plumbing.Hash {
 	return plumbing.NewHash(s)
 }
 
-// Problem says why git facts are missing or partial ("" when none, and
-// for a nil Repo).
-func (r *Repo) Problem() string {
+// or is r, or a Repo that knows nothing for a nil r.
+func (r *Repo) or() *Repo {
 	if r == nil {
-		return ""
+		return &Repo{noHead: true}
 	}
-	return r.problem
+	return r
 }
 
-// Branch is the current branch ("(detached)" for a detached HEAD, "" for
-// a nil Repo or an unreadable HEAD).
-func (r *Repo) Branch() string {
-	if r == nil {
-		return ""
-	}
-	return r.branch
-}
+// Problem says why git facts are missing or partial ("" when none).
+func (r *Repo) Problem() string { return r.or().problem }
 
-// Head is HEAD's short id, 7 digits ("" when unknown or for a nil Repo).
+// Branch is the current branch ("(detached)" for a detached HEAD, "" when
+// unknown).
+func (r *Repo) Branch() string { return r.or().branch }
+
+// Head is HEAD's short id, 7 digits ("" when unknown).
 func (r *Repo) Head() string {
-	if r == nil || r.head.IsZero() {
+	if r.or().head.IsZero() {
 		return ""
 	}
 	return r.head.String()[:7]
@@ -200,14 +194,9 @@ func allowedGitDir(dir, p, target string) bool {
 			return true
 		}
 	}
-	for a := filepath.Dir(dir); ; a = filepath.Dir(a) {
-		if within(filepath.Join(a, ".git", "modules"), target) {
-			return true
-		}
-		if filepath.Dir(a) == a {
-			return false
-		}
-	}
+	t, mod := evalOr(target), string(filepath.Separator)+filepath.Join(".git", "modules")+string(filepath.Separator)
+	i := strings.Index(t, mod)
+	return i >= 0 && within(t[:i], dir)
 }
 
 // within reports whether path is inside dir (or dir itself), symlinks
