@@ -184,8 +184,8 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 
 // commit is what is read of a commit object. (go-git's object.Commit
 // decoder would bring OpenPGP, a config parser and a container library
-// into every hook process, +1.7 MB and ~0.7 ms of init measured, for
-// three header lines.)
+// into every hook process, +1.7 MB and ~0.7 ms of init measured, for two
+// header lines.)
 type commit struct {
 	id      plumbing.Hash
 	parents []plumbing.Hash
@@ -317,11 +317,10 @@ func (r *Repo) CommitsSince(old string, deadline time.Time) (c CommitCount) {
 func (o *store) since(head plumbing.Hash, old string, limit int) CommitCount {
 	var oldID plumbing.Hash
 	walked, more, ok := o.walk(head, limit, func(id plumbing.Hash) bool {
-		found := strings.HasPrefix(id.String(), old)
-		if found {
+		if strings.HasPrefix(id.String(), old) {
 			oldID = id
 		}
-		return found
+		return id == oldID
 	})
 	switch {
 	case !ok:
