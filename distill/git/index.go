@@ -43,7 +43,7 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverTo(&out, nil)
 	d, be, last := r.index, binary.BigEndian, ""
-	if len(d) < 12 || string(d[:4]) != "DIRC" || be.Uint32(d[4:]) < 2 || be.Uint32(d[4:]) > 4 {
+	if len(d) < 12 || string(d[:4]) != "DIRC" || be.Uint32(d[4:])-2 > 2 { // versions 2 to 4
 		return out
 	}
 	for w := range wanted {
@@ -55,23 +55,11 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 		if off += 62; be.Uint32(d[4:]) >= 3 && be.Uint16(d[off-2:])&0x4000 != 0 {
 			off += 2 // extended flags
 		}
-		strip, k := uint64(0), 0
-		if v4 { // the name: a count of bytes to strip off the previous one, then a suffix
-			if strip, k = varint(d[min(off, len(d)):]); k == 0 || int(strip) > len(prev) {
-				break
-			}
-		}
-		end := bytes.IndexByte(d[min(off+k, len(d)):], 0)
-		if end < 0 {
+		name, next := entryName(d, start, off, prev, v4)
+		if name == nil {
 			break
 		}
-		name := d[off+k : off+k+end]
-		if v4 {
-			name = append(prev[:len(prev)-int(strip):len(prev)-int(strip)], name...)
-			off, prev = off+k+end+1, name
-		} else {
-			off = start + (off-start+end+8)&^7
-		}
+		off, prev = next, name
 		if wanted[string(name)] {
 			e := index.Entry{Mode: filemode.FileMode(be.Uint32(d[start+24:])), Size: be.Uint32(d[start+36:]),
 				ModifiedAt: time.Unix(int64(be.Uint32(d[start+8:])), int64(be.Uint32(d[start+12:])))}
@@ -83,6 +71,27 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 		}
 	}
 	return out
+}
+
+// entryName decodes the path of the entry at start whose name field is
+// at off, and where the next entry starts (nil when malformed): v2 and v3
+// store a NUL-terminated name padded to 8 bytes, v4 the count of bytes to
+// strip off the previous name and a NUL-terminated suffix.
+func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
+	strip, k := uint64(0), 0
+	if v4 {
+		if strip, k = varint(d[min(off, len(d)):]); k == 0 || int(strip) > len(prev) {
+			return nil, 0
+		}
+	}
+	end := bytes.IndexByte(d[min(off+k, len(d)):], 0)
+	switch {
+	case end < 0:
+		return nil, 0
+	case !v4:
+		return d[off : off+end], start + (off-start+end+8)&^7
+	}
+	return append(prev[:len(prev)-int(strip):len(prev)-int(strip)], d[off+k:off+k+end]...), off + k + end + 1
 }
 
 // varint decodes git's offset varint (index v4's path prefix length).
@@ -262,18 +271,22 @@ func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 	case bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0:
 		return "Binary files differ\n"
 	}
-	var hunks patch
-	for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
-		hunks = append(hunks, chunk{d.Text, map[diffmatchpatch.Operation]fdiff.Operation{diffmatchpatch.DiffInsert: fdiff.Add, diffmatchpatch.DiffDelete: fdiff.Delete}[d.Type]})
-	}
-	var b strings.Builder
-	fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(hunks)
-	return b.String()
+	return hunks(old, cur, deadline)
 }
 
 // patch and chunk are one file's changes in the shape go-git's unified
 // encoder takes; with no files it writes the hunks alone.
 type patch []fdiff.Chunk
+
+func hunks(old, cur []byte, deadline time.Time) string {
+	var p patch
+	for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
+		p = append(p, chunk{d.Text, map[diffmatchpatch.Operation]fdiff.Operation{diffmatchpatch.DiffInsert: fdiff.Add, diffmatchpatch.DiffDelete: fdiff.Delete}[d.Type]})
+	}
+	var b strings.Builder
+	fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(p)
+	return b.String()
+}
 
 func (p patch) FilePatches() []fdiff.FilePatch  { return []fdiff.FilePatch{p} }
 func (p patch) Message() string                 { return "" }
