@@ -248,7 +248,6 @@ func (o *store) walk(start plumbing.Hash, limit int, stop func(plumbing.Hash) bo
 type Commit struct {
 	ID      string // short id, 7 digits
 	Message string
-	When    time.Time
 }
 
 // Log is HEAD's n newest commits by committer time, newest first, as
@@ -264,7 +263,7 @@ func (r *Repo) Log(n int, deadline time.Time) (out []Commit) {
 	cs, _, _ := o.walk(r.head, 4*n, nil)
 	slices.SortStableFunc(cs, func(a, b *commit) int { return b.when.Compare(a.when) })
 	for _, c := range cs[:min(n, len(cs))] {
-		out = append(out, Commit{ID: c.id.String()[:7], Message: c.message, When: c.when})
+		out = append(out, Commit{ID: c.id.String()[:7], Message: c.message})
 	}
 	return out
 }
