@@ -7,6 +7,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/carryover/carryover/publish/config"
 	"io"
 	"sort"
 	"strings"
@@ -72,14 +73,14 @@ func flagValues() map[string][]string {
 	return map[string][]string{
 		"tools":  specs.Names(),
 		"source": adapters.ListerNames(),
-		"resume": resumeModes,
+		"resume": config.ResumeModes,
 		"target": resume.Targets(),
 		"format": {"md", "yaml", "json"},
 	}
 }
 
 // commandArgs are the positional arguments of commands that take a fixed set.
-var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish", "powershell"}, "get": configLeafNames(), "set": configLeafNames(), "unset": configLeafNames()}
+var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish", "powershell"}, "get": config.LeafNames(), "set": config.LeafNames(), "unset": config.LeafNames()}
 
 func completionTree(cs []*cli.Command) []compCmd {
 	vals := flagValues()

@@ -6,13 +6,16 @@ package cmd
 
 import (
 	"fmt"
-	"github.com/carryover/carryover/publish/safefile"
-	"github.com/pelletier/go-toml/v2"
 	"io/fs"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/publish/config"
+	"github.com/carryover/carryover/publish/safefile"
+	"github.com/carryover/carryover/specs/hookconf"
 )
 
 type configOptions struct {
@@ -45,7 +48,7 @@ func configCommand(e *Env) *cli.Command {
 			Flags:     []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
-					return usageErrorf(helpFor(c), "config get takes one KEY; keys: %s", strings.Join(configLeafNames(), ", "))
+					return usageErrorf(helpFor(c), "config get takes one KEY; keys: %s", strings.Join(config.LeafNames(), ", "))
 				}
 				return runConfigGet(e, c.Args().First(), c.String("project"), c.Bool("json"))
 			},
@@ -60,7 +63,7 @@ func configCommand(e *Env) *cli.Command {
 			Action: func(c *cli.Context) error {
 				o := configSetOptions{inProject: c.Bool("project"), project: c.String("project-dir")}
 				if c.NArg() != 2 {
-					return usageErrorf(helpFor(c), "config set takes KEY VALUE; keys: %s", strings.Join(configLeafNames(), ", "))
+					return usageErrorf(helpFor(c), "config set takes KEY VALUE; keys: %s", strings.Join(config.LeafNames(), ", "))
 				}
 				o.key, o.value = c.Args().Get(0), c.Args().Get(1)
 				return runConfigSet(e, o)
@@ -75,7 +78,7 @@ func configCommand(e *Env) *cli.Command {
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
-					return usageErrorf(helpFor(c), "config unset takes one KEY; keys: %s", strings.Join(configLeafNames(), ", "))
+					return usageErrorf(helpFor(c), "config unset takes one KEY; keys: %s", strings.Join(config.LeafNames(), ", "))
 				}
 				return runConfigUnset(e, configSetOptions{key: c.Args().First(), inProject: c.Bool("project"), project: c.String("project-dir")})
 			},
@@ -126,11 +129,11 @@ func runConfig(e *Env, o configOptions) error {
 }
 
 func runConfigSet(e *Env, o configSetOptions) error {
-	k, err := configLeafArg(o.key)
+	k, err := leafArg(o.key)
 	if err != nil {
 		return err
 	}
-	lit, err := k.parseValue(o.value)
+	lit, err := k.Parse(o.value)
 	if err != nil {
 		return exitf(ExitError, "%v", err)
 	}
@@ -138,43 +141,42 @@ func runConfigSet(e *Env, o configSetOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := setTOMLKeyInFile(path, k.name(), lit, fsMode(perm)); err != nil {
+	if err := config.SetKeyInFile(path, k.Path(), lit, fsMode(perm)); err != nil {
 		return exitf(ExitError, "%v", err)
 	}
-	fmt.Fprintf(e.Stdout, "set %s = %s in %s\n", k.name(), lit, path)
+	fmt.Fprintf(e.Stdout, "set %s = %s in %s\n", k.Path(), lit, path)
 	// Say so when another file (or the merge policy) decides the value.
 	if v, ok := effectiveValue(e, project, k); ok && v.lit != lit {
-		fmt.Fprintf(e.Stdout, "note: %s is %s here, from %s\n", k.name(), v.lit, v.where)
+		fmt.Fprintf(e.Stdout, "note: %s is %s here, from %s\n", k.Path(), v.lit, v.where)
 	}
 	return nil
 }
 
-// configLeafArg resolves a KEY argument, or says which key was meant.
-func configLeafArg(key string) (configLeaf, error) {
-	k, ok := lookupConfigLeaf(key)
-	if t, isTable := lookupConfigKey(key); !ok && isTable && t.Sub != nil {
-		_, err := t.parse("")
-		return k, exitf(ExitUsage, "%v", err)
+// leafArg resolves a KEY argument, or says which key was meant.
+func leafArg(key string) (config.Leaf, error) {
+	k, ok := config.LookupLeaf(key)
+	if t, isTable := config.LookupKey(key); !ok && isTable && t.Sub != nil {
+		return k, exitf(ExitUsage, "%v", t.ParseTable())
 	}
 	if !ok {
-		return k, exitf(ExitUsage, "unknown key %q; %s (valid keys: %s)", key, closestHint(key, configLeafNames()), strings.Join(configLeafNames(), ", "))
+		return k, exitf(ExitUsage, "unknown key %q; %s (valid keys: %s)", key, config.ClosestHint(key, config.LeafNames()), strings.Join(config.LeafNames(), ", "))
 	}
 	return k, nil
 }
 
 // configFileFor is the file `config set/unset` edits, its mode, and the
 // project whose view to report.
-func configFileFor(e *Env, k configLeaf, o configSetOptions) (path string, perm int, project string, err error) {
+func configFileFor(e *Env, k config.Leaf, o configSetOptions) (path string, perm int, project string, err error) {
 	path, perm = e.ConfigPath(), 0o600
 	if o.inProject || o.project != "" {
 		if k.GlobalOnly {
-			return "", 0, "", exitf(ExitError, "%s is only read from the global config; drop --project", k.name())
+			return "", 0, "", exitf(ExitError, "%s is only read from the global config; drop --project", k.Path())
 		}
 		if project, err = currentProject(e, o.project); err != nil {
 			return "", 0, "", err
 		}
 		// The project file is meant to be committed and shared.
-		return projectConfigPath(project), 0o644, project, nil
+		return config.ProjectPath(project), 0o644, project, nil
 	}
 	project, _ = currentProject(e, "")
 	return path, perm, project, nil
@@ -188,7 +190,7 @@ type effective struct {
 }
 
 // effectiveValue is k's value in effect in project, and where it is from.
-func effectiveValue(e *Env, project string, k configLeaf) (effective, bool) {
+func effectiveValue(e *Env, project string, k config.Leaf) (effective, bool) {
 	vals, _ := resolveConfig(e, project)
 	for _, v := range vals {
 		if v.Key != k.Name {
@@ -198,15 +200,15 @@ func effectiveValue(e *Env, project string, k configLeaf) (effective, bool) {
 		if v.File != "" {
 			out.where += " " + v.File
 		}
-		if k.sub != "" {
+		if k.Inner != "" {
 			m, _ := out.value.(map[string]any)
-			out.value = m[k.sub]
-			out.lit = tomlLiteral(out.value)
+			out.value = m[k.Inner]
+			out.lit = config.Literal(out.value)
 			// The table's origin is not the key's: find the file that set it.
 			out.origin, out.file, out.where = "default", "", "default"
 			files := [][2]string{{"global", e.ConfigPath()}}
 			if project != "" {
-				files = append(files, [2]string{"project", projectConfigPath(project)})
+				files = append(files, [2]string{"project", config.ProjectPath(project)})
 			}
 			for _, f := range files {
 				b, err := safefile.ReadFile(f[1], 1<<20)
@@ -214,7 +216,7 @@ func effectiveValue(e *Env, project string, k configLeaf) (effective, bool) {
 				if err != nil || toml.Unmarshal(b, &raw) != nil {
 					continue
 				}
-				if x, ok := lookupPath(raw, []string{k.Name, k.sub}); ok && tomlLiteral(x) == out.lit {
+				if x, ok := hookconf.LookupPath(raw, []string{k.Name, k.Inner}); ok && config.Literal(x) == out.lit {
 					out.origin, out.file, out.where = f[0], f[1], f[0]+" "+f[1]
 				}
 			}
@@ -225,7 +227,7 @@ func effectiveValue(e *Env, project string, k configLeaf) (effective, bool) {
 }
 
 func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {
-	k, err := configLeafArg(key)
+	k, err := leafArg(key)
 	if err != nil {
 		return err
 	}
@@ -240,7 +242,7 @@ func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {
 			Value  any    `json:"value"`
 			Origin string `json:"origin"`
 			File   string `json:"file,omitempty"`
-		}{k.name(), v.value, v.origin, v.file})
+		}{k.Path(), v.value, v.origin, v.file})
 	}
 	// Plain for scripts: a string unquoted, a list comma-separated (what
 	// `config set` takes back).
@@ -260,7 +262,7 @@ func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {
 }
 
 func runConfigUnset(e *Env, o configSetOptions) error {
-	k, err := configLeafArg(o.key)
+	k, err := leafArg(o.key)
 	if err != nil {
 		return err
 	}
@@ -269,8 +271,8 @@ func runConfigUnset(e *Env, o configSetOptions) error {
 		return err
 	}
 	changed := false
-	if err := editTOMLFile(path, fsMode(perm), func(b []byte) ([]byte, error) {
-		out, ch, err := unsetTOMLKey(b, k.name())
+	if err := config.EditFile(path, fsMode(perm), func(b []byte) ([]byte, error) {
+		out, ch, err := hookconf.UnsetKey(b, k.Path())
 		changed = ch
 		return out, err
 	}); err != nil {
@@ -278,10 +280,10 @@ func runConfigUnset(e *Env, o configSetOptions) error {
 	}
 	v, _ := effectiveValue(e, project, k)
 	if !changed {
-		fmt.Fprintf(e.Stdout, "%s is not set in %s (it is %s, from %s)\n", k.name(), path, v.lit, v.where)
+		fmt.Fprintf(e.Stdout, "%s is not set in %s (it is %s, from %s)\n", k.Path(), path, v.lit, v.where)
 		return nil
 	}
-	fmt.Fprintf(e.Stdout, "unset %s in %s; it is now %s, from %s\n", k.name(), path, v.lit, v.where)
+	fmt.Fprintf(e.Stdout, "unset %s in %s; it is now %s, from %s\n", k.Path(), path, v.lit, v.where)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/carryover/carryover/publish/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,7 +81,7 @@ func runIgnore(e *Env, dir string, remove bool) error {
 		}
 		list = append(list, project)
 	}
-	if err := setTOMLKeyInFile(e.ConfigPath(), "ignore", tomlStrings(list), 0o600); err != nil {
+	if err := config.SetKeyInFile(e.ConfigPath(), "ignore", config.Strings(list), 0o600); err != nil {
 		return exitf(ExitError, "could not update %s: %v", e.ConfigPath(), err)
 	}
 	if remove {

@@ -7,6 +7,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/carryover/carryover/publish/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -282,8 +283,8 @@ func runInstall(e *Env, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.resume != "" && !slices.Contains(resumeModes, o.resume) {
-		return exitf(ExitError, "--resume is one of %s, not %q", strings.Join(resumeModes, ", "), o.resume)
+	if o.resume != "" && !slices.Contains(config.ResumeModes, o.resume) {
+		return exitf(ExitError, "--resume is one of %s, not %q", strings.Join(config.ResumeModes, ", "), o.resume)
 	}
 	agents := detectAgents(e, tab)
 	byName := map[string]AgentStatus{}
@@ -490,5 +491,5 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 // saveToolSelection writes `tools = [...]` into config.toml, keeping every
 // other line.
 func saveToolSelection(path string, tools []string) error {
-	return setTOMLKeyInFile(path, "tools", tomlStrings(tools), 0o600)
+	return config.SetKeyInFile(path, "tools", config.Strings(tools), 0o600)
 }

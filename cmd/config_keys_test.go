@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/carryover/carryover/publish/config"
+	"github.com/carryover/carryover/specs/hookconf"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,8 +46,8 @@ func TestClosestKey(t *testing.T) {
 		"tool":        `did you mean "tools"?`,
 		"xyzzyplugh":  `the closest valid key is`,
 	} {
-		if got := closestHint(k, known); !strings.Contains(got, want) {
-			t.Errorf("closestHint(%q) = %q, want %q", k, got, want)
+		if got := config.ClosestHint(k, known); !strings.Contains(got, want) {
+			t.Errorf("config.ClosestHint(%q) = %q, want %q", k, got, want)
 		}
 	}
 }
@@ -59,12 +61,12 @@ func TestSetTOMLKey(t *testing.T) {
 		{"tools = [\n  \"a\", # x\n  \"b\",\n]\nredact = false\n", "tools", `["claude"]`, "tools = [\"claude\"]\nredact = false\n"},
 		{"  redact = true", "redact", "false", "  redact = false"},
 	} {
-		got, err := setTOMLKey([]byte(tt.before), tt.key, tt.lit)
+		got, err := hookconf.SetKey([]byte(tt.before), tt.key, tt.lit)
 		if err != nil || string(got) != tt.want {
-			t.Errorf("setTOMLKey(%q, %s, %s) = %q, %v; want %q", tt.before, tt.key, tt.lit, got, err, tt.want)
+			t.Errorf("hookconf.SetKey(%q, %s, %s) = %q, %v; want %q", tt.before, tt.key, tt.lit, got, err, tt.want)
 		}
 	}
-	if _, err := setTOMLKey([]byte("a = [\n"), "resume", `"ask"`); err == nil {
+	if _, err := hookconf.SetKey([]byte("a = [\n"), "resume", `"ask"`); err == nil {
 		t.Error("a broken file was edited without an error")
 	}
 }
@@ -89,12 +91,12 @@ func TestSetTOMLKeyDotted(t *testing.T) {
 		// A top-level key goes before the first table.
 		{"[limits]\nwarn_percent = 90\n", "resume", `"brief"`, "resume = \"brief\"\n\n[limits]\nwarn_percent = 90\n"},
 	} {
-		got, err := setTOMLKey([]byte(tt.before), tt.key, tt.lit)
+		got, err := hookconf.SetKey([]byte(tt.before), tt.key, tt.lit)
 		if err != nil || string(got) != tt.want {
-			t.Errorf("setTOMLKey(%q, %s, %s) =\n%q, %v; want\n%q", tt.before, tt.key, tt.lit, got, err, tt.want)
+			t.Errorf("hookconf.SetKey(%q, %s, %s) =\n%q, %v; want\n%q", tt.before, tt.key, tt.lit, got, err, tt.want)
 		}
 	}
-	if _, err := setTOMLKey([]byte("limits = {warn_percent = 90}\n"), "limits.warn_percent", "80"); err == nil || !strings.Contains(err.Error(), "inline") {
+	if _, err := hookconf.SetKey([]byte("limits = {warn_percent = 90}\n"), "limits.warn_percent", "80"); err == nil || !strings.Contains(err.Error(), "inline") {
 		t.Errorf("inline table edited: %v", err)
 	}
 }
@@ -106,12 +108,12 @@ func TestUnsetTOMLKey(t *testing.T) {
 		{"tools = [\n  \"a\",\n  \"b\",\n]\nredact = false\n", "tools", "redact = false\n"},
 		{"redact = true", "redact", ""},
 	} {
-		got, changed, err := unsetTOMLKey([]byte(tt.before), tt.key)
+		got, changed, err := hookconf.UnsetKey([]byte(tt.before), tt.key)
 		if err != nil || !changed || string(got) != tt.want {
-			t.Errorf("unsetTOMLKey(%q, %s) = %q, %v, %v; want %q", tt.before, tt.key, got, changed, err, tt.want)
+			t.Errorf("hookconf.UnsetKey(%q, %s) = %q, %v, %v; want %q", tt.before, tt.key, got, changed, err, tt.want)
 		}
 	}
-	if got, changed, err := unsetTOMLKey([]byte("[other]\nresume = 1\n"), "resume"); changed || err != nil || string(got) != "[other]\nresume = 1\n" {
+	if got, changed, err := hookconf.UnsetKey([]byte("[other]\nresume = 1\n"), "resume"); changed || err != nil || string(got) != "[other]\nresume = 1\n" {
 		t.Errorf("unset of an absent key changed the file: %q %v %v", got, changed, err)
 	}
 }
@@ -124,7 +126,7 @@ func FuzzSetTOMLKey(f *testing.F) {
 		if key == "" || strings.ContainsAny(key, " \t\n\"'=#[]{}") || strings.Contains(key, "..") || key[0] == '.' || key[len(key)-1] == '.' {
 			return
 		}
-		out, err := setTOMLKey([]byte(doc), key, "42")
+		out, err := hookconf.SetKey([]byte(doc), key, "42")
 		if err != nil {
 			return
 		}
@@ -132,10 +134,10 @@ func FuzzSetTOMLKey(f *testing.F) {
 		if toml.Unmarshal(out, &m) != nil {
 			t.Fatalf("set %s made invalid TOML: %q", key, out)
 		}
-		if v, ok := lookupPath(m, strings.Split(key, ".")); !ok || v != int64(42) {
+		if v, ok := hookconf.LookupPath(m, strings.Split(key, ".")); !ok || v != int64(42) {
 			t.Fatalf("set %s: value %v in %q", key, v, out)
 		}
-		back, changed, err := unsetTOMLKey(out, key)
+		back, changed, err := hookconf.UnsetKey(out, key)
 		if err != nil || !changed {
 			t.Fatalf("unset %s after set: %v %v", key, changed, err)
 		}

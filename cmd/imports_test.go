@@ -33,11 +33,15 @@ var allowedImports = map[string][]string{
 	"distill/git":               {"publish/safefile"}, // git's data by go-git's decoders; never runs git
 	"publish":                   {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
 	"publish/resume":            {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/safefile"},
-	"publish/limits":            {"adapters", "adapters/ledger", "distill", "publish", "publish/resume"}, // rate limits, context levels, the run signal
+	"publish/limits":            {"adapters", "adapters/ledger", "distill", "publish", "publish/config", "publish/resume"}, // rate limits, context levels, the run signal
+	// configuration: the Config type, its key table, load/merge/project
+	// policy, `config get/set/unset` editing; below the features, which
+	// read their keys from it, and it imports none of them
+	"publish/config": {"distill", "publish", "publish/safefile", "specs", "specs/hookconf"},
 	// the project service: one project's ledger, repository, config, clock
 	// and log; the hook event and the commands' operations
-	"publish/service":  {"adapters", "adapters/ledger", "distill", "publish", "publish/limits", "publish/redact", "publish/resume", "publish/safefile"},
-	"cmd":              {"adapters", "adapters/ledger", "publish", "publish/limits", "publish/redact", "publish/resume", "publish/safefile", "publish/service", "specs", "specs/hookconf"},
+	"publish/service":  {"adapters", "adapters/ledger", "distill", "publish", "publish/config", "publish/limits", "publish/redact", "publish/resume", "publish/safefile"},
+	"cmd":              {"adapters", "adapters/ledger", "publish", "publish/config", "publish/limits", "publish/redact", "publish/resume", "publish/safefile", "publish/service", "specs", "specs/hookconf"},
 	"cmd/e2e":          {"cmd/e2e/agentkit"},
 	"cmd/e2e/agentkit": {},
 

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/carryover/carryover/publish/config"
 	"io"
 	"slices"
 	"strconv"
@@ -26,8 +27,8 @@ func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current
 	if def == "" {
 		def = current
 	}
-	if !slices.Contains(resumeModes, def) {
-		def = resumeModes[0]
+	if !slices.Contains(config.ResumeModes, def) {
+		def = config.ResumeModes[0]
 	}
 	if e.MakeRaw != nil {
 		if restore, err := e.MakeRaw(); err == nil {
@@ -104,8 +105,8 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 	if flagMode != "" {
 		return tools, flagMode, remove, nil
 	}
-	modes := make([]pickItem, len(resumeModes))
-	for i, m := range resumeModes {
+	modes := make([]pickItem, len(config.ResumeModes))
+	for i, m := range config.ResumeModes {
 		modes[i] = pickItem{Label: m, Note: resumeNotes[m], On: m == def}
 	}
 	got, err = pickList(r, w, "When a new session starts with a handoff", modes, true)
@@ -114,7 +115,7 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 	}
 	for i, it := range got {
 		if it.On {
-			return tools, resumeModes[i], remove, nil
+			return tools, config.ResumeModes[i], remove, nil
 		}
 	}
 	return tools, def, remove, nil
@@ -176,7 +177,7 @@ func askResume(in *bufio.Reader, w io.Writer, def string) string {
 		if line == "" {
 			return def
 		}
-		if slices.Contains(resumeModes, line) {
+		if slices.Contains(config.ResumeModes, line) {
 			return line
 		}
 		fmt.Fprintf(w, "%q is not one of ask, brief, silent\n", line)
@@ -191,7 +192,7 @@ func saveResumeMode(e *Env, mode string) {
 	if mode == "" {
 		return
 	}
-	if err := setTOMLKeyInFile(e.ConfigPath(), "resume", strconv.Quote(mode), 0o600); err != nil {
+	if err := config.SetKeyInFile(e.ConfigPath(), "resume", strconv.Quote(mode), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save resume = %q to %s: %v\n", mode, e.ConfigPath(), err)
 		return
 	}

@@ -62,8 +62,7 @@ func snapshotBudget(e *Env, tool, event string) time.Duration {
 
 // service is what the project service reads of the process.
 func (e *Env) service() service.Env {
-	return service.Env{Home: e.Home(), Agent: adapterEnv(e), Stdin: e.Stdin, Stderr: e.Stderr, WorkDir: e.WorkDir, Now: e.Now,
-		LoadConfig: func(root string) (Config, []error) { return LoadConfig(e, root) }}
+	return service.Env{Home: e.Home(), Agent: adapterEnv(e), Stdin: e.Stdin, Stderr: e.Stderr, WorkDir: e.WorkDir, Now: e.Now}
 }
 
 // logOrStderr logs err; when the log cannot grow (read-only or full

@@ -42,10 +42,6 @@ var PointerModes = []string{PointerAlways, PointerAuto, PointerNever}
 // ValidPointer reports whether s is a pointer setting.
 func ValidPointer(s string) bool { return s == PointerAuto || s == PointerAlways || s == PointerNever }
 
-// pointerRank orders the settings by how much they write into the
-// project: a project file may only move towards never.
-var pointerRank = map[string]int{PointerAlways: 0, PointerAuto: 1, PointerNever: 2}
-
 // NotProject reports whether dir is the user's home directory, one of its
 // ancestors or the file system root: never a project, so a session there
 // keeps its handoff in the ledger only and carryover writes no file in it
@@ -55,14 +51,14 @@ func NotProject(dir, home string) bool {
 	if dir == "" {
 		return true
 	}
-	dir = canonical(dir)
+	dir = Canonical(dir)
 	if filepath.Dir(dir) == dir { // "/", "C:\"
 		return true
 	}
 	if home == "" {
 		return false
 	}
-	home = canonical(home)
+	home = Canonical(home)
 	return dir == home || strings.HasPrefix(home, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
@@ -151,4 +147,13 @@ func ensurePointerRecorded(home, project, name string) error {
 		prior = []byte{}
 	}
 	return recordEdit(home, project, name, prior, after)
+}
+
+// Canonical is p cleaned, its symlinks resolved when it exists.
+func Canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }

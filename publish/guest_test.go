@@ -1,6 +1,7 @@
 package publish_test
 
 import (
+	"github.com/carryover/carryover/publish/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,16 +151,16 @@ func TestProjectPointerOnlyStricter(t *testing.T) {
 	for _, tc := range []struct{ global, project, want string }{
 		{"auto", "never", "never"}, {"auto", "always", "auto"}, {"never", "auto", "never"}, {"always", "auto", "auto"}, {"", "always", ""},
 	} {
-		g := publish.Config{Pointer: tc.global}
-		c := publish.ProjectPolicy(g, publish.Config{Pointer: tc.project}, map[string]any{"pointer": tc.project}, "/p", "/p/.carryover.toml")
+		g := config.Config{Pointer: tc.global}
+		c := config.ProjectPolicy(g, config.Config{Pointer: tc.project}, map[string]any{"pointer": tc.project}, "/p", "/p/.carryover.toml")
 		if c.Pointer != tc.want {
 			t.Errorf("global %q, project %q: pointer %q, want %q", tc.global, tc.project, c.Pointer, tc.want)
 		}
 	}
-	if !(publish.Config{Ignore: []string{"/work/client"}}).Ignores("/work/client/app") {
+	if !(config.Config{Ignore: []string{"/work/client"}}).Ignores("/work/client/app") {
 		t.Errorf("a directory under an ignored one is not ignored")
 	}
-	if (publish.Config{Ignore: []string{"/work/client"}}).Ignores("/work/client2") {
+	if (config.Config{Ignore: []string{"/work/client"}}).Ignores("/work/client2") {
 		t.Errorf("a sibling with the same prefix is ignored")
 	}
 }

@@ -18,89 +18,22 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/resume"
 )
 
-// Config is the [limits] and [context] sections of config.toml
-// (publish.LimitsConfig, publish.ContextConfig) with their defaults.
-type Config struct {
-	Limits  publish.LimitsConfig
-	Context publish.ContextConfig
-}
-
-// Of is the [limits]/[context] configuration of a loaded config.
-func Of(c publish.Config) Config { return Config{Limits: c.Limits, Context: c.Context} }
+// Config is the [limits] and [context] sections of config.toml with
+// their defaults (publish/config owns the keys).
+type Config = config.Walls
 
 // Defaults.
 const (
-	DefaultWarnPercent = 90
-	DefaultMaxRestarts = 10
+	DefaultWarnPercent = config.DefaultWarnPercent
+	DefaultMaxRestarts = config.DefaultMaxRestarts
 )
 
-// AutoResume reports whether RESUME.md is written on a limit.
-func (c Config) AutoResume() bool { return c.Limits.AutoResume == nil || *c.Limits.AutoResume }
-
-// WarnPercent is the approaching-limit threshold.
-func (c Config) WarnPercent() float64 {
-	if p := c.Limits.WarnPercent; p != nil && *p > 0 && *p <= 100 {
-		return *p
-	}
-	return DefaultWarnPercent
-}
-
-// MaxRestarts is `carryover run`'s bound.
-func (c Config) MaxRestarts() int {
-	if n := c.Limits.MaxRestarts; n != nil && *n >= 0 {
-		return *n
-	}
-	return DefaultMaxRestarts
-}
-
-// RestartAtCritical reports whether `carryover run` restarts at CRITICAL.
-func (c Config) RestartAtCritical() bool {
-	return c.Context.RestartAtCritical == nil || *c.Context.RestartAtCritical
-}
-
-// Thresholds are the context thresholds (the defaults when the configured
-// ones do not rise strictly within 1..100).
-func (c Config) Thresholds() distill.Thresholds {
-	if t := c.configured(); t.Valid() {
-		return t
-	}
-	return distill.DefaultThresholds
-}
-
-// configured is the defaults overlaid with what the config sets, valid or not.
-func (c Config) configured() distill.Thresholds {
-	t := distill.DefaultThresholds
-	if c.Context.EarlyWarn != nil {
-		t.EarlyWarn = *c.Context.EarlyWarn
-	}
-	if c.Context.Warn != nil {
-		t.Warn = *c.Context.Warn
-	}
-	if c.Context.Critical != nil {
-		t.Critical = *c.Context.Critical
-	}
-	return t
-}
-
-// Problems lists what is wrong with the configuration (for status and the log).
-func (c Config) Problems() []string {
-	var out []string
-	if p := c.Limits.WarnPercent; p != nil && (*p <= 0 || *p > 100) {
-		out = append(out, fmt.Sprintf("[limits] warn_percent = %v is not within 1..100; %d is used", *p, DefaultWarnPercent))
-	}
-	if n := c.Limits.MaxRestarts; n != nil && *n < 0 {
-		out = append(out, fmt.Sprintf("[limits] max_restarts = %d is negative; %d is used", *n, DefaultMaxRestarts))
-	}
-	if t := c.configured(); !t.Valid() {
-		d := distill.DefaultThresholds
-		out = append(out, fmt.Sprintf("[context] early_warn < warn < critical within 1..100 is required (got %d/%d/%d); %d/%d/%d are used",
-			t.EarlyWarn, t.Warn, t.Critical, d.EarlyWarn, d.Warn, d.Critical))
-	}
-	return out
-}
+// Of is the [limits]/[context] configuration of a loaded config.
+func Of(c config.Config) Config { return c.Walls() }
 
 // ResumePath is a project's RESUME.md.
 func ResumePath(project string) string { return filepath.Join(publish.Dir(project), "RESUME.md") }

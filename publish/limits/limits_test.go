@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"github.com/carryover/carryover/publish/config"
 	"os"
 	"strings"
 	"testing"
@@ -51,10 +52,10 @@ func TestLevelPerAgent(t *testing.T) {
 		{"copilot-cli", 108_800, 128_000, Config{}, distill.ContextCritical, 85},
 		{"copilot-cli", 83_200, 0, Config{}, distill.ContextEarlyWarn, 65},
 		{"cursor", 48_000, 0, Config{}, distill.ContextWarn, 75},
-		{"claude", 100_000, 200_000, Config{Context: publish.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextCritical, 50},
-		{"claude", 90_000, 200_000, Config{Context: publish.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextWarn, 45},
+		{"claude", 100_000, 200_000, Config{Context: config.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextCritical, 50},
+		{"claude", 90_000, 200_000, Config{Context: config.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextWarn, 45},
 		// thresholds that do not rise fall back to 65/75/85
-		{"claude", 100_000, 200_000, Config{Context: publish.ContextConfig{Warn: ip(90), Critical: ip(50)}}, distill.ContextOK, 50},
+		{"claude", 100_000, 200_000, Config{Context: config.ContextConfig{Warn: ip(90), Critical: ip(50)}}, distill.ContextOK, 50},
 		{"windsurf", 1_000_000, 0, Config{}, distill.ContextOK, 0}, // no window known
 	}
 	for _, tt := range tests {
@@ -68,7 +69,7 @@ func TestLevelPerAgent(t *testing.T) {
 func TestConfigProblems(t *testing.T) {
 	ip := func(n int) *int { return &n }
 	fp := func(f float64) *float64 { return &f }
-	c := Config{Limits: publish.LimitsConfig{WarnPercent: fp(120), MaxRestarts: ip(-1)}, Context: publish.ContextConfig{Warn: ip(95)}}
+	c := Config{Limits: config.LimitsConfig{WarnPercent: fp(120), MaxRestarts: ip(-1)}, Context: config.ContextConfig{Warn: ip(95)}}
 	if p := c.Problems(); len(p) != 3 {
 		t.Errorf("Problems() = %q; want 3", p)
 	}

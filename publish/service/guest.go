@@ -12,6 +12,7 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/safefile"
 )
 
@@ -19,7 +20,7 @@ import (
 // config only); a directory is ignored when it or one of its parents is
 // listed.
 func ignoredProjects(env Env) func(dir string) bool {
-	cfg, _ := publish.LoadConfig(filepath.Join(env.Home, "config.toml"), env.Agent.Home, "")
+	cfg, _ := config.Load(env.configPath(), env.Agent.Home, "")
 	return func(dir string) bool { return len(cfg.Ignore) > 0 && dir != "" && cfg.Ignores(dir) }
 }
 

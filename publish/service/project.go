@@ -10,12 +10,14 @@ package service
 
 import (
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/limits"
 	"github.com/carryover/carryover/publish/redact"
 )
@@ -28,17 +30,17 @@ type Env struct {
 	Stderr  io.Writer
 	WorkDir string
 	Now     func() time.Time
-	// LoadConfig reads the global config and root's .carryover.toml (the
-	// key table that decodes them lives with `carryover config`).
-	LoadConfig func(root string) (publish.Config, []error)
 }
+
+// configPath is the user's config file.
+func (env Env) configPath() string { return filepath.Join(env.Home, "config.toml") }
 
 // Project is one project as the service sees it: the writer's settings
 // (publish.Project: root, home, clock, mode, redaction, pointer policy),
 // the configuration in effect, the ledger and the log.
 type Project struct {
 	*publish.Project
-	Config publish.Config
+	Config config.Config
 	// ConfigErrs are the configuration's problems (logged too).
 	ConfigErrs []error
 	env        Env
@@ -50,7 +52,7 @@ type Project struct {
 }
 
 // Redactor returns the redaction function for cfg (identity when off).
-func Redactor(cfg publish.Config) func(string) string {
+func Redactor(cfg config.Config) func(string) string {
 	if !cfg.RedactOn() {
 		return func(s string) string { return s }
 	}
@@ -60,7 +62,7 @@ func Redactor(cfg publish.Config) func(string) string {
 // Open resolves root's configuration (problems logged to log, which may be
 // nil) into a Project; the ledger is opened by the operation that needs it.
 func Open(env Env, root string, log *Log) *Project {
-	cfg, cerrs := env.LoadConfig(root)
+	cfg, cerrs := config.Load(env.configPath(), env.Agent.Home, root)
 	for _, ce := range cerrs {
 		log.Printf("config: %v", ce)
 	}

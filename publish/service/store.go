@@ -13,6 +13,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/limits"
 )
 
@@ -258,7 +259,7 @@ func (s *Store) LastLimits() []LastLimit {
 
 // contextLine is a session's context level with cfg's thresholds ("" when
 // its usage is unknown).
-func contextLine(s ledger.Session, cfg publish.Config) string {
+func contextLine(s ledger.Session, cfg config.Config) string {
 	if s.TokensUsed == 0 {
 		return ""
 	}

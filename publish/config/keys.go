@@ -1,17 +1,16 @@
-package cmd
+package config
 
 // The configuration's keys as data: what each key accepts, its default,
 // where it may be set, and the checks that turn a misspelt key or a bad
 // value into a warning naming the file, the key and the closest valid key
 // (a misspelt key used to be ignored without a word). LoadConfig calls
-// decodeConfig; `carryover config` and `config set` read the same table.
-// The merge policy (which file wins) stays in LoadConfig: resolveConfig
+// decode; `carryover config` and `config set` read the same table.
+// The merge policy (which file wins) stays in LoadConfig: Resolve
 // derives each value's origin from what LoadConfig returns, so it follows
 // whatever that policy is.
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -26,8 +25,8 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-// configKey describes one key of config.toml / .carryover.toml.
-type configKey struct {
+// Key describes one key of config.toml / .carryover.toml.
+type Key struct {
 	Name string
 	// Default is the value in effect when no file sets the key (a TOML literal).
 	Default string
@@ -44,23 +43,24 @@ type configKey struct {
 	get func(c Config) string
 }
 
-var resumeModes = []string{publish.ModeAsk, publish.ModeBrief, publish.ModeSilent}
+// ResumeModes are the resume protocols, most visible first.
+var ResumeModes = []string{publish.ModeAsk, publish.ModeBrief, publish.ModeSilent}
 
-// configKeys is every key carryover documents, in display order.
-var configKeys = []configKey{
+// keys is every key carryover documents, in display order.
+var keys = []Key{
 	{
 		Name: "resume", Default: strconv.Quote(publish.ModeAsk),
 		Doc: "how the next session opens: ask (summarise, then ask), brief (one line, then continue) or silent",
 		check: func(v any) error {
 			s, ok := v.(string)
-			if !ok || !slices.Contains(resumeModes, s) {
-				return fmt.Errorf("want one of %s", strings.Join(quoteAll(resumeModes), ", "))
+			if !ok || !slices.Contains(ResumeModes, s) {
+				return fmt.Errorf("want one of %s", strings.Join(quoteAll(ResumeModes), ", "))
 			}
 			return nil
 		},
 		parse: func(s string) (string, error) {
-			if !slices.Contains(resumeModes, s) {
-				return "", fmt.Errorf("resume is one of %s, not %q", strings.Join(resumeModes, ", "), s)
+			if !slices.Contains(ResumeModes, s) {
+				return "", fmt.Errorf("resume is one of %s, not %q", strings.Join(ResumeModes, ", "), s)
 			}
 			return strconv.Quote(s), nil
 		},
@@ -118,7 +118,7 @@ var configKeys = []configKey{
 			}
 			return "[" + strings.Join(q, ", ") + "]", nil
 		},
-		get: func(c Config) string { return tomlStrings(c.Tools) },
+		get: func(c Config) string { return Strings(c.Tools) },
 	},
 	{
 		Name: "pointer", Default: strconv.Quote(publish.PointerAuto),
@@ -142,13 +142,13 @@ var configKeys = []configKey{
 		Name: "ignore", Default: "[]", GlobalOnly: true,
 		Doc:   "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
 		check: checkPathList, parse: parsePathList("ignore"),
-		get: func(c Config) string { return tomlStrings(c.Ignore) },
+		get: func(c Config) string { return Strings(c.Ignore) },
 	},
 	{
 		Name: "trusted_projects", Default: "[]", GlobalOnly: true,
 		Doc:   "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
 		check: checkPathList, parse: parsePathList("trusted_projects"),
-		get: func(c Config) string { return tomlStrings(c.TrustedProjects) },
+		get: func(c Config) string { return Strings(c.TrustedProjects) },
 	},
 	{
 		Name: "expire_after", Default: `"7d"`, GlobalOnly: true,
@@ -200,18 +200,19 @@ var configKeys = []configKey{
 	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
 }
 
-func lookupConfigKey(name string) (configKey, bool) {
-	for _, k := range configKeys {
+// LookupKey is the documented key (or table) name.
+func LookupKey(name string) (Key, bool) {
+	for _, k := range keys {
 		if k.Name == name {
 			return k, true
 		}
 	}
-	return configKey{}, false
+	return Key{}, false
 }
 
-// knownConfigKeys is every key Config decodes (its toml tags, so a field
+// knownKeys is every key Config decodes (its toml tags, so a field
 // added to Config is never reported as unknown) plus the documented ones.
-func knownConfigKeys() []string {
+func knownKeys() []string {
 	var out []string
 	t := reflect.TypeOf(Config{})
 	for i := 0; i < t.NumField(); i++ {
@@ -220,7 +221,7 @@ func knownConfigKeys() []string {
 			out = append(out, name)
 		}
 	}
-	for _, k := range configKeys {
+	for _, k := range keys {
 		if !slices.Contains(out, k.Name) {
 			out = append(out, k.Name)
 		}
@@ -228,17 +229,17 @@ func knownConfigKeys() []string {
 	return out
 }
 
-// decodeConfig reads one config file. A syntax error is err (the whole
+// decode reads one config file. A syntax error is err (the whole
 // file is ignored, as before). An unknown key, a key that file may not set,
 // or an invalid value is a warning naming the file, the key and what to
 // write instead, and only that key is ignored.
-func decodeConfig(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
+func decode(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
 	var c Config
 	var m map[string]any
 	if err := toml.Unmarshal(b, &m); err != nil {
 		return c, nil, nil, err
 	}
-	known := knownConfigKeys()
+	known := knownKeys()
 	var warns []error
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -247,11 +248,11 @@ func decodeConfig(path string, b []byte, global bool) (Config, map[string]any, [
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !slices.Contains(known, k) {
-			warns = append(warns, fmt.Errorf("%s: unknown key %q ignored; %s (valid keys: %s)", path, k, closestHint(k, known), strings.Join(known, ", ")))
+			warns = append(warns, fmt.Errorf("%s: unknown key %q ignored; %s (valid keys: %s)", path, k, ClosestHint(k, known), strings.Join(known, ", ")))
 			delete(m, k)
 			continue
 		}
-		ck, ok := lookupConfigKey(k)
+		ck, ok := LookupKey(k)
 		if !ok {
 			continue
 		}
@@ -261,7 +262,7 @@ func decodeConfig(path string, b []byte, global bool) (Config, map[string]any, [
 			continue
 		}
 		if err := ck.check(m[k]); err != nil {
-			warns = append(warns, fmt.Errorf("%s: %s = %s ignored: %v", path, k, tomlLiteral(m[k]), err))
+			warns = append(warns, fmt.Errorf("%s: %s = %s ignored: %v", path, k, Literal(m[k]), err))
 			delete(m, k)
 		}
 	}
@@ -275,8 +276,8 @@ func decodeConfig(path string, b []byte, global bool) (Config, map[string]any, [
 	return c, m, warns, nil
 }
 
-// closestHint names the valid key nearest to k by edit distance.
-func closestHint(k string, known []string) string {
+// ClosestHint names the valid key nearest to k by edit distance.
+func ClosestHint(k string, known []string) string {
 	best, bestD := "", -1
 	for _, c := range known {
 		if d := publish.EditDistance(strings.ToLower(k), c); bestD < 0 || d < bestD {
@@ -292,15 +293,15 @@ func closestHint(k string, known []string) string {
 	return fmt.Sprintf("the closest valid key is %q", best)
 }
 
-// tomlLiteral renders a decoded TOML value back as TOML (basic strings).
-func tomlLiteral(v any) string {
+// Literal renders a decoded TOML value back as TOML (basic strings).
+func Literal(v any) string {
 	switch x := v.(type) {
 	case string:
 		return strconv.Quote(x)
 	case []any:
 		parts := make([]string, len(x))
 		for i, y := range x {
-			parts[i] = tomlLiteral(y)
+			parts[i] = Literal(y)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]any:
@@ -309,7 +310,8 @@ func tomlLiteral(v any) string {
 	return fmt.Sprint(v)
 }
 
-func tomlStrings(xs []string) string {
+// Strings is a TOML list of strings.
+func Strings(xs []string) string {
 	return "[" + strings.Join(quoteAll(xs), ", ") + "]"
 }
 
@@ -321,8 +323,8 @@ func quoteAll(xs []string) []string {
 	return q
 }
 
-// ConfigValue is one resolved key of `carryover config`.
-type ConfigValue struct {
+// Value is one resolved key of `carryover config`.
+type Value struct {
 	Key   string `json:"key"`
 	Value string `json:"value"` // TOML literal
 	// Origin is "default", "global" or "project"; File the file it came from.
@@ -331,15 +333,15 @@ type ConfigValue struct {
 	Doc    string `json:"doc"`
 }
 
-// resolveConfig reports each documented key's effective value and where it
+// Resolve reports each documented key's effective value and where it
 // came from. The value is LoadConfig's; the origin is the last file, in
 // load order, that sets the key to that value (so a project setting the
 // merge policy ignores is attributed to the file that won).
-func resolveConfig(e *Env, project string) ([]ConfigValue, []error) {
-	cfg, errs := LoadConfig(e, project)
-	files := []struct{ origin, path string }{{"global", e.ConfigPath()}}
+func Resolve(globalPath, home, project string) ([]Value, []error) {
+	cfg, errs := Load(globalPath, home, project)
+	files := []struct{ origin, path string }{{"global", globalPath}}
 	if project != "" {
-		files = append(files, struct{ origin, path string }{"project", projectConfigPath(project)})
+		files = append(files, struct{ origin, path string }{"project", ProjectPath(project)})
 	}
 	raw := make([]map[string]any, len(files))
 	for i, f := range files {
@@ -350,15 +352,15 @@ func resolveConfig(e *Env, project string) ([]ConfigValue, []error) {
 			}
 		}
 	}
-	var out []ConfigValue
-	for _, k := range configKeys {
-		v := ConfigValue{Key: k.Name, Value: k.get(cfg), Origin: "default", Doc: k.Doc}
+	var out []Value
+	for _, k := range keys {
+		v := Value{Key: k.Name, Value: k.get(cfg), Origin: "default", Doc: k.Doc}
 		for i, f := range files {
 			x, ok := raw[i][k.Name]
 			if !ok || (k.GlobalOnly && f.origin != "global") || k.check(x) != nil {
 				continue
 			}
-			if tomlLiteral(x) == v.Value {
+			if Literal(x) == v.Value {
 				v.Origin, v.File = f.origin, f.path
 			}
 		}
@@ -367,21 +369,21 @@ func resolveConfig(e *Env, project string) ([]ConfigValue, []error) {
 	return out, errs
 }
 
-// projectConfigPath is a project's override file.
-func projectConfigPath(project string) string { return filepath.Join(project, ".carryover.toml") }
+// ProjectPath is a project's override file.
+func ProjectPath(project string) string { return filepath.Join(project, ProjectConfigName) }
 
-// configWarnings is every config problem of the global file and of each
+// Warnings is every config problem of the global file and of each
 // project's file, once each (`carryover status` shows them).
-func configWarnings(e *Env, projects []string) []string {
+func Warnings(globalPath, home string, projects []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	if len(projects) == 0 {
 		projects = []string{""}
 	}
 	for _, p := range projects {
-		_, errs := LoadConfig(e, p)
+		_, errs := Load(globalPath, home, p)
 		for _, err := range errs {
-			if s := err.Error(); !seen[s] && !strings.HasPrefix(s, publish.IgnoredPrefix) {
+			if s := err.Error(); !seen[s] && !strings.HasPrefix(s, IgnoredPrefix) {
 				seen[s] = true
 				out = append(out, s)
 			}
@@ -390,49 +392,34 @@ func configWarnings(e *Env, projects []string) []string {
 	return out
 }
 
-// statusProjects is the current directory's project and every project
-// status reports.
-func statusProjects(e *Env, st StatusReport) []string {
-	var ps []string
-	if p, err := currentProject(e, ""); err == nil {
-		ps = append(ps, p)
-	}
-	for _, p := range st.Projects {
-		ps = append(ps, p.Project)
-	}
-	return ps
-}
-
-func printConfigWarnings(w io.Writer, warns []string) {
-	if len(warns) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nConfig (fix these keys; see `carryover config`)")
-	for _, s := range warns {
-		fmt.Fprintf(w, "  warning: %s\n", s)
-	}
-}
-
-// configLeaf is a key `config get/set/unset` takes: a top-level key, or a
+// Leaf is a key `config get/set/unset` takes: a top-level key, or a
 // table's key written dotted (limits.warn_percent).
-type configLeaf struct {
-	configKey
-	sub string // the key inside the table; "" for a top-level key
+type Leaf struct {
+	Key
+	Inner string // the key inside the table; "" for a top-level key
 }
 
-func (l configLeaf) name() string {
-	if l.sub == "" {
+// Path is the leaf's dotted name (limits.warn_percent).
+func (l Leaf) Path() string {
+	if l.Inner == "" {
 		return l.Name
 	}
-	return l.Name + "." + l.sub
+	return l.Name + "." + l.Inner
 }
 
-// configLeaves is every key `config get/set/unset` takes, in display order.
-func configLeaves() []configLeaf {
-	var out []configLeaf
-	for _, k := range configKeys {
+// ParseTable is a table key's answer to a VALUE (always an error naming
+// its dotted keys: a table is set one key at a time).
+func (k Key) ParseTable() error {
+	_, err := k.parse("")
+	return err
+}
+
+// Leaves is every key `config get/set/unset` takes, in display order.
+func Leaves() []Leaf {
+	var out []Leaf
+	for _, k := range keys {
 		if k.Sub == nil {
-			out = append(out, configLeaf{configKey: k})
+			out = append(out, Leaf{Key: k})
 			continue
 		}
 		var subs []string
@@ -441,42 +428,44 @@ func configLeaves() []configLeaf {
 		}
 		sort.Strings(subs)
 		for _, s := range subs {
-			out = append(out, configLeaf{configKey: k, sub: s})
+			out = append(out, Leaf{Key: k, Inner: s})
 		}
 	}
 	return out
 }
 
-func configLeafNames() []string {
+// LeafNames are the keys `config get/set/unset` take.
+func LeafNames() []string {
 	var out []string
-	for _, l := range configLeaves() {
-		out = append(out, l.name())
+	for _, l := range Leaves() {
+		out = append(out, l.Path())
 	}
 	return out
 }
 
-func lookupConfigLeaf(name string) (configLeaf, bool) {
-	for _, l := range configLeaves() {
-		if l.name() == name {
+// LookupLeaf is the key `config get/set/unset` takes by name.
+func LookupLeaf(name string) (Leaf, bool) {
+	for _, l := range Leaves() {
+		if l.Path() == name {
 			return l, true
 		}
 	}
-	return configLeaf{}, false
+	return Leaf{}, false
 }
 
-// parseValue turns a command-line VALUE into the TOML literal to write.
-func (l configLeaf) parseValue(s string) (string, error) {
-	if l.sub == "" {
+// Parse turns a command-line VALUE into the TOML literal to write.
+func (l Leaf) Parse(s string) (string, error) {
+	if l.Inner == "" {
 		return l.parse(s)
 	}
 	var m map[string]any
 	if err := toml.Unmarshal([]byte("v = "+s), &m); err != nil {
-		return "", fmt.Errorf("%s takes a number or true/false, not %q", l.name(), s)
+		return "", fmt.Errorf("%s takes a number or true/false, not %q", l.Path(), s)
 	}
-	if err := l.Sub[l.sub](m["v"]); err != nil {
-		return "", fmt.Errorf("%s: %v, not %q", l.name(), err, s)
+	if err := l.Sub[l.Inner](m["v"]); err != nil {
+		return "", fmt.Errorf("%s: %v, not %q", l.Path(), err, s)
 	}
-	return tomlLiteral(m["v"]), nil
+	return Literal(m["v"]), nil
 }
 
 // checkPathList accepts a TOML list of strings (the directory keys:
@@ -508,6 +497,6 @@ func parsePathList(key string) func(string) (string, error) {
 			}
 			ps = append(ps, p)
 		}
-		return tomlStrings(ps), nil
+		return Strings(ps), nil
 	}
 }

@@ -1,4 +1,4 @@
-package publish
+package config
 
 import (
 	"errors"
@@ -8,8 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2"
-
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/safefile"
 )
 
@@ -61,28 +60,21 @@ const ProjectConfigName = ".carryover.toml"
 
 // visibility ranks resume protocols by how plainly the user sees that a
 // handoff was used: a project may move towards ask, never away from it.
-var visibility = map[string]int{ModeSilent: 0, ModeBrief: 1, ModeAsk: 2}
+var visibility = map[string]int{publish.ModeSilent: 0, publish.ModeBrief: 1, publish.ModeAsk: 2}
 
-// LoadConfig reads the user's config at globalPath and, when project is
-// not empty, the project's .carryover.toml under ProjectPolicy. Missing
-// files are fine; a broken file is reported and ignored (defaults apply).
-// The errors include one per ignored project setting. home is the user's
-// home directory ("~/" in trusted_projects).
-func LoadConfig(globalPath, home, project string) (Config, []error) {
-	return LoadConfigWith(globalPath, home, project, nil)
+// Load reads the user's config at globalPath and, when project is not
+// empty, the project's .carryover.toml under ProjectPolicy. Missing files
+// are fine; a broken file is reported and ignored (defaults apply), and so
+// is each unknown key or invalid value (the key table, keys.go). The
+// errors include one per ignored project setting. home is the user's home
+// directory ("~/" in trusted_projects).
+func Load(globalPath, home, project string) (Config, []error) {
+	return load(globalPath, home, project, decode)
 }
 
-// Decoder decodes one config file: its settings, the keys left after the
-// decoder dropped what it warned about (ProjectPolicy judges those), the
-// warnings, or a syntax error that voids the whole file.
-type Decoder func(path string, b []byte, global bool) (c Config, keys map[string]any, warns []error, err error)
-
-// LoadConfigWith is LoadConfig with a decoder that checks keys and values
-// (the command layer's key table); nil decodes plainly.
-func LoadConfigWith(globalPath, home, project string, dec Decoder) (Config, []error) {
-	if dec == nil {
-		dec = plainDecode
-	}
+// load is Load with the decoder of one file (tests decode without the key
+// table, to reach the policy with what the table would warn about).
+func load(globalPath, home, project string, dec func(path string, b []byte, global bool) (Config, map[string]any, []error, error)) (Config, []error) {
 	var c Config
 	var errs []error
 	if b, err := readConfig(globalPath, true); err != nil {
@@ -124,18 +116,6 @@ func LoadConfigWith(globalPath, home, project string, dec Decoder) (Config, []er
 // the policy did not honour (status lists those apart from key warnings).
 const IgnoredPrefix = "ignored "
 
-func plainDecode(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
-	var keys map[string]any
-	var c Config
-	if err := toml.Unmarshal(b, &keys); err != nil {
-		return c, nil, nil, err
-	}
-	if err := toml.Unmarshal(b, &c); err != nil {
-		return Config{}, nil, nil, err
-	}
-	return c, keys, nil, nil
-}
-
 // ProjectPolicy applies a project file's settings o (keys: every key the
 // file holds) to the user's config g: what makes carryover safer always,
 // a weakening only for a project g trusts.
@@ -147,12 +127,12 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	ignore := func(what string) { c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s %s", what, path, hint)) }
 	if o.Resume != "" {
 		cur := g.Resume
-		if !ValidMode(cur) {
-			cur = ModeAsk
+		if !publish.ValidMode(cur) {
+			cur = publish.ModeAsk
 		}
 		switch {
-		case !ValidMode(o.Resume):
-			c.Ignored = append(c.Ignored, fmt.Sprintf("resume = %q in %s (not one of ask, brief, silent)", OneLine(o.Resume), path))
+		case !publish.ValidMode(o.Resume):
+			c.Ignored = append(c.Ignored, fmt.Sprintf("resume = %q in %s (not one of ask, brief, silent)", publish.OneLine(o.Resume), path))
 		case trusted || visibility[o.Resume] >= visibility[cur]:
 			c.Resume = o.Resume
 		default:
@@ -169,12 +149,12 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	}
 	if o.Pointer != "" {
 		cur := g.Pointer
-		if !ValidPointer(cur) {
-			cur = PointerAuto
+		if !publish.ValidPointer(cur) {
+			cur = publish.PointerAuto
 		}
 		switch {
-		case !ValidPointer(o.Pointer):
-			c.Ignored = append(c.Ignored, fmt.Sprintf("pointer = %q in %s (not one of auto, always, never)", OneLine(o.Pointer), path))
+		case !publish.ValidPointer(o.Pointer):
+			c.Ignored = append(c.Ignored, fmt.Sprintf("pointer = %q in %s (not one of auto, always, never)", publish.OneLine(o.Pointer), path))
 		case trusted || pointerRank[o.Pointer] >= pointerRank[cur]:
 			c.Pointer = o.Pointer
 		default:
@@ -194,7 +174,7 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		c.Ignored = append(c.Ignored, fmt.Sprintf("unknown setting %q in %s", OneLine(k), path))
+		c.Ignored = append(c.Ignored, fmt.Sprintf("unknown setting %q in %s", publish.OneLine(k), path))
 	}
 	sort.Strings(c.Ignored)
 	return c
@@ -202,10 +182,10 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 
 // PointerMode is the pointer setting in effect (auto when unset).
 func (c Config) PointerMode() string {
-	if ValidPointer(c.Pointer) {
+	if publish.ValidPointer(c.Pointer) {
 		return c.Pointer
 	}
-	return PointerAuto
+	return publish.PointerAuto
 }
 
 // Ignores reports whether project is, or is inside, a directory the user
@@ -214,7 +194,7 @@ func (c Config) Ignores(project string) bool {
 	if project == "" {
 		return false
 	}
-	want := canonical(project)
+	want := publish.Canonical(project)
 	for _, p := range c.Ignore {
 		if strings.HasPrefix(p, "~/") && c.home != "" {
 			p = filepath.Join(c.home, p[2:])
@@ -222,7 +202,7 @@ func (c Config) Ignores(project string) bool {
 		if !filepath.IsAbs(p) {
 			continue
 		}
-		p = canonical(p)
+		p = publish.Canonical(p)
 		if want == p || strings.HasPrefix(want, strings.TrimSuffix(p, string(filepath.Separator))+string(filepath.Separator)) {
 			return true
 		}
@@ -236,25 +216,21 @@ func (c Config) Trusts(project string) bool {
 	if project == "" {
 		return false
 	}
-	want := canonical(project)
+	want := publish.Canonical(project)
 	for _, p := range c.TrustedProjects {
 		if strings.HasPrefix(p, "~/") && c.home != "" {
 			p = filepath.Join(c.home, p[2:])
 		}
-		if filepath.IsAbs(p) && canonical(p) == want {
+		if filepath.IsAbs(p) && publish.Canonical(p) == want {
 			return true
 		}
 	}
 	return false
 }
 
-func canonical(p string) string {
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
-}
+// pointerRank orders the settings by how much they write into the
+// project: a project file may only move towards never.
+var pointerRank = map[string]int{publish.PointerAlways: 0, publish.PointerAuto: 1, publish.PointerNever: 2}
 
 // maxConfig is the largest config file carryover reads (a real one is a
 // few hundred bytes).

@@ -1,25 +1,22 @@
-package cmd
+package config
 
 import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/limits"
 )
 
-// wallKeys are [limits] and [context] in the key table (config_keys.go):
+// wallKeys are [limits] and [context] in the key table (keys.go):
 // a misspelt key or a bad value inside them is warned, naming the table.
-var wallKeys = []configKey{
+var wallKeys = []Key{
 	{
 		Name: "limits", Default: "{auto_resume = true, warn_percent = 90, max_restarts = 10}",
 		Doc:   "rate limits: write RESUME.md when one is hit (auto_resume), or ahead of time from warn_percent % of a usage window; carryover run's max_restarts",
 		Sub:   limitsChecks,
-		check: tableCheck("limits", publish.LimitsKeys, limitsChecks),
-		parse: tableParse("limits", publish.LimitsKeys),
+		check: tableCheck("limits", LimitsKeys, limitsChecks),
+		parse: tableParse("limits", LimitsKeys),
 		get: func(c Config) string {
-			w := limits.Of(c)
+			w := c.Walls()
 			return fmt.Sprintf("{auto_resume = %t, warn_percent = %g, max_restarts = %d}", w.AutoResume(), w.WarnPercent(), w.MaxRestarts())
 		},
 	},
@@ -27,10 +24,10 @@ var wallKeys = []configKey{
 		Name: "context", Default: "{early_warn = 65, warn = 75, critical = 85, restart_at_critical = true}",
 		Doc:   "context window levels in % (WARN tells the agent once; CRITICAL refreshes the handoff and lets carryover run restart the agent)",
 		Sub:   contextChecks,
-		check: tableCheck("context", publish.ContextKeys, contextChecks),
-		parse: tableParse("context", publish.ContextKeys),
+		check: tableCheck("context", ContextKeys, contextChecks),
+		parse: tableParse("context", ContextKeys),
 		get: func(c Config) string {
-			w := limits.Of(c)
+			w := c.Walls()
 			t := w.Thresholds()
 			return fmt.Sprintf("{early_warn = %d, warn = %d, critical = %d, restart_at_critical = %t}", t.EarlyWarn, t.Warn, t.Critical, w.RestartAtCritical())
 		},
@@ -50,7 +47,7 @@ func tableCheck(name string, keys []string, checks map[string]func(any) error) f
 		}
 		for k, x := range m {
 			if !slices.Contains(keys, k) {
-				return fmt.Errorf("unknown key %q in [%s]; %s", k, name, closestHint(k, keys))
+				return fmt.Errorf("unknown key %q in [%s]; %s", k, name, ClosestHint(k, keys))
 			}
 			if err := checks[k](x); err != nil {
 				return fmt.Errorf("[%s] %s: %v", name, k, err)

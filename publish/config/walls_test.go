@@ -1,4 +1,4 @@
-package publish
+package config
 
 import (
 	"os"
@@ -15,7 +15,7 @@ func TestProjectWalls(t *testing.T) {
 	global := filepath.Join(home, "config.toml")
 	os.WriteFile(global, []byte("[limits]\nmax_restarts = 4\n[context]\ncritical = 90\n"), 0o600)
 	os.WriteFile(filepath.Join(project, ProjectConfigName), []byte("[limits]\nmax_restarts = 50\nwarn_percent = 80.0\n[context]\nwarn = 70\n"), 0o600)
-	c, errs := LoadConfig(global, "", project)
+	c, errs := loadPlain(global, "", project)
 	if *c.Limits.MaxRestarts != 4 || c.Limits.WarnPercent != nil || c.Context.Warn != nil || *c.Context.Critical != 90 {
 		t.Errorf("merged = %+v / %+v", c.Limits, c.Context)
 	}
@@ -24,7 +24,7 @@ func TestProjectWalls(t *testing.T) {
 		t.Errorf("errs = %v; want the raised max_restarts, the earlier warn_percent and warn ignored", errs)
 	}
 	os.WriteFile(filepath.Join(project, ProjectConfigName), []byte("[limits]\nmax_restarts = 1\nwarn_percent = 95.0\nauto_resume = false\n[context]\nearly_warn = 80\nwarn = 88\ncritical = 95\nrestart_at_critical = false\n"), 0o600)
-	c, errs = LoadConfig(global, "", project)
+	c, errs = loadPlain(global, "", project)
 	if *c.Limits.MaxRestarts != 1 || *c.Limits.WarnPercent != 95 || *c.Limits.AutoResume || *c.Context.EarlyWarn != 80 ||
 		*c.Context.Warn != 88 || *c.Context.Critical != 95 || *c.Context.RestartAtCritical || len(errs) != 0 {
 		t.Errorf("less intrusive settings not all honoured: %+v / %+v, %v", c.Limits, c.Context, errs)
@@ -53,8 +53,8 @@ func TestProjectWallsPlanted(t *testing.T) {
 	} {
 		os.WriteFile(global, []byte(tc.user), 0o600)
 		os.WriteFile(filepath.Join(project, ProjectConfigName), []byte(tc.planted), 0o600)
-		want, _ := LoadConfig(global, "", "")
-		got, errs := LoadConfig(global, "", project)
+		want, _ := loadPlain(global, "", "")
+		got, errs := loadPlain(global, "", project)
 		if g, w := wallsOf(got), wallsOf(want); g != w {
 			t.Errorf("user %q + planted %q: %s; want the user's %s", tc.user, tc.planted, g, w)
 		}
@@ -62,7 +62,7 @@ func TestProjectWallsPlanted(t *testing.T) {
 			t.Errorf("planted %q: errs = %v; want one ignored setting", tc.planted, errs)
 		}
 		os.WriteFile(global, []byte("trusted_projects = ["+strconv.Quote(project)+"]\n"+tc.user), 0o600)
-		if got, errs := LoadConfig(global, "", project); wallsOf(got) == wallsOf(want) || len(errs) != 0 {
+		if got, errs := loadPlain(global, "", project); wallsOf(got) == wallsOf(want) || len(errs) != 0 {
 			t.Errorf("trusted project: planted %q not honoured (%v)", tc.planted, errs)
 		}
 	}

@@ -1,4 +1,4 @@
-package cmd
+package config
 
 // carryover's own TOML files (config.toml, .carryover.toml) are edited key
 // by key through the one TOML editor, hookconf.SetKey/UnsetKey: one key,
@@ -16,21 +16,15 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-func setTOMLKey(b []byte, key, literal string) ([]byte, error) {
-	return hookconf.SetKey(b, key, literal)
+// SetKeyInFile sets key to literal in the TOML file at path, creating the
+// file (and its directory) with perm when missing.
+func SetKeyInFile(path, key, literal string, perm fs.FileMode) error {
+	return EditFile(path, perm, func(b []byte) ([]byte, error) { return hookconf.SetKey(b, key, literal) })
 }
 
-func unsetTOMLKey(b []byte, key string) ([]byte, bool, error) { return hookconf.UnsetKey(b, key) }
-
-func lookupPath(m map[string]any, path []string) (any, bool) { return hookconf.LookupPath(m, path) }
-
-// setTOMLKeyInFile applies setTOMLKey to path, creating the file (and its
-// directory) with perm when missing.
-func setTOMLKeyInFile(path, key, literal string, perm fs.FileMode) error {
-	return editTOMLFile(path, perm, func(b []byte) ([]byte, error) { return setTOMLKey(b, key, literal) })
-}
-
-func editTOMLFile(path string, perm fs.FileMode, edit func([]byte) ([]byte, error)) error {
+// EditFile applies edit to the file at path (empty when missing) and
+// writes the result when it changed.
+func EditFile(path string, perm fs.FileMode, edit func([]byte) ([]byte, error)) error {
 	b, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -1,4 +1,4 @@
-package publish
+package config
 
 import (
 	"fmt"
@@ -128,4 +128,85 @@ func rawThresholds(cc ContextConfig) distill.Thresholds {
 		}
 	}
 	return t
+}
+
+// Walls are the [limits] and [context] sections with their defaults
+// (publish/limits reads them).
+type Walls struct {
+	Limits  LimitsConfig
+	Context ContextConfig
+}
+
+// Walls is c's [limits]/[context] configuration.
+func (c Config) Walls() Walls { return Walls{Limits: c.Limits, Context: c.Context} }
+
+// Defaults.
+const (
+	DefaultWarnPercent = 90
+	DefaultMaxRestarts = 10
+)
+
+// AutoResume reports whether RESUME.md is written on a limit.
+func (c Walls) AutoResume() bool { return c.Limits.AutoResume == nil || *c.Limits.AutoResume }
+
+// WarnPercent is the approaching-limit threshold.
+func (c Walls) WarnPercent() float64 {
+	if p := c.Limits.WarnPercent; p != nil && *p > 0 && *p <= 100 {
+		return *p
+	}
+	return DefaultWarnPercent
+}
+
+// MaxRestarts is `carryover run`'s bound.
+func (c Walls) MaxRestarts() int {
+	if n := c.Limits.MaxRestarts; n != nil && *n >= 0 {
+		return *n
+	}
+	return DefaultMaxRestarts
+}
+
+// RestartAtCritical reports whether `carryover run` restarts at CRITICAL.
+func (c Walls) RestartAtCritical() bool {
+	return c.Context.RestartAtCritical == nil || *c.Context.RestartAtCritical
+}
+
+// Thresholds are the context thresholds (the defaults when the configured
+// ones do not rise strictly within 1..100).
+func (c Walls) Thresholds() distill.Thresholds {
+	if t := c.configured(); t.Valid() {
+		return t
+	}
+	return distill.DefaultThresholds
+}
+
+// configured is the defaults overlaid with what the config sets, valid or not.
+func (c Walls) configured() distill.Thresholds {
+	t := distill.DefaultThresholds
+	if c.Context.EarlyWarn != nil {
+		t.EarlyWarn = *c.Context.EarlyWarn
+	}
+	if c.Context.Warn != nil {
+		t.Warn = *c.Context.Warn
+	}
+	if c.Context.Critical != nil {
+		t.Critical = *c.Context.Critical
+	}
+	return t
+}
+
+// Problems lists what is wrong with the configuration (for status and the log).
+func (c Walls) Problems() []string {
+	var out []string
+	if p := c.Limits.WarnPercent; p != nil && (*p <= 0 || *p > 100) {
+		out = append(out, fmt.Sprintf("[limits] warn_percent = %v is not within 1..100; %d is used", *p, DefaultWarnPercent))
+	}
+	if n := c.Limits.MaxRestarts; n != nil && *n < 0 {
+		out = append(out, fmt.Sprintf("[limits] max_restarts = %d is negative; %d is used", *n, DefaultMaxRestarts))
+	}
+	if t := c.configured(); !t.Valid() {
+		d := distill.DefaultThresholds
+		out = append(out, fmt.Sprintf("[context] early_warn < warn < critical within 1..100 is required (got %d/%d/%d); %d/%d/%d are used",
+			t.EarlyWarn, t.Warn, t.Critical, d.EarlyWarn, d.Warn, d.Critical))
+	}
+	return out
 }
