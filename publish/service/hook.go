@@ -154,19 +154,20 @@ func (ev *event) run(start time.Time) error {
 	// Handoff files are written on another goroutine while this one records
 	// them in the ledger and finishes with it (see Leave); both are done
 	// before the hook exits or injects.
-	waitWrites := func() {}
+	waitWrites := func() error { return nil }
 	defer func() {
 		if ev.ledger != nil { // nil after a failed rebuild
 			ev.ledger.Leave() // the process exits next (see Leave)
 		}
-		waitWrites()
+		_ = waitWrites()
 	}()
 	if err := ev.sync(); err != nil {
 		return err
 	}
 	tIngest := time.Since(start)
 	level, pct := limits.ContextOf(ev.ledger, ev.rep.SessionID, ev.agent, limits.Of(ev.Config)) // at CRITICAL the handoff must be fresh
-	if r := ev.republish(level == distill.ContextCritical); r != nil {
+	r := ev.republish(level == distill.ContextCritical)
+	if r != nil {
 		waitWrites = ev.writeFiles(r)
 		r.Record() // the ledger's records of it, while the files are written
 	}
@@ -174,8 +175,13 @@ func (ev *event) run(start time.Time) error {
 	walls := ev.actOnWalls(level, pct)
 	defer ev.tellWalls(walls)
 	deliver := func() {
-		waitWrites() // the handoff being written is the one to inject
-		ev.deliver()
+		// The handoff being written is the one to inject: once it is on
+		// disk, its text is this event's, not read back from the file.
+		if err := waitWrites(); err == nil && r != nil && !ev.NotProject {
+			ev.deliver(r.Text)
+		} else {
+			ev.deliver(ev.ReadHandoff(ev.ledger))
+		}
 	}
 	switch {
 	case ev.class == adapters.ClassStart && ev.agent.DeferStartInjection != nil && ev.agent.DeferStartInjection(ev.hook, ev.env.Agent.Getenv):
@@ -237,8 +243,9 @@ func (ev *event) republish(critical bool) *publish.Rendered {
 }
 
 // writeFiles writes a rendered handoff's files (WriteProject) on another
-// goroutine; the returned func waits for them.
-func (ev *event) writeFiles(r *publish.Rendered) func() {
+// goroutine; the returned func waits for them and says whether they were
+// written.
+func (ev *event) writeFiles(r *publish.Rendered) func() error {
 	switch {
 	case ev.NotProject:
 		ev.Held = r.Text // held for injection: no file
@@ -250,12 +257,11 @@ func (ev *event) writeFiles(r *publish.Rendered) func() {
 	return goWait(ev.log, func() error { return wp.WriteProject(r.Text, r.Tool) })
 }
 
-// deliver injects the project's published handoff, once per session (a
-// resumed session that holds this exact handoff does not get it twice),
-// and records the delivery.
-func (ev *event) deliver() {
+// deliver injects text, the project's published handoff, once per
+// session (a resumed session that holds this exact handoff does not get it
+// twice), and records the delivery.
+func (ev *event) deliver(text string) {
 	l, sid := ev.ledger, ev.rep.SessionID
-	text := ev.ReadHandoff(l)
 	resumed := ev.hook.Source == "resume"
 	if text != "" && resumed && l.Delivered(ev.Root, publish.HeaderOf(text), sid) {
 		ev.log.Printf("session already holds this handoff; not injected again")
@@ -453,14 +459,16 @@ type result[T any] struct {
 	err error
 }
 
-// goWait runs f on another goroutine; the returned func waits for it once
-// and logs its error.
-func goWait(log *Log, f func() error) func() {
+// goWait runs f on another goroutine; the returned func waits for it once,
+// logs its error and returns it.
+func goWait(log *Log, f func() error) func() error {
 	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
-	return sync.OnceFunc(func() {
-		if o := <-ch; o.err != nil {
+	return sync.OnceValue(func() error {
+		o := <-ch
+		if o.err != nil {
 			log.Printf("publish: %v", o.err)
 		}
+		return o.err
 	})
 }
 
