@@ -66,13 +66,18 @@ func runTask(e *Env, o taskOptions) error {
 		republish(e, r)
 		return nil
 	}
+	return showTask(e, r, o.json)
+}
+
+// showTask prints the project's pinned task.
+func showTask(e *Env, r *service.Project, asJSON bool) error {
 	rep := TaskReport{Project: r.Root}
 	t, ok := r.Task()
 	if ok {
 		rep.Task, rep.SetBy, rep.At = t.Text, "user", t.At.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	switch {
-	case o.json:
+	case asJSON:
 		return printJSON(e.Stdout, rep)
 	case ok:
 		fmt.Fprintf(e.Stdout, "%s  (pinned by you %s)\n", t.Text, publish.Ago(e.Now(), t.At))

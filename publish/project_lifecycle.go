@@ -121,13 +121,11 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return Delivery{}
 	}
-	var rec ledger.HandoffRecord
-	var err error
 	if id == "" || l == nil {
 		w, hdr := p.Inject(agent, event, text)
 		return Delivery{Out: w, Header: hdr}
 	}
-	rec, err = l.HandoffRecordByID(id)
+	rec, err := l.HandoffRecordByID(id)
 	if errors.Is(err, ledger.ErrNoRecord) && p.RestoreFromFiles(l) > 0 { // a ledger rebuilt without it (restore.go)
 		rec, err = l.HandoffRecordByID(id)
 	}
@@ -140,26 +138,39 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	}
 	consumers, _ := l.Consumers(rec)
 	st := StatusOf(rec, consumers, p.Now, p.ExpireAfter)
+	if d, done := p.retired(agent, event, rec, st); done {
+		return d
+	}
+	notes, why := p.deliveryNotes(l, rec, st, consumers, session)
+	return p.wrapDelivery(agent, event, text, rec, notes, why)
+}
+
+// retired is what a cleared, forgotten or expired handoff delivers
+// (done: nothing else).
+func (p *Project) retired(agent *adapters.Agent, event string, rec ledger.HandoffRecord, st Status) (Delivery, bool) {
 	expire := p.ExpireAfter
 	if expire <= 0 {
 		expire = DefaultExpireAfter
 	}
 	switch {
 	case st.Status == StatusCleared:
-		return Delivery{Why: id + " was cleared (carryover clear); not injected"}
+		return Delivery{Why: rec.ID + " was cleared (carryover clear); not injected"}, true
 	case st.Status == StatusForgotten:
-		return Delivery{Why: id + "'s session was forgotten (carryover forget); not injected"}
+		return Delivery{Why: rec.ID + "'s session was forgotten (carryover forget); not injected"}, true
 	case st.Age > expire:
 		w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
 		if err != nil {
 			p.logf("wrap injection: %v", err)
 		}
-		return Delivery{Out: w, Why: id + " expired; one-line notice only"}
+		return Delivery{Out: w, Why: rec.ID + " expired; one-line notice only"}, true
 	}
-	if p.Redact != nil {
-		text = p.Redact(text)
-	}
-	var notes []string
+	return Delivery{}, false
+}
+
+// deliveryNotes are the lines put before the handoff's body: its age, its
+// staleness facts, the limit note, and that another session already
+// resumed it (why, for the log).
+func (p *Project) deliveryNotes(l *ledger.Ledger, rec ledger.HandoffRecord, st Status, consumers []ledger.Consumer, session int64) (notes []string, why string) {
 	if st.Age > 6*time.Hour {
 		notes = append(notes, "> Note: this handoff was written "+Ago(p.Now, rec.Updated)+" — check `git log` and `git status` before acting on it.")
 	}
@@ -169,12 +180,20 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	if p.Note != "" {
 		notes = append(notes, p.Note)
 	}
-	why := ""
 	if rec.SessionID != session {
 		if n := AlreadyResumed(append(consumers, takeovers(l, rec)...), session, p.Now); n != "" {
 			notes = append(notes, n)
 			why = "already resumed by another session"
 		}
+	}
+	return notes, why
+}
+
+// wrapDelivery is text, redacted, with notes after its header and protocol
+// lines, clipped, in the agent's envelope with the banner.
+func (p *Project) wrapDelivery(agent *adapters.Agent, event, text string, rec ledger.HandoffRecord, notes []string, why string) Delivery {
+	if p.Redact != nil {
+		text = p.Redact(text)
 	}
 	if len(notes) > 0 {
 		lines := strings.SplitN(text, "\n", 3)
@@ -188,6 +207,7 @@ func (p *Project) Deliver(l *ledger.Ledger, agent *adapters.Agent, event, text s
 	header := HeaderOf(text)
 	banner := Banner(p.Root, rec, p.Now, p.Redact)
 	var w []byte
+	var err error
 	if agent.UserMessage {
 		w, err = adapters.WrapWithMessage(agent.Envelope, event, text, banner)
 	} else {

@@ -174,28 +174,32 @@ func (ev *event) run(start time.Time) error {
 	ev.log.Prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", ev.rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 	walls := ev.actOnWalls(level, pct)
 	defer ev.tellWalls(walls)
-	deliver := func() {
+	ev.inject(func() string {
 		// The handoff being written is the one to inject: once it is on
 		// disk, its text is this event's, not read back from the file.
 		if err := waitWrites(); err == nil && r != nil && !ev.NotProject {
-			ev.deliver(r.Text)
-		} else {
-			ev.deliver(ev.ReadHandoff(ev.ledger))
+			return r.Text
 		}
-	}
+		return ev.ReadHandoff(ev.ledger)
+	})
+	return nil
+}
+
+// inject delivers the handoff (text waits for it) at a session start, or
+// at the first prompt of an agent that drops its start event's output.
+func (ev *event) inject(text func() string) {
 	switch {
 	case ev.class == adapters.ClassStart && ev.agent.DeferStartInjection != nil && ev.agent.DeferStartInjection(ev.hook, ev.env.Agent.Getenv):
 		// The agent drops this event's output: deliver with the next prompt, once.
 		ev.log.err("mark pending injection", ev.ledger.MarkPendingInject(ev.rep.SessionID, ev.env.Now()))
 	case ev.class == adapters.ClassStart:
-		deliver()
+		ev.deliver(text())
 	case ev.class == adapters.ClassPrompt:
 		if ok, err := ev.ledger.TakePendingInject(ev.rep.SessionID); err == nil && ok {
 			ev.hook.Source = "resume"
-			deliver()
+			ev.deliver(text())
 		}
 	}
-	return nil
 }
 
 // sync reads the agent's new transcript lines into the ledger. Without a
