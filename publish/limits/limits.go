@@ -94,71 +94,12 @@ type Outcome struct {
 }
 
 // Act records the hook's limit signals and context level and decides what
-// to say; the caller has already refreshed the handoff (see Critical).
+// to say; the caller has already refreshed the handoff.
 func Act(o Options) Outcome {
 	var out Outcome
 	now := o.Project.Now
-	var announce *adapters.Limit
-	record := func(key, tool, native string, lim adapters.Limit, at time.Time) {
-		sid := o.SessionID
-		if tool == "" {
-			tool = o.Agent.Name
-		}
-		if native != "" && (native != o.Hook.SessionID || tool != o.Agent.Name) {
-			// Read by the catch-up from another session's file.
-			s, err := o.Ledger.SessionIn(tool, native, o.Project.Root)
-			if err != nil {
-				return
-			}
-			sid = s.ID
-		}
-		if at.IsZero() {
-			at = now
-		}
-		fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
-		if err != nil {
-			out.Notes = append(out.Notes, fmt.Sprintf("record limit: %v", err))
-			return
-		}
-		// Announce only the hook session's own new event; the strongest wins.
-		if fresh && sid == o.SessionID && (announce == nil || (lim.Reached && !announce.Reached)) {
-			l := lim
-			announce = &l
-		}
-	}
-	if h := o.Hook.Limit; h != nil {
-		record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", "", *h, now)
-	}
-	for _, f := range o.Found {
-		lim := f.Limit
-		key := f.Key
-		if !lim.Reached {
-			if lim.UsedPercent < o.Config.WarnPercent() {
-				continue
-			}
-			key = "approaching" // once per session
-		}
-		record(key, f.Tool, f.NativeID, lim, f.At)
-	}
-	out.Level, out.Percent = o.Level, o.Percent
-	if out.Level == "" {
-		out.Level, out.Percent = ContextOf(o.Ledger, o.SessionID, o.Agent, o.Config)
-	}
-	critical := false
-	if out.Level.Rank() >= distill.ContextWarn.Rank() {
-		if key := "context:" + string(out.Level); !o.Ledger.HasLimit(o.SessionID, key) {
-			fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: o.SessionID, Key: key, Project: o.Project.Root, Tool: o.Agent.Name,
-				Limit: adapters.Limit{Kind: ContextKind(out.Level), UsedPercent: float64(out.Percent)}, At: now})
-			if err != nil {
-				out.Notes = append(out.Notes, fmt.Sprintf("record context level: %v", err))
-			}
-			critical = fresh && out.Level == distill.ContextCritical
-		}
-		// Told once, on a tool event whose output reaches the model.
-		if o.Agent.ToolContextEvent != "" && strings.EqualFold(o.Hook.Event, o.Agent.ToolContextEvent) && !o.Ledger.HasLimit(o.SessionID, toldKey) {
-			out.AgentNote = agentNote(o, out.Percent)
-		}
-	}
+	announce := recordLimits(o, &out)
+	critical := recordContext(o, &out)
 	if announce == nil && !critical {
 		return out
 	}
@@ -173,6 +114,91 @@ func Act(o Options) Outcome {
 		out.Notice = Notice(announce, out.Resume != "", now, o.Loc)
 	}
 	return out
+}
+
+// recordLimits records the limits the hook and the ingest found and
+// returns the one to announce: the hook session's own new event, the
+// strongest (nil: none).
+func recordLimits(o Options, out *Outcome) *adapters.Limit {
+	r := limitRecorder{o: o, out: out}
+	now := o.Project.Now
+	if h := o.Hook.Limit; h != nil {
+		r.record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", "", *h, now)
+	}
+	for _, f := range o.Found {
+		lim := f.Limit
+		key := f.Key
+		if !lim.Reached {
+			if lim.UsedPercent < o.Config.WarnPercent() {
+				continue
+			}
+			key = "approaching" // once per session
+		}
+		r.record(key, f.Tool, f.NativeID, lim, f.At)
+	}
+	return r.announce
+}
+
+// limitRecorder records one hook's limits (recordLimits).
+type limitRecorder struct {
+	o        Options
+	out      *Outcome
+	announce *adapters.Limit
+}
+
+// record records one limit event of the session native of tool (the
+// hook's own when ""), read at at.
+func (r *limitRecorder) record(key, tool, native string, lim adapters.Limit, at time.Time) {
+	o := r.o
+	sid := o.SessionID
+	if tool == "" {
+		tool = o.Agent.Name
+	}
+	if native != "" && (native != o.Hook.SessionID || tool != o.Agent.Name) {
+		// Read by the catch-up from another session's file.
+		s, err := o.Ledger.SessionIn(tool, native, o.Project.Root)
+		if err != nil {
+			return
+		}
+		sid = s.ID
+	}
+	if at.IsZero() {
+		at = o.Project.Now
+	}
+	fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
+	if err != nil {
+		r.out.Notes = append(r.out.Notes, fmt.Sprintf("record limit: %v", err))
+		return
+	}
+	if fresh && sid == o.SessionID && (r.announce == nil || (lim.Reached && !r.announce.Reached)) {
+		l := lim
+		r.announce = &l
+	}
+}
+
+// recordContext records the session's context level once per level and
+// decides the agent's note; critical: the level just reached CRITICAL.
+func recordContext(o Options, out *Outcome) (critical bool) {
+	out.Level, out.Percent = o.Level, o.Percent
+	if out.Level == "" {
+		out.Level, out.Percent = ContextOf(o.Ledger, o.SessionID, o.Agent, o.Config)
+	}
+	if out.Level.Rank() < distill.ContextWarn.Rank() {
+		return false
+	}
+	if key := "context:" + string(out.Level); !o.Ledger.HasLimit(o.SessionID, key) {
+		fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: o.SessionID, Key: key, Project: o.Project.Root, Tool: o.Agent.Name,
+			Limit: adapters.Limit{Kind: ContextKind(out.Level), UsedPercent: float64(out.Percent)}, At: o.Project.Now})
+		if err != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("record context level: %v", err))
+		}
+		critical = fresh && out.Level == distill.ContextCritical
+	}
+	// Told once, on a tool event whose output reaches the model.
+	if o.Agent.ToolContextEvent != "" && strings.EqualFold(o.Hook.Event, o.Agent.ToolContextEvent) && !o.Ledger.HasLimit(o.SessionID, toldKey) {
+		out.AgentNote = agentNote(o, out.Percent)
+	}
+	return critical
 }
 
 // ContextKind is the limit kind a context level is recorded under.
