@@ -125,7 +125,7 @@ func TestClineEndToEnd(t *testing.T) {
 		{Text: "Resuming."},
 	})
 	runCline(t, bin, env, dir, "auth", "-p", "openai", "-k", "dummy", "-m", "gpt-test", "-b", srv2.URL()+"/v1")
-	killClineDaemons(t, w.home) // the first run's daemon holds the first server's settings
+	killClineDaemons(t, w.home) // the second run starts its own daemon, with the second server's settings
 	runCline(t, bin, env, dir, "--json", "Continue the work.")
 	reqs := srv2.MainRequests()
 	if len(reqs) < 2 {
