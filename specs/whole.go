@@ -72,7 +72,7 @@ func (h *HookFile) validateWhole() error {
 	// The owner reads and writes it; nobody else may write it (it runs
 	// with the user's rights).
 	if h.Mode&0o600 != 0o600 || h.Mode&^0o755 != 0 {
-		return fmt.Errorf("mode %#o: want the owner's read and write bits and no write bit for others (e.g. 0o644, 0o755)", h.Mode)
+		return fmt.Errorf("mode %#o: want the owner's read and write bits and no write bit for group or others (e.g. 0o644, 0o755)", h.Mode)
 	}
 	return nil
 }
