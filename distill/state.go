@@ -164,7 +164,7 @@ func (st *State) Add(r *ledger.Row) {
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
-	if r.Sidechain && r.Kind != adapters.KindToolCall && r.Kind != adapters.KindToolResult && r.Kind != adapters.KindError {
+	if r.Sidechain && !sessionWork(r.Kind) {
 		// A subagent's prompt and prose are its own; its edits, commands
 		// and failures are the session's work (a real 1.0.98 session's five
 		// subagents wrote 25 files while the main thread wrote one).
@@ -176,6 +176,20 @@ func (st *State) Add(r *ledger.Row) {
 	if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
 		st.Tool, st.SessionID = r.Tool, r.SessionID
 	}
+	st.addKind(r, at)
+	if len(st.FailedCalls) > maxCalls {
+		st.forgetFailedCalls()
+	}
+}
+
+// sessionWork reports the kinds of row a subagent adds to the session's
+// work: tool calls, their results and failures.
+func sessionWork(k adapters.Kind) bool {
+	return k == adapters.KindToolCall || k == adapters.KindToolResult || k == adapters.KindError
+}
+
+// addKind is the step of the row's kind.
+func (st *State) addKind(r *ledger.Row, at time.Time) {
 	switch r.Kind {
 	case adapters.KindPrompt:
 		st.addPromptRow(r, at)
@@ -198,9 +212,6 @@ func (st *State) Add(r *ledger.Row) {
 	case kindHarness:
 		// Text the harness wrote in the user's role: context, never a
 		// request (outcome.go userWords reads the same from prompts).
-	}
-	if len(st.FailedCalls) > maxCalls {
-		st.forgetFailedCalls()
 	}
 }
 
@@ -232,12 +243,39 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// by naming it, or the goal re-sent in full) is the goal, not a
 	// decision; a thank-you answers nothing.
 	thanks := thanksOnly(r.Text) && !substantive(r.Text)
-	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !setsGoal(st.classifyPrompt(strings.TrimSpace(r.Text))) {
-		st.addAnswer(qs[len(qs)-1], r.Text)
+	if !resumed && !thanks {
+		st.answerTurn(r.Text)
 	}
 	taskBefore := st.Task
 	class := st.addPrompt(r.Text, r.SessionID, at)
 	st.Fallback, st.FallbackAt = r.Text, at
+	st.taskRefs(class, r, taskBefore)
+	if class != promptAck {
+		st.addInstruction(r.Text, at, refOf(r))
+		// An acknowledgement asks for nothing new: the last turn's
+		// forward-looking sentence stays the next action.
+		st.Answered = false
+	}
+	st.endTurn(class, resumed, thanks)
+	st.CauseKey = ""
+	// The request that sets a goal is a task, not a choice: only a
+	// follow-up's choice verbs are decisions (decisions.go rule 2).
+	low := strings.ToLower(r.Text)
+	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
+	st.addProse(r.Text, low)
+}
+
+// answerTurn records the prompt text as the answer to the last turn's
+// last question, unless it sets the goal.
+func (st *State) answerTurn(text string) {
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
+		st.addAnswer(qs[len(qs)-1], text)
+	}
+}
+
+// taskRefs points the task or the latest request at prompt row r of
+// class.
+func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	switch class {
 	case promptGoal, promptNewTask, promptSwitch:
 		st.TaskRef = refOf(r)
@@ -251,9 +289,10 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 			st.startTask()
 		}
 	}
-	if class != promptAck {
-		st.addInstruction(r.Text, at, refOf(r))
-	}
+}
+
+// endTurn closes the previous turn's texts at a prompt of class.
+func (st *State) endTurn(class promptClass, resumed, thanks bool) {
 	switch {
 	case resumed && class == promptAck, thanks:
 		// the previous turn's questions stay open across a bare resume
@@ -266,17 +305,6 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	default:
 		st.TurnTexts, st.TurnRefs = nil, nil
 	}
-	if class != promptAck {
-		// An acknowledgement asks for nothing new: the last turn's
-		// forward-looking sentence stays the next action.
-		st.Answered = false
-	}
-	st.CauseKey = ""
-	// The request that sets a goal is a task, not a choice: only a
-	// follow-up's choice verbs are decisions (decisions.go rule 2).
-	low := strings.ToLower(r.Text)
-	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low)
 }
 
 func (st *State) addTextRow(r *ledger.Row) {
@@ -310,16 +338,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
 	st.Answered = true
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
-		// No prompt was recorded (an excerpt, a trimmed capture): the
-		// work the agent handed its subagent says what the session was
-		// for, better than no task at all.
-		d := jsonField(r.Text, "description") // the input JSON (Codex), or
-		if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
-			d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
-		}
-		if d != "" {
-			st.Fallback, st.FallbackAt = d, at
-		}
+		st.subagentFallback(r, at)
 	}
 	if planTool(r.ToolName) {
 		if plan, ok := parsePlan(r.Text); ok {
@@ -328,16 +347,40 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 		}
 	}
 	if r.CallID != "" {
-		st.PendingCall = key
-		if _, ok := st.Calls[key]; !ok {
-			st.CallOrder = append(st.CallOrder, key)
-		}
-		st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
-		for len(st.CallOrder) > maxCalls {
-			delete(st.Calls, st.CallOrder[0])
-			st.CallOrder = st.CallOrder[1:]
-		}
+		st.recordCall(key, r)
 	}
+	st.callWrites(key, r, at)
+}
+
+// subagentFallback takes, when no prompt was recorded (an excerpt, a
+// trimmed capture), the work the agent handed its subagent as what the
+// session was for, better than no task at all.
+func (st *State) subagentFallback(r *ledger.Row, at time.Time) {
+	d := jsonField(r.Text, "description") // the input JSON (Codex), or
+	if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
+		d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
+	}
+	if d != "" {
+		st.Fallback, st.FallbackAt = d, at
+	}
+}
+
+// recordCall keeps the call until its result, the newest maxCalls.
+func (st *State) recordCall(key string, r *ledger.Row) {
+	st.PendingCall = key
+	if _, ok := st.Calls[key]; !ok {
+		st.CallOrder = append(st.CallOrder, key)
+	}
+	st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
+	for len(st.CallOrder) > maxCalls {
+		delete(st.Calls, st.CallOrder[0])
+		st.CallOrder = st.CallOrder[1:]
+	}
+}
+
+// callWrites records the files call r edits or its command writes, and
+// its command when it runs the tests.
+func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 	if r.FilePath != "" {
 		deleted := strings.HasPrefix(r.Text, "*** Delete File:")
 		st.addEdit(Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r) && !deleted, Deleted: deleted, Todos: todoLines(r.Text), Ref: refOf(r)})
@@ -379,32 +422,18 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
-	what, cmd, path := r.ToolName, r.Command, r.FilePath
-	if c, ok := st.Calls[key]; ok {
-		what, cmd, path = c.ToolName, c.Command, c.FilePath
-	}
 	if k := stopKind(r.Text); k != "" {
 		// An adapter that does not tell stops apart: the text does.
 		st.FailedCalls[key] = true
 		st.addStopRow(r, at, k)
 		return
 	}
-	if what == "" && cmd == "" && path == "" {
-		// An error of no tool call is the model's or the harness's (a
-		// Gemini "[API Error: …]", Cursor's "You've hit your usage
-		// limit"): not a command to fix, never the next action.
-		what = "model API"
-	}
+	what, cmd, path := st.failedCall(key, r)
 	k := toolKey(what, path)
 	if cmd != "" {
 		what, k = cmd, targetKey(cmd)
 	}
-	f := Failure{}
-	if i := st.failure(k); i >= 0 {
-		f = st.Failures[i]
-		st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
-		st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
-	}
+	f := st.takeFailure(k)
 	f.What = oneLine(what)
 	if cmd == "" && path != "" {
 		f.What += " " + path
@@ -430,6 +459,34 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 			st.TestFails = st.TestFails[len(st.TestFails)-8:]
 		}
 	}
+}
+
+// failedCall names what error row r failed: its call's tool, command and
+// file, or the row's own. An error of no tool call is the model's or the
+// harness's (a Gemini "[API Error: …]", Cursor's "You've hit your usage
+// limit"): not a command to fix, never the next action.
+func (st *State) failedCall(key string, r *ledger.Row) (what, cmd, path string) {
+	what, cmd, path = r.ToolName, r.Command, r.FilePath
+	if c, ok := st.Calls[key]; ok {
+		what, cmd, path = c.ToolName, c.Command, c.FilePath
+	}
+	if what == "" && cmd == "" && path == "" {
+		what = "model API"
+	}
+	return what, cmd, path
+}
+
+// takeFailure removes and returns the failure of target k (a new one if
+// none), to be appended as the newest.
+func (st *State) takeFailure(k string) Failure {
+	i := st.failure(k)
+	if i < 0 {
+		return Failure{}
+	}
+	f := st.Failures[i]
+	st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
+	st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
+	return f
 }
 
 // forgetFailedCalls forgets failed calls whose edits and steps have aged out.
