@@ -59,10 +59,7 @@ func (o *shellWrites) addAll(ps []string, created, deleted bool) {
 // segment reads one simple command: its redirections, then what its
 // program writes.
 func (o *shellWrites) segment(seg string) {
-	f := shellWords(seg)
-	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
-		f = f[1:] // VAR=x, sudo, env ...
-	}
+	f := skipPrefixWords(shellWords(seg))
 	for i := 0; i < len(f); i++ {
 		target, skip := redirection(f, i)
 		i += skip
