@@ -267,10 +267,7 @@ func dotToken(s string, i int) (Match, bool) {
 		}
 	case 'p':
 		if s[i-2] == 'd' && boundary(s, i-2) {
-			j := run(s, i+1, setAlnum)
-			if n := j - (i + 1); n >= 2 && n <= 5 && j < len(s) && s[j] == '.' {
-				return body(s, i-2, j+1, setAlnum, 40, KindDopplerToken)
-			}
+			return doppler(s, i)
 		}
 	case '9':
 		if hasSuffixAt(s, i, "ya29") && boundary(s, i-4) {
@@ -278,6 +275,15 @@ func dotToken(s string, i int) (Match, bool) {
 		}
 	}
 	return discord(s, i)
+}
+
+// doppler matches dp.<type>.<40+>, the '.' after dp at i.
+func doppler(s string, i int) (Match, bool) {
+	j := run(s, i+1, setAlnum)
+	if n := j - (i + 1); n < 2 || n > 5 || j >= len(s) || s[j] != '.' {
+		return Match{}, false
+	}
+	return body(s, i-2, j+1, setAlnum, 40, KindDopplerToken)
 }
 
 // discord matches a bot token, [MNO] + 23-27, '.', 6, '.', 27-38 url-safe
@@ -294,17 +300,23 @@ func discord(s string, i int) (Match, bool) {
 		if run(s, t, setURLSafe) != i || !mixed(s[t:i]) {
 			return Match{}, false
 		}
-		e2 := run(s, i+1, setURLSafe)
-		if e2-(i+1) != 6 || e2 >= len(s) || s[e2] != '.' {
-			return Match{}, false
-		}
-		e3 := run(s, e2+1, setURLSafe)
-		if n := e3 - (e2 + 1); n < 27 || n > 38 || !endBoundary(s, e3) {
-			return Match{}, false
-		}
-		return Match{KindDiscordToken, t, e3}, true
+		return discordTail(s, t, i)
 	}
 	return Match{}, false
+}
+
+// discordTail reads a Discord token's 6-byte middle part and its 27-38
+// byte last part after its first dot at i.
+func discordTail(s string, t, i int) (Match, bool) {
+	e2 := run(s, i+1, setURLSafe)
+	if e2-(i+1) != 6 || e2 >= len(s) || s[e2] != '.' {
+		return Match{}, false
+	}
+	e3 := run(s, e2+1, setURLSafe)
+	if n := e3 - (e2 + 1); n < 27 || n > 38 || !endBoundary(s, e3) {
+		return Match{}, false
+	}
+	return Match{KindDiscordToken, t, e3}, true
 }
 
 // slashToken matches Google OAuth refresh tokens, 1//0<url-safe>, triggered
@@ -320,13 +332,8 @@ func slashToken(s string, i int) (Match, bool) {
 // 31-34 of [A-Za-z0-9_~.-] (gitleaks azure-ad-client-secret).
 func tildeToken(s string, i int) (Match, bool) {
 	t := i - 5
-	if t < 0 || s[i-1] != 'Q' || classes[s[i-2]]&cDigit == 0 || t > 0 && (classes[s[t-1]]&setKeyName != 0 || s[t-1] == '~') {
+	if !azureHead(s, t, i) {
 		return Match{}, false
-	}
-	for k := t; k < i-2; k++ {
-		if classes[s[k]]&(setWord|cKey) == 0 && s[k] != '~' {
-			return Match{}, false
-		}
 	}
 	e := i + 1
 	for e < len(s) && e-i <= 40 && (classes[s[e]]&(setURLSafe|cKey) != 0 || s[e] == '~') {
@@ -339,6 +346,20 @@ func tildeToken(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{KindAzureADSecret, t, e}, true
+}
+
+// azureHead reports whether s[t:i+1] is an Azure AD secret's head: 3
+// bytes of a name, a digit and "Q~", not inside a longer name.
+func azureHead(s string, t, i int) bool {
+	if t < 0 || s[i-1] != 'Q' || classes[s[i-2]]&cDigit == 0 || t > 0 && (classes[s[t-1]]&setKeyName != 0 || s[t-1] == '~') {
+		return false
+	}
+	for k := t; k < i-2; k++ {
+		if classes[s[k]]&(setWord|cKey) == 0 && s[k] != '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // databricks matches dapi<32 hex>, with an optional -<digit> suffix. "dapi"
