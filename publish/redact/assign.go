@@ -533,10 +533,18 @@ var keywords = []keyword{
 	{"credential", KindSecret},
 }
 
+// keywordsAt indexes keywords by their first letter.
+var keywordsAt = func() (t [256][]keyword) {
+	for _, kw := range keywords {
+		t[kw.word[0]] = append(t[kw.word[0]], kw)
+	}
+	return t
+}()
+
 // keywordAt returns the keyword that starts at key[p].
 func keywordAt(key []byte, p int) (keyword, bool) {
-	for _, kw := range keywords {
-		if kw.word[0] == key[p] && hasAt(key, p, kw.word) {
+	for _, kw := range keywordsAt[key[p]] {
+		if hasAt(key, p, kw.word) {
 			return kw, true
 		}
 	}
