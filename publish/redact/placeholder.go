@@ -124,18 +124,7 @@ func looksRandom(v string) bool {
 	if len(v) < 8 {
 		return false
 	}
-	var d, l, u bool
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= '0' && c <= '9':
-			d = true
-		case c >= 'a' && c <= 'z':
-			l = true
-		case c >= 'A' && c <= 'Z':
-			u = true
-		}
-	}
+	d, l, u := charKinds(v)
 	return d && (l || u) || l && u && len(v) >= 12 && caseFlips(v)*3 >= len(v)
 }
 

@@ -482,7 +482,13 @@ func hasDigit(s string) bool {
 
 // mixed reports whether s has at least two of: digit, lower, upper.
 func mixed(s string) bool {
-	var d, l, u bool
+	d, l, u := charKinds(s)
+	return d && (l || u) || l && u
+}
+
+// charKinds reports whether s has a digit, a lower-case and an upper-case
+// ASCII letter.
+func charKinds(s string) (d, l, u bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -494,13 +500,7 @@ func mixed(s string) bool {
 			u = true
 		}
 	}
-	n := 0
-	for _, b := range []bool{d, l, u} {
-		if b {
-			n++
-		}
-	}
-	return n >= 2
+	return d, l, u
 }
 
 func allSame(s string) bool {
