@@ -86,7 +86,9 @@ func index(t *[256][]tokenRule, rules []tokenRule, delim string) {
 
 // prefixToken matches the rules of the delimiter at s[i].
 func prefixToken(s string, i int, rules *[256][]tokenRule) (Match, bool) {
-	for _, r := range rules[s[i-1]] {
+	rs := rules[s[i-1]]
+	for k := range rs {
+		r := &rs[k]
 		start := i - len(r.prefix)
 		if !hasSuffixAt(s, i, r.prefix) || !boundary(s, start) || !hasPrefixAt(s, i, r.need) {
 			continue
