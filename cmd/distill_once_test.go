@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,84 @@ func TestStopFootprint(t *testing.T) {
 		le.now = le.now.Add(time.Minute)
 		le.snap("claude", "Stop", payload)
 	}
+}
+
+// TestStopCallChains samples the stacks of repeated incremental Stops
+// (CARRYOVER_FOOTPRINT=chains) and reports the project files a call chain
+// leaves and enters again (a → b → a), the issue's "none twice in one call
+// chain". A sampler sees what runs long enough to be caught, not every
+// call: it is a measure, not a proof.
+func TestStopCallChains(t *testing.T) {
+	if os.Getenv("CARRYOVER_FOOTPRINT") != "chains" {
+		t.Skip("CARRYOVER_FOOTPRINT is not chains")
+	}
+	le := newLifecycleEnv(t)
+	src, err := os.ReadFile("../testdata/adapters/claude/session-tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	tr := filepath.Join(t.TempDir(), "s1.jsonl")
+	payload := map[string]any{"session_id": "4fbd56c9-cd10-4412-a9cc-58af839aaddf", "transcript_path": tr, "source": "startup"}
+	os.WriteFile(tr, []byte(strings.Join(lines[:8], "")), 0o600)
+	le.snap("claude", "SessionStart", payload)
+	reentries := map[string]int{}
+	wd, _ := os.Getwd()
+	root := filepath.Dir(wd) + string(filepath.Separator)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 1<<20)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			n := runtime.Stack(buf, true)
+			for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+				if key := reentry(g, root); key != "" {
+					reentries[key]++
+				}
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}()
+	for i := 0; i < 200; i++ {
+		os.WriteFile(tr, []byte(strings.Join(lines[:8+i%(len(lines)-8)], "")+strings.Repeat(lines[len(lines)-2], i)), 0o600)
+		le.now = le.now.Add(time.Minute)
+		le.snap("claude", "Stop", payload)
+	}
+	close(stop)
+	<-done
+	for k, n := range reentries {
+		t.Logf("%4d samples: %s", n, k)
+	}
+	t.Logf("%d distinct re-entering chains", len(reentries))
+}
+
+// reentry is "a → b → a" for the first project file a goroutine's stack
+// (outermost first) leaves and enters again ("" none).
+func reentry(stack, root string) string {
+	var files []string
+	for _, l := range strings.Split(stack, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, root) || strings.Contains(l, "_test.go") {
+			continue
+		}
+		f := strings.TrimPrefix(l, root)
+		f, _, _ = strings.Cut(f, ":")
+		if len(files) == 0 || files[len(files)-1] != f {
+			files = append(files, f)
+		}
+	}
+	seen := map[string]int{}
+	for i := len(files) - 1; i >= 0; i-- { // outermost first
+		if j, ok := seen[files[i]]; ok {
+			return files[i] + " → " + files[j-1] + " → " + files[i]
+		}
+		seen[files[i]] = i
+	}
+	return ""
 }

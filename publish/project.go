@@ -272,17 +272,6 @@ func (p *Project) check(b []byte, l *ledger.Ledger) string {
 	return CheckProjectHandoff(b, p.Home, p.Root, l)
 }
 
-// CheckProjectHandoff says why b, read from project's handoff.md, is not
-// one carryover published ("" when it is): the ledger's records when l is
-// not nil, the digests under home otherwise or besides.
-func CheckProjectHandoff(b []byte, home, project string, l *ledger.Ledger) string {
-	var inLedger func(string) (bool, error)
-	if l != nil {
-		inLedger = func(d string) (bool, error) { return l.HandoffTrusted(project, d) }
-	}
-	return CheckHandoff(b, home, project, inLedger)
-}
-
 // Inject renders text for the agent's hook stdout: redacted, with a
 // staleness note, clipped, in the agent's envelope for event. It returns
 // the bytes and the handoff's header line (nil, "" when the agent has no

@@ -3,6 +3,7 @@ package publish
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/carryover/carryover/adapters/ledger"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,15 @@ func CheckHandoff(b []byte, home, project string, inLedger func(digest string) (
 		}
 	}
 	return "carryover did not write it, or it changed since (its content matches none of the handoffs carryover published for this project; a repository may have shipped it)"
+}
+
+// CheckProjectHandoff says why b, read from project's handoff.md, is not
+// one carryover published ("" when it is): the ledger's records when l is
+// not nil, the digests under home otherwise or besides.
+func CheckProjectHandoff(b []byte, home, project string, l *ledger.Ledger) string {
+	var inLedger func(string) (bool, error)
+	if l != nil {
+		inLedger = func(d string) (bool, error) { return l.HandoffTrusted(project, d) }
+	}
+	return CheckHandoff(b, home, project, inLedger)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/safefile"
@@ -121,4 +122,13 @@ func (p *Project) pointerAgents() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// hookRoot is the project a hook payload names (distill.ProjectRoot).
+func hookRoot(env Env, h adapters.Hook) string {
+	cwd := h.Cwd
+	if cwd == "" {
+		cwd = env.WorkDir
+	}
+	return distill.ProjectRoot(h.Project, cwd)
 }

@@ -2,7 +2,6 @@ package service
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +16,6 @@ import (
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/limits"
 )
-
-// MaxPayload is the most hook stdin carryover reads; the rest is drained.
-const MaxPayload = 8 << 20
 
 // lockMargin is kept free before the hook's deadline while another process
 // holds the ledger: ledger waits end this long before it, leaving time to
@@ -332,50 +328,6 @@ func (ev *event) signalRun(w limits.Outcome) {
 	ev.log.err("carryover run signal", err)
 }
 
-func readPayload(r io.Reader) ([]byte, error) {
-	if r == nil {
-		return nil, errors.New("no stdin")
-	}
-	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook stdin: %w", err)
-	}
-	if len(b) > MaxPayload {
-		_, _ = io.Copy(io.Discard, r) // let the agent finish writing
-		return nil, fmt.Errorf("hook stdin is larger than %d bytes; ignored", MaxPayload)
-	}
-	return b, nil
-}
-
-// readPayloadBy is readPayload bounded by deadline: an agent that never
-// closes the hook's stdin cannot hold the hook past its budget.
-func readPayloadBy(r io.Reader, deadline time.Time) ([]byte, error) {
-	ch := goValue(func() ([]byte, error) { return readPayload(r) })
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case res := <-ch:
-		return res.v, res.err
-	case <-t.C:
-		return nil, errors.New("hook stdin was not closed before the deadline; nothing recorded for this event")
-	}
-}
-
-// readHook reads the hook's stdin (by deadline) and parses it.
-func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (adapters.Hook, error) {
-	raw, err := readPayloadBy(env.Stdin, deadline)
-	if err != nil {
-		return adapters.Hook{}, err
-	}
-	h, err := agent.Adapter.ParseHook(name, raw, env.Agent)
-	if err != nil {
-		return h, fmt.Errorf("%v (%d bytes); nothing recorded for this event", err, len(raw))
-	} else if h.SessionID == "" {
-		return h, errors.New("hook payload has no session id; nothing recorded for this event")
-	}
-	return h, nil
-}
-
 // hookAndLedger reads the hook's stdin while the ledger opens on another
 // goroutine; when the agent's transcript is waited for (wait > 0), the
 // ledger opens after the wait instead (an open ledger is locked).
@@ -442,53 +394,10 @@ func prefetchRepo(root string) func() *distill.Repo {
 	return sync.OnceValue(func() *distill.Repo { return (<-ch).v })
 }
 
-// goValue runs f on another goroutine; the channel yields its result (or
-// the recovered panic as an error).
-func goValue[T any](f func() (T, error)) chan result[T] {
-	ch := make(chan result[T], 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				ch <- result[T]{err: fmt.Errorf("internal error (recovered): %v", r)}
-			}
-		}()
-		v, err := f()
-		ch <- result[T]{v, err}
-	}()
-	return ch
-}
-
-type result[T any] struct {
-	v   T
-	err error
-}
-
-// goWait runs f on another goroutine; the returned func waits for it once,
-// logs its error and returns it.
-func goWait(log *Log, f func() error) func() error {
-	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
-	return sync.OnceValue(func() error {
-		o := <-ch
-		if o.err != nil {
-			log.Printf("publish: %v", o.err)
-		}
-		return o.err
-	})
-}
-
 func closeLedger(o result[*ledger.Ledger]) {
 	if o.v != nil {
 		o.v.Close()
 	}
-}
-
-// hookRoot is the project a hook payload names (distill.ProjectRoot).
-func hookRoot(env Env, h adapters.Hook) string {
-	cwd := h.Cwd
-	if cwd == "" {
-		cwd = env.WorkDir
-	}
-	return distill.ProjectRoot(h.Project, cwd)
 }
 
 func fileExists(p string) bool {
