@@ -10,7 +10,8 @@ import (
 )
 
 // TestOnlyGCVacuums: a hook never prunes or vacuums. In the whole program
-// (test files aside) only `carryover gc` (cmd/cmd_gc.go) calls GC or
+// (test files aside) only `carryover gc` (cmd/cmd_gc.go, through the
+// project service's Store.GC in publish/service/store.go) calls GC or
 // Vacuum, and only gc.go issues a VACUUM or an incremental_vacuum; the
 // ledger's auto-vacuum is incremental, so SQLite itself never vacuums at a
 // commit.
@@ -35,7 +36,7 @@ func TestOnlyGCVacuums(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		for i, line := range strings.Split(string(b), "\n") {
 			code, _, _ := strings.Cut(line, "//")
-			if calls.MatchString(code) && rel != filepath.Join("cmd", "cmd_gc.go") {
+			if calls.MatchString(code) && rel != filepath.Join("cmd", "cmd_gc.go") && rel != filepath.Join("publish", "service", "store.go") {
 				t.Errorf("%s:%d calls GC or Vacuum: only `carryover gc` may", rel, i+1)
 			}
 			if pragma.MatchString(code) && rel != filepath.Join("adapters", "ledger", "gc.go") && !strings.Contains(code, "auto_vacuum") {
