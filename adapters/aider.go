@@ -413,167 +413,217 @@ func parseAiderSession(c aiderChunk) []Row {
 }
 
 func parseAiderBlocks(c aiderChunk, blocks []aiderBlock) []Row {
-	base := Row{Time: c.start}
-	var rows []Row
-	lastEdits := map[string]string{} // path -> new text of the last reply's edit blocks
-	type pendingErr struct {
-		row  int
-		path string
-	}
-	var pend []pendingErr
-	var openCmd *Row // the /run, /test or Running call awaiting its output
-	var cmdOut []string
-	var cmdTest bool
-	flush := func() {
-		if openCmd == nil {
-			return
-		}
-		r := base
-		r.Key, r.Role, r.CallID, r.ToolName = openCmd.Key+"#result", "tool", openCmd.CallID, openCmd.ToolName
-		r.Kind = KindToolResult
-		if cmdTest && aiderOutputAdded(cmdOut) {
-			r.Kind = KindError // /test adds its output to the chat only on a non-zero exit
-		}
-		r.Text = clip(strings.TrimSpace(strings.Join(cmdOut, "\n")), maxResult)
-		rows = append(rows, r)
-		openCmd, cmdOut, cmdTest = nil, nil, false
-	}
-	key := func(line int, suffix string) string { return "L" + strconv.Itoa(line) + suffix }
+	p := aiderParse{base: Row{Time: c.start}, lastEdits: map[string]string{}}
 	for _, b := range blocks {
 		switch b.kind {
 		case 'u':
-			flush()
-			text := strings.TrimSpace(strings.Join(b.lines, "\n"))
-			if text == "" || strings.Contains(text, aiderConfirm) {
-				continue // empty input, or a confirm answered for the user
-			}
-			if strings.HasPrefix(text, "/") || strings.HasPrefix(text, "!") {
-				cmd, arg := aiderSlash(text)
-				switch cmd {
-				case "run", "test":
-					if arg == "" {
-						continue
-					}
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(b.line, ""), "user", KindToolCall, cmd
-					r.CallID, r.Command = r.Key, clip(arg, maxResult)
-					rows = append(rows, r)
-					openCmd, cmdTest = &r, cmd == "test"
-					continue
-				case "ask", "code", "architect", "context", "copy-context":
-					if arg == "" {
-						continue
-					}
-					text = arg
-				default:
-					continue // /add, /drop, /undo, /clear, ...: not requests
-				}
-			}
-			r := base
-			r.Key, r.Role = key(b.line, ""), "user"
-			if IsCarryoverText(text) {
-				r.Kind, r.Text = KindInjection, carryoverHeader(text)
-			} else {
-				r.Kind, r.Text = KindPrompt, promptText(text)
-			}
-			rows = append(rows, r)
+			p.flush()
+			p.user(b)
 		case 'a':
-			flush()
-			text := strings.TrimSpace(aiderThinkRE().ReplaceAllString(strings.Join(b.lines, "\n"), ""))
-			if text == "" {
-				continue
-			}
-			lastEdits = aiderEditBlocks(text)
-			r := base
-			r.Key, r.Role, r.Kind, r.Text = key(b.line, ""), "assistant", KindText, clip(text, maxText)
-			rows = append(rows, r)
+			p.flush()
+			p.assistant(b)
 		case 't':
 			for j, l := range b.lines {
-				ln := b.line + j
-				if openCmd != nil && !aiderIs(l, aiderRunning) {
-					cmdOut = append(cmdOut, l)
-					continue
-				}
-				switch {
-				case aiderIs(l, aiderApplied):
-					p := strings.TrimSpace(l[len(aiderApplied):])
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "edit", p
-					r.CallID, r.Text = r.Key, clip(lastEdits[p], maxResult)
-					rows = append(rows, r)
-					// an earlier failed attempt on this file is now moot
-					kept := pend[:0]
-					for _, e := range pend {
-						if e.path == "" || e.path == p {
-							rows[e.row].Kind = KindToolResult
-						} else {
-							kept = append(kept, e)
-						}
-					}
-					pend = kept
-				case aiderIs(l, aiderCreate):
-					p := strings.TrimSpace(l[len(aiderCreate):])
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "create_file", p
-					r.CallID = r.Key
-					rows = append(rows, r)
-				case aiderCommitRE().MatchString(l):
-					m := aiderCommitRE().FindStringSubmatch(l)
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindToolCall, "git_commit"
-					r.CallID, r.Text = r.Key, m[1]+" "+clip(m[2], 200)
-					rows = append(rows, r)
-				case aiderIs(l, aiderRunning):
-					flush()
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "assistant", KindToolCall, "shell"
-					r.CallID, r.Command = r.Key, clip(strings.TrimSpace(l[len(aiderRunning):]), maxResult)
-					rows = append(rows, r)
-					openCmd = &r
-				case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindError, "edit"
-					path, detail := "", l
-					for _, next := range b.lines[j+1:] {
-						if m := aiderNoMatchRE().FindStringSubmatch(next); m != nil {
-							path, detail = strings.TrimSpace(m[1]), strings.TrimPrefix(next, "## ")
-							break
-						}
-					}
-					r.FilePath, r.Text = "", clip(detail, maxResult)
-					rows = append(rows, r)
-					pend = append(pend, pendingErr{row: len(rows) - 1, path: path})
-				case aiderAPIErrorRE().MatchString(l):
-					// The model call failed (aider retries some, then gives up):
-					// the model's error, never a command to fix; a rate
-					// limit, quota or exhausted credit is a limit too.
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName, r.Text = key(ln, ""), "system", KindError, "model API", clip(l, maxResult)
-					status := 0
-					if strings.HasPrefix(aiderAPIErrorRE().FindStringSubmatch(l)[1], "RateLimit") {
-						status = 429
-					}
-					r.Limit = LimitFromError(l, status, r.Time)
-					rows = append(rows, r)
-				case strings.HasPrefix(l, "Unexpected error: "), strings.HasPrefix(l, "Unable to commit: "), strings.HasPrefix(l, "Unable to write file"):
-					r := base
-					r.Key, r.Role, r.Kind, r.Text = key(ln, ""), "tool", KindError, clip(l, maxResult)
-					r.ToolName = "aider"
-					rows = append(rows, r)
-				case aiderTokensRE().MatchString(l):
-					m := aiderTokensRE().FindStringSubmatch(l)
-					used := aiderCount(m[1], m[2]) + aiderCount(m[3], m[4]) + aiderCount(m[5], m[6]) + aiderCount(m[7], m[8])
-					if used > 0 {
-						r := base
-						r.Key, r.Role, r.Kind, r.TokensUsed = key(ln, ""), "assistant", KindUsage, used
-						rows = append(rows, r)
-					}
-				}
+				p.toolLine(l, b.line+j, b.lines[j+1:])
 			}
 		}
 	}
-	flush()
-	return rows
+	p.flush()
+	return p.rows
+}
+
+// aiderParse holds what a session's later lines refer back to.
+type aiderParse struct {
+	base      Row
+	rows      []Row
+	lastEdits map[string]string // path -> new text of the last reply's edit blocks
+	pend      []aiderPendingErr // failed edits a later applied edit makes moot
+	openCmd   *Row              // the /run, /test or Running call awaiting its output
+	cmdOut    []string
+	cmdTest   bool
+}
+
+type aiderPendingErr struct {
+	row  int
+	path string
+}
+
+// row is a row keyed "L<line>".
+func (p *aiderParse) row(line int, role string, kind Kind) Row {
+	r := p.base
+	r.Key, r.Role, r.Kind = "L"+strconv.Itoa(line), role, kind
+	return r
+}
+
+// call is a tool call row that is its own call id.
+func (p *aiderParse) call(line int, role, tool string) Row {
+	r := p.row(line, role, KindToolCall)
+	r.ToolName, r.CallID = tool, r.Key
+	return r
+}
+
+func (p *aiderParse) add(r Row) { p.rows = append(p.rows, r) }
+
+// flush ends the open command with a result row of its output.
+func (p *aiderParse) flush() {
+	if p.openCmd == nil {
+		return
+	}
+	r := p.base
+	r.Key, r.Role, r.CallID, r.ToolName = p.openCmd.Key+"#result", "tool", p.openCmd.CallID, p.openCmd.ToolName
+	r.Kind = KindToolResult
+	if p.cmdTest && aiderOutputAdded(p.cmdOut) {
+		r.Kind = KindError // /test adds its output to the chat only on a non-zero exit
+	}
+	r.Text = clip(strings.TrimSpace(strings.Join(p.cmdOut, "\n")), maxResult)
+	p.add(r)
+	p.openCmd, p.cmdOut, p.cmdTest = nil, nil, false
+}
+
+func (p *aiderParse) user(b aiderBlock) {
+	text := strings.TrimSpace(strings.Join(b.lines, "\n"))
+	if text == "" || strings.Contains(text, aiderConfirm) {
+		return // empty input, or a confirm answered for the user
+	}
+	if strings.HasPrefix(text, "/") || strings.HasPrefix(text, "!") {
+		var ok bool
+		if text, ok = p.slash(text, b.line); !ok {
+			return
+		}
+	}
+	r := p.row(b.line, "user", KindPrompt)
+	if IsCarryoverText(text) {
+		r.Kind, r.Text = KindInjection, carryoverHeader(text)
+	} else {
+		r.Text = promptText(text)
+	}
+	p.add(r)
+}
+
+// slash reads a command: /run and /test open a command call, /ask, /code
+// and the like carry a request (returned); the rest are not requests.
+func (p *aiderParse) slash(text string, line int) (string, bool) {
+	cmd, arg := aiderSlash(text)
+	if arg == "" {
+		return "", false
+	}
+	switch cmd {
+	case "run", "test":
+		r := p.call(line, "user", cmd)
+		r.Command = clip(arg, maxResult)
+		p.add(r)
+		p.openCmd, p.cmdTest = &r, cmd == "test"
+	case "ask", "code", "architect", "context", "copy-context":
+		return arg, true
+	}
+	return "", false // /add, /drop, /undo, /clear, ...: not requests
+}
+
+func (p *aiderParse) assistant(b aiderBlock) {
+	text := strings.TrimSpace(aiderThinkRE().ReplaceAllString(strings.Join(b.lines, "\n"), ""))
+	if text == "" {
+		return
+	}
+	p.lastEdits = aiderEditBlocks(text)
+	r := p.row(b.line, "assistant", KindText)
+	r.Text = clip(text, maxText)
+	p.add(r)
+}
+
+// aiderToolFailed reports a line where aider itself failed.
+func aiderToolFailed(l string) bool {
+	return strings.HasPrefix(l, "Unexpected error: ") || strings.HasPrefix(l, "Unable to commit: ") ||
+		strings.HasPrefix(l, "Unable to write file")
+}
+
+// toolLine reads one line of tool output at line ln; rest are the lines
+// after it in the block.
+func (p *aiderParse) toolLine(l string, ln int, rest []string) {
+	if p.openCmd != nil && !aiderIs(l, aiderRunning) {
+		p.cmdOut = append(p.cmdOut, l)
+		return
+	}
+	switch {
+	case aiderIs(l, aiderApplied):
+		p.applied(strings.TrimSpace(l[len(aiderApplied):]), ln)
+	case aiderIs(l, aiderCreate):
+		r := p.call(ln, "assistant", "create_file")
+		r.FilePath = strings.TrimSpace(l[len(aiderCreate):])
+		p.add(r)
+	case aiderCommitRE().MatchString(l):
+		m := aiderCommitRE().FindStringSubmatch(l)
+		r := p.call(ln, "tool", "git_commit")
+		r.Text = m[1] + " " + clip(m[2], 200)
+		p.add(r)
+	case aiderIs(l, aiderRunning):
+		p.flush()
+		r := p.call(ln, "assistant", "shell")
+		r.Command = clip(strings.TrimSpace(l[len(aiderRunning):]), maxResult)
+		p.add(r)
+		p.openCmd = &r
+	case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
+		p.editFormatError(l, ln, rest)
+	case aiderAPIErrorRE().MatchString(l):
+		p.add(aiderAPIError(p.row(ln, "system", KindError), l))
+	case aiderToolFailed(l):
+		r := p.row(ln, "tool", KindError)
+		r.ToolName, r.Text = "aider", clip(l, maxResult)
+		p.add(r)
+	case aiderTokensRE().MatchString(l):
+		m := aiderTokensRE().FindStringSubmatch(l)
+		if used := aiderCount(m[1], m[2]) + aiderCount(m[3], m[4]) + aiderCount(m[5], m[6]) + aiderCount(m[7], m[8]); used > 0 {
+			r := p.row(ln, "assistant", KindUsage)
+			r.TokensUsed = used
+			p.add(r)
+		}
+	}
+}
+
+// applied is an edit aider applied to path; an earlier failed attempt on
+// this file is now moot.
+func (p *aiderParse) applied(path string, ln int) {
+	r := p.call(ln, "assistant", "edit")
+	r.FilePath, r.Text = path, clip(p.lastEdits[path], maxResult)
+	p.add(r)
+	kept := p.pend[:0]
+	for _, e := range p.pend {
+		if e.path == "" || e.path == path {
+			p.rows[e.row].Kind = KindToolResult
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	p.pend = kept
+}
+
+// editFormatError is a reply aider could not apply; the file and detail
+// come from the first "SearchReplaceNoExactMatch" line after it.
+func (p *aiderParse) editFormatError(l string, ln int, rest []string) {
+	r := p.row(ln, "tool", KindError)
+	r.ToolName = "edit"
+	path, detail := "", l
+	for _, next := range rest {
+		if m := aiderNoMatchRE().FindStringSubmatch(next); m != nil {
+			path, detail = strings.TrimSpace(m[1]), strings.TrimPrefix(next, "## ")
+			break
+		}
+	}
+	r.Text = clip(detail, maxResult)
+	p.add(r)
+	p.pend = append(p.pend, aiderPendingErr{row: len(p.rows) - 1, path: path})
+}
+
+// aiderAPIError is a failed model call (aider retries some, then gives
+// up): the model's error, never a command to fix; a rate limit, quota or
+// exhausted credit is a limit too.
+func aiderAPIError(r Row, l string) Row {
+	r.ToolName, r.Text = "model API", clip(l, maxResult)
+	status := 0
+	if strings.HasPrefix(aiderAPIErrorRE().FindStringSubmatch(l)[1], "RateLimit") {
+		status = 429
+	}
+	r.Limit = LimitFromError(l, status, r.Time)
+	return r
 }
 
 // aiderOutputAdded reports whether a command's output was added to the
