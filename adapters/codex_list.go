@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -159,41 +160,18 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 	s := NativeSession{Tool: "codex", Path: path}
 	for _, l := range lines(fs.head) {
 		var h codexHeadLine
-		if !jsonLine(l, &h) {
-			continue
-		}
-		switch {
-		case h.Type == "session_meta" && s.ID == "":
-			s.ID, s.Project = h.Payload.ID, h.Payload.Cwd
-		case h.Type == "" && h.ID != "" && h.Timestamp != "" && s.ID == "":
-			s.ID = h.ID // the oldest rollouts' bare header {"id","timestamp","instructions"}
-		case h.Type == "message" && h.Role == "user" && s.Preview == "":
-			rows, _ := codex{}.ParseLine(l, 0)
-			for _, r := range rows {
-				if r.Kind == KindPrompt {
-					s.Preview = preview(r.Text)
-					break
-				}
-			}
-		case h.Type == "event_msg" && h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage" && s.Preview == "":
-			for _, c := range h.Payload.Item.Content {
-				if c.Text != "" && !IsCarryoverText(c.Text) {
-					s.Preview = preview(c.Text)
-					break
-				}
-			}
-		case h.Type == "event_msg" && h.Payload.Type == "user_message" && s.Preview == "" && h.Payload.Message != "":
-			s.Preview = preview(h.Payload.Message)
+		if jsonLine(l, &h) {
+			codexNoteHead(&s, &h, l)
 		}
 	}
 	if s.ID == "" {
 		// rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl
+		const prefix = "rollout-2006-01-02T15-04-05-"
 		base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		if len(base) > len("rollout-2006-01-02T15-04-05-") && strings.HasPrefix(base, "rollout-") {
-			s.ID = base[len("rollout-2006-01-02T15-04-05-"):]
-		} else {
+		if len(base) <= len(prefix) || !strings.HasPrefix(base, "rollout-") {
 			return s, errNoSession
 		}
+		s.ID = base[len(prefix):]
 	}
 	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
 	if s.LastActive.IsZero() {
@@ -202,6 +180,42 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 	s.MessageCount, s.CountEstimated = countMessages(path, fs,
 		[]byte(`"type":"UserMessage"`), []byte(`"type":"AgentMessage"`), []byte(`"type":"user_message"`), []byte(`"type":"agent_message"`))
 	return s, nil
+}
+
+// codexNoteHead takes the session id and project from a head line, and
+// the first prompt as the preview.
+func codexNoteHead(s *NativeSession, h *codexHeadLine, l []byte) {
+	switch {
+	case h.Type == "session_meta" && s.ID == "":
+		s.ID, s.Project = h.Payload.ID, h.Payload.Cwd
+	case h.Type == "" && h.ID != "" && h.Timestamp != "" && s.ID == "":
+		s.ID = h.ID // the oldest rollouts' bare header {"id","timestamp","instructions"}
+	case s.Preview == "":
+		if t := codexHeadPrompt(h, l); t != "" {
+			s.Preview = preview(t)
+		}
+	}
+}
+
+// codexHeadPrompt is the prompt a head line holds, if any.
+func codexHeadPrompt(h *codexHeadLine, l []byte) string {
+	switch {
+	case h.Type == "message" && h.Role == "user":
+		rows, _ := codex{}.ParseLine(l, 0)
+		if i := slices.IndexFunc(rows, func(r Row) bool { return r.Kind == KindPrompt }); i >= 0 {
+			return rows[i].Text
+		}
+	case h.Type != "event_msg":
+	case h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage":
+		for _, c := range h.Payload.Item.Content {
+			if c.Text != "" && !IsCarryoverText(c.Text) {
+				return c.Text
+			}
+		}
+	case h.Payload.Type == "user_message":
+		return h.Payload.Message
+	}
+	return ""
 }
 
 // codexSubagentOf reads a rollout's session_meta (its first line, within
