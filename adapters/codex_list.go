@@ -53,11 +53,33 @@ func (l codexLister) fromIndex(env Env, home, project string) ([]NativeSession, 
 		return nil, false
 	}
 	defer db.Close()
-	cols := map[string]bool{}
-	rows, err := db.Query(`SELECT name FROM pragma_table_info('threads')`)
+	q, ok := codexThreadsQuery(db)
+	if !ok {
+		return nil, false
+	}
+	rows, err := db.Query(q)
 	if err != nil {
 		return nil, false
 	}
+	defer rows.Close()
+	var out []NativeSession
+	for rows.Next() {
+		if s, ok := l.indexRow(env, rows, project); ok {
+			out = append(out, codexMarkSubagent(s))
+		}
+	}
+	return out, rows.Err() == nil
+}
+
+// codexThreadsQuery selects id, rollout path, cwd, update time and title
+// of the unarchived threads from the columns this version's table has;
+// ok is false without the first three.
+func codexThreadsQuery(db *sql.DB) (string, bool) {
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('threads')`)
+	if err != nil {
+		return "", false
+	}
+	cols := map[string]bool{}
 	for rows.Next() {
 		var n string
 		if rows.Scan(&n) == nil {
@@ -66,50 +88,43 @@ func (l codexLister) fromIndex(env Env, home, project string) ([]NativeSession, 
 	}
 	rows.Close()
 	if !cols["id"] || !cols["rollout_path"] || !cols["cwd"] {
-		return nil, false
+		return "", false
 	}
 	pick := func(cands ...string) string {
-		for _, c := range cands {
-			if cols[c] {
-				return c
-			}
+		if i := slices.IndexFunc(cands, func(c string) bool { return cols[c] }); i >= 0 {
+			return cands[i]
 		}
 		return "''"
 	}
 	updated := pick("recency_at_ms", "updated_at_ms", "updated_at")
 	title := pick("title", "first_user_message", "preview")
-	archived := "0"
-	if cols["archived"] {
-		archived = "archived"
+	archived := pick("archived")
+	if archived == "''" {
+		archived = "0"
 	}
-	q := `SELECT id, rollout_path, cwd, ` + updated + `, ` + title + ` FROM threads WHERE ` + archived + ` = 0`
-	rows, err = db.Query(q)
+	return `SELECT id, rollout_path, cwd, ` + updated + `, ` + title + ` FROM threads WHERE ` + archived + ` = 0`, true
+}
+
+// indexRow is the session of one threads row in project. A row can
+// outlive its rollout: only sessions still on disk are listed.
+func (l codexLister) indexRow(env Env, rows *sql.Rows, project string) (NativeSession, bool) {
+	var id, rollout, cwd, title string
+	var upd any
+	if rows.Scan(&id, &rollout, &cwd, &upd, &title) != nil || !InProject(cwd, project) {
+		return NativeSession{}, false
+	}
+	s, err := DescribeCached(env, "codex", rollout, l.Describe)
 	if err != nil {
-		return nil, false
+		return s, false
 	}
-	defer rows.Close()
-	var out []NativeSession
-	for rows.Next() {
-		var id, rollout, cwd, title string
-		var upd any
-		if rows.Scan(&id, &rollout, &cwd, &upd, &title) != nil || !InProject(cwd, project) {
-			continue
-		}
-		// A row can outlive its rollout: only list sessions still on disk.
-		s, err := DescribeCached(env, "codex", rollout, l.Describe)
-		if err != nil {
-			continue
-		}
-		s.ID, s.Project = id, cwd
-		if t := indexTime(upd); t.After(s.LastActive) {
-			s.LastActive = t
-		}
-		if title != "" && s.Preview == "" {
-			s.Preview = preview(title)
-		}
-		out = append(out, codexMarkSubagent(s))
+	s.ID, s.Project = id, cwd
+	if t := indexTime(upd); t.After(s.LastActive) {
+		s.LastActive = t
 	}
-	return out, rows.Err() == nil
+	if title != "" && s.Preview == "" {
+		s.Preview = preview(title)
+	}
+	return s, true
 }
 
 // indexTime reads a timestamp column: epoch ms, epoch s or RFC 3339.

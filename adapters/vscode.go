@@ -132,78 +132,94 @@ const vscodeMaxStore = 256 << 20
 // User dir (Code, Insiders, VSCodium, remote servers).
 func (vscode) locate(h Hook, env Env) vscodeLocation {
 	var loc vscodeLocation
-	ids := []string{}
+	var ids []string
 	if plainID(h.SessionID) {
 		ids = append(ids, h.SessionID)
 	}
 	if tp := h.TranscriptPath; tp != "" {
-		loc.Transcript = tp
-		dir := filepath.Dir(tp)
-		if filepath.Base(dir) == "transcripts" && strings.EqualFold(filepath.Base(filepath.Dir(dir)), "GitHub.copilot-chat") {
-			loc.Workspace = filepath.Dir(filepath.Dir(dir))
-		}
-		if filepath.Base(dir) == "chatSessions" { // handoff --transcript …/chatSessions/<id>.jsonl
-			loc.Workspace = filepath.Dir(dir)
-			if base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(tp), ".jsonl"), ".json"); plainID(base) && base != h.SessionID {
-				ids = append([]string{base}, ids...)
-			}
-		}
-		if vscodeIsStore(tp) {
-			// A chatSessions file or a "Chat: Export Chat…" file, wherever it
-			// is (copied, attached to a bug, exported to ~/Downloads): read
-			// it as it is, recognised by its content.
-			loc.Store, loc.Transcript = tp, ""
+		var isStore bool
+		if ids, isStore = loc.fromTranscript(tp, h.SessionID, ids); isStore {
 			return loc
-		}
-		if base := strings.TrimSuffix(filepath.Base(tp), ".jsonl"); plainID(base) && base != h.SessionID {
-			ids = append(ids, base)
 		}
 	}
 	if loc.Workspace == "" && len(ids) > 0 {
-		var best time.Time
-		for _, root := range vscodeUserDirs(env) {
-			pats := []string{
-				filepath.Join(root, "workspaceStorage", "*", "chatSessions", ids[0]+".json*"),
-				filepath.Join(root, "workspaceStorage", "*", "GitHub.copilot-chat", "transcripts", ids[0]+".jsonl"),
-			}
-			for _, pat := range pats {
-				ms, _ := filepath.Glob(pat)
-				for _, m := range ms {
-					fi, err := os.Stat(m)
-					if err != nil || !fi.Mode().IsRegular() {
-						continue
-					}
-					if loc.Workspace == "" || fi.ModTime().After(best) {
-						best = fi.ModTime()
-						ws := filepath.Dir(filepath.Dir(m))
-						if filepath.Base(filepath.Dir(m)) == "transcripts" {
-							ws = filepath.Dir(ws)
-						}
-						loc.Workspace = ws
-					}
-				}
-			}
-		}
+		loc.Workspace = vscodeFindWorkspace(env, ids[0])
 	}
 	if loc.Workspace == "" {
 		return loc
 	}
-	for _, id := range ids {
-		for _, ext := range []string{".jsonl", ".json"} {
-			p := filepath.Join(loc.Workspace, "chatSessions", id+ext)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= vscodeMaxStore {
-				loc.Store = p
-				break
-			}
-		}
-		if loc.Store != "" {
-			break
-		}
-	}
+	loc.Store = vscodeStoreIn(loc.Workspace, ids)
 	if loc.Transcript == "" && len(ids) > 0 {
 		loc.Transcript = filepath.Join(loc.Workspace, "GitHub.copilot-chat", "transcripts", ids[0]+".jsonl")
 	}
 	return loc
+}
+
+// fromTranscript takes what the transcript path tp says: the workspace
+// dir it lies in and the session id its name holds, added to ids.
+// isStore is true when tp is itself a chat session store: a chatSessions
+// file or a "Chat: Export Chat…" file, wherever it is (copied, attached
+// to a bug, exported to ~/Downloads), read as it is, recognised by its
+// content.
+func (loc *vscodeLocation) fromTranscript(tp, sessionID string, ids []string) (_ []string, isStore bool) {
+	loc.Transcript = tp
+	dir := filepath.Dir(tp)
+	switch filepath.Base(dir) {
+	case "transcripts":
+		if strings.EqualFold(filepath.Base(filepath.Dir(dir)), "GitHub.copilot-chat") {
+			loc.Workspace = filepath.Dir(filepath.Dir(dir))
+		}
+	case "chatSessions": // handoff --transcript …/chatSessions/<id>.jsonl
+		loc.Workspace = filepath.Dir(dir)
+		if base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(tp), ".jsonl"), ".json"); plainID(base) && base != sessionID {
+			ids = append([]string{base}, ids...)
+		}
+	}
+	if vscodeIsStore(tp) {
+		loc.Store, loc.Transcript = tp, ""
+		return ids, true
+	}
+	if base := strings.TrimSuffix(filepath.Base(tp), ".jsonl"); plainID(base) && base != sessionID {
+		ids = append(ids, base)
+	}
+	return ids, false
+}
+
+// vscodeFindWorkspace is the workspace dir, under every VS Code User dir,
+// of the newest chat session store or transcript of session id.
+func vscodeFindWorkspace(env Env, id string) string {
+	var ms []string
+	for _, root := range vscodeUserDirs(env) {
+		stores, _ := filepath.Glob(filepath.Join(root, "workspaceStorage", "*", "chatSessions", id+".json*"))
+		transcripts, _ := filepath.Glob(filepath.Join(root, "workspaceStorage", "*", "GitHub.copilot-chat", "transcripts", id+".jsonl"))
+		ms = append(append(ms, stores...), transcripts...)
+	}
+	ws, best := "", time.Time{}
+	for _, m := range ms {
+		fi, err := os.Stat(m)
+		if err != nil || !fi.Mode().IsRegular() || ws != "" && !fi.ModTime().After(best) {
+			continue
+		}
+		best, ws = fi.ModTime(), filepath.Dir(filepath.Dir(m))
+		if filepath.Base(filepath.Dir(m)) == "transcripts" {
+			ws = filepath.Dir(ws)
+		}
+	}
+	return ws
+}
+
+// vscodeStoreIn is the chat session store of the first of ids that has
+// one in the workspace dir ws, "" if none.
+func vscodeStoreIn(ws string, ids []string) string {
+	for _, id := range ids {
+		for _, ext := range []string{".jsonl", ".json"} {
+			p := filepath.Join(ws, "chatSessions", id+ext)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= vscodeMaxStore {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // vscodeStoreHead recognises a chat session store by its first bytes: a
