@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/carryover/carryover/publish/redact"
+	"strconv"
 	"strings"
 )
 
@@ -66,6 +67,27 @@ func (p payload) num(keys ...string) (int64, bool) {
 
 // intPtr returns &n.
 func intPtr(n int) *int { return &n }
+
+// exitWith records a command's exit code on its result row: non-zero is
+// a failure.
+func exitWith(r *Row, n int64) {
+	r.ExitCode = intPtr(int(n))
+	if n != 0 {
+		r.Kind = KindError
+	}
+}
+
+// exitFromText takes the exit code a failed call's text names ("exit
+// code 2", "exited with code: 1") when no field gave one.
+func exitFromText(r *Row, text string) {
+	if r.ExitCode != nil {
+		return
+	}
+	if m := exitCodeRE().FindStringSubmatch(text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		r.ExitCode = intPtr(n)
+	}
+}
 
 // clip is redact.Clip: no partial word and no part of a secret survives a
 // cut; it reads s up to n+clipReach to see a secret crossing it.
