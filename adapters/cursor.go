@@ -532,31 +532,32 @@ func ReadCursorDB(path, id string) ([]Row, error) {
 			bubbles[b.BubbleID] = b
 		}
 	}
+	if err := cursorReadBubbles(ctx, db, id, bubbles); err != nil {
+		return nil, fmt.Errorf("read Cursor's messages: %w", err)
+	}
+	return cursorComposerRows(comp, bubbles), nil
+}
+
+// cursorReadBubbles adds composer id's bubbleId:<id>:<bubble> rows to
+// bubbles.
+func cursorReadBubbles(ctx context.Context, db *sql.DB, id string, bubbles map[string]cursorBubble) error {
 	prefix := "bubbleId:" + id + ":"
 	rs, err := db.QueryContext(ctx, `SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ? AND value IS NOT NULL`, prefix, "bubbleId:"+id+";")
 	if err != nil {
-		return nil, fmt.Errorf("read Cursor's messages: %w", err)
+		return err
 	}
 	defer rs.Close()
 	for rs.Next() {
 		var k string
 		var v []byte
-		if rs.Scan(&k, &v) != nil {
-			continue
-		}
 		var b cursorBubble
-		if json.Unmarshal(v, &b) != nil {
+		if rs.Scan(&k, &v) != nil || json.Unmarshal(v, &b) != nil {
 			continue
 		}
-		if b.BubbleID == "" {
-			b.BubbleID = strings.TrimPrefix(k, prefix)
-		}
+		b.BubbleID = firstNonEmpty(b.BubbleID, strings.TrimPrefix(k, prefix))
 		bubbles[b.BubbleID] = b
 	}
-	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("read Cursor's messages: %w", err)
-	}
-	return cursorComposerRows(comp, bubbles), nil
+	return rs.Err()
 }
 
 type cursorComposer struct {
@@ -641,56 +642,12 @@ func (b cursorBubble) when() time.Time {
 }
 
 func cursorComposerRows(comp cursorComposer, bubbles map[string]cursorBubble) []Row {
-	// Old composers keep tool data in capabilities[].data.bubbleDataMap.
-	for _, c := range comp.Capabilities {
-		if c.Data.BubbleDataMap == "" {
-			continue
-		}
-		var m map[string]cursorTool
-		if json.Unmarshal([]byte(c.Data.BubbleDataMap), &m) != nil {
-			continue
-		}
-		for id, t := range m {
-			if b, ok := bubbles[id]; ok && b.ToolFormerData == nil {
-				t := t
-				b.ToolFormerData = &t
-				bubbles[id] = b
-			}
-		}
-	}
-	var order []string
-	seen := map[string]bool{}
-	for _, h := range comp.Headers {
-		if h.BubbleID == "" || seen[h.BubbleID] {
-			continue
-		}
-		seen[h.BubbleID] = true
-		if h.Grouping != nil && h.Grouping.IsRenderable != nil && !*h.Grouping.IsRenderable {
-			continue // Cursor does not show it
-		}
-		order = append(order, h.BubbleID)
-	}
-	var extra []string
-	for id := range bubbles {
-		if !seen[id] {
-			extra = append(extra, id)
-		}
-	}
-	sort.Slice(extra, func(i, j int) bool {
-		ti, tj := bubbles[extra[i]].when(), bubbles[extra[j]].when()
-		if !ti.Equal(tj) {
-			return ti.Before(tj)
-		}
-		return extra[i] < extra[j]
-	})
-	order = append(order, extra...)
+	cursorCapabilityTools(comp, bubbles)
 	var rows []Row
-	for _, id := range order {
-		b, ok := bubbles[id]
-		if !ok {
-			continue
+	for _, id := range cursorBubbleOrder(comp, bubbles) {
+		if b, ok := bubbles[id]; ok {
+			rows = append(rows, cursorBubbleRows(id, b)...)
 		}
-		rows = append(rows, cursorBubbleRows(id, b)...)
 	}
 	// A user bubble without a time takes the next timed row's.
 	for i := len(rows) - 2; i >= 0; i-- {
@@ -706,6 +663,53 @@ func cursorComposerRows(comp cursorComposer, bubbles map[string]cursorBubble) []
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// cursorCapabilityTools gives bubbles the tool data old composers keep in
+// capabilities[].data.bubbleDataMap.
+func cursorCapabilityTools(comp cursorComposer, bubbles map[string]cursorBubble) {
+	for _, c := range comp.Capabilities {
+		var m map[string]cursorTool
+		if c.Data.BubbleDataMap == "" || json.Unmarshal([]byte(c.Data.BubbleDataMap), &m) != nil {
+			continue
+		}
+		for id, t := range m {
+			if b, ok := bubbles[id]; ok && b.ToolFormerData == nil {
+				b.ToolFormerData = &t
+				bubbles[id] = b
+			}
+		}
+	}
+}
+
+// cursorBubbleOrder is the order the headers give, without bubbles
+// Cursor does not render, then the bubbles no header names, by time.
+func cursorBubbleOrder(comp cursorComposer, bubbles map[string]cursorBubble) []string {
+	var order []string
+	seen := map[string]bool{}
+	for _, h := range comp.Headers {
+		if h.BubbleID == "" || seen[h.BubbleID] {
+			continue
+		}
+		seen[h.BubbleID] = true
+		if g := h.Grouping; g == nil || g.IsRenderable == nil || *g.IsRenderable {
+			order = append(order, h.BubbleID)
+		}
+	}
+	var extra []string
+	for id := range bubbles {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		ti, tj := bubbles[extra[i]].when(), bubbles[extra[j]].when()
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return extra[i] < extra[j]
+	})
+	return append(order, extra...)
 }
 
 func (b cursorBubble) text() string {
