@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,12 +118,7 @@ const aiderConfirm = "(Y)es/(N)o"
 // planted .aider.conf.yml pointing at /home/u/other/.aider.chat.history.md
 // or ../.., or a history symlinked out, is not read ("" when nothing is left).
 func aiderHistoryPath(h Hook, env Env) string {
-	dirs := []string{}
-	for _, d := range []string{h.Project, h.Cwd} {
-		if d != "" && (len(dirs) == 0 || dirs[0] != d) {
-			dirs = append(dirs, d)
-		}
-	}
+	dirs := aiderDirs(h)
 	if len(dirs) == 0 {
 		return ""
 	}
@@ -132,10 +128,8 @@ func aiderHistoryPath(h Hook, env Env) string {
 		}
 		return filepath.Join(dirs[0], p)
 	}
-	if env.Getenv != nil {
-		if v := env.Getenv("AIDER_CHAT_HISTORY_FILE"); v != "" {
-			return rel(v) // the user's own environment
-		}
+	if v := envOr(env, "AIDER_CHAT_HISTORY_FILE", ""); v != "" {
+		return rel(v) // the user's own environment
 	}
 	for i := len(dirs) - 1; i >= 0; i-- { // later files win
 		if v := aiderConfValue(filepath.Join(dirs[i], ".aider.conf.yml"), "chat-history-file"); v != "" && aiderWithin(dirs[0], rel(v)) {
@@ -152,6 +146,17 @@ func aiderHistoryPath(h Hook, env Env) string {
 		return p
 	}
 	return ""
+}
+
+// aiderDirs is the project and, when it differs, the cwd.
+func aiderDirs(h Hook) []string {
+	var dirs []string
+	for _, d := range []string{h.Project, h.Cwd} {
+		if d != "" && (len(dirs) == 0 || dirs[0] != d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // aiderWithin reports whether p, symlinks resolved, is inside dir (a file
@@ -352,52 +357,59 @@ type aiderBlock struct {
 // tool output is prefixed with "> " only on its first line and ends at the
 // line carrying the "  " hard break, and blank lines separate blocks.
 func aiderBlocks(lines []string, loose bool) []aiderBlock {
-	var out []aiderBlock
-	add := func(kind byte, i int, s string) {
-		if n := len(out); n > 0 && out[n-1].kind == kind {
-			out[n-1].lines = append(out[n-1].lines, s)
-			return
-		}
-		out = append(out, aiderBlock{kind: kind, line: i, lines: []string{s}})
-	}
+	var out aiderBlockList
 	cont := false // inside a multi-line tool output
 	for i, raw := range lines {
 		isUser := strings.HasPrefix(raw, "#### ") || raw == "####"
 		if cont && !isUser {
-			if strings.HasSuffix(raw, "  ") && strings.TrimSpace(raw) != "" { // the hard break after the whole output
-				cont = false
-			}
-			add('t', i, strings.TrimRight(raw, " "))
+			// the hard break after the whole output ends it
+			cont = !strings.HasSuffix(raw, "  ") || strings.TrimSpace(raw) == ""
+			out.add('t', i, strings.TrimRight(raw, " "))
 			continue
 		}
 		cont = false
 		switch {
 		case isUser:
-			add('u', i, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(raw, "####"), " "), " "))
+			out.add('u', i, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(raw, "####"), " "), " "))
 		case strings.HasPrefix(raw, "> ") || raw == ">":
 			body := strings.TrimPrefix(strings.TrimPrefix(raw, ">"), " ")
-			if !loose && !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != "" {
-				cont = true // first line of a multi-line tool output
-			}
-			add('t', i, strings.TrimRight(body, " "))
+			// the first line of a multi-line tool output has no hard break
+			cont = !loose && !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != ""
+			out.add('t', i, strings.TrimRight(body, " "))
 		case strings.TrimSpace(raw) == "":
-			if n := len(out); n > 0 && out[n-1].kind == 'a' {
-				out[n-1].lines = append(out[n-1].lines, "")
-			} else if n > 0 && out[n-1].kind != 0 {
-				out = append(out, aiderBlock{line: i}) // a blank line ends a user or tool block
-			}
+			out.blank(i)
 		default:
-			add('a', i, raw)
+			out.add('a', i, raw)
 		}
 	}
-	// drop separators
-	var blocks []aiderBlock
-	for _, b := range out {
-		if b.kind != 0 {
-			blocks = append(blocks, b)
-		}
+	return slices.DeleteFunc(out, func(b aiderBlock) bool { return b.kind == 0 }) // drop separators
+}
+
+// aiderBlockList is the blocks read so far; a block of kind 0 separates
+// two blocks of one kind.
+type aiderBlockList []aiderBlock
+
+// add appends line s (index i) to the last block if it is of kind, else
+// starts a block.
+func (out *aiderBlockList) add(kind byte, i int, s string) {
+	if n := len(*out); n > 0 && (*out)[n-1].kind == kind {
+		(*out)[n-1].lines = append((*out)[n-1].lines, s)
+		return
 	}
-	return blocks
+	*out = append(*out, aiderBlock{kind: kind, line: i, lines: []string{s}})
+}
+
+// blank is a blank line at i: part of an assistant's reply, the end of a
+// user or tool block.
+func (out *aiderBlockList) blank(i int) {
+	n := len(*out)
+	switch {
+	case n == 0 || (*out)[n-1].kind == 0:
+	case (*out)[n-1].kind == 'a':
+		(*out)[n-1].lines = append((*out)[n-1].lines, "")
+	default:
+		*out = append(*out, aiderBlock{line: i})
+	}
 }
 
 // parseAiderSession turns one session into rows. Keys are "L<line>" (the
