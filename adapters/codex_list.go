@@ -217,9 +217,8 @@ func codexHeadPrompt(h *codexHeadLine, l []byte) string {
 	switch {
 	case h.Type == "message" && h.Role == "user":
 		rows, _ := codex{}.ParseLine(l, 0)
-		if i := slices.IndexFunc(rows, func(r Row) bool { return r.Kind == KindPrompt }); i >= 0 {
-			return rows[i].Text
-		}
+		p, _ := firstPrompt(rows)
+		return p
 	case h.Type != "event_msg":
 	case h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage":
 		for _, c := range h.Payload.Item.Content {

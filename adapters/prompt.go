@@ -97,3 +97,13 @@ func clipRunes(s string, n int) string {
 
 // promptText is a prompt row's text: bounded, then clipped.
 func promptText(s string) string { return clip(BoundPrompt(s), maxPrompt) }
+
+// firstPrompt is the text of the first prompt row.
+func firstPrompt(rows []Row) (string, bool) {
+	for _, r := range rows {
+		if r.Kind == KindPrompt {
+			return r.Text, true
+		}
+	}
+	return "", false
+}
