@@ -122,31 +122,39 @@ func IsCarryoverText(text string) bool {
 		}
 		at := i + j
 		i = at + 1
-		rest := text[at+len(tag):]
-		if !(strings.HasPrefix(rest, "Session handoff") ||
-			strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9') {
-			continue
-		}
-		k := at
-		for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
-			k--
-		}
-		if k == 0 {
+		if isHandoffHeader(text[at+len(tag):]) && startsText(text, at) {
 			return true
-		}
-		switch text[k-1] {
-		case '"', '>': // a JSON string's or a tag's start
-			return true
-		case '\n': // after the banner line Deliver puts first (agents without a user message)
-			if isBanner(text[:k-1]) {
-				return true
-			}
-		case 'n': // the same, JSON-escaped
-			if k >= 2 && text[k-2] == '\\' && isBanner(text[:k-2]) {
-				return true
-			}
 		}
 	}
+}
+
+// isHandoffHeader reports whether the rest of a "# [CARRYOVER] " line is
+// a handoff's first line.
+func isHandoffHeader(rest string) bool {
+	return strings.HasPrefix(rest, "Session handoff") ||
+		strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9'
+}
+
+// startsText reports whether text[at:], blanks aside, starts the text, a
+// JSON string or a tag, or follows the banner line Deliver puts first
+// (agents without a user message), JSON-escaped or not.
+func startsText(text string, at int) bool {
+	k := at
+	for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
+		k--
+	}
+	if k == 0 {
+		return true
+	}
+	switch text[k-1] {
+	case '"', '>':
+		return true
+	case '\n':
+		return isBanner(text[:k-1])
+	case 'n':
+		return k >= 2 && text[k-2] == '\\' && isBanner(text[:k-2])
+	}
+	return false
 }
 
 // isBanner reports whether s ends with carryover's whole banner line
