@@ -427,44 +427,61 @@ func vscodeReplay(r io.Reader) ([]vscodeRequest, error) {
 }
 
 func vscodeApply(state any, op vscodeOp) any {
-	if op.Kind == nil || len(op.K) > vscodeMaxPath {
+	if op.Kind == nil || len(op.K) > vscodeMaxPath || *op.Kind < 0 || *op.Kind >= len(vscodeOps) {
 		return state
 	}
-	switch *op.Kind {
-	case 0:
-		var v any
-		if json.Unmarshal(op.V, &v) == nil {
-			if _, ok := v.(map[string]any); ok {
-				return v
-			}
+	return vscodeOps[*op.Kind](state, op)
+}
+
+// vscodeOps apply each kind of mutation; a malformed one leaves the
+// state alone.
+var vscodeOps = [...]func(state any, op vscodeOp) any{vscodeReplace, vscodeSetAt, vscodePush, vscodeDelete}
+
+// vscodeReplace (kind 0) is the whole state, an object.
+func vscodeReplace(state any, op vscodeOp) any {
+	var v any
+	if json.Unmarshal(op.V, &v) != nil {
+		return state
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return state
+	}
+	return v
+}
+
+// vscodeSetAt (kind 1) sets v at path k.
+func vscodeSetAt(state any, op vscodeOp) any {
+	var v any
+	if json.Unmarshal(op.V, &v) != nil || len(op.K) == 0 {
+		return state
+	}
+	return vscodeSet(state, op.K, func(any) any { return v })
+}
+
+// vscodePush (kind 2) pushes the items of v onto the array at k,
+// truncated to i first.
+func vscodePush(state any, op vscodeOp) any {
+	var items []any
+	if len(op.V) > 0 && json.Unmarshal(op.V, &items) != nil {
+		return state
+	}
+	return vscodeSet(state, op.K, func(old any) any {
+		arr, _ := old.([]any)
+		if op.I != nil && *op.I >= 0 && *op.I < len(arr) {
+			arr = arr[:*op.I]
 		}
-	case 1:
-		var v any
-		if json.Unmarshal(op.V, &v) == nil && len(op.K) > 0 {
-			return vscodeSet(state, op.K, func(any) any { return v })
-		}
-	case 2:
-		var items []any
-		if len(op.V) > 0 && json.Unmarshal(op.V, &items) != nil {
-			return state
-		}
-		return vscodeSet(state, op.K, func(old any) any {
-			arr, _ := old.([]any)
-			if op.I != nil && *op.I >= 0 && *op.I < len(arr) {
-				arr = arr[:*op.I]
-			}
-			return append(arr, items...)
-		})
-	case 3:
-		if len(op.K) == 0 {
-			return state
-		}
-		parent := vscodeGet(state, op.K[:len(op.K)-1])
-		if m, ok := parent.(map[string]any); ok {
-			if k, ok := op.K[len(op.K)-1].(string); ok {
-				delete(m, k)
-			}
-		}
+		return append(arr, items...)
+	})
+}
+
+// vscodeDelete (kind 3) deletes the property at k.
+func vscodeDelete(state any, op vscodeOp) any {
+	if len(op.K) == 0 {
+		return state
+	}
+	parent, _ := vscodeGet(state, op.K[:len(op.K)-1]).(map[string]any)
+	if k, ok := op.K[len(op.K)-1].(string); ok && parent != nil {
+		delete(parent, k)
 	}
 	return state
 }
@@ -912,29 +929,13 @@ func vscodeResult(p vscodePart, id string, ts time.Time, side bool) Row {
 	var uris []vscodeURI
 	switch {
 	case json.Unmarshal(p.ResultDetails, &uris) == nil && len(uris) > 0:
-		var fs []string
+		fs := make([]string, len(uris))
 		for i := range uris {
-			fs = append(fs, uris[i].file())
+			fs[i] = uris[i].file()
 		}
 		r.Text = clip(strings.Join(fs, "\n"), maxResult)
 	case json.Unmarshal(p.ResultDetails, &rd) == nil && len(p.ResultDetails) > 0:
-		var outs []struct {
-			Value  string `json:"value"`
-			IsText bool   `json:"isText"`
-			Type   string `json:"type"`
-		}
-		if json.Unmarshal(rd.Output, &outs) == nil {
-			var sb strings.Builder
-			for _, o := range outs {
-				if o.IsText || o.Type == "text" {
-					if sb.Len() > 0 {
-						sb.WriteByte('\n')
-					}
-					sb.WriteString(o.Value)
-				}
-			}
-			r.Text = clip(sb.String(), maxResult)
-		}
+		r.Text = clip(vscodeOutputText(rd.Output), maxResult)
 		if rd.IsError {
 			r.Kind = KindError
 		}
@@ -948,10 +949,30 @@ func vscodeResult(p vscodePart, id string, ts time.Time, side bool) Row {
 		}
 	}
 	if td := p.ToolSpecificData; td != nil && td.TerminalCommandState != nil && td.TerminalCommandState.ExitCode != nil {
-		r.ExitCode = intPtr(*td.TerminalCommandState.ExitCode)
-		if *r.ExitCode != 0 {
-			r.Kind = KindError
-		}
+		exitWith(&r, int64(*td.TerminalCommandState.ExitCode))
 	}
 	return r
+}
+
+// vscodeOutputText joins the text items of a result's output.
+func vscodeOutputText(raw json.RawMessage) string {
+	var outs []struct {
+		Value  string `json:"value"`
+		IsText bool   `json:"isText"`
+		Type   string `json:"type"`
+	}
+	if json.Unmarshal(raw, &outs) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, o := range outs {
+		if !o.IsText && o.Type != "text" {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(o.Value)
+	}
+	return sb.String()
 }
