@@ -325,10 +325,7 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 	}
 	var rows []Row
 	for i, c := range it.Content {
-		if c.Type != "input_text" && c.Type != "output_text" && c.Type != "text" {
-			continue
-		}
-		if strings.TrimSpace(c.Text) == "" {
+		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" {
 			continue
 		}
 		kind := ""
@@ -339,29 +336,41 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 		if i > 0 {
 			r.Key = base.Key + "#" + strconv.Itoa(i)
 		}
-		switch {
-		case strings.HasPrefix(kind, "agents_md.") || strings.HasPrefix(kind, "environments."):
-			continue // project instructions and environment, never a request or a receipt
-		case IsCarryoverText(c.Text) && it.Role != "assistant":
-			// carryover's own handoff (hooks.additional_context) or a
-			// copy of it anywhere in the model input: a delivery receipt.
-			r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(c.Text)
-		case it.Role == "assistant":
-			if compactionOutput {
-				continue // the compacted line records the summary
-			}
-			r.Role, r.Kind, r.Text = "assistant", KindText, clip(c.Text, maxText)
-		case it.Role == "user" && codexRealPrompt(kind, c.Text):
-			if !base.Time.IsZero() { // the oldest rollouts have no times: offsets keep repeats apart
-				r.Key = codexPromptKey(base.Time, c.Text)
-			}
-			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(c.Text)
-		default:
-			continue // developer instructions, AGENTS.md, environment, hook prompts
+		if codexContentRow(&r, it.Role, kind, c.Text, compactionOutput) {
+			rows = append(rows, r)
 		}
-		rows = append(rows, r)
 	}
 	return rows
+}
+
+func codexTextContent(typ string) bool {
+	return typ == "input_text" || typ == "output_text" || typ == "text"
+}
+
+// codexContentRow makes r the row of one text content of a message by
+// role (kind is its metadata's); false for text that makes no row.
+func codexContentRow(r *Row, role, kind, text string, compactionOutput bool) bool {
+	switch {
+	case strings.HasPrefix(kind, "agents_md.") || strings.HasPrefix(kind, "environments."):
+		return false // project instructions and environment, never a request or a receipt
+	case IsCarryoverText(text) && role != "assistant":
+		// carryover's own handoff (hooks.additional_context) or a
+		// copy of it anywhere in the model input: a delivery receipt.
+		r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(text)
+	case role == "assistant":
+		if compactionOutput {
+			return false // the compacted line records the summary
+		}
+		r.Role, r.Kind, r.Text = "assistant", KindText, clip(text, maxText)
+	case role == "user" && codexRealPrompt(kind, text):
+		if !r.Time.IsZero() { // the oldest rollouts have no times: offsets keep repeats apart
+			r.Key = codexPromptKey(r.Time, text)
+		}
+		r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(text)
+	default:
+		return false // developer instructions, AGENTS.md, environment, hook prompts
+	}
+	return true
 }
 
 func codexRealPrompt(kind, text string) bool {
@@ -629,63 +638,73 @@ func joinCodexText(parts []codexContent) string {
 // user_message, agent_message) duplicate response_items and are skipped so
 // a prompt is never counted twice.
 func codexEvent(it codexItem, base Row) []Row {
-	switch it.Type {
-	case "token_count":
-		lim := it.RateLimits.limit()
-		if it.Info == nil || it.Info.Last == nil || it.Info.Last.Total <= 0 {
-			if lim == nil {
-				return nil
-			}
-			r := base
-			r.Role, r.Kind, r.Text, r.Limit = "system", KindLimit, lim.Phrase(), lim
-			return []Row{r}
-		}
-		r := base
-		r.Role, r.Kind = "assistant", KindUsage
-		r.TokensUsed, r.TokensMax = it.Info.Last.Total, it.Info.Window
-		r.Limit = lim
-		return []Row{r}
-	case "error":
-		if it.Message == "" {
-			return nil
-		}
-		r := base
-		r.Role, r.Kind, r.Text = "system", KindError, clip(it.Message, maxResult)
-		status := 0
-		if bytes.Contains(it.ErrorInfo, []byte("usage_limit")) || bytes.Contains(it.ErrorInfo, []byte("rate_limit")) {
-			status = 429
-		}
-		r.Limit = LimitFromError(it.Message, status, r.Time)
-		return []Row{r}
-	case "user_message":
-		// Some versions write the prompt only here (no response_item user
-		// message); where both exist they share codexPromptKey, so the
-		// ledger keeps one row.
-		if strings.TrimSpace(it.Message) == "" || !codexRealPrompt("", it.Message) {
-			return nil
-		}
-		r := base
-		r.Key = codexPromptKey(base.Time, it.Message)
-		if IsCarryoverText(it.Message) {
-			r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(it.Message)
-			return []Row{r}
-		}
-		r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
-		return []Row{r}
-	case "patch_apply_end":
-		return codexPatchEnd(it, base)
-	case "turn_aborted":
-		// The user stopped the turn (Ctrl-C, Esc, or a new prompt sent while
-		// it ran: reason "replaced"). The <turn_aborted> user message Codex
-		// also writes is skipped as injected text.
-		r := base
-		r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
-		if it.Reason != "" {
-			r.Text += " (" + clip(it.Reason, 80) + ")"
-		}
-		return []Row{r}
+	if read := codexEvents[it.Type]; read != nil {
+		return read(it, base)
 	}
 	return nil
+}
+
+var codexEvents = map[string]func(it codexItem, base Row) []Row{
+	"token_count":     codexTokenCount,
+	"error":           codexError,
+	"user_message":    codexUserMessage,
+	"patch_apply_end": codexPatchEnd,
+	"turn_aborted":    codexTurnAborted,
+}
+
+func codexTokenCount(it codexItem, r Row) []Row {
+	lim := it.RateLimits.limit()
+	if it.Info == nil || it.Info.Last == nil || it.Info.Last.Total <= 0 {
+		if lim == nil {
+			return nil
+		}
+		r.Role, r.Kind, r.Text, r.Limit = "system", KindLimit, lim.Phrase(), lim
+		return []Row{r}
+	}
+	r.Role, r.Kind = "assistant", KindUsage
+	r.TokensUsed, r.TokensMax = it.Info.Last.Total, it.Info.Window
+	r.Limit = lim
+	return []Row{r}
+}
+
+func codexError(it codexItem, r Row) []Row {
+	if it.Message == "" {
+		return nil
+	}
+	r.Role, r.Kind, r.Text = "system", KindError, clip(it.Message, maxResult)
+	status := 0
+	if bytes.Contains(it.ErrorInfo, []byte("usage_limit")) || bytes.Contains(it.ErrorInfo, []byte("rate_limit")) {
+		status = 429
+	}
+	r.Limit = LimitFromError(it.Message, status, r.Time)
+	return []Row{r}
+}
+
+// codexUserMessage: some versions write the prompt only here (no
+// response_item user message); where both exist they share
+// codexPromptKey, so the ledger keeps one row.
+func codexUserMessage(it codexItem, r Row) []Row {
+	if strings.TrimSpace(it.Message) == "" || !codexRealPrompt("", it.Message) {
+		return nil
+	}
+	r.Key = codexPromptKey(r.Time, it.Message)
+	if IsCarryoverText(it.Message) {
+		r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(it.Message)
+		return []Row{r}
+	}
+	r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
+	return []Row{r}
+}
+
+// codexTurnAborted: the user stopped the turn (Ctrl-C, Esc, or a new
+// prompt sent while it ran: reason "replaced"). The <turn_aborted> user
+// message Codex also writes is skipped as injected text.
+func codexTurnAborted(it codexItem, r Row) []Row {
+	r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
+	if it.Reason != "" {
+		r.Text += " (" + clip(it.Reason, 80) + ")"
+	}
+	return []Row{r}
 }
 
 // codexRateLimits is token_count's rate_limits: the plan's usage windows
