@@ -326,60 +326,74 @@ func qwenAssistant(l qwenLine, key string, t time.Time) []Row {
 }
 
 func qwenToolResult(l qwenLine, key string, t time.Time) []Row {
+	o := qwenCallOutcome(l)
 	var rows []Row
 	for i, p := range l.Message.Parts {
 		fr := p.FunctionResponse
 		if fr == nil {
 			continue
 		}
-		r := Row{Key: key + "." + strconv.Itoa(i), Time: t, Role: "tool", Kind: KindToolResult, ToolName: fr.Name, CallID: fr.ID}
-		out, errText := qwenString(fr.Response.Output), qwenString(fr.Response.Error)
-		r.Text = out
-		status, errType, shellOut := "", "", ""
-		if tr := l.ToolCallResult; tr != nil {
-			status, errType = tr.Status, tr.ErrorType
-			var d struct {
-				Type     string `json:"type"`
-				ExitCode *int   `json:"exitCode"`
-				Output   string `json:"output"`
-			}
-			if json.Unmarshal(tr.ResultDisplay, &d) == nil {
-				r.ExitCode = d.ExitCode
-				// A shell result's text for the model is a form ("Command:
-				// …\nOutput: …\nError: (none)\nExit Code: 2"); its display
-				// keeps the command's own output.
-				if d.Type == "shell_result" && strings.TrimSpace(d.Output) != "" {
-					shellOut = d.Output
-				}
-			}
+		r := Row{Key: key + "." + strconv.Itoa(i), Time: t, Role: "tool", ToolName: fr.Name, CallID: fr.ID}
+		if o.exit != nil {
+			r.ExitCode = intPtr(*o.exit)
 		}
-		switch {
-		case errType == "execution_denied":
-			// a permission rule or the user declined the call; it never ran
-			// (executionStatus "not_started", 0.24.4)
-			r.Kind, r.Text = KindRefused, errText+out
-		case status == "cancelled":
-			// the scheduler's cancelled state (an interrupt), from Gemini CLI's
-			// core; not produced in a headless run here
-			r.Kind, r.Text = KindInterrupted, errText+out
-		case status == "error" || errText != "":
-			r.Kind, r.Text = KindError, errText
-			if r.Text == "" {
-				r.Text = out
-			}
-			if shellOut != "" {
-				r.Text = shellOut
-			}
-		case r.ExitCode != nil && *r.ExitCode != 0:
-			r.Kind = KindError
-			if shellOut != "" {
-				r.Text = shellOut
-			}
-		}
-		r.Text = clip(r.Text, maxResult)
+		var text string
+		r.Kind, text = o.result(qwenString(fr.Response.Output), qwenString(fr.Response.Error))
+		r.Text = clip(text, maxResult)
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// qwenOutcome is what a line's toolCallResult says of its calls.
+type qwenOutcome struct {
+	status, errType string
+	exit            *int
+	shellOut        string // a shell's own output
+}
+
+func qwenCallOutcome(l qwenLine) qwenOutcome {
+	tr := l.ToolCallResult
+	if tr == nil {
+		return qwenOutcome{}
+	}
+	o := qwenOutcome{status: tr.Status, errType: tr.ErrorType}
+	var d struct {
+		Type     string `json:"type"`
+		ExitCode *int   `json:"exitCode"`
+		Output   string `json:"output"`
+	}
+	if json.Unmarshal(tr.ResultDisplay, &d) != nil {
+		return o
+	}
+	o.exit = d.ExitCode
+	// A shell result's text for the model is a form ("Command:
+	// …\nOutput: …\nError: (none)\nExit Code: 2"); its display keeps
+	// the command's own output.
+	if d.Type == "shell_result" && strings.TrimSpace(d.Output) != "" {
+		o.shellOut = d.Output
+	}
+	return o
+}
+
+// result is the kind and text of a call's result, given its output and
+// error text.
+func (o qwenOutcome) result(out, errText string) (Kind, string) {
+	switch {
+	case o.errType == "execution_denied":
+		// a permission rule or the user declined the call; it never ran
+		// (executionStatus "not_started", 0.24.4)
+		return KindRefused, errText + out
+	case o.status == "cancelled":
+		// the scheduler's cancelled state (an interrupt), from Gemini CLI's
+		// core; not produced in a headless run here
+		return KindInterrupted, errText + out
+	case o.status == "error" || errText != "":
+		return KindError, firstNonEmpty(o.shellOut, errText, out)
+	case o.exit != nil && *o.exit != 0:
+		return KindError, firstNonEmpty(o.shellOut, out)
+	}
+	return KindToolResult, out
 }
 
 // qwenString reads a response field that is a string or any other JSON.
