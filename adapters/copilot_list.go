@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // copilotLister lists ~/.copilot/session-state/<id>/, reading each
@@ -65,9 +64,7 @@ func (l copilotLister) dirSession(env Env, dir, project string) (NativeSession, 
 	if ws["name"] != "" && s.Preview == "" {
 		s.Preview = preview(ws["name"])
 	}
-	if t, err := time.Parse(time.RFC3339Nano, ws["updated_at"]); err == nil && t.After(s.LastActive) {
-		s.LastActive = t
-	}
+	s.LastActive = newerTime(s.LastActive, ws["updated_at"])
 	return s, InProject(s.Project, project)
 }
 

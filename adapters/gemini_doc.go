@@ -110,19 +110,13 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 		return NativeSession{Tool: "gemini", Path: path}, err
 	}
 	s := NativeSession{Tool: "gemini", Path: path, ID: d.SessionID}
-	for _, v := range []string{d.LastUpdated, d.StartTime} {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil && t.After(s.LastActive) {
-			s.LastActive = t
-		}
-	}
+	s.LastActive = newerTime(newerTime(s.LastActive, d.LastUpdated), d.StartTime)
 	for _, raw := range d.Messages {
 		var m geminiMessage
 		if json.Unmarshal(raw, &m) != nil || (m.ID == "" && !geminiMessageType(m.Type)) {
 			continue
 		}
-		if t, err := time.Parse(time.RFC3339Nano, m.Timestamp); err == nil && t.After(s.LastActive) {
-			s.LastActive = t
-		}
+		s.LastActive = newerTime(s.LastActive, m.Timestamp)
 		if m.Type == "user" || m.Type == "gemini" {
 			s.MessageCount++
 		}
@@ -140,6 +134,14 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 	return s, nil
 }
 
+// newerTime is the later of t and the RFC 3339 time v (t when v is none).
+func newerTime(t time.Time, v string) time.Time {
+	if u, err := time.Parse(time.RFC3339Nano, v); err == nil && u.After(t) {
+		return u
+	}
+	return t
+}
+
 // geminiArrayDoc reads the two array-shaped files of Gemini CLI before
 // 0.39: logs.json (every prompt typed in the project, all sessions:
 // [{sessionId, messageId, type:"user", message, timestamp}], of which the
@@ -150,20 +152,10 @@ func geminiArrayDoc(path string, b []byte) (geminiDoc, error) {
 	if err := json.Unmarshal(b, &items); err != nil {
 		return geminiDoc{}, fmt.Errorf("not a Gemini CLI session document (JSON: %v)", jsonErrWhere(err))
 	}
-	var d geminiDoc
-	type logEntry struct {
-		SessionID string          `json:"sessionId"`
-		MessageID json.RawMessage `json:"messageId"`
-		Type      string          `json:"type"`
-		Message   string          `json:"message"`
-		Timestamp string          `json:"timestamp"`
-		Role      string          `json:"role"`
-		Parts     json.RawMessage `json:"parts"`
-	}
 	var newest, newestAt string
-	entries := make([]logEntry, 0, len(items))
+	entries := make([]geminiLogEntry, 0, len(items))
 	for _, it := range items {
-		var e logEntry
+		var e geminiLogEntry
 		if json.Unmarshal(it, &e) != nil {
 			continue
 		}
@@ -172,42 +164,72 @@ func geminiArrayDoc(path string, b []byte) (geminiDoc, error) {
 			newest, newestAt = e.SessionID, e.Timestamp
 		}
 	}
-	enc := func(m geminiMessage) json.RawMessage { r, _ := json.Marshal(m); return r }
+	d := geminiDoc{SessionID: newest, LastUpdated: newestAt}
 	setup := false // the CLI's opening "setting up the context" exchange
 	for i, e := range entries {
-		if e.Role == "user" && strings.Contains(string(e.Parts), "We are setting up the context for our chat") {
-			setup = true
+		var skip bool
+		if skip, setup = geminiSetupExchange(e, setup); skip {
 			continue
 		}
-		if setup && e.Role == "model" {
-			setup = false
-			if strings.Contains(string(e.Parts), "Thanks for the context") {
-				continue
-			}
-		}
-		switch {
-		case newest != "" && e.SessionID == newest && e.Type == "user" && e.Message != "" &&
-			!(strings.HasPrefix(e.Message, "/") && !strings.ContainsAny(strings.TrimSpace(e.Message), " \n")):
-			content, _ := json.Marshal(e.Message)
-			d.Messages = append(d.Messages, enc(geminiMessage{ID: "log:" + e.SessionID + ":" + string(e.MessageID),
-				Timestamp: e.Timestamp, Type: "user", Content: content}))
-		case newest == "" && (e.Role == "user" || e.Role == "model") && len(e.Parts) > 0:
-			typ := "user"
-			if e.Role == "model" {
-				typ = "gemini"
-			}
-			d.Messages = append(d.Messages, enc(geminiMessage{ID: "cp:" + strconv.Itoa(i), Type: typ, Content: e.Parts}))
+		if m, ok := e.message(i, newest); ok {
+			raw, _ := json.Marshal(m)
+			d.Messages = append(d.Messages, raw)
 		}
 	}
-	d.SessionID = newest
 	if d.SessionID == "" {
 		d.SessionID = strings.TrimSuffix(filepath.Base(path), ".json")
 	}
-	d.LastUpdated = newestAt
 	if len(d.Messages) == 0 {
 		return d, errNoSession
 	}
 	return d, nil
+}
+
+// geminiLogEntry is an item of logs.json or of a /chat save.
+type geminiLogEntry struct {
+	SessionID string          `json:"sessionId"`
+	MessageID json.RawMessage `json:"messageId"`
+	Type      string          `json:"type"`
+	Message   string          `json:"message"`
+	Timestamp string          `json:"timestamp"`
+	Role      string          `json:"role"`
+	Parts     json.RawMessage `json:"parts"`
+}
+
+// geminiSetupExchange skips the CLI's opening "setting up the context"
+// user entry and the model's "Thanks for the context" answer; setup says
+// whether the first was seen and the second not yet.
+func geminiSetupExchange(e geminiLogEntry, setup bool) (skip, stillSetup bool) {
+	if e.Role == "user" && strings.Contains(string(e.Parts), "We are setting up the context for our chat") {
+		return true, true
+	}
+	if setup && e.Role == "model" {
+		return strings.Contains(string(e.Parts), "Thanks for the context"), false
+	}
+	return false, setup
+}
+
+// message is entry i as a session message: a prompt of the newest
+// session in logs.json (a bare command is none), or a turn of a /chat
+// save (when there is no session id).
+func (e geminiLogEntry) message(i int, newest string) (geminiMessage, bool) {
+	switch {
+	case newest != "" && e.SessionID == newest && e.Type == "user" && e.Message != "" && !geminiBareCommand(e.Message):
+		content, _ := json.Marshal(e.Message)
+		return geminiMessage{ID: "log:" + e.SessionID + ":" + string(e.MessageID), Timestamp: e.Timestamp, Type: "user", Content: content}, true
+	case newest == "" && (e.Role == "user" || e.Role == "model") && len(e.Parts) > 0:
+		typ := "user"
+		if e.Role == "model" {
+			typ = "gemini"
+		}
+		return geminiMessage{ID: "cp:" + strconv.Itoa(i), Type: typ, Content: e.Parts}, true
+	}
+	return geminiMessage{}, false
+}
+
+// geminiBareCommand reports a slash command without arguments.
+func geminiBareCommand(s string) bool {
+	return strings.HasPrefix(s, "/") && !strings.ContainsAny(strings.TrimSpace(s), " \n")
 }
 
 // geminiArraySniff recognises logs.json and a /chat save: a JSON array

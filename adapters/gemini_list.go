@@ -136,12 +136,6 @@ type geminiSummary struct {
 	seen map[string]bool // ids of user and gemini messages
 }
 
-func (g *geminiSummary) note(v string) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil && t.After(g.last) {
-		g.last = t
-	}
-}
-
 // line reads one line; only lines of the head give the preview.
 func (g *geminiSummary) line(l []byte, head bool) {
 	var h geminiHeadLine
@@ -149,10 +143,9 @@ func (g *geminiSummary) line(l []byte, head bool) {
 		return
 	}
 	g.s.ID = firstNonEmpty(g.s.ID, geminiHeaderID(&h))
-	g.note(h.LastUpdated)
-	g.note(h.Timestamp)
+	g.last = newerTime(newerTime(g.last, h.LastUpdated), h.Timestamp)
 	if h.Set != nil {
-		g.note(h.Set.LastUpdated)
+		g.last = newerTime(g.last, h.Set.LastUpdated)
 	}
 	if h.ID != "" && (h.Type == "user" || h.Type == "gemini") {
 		g.seen[h.ID] = true
