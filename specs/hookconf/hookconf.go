@@ -190,34 +190,50 @@ func Apply(plans []Plan, files FS) error {
 		return err
 	}
 	for _, p := range plans {
-		if !p.Changed() {
-			continue
-		}
-		cur, exists, err := read(files, p.Path)
-		if err != nil {
-			return err
-		}
-		if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
-			return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
-		}
-		if exists && !p.Delete { // Delete only removes files carryover created
-			if _, has, err := read(files, p.Path+BackupSuffix); err != nil {
+		if p.Changed() {
+			if err := p.apply(files); err != nil {
 				return err
-			} else if !has {
-				if err := files.WriteFile(p.Path+BackupSuffix, p.Before, 0o600); err != nil {
-					return writeErr(p.Path+BackupSuffix, err)
-				}
 			}
 		}
-		if p.Delete {
-			if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return writeErr(p.Path, err)
-			}
-			continue
-		}
-		if err := files.WriteFile(p.Path, p.After, 0o600); err != nil {
+	}
+	return nil
+}
+
+// apply writes one changed plan.
+func (p Plan) apply(files FS) error {
+	cur, exists, err := read(files, p.Path)
+	if err != nil {
+		return err
+	}
+	if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
+		return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
+	}
+	if p.Delete { // Delete only removes files carryover created
+		if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return writeErr(p.Path, err)
 		}
+		return nil
+	}
+	if exists {
+		if err := backUp(files, p.Path, p.Before); err != nil {
+			return err
+		}
+	}
+	if err := files.WriteFile(p.Path, p.After, 0o600); err != nil {
+		return writeErr(p.Path, err)
+	}
+	return nil
+}
+
+// backUp keeps before as path's backup, unless one exists already: the
+// backup is the file as it was before carryover's first install.
+func backUp(files FS, path string, before []byte) error {
+	_, has, err := read(files, path+BackupSuffix)
+	if err != nil || has {
+		return err
+	}
+	if err := files.WriteFile(path+BackupSuffix, before, 0o600); err != nil {
+		return writeErr(path+BackupSuffix, err)
 	}
 	return nil
 }

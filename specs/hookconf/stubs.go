@@ -163,34 +163,47 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 		}
 		seen[p.Path] = true
 		dirs = append(dirs, filepath.Dir(p.Path))
-		bak := p.Path + BackupSuffix
-		backup, has, err := read(files, bak)
-		if err != nil || !has {
-			continue
-		}
-		cur, exists, err := read(files, p.Path)
-		switch {
-		case err != nil:
-			notes = append(notes, fmt.Sprintf("kept %s: %v", bak, err))
-		case exists && bytes.Equal(cur, backup):
-			if err := files.Remove(bak); err != nil {
-				notes = append(notes, fmt.Sprintf("kept %s: could not delete it (%v)", bak, err))
-			}
-		case !exists:
-			notes = append(notes, fmt.Sprintf("kept %s: %s is gone; the backup holds it as it was before carryover's first install", bak, p.Path))
-		default:
-			notes = append(notes, fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, p.Path))
+		if note := dropBackup(files, p.Path); note != "" {
+			notes = append(notes, note)
 		}
 	}
-	d, ok := files.(dirFS)
-	if !ok || recordPath == "" {
-		return notes
+	if d, ok := files.(dirFS); ok && recordPath != "" {
+		removeInstallDirs(d, files, recordPath, dirs)
 	}
+	return notes
+}
+
+// dropBackup deletes path's backup when path is now byte-identical to it;
+// otherwise it says why the backup was kept ("" when there is none).
+func dropBackup(files FS, path string) string {
+	bak := path + BackupSuffix
+	backup, has, err := read(files, bak)
+	if err != nil || !has {
+		return ""
+	}
+	cur, exists, err := read(files, path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("kept %s: %v", bak, err)
+	case exists && bytes.Equal(cur, backup):
+		if err := files.Remove(bak); err != nil {
+			return fmt.Sprintf("kept %s: could not delete it (%v)", bak, err)
+		}
+		return ""
+	case !exists:
+		return fmt.Sprintf("kept %s: %s is gone; the backup holds it as it was before carryover's first install", bak, path)
+	}
+	return fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, path)
+}
+
+// removeInstallDirs removes the directories the install record lists
+// that hold (or are) one of dirs when they are empty, deepest first so a
+// parent empties after its child goes, and records those left.
+func removeInstallDirs(d dirFS, files FS, recordPath string, dirs []string) {
 	r, err := loadRecord(files, recordPath)
 	if err != nil || len(r.Dirs) == 0 {
-		return notes
+		return
 	}
-	// Deepest first, so a parent empties after its child goes.
 	recorded := slices.Clone(r.Dirs)
 	slices.SortFunc(recorded, func(a, b string) int { return len(b) - len(a) })
 	var keep []string
@@ -206,14 +219,7 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 		}
 	}
 	if len(keep) != len(r.Dirs) {
-		kept := r.Dirs[:0]
-		for _, dir := range r.Dirs {
-			if slices.Contains(keep, dir) {
-				kept = append(kept, dir)
-			}
-		}
-		r.Dirs = kept
+		r.Dirs = slices.DeleteFunc(r.Dirs, func(dir string) bool { return !slices.Contains(keep, dir) })
 		saveRecord(files, recordPath, r)
 	}
-	return notes
 }
