@@ -246,73 +246,6 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 		return 0, err
 	}
 	defer tx.Rollback()
-	ids := map[salvageSession]int64{}
-	session := func(ss salvageSession) (int64, bool, error) {
-		if ss.Tool == "" || ss.NativeID == "" {
-			return 0, false, nil
-		}
-		key := ss
-		key.Transcript, key.FirstSeen, key.LastSeen = "", 0, 0
-		if id, ok := ids[key]; ok {
-			return id, true, nil
-		}
-		id, err := ensureSession(tx, SessionRef{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project, Transcript: ss.Transcript}, now)
-		if err != nil {
-			return 0, false, err
-		}
-		if ss.LastSeen > 0 {
-			if _, err := tx.Exec(`UPDATE sessions SET last_seen = ?, first_seen = MIN(first_seen, ?) WHERE id = ?`, ss.LastSeen, max(ss.FirstSeen, 1), id); err != nil {
-				return 0, false, err
-			}
-		}
-		ids[key] = id
-		return id, true, nil
-	}
-	n := 0
-	exec := func(q string, args ...any) error {
-		res, err := tx.Exec(q, args...)
-		if err != nil {
-			return err
-		}
-		k, _ := res.RowsAffected()
-		n += int(k)
-		return nil
-	}
-	for _, r := range s.records {
-		sid, _, err := session(r.Session) // 0 when its session is lost: a later session of it gets a new id
-		if err != nil {
-			return 0, err
-		}
-		if err := exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			r.ID, r.Project, r.Tool, sid, r.NativeID, r.Head, r.Branch, r.Hash, r.Header, r.Goal, r.Next, strings.Join(r.Files, "\n"),
-			r.Written.UnixMilli(), r.Updated.UnixMilli(), r.Ended, endedAt(r.EndedAt)); err != nil {
-			return 0, err
-		}
-	}
-	for _, d := range s.deliveries {
-		sid, ok, err := session(d.Session)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			continue
-		}
-		if err := exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			d.Project, d.Header, d.Tool, sid, d.Via, d.At.UnixMilli()); err != nil {
-			return 0, err
-		}
-	}
-	for _, d := range s.decisions {
-		if err := exec(`INSERT INTO decisions (project, text, why, source, at, dropped) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			d.Project, d.Text, d.Why, d.Source, d.At.UnixMilli(), d.Dropped); err != nil {
-			return 0, err
-		}
-	}
-	for _, p := range s.pins {
-		if err := exec(`INSERT INTO pinned_task (project, text, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, p.Project, p.Text, p.At.UnixMilli()); err != nil {
-			return 0, err
-		}
-	}
 	// The current handoff rows say the project's handoff is known: with
 	// part of the lifecycle unreadable they are left out, so that publish
 	// restores what is missing from the project's verified files
@@ -320,22 +253,129 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	if !s.lifecycleComplete() {
 		s.handoffs = nil
 	}
-	for _, h := range s.handoffs {
-		sid, _, err := session(h.Session)
+	r := restorer{tx: tx, now: now, ids: map[salvageSession]int64{}}
+	for _, step := range []func(*salvaged) error{r.records, r.deliveries, r.decisions, r.pins, r.handoffs, r.digests} {
+		if err := step(s); err != nil {
+			return 0, err
+		}
+	}
+	return r.n, tx.Commit()
+}
+
+// restorer writes salvaged rows in one transaction and counts them.
+type restorer struct {
+	tx  *sql.Tx
+	now time.Time
+	ids map[salvageSession]int64 // by agent, native id and project
+	n   int
+}
+
+// session is the new ledger's id of a salvaged session; ok is false when
+// the session is lost.
+func (r *restorer) session(ss salvageSession) (int64, bool, error) {
+	if ss.Tool == "" || ss.NativeID == "" {
+		return 0, false, nil
+	}
+	key := ss
+	key.Transcript, key.FirstSeen, key.LastSeen = "", 0, 0
+	if id, ok := r.ids[key]; ok {
+		return id, true, nil
+	}
+	id, err := ensureSession(r.tx, SessionRef{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project, Transcript: ss.Transcript}, r.now)
+	if err != nil {
+		return 0, false, err
+	}
+	if ss.LastSeen > 0 {
+		if _, err := r.tx.Exec(`UPDATE sessions SET last_seen = ?, first_seen = MIN(first_seen, ?) WHERE id = ?`, ss.LastSeen, max(ss.FirstSeen, 1), id); err != nil {
+			return 0, false, err
+		}
+	}
+	r.ids[key] = id
+	return id, true, nil
+}
+
+func (r *restorer) exec(q string, args ...any) error {
+	res, err := r.tx.Exec(q, args...)
+	if err != nil {
+		return err
+	}
+	k, _ := res.RowsAffected()
+	r.n += int(k)
+	return nil
+}
+
+func (r *restorer) records(s *salvaged) error {
+	for _, h := range s.records {
+		sid, _, err := r.session(h.Session) // 0 when its session is lost: a later session of it gets a new id
 		if err != nil {
-			return 0, err
+			return err
 		}
-		if err := exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		if err := r.exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			h.ID, h.Project, h.Tool, sid, h.NativeID, h.Head, h.Branch, h.Hash, h.Header, h.Goal, h.Next, strings.Join(h.Files, "\n"),
+			h.Written.UnixMilli(), h.Updated.UnixMilli(), h.Ended, endedAt(h.EndedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) deliveries(s *salvaged) error {
+	for _, d := range s.deliveries {
+		sid, ok, err := r.session(d.Session)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := r.exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			d.Project, d.Header, d.Tool, sid, d.Via, d.At.UnixMilli()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) decisions(s *salvaged) error {
+	for _, d := range s.decisions {
+		if err := r.exec(`INSERT INTO decisions (project, text, why, source, at, dropped) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			d.Project, d.Text, d.Why, d.Source, d.At.UnixMilli(), d.Dropped); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) pins(s *salvaged) error {
+	for _, p := range s.pins {
+		if err := r.exec(`INSERT INTO pinned_task (project, text, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, p.Project, p.Text, p.At.UnixMilli()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) handoffs(s *salvaged) error {
+	for _, h := range s.handoffs {
+		sid, _, err := r.session(h.Session)
+		if err != nil {
+			return err
+		}
+		if err := r.exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			h.Project, h.Header, h.Tool, sid, h.Written.UnixMilli()); err != nil {
-			return 0, err
+			return err
 		}
 	}
+	return nil
+}
+
+func (r *restorer) digests(s *salvaged) error {
 	for _, d := range s.digests {
-		if err := exec(`INSERT INTO published (project, hash, written) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, d.Project, d.Hash, d.Written); err != nil {
-			return 0, err
+		if err := r.exec(`INSERT INTO published (project, hash, written) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, d.Project, d.Hash, d.Written); err != nil {
+			return err
 		}
 	}
-	return n, tx.Commit()
+	return nil
 }
 
 func endedAt(t time.Time) int64 {
