@@ -341,23 +341,9 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	}
 	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: before}
 	if exists {
-		backup, hasBackup, err := read(files, t.Path+BackupSuffix)
-		if err != nil {
+		if p.After, p.Delete, err = f.planRemoval(t.Path, before, id, files); err != nil {
 			return nil, err
 		}
-		after, del, err := f.uninstall(before, id, backup, hasBackup)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Path, err)
-		}
-		// When nothing but carryover changed the file since the backup was
-		// taken, restore the backup's exact bytes (an empty "hooks": {} the
-		// user had, key order, spacing).
-		// An empty (or blank) original comes back as it was too: install
-		// treated it as a missing file and wrote the skeleton around its hooks.
-		if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
-			after = backup
-		}
-		p.After, p.Delete = after, del
 	}
 	plans := []Plan{p}
 	if f.trust && t.TrustPath != "" {
@@ -368,6 +354,28 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 		plans = append(plans, tp)
 	}
 	return plans, nil
+}
+
+// planRemoval is the file at path (holding before) without carryover's
+// entries, or del when nothing else is left of it. When nothing but
+// carryover changed the file since the backup was taken, the backup's
+// exact bytes come back (an empty "hooks": {} the user had, key order,
+// spacing); an empty (or blank) original comes back as it was too:
+// install treated it as a missing file and wrote the skeleton around its
+// hooks.
+func (f format) planRemoval(path string, before []byte, id stubID, files FS) (_ []byte, del bool, _ error) {
+	backup, hasBackup, err := read(files, path+BackupSuffix)
+	if err != nil {
+		return nil, false, err
+	}
+	after, del, err := f.uninstall(before, id, backup, hasBackup)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
+		after = backup
+	}
+	return after, del, nil
 }
 
 // sameJSON reports whether a and b are the same JSON value (false when
