@@ -116,37 +116,10 @@ func (s *salvaged) read(path, query string) {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
 	defer cancel()
-	q := func(table, stmt string, scan func(*sql.Rows) error) {
-		if s.answered[table] {
-			return
-		}
-		rows, err := db.QueryContext(ctx, stmt)
-		if err != nil {
-			// A ledger from before a table existed has none to give.
-			s.answered[table] = strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
-			return
-		}
-		defer rows.Close()
-		n := 0
-		for ; n < maxSalvageRows && rows.Next(); n++ {
-			if scan(rows) != nil {
-				break
-			}
-		}
-		// Rows read before a damaged page count; an error before any row
-		// (SQLite reports most damage only once it steps) leaves the table
-		// to the next way of opening the file.
-		s.answered[table] = n > 0 || rows.Err() == nil
-	}
-	var ss salvageSession
-	sess := func(t, n, p, tr *sql.NullString, f, l *sql.NullInt64) {
-		ss = salvageSession{Tool: t.String, NativeID: n.String, Project: p.String, Transcript: tr.String, FirstSeen: f.Int64, LastSeen: l.Int64}
-	}
-	var st, sn, sp, str sql.NullString
-	var sf, sl sql.NullInt64
-	sessDest := []any{&st, &sn, &sp, &str, &sf, &sl}
+	var sd salvageSessionDest
+	sessDest := sd.dest()
 
-	q("cursors", `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
+	s.query(ctx, db, "cursors", `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
 		FROM cursors c JOIN sessions s ON s.id = c.session_id`, func(r *sql.Rows) error {
 		var f Salvaged
 		if err := r.Scan(&f.Path, &f.Sidechain, &f.Updated, &f.Tool, &f.NativeID, &f.Project, &f.Transcript); err != nil {
@@ -155,7 +128,7 @@ func (s *salvaged) read(path, query string) {
 		s.files = append(s.files, f)
 		return nil
 	})
-	q("handoff_log", `SELECT h.id, h.project, h.tool, h.session_id, h.native_id, h.head, h.branch, h.hash, h.header, h.goal, h.next, h.files,
+	s.query(ctx, db, "handoff_log", `SELECT h.id, h.project, h.tool, h.session_id, h.native_id, h.head, h.branch, h.hash, h.header, h.goal, h.next, h.files,
 		h.written, h.updated, h.ended, h.ended_at, `+salvageSessionCols+` FROM handoff_log h LEFT JOIN sessions s ON s.id = h.session_id`, func(r *sql.Rows) error {
 		var files string
 		var w, u, e int64
@@ -172,24 +145,22 @@ func (s *salvaged) read(path, query string) {
 		if e != 0 {
 			h.EndedAt = time.UnixMilli(e)
 		}
-		sess(&st, &sn, &sp, &str, &sf, &sl)
-		rec.Session = ss
+		rec.Session = sd.session()
 		s.records = append(s.records, rec)
 		return nil
 	})
-	q("deliveries", `SELECT d.project, d.header, d.tool, d.via, d.at, `+salvageSessionCols+` FROM deliveries d JOIN sessions s ON s.id = d.session_id`, func(r *sql.Rows) error {
+	s.query(ctx, db, "deliveries", `SELECT d.project, d.header, d.tool, d.via, d.at, `+salvageSessionCols+` FROM deliveries d JOIN sessions s ON s.id = d.session_id`, func(r *sql.Rows) error {
 		var d salvagedDelivery
 		var at int64
 		if err := r.Scan(append([]any{&d.Project, &d.Header, &d.Tool, &d.Via, &at}, sessDest...)...); err != nil {
 			return err
 		}
 		d.At = time.UnixMilli(at)
-		sess(&st, &sn, &sp, &str, &sf, &sl)
-		d.Session = ss
+		d.Session = sd.session()
 		s.deliveries = append(s.deliveries, d)
 		return nil
 	})
-	q("decisions", `SELECT project, text, why, source, at, dropped FROM decisions`, func(r *sql.Rows) error {
+	s.query(ctx, db, "decisions", `SELECT project, text, why, source, at, dropped FROM decisions`, func(r *sql.Rows) error {
 		var d salvagedDecision
 		var at int64
 		if err := r.Scan(&d.Project, &d.Text, &d.Why, &d.Source, &at, &d.Dropped); err != nil {
@@ -199,7 +170,7 @@ func (s *salvaged) read(path, query string) {
 		s.decisions = append(s.decisions, d)
 		return nil
 	})
-	q("pinned_task", `SELECT project, text, at FROM pinned_task`, func(r *sql.Rows) error {
+	s.query(ctx, db, "pinned_task", `SELECT project, text, at FROM pinned_task`, func(r *sql.Rows) error {
 		var p salvagedPin
 		var at int64
 		if err := r.Scan(&p.Project, &p.Text, &at); err != nil {
@@ -209,19 +180,18 @@ func (s *salvaged) read(path, query string) {
 		s.pins = append(s.pins, p)
 		return nil
 	})
-	q("handoffs", `SELECT h.project, h.header, h.tool, h.written, `+salvageSessionCols+` FROM handoffs h LEFT JOIN sessions s ON s.id = h.session_id`, func(r *sql.Rows) error {
+	s.query(ctx, db, "handoffs", `SELECT h.project, h.header, h.tool, h.written, `+salvageSessionCols+` FROM handoffs h LEFT JOIN sessions s ON s.id = h.session_id`, func(r *sql.Rows) error {
 		var h salvagedHandoff
 		var w int64
 		if err := r.Scan(append([]any{&h.Project, &h.Header, &h.Tool, &w}, sessDest...)...); err != nil {
 			return err
 		}
 		h.Written = time.UnixMilli(w)
-		sess(&st, &sn, &sp, &str, &sf, &sl)
-		h.Session = ss
+		h.Session = sd.session()
 		s.handoffs = append(s.handoffs, h)
 		return nil
 	})
-	q("published", `SELECT project, hash, written FROM published`, func(r *sql.Rows) error {
+	s.query(ctx, db, "published", `SELECT project, hash, written FROM published`, func(r *sql.Rows) error {
 		var d salvagedDigest
 		if err := r.Scan(&d.Project, &d.Hash, &d.Written); err != nil {
 			return err
@@ -229,6 +199,46 @@ func (s *salvaged) read(path, query string) {
 		s.digests = append(s.digests, d)
 		return nil
 	})
+}
+
+// query runs stmt for table unless answered, scanning at most
+// maxSalvageRows rows.
+func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, scan func(*sql.Rows) error) {
+	if s.answered[table] {
+		return
+	}
+	rows, err := db.QueryContext(ctx, stmt)
+	if err != nil {
+		// A ledger from before a table existed has none to give.
+		s.answered[table] = strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
+		return
+	}
+	defer rows.Close()
+	n := 0
+	for ; n < maxSalvageRows && rows.Next(); n++ {
+		if scan(rows) != nil {
+			break
+		}
+	}
+	// Rows read before a damaged page count; an error before any row
+	// (SQLite reports most damage only once it steps) leaves the table
+	// to the next way of opening the file.
+	s.answered[table] = n > 0 || rows.Err() == nil
+}
+
+// salvageSessionDest receives the salvageSessionCols of a row.
+type salvageSessionDest struct {
+	tool, native, project, transcript sql.NullString
+	first, last                       sql.NullInt64
+}
+
+func (d *salvageSessionDest) dest() []any {
+	return []any{&d.tool, &d.native, &d.project, &d.transcript, &d.first, &d.last}
+}
+
+func (d *salvageSessionDest) session() salvageSession {
+	return salvageSession{Tool: d.tool.String, NativeID: d.native.String, Project: d.project.String, Transcript: d.transcript.String,
+		FirstSeen: d.first.Int64, LastSeen: d.last.Int64}
 }
 
 // restore writes the salvaged lifecycle into the new ledger, in one
