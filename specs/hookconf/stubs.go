@@ -21,6 +21,10 @@ type Record struct {
 	Exes []string `json:"exes,omitempty"`
 	// Dirs are directories install created for a hook file.
 	Dirs []string `json:"dirs,omitempty"`
+	// Files are the SHA-256 digests of the whole hook files install wrote,
+	// by path: a file still holding them is carryover's even after its
+	// template changed (whole.go).
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // loadRecord reads the record at path ("" or missing: empty).
@@ -133,6 +137,14 @@ func record(plans []Plan, files FS) error {
 		}
 		for _, p := range ps {
 			add(&r.Exes, p.exe)
+			if p.whole {
+				if d := digest(p.After); r.Files[p.Path] != d {
+					if r.Files == nil {
+						r.Files = map[string]string{}
+					}
+					r.Files[p.Path], changed = d, true
+				}
+			}
 			if p.Created {
 				for _, d := range ancestorsToCreate(files, p.Path) {
 					add(&r.Dirs, d)
@@ -168,7 +180,7 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 		}
 	}
 	if d, ok := files.(dirFS); ok && recordPath != "" {
-		removeInstallDirs(d, files, recordPath, dirs)
+		removeInstallDirs(d, files, recordPath, plans, dirs)
 	}
 	return notes
 }
@@ -196,12 +208,20 @@ func dropBackup(files FS, path string) string {
 	return fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, path)
 }
 
-// removeInstallDirs removes the directories the install record lists
-// that hold (or are) one of dirs when they are empty, deepest first so a
-// parent empties after its child goes, and records those left.
-func removeInstallDirs(d dirFS, files FS, recordPath string, dirs []string) {
+// removeInstallDirs updates the install record: it forgets the whole
+// files uninstall deleted (no longer carryover's to recognise), and
+// removes the directories it lists that hold (or are) one of dirs when
+// they are empty, deepest first so a parent empties after its child goes.
+func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs []string) {
 	r, err := loadRecord(files, recordPath)
-	if err != nil || len(r.Dirs) == 0 {
+	if err != nil {
+		return
+	}
+	dropped := dropDeletedWhole(files, r, plans)
+	if len(r.Dirs) == 0 {
+		if dropped {
+			saveRecord(files, recordPath, r)
+		}
 		return
 	}
 	recorded := slices.Clone(r.Dirs)
@@ -218,8 +238,23 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, dirs []string) {
 			keep = append(keep, dir)
 		}
 	}
-	if len(keep) != len(r.Dirs) {
+	if len(keep) != len(r.Dirs) || dropped {
 		r.Dirs = slices.DeleteFunc(r.Dirs, func(dir string) bool { return !slices.Contains(keep, dir) })
 		saveRecord(files, recordPath, r)
 	}
+}
+
+// dropDeletedWhole forgets in r the whole files the plans deleted.
+func dropDeletedWhole(files FS, r Record, plans []Plan) bool {
+	dropped := false
+	for _, p := range plans {
+		if _, rec := r.Files[p.Path]; !rec || !p.whole {
+			continue
+		}
+		if _, exists, err := read(files, p.Path); err == nil && !exists {
+			delete(r.Files, p.Path)
+			dropped = true
+		}
+	}
+	return dropped
 }
