@@ -83,37 +83,40 @@ func (h *HookFile) validateWhole() error {
 // them itself).
 func (tl *Tool) validateWhole() error {
 	h := tl.HookFile
-	perEvent := false
-	for _, set := range [][]string{tl.Config.All, tl.Config.Linux, tl.Config.Darwin, tl.Config.Windows} {
-		for _, p := range set {
-			if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
-				return fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
-			}
-			perEvent = perEvent || strings.Contains(p, EventSlot)
-			if strings.Contains(p, EventSlot) && !strings.HasSuffix(p, "/"+EventSlot) {
-				return fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
-			}
-		}
+	perEvent, err := tl.wholePerEvent()
+	if err != nil {
+		return err
 	}
 	if !perEvent && strings.Contains(h.content, EventSlot) {
 		return fmt.Errorf("template %q names %s but the config path writes one file for every event", h.Template, EventSlot)
 	}
-	if perEvent {
-		for _, r := range tl.Rows {
-			for _, hk := range append(slices.Clone(r.Inject), r.Snapshot...) {
-				if strings.ContainsAny(hk.Native, `/\.:*?<>|`) {
-					return fmt.Errorf("row %s: event %q cannot be a file name", r.ID, hk.Native)
-				}
-			}
-		}
-		return nil
-	}
 	for _, r := range tl.Rows {
 		for _, hk := range append(slices.Clone(r.Inject), r.Snapshot...) {
-			if !strings.Contains(h.content, `"`+hk.Native+`"`) {
+			if perEvent && strings.ContainsAny(hk.Native, `/\.:*?<>|`) {
+				return fmt.Errorf("row %s: event %q cannot be a file name", r.ID, hk.Native)
+			}
+			if !perEvent && !strings.Contains(h.content, `"`+hk.Native+`"`) {
 				return fmt.Errorf("row %s hooks %s but template %q never relays it (no %q in it)", r.ID, hk.Native, h.Template, `"`+hk.Native+`"`)
 			}
 		}
 	}
 	return nil
+}
+
+// wholePerEvent checks the config paths of a whole hook file and reports
+// whether they write one file per event ({{event}} as the file name).
+func (tl *Tool) wholePerEvent() (bool, error) {
+	perEvent := false
+	for _, set := range [][]string{tl.Config.All, tl.Config.Linux, tl.Config.Darwin, tl.Config.Windows} {
+		for _, p := range set {
+			if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
+				return false, fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
+			}
+			perEvent = perEvent || strings.Contains(p, EventSlot)
+			if strings.Contains(p, EventSlot) && !strings.HasSuffix(p, "/"+EventSlot) {
+				return false, fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
+			}
+		}
+	}
+	return perEvent, nil
 }

@@ -39,6 +39,11 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if hooks == nil {
 		return nil, nil
 	}
+	return f.stubsIn(hooks, t.Tool), nil
+}
+
+// stubsIn lists the stubs of tool in a "hooks" object, in file order.
+func (f format) stubsIn(hooks *jnode, tool string) []Stub {
 	var out []Stub
 	for _, m := range hooks.members {
 		if m.val.kind != '[' {
@@ -46,13 +51,13 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 		}
 		for _, e := range m.val.elems {
 			for _, n := range f.handlers(e) {
-				if c := f.command(n); isStub(c, t.Tool, m.key) {
+				if c := f.command(n); isStub(c, tool, m.key) {
 					out = append(out, Stub{Event: m.key, Command: c})
 				}
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // handlers are the handler nodes of an event list's entry: the entry

@@ -128,36 +128,52 @@ func record(plans []Plan, files FS) error {
 		if err != nil {
 			return err
 		}
-		changed := false
-		add := func(l *[]string, v string) {
-			if !slices.Contains(*l, v) {
-				*l = append(*l, v)
-				changed = true
-			}
+		if !r.add(ps, files) {
+			continue
 		}
-		for _, p := range ps {
-			add(&r.Exes, p.exe)
-			if p.whole {
-				if d := digest(p.After); r.Files[p.Path] != d {
-					if r.Files == nil {
-						r.Files = map[string]string{}
-					}
-					r.Files[p.Path], changed = d, true
-				}
-			}
-			if p.Created {
-				for _, d := range ancestorsToCreate(files, p.Path) {
-					add(&r.Dirs, d)
-				}
-			}
-		}
-		if changed {
-			if err := saveRecord(files, path, r); err != nil {
-				return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", path, err)
-			}
+		if err := saveRecord(files, path, r); err != nil {
+			return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", path, err)
 		}
 	}
 	return nil
+}
+
+// addWhole records the digest of a whole file carryover writes; false
+// when it was recorded already.
+func (r *Record) addWhole(path string, content []byte) bool {
+	d := digest(content)
+	if r.Files[path] == d {
+		return false
+	}
+	if r.Files == nil {
+		r.Files = map[string]string{}
+	}
+	r.Files[path] = d
+	return true
+}
+
+// add records the plans' binary, the digests of the whole files they
+// write and the directories they create; changed is false when the record
+// held them all already.
+func (r *Record) add(ps []Plan, files FS) (changed bool) {
+	add := func(l *[]string, v string) {
+		if !slices.Contains(*l, v) {
+			*l = append(*l, v)
+			changed = true
+		}
+	}
+	for _, p := range ps {
+		add(&r.Exes, p.exe)
+		if p.whole && r.addWhole(p.Path, p.After) {
+			changed = true
+		}
+		if p.Created {
+			for _, d := range ancestorsToCreate(files, p.Path) {
+				add(&r.Dirs, d)
+			}
+		}
+	}
+	return changed
 }
 
 // Cleanup runs after uninstall plans were applied: it deletes each

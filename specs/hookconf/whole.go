@@ -271,6 +271,26 @@ func planWholeUninstall(t Target, files FS) ([]Plan, error) {
 	return plans, nil
 }
 
+// problems says what is wrong with the whole hook file f holding b:
+// another binary or version in it, or a mode the agent may not run; ours
+// is false when it is not carryover's file at all.
+func (w wholeOwner) problems(f wholeFile, b []byte, exe string, mode os.FileMode, files FS) (_ []string, ours bool) {
+	x, ours := w.owns(f, b)
+	var ps []string
+	switch {
+	case !ours:
+		return []string{f.path + " is not the file carryover writes there (edited, or not carryover's)"}, false
+	case x == "":
+		ps = append(ps, f.path+" was written by another carryover version")
+	case x != exe:
+		ps = append(ps, f.path+" runs "+x+", not "+exe)
+	}
+	if modeWrong(files, f.path, mode) {
+		ps = append(ps, fmt.Sprintf("%s lacks mode %#o, so the agent may not run it", f.path, mode))
+	}
+	return ps, true
+}
+
 func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, error) {
 	st := Status{Tool: t.Tool, Path: t.Where()}
 	w, err := ownerFor(t, files)
@@ -288,18 +308,10 @@ func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, e
 			missing = append(missing, f.path)
 			continue
 		}
-		x, ours := w.owns(f, b)
-		switch {
-		case !ours:
-			problems = append(problems, f.path+" is not the file carryover writes there (edited, or not carryover's)")
+		ps, ours := w.problems(f, b, exe, os.FileMode(t.Layout.Mode), files)
+		problems = append(problems, ps...)
+		if !ours {
 			continue
-		case x == "":
-			problems = append(problems, f.path+" was written by another carryover version")
-		case x != exe:
-			problems = append(problems, f.path+" runs "+x+", not "+exe)
-		}
-		if modeWrong(files, f.path, os.FileMode(t.Layout.Mode)) {
-			problems = append(problems, fmt.Sprintf("%s lacks mode %#o, so the agent may not run it", f.path, t.Layout.Mode))
 		}
 		if f.event != "" {
 			st.Hooks = append(st.Hooks, f.event)
