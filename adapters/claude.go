@@ -80,21 +80,9 @@ type claude struct{}
 func (claude) Name() string { return "claude" }
 
 func (claude) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
+	h, p, err := claudeShapedHook("claude", event, b)
 	if err != nil {
 		return Hook{}, err
-	}
-	h := Hook{
-		Tool:           "claude",
-		Event:          event,
-		SessionID:      p.str("session_id"),
-		TranscriptPath: p.str("transcript_path"),
-		Cwd:            p.str("cwd"),
-		Source:         p.str("source"),
-		Prompt:         p.str("prompt"),
-	}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
 	}
 	if env.Getenv != nil {
 		h.Project = env.Getenv("CLAUDE_PROJECT_DIR")

@@ -60,23 +60,8 @@ type codex struct{}
 func (codex) Name() string { return "codex" }
 
 func (codex) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
-	if err != nil {
-		return Hook{}, err
-	}
-	h := Hook{
-		Tool:           "codex",
-		Event:          event,
-		SessionID:      p.str("session_id"),
-		TranscriptPath: p.str("transcript_path"), // null with --ephemeral
-		Cwd:            p.str("cwd"),
-		Source:         p.str("source"),
-		Prompt:         p.str("prompt"),
-	}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
-	}
-	return h, nil
+	h, _, err := claudeShapedHook("codex", event, b) // transcript_path is null with --ephemeral
+	return h, err
 }
 
 // Transcripts is the hook's transcript_path. Without one (an old build, or

@@ -61,20 +61,9 @@ type gemini struct{}
 func (gemini) Name() string { return "gemini" }
 
 func (gemini) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
+	h, p, err := claudeShapedHook("gemini", event, b)
 	if err != nil {
 		return Hook{}, err
-	}
-	h := Hook{
-		Tool:           "gemini",
-		Event:          event,
-		SessionID:      p.str("session_id"),
-		TranscriptPath: p.str("transcript_path"),
-		Cwd:            p.str("cwd"),
-		Source:         p.str("source"),
-	}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
 	}
 	// BeforeAgent/AfterAgent prompts carry the headless injection prefix.
 	_, h.Prompt = splitHookContext(p.str("prompt"))

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"github.com/carryover/carryover/publish/redact"
@@ -20,6 +21,18 @@ func decodePayload(b []byte) (payload, error) {
 		return nil, ErrBadPayload
 	}
 	return p, nil
+}
+
+// claudeShapedHook decodes a hook payload of Claude Code's shape, the one
+// most agents copied: session_id, transcript_path, cwd, source, prompt,
+// and hook_event_name when the command line names no event.
+func claudeShapedHook(tool, event string, b []byte) (Hook, payload, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, nil, err
+	}
+	return Hook{Tool: tool, Event: cmp.Or(event, p.str("hook_event_name")), SessionID: p.str("session_id"),
+		TranscriptPath: p.str("transcript_path"), Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}, p, nil
 }
 
 // str returns the first of keys that holds a JSON string.

@@ -71,14 +71,9 @@ type qwen struct{}
 func (qwen) Name() string { return "qwen" }
 
 func (qwen) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
+	h, p, err := claudeShapedHook("qwen", event, b)
 	if err != nil {
 		return Hook{}, err
-	}
-	h := Hook{Tool: "qwen", Event: event, SessionID: p.str("session_id"), TranscriptPath: p.str("transcript_path"),
-		Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
 	}
 	h.FlushMark = qwenFlushMark(p.str("last_assistant_message"))
 	return h, nil
