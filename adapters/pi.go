@@ -210,48 +210,65 @@ func piCustom(s, key string, t time.Time) []Row {
 }
 
 func piMessageRows(m piMessage, key string, t time.Time) []Row {
-	switch m.Role {
-	case "user":
-		s := piText(m.Content)
-		switch {
-		case s == "":
-			return nil
-		case IsCarryoverText(s):
-			return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(s, maxText)}}
-		}
-		return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: clip(s, maxPrompt)}}
-	case "custom":
-		return piCustom(piText(m.Content), key, t)
-	case "assistant":
-		return piAssistant(m, key, t)
-	case "toolResult":
-		r := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: m.ToolName, CallID: m.ToolCallID,
-			Text: clip(piText(m.Content), maxResult)}
-		if m.IsError {
-			// bash throws "…\n\nCommand exited with code N" for a non-zero
-			// exit, so a failing command is isError (0.73.1)
-			r.Kind = KindError
-			if m := piExitRe.FindStringSubmatch(r.Text); m != nil {
-				if n, err := strconv.Atoi(m[1]); err == nil {
-					r.ExitCode = &n
-				}
-			}
-		}
-		return []Row{r}
-	case "bashExecution":
-		call := Row{Key: key + ".call", Time: t, Role: "user", Kind: KindToolCall, ToolName: "bash", CallID: key, Command: clip(m.Command, maxResult)}
-		res := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: "bash", CallID: key, ExitCode: m.ExitCode, Text: clip(m.Output, maxResult)}
-		switch {
-		case m.Cancelled:
-			res.Kind = KindInterrupted
-		case m.ExitCode != nil && *m.ExitCode != 0:
-			res.Kind = KindError
-		}
-		return []Row{call, res}
-	case "compactionSummary", "branchSummary":
-		return []Row{{Key: key, Time: t, Role: "system", Kind: KindCompaction, Text: clip(m.Summary, maxText)}}
+	if read := piRoles[m.Role]; read != nil {
+		return read(m, key, t)
 	}
 	return nil
+}
+
+// piRoles reads a message of each role into rows.
+var piRoles = map[string]func(m piMessage, key string, t time.Time) []Row{
+	"user":              piUser,
+	"custom":            func(m piMessage, key string, t time.Time) []Row { return piCustom(piText(m.Content), key, t) },
+	"assistant":         piAssistant,
+	"toolResult":        piToolResult,
+	"bashExecution":     piBash,
+	"compactionSummary": piSummary,
+	"branchSummary":     piSummary,
+}
+
+func piUser(m piMessage, key string, t time.Time) []Row {
+	s := piText(m.Content)
+	switch {
+	case s == "":
+		return nil
+	case IsCarryoverText(s):
+		return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(s, maxText)}}
+	}
+	return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: clip(s, maxPrompt)}}
+}
+
+func piToolResult(m piMessage, key string, t time.Time) []Row {
+	r := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: m.ToolName, CallID: m.ToolCallID,
+		Text: clip(piText(m.Content), maxResult)}
+	if m.IsError {
+		// bash throws "…\n\nCommand exited with code N" for a non-zero
+		// exit, so a failing command is isError (0.73.1)
+		r.Kind = KindError
+		if m := piExitRe.FindStringSubmatch(r.Text); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				r.ExitCode = &n
+			}
+		}
+	}
+	return []Row{r}
+}
+
+// piBash is a bashExecution message: the command, then its outcome.
+func piBash(m piMessage, key string, t time.Time) []Row {
+	call := Row{Key: key + ".call", Time: t, Role: "user", Kind: KindToolCall, ToolName: "bash", CallID: key, Command: clip(m.Command, maxResult)}
+	res := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: "bash", CallID: key, ExitCode: m.ExitCode, Text: clip(m.Output, maxResult)}
+	switch {
+	case m.Cancelled:
+		res.Kind = KindInterrupted
+	case m.ExitCode != nil && *m.ExitCode != 0:
+		res.Kind = KindError
+	}
+	return []Row{call, res}
+}
+
+func piSummary(m piMessage, key string, t time.Time) []Row {
+	return []Row{{Key: key, Time: t, Role: "system", Kind: KindCompaction, Text: clip(m.Summary, maxText)}}
 }
 
 func piAssistant(m piMessage, key string, t time.Time) []Row {

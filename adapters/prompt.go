@@ -114,3 +114,20 @@ func firstPrompt(rows []Row) (string, bool) {
 	}
 	return "", false
 }
+
+// noteRows counts the prompts and replies of rows in a listed session,
+// takes the first prompt as its preview and the newest time as its last
+// activity.
+func (s *NativeSession) noteRows(rows []Row) {
+	for _, r := range rows {
+		if r.Kind == KindPrompt || r.Kind == KindText {
+			s.MessageCount++
+		}
+		if r.Kind == KindPrompt && s.Preview == "" {
+			s.Preview = preview(r.Text)
+		}
+		if r.Time.After(s.LastActive) {
+			s.LastActive = r.Time
+		}
+	}
+}
