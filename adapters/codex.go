@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"hash/fnv"
 	"io"
@@ -522,12 +523,7 @@ func codexOutput(it codexItem, base Row) Row {
 	}
 	r.Role, r.CallID = "tool", it.CallID
 	text, exit := codexOutputText(it.Output)
-	head, body := text, text
-	if i := strings.Index(text, "\nOutput:\n"); i >= 0 {
-		head, body = text[:i], text[i+len("\nOutput:\n"):]
-	} else if i := strings.Index(text, "\nOutput:"); i >= 0 {
-		head, body = text[:i], text[i+len("\nOutput:"):]
-	}
+	head, body := codexSplitOutput(text)
 	if exit == nil {
 		if m := exitCodeRE().FindStringSubmatch(head); m != nil {
 			if n, err := strconv.Atoi(m[1]); err == nil {
@@ -540,25 +536,49 @@ func codexOutput(it codexItem, base Row) Row {
 		r.Kind = KindError
 	}
 	if exit == nil {
-		t := strings.TrimSpace(text)
-		if w, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(w, "Wall time:") {
-			// Codex 0.169 writes an interrupted exec_command as "Wall
-			// time: 0.7 seconds\naborted by user" (seen in the Ctrl-C e2e).
-			t = strings.TrimSpace(rest)
-		}
-		if k := codexStopped(t); k != "" {
-			r.Kind, r.Text = k, clip(t, maxResult)
+		kind, said, stopped := codexNoExit(text)
+		if stopped {
+			r.Kind, r.Text = kind, clip(said, maxResult)
 			return r
 		}
-		for _, p := range codexFailurePrefixes {
-			if strings.HasPrefix(t, p) {
-				r.Kind = KindError
-				break
-			}
-		}
+		r.Kind = cmp.Or(kind, r.Kind)
 	}
 	r.Text = clip(body, maxResult)
 	return r
+}
+
+// codexSplitOutput splits an exec output at its "Output:" line into the
+// header (exit code, wall time) and the command's output; both are the
+// whole text without one.
+func codexSplitOutput(text string) (head, body string) {
+	if i := strings.Index(text, "\nOutput:\n"); i >= 0 {
+		return text[:i], text[i+len("\nOutput:\n"):]
+	}
+	if i := strings.Index(text, "\nOutput:"); i >= 0 {
+		return text[:i], text[i+len("\nOutput:"):]
+	}
+	return text, text
+}
+
+// codexNoExit reads an output without an exit code: stopped is true for a
+// call the user stopped (said is then what it says); else kind is
+// KindError for a failure Codex reported, "" otherwise.
+func codexNoExit(text string) (kind Kind, said string, stopped bool) {
+	t := strings.TrimSpace(text)
+	if w, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(w, "Wall time:") {
+		// Codex 0.169 writes an interrupted exec_command as "Wall
+		// time: 0.7 seconds\naborted by user" (seen in the Ctrl-C e2e).
+		t = strings.TrimSpace(rest)
+	}
+	if k := codexStopped(t); k != "" {
+		return k, t, true
+	}
+	for _, p := range codexFailurePrefixes {
+		if strings.HasPrefix(t, p) {
+			return KindError, "", false
+		}
+	}
+	return "", "", false
 }
 
 // codexOutputText flattens a tool output: a plain string, a JSON string

@@ -225,12 +225,12 @@ func plainID(s string) bool {
 	if s == "" || len(s) > 128 || s == "." || s == ".." {
 		return false
 	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return strings.IndexFunc(s, func(c rune) bool { return !idChar(c) }) < 0
+}
+
+// idChar reports a letter, digit, '-', '_' or '.' of ASCII.
+func idChar(c rune) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }
 
 func (copilotCLI) ParseLine(line []byte, off int64) ([]Row, error) {
@@ -604,41 +604,48 @@ func copilotToolDone(d payload, base Row) []Row {
 	if r.CallID == "" {
 		return nil
 	}
-	res := d.obj("result")
-	text := ""
-	if res != nil {
+	var text string
+	if res := d.obj("result"); res != nil {
 		text = res.str("content")
 	}
 	r.Kind = KindToolResult
 	if raw, ok := d["success"]; ok && string(bytes.TrimSpace(raw)) == "false" {
-		r.Kind = KindError
-		if e := d.obj("error"); e != nil {
-			text = firstNonEmpty(e.str("message"), e.str("code"), text)
-			r.Kind = copilotStopped(e.str("code"), text)
-		} else if s := d.str("error"); s != "" {
-			text = s
-			r.Kind = copilotStopped("", text)
-		}
-		if text == "" {
-			text = "tool failed"
-		}
+		r.Kind, text = copilotFailure(d, text)
 	}
-	// A shell exit != 0 is success:true; the code is in shellExecution.
-	if sh := d.obj("shellExecution"); sh != nil {
-		if n, ok := sh.num("exitCode"); ok {
-			r.ExitCode = intPtr(int(n))
-		}
-	}
-	if r.ExitCode == nil {
-		if code, ok := copilotExitCode(text); ok {
-			if n, err := strconv.Atoi(code); err == nil {
-				r.ExitCode = intPtr(n)
-			}
-		}
-	}
+	r.ExitCode = copilotExit(d, text)
 	if r.ExitCode != nil && *r.ExitCode != 0 {
 		r.Kind = KindError
 	}
 	r.Text = clip(text, maxResult)
 	return []Row{r}
+}
+
+// copilotFailure is the kind and text of a call that did not succeed:
+// its error's message or code.
+func copilotFailure(d payload, text string) (Kind, string) {
+	kind := KindError
+	if e := d.obj("error"); e != nil {
+		text = firstNonEmpty(e.str("message"), e.str("code"), text)
+		kind = copilotStopped(e.str("code"), text)
+	} else if s := d.str("error"); s != "" {
+		text = s
+		kind = copilotStopped("", text)
+	}
+	return kind, firstNonEmpty(text, "tool failed")
+}
+
+// copilotExit is a shell call's exit code. A shell exit != 0 is
+// success:true; the code is in shellExecution, else in the text.
+func copilotExit(d payload, text string) *int {
+	if sh := d.obj("shellExecution"); sh != nil {
+		if n, ok := sh.num("exitCode"); ok {
+			return intPtr(int(n))
+		}
+	}
+	if code, ok := copilotExitCode(text); ok {
+		if n, err := strconv.Atoi(code); err == nil {
+			return intPtr(n)
+		}
+	}
+	return nil
 }
