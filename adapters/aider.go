@@ -686,32 +686,48 @@ func aiderSlash(text string) (string, string) {
 // aiderEditBlocks collects, per file, the REPLACE halves of the
 // SEARCH/REPLACE blocks in a reply (the "diff" and "diff-fenced" formats).
 func aiderEditBlocks(text string) map[string]string {
-	out := map[string]string{}
-	var path, candidate string
-	state := 0 // 0 outside, 1 search, 2 replace
-	var buf []string
+	e := aiderEdits{out: map[string]string{}}
 	for _, l := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(l)
-		switch {
-		case state == 0 && strings.HasPrefix(t, "<<<<<<< SEARCH"):
-			state, path = 1, candidate
-		case state == 1 && strings.HasPrefix(t, "=======") && strings.Trim(t, "=") == "":
-			state, buf = 2, nil
-		case state == 2 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
-			if path != "" {
-				if out[path] != "" {
-					out[path] += "\n"
-				}
-				out[path] += strings.Join(buf, "\n")
-			}
-			state = 0
-		case state == 2:
-			buf = append(buf, l)
-		case state == 0 && t != "" && !strings.HasPrefix(t, "```"):
-			candidate = strings.Trim(t, "`*: ")
-		}
+		e.line(l)
 	}
-	return out
+	return e.out
+}
+
+// aiderEdits reads SEARCH/REPLACE blocks line by line: the path is the
+// last line of prose before the block.
+type aiderEdits struct {
+	out             map[string]string // path -> replacement text
+	path, candidate string
+	state           int // 0 outside, 1 search, 2 replace
+	buf             []string
+}
+
+func (e *aiderEdits) line(l string) {
+	t := strings.TrimSpace(l)
+	switch {
+	case e.state == 0 && strings.HasPrefix(t, "<<<<<<< SEARCH"):
+		e.state, e.path = 1, e.candidate
+	case e.state == 1 && strings.HasPrefix(t, "=======") && strings.Trim(t, "=") == "":
+		e.state, e.buf = 2, nil
+	case e.state == 2 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
+		e.replaced()
+		e.state = 0
+	case e.state == 2:
+		e.buf = append(e.buf, l)
+	case e.state == 0 && t != "" && !strings.HasPrefix(t, "```"):
+		e.candidate = strings.Trim(t, "`*: ")
+	}
+}
+
+// replaced adds a block's replacement to its path's text.
+func (e *aiderEdits) replaced() {
+	if e.path == "" {
+		return
+	}
+	if e.out[e.path] != "" {
+		e.out[e.path] += "\n"
+	}
+	e.out[e.path] += strings.Join(e.buf, "\n")
 }
 
 // readDocument reads a session document agents rewrite whole (Gemini's

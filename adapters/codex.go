@@ -748,19 +748,24 @@ func (rl *codexRateLimits) limit() *Limit {
 		return nil
 	}
 	l := &Limit{Kind: LimitUsage, Reached: reached || w.UsedPercent >= 100, UsedPercent: min(w.UsedPercent, 100)}
-	switch m := w.WindowMinutes; {
-	case m == 0:
-	case m%(7*24*60) == 0:
-		l.Window = "weekly"
-	case m%60 == 0:
-		l.Window = strconv.FormatInt(m/60, 10) + "h"
-	default:
-		l.Window = strconv.FormatInt(m, 10) + "m"
-	}
+	l.Window = codexWindowName(w.WindowMinutes)
 	if w.ResetsAt > 0 {
 		l.ResetsAt = time.Unix(w.ResetsAt, 0).UTC()
 	}
 	return l
+}
+
+// codexWindowName names a usage window of m minutes ("5h", "weekly").
+func codexWindowName(m int64) string {
+	switch {
+	case m == 0:
+		return ""
+	case m%(7*24*60) == 0:
+		return "weekly"
+	case m%60 == 0:
+		return strconv.FormatInt(m/60, 10) + "h"
+	}
+	return strconv.FormatInt(m, 10) + "m"
 }
 
 // codexPromptKey keys a prompt by its time and text, so the copy Codex
