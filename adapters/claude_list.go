@@ -122,11 +122,7 @@ func (claudeLister) Describe(path string) (NativeSession, error) {
 	if s.Preview == "" && queued != "" && !IsCarryoverText(queued) {
 		s.Preview = preview(queued)
 	}
-	all := append(lines(fs.head), lines(fs.tail)...)
-	s.LastActive = newestTimestamp(all, "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"type":"user"`), []byte(`"type":"assistant"`))
 	if s.ID == "" {
 		s.ID = strings.TrimSuffix(filepath.Base(path), ".jsonl")

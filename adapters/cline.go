@@ -368,15 +368,7 @@ func (clineLister) Stores(env Env) []string {
 
 func (l clineLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(clineHome(env)), "sessions", "*", "*.messages.json"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "cline", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return describeAll(env, "cline", files, project, l.Describe), nil
 }
 
 type clineManifest struct {

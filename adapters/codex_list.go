@@ -30,13 +30,9 @@ func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, err
 		return ss, nil
 	}
 	files, _ := filepath.Glob(filepath.Join(globEscape(home), "sessions", "*", "*", "*", "rollout-*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "codex", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, codexMarkSubagent(s))
+	out := describeAll(env, "codex", files, project, l.Describe)
+	for i := range out {
+		out[i] = codexMarkSubagent(out[i])
 	}
 	return out, nil
 }
@@ -188,10 +184,7 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 		}
 		s.ID = base[len(prefix):]
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs,
 		[]byte(`"type":"UserMessage"`), []byte(`"type":"AgentMessage"`), []byte(`"type":"user_message"`), []byte(`"type":"agent_message"`))
 	return s, nil

@@ -143,10 +143,7 @@ func (copilotLister) Describe(path string) (NativeSession, error) {
 	if s.ID == "" {
 		return s, errNoSession
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"type":"user.message"`), []byte(`"type":"assistant.message"`))
 	return s, nil
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Gemini CLI session shapes carryover reads (testdata/adapters/gemini/):
@@ -132,14 +131,6 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 		}
 	}
 	return s, nil
-}
-
-// newerTime is the later of t and the RFC 3339 time v (t when v is none).
-func newerTime(t time.Time, v string) time.Time {
-	if u, err := time.Parse(time.RFC3339Nano, v); err == nil && u.After(t) {
-		return u
-	}
-	return t
 }
 
 // geminiArrayDoc reads the two array-shaped files of Gemini CLI before

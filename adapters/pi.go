@@ -323,15 +323,7 @@ func (piLister) Stores(env Env) []string { return []string{filepath.Join(piHome(
 
 func (l piLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(piHome(env)), "sessions", "*", "*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "pi", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return describeAll(env, "pi", files, project, l.Describe), nil
 }
 
 // Describe recognises a Pi session by its header line (type session with
@@ -364,10 +356,7 @@ func (piLister) Describe(path string) (NativeSession, error) {
 	if s.ID == "" {
 		return s, errNoSession
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"role":"user"`), []byte(`"role":"assistant"`))
 	return s, nil
 }

@@ -104,30 +104,3 @@ func clipRunes(s string, n int) string {
 
 // promptText is a prompt row's text: bounded, then clipped.
 func promptText(s string) string { return clip(BoundPrompt(s), maxPrompt) }
-
-// firstPrompt is the text of the first prompt row.
-func firstPrompt(rows []Row) (string, bool) {
-	for _, r := range rows {
-		if r.Kind == KindPrompt {
-			return r.Text, true
-		}
-	}
-	return "", false
-}
-
-// noteRows counts the prompts and replies of rows in a listed session,
-// takes the first prompt as its preview and the newest time as its last
-// activity.
-func (s *NativeSession) noteRows(rows []Row) {
-	for _, r := range rows {
-		if r.Kind == KindPrompt || r.Kind == KindText {
-			s.MessageCount++
-		}
-		if r.Kind == KindPrompt && s.Preview == "" {
-			s.Preview = preview(r.Text)
-		}
-		if r.Time.After(s.LastActive) {
-			s.LastActive = r.Time
-		}
-	}
-}

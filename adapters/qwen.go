@@ -410,15 +410,7 @@ func (qwenLister) Stores(env Env) []string { return []string{filepath.Join(qwenH
 
 func (l qwenLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(qwenHome(env)), "projects", "*", "chats", "*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "qwen", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return describeAll(env, "qwen", files, project, l.Describe), nil
 }
 
 func (qwenLister) Describe(path string) (NativeSession, error) {
@@ -449,10 +441,7 @@ func (qwenLister) Describe(path string) (NativeSession, error) {
 	if s.ID == "" {
 		return s, errNoSession
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"type":"user"`), []byte(`"type":"assistant"`))
 	return s, nil
 }
