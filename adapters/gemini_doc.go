@@ -115,15 +115,7 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 		if json.Unmarshal(raw, &m) != nil || (m.ID == "" && !geminiMessageType(m.Type)) {
 			continue
 		}
-		s.LastActive = newerTime(s.LastActive, m.Timestamp)
-		if m.Type == "user" || m.Type == "gemini" {
-			s.MessageCount++
-		}
-		if m.Type == "user" && s.Preview == "" {
-			if t := strings.TrimSpace(geminiText(m.Content)); t != "" && !strings.HasPrefix(t, "/") && !IsCarryoverText(t) {
-				s.Preview = preview(t)
-			}
-		}
+		s.noteGeminiMessage(m)
 	}
 	if s.LastActive.IsZero() {
 		if fi, err := os.Stat(path); err == nil {
@@ -131,6 +123,22 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 		}
 	}
 	return s, nil
+}
+
+// noteGeminiMessage counts a document's message, takes the first prompt
+// that is no command as the preview and the newest time as the last
+// activity.
+func (s *NativeSession) noteGeminiMessage(m geminiMessage) {
+	s.LastActive = newerTime(s.LastActive, m.Timestamp)
+	if m.Type == "user" || m.Type == "gemini" {
+		s.MessageCount++
+	}
+	if m.Type != "user" || s.Preview != "" {
+		return
+	}
+	if t := strings.TrimSpace(geminiText(m.Content)); t != "" && !strings.HasPrefix(t, "/") && !IsCarryoverText(t) {
+		s.Preview = preview(t)
+	}
 }
 
 // geminiArrayDoc reads the two array-shaped files of Gemini CLI before

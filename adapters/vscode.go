@@ -864,6 +864,14 @@ func (b *vscodeResponse) putInto(out *keyedRows) {
 	}
 }
 
+// errorMessage is the message of the request's error, if any.
+func (q *vscodeRequest) errorMessage() string {
+	if q.Result == nil || q.Result.ErrorDetails == nil {
+		return ""
+	}
+	return q.Result.ErrorDetails.Message
+}
+
 // vscodeEndRow is how the request ended when it did not complete: the
 // user cancelled it (ResponseModelState Cancelled, 2) or it failed (3, or
 // an error in the result of data without a model state).
@@ -875,8 +883,8 @@ func vscodeEndRow(q *vscodeRequest, rk string, ts time.Time) (Row, bool) {
 		r = Row{Key: rk + "#interrupted", Time: ts, Role: "user", Kind: KindInterrupted, Text: "request cancelled"}
 	case ms != nil && ms.Value == 3 || ms == nil && q.Result != nil && q.Result.ErrorDetails != nil:
 		r = Row{Key: rk + "#error", Time: ts, Role: "system", Kind: KindError, ToolName: "model API", Text: "request failed"}
-		if q.Result != nil && q.Result.ErrorDetails != nil && q.Result.ErrorDetails.Message != "" {
-			r.Text = clip(q.Result.ErrorDetails.Message, maxResult)
+		if msg := q.errorMessage(); msg != "" {
+			r.Text = clip(msg, maxResult)
 		}
 	default:
 		return Row{}, false

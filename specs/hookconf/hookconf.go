@@ -28,6 +28,7 @@ package hookconf
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -256,10 +257,12 @@ func (p Plan) apply(files FS) error {
 			return err
 		}
 	}
-	perm := os.FileMode(0o600)
-	if p.Mode != 0 {
-		perm = p.Mode
-	}
+	return p.write(files)
+}
+
+// write writes After with the plan's mode (0600 unless set).
+func (p Plan) write(files FS) error {
+	perm := cmp.Or(p.Mode, 0o600)
 	if err := files.WriteFile(p.Path, p.After, perm); err != nil {
 		return writeErr(p.Path, err)
 	}
