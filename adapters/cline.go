@@ -296,12 +296,7 @@ func clineToolArgs(name string, raw json.RawMessage) (cmd, file string) {
 func clineResult(b clineBlock, k string, t time.Time) Row {
 	r := Row{Key: k, Time: t, Role: "tool", Kind: KindToolResult, ToolName: b.Name, CallID: b.ToolUseID}
 	var s string
-	var items []struct {
-		Query   string `json:"query"`
-		Result  string `json:"result"`
-		Error   string `json:"error"`
-		Success *bool  `json:"success"`
-	}
+	var items []clineResultItem
 	failed := b.IsError
 	switch {
 	case json.Unmarshal(b.Content, &s) == nil:
@@ -313,22 +308,9 @@ func clineResult(b clineBlock, k string, t time.Time) Row {
 			failed, r.Text = true, e.Error
 		}
 	case json.Unmarshal(b.Content, &items) == nil:
-		var parts []string
-		for _, it := range items {
-			if it.Success != nil && !*it.Success || it.Error != "" {
-				failed = true
-			}
-			txt := it.Result
-			if txt == "" {
-				txt = it.Error
-			}
-			parts = append(parts, txt)
-			// "[Command exited with code 2]" heads a failing command's result
-			if n, ok := clineExit(it.Error + "\n" + it.Result); ok && r.ExitCode == nil {
-				r.ExitCode = &n
-			}
+		if clineItems(&r, items) {
+			failed = true
 		}
-		r.Text = strings.Join(parts, "\n")
 	default:
 		for _, blk := range clineBlocks(b.Content) {
 			r.Text += blk.Text
@@ -339,6 +321,32 @@ func clineResult(b clineBlock, k string, t time.Time) Row {
 	}
 	r.Text = clip(r.Text, maxResult)
 	return r
+}
+
+// clineResultItem is one command's or query's result in a tool result.
+type clineResultItem struct {
+	Query   string `json:"query"`
+	Result  string `json:"result"`
+	Error   string `json:"error"`
+	Success *bool  `json:"success"`
+}
+
+// clineItems gives r the items' results (or errors) and the first exit
+// code, and reports whether one failed.
+func clineItems(r *Row, items []clineResultItem) (failed bool) {
+	var parts []string
+	for _, it := range items {
+		if it.Success != nil && !*it.Success || it.Error != "" {
+			failed = true
+		}
+		parts = append(parts, firstNonEmpty(it.Result, it.Error))
+		// "[Command exited with code 2]" heads a failing command's result
+		if n, ok := clineExit(it.Error + "\n" + it.Result); ok && r.ExitCode == nil {
+			r.ExitCode = &n
+		}
+	}
+	r.Text = strings.Join(parts, "\n")
+	return failed
 }
 
 // clineExit finds "exited with code N" in a command result.

@@ -275,36 +275,16 @@ func piAssistant(m piMessage, key string, t time.Time) []Row {
 	var rows []Row
 	for i, b := range piContent(m.Content) {
 		k := key + "." + strconv.Itoa(i)
-		switch b.Type {
-		case "toolCall":
-			if b.Name == "" {
-				continue
-			}
-			var args struct {
-				Command string `json:"command"`
-				Path    string `json:"path"`
-			}
-			_ = json.Unmarshal(b.Arguments, &args)
-			r := Row{Key: k, Time: t, Role: "assistant", Kind: KindToolCall, ToolName: b.Name, CallID: b.ID, Command: clip(args.Command, maxResult)}
-			if b.Name == "edit" || b.Name == "write" {
-				r.FilePath = args.Path
-			}
-			if r.CallID == "" {
-				r.CallID = k
-			}
-			rows = append(rows, r)
-		case "text":
-			if strings.TrimSpace(b.Text) != "" {
-				rows = append(rows, Row{Key: k, Time: t, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
-			}
+		switch {
+		case b.Type == "toolCall" && b.Name != "":
+			rows = append(rows, piToolCall(b, k, t))
+		case b.Type == "text" && strings.TrimSpace(b.Text) != "":
+			rows = append(rows, Row{Key: k, Time: t, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
 		}
 	}
 	switch m.StopReason {
 	case "error":
-		text := m.ErrorMessage
-		if text == "" {
-			text = "model error"
-		}
+		text := firstNonEmpty(m.ErrorMessage, "model error")
 		rows = append(rows, Row{Key: key + ".err", Time: t, Role: "system", Kind: KindError, ToolName: "model API",
 			Text: clip(text, maxResult), Limit: LimitFromError(text, 0, t)})
 	case "aborted":
@@ -314,6 +294,21 @@ func piAssistant(m piMessage, key string, t time.Time) []Row {
 		rows = append(rows, Row{Key: key + ".usage", Time: t, Role: "system", Kind: KindUsage, TokensUsed: u.Input + u.CacheRead})
 	}
 	return rows
+}
+
+// piToolCall is the row of a toolCall block; edit and write name their
+// file.
+func piToolCall(b piBlock, k string, t time.Time) Row {
+	var args struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+	}
+	_ = json.Unmarshal(b.Arguments, &args)
+	r := Row{Key: k, Time: t, Role: "assistant", Kind: KindToolCall, ToolName: b.Name, CallID: firstNonEmpty(b.ID, k), Command: clip(args.Command, maxResult)}
+	if b.Name == "edit" || b.Name == "write" {
+		r.FilePath = args.Path
+	}
+	return r
 }
 
 // piLister lists <pi agent dir>/sessions/*/*.jsonl.
