@@ -761,52 +761,72 @@ func (w *claudeRows) assistant() {
 	if !l.HasMessage {
 		return
 	}
-	if m.HasUsage && !rawEqual(w.b(m.Model), "<synthetic>") && m.ID.Len() > 0 {
-		used := m.Usage.Input + m.Usage.CacheCreation + m.Usage.CacheRead + m.Usage.Output
-		if used > 0 {
-			r := w.newRow(w.concat("usage:", w.str(w.b(m.ID))))
-			r.Role, r.Kind = "assistant", KindUsage
-			r.TokensUsed, r.TokensMax = used, claudeContextWindow
-			w.emit(r)
-		}
-	}
+	w.usage()
 	for i := range m.Blocks[:m.NBlocks] {
 		b := &m.Blocks[i]
-		var r Row
 		switch {
 		case rawEqual(w.b(b.Type), "text"):
-			if w.blank(w.b(b.Text)) {
-				continue
-			}
-			text := w.clipped(w.b(b.Text), maxText)
-			r = w.newRow(w.blockKey(i))
-			r.Role, r.Kind, r.Text = "assistant", KindText, text
-			if l.IsAPIError {
-				r.Kind, r.ToolName = KindError, "model API"
-				r.Limit = LimitFromError(text, APIErrorStatus(text), r.Time)
-			}
+			w.assistantText(i, w.b(b.Text))
 		case rawEqual(w.b(b.Type), "tool_use"):
-			r = w.newRow(w.blockKey(i))
-			name := w.str(w.b(b.Name))
-			r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, w.str(w.b(b.ID))
-			in := &b.Input
-			switch name {
-			case "Write", "Edit", "MultiEdit":
-				r.FilePath = w.str(w.b(in.FilePath))
-			case "NotebookEdit":
-				r.FilePath = w.str(w.b(in.NotebookPath))
-			case "Bash":
-				r.Command = w.clipped(w.b(in.Command), maxResult)
-			}
-			r.Text = w.clipped(w.b(in.Description), 200)
-			if edit := w.editText(name, in); edit != "" {
-				r.Text = w.concat(r.Text, "\n", edit)
-			}
-		default:
-			continue
+			w.emit(w.toolUse(i, b))
 		}
-		w.emit(r)
 	}
+}
+
+// usage emits the message's token usage, keyed by the message id (Claude
+// Code repeats it on every line of a message); a synthetic message has
+// none.
+func (w *claudeRows) usage() {
+	m := &w.l.Message
+	if !m.HasUsage || rawEqual(w.b(m.Model), "<synthetic>") || m.ID.Len() == 0 {
+		return
+	}
+	used := m.Usage.Input + m.Usage.CacheCreation + m.Usage.CacheRead + m.Usage.Output
+	if used <= 0 {
+		return
+	}
+	r := w.newRow(w.concat("usage:", w.str(w.b(m.ID))))
+	r.Role, r.Kind = "assistant", KindUsage
+	r.TokensUsed, r.TokensMax = used, claudeContextWindow
+	w.emit(r)
+}
+
+// assistantText emits text block i; an API error the client wrote as the
+// assistant's text is an error row.
+func (w *claudeRows) assistantText(i int, raw []byte) {
+	if w.blank(raw) {
+		return
+	}
+	text := w.clipped(raw, maxText)
+	r := w.newRow(w.blockKey(i))
+	r.Role, r.Kind, r.Text = "assistant", KindText, text
+	if w.l.IsAPIError {
+		r.Kind, r.ToolName = KindError, "model API"
+		r.Limit = LimitFromError(text, APIErrorStatus(text), r.Time)
+	}
+	w.emit(r)
+}
+
+// toolUse is the call row of tool_use block i: the file an edit writes,
+// the command Bash runs, the description and the edit's text.
+func (w *claudeRows) toolUse(i int, b *claudejson.Block) Row {
+	r := w.newRow(w.blockKey(i))
+	name := w.str(w.b(b.Name))
+	r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, w.str(w.b(b.ID))
+	in := &b.Input
+	switch name {
+	case "Write", "Edit", "MultiEdit":
+		r.FilePath = w.str(w.b(in.FilePath))
+	case "NotebookEdit":
+		r.FilePath = w.str(w.b(in.NotebookPath))
+	case "Bash":
+		r.Command = w.clipped(w.b(in.Command), maxResult)
+	}
+	r.Text = w.clipped(w.b(in.Description), 200)
+	if edit := w.editText(name, in); edit != "" {
+		r.Text = w.concat(r.Text, "\n", edit)
+	}
+	return r
 }
 
 // blockKey is the key of an assistant block: the first keeps the line's.
