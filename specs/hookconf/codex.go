@@ -190,35 +190,44 @@ func trustBlocks(b []byte) []trustBlock {
 	var out []trustBlock
 	for _, m := range trustHeader().FindAllSubmatchIndex(b, -1) {
 		hs, he := m[0], m[1]
-		// body: following lines until the next table header or EOF
-		rest := b[he:]
-		lines := bytes.SplitAfter(rest, []byte("\n"))
-		pos := he
-		lastContent := he
-		for li, ln := range lines {
-			t := bytes.TrimSpace(ln)
-			if li > 0 && bytes.HasPrefix(t, []byte("[")) {
-				break
-			}
-			pos += len(ln)
-			if li == 0 || len(t) > 0 {
-				lastContent = pos
-			}
-		}
-		end := lastContent
-		start := hs
-		if hs >= 2 && b[hs-1] == '\n' && b[hs-2] == '\n' {
-			start = hs - 1
-		} else if hs >= 3 && b[hs-1] == '\n' && b[hs-2] == '\r' && b[hs-3] == '\n' {
-			start = hs - 2
-		}
-		blk := trustBlock{start: start, end: end, key: tomlUnquote(string(b[m[2]:m[3]]))}
+		end := tableEnd(b, he)
+		blk := trustBlock{start: blankBefore(b, hs), end: end, key: tomlUnquote(string(b[m[2]:m[3]]))}
 		if hm := trustHashLine().FindSubmatch(b[he:end]); hm != nil {
 			blk.hash = string(hm[1])
 		}
 		out = append(out, blk)
 	}
 	return out
+}
+
+// tableEnd is the end of a table's body, whose header ends at he: its
+// following lines up to the next table header or EOF, without the blank
+// lines at its end.
+func tableEnd(b []byte, he int) int {
+	pos, lastContent := he, he
+	for li, ln := range bytes.SplitAfter(b[he:], []byte("\n")) {
+		t := bytes.TrimSpace(ln)
+		if li > 0 && bytes.HasPrefix(t, []byte("[")) {
+			break
+		}
+		pos += len(ln)
+		if li == 0 || len(t) > 0 {
+			lastContent = pos
+		}
+	}
+	return lastContent
+}
+
+// blankBefore is where a table starting at hs starts with the blank line
+// carryover added before it, if there is one (\n or \r\n).
+func blankBefore(b []byte, hs int) int {
+	switch {
+	case hs >= 2 && b[hs-1] == '\n' && b[hs-2] == '\n':
+		return hs - 1
+	case hs >= 3 && b[hs-1] == '\n' && b[hs-2] == '\r' && b[hs-3] == '\n':
+		return hs - 2
+	}
+	return hs
 }
 
 // editTrust rewrites carryover's marked tables so they hold exactly want.
