@@ -100,6 +100,11 @@ func TestSniff(t *testing.T) {
 			exports, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "exports", "*.json"))
 			files = append(files, exports...)
 		}
+		// SQLite stores are fixtures as SQL scripts, built here.
+		scripts, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "*.sql"))
+		for _, s := range scripts {
+			files = append(files, BuildSQLite(t, s, filepath.Join(t.TempDir(), filepath.Base(s)+".db")))
+		}
 		if len(files) == 0 {
 			t.Errorf("%s has a Sniff but no transcript fixtures", a.Name)
 		}

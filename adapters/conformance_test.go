@@ -3,6 +3,7 @@ package adapters_test
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"os"
@@ -20,6 +21,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 //	testdata/adapters/<tool>/*.jsonl        transcripts (LineParser); a name
 //	                                        containing ".sidechain." is a subagent file
 //	testdata/adapters/<tool>/*.rows.golden  the rows each transcript yields
+//	testdata/adapters/<tool>/*.sql          an SQLite store (StoreReader), built at
+//	                                        test time; read as the newest session
 //	testdata/adapters/<tool>/hooks.payloads {"event":…,"payload":{…}} per line
 const fixtureDir = "../testdata/adapters"
 
@@ -55,6 +58,23 @@ func TestConformance(t *testing.T) {
 						golden(t, strings.TrimSuffix(f, ".json")+".rows.golden", rows)
 					})
 				}
+				stores, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
+				for _, f := range stores {
+					t.Run(filepath.Base(f), func(t *testing.T) {
+						db := BuildSQLite(t, f, filepath.Join(t.TempDir(), "store.db"))
+						h := adapters.Hook{Tool: name, TranscriptPath: db}
+						env := adapters.Env{Getenv: func(string) string { return "" }}
+						rows, err := sr.ReadStore(h, env)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if again, _ := sr.ReadStore(h, env); !equalJSON(rows, again) {
+							t.Fatal("reading the same store twice gave different rows")
+						}
+						checkRows(t, rows)
+						golden(t, strings.TrimSuffix(f, ".sql")+".rows.golden", rows)
+					})
+				}
 			}
 			lp, ok := a.(adapters.LineParser)
 			if !ok {
@@ -74,22 +94,51 @@ func TestConformance(t *testing.T) {
 					if !equalJSON(rows, again) {
 						t.Fatal("parsing the same bytes twice gave different rows")
 					}
-					for i, r := range rows {
-						if r.Key == "" {
-							t.Errorf("row %d has no key", i)
-						}
-						if !validKinds[r.Kind] {
-							t.Errorf("row %d has unknown kind %q", i, r.Kind)
-						}
-						if (r.Kind == adapters.KindToolCall) && r.ToolName == "" {
-							t.Errorf("row %d: tool call without a tool name", i)
-						}
-					}
+					checkRows(t, rows)
 					golden(t, strings.TrimSuffix(f, ".jsonl")+".rows.golden", rows)
 				})
 			}
 		})
 	}
+}
+
+// checkRows: every row has a key and a known kind, every call a tool name.
+func checkRows(t *testing.T, rows []adapters.Row) {
+	t.Helper()
+	for i, r := range rows {
+		if r.Key == "" {
+			t.Errorf("row %d has no key", i)
+		}
+		if !validKinds[r.Kind] {
+			t.Errorf("row %d has unknown kind %q", i, r.Kind)
+		}
+		if (r.Kind == adapters.KindToolCall) && r.ToolName == "" {
+			t.Errorf("row %d: tool call without a tool name", i)
+		}
+	}
+}
+
+// BuildSQLite runs the SQL script at script into a new database at path
+// (an agent's store written as SQL, so no binary database is committed)
+// and returns path.
+func BuildSQLite(t testing.TB, script, path string) string {
+	t.Helper()
+	sqlText, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(string(sqlText)); err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return path
 }
 
 // ParseFile parses every complete line of a fixture.

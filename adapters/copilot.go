@@ -56,6 +56,8 @@ var copilotCLIAgent = &Agent{
 		}
 		return ""
 	},
+	CreateTools: []string{"create"},
+	PlanTools:   []string{"update_todo"},
 }
 
 var (

@@ -54,6 +54,7 @@ var cursorAgent = &Agent{
 	},
 	Launch:        []string{"cursor-agent"},
 	ContextWindow: 64_000,
+	CreateTools:   []string{"Write"},
 }
 
 var (

@@ -113,8 +113,9 @@ func runAgent(e *Env, o runOptions) error {
 	restarts := 0
 	for gen := 0; ; gen++ {
 		argv := o.argv
-		if tool == "aider" {
-			argv = aiderArgs(argv, o.project)
+		ag, _ := adapters.ByName(tool)
+		if ag != nil && ag.ReadFlag != "" {
+			argv = readArgs(argv, ag.ReadFlag, o.project)
 		}
 		c := exec.Command(bin, argv[1:]...)
 		c.Dir = o.project
@@ -133,8 +134,8 @@ func runAgent(e *Env, o runOptions) error {
 			code = 128 + int(ws.Signal())
 		}
 		child.Store(nil)
-		if tool == "aider" {
-			snapshotAider(e, o.project, started)
+		if ag != nil && ag.SnapshotAfterRun {
+			snapshotAfterRun(e, tool, o.project, started)
 		}
 		switch {
 		case o.interrupted.Load() || code == 130:
@@ -211,29 +212,30 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// aiderArgs adds --read .carryover/handoff.md when the project has a
-// handoff and the user did not pass it already.
-func aiderArgs(argv []string, project string) []string {
+// readArgs adds the agent's read flag with .carryover/handoff.md (Aider:
+// --read) when the project has a handoff and the user did not pass it
+// already.
+func readArgs(argv []string, flag, project string) []string {
 	rel := filepath.Join(".carryover", "handoff.md")
 	if _, err := os.Stat(publish.HandoffPath(project)); err != nil {
 		return argv
 	}
 	for i, a := range argv {
-		if (a == "--read" && i+1 < len(argv) && argv[i+1] == rel) || a == "--read="+rel {
+		if (a == flag && i+1 < len(argv) && argv[i+1] == rel) || a == flag+"="+rel {
 			return argv
 		}
 	}
-	return append([]string{argv[0], "--read", rel}, argv[1:]...)
+	return append([]string{argv[0], flag, rel}, argv[1:]...)
 }
 
-// snapshotAider reads aider's chat history of the project into the ledger
-// and publishes the handoff, as a hook would have (aider has none). A
-// session begun since started is the one carryover ran, so it is the
-// user's even in a history file the repository tracks.
-func snapshotAider(e *Env, project string, started time.Time) {
-	p, err := pick(e, selection{source: "aider", project: project, since: started})
+// snapshotAfterRun reads the session of an agent without hooks (Aider's
+// chat history) into the ledger and publishes the handoff, as a hook
+// would have. A session begun since started is the one carryover ran, so
+// it is the user's even in a history file the repository tracks.
+func snapshotAfterRun(e *Env, tool, project string, started time.Time) {
+	p, err := pick(e, selection{source: tool, project: project, since: started})
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", errors.Unwrap(err))
+		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, errors.Unwrap(err))
 		return
 	}
 	cfg, _ := LoadConfig(e, p.project)
