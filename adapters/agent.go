@@ -264,6 +264,15 @@ func Names() []string {
 	return n
 }
 
+// Displays lists every agent's name for people, in display order.
+func Displays() []string {
+	var n []string
+	for _, a := range All {
+		n = append(n, a.Display)
+	}
+	return n
+}
+
 // ListerFor returns the session lister of an agent.
 func ListerFor(name string) (Lister, bool) {
 	for _, a := range All {

@@ -44,7 +44,7 @@ func installCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "install",
 		Usage: "detect agents and add carryover's hooks to their configs",
-		Description: "Finds Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor, VS Code, Windsurf and Aider on PATH,\n" +
+		Description: "Finds " + strings.Join(adapters.Displays(), ", ") + " on PATH,\n" +
 			"lets you pick which to set up (on a terminal), saves the choice to $CARRYOVER_HOME/config.toml\n" +
 			"and merges hook stubs into each agent's own config (backing each file up once to *.carryover.bak).",
 		Flags: []cli.Flag{

@@ -36,7 +36,7 @@ func runCommand(e *Env) *cli.Command {
 			"reached CRITICAL ([context] critical in config.toml, 85 % by default), the agent is ended\n" +
 			"(SIGTERM) and started again with the same arguments; its SessionStart hook hands the new\n" +
 			"session the handoff. At most [limits] max_restarts restarts (10); Ctrl-C never restarts.\n" +
-			"For aider, --read .carryover/handoff.md is passed and its chat history is read when it exits.",
+			runNoHooksNote(),
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
@@ -212,6 +212,26 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
+// runNoHooksNote says what run does for the agents without hooks (from
+// their descriptors: Aider's --read and its history read at exit).
+func runNoHooksNote() string {
+	var parts []string
+	for _, a := range adapters.All {
+		if a.SnapshotAfterRun {
+			p := "for " + a.Name
+			if a.ReadFlag != "" {
+				p += ", " + a.ReadFlag + " .carryover/handoff.md is passed"
+			}
+			parts = append(parts, p+" and its session is read when it exits")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, "; ") + "."
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // readArgs adds the agent's read flag with .carryover/handoff.md (Aider:
 // --read) when the project has a handoff and the user did not pass it
 // already.
@@ -240,14 +260,14 @@ func snapshotAfterRun(e *Env, tool, project string, started time.Time) {
 	}
 	cfg, _ := LoadConfig(e, p.project)
 	if _, _, err := ingest(e, p, cfg); err != nil {
-		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", err)
+		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, err)
 		return
 	}
 	if err := refreshProject(e, p.project, cfg); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: handoff not written: %v\n", err)
 		return
 	}
-	fmt.Fprintf(e.Stderr, "carryover run: aider's session is in %s\n", strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
+	fmt.Fprintf(e.Stderr, "carryover run: the %s session is in %s\n", tool, strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
 }
 
 // refreshProject re-distills a project's handoff from the ledger and writes

@@ -76,6 +76,9 @@ type AgentReport struct {
 	HookDetail string   `json:"hook_detail,omitempty"`
 	Events     []string `json:"events,omitempty"`
 	Problem    string   `json:"problem,omitempty"`
+	// Restore says how the handoff reaches the agent's next session when
+	// no session-start injection can (the pointer block; "" otherwise).
+	Restore string `json:"restore,omitempty"`
 	// Read is what reading its most recent sessions found (issue 12:
 	// unreadable is not empty; drift names a newer format).
 	Read *adapters.Survey `json:"read,omitempty"`
@@ -135,6 +138,9 @@ func collectStatus(e *Env) (st StatusReport) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
 			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+		if a.Capability.NeedsPointer {
+			r.Restore = restoreVia(a.Tool, st.Guest.Pointer)
+		}
 		if sv := adapters.SurveyRecent(a.Tool, adapterEnv(e), 5); sv.Sessions+sv.Unread > 0 {
 			r.Read = &sv
 		}
@@ -222,6 +228,20 @@ func handoffTrust(e *Env, project string, l *ledger.Ledger) string {
 	return ""
 }
 
+// restoreVia says how an agent that cannot be handed the handoff at
+// session start gets it: the pointer block in AGENTS.md (and its own
+// memory file), which pointer = auto writes for it.
+func restoreVia(tool, pointer string) string {
+	files := "AGENTS.md"
+	if a, ok := adapters.ByName(tool); ok && a.MemoryFile != "" && a.MemoryFile != files {
+		files += " and " + a.MemoryFile
+	}
+	if pointer == publish.PointerNever {
+		return "restore: its hooks cannot hand a new session the handoff, and pointer = never keeps the pointer block out of " + files + ": `carryover config set pointer auto`"
+	}
+	return "restore: its hooks cannot hand a new session the handoff; the pointer block in " + files + " points it there (pointer = " + pointer + ")"
+}
+
 func printStatus(e *Env, st StatusReport) {
 	w := e.Stdout
 	fmt.Fprintf(w, "carryover home: %s\n\nAgents\n", st.Home)
@@ -244,7 +264,7 @@ func printStatus(e *Env, st StatusReport) {
 		if a.ConfigPath != "" {
 			fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
 		}
-		for _, s := range []string{a.HookDetail, a.Warning, a.Problem} {
+		for _, s := range []string{a.HookDetail, a.Restore, a.Warning, a.Problem} {
 			if s != "" {
 				fmt.Fprintf(w, "      %s\n", s)
 			}

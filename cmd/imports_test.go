@@ -3,13 +3,20 @@ package cmd
 import (
 	"bufio"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 const module = "github.com/carryover/carryover"
@@ -155,4 +162,63 @@ func goFiles(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return fs
+}
+
+// TestAgentNamesStayInAdapters: adding an agent is its adapter file, its
+// fixtures and its specs row, so an agent's name or alias as a Go string
+// literal appears only in its own adapter files (adapters/<name>*.go,
+// e.g. copilot_list.go for copilot-cli), in specs/ and in tests (and the
+// end-to-end harness). Anywhere else it is a per-agent fact that belongs in
+// the agent's descriptor.
+func TestAgentNamesStayInAdapters(t *testing.T) {
+	owner := map[string]*adapters.Agent{}
+	for _, a := range adapters.All {
+		for _, n := range append([]string{a.Name}, a.Aliases...) {
+			owner[n] = a
+		}
+	}
+	for _, f := range goFiles(t) {
+		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "specs/") || strings.HasPrefix(f, "cmd/e2e/") || strings.HasPrefix(f, "testdata/") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", f), nil, 0)
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			a, ok := owner[s]
+			if !ok || ownAdapterFile(f, a) {
+				return true
+			}
+			t.Errorf("%s: the agent name %q outside adapters/%s*.go: move the per-agent fact into its descriptor (adapters.Agent)", f, s, a.Name)
+			return true
+		})
+	}
+}
+
+// ownAdapterFile reports whether f is one of a's adapter files: in
+// adapters/, named by a prefix of its name or an alias, up to "_" or ".go".
+func ownAdapterFile(f string, a *adapters.Agent) bool {
+	dir, base := path.Split(f)
+	if dir != "adapters/" {
+		return false
+	}
+	stem := strings.TrimSuffix(base, ".go")
+	if i := strings.IndexByte(stem, '_'); i > 0 {
+		stem = stem[:i]
+	}
+	for _, n := range append([]string{a.Name}, a.Aliases...) {
+		if strings.HasPrefix(n, stem) {
+			return true
+		}
+	}
+	return false
 }
