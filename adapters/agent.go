@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +52,10 @@ type Agent struct {
 	// the file exists, or always when MemoryFileAlways.
 	MemoryFile       string
 	MemoryFileAlways bool
+	// Instructions are other project files the agent reads as its
+	// instructions (Codex's AGENTS.md, Cursor's .cursorrules): the resume
+	// prompt carries them with the memory files (InstructionFiles).
+	Instructions []string
 	// ForeignHost says why this agent's hook stub is running inside another
 	// agent ("" when it is not): agents load each other's hook files.
 	ForeignHost func(getenv func(string) string) string
@@ -262,6 +267,20 @@ func Names() []string {
 	}
 	sort.Strings(n)
 	return n
+}
+
+// InstructionFiles are the project files agents read as instructions
+// (each agent's MemoryFile and Instructions, in table order, once each).
+func InstructionFiles() []string {
+	var out []string
+	for _, a := range All {
+		for _, f := range append([]string{a.MemoryFile}, a.Instructions...) {
+			if f != "" && !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // Displays lists every agent's name for people, in display order.

@@ -59,6 +59,7 @@ var codexAgent = &Agent{
 		"exec_command_end", "exec_command_output_delta", "error", "stream_error", "web_search_begin", "web_search_end",
 		"context_compacted", "sub_agent_activity", "image_generation_end", "mcp_tool_call_begin", "mcp_tool_call_end",
 		"plan_update", "turn_diff", "entered_review_mode", "exited_review_mode", "view_image_tool_call", "ghost_snapshot"),
+	Instructions: []string{"AGENTS.md"},
 }
 
 var (

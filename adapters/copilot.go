@@ -56,8 +56,9 @@ var copilotCLIAgent = &Agent{
 		}
 		return ""
 	},
-	CreateTools: []string{"create"},
-	PlanTools:   []string{"update_todo"},
+	CreateTools:  []string{"create"},
+	PlanTools:    []string{"update_todo"},
+	Instructions: []string{".github/copilot-instructions.md"},
 }
 
 var (

@@ -55,6 +55,7 @@ var cursorAgent = &Agent{
 	Launch:        []string{"cursor-agent"},
 	ContextWindow: 64_000,
 	CreateTools:   []string{"Write"},
+	Instructions:  []string{".cursorrules"},
 }
 
 var (
