@@ -52,6 +52,9 @@ type Agent struct {
 	// the file exists, or always when MemoryFileAlways.
 	MemoryFile       string
 	MemoryFileAlways bool
+	// ProjectEnv is the environment variable the agent sets to the project
+	// root for its hooks ("" none): `doctor` sets it when it runs a stub.
+	ProjectEnv string
 	// Instructions are other project files the agent reads as its
 	// instructions (Codex's AGENTS.md, Cursor's .cursorrules): the resume
 	// prompt carries them with the memory files (InstructionFiles).

@@ -74,6 +74,7 @@ var claudeAgent = &Agent{
 		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
 		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref"),
 	PluginEnabled: claudePluginEnabled,
+	ProjectEnv:    "CLAUDE_PROJECT_DIR",
 }
 
 var (

@@ -59,6 +59,7 @@ var copilotCLIAgent = &Agent{
 	CreateTools:  []string{"create"},
 	PlanTools:    []string{"update_todo"},
 	Instructions: []string{".github/copilot-instructions.md"},
+	ProjectEnv:   "COPILOT_PROJECT_DIR",
 }
 
 var (

@@ -60,6 +60,7 @@ var crushAgent = &Agent{
 	MemoryFile:  "CRUSH.md",
 	CreateTools: []string{"write"},
 	PlanTools:   []string{"todos"},
+	ProjectEnv:  "CRUSH_PROJECT_DIR",
 }
 
 var (
@@ -255,15 +256,7 @@ func crushMessageRows(m crushMessage) []Row {
 	if json.Unmarshal(m.Parts, &parts) != nil {
 		return nil
 	}
-	t := time.Time{}
-	if m.Created > 0 {
-		// created_at is Unix ms; an older trigger wrote seconds.
-		if m.Created < 1e11 {
-			t = time.Unix(m.Created, 0).UTC()
-		} else {
-			t = time.UnixMilli(m.Created).UTC()
-		}
-	}
+	t := crushTime(m.Created)
 	var rows []Row
 	for i, p := range parts {
 		var d crushData
@@ -271,43 +264,86 @@ func crushMessageRows(m crushMessage) []Row {
 			continue
 		}
 		r := Row{Key: m.ID + "." + strconv.Itoa(i), Time: t, Sidechain: m.Sidechain}
-		switch {
-		case p.Type == "text" && strings.TrimSpace(d.Text) == "":
-			continue
-		case p.Type == "text" && m.Role == "user":
-			r.Role, r.Kind, r.Text = "user", KindPrompt, clip(d.Text, maxPrompt)
-			if IsCarryoverText(d.Text) {
-				r.Kind, r.Text = KindInjection, clip(d.Text, maxText)
-			}
-		case p.Type == "text" && m.Role == "assistant" && m.Summary:
-			r.Role, r.Kind, r.Text = "assistant", KindCompaction, clip(d.Text, maxText)
-		case p.Type == "text" && m.Role == "assistant":
-			r.Role, r.Kind, r.Text = "assistant", KindText, clip(d.Text, maxText)
-		case p.Type == "tool_call" && d.Name != "":
-			r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, d.Name, d.ID
-			r.Command, r.FilePath, r.Text = crushToolArgs(d.Name, d.Input)
-		case p.Type == "tool_result":
-			r = crushResult(r, d)
-		case p.Type == "shell_command" && d.Command != "":
-			// the user's own "!command" in the prompt box: a call and its result
-			call := r
-			call.Role, call.Kind, call.ToolName, call.CallID, call.Command = "user", KindToolCall, "bash", r.Key, clip(d.Command, maxResult)
-			rows = append(rows, call)
-			r.Key += ".out"
-			r.Role, r.Kind, r.ToolName, r.CallID, r.Text, r.ExitCode = "tool", KindToolResult, "bash", call.CallID, clip(d.Output, maxResult), d.ExitCode
-			if d.ExitCode != nil && *d.ExitCode != 0 {
-				r.Kind = KindError
-			}
-		case p.Type == "finish" && d.Reason == "error":
-			r.Role, r.Kind, r.Text = "system", KindError, clip(strings.TrimSpace(d.Message+"\n"+d.Details), maxResult)
-		case p.Type == "finish" && d.Reason == "canceled":
-			r.Role, r.Kind = "user", KindInterrupted
-		default:
-			continue // reasoning, images, binary attachments, other finishes
-		}
-		rows = append(rows, r)
+		rows = append(rows, crushPartRows(m, p.Type, d, r)...)
 	}
 	return rows
+}
+
+// crushTime reads a Unix-ms column; an older update trigger wrote seconds.
+func crushTime(ts int64) time.Time {
+	switch {
+	case ts >= 1e11:
+		return time.UnixMilli(ts).UTC()
+	case ts > 0:
+		return time.Unix(ts, 0).UTC()
+	}
+	return time.Time{}
+}
+
+// crushPartRows turns one part into rows (r has the key, time and
+// sidechain); reasoning, images, attachments and plain finishes yield none.
+func crushPartRows(m crushMessage, typ string, d crushData, r Row) []Row {
+	switch typ {
+	case "text":
+		return crushTextRows(m, d, r)
+	case "tool_call":
+		if d.Name == "" {
+			return nil
+		}
+		r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, d.Name, d.ID
+		r.Command, r.FilePath, r.Text = crushToolArgs(d.Name, d.Input)
+		return []Row{r}
+	case "tool_result":
+		return []Row{crushResult(r, d)}
+	case "shell_command":
+		return crushShellRows(d, r)
+	case "finish":
+		switch d.Reason {
+		case "error": // the provider failed the turn
+			r.Role, r.Kind, r.Text = "system", KindError, clip(strings.TrimSpace(d.Message+"\n"+d.Details), maxResult)
+			return []Row{r}
+		case "canceled":
+			r.Role, r.Kind = "user", KindInterrupted
+			return []Row{r}
+		}
+	}
+	return nil
+}
+
+// crushTextRows: a user's text is the prompt (or carryover's own handoff),
+// an assistant's is prose, or the summary that replaced the context.
+func crushTextRows(m crushMessage, d crushData, r Row) []Row {
+	switch {
+	case strings.TrimSpace(d.Text) == "":
+		return nil
+	case m.Role == "user" && IsCarryoverText(d.Text):
+		r.Role, r.Kind, r.Text = "user", KindInjection, clip(d.Text, maxText)
+	case m.Role == "user":
+		r.Role, r.Kind, r.Text = "user", KindPrompt, clip(d.Text, maxPrompt)
+	case m.Role == "assistant" && m.Summary:
+		r.Role, r.Kind, r.Text = "assistant", KindCompaction, clip(d.Text, maxText)
+	case m.Role == "assistant":
+		r.Role, r.Kind, r.Text = "assistant", KindText, clip(d.Text, maxText)
+	default:
+		return nil
+	}
+	return []Row{r}
+}
+
+// crushShellRows: the user's own "!command" in the prompt box, a call and
+// its result with the exit code Crush recorded.
+func crushShellRows(d crushData, r Row) []Row {
+	if d.Command == "" {
+		return nil
+	}
+	call := r
+	call.Role, call.Kind, call.ToolName, call.CallID, call.Command = "user", KindToolCall, "bash", r.Key, clip(d.Command, maxResult)
+	r.Key += ".out"
+	r.Role, r.Kind, r.ToolName, r.CallID, r.Text, r.ExitCode = "tool", KindToolResult, "bash", call.CallID, clip(d.Output, maxResult), d.ExitCode
+	if d.ExitCode != nil && *d.ExitCode != 0 {
+		r.Kind = KindError
+	}
+	return []Row{call, r}
 }
 
 // crushToolArgs reads the command of a bash call, the file of a file tool
@@ -502,16 +538,8 @@ func crushSessions(path, limit string) ([]NativeSession, error) {
 		if s.Preview == "" {
 			s.Preview = preview(title)
 		}
-		for _, ts := range []int64{updated, created} {
-			switch {
-			case ts >= 1e11:
-				s.LastActive = time.UnixMilli(ts).UTC()
-			case ts > 0:
-				s.LastActive = time.Unix(ts, 0).UTC()
-			}
-			if !s.LastActive.IsZero() {
-				break
-			}
+		if s.LastActive = crushTime(updated); s.LastActive.IsZero() {
+			s.LastActive = crushTime(created)
 		}
 		out = append(out, s)
 	}

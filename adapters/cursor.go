@@ -56,6 +56,7 @@ var cursorAgent = &Agent{
 	ContextWindow: 64_000,
 	CreateTools:   []string{"Write"},
 	Instructions:  []string{".cursorrules"},
+	ProjectEnv:    "CURSOR_PROJECT_DIR",
 }
 
 var (

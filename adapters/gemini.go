@@ -52,6 +52,7 @@ var geminiAgent = &Agent{
 	CreateTools:   []string{"write_file"},
 	PlanTools:     []string{"write_todos"},
 	DocumentStore: isGeminiDoc,
+	ProjectEnv:    "GEMINI_PROJECT_DIR",
 }
 
 var (

@@ -287,7 +287,7 @@ func runInstall(e *Env, o installOptions) error {
 		sel = cfg.Tools
 	default:
 		if len(detected) == 0 {
-			return exitf(ExitError, "no agents detected on PATH; install one (e.g. Claude Code, Codex, Gemini CLI), then run `carryover install`")
+			return exitf(ExitError, "no agents detected on PATH; install one (e.g. %s), then run `carryover install`", strings.Join(adapters.Displays()[:min(3, len(adapters.All))], ", "))
 		}
 		sel = detected
 		if e.StdinTTY && e.StdoutTTY && !o.yes {

@@ -110,13 +110,11 @@ func runAgent(e *Env, o runOptions) error {
 			return exitf(ExitError, "cannot start %s: not found in PATH's absolute directories (relative entries such as ./node_modules/.bin are not searched)", o.argv[0])
 		}
 	}
+	ag, _ := adapters.ByName(tool)
 	restarts := 0
 	for gen := 0; ; gen++ {
 		argv := o.argv
-		ag, _ := adapters.ByName(tool)
-		if ag != nil && ag.ReadFlag != "" {
-			argv = readArgs(argv, ag.ReadFlag, o.project)
-		}
+		argv = readArgs(ag, argv, o.project)
 		c := exec.Command(bin, argv[1:]...)
 		c.Dir = o.project
 		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
@@ -134,9 +132,7 @@ func runAgent(e *Env, o runOptions) error {
 			code = 128 + int(ws.Signal())
 		}
 		child.Store(nil)
-		if ag != nil && ag.SnapshotAfterRun {
-			snapshotAfterRun(e, tool, o.project, started)
-		}
+		snapshotAfterRun(e, ag, o.project, started)
 		switch {
 		case o.interrupted.Load() || code == 130:
 			log.Printf("%s exited %d after Ctrl-C; not restarted", argv[0], code)
@@ -235,8 +231,12 @@ func runNoHooksNote() string {
 // readArgs adds the agent's read flag with .carryover/handoff.md (Aider:
 // --read) when the project has a handoff and the user did not pass it
 // already.
-func readArgs(argv []string, flag, project string) []string {
+func readArgs(ag *adapters.Agent, argv []string, project string) []string {
 	rel := filepath.Join(".carryover", "handoff.md")
+	if ag == nil || ag.ReadFlag == "" {
+		return argv
+	}
+	flag := ag.ReadFlag
 	if _, err := os.Stat(publish.HandoffPath(project)); err != nil {
 		return argv
 	}
@@ -252,7 +252,11 @@ func readArgs(argv []string, flag, project string) []string {
 // chat history) into the ledger and publishes the handoff, as a hook
 // would have. A session begun since started is the one carryover ran, so
 // it is the user's even in a history file the repository tracks.
-func snapshotAfterRun(e *Env, tool, project string, started time.Time) {
+func snapshotAfterRun(e *Env, ag *adapters.Agent, project string, started time.Time) {
+	if ag == nil || !ag.SnapshotAfterRun {
+		return
+	}
+	tool := ag.Name
 	p, err := pick(e, selection{source: tool, project: project, since: started})
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, errors.Unwrap(err))

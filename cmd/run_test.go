@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 // fakeAgent stands in for an agent and its hooks: it registers its
@@ -89,12 +91,12 @@ func TestRunRestartLimit(t *testing.T) {
 
 func TestAiderArgs(t *testing.T) {
 	p := t.TempDir()
-	if got := readArgs([]string{"aider", "--model", "x"}, "--read", p); len(got) != 3 {
+	if got := readArgs(&adapters.Agent{ReadFlag: "--read"}, []string{"aider", "--model", "x"}, p); len(got) != 3 {
 		t.Errorf("no handoff: %v", got)
 	}
 	os.MkdirAll(filepath.Join(p, ".carryover"), 0o700)
 	os.WriteFile(filepath.Join(p, ".carryover", "handoff.md"), []byte("# [CARRYOVER]\n"), 0o600)
-	if got := strings.Join(readArgs([]string{"aider", "--model", "x"}, "--read", p), " "); got != "aider --read .carryover/handoff.md --model x" {
+	if got := strings.Join(readArgs(&adapters.Agent{ReadFlag: "--read"}, []string{"aider", "--model", "x"}, p), " "); got != "aider --read .carryover/handoff.md --model x" {
 		t.Errorf("readArgs = %s", got)
 	}
 }
