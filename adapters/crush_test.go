@@ -178,3 +178,43 @@ func crushLister(t *testing.T) adapters.Lister {
 	}
 	return l
 }
+
+// TestCrushHostileStore: a project is hostile. A planted .crush/crush.db
+// that is a FIFO is never opened (nothing blocks), one that is not SQLite
+// or has other tables is an error that does not echo the file.
+func TestCrushHostileStore(t *testing.T) {
+	sr := adapters.Crush.(adapters.StoreReader)
+	l := crushLister(t)
+	for name, plant := range map[string]func(string) error{
+		"fifo":    func(p string) error { return mkfifo(p) },
+		"garbage": func(p string) error { return os.WriteFile(p, []byte("SECRET-CONTENT not a database at all"), 0o644) },
+		"other": func(p string) error {
+			db, err := sql.Open("sqlite3", "file:"+p)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			_, err = db.Exec(`CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('SECRET-CONTENT')`)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			project := t.TempDir()
+			p := filepath.Join(project, ".crush", "crush.db")
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := plant(p); err != nil {
+				t.Skip(err)
+			}
+			rows, err := sr.ReadStore(adapters.Hook{Tool: "crush", SessionID: "s", Project: project}, adapters.Env{})
+			if err == nil || len(rows) != 0 || strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("ReadStore = %d rows, %v", len(rows), err)
+			}
+			if _, err := l.Describe(p); err == nil || strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("Describe: %v", err)
+			}
+			if ss, _ := l.ListSessions(adapters.Env{}, project); len(ss) != 0 {
+				t.Errorf("listed %v", ss)
+			}
+		})
+	}
+}
