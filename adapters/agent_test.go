@@ -128,3 +128,28 @@ func TestSniff(t *testing.T) {
 
 // sniffExempt are fixtures that are deliberately not whole transcripts.
 var sniffExempt = map[string]bool{}
+
+// TestCheckAgents: the table's rules hold for All, and a table that breaks
+// one is refused when it loads (adapters' init panics with the reason).
+func TestCheckAgents(t *testing.T) {
+	if err := adapters.CheckAgents(adapters.All); err != nil {
+		t.Fatal(err)
+	}
+	claude, _ := adapters.ByName("claude")
+	noLister := *claude
+	noLister.Lister = nil
+	dup := *claude
+	dup.Name, dup.Aliases = "claude-twin", []string{"claude"}
+	for name, table := range map[string][]*adapters.Agent{
+		"a sniffing, reading agent without a lister": {&noLister},
+		"an alias used twice":                        {claude, &dup},
+		"no display name":                            {{Name: "x", Adapter: claude.Adapter}},
+	} {
+		if err := adapters.CheckAgents(table); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if err := adapters.CheckAgents([]*adapters.Agent{&noLister}); err == nil || !strings.Contains(err.Error(), "Lister") {
+		t.Errorf("the error does not say a lister is needed: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +98,27 @@ const crushMaxMessages = 20000
 // crushDB is the database of a project: <project>/.crush/crush.db.
 func crushDB(project string) string { return filepath.Join(project, ".crush", "crush.db") }
 
+// crushFind is the hook's database: <project>/.crush/crush.db when Crush
+// named the project (CRUSH_PROJECT_DIR), else the nearest .crush/crush.db
+// above cwd up to the repository root, where Crush looks for it.
+func crushFind(h Hook) string {
+	if h.Project != "" {
+		return crushDB(h.Project)
+	}
+	dir := h.Cwd
+	for i := 0; i < 32; i++ {
+		if p := crushDB(dir); fileExistsRegular(p) {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil || parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return crushDB(h.Cwd)
+}
+
 // openCrushDB opens Crush's database read-only, never taking a lock
 // Crush's writes wait for. While Crush runs, its WAL (crush.db-wal) holds
 // the newest rows: mode=ro reads them through the shared-memory index like
@@ -134,14 +156,10 @@ func openCrushDB(path string) (*sql.DB, error) {
 func (crush) ReadStore(h Hook, env Env) ([]Row, error) {
 	path := h.TranscriptPath
 	if path == "" {
-		project := h.Project
-		if project == "" {
-			project = h.Cwd
-		}
-		if project == "" || h.SessionID == "" {
+		if h.SessionID == "" || h.Project == "" && h.Cwd == "" {
 			return nil, nil
 		}
-		path = crushDB(project)
+		path = crushFind(h)
 	}
 	db, err := openCrushDB(path)
 	if err != nil {
@@ -442,32 +460,9 @@ func (crushLister) Stores(env Env) []string {
 const crushMaxProjects = 200
 
 func (crushLister) ListSessions(env Env, project string) ([]NativeSession, error) {
-	var dbs []string
-	if project != "" {
-		dbs = []string{crushDB(project)}
-	} else if b, err := readDocument(filepath.Join(crushDataDir(env), "projects.json"), 16<<20); err == nil {
-		var pl struct {
-			Projects []struct {
-				Path    string `json:"path"`
-				DataDir string `json:"data_dir"`
-			} `json:"projects"`
-		}
-		_ = json.Unmarshal(b, &pl)
-		for i, p := range pl.Projects {
-			if i == crushMaxProjects {
-				break
-			}
-			switch {
-			case filepath.IsAbs(p.DataDir):
-				dbs = append(dbs, filepath.Join(p.DataDir, "crush.db"))
-			case p.Path != "":
-				dbs = append(dbs, crushDB(p.Path))
-			}
-		}
-	}
 	var out []NativeSession
-	for _, p := range dbs {
-		ss, err := crushSessions(p, "")
+	for _, st := range crushDBs(env, project) {
+		ss, err := crushSessions(st.db, st.project, "")
 		if err != nil {
 			continue
 		}
@@ -480,9 +475,46 @@ func (crushLister) ListSessions(env Env, project string) ([]NativeSession, error
 	return out, nil
 }
 
+// crushStore is a database and the project it belongs to.
+type crushStore struct{ db, project string }
+
+// crushDBs are the databases to list: <project>/.crush/crush.db, and the
+// projects in Crush's projects.json in or at project (their data_dir,
+// which options.data_directory may have moved).
+func crushDBs(env Env, project string) []crushStore {
+	var dbs []crushStore
+	if project != "" {
+		dbs = append(dbs, crushStore{crushDB(project), project})
+	}
+	b, err := readDocument(filepath.Join(crushDataDir(env), "projects.json"), 16<<20)
+	if err != nil {
+		return dbs
+	}
+	var pl struct {
+		Projects []struct {
+			Path    string `json:"path"`
+			DataDir string `json:"data_dir"`
+		} `json:"projects"`
+	}
+	_ = json.Unmarshal(b, &pl)
+	for i, p := range pl.Projects {
+		if i == crushMaxProjects || p.Path == "" || !InProject(p.Path, project) {
+			continue
+		}
+		db := crushDB(p.Path)
+		if filepath.IsAbs(p.DataDir) {
+			db = filepath.Join(p.DataDir, "crush.db")
+		}
+		if !slices.ContainsFunc(dbs, func(s crushStore) bool { return s.db == db }) {
+			dbs = append(dbs, crushStore{db, p.Path})
+		}
+	}
+	return dbs
+}
+
 // Describe is the newest session of a crush.db (`handoff --transcript`).
 func (crushLister) Describe(path string) (NativeSession, error) {
-	ss, err := crushSessions(path, "1")
+	ss, err := crushSessions(path, "", "1")
 	if err != nil {
 		return NativeSession{}, err
 	}
@@ -493,8 +525,9 @@ func (crushLister) Describe(path string) (NativeSession, error) {
 }
 
 // crushSessions lists the top-level sessions of a database, newest first
-// (limit "" = all). The project is the folder that holds .crush.
-func crushSessions(path, limit string) ([]NativeSession, error) {
+// (limit "" = all). The project, when not given, is the folder that holds
+// .crush.
+func crushSessions(path, project, limit string) ([]NativeSession, error) {
 	db, err := openCrushDB(path)
 	if err != nil {
 		return nil, err
@@ -516,9 +549,8 @@ func crushSessions(path, limit string) ([]NativeSession, error) {
 		return nil, crushErr(err)
 	}
 	defer rs.Close()
-	project := filepath.Dir(filepath.Dir(path))
-	if filepath.Base(filepath.Dir(path)) != ".crush" {
-		project = ""
+	if project == "" && filepath.Base(filepath.Dir(path)) == ".crush" {
+		project = filepath.Dir(filepath.Dir(path))
 	}
 	var out []NativeSession
 	for rs.Next() {

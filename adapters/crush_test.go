@@ -57,6 +57,11 @@ func TestCrushHookRead(t *testing.T) {
 	if !fail || !side {
 		t.Errorf("failing command found %v, sub-agent rows %v", fail, side)
 	}
+	// Without CRUSH_PROJECT_DIR: the nearest .crush above cwd.
+	os.MkdirAll(filepath.Join(project, "export", "csv"), 0o755)
+	if rs, err := sr.ReadStore(adapters.Hook{Tool: "crush", SessionID: "s-new", Cwd: filepath.Join(project, "export", "csv")}, adapters.Env{}); err != nil || len(rs) != len(rows) {
+		t.Errorf("from a subdirectory: %d rows (want %d), %v", len(rs), len(rows), err)
+	}
 	if rs, err := sr.ReadStore(adapters.Hook{Tool: "crush", SessionID: "nope", Project: project}, env); err != nil || len(rs) != 0 {
 		t.Errorf("unknown session: %d rows, %v", len(rs), err)
 	}
@@ -153,6 +158,14 @@ func TestCrushLister(t *testing.T) {
 	}}
 	if all, err := l.ListSessions(env, ""); err != nil || len(all) != 2 {
 		t.Errorf("list --all = %d sessions, %v", len(all), err)
+	}
+	// options.data_directory moved a project's database: projects.json
+	// names it, and the project's list finds it there.
+	moved := filepath.Join(t.TempDir(), "proj2")
+	BuildSQLite(t, filepath.Join(fixtureDir, "crush", "early.sql"), filepath.Join(moved+"-data", "crush.db"))
+	os.WriteFile(filepath.Join(data, "crush", "projects.json"), []byte(`{"projects":[{"path":"`+moved+`","data_dir":"`+moved+`-data"}]}`), 0o600)
+	if ss, err := l.ListSessions(env, moved); err != nil || len(ss) != 1 || ss[0].ID != "e1" || ss[0].Project != moved {
+		t.Errorf("moved data directory: %+v, %v", ss, err)
 	}
 	head := make([]byte, 64<<10)
 	f, _ := os.Open(db)
