@@ -100,10 +100,12 @@ func TestSniff(t *testing.T) {
 			exports, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "exports", "*.json"))
 			files = append(files, exports...)
 		}
-		// SQLite stores are fixtures as SQL scripts, built here.
-		scripts, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "*.sql"))
-		for _, s := range scripts {
-			files = append(files, BuildSQLite(t, s, filepath.Join(t.TempDir(), filepath.Base(s)+".db")))
+		if a.Name == "crush" {
+			// its database (SQL text, built here) is recognised by its schema
+			scripts, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "*.sql"))
+			for _, s := range scripts {
+				files = append(files, BuildSQLite(t, s))
+			}
 		}
 		if len(files) == 0 {
 			t.Errorf("%s has a Sniff but no transcript fixtures", a.Name)

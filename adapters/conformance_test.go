@@ -21,8 +21,6 @@ var update = flag.Bool("update", false, "rewrite golden files")
 //	testdata/adapters/<tool>/*.jsonl        transcripts (LineParser); a name
 //	                                        containing ".sidechain." is a subagent file
 //	testdata/adapters/<tool>/*.rows.golden  the rows each transcript yields
-//	testdata/adapters/<tool>/*.sql          an SQLite store (StoreReader), built at
-//	                                        test time; read as the newest session
 //	testdata/adapters/<tool>/hooks.payloads {"event":…,"payload":{…}} per line
 const fixtureDir = "../testdata/adapters"
 
@@ -58,18 +56,23 @@ func TestConformance(t *testing.T) {
 						golden(t, strings.TrimSuffix(f, ".json")+".rows.golden", rows)
 					})
 				}
-				stores, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
-				for _, f := range stores {
-					t.Run(filepath.Base(f), func(t *testing.T) {
-						db := BuildSQLite(t, f, filepath.Join(t.TempDir(), "store.db"))
-						h := adapters.Hook{Tool: name, TranscriptPath: db}
-						env := adapters.Env{Getenv: func(string) string { return "" }}
-						rows, err := sr.ReadStore(h, env)
+				// SQLite stores are fixtures as SQL text, built at test
+				// time; the session read is the one the lister describes.
+				sqls, _ := filepath.Glob(filepath.Join(dir, "*", "*.sql"))
+				for _, f := range sqls {
+					t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+						db := BuildSQLite(t, f)
+						l, ok := adapters.ListerFor(name)
+						if !ok {
+							t.Fatalf("%s has SQL fixtures but no lister", name)
+						}
+						d, err := l.Describe(db)
 						if err != nil {
 							t.Fatal(err)
 						}
-						if again, _ := sr.ReadStore(h, env); !equalJSON(rows, again) {
-							t.Fatal("reading the same store twice gave different rows")
+						rows, err := sr.ReadStore(adapters.Hook{Tool: name, SessionID: d.ID, TranscriptPath: db}, adapters.Env{Getenv: func(string) string { return "" }})
+						if err != nil {
+							t.Fatal(err)
 						}
 						checkRows(t, rows)
 						golden(t, strings.TrimSuffix(f, ".sql")+".rows.golden", rows)
@@ -102,7 +105,8 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// checkRows: every row has a key and a known kind, every call a tool name.
+// checkRows fails on a row without a key, of an unknown kind, or a tool
+// call without a tool name.
 func checkRows(t *testing.T, rows []adapters.Row) {
 	t.Helper()
 	for i, r := range rows {
@@ -118,27 +122,24 @@ func checkRows(t *testing.T, rows []adapters.Row) {
 	}
 }
 
-// BuildSQLite runs the SQL script at script into a new database at path
-// (an agent's store written as SQL, so no binary database is committed)
-// and returns path.
-func BuildSQLite(t testing.TB, script, path string) string {
+// BuildSQLite runs the SQL script at path into a new database file (in a
+// temporary folder) and returns its path.
+func BuildSQLite(t testing.TB, path string) string {
 	t.Helper()
-	sqlText, err := os.ReadFile(script)
+	script, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite3", "file:"+path)
+	db := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(path), ".sql")+".db")
+	c, err := sql.Open("sqlite3", db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if _, err := db.Exec(string(sqlText)); err != nil {
-		t.Fatalf("%s: %v", script, err)
+	defer c.Close()
+	if _, err := c.Exec(string(script)); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	return path
+	return db
 }
 
 // ParseFile parses every complete line of a fixture.

@@ -16,8 +16,7 @@ import (
 func crushProject(t *testing.T, script string) (string, string) {
 	t.Helper()
 	project := filepath.Join(t.TempDir(), "ledgerly")
-	db := BuildSQLite(t, filepath.Join(fixtureDir, "crush", script), filepath.Join(project, ".crush", "crush.db"))
-	return project, db
+	return project, placeSQLite(t, script, filepath.Join(project, ".crush", "crush.db"))
 }
 
 // TestCrushHookRead: the PreToolUse hook's payload (session id, cwd) and
@@ -162,7 +161,7 @@ func TestCrushLister(t *testing.T) {
 	// options.data_directory moved a project's database: projects.json
 	// names it, and the project's list finds it there.
 	moved := filepath.Join(t.TempDir(), "proj2")
-	BuildSQLite(t, filepath.Join(fixtureDir, "crush", "early.sql"), filepath.Join(moved+"-data", "crush.db"))
+	placeSQLite(t, "early.sql", filepath.Join(moved+"-data", "crush.db"))
 	os.WriteFile(filepath.Join(data, "crush", "projects.json"), []byte(`{"projects":[{"path":"`+moved+`","data_dir":"`+moved+`-data"}]}`), 0o600)
 	if ss, err := l.ListSessions(env, moved); err != nil || len(ss) != 1 || ss[0].ID != "e1" || ss[0].Project != moved {
 		t.Errorf("moved data directory: %+v, %v", ss, err)
@@ -178,9 +177,24 @@ func TestCrushLister(t *testing.T) {
 	if d, err := l.Describe(early); err != nil || d.ID != "e1" || d.LastActive.Year() != 2025 {
 		t.Errorf("early Describe = %+v, %v", d, err)
 	}
-	if _, err := l.Describe(filepath.Join(fixtureDir, "crush", "session.sql")); err == nil {
+	if _, err := l.Describe(filepath.Join(fixtureDir, "crush", "0.9x", "session.sql")); err == nil {
 		t.Error("a text file was described as a Crush database")
 	}
+}
+
+// placeSQLite builds a Crush fixture script and moves the database to
+// path (closed, so the file is the whole database).
+func placeSQLite(t *testing.T, script, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(BuildSQLite(t, filepath.Join(fixtureDir, "crush", "0.9x", script)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func crushLister(t *testing.T) adapters.Lister {
