@@ -140,6 +140,8 @@ var All = []*Agent{
 	qwenAgent,
 	piAgent,
 	clineAgent,
+	opencodeAgent,
+	kiloAgent,
 	cursorAgent,
 	vscodeAgent,
 	windsurfAgent,

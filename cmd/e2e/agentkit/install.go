@@ -30,6 +30,9 @@ var Pinned = map[string]Agent{
 	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
 	"qwen":        {"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"},
 	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
+	"opencode":    {"opencode", "opencode-ai", "1.18.30", "opencode"},
+	// 7.8.1 does not install (its Linux binary package is missing on npm).
+	"kilo": {"kilo", "@kilocode/cli", "7.7.7", "kilo"},
 }
 
 // Newest are the newest releases on npm when this table was last checked
@@ -39,7 +42,8 @@ var Pinned = map[string]Agent{
 // as a failing test, not as a silent gap. Pinned, not "latest": a CI run must
 // not change its meaning overnight. Refresh both with `npm view <pkg> version`.
 var Newest = map[string]Agent{
-	"claude": {"claude", "@anthropic-ai/claude-code", "2.1.330", "claude"},
+	"claude":   {"claude", "@anthropic-ai/claude-code", "2.1.330", "claude"},
+	"opencode": {"opencode", "opencode-ai", "1.18.33", "opencode"},
 }
 
 // CacheDir is where agents are installed: $CARRYOVER_AGENT_CACHE, else
