@@ -111,13 +111,21 @@ func (o opencode) ParseHook(event string, b []byte, env Env) (Hook, error) {
 	return h, nil
 }
 
-// opencodeDB is the agent's database: $XDG_DATA_HOME (else
-// ~/.local/share)/<tool>/<tool>.db, on every OS (OpenCode resolves its
-// data folder with xdg-basedir, which falls back to ~/.local/share on macOS
-// and Windows too).
+// opencodeDB is the agent's database: $OPENCODE_DB ($KILO_DB), absolute
+// or relative to the data folder, else <data>/<tool>/<tool>.db, the data
+// folder being $XDG_DATA_HOME or ~/.local/share on every OS (OpenCode
+// resolves it with xdg-basedir, which has no macOS or Windows branch).
+// Release builds use that name; dev-channel builds write
+// <tool>-<channel>.db, which carryover does not look for.
 func opencodeDB(env Env, tool string) string {
-	base := envOr(env, "XDG_DATA_HOME", filepath.Join(env.Home, ".local", "share"))
-	return filepath.Join(base, tool, tool+".db")
+	data := filepath.Join(envOr(env, "XDG_DATA_HOME", filepath.Join(env.Home, ".local", "share")), tool)
+	if p := envOr(env, strings.ToUpper(tool)+"_DB", ""); p != "" && p != ":memory:" {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(data, p)
+	}
+	return filepath.Join(data, tool+".db")
 }
 
 // opencodeStoreTimeout bounds one read of the database. Reads never wait
@@ -335,10 +343,15 @@ func opencodeRows(msgs map[string]ocMessage, parts []ocPart) []Row {
 			rest = append(rest, id)
 		}
 	}
+	if len(rest) == 0 {
+		return rows
+	}
 	sort.Strings(rest)
 	for _, id := range rest {
 		rows = append(rows, opencodeMsgError(id, info[id], info[id].Time.Created)...)
 	}
+	// into place by time (parts are already in time order)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Time.Before(rows[j].Time) })
 	return rows
 }
 
@@ -493,11 +506,14 @@ func opencodeToolRows(base Row, d ocPartData) []Row {
 	return []Row{call, res}
 }
 
-// opencodeRejected reports a tool call the user (or a deny rule) refused:
-// OpenCode's permission errors are named, not phrased, in 1.18
-// ("PermissionRejectedError" / "PermissionDeniedError" in the state's error).
+// opencodeRejected reports a tool call refused by the user or a deny rule.
+// The state keeps only the error's text, so this matches the fixed
+// messages of OpenCode's own error classes, as its UI does (1.18.30:
+// PermissionRejectedError "…rejected permission…", DeniedError "…specified
+// a rule…", QuestionRejectedError "…user dismissed…"); they are the
+// agent's strings, never the model's or the user's.
 func opencodeRejected(e string) bool {
-	return strings.Contains(e, "PermissionRejectedError") || strings.Contains(e, "PermissionDeniedError")
+	return containsAny([]byte(e), "QuestionRejectedError", "PermissionRejectedError", "rejected permission", "specified a rule", "user dismissed")
 }
 
 // patchFirstFile is the first file an apply_patch envelope adds, updates
@@ -554,20 +570,28 @@ func (e ocExport) rows() []Row {
 			mi.ID = "m" + strconv.Itoa(i)
 		}
 		msgs[mi.ID] = ocMessage{ID: mi.ID, Data: m.Info}
+		at := mi.Time.Created
 		for j, raw := range m.Parts {
+			// An export has no part rows, so no time_created: a part's own
+			// start (text, reasoning) or its tool state's, else the time
+			// of the part before it.
 			var pi struct {
 				ID   string `json:"id"`
 				Time struct {
 					Start int64 `json:"start"`
 				} `json:"time"`
+				State struct {
+					Time struct {
+						Start int64 `json:"start"`
+					} `json:"time"`
+				} `json:"state"`
 			}
 			_ = json.Unmarshal(raw, &pi)
 			if pi.ID == "" {
 				pi.ID = mi.ID + "." + strconv.Itoa(j)
 			}
-			at := pi.Time.Start
-			if at == 0 {
-				at = mi.Time.Created
+			if t := max(pi.Time.Start, pi.State.Time.Start); t > 0 {
+				at = t
 			}
 			parts = append(parts, ocPart{ID: pi.ID, MessageID: mi.ID, Created: at, Data: raw})
 		}
