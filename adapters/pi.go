@@ -29,24 +29,23 @@ var piAgent = &Agent{
 	Aliases: []string{"pi-coding-agent"},
 	Adapter: Pi,
 	Lister:  piLister{},
-	// Pi has no command hooks, and install writes no extension yet, so the
-	// handoff reaches Pi through the pointer block in AGENTS.md (Pi loads
-	// it as a context file). A TS extension relaying Pi's events to
-	// `carryover snapshot` was run by hand with 0.73.1: before_agent_start
-	// returning {message:{customType:"carryover",content:T,display:false}}
-	// reached the model and was stored as a custom_message entry; agent_end
-	// and session_shutdown fired in a -p run. When install writes it, the
-	// start event (before_agent_start of a session's first run, as
-	// "SessionStart") and EnvelopeFlatCamel go here.
-	Envelope: EnvelopeNone,
+	// Pi has no command hooks: install writes a TS extension
+	// (specs/hookfiles/pi-extension.ts) relaying Pi's events to `carryover
+	// snapshot`. Its before_agent_start, at a session's first prompt, is
+	// "SessionStart": it reads {"additionalContext": T} and returns
+	// {message:{customType:"carryover",content:T,display:false}}, which
+	// reaches the model and is stored as a custom_message entry (the
+	// receipt); checked with 0.73.1 -p against a fake server.
+	Envelope: EnvelopeFlatCamel,
 	Format: Format{Newest: "0.73.1", Shapes: []string{
 		"Pi 0.73.x session JSONL v3 (session header, id/parentId entry tree, message roles user/assistant/toolResult/bashExecution/custom)",
 	}},
 	// Claude Code's names on carryover's side for the extension's relays:
-	// agent_end is Stop, session_before_compact is PreCompact and
-	// session_shutdown is SessionEnd (the payload's "pi_event" keeps Pi's name).
+	// before_agent_start (first prompt) is SessionStart, agent_end is Stop,
+	// session_before_compact is PreCompact and session_shutdown is
+	// SessionEnd (the payload's "pi_event" keeps Pi's name).
 	Events: map[string]Class{
-		"Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
+		"SessionStart": ClassStart, "Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
 	},
 	Sniff: func(b []byte) bool {
 		return containsAll(b, `"type":"session"`, `"version":`, `"cwd":`) || containsAll(b, `"type":"message"`, `"parentId":`, `"message":{"role":`)

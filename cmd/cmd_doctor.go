@@ -274,7 +274,7 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Duration) (stdout, stderr []byte, took time.Duration, err error) {
 	payload, _ := json.Marshal(map[string]any{
 		"session_id": "doctor-" + tool, "sessionId": "doctor-" + tool, "conversation_id": "doctor-" + tool, "trajectory_id": "doctor-" + tool,
-		"cwd": project, "workspace_roots": []string{project},
+		"taskId": "doctor-" + tool, "cwd": project, "workspace_roots": []string{project}, "workspaceRoots": []string{project},
 		"transcript_path": filepath.Join(project, "doctor-transcript.jsonl"),
 		"hook_event_name": s.Event, "hookEventName": s.Event, "source": "startup",
 	})

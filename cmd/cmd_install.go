@@ -386,16 +386,16 @@ func runInstall(e *Env, o installOptions) error {
 		}
 		switch {
 		case !changed:
-			fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Path)
+			fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Where())
 		case o.dryRun:
-			fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Path)
+			fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Where())
 		default:
 			if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
 				failed++
 				fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
 				continue
 			}
-			fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Path)
+			fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Where())
 		}
 	}
 	if !o.refresh {
@@ -448,6 +448,9 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 		}
 		changed := false
 		for _, p := range plans {
+			for _, w := range p.Warnings { // a hook file of carryover's the user edited
+				fmt.Fprintf(e.Stdout, "warning  %s\n", w)
+			}
 			if p.Changed() {
 				changed = true
 				if dryRun {
@@ -464,7 +467,7 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			continue
 		}
 		if dryRun {
-			fmt.Fprintf(e.Stdout, "would    %s: remove carryover's hooks from %s\n", tl.Display, tg.Path)
+			fmt.Fprintf(e.Stdout, "would    %s: remove carryover's hooks from %s\n", tl.Display, tg.Where())
 			continue
 		}
 		if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
@@ -472,7 +475,7 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
 			continue
 		}
-		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Path)
+		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Where())
 		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
 			fmt.Fprintf(e.Stdout, "note     %s\n", n)
 		}

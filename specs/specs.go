@@ -272,6 +272,11 @@ func (tl *Tool) validate() error {
 			}
 		}
 	}
+	if tl.HookFile.Whole() {
+		if err := tl.validateWhole(); err != nil {
+			return fmt.Errorf("hook_file: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -354,6 +359,10 @@ type Capability struct {
 	// model through a session-start injection at this version: the row
 	// injects at no start event, or is marked pointer = true.
 	NeedsPointer bool
+	// StartInjection is set when carryover can tell the agent at session
+	// start (the row injects at a start event); without it the handoff
+	// reaches the model only through the pointer block (Cline, Windsurf).
+	StartInjection bool
 }
 
 // Hooks returns inject then snapshot hooks, one per native event (the first
@@ -431,6 +440,7 @@ func (tl Tool) capability(r Row, ver string) Capability {
 	start := slices.ContainsFunc(r.Inject, func(h Hook) bool { return tl.agent.Class(h.Native) == adapters.ClassStart })
 	return Capability{
 		NeedsPointer:   r.Pointer || !start || env == adapters.EnvelopeNone,
+		StartInjection: start && env != adapters.EnvelopeNone,
 		Tool:           tl.Name,
 		Version:        ver,
 		Row:            r.ID,

@@ -17,6 +17,9 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if t.Path == "" || t.Layout == nil {
 		return nil, nil
 	}
+	if t.Layout.Whole() {
+		return wholeStubs(t, files)
+	}
 	f, err := formatFor(t)
 	if err != nil {
 		return nil, err

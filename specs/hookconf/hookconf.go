@@ -18,6 +18,9 @@
 //     [Cleanup] then deletes backups the restore made redundant and the empty
 //     directories install created.
 //
+// Agents whose hooks are files of their own (Pi's extension, Cline's hook
+// files) get files carryover writes whole and owns byte for byte (whole.go).
+//
 // The core is pure (bytes in, bytes out: [PlanInstall], [PlanUninstall],
 // [Check]); [Apply] writes plans through an [FS], backing each file up to
 // <file>.carryover.bak before its first change.
@@ -32,6 +35,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/carryover/carryover/publish/safefile"
@@ -79,6 +84,21 @@ func (OSFS) Remove(name string) error { return os.Remove(name) }
 func (OSFS) isDir(name string) bool {
 	fi, err := os.Stat(name)
 	return err == nil && fi.IsDir()
+}
+
+func (OSFS) mode(name string) (os.FileMode, bool) {
+	fi, err := os.Stat(name)
+	if err != nil || runtime.GOOS == "windows" { // no execute bit there
+		return 0, false
+	}
+	return fi.Mode().Perm(), true
+}
+
+func (OSFS) chmod(name string, mode os.FileMode) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	return os.Chmod(name, mode)
 }
 
 func (OSFS) removeEmptyDir(name string) bool {
@@ -137,15 +157,27 @@ type Target struct {
 	// Record is the install record (RecordFile in the carryover home); ""
 	// recognises only stubs that run the current binary.
 	Record string
+	// Events are the native events any row of the tool hooks (where a
+	// whole-file layout looks for carryover's files).
+	Events []string
 }
 
 // TargetFor resolves tool's files (see specs.Tool.ConfigPath).
 func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home string, exists func(string) bool) Target {
+	var events []string
+	for _, r := range tl.Rows {
+		for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
+			if !slices.Contains(events, h.Native) {
+				events = append(events, h.Native)
+			}
+		}
+	}
 	return Target{
 		Tool:      tl.Name,
 		Path:      tl.ConfigPath(goos, getenv, home, exists),
 		TrustPath: tl.TrustPath(goos, getenv, home, exists),
 		Layout:    tl.HookFile,
+		Events:    events,
 	}
 }
 
@@ -162,13 +194,18 @@ type Plan struct {
 	Hooks []string
 	// Warnings are things the user should know (e.g. transcript retention).
 	Warnings []string
+	// Mode is a whole file's permission bits (0: 0o600, a settings file).
+	Mode os.FileMode
 
 	exe, record string // install: recorded in the record before writing
+	// whole: a file carryover writes whole (whole.go): no backup, its
+	// digest recorded; chmod: its content is right but its mode is not.
+	whole, chmod bool
 }
 
 // Changed reports whether applying the plan writes anything.
 func (p Plan) Changed() bool {
-	return p.Delete || p.Created || !bytes.Equal(p.Before, p.After)
+	return p.Delete || p.Created || p.chmod || !bytes.Equal(p.Before, p.After)
 }
 
 // Apply writes every changed plan: it checks the file still holds Before,
@@ -200,7 +237,7 @@ func Apply(plans []Plan, files FS) error {
 		if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
 			return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
 		}
-		if exists && !p.Delete { // Delete only removes files carryover created
+		if exists && !p.Delete && !p.whole { // Delete only removes files carryover created
 			if _, has, err := read(files, p.Path+BackupSuffix); err != nil {
 				return err
 			} else if !has {
@@ -215,8 +252,17 @@ func Apply(plans []Plan, files FS) error {
 			}
 			continue
 		}
-		if err := files.WriteFile(p.Path, p.After, 0o600); err != nil {
+		perm := os.FileMode(0o600)
+		if p.Mode != 0 {
+			perm = p.Mode
+		}
+		if err := files.WriteFile(p.Path, p.After, perm); err != nil {
 			return writeErr(p.Path, err)
+		}
+		if m, ok := files.(modeFS); ok && p.whole { // WriteFile keeps an existing file's mode
+			if err := m.chmod(p.Path, perm); err != nil {
+				return writeErr(p.Path, err)
+			}
 		}
 	}
 	return nil
@@ -272,6 +318,9 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	if t.Path == "" || len(cap.Hooks()) == 0 {
 		return nil, nil
 	}
+	if t.Layout.Whole() {
+		return planWholeInstall(t, cap, exe, files)
+	}
 	f, err := formatFor(t)
 	if err != nil {
 		return nil, err
@@ -310,6 +359,9 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if t.Path == "" {
 		return nil, nil
+	}
+	if t.Layout.Whole() {
+		return planWholeUninstall(t, files)
 	}
 	f, err := formatFor(t)
 	if err != nil {

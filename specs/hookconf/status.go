@@ -41,6 +41,9 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 		st.State = StateNoHooks
 		return st, nil
 	}
+	if t.Layout.Whole() {
+		return checkWhole(t, cap, exe, files)
+	}
 	f, err := formatFor(t)
 	if err != nil {
 		return st, err

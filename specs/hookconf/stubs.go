@@ -21,6 +21,10 @@ type Record struct {
 	Exes []string `json:"exes,omitempty"`
 	// Dirs are directories install created for a hook file.
 	Dirs []string `json:"dirs,omitempty"`
+	// Files are the SHA-256 digests of the whole hook files install wrote,
+	// by path: a file still holding them is carryover's even after its
+	// template changed (whole.go).
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // loadRecord reads the record at path ("" or missing: empty).
@@ -133,6 +137,14 @@ func record(plans []Plan, files FS) error {
 		}
 		for _, p := range ps {
 			add(&r.Exes, p.exe)
+			if p.whole {
+				if d := digest(p.After); r.Files[p.Path] != d {
+					if r.Files == nil {
+						r.Files = map[string]string{}
+					}
+					r.Files[p.Path], changed = d, true
+				}
+			}
 			if p.Created {
 				for _, d := range ancestorsToCreate(files, p.Path) {
 					add(&r.Dirs, d)
@@ -187,7 +199,23 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 		return notes
 	}
 	r, err := loadRecord(files, recordPath)
-	if err != nil || len(r.Dirs) == 0 {
+	if err != nil {
+		return notes
+	}
+	// A whole file uninstall deleted is no longer carryover's to recognise.
+	dropped := false
+	for _, p := range plans {
+		if _, rec := r.Files[p.Path]; rec && p.whole {
+			if _, exists, err := read(files, p.Path); err == nil && !exists {
+				delete(r.Files, p.Path)
+				dropped = true
+			}
+		}
+	}
+	if dropped && len(r.Dirs) == 0 {
+		saveRecord(files, recordPath, r)
+	}
+	if len(r.Dirs) == 0 {
 		return notes
 	}
 	// Deepest first, so a parent empties after its child goes.
@@ -205,7 +233,7 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 			keep = append(keep, dir)
 		}
 	}
-	if len(keep) != len(r.Dirs) {
+	if len(keep) != len(r.Dirs) || dropped {
 		kept := r.Dirs[:0]
 		for _, dir := range r.Dirs {
 			if slices.Contains(keep, dir) {
