@@ -44,10 +44,13 @@ var (
 	Kilo     Adapter = opencode{tool: "kilo"}
 )
 
-// opencodeEvents are the plugin's relays: the plugin names them after
-// OpenCode's bus events.
+// opencodeEvents are the plugin's relays, under Claude Code's names as
+// Pi's extension does (the payload's opencode_event keeps OpenCode's):
+// a session's first model request is SessionStart, the session.idle bus
+// event (the end of a run) Stop, the experimental.session.compacting hook
+// PreCompact and the session.error event StopFailure.
 var opencodeEvents = map[string]Class{
-	"session.created": ClassStart, "session.idle": ClassStop, "session.compacted": ClassCompact, "session.error": ClassFailure,
+	"SessionStart": ClassStart, "Stop": ClassStop, "PreCompact": ClassCompact, "StopFailure": ClassFailure,
 }
 
 var opencodeAgent = &Agent{
@@ -94,7 +97,7 @@ type opencode struct{ tool string }
 func (o opencode) Name() string { return o.tool }
 
 // ParseHook reads the JSON carryover's plugin writes on stdin: session_id,
-// cwd (the session's directory), hook_event_name.
+// cwd (the session's directory), worktree, hook_event_name, opencode_event.
 func (o opencode) ParseHook(event string, b []byte, env Env) (Hook, error) {
 	p, err := decodePayload(b)
 	if err != nil {
@@ -532,7 +535,7 @@ func patchFirstFile(s string) string {
 // opencodeSniff recognises an `opencode export` document (a database is
 // recognised by its file name, in opencodeLister.Describe).
 func opencodeSniff(b []byte) bool {
-	return containsAll(b, `"info":`, `"messages":`, `"parts":`) && containsAny(b, `"id":"ses_`, `"sessionID":"ses_`)
+	return containsAll(b, `"info":`, `"messages":`, `"parts":`) && containsAny(b, `"id":"ses_`, `"id": "ses_`, `"sessionID":"ses_`, `"sessionID": "ses_`)
 }
 
 // ocExport is `opencode export <id>`'s document.
