@@ -23,3 +23,6 @@ func SortSessions(ss []NativeSession) {
 		return ss[i].ID < ss[j].ID
 	})
 }
+
+// OpenCodeUnquote is opencodeUnquote.
+func OpenCodeUnquote(s string) string { return opencodeUnquote(s) }

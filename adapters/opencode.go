@@ -36,9 +36,11 @@ import (
 // ({info, messages:[{info, parts}]}), which `handoff --transcript` reads too.
 //
 // OpenCode and Kilo have no command hooks; `carryover install` writes a
-// plugin file into their plugins folder that relays session start (first
-// system prompt of a session, answered with the handoff) and session.idle
-// to `carryover snapshot` (specs row, adapters/opencode_plugin.go).
+// plugin file into their plugins folder (specs/hookfiles/opencode-plugin.js)
+// that relays a session's first prompt (SessionStart: the handoff is added
+// to that message as a synthetic text part, which OpenCode stores, so the
+// reader sees carryover's receipt) and session.idle (Stop) to `carryover
+// snapshot`.
 var (
 	OpenCode Adapter = opencode{tool: "opencode"}
 	Kilo     Adapter = opencode{tool: "kilo"}
@@ -377,23 +379,54 @@ func opencodeMsgError(id string, m ocMsgData, at int64) []Row {
 	return []Row{r}
 }
 
-// opencodeUnquote strips the literal double quotes `opencode run` wraps a
-// prompt in ("\"Fix the bug\"" is stored for `opencode run "Fix the bug"`).
-// Only a text quoted at both ends with no other unescaped quote is
-// unwrapped: a prompt that merely starts with a quotation is kept.
+// opencodeUnquote undoes what `opencode run` does to its arguments before
+// storing them as the prompt (1.18.30's run command): each argument holding
+// a space is wrapped in double quotes with its quotes escaped as \", and
+// the arguments are joined by spaces; `opencode run "Fix the bug"` is
+// stored as "Fix the bug" with the quotes. A text is unwrapped only when it
+// parses back exactly into such arguments, one of them quoted: a prompt
+// typed in the TUI that merely contains a quotation ("cursor" must stay
+// opaque) has a quoted part without a space, which run never writes, and
+// is kept as it is.
 func opencodeUnquote(s string) string {
 	t := strings.TrimSpace(s)
-	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+	if !strings.HasPrefix(t, `"`) && !strings.Contains(t, ` "`) {
 		return s
 	}
-	inner := t[1 : len(t)-1]
-	if strings.Contains(inner, `"`) {
-		if u, err := strconv.Unquote(t); err == nil {
-			return u
+	var out []string
+	quoted := false
+	for len(t) > 0 {
+		if t[0] == '"' {
+			var b strings.Builder
+			j := 1
+			for ; j < len(t) && t[j] != '"'; j++ {
+				if t[j] == '\\' && j+1 < len(t) && t[j+1] == '"' {
+					j++
+				}
+				b.WriteByte(t[j])
+			}
+			if j >= len(t) || !strings.Contains(b.String(), " ") {
+				return s // unterminated, or quotes run would not have added
+			}
+			out, quoted, t = append(out, b.String()), true, t[j+1:]
+		} else {
+			i := strings.IndexByte(t, ' ')
+			if i < 0 {
+				i = len(t)
+			}
+			out, t = append(out, t[:i]), t[i:]
 		}
+		if len(t) > 0 {
+			if t[0] != ' ' {
+				return s
+			}
+			t = t[1:]
+		}
+	}
+	if !quoted {
 		return s
 	}
-	return inner
+	return strings.Join(out, " ")
 }
 
 func opencodePartRows(p ocPart, m ocMsgData) []Row {

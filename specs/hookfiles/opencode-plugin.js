@@ -1,8 +1,8 @@
 // carryover's plugin for OpenCode and Kilo CLI, written by `carryover
 // install`; `carryover uninstall` deletes it while it is still exactly this
 // text. It relays the agent's events to `carryover snapshot` (JSON on stdin,
-// as agents' command hooks do) and adds the handoff carryover prints to the
-// system prompt of a session's model requests. It imports nothing: a plugin
+// as agents' command hooks do) and adds the handoff carryover prints to a
+// session's first prompt. It imports nothing: a plugin
 // with an import makes an offline OpenCode wait for an npm install of its
 // plugin SDK (~80 s). It runs carryover with the Bun runtime the agent is
 // built on (Bun.spawnSync, a global); every failure is swallowed: the agent
@@ -26,6 +26,16 @@ function snapshot(event, payload) {
 	}
 }
 
+// partID is a new part id in OpenCode's format: "prt_", 12 hex digits of
+// the time in ms × 4096, 14 random base-62 characters (the parts the plugin
+// adds are saved as they are, and a part without an id is not).
+function partID() {
+	const chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	let r = "";
+	for (let i = 0; i < 14; i++) r += chars[Math.floor(Math.random() * 62)];
+	return "prt_" + (BigInt(Date.now()) * 4096n).toString(16).padStart(12, "0").slice(-12) + r;
+}
+
 // The handoff carryover prints is {"additionalContext": text}.
 function context(out) {
 	try {
@@ -40,21 +50,21 @@ export const CarryoverPlugin = async ({ directory, worktree }) => {
 	const payload = (id, event, native) => ({
 		session_id: id, cwd: directory ?? "", worktree: worktree ?? "", hook_event_name: event, opencode_event: native,
 	});
-	const handoff = new Map(); // session id → the text its requests carry
+	const started = new Set(); // sessions whose first prompt this process saw
 	const children = new Set(); // subagent sessions: no handoff, no relays
 	const relay = { "session.idle": "Stop", "session.error": "StopFailure" };
 	return {
-		// A session's first model request is its start: the handoff goes
-		// into that request's system prompt and every later one's, as a
-		// SessionStart hook's context stays in a Claude Code session.
-		"experimental.chat.system.transform": async (input, output) => {
+		// A session's first prompt is its start: the handoff goes into that
+		// message as a synthetic text part, which the model reads with the
+		// prompt and OpenCode stores (carryover sees its own receipt there;
+		// a system prompt addition would reach the model but leave none).
+		"chat.message": async (input, output) => {
 			const id = input?.sessionID;
-			if (!id || children.has(id) || !Array.isArray(output?.system)) return;
-			if (!handoff.has(id)) {
-				handoff.set(id, context(snapshot("SessionStart", payload(id, "SessionStart", "experimental.chat.system.transform"))));
-			}
-			const text = handoff.get(id);
-			if (text) output.system.push(text);
+			const msg = output?.message;
+			if (!id || children.has(id) || started.has(id) || !msg?.id || !Array.isArray(output?.parts)) return;
+			started.add(id);
+			const text = context(snapshot("SessionStart", payload(id, "SessionStart", "chat.message")));
+			if (text) output.parts.push({ id: partID(), sessionID: id, messageID: msg.id, type: "text", text, synthetic: true });
 		},
 		"experimental.session.compacting": async (input) => {
 			const id = input?.sessionID;

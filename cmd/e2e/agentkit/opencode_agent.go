@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"slices"
 	"testing"
 	"time"
@@ -38,7 +40,7 @@ func RunOpenCode(t testing.TB, o OpenCodeOpts) AgentOutput {
 		o.Tool = "opencode"
 	}
 	if o.Bin == "" {
-		o.Bin = Install(t, o.Tool)
+		o.Bin = NativeBin(Install(t, o.Tool))
 	}
 	cfg := map[string]any{
 		"$schema":    "https://opencode.ai/config.json",
@@ -72,6 +74,29 @@ func RunOpenCode(t testing.TB, o OpenCodeOpts) AgentOutput {
 		"KILO_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_LSP_DOWNLOAD=1",
 		"KILO_DISABLE_DEFAULT_PLUGINS=1", "KILO_DISABLE_SHARE=1", "KILO_TELEMETRY_LEVEL=off")
 	return agentRun(t, o.Bin, args, o.Dir, append(env, o.Env...), o.Timeout)
+}
+
+// NativeBin is the platform binary an npm-installed OpenCode or Kilo
+// launcher (node_modules/.bin/opencode, a Node script) would start, or bin
+// itself when none is found. Tests run the binary directly: a timeout kills
+// the process they started, where killing the launcher left its child
+// running (seen with Kilo 7.7.7 under load).
+func NativeBin(bin string) string {
+	nm := filepath.Dir(filepath.Dir(bin)) // node_modules
+	arch := runtime.GOARCH
+	if arch == "amd64" {
+		arch = "x64" // npm's name; the -baseline build (no AVX2) sorts after it
+	}
+	for _, pat := range []string{"opencode-" + runtime.GOOS + "-" + arch + "/bin/opencode", "opencode-*-*/bin/opencode", "@kilocode/cli/bin/.kilo"} {
+		m, _ := filepath.Glob(filepath.Join(nm, pat))
+		sort.Strings(m)
+		for _, p := range m {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && filepath.Base(filepath.Dir(filepath.Dir(p))) != "opencode-ai" {
+				return p
+			}
+		}
+	}
+	return bin
 }
 
 // OpenCodeDB is the SQLite store of tool ("opencode" or "kilo") under home.

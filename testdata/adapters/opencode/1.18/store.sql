@@ -25,6 +25,9 @@ INSERT INTO message VALUES ('msg_a01', 'ses_fixture01', 1790001000100, 179000100
  '{"role":"user","time":{"created":1790001000100},"agent":"build","model":{"providerID":"p","modelID":"m"}}');
 INSERT INTO part VALUES ('prt_a01a', 'msg_a01', 'ses_fixture01', 1790001000200, 1790001000200,
  '{"type":"text","text":"\"Paginate GET /orders with a cursor, keep the old offset parameter working\""}');
+-- carryover's plugin added the handoff to the first prompt (a synthetic part: a delivery receipt)
+INSERT INTO part VALUES ('prt_a01z', 'msg_a01', 'ses_fixture01', 1790001000201, 1790001000201,
+ '{"type":"text","synthetic":true,"text":"# [CARRYOVER] Last updated 2026-09-21T14:20:00Z from claude · HO-3\n\n## Task\nAdd cursor pagination"}');
 -- a file attached with @, expanded by OpenCode into synthetic text
 INSERT INTO part VALUES ('prt_a01b', 'msg_a01', 'ses_fixture01', 1790001000210, 1790001000210,
  '{"type":"text","synthetic":true,"text":"Called the Read tool with the following input: {\"filePath\":\"/work/shop/api/orders.go\"}"}');
