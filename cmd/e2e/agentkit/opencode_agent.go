@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"slices"
+	"sort"
 	"testing"
 	"time"
 )
