@@ -189,8 +189,9 @@ func isSQLite(path string) bool {
 // id, replaced when a part changed (a tool part goes pending → running →
 // completed in place, so a watermark on time_created alone would miss its
 // result, and one on time_updated has no index). One session's read is
-// one indexed range scan (part_session_idx): 2,000 parts read and
-// converted in ~12 ms (BenchmarkOpenCodeRead), well inside a hook's budget.
+// one indexed range scan (part_session_idx): a 2,000-part session costs
+// ~23 ms of CPU to read and convert (BenchmarkOpenCodeRead's profile; its
+// wall time was 190-270 ms on a machine at load 22), inside a hook's budget.
 func (o opencode) ReadStore(h Hook, env Env) ([]Row, error) {
 	path := h.TranscriptPath
 	if path == "" {

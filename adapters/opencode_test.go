@@ -16,7 +16,7 @@ const ocFixture = "../testdata/adapters/opencode/1.18/store.sql"
 
 // ocHome builds the fixture as XDG_DATA_HOME/<tool>/<tool>.db and returns
 // an Env pointing at it.
-func ocHome(t *testing.T, tool, fixture string) (adapters.Env, string) {
+func ocHome(t testing.TB, tool, fixture string) (adapters.Env, string) {
 	t.Helper()
 	db := BuildSQLite(t, fixture)
 	data := t.TempDir()
@@ -270,5 +270,47 @@ func TestOpenCodeNotADatabase(t *testing.T) {
 	}
 	if _, err := adapters.OpenCode.(adapters.StoreReader).ReadStore(adapters.Hook{SessionID: "x", TranscriptPath: p}, adapters.Env{}); err == nil || strings.Contains(err.Error(), "just some") {
 		t.Errorf("ReadStore of a text file: %v", err)
+	}
+}
+
+// BenchmarkOpenCodeRead reads one session of 2,000 parts (400 steps of a
+// text, a shell call with its result, a step-finish and a patch) from a
+// database that also holds 20 other sessions: what every hook event of a
+// long OpenCode session costs (ReadStore re-reads the session).
+func BenchmarkOpenCodeRead(b *testing.B) {
+	env, path := ocHome(b, "opencode", ocFixture)
+	w, err := sql.Open("sqlite3", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx, _ := w.Begin()
+	for s := 0; s < 21; s++ {
+		sid := "ses_bench" + strings.Repeat("x", s)
+		tx.Exec(`INSERT INTO session VALUES (?, 'p', NULL, 's', '/bench', 't', '1.18.33', 1, 2, NULL)`, sid)
+		for m := 0; m < 400; m++ {
+			mid := sid + "_m" + time.Duration(m).String()
+			tx.Exec(`INSERT INTO message VALUES (?, ?, ?, ?, '{"role":"assistant","tokens":{"input":100}}')`, mid, sid, m, m)
+			for p, data := range []string{
+				`{"type":"text","text":"Running the tests again after the change to the handler."}`,
+				`{"type":"tool","tool":"bash","callID":"c","state":{"status":"completed","input":{"command":"go test ./..."},"output":"ok  \tx\t0.1s\n","metadata":{"exit":0}}}`,
+				`{"type":"step-start"}`,
+				`{"type":"step-finish","tokens":{"input":1000,"cache":{"read":10,"write":0}}}`,
+				`{"type":"patch","files":["a.go"]}`,
+			} {
+				tx.Exec(`INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)`, mid+"_p"+time.Duration(p).String(), mid, sid, m*10+p, m*10+p, data)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	w.Close()
+	sr := adapters.OpenCode.(adapters.StoreReader)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rows, err := sr.ReadStore(adapters.Hook{SessionID: "ses_bench"}, env)
+		if err != nil || len(rows) < 1200 {
+			b.Fatalf("%d rows, %v", len(rows), err)
+		}
 	}
 }
