@@ -72,7 +72,10 @@ func RunOpenCode(t testing.TB, o OpenCodeOpts) AgentOutput {
 		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_SHARE=1",
 		"KILO_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_LSP_DOWNLOAD=1",
-		"KILO_DISABLE_DEFAULT_PLUGINS=1", "KILO_DISABLE_SHARE=1", "KILO_TELEMETRY_LEVEL=off")
+		"KILO_DISABLE_DEFAULT_PLUGINS=1", "KILO_DISABLE_SHARE=1", "KILO_TELEMETRY_LEVEL=off",
+		// as Kilo's own test harness runs it: no daemon, no cloud session
+		// ingest or presence (network calls an offline run waits on)
+		"KILO_NO_DAEMON=1", "KILO_DISABLE_SESSION_INGEST=1", "KILO_DISABLE_PRESENCE=1")
 	return agentRun(t, o.Bin, args, o.Dir, append(env, o.Env...), o.Timeout)
 }
 
