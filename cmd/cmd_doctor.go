@@ -252,9 +252,11 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 	if checkedStart {
 		r.Summary += ", start injection parses"
 	}
-	if a.Hooks.State == hookconf.StateDrifted && len(failMsgs) == 0 {
+	// A whole hook file's drift (its mode, the carryover it names) is
+	// often why it failed: say it even then.
+	if whole := tg.Layout.Whole(); a.Hooks.State == hookconf.StateDrifted && (len(failMsgs) == 0 || whole) {
 		problems = append(problems, a.Hooks.Detail)
-		if r.Fix == "" {
+		if r.Fix == "" || whole && strings.HasPrefix(r.Fix, "run the stub's command by hand") {
 			r.Fix = "run `carryover refresh`"
 		}
 	}

@@ -72,7 +72,7 @@ func (h *HookFile) validateWhole() error {
 	// The owner reads and writes it; nobody else may write it (it runs
 	// with the user's rights).
 	if h.Mode&0o600 != 0o600 || h.Mode&^0o755 != 0 {
-		return fmt.Errorf("mode %#o: want the owner's read and write bits and no write bit for others (e.g. 0o644, 0o755)", h.Mode)
+		return fmt.Errorf("mode %#o: want the owner's read and write bits and no write bit for group or others (e.g. 0o644, 0o755)", h.Mode)
 	}
 	return nil
 }
@@ -83,37 +83,41 @@ func (h *HookFile) validateWhole() error {
 // them itself).
 func (tl *Tool) validateWhole() error {
 	h := tl.HookFile
-	perEvent := false
-	for _, set := range [][]string{tl.Config.All, tl.Config.Linux, tl.Config.Darwin, tl.Config.Windows} {
-		for _, p := range set {
-			if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
-				return fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
-			}
-			perEvent = perEvent || strings.Contains(p, EventSlot)
-			if strings.Contains(p, EventSlot) && !strings.HasSuffix(p, "/"+EventSlot) {
-				return fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
-			}
-		}
+	perEvent, err := tl.wholePaths()
+	if err != nil {
+		return err
 	}
 	if !perEvent && strings.Contains(h.content, EventSlot) {
 		return fmt.Errorf("template %q names %s but the config path writes one file for every event", h.Template, EventSlot)
 	}
-	if perEvent {
-		for _, r := range tl.Rows {
-			for _, hk := range append(slices.Clone(r.Inject), r.Snapshot...) {
-				if strings.ContainsAny(hk.Native, `/\.:*?<>|`) {
-					return fmt.Errorf("row %s: event %q cannot be a file name", r.ID, hk.Native)
-				}
-			}
-		}
-		return nil
-	}
 	for _, r := range tl.Rows {
 		for _, hk := range append(slices.Clone(r.Inject), r.Snapshot...) {
-			if !strings.Contains(h.content, `"`+hk.Native+`"`) {
+			switch {
+			case perEvent && strings.ContainsAny(hk.Native, `/\.:*?<>|`):
+				return fmt.Errorf("row %s: event %q cannot be a file name", r.ID, hk.Native)
+			case !perEvent && !strings.Contains(h.content, `"`+hk.Native+`"`):
 				return fmt.Errorf("row %s hooks %s but template %q never relays it (no %q in it)", r.ID, hk.Native, h.Template, `"`+hk.Native+`"`)
 			}
 		}
 	}
 	return nil
+}
+
+// wholePaths checks the config paths of a whole-file tool and reports
+// whether they name one file per event.
+func (tl *Tool) wholePaths() (perEvent bool, err error) {
+	for _, set := range [][]string{tl.Config.All, tl.Config.Linux, tl.Config.Darwin, tl.Config.Windows} {
+		for _, p := range set {
+			if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
+				return false, fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
+			}
+			if strings.Contains(p, EventSlot) {
+				if !strings.HasSuffix(p, "/"+EventSlot) {
+					return false, fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
+				}
+				perEvent = true
+			}
+		}
+	}
+	return perEvent, nil
 }

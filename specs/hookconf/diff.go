@@ -19,6 +19,12 @@ func Diff(p Plan) string {
 	}
 	a, b := splitLines(string(p.Before)), splitLines(string(p.After))
 	var out strings.Builder
+	switch { // a whole hook file's mode, as git shows it (an executable hook needs it)
+	case p.whole && p.Created && p.Mode != 0:
+		fmt.Fprintf(&out, "new file mode 100%o\n", p.Mode)
+	case p.chmod:
+		fmt.Fprintf(&out, "new mode 100%o\n", p.Mode)
+	}
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
 	for _, h := range hunks(a, b, 3) {
 		out.WriteString(h)

@@ -90,29 +90,32 @@ func parseWhole(t Target, event string, b []byte) (string, bool) {
 	}
 	var exe string
 	for i, name := range re.SubexpNames() {
-		if i == 0 || exe != "" {
-			continue
-		}
-		switch name {
-		case "sh":
-			head := string(m[i])
-			if len(head) < 3 {
-				continue
-			}
-			inner := head[1 : len(head)-1]
-			for _, p := range []string{inner, strings.ReplaceAll(inner, `'\''`, `'`)} {
-				if quote(p) == head {
-					exe = p
-				}
-			}
-		case "json":
-			json.Unmarshal(m[i], &exe)
+		if i > 0 && exe == "" {
+			exe = unquoteSlot(name, string(m[i]))
 		}
 	}
 	if exe == "" || checkExe(exe) != nil || !bytes.Equal(renderWhole(t, exe, event), b) {
 		return "", false
 	}
 	return exe, true
+}
+
+// unquoteSlot reads back what renderWhole put in a slot: a shell word
+// ("sh", as quote writes it) or a JSON string ("json"); "" when it is not.
+func unquoteSlot(kind, v string) string {
+	var exe string
+	switch {
+	case kind == "json":
+		json.Unmarshal([]byte(v), &exe)
+	case kind == "sh" && len(v) >= 3:
+		inner := v[1 : len(v)-1]
+		for _, p := range []string{inner, strings.ReplaceAll(inner, `'\''`, `'`)} {
+			if quote(p) == v {
+				exe = p
+			}
+		}
+	}
+	return exe
 }
 
 func digest(b []byte) string {
@@ -182,30 +185,15 @@ func planWholeInstall(t Target, cap specs.Capability, exe string, files FS) ([]P
 	if err != nil {
 		return nil, err
 	}
-	mode := os.FileMode(t.Layout.Mode)
 	events := hookNames(cap)
 	var plans []Plan
 	for _, f := range t.wholeFiles(events) {
-		if err := checkWholePath(f.path); err != nil {
-			return nil, err
-		}
-		before, exists, err := read(files, f.path)
+		p, err := w.planFile(f, exe, files)
 		if err != nil {
 			return nil, err
 		}
-		after := renderWhole(t, exe, f.event)
-		if got, ok := parseWhole(t, f.event, after); !ok || got != exe {
-			// JSON cannot carry a path that is not UTF-8
-			return nil, fmt.Errorf("carryover's path %q cannot be written into %s as it is; run carryover from a path of plain UTF-8 characters", exe, f.path)
-		}
-		if exists && !bytes.Equal(before, after) {
-			if _, ours := w.owns(f, before); !ours {
-				return nil, fmt.Errorf("%s exists and is not the file carryover writes there, so carryover does not replace it; "+
-					"move it aside (or run carryover from it yourself), then run `carryover install` again", f.path)
-			}
-		}
-		plans = append(plans, Plan{Tool: t.Tool, Path: f.path, Before: before, After: after, Created: !exists, Hooks: events,
-			Mode: mode, whole: true, chmod: exists && modeWrong(files, f.path, mode)})
+		p.Hooks = events
+		plans = append(plans, p)
 	}
 	stale, err := staleWhole(t, w, events, files)
 	if err != nil {
@@ -219,6 +207,31 @@ func planWholeInstall(t Target, cap specs.Capability, exe string, files FS) ([]P
 		plans[i].exe, plans[i].record = exe, t.Record
 	}
 	return plans, nil
+}
+
+// planFile plans writing f for exe, refusing a file that is not carryover's.
+func (w wholeOwner) planFile(f wholeFile, exe string, files FS) (Plan, error) {
+	if err := checkWholePath(f.path); err != nil {
+		return Plan{}, err
+	}
+	before, exists, err := read(files, f.path)
+	if err != nil {
+		return Plan{}, err
+	}
+	after := renderWhole(w.t, exe, f.event)
+	if got, ok := parseWhole(w.t, f.event, after); !ok || got != exe {
+		// JSON cannot carry a path that is not UTF-8
+		return Plan{}, fmt.Errorf("carryover's path %q cannot be written into %s as it is; run carryover from a path of plain UTF-8 characters", exe, f.path)
+	}
+	if exists && !bytes.Equal(before, after) {
+		if _, ours := w.owns(f, before); !ours {
+			return Plan{}, fmt.Errorf("%s exists and is not the file carryover writes there, so carryover does not replace it; "+
+				"move it aside (or run carryover from it yourself), then run `carryover install` again", f.path)
+		}
+	}
+	mode := os.FileMode(w.t.Layout.Mode)
+	return Plan{Tool: w.t.Tool, Path: f.path, Before: before, After: after, Created: !exists,
+		Mode: mode, whole: true, chmod: exists && modeWrong(files, f.path, mode)}, nil
 }
 
 // staleWhole plans deleting carryover's per-event files for events of the
@@ -288,18 +301,10 @@ func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, e
 			missing = append(missing, f.path)
 			continue
 		}
-		x, ours := w.owns(f, b)
-		switch {
-		case !ours:
-			problems = append(problems, f.path+" is not the file carryover writes there (edited, or not carryover's)")
+		p, ours := w.judge(f, b, exe, files)
+		problems = append(problems, p...)
+		if !ours {
 			continue
-		case x == "":
-			problems = append(problems, f.path+" was written by another carryover version")
-		case x != exe:
-			problems = append(problems, f.path+" runs "+x+", not "+exe)
-		}
-		if modeWrong(files, f.path, os.FileMode(t.Layout.Mode)) {
-			problems = append(problems, fmt.Sprintf("%s lacks mode %#o, so the agent may not run it", f.path, t.Layout.Mode))
 		}
 		if f.event != "" {
 			st.Hooks = append(st.Hooks, f.event)
@@ -326,6 +331,24 @@ func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, e
 		st.State = StatePresent
 	}
 	return st, nil
+}
+
+// judge says what is wrong with the existing file f holding b, and
+// whether it is carryover's at all.
+func (w wholeOwner) judge(f wholeFile, b []byte, exe string, files FS) (problems []string, ours bool) {
+	x, ours := w.owns(f, b)
+	switch {
+	case !ours:
+		return []string{f.path + " is not the file carryover writes there (edited, or not carryover's)"}, false
+	case x == "":
+		problems = append(problems, f.path+" was written by another carryover version")
+	case x != exe:
+		problems = append(problems, f.path+" runs "+x+", not "+exe)
+	}
+	if modeWrong(files, f.path, os.FileMode(w.t.Layout.Mode)) {
+		problems = append(problems, fmt.Sprintf("%s lacks mode %#o, so the agent may not run it", f.path, w.t.Layout.Mode))
+	}
+	return problems, true
 }
 
 // wholeStubs lists what doctor runs for t's whole files: a per-event file

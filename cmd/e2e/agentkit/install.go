@@ -29,8 +29,10 @@ var Pinned = map[string]Agent{
 	"gemini":      {"gemini", "@google/gemini-cli", "0.61.0", "gemini"},
 	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
 	"qwen":        {"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"},
-	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
-	"opencode":    {"opencode", "opencode-ai", "1.18.30", "opencode"},
+	// pi and cline: also the newest on npm on 2026-11-27 (`npm view … version`)
+	"pi":       {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
+	"cline":    {"cline", "cline", "3.0.65", "cline"},
+	"opencode": {"opencode", "opencode-ai", "1.18.30", "opencode"},
 	// 7.8.1 does not install (its Linux binary package is missing on npm).
 	"kilo": {"kilo", "@kilocode/cli", "7.7.7", "kilo"},
 }
