@@ -209,7 +209,7 @@ func turnQuestions(texts []string) []string {
 			}
 		}
 	}
-	return dedupe(out)
+	return Dedupe(out)
 }
 
 // todoRE matches a to-do marker that is one: TODO/FIXME/XXX/HACK as a

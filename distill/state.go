@@ -706,7 +706,7 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 		}
 		h.Questions = append(h.Questions, q)
 	}
-	h.Questions = append(h.Questions, dedupe(todos)...)
+	h.Questions = append(h.Questions, Dedupe(todos)...)
 	return failing
 }
 
