@@ -330,28 +330,24 @@ func (c *codec) time(p *time.Time) {
 		c.varint(&sec)
 		return
 	}
-	*p = c.readTime()
-}
-
-func (c *codec) readTime() time.Time {
+	*p = time.Time{}
 	h := c.uvarint()
 	if h == 0 {
-		return time.Time{}
+		return
 	}
 	if h > 1e9 {
 		c.fail("bad nanoseconds")
-		return time.Time{}
+		return
 	}
 	var sec int64
 	c.varint(&sec)
 	if c.err != nil {
-		return time.Time{}
+		return
 	}
-	t := time.Unix(sec, int64(h-1)).UTC()
-	if t.IsZero() { // the zero time has its own, shorter encoding
+	*p = time.Unix(sec, int64(h-1)).UTC()
+	if p.IsZero() { // the zero time has its own, shorter encoding
 		c.fail("overlong zero time")
 	}
-	return t
 }
 
 // fits checks a length just read, of elements that take at least minSize
@@ -404,14 +400,33 @@ func codeList[T any](c *codec, p *[]T, minSize int, each func(*codec, *T)) {
 // key. Values take at least minSize bytes each (and keys one). A decoded
 // map is never nil.
 func codeMap[V any](c *codec, p *map[string]V, minSize int, each func(*codec, *V)) {
+	v := new(V)   // one per map: each may keep its argument, so it is on the heap
+	if c.sizing { // the order does not change the size
+		c.putUvarint(uint64(len(*p)))
+		for k, x := range *p {
+			*v = x
+			c.str(&k)
+			each(c, v)
+		}
+		return
+	}
 	if !c.decoding {
-		writeMap(c, *p, each)
+		c.putUvarint(uint64(len(*p)))
+		keys := make([]string, 0, len(*p))
+		for k := range *p {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			*v = (*p)[k]
+			c.str(&k)
+			each(c, v)
+		}
 		return
 	}
 	n := c.fits(c.uvarint(), 1+minSize)
 	m := make(map[string]V, n)
 	var prev, k string
-	v := new(V) // one for the map: each may keep its argument, so it is on the heap
 	for i := 0; i < n && c.err == nil; i++ {
 		c.str(&k)
 		if i > 0 && k <= prev {
@@ -423,27 +438,4 @@ func codeMap[V any](c *codec, p *map[string]V, minSize int, each func(*codec, *V
 		prev = k
 	}
 	*p = m
-}
-
-func writeMap[V any](c *codec, m map[string]V, each func(*codec, *V)) {
-	c.putUvarint(uint64(len(m)))
-	v := new(V)   // one for the map, as in codeMap
-	if c.sizing { // the order does not change the size
-		for k, x := range m {
-			*v = x
-			c.str(&k)
-			each(c, v)
-		}
-		return
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		*v = m[k]
-		c.str(&k)
-		each(c, v)
-	}
 }
