@@ -32,15 +32,7 @@ var choiceStarts = phraseList("choice_start")
 var supersedeMarkers = phraseList("supersede")
 
 func mayDecideAny(low string) bool {
-	if mayDecide(low) || containsPhrase(low, "contrast") {
-		return true
-	}
-	for _, m := range decisionMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return false
+	return mayDecide(low) || containsPhrase(low, "contrast") || containsAny(low, decisionMarkers())
 }
 
 // isDecision applies rules 1 and 2 to one sentence.
@@ -49,13 +41,8 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if mayDecide(low) && decisionRE.MatchString(s) {
+	if mayDecide(low) && decisionRE.MatchString(s) || containsAny(low, decisionMarkers()) {
 		return true
-	}
-	for _, m := range decisionMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
 	}
 	if contrastChoice(s, low) {
 		return true
@@ -126,13 +113,7 @@ func (st *State) addDecision(s string) {
 // replaces something.
 func supersedes(s, earlier string, explicit bool) bool {
 	k := strings.ToLower(s)
-	replaces := false
-	for _, m := range supersedeMarkers() {
-		if strings.Contains(k, m) {
-			replaces = true
-			break
-		}
-	}
+	replaces := containsAny(k, supersedeMarkers())
 	if explicit && !replaces {
 		return false
 	}

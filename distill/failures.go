@@ -275,22 +275,12 @@ var causeMarkers = phraseList("cause")
 // causeSentence returns the first sentence of an assistant text that
 // explains a failure ("" when none does).
 func causeSentence(text, low string) string {
-	found := false
-	for _, m := range causeMarkers() {
-		if strings.Contains(low, m) {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if !containsAny(low, causeMarkers()) {
 		return ""
 	}
 	for _, s := range sentences(text) {
-		ls := strings.ToLower(s)
-		for _, m := range causeMarkers() {
-			if strings.Contains(ls, m) {
-				return clip(s, 200)
-			}
+		if containsAny(strings.ToLower(s), causeMarkers()) {
+			return clip(s, 200)
 		}
 	}
 	return ""

@@ -231,12 +231,7 @@ func linkWords(s string) map[string]bool {
 // hasMarker reports whether the lower-cased prompt contains one of the
 // markers, or starts with one of the start markers.
 func hasMarker(low string, anywhere, starts []string) bool {
-	for _, m := range anywhere {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return startsWithAny(low, starts)
+	return containsAny(low, anywhere) || startsWithAny(low, starts)
 }
 
 // startsWithAny reports whether low, after any leading acknowledgement

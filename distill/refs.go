@@ -239,14 +239,7 @@ var actionMarkers = phraseList("action")
 // actionItems returns the prose sentences of text that state something to
 // be done, not questions.
 func actionItems(text, low string) []string {
-	any := false
-	for _, m := range actionMarkers() {
-		if strings.Contains(low, m) {
-			any = true
-			break
-		}
-	}
-	if !any {
+	if !containsAny(low, actionMarkers()) {
 		return nil
 	}
 	var out []string
@@ -254,12 +247,8 @@ func actionItems(text, low string) []string {
 		if isQuestion(s) || !prose(s) || boilerplate(s) {
 			continue
 		}
-		ls := " " + strings.ToLower(s)
-		for _, m := range actionMarkers() {
-			if strings.Contains(ls, m) {
-				out = append(out, clip(s, 200))
-				break
-			}
+		if containsAny(" "+strings.ToLower(s), actionMarkers()) {
+			out = append(out, clip(s, 200))
 		}
 	}
 	return out
