@@ -19,7 +19,10 @@ package distill
 // something ("instead of", "actually", "rather than", "statt", "au lieu",
 // "en lugar", "em vez", "вместо", "而不是", "ではなく").
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // decisionMarkers are rule 1's phrases beyond English, lower-cased.
 var decisionMarkers = phraseList("decision")
@@ -86,10 +89,8 @@ func startsWithAnyPrefix(t string, ms []string) bool {
 // supersedes and exact repeats.
 func (st *State) addDecision(s string) {
 	k := strings.ToLower(s)
-	for _, x := range st.Seen {
-		if x == k {
-			return
-		}
+	if slices.Contains(st.Seen, k) {
+		return
 	}
 	st.Seen = append(st.Seen, k)
 	if len(st.Seen) > maxSeen {

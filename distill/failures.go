@@ -254,13 +254,8 @@ func outputLine(l string) (string, bool) {
 		// above it does not.
 		l = strings.TrimSpace(l[1 : len(l)-1])
 	}
-	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) {
+	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
 		return "", false
-	}
-	for _, p := range noErrorPrefixes {
-		if strings.HasPrefix(l, p) {
-			return "", false
-		}
 	}
 	return l, true
 }

@@ -8,6 +8,7 @@ package distill
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -257,14 +258,7 @@ func actionItems(text, low string) []string {
 // addBounded appends the items not yet in list, keeping the newest n.
 func addBounded(list []string, items []string, n int) []string {
 	for _, it := range items {
-		found := false
-		for _, x := range list {
-			if x == it {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(list, it) {
 			list = append(list, it)
 		}
 	}
