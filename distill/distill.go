@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
@@ -128,14 +129,11 @@ func Distill(rows []ledger.Row, o Options) Handoff {
 	return st.Handoff(o)
 }
 
-// createsFile reports whether a file-writing call created its file: Claude
-// Write, Gemini write_file, Copilot create, an apply_patch "Add File".
+// createsFile reports whether a file-writing call created its file: an
+// agent's file-creating tool (its descriptor's CreateTools), an
+// apply_patch "Add File".
 func createsFile(r *ledger.Row) bool {
-	switch strings.ToLower(r.ToolName) {
-	case "write", "write_file", "create", "create_file":
-		return true
-	}
-	return strings.Contains(r.Text, "*** Add File:")
+	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
 }
 
 func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 // PlanItem is one step of the agent's own plan.
@@ -37,14 +39,9 @@ type PlanItem struct {
 // maxPlan is how many plan items the state keeps.
 const maxPlan = 12
 
-// planTool reports whether a tool call's input is the agent's task list.
-func planTool(name string) bool {
-	switch strings.ToLower(name) {
-	case "todowrite", "update_plan", "write_todos", "todo_write", "manage_todo_list", "update_todo", "todo":
-		return true
-	}
-	return false
-}
+// planTool reports whether a tool call's input is the agent's task list
+// (its descriptor's PlanTools).
+func planTool(name string) bool { return adapters.PlanTool(name) }
 
 // parsePlan reads a plan tool's input: a JSON list of items, or an object
 // holding one under todos/plan/items, each item a string or an object

@@ -28,6 +28,7 @@ package hookconf
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,43 +228,61 @@ func Apply(plans []Plan, files FS) error {
 		return err
 	}
 	for _, p := range plans {
-		if !p.Changed() {
-			continue
-		}
-		cur, exists, err := read(files, p.Path)
-		if err != nil {
-			return err
-		}
-		if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
-			return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
-		}
-		if exists && !p.Delete && !p.whole { // Delete only removes files carryover created
-			if _, has, err := read(files, p.Path+BackupSuffix); err != nil {
+		if p.Changed() {
+			if err := p.apply(files); err != nil {
 				return err
-			} else if !has {
-				if err := files.WriteFile(p.Path+BackupSuffix, p.Before, 0o600); err != nil {
-					return writeErr(p.Path+BackupSuffix, err)
-				}
 			}
 		}
-		if p.Delete {
-			if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return writeErr(p.Path, err)
-			}
-			continue
-		}
-		perm := os.FileMode(0o600)
-		if p.Mode != 0 {
-			perm = p.Mode
-		}
-		if err := files.WriteFile(p.Path, p.After, perm); err != nil {
+	}
+	return nil
+}
+
+// apply writes one changed plan.
+func (p Plan) apply(files FS) error {
+	cur, exists, err := read(files, p.Path)
+	if err != nil {
+		return err
+	}
+	if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
+		return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
+	}
+	if p.Delete { // Delete only removes files carryover created
+		if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return writeErr(p.Path, err)
 		}
-		if m, ok := files.(modeFS); ok && p.whole { // WriteFile keeps an existing file's mode
-			if err := m.chmod(p.Path, perm); err != nil {
-				return writeErr(p.Path, err)
-			}
+		return nil
+	}
+	if exists && !p.whole {
+		if err := backUp(files, p.Path, p.Before); err != nil {
+			return err
 		}
+	}
+	return p.write(files)
+}
+
+// write writes After with the plan's mode (0600 unless set).
+func (p Plan) write(files FS) error {
+	perm := cmp.Or(p.Mode, 0o600)
+	if err := files.WriteFile(p.Path, p.After, perm); err != nil {
+		return writeErr(p.Path, err)
+	}
+	if m, ok := files.(modeFS); ok && p.whole { // WriteFile keeps an existing file's mode
+		if err := m.chmod(p.Path, perm); err != nil {
+			return writeErr(p.Path, err)
+		}
+	}
+	return nil
+}
+
+// backUp keeps before as path's backup, unless one exists already: the
+// backup is the file as it was before carryover's first install.
+func backUp(files FS, path string, before []byte) error {
+	_, has, err := read(files, path+BackupSuffix)
+	if err != nil || has {
+		return err
+	}
+	if err := files.WriteFile(path+BackupSuffix, before, 0o600); err != nil {
+		return writeErr(path+BackupSuffix, err)
 	}
 	return nil
 }
@@ -377,23 +396,9 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	}
 	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: before}
 	if exists {
-		backup, hasBackup, err := read(files, t.Path+BackupSuffix)
-		if err != nil {
+		if p.After, p.Delete, err = f.planRemoval(t.Path, before, id, files); err != nil {
 			return nil, err
 		}
-		after, del, err := f.uninstall(before, id, backup, hasBackup)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Path, err)
-		}
-		// When nothing but carryover changed the file since the backup was
-		// taken, restore the backup's exact bytes (an empty "hooks": {} the
-		// user had, key order, spacing).
-		// An empty (or blank) original comes back as it was too: install
-		// treated it as a missing file and wrote the skeleton around its hooks.
-		if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
-			after = backup
-		}
-		p.After, p.Delete = after, del
 	}
 	plans := []Plan{p}
 	if f.trust && t.TrustPath != "" {
@@ -404,6 +409,28 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 		plans = append(plans, tp)
 	}
 	return plans, nil
+}
+
+// planRemoval is the file at path (holding before) without carryover's
+// entries, or del when nothing else is left of it. When nothing but
+// carryover changed the file since the backup was taken, the backup's
+// exact bytes come back (an empty "hooks": {} the user had, key order,
+// spacing); an empty (or blank) original comes back as it was too:
+// install treated it as a missing file and wrote the skeleton around its
+// hooks.
+func (f format) planRemoval(path string, before []byte, id stubID, files FS) (_ []byte, del bool, _ error) {
+	backup, hasBackup, err := read(files, path+BackupSuffix)
+	if err != nil {
+		return nil, false, err
+	}
+	after, del, err := f.uninstall(before, id, backup, hasBackup)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
+		after = backup
+	}
+	return after, del, nil
 }
 
 // sameJSON reports whether a and b are the same JSON value (false when
