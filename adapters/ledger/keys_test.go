@@ -407,6 +407,39 @@ func TestSeqIndex(t *testing.T) {
 	}
 }
 
+// TestSeqIndexCapped: past keyFlushRows the table stays at keyMaxSlots
+// (the overflow of the batch that crosses it goes to the map) and every
+// entry is still found and drained once, in key order. A table doubled
+// there held 36 MB at once.
+func TestSeqIndexCapped(t *testing.T) {
+	var x seqIndex
+	n := int64(keyFlushRows + 5000)
+	for i := int64(1); i <= n; i++ {
+		x.add(keyHash(fmt.Sprint(i)), i)
+	}
+	if len(x.slots) != keyMaxSlots || len(x.extra) < 5000 {
+		t.Fatalf("%d slots and %d hashes in the map, want %d and at least 5000", len(x.slots), len(x.extra), keyMaxSlots)
+	}
+	for _, i := range []int64{1, keyFlushRows, keyFlushRows + 1, n} {
+		if got := x.seqsOf(nil, keyHash(fmt.Sprint(i))); len(got) != 1 || got[0] != i {
+			t.Fatalf("seq %d found as %v", i, got)
+		}
+	}
+	var last keyEntry
+	count := int64(0)
+	for h, seq := range x.drain() {
+		e := keyEntry{h, seq}
+		if count > 0 && compareEntries(last, e) >= 0 {
+			t.Fatalf("entry %d out of order", count)
+		}
+		last = e
+		count++
+	}
+	if count != n {
+		t.Fatalf("drained %d entries, want %d", count, n)
+	}
+}
+
 func want0(m map[int64][]int64) int64 {
 	for h := range m {
 		return h
