@@ -192,6 +192,21 @@ func (d *DescriptionFile) Flush() error {
 	return nil
 }
 
+// Forget drops the descriptions of session id (any agent) and of the
+// transcript at path, and writes the file (`forget`: the preview is the
+// session's first prompt).
+func (d *DescriptionFile) Forget(id, path string) error {
+	d.mu.Lock()
+	for k, e := range d.known {
+		if id != "" && e.Session.ID == id || path != "" && e.Path == path {
+			delete(d.known, k)
+			d.changed = true
+		}
+	}
+	d.mu.Unlock()
+	return d.Flush()
+}
+
 // MemDescriptions is an in-memory DescriptionCache (tests).
 type MemDescriptions map[string]memDesc
 

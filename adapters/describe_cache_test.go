@@ -1,6 +1,7 @@
 package adapters_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -164,5 +165,30 @@ func TestDescriptionFileKeeping(t *testing.T) {
 		if _, _, found := adapters.OpenDescriptionFile(home).Lookup("claude", here, adapters.StatStamp(hereFi)); found {
 			t.Errorf("%q read as a cache", junk)
 		}
+	}
+}
+
+// TestDescriptionFileForget: forget drops a session's descriptions, by id
+// or by transcript path, from the file, and keeps the others.
+func TestDescriptionFileForget(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	d := adapters.OpenDescriptionFile(home)
+	var stamps []adapters.FileStamp
+	for i, name := range []string{"a.jsonl", "b.jsonl", "c.jsonl"} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("x\n"), 0o600)
+		fi, _ := os.Stat(p)
+		stamps = append(stamps, adapters.StatStamp(fi))
+		d.Store("claude", p, stamps[i], adapters.NativeSession{ID: name[:1], Preview: "secret plan " + name}, true)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := adapters.OpenDescriptionFile(home).Forget("a", filepath.Join(dir, "b.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(home, adapters.ListCacheName))
+	if bytes.Contains(b, []byte("a.jsonl")) || bytes.Contains(b, []byte("b.jsonl")) || !bytes.Contains(b, []byte("c.jsonl")) {
+		t.Errorf("after forget:\n%s", b)
 	}
 }

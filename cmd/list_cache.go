@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -24,4 +25,11 @@ func openDescriptions(e *Env, aenv *adapters.Env) (*ledger.Ledger, *adapters.Des
 		return nil, d
 	}
 	return l, d
+}
+
+// forgetListed drops a forgotten session from the list cache.
+func forgetListed(e *Env, id, transcript string) {
+	if err := adapters.OpenDescriptionFile(e.Home()).Forget(id, transcript); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: could not drop the session from %s: %v\n", filepath.Join(e.Home(), adapters.ListCacheName), err)
+	}
 }
