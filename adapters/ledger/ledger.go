@@ -292,7 +292,7 @@ const pageSize = 16384
 // (Go memory + ~5 MB of SQLite + ~12 MB of the binary's pages), before →
 // after this limit, the pending keys' cap, the unmapped ledger and one
 // waiting batch: 1 GB dense (BenchmarkColdIngest's transcript) 59–66 →
-// 50–54 MiB on the hook path, 87 → 54 on the manual one; 1.3 GB dense 87
+// 50–57.5 MiB on the hook path, 87 → 54 on the manual one; 1.3 GB dense 87
 // → 55 and 123 → 52; 1 GB with file contents (IngestCurve's) 59 → 50 and
 // 70 → 49. CPU time stayed within the shared machine's noise (hook, 1 GB
 // dense: 11.9–12.8 s user before, 12.3–12.8 after).
