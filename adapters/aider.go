@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,11 @@ var aiderAgent = &Agent{
 	Format: Format{Newest: "0.86.3", MajorOnly: true, Shapes: []string{
 		"Aider .aider.chat.history.md, 0.4x–0.86 (# aider chat started at …, #### prompts, > tool output)",
 	}},
-	Sniff: func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
+	Sniff:            func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
+	ReadFlag:         "--read",
+	SnapshotAfterRun: true,
+	SurveyFromEnd:    true,
+	DocumentStore:    func(string) bool { return true }, // a markdown history: opened only
 }
 
 var (
@@ -117,12 +122,7 @@ const aiderConfirm = "(Y)es/(N)o"
 // planted .aider.conf.yml pointing at /home/u/other/.aider.chat.history.md
 // or ../.., or a history symlinked out, is not read ("" when nothing is left).
 func aiderHistoryPath(h Hook, env Env) string {
-	dirs := []string{}
-	for _, d := range []string{h.Project, h.Cwd} {
-		if d != "" && (len(dirs) == 0 || dirs[0] != d) {
-			dirs = append(dirs, d)
-		}
-	}
+	dirs := aiderDirs(h)
 	if len(dirs) == 0 {
 		return ""
 	}
@@ -132,10 +132,8 @@ func aiderHistoryPath(h Hook, env Env) string {
 		}
 		return filepath.Join(dirs[0], p)
 	}
-	if env.Getenv != nil {
-		if v := env.Getenv("AIDER_CHAT_HISTORY_FILE"); v != "" {
-			return rel(v) // the user's own environment
-		}
+	if v := envOr(env, "AIDER_CHAT_HISTORY_FILE", ""); v != "" {
+		return rel(v) // the user's own environment
 	}
 	for i := len(dirs) - 1; i >= 0; i-- { // later files win
 		if v := aiderConfValue(filepath.Join(dirs[i], ".aider.conf.yml"), "chat-history-file"); v != "" && aiderWithin(dirs[0], rel(v)) {
@@ -152,6 +150,17 @@ func aiderHistoryPath(h Hook, env Env) string {
 		return p
 	}
 	return ""
+}
+
+// aiderDirs is the project and, when it differs, the cwd.
+func aiderDirs(h Hook) []string {
+	var dirs []string
+	for _, d := range []string{h.Project, h.Cwd} {
+		if d != "" && (len(dirs) == 0 || dirs[0] != d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // aiderWithin reports whether p, symlinks resolved, is inside dir (a file
@@ -352,52 +361,59 @@ type aiderBlock struct {
 // tool output is prefixed with "> " only on its first line and ends at the
 // line carrying the "  " hard break, and blank lines separate blocks.
 func aiderBlocks(lines []string, loose bool) []aiderBlock {
-	var out []aiderBlock
-	add := func(kind byte, i int, s string) {
-		if n := len(out); n > 0 && out[n-1].kind == kind {
-			out[n-1].lines = append(out[n-1].lines, s)
-			return
-		}
-		out = append(out, aiderBlock{kind: kind, line: i, lines: []string{s}})
-	}
+	var out aiderBlockList
 	cont := false // inside a multi-line tool output
 	for i, raw := range lines {
 		isUser := strings.HasPrefix(raw, "#### ") || raw == "####"
 		if cont && !isUser {
-			if strings.HasSuffix(raw, "  ") && strings.TrimSpace(raw) != "" { // the hard break after the whole output
-				cont = false
-			}
-			add('t', i, strings.TrimRight(raw, " "))
+			// the hard break after the whole output ends it
+			cont = !strings.HasSuffix(raw, "  ") || strings.TrimSpace(raw) == ""
+			out.add('t', i, strings.TrimRight(raw, " "))
 			continue
 		}
 		cont = false
 		switch {
 		case isUser:
-			add('u', i, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(raw, "####"), " "), " "))
+			out.add('u', i, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(raw, "####"), " "), " "))
 		case strings.HasPrefix(raw, "> ") || raw == ">":
 			body := strings.TrimPrefix(strings.TrimPrefix(raw, ">"), " ")
-			if !loose && !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != "" {
-				cont = true // first line of a multi-line tool output
-			}
-			add('t', i, strings.TrimRight(body, " "))
+			// the first line of a multi-line tool output has no hard break
+			cont = !loose && !strings.HasSuffix(raw, "  ") && strings.TrimSpace(body) != ""
+			out.add('t', i, strings.TrimRight(body, " "))
 		case strings.TrimSpace(raw) == "":
-			if n := len(out); n > 0 && out[n-1].kind == 'a' {
-				out[n-1].lines = append(out[n-1].lines, "")
-			} else if n > 0 && out[n-1].kind != 0 {
-				out = append(out, aiderBlock{line: i}) // a blank line ends a user or tool block
-			}
+			out.blank(i)
 		default:
-			add('a', i, raw)
+			out.add('a', i, raw)
 		}
 	}
-	// drop separators
-	var blocks []aiderBlock
-	for _, b := range out {
-		if b.kind != 0 {
-			blocks = append(blocks, b)
-		}
+	return slices.DeleteFunc(out, func(b aiderBlock) bool { return b.kind == 0 }) // drop separators
+}
+
+// aiderBlockList is the blocks read so far; a block of kind 0 separates
+// two blocks of one kind.
+type aiderBlockList []aiderBlock
+
+// add appends line s (index i) to the last block if it is of kind, else
+// starts a block.
+func (out *aiderBlockList) add(kind byte, i int, s string) {
+	if n := len(*out); n > 0 && (*out)[n-1].kind == kind {
+		(*out)[n-1].lines = append((*out)[n-1].lines, s)
+		return
 	}
-	return blocks
+	*out = append(*out, aiderBlock{kind: kind, line: i, lines: []string{s}})
+}
+
+// blank is a blank line at i: part of an assistant's reply, the end of a
+// user or tool block.
+func (out *aiderBlockList) blank(i int) {
+	n := len(*out)
+	switch {
+	case n == 0 || (*out)[n-1].kind == 0:
+	case (*out)[n-1].kind == 'a':
+		(*out)[n-1].lines = append((*out)[n-1].lines, "")
+	default:
+		*out = append(*out, aiderBlock{line: i})
+	}
 }
 
 // parseAiderSession turns one session into rows. Keys are "L<line>" (the
@@ -413,167 +429,217 @@ func parseAiderSession(c aiderChunk) []Row {
 }
 
 func parseAiderBlocks(c aiderChunk, blocks []aiderBlock) []Row {
-	base := Row{Time: c.start}
-	var rows []Row
-	lastEdits := map[string]string{} // path -> new text of the last reply's edit blocks
-	type pendingErr struct {
-		row  int
-		path string
-	}
-	var pend []pendingErr
-	var openCmd *Row // the /run, /test or Running call awaiting its output
-	var cmdOut []string
-	var cmdTest bool
-	flush := func() {
-		if openCmd == nil {
-			return
-		}
-		r := base
-		r.Key, r.Role, r.CallID, r.ToolName = openCmd.Key+"#result", "tool", openCmd.CallID, openCmd.ToolName
-		r.Kind = KindToolResult
-		if cmdTest && aiderOutputAdded(cmdOut) {
-			r.Kind = KindError // /test adds its output to the chat only on a non-zero exit
-		}
-		r.Text = clip(strings.TrimSpace(strings.Join(cmdOut, "\n")), maxResult)
-		rows = append(rows, r)
-		openCmd, cmdOut, cmdTest = nil, nil, false
-	}
-	key := func(line int, suffix string) string { return "L" + strconv.Itoa(line) + suffix }
+	p := aiderParse{base: Row{Time: c.start}, lastEdits: map[string]string{}}
 	for _, b := range blocks {
 		switch b.kind {
 		case 'u':
-			flush()
-			text := strings.TrimSpace(strings.Join(b.lines, "\n"))
-			if text == "" || strings.Contains(text, aiderConfirm) {
-				continue // empty input, or a confirm answered for the user
-			}
-			if strings.HasPrefix(text, "/") || strings.HasPrefix(text, "!") {
-				cmd, arg := aiderSlash(text)
-				switch cmd {
-				case "run", "test":
-					if arg == "" {
-						continue
-					}
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(b.line, ""), "user", KindToolCall, cmd
-					r.CallID, r.Command = r.Key, clip(arg, maxResult)
-					rows = append(rows, r)
-					openCmd, cmdTest = &r, cmd == "test"
-					continue
-				case "ask", "code", "architect", "context", "copy-context":
-					if arg == "" {
-						continue
-					}
-					text = arg
-				default:
-					continue // /add, /drop, /undo, /clear, ...: not requests
-				}
-			}
-			r := base
-			r.Key, r.Role = key(b.line, ""), "user"
-			if IsCarryoverText(text) {
-				r.Kind, r.Text = KindInjection, carryoverHeader(text)
-			} else {
-				r.Kind, r.Text = KindPrompt, promptText(text)
-			}
-			rows = append(rows, r)
+			p.flush()
+			p.user(b)
 		case 'a':
-			flush()
-			text := strings.TrimSpace(aiderThinkRE().ReplaceAllString(strings.Join(b.lines, "\n"), ""))
-			if text == "" {
-				continue
-			}
-			lastEdits = aiderEditBlocks(text)
-			r := base
-			r.Key, r.Role, r.Kind, r.Text = key(b.line, ""), "assistant", KindText, clip(text, maxText)
-			rows = append(rows, r)
+			p.flush()
+			p.assistant(b)
 		case 't':
 			for j, l := range b.lines {
-				ln := b.line + j
-				if openCmd != nil && !aiderIs(l, aiderRunning) {
-					cmdOut = append(cmdOut, l)
-					continue
-				}
-				switch {
-				case aiderIs(l, aiderApplied):
-					p := strings.TrimSpace(l[len(aiderApplied):])
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "edit", p
-					r.CallID, r.Text = r.Key, clip(lastEdits[p], maxResult)
-					rows = append(rows, r)
-					// an earlier failed attempt on this file is now moot
-					kept := pend[:0]
-					for _, e := range pend {
-						if e.path == "" || e.path == p {
-							rows[e.row].Kind = KindToolResult
-						} else {
-							kept = append(kept, e)
-						}
-					}
-					pend = kept
-				case aiderIs(l, aiderCreate):
-					p := strings.TrimSpace(l[len(aiderCreate):])
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName, r.FilePath = key(ln, ""), "assistant", KindToolCall, "create_file", p
-					r.CallID = r.Key
-					rows = append(rows, r)
-				case aiderCommitRE().MatchString(l):
-					m := aiderCommitRE().FindStringSubmatch(l)
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindToolCall, "git_commit"
-					r.CallID, r.Text = r.Key, m[1]+" "+clip(m[2], 200)
-					rows = append(rows, r)
-				case aiderIs(l, aiderRunning):
-					flush()
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "assistant", KindToolCall, "shell"
-					r.CallID, r.Command = r.Key, clip(strings.TrimSpace(l[len(aiderRunning):]), maxResult)
-					rows = append(rows, r)
-					openCmd = &r
-				case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName = key(ln, ""), "tool", KindError, "edit"
-					path, detail := "", l
-					for _, next := range b.lines[j+1:] {
-						if m := aiderNoMatchRE().FindStringSubmatch(next); m != nil {
-							path, detail = strings.TrimSpace(m[1]), strings.TrimPrefix(next, "## ")
-							break
-						}
-					}
-					r.FilePath, r.Text = "", clip(detail, maxResult)
-					rows = append(rows, r)
-					pend = append(pend, pendingErr{row: len(rows) - 1, path: path})
-				case aiderAPIErrorRE().MatchString(l):
-					// The model call failed (aider retries some, then gives up):
-					// the model's error, never a command to fix; a rate
-					// limit, quota or exhausted credit is a limit too.
-					r := base
-					r.Key, r.Role, r.Kind, r.ToolName, r.Text = key(ln, ""), "system", KindError, "model API", clip(l, maxResult)
-					status := 0
-					if strings.HasPrefix(aiderAPIErrorRE().FindStringSubmatch(l)[1], "RateLimit") {
-						status = 429
-					}
-					r.Limit = LimitFromError(l, status, r.Time)
-					rows = append(rows, r)
-				case strings.HasPrefix(l, "Unexpected error: "), strings.HasPrefix(l, "Unable to commit: "), strings.HasPrefix(l, "Unable to write file"):
-					r := base
-					r.Key, r.Role, r.Kind, r.Text = key(ln, ""), "tool", KindError, clip(l, maxResult)
-					r.ToolName = "aider"
-					rows = append(rows, r)
-				case aiderTokensRE().MatchString(l):
-					m := aiderTokensRE().FindStringSubmatch(l)
-					used := aiderCount(m[1], m[2]) + aiderCount(m[3], m[4]) + aiderCount(m[5], m[6]) + aiderCount(m[7], m[8])
-					if used > 0 {
-						r := base
-						r.Key, r.Role, r.Kind, r.TokensUsed = key(ln, ""), "assistant", KindUsage, used
-						rows = append(rows, r)
-					}
-				}
+				p.toolLine(l, b.line+j, b.lines[j+1:])
 			}
 		}
 	}
-	flush()
-	return rows
+	p.flush()
+	return p.rows
+}
+
+// aiderParse holds what a session's later lines refer back to.
+type aiderParse struct {
+	base      Row
+	rows      []Row
+	lastEdits map[string]string // path -> new text of the last reply's edit blocks
+	pend      []aiderPendingErr // failed edits a later applied edit makes moot
+	openCmd   *Row              // the /run, /test or Running call awaiting its output
+	cmdOut    []string
+	cmdTest   bool
+}
+
+type aiderPendingErr struct {
+	row  int
+	path string
+}
+
+// row is a row keyed "L<line>".
+func (p *aiderParse) row(line int, role string, kind Kind) Row {
+	r := p.base
+	r.Key, r.Role, r.Kind = "L"+strconv.Itoa(line), role, kind
+	return r
+}
+
+// call is a tool call row that is its own call id.
+func (p *aiderParse) call(line int, role, tool string) Row {
+	r := p.row(line, role, KindToolCall)
+	r.ToolName, r.CallID = tool, r.Key
+	return r
+}
+
+func (p *aiderParse) add(r Row) { p.rows = append(p.rows, r) }
+
+// flush ends the open command with a result row of its output.
+func (p *aiderParse) flush() {
+	if p.openCmd == nil {
+		return
+	}
+	r := p.base
+	r.Key, r.Role, r.CallID, r.ToolName = p.openCmd.Key+"#result", "tool", p.openCmd.CallID, p.openCmd.ToolName
+	r.Kind = KindToolResult
+	if p.cmdTest && aiderOutputAdded(p.cmdOut) {
+		r.Kind = KindError // /test adds its output to the chat only on a non-zero exit
+	}
+	r.Text = clip(strings.TrimSpace(strings.Join(p.cmdOut, "\n")), maxResult)
+	p.add(r)
+	p.openCmd, p.cmdOut, p.cmdTest = nil, nil, false
+}
+
+func (p *aiderParse) user(b aiderBlock) {
+	text := strings.TrimSpace(strings.Join(b.lines, "\n"))
+	if text == "" || strings.Contains(text, aiderConfirm) {
+		return // empty input, or a confirm answered for the user
+	}
+	if strings.HasPrefix(text, "/") || strings.HasPrefix(text, "!") {
+		var ok bool
+		if text, ok = p.slash(text, b.line); !ok {
+			return
+		}
+	}
+	r := p.row(b.line, "user", KindPrompt)
+	if IsCarryoverText(text) {
+		r.Kind, r.Text = KindInjection, carryoverHeader(text)
+	} else {
+		r.Text = promptText(text)
+	}
+	p.add(r)
+}
+
+// slash reads a command: /run and /test open a command call, /ask, /code
+// and the like carry a request (returned); the rest are not requests.
+func (p *aiderParse) slash(text string, line int) (string, bool) {
+	cmd, arg := aiderSlash(text)
+	if arg == "" {
+		return "", false
+	}
+	switch cmd {
+	case "run", "test":
+		r := p.call(line, "user", cmd)
+		r.Command = clip(arg, maxResult)
+		p.add(r)
+		p.openCmd, p.cmdTest = &r, cmd == "test"
+	case "ask", "code", "architect", "context", "copy-context":
+		return arg, true
+	}
+	return "", false // /add, /drop, /undo, /clear, ...: not requests
+}
+
+func (p *aiderParse) assistant(b aiderBlock) {
+	text := strings.TrimSpace(aiderThinkRE().ReplaceAllString(strings.Join(b.lines, "\n"), ""))
+	if text == "" {
+		return
+	}
+	p.lastEdits = aiderEditBlocks(text)
+	r := p.row(b.line, "assistant", KindText)
+	r.Text = clip(text, maxText)
+	p.add(r)
+}
+
+// aiderToolFailed reports a line where aider itself failed.
+func aiderToolFailed(l string) bool {
+	return strings.HasPrefix(l, "Unexpected error: ") || strings.HasPrefix(l, "Unable to commit: ") ||
+		strings.HasPrefix(l, "Unable to write file")
+}
+
+// toolLine reads one line of tool output at line ln; rest are the lines
+// after it in the block.
+func (p *aiderParse) toolLine(l string, ln int, rest []string) {
+	if p.openCmd != nil && !aiderIs(l, aiderRunning) {
+		p.cmdOut = append(p.cmdOut, l)
+		return
+	}
+	switch {
+	case aiderIs(l, aiderApplied):
+		p.applied(strings.TrimSpace(l[len(aiderApplied):]), ln)
+	case aiderIs(l, aiderCreate):
+		r := p.call(ln, "assistant", "create_file")
+		r.FilePath = strings.TrimSpace(l[len(aiderCreate):])
+		p.add(r)
+	case aiderCommitRE().MatchString(l):
+		m := aiderCommitRE().FindStringSubmatch(l)
+		r := p.call(ln, "tool", "git_commit")
+		r.Text = m[1] + " " + clip(m[2], 200)
+		p.add(r)
+	case aiderIs(l, aiderRunning):
+		p.flush()
+		r := p.call(ln, "assistant", "shell")
+		r.Command = clip(strings.TrimSpace(l[len(aiderRunning):]), maxResult)
+		p.add(r)
+		p.openCmd = &r
+	case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
+		p.editFormatError(l, ln, rest)
+	case aiderAPIErrorRE().MatchString(l):
+		p.add(aiderAPIError(p.row(ln, "system", KindError), l))
+	case aiderToolFailed(l):
+		r := p.row(ln, "tool", KindError)
+		r.ToolName, r.Text = "aider", clip(l, maxResult)
+		p.add(r)
+	case aiderTokensRE().MatchString(l):
+		m := aiderTokensRE().FindStringSubmatch(l)
+		if used := aiderCount(m[1], m[2]) + aiderCount(m[3], m[4]) + aiderCount(m[5], m[6]) + aiderCount(m[7], m[8]); used > 0 {
+			r := p.row(ln, "assistant", KindUsage)
+			r.TokensUsed = used
+			p.add(r)
+		}
+	}
+}
+
+// applied is an edit aider applied to path; an earlier failed attempt on
+// this file is now moot.
+func (p *aiderParse) applied(path string, ln int) {
+	r := p.call(ln, "assistant", "edit")
+	r.FilePath, r.Text = path, clip(p.lastEdits[path], maxResult)
+	p.add(r)
+	kept := p.pend[:0]
+	for _, e := range p.pend {
+		if e.path == "" || e.path == path {
+			p.rows[e.row].Kind = KindToolResult
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	p.pend = kept
+}
+
+// editFormatError is a reply aider could not apply; the file and detail
+// come from the first "SearchReplaceNoExactMatch" line after it.
+func (p *aiderParse) editFormatError(l string, ln int, rest []string) {
+	r := p.row(ln, "tool", KindError)
+	r.ToolName = "edit"
+	path, detail := "", l
+	for _, next := range rest {
+		if m := aiderNoMatchRE().FindStringSubmatch(next); m != nil {
+			path, detail = strings.TrimSpace(m[1]), strings.TrimPrefix(next, "## ")
+			break
+		}
+	}
+	r.Text = clip(detail, maxResult)
+	p.add(r)
+	p.pend = append(p.pend, aiderPendingErr{row: len(p.rows) - 1, path: path})
+}
+
+// aiderAPIError is a failed model call (aider retries some, then gives
+// up): the model's error, never a command to fix; a rate limit, quota or
+// exhausted credit is a limit too.
+func aiderAPIError(r Row, l string) Row {
+	r.ToolName, r.Text = "model API", clip(l, maxResult)
+	status := 0
+	if strings.HasPrefix(aiderAPIErrorRE().FindStringSubmatch(l)[1], "RateLimit") {
+		status = 429
+	}
+	r.Limit = LimitFromError(l, status, r.Time)
+	return r
 }
 
 // aiderOutputAdded reports whether a command's output was added to the
@@ -624,32 +690,48 @@ func aiderSlash(text string) (string, string) {
 // aiderEditBlocks collects, per file, the REPLACE halves of the
 // SEARCH/REPLACE blocks in a reply (the "diff" and "diff-fenced" formats).
 func aiderEditBlocks(text string) map[string]string {
-	out := map[string]string{}
-	var path, candidate string
-	state := 0 // 0 outside, 1 search, 2 replace
-	var buf []string
+	e := aiderEdits{out: map[string]string{}}
 	for _, l := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(l)
-		switch {
-		case state == 0 && strings.HasPrefix(t, "<<<<<<< SEARCH"):
-			state, path = 1, candidate
-		case state == 1 && strings.HasPrefix(t, "=======") && strings.Trim(t, "=") == "":
-			state, buf = 2, nil
-		case state == 2 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
-			if path != "" {
-				if out[path] != "" {
-					out[path] += "\n"
-				}
-				out[path] += strings.Join(buf, "\n")
-			}
-			state = 0
-		case state == 2:
-			buf = append(buf, l)
-		case state == 0 && t != "" && !strings.HasPrefix(t, "```"):
-			candidate = strings.Trim(t, "`*: ")
-		}
+		e.line(l)
 	}
-	return out
+	return e.out
+}
+
+// aiderEdits reads SEARCH/REPLACE blocks line by line: the path is the
+// last line of prose before the block.
+type aiderEdits struct {
+	out             map[string]string // path -> replacement text
+	path, candidate string
+	state           int // 0 outside, 1 search, 2 replace
+	buf             []string
+}
+
+func (e *aiderEdits) line(l string) {
+	t := strings.TrimSpace(l)
+	switch {
+	case e.state == 0 && strings.HasPrefix(t, "<<<<<<< SEARCH"):
+		e.state, e.path = 1, e.candidate
+	case e.state == 1 && strings.HasPrefix(t, "=======") && strings.Trim(t, "=") == "":
+		e.state, e.buf = 2, nil
+	case e.state == 2 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
+		e.replaced()
+		e.state = 0
+	case e.state == 2:
+		e.buf = append(e.buf, l)
+	case e.state == 0 && t != "" && !strings.HasPrefix(t, "```"):
+		e.candidate = strings.Trim(t, "`*: ")
+	}
+}
+
+// replaced adds a block's replacement to its path's text.
+func (e *aiderEdits) replaced() {
+	if e.path == "" {
+		return
+	}
+	if e.out[e.path] != "" {
+		e.out[e.path] += "\n"
+	}
+	e.out[e.path] += strings.Join(e.buf, "\n")
 }
 
 // readDocument reads a session document agents rewrite whole (Gemini's

@@ -67,6 +67,14 @@ var claudeAgent = &Agent{
 	DeferStartInjection: func(h Hook, getenv func(string) string) bool {
 		return h.Source == "resume" && getenv("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli"
 	},
+	CreateTools: []string{"Write"},
+	PlanTools:   []string{"TodoWrite"},
+	KnownTypes: set("user", "assistant", "attachment", "system", "summary", "queue-operation", "last-prompt",
+		"file-history-snapshot", "mode", "permission-mode", "custom-title", "ai-title", "tag", "progress",
+		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
+		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref"),
+	PluginEnabled: claudePluginEnabled,
+	ProjectEnv:    "CLAUDE_PROJECT_DIR",
 }
 
 var (
@@ -80,21 +88,9 @@ type claude struct{}
 func (claude) Name() string { return "claude" }
 
 func (claude) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
+	h, p, err := claudeShapedHook("claude", event, b)
 	if err != nil {
 		return Hook{}, err
-	}
-	h := Hook{
-		Tool:           "claude",
-		Event:          event,
-		SessionID:      p.str("session_id"),
-		TranscriptPath: p.str("transcript_path"),
-		Cwd:            p.str("cwd"),
-		Source:         p.str("source"),
-		Prompt:         p.str("prompt"),
-	}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
 	}
 	if env.Getenv != nil {
 		h.Project = env.Getenv("CLAUDE_PROJECT_DIR")
@@ -462,53 +458,75 @@ func (w *claudeRows) newRow(key string) Row {
 // of raw; ok is false for any other shape (time.Parse decides those).
 func claudeTime(raw []byte) (t time.Time, ok bool) {
 	n := len(raw)
-	if n < len("2006-01-02T15:04:05Z") || raw[n-1] != 'Z' ||
-		raw[4] != '-' || raw[7] != '-' || raw[10] != 'T' || raw[13] != ':' || raw[16] != ':' {
+	if n < len("2006-01-02T15:04:05Z") || raw[n-1] != 'Z' || !claudeTimeSeparators(raw) {
 		return t, false
 	}
-	digits := func(b []byte) int { // -1 unless all digits
-		v := 0
-		for _, c := range b {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int(c-'0')
+	var v [len(claudeTimeFields)]int
+	for i, f := range claudeTimeFields {
+		if v[i] = claudeDigits(raw[f.at : f.at+f.n]); v[i] < f.lo || v[i] > f.hi {
+			return t, false
 		}
-		return v
 	}
-	year, month, day := digits(raw[0:4]), digits(raw[5:7]), digits(raw[8:10])
-	hour, minute, sec := digits(raw[11:13]), digits(raw[14:16]), digits(raw[17:19])
-	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
-		minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+	year, month, day := v[0], time.Month(v[1]), v[2]
+	if day > claudeMonthDays(year, month) {
 		return t, false
 	}
-	mdays := 31
-	switch time.Month(month) {
+	nsec, ok := claudeNanos(raw[19 : n-1])
+	if !ok {
+		return t, false
+	}
+	return time.Date(year, month, day, v[3], v[4], v[5], nsec, time.UTC), true
+}
+
+// claudeTimeFields are where the digits of year, month, day, hour,
+// minute and second stand in 2006-01-02T15:04:05, and their range.
+var claudeTimeFields = [...]struct{ at, n, lo, hi int }{
+	{0, 4, 0, 9999}, {5, 2, 1, 12}, {8, 2, 1, 31}, {11, 2, 0, 23}, {14, 2, 0, 59}, {17, 2, 0, 59},
+}
+
+func claudeTimeSeparators(raw []byte) bool {
+	return raw[4] == '-' && raw[7] == '-' && raw[10] == 'T' && raw[13] == ':' && raw[16] == ':'
+}
+
+// claudeDigits is the number b spells, -1 unless b is all digits.
+func claudeDigits(b []byte) int {
+	v := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
+func claudeMonthDays(year int, month time.Month) int {
+	switch month {
 	case time.February:
-		mdays = 28
 		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			mdays = 29
+			return 29
 		}
+		return 28
 	case time.April, time.June, time.September, time.November:
-		mdays = 30
+		return 30
 	}
-	if day > mdays {
-		return t, false
+	return 31
+}
+
+// claudeNanos reads the fraction after the seconds: none, or "." and 1
+// to 9 digits, scaled to nanoseconds.
+func claudeNanos(frac []byte) (int, bool) {
+	if len(frac) == 0 {
+		return 0, true
 	}
-	nsec := 0
-	if frac := raw[19 : n-1]; len(frac) > 0 {
-		// "." and 1 to 9 digits, scaled to nanoseconds.
-		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
-			return t, false
-		}
-		if nsec = digits(frac[1:]); nsec < 0 {
-			return t, false
-		}
-		for range 10 - len(frac) {
-			nsec *= 10
-		}
+	if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+		return 0, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+	nsec := claudeDigits(frac[1:])
+	for range 10 - len(frac) {
+		nsec *= 10
+	}
+	return nsec, nsec >= 0
 }
 
 func (w *claudeRows) emit(r Row) {
@@ -533,99 +551,101 @@ func (w *claudeRows) user() {
 		return
 	}
 	harness := l.Origin.Len() > 0 && claudeOriginHarness(w.b(l.Origin))
-	if s := w.b(m.Text); m.IsText {
-		switch {
-		case harness:
-			r := w.newRow(w.key())
-			r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(s, maxText)
-			w.emit(r)
-			return
-		case l.IsCompactSummary:
-			r := w.newRow(w.key())
-			r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(s, maxText)
-			w.emit(r)
-			return
-		case rawHasPrefix(s, "<command-"):
-			if req, ok := claudeCommandPrompt(w.str(s)); ok {
-				r := w.newRow(w.key())
-				r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(req)
-				w.emit(r)
-			}
-			return
-		case rawHasPrefix(s, "[Request interrupted by user for tool use"):
-			return // follows the tool_result that already says so (KindRefused, KindInterrupted)
-		case rawHasPrefix(s, "[Request interrupted by user"):
-			w.stopRow(w.key(), s)
-			return
-		case claudeTaskNotification(s):
-			r := w.newRow(w.key())
-			r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(s, maxText)
-			w.emit(r)
-			return
-		case rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>"):
-			return // TUI output, a `!` shell command or `#` memory note: not a request
-		case l.PromptSource.Len() == 0 && l.IsSidechain && l.HasParent:
-			return // a subagent's only prompt is its first line (its task)
-		case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
-			r := w.newRow(w.key())
-			r.Role, r.Kind, r.Text = "user", KindInjection, w.firstLine(s)
-			w.emit(r)
-			return
-		}
-		r := w.newRow(w.key())
-		r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(s)
-		w.emit(r)
+	if m.IsText {
+		w.userText(w.b(m.Text), harness)
 		return
 	}
 	for i := range m.Blocks[:m.NBlocks] {
 		b := &m.Blocks[i]
 		switch {
 		case rawEqual(w.b(b.Type), "tool_result"):
-			r := w.newRow(w.indexKey(i))
-			r.Role, r.CallID = "tool", w.str(w.b(b.ToolUseID))
-			if b.IsError {
-				r.Kind = KindError
-				// The exit code may be anywhere: unquote the whole text.
-				w.scratch = w.toolResultText(w.scratch[:0], b.Content, -1)
-				if k := claudeStopped(w.scratch); k != "" {
-					r.Kind = k // the user stopped it: not a failure
-				} else if m := exitCodeRE().FindSubmatch(w.scratch); m != nil {
-					n, _ := strconv.Atoi(string(m[1]))
-					r.ExitCode = intPtr(n)
-				}
-				r.Text = clip(w.add(w.scratch[:min(len(w.scratch), maxResult+clipReach)]), maxResult)
-			} else {
-				r.Kind = KindToolResult
-				w.scratch = w.toolResultText(w.scratch[:0], b.Content, maxResult+clipReach)
-				r.Text = clip(w.add(w.scratch), maxResult)
-			}
-			w.emit(r)
+			w.toolResult(i, b)
 		case rawEqual(w.b(b.Type), "text"):
-			if l.IsCompactSummary {
-				r := w.newRow(w.indexKey(i))
-				r.Role, r.Kind, r.Text = "system", KindCompaction, w.clipped(w.b(b.Text), maxText)
-				w.emit(r)
-				continue
-			}
-			if l.PromptSource.Len() == 0 && (w.hasToolResult() || (l.IsSidechain && l.HasParent)) {
-				continue
-			}
-			if t := w.b(b.Text); rawHasPrefix(t, "[Request interrupted by user for tool use") {
-				continue // the tool_result before it says so
-			} else if rawHasPrefix(t, "[Request interrupted by user") {
-				w.stopRow(w.indexKey(i), t)
-				continue
-			} else if harness || claudeTaskNotification(t) {
-				r := w.newRow(w.indexKey(i))
-				r.Role, r.Kind, r.Text = "user", KindHarness, w.clipped(t, maxText)
-				w.emit(r)
-				continue
-			}
-			r := w.newRow(w.indexKey(i))
-			r.Role, r.Kind, r.Text = "user", KindPrompt, w.prompt(w.b(b.Text))
-			w.emit(r)
+			w.userBlockText(i, w.b(b.Text), harness)
 		}
 	}
+}
+
+// textRow emits a row of role, kind and text.
+func (w *claudeRows) textRow(key, role string, kind Kind, text string) {
+	r := w.newRow(key)
+	r.Role, r.Kind, r.Text = role, kind, text
+	w.emit(r)
+}
+
+// claudeNotRequest reports user text that the TUI, a `!` shell command or
+// a `#` memory note wrote: not a request.
+func claudeNotRequest(s []byte) bool {
+	return rawHasPrefix(s, "<local-command-") || rawHasPrefix(s, "<bash-") || rawHasPrefix(s, "<user-memory-input>")
+}
+
+// userText reads a user message whose content is one string.
+func (w *claudeRows) userText(s []byte, harness bool) {
+	l := w.l
+	switch {
+	case harness:
+		w.textRow(w.key(), "user", KindHarness, w.clipped(s, maxText))
+	case l.IsCompactSummary:
+		w.textRow(w.key(), "system", KindCompaction, w.clipped(s, maxText))
+	case rawHasPrefix(s, "<command-"):
+		if req, ok := claudeCommandPrompt(w.str(s)); ok {
+			w.textRow(w.key(), "user", KindPrompt, promptText(req))
+		}
+	case rawHasPrefix(s, "[Request interrupted by user for tool use"):
+		// follows the tool_result that already says so (KindRefused, KindInterrupted)
+	case rawHasPrefix(s, "[Request interrupted by user"):
+		w.stopRow(w.key(), s)
+	case claudeTaskNotification(s):
+		w.textRow(w.key(), "user", KindHarness, w.clipped(s, maxText))
+	case claudeNotRequest(s):
+	case l.PromptSource.Len() == 0 && l.IsSidechain && l.HasParent:
+		// a subagent's only prompt is its first line (its task)
+	case w.contains(s, "[CARRYOVER]") && IsCarryoverText(w.str(s)):
+		w.textRow(w.key(), "user", KindInjection, w.firstLine(s))
+	default:
+		w.textRow(w.key(), "user", KindPrompt, w.prompt(s))
+	}
+}
+
+// userBlockText reads the text block i of a user message.
+func (w *claudeRows) userBlockText(i int, t []byte, harness bool) {
+	l := w.l
+	switch {
+	case l.IsCompactSummary:
+		w.textRow(w.indexKey(i), "system", KindCompaction, w.clipped(t, maxText))
+	case l.PromptSource.Len() == 0 && (w.hasToolResult() || (l.IsSidechain && l.HasParent)):
+	case rawHasPrefix(t, "[Request interrupted by user for tool use"):
+		// the tool_result before it says so
+	case rawHasPrefix(t, "[Request interrupted by user"):
+		w.stopRow(w.indexKey(i), t)
+	case harness || claudeTaskNotification(t):
+		w.textRow(w.indexKey(i), "user", KindHarness, w.clipped(t, maxText))
+	default:
+		w.textRow(w.indexKey(i), "user", KindPrompt, w.prompt(t))
+	}
+}
+
+// toolResult reads the tool_result block i.
+func (w *claudeRows) toolResult(i int, b *claudejson.Block) {
+	r := w.newRow(w.indexKey(i))
+	r.Role, r.CallID, r.Kind = "tool", w.str(w.b(b.ToolUseID)), KindToolResult
+	if !b.IsError {
+		w.scratch = w.toolResultText(w.scratch[:0], b.Content, maxResult+clipReach)
+		r.Text = clip(w.add(w.scratch), maxResult)
+		w.emit(r)
+		return
+	}
+	r.Kind = KindError
+	// The exit code may be anywhere: unquote the whole text.
+	w.scratch = w.toolResultText(w.scratch[:0], b.Content, -1)
+	if k := claudeStopped(w.scratch); k != "" {
+		r.Kind = k // the user stopped it: not a failure
+	} else if m := exitCodeRE().FindSubmatch(w.scratch); m != nil {
+		n, _ := strconv.Atoi(string(m[1]))
+		r.ExitCode = intPtr(n)
+	}
+	r.Text = clip(w.add(w.scratch[:min(len(w.scratch), maxResult+clipReach)]), maxResult)
+	w.emit(r)
 }
 
 // stopRow records the "[Request interrupted by user]" marker: the user
@@ -749,52 +769,72 @@ func (w *claudeRows) assistant() {
 	if !l.HasMessage {
 		return
 	}
-	if m.HasUsage && !rawEqual(w.b(m.Model), "<synthetic>") && m.ID.Len() > 0 {
-		used := m.Usage.Input + m.Usage.CacheCreation + m.Usage.CacheRead + m.Usage.Output
-		if used > 0 {
-			r := w.newRow(w.concat("usage:", w.str(w.b(m.ID))))
-			r.Role, r.Kind = "assistant", KindUsage
-			r.TokensUsed, r.TokensMax = used, claudeContextWindow
-			w.emit(r)
-		}
-	}
+	w.usage()
 	for i := range m.Blocks[:m.NBlocks] {
 		b := &m.Blocks[i]
-		var r Row
 		switch {
 		case rawEqual(w.b(b.Type), "text"):
-			if w.blank(w.b(b.Text)) {
-				continue
-			}
-			text := w.clipped(w.b(b.Text), maxText)
-			r = w.newRow(w.blockKey(i))
-			r.Role, r.Kind, r.Text = "assistant", KindText, text
-			if l.IsAPIError {
-				r.Kind, r.ToolName = KindError, "model API"
-				r.Limit = LimitFromError(text, APIErrorStatus(text), r.Time)
-			}
+			w.assistantText(i, w.b(b.Text))
 		case rawEqual(w.b(b.Type), "tool_use"):
-			r = w.newRow(w.blockKey(i))
-			name := w.str(w.b(b.Name))
-			r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, w.str(w.b(b.ID))
-			in := &b.Input
-			switch name {
-			case "Write", "Edit", "MultiEdit":
-				r.FilePath = w.str(w.b(in.FilePath))
-			case "NotebookEdit":
-				r.FilePath = w.str(w.b(in.NotebookPath))
-			case "Bash":
-				r.Command = w.clipped(w.b(in.Command), maxResult)
-			}
-			r.Text = w.clipped(w.b(in.Description), 200)
-			if edit := w.editText(name, in); edit != "" {
-				r.Text = w.concat(r.Text, "\n", edit)
-			}
-		default:
-			continue
+			w.emit(w.toolUse(i, b))
 		}
-		w.emit(r)
 	}
+}
+
+// usage emits the message's token usage, keyed by the message id (Claude
+// Code repeats it on every line of a message); a synthetic message has
+// none.
+func (w *claudeRows) usage() {
+	m := &w.l.Message
+	if !m.HasUsage || rawEqual(w.b(m.Model), "<synthetic>") || m.ID.Len() == 0 {
+		return
+	}
+	used := m.Usage.Input + m.Usage.CacheCreation + m.Usage.CacheRead + m.Usage.Output
+	if used <= 0 {
+		return
+	}
+	r := w.newRow(w.concat("usage:", w.str(w.b(m.ID))))
+	r.Role, r.Kind = "assistant", KindUsage
+	r.TokensUsed, r.TokensMax = used, claudeContextWindow
+	w.emit(r)
+}
+
+// assistantText emits text block i; an API error the client wrote as the
+// assistant's text is an error row.
+func (w *claudeRows) assistantText(i int, raw []byte) {
+	if w.blank(raw) {
+		return
+	}
+	text := w.clipped(raw, maxText)
+	r := w.newRow(w.blockKey(i))
+	r.Role, r.Kind, r.Text = "assistant", KindText, text
+	if w.l.IsAPIError {
+		r.Kind, r.ToolName = KindError, "model API"
+		r.Limit = LimitFromError(text, APIErrorStatus(text), r.Time)
+	}
+	w.emit(r)
+}
+
+// toolUse is the call row of tool_use block i: the file an edit writes,
+// the command Bash runs, the description and the edit's text.
+func (w *claudeRows) toolUse(i int, b *claudejson.Block) Row {
+	r := w.newRow(w.blockKey(i))
+	name := w.str(w.b(b.Name))
+	r.Role, r.Kind, r.ToolName, r.CallID = "assistant", KindToolCall, name, w.str(w.b(b.ID))
+	in := &b.Input
+	switch name {
+	case "Write", "Edit", "MultiEdit":
+		r.FilePath = w.str(w.b(in.FilePath))
+	case "NotebookEdit":
+		r.FilePath = w.str(w.b(in.NotebookPath))
+	case "Bash":
+		r.Command = w.clipped(w.b(in.Command), maxResult)
+	}
+	r.Text = w.clipped(w.b(in.Description), 200)
+	if edit := w.editText(name, in); edit != "" {
+		r.Text = w.concat(r.Text, "\n", edit)
+	}
+	return r
 }
 
 // blockKey is the key of an assistant block: the first keeps the line's.
@@ -912,4 +952,27 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return clip(s, 200)
+}
+
+// claudePluginEnabled is the id (carryover@<marketplace>) of carryover's
+// Claude Code plugin when settings (Claude Code's user settings.json)
+// enable it, else "".
+func claudePluginEnabled(settings []byte) string {
+	var s struct {
+		Enabled map[string]bool `json:"enabledPlugins"`
+	}
+	if json.Unmarshal(settings, &s) != nil {
+		return ""
+	}
+	var ids []string
+	for id, on := range s.Enabled {
+		if on && strings.HasPrefix(id, "carryover@") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
 }

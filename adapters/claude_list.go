@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -114,50 +115,14 @@ func (claudeLister) Describe(path string) (NativeSession, error) {
 	var queued string
 	for _, l := range lines(fs.head) {
 		var h claudeHead
-		if !jsonLine(l, &h) {
-			continue
-		}
-		if s.Project == "" && h.Cwd != "" {
-			s.Project = h.Cwd
-		}
-		if h.SessionID != "" && s.ID == "" {
-			s.ID = h.SessionID
-		}
-		switch {
-		case (h.Type == "custom-title" || h.Type == "ai-title") && h.Title != "" && s.Preview == "":
-			s.Preview = preview(h.Title)
-		case h.Type == "queue-operation" && h.Operation == "enqueue" && queued == "":
-			queued = h.Content
-		case h.Type == "user" && !h.IsMeta && !h.IsSidechain && h.Message != nil && s.Preview == "":
-			var text string
-			if json.Unmarshal(h.Message.Content, &text) != nil {
-				var blocks []claudeBlock
-				_ = json.Unmarshal(h.Message.Content, &blocks)
-				for _, b := range blocks {
-					if b.Type == "text" {
-						text = b.Text
-						break
-					}
-				}
-			}
-			if req, ok := claudeCommandPrompt(text); ok {
-				text = req
-			}
-			text = StripHarness(text)
-			if text != "" && !IsCarryoverText(text) && !strings.HasPrefix(text, "<") && !claudeInterrupted(text) &&
-				!bytes.Contains(l, []byte(`"isCompactSummary":true`)) {
-				s.Preview = preview(text)
-			}
+		if jsonLine(l, &h) {
+			claudeNoteHead(&s, &queued, &h, l)
 		}
 	}
 	if s.Preview == "" && queued != "" && !IsCarryoverText(queued) {
 		s.Preview = preview(queued)
 	}
-	all := append(lines(fs.head), lines(fs.tail)...)
-	s.LastActive = newestTimestamp(all, "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"type":"user"`), []byte(`"type":"assistant"`))
 	if s.ID == "" {
 		s.ID = strings.TrimSuffix(filepath.Base(path), ".jsonl")
@@ -166,4 +131,51 @@ func (claudeLister) Describe(path string) (NativeSession, error) {
 		return s, errNoSession
 	}
 	return s, nil
+}
+
+// claudeNoteHead takes a head line's project, session id, and the first
+// title or prompt as the preview; queued keeps the first enqueued prompt
+// for a session whose head holds no other.
+func claudeNoteHead(s *NativeSession, queued *string, h *claudeHead, l []byte) {
+	s.Project = firstNonEmpty(s.Project, h.Cwd)
+	s.ID = firstNonEmpty(s.ID, h.SessionID)
+	switch h.Type {
+	case "custom-title", "ai-title":
+		if h.Title != "" && s.Preview == "" {
+			s.Preview = preview(h.Title)
+		}
+	case "queue-operation":
+		if h.Operation == "enqueue" && *queued == "" {
+			*queued = h.Content
+		}
+	case "user":
+		if s.Preview != "" || h.IsMeta || h.IsSidechain || h.Message == nil {
+			return
+		}
+		if text := claudeHeadPrompt(h.Message.Content); text != "" && !bytes.Contains(l, []byte(`"isCompactSummary":true`)) {
+			s.Preview = preview(text)
+		}
+	}
+}
+
+// claudeHeadPrompt is what the user typed in a head line's message
+// content: the request of a slash command, without harness tags; "" for
+// markup, carryover's own text or an interruption.
+func claudeHeadPrompt(content json.RawMessage) string {
+	var text string
+	if json.Unmarshal(content, &text) != nil {
+		var blocks []claudeBlock
+		_ = json.Unmarshal(content, &blocks)
+		if i := slices.IndexFunc(blocks, func(b claudeBlock) bool { return b.Type == "text" }); i >= 0 {
+			text = blocks[i].Text
+		}
+	}
+	if req, ok := claudeCommandPrompt(text); ok {
+		text = req
+	}
+	text = StripHarness(text)
+	if IsCarryoverText(text) || strings.HasPrefix(text, "<") || claudeInterrupted(text) {
+		return ""
+	}
+	return text
 }

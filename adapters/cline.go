@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -171,50 +172,58 @@ func clineRows(m clineMessage, key string) []Row {
 	if m.TS > 0 {
 		t = time.UnixMilli(m.TS).UTC()
 	}
-	var rows []Row
 	blocks := clineBlocks(m.Content)
-	// A message holding the <user_input> wrapper is a typed prompt and its
-	// other text blocks are what Cline adds beside it; a message without
-	// one (older shapes) is taken as typed.
-	anyWrapped := false
-	for _, b := range blocks {
-		if _, w := clineUnwrap(b.Text); w && b.Type == "text" {
-			anyWrapped = true
-		}
-	}
+	anyWrapped := slices.ContainsFunc(blocks, func(b clineBlock) bool {
+		_, w := clineUnwrap(b.Text)
+		return w && b.Type == "text"
+	})
+	var rows []Row
 	for i, b := range blocks {
-		k := key + "." + strconv.Itoa(i)
-		switch {
-		case b.Type == "text" && m.Role == "user":
-			s, wrapped := clineUnwrap(b.Text)
-			switch {
-			case strings.TrimSpace(s) == "":
-			case IsCarryoverText(s):
-				rows = append(rows, Row{Key: k, Time: t, Role: "user", Kind: KindInjection, Text: clip(s, maxText)})
-			case anyWrapped && !wrapped:
-				// text Cline adds beside the prompt (environment details,
-				// mode notices): context, not the request
-				rows = append(rows, Row{Key: k, Time: t, Role: "user", Kind: KindHarness, Text: clip(s, maxText)})
-			default:
-				rows = append(rows, Row{Key: k, Time: t, Role: "user", Kind: KindPrompt, Text: clip(s, maxPrompt)})
-			}
-		case b.Type == "text" && m.Role == "assistant" && strings.TrimSpace(b.Text) != "":
-			rows = append(rows, Row{Key: k, Time: t, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
-		case b.Type == "tool_use" && b.Name != "":
-			r := Row{Key: k, Time: t, Role: "assistant", Kind: KindToolCall, ToolName: b.Name, CallID: b.ID}
-			r.Command, r.FilePath = clineToolArgs(b.Name, b.Input)
-			if r.CallID == "" {
-				r.CallID = k
-			}
+		if r, ok := clineBlockRow(m.Role, b, key+"."+strconv.Itoa(i), t, anyWrapped); ok {
 			rows = append(rows, r)
-		case b.Type == "tool_result":
-			rows = append(rows, clineResult(b, k, t))
 		}
 	}
 	if m.Metrics != nil && m.Metrics.Input > 0 {
 		rows = append(rows, Row{Key: key + ".usage", Time: t, Role: "system", Kind: KindUsage, TokensUsed: m.Metrics.Input})
 	}
 	return rows
+}
+
+// clineBlockRow is the row of one content block (key k) of a message by
+// role; anyWrapped says whether the message holds a <user_input> prompt.
+func clineBlockRow(role string, b clineBlock, k string, t time.Time, anyWrapped bool) (Row, bool) {
+	switch {
+	case b.Type == "text" && role == "user":
+		return clineUserText(b.Text, k, t, anyWrapped)
+	case b.Type == "text" && role == "assistant" && strings.TrimSpace(b.Text) != "":
+		return Row{Key: k, Time: t, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)}, true
+	case b.Type == "tool_use" && b.Name != "":
+		r := Row{Key: k, Time: t, Role: "assistant", Kind: KindToolCall, ToolName: b.Name, CallID: firstNonEmpty(b.ID, k)}
+		r.Command, r.FilePath = clineToolArgs(b.Name, b.Input)
+		return r, true
+	case b.Type == "tool_result":
+		return clineResult(b, k, t), true
+	}
+	return Row{}, false
+}
+
+// clineUserText reads a user's text block. A message holding the
+// <user_input> wrapper is a typed prompt and its other text blocks are
+// what Cline adds beside it (environment details, mode notices: context,
+// not the request); a message without one (older shapes) is taken as
+// typed.
+func clineUserText(text, k string, t time.Time, anyWrapped bool) (Row, bool) {
+	s, wrapped := clineUnwrap(text)
+	kind, n := KindPrompt, maxPrompt
+	switch {
+	case strings.TrimSpace(s) == "":
+		return Row{}, false
+	case IsCarryoverText(s):
+		kind, n = KindInjection, maxText
+	case anyWrapped && !wrapped:
+		kind, n = KindHarness, maxText
+	}
+	return Row{Key: k, Time: t, Role: "user", Kind: kind, Text: clip(s, n)}, true
 }
 
 // clineUnwrap strips <user_input mode="…">…</user_input>, the wrapper every
@@ -287,12 +296,7 @@ func clineToolArgs(name string, raw json.RawMessage) (cmd, file string) {
 func clineResult(b clineBlock, k string, t time.Time) Row {
 	r := Row{Key: k, Time: t, Role: "tool", Kind: KindToolResult, ToolName: b.Name, CallID: b.ToolUseID}
 	var s string
-	var items []struct {
-		Query   string `json:"query"`
-		Result  string `json:"result"`
-		Error   string `json:"error"`
-		Success *bool  `json:"success"`
-	}
+	var items []clineResultItem
 	failed := b.IsError
 	switch {
 	case json.Unmarshal(b.Content, &s) == nil:
@@ -304,22 +308,9 @@ func clineResult(b clineBlock, k string, t time.Time) Row {
 			failed, r.Text = true, e.Error
 		}
 	case json.Unmarshal(b.Content, &items) == nil:
-		var parts []string
-		for _, it := range items {
-			if it.Success != nil && !*it.Success || it.Error != "" {
-				failed = true
-			}
-			txt := it.Result
-			if txt == "" {
-				txt = it.Error
-			}
-			parts = append(parts, txt)
-			// "[Command exited with code 2]" heads a failing command's result
-			if n, ok := clineExit(it.Error + "\n" + it.Result); ok && r.ExitCode == nil {
-				r.ExitCode = &n
-			}
+		if clineItems(&r, items) {
+			failed = true
 		}
-		r.Text = strings.Join(parts, "\n")
 	default:
 		for _, blk := range clineBlocks(b.Content) {
 			r.Text += blk.Text
@@ -330,6 +321,32 @@ func clineResult(b clineBlock, k string, t time.Time) Row {
 	}
 	r.Text = clip(r.Text, maxResult)
 	return r
+}
+
+// clineResultItem is one command's or query's result in a tool result.
+type clineResultItem struct {
+	Query   string `json:"query"`
+	Result  string `json:"result"`
+	Error   string `json:"error"`
+	Success *bool  `json:"success"`
+}
+
+// clineItems gives r the items' results (or errors) and the first exit
+// code, and reports whether one failed.
+func clineItems(r *Row, items []clineResultItem) (failed bool) {
+	var parts []string
+	for _, it := range items {
+		if it.Success != nil && !*it.Success || it.Error != "" {
+			failed = true
+		}
+		parts = append(parts, firstNonEmpty(it.Result, it.Error))
+		// "[Command exited with code 2]" heads a failing command's result
+		if n, ok := clineExit(it.Error + "\n" + it.Result); ok && r.ExitCode == nil {
+			r.ExitCode = &n
+		}
+	}
+	r.Text = strings.Join(parts, "\n")
+	return failed
 }
 
 // clineExit finds "exited with code N" in a command result.
@@ -359,15 +376,7 @@ func (clineLister) Stores(env Env) []string {
 
 func (l clineLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(clineHome(env)), "sessions", "*", "*.messages.json"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "cline", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return describeAll(env, "cline", files, project, l.Describe), nil
 }
 
 type clineManifest struct {
@@ -390,29 +399,11 @@ func (clineLister) Describe(path string) (NativeSession, error) {
 	}
 	s := NativeSession{Tool: "cline", Path: path, ID: d.SessionID}
 	for _, m := range d.Messages {
-		if m.Role == "user" || m.Role == "assistant" {
-			s.MessageCount++
-		}
-		if s.Preview == "" && m.Role == "user" {
-			for _, r := range clineRows(m, "") {
-				if r.Kind == KindPrompt {
-					s.Preview = preview(r.Text)
-					break
-				}
-			}
-		}
-		if m.TS > 0 {
-			if t := time.UnixMilli(m.TS).UTC(); t.After(s.LastActive) {
-				s.LastActive = t
-			}
-		}
+		clineNoteMessage(&s, m)
 	}
 	var mf clineManifest
 	if mb, err := readClineDoc(filepath.Join(filepath.Dir(path), d.SessionID+".json")); err == nil && json.Unmarshal(mb, &mf) == nil {
-		s.Project = mf.Workspace
-		if s.Project == "" {
-			s.Project = mf.Cwd
-		}
+		s.Project = firstNonEmpty(mf.Workspace, mf.Cwd)
 	}
 	if s.LastActive.IsZero() {
 		if t, err := time.Parse(time.RFC3339Nano, d.UpdatedAt); err == nil {
@@ -422,4 +413,20 @@ func (clineLister) Describe(path string) (NativeSession, error) {
 		}
 	}
 	return s, nil
+}
+
+// clineNoteMessage counts a message, takes the first prompt as the
+// preview and the newest time as the last activity.
+func clineNoteMessage(s *NativeSession, m clineMessage) {
+	if m.Role == "user" || m.Role == "assistant" {
+		s.MessageCount++
+	}
+	if s.Preview == "" && m.Role == "user" {
+		if p, ok := firstPrompt(clineRows(m, "")); ok {
+			s.Preview = preview(p)
+		}
+	}
+	if t := time.UnixMilli(m.TS).UTC(); m.TS > 0 && t.After(s.LastActive) {
+		s.LastActive = t
+	}
 }

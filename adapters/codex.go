@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"hash/fnv"
 	"io"
@@ -48,6 +49,18 @@ var codexAgent = &Agent{
 	ContextWindow: 200_000,
 	// PostToolUse additionalContext lands as a developer message [V].
 	ToolContextEvent: "PostToolUse",
+	PlanTools:        []string{"update_plan"},
+	KnownTypes: set("session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
+		"token_usage_record",
+		// payload types
+		"message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+		"local_shell_call", "local_shell_call_output", "web_search_call", "task_started", "task_complete", "token_count",
+		"user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content", "item_started", "item_completed",
+		"thread_settings_applied", "turn_aborted", "patch_apply_begin", "patch_apply_end", "exec_command_begin",
+		"exec_command_end", "exec_command_output_delta", "error", "stream_error", "web_search_begin", "web_search_end",
+		"context_compacted", "sub_agent_activity", "image_generation_end", "mcp_tool_call_begin", "mcp_tool_call_end",
+		"plan_update", "turn_diff", "entered_review_mode", "exited_review_mode", "view_image_tool_call", "ghost_snapshot"),
+	Instructions: []string{"AGENTS.md"},
 }
 
 var (
@@ -60,23 +73,8 @@ type codex struct{}
 func (codex) Name() string { return "codex" }
 
 func (codex) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
-	if err != nil {
-		return Hook{}, err
-	}
-	h := Hook{
-		Tool:           "codex",
-		Event:          event,
-		SessionID:      p.str("session_id"),
-		TranscriptPath: p.str("transcript_path"), // null with --ephemeral
-		Cwd:            p.str("cwd"),
-		Source:         p.str("source"),
-		Prompt:         p.str("prompt"),
-	}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
-	}
-	return h, nil
+	h, _, err := claudeShapedHook("codex", event, b) // transcript_path is null with --ephemeral
+	return h, err
 }
 
 // Transcripts is the hook's transcript_path. Without one (an old build, or
@@ -325,10 +323,7 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 	}
 	var rows []Row
 	for i, c := range it.Content {
-		if c.Type != "input_text" && c.Type != "output_text" && c.Type != "text" {
-			continue
-		}
-		if strings.TrimSpace(c.Text) == "" {
+		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" {
 			continue
 		}
 		kind := ""
@@ -339,29 +334,41 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 		if i > 0 {
 			r.Key = base.Key + "#" + strconv.Itoa(i)
 		}
-		switch {
-		case strings.HasPrefix(kind, "agents_md.") || strings.HasPrefix(kind, "environments."):
-			continue // project instructions and environment, never a request or a receipt
-		case IsCarryoverText(c.Text) && it.Role != "assistant":
-			// carryover's own handoff (hooks.additional_context) or a
-			// copy of it anywhere in the model input: a delivery receipt.
-			r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(c.Text)
-		case it.Role == "assistant":
-			if compactionOutput {
-				continue // the compacted line records the summary
-			}
-			r.Role, r.Kind, r.Text = "assistant", KindText, clip(c.Text, maxText)
-		case it.Role == "user" && codexRealPrompt(kind, c.Text):
-			if !base.Time.IsZero() { // the oldest rollouts have no times: offsets keep repeats apart
-				r.Key = codexPromptKey(base.Time, c.Text)
-			}
-			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(c.Text)
-		default:
-			continue // developer instructions, AGENTS.md, environment, hook prompts
+		if codexContentRow(&r, it.Role, kind, c.Text, compactionOutput) {
+			rows = append(rows, r)
 		}
-		rows = append(rows, r)
 	}
 	return rows
+}
+
+func codexTextContent(typ string) bool {
+	return typ == "input_text" || typ == "output_text" || typ == "text"
+}
+
+// codexContentRow makes r the row of one text content of a message by
+// role (kind is its metadata's); false for text that makes no row.
+func codexContentRow(r *Row, role, kind, text string, compactionOutput bool) bool {
+	switch {
+	case strings.HasPrefix(kind, "agents_md.") || strings.HasPrefix(kind, "environments."):
+		return false // project instructions and environment, never a request or a receipt
+	case IsCarryoverText(text) && role != "assistant":
+		// carryover's own handoff (hooks.additional_context) or a
+		// copy of it anywhere in the model input: a delivery receipt.
+		r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(text)
+	case role == "assistant":
+		if compactionOutput {
+			return false // the compacted line records the summary
+		}
+		r.Role, r.Kind, r.Text = "assistant", KindText, clip(text, maxText)
+	case role == "user" && codexRealPrompt(kind, text):
+		if !r.Time.IsZero() { // the oldest rollouts have no times: offsets keep repeats apart
+			r.Key = codexPromptKey(r.Time, text)
+		}
+		r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(text)
+	default:
+		return false // developer instructions, AGENTS.md, environment, hook prompts
+	}
+	return true
 }
 
 func codexRealPrompt(kind, text string) bool {
@@ -528,12 +535,7 @@ func codexOutput(it codexItem, base Row) Row {
 	}
 	r.Role, r.CallID = "tool", it.CallID
 	text, exit := codexOutputText(it.Output)
-	head, body := text, text
-	if i := strings.Index(text, "\nOutput:\n"); i >= 0 {
-		head, body = text[:i], text[i+len("\nOutput:\n"):]
-	} else if i := strings.Index(text, "\nOutput:"); i >= 0 {
-		head, body = text[:i], text[i+len("\nOutput:"):]
-	}
+	head, body := codexSplitOutput(text)
 	if exit == nil {
 		if m := exitCodeRE().FindStringSubmatch(head); m != nil {
 			if n, err := strconv.Atoi(m[1]); err == nil {
@@ -546,25 +548,49 @@ func codexOutput(it codexItem, base Row) Row {
 		r.Kind = KindError
 	}
 	if exit == nil {
-		t := strings.TrimSpace(text)
-		if w, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(w, "Wall time:") {
-			// Codex 0.169 writes an interrupted exec_command as "Wall
-			// time: 0.7 seconds\naborted by user" (seen in the Ctrl-C e2e).
-			t = strings.TrimSpace(rest)
-		}
-		if k := codexStopped(t); k != "" {
-			r.Kind, r.Text = k, clip(t, maxResult)
+		kind, said, stopped := codexNoExit(text)
+		if stopped {
+			r.Kind, r.Text = kind, clip(said, maxResult)
 			return r
 		}
-		for _, p := range codexFailurePrefixes {
-			if strings.HasPrefix(t, p) {
-				r.Kind = KindError
-				break
-			}
-		}
+		r.Kind = cmp.Or(kind, r.Kind)
 	}
 	r.Text = clip(body, maxResult)
 	return r
+}
+
+// codexSplitOutput splits an exec output at its "Output:" line into the
+// header (exit code, wall time) and the command's output; both are the
+// whole text without one.
+func codexSplitOutput(text string) (head, body string) {
+	if i := strings.Index(text, "\nOutput:\n"); i >= 0 {
+		return text[:i], text[i+len("\nOutput:\n"):]
+	}
+	if i := strings.Index(text, "\nOutput:"); i >= 0 {
+		return text[:i], text[i+len("\nOutput:"):]
+	}
+	return text, text
+}
+
+// codexNoExit reads an output without an exit code: stopped is true for a
+// call the user stopped (said is then what it says); else kind is
+// KindError for a failure Codex reported, "" otherwise.
+func codexNoExit(text string) (kind Kind, said string, stopped bool) {
+	t := strings.TrimSpace(text)
+	if w, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(w, "Wall time:") {
+		// Codex 0.169 writes an interrupted exec_command as "Wall
+		// time: 0.7 seconds\naborted by user" (seen in the Ctrl-C e2e).
+		t = strings.TrimSpace(rest)
+	}
+	if k := codexStopped(t); k != "" {
+		return k, t, true
+	}
+	for _, p := range codexFailurePrefixes {
+		if strings.HasPrefix(t, p) {
+			return KindError, "", false
+		}
+	}
+	return "", "", false
 }
 
 // codexOutputText flattens a tool output: a plain string, a JSON string
@@ -629,63 +655,73 @@ func joinCodexText(parts []codexContent) string {
 // user_message, agent_message) duplicate response_items and are skipped so
 // a prompt is never counted twice.
 func codexEvent(it codexItem, base Row) []Row {
-	switch it.Type {
-	case "token_count":
-		lim := it.RateLimits.limit()
-		if it.Info == nil || it.Info.Last == nil || it.Info.Last.Total <= 0 {
-			if lim == nil {
-				return nil
-			}
-			r := base
-			r.Role, r.Kind, r.Text, r.Limit = "system", KindLimit, lim.Phrase(), lim
-			return []Row{r}
-		}
-		r := base
-		r.Role, r.Kind = "assistant", KindUsage
-		r.TokensUsed, r.TokensMax = it.Info.Last.Total, it.Info.Window
-		r.Limit = lim
-		return []Row{r}
-	case "error":
-		if it.Message == "" {
-			return nil
-		}
-		r := base
-		r.Role, r.Kind, r.Text = "system", KindError, clip(it.Message, maxResult)
-		status := 0
-		if bytes.Contains(it.ErrorInfo, []byte("usage_limit")) || bytes.Contains(it.ErrorInfo, []byte("rate_limit")) {
-			status = 429
-		}
-		r.Limit = LimitFromError(it.Message, status, r.Time)
-		return []Row{r}
-	case "user_message":
-		// Some versions write the prompt only here (no response_item user
-		// message); where both exist they share codexPromptKey, so the
-		// ledger keeps one row.
-		if strings.TrimSpace(it.Message) == "" || !codexRealPrompt("", it.Message) {
-			return nil
-		}
-		r := base
-		r.Key = codexPromptKey(base.Time, it.Message)
-		if IsCarryoverText(it.Message) {
-			r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(it.Message)
-			return []Row{r}
-		}
-		r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
-		return []Row{r}
-	case "patch_apply_end":
-		return codexPatchEnd(it, base)
-	case "turn_aborted":
-		// The user stopped the turn (Ctrl-C, Esc, or a new prompt sent while
-		// it ran: reason "replaced"). The <turn_aborted> user message Codex
-		// also writes is skipped as injected text.
-		r := base
-		r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
-		if it.Reason != "" {
-			r.Text += " (" + clip(it.Reason, 80) + ")"
-		}
-		return []Row{r}
+	if read := codexEvents[it.Type]; read != nil {
+		return read(it, base)
 	}
 	return nil
+}
+
+var codexEvents = map[string]func(it codexItem, base Row) []Row{
+	"token_count":     codexTokenCount,
+	"error":           codexError,
+	"user_message":    codexUserMessage,
+	"patch_apply_end": codexPatchEnd,
+	"turn_aborted":    codexTurnAborted,
+}
+
+func codexTokenCount(it codexItem, r Row) []Row {
+	lim := it.RateLimits.limit()
+	if it.Info == nil || it.Info.Last == nil || it.Info.Last.Total <= 0 {
+		if lim == nil {
+			return nil
+		}
+		r.Role, r.Kind, r.Text, r.Limit = "system", KindLimit, lim.Phrase(), lim
+		return []Row{r}
+	}
+	r.Role, r.Kind = "assistant", KindUsage
+	r.TokensUsed, r.TokensMax = it.Info.Last.Total, it.Info.Window
+	r.Limit = lim
+	return []Row{r}
+}
+
+func codexError(it codexItem, r Row) []Row {
+	if it.Message == "" {
+		return nil
+	}
+	r.Role, r.Kind, r.Text = "system", KindError, clip(it.Message, maxResult)
+	status := 0
+	if bytes.Contains(it.ErrorInfo, []byte("usage_limit")) || bytes.Contains(it.ErrorInfo, []byte("rate_limit")) {
+		status = 429
+	}
+	r.Limit = LimitFromError(it.Message, status, r.Time)
+	return []Row{r}
+}
+
+// codexUserMessage: some versions write the prompt only here (no
+// response_item user message); where both exist they share
+// codexPromptKey, so the ledger keeps one row.
+func codexUserMessage(it codexItem, r Row) []Row {
+	if strings.TrimSpace(it.Message) == "" || !codexRealPrompt("", it.Message) {
+		return nil
+	}
+	r.Key = codexPromptKey(r.Time, it.Message)
+	if IsCarryoverText(it.Message) {
+		r.Role, r.Kind, r.Text = "system", KindInjection, carryoverHeader(it.Message)
+		return []Row{r}
+	}
+	r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
+	return []Row{r}
+}
+
+// codexTurnAborted: the user stopped the turn (Ctrl-C, Esc, or a new
+// prompt sent while it ran: reason "replaced"). The <turn_aborted> user
+// message Codex also writes is skipped as injected text.
+func codexTurnAborted(it codexItem, r Row) []Row {
+	r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
+	if it.Reason != "" {
+		r.Text += " (" + clip(it.Reason, 80) + ")"
+	}
+	return []Row{r}
 }
 
 // codexRateLimits is token_count's rate_limits: the plan's usage windows
@@ -724,19 +760,24 @@ func (rl *codexRateLimits) limit() *Limit {
 		return nil
 	}
 	l := &Limit{Kind: LimitUsage, Reached: reached || w.UsedPercent >= 100, UsedPercent: min(w.UsedPercent, 100)}
-	switch m := w.WindowMinutes; {
-	case m == 0:
-	case m%(7*24*60) == 0:
-		l.Window = "weekly"
-	case m%60 == 0:
-		l.Window = strconv.FormatInt(m/60, 10) + "h"
-	default:
-		l.Window = strconv.FormatInt(m, 10) + "m"
-	}
+	l.Window = codexWindowName(w.WindowMinutes)
 	if w.ResetsAt > 0 {
 		l.ResetsAt = time.Unix(w.ResetsAt, 0).UTC()
 	}
 	return l
+}
+
+// codexWindowName names a usage window of m minutes ("5h", "weekly").
+func codexWindowName(m int64) string {
+	switch {
+	case m == 0:
+		return ""
+	case m%(7*24*60) == 0:
+		return "weekly"
+	case m%60 == 0:
+		return strconv.FormatInt(m/60, 10) + "h"
+	}
+	return strconv.FormatInt(m, 10) + "m"
 }
 
 // codexPromptKey keys a prompt by its time and text, so the copy Codex

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -29,13 +30,9 @@ func (l codexLister) ListSessions(env Env, project string) ([]NativeSession, err
 		return ss, nil
 	}
 	files, _ := filepath.Glob(filepath.Join(globEscape(home), "sessions", "*", "*", "*", "rollout-*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "codex", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, codexMarkSubagent(s))
+	out := describeAll(env, "codex", files, project, l.Describe)
+	for i := range out {
+		out[i] = codexMarkSubagent(out[i])
 	}
 	return out, nil
 }
@@ -52,11 +49,33 @@ func (l codexLister) fromIndex(env Env, home, project string) ([]NativeSession, 
 		return nil, false
 	}
 	defer db.Close()
-	cols := map[string]bool{}
-	rows, err := db.Query(`SELECT name FROM pragma_table_info('threads')`)
+	q, ok := codexThreadsQuery(db)
+	if !ok {
+		return nil, false
+	}
+	rows, err := db.Query(q)
 	if err != nil {
 		return nil, false
 	}
+	defer rows.Close()
+	var out []NativeSession
+	for rows.Next() {
+		if s, ok := l.indexRow(env, rows, project); ok {
+			out = append(out, codexMarkSubagent(s))
+		}
+	}
+	return out, rows.Err() == nil
+}
+
+// codexThreadsQuery selects id, rollout path, cwd, update time and title
+// of the unarchived threads from the columns this version's table has;
+// ok is false without the first three.
+func codexThreadsQuery(db *sql.DB) (string, bool) {
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('threads')`)
+	if err != nil {
+		return "", false
+	}
+	cols := map[string]bool{}
 	for rows.Next() {
 		var n string
 		if rows.Scan(&n) == nil {
@@ -65,50 +84,43 @@ func (l codexLister) fromIndex(env Env, home, project string) ([]NativeSession, 
 	}
 	rows.Close()
 	if !cols["id"] || !cols["rollout_path"] || !cols["cwd"] {
-		return nil, false
+		return "", false
 	}
 	pick := func(cands ...string) string {
-		for _, c := range cands {
-			if cols[c] {
-				return c
-			}
+		if i := slices.IndexFunc(cands, func(c string) bool { return cols[c] }); i >= 0 {
+			return cands[i]
 		}
 		return "''"
 	}
 	updated := pick("recency_at_ms", "updated_at_ms", "updated_at")
 	title := pick("title", "first_user_message", "preview")
-	archived := "0"
-	if cols["archived"] {
-		archived = "archived"
+	archived := pick("archived")
+	if archived == "''" {
+		archived = "0"
 	}
-	q := `SELECT id, rollout_path, cwd, ` + updated + `, ` + title + ` FROM threads WHERE ` + archived + ` = 0`
-	rows, err = db.Query(q)
+	return `SELECT id, rollout_path, cwd, ` + updated + `, ` + title + ` FROM threads WHERE ` + archived + ` = 0`, true
+}
+
+// indexRow is the session of one threads row in project. A row can
+// outlive its rollout: only sessions still on disk are listed.
+func (l codexLister) indexRow(env Env, rows *sql.Rows, project string) (NativeSession, bool) {
+	var id, rollout, cwd, title string
+	var upd any
+	if rows.Scan(&id, &rollout, &cwd, &upd, &title) != nil || !InProject(cwd, project) {
+		return NativeSession{}, false
+	}
+	s, err := DescribeCached(env, "codex", rollout, l.Describe)
 	if err != nil {
-		return nil, false
+		return s, false
 	}
-	defer rows.Close()
-	var out []NativeSession
-	for rows.Next() {
-		var id, rollout, cwd, title string
-		var upd any
-		if rows.Scan(&id, &rollout, &cwd, &upd, &title) != nil || !InProject(cwd, project) {
-			continue
-		}
-		// A row can outlive its rollout: only list sessions still on disk.
-		s, err := DescribeCached(env, "codex", rollout, l.Describe)
-		if err != nil {
-			continue
-		}
-		s.ID, s.Project = id, cwd
-		if t := indexTime(upd); t.After(s.LastActive) {
-			s.LastActive = t
-		}
-		if title != "" && s.Preview == "" {
-			s.Preview = preview(title)
-		}
-		out = append(out, codexMarkSubagent(s))
+	s.ID, s.Project = id, cwd
+	if t := indexTime(upd); t.After(s.LastActive) {
+		s.LastActive = t
 	}
-	return out, rows.Err() == nil
+	if title != "" && s.Preview == "" {
+		s.Preview = preview(title)
+	}
+	return s, true
 }
 
 // indexTime reads a timestamp column: epoch ms, epoch s or RFC 3339.
@@ -159,49 +171,58 @@ func (codexLister) Describe(path string) (NativeSession, error) {
 	s := NativeSession{Tool: "codex", Path: path}
 	for _, l := range lines(fs.head) {
 		var h codexHeadLine
-		if !jsonLine(l, &h) {
-			continue
-		}
-		switch {
-		case h.Type == "session_meta" && s.ID == "":
-			s.ID, s.Project = h.Payload.ID, h.Payload.Cwd
-		case h.Type == "" && h.ID != "" && h.Timestamp != "" && s.ID == "":
-			s.ID = h.ID // the oldest rollouts' bare header {"id","timestamp","instructions"}
-		case h.Type == "message" && h.Role == "user" && s.Preview == "":
-			rows, _ := codex{}.ParseLine(l, 0)
-			for _, r := range rows {
-				if r.Kind == KindPrompt {
-					s.Preview = preview(r.Text)
-					break
-				}
-			}
-		case h.Type == "event_msg" && h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage" && s.Preview == "":
-			for _, c := range h.Payload.Item.Content {
-				if c.Text != "" && !IsCarryoverText(c.Text) {
-					s.Preview = preview(c.Text)
-					break
-				}
-			}
-		case h.Type == "event_msg" && h.Payload.Type == "user_message" && s.Preview == "" && h.Payload.Message != "":
-			s.Preview = preview(h.Payload.Message)
+		if jsonLine(l, &h) {
+			codexNoteHead(&s, &h, l)
 		}
 	}
 	if s.ID == "" {
 		// rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl
+		const prefix = "rollout-2006-01-02T15-04-05-"
 		base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		if len(base) > len("rollout-2006-01-02T15-04-05-") && strings.HasPrefix(base, "rollout-") {
-			s.ID = base[len("rollout-2006-01-02T15-04-05-"):]
-		} else {
+		if len(base) <= len(prefix) || !strings.HasPrefix(base, "rollout-") {
 			return s, errNoSession
 		}
+		s.ID = base[len(prefix):]
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs,
 		[]byte(`"type":"UserMessage"`), []byte(`"type":"AgentMessage"`), []byte(`"type":"user_message"`), []byte(`"type":"agent_message"`))
 	return s, nil
+}
+
+// codexNoteHead takes the session id and project from a head line, and
+// the first prompt as the preview.
+func codexNoteHead(s *NativeSession, h *codexHeadLine, l []byte) {
+	switch {
+	case h.Type == "session_meta" && s.ID == "":
+		s.ID, s.Project = h.Payload.ID, h.Payload.Cwd
+	case h.Type == "" && h.ID != "" && h.Timestamp != "" && s.ID == "":
+		s.ID = h.ID // the oldest rollouts' bare header {"id","timestamp","instructions"}
+	case s.Preview == "":
+		if t := codexHeadPrompt(h, l); t != "" {
+			s.Preview = preview(t)
+		}
+	}
+}
+
+// codexHeadPrompt is the prompt a head line holds, if any.
+func codexHeadPrompt(h *codexHeadLine, l []byte) string {
+	switch {
+	case h.Type == "message" && h.Role == "user":
+		rows, _ := codex{}.ParseLine(l, 0)
+		p, _ := firstPrompt(rows)
+		return p
+	case h.Type != "event_msg":
+	case h.Payload.Type == "item_completed" && h.Payload.Item != nil && h.Payload.Item.Type == "UserMessage":
+		for _, c := range h.Payload.Item.Content {
+			if c.Text != "" && !IsCarryoverText(c.Text) {
+				return c.Text
+			}
+		}
+	case h.Payload.Type == "user_message":
+		return h.Payload.Message
+	}
+	return ""
 }
 
 // codexSubagentOf reads a rollout's session_meta (its first line, within

@@ -56,6 +56,10 @@ var copilotCLIAgent = &Agent{
 		}
 		return ""
 	},
+	CreateTools:  []string{"create"},
+	PlanTools:    []string{"update_todo"},
+	Instructions: []string{".github/copilot-instructions.md"},
+	ProjectEnv:   "COPILOT_PROJECT_DIR",
 }
 
 var (
@@ -225,12 +229,12 @@ func plainID(s string) bool {
 	if s == "" || len(s) > 128 || s == "." || s == ".." {
 		return false
 	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return strings.IndexFunc(s, func(c rune) bool { return !idChar(c) }) < 0
+}
+
+// idChar reports a letter, digit, '-', '_' or '.' of ASCII.
+func idChar(c rune) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }
 
 func (copilotCLI) ParseLine(line []byte, off int64) ([]Row, error) {
@@ -289,20 +293,15 @@ func copilotExitCode(text string) (string, bool) {
 }
 
 func copilotEvent(line []byte, off int64) []Row {
-	head := line
-	if len(head) > 48 {
-		head = head[:48]
-	}
-	for _, s := range copilotSkip {
-		if bytes.Contains(head, s) {
-			return nil
-		}
-	}
-	if bytes.Contains(head, []byte(`"type":"hook.`)) && !bytes.Contains(line, []byte("[CARRYOVER]")) {
+	if copilotSkipped(line) {
 		return nil
 	}
 	var l copilotEventLine
 	if err := json.Unmarshal(line, &l); err != nil || len(l.Data) == 0 {
+		return nil
+	}
+	read := copilotEvents[l.Type]
+	if read == nil {
 		return nil
 	}
 	d, err := decodePayload(l.Data)
@@ -314,103 +313,126 @@ func copilotEvent(line []byte, off int64) []Row {
 		key = "off:" + strconv.FormatInt(off, 10)
 	}
 	ts, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
-	base := Row{Key: key, Time: ts, Sidechain: d.str("parentToolCallId") != ""}
-	switch l.Type {
-	case "user.message":
-		text := d.str("content")
-		if strings.TrimSpace(text) == "" {
-			return nil
+	return read(d, Row{Key: key, Time: ts, Sidechain: d.str("parentToolCallId") != ""})
+}
+
+// copilotSkipped reports an event line whose type (within its first 48
+// bytes) carries no row: the copilotSkip types, and hook events that do
+// not hold carryover's context.
+func copilotSkipped(line []byte) bool {
+	head := line
+	if len(head) > 48 {
+		head = head[:48]
+	}
+	for _, s := range copilotSkip {
+		if bytes.Contains(head, s) {
+			return true
 		}
-		r := base
-		r.Role = "user"
-		if IsCarryoverText(text) {
-			// Not seen in 1.0.102 (sessionStart context is not logged as a
-			// user.message) but kept should a version log it.
-			r.Kind, r.Role, r.Text = KindInjection, "system", carryoverHeader(text)+" via user.message"
-			return []Row{r}
-		}
-		r.Kind, r.Text = KindPrompt, promptText(text)
-		return []Row{r}
-	case "assistant.message":
-		return copilotAssistant(d, base)
-	case "tool.execution_complete":
-		return copilotToolDone(d, base)
-	case "session.compaction_complete":
-		if raw, ok := d["success"]; ok && string(bytes.TrimSpace(raw)) == "false" {
-			return nil
-		}
-		r := base
-		r.Role, r.Kind = "system", KindCompaction
-		r.Text = "context compacted"
-		if t := d.str("trigger"); t != "" {
-			r.Text += " (" + t + ")"
-		}
-		if s := stripTag(d.str("summaryContent"), "summary"); s != "" {
-			r.Text += ": " + clip(s, maxText)
-		}
-		r.TokensUsed, _ = d.num("preCompactionTokens")
-		rows := []Row{r}
-		post, ok1 := d.num("postCompactionTokens")
-		limit, ok2 := d.num("tokenLimit")
-		if ok1 && ok2 && post > 0 {
-			u := base
-			u.Key, u.Role, u.Kind, u.TokensUsed, u.TokensMax = key+"#usage", "system", KindUsage, post, limit
-			rows = append(rows, u)
-		}
-		return rows
-	case "session.usage_record":
-		u := d.obj("usage")
-		if u == nil {
-			return nil
-		}
-		in, _ := u.num("inputTokens")
-		out, _ := u.num("outputTokens")
-		if in+out <= 0 {
-			return nil
-		}
-		r := base
-		r.Role, r.Kind, r.TokensUsed = "assistant", KindUsage, in+out
-		r.TokensMax, _ = u.num("maxPromptTokens")
-		return []Row{r}
-	case "session.error":
-		r := base
-		r.Role, r.Kind, r.ToolName = "system", KindError, "model API"
-		r.Text = clip(d.str("message", "errorType"), maxResult)
-		if r.Text == "" {
-			r.Text = "session error"
-		}
-		status, _ := d.num("statusCode")
-		r.Limit = LimitFromError(d.str("message")+" "+d.str("errorType"), int(status), r.Time)
-		return []Row{r}
-	case "abort":
-		// The user stopped the turn (data.reason "user_initiated").
-		r := base
-		r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
-		if why := d.str("reason"); why != "" {
-			r.Text += " (" + clip(why, 80) + ")"
-		}
-		return []Row{r}
-	case "hook.end":
-		// Carryover's own sessionStart context is recorded only here.
-		out := d.obj("output")
-		if out == nil {
-			return nil
-		}
-		text := out.str("additionalContext", "additional_context")
-		if text == "" {
-			if hso := out.obj("hookSpecificOutput"); hso != nil {
-				text = hso.str("additionalContext")
-			}
-		}
-		if !IsCarryoverText(text) {
-			return nil
-		}
-		r := base
-		r.Role, r.Kind = "system", KindInjection
-		r.Text = carryoverHeader(text) + " via " + firstNonEmpty(d.str("hookType"), "hook")
+	}
+	return bytes.Contains(head, []byte(`"type":"hook.`)) && !bytes.Contains(line, []byte("[CARRYOVER]"))
+}
+
+// copilotEvents reads each event type's data into rows.
+var copilotEvents = map[string]func(d payload, base Row) []Row{
+	"user.message":                copilotUserMessage,
+	"assistant.message":           copilotAssistant,
+	"tool.execution_complete":     copilotToolDone,
+	"session.compaction_complete": copilotCompaction,
+	"session.usage_record":        copilotUsage,
+	"session.error":               copilotSessionError,
+	"abort":                       copilotAbort,
+	"hook.end":                    copilotHookEnd,
+}
+
+func copilotUserMessage(d payload, r Row) []Row {
+	text := d.str("content")
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	if IsCarryoverText(text) {
+		// Not seen in 1.0.102 (sessionStart context is not logged as a
+		// user.message) but kept should a version log it.
+		r.Kind, r.Role, r.Text = KindInjection, "system", carryoverHeader(text)+" via user.message"
 		return []Row{r}
 	}
-	return nil
+	r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(text)
+	return []Row{r}
+}
+
+func copilotCompaction(d payload, base Row) []Row {
+	if raw, ok := d["success"]; ok && string(bytes.TrimSpace(raw)) == "false" {
+		return nil
+	}
+	r := base
+	r.Role, r.Kind = "system", KindCompaction
+	r.Text = "context compacted"
+	if t := d.str("trigger"); t != "" {
+		r.Text += " (" + t + ")"
+	}
+	if s := stripTag(d.str("summaryContent"), "summary"); s != "" {
+		r.Text += ": " + clip(s, maxText)
+	}
+	r.TokensUsed, _ = d.num("preCompactionTokens")
+	rows := []Row{r}
+	post, ok1 := d.num("postCompactionTokens")
+	limit, ok2 := d.num("tokenLimit")
+	if ok1 && ok2 && post > 0 {
+		u := base
+		u.Key, u.Role, u.Kind, u.TokensUsed, u.TokensMax = base.Key+"#usage", "system", KindUsage, post, limit
+		rows = append(rows, u)
+	}
+	return rows
+}
+
+func copilotUsage(d payload, r Row) []Row {
+	u := d.obj("usage")
+	if u == nil {
+		return nil
+	}
+	in, _ := u.num("inputTokens")
+	out, _ := u.num("outputTokens")
+	if in+out <= 0 {
+		return nil
+	}
+	r.Role, r.Kind, r.TokensUsed = "assistant", KindUsage, in+out
+	r.TokensMax, _ = u.num("maxPromptTokens")
+	return []Row{r}
+}
+
+func copilotSessionError(d payload, r Row) []Row {
+	r.Role, r.Kind, r.ToolName = "system", KindError, "model API"
+	r.Text = firstNonEmpty(clip(d.str("message", "errorType"), maxResult), "session error")
+	status, _ := d.num("statusCode")
+	r.Limit = LimitFromError(d.str("message")+" "+d.str("errorType"), int(status), r.Time)
+	return []Row{r}
+}
+
+// copilotAbort: the user stopped the turn (data.reason "user_initiated").
+func copilotAbort(d payload, r Row) []Row {
+	r.Role, r.Kind, r.Text = "user", KindInterrupted, "turn aborted"
+	if why := d.str("reason"); why != "" {
+		r.Text += " (" + clip(why, 80) + ")"
+	}
+	return []Row{r}
+}
+
+// copilotHookEnd: carryover's own sessionStart context is recorded only
+// here.
+func copilotHookEnd(d payload, r Row) []Row {
+	out := d.obj("output")
+	if out == nil {
+		return nil
+	}
+	text := out.str("additionalContext", "additional_context")
+	if hso := out.obj("hookSpecificOutput"); text == "" && hso != nil {
+		text = hso.str("additionalContext")
+	}
+	if !IsCarryoverText(text) {
+		return nil
+	}
+	r.Role, r.Kind = "system", KindInjection
+	r.Text = carryoverHeader(text) + " via " + firstNonEmpty(d.str("hookType"), "hook")
+	return []Row{r}
 }
 
 // copilotStopped classifies a failed tool call. Copilot CLI 1.0.102 writes
@@ -586,41 +608,48 @@ func copilotToolDone(d payload, base Row) []Row {
 	if r.CallID == "" {
 		return nil
 	}
-	res := d.obj("result")
-	text := ""
-	if res != nil {
+	var text string
+	if res := d.obj("result"); res != nil {
 		text = res.str("content")
 	}
 	r.Kind = KindToolResult
 	if raw, ok := d["success"]; ok && string(bytes.TrimSpace(raw)) == "false" {
-		r.Kind = KindError
-		if e := d.obj("error"); e != nil {
-			text = firstNonEmpty(e.str("message"), e.str("code"), text)
-			r.Kind = copilotStopped(e.str("code"), text)
-		} else if s := d.str("error"); s != "" {
-			text = s
-			r.Kind = copilotStopped("", text)
-		}
-		if text == "" {
-			text = "tool failed"
-		}
+		r.Kind, text = copilotFailure(d, text)
 	}
-	// A shell exit != 0 is success:true; the code is in shellExecution.
-	if sh := d.obj("shellExecution"); sh != nil {
-		if n, ok := sh.num("exitCode"); ok {
-			r.ExitCode = intPtr(int(n))
-		}
-	}
-	if r.ExitCode == nil {
-		if code, ok := copilotExitCode(text); ok {
-			if n, err := strconv.Atoi(code); err == nil {
-				r.ExitCode = intPtr(n)
-			}
-		}
-	}
+	r.ExitCode = copilotExit(d, text)
 	if r.ExitCode != nil && *r.ExitCode != 0 {
 		r.Kind = KindError
 	}
 	r.Text = clip(text, maxResult)
 	return []Row{r}
+}
+
+// copilotFailure is the kind and text of a call that did not succeed:
+// its error's message or code.
+func copilotFailure(d payload, text string) (Kind, string) {
+	kind := KindError
+	if e := d.obj("error"); e != nil {
+		text = firstNonEmpty(e.str("message"), e.str("code"), text)
+		kind = copilotStopped(e.str("code"), text)
+	} else if s := d.str("error"); s != "" {
+		text = s
+		kind = copilotStopped("", text)
+	}
+	return kind, firstNonEmpty(text, "tool failed")
+}
+
+// copilotExit is a shell call's exit code. A shell exit != 0 is
+// success:true; the code is in shellExecution, else in the text.
+func copilotExit(d payload, text string) *int {
+	if sh := d.obj("shellExecution"); sh != nil {
+		if n, ok := sh.num("exitCode"); ok {
+			return intPtr(int(n))
+		}
+	}
+	if code, ok := copilotExitCode(text); ok {
+		if n, err := strconv.Atoi(code); err == nil {
+			return intPtr(n)
+		}
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // copilotLister lists ~/.copilot/session-state/<id>/, reading each
@@ -37,40 +36,36 @@ func (l copilotLister) ListSessions(env Env, project string) ([]NativeSession, e
 		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			continue
 		}
-		dir := filepath.Join(root, d.Name())
-		ws := readFlatYAML(filepath.Join(dir, "workspace.yaml"))
-		cwd := ws["cwd"]
-		if cwd == "" {
-			cwd = ws["git_root"]
+		if s, ok := l.dirSession(env, filepath.Join(root, d.Name()), project); ok {
+			out = append(out, s)
 		}
-		if project != "" && cwd != "" && !InProject(cwd, project) {
-			continue // cheap skip before touching events.jsonl
-		}
-		s, err := DescribeCached(env, "copilot-cli", filepath.Join(dir, "events.jsonl"), l.Describe)
-		if err != nil {
-			if len(ws) == 0 {
-				continue
-			}
-			s = NativeSession{Tool: "copilot-cli", Path: filepath.Join(dir, "events.jsonl"), ID: d.Name()}
-		}
-		if ws["id"] != "" {
-			s.ID = ws["id"]
-		}
-		if cwd != "" {
-			s.Project = cwd
-		}
-		if ws["name"] != "" && s.Preview == "" {
-			s.Preview = preview(ws["name"])
-		}
-		if t, err := time.Parse(time.RFC3339Nano, ws["updated_at"]); err == nil && t.After(s.LastActive) {
-			s.LastActive = t
-		}
-		if !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, s)
 	}
 	return out, nil
+}
+
+// dirSession is the session of a session-state dir in project: its
+// events.jsonl described, overridden by what workspace.yaml says.
+func (l copilotLister) dirSession(env Env, dir, project string) (NativeSession, bool) {
+	ws := readFlatYAML(filepath.Join(dir, "workspace.yaml"))
+	cwd := firstNonEmpty(ws["cwd"], ws["git_root"])
+	if project != "" && cwd != "" && !InProject(cwd, project) {
+		return NativeSession{}, false // cheap skip before touching events.jsonl
+	}
+	events := filepath.Join(dir, "events.jsonl")
+	s, err := DescribeCached(env, "copilot-cli", events, l.Describe)
+	if err != nil {
+		if len(ws) == 0 {
+			return s, false
+		}
+		s = NativeSession{Tool: "copilot-cli", Path: events, ID: filepath.Base(dir)}
+	}
+	s.ID = firstNonEmpty(ws["id"], s.ID)
+	s.Project = firstNonEmpty(cwd, s.Project)
+	if ws["name"] != "" && s.Preview == "" {
+		s.Preview = preview(ws["name"])
+	}
+	s.LastActive = newerTime(s.LastActive, ws["updated_at"])
+	return s, InProject(s.Project, project)
 }
 
 // readFlatYAML reads the top-level "key: value" pairs of a small YAML file
@@ -148,10 +143,7 @@ func (copilotLister) Describe(path string) (NativeSession, error) {
 	if s.ID == "" {
 		return s, errNoSession
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"type":"user.message"`), []byte(`"type":"assistant.message"`))
 	return s, nil
 }

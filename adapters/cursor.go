@@ -54,6 +54,9 @@ var cursorAgent = &Agent{
 	},
 	Launch:        []string{"cursor-agent"},
 	ContextWindow: 64_000,
+	CreateTools:   []string{"Write"},
+	Instructions:  []string{".cursorrules"},
+	ProjectEnv:    "CURSOR_PROJECT_DIR",
 }
 
 var (
@@ -172,87 +175,97 @@ func cursorCall(r Row, name string, in map[string]any) Row {
 	return r
 }
 
+// cursorHooks reads each hook event's payload into rows.
+var cursorHooks = map[string]func(event string, p payload) []Row{
+	"postToolUse":         cursorToolHook,
+	"postToolUseFailure":  cursorToolHook,
+	"afterShellExecution": cursorShellHook,
+	"afterFileEdit":       cursorEditHook,
+	"preCompact":          cursorCompactHook,
+}
+
 func cursorHookRows(event string, p payload) []Row {
-	switch event {
-	case "postToolUse", "postToolUseFailure":
-		name := p.str("tool_name")
-		id := cursorCallID(p.str("tool_use_id"))
-		if name == "" {
-			return nil
-		}
-		if id == "" {
-			id = cursorPayloadKey(event, p.str("generation_id"), name, string(p["tool_input"]))
-		}
-		var in map[string]any
-		_ = json.Unmarshal(p["tool_input"], &in)
-		call := cursorCall(Row{Key: "hook:" + id, CallID: id}, name, in)
-		res := Row{Key: "hook:" + id + "#result", Role: "tool", Kind: KindToolResult, ToolName: name, CallID: id}
-		out := p.str("tool_output")
-		var o payload
-		_ = json.Unmarshal([]byte(out), &o)
-		text := out
-		if o != nil {
-			if s := o.str("output", "stdout", "error", "message"); s != "" {
-				text = s
-			}
-			if n, ok := o.num("exitCode", "exit_code"); ok {
-				res.ExitCode = intPtr(int(n))
-				if n != 0 {
-					res.Kind = KindError
-				}
-			}
-			if raw, ok := o["success"]; ok && strings.TrimSpace(string(raw)) == "false" {
-				res.Kind = KindError
-			}
-		}
-		if event == "postToolUseFailure" {
-			res.Kind = KindError
-			if s := p.str("error_message", "error"); s != "" {
-				text = s
-			}
-		}
-		if res.Kind == KindError && res.ExitCode == nil {
-			if m := exitCodeRE().FindStringSubmatch(text); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				res.ExitCode = intPtr(n)
-			}
-		}
-		res.Text = clip(text, maxResult)
-		return []Row{call, res}
-	case "afterShellExecution":
-		cmd := p.str("command")
-		if cmd == "" {
-			return nil
-		}
-		id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), cmd, p.str("output"), string(p["duration"]))
-		call := Row{Key: id, CallID: id, Role: "assistant", Kind: KindToolCall, ToolName: "Shell", Command: clip(cmd, maxResult)}
-		res := Row{Key: id + "#result", CallID: id, Role: "tool", Kind: KindToolResult, ToolName: "Shell", Text: clip(p.str("output"), maxResult)}
-		if n, ok := p.num("exit_code", "exitCode"); ok {
-			res.ExitCode = intPtr(int(n))
-			if n != 0 {
-				res.Kind = KindError
-			}
-		}
-		return []Row{call, res}
-	case "afterFileEdit":
-		path := p.str("file_path")
-		if path == "" {
-			return nil
-		}
-		id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), path, string(p["edits"]))
-		var in map[string]any
-		_ = json.Unmarshal([]byte(`{"edits":`+string(orNull(p["edits"]))+`}`), &in)
-		call := Row{Key: id, CallID: id, Role: "assistant", Kind: KindToolCall, ToolName: "afterFileEdit", FilePath: path, Text: cursorEditText(in)}
-		return []Row{call}
-	case "preCompact":
-		id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), string(p["context_tokens"]), p.str("trigger"))
-		r := Row{Key: id, Role: "system", Kind: KindCompaction, Text: "context compacted"}
-		if t := p.str("trigger"); t != "" {
-			r.Text += " (" + t + ")"
-		}
-		return []Row{r}
+	if read := cursorHooks[event]; read != nil {
+		return read(event, p)
 	}
 	return nil
+}
+
+func cursorToolHook(event string, p payload) []Row {
+	name := p.str("tool_name")
+	if name == "" {
+		return nil
+	}
+	id := cursorCallID(p.str("tool_use_id"))
+	if id == "" {
+		id = cursorPayloadKey(event, p.str("generation_id"), name, string(p["tool_input"]))
+	}
+	var in map[string]any
+	_ = json.Unmarshal(p["tool_input"], &in)
+	call := cursorCall(Row{Key: "hook:" + id, CallID: id}, name, in)
+	res := Row{Key: "hook:" + id + "#result", Role: "tool", Kind: KindToolResult, ToolName: name, CallID: id}
+	text := cursorHookOutput(&res, p.str("tool_output"))
+	if event == "postToolUseFailure" {
+		res.Kind = KindError
+		text = firstNonEmpty(p.str("error_message", "error"), text)
+	}
+	if res.Kind == KindError {
+		exitFromText(&res, text)
+	}
+	res.Text = clip(text, maxResult)
+	return []Row{call, res}
+}
+
+// cursorHookOutput reads a tool's output, a JSON object ({output, stdout,
+// error or message; exitCode; success}) or plain text, into res's exit
+// code and failure, and returns its text.
+func cursorHookOutput(res *Row, out string) string {
+	var o payload
+	if json.Unmarshal([]byte(out), &o) != nil || o == nil {
+		return out
+	}
+	text := firstNonEmpty(o.str("output", "stdout", "error", "message"), out)
+	if n, ok := o.num("exitCode", "exit_code"); ok {
+		exitWith(res, n)
+	}
+	if raw, ok := o["success"]; ok && strings.TrimSpace(string(raw)) == "false" {
+		res.Kind = KindError
+	}
+	return text
+}
+
+func cursorShellHook(event string, p payload) []Row {
+	cmd := p.str("command")
+	if cmd == "" {
+		return nil
+	}
+	id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), cmd, p.str("output"), string(p["duration"]))
+	call := Row{Key: id, CallID: id, Role: "assistant", Kind: KindToolCall, ToolName: "Shell", Command: clip(cmd, maxResult)}
+	res := Row{Key: id + "#result", CallID: id, Role: "tool", Kind: KindToolResult, ToolName: "Shell", Text: clip(p.str("output"), maxResult)}
+	if n, ok := p.num("exit_code", "exitCode"); ok {
+		exitWith(&res, n)
+	}
+	return []Row{call, res}
+}
+
+func cursorEditHook(event string, p payload) []Row {
+	path := p.str("file_path")
+	if path == "" {
+		return nil
+	}
+	id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), path, string(p["edits"]))
+	var in map[string]any
+	_ = json.Unmarshal([]byte(`{"edits":`+string(orNull(p["edits"]))+`}`), &in)
+	return []Row{{Key: id, CallID: id, Role: "assistant", Kind: KindToolCall, ToolName: "afterFileEdit", FilePath: path, Text: cursorEditText(in)}}
+}
+
+func cursorCompactHook(event string, p payload) []Row {
+	id := cursorPayloadKey(event, p.str("conversation_id"), p.str("generation_id"), string(p["context_tokens"]), p.str("trigger"))
+	r := Row{Key: id, Role: "system", Kind: KindCompaction, Text: "context compacted"}
+	if t := p.str("trigger"); t != "" {
+		r.Text += " (" + t + ")"
+	}
+	return []Row{r}
 }
 
 func orNull(raw json.RawMessage) json.RawMessage {
@@ -357,14 +370,7 @@ func (cursor) ParseLine(line []byte, off int64) ([]Row, error) {
 	}
 	key := "off:" + strconv.FormatInt(off, 10)
 	if l.Type == "turn_ended" {
-		if l.Status != "error" {
-			return nil, nil
-		}
-		text := l.Error
-		if text == "" {
-			text = "turn ended with an error"
-		}
-		return []Row{{Key: key, Role: "system", Kind: KindError, Text: clip(text, maxResult)}}, nil
+		return cursorTurnEnded(&l, key), nil
 	}
 	if l.Message == nil || (l.Role != "user" && l.Role != "assistant") {
 		return nil, nil
@@ -378,24 +384,36 @@ func (cursor) ParseLine(line []byte, off int64) ([]Row, error) {
 		blocks = []cursorBlock{{Type: "text", Text: s}}
 	}
 	var rows []Row
-	for i, b := range blocks {
+	for i := range blocks {
 		k := key
 		if i > 0 {
 			k = key + "#" + strconv.Itoa(i)
 		}
-		switch {
-		case l.Role == "user" && b.Type == "text":
-			rows = append(rows, cursorUserText(k, b.Text)...)
-		case l.Role == "assistant" && b.Type == "text":
-			if strings.TrimSpace(b.Text) == "" {
-				continue
-			}
-			rows = append(rows, Row{Key: k, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
-		case l.Role == "assistant" && b.Type == "tool_use" && b.Name != "":
-			rows = append(rows, cursorCall(Row{Key: k}, b.Name, b.Input))
-		}
+		rows = cursorBlockRows(rows, l.Role, k, &blocks[i])
 	}
 	return rows, nil
+}
+
+// cursorTurnEnded is the error a turn ended with, if it did.
+func cursorTurnEnded(l *cursorLine, key string) []Row {
+	if l.Status != "error" {
+		return nil
+	}
+	text := firstNonEmpty(l.Error, "turn ended with an error")
+	return []Row{{Key: key, Role: "system", Kind: KindError, Text: clip(text, maxResult)}}
+}
+
+// cursorBlockRows appends the rows of one content block to rows.
+func cursorBlockRows(rows []Row, role, k string, b *cursorBlock) []Row {
+	switch {
+	case role == "user" && b.Type == "text":
+		return append(rows, cursorUserText(k, b.Text)...)
+	case role == "assistant" && b.Type == "text" && strings.TrimSpace(b.Text) != "":
+		return append(rows, Row{Key: k, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
+	case role == "assistant" && b.Type == "tool_use" && b.Name != "":
+		return append(rows, cursorCall(Row{Key: k}, b.Name, b.Input))
+	}
+	return rows
 }
 
 // cursorUserText splits a user message into carryover's own handoff (an
@@ -517,31 +535,32 @@ func ReadCursorDB(path, id string) ([]Row, error) {
 			bubbles[b.BubbleID] = b
 		}
 	}
+	if err := cursorReadBubbles(ctx, db, id, bubbles); err != nil {
+		return nil, fmt.Errorf("read Cursor's messages: %w", err)
+	}
+	return cursorComposerRows(comp, bubbles), nil
+}
+
+// cursorReadBubbles adds composer id's bubbleId:<id>:<bubble> rows to
+// bubbles.
+func cursorReadBubbles(ctx context.Context, db *sql.DB, id string, bubbles map[string]cursorBubble) error {
 	prefix := "bubbleId:" + id + ":"
 	rs, err := db.QueryContext(ctx, `SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ? AND value IS NOT NULL`, prefix, "bubbleId:"+id+";")
 	if err != nil {
-		return nil, fmt.Errorf("read Cursor's messages: %w", err)
+		return err
 	}
 	defer rs.Close()
 	for rs.Next() {
 		var k string
 		var v []byte
-		if rs.Scan(&k, &v) != nil {
-			continue
-		}
 		var b cursorBubble
-		if json.Unmarshal(v, &b) != nil {
+		if rs.Scan(&k, &v) != nil || json.Unmarshal(v, &b) != nil {
 			continue
 		}
-		if b.BubbleID == "" {
-			b.BubbleID = strings.TrimPrefix(k, prefix)
-		}
+		b.BubbleID = firstNonEmpty(b.BubbleID, strings.TrimPrefix(k, prefix))
 		bubbles[b.BubbleID] = b
 	}
-	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("read Cursor's messages: %w", err)
-	}
-	return cursorComposerRows(comp, bubbles), nil
+	return rs.Err()
 }
 
 type cursorComposer struct {
@@ -626,56 +645,12 @@ func (b cursorBubble) when() time.Time {
 }
 
 func cursorComposerRows(comp cursorComposer, bubbles map[string]cursorBubble) []Row {
-	// Old composers keep tool data in capabilities[].data.bubbleDataMap.
-	for _, c := range comp.Capabilities {
-		if c.Data.BubbleDataMap == "" {
-			continue
-		}
-		var m map[string]cursorTool
-		if json.Unmarshal([]byte(c.Data.BubbleDataMap), &m) != nil {
-			continue
-		}
-		for id, t := range m {
-			if b, ok := bubbles[id]; ok && b.ToolFormerData == nil {
-				t := t
-				b.ToolFormerData = &t
-				bubbles[id] = b
-			}
-		}
-	}
-	var order []string
-	seen := map[string]bool{}
-	for _, h := range comp.Headers {
-		if h.BubbleID == "" || seen[h.BubbleID] {
-			continue
-		}
-		seen[h.BubbleID] = true
-		if h.Grouping != nil && h.Grouping.IsRenderable != nil && !*h.Grouping.IsRenderable {
-			continue // Cursor does not show it
-		}
-		order = append(order, h.BubbleID)
-	}
-	var extra []string
-	for id := range bubbles {
-		if !seen[id] {
-			extra = append(extra, id)
-		}
-	}
-	sort.Slice(extra, func(i, j int) bool {
-		ti, tj := bubbles[extra[i]].when(), bubbles[extra[j]].when()
-		if !ti.Equal(tj) {
-			return ti.Before(tj)
-		}
-		return extra[i] < extra[j]
-	})
-	order = append(order, extra...)
+	cursorCapabilityTools(comp, bubbles)
 	var rows []Row
-	for _, id := range order {
-		b, ok := bubbles[id]
-		if !ok {
-			continue
+	for _, id := range cursorBubbleOrder(comp, bubbles) {
+		if b, ok := bubbles[id]; ok {
+			rows = append(rows, cursorBubbleRows(id, b)...)
 		}
-		rows = append(rows, cursorBubbleRows(id, b)...)
 	}
 	// A user bubble without a time takes the next timed row's.
 	for i := len(rows) - 2; i >= 0; i-- {
@@ -691,6 +666,53 @@ func cursorComposerRows(comp cursorComposer, bubbles map[string]cursorBubble) []
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// cursorCapabilityTools gives bubbles the tool data old composers keep in
+// capabilities[].data.bubbleDataMap.
+func cursorCapabilityTools(comp cursorComposer, bubbles map[string]cursorBubble) {
+	for _, c := range comp.Capabilities {
+		var m map[string]cursorTool
+		if c.Data.BubbleDataMap == "" || json.Unmarshal([]byte(c.Data.BubbleDataMap), &m) != nil {
+			continue
+		}
+		for id, t := range m {
+			if b, ok := bubbles[id]; ok && b.ToolFormerData == nil {
+				b.ToolFormerData = &t
+				bubbles[id] = b
+			}
+		}
+	}
+}
+
+// cursorBubbleOrder is the order the headers give, without bubbles
+// Cursor does not render, then the bubbles no header names, by time.
+func cursorBubbleOrder(comp cursorComposer, bubbles map[string]cursorBubble) []string {
+	var order []string
+	seen := map[string]bool{}
+	for _, h := range comp.Headers {
+		if h.BubbleID == "" || seen[h.BubbleID] {
+			continue
+		}
+		seen[h.BubbleID] = true
+		if g := h.Grouping; g == nil || g.IsRenderable == nil || *g.IsRenderable {
+			order = append(order, h.BubbleID)
+		}
+	}
+	var extra []string
+	for id := range bubbles {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		ti, tj := bubbles[extra[i]].when(), bubbles[extra[j]].when()
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return extra[i] < extra[j]
+	})
+	return append(order, extra...)
 }
 
 func (b cursorBubble) text() string {
@@ -741,69 +763,21 @@ func jsonString(s string) map[string]any {
 }
 
 func cursorToolRows(id string, base Row, t *cursorTool) []Row {
-	params, args, result := jsonString(t.Params), jsonString(t.RawArgs), jsonString(t.Result)
-	in := map[string]any{}
-	for k, v := range args {
-		in[k] = v
-	}
-	for k, v := range params {
-		in[k] = v
-	}
+	result := jsonString(t.Result)
 	name := t.Name
 	if name == "" {
 		name = "tool_" + strconv.Itoa(*t.Tool)
 	}
-	call := cursorCall(Row{Key: id + "#call", CallID: id, Time: base.Time}, name, in)
+	call := cursorCall(Row{Key: id + "#call", CallID: id, Time: base.Time}, name, cursorToolInput(t))
 	if cursorEditTools[name] {
-		var add []string
-		if t.Additional != nil && t.Additional.Codeblock != nil {
-			add = append(add, t.Additional.Codeblock.Content)
-		}
-		add = append(add, cursorDiffAdded(result)...)
-		if len(add) > 0 {
-			call.Text = clip(strings.Join(add, "\n"), maxResult)
-		}
+		cursorEditAdded(&call, t, result)
 	}
 	res := Row{Key: id + "#result", CallID: id, Time: base.Time, Role: "tool", Kind: KindToolResult, ToolName: name}
-	out := ""
-	if result != nil {
-		if s, ok := result["output"].(string); ok {
-			out = s
-		}
-		if n, ok := result["exitCode"].(float64); ok {
-			res.ExitCode = intPtr(int(n))
-			if n != 0 {
-				res.Kind = KindError
-			}
-		}
-		if f, ok := result["applyFailed"].(bool); ok && f {
-			res.Kind = KindError
-			out = "edit failed to apply"
-		}
-	} else if t.Result != "" {
-		out = t.Result
-	}
+	out := cursorToolOutput(&res, t, result)
 	switch {
 	case t.Status == "error" || (t.Tool != nil && *t.Tool == 0):
 		res.Kind = KindError
-		msg := ""
-		if e := jsonString(t.Error); e != nil {
-			msg, _ = e["clientVisibleErrorMessage"].(string)
-		}
-		if msg == "" {
-			msg = t.Error
-		}
-		if res.ExitCode == nil {
-			if m := exitCodeRE().FindStringSubmatch(msg); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				res.ExitCode = intPtr(n)
-			}
-		}
-		if msg != "" && out != "" {
-			out = msg + "\n" + out
-		} else if msg != "" {
-			out = msg
-		}
+		out = cursorToolError(&res, t, out)
 	case t.Status == "cancelled":
 		res.Kind = KindError
 		out = "cancelled"
@@ -812,6 +786,68 @@ func cursorToolRows(id string, base Row, t *cursorTool) []Row {
 	}
 	res.Text = clip(out, maxResult)
 	return []Row{call, res}
+}
+
+// cursorToolInput is a tool's raw arguments overlaid with its params.
+func cursorToolInput(t *cursorTool) map[string]any {
+	in := map[string]any{}
+	for k, v := range jsonString(t.RawArgs) {
+		in[k] = v
+	}
+	for k, v := range jsonString(t.Params) {
+		in[k] = v
+	}
+	return in
+}
+
+// cursorEditAdded gives an edit call the code it wrote: the code block
+// and the diff's added lines.
+func cursorEditAdded(call *Row, t *cursorTool, result map[string]any) {
+	var add []string
+	if t.Additional != nil && t.Additional.Codeblock != nil {
+		add = append(add, t.Additional.Codeblock.Content)
+	}
+	add = append(add, cursorDiffAdded(result)...)
+	if len(add) > 0 {
+		call.Text = clip(strings.Join(add, "\n"), maxResult)
+	}
+}
+
+// cursorToolOutput reads a tool's result (JSON: output, exitCode,
+// applyFailed; else the text as it is) into res and returns its text.
+func cursorToolOutput(res *Row, t *cursorTool, result map[string]any) string {
+	if result == nil {
+		return t.Result
+	}
+	out, _ := result["output"].(string)
+	if n, ok := result["exitCode"].(float64); ok {
+		res.ExitCode = intPtr(int(n))
+		if n != 0 {
+			res.Kind = KindError
+		}
+	}
+	if f, ok := result["applyFailed"].(bool); ok && f {
+		res.Kind = KindError
+		out = "edit failed to apply"
+	}
+	return out
+}
+
+// cursorToolError puts a failed tool's error message before its output.
+func cursorToolError(res *Row, t *cursorTool, out string) string {
+	msg := ""
+	if e := jsonString(t.Error); e != nil {
+		msg, _ = e["clientVisibleErrorMessage"].(string)
+	}
+	msg = firstNonEmpty(msg, t.Error)
+	exitFromText(res, msg)
+	switch {
+	case msg != "" && out != "":
+		return msg + "\n" + out
+	case msg != "":
+		return msg
+	}
+	return out
 }
 
 // cursorDiffAdded returns the added lines of result.diff.chunks.

@@ -80,14 +80,7 @@ func (l cursorLister) Describe(path string) (NativeSession, error) {
 	s := NativeSession{Tool: "cursor", Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), LastActive: fs.modTime}
 	for _, ln := range lines(fs.head) {
 		rows, _ := cursor{}.ParseLine(ln, 0)
-		for _, r := range rows {
-			if r.Kind == KindPrompt && s.Preview == "" {
-				s.Preview = preview(r.Text)
-			}
-			if r.Kind == KindPrompt || r.Kind == KindText {
-				s.MessageCount++
-			}
-		}
+		s.noteRows(rows)
 	}
 	if s.MessageCount == 0 && !strings.Contains(string(fs.head), `"role"`) {
 		return s, errNoSession

@@ -49,6 +49,10 @@ var geminiAgent = &Agent{
 	Launch:        []string{"gemini", "-i"},
 	ContextWindow: geminiContextWindow,
 	MemoryFile:    "GEMINI.md",
+	CreateTools:   []string{"write_file"},
+	PlanTools:     []string{"write_todos"},
+	DocumentStore: isGeminiDoc,
+	ProjectEnv:    "GEMINI_PROJECT_DIR",
 }
 
 var (
@@ -61,20 +65,9 @@ type gemini struct{}
 func (gemini) Name() string { return "gemini" }
 
 func (gemini) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
+	h, p, err := claudeShapedHook("gemini", event, b)
 	if err != nil {
 		return Hook{}, err
-	}
-	h := Hook{
-		Tool:           "gemini",
-		Event:          event,
-		SessionID:      p.str("session_id"),
-		TranscriptPath: p.str("transcript_path"),
-		Cwd:            p.str("cwd"),
-		Source:         p.str("source"),
-	}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
 	}
 	// BeforeAgent/AfterAgent prompts carry the headless injection prefix.
 	_, h.Prompt = splitHookContext(p.str("prompt"))
@@ -387,18 +380,8 @@ func geminiModel(m geminiMessage, base Row) []Row {
 		r.Role, r.Kind, r.Text = "assistant", KindText, clip(t, maxText)
 		rows = append(rows, r)
 	}
-	var tok geminiTokens
-	if json.Unmarshal(m.Tokens, &tok) == nil && m.ID != "" {
-		used := int64(tok.Total)
-		if used <= 0 {
-			used = int64(tok.Input + tok.Output)
-		}
-		if used > 0 {
-			r := base
-			r.Key, r.Role, r.Kind = "usage:"+m.ID, "assistant", KindUsage
-			r.TokensUsed, r.TokensMax = used, geminiContextWindow
-			rows = append(rows, r)
-		}
+	if r, ok := geminiUsage(m, base); ok {
+		rows = append(rows, r)
 	}
 	// Live records list calls in toolCalls (with results); rewrites hold
 	// them as functionCall parts and the results as separate user records.
@@ -408,27 +391,50 @@ func geminiModel(m geminiMessage, base Row) []Row {
 	for i, c := range calls {
 		seen[c.ID] = true
 		rows = append(rows, geminiCallRow(c.ID, c.Name, c.Args, base, i))
-		ct := base
-		if t, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
-			ct.Time = t
-		}
-		var result []geminiPart
-		_ = json.Unmarshal(c.Result, &result)
-		n := 0
-		for _, p := range result {
-			if fr := p.FunctionResp; fr != nil {
-				rows = append(rows, geminiResult(fr.ID, fr.Name, fr.Response, c.Status, ct))
-				n++
-			}
-		}
-		if n == 0 && (c.Status == "error" || c.Status == "cancelled") {
-			rows = append(rows, geminiResult(c.ID, c.Name, nil, c.Status, ct))
-		}
+		rows = geminiCallResults(rows, c, base)
 	}
 	for i, p := range geminiParts(m.Content) {
 		if fc := p.FunctionCall; fc != nil && !(fc.ID != "" && seen[fc.ID]) {
 			rows = append(rows, geminiCallRow(fc.ID, fc.Name, fc.Args, base, len(calls)+i))
 		}
+	}
+	return rows
+}
+
+// geminiUsage is the usage row of a model message with token figures.
+func geminiUsage(m geminiMessage, base Row) (Row, bool) {
+	var tok geminiTokens
+	if json.Unmarshal(m.Tokens, &tok) != nil || m.ID == "" {
+		return Row{}, false
+	}
+	used := int64(tok.Total)
+	if used <= 0 {
+		used = int64(tok.Input + tok.Output)
+	}
+	r := base
+	r.Key, r.Role, r.Kind = "usage:"+m.ID, "assistant", KindUsage
+	r.TokensUsed, r.TokensMax = used, geminiContextWindow
+	return r, used > 0
+}
+
+// geminiCallResults appends the result rows of a live record's call: its
+// function responses, or its failure when it has none.
+func geminiCallResults(rows []Row, c geminiCall, base Row) []Row {
+	ct := base
+	if t, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
+		ct.Time = t
+	}
+	var result []geminiPart
+	_ = json.Unmarshal(c.Result, &result)
+	n := 0
+	for _, p := range result {
+		if fr := p.FunctionResp; fr != nil {
+			rows = append(rows, geminiResult(fr.ID, fr.Name, fr.Response, c.Status, ct))
+			n++
+		}
+	}
+	if n == 0 && (c.Status == "error" || c.Status == "cancelled") {
+		rows = append(rows, geminiResult(c.ID, c.Name, nil, c.Status, ct))
 	}
 	return rows
 }

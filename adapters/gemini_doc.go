@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Gemini CLI session shapes carryover reads (testdata/adapters/gemini/):
@@ -110,27 +109,13 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 		return NativeSession{Tool: "gemini", Path: path}, err
 	}
 	s := NativeSession{Tool: "gemini", Path: path, ID: d.SessionID}
-	for _, v := range []string{d.LastUpdated, d.StartTime} {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil && t.After(s.LastActive) {
-			s.LastActive = t
-		}
-	}
+	s.LastActive = newerTime(newerTime(s.LastActive, d.LastUpdated), d.StartTime)
 	for _, raw := range d.Messages {
 		var m geminiMessage
 		if json.Unmarshal(raw, &m) != nil || (m.ID == "" && !geminiMessageType(m.Type)) {
 			continue
 		}
-		if t, err := time.Parse(time.RFC3339Nano, m.Timestamp); err == nil && t.After(s.LastActive) {
-			s.LastActive = t
-		}
-		if m.Type == "user" || m.Type == "gemini" {
-			s.MessageCount++
-		}
-		if m.Type == "user" && s.Preview == "" {
-			if t := strings.TrimSpace(geminiText(m.Content)); t != "" && !strings.HasPrefix(t, "/") && !IsCarryoverText(t) {
-				s.Preview = preview(t)
-			}
-		}
+		s.noteGeminiMessage(m)
 	}
 	if s.LastActive.IsZero() {
 		if fi, err := os.Stat(path); err == nil {
@@ -138,6 +123,22 @@ func describeGeminiDoc(path string) (NativeSession, error) {
 		}
 	}
 	return s, nil
+}
+
+// noteGeminiMessage counts a document's message, takes the first prompt
+// that is no command as the preview and the newest time as the last
+// activity.
+func (s *NativeSession) noteGeminiMessage(m geminiMessage) {
+	s.LastActive = newerTime(s.LastActive, m.Timestamp)
+	if m.Type == "user" || m.Type == "gemini" {
+		s.MessageCount++
+	}
+	if m.Type != "user" || s.Preview != "" {
+		return
+	}
+	if t := strings.TrimSpace(geminiText(m.Content)); t != "" && !strings.HasPrefix(t, "/") && !IsCarryoverText(t) {
+		s.Preview = preview(t)
+	}
 }
 
 // geminiArrayDoc reads the two array-shaped files of Gemini CLI before
@@ -150,20 +151,10 @@ func geminiArrayDoc(path string, b []byte) (geminiDoc, error) {
 	if err := json.Unmarshal(b, &items); err != nil {
 		return geminiDoc{}, fmt.Errorf("not a Gemini CLI session document (JSON: %v)", jsonErrWhere(err))
 	}
-	var d geminiDoc
-	type logEntry struct {
-		SessionID string          `json:"sessionId"`
-		MessageID json.RawMessage `json:"messageId"`
-		Type      string          `json:"type"`
-		Message   string          `json:"message"`
-		Timestamp string          `json:"timestamp"`
-		Role      string          `json:"role"`
-		Parts     json.RawMessage `json:"parts"`
-	}
 	var newest, newestAt string
-	entries := make([]logEntry, 0, len(items))
+	entries := make([]geminiLogEntry, 0, len(items))
 	for _, it := range items {
-		var e logEntry
+		var e geminiLogEntry
 		if json.Unmarshal(it, &e) != nil {
 			continue
 		}
@@ -172,42 +163,72 @@ func geminiArrayDoc(path string, b []byte) (geminiDoc, error) {
 			newest, newestAt = e.SessionID, e.Timestamp
 		}
 	}
-	enc := func(m geminiMessage) json.RawMessage { r, _ := json.Marshal(m); return r }
+	d := geminiDoc{SessionID: newest, LastUpdated: newestAt}
 	setup := false // the CLI's opening "setting up the context" exchange
 	for i, e := range entries {
-		if e.Role == "user" && strings.Contains(string(e.Parts), "We are setting up the context for our chat") {
-			setup = true
+		var skip bool
+		if skip, setup = geminiSetupExchange(e, setup); skip {
 			continue
 		}
-		if setup && e.Role == "model" {
-			setup = false
-			if strings.Contains(string(e.Parts), "Thanks for the context") {
-				continue
-			}
-		}
-		switch {
-		case newest != "" && e.SessionID == newest && e.Type == "user" && e.Message != "" &&
-			!(strings.HasPrefix(e.Message, "/") && !strings.ContainsAny(strings.TrimSpace(e.Message), " \n")):
-			content, _ := json.Marshal(e.Message)
-			d.Messages = append(d.Messages, enc(geminiMessage{ID: "log:" + e.SessionID + ":" + string(e.MessageID),
-				Timestamp: e.Timestamp, Type: "user", Content: content}))
-		case newest == "" && (e.Role == "user" || e.Role == "model") && len(e.Parts) > 0:
-			typ := "user"
-			if e.Role == "model" {
-				typ = "gemini"
-			}
-			d.Messages = append(d.Messages, enc(geminiMessage{ID: "cp:" + strconv.Itoa(i), Type: typ, Content: e.Parts}))
+		if m, ok := e.message(i, newest); ok {
+			raw, _ := json.Marshal(m)
+			d.Messages = append(d.Messages, raw)
 		}
 	}
-	d.SessionID = newest
 	if d.SessionID == "" {
 		d.SessionID = strings.TrimSuffix(filepath.Base(path), ".json")
 	}
-	d.LastUpdated = newestAt
 	if len(d.Messages) == 0 {
 		return d, errNoSession
 	}
 	return d, nil
+}
+
+// geminiLogEntry is an item of logs.json or of a /chat save.
+type geminiLogEntry struct {
+	SessionID string          `json:"sessionId"`
+	MessageID json.RawMessage `json:"messageId"`
+	Type      string          `json:"type"`
+	Message   string          `json:"message"`
+	Timestamp string          `json:"timestamp"`
+	Role      string          `json:"role"`
+	Parts     json.RawMessage `json:"parts"`
+}
+
+// geminiSetupExchange skips the CLI's opening "setting up the context"
+// user entry and the model's "Thanks for the context" answer; setup says
+// whether the first was seen and the second not yet.
+func geminiSetupExchange(e geminiLogEntry, setup bool) (skip, stillSetup bool) {
+	if e.Role == "user" && strings.Contains(string(e.Parts), "We are setting up the context for our chat") {
+		return true, true
+	}
+	if setup && e.Role == "model" {
+		return strings.Contains(string(e.Parts), "Thanks for the context"), false
+	}
+	return false, setup
+}
+
+// message is entry i as a session message: a prompt of the newest
+// session in logs.json (a bare command is none), or a turn of a /chat
+// save (when there is no session id).
+func (e geminiLogEntry) message(i int, newest string) (geminiMessage, bool) {
+	switch {
+	case newest != "" && e.SessionID == newest && e.Type == "user" && e.Message != "" && !geminiBareCommand(e.Message):
+		content, _ := json.Marshal(e.Message)
+		return geminiMessage{ID: "log:" + e.SessionID + ":" + string(e.MessageID), Timestamp: e.Timestamp, Type: "user", Content: content}, true
+	case newest == "" && (e.Role == "user" || e.Role == "model") && len(e.Parts) > 0:
+		typ := "user"
+		if e.Role == "model" {
+			typ = "gemini"
+		}
+		return geminiMessage{ID: "cp:" + strconv.Itoa(i), Type: typ, Content: e.Parts}, true
+	}
+	return geminiMessage{}, false
+}
+
+// geminiBareCommand reports a slash command without arguments.
+func geminiBareCommand(s string) bool {
+	return strings.HasPrefix(s, "/") && !strings.ContainsAny(strings.TrimSpace(s), " \n")
 }
 
 // geminiArraySniff recognises logs.json and a /chat save: a JSON array

@@ -122,37 +122,56 @@ var relativeReset = sync.OnceValue(func() *regexp.Regexp {
 // relative reset is counted from it). It returns nil when the error is no
 // limit (a 400, an auth failure).
 func LimitFromError(text string, status int, at time.Time) *Limit {
-	var kind LimitKind
-	switch status {
-	case 0:
-	case 429:
-		kind = LimitRate
-	case 529:
-		kind = LimitOverloaded
-	default:
+	kind, ok := statusLimit(status)
+	if !ok {
 		return nil // the status says what it is: a 400 quoting "429" is no limit
 	}
 	if len(text) > 4096 {
 		text = text[:4096]
 	}
 	// The text refines a 429: a usage cap or a quota also comes as 429.
-	for _, p := range limitPatterns() {
-		if p.re.MatchString(text) {
-			if kind == "" || kind == LimitRate {
-				kind = p.kind
-			}
-			break
-		}
+	if k := textLimit(text); k != "" && (kind == "" || kind == LimitRate) {
+		kind = k
 	}
 	if kind == "" {
 		return nil
 	}
 	l := &Limit{Kind: kind, Reached: true}
+	l.ResetsAt, l.ResetText = resetOf(text, at)
+	return l
+}
+
+// statusLimit is the limit an HTTP status says (0: the text must say);
+// ok is false for a status that is no limit.
+func statusLimit(status int) (LimitKind, bool) {
+	switch status {
+	case 0:
+		return "", true
+	case 429:
+		return LimitRate, true
+	case 529:
+		return LimitOverloaded, true
+	}
+	return "", false
+}
+
+// textLimit is the limit the first pattern that matches text names.
+func textLimit(text string) LimitKind {
+	for _, p := range limitPatterns() {
+		if p.re.MatchString(text) {
+			return p.kind
+		}
+	}
+	return ""
+}
+
+// resetOf finds when a limit lifts in its error text: a time, or else
+// the words that say it.
+func resetOf(text string, at time.Time) (time.Time, string) {
 	// Claude Code's older form: "Claude AI usage limit reached|1736200000".
 	if i := strings.LastIndexByte(text, '|'); i >= 0 {
 		if n, err := strconv.ParseInt(strings.TrimSpace(text[i+1:]), 10, 64); err == nil && n > 1e9 && n < 1e11 {
-			l.ResetsAt = time.Unix(n, 0).UTC()
-			return l
+			return time.Unix(n, 0).UTC(), ""
 		}
 	}
 	if m := relativeReset().FindStringSubmatch(text); m != nil && !at.IsZero() {
@@ -164,16 +183,14 @@ func LimitFromError(text string, status int, at time.Time) *Limit {
 		case 'h':
 			unit = time.Hour
 		}
-		l.ResetsAt = at.Add(time.Duration(f * float64(unit))).Truncate(time.Second)
-		return l
+		return at.Add(time.Duration(f * float64(unit))).Truncate(time.Second), ""
 	}
 	for _, re := range resetPatterns() {
 		if m := re.FindStringSubmatch(text); m != nil {
-			l.ResetText = clip(strings.TrimSpace(m[1]), 48)
-			break
+			return time.Time{}, clip(strings.TrimSpace(m[1]), 48)
 		}
 	}
-	return l
+	return time.Time{}, ""
 }
 
 // LimitFromFailure maps a Claude Code StopFailure error kind ("rate_limit",

@@ -1,9 +1,11 @@
 package adapters
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"github.com/carryover/carryover/publish/redact"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +21,18 @@ func decodePayload(b []byte) (payload, error) {
 		return nil, ErrBadPayload
 	}
 	return p, nil
+}
+
+// claudeShapedHook decodes a hook payload of Claude Code's shape, the one
+// most agents copied: session_id, transcript_path, cwd, source, prompt,
+// and hook_event_name when the command line names no event.
+func claudeShapedHook(tool, event string, b []byte) (Hook, payload, error) {
+	p, err := decodePayload(b)
+	if err != nil {
+		return Hook{}, nil, err
+	}
+	return Hook{Tool: tool, Event: cmp.Or(event, p.str("hook_event_name")), SessionID: p.str("session_id"),
+		TranscriptPath: p.str("transcript_path"), Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}, p, nil
 }
 
 // str returns the first of keys that holds a JSON string.
@@ -67,6 +81,27 @@ func (p payload) num(keys ...string) (int64, bool) {
 // intPtr returns &n.
 func intPtr(n int) *int { return &n }
 
+// exitWith records a command's exit code on its result row: non-zero is
+// a failure.
+func exitWith(r *Row, n int64) {
+	r.ExitCode = intPtr(int(n))
+	if n != 0 {
+		r.Kind = KindError
+	}
+}
+
+// exitFromText takes the exit code a failed call's text names ("exit
+// code 2", "exited with code: 1") when no field gave one.
+func exitFromText(r *Row, text string) {
+	if r.ExitCode != nil {
+		return
+	}
+	if m := exitCodeRE().FindStringSubmatch(text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		r.ExitCode = intPtr(n)
+	}
+}
+
 // clip is redact.Clip: no partial word and no part of a secret survives a
 // cut; it reads s up to n+clipReach to see a secret crossing it.
 func clip(s string, n int) string { return redact.Clip(s, n) }
@@ -100,31 +135,39 @@ func IsCarryoverText(text string) bool {
 		}
 		at := i + j
 		i = at + 1
-		rest := text[at+len(tag):]
-		if !(strings.HasPrefix(rest, "Session handoff") ||
-			strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9') {
-			continue
-		}
-		k := at
-		for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
-			k--
-		}
-		if k == 0 {
+		if isHandoffHeader(text[at+len(tag):]) && startsText(text, at) {
 			return true
-		}
-		switch text[k-1] {
-		case '"', '>': // a JSON string's or a tag's start
-			return true
-		case '\n': // after the banner line Deliver puts first (agents without a user message)
-			if isBanner(text[:k-1]) {
-				return true
-			}
-		case 'n': // the same, JSON-escaped
-			if k >= 2 && text[k-2] == '\\' && isBanner(text[:k-2]) {
-				return true
-			}
 		}
 	}
+}
+
+// isHandoffHeader reports whether the rest of a "# [CARRYOVER] " line is
+// a handoff's first line.
+func isHandoffHeader(rest string) bool {
+	return strings.HasPrefix(rest, "Session handoff") ||
+		strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9'
+}
+
+// startsText reports whether text[at:], blanks aside, starts the text, a
+// JSON string or a tag, or follows the banner line Deliver puts first
+// (agents without a user message), JSON-escaped or not.
+func startsText(text string, at int) bool {
+	k := at
+	for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
+		k--
+	}
+	if k == 0 {
+		return true
+	}
+	switch text[k-1] {
+	case '"', '>':
+		return true
+	case '\n':
+		return isBanner(text[:k-1])
+	case 'n':
+		return k >= 2 && text[k-2] == '\\' && isBanner(text[:k-2])
+	}
+	return false
 }
 
 // isBanner reports whether s ends with carryover's whole banner line

@@ -29,24 +29,23 @@ var piAgent = &Agent{
 	Aliases: []string{"pi-coding-agent"},
 	Adapter: Pi,
 	Lister:  piLister{},
-	// Pi has no command hooks, and install writes no extension yet, so the
-	// handoff reaches Pi through the pointer block in AGENTS.md (Pi loads
-	// it as a context file). A TS extension relaying Pi's events to
-	// `carryover snapshot` was run by hand with 0.73.1: before_agent_start
-	// returning {message:{customType:"carryover",content:T,display:false}}
-	// reached the model and was stored as a custom_message entry; agent_end
-	// and session_shutdown fired in a -p run. When install writes it, the
-	// start event (before_agent_start of a session's first run, as
-	// "SessionStart") and EnvelopeFlatCamel go here.
-	Envelope: EnvelopeNone,
+	// Pi has no command hooks: install writes a TS extension
+	// (specs/hookfiles/pi-extension.ts) relaying Pi's events to `carryover
+	// snapshot`. Its before_agent_start, at a session's first prompt, is
+	// "SessionStart": it reads {"additionalContext": T} and returns
+	// {message:{customType:"carryover",content:T,display:false}}, which
+	// reaches the model and is stored as a custom_message entry (the
+	// receipt); checked with 0.73.1 -p against a fake server.
+	Envelope: EnvelopeFlatCamel,
 	Format: Format{Newest: "0.73.1", Shapes: []string{
 		"Pi 0.73.x session JSONL v3 (session header, id/parentId entry tree, message roles user/assistant/toolResult/bashExecution/custom)",
 	}},
 	// Claude Code's names on carryover's side for the extension's relays:
-	// agent_end is Stop, session_before_compact is PreCompact and
-	// session_shutdown is SessionEnd (the payload's "pi_event" keeps Pi's name).
+	// before_agent_start (first prompt) is SessionStart, agent_end is Stop,
+	// session_before_compact is PreCompact and session_shutdown is
+	// SessionEnd (the payload's "pi_event" keeps Pi's name).
 	Events: map[string]Class{
-		"Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
+		"SessionStart": ClassStart, "Stop": ClassStop, "PreCompact": ClassCompact, "SessionEnd": ClassEnd,
 	},
 	Sniff: func(b []byte) bool {
 		return containsAll(b, `"type":"session"`, `"version":`, `"cwd":`) || containsAll(b, `"type":"message"`, `"parentId":`, `"message":{"role":`)
@@ -54,6 +53,7 @@ var piAgent = &Agent{
 	Launch:        []string{"pi"},
 	ContextWindow: 128_000,
 	MemoryFile:    "AGENTS.md",
+	CreateTools:   []string{"write"},
 }
 
 var (
@@ -211,84 +211,81 @@ func piCustom(s, key string, t time.Time) []Row {
 }
 
 func piMessageRows(m piMessage, key string, t time.Time) []Row {
-	switch m.Role {
-	case "user":
-		s := piText(m.Content)
-		switch {
-		case s == "":
-			return nil
-		case IsCarryoverText(s):
-			return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(s, maxText)}}
-		}
-		return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: clip(s, maxPrompt)}}
-	case "custom":
-		return piCustom(piText(m.Content), key, t)
-	case "assistant":
-		return piAssistant(m, key, t)
-	case "toolResult":
-		r := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: m.ToolName, CallID: m.ToolCallID,
-			Text: clip(piText(m.Content), maxResult)}
-		if m.IsError {
-			// bash throws "…\n\nCommand exited with code N" for a non-zero
-			// exit, so a failing command is isError (0.73.1)
-			r.Kind = KindError
-			if m := piExitRe.FindStringSubmatch(r.Text); m != nil {
-				if n, err := strconv.Atoi(m[1]); err == nil {
-					r.ExitCode = &n
-				}
-			}
-		}
-		return []Row{r}
-	case "bashExecution":
-		call := Row{Key: key + ".call", Time: t, Role: "user", Kind: KindToolCall, ToolName: "bash", CallID: key, Command: clip(m.Command, maxResult)}
-		res := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: "bash", CallID: key, ExitCode: m.ExitCode, Text: clip(m.Output, maxResult)}
-		switch {
-		case m.Cancelled:
-			res.Kind = KindInterrupted
-		case m.ExitCode != nil && *m.ExitCode != 0:
-			res.Kind = KindError
-		}
-		return []Row{call, res}
-	case "compactionSummary", "branchSummary":
-		return []Row{{Key: key, Time: t, Role: "system", Kind: KindCompaction, Text: clip(m.Summary, maxText)}}
+	if read := piRoles[m.Role]; read != nil {
+		return read(m, key, t)
 	}
 	return nil
+}
+
+// piRoles reads a message of each role into rows.
+var piRoles = map[string]func(m piMessage, key string, t time.Time) []Row{
+	"user":              piUser,
+	"custom":            func(m piMessage, key string, t time.Time) []Row { return piCustom(piText(m.Content), key, t) },
+	"assistant":         piAssistant,
+	"toolResult":        piToolResult,
+	"bashExecution":     piBash,
+	"compactionSummary": piSummary,
+	"branchSummary":     piSummary,
+}
+
+func piUser(m piMessage, key string, t time.Time) []Row {
+	s := piText(m.Content)
+	switch {
+	case s == "":
+		return nil
+	case IsCarryoverText(s):
+		return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(s, maxText)}}
+	}
+	return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: clip(s, maxPrompt)}}
+}
+
+func piToolResult(m piMessage, key string, t time.Time) []Row {
+	r := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: m.ToolName, CallID: m.ToolCallID,
+		Text: clip(piText(m.Content), maxResult)}
+	if m.IsError {
+		// bash throws "…\n\nCommand exited with code N" for a non-zero
+		// exit, so a failing command is isError (0.73.1)
+		r.Kind = KindError
+		if m := piExitRe.FindStringSubmatch(r.Text); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				r.ExitCode = &n
+			}
+		}
+	}
+	return []Row{r}
+}
+
+// piBash is a bashExecution message: the command, then its outcome.
+func piBash(m piMessage, key string, t time.Time) []Row {
+	call := Row{Key: key + ".call", Time: t, Role: "user", Kind: KindToolCall, ToolName: "bash", CallID: key, Command: clip(m.Command, maxResult)}
+	res := Row{Key: key, Time: t, Role: "tool", Kind: KindToolResult, ToolName: "bash", CallID: key, ExitCode: m.ExitCode, Text: clip(m.Output, maxResult)}
+	switch {
+	case m.Cancelled:
+		res.Kind = KindInterrupted
+	case m.ExitCode != nil && *m.ExitCode != 0:
+		res.Kind = KindError
+	}
+	return []Row{call, res}
+}
+
+func piSummary(m piMessage, key string, t time.Time) []Row {
+	return []Row{{Key: key, Time: t, Role: "system", Kind: KindCompaction, Text: clip(m.Summary, maxText)}}
 }
 
 func piAssistant(m piMessage, key string, t time.Time) []Row {
 	var rows []Row
 	for i, b := range piContent(m.Content) {
 		k := key + "." + strconv.Itoa(i)
-		switch b.Type {
-		case "toolCall":
-			if b.Name == "" {
-				continue
-			}
-			var args struct {
-				Command string `json:"command"`
-				Path    string `json:"path"`
-			}
-			_ = json.Unmarshal(b.Arguments, &args)
-			r := Row{Key: k, Time: t, Role: "assistant", Kind: KindToolCall, ToolName: b.Name, CallID: b.ID, Command: clip(args.Command, maxResult)}
-			if b.Name == "edit" || b.Name == "write" {
-				r.FilePath = args.Path
-			}
-			if r.CallID == "" {
-				r.CallID = k
-			}
-			rows = append(rows, r)
-		case "text":
-			if strings.TrimSpace(b.Text) != "" {
-				rows = append(rows, Row{Key: k, Time: t, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
-			}
+		switch {
+		case b.Type == "toolCall" && b.Name != "":
+			rows = append(rows, piToolCall(b, k, t))
+		case b.Type == "text" && strings.TrimSpace(b.Text) != "":
+			rows = append(rows, Row{Key: k, Time: t, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
 		}
 	}
 	switch m.StopReason {
 	case "error":
-		text := m.ErrorMessage
-		if text == "" {
-			text = "model error"
-		}
+		text := firstNonEmpty(m.ErrorMessage, "model error")
 		rows = append(rows, Row{Key: key + ".err", Time: t, Role: "system", Kind: KindError, ToolName: "model API",
 			Text: clip(text, maxResult), Limit: LimitFromError(text, 0, t)})
 	case "aborted":
@@ -300,6 +297,21 @@ func piAssistant(m piMessage, key string, t time.Time) []Row {
 	return rows
 }
 
+// piToolCall is the row of a toolCall block; edit and write name their
+// file.
+func piToolCall(b piBlock, k string, t time.Time) Row {
+	var args struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+	}
+	_ = json.Unmarshal(b.Arguments, &args)
+	r := Row{Key: k, Time: t, Role: "assistant", Kind: KindToolCall, ToolName: b.Name, CallID: firstNonEmpty(b.ID, k), Command: clip(args.Command, maxResult)}
+	if b.Name == "edit" || b.Name == "write" {
+		r.FilePath = args.Path
+	}
+	return r
+}
+
 // piLister lists <pi agent dir>/sessions/*/*.jsonl.
 type piLister struct{}
 
@@ -307,15 +319,7 @@ func (piLister) Stores(env Env) []string { return []string{filepath.Join(piHome(
 
 func (l piLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(piHome(env)), "sessions", "*", "*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "pi", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return describeAll(env, "pi", files, project, l.Describe), nil
 }
 
 // Describe recognises a Pi session by its header line (type session with
@@ -348,10 +352,7 @@ func (piLister) Describe(path string) (NativeSession, error) {
 	if s.ID == "" {
 		return s, errNoSession
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"role":"user"`), []byte(`"role":"assistant"`))
 	return s, nil
 }

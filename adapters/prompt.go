@@ -33,39 +33,46 @@ func BoundPrompt(s string) string {
 	if len(lines) == 0 {
 		return "(pasted, " + strconv.Itoa(n) + " lines)"
 	}
-	heading := func(l string) (string, bool) {
-		t := strings.TrimLeft(l, "#")
-		if len(t) < len(l) && len(l)-len(t) <= 6 && strings.HasPrefix(t, " ") {
-			return strings.TrimSpace(t), true
-		}
-		return l, false
-	}
 	var out []string
-	first, isHead := heading(lines[0])
-	title := ""
-	if isHead {
-		title = first
-	} else {
-		out = append(out, clipRunes(firstSentence(first), 200))
-		for _, l := range lines[1:min(len(lines), 12)] {
-			if h, ok := heading(l); ok {
-				title = h
-				break
-			}
-		}
-		if title == "" && len(lines) > 1 {
-			title, _ = heading(lines[1])
-		}
+	title, isHead := pasteHeading(lines[0])
+	if !isHead {
+		out = append(out, clipRunes(firstSentence(title), 200))
+		title = pasteTitle(lines)
 	}
 	if title != "" {
 		out = append(out, "Title: "+clipRunes(title, 120))
 	}
-	last, lastHead := heading(lines[len(lines)-1])
+	last, lastHead := pasteHeading(lines[len(lines)-1])
 	if len(lines) > 2 && !lastHead && looksLikeRequest(last) && (len(out) == 0 || last != lines[0]) {
 		out = append(out, clipRunes(last, 200))
 	}
 	out = append(out, "(pasted, "+strconv.Itoa(n)+" lines)")
 	return strings.Join(out, "\n")
+}
+
+// pasteHeading is the text of a markdown heading line (# to ######), or
+// the line itself when it is none.
+func pasteHeading(l string) (string, bool) {
+	t := strings.TrimLeft(l, "#")
+	if len(t) < len(l) && len(l)-len(t) <= 6 && strings.HasPrefix(t, " ") {
+		return strings.TrimSpace(t), true
+	}
+	return l, false
+}
+
+// pasteTitle is the first heading among a paste's first 12 lines, else
+// its second line.
+func pasteTitle(lines []string) string {
+	for _, l := range lines[1:min(len(lines), 12)] {
+		if h, ok := pasteHeading(l); ok {
+			return h
+		}
+	}
+	if len(lines) > 1 {
+		t, _ := pasteHeading(lines[1])
+		return t
+	}
+	return ""
 }
 
 // firstSentence is s up to its first sentence end (". ", "? ", "! ", "。").

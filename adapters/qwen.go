@@ -59,6 +59,8 @@ var qwenAgent = &Agent{
 	Launch:        []string{"qwen", "-i"},
 	ContextWindow: 131_072, // contextWindowSize of the OpenAI-compatible default (0.24.4)
 	MemoryFile:    "QWEN.md",
+	CreateTools:   []string{"write_file"},
+	PlanTools:     []string{"todo_write"},
 }
 
 var (
@@ -71,14 +73,9 @@ type qwen struct{}
 func (qwen) Name() string { return "qwen" }
 
 func (qwen) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
+	h, p, err := claudeShapedHook("qwen", event, b)
 	if err != nil {
 		return Hook{}, err
-	}
-	h := Hook{Tool: "qwen", Event: event, SessionID: p.str("session_id"), TranscriptPath: p.str("transcript_path"),
-		Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}
-	if h.Event == "" {
-		h.Event = p.str("hook_event_name")
 	}
 	h.FlushMark = qwenFlushMark(p.str("last_assistant_message"))
 	return h, nil
@@ -326,60 +323,74 @@ func qwenAssistant(l qwenLine, key string, t time.Time) []Row {
 }
 
 func qwenToolResult(l qwenLine, key string, t time.Time) []Row {
+	o := qwenCallOutcome(l)
 	var rows []Row
 	for i, p := range l.Message.Parts {
 		fr := p.FunctionResponse
 		if fr == nil {
 			continue
 		}
-		r := Row{Key: key + "." + strconv.Itoa(i), Time: t, Role: "tool", Kind: KindToolResult, ToolName: fr.Name, CallID: fr.ID}
-		out, errText := qwenString(fr.Response.Output), qwenString(fr.Response.Error)
-		r.Text = out
-		status, errType, shellOut := "", "", ""
-		if tr := l.ToolCallResult; tr != nil {
-			status, errType = tr.Status, tr.ErrorType
-			var d struct {
-				Type     string `json:"type"`
-				ExitCode *int   `json:"exitCode"`
-				Output   string `json:"output"`
-			}
-			if json.Unmarshal(tr.ResultDisplay, &d) == nil {
-				r.ExitCode = d.ExitCode
-				// A shell result's text for the model is a form ("Command:
-				// …\nOutput: …\nError: (none)\nExit Code: 2"); its display
-				// keeps the command's own output.
-				if d.Type == "shell_result" && strings.TrimSpace(d.Output) != "" {
-					shellOut = d.Output
-				}
-			}
+		r := Row{Key: key + "." + strconv.Itoa(i), Time: t, Role: "tool", ToolName: fr.Name, CallID: fr.ID}
+		if o.exit != nil {
+			r.ExitCode = intPtr(*o.exit)
 		}
-		switch {
-		case errType == "execution_denied":
-			// a permission rule or the user declined the call; it never ran
-			// (executionStatus "not_started", 0.24.4)
-			r.Kind, r.Text = KindRefused, errText+out
-		case status == "cancelled":
-			// the scheduler's cancelled state (an interrupt), from Gemini CLI's
-			// core; not produced in a headless run here
-			r.Kind, r.Text = KindInterrupted, errText+out
-		case status == "error" || errText != "":
-			r.Kind, r.Text = KindError, errText
-			if r.Text == "" {
-				r.Text = out
-			}
-			if shellOut != "" {
-				r.Text = shellOut
-			}
-		case r.ExitCode != nil && *r.ExitCode != 0:
-			r.Kind = KindError
-			if shellOut != "" {
-				r.Text = shellOut
-			}
-		}
-		r.Text = clip(r.Text, maxResult)
+		var text string
+		r.Kind, text = o.result(qwenString(fr.Response.Output), qwenString(fr.Response.Error))
+		r.Text = clip(text, maxResult)
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// qwenOutcome is what a line's toolCallResult says of its calls.
+type qwenOutcome struct {
+	status, errType string
+	exit            *int
+	shellOut        string // a shell's own output
+}
+
+func qwenCallOutcome(l qwenLine) qwenOutcome {
+	tr := l.ToolCallResult
+	if tr == nil {
+		return qwenOutcome{}
+	}
+	o := qwenOutcome{status: tr.Status, errType: tr.ErrorType}
+	var d struct {
+		Type     string `json:"type"`
+		ExitCode *int   `json:"exitCode"`
+		Output   string `json:"output"`
+	}
+	if json.Unmarshal(tr.ResultDisplay, &d) != nil {
+		return o
+	}
+	o.exit = d.ExitCode
+	// A shell result's text for the model is a form ("Command:
+	// …\nOutput: …\nError: (none)\nExit Code: 2"); its display keeps
+	// the command's own output.
+	if d.Type == "shell_result" && strings.TrimSpace(d.Output) != "" {
+		o.shellOut = d.Output
+	}
+	return o
+}
+
+// result is the kind and text of a call's result, given its output and
+// error text.
+func (o qwenOutcome) result(out, errText string) (Kind, string) {
+	switch {
+	case o.errType == "execution_denied":
+		// a permission rule or the user declined the call; it never ran
+		// (executionStatus "not_started", 0.24.4)
+		return KindRefused, errText + out
+	case o.status == "cancelled":
+		// the scheduler's cancelled state (an interrupt), from Gemini CLI's
+		// core; not produced in a headless run here
+		return KindInterrupted, errText + out
+	case o.status == "error" || errText != "":
+		return KindError, firstNonEmpty(o.shellOut, errText, out)
+	case o.exit != nil && *o.exit != 0:
+		return KindError, firstNonEmpty(o.shellOut, out)
+	}
+	return KindToolResult, out
 }
 
 // qwenString reads a response field that is a string or any other JSON.
@@ -401,15 +412,7 @@ func (qwenLister) Stores(env Env) []string { return []string{filepath.Join(qwenH
 
 func (l qwenLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(qwenHome(env)), "projects", "*", "chats", "*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		s, err := DescribeCached(env, "qwen", f, l.Describe)
-		if err != nil || !InProject(s.Project, project) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return describeAll(env, "qwen", files, project, l.Describe), nil
 }
 
 func (qwenLister) Describe(path string) (NativeSession, error) {
@@ -440,10 +443,7 @@ func (qwenLister) Describe(path string) (NativeSession, error) {
 	if s.ID == "" {
 		return s, errNoSession
 	}
-	s.LastActive = newestTimestamp(append(lines(fs.head), lines(fs.tail)...), "timestamp")
-	if s.LastActive.IsZero() {
-		s.LastActive = fs.modTime
-	}
+	s.LastActive = fs.lastActive()
 	s.MessageCount, s.CountEstimated = countMessages(path, fs, []byte(`"type":"user"`), []byte(`"type":"assistant"`))
 	return s, nil
 }

@@ -51,8 +51,7 @@ func tailSum(f *os.File, off int64) (string, error) {
 	if _, err := f.ReadAt(buf, off-n); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(buf)
-	return hex.EncodeToString(sum[:8]), nil
+	return sum8(buf), nil
 }
 
 // MaxLine is the longest line the tailer decodes; longer lines are skipped
@@ -79,32 +78,11 @@ type TailResult struct {
 // missing file returns os.ErrNotExist.
 func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off int64)) (TailResult, error) {
 	res := TailResult{Cursor: cur}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return res, err
-	}
-	if fi.Mode()&os.ModeSymlink != 0 {
-		if fi, err = os.Stat(path); err != nil {
-			return res, err
-		}
-	}
-	if !fi.Mode().IsRegular() {
-		return res, ErrNotRegular
-	}
-	// O_NONBLOCK: should the path be swapped for a FIFO between the stat and
-	// the open, the open does not hang.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openTranscript(path)
 	if err != nil {
 		return res, err
 	}
 	defer f.Close()
-	fi, err = f.Stat()
-	if err != nil {
-		return res, err
-	}
-	if !fi.Mode().IsRegular() {
-		return res, ErrNotRegular
-	}
 	dev, ino := FileID(f)
 	size := fi.Size()
 	n := min(size, headLen)
@@ -112,43 +90,17 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 	if _, err := io.ReadFull(f, headBuf); err != nil {
 		return res, fmt.Errorf("read transcript head: %w", err)
 	}
-	sum := sha256.Sum256(headBuf)
-	head := hex.EncodeToString(sum[:8])
-
+	head := sum8(headBuf)
+	same, err := cur.unchanged(f, dev, ino, size, head, headBuf)
+	if err != nil {
+		return res, err
+	}
 	off := cur.Offset
-	curHead, curTail, hasTail := strings.Cut(cur.Head, "@")
-	same := cur.Ino == ino && cur.Dev == dev && off <= size
-	if same && cur.HeadLen > 0 {
-		// Compare the same prefix length as was hashed last time.
-		if cur.HeadLen == n {
-			same = curHead == head
-		} else if cur.HeadLen < n {
-			s := sha256.Sum256(headBuf[:cur.HeadLen])
-			same = curHead == hex.EncodeToString(s[:8])
-		} else {
-			same = false // the file shrank below the old head
-		}
-	}
-	if same && hasTail && off > 0 {
-		// The bytes before the offset must be the ones read last time: a
-		// transcript truncated and rewritten in place can have the same
-		// inode, the same first kilobyte and a size past the offset, with
-		// other lines before it (their rows would be lost; re-reading from
-		// the start costs only duplicates, which row keys drop).
-		t, err := tailSum(f, off)
-		if err != nil {
-			return res, fmt.Errorf("read transcript before the cursor: %w", err)
-		}
-		same = t == curTail
-	}
-	if !same && cur.Offset > 0 {
-		res.Reset = true
-	}
 	if !same {
-		off = 0
+		res.Reset, off = off > 0, 0
 	}
 	res.Cursor = Cursor{Path: path, Offset: off, Dev: dev, Ino: ino, Head: head, HeadLen: n}
-	if same && hasTail {
+	if same && strings.Contains(cur.Head, "@") {
 		res.Cursor.Head = cur.Head // nothing new: the same bytes before the same offset
 	}
 	if off >= size {
@@ -157,51 +109,7 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return res, err
 	}
-	// A hook usually reads a few kilobytes: size the buffer to what there
-	// is (longer lines are assembled below whatever the buffer size).
-	r := bufio.NewReaderSize(io.LimitReader(f, size-off), int(min(size-off+1, 256<<10)))
-	var (
-		long     []byte // a line longer than the reader's buffer, being assembled
-		pending  int64  // bytes of the line in progress
-		consumed int64  // bytes of complete lines
-		skipping bool   // the line in progress is over MaxLine
-	)
-	for {
-		if res.Lines&255 == 0 && !deadline.IsZero() && time.Now().After(deadline) {
-			res.Partial = true
-			break
-		}
-		chunk, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			pending += int64(len(chunk))
-			if !skipping {
-				if len(long)+len(chunk) > MaxLine {
-					skipping, long = true, nil
-				} else {
-					long = append(long, chunk...)
-				}
-			}
-			continue
-		}
-		if err != nil { // io.EOF: an incomplete last line waits for next time
-			break
-		}
-		lineStart := off + consumed
-		consumed += pending + int64(len(chunk))
-		pending = 0
-		if skipping {
-			res.Skipped++
-			skipping = false
-			continue
-		}
-		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
-		}
-		fn(line[:len(line)-1], lineStart)
-		res.Lines++
-	}
+	consumed := readLines(f, off, size, deadline, fn, &res)
 	res.Bytes = consumed
 	res.Cursor.Offset = off + consumed
 	if res.Cursor.Offset > 0 {
@@ -212,4 +120,147 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 		res.Cursor.Head = head + "@" + t
 	}
 	return res, nil
+}
+
+// openTranscript opens path, or the file a symlink there names, when it
+// is a regular file (ErrNotRegular otherwise), and stats it.
+func openTranscript(path string) (*os.File, os.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		fi, err = os.Stat(path)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, ErrNotRegular
+	}
+	// O_NONBLOCK: should the path be swapped for a FIFO between the stat and
+	// the open, the open does not hang.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		err = ErrNotRegular
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// sum8 is the hex of the first 8 bytes of b's SHA-256.
+func sum8(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// unchanged reports whether f is the file cur was read from, unchanged up
+// to cur.Offset: the same device and inode, the offset within its size,
+// the same head (head is the hash of headBuf, its first bytes) and the
+// same bytes before the offset.
+func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string, headBuf []byte) (bool, error) {
+	curHead, curTail, hasTail := strings.Cut(cur.Head, "@")
+	if cur.Ino != ino || cur.Dev != dev || cur.Offset > size {
+		return false, nil
+	}
+	if cur.HeadLen > 0 && !sameHead(curHead, cur.HeadLen, head, headBuf) {
+		return false, nil
+	}
+	if !hasTail || cur.Offset <= 0 {
+		return true, nil
+	}
+	// The bytes before the offset must be the ones read last time: a
+	// transcript truncated and rewritten in place can have the same
+	// inode, the same first kilobyte and a size past the offset, with
+	// other lines before it (their rows would be lost; re-reading from
+	// the start costs only duplicates, which row keys drop).
+	t, err := tailSum(f, cur.Offset)
+	if err != nil {
+		return false, fmt.Errorf("read transcript before the cursor: %w", err)
+	}
+	return t == curTail, nil
+}
+
+// sameHead compares a head hash over the prefix length it was hashed
+// from (hashed bytes) with the file's head now.
+func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
+	n := int64(len(headBuf))
+	switch {
+	case hashed == n:
+		return old == head
+	case hashed < n:
+		return old == sum8(headBuf[:hashed])
+	}
+	return false // the file shrank below the old head
+}
+
+// readLines hands fn each complete line of f from off (where f stands)
+// up to size, with its offset, until deadline; it counts lines in res and
+// returns the bytes of complete lines consumed. An incomplete last line
+// waits for next time.
+func readLines(f *os.File, off, size int64, deadline time.Time, fn func(line []byte, off int64), res *TailResult) int64 {
+	// A hook usually reads a few kilobytes: size the buffer to what there
+	// is (longer lines are assembled below whatever the buffer size).
+	r := bufio.NewReaderSize(io.LimitReader(f, size-off), int(min(size-off+1, 256<<10)))
+	var a lineAssembler
+	for {
+		if res.Lines&255 == 0 && !deadline.IsZero() && time.Now().After(deadline) {
+			res.Partial = true
+			return a.consumed
+		}
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			a.more(chunk)
+			continue
+		}
+		if err != nil { // io.EOF
+			return a.consumed
+		}
+		start := off + a.consumed
+		if line, ok := a.end(chunk); ok {
+			fn(line[:len(line)-1], start)
+			res.Lines++
+		} else {
+			res.Skipped++
+		}
+	}
+}
+
+// lineAssembler joins the chunks of a line longer than the reader's
+// buffer, and skips one over MaxLine without keeping it.
+type lineAssembler struct {
+	long     []byte // a line longer than the reader's buffer, being assembled
+	pending  int64  // bytes of the line in progress
+	consumed int64  // bytes of complete lines
+	skipping bool   // the line in progress is over MaxLine
+}
+
+func (a *lineAssembler) more(chunk []byte) {
+	a.pending += int64(len(chunk))
+	switch {
+	case a.skipping:
+	case len(a.long)+len(chunk) > MaxLine:
+		a.skipping, a.long = true, nil
+	default:
+		a.long = append(a.long, chunk...)
+	}
+}
+
+// end completes the line in progress with its last chunk; ok is false
+// for a line over MaxLine.
+func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
+	a.consumed += a.pending + int64(len(chunk))
+	a.pending = 0
+	if a.skipping {
+		a.skipping = false
+		return nil, false
+	}
+	if a.long == nil {
+		return chunk, true
+	}
+	line, a.long = append(a.long, chunk...), nil
+	return line, true
 }

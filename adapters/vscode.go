@@ -61,6 +61,8 @@ var vscodeAgent = &Agent{
 		}
 		return ""
 	},
+	CreateTools: []string{"create_file"},
+	PlanTools:   []string{"manage_todo_list"},
 }
 
 var (
@@ -132,78 +134,94 @@ const vscodeMaxStore = 256 << 20
 // User dir (Code, Insiders, VSCodium, remote servers).
 func (vscode) locate(h Hook, env Env) vscodeLocation {
 	var loc vscodeLocation
-	ids := []string{}
+	var ids []string
 	if plainID(h.SessionID) {
 		ids = append(ids, h.SessionID)
 	}
 	if tp := h.TranscriptPath; tp != "" {
-		loc.Transcript = tp
-		dir := filepath.Dir(tp)
-		if filepath.Base(dir) == "transcripts" && strings.EqualFold(filepath.Base(filepath.Dir(dir)), "GitHub.copilot-chat") {
-			loc.Workspace = filepath.Dir(filepath.Dir(dir))
-		}
-		if filepath.Base(dir) == "chatSessions" { // handoff --transcript …/chatSessions/<id>.jsonl
-			loc.Workspace = filepath.Dir(dir)
-			if base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(tp), ".jsonl"), ".json"); plainID(base) && base != h.SessionID {
-				ids = append([]string{base}, ids...)
-			}
-		}
-		if vscodeIsStore(tp) {
-			// A chatSessions file or a "Chat: Export Chat…" file, wherever it
-			// is (copied, attached to a bug, exported to ~/Downloads): read
-			// it as it is, recognised by its content.
-			loc.Store, loc.Transcript = tp, ""
+		var isStore bool
+		if ids, isStore = loc.fromTranscript(tp, h.SessionID, ids); isStore {
 			return loc
-		}
-		if base := strings.TrimSuffix(filepath.Base(tp), ".jsonl"); plainID(base) && base != h.SessionID {
-			ids = append(ids, base)
 		}
 	}
 	if loc.Workspace == "" && len(ids) > 0 {
-		var best time.Time
-		for _, root := range vscodeUserDirs(env) {
-			pats := []string{
-				filepath.Join(root, "workspaceStorage", "*", "chatSessions", ids[0]+".json*"),
-				filepath.Join(root, "workspaceStorage", "*", "GitHub.copilot-chat", "transcripts", ids[0]+".jsonl"),
-			}
-			for _, pat := range pats {
-				ms, _ := filepath.Glob(pat)
-				for _, m := range ms {
-					fi, err := os.Stat(m)
-					if err != nil || !fi.Mode().IsRegular() {
-						continue
-					}
-					if loc.Workspace == "" || fi.ModTime().After(best) {
-						best = fi.ModTime()
-						ws := filepath.Dir(filepath.Dir(m))
-						if filepath.Base(filepath.Dir(m)) == "transcripts" {
-							ws = filepath.Dir(ws)
-						}
-						loc.Workspace = ws
-					}
-				}
-			}
-		}
+		loc.Workspace = vscodeFindWorkspace(env, ids[0])
 	}
 	if loc.Workspace == "" {
 		return loc
 	}
-	for _, id := range ids {
-		for _, ext := range []string{".jsonl", ".json"} {
-			p := filepath.Join(loc.Workspace, "chatSessions", id+ext)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= vscodeMaxStore {
-				loc.Store = p
-				break
-			}
-		}
-		if loc.Store != "" {
-			break
-		}
-	}
+	loc.Store = vscodeStoreIn(loc.Workspace, ids)
 	if loc.Transcript == "" && len(ids) > 0 {
 		loc.Transcript = filepath.Join(loc.Workspace, "GitHub.copilot-chat", "transcripts", ids[0]+".jsonl")
 	}
 	return loc
+}
+
+// fromTranscript takes what the transcript path tp says: the workspace
+// dir it lies in and the session id its name holds, added to ids.
+// isStore is true when tp is itself a chat session store: a chatSessions
+// file or a "Chat: Export Chat…" file, wherever it is (copied, attached
+// to a bug, exported to ~/Downloads), read as it is, recognised by its
+// content.
+func (loc *vscodeLocation) fromTranscript(tp, sessionID string, ids []string) (_ []string, isStore bool) {
+	loc.Transcript = tp
+	dir := filepath.Dir(tp)
+	switch filepath.Base(dir) {
+	case "transcripts":
+		if strings.EqualFold(filepath.Base(filepath.Dir(dir)), "GitHub.copilot-chat") {
+			loc.Workspace = filepath.Dir(filepath.Dir(dir))
+		}
+	case "chatSessions": // handoff --transcript …/chatSessions/<id>.jsonl
+		loc.Workspace = filepath.Dir(dir)
+		if base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(tp), ".jsonl"), ".json"); plainID(base) && base != sessionID {
+			ids = append([]string{base}, ids...)
+		}
+	}
+	if vscodeIsStore(tp) {
+		loc.Store, loc.Transcript = tp, ""
+		return ids, true
+	}
+	if base := strings.TrimSuffix(filepath.Base(tp), ".jsonl"); plainID(base) && base != sessionID {
+		ids = append(ids, base)
+	}
+	return ids, false
+}
+
+// vscodeFindWorkspace is the workspace dir, under every VS Code User dir,
+// of the newest chat session store or transcript of session id.
+func vscodeFindWorkspace(env Env, id string) string {
+	var ms []string
+	for _, root := range vscodeUserDirs(env) {
+		stores, _ := filepath.Glob(filepath.Join(root, "workspaceStorage", "*", "chatSessions", id+".json*"))
+		transcripts, _ := filepath.Glob(filepath.Join(root, "workspaceStorage", "*", "GitHub.copilot-chat", "transcripts", id+".jsonl"))
+		ms = append(append(ms, stores...), transcripts...)
+	}
+	ws, best := "", time.Time{}
+	for _, m := range ms {
+		fi, err := os.Stat(m)
+		if err != nil || !fi.Mode().IsRegular() || ws != "" && !fi.ModTime().After(best) {
+			continue
+		}
+		best, ws = fi.ModTime(), filepath.Dir(filepath.Dir(m))
+		if filepath.Base(filepath.Dir(m)) == "transcripts" {
+			ws = filepath.Dir(ws)
+		}
+	}
+	return ws
+}
+
+// vscodeStoreIn is the chat session store of the first of ids that has
+// one in the workspace dir ws, "" if none.
+func vscodeStoreIn(ws string, ids []string) string {
+	for _, id := range ids {
+		for _, ext := range []string{".jsonl", ".json"} {
+			p := filepath.Join(ws, "chatSessions", id+ext)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= vscodeMaxStore {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // vscodeStoreHead recognises a chat session store by its first bytes: a
@@ -411,44 +429,61 @@ func vscodeReplay(r io.Reader) ([]vscodeRequest, error) {
 }
 
 func vscodeApply(state any, op vscodeOp) any {
-	if op.Kind == nil || len(op.K) > vscodeMaxPath {
+	if op.Kind == nil || len(op.K) > vscodeMaxPath || *op.Kind < 0 || *op.Kind >= len(vscodeOps) {
 		return state
 	}
-	switch *op.Kind {
-	case 0:
-		var v any
-		if json.Unmarshal(op.V, &v) == nil {
-			if _, ok := v.(map[string]any); ok {
-				return v
-			}
+	return vscodeOps[*op.Kind](state, op)
+}
+
+// vscodeOps apply each kind of mutation; a malformed one leaves the
+// state alone.
+var vscodeOps = [...]func(state any, op vscodeOp) any{vscodeReplace, vscodeSetAt, vscodePush, vscodeDelete}
+
+// vscodeReplace (kind 0) is the whole state, an object.
+func vscodeReplace(state any, op vscodeOp) any {
+	var v any
+	if json.Unmarshal(op.V, &v) != nil {
+		return state
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return state
+	}
+	return v
+}
+
+// vscodeSetAt (kind 1) sets v at path k.
+func vscodeSetAt(state any, op vscodeOp) any {
+	var v any
+	if json.Unmarshal(op.V, &v) != nil || len(op.K) == 0 {
+		return state
+	}
+	return vscodeSet(state, op.K, func(any) any { return v })
+}
+
+// vscodePush (kind 2) pushes the items of v onto the array at k,
+// truncated to i first.
+func vscodePush(state any, op vscodeOp) any {
+	var items []any
+	if len(op.V) > 0 && json.Unmarshal(op.V, &items) != nil {
+		return state
+	}
+	return vscodeSet(state, op.K, func(old any) any {
+		arr, _ := old.([]any)
+		if op.I != nil && *op.I >= 0 && *op.I < len(arr) {
+			arr = arr[:*op.I]
 		}
-	case 1:
-		var v any
-		if json.Unmarshal(op.V, &v) == nil && len(op.K) > 0 {
-			return vscodeSet(state, op.K, func(any) any { return v })
-		}
-	case 2:
-		var items []any
-		if len(op.V) > 0 && json.Unmarshal(op.V, &items) != nil {
-			return state
-		}
-		return vscodeSet(state, op.K, func(old any) any {
-			arr, _ := old.([]any)
-			if op.I != nil && *op.I >= 0 && *op.I < len(arr) {
-				arr = arr[:*op.I]
-			}
-			return append(arr, items...)
-		})
-	case 3:
-		if len(op.K) == 0 {
-			return state
-		}
-		parent := vscodeGet(state, op.K[:len(op.K)-1])
-		if m, ok := parent.(map[string]any); ok {
-			if k, ok := op.K[len(op.K)-1].(string); ok {
-				delete(m, k)
-			}
-		}
+		return append(arr, items...)
+	})
+}
+
+// vscodeDelete (kind 3) deletes the property at k.
+func vscodeDelete(state any, op vscodeOp) any {
+	if len(op.K) == 0 {
+		return state
+	}
+	parent, _ := vscodeGet(state, op.K[:len(op.K)-1]).(map[string]any)
+	if k, ok := op.K[len(op.K)-1].(string); ok && parent != nil {
+		delete(parent, k)
 	}
 	return state
 }
@@ -615,162 +650,251 @@ var vscodeToolNames = map[string]string{
 // than once (live re-serialization) keeps its first position and its last
 // data.
 func vscodeRows(reqs []vscodeRequest) []Row {
-	var rows []Row
-	at := map[string]int{} // key -> index in rows
-	put := func(r Row) {
-		if i, ok := at[r.Key]; ok {
-			rows[i] = r
-			return
-		}
-		at[r.Key] = len(rows)
-		rows = append(rows, r)
-	}
-	for n, q := range reqs {
+	var out keyedRows
+	for n := range reqs {
+		q := &reqs[n]
 		rk := q.RequestID
 		if rk == "" {
 			rk = "request#" + strconv.Itoa(n)
 		}
 		ts := msTime(q.Timestamp)
-		if text := vscodeMessageText(q.Message); strings.TrimSpace(text) != "" {
-			r := Row{Time: ts, Role: "user"}
-			if IsCarryoverText(text) {
-				r.Key, r.Role, r.Kind, r.Text = rk+"#injection", "system", KindInjection, carryoverHeader(text)+" via prompt"
-			} else {
-				r.Kind, r.Text = KindPrompt, promptText(text)
-				r.Key = vscodePromptKey(r.Text)
-			}
-			put(r)
+		if r, ok := vscodePromptRow(q.Message, rk, ts); ok {
+			out.put(r)
 		}
-		// function name and arguments by bare call id, from the rounds
-		type call struct {
-			name string
-			args json.RawMessage
-		}
-		calls := map[string]call{}
-		if q.Result != nil && q.Result.Metadata != nil {
-			for _, rd := range q.Result.Metadata.ToolCallRounds {
-				for _, tc := range rd.ToolCalls {
-					calls[vscodeCallID(tc.ID)] = call{tc.Name, tc.Arguments}
-				}
-			}
-		}
-		// Rows of this request in order; edit parts (textEditGroup,
-		// codeblockUri) are dropped afterwards for files a tool call names.
-		var local []Row
-		isEditPart := map[int]bool{}
-		edited := map[string]bool{}
-		emit := func(r Row) { local = append(local, r) }
-		var md strings.Builder
-		mdKey := ""
-		flush := func() {
-			if s := strings.TrimSpace(md.String()); s != "" {
-				emit(Row{Key: mdKey, Time: ts, Role: "assistant", Kind: KindText, Text: clip(s, maxText)})
-			}
-			md.Reset()
-			mdKey = ""
-		}
+		b := vscodeResponse{rk: rk, ts: ts, calls: vscodeRoundCalls(q), edited: map[string]bool{}}
 		for i, raw := range q.Response {
-			var p vscodePart
-			if json.Unmarshal(raw, &p) != nil {
-				continue
-			}
-			pk := rk + "#" + strconv.Itoa(i)
-			if p.Kind == "" {
-				var s string
-				if json.Unmarshal(p.Value, &s) == nil && s != "" {
-					if mdKey == "" {
-						mdKey = pk
-					}
-					md.WriteString(s)
-				}
-				continue
-			}
-			flush()
-			switch p.Kind {
-			case "toolInvocationSerialized":
-				id := vscodeCallID(p.ToolCallID)
-				if id == "" {
-					id = pk
-				}
-				c := calls[id]
-				name := firstNonEmpty(c.name, vscodeToolNames[p.ToolID], p.ToolID, "tool")
-				args := c.args
-				if len(args) == 0 {
-					args = vscodeResultInput(p.ResultDetails)
-				}
-				if len(args) == 0 && p.ToolSpecificData != nil {
-					args = p.ToolSpecificData.RawInput
-				}
-				side := p.SubAgentInvocationID != ""
-				base := Row{Key: "call:" + id, Time: ts, Role: "assistant", Kind: KindToolCall, ToolName: name, CallID: id, Sidechain: side}
-				for _, r := range copilotToolRows(base, name, args) {
-					if td := p.ToolSpecificData; td != nil {
-						if td.CommandLine != nil && td.CommandLine.Original != "" {
-							r.Command = clip(td.CommandLine.Original, maxResult)
-						}
-						if td.Kind == "subagent" && td.Description != "" && r.Text == "" {
-							r.Text = clip(td.Description, 200)
-						}
-					}
-					if r.FilePath != "" {
-						edited[r.FilePath] = true
-					}
-					emit(r)
-				}
-				if p.IsComplete {
-					emit(vscodeResult(p, id, ts, side))
-				}
-			case "textEditGroup", "codeblockUri":
-				f := p.URI.file()
-				if f == "" || (p.Kind == "codeblockUri" && !p.IsEdit) {
-					continue
-				}
-				var sb strings.Builder
-				for _, group := range p.Edits {
-					for _, e := range group {
-						sb.WriteString(e.Text)
-					}
-				}
-				isEditPart[len(local)] = true
-				emit(Row{Key: rk + "#edit:" + f, Time: ts, Role: "assistant", Kind: KindToolCall, ToolName: "edit", FilePath: f, Text: editText(sb.String())})
-			case "thinking":
-			default:
-				if bytes.Contains(raw, []byte("[CARRYOVER]")) {
-					emit(Row{Key: pk, Time: ts, Role: "system", Kind: KindInjection, Text: carryoverHeader(string(raw)) + " via " + p.Kind})
-				}
-			}
+			b.part(i, raw)
 		}
-		flush()
-		// Edit parts name files edited outside a recorded tool call (edit
-		// mode); one row per file.
-		for i, r := range local {
-			if isEditPart[i] {
-				if edited[r.FilePath] {
-					continue
-				}
-				edited[r.FilePath] = true
-			}
-			put(r)
-		}
-		if ms := q.ModelState; q.IsCanceled || ms != nil && ms.Value == 2 {
-			// ResponseModelState Cancelled: the user stopped the request.
-			r := Row{Key: rk + "#interrupted", Time: ts, Role: "user", Kind: KindInterrupted, Text: "request cancelled"}
-			if ms != nil && ms.CompletedAt > 0 {
-				r.Time = msTime(ms.CompletedAt)
-			}
-			put(r)
-		} else if ms != nil && ms.Value == 3 || ms == nil && q.Result != nil && q.Result.ErrorDetails != nil {
-			r := Row{Key: rk + "#error", Time: ts, Role: "system", Kind: KindError, ToolName: "model API", Text: "request failed"}
-			if ms != nil && ms.CompletedAt > 0 {
-				r.Time = msTime(ms.CompletedAt)
-			}
-			if q.Result != nil && q.Result.ErrorDetails != nil && q.Result.ErrorDetails.Message != "" {
-				r.Text = clip(q.Result.ErrorDetails.Message, maxResult)
-			}
-			put(r)
+		b.flush()
+		b.putInto(&out)
+		if r, ok := vscodeEndRow(q, rk, ts); ok {
+			out.put(r)
 		}
 	}
-	return rows
+	return out.rows
+}
+
+// keyedRows keeps rows in the order their key was first seen, each with
+// the data it was last put with.
+type keyedRows struct {
+	rows []Row
+	at   map[string]int // key -> index in rows
+}
+
+func (k *keyedRows) put(r Row) {
+	if i, ok := k.at[r.Key]; ok {
+		k.rows[i] = r
+		return
+	}
+	if k.at == nil {
+		k.at = map[string]int{}
+	}
+	k.at[r.Key] = len(k.rows)
+	k.rows = append(k.rows, r)
+}
+
+// vscodePromptRow is the request's user message: a prompt, or a
+// carryover injection the user pasted or the hook sent.
+func vscodePromptRow(msg json.RawMessage, rk string, ts time.Time) (Row, bool) {
+	text := vscodeMessageText(msg)
+	if strings.TrimSpace(text) == "" {
+		return Row{}, false
+	}
+	if IsCarryoverText(text) {
+		return Row{Key: rk + "#injection", Time: ts, Role: "system", Kind: KindInjection, Text: carryoverHeader(text) + " via prompt"}, true
+	}
+	r := Row{Time: ts, Role: "user", Kind: KindPrompt, Text: promptText(text)}
+	r.Key = vscodePromptKey(r.Text)
+	return r, true
+}
+
+// vscodeCall is a function name and its arguments from a tool call round.
+type vscodeCall struct {
+	name string
+	args json.RawMessage
+}
+
+// vscodeRoundCalls maps bare call ids to the function name and arguments
+// the request's tool call rounds recorded.
+func vscodeRoundCalls(q *vscodeRequest) map[string]vscodeCall {
+	calls := map[string]vscodeCall{}
+	if q.Result == nil || q.Result.Metadata == nil {
+		return calls
+	}
+	for _, rd := range q.Result.Metadata.ToolCallRounds {
+		for _, tc := range rd.ToolCalls {
+			calls[vscodeCallID(tc.ID)] = vscodeCall{tc.Name, tc.Arguments}
+		}
+	}
+	return calls
+}
+
+// vscodeResponse collects the rows of one request's response parts in
+// order; edit parts (textEditGroup, codeblockUri) are dropped afterwards
+// for files a tool call names.
+type vscodeResponse struct {
+	rk     string
+	ts     time.Time
+	calls  map[string]vscodeCall
+	local  []Row
+	isEdit map[int]bool    // index in local of an edit part's row
+	edited map[string]bool // files a tool call names
+	md     strings.Builder // consecutive markdown parts
+	mdKey  string
+}
+
+func (b *vscodeResponse) emit(r Row) { b.local = append(b.local, r) }
+
+// flush ends a run of markdown parts as one text row.
+func (b *vscodeResponse) flush() {
+	if s := strings.TrimSpace(b.md.String()); s != "" {
+		b.emit(Row{Key: b.mdKey, Time: b.ts, Role: "assistant", Kind: KindText, Text: clip(s, maxText)})
+	}
+	b.md.Reset()
+	b.mdKey = ""
+}
+
+func (b *vscodeResponse) part(i int, raw json.RawMessage) {
+	var p vscodePart
+	if json.Unmarshal(raw, &p) != nil {
+		return
+	}
+	pk := b.rk + "#" + strconv.Itoa(i)
+	if p.Kind == "" {
+		b.markdown(pk, p.Value)
+		return
+	}
+	b.flush()
+	switch p.Kind {
+	case "toolInvocationSerialized":
+		b.toolInvocation(&p, pk)
+	case "textEditGroup", "codeblockUri":
+		b.editPart(&p)
+	case "thinking":
+	default:
+		if bytes.Contains(raw, []byte("[CARRYOVER]")) {
+			b.emit(Row{Key: pk, Time: b.ts, Role: "system", Kind: KindInjection, Text: carryoverHeader(string(raw)) + " via " + p.Kind})
+		}
+	}
+}
+
+func (b *vscodeResponse) markdown(pk string, value json.RawMessage) {
+	var s string
+	if json.Unmarshal(value, &s) != nil || s == "" {
+		return
+	}
+	if b.mdKey == "" {
+		b.mdKey = pk
+	}
+	b.md.WriteString(s)
+}
+
+func (b *vscodeResponse) toolInvocation(p *vscodePart, pk string) {
+	id := firstNonEmpty(vscodeCallID(p.ToolCallID), pk)
+	c := b.calls[id]
+	name := firstNonEmpty(c.name, vscodeToolNames[p.ToolID], p.ToolID, "tool")
+	side := p.SubAgentInvocationID != ""
+	base := Row{Key: "call:" + id, Time: b.ts, Role: "assistant", Kind: KindToolCall, ToolName: name, CallID: id, Sidechain: side}
+	for _, r := range copilotToolRows(base, name, vscodeArgs(p, c.args)) {
+		vscodeTerminalDetails(&r, p)
+		if r.FilePath != "" {
+			b.edited[r.FilePath] = true
+		}
+		b.emit(r)
+	}
+	if p.IsComplete {
+		b.emit(vscodeResult(*p, id, b.ts, side))
+	}
+}
+
+// vscodeArgs are a call's arguments: from its tool call round, else the
+// result details' input, else the tool specific raw input.
+func vscodeArgs(p *vscodePart, args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		args = vscodeResultInput(p.ResultDetails)
+	}
+	if len(args) == 0 && p.ToolSpecificData != nil {
+		args = p.ToolSpecificData.RawInput
+	}
+	return args
+}
+
+// vscodeTerminalDetails adds the command line a terminal tool ran and a
+// subagent's description from the part's tool specific data.
+func vscodeTerminalDetails(r *Row, p *vscodePart) {
+	td := p.ToolSpecificData
+	if td == nil {
+		return
+	}
+	if td.CommandLine != nil && td.CommandLine.Original != "" {
+		r.Command = clip(td.CommandLine.Original, maxResult)
+	}
+	if td.Kind == "subagent" && td.Description != "" && r.Text == "" {
+		r.Text = clip(td.Description, 200)
+	}
+}
+
+func (b *vscodeResponse) editPart(p *vscodePart) {
+	f := p.URI.file()
+	if f == "" || (p.Kind == "codeblockUri" && !p.IsEdit) {
+		return
+	}
+	var sb strings.Builder
+	for _, group := range p.Edits {
+		for _, e := range group {
+			sb.WriteString(e.Text)
+		}
+	}
+	if b.isEdit == nil {
+		b.isEdit = map[int]bool{}
+	}
+	b.isEdit[len(b.local)] = true
+	b.emit(Row{Key: b.rk + "#edit:" + f, Time: b.ts, Role: "assistant", Kind: KindToolCall, ToolName: "edit", FilePath: f, Text: editText(sb.String())})
+}
+
+// putInto hands the response's rows on. Edit parts name files edited
+// outside a recorded tool call (edit mode); one row per file.
+func (b *vscodeResponse) putInto(out *keyedRows) {
+	for i, r := range b.local {
+		if b.isEdit[i] {
+			if b.edited[r.FilePath] {
+				continue
+			}
+			b.edited[r.FilePath] = true
+		}
+		out.put(r)
+	}
+}
+
+// errorMessage is the message of the request's error, if any.
+func (q *vscodeRequest) errorMessage() string {
+	if q.Result == nil || q.Result.ErrorDetails == nil {
+		return ""
+	}
+	return q.Result.ErrorDetails.Message
+}
+
+// vscodeEndRow is how the request ended when it did not complete: the
+// user cancelled it (ResponseModelState Cancelled, 2) or it failed (3, or
+// an error in the result of data without a model state).
+func vscodeEndRow(q *vscodeRequest, rk string, ts time.Time) (Row, bool) {
+	ms := q.ModelState
+	var r Row
+	switch {
+	case q.IsCanceled || ms != nil && ms.Value == 2:
+		r = Row{Key: rk + "#interrupted", Time: ts, Role: "user", Kind: KindInterrupted, Text: "request cancelled"}
+	case ms != nil && ms.Value == 3 || ms == nil && q.Result != nil && q.Result.ErrorDetails != nil:
+		r = Row{Key: rk + "#error", Time: ts, Role: "system", Kind: KindError, ToolName: "model API", Text: "request failed"}
+		if msg := q.errorMessage(); msg != "" {
+			r.Text = clip(msg, maxResult)
+		}
+	default:
+		return Row{}, false
+	}
+	if ms != nil && ms.CompletedAt > 0 {
+		r.Time = msTime(ms.CompletedAt)
+	}
+	return r, true
 }
 
 func msTime(ms float64) time.Time {
@@ -815,29 +939,13 @@ func vscodeResult(p vscodePart, id string, ts time.Time, side bool) Row {
 	var uris []vscodeURI
 	switch {
 	case json.Unmarshal(p.ResultDetails, &uris) == nil && len(uris) > 0:
-		var fs []string
+		fs := make([]string, len(uris))
 		for i := range uris {
-			fs = append(fs, uris[i].file())
+			fs[i] = uris[i].file()
 		}
 		r.Text = clip(strings.Join(fs, "\n"), maxResult)
 	case json.Unmarshal(p.ResultDetails, &rd) == nil && len(p.ResultDetails) > 0:
-		var outs []struct {
-			Value  string `json:"value"`
-			IsText bool   `json:"isText"`
-			Type   string `json:"type"`
-		}
-		if json.Unmarshal(rd.Output, &outs) == nil {
-			var sb strings.Builder
-			for _, o := range outs {
-				if o.IsText || o.Type == "text" {
-					if sb.Len() > 0 {
-						sb.WriteByte('\n')
-					}
-					sb.WriteString(o.Value)
-				}
-			}
-			r.Text = clip(sb.String(), maxResult)
-		}
+		r.Text = clip(vscodeOutputText(rd.Output), maxResult)
 		if rd.IsError {
 			r.Kind = KindError
 		}
@@ -851,10 +959,30 @@ func vscodeResult(p vscodePart, id string, ts time.Time, side bool) Row {
 		}
 	}
 	if td := p.ToolSpecificData; td != nil && td.TerminalCommandState != nil && td.TerminalCommandState.ExitCode != nil {
-		r.ExitCode = intPtr(*td.TerminalCommandState.ExitCode)
-		if *r.ExitCode != 0 {
-			r.Kind = KindError
-		}
+		exitWith(&r, int64(*td.TerminalCommandState.ExitCode))
 	}
 	return r
+}
+
+// vscodeOutputText joins the text items of a result's output.
+func vscodeOutputText(raw json.RawMessage) string {
+	var outs []struct {
+		Value  string `json:"value"`
+		IsText bool   `json:"isText"`
+		Type   string `json:"type"`
+	}
+	if json.Unmarshal(raw, &outs) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, o := range outs {
+		if !o.IsText && o.Type != "text" {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(o.Value)
+	}
+	return sb.String()
 }

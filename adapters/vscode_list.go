@@ -87,35 +87,31 @@ func (vscodeLister) Describe(path string) (NativeSession, error) {
 	var rows []Row
 	if store {
 		rows, err = vscode{}.ReadStore(Hook{TranscriptPath: path, SessionID: id}, Env{})
-		if err != nil {
-			return s, err
-		}
 	} else {
-		fs, err := sampleFile(path)
-		if err != nil {
-			return s, err
-		}
-		for _, ln := range lines(fs.head) {
-			rs, _ := vscode{}.ParseLine(ln, 0)
-			rows = append(rows, rs...)
-		}
-		s.CountEstimated = fs.tail != nil
+		rows, s.CountEstimated, err = vscodeHeadRows(path)
 	}
-	for _, r := range rows {
-		if r.Kind == KindPrompt || r.Kind == KindText {
-			s.MessageCount++
-		}
-		if r.Kind == KindPrompt && s.Preview == "" {
-			s.Preview = preview(r.Text)
-		}
-		if r.Time.After(s.LastActive) {
-			s.LastActive = r.Time
-		}
+	if err != nil {
+		return s, err
 	}
+	s.noteRows(rows)
 	if len(rows) == 0 {
 		return s, errNoSession
 	}
 	return s, nil
+}
+
+// vscodeHeadRows are the rows of a transcript's head; estimated is true
+// when the file goes on past it.
+func vscodeHeadRows(path string) (rows []Row, estimated bool, err error) {
+	fs, err := sampleFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, ln := range lines(fs.head) {
+		rs, _ := vscode{}.ParseLine(ln, 0)
+		rows = append(rows, rs...)
+	}
+	return rows, fs.tail != nil, nil
 }
 
 // vscodeStoreID names a store file's session: its sessionId when the first

@@ -252,9 +252,11 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 	if checkedStart {
 		r.Summary += ", start injection parses"
 	}
-	if a.Hooks.State == hookconf.StateDrifted && len(failMsgs) == 0 {
+	// A whole hook file's drift (its mode, the carryover it names) is
+	// often why it failed: say it even then.
+	if whole := tg.Layout.Whole(); a.Hooks.State == hookconf.StateDrifted && (len(failMsgs) == 0 || whole) {
 		problems = append(problems, a.Hooks.Detail)
-		if r.Fix == "" {
+		if r.Fix == "" || whole && strings.HasPrefix(r.Fix, "run the stub's command by hand") {
 			r.Fix = "run `carryover refresh`"
 		}
 	}
@@ -274,7 +276,7 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Duration) (stdout, stderr []byte, took time.Duration, err error) {
 	payload, _ := json.Marshal(map[string]any{
 		"session_id": "doctor-" + tool, "sessionId": "doctor-" + tool, "conversation_id": "doctor-" + tool, "trajectory_id": "doctor-" + tool,
-		"cwd": project, "workspace_roots": []string{project},
+		"taskId": "doctor-" + tool, "cwd": project, "workspace_roots": []string{project}, "workspaceRoots": []string{project},
 		"transcript_path": filepath.Join(project, "doctor-transcript.jsonl"),
 		"hook_event_name": s.Event, "hookEventName": s.Event, "source": "startup",
 	})
@@ -290,8 +292,12 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 	}
 	c := exec.CommandContext(ctx, bin, flag, s.Command)
 	c.Dir = project
-	c.Env = append(slices.Clone(e.Environ), "PATH="+absPATH(e), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home,
-		"CLAUDE_PROJECT_DIR="+project, "GEMINI_PROJECT_DIR="+project, "COPILOT_PROJECT_DIR="+project, "CURSOR_PROJECT_DIR="+project)
+	c.Env = append(slices.Clone(e.Environ), "PATH="+absPATH(e), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home)
+	for _, a := range adapters.All { // as the agents set it for their hooks
+		if a.ProjectEnv != "" {
+			c.Env = append(c.Env, a.ProjectEnv+"="+project)
+		}
+	}
 	c.Stdin = bytes.NewReader(payload)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb

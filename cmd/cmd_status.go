@@ -76,6 +76,9 @@ type AgentReport struct {
 	HookDetail string   `json:"hook_detail,omitempty"`
 	Events     []string `json:"events,omitempty"`
 	Problem    string   `json:"problem,omitempty"`
+	// Restore says how the handoff reaches an agent that cannot be told
+	// at session start (specs.Capability.StartInjection).
+	Restore string `json:"restore,omitempty"`
 	// Read is what reading its most recent sessions found (issue 12:
 	// unreadable is not empty; drift names a newer format).
 	Read *adapters.Survey `json:"read,omitempty"`
@@ -135,6 +138,9 @@ func collectStatus(e *Env) (st StatusReport) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
 			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+		if a.Detected() && a.Capability.Tool != "" && !a.Capability.StartInjection {
+			r.Restore = restoreLine(a.Display, st.Guest.Pointer)
+		}
 		if sv := adapters.SurveyRecent(a.Tool, adapterEnv(e), 5); sv.Sessions+sv.Unread > 0 {
 			r.Read = &sv
 		}
@@ -244,7 +250,7 @@ func printStatus(e *Env, st StatusReport) {
 		if a.ConfigPath != "" {
 			fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
 		}
-		for _, s := range []string{a.HookDetail, a.Warning, a.Problem} {
+		for _, s := range []string{a.HookDetail, a.Warning, a.Problem, a.Restore} {
 			if s != "" {
 				fmt.Fprintf(w, "      %s\n", s)
 			}
@@ -350,4 +356,13 @@ func printGuest(w io.Writer, g GuestReport) {
 	if g.Forgotten > 0 {
 		fmt.Fprintf(w, "  forgotten sessions: %d handoff record(s) say \"forgotten\" (`carryover forget SESSION`)\n", g.Forgotten)
 	}
+}
+
+// restoreLine says how the handoff reaches an agent carryover cannot tell
+// at session start, under pointer mode mode.
+func restoreLine(display, mode string) string {
+	if mode == publish.PointerNever {
+		return "restore: " + display + " cannot be told at session start and pointer = \"never\", so it receives no handoff; `carryover config set pointer auto` gives it the pointer block in AGENTS.md"
+	}
+	return "restore: " + display + " cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md (pointer = \"" + mode + "\")"
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
@@ -128,14 +129,11 @@ func Distill(rows []ledger.Row, o Options) Handoff {
 	return st.Handoff(o)
 }
 
-// createsFile reports whether a file-writing call created its file: Claude
-// Write, Gemini write_file, Copilot create, an apply_patch "Add File".
+// createsFile reports whether a file-writing call created its file: an
+// agent's file-creating tool (its descriptor's CreateTools), an
+// apply_patch "Add File".
 func createsFile(r *ledger.Row) bool {
-	switch strings.ToLower(r.ToolName) {
-	case "write", "write_file", "create", "create_file":
-		return true
-	}
-	return strings.Contains(r.Text, "*** Add File:")
+	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
 }
 
 func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }
@@ -271,38 +269,55 @@ func sentences(text string) []string {
 		if inFence || t == "" {
 			continue
 		}
-		t = strings.TrimLeft(t, "-*#> ")
-		start := 0
-		for i := 0; i < len(t); i++ {
-			c := t[i]
-			// CJK full stops end a sentence with no space after them: a
-			// Chinese or Japanese reply is several sentences, not one.
-			if c == 0xE3 || c == 0xEF {
-				if w := t[i:]; strings.HasPrefix(w, "。") || strings.HasPrefix(w, "！") || strings.HasPrefix(w, "？") {
-					if s := strings.TrimSpace(t[start : i+3]); s != "" {
-						out = append(out, s)
-					}
-					start = i + 3
-					i += 2
-					continue
-				}
-			}
-			if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] == ' ') {
-				// Do not split "e.g. " or a version number.
-				if c == '.' && i > 0 && i-start < 4 {
-					continue
-				}
-				if s := strings.TrimSpace(t[start : i+1]); s != "" {
-					out = append(out, s)
-				}
-				start = i + 1
-			}
-		}
-		if s := strings.TrimSpace(t[start:]); s != "" {
+		out = lineSentences(out, strings.TrimLeft(t, "-*#> "))
+	}
+	return out
+}
+
+// lineSentences appends the sentences of one line of prose.
+func lineSentences(out []string, t string) []string {
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
 	}
+	start := 0
+	for i := 0; i < len(t); i++ {
+		if cjkStop(t, i) {
+			// CJK full stops end a sentence with no space after them: a
+			// Chinese or Japanese reply is several sentences, not one.
+			add(t[start : i+3])
+			start = i + 3
+			i += 2
+			continue
+		}
+		if sentenceEnd(t, i, start) {
+			add(t[start : i+1])
+			start = i + 1
+		}
+	}
+	add(t[start:])
 	return out
+}
+
+// cjkStop reports a CJK full stop (。！？) at t[i].
+func cjkStop(t string, i int) bool {
+	if c := t[i]; c != 0xE3 && c != 0xEF {
+		return false
+	}
+	w := t[i:]
+	return strings.HasPrefix(w, "。") || strings.HasPrefix(w, "！") || strings.HasPrefix(w, "？")
+}
+
+// sentenceEnd reports a '.', '!' or '?' at t[i] that ends the sentence
+// begun at start: followed by a space or the end, and not the dot of
+// "e.g. " or a version number.
+func sentenceEnd(t string, i, start int) bool {
+	c := t[i]
+	if c != '.' && c != '!' && c != '?' || i+1 < len(t) && t[i+1] != ' ' {
+		return false
+	}
+	return c != '.' || i == 0 || i-start >= 4
 }
 
 func summaryTask(s string) string {

@@ -33,57 +33,72 @@ var subcommanded = map[string]bool{"go": true, "cargo": true, "npm": true, "yarn
 func targetKey(cmd string) string {
 	var segs []string
 	for _, seg := range splitSegments(normCmd(cmd)) {
-		f := cmdFields(seg)
-		for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
-			f = f[1:]
+		if k, ok := segmentKey(seg); ok {
+			segs = append(segs, k)
 		}
-		if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
-			continue
-		}
-		prog := f[0]
-		if i := strings.LastIndexByte(prog, '/'); i >= 0 && prog != "./gradlew" {
-			prog = prog[i+1:]
-		}
-		// python3.12, python3 and python, pip3 and pip, node18 and node run
-		// the same target: a retry with the other name is a fix.
-		if t := strings.TrimRight(prog, "0123456789."); t != "" && t != prog {
-			prog = t
-		}
-		parts := []string{prog}
-		var paths []string
-		sub := subcommanded[prog]
-		for i, a := range f[1:] {
-			if strings.HasPrefix(a, "-") {
-				if prog == "python" {
-					if a == "-m" && i+2 < len(f) {
-						sub = true // python -m pytest: the module is the program
-					}
-				}
-				continue
-			}
-			a = strings.Trim(a, `'"`)
-			if j := strings.Index(a, "::"); j > 0 {
-				a = a[:j]
-			}
-			if sub && strings.Contains(a, "=") {
-				continue // git -c key=value commit: the value is not the subcommand
-			}
-			if sub {
-				parts = append(parts, a)
-				sub = false
-				continue
-			}
-			if strings.ContainsAny(a, "/.") {
-				paths = append(paths, a)
-			}
-		}
-		sort.Strings(paths)
-		segs = append(segs, strings.Join(parts, " ")+"\t"+strings.Join(paths, " "))
 	}
 	if len(segs) == 0 {
 		return normCmd(cmd)
 	}
 	return strings.Join(segs, " && ")
+}
+
+// skipPrefixWords drops the words before a segment's program: env
+// assignments (VAR=x) and wrappers (sudo, env, time ...).
+func skipPrefixWords(f []string) []string {
+	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
+		f = f[1:]
+	}
+	return f
+}
+
+// segmentKey is the key of one segment: "program subcommand\tpaths"; none
+// for cd, echo and true.
+func segmentKey(seg string) (string, bool) {
+	f := skipPrefixWords(cmdFields(seg))
+	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
+		return "", false
+	}
+	prog := progName(f[0])
+	parts := []string{prog}
+	var paths []string
+	sub := subcommanded[prog]
+	for i, a := range f[1:] {
+		if strings.HasPrefix(a, "-") {
+			if prog == "python" && a == "-m" && i+2 < len(f) {
+				sub = true // python -m pytest: the module is the program
+			}
+			continue
+		}
+		a = strings.Trim(a, `'"`)
+		if j := strings.Index(a, "::"); j > 0 {
+			a = a[:j]
+		}
+		switch {
+		case sub && strings.Contains(a, "="):
+			// git -c key=value commit: the value is not the subcommand
+		case sub:
+			parts = append(parts, a)
+			sub = false
+		case strings.ContainsAny(a, "/."):
+			paths = append(paths, a)
+		}
+	}
+	sort.Strings(paths)
+	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " "), true
+}
+
+// progName is a program's name without its directory and version:
+// python3.12, python3 and python, pip3 and pip, node18 and node run the
+// same target, so a retry with the other name is a fix.
+func progName(prog string) string {
+	if i := strings.LastIndexByte(prog, '/'); i >= 0 && prog != "./gradlew" {
+		prog = prog[i+1:]
+	}
+	if t := strings.TrimRight(prog, "0123456789."); t != "" {
+		return t
+	}
+	return prog
 }
 
 // cmdFields splits a command segment into words; a quoted argument with a
@@ -138,20 +153,33 @@ func splitSegments(s string) []string {
 			}
 		case c == '\'' || c == '"':
 			quote = c
-		case c == ';' || c == '|' || c == '&' && i+1 < len(s) && s[i+1] == '&':
-			if t := strings.TrimSpace(s[start:i]); t != "" {
-				out = append(out, t)
+		default:
+			if w := operatorWidth(s, i); w > 0 {
+				if t := strings.TrimSpace(s[start:i]); t != "" {
+					out = append(out, t)
+				}
+				i += w - 1
+				start = i + 1
 			}
-			if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
-				i++
-			}
-			start = i + 1
 		}
 	}
 	if t := strings.TrimSpace(s[start:]); t != "" {
 		out = append(out, t)
 	}
 	return out
+}
+
+// operatorWidth is the width of the control operator at s[i] (;, |, ||,
+// &&, and ;& ;| |& after ; or |), 0 when there is none.
+func operatorWidth(s string, i int) int {
+	c := s[i]
+	if c != ';' && c != '|' && !(c == '&' && i+1 < len(s) && s[i+1] == '&') {
+		return 0
+	}
+	if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
+		return 2
+	}
+	return 1
 }
 
 // toolKey is the key of a failing tool call without a command: the file it
@@ -183,15 +211,8 @@ func errorLine(text string) string {
 	}
 	var first, worded, exception string
 	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(stripWrapTags(l))
-		if len(l) > 2 && l[0] == '[' && l[len(l)-1] == ']' {
-			// Node prints a thrown error in brackets: "[TypeError: generate
-			// is not a function]" names the error, "> Build error occurred"
-			// above it does not.
-			l = strings.TrimSpace(l[1 : len(l)-1])
-		}
-		if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || strings.HasPrefix(l, "Output:") || strings.HasPrefix(l, "Wall time:") ||
-			strings.HasPrefix(l, "Traceback (most recent call last)") || strings.HasPrefix(l, "File \"") {
+		l, ok := outputLine(l)
+		if !ok {
 			continue
 		}
 		if first == "" {
@@ -204,17 +225,47 @@ func errorLine(text string) string {
 			worded = l
 		}
 	}
+	return clip(pickErrorLine(first, worded, exception), 160)
+}
+
+// pickErrorLine chooses among the first line, the first with an error
+// word and the last exception line.
+func pickErrorLine(first, worded, exception string) string {
 	switch {
 	case exception != "" && !strings.Contains(exception, ":") && worded != "" && worded != exception:
 		// A bare "AssertionError": the line naming the test says more.
-		return clip(worded+" — "+exception, 160)
+		return worded + " — " + exception
 	case exception != "":
-		return clip(exception, 160)
+		return exception
 	case worded != "":
-		return clip(worded, 160)
+		return worded
 	}
-	return clip(first, 160)
+	return first
 }
+
+// outputLine cleans one line of error output; ok is false for a line that
+// names no error: empty, an exit status, a harness's "Output:" or "Wall
+// time:", a traceback's header or its "File ..." frames.
+func outputLine(l string) (string, bool) {
+	l = strings.TrimSpace(stripWrapTags(l))
+	if len(l) > 2 && l[0] == '[' && l[len(l)-1] == ']' {
+		// Node prints a thrown error in brackets: "[TypeError: generate
+		// is not a function]" names the error, "> Build error occurred"
+		// above it does not.
+		l = strings.TrimSpace(l[1 : len(l)-1])
+	}
+	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) {
+		return "", false
+	}
+	for _, p := range noErrorPrefixes {
+		if strings.HasPrefix(l, p) {
+			return "", false
+		}
+	}
+	return l, true
+}
+
+var noErrorPrefixes = []string{"Output:", "Wall time:", "Traceback (most recent call last)", "File \""}
 
 // causeMarkers introduce the session's explanation of a failure ("`User`
 // was undefined because the import was missing"), in the languages of

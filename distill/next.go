@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 // PlanItem is one step of the agent's own plan.
@@ -37,14 +39,9 @@ type PlanItem struct {
 // maxPlan is how many plan items the state keeps.
 const maxPlan = 12
 
-// planTool reports whether a tool call's input is the agent's task list.
-func planTool(name string) bool {
-	switch strings.ToLower(name) {
-	case "todowrite", "update_plan", "write_todos", "todo_write", "manage_todo_list", "update_todo", "todo":
-		return true
-	}
-	return false
-}
+// planTool reports whether a tool call's input is the agent's task list
+// (its descriptor's PlanTools).
+func planTool(name string) bool { return adapters.PlanTool(name) }
 
 // parsePlan reads a plan tool's input: a JSON list of items, or an object
 // holding one under todos/plan/items, each item a string or an object
@@ -58,37 +55,13 @@ func parsePlan(text string) ([]PlanItem, bool) {
 	if json.Unmarshal([]byte(text[i:]), &v) != nil {
 		return planItemsClipped(text[i:])
 	}
-	if m, ok := v.(map[string]any); ok {
-		for _, k := range []string{"todos", "plan", "items", "steps", "tasks"} {
-			if l, ok := m[k]; ok {
-				v = l
-				break
-			}
-		}
-	}
-	l, ok := v.([]any)
+	l, ok := planList(v)
 	if !ok {
 		return nil, false
 	}
 	var out []PlanItem
 	for _, e := range l {
-		var it PlanItem
-		switch x := e.(type) {
-		case string:
-			it.Text = x
-		case map[string]any:
-			for _, k := range []string{"content", "step", "description", "title", "text", "task"} {
-				if s, ok := x[k].(string); ok && s != "" {
-					it.Text = s
-					break
-				}
-			}
-			st, _ := x["status"].(string)
-			st = strings.ToLower(st)
-			done, _ := x["completed"].(bool)
-			done2, _ := x["done"].(bool)
-			it.Done = done || done2 || st == "completed" || st == "done" || st == "complete" || st == "cancelled"
-		}
+		it := planItem(e)
 		if it.Text = clip(oneLine(it.Text), 200); it.Text != "" {
 			out = append(out, it)
 		}
@@ -98,6 +71,47 @@ func parsePlan(text string) ([]PlanItem, bool) {
 	}
 	return out, true
 }
+
+// planList is the list of a plan: v itself or the list an object holds
+// under todos/plan/items/steps/tasks.
+func planList(v any) ([]any, bool) {
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range []string{"todos", "plan", "items", "steps", "tasks"} {
+			if l, ok := m[k]; ok {
+				v = l
+				break
+			}
+		}
+	}
+	l, ok := v.([]any)
+	return l, ok
+}
+
+// planItem reads one item: a string, or an object with its text under
+// content/step/description/title/text/task and its state under
+// status/completed/done.
+func planItem(e any) PlanItem {
+	var it PlanItem
+	switch x := e.(type) {
+	case string:
+		it.Text = x
+	case map[string]any:
+		for _, k := range []string{"content", "step", "description", "title", "text", "task"} {
+			if s, ok := x[k].(string); ok && s != "" {
+				it.Text = s
+				break
+			}
+		}
+		st, _ := x["status"].(string)
+		done, _ := x["completed"].(bool)
+		done2, _ := x["done"].(bool)
+		it.Done = done || done2 || doneStatus[strings.ToLower(st)]
+	}
+	return it
+}
+
+// doneStatus are the statuses of an item no longer to do.
+var doneStatus = map[string]bool{"completed": true, "done": true, "complete": true, "cancelled": true}
 
 // nextMarkers are forward-looking phrases beyond nextRE's English.
 var nextMarkers = phraseList("next_marker")

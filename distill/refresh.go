@@ -22,62 +22,84 @@ func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes 
 	}
 	raw, seqs, version, ok := l.LoadState(project)
 	st, fresh := LoadState(raw)
-	pending := 0
-	if ok && fresh {
-		for _, s := range sessions {
-			pending += int(max(0, s.LastSeq-seqs[s.ID]))
-		}
-	}
-	if !ok || !fresh || pending > MaxFold {
-		rows, err := l.RecentRows(project)
-		if err != nil {
-			return nil, nil, err
-		}
-		clears := clearTimes(l, project)
-		st = NewState()
-		for i := range rows {
-			// A `carryover clear` is a task boundary the rebuild honours:
-			// the first row after it starts a new task, as ClearTask did
-			// to the stored state at the time.
-			for len(clears) > 0 && rows[i].Time.After(clears[0]) {
-				st.ClearTask()
-				clears = clears[1:]
-			}
-			st.Add(&rows[i])
-		}
-		seqs = ledger.Seqs{}
-		for _, s := range sessions {
-			seqs[s.ID] = s.LastSeq
-		}
+	if !ok || !fresh || pendingRows(sessions, seqs) > MaxFold {
+		st, seqs, err = rebuild(l, project, sessions)
 	} else {
-		for _, s := range sessions {
-			if s.LastSeq <= seqs[s.ID] {
-				continue
-			}
-			rows, err := l.RowsAfter(s, seqs[s.ID], MaxFold)
-			if err != nil {
-				return nil, nil, err
-			}
-			for i := range rows {
-				st.Add(&rows[i])
-				seqs[s.ID] = rows[i].Seq
-			}
+		err = foldNew(l, st, sessions, seqs)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := st.Marshal()
+	if err != nil {
+		return st, nil, nil
+	}
+	if !ok || !fresh {
+		version = "" // rebuilt: replace whatever is stored
+		if ok {
+			_ = l.DropState(project)
 		}
 	}
-	if b, err := st.Marshal(); err == nil {
-		if !ok || !fresh {
-			version = "" // rebuilt: replace whatever is stored
-			if ok {
-				_ = l.DropState(project)
-			}
-		}
-		if saved, err := l.SaveState(project, b, seqs, version, now); err != nil {
-			notes = append(notes, "save distill state: "+err.Error())
-		} else if !saved {
-			notes = append(notes, "distill state was saved by a concurrent snapshot; kept theirs")
-		}
+	if saved, err := l.SaveState(project, b, seqs, version, now); err != nil {
+		notes = append(notes, "save distill state: "+err.Error())
+	} else if !saved {
+		notes = append(notes, "distill state was saved by a concurrent snapshot; kept theirs")
 	}
 	return st, notes, nil
+}
+
+// pendingRows is how many rows the sessions added since the stored
+// state's seqs.
+func pendingRows(sessions []ledger.ProjectSession, seqs ledger.Seqs) int {
+	pending := 0
+	for _, s := range sessions {
+		pending += int(max(0, s.LastSeq-seqs[s.ID]))
+	}
+	return pending
+}
+
+// rebuild distils the project's recent rows into a new state.
+func rebuild(l *ledger.Ledger, project string, sessions []ledger.ProjectSession) (*State, ledger.Seqs, error) {
+	rows, err := l.RecentRows(project)
+	if err != nil {
+		return nil, nil, err
+	}
+	clears := clearTimes(l, project)
+	st := NewState()
+	for i := range rows {
+		// A `carryover clear` is a task boundary the rebuild honours:
+		// the first row after it starts a new task, as ClearTask did
+		// to the stored state at the time.
+		for len(clears) > 0 && rows[i].Time.After(clears[0]) {
+			st.ClearTask()
+			clears = clears[1:]
+		}
+		st.Add(&rows[i])
+	}
+	seqs := ledger.Seqs{}
+	for _, s := range sessions {
+		seqs[s.ID] = s.LastSeq
+	}
+	return st, seqs, nil
+}
+
+// foldNew folds the rows each session added since seqs into st, moving
+// seqs along.
+func foldNew(l *ledger.Ledger, st *State, sessions []ledger.ProjectSession, seqs ledger.Seqs) error {
+	for _, s := range sessions {
+		if s.LastSeq <= seqs[s.ID] {
+			continue
+		}
+		rows, err := l.RowsAfter(s, seqs[s.ID], MaxFold)
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			st.Add(&rows[i])
+			seqs[s.ID] = rows[i].Seq
+		}
+	}
+	return nil
 }
 
 // clearTimes are the times the user cleared the project's handoff

@@ -118,13 +118,18 @@ var personTriggers = phraseList("person")
 // references returns the references text names, in order. Code (fenced
 // blocks and `spans`) names no sources: @decorators, paths, versions.
 func references(text, low string) []string {
-	hasURL, hasAt := strings.Contains(text, "://"), strings.Contains(text, "@")
-	hasDoc := strings.Contains(text, ".") && containsAny(low, docExts)
-	hasDate := strings.ContainsAny(text, "0123456789") && (isoDateLike(text) || strings.Contains(text, "Q") || containsAny(text, monthTokens))
+	var on [len(refFinders)]bool
+	anyOn := false
+	for i, f := range refFinders {
+		if f.gate != nil {
+			on[i] = f.gate(text, low)
+		} else {
+			on[i] = f.line(text)
+		}
+		anyOn = anyOn || on[i]
+	}
 	hasPerson := containsAny(low, personTriggers())
-	hasCite := strings.Contains(text, " et al")
-	hasDeDate := strings.Contains(text, " de ") && strings.ContainsAny(text, "0123456789")
-	if !hasURL && !hasAt && !hasDoc && !hasDate && !hasPerson && !hasCite && !hasDeDate {
+	if !anyOn && !hasPerson {
 		return nil
 	}
 	if strings.Contains(text, "`") {
@@ -132,7 +137,81 @@ func references(text, low string) []string {
 		low = strings.ToLower(text)
 	}
 	var out []string
-	add := func(m string) {
+	if hasPerson && containsAny(low, personTriggers()) {
+		out = addRefs(out, personMatches(text, low))
+	}
+	for _, line := range strings.Split(text, "\n") {
+		for i, f := range refFinders {
+			if on[i] && (f.line == nil || f.line(line)) {
+				out = addRefs(out, f.find(line))
+			}
+		}
+	}
+	return out
+}
+
+// refFinder is one kind of reference, in the order a line's references
+// are listed: gate is a cheap test on the whole text (and its lower-cased
+// form; nil: line's), line one on a line (nil: none), before find runs
+// there.
+type refFinder struct {
+	gate func(text, low string) bool
+	line func(line string) bool
+	find func(line string) []string
+}
+
+var refFinders = [...]refFinder{
+	{gate: func(t, _ string) bool { return strings.Contains(t, "://") }, find: urls},
+	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, find: findAll(docRE)},
+	{line: atGate, find: findAll(atRE)},
+	{line: citeGate, find: findAll(citeRE)},
+	{line: deDateGate, find: findAll(deDateRE)},
+	{line: dateGate, find: findAll(dateRE)},
+}
+
+func findAll(re func() *regexp.Regexp) func(string) []string {
+	return func(line string) []string { return re().FindAllString(line, -1) }
+}
+
+func docGate(s, low string) bool { return strings.Contains(s, ".") && containsAny(low, docExts) }
+func atGate(s string) bool       { return strings.Contains(s, "@") }
+func citeGate(s string) bool     { return strings.Contains(s, " et al") }
+
+func deDateGate(s string) bool {
+	return strings.Contains(s, " de ") && strings.ContainsAny(s, "0123456789")
+}
+
+func dateGate(s string) bool {
+	return strings.ContainsAny(s, "0123456789") && (isoDateLike(s) || strings.Contains(s, "Q") || containsAny(s, monthTokens))
+}
+
+// urls returns the http(s) URLs of a line.
+func urls(line string) []string {
+	var out []string
+	for rest := line; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return out
+		}
+		start := i
+		for start > 0 && (rest[start-1] >= 'a' && rest[start-1] <= 'z') {
+			start--
+		}
+		end := i + 3
+		for end < len(rest) && !strings.ContainsRune(" \t<>()\"'`]", rune(rest[end])) {
+			end++
+		}
+		if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
+			out = append(out, rest[start:end])
+		}
+		rest = rest[end:]
+	}
+}
+
+// addRefs appends the references ms, trimmed of the punctuation around
+// them.
+func addRefs(out, ms []string) []string {
+	for _, m := range ms {
 		m = strings.TrimSpace(strings.TrimLeft(m, "( "))
 		m = strings.TrimRight(m, ".,;:!?")
 		if strings.HasSuffix(m, ")") && !strings.Contains(m, "(") {
@@ -140,56 +219,6 @@ func references(text, low string) []string {
 		}
 		if m != "" {
 			out = append(out, clip(m, 200))
-		}
-	}
-	if hasPerson && containsAny(low, personTriggers()) {
-		for _, m := range personMatches(text, low) {
-			add(m)
-		}
-	}
-	for _, line := range strings.Split(text, "\n") {
-		for rest := line; hasURL; {
-			i := strings.Index(rest, "://")
-			if i < 0 {
-				break
-			}
-			start := i
-			for start > 0 && (rest[start-1] >= 'a' && rest[start-1] <= 'z') {
-				start--
-			}
-			end := i + 3
-			for end < len(rest) && !strings.ContainsRune(" \t<>()\"'`]", rune(rest[end])) {
-				end++
-			}
-			if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
-				add(rest[start:end])
-			}
-			rest = rest[end:]
-		}
-		if hasDoc && strings.Contains(line, ".") && containsAny(strings.ToLower(line), docExts) {
-			for _, m := range docRE().FindAllString(line, -1) {
-				add(m)
-			}
-		}
-		if hasAt && strings.Contains(line, "@") {
-			for _, m := range atRE().FindAllString(line, -1) {
-				add(m)
-			}
-		}
-		if hasCite && strings.Contains(line, " et al") {
-			for _, m := range citeRE().FindAllString(line, -1) {
-				add(m)
-			}
-		}
-		if hasDeDate && strings.Contains(line, " de ") && strings.ContainsAny(line, "0123456789") {
-			for _, m := range deDateRE().FindAllString(line, -1) {
-				add(m)
-			}
-		}
-		if hasDate && strings.ContainsAny(line, "0123456789") && (isoDateLike(line) || strings.Contains(line, "Q") || containsAny(line, monthTokens)) {
-			for _, m := range dateRE().FindAllString(line, -1) {
-				add(m)
-			}
 		}
 	}
 	return out

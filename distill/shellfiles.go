@@ -20,103 +20,129 @@ type shellFile struct {
 // maxShellFiles bounds what one command contributes (rm -rf of a list).
 const maxShellFiles = 8
 
+// shellCues are what a command line that writes files contains.
+var shellCues = []string{">", "mv ", "rm ", "cp ", "touch ", " -i", "tee ", "-o"}
+
 // shellFiles parses the files a shell command line writes.
 func shellFiles(cmd string) []shellFile {
-	if !strings.ContainsAny(cmd, ">") && !strings.Contains(cmd, "mv ") && !strings.Contains(cmd, "rm ") &&
-		!strings.Contains(cmd, "cp ") && !strings.Contains(cmd, "touch ") && !strings.Contains(cmd, " -i") &&
-		!strings.Contains(cmd, "tee ") && !strings.Contains(cmd, "-o") {
+	if !containsAny(cmd, shellCues) {
 		return nil
 	}
-	var out []shellFile
-	add := func(p string, created, deleted bool) {
-		p = strings.Trim(p, `'"`)
-		if p == "" || strings.HasPrefix(p, "/dev/") || strings.ContainsAny(p, "$`*?{}&|<>") || p == "." || p == ".." || len(out) >= maxShellFiles {
-			return
-		}
-		out = append(out, shellFile{path: p, created: created, deleted: deleted})
-	}
+	var out shellWrites
 	for _, line := range commandLines(cmd) {
 		for _, seg := range splitSegments(line) {
-			f := shellWords(seg)
-			for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
-				f = f[1:]
-			}
-			// Redirections anywhere in the segment.
-			for i := 0; i < len(f); i++ {
-				w := f[i]
-				var target string
-				switch {
-				case w == ">" || w == ">>" || w == ">|":
-					if i+1 < len(f) {
-						target = f[i+1]
-						i++
-					}
-				case strings.HasPrefix(w, ">>") && !strings.HasPrefix(w, ">>&"):
-					target = w[2:]
-				case strings.HasPrefix(w, ">") && !strings.HasPrefix(w, ">&"):
-					target = w[1:]
-				case strings.HasPrefix(w, "1>"):
-					target = strings.TrimPrefix(strings.TrimPrefix(w, "1>>"), "1>")
-				}
-				if target != "" {
-					add(target, true, false)
-				}
-			}
-			if len(f) == 0 {
-				continue
-			}
-			args := plainArgs(f[1:])
-			switch prog := f[0]; prog {
-			case "git":
-				if len(args) >= 3 && args[0] == "mv" {
-					add(args[1], false, true)
-					add(args[2], true, false)
-				} else if len(args) >= 2 && args[0] == "rm" {
-					for _, a := range args[1:] {
-						add(a, false, true)
-					}
-				}
-			case "mv":
-				if len(args) >= 2 {
-					for _, a := range args[:len(args)-1] {
-						add(a, false, true)
-					}
-					add(args[len(args)-1], true, false)
-				}
-			case "cp":
-				if len(args) >= 2 {
-					add(args[len(args)-1], true, false)
-				}
-			case "rm", "unlink":
-				for _, a := range args {
-					add(a, false, true)
-				}
-			case "touch":
-				for _, a := range args {
-					add(a, true, false)
-				}
-			case "tee":
-				for _, a := range args {
-					add(a, true, false)
-				}
-			case "sed", "perl":
-				if inPlace(f[1:]) && len(args) >= 2 {
-					for _, a := range args[1:] {
-						add(a, false, false)
-					}
-				}
-			default:
-				for i := 1; i+1 < len(f); i++ {
-					if f[i] == "-o" || f[i] == "--output" || f[i] == "--out" {
-						if p := f[i+1]; strings.Contains(p, ".") {
-							add(p, true, false)
-						}
-					}
-				}
-			}
+			out.segment(seg)
 		}
 	}
 	return out
+}
+
+// shellWrites collects the files of one command line.
+type shellWrites []shellFile
+
+// add records path p unless it is no file (/dev/*, a variable or glob, .)
+// or the command already gave maxShellFiles.
+func (o *shellWrites) add(p string, created, deleted bool) {
+	p = strings.Trim(p, `'"`)
+	if p == "" || strings.HasPrefix(p, "/dev/") || strings.ContainsAny(p, "$`*?{}&|<>") || p == "." || p == ".." || len(*o) >= maxShellFiles {
+		return
+	}
+	*o = append(*o, shellFile{path: p, created: created, deleted: deleted})
+}
+
+func (o *shellWrites) addAll(ps []string, created, deleted bool) {
+	for _, p := range ps {
+		o.add(p, created, deleted)
+	}
+}
+
+// segment reads one simple command: its redirections, then what its
+// program writes.
+func (o *shellWrites) segment(seg string) {
+	f := skipPrefixWords(shellWords(seg))
+	for i := 0; i < len(f); i++ {
+		target, skip := redirection(f, i)
+		i += skip
+		if target != "" {
+			o.add(target, true, false)
+		}
+	}
+	if len(f) == 0 {
+		return
+	}
+	if w, ok := programWrites[f[0]]; ok {
+		w(o, f[1:], plainArgs(f[1:]))
+		return
+	}
+	o.outputFlag(f)
+}
+
+// redirection returns the file the word f[i] redirects output to, and
+// how many words after it that took.
+func redirection(f []string, i int) (string, int) {
+	w := f[i]
+	switch {
+	case w == ">" || w == ">>" || w == ">|":
+		if i+1 < len(f) {
+			return f[i+1], 1
+		}
+	case strings.HasPrefix(w, ">>") && !strings.HasPrefix(w, ">>&"):
+		return w[2:], 0
+	case strings.HasPrefix(w, ">") && !strings.HasPrefix(w, ">&"):
+		return w[1:], 0
+	case strings.HasPrefix(w, "1>"):
+		return strings.TrimPrefix(strings.TrimPrefix(w, "1>>"), "1>"), 0
+	}
+	return "", 0
+}
+
+// outputFlag records a generator's -o / --output / --out file.
+func (o *shellWrites) outputFlag(f []string) {
+	for i := 1; i+1 < len(f); i++ {
+		if f[i] == "-o" || f[i] == "--output" || f[i] == "--out" {
+			if p := f[i+1]; strings.Contains(p, ".") {
+				o.add(p, true, false)
+			}
+		}
+	}
+}
+
+// programWrites holds, per program, what its words (flags) and plain
+// arguments (args) write.
+var programWrites = map[string]func(o *shellWrites, words, args []string){
+	"git": func(o *shellWrites, _, args []string) {
+		switch {
+		case len(args) >= 3 && args[0] == "mv":
+			o.add(args[1], false, true)
+			o.add(args[2], true, false)
+		case len(args) >= 2 && args[0] == "rm":
+			o.addAll(args[1:], false, true)
+		}
+	},
+	"mv": func(o *shellWrites, _, args []string) {
+		if len(args) >= 2 {
+			o.addAll(args[:len(args)-1], false, true)
+			o.add(args[len(args)-1], true, false)
+		}
+	},
+	"cp": func(o *shellWrites, _, args []string) {
+		if len(args) >= 2 {
+			o.add(args[len(args)-1], true, false)
+		}
+	},
+	"rm":     func(o *shellWrites, _, args []string) { o.addAll(args, false, true) },
+	"unlink": func(o *shellWrites, _, args []string) { o.addAll(args, false, true) },
+	"touch":  func(o *shellWrites, _, args []string) { o.addAll(args, true, false) },
+	"tee":    func(o *shellWrites, _, args []string) { o.addAll(args, true, false) },
+	"sed":    inPlaceEdit,
+	"perl":   inPlaceEdit,
+}
+
+// inPlaceEdit records the files of sed -i / perl -i (after the script).
+func inPlaceEdit(o *shellWrites, words, args []string) {
+	if inPlace(words) && len(args) >= 2 {
+		o.addAll(args[1:], false, false)
+	}
 }
 
 // commandLines are a command's lines without heredoc bodies.

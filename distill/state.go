@@ -164,7 +164,7 @@ func (st *State) Add(r *ledger.Row) {
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
-	if r.Sidechain && r.Kind != adapters.KindToolCall && r.Kind != adapters.KindToolResult && r.Kind != adapters.KindError {
+	if r.Sidechain && !sessionWork(r.Kind) {
 		// A subagent's prompt and prose are its own; its edits, commands
 		// and failures are the session's work (a real 1.0.98 session's five
 		// subagents wrote 25 files while the main thread wrote one).
@@ -176,6 +176,20 @@ func (st *State) Add(r *ledger.Row) {
 	if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
 		st.Tool, st.SessionID = r.Tool, r.SessionID
 	}
+	st.addKind(r, at)
+	if len(st.FailedCalls) > maxCalls {
+		st.forgetFailedCalls()
+	}
+}
+
+// sessionWork reports the kinds of row a subagent adds to the session's
+// work: tool calls, their results and failures.
+func sessionWork(k adapters.Kind) bool {
+	return k == adapters.KindToolCall || k == adapters.KindToolResult || k == adapters.KindError
+}
+
+// addKind is the step of the row's kind.
+func (st *State) addKind(r *ledger.Row, at time.Time) {
 	switch r.Kind {
 	case adapters.KindPrompt:
 		st.addPromptRow(r, at)
@@ -198,9 +212,6 @@ func (st *State) Add(r *ledger.Row) {
 	case kindHarness:
 		// Text the harness wrote in the user's role: context, never a
 		// request (outcome.go userWords reads the same from prompts).
-	}
-	if len(st.FailedCalls) > maxCalls {
-		st.forgetFailedCalls()
 	}
 }
 
@@ -232,12 +243,39 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// by naming it, or the goal re-sent in full) is the goal, not a
 	// decision; a thank-you answers nothing.
 	thanks := thanksOnly(r.Text) && !substantive(r.Text)
-	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !resumed && !thanks && !setsGoal(st.classifyPrompt(strings.TrimSpace(r.Text))) {
-		st.addAnswer(qs[len(qs)-1], r.Text)
+	if !resumed && !thanks {
+		st.answerTurn(r.Text)
 	}
 	taskBefore := st.Task
 	class := st.addPrompt(r.Text, r.SessionID, at)
 	st.Fallback, st.FallbackAt = r.Text, at
+	st.taskRefs(class, r, taskBefore)
+	if class != promptAck {
+		st.addInstruction(r.Text, at, refOf(r))
+		// An acknowledgement asks for nothing new: the last turn's
+		// forward-looking sentence stays the next action.
+		st.Answered = false
+	}
+	st.endTurn(class, resumed, thanks)
+	st.CauseKey = ""
+	// The request that sets a goal is a task, not a choice: only a
+	// follow-up's choice verbs are decisions (decisions.go rule 2).
+	low := strings.ToLower(r.Text)
+	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
+	st.addProse(r.Text, low)
+}
+
+// answerTurn records the prompt text as the answer to the last turn's
+// last question, unless it sets the goal.
+func (st *State) answerTurn(text string) {
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
+		st.addAnswer(qs[len(qs)-1], text)
+	}
+}
+
+// taskRefs points the task or the latest request at prompt row r of
+// class.
+func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	switch class {
 	case promptGoal, promptNewTask, promptSwitch:
 		st.TaskRef = refOf(r)
@@ -251,9 +289,10 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 			st.startTask()
 		}
 	}
-	if class != promptAck {
-		st.addInstruction(r.Text, at, refOf(r))
-	}
+}
+
+// endTurn closes the previous turn's texts at a prompt of class.
+func (st *State) endTurn(class promptClass, resumed, thanks bool) {
 	switch {
 	case resumed && class == promptAck, thanks:
 		// the previous turn's questions stay open across a bare resume
@@ -266,17 +305,6 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	default:
 		st.TurnTexts, st.TurnRefs = nil, nil
 	}
-	if class != promptAck {
-		// An acknowledgement asks for nothing new: the last turn's
-		// forward-looking sentence stays the next action.
-		st.Answered = false
-	}
-	st.CauseKey = ""
-	// The request that sets a goal is a task, not a choice: only a
-	// follow-up's choice verbs are decisions (decisions.go rule 2).
-	low := strings.ToLower(r.Text)
-	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low)
 }
 
 func (st *State) addTextRow(r *ledger.Row) {
@@ -310,16 +338,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
 	st.Answered = true
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
-		// No prompt was recorded (an excerpt, a trimmed capture): the
-		// work the agent handed its subagent says what the session was
-		// for, better than no task at all.
-		d := jsonField(r.Text, "description") // the input JSON (Codex), or
-		if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
-			d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
-		}
-		if d != "" {
-			st.Fallback, st.FallbackAt = d, at
-		}
+		st.subagentFallback(r, at)
 	}
 	if planTool(r.ToolName) {
 		if plan, ok := parsePlan(r.Text); ok {
@@ -328,16 +347,40 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 		}
 	}
 	if r.CallID != "" {
-		st.PendingCall = key
-		if _, ok := st.Calls[key]; !ok {
-			st.CallOrder = append(st.CallOrder, key)
-		}
-		st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
-		for len(st.CallOrder) > maxCalls {
-			delete(st.Calls, st.CallOrder[0])
-			st.CallOrder = st.CallOrder[1:]
-		}
+		st.recordCall(key, r)
 	}
+	st.callWrites(key, r, at)
+}
+
+// subagentFallback takes, when no prompt was recorded (an excerpt, a
+// trimmed capture), the work the agent handed its subagent as what the
+// session was for, better than no task at all.
+func (st *State) subagentFallback(r *ledger.Row, at time.Time) {
+	d := jsonField(r.Text, "description") // the input JSON (Codex), or
+	if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
+		d = oneLine(r.Text) // the description itself (the Claude adapter keeps it)
+	}
+	if d != "" {
+		st.Fallback, st.FallbackAt = d, at
+	}
+}
+
+// recordCall keeps the call until its result, the newest maxCalls.
+func (st *State) recordCall(key string, r *ledger.Row) {
+	st.PendingCall = key
+	if _, ok := st.Calls[key]; !ok {
+		st.CallOrder = append(st.CallOrder, key)
+	}
+	st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
+	for len(st.CallOrder) > maxCalls {
+		delete(st.Calls, st.CallOrder[0])
+		st.CallOrder = st.CallOrder[1:]
+	}
+}
+
+// callWrites records the files call r edits or its command writes, and
+// its command when it runs the tests.
+func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 	if r.FilePath != "" {
 		deleted := strings.HasPrefix(r.Text, "*** Delete File:")
 		st.addEdit(Edit{Path: r.FilePath, Call: key, At: at, Seq: st.Seq, Created: createsFile(r) && !deleted, Deleted: deleted, Todos: todoLines(r.Text), Ref: refOf(r)})
@@ -379,32 +422,18 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
-	what, cmd, path := r.ToolName, r.Command, r.FilePath
-	if c, ok := st.Calls[key]; ok {
-		what, cmd, path = c.ToolName, c.Command, c.FilePath
-	}
 	if k := stopKind(r.Text); k != "" {
 		// An adapter that does not tell stops apart: the text does.
 		st.FailedCalls[key] = true
 		st.addStopRow(r, at, k)
 		return
 	}
-	if what == "" && cmd == "" && path == "" {
-		// An error of no tool call is the model's or the harness's (a
-		// Gemini "[API Error: …]", Cursor's "You've hit your usage
-		// limit"): not a command to fix, never the next action.
-		what = "model API"
-	}
+	what, cmd, path := st.failedCall(key, r)
 	k := toolKey(what, path)
 	if cmd != "" {
 		what, k = cmd, targetKey(cmd)
 	}
-	f := Failure{}
-	if i := st.failure(k); i >= 0 {
-		f = st.Failures[i]
-		st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
-		st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
-	}
+	f := st.takeFailure(k)
 	f.What = oneLine(what)
 	if cmd == "" && path != "" {
 		f.What += " " + path
@@ -430,6 +459,34 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 			st.TestFails = st.TestFails[len(st.TestFails)-8:]
 		}
 	}
+}
+
+// failedCall names what error row r failed: its call's tool, command and
+// file, or the row's own. An error of no tool call is the model's or the
+// harness's (a Gemini "[API Error: …]", Cursor's "You've hit your usage
+// limit"): not a command to fix, never the next action.
+func (st *State) failedCall(key string, r *ledger.Row) (what, cmd, path string) {
+	what, cmd, path = r.ToolName, r.Command, r.FilePath
+	if c, ok := st.Calls[key]; ok {
+		what, cmd, path = c.ToolName, c.Command, c.FilePath
+	}
+	if what == "" && cmd == "" && path == "" {
+		what = "model API"
+	}
+	return what, cmd, path
+}
+
+// takeFailure removes and returns the failure of target k (a new one if
+// none), to be appended as the newest.
+func (st *State) takeFailure(k string) Failure {
+	i := st.failure(k)
+	if i < 0 {
+		return Failure{}
+	}
+	f := st.Failures[i]
+	st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
+	st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
+	return f
 }
 
 // forgetFailedCalls forgets failed calls whose edits and steps have aged out.
@@ -492,42 +549,58 @@ func (st *State) addDone(d Done) {
 func (st *State) Handoff(o Options) Handoff {
 	h := Handoff{Tool: st.Tool, SessionID: st.SessionID, LastAt: st.LastAt, Rows: st.Rows, Prompts: st.Prompts,
 		Task: st.Task, TaskAt: st.TaskAt, Tokens: st.Tokens}
+	todos := st.filesInto(&h, o.Project)
+	st.failuresInto(&h)
+	st.userWordsInto(&h)
+	st.listsInto(&h)
+	st.taskInto(&h)
+	failing := st.questionsInto(&h, todos)
+	next, rule := st.nextAction(h, failing)
+	h.Next, h.NextRule = clip(next, 300), rule
+	st.evidenceInto(&h, o)
+	st.doneInto(&h, o.Project)
+	return h
+}
 
-	// Files: last-write-wins over edits whose call did not fail; a failing
-	// test after a file's last edit marks it.
-	type fileAcc struct {
-		f    File
-		last int64
+// fileAcc is one file of the handoff and the position of its last write.
+type fileAcc struct {
+	f    File
+	last int64
+}
+
+// write applies edit e, the file's latest.
+func (acc *fileAcc) write(e Edit) {
+	acc.f.At, acc.last, acc.f.Deleted, acc.f.Ref = e.At, e.Seq, e.Deleted, e.Ref
+	if e.Deleted {
+		acc.f.Created = false
+	} else if e.Created && acc.f.Deleted {
+		acc.f.Created = true
 	}
+}
+
+// filesInto fills the files, newest first, ten at most: last-write-wins
+// over edits whose call did not fail; a failing test after a file's last
+// edit marks it. It returns the to-dos the edits added.
+func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 	files := map[string]*fileAcc{}
 	var paths []string // first-seen order: ties in recency keep it
-	var todos []string
 	for _, e := range st.Edits {
 		if st.FailedCalls[e.Call] {
 			continue
 		}
-		p := relPath(o.Project, e.Path)
+		p := relPath(project, e.Path)
 		acc, ok := files[p]
 		if !ok {
 			acc = &fileAcc{f: File{Path: p, Created: e.Created}}
 			files[p] = acc
 			paths = append(paths, p)
 		}
-		acc.f.At, acc.last, acc.f.Deleted, acc.f.Ref = e.At, e.Seq, e.Deleted, e.Ref
-		if e.Deleted {
-			acc.f.Created = false
-		} else if e.Created && acc.f.Deleted {
-			acc.f.Created = true
-		}
+		acc.write(e)
 		todos = append(todos, e.Todos...)
 	}
 	for _, p := range paths {
 		acc := files[p]
-		for _, s := range st.TestFails {
-			if s > acc.last {
-				acc.f.FailedAfter = true
-			}
-		}
+		acc.f.FailedAfter = st.testFailedAfter(acc.last)
 		h.Files = append(h.Files, acc.f)
 	}
 	sort.SliceStable(h.Files, func(i, j int) bool { return files[h.Files[i].Path].last > files[h.Files[j].Path].last })
@@ -535,15 +608,26 @@ func (st *State) Handoff(o Options) Handoff {
 		h.MoreFiles = len(h.Files) - 10
 		h.Files = h.Files[:10]
 	}
+	return todos
+}
 
+// testFailedAfter reports whether a test failed after position seq.
+func (st *State) testFailedAfter(seq int64) bool {
+	for _, s := range st.TestFails {
+		if s > seq {
+			return true
+		}
+	}
+	return false
+}
+
+// failuresInto fills the failures, newest first, and whether the work
+// is complete.
+func (st *State) failuresInto(h *Handoff) {
 	h.Completed = st.LastTextSeq > 0 && completed(st.LastText) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
-		if h.Completed && f.Seq < st.LastTextSeq && (!isTestCmd(f.What) || st.LastPassSeq > f.Seq) {
-			// The agent reported completion with nothing failing after:
-			// what failed before it was an approach it left behind. A
-			// failing verification needs a verification that passed since
-			// ("I've updated the parser" over a red test is a claim).
+		if h.Completed && st.leftBehind(f) {
 			f.Superseded = !f.Resolved
 			f.Resolved = true
 		}
@@ -554,7 +638,19 @@ func (st *State) Handoff(o Options) Handoff {
 			h.Completed = false // a red verification is work left, whatever the agent said
 		}
 	}
-	st.userWordsInto(&h)
+}
+
+// leftBehind reports, once the agent reported completion with nothing
+// failing after, whether failure f was an approach it left behind: one
+// before its last words. A failing verification needs a verification that
+// passed since ("I've updated the parser" over a red test is a claim).
+func (st *State) leftBehind(f Failure) bool {
+	return f.Seq < st.LastTextSeq && (!isTestCmd(f.What) || st.LastPassSeq > f.Seq)
+}
+
+// listsInto copies the decisions, goals set aside, plan, references,
+// action items, last test and latest request.
+func (st *State) listsInto(h *Handoff) {
 	h.Decisions = append([]string(nil), st.Decided...)
 	h.SetAside = append([]string(nil), st.SetAside...)
 	h.Plan = append([]PlanItem(nil), st.Plan...)
@@ -570,6 +666,11 @@ func (st *State) Handoff(o Options) Handoff {
 	if st.Latest != "" && st.Latest != st.Task {
 		h.Latest, h.LatestAt = st.Latest, st.LatestAt
 	}
+}
+
+// taskInto condenses a task with a pasted trace and falls back to what
+// the session handed its subagent when no request was recorded.
+func (st *State) taskInto(h *Handoff) {
 	if strings.Count(h.Task, "\n") > 2 {
 		// A request with a pasted trace: its first sentence, constraints
 		// and the exception its last lines name, not the trace's head.
@@ -580,9 +681,12 @@ func (st *State) Handoff(o Options) Handoff {
 	if h.Task == "" && st.Fallback != "" {
 		h.Task, h.TaskAt = summaryTask(st.Fallback), st.FallbackAt
 	}
+}
 
-	// Open questions: the last turn's own questions, then what still fails,
-	// then the to-dos edits added.
+// questionsInto fills the open questions: the last turn's own questions,
+// then what still fails, then the to-dos edits added. It returns the
+// failure that is work left, if any.
+func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 	h.Questions = turnQuestions(st.TurnTexts)
 	var failing *Failure
 	for i := range h.Failures {
@@ -603,23 +707,24 @@ func (st *State) Handoff(o Options) Handoff {
 		h.Questions = append(h.Questions, q)
 	}
 	h.Questions = append(h.Questions, dedupe(todos)...)
-	next, rule := st.nextAction(h, failing)
-	h.Next, h.NextRule = clip(next, 300), rule
-	st.evidenceInto(&h, o)
+	return failing
+}
+
+// doneInto fills the last twelve steps whose call did not fail.
+func (st *State) doneInto(h *Handoff, project string) {
 	for _, d := range st.Done {
 		if d.Call != "" && st.FailedCalls[d.Call] {
 			continue
 		}
 		text := d.Text
 		if p, ok := strings.CutPrefix(text, "edited "); ok {
-			text = "edited " + relPath(o.Project, p)
+			text = "edited " + relPath(project, p)
 		}
 		h.Done = append(h.Done, text)
 	}
 	if len(h.Done) > 12 {
 		h.Done = h.Done[len(h.Done)-12:]
 	}
-	return h
 }
 
 // subagentTool reports whether a tool starts a subagent (Claude's Task
@@ -658,79 +763,150 @@ func sameText(a, b string) bool {
 	return a == b || strings.HasSuffix(a, "…") && strings.HasPrefix(b, strings.TrimSuffix(a, "…"))
 }
 
-// nextAction applies the order in next.go and names the rule it used.
+// nextAction applies the order in next.go and names the rule it used:
+// the first of nextRules that gives an action.
 func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
-	if !st.Answered && st.Prompts > 0 {
-		req := h.Latest
-		if req == "" {
-			req = h.Task
-		}
-		if req != "" {
-			return "Answer the latest request: " + oneLine(req), "unanswered request"
-		}
-	}
-	var remaining string
+	in := nextIn{h: &h, failing: failing}
 	for _, p := range st.Plan {
 		if !p.Done {
-			remaining = p.Text
+			in.remaining = p.Text
 			break
 		}
 	}
-	if h.Interrupted != "" {
-		n := "The user interrupted: " + h.Interrupted + " — ask before resuming it"
-		if remaining != "" {
-			n += "; remaining: " + remaining
+	for _, r := range nextRules {
+		if n, ok := r.next(st, &in); ok {
+			return n, r.name
 		}
-		return n, "interruption"
 	}
-	// Another session's agent spoke last: its own stated step comes before
-	// a plan an earlier agent left (a Claude → Codex → Gemini chain hands
-	// over Gemini's last step, not Claude's plan).
-	stale := st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession
-	if remaining != "" && !stale {
-		return remaining, "plan"
+	return "", ""
+}
+
+// nextIn is what the rules of nextAction read besides the state: the
+// handoff so far, the failure that is work left and the first plan item
+// not done.
+type nextIn struct {
+	h         *Handoff
+	failing   *Failure
+	remaining string
+}
+
+var nextRules = []struct {
+	name string
+	next func(st *State, in *nextIn) (string, bool)
+}{
+	{"unanswered request", (*State).nextUnanswered},
+	{"interruption", (*State).nextInterruption},
+	{"plan", (*State).nextOwnPlan},
+	{"labelled next", (*State).nextLabelled},
+	{"remaining items", func(st *State, _ *nextIn) (string, bool) {
+		if items := remainingItems(st.LastText); len(items) > 0 {
+			return items[0], true
+		}
+		return "", false
+	}},
+	{"forward-looking sentence", (*State).nextForward},
+	{"plan", func(_ *State, in *nextIn) (string, bool) {
+		if in.h.Completed {
+			return "", false
+		}
+		return in.remaining, in.remaining != "" // an earlier agent's, the last one stating no step of its own
+	}},
+	{"completion", (*State).nextCompletion},
+	{"refusal", func(st *State, _ *nextIn) (string, bool) {
+		if len(st.Refused) == 0 {
+			return "", false
+		}
+		// The harness told the agent to wait for the user: ask, do not redo.
+		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, true
+	}},
+	{"still failing", (*State).nextFailing},
+	{"open question", func(st *State, _ *nextIn) (string, bool) {
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+			return "Get the user's answer: " + qs[len(qs)-1], true
+		}
+		return "", false
+	}},
+	{"action item", func(_ *State, in *nextIn) (string, bool) { // a prose session's newest commitment
+		if acts := in.h.Actions; len(acts) > 0 {
+			return acts[len(acts)-1], true
+		}
+		return "", false
+	}},
+}
+
+func (st *State) nextUnanswered(in *nextIn) (string, bool) {
+	if st.Answered || st.Prompts == 0 {
+		return "", false
 	}
+	req := in.h.Latest
+	if req == "" {
+		req = in.h.Task
+	}
+	if req == "" {
+		return "", false
+	}
+	return "Answer the latest request: " + oneLine(req), true
+}
+
+func (st *State) nextInterruption(in *nextIn) (string, bool) {
+	if in.h.Interrupted == "" {
+		return "", false
+	}
+	n := "The user interrupted: " + in.h.Interrupted + " — ask before resuming it"
+	if in.remaining != "" {
+		n += "; remaining: " + in.remaining
+	}
+	return n, true
+}
+
+// nextOwnPlan is the plan's first open item unless another session's
+// agent spoke last: its own stated step comes before a plan an earlier
+// agent left (a Claude → Codex → Gemini chain hands over Gemini's last
+// step, not Claude's plan).
+func (st *State) nextOwnPlan(in *nextIn) (string, bool) {
+	if st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession {
+		return "", false
+	}
+	return in.remaining, in.remaining != ""
+}
+
+func (st *State) nextLabelled(*nextIn) (string, bool) {
 	if n := labelledNext(st.LastText); n != "" && prose(n) && !st.refusedText(n) {
-		return n, "labelled next"
+		return n, true
 	}
-	if items := remainingItems(st.LastText); len(items) > 0 {
-		return items[0], "remaining items"
-	}
+	return "", false
+}
+
+func (st *State) nextForward(*nextIn) (string, bool) {
 	texts := st.TurnTexts
 	if len(texts) == 0 && st.LastText != "" {
 		texts = []string{st.LastText}
 	}
-	if next := st.forwardSentence(texts); next != "" {
-		return next, "forward-looking sentence"
+	n := st.forwardSentence(texts)
+	return n, n != ""
+}
+
+func (st *State) nextCompletion(in *nextIn) (string, bool) {
+	if !in.h.Completed {
+		return "", false
 	}
-	if remaining != "" && !h.Completed {
-		return remaining, "plan" // an earlier agent's, the last one stating no step of its own
+	n := "Done; nothing in progress"
+	if acts := in.h.Actions; len(acts) > 0 {
+		n += " — left, as it said: " + acts[len(acts)-1]
 	}
-	if h.Completed {
-		n := "Done; nothing in progress"
-		if len(h.Actions) > 0 {
-			n += " — left, as it said: " + h.Actions[len(h.Actions)-1]
-		}
-		return n, "completion"
+	return n, true
+}
+
+func (st *State) nextFailing(in *nextIn) (string, bool) {
+	f := in.failing
+	if f == nil {
+		return "", false
 	}
-	if len(st.Refused) > 0 {
-		// The harness told the agent to wait for the user: ask, do not redo.
-		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, "refusal"
+	n := "Fix the still-failing `" + clip(f.What, 120) + "`"
+	if f.Error != "" {
+		n += " (now: " + clip(f.Error, 120) + ")"
 	}
-	if failing != nil {
-		n := "Fix the still-failing `" + clip(failing.What, 120) + "`"
-		if failing.Error != "" {
-			n += " (now: " + clip(failing.Error, 120) + ")"
-		}
-		return n, "still failing"
-	}
-	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
-		return "Get the user's answer: " + qs[len(qs)-1], "open question"
-	}
-	if len(h.Actions) > 0 { // a prose session's newest commitment
-		return h.Actions[len(h.Actions)-1], "action item"
-	}
-	return "", ""
+	return n, true
 }
 
 // forwardSentence is the last forward-looking sentence of the texts ("Next
@@ -796,18 +972,7 @@ func (st *State) userWordsInto(h *Handoff) {
 // evidenceInto records, for each line the handoff states, the rule that
 // chose it and the rows it came from.
 func (st *State) evidenceInto(h *Handoff, o Options) {
-	add := func(sec, text, rule string, refs ...Ref) {
-		if text == "" {
-			return
-		}
-		var rs []Ref
-		for _, r := range refs {
-			if r != (Ref{}) {
-				rs = append(rs, r)
-			}
-		}
-		h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: rs})
-	}
+	add := h.addEvidence
 	add("Task", h.Task, "goal: the request that set the work", st.TaskRef)
 	add("Task", h.Latest, "latest request: a follow-up of the goal", st.LatestRef)
 	for _, in := range st.Instructions {
@@ -817,31 +982,7 @@ func (st *State) evidenceInto(h *Handoff, o Options) {
 			}
 		}
 	}
-	nextRefs := []Ref{st.LastTextRef}
-	switch h.NextRule {
-	case "unanswered request":
-		nextRefs = []Ref{st.LatestRef, st.TaskRef}
-	case "interruption":
-		nextRefs = st.Interrupted.Refs
-	case "plan":
-		nextRefs = []Ref{st.sourceRef("p:")}
-	case "refusal":
-		if len(st.Refused) > 0 {
-			nextRefs = st.Refused[len(st.Refused)-1].Refs
-		}
-	case "still failing":
-		for _, f := range h.Failures {
-			if strings.Contains(h.Next, "`"+clip(f.What, 120)+"`") {
-				nextRefs = f.Refs
-				break
-			}
-		}
-	case "action item":
-		if len(h.Actions) > 0 {
-			nextRefs = st.sourceRefs("a:" + h.Actions[len(h.Actions)-1])
-		}
-	}
-	add("Next action", h.Next, h.NextRule, nextRefs...)
+	add("Next action", h.Next, h.NextRule, st.nextRefs(h)...)
 	add("Last words", h.LastWords, "the closing paragraph of the last assistant message", st.LastTextRef)
 	for i, r := range st.Refused {
 		add("Stopped by the user", h.Refused[i], "a tool call the user refused", r.Refs...)
@@ -878,6 +1019,48 @@ func (st *State) evidenceInto(h *Handoff, o Options) {
 	for _, a := range h.Actions {
 		add("Action items", a, "a commitment or to-do stated in prose", st.sourceRefs("a:"+a)...)
 	}
+}
+
+// addEvidence records that text in section sec was chosen by rule from
+// the rows refs (the zero Ref dropped); an empty line has none.
+func (h *Handoff) addEvidence(sec, text, rule string, refs ...Ref) {
+	if text == "" {
+		return
+	}
+	var rs []Ref
+	for _, r := range refs {
+		if r != (Ref{}) {
+			rs = append(rs, r)
+		}
+	}
+	h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: rs})
+}
+
+// nextRefs are the rows the next action came from, by its rule.
+func (st *State) nextRefs(h *Handoff) []Ref {
+	switch h.NextRule {
+	case "unanswered request":
+		return []Ref{st.LatestRef, st.TaskRef}
+	case "interruption":
+		return st.Interrupted.Refs
+	case "plan":
+		return []Ref{st.sourceRef("p:")}
+	case "refusal":
+		if len(st.Refused) > 0 {
+			return st.Refused[len(st.Refused)-1].Refs
+		}
+	case "still failing":
+		for _, f := range h.Failures {
+			if strings.Contains(h.Next, "`"+clip(f.What, 120)+"`") {
+				return f.Refs
+			}
+		}
+	case "action item":
+		if len(h.Actions) > 0 {
+			return st.sourceRefs("a:" + h.Actions[len(h.Actions)-1])
+		}
+	}
+	return []Ref{st.LastTextRef}
 }
 
 // questionRule names the rule that put an open question in the handoff.

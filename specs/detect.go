@@ -169,29 +169,37 @@ func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 		return ""
 	}
 	found := ""
-	for _, c := range u.Dirs.For(env.GOOS) {
-		p, ok := Expand(c, env.GOOS, env.Getenv, env.Home)
-		if !ok {
-			continue
-		}
-		roots := []string{p}
-		if strings.HasSuffix(filepath.ToSlash(p), "/*") {
-			roots, _ = filepath.Glob(p)
-		}
-		for _, root := range roots {
-			entries, _ := os.ReadDir(root)
-			for _, e := range entries {
-				v, err := version.NewVersion(e.Name())
-				if err != nil || !e.IsDir() || !v.GreaterThan(best) {
-					continue
-				}
-				if fi, err := os.Stat(filepath.Join(root, e.Name(), u.Marker)); err == nil && fi.Mode().IsRegular() {
-					best, found = v, e.Name()
-				}
+	for _, root := range updateRoots(u, env) {
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			v, err := version.NewVersion(e.Name())
+			if err != nil || !e.IsDir() || !v.GreaterThan(best) {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(root, e.Name(), u.Marker)); err == nil && fi.Mode().IsRegular() {
+				best, found = v, e.Name()
 			}
 		}
 	}
 	return found
+}
+
+// updateRoots are the directories u's self-updates go to on env's OS, a
+// trailing "/*" expanded.
+func updateRoots(u SelfUpdate, env ProbeEnv) []string {
+	var roots []string
+	for _, c := range u.Dirs.For(env.GOOS) {
+		p, ok := Expand(c, env.GOOS, env.Getenv, env.Home)
+		switch {
+		case !ok:
+		case strings.HasSuffix(filepath.ToSlash(p), "/*"):
+			ms, _ := filepath.Glob(p)
+			roots = append(roots, ms...)
+		default:
+			roots = append(roots, p)
+		}
+	}
+	return roots
 }
 
 // runVersion runs bin with args, once per timeout in env.Timeouts (or

@@ -18,9 +18,19 @@ import (
 //
 // specs/hookconf reads, writes and checks files of either shape; a new agent
 // whose file has one of them needs no Go code.
+//
+// A third shape, "whole", is for agents whose hooks are files of their own
+// (Pi's TS extension, Cline's executable hook files): carryover writes the
+// whole file from a template (see whole.go) and owns it byte for byte.
 type HookFile struct {
-	// Shape is "grouped" or "flat".
+	// Shape is "grouped", "flat" or "whole".
 	Shape string `toml:"shape"`
+	// Template names the file in specs/hookfiles/ a "whole" file is
+	// rendered from; Mode is its permission bits (0o755 for an executable).
+	Template string `toml:"template"`
+	Mode     int    `toml:"mode"`
+
+	content string // the template's text, set by validate
 	// CommandKeys are the handler fields that may hold a command (how
 	// carryover recognises its own entries); the handler writes one of them.
 	CommandKeys []string `toml:"command_keys"`
@@ -35,6 +45,7 @@ type HookFile struct {
 const (
 	ShapeGrouped = "grouped"
 	ShapeFlat    = "flat"
+	ShapeWhole   = "whole"
 )
 
 // Placeholder is a value filled in per hook.
@@ -74,8 +85,14 @@ func Field(s string) (key string, val any, err error) {
 }
 
 func (h *HookFile) validate() error {
+	if h.Shape == ShapeWhole {
+		return h.validateWhole()
+	}
 	if h.Shape != ShapeGrouped && h.Shape != ShapeFlat {
-		return fmt.Errorf("shape %q: expected %q or %q", h.Shape, ShapeGrouped, ShapeFlat)
+		return fmt.Errorf("shape %q: expected %q, %q or %q", h.Shape, ShapeGrouped, ShapeFlat, ShapeWhole)
+	}
+	if h.Template != "" || h.Mode != 0 {
+		return fmt.Errorf("template and mode belong to shape %q", ShapeWhole)
 	}
 	if len(h.CommandKeys) == 0 {
 		return errors.New("command_keys is empty")

@@ -194,25 +194,18 @@ func (tl *Tool) validate() error {
 	if len(tl.Binaries) == 0 {
 		return errors.New("binaries are required")
 	}
-	re, err := regexp.Compile(tl.VersionRegexp)
-	if err != nil {
-		return fmt.Errorf("version_regexp: %w", err)
+	var err error
+	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil {
+		return err
 	}
-	if re.NumSubexp() < 1 {
-		return errors.New("version_regexp needs a capture group for the version")
-	}
-	tl.re = re
 	if tl.HookFile != nil {
 		if err := tl.HookFile.validate(); err != nil {
 			return fmt.Errorf("hook_file: %w", err)
 		}
 	}
 	if tl.VersionPath != "" {
-		if tl.pathRE, err = regexp.Compile(tl.VersionPath); err != nil {
-			return fmt.Errorf("version_path: %w", err)
-		}
-		if tl.pathRE.NumSubexp() < 1 {
-			return errors.New("version_path needs a capture group for the version")
+		if tl.pathRE, err = versionRE("version_path", tl.VersionPath); err != nil {
+			return err
 		}
 	}
 	if tl.NpmPackage != "" && !npmName.MatchString(tl.NpmPackage) {
@@ -221,6 +214,25 @@ func (tl *Tool) validate() error {
 	if u := tl.SelfUpdate; (len(u.Dirs.For("linux"))+len(u.Dirs.For("darwin"))+len(u.Dirs.For("windows")) > 0) != (u.Marker != "") {
 		return errors.New("self_update needs both dirs and marker")
 	}
+	return tl.validateRows(a)
+}
+
+// versionRE compiles the pattern of option name, which must capture the
+// version.
+func versionRE(name, expr string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if re.NumSubexp() < 1 {
+		return nil, fmt.Errorf("%s needs a capture group for the version", name)
+	}
+	return re, nil
+}
+
+// validateRows checks the rows: unique ids, each valid, in order of
+// versions without overlap.
+func (tl *Tool) validateRows(a *adapters.Agent) error {
 	if len(tl.Rows) == 0 {
 		return errors.New("no rows")
 	}
@@ -231,45 +243,68 @@ func (tl *Tool) validate() error {
 			return fmt.Errorf("row %d: missing or duplicate id %q", i, r.ID)
 		}
 		ids[r.ID] = true
-		if r.min, r.max, err = parseRange(r.Versions); err != nil {
-			return fmt.Errorf("row %s: %w", r.ID, err)
-		}
-		if r.Tested != "" {
-			tv, err := version.NewVersion(r.Tested)
-			if err != nil {
-				return fmt.Errorf("row %s: tested: %w", r.ID, err)
-			}
-			if !r.contains(tv) {
-				return fmt.Errorf("row %s: tested version %s is outside %q", r.ID, r.Tested, r.Versions)
-			}
-		}
-		env := a.Envelope
-		if env == adapters.EnvelopeNone && len(r.Inject) > 0 {
-			return fmt.Errorf("row %s: the agent's envelope is none (adapters), so it cannot have inject hooks", r.ID)
-		}
-		for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
-			if h.Native == "" || strings.ContainsAny(h.Native, " \t\"'") || h.Timeout < 0 {
-				return fmt.Errorf("row %s: bad hook %+v", r.ID, h)
-			}
-		}
-		for _, h := range r.Inject {
-			if c := a.Class(h.Native); c != adapters.ClassStart && c != adapters.ClassPrompt {
-				return fmt.Errorf("row %s: inject hook %s is not a start or prompt event of %s (adapters: %q)", r.ID, h.Native, a.Name, c)
-			}
-		}
-		if len(r.Inject)+len(r.Snapshot) > 0 {
-			if tl.HookFile == nil {
-				return fmt.Errorf("row %s has hooks but the tool has no hook_file layout; add one (see the rules at the top of tools.toml)", r.ID)
-			}
-			if len(tl.Config.All)+len(tl.Config.Linux)+len(tl.Config.Darwin)+len(tl.Config.Windows) == 0 {
-				return fmt.Errorf("row %s has hooks but the tool has no config path", r.ID)
-			}
+		if err := tl.validateRow(r, a); err != nil {
+			return err
 		}
 		if i > 0 {
 			prev := tl.Rows[i-1]
 			if prev.max == nil || prev.max.GreaterThan(r.min) {
 				return fmt.Errorf("rows %s and %s overlap or are out of order", prev.ID, r.ID)
 			}
+		}
+	}
+	if tl.HookFile.Whole() {
+		if err := tl.validateWhole(); err != nil {
+			return fmt.Errorf("hook_file: %w", err)
+		}
+	}
+	return nil
+}
+
+// validateRow checks one row's versions and hooks against agent a.
+func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
+	var err error
+	if r.min, r.max, err = parseRange(r.Versions); err != nil {
+		return fmt.Errorf("row %s: %w", r.ID, err)
+	}
+	if r.Tested != "" {
+		tv, err := version.NewVersion(r.Tested)
+		if err != nil {
+			return fmt.Errorf("row %s: tested: %w", r.ID, err)
+		}
+		if !r.contains(tv) {
+			return fmt.Errorf("row %s: tested version %s is outside %q", r.ID, r.Tested, r.Versions)
+		}
+	}
+	if a.Envelope == adapters.EnvelopeNone && len(r.Inject) > 0 {
+		return fmt.Errorf("row %s: the agent's envelope is none (adapters), so it cannot have inject hooks", r.ID)
+	}
+	if err := r.validateHooks(a); err != nil {
+		return err
+	}
+	if len(r.Inject)+len(r.Snapshot) == 0 {
+		return nil
+	}
+	if tl.HookFile == nil {
+		return fmt.Errorf("row %s has hooks but the tool has no hook_file layout; add one (see the rules at the top of tools.toml)", r.ID)
+	}
+	if len(tl.Config.All)+len(tl.Config.Linux)+len(tl.Config.Darwin)+len(tl.Config.Windows) == 0 {
+		return fmt.Errorf("row %s has hooks but the tool has no config path", r.ID)
+	}
+	return nil
+}
+
+// validateHooks checks the row's hook names and timeouts, and that inject
+// hooks are start or prompt events of agent a.
+func (r *Row) validateHooks(a *adapters.Agent) error {
+	for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
+		if h.Native == "" || strings.ContainsAny(h.Native, " \t\"'") || h.Timeout < 0 {
+			return fmt.Errorf("row %s: bad hook %+v", r.ID, h)
+		}
+	}
+	for _, h := range r.Inject {
+		if c := a.Class(h.Native); c != adapters.ClassStart && c != adapters.ClassPrompt {
+			return fmt.Errorf("row %s: inject hook %s is not a start or prompt event of %s (adapters: %q)", r.ID, h.Native, a.Name, c)
 		}
 	}
 	return nil
@@ -354,6 +389,10 @@ type Capability struct {
 	// model through a session-start injection at this version: the row
 	// injects at no start event, or is marked pointer = true.
 	NeedsPointer bool
+	// StartInjection is set when carryover can tell the agent at session
+	// start (the row injects at a start event); without it the handoff
+	// reaches the model only through the pointer block (Cline, Windsurf).
+	StartInjection bool
 }
 
 // Hooks returns inject then snapshot hooks, one per native event (the first
@@ -431,6 +470,7 @@ func (tl Tool) capability(r Row, ver string) Capability {
 	start := slices.ContainsFunc(r.Inject, func(h Hook) bool { return tl.agent.Class(h.Native) == adapters.ClassStart })
 	return Capability{
 		NeedsPointer:   r.Pointer || !start || env == adapters.EnvelopeNone,
+		StartInjection: start && env != adapters.EnvelopeNone,
 		Tool:           tl.Name,
 		Version:        ver,
 		Row:            r.ID,

@@ -241,6 +241,16 @@ func TestParseRejectsBadTables(t *testing.T) {
 		{"missing tool", strings.Replace(good, `name = "windsurf"`, `name = "surfboard"`, 1)},
 		{"open row not last", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0"`, 1)},
 		{"tested outside", strings.Replace(good, `tested = "2.1.197"`, `tested = "3.0.1"`, 1)},
+		// whole hook files (whole.go)
+		{"whole file in a project", strings.Replace(good, `"${PI_CODING_AGENT_DIR:-~/.pi/agent}/extensions/carryover.ts"`, `".pi/extensions/carryover.ts"`, 1)},
+		{"whole template missing", strings.Replace(good, `template = "pi-extension.ts"`, `template = "nope.ts"`, 1)},
+		{"whole template outside hookfiles", strings.Replace(good, `template = "pi-extension.ts"`, `template = "../tools.toml"`, 1)},
+		{"whole mode writable by others", strings.Replace(good, `mode = 0o755 }`, `mode = 0o777 }`, 1)},
+		{"whole mode unreadable", strings.Replace(good, `mode = 0o644 }`, `mode = 0o200 }`, 1)},
+		{"whole with a handler", strings.Replace(good, `shape = "whole", template = "cline-hook.sh"`, `shape = "whole", handler = ["command=$command"], template = "cline-hook.sh"`, 1)},
+		{"template of a flat file", strings.Replace(good, `shape = "flat", command_keys = ["command", "powershell"]`, `shape = "flat", template = "cline-hook.sh", command_keys = ["command", "powershell"]`, 1)},
+		{"event slot not the file name", strings.Replace(good, `/extensions/carryover.ts"`, `/extensions/{{event}}.ts"`, 1)},
+		{"one file for a per-event template", strings.Replace(good, `template = "pi-extension.ts"`, `template = "cline-hook.sh"`, 1)},
 	}
 	for _, tt := range tests {
 		if tt.table == good {
@@ -318,6 +328,7 @@ func TestNeedsPointer(t *testing.T) {
 		{"claude", "2.1.197", false}, {"claude", "1.0.0", false}, {"codex", "0.169.0", false}, {"gemini", "0.61.0", false},
 		{"copilot-cli", "1.0.102", false}, {"vscode-copilot", "1.110.0", false},
 		{"cursor", "1.7.0", true}, {"cursor", "3.18.25", true}, {"windsurf", "1.0.0", true}, {"aider", "0.86.3", true},
+		{"pi", "0.73.1", false}, {"cline", "3.0.65", true},
 	} {
 		c, err := tab.Resolve(tc.tool, tc.version)
 		if err != nil {
@@ -325,6 +336,10 @@ func TestNeedsPointer(t *testing.T) {
 		}
 		if c.NeedsPointer != tc.want {
 			t.Errorf("%s %s: NeedsPointer = %v, want %v", tc.tool, tc.version, c.NeedsPointer, tc.want)
+		}
+		// Cursor 3 injects at start (some builds drop it): pointer, and start injection
+		if start := tc.tool == "cursor" && tc.version != "1.7.0"; c.StartInjection != (!tc.want || start) {
+			t.Errorf("%s %s: StartInjection = %v", tc.tool, tc.version, c.StartInjection)
 		}
 	}
 }

@@ -816,15 +816,8 @@ func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, e
 // writeRows is writeBatch for the session sid, whose next_seq is next and
 // keys_through is through.
 func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now time.Time) (int, error) {
-	if b.Cursor != nil {
-		// Never move a cursor backwards on the same file: a slower
-		// concurrent snapshot may finish after a faster one.
-		var off, ino, dev int64
-		var head string
-		err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{b.Cursor.Path}, &off, &ino, &dev, &head)
-		if err == nil && uint64(ino) == b.Cursor.Ino && uint64(dev) == b.Cursor.Dev && off > b.Cursor.Offset && adapters.HeadPart(head) == adapters.HeadPart(b.Cursor.Head) {
-			b.Cursor = nil
-		}
+	if b.Cursor != nil && cursorAhead(tx, b.Cursor) {
+		b.Cursor = nil
 	}
 	added := 0
 	stored := through
@@ -837,55 +830,11 @@ func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now 
 		if p == nil {
 			p = prepareRows(b.Rows, b.Sidechain, now)
 		}
-		hs := make([]int64, len(p.rows))
-		for i, r := range p.rows {
-			hs[i] = keyHash(r.Key)
-		}
-		if err := kw.prefetch(hs); err != nil {
+		w := rowWriter{tx: tx, kw: kw, b: &b, sid: sid, next: next}
+		if err := w.write(p); err != nil {
 			return 0, err
 		}
-		stmts := map[rowForm]driver.Stmt{}
-		var upd driver.Stmt
-		ctx := context.Background()
-		for i, r := range p.rows {
-			h := hs[i]
-			seq, err := kw.find(r.Key, h)
-			if err != nil {
-				return 0, err
-			}
-			if seq == 0 {
-				args := p.args[i]
-				args[1].Value = next
-				st, err := insertStmt(tx, stmts, sid, p.forms[i])
-				if err != nil {
-					return 0, err
-				}
-				if _, err := st.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
-					return 0, err
-				}
-				if err := kw.added(h, next, b.deferKeys); err != nil {
-					return 0, err
-				}
-				next++
-				added++
-				continue
-			}
-			// A later copy of a stored row: it replaces the row's fields
-			// when its text, kind or exit code changed.
-			if upd == nil {
-				if upd, err = tx.prepare(updateRow); err != nil {
-					return 0, err
-				}
-			}
-			var exit any
-			if r.ExitCode != nil {
-				exit = int64(*r.ExitCode)
-			}
-			side := r.Sidechain || b.Sidechain
-			if _, err := tx.exec(upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, sid, seq, r.Text, string(r.Kind), exit); err != nil {
-				return 0, err
-			}
-		}
+		next, added = w.next, w.added
 		if through, err = kw.close(next, !b.deferKeys); err != nil {
 			return 0, err
 		}
@@ -908,16 +857,104 @@ func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now 
 		}
 	}
 	if c := b.Cursor; c != nil {
-		_, err := tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
-				dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
-			c.Path, sid, b.Sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
-		if err != nil {
-			return 0, err
-		}
+		return added, saveCursor(tx, c, sid, b.Sidechain, now)
 	}
 	return added, nil
+}
+
+// cursorAhead reports whether the stored cursor of the same file is past
+// c: a cursor never moves backwards on the same file (a slower concurrent
+// snapshot may finish after a faster one).
+func cursorAhead(tx *rawTx, c *adapters.Cursor) bool {
+	var off, ino, dev int64
+	var head string
+	err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{c.Path}, &off, &ino, &dev, &head)
+	return err == nil && uint64(ino) == c.Ino && uint64(dev) == c.Dev && off > c.Offset && adapters.HeadPart(head) == adapters.HeadPart(c.Head)
+}
+
+func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
+	_, err := tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
+			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
+		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
+	return err
+}
+
+// rowWriter stores a batch's prepared rows of session sid: new keys are
+// inserted at next, known ones updated in place.
+type rowWriter struct {
+	tx    *rawTx
+	kw    *keyWriter
+	b     *Batch
+	sid   int64
+	next  int64
+	added int
+	stmts map[rowForm]driver.Stmt
+	upd   driver.Stmt
+}
+
+func (w *rowWriter) write(p *preparedRows) error {
+	hs := make([]int64, len(p.rows))
+	for i, r := range p.rows {
+		hs[i] = keyHash(r.Key)
+	}
+	if err := w.kw.prefetch(hs); err != nil {
+		return err
+	}
+	w.stmts = map[rowForm]driver.Stmt{}
+	for i, r := range p.rows {
+		seq, err := w.kw.find(r.Key, hs[i])
+		if err != nil {
+			return err
+		}
+		if seq == 0 {
+			err = w.insert(p, i, hs[i])
+		} else {
+			err = w.update(p, i, seq)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
+	args := p.args[i]
+	args[1].Value = w.next
+	st, err := insertStmt(w.tx, w.stmts, w.sid, p.forms[i])
+	if err != nil {
+		return err
+	}
+	if _, err := st.(driver.StmtExecContext).ExecContext(context.Background(), args); err != nil {
+		return err
+	}
+	if err := w.kw.added(h, w.next, w.b.deferKeys); err != nil {
+		return err
+	}
+	w.next++
+	w.added++
+	return nil
+}
+
+// update stores a later copy of the row at seq: it replaces the row's
+// fields when its text, kind or exit code changed.
+func (w *rowWriter) update(p *preparedRows, i int, seq int64) error {
+	if w.upd == nil {
+		var err error
+		if w.upd, err = w.tx.prepare(updateRow); err != nil {
+			return err
+		}
+	}
+	r := p.rows[i]
+	var exit any
+	if r.ExitCode != nil {
+		exit = int64(*r.ExitCode)
+	}
+	side := r.Sidechain || w.b.Sidechain
+	_, err := w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
+	return err
 }
 
 // collapse returns rows with one entry per key, as the upsert would leave

@@ -57,25 +57,9 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	for _, r := range out {
 		oldest = min(oldest, r.Seq)
 	}
-	var extra []any
-	for _, q := range []string{
-		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'prompt' AND seq < ? AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
-		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'tool_call' AND seq < ? AND file_path != '' AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
-		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'error' AND seq < ? AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
-	} {
-		seqs, err := l.db.Query(q, s.ID, oldest, recentPerKind)
-		if err != nil {
-			return nil, err
-		}
-		for seqs.Next() {
-			var n int64
-			if err := seqs.Scan(&n); err != nil {
-				seqs.Close()
-				return nil, err
-			}
-			extra = append(extra, n)
-		}
-		seqs.Close()
+	extra, err := l.anchorSeqs(s.ID, oldest)
+	if err != nil {
+		return nil, err
 	}
 	if len(extra) > 0 {
 		more, err := l.db.Query(`SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq IN (?`+strings.Repeat(",?", len(extra)-1)+`)`, append([]any{s.ID}, extra...)...)
@@ -89,8 +73,47 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 		out = append(out, older...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	// Bring in the calls of errors that fell outside the window, so a
-	// failure keeps its command.
+	calls, err := l.errorCalls(s, out)
+	if err != nil {
+		return nil, err
+	}
+	if len(calls) == 0 {
+		return out, nil
+	}
+	out = append(out, calls...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// anchorSeqs are the sequence numbers of the newest prompts, edits and
+// errors of session sid before seq oldest, recentPerKind of each.
+func (l *Ledger) anchorSeqs(sid, oldest int64) ([]any, error) {
+	var extra []any
+	for _, q := range []string{
+		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'prompt' AND seq < ? AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'tool_call' AND seq < ? AND file_path != '' AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
+		`SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND kind = 'error' AND seq < ? AND ` + anchorRows + ` ORDER BY seq DESC LIMIT ?`,
+	} {
+		seqs, err := l.db.Query(q, sid, oldest, recentPerKind)
+		if err != nil {
+			return nil, err
+		}
+		for seqs.Next() {
+			var n int64
+			if err := seqs.Scan(&n); err != nil {
+				seqs.Close()
+				return nil, err
+			}
+			extra = append(extra, n)
+		}
+		seqs.Close()
+	}
+	return extra, nil
+}
+
+// errorCalls are the calls of errors in out that fell outside it, so a
+// failure keeps its command.
+func (l *Ledger) errorCalls(s Session, out []Row) ([]Row, error) {
 	have := map[string]bool{}
 	for _, r := range out {
 		if r.Kind == adapters.KindToolCall {
@@ -116,12 +139,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 		}
 		calls = append(calls, c...)
 	}
-	if len(calls) == 0 {
-		return out, nil
-	}
-	out = append(out, calls...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, nil
+	return calls, nil
 }
 
 // callLookback is how many rows before an error its tool call is looked

@@ -116,37 +116,10 @@ func (s *salvaged) read(path, query string) {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
 	defer cancel()
-	q := func(table, stmt string, scan func(*sql.Rows) error) {
-		if s.answered[table] {
-			return
-		}
-		rows, err := db.QueryContext(ctx, stmt)
-		if err != nil {
-			// A ledger from before a table existed has none to give.
-			s.answered[table] = strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
-			return
-		}
-		defer rows.Close()
-		n := 0
-		for ; n < maxSalvageRows && rows.Next(); n++ {
-			if scan(rows) != nil {
-				break
-			}
-		}
-		// Rows read before a damaged page count; an error before any row
-		// (SQLite reports most damage only once it steps) leaves the table
-		// to the next way of opening the file.
-		s.answered[table] = n > 0 || rows.Err() == nil
-	}
-	var ss salvageSession
-	sess := func(t, n, p, tr *sql.NullString, f, l *sql.NullInt64) {
-		ss = salvageSession{Tool: t.String, NativeID: n.String, Project: p.String, Transcript: tr.String, FirstSeen: f.Int64, LastSeen: l.Int64}
-	}
-	var st, sn, sp, str sql.NullString
-	var sf, sl sql.NullInt64
-	sessDest := []any{&st, &sn, &sp, &str, &sf, &sl}
+	var sd salvageSessionDest
+	sessDest := sd.dest()
 
-	q("cursors", `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
+	s.query(ctx, db, "cursors", `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
 		FROM cursors c JOIN sessions s ON s.id = c.session_id`, func(r *sql.Rows) error {
 		var f Salvaged
 		if err := r.Scan(&f.Path, &f.Sidechain, &f.Updated, &f.Tool, &f.NativeID, &f.Project, &f.Transcript); err != nil {
@@ -155,7 +128,7 @@ func (s *salvaged) read(path, query string) {
 		s.files = append(s.files, f)
 		return nil
 	})
-	q("handoff_log", `SELECT h.id, h.project, h.tool, h.session_id, h.native_id, h.head, h.branch, h.hash, h.header, h.goal, h.next, h.files,
+	s.query(ctx, db, "handoff_log", `SELECT h.id, h.project, h.tool, h.session_id, h.native_id, h.head, h.branch, h.hash, h.header, h.goal, h.next, h.files,
 		h.written, h.updated, h.ended, h.ended_at, `+salvageSessionCols+` FROM handoff_log h LEFT JOIN sessions s ON s.id = h.session_id`, func(r *sql.Rows) error {
 		var files string
 		var w, u, e int64
@@ -172,24 +145,22 @@ func (s *salvaged) read(path, query string) {
 		if e != 0 {
 			h.EndedAt = time.UnixMilli(e)
 		}
-		sess(&st, &sn, &sp, &str, &sf, &sl)
-		rec.Session = ss
+		rec.Session = sd.session()
 		s.records = append(s.records, rec)
 		return nil
 	})
-	q("deliveries", `SELECT d.project, d.header, d.tool, d.via, d.at, `+salvageSessionCols+` FROM deliveries d JOIN sessions s ON s.id = d.session_id`, func(r *sql.Rows) error {
+	s.query(ctx, db, "deliveries", `SELECT d.project, d.header, d.tool, d.via, d.at, `+salvageSessionCols+` FROM deliveries d JOIN sessions s ON s.id = d.session_id`, func(r *sql.Rows) error {
 		var d salvagedDelivery
 		var at int64
 		if err := r.Scan(append([]any{&d.Project, &d.Header, &d.Tool, &d.Via, &at}, sessDest...)...); err != nil {
 			return err
 		}
 		d.At = time.UnixMilli(at)
-		sess(&st, &sn, &sp, &str, &sf, &sl)
-		d.Session = ss
+		d.Session = sd.session()
 		s.deliveries = append(s.deliveries, d)
 		return nil
 	})
-	q("decisions", `SELECT project, text, why, source, at, dropped FROM decisions`, func(r *sql.Rows) error {
+	s.query(ctx, db, "decisions", `SELECT project, text, why, source, at, dropped FROM decisions`, func(r *sql.Rows) error {
 		var d salvagedDecision
 		var at int64
 		if err := r.Scan(&d.Project, &d.Text, &d.Why, &d.Source, &at, &d.Dropped); err != nil {
@@ -199,7 +170,7 @@ func (s *salvaged) read(path, query string) {
 		s.decisions = append(s.decisions, d)
 		return nil
 	})
-	q("pinned_task", `SELECT project, text, at FROM pinned_task`, func(r *sql.Rows) error {
+	s.query(ctx, db, "pinned_task", `SELECT project, text, at FROM pinned_task`, func(r *sql.Rows) error {
 		var p salvagedPin
 		var at int64
 		if err := r.Scan(&p.Project, &p.Text, &at); err != nil {
@@ -209,19 +180,18 @@ func (s *salvaged) read(path, query string) {
 		s.pins = append(s.pins, p)
 		return nil
 	})
-	q("handoffs", `SELECT h.project, h.header, h.tool, h.written, `+salvageSessionCols+` FROM handoffs h LEFT JOIN sessions s ON s.id = h.session_id`, func(r *sql.Rows) error {
+	s.query(ctx, db, "handoffs", `SELECT h.project, h.header, h.tool, h.written, `+salvageSessionCols+` FROM handoffs h LEFT JOIN sessions s ON s.id = h.session_id`, func(r *sql.Rows) error {
 		var h salvagedHandoff
 		var w int64
 		if err := r.Scan(append([]any{&h.Project, &h.Header, &h.Tool, &w}, sessDest...)...); err != nil {
 			return err
 		}
 		h.Written = time.UnixMilli(w)
-		sess(&st, &sn, &sp, &str, &sf, &sl)
-		h.Session = ss
+		h.Session = sd.session()
 		s.handoffs = append(s.handoffs, h)
 		return nil
 	})
-	q("published", `SELECT project, hash, written FROM published`, func(r *sql.Rows) error {
+	s.query(ctx, db, "published", `SELECT project, hash, written FROM published`, func(r *sql.Rows) error {
 		var d salvagedDigest
 		if err := r.Scan(&d.Project, &d.Hash, &d.Written); err != nil {
 			return err
@@ -229,6 +199,46 @@ func (s *salvaged) read(path, query string) {
 		s.digests = append(s.digests, d)
 		return nil
 	})
+}
+
+// query runs stmt for table unless answered, scanning at most
+// maxSalvageRows rows.
+func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, scan func(*sql.Rows) error) {
+	if s.answered[table] {
+		return
+	}
+	rows, err := db.QueryContext(ctx, stmt)
+	if err != nil {
+		// A ledger from before a table existed has none to give.
+		s.answered[table] = strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
+		return
+	}
+	defer rows.Close()
+	n := 0
+	for ; n < maxSalvageRows && rows.Next(); n++ {
+		if scan(rows) != nil {
+			break
+		}
+	}
+	// Rows read before a damaged page count; an error before any row
+	// (SQLite reports most damage only once it steps) leaves the table
+	// to the next way of opening the file.
+	s.answered[table] = n > 0 || rows.Err() == nil
+}
+
+// salvageSessionDest receives the salvageSessionCols of a row.
+type salvageSessionDest struct {
+	tool, native, project, transcript sql.NullString
+	first, last                       sql.NullInt64
+}
+
+func (d *salvageSessionDest) dest() []any {
+	return []any{&d.tool, &d.native, &d.project, &d.transcript, &d.first, &d.last}
+}
+
+func (d *salvageSessionDest) session() salvageSession {
+	return salvageSession{Tool: d.tool.String, NativeID: d.native.String, Project: d.project.String, Transcript: d.transcript.String,
+		FirstSeen: d.first.Int64, LastSeen: d.last.Int64}
 }
 
 // restore writes the salvaged lifecycle into the new ledger, in one
@@ -246,73 +256,6 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 		return 0, err
 	}
 	defer tx.Rollback()
-	ids := map[salvageSession]int64{}
-	session := func(ss salvageSession) (int64, bool, error) {
-		if ss.Tool == "" || ss.NativeID == "" {
-			return 0, false, nil
-		}
-		key := ss
-		key.Transcript, key.FirstSeen, key.LastSeen = "", 0, 0
-		if id, ok := ids[key]; ok {
-			return id, true, nil
-		}
-		id, err := ensureSession(tx, SessionRef{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project, Transcript: ss.Transcript}, now)
-		if err != nil {
-			return 0, false, err
-		}
-		if ss.LastSeen > 0 {
-			if _, err := tx.Exec(`UPDATE sessions SET last_seen = ?, first_seen = MIN(first_seen, ?) WHERE id = ?`, ss.LastSeen, max(ss.FirstSeen, 1), id); err != nil {
-				return 0, false, err
-			}
-		}
-		ids[key] = id
-		return id, true, nil
-	}
-	n := 0
-	exec := func(q string, args ...any) error {
-		res, err := tx.Exec(q, args...)
-		if err != nil {
-			return err
-		}
-		k, _ := res.RowsAffected()
-		n += int(k)
-		return nil
-	}
-	for _, r := range s.records {
-		sid, _, err := session(r.Session) // 0 when its session is lost: a later session of it gets a new id
-		if err != nil {
-			return 0, err
-		}
-		if err := exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			r.ID, r.Project, r.Tool, sid, r.NativeID, r.Head, r.Branch, r.Hash, r.Header, r.Goal, r.Next, strings.Join(r.Files, "\n"),
-			r.Written.UnixMilli(), r.Updated.UnixMilli(), r.Ended, endedAt(r.EndedAt)); err != nil {
-			return 0, err
-		}
-	}
-	for _, d := range s.deliveries {
-		sid, ok, err := session(d.Session)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			continue
-		}
-		if err := exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			d.Project, d.Header, d.Tool, sid, d.Via, d.At.UnixMilli()); err != nil {
-			return 0, err
-		}
-	}
-	for _, d := range s.decisions {
-		if err := exec(`INSERT INTO decisions (project, text, why, source, at, dropped) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			d.Project, d.Text, d.Why, d.Source, d.At.UnixMilli(), d.Dropped); err != nil {
-			return 0, err
-		}
-	}
-	for _, p := range s.pins {
-		if err := exec(`INSERT INTO pinned_task (project, text, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, p.Project, p.Text, p.At.UnixMilli()); err != nil {
-			return 0, err
-		}
-	}
 	// The current handoff rows say the project's handoff is known: with
 	// part of the lifecycle unreadable they are left out, so that publish
 	// restores what is missing from the project's verified files
@@ -320,22 +263,129 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	if !s.lifecycleComplete() {
 		s.handoffs = nil
 	}
-	for _, h := range s.handoffs {
-		sid, _, err := session(h.Session)
+	r := restorer{tx: tx, now: now, ids: map[salvageSession]int64{}}
+	for _, step := range []func(*salvaged) error{r.records, r.deliveries, r.decisions, r.pins, r.handoffs, r.digests} {
+		if err := step(s); err != nil {
+			return 0, err
+		}
+	}
+	return r.n, tx.Commit()
+}
+
+// restorer writes salvaged rows in one transaction and counts them.
+type restorer struct {
+	tx  *sql.Tx
+	now time.Time
+	ids map[salvageSession]int64 // by agent, native id and project
+	n   int
+}
+
+// session is the new ledger's id of a salvaged session; ok is false when
+// the session is lost.
+func (r *restorer) session(ss salvageSession) (int64, bool, error) {
+	if ss.Tool == "" || ss.NativeID == "" {
+		return 0, false, nil
+	}
+	key := ss
+	key.Transcript, key.FirstSeen, key.LastSeen = "", 0, 0
+	if id, ok := r.ids[key]; ok {
+		return id, true, nil
+	}
+	id, err := ensureSession(r.tx, SessionRef{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project, Transcript: ss.Transcript}, r.now)
+	if err != nil {
+		return 0, false, err
+	}
+	if ss.LastSeen > 0 {
+		if _, err := r.tx.Exec(`UPDATE sessions SET last_seen = ?, first_seen = MIN(first_seen, ?) WHERE id = ?`, ss.LastSeen, max(ss.FirstSeen, 1), id); err != nil {
+			return 0, false, err
+		}
+	}
+	r.ids[key] = id
+	return id, true, nil
+}
+
+func (r *restorer) exec(q string, args ...any) error {
+	res, err := r.tx.Exec(q, args...)
+	if err != nil {
+		return err
+	}
+	k, _ := res.RowsAffected()
+	r.n += int(k)
+	return nil
+}
+
+func (r *restorer) records(s *salvaged) error {
+	for _, h := range s.records {
+		sid, _, err := r.session(h.Session) // 0 when its session is lost: a later session of it gets a new id
 		if err != nil {
-			return 0, err
+			return err
 		}
-		if err := exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		if err := r.exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			h.ID, h.Project, h.Tool, sid, h.NativeID, h.Head, h.Branch, h.Hash, h.Header, h.Goal, h.Next, strings.Join(h.Files, "\n"),
+			h.Written.UnixMilli(), h.Updated.UnixMilli(), h.Ended, endedAt(h.EndedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) deliveries(s *salvaged) error {
+	for _, d := range s.deliveries {
+		sid, ok, err := r.session(d.Session)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := r.exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			d.Project, d.Header, d.Tool, sid, d.Via, d.At.UnixMilli()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) decisions(s *salvaged) error {
+	for _, d := range s.decisions {
+		if err := r.exec(`INSERT INTO decisions (project, text, why, source, at, dropped) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			d.Project, d.Text, d.Why, d.Source, d.At.UnixMilli(), d.Dropped); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) pins(s *salvaged) error {
+	for _, p := range s.pins {
+		if err := r.exec(`INSERT INTO pinned_task (project, text, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, p.Project, p.Text, p.At.UnixMilli()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) handoffs(s *salvaged) error {
+	for _, h := range s.handoffs {
+		sid, _, err := r.session(h.Session)
+		if err != nil {
+			return err
+		}
+		if err := r.exec(`INSERT INTO handoffs (project, header, tool, session_id, written) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			h.Project, h.Header, h.Tool, sid, h.Written.UnixMilli()); err != nil {
-			return 0, err
+			return err
 		}
 	}
+	return nil
+}
+
+func (r *restorer) digests(s *salvaged) error {
 	for _, d := range s.digests {
-		if err := exec(`INSERT INTO published (project, hash, written) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, d.Project, d.Hash, d.Written); err != nil {
-			return 0, err
+		if err := r.exec(`INSERT INTO published (project, hash, written) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, d.Project, d.Hash, d.Written); err != nil {
+			return err
 		}
 	}
-	return n, tx.Commit()
+	return nil
 }
 
 func endedAt(t time.Time) int64 {

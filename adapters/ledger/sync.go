@@ -47,19 +47,7 @@ func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	skip := map[string]bool{}
 	for _, f := range ing.Files {
 		skip[f.Path] = true
-		switch {
-		case f.Err != nil && errors.Is(f.Err, fs.ErrNotExist):
-		case f.Err != nil:
-			rep.Notes = append(rep.Notes, fmt.Sprintf("transcript %s: %v", f.Path, f.Err))
-		case f.Reset:
-			rep.Notes = append(rep.Notes, fmt.Sprintf("transcript %s was replaced or truncated; re-read from the start", f.Path))
-		}
-		if f.Skipped > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("transcript %s: skipped %d lines over %d bytes", f.Path, f.Skipped, adapters.MaxLine))
-		}
-		if f.Partial {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("transcript %s: deadline reached; the rest is read at the next event", f.Path))
-		}
+		rep.Notes = append(rep.Notes, f.notes()...)
 	}
 	caught, err := CatchUp(l, o.Project, skip, o)
 	if err != nil {
@@ -83,6 +71,25 @@ func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 		}
 	}
 	return l, rep, nil
+}
+
+// notes say, for the log, what went wrong or was left reading the file.
+func (f FileReport) notes() []string {
+	var notes []string
+	switch {
+	case f.Err != nil && errors.Is(f.Err, fs.ErrNotExist):
+	case f.Err != nil:
+		notes = append(notes, fmt.Sprintf("transcript %s: %v", f.Path, f.Err))
+	case f.Reset:
+		notes = append(notes, fmt.Sprintf("transcript %s was replaced or truncated; re-read from the start", f.Path))
+	}
+	if f.Skipped > 0 {
+		notes = append(notes, fmt.Sprintf("transcript %s: skipped %d lines over %d bytes", f.Path, f.Skipped, adapters.MaxLine))
+	}
+	if f.Partial {
+		notes = append(notes, fmt.Sprintf("transcript %s: deadline reached; the rest is read at the next event", f.Path))
+	}
+	return notes
 }
 
 // RecoveryNote says, for the log, that Open or Reopen found the ledger

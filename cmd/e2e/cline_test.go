@@ -17,37 +17,30 @@ import (
 	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
-// clinePinned is the Cline CLI the test runs (3.0.65, the newest on npm on
-// 2026-11-27). Not in agentkit.Pinned yet: carryover does not install hooks
-// for Cline, so the tests that walk Pinned have nothing to run for it.
-var clinePinned = agentkit.Agent{Tool: "cline", Package: "cline", Version: "3.0.65", Bin: "cline"}
+// clinePinned is the Cline CLI the test runs (3.0.65, also the newest on
+// npm on 2026-11-27: `npm view cline version`).
+var clinePinned = agentkit.Pinned["cline"]
 
 // TestClineEndToEnd drives the real Cline CLI headless against the fake
-// Chat Completions server: its tool calls add a file (apply_patch; 3.0.65
-// offers no editor tool to an openai-compatible model) and run a command
-// that fails (exit 2). carryover reads the session from Cline's store:
-// `list --source cline`, `handoff --source cline` and `handoff --transcript`
-// without --source name the task, the failing command and the next step.
-// Hook files carryover's install does not write yet (TaskStart, TaskComplete
-// run `carryover snapshot`) are written by the test: TaskComplete writes the
-// handoff, the pointer block lands in AGENTS.md under pointer = "auto"
-// (`install --tools cline` records that Cline needs it), and a next Claude
-// Code session receives the handoff through its SessionStart hook.
-// Each Cline run leaves a hub daemon behind; the test kills it by PID.
+// Chat Completions server with the hook files `carryover install` writes
+// (~/.cline/hooks/TaskStart, TaskResume, TaskComplete, TaskCancel, mode
+// 0755). Install and uninstall first leave ~/.cline byte for byte as it
+// was, a hook file of the user's beside carryover's; status says Cline's
+// handoff goes through the pointer block. In the session the model adds a
+// file (apply_patch; 3.0.65 offers no editor tool to an openai-compatible
+// model) and runs a command that fails (exit 2); TaskStart and TaskComplete
+// run `carryover snapshot` with Cline's payload (no transcript path: the
+// session is found by its id), TaskComplete writes the handoff and, under
+// pointer = "auto", the pointer block in AGENTS.md. The next Cline session
+// gets the handoff through that path: AGENTS.md's pointer block is in its
+// first request, and the handoff it then reads is in the next one. A Claude
+// Code session receives it at its start too. The final uninstall removes
+// carryover's hook files and nothing of the user's. Each Cline run leaves a
+// hub daemon behind; the test kills it by PID.
 func TestClineEndToEnd(t *testing.T) {
 	bin := agentkit.InstallAgent(t, clinePinned)
 	w := newWorkspace(t, "claude")
 	dir := w.project(t, "meterlib")
-	hooks := filepath.Join(w.home, ".cline", "hooks")
-	if err := os.MkdirAll(hooks, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range []string{"TaskStart", "TaskComplete"} {
-		stub := "#!/bin/sh\nexec '" + carryoverBin + "' snapshot --tool cline --event " + ev + "\n"
-		if err := os.WriteFile(filepath.Join(hooks, ev), []byte(stub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	t.Cleanup(func() { killClineDaemons(t, w.home) })
 	const (
 		task = "Add a semicolon splitter to meterlib"
@@ -63,9 +56,26 @@ func TestClineEndToEnd(t *testing.T) {
 	})
 	env := append(agentkit.BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	runCline(t, bin, env, dir, "auth", "-p", "openai", "-k", "dummy", "-m", "gpt-test", "-b", srv.URL()+"/v1")
-	if out, errOut, code := runCarryover(t, env, dir, "install", "--tools", "cline"); code != 0 {
-		t.Fatalf("install --tools cline (exit %d):\n%s%s", code, out, errOut)
+	killClineDaemons(t, w.home) // nothing writes into ~/.cline while it is compared
+	userHook := filepath.Join(w.home, ".cline", "hooks", "PreToolUse")
+	writeFile(t, userHook, "#!/bin/sh\nexit 0\n", 0o755)
+	clineDir := filepath.Join(w.home, ".cline")
+	before := treeOf(t, clineDir)
+	installAndUndo(t, env, dir, "cline", clineDir, before, "Cline CLI 3.0.65: 4 hooks")
+	for _, ev := range []string{"TaskStart", "TaskResume", "TaskComplete", "TaskCancel"} {
+		fi, err := os.Stat(filepath.Join(clineDir, "hooks", ev))
+		if err != nil || fi.Mode().Perm() != 0o755 {
+			t.Errorf("hook file %s: %v (mode %v), want mode 0755", ev, err, fi)
+		}
 	}
+	out, _, _ := runCarryover(t, env, dir, "status")
+	if !strings.Contains(out, "restore: Cline CLI cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md") {
+		t.Errorf("status does not say how Cline gets the handoff:\n%s", out)
+	}
+	if out, _, _ := runCarryover(t, env, dir, "doctor"); !strings.Contains(out, "✓ Cline CLI: 4 hooks ran") {
+		t.Errorf("doctor does not prove Cline's hook files:\n%s", out)
+	}
+
 	runCline(t, bin, env, dir, "--json", task)
 	runs := w.hookRuns()
 	for _, ev := range []string{"TaskStart", "TaskComplete"} {
@@ -73,6 +83,7 @@ func TestClineEndToEnd(t *testing.T) {
 			t.Errorf("carryover's %s hook did not run; ran: %v\n%s", ev, runs, w.log())
 		}
 	}
+	t.Logf("hook runs after the Cline session: %v", runs)
 	h := w.handoff(t, dir)
 	for _, want := range []string{task, fail, "make the splitter test pass"} {
 		if !strings.Contains(h, want) {
@@ -106,10 +117,43 @@ func TestClineEndToEnd(t *testing.T) {
 		t.Errorf("handoff --transcript without --source (exit %d):\n%s%s", code, out, errOut)
 	}
 
+	// The next Cline session: the pointer block in AGENTS.md reaches the
+	// model, which reads the handoff it points at.
+	srv2 := agentkit.NewChatServer(t, []agentkit.Turn{
+		{Text: "Reading the handoff.", Calls: []agentkit.Call{{Name: "run_commands", Args: map[string]any{"commands": []any{"cat .carryover/handoff.md"}}}}},
+		{Text: "Resuming: " + next},
+		{Text: "Resuming."},
+	})
+	runCline(t, bin, env, dir, "auth", "-p", "openai", "-k", "dummy", "-m", "gpt-test", "-b", srv2.URL()+"/v1")
+	killClineDaemons(t, w.home) // the second run starts its own daemon, with the second server's settings
+	runCline(t, bin, env, dir, "--json", "Continue the work.")
+	reqs := srv2.MainRequests()
+	if len(reqs) < 2 {
+		t.Fatalf("the next Cline session made %d model requests, want 2", len(reqs))
+	}
+	if !strings.Contains(string(reqs[0]), ".carryover/handoff.md") {
+		t.Errorf("the next Cline session's first request lacks AGENTS.md's pointer block:\n%.3000s", reqs[0])
+	}
+	if !strings.Contains(string(reqs[1]), task) || !strings.Contains(string(reqs[1]), "make the splitter test pass") {
+		t.Errorf("the handoff Cline read is not in its next request:\n%.3000s", reqs[1])
+	}
+
 	// The next session, in Claude Code, gets the handoff at SessionStart.
 	r := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
-	if req := r.first(t); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, task) || !strings.Contains(req, "make the splitter test pass") {
+	if req := r.first(t); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, "make the splitter test pass") {
 		t.Errorf("Claude's first model request lacks the Cline handoff:\n%.3000s", req)
+	}
+
+	out, errOut, code = runCarryover(t, env, dir, "uninstall", "--tools", "cline")
+	if code != 0 || !strings.Contains(out, "removed  Cline CLI") {
+		t.Errorf("uninstall --tools cline (exit %d):\n%s%s", code, out, errOut)
+	}
+	left, _ := filepath.Glob(filepath.Join(clineDir, "hooks", "*"))
+	if len(left) != 1 || left[0] != userHook {
+		t.Errorf("after uninstall ~/.cline/hooks holds %v, want only the user's %s", left, userHook)
+	}
+	if b, _ := os.ReadFile(userHook); string(b) != "#!/bin/sh\nexit 0\n" {
+		t.Errorf("the user's hook changed: %q", b)
 	}
 }
 
@@ -121,9 +165,11 @@ func runCline(t *testing.T, bin string, env []string, dir string, args ...string
 	cmd.Env, cmd.Dir = env, dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("cline %s: %v\n%s", args[0], err, out.Bytes())
 	}
+	t.Logf("cline %s: %s", args[0], time.Since(start).Round(time.Millisecond))
 }
 
 // killClineDaemons kills, by PID, the hub daemons Cline left running for

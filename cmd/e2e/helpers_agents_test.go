@@ -23,6 +23,9 @@ var agentEvents = map[string][]string{
 	"gemini":      {"SessionStart", "AfterAgent", "SessionEnd"},
 	"copilot-cli": {"sessionStart", "userPromptSubmitted", "postToolUse", "postToolUseFailure", "agentStop", "preCompact", "sessionEnd"},
 	"qwen":        {"SessionStart", "Stop", "PreCompact", "SessionEnd"},
+	// written by `carryover install` itself (whole files, wholefile_test.go)
+	"pi":    {"SessionStart", "Stop", "PreCompact", "SessionEnd"},
+	"cline": {"TaskStart", "TaskResume", "TaskComplete", "TaskCancel"},
 }
 
 // TestAgentEventsMatchSpecs: the hooks the end-to-end tests install are the
@@ -86,8 +89,8 @@ func newWorkspace(t *testing.T, tools ...string) *workspace {
 			err = agentkit.WriteCopilotHooks(w.home, agentHooks(tool))
 		case "qwen":
 			err = agentkit.WriteQwenHooks(w.home, agentHooks(tool))
-		case "pi":
-			// no command hooks; install writes no extension yet
+		case "pi", "cline":
+			// hook files `carryover install` writes: the tests run it
 		default:
 			t.Fatalf("no real CLI for %q", tool)
 		}

@@ -179,6 +179,11 @@ func FuzzGitIndex(f *testing.F) {
 	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x01"))
 	f.Add([]byte("DIRC\x00\x00\x00\x03\x00\x00\x00\x05" + strings.Repeat("\x00", 60) + "\x40\x00"))
 	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x05" + strings.Repeat("\x00", 62) + "\xff\xff"))
+	// Whole entries naming a.go and b/c: v2 (padded names) and v4 (the
+	// second name strips 4 bytes off the first, then adds "b/c").
+	stat := strings.Repeat("\x00", 24) + "\x00\x00\x81\xa4" + strings.Repeat("\x00", 8) + "\x00\x00\x00\x0a" + strings.Repeat("\x11", 20)
+	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x02" + stat + "\x00\x04a.go" + strings.Repeat("\x00", 6) + stat + "\x00\x03b/c" + strings.Repeat("\x00", 7)))
+	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x02" + stat + "\x00\x04\x00a.go\x00" + stat + "\x00\x03\x04b/c\x00"))
 	f.Fuzz(func(t *testing.T, index []byte) {
 		os.WriteFile(filepath.Join(dir, ".git", "index"), index, 0o644)
 		r := git.Open(dir)

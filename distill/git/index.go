@@ -3,14 +3,22 @@ package git
 import (
 	"bytes"
 	"encoding/binary"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/carryover/carryover/publish/safefile"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	fdiff "github.com/go-git/go-git/v5/plumbing/format/diff"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/utils/diff"
+	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // File states, as the handoff shows them.
@@ -21,76 +29,41 @@ const (
 	Deleted   = "deleted"
 )
 
-// entry is what States needs of an index entry.
-type entry struct {
-	mtimeSec, mtimeNsec, size uint32
-	hash                      plumbing.Hash
-}
-
 // lookup finds the wanted paths' entries in the mapped index. It is the
 // one format reader here that is not go-git's: go-git's index.Decoder
 // decodes every entry (43 ms and 160,000 allocations for a 10,000-file
 // index on this 2-core VM, where `git status` takes ~70 ms), and the hook
 // wants two or three entries of a sorted file, so this scan stops past
-// the greatest wanted path without allocating (well under 1 ms). A
-// damaged or unknown index yields what was read; a fault reading the
-// mapping (the file truncated under it) is a missing index.
-func (r *Repo) lookup(wanted map[string]bool) (out map[string]entry) {
-	out = map[string]entry{}
+// the greatest wanted path and allocates only for a match (well under
+// 1 ms). A damaged or unknown index yields what was read; a fault reading
+// the mapping (the file truncated under it) is a missing index.
+func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
+	out = map[string]index.Entry{}
 	defer runtime.KeepAlive(r) // the finalizer unmaps r.index
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if recover() != nil {
-			out = map[string]entry{}
-		}
-	}()
-	data := r.index
-	if len(data) < 12 || string(data[:4]) != "DIRC" {
+	defer recoverTo(&out, nil)
+	d, be, last := r.index, binary.BigEndian, ""
+	if len(d) < 12 || string(d[:4]) != "DIRC" || be.Uint32(d[4:])-2 > 2 { // versions 2 to 4
 		return out
 	}
-	be := binary.BigEndian
-	version, n := be.Uint32(data[4:8]), be.Uint32(data[8:12])
-	if version < 2 || version > 4 {
-		return out
-	}
-	last := ""
 	for w := range wanted {
 		last = max(last, w)
 	}
-	off := 12
-	var prev []byte
-	for i := uint32(0); i < n && len(out) < len(wanted) && off+62 <= len(data); i++ {
+	off, prev, v4 := 12, []byte(nil), be.Uint32(d[4:]) == 4
+	for i := be.Uint32(d[8:]); i > 0 && len(out) < len(wanted) && off+62 <= len(d); i-- {
 		start := off
-		e := entry{mtimeSec: be.Uint32(data[off+8:]), mtimeNsec: be.Uint32(data[off+12:]), size: be.Uint32(data[off+36:])}
-		copy(e.hash[:], data[off+40:off+60])
-		flags := be.Uint16(data[off+60:])
-		off += 62
-		if version >= 3 && flags&0x4000 != 0 {
-			off += 2
+		if off += 62; be.Uint32(d[4:]) >= 3 && be.Uint16(d[off-2:])&0x4000 != 0 {
+			off += 2 // extended flags
 		}
-		if off > len(data) {
+		name, next := entryName(d, start, off, prev, v4)
+		if name == nil {
 			break
 		}
-		var name []byte
-		if version == 4 { // the name is a prefix of the previous one plus a suffix
-			strip, k := varint(data[off:])
-			end := bytes.IndexByte(data[min(off+k, len(data)):], 0)
-			if k == 0 || int(strip) > len(prev) || end < 0 {
-				break
-			}
-			off += k
-			name = append(append([]byte{}, prev[:len(prev)-int(strip)]...), data[off:off+end]...)
-			off += end + 1
-			prev = name
-		} else {
-			end := bytes.IndexByte(data[off:], 0)
-			if end < 0 {
-				break
-			}
-			name = data[off : off+end]
-			off = start + (off-start+end+8)&^7
-		}
+		off, prev = next, name
 		if wanted[string(name)] {
+			e := index.Entry{Mode: filemode.FileMode(be.Uint32(d[start+24:])), Size: be.Uint32(d[start+36:]),
+				ModifiedAt: time.Unix(int64(be.Uint32(d[start+8:])), int64(be.Uint32(d[start+12:])))}
+			copy(e.Hash[:], d[start+40:start+60])
 			out[string(name)] = e
 		}
 		if string(name) > last {
@@ -100,35 +73,46 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]entry) {
 	return out
 }
 
+// entryName decodes the path of the entry at start whose name field is
+// at off, and where the next entry starts (nil when malformed): v2 and v3
+// store a NUL-terminated name padded to 8 bytes, v4 the count of bytes to
+// strip off the previous name and a NUL-terminated suffix.
+func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
+	strip, k := uint64(0), 0
+	if v4 {
+		if strip, k = varint(d[min(off, len(d)):]); k == 0 || int(strip) > len(prev) {
+			return nil, 0
+		}
+	}
+	end := bytes.IndexByte(d[min(off+k, len(d)):], 0)
+	switch {
+	case end < 0:
+		return nil, 0
+	case !v4:
+		return d[off : off+end], start + (off-start+end+8)&^7
+	}
+	return append(prev[:len(prev)-int(strip):len(prev)-int(strip)], d[off+k:off+k+end]...), off + k + end + 1
+}
+
 // varint decodes git's offset varint (index v4's path prefix length).
-func varint(b []byte) (uint64, int) {
-	var v uint64
-	for i, c := range b {
-		if i > 9 {
-			break
-		}
-		if i > 0 {
-			v++
-		}
-		v = v<<7 | uint64(c&127)
-		if c&128 == 0 {
+func varint(b []byte) (v uint64, n int) {
+	for i, c := range b[:min(len(b), 10)] {
+		if v = v<<7 | uint64(c&127); c&128 == 0 {
 			return v, i + 1
 		}
+		v++
 	}
 	return 0, 0
 }
 
-// rel is abs (or a path relative to the directory Open was given) relative
-// to the work tree's top, slash-separated; ok false when outside it.
+// rel is p (absolute, or relative to the directory Open was given)
+// relative to the work tree's top, slash-separated; ok false outside it.
 func (r *Repo) rel(p string) (string, bool) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.root, p)
 	}
 	rel, err := filepath.Rel(r.top, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
+	return filepath.ToSlash(rel), err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Tracked reports whether the file at p is in the index (false for a nil
@@ -143,17 +127,16 @@ func (r *Repo) Tracked(p string) bool {
 }
 
 // States is the state of each file (absolute, or relative to the
-// directory Open was given): Clean, Modified, Untracked, Deleted, or ""
-// when unknown (outside the work tree, no HEAD, missing and untracked).
-// It never walks the work tree: its cost grows with the number of files
-// asked about and the index's size, not the tree.
+// directory Open was given) against the index: Clean, Modified,
+// Untracked, Deleted, or "" when unknown (outside the work tree, no HEAD,
+// missing and untracked). It never walks the work tree: its cost grows
+// with the number of files asked about and the index's size.
 func (r *Repo) States(paths []string) []string {
 	out := make([]string, len(paths))
 	if r == nil || r.noHead || len(paths) == 0 {
 		return out
 	}
-	rels := make([]string, len(paths))
-	wanted := map[string]bool{}
+	rels, wanted := make([]string, len(paths)), map[string]bool{}
 	for i, p := range paths {
 		if rel, ok := r.rel(p); ok {
 			rels[i], wanted[rel] = rel, true
@@ -161,26 +144,35 @@ func (r *Repo) States(paths []string) []string {
 	}
 	idx := r.lookup(wanted)
 	for i, rel := range rels {
-		if rel == "" {
-			continue
-		}
-		abs := filepath.Join(r.top, filepath.FromSlash(rel))
-		fi, statErr := os.Lstat(abs) // a symlink is tracked as its target's name
-		e, tracked := idx[rel]
-		switch {
-		case statErr != nil && tracked:
-			out[i] = Deleted
-		case statErr != nil:
-		case !tracked:
-			out[i] = Untracked
-		case uint32(fi.Size()) == e.size && (fi.ModTime().Unix() == int64(e.mtimeSec) && fi.ModTime().Nanosecond() == int(e.mtimeNsec) ||
-			sameBlob(abs, fi, e.hash)):
-			out[i] = Clean
-		default:
-			out[i] = Modified
+		if e, tracked := idx[rel]; rel != "" {
+			out[i] = state(filepath.Join(r.top, filepath.FromSlash(rel)), e, tracked)
 		}
 	}
 	return out
+}
+
+// state is the file at abs against its index entry e (none when not
+// tracked). A symlink is tracked as its target's name; a tracked file is
+// clean when git's stat shortcut says so (same size and mtime) or its
+// blob id is e's (files up to 64 MB are hashed).
+func state(abs string, e index.Entry, tracked bool) string {
+	fi, err := os.Lstat(abs)
+	switch {
+	case err != nil && tracked:
+		return Deleted
+	case err != nil:
+		return ""
+	case !tracked:
+		return Untracked
+	case uint32(fi.Size()) != e.Size:
+		return Modified
+	case fi.ModTime().Equal(e.ModifiedAt):
+		return Clean
+	}
+	if b, ok := worktreeBlob(abs, fi, 64<<20); ok && plumbing.ComputeHash(plumbing.BlobObject, b) == e.Hash {
+		return Clean
+	}
+	return Modified
 }
 
 // worktreeBlob reads the file at abs (lstat'ed as fi) as git would store
@@ -198,12 +190,114 @@ func worktreeBlob(abs string, fi os.FileInfo, max int64) ([]byte, bool) {
 	return nil, false
 }
 
-// maxHashed is the largest work-tree file hashed to tell a touched file
-// from a changed one; a larger one whose stat differs is Modified.
-const maxHashed = 64 << 20
-
-// sameBlob reports whether the file at abs still has blob id's content.
-func sameBlob(abs string, fi os.FileInfo, id plumbing.Hash) bool {
-	b, ok := worktreeBlob(abs, fi, maxHashed)
-	return ok && plumbing.ComputeHash(plumbing.BlobObject, b) == id
+// Status is what the manual path (handoff, capture) shows of the whole
+// work tree: the tracked files that differ from the index, " M path",
+// " D path" or "UU path" (unmerged) in path order, like `git status
+// --short` without its index column and untracked files (the session's
+// own new files come from States; walking the tree for others and every
+// .gitignore is what `git status` spends its time on). go-git's decoder
+// reads the whole index. ok is false when it could not be told.
+func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
+	if r == nil || r.noHead || r.index == nil {
+		return nil, false
+	}
+	defer runtime.KeepAlive(r)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverTo(&ok, false)
+	var idx index.Index
+	if index.NewDecoder(bytes.NewReader(r.index)).Decode(&idx) != nil {
+		return nil, false
+	}
+	seen, dirs := map[string]bool{}, map[string]bool{}
+	for _, e := range idx.Entries {
+		dir, abs := path.Dir(e.Name), filepath.Join(r.top, filepath.FromSlash(e.Name))
+		if _, ok := dirs[dir]; !ok { // a crafted index can name a file below a symlink out of the tree: never read
+			dirs[dir] = within(r.top, filepath.Dir(abs))
+		}
+		xy := "UU "
+		switch {
+		case time.Now().After(deadline):
+			return nil, false
+		case seen[e.Name] || !fs.ValidPath(e.Name) || e.SkipWorktree || e.Mode == filemode.Submodule:
+			xy = ""
+		case e.Stage != 0:
+		case !dirs[dir]:
+			xy = " D "
+		default:
+			xy = map[string]string{Deleted: " D ", Modified: " M "}[state(abs, *e, true)]
+		}
+		if seen[e.Name] = true; xy != "" {
+			lines = append(lines, xy+e.Name)
+		}
+	}
+	return lines, true
 }
+
+// Diff is the hunks (three lines of context, no file header) of the
+// file at p between the index and the work tree, as `git diff` and States
+// compare; "" when there are none or it cannot be told (either side over
+// 1 MB, a FIFO or device, below a symlink out of the work tree, an
+// unreadable object). go-git's utils/diff matches the lines and its
+// unified encoder writes the hunks (its init compiles one regexp:
+// 0.05 ms per process, measured with GODEBUG=inittrace=1).
+func (r *Repo) Diff(p string, deadline time.Time) (out string) {
+	if r == nil || r.noHead {
+		return ""
+	}
+	rel, ok := r.rel(p)
+	abs := filepath.Join(r.top, filepath.FromSlash(rel))
+	if !ok || rel == "." || !within(r.top, filepath.Dir(abs)) {
+		return ""
+	}
+	defer recoverTo(&out, "")
+	const maxInput = 1 << 20
+	var old, cur []byte
+	if e, tracked := r.lookup(map[string]bool{rel: true})[rel]; tracked {
+		o := openStore(r.gitDir, deadline)
+		typ, b, err := o.read(e.Hash, 0)
+		if o.close(); err != nil || typ != plumbing.BlobObject || len(b) > maxInput {
+			return ""
+		}
+		old = b
+	}
+	if fi, err := os.Lstat(abs); err == nil {
+		if cur, ok = worktreeBlob(abs, fi, maxInput); !ok {
+			return ""
+		}
+	}
+	switch {
+	case bytes.Equal(old, cur):
+		return ""
+	case bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0:
+		return "Binary files differ\n"
+	}
+	return hunks(old, cur, deadline)
+}
+
+// patch and chunk are one file's changes in the shape go-git's unified
+// encoder takes; with no files it writes the hunks alone.
+type patch []fdiff.Chunk
+
+func hunks(old, cur []byte, deadline time.Time) string {
+	var p patch
+	for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
+		p = append(p, chunk{d.Text, map[diffmatchpatch.Operation]fdiff.Operation{diffmatchpatch.DiffInsert: fdiff.Add, diffmatchpatch.DiffDelete: fdiff.Delete}[d.Type]})
+	}
+	var b strings.Builder
+	fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(p)
+	return b.String()
+}
+
+func (p patch) FilePatches() []fdiff.FilePatch  { return []fdiff.FilePatch{p} }
+func (p patch) Message() string                 { return "" }
+func (p patch) IsBinary() bool                  { return false }
+func (p patch) Files() (fdiff.File, fdiff.File) { return nil, nil }
+func (p patch) Chunks() []fdiff.Chunk           { return p }
+
+type chunk struct {
+	text string
+	op   fdiff.Operation
+}
+
+func (c chunk) Content() string       { return c.text }
+func (c chunk) Type() fdiff.Operation { return c.op }

@@ -14,9 +14,10 @@ import (
 )
 
 // TestManualPathMatchesGit: what the manual path shows without running
-// git — the changed tracked files, the recent commits, a file's diff
-// against HEAD — matches what `git status`, `git log` and `git diff` say
-// of the same repository (git runs here only as the oracle).
+// git — the tracked files changed in the work tree, the recent commits, a
+// file's diff against the index — matches what `git diff --name-status`,
+// `git log` and `git diff` say of the same repository (git runs here only
+// as the oracle).
 func TestManualPathMatchesGit(t *testing.T) {
 	dir := hostileRepo(t) // a.go, b.go committed on main
 	for _, f := range []string{"c.go", "sub/d.go", "sub/e.go", "f.go"} {
@@ -42,12 +43,15 @@ func TestManualPathMatchesGit(t *testing.T) {
 
 	r := git.Open(dir)
 	lines, ok := r.Status(time.Now().Add(time.Minute))
-	want := gitOut(t, dir, "status", "--short", "--untracked-files=no")
-	if !ok || strings.TrimSpace(strings.Join(lines, "\n")) != want {
-		t.Errorf("Status (ok %v):\n%s\nwant (git status):\n%s", ok, strings.Join(lines, "\n"), want)
+	var got []string
+	for _, l := range lines {
+		got = append(got, strings.TrimSpace(l[:2])+"\t"+l[3:])
+	}
+	if want := gitOut(t, dir, "diff", "--name-status"); !ok || strings.Join(got, "\n") != want {
+		t.Errorf("Status (ok %v):\n%s\nwant (git diff --name-status):\n%s", ok, strings.Join(lines, "\n"), want)
 	}
 
-	var got []string
+	got = nil
 	for _, c := range r.Log(10, time.Now().Add(time.Minute)) {
 		first, _, _ := strings.Cut(c.Message, "\n")
 		got = append(got, c.ID+" "+first)
@@ -58,8 +62,8 @@ func TestManualPathMatchesGit(t *testing.T) {
 
 	for _, f := range []string{"a.go", "c.go", "sub/d.go", "f.go"} {
 		d := r.Diff(f, time.Now().Add(time.Minute))
-		if changes(d) != changes(gitOut(t, dir, "diff", "--no-ext-diff", "--no-color", "HEAD", "--", f)) {
-			t.Errorf("Diff(%s):\n%s\nwant the changes of git diff HEAD:\n%s", f, d, gitOut(t, dir, "diff", "HEAD", "--", f))
+		if changes(d) != changes(gitOut(t, dir, "diff", "--no-ext-diff", "--no-color", "--", f)) {
+			t.Errorf("Diff(%s):\n%s\nwant the changes of git diff:\n%s", f, d, gitOut(t, dir, "diff", "--", f))
 		}
 	}
 	if d := r.Diff("f.go", time.Now().Add(time.Minute)); d != "" {
@@ -82,7 +86,7 @@ func changes(d string) string {
 // TestManualPathHostile: the manual path's reads over a crafted index —
 // entries that climb out of the work tree or pass through a symlinked
 // directory — never read a file outside it, and a store of garbage gives
-// no status rather than a wrong one.
+// no diff and no log rather than wrong ones.
 func TestManualPathHostile(t *testing.T) {
 	dir := hostileRepo(t)
 	outside := filepath.Join(filepath.Dir(dir), "outside")
@@ -95,23 +99,28 @@ func TestManualPathHostile(t *testing.T) {
 	run(t, dir, "update-index", "--add", "--cacheinfo", "100644,"+blob+",link/secret.txt")
 	r := git.Open(dir)
 	lines, ok := r.Status(time.Now().Add(time.Minute))
-	if !ok || !strings.Contains(strings.Join(lines, "\n"), "AD link/secret.txt") {
+	if !ok || !strings.Contains(strings.Join(lines, "\n"), " D link/secret.txt") {
 		t.Errorf("an entry through a symlinked directory: %q (ok %v), want it shown deleted, not read", lines, ok)
 	}
-	if d := r.Diff("../outside/secret.txt", time.Now().Add(time.Minute)); d != "" {
-		t.Errorf("diffed a file outside the work tree: %q", d)
+	for _, p := range []string{"../outside/secret.txt", "link/secret.txt"} {
+		if d := r.Diff(p, time.Now().Add(time.Minute)); d != "" {
+			t.Errorf("diffed a file outside the work tree: %q", d)
+		}
 	}
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a // changed\n"), 0o644)
 	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "*"))
 	for _, p := range packs {
 		os.Chmod(p, 0o644)
 		os.WriteFile(p, []byte("garbage"), 0o644)
 	}
-	if lines, ok := git.Open(dir).Status(time.Now().Add(time.Minute)); ok {
-		t.Errorf("a store of garbage gave a status: %q", lines)
+	r = git.Open(dir)
+	if d, log := r.Diff("a.go", time.Now().Add(time.Minute)), r.Log(3, time.Now().Add(time.Minute)); d != "" || log != nil {
+		t.Errorf("a store of garbage gave a diff or a log: %q %v", d, log)
 	}
 }
 
-// TestDiffApplies: the hunks Diff writes are a patch git itself applies —
+// TestDiffApplies: the hunks Diff writes, under a file header, are a
+// patch git itself applies —
 // random edits (lines changed, added, removed, a missing last newline)
 // applied in reverse to the work tree give HEAD's file back.
 func TestDiffApplies(t *testing.T) {
@@ -142,7 +151,7 @@ func TestDiffApplies(t *testing.T) {
 			text += "\n"
 		}
 		os.WriteFile(filepath.Join(dir, "f.txt"), []byte(text), 0o644)
-		d := git.Open(dir).Diff("f.txt", time.Now().Add(time.Minute))
+		d := "--- a/f.txt\n+++ b/f.txt\n" + git.Open(dir).Diff("f.txt", time.Now().Add(time.Minute))
 		cmd := exec.Command("git", "apply", "-R", "--check", "-")
 		cmd.Dir, cmd.Stdin = dir, strings.NewReader(d)
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -7,6 +7,7 @@
 package limits
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -160,83 +161,103 @@ type Outcome struct {
 // Act records the hook's limit signals and context level and decides what
 // to say; the caller has already refreshed the handoff (see Critical).
 func Act(o Options) Outcome {
-	var out Outcome
+	a := limitAct{o: o}
 	now := o.Project.Now
-	var announce *adapters.Limit
-	record := func(key, tool, native string, lim adapters.Limit, at time.Time) {
-		sid := o.SessionID
-		if tool == "" {
-			tool = o.Agent.Name
-		}
-		if native != "" && (native != o.Hook.SessionID || tool != o.Agent.Name) {
-			// Read by the catch-up from another session's file.
-			s, err := o.Ledger.SessionIn(tool, native, o.Project.Root)
-			if err != nil {
-				return
-			}
-			sid = s.ID
-		}
-		if at.IsZero() {
-			at = now
-		}
-		fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
-		if err != nil {
-			out.Notes = append(out.Notes, fmt.Sprintf("record limit: %v", err))
-			return
-		}
-		// Announce only the hook session's own new event; the strongest wins.
-		if fresh && sid == o.SessionID && (announce == nil || (lim.Reached && !announce.Reached)) {
-			l := lim
-			announce = &l
-		}
-	}
 	if h := o.Hook.Limit; h != nil {
-		record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", "", *h, now)
+		a.record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", "", *h, now)
 	}
 	for _, f := range o.Found {
-		lim := f.Limit
-		key := f.Key
-		if !lim.Reached {
-			if lim.UsedPercent < o.Config.WarnPercent() {
-				continue
-			}
-			key = "approaching" // once per session
-		}
-		record(key, f.Tool, f.NativeID, lim, f.At)
+		a.found(f)
 	}
-	out.Level, out.Percent = o.Level, o.Percent
-	if out.Level == "" {
-		out.Level, out.Percent = ContextOf(o.Ledger, o.SessionID, o.Agent, o.Config)
+	a.out.Level, a.out.Percent = o.Level, o.Percent
+	if a.out.Level == "" {
+		a.out.Level, a.out.Percent = ContextOf(o.Ledger, o.SessionID, o.Agent, o.Config)
 	}
-	critical := false
-	if out.Level.Rank() >= distill.ContextWarn.Rank() {
-		if key := "context:" + string(out.Level); !o.Ledger.HasLimit(o.SessionID, key) {
-			fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: o.SessionID, Key: key, Project: o.Project.Root, Tool: o.Agent.Name,
-				Limit: adapters.Limit{Kind: ContextKind(out.Level), UsedPercent: float64(out.Percent)}, At: now})
-			if err != nil {
-				out.Notes = append(out.Notes, fmt.Sprintf("record context level: %v", err))
-			}
-			critical = fresh && out.Level == distill.ContextCritical
-		}
-		// Told once, on a tool event whose output reaches the model.
-		if o.Agent.ToolContextEvent != "" && strings.EqualFold(o.Hook.Event, o.Agent.ToolContextEvent) && !o.Ledger.HasLimit(o.SessionID, toldKey) {
-			out.AgentNote = agentNote(o, out.Percent)
-		}
-	}
-	if announce == nil && !critical {
-		return out
+	critical := a.context()
+	if a.announce == nil && !critical {
+		return a.out
 	}
 	if o.Config.AutoResume() {
 		if err := WriteResume(o.Ledger, o.Project, o.Agent.Name, o.Hook.SessionID, o.SessionID); err != nil {
-			out.Notes = append(out.Notes, fmt.Sprintf("write RESUME.md: %v", err))
+			a.out.Notes = append(a.out.Notes, fmt.Sprintf("write RESUME.md: %v", err))
 		} else {
-			out.Resume = ResumePath(o.Project.Root)
+			a.out.Resume = ResumePath(o.Project.Root)
 		}
 	}
-	if announce != nil {
-		out.Notice = Notice(announce, out.Resume != "", now, o.Loc)
+	if a.announce != nil {
+		a.out.Notice = Notice(a.announce, a.out.Resume != "", now, o.Loc)
 	}
-	return out
+	return a.out
+}
+
+// limitAct is one Act call: what it says and the limit it announces.
+type limitAct struct {
+	o        Options
+	out      Outcome
+	announce *adapters.Limit
+}
+
+// record records a limit event of session native of tool (the hook
+// session when ""); the hook session's own new event is announced, the
+// strongest winning.
+func (a *limitAct) record(key, tool, native string, lim adapters.Limit, at time.Time) {
+	o := a.o
+	sid := o.SessionID
+	tool = cmp.Or(tool, o.Agent.Name)
+	if native != "" && (native != o.Hook.SessionID || tool != o.Agent.Name) {
+		// Read by the catch-up from another session's file.
+		s, err := o.Ledger.SessionIn(tool, native, o.Project.Root)
+		if err != nil {
+			return
+		}
+		sid = s.ID
+	}
+	if at.IsZero() {
+		at = o.Project.Now
+	}
+	fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
+	if err != nil {
+		a.out.Notes = append(a.out.Notes, fmt.Sprintf("record limit: %v", err))
+		return
+	}
+	if fresh && sid == o.SessionID && (a.announce == nil || (lim.Reached && !a.announce.Reached)) {
+		a.announce = &lim
+	}
+}
+
+// found records a signal the ingest read; an approaching limit under the
+// warning share is none, and is recorded once per session.
+func (a *limitAct) found(f ledger.FoundLimit) {
+	key := f.Key
+	if !f.Limit.Reached {
+		if f.Limit.UsedPercent < a.o.Config.WarnPercent() {
+			return
+		}
+		key = "approaching"
+	}
+	a.record(key, f.Tool, f.NativeID, f.Limit, f.At)
+}
+
+// context records the session's context level once it passes WARN, and
+// tells the agent once, on a tool event whose output reaches the model;
+// it reports a new CRITICAL level.
+func (a *limitAct) context() (critical bool) {
+	o, out := a.o, &a.out
+	if out.Level.Rank() < distill.ContextWarn.Rank() {
+		return false
+	}
+	if key := "context:" + string(out.Level); !o.Ledger.HasLimit(o.SessionID, key) {
+		fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: o.SessionID, Key: key, Project: o.Project.Root, Tool: o.Agent.Name,
+			Limit: adapters.Limit{Kind: ContextKind(out.Level), UsedPercent: float64(out.Percent)}, At: o.Project.Now})
+		if err != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("record context level: %v", err))
+		}
+		critical = fresh && out.Level == distill.ContextCritical
+	}
+	if o.Agent.ToolContextEvent != "" && strings.EqualFold(o.Hook.Event, o.Agent.ToolContextEvent) && !o.Ledger.HasLimit(o.SessionID, toldKey) {
+		out.AgentNote = agentNote(o, out.Percent)
+	}
+	return critical
 }
 
 // ContextKind is the limit kind a context level is recorded under.

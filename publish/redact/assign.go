@@ -12,42 +12,94 @@ const (
 )
 
 func assignment(s string, i int) (Match, bool) {
-	sep := s[i]
-	sepEnd := i + 1
-	if sep == ':' {
-		if hasPrefixAt(s, i+1, "//") {
-			return slackWebhook(s, i+3) // https://hooks.slack.com/...
-		}
-		if hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
-			return Match{}, false // ::
-		}
-		if i > 0 && classes[s[i-1]]&cDigit != 0 {
-			if m, ok := telegram(s, i); ok {
-				return m, ok
-			}
-		}
-		if m, ok := curlUser(s, i); ok {
+	if s[i] == ':' {
+		if m, ok, done := colonForms(s, i); done {
 			return m, ok
 		}
-		if hasPrefixAt(s, i+1, "=") {
-			sep, sepEnd = '=', i+2 // :=
-		}
-	} else {
-		if i > 0 && isOneOf(s[i-1], "=!<>:+-*/%&|^~?") || hasPrefixAt(s, i+1, "=") || hasPrefixAt(s, i+1, "~") {
-			return Match{}, false // ==, !=, <=, +=, =~ ...
-		}
-		if hasPrefixAt(s, i+1, ">") {
-			sepEnd = i + 2 // =>
+	}
+	a, ok := readAssign(s, i)
+	if !ok {
+		return Match{}, false
+	}
+	if !a.handKey(s) {
+		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
+	}
+	var buf [maxKeyLen]byte
+	var wide [maxKeyLen + 8]byte
+	key := widenKey(s, a.j, foldKey(buf[:0], s[a.j:a.ke]), wide[:0])
+	return a.keyed(s, key)
+}
+
+// assign is an assignment being read: the operator sep at i ending at
+// sepEnd, the key s[j:ke] and the keyword families its letters may start.
+type assign struct {
+	i, j, ke, sepEnd int
+	sep              byte
+	spaced           bool // spaces around the operator
+	fam              uint8
+}
+
+// colonForms reads what a ':' starts besides "key: value": a Slack
+// webhook URL, a Telegram bot token, curl's -u user:password, or "::".
+// done says the colon was decided.
+func colonForms(s string, i int) (m Match, ok, done bool) {
+	if hasPrefixAt(s, i+1, "//") {
+		m, ok = slackWebhook(s, i+3) // https://hooks.slack.com/...
+		return m, ok, true
+	}
+	if hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
+		return Match{}, false, true // ::
+	}
+	if i > 0 && classes[s[i-1]]&cDigit != 0 {
+		if m, ok := telegram(s, i); ok {
+			return m, true, true
 		}
 	}
+	if m, ok := curlUser(s, i); ok {
+		return m, true, true
+	}
+	return Match{}, false, false
+}
 
-	// Key, read backwards: spaces, a closing quote (maybe JSON-escaped) or
-	// markdown emphasis, then [A-Za-z0-9_.-]+.
+// operator reads the assignment operator at i: ':', ':=' (read as '='),
+// '=' or '=>'. Comparisons and compound assignments (==, !=, <=, +=, =~)
+// are not assignments.
+func operator(s string, i int) (sep byte, end int, ok bool) {
+	if s[i] == ':' {
+		if hasPrefixAt(s, i+1, "=") {
+			return '=', i + 2, true
+		}
+		return ':', i + 1, true
+	}
+	if i > 0 && isOneOf(s[i-1], "=!<>:+-*/%&|^~?") || hasPrefixAt(s, i+1, "=") || hasPrefixAt(s, i+1, "~") {
+		return 0, 0, false
+	}
+	if hasPrefixAt(s, i+1, ">") {
+		return '=', i + 2, true
+	}
+	return '=', i + 1, true
+}
+
+// readAssign reads the operator at i and the key before it.
+func readAssign(s string, i int) (a assign, ok bool) {
+	a.i = i
+	if a.sep, a.sepEnd, ok = operator(s, i); !ok {
+		return a, false
+	}
+	a.ke, a.spaced = keyEnd(s, i)
+	a.j, a.fam = keyStart(s, a.ke)
+	return a, a.j < a.ke && a.ke-a.j <= maxKeyLen
+}
+
+// keyEnd reads backwards from the operator at i over spaces, a closing
+// quote (maybe JSON-escaped), a closing ']' of config["KEY"] or markdown
+// emphasis, to where the key's name ends.
+func keyEnd(s string, i int) (ke int, spaced bool) {
 	j := i
 	for j > 0 && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
 		j--
 	}
-	spaced := j < i
+	spaced = j < i
 	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
 		j-- // config["SECRET_KEY"] = ...
 	}
@@ -57,13 +109,18 @@ func assignment(s string, i int) (Match, bool) {
 	if j > 0 && s[j-1] == '\\' {
 		j--
 	}
-	ke := j
-	// Read backwards, the key's letters (without its _ - . separators, as
-	// foldKey drops them) pass a rolling window of three over keyTri: which
-	// keyword families (hand-written, generated) may start in the key.
+	return j, spaced
+}
+
+// keyStart reads the key's name [A-Za-z0-9_.-]+ backwards from ke. Its
+// letters (without its _ - . separators, as foldKey drops them) pass a
+// rolling window of three over keyTri: which keyword families
+// (hand-written, generated) may start in the key.
+func keyStart(s string, ke int) (j int, fam uint8) {
 	var tri uint8
 	var c1, c2 uint32
-	fam := triAlways
+	fam = triAlways
+	j = ke
 	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
 		c := s[j-1]
 		if classes[c]&cAlnum == 0 {
@@ -77,92 +134,115 @@ func assignment(s string, i int) (Match, bool) {
 		}
 		c1, c2 = c0, c1
 	}
-	if j == ke || ke-j > maxKeyLen {
-		return Match{}, false
-	}
-	if fam&triHand == 0 && !shortKey(s[j:ke]) && !equalFold(s[j:ke], "value") {
-		return genAssign(s, j, ke, sepEnd, fam)
-	}
-	if hasSuffixAt(s, j, "//") {
-		return Match{}, false // scheme://user:pass@ belongs to urlCredentials
-	}
-	if sep == ':' && j > 0 && ke == i && i+1 < len(s) && isOneOf(s[j-1], "\"'") && s[i+1] == s[j-1] {
-		return Match{}, false // 'passphrase:' is a string, its colon the last byte
-	}
-	var buf [maxKeyLen]byte
-	key := foldKey(buf[:0], s[j:ke])
-	var wide [maxKeyLen + 8]byte
-	key = widenKey(s, j, key, wide[:0])
-	if len(key) < 3 && string(key) != "pw" {
-		return Match{}, false
-	}
+	return j, fam
+}
 
-	// Value, read forwards (after a closing "**" of **Password:**).
-	v := sepEnd
-	if hasPrefixAt(s, v, "**") {
-		v += 2
+// handKey reports whether the hand-written classifier may know the key;
+// the others are left to the generated rules.
+func (a *assign) handKey(s string) bool {
+	k := s[a.j:a.ke]
+	return a.fam&triHand != 0 || shortKey(k) || equalFold(k, "value")
+}
+
+// notKey reports a key that is no assignment's: the user of
+// scheme://user:pass@ (urlCredentials' match), or a string whose colon is
+// its last byte ('passphrase:').
+func (a *assign) notKey(s string) bool {
+	if hasSuffixAt(s, a.j, "//") {
+		return true
 	}
-	for v < len(s) && v-sepEnd < 8 && (s[v] == ' ' || s[v] == '\t') {
-		v++
+	return a.sep == ':' && a.j > 0 && a.ke == a.i && a.i+1 < len(s) && isOneOf(s[a.j-1], "\"'") && s[a.i+1] == s[a.j-1]
+}
+
+// keyed reads the value of the folded key key.
+func (a *assign) keyed(s string, key []byte) (Match, bool) {
+	if len(key) < 3 && string(key) != "pw" || a.notKey(s) {
+		return Match{}, false
 	}
-	spaced = spaced || v > sepEnd
+	v := a.valueStart(s)
 	if v >= len(s) || hasPrefixAt(s, v, markerPrefix) {
 		return Match{}, false
 	}
-
 	if hasSuffixBytes(key, "authorization") {
 		return authorization(s, v)
 	}
-	env := envStyle(s[j:ke])
+	env := envStyle(s[a.j:a.ke])
 	kind, ok := classifyKey(key, env)
-	if !ok && string(key) == "value" && sep == '=' {
-		kind, ok = attributeName(s, j) // <add key="DbPassword" value="...">
+	if !ok && string(key) == "value" && a.sep == '=' {
+		kind, ok = attributeName(s, a.j) // <add key="DbPassword" value="...">
 	}
 	if !ok {
-		return genAssign(s, j, ke, sepEnd, fam)
+		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
 	}
+	return a.literal(s, v, key, kind, env)
+}
 
+// valueStart skips the closing "**" of **Password:** and up to 8 spaces
+// after the operator.
+func (a *assign) valueStart(s string) int {
+	v := a.sepEnd
+	if hasPrefixAt(s, v, "**") {
+		v += 2
+	}
+	for v < len(s) && v-a.sepEnd < 8 && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	a.spaced = a.spaced || v > a.sepEnd
+	return v
+}
+
+// literal matches the value at v of a key of kind when it is a literal
+// secret.
+func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Match, bool) {
 	vs, ve, quoted := value(s, v)
-	if ve <= vs {
+	if ve <= vs || hasPrefixAt(s[vs:ve], 0, markerPrefix) {
 		return Match{}, false
 	}
 	val := s[vs:ve]
-	if hasPrefixAt(val, 0, markerPrefix) {
-		return Match{}, false
+	switch {
+	case kind == KindAzureStorageKey || kind == KindPrivateKey: // AccountKey=, client-key-data:
+		if !quoted {
+			ve = vs + len(strings.TrimRight(val, ".")) // the end of a sentence
+		}
+		return Match{kind, vs, ve}, base64Literal(s[vs:ve])
+	case kind == KindAzureSAS:
+		return Match{kind, vs, ve}, len(val) >= 20 && sasContext(s, a.i) && !isPlaceholder(val)
+	case kind == KindPassword && a.shell(env, quoted):
+		return Match{kind, vs, ve}, shellPassword(key, val)
+	case awsSecret(kind, key, val):
+		return Match{KindAWSSecret, vs, ve}, !keyAsValue(key, val)
 	}
-	switch kind {
-	case KindAzureStorageKey, KindPrivateKey: // AccountKey=, client-key-data:
-		for !quoted && len(val) > 0 && val[len(val)-1] == '.' {
-			val, ve = val[:len(val)-1], ve-1 // the end of a sentence
-		}
-		if len(val) < 20 || run(val, 0, setBase64) != len(val) || isPlaceholder(val) {
-			return Match{}, false
-		}
-		return Match{kind, vs, ve}, true
-	case KindAzureSAS:
-		if len(val) < 20 || !sasContext(s, i) || isPlaceholder(val) {
-			return Match{}, false
-		}
-		return Match{kind, vs, ve}, true
-	}
-	if kind == KindPassword && sep == '=' && !spaced && env && !quoted {
-		// A shell environment assignment (PGPASSWORD=word psql ...): the
-		// value is a password even when it is one lower-case word; the
-		// prose rules of plausible do not apply to shell.
-		if len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !(len(val) <= len(key) && containsFold(string(key), foldValue(val))) {
-			return Match{kind, vs, ve}, true
-		}
-		return Match{}, false
-	}
-	awsSecret := kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
+	return Match{kind, vs, ve}, plausible(s, kind, val, ve, quoted, a.spaced, a.sep) && !keyAsValue(key, val)
+}
+
+// shell reports an assignment written as in a shell environment
+// (PGPASSWORD=word psql): KEY=value, unspaced and unquoted.
+func (a *assign) shell(env, quoted bool) bool {
+	return a.sep == '=' && !a.spaced && env && !quoted
+}
+
+// base64Literal reports a base64 key of at least 20 bytes.
+func base64Literal(val string) bool {
+	return len(val) >= 20 && run(val, 0, setBase64) == len(val) && !isPlaceholder(val)
+}
+
+// shellPassword reports the value of a shell environment assignment
+// (PGPASSWORD=word psql ...): it is a password even when it is one
+// lower-case word; the prose rules of plausible do not apply to shell.
+func shellPassword(key []byte, val string) bool {
+	return len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !keyAsValue(key, val)
+}
+
+// keyAsValue reports a value that repeats its key (POSTGRES_PASSWORD:
+// postgres, password: password).
+func keyAsValue(key []byte, val string) bool {
+	return len(val) <= len(key) && containsFold(string(key), foldValue(val))
+}
+
+// awsSecret reports a 40-byte base64 secret under an AWS key name.
+func awsSecret(kind Kind, key []byte, val string) bool {
+	return kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
 		(containsBytes(key, "aws") || containsBytes(key, "secretaccesskey")) && !isPlaceholder(val)
-	if !awsSecret && !plausible(s, kind, val, ve, quoted, spaced, sep) || len(val) <= len(key) && containsFold(string(key), foldValue(val)) {
-		return Match{}, false // POSTGRES_PASSWORD: postgres, password: password
-	}
-	if awsSecret {
-		kind = KindAWSSecret
-	}
-	return Match{kind, vs, ve}, true
 }
 
 // attributeName classifies the value attribute of an XML element by its
@@ -208,39 +288,48 @@ func xmlElement(s string, i int) (Match, bool) {
 	for j > 0 && i-j <= maxKeyLen && classes[s[j-1]]&setKeyName != 0 {
 		j--
 	}
-	var kind Kind
-	var ok bool
-	var key []byte
-	var buf [maxKeyLen]byte
 	if j == i && i > 0 && isOneOf(s[i-1], "\"'") {
-		// <entry key="db.password">x</entry>: the name is an attribute.
-		t := strings.LastIndexByte(s[max(0, i-256):i], '<')
-		if t < 0 {
-			return Match{}, false
-		}
-		j = max(0, i-256) + t + 1
-		n := run(s, j, setKeyName)
-		if n == j {
-			return Match{}, false
-		}
-		if kind, ok = attributeName(s, i); !ok {
-			return Match{}, false
-		}
-		return xmlText(s, i, s[j:n], kind)
+		return xmlKeyAttr(s, i)
 	}
 	if j == i || j == 0 || s[j-1] != '<' || i-j > maxKeyLen {
 		return Match{}, false
 	}
 	name := s[j:i]
-	key = foldKey(buf[:0], name)
-	kind, ok = classifyKey(key, false)
-	if !ok && !hasSuffixBytes(key, "pass") && !hasSuffixBytes(key, "pwd") && string(key) != "pw" {
+	var buf [maxKeyLen]byte
+	key := foldKey(buf[:0], name)
+	kind, ok := classifyKey(key, false)
+	if !ok && !passwordName(key) {
 		return Match{}, false
 	}
 	if !ok {
 		kind = KindPassword
 	}
 	return xmlText(s, i, name, kind)
+}
+
+// passwordName reports an element name that abbreviates password
+// (<dbpass>, <userPwd>, <pw>).
+func passwordName(key []byte) bool {
+	return hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd") || string(key) == "pw"
+}
+
+// xmlKeyAttr reads <entry key="db.password">x</entry>, whose name is an
+// attribute; s[i] is the '>' after its closing quote.
+func xmlKeyAttr(s string, i int) (Match, bool) {
+	t := strings.LastIndexByte(s[max(0, i-256):i], '<')
+	if t < 0 {
+		return Match{}, false
+	}
+	j := max(0, i-256) + t + 1
+	n := run(s, j, setKeyName)
+	if n == j {
+		return Match{}, false
+	}
+	kind, ok := attributeName(s, i)
+	if !ok {
+		return Match{}, false
+	}
+	return xmlText(s, i, s[j:n], kind)
 }
 
 // xmlText masks the text of element name, whose opening tag ends at the
@@ -420,51 +509,51 @@ func classifyKey(key []byte, env bool) (Kind, bool) {
 	case "pw":
 		return KindPassword, true
 	}
-	if env && len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass") {
+	if env && envPassword(key) {
 		return KindPassword, true // MYSQL_PWD, SSHPASS, SMTP_PASS
 	}
-	for p := 0; p < len(key); p++ {
-		var w string
-		var k Kind
-		switch key[p] {
-		case 'p':
-			switch {
-			case hasAt(key, p, "password"):
-				w, k = "password", KindPassword
-			case hasAt(key, p, "passwd"):
-				w, k = "passwd", KindPassword
-			case hasAt(key, p, "passphrase"):
-				w, k = "passphrase", KindPassword
-			case hasAt(key, p, "private"):
-				w, k = "private", KindSecret
-			}
-		case 's':
-			if hasAt(key, p, "secret") {
-				w, k = "secret", KindSecret
-			}
-		case 't':
-			if hasAt(key, p, "token") {
-				w, k = "token", KindToken
-			}
-		case 'a':
-			switch {
-			case hasAt(key, p, "apikey"):
-				w, k = "apikey", KindAPIKey
-			case hasAt(key, p, "accesskey"):
-				w, k = "accesskey", KindSecret
-			case hasAt(key, p, "auth"):
-				w, k = "auth", KindSecret
-			}
-		case 'c':
-			if hasAt(key, p, "credential") {
-				w, k = "credential", KindSecret
-			}
-		}
-		if w != "" && allowedTail(string(key[p+len(w):]), w, env) {
-			return k, true
+	for p := range key {
+		if kw, ok := keywordAt(key, p); ok && allowedTail(string(key[p+len(kw.word):]), kw.word, env) {
+			return kw.kind, true
 		}
 	}
 	return "", false
+}
+
+// envPassword reports an environment name ending in pass or pwd.
+func envPassword(key []byte) bool {
+	return len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass")
+}
+
+// keywords are the words of a secret's key, and the kind of its value.
+var keywords = []keyword{
+	{"password", KindPassword}, {"passwd", KindPassword}, {"passphrase", KindPassword},
+	{"private", KindSecret}, {"secret", KindSecret}, {"token", KindToken},
+	{"apikey", KindAPIKey}, {"accesskey", KindSecret}, {"auth", KindSecret},
+	{"credential", KindSecret},
+}
+
+// keywordsAt indexes keywords by their first letter.
+var keywordsAt = func() (t [256][]keyword) {
+	for _, kw := range keywords {
+		t[kw.word[0]] = append(t[kw.word[0]], kw)
+	}
+	return t
+}()
+
+// keywordAt returns the keyword that starts at key[p].
+func keywordAt(key []byte, p int) (keyword, bool) {
+	for _, kw := range keywordsAt[key[p]] {
+		if hasAt(key, p, kw.word) {
+			return kw, true
+		}
+	}
+	return keyword{}, false
+}
+
+type keyword struct {
+	word string
+	kind Kind
 }
 
 // qualifiers follow a keyword in names whose value is not the secret itself
@@ -512,18 +601,7 @@ func value(s string, v int) (vs, ve int, quoted bool) {
 	c := s[v]
 	switch {
 	case c == '"' || c == '\'' || c == '`':
-		vs = v + 1
-		for e := vs; e < len(s) && e-vs <= maxValueLen; e++ {
-			switch s[e] {
-			case '\n':
-				return 0, 0, false
-			case '\\':
-				e++ // escaped character
-			case c:
-				return vs, e, true
-			}
-		}
-		return 0, 0, false
+		return quotedValue(s, v+1, c)
 	case c == '\\' && hasPrefixAt(s, v+1, "\""):
 		vs = v + 2
 		k := strings.Index(s[vs:min(len(s), vs+maxValueLen)], `\"`)
@@ -542,6 +620,22 @@ func value(s string, v int) (vs, ve int, quoted bool) {
 	return v, e, false
 }
 
+// quotedValue returns the bounds of a value quoted with q, from vs to the
+// closing quote on the same line.
+func quotedValue(s string, vs int, q byte) (int, int, bool) {
+	for e := vs; e < len(s) && e-vs <= maxValueLen; e++ {
+		switch s[e] {
+		case '\n':
+			return 0, 0, false
+		case '\\':
+			e++ // escaped character
+		case q:
+			return vs, e, true
+		}
+	}
+	return 0, 0, false
+}
+
 // plausible reports whether val, the value of a key of kind k, is a literal
 // secret rather than code, a reference, a placeholder or prose.
 func plausible(s string, k Kind, val string, ve int, quoted, spaced bool, sep byte) bool {
@@ -550,84 +644,123 @@ func plausible(s string, k Kind, val string, ve int, quoted, spaced bool, sep by
 	if strong {
 		minLen = 4
 	}
-	if len(val) < minLen || len(val) > maxValueLen {
+	switch {
+	case len(val) < minLen || len(val) > maxValueLen:
 		return false
-	}
-	if quoted {
-		if n := strings.Count(val, " "); n >= 2 || n == 1 && !strong {
-			return false // a sentence, not a secret
-		}
-		return (strong || looksRandom(val)) && !isPlaceholder(val)
-	}
-	if strings.ContainsAny(val, "([{") || isMemberAccess(val) || spaced && sep == '=' && strings.IndexByte(val, '*') >= 0 {
-		return false // call, index, member access or arithmetic
-	}
-	if strings.HasPrefix(val, "./") || strings.HasPrefix(val, "../") || strings.HasPrefix(val, "~/") {
-		return false // a file holding the secret (--from-file=password=./pw.txt)
-	}
-	if sep == ':' && !spaced && strings.IndexByte(val, ':') >= 0 {
-		return false // a format such as name:password:GID:users
-	}
-	if !strong && !looksRandom(val) {
+	case quoted:
+		return plausibleQuoted(val, strong)
+	case notLiteral(val, spaced, sep):
 		return false
-	}
-	if isIdent(val) && !randomIdent(val) {
-		next := ve
-		for next < len(s) && (s[next] == ' ' || s[next] == '\t') {
-			next++
-		}
-		if spaced && sep == '=' {
-			return false // token = tokenize  /  password := pw
-		}
-		if next < len(s) && isOneOf(s[next], ",);}") {
-			return false // Password: pw,  f(password=pw)
-		}
-		if next > ve && next < len(s) && isAlnum(s[next]) && onlyLetters(val) {
-			return false // Password: must be at least 8 characters
-		}
+	case !strong && !looksRandom(val):
+		return false
+	case isIdent(val) && !randomIdent(val) && identInCode(s, val, ve, spaced, sep):
+		return false
 	}
 	return !isPlaceholder(val)
+}
+
+// plausibleQuoted is plausible for a quoted value: not a sentence.
+func plausibleQuoted(val string, strong bool) bool {
+	if n := strings.Count(val, " "); n >= 2 || n == 1 && !strong {
+		return false // a sentence, not a secret
+	}
+	return (strong || looksRandom(val)) && !isPlaceholder(val)
+}
+
+// notLiteral reports an unquoted value that is code or a reference: a
+// call, index, member access or arithmetic, a file holding the secret
+// (--from-file=password=./pw.txt), or a format such as
+// name:password:GID:users.
+func notLiteral(val string, spaced bool, sep byte) bool {
+	switch {
+	case strings.ContainsAny(val, "([{") || isMemberAccess(val):
+		return true
+	case spaced && sep == '=' && strings.IndexByte(val, '*') >= 0:
+		return true
+	case strings.HasPrefix(val, "./") || strings.HasPrefix(val, "../") || strings.HasPrefix(val, "~/"):
+		return true
+	}
+	return sep == ':' && !spaced && strings.IndexByte(val, ':') >= 0
+}
+
+// identInCode reports an identifier value ending at ve that reads as code
+// or prose rather than a password.
+func identInCode(s, val string, ve int, spaced bool, sep byte) bool {
+	if spaced && sep == '=' {
+		return true // token = tokenize  /  password := pw
+	}
+	next := ve
+	for next < len(s) && (s[next] == ' ' || s[next] == '\t') {
+		next++
+	}
+	if next >= len(s) {
+		return false
+	}
+	if isOneOf(s[next], ",);}") {
+		return true // Password: pw,  f(password=pw)
+	}
+	return next > ve && isAlnum(s[next]) && onlyLetters(val) // Password: must be at least 8 characters
 }
 
 // authorization masks the credential of an Authorization header value:
 // "Bearer <t>", "Basic <t>", "token <t>" or a bare token.
 func authorization(s string, v int) (Match, bool) {
-	p := v
-	q := byte(0)
-	if isOneOf(s[p], "\"'`") {
-		q = s[p]
-		p++
-	} else if s[p] == '\\' && hasPrefixAt(s, p+1, "\"") {
-		p += 2
-	}
-	w := p
-	for w < len(s) && w-p < 16 && (s[w] >= 'a' && s[w] <= 'z' || s[w] >= 'A' && s[w] <= 'Z' || s[w] == '-') {
-		w++
-	}
-	scheme := s[p:w]
-	if w < len(s) && s[w] == ' ' && scheme != "" {
-		if equalFold(scheme, "digest") {
-			return Match{}, false
-		}
-		for w < len(s) && s[w] == ' ' {
-			w++
-		}
-		p = w
-	} else {
-		scheme = ""
+	p, q := skipQuote(s, v)
+	scheme, p, ok := authScheme(s, p)
+	if !ok {
+		return Match{}, false
 	}
 	e := bearerEnd(s, p, maxValueLen)
 	if q != 0 && (e >= len(s) || s[e] != q) {
 		return Match{}, false
 	}
-	tok := s[p:e]
-	if e < len(s) && s[e] == '(' || scheme == "" && isMemberAccess(tok) {
-		return Match{}, false // authorization = base64.decodebytes(x)
-	}
-	if len(tok) < 8 || !looksRandom(tok) || isPlaceholder(tok) || scheme == "" && len(tok) < 16 {
+	if !authToken(s, s[p:e], e, scheme) {
 		return Match{}, false
 	}
 	return Match{KindBearerToken, p, bearerEnd(s, p, len(s))}, true
+}
+
+// skipQuote steps over an opening quote (maybe JSON-escaped) at p; q is
+// the quote that must close the value (0: none or escaped).
+func skipQuote(s string, p int) (int, byte) {
+	if isOneOf(s[p], "\"'`") {
+		return p + 1, s[p]
+	}
+	if s[p] == '\\' && hasPrefixAt(s, p+1, "\"") {
+		return p + 2, 0
+	}
+	return p, 0
+}
+
+// authScheme reads an authentication scheme and its spaces at p
+// ("Bearer ", "Basic ", "token "); "" when the token is bare. A digest's
+// parameters are not a token (ok false).
+func authScheme(s string, p int) (scheme string, next int, ok bool) {
+	w := p
+	for w < len(s) && w-p < 16 && (s[w] >= 'a' && s[w] <= 'z' || s[w] >= 'A' && s[w] <= 'Z' || s[w] == '-') {
+		w++
+	}
+	if w == p || w >= len(s) || s[w] != ' ' {
+		return "", p, true
+	}
+	if equalFold(s[p:w], "digest") {
+		return "", p, false
+	}
+	scheme = s[p:w]
+	for w < len(s) && s[w] == ' ' {
+		w++
+	}
+	return scheme, w, true
+}
+
+// authToken reports whether tok, ending at e, is a credential rather than
+// code (authorization = base64.decodebytes(x)) or a placeholder; a bare
+// one needs 16 bytes.
+func authToken(s, tok string, e int, scheme string) bool {
+	if e < len(s) && s[e] == '(' || scheme == "" && isMemberAccess(tok) {
+		return false
+	}
+	return len(tok) >= 8 && looksRandom(tok) && !isPlaceholder(tok) && (scheme != "" || len(tok) >= 16)
 }
 
 // bearer matches "Bearer <token>" anywhere (curl -H, logs, prose); triggered
@@ -689,22 +822,12 @@ func sasContext(s string, i int) bool {
 // curlUser masks the password of curl's basic auth, -u user:password or
 // --user user:password; s[i] is the colon.
 func curlUser(s string, i int) (Match, bool) {
-	if i+1 >= len(s) || isSpaceByte(s[i+1]) || isOneOf(s[i+1], "=/\"'") || i > 0 && isOneOf(s[i-1], "\"'") {
-		return Match{}, false // "key": value, x := y, scheme://, "a":"b"
-	}
-	j := i
-	for j > 0 && i-j < maxKeyLen && !isSpaceByte(s[j-1]) && !isOneOf(s[j-1], "\"'=:[") {
-		j--
-	}
-	if j == i || j > 0 && s[j-1] == '[' || hasPrefixAt(s, i+1, markerPrefix) {
-		return Match{}, false // no user, or a redaction marker
-	}
-	u := j
-	if u > 0 && isOneOf(s[u-1], "\"'") {
-		u--
-	}
-	if !hasSuffixAt(s, u, "-u ") && !hasSuffixAt(s, u, "--user ") && !hasSuffixAt(s, u, "--user=") && !hasSuffixAt(s, u, " -u") {
+	if !userColon(s, i) {
 		return Match{}, false
+	}
+	j := userStart(s, i)
+	if j == i || j > 0 && s[j-1] == '[' || !afterUserFlag(s, j) {
+		return Match{}, false // no user, or a redaction marker
 	}
 	ve := i + 1
 	for ve < len(s) && ve-i <= maxValueLen && !valueStop[s[ve]] {
@@ -715,4 +838,29 @@ func curlUser(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{KindPassword, i + 1, ve}, true
+}
+
+// userStart reads the user name back from the colon at i.
+func userStart(s string, i int) int {
+	j := i
+	for j > 0 && i-j < maxKeyLen && !isSpaceByte(s[j-1]) && !isOneOf(s[j-1], "\"'=:[") {
+		j--
+	}
+	return j
+}
+
+// userColon reports whether the colon at i may join a user and a
+// password: not "key": value, x := y, scheme:// or "a":"b".
+func userColon(s string, i int) bool {
+	return i+1 < len(s) && !isSpaceByte(s[i+1]) && !isOneOf(s[i+1], "=/\"'") && (i == 0 || !isOneOf(s[i-1], "\"'")) &&
+		!hasPrefixAt(s, i+1, markerPrefix) // a redaction marker
+}
+
+// afterUserFlag reports whether the user at u, maybe quoted, follows
+// curl's -u or --user.
+func afterUserFlag(s string, u int) bool {
+	if u > 0 && isOneOf(s[u-1], "\"'") {
+		u--
+	}
+	return hasSuffixAt(s, u, "-u ") || hasSuffixAt(s, u, "--user ") || hasSuffixAt(s, u, "--user=") || hasSuffixAt(s, u, " -u")
 }

@@ -51,22 +51,41 @@ func shortFlag(s string, i int) (Match, bool) {
 	}
 	line := lineBefore(s, i)
 	if c == 'p' {
-		switch {
-		case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
-			return Match{}, false
-		case attached && (strings.Contains(line, "mysql") || strings.Contains(line, "mariadb") || strings.Contains(line, "sshpass") || strings.Contains(line, "7z ")):
-			return spacedValue(s, i+1, KindPassword, nil)
-		case !attached && (strings.Contains(line, "sshpass") || strings.Contains(line, " login")):
-			return spacedValue(s, i+2, KindPassword, nil)
-		}
-		return Match{}, false
+		return pFlag(s, i, attached, line)
 	}
-	for _, tool := range passFlags[c] {
-		if strings.Contains(line, tool) {
-			return spacedValue(s, i+2, KindPassword, nil)
-		}
+	if containsAny(line, passFlags[c]) {
+		return spacedValue(s, i+2, KindPassword, nil)
 	}
 	return Match{}, false
+}
+
+// pFlag masks the password of -p: attached in mysql/mariadb -pX, sshpass
+// -pX and 7z -pX, spaced in sshpass -p X and "<tool> login ... -p X".
+func pFlag(s string, i int, attached bool, line string) (Match, bool) {
+	switch {
+	case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
+		return Match{}, false
+	case attached && containsAny(line, pAttachedTools):
+		return spacedValue(s, i+1, KindPassword, nil)
+	case !attached && containsAny(line, pSpacedTools):
+		return spacedValue(s, i+2, KindPassword, nil)
+	}
+	return Match{}, false
+}
+
+var (
+	pAttachedTools = []string{"mysql", "mariadb", "sshpass", "7z "}
+	pSpacedTools   = []string{"sshpass", " login"}
+)
+
+// containsAny reports whether s contains one of words.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // passFlags lists, per one-letter flag, the commands in which it takes a
@@ -84,11 +103,8 @@ var passFlags = [256][]string{
 // env:/file:/fd: forms name no secret.
 func longSingleDash(s string, i int) (Match, bool) {
 	n := i + 1
-	e := n
-	for e < len(s) && e-n <= maxKeyLen && isAlnum(s[e]) {
-		e++
-	}
-	if e-n < 4 || e-n > maxKeyLen || e >= len(s) || s[e] != ' ' || keyFamilies(s[n:e])&triHand == 0 {
+	e, ok := singleDashName(s, n)
+	if !ok {
 		return Match{}, false // -name, -exec, -delete: no keyword in the name
 	}
 	var buf [maxKeyLen]byte
@@ -108,6 +124,16 @@ func longSingleDash(s string, i int) (Match, bool) {
 	return spacedValue(s, e, KindPassword, key)
 }
 
+// singleDashName returns the end of the flag name at n, followed by a
+// space, when a hand-written keyword may start in it.
+func singleDashName(s string, n int) (int, bool) {
+	e := n
+	for e < len(s) && e-n <= maxKeyLen && isAlnum(s[e]) {
+		e++
+	}
+	return e, e-n >= 4 && e-n <= maxKeyLen && e < len(s) && s[e] == ' ' && keyFamilies(s[n:e])&triHand != 0
+}
+
 // spacedValue masks the value that starts after the spaces at p (or right
 // after the flag letter p for -pX), quoted or up to the next space, if it is
 // a plausible literal secret of kind k. key, when given, is the folded name.
@@ -124,7 +150,7 @@ func spacedValue(s string, p int, k Kind, key []byte) (Match, bool) {
 		return Match{}, false
 	}
 	val := s[vs:ve]
-	if !plausible(s, k, val, ve, quoted, false, ' ') || key != nil && len(val) <= len(key) && strings.Contains(string(key), foldValue(val)) {
+	if !plausible(s, k, val, ve, quoted, false, ' ') || keyAsValue(key, val) {
 		return Match{}, false
 	}
 	return Match{k, vs, ve}, true

@@ -180,111 +180,142 @@ func anchorOf(lit string, fold bool) int {
 // few microseconds.
 func initGen() {
 	for i := range genTokens {
-		t := &genTokens[i]
-		a := anchorOf(t.lit, t.fold)
-		if a < 0 {
-			if t.lit == "dapi" { // Find already looks for it (databricks)
-				continue
-			}
-			genIndexed = append(genIndexed, genNeedle{t, t.lit})
-			if t.fold { // the two spellings real tokens use
-				for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
-					if n != t.lit {
-						genIndexed = append(genIndexed, genNeedle{t, n})
-					}
-				}
-			}
-			continue
-		}
-		var prev byte
-		if a > 0 {
-			prev = lower(t.lit[a-1])
-		}
-		cs := []byte{t.lit[a]}
-		if t.fold && lower(t.lit[a]) != t.lit[a] || t.fold && isLowerByte(t.lit[a]) {
-			cs = append(cs, swapCase(t.lit[a]))
-		}
-		var next, prev2 byte
-		if a+1 < len(t.lit) {
-			next = t.lit[a+1]
-		}
-		if a >= 2 {
-			prev2 = t.lit[a-2]
-		}
-		if t.fold {
-			next, prev2 = lower(next), lower(prev2)
-		}
-		probe := 0
-		if t.post.min > 0 {
-			probe = len(t.lit) - 1 - a + t.post.min
-		}
-		for _, c := range cs {
-			genAt[c] = append(genAt[c], genAnchor{t, a, prev, next, prev2, probe, t.post.set, t.pre.max == 0 && isAlnum(t.lit[0])})
-			hot[c] = true
-			if c == '.' && a > 0 {
-				genDotPrev[t.lit[a-1]] = true
-				genDotPrev[swapCase(t.lit[a-1])] = t.fold
-			}
-			if a == 0 {
-				genHasAnchorless[c] = true
-				if c == '.' {
-					genDotLits = append(genDotLits, t)
-				}
-			}
-		}
+		anchorToken(&genTokens[i])
 	}
 	for c := range genAt {
-		as := genAt[c]
-		slices.SortFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
-		if len(as) == 0 || len(as) > 255 {
-			continue // over 255: genTokenAt scans from 0
-		}
-		st := new([256]uint8)
-		for p := 255; p >= 0; p-- {
-			k := sort.Search(len(as), func(k int) bool { return int(as[k].prev) >= p })
-			st[p] = uint8(k)
-		}
-		genPrevStart[c] = st
-		// genPrev2[c][k]: the lower-cased bytes two before the anchor that
-		// the anchors sharing as[k].prev accept (all when one has none).
-		p2 := make([][4]uint64, len(as))
-		for k := 0; k < len(as); {
-			e := k
-			var set [4]uint64
-			for ; e < len(as) && as[e].prev == as[k].prev; e++ {
-				if as[e].prev2 == 0 || as[e].tok.fold {
-					set = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
-				} else {
-					b := lower(as[e].prev2)
-					set[b>>6] |= 1 << (b & 63)
-				}
-			}
-			for ; k < e; k++ {
-				p2[k] = set
-			}
-		}
-		genPrev2[c] = p2
+		indexAnchors(c)
 	}
 	for i := range genKeywords {
-		genKeyMin = min(genKeyMin, genKeywords[i].val.min)
-		for _, w := range genKeywords[i].keywords {
-			addKeyTri(w, triGen)
-			if len(w) < 3 {
-				genKwShort = append(genKwShort, genKwRef{w, i}) // no triple: searched whole
-				continue
-			}
-			t := uint32(w[0]&31)<<10 | uint32(w[1]&31)<<5 | uint32(w[2]&31)
-			if genKwAt[t] == 0 {
-				genKwGroups = append(genKwGroups, nil)
-				genKwAt[t] = uint8(len(genKwGroups))
-			}
-			genKwGroups[genKwAt[t]-1] = append(genKwGroups[genKwAt[t]-1], genKwRef{w, i})
-		}
+		indexKeywords(i)
 	}
 	for c, h := range hot {
 		if h {
 			hot8[c] = 1
 		}
+	}
+}
+
+// anchorToken adds token t to genAt under its anchor byte (both cases when
+// it folds), or to genIndexed when it has no anchor.
+func anchorToken(t *genToken) {
+	a := anchorOf(t.lit, t.fold)
+	if a < 0 {
+		if t.lit != "dapi" { // Find already looks for it (databricks)
+			indexToken(t)
+		}
+		return
+	}
+	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0])}
+	if a > 0 {
+		an.prev = lower(t.lit[a-1])
+	}
+	if a+1 < len(t.lit) {
+		an.next = t.lit[a+1]
+	}
+	if a >= 2 {
+		an.prev2 = t.lit[a-2]
+	}
+	if t.fold {
+		an.next, an.prev2 = lower(an.next), lower(an.prev2)
+	}
+	if t.post.min > 0 {
+		an.probe = len(t.lit) - 1 - a + t.post.min
+	}
+	an.probeSet = t.post.set
+	cs := []byte{t.lit[a]}
+	if t.fold && (lower(t.lit[a]) != t.lit[a] || isLowerByte(t.lit[a])) {
+		cs = append(cs, swapCase(t.lit[a]))
+	}
+	for _, c := range cs {
+		addAnchor(c, an)
+	}
+}
+
+// indexToken adds a token without an anchor byte to the needles Find
+// searches for, in the two spellings real tokens use when it folds.
+func indexToken(t *genToken) {
+	genIndexed = append(genIndexed, genNeedle{t, t.lit})
+	if !t.fold {
+		return
+	}
+	for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
+		if n != t.lit {
+			genIndexed = append(genIndexed, genNeedle{t, n})
+		}
+	}
+}
+
+// addAnchor makes c a trigger byte for anchor an.
+func addAnchor(c byte, an genAnchor) {
+	t, a := an.tok, an.off
+	genAt[c] = append(genAt[c], an)
+	hot[c] = true
+	if c == '.' && a > 0 {
+		genDotPrev[t.lit[a-1]] = true
+		genDotPrev[swapCase(t.lit[a-1])] = t.fold
+	}
+	if a == 0 {
+		genHasAnchorless[c] = true
+		if c == '.' {
+			genDotLits = append(genDotLits, t)
+		}
+	}
+}
+
+// indexAnchors sorts the anchors of byte c by the byte before them and
+// fills genPrevStart[c] and genPrev2[c].
+func indexAnchors(c int) {
+	as := genAt[c]
+	slices.SortFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
+	if len(as) == 0 || len(as) > 255 {
+		return // over 255: genTokenAt scans from 0
+	}
+	st := new([256]uint8)
+	for p := 255; p >= 0; p-- {
+		k := sort.Search(len(as), func(k int) bool { return int(as[k].prev) >= p })
+		st[p] = uint8(k)
+	}
+	genPrevStart[c] = st
+	// genPrev2[c][k]: the lower-cased bytes two before the anchor that
+	// the anchors sharing as[k].prev accept (all when one has none).
+	p2 := make([][4]uint64, len(as))
+	for k := 0; k < len(as); {
+		e := k
+		var set [4]uint64
+		for ; e < len(as) && as[e].prev == as[k].prev; e++ {
+			set = addPrev2(set, as[e])
+		}
+		for ; k < e; k++ {
+			p2[k] = set
+		}
+	}
+	genPrev2[c] = p2
+}
+
+func addPrev2(set [4]uint64, a genAnchor) [4]uint64 {
+	if a.prev2 == 0 || a.tok.fold {
+		return [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	}
+	b := lower(a.prev2)
+	set[b>>6] |= 1 << (b & 63)
+	return set
+}
+
+// indexKeywords adds the keywords of rule i to keyTri and genKwAt.
+func indexKeywords(i int) {
+	genKeyMin = min(genKeyMin, genKeywords[i].val.min)
+	for _, w := range genKeywords[i].keywords {
+		addKeyTri(w, triGen)
+		if len(w) < 3 {
+			genKwShort = append(genKwShort, genKwRef{w, i}) // no triple: searched whole
+			continue
+		}
+		t := uint32(w[0]&31)<<10 | uint32(w[1]&31)<<5 | uint32(w[2]&31)
+		if genKwAt[t] == 0 {
+			genKwGroups = append(genKwGroups, nil)
+			genKwAt[t] = uint8(len(genKwGroups))
+		}
+		genKwGroups[genKwAt[t]-1] = append(genKwGroups[genKwAt[t]-1], genKwRef{w, i})
 	}
 }
 
@@ -375,16 +406,8 @@ func genTokenAt(s string, i int) (Match, bool) {
 	}
 	// Anchors at the literal's start (prev 0) come first, then those whose
 	// byte before matches p, from genPrevStart.
-	for k := 0; k < len(as) && as[k].prev == 0; k++ {
-		if !as[k].quick(s, i) {
-			continue
-		}
-		if m, ok := genMatch(s, i-as[k].off, as[k].tok); ok {
-			return m, true
-		}
-	}
-	if p == 0 {
-		return Match{}, false
+	if m, ok := tryAnchors(s, i, as, 0, 0); ok || p == 0 {
+		return m, ok
 	}
 	lo := 0
 	if st := genPrevStart[s[i]]; st != nil {
@@ -397,7 +420,12 @@ func genTokenAt(s string, i int) (Match, bool) {
 			}
 		}
 	}
-	for k := lo; k < len(as) && as[k].prev == p; k++ {
+	return tryAnchors(s, i, as, lo, p)
+}
+
+// tryAnchors tries the anchors as[k:] whose byte before is p.
+func tryAnchors(s string, i int, as []genAnchor, k int, p byte) (Match, bool) {
+	for ; k < len(as) && as[k].prev == p; k++ {
 		if !as[k].quick(s, i) {
 			continue
 		}
@@ -410,49 +438,16 @@ func genTokenAt(s string, i int) (Match, bool) {
 
 // genMatch matches token t whose literal should start at st.
 func genMatch(s string, st int, t *genToken) (Match, bool) {
-	if st < 0 || st+len(t.lit) > len(s) {
+	if !genLiteralAt(s, st, t) || t.post.max == 0 && t.pre.max == 0 {
 		return Match{}, false
 	}
-	if t.fold {
-		if !equalFoldBoth(s[st:st+len(t.lit)], t.lit) {
-			return Match{}, false
-		}
-	} else if s[st:st+len(t.lit)] != t.lit {
-		return Match{}, false
-	}
-	start := st
-	if t.pre.max != 0 {
-		p := st
-		for p > 0 && st-p < maxRun && inGenSet(t.pre.set, s[p-1]) {
-			p--
-		}
-		if st-p < t.pre.min {
-			return Match{}, false
-		}
-		if t.pre.max > 0 && st-p > t.pre.max {
-			p = st - t.pre.max
-		}
-		start = p
-	} else if isAlnum(t.lit[0]) && !boundary(s, st) {
+	start, ok := genSpanBefore(s, st, t)
+	if !ok {
 		return Match{}, false
 	}
 	from := st + len(t.lit)
-	e := from
-	for e < len(s) && e-from < maxRun && inGenSet(t.post.set, s[e]) {
-		e++
-	}
-	if e-from < t.post.min {
-		return Match{}, false
-	}
-	if t.post.max >= 0 && e-from > t.post.max {
-		// Longer than the format allows: the token ends at max when what
-		// follows is not part of a word (a sentence's '.').
-		e = from + t.post.max
-		if isAlnum(s[e]) {
-			return Match{}, false
-		}
-	}
-	if t.post.max == 0 && t.pre.max == 0 {
+	e, ok := genSpanAfter(s, from, t)
+	if !ok {
 		return Match{}, false
 	}
 	rnd := s[start:st] + s[from:e]
@@ -466,6 +461,53 @@ func genMatch(s string, st int, t *genToken) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{Kind(t.id), start, e}, true
+}
+
+// genLiteralAt reports whether t's literal is at st (ignoring case when it
+// folds).
+func genLiteralAt(s string, st int, t *genToken) bool {
+	if st < 0 || st+len(t.lit) > len(s) {
+		return false
+	}
+	if t.fold {
+		return equalFoldBoth(s[st:st+len(t.lit)], t.lit)
+	}
+	return s[st:st+len(t.lit)] == t.lit
+}
+
+// genSpanBefore returns where the token whose literal starts at st
+// starts: its span before the literal (at least pre.min, at most pre.max
+// bytes), or the literal itself on a word boundary.
+func genSpanBefore(s string, st int, t *genToken) (int, bool) {
+	if t.pre.max == 0 {
+		return st, !isAlnum(t.lit[0]) || boundary(s, st)
+	}
+	p := st
+	for p > 0 && st-p < maxRun && inGenSet(t.pre.set, s[p-1]) {
+		p--
+	}
+	if t.pre.max > 0 && st-p > t.pre.max {
+		return st - t.pre.max, st-p >= t.pre.min
+	}
+	return p, st-p >= t.pre.min
+}
+
+// genSpanAfter returns the end of the token's span after its literal
+// (from): at least post.min bytes; longer than post.max, the token ends at
+// max when what follows is not part of a word (a sentence's '.').
+func genSpanAfter(s string, from int, t *genToken) (int, bool) {
+	e := from
+	for e < len(s) && e-from < maxRun && inGenSet(t.post.set, s[e]) {
+		e++
+	}
+	if e-from < t.post.min {
+		return 0, false
+	}
+	if t.post.max >= 0 && e-from > t.post.max {
+		e = from + t.post.max
+		return e, !isAlnum(s[e])
+	}
+	return e, true
 }
 
 // genRandom reports whether the random part of a token looks generated:
@@ -510,6 +552,16 @@ func genKeywordValue(key []byte, val string) (Kind, bool) {
 	// shape fits wins, as when every rule was tried in turn (that loop
 	// checked the value against all 99 rules' sets: 6 % of the clean
 	// corpus's time, for keys such as "message" or "private").
+	best := bestKeywordRule(key, val)
+	if best == len(genKeywords) || !mixed(val) && !numeric(val) || isPlaceholder(val) && !numeric(val) {
+		return "", false
+	}
+	return Kind(genKeywords[best].id), true
+}
+
+// bestKeywordRule returns the first rule in table order whose keyword the
+// key holds and whose value shape fits val (len(genKeywords): none).
+func bestKeywordRule(key []byte, val string) int {
 	best := len(genKeywords)
 	for p := 0; p+3 <= len(key); p++ {
 		g := genKwAt[uint32(key[p]&31)<<10|uint32(key[p+1]&31)<<5|uint32(key[p+2]&31)]
@@ -527,10 +579,7 @@ func genKeywordValue(key []byte, val string) (Kind, bool) {
 			best = ref.rule
 		}
 	}
-	if best == len(genKeywords) || !mixed(val) && !numeric(val) || isPlaceholder(val) && !numeric(val) {
-		return "", false
-	}
-	return Kind(genKeywords[best].id), true
+	return best
 }
 
 func genValueFits(r *genKeyword, val string) bool {

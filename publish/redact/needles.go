@@ -158,7 +158,7 @@ func initNeedles() {
 // needleMatches appends the matches the needles find in s.
 func needleMatches(s string, ms []Match) []Match {
 	for _, g := range needleGroups {
-		b64Done, expectDone := 0, 0
+		var done needleDone
 		for off := 0; ; {
 			k := strings.Index(s[off:], g.key)
 			if k < 0 {
@@ -167,38 +167,43 @@ func needleMatches(s string, ms []Match) []Match {
 			j := off + k
 			off = j + 1
 			for _, n := range g.needles {
-				i := j - n.off
-				if !hasPrefixAt(s, i, n.lit) {
-					continue
-				}
-				switch n.kind {
-				case needleDapi:
-					if m, ok := databricks(s, i); ok {
-						ms = append(ms, m)
-					}
-				case needleExpect:
-					if i < expectDone {
-						continue
-					}
-					if m, ok := promptAnswer(s, i+len(n.lit)); ok {
-						ms = append(ms, m)
-						expectDone = m.End
-					}
-				case needleB64:
-					if i < b64Done {
-						continue
-					}
-					if m, ok := base64Secret(s, i); ok {
-						ms = append(ms, m)
-						b64Done = m.End
-					}
-				case needleGen:
-					if m, ok := genMatch(s, i, n.tok); ok {
-						ms = append(ms, m)
-					}
+				if i := j - n.off; hasPrefixAt(s, i, n.lit) {
+					ms = done.match(s, i, n, ms)
 				}
 			}
 		}
+	}
+	return ms
+}
+
+// needleDone is where the last expect and base64 matches of a group end:
+// a needle inside one is not tried again.
+type needleDone struct{ b64, expect int }
+
+// match appends what needle n finds at i.
+func (d *needleDone) match(s string, i int, n needle, ms []Match) []Match {
+	var m Match
+	ok := false
+	switch n.kind {
+	case needleDapi:
+		m, ok = databricks(s, i)
+	case needleExpect:
+		if i >= d.expect {
+			if m, ok = promptAnswer(s, i+len(n.lit)); ok {
+				d.expect = m.End
+			}
+		}
+	case needleB64:
+		if i >= d.b64 {
+			if m, ok = base64Secret(s, i); ok {
+				d.b64 = m.End
+			}
+		}
+	case needleGen:
+		m, ok = genMatch(s, i, n.tok)
+	}
+	if ok {
+		ms = append(ms, m)
 	}
 	return ms
 }

@@ -40,18 +40,7 @@ var partsByFirst = func() (t [256][]string) {
 
 // isPlaceholder reports whether v is obviously not a real secret.
 func isPlaceholder(v string) bool {
-	if v == "" || allSame(v) {
-		return true
-	}
-	switch v[0] {
-	case '$':
-		if len(v) > 1 && (classes[v[1]]&(cAlnum|cUnder) != 0 && classes[v[1]]&cDigit == 0 || v[1] == '{' || v[1] == '(') {
-			return true // $TOKEN, ${TOKEN}, $(cmd); $2b$... bcrypt hashes stay secret
-		}
-	case '%', '{', '<', '!', '*', '&', '@', '[':
-		return true // %TOKEN%, %s, {token}, <token>, YAML tags/aliases/anchors, @Value, arrays
-	}
-	if numeric(v) {
+	if v == "" || allSame(v) || reference(v) || numeric(v) {
 		return true
 	}
 	if len(v) <= maxWordLen {
@@ -61,6 +50,25 @@ func isPlaceholder(v string) bool {
 			}
 		}
 	}
+	return hasPlaceholderPart(v)
+}
+
+// reference reports a value that names another: $TOKEN, ${TOKEN}, $(cmd)
+// (a $2b$... bcrypt hash stays secret), %TOKEN%, %s, {token}, <token>,
+// YAML tags/aliases/anchors, @Value, arrays.
+func reference(v string) bool {
+	switch v[0] {
+	case '$':
+		return len(v) > 1 && (classes[v[1]]&(cAlnum|cUnder) != 0 && classes[v[1]]&cDigit == 0 || v[1] == '{' || v[1] == '(')
+	case '%', '{', '<', '!', '*', '&', '@', '[':
+		return true
+	}
+	return false
+}
+
+// hasPlaceholderPart reports whether a placeholder part (xxx, example,
+// your_ ...) occurs in v.
+func hasPlaceholderPart(v string) bool {
 	for i := 0; i < len(v); i++ {
 		for _, p := range partsByFirst[lower(v[i])] {
 			if hasPrefixFold(v[i:], p) {
@@ -89,16 +97,21 @@ func hasPrefixFold(s, p string) bool {
 // (digits and . - _ : only), or a hex literal (0x53c2_37).
 func numeric(v string) bool {
 	if len(v) > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X') {
-		for i := 2; i < len(v); i++ {
-			if classes[v[i]]&cHexLow == 0 && !(v[i] >= 'A' && v[i] <= 'F') && v[i] != '_' {
-				return false
-			}
-		}
-		return true
+		return hexDigits(v[2:])
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if classes[c]&cDigit == 0 && c != '.' && c != '-' && c != '_' && c != ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// hexDigits reports whether v is hex digits and '_' only.
+func hexDigits(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if classes[v[i]]&cHexLow == 0 && !(v[i] >= 'A' && v[i] <= 'F') && v[i] != '_' {
 			return false
 		}
 	}
@@ -111,18 +124,7 @@ func looksRandom(v string) bool {
 	if len(v) < 8 {
 		return false
 	}
-	var d, l, u bool
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= '0' && c <= '9':
-			d = true
-		case c >= 'a' && c <= 'z':
-			l = true
-		case c >= 'A' && c <= 'Z':
-			u = true
-		}
-	}
+	d, l, u := charKinds(v)
 	return d && (l || u) || l && u && len(v) >= 12 && caseFlips(v)*3 >= len(v)
 }
 

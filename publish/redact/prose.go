@@ -14,73 +14,104 @@ func proseKey(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	verb := hasPrefixAt(s, we+1, "is ") || hasPrefixAt(s, we+1, "was ")
+	ws, ok := proseWord(s, i, we, verb)
+	if !ok {
+		return Match{}, false
+	}
+	word := s[ws:we]
+	var buf [2*maxKeyLen + 1]byte
+	key := widenKey(s, ws, foldKey(buf[:0], word), buf[:0])
+	kind, ok := proseKind(key, envStyle(word))
+	if !ok {
+		return Match{}, false
+	}
+	p, ok := proseValueStart(s, ws, we, verb, kind)
+	if !ok {
+		return Match{}, false
+	}
+	vs, ve, ok := proseValue(s, p)
+	if !ok || !proseSecret(s[vs:ve], kind) {
+		return Match{}, false
+	}
+	if val := s[vs:ve]; kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 && strings.Contains(string(key), "aws") {
+		kind = KindAWSSecret
+	}
+	return Match{kind, vs, ve}, true
+}
+
+// proseWord returns where the keyword's word ending at we starts: not in a
+// path, variable or field, and with a verb, after "set " or as .netrc's
+// "password".
+func proseWord(s string, i, we int, verb bool) (int, bool) {
 	ws := i
 	for ws > 0 && i-ws < maxKeyLen && classes[s[ws-1]]&setURLSafe != 0 {
 		ws--
 	}
 	if ws > 0 && isOneOf(s[ws-1], "./$%{<@") {
-		return Match{}, false // a path, variable or field
+		return 0, false // a path, variable or field
 	}
-	if !verb && !hasSuffixAt(s, ws, "set ") && s[ws:we] != "password" {
-		return Match{}, false // no verb, not "set <key>" and not .netrc's keyword
-	}
-	word := s[ws:we]
-	var buf [2*maxKeyLen + 1]byte
-	key := foldKey(buf[:0], word)
-	key = widenKey(s, ws, key, buf[:0])
-	kind, ok := classifyKey(key, envStyle(word))
-	switch {
-	case ok:
-	case string(key) == "pw" || string(key) == "pass":
-		kind = KindPassword
-	default:
-		return Match{}, false
-	}
+	return ws, verb || hasSuffixAt(s, ws, "set ") || s[ws:we] == "password"
+}
 
+// proseKind classifies the folded key; "pw" and "pass" are passwords.
+func proseKind(key []byte, env bool) (Kind, bool) {
+	if kind, ok := classifyKey(key, env); ok {
+		return kind, true
+	}
+	return KindPassword, string(key) == "pw" || string(key) == "pass"
+}
+
+// proseValueStart returns where the value after the keyword's word (ws to
+// we) starts: after its verb, or, without one, only in "set <key> <value>"
+// and .netrc's "password <value>".
+func proseValueStart(s string, ws, we int, verb bool, kind Kind) (int, bool) {
 	p := we + 1
 	switch {
 	case verb && s[p] == 'i':
 		p += 3
 	case verb:
 		p += 4
-	default:
-		// No verb: only "set <key> <value>" and .netrc's "password <value>".
-		line := strings.TrimLeft(lineBefore(s, ws), " \t")
-		if !(line == "" && kind == KindPassword || strings.HasSuffix(line, "set ") ||
-			kind == KindPassword && (strings.Contains(line, "login ") || strings.Contains(line, "machine "))) {
-			return Match{}, false
-		}
+	case !setOrNetrc(lineBefore(s, ws), kind):
+		return 0, false
 	}
 	for p < len(s) && p-we < 16 && s[p] == ' ' {
 		p++
 	}
-	if p >= len(s) || hasPrefixAt(s, p, markerPrefix) {
-		return Match{}, false
+	return p, p < len(s) && !hasPrefixAt(s, p, markerPrefix)
+}
+
+// setOrNetrc reports whether the line before a keyword without a verb is
+// "... set " or, for a password, empty or a .netrc's "machine"/"login".
+func setOrNetrc(line string, kind Kind) bool {
+	line = strings.TrimLeft(line, " \t")
+	if strings.HasSuffix(line, "set ") {
+		return true
 	}
+	return kind == KindPassword && (line == "" || strings.Contains(line, "login ") || strings.Contains(line, "machine "))
+}
+
+// proseValue returns the value at p without the punctuation that ends its
+// sentence.
+func proseValue(s string, p int) (vs, ve int, ok bool) {
 	vs, ve, quoted := value(s, p)
 	if !quoted {
 		for ve > vs && isOneOf(s[ve-1], ".,:;)") {
 			ve-- // the end of the sentence
 		}
 	}
-	if ve <= vs {
-		return Match{}, false
-	}
-	val := s[vs:ve]
+	return vs, ve, ve > vs
+}
+
+// proseSecret reports whether a value stated in words is a literal secret:
+// a password with a digit, a case change or a symbol, or a random token.
+func proseSecret(val string, kind Kind) bool {
 	if isPlaceholder(val) || strings.ContainsAny(val, "([{") || isMemberAccess(val) || len(val) > maxValueLen {
-		return Match{}, false
+		return false
 	}
 	if kind == KindPassword {
-		if len(val) < 6 || onlyLetters(val) || !mixed(val) && !hasSymbol(val) {
-			return Match{}, false
-		}
-	} else if len(val) < 12 || !looksRandom(val) {
-		return Match{}, false
+		return len(val) >= 6 && !onlyLetters(val) && (mixed(val) || hasSymbol(val))
 	}
-	if kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 && strings.Contains(string(key), "aws") {
-		kind = KindAWSSecret
-	}
-	return Match{kind, vs, ve}, true
+	return len(val) >= 12 && looksRandom(val)
 }
 
 // hasSymbol reports whether v has a byte that is neither a letter nor a digit.
@@ -197,6 +228,36 @@ var promptWords = []string{"assword", "asswd", "passphrase", "passcode", "token"
 // behind -re/-ex, JSON-escaped) naming a credential on its line, then
 // within 320 bytes the send/sendline of a quoted one-word answer.
 func promptAnswer(s string, p int) (Match, bool) {
+	q, ok := promptPattern(s, p)
+	if !ok {
+		return Match{}, false // expect(res.token): a test assertion, not a pattern
+	}
+	k := strings.Index(s[q:min(len(s), q+320)], "send")
+	if k < 0 {
+		return Match{}, false
+	}
+	le := strings.IndexByte(s[q:min(len(s), q+256)], '\n')
+	if le < 0 {
+		le = min(len(s), q+256) - q
+	}
+	kind, ok := promptCredential(s[q+1 : q+min(le, k)]) // the pattern: its line, up to the send
+	if !ok {
+		return Match{}, false
+	}
+	vs, ve, ok := sentAnswer(s, q+k)
+	if !ok {
+		return Match{}, false
+	}
+	val := s[vs:ve]
+	if len(val) < 4 || isPlaceholder(val) || strings.ContainsAny(val, " $[") {
+		return Match{}, false // $env(PIN), [exec pass show x]: a reference
+	}
+	return Match{kind, vs, ve}, true
+}
+
+// promptPattern returns where the quoted pattern after "expect" (ending at
+// p) starts: maybe in a list, behind -re/-ex/-gl, JSON-escaped.
+func promptPattern(s string, p int) (int, bool) {
 	q := p
 	for q < len(s) && q-p < 16 && isOneOf(s[q], " ([") {
 		q++
@@ -206,50 +267,35 @@ func promptAnswer(s string, p int) (Match, bool) {
 			q += len(f)
 		}
 	}
-	if q >= len(s) || !isOneOf(s[q], "\"'\\{") {
-		return Match{}, false // expect(res.token): a test assertion, not a pattern
-	}
-	le := strings.IndexByte(s[q:min(len(s), q+256)], '\n')
-	if le < 0 {
-		le = min(len(s), q+256) - q
-	}
-	w := s[q:min(len(s), q+320)]
-	k := strings.Index(w, "send")
-	if k < 0 {
-		return Match{}, false
-	}
-	kind, ok := promptCredential(s[q+1 : q+min(le, k)]) // the pattern: its line, up to the send
-	if !ok {
-		return Match{}, false
-	}
-	v := q + k + 4
+	return q, q < len(s) && isOneOf(s[q], "\"'\\{")
+}
+
+// sentAnswer returns the quoted answer of the send or sendline at k,
+// without its typed Enter (\r, \n, maybe escaped).
+func sentAnswer(s string, k int) (vs, ve int, ok bool) {
+	v := k + 4
 	if hasPrefixAt(s, v, "line") {
 		v += 4
 	}
-	for v < len(s) && v-q-k < 16 && isOneOf(s[v], " (") {
+	for v < len(s) && v-k < 16 && isOneOf(s[v], " (") {
 		v++
 	}
 	if hasPrefixAt(s, v, "-- ") {
 		v += 3
 	}
 	if v >= len(s) || !isOneOf(s[v], "\"'\\") {
-		return Match{}, false
+		return 0, 0, false
 	}
 	vs, ve, quoted := value(s, v)
 	if !quoted || ve <= vs {
-		return Match{}, false
+		return 0, 0, false
 	}
 	for _, esc := range []string{`\\r`, `\\n`, `\r`, `\n`, "\r", "\n"} {
 		if e := len(s[vs:ve]) - len(esc); e > 0 && s[vs+e:ve] == esc {
-			ve = vs + e
-			break
+			return vs, vs + e, true
 		}
 	}
-	val := s[vs:ve]
-	if len(val) < 4 || isPlaceholder(val) || strings.ContainsAny(val, " $[") {
-		return Match{}, false // $env(PIN), [exec pass show x]: a reference
-	}
-	return Match{kind, vs, ve}, true
+	return vs, ve, true
 }
 
 // promptCredential reports whether an expect pattern (from after its

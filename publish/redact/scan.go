@@ -52,21 +52,28 @@ func skipCold(s string, i int) int {
 		// At the edges of the text: the same tables, and needPrev/needNext
 		// for a neighbour that is not there.
 		for ; i < end; i++ {
-			c := s[i]
-			if !hot[c] {
-				continue
+			if hot[s[i]] && passesAtEdge(s, i) {
+				return i
 			}
-			if i > 0 && passPrev[c][s[i-1]] == 0 || i == 0 && needPrev[c] ||
-				i+1 < len(s) && passNext[c][s[i+1]] == 0 || i+1 == len(s) && needNext[c] ||
-				c == '.' && !dotShape(s, i) {
-				continue
-			}
-			return i
 		}
 		if i >= len(s) {
 			return len(s)
 		}
 	}
+}
+
+// passesAtEdge is skipCold's filter for the trigger s[i] at the start or
+// the end of the text, where needPrev/needNext stand for a neighbour that
+// is not there.
+func passesAtEdge(s string, i int) bool {
+	c := s[i]
+	if i > 0 && passPrev[c][s[i-1]] == 0 || i == 0 && needPrev[c] {
+		return false
+	}
+	if i+1 < len(s) && passNext[c][s[i+1]] == 0 || i+1 == len(s) && needNext[c] {
+		return false
+	}
+	return c != '.' || dotShape(s, i)
 }
 
 type class uint8
@@ -234,26 +241,8 @@ func init() {
 			needNext[c] = nbOff[c] > 0
 		}
 		for x := 0; x < 256; x++ {
-			okp, okn := true, true
-			if k := nbSet[c]; k != 0 {
-				if nbOff[c] < 0 {
-					okp = nbSets[k][x]
-				} else {
-					okn = nbSets[k][x]
-				}
-			}
-			if k := rejNext[c]; k != 0 && rejNexts[k][x] {
-				okn = false
-			}
-			if c == '=' && rejPrev[x] {
-				okp = false
-			}
-			if okp {
-				pp[c][x] = 1
-			}
-			if okn {
-				pn[c][x] = 1
-			}
+			okp, okn := handPass(byte(c), byte(x))
+			pp[c][x], pn[c][x] = b2u(okp), b2u(okn)
 		}
 	}
 	for c := 0; c < 256; c++ {
@@ -274,6 +263,33 @@ func init() {
 		}
 	}
 	needlePass(pp, pn)
+}
+
+// handPass reports whether the hand-written trigger c passes its filters
+// with x the byte before it (okp) and with x the byte after it (okn).
+func handPass(c, x byte) (okp, okn bool) {
+	okp, okn = true, true
+	if k := nbSet[c]; k != 0 {
+		if nbOff[c] < 0 {
+			okp = nbSets[k][x]
+		} else {
+			okn = nbSets[k][x]
+		}
+	}
+	if k := rejNext[c]; k != 0 && rejNexts[k][x] {
+		okn = false
+	}
+	if c == '=' && rejPrev[x] {
+		okp = false
+	}
+	return okp, okn
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // handPN and genPN are the neighbour filters of the hand-written
@@ -360,75 +376,80 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 			return Match{}, false
 		}
 	}
-	if k := nbSet[c]; k != 0 && (nbOff[c] < 0 && i == 0 || nbOff[c] > 0 && i+1 >= len(s)) || !handHot[c] {
+	if !handHot[c] || missingNeighbour(s, i) {
 		// The hand-written detector of c reads the neighbour its filter
 		// needs; here only a generated anchor let the byte through.
 		return genTokenAt(s, i)
 	}
+	g := len(genAt[c]) > 0
 	if i > 0 && i+1 < len(s) {
 		p, n := s[i-1], s[i+1]
-		g := len(genAt[c]) > 0 && genPN[c].ok(p, n)
+		g = g && genPN[c].ok(p, n)
 		if !handPN[c].ok(p, n) {
-			if g {
-				return genTokenAt(s, i)
-			}
-			return Match{}, false
+			return genIf(g, s, i)
 		}
-		m, ok := handDetect(s, i, inGeneric)
-		if !ok && g {
-			return genTokenAt(s, i)
-		}
-		return m, ok
 	}
-	m, ok := handDetect(s, i, inGeneric)
-	if !ok && len(genAt[c]) > 0 {
+	if m, ok := handDetect(s, i, inGeneric); ok {
+		return m, true
+	}
+	return genIf(g, s, i)
+}
+
+// genIf tries the generated anchors at i when g.
+func genIf(g bool, s string, i int) (Match, bool) {
+	if g {
 		return genTokenAt(s, i)
 	}
-	return m, ok
+	return Match{}, false
+}
+
+// missingNeighbour reports a trigger at the edge of the text whose
+// neighbour filter needs the byte that is not there.
+func missingNeighbour(s string, i int) bool {
+	c := s[i]
+	return nbSet[c] != 0 && (nbOff[c] < 0 && i == 0 || nbOff[c] > 0 && i+1 >= len(s))
 }
 
 func handDetect(s string, i int, inGeneric bool) (Match, bool) {
+	t := &handDetectors
 	if inGeneric {
-		switch s[i] {
-		case '=', '@', 'B', 'w', 'k', '>':
-			return Match{}, false
-		case ':':
-			if hasPrefixAt(s, i+1, "//") {
-				return slackWebhook(s, i+3)
-			}
-			if i > 0 && classes[s[i-1]]&cDigit != 0 {
-				return telegram(s, i)
-			}
-			return Match{}, false
-		}
+		t = &vendorDetectors
 	}
-	switch s[i] {
-	case '_':
-		return underscoreToken(s, i)
-	case '-':
-		return dashToken(s, i)
-	case '=', ':':
-		return assignment(s, i)
-	case '@':
-		return urlCredentials(s, i)
-	case 'A':
-		return upperAToken(s, i)
-	case 'S':
-		return upperSToken(s, i)
-	case 'J':
-		return jwt(s, i)
-	case 'B':
-		return bearer(s, i)
-	case '.':
-		return dotToken(s, i)
-	case '/':
-		return slashToken(s, i)
-	case '~':
-		return tildeToken(s, i)
-	case 'w', 'k':
-		return proseKey(s, i)
-	case '>':
-		return xmlElement(s, i)
+	if d := t[s[i]]; d != nil {
+		return d(s, i)
+	}
+	return Match{}, false
+}
+
+type detector func(s string, i int) (Match, bool)
+
+// handDetectors holds the hand-written detector of each trigger byte;
+// vendorDetectors those that run inside a generic match: vendor formats
+// only, no assignment, URL, bearer, prose or XML context.
+var handDetectors, vendorDetectors [256]detector
+
+func init() {
+	handDetectors = [256]detector{
+		'_': underscoreToken, '-': dashToken, '=': assignment, ':': assignment,
+		'@': urlCredentials, 'A': upperAToken, 'S': upperSToken, 'J': jwt,
+		'B': bearer, '.': dotToken, '/': slashToken, '~': tildeToken,
+		'w': proseKey, 'k': proseKey, '>': xmlElement,
+	}
+	vendorDetectors = handDetectors
+	for _, c := range "=@Bwk>" {
+		vendorDetectors[c] = nil
+	}
+	vendorDetectors[':'] = colonVendor
+}
+
+// colonVendor is the vendor formats a ':' starts: a Slack webhook URL or a
+// Telegram bot token.
+func colonVendor(s string, i int) (Match, bool) {
+	if hasPrefixAt(s, i+1, "//") {
+		return slackWebhook(s, i+3)
+	}
+	if i > 0 && classes[s[i-1]]&cDigit != 0 {
+		return telegram(s, i)
 	}
 	return Match{}, false
 }

@@ -4,49 +4,116 @@ package redact
 // detector is triggered by the delimiter (or first letter) and checks the
 // prefix behind it, so most trigger hits cost two or three comparisons.
 
-// underscoreToken handles '_'-delimited prefixes: gh[pousr]_, github_pat_,
-// npm_, hf_, (sk|rk)_(live|test|prod)_, whsec_.
-func underscoreToken(s string, i int) (Match, bool) {
-	if c := s[i-1]; c == 'a' || c == 'i' { // only the formats added for issue 10 end so
-		switch {
-		case i >= 5 && hasSuffixAt(s, i-2, "shp") && (s[i-2] == 'c' || s[i-2] == 'p') && boundary(s, i-5):
-			return body(s, i-5, i+1, setAlnum, 32, KindShopifyToken)
-		case hasSuffixAt(s, i, "glsa") && boundary(s, i-4):
-			return body(s, i-4, i+1, setWord, 32, KindGrafanaToken)
-		case hasSuffixAt(s, i, "lin_api") && boundary(s, i-7):
-			return body(s, i-7, i+1, setAlnum, 40, KindLinearKey)
-		}
-		return Match{}, false
+// tokenRule is one vendor format with a fixed prefix before its delimiter:
+// prefix + need (which starts with the delimiter) + a random body of at
+// least min bytes of set, starting from bytes after the delimiter (default:
+// len(need)). check, when set, must accept the body.
+type tokenRule struct {
+	prefix, need string
+	from         int
+	set          class
+	min          int
+	kind         Kind
+	check        func(string) bool
+}
+
+// underscoreRules and dashRules hold the formats delimited by '_' and '-',
+// indexed by the prefix's last byte: a trigger compares only the few
+// prefixes that end in the byte before it. A prefix must start on a word
+// boundary. The first rule whose prefix and need match decides.
+var underscoreRules, dashRules [256][]tokenRule
+
+func init() {
+	under := []tokenRule{
+		{prefix: "github_pat", set: setWord, min: 22, kind: KindGitHubToken},
+		{prefix: "npm", set: setAlnum, min: 36, kind: KindNPMToken},
+		{prefix: "hf", set: setAlnum, min: 30, kind: KindHuggingFaceToken},
+		{prefix: "whsec", set: setAlnum, min: 24, kind: KindStripeKey},
+		{prefix: "shpat", set: setAlnum, min: 32, kind: KindShopifyToken},
+		{prefix: "shpss", set: setAlnum, min: 32, kind: KindShopifyToken},
+		{prefix: "shpca", set: setAlnum, min: 32, kind: KindShopifyToken},
+		{prefix: "shppa", set: setAlnum, min: 32, kind: KindShopifyToken},
+		{prefix: "glc", set: setBase64, min: 32, kind: KindGrafanaToken},
+		{prefix: "glsa", set: setWord, min: 32, kind: KindGrafanaToken},
+		{prefix: "lin_api", set: setAlnum, min: 40, kind: KindLinearKey},
 	}
-	switch {
-	case i >= 3 && s[i-3] == 'g' && s[i-2] == 'h' && isOneOf(s[i-1], "pousr") && boundary(s, i-3):
-		return body(s, i-3, i+1, setWord, 30, KindGitHubToken)
-	case hasSuffixAt(s, i, "github_pat") && boundary(s, i-10):
-		return body(s, i-10, i+1, setWord, 22, KindGitHubToken)
-	case hasSuffixAt(s, i, "npm") && boundary(s, i-3):
-		return body(s, i-3, i+1, setAlnum, 36, KindNPMToken)
-	case hasSuffixAt(s, i, "hf") && boundary(s, i-2):
-		return body(s, i-2, i+1, setAlnum, 30, KindHuggingFaceToken)
-	case hasSuffixAt(s, i, "whsec") && boundary(s, i-5):
-		return body(s, i-5, i+1, setAlnum, 24, KindStripeKey)
-	case (hasSuffixAt(s, i, "dop") || hasSuffixAt(s, i, "doo") || hasSuffixAt(s, i, "dor")) && boundary(s, i-3) && hasPrefixAt(s, i, "_v1_"):
-		return body(s, i-3, i+4, setHexLower, 64, KindDigitalOcean)
-	case i >= 5 && hasSuffixAt(s, i-2, "shp") && (hasSuffixAt(s, i, "at") || hasSuffixAt(s, i, "ss")) && boundary(s, i-5):
-		return body(s, i-5, i+1, setAlnum, 32, KindShopifyToken)
-	case hasSuffixAt(s, i, "glc") && boundary(s, i-3):
-		return body(s, i-3, i+1, setBase64, 32, KindGrafanaToken)
-	case i >= 2 && (s[i-2] == 's' || s[i-2] == 'r') && s[i-1] == 'k' && boundary(s, i-2):
-		if hasPrefixAt(s, i, "_live_") || hasPrefixAt(s, i, "_test_") || hasPrefixAt(s, i, "_prod_") {
-			return body(s, i-2, i+6, setAlnum, 16, KindStripeKey)
+	for _, c := range "pousr" { // gh[pousr]_
+		under = append(under, tokenRule{prefix: "gh" + string(c), set: setWord, min: 30, kind: KindGitHubToken})
+	}
+	for _, c := range "por" { // do[por]_v1_
+		under = append(under, tokenRule{prefix: "do" + string(c), need: "_v1_", set: setHexLower, min: 64, kind: KindDigitalOcean})
+	}
+	for _, p := range []string{"sk", "rk"} { // (sk|rk)_(live|test|prod)_
+		for _, env := range []string{"_live_", "_test_", "_prod_"} {
+			under = append(under, tokenRule{prefix: p, need: env, set: setAlnum, min: 16, kind: KindStripeKey})
 		}
+	}
+	dash := []tokenRule{
+		{prefix: "PMAK", set: setSlackTok, min: 50, kind: KindPostmanKey},
+		{prefix: "HRKU", set: setURLSafe, min: 40, kind: KindHerokuKey},
+		{prefix: "sk", need: "-ant-", set: setURLSafe, min: 32, kind: KindAnthropicKey},
+		{prefix: "sk", set: setURLSafe, min: 20, kind: KindOpenAIKey, check: mixed},
+		{prefix: "xapp", set: setSlackTok, min: 20, kind: KindSlackToken},
+		{prefix: "glpat", set: setURLSafe, min: 20, kind: KindGitLabToken},
+		{prefix: "glptt", set: setURLSafe, min: 20, kind: KindGitLabToken},
+		{prefix: "gldt", set: setURLSafe, min: 20, kind: KindGitLabToken},
+		{prefix: "glrt", set: setURLSafe, min: 20, kind: KindGitLabToken},
+		{prefix: "pypi", need: "-AgE", from: 1, set: setURLSafe, min: 50, kind: KindPyPIToken},
+		{prefix: "AGE", need: "-SECRET-KEY-1", set: setUpperNum, min: 50, kind: KindAgeSecretKey},
+	}
+	for _, t := range []string{"AK", "II", "JS", "AA"} { // NRAK-, NRII-, ...
+		dash = append(dash, tokenRule{prefix: "NR" + t, set: setURLSafe, min: 19, kind: KindNewRelicKey})
+	}
+	for _, c := range "abeoprs" { // xox[abeoprs]-
+		dash = append(dash, tokenRule{prefix: "xox" + string(c), set: setSlackTok, min: 10, kind: KindSlackToken, check: hasDigit})
+	}
+	index(&underscoreRules, under, "_")
+	index(&dashRules, dash, "-")
+}
+
+func index(t *[256][]tokenRule, rules []tokenRule, delim string) {
+	for _, r := range rules {
+		if r.need == "" {
+			r.need = delim
+		}
+		if r.from == 0 {
+			r.from = len(r.need)
+		}
+		c := r.prefix[len(r.prefix)-1]
+		t[c] = append(t[c], r)
+	}
+}
+
+// prefixToken matches the rules of the delimiter at s[i].
+func prefixToken(s string, i int, rules *[256][]tokenRule) (Match, bool) {
+	rs := rules[s[i-1]]
+	for k := range rs {
+		r := &rs[k]
+		start := i - len(r.prefix)
+		if !hasSuffixAt(s, i, r.prefix) || !boundary(s, start) || !hasPrefixAt(s, i, r.need) {
+			continue
+		}
+		m, ok := body(s, start, i+r.from, r.set, r.min, r.kind)
+		if ok && r.check != nil && !r.check(s[i+r.from:m.End]) {
+			return Match{}, false
+		}
+		return m, ok
 	}
 	return Match{}, false
 }
 
-// dashToken handles '-'-delimited prefixes: private key blocks, glpat-,
-// sk-/sk-proj-/sk-ant-, xox?-, xapp-, pypi-, AGE-SECRET-KEY-1.
+// underscoreToken handles '_'-delimited prefixes: gh[pousr]_, github_pat_,
+// npm_, hf_, (sk|rk)_(live|test|prod)_, whsec_ and the others of
+// underscoreRules.
+func underscoreToken(s string, i int) (Match, bool) {
+	return prefixToken(s, i, &underscoreRules)
+}
+
+// dashToken handles '-'-delimited prefixes (glpat-, sk-, xox?-, pypi-,
+// AGE-SECRET-KEY-1 and the others of dashRules), private key blocks,
+// flags, mailgun's key- and PuTTY key files.
 func dashToken(s string, i int) (Match, bool) {
-	switch s[i-1] { // bytes only the formats added for issue 10 put before a dash
+	switch s[i-1] {
 	case ' ', '\t':
 		return shortFlag(s, i)
 	case 'y':
@@ -54,50 +121,29 @@ func dashToken(s string, i int) (Match, bool) {
 			return mailgun(s, i)
 		}
 		return Match{}, false
-	case 'K', 'S', 'I', 'A', 'U', 'Y':
-		switch {
-		case hasSuffixAt(s, i, "PMAK") && boundary(s, i-4):
-			return body(s, i-4, i+1, setSlackTok, 50, KindPostmanKey)
-		case i >= 4 && s[i-4] == 'N' && s[i-3] == 'R' && (hasSuffixAt(s, i, "AK") || hasSuffixAt(s, i, "II") || hasSuffixAt(s, i, "JS") || hasSuffixAt(s, i, "AA")) && boundary(s, i-4):
-			return body(s, i-4, i+1, setURLSafe, 19, KindNewRelicKey)
-		case hasSuffixAt(s, i, "HRKU") && boundary(s, i-4):
-			return body(s, i-4, i+1, setURLSafe, 40, KindHerokuKey)
-		case hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
+	case 'Y':
+		if hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-") {
 			return puttyKey(s, i-5)
 		}
 		return Match{}, false
+	case '-':
+		return doubleDash(s, i)
 	}
-	switch {
-	case hasPrefixAt(s, i-1, "-----BEGIN ") && (i == 1 || s[i-2] != '-'):
-		return privateKey(s, i-1) // triggered on the second dash
-	case hasPrefixAt(s, i-1, "-----END ") && (i == 1 || s[i-2] != '-'):
-		return privateKeyTail(s, i-1) // a key whose BEGIN was in another read
-	case i >= 2 && s[i-2] == 's' && s[i-1] == 'k' && boundary(s, i-2):
-		if hasPrefixAt(s, i, "-ant-") {
-			return body(s, i-2, i+5, setURLSafe, 32, KindAnthropicKey)
+	return prefixToken(s, i, &dashRules)
+}
+
+// doubleDash handles a dash after a dash: a -----BEGIN or -----END line
+// (triggered on its second dash) or a --long flag.
+func doubleDash(s string, i int) (Match, bool) {
+	if i == 1 || s[i-2] != '-' {
+		if hasPrefixAt(s, i-1, "-----BEGIN ") {
+			return privateKey(s, i-1)
 		}
-		m, ok := body(s, i-2, i+1, setURLSafe, 20, KindOpenAIKey)
-		if ok && !mixed(s[i+1:m.End]) {
-			return Match{}, false
+		if hasPrefixAt(s, i-1, "-----END ") {
+			return privateKeyTail(s, i-1) // a key whose BEGIN was in another read
 		}
-		return m, ok
-	case i >= 4 && s[i-4] == 'x' && s[i-3] == 'o' && s[i-2] == 'x' && isOneOf(s[i-1], "abeoprs") && boundary(s, i-4):
-		m, ok := body(s, i-4, i+1, setSlackTok, 10, KindSlackToken)
-		if ok && !hasDigit(s[i+1:m.End]) {
-			return Match{}, false
-		}
-		return m, ok
-	case hasSuffixAt(s, i, "xapp") && boundary(s, i-4):
-		return body(s, i-4, i+1, setSlackTok, 20, KindSlackToken)
-	case (hasSuffixAt(s, i, "glpat") || hasSuffixAt(s, i, "glptt")) && boundary(s, i-5):
-		return body(s, i-5, i+1, setURLSafe, 20, KindGitLabToken)
-	case (hasSuffixAt(s, i, "gldt") || hasSuffixAt(s, i, "glrt")) && boundary(s, i-4):
-		return body(s, i-4, i+1, setURLSafe, 20, KindGitLabToken)
-	case hasSuffixAt(s, i, "pypi") && boundary(s, i-4) && hasPrefixAt(s, i, "-AgE"):
-		return body(s, i-4, i+1, setURLSafe, 50, KindPyPIToken)
-	case hasSuffixAt(s, i, "AGE") && boundary(s, i-3) && hasPrefixAt(s, i, "-SECRET-KEY-1"):
-		return body(s, i-3, i+13, setUpperNum, 50, KindAgeSecretKey)
-	case s[i-1] == '-' && (i < 2 || flagStart[s[i-2]]):
+	}
+	if i < 2 || flagStart[s[i-2]] {
 		return longFlag(s, i+1)
 	}
 	return Match{}, false
@@ -223,10 +269,7 @@ func dotToken(s string, i int) (Match, bool) {
 		}
 	case 'p':
 		if s[i-2] == 'd' && boundary(s, i-2) {
-			j := run(s, i+1, setAlnum)
-			if n := j - (i + 1); n >= 2 && n <= 5 && j < len(s) && s[j] == '.' {
-				return body(s, i-2, j+1, setAlnum, 40, KindDopplerToken)
-			}
+			return doppler(s, i)
 		}
 	case '9':
 		if hasSuffixAt(s, i, "ya29") && boundary(s, i-4) {
@@ -234,6 +277,15 @@ func dotToken(s string, i int) (Match, bool) {
 		}
 	}
 	return discord(s, i)
+}
+
+// doppler matches dp.<type>.<40+>, the '.' after dp at i.
+func doppler(s string, i int) (Match, bool) {
+	j := run(s, i+1, setAlnum)
+	if n := j - (i + 1); n < 2 || n > 5 || j >= len(s) || s[j] != '.' {
+		return Match{}, false
+	}
+	return body(s, i-2, j+1, setAlnum, 40, KindDopplerToken)
 }
 
 // discord matches a bot token, [MNO] + 23-27, '.', 6, '.', 27-38 url-safe
@@ -250,17 +302,23 @@ func discord(s string, i int) (Match, bool) {
 		if run(s, t, setURLSafe) != i || !mixed(s[t:i]) {
 			return Match{}, false
 		}
-		e2 := run(s, i+1, setURLSafe)
-		if e2-(i+1) != 6 || e2 >= len(s) || s[e2] != '.' {
-			return Match{}, false
-		}
-		e3 := run(s, e2+1, setURLSafe)
-		if n := e3 - (e2 + 1); n < 27 || n > 38 || !endBoundary(s, e3) {
-			return Match{}, false
-		}
-		return Match{KindDiscordToken, t, e3}, true
+		return discordTail(s, t, i)
 	}
 	return Match{}, false
+}
+
+// discordTail reads a Discord token's 6-byte middle part and its 27-38
+// byte last part after its first dot at i.
+func discordTail(s string, t, i int) (Match, bool) {
+	e2 := run(s, i+1, setURLSafe)
+	if e2-(i+1) != 6 || e2 >= len(s) || s[e2] != '.' {
+		return Match{}, false
+	}
+	e3 := run(s, e2+1, setURLSafe)
+	if n := e3 - (e2 + 1); n < 27 || n > 38 || !endBoundary(s, e3) {
+		return Match{}, false
+	}
+	return Match{KindDiscordToken, t, e3}, true
 }
 
 // slashToken matches Google OAuth refresh tokens, 1//0<url-safe>, triggered
@@ -276,13 +334,8 @@ func slashToken(s string, i int) (Match, bool) {
 // 31-34 of [A-Za-z0-9_~.-] (gitleaks azure-ad-client-secret).
 func tildeToken(s string, i int) (Match, bool) {
 	t := i - 5
-	if t < 0 || s[i-1] != 'Q' || classes[s[i-2]]&cDigit == 0 || t > 0 && (classes[s[t-1]]&setKeyName != 0 || s[t-1] == '~') {
+	if !azureHead(s, t, i) {
 		return Match{}, false
-	}
-	for k := t; k < i-2; k++ {
-		if classes[s[k]]&(setWord|cKey) == 0 && s[k] != '~' {
-			return Match{}, false
-		}
 	}
 	e := i + 1
 	for e < len(s) && e-i <= 40 && (classes[s[e]]&(setURLSafe|cKey) != 0 || s[e] == '~') {
@@ -295,6 +348,20 @@ func tildeToken(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{KindAzureADSecret, t, e}, true
+}
+
+// azureHead reports whether s[t:i+1] is an Azure AD secret's head: 3
+// bytes of a name, a digit and "Q~", not inside a longer name.
+func azureHead(s string, t, i int) bool {
+	if t < 0 || s[i-1] != 'Q' || classes[s[i-2]]&cDigit == 0 || t > 0 && (classes[s[t-1]]&setKeyName != 0 || s[t-1] == '~') {
+		return false
+	}
+	for k := t; k < i-2; k++ {
+		if classes[s[k]]&(setWord|cKey) == 0 && s[k] != '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // databricks matches dapi<32 hex>, with an optional -<digit> suffix. "dapi"
@@ -417,7 +484,13 @@ func hasDigit(s string) bool {
 
 // mixed reports whether s has at least two of: digit, lower, upper.
 func mixed(s string) bool {
-	var d, l, u bool
+	d, l, u := charKinds(s)
+	return d && (l || u) || l && u
+}
+
+// charKinds reports whether s has a digit, a lower-case and an upper-case
+// ASCII letter.
+func charKinds(s string) (d, l, u bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -429,13 +502,7 @@ func mixed(s string) bool {
 			u = true
 		}
 	}
-	n := 0
-	for _, b := range []bool{d, l, u} {
-		if b {
-			n++
-		}
-	}
-	return n >= 2
+	return d, l, u
 }
 
 func allSame(s string) bool {

@@ -226,10 +226,27 @@ func Build(s Session, o Options) (Result, error) {
 	s.Normalize()
 	head, foot := frame(s, o.Mode)
 	layers := buildLayers(s)
-	// Every layer quotes the previous session (or the repository): all of
-	// them sit in the one quoted block, whose fence is longer than any
-	// backtick run opening a line of any item (computed once over all of
-	// them, so trimming to the budget never changes it).
+	pk := &packer{layers: layers, head: head, foot: foot, budget: budget, fence: blockFence(layers)}
+	if !pk.fits() {
+		return Result{}, &BudgetError{Budget: budget, Need: Estimate(head+foot) + 40}
+	}
+	if err := pk.stubs(); err != nil {
+		return Result{}, err
+	}
+	pk.grow()
+	text := pk.assemble()
+	res := Result{Text: text, Tokens: Estimate(text), Budget: budget, Target: target}
+	for _, l := range layers {
+		res.Layers = append(res.Layers, l.stat())
+	}
+	return res, nil
+}
+
+// blockFence is the fence of the one quoted block every layer sits in (each
+// quotes the previous session or the repository): longer than any
+// backtick run opening a line of any item, computed once over all of them
+// so that trimming to the budget never changes it.
+func blockFence(layers []*layer) string {
 	var all strings.Builder
 	for _, l := range layers {
 		for _, it := range l.items {
@@ -237,87 +254,102 @@ func Build(s Session, o Options) (Result, error) {
 			all.WriteByte('\n')
 		}
 	}
-	fence := publish.Fence(all.String())
-	assemble := func() string {
-		var b strings.Builder
-		b.WriteString(head)
-		var body strings.Builder
-		order := []string{"task", "decisions", "blockers", "files", "project", "overview", "older", "recent"}
-		for _, name := range order {
-			for _, l := range layers {
-				if l.name == name {
-					body.WriteString(l.render())
-				}
+	return publish.Fence(all.String())
+}
+
+// packer fits the layers between head and foot into budget.
+type packer struct {
+	layers            []*layer
+	head, foot, fence string
+	budget            int
+}
+
+// layerOrder is the order the layers appear in the prompt.
+var layerOrder = []string{"task", "decisions", "blockers", "files", "project", "overview", "older", "recent"}
+
+func (pk *packer) assemble() string {
+	var b strings.Builder
+	b.WriteString(pk.head)
+	var body strings.Builder
+	for _, name := range layerOrder {
+		for _, l := range pk.layers {
+			if l.name == name {
+				body.WriteString(l.render())
 			}
 		}
-		b.WriteString(publish.QuoteBlock(fence, strings.TrimRight(body.String(), "\n")))
-		b.WriteString("\n")
-		b.WriteString(foot)
-		return b.String()
 	}
-	fits := func() bool { return Estimate(assemble()) <= budget }
-	if !fits() {
-		return Result{}, &BudgetError{Budget: budget, Need: Estimate(head+foot) + 40}
-	}
-	// searchMax returns the largest v in [lo, hi] for which set(v) fits
-	// (fits is monotone in v), leaving set(result) applied.
-	searchMax := func(lo, hi int, set func(int)) int {
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			set(mid)
-			if fits() {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
+	b.WriteString(publish.QuoteBlock(pk.fence, strings.TrimRight(body.String(), "\n")))
+	b.WriteString("\n")
+	b.WriteString(pk.foot)
+	return b.String()
+}
+
+func (pk *packer) fits() bool { return Estimate(pk.assemble()) <= pk.budget }
+
+// searchMax returns the largest v in [lo, hi] for which set(v) fits (fits
+// is monotone in v), leaving set(result) applied.
+func (pk *packer) searchMax(lo, hi int, set func(int)) int {
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		set(mid)
+		if pk.fits() {
+			lo = mid
+		} else {
+			hi = mid - 1
 		}
-		set(lo)
-		return lo
 	}
-	// Phase 1: a stub of every P1–P3 layer (its first item, up to stubBytes),
-	// so that truncating one of them never starves the next.
-	for _, l := range layers {
+	set(lo)
+	return lo
+}
+
+// stubs is phase 1: a stub of every P1–P3 layer (its first item, up to
+// stubBytes), so that truncating one of them never starves the next. A
+// task that does not fit even clipped is a BudgetError.
+func (pk *packer) stubs() error {
+	for _, l := range pk.layers {
 		if !l.mustKeep || len(l.items) == 0 {
 			continue
 		}
 		if len(l.items[0]) <= stubBytes {
 			l.k = 1
-			if fits() {
+			if pk.fits() {
 				continue
 			}
 			l.k = 0
 		}
-		searchMax(0, min(len(l.items[0]), stubBytes), func(v int) { l.clip = v })
-		if l.clip < minClip && l.clip < len(l.items[0]) {
-			l.clip = 0
-		}
+		pk.clipTo(l, l.items[0], stubBytes)
 		if l.p == 1 && l.clip == 0 {
-			return Result{}, &BudgetError{Budget: budget, Need: Estimate(head+foot) + Estimate(l.items[0][:min(len(l.items[0]), minClip)]) + 20}
+			return &BudgetError{Budget: pk.budget, Need: Estimate(pk.head+pk.foot) + Estimate(l.items[0][:min(len(l.items[0]), minClip)]) + 20}
 		}
 	}
-	// Phase 2: grow each layer in priority order: whole items first, then as
-	// much of the next item as fits (P1–P3 always; P4–P7 once one item fits).
-	for _, l := range layers {
+	return nil
+}
+
+// clipTo keeps as much of item (at most limit bytes) as fits, nothing when
+// that is under minClip of a longer item.
+func (pk *packer) clipTo(l *layer, item string, limit int) {
+	pk.searchMax(0, min(len(item), limit), func(v int) { l.clip = v })
+	if l.clip < minClip && l.clip < len(item) {
+		l.clip = 0
+	}
+}
+
+// grow is phase 2: each layer in priority order takes whole items first,
+// then as much of the next item as fits (P1–P3 always; P4–P7 once one item
+// fits).
+func (pk *packer) grow() {
+	for _, l := range pk.layers {
 		if len(l.items) == 0 {
 			continue
 		}
 		l.clip = 0
-		searchMax(l.k, len(l.items), func(v int) { l.k = v })
+		pk.searchMax(l.k, len(l.items), func(v int) { l.k = v })
 		if l.k == len(l.items) || !(l.mustKeep || l.k > 0) {
 			continue
 		}
 		b := l.boundary()
-		searchMax(0, len(b), func(v int) { l.clip = v })
-		if l.clip < minClip && l.clip < len(b) {
-			l.clip = 0
-		}
+		pk.clipTo(l, b, len(b))
 	}
-	text := assemble()
-	res := Result{Text: text, Tokens: Estimate(text), Budget: budget, Target: target}
-	for _, l := range layers {
-		res.Layers = append(res.Layers, l.stat())
-	}
-	return res, nil
 }
 
 // frame is the always-present head (title, where the session came from,
@@ -409,36 +441,39 @@ func DisplayName(tool string) string {
 }
 
 func buildLayers(s Session) []*layer {
-	var out []*layer
-	// P1 task state. Items are in order of importance: truncation keeps the
-	// goal, then what is in progress, then what remains, then what is done.
+	recent, older := conversationLayers(s)
+	return []*layer{taskLayer(s), filesLayer(s), decisionsLayer(s), blockersLayer(s), projectLayer(s), overviewLayer(s), recent, older}
+}
+
+// addIf appends item when ok.
+func (l *layer) addIf(ok bool, item string) {
+	if ok {
+		l.items = append(l.items, item)
+	}
+}
+
+// taskLayer is P1, the task state. Items are in order of importance:
+// truncation keeps the goal, then what is in progress, then what remains,
+// then what is done.
+func taskLayer(s Session) *layer {
 	task := &layer{p: 1, name: "task", title: "## Current Task", mustKeep: true}
 	goal := strings.TrimSpace(s.Task.Description)
 	if goal == "" {
 		goal = "(no request was recorded; ask the user to restate the task)"
 	}
 	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
-	if l := strings.TrimSpace(s.Task.Latest); l != "" && l != goal {
-		task.items = append(task.items, "**Latest request:** "+defuseHeadings(l))
-	}
-	if ip := strings.TrimSpace(s.Task.InProgress); ip != "" {
-		task.items = append(task.items, "**In progress:** "+defuseHeadings(ip))
-	}
-	if len(s.Task.SetAside) > 0 {
-		task.items = append(task.items, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
-	}
-	if len(s.Task.Remaining) > 0 {
-		task.items = append(task.items, "**Remaining:**\n"+bulletList(s.Task.Remaining))
-	}
-	if len(s.References) > 0 {
-		task.items = append(task.items, "**References and action items:**\n"+bulletList(s.References))
-	}
-	if len(s.Task.Completed) > 0 {
-		task.items = append(task.items, "**Completed:**\n"+bulletList(s.Task.Completed))
-	}
-	out = append(out, task)
+	latest, ip := strings.TrimSpace(s.Task.Latest), strings.TrimSpace(s.Task.InProgress)
+	task.addIf(latest != "" && latest != goal, "**Latest request:** "+defuseHeadings(latest))
+	task.addIf(ip != "", "**In progress:** "+defuseHeadings(ip))
+	task.addIf(len(s.Task.SetAside) > 0, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
+	task.addIf(len(s.Task.Remaining) > 0, "**Remaining:**\n"+bulletList(s.Task.Remaining))
+	task.addIf(len(s.References) > 0, "**References and action items:**\n"+bulletList(s.References))
+	task.addIf(len(s.Task.Completed) > 0, "**Completed:**\n"+bulletList(s.Task.Completed))
+	return task
+}
 
-	// P2 changed files.
+// filesLayer is P2, the changed files with their diffs.
+func filesLayer(s Session) *layer {
 	files := &layer{p: 2, name: "files", title: "## Files Changed", mustKeep: true}
 	for i, f := range s.FilesChanged {
 		if i == MaxFiles {
@@ -454,15 +489,21 @@ func buildLayers(s Session) []*layer {
 		}
 		files.items = append(files.items, item)
 	}
-	out = append(out, files)
+	return files
+}
 
-	// P3 decisions and blockers.
+// decisionsLayer is P3's decisions.
+func decisionsLayer(s Session) *layer {
 	dec := &layer{p: 3, name: "decisions", title: "## Key Decisions — Do NOT Re-Debate These", mustKeep: true,
 		intro: "These were settled in the previous session. Accept them as given and build on them."}
 	for i, d := range distill.Dedupe(s.Decisions) {
 		dec.items = append(dec.items, fmt.Sprintf("%d. %s", i+1, oneLine(d)))
 	}
-	out = append(out, dec)
+	return dec
+}
+
+// blockersLayer is P3's blockers and open questions.
+func blockersLayer(s Session) *layer {
 	blk := &layer{p: 3, name: "blockers", title: "## Errors & Blockers Encountered", mustKeep: true,
 		intro: "The previous agent ran into these. Do not retry them as they were."}
 	for _, b := range distill.Dedupe(append(append([]string{}, s.Task.Blockers...), s.Blockers...)) {
@@ -471,48 +512,29 @@ func buildLayers(s Session) []*layer {
 	for _, q := range distill.Dedupe(s.Questions) {
 		blk.items = append(blk.items, "- Open question: "+oneLine(q))
 	}
-	out = append(out, blk)
+	return blk
+}
 
-	// P4 project context.
+// projectLayer is P4, the project context.
+func projectLayer(s Session) *layer {
 	prj := &layer{p: 4, name: "project", title: "## Project Context"}
-	if s.Project.GitBranch != "" {
-		prj.items = append(prj.items, "**Branch:** `"+s.Project.GitBranch+"`")
-	}
-	if st := strings.TrimRight(s.Project.GitStatus, "\n"); st != "" {
-		prj.items = append(prj.items, "**Git status:**\n"+codeBlock("", firstLines(st, MaxTreeLines)))
-	}
-	if len(s.Project.GitLog) > 0 {
-		prj.items = append(prj.items, "**Recent commits:**\n"+codeBlock("", strings.Join(OneLine(s.Project.GitLog), "\n")))
-	}
-	if t := strings.TrimRight(s.Project.Structure, "\n"); t != "" {
-		prj.items = append(prj.items, "**Project structure:**\n"+codeBlock("", firstLines(t, MaxTreeLines)))
-	}
-	if m := strings.TrimSpace(s.Project.MemoryFileContents); m != "" {
-		prj.items = append(prj.items, "**Agent memory files:**\n"+codeBlock("", redact.Clip(m, MaxMemoryChars)))
-	}
-	out = append(out, prj)
+	p := s.Project
+	st, tree, mem := strings.TrimRight(p.GitStatus, "\n"), strings.TrimRight(p.Structure, "\n"), strings.TrimSpace(p.MemoryFileContents)
+	prj.addIf(p.GitBranch != "", "**Branch:** `"+p.GitBranch+"`")
+	prj.addIf(st != "", "**Git status:**\n"+codeBlock("", firstLines(st, MaxTreeLines)))
+	prj.addIf(len(p.GitLog) > 0, "**Recent commits:**\n"+codeBlock("", strings.Join(OneLine(p.GitLog), "\n")))
+	prj.addIf(tree != "", "**Project structure:**\n"+codeBlock("", firstLines(tree, MaxTreeLines)))
+	prj.addIf(mem != "", "**Agent memory files:**\n"+codeBlock("", redact.Clip(mem, MaxMemoryChars)))
+	return prj
+}
 
-	// P5 session overview.
+// overviewLayer is P5, the session overview: its counts, tools and
+// test, summary, and first and last requests.
+func overviewLayer(s Session) *layer {
 	ov := &layer{p: 5, name: "overview", title: "## Session Overview"}
+	ov.items = append(ov.items, overviewLines(s))
+	ov.addIf(s.Conversation.Summary != "", "**Summary:** "+s.Conversation.Summary)
 	msgs := s.Conversation.Messages
-	var lines []string
-	lines = append(lines, fmt.Sprintf("- %d messages exchanged", s.Conversation.MessageCount))
-	if s.Conversation.EstimatedTokens > 0 {
-		lines = append(lines, fmt.Sprintf("- ~%d tokens of conversation", s.Conversation.EstimatedTokens))
-	}
-	if s.Tokens != nil && s.Tokens.Max > 0 {
-		lines = append(lines, fmt.Sprintf("- context was %d%% full (%d of %d tokens)", s.Tokens.Used*100/s.Tokens.Max, s.Tokens.Used, s.Tokens.Max))
-	}
-	if tools := toolNames(msgs); len(tools) > 0 {
-		lines = append(lines, "- Tools used: "+strings.Join(tools, ", "))
-	}
-	if s.Test != "" {
-		lines = append(lines, "- Verify with: `"+oneLine(s.Test)+"`")
-	}
-	ov.items = append(ov.items, strings.Join(lines, "\n"))
-	if s.Conversation.Summary != "" {
-		ov.items = append(ov.items, "**Summary:** "+s.Conversation.Summary)
-	}
 	first, last := -1, -1
 	for i, m := range msgs {
 		if m.Role == "user" {
@@ -528,21 +550,40 @@ func buildLayers(s Session) []*layer {
 	if last > first {
 		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(msgs[last].Content), 300))
 	}
-	out = append(out, ov)
+	return ov
+}
 
-	// P6 recent and P7 older conversation.
+func overviewLines(s Session) string {
+	lines := []string{fmt.Sprintf("- %d messages exchanged", s.Conversation.MessageCount)}
+	if s.Conversation.EstimatedTokens > 0 {
+		lines = append(lines, fmt.Sprintf("- ~%d tokens of conversation", s.Conversation.EstimatedTokens))
+	}
+	if s.Tokens != nil && s.Tokens.Max > 0 {
+		lines = append(lines, fmt.Sprintf("- context was %d%% full (%d of %d tokens)", s.Tokens.Used*100/s.Tokens.Max, s.Tokens.Used, s.Tokens.Max))
+	}
+	if tools := toolNames(s.Conversation.Messages); len(tools) > 0 {
+		lines = append(lines, "- Tools used: "+strings.Join(tools, ", "))
+	}
+	if s.Test != "" {
+		lines = append(lines, "- Verify with: `"+oneLine(s.Test)+"`")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// conversationLayers are P6, the recent messages, and P7, the older ones.
+func conversationLayers(s Session) (recent, older *layer) {
+	msgs := s.Conversation.Messages
 	split := max(0, len(msgs)-RecentMessages)
-	older := &layer{p: 7, name: "older", title: "## Earlier Conversation", keepNewest: true}
+	older = &layer{p: 7, name: "older", title: "## Earlier Conversation", keepNewest: true}
 	for _, m := range msgs[:split] {
 		older.items = append(older.items, renderMessage(m, MaxOlderChars))
 	}
-	recent := &layer{p: 6, name: "recent", keepNewest: true,
+	recent = &layer{p: 6, name: "recent", keepNewest: true,
 		title: fmt.Sprintf("## Recent Conversation (last %d of %d messages)", len(msgs)-split, s.Conversation.MessageCount)}
 	for _, m := range msgs[split:] {
 		recent.items = append(recent.items, renderMessage(m, MaxRecentChars))
 	}
-	out = append(out, recent, older)
-	return out
+	return recent, older
 }
 
 func renderMessage(m Message, n int) string {

@@ -31,21 +31,27 @@ func cleanValue(v reflect.Value) {
 			cleanValue(v.Index(i))
 		}
 	case reflect.Map:
-		if v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.String {
-			return // carryover's maps are string → string
-		}
-		for _, k := range v.MapKeys() {
-			ck, cv := publish.StripTerminal(k.String()), publish.StripTerminal(v.MapIndex(k).String())
-			if ck != k.String() {
-				v.SetMapIndex(k, reflect.Value{})
-			}
-			v.SetMapIndex(reflect.ValueOf(ck).Convert(v.Type().Key()), reflect.ValueOf(cv).Convert(v.Type().Elem()))
-		}
+		cleanMap(v)
 	case reflect.String:
 		if v.CanSet() {
 			if c := publish.StripTerminal(v.String()); c != v.String() {
 				v.SetString(c)
 			}
 		}
+	}
+}
+
+// cleanMap cleans the keys and values of a string → string map (the only
+// maps carryover's types hold).
+func cleanMap(v reflect.Value) {
+	if v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.String {
+		return
+	}
+	for _, k := range v.MapKeys() {
+		ck, cv := publish.StripTerminal(k.String()), publish.StripTerminal(v.MapIndex(k).String())
+		if ck != k.String() {
+			v.SetMapIndex(k, reflect.Value{})
+		}
+		v.SetMapIndex(reflect.ValueOf(ck).Convert(v.Type().Key()), reflect.ValueOf(cv).Convert(v.Type().Elem()))
 	}
 }

@@ -21,54 +21,79 @@ func Estimate(s string) int {
 		switch {
 		case c == ' ' && i+1 < len(s) && isWordByte(s[i+1]):
 			i++ // a single space joins the word that follows
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			j := i
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-				j++
-			}
-			n += wSpace
-			if j < len(s) && j-i > 1 && s[j-1] == ' ' {
-				n += wIndent // indentation before code or JSON splits off
-			}
-			i = j
+		case isSpaceByte(c):
+			n, i = spaceRun(s, i, n)
 		case isLetter(c):
-			j := i
-			for j < len(s) && isLetter(s[j]) {
-				j++
-			}
-			n += wWord
-			if j-i > 6 {
-				n += wLongLetter * float64(j-i-6)
-			}
-			i = j
+			n, i = letterRun(s, i, n)
 		case c >= '0' && c <= '9':
-			j := i
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			n += wDigits * float64((j-i+2)/3)
-			i = j
+			n, i = digitRun(s, i, n)
 		case c < utf8.RuneSelf:
-			j := i
-			for j < len(s) && s[j] < utf8.RuneSelf && !isWordByte(s[j]) && s[j] != ' ' && s[j] != '\n' && s[j] != '\t' && s[j] != '\r' {
-				j++
-			}
-			n += wPunct + wPunctMore*float64(j-i-1)
-			i = j
+			n, i = punctRun(s, i, n)
 		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r):
-				n += wCJK
-			case unicode.IsLetter(r):
-				n += wLetter
-			default:
-				n += wOtherByte * float64(size)
-			}
-			i += size
+			n, i = nonASCII(s, i, n)
 		}
 	}
 	return int(n*Margin) + 1
+}
+
+// The pieces of Estimate's pre-split: each adds its price to n and
+// returns where the next piece starts.
+
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func spaceRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && isSpaceByte(s[j]) {
+		j++
+	}
+	n += wSpace
+	if j < len(s) && j-i > 1 && s[j-1] == ' ' {
+		n += wIndent // indentation before code or JSON splits off
+	}
+	return n, j
+}
+
+func letterRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && isLetter(s[j]) {
+		j++
+	}
+	n += wWord
+	if j-i > 6 {
+		n += wLongLetter * float64(j-i-6)
+	}
+	return n, j
+}
+
+// digitRun prices digits in groups of three.
+func digitRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	return n + wDigits*float64((j-i+2)/3), j
+}
+
+func punctRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && s[j] < utf8.RuneSelf && !isWordByte(s[j]) && !isSpaceByte(s[j]) {
+		j++
+	}
+	return n + (wPunct + wPunctMore*float64(j-i-1)), j
+}
+
+// nonASCII prices one rune: a CJK character, another letter, or bytes.
+func nonASCII(s string, i int, n float64) (float64, int) {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r):
+		n += wCJK
+	case unicode.IsLetter(r):
+		n += wLetter
+	default:
+		n += wOtherByte * float64(size)
+	}
+	return n, i + size
 }
 
 // Margin is the safety factor over the fitted estimate.

@@ -18,8 +18,9 @@ import (
 )
 
 // memoryFiles are the project files whose text the resume prompt carries
-// (P4), carryover's pointer block taken out.
-var memoryFiles = []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".github/copilot-instructions.md"}
+// (P4), carryover's pointer block taken out: what the agents read as
+// instructions (their descriptors).
+var memoryFiles = adapters.InstructionFiles()
 
 // Sources are what FromRows reads besides the rows.
 type Sources struct {
@@ -66,15 +67,7 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	s.Project = projectContext(src, h, repo, deadline)
 	SetTaskState(&s, h)
 	for _, f := range h.Files {
-		fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path)}
-		switch {
-		case f.Git == "deleted":
-			fc.ChangeType = "deleted"
-		case f.Created:
-			fc.ChangeType = "created"
-		}
-		fc.Diff = fileDiff(src, repo, f, deadline)
-		s.FilesChanged = append(s.FilesChanged, fc)
+		s.FilesChanged = append(s.FilesChanged, fileChange(f, fileDiff(src, repo, f, deadline)))
 	}
 	tok := h.Tokens
 	if tok.Max == 0 && ls.TokensMax > 0 {
@@ -83,53 +76,78 @@ func FromRows(rows []ledger.Row, src Sources) Session {
 	if tok.Max > 0 {
 		s.Tokens = &Tokens{Used: tok.Used, Max: tok.Max}
 	}
+	s.Conversation.Messages = messages(rows)
+	if src.Redact != nil {
+		s.Redact(src.Redact)
+	}
+	s.Normalize()
+	return s
+}
+
+// fileChange is a changed file with its diff.
+func fileChange(f distill.File, diff string) FileChange {
+	fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path), Diff: diff}
+	switch {
+	case f.Git == "deleted":
+		fc.ChangeType = "deleted"
+	case f.Created:
+		fc.ChangeType = "created"
+	}
+	return fc
+}
+
+// messages is the conversation of the main thread's rows: requests,
+// replies, compactions, tool calls and their results.
+func messages(rows []ledger.Row) []Message {
 	calls := map[string]ledger.Row{}
 	for _, r := range rows {
 		if r.Kind == adapters.KindToolCall && r.CallID != "" {
 			calls[r.CallID] = r
 		}
 	}
+	var out []Message
 	for _, r := range rows {
 		if r.Sidechain {
 			continue
 		}
-		m := Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
-		switch r.Kind {
-		case adapters.KindPrompt:
-			m.Role = "user"
-		case adapters.KindText:
-			m.Role = "assistant"
-		case adapters.KindCompaction:
-			m.Role = "system"
-		case adapters.KindToolCall:
-			m.Role, m.ToolName = "assistant", r.ToolName
-			switch {
-			case r.Command != "":
-				m.Content = "$ " + r.Command
-			case r.FilePath != "":
-				m.Content = "edit " + r.FilePath
-			}
-		case adapters.KindToolResult, adapters.KindError:
-			m.Role, m.ToolName = "tool", r.ToolName
-			if c, ok := calls[r.CallID]; ok && m.ToolName == "" {
-				m.ToolName = c.ToolName
-			}
-			if r.Kind == adapters.KindError {
-				m.Content = "ERROR: " + m.Content
-			}
-		default:
-			continue
+		if m, ok := message(r, calls); ok && strings.TrimSpace(m.Content) != "" {
+			out = append(out, m)
 		}
-		if strings.TrimSpace(m.Content) == "" {
-			continue
+	}
+	return out
+}
+
+// message is row r as a message; ok is false for a kind the conversation
+// does not show.
+func message(r ledger.Row, calls map[string]ledger.Row) (Message, bool) {
+	m := Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
+	switch r.Kind {
+	case adapters.KindPrompt:
+		m.Role = "user"
+	case adapters.KindText:
+		m.Role = "assistant"
+	case adapters.KindCompaction:
+		m.Role = "system"
+	case adapters.KindToolCall:
+		m.Role, m.ToolName = "assistant", r.ToolName
+		switch {
+		case r.Command != "":
+			m.Content = "$ " + r.Command
+		case r.FilePath != "":
+			m.Content = "edit " + r.FilePath
 		}
-		s.Conversation.Messages = append(s.Conversation.Messages, m)
+	case adapters.KindToolResult, adapters.KindError:
+		m.Role, m.ToolName = "tool", r.ToolName
+		if c, ok := calls[r.CallID]; ok && m.ToolName == "" {
+			m.ToolName = c.ToolName
+		}
+		if r.Kind == adapters.KindError {
+			m.Content = "ERROR: " + m.Content
+		}
+	default:
+		return m, false
 	}
-	if src.Redact != nil {
-		s.Redact(src.Redact)
-	}
-	s.Normalize()
-	return s
+	return m, true
 }
 
 // projectContext is P4: branch, status, log, tree, memory files. The
@@ -147,29 +165,43 @@ func projectContext(src Sources, h distill.Handoff, repo *distill.Repo, deadline
 	}
 	p := Project{Path: dir, Name: filepath.Base(dir), GitBranch: g.Branch}
 	if g.Repo {
-		if lines, ok := repo.Status(deadline); ok {
-			for _, f := range h.Files {
-				if f.Git == "untracked" {
-					lines = append(lines, "?? "+f.Path)
-				}
-			}
-			p.GitStatus = firstN(strings.Join(lines, "\n"), MaxTreeLines)
-		}
-		// The first line, not git's %s subject: that joins the whole first
-		// paragraph, which for a message without a blank second line is
-		// the whole message.
-		var log []string
-		for _, c := range repo.Log(10, deadline) {
-			log = append(log, c.ID+" "+c.Message)
-		}
-		if len(log) > 0 {
-			p.GitLog = OneLine(log)
-		}
-	}
-	for i := range p.GitLog { // commit subjects enter through distill.GitString
-		p.GitLog[i] = distill.GitString(p.GitLog[i])
+		p.GitStatus, p.GitLog = gitContext(h.Files, repo, deadline)
 	}
 	p.Structure = tree(dir, 2, MaxTreeLines)
+	p.MemoryFileContents = memoryContents(dir)
+	return p
+}
+
+// gitContext is the repository's status (with the session's untracked
+// files) and its last ten commits' first lines.
+func gitContext(files []distill.File, repo *distill.Repo, deadline time.Time) (status string, log []string) {
+	if lines, ok := repo.Status(deadline); ok {
+		for _, f := range files {
+			if f.Git == "untracked" {
+				lines = append(lines, "?? "+f.Path)
+			}
+		}
+		status = firstN(strings.Join(lines, "\n"), MaxTreeLines)
+	}
+	// The first line, not git's %s subject: that joins the whole first
+	// paragraph, which for a message without a blank second line is
+	// the whole message.
+	for _, c := range repo.Log(10, deadline) {
+		log = append(log, c.ID+" "+c.Message)
+	}
+	if len(log) == 0 {
+		return status, nil
+	}
+	log = OneLine(log)
+	for i := range log { // commit subjects enter through distill.GitString
+		log[i] = distill.GitString(log[i])
+	}
+	return status, log
+}
+
+// memoryContents is the agents' memory files of dir, at most
+// MaxMemoryChars.
+func memoryContents(dir string) string {
 	var mem strings.Builder
 	for _, name := range memoryFiles {
 		b, err := safefile.ReadFile(filepath.Join(dir, name), publish.MaxUserFile) // never a FIFO or device
@@ -185,11 +217,10 @@ func projectContext(src Sources, h distill.Handoff, repo *distill.Repo, deadline
 			break
 		}
 	}
-	p.MemoryFileContents = mem.String()
-	if len(p.MemoryFileContents) > MaxMemoryChars {
-		p.MemoryFileContents = p.MemoryFileContents[:MaxMemoryChars] + "…"
+	if mem.Len() > MaxMemoryChars {
+		return mem.String()[:MaxMemoryChars] + "…"
 	}
-	return p
+	return mem.String()
 }
 
 // fileDiff is a changed file's diff against HEAD, or the head of its

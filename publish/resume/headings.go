@@ -22,19 +22,10 @@ func defuseHeadings(s string) string {
 			continue
 		}
 		if f := fenceOf(t); f != "" {
-			switch {
-			case open == "":
-				open = f
-			case f[0] == open[0] && len(f) >= len(open) && strings.TrimSpace(t[len(f):]) == "":
-				open = ""
-			}
+			open = nextFence(open, f, t)
 			continue
 		}
-		if open != "" || !strings.HasPrefix(t, "#") {
-			continue
-		}
-		h := strings.TrimLeft(t, "#")
-		if n := len(t) - len(h); n <= 6 && (h == "" || h[0] == ' ' || h[0] == '\t') {
+		if open == "" && heading(t) {
 			lines[i] = l[:len(l)-len(t)] + `\` + t
 		}
 	}
@@ -42,6 +33,29 @@ func defuseHeadings(s string) string {
 		lines = append(lines, open)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// nextFence is the open fence after a line t that starts with fence f:
+// f opens a block when none is open, and closes the open one when it is
+// the same character, at least as long, with nothing after.
+func nextFence(open, f, t string) string {
+	switch {
+	case open == "":
+		return f
+	case f[0] == open[0] && len(f) >= len(open) && strings.TrimSpace(t[len(f):]) == "":
+		return ""
+	}
+	return open
+}
+
+// heading reports a markdown ATX heading: one to six '#', then a space,
+// a tab or the end.
+func heading(t string) bool {
+	if !strings.HasPrefix(t, "#") {
+		return false
+	}
+	h := strings.TrimLeft(t, "#")
+	return len(t)-len(h) <= 6 && (h == "" || h[0] == ' ' || h[0] == '\t')
 }
 
 // fenceOf is the run of backticks or tildes (three or more) that opens t,

@@ -130,34 +130,9 @@ func Structured(s Session) Handoff {
 		h.Now = h.Next[0]
 		h.Next = h.Next[1:]
 	}
-	for _, c := range distill.Dedupe(s.Task.Completed) {
-		h.DoneThisSession = append(h.DoneThisSession, TaskRecord{Task: c})
-		if m := ranRE().FindStringSubmatch(c); m != nil {
-			h.Worked = append(h.Worked, m[1])
-			if h.Test == "" && testRE().MatchString(m[1]) {
-				h.Test = m[1]
-			}
-		}
-	}
-	for i, d := range distill.Dedupe(s.Decisions) {
-		if i == 9 {
-			break
-		}
-		if h.Decisions == nil {
-			h.Decisions = map[string]string{}
-		}
-		h.Decisions[fmt.Sprintf("decision_%d", i+1)] = oneLine(d)
-	}
-	for _, f := range s.FilesChanged {
-		switch f.ChangeType {
-		case "created":
-			h.Files.Created = append(h.Files.Created, f.Path)
-		case "deleted":
-			h.Files.Deleted = append(h.Files.Deleted, f.Path)
-		default:
-			h.Files.Modified = append(h.Files.Modified, f.Path)
-		}
-	}
+	h.addCompleted(distill.Dedupe(s.Task.Completed))
+	h.Decisions = decisionMap(distill.Dedupe(s.Decisions))
+	h.Files = fileLists(s.FilesChanged)
 	if s.Tokens != nil && s.Tokens.Max > 0 {
 		h.TokensUsed, h.TokensMax = s.Tokens.Used, s.Tokens.Max
 		h.TokensPct = float64(s.Tokens.Used*1000/s.Tokens.Max) / 10
@@ -173,9 +148,75 @@ func Structured(s Session) Handoff {
 	return h
 }
 
+// addCompleted records the completed steps, the commands among them that
+// worked, and the first test command as the test when none is known.
+func (h *Handoff) addCompleted(completed []string) {
+	for _, c := range completed {
+		h.DoneThisSession = append(h.DoneThisSession, TaskRecord{Task: c})
+		if m := ranRE().FindStringSubmatch(c); m != nil {
+			h.Worked = append(h.Worked, m[1])
+			if h.Test == "" && testRE().MatchString(m[1]) {
+				h.Test = m[1]
+			}
+		}
+	}
+}
+
+// decisionMap keys the first nine decisions decision_1 ... decision_9
+// (nil when there are none).
+func decisionMap(ds []string) map[string]string {
+	var m map[string]string
+	for i, d := range ds {
+		if i == 9 {
+			break
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[fmt.Sprintf("decision_%d", i+1)] = oneLine(d)
+	}
+	return m
+}
+
+// fileLists sorts the changed files by change.
+func fileLists(fs []FileChange) (out FileChanges) {
+	for _, f := range fs {
+		switch f.ChangeType {
+		case "created":
+			out.Created = append(out.Created, f.Path)
+		case "deleted":
+			out.Deleted = append(out.Deleted, f.Path)
+		default:
+			out.Modified = append(out.Modified, f.Path)
+		}
+	}
+	return out
+}
+
 // Validate checks the required fields and enumerations, reporting every
 // invalid field.
 func (h Handoff) Validate() error {
+	fe := h.enumErrors()
+	if strings.TrimSpace(h.Goal) == "" {
+		fe = append(fe, FieldError{"goal", "required"})
+	}
+	if strings.TrimSpace(h.Now) == "" {
+		fe = append(fe, FieldError{"now", "required"})
+	}
+	for i, d := range h.DoneThisSession {
+		if strings.TrimSpace(d.Task) == "" {
+			fe = append(fe, FieldError{fmt.Sprintf("done_this_session[%d].task", i), "required"})
+		}
+	}
+	fe = append(fe, h.tokenErrors()...)
+	if len(fe) > 0 {
+		return &ValidationError{What: "handoff", Fields: fe}
+	}
+	return nil
+}
+
+// enumErrors checks the version, date, status and outcome.
+func (h Handoff) enumErrors() []FieldError {
 	var fe []FieldError
 	if h.Version == "" {
 		fe = append(fe, FieldError{"version", "required"})
@@ -191,17 +232,12 @@ func (h Handoff) Validate() error {
 	if h.Outcome != "" && !contains(Outcomes, h.Outcome) {
 		fe = append(fe, FieldError{"outcome", fmt.Sprintf("%q is not one of %s", h.Outcome, strings.Join(Outcomes, "|"))})
 	}
-	if strings.TrimSpace(h.Goal) == "" {
-		fe = append(fe, FieldError{"goal", "required"})
-	}
-	if strings.TrimSpace(h.Now) == "" {
-		fe = append(fe, FieldError{"now", "required"})
-	}
-	for i, d := range h.DoneThisSession {
-		if strings.TrimSpace(d.Task) == "" {
-			fe = append(fe, FieldError{fmt.Sprintf("done_this_session[%d].task", i), "required"})
-		}
-	}
+	return fe
+}
+
+// tokenErrors checks the token counts.
+func (h Handoff) tokenErrors() []FieldError {
+	var fe []FieldError
 	if h.TokensUsed < 0 {
 		fe = append(fe, FieldError{"tokens_used", "must not be negative"})
 	}
@@ -211,10 +247,7 @@ func (h Handoff) Validate() error {
 	if h.TokensPct < 0 || h.TokensPct > 100 {
 		fe = append(fe, FieldError{"tokens_pct", fmt.Sprintf("%g is outside 0–100", h.TokensPct)})
 	}
-	if len(fe) > 0 {
-		return &ValidationError{What: "handoff", Fields: fe}
-	}
-	return nil
+	return fe
 }
 
 func contains(l []string, s string) bool {
@@ -347,37 +380,46 @@ func (h *Handoff) Fit(format string, budget int) (trimmed bool, err error) {
 		if Estimate(string(b)) <= budget {
 			return trimmed, nil
 		}
-		switch {
-		case len(h.DoneThisSession) > 0:
-			h.DoneThisSession = h.DoneThisSession[1:]
-		case len(h.Worked) > 0:
-			h.Worked = h.Worked[1:]
-		case len(h.Findings) > 0:
-			h.Findings = nil
-		case len(h.Questions) > 0:
-			h.Questions = h.Questions[:len(h.Questions)-1]
-		case len(h.Files.Modified)+len(h.Files.Created)+len(h.Files.Deleted) > 0:
-			h.Files = FileChanges{}
-		case len(h.Failed) > 0:
-			h.Failed = h.Failed[:len(h.Failed)-1]
-		case len(h.Next) > 0:
-			h.Next = h.Next[:len(h.Next)-1]
-		case len(h.Decisions) > 0:
-			h.Decisions = nil
-		case len(h.Blockers) > 0:
-			h.Blockers = h.Blockers[:len(h.Blockers)-1]
-		case len(h.Goal) > 120 || len(h.Now) > 120:
-			// Halve the longer texts; a clipped text ends at most 103 bytes
-			// long, so this terminates.
-			if len(h.Goal) > 120 {
-				h.Goal = redact.Clip(h.Goal, max(100, len(h.Goal)/2))
-			}
-			if len(h.Now) > 120 {
-				h.Now = redact.Clip(h.Now, max(100, len(h.Now)/2))
-			}
-		default:
+		if !h.trimOnce() {
 			return trimmed, &BudgetError{Budget: budget, Need: Estimate(string(b))}
 		}
 		trimmed = true
 	}
+}
+
+// trimOnce drops the oldest or least important item left, in Fit's
+// order; false when nothing is left to trim.
+func (h *Handoff) trimOnce() bool {
+	switch {
+	case len(h.DoneThisSession) > 0:
+		h.DoneThisSession = h.DoneThisSession[1:]
+	case len(h.Worked) > 0:
+		h.Worked = h.Worked[1:]
+	case len(h.Findings) > 0:
+		h.Findings = nil
+	case len(h.Questions) > 0:
+		h.Questions = h.Questions[:len(h.Questions)-1]
+	case len(h.Files.Modified)+len(h.Files.Created)+len(h.Files.Deleted) > 0:
+		h.Files = FileChanges{}
+	case len(h.Failed) > 0:
+		h.Failed = h.Failed[:len(h.Failed)-1]
+	case len(h.Next) > 0:
+		h.Next = h.Next[:len(h.Next)-1]
+	case len(h.Decisions) > 0:
+		h.Decisions = nil
+	case len(h.Blockers) > 0:
+		h.Blockers = h.Blockers[:len(h.Blockers)-1]
+	case len(h.Goal) > 120 || len(h.Now) > 120:
+		// Halve the longer texts; a clipped text ends at most 103 bytes
+		// long, so this terminates.
+		if len(h.Goal) > 120 {
+			h.Goal = redact.Clip(h.Goal, max(100, len(h.Goal)/2))
+		}
+		if len(h.Now) > 120 {
+			h.Now = redact.Clip(h.Now, max(100, len(h.Now)/2))
+		}
+	default:
+		return false
+	}
+	return true
 }

@@ -32,7 +32,7 @@ func SetTaskState(s *Session, h distill.Handoff) {
 		switch {
 		case strings.HasPrefix(q, "unresolved: "):
 			// the failure itself is listed below
-		case strings.HasPrefix(q, "TODO:") || strings.HasPrefix(q, "FIXME:") || strings.HasPrefix(q, "XXX:") || strings.HasPrefix(q, "HACK:"):
+		case todoMarker(q):
 			s.Task.Remaining = append(s.Task.Remaining, q)
 		default:
 			s.Questions = append(s.Questions, q)
@@ -40,27 +40,7 @@ func SetTaskState(s *Session, h distill.Handoff) {
 	}
 	s.Blockers = nil
 	for _, f := range h.Failures {
-		b := "`" + f.What + "`"
-		if f.ExitCode != nil {
-			b += fmt.Sprintf(" → exit %d", *f.ExitCode)
-		} else {
-			b += " → failed"
-		}
-		if f.Error != "" {
-			b += ": " + f.Error
-		}
-		if f.Count > 1 {
-			b += fmt.Sprintf(" (×%d)", f.Count)
-		}
-		if earlier := publish.EarlierErrors(f); len(earlier) > 0 {
-			b += "; earlier: " + strings.Join(earlier, "; ")
-		}
-		if f.Cause != "" {
-			b += " — cause: " + f.Cause
-		}
-		if f.Resolved {
-			b += " (later succeeded)"
-		}
+		b := blocker(f)
 		s.Blockers = append(s.Blockers, b)
 		if !f.Resolved {
 			s.Task.Blockers = append(s.Task.Blockers, b)
@@ -68,4 +48,41 @@ func SetTaskState(s *Session, h distill.Handoff) {
 	}
 	q := h.Quality()
 	s.Quality = &q
+}
+
+// todoMarker reports a to-do an edit added (TODO:, FIXME:, XXX:, HACK:).
+func todoMarker(q string) bool {
+	for _, m := range []string{"TODO:", "FIXME:", "XXX:", "HACK:"} {
+		if strings.HasPrefix(q, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// blocker is one failure as a line: what failed, how, its error, count,
+// earlier errors and cause, and whether it later succeeded.
+func blocker(f distill.Failure) string {
+	b := "`" + f.What + "`"
+	if f.ExitCode != nil {
+		b += fmt.Sprintf(" → exit %d", *f.ExitCode)
+	} else {
+		b += " → failed"
+	}
+	if f.Error != "" {
+		b += ": " + f.Error
+	}
+	if f.Count > 1 {
+		b += fmt.Sprintf(" (×%d)", f.Count)
+	}
+	if earlier := publish.EarlierErrors(f); len(earlier) > 0 {
+		b += "; earlier: " + strings.Join(earlier, "; ")
+	}
+	if f.Cause != "" {
+		b += " — cause: " + f.Cause
+	}
+	if f.Resolved {
+		b += " (later succeeded)"
+	}
+	return b
 }

@@ -146,20 +146,10 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	mode := o.Mode.Perm()
-	var st unix.Stat_t
-	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	switch {
-	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return &fs.PathError{Op: "write", Path: d.join(name), Err: ErrSymlink}
-	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return &fs.PathError{Op: "write", Path: d.join(name), Err: ErrNotRegular}
-	case err == nil && o.KeepMode:
-		mode = os.FileMode(st.Mode & 0o777)
-	case err != nil && err != unix.ENOENT:
-		return &fs.PathError{Op: "stat", Path: d.join(name), Err: err}
+	mode, exists, err := d.targetMode(name, o)
+	if err != nil {
+		return err
 	}
-	exists := err == nil
 	if o.Recycle && exists && !o.Sync {
 		if done, err := d.writeRecycled(name, data, mode); done {
 			return err
@@ -169,13 +159,48 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	if err != nil {
 		return err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			_ = unix.Unlinkat(d.fd, tmp, 0)
-		}
-	}()
+	if err := fillTemp(f, data, mode, o.Sync); err != nil {
+		f.Close()
+		_ = unix.Unlinkat(d.fd, tmp, 0)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		_ = unix.Unlinkat(d.fd, tmp, 0)
+		return err
+	}
+	if o.Recycle && exists {
+		return d.swapIn(tmp, name)
+	}
+	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
+		_ = unix.Unlinkat(d.fd, tmp, 0)
+		return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
+	}
+	return nil
+}
+
+// targetMode stats name in d: the mode to write (o.Mode, or with KeepMode
+// the existing file's) and whether it exists. A symlink or anything but a
+// regular file is refused.
+func (d *Dir) targetMode(name string, o Options) (os.FileMode, bool, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err == unix.ENOENT:
+		return o.Mode.Perm(), false, nil
+	case err != nil:
+		return 0, false, &fs.PathError{Op: "stat", Path: d.join(name), Err: err}
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return 0, false, &fs.PathError{Op: "write", Path: d.join(name), Err: ErrSymlink}
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return 0, false, &fs.PathError{Op: "write", Path: d.join(name), Err: ErrNotRegular}
+	case o.KeepMode:
+		return os.FileMode(st.Mode & 0o777), true, nil
+	}
+	return o.Mode.Perm(), true, nil
+}
+
+// fillTemp writes data to the temp file f with mode, flushed with sync.
+func fillTemp(f *os.File, data []byte, mode os.FileMode, sync bool) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
@@ -188,26 +213,9 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 			return err
 		}
 	}
-	if o.Sync {
-		if err := f.Sync(); err != nil {
-			return err
-		}
+	if sync {
+		return f.Sync()
 	}
-	if err := f.Close(); err != nil {
-		_ = unix.Unlinkat(d.fd, tmp, 0)
-		ok = true
-		return err
-	}
-	if o.Recycle && exists {
-		ok = true
-		return d.swapIn(tmp, name)
-	}
-	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
-		_ = unix.Unlinkat(d.fd, tmp, 0)
-		ok = true
-		return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
-	}
-	ok = true
 	return nil
 }
 

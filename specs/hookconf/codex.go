@@ -71,37 +71,48 @@ func codexTrust(path string, hooksJSON []byte, match func(cmd, event string) boo
 			continue
 		}
 		for gi, g := range m.val.elems {
-			if g.kind != '{' {
-				continue
+			es, err := codexGroupTrust(path, m.key, label, gi, g, match)
+			if err != nil {
+				return nil, err
 			}
-			_, hs := g.member("hooks")
-			if hs == nil || hs.kind != '[' {
-				continue
-			}
-			var matcher any
-			if _, mn := g.member("matcher"); mn != nil && mn.kind != 'l' {
-				matcher = mn.value()
-			}
-			for hi, h := range hs.elems {
-				hv, ok := h.value().(map[string]any)
-				if !ok {
-					continue
-				}
-				cmd, _ := hv["command"].(string)
-				if match != nil && !match(cmd, m.key) {
-					continue
-				}
-				ident := map[string]any{"event_name": label, "hooks": []any{codexNorm(m.key, hv)}}
-				if matcher != nil && !codexNoMatcher[m.key] {
-					ident["matcher"] = matcher
-				}
-				sum, err := codexDigest(ident)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, TrustEntry{Key: fmt.Sprintf("%s:%s:%d:%d", path, label, gi, hi), Hash: sum})
-			}
+			out = append(out, es...)
 		}
+	}
+	return out, nil
+}
+
+// codexGroupTrust is the trust entries of the handlers of matcher group
+// gi of event (labelled label) that match accepts.
+func codexGroupTrust(path, event, label string, gi int, g *jnode, match func(cmd, event string) bool) ([]TrustEntry, error) {
+	if g.kind != '{' {
+		return nil, nil
+	}
+	_, hs := g.member("hooks")
+	if hs == nil || hs.kind != '[' {
+		return nil, nil
+	}
+	var matcher any
+	if _, mn := g.member("matcher"); mn != nil && mn.kind != 'l' && !codexNoMatcher[event] {
+		matcher = mn.value()
+	}
+	var out []TrustEntry
+	for hi, h := range hs.elems {
+		hv, ok := h.value().(map[string]any)
+		if !ok {
+			continue
+		}
+		if cmd, _ := hv["command"].(string); match != nil && !match(cmd, event) {
+			continue
+		}
+		ident := map[string]any{"event_name": label, "hooks": []any{codexNorm(event, hv)}}
+		if matcher != nil {
+			ident["matcher"] = matcher
+		}
+		sum, err := codexDigest(ident)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, TrustEntry{Key: fmt.Sprintf("%s:%s:%d:%d", path, label, gi, hi), Hash: sum})
 	}
 	return out, nil
 }
@@ -179,35 +190,44 @@ func trustBlocks(b []byte) []trustBlock {
 	var out []trustBlock
 	for _, m := range trustHeader().FindAllSubmatchIndex(b, -1) {
 		hs, he := m[0], m[1]
-		// body: following lines until the next table header or EOF
-		rest := b[he:]
-		lines := bytes.SplitAfter(rest, []byte("\n"))
-		pos := he
-		lastContent := he
-		for li, ln := range lines {
-			t := bytes.TrimSpace(ln)
-			if li > 0 && bytes.HasPrefix(t, []byte("[")) {
-				break
-			}
-			pos += len(ln)
-			if li == 0 || len(t) > 0 {
-				lastContent = pos
-			}
-		}
-		end := lastContent
-		start := hs
-		if hs >= 2 && b[hs-1] == '\n' && b[hs-2] == '\n' {
-			start = hs - 1
-		} else if hs >= 3 && b[hs-1] == '\n' && b[hs-2] == '\r' && b[hs-3] == '\n' {
-			start = hs - 2
-		}
-		blk := trustBlock{start: start, end: end, key: tomlUnquote(string(b[m[2]:m[3]]))}
+		end := tableEnd(b, he)
+		blk := trustBlock{start: blankBefore(b, hs), end: end, key: tomlUnquote(string(b[m[2]:m[3]]))}
 		if hm := trustHashLine().FindSubmatch(b[he:end]); hm != nil {
 			blk.hash = string(hm[1])
 		}
 		out = append(out, blk)
 	}
 	return out
+}
+
+// tableEnd is the end of a table's body, whose header ends at he: its
+// following lines up to the next table header or EOF, without the blank
+// lines at its end.
+func tableEnd(b []byte, he int) int {
+	pos, lastContent := he, he
+	for li, ln := range bytes.SplitAfter(b[he:], []byte("\n")) {
+		t := bytes.TrimSpace(ln)
+		if li > 0 && bytes.HasPrefix(t, []byte("[")) {
+			break
+		}
+		pos += len(ln)
+		if li == 0 || len(t) > 0 {
+			lastContent = pos
+		}
+	}
+	return lastContent
+}
+
+// blankBefore is where a table starting at hs starts with the blank line
+// carryover added before it, if there is one (\n or \r\n).
+func blankBefore(b []byte, hs int) int {
+	switch {
+	case hs >= 2 && b[hs-1] == '\n' && b[hs-2] == '\n':
+		return hs - 1
+	case hs >= 3 && b[hs-1] == '\n' && b[hs-2] == '\r' && b[hs-3] == '\n':
+		return hs - 2
+	}
+	return hs
 }
 
 // editTrust rewrites carryover's marked tables so they hold exactly want.
@@ -217,42 +237,12 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 		return nil, fmt.Errorf("not valid TOML (%v); fix it, then run the command again", err)
 	}
 	blocks := trustBlocks(before)
-	ourKeys := map[string]bool{}
-	for _, bl := range blocks {
-		ourKeys[bl.key] = true
+	add, err := trustAdds(blocks, existing, want)
+	if err != nil {
+		return nil, err
 	}
-	state := map[string]any{}
-	if h, ok := existing["hooks"].(map[string]any); ok {
-		if s, ok := h["state"].(map[string]any); ok {
-			state = s
-		}
-	}
-	var add []TrustEntry
-	for _, w := range want {
-		if ourKeys[w.Key] {
-			add = append(add, w)
-			continue
-		}
-		if cur, ok := state[w.Key].(map[string]any); ok { // the user's own entry for this key
-			if cur["trusted_hash"] == w.Hash {
-				continue
-			}
-			return nil, fmt.Errorf("already has [hooks.state.%s] with another trusted_hash; remove that table, then run the command again", tomlQuote(w.Key))
-		}
-		add = append(add, w)
-	}
-	// unchanged?
-	if len(blocks) == len(add) {
-		same := true
-		for i, bl := range blocks {
-			if bl.key != add[i].Key || bl.hash != add[i].Hash {
-				same = false
-				break
-			}
-		}
-		if same {
-			return before, nil
-		}
+	if sameTrust(blocks, add) {
+		return before, nil
 	}
 	b := append([]byte(nil), before...)
 	for i := len(blocks) - 1; i >= 0; i-- {
@@ -278,6 +268,42 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 	return b, nil
 }
 
+// trustAdds is the entries of want carryover's tables must hold: all but
+// those the user's own tables already trust with the same hash (another
+// hash is an error).
+func trustAdds(blocks []trustBlock, existing map[string]any, want []TrustEntry) ([]TrustEntry, error) {
+	ourKeys := map[string]bool{}
+	for _, bl := range blocks {
+		ourKeys[bl.key] = true
+	}
+	hooks, _ := existing["hooks"].(map[string]any)
+	state, _ := hooks["state"].(map[string]any)
+	var add []TrustEntry
+	for _, w := range want {
+		cur, ok := state[w.Key].(map[string]any) // the user's own entry for this key
+		switch {
+		case ourKeys[w.Key] || !ok:
+			add = append(add, w)
+		case cur["trusted_hash"] != w.Hash:
+			return nil, fmt.Errorf("already has [hooks.state.%s] with another trusted_hash; remove that table, then run the command again", tomlQuote(w.Key))
+		}
+	}
+	return add, nil
+}
+
+// sameTrust reports whether carryover's tables already hold exactly add.
+func sameTrust(blocks []trustBlock, add []TrustEntry) bool {
+	if len(blocks) != len(add) {
+		return false
+	}
+	for i, bl := range blocks {
+		if bl.key != add[i].Key || bl.hash != add[i].Hash {
+			return false
+		}
+	}
+	return true
+}
+
 // planTrust plans config.toml for the hooks.json content hooksAfter (nil:
 // hooks.json is going away or holds no carryover stubs).
 func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
@@ -301,22 +327,26 @@ func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
 	}
 	p.After = after
 	if exists && len(want) == 0 && !bytes.Equal(before, after) {
-		// Install may have ended the user's last line before adding its
-		// tables; when that newline is all that differs from the backup,
-		// the backup's bytes come back.
-		if backup, ok, err := read(files, t.TrustPath+BackupSuffix); err == nil && ok && !bytes.Equal(after, backup) &&
-			bytes.Equal(bytes.TrimRight(after, "\r\n"), bytes.TrimRight(backup, "\r\n")) {
-			p.After = backup
-			after = backup
-		}
-	}
-	if exists && len(want) == 0 && len(bytes.TrimSpace(after)) == 0 && !bytes.Equal(before, after) {
-		if _, hasBackup, err := read(files, t.TrustPath+BackupSuffix); err == nil && !hasBackup {
-			p.After, p.Delete = nil, true
-		}
+		p.After, p.Delete = untrusted(files, t.TrustPath, after)
 	}
 	for _, w := range want {
 		p.Hooks = append(p.Hooks, w.Key)
 	}
 	return p, nil
+}
+
+// untrusted is config.toml once carryover's last tables are gone. Install
+// may have ended the user's last line before adding its tables; when that
+// newline is all that differs from the backup, the backup's bytes come
+// back. A file left empty that install created (no backup) is deleted.
+func untrusted(files FS, path string, after []byte) (_ []byte, del bool) {
+	backup, hasBackup, err := read(files, path+BackupSuffix)
+	if err == nil && hasBackup && !bytes.Equal(after, backup) &&
+		bytes.Equal(bytes.TrimRight(after, "\r\n"), bytes.TrimRight(backup, "\r\n")) {
+		after = backup
+	}
+	if err == nil && !hasBackup && len(bytes.TrimSpace(after)) == 0 {
+		return nil, true
+	}
+	return after, false
 }

@@ -17,6 +17,9 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if t.Path == "" || t.Layout == nil {
 		return nil, nil
 	}
+	if t.Layout.Whole() {
+		return wholeStubs(t, files)
+	}
 	f, err := formatFor(t)
 	if err != nil {
 		return nil, err
@@ -36,31 +39,43 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if hooks == nil {
 		return nil, nil
 	}
+	return f.stubsIn(hooks, t.Tool), nil
+}
+
+// stubsIn lists the stubs of tool in a "hooks" object, in file order.
+func (f format) stubsIn(hooks *jnode, tool string) []Stub {
 	var out []Stub
-	add := func(event string, n *jnode) {
-		c := f.command(n)
-		if _, ok := parseStub(c, t.Tool, event); ok {
-			out = append(out, Stub{Event: event, Command: c})
-		}
-	}
 	for _, m := range hooks.members {
 		if m.val.kind != '[' {
 			continue
 		}
 		for _, e := range m.val.elems {
-			if !f.grouped {
-				add(m.key, e)
-				continue
-			}
-			if e.kind != '{' {
-				continue
-			}
-			if _, hs := e.member("hooks"); hs != nil && hs.kind == '[' {
-				for _, h := range hs.elems {
-					add(m.key, h)
+			for _, n := range f.handlers(e) {
+				if c := f.command(n); isStub(c, tool, m.key) {
+					out = append(out, Stub{Event: m.key, Command: c})
 				}
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// handlers are the handler nodes of an event list's entry: the entry
+// itself, or for a grouped format those in its "hooks" list.
+func (f format) handlers(e *jnode) []*jnode {
+	if !f.grouped {
+		return []*jnode{e}
+	}
+	if e.kind != '{' {
+		return nil
+	}
+	if _, hs := e.member("hooks"); hs != nil && hs.kind == '[' {
+		return hs.elems
+	}
+	return nil
+}
+
+func isStub(cmd, tool, event string) bool {
+	_, ok := parseStub(cmd, tool, event)
+	return ok
 }

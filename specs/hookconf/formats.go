@@ -170,35 +170,42 @@ func (f format) scan(root *jnode, id stubID) (hooks *jnode, items []ourItem, err
 			continue // not an event list (e.g. Gemini's legacy "enabled")
 		}
 		for i, e := range m.val.elems {
-			if !f.grouped {
-				if id.ours(f.command(e), m.key) {
-					items = append(items, ourItem{m.key, ei, m.val, i, nil, -1, e.value()})
-				}
-				continue
-			}
-			if e.kind != '{' {
-				continue
-			}
-			_, hs := e.member("hooks")
-			if hs == nil || hs.kind != '[' {
-				continue
-			}
-			var mine []int
-			for hi, h := range hs.elems {
-				if id.ours(f.command(h), m.key) {
-					mine = append(mine, hi)
-				}
-			}
-			if len(mine) > 0 && len(mine) == len(hs.elems) {
-				items = append(items, ourItem{m.key, ei, m.val, i, hs, -1, e.value()})
-				continue
-			}
-			for _, hi := range mine {
-				items = append(items, ourItem{m.key, ei, m.val, i, hs, hi, hs.elems[hi].value()})
-			}
+			items = f.scanEntry(items, id, m.key, ei, m.val, i, e)
 		}
 	}
 	return hooks, items, nil
+}
+
+// scanEntry appends carryover's items in entry i (e) of the event's list:
+// the entry when it is ours or, grouped, when all its handlers are; else
+// each handler that is.
+func (f format) scanEntry(items []ourItem, id stubID, event string, ei int, list *jnode, i int, e *jnode) []ourItem {
+	if !f.grouped {
+		if id.ours(f.command(e), event) {
+			items = append(items, ourItem{event, ei, list, i, nil, -1, e.value()})
+		}
+		return items
+	}
+	if e.kind != '{' {
+		return items
+	}
+	_, hs := e.member("hooks")
+	if hs == nil || hs.kind != '[' {
+		return items
+	}
+	var mine []int
+	for hi, h := range hs.elems {
+		if id.ours(f.command(h), event) {
+			mine = append(mine, hi)
+		}
+	}
+	if len(mine) > 0 && len(mine) == len(hs.elems) {
+		return append(items, ourItem{event, ei, list, i, hs, -1, e.value()})
+	}
+	for _, hi := range mine {
+		items = append(items, ourItem{event, ei, list, i, hs, hi, hs.elems[hi].value()})
+	}
+	return items
 }
 
 // matches reports whether the document's carryover entries are exactly want.
@@ -314,13 +321,7 @@ func (f format) install(before []byte, exists bool, cap specs.Capability, id stu
 		events = append(events, d.event)
 	}
 	if !exists || blank(before) {
-		top := append(ordered{}, f.skeleton...)
-		hooks := ordered{}
-		for _, d := range want {
-			hooks = append(hooks, kv{d.event, []any{d.entry}})
-		}
-		top = append(top, kv{"hooks", hooks})
-		out := []byte(render(top, "", style{unit: "  ", keySep: ": "}, true) + "\n")
+		out := f.fresh(want)
 		return out, events, f.warnings(out), nil
 	}
 	root, _, err := parseJSON(before)
@@ -337,46 +338,71 @@ func (f format) install(before []byte, exists bool, cap specs.Capability, id stu
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for i, d := range want {
-		root, _, err := parseJSON(b)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("internal error re-reading the edited file: %w", err)
-		}
-		rootMulti := len(root.members) == 0 || bytes.IndexByte(b[root.start:root.end], '\n') >= 0
-		_, hooks := root.member("hooks")
-		switch {
-		case hooks == nil:
-			rest := ordered{}
-			for _, r := range want[i:] {
-				rest = append(rest, kv{r.event, []any{r.entry}})
-			}
-			b = appendItem(b, root, "hooks", rest, st, rootMulti)
-		case hooks.kind != '{':
-			return nil, nil, nil, errors.New(`"hooks" is not an object; fix it, then run the command again`)
-		default:
-			_, list := hooks.member(d.event)
-			switch {
-			case list == nil:
-				b = appendItem(b, hooks, d.event, []any{d.entry}, st, rootMulti)
-			case list.kind != '[':
-				return nil, nil, nil, fmt.Errorf("hooks.%s is not a list; fix it, then run the command again", d.event)
-			default:
-				b = appendItem(b, list, "", d.entry, st, rootMulti)
-			}
-		}
-		if hooks == nil {
-			break
+	for i, done := 0, false; i < len(want) && !done; i++ {
+		if b, done, err = addDesired(b, want, i, st); err != nil {
+			return nil, nil, nil, err
 		}
 	}
-	// Sanity: the result parses and holds exactly the wanted entries.
-	root, _, err = parseJSON(b)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
-	}
-	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
-		return nil, nil, nil, errors.New("internal error: edited file does not hold the expected hooks")
+	if err := f.holds(b, id, want); err != nil {
+		return nil, nil, nil, err
 	}
 	return b, events, f.warnings(b), nil
+}
+
+// fresh is a new file holding the skeleton and the wanted entries.
+func (f format) fresh(want []desired) []byte {
+	top := append(ordered{}, f.skeleton...)
+	top = append(top, kv{"hooks", desiredLists(want)})
+	return []byte(render(top, "", style{unit: "  ", keySep: ": "}, true) + "\n")
+}
+
+// desiredLists is a "hooks" object of the wanted entries, each in its
+// event's list.
+func desiredLists(want []desired) ordered {
+	hooks := ordered{}
+	for _, d := range want {
+		hooks = append(hooks, kv{d.event, []any{d.entry}})
+	}
+	return hooks
+}
+
+// addDesired adds want[i] to the document b in its style; done when b had
+// no "hooks" object, now added with all of want[i:].
+func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool, _ error) {
+	d := want[i]
+	root, _, err := parseJSON(b)
+	if err != nil {
+		return nil, false, fmt.Errorf("internal error re-reading the edited file: %w", err)
+	}
+	rootMulti := len(root.members) == 0 || bytes.IndexByte(b[root.start:root.end], '\n') >= 0
+	_, hooks := root.member("hooks")
+	switch {
+	case hooks == nil:
+		return appendItem(b, root, "hooks", desiredLists(want[i:]), st, rootMulti), true, nil
+	case hooks.kind != '{':
+		return nil, false, errors.New(`"hooks" is not an object; fix it, then run the command again`)
+	}
+	_, list := hooks.member(d.event)
+	switch {
+	case list == nil:
+		return appendItem(b, hooks, d.event, []any{d.entry}, st, rootMulti), false, nil
+	case list.kind != '[':
+		return nil, false, fmt.Errorf("hooks.%s is not a list; fix it, then run the command again", d.event)
+	}
+	return appendItem(b, list, "", d.entry, st, rootMulti), false, nil
+}
+
+// holds checks that the edited document parses and holds exactly the
+// wanted entries.
+func (f format) holds(b []byte, id stubID, want []desired) error {
+	root, _, err := parseJSON(b)
+	if err != nil {
+		return fmt.Errorf("internal error: edited file does not parse: %w", err)
+	}
+	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
+		return errors.New("internal error: edited file does not hold the expected hooks")
+	}
+	return nil
 }
 
 func (f format) warnings(b []byte) []string {

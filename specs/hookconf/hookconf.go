@@ -18,6 +18,9 @@
 //     [Cleanup] then deletes backups the restore made redundant and the empty
 //     directories install created.
 //
+// Agents whose hooks are files of their own (Pi's extension, Cline's hook
+// files) get files carryover writes whole and owns byte for byte (whole.go).
+//
 // The core is pure (bytes in, bytes out: [PlanInstall], [PlanUninstall],
 // [Check]); [Apply] writes plans through an [FS], backing each file up to
 // <file>.carryover.bak before its first change.
@@ -25,6 +28,7 @@ package hookconf
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +36,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/carryover/carryover/publish/safefile"
@@ -79,6 +85,21 @@ func (OSFS) Remove(name string) error { return os.Remove(name) }
 func (OSFS) isDir(name string) bool {
 	fi, err := os.Stat(name)
 	return err == nil && fi.IsDir()
+}
+
+func (OSFS) mode(name string) (os.FileMode, bool) {
+	fi, err := os.Stat(name)
+	if err != nil || runtime.GOOS == "windows" { // no execute bit there
+		return 0, false
+	}
+	return fi.Mode().Perm(), true
+}
+
+func (OSFS) chmod(name string, mode os.FileMode) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	return os.Chmod(name, mode)
 }
 
 func (OSFS) removeEmptyDir(name string) bool {
@@ -137,15 +158,27 @@ type Target struct {
 	// Record is the install record (RecordFile in the carryover home); ""
 	// recognises only stubs that run the current binary.
 	Record string
+	// Events are the native events any row of the tool hooks (where a
+	// whole-file layout looks for carryover's files).
+	Events []string
 }
 
 // TargetFor resolves tool's files (see specs.Tool.ConfigPath).
 func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home string, exists func(string) bool) Target {
+	var events []string
+	for _, r := range tl.Rows {
+		for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
+			if !slices.Contains(events, h.Native) {
+				events = append(events, h.Native)
+			}
+		}
+	}
 	return Target{
 		Tool:      tl.Name,
 		Path:      tl.ConfigPath(goos, getenv, home, exists),
 		TrustPath: tl.TrustPath(goos, getenv, home, exists),
 		Layout:    tl.HookFile,
+		Events:    events,
 	}
 }
 
@@ -162,13 +195,18 @@ type Plan struct {
 	Hooks []string
 	// Warnings are things the user should know (e.g. transcript retention).
 	Warnings []string
+	// Mode is a whole file's permission bits (0: 0o600, a settings file).
+	Mode os.FileMode
 
 	exe, record string // install: recorded in the record before writing
+	// whole: a file carryover writes whole (whole.go): no backup, its
+	// digest recorded; chmod: its content is right but its mode is not.
+	whole, chmod bool
 }
 
 // Changed reports whether applying the plan writes anything.
 func (p Plan) Changed() bool {
-	return p.Delete || p.Created || !bytes.Equal(p.Before, p.After)
+	return p.Delete || p.Created || p.chmod || !bytes.Equal(p.Before, p.After)
 }
 
 // Apply writes every changed plan: it checks the file still holds Before,
@@ -190,34 +228,61 @@ func Apply(plans []Plan, files FS) error {
 		return err
 	}
 	for _, p := range plans {
-		if !p.Changed() {
-			continue
-		}
-		cur, exists, err := read(files, p.Path)
-		if err != nil {
-			return err
-		}
-		if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
-			return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
-		}
-		if exists && !p.Delete { // Delete only removes files carryover created
-			if _, has, err := read(files, p.Path+BackupSuffix); err != nil {
+		if p.Changed() {
+			if err := p.apply(files); err != nil {
 				return err
-			} else if !has {
-				if err := files.WriteFile(p.Path+BackupSuffix, p.Before, 0o600); err != nil {
-					return writeErr(p.Path+BackupSuffix, err)
-				}
 			}
 		}
-		if p.Delete {
-			if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return writeErr(p.Path, err)
-			}
-			continue
-		}
-		if err := files.WriteFile(p.Path, p.After, 0o600); err != nil {
+	}
+	return nil
+}
+
+// apply writes one changed plan.
+func (p Plan) apply(files FS) error {
+	cur, exists, err := read(files, p.Path)
+	if err != nil {
+		return err
+	}
+	if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
+		return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
+	}
+	if p.Delete { // Delete only removes files carryover created
+		if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return writeErr(p.Path, err)
 		}
+		return nil
+	}
+	if exists && !p.whole {
+		if err := backUp(files, p.Path, p.Before); err != nil {
+			return err
+		}
+	}
+	return p.write(files)
+}
+
+// write writes After with the plan's mode (0600 unless set).
+func (p Plan) write(files FS) error {
+	perm := cmp.Or(p.Mode, 0o600)
+	if err := files.WriteFile(p.Path, p.After, perm); err != nil {
+		return writeErr(p.Path, err)
+	}
+	if m, ok := files.(modeFS); ok && p.whole { // WriteFile keeps an existing file's mode
+		if err := m.chmod(p.Path, perm); err != nil {
+			return writeErr(p.Path, err)
+		}
+	}
+	return nil
+}
+
+// backUp keeps before as path's backup, unless one exists already: the
+// backup is the file as it was before carryover's first install.
+func backUp(files FS, path string, before []byte) error {
+	_, has, err := read(files, path+BackupSuffix)
+	if err != nil || has {
+		return err
+	}
+	if err := files.WriteFile(path+BackupSuffix, before, 0o600); err != nil {
+		return writeErr(path+BackupSuffix, err)
 	}
 	return nil
 }
@@ -272,6 +337,9 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	if t.Path == "" || len(cap.Hooks()) == 0 {
 		return nil, nil
 	}
+	if t.Layout.Whole() {
+		return planWholeInstall(t, cap, exe, files)
+	}
 	f, err := formatFor(t)
 	if err != nil {
 		return nil, err
@@ -311,6 +379,9 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if t.Path == "" {
 		return nil, nil
 	}
+	if t.Layout.Whole() {
+		return planWholeUninstall(t, files)
+	}
 	f, err := formatFor(t)
 	if err != nil {
 		return nil, err
@@ -325,23 +396,9 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	}
 	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: before}
 	if exists {
-		backup, hasBackup, err := read(files, t.Path+BackupSuffix)
-		if err != nil {
+		if p.After, p.Delete, err = f.planRemoval(t.Path, before, id, files); err != nil {
 			return nil, err
 		}
-		after, del, err := f.uninstall(before, id, backup, hasBackup)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Path, err)
-		}
-		// When nothing but carryover changed the file since the backup was
-		// taken, restore the backup's exact bytes (an empty "hooks": {} the
-		// user had, key order, spacing).
-		// An empty (or blank) original comes back as it was too: install
-		// treated it as a missing file and wrote the skeleton around its hooks.
-		if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
-			after = backup
-		}
-		p.After, p.Delete = after, del
 	}
 	plans := []Plan{p}
 	if f.trust && t.TrustPath != "" {
@@ -352,6 +409,28 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 		plans = append(plans, tp)
 	}
 	return plans, nil
+}
+
+// planRemoval is the file at path (holding before) without carryover's
+// entries, or del when nothing else is left of it. When nothing but
+// carryover changed the file since the backup was taken, the backup's
+// exact bytes come back (an empty "hooks": {} the user had, key order,
+// spacing); an empty (or blank) original comes back as it was too:
+// install treated it as a missing file and wrote the skeleton around its
+// hooks.
+func (f format) planRemoval(path string, before []byte, id stubID, files FS) (_ []byte, del bool, _ error) {
+	backup, hasBackup, err := read(files, path+BackupSuffix)
+	if err != nil {
+		return nil, false, err
+	}
+	after, del, err := f.uninstall(before, id, backup, hasBackup)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
+		after = backup
+	}
+	return after, del, nil
 }
 
 // sameJSON reports whether a and b are the same JSON value (false when

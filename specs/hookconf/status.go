@@ -41,6 +41,9 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 		st.State = StateNoHooks
 		return st, nil
 	}
+	if t.Layout.Whole() {
+		return checkWhole(t, cap, exe, files)
+	}
 	f, err := formatFor(t)
 	if err != nil {
 		return st, err
@@ -67,25 +70,30 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 	}
 	st.Hooks = eventsOf(items)
 	st.Warnings = f.warnings(b)
+	st.State, st.Detail, err = f.judge(t, cap, exe, b, id, items, files)
+	return st, err
+}
+
+// judge is the state of carryover's items in the file b against what
+// install writes, and of Codex's trust entries for them.
+func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id stubID, items []ourItem, files FS) (State, string, error) {
 	if len(items) == 0 {
-		st.State, st.Detail = StateMissing, "no carryover hooks; run `carryover install`"
-		return st, nil
+		return StateMissing, "no carryover hooks; run `carryover install`", nil
 	}
 	want := f.desired(cap, id)
 	if !matches(items, want) {
-		st.State, st.Detail = StateDrifted, drift(items, want, exe)+"; run `carryover refresh`"
-		return st, nil
+		return StateDrifted, drift(items, want, exe) + "; run `carryover refresh`", nil
 	}
 	if f.trust && t.TrustPath != "" {
-		if d, err := trustDrift(t, b, id, files); err != nil {
-			return st, err
-		} else if d != "" {
-			st.State, st.Detail = StateDrifted, d+"; run `carryover refresh`"
-			return st, nil
+		d, err := trustDrift(t, b, id, files)
+		if err != nil {
+			return "", "", err
+		}
+		if d != "" {
+			return StateDrifted, d + "; run `carryover refresh`", nil
 		}
 	}
-	st.State = StatePresent
-	return st, nil
+	return StatePresent, "", nil
 }
 
 func drift(items []ourItem, want []desired, exe string) string {

@@ -21,6 +21,10 @@ type Record struct {
 	Exes []string `json:"exes,omitempty"`
 	// Dirs are directories install created for a hook file.
 	Dirs []string `json:"dirs,omitempty"`
+	// Files are the SHA-256 digests of the whole hook files install wrote,
+	// by path: a file still holding them is carryover's even after its
+	// template changed (whole.go).
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // loadRecord reads the record at path ("" or missing: empty).
@@ -124,28 +128,52 @@ func record(plans []Plan, files FS) error {
 		if err != nil {
 			return err
 		}
-		changed := false
-		add := func(l *[]string, v string) {
-			if !slices.Contains(*l, v) {
-				*l = append(*l, v)
-				changed = true
-			}
+		if !r.add(ps, files) {
+			continue
 		}
-		for _, p := range ps {
-			add(&r.Exes, p.exe)
-			if p.Created {
-				for _, d := range ancestorsToCreate(files, p.Path) {
-					add(&r.Dirs, d)
-				}
-			}
-		}
-		if changed {
-			if err := saveRecord(files, path, r); err != nil {
-				return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", path, err)
-			}
+		if err := saveRecord(files, path, r); err != nil {
+			return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", path, err)
 		}
 	}
 	return nil
+}
+
+// addWhole records the digest of a whole file carryover writes; false
+// when it was recorded already.
+func (r *Record) addWhole(path string, content []byte) bool {
+	d := digest(content)
+	if r.Files[path] == d {
+		return false
+	}
+	if r.Files == nil {
+		r.Files = map[string]string{}
+	}
+	r.Files[path] = d
+	return true
+}
+
+// add records the plans' binary, the digests of the whole files they
+// write and the directories they create; changed is false when the record
+// held them all already.
+func (r *Record) add(ps []Plan, files FS) (changed bool) {
+	add := func(l *[]string, v string) {
+		if !slices.Contains(*l, v) {
+			*l = append(*l, v)
+			changed = true
+		}
+	}
+	for _, p := range ps {
+		add(&r.Exes, p.exe)
+		if p.whole && r.addWhole(p.Path, p.After) {
+			changed = true
+		}
+		if p.Created {
+			for _, d := range ancestorsToCreate(files, p.Path) {
+				add(&r.Dirs, d)
+			}
+		}
+	}
+	return changed
 }
 
 // Cleanup runs after uninstall plans were applied: it deletes each
@@ -163,34 +191,55 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 		}
 		seen[p.Path] = true
 		dirs = append(dirs, filepath.Dir(p.Path))
-		bak := p.Path + BackupSuffix
-		backup, has, err := read(files, bak)
-		if err != nil || !has {
-			continue
-		}
-		cur, exists, err := read(files, p.Path)
-		switch {
-		case err != nil:
-			notes = append(notes, fmt.Sprintf("kept %s: %v", bak, err))
-		case exists && bytes.Equal(cur, backup):
-			if err := files.Remove(bak); err != nil {
-				notes = append(notes, fmt.Sprintf("kept %s: could not delete it (%v)", bak, err))
-			}
-		case !exists:
-			notes = append(notes, fmt.Sprintf("kept %s: %s is gone; the backup holds it as it was before carryover's first install", bak, p.Path))
-		default:
-			notes = append(notes, fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, p.Path))
+		if note := dropBackup(files, p.Path); note != "" {
+			notes = append(notes, note)
 		}
 	}
-	d, ok := files.(dirFS)
-	if !ok || recordPath == "" {
-		return notes
+	if d, ok := files.(dirFS); ok && recordPath != "" {
+		removeInstallDirs(d, files, recordPath, plans, dirs)
 	}
+	return notes
+}
+
+// dropBackup deletes path's backup when path is now byte-identical to it;
+// otherwise it says why the backup was kept ("" when there is none).
+func dropBackup(files FS, path string) string {
+	bak := path + BackupSuffix
+	backup, has, err := read(files, bak)
+	if err != nil || !has {
+		return ""
+	}
+	cur, exists, err := read(files, path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("kept %s: %v", bak, err)
+	case exists && bytes.Equal(cur, backup):
+		if err := files.Remove(bak); err != nil {
+			return fmt.Sprintf("kept %s: could not delete it (%v)", bak, err)
+		}
+		return ""
+	case !exists:
+		return fmt.Sprintf("kept %s: %s is gone; the backup holds it as it was before carryover's first install", bak, path)
+	}
+	return fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, path)
+}
+
+// removeInstallDirs updates the install record: it forgets the whole
+// files uninstall deleted (no longer carryover's to recognise), and
+// removes the directories it lists that hold (or are) one of dirs when
+// they are empty, deepest first so a parent empties after its child goes.
+func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs []string) {
 	r, err := loadRecord(files, recordPath)
-	if err != nil || len(r.Dirs) == 0 {
-		return notes
+	if err != nil {
+		return
 	}
-	// Deepest first, so a parent empties after its child goes.
+	dropped := dropDeletedWhole(files, r, plans)
+	if len(r.Dirs) == 0 {
+		if dropped {
+			saveRecord(files, recordPath, r)
+		}
+		return
+	}
 	recorded := slices.Clone(r.Dirs)
 	slices.SortFunc(recorded, func(a, b string) int { return len(b) - len(a) })
 	var keep []string
@@ -205,15 +254,23 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 			keep = append(keep, dir)
 		}
 	}
-	if len(keep) != len(r.Dirs) {
-		kept := r.Dirs[:0]
-		for _, dir := range r.Dirs {
-			if slices.Contains(keep, dir) {
-				kept = append(kept, dir)
-			}
-		}
-		r.Dirs = kept
+	if len(keep) != len(r.Dirs) || dropped {
+		r.Dirs = slices.DeleteFunc(r.Dirs, func(dir string) bool { return !slices.Contains(keep, dir) })
 		saveRecord(files, recordPath, r)
 	}
-	return notes
+}
+
+// dropDeletedWhole forgets in r the whole files the plans deleted.
+func dropDeletedWhole(files FS, r Record, plans []Plan) bool {
+	dropped := false
+	for _, p := range plans {
+		if _, rec := r.Files[p.Path]; !rec || !p.whole {
+			continue
+		}
+		if _, exists, err := read(files, p.Path); err == nil && !exists {
+			delete(r.Files, p.Path)
+			dropped = true
+		}
+	}
+	return dropped
 }

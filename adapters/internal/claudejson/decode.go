@@ -248,6 +248,26 @@ func (d *Decoder) mismatch(contentString bool) {
 func (d *Decoder) topField(key []byte) (kept bool) {
 	l := &d.Line
 	switch string(key) {
+	case "parentUuid":
+		d.parentUUID()
+	case "message":
+		d.messageField()
+	case "attachment":
+		d.rawValue(&l.Attachment)
+	case "origin":
+		d.rawValue(&l.Origin)
+	case "compactMetadata":
+		d.compactField()
+	default:
+		return d.topScalar(key)
+	}
+	return true
+}
+
+// topScalar is topField for the top-level strings and booleans.
+func (d *Decoder) topScalar(key []byte) (kept bool) {
+	l := &d.Line
+	switch string(key) {
 	case "type":
 		d.str(&l.Type)
 	case "subtype":
@@ -268,57 +288,65 @@ func (d *Decoder) topField(key []byte) (kept bool) {
 		d.boolean(&l.IsCompactSummary)
 	case "isApiErrorMessage":
 		d.boolean(&l.IsAPIError)
-	case "parentUuid":
-		switch c := d.r.peek(); c {
-		case 'n':
-			d.r.literal()
-			l.HasParent = false
-		case '"':
-			d.r.str()
-			l.HasParent = true
-		default:
-			l.HasParent = true
-			d.mismatch(false)
-			d.r.skip()
-		}
-	case "message":
-		switch c := d.r.peek(); c {
-		case 'n':
-			d.r.literal()
-			l.HasMessage = false
-			blocks := l.Message.Blocks[:0]
-			l.Message = Message{Blocks: blocks}
-		case '{':
-			l.HasMessage = true
-			d.message(&l.Message)
-		default:
-			l.HasMessage = true
-			d.scFail = true
-			d.mismatch(false)
-			d.r.skip()
-		}
-	case "attachment":
-		d.rawValue(&l.Attachment)
-	case "origin":
-		d.rawValue(&l.Origin)
-	case "compactMetadata":
-		switch c := d.r.peek(); c {
-		case 'n':
-			d.r.literal()
-			l.HasCompact = false
-			l.Compact.Trigger, l.Compact.PreTokens = Span{}, 0
-		case '{':
-			l.HasCompact = true
-			d.compactMetadata()
-		default:
-			l.HasCompact = true
-			d.mismatch(false)
-			d.r.skip()
-		}
 	default:
 		return false // not kept: never validated, as pickFields dropped it
 	}
 	return true
+}
+
+// parentUuid: null, or a string (any other value still counts as a parent).
+func (d *Decoder) parentUUID() {
+	l := &d.Line
+	switch c := d.r.peek(); c {
+	case 'n':
+		d.r.literal()
+		l.HasParent = false
+	case '"':
+		d.r.str()
+		l.HasParent = true
+	default:
+		l.HasParent = true
+		d.mismatch(false)
+		d.r.skip()
+	}
+}
+
+// messageField: null (no message), or an object.
+func (d *Decoder) messageField() {
+	l := &d.Line
+	switch c := d.r.peek(); c {
+	case 'n':
+		d.r.literal()
+		l.HasMessage = false
+		blocks := l.Message.Blocks[:0]
+		l.Message = Message{Blocks: blocks}
+	case '{':
+		l.HasMessage = true
+		d.message(&l.Message)
+	default:
+		l.HasMessage = true
+		d.scFail = true
+		d.mismatch(false)
+		d.r.skip()
+	}
+}
+
+// compactField: compactMetadata, null or an object.
+func (d *Decoder) compactField() {
+	l := &d.Line
+	switch c := d.r.peek(); c {
+	case 'n':
+		d.r.literal()
+		l.HasCompact = false
+		l.Compact.Trigger, l.Compact.PreTokens = Span{}, 0
+	case '{':
+		l.HasCompact = true
+		d.compactMetadata()
+	default:
+		l.HasCompact = true
+		d.mismatch(false)
+		d.r.skip()
+	}
 }
 
 // Struct fields by JSON name, for matching keys (fieldIndex).
@@ -336,6 +364,30 @@ func newFieldSet(names ...string) fieldSet {
 	return fs
 }
 
+// plainKey reports a key of ASCII without escapes.
+func plainKey(rawKey []byte) bool {
+	for _, c := range rawKey {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiFoldedIndex is fieldIndex for a plain key without an exact match,
+// compared in place.
+func (fs *fieldSet) asciiFoldedIndex(rawKey []byte) int {
+	if len(rawKey) >= 64 || fs.lengths&(1<<len(rawKey)) == 0 {
+		return -1
+	}
+	for i, n := range fs.folded {
+		if len(n) == len(rawKey) && asciiUpperEqual(rawKey, n) {
+			return i
+		}
+	}
+	return -1
+}
+
 // fieldIndex returns the index of the field encoding/json decodes the raw
 // key into, or -1.
 func (fs *fieldSet) fieldIndex(rawKey []byte) int {
@@ -348,23 +400,8 @@ func (fs *fieldSet) fieldIndex(rawKey []byte) int {
 	}
 	// No exact match: encoding/json still takes a key that matches
 	// case-insensitively. Most keys are plain ASCII: compare those in place.
-	plain := true
-	for _, c := range rawKey {
-		if c == '\\' || c >= utf8.RuneSelf {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		if len(rawKey) >= 64 || fs.lengths&(1<<len(rawKey)) == 0 {
-			return -1
-		}
-		for i, n := range fs.folded {
-			if len(n) == len(rawKey) && asciiUpperEqual(rawKey, n) {
-				return i
-			}
-		}
-		return -1
+	if plainKey(rawKey) {
+		return fs.asciiFoldedIndex(rawKey)
 	}
 	var buf [maxFoldedKey]byte
 	k := foldKey(&buf, rawKey)

@@ -361,23 +361,12 @@ func (r *jsonReader) str() Span {
 			r.i = i + 1
 			return Span{start, i}
 		case c == '\\':
-			if i+1 >= len(b) {
+			n := escapeLen(b[i:])
+			if n == 0 {
 				r.fail()
 				return Span{}
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					r.fail()
-					return Span{}
-				}
-				i += 6
-			default:
-				r.fail()
-				return Span{}
-			}
+			i += n
 		case c < 0x20:
 			r.fail()
 			return Span{}
@@ -387,6 +376,23 @@ func (r *jsonReader) str() Span {
 	}
 }
 
+// escapeLen is the length of the escape sequence b starts with, 0 when
+// it is not a valid one.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) >= 6 && isHex(b[2]) && isHex(b[3]) && isHex(b[4]) && isHex(b[5]) {
+			return 6
+		}
+	}
+	return 0
+}
+
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
@@ -394,34 +400,40 @@ func isHex(c byte) bool {
 // number reads the number at r.i and returns its bytes.
 func (r *jsonReader) number() []byte {
 	b, start := r.b, r.i
-	i := start
+	i := numberEnd(b, start)
+	if i < 0 {
+		r.fail()
+		return nil
+	}
+	r.i = i
+	return b[start:i]
+}
+
+// numberEnd is the index after the JSON number at b[i], -1 if there is
+// none: an integer part (a leading 0 is the whole of it), a fraction and
+// an exponent.
+func numberEnd(b []byte, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
 	if i < len(b) && b[i] == '0' {
-		i++ // a leading 0 is the whole integer part
+		i++
 	} else if i = skipDigits(b, i); i < 0 {
-		r.fail()
-		return nil
+		return -1
 	}
 	if i < len(b) && b[i] == '.' {
 		if i = skipDigits(b, i+1); i < 0 {
-			r.fail()
-			return nil
+			return -1
 		}
 	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+	if i >= len(b) || b[i] != 'e' && b[i] != 'E' {
+		return i
+	}
+	i++
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
 		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i = skipDigits(b, i); i < 0 {
-			r.fail()
-			return nil
-		}
 	}
-	r.i = i
-	return b[start:i]
+	return skipDigits(b, i)
 }
 
 // skipDigits returns the index after the one or more digits at b[i:], or
@@ -546,42 +558,10 @@ func AppendUnquoted(dst, raw []byte, limit int) (out []byte, more, ok bool) {
 		c := raw[r]
 		switch {
 		case c == '\\':
-			if r+1 >= len(raw) {
+			var ok bool
+			if dst, r, ok = appendEscape(dst, raw, r); !ok {
 				return dst, false, false
 			}
-			switch raw[r+1] {
-			case '"', '\\', '/', '\'':
-				dst = append(dst, raw[r+1])
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				rr := getu4(raw[r:])
-				if rr < 0 {
-					return dst, false, false
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if dec := utf16.DecodeRune(rr, getu4(raw[r:])); dec != unicode.ReplacementChar {
-						r += 6 // a valid pair
-						dst = utf8.AppendRune(dst, dec)
-						continue
-					}
-					rr = unicode.ReplacementChar
-				}
-				dst = utf8.AppendRune(dst, rr)
-				continue
-			default:
-				return dst, false, false
-			}
-			r += 2
 		case c < utf8.RuneSelf:
 			// A run of plain ASCII is copied as it is.
 			end := ASCIIRun(raw, r)
@@ -601,6 +581,37 @@ func AppendUnquoted(dst, raw []byte, limit int) (out []byte, more, ok bool) {
 		}
 	}
 	return dst, false, true
+}
+
+// unescapes maps the byte after a backslash to the byte it stands for
+// (0: none; \u is read apart).
+var unescapes = [256]byte{'"': '"', '\\': '\\', '/': '/', '\'': '\'', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// appendEscape appends what the escape at raw[r] stands for and returns
+// the index after it; ok is false for an invalid escape. A lone or
+// invalid surrogate is U+FFFD.
+func appendEscape(dst, raw []byte, r int) (_ []byte, next int, ok bool) {
+	if r+1 >= len(raw) {
+		return dst, r, false
+	}
+	if v := unescapes[raw[r+1]]; v != 0 {
+		return append(dst, v), r + 2, true
+	}
+	if raw[r+1] != 'u' {
+		return dst, r, false
+	}
+	rr := getu4(raw[r:])
+	if rr < 0 {
+		return dst, r, false
+	}
+	r += 6
+	if utf16.IsSurrogate(rr) {
+		if dec := utf16.DecodeRune(rr, getu4(raw[r:])); dec != unicode.ReplacementChar {
+			return utf8.AppendRune(dst, dec), r + 6, true // a valid pair
+		}
+		rr = unicode.ReplacementChar
+	}
+	return utf8.AppendRune(dst, rr), r, true
 }
 
 // ASCIIRun returns the end of the run of ASCII bytes other than '\\'

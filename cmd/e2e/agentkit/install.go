@@ -29,7 +29,9 @@ var Pinned = map[string]Agent{
 	"gemini":      {"gemini", "@google/gemini-cli", "0.61.0", "gemini"},
 	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
 	"qwen":        {"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"},
-	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
+	// pi and cline: also the newest on npm on 2026-11-27 (`npm view … version`)
+	"pi":    {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
+	"cline": {"cline", "cline", "3.0.65", "cline"},
 }
 
 // Newest are the newest releases on npm when this table was last checked

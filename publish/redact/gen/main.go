@@ -93,77 +93,98 @@ func spanOf(re *syntax.Regexp) (span, bool) {
 		syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText:
 		return span{}, true
 	case syntax.OpLiteral:
-		var s span
-		for _, c := range re.Rune {
-			s.set.add(c)
-			if re.Flags&syntax.FoldCase != 0 {
-				s.set.add(foldRune(c))
-			}
-		}
-		s.min, s.max = len(re.Rune), len(re.Rune)
-		return s, true
+		return literalSpan(re), true
 	case syntax.OpCharClass:
 		return span{classSet(re.Rune), 1, 1}, true
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
-		var s span
-		for c := rune(0x21); c < 0x7f; c++ {
-			if c != '"' && c != '\'' && c != '`' {
-				s.set.add(c)
-			}
-		}
-		s.min, s.max = 1, 1
-		return s, true
+		return anySpan(), true
 	case syntax.OpCapture:
 		return spanOf(re.Sub[0])
 	case syntax.OpConcat:
-		var s span
-		for _, sub := range re.Sub {
-			t, ok := spanOf(sub)
-			if !ok {
-				return s, false
-			}
-			s = s.then(t)
-		}
-		return s, true
+		return concatSpan(re.Sub)
 	case syntax.OpAlternate:
-		var s span
-		for i, sub := range re.Sub {
-			t, ok := spanOf(sub)
-			if !ok {
-				return s, false
-			}
-			if i == 0 {
-				s = t
-				continue
-			}
-			s.set.union(t.set)
-			s.min = min(s.min, t.min)
-			if s.max >= 0 && (t.max < 0 || t.max > s.max) {
-				s.max = t.max
-			}
-		}
-		return s, true
+		return alternateSpan(re.Sub)
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		t, ok := spanOf(re.Sub[0])
-		if !ok {
-			return t, false
-		}
-		lo, hi := re.Min, re.Max
-		switch re.Op {
-		case syntax.OpStar:
-			lo, hi = 0, -1
-		case syntax.OpPlus:
-			lo, hi = 1, -1
-		case syntax.OpQuest:
-			lo, hi = 0, 1
-		}
-		s := span{set: t.set, min: t.min * lo, max: -1}
-		if hi >= 0 && t.max >= 0 {
-			s.max = t.max * hi
-		}
-		return s, true
+		return repeatSpan(re)
 	}
 	return span{}, false
+}
+
+func literalSpan(re *syntax.Regexp) span {
+	var s span
+	for _, c := range re.Rune {
+		s.set.add(c)
+		if re.Flags&syntax.FoldCase != 0 {
+			s.set.add(foldRune(c))
+		}
+	}
+	s.min, s.max = len(re.Rune), len(re.Rune)
+	return s
+}
+
+// anySpan is '.': one printable byte but a quote.
+func anySpan() span {
+	var s span
+	for c := rune(0x21); c < 0x7f; c++ {
+		if c != '"' && c != '\'' && c != '`' {
+			s.set.add(c)
+		}
+	}
+	s.min, s.max = 1, 1
+	return s
+}
+
+func concatSpan(subs []*syntax.Regexp) (span, bool) {
+	var s span
+	for _, sub := range subs {
+		t, ok := spanOf(sub)
+		if !ok {
+			return s, false
+		}
+		s = s.then(t)
+	}
+	return s, true
+}
+
+func alternateSpan(subs []*syntax.Regexp) (span, bool) {
+	var s span
+	for i, sub := range subs {
+		t, ok := spanOf(sub)
+		if !ok {
+			return s, false
+		}
+		if i == 0 {
+			s = t
+			continue
+		}
+		s.set.union(t.set)
+		s.min = min(s.min, t.min)
+		if s.max >= 0 && (t.max < 0 || t.max > s.max) {
+			s.max = t.max
+		}
+	}
+	return s, true
+}
+
+func repeatSpan(re *syntax.Regexp) (span, bool) {
+	t, ok := spanOf(re.Sub[0])
+	if !ok {
+		return t, false
+	}
+	lo, hi := re.Min, re.Max
+	switch re.Op {
+	case syntax.OpStar:
+		lo, hi = 0, -1
+	case syntax.OpPlus:
+		lo, hi = 1, -1
+	case syntax.OpQuest:
+		lo, hi = 0, 1
+	}
+	s := span{set: t.set, min: t.min * lo, max: -1}
+	if hi >= 0 && t.max >= 0 {
+		s.max = t.max * hi
+	}
+	return s, true
 }
 
 func foldRune(c rune) rune {
@@ -198,63 +219,19 @@ func expand(re *syntax.Regexp) ([][]piece, bool) {
 	case syntax.OpCapture:
 		return expand(re.Sub[0])
 	case syntax.OpCharClass:
-		var cs []rune
-		for i := 0; i+1 < len(re.Rune) && len(cs) <= 4; i += 2 {
-			for c := re.Rune[i]; c <= re.Rune[i+1] && len(cs) <= 4; c++ {
-				cs = append(cs, c)
-			}
-		}
-		if len(cs) <= 4 {
-			var out [][]piece
-			for _, c := range cs {
-				out = append(out, []piece{{lit: string(c)}})
-			}
+		if out, ok := expandClass(re.Rune); ok {
 			return out, true
 		}
 	case syntax.OpConcat:
-		out := [][]piece{nil}
-		for _, sub := range re.Sub {
-			alts, ok := expand(sub)
-			if !ok {
-				return nil, false
-			}
-			if len(out)*len(alts) > maxExpand {
-				sp, ok := spanOf(sub)
-				if !ok {
-					return nil, false
-				}
-				alts = [][]piece{{{sp: sp}}}
-			}
-			var next [][]piece
-			for _, o := range out {
-				for _, a := range alts {
-					next = append(next, append(slices.Clone(o), a...))
-				}
-			}
-			out = next
-		}
-		return out, true
+		return expandConcat(re.Sub)
 	case syntax.OpRepeat:
-		// (?:-[0-9]{10,13}){3}: unrolled, so the '-' after xoxp joins the
-		// literal and anchors it.
-		if re.Min == re.Max && re.Min >= 1 && re.Min <= 4 && re.Sub[0].Op != syntax.OpCharClass {
-			c := &syntax.Regexp{Op: syntax.OpConcat}
-			for range re.Min {
-				c.Sub = append(c.Sub, re.Sub[0])
-			}
+		if c := unrolled(re); c != nil {
 			return expand(c)
 		}
 	case syntax.OpAlternate:
-		var out [][]piece
-		for _, sub := range re.Sub {
-			alts, ok := expand(sub)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, alts...)
-		}
-		if len(out) <= maxExpand {
-			return out, true
+		out, ok := expandAlternate(re.Sub)
+		if !ok || len(out) <= maxExpand {
+			return out, ok
 		}
 	}
 	sp, ok := spanOf(re)
@@ -262,6 +239,77 @@ func expand(re *syntax.Regexp) ([][]piece, bool) {
 		return nil, false
 	}
 	return [][]piece{{{sp: sp}}}, true
+}
+
+// unrolled is a short fixed repeat as a concatenation, so that
+// (?:-[0-9]{10,13}){3}'s '-' after xoxp joins the literal and anchors it;
+// nil for others.
+func unrolled(re *syntax.Regexp) *syntax.Regexp {
+	if re.Min != re.Max || re.Min < 1 || re.Min > 4 || re.Sub[0].Op == syntax.OpCharClass {
+		return nil
+	}
+	c := &syntax.Regexp{Op: syntax.OpConcat}
+	for range re.Min {
+		c.Sub = append(c.Sub, re.Sub[0])
+	}
+	return c
+}
+
+// expandClass expands a class of up to 4 bytes into one literal each.
+func expandClass(ranges []rune) ([][]piece, bool) {
+	var cs []rune
+	for i := 0; i+1 < len(ranges) && len(cs) <= 4; i += 2 {
+		for c := ranges[i]; c <= ranges[i+1] && len(cs) <= 4; c++ {
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) > 4 {
+		return nil, false
+	}
+	var out [][]piece
+	for _, c := range cs {
+		out = append(out, []piece{{lit: string(c)}})
+	}
+	return out, true
+}
+
+// expandConcat is the product of the parts' alternatives; a part that
+// would make more than maxExpand becomes a span.
+func expandConcat(subs []*syntax.Regexp) ([][]piece, bool) {
+	out := [][]piece{nil}
+	for _, sub := range subs {
+		alts, ok := expand(sub)
+		if !ok {
+			return nil, false
+		}
+		if len(out)*len(alts) > maxExpand {
+			sp, ok := spanOf(sub)
+			if !ok {
+				return nil, false
+			}
+			alts = [][]piece{{{sp: sp}}}
+		}
+		var next [][]piece
+		for _, o := range out {
+			for _, a := range alts {
+				next = append(next, append(slices.Clone(o), a...))
+			}
+		}
+		out = next
+	}
+	return out, true
+}
+
+func expandAlternate(subs []*syntax.Regexp) ([][]piece, bool) {
+	var out [][]piece
+	for _, sub := range subs {
+		alts, ok := expand(sub)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, alts...)
+	}
+	return out, true
 }
 
 // terminator reports whether re is gitleaks' end-of-secret group
@@ -362,31 +410,13 @@ func handKeyword(k string) bool {
 // regex, not the rule's keywords field, says which key names it: lob's
 // keywords are "test_" and "live_", its key is "lob".
 func keyLiterals(alt *syntax.Regexp) []string {
-	var seq []*syntax.Regexp
-	var flat func(r *syntax.Regexp)
-	flat = func(r *syntax.Regexp) {
-		if r.Op == syntax.OpConcat {
-			for _, s := range r.Sub {
-				flat(s)
-			}
-			return
-		}
-		seq = append(seq, r)
-	}
-	flat(alt)
 	words := []string{""}
-	for _, r := range seq {
+	for _, r := range flatten(alt, nil) {
 		if r.Op == syntax.OpRepeat && r.Min == 0 && r.Max == 50 && words[0] == "" {
 			continue
 		}
 		alts, ok := expand(r)
-		lit := ok
-		for _, a := range alts {
-			for _, p := range a {
-				lit = lit && p.lit != ""
-			}
-		}
-		if !lit || len(words)*len(alts) > maxExpand {
+		if !ok || !allLiteral(alts) || len(words)*len(alts) > maxExpand {
 			break
 		}
 		var next []string
@@ -409,6 +439,29 @@ func keyLiterals(alt *syntax.Regexp) []string {
 	}
 	slices.Sort(words)
 	return slices.Compact(words)
+}
+
+// flatten appends the parts of nested concatenations in order.
+func flatten(r *syntax.Regexp, seq []*syntax.Regexp) []*syntax.Regexp {
+	if r.Op != syntax.OpConcat {
+		return append(seq, r)
+	}
+	for _, s := range r.Sub {
+		seq = flatten(s, seq)
+	}
+	return seq
+}
+
+// allLiteral reports alternatives made only of literals.
+func allLiteral(alts [][]piece) bool {
+	for _, a := range alts {
+		for _, p := range a {
+			if p.lit == "" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 type tokenEntry struct {
@@ -446,70 +499,11 @@ func main() {
 		}
 		cfg.Rules = append(cfg.Rules, c.Rules...)
 	}
-	var tokens []tokenEntry
-	var keywords []keywordEntry
-	var skipped []string
+	var t tables
 	for _, r := range cfg.Rules {
-		if r.Regex == "" {
-			skipped = append(skipped, r.ID+" (no regex: a file-name rule)")
-			continue
-		}
-		re, err := syntax.Parse(r.Regex, syntax.Perl)
-		if err != nil {
-			log.Fatalf("%s: %v", r.ID, err)
-		}
-		alts := []*syntax.Regexp{re}
-		if re.Op == syntax.OpAlternate {
-			alts = re.Sub
-		}
-		covered := false
-		for _, alt := range alts {
-			if keywordContext(alt) {
-				g := firstCapture(alt)
-				if r.SecretGroup > 0 {
-					g = capture(re, r.SecretGroup)
-				}
-				if g == nil {
-					continue
-				}
-				sp, ok := spanOf(g)
-				if !ok || sp.min < 8 {
-					continue
-				}
-				kws := keyLiterals(alt)
-				if kws == nil {
-					for _, k := range r.Keywords {
-						kws = append(kws, foldKeyword(k))
-					}
-				}
-				if slices.ContainsFunc(kws, handKeyword) {
-					// generic-api-key, hashicorp-tf-password: the keyword is
-					// one the hand-written assignment detector owns, with
-					// its placeholder and prose filters.
-					skipped = append(skipped, r.ID+" (generic keyword: the assignment detector's)")
-					covered = true
-					continue
-				}
-				keywords = append(keywords, keywordEntry{r.ID, kws, sp})
-				covered = true
-				continue
-			}
-			seqs, ok := expand(stripTerminators(alt))
-			if !ok {
-				continue
-			}
-			for _, seq := range seqs {
-				if e, ok := tokenOf(r.ID, seq); ok {
-					tokens = append(tokens, e)
-					covered = true
-				}
-			}
-		}
-		if !covered {
-			skipped = append(skipped, r.ID)
-		}
+		t.add(r)
 	}
-	tokens = dedupe(tokens)
+	tokens, keywords, skipped := dedupe(t.tokens), t.keywords, t.skipped
 	src := render(tokens, keywords, skipped, nGitleaks, len(cfg.Rules)-nGitleaks)
 	fmted, err := format.Source(src)
 	if err != nil {
@@ -522,6 +516,81 @@ func main() {
 	log.Printf("%s: %d token entries, %d keyword rules, %d rules skipped", out, len(tokens), len(keywords), len(skipped))
 }
 
+// tables are the generated entries and the rules left out.
+type tables struct {
+	tokens   []tokenEntry
+	keywords []keywordEntry
+	skipped  []string
+}
+
+// add reduces rule r to token and keyword entries, one per alternative
+// that has a form the engine matches.
+func (t *tables) add(r rule) {
+	if r.Regex == "" {
+		t.skipped = append(t.skipped, r.ID+" (no regex: a file-name rule)")
+		return
+	}
+	re, err := syntax.Parse(r.Regex, syntax.Perl)
+	if err != nil {
+		log.Fatalf("%s: %v", r.ID, err)
+	}
+	alts := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate {
+		alts = re.Sub
+	}
+	covered := false
+	for _, alt := range alts {
+		if keywordContext(alt) {
+			covered = t.addKeyword(r, re, alt) || covered
+			continue
+		}
+		seqs, ok := expand(stripTerminators(alt))
+		if !ok {
+			continue
+		}
+		for _, seq := range seqs {
+			if e, ok := tokenOf(r.ID, seq); ok {
+				t.tokens = append(t.tokens, e)
+				covered = true
+			}
+		}
+	}
+	if !covered {
+		t.skipped = append(t.skipped, r.ID)
+	}
+}
+
+// addKeyword adds the keyword rule of alternative alt; it reports whether
+// the alternative is covered.
+func (t *tables) addKeyword(r rule, re, alt *syntax.Regexp) bool {
+	g := firstCapture(alt)
+	if r.SecretGroup > 0 {
+		g = capture(re, r.SecretGroup)
+	}
+	if g == nil {
+		return false
+	}
+	sp, ok := spanOf(g)
+	if !ok || sp.min < 8 {
+		return false
+	}
+	kws := keyLiterals(alt)
+	if kws == nil {
+		for _, k := range r.Keywords {
+			kws = append(kws, foldKeyword(k))
+		}
+	}
+	if slices.ContainsFunc(kws, handKeyword) {
+		// generic-api-key, hashicorp-tf-password: the keyword is one the
+		// hand-written assignment detector owns, with its placeholder and
+		// prose filters.
+		t.skipped = append(t.skipped, r.ID+" (generic keyword: the assignment detector's)")
+		return true
+	}
+	t.keywords = append(t.keywords, keywordEntry{r.ID, kws, sp})
+	return true
+}
+
 // tokenOf reduces one expanded sequence to a literal with a span before
 // and after it: the longest run of adjacent literals is the anchor.
 func tokenOf(id string, seq []piece) (tokenEntry, bool) {
@@ -529,25 +598,7 @@ func tokenOf(id string, seq []piece) (tokenEntry, bool) {
 	// trigger on (not a lower-case letter) beats one without: airtable's
 	// pat<14>.<64 hex> anchors on its '.', not on "pat", which strings.Index
 	// would look for at every "path" and "pattern".
-	bestI, bestJ, bestN := -1, -1, 0
-	for i := 0; i < len(seq); i++ {
-		if seq[i].lit == "" {
-			continue
-		}
-		n, j, lit := 0, i, ""
-		for j < len(seq) && seq[j].lit != "" {
-			n += len(seq[j].lit)
-			lit += seq[j].lit
-			j++
-		}
-		if strings.IndexFunc(lit, func(c rune) bool { return !(c >= 'a' && c <= 'z') }) >= 0 {
-			n += 1000
-		}
-		if n > bestN {
-			bestI, bestJ, bestN = i, j, n
-		}
-		i = j
-	}
+	bestI, bestJ := anchorRun(seq)
 	if bestI < 0 {
 		return tokenEntry{}, false
 	}
@@ -573,25 +624,53 @@ func tokenOf(id string, seq []piece) (tokenEntry, bool) {
 		}
 		e.post.max = -1
 	}
-	// Enough fixed and random bytes to be specific: a long literal, or a
-	// shorter one with more random bytes (2-byte literals, s. and SK, get
-	// the engine's strict randomness check: a digit and a letter).
-	if r := e.pre.min + e.post.min; !(len(e.lit) >= 16 || len(e.lit) >= 5 && r >= 6 || len(e.lit) >= 3 && r >= 8 || len(e.lit) >= 2 && r >= 20 || r >= 30) {
-		return tokenEntry{}, false
+	return e, specific(e) && !ownedElsewhere(e)
+}
+
+// anchorRun returns the run seq[i:j] of adjacent literals that anchors
+// the token (i < 0: none).
+func anchorRun(seq []piece) (bestI, bestJ int) {
+	bestI, bestJ, bestN := -1, -1, 0
+	for i := 0; i < len(seq); i++ {
+		if seq[i].lit == "" {
+			continue
+		}
+		n, j, lit := 0, i, ""
+		for j < len(seq) && seq[j].lit != "" {
+			n += len(seq[j].lit)
+			lit += seq[j].lit
+			j++
+		}
+		if strings.IndexFunc(lit, func(c rune) bool { return !(c >= 'a' && c <= 'z') }) >= 0 {
+			n += 1000
+		}
+		if n > bestN {
+			bestI, bestJ, bestN = i, j, n
+		}
+		i = j
 	}
-	// A literal made only of letters has no byte to anchor a trigger on
-	// and is searched for; when its spans are a URL's (sidekiq's
-	// contribsys.com) the hand-written URL-credential detector owns it.
+	return bestI, bestJ
+}
+
+// specific reports enough fixed and random bytes to be specific: a long
+// literal, or a shorter one with more random bytes (2-byte literals, s.
+// and SK, get the engine's strict randomness check: a digit and a letter).
+func specific(e tokenEntry) bool {
+	r := e.pre.min + e.post.min
+	return len(e.lit) >= 16 || len(e.lit) >= 5 && r >= 6 || len(e.lit) >= 3 && r >= 8 || len(e.lit) >= 2 && r >= 20 || r >= 30
+}
+
+// ownedElsewhere reports a token a hand-written detector owns. A literal
+// made only of letters has no byte to anchor a trigger on and is searched
+// for; when its spans are a URL's (sidekiq's contribsys.com) the URL
+// credential detector owns it. A token has no spaces or quotes: a literal
+// or a span with them is a context rule (curl ... --header, "SECRET_KEY"
+// => in PHP, <add key=), left to the context detectors.
+func ownedElsewhere(e tokenEntry) bool {
 	if onlyLetters(e.lit) && (urlIn(e.pre.set) || urlIn(e.post.set)) {
-		return tokenEntry{}, false
+		return true
 	}
-	// A token has no spaces or quotes: a literal or a span with them is a
-	// context rule (curl ... --header, "SECRET_KEY" => in PHP, <add key=),
-	// left to the hand-written context detectors.
-	if strings.ContainsAny(e.lit, " \t\r\n\"'<>") || spaceIn(e.pre.set) || spaceIn(e.post.set) {
-		return tokenEntry{}, false
-	}
-	return e, true
+	return strings.ContainsAny(e.lit, " \t\r\n\"'<>") || spaceIn(e.pre.set) || spaceIn(e.post.set)
 }
 
 func onlyLetters(s string) bool {

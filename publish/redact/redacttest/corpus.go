@@ -316,44 +316,42 @@ const (
 // shape of the real thing but is random. Every call with the same
 // arguments returns the same string. It returns "" for an unknown kind.
 func Fake(k redact.Kind, seed uint64) string {
-	g := gen{rand.New(rand.NewPCG(seed, 0x5eed))}
-	switch k {
-	case redact.KindAWSAccessKeyID:
-		return g.one("AKIA", "ASIA") + g.str(upper+"234567", 16)
-	case redact.KindAWSSecret:
-		return g.mixed(b64, 40)
-	case redact.KindAgeSecretKey:
-		return "AGE-SECRET-KEY-1" + g.str(bech32, 58)
-	case redact.KindAnthropicKey:
+	if f, ok := fakes[k]; ok {
+		return f(gen{rand.New(rand.NewPCG(seed, 0x5eed))})
+	}
+	return ""
+}
+
+// fakes draws the fake of each kind.
+var fakes = map[redact.Kind]func(g gen) string{
+	redact.KindAWSAccessKeyID: func(g gen) string { return g.one("AKIA", "ASIA") + g.str(upper+"234567", 16) },
+	redact.KindAWSSecret:      func(g gen) string { return g.mixed(b64, 40) },
+	redact.KindAgeSecretKey:   func(g gen) string { return "AGE-SECRET-KEY-1" + g.str(bech32, 58) },
+	redact.KindAnthropicKey: func(g gen) string {
 		return "sk-ant-" + g.one("api03-", "admin01-", "oat01-") + g.mixed(urlSafe, 93) + "AA"
-	case redact.KindOpenAIKey:
-		return g.one("sk-proj-", "sk-svcacct-", "sk-") + g.mixed(alnum, 48)
-	case redact.KindGitHubToken:
+	},
+	redact.KindOpenAIKey: func(g gen) string { return g.one("sk-proj-", "sk-svcacct-", "sk-") + g.mixed(alnum, 48) },
+	redact.KindGitHubToken: func(g gen) string {
 		if g.r.IntN(6) == 0 {
 			return "github_pat_" + g.mixed(alnum, 22) + "_" + g.mixed(alnum, 59)
 		}
 		return g.one("ghp_", "gho_", "ghu_", "ghs_", "ghr_") + g.mixed(alnum, 36)
-	case redact.KindGitLabToken:
-		return "glpat-" + g.mixed(urlSafe, 20)
-	case redact.KindGoogleAPIKey:
-		return "AIza" + g.mixed(urlSafe, 35)
-	case redact.KindStripeKey:
-		return g.one("sk_live_", "rk_live_", "sk_test_", "whsec_") + g.mixed(alnum, 32)
-	case redact.KindSlackToken:
+	},
+	redact.KindGitLabToken:  func(g gen) string { return "glpat-" + g.mixed(urlSafe, 20) },
+	redact.KindGoogleAPIKey: func(g gen) string { return "AIza" + g.mixed(urlSafe, 35) },
+	redact.KindStripeKey:    func(g gen) string { return g.one("sk_live_", "rk_live_", "sk_test_", "whsec_") + g.mixed(alnum, 32) },
+	redact.KindSlackToken: func(g gen) string {
 		return g.one("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-") + g.str(digits, 12) + "-" + g.str(digits, 13) + "-" + g.mixed(alnum, 24)
-	case redact.KindSlackWebhook:
+	},
+	redact.KindSlackWebhook: func(g gen) string {
 		return "T" + g.str(upper+digits, 8) + "/B" + g.str(upper+digits, 10) + "/" + g.mixed(alnum, 24)
-	case redact.KindTwilioKey:
-		return g.one("SK", "AC") + "9" + g.str(hexLow, 31)
-	case redact.KindSendGridKey:
-		return "SG." + g.mixed(urlSafe, 22) + "." + g.mixed(urlSafe, 43)
-	case redact.KindNPMToken:
-		return "npm_" + g.mixed(alnum, 36)
-	case redact.KindPyPIToken:
-		return "pypi-AgEIcHlwaS5vcmc" + g.mixed(urlSafe, 70)
-	case redact.KindHuggingFaceToken:
-		return "hf_" + g.mixed(upper+lowerAZ, 34)
-	case redact.KindPrivateKey:
+	},
+	redact.KindTwilioKey:        func(g gen) string { return g.one("SK", "AC") + "9" + g.str(hexLow, 31) },
+	redact.KindSendGridKey:      func(g gen) string { return "SG." + g.mixed(urlSafe, 22) + "." + g.mixed(urlSafe, 43) },
+	redact.KindNPMToken:         func(g gen) string { return "npm_" + g.mixed(alnum, 36) },
+	redact.KindPyPIToken:        func(g gen) string { return "pypi-AgEIcHlwaS5vcmc" + g.mixed(urlSafe, 70) },
+	redact.KindHuggingFaceToken: func(g gen) string { return "hf_" + g.mixed(upper+lowerAZ, 34) },
+	redact.KindPrivateKey: func(g gen) string {
 		label := g.one("RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED ", "DSA ")
 		var b strings.Builder
 		b.WriteString("-----BEGIN " + label + "PRIVATE KEY-----\n")
@@ -362,63 +360,54 @@ func Fake(k redact.Kind, seed uint64) string {
 		}
 		b.WriteString(g.mixed(b64, 20) + "==\n-----END " + label + "PRIVATE KEY-----")
 		return b.String()
-	case redact.KindJWT:
+	},
+	redact.KindJWT: func(g gen) string {
 		enc := base64.RawURLEncoding.EncodeToString
 		hdr := enc([]byte(`{"alg":"` + g.one("HS256", "RS256", "ES256") + `","typ":"JWT"}`))
 		pay := enc(fmt.Appendf(nil, `{"sub":"%s","iat":%d}`, g.mixed(alnum, 12), 1700000000+g.r.IntN(1e7)))
 		return hdr + "." + pay + "." + g.mixed(urlSafe, 43)
-	case redact.KindURLCredentials, redact.KindDatabaseURL:
-		return g.mixed(alnum, 16)
-	case redact.KindPassword:
-		return g.mixed(alnum, 4) + g.str(alnum+"!#%*-_+", 10)
-	case redact.KindSecret, redact.KindToken, redact.KindAPIKey:
-		return g.mixed(alnum, 32)
-	case redact.KindAzureStorageKey:
-		return g.mixed(b64, 86) + "=="
-	case redact.KindAtlassianToken:
-		return "ATATT3" + g.mixed(alnum+"_-", 186)
-	case redact.KindAzureADSecret:
-		return g.mixed(alnum, 3) + g.str(digits, 1) + "Q~" + g.mixed(alnum+"_~.-", 34)
-	case redact.KindAzureSAS:
-		return g.mixed(alnum, 30) + "%2B" + g.mixed(alnum, 10) + "%3D"
-	case redact.KindDatabricksToken:
-		return "dapi" + g.str(digits, 1) + g.str(hexLow, 31)
-	case redact.KindDigitalOcean:
+	},
+	redact.KindURLCredentials:  func(g gen) string { return g.mixed(alnum, 16) },
+	redact.KindDatabaseURL:     func(g gen) string { return g.mixed(alnum, 16) },
+	redact.KindPassword:        func(g gen) string { return g.mixed(alnum, 4) + g.str(alnum+"!#%*-_+", 10) },
+	redact.KindSecret:          func(g gen) string { return g.mixed(alnum, 32) },
+	redact.KindToken:           func(g gen) string { return g.mixed(alnum, 32) },
+	redact.KindAPIKey:          func(g gen) string { return g.mixed(alnum, 32) },
+	redact.KindAzureStorageKey: func(g gen) string { return g.mixed(b64, 86) + "==" },
+	redact.KindAtlassianToken:  func(g gen) string { return "ATATT3" + g.mixed(alnum+"_-", 186) },
+	redact.KindAzureADSecret:   func(g gen) string { return g.mixed(alnum, 3) + g.str(digits, 1) + "Q~" + g.mixed(alnum+"_~.-", 34) },
+	redact.KindAzureSAS:        func(g gen) string { return g.mixed(alnum, 30) + "%2B" + g.mixed(alnum, 10) + "%3D" },
+	redact.KindDatabricksToken: func(g gen) string { return "dapi" + g.str(digits, 1) + g.str(hexLow, 31) },
+	redact.KindDigitalOcean: func(g gen) string {
 		return g.one("dop_v1_", "doo_v1_", "dor_v1_") + g.str(digits, 1) + g.str(hexLow, 63)
-	case redact.KindDiscordToken:
+	},
+	redact.KindDiscordToken: func(g gen) string {
 		return g.one("MT", "Nz", "OD") + g.mixed(alnum, 24) + "." + g.mixed(urlSafe, 6) + "." + g.mixed(urlSafe, 38)
-	case redact.KindDopplerToken:
-		return "dp." + g.one("pt.", "st.", "sa.", "ct.") + g.mixed(alnum, 43)
-	case redact.KindGoogleOAuth:
+	},
+	redact.KindDopplerToken: func(g gen) string { return "dp." + g.one("pt.", "st.", "sa.", "ct.") + g.mixed(alnum, 43) },
+	redact.KindGoogleOAuth: func(g gen) string {
 		if g.r.IntN(2) == 0 {
 			return "1//0" + g.mixed(urlSafe, 100)
 		}
 		return "ya29." + g.mixed(urlSafe, 150)
-	case redact.KindGrafanaToken:
+	},
+	redact.KindGrafanaToken: func(g gen) string {
 		if g.r.IntN(2) == 0 {
 			return "glsa_" + g.mixed(alnum, 32) + "_" + g.str(hexLow, 8)
 		}
 		return "glc_" + g.mixed(b64, 80) + "=="
-	case redact.KindHerokuKey:
-		return "HRKU-AA" + g.mixed(urlSafe, 58)
-	case redact.KindLinearKey:
-		return "lin_api_" + g.mixed(alnum, 40)
-	case redact.KindMailgunKey:
-		return "key-" + g.str(digits, 1) + g.str(hexLow, 31)
-	case redact.KindNewRelicKey:
-		return g.one("NRAK-", "NRII-") + g.mixed(upper+digits, 27)
-	case redact.KindPostmanKey:
-		return "PMAK-" + g.str(digits, 1) + g.str(hexLow, 23) + "-" + g.str(hexLow, 34)
-	case redact.KindShopifyToken:
+	},
+	redact.KindHerokuKey:   func(g gen) string { return "HRKU-AA" + g.mixed(urlSafe, 58) },
+	redact.KindLinearKey:   func(g gen) string { return "lin_api_" + g.mixed(alnum, 40) },
+	redact.KindMailgunKey:  func(g gen) string { return "key-" + g.str(digits, 1) + g.str(hexLow, 31) },
+	redact.KindNewRelicKey: func(g gen) string { return g.one("NRAK-", "NRII-") + g.mixed(upper+digits, 27) },
+	redact.KindPostmanKey:  func(g gen) string { return "PMAK-" + g.str(digits, 1) + g.str(hexLow, 23) + "-" + g.str(hexLow, 34) },
+	redact.KindShopifyToken: func(g gen) string {
 		return g.one("shpat_", "shpss_", "shpca_", "shppa_") + g.str(digits, 1) + g.str(hexLow, 31)
-	case redact.KindTelegramToken:
-		return g.str("123456789", 1) + g.str(digits, 9) + ":A" + g.mixed(urlSafe, 34)
-	case redact.KindVaultToken:
-		return g.one("hvs.", "hvb.") + g.mixed(urlSafe, 90)
-	case redact.KindBearerToken:
-		return g.mixed(alnum, 20) + g.str(alnum+"-._~", 19) + g.str(alnum, 1)
-	}
-	return ""
+	},
+	redact.KindTelegramToken: func(g gen) string { return g.str("123456789", 1) + g.str(digits, 9) + ":A" + g.mixed(urlSafe, 34) },
+	redact.KindVaultToken:    func(g gen) string { return g.one("hvs.", "hvb.") + g.mixed(urlSafe, 90) },
+	redact.KindBearerToken:   func(g gen) string { return g.mixed(alnum, 20) + g.str(alnum+"-._~", 19) + g.str(alnum, 1) },
 }
 
 type gen struct{ r *rand.Rand }

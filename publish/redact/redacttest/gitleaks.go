@@ -43,11 +43,7 @@ func GitleaksLines(path string) ([]SecretLine, error) {
 		return nil, fmt.Errorf("read gitleaks rule data: %w", err)
 	}
 	var cfg struct {
-		Rules []struct {
-			ID          string `toml:"id"`
-			Regex       string `toml:"regex"`
-			SecretGroup int    `toml:"secretGroup"`
-		} `toml:"rules"`
+		Rules []gitleaksRule `toml:"rules"`
 	}
 	if err := toml.Unmarshal(b, &cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -66,56 +62,63 @@ func GitleaksLines(path string) ([]SecretLine, error) {
 			alts = re.Sub
 		}
 		for k, alt := range alts {
-			h := fnv.New64a()
-			fmt.Fprintf(h, "%s/%d", r.ID, k)
-			w := &walker{r: rand.New(rand.NewPCG(h.Sum64(), 0x5eed))}
-			var text, sec string
-			if kw := keywordOf(alt); kw != "" {
-				g := firstCap(alt)
-				if r.SecretGroup > 0 {
-					g = nthCap(re, r.SecretGroup)
-				}
-				if g == nil {
-					continue
-				}
-				sec = w.gen(g)
-				key := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(kw))
-				switch (n + k) % 3 {
-				case 0:
-					text = "export " + key + "_KEY=" + sec
-				case 1:
-					text = `{"` + strings.ToLower(key) + `_id": "` + sec + `"}`
-				default:
-					text = strings.ToLower(key) + ": " + sec
-				}
-			} else {
-				// The secret is the rule's secret group (gitleaks reports
-				// that), the text the whole match around it.
-				g := firstCap(alt)
-				if r.SecretGroup > 0 {
-					g = nthCap(re, r.SecretGroup)
-				}
-				w.capture = g
-				sec = w.gen(alt)
-				w.full = sec
-				if g != nil && w.captured != "" {
-					sec = w.captured
-				}
-				m := w.full
-				switch (n + k) % 3 {
-				case 0:
-					text = "the deploy log printed " + m + " before the error"
-				case 1:
-					text = `{"value": "` + m + `"}`
-				default:
-					text = "CONFIG_VALUE=" + m + " ./run.sh"
-				}
+			if l, ok := r.line(n, k, re, alt); ok {
+				out = append(out, l)
 			}
-			out = append(out, SecretLine{Line: n + 1, Text: text, Secrets: []string{sec}, Kinds: []redact.Kind{redact.Kind(r.ID)}})
 		}
 	}
 	return out, nil
 }
+
+type gitleaksRule struct {
+	ID          string `toml:"id"`
+	Regex       string `toml:"regex"`
+	SecretGroup int    `toml:"secretGroup"`
+}
+
+// secretGroup is the sub-expression of alternative alt that is the
+// secret: the rule's secretGroup of its whole regex re, else alt's first
+// capture (nil: none).
+func (r gitleaksRule) secretGroup(re, alt *syntax.Regexp) *syntax.Regexp {
+	if r.SecretGroup > 0 {
+		return nthCap(re, r.SecretGroup)
+	}
+	return firstCap(alt)
+}
+
+// line is the secret line of alternative k of rule n: a fake after a key
+// naming the vendor for a keyword rule, else the whole match put bare
+// into a sentence, a JSON value or an env line.
+func (r gitleaksRule) line(n, k int, re, alt *syntax.Regexp) (SecretLine, bool) {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", r.ID, k)
+	w := &walker{r: rand.New(rand.NewPCG(h.Sum64(), 0x5eed))}
+	g := r.secretGroup(re, alt)
+	var text, sec string
+	if kw := keywordOf(alt); kw != "" {
+		if g == nil {
+			return SecretLine{}, false
+		}
+		sec = w.gen(g)
+		key := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(kw))
+		text = pick(n+k, "export "+key+"_KEY="+sec, `{"`+strings.ToLower(key)+`_id": "`+sec+`"}`, strings.ToLower(key)+": "+sec)
+	} else {
+		// The secret is the rule's secret group (gitleaks reports that),
+		// the text the whole match around it.
+		w.capture = g
+		sec = w.gen(alt)
+		w.full = sec
+		if g != nil && w.captured != "" {
+			sec = w.captured
+		}
+		m := w.full
+		text = pick(n+k, "the deploy log printed "+m+" before the error", `{"value": "`+m+`"}`, "CONFIG_VALUE="+m+" ./run.sh")
+	}
+	return SecretLine{Line: n + 1, Text: text, Secrets: []string{sec}, Kinds: []redact.Kind{redact.Kind(r.ID)}}, true
+}
+
+// pick is one of the forms, in turn by i.
+func pick(i int, forms ...string) string { return forms[i%len(forms)] }
 
 // RuleFake draws a fake for the generated rule id (gitleaks.toml or
 // extra.toml in genDir) from its regex's first alternative.
@@ -234,15 +237,7 @@ func (w *walker) walk(re *syntax.Regexp, b *strings.Builder) {
 	case syntax.OpLiteral:
 		b.WriteString(string(re.Rune))
 	case syntax.OpCharClass:
-		var cs []rune
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for c := re.Rune[i]; c <= re.Rune[i+1] && c < 0x7f; c++ {
-				if c > ' ' && !strings.ContainsRune("\"'`\\", c) {
-					cs = append(cs, c)
-				}
-			}
-		}
-		if len(cs) > 0 {
+		if cs := classChars(re.Rune); len(cs) > 0 {
 			b.WriteRune(cs[w.r.IntN(len(cs))])
 		}
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
@@ -258,36 +253,60 @@ func (w *walker) walk(re *syntax.Regexp, b *strings.Builder) {
 			w.walk(s, b)
 		}
 	case syntax.OpAlternate:
-		for _, s := range re.Sub {
-			switch s.Op {
-			case syntax.OpEndText, syntax.OpEndLine, syntax.OpBeginText, syntax.OpBeginLine:
-				return // a boundary group: the secret's surroundings
-			}
+		if !boundaryGroup(re) { // a boundary group is the secret's surroundings
+			w.walk(re.Sub[w.r.IntN(len(re.Sub))], b)
 		}
-		w.walk(re.Sub[w.r.IntN(len(re.Sub))], b)
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		lo, hi := re.Min, re.Max
-		switch re.Op {
-		case syntax.OpStar:
-			lo, hi = 0, -1
-		case syntax.OpPlus:
-			lo, hi = 1, -1
-		case syntax.OpQuest:
-			lo, hi = 0, 1
-		}
-		n := lo
-		switch {
-		case hi < 0 && lo <= 1:
-			n += 8 + w.r.IntN(9) // [A-Z0-9]+ in a real token is a long run
-		case hi < 0 || hi > lo:
-			extra := 4
-			if hi >= 0 {
-				extra = min(extra, hi-lo)
-			}
-			n += w.r.IntN(extra + 1)
-		}
-		for range n {
+		for range w.count(re) {
 			w.walk(re.Sub[0], b)
 		}
 	}
+}
+
+// classChars are the printable bytes of a class but quotes and '\\'.
+func classChars(ranges []rune) []rune {
+	var cs []rune
+	for i := 0; i+1 < len(ranges); i += 2 {
+		for c := ranges[i]; c <= ranges[i+1] && c < 0x7f; c++ {
+			if c > ' ' && !strings.ContainsRune("\"'`\\", c) {
+				cs = append(cs, c)
+			}
+		}
+	}
+	return cs
+}
+
+// boundaryGroup reports an alternation with a begin or end anchor.
+func boundaryGroup(re *syntax.Regexp) bool {
+	for _, s := range re.Sub {
+		switch s.Op {
+		case syntax.OpEndText, syntax.OpEndLine, syntax.OpBeginText, syntax.OpBeginLine:
+			return true
+		}
+	}
+	return false
+}
+
+// count draws how many times a repeat runs.
+func (w *walker) count(re *syntax.Regexp) int {
+	lo, hi := re.Min, re.Max
+	switch re.Op {
+	case syntax.OpStar:
+		lo, hi = 0, -1
+	case syntax.OpPlus:
+		lo, hi = 1, -1
+	case syntax.OpQuest:
+		lo, hi = 0, 1
+	}
+	switch {
+	case hi < 0 && lo <= 1:
+		return lo + 8 + w.r.IntN(9) // [A-Z0-9]+ in a real token is a long run
+	case hi < 0 || hi > lo:
+		extra := 4
+		if hi >= 0 {
+			extra = min(extra, hi-lo)
+		}
+		return lo + w.r.IntN(extra+1)
+	}
+	return lo
 }
