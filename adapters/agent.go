@@ -177,6 +177,8 @@ var All = []*Agent{
 	qwenAgent,
 	piAgent,
 	clineAgent,
+	opencodeAgent,
+	kiloAgent,
 	cursorAgent,
 	vscodeAgent,
 	windsurfAgent,

@@ -93,6 +93,10 @@ func TestSniff(t *testing.T) {
 			// one JSON document per session, rewritten whole
 			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "*.messages.json"))
 		}
+		if a.Name == "opencode" {
+			// its database is found by path; `opencode export` documents are sniffed
+			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "export.json"))
+		}
 		if a.Name == "vscode-copilot" {
 			// Its transcripts are Copilot CLI's vocabulary (read as that);
 			// its stores are its own, in chatSessions/ or exported anywhere.

@@ -28,3 +28,6 @@ func SortSessions(ss []NativeSession) {
 func CrushMessageRows(id, role string, parts []byte) []Row {
 	return crushMessageRows(crushMessage{ID: id, Role: role, Parts: parts, Created: 1})
 }
+
+// OpenCodeUnquote is opencodeUnquote.
+func OpenCodeUnquote(s string) string { return opencodeUnquote(s) }

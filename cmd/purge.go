@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/service"
 )
@@ -72,7 +73,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 // a name starting with one of homePrefixes is carryover's too (the
 // ledger's WAL, salvage copies, the rotated log).
 var (
-	homeNames    = []string{"config.toml", "install.json", service.AgentsFile, "handoff.md", "published", "edits", "run", "recovery.lock"}
+	homeNames    = []string{"config.toml", "install.json", service.AgentsFile, "handoff.md", "published", "edits", "run", "recovery.lock", adapters.ListCacheName}
 	homePrefixes = []string{service.LedgerFile, "carryover.log"}
 )
 

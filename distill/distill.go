@@ -243,14 +243,7 @@ var decisionRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
 // of rows per snapshot).
 var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 
-func mayDecide(low string) bool {
-	for _, w := range decisionWords {
-		if strings.Contains(low, w) {
-			return true
-		}
-	}
-	return false
-}
+func mayDecide(low string) bool { return containsAny(low, decisionWords) }
 
 var nextRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)

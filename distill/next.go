@@ -117,16 +117,7 @@ var doneStatus = map[string]bool{"completed": true, "done": true, "complete": tr
 var nextMarkers = phraseList("next_marker")
 
 func forwardLooking(s string) bool {
-	if nextRE.MatchString(s) {
-		return true
-	}
-	low := strings.ToLower(s)
-	for _, m := range nextMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return false
+	return nextRE.MatchString(s) || containsAny(strings.ToLower(s), nextMarkers())
 }
 
 // boilerplateMarkers are offers of help and sign-offs.
@@ -149,13 +140,7 @@ func forwardOnly(texts []string) []string {
 // boilerplate reports whether a sentence is an offer of help or a
 // pleasantry, never a question or an action.
 func boilerplate(s string) bool {
-	low := strings.ToLower(s)
-	for _, m := range boilerplateMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return false
+	return containsAny(strings.ToLower(s), boilerplateMarkers())
 }
 
 // prose reports whether s reads as a sentence: at least three words, most
@@ -206,7 +191,7 @@ func turnQuestions(texts []string) []string {
 			}
 		}
 	}
-	return dedupe(out)
+	return Dedupe(out)
 }
 
 // todoRE matches a to-do marker that is one: TODO/FIXME/XXX/HACK as a

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 )
@@ -84,6 +85,10 @@ func (f forgetting) session(se ledger.Session) error {
 	}
 	if err := f.l.Forget(se); err != nil {
 		return fmt.Errorf("%v (nothing of the session was removed; try again when no agent is running)", err)
+	}
+	// `list`'s cache of the session's description goes with it.
+	if err := adapters.OpenDescriptionFile(f.env.Home).Forget(se.NativeID, se.Transcript); err != nil {
+		fmt.Fprintf(f.errw, "carryover: could not drop the session from %s: %v\n", filepath.Join(f.env.Home, adapters.ListCacheName), err)
 	}
 	return nil
 }
