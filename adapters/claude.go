@@ -72,7 +72,9 @@ var claudeAgent = &Agent{
 	KnownTypes: set("user", "assistant", "attachment", "system", "summary", "queue-operation", "last-prompt",
 		"file-history-snapshot", "mode", "permission-mode", "custom-title", "ai-title", "tag", "progress",
 		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
-		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref"),
+		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref",
+		// 2.1.332: request bookkeeping (the request as sent repeats the prompt; read as nothing)
+		"api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used", "cost-state"),
 	PluginEnabled: claudePluginEnabled,
 	ProjectEnv:    "CLAUDE_PROJECT_DIR",
 }
