@@ -28,7 +28,7 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if err != nil || !exists || blank(b) {
 		return nil, err
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return nil, err
 	}

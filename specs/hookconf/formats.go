@@ -265,7 +265,7 @@ func parseBackup(b []byte, ok bool) *backupDoc {
 	if !ok {
 		return nil
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil || root == nil || root.kind != '{' {
 		return nil
 	}
@@ -295,7 +295,7 @@ func (d *backupDoc) emptyAt(path ...string) string {
 func (f format) strip(b []byte, id stubID, bk *backupDoc) ([]byte, bool, error) {
 	removed := false
 	for range 10000 {
-		root, _, err := parseJSON(b)
+		root, err := parseJSON(b)
 		if err != nil {
 			return nil, false, err
 		}
@@ -324,7 +324,7 @@ func (f format) install(before []byte, exists bool, cap specs.Capability, id stu
 		out := f.fresh(want)
 		return out, events, f.warnings(out), nil
 	}
-	root, _, err := parseJSON(before)
+	root, err := parseJSON(before)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
 	}
@@ -370,7 +370,7 @@ func desiredLists(want []desired) ordered {
 // no "hooks" object, now added with all of want[i:].
 func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool, _ error) {
 	d := want[i]
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return nil, false, fmt.Errorf("internal error re-reading the edited file: %w", err)
 	}
@@ -395,7 +395,7 @@ func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool,
 // holds checks that the edited document parses and holds exactly the
 // wanted entries.
 func (f format) holds(b []byte, id stubID, want []desired) error {
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
@@ -409,7 +409,7 @@ func (f format) warnings(b []byte) []string {
 	if f.warn == nil {
 		return nil
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return nil
 	}
@@ -437,7 +437,7 @@ func (f format) uninstall(before []byte, id stubID, backup []byte, hasBackup boo
 // isSkeleton reports whether b holds nothing but the top-level keys of a
 // file carryover creates (an empty "hooks" object counts as absent).
 func (f format) isSkeleton(b []byte) bool {
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return false
 	}

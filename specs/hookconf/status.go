@@ -56,7 +56,7 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 		st.State, st.Detail = StateMissing, "file does not exist; run `carryover install`"
 		return st, nil
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", t.Path, err)
 	}
