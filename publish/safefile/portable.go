@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -21,6 +22,16 @@ var (
 	// ErrTooLarge is returned by reads past their bound.
 	ErrTooLarge = errors.New("is larger than carryover reads")
 )
+
+func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
+
+// checkName refuses anything but one plain path element.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, nameSeps+"\x00") {
+		return fmt.Errorf("invalid file name %q", name)
+	}
+	return nil
+}
 
 // tempInfix marks this package's temp files: ".<name>" + tempInfix + 16 hex digits.
 const tempInfix = ".carryover-tmp-"

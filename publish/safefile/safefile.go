@@ -31,7 +31,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -56,9 +55,6 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{fd: fd, path: path}, nil
 }
 
-// Path is the directory's path as opened.
-func (d *Dir) Path() string { return d.path }
-
 // Close releases the directory.
 func (d *Dir) Close() error {
 	if d == nil || d.fd < 0 {
@@ -69,15 +65,8 @@ func (d *Dir) Close() error {
 	return err
 }
 
-func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
-
-// checkName refuses anything but one plain path element.
-func checkName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("invalid file name %q", name)
-	}
-	return nil
-}
+// nameSeps separate path elements.
+const nameSeps = "/"
 
 // Sub opens the subdirectory name of d, creating it with mode when create
 // is set. A symlink there is refused (ErrSymlink), whatever it points to.

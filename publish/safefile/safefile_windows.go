@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -36,20 +35,11 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{path: path}, nil
 }
 
-// Path is the directory's path as opened.
-func (d *Dir) Path() string { return d.path }
-
 // Close releases the directory.
 func (d *Dir) Close() error { return nil }
 
-func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
-
-func checkName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\:\x00") {
-		return fmt.Errorf("invalid file name %q", name)
-	}
-	return nil
-}
+// nameSeps separate path elements (a drive letter's colon too).
+const nameSeps = "/\\:"
 
 // Sub opens (or creates) the subdirectory name; a symlink there is refused.
 func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
