@@ -315,11 +315,7 @@ func (f format) strip(b []byte, id stubID, bk *backupDoc) ([]byte, bool, error) 
 func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func (f format) install(before []byte, exists bool, cap specs.Capability, id stubID) ([]byte, []string, []string, error) {
-	want := f.desired(cap, id)
-	var events []string
-	for _, d := range want {
-		events = append(events, d.event)
-	}
+	want, events := f.desired(cap, id), hookNames(cap)
 	if !exists || blank(before) {
 		out := f.fresh(want)
 		return out, events, f.warnings(out), nil

@@ -82,7 +82,7 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 	}
 	want := f.desired(cap, id)
 	if !matches(items, want) {
-		return StateDrifted, drift(items, want, exe) + "; run `carryover refresh`", nil
+		return StateDrifted, drift(items, hookNames(cap), exe) + "; run `carryover refresh`", nil
 	}
 	if f.trust && t.TrustPath != "" {
 		d, err := trustDrift(t, b, id, files)
@@ -96,11 +96,7 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 	return StatePresent, "", nil
 }
 
-func drift(items []ourItem, want []desired, exe string) string {
-	var wantEv []string
-	for _, d := range want {
-		wantEv = append(wantEv, d.event)
-	}
+func drift(items []ourItem, wantEv []string, exe string) string {
 	got := eventsOf(items)
 	var missing, extra []string
 	for _, e := range wantEv {

@@ -234,12 +234,6 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs 
 		return
 	}
 	dropped := dropDeletedWhole(files, r, plans)
-	if len(r.Dirs) == 0 {
-		if dropped {
-			saveRecord(files, recordPath, r)
-		}
-		return
-	}
 	recorded := slices.Clone(r.Dirs)
 	slices.SortFunc(recorded, func(a, b string) int { return len(b) - len(a) })
 	var keep []string
