@@ -351,30 +351,39 @@ func readPath(path string, max int64, follow bool) ([]byte, error) {
 	return readFd(fd, path, st, max)
 }
 
-// readFd reads an open fd after checking that it is the regular file that
-// was stat'ed (not something swapped in between).
+// readFd reads an open fd after checking it (checkFd).
 func readFd(fd int, path string, before unix.Stat_t, max int64) ([]byte, error) {
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	st, err := checkFd(fd, path, before, max)
+	if err != nil {
+		return nil, err
 	}
-	if err := regular(st); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	if st.Dev != before.Dev || st.Ino != before.Ino {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("was replaced while being read")}
-	}
-	if st.Size > max {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size, max)}
-	}
-	b := make([]byte, 0, st.Size+1)
-	b, err := readAtMost(f, b, max)
+	b, err := readAtMost(f, make([]byte, 0, st.Size+1), max)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return b, nil
+}
+
+// checkFd checks that the open fd is the regular file that was stat'ed
+// (not something swapped in between) and at most max bytes; it returns
+// the file's stat.
+func checkFd(fd int, path string, before unix.Stat_t, max int64) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstat(fd, &st)
+	switch {
+	case err != nil:
+	case regular(st) != nil:
+		err = regular(st)
+	case st.Dev != before.Dev || st.Ino != before.Ino:
+		err = errors.New("was replaced while being read")
+	case st.Size > max:
+		err = fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size, max)
+	default:
+		return st, nil
+	}
+	return st, &fs.PathError{Op: "read", Path: path, Err: err}
 }
 
 // openRetry retries an open interrupted by a signal (the Go runtime's
