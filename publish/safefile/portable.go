@@ -33,6 +33,28 @@ func checkName(name string) error {
 	return nil
 }
 
+// ReadFile reads path, following symlinks (the caller decides whether
+// path may be one): regular files only, never blocking on a FIFO or
+// device, at most max bytes.
+func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, max, true) }
+
+// ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
+func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
+
+// WriteFile writes path atomically through Dir.Write. path's directory is
+// opened as given (symlinks in it are followed: the caller trusts it); the
+// file itself is never written through a symlink. It is for directories
+// carryover or the user chose ($CARRYOVER_HOME, an agent's settings); a
+// project's own files go through its opened .carryover Dir.
+func WriteFile(path string, data []byte, o Options) error {
+	d, err := OpenDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Write(filepath.Base(path), data, o)
+}
+
 // tempInfix marks this package's temp files: ".<name>" + tempInfix + 16 hex digits.
 const tempInfix = ".carryover-tmp-"
 

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -159,12 +158,6 @@ func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
 	return readPath(d.join(name), max, false)
 }
 
-// ReadFile reads path, following symlinks: regular files only, at most max bytes.
-func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, max, true) }
-
-// ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
-func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
-
 func readPath(path string, max int64, follow bool) ([]byte, error) {
 	stat := os.Lstat
 	if follow {
@@ -197,15 +190,6 @@ func readPath(path string, max int64, follow bool) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return b, nil
-}
-
-// WriteFile writes path atomically through Dir.Write.
-func WriteFile(path string, data []byte, o Options) error {
-	d, err := OpenDir(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	return d.Write(filepath.Base(path), data, o)
 }
 
 // Nlink is the number of hard links of the file at path; 0 when unknown.
