@@ -6,6 +6,7 @@ package hookconf
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -40,30 +41,16 @@ func formatFor(t Target) (format, error) {
 	if l == nil {
 		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
 	}
-	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys}
-	for _, fld := range l.Skeleton {
-		k, v, err := specs.Field(fld)
-		if err != nil {
-			return format{}, err
-		}
-		f.skeleton = append(f.skeleton, kv{k, v})
+	skeleton, err := layoutFields(l.Skeleton)
+	fields, herr := layoutFields(l.Handler)
+	if err := cmp.Or(err, herr); err != nil {
+		return format{}, err
 	}
-	type field struct {
-		key string
-		val any
-	}
-	var fields []field
-	for _, fld := range l.Handler {
-		k, v, err := specs.Field(fld)
-		if err != nil {
-			return format{}, err
-		}
-		fields = append(fields, field{k, v})
-	}
+	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, skeleton: skeleton}
 	f.handler = func(h specs.Hook, cmd string) ordered {
 		var o ordered
 		for _, fl := range fields {
-			v := fl.val
+			v := fl.v
 			switch v {
 			case specs.PhCommand:
 				v = cmd
@@ -72,7 +59,7 @@ func formatFor(t Target) (format, error) {
 					continue
 				}
 				v = h.Timeout
-				if fl.val == specs.PhTimeoutMs {
+				if fl.v == specs.PhTimeoutMs {
 					v = h.Timeout * 1000
 				}
 			case specs.PhMatcher:
@@ -81,13 +68,26 @@ func formatFor(t Target) (format, error) {
 				}
 				v = h.Matcher
 			}
-			o = append(o, kv{fl.key, v})
+			o = append(o, kv{fl.k, v})
 		}
 		return o
 	}
 	x := extras[t.Tool]
 	f.warn, f.trust = x.warn, x.trust
 	return f, nil
+}
+
+// layoutFields parses a layout's "key=value" fields (specs.Field).
+func layoutFields(fields []string) (ordered, error) {
+	var o ordered
+	for _, fld := range fields {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return nil, err
+		}
+		o = append(o, kv{k, v})
+	}
+	return o, nil
 }
 
 func claudeWarnings(doc map[string]any) []string {

@@ -448,15 +448,11 @@ func sameJSON(a, b []byte) bool {
 			continue
 		}
 		for k, v := range h {
-			switch v := v.(type) {
-			case []any:
-				if len(v) == 0 {
-					delete(h, k)
-				}
-			case map[string]any:
-				if len(v) == 0 {
-					delete(h, k)
-				}
+			if a, ok := v.([]any); ok && len(a) == 0 {
+				delete(h, k)
+			}
+			if o, ok := v.(map[string]any); ok && len(o) == 0 {
+				delete(h, k)
 			}
 		}
 		if len(h) == 0 {
