@@ -3,7 +3,6 @@ package safefile
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -102,11 +101,7 @@ func (d *Dir) swapIn(tmp, name string) error {
 	if err != nil {
 		// No exchange here (an old kernel or a filesystem without it), or
 		// name vanished: a plain rename, as a new temp file does.
-		if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
-			_ = unix.Unlinkat(d.fd, tmp, 0)
-			return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
-		}
-		return nil
+		return d.rename(tmp, name)
 	}
 	// tmp now names the old inode.
 	var st unix.Stat_t

@@ -159,6 +159,11 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	if o.Recycle && exists {
 		return d.swapIn(tmp, name)
 	}
+	return d.rename(tmp, name)
+}
+
+// rename moves the temp file tmp over name, deleting it when it cannot.
+func (d *Dir) rename(tmp, name string) error {
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
 		return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
