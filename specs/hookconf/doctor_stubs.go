@@ -20,11 +20,7 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if t.Layout.Whole() {
 		return wholeStubs(t, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return nil, err
-	}
-	b, exists, err := read(files, t.Path)
+	f, b, exists, err := load(t, files)
 	if err != nil || !exists || blank(b) {
 		return nil, err
 	}

@@ -90,6 +90,16 @@ func layoutFields(fields []string) (ordered, error) {
 	return o, nil
 }
 
+// load is t's format and its hook file (exists false when it is missing).
+func load(t Target, files FS) (format, []byte, bool, error) {
+	f, err := formatFor(t)
+	if err != nil {
+		return f, nil, false, err
+	}
+	b, exists, err := read(files, t.Path)
+	return f, b, exists, err
+}
+
 func claudeWarnings(doc map[string]any) []string {
 	if v, ok := doc["cleanupPeriodDays"]; ok {
 		return []string{fmt.Sprintf("cleanupPeriodDays is %v in Claude Code settings: Claude Code deletes older transcripts; carryover's ledger keeps only what it has already read", v)}

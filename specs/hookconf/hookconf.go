@@ -340,14 +340,10 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	if t.Layout.Whole() {
 		return planWholeInstall(t, cap, exe, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkExe(exe); err != nil {
 		return nil, err
 	}
-	before, exists, err := read(files, t.Path)
+	f, before, exists, err := load(t, files)
 	if err != nil {
 		return nil, err
 	}
@@ -382,11 +378,7 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if t.Layout.Whole() {
 		return planWholeUninstall(t, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return nil, err
-	}
-	before, exists, err := read(files, t.Path)
+	f, before, exists, err := load(t, files)
 	if err != nil {
 		return nil, err
 	}

@@ -44,11 +44,7 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 	if t.Layout.Whole() {
 		return checkWhole(t, cap, exe, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return st, err
-	}
-	b, exists, err := read(files, t.Path)
+	f, b, exists, err := load(t, files)
 	if err != nil {
 		return st, err
 	}
