@@ -119,13 +119,12 @@ func (OSFS) writable(name string) error {
 		return readOnlyErr(name)
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return readOnlyErr(name)
-		}
-		return nil
+	if errors.Is(err, fs.ErrPermission) {
+		return readOnlyErr(name)
 	}
-	f.Close()
+	if err == nil {
+		f.Close()
+	}
 	return nil
 }
 
