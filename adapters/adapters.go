@@ -123,7 +123,7 @@ type Env struct {
 	// history there.
 	WorkDir string
 	// Descriptions, when set, caches listers' transcript descriptions
-	// (`list` reads them from the ledger; see DescribeCached).
+	// (`list` keeps them in carryover's home: DescriptionFile, DescribeCached).
 	Descriptions DescriptionCache
 }
 

@@ -2,7 +2,9 @@ package adapters
 
 import (
 	"bytes"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,6 +52,13 @@ type Agent struct {
 	// the file exists, or always when MemoryFileAlways.
 	MemoryFile       string
 	MemoryFileAlways bool
+	// ProjectEnv is the environment variable the agent sets to the project
+	// root for its hooks ("" none): `doctor` sets it when it runs a stub.
+	ProjectEnv string
+	// Instructions are other project files the agent reads as its
+	// instructions (Codex's AGENTS.md, Cursor's .cursorrules): the resume
+	// prompt carries them with the memory files (InstructionFiles).
+	Instructions []string
 	// ForeignHost says why this agent's hook stub is running inside another
 	// agent ("" when it is not): agents load each other's hook files.
 	ForeignHost func(getenv func(string) string) string
@@ -77,6 +86,33 @@ type Agent struct {
 	// hooks (copilot.go).
 	AwaitFlush func(h Hook, env Env, deadline time.Time) bool
 	FlushWait  time.Duration
+	// CreateTools are the agent's tools whose call creates the file it
+	// names (distill tells a new file from an edited one); PlanTools those
+	// whose input is the agent's own task list (kept raw in the call row's
+	// Text for distill's plan). Compared case-insensitively.
+	CreateTools []string
+	PlanTools   []string
+	// ReadFlag is the command-line flag that makes the agent read a file
+	// when it starts ("" none): `carryover run` passes the handoff with it.
+	ReadFlag string
+	// SnapshotAfterRun marks an agent without hooks: `carryover run` reads
+	// its session into the ledger when it exits, as a hook would have.
+	SnapshotAfterRun bool
+	// SurveyFromEnd: the newest session is at the end of the transcript
+	// file (one history file per project), so a survey reads its tail.
+	SurveyFromEnd bool
+	// PluginEnabled, given the agent's settings file, returns the id of
+	// carryover's plugin for the agent when the settings enable it ("" when
+	// not): its hooks stand in for installed ones.
+	PluginEnabled func(settings []byte) string
+	// KnownTypes are the line types (and payload types) the agent's reader
+	// knows, whether or not they yield rows; a survey counts a line of
+	// another type as unknown, the first sign of a format change. nil: only
+	// lines that are not JSON count.
+	KnownTypes map[string]bool
+	// DocumentStore marks transcripts the survey only opens (one JSON or
+	// SQLite document rewritten whole, not JSON lines).
+	DocumentStore func(path string) bool
 }
 
 // FlushWaitFor is how long a hook of class c waits for the agent's
@@ -132,6 +168,7 @@ func (a *Agent) Is(name string) bool {
 // All is every agent carryover knows, in display order. Adding an agent is
 // one adapter file, one line here, its fixtures under testdata/adapters and
 // one [[tool]] entry in specs/tools.toml (see README, "Adding an agent").
+// CheckAgents runs over it when the package loads.
 var All = []*Agent{
 	claudeAgent,
 	codexAgent,
@@ -140,10 +177,71 @@ var All = []*Agent{
 	qwenAgent,
 	piAgent,
 	clineAgent,
+	opencodeAgent,
+	kiloAgent,
 	cursorAgent,
 	vscodeAgent,
 	windsurfAgent,
 	aiderAgent,
+	crushAgent,
+}
+
+func init() {
+	if err := CheckAgents(All); err != nil {
+		panic("adapters.All: " + err.Error())
+	}
+}
+
+// CheckAgents reports the first descriptor that breaks the table's rules:
+// a name and a display name, names and aliases used once, the adapter
+// named as the descriptor, and a lister for every agent whose sessions are
+// files carryover reads or recognises (list, handoff --source and
+// --transcript need it).
+func CheckAgents(all []*Agent) error {
+	seen := map[string]bool{}
+	for _, a := range all {
+		if a == nil || a.Name == "" || a.Display == "" {
+			return errorString("an agent has no name or display name")
+		}
+		for _, n := range append([]string{a.Name}, a.Aliases...) {
+			if seen[n] {
+				return errorString("name or alias " + strconv.Quote(n) + " is used twice")
+			}
+			seen[n] = true
+		}
+		if a.Adapter == nil || a.Adapter.Name() != a.Name {
+			return errorString(a.Name + ": the descriptor's Adapter is missing or has another name")
+		}
+		_, lines := a.Adapter.(LineParser)
+		_, store := a.Adapter.(StoreReader)
+		if a.Lister == nil && (lines || store || a.Sniff != nil) {
+			return errorString(a.Name + ": its sessions are files carryover reads, so it needs a Lister (list, handoff --source, handoff --transcript)")
+		}
+	}
+	return nil
+}
+
+// CreatesFile reports whether a call of toolName, by any agent, creates
+// the file it names (the agents' CreateTools).
+func CreatesFile(toolName string) bool {
+	return anyTool(toolName, func(a *Agent) []string { return a.CreateTools })
+}
+
+// PlanTool reports whether toolName is an agent's task-list tool (the
+// agents' PlanTools).
+func PlanTool(toolName string) bool {
+	return anyTool(toolName, func(a *Agent) []string { return a.PlanTools })
+}
+
+func anyTool(name string, list func(*Agent) []string) bool {
+	for _, a := range All {
+		for _, t := range list(a) {
+			if strings.EqualFold(t, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ByName returns the agent called name (or one of its aliases).
@@ -173,6 +271,29 @@ func Names() []string {
 		n = append(n, a.Name)
 	}
 	sort.Strings(n)
+	return n
+}
+
+// InstructionFiles are the project files agents read as instructions
+// (each agent's MemoryFile and Instructions, in table order, once each).
+func InstructionFiles() []string {
+	var out []string
+	for _, a := range All {
+		for _, f := range append([]string{a.MemoryFile}, a.Instructions...) {
+			if f != "" && !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// Displays lists every agent's name for people, in display order.
+func Displays() []string {
+	var n []string
+	for _, a := range All {
+		n = append(n, a.Display)
+	}
 	return n
 }
 

@@ -93,12 +93,23 @@ func TestSniff(t *testing.T) {
 			// one JSON document per session, rewritten whole
 			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "*.messages.json"))
 		}
+		if a.Name == "opencode" {
+			// its database is found by path; `opencode export` documents are sniffed
+			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "export.json"))
+		}
 		if a.Name == "vscode-copilot" {
 			// Its transcripts are Copilot CLI's vocabulary (read as that);
 			// its stores are its own, in chatSessions/ or exported anywhere.
 			files, _ = filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "workspaceStorage", "*", "chatSessions", "*.json*"))
 			exports, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "exports", "*.json"))
 			files = append(files, exports...)
+		}
+		if a.Name == "crush" {
+			// its database (SQL text, built here) is recognised by its schema
+			scripts, _ := filepath.Glob(filepath.Join(fixtureDir, a.Name, "*", "*.sql"))
+			for _, s := range scripts {
+				files = append(files, BuildSQLite(t, s))
+			}
 		}
 		if len(files) == 0 {
 			t.Errorf("%s has a Sniff but no transcript fixtures", a.Name)
@@ -123,3 +134,28 @@ func TestSniff(t *testing.T) {
 
 // sniffExempt are fixtures that are deliberately not whole transcripts.
 var sniffExempt = map[string]bool{}
+
+// TestCheckAgents: the table's rules hold for All, and a table that breaks
+// one is refused when it loads (adapters' init panics with the reason).
+func TestCheckAgents(t *testing.T) {
+	if err := adapters.CheckAgents(adapters.All); err != nil {
+		t.Fatal(err)
+	}
+	claude, _ := adapters.ByName("claude")
+	noLister := *claude
+	noLister.Lister = nil
+	dup := *claude
+	dup.Name, dup.Aliases = "claude-twin", []string{"claude"}
+	for name, table := range map[string][]*adapters.Agent{
+		"a sniffing, reading agent without a lister": {&noLister},
+		"an alias used twice":                        {claude, &dup},
+		"no display name":                            {{Name: "x", Adapter: claude.Adapter}},
+	} {
+		if err := adapters.CheckAgents(table); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if err := adapters.CheckAgents([]*adapters.Agent{&noLister}); err == nil || !strings.Contains(err.Error(), "Lister") {
+		t.Errorf("the error does not say a lister is needed: %v", err)
+	}
+}

@@ -35,7 +35,11 @@ var aiderAgent = &Agent{
 	Format: Format{Newest: "0.86.3", MajorOnly: true, Shapes: []string{
 		"Aider .aider.chat.history.md, 0.4x–0.86 (# aider chat started at …, #### prompts, > tool output)",
 	}},
-	Sniff: func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
+	Sniff:            func(b []byte) bool { return containsAll(b, `# aider chat started at`) },
+	ReadFlag:         "--read",
+	SnapshotAfterRun: true,
+	SurveyFromEnd:    true,
+	DocumentStore:    func(string) bool { return true }, // a markdown history: opened only
 }
 
 var (

@@ -67,6 +67,14 @@ var claudeAgent = &Agent{
 	DeferStartInjection: func(h Hook, getenv func(string) string) bool {
 		return h.Source == "resume" && getenv("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli"
 	},
+	CreateTools: []string{"Write"},
+	PlanTools:   []string{"TodoWrite"},
+	KnownTypes: set("user", "assistant", "attachment", "system", "summary", "queue-operation", "last-prompt",
+		"file-history-snapshot", "mode", "permission-mode", "custom-title", "ai-title", "tag", "progress",
+		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
+		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref"),
+	PluginEnabled: claudePluginEnabled,
+	ProjectEnv:    "CLAUDE_PROJECT_DIR",
 }
 
 var (
@@ -944,4 +952,27 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return clip(s, 200)
+}
+
+// claudePluginEnabled is the id (carryover@<marketplace>) of carryover's
+// Claude Code plugin when settings (Claude Code's user settings.json)
+// enable it, else "".
+func claudePluginEnabled(settings []byte) string {
+	var s struct {
+		Enabled map[string]bool `json:"enabledPlugins"`
+	}
+	if json.Unmarshal(settings, &s) != nil {
+		return ""
+	}
+	var ids []string
+	for id, on := range s.Enabled {
+		if on && strings.HasPrefix(id, "carryover@") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
 }

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 )
 
@@ -186,11 +187,24 @@ func claudeScrub(rows []Row) []Row {
 	return out
 }
 
+// isSQLiteFile reports whether path is a regular file that starts with
+// SQLite's header (Cursor's state.vscdb, Crush's crush.db).
+func isSQLiteFile(path string) bool {
+	f, err := openRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == "SQLite format 3\x00"
+}
+
 // ExplicitTranscripts is what `--transcript FILE` reads: FILE itself and,
 // for agents that keep subagents in files of their own, those files too
 // (a session's subagents are part of its work).
 func ExplicitTranscripts(a Adapter, h Hook, env Env) []Transcript {
-	if strings.HasSuffix(h.TranscriptPath, ".vscdb") {
+	if isSQLiteFile(h.TranscriptPath) {
 		return []Transcript{} // a database: read by the store reader, never tailed
 	}
 	ts := []Transcript{{Path: h.TranscriptPath, SessionID: h.SessionID}}

@@ -49,6 +49,18 @@ var codexAgent = &Agent{
 	ContextWindow: 200_000,
 	// PostToolUse additionalContext lands as a developer message [V].
 	ToolContextEvent: "PostToolUse",
+	PlanTools:        []string{"update_plan"},
+	KnownTypes: set("session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
+		"token_usage_record",
+		// payload types
+		"message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+		"local_shell_call", "local_shell_call_output", "web_search_call", "task_started", "task_complete", "token_count",
+		"user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content", "item_started", "item_completed",
+		"thread_settings_applied", "turn_aborted", "patch_apply_begin", "patch_apply_end", "exec_command_begin",
+		"exec_command_end", "exec_command_output_delta", "error", "stream_error", "web_search_begin", "web_search_end",
+		"context_compacted", "sub_agent_activity", "image_generation_end", "mcp_tool_call_begin", "mcp_tool_call_end",
+		"plan_update", "turn_diff", "entered_review_mode", "exited_review_mode", "view_image_tool_call", "ghost_snapshot"),
+	Instructions: []string{"AGENTS.md"},
 }
 
 var (

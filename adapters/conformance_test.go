@@ -3,6 +3,7 @@ package adapters_test
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"os"
@@ -55,6 +56,28 @@ func TestConformance(t *testing.T) {
 						golden(t, strings.TrimSuffix(f, ".json")+".rows.golden", rows)
 					})
 				}
+				// SQLite stores are fixtures as SQL text, built at test
+				// time; the session read is the one the lister describes.
+				sqls, _ := filepath.Glob(filepath.Join(dir, "*", "*.sql"))
+				for _, f := range sqls {
+					t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+						db := BuildSQLite(t, f)
+						l, ok := adapters.ListerFor(name)
+						if !ok {
+							t.Fatalf("%s has SQL fixtures but no lister", name)
+						}
+						d, err := l.Describe(db)
+						if err != nil {
+							t.Fatal(err)
+						}
+						rows, err := sr.ReadStore(adapters.Hook{Tool: name, SessionID: d.ID, TranscriptPath: db}, adapters.Env{Getenv: func(string) string { return "" }})
+						if err != nil {
+							t.Fatal(err)
+						}
+						checkRows(t, rows)
+						golden(t, strings.TrimSuffix(f, ".sql")+".rows.golden", rows)
+					})
+				}
 			}
 			lp, ok := a.(adapters.LineParser)
 			if !ok {
@@ -74,22 +97,49 @@ func TestConformance(t *testing.T) {
 					if !equalJSON(rows, again) {
 						t.Fatal("parsing the same bytes twice gave different rows")
 					}
-					for i, r := range rows {
-						if r.Key == "" {
-							t.Errorf("row %d has no key", i)
-						}
-						if !validKinds[r.Kind] {
-							t.Errorf("row %d has unknown kind %q", i, r.Kind)
-						}
-						if (r.Kind == adapters.KindToolCall) && r.ToolName == "" {
-							t.Errorf("row %d: tool call without a tool name", i)
-						}
-					}
+					checkRows(t, rows)
 					golden(t, strings.TrimSuffix(f, ".jsonl")+".rows.golden", rows)
 				})
 			}
 		})
 	}
+}
+
+// checkRows fails on a row without a key, of an unknown kind, or a tool
+// call without a tool name.
+func checkRows(t *testing.T, rows []adapters.Row) {
+	t.Helper()
+	for i, r := range rows {
+		if r.Key == "" {
+			t.Errorf("row %d has no key", i)
+		}
+		if !validKinds[r.Kind] {
+			t.Errorf("row %d has unknown kind %q", i, r.Kind)
+		}
+		if (r.Kind == adapters.KindToolCall) && r.ToolName == "" {
+			t.Errorf("row %d: tool call without a tool name", i)
+		}
+	}
+}
+
+// BuildSQLite runs the SQL script at path into a new database file (in a
+// temporary folder) and returns its path.
+func BuildSQLite(t testing.TB, path string) string {
+	t.Helper()
+	script, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(path), ".sql")+".db")
+	c, err := sql.Open("sqlite3", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Exec(string(script)); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return db
 }
 
 // ParseFile parses every complete line of a fixture.

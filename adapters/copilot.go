@@ -56,6 +56,10 @@ var copilotCLIAgent = &Agent{
 		}
 		return ""
 	},
+	CreateTools:  []string{"create"},
+	PlanTools:    []string{"update_todo"},
+	Instructions: []string{".github/copilot-instructions.md"},
+	ProjectEnv:   "COPILOT_PROJECT_DIR",
 }
 
 var (

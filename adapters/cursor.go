@@ -54,6 +54,9 @@ var cursorAgent = &Agent{
 	},
 	Launch:        []string{"cursor-agent"},
 	ContextWindow: 64_000,
+	CreateTools:   []string{"Write"},
+	Instructions:  []string{".cursorrules"},
+	ProjectEnv:    "CURSOR_PROJECT_DIR",
 }
 
 var (

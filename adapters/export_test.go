@@ -23,3 +23,11 @@ func SortSessions(ss []NativeSession) {
 		return ss[i].ID < ss[j].ID
 	})
 }
+
+// CrushMessageRows turns one Crush messages row (role, parts JSON) into rows.
+func CrushMessageRows(id, role string, parts []byte) []Row {
+	return crushMessageRows(crushMessage{ID: id, Role: role, Parts: parts, Created: 1})
+}
+
+// OpenCodeUnquote is opencodeUnquote.
+func OpenCodeUnquote(s string) string { return opencodeUnquote(s) }

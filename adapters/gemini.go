@@ -49,6 +49,10 @@ var geminiAgent = &Agent{
 	Launch:        []string{"gemini", "-i"},
 	ContextWindow: geminiContextWindow,
 	MemoryFile:    "GEMINI.md",
+	CreateTools:   []string{"write_file"},
+	PlanTools:     []string{"write_todos"},
+	DocumentStore: isGeminiDoc,
+	ProjectEnv:    "GEMINI_PROJECT_DIR",
 }
 
 var (

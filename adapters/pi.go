@@ -53,6 +53,7 @@ var piAgent = &Agent{
 	Launch:        []string{"pi"},
 	ContextWindow: 128_000,
 	MemoryFile:    "AGENTS.md",
+	CreateTools:   []string{"write"},
 }
 
 var (

@@ -59,6 +59,8 @@ var qwenAgent = &Agent{
 	Launch:        []string{"qwen", "-i"},
 	ContextWindow: 131_072, // contextWindowSize of the OpenAI-compatible default (0.24.4)
 	MemoryFile:    "QWEN.md",
+	CreateTools:   []string{"write_file"},
+	PlanTools:     []string{"todo_write"},
 }
 
 var (

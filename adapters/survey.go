@@ -28,27 +28,6 @@ type Survey struct {
 // surveyBytes bounds how much of each transcript a survey reads.
 const surveyBytes = 4 << 20
 
-// knownTypes are the line types (and, for Codex, payload types) a reader
-// knows, whether or not they yield rows. A type outside them is counted as
-// unknown: the first sign of a format change.
-var knownTypes = map[string]map[string]bool{
-	"claude": set("user", "assistant", "attachment", "system", "summary", "queue-operation", "last-prompt",
-		"file-history-snapshot", "mode", "permission-mode", "custom-title", "ai-title", "tag", "progress",
-		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
-		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref"),
-	"codex": set("session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
-		"token_usage_record",
-		// payload types
-		"message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
-		"local_shell_call", "local_shell_call_output", "web_search_call", "task_started", "task_complete", "token_count",
-		"user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content", "item_started", "item_completed",
-		"thread_settings_applied", "turn_aborted", "patch_apply_begin", "patch_apply_end", "exec_command_begin",
-		"exec_command_end", "exec_command_output_delta", "error", "stream_error", "web_search_begin", "web_search_end",
-		"context_compacted", "sub_agent_activity", "image_generation_end", "mcp_tool_call_begin", "mcp_tool_call_end",
-		"plan_update", "turn_diff", "entered_review_mode", "exited_review_mode", "view_image_tool_call", "ghost_snapshot"),
-	"copilot-cli": nil, // types are open-ended dotted names; only JSON failures are counted
-}
-
 func set(ss ...string) map[string]bool {
 	m := make(map[string]bool, len(ss))
 	for _, s := range ss {
@@ -62,12 +41,12 @@ func set(ss ...string) map[string]bool {
 // found. Agents whose stores are not line files are only opened.
 func SurveySessions(tool string, paths []string) Survey {
 	var sv Survey
-	a, err := Lookup(tool)
-	if err != nil {
+	ag, ok := ByName(tool)
+	if !ok {
 		return sv
 	}
-	lp, _ := a.(LineParser)
-	known := knownTypes[tool]
+	lp, _ := ag.Adapter.(LineParser)
+	known := ag.KnownTypes
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
@@ -76,7 +55,7 @@ func SurveySessions(tool string, paths []string) Survey {
 		}
 		sv.Sessions++
 		head := make([]byte, 64<<10)
-		if tool == "aider" { // the newest session is at the end of the history
+		if ag.SurveyFromEnd {
 			if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(head)) {
 				_, _ = f.Seek(fi.Size()-int64(len(head)), io.SeekStart)
 			}
@@ -85,7 +64,7 @@ func SurveySessions(tool string, paths []string) Survey {
 		if w := DriftWarning(tool, head[:n]); w != "" {
 			sv.Drift = append(sv.Drift, w)
 		}
-		if lp == nil || (tool == "gemini" && isGeminiDoc(p)) || tool == "aider" {
+		if lp == nil || (ag.DocumentStore != nil && ag.DocumentStore(p)) {
 			f.Close()
 			continue
 		}

@@ -61,6 +61,8 @@ var vscodeAgent = &Agent{
 		}
 		return ""
 	},
+	CreateTools: []string{"create_file"},
+	PlanTools:   []string{"manage_todo_list"},
 }
 
 var (

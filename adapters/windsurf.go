@@ -25,6 +25,7 @@ var windsurfAgent = &Agent{
 	Name:     "windsurf",
 	Display:  "Windsurf",
 	Adapter:  Windsurf,
+	Lister:   windsurfLister{},
 	Envelope: EnvelopeNone,
 	Format:   Format{Shapes: []string{"Windsurf: the hook payloads themselves (no readable store)"}},
 	Events: map[string]Class{
@@ -34,7 +35,10 @@ var windsurfAgent = &Agent{
 	},
 }
 
-var _ LineParser = windsurf{}
+var (
+	_ LineParser = windsurf{}
+	_ Lister     = windsurfLister{}
+)
 
 type windsurf struct{}
 
@@ -256,4 +260,51 @@ func flexTime(raw json.RawMessage) time.Time {
 		return time.UnixMilli(int64(f)).UTC()
 	}
 	return time.Unix(int64(f), 0).UTC()
+}
+
+// windsurfLister lists ~/.windsurf/transcripts/*.jsonl. A transcript does
+// not name its workspace, so its sessions have no project: `list --all`
+// shows them, `handoff --transcript` reads one.
+type windsurfLister struct{}
+
+func (windsurfLister) Stores(env Env) []string {
+	return []string{filepath.Join(env.Home, ".windsurf", "transcripts")}
+}
+
+func (l windsurfLister) ListSessions(env Env, project string) ([]NativeSession, error) {
+	if project != "" || env.Home == "" {
+		return nil, nil
+	}
+	files, _ := filepath.Glob(filepath.Join(globEscape(env.Home), ".windsurf", "transcripts", "*.jsonl"))
+	var out []NativeSession
+	for _, f := range files {
+		if s, err := DescribeCached(env, "windsurf", f, l.Describe); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (windsurfLister) Describe(path string) (NativeSession, error) {
+	fs, err := sampleFile(path)
+	if err != nil {
+		return NativeSession{}, err
+	}
+	s := NativeSession{Tool: "windsurf", Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), LastActive: fs.modTime}
+	for _, ln := range lines(fs.head) {
+		rows, _ := windsurf{}.ParseLine(ln, 0)
+		for _, r := range rows {
+			if r.Kind == KindPrompt && s.Preview == "" {
+				s.Preview = preview(r.Text)
+			}
+			if r.Kind == KindPrompt || r.Kind == KindText {
+				s.MessageCount++
+			}
+		}
+	}
+	if s.MessageCount == 0 {
+		return s, errNoSession
+	}
+	s.CountEstimated = fs.tail != nil
+	return s, nil
 }

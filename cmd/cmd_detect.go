@@ -137,7 +137,15 @@ func runDetect(e *Env, asJSON bool) error {
 	}
 	if n == 0 {
 		return exitf(ExitError, "no agents detected: none of %d supported agents is on PATH or has a session store; "+
-			"install one (e.g. npm install -g @anthropic-ai/claude-code), or set CLAUDE_CONFIG_DIR/CODEX_HOME/COPILOT_HOME/GEMINI_CLI_HOME if yours live elsewhere", len(ds))
+			"install one (e.g. %s), or set %s if yours live elsewhere", len(ds), firstHint(ds), strings.Join(specs.StoreVariables(runtime.GOOS), "/"))
 	}
 	return nil
+}
+
+// firstHint is the install hint of the first agent of the table.
+func firstHint(ds []Detection) string {
+	if len(ds) == 0 {
+		return "see `carryover detect`"
+	}
+	return ds[0].Hint
 }

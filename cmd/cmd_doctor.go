@@ -292,8 +292,12 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 	}
 	c := exec.CommandContext(ctx, bin, flag, s.Command)
 	c.Dir = project
-	c.Env = append(slices.Clone(e.Environ), "PATH="+absPATH(e), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home,
-		"CLAUDE_PROJECT_DIR="+project, "GEMINI_PROJECT_DIR="+project, "COPILOT_PROJECT_DIR="+project, "CURSOR_PROJECT_DIR="+project)
+	c.Env = append(slices.Clone(e.Environ), "PATH="+absPATH(e), "HOME="+e.UserHome(), "CARRYOVER_HOME="+home)
+	for _, a := range adapters.All { // as the agents set it for their hooks
+		if a.ProjectEnv != "" {
+			c.Env = append(c.Env, a.ProjectEnv+"="+project)
+		}
+	}
 	c.Stdin = bytes.NewReader(payload)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb

@@ -115,6 +115,7 @@ func runForget(e *Env, id string, dryRun bool) error {
 		if err := l.Forget(s); err != nil {
 			return exitf(ExitError, "%v (nothing of the session was removed; try again when no agent is running)", err)
 		}
+		forgetListed(e, s.NativeID, s.Transcript)
 	}
 	return nil
 }

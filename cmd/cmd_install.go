@@ -5,17 +5,16 @@ package cmd
 // agent part of `carryover status`.
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
@@ -45,7 +44,7 @@ func installCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "install",
 		Usage: "detect agents and add carryover's hooks to their configs",
-		Description: "Finds Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor, VS Code, Windsurf and Aider on PATH,\n" +
+		Description: "Finds " + strings.Join(adapters.Displays(), ", ") + " on PATH,\n" +
 			"lets you pick which to set up (on a terminal), saves the choice to $CARRYOVER_HOME/config.toml\n" +
 			"and merges hook stubs into each agent's own config (backing each file up once to *.carryover.bak).",
 		Flags: []cli.Flag{
@@ -106,34 +105,18 @@ type installOptions struct {
 	resume string
 }
 
-// claudePluginEnabled is the id (carryover@<marketplace>) of carryover's
-// Claude Code plugin when settings (Claude Code's user settings.json)
-// enables it, else "".
-func claudePluginEnabled(tl specs.Tool, settings string) string {
-	if tl.Name != "claude" || settings == "" {
+// pluginEnabled is the id of carryover's plugin for the agent when its
+// settings file enables it (the agent's descriptor reads it), else "".
+func pluginEnabled(tl specs.Tool, settings string) string {
+	a, ok := adapters.ByName(tl.Name)
+	if !ok || a.PluginEnabled == nil || settings == "" {
 		return ""
 	}
 	b, err := safefile.ReadFile(settings, 4<<20)
 	if err != nil {
 		return ""
 	}
-	var s struct {
-		Enabled map[string]bool `json:"enabledPlugins"`
-	}
-	if json.Unmarshal(b, &s) != nil {
-		return ""
-	}
-	var ids []string
-	for id, on := range s.Enabled {
-		if on && strings.HasPrefix(id, "carryover@") {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	if len(ids) == 0 {
-		return ""
-	}
-	return ids[0]
+	return a.PluginEnabled(b)
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
@@ -304,7 +287,7 @@ func runInstall(e *Env, o installOptions) error {
 		sel = cfg.Tools
 	default:
 		if len(detected) == 0 {
-			return exitf(ExitError, "no agents detected on PATH; install one (e.g. Claude Code, Codex, Gemini CLI), then run `carryover install`")
+			return exitf(ExitError, "no agents detected on PATH; install one (e.g. %s), then run `carryover install`", strings.Join(adapters.Displays()[:min(3, len(adapters.All))], ", "))
 		}
 		sel = detected
 		if e.StdinTTY && e.StdoutTTY && !o.yes {
@@ -357,7 +340,7 @@ func runInstall(e *Env, o installOptions) error {
 			continue
 		}
 		tg := installTarget(e, tl)
-		if id := claudePluginEnabled(tl, tg.Path); id != "" {
+		if id := pluginEnabled(tl, tg.Path); id != "" {
 			// The plugin runs the same snapshot on the same events: wiring
 			// stubs too would record and inject everything twice.
 			fmt.Fprintf(e.Stdout, "skipped  %s: the carryover plugin (%s) already wires its hooks; `claude plugin uninstall %s` to let install wire them instead\n", label, id, id)

@@ -36,7 +36,7 @@ func runCommand(e *Env) *cli.Command {
 			"reached CRITICAL ([context] critical in config.toml, 85 % by default), the agent is ended\n" +
 			"(SIGTERM) and started again with the same arguments; its SessionStart hook hands the new\n" +
 			"session the handoff. At most [limits] max_restarts restarts (10); Ctrl-C never restarts.\n" +
-			"For aider, --read .carryover/handoff.md is passed and its chat history is read when it exits.",
+			runNoHooksNote(),
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
@@ -110,12 +110,11 @@ func runAgent(e *Env, o runOptions) error {
 			return exitf(ExitError, "cannot start %s: not found in PATH's absolute directories (relative entries such as ./node_modules/.bin are not searched)", o.argv[0])
 		}
 	}
+	ag, _ := adapters.ByName(tool)
 	restarts := 0
 	for gen := 0; ; gen++ {
 		argv := o.argv
-		if tool == "aider" {
-			argv = aiderArgs(argv, o.project)
-		}
+		argv = readArgs(ag, argv, o.project)
 		c := exec.Command(bin, argv[1:]...)
 		c.Dir = o.project
 		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
@@ -133,9 +132,7 @@ func runAgent(e *Env, o runOptions) error {
 			code = 128 + int(ws.Signal())
 		}
 		child.Store(nil)
-		if tool == "aider" {
-			snapshotAider(e, o.project, started)
-		}
+		snapshotAfterRun(e, ag, o.project, started)
 		switch {
 		case o.interrupted.Load() || code == 130:
 			log.Printf("%s exited %d after Ctrl-C; not restarted", argv[0], code)
@@ -211,41 +208,70 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// aiderArgs adds --read .carryover/handoff.md when the project has a
-// handoff and the user did not pass it already.
-func aiderArgs(argv []string, project string) []string {
+// runNoHooksNote says what run does for the agents without hooks (from
+// their descriptors: Aider's --read and its history read at exit).
+func runNoHooksNote() string {
+	var parts []string
+	for _, a := range adapters.All {
+		if a.SnapshotAfterRun {
+			p := "for " + a.Name
+			if a.ReadFlag != "" {
+				p += ", " + a.ReadFlag + " .carryover/handoff.md is passed"
+			}
+			parts = append(parts, p+" and its session is read when it exits")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, "; ") + "."
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// readArgs adds the agent's read flag with .carryover/handoff.md (Aider:
+// --read) when the project has a handoff and the user did not pass it
+// already.
+func readArgs(ag *adapters.Agent, argv []string, project string) []string {
 	rel := filepath.Join(".carryover", "handoff.md")
+	if ag == nil || ag.ReadFlag == "" {
+		return argv
+	}
+	flag := ag.ReadFlag
 	if _, err := os.Stat(publish.HandoffPath(project)); err != nil {
 		return argv
 	}
 	for i, a := range argv {
-		if (a == "--read" && i+1 < len(argv) && argv[i+1] == rel) || a == "--read="+rel {
+		if (a == flag && i+1 < len(argv) && argv[i+1] == rel) || a == flag+"="+rel {
 			return argv
 		}
 	}
-	return append([]string{argv[0], "--read", rel}, argv[1:]...)
+	return append([]string{argv[0], flag, rel}, argv[1:]...)
 }
 
-// snapshotAider reads aider's chat history of the project into the ledger
-// and publishes the handoff, as a hook would have (aider has none). A
-// session begun since started is the one carryover ran, so it is the
-// user's even in a history file the repository tracks.
-func snapshotAider(e *Env, project string, started time.Time) {
-	p, err := pick(e, selection{source: "aider", project: project, since: started})
+// snapshotAfterRun reads the session of an agent without hooks (Aider's
+// chat history) into the ledger and publishes the handoff, as a hook
+// would have. A session begun since started is the one carryover ran, so
+// it is the user's even in a history file the repository tracks.
+func snapshotAfterRun(e *Env, ag *adapters.Agent, project string, started time.Time) {
+	if ag == nil || !ag.SnapshotAfterRun {
+		return
+	}
+	tool := ag.Name
+	p, err := pick(e, selection{source: tool, project: project, since: started})
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", errors.Unwrap(err))
+		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, errors.Unwrap(err))
 		return
 	}
 	cfg, _ := LoadConfig(e, p.project)
 	if _, _, err := ingest(e, p, cfg); err != nil {
-		fmt.Fprintf(e.Stderr, "carryover run: aider's chat history was not read: %v\n", err)
+		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, err)
 		return
 	}
 	if err := refreshProject(e, p.project, cfg); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: handoff not written: %v\n", err)
 		return
 	}
-	fmt.Fprintf(e.Stderr, "carryover run: aider's session is in %s\n", strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
+	fmt.Fprintf(e.Stderr, "carryover run: the %s session is in %s\n", tool, strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
 }
 
 // refreshProject re-distills a project's handoff from the ledger and writes

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"runtime/debug"
+	"strings"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,7 +23,7 @@ func snapshotCommand(e *Env) *cli.Command {
 			"session start, prints the handoff in the agent's injection envelope. It always exits 0;\n" +
 			"problems go to $CARRYOVER_HOME/carryover.log.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "tool", Usage: "agent: claude, codex, gemini, copilot-cli, cursor, vscode-copilot, windsurf"},
+			&cli.StringFlag{Name: "tool", Usage: "agent: " + strings.Join(adapters.Names(), ", ")},
 			&cli.StringFlag{Name: "event", Usage: "the agent's native hook event name"},
 		},
 		Action: func(c *cli.Context) error {

@@ -3,13 +3,20 @@ package cmd
 import (
 	"bufio"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 const module = "github.com/carryover/carryover"
@@ -155,4 +162,59 @@ func goFiles(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return fs
+}
+
+// TestAgentNamesStayInAdapters: adding an agent is its adapter file, its
+// fixtures and its specs row, so an agent's name or alias as a Go string
+// literal appears only in per-agent adapter files (adapters/<name>*.go,
+// e.g. copilot_list.go; an agent that shares another's reader, as Kilo
+// shares OpenCode's, may be named in that one), in specs/ and in tests
+// (and the end-to-end harness). Anywhere else it is a per-agent fact that
+// belongs in the agent's descriptor.
+func TestAgentNamesStayInAdapters(t *testing.T) {
+	owner := map[string]*adapters.Agent{}
+	for _, a := range adapters.All {
+		for _, n := range append([]string{a.Name}, a.Aliases...) {
+			owner[n] = a
+		}
+	}
+	for _, f := range goFiles(t) {
+		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "specs/") || strings.HasPrefix(f, "cmd/e2e/") || strings.HasPrefix(f, "testdata/") || agentFile(f, owner) {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", f), nil, 0)
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(lit.Value); err == nil && owner[s] != nil {
+				t.Errorf("%s: the agent name %q outside adapters/%s*.go: move the per-agent fact into its descriptor (adapters.Agent)", f, s, owner[s].Name)
+			}
+			return true
+		})
+	}
+}
+
+// agentFile reports whether f is a per-agent adapter file: in adapters/,
+// named by a prefix of an agent's name or alias, up to "_" or ".go"
+// (claude_list.go, copilot.go for copilot-cli).
+func agentFile(f string, owner map[string]*adapters.Agent) bool {
+	dir, base := path.Split(f)
+	if dir != "adapters/" {
+		return false
+	}
+	stem := strings.TrimSuffix(base, ".go")
+	if i := strings.IndexByte(stem, '_'); i > 0 {
+		stem = stem[:i]
+	}
+	for n := range owner {
+		if strings.HasPrefix(n, stem) {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/specs"
 )
 
 // selection is the session-selection flags shared by handoff and capture.
@@ -273,7 +274,7 @@ func noAgentsText(e *Env) string {
 		}
 	}
 	return "no agent sessions on this machine yet — run an agent (Claude Code, Codex, …) in this project first " +
-		"(looked in " + strings.Join(where, ", ") + "; set CLAUDE_CONFIG_DIR/CODEX_HOME/COPILOT_HOME/GEMINI_CLI_HOME if yours live elsewhere, " +
+		"(looked in " + strings.Join(where, ", ") + "; set " + strings.Join(specs.StoreVariables(runtime.GOOS), "/") + " if yours live elsewhere, " +
 		"or pass --transcript FILE --source AGENT)"
 }
 

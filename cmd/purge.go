@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
@@ -76,7 +77,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 // a name starting with one of homePrefixes is carryover's too (the
 // ledger's WAL, salvage copies, the rotated log).
 var (
-	homeNames    = []string{"config.toml", "install.json", agentsFile, "handoff.md", "published", "edits", "run", "recovery.lock"}
+	homeNames    = []string{"config.toml", "install.json", agentsFile, "handoff.md", "published", "edits", "run", "recovery.lock", adapters.ListCacheName}
 	homePrefixes = []string{ledger.FileName, "carryover.log"}
 )
 

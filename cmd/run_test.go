@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 // fakeAgent stands in for an agent and its hooks: it registers its
@@ -89,13 +91,13 @@ func TestRunRestartLimit(t *testing.T) {
 
 func TestAiderArgs(t *testing.T) {
 	p := t.TempDir()
-	if got := aiderArgs([]string{"aider", "--model", "x"}, p); len(got) != 3 {
+	if got := readArgs(&adapters.Agent{ReadFlag: "--read"}, []string{"aider", "--model", "x"}, p); len(got) != 3 {
 		t.Errorf("no handoff: %v", got)
 	}
 	os.MkdirAll(filepath.Join(p, ".carryover"), 0o700)
 	os.WriteFile(filepath.Join(p, ".carryover", "handoff.md"), []byte("# [CARRYOVER]\n"), 0o600)
-	if got := strings.Join(aiderArgs([]string{"aider", "--model", "x"}, p), " "); got != "aider --read .carryover/handoff.md --model x" {
-		t.Errorf("aiderArgs = %s", got)
+	if got := strings.Join(readArgs(&adapters.Agent{ReadFlag: "--read"}, []string{"aider", "--model", "x"}, p), " "); got != "aider --read .carryover/handoff.md --model x" {
+		t.Errorf("readArgs = %s", got)
 	}
 }
 

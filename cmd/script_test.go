@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/specs"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -34,6 +36,11 @@ func TestScripts(t *testing.T) {
 			// written there), and the scripts' project is $WORK.
 			env.Setenv("HOME", env.WorkDir+"-home")
 			env.Setenv("NO_COLOR", "1")
+			// The agent table, so scripts do not list its agents: $AGENTS
+			// (names, space-separated, table order) and $AGENT_COUNT.
+			names := specs.Names()
+			env.Setenv("AGENTS", strings.Join(names, " "))
+			env.Setenv("AGENT_COUNT", strconv.Itoa(len(names)))
 			// The carryover executable hook stubs run (see TestMain).
 			for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
 				if p := filepath.Join(dir, scriptExeName); fileExists(p) {

@@ -19,7 +19,10 @@ package distill
 // something ("instead of", "actually", "rather than", "statt", "au lieu",
 // "en lugar", "em vez", "вместо", "而不是", "ではなく").
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // decisionMarkers are rule 1's phrases beyond English, lower-cased.
 var decisionMarkers = phraseList("decision")
@@ -32,15 +35,7 @@ var choiceStarts = phraseList("choice_start")
 var supersedeMarkers = phraseList("supersede")
 
 func mayDecideAny(low string) bool {
-	if mayDecide(low) || containsPhrase(low, "contrast") {
-		return true
-	}
-	for _, m := range decisionMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return false
+	return mayDecide(low) || containsPhrase(low, "contrast") || containsAny(low, decisionMarkers())
 }
 
 // isDecision applies rules 1 and 2 to one sentence.
@@ -49,13 +44,8 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if mayDecide(low) && decisionRE.MatchString(s) {
+	if mayDecide(low) && decisionRE.MatchString(s) || containsAny(low, decisionMarkers()) {
 		return true
-	}
-	for _, m := range decisionMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
 	}
 	if contrastChoice(s, low) {
 		return true
@@ -99,10 +89,8 @@ func startsWithAnyPrefix(t string, ms []string) bool {
 // supersedes and exact repeats.
 func (st *State) addDecision(s string) {
 	k := strings.ToLower(s)
-	for _, x := range st.Seen {
-		if x == k {
-			return
-		}
+	if slices.Contains(st.Seen, k) {
+		return
 	}
 	st.Seen = append(st.Seen, k)
 	if len(st.Seen) > maxSeen {
@@ -126,13 +114,7 @@ func (st *State) addDecision(s string) {
 // replaces something.
 func supersedes(s, earlier string, explicit bool) bool {
 	k := strings.ToLower(s)
-	replaces := false
-	for _, m := range supersedeMarkers() {
-		if strings.Contains(k, m) {
-			replaces = true
-			break
-		}
-	}
+	replaces := containsAny(k, supersedeMarkers())
 	if explicit && !replaces {
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
@@ -128,14 +129,11 @@ func Distill(rows []ledger.Row, o Options) Handoff {
 	return st.Handoff(o)
 }
 
-// createsFile reports whether a file-writing call created its file: Claude
-// Write, Gemini write_file, Copilot create, an apply_patch "Add File".
+// createsFile reports whether a file-writing call created its file: an
+// agent's file-creating tool (its descriptor's CreateTools), an
+// apply_patch "Add File".
 func createsFile(r *ledger.Row) bool {
-	switch strings.ToLower(r.ToolName) {
-	case "write", "write_file", "create", "create_file":
-		return true
-	}
-	return strings.Contains(r.Text, "*** Add File:")
+	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
 }
 
 func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }
@@ -244,14 +242,7 @@ var decisionRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
 // of rows per snapshot).
 var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 
-func mayDecide(low string) bool {
-	for _, w := range decisionWords {
-		if strings.Contains(low, w) {
-			return true
-		}
-	}
-	return false
-}
+func mayDecide(low string) bool { return containsAny(low, decisionWords) }
 
 var nextRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)

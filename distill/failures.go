@@ -254,13 +254,8 @@ func outputLine(l string) (string, bool) {
 		// above it does not.
 		l = strings.TrimSpace(l[1 : len(l)-1])
 	}
-	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) {
+	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
 		return "", false
-	}
-	for _, p := range noErrorPrefixes {
-		if strings.HasPrefix(l, p) {
-			return "", false
-		}
 	}
 	return l, true
 }
@@ -275,22 +270,12 @@ var causeMarkers = phraseList("cause")
 // causeSentence returns the first sentence of an assistant text that
 // explains a failure ("" when none does).
 func causeSentence(text, low string) string {
-	found := false
-	for _, m := range causeMarkers() {
-		if strings.Contains(low, m) {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if !containsAny(low, causeMarkers()) {
 		return ""
 	}
 	for _, s := range sentences(text) {
-		ls := strings.ToLower(s)
-		for _, m := range causeMarkers() {
-			if strings.Contains(ls, m) {
-				return clip(s, 200)
-			}
+		if containsAny(strings.ToLower(s), causeMarkers()) {
+			return clip(s, 200)
 		}
 	}
 	return ""

@@ -228,17 +228,6 @@ func linkWords(s string) map[string]bool {
 	return out
 }
 
-// hasMarker reports whether the lower-cased prompt contains one of the
-// markers, or starts with one of the start markers.
-func hasMarker(low string, anywhere, starts []string) bool {
-	for _, m := range anywhere {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return startsWithAny(low, starts)
-}
-
 // startsWithAny reports whether low, after any leading acknowledgement
 // ("ok, now …", "great. next …") and punctuation, starts with one of the
 // markers as a whole word.
@@ -307,7 +296,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case hasMarker(low, switchMarkers(), switchStarts()):
+	case containsAny(low, switchMarkers()) || startsWithAny(low, switchStarts()):
 		return promptSwitch
 	case isQuestion(p):
 		return promptFollowUp

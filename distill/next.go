@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/carryover/carryover/adapters"
 )
 
 // PlanItem is one step of the agent's own plan.
@@ -37,14 +39,9 @@ type PlanItem struct {
 // maxPlan is how many plan items the state keeps.
 const maxPlan = 12
 
-// planTool reports whether a tool call's input is the agent's task list.
-func planTool(name string) bool {
-	switch strings.ToLower(name) {
-	case "todowrite", "update_plan", "write_todos", "todo_write", "manage_todo_list", "update_todo", "todo":
-		return true
-	}
-	return false
-}
+// planTool reports whether a tool call's input is the agent's task list
+// (its descriptor's PlanTools).
+func planTool(name string) bool { return adapters.PlanTool(name) }
 
 // parsePlan reads a plan tool's input: a JSON list of items, or an object
 // holding one under todos/plan/items, each item a string or an object
@@ -120,16 +117,7 @@ var doneStatus = map[string]bool{"completed": true, "done": true, "complete": tr
 var nextMarkers = phraseList("next_marker")
 
 func forwardLooking(s string) bool {
-	if nextRE.MatchString(s) {
-		return true
-	}
-	low := strings.ToLower(s)
-	for _, m := range nextMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return false
+	return nextRE.MatchString(s) || containsAny(strings.ToLower(s), nextMarkers())
 }
 
 // boilerplateMarkers are offers of help and sign-offs.
@@ -152,13 +140,7 @@ func forwardOnly(texts []string) []string {
 // boilerplate reports whether a sentence is an offer of help or a
 // pleasantry, never a question or an action.
 func boilerplate(s string) bool {
-	low := strings.ToLower(s)
-	for _, m := range boilerplateMarkers() {
-		if strings.Contains(low, m) {
-			return true
-		}
-	}
-	return false
+	return containsAny(strings.ToLower(s), boilerplateMarkers())
 }
 
 // prose reports whether s reads as a sentence: at least three words, most
@@ -209,7 +191,7 @@ func turnQuestions(texts []string) []string {
 			}
 		}
 	}
-	return dedupe(out)
+	return Dedupe(out)
 }
 
 // todoRE matches a to-do marker that is one: TODO/FIXME/XXX/HACK as a

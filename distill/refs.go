@@ -8,6 +8,7 @@ package distill
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -239,14 +240,7 @@ var actionMarkers = phraseList("action")
 // actionItems returns the prose sentences of text that state something to
 // be done, not questions.
 func actionItems(text, low string) []string {
-	any := false
-	for _, m := range actionMarkers() {
-		if strings.Contains(low, m) {
-			any = true
-			break
-		}
-	}
-	if !any {
+	if !containsAny(low, actionMarkers()) {
 		return nil
 	}
 	var out []string
@@ -254,12 +248,8 @@ func actionItems(text, low string) []string {
 		if isQuestion(s) || !prose(s) || boilerplate(s) {
 			continue
 		}
-		ls := " " + strings.ToLower(s)
-		for _, m := range actionMarkers() {
-			if strings.Contains(ls, m) {
-				out = append(out, clip(s, 200))
-				break
-			}
+		if containsAny(" "+strings.ToLower(s), actionMarkers()) {
+			out = append(out, clip(s, 200))
 		}
 	}
 	return out
@@ -268,14 +258,7 @@ func actionItems(text, low string) []string {
 // addBounded appends the items not yet in list, keeping the newest n.
 func addBounded(list []string, items []string, n int) []string {
 	for _, it := range items {
-		found := false
-		for _, x := range list {
-			if x == it {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(list, it) {
 			list = append(list, it)
 		}
 	}

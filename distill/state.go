@@ -45,9 +45,9 @@ const (
 // it in the ledger as a compact binary blob, so the hook path folds in only
 // new rows.
 //
-// Adding a field, here or in Call, Edit, Failure or Done? Write and read it
-// in enc.state / dec.state (or the element's enc/dec pair) in
-// state_codec.go, at the same position in both, and bump StateVersion.
+// Adding a field, here or in Call, Edit, Failure or Done? Code it in
+// codec.state (or the element's codec method) in state_codec.go, and bump
+// StateVersion.
 // TestStateCodecFields fails until every field round-trips. Times are kept
 // in UTC without a monotonic reading (Add normalises them), which is what
 // LoadState gives back.
@@ -706,7 +706,7 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 		}
 		h.Questions = append(h.Questions, q)
 	}
-	h.Questions = append(h.Questions, dedupe(todos)...)
+	h.Questions = append(h.Questions, Dedupe(todos)...)
 	return failing
 }
 

@@ -12,8 +12,8 @@ import (
 // it on every snapshot, and JSON cost a millisecond of each.
 //
 // Layout: the magic "CS", the uvarint StateVersion, then State's fields in
-// declaration order (enc.state and dec.state below, which mirror each
-// other), each encoded as:
+// declaration order (codec.state below, one walk for both directions),
+// each encoded as:
 //
 //	int, int64     zig-zag varint
 //	string         uvarint length, then the bytes
@@ -36,18 +36,18 @@ const stateMagic = "CS"
 // Marshal encodes the state for storage. It runs the encoder twice, first
 // only counting bytes, so the blob is allocated once at its exact size.
 func (st *State) Marshal() ([]byte, error) {
-	size := enc{sizing: true}
+	size := codec{sizing: true}
 	size.header(st)
 	size.state(st)
-	e := enc{b: make([]byte, size.n)}
-	e.header(st)
-	e.state(st)
-	return e.b, nil
+	c := codec{b: make([]byte, size.n)}
+	c.header(st)
+	c.state(st)
+	return c.b, nil
 }
 
-func (e *enc) header(st *State) {
-	e.raw(stateMagic)
-	e.uvarint(uint64(st.Version))
+func (c *codec) header(st *State) {
+	c.raw(stateMagic)
+	c.putUvarint(uint64(st.Version))
 }
 
 // LoadState decodes a stored state; ok is false when it is missing, broken,
@@ -58,485 +58,384 @@ func LoadState(b []byte) (*State, bool) {
 	if len(b) < len(stateMagic) || string(b[:len(stateMagic)]) != stateMagic {
 		return nil, false
 	}
-	d := dec{b: b, off: len(stateMagic)}
-	if d.uvarint() != StateVersion || d.err != nil {
+	c := codec{decoding: true, b: b, n: len(stateMagic)}
+	if c.uvarint() != StateVersion || c.err != nil {
 		return nil, false
 	}
 	// One copy of the blob as a string: every decoded string is a slice of
 	// it rather than an allocation of its own (they keep the whole blob
 	// alive, which for a state loaded once per process is no loss).
-	d.s = string(b)
+	c.s = string(b)
 	st := &State{Version: StateVersion}
-	d.state(st)
-	if d.err == nil && d.off != len(b) {
-		d.fail("trailing bytes")
+	c.state(st)
+	if c.err == nil && c.n != len(b) {
+		c.fail("trailing bytes")
 	}
 	// Add indexes Failures by FailureKeys' positions.
-	if d.err != nil || len(st.FailureKeys) != len(st.Failures) {
+	if c.err != nil || len(st.FailureKeys) != len(st.Failures) {
 		return nil, false
 	}
 	return st, true
 }
 
-// enc.state and dec.state read and write State's fields in the same order.
-// A new State field goes in both, at the same place (TestStateCodecFields
-// fails until it does), and bumps StateVersion.
-
-func (e *enc) state(st *State) {
-	e.str(st.Tool)
-	e.varint(st.SessionID)
-	e.time(st.LastAt)
-	e.int(st.Rows)
-	e.int(st.Prompts)
-	e.str(st.Task)
-	e.time(st.TaskAt)
-	e.str(st.Fallback)
-	e.time(st.FallbackAt)
-	e.varint(st.Tokens.Used)
-	e.varint(st.Tokens.Max)
-	e.varint(st.Seq)
-	writeMap(e, st.Calls, (*enc).call)
-	writeList(e, st.CallOrder, (*enc).str)
-	writeMap(e, st.FailedCalls, (*enc).bool)
-	writeList(e, st.Edits, (*enc).edit)
-	writeList(e, st.TestFails, (*enc).varint)
-	writeList(e, st.Failures, (*enc).failure)
-	writeList(e, st.FailureKeys, (*enc).str)
-	writeList(e, st.Done, (*enc).done)
-	writeList(e, st.Decided, (*enc).str)
-	writeList(e, st.Seen, (*enc).str)
-	writeList(e, st.TurnTexts, (*enc).str)
-	e.str(st.LastText)
-	e.bool(st.GoalWeak)
-	e.str(st.Latest)
-	e.time(st.LatestAt)
-	writeList(e, st.SetAside, (*enc).str)
-	e.varint(st.PromptSession)
-	e.bool(st.AfterBreak)
-	e.bool(st.Answered)
-	writeList(e, st.Plan, (*enc).plan)
-	writeList(e, st.Refs, (*enc).str)
-	writeList(e, st.Actions, (*enc).str)
-	e.str(st.CauseKey)
-	e.str(st.LastTest)
-	writeList(e, st.Instructions, (*enc).note)
-	writeList(e, st.Refused, (*enc).note)
-	e.note(st.Interrupted)
-	e.ref(st.TaskRef)
-	e.ref(st.LatestRef)
-	e.ref(st.LastTextRef)
-	e.varint(st.LastTextSeq)
-	e.varint(st.LastPassSeq)
-	e.varint(st.PlanSession)
-	e.str(st.PendingCall)
-	e.varint(st.StopSeq)
-	e.ref(st.RowRef)
-	writeList(e, st.TurnRefs, (*enc).ref)
-	writeList(e, st.Sources, (*enc).note)
+// codec.state is the one walk over State's fields, in order, for both
+// directions: each field method writes *p when encoding and sets it when
+// decoding. A new State field goes here (TestStateCodecFields fails until
+// it does), and bumps StateVersion.
+func (c *codec) state(st *State) {
+	c.str(&st.Tool)
+	c.varint(&st.SessionID)
+	c.time(&st.LastAt)
+	c.int(&st.Rows)
+	c.int(&st.Prompts)
+	c.str(&st.Task)
+	c.time(&st.TaskAt)
+	c.str(&st.Fallback)
+	c.time(&st.FallbackAt)
+	c.varint(&st.Tokens.Used)
+	c.varint(&st.Tokens.Max)
+	c.varint(&st.Seq)
+	codeMap(c, &st.Calls, 3, (*codec).call)
+	codeList(c, &st.CallOrder, 1, (*codec).str)
+	codeMap(c, &st.FailedCalls, 1, (*codec).bool)
+	codeList(c, &st.Edits, 9, (*codec).edit)
+	codeList(c, &st.TestFails, 1, (*codec).varint)
+	codeList(c, &st.Failures, 11, (*codec).failure)
+	codeList(c, &st.FailureKeys, 1, (*codec).str)
+	codeList(c, &st.Done, 2, (*codec).done)
+	codeList(c, &st.Decided, 1, (*codec).str)
+	codeList(c, &st.Seen, 1, (*codec).str)
+	codeList(c, &st.TurnTexts, 1, (*codec).str)
+	c.str(&st.LastText)
+	c.bool(&st.GoalWeak)
+	c.str(&st.Latest)
+	c.time(&st.LatestAt)
+	codeList(c, &st.SetAside, 1, (*codec).str)
+	c.varint(&st.PromptSession)
+	c.bool(&st.AfterBreak)
+	c.bool(&st.Answered)
+	codeList(c, &st.Plan, 2, (*codec).plan)
+	codeList(c, &st.Refs, 1, (*codec).str)
+	codeList(c, &st.Actions, 1, (*codec).str)
+	c.str(&st.CauseKey)
+	c.str(&st.LastTest)
+	codeList(c, &st.Instructions, 3, (*codec).note)
+	codeList(c, &st.Refused, 3, (*codec).note)
+	c.note(&st.Interrupted)
+	c.ref(&st.TaskRef)
+	c.ref(&st.LatestRef)
+	c.ref(&st.LastTextRef)
+	c.varint(&st.LastTextSeq)
+	c.varint(&st.LastPassSeq)
+	c.varint(&st.PlanSession)
+	c.str(&st.PendingCall)
+	c.varint(&st.StopSeq)
+	c.ref(&st.RowRef)
+	codeList(c, &st.TurnRefs, 2, (*codec).ref)
+	codeList(c, &st.Sources, 3, (*codec).note)
 }
 
-func (d *dec) state(st *State) {
-	st.Tool = d.str()
-	st.SessionID = d.varint()
-	st.LastAt = d.time()
-	st.Rows = d.int()
-	st.Prompts = d.int()
-	st.Task = d.str()
-	st.TaskAt = d.time()
-	st.Fallback = d.str()
-	st.FallbackAt = d.time()
-	st.Tokens.Used = d.varint()
-	st.Tokens.Max = d.varint()
-	st.Seq = d.varint()
-	st.Calls = readMap(d, 3, (*dec).call)
-	st.CallOrder = readList(d, 1, (*dec).str)
-	st.FailedCalls = readMap(d, 1, (*dec).bool)
-	st.Edits = readList(d, 9, (*dec).edit)
-	st.TestFails = readList(d, 1, (*dec).varint)
-	st.Failures = readList(d, 11, (*dec).failure)
-	st.FailureKeys = readList(d, 1, (*dec).str)
-	st.Done = readList(d, 2, (*dec).done)
-	st.Decided = readList(d, 1, (*dec).str)
-	st.Seen = readList(d, 1, (*dec).str)
-	st.TurnTexts = readList(d, 1, (*dec).str)
-	st.LastText = d.str()
-	st.GoalWeak = d.bool()
-	st.Latest = d.str()
-	st.LatestAt = d.time()
-	st.SetAside = readList(d, 1, (*dec).str)
-	st.PromptSession = d.varint()
-	st.AfterBreak = d.bool()
-	st.Answered = d.bool()
-	st.Plan = readList(d, 2, (*dec).plan)
-	st.Refs = readList(d, 1, (*dec).str)
-	st.Actions = readList(d, 1, (*dec).str)
-	st.CauseKey = d.str()
-	st.LastTest = d.str()
-	st.Instructions = readList(d, 3, (*dec).note)
-	st.Refused = readList(d, 3, (*dec).note)
-	st.Interrupted = d.note()
-	st.TaskRef = d.ref()
-	st.LatestRef = d.ref()
-	st.LastTextRef = d.ref()
-	st.LastTextSeq = d.varint()
-	st.LastPassSeq = d.varint()
-	st.PlanSession = d.varint()
-	st.PendingCall = d.str()
-	st.StopSeq = d.varint()
-	st.RowRef = d.ref()
-	st.TurnRefs = readList(d, 2, (*dec).ref)
-	st.Sources = readList(d, 3, (*dec).note)
+// The element types, each in 9 (Edit), 8 (Failure), 3 (Call, Note), 2
+// (Done, PlanItem, Ref) or 1 byte at least: codeList's and codeMap's
+// minimum sizes above.
+
+func (c *codec) note(x *Note) {
+	c.str(&x.Text)
+	c.time(&x.At)
+	codeList(c, &x.Refs, 2, (*codec).ref)
 }
 
-func (e *enc) note(x Note) {
-	e.str(x.Text)
-	e.time(x.At)
-	writeList(e, x.Refs, (*enc).ref)
+func (c *codec) ref(x *Ref) {
+	c.varint(&x.Session)
+	c.varint(&x.Seq)
 }
 
-func (d *dec) note() (x Note) {
-	x.Text = d.str()
-	x.At = d.time()
-	x.Refs = readList(d, 2, (*dec).ref)
-	return x
+func (c *codec) edit(x *Edit) {
+	c.str(&x.Path)
+	c.str(&x.Call)
+	c.time(&x.At)
+	c.varint(&x.Seq)
+	c.bool(&x.Created)
+	c.bool(&x.Deleted)
+	codeList(c, &x.Todos, 1, (*codec).str)
+	c.ref(&x.Ref)
 }
 
-func (e *enc) ref(x Ref) {
-	e.varint(x.Session)
-	e.varint(x.Seq)
-}
-
-func (d *dec) ref() (x Ref) {
-	x.Session = d.varint()
-	x.Seq = d.varint()
-	return x
-}
-
-// The element types, each in 9 (Edit), 8 (Failure), 3 (Call), 2 (Done,
-// PlanItem) or 1 byte at least: readList's and readMap's minimum sizes above.
-
-func (e *enc) edit(x Edit) {
-	e.str(x.Path)
-	e.str(x.Call)
-	e.time(x.At)
-	e.varint(x.Seq)
-	e.bool(x.Created)
-	e.bool(x.Deleted)
-	writeList(e, x.Todos, (*enc).str)
-	e.ref(x.Ref)
-}
-
-func (d *dec) edit() (x Edit) {
-	x.Path = d.str()
-	x.Call = d.str()
-	x.At = d.time()
-	x.Seq = d.varint()
-	x.Created = d.bool()
-	x.Deleted = d.bool()
-	x.Todos = readList(d, 1, (*dec).str)
-	x.Ref = d.ref()
-	return x
-}
-
-func (e *enc) failure(x Failure) {
-	e.str(x.What)
-	e.str(x.Error)
-	e.bool(x.ExitCode != nil)
-	if x.ExitCode != nil {
-		e.int(*x.ExitCode)
-	}
-	e.int(x.Count)
-	e.bool(x.Resolved)
-	e.time(x.At)
-	writeList(e, x.Errors, (*enc).str)
-	e.str(x.Cause)
-	e.varint(x.Seq)
-	writeList(e, x.Refs, (*enc).ref)
-	e.bool(x.Superseded)
-}
-
-func (d *dec) failure() (x Failure) {
-	x.What = d.str()
-	x.Error = d.str()
-	if d.bool() {
-		n := d.int()
-		x.ExitCode = &n
-	}
-	x.Count = d.int()
-	x.Resolved = d.bool()
-	x.At = d.time()
-	x.Errors = readList(d, 1, (*dec).str)
-	x.Cause = d.str()
-	x.Seq = d.varint()
-	x.Refs = readList(d, 2, (*dec).ref)
-	x.Superseded = d.bool()
-	return x
-}
-
-func (e *enc) done(x Done) {
-	e.str(x.Text)
-	e.str(x.Call)
-}
-
-func (d *dec) done() (x Done) {
-	x.Text = d.str()
-	x.Call = d.str()
-	return x
-}
-
-func (e *enc) call(x Call) {
-	e.str(x.ToolName)
-	e.str(x.Command)
-	e.str(x.FilePath)
-}
-
-func (e *enc) plan(x PlanItem) {
-	e.str(x.Text)
-	e.bool(x.Done)
-}
-
-func (d *dec) plan() (x PlanItem) {
-	x.Text = d.str()
-	x.Done = d.bool()
-	return x
-}
-
-func (d *dec) call() (x Call) {
-	x.ToolName = d.str()
-	x.Command = d.str()
-	x.FilePath = d.str()
-	return x
-}
-
-// enc writes the encoding of values into b, which it does not grow: n is
-// how much is written. With sizing set it only counts bytes in n.
-type enc struct {
-	b      []byte
-	n      int
-	sizing bool
-}
-
-func (e *enc) uvarint(v uint64) {
-	if e.sizing {
-		e.n += (bits.Len64(v|1) + 6) / 7
-		return
-	}
-	e.n += binary.PutUvarint(e.b[e.n:], v)
-}
-
-// varint writes v zig-zag encoded, as binary.AppendVarint.
-func (e *enc) varint(v int64) { e.uvarint(uint64(v<<1) ^ uint64(v>>63)) }
-func (e *enc) int(v int)      { e.varint(int64(v)) }
-
-func (e *enc) raw(s string) {
-	if !e.sizing {
-		copy(e.b[e.n:], s)
-	}
-	e.n += len(s)
-}
-
-func (e *enc) str(s string) {
-	e.uvarint(uint64(len(s)))
-	e.raw(s)
-}
-
-func (e *enc) bool(v bool) {
-	if v {
-		e.uvarint(1)
-	} else {
-		e.uvarint(0)
-	}
-}
-
-func (e *enc) time(t time.Time) {
-	if t.IsZero() {
-		e.uvarint(0)
-		return
-	}
-	e.uvarint(uint64(t.Nanosecond()) + 1)
-	e.varint(t.Unix())
-}
-
-// writeList writes a slice: 0 for nil, else 1+len and the elements.
-func writeList[T any](e *enc, s []T, each func(*enc, T)) {
-	if s == nil {
-		e.uvarint(0)
-		return
-	}
-	e.uvarint(uint64(len(s)) + 1)
-	for _, x := range s {
-		each(e, x)
-	}
-}
-
-// writeMap writes a map: its length, then each key and value by ascending
-// key.
-func writeMap[V any](e *enc, m map[string]V, each func(*enc, V)) {
-	e.uvarint(uint64(len(m)))
-	if e.sizing { // the order does not change the size
-		for k, v := range m {
-			e.str(k)
-			each(e, v)
+func (c *codec) failure(x *Failure) {
+	c.str(&x.What)
+	c.str(&x.Error)
+	has := x.ExitCode != nil
+	c.bool(&has)
+	if has {
+		if x.ExitCode == nil {
+			x.ExitCode = new(int)
 		}
+		c.int(x.ExitCode)
+	}
+	c.int(&x.Count)
+	c.bool(&x.Resolved)
+	c.time(&x.At)
+	codeList(c, &x.Errors, 1, (*codec).str)
+	c.str(&x.Cause)
+	c.varint(&x.Seq)
+	codeList(c, &x.Refs, 2, (*codec).ref)
+	c.bool(&x.Superseded)
+}
+
+func (c *codec) done(x *Done) {
+	c.str(&x.Text)
+	c.str(&x.Call)
+}
+
+func (c *codec) call(x *Call) {
+	c.str(&x.ToolName)
+	c.str(&x.Command)
+	c.str(&x.FilePath)
+}
+
+func (c *codec) plan(x *PlanItem) {
+	c.str(&x.Text)
+	c.bool(&x.Done)
+}
+
+// codec encodes into b, which it does not grow (n is how much is written;
+// with sizing set it only counts bytes in n), or, with decoding set,
+// decodes from b (n is how much is read). A decoder keeps its first error
+// in err; every read after it gives the zero value, so callers check err
+// once at the end.
+type codec struct {
+	b        []byte
+	n        int
+	sizing   bool
+	decoding bool
+	s        string // decoding: b as a string, which decoded strings share
+	err      error
+}
+
+func (c *codec) putUvarint(v uint64) {
+	if c.sizing {
+		c.n += (bits.Len64(v|1) + 6) / 7
 		return
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		e.str(k)
-		each(e, m[k])
-	}
+	c.n += binary.PutUvarint(c.b[c.n:], v)
 }
 
-// dec reads values from b. The first error is kept in err; every read after
-// it returns the zero value, so callers check err once at the end.
-type dec struct {
-	b   []byte
-	s   string // b as a string, which decoded strings share
-	off int
-	err error
+func (c *codec) raw(s string) {
+	if !c.sizing {
+		copy(c.b[c.n:], s)
+	}
+	c.n += len(s)
 }
 
-func (d *dec) fail(why string) {
-	if d.err == nil {
-		d.err = errors.New("distill state: " + why)
+func (c *codec) fail(why string) {
+	if c.err == nil {
+		c.err = errors.New("distill state: " + why)
 	}
 }
 
-func (d *dec) uvarint() uint64 {
-	if d.err != nil {
+func (c *codec) uvarint() uint64 {
+	if c.err != nil {
 		return 0
 	}
-	if d.off < len(d.b) && d.b[d.off] < 0x80 { // one byte: most counts and lengths
-		d.off++
-		return uint64(d.b[d.off-1])
+	if c.n < len(c.b) && c.b[c.n] < 0x80 { // one byte: most counts and lengths
+		c.n++
+		return uint64(c.b[c.n-1])
 	}
-	v, n := binary.Uvarint(d.b[d.off:])
+	v, n := binary.Uvarint(c.b[c.n:])
 	if n <= 0 {
-		d.fail("bad varint")
+		c.fail("bad varint")
 		return 0
 	}
-	if d.b[d.off+n-1] == 0 { // a trailing zero group: not the shortest form
-		d.fail("overlong varint")
+	if c.b[c.n+n-1] == 0 { // a trailing zero group: not the shortest form
+		c.fail("overlong varint")
 		return 0
 	}
-	d.off += n
+	c.n += n
 	return v
 }
 
-func (d *dec) varint() int64 {
-	u := d.uvarint() // zig-zag, as binary.Varint
+// varint codes v zig-zag, as binary.AppendVarint.
+func (c *codec) varint(p *int64) {
+	if !c.decoding {
+		c.putUvarint(uint64(*p<<1) ^ uint64(*p>>63))
+		return
+	}
+	u := c.uvarint()
 	v := int64(u >> 1)
 	if u&1 != 0 {
 		v = ^v
 	}
-	return v
+	*p = v
 }
 
-func (d *dec) int() int {
-	v := d.varint()
+func (c *codec) int(p *int) {
+	v := int64(*p)
+	c.varint(&v)
+	if !c.decoding {
+		return
+	}
 	if int64(int(v)) != v {
-		d.fail("int out of range")
-		return 0
+		c.fail("int out of range")
+		v = 0
 	}
-	return int(v)
+	*p = int(v)
 }
 
-func (d *dec) bool() bool {
-	switch d.uvarint() {
+func (c *codec) bool(p *bool) {
+	if !c.decoding {
+		var v uint64
+		if *p {
+			v = 1
+		}
+		c.putUvarint(v)
+		return
+	}
+	switch c.uvarint() {
 	case 0:
-		return false
+		*p = false
 	case 1:
-		return true
+		*p = true
+	default:
+		c.fail("bad bool")
+		*p = false
 	}
-	d.fail("bad bool")
-	return false
 }
 
-func (d *dec) str() string {
-	n := d.uvarint()
-	if d.err != nil {
-		return ""
+func (c *codec) str(p *string) {
+	if !c.decoding {
+		c.putUvarint(uint64(len(*p)))
+		c.raw(*p)
+		return
 	}
-	if n > uint64(len(d.b)-d.off) {
-		d.fail("string past the end")
-		return ""
+	n := c.uvarint()
+	if c.err == nil && n > uint64(len(c.b)-c.n) {
+		c.fail("string past the end")
 	}
-	s := d.s[d.off : d.off+int(n)]
-	d.off += int(n)
-	return s
+	if c.err != nil {
+		*p = ""
+		return
+	}
+	*p = c.s[c.n : c.n+int(n)]
+	c.n += int(n)
 }
 
-func (d *dec) time() time.Time {
-	h := d.uvarint()
+func (c *codec) time(p *time.Time) {
+	if !c.decoding {
+		if p.IsZero() {
+			c.putUvarint(0)
+			return
+		}
+		c.putUvarint(uint64(p.Nanosecond()) + 1)
+		sec := p.Unix()
+		c.varint(&sec)
+		return
+	}
+	*p = time.Time{}
+	h := c.uvarint()
 	if h == 0 {
-		return time.Time{}
+		return
 	}
 	if h > 1e9 {
-		d.fail("bad nanoseconds")
-		return time.Time{}
+		c.fail("bad nanoseconds")
+		return
 	}
-	sec := d.varint()
-	if d.err != nil {
-		return time.Time{}
+	var sec int64
+	c.varint(&sec)
+	if c.err != nil {
+		return
 	}
-	t := time.Unix(sec, int64(h-1)).UTC()
-	if t.IsZero() { // the zero time has its own, shorter encoding
-		d.fail("overlong zero time")
+	*p = time.Unix(sec, int64(h-1)).UTC()
+	if p.IsZero() { // the zero time has its own, shorter encoding
+		c.fail("overlong zero time")
 	}
-	return t
 }
 
 // fits checks a length just read, of elements that take at least minSize
 // bytes each: a length the remaining bytes cannot hold is an error, so a
 // broken blob never makes the decoder allocate more than its size implies.
-func (d *dec) fits(n uint64, minSize int) int {
-	if d.err == nil && n > uint64((len(d.b)-d.off)/minSize) {
-		d.fail("length past the end")
+func (c *codec) fits(n uint64, minSize int) int {
+	if c.err == nil && n > uint64((len(c.b)-c.n)/minSize) {
+		c.fail("length past the end")
 	}
-	if d.err != nil {
+	if c.err != nil {
 		return 0
 	}
 	return int(n)
 }
 
-// readMap reads a map written by writeMap, whose values take at least
-// minSize bytes each (and keys one). It is never nil.
-func readMap[V any](d *dec, minSize int, each func(*dec) V) map[string]V {
-	n := d.fits(d.uvarint(), 1+minSize)
-	m := make(map[string]V, n)
-	var prev string
-	for i := 0; i < n && d.err == nil; i++ {
-		k := d.str()
-		if i > 0 && k <= prev {
-			d.fail("map keys out of order")
+// codeList codes a slice: uvarint 0 for nil, else 1+len and the elements,
+// which take at least minSize bytes each.
+func codeList[T any](c *codec, p *[]T, minSize int, each func(*codec, *T)) {
+	if !c.decoding {
+		if *p == nil {
+			c.putUvarint(0)
+			return
 		}
-		m[k] = each(d)
-		prev = k
+		c.putUvarint(uint64(len(*p)) + 1)
+		for i := range *p {
+			each(c, &(*p)[i])
+		}
+		return
 	}
-	return m
-}
-
-// readList reads a slice written by writeList; its elements take at least
-// minSize bytes each.
-func readList[T any](d *dec, minSize int, each func(*dec) T) []T {
-	h := d.uvarint()
+	*p = nil
+	h := c.uvarint()
 	if h == 0 {
-		return nil
+		return
 	}
-	n := d.fits(h-1, minSize)
-	if d.err != nil {
-		return nil
+	n := c.fits(h-1, minSize)
+	if c.err != nil {
+		return
 	}
 	s := make([]T, n)
 	for i := range s {
-		if d.err != nil {
+		if c.err != nil {
 			break
 		}
-		s[i] = each(d)
+		each(c, &s[i])
 	}
-	return s
+	*p = s
+}
+
+// codeMap codes a map: its length, then each key and value by ascending
+// key. Values take at least minSize bytes each (and keys one). A decoded
+// map is never nil.
+func codeMap[V any](c *codec, p *map[string]V, minSize int, each func(*codec, *V)) {
+	v := new(V)   // one per map: each may keep its argument, so it is on the heap
+	if c.sizing { // the order does not change the size
+		c.putUvarint(uint64(len(*p)))
+		for k, x := range *p {
+			*v = x
+			c.str(&k)
+			each(c, v)
+		}
+		return
+	}
+	if !c.decoding {
+		c.putUvarint(uint64(len(*p)))
+		keys := make([]string, 0, len(*p))
+		for k := range *p {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			*v = (*p)[k]
+			c.str(&k)
+			each(c, v)
+		}
+		return
+	}
+	n := c.fits(c.uvarint(), 1+minSize)
+	m := make(map[string]V, n)
+	var prev, k string
+	for i := 0; i < n && c.err == nil; i++ {
+		c.str(&k)
+		if i > 0 && k <= prev {
+			c.fail("map keys out of order")
+		}
+		*v = *new(V)
+		each(c, v)
+		m[k] = *v
+		prev = k
+	}
+	*p = m
 }

@@ -256,7 +256,7 @@ func TestStateCodecFields(t *testing.T) {
 			t.Errorf("State.%s is zero: fill missed it", name)
 		}
 		if !reflect.DeepEqual(gv.Field(i).Interface(), want.Field(i).Interface()) {
-			t.Errorf("State.%s does not round-trip (add it to enc.state and dec.state in state_codec.go):\n got %#v\nwant %#v",
+			t.Errorf("State.%s does not round-trip (add it to codec.state in state_codec.go):\n got %#v\nwant %#v",
 				name, gv.Field(i).Interface(), want.Field(i).Interface())
 		}
 	}
@@ -539,7 +539,7 @@ func TestLoadStateRejects(t *testing.T) {
 // Seen, TurnTexts, LastText.
 func emptyWith(header []byte, set map[int][]byte) []byte {
 	b := bytes.Clone(header)
-	for i := range 56 { // State's fields (enc.state; a Note is 3 bytes, a Ref 2)
+	for i := range 56 { // State's fields (codec.state; a Note is 3 bytes, a Ref 2)
 		if f, ok := set[i]; ok {
 			b = append(b, f...)
 		} else {

@@ -17,5 +17,3 @@ func Dedupe(in []string) []string {
 	}
 	return out
 }
-
-func dedupe(in []string) []string { return Dedupe(in) }

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -89,4 +90,31 @@ func Expand(s, goos string, getenv func(string) string, home string) (string, bo
 		p = strings.ReplaceAll(p, "/", `\`)
 	}
 	return p, true
+}
+
+// StoreVariables are the environment variables that move agents' session
+// stores (a ${NAME:-default} in a transcripts path for goos), in table
+// order: what to tell a user whose sessions were not found.
+func StoreVariables(goos string) []string {
+	t, err := loadOnce()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, tl := range t.tools {
+		for _, c := range tl.Transcripts.For(goos) {
+			for {
+				i := strings.Index(c, "${")
+				j := strings.Index(c, ":-")
+				if i < 0 || j < i {
+					break
+				}
+				if name := c[i+2 : j]; !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+				c = c[j+2:]
+			}
+		}
+	}
+	return out
 }

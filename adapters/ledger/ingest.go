@@ -194,8 +194,11 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		receipts []string
 		limits   []FoundLimit
 	}
-	full := make(chan fullBatch, 2)
-	free := make(chan []adapters.Row, 3)
+	// One full batch waits while another is written and a third is
+	// filled: each holds ~3 MB on a cold ingest (its rows' texts and their
+	// statement arguments), and a second waiting one bought no speed.
+	full := make(chan fullBatch, 1)
+	free := make(chan []adapters.Row, 2)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -221,6 +224,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 				fr.Receipts = append(fr.Receipts, b.receipts...)
 				fr.Limits = append(fr.Limits, b.limits...)
 			}
+			clear(b.rows) // its texts are garbage now, not kept by the free list
 			select {
 			case free <- b.rows[:0]:
 			default:

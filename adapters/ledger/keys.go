@@ -1,12 +1,14 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"hash/fnv"
 	"io"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -51,6 +53,14 @@ import (
 // took the process to 64.5 MB.)
 const keyFlushRows = 3 << 18
 
+// keyMaxSlots is the most slots a seqIndex grows to: keyFlushRows fill it
+// to 3/4, and the batch that crosses keyFlushRows (flushed when it ends)
+// puts its overflow in the index's map. A table doubled there, to 2^21
+// slots (24 MB) beside the 12 MB it replaced, took a cold ingest of 1.3 GB
+// (a session of a little more than 786,432 rows) to 123 MiB peak RSS on
+// the manual path and 87 MiB on the hook's, against 82 and 63 at 1 GB.
+const keyMaxSlots = 1 << 20
+
 // keyRecentMax is how many keys keys_recent holds per session before they
 // move into row_keys: a writer's lookup scans the session's entries in
 // SQLite (4,096 are about 4 pages), and a move touches up to one row_keys
@@ -70,32 +80,39 @@ func keyHash(key string) int64 {
 // same entries took ~37 bytes each, and a long read holds up to
 // keyFlushRows of them.
 type seqIndex struct {
-	hs    []int64
-	seqs  []uint32          // 0: an empty slot (no row has seq 0)
-	extra map[int64][]int64 // a hash's further seqs, and seqs past 2^32
+	slots []keySlot
+	extra map[int64][]int64 // a hash's further seqs, seqs past 2^32, and a full table's overflow
 	n     int               // entries, extra ones included
 	used  int               // occupied slots
 }
 
+// keySlot is a hash in two halves and its row's seq (0: an empty slot; no
+// row has seq 0): 12 bytes, and a slice of them sorts without an interface.
+type keySlot struct{ hi, lo, seq uint32 }
+
+func (s keySlot) hash() int64 { return int64(uint64(s.hi)<<32 | uint64(s.lo)) }
+
 // slot returns the index of h's slot, or of the empty slot where it goes.
 func (x *seqIndex) slot(h int64) int {
-	mask := len(x.hs) - 1
+	mask := len(x.slots) - 1
 	// Fibonacci hashing spreads FNV's low bits over the table.
 	i := int((uint64(h)*0x9E3779B97F4A7C15)>>32) & mask
-	for x.seqs[i] != 0 && x.hs[i] != h {
+	for x.slots[i].seq != 0 && x.slots[i].hash() != h {
 		i = (i + 1) & mask
 	}
 	return i
 }
 
 func (x *seqIndex) add(h, seq int64) {
-	if 4*(x.used+1) > 3*len(x.hs) {
+	full := 4*(x.used+1) > 3*len(x.slots)
+	if full && len(x.slots) < keyMaxSlots {
 		x.grow()
+		full = false
 	}
 	x.n++
 	i := x.slot(h)
-	if x.seqs[i] == 0 && seq > 0 && seq <= math.MaxUint32 {
-		x.hs[i], x.seqs[i] = h, uint32(seq)
+	if !full && x.slots[i].seq == 0 && seq > 0 && seq <= math.MaxUint32 {
+		x.slots[i] = keySlot{uint32(uint64(h) >> 32), uint32(h), uint32(seq)}
 		x.used++
 		return
 	}
@@ -106,12 +123,11 @@ func (x *seqIndex) add(h, seq int64) {
 }
 
 func (x *seqIndex) grow() {
-	hs, seqs := x.hs, x.seqs
-	x.hs, x.seqs = make([]int64, max(64, 2*len(hs))), make([]uint32, max(64, 2*len(hs)))
-	for k, seq := range seqs {
-		if seq != 0 {
-			i := x.slot(hs[k])
-			x.hs[i], x.seqs[i] = hs[k], seq
+	old := x.slots
+	x.slots = make([]keySlot, max(64, 2*len(old)))
+	for _, s := range old {
+		if s.seq != 0 {
+			x.slots[x.slot(s.hash())] = s
 		}
 	}
 }
@@ -121,25 +137,59 @@ func (x *seqIndex) seqsOf(dst []int64, h int64) []int64 {
 	if x.n == 0 {
 		return dst
 	}
-	if i := x.slot(h); x.seqs[i] != 0 {
-		dst = append(dst, int64(x.seqs[i]))
+	if i := x.slot(h); x.slots[i].seq != 0 {
+		dst = append(dst, int64(x.slots[i].seq))
 	}
 	return append(dst, x.extra[h]...)
 }
 
-func (x *seqIndex) entries() []keyEntry {
-	es := make([]keyEntry, 0, x.n)
-	for i, seq := range x.seqs {
-		if seq != 0 {
-			es = append(es, keyEntry{x.hs[i], int64(seq)})
+// drain yields the entries in key order (hash, then seq) and empties the
+// index. The table is compacted and sorted in place: a full index is 12
+// MB, and copying its entries out to sort them (16 bytes each) held a
+// second 12 MB at the end of every long read — the top of a cold 1 GB
+// ingest's heap (21 MB in use at the peak, 12 of them the copy).
+func (x *seqIndex) drain() iter.Seq2[int64, int64] {
+	n := 0
+	for _, s := range x.slots {
+		if s.seq != 0 { // n ≤ i: a slot is moved only after it was read
+			x.slots[n] = s
+			n++
 		}
 	}
-	for h, more := range x.extra {
-		for _, seq := range more {
-			es = append(es, keyEntry{h, seq})
+	slots := x.slots[:n]
+	slices.SortFunc(slots, func(a, b keySlot) int { // the order of compareEntries
+		if a.hi != b.hi {
+			return cmp.Compare(int32(a.hi), int32(b.hi)) // the sign is in the high half
+		}
+		if a.lo != b.lo {
+			return cmp.Compare(a.lo, b.lo)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	var more []keyEntry // shared hashes and seqs past 2^32: rare
+	for h, seqs := range x.extra {
+		for _, seq := range seqs {
+			more = append(more, keyEntry{h, seq})
 		}
 	}
-	return es
+	slices.SortFunc(more, compareEntries)
+	*x = seqIndex{}
+	return func(yield func(h, seq int64) bool) {
+		for len(slots) > 0 || len(more) > 0 {
+			var e keyEntry
+			if len(slots) > 0 {
+				e = keyEntry{slots[0].hash(), int64(slots[0].seq)}
+			}
+			if len(slots) == 0 || len(more) > 0 && compareEntries(more[0], e) < 0 {
+				e, more = more[0], more[1:]
+			} else {
+				slots = slots[1:]
+			}
+			if !yield(e.h, e.seq) {
+				return
+			}
+		}
+	}
 }
 
 // keyState is what a process knows of one session's keys.
@@ -338,10 +388,9 @@ func (w *keyWriter) close(next int64, flush bool) (int64, error) {
 	through := st.through
 	if flush || st.pending.n >= keyFlushRows {
 		if st.pending.n > 0 {
-			if err := writeEntries(w.tx, w.sid, st.pending.entries()); err != nil {
+			if err := writeEntries(w.tx, w.sid, st.pending.drain()); err != nil {
 				return 0, err
 			}
-			st.pending = seqIndex{}
 		}
 		through = next
 	}
@@ -401,7 +450,14 @@ func flushFromRowsN(tx *rawTx, sid, from, n int64) (int64, error) {
 		last = seq
 	}
 	rows.Close()
-	return last, writeEntries(tx, sid, es)
+	slices.SortFunc(es, compareEntries)
+	return last, writeEntries(tx, sid, func(yield func(h, seq int64) bool) {
+		for _, e := range es {
+			if !yield(e.h, e.seq) {
+				return
+			}
+		}
+	})
 }
 
 // keyChunk is how many of a session's unindexed rows one transaction of
@@ -468,29 +524,30 @@ func (l *Ledger) catchUpKeys(ref SessionRef) error {
 
 type keyEntry struct{ h, seq int64 }
 
-// writeEntries inserts entries into row_keys in key order: consecutive
-// inserts land on the same B-tree page, so each page is written once.
-func writeEntries(tx *rawTx, sid int64, es []keyEntry) error {
-	if len(es) == 0 {
-		return nil
+// compareEntries orders entries by hash, then seq.
+func compareEntries(a, b keyEntry) int {
+	if c := cmp.Compare(a.h, b.h); c != 0 {
+		return c
 	}
-	slices.SortFunc(es, func(a, b keyEntry) int {
-		if a.h != b.h {
-			if a.h < b.h {
-				return -1
-			}
-			return 1
-		}
-		return int(a.seq - b.seq)
-	})
-	ins, err := tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
-	if err != nil {
-		return err
-	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// writeEntries inserts entries, given in key order, into row_keys:
+// consecutive inserts land on the same B-tree page, so each page is
+// written once.
+func writeEntries(tx *rawTx, sid int64, entries iter.Seq2[int64, int64]) error {
+	var ins driver.Stmt
 	ctx := context.Background()
 	args := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2}}
-	for _, e := range es {
-		args[0].Value, args[1].Value = e.h, e.seq
+	for h, seq := range entries {
+		if ins == nil {
+			var err error
+			ins, err = tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
+			if err != nil {
+				return err
+			}
+		}
+		args[0].Value, args[1].Value = h, seq
 		if _, err := ins.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
 			return err
 		}

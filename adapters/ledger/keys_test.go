@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -190,8 +191,8 @@ func TestKeysHashCollisionIsNotARepeat(t *testing.T) {
 	}
 	st := m.keys.get(1)
 	var p1 seqIndex
-	for _, e := range st.pending.entries() {
-		p1.add(keyHash("p2"), e.seq) // p1's row under p2's hash
+	for _, seq := range st.pending.drain() {
+		p1.add(keyHash("p2"), seq) // p1's row under p2's hash
 	}
 	st.pending = p1
 	for i := 0; i < 2; i++ {
@@ -380,11 +381,62 @@ func TestSeqIndex(t *testing.T) {
 		}
 		n += len(seqs)
 	}
-	if es := x.entries(); len(es) != n || x.n != n {
-		t.Fatalf("%d entries listed, n %d, want %d", len(es), x.n, n)
-	}
 	if got := x.seqsOf(nil, keyHash("absent")); len(got) != 0 {
 		t.Fatalf("an absent hash found %v", got)
+	}
+	if x.n != n {
+		t.Fatalf("n %d, want %d", x.n, n)
+	}
+	// drain lists each entry once, in key order (hash, then seq).
+	var got []keyEntry
+	for h, seq := range x.drain() {
+		got = append(got, keyEntry{h, seq})
+	}
+	var all []keyEntry
+	for h, seqs := range want {
+		for _, seq := range seqs {
+			all = append(all, keyEntry{h, seq})
+		}
+	}
+	slices.SortFunc(all, compareEntries)
+	if fmt.Sprint(got) != fmt.Sprint(all) {
+		t.Fatalf("drain listed %d entries, want %d in key order", len(got), len(all))
+	}
+	if x.n != 0 || len(x.seqsOf(nil, all[0].h)) != 0 {
+		t.Fatal("the index is not empty after drain")
+	}
+}
+
+// TestSeqIndexCapped: past keyFlushRows the table stays at keyMaxSlots
+// (the overflow of the batch that crosses it goes to the map) and every
+// entry is still found and drained once, in key order. A table doubled
+// there held 36 MB at once.
+func TestSeqIndexCapped(t *testing.T) {
+	var x seqIndex
+	n := int64(keyFlushRows + 5000)
+	for i := int64(1); i <= n; i++ {
+		x.add(keyHash(fmt.Sprint(i)), i)
+	}
+	if len(x.slots) != keyMaxSlots || len(x.extra) < 5000 {
+		t.Fatalf("%d slots and %d hashes in the map, want %d and at least 5000", len(x.slots), len(x.extra), keyMaxSlots)
+	}
+	for _, i := range []int64{1, keyFlushRows, keyFlushRows + 1, n} {
+		if got := x.seqsOf(nil, keyHash(fmt.Sprint(i))); len(got) != 1 || got[0] != i {
+			t.Fatalf("seq %d found as %v", i, got)
+		}
+	}
+	var last keyEntry
+	count := int64(0)
+	for h, seq := range x.drain() {
+		e := keyEntry{h, seq}
+		if count > 0 && compareEntries(last, e) >= 0 {
+			t.Fatalf("entry %d out of order", count)
+		}
+		last = e
+		count++
+	}
+	if count != n {
+		t.Fatalf("drained %d entries, want %d", count, n)
 	}
 }
 

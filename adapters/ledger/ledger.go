@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,12 +284,37 @@ const bulkCheckpointBytes = 32 << 20
 // pages to split and WAL frames to write); an existing ledger keeps its own.
 const pageSize = 16384
 
+// bulkHeap is the Go memory limit of a process from its first run of big
+// batches on (the hook's snapshotHeap is 40 MB, a command has none). A
+// cold ingest holds ~12 MB of pending keys and ~9 MB of batches in use;
+// without a limit a command's heap grew to twice that, and the hook's
+// collector, off below 40 MB, let it reach 40. Peak RSS of a cold ingest
+// (Go memory + ~5 MB of SQLite + ~12 MB of the binary's pages), before →
+// after this limit, the pending keys' cap, the unmapped ledger and one
+// waiting batch: 1 GB dense (BenchmarkColdIngest's transcript) 59–66 →
+// 50–57.5 MiB on the hook path, 87 → 54 on the manual one; 1.3 GB dense 87
+// → 55 and 123 → 52; 1 GB with file contents (IngestCurve's) 59 → 50 and
+// 70 → 49. CPU time stayed within the shared machine's noise (hook, 1 GB
+// dense: 11.9–12.8 s user before, 12.3–12.8 after).
+const bulkHeap = 32 << 20
+
 // bulk switches the WAL checkpoint threshold for a run of big batches;
-// the first commit after bulk(false) checkpoints what they left.
+// the first commit after bulk(false) checkpoints what they left. A run of
+// big batches also bounds the process's memory for the rest of its life:
+// its Go memory by bulkHeap, and its mapped ledger pages by ending
+// MapReads — the run is followed by reads of the whole session (its keys
+// written into row_keys, the distiller's fold of every new row), and each
+// page read through the map stays in the process's RSS, where the page
+// cache holds 2 MB (a cold 1.3 GB ingest on the hook path: +14 MB mapped
+// at its end).
 func (l *Ledger) bulk(on bool) {
 	n := walCheckpointBytes
 	if on {
 		n = bulkCheckpointBytes
+		_, _ = l.db.Exec(`PRAGMA mmap_size = 0`)
+		if debug.SetMemoryLimit(-1) > bulkHeap {
+			debug.SetMemoryLimit(bulkHeap)
+		}
 	}
 	var ps int
 	if l.db.QueryRow(`PRAGMA page_size`).Scan(&ps) != nil || ps <= 0 {

@@ -158,6 +158,8 @@ func BenchmarkIngestCurve(b *testing.B) {
 						// per CPU second of the process (user+system): steadier
 						// than wall time on a loaded machine
 						b.ReportMetric(float64(mb)/(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()).Seconds(), "MB/cpu-s")
+						// the process's peak RSS (issue 23: ≤ 64 MiB on a cold 1 GB ingest)
+						b.ReportMetric(peakMiB(cmd.ProcessState), "peak-MiB")
 						led := filepath.Join(home, ".carryover", "ledger.sqlite")
 						// The hook path exits 0 whatever happens: a run that
 						// stored nothing must not pass for a fast one.

@@ -26,6 +26,9 @@ var agentEvents = map[string][]string{
 	// written by `carryover install` itself (whole files, wholefile_test.go)
 	"pi":    {"SessionStart", "Stop", "PreCompact", "SessionEnd"},
 	"cline": {"TaskStart", "TaskResume", "TaskComplete", "TaskCancel"},
+	// relayed by the plugin `carryover install` writes (opencode_test.go)
+	"opencode": {"SessionStart", "Stop", "PreCompact", "StopFailure"},
+	"kilo":     {"SessionStart", "Stop", "PreCompact", "StopFailure"},
 }
 
 // TestAgentEventsMatchSpecs: the hooks the end-to-end tests install are the
@@ -227,6 +230,10 @@ func (s story) turns(tool, dir string) []agentkit.Turn {
 		create = []agentkit.Call{{Name: "write", Args: map[string]any{"path": file, "content": s.content()}}}
 		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"path": readme, "edits": []any{map[string]any{"oldText": "# demo\n", "newText": "# demo\n\n" + s.docLine() + "\n"}}}}}
 		shell = []agentkit.Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd}}}
+	case "opencode", "kilo":
+		create = []agentkit.Call{{Name: "write", Args: map[string]any{"filePath": file, "content": s.content()}}}
+		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"filePath": readme, "oldString": "# demo\n", "newString": "# demo\n\n" + s.docLine() + "\n"}}}
+		shell = []agentkit.Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	case "copilot-cli":
 		create = []agentkit.Call{{Name: "create", Args: map[string]any{"path": file, "file_text": s.content()}}}
 		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"path": readme, "old_str": "# demo\n", "new_str": "# demo\n\n" + s.docLine() + "\n"}}}
@@ -238,6 +245,8 @@ func (s story) turns(tool, dir string) []agentkit.Turn {
 		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "Read", Args: map[string]any{"file_path": readme}}}})
 	case "qwen":
 		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "read_file", Args: map[string]any{"file_path": readme}}}})
+	case "opencode", "kilo":
+		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "read", Args: map[string]any{"filePath": readme}}}})
 	}
 	return append(turns,
 		agentkit.Turn{Calls: edit},
@@ -284,6 +293,7 @@ var contextRE = regexp.MustCompile(`context: [0-9,]+/[0-9,]+ tokens \(\d+%\)`)
 type runOpts struct {
 	Args   []string
 	Config []string
+	Bin    string // the agent's executable when not the pinned one (OpenCode, Kilo)
 }
 
 // agentResult is one headless agent run against its fake model.
@@ -326,6 +336,10 @@ func runAgent(t *testing.T, tool, home, dir, prompt string, turns []agentkit.Tur
 	case "pi":
 		f := agentkit.NewChatServer(t, turns)
 		res := agentkit.RunPi(t, agentkit.PiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
+	case "opencode", "kilo":
+		f := agentkit.NewChatServer(t, turns)
+		res := agentkit.RunOpenCode(t, agentkit.OpenCodeOpts{Tool: tool, Bin: o.Bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	default:
 		t.Fatalf("no real CLI for %q", tool)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,10 +39,12 @@ func listStore(tb testing.TB, home string, n int, size int64) {
 }
 
 // BenchmarkList is `carryover list --all --json` over 200 Claude sessions
-// (CARRYOVER_BENCH_LIST_KB each, 512 by default), the whole process:
-// without a ledger (what every call cost before issue 17), cold (a ledger,
-// nothing described yet: the call describes and caches) and warm (every
-// transcript unchanged since it was described). Target: warm ≤ 50 ms.
+// (CARRYOVER_BENCH_LIST_KB each, 512 by default), the whole process, with
+// no ledger (no hook ever ran) and with one, each cold (nothing described
+// yet: the call describes and caches in carryover's home) and warm (every
+// transcript unchanged since it was described). Target: warm ≤ 50 ms
+// with or without a ledger (issue 23: without one, every call took 215
+// ms). It also reports the process's peak RSS.
 func BenchmarkList(b *testing.B) {
 	dir := b.TempDir()
 	home := filepath.Join(dir, "home")
@@ -50,7 +53,7 @@ func BenchmarkList(b *testing.B) {
 		kb = int64(v)
 	}
 	listStore(b, home, 200, kb<<10)
-	run := func(b *testing.B, carryoverHome string) {
+	run := func(b *testing.B, carryoverHome string) float64 {
 		cmd := exec.Command(carryoverBin, "list", "--all", "--limit", "0", "--json")
 		cmd.Env = []string{"HOME=" + home, "CARRYOVER_HOME=" + carryoverHome, "PATH=" + os.Getenv("PATH")}
 		var out bytes.Buffer
@@ -61,6 +64,7 @@ func BenchmarkList(b *testing.B) {
 		if c := bytes.Count(out.Bytes(), []byte(`"agent": "claude"`)); c != 200 {
 			b.Fatalf("%d sessions listed", c)
 		}
+		return peakMiB(cmd.ProcessState)
 	}
 	newLedger := func(b *testing.B, h string) {
 		// A ledger exists (hooks made it): a hook of a session in
@@ -75,42 +79,56 @@ func BenchmarkList(b *testing.B) {
 			b.Fatal("no ledger made")
 		}
 	}
+	var rss []float64
 	report := func(b *testing.B, ds []time.Duration) {
 		b.ReportMetric(float64(median(ds).Microseconds())/1000, "p50-ms")
+		b.ReportMetric(slices.Max(rss), "peak-MiB")
+		rss = rss[:0]
 	}
-	b.Run("no-ledger", func(b *testing.B) {
-		h := filepath.Join(dir, "none")
+	timed := func(b *testing.B, h string) time.Duration {
+		start := time.Now()
+		rss = append(rss, run(b, h))
+		return time.Since(start)
+	}
+	b.Run("no-ledger/cold", func(b *testing.B) {
 		var ds []time.Duration
 		for i := 0; i < b.N; i++ {
-			start := time.Now()
-			run(b, h)
-			ds = append(ds, time.Since(start))
+			ds = append(ds, timed(b, filepath.Join(dir, fmt.Sprintf("none%d", i))))
 		}
 		report(b, ds)
 	})
-	b.Run("cold", func(b *testing.B) {
+	b.Run("no-ledger/warm", func(b *testing.B) {
+		h := filepath.Join(dir, "none-warm")
+		run(b, h)
+		b.ResetTimer()
+		var ds []time.Duration
+		for i := 0; i < b.N; i++ {
+			ds = append(ds, timed(b, h))
+		}
+		report(b, ds)
+		if _, err := os.Stat(filepath.Join(h, "ledger.sqlite")); err == nil {
+			b.Fatal("list made a ledger")
+		}
+	})
+	b.Run("ledger/cold", func(b *testing.B) {
 		var ds []time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			h := filepath.Join(dir, fmt.Sprintf("cold%d", i))
 			newLedger(b, h)
 			b.StartTimer()
-			start := time.Now()
-			run(b, h)
-			ds = append(ds, time.Since(start))
+			ds = append(ds, timed(b, h))
 		}
 		report(b, ds)
 	})
-	b.Run("warm", func(b *testing.B) {
+	b.Run("ledger/warm", func(b *testing.B) {
 		h := filepath.Join(dir, "warm")
 		newLedger(b, h)
 		run(b, h)
 		b.ResetTimer()
 		var ds []time.Duration
 		for i := 0; i < b.N; i++ {
-			start := time.Now()
-			run(b, h)
-			ds = append(ds, time.Since(start))
+			ds = append(ds, timed(b, h))
 		}
 		report(b, ds)
 	})

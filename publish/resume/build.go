@@ -225,7 +225,8 @@ func Build(s Session, o Options) (Result, error) {
 	budget, _ := Budget(target, o.Tokens)
 	s.Normalize()
 	head, foot := frame(s, o.Mode)
-	layers := buildLayers(s)
+	recent, older := conversationLayers(s)
+	layers := []*layer{taskLayer(s), filesLayer(s), decisionsLayer(s), blockersLayer(s), projectLayer(s), overviewLayer(s), recent, older}
 	pk := &packer{layers: layers, head: head, foot: foot, budget: budget, fence: blockFence(layers)}
 	if !pk.fits() {
 		return Result{}, &BudgetError{Budget: budget, Need: Estimate(head+foot) + 40}
@@ -438,11 +439,6 @@ func DisplayName(tool string) string {
 		return a.Display
 	}
 	return tool
-}
-
-func buildLayers(s Session) []*layer {
-	recent, older := conversationLayers(s)
-	return []*layer{taskLayer(s), filesLayer(s), decisionsLayer(s), blockersLayer(s), projectLayer(s), overviewLayer(s), recent, older}
 }
 
 // addIf appends item when ok.

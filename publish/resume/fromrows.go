@@ -18,8 +18,9 @@ import (
 )
 
 // memoryFiles are the project files whose text the resume prompt carries
-// (P4), carryover's pointer block taken out.
-var memoryFiles = []string{"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".github/copilot-instructions.md"}
+// (P4), carryover's pointer block taken out: what the agents read as
+// instructions (their descriptors).
+var memoryFiles = adapters.InstructionFiles()
 
 // Sources are what FromRows reads besides the rows.
 type Sources struct {

@@ -190,11 +190,17 @@ func (s *Session) Redact(fn func(string) string) {
 // Marshal renders the session as indented JSON (session.json).
 func (s Session) Marshal() ([]byte, error) {
 	s.Normalize()
+	return indentJSON(s)
+}
+
+// indentJSON is v as JSON indented by two spaces, with <, > and & as they
+// are (the files are read by people and agents, not embedded in HTML).
+func indentJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(s); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

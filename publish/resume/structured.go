@@ -2,7 +2,6 @@ package resume
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -357,14 +356,7 @@ func (h Handoff) Encode(format string) ([]byte, error) {
 		enc.Close()
 		return b.Bytes(), nil
 	case "json":
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(h); err != nil {
-			return nil, err
-		}
-		return b.Bytes(), nil
+		return indentJSON(h)
 	}
 	return nil, fmt.Errorf("unknown format %q (md, yaml or json)", format)
 }

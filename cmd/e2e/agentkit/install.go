@@ -30,8 +30,11 @@ var Pinned = map[string]Agent{
 	"copilot-cli": {"copilot-cli", "@github/copilot", "1.0.102", "copilot"},
 	"qwen":        {"qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"},
 	// pi and cline: also the newest on npm on 2026-11-27 (`npm view … version`)
-	"pi":    {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
-	"cline": {"cline", "cline", "3.0.65", "cline"},
+	"pi":       {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi"},
+	"cline":    {"cline", "cline", "3.0.65", "cline"},
+	"opencode": {"opencode", "opencode-ai", "1.18.30", "opencode"},
+	// 7.8.1 does not install (its Linux binary package is missing on npm).
+	"kilo": {"kilo", "@kilocode/cli", "7.7.7", "kilo"},
 }
 
 // Newest are the newest releases on npm when this table was last checked
@@ -41,7 +44,8 @@ var Pinned = map[string]Agent{
 // as a failing test, not as a silent gap. Pinned, not "latest": a CI run must
 // not change its meaning overnight. Refresh both with `npm view <pkg> version`.
 var Newest = map[string]Agent{
-	"claude": {"claude", "@anthropic-ai/claude-code", "2.1.330", "claude"},
+	"claude":   {"claude", "@anthropic-ai/claude-code", "2.1.330", "claude"},
+	"opencode": {"opencode", "opencode-ai", "1.18.33", "opencode"},
 }
 
 // CacheDir is where agents are installed: $CARRYOVER_AGENT_CACHE, else

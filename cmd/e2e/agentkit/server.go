@@ -198,11 +198,11 @@ func tail(s string, n int) string {
 }
 
 // RunProcess runs bin with args in dir with exactly env (no inheritance),
-// killing it (and its process group) after timeout (default and maximum 3 min).
+// killing it (and its process group) after timeout (default and maximum AgentMaxTimeout).
 func RunProcess(t testing.TB, dir string, env []string, timeout time.Duration, bin string, args ...string) Result {
 	t.Helper()
-	if timeout <= 0 || timeout > 3*time.Minute {
-		timeout = 3 * time.Minute
+	if timeout <= 0 || timeout > AgentMaxTimeout {
+		timeout = AgentMaxTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

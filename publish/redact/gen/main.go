@@ -349,43 +349,18 @@ func keywordContext(alt *syntax.Regexp) bool {
 	return alt.Op == syntax.OpRepeat && alt.Min == 0 && alt.Max == 50
 }
 
-// capture returns the n-th capture group (1-based) under re.
+// capture returns the n-th capture group (1-based) under re; n 0: the
+// first.
 func capture(re *syntax.Regexp, n int) *syntax.Regexp {
-	var found *syntax.Regexp
-	var walk func(*syntax.Regexp)
-	walk = func(r *syntax.Regexp) {
-		if found != nil {
-			return
-		}
-		if r.Op == syntax.OpCapture && r.Cap == n {
-			found = r
-			return
-		}
-		for _, s := range r.Sub {
-			walk(s)
+	if re.Op == syntax.OpCapture && (n == 0 || re.Cap == n) {
+		return re
+	}
+	for _, s := range re.Sub {
+		if c := capture(s, n); c != nil {
+			return c
 		}
 	}
-	walk(re)
-	return found
-}
-
-func firstCapture(re *syntax.Regexp) *syntax.Regexp {
-	var found *syntax.Regexp
-	var walk func(*syntax.Regexp)
-	walk = func(r *syntax.Regexp) {
-		if found != nil {
-			return
-		}
-		if r.Op == syntax.OpCapture {
-			found = r
-			return
-		}
-		for _, s := range r.Sub {
-			walk(s)
-		}
-	}
-	walk(re)
-	return found
+	return nil
 }
 
 // foldKeyword folds a keyword like the engine folds a key: lower case,
@@ -563,7 +538,7 @@ func (t *tables) add(r rule) {
 // addKeyword adds the keyword rule of alternative alt; it reports whether
 // the alternative is covered.
 func (t *tables) addKeyword(r rule, re, alt *syntax.Regexp) bool {
-	g := firstCapture(alt)
+	g := capture(alt, 0)
 	if r.SecretGroup > 0 {
 		g = capture(re, r.SecretGroup)
 	}

@@ -83,7 +83,7 @@ func (r gitleaksRule) secretGroup(re, alt *syntax.Regexp) *syntax.Regexp {
 	if r.SecretGroup > 0 {
 		return nthCap(re, r.SecretGroup)
 	}
-	return firstCap(alt)
+	return nthCap(alt, 0)
 }
 
 // line is the secret line of alternative k of rule n: a fake after a key
@@ -190,20 +190,10 @@ func keywordOf(alt *syntax.Regexp) string {
 	return strings.ToLower(b.String())
 }
 
-func firstCap(re *syntax.Regexp) *syntax.Regexp {
-	if re.Op == syntax.OpCapture {
-		return re
-	}
-	for _, s := range re.Sub {
-		if c := firstCap(s); c != nil {
-			return c
-		}
-	}
-	return nil
-}
-
+// nthCap returns the n-th capture group (1-based) under re; n 0: the
+// first.
 func nthCap(re *syntax.Regexp, n int) *syntax.Regexp {
-	if re.Op == syntax.OpCapture && re.Cap == n {
+	if re.Op == syntax.OpCapture && (n == 0 || re.Cap == n) {
 		return re
 	}
 	for _, s := range re.Sub {

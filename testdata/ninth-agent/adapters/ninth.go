@@ -7,7 +7,9 @@ package adapters
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,6 +21,7 @@ var ninthAgent = &Agent{
 	Name:     "ninth",
 	Display:  "Ninth Agent",
 	Adapter:  Ninth,
+	Lister:   ninthLister{},
 	Envelope: EnvelopeFlatCamel,
 	Format:   Format{Newest: "1.2.3", Shapes: []string{"Ninth 1.x JSONL (header, user, assistant, tool lines)"}},
 	Events: map[string]Class{
@@ -29,7 +32,10 @@ var ninthAgent = &Agent{
 	ContextWindow: 100_000,
 }
 
-var _ LineParser = ninth{}
+var (
+	_ LineParser = ninth{}
+	_ Lister     = ninthLister{}
+)
 
 type ninth struct{}
 
@@ -53,6 +59,7 @@ func (ninth) Transcripts(h Hook, env Env) []Transcript {
 
 type ninthLine struct {
 	Type    string `json:"type"` // header, user, assistant, tool
+	Cwd     string `json:"cwd"`  // header: the session's project
 	Time    string `json:"time"`
 	Text    string `json:"text"`
 	Tool    string `json:"tool"`
@@ -89,4 +96,49 @@ func (ninth) ParseLine(line []byte, off int64) ([]Row, error) {
 		return []Row{call, res}, nil
 	}
 	return nil, nil
+}
+
+// ninthLister lists ~/.ninth/sessions/*.jsonl; the header names the project.
+type ninthLister struct{}
+
+func (ninthLister) Stores(env Env) []string {
+	return []string{filepath.Join(env.Home, ".ninth", "sessions")}
+}
+
+func (l ninthLister) ListSessions(env Env, project string) ([]NativeSession, error) {
+	files, _ := filepath.Glob(filepath.Join(globEscape(env.Home), ".ninth", "sessions", "*.jsonl"))
+	var out []NativeSession
+	for _, f := range files {
+		if s, err := DescribeCached(env, "ninth", f, l.Describe); err == nil && InProject(s.Project, project) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (ninthLister) Describe(path string) (NativeSession, error) {
+	fs, err := sampleFile(path)
+	if err != nil {
+		return NativeSession{}, err
+	}
+	s := NativeSession{Tool: "ninth", Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), LastActive: fs.modTime}
+	for _, ln := range lines(fs.head) {
+		var l ninthLine
+		if json.Unmarshal(ln, &l) == nil && l.Type == "header" {
+			s.Project = l.Cwd
+		}
+		rows, _ := ninth{}.ParseLine(ln, 0)
+		for _, r := range rows {
+			if r.Kind == KindPrompt && s.Preview == "" {
+				s.Preview = preview(r.Text)
+			}
+			if r.Kind == KindPrompt || r.Kind == KindText {
+				s.MessageCount++
+			}
+		}
+	}
+	if s.MessageCount == 0 {
+		return s, errNoSession
+	}
+	return s, nil
 }
