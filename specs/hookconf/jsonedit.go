@@ -30,8 +30,6 @@ type jmember struct {
 	val              *jnode
 }
 
-func (m jmember) span() (int, int) { return m.keyStart, m.val.end }
-
 func (n *jnode) member(key string) (int, *jnode) {
 	idx, val := -1, (*jnode)(nil)
 	for i, m := range n.members { // the last duplicate wins, as in most parsers
@@ -63,14 +61,11 @@ func (n *jnode) value() any {
 	case 'n':
 		f, _ := strconv.ParseFloat(n.lit, 64)
 		return f
-	default:
-		switch n.lit {
-		case "true":
-			return true
-		case "false":
-			return false
+	default: // true, false or null
+		if n.lit == "null" {
+			return nil
 		}
-		return nil
+		return n.lit == "true"
 	}
 }
 
@@ -376,8 +371,7 @@ type span struct{ start, end int }
 func itemSpans(n *jnode) []span {
 	var s []span
 	for _, m := range n.members {
-		a, e := m.span()
-		s = append(s, span{a, e})
+		s = append(s, span{m.keyStart, m.val.end})
 	}
 	for _, e := range n.elems {
 		s = append(s, span{e.start, e.end})
@@ -434,10 +428,7 @@ func appendItem(b []byte, n *jnode, key string, v any, st style, rootMulti bool)
 	multi := strings.Contains(sep, "\n")
 	prefix := ""
 	if multi {
-		prefix = sep[strings.LastIndexByte(sep, '\n')+1:]
-		if strings.Contains(prefix, "\r") {
-			prefix = strings.ReplaceAll(prefix, "\r", "")
-		}
+		prefix = strings.ReplaceAll(sep[strings.LastIndexByte(sep, '\n')+1:], "\r", "")
 	}
 	return splice(b, last.end, last.end, ","+sep+head+render(v, prefix, st, multi))
 }
