@@ -55,6 +55,25 @@ func WriteFile(path string, data []byte, o Options) error {
 	return d.Write(filepath.Base(path), data, o)
 }
 
+// Options say how Write creates a file.
+type Options struct {
+	// Mode is a new file's permission bits.
+	Mode os.FileMode
+	// KeepMode keeps an existing file's permission bits (a user's file).
+	KeepMode bool
+	// Sync flushes the data before the rename (files a user cannot
+	// regenerate, such as an agent's settings). carryover's own state is
+	// not synced: the rename alone gives readers the old or the new file
+	// after a crash of carryover (what the kill -9 tests check), and a
+	// flush on every hook would cost more than the whole snapshot.
+	Sync bool
+	// Recycle keeps the file's previous inode as the directory's spare and
+	// writes the next version into it (recycle_unix.go) instead of a new
+	// temp file: for carryover's own files rewritten on every turn
+	// (ignored on Windows: every write is a new temp file).
+	Recycle bool
+}
+
 // tempInfix marks this package's temp files: ".<name>" + tempInfix + 16 hex digits.
 const tempInfix = ".carryover-tmp-"
 

@@ -106,24 +106,6 @@ func (d *Dir) why(name string, err error) error {
 	return err
 }
 
-// Options say how Write creates a file.
-type Options struct {
-	// Mode is a new file's permission bits.
-	Mode os.FileMode
-	// KeepMode keeps an existing file's permission bits (a user's file).
-	KeepMode bool
-	// Sync flushes the data before the rename (files a user cannot
-	// regenerate, such as an agent's settings). carryover's own state is
-	// not synced: the rename alone gives readers the old or the new file
-	// after a crash of carryover (what the kill -9 tests check), and a
-	// flush on every hook would cost more than the whole snapshot.
-	Sync bool
-	// Recycle keeps the file's previous inode as the directory's spare and
-	// writes the next version into it (recycle_unix.go) instead of a new
-	// temp file: for carryover's own files rewritten on every turn.
-	Recycle bool
-}
-
 // Write replaces name in d with data atomically: readers see the old or
 // the new file, never a torn one. An existing name that is a symlink, or
 // anything but a regular file, is refused (the rename would only replace

@@ -63,14 +63,6 @@ func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
 	return &Dir{path: p}, nil
 }
 
-// Options say how Write creates a file.
-type Options struct {
-	Mode     os.FileMode
-	KeepMode bool
-	Sync     bool
-	Recycle  bool // ignored on Windows: every write is a new temp file
-}
-
 func regular(fi os.FileInfo) error {
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
