@@ -197,14 +197,8 @@ func fillTemp(f *os.File, data []byte, mode os.FileMode, sync bool) error {
 // createTemp makes a new 0600 temp file for name in d (never following or
 // reusing an existing name).
 func (d *Dir) createTemp(name string) (string, *os.File, error) {
-	base := name
-	if len(base) > 200 { // NAME_MAX is 255
-		base = base[:200]
-	}
 	for range 10 {
-		var r [8]byte
-		_, _ = rand.Read(r[:])
-		tmp := "." + base + tempInfix + hex.EncodeToString(r[:])
+		tmp := tempName(name)
 		fd, err := openRetry(func() (int, error) {
 			return unix.Openat(d.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		})
@@ -217,6 +211,14 @@ func (d *Dir) createTemp(name string) (string, *os.File, error) {
 		return tmp, os.NewFile(uintptr(fd), d.join(tmp)), nil
 	}
 	return "", nil, &fs.PathError{Op: "create", Path: d.join(name), Err: fs.ErrExist}
+}
+
+// tempName is a fresh temp name for name, clipped to 200 bytes (NAME_MAX
+// is 255). crypto/rand.Read does not fail (it crashes the program first).
+func tempName(name string) string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return "." + name[:min(len(name), 200)] + tempInfix + hex.EncodeToString(r[:])
 }
 
 // RemoveStaleTemps deletes the temp files a killed carryover left in d,
