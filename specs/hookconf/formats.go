@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/carryover/carryover/specs"
 )
@@ -457,13 +458,11 @@ func (f format) isSkeleton(b []byte) bool {
 	return reflect.DeepEqual(v, plain(append(ordered{}, f.skeleton...)))
 }
 
-// events lists the native events holding carryover entries.
+// eventsOf lists the native events holding carryover entries.
 func eventsOf(items []ourItem) []string {
 	var out []string
-	seen := map[string]bool{}
 	for _, it := range items {
-		if !seen[it.event] {
-			seen[it.event] = true
+		if !slices.Contains(out, it.event) {
 			out = append(out, it.event)
 		}
 	}

@@ -94,17 +94,8 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 
 func drift(items []ourItem, wantEv []string, exe string) string {
 	got := eventsOf(items)
-	var missing, extra []string
-	for _, e := range wantEv {
-		if !slices.Contains(got, e) {
-			missing = append(missing, e)
-		}
-	}
-	for _, e := range got {
-		if !slices.Contains(wantEv, e) {
-			extra = append(extra, e)
-		}
-	}
+	missing := slices.DeleteFunc(slices.Clone(wantEv), func(e string) bool { return slices.Contains(got, e) })
+	extra := slices.DeleteFunc(slices.Clone(got), func(e string) bool { return slices.Contains(wantEv, e) })
 	var parts []string
 	if len(missing) > 0 {
 		parts = append(parts, "missing events "+strings.Join(missing, ", "))
