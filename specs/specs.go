@@ -396,10 +396,8 @@ type Capability struct {
 // occurrence wins).
 func (c Capability) Hooks() []Hook {
 	var out []Hook
-	seen := map[string]bool{}
 	for _, h := range append(slices.Clone(c.InjectEvents), c.SnapshotEvents...) {
-		if !seen[h.Native] {
-			seen[h.Native] = true
+		if !slices.ContainsFunc(out, func(o Hook) bool { return o.Native == h.Native }) {
 			out = append(out, h)
 		}
 	}
