@@ -27,7 +27,7 @@ var claudeAgent = &Agent{
 	Adapter:  Claude,
 	Lister:   claudeLister{},
 	Envelope: EnvelopeHookSpecific,
-	Format: Format{Newest: "2.1.197", Shapes: []string{
+	Format: Format{Newest: "2.1.332", Shapes: []string{
 		"Claude Code 1.0.x JSONL (no promptSource; inline isSidechain subagents; top-level agent-*.jsonl)",
 		"Claude Code 2.0.x JSONL (compact_boundary, isCompactSummary, <system-reminder> in results)",
 		"Claude Code 2.1.x JSONL (promptSource, attachments, <session>/subagents/agent-*.jsonl)",
@@ -72,7 +72,9 @@ var claudeAgent = &Agent{
 	KnownTypes: set("user", "assistant", "attachment", "system", "summary", "queue-operation", "last-prompt",
 		"file-history-snapshot", "mode", "permission-mode", "custom-title", "ai-title", "tag", "progress",
 		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
-		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref"),
+		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref",
+		// 2.1.332: request bookkeeping (the request as sent repeats the prompt; read as nothing)
+		"api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used", "cost-state"),
 	PluginEnabled: claudePluginEnabled,
 	ProjectEnv:    "CLAUDE_PROJECT_DIR",
 }

@@ -30,14 +30,23 @@ var Envelopes = []Envelope{EnvelopeHookSpecific, EnvelopeHookSpecificNoEvent, En
 // Wrap renders text in envelope e for the native hook event name event.
 // It always returns valid JSON (never plain text starting with '{' or '['),
 // or nil for EnvelopeNone or empty text.
-func Wrap(e Envelope, event, text string) ([]byte, error) {
+func Wrap(e Envelope, event, text string) ([]byte, error) { return WrapWithMessage(e, event, text, "") }
+
+// WrapWithMessage is Wrap with msg added as the top-level "systemMessage"
+// that Claude Code shows the user (only for EnvelopeHookSpecific; other
+// envelopes get Wrap's output unchanged).
+func WrapWithMessage(e Envelope, event, text, msg string) ([]byte, error) {
 	if text == "" || e == EnvelopeNone {
 		return nil, nil
 	}
 	var v any
 	switch e {
 	case EnvelopeHookSpecific:
-		v = map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": text}}
+		m := map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": text}}
+		if msg != "" {
+			m["systemMessage"] = msg
+		}
+		v = m
 	case EnvelopeHookSpecificNoEvent:
 		v = map[string]any{"hookSpecificOutput": map[string]string{"additionalContext": text}}
 	case EnvelopeFlatCamel:

@@ -78,11 +78,8 @@ func NewerThanKnown(tool, v string) bool {
 		return false
 	}
 	got, err := version.NewVersion(v)
-	if err != nil {
-		return false
-	}
-	known, err := version.NewVersion(f.Newest)
-	if err != nil {
+	known, kerr := version.NewVersion(f.Newest)
+	if err != nil || kerr != nil {
 		return false
 	}
 	// Same major.minor as the newest known shape is the same shape: patch

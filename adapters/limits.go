@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -197,26 +198,19 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 // "overloaded", "billing_error", …) and its message to a limit (nil for
 // the kinds that are not one).
 func LimitFromFailure(kind, message string, at time.Time) *Limit {
-	var l *Limit
 	switch kind {
 	case "rate_limit":
-		l = LimitFromError(message, 429, at)
-		if l == nil {
-			l = &Limit{Kind: LimitRate, Reached: true}
-		}
+		return cmp.Or(LimitFromError(message, 429, at), &Limit{Kind: LimitRate, Reached: true})
 	case "overloaded":
-		l = LimitFromError(message, 529, at)
+		return LimitFromError(message, 529, at)
 	case "billing_error":
 		// Out of credits or over a spend limit: a wall until the user acts.
-		l = LimitFromError(message, 0, at)
-		if l == nil {
-			l = &Limit{Kind: LimitUsage, Reached: true}
-		}
+		return cmp.Or(LimitFromError(message, 0, at), &Limit{Kind: LimitUsage, Reached: true})
 	case "unknown", "":
 		// Only an error text that says so.
-		l = LimitFromError(message, APIErrorStatus(message), at)
+		return LimitFromError(message, APIErrorStatus(message), at)
 	}
-	return l
+	return nil
 }
 
 // apiErrorRE finds the status in Claude Code's "API Error: 429 {…}";

@@ -38,12 +38,8 @@ func claudeShapedHook(tool, event string, b []byte) (Hook, payload, error) {
 // str returns the first of keys that holds a JSON string.
 func (p payload) str(keys ...string) string {
 	for _, k := range keys {
-		raw, ok := p[k]
-		if !ok {
-			continue
-		}
 		var s string
-		if json.Unmarshal(raw, &s) == nil && s != "" {
+		if raw, ok := p[k]; ok && json.Unmarshal(raw, &s) == nil && s != "" {
 			return s
 		}
 	}
@@ -52,12 +48,8 @@ func (p payload) str(keys ...string) string {
 
 // obj returns the nested object at key, or nil.
 func (p payload) obj(key string) payload {
-	raw, ok := p[key]
-	if !ok {
-		return nil
-	}
 	var o payload
-	if json.Unmarshal(raw, &o) != nil {
+	if raw, ok := p[key]; !ok || json.Unmarshal(raw, &o) != nil {
 		return nil
 	}
 	return o
@@ -66,12 +58,8 @@ func (p payload) obj(key string) payload {
 // num returns the first of keys holding a JSON number.
 func (p payload) num(keys ...string) (int64, bool) {
 	for _, k := range keys {
-		raw, ok := p[k]
-		if !ok {
-			continue
-		}
 		var f float64
-		if json.Unmarshal(raw, &f) == nil {
+		if raw, ok := p[k]; ok && json.Unmarshal(raw, &f) == nil {
 			return int64(f), true
 		}
 	}

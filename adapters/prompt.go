@@ -69,8 +69,7 @@ func pasteTitle(lines []string) string {
 		}
 	}
 	if len(lines) > 1 {
-		t, _ := pasteHeading(lines[1])
-		return t
+		return lines[1] // not a heading: the loop took it
 	}
 	return ""
 }

@@ -55,17 +55,9 @@ func Confined(a Adapter, env Env, path string) error {
 		return nil
 	}
 	for _, root := range sr.StoreRoots(env) {
-		if root == "" {
-			continue
-		}
-		cands := []string{filepath.Clean(root)}
-		if r, err := filepath.EvalSymlinks(root); err == nil {
-			cands = append(cands, r)
-		}
-		for _, c := range cands {
-			if under(resolved, c) {
-				return nil
-			}
+		r, err := filepath.EvalSymlinks(root)
+		if root != "" && (under(resolved, filepath.Clean(root)) || err == nil && under(resolved, r)) {
+			return nil
 		}
 	}
 	return ErrOutsideStore

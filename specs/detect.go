@@ -209,16 +209,12 @@ func runVersion(bin string, args []string, env ProbeEnv) (string, error) {
 	if len(timeouts) == 0 {
 		timeouts = VersionTimeouts
 	}
-	var err error
+	var total time.Duration
 	for _, d := range timeouts {
-		var out string
-		out, err = runOnce(bin, args, env.Environ, d)
+		out, err := runOnce(bin, args, env.Environ, d)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			return out, err
 		}
-	}
-	var total time.Duration
-	for _, d := range timeouts {
 		total += d
 	}
 	return "", fmt.Errorf("no answer in %d tries over %s", len(timeouts), total)

@@ -34,11 +34,7 @@ func Names() []string {
 	if err != nil {
 		return nil
 	}
-	var n []string
-	for _, tl := range t.tools {
-		n = append(n, tl.Name)
-	}
-	return n
+	return t.names()
 }
 
 var loadOnce = sync.OnceValues(Load)
@@ -101,6 +97,9 @@ func (p PathSet) For(goos string) []string {
 	}
 	return l
 }
+
+// every lists the candidates of every OS.
+func (p PathSet) every() []string { return slices.Concat(p.All, p.Linux, p.Darwin, p.Windows) }
 
 // Tool is one agent's static facts.
 type Tool struct {
@@ -211,7 +210,7 @@ func (tl *Tool) validate() error {
 	if tl.NpmPackage != "" && !npmName.MatchString(tl.NpmPackage) {
 		return fmt.Errorf("npm_package %q is not an npm package name", tl.NpmPackage)
 	}
-	if u := tl.SelfUpdate; (len(u.Dirs.For("linux"))+len(u.Dirs.For("darwin"))+len(u.Dirs.For("windows")) > 0) != (u.Marker != "") {
+	if u := tl.SelfUpdate; (len(u.Dirs.every()) > 0) != (u.Marker != "") {
 		return errors.New("self_update needs both dirs and marker")
 	}
 	return tl.validateRows(a)
@@ -288,7 +287,7 @@ func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
 	if tl.HookFile == nil {
 		return fmt.Errorf("row %s has hooks but the tool has no hook_file layout; add one (see the rules at the top of tools.toml)", r.ID)
 	}
-	if len(tl.Config.All)+len(tl.Config.Linux)+len(tl.Config.Darwin)+len(tl.Config.Windows) == 0 {
+	if len(tl.Config.every()) == 0 {
 		return fmt.Errorf("row %s has hooks but the tool has no config path", r.ID)
 	}
 	return nil
@@ -374,8 +373,6 @@ type Capability struct {
 	Tool    string
 	Version string // as detected; "" when unknown
 	Row     string // row id
-	Range   string // the row's version constraint
-	Tested  string // newest version the row was checked against
 	// Fallback is set when the version is unknown or outside every row and the
 	// newest fitting row was used; Warning says so in words.
 	Fallback       bool
@@ -399,24 +396,12 @@ type Capability struct {
 // occurrence wins).
 func (c Capability) Hooks() []Hook {
 	var out []Hook
-	seen := map[string]bool{}
 	for _, h := range append(slices.Clone(c.InjectEvents), c.SnapshotEvents...) {
-		if !seen[h.Native] {
-			seen[h.Native] = true
+		if !slices.ContainsFunc(out, func(o Hook) bool { return o.Native == h.Native }) {
 			out = append(out, h)
 		}
 	}
 	return out
-}
-
-// Injects reports whether carryover injects on the native event.
-func (c Capability) Injects(native string) bool {
-	return slices.ContainsFunc(c.InjectEvents, func(h Hook) bool { return h.Native == native })
-}
-
-// Snapshots reports whether carryover snapshots on the native event.
-func (c Capability) Snapshots(native string) bool {
-	return slices.ContainsFunc(c.SnapshotEvents, func(h Hook) bool { return h.Native == native })
 }
 
 // Resolve returns the capability of tool at version. An empty version, or one
@@ -474,8 +459,6 @@ func (tl Tool) capability(r Row, ver string) Capability {
 		Tool:           tl.Name,
 		Version:        ver,
 		Row:            r.ID,
-		Range:          r.Versions,
-		Tested:         r.Tested,
 		SnapshotEvents: slices.Clone(r.Snapshot),
 		InjectEvents:   slices.Clone(r.Inject),
 		Envelope:       env,

@@ -221,16 +221,13 @@ func TestHooksUnion(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("Hooks() = %v; want %v", names, want)
 	}
-	if !c.Injects("UserPromptSubmit") || !c.Snapshots("UserPromptSubmit") || c.Injects("Stop") {
-		t.Errorf("Injects/Snapshots wrong for %+v", c)
-	}
 }
 
 func TestParseRejectsBadTables(t *testing.T) {
 	good := string(toolsTOML)
 	tests := []struct{ name, table string }{
 		{"unknown key", strings.Replace(good, `binaries = ["aider"]`, "binaries = [\"aider\"]\ncolour = \"red\"", 1)},
-		{"envelope is the adapter's", strings.Replace(good, `tested = "2.1.197"`, "tested = \"2.1.197\"\n  envelope = \"flat-snake\"", 1)},
+		{"envelope is the adapter's", strings.Replace(good, `tested = "2.1.332"`, "tested = \"2.1.197\"\n  envelope = \"flat-snake\"", 1)},
 		{"no hook_file", strings.Replace(good, `hook_file = { shape = "flat", command_keys = ["command", "powershell"]`, `no_hook_file = { shape = "flat", command_keys = ["command", "powershell"]`, 1)},
 		{"unknown shape", strings.Replace(good, `shape = "flat"`, `shape = "nested"`, 1)},
 		{"unknown placeholder", strings.Replace(good, `"timeout=$timeout_ms"`, `"timeout=$timeout_us"`, 1)},
@@ -240,7 +237,7 @@ func TestParseRejectsBadTables(t *testing.T) {
 		{"overlap", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0, < 2.2.0"`, 1)},
 		{"missing tool", strings.Replace(good, `name = "windsurf"`, `name = "surfboard"`, 1)},
 		{"open row not last", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0"`, 1)},
-		{"tested outside", strings.Replace(good, `tested = "2.1.197"`, `tested = "3.0.1"`, 1)},
+		{"tested outside", strings.Replace(good, `tested = "2.1.332"`, `tested = "3.0.1"`, 1)},
 		// whole hook files (whole.go)
 		{"whole file in a project", strings.Replace(good, `"${PI_CODING_AGENT_DIR:-~/.pi/agent}/extensions/carryover.ts"`, `".pi/extensions/carryover.ts"`, 1)},
 		{"whole template missing", strings.Replace(good, `template = "pi-extension.ts"`, `template = "nope.ts"`, 1)},

@@ -106,17 +106,15 @@ func (tl *Tool) validateWhole() error {
 // wholePaths checks the config paths of a whole-file tool and reports
 // whether they name one file per event.
 func (tl *Tool) wholePaths() (perEvent bool, err error) {
-	for _, set := range [][]string{tl.Config.All, tl.Config.Linux, tl.Config.Darwin, tl.Config.Windows} {
-		for _, p := range set {
-			if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
-				return false, fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
+	for _, p := range tl.Config.every() {
+		if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
+			return false, fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
+		}
+		if strings.Contains(p, EventSlot) {
+			if !strings.HasSuffix(p, "/"+EventSlot) {
+				return false, fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
 			}
-			if strings.Contains(p, EventSlot) {
-				if !strings.HasSuffix(p, "/"+EventSlot) {
-					return false, fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
-				}
-				perEvent = true
-			}
+			perEvent = true
 		}
 	}
 	return perEvent, nil

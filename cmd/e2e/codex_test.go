@@ -13,11 +13,15 @@ import (
 // hooks through the story, checks the handoff, proves the hooks really ran
 // (a silently skipped hook would leave no log line and no ledger rows), and
 // that the next session's first model request carries the handoff.
-func TestCodexEndToEnd(t *testing.T) {
+func TestCodexEndToEnd(t *testing.T) { codexEndToEnd(t, "") }
+
+// codexEndToEnd is TestCodexEndToEnd against the codex executable bin (the
+// pinned one when empty).
+func codexEndToEnd(t *testing.T, bin string) {
 	w := newWorkspace(t, "codex")
 	dir := w.project(t, "retrylib")
 	s := story{Word: "retry"}
-	runAgent(t, "codex", w.home, dir, s.Task(), s.turns("codex", dir), runOpts{})
+	runAgent(t, "codex", w.home, dir, s.Task(), s.turns("codex", dir), runOpts{Bin: bin})
 	s.checkFiles(t, dir)
 
 	runs := w.hookRuns()
@@ -47,7 +51,7 @@ func TestCodexEndToEnd(t *testing.T) {
 	}
 
 	// Session 2: a fresh `codex exec` gets the handoff in its first request.
-	r := runAgent(t, "codex", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r := runAgent(t, "codex", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{Bin: bin})
 	first := r.first(t)
 	checkDelivered(t, first, s, "codex")
 	if !strings.Contains(first, storyDecision) {
@@ -66,18 +70,20 @@ func TestCodexEndToEnd(t *testing.T) {
 // and a response reporting more input tokens), the original injection is
 // dropped from the replacement history, and SessionStart(source compact)
 // puts the handoff back exactly once into the post-compaction request.
-func TestCodexCompaction(t *testing.T) {
+func TestCodexCompaction(t *testing.T) { codexCompaction(t, "") }
+
+func codexCompaction(t *testing.T, bin string) {
 	w := newWorkspace(t, "codex")
 	dir := w.project(t, "throttlelib")
 	s := story{Word: "throttle"}
-	runAgent(t, "codex", w.home, dir, s.Task(), s.turns("codex", dir), runOpts{})
+	runAgent(t, "codex", w.home, dir, s.Task(), s.turns("codex", dir), runOpts{Bin: bin})
 	before := w.hookRuns()["codex SessionStart"]
 
 	r := runAgent(t, "codex", w.home, dir, "Run the two release steps", []agentkit.Turn{
 		{Calls: []agentkit.Call{{Name: "shell", Args: map[string]any{"command": "echo step-one"}}}, InputTokens: 9000},
 		{Calls: []agentkit.Call{{Name: "shell", Args: map[string]any{"command": "echo step-two"}}}, InputTokens: 30000},
 		{Text: "Both steps ran. " + s.Next(), InputTokens: 3000},
-	}, runOpts{Config: []string{"model_auto_compact_token_limit=20000"}})
+	}, runOpts{Bin: bin, Config: []string{"model_auto_compact_token_limit=20000"}})
 	if r.Compacts != 1 {
 		t.Fatalf("codex compacted %d times, want 1: %s", r.Compacts, r.Output)
 	}

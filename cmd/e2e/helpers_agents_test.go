@@ -293,7 +293,7 @@ var contextRE = regexp.MustCompile(`context: [0-9,]+/[0-9,]+ tokens \(\d+%\)`)
 type runOpts struct {
 	Args   []string
 	Config []string
-	Bin    string // the agent's executable when not the pinned one (OpenCode, Kilo)
+	Bin    string // the agent's executable when not the pinned one (Codex, OpenCode, Kilo)
 }
 
 // agentResult is one headless agent run against its fake model.
@@ -318,7 +318,7 @@ func runAgent(t *testing.T, tool, home, dir, prompt string, turns []agentkit.Tur
 		r = agentResult{Exit: res.ExitCode, Output: res.String(), Main: f.MainRequests(), Played: f.Played(), All: f.All()}
 	case "codex":
 		f := agentkit.NewResponses(t, turns)
-		res := agentkit.RunCodex(t, agentkit.CodexOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args, Config: o.Config})
+		res := agentkit.RunCodex(t, agentkit.CodexOpts{Bin: o.Bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args, Config: o.Config})
 		r = agentResult{Exit: res.ExitCode, Output: res.String() + fmt.Sprintf("\nrequests: %v", f.Kinds()), Main: f.MainRequests(),
 			Compacts: len(f.RequestsOfKind(agentkit.KindCompact)), Played: f.Played(), All: f.All()}
 	case "gemini":

@@ -3,8 +3,6 @@
 package safefile
 
 import (
-	"errors"
-	"fmt"
 	"io/fs"
 
 	"golang.org/x/sys/unix"
@@ -24,18 +22,9 @@ func (d *Dir) MapFile(name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	var now unix.Stat_t
-	if err := unix.Fstat(fd, &now); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
-	}
-	if err := regular(now); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
-	}
-	if now.Dev != st.Dev || now.Ino != st.Ino {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: errors.New("was replaced while being read")}
-	}
-	if now.Size > max {
-		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, now.Size, max)}
+	now, err := checkFd(fd, d.join(name), st, max)
+	if err != nil {
+		return nil, err
 	}
 	if now.Size == 0 {
 		return []byte{}, nil

@@ -1,9 +1,6 @@
 package safefile
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -43,10 +40,7 @@ func (d *Dir) writeRecycled(name string, data []byte, mode os.FileMode) (done bo
 	if unix.Fstatat(d.fd, spareName, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !privateStat(st) {
 		return false, nil // no spare, or a file carryover did not make: left alone
 	}
-	tmp, err := d.tempName(name)
-	if err != nil {
-		return false, nil
-	}
+	tmp := tempName(name) // a claim a killed process left behind is a stale temp
 	if unix.Renameat2(d.fd, spareName, d.fd, tmp, unix.RENAME_NOREPLACE) != nil {
 		return false, nil // another writer claimed it
 	}
@@ -102,11 +96,7 @@ func (d *Dir) swapIn(tmp, name string) error {
 	if err != nil {
 		// No exchange here (an old kernel or a filesystem without it), or
 		// name vanished: a plain rename, as a new temp file does.
-		if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
-			_ = unix.Unlinkat(d.fd, tmp, 0)
-			return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
-		}
-		return nil
+		return d.rename(tmp, name)
 	}
 	// tmp now names the old inode.
 	var st unix.Stat_t
@@ -129,20 +119,6 @@ func (d *Dir) private(fd int) bool {
 // and git never checks out (a spare a repository shipped is not claimed).
 func privateStat(st unix.Stat_t) bool {
 	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o777 == 0o600 && st.Nlink == 1 && st.Uid == uint32(os.Getuid())
-}
-
-// tempName is a fresh temp name for name (the createTemp pattern, so a
-// claim a killed process left behind is removed as a stale temp).
-func (d *Dir) tempName(name string) (string, error) {
-	base := name
-	if len(base) > 200 {
-		base = base[:200]
-	}
-	var r [8]byte
-	if _, err := rand.Read(r[:]); err != nil {
-		return "", err
-	}
-	return "." + base + tempInfix + hex.EncodeToString(r[:]), nil
 }
 
 func writeAllAt(fd int, data []byte) error {

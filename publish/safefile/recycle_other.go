@@ -2,12 +2,7 @@
 
 package safefile
 
-import (
-	"io/fs"
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "os"
 
 // Recycled writes need Linux's RENAME_EXCHANGE and write leases
 // (recycle_linux.go); elsewhere every write is a new temp file.
@@ -16,10 +11,4 @@ func (d *Dir) writeRecycled(name string, data []byte, mode os.FileMode) (bool, e
 	return false, nil
 }
 
-func (d *Dir) swapIn(tmp, name string) error {
-	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
-		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
-	}
-	return nil
-}
+func (d *Dir) swapIn(tmp, name string) error { return d.rename(tmp, name) }

@@ -30,8 +30,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -56,9 +54,6 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{fd: fd, path: path}, nil
 }
 
-// Path is the directory's path as opened.
-func (d *Dir) Path() string { return d.path }
-
 // Close releases the directory.
 func (d *Dir) Close() error {
 	if d == nil || d.fd < 0 {
@@ -69,15 +64,8 @@ func (d *Dir) Close() error {
 	return err
 }
 
-func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
-
-// checkName refuses anything but one plain path element.
-func checkName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("invalid file name %q", name)
-	}
-	return nil
-}
+// nameSeps separate path elements.
+const nameSeps = "/"
 
 // Sub opens the subdirectory name of d, creating it with mode when create
 // is set. A symlink there is refused (ErrSymlink), whatever it points to.
@@ -118,24 +106,6 @@ func (d *Dir) why(name string, err error) error {
 	return err
 }
 
-// Options say how Write creates a file.
-type Options struct {
-	// Mode is a new file's permission bits.
-	Mode os.FileMode
-	// KeepMode keeps an existing file's permission bits (a user's file).
-	KeepMode bool
-	// Sync flushes the data before the rename (files a user cannot
-	// regenerate, such as an agent's settings). carryover's own state is
-	// not synced: the rename alone gives readers the old or the new file
-	// after a crash of carryover (what the kill -9 tests check), and a
-	// flush on every hook would cost more than the whole snapshot.
-	Sync bool
-	// Recycle keeps the file's previous inode as the directory's spare and
-	// writes the next version into it (recycle_unix.go) instead of a new
-	// temp file: for carryover's own files rewritten on every turn.
-	Recycle bool
-}
-
 // Write replaces name in d with data atomically: readers see the old or
 // the new file, never a torn one. An existing name that is a symlink, or
 // anything but a regular file, is refused (the rename would only replace
@@ -171,6 +141,11 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	if o.Recycle && exists {
 		return d.swapIn(tmp, name)
 	}
+	return d.rename(tmp, name)
+}
+
+// rename moves the temp file tmp over name, deleting it when it cannot.
+func (d *Dir) rename(tmp, name string) error {
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
 		return &fs.PathError{Op: "rename", Path: d.join(name), Err: err}
@@ -222,14 +197,8 @@ func fillTemp(f *os.File, data []byte, mode os.FileMode, sync bool) error {
 // createTemp makes a new 0600 temp file for name in d (never following or
 // reusing an existing name).
 func (d *Dir) createTemp(name string) (string, *os.File, error) {
-	base := name
-	if len(base) > 200 { // NAME_MAX is 255
-		base = base[:200]
-	}
 	for range 10 {
-		var r [8]byte
-		_, _ = rand.Read(r[:])
-		tmp := "." + base + tempInfix + hex.EncodeToString(r[:])
+		tmp := tempName(name)
 		fd, err := openRetry(func() (int, error) {
 			return unix.Openat(d.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		})
@@ -242,6 +211,14 @@ func (d *Dir) createTemp(name string) (string, *os.File, error) {
 		return tmp, os.NewFile(uintptr(fd), d.join(tmp)), nil
 	}
 	return "", nil, &fs.PathError{Op: "create", Path: d.join(name), Err: fs.ErrExist}
+}
+
+// tempName is a fresh temp name for name, clipped to 200 bytes (NAME_MAX
+// is 255). crypto/rand.Read does not fail (it crashes the program first).
+func tempName(name string) string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return "." + name[:min(len(name), 200)] + tempInfix + hex.EncodeToString(r[:])
 }
 
 // RemoveStaleTemps deletes the temp files a killed carryover left in d,
@@ -327,14 +304,6 @@ func regular(st unix.Stat_t) error {
 	return ErrNotRegular
 }
 
-// ReadFile reads path, following symlinks (the caller decides whether
-// path may be one): regular files only, never blocking on a FIFO or
-// device, at most max bytes.
-func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, max, true) }
-
-// ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
-func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
-
 func readPath(path string, max int64, follow bool) ([]byte, error) {
 	var st unix.Stat_t
 	var err error
@@ -362,30 +331,39 @@ func readPath(path string, max int64, follow bool) ([]byte, error) {
 	return readFd(fd, path, st, max)
 }
 
-// readFd reads an open fd after checking that it is the regular file that
-// was stat'ed (not something swapped in between).
+// readFd reads an open fd after checking it (checkFd).
 func readFd(fd int, path string, before unix.Stat_t, max int64) ([]byte, error) {
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	st, err := checkFd(fd, path, before, max)
+	if err != nil {
+		return nil, err
 	}
-	if err := regular(st); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	if st.Dev != before.Dev || st.Ino != before.Ino {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("was replaced while being read")}
-	}
-	if st.Size > max {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size, max)}
-	}
-	b := make([]byte, 0, st.Size+1)
-	b, err := readAtMost(f, b, max)
+	b, err := readAtMost(f, make([]byte, 0, st.Size+1), max)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return b, nil
+}
+
+// checkFd checks that the open fd is the regular file that was stat'ed
+// (not something swapped in between) and at most max bytes; it returns
+// the file's stat.
+func checkFd(fd int, path string, before unix.Stat_t, max int64) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstat(fd, &st)
+	switch {
+	case err != nil:
+	case regular(st) != nil:
+		err = regular(st)
+	case st.Dev != before.Dev || st.Ino != before.Ino:
+		err = errors.New("was replaced while being read")
+	case st.Size > max:
+		err = fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size, max)
+	default:
+		return st, nil
+	}
+	return st, &fs.PathError{Op: "read", Path: path, Err: err}
 }
 
 // openRetry retries an open interrupted by a signal (the Go runtime's
@@ -397,20 +375,6 @@ func openRetry(open func() (int, error)) (int, error) {
 			return fd, err
 		}
 	}
-}
-
-// WriteFile writes path atomically through Dir.Write. path's directory is
-// opened as given (symlinks in it are followed: the caller trusts it); the
-// file itself is never written through a symlink. It is for directories
-// carryover or the user chose ($CARRYOVER_HOME, an agent's settings); a
-// project's own files go through its opened .carryover Dir.
-func WriteFile(path string, data []byte, o Options) error {
-	d, err := OpenDir(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Write(filepath.Base(path), data, o)
 }
 
 // Nlink is the number of hard links of the file at path (not following a

@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -36,20 +34,11 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{path: path}, nil
 }
 
-// Path is the directory's path as opened.
-func (d *Dir) Path() string { return d.path }
-
 // Close releases the directory.
 func (d *Dir) Close() error { return nil }
 
-func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
-
-func checkName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\:\x00") {
-		return fmt.Errorf("invalid file name %q", name)
-	}
-	return nil
-}
+// nameSeps separate path elements (a drive letter's colon too).
+const nameSeps = "/\\:"
 
 // Sub opens (or creates) the subdirectory name; a symlink there is refused.
 func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
@@ -72,14 +61,6 @@ func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
 		return nil, &fs.PathError{Op: "open", Path: p, Err: ErrNotRegular}
 	}
 	return &Dir{path: p}, nil
-}
-
-// Options say how Write creates a file.
-type Options struct {
-	Mode     os.FileMode
-	KeepMode bool
-	Sync     bool
-	Recycle  bool // ignored on Windows: every write is a new temp file
 }
 
 func regular(fi os.FileInfo) error {
@@ -169,12 +150,6 @@ func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
 	return readPath(d.join(name), max, false)
 }
 
-// ReadFile reads path, following symlinks: regular files only, at most max bytes.
-func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, max, true) }
-
-// ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
-func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
-
 func readPath(path string, max int64, follow bool) ([]byte, error) {
 	stat := os.Lstat
 	if follow {
@@ -207,15 +182,6 @@ func readPath(path string, max int64, follow bool) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return b, nil
-}
-
-// WriteFile writes path atomically through Dir.Write.
-func WriteFile(path string, data []byte, o Options) error {
-	d, err := OpenDir(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	return d.Write(filepath.Base(path), data, o)
 }
 
 // Nlink is the number of hard links of the file at path; 0 when unknown.

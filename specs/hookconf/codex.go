@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sync"
@@ -40,20 +39,11 @@ var (
 // TrustEntry is one [hooks.state."Key"] trusted_hash = Hash entry.
 type TrustEntry struct{ Key, Hash string }
 
-// CodexTrust computes the trust entries of the handlers in a hooks.json
-// document declared at path; ours limits it to carryover's stubs running
-// exe. Unknown events are skipped.
-func CodexTrust(path string, hooksJSON []byte, exe string, ours bool) ([]TrustEntry, error) {
-	var match func(cmd, event string) bool
-	if ours {
-		match = stubID{tool: "codex", exe: exe}.ours
-	}
-	return codexTrust(path, hooksJSON, match)
-}
-
-// codexTrust is CodexTrust for the handlers match accepts (nil: all).
+// codexTrust computes the trust entries of the handlers in a hooks.json
+// document declared at path that match accepts (nil: all). Unknown events
+// are skipped.
 func codexTrust(path string, hooksJSON []byte, match func(cmd, event string) bool) ([]TrustEntry, error) {
-	root, _, err := parseJSON(hooksJSON)
+	root, err := parseJSON(hooksJSON)
 	if err != nil {
 		return nil, err
 	}
@@ -118,19 +108,15 @@ func codexGroupTrust(path, event, label string, gi int, g *jnode, match func(cmd
 }
 
 func codexNorm(event string, h map[string]any) map[string]any {
-	var t float64
-	tv, has := h["timeout"].(float64)
-	if codexClamp3[event] {
+	t, has := h["timeout"].(float64)
+	switch {
+	case codexClamp3[event] && !has:
 		t = 1
-		if has {
-			t = tv
-		}
+	case codexClamp3[event]:
 		t = min(max(t, 1), 3)
-	} else {
+	case !has:
 		t = 600
-		if has {
-			t = tv
-		}
+	default:
 		t = max(t, 1)
 	}
 	async, _ := h["async"].(bool)
@@ -147,13 +133,11 @@ func codexNorm(event string, h map[string]any) map[string]any {
 // codexDigest is sha256 over JSON with sorted keys, compact separators, and
 // no HTML escaping (serde_json's output).
 func codexDigest(v any) (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := marshal(v, "", "")
+	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
@@ -167,8 +151,6 @@ var trustHeader = sync.OnceValue(func() *regexp.Regexp {
 var trustHashLine = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
 })
-
-func tomlQuote(s string) string { return TOMLString(s) }
 
 func tomlUnquote(s string) string {
 	var v struct {

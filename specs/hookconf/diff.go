@@ -2,6 +2,7 @@ package hookconf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ func Diff(p Plan) string {
 	if p.Delete {
 		to = "/dev/null"
 	}
-	a, b := splitLines(string(p.Before)), splitLines(string(p.After))
+	a, b := slices.Collect(strings.Lines(string(p.Before))), slices.Collect(strings.Lines(string(p.After)))
 	var out strings.Builder
 	switch { // a whole hook file's mode, as git shows it (an executable hook needs it)
 	case p.whole && p.Created && p.Mode != 0:
@@ -30,17 +31,6 @@ func Diff(p Plan) string {
 		out.WriteString(h)
 	}
 	return out.String()
-}
-
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	l := strings.SplitAfter(s, "\n")
-	if l[len(l)-1] == "" {
-		l = l[:len(l)-1]
-	}
-	return l
 }
 
 type op struct {

@@ -20,15 +20,11 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if t.Layout.Whole() {
 		return wholeStubs(t, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return nil, err
-	}
-	b, exists, err := read(files, t.Path)
+	f, b, exists, err := load(t, files)
 	if err != nil || !exists || blank(b) {
 		return nil, err
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return nil, err
 	}

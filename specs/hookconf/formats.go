@@ -6,9 +6,11 @@ package hookconf
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/carryover/carryover/specs"
 )
@@ -40,30 +42,16 @@ func formatFor(t Target) (format, error) {
 	if l == nil {
 		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
 	}
-	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys}
-	for _, fld := range l.Skeleton {
-		k, v, err := specs.Field(fld)
-		if err != nil {
-			return format{}, err
-		}
-		f.skeleton = append(f.skeleton, kv{k, v})
+	skeleton, err := layoutFields(l.Skeleton)
+	fields, herr := layoutFields(l.Handler)
+	if err := cmp.Or(err, herr); err != nil {
+		return format{}, err
 	}
-	type field struct {
-		key string
-		val any
-	}
-	var fields []field
-	for _, fld := range l.Handler {
-		k, v, err := specs.Field(fld)
-		if err != nil {
-			return format{}, err
-		}
-		fields = append(fields, field{k, v})
-	}
+	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, skeleton: skeleton}
 	f.handler = func(h specs.Hook, cmd string) ordered {
 		var o ordered
 		for _, fl := range fields {
-			v := fl.val
+			v := fl.v
 			switch v {
 			case specs.PhCommand:
 				v = cmd
@@ -72,7 +60,7 @@ func formatFor(t Target) (format, error) {
 					continue
 				}
 				v = h.Timeout
-				if fl.val == specs.PhTimeoutMs {
+				if fl.v == specs.PhTimeoutMs {
 					v = h.Timeout * 1000
 				}
 			case specs.PhMatcher:
@@ -81,13 +69,36 @@ func formatFor(t Target) (format, error) {
 				}
 				v = h.Matcher
 			}
-			o = append(o, kv{fl.key, v})
+			o = append(o, kv{fl.k, v})
 		}
 		return o
 	}
 	x := extras[t.Tool]
 	f.warn, f.trust = x.warn, x.trust
 	return f, nil
+}
+
+// layoutFields parses a layout's "key=value" fields (specs.Field).
+func layoutFields(fields []string) (ordered, error) {
+	var o ordered
+	for _, fld := range fields {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return nil, err
+		}
+		o = append(o, kv{k, v})
+	}
+	return o, nil
+}
+
+// load is t's format and its hook file (exists false when it is missing).
+func load(t Target, files FS) (format, []byte, bool, error) {
+	f, err := formatFor(t)
+	if err != nil {
+		return f, nil, false, err
+	}
+	b, exists, err := read(files, t.Path)
+	return f, b, exists, err
 }
 
 func claudeWarnings(doc map[string]any) []string {
@@ -265,7 +276,7 @@ func parseBackup(b []byte, ok bool) *backupDoc {
 	if !ok {
 		return nil
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil || root == nil || root.kind != '{' {
 		return nil
 	}
@@ -295,7 +306,7 @@ func (d *backupDoc) emptyAt(path ...string) string {
 func (f format) strip(b []byte, id stubID, bk *backupDoc) ([]byte, bool, error) {
 	removed := false
 	for range 10000 {
-		root, _, err := parseJSON(b)
+		root, err := parseJSON(b)
 		if err != nil {
 			return nil, false, err
 		}
@@ -315,16 +326,12 @@ func (f format) strip(b []byte, id stubID, bk *backupDoc) ([]byte, bool, error) 
 func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func (f format) install(before []byte, exists bool, cap specs.Capability, id stubID) ([]byte, []string, []string, error) {
-	want := f.desired(cap, id)
-	var events []string
-	for _, d := range want {
-		events = append(events, d.event)
-	}
+	want, events := f.desired(cap, id), hookNames(cap)
 	if !exists || blank(before) {
 		out := f.fresh(want)
 		return out, events, f.warnings(out), nil
 	}
-	root, _, err := parseJSON(before)
+	root, err := parseJSON(before)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
 	}
@@ -370,7 +377,7 @@ func desiredLists(want []desired) ordered {
 // no "hooks" object, now added with all of want[i:].
 func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool, _ error) {
 	d := want[i]
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return nil, false, fmt.Errorf("internal error re-reading the edited file: %w", err)
 	}
@@ -395,7 +402,7 @@ func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool,
 // holds checks that the edited document parses and holds exactly the
 // wanted entries.
 func (f format) holds(b []byte, id stubID, want []desired) error {
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
@@ -409,7 +416,7 @@ func (f format) warnings(b []byte) []string {
 	if f.warn == nil {
 		return nil
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return nil
 	}
@@ -437,7 +444,7 @@ func (f format) uninstall(before []byte, id stubID, backup []byte, hasBackup boo
 // isSkeleton reports whether b holds nothing but the top-level keys of a
 // file carryover creates (an empty "hooks" object counts as absent).
 func (f format) isSkeleton(b []byte) bool {
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return false
 	}
@@ -451,13 +458,11 @@ func (f format) isSkeleton(b []byte) bool {
 	return reflect.DeepEqual(v, plain(append(ordered{}, f.skeleton...)))
 }
 
-// events lists the native events holding carryover entries.
+// eventsOf lists the native events holding carryover entries.
 func eventsOf(items []ourItem) []string {
 	var out []string
-	seen := map[string]bool{}
 	for _, it := range items {
-		if !seen[it.event] {
-			seen[it.event] = true
+		if !slices.Contains(out, it.event) {
 			out = append(out, it.event)
 		}
 	}

@@ -119,13 +119,12 @@ func (OSFS) writable(name string) error {
 		return readOnlyErr(name)
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return readOnlyErr(name)
-		}
-		return nil
+	if errors.Is(err, fs.ErrPermission) {
+		return readOnlyErr(name)
 	}
-	f.Close()
+	if err == nil {
+		f.Close()
+	}
 	return nil
 }
 
@@ -340,14 +339,10 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	if t.Layout.Whole() {
 		return planWholeInstall(t, cap, exe, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkExe(exe); err != nil {
 		return nil, err
 	}
-	before, exists, err := read(files, t.Path)
+	f, before, exists, err := load(t, files)
 	if err != nil {
 		return nil, err
 	}
@@ -382,11 +377,7 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if t.Layout.Whole() {
 		return planWholeUninstall(t, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return nil, err
-	}
-	before, exists, err := read(files, t.Path)
+	f, before, exists, err := load(t, files)
 	if err != nil {
 		return nil, err
 	}
@@ -448,15 +439,11 @@ func sameJSON(a, b []byte) bool {
 			continue
 		}
 		for k, v := range h {
-			switch v := v.(type) {
-			case []any:
-				if len(v) == 0 {
-					delete(h, k)
-				}
-			case map[string]any:
-				if len(v) == 0 {
-					delete(h, k)
-				}
+			if a, ok := v.([]any); ok && len(a) == 0 {
+				delete(h, k)
+			}
+			if o, ok := v.(map[string]any); ok && len(o) == 0 {
+				delete(h, k)
 			}
 		}
 		if len(h) == 0 {

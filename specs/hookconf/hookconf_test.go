@@ -340,7 +340,7 @@ func TestCodexTrustMatchesSamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries, err := CodexTrust(declared, b, "", false)
+		entries, err := codexTrust(declared, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -624,14 +624,14 @@ func FuzzParseJSON(f *testing.F) {
 	}
 	f.Add([]byte(`{"a": [1, 2.5e3, -0, true, null, "\u00e9\"x"]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		root, comments, err := parseJSON(b)
+		root, err := parseJSON(b)
 		var want any
 		stdErr := json.Unmarshal(b, &want)
 		if stdErr == nil && !bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
 			if err != nil {
 				t.Fatalf("parseJSON rejects valid JSON: %v", err)
 			}
-			if !comments && !reflect.DeepEqual(root.value(), want) {
+			if !reflect.DeepEqual(root.value(), want) {
 				t.Fatalf("value = %v; encoding/json = %v", root.value(), want)
 			}
 		}
@@ -640,10 +640,10 @@ func FuzzParseJSON(f *testing.F) {
 		}
 		// removing any top-level member keeps the document parseable
 		if root.kind == '{' && len(root.members) > 0 {
-			if _, _, err := parseJSON(removeItem(b, root, len(root.members)-1)); err != nil {
+			if _, err := parseJSON(removeItem(b, root, len(root.members)-1)); err != nil {
 				t.Fatalf("removeItem broke the document: %v", err)
 			}
-			if _, _, err := parseJSON(appendItem(b, root, "k", ordered{{"x", 1}}, detectStyle(b, root), true)); err != nil {
+			if _, err := parseJSON(appendItem(b, root, "k", ordered{{"x", 1}}, detectStyle(b, root), true)); err != nil {
 				t.Fatalf("appendItem broke the document: %v", err)
 			}
 		}
@@ -680,7 +680,7 @@ func TestRoundTripWithoutBackup(t *testing.T) {
 					}
 					orig = bytes.ReplaceAll(orig, []byte("\n"), []byte("\r\n"))
 				}
-				root, _, err := parseJSON(orig)
+				root, err := parseJSON(orig)
 				if err != nil || blank(orig) || root.kind != '{' {
 					t.Skip("not an object")
 				}

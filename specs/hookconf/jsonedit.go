@@ -30,8 +30,6 @@ type jmember struct {
 	val              *jnode
 }
 
-func (m jmember) span() (int, int) { return m.keyStart, m.val.end }
-
 func (n *jnode) member(key string) (int, *jnode) {
 	idx, val := -1, (*jnode)(nil)
 	for i, m := range n.members { // the last duplicate wins, as in most parsers
@@ -63,28 +61,24 @@ func (n *jnode) value() any {
 	case 'n':
 		f, _ := strconv.ParseFloat(n.lit, 64)
 		return f
-	default:
-		switch n.lit {
-		case "true":
-			return true
-		case "false":
-			return false
+	default: // true, false or null
+		if n.lit == "null" {
+			return nil
 		}
-		return nil
+		return n.lit == "true"
 	}
 }
 
 type jparser struct {
-	b        []byte
-	i        int
-	comments bool
-	depth    int
+	b     []byte
+	i     int
+	depth int
 }
 
 var errJSONSyntax = errors.New("not valid JSON")
 
 // parseJSON parses b, allowing // and /* */ comments and trailing commas.
-func parseJSON(b []byte) (*jnode, bool, error) {
+func parseJSON(b []byte) (*jnode, error) {
 	p := &jparser{b: b}
 	if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
 		p.i = 3
@@ -92,13 +86,13 @@ func parseJSON(b []byte) (*jnode, bool, error) {
 	p.ws()
 	n, err := p.val()
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	p.ws()
 	if p.i != len(b) {
-		return nil, false, p.errf("unexpected data after the top-level value")
+		return nil, p.errf("unexpected data after the top-level value")
 	}
-	return n, p.comments, nil
+	return n, nil
 }
 
 func (p *jparser) errf(msg string) error {
@@ -112,12 +106,10 @@ func (p *jparser) ws() {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			p.i++
 		case c == '/' && p.i+1 < len(p.b) && p.b[p.i+1] == '/':
-			p.comments = true
 			for p.i < len(p.b) && p.b[p.i] != '\n' {
 				p.i++
 			}
 		case c == '/' && p.i+1 < len(p.b) && p.b[p.i+1] == '*':
-			p.comments = true
 			end := bytes.Index(p.b[p.i+2:], []byte("*/"))
 			if end < 0 {
 				p.i = len(p.b)
@@ -140,10 +132,8 @@ func (p *jparser) val() (*jnode, error) {
 		return nil, p.errf("nested too deeply")
 	}
 	switch c := p.b[p.i]; {
-	case c == '{':
-		return p.obj()
-	case c == '[':
-		return p.arr()
+	case c == '{' || c == '[':
+		return p.container(c)
 	case c == '"':
 		return p.str()
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -192,83 +182,64 @@ func (p *jparser) str() (*jnode, error) {
 	return nil, p.errf("unterminated string")
 }
 
-func (p *jparser) obj() (*jnode, error) {
-	n := &jnode{kind: '{', start: p.i}
+// container parses an object ('{') or an array ('['), allowing a
+// trailing comma.
+func (p *jparser) container(kind byte) (*jnode, error) {
+	n := &jnode{kind: kind, start: p.i}
+	closer, what := byte(']'), "array"
+	if kind == '{' {
+		closer, what = '}', "object"
+	}
 	p.i++
 	for {
 		p.ws()
 		if p.i >= len(p.b) {
-			return nil, p.errf("unterminated object")
+			return nil, p.errf("unterminated " + what)
 		}
-		if p.b[p.i] == '}' {
+		if p.b[p.i] == closer {
 			p.i++
 			n.end = p.i
 			return n, nil
 		}
-		if len(n.members) > 0 {
+		if len(n.members)+len(n.elems) > 0 {
 			if p.b[p.i] != ',' {
-				return nil, p.errf("expected , or }")
+				return nil, p.errf("expected , or " + string(closer))
 			}
 			p.i++
 			p.ws()
-			if p.i < len(p.b) && p.b[p.i] == '}' { // trailing comma
-				p.i++
-				n.end = p.i
-				return n, nil
+			if p.i < len(p.b) && p.b[p.i] == closer { // trailing comma
+				continue
 			}
 		}
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return nil, p.errf("expected a key")
-		}
-		k, err := p.str()
-		if err != nil {
+		if err := p.item(n); err != nil {
 			return nil, err
 		}
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return nil, p.errf("expected :")
-		}
-		p.i++
-		p.ws()
-		v, err := p.val()
-		if err != nil {
-			return nil, err
-		}
-		n.members = append(n.members, jmember{key: k.str, keyStart: k.start, keyEnd: k.end, val: v})
 	}
 }
 
-func (p *jparser) arr() (*jnode, error) {
-	n := &jnode{kind: '[', start: p.i}
-	p.i++
-	for {
-		p.ws()
-		if p.i >= len(p.b) {
-			return nil, p.errf("unterminated array")
-		}
-		if p.b[p.i] == ']' {
-			p.i++
-			n.end = p.i
-			return n, nil
-		}
-		if len(n.elems) > 0 {
-			if p.b[p.i] != ',' {
-				return nil, p.errf("expected , or ]")
-			}
-			p.i++
-			p.ws()
-			if p.i < len(p.b) && p.b[p.i] == ']' {
-				p.i++
-				n.end = p.i
-				return n, nil
-			}
-		}
+// item parses the next member of object n or element of array n.
+func (p *jparser) item(n *jnode) error {
+	if n.kind == '[' {
 		v, err := p.val()
-		if err != nil {
-			return nil, err
-		}
 		n.elems = append(n.elems, v)
+		return err
 	}
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return p.errf("expected a key")
+	}
+	k, err := p.str()
+	if err != nil {
+		return err
+	}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return p.errf("expected :")
+	}
+	p.i++
+	p.ws()
+	v, err := p.val()
+	n.members = append(n.members, jmember{key: k.str, keyStart: k.start, keyEnd: k.end, val: v})
+	return err
 }
 
 // style is the document's formatting, detected once per document.
@@ -324,16 +295,15 @@ func splice(b []byte, start, end int, repl string) []byte {
 // render formats v (plain values or ordered objects). Multi-line output
 // starts at the current position; continuation lines start with prefix.
 func render(v any, prefix string, st style, multi bool) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	unit := "" // prefix is "" when !multi
 	if multi {
-		enc.SetIndent(prefix, st.unit)
+		unit = st.unit
 	}
-	if err := enc.Encode(v); err != nil {
+	b, err := marshal(v, prefix, unit)
+	if err != nil {
 		panic(err) // only carryover's own values are rendered
 	}
-	s := strings.TrimSuffix(buf.String(), "\n")
+	s := string(b)
 	if multi {
 		if st.keySep != ": " {
 			s = respace(s, ": ", st.keySep)
@@ -344,6 +314,17 @@ func render(v any, prefix string, st style, multi bool) string {
 		s = respace(s, "", "")
 	}
 	return s
+}
+
+// marshal is v as JSON without HTML escaping (paths and commands stay
+// readable), indented when prefix or unit is set, without the final newline.
+func marshal(v any, prefix, unit string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, unit)
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
 // respace rewrites separators outside strings. With from == "" it turns
@@ -390,8 +371,7 @@ type span struct{ start, end int }
 func itemSpans(n *jnode) []span {
 	var s []span
 	for _, m := range n.members {
-		a, e := m.span()
-		s = append(s, span{a, e})
+		s = append(s, span{m.keyStart, m.val.end})
 	}
 	for _, e := range n.elems {
 		s = append(s, span{e.start, e.end})
@@ -448,10 +428,7 @@ func appendItem(b []byte, n *jnode, key string, v any, st style, rootMulti bool)
 	multi := strings.Contains(sep, "\n")
 	prefix := ""
 	if multi {
-		prefix = sep[strings.LastIndexByte(sep, '\n')+1:]
-		if strings.Contains(prefix, "\r") {
-			prefix = strings.ReplaceAll(prefix, "\r", "")
-		}
+		prefix = strings.ReplaceAll(sep[strings.LastIndexByte(sep, '\n')+1:], "\r", "")
 	}
 	return splice(b, last.end, last.end, ","+sep+head+render(v, prefix, st, multi))
 }
@@ -474,13 +451,11 @@ func (o ordered) MarshalJSON() ([]byte, error) {
 		k, _ := json.Marshal(p.k)
 		buf.Write(k)
 		buf.WriteByte(':')
-		var vb bytes.Buffer
-		enc := json.NewEncoder(&vb)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(p.v); err != nil {
+		vb, err := marshal(p.v, "", "")
+		if err != nil {
 			return nil, err
 		}
-		buf.Write(bytes.TrimSuffix(vb.Bytes(), []byte("\n")))
+		buf.Write(vb)
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

@@ -44,11 +44,7 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 	if t.Layout.Whole() {
 		return checkWhole(t, cap, exe, files)
 	}
-	f, err := formatFor(t)
-	if err != nil {
-		return st, err
-	}
-	b, exists, err := read(files, t.Path)
+	f, b, exists, err := load(t, files)
 	if err != nil {
 		return st, err
 	}
@@ -56,7 +52,7 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 		st.State, st.Detail = StateMissing, "file does not exist; run `carryover install`"
 		return st, nil
 	}
-	root, _, err := parseJSON(b)
+	root, err := parseJSON(b)
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", t.Path, err)
 	}
@@ -82,7 +78,7 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 	}
 	want := f.desired(cap, id)
 	if !matches(items, want) {
-		return StateDrifted, drift(items, want, exe) + "; run `carryover refresh`", nil
+		return StateDrifted, drift(items, hookNames(cap), exe) + "; run `carryover refresh`", nil
 	}
 	if f.trust && t.TrustPath != "" {
 		d, err := trustDrift(t, b, id, files)
@@ -96,23 +92,10 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 	return StatePresent, "", nil
 }
 
-func drift(items []ourItem, want []desired, exe string) string {
-	var wantEv []string
-	for _, d := range want {
-		wantEv = append(wantEv, d.event)
-	}
+func drift(items []ourItem, wantEv []string, exe string) string {
 	got := eventsOf(items)
-	var missing, extra []string
-	for _, e := range wantEv {
-		if !slices.Contains(got, e) {
-			missing = append(missing, e)
-		}
-	}
-	for _, e := range got {
-		if !slices.Contains(wantEv, e) {
-			extra = append(extra, e)
-		}
-	}
+	missing := slices.DeleteFunc(slices.Clone(wantEv), func(e string) bool { return slices.Contains(got, e) })
+	extra := slices.DeleteFunc(slices.Clone(got), func(e string) bool { return slices.Contains(wantEv, e) })
 	var parts []string
 	if len(missing) > 0 {
 		parts = append(parts, "missing events "+strings.Join(missing, ", "))

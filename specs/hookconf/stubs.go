@@ -138,20 +138,6 @@ func record(plans []Plan, files FS) error {
 	return nil
 }
 
-// addWhole records the digest of a whole file carryover writes; false
-// when it was recorded already.
-func (r *Record) addWhole(path string, content []byte) bool {
-	d := digest(content)
-	if r.Files[path] == d {
-		return false
-	}
-	if r.Files == nil {
-		r.Files = map[string]string{}
-	}
-	r.Files[path] = d
-	return true
-}
-
 // add records the plans' binary, the digests of the whole files they
 // write and the directories they create; changed is false when the record
 // held them all already.
@@ -164,8 +150,11 @@ func (r *Record) add(ps []Plan, files FS) (changed bool) {
 	}
 	for _, p := range ps {
 		add(&r.Exes, p.exe)
-		if p.whole && r.addWhole(p.Path, p.After) {
-			changed = true
+		if d := digest(p.After); p.whole && r.Files[p.Path] != d {
+			if r.Files == nil {
+				r.Files = map[string]string{}
+			}
+			r.Files[p.Path], changed = d, true
 		}
 		if p.Created {
 			for _, d := range ancestorsToCreate(files, p.Path) {
@@ -234,12 +223,6 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs 
 		return
 	}
 	dropped := dropDeletedWhole(files, r, plans)
-	if len(r.Dirs) == 0 {
-		if dropped {
-			saveRecord(files, recordPath, r)
-		}
-		return
-	}
 	recorded := slices.Clone(r.Dirs)
 	slices.SortFunc(recorded, func(a, b string) int { return len(b) - len(a) })
 	var keep []string

@@ -15,8 +15,8 @@ import (
 // comments, order and spacing stay. This file and codex.go's marked trust
 // tables are the one TOML editor.
 
-// TOMLString quotes s as a TOML basic string.
-func TOMLString(s string) string {
+// tomlQuote quotes s as a TOML basic string.
+func tomlQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
@@ -144,7 +144,7 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 	switch {
 	case lay.start >= 0:
 		keyText := strings.TrimRight(string(b[lay.start:lay.keyEnd]), " \t")
-		out = concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
+		out = slices.Concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
 	case len(path) == 1:
 		head := b[:lay.firstTable]
 		ins := name + " = " + literal + "\n"
@@ -154,13 +154,13 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 		if lay.firstTable < len(b) {
 			ins += "\n"
 		}
-		out = concat(head, []byte(ins), b[lay.firstTable:])
+		out = slices.Concat(head, []byte(ins), b[lay.firstTable:])
 	case lay.tableEnd >= 0:
 		ins := name + " = " + literal + "\n"
 		if lay.tableEnd > 0 && b[lay.tableEnd-1] != '\n' {
 			ins = "\n" + ins
 		}
-		out = concat(b[:lay.tableEnd], []byte(ins), b[lay.tableEnd:])
+		out = slices.Concat(b[:lay.tableEnd], []byte(ins), b[lay.tableEnd:])
 	default:
 		var pre string
 		if len(b) > 0 {
@@ -169,7 +169,7 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 				pre = "\n\n"
 			}
 		}
-		out = concat(b, []byte(pre+"["+strings.Join(path[:len(path)-1], ".")+"]\n"+name+" = "+literal+"\n"))
+		out = slices.Concat(b, []byte(pre+"["+strings.Join(path[:len(path)-1], ".")+"]\n"+name+" = "+literal+"\n"))
 	}
 	var check map[string]any
 	if err := toml.Unmarshal(out, &check); err != nil {
@@ -201,7 +201,7 @@ func UnsetKey(b []byte, key string) (out []byte, changed bool, err error) {
 	} else {
 		to = lay.end
 	}
-	out = concat(b[:from], b[to:])
+	out = slices.Concat(b[:from], b[to:])
 	var check map[string]any
 	if err := toml.Unmarshal(out, &check); err != nil {
 		return nil, false, fmt.Errorf("the file would not be valid TOML after removing %s (%v); fix it by hand", key, err)
@@ -222,12 +222,4 @@ func LookupPath(m map[string]any, path []string) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-func concat(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }

@@ -63,11 +63,8 @@ func renderWhole(t Target, exe, event string) []byte {
 // jsString is s as a JSON string literal, which JS and TS read as the same
 // string (no HTML escaping: the path stays readable).
 func jsString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := marshal(s, "", "")
+	return string(b)
 }
 
 // parseWhole returns the carryover path b was rendered for, when b is
@@ -192,19 +189,15 @@ func planWholeInstall(t Target, cap specs.Capability, exe string, files FS) ([]P
 		if err != nil {
 			return nil, err
 		}
-		p.Hooks = events
 		plans = append(plans, p)
 	}
 	stale, err := staleWhole(t, w, events, files)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range stale {
-		p.Hooks = events
-		plans = append(plans, p)
-	}
+	plans = append(plans, stale...)
 	for i := range plans {
-		plans[i].exe, plans[i].record = exe, t.Record
+		plans[i].Hooks, plans[i].exe, plans[i].record = events, exe, t.Record
 	}
 	return plans, nil
 }
@@ -363,15 +356,12 @@ func wholeStubs(t Target, files FS) ([]Stub, error) {
 	var out []Stub
 	for _, f := range t.wholeFiles(t.Events) {
 		b, exists, err := read(files, f.path)
-		if err != nil || !exists {
-			if err != nil {
-				return nil, err
-			}
-			continue
+		if err != nil {
+			return nil, err
 		}
 		exe, ours := w.owns(f, b)
 		switch {
-		case !ours:
+		case !exists || !ours:
 		case f.event != "":
 			out = append(out, Stub{Event: f.event, Command: quote(filepath.Clean(f.path))})
 		case exe != "":

@@ -34,6 +34,7 @@ type CodexOpts struct {
 	// "model_auto_compact_token_limit=15000".
 	Config  []string
 	Sandbox string   // -s value; default danger-full-access
+	Bin     string   // codex executable; empty means the pinned install
 	Env     []string // extra KEY=VALUE entries, override the defaults
 	Timeout time.Duration
 }
@@ -62,14 +63,17 @@ func CodexArgs(o CodexOpts) []string {
 	return args
 }
 
-// RunCodex runs `codex exec` from the pinned install against the fake
-// provider. It writes the provider config first if Home has none.
+// RunCodex runs `codex exec` (o.Bin, else the pinned install) against the
+// fake provider. It writes the provider config first if Home has none.
 func RunCodex(t testing.TB, o CodexOpts) Result {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
 		t.Fatalf("agentkit: RunCodex needs Home, Dir and BaseURL")
 	}
-	bin := Install(t, "codex")
+	bin := o.Bin
+	if bin == "" {
+		bin = Install(t, "codex")
+	}
 	if _, err := os.Stat(filepath.Join(o.Home, ".codex", "config.toml")); err != nil {
 		if err := WriteCodexHooks(o.Home, nil); err != nil {
 			t.Fatalf("agentkit: writing codex config: %v", err)

@@ -38,13 +38,14 @@ var Pinned = map[string]Agent{
 }
 
 // Newest are the newest releases on npm when this table was last checked
-// (2026-11-23), for the tools whose newest differs from Pinned. The
+// (2026-11-27), for the tools whose newest differs from Pinned. The
 // newest-release tests (TestNewestReleases) run the core scenario against
 // them, so a format or hook change in a release users already have shows up
 // as a failing test, not as a silent gap. Pinned, not "latest": a CI run must
 // not change its meaning overnight. Refresh both with `npm view <pkg> version`.
 var Newest = map[string]Agent{
-	"claude":   {"claude", "@anthropic-ai/claude-code", "2.1.330", "claude"},
+	"claude":   {"claude", "@anthropic-ai/claude-code", "2.1.332", "claude"},
+	"codex":    {"codex", "@openai/codex", "0.171.0", "codex"},
 	"opencode": {"opencode", "opencode-ai", "1.18.33", "opencode"},
 }
 
