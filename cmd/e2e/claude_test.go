@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // claudeEvents are the events carryover hooks in Claude Code.
@@ -30,8 +28,8 @@ func newClaudeProject(t *testing.T) claudeProject {
 	t.Helper()
 	root := t.TempDir()
 	p := claudeProject{home: filepath.Join(root, "home"), dir: filepath.Join(root, "src", "retrylib")}
-	agentkit.InitGitRepo(t, p.dir)
-	if err := agentkit.WriteClaudeHooks(p.home, claudeHooks()); err != nil {
+	InitGitRepo(t, p.dir)
+	if err := WriteClaudeHooks(p.home, claudeHooks()); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -49,15 +47,15 @@ func (p claudeProject) handoff(t *testing.T) string {
 
 // retryScript is the scripted first session: a Write, an Edit of a second
 // file, a Bash command that really fails, a decision and a next step.
-func retryScript(dir string) []agentkit.Turn {
+func retryScript(dir string) []Turn {
 	retry := filepath.Join(dir, "retry.py")
-	return []agentkit.Turn{
-		{Text: "I'll create the retry helper first.", Calls: []agentkit.Call{{Name: "Write", Args: map[string]any{
+	return []Turn{
+		{Text: "I'll create the retry helper first.", Calls: []Call{{Name: "Write", Args: map[string]any{
 			"file_path": retry, "content": "def retry(fn, attempts=3):\n    for i in range(attempts):\n        try:\n            return fn()\n        except Exception:\n            pass\n"}}}},
-		{Calls: []agentkit.Call{{Name: "Read", Args: map[string]any{"file_path": filepath.Join(dir, "README.md")}}}},
-		{Calls: []agentkit.Call{{Name: "Edit", Args: map[string]any{"file_path": filepath.Join(dir, "README.md"),
+		{Calls: []Call{{Name: "Read", Args: map[string]any{"file_path": filepath.Join(dir, "README.md")}}}},
+		{Calls: []Call{{Name: "Edit", Args: map[string]any{"file_path": filepath.Join(dir, "README.md"),
 			"old_string": "# demo\n", "new_string": "# demo\n\nretry(fn) retries fn up to three times.\n"}}}},
-		{Text: "We decided to use a plain loop instead of a decorator because the helper must stay dependency-free.", Calls: []agentkit.Call{{Name: "Bash", Args: map[string]any{
+		{Text: "We decided to use a plain loop instead of a decorator because the helper must stay dependency-free.", Calls: []Call{{Name: "Bash", Args: map[string]any{
 			"command": "ls tests/ && python3 -m unittest", "description": "Run the unit tests"}}}},
 		{Text: "The test run failed: there is no tests/ directory yet. Next I will add the retry test in tests/test_retry.py."},
 	}
@@ -74,8 +72,8 @@ func TestClaudeEndToEnd(t *testing.T) { claudeEndToEnd(t, "") }
 // pinned one when empty).
 func claudeEndToEnd(t *testing.T, bin string) {
 	p := newClaudeProject(t)
-	fake := agentkit.NewAnthropic(t, retryScript(p.dir))
-	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
+	fake := NewAnthropic(t, retryScript(p.dir))
+	res := RunClaude(t, ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
 	if res.ExitCode != 0 || fake.Played() != 5 {
 		t.Fatalf("session 1: played %d/5: %s", fake.Played(), res)
 	}
@@ -107,8 +105,8 @@ func claudeEndToEnd(t *testing.T, bin string) {
 	}
 
 	// Session 2: a fresh session must start with the handoff in its first request.
-	fake2 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "Resuming: next I will add the retry test."}})
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "continue"})
+	fake2 := NewAnthropic(t, []Turn{{Text: "Resuming: next I will add the retry test."}})
+	res = RunClaude(t, ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "continue"})
 	if res.ExitCode != 0 {
 		t.Fatalf("session 2: %s", res)
 	}
@@ -134,15 +132,15 @@ func TestClaudeResumeAndCompact(t *testing.T) { claudeResumeAndCompact(t, "") }
 
 func claudeResumeAndCompact(t *testing.T, bin string) {
 	p := newClaudeProject(t)
-	fake := agentkit.NewAnthropic(t, retryScript(p.dir))
-	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
+	fake := NewAnthropic(t, retryScript(p.dir))
+	res := RunClaude(t, ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake.URL(), Prompt: retryTask})
 	if res.ExitCode != 0 {
 		t.Fatalf("session 1: %s", res)
 	}
 	sid := sessionIDFromTranscripts(t, p.home)
 
-	fake2 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "Next I will add the retry test."}, {Text: "Still on it."}})
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "Now add the retry test file", Args: []string{"--resume", sid}})
+	fake2 := NewAnthropic(t, []Turn{{Text: "Next I will add the retry test."}, {Text: "Still on it."}})
+	res = RunClaude(t, ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake2.URL(), Prompt: "Now add the retry test file", Args: []string{"--resume", sid}})
 	if res.ExitCode != 0 {
 		t.Fatalf("resume: %s", res)
 	}
@@ -151,8 +149,8 @@ func claudeResumeAndCompact(t *testing.T, bin string) {
 		t.Errorf("resumed session did not get the handoff exactly once through UserPromptSubmit:\n%.2000s", first)
 	}
 	// A second prompt in another resumed run must not get it again from the pending flag.
-	fake3 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "ok"}})
-	agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake3.URL(), Prompt: "and now?", Args: []string{"--continue"}})
+	fake3 := NewAnthropic(t, []Turn{{Text: "ok"}})
+	RunClaude(t, ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake3.URL(), Prompt: "and now?", Args: []string{"--continue"}})
 	if m := fake3.MainRequests(); len(m) > 0 {
 		seen := map[string]bool{}
 		for _, part := range strings.Split(strings.ReplaceAll(string(m[0]), `\n`, "\n"), "# [CARRYOVER] Last updated ")[1:] {
@@ -165,13 +163,13 @@ func claudeResumeAndCompact(t *testing.T, bin string) {
 	}
 
 	// /compact: SessionStart(compact) fires and re-injects.
-	fake4 := agentkit.NewAnthropic(t, nil)
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake4.URL(), Prompt: "/compact", Args: []string{"--resume", sid}})
+	fake4 := NewAnthropic(t, nil)
+	res = RunClaude(t, ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake4.URL(), Prompt: "/compact", Args: []string{"--resume", sid}})
 	if res.ExitCode != 0 {
 		t.Fatalf("/compact: %s", res)
 	}
-	fake5 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "Next I will add the retry test."}})
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake5.URL(), Prompt: "What is next?", Args: []string{"--resume", sid}})
+	fake5 := NewAnthropic(t, []Turn{{Text: "Next I will add the retry test."}})
+	res = RunClaude(t, ClaudeOpts{Bin: bin, Home: p.home, Dir: p.dir, BaseURL: fake5.URL(), Prompt: "What is next?", Args: []string{"--resume", sid}})
 	if res.ExitCode != 0 {
 		t.Fatalf("after compact: %s", res)
 	}
@@ -194,7 +192,7 @@ func firstMain(t *testing.T, reqs [][]byte) string {
 
 func sessionIDFromTranscripts(t *testing.T, home string) string {
 	t.Helper()
-	ts := agentkit.ClaudeTranscripts(home)
+	ts := ClaudeTranscripts(home)
 	if len(ts) == 0 {
 		t.Fatal("no Claude transcript")
 	}

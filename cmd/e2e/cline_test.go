@@ -13,13 +13,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // clinePinned is the Cline CLI the test runs (3.0.65, also the newest on
 // npm on 2026-11-27: `npm view cline version`).
-var clinePinned = agentkit.Pinned["cline"]
+var clinePinned = Pinned["cline"]
 
 // TestClineEndToEnd drives the real Cline CLI headless against the fake
 // Chat Completions server with the hook files `carryover install` writes
@@ -38,7 +36,7 @@ var clinePinned = agentkit.Pinned["cline"]
 // carryover's hook files and nothing of the user's. Each Cline run leaves a
 // hub daemon behind; the test kills it by PID.
 func TestClineEndToEnd(t *testing.T) {
-	bin := agentkit.InstallAgent(t, clinePinned)
+	bin := InstallAgent(t, clinePinned)
 	w := newWorkspace(t, "claude")
 	dir := w.project(t, "meterlib")
 	t.Cleanup(func() { killClineDaemons(t, w.home) })
@@ -47,14 +45,14 @@ func TestClineEndToEnd(t *testing.T) {
 		next = "Next: make the splitter test pass, then rerun it."
 		fail = "ls /nonexistent-meter-dir"
 	)
-	srv := agentkit.NewChatServer(t, []agentkit.Turn{
-		{Text: "Adding the splitter.", Calls: []agentkit.Call{{Name: "apply_patch", Args: map[string]any{
+	srv := NewChatServer(t, []Turn{
+		{Text: "Adding the splitter.", Calls: []Call{{Name: "apply_patch", Args: map[string]any{
 			"input": "*** Begin Patch\n*** Add File: " + filepath.Join(dir, "split.py") + "\n+def split(s):\n+    return s.split(';')\n*** End Patch"}}}},
-		{Text: "Running the check.", Calls: []agentkit.Call{{Name: "run_commands", Args: map[string]any{"commands": []any{fail}}}}},
+		{Text: "Running the check.", Calls: []Call{{Name: "run_commands", Args: map[string]any{"commands": []any{fail}}}}},
 		{Text: "The check failed. " + next},
 		{Text: next},
 	})
-	env := append(agentkit.BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := append(BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	runCline(t, bin, env, dir, "auth", "-p", "openai", "-k", "dummy", "-m", "gpt-test", "-b", srv.URL()+"/v1")
 	killClineDaemons(t, w.home) // nothing writes into ~/.cline while it is compared
 	userHook := filepath.Join(w.home, ".cline", "hooks", "PreToolUse")
@@ -119,8 +117,8 @@ func TestClineEndToEnd(t *testing.T) {
 
 	// The next Cline session: the pointer block in AGENTS.md reaches the
 	// model, which reads the handoff it points at.
-	srv2 := agentkit.NewChatServer(t, []agentkit.Turn{
-		{Text: "Reading the handoff.", Calls: []agentkit.Call{{Name: "run_commands", Args: map[string]any{"commands": []any{"cat .carryover/handoff.md"}}}}},
+	srv2 := NewChatServer(t, []Turn{
+		{Text: "Reading the handoff.", Calls: []Call{{Name: "run_commands", Args: map[string]any{"commands": []any{"cat .carryover/handoff.md"}}}}},
 		{Text: "Resuming: " + next},
 		{Text: "Resuming."},
 	})
@@ -139,7 +137,7 @@ func TestClineEndToEnd(t *testing.T) {
 	}
 
 	// The next session, in Claude Code, gets the handoff at SessionStart.
-	r := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
+	r := runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "Resuming."}}, runOpts{})
 	if req := r.first(t); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, "make the splitter test pass") {
 		t.Errorf("Claude's first model request lacks the Cline handoff:\n%.3000s", req)
 	}

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestCodexEndToEnd drives the real `codex exec` with carryover's trusted
@@ -34,7 +32,7 @@ func codexEndToEnd(t *testing.T, bin string) {
 	if len(ss) != 1 || ss[0].Rows == 0 || ss[0].Transcript == "" {
 		t.Fatalf("ledger sessions for codex in %s: %+v\ncarryover.log:\n%s", dir, ss, w.log())
 	}
-	if rs := agentkit.CodexRollouts(w.home); len(rs) != 1 || !strings.Contains(rs[0], ss[0].NativeID) {
+	if rs := CodexRollouts(w.home); len(rs) != 1 || !strings.Contains(rs[0], ss[0].NativeID) {
 		t.Errorf("the ledger session %s is not the rollout %v", ss[0].NativeID, rs)
 	}
 
@@ -51,7 +49,7 @@ func codexEndToEnd(t *testing.T, bin string) {
 	}
 
 	// Session 2: a fresh `codex exec` gets the handoff in its first request.
-	r := runAgent(t, "codex", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{Bin: bin})
+	r := runAgent(t, "codex", w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{Bin: bin})
 	first := r.first(t)
 	checkDelivered(t, first, s, "codex")
 	if !strings.Contains(first, storyDecision) {
@@ -79,9 +77,9 @@ func codexCompaction(t *testing.T, bin string) {
 	runAgent(t, "codex", w.home, dir, s.Task(), s.turns("codex", dir), runOpts{Bin: bin})
 	before := w.hookRuns()["codex SessionStart"]
 
-	r := runAgent(t, "codex", w.home, dir, "Run the two release steps", []agentkit.Turn{
-		{Calls: []agentkit.Call{{Name: "shell", Args: map[string]any{"command": "echo step-one"}}}, InputTokens: 9000},
-		{Calls: []agentkit.Call{{Name: "shell", Args: map[string]any{"command": "echo step-two"}}}, InputTokens: 30000},
+	r := runAgent(t, "codex", w.home, dir, "Run the two release steps", []Turn{
+		{Calls: []Call{{Name: "shell", Args: map[string]any{"command": "echo step-one"}}}, InputTokens: 9000},
+		{Calls: []Call{{Name: "shell", Args: map[string]any{"command": "echo step-two"}}}, InputTokens: 30000},
 		{Text: "Both steps ran. " + s.Next(), InputTokens: 3000},
 	}, runOpts{Bin: bin, Config: []string{"model_auto_compact_token_limit=20000"}})
 	if r.Compacts != 1 {
@@ -94,9 +92,9 @@ func codexCompaction(t *testing.T, bin string) {
 	compacted := false
 	for _, q := range r.All {
 		switch {
-		case q.Kind == agentkit.KindCompact:
+		case q.Kind == KindCompact:
 			compacted = true
-		case compacted && q.Kind == agentkit.KindMain && post == "":
+		case compacted && q.Kind == KindMain && post == "":
 			post = strings.ReplaceAll(string(q.Body), `\n`, "\n")
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestCopilotEndToEnd drives the real Copilot CLI (-p, BYOK) through the
@@ -31,7 +29,7 @@ func TestCopilotEndToEnd(t *testing.T) {
 		t.Fatalf("ledger sessions for copilot-cli in %s: %+v\ncarryover.log:\n%s", dir, ss, w.log())
 	}
 	sid := ss[0].NativeID
-	events := agentkit.CopilotEventsPath(filepath.Join(w.home, ".copilot"), sid)
+	events := CopilotEventsPath(filepath.Join(w.home, ".copilot"), sid)
 	if _, err := os.Stat(events); err != nil {
 		t.Fatalf("the ledger's session %s has no events.jsonl: %v", sid, err)
 	}
@@ -44,7 +42,7 @@ func TestCopilotEndToEnd(t *testing.T) {
 	}
 
 	// Session 2: its sessionStart catches session 1 up and injects it.
-	r := runAgent(t, "copilot-cli", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r := runAgent(t, "copilot-cli", w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	first := r.first(t)
 	checkDelivered(t, first, s, "copilot-cli")
 	for _, want := range []string{storyDecision, storyFailCmd} {
@@ -86,13 +84,13 @@ func TestCopilotHandoffAtSessionEnd(t *testing.T) {
 	)
 	slug := filepath.Join(dir, "slug.py")
 	tst := filepath.Join(dir, "test_slug.py")
-	turns := []agentkit.Turn{
-		{Text: "Running the tests first.", Calls: []agentkit.Call{{Name: "bash", Args: map[string]any{"command": test, "description": "Run the slug tests"}}}},
-		{Text: "test_slug.py does not exist yet; writing it and the helper.", Calls: []agentkit.Call{
+	turns := []Turn{
+		{Text: "Running the tests first.", Calls: []Call{{Name: "bash", Args: map[string]any{"command": test, "description": "Run the slug tests"}}}},
+		{Text: "test_slug.py does not exist yet; writing it and the helper.", Calls: []Call{
 			{Name: "create", Args: map[string]any{"path": slug, "file_text": "import re\n\ndef slugify(s):\n    return re.sub(r'[^a-z0-9]+', '-', s.lower()).strip('-')\n"}},
 			{Name: "create", Args: map[string]any{"path": tst, "file_text": "import unittest\nfrom slug import slugify\n\nclass T(unittest.TestCase):\n    def test_basic(self):\n        self.assertEqual(slugify('Hello, World'), 'hello-world')\n"}},
 		}},
-		{Calls: []agentkit.Call{{Name: "bash", Args: map[string]any{"command": test, "description": "Run the slug tests again"}}}},
+		{Calls: []Call{{Name: "bash", Args: map[string]any{"command": test, "description": "Run the slug tests again"}}}},
 		{Text: "The slug tests pass now. " + next},
 	}
 	runAgent(t, "copilot-cli", w.home, dir, prompt, turns, runOpts{})
@@ -116,7 +114,7 @@ func TestCopilotHandoffAtSessionEnd(t *testing.T) {
 	}
 
 	// A Claude session that follows is handed Copilot's state.
-	r := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming from the handoff."}}, runOpts{})
+	r := runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "Resuming from the handoff."}}, runOpts{})
 	first := r.first(t)
 	for _, want := range []string{"[CARRYOVER]", "Z from copilot-cli", prompt, next} {
 		if !strings.Contains(first, want) {

@@ -12,8 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestCrushFixtureEndToEnd runs carryover's side of a Crush session without
@@ -49,7 +47,7 @@ func TestCrushFixtureEndToEnd(t *testing.T) {
 
 	bin := t.TempDir()
 	os.WriteFile(filepath.Join(bin, "crush"), []byte("#!/bin/sh\necho 'crush version v0.92.1'\n"), 0o755)
-	env := append(agentkit.BaseEnv(w.home), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := append(BaseEnv(w.home), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cfg := filepath.Join(w.home, ".config", "crush", "crush.json")
 	user := []byte("{\n  \"options\": {\n    \"debug\": false\n  }\n}\n")
 	os.MkdirAll(filepath.Dir(cfg), 0o755)
@@ -110,7 +108,7 @@ func TestCrushFixtureEndToEnd(t *testing.T) {
 	}
 
 	// The next session, in Claude Code, gets the handoff at SessionStart.
-	r := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
+	r := runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "Resuming."}}, runOpts{})
 	if req := r.first(t); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, "quote such fields") {
 		t.Errorf("Claude's first model request lacks the Crush handoff:\n%.3000s", req)
 	}

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // BenchmarkDetectRealAgents runs `carryover detect --json` and `status
@@ -21,9 +19,9 @@ func BenchmarkDetectRealAgents(b *testing.B) {
 	home := filepath.Join(root, "home")
 	var path []string
 	for _, tool := range []string{"claude", "codex", "gemini", "copilot-cli"} {
-		path = append(path, filepath.Dir(agentkit.Install(b, tool)))
+		path = append(path, filepath.Dir(Install(b, tool)))
 	}
-	env := agentkit.MergeEnv(agentkit.BaseEnv(home), "PATH="+strings.Join(path, ":")+":/usr/bin:/bin")
+	env := MergeEnv(BaseEnv(home), "PATH="+strings.Join(path, ":")+":/usr/bin:/bin")
 	run := func(args ...string) []byte {
 		cmd := exec.Command(carryoverBin, args...)
 		cmd.Env, cmd.Dir = env, root

@@ -9,19 +9,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // shellCall is a shell tool call in tool's own shape.
-func shellCall(tool, cmd string) agentkit.Call {
+func shellCall(tool, cmd string) Call {
 	switch tool {
 	case "codex":
-		return agentkit.Call{Name: "shell", Args: map[string]any{"command": cmd}}
+		return Call{Name: "shell", Args: map[string]any{"command": cmd}}
 	case "gemini":
-		return agentkit.Call{Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "run"}}
+		return Call{Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "run"}}
 	}
-	return agentkit.Call{Name: "Bash", Args: map[string]any{"command": cmd, "description": "run"}}
+	return Call{Name: "Bash", Args: map[string]any{"command": cmd, "description": "run"}}
 }
 
 // section is the body of a handoff section ("" when absent).
@@ -51,22 +49,22 @@ func TestHandoffChainUserWords(t *testing.T) {
 	goal := "Add a slate module whose VALUE is 2 and make check_slate.py pass"
 	check := "python3 -B check_slate.py"
 	constraint := "Keep the public API of slate.py unchanged. Don't add new dependencies."
-	runAgent(t, "claude", w.home, dir, goal, []agentkit.Turn{
-		{Text: "I'll create the module and its check.", Calls: []agentkit.Call{
+	runAgent(t, "claude", w.home, dir, goal, []Turn{
+		{Text: "I'll create the module and its check.", Calls: []Call{
 			{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, "slate.py"), "content": "VALUE = 1\n"}},
 			{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, "check_slate.py"), "content": "import slate\nassert slate.VALUE == 2, 'expected 2, got %d' % slate.VALUE\n"}},
 		}},
-		{Calls: []agentkit.Call{shellCall("claude", check)}},
+		{Calls: []Call{shellCall("claude", check)}},
 		{Text: "The check fails because VALUE is 1."},
 	}, runOpts{})
-	runAgent(t, "codex", w.home, dir, constraint+" Fix the failing check in check_slate.py.", []agentkit.Turn{
-		{Calls: []agentkit.Call{shellCall("codex", "sed -i 's/VALUE = 1/VALUE = 2/' slate.py")}},
-		{Calls: []agentkit.Call{shellCall("codex", "cd "+dir+" && PYTHONDONTWRITEBYTECODE=1 python3 -B check_slate.py && echo verified")}},
+	runAgent(t, "codex", w.home, dir, constraint+" Fix the failing check in check_slate.py.", []Turn{
+		{Calls: []Call{shellCall("codex", "sed -i 's/VALUE = 1/VALUE = 2/' slate.py")}},
+		{Calls: []Call{shellCall("codex", "cd "+dir+" && PYTHONDONTWRITEBYTECODE=1 python3 -B check_slate.py && echo verified")}},
 		{Text: "Fixed: VALUE is 2 and the check passes."},
 	}, runOpts{})
 	latest := "also add a docstring to slate.py"
-	runAgent(t, "gemini", w.home, dir, latest, []agentkit.Turn{
-		{Calls: []agentkit.Call{shellCall("gemini", `sed -i '1i """Slate values."""' slate.py`)}},
+	runAgent(t, "gemini", w.home, dir, latest, []Turn{
+		{Calls: []Call{shellCall("gemini", `sed -i '1i """Slate values."""' slate.py`)}},
 		{Text: "Added the docstring.\n\nNext: add a changelog entry for the slate module."},
 	}, runOpts{})
 
@@ -107,11 +105,11 @@ func TestHandoffRefusedCall(t *testing.T) {
 	w := newWorkspace(t, "claude")
 	dir := w.project(t, "dropdb")
 	cmd := "rm -rf build && touch dropped.marker"
-	f := agentkit.NewAnthropic(t, []agentkit.Turn{
-		{Text: "I'll clean the build directory.", Calls: []agentkit.Call{shellCall("claude", cmd)}},
+	f := NewAnthropic(t, []Turn{
+		{Text: "I'll clean the build directory.", Calls: []Call{shellCall("claude", cmd)}},
 		{Text: "I could not run the cleanup: it needs your permission."},
 	})
-	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: "Clean the build directory before the release", Ask: true})
+	res := RunClaude(t, ClaudeOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: "Clean the build directory before the release", Ask: true})
 	if res.ExitCode != 0 {
 		t.Fatalf("claude exited %d: %s", res.ExitCode, res.String())
 	}
@@ -136,15 +134,15 @@ func TestHandoffRefusedCall(t *testing.T) {
 func TestHandoffClearThenNewTask(t *testing.T) {
 	w := newWorkspace(t, "claude", "codex")
 	dir := w.project(t, "quarry")
-	runAgent(t, "claude", w.home, dir, "Add a quarry module with a dig function", []agentkit.Turn{
-		{Calls: []agentkit.Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, "quarry.py"), "content": "def dig():\n    return 1\n"}}}},
+	runAgent(t, "claude", w.home, dir, "Add a quarry module with a dig function", []Turn{
+		{Calls: []Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, "quarry.py"), "content": "def dig():\n    return 1\n"}}}},
 		{Text: "Added quarry.dig."},
 	}, runOpts{})
-	if out, errOut, code := runCarryover(t, agentkit.BaseEnv(w.home), dir, "clear"); code != 0 {
+	if out, errOut, code := runCarryover(t, BaseEnv(w.home), dir, "clear"); code != 0 {
 		t.Fatalf("carryover clear exited %d: %s %s", code, out, errOut)
 	}
 	next := "Document the quarry module in README.md"
-	runAgent(t, "codex", w.home, dir, next, []agentkit.Turn{{Text: "I'll write the README section next."}}, runOpts{})
+	runAgent(t, "codex", w.home, dir, next, []Turn{{Text: "I'll write the README section next."}}, runOpts{})
 	h := w.handoff(t, dir)
 	if testing.Verbose() {
 		t.Logf("handoff:\n%s", h)
@@ -166,21 +164,21 @@ func TestHandoffCtrlCMidCommand(t *testing.T) {
 	w := newWorkspace(t, "codex")
 	dir := w.project(t, "reports")
 	long := "touch started.marker && sleep 60 && touch q2.converted"
-	f := agentkit.NewResponses(t, []agentkit.Turn{
-		{Text: "I'll convert the reports one by one.", Calls: []agentkit.Call{{Name: "update_plan", Args: map[string]any{"plan": []any{
+	f := NewResponses(t, []Turn{
+		{Text: "I'll convert the reports one by one.", Calls: []Call{{Name: "update_plan", Args: map[string]any{"plan": []any{
 			map[string]any{"step": "Convert reports/q1.md", "status": "completed"},
 			map[string]any{"step": "Convert reports/q2.md", "status": "in_progress"},
 			map[string]any{"step": "Convert reports/q3.md", "status": "pending"},
 		}}}}},
-		{Calls: []agentkit.Call{shellCall("codex", long)}},
+		{Calls: []Call{shellCall("codex", long)}},
 		{Text: "Converted q2."},
 	})
-	bin := agentkit.Install(t, "codex")
-	if err := agentkit.WriteCodexHooks(w.home, agentHooks("codex")); err != nil {
+	bin := Install(t, "codex")
+	if err := WriteCodexHooks(w.home, agentHooks("codex")); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, agentkit.CodexArgs(agentkit.CodexOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: "Convert the three legacy reports to the new template"})...)
-	cmd.Dir, cmd.Env = dir, agentkit.CodexEnv(w.home)
+	cmd := exec.Command(bin, CodexArgs(CodexOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: "Convert the three legacy reports to the new template"})...)
+	cmd.Dir, cmd.Env = dir, CodexEnv(w.home)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

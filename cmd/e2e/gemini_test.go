@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestGeminiEndToEnd drives the real Gemini CLI headless through the story,
@@ -39,7 +37,7 @@ func TestGeminiEndToEnd(t *testing.T) {
 	}
 
 	// Session 2: a fresh session gets it through SessionStart.
-	r := runAgent(t, "gemini", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r := runAgent(t, "gemini", w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	first := r.first(t)
 	checkDelivered(t, first, s, "gemini")
 	if !strings.Contains(first, "<hook_context>") {
@@ -47,7 +45,7 @@ func TestGeminiEndToEnd(t *testing.T) {
 	}
 
 	// Session 3: resume the latest session; the handoff arrives once.
-	r = runAgent(t, "gemini", w.home, dir, "What is left to do?", []agentkit.Turn{{Text: "Still: " + s.Next()}}, runOpts{Args: []string{"--resume", "latest"}})
+	r = runAgent(t, "gemini", w.home, dir, "What is left to do?", []Turn{{Text: "Still: " + s.Next()}}, runOpts{Args: []string{"--resume", "latest"}})
 	first = r.first(t)
 	if n := handoffCount(first); n != 1 {
 		t.Errorf("the resumed session's first request carries %d handoffs, want exactly 1:\n%.3000s", n, first)
@@ -59,7 +57,7 @@ func TestGeminiEndToEnd(t *testing.T) {
 	}
 	// Session 3 resumed session 2: it appends to its file, or, in a later
 	// minute, may start a new file for the same session.
-	if ts := agentkit.GeminiTranscripts(w.home); len(ts) != 2 && len(ts) != 3 {
+	if ts := GeminiTranscripts(w.home); len(ts) != 2 && len(ts) != 3 {
 		t.Errorf("want 2 Gemini session files (3 if the resume started a new one), got %v", ts)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // A guest in the user's repository (issue 24), proven with the real Claude
@@ -40,7 +38,7 @@ func teamRepo(t *testing.T, w *workspace, name string) string {
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, append(agentkit.BaseEnv(t.TempDir()), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+	cmd.Dir, cmd.Env = dir, append(BaseEnv(t.TempDir()), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -56,18 +54,18 @@ func porcelain(t *testing.T, dir string) string {
 
 // readOnlyTurns is a session that changes no file of the project: it
 // reads, runs a command that fails, decides and names its next step.
-func readOnlyTurns(tool, dir string, s story) []agentkit.Turn {
-	final := agentkit.Turn{Text: "The test run failed: there is no tests/ directory yet. " + s.Next()}
+func readOnlyTurns(tool, dir string, s story) []Turn {
+	final := Turn{Text: "The test run failed: there is no tests/ directory yet. " + s.Next()}
 	if tool == "codex" {
-		return []agentkit.Turn{
-			{Text: "I'll read the README first.", Calls: []agentkit.Call{{Name: "shell", Args: map[string]any{"command": "cat README.md"}}}},
-			{Text: storyDecision, Calls: []agentkit.Call{{Name: "shell", Args: map[string]any{"command": storyFailCmd}}}},
+		return []Turn{
+			{Text: "I'll read the README first.", Calls: []Call{{Name: "shell", Args: map[string]any{"command": "cat README.md"}}}},
+			{Text: storyDecision, Calls: []Call{{Name: "shell", Args: map[string]any{"command": storyFailCmd}}}},
 			final,
 		}
 	}
-	return []agentkit.Turn{
-		{Text: "I'll read the README first.", Calls: []agentkit.Call{{Name: "Read", Args: map[string]any{"file_path": filepath.Join(dir, "README.md")}}}},
-		{Text: storyDecision, Calls: []agentkit.Call{{Name: "Bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}},
+	return []Turn{
+		{Text: "I'll read the README first.", Calls: []Call{{Name: "Read", Args: map[string]any{"file_path": filepath.Join(dir, "README.md")}}}},
+		{Text: storyDecision, Calls: []Call{{Name: "Bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}},
 		final,
 	}
 }
@@ -89,7 +87,7 @@ func sameTeamFiles(t *testing.T, dir, when string) {
 func TestGuestTeamRepo(t *testing.T) {
 	w := newWorkspace(t, "claude", "codex")
 	dir := teamRepo(t, w, "teamlib")
-	env := agentkit.BaseEnv(w.home)
+	env := BaseEnv(w.home)
 	s := story{Word: "backoff"}
 
 	runAgent(t, "claude", w.home, dir, s.Task(), readOnlyTurns("claude", dir, s), runOpts{})
@@ -100,9 +98,9 @@ func TestGuestTeamRepo(t *testing.T) {
 		t.Errorf("after a Claude Code session, git status shows:\n%s\ncarryover.log:\n%s", st, w.log())
 	}
 
-	r := runAgent(t, "codex", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r := runAgent(t, "codex", w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	checkDelivered(t, r.first(t), s, "claude")
-	r = runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r = runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	if first := r.first(t); !strings.Contains(first, "[CARRYOVER]") || !strings.Contains(first, s.Task()) {
 		t.Errorf("Claude Code's next session did not start with the handoff:\n%.2000s", first)
 	}
@@ -121,7 +119,7 @@ func TestGuestTeamRepo(t *testing.T) {
 	if out, errb, code := runCarryover(t, env, dir, "config", "set", "pointer", "always"); code != 0 {
 		t.Fatalf("config set pointer always: %d %s %s", code, out, errb)
 	}
-	runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Still on it. " + s.Next()}}, runOpts{})
+	runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "Still on it. " + s.Next()}}, runOpts{})
 	for _, n := range []string{"AGENTS.md", "CLAUDE.md"} {
 		b, _ := os.ReadFile(filepath.Join(dir, n))
 		if !strings.Contains(string(b), "<!--CARRYOVER:START-->") || strings.Contains(string(b), s.Word) {
@@ -186,9 +184,9 @@ func TestGuestHomeIsNotAProject(t *testing.T) {
 	before := homeEntries(t, w.home)
 	s := story{Word: "homework"}
 	runAgent(t, "claude", w.home, w.home, s.Task(), readOnlyTurns("claude", w.home, s), runOpts{})
-	r := runAgent(t, "claude", w.home, w.home, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r := runAgent(t, "claude", w.home, w.home, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	checkDelivered(t, r.first(t), s, "claude")
-	out, errb, code := runCarryover(t, agentkit.BaseEnv(w.home), w.home, "handoff", "--stdout", "--no-clipboard")
+	out, errb, code := runCarryover(t, BaseEnv(w.home), w.home, "handoff", "--stdout", "--no-clipboard")
 	if code != 0 || !strings.Contains(out, s.Task()) || !strings.Contains(errb, "no file written") {
 		t.Errorf("carryover handoff in $HOME: %d\n%s\n%s", code, out, errb)
 	}
@@ -207,7 +205,7 @@ func TestGuestHomeIsNotAProject(t *testing.T) {
 // the ledger or its WAL.
 func TestGuestIgnoreAndForget(t *testing.T) {
 	w := newWorkspace(t, "claude")
-	env := agentkit.BaseEnv(w.home)
+	env := BaseEnv(w.home)
 	private := w.project(t, "private")
 	if out, errb, code := runCarryover(t, env, private, "ignore"); code != 0 || !strings.Contains(out, "ignored: "+private) {
 		t.Fatalf("carryover ignore: %d %s %s", code, out, errb)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/carryover/carryover/adapters/ledger"
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 	"github.com/carryover/carryover/specs"
 )
 
@@ -39,7 +38,7 @@ func TestAgentEventsMatchSpecs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for tool, want := range agentEvents {
-		c, err := tab.Resolve(tool, agentkit.Pinned[tool].Version)
+		c, err := tab.Resolve(tool, Pinned[tool].Version)
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}
@@ -51,7 +50,7 @@ func TestAgentEventsMatchSpecs(t *testing.T) {
 		slices.Sort(a)
 		slices.Sort(b)
 		if !slices.Equal(a, b) {
-			t.Errorf("%s %s: specs register %v, the e2e tests %v", tool, agentkit.Pinned[tool].Version, got, want)
+			t.Errorf("%s %s: specs register %v, the e2e tests %v", tool, Pinned[tool].Version, got, want)
 		}
 	}
 }
@@ -83,15 +82,15 @@ func newWorkspace(t *testing.T, tools ...string) *workspace {
 		var err error
 		switch tool {
 		case "claude":
-			err = agentkit.WriteClaudeHooks(w.home, agentHooks(tool))
+			err = WriteClaudeHooks(w.home, agentHooks(tool))
 		case "codex":
-			err = agentkit.WriteCodexHooks(w.home, agentHooks(tool))
+			err = WriteCodexHooks(w.home, agentHooks(tool))
 		case "gemini":
-			err = agentkit.WriteGeminiHooks(w.home, agentHooks(tool))
+			err = WriteGeminiHooks(w.home, agentHooks(tool))
 		case "copilot-cli":
-			err = agentkit.WriteCopilotHooks(w.home, agentHooks(tool))
+			err = WriteCopilotHooks(w.home, agentHooks(tool))
 		case "qwen":
-			err = agentkit.WriteQwenHooks(w.home, agentHooks(tool))
+			err = WriteQwenHooks(w.home, agentHooks(tool))
 		case "pi", "cline":
 			// hook files `carryover install` writes: the tests run it
 		default:
@@ -108,7 +107,7 @@ func newWorkspace(t *testing.T, tools ...string) *workspace {
 func (w *workspace) project(t *testing.T, name string) string {
 	t.Helper()
 	dir := filepath.Join(w.root, "src", name)
-	agentkit.InitGitRepo(t, dir)
+	InitGitRepo(t, dir)
 	return dir
 }
 
@@ -199,59 +198,59 @@ func (s story) content() string {
 func (s story) docLine() string { return s.Word + "(fn) retries fn up to three times." }
 
 // turns is the story scripted with tool's own tool names.
-func (s story) turns(tool, dir string) []agentkit.Turn {
+func (s story) turns(tool, dir string) []Turn {
 	file, readme := filepath.Join(dir, s.File()), filepath.Join(dir, "README.md")
 	intro := "I'll create the " + s.Word + " helper first."
 	final := "The test run failed: there is no tests/ directory yet. " + s.Next()
-	var create, edit, shell []agentkit.Call
+	var create, edit, shell []Call
 	switch tool {
 	case "claude":
-		create = []agentkit.Call{{Name: "Write", Args: map[string]any{"file_path": file, "content": s.content()}}}
-		edit = []agentkit.Call{{Name: "Edit", Args: map[string]any{"file_path": readme, "old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
-		shell = []agentkit.Call{{Name: "Bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
+		create = []Call{{Name: "Write", Args: map[string]any{"file_path": file, "content": s.content()}}}
+		edit = []Call{{Name: "Edit", Args: map[string]any{"file_path": readme, "old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
+		shell = []Call{{Name: "Bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	case "codex":
 		var add strings.Builder
 		for _, ln := range strings.SplitAfter(strings.TrimSuffix(s.content(), "\n"), "\n") {
 			add.WriteString("+" + ln)
 		}
-		create = []agentkit.Call{{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Add File: " + s.File() + "\n" + add.String() + "\n*** End Patch\n"}}}
-		edit = []agentkit.Call{{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Update File: README.md\n@@\n # demo\n+\n+" + s.docLine() + "\n*** End Patch\n"}}}
-		shell = []agentkit.Call{{Name: "shell", Args: map[string]any{"command": storyFailCmd}}}
+		create = []Call{{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Add File: " + s.File() + "\n" + add.String() + "\n*** End Patch\n"}}}
+		edit = []Call{{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Update File: README.md\n@@\n # demo\n+\n+" + s.docLine() + "\n*** End Patch\n"}}}
+		shell = []Call{{Name: "shell", Args: map[string]any{"command": storyFailCmd}}}
 	case "gemini":
-		create = []agentkit.Call{{Name: "write_file", Args: map[string]any{"file_path": file, "content": s.content()}}}
-		edit = []agentkit.Call{{Name: "replace", Args: map[string]any{"file_path": readme, "instruction": "Document the helper",
+		create = []Call{{Name: "write_file", Args: map[string]any{"file_path": file, "content": s.content()}}}
+		edit = []Call{{Name: "replace", Args: map[string]any{"file_path": readme, "instruction": "Document the helper",
 			"old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
-		shell = []agentkit.Call{{Name: "run_shell_command", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
+		shell = []Call{{Name: "run_shell_command", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	case "qwen":
-		create = []agentkit.Call{{Name: "write_file", Args: map[string]any{"file_path": file, "content": s.content()}}}
-		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"file_path": readme, "old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
-		shell = []agentkit.Call{{Name: "run_shell_command", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
+		create = []Call{{Name: "write_file", Args: map[string]any{"file_path": file, "content": s.content()}}}
+		edit = []Call{{Name: "edit", Args: map[string]any{"file_path": readme, "old_string": "# demo\n", "new_string": "# demo\n\n" + s.docLine() + "\n"}}}
+		shell = []Call{{Name: "run_shell_command", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	case "pi":
-		create = []agentkit.Call{{Name: "write", Args: map[string]any{"path": file, "content": s.content()}}}
-		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"path": readme, "edits": []any{map[string]any{"oldText": "# demo\n", "newText": "# demo\n\n" + s.docLine() + "\n"}}}}}
-		shell = []agentkit.Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd}}}
+		create = []Call{{Name: "write", Args: map[string]any{"path": file, "content": s.content()}}}
+		edit = []Call{{Name: "edit", Args: map[string]any{"path": readme, "edits": []any{map[string]any{"oldText": "# demo\n", "newText": "# demo\n\n" + s.docLine() + "\n"}}}}}
+		shell = []Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd}}}
 	case "opencode", "kilo":
-		create = []agentkit.Call{{Name: "write", Args: map[string]any{"filePath": file, "content": s.content()}}}
-		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"filePath": readme, "oldString": "# demo\n", "newString": "# demo\n\n" + s.docLine() + "\n"}}}
-		shell = []agentkit.Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
+		create = []Call{{Name: "write", Args: map[string]any{"filePath": file, "content": s.content()}}}
+		edit = []Call{{Name: "edit", Args: map[string]any{"filePath": readme, "oldString": "# demo\n", "newString": "# demo\n\n" + s.docLine() + "\n"}}}
+		shell = []Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	case "copilot-cli":
-		create = []agentkit.Call{{Name: "create", Args: map[string]any{"path": file, "file_text": s.content()}}}
-		edit = []agentkit.Call{{Name: "edit", Args: map[string]any{"path": readme, "old_str": "# demo\n", "new_str": "# demo\n\n" + s.docLine() + "\n"}}}
-		shell = []agentkit.Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
+		create = []Call{{Name: "create", Args: map[string]any{"path": file, "file_text": s.content()}}}
+		edit = []Call{{Name: "edit", Args: map[string]any{"path": readme, "old_str": "# demo\n", "new_str": "# demo\n\n" + s.docLine() + "\n"}}}
+		shell = []Call{{Name: "bash", Args: map[string]any{"command": storyFailCmd, "description": "Run the unit tests"}}}
 	}
-	turns := []agentkit.Turn{{Text: intro, Calls: create}}
+	turns := []Turn{{Text: intro, Calls: create}}
 	switch tool { // Edit needs a prior Read
 	case "claude":
-		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "Read", Args: map[string]any{"file_path": readme}}}})
+		turns = append(turns, Turn{Calls: []Call{{Name: "Read", Args: map[string]any{"file_path": readme}}}})
 	case "qwen":
-		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "read_file", Args: map[string]any{"file_path": readme}}}})
+		turns = append(turns, Turn{Calls: []Call{{Name: "read_file", Args: map[string]any{"file_path": readme}}}})
 	case "opencode", "kilo":
-		turns = append(turns, agentkit.Turn{Calls: []agentkit.Call{{Name: "read", Args: map[string]any{"filePath": readme}}}})
+		turns = append(turns, Turn{Calls: []Call{{Name: "read", Args: map[string]any{"filePath": readme}}}})
 	}
 	return append(turns,
-		agentkit.Turn{Calls: edit},
-		agentkit.Turn{Text: storyDecision, Calls: shell},
-		agentkit.Turn{Text: final},
+		Turn{Calls: edit},
+		Turn{Text: storyDecision, Calls: shell},
+		Turn{Text: final},
 	)
 }
 
@@ -303,43 +302,43 @@ type agentResult struct {
 	Main     [][]byte // requests that played a scripted turn
 	Compacts int      // compaction requests (Codex)
 	Played   int
-	All      []agentkit.RecordedRequest // every request in order (Claude, Codex)
+	All      []RecordedRequest // every request in order (Claude, Codex)
 }
 
 // runAgent runs tool headless in dir with prompt against a fake model that
 // plays turns, and fails the test when the agent exits non-zero.
-func runAgent(t *testing.T, tool, home, dir, prompt string, turns []agentkit.Turn, o runOpts) agentResult {
+func runAgent(t *testing.T, tool, home, dir, prompt string, turns []Turn, o runOpts) agentResult {
 	t.Helper()
 	var r agentResult
 	switch tool {
 	case "claude":
-		f := agentkit.NewAnthropic(t, turns)
-		res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		f := NewAnthropic(t, turns)
+		res := RunClaude(t, ClaudeOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: res.String(), Main: f.MainRequests(), Played: f.Played(), All: f.All()}
 	case "codex":
-		f := agentkit.NewResponses(t, turns)
-		res := agentkit.RunCodex(t, agentkit.CodexOpts{Bin: o.Bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args, Config: o.Config})
+		f := NewResponses(t, turns)
+		res := RunCodex(t, CodexOpts{Bin: o.Bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args, Config: o.Config})
 		r = agentResult{Exit: res.ExitCode, Output: res.String() + fmt.Sprintf("\nrequests: %v", f.Kinds()), Main: f.MainRequests(),
-			Compacts: len(f.RequestsOfKind(agentkit.KindCompact)), Played: f.Played(), All: f.All()}
+			Compacts: len(f.RequestsOfKind(KindCompact)), Played: f.Played(), All: f.All()}
 	case "gemini":
-		f := agentkit.NewGeminiServer(t, turns)
-		res := agentkit.RunGemini(t, agentkit.GeminiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		f := NewGeminiServer(t, turns)
+		res := RunGemini(t, GeminiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	case "copilot-cli":
-		f := agentkit.NewChatServer(t, turns)
-		res := agentkit.RunCopilot(t, agentkit.CopilotOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		f := NewChatServer(t, turns)
+		res := RunCopilot(t, CopilotOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	case "qwen":
-		f := agentkit.NewChatServer(t, turns)
-		res := agentkit.RunQwen(t, agentkit.QwenOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		f := NewChatServer(t, turns)
+		res := RunQwen(t, QwenOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	case "pi":
-		f := agentkit.NewChatServer(t, turns)
-		res := agentkit.RunPi(t, agentkit.PiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		f := NewChatServer(t, turns)
+		res := RunPi(t, PiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	case "opencode", "kilo":
-		f := agentkit.NewChatServer(t, turns)
-		res := agentkit.RunOpenCode(t, agentkit.OpenCodeOpts{Tool: tool, Bin: o.Bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
+		f := NewChatServer(t, turns)
+		res := RunOpenCode(t, OpenCodeOpts{Tool: tool, Bin: o.Bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: prompt, Args: o.Args})
 		r = agentResult{Exit: res.ExitCode, Output: outTail(res), Main: f.MainRequests(), Played: min(f.TurnsUsed(), len(turns))}
 	default:
 		t.Fatalf("no real CLI for %q", tool)
@@ -353,7 +352,7 @@ func runAgent(t *testing.T, tool, home, dir, prompt string, turns []agentkit.Tur
 	return r
 }
 
-func outTail(o agentkit.AgentOutput) string {
+func outTail(o AgentOutput) string {
 	s := "stdout:\n" + o.Stdout + "\nstderr:\n" + o.Stderr
 	if len(s) > 4000 {
 		s = "…" + s[len(s)-4000:]

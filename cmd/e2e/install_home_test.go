@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestInstallOddCarryoverHome: with a CARRYOVER_HOME whose path holds URI
@@ -20,12 +18,12 @@ func TestInstallOddCarryoverHome(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	coHome := filepath.Join(root, "carry over #1 ?mode=memory %41")
-	claudeBin := filepath.Dir(agentkit.Install(t, "claude"))
+	claudeBin := filepath.Dir(Install(t, "claude"))
 	settings := filepath.Join(home, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	orig := []byte(`{"skipDangerousModePermissionPrompt":true,"hooks":{}}`)
 	os.WriteFile(settings, orig, 0o644)
-	env := agentkit.MergeEnv(agentkit.BaseEnv(home), "PATH="+claudeBin+":/usr/local/bin:/usr/bin:/bin", "CARRYOVER_HOME="+coHome)
+	env := MergeEnv(BaseEnv(home), "PATH="+claudeBin+":/usr/local/bin:/usr/bin:/bin", "CARRYOVER_HOME="+coHome)
 
 	out, errOut, code := runCarryover(t, env, root, "install", "--tools", "claude", "--yes")
 	if code != 0 || !strings.Contains(out, "Claude Code 2.1.197") {
@@ -33,10 +31,10 @@ func TestInstallOddCarryoverHome(t *testing.T) {
 	}
 
 	dir := filepath.Join(root, "proj")
-	agentkit.InitGitRepo(t, dir)
+	InitGitRepo(t, dir)
 	task := "Odd home check: write the marker file"
-	f := agentkit.NewAnthropic(t, writeTurns("claude", dir, "Next I will check the marker."))
-	if r := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task, Env: []string{"CARRYOVER_HOME=" + coHome}}); r.ExitCode != 0 {
+	f := NewAnthropic(t, writeTurns("claude", dir, "Next I will check the marker."))
+	if r := RunClaude(t, ClaudeOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task, Env: []string{"CARRYOVER_HOME=" + coHome}}); r.ExitCode != 0 {
 		t.Fatalf("claude: %s", r)
 	}
 	log, _ := os.ReadFile(filepath.Join(coHome, "carryover.log"))

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // runCarryover runs a carryover subcommand with env and returns its output.
@@ -34,47 +32,47 @@ func runCarryover(t *testing.T, env []string, dir string, args ...string) (strin
 // main request.
 type agentSession func(t *testing.T, home, dir, task, next string) string
 
-func writeTurns(tool, dir, next string) []agentkit.Turn {
+func writeTurns(tool, dir, next string) []Turn {
 	path := filepath.Join(dir, "marker.txt")
-	var call agentkit.Call
+	var call Call
 	switch tool {
 	case "claude":
-		call = agentkit.Call{Name: "Write", Args: map[string]any{"file_path": path, "content": "hello\n"}}
+		call = Call{Name: "Write", Args: map[string]any{"file_path": path, "content": "hello\n"}}
 	case "codex":
-		call = agentkit.Call{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Add File: marker.txt\n+hello\n*** End Patch\n"}}
+		call = Call{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Add File: marker.txt\n+hello\n*** End Patch\n"}}
 	case "gemini":
-		call = agentkit.Call{Name: "write_file", Args: map[string]any{"file_path": path, "content": "hello\n"}}
+		call = Call{Name: "write_file", Args: map[string]any{"file_path": path, "content": "hello\n"}}
 	case "copilot-cli":
-		call = agentkit.Call{Name: "create", Args: map[string]any{"path": path, "file_text": "hello\n"}}
+		call = Call{Name: "create", Args: map[string]any{"path": path, "file_text": "hello\n"}}
 	}
-	return []agentkit.Turn{{Text: "Writing the marker file.", Calls: []agentkit.Call{call}}, {Text: "Wrote marker.txt. " + next}}
+	return []Turn{{Text: "Writing the marker file.", Calls: []Call{call}}, {Text: "Wrote marker.txt. " + next}}
 }
 
 var installSessions = map[string]agentSession{
 	"claude": func(t *testing.T, home, dir, task, next string) string {
-		f := agentkit.NewAnthropic(t, writeTurns("claude", dir, next))
-		if r := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
+		f := NewAnthropic(t, writeTurns("claude", dir, next))
+		if r := RunClaude(t, ClaudeOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
 			t.Fatalf("claude: %s", r)
 		}
 		return first(f.MainRequests())
 	},
 	"codex": func(t *testing.T, home, dir, task, next string) string {
-		f := agentkit.NewResponses(t, writeTurns("codex", dir, next))
-		if r := agentkit.RunCodex(t, agentkit.CodexOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
+		f := NewResponses(t, writeTurns("codex", dir, next))
+		if r := RunCodex(t, CodexOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
 			t.Fatalf("codex: %s", r)
 		}
 		return first(f.MainRequests())
 	},
 	"gemini": func(t *testing.T, home, dir, task, next string) string {
-		f := agentkit.NewGeminiServer(t, writeTurns("gemini", dir, next))
-		if r := agentkit.RunGemini(t, agentkit.GeminiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
+		f := NewGeminiServer(t, writeTurns("gemini", dir, next))
+		if r := RunGemini(t, GeminiOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
 			t.Fatalf("gemini: %+v", r)
 		}
 		return first(f.MainRequests())
 	},
 	"copilot-cli": func(t *testing.T, home, dir, task, next string) string {
-		f := agentkit.NewChatServer(t, writeTurns("copilot-cli", dir, next))
-		if r := agentkit.RunCopilot(t, agentkit.CopilotOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
+		f := NewChatServer(t, writeTurns("copilot-cli", dir, next))
+		if r := RunCopilot(t, CopilotOpts{Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
 			t.Fatalf("copilot: %+v", r)
 		}
 		return first(f.MainRequests())
@@ -99,14 +97,14 @@ func TestInstallEndToEnd(t *testing.T) {
 	home := filepath.Join(root, "home")
 	var path []string
 	for _, tool := range []string{"claude", "codex", "gemini", "copilot-cli"} {
-		path = append(path, filepath.Dir(agentkit.Install(t, tool)))
+		path = append(path, filepath.Dir(Install(t, tool)))
 	}
 	// The user's own settings before install (what the harness needs to run
 	// offline), with other content carryover must keep.
-	if err := agentkit.WriteCodexHooks(home, nil); err != nil {
+	if err := WriteCodexHooks(home, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := agentkit.WriteGeminiHooks(home, map[string]string{}); err != nil {
+	if err := WriteGeminiHooks(home, map[string]string{}); err != nil {
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
@@ -117,7 +115,7 @@ func TestInstallEndToEnd(t *testing.T) {
 	for _, c := range configs {
 		before[c], _ = os.ReadFile(filepath.Join(home, c))
 	}
-	env := agentkit.MergeEnv(agentkit.BaseEnv(home), "PATH="+strings.Join(path, ":")+":/usr/local/bin:/usr/bin:/bin")
+	env := MergeEnv(BaseEnv(home), "PATH="+strings.Join(path, ":")+":/usr/local/bin:/usr/bin:/bin")
 	out, errOut, code := runCarryover(t, env, root, "install", "--tools", "claude,codex,gemini,copilot-cli", "--yes")
 	if code != 0 {
 		t.Fatalf("install exit %d\n%s\n%s", code, out, errOut)
@@ -142,7 +140,7 @@ func TestInstallEndToEnd(t *testing.T) {
 	for _, tool := range []string{"claude", "codex", "gemini", "copilot-cli"} {
 		t.Run(tool, func(t *testing.T) {
 			dir := filepath.Join(root, "proj-"+tool)
-			agentkit.InitGitRepo(t, dir)
+			InitGitRepo(t, dir)
 			task := "Install check for " + tool + ": write the marker file"
 			next := "Next I will verify the marker for " + tool + "."
 			installSessions[tool](t, home, dir, task, next)
@@ -234,7 +232,7 @@ func TestInstallNewerVersionFallsBack(t *testing.T) {
 	bin := filepath.Join(root, "bin")
 	os.MkdirAll(bin, 0o755)
 	os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho 'codex-cli 9.9.9'\n"), 0o755)
-	env := agentkit.MergeEnv(agentkit.BaseEnv(home), "PATH="+bin+":/usr/bin:/bin")
+	env := MergeEnv(BaseEnv(home), "PATH="+bin+":/usr/bin:/bin")
 	out, errOut, code := runCarryover(t, env, root, "install", "--tools", "codex", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestHandoffLifecycle runs the lifecycle with the real CLIs: Claude Code
@@ -26,7 +24,7 @@ import (
 func TestHandoffLifecycle(t *testing.T) {
 	w := newWorkspace(t, "claude", "codex", "gemini")
 	dir := w.project(t, "lifecyclelib")
-	env := agentkit.BaseEnv(w.home)
+	env := BaseEnv(w.home)
 	s := story{Word: "backoff"}
 
 	runAgent(t, "claude", w.home, dir, s.Task(), s.turns("claude", dir), runOpts{})
@@ -46,17 +44,17 @@ func TestHandoffLifecycle(t *testing.T) {
 
 	// Codex, held at its first model request (its SessionStart hook has
 	// run by then) until the parallel Claude session is done.
-	f := agentkit.NewResponses(t, []agentkit.Turn{{Text: "Resuming. " + s.Next()}})
+	f := NewResponses(t, []Turn{{Text: "Resuming. " + s.Next()}})
 	gate := newGate(t, f.URL())
-	var codex agentkit.Result
+	var codex Result
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		codex = agentkit.RunCodex(t, agentkit.CodexOpts{Home: w.home, Dir: dir, BaseURL: gate.srv.URL, Prompt: "continue"})
+		codex = RunCodex(t, CodexOpts{Home: w.home, Dir: dir, BaseURL: gate.srv.URL, Prompt: "continue"})
 	}()
 	gate.waitArrived()
-	third := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "I will check with the user first."}}, runOpts{})
+	third := runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "I will check with the user first."}}, runOpts{})
 	gate.release()
 	wg.Wait()
 	if codex.ExitCode != 0 {
@@ -116,7 +114,7 @@ func TestHandoffLifecycle(t *testing.T) {
 
 	// Past expire_after a new session gets one line.
 	os.WriteFile(filepath.Join(w.home, ".carryover", "config.toml"), []byte("expire_after = \"1ms\"\n"), 0o600)
-	g := runAgent(t, "gemini", w.home, dir, "what next?", []agentkit.Turn{{Text: "Let me look."}}, runOpts{})
+	g := runAgent(t, "gemini", w.home, dir, "what next?", []Turn{{Text: "Let me look."}}, runOpts{})
 	got := g.first(t)
 	if !strings.Contains(got, "carryover: a handoff from ") || !strings.Contains(got, "exists: carryover history show HO-") {
 		t.Errorf("gemini did not get the expired-handoff notice:\n%.3000s", got)

@@ -7,15 +7,14 @@ import (
 	"testing"
 
 	"github.com/carryover/carryover/adapters/ledger"
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // limitTurns: one turn of work (a file written), then the account's limit.
-func limitTurns(tool, dir string) []agentkit.Turn {
+func limitTurns(tool, dir string) []Turn {
 	s := story{Word: "limit"}
 	t := s.turns(tool, dir)[0]
 	t.Text = "I'll create the limit helper first; next I will wire it into the queue."
-	return []agentkit.Turn{t, {RateLimited: true}}
+	return []Turn{t, {RateLimited: true}}
 }
 
 const limitTask = "Add a limit helper in limit.py and wire it into the queue"
@@ -52,8 +51,8 @@ func (w *workspace) lastLimits(t *testing.T) []ledger.LimitEvent {
 func TestLimitClaudeThenCodex(t *testing.T) {
 	w := newWorkspace(t, "claude", "codex")
 	dir := w.project(t, "limitq")
-	f := agentkit.NewAnthropic(t, limitTurns("claude", dir))
-	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: limitTask,
+	f := NewAnthropic(t, limitTurns("claude", dir))
+	res := RunClaude(t, ClaudeOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: limitTask,
 		Env: []string{"CLAUDE_CODE_MAX_RETRIES=0"}})
 	if f.Played() != 1 {
 		t.Fatalf("claude played %d turns: %s", f.Played(), res)
@@ -88,7 +87,7 @@ func TestLimitClaudeThenCodex(t *testing.T) {
 		t.Errorf("ledger limits: %+v", ev)
 	}
 	// The next session, in Codex.
-	next := runAgent(t, "codex", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming the limit helper."}}, runOpts{})
+	next := runAgent(t, "codex", w.home, dir, "continue", []Turn{{Text: "Resuming the limit helper."}}, runOpts{})
 	first := next.first(t)
 	for _, want := range []string{"[CARRYOVER]", limitTask, "the previous Claude Code session stopped at a rate limit"} {
 		if !strings.Contains(first, want) {
@@ -108,7 +107,7 @@ func TestLimitCodexThenClaude(t *testing.T) {
 	dir := w.project(t, "limitq")
 	turns := limitTurns("codex", dir)[:1]
 	turns[0].UsedPercent = 95
-	turns = append(turns, agentkit.Turn{Text: "The helper exists; next I will wire it into the queue.", UsedPercent: 95})
+	turns = append(turns, Turn{Text: "The helper exists; next I will wire it into the queue.", UsedPercent: 95})
 	runAgent(t, "codex", w.home, dir, limitTask, turns, runOpts{})
 	r := w.resumeOf(t, dir)
 	for _, want := range []string{limitTask, "limit.py", "next I will wire it into the queue"} {
@@ -123,19 +122,19 @@ func TestLimitCodexThenClaude(t *testing.T) {
 		t.Errorf("a warning recorded as a limit: %+v", ev)
 	}
 
-	f := agentkit.NewResponses(t, []agentkit.Turn{{RateLimited: true}})
-	res := agentkit.RunCodex(t, agentkit.CodexOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: "go on", Args: []string{"resume", "--last"}})
+	f := NewResponses(t, []Turn{{RateLimited: true}})
+	res := RunCodex(t, CodexOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: "go on", Args: []string{"resume", "--last"}})
 	if !strings.Contains(res.Stdout+res.Stderr, "hit your usage limit") {
 		t.Fatalf("codex did not hit the limit: %s", res)
 	}
 	ev := w.lastLimits(t)
-	if len(ev) != 1 || ev[0].Tool != "codex" || ev[0].Limit.ResetsAt.Unix() != agentkit.RateLimitReset {
+	if len(ev) != 1 || ev[0].Tool != "codex" || ev[0].Limit.ResetsAt.Unix() != RateLimitReset {
 		t.Fatalf("ledger limits: %+v\n%s", ev, w.log())
 	}
 	if !strings.Contains(w.log(), "limit: carryover: usage limit reached (resets ") {
 		t.Errorf("the limit was not announced:\n%s", w.log())
 	}
-	next := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming the limit helper."}}, runOpts{})
+	next := runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "Resuming the limit helper."}}, runOpts{})
 	first := next.first(t)
 	for _, want := range []string{"[CARRYOVER]", limitTask, "the previous Codex CLI session stopped at a usage limit (it resets "} {
 		if !strings.Contains(first, want) {
@@ -151,11 +150,11 @@ func TestLimitCodexThenClaude(t *testing.T) {
 func TestContextWarnTellsClaude(t *testing.T) {
 	w := newWorkspace(t, "claude")
 	dir := w.project(t, "ctxq")
-	write := func(name string, tokens int) agentkit.Turn {
-		return agentkit.Turn{Text: "Writing " + name + ".", InputTokens: tokens,
-			Calls: []agentkit.Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, name), "content": "X = 1\n"}}}}
+	write := func(name string, tokens int) Turn {
+		return Turn{Text: "Writing " + name + ".", InputTokens: tokens,
+			Calls: []Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, name), "content": "X = 1\n"}}}}
 	}
-	turns := []agentkit.Turn{write("a.py", 152_000), write("b.py", 152_500), write("c.py", 153_000), {Text: "All written; next I will test them."}}
+	turns := []Turn{write("a.py", 152_000), write("b.py", 152_500), write("c.py", 153_000), {Text: "All written; next I will test them."}}
 	r := runAgent(t, "claude", w.home, dir, "Write a.py, b.py and c.py", turns, runOpts{})
 	note := "context 76 % full — finish the current step; carryover has saved the handoff"
 	var told []int
@@ -190,12 +189,12 @@ func TestContextWarnTellsClaude(t *testing.T) {
 func TestLimitCopilot(t *testing.T) {
 	w := newWorkspace(t, "copilot-cli", "claude")
 	dir := w.project(t, "limitq")
-	f := agentkit.NewChatServer(t, limitTurns("copilot-cli", dir))
-	res := agentkit.RunCopilot(t, agentkit.CopilotOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: limitTask})
+	f := NewChatServer(t, limitTurns("copilot-cli", dir))
+	res := RunCopilot(t, CopilotOpts{Home: w.home, Dir: dir, BaseURL: f.URL(), Prompt: limitTask})
 	if !strings.Contains(res.Stdout+res.Stderr, "429") {
 		t.Fatalf("copilot did not hit the limit: %s", outTail(res))
 	}
-	next := runAgent(t, "claude", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming the limit helper."}}, runOpts{})
+	next := runAgent(t, "claude", w.home, dir, "continue", []Turn{{Text: "Resuming the limit helper."}}, runOpts{})
 	if first := next.first(t); !strings.Contains(first, "the previous GitHub Copilot CLI session stopped at a rate limit") {
 		t.Errorf("claude's first request lacks the limit line:\n%.3000s\n%s", first, w.log())
 	}

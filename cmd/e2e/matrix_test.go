@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestCrossAgentMatrix: one project per pair; agent A works through a
@@ -42,7 +40,7 @@ func TestCrossAgentMatrix(t *testing.T) {
 			}
 
 			// B in another project of the same HOME: nothing of A's.
-			ro := runAgent(t, p.b, w.home, other, "List the files here", []agentkit.Turn{{Text: "There is only README.md."}}, runOpts{})
+			ro := runAgent(t, p.b, w.home, other, "List the files here", []Turn{{Text: "There is only README.md."}}, runOpts{})
 			for _, body := range ro.Main {
 				if i := leak(string(body), "[CARRYOVER]", s.Task(), s.Next(), s.File()); i >= 0 {
 					t.Errorf("%s in another project received %s's handoff: …%s…", p.b, p.a, string(body)[max(0, i-600):min(len(body), i+600)])
@@ -55,7 +53,7 @@ func TestCrossAgentMatrix(t *testing.T) {
 			}
 
 			// B in A's project: the first request carries A's handoff.
-			r := runAgent(t, p.b, w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+			r := runAgent(t, p.b, w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 			first := r.first(t)
 			checkDelivered(t, first, s, p.a)
 			for _, want := range []string{storyFailCmd, storyDecision} {

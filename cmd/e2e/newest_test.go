@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestNewestReleases runs the core scenarios against the newest release of
-// each agent whose newest differs from the pinned one (agentkit.Newest), so
+// each agent whose newest differs from the pinned one (Newest), so
 // users who upgraded first are covered too. Like every e2e test it installs
 // from npm on first use and fails, never skips, when npm cannot reach the
 // registry.
@@ -20,8 +18,8 @@ func TestNewestReleases(t *testing.T) {
 	// a bin, e.g. the install and plugin story), named so the gap check
 	// below still catches a tool with neither.
 	ownTest := map[string]string{"opencode": "TestOpenCodeNewest"}
-	for tool, a := range agentkit.Newest {
-		if a.Version == agentkit.Pinned[tool].Version {
+	for tool, a := range Newest {
+		if a.Version == Pinned[tool].Version {
 			continue
 		}
 		if _, ok := ownTest[tool]; ok {
@@ -33,7 +31,7 @@ func TestNewestReleases(t *testing.T) {
 			continue
 		}
 		t.Run(tool+"@"+a.Version, func(t *testing.T) {
-			bin := agentkit.InstallAgent(t, a)
+			bin := InstallAgent(t, a)
 			for _, sc := range scenarios {
 				sc(t, bin)
 			}

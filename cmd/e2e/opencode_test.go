@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestOpenCodeEndToEnd drives the real OpenCode CLI (`opencode run`, the
@@ -27,31 +25,31 @@ import (
 // OpenCode: in another project a Claude Code session's handoff reaches the
 // next OpenCode session's first model request, once, in its system prompt.
 func TestOpenCodeEndToEnd(t *testing.T) {
-	testOpenCode(t, "opencode", agentkit.Pinned["opencode"])
+	testOpenCode(t, "opencode", Pinned["opencode"])
 }
 
 // TestOpenCodeNewest is the same story with the newest OpenCode release.
 func TestOpenCodeNewest(t *testing.T) {
-	testOpenCode(t, "opencode", agentkit.Newest["opencode"])
+	testOpenCode(t, "opencode", Newest["opencode"])
 }
 
 // TestKiloEndToEnd runs the story with the real Kilo CLI 7.7.7 (`kilo
 // run`): Kilo's own plugin folder and database, the same plugin relays.
 func TestKiloEndToEnd(t *testing.T) {
-	testOpenCode(t, "kilo", agentkit.Pinned["kilo"])
+	testOpenCode(t, "kilo", Pinned["kilo"])
 }
 
-func testOpenCode(t *testing.T, tool string, pin agentkit.Agent) {
+func testOpenCode(t *testing.T, tool string, pin Agent) {
 	if pin.Version == "" {
 		t.Fatalf("no %s version pinned", tool)
 	}
 	w := newWorkspace(t, "claude")
 	t.Cleanup(func() { killLeftovers(t, w.home) })
-	bin := agentkit.InstallAgent(t, pin)
-	native := agentkit.NativeBin(bin)
+	bin := InstallAgent(t, pin)
+	native := NativeBin(bin)
 	display := map[string]string{"opencode": "OpenCode", "kilo": "Kilo CLI"}[tool]
 	dir := w.project(t, "retrylib")
-	env := append(agentkit.BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := append(BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	cfg := filepath.Join(w.home, ".config", tool)
 	userPlugin := filepath.Join(cfg, "plugins", "mine.js")
@@ -90,7 +88,7 @@ func testOpenCode(t *testing.T, tool string, pin agentkit.Agent) {
 	if code != 0 || !strings.Contains(out, s.Task()) || !strings.Contains(out, s.Next()) || !strings.Contains(out, storyFailCmd) || !strings.Contains(out, "exit 2") {
 		t.Errorf("handoff --source %s (exit %d):\n%s%s", tool, code, out, errOut)
 	}
-	db := agentkit.OpenCodeDB(w.home, tool)
+	db := OpenCodeDB(w.home, tool)
 	out, errOut, code = runCarryover(t, env, dir, "handoff", "--transcript", db, "--source", tool, "--stdout", "--no-clipboard")
 	if code != 0 || !strings.Contains(out, "Source:** "+display) || !strings.Contains(out, s.Next()) || !strings.Contains(out, storyFailCmd) {
 		t.Errorf("handoff --transcript %s (exit %d):\n%s%s", db, code, out, errOut)
@@ -113,7 +111,7 @@ func testOpenCode(t *testing.T, tool string, pin agentkit.Agent) {
 	cs := story{Word: "retrycc"}
 	runAgent(t, "claude", w.home, dir2, cs.Task(), cs.turns("claude", dir2), runOpts{})
 	cs.checkHandoff(t, w.handoff(t, dir2), "claude")
-	r := runAgent(t, tool, w.home, dir2, "continue", []agentkit.Turn{{Text: "Resuming. " + cs.Next()}}, runOpts{Bin: native})
+	r := runAgent(t, tool, w.home, dir2, "continue", []Turn{{Text: "Resuming. " + cs.Next()}}, runOpts{Bin: native})
 	first := r.first(t)
 	checkDelivered(t, first, cs, "claude")
 	if !strings.Contains(first, storyFailCmd) {

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestPiEndToEnd drives the real Pi CLI (pi -p) with the extension
@@ -24,8 +22,8 @@ import (
 func TestPiEndToEnd(t *testing.T) {
 	w := newWorkspace(t, "codex")
 	dir := w.project(t, "retrylib")
-	bin := agentkit.Install(t, "pi")
-	env := append(agentkit.BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	bin := Install(t, "pi")
+	env := append(BaseEnv(w.home), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	agentDir := filepath.Join(w.home, ".pi", "agent")
 	userExt := filepath.Join(agentDir, "extensions", "mine.ts")
 	writeFile(t, userExt, "export default function (_pi: any) {}\n", 0o644)
@@ -52,7 +50,7 @@ func TestPiEndToEnd(t *testing.T) {
 	}
 	t.Logf("hook runs after the Pi session: %v", runs)
 	s.checkHandoff(t, w.handoff(t, dir), "pi")
-	ts := agentkit.PiTranscripts(w.home)
+	ts := PiTranscripts(w.home)
 	if len(ts) != 1 {
 		t.Fatalf("want one Pi session file, got %v", ts)
 	}
@@ -66,7 +64,7 @@ func TestPiEndToEnd(t *testing.T) {
 	}
 
 	// Pi → Codex: the next Codex session's first request carries Pi's handoff.
-	r := runAgent(t, "codex", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r := runAgent(t, "codex", w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	first := r.first(t)
 	checkDelivered(t, first, s, "pi")
 	if !strings.Contains(first, storyFailCmd) {
@@ -76,12 +74,12 @@ func TestPiEndToEnd(t *testing.T) {
 	// Pi receives: the project's current handoff reaches the model in the
 	// next Pi session's first request, once.
 	task := handoffTask(t, w.handoff(t, dir))
-	r = runAgent(t, "pi", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
+	r = runAgent(t, "pi", w.home, dir, "continue", []Turn{{Text: "Resuming."}}, runOpts{})
 	first = r.first(t)
 	if !strings.Contains(first, "[CARRYOVER]") || !strings.Contains(first, task) || handoffCount(first) != 1 {
 		t.Errorf("the next Pi session's first request lacks the handoff (task %q) or carries it %d times:\n%.3000s", task, handoffCount(first), first)
 	}
-	ts = agentkit.PiTranscripts(w.home)
+	ts = PiTranscripts(w.home)
 	if b, _ := os.ReadFile(ts[len(ts)-1]); !strings.Contains(string(b), `"customType":"carryover"`) {
 		t.Errorf("the Pi session %s stores no carryover custom_message", ts[len(ts)-1])
 	}

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestClaudePlugin: carryover's Claude Code plugin (.claude-plugin/), added
@@ -15,13 +13,13 @@ import (
 // the handoff; `claude plugin validate` passes; `carryover install` then
 // skips Claude Code instead of wiring the same hooks a second time.
 func TestClaudePlugin(t *testing.T) {
-	claude := agentkit.Install(t, "claude")
+	claude := Install(t, "claude")
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	dir := filepath.Join(root, "src", "retrylib")
-	agentkit.InitGitRepo(t, dir)
+	InitGitRepo(t, dir)
 	os.MkdirAll(home, 0o755)
-	if err := agentkit.PrepareClaude(home, dir); err != nil {
+	if err := PrepareClaude(home, dir); err != nil {
 		t.Fatal(err)
 	}
 	// The marketplace is the repository's .claude-plugin/ alone (the plugin
@@ -37,19 +35,19 @@ func TestClaudePlugin(t *testing.T) {
 		os.WriteFile(filepath.Join(market, ".claude-plugin", f), b, 0o644)
 	}
 	path := "PATH=" + filepath.Dir(carryoverBin) + ":" + filepath.Dir(claude) + ":/usr/local/bin:/usr/bin:/bin"
-	env := agentkit.MergeEnv(agentkit.ClaudeEnv(home, "http://127.0.0.1:9"), path)
+	env := MergeEnv(ClaudeEnv(home, "http://127.0.0.1:9"), path)
 	for _, args := range [][]string{
 		{"plugin", "validate", "--strict", filepath.Join(repo)},
 		{"plugin", "marketplace", "add", market},
 		{"plugin", "install", "carryover@carryover"},
 	} {
-		if r := agentkit.RunProcess(t, root, env, 0, claude, args...); r.ExitCode != 0 {
+		if r := RunProcess(t, root, env, 0, claude, args...); r.ExitCode != 0 {
 			t.Fatalf("claude %s: %s", strings.Join(args, " "), r)
 		}
 	}
 
-	fake := agentkit.NewAnthropic(t, retryScript(dir))
-	res := agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: home, Dir: dir, BaseURL: fake.URL(), Prompt: retryTask, Env: []string{path}})
+	fake := NewAnthropic(t, retryScript(dir))
+	res := RunClaude(t, ClaudeOpts{Home: home, Dir: dir, BaseURL: fake.URL(), Prompt: retryTask, Env: []string{path}})
 	if res.ExitCode != 0 {
 		t.Fatalf("session 1: %s", res)
 	}
@@ -59,8 +57,8 @@ func TestClaudePlugin(t *testing.T) {
 		t.Fatalf("no handoff from the plugin's hooks (%v):\n%s\nlog:\n%s", err, h, log)
 	}
 
-	fake2 := agentkit.NewAnthropic(t, []agentkit.Turn{{Text: "Resuming: next I will add the retry test."}})
-	res = agentkit.RunClaude(t, agentkit.ClaudeOpts{Home: home, Dir: dir, BaseURL: fake2.URL(), Prompt: "continue", Env: []string{path}})
+	fake2 := NewAnthropic(t, []Turn{{Text: "Resuming: next I will add the retry test."}})
+	res = RunClaude(t, ClaudeOpts{Home: home, Dir: dir, BaseURL: fake2.URL(), Prompt: "continue", Env: []string{path}})
 	if res.ExitCode != 0 {
 		t.Fatalf("session 2: %s", res)
 	}

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestHandoffQuality (issue 13): agent A works on a goal, hits a real
@@ -38,7 +36,7 @@ func TestHandoffQuality(t *testing.T) {
 			followUp := "What is still unresolved before I merge it?"
 
 			runAgent(t, p.a, w.home, dir, goal, qualityTurns(p.a, dir, p.word, check), runOpts{})
-			runAgent(t, p.b, w.home, dir, followUp, []agentkit.Turn{{Text: "Nothing is failing now. Should I also add a changelog entry?"}}, runOpts{})
+			runAgent(t, p.b, w.home, dir, followUp, []Turn{{Text: "Nothing is failing now. Should I also add a changelog entry?"}}, runOpts{})
 
 			checkHandoff := func() {
 				t.Helper()
@@ -74,7 +72,7 @@ func TestHandoffQuality(t *testing.T) {
 			// session (B's bare question), and says which sessions it used.
 			checkManual := func() {
 				t.Helper()
-				out, errOut, code := runCarryover(t, agentkit.BaseEnv(w.home), dir, "handoff", "--stdout", "--no-clipboard")
+				out, errOut, code := runCarryover(t, BaseEnv(w.home), dir, "handoff", "--stdout", "--no-clipboard")
 				if code != 0 {
 					t.Fatalf("carryover handoff exited %d: %s", code, errOut)
 				}
@@ -96,7 +94,7 @@ func TestHandoffQuality(t *testing.T) {
 			// A's next session: its first model request carries the goal,
 			// the follow-up (caught up from B's transcript however late B
 			// wrote it) and the fixed failure as fixed.
-			r := runAgent(t, p.a, w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming."}}, runOpts{})
+			r := runAgent(t, p.a, w.home, dir, "continue", []Turn{{Text: "Resuming."}}, runOpts{})
 			first := r.first(t)
 			for _, want := range []string{goal, "Latest request: " + followUp, "(later succeeded)"} {
 				if !strings.Contains(first, want) {
@@ -112,41 +110,41 @@ func TestHandoffQuality(t *testing.T) {
 
 // qualityTurns: create the module (VALUE = 1) and the check, run the check
 // (fails with a traceback), fix the module with sed, run it again (passes).
-func qualityTurns(tool, dir, word, check string) []agentkit.Turn {
+func qualityTurns(tool, dir, word, check string) []Turn {
 	mod, chk := word+".py", "check_"+word+".py"
 	modSrc := "VALUE = 1\n"
 	chkSrc := "import " + word + "\nassert " + word + ".VALUE == 2, 'expected 2, got %d' % " + word + ".VALUE\n"
 	fix := "sed -i 's/VALUE = 1/VALUE = 2/' " + mod
-	var create []agentkit.Call
-	shell := func(cmd string) agentkit.Call {
+	var create []Call
+	shell := func(cmd string) Call {
 		switch tool {
 		case "codex":
-			return agentkit.Call{Name: "shell", Args: map[string]any{"command": cmd}}
+			return Call{Name: "shell", Args: map[string]any{"command": cmd}}
 		case "gemini":
-			return agentkit.Call{Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "run"}}
+			return Call{Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "run"}}
 		}
-		return agentkit.Call{Name: "Bash", Args: map[string]any{"command": cmd, "description": "run"}}
+		return Call{Name: "Bash", Args: map[string]any{"command": cmd, "description": "run"}}
 	}
 	switch tool {
 	case "claude":
-		create = []agentkit.Call{
+		create = []Call{
 			{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, mod), "content": modSrc}},
 			{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, chk), "content": chkSrc}},
 		}
 	case "gemini":
-		create = []agentkit.Call{
+		create = []Call{
 			{Name: "write_file", Args: map[string]any{"file_path": filepath.Join(dir, mod), "content": modSrc}},
 			{Name: "write_file", Args: map[string]any{"file_path": filepath.Join(dir, chk), "content": chkSrc}},
 		}
 	case "codex":
-		create = []agentkit.Call{{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Add File: " + mod + "\n+" + strings.TrimSuffix(modSrc, "\n") +
+		create = []Call{{Name: "apply_patch", Args: map[string]any{"input": "*** Begin Patch\n*** Add File: " + mod + "\n+" + strings.TrimSuffix(modSrc, "\n") +
 			"\n*** Add File: " + chk + "\n+" + strings.ReplaceAll(strings.TrimSuffix(chkSrc, "\n"), "\n", "\n+") + "\n*** End Patch\n"}}}
 	}
-	return []agentkit.Turn{
+	return []Turn{
 		{Text: "I'll create the module and its check.", Calls: create},
-		{Calls: []agentkit.Call{shell(check)}},
-		{Text: "The check fails because VALUE is 1.", Calls: []agentkit.Call{shell(fix)}},
-		{Calls: []agentkit.Call{shell(check)}},
+		{Calls: []Call{shell(check)}},
+		{Text: "The check fails because VALUE is 1.", Calls: []Call{shell(fix)}},
+		{Calls: []Call{shell(check)}},
 		{Text: "The check passes now."},
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // TestQwenEndToEnd drives the real Qwen Code CLI headless through the story
@@ -32,7 +30,7 @@ func TestQwenEndToEnd(t *testing.T) {
 	if runs["qwen SessionEnd"] != 0 {
 		t.Logf("SessionEnd fired in a headless run (it did not in 0.24.4)")
 	}
-	if ts := agentkit.QwenTranscripts(w.home); len(ts) != 1 {
+	if ts := QwenTranscripts(w.home); len(ts) != 1 {
 		t.Fatalf("want one Qwen chat file, got %v", ts)
 	}
 	h := w.handoff(t, dir)
@@ -45,7 +43,7 @@ func TestQwenEndToEnd(t *testing.T) {
 	}
 
 	// `carryover list` and `handoff --transcript` read the same session.
-	env := agentkit.BaseEnv(w.home)
+	env := BaseEnv(w.home)
 	out, errOut, code := runCarryover(t, env, dir, "list", "--source", "qwen")
 	if code != 0 || !strings.Contains(out, "Add a backoffq helper") {
 		t.Errorf("list --source qwen (exit %d) does not show the session:\n%s%s", code, out, errOut)
@@ -54,14 +52,14 @@ func TestQwenEndToEnd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, s.Task()) || !strings.Contains(out, s.Next()) {
 		t.Errorf("handoff --source qwen (exit %d):\n%s%s", code, out, errOut)
 	}
-	ts := agentkit.QwenTranscripts(w.home)
+	ts := QwenTranscripts(w.home)
 	out, errOut, code = runCarryover(t, env, dir, "handoff", "--transcript", ts[0], "--source", "qwen", "--stdout", "--no-clipboard")
 	if code != 0 || !strings.Contains(out, s.Next()) || !strings.Contains(out, storyFailCmd) {
 		t.Errorf("handoff --transcript --source qwen (exit %d):\n%s%s", code, out, errOut)
 	}
 
 	// Session 2: a fresh session gets it through SessionStart.
-	r := runAgent(t, "qwen", w.home, dir, "continue", []agentkit.Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
+	r := runAgent(t, "qwen", w.home, dir, "continue", []Turn{{Text: "Resuming. " + s.Next()}}, runOpts{})
 	checkDelivered(t, r.first(t), s, "qwen")
 }
 
@@ -73,13 +71,13 @@ func TestQwenEndToEnd(t *testing.T) {
 func TestQwenInstall(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
-	bin := agentkit.Install(t, "qwen")
-	if err := agentkit.WriteQwenHooks(home, map[string]string{}); err != nil { // the user's offline settings
+	bin := Install(t, "qwen")
+	if err := WriteQwenHooks(home, map[string]string{}); err != nil { // the user's offline settings
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(home, ".qwen", "settings.json")
 	before, _ := os.ReadFile(cfg)
-	env := agentkit.MergeEnv(agentkit.BaseEnv(home), "PATH="+filepath.Dir(bin)+":/usr/local/bin:/usr/bin:/bin")
+	env := MergeEnv(BaseEnv(home), "PATH="+filepath.Dir(bin)+":/usr/local/bin:/usr/bin:/bin")
 	if out, _, _ := runCarryover(t, env, root, "detect"); !strings.Contains(out, "✓ Qwen Code              0.24.4") {
 		t.Errorf("detect does not find Qwen Code 0.24.4:\n%s", out)
 	}
@@ -101,22 +99,22 @@ func TestQwenInstall(t *testing.T) {
 	}
 
 	dir := filepath.Join(root, "proj")
-	agentkit.InitGitRepo(t, dir)
+	InitGitRepo(t, dir)
 	task := "Install check for qwen: write the marker file"
-	turns := []agentkit.Turn{
-		{Text: "Writing the marker file.", Calls: []agentkit.Call{{Name: "write_file", Args: map[string]any{"file_path": filepath.Join(dir, "marker.txt"), "content": "hello\n"}}}},
+	turns := []Turn{
+		{Text: "Writing the marker file.", Calls: []Call{{Name: "write_file", Args: map[string]any{"file_path": filepath.Join(dir, "marker.txt"), "content": "hello\n"}}}},
 		{Text: "Wrote marker.txt. Next I will verify the marker for qwen."},
 	}
-	f := agentkit.NewChatServer(t, turns)
-	if r := agentkit.RunQwen(t, agentkit.QwenOpts{Bin: bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
+	f := NewChatServer(t, turns)
+	if r := RunQwen(t, QwenOpts{Bin: bin, Home: home, Dir: dir, BaseURL: f.URL(), Prompt: task}); r.ExitCode != 0 {
 		t.Fatalf("qwen: %+v", r)
 	}
 	if h, err := os.ReadFile(filepath.Join(dir, ".carryover", "handoff.md")); err != nil || !strings.Contains(string(h), task) || !strings.Contains(string(h), "from qwen") {
 		log, _ := os.ReadFile(filepath.Join(home, ".carryover", "carryover.log"))
 		t.Fatalf("no handoff from the installed hooks (%v):\n%s\nlog:\n%s", err, h, log)
 	}
-	f2 := agentkit.NewChatServer(t, []agentkit.Turn{{Text: "Next I will stop."}})
-	agentkit.RunQwen(t, agentkit.QwenOpts{Bin: bin, Home: home, Dir: dir, BaseURL: f2.URL(), Prompt: "continue"})
+	f2 := NewChatServer(t, []Turn{{Text: "Next I will stop."}})
+	RunQwen(t, QwenOpts{Bin: bin, Home: home, Dir: dir, BaseURL: f2.URL(), Prompt: "continue"})
 	if req := first(f2.MainRequests()); !strings.Contains(req, "[CARRYOVER]") || !strings.Contains(req, task) {
 		t.Errorf("the second session did not receive the handoff in its first request")
 	}

@@ -12,17 +12,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/carryover/carryover/cmd/e2e/agentkit"
 )
 
 // criticalTurn writes a file while reporting 172,000 input tokens: 86 % of
 // Claude's 200k window, past CRITICAL (85 %).
-func criticalTurn(dir string, i int) agentkit.Turn {
-	return agentkit.Turn{Text: "Writing part of the queue port; next I will move the consumer.", InputTokens: 172_000,
+func criticalTurn(dir string, i int) Turn {
+	return Turn{Text: "Writing part of the queue port; next I will move the consumer.", InputTokens: 172_000,
 		// A new file each time: Claude refuses to Write an existing file it has
 		// not Read, before any hook runs.
-		Calls: []agentkit.Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, fmt.Sprintf("part%d.py", i)), "content": fmt.Sprintf("PART = %d\n", i)}}}}
+		Calls: []Call{{Name: "Write", Args: map[string]any{"file_path": filepath.Join(dir, fmt.Sprintf("part%d.py", i)), "content": fmt.Sprintf("PART = %d\n", i)}}}}
 }
 
 const runTask = "Port the billing job to the new queue"
@@ -31,15 +29,15 @@ const runTask = "Port the billing job to the new queue"
 // of its own (so a test can play the terminal's Ctrl-C).
 func startRun(t *testing.T, w *workspace, dir, url string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	claude := agentkit.Install(t, "claude")
-	if err := agentkit.PrepareClaude(w.home, dir); err != nil {
+	claude := Install(t, "claude")
+	if err := PrepareClaude(w.home, dir); err != nil {
 		t.Fatal(err)
 	}
 	c := exec.Command(carryoverBin, "run", "--", claude, "-p", runTask, "--dangerously-skip-permissions")
 	c.Dir = dir
 	// No auto-compaction: the test is about carryover's restart, and the
 	// 172k-token turns would otherwise start one.
-	c.Env = agentkit.ClaudeEnv(w.home, url, "DISABLE_AUTO_COMPACT=1", "CLAUDE_CODE_MAX_RETRIES=0")
+	c.Env = ClaudeEnv(w.home, url, "DISABLE_AUTO_COMPACT=1", "CLAUDE_CODE_MAX_RETRIES=0")
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -76,7 +74,7 @@ var startedRE = regexp.MustCompile(`run started \S+ \(run \S+\.(\d+), pid \d+\)`
 func TestRunRestartsClaude(t *testing.T) {
 	w := newWorkspace(t, "claude")
 	dir := w.project(t, "queue")
-	f := agentkit.NewAnthropic(t, []agentkit.Turn{criticalTurn(dir, 0)})
+	f := NewAnthropic(t, []Turn{criticalTurn(dir, 0)})
 	f.Fallback = "Resumed from the handoff; the consumer is next."
 	// The answer after the tool result reports the context it grew to, so
 	// whichever hook first reads the usage sends the signal: PostToolUse,
@@ -115,8 +113,8 @@ func TestRunRestartsClaude(t *testing.T) {
 func TestRunCtrlCNeverRestarts(t *testing.T) {
 	w := newWorkspace(t, "claude")
 	dir := w.project(t, "queue")
-	sleep := agentkit.Turn{Text: "Running the slow suite.", Calls: []agentkit.Call{{Name: "Bash", Args: map[string]any{"command": "sleep 60", "description": "slow tests"}}}}
-	f := agentkit.NewAnthropic(t, []agentkit.Turn{sleep})
+	sleep := Turn{Text: "Running the slow suite.", Calls: []Call{{Name: "Bash", Args: map[string]any{"command": "sleep 60", "description": "slow tests"}}}}
+	f := NewAnthropic(t, []Turn{sleep})
 	c, out := startRun(t, w, dir, f.URL())
 	// Once the tool call is played, claude is running it (or about to):
 	// either way the Ctrl-C must end the run without a restart.
@@ -145,11 +143,11 @@ func TestRunRestartLimitClaude(t *testing.T) {
 	dir := w.project(t, "queue")
 	os.MkdirAll(filepath.Join(w.home, ".carryover"), 0o700)
 	os.WriteFile(filepath.Join(w.home, ".carryover", "config.toml"), []byte("[limits]\nmax_restarts = 2\n"), 0o600)
-	var turns []agentkit.Turn
+	var turns []Turn
 	for i := range 60 { // a run may play several before it is ended
 		turns = append(turns, criticalTurn(dir, i))
 	}
-	f := agentkit.NewAnthropic(t, turns)
+	f := NewAnthropic(t, turns)
 	c, out := startRun(t, w, dir, f.URL())
 	waitExit(t, c)
 	if n := len(startedRE.FindAllString(w.log(), -1)); n != 3 {
@@ -166,8 +164,8 @@ func TestRunRestartLimitClaude(t *testing.T) {
 func TestRunIgnoresForeignSignal(t *testing.T) {
 	w := newWorkspace(t, "claude")
 	dir := w.project(t, "queue")
-	f := agentkit.NewAnthropic(t, []agentkit.Turn{
-		{Text: "Running the suite.", Calls: []agentkit.Call{{Name: "Bash", Args: map[string]any{"command": "sleep 4", "description": "tests"}}}},
+	f := NewAnthropic(t, []Turn{
+		{Text: "Running the suite.", Calls: []Call{{Name: "Bash", Args: map[string]any{"command": "sleep 4", "description": "tests"}}}},
 		{Text: "Done; next I will move the consumer."},
 	})
 	c, out := startRun(t, w, dir, f.URL())

@@ -7,7 +7,7 @@ package hookconf
 //
 // (the hash of the normalised handler, see codexNorm and codexDigest; checked
 // against hashes codex-cli 0.169.0 itself accepted, in
-// cmd/e2e/agentkit/codex_trust_test.go). carryover edits config.toml as text: it appends one
+// cmd/e2e/kit_codex_trust_check_test.go). carryover edits config.toml as text: it appends one
 // table per stub, marked "# carryover" on the header line, and removes only
 // marked tables, so the user's comments and layout stay untouched.
 

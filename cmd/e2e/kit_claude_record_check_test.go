@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func ccRecording() bool {
 // ccRecordedDir is testdata/recorded/<tool> at the repository root.
 func ccRecordedDir(t *testing.T, tool string) string {
 	t.Helper()
-	d := filepath.Join("..", "..", "..", "testdata", "recorded", tool)
+	d := filepath.Join("..", "..", "testdata", "recorded", tool)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +76,9 @@ func ccRecordReadme(t *testing.T, tool, text string) {
 
 const ccClaudeReadme = `# Recorded Claude Code 2.1.197 sessions (real CLI, fake model)
 
-Produced by ` + "`go test ./cmd/e2e/agentkit -run TestClaudeSmoke -record`" + ` (cmd/e2e/agentkit/claude_smoke_test.go).
+Produced by ` + "`go test ./cmd/e2e -run TestClaudeSmoke -record`" + ` (cmd/e2e/kit_claude_smoke_check_test.go).
 The pinned ` + "`@anthropic-ai/claude-code`" + ` ran headless (` + "`claude -p … --dangerously-skip-permissions`" + `,
-IS_SANDBOX=1, ANTHROPIC_API_KEY=sk-test, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1) against agentkit's fake
+IS_SANDBOX=1, ANTHROPIC_API_KEY=sk-test, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1) against the e2e kit's fake
 Anthropic Messages API on 127.0.0.1 (NewAnthropic), in a temp HOME and a temp git repo. The model turns are scripted
 in the test; Claude Code really ran every tool. Hooks in ~/.claude/settings.json appended each stdin payload to a log;
 the SessionStart hook also printed an additionalContext JSON carrying MARKER-123.
@@ -96,8 +96,8 @@ uuids and timestamps change on every recording.
 
 const ccCodexReadme = `# Recorded Codex CLI 0.169.0 sessions (real CLI, fake model)
 
-Produced by ` + "`go test ./cmd/e2e/agentkit -run TestCodexSmoke -record`" + ` (cmd/e2e/agentkit/codex_smoke_test.go).
-The pinned ` + "`@openai/codex`" + ` ran ` + "`codex exec --skip-git-repo-check -s danger-full-access`" + ` against agentkit's
+Produced by ` + "`go test ./cmd/e2e -run TestCodexSmoke -record`" + ` (cmd/e2e/kit_codex_smoke_check_test.go).
+The pinned ` + "`@openai/codex`" + ` ran ` + "`codex exec --skip-git-repo-check -s danger-full-access`" + ` against the e2e kit's
 fake Responses API on 127.0.0.1 (NewResponses) as model_provider "fake" (model gpt-5.5, wire_api responses,
 OPENAI_API_KEY=sk-test), in a temp HOME (CODEX_HOME=$HOME/.codex) and a temp git repo. Hooks for all 14 events were in
 ~/.codex/hooks.json and pre-trusted with [hooks.state] trusted_hash entries in config.toml (computed by

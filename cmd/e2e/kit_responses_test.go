@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"
@@ -172,7 +172,7 @@ func (r *Responses) items(id int, q responsesRequest, turn Turn) []map[string]an
 		callID := fmt.Sprintf("call_%d_%d", id, i)
 		switch c.Name {
 		case "shell", "exec_command", "shell_command", "local_shell":
-			out = append(out, shellCall(q, callID, c.Args))
+			out = append(out, responsesShellCall(q, callID, c.Args))
 		case "apply_patch":
 			patch, _ := c.Args["input"].(string)
 			if patch == "" {
@@ -196,7 +196,7 @@ func (r *Responses) items(id int, q responsesRequest, turn Turn) []map[string]an
 // offers: exec_command {cmd} (Codex 0.169 default), shell_command {command:
 // string} or shell {command: argv}. Args may give "cmd" or "command" (string
 // or argv; ["bash","-lc",X] is unwrapped to X).
-func shellCall(q responsesRequest, callID string, a map[string]any) map[string]any {
+func responsesShellCall(q responsesRequest, callID string, a map[string]any) map[string]any {
 	cmd, _ := a["cmd"].(string)
 	if cmd == "" {
 		switch v := a["command"].(type) {

@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"
@@ -34,7 +34,7 @@ type OpenCodeOpts struct {
 func RunOpenCode(t testing.TB, o OpenCodeOpts) AgentOutput {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
-		t.Fatalf("agentkit: RunOpenCode needs Home, Dir and BaseURL")
+		t.Fatalf("e2e kit: RunOpenCode needs Home, Dir and BaseURL")
 	}
 	if o.Tool == "" {
 		o.Tool = "opencode"

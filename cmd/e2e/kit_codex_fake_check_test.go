@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestResponsesShellCall(t *testing.T) {
 		if err := json.Unmarshal([]byte(`{"tools":`+tc.tools+`}`), &q); err != nil {
 			t.Fatal(err)
 		}
-		it := shellCall(q, "call_1", tc.args)
+		it := responsesShellCall(q, "call_1", tc.args)
 		if it["name"] != tc.wantName || it["arguments"] != tc.wantArgs || it["type"] != "function_call" || it["call_id"] != "call_1" {
 			t.Errorf("%s: got %v", tc.name, it)
 		}

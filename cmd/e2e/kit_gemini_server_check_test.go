@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"

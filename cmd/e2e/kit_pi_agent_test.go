@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ type PiOpts struct {
 func RunPi(t testing.TB, o PiOpts) AgentOutput {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
-		t.Fatalf("agentkit: RunPi needs Home, Dir and BaseURL")
+		t.Fatalf("e2e kit: RunPi needs Home, Dir and BaseURL")
 	}
 	if o.Bin == "" {
 		o.Bin = Install(t, "pi")

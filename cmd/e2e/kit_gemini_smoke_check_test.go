@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"
@@ -176,9 +176,9 @@ func geminiHeaderLines(transcript string) int {
 
 const geminiRecordReadme = `# Recorded Gemini CLI 0.61.0 session (real CLI, fake model)
 
-Written by ` + "`go test ./cmd/e2e/agentkit -run TestGeminiSmoke -record`" + ` (cmd/e2e/agentkit/gemini_smoke_test.go).
+Written by ` + "`go test ./cmd/e2e -run TestGeminiSmoke -record`" + ` (cmd/e2e/kit_gemini_smoke_check_test.go).
 The real ` + "`@google/gemini-cli@0.61.0`" + ` ran headless (` + "`gemini --approval-mode yolo -p \"" + gcPrompt + "\"`" + `)
-in a temp git repo named ` + "`retryq`" + ` (one file, retry.py) with a temp HOME, against agentkit.NewGeminiServer on
+in a temp git repo named ` + "`retryq`" + ` (one file, retry.py) with a temp HOME, against NewGeminiServer on
 127.0.0.1 (GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY=test, GEMINI_CLI_TRUST_WORKSPACE=true). Paths in the files are the
 test's temp dirs. The scripted model: write_file backoff.py; replace in backoff.py; text "` + gcDecision + `" plus
 run_shell_command ` + "`" + gcFailCmd + "`" + ` (exits 2: tests/ missing); final text ending "` + gcNext + `".

@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"
@@ -47,14 +47,14 @@ func ClaudeEnv(home, baseURL string, extra ...string) []string {
 func RunClaude(t testing.TB, o ClaudeOpts) Result {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
-		t.Fatalf("agentkit: RunClaude needs Home, Dir and BaseURL")
+		t.Fatalf("e2e kit: RunClaude needs Home, Dir and BaseURL")
 	}
 	bin := o.Bin
 	if bin == "" {
 		bin = Install(t, "claude")
 	}
 	if err := ensureClaudeState(o.Home, o.Dir); err != nil {
-		t.Fatalf("agentkit: preparing %s/.claude.json: %v", o.Home, err)
+		t.Fatalf("e2e kit: preparing %s/.claude.json: %v", o.Home, err)
 	}
 	mode := []string{"--dangerously-skip-permissions"}
 	if o.Ask {

@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"bytes"
@@ -230,7 +230,7 @@ func RunProcess(t testing.TB, dir string, env []string, timeout time.Duration, b
 		res.ExitCode = ee.ExitCode()
 	default:
 		res.ExitCode = -1
-		res.Stderr += "\nagentkit: " + err.Error()
+		res.Stderr += "\ne2e kit: " + err.Error()
 	}
 	return res
 }
@@ -315,7 +315,7 @@ func InitGitRepo(t testing.TB, dir string) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir, cmd.Env = dir, env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("agentkit: git %s in %s failed: %v\n%s (is git installed?)", strings.Join(args, " "), dir, err, out)
+			t.Fatalf("e2e kit: git %s in %s failed: %v\n%s (is git installed?)", strings.Join(args, " "), dir, err, out)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"bufio"
@@ -186,10 +186,10 @@ func copilotLastType(t *testing.T, path string) string {
 
 const copilotRecordReadme = `# Recorded GitHub Copilot CLI 1.0.102 session (real CLI, fake model)
 
-Written by ` + "`go test ./cmd/e2e/agentkit -run TestCopilotSmoke -record`" + ` (cmd/e2e/agentkit/copilot_smoke_test.go).
+Written by ` + "`go test ./cmd/e2e -run TestCopilotSmoke -record`" + ` (cmd/e2e/kit_copilot_smoke_check_test.go).
 The real ` + "`@github/copilot@1.0.102`" + ` ran headless in BYOK mode (` + "`copilot -p \"" + gcPrompt + "\" --allow-all-tools --disable-client-telemetry`" + `,
 COPILOT_OFFLINE=true, COPILOT_PROVIDER_BASE_URL=<fake>/v1, COPILOT_PROVIDER_API_KEY=test, COPILOT_MODEL=gpt-4.1) in a temp git repo
-named ` + "`retryq`" + ` (one file, retry.py) with a temp HOME, against agentkit.NewChatServer on 127.0.0.1. Paths in the files are the
+named ` + "`retryq`" + ` (one file, retry.py) with a temp HOME, against NewChatServer on 127.0.0.1. Paths in the files are the
 test's temp dirs. The scripted model: create backoff.py; edit backoff.py; text "` + gcDecision + `" plus bash
 ` + "`" + gcFailCmd + "`" + ` (exits 2: tests/ missing); final text ending "` + gcNext + `".
 

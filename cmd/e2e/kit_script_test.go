@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 // Turn is one scripted model reply: optional text followed by tool calls.
 // Every fake model server plays a []Turn in order, one turn per request that

@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ type CopilotOpts struct {
 func RunCopilot(t testing.TB, o CopilotOpts) AgentOutput {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
-		t.Fatalf("agentkit: RunCopilot needs Home, Dir and BaseURL")
+		t.Fatalf("e2e kit: RunCopilot needs Home, Dir and BaseURL")
 	}
 	if o.Bin == "" {
 		o.Bin = Install(t, "copilot-cli")

@@ -1,6 +1,6 @@
-// Package agentkit installs the real agent CLIs at pinned versions and runs
+// The e2e kit (kit_*_test.go) installs the real agent CLIs at pinned versions and runs
 // them offline against fake model servers, for carryover's end-to-end tests.
-package agentkit
+package e2e
 
 import (
 	"fmt"
@@ -71,7 +71,7 @@ func Install(t testing.TB, tool string) string {
 	t.Helper()
 	p, err := InstallPath(tool)
 	if err != nil {
-		t.Fatalf("agentkit: %v", err)
+		t.Fatalf("e2e kit: %v", err)
 	}
 	return p
 }
@@ -81,7 +81,7 @@ func InstallAgent(t testing.TB, a Agent) string {
 	t.Helper()
 	p, err := installAgent(a)
 	if err != nil {
-		t.Fatalf("agentkit: %v", err)
+		t.Fatalf("e2e kit: %v", err)
 	}
 	return p
 }

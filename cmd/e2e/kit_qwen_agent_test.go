@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ type QwenOpts struct {
 func RunQwen(t testing.TB, o QwenOpts) AgentOutput {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
-		t.Fatalf("agentkit: RunQwen needs Home, Dir and BaseURL")
+		t.Fatalf("e2e kit: RunQwen needs Home, Dir and BaseURL")
 	}
 	if o.Bin == "" {
 		o.Bin = Install(t, "qwen")

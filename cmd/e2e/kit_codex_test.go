@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func CodexArgs(o CodexOpts) []string {
 func RunCodex(t testing.TB, o CodexOpts) Result {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
-		t.Fatalf("agentkit: RunCodex needs Home, Dir and BaseURL")
+		t.Fatalf("e2e kit: RunCodex needs Home, Dir and BaseURL")
 	}
 	bin := o.Bin
 	if bin == "" {
@@ -76,7 +76,7 @@ func RunCodex(t testing.TB, o CodexOpts) Result {
 	}
 	if _, err := os.Stat(filepath.Join(o.Home, ".codex", "config.toml")); err != nil {
 		if err := WriteCodexHooks(o.Home, nil); err != nil {
-			t.Fatalf("agentkit: writing codex config: %v", err)
+			t.Fatalf("e2e kit: writing codex config: %v", err)
 		}
 	}
 	return RunProcess(t, o.Dir, CodexEnv(o.Home, o.Env...), o.Timeout, bin, CodexArgs(o)...)

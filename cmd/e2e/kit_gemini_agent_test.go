@@ -1,4 +1,4 @@
-package agentkit
+package e2e
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ type AgentOutput struct {
 func RunGemini(t testing.TB, o GeminiOpts) AgentOutput {
 	t.Helper()
 	if o.Home == "" || o.Dir == "" || o.BaseURL == "" {
-		t.Fatalf("agentkit: RunGemini needs Home, Dir and BaseURL")
+		t.Fatalf("e2e kit: RunGemini needs Home, Dir and BaseURL")
 	}
 	if o.Bin == "" {
 		o.Bin = Install(t, "gemini")
@@ -114,7 +114,7 @@ func agentRun(t testing.TB, bin string, args []string, dir string, env []string,
 	err := cmd.Run()
 	out := AgentOutput{Stdout: stdout.String(), Stderr: stderr.String()}
 	if ctx.Err() != nil {
-		t.Fatalf("agentkit: %s timed out after %s\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), timeout, out.Stdout, out.Stderr)
+		t.Fatalf("e2e kit: %s timed out after %s\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), timeout, out.Stdout, out.Stderr)
 	}
 	var ee *exec.ExitError
 	switch {
@@ -122,9 +122,9 @@ func agentRun(t testing.TB, bin string, args []string, dir string, env []string,
 	case errors.As(err, &ee):
 		out.ExitCode = ee.ExitCode()
 	default:
-		t.Fatalf("agentkit: cannot run %s: %v", bin, err)
+		t.Fatalf("e2e kit: cannot run %s: %v", bin, err)
 	}
-	t.Logf("agentkit: %s %q exited %d after %s", filepath.Base(bin), args, out.ExitCode, time.Since(start).Round(time.Millisecond))
+	t.Logf("e2e kit: %s %q exited %d after %s", filepath.Base(bin), args, out.ExitCode, time.Since(start).Round(time.Millisecond))
 	return out
 }
 
