@@ -101,11 +101,6 @@ func TestImportRules(t *testing.T) {
 // flags, calls the project service (publish/service) and formats output.
 var cmdNever = []string{module + "/adapters/ledger", module + "/distill"}
 
-// cmdLedgerPending are cmd files still allowed the ledger while another
-// change moves them out of cmd: list_cache.go goes to a non-cmd package
-// with the list cache work. Delete an entry when its file leaves cmd.
-var cmdLedgerPending = []string{"list_cache.go"}
-
 // TestCmdImportsNeitherLedgerNorDistill: no non-test file of cmd imports
 // adapters/ledger or distill.
 func TestCmdImportsNeitherLedgerNorDistill(t *testing.T) {
@@ -114,7 +109,7 @@ func TestCmdImportsNeitherLedgerNorDistill(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || slices.Contains(cmdLedgerPending, f) {
+		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
 		b, err := os.ReadFile(f)

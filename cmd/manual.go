@@ -104,10 +104,8 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		names = []string{source}
 	}
 	seen := map[string]bool{}
-	lg, descs := openDescriptions(e, &aenv)
-	if lg != nil {
-		defer lg.Close()
-	}
+	st, descs := service.OpenListing(e.service(), &aenv)
+	defer st.Close()
 	for _, n := range names {
 		l, _ := adapters.ListerFor(n)
 		for _, d := range l.Stores(aenv) {
@@ -134,32 +132,8 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
 	}
 	// The ledger keeps sessions whose transcripts are gone.
-	if l := lg; l != nil {
-		{
-			ls, _ := l.Sessions(project, source, 500)
-			for _, s := range ls {
-				k := s.Tool + "\x00" + s.NativeID
-				if seen[k] {
-					for i := range out {
-						if out[i].Tool == s.Tool && out[i].ID == s.NativeID {
-							out[i].InLedger = true
-						}
-					}
-					continue
-				}
-				if s.Rows == 0 {
-					continue
-				}
-				stores = true
-				c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
-					LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
-				if c.Preview == "" {
-					c.Preview = "(transcript gone; kept in the ledger)"
-				}
-				out = append(out, c)
-			}
-		}
-	}
+	out, ledgerOnly := withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
+	stores = stores || ledgerOnly
 	markNotYours(e, out)
 	sort.SliceStable(out, func(i, j int) bool {
 		if (out[i].NotYours == "") != (out[j].NotYours == "") {
@@ -171,6 +145,33 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
 	})
 	return out, stores || len(out) > 0, nil
+}
+
+// withLedgerSessions marks the listed sessions the ledger also holds and
+// appends those only the ledger still has (their transcripts are gone);
+// found reports whether any was appended.
+func withLedgerSessions(out []candidate, seen map[string]bool, ls []service.LedgerSession) (_ []candidate, found bool) {
+	for _, s := range ls {
+		if seen[s.Tool+"\x00"+s.NativeID] {
+			for i := range out {
+				if out[i].Tool == s.Tool && out[i].ID == s.NativeID {
+					out[i].InLedger = true
+				}
+			}
+			continue
+		}
+		if s.Rows == 0 {
+			continue
+		}
+		found = true
+		c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
+			LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
+		if c.Preview == "" {
+			c.Preview = "(transcript gone; kept in the ledger)"
+		}
+		out = append(out, c)
+	}
+	return out, found
 }
 
 // matchID returns the candidates whose id equals or starts with id.

@@ -288,3 +288,34 @@ func (t Tracker) Tracked(root, path string) bool {
 	}
 	return r.Tracked(path)
 }
+
+// LedgerSession is a session the ledger knows, for listings.
+type LedgerSession = ledger.Session
+
+// OpenListing points aenv at the listers' description cache
+// (adapters.DescriptionFile, in carryover's home, ledger or not) and opens
+// the ledger for the sessions only it knows. A listing creates no ledger
+// and waits at most 2s for another process's lock (a listing is only
+// worth a short wait): a busy or broken ledger leaves the Store empty.
+func OpenListing(env Env, aenv *adapters.Env) (*Store, *adapters.DescriptionFile) {
+	d := adapters.OpenDescriptionFile(env.Home)
+	aenv.Descriptions = d
+	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
+	if !fileExists(s.Path) {
+		return s, d
+	}
+	if l, err := ledger.OpenBy(env.Home, time.Now().Add(2*time.Second)); err == nil {
+		s.l = l
+	}
+	return s, d
+}
+
+// ListedSessions are the ledger's sessions of project ("" = all) and tool
+// ("" = all), newest first, at most limit; none without a ledger.
+func (s *Store) ListedSessions(project, tool string, limit int) []LedgerSession {
+	if s.l == nil {
+		return nil
+	}
+	ss, _ := s.l.Sessions(project, tool, limit)
+	return ss
+}
