@@ -57,6 +57,11 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
+// shownConfigPath is a hook config path as printed: a per-event layout
+// (Cline's hooks/{{event}}) names the event as <event>, like install's
+// summary (hookconf.Target.Where), not as the template slot.
+func shownConfigPath(p string) string { return strings.ReplaceAll(p, specs.EventSlot, "<event>") }
+
 func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	project, err := currentProject(e, projectFlag)
 	if err != nil {
@@ -75,7 +80,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	}
 	aenv := adapterEnv(e)
 	for _, tl := range tab.Tools() {
-		ap := AgentPaths{Tool: tl.Name, Display: tl.Display, HookConfig: tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists)}
+		ap := AgentPaths{Tool: tl.Name, Display: tl.Display, HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))}
 		seen := map[string]bool{}
 		add := func(p string) {
 			if !filepath.IsAbs(p) {
