@@ -270,118 +270,17 @@ func runInstall(e *Env, o installOptions) error {
 		return exitf(ExitError, "--resume is one of %s, not %q", strings.Join(config.ResumeModes, ", "), o.resume)
 	}
 	agents := detectAgents(e, tab)
-	byName := map[string]AgentStatus{}
-	var detected []string
-	for _, a := range agents {
-		byName[a.Tool] = a
-		if a.Detected() {
-			detected = append(detected, a.Tool)
-		}
-	}
 	cfg, _ := LoadConfig(e, "")
-	var sel, remove []string
-	switch {
-	case o.tools != "":
-		if sel, err = parseToolList(o.tools); err != nil {
-			return err
-		}
-	case o.refresh && cfg.Tools != nil:
-		sel = cfg.Tools
-	default:
-		if len(detected) == 0 {
-			return exitf(ExitError, "no agents detected on PATH; install one (e.g. %s), then run `carryover install`", strings.Join(adapters.Displays()[:min(3, len(adapters.All))], ", "))
-		}
-		sel = detected
-		if e.StdinTTY && e.StdoutTTY && !o.yes {
-			agents = checkHooks(e, tab, agents) // unticking an agent with hooks asks about them
-			if sel, o.resume, remove, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume); err != nil {
-				return err
-			}
-		}
+	agents, sel, remove, err := selectInstall(e, tab, &o, agents, cfg)
+	if err != nil {
+		return err
 	}
 	if !o.dryRun && !o.refresh {
-		if err := saveToolSelection(e.ConfigPath(), sel); err != nil {
-			fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
-		}
-		saveResumeMode(e, o.resume)
+		saveInstallChoice(e, sel, o.resume)
 	}
-	var failed int
-	recs := map[string]service.AgentRecord{}
-	defer func() {
-		if !o.dryRun && len(recs) > 0 {
-			if err := service.SaveAgentRecords(e.Home(), recs); err != nil {
-				fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), service.AgentsFile), err)
-			}
-		}
-	}()
-	for _, name := range sel {
-		a := byName[name]
-		tl, _ := tab.Tool(name)
-		if !a.Detected() {
-			// Asked for by name and not set up: a script must notice (exit 1).
-			if o.tools != "" && !o.dryRun {
-				failed++
-			}
-			fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
-			continue
-		}
-		if a.Capability.Tool == "" {
-			fmt.Fprintf(e.Stdout, "skipped  %s: %s\n", tl.Display, a.Problem)
-			continue
-		}
-		recs[name] = service.AgentRecord{Version: a.Version, Pointer: a.Capability.NeedsPointer}
-		label := tl.Display + " " + a.Version
-		if a.Version == "" {
-			label = tl.Display
-		}
-		if a.Capability.Warning != "" {
-			fmt.Fprintf(e.Stdout, "warning  %s\n", a.Capability.Warning)
-		}
-		if len(a.Capability.Hooks()) == 0 {
-			fmt.Fprintf(e.Stdout, "ok       %s: no hooks; carryover reads its history and points it at .carryover/handoff.md\n", label)
-			continue
-		}
-		tg := installTarget(e, tl)
-		if id := pluginEnabled(tl, tg.Path); id != "" {
-			// The plugin runs the same snapshot on the same events: wiring
-			// stubs too would record and inject everything twice.
-			fmt.Fprintf(e.Stdout, "skipped  %s: the carryover plugin (%s) already wires its hooks; `claude plugin uninstall %s` to let install wire them instead\n", label, id, id)
-			if stubs, err := hookconf.Stubs(tg, hookconf.OSFS{}); err == nil && len(stubs) > 0 && !o.dryRun {
-				fmt.Fprintf(e.Stdout, "warning  %s also has install's stubs from before; remove them: carryover uninstall --tools %s\n", tg.Path, tl.Name)
-			}
-			continue
-		}
-		plans, err := hookconf.PlanInstall(tg, a.Capability, e.Executable, hookconf.OSFS{})
-		if err != nil {
-			failed++
-			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
-			continue
-		}
-		changed := false
-		for _, p := range plans {
-			for _, w := range p.Warnings {
-				fmt.Fprintf(e.Stdout, "warning  %s\n", w)
-			}
-			if p.Changed() {
-				changed = true
-				if o.dryRun {
-					io.WriteString(e.Stdout, hookconf.Diff(p))
-				}
-			}
-		}
-		switch {
-		case !changed:
-			fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Where())
-		case o.dryRun:
-			fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Where())
-		default:
-			if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
-				failed++
-				fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
-				continue
-			}
-			fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Where())
-		}
+	failed, recs := installSelected(e, o, tab, agents, sel)
+	if !o.dryRun && len(recs) > 0 {
+		saveAgentRecords(e, recs)
 	}
 	if !o.refresh {
 		fmt.Fprintln(e.Stdout, projectsLine(e, cfg))
@@ -395,6 +294,143 @@ func runInstall(e *Env, o installOptions) error {
 		return exitf(ExitError, "%d agent(s) could not be set up; see the lines above", failed)
 	}
 	return nil
+}
+
+// saveInstallChoice keeps the chosen agents and resume mode in the config
+// (refresh reads them back); a failure is only told.
+func saveInstallChoice(e *Env, sel []string, resume string) {
+	if err := saveToolSelection(e.ConfigPath(), sel); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
+	}
+	saveResumeMode(e, resume)
+}
+
+// saveAgentRecords keeps the set-up agents' versions (doctor and refresh
+// compare them); a failure is only told.
+func saveAgentRecords(e *Env, recs map[string]service.AgentRecord) {
+	if err := service.SaveAgentRecords(e.Home(), recs); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), service.AgentsFile), err)
+	}
+}
+
+// selectInstall picks the agents to set up: those named by --tools, the
+// saved selection on refresh, else the detected ones (ticked in a menu on
+// a terminal, which may also change o.resume and name agents whose hooks
+// to remove). agents comes back with hook states when the menu needed them.
+func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentStatus, cfg Config) (_ []AgentStatus, sel, remove []string, err error) {
+	switch {
+	case o.tools != "":
+		sel, err = parseToolList(o.tools)
+		return agents, sel, nil, err
+	case o.refresh && cfg.Tools != nil:
+		return agents, cfg.Tools, nil, nil
+	}
+	for _, a := range agents {
+		if a.Detected() {
+			sel = append(sel, a.Tool)
+		}
+	}
+	if len(sel) == 0 {
+		return nil, nil, nil, exitf(ExitError, "no agents detected on PATH; install one (e.g. %s), then run `carryover install`", strings.Join(adapters.Displays()[:min(3, len(adapters.All))], ", "))
+	}
+	if e.StdinTTY && e.StdoutTTY && !o.yes {
+		agents = checkHooks(e, tab, agents) // unticking an agent with hooks asks about them
+		sel, o.resume, remove, err = chooseInstall(e, agents, sel, o.resume, cfg.Resume)
+	}
+	return agents, sel, remove, err
+}
+
+// installSelected sets up every selected agent: how many failed, and the
+// versions of those set up.
+func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentStatus, sel []string) (failed int, recs map[string]service.AgentRecord) {
+	byName := map[string]AgentStatus{}
+	for _, a := range agents {
+		byName[a.Tool] = a
+	}
+	recs = map[string]service.AgentRecord{}
+	for _, name := range sel {
+		tl, _ := tab.Tool(name)
+		if !installAgent(e, o, tl, byName[name], recs) {
+			failed++
+		}
+	}
+	return failed, recs
+}
+
+// installAgent sets up one selected agent and prints its line; false when
+// it counts as a failure (exit 1). recs gets the agent's version.
+func installAgent(e *Env, o installOptions, tl specs.Tool, a AgentStatus, recs map[string]service.AgentRecord) bool {
+	if !a.Detected() {
+		fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
+		// Asked for by name and not set up: a script must notice (exit 1).
+		return o.tools == "" || o.dryRun
+	}
+	if a.Capability.Tool == "" {
+		fmt.Fprintf(e.Stdout, "skipped  %s: %s\n", tl.Display, a.Problem)
+		return true
+	}
+	recs[tl.Name] = service.AgentRecord{Version: a.Version, Pointer: a.Capability.NeedsPointer}
+	label := tl.Display + " " + a.Version
+	if a.Version == "" {
+		label = tl.Display
+	}
+	if a.Capability.Warning != "" {
+		fmt.Fprintf(e.Stdout, "warning  %s\n", a.Capability.Warning)
+	}
+	if len(a.Capability.Hooks()) == 0 {
+		fmt.Fprintf(e.Stdout, "ok       %s: no hooks; carryover reads its history and points it at .carryover/handoff.md\n", label)
+		return true
+	}
+	tg := installTarget(e, tl)
+	if id := pluginEnabled(tl, tg.Path); id != "" {
+		skipForPlugin(e, o, tl, tg, label, id)
+		return true
+	}
+	return wireHooks(e, o, tg, a, label)
+}
+
+// skipForPlugin: the plugin runs the same snapshot on the same events;
+// wiring stubs too would record and inject everything twice.
+func skipForPlugin(e *Env, o installOptions, tl specs.Tool, tg hookconf.Target, label, id string) {
+	fmt.Fprintf(e.Stdout, "skipped  %s: the carryover plugin (%s) already wires its hooks; `claude plugin uninstall %s` to let install wire them instead\n", label, id, id)
+	if stubs, err := hookconf.Stubs(tg, hookconf.OSFS{}); err == nil && len(stubs) > 0 && !o.dryRun {
+		fmt.Fprintf(e.Stdout, "warning  %s also has install's stubs from before; remove them: carryover uninstall --tools %s\n", tg.Path, tl.Name)
+	}
+}
+
+// wireHooks plans the agent's hooks in tg, shows the diff on --dry-run or
+// writes them, and prints the agent's line; false when that failed.
+func wireHooks(e *Env, o installOptions, tg hookconf.Target, a AgentStatus, label string) bool {
+	plans, err := hookconf.PlanInstall(tg, a.Capability, e.Executable, hookconf.OSFS{})
+	if err != nil {
+		fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
+		return false
+	}
+	changed := false
+	for _, p := range plans {
+		for _, w := range p.Warnings {
+			fmt.Fprintf(e.Stdout, "warning  %s\n", w)
+		}
+		if p.Changed() {
+			changed = true
+			if o.dryRun {
+				io.WriteString(e.Stdout, hookconf.Diff(p))
+			}
+		}
+	}
+	switch {
+	case !changed:
+		fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Where())
+	case o.dryRun:
+		fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Where())
+	default:
+		if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
+			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
+			return false
+		}
+		fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Where())
+	}
+	return true
 }
 
 // projectsLine is install's one line on what carryover does in projects.
