@@ -161,35 +161,62 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 	}
 	stubs, err := hookconf.Stubs(tg, hookconf.OSFS{})
 	if err != nil {
-		r.OK = false
-		r.Summary = "hooks not run"
-		r.Problem = fmt.Sprintf("%s cannot be parsed (%v), so %s runs none of its hooks", tg.Path, err, a.Display)
-		r.Fix = "repair the file's syntax"
-		if fileExists(tg.Path + ".carryover.bak") {
-			r.Fix += " (the copy from before carryover's first change is " + tg.Path + ".carryover.bak)"
-		}
-		r.Fix += ", then run `carryover install`"
-		return r
+		return unparsedHooks(r, tg.Path, a.Display, err)
 	}
 	if len(stubs) == 0 {
-		r.Summary = "no carryover hooks in " + tg.Path
-		switch {
-		case a.Detected() && a.Capability.Tool == "" && a.Problem != "":
-			r.OK, r.Problem = false, a.Problem
-		case a.Detected():
-			r.OK = false
-			r.Fix = "run `carryover install --tools " + a.Tool + "`"
-		}
-		return r
+		return noStubs(r, tg.Path, a)
 	}
-	scratch, err := os.MkdirTemp("", "carryover-doctor-")
+	project, home, cleanup, err := doctorScratch(e)
 	if err != nil {
 		r.OK, r.Summary, r.Problem = false, "hooks not run", err.Error()
 		return r
 	}
-	defer os.RemoveAll(scratch)
-	project := filepath.Join(scratch, "project")
-	home := filepath.Join(scratch, "home")
+	defer cleanup()
+	var st stubChecks
+	timeouts := hookTimeouts(c)
+	for _, s := range stubs {
+		st.run(e, &r, tl, c, a.Display, s, project, home, timeouts[s.Event])
+	}
+	return st.report(r, tg, a)
+}
+
+// unparsedHooks: an agent runs none of the hooks of a config it cannot
+// parse.
+func unparsedHooks(r DoctorReport, path, display string, err error) DoctorReport {
+	r.OK = false
+	r.Summary = "hooks not run"
+	r.Problem = fmt.Sprintf("%s cannot be parsed (%v), so %s runs none of its hooks", path, err, display)
+	r.Fix = "repair the file's syntax"
+	if fileExists(path + ".carryover.bak") {
+		r.Fix += " (the copy from before carryover's first change is " + path + ".carryover.bak)"
+	}
+	r.Fix += ", then run `carryover install`"
+	return r
+}
+
+// noStubs: a detected agent without carryover's hooks is a problem; one
+// not installed is not.
+func noStubs(r DoctorReport, path string, a AgentStatus) DoctorReport {
+	r.Summary = "no carryover hooks in " + path
+	switch {
+	case a.Detected() && a.Capability.Tool == "" && a.Problem != "":
+		r.OK, r.Problem = false, a.Problem
+	case a.Detected():
+		r.OK = false
+		r.Fix = "run `carryover install --tools " + a.Tool + "`"
+	}
+	return r
+}
+
+// doctorScratch makes a scratch project holding a published handoff and
+// a scratch home, for the stubs to run against.
+func doctorScratch(e *Env) (project, home string, cleanup func(), err error) {
+	scratch, err := os.MkdirTemp("", "carryover-doctor-")
+	if err != nil {
+		return "", "", nil, err
+	}
+	project = filepath.Join(scratch, "project")
+	home = filepath.Join(scratch, "home")
 	os.MkdirAll(filepath.Join(project, ".carryover"), 0o700)
 	handoff := publish.HeaderPrefix + e.Now().UTC().Format(time.RFC3339) + "\n\n## Task\n" + doctorMarker + "\n"
 	os.WriteFile(publish.HandoffPath(project), []byte(handoff), 0o600)
@@ -198,63 +225,92 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 	if real, err := filepath.EvalSymlinks(project); err == nil {
 		publish.RecordPublished(home, real, publish.Digest([]byte(handoff)))
 	}
+	return project, home, func() { os.RemoveAll(scratch) }, nil
+}
 
+// hookTimeouts are the agent's timeouts (seconds) by native event.
+func hookTimeouts(c specs.Capability) map[string]int {
 	timeouts := map[string]int{}
 	for _, h := range c.Hooks() {
 		timeouts[h.Native] = h.Timeout
 	}
-	var problems, failMsgs []string
-	var failEvents [][]string
-	checkedStart := false
-	for _, s := range stubs {
-		limit := time.Duration(timeouts[s.Event]) * time.Second
-		if limit <= 0 {
-			limit = 60 * time.Second // the agents' usual default
-		}
-		out, errOut, took, runErr := runStub(e, s, tl.Name, project, home, limit)
-		r.Ran++
-		r.Slowest = max(r.Slowest, took)
-		switch {
-		case runErr != nil:
-			// The same failure on every stub is said once, with its events.
-			msg := fmt.Sprintf("%v%s", runErr, firstLine(errOut))
-			if i := slices.Index(failMsgs, msg); i >= 0 {
-				failEvents[i] = append(failEvents[i], s.Event)
-			} else {
-				failMsgs, failEvents = append(failMsgs, msg), append(failEvents, []string{s.Event})
-			}
-			r.Fix = stubFix(s, e.Executable)
-			continue
-		case took > limit:
-			problems = append(problems, fmt.Sprintf("%s took %s, over %s's %s timeout", s.Event, took.Round(time.Millisecond), a.Display, limit))
-		}
-		if agent, ok := adapters.ByName(tl.Name); ok && agent.Class(s.Event) == adapters.ClassStart {
-			env := c.Envelope
-			if env == "" {
-				env = agent.Envelope
-			}
-			text, err := adapters.Unwrap(env, s.Event, out)
-			switch {
-			case err != nil:
-				problems = append(problems, fmt.Sprintf("%s output does not parse as %s's %s envelope: %v", s.Event, a.Display, env, err))
-				r.Fix = "run `carryover refresh` (the stubs may predate this agent version)"
-			case env != adapters.EnvelopeNone && !strings.Contains(text, doctorMarker):
-				problems = append(problems, fmt.Sprintf("%s printed no handoff", s.Event))
-			default:
-				checkedStart = true
-			}
-		}
+	return timeouts
+}
+
+// stubChecks gathers what running an agent's stubs found.
+type stubChecks struct {
+	problems []string
+	// failMsgs are the distinct run failures, failEvents their events: the
+	// same failure on every stub is said once, with its events.
+	failMsgs     []string
+	failEvents   [][]string
+	checkedStart bool
+}
+
+// run runs one stub within its timeout (60s, the agents' usual default,
+// when it has none) and checks a start stub's injection.
+func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capability, display string, s hookconf.Stub, project, home string, timeout int) {
+	limit := time.Duration(timeout) * time.Second
+	if limit <= 0 {
+		limit = 60 * time.Second
 	}
-	for i, m := range failMsgs {
-		problems = append(problems, strings.Join(failEvents[i], ", ")+": "+m)
+	out, errOut, took, runErr := runStub(e, s, tl.Name, project, home, limit)
+	r.Ran++
+	r.Slowest = max(r.Slowest, took)
+	switch {
+	case runErr != nil:
+		st.failed(s.Event, fmt.Sprintf("%v%s", runErr, firstLine(errOut)))
+		r.Fix = stubFix(s, e.Executable)
+		return
+	case took > limit:
+		st.problems = append(st.problems, fmt.Sprintf("%s took %s, over %s's %s timeout", s.Event, took.Round(time.Millisecond), display, limit))
+	}
+	if agent, ok := adapters.ByName(tl.Name); ok && agent.Class(s.Event) == adapters.ClassStart {
+		st.checkStart(r, agent, c, display, s.Event, out)
+	}
+}
+
+// failed records a stub's run failure under its message.
+func (st *stubChecks) failed(event, msg string) {
+	if i := slices.Index(st.failMsgs, msg); i >= 0 {
+		st.failEvents[i] = append(st.failEvents[i], event)
+		return
+	}
+	st.failMsgs, st.failEvents = append(st.failMsgs, msg), append(st.failEvents, []string{event})
+}
+
+// checkStart checks that a start stub's output parses as the agent's
+// envelope and carries the scratch handoff.
+func (st *stubChecks) checkStart(r *DoctorReport, agent *adapters.Agent, c specs.Capability, display, event string, out []byte) {
+	env := c.Envelope
+	if env == "" {
+		env = agent.Envelope
+	}
+	text, err := adapters.Unwrap(env, event, out)
+	switch {
+	case err != nil:
+		st.problems = append(st.problems, fmt.Sprintf("%s output does not parse as %s's %s envelope: %v", event, display, env, err))
+		r.Fix = "run `carryover refresh` (the stubs may predate this agent version)"
+	case env != adapters.EnvelopeNone && !strings.Contains(text, doctorMarker):
+		st.problems = append(st.problems, fmt.Sprintf("%s printed no handoff", event))
+	default:
+		st.checkedStart = true
+	}
+}
+
+// report sums the checks up in r.
+func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) DoctorReport {
+	problems := st.problems
+	for i, m := range st.failMsgs {
+		problems = append(problems, strings.Join(st.failEvents[i], ", ")+": "+m)
 	}
 	r.Summary = fmt.Sprintf("%d hooks ran (slowest %s)", r.Ran, r.Slowest.Round(time.Millisecond))
-	if checkedStart {
+	if st.checkedStart {
 		r.Summary += ", start injection parses"
 	}
 	// A whole hook file's drift (its mode, the carryover it names) is
 	// often why it failed: say it even then.
-	if whole := tg.Layout.Whole(); a.Hooks.State == hookconf.StateDrifted && (len(failMsgs) == 0 || whole) {
+	if whole := tg.Layout.Whole(); a.Hooks.State == hookconf.StateDrifted && (len(st.failMsgs) == 0 || whole) {
 		problems = append(problems, a.Hooks.Detail)
 		if r.Fix == "" || whole && strings.HasPrefix(r.Fix, "run the stub's command by hand") {
 			r.Fix = "run `carryover refresh`"
