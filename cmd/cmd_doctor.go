@@ -72,9 +72,33 @@ func runDoctor(e *Env, o doctorOptions) error {
 		return exitf(ExitError, "%v", err)
 	}
 	cfg, _ := LoadConfig(e, "")
+	reps, idle := doctorAgents(e, tab, cfg)
+	failed, wired := countProblems(reps, cfg)
+	if o.asJSON {
+		if reps == nil {
+			reps = []DoctorReport{}
+		}
+		if err := printJSON(e.Stdout, struct {
+			Agents     []DoctorReport `json:"agents"`
+			HooksWired int            `json:"hooks_wired"`
+			NotSetUp   []string       `json:"not_set_up"`
+			Problems   int            `json:"problems"`
+		}{reps, wired, nonNil(idle), failed}); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(e, reps, idle, wired)
+	}
+	if failed > 0 {
+		return exitf(ExitError, "%d problem(s); see the fixes above", failed)
+	}
+	return nil
+}
+
+// doctorAgents checks every agent; idle are those neither detected nor
+// chosen, with nothing to check.
+func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, idle []string) {
 	receipts := lastDeliveries(e)
-	var reps []DoctorReport
-	var idle []string
 	for _, a := range agentStatus(e) {
 		tl, _ := tab.Tool(a.Tool)
 		r := doctorAgent(e, tl, a)
@@ -89,10 +113,16 @@ func runDoctor(e *Env, o doctorOptions) error {
 		}
 		reps = append(reps, r)
 	}
-	failed, wired := 0, 0
+	return reps, idle
+}
+
+// countProblems marks agents chosen at install but not wired (not
+// detected then, or removed) and counts the problems and the hooks run.
+// No hook wired at all is a problem too: every session starts without a
+// handoff.
+func countProblems(reps []DoctorReport, cfg Config) (failed, wired int) {
 	for i, r := range reps {
 		if r.Ran == 0 && r.OK && r.Fix == "" && slices.Contains(cfg.Tools, r.Tool) && strings.HasPrefix(r.Summary, "no carryover hooks") {
-			// Chosen at install but not wired (not detected then, or removed).
 			reps[i].OK, reps[i].Fix = false, "run `carryover install --tools "+r.Tool+"`"
 		}
 		if !reps[i].OK {
@@ -101,50 +131,42 @@ func runDoctor(e *Env, o doctorOptions) error {
 		wired += r.Ran
 	}
 	if wired == 0 {
-		// Nothing runs carryover: every session starts without a handoff.
 		failed++
 	}
-	if o.asJSON {
-		if reps == nil {
-			reps = []DoctorReport{}
-		}
-		if err := printJSON(e.Stdout, struct {
-			Agents     []DoctorReport `json:"agents"`
-			HooksWired int            `json:"hooks_wired"`
-			NotSetUp   []string       `json:"not_set_up"`
-			Problems   int            `json:"problems"`
-		}{reps, wired, nonNil(idle), failed}); err != nil {
-			return err
-		}
-	} else {
-		if wired == 0 {
-			fmt.Fprintln(e.Stdout, colour(e, e.StdoutTTY, "31", "✗")+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
-		}
-		for _, r := range reps {
-			mark := colour(e, e.StdoutTTY, "32", "✓")
-			if !r.OK {
-				mark = colour(e, e.StdoutTTY, "31", "✗")
-			}
-			line := fmt.Sprintf("%s %s: %s", mark, r.Display, r.Summary)
-			if r.Problem != "" {
-				line += "; " + r.Problem
-			}
-			if r.LastDelivery != "" {
-				line += "; " + r.LastDelivery
-			}
-			if r.Fix != "" {
-				line += " — fix: " + r.Fix
-			}
-			fmt.Fprintln(e.Stdout, line)
-		}
-		if len(idle) > 0 {
-			fmt.Fprintf(e.Stdout, "  not set up (not detected, no hooks): %s\n", strings.Join(idle, ", "))
-		}
+	return failed, wired
+}
+
+// printDoctor prints one line per agent: mark, summary, problem, last
+// delivery and fix.
+func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
+	if wired == 0 {
+		fmt.Fprintln(e.Stdout, colour(e, e.StdoutTTY, "31", "✗")+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
 	}
-	if failed > 0 {
-		return exitf(ExitError, "%d problem(s); see the fixes above", failed)
+	for _, r := range reps {
+		fmt.Fprintln(e.Stdout, doctorLine(e, r))
 	}
-	return nil
+	if len(idle) > 0 {
+		fmt.Fprintf(e.Stdout, "  not set up (not detected, no hooks): %s\n", strings.Join(idle, ", "))
+	}
+}
+
+// doctorLine is one agent's line of doctor's report.
+func doctorLine(e *Env, r DoctorReport) string {
+	mark := colour(e, e.StdoutTTY, "32", "✓")
+	if !r.OK {
+		mark = colour(e, e.StdoutTTY, "31", "✗")
+	}
+	line := fmt.Sprintf("%s %s: %s", mark, r.Display, r.Summary)
+	if r.Problem != "" {
+		line += "; " + r.Problem
+	}
+	if r.LastDelivery != "" {
+		line += "; " + r.LastDelivery
+	}
+	if r.Fix != "" {
+		line += " — fix: " + r.Fix
+	}
+	return line
 }
 
 // doctorAgent checks one agent's installed stubs.
