@@ -28,58 +28,8 @@ type pickItem struct {
 // presses enter. With radio, exactly one item is on: the cursor starts on
 // the first item that is on, and enter picks the item under the cursor.
 func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bool) ([]pickItem, error) {
-	items = append([]pickItem(nil), items...)
-	cur := 0
-	if radio {
-		for i, it := range items {
-			if it.On {
-				cur = i
-				break
-			}
-		}
-	}
-	width := 0
-	for _, it := range items {
-		width = max(width, len([]rune(it.Label)))
-	}
-	help := "↑/↓ or j/k move, space toggles, enter confirms, q quits"
-	if radio {
-		help = "↑/↓ or j/k move, enter picks, q quits"
-	}
-	drawn := 0
-	draw := func() {
-		var b strings.Builder
-		if drawn > 0 {
-			fmt.Fprintf(&b, "\x1b[%dA", drawn) // back to the list's first line
-		}
-		lines := []string{title + " (" + help + ")"}
-		for i, it := range items {
-			ptr, box := "  ", "[ ]"
-			if i == cur {
-				ptr = "> "
-			}
-			switch {
-			case radio && i == cur:
-				box = "(•)"
-			case radio:
-				box = "( )"
-			case it.On:
-				box = "[x]"
-			}
-			line := fmt.Sprintf("%s%s %-*s", ptr, box, width, it.Label)
-			if it.Note != "" {
-				line += "  " + it.Note
-			}
-			lines = append(lines, line)
-		}
-		for _, l := range lines {
-			// Raw mode: no output processing, so \r\n and clear each line.
-			b.WriteString("\r\x1b[2K" + l + "\r\n")
-		}
-		drawn = len(lines)
-		io.WriteString(w, b.String())
-	}
-	draw()
+	p := newPicker(title, items, radio)
+	io.WriteString(w, p.frame())
 	in, ok := r.(*bufio.Reader) // shared by consecutive lists: keys typed ahead stay
 	if !ok {
 		in = bufio.NewReader(r)
@@ -89,42 +39,140 @@ func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bo
 		if err != nil {
 			return nil, errPickAborted // the terminal went away: write nothing
 		}
-		switch c {
-		case 'q', 'Q', 3, 4: // q, Ctrl-C, Ctrl-D
+		switch p.key(c, in) {
+		case keyAbort:
 			return nil, errPickAborted
-		case 'k', 'K', 16: // k, Ctrl-P
-			cur = (cur + len(items) - 1) % len(items)
-		case 'j', 'J', 14: // j, Ctrl-N
-			cur = (cur + 1) % len(items)
-		case ' ', 'x':
-			if !radio {
-				items[cur].On = !items[cur].On
-			}
-		case '\r', '\n':
-			if radio {
-				for i := range items {
-					items[i].On = i == cur
-				}
-			}
-			return items, nil
-		case 0x1b: // ESC [ A / ESC O A: arrows (normal and application mode)
-			b1, err1 := in.ReadByte()
-			b2, err2 := in.ReadByte()
-			if err1 != nil || err2 != nil || (b1 != '[' && b1 != 'O') {
-				continue
-			}
-			switch b2 {
-			case 'A':
-				cur = (cur + len(items) - 1) % len(items)
-			case 'B':
-				cur = (cur + 1) % len(items)
-			}
-		default:
-			continue
+		case keyDone:
+			return p.items, nil
+		case keyMoved:
+			io.WriteString(w, p.frame())
 		}
-		draw()
 	}
 }
+
+// picker is pickList's state: the items, the cursor and how many lines
+// the last frame drew.
+type picker struct {
+	title, help string
+	items       []pickItem
+	radio       bool
+	cur, width  int
+	drawn       int
+}
+
+func newPicker(title string, items []pickItem, radio bool) *picker {
+	p := &picker{title: title, items: append([]pickItem(nil), items...), radio: radio,
+		help: "↑/↓ or j/k move, space toggles, enter confirms, q quits"}
+	if radio {
+		p.help = "↑/↓ or j/k move, enter picks, q quits"
+		for i, it := range p.items {
+			if it.On {
+				p.cur = i
+				break
+			}
+		}
+	}
+	for _, it := range p.items {
+		p.width = max(p.width, len([]rune(it.Label)))
+	}
+	return p
+}
+
+// frame is the list drawn over the previous frame.
+func (p *picker) frame() string {
+	var b strings.Builder
+	if p.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", p.drawn) // back to the list's first line
+	}
+	lines := []string{p.title + " (" + p.help + ")"}
+	for i, it := range p.items {
+		lines = append(lines, p.line(i, it))
+	}
+	for _, l := range lines {
+		// Raw mode: no output processing, so \r\n and clear each line.
+		b.WriteString("\r\x1b[2K" + l + "\r\n")
+	}
+	p.drawn = len(lines)
+	return b.String()
+}
+
+// line is item i's line: cursor, box, label and note.
+func (p *picker) line(i int, it pickItem) string {
+	ptr, box := "  ", "[ ]"
+	if i == p.cur {
+		ptr = "> "
+	}
+	switch {
+	case p.radio && i == p.cur:
+		box = "(•)"
+	case p.radio:
+		box = "( )"
+	case it.On:
+		box = "[x]"
+	}
+	line := fmt.Sprintf("%s%s %-*s", ptr, box, p.width, it.Label)
+	if it.Note != "" {
+		line += "  " + it.Note
+	}
+	return line
+}
+
+// keyResult is what a key did to the list.
+type keyResult int
+
+const (
+	keyIgnored keyResult = iota
+	keyMoved             // the list changed: draw it again
+	keyDone
+	keyAbort
+)
+
+// key applies one key (reading the rest of an arrow's escape from in).
+func (p *picker) key(c byte, in *bufio.Reader) keyResult {
+	switch c {
+	case 'q', 'Q', 3, 4: // q, Ctrl-C, Ctrl-D
+		return keyAbort
+	case 'k', 'K', 16: // k, Ctrl-P
+		p.move(-1)
+	case 'j', 'J', 14: // j, Ctrl-N
+		p.move(1)
+	case ' ', 'x':
+		if !p.radio {
+			p.items[p.cur].On = !p.items[p.cur].On
+		}
+	case '\r', '\n':
+		if p.radio {
+			for i := range p.items {
+				p.items[i].On = i == p.cur
+			}
+		}
+		return keyDone
+	case 0x1b:
+		return p.arrow(in)
+	default:
+		return keyIgnored
+	}
+	return keyMoved
+}
+
+// arrow reads ESC [ A / ESC O A: arrows (normal and application mode).
+func (p *picker) arrow(in *bufio.Reader) keyResult {
+	b1, err1 := in.ReadByte()
+	b2, err2 := in.ReadByte()
+	if err1 != nil || err2 != nil || (b1 != '[' && b1 != 'O') {
+		return keyIgnored
+	}
+	switch b2 {
+	case 'A':
+		p.move(-1)
+	case 'B':
+		p.move(1)
+	}
+	return keyMoved
+}
+
+// move moves the cursor by d, wrapping around.
+func (p *picker) move(d int) { p.cur = (p.cur + len(p.items) + d) % len(p.items) }
 
 // pickFlag is --pick of handoff and list.
 var pickFlag = &cli.BoolFlag{Name: "pick", Usage: "choose the session from a list on this terminal (↑/↓, enter; q cancels)"}
