@@ -135,6 +135,13 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	out, ledgerOnly := withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
 	stores = stores || ledgerOnly
 	markNotYours(e, out)
+	sortCandidates(out)
+	return out, stores || len(out) > 0, nil
+}
+
+// sortCandidates orders sessions yours first, then newest first, then by
+// agent and id.
+func sortCandidates(out []candidate) {
 	sort.SliceStable(out, func(i, j int) bool {
 		if (out[i].NotYours == "") != (out[j].NotYours == "") {
 			return out[i].NotYours == "" // a planted session never outranks one of yours
@@ -144,7 +151,6 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		}
 		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
 	})
-	return out, stores || len(out) > 0, nil
 }
 
 // withLedgerSessions marks the listed sessions the ledger also holds and
@@ -305,53 +311,75 @@ func pick(e *Env, sel selection) (picked, error) {
 	if err != nil {
 		return picked{}, err
 	}
-	scope := "for " + project
 	if sel.session != "" {
-		m := matchID(cs, sel.session)
-		var all []candidate
-		if len(m) == 0 {
-			// Not in this project: look everywhere.
-			var allStores bool
-			all, allStores, err = gather(e, "", sel.source)
-			if err != nil {
-				return picked{}, err
-			}
-			stores = stores || allStores
-			m = matchID(all, sel.session)
-			scope = "in any project"
-		}
-		switch {
-		case len(m) == 0 && !stores:
-			return picked{}, noAgentsError(e)
-		case len(m) == 0:
-			hint := "run `carryover list --all` to see the ids"
-			if near := closestSessions(sel.session, all); len(near) > 0 {
-				hint = "closest: " + strings.Join(near, ", ") + " (`carryover list --all` lists them all)"
-			}
-			return picked{}, exitf(ExitNotFound, "no session id starts with %q; %s", sel.session, hint)
-		case len(m) > 1:
-			var ids []string
-			for i, c := range m {
-				if i == 5 {
-					ids = append(ids, "…")
-					break
-				}
-				ids = append(ids, c.Tool+" "+shortID(c.ID))
-			}
-			return picked{}, exitf(ExitNotFound, "session prefix %q is ambiguous (%d sessions: %s); give more of the id", sel.session, len(m), strings.Join(ids, ", "))
-		}
-		if m[0].NotYours == notYoursTracked {
-			return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", shortID(m[0].ID), m[0].Path, m[0].Path)
-		}
-		p := picked{candidate: m[0], project: project}
-		if !adapters.InProject(m[0].Project, project) && m[0].Project != "" {
-			if fi, err := os.Stat(m[0].Project); err == nil && fi.IsDir() {
-				p.project = m[0].Project
-			}
-		}
-		p.reason = fmt.Sprintf("matched --session %q %s", sel.session, scope)
-		return p, nil
+		return pickByID(e, sel, project, cs, stores)
 	}
+	return pickNewest(e, sel, project, cs, stores)
+}
+
+// pickByID picks the session whose id starts with --session, in project's
+// sessions cs first, else in any project's.
+func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
+	scope := "for " + project
+	m := matchID(cs, sel.session)
+	var all []candidate
+	if len(m) == 0 {
+		// Not in this project: look everywhere.
+		var allStores bool
+		var err error
+		all, allStores, err = gather(e, "", sel.source)
+		if err != nil {
+			return picked{}, err
+		}
+		stores = stores || allStores
+		m = matchID(all, sel.session)
+		scope = "in any project"
+	}
+	if err := oneMatch(e, sel.session, m, all, stores); err != nil {
+		return picked{}, err
+	}
+	if m[0].NotYours == notYoursTracked {
+		return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", shortID(m[0].ID), m[0].Path, m[0].Path)
+	}
+	p := picked{candidate: m[0], project: project}
+	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" {
+		if fi, err := os.Stat(m[0].Project); err == nil && fi.IsDir() {
+			p.project = m[0].Project
+		}
+	}
+	p.reason = fmt.Sprintf("matched --session %q %s", sel.session, scope)
+	return p, nil
+}
+
+// oneMatch says what to do when the id prefix matched no session (the
+// closest of all) or several.
+func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
+	switch {
+	case len(m) == 0 && !stores:
+		return noAgentsError(e)
+	case len(m) == 0:
+		hint := "run `carryover list --all` to see the ids"
+		if near := closestSessions(id, all); len(near) > 0 {
+			hint = "closest: " + strings.Join(near, ", ") + " (`carryover list --all` lists them all)"
+		}
+		return exitf(ExitNotFound, "no session id starts with %q; %s", id, hint)
+	case len(m) > 1:
+		var ids []string
+		for i, c := range m {
+			if i == 5 {
+				ids = append(ids, "…")
+				break
+			}
+			ids = append(ids, c.Tool+" "+shortID(c.ID))
+		}
+		return exitf(ExitNotFound, "session prefix %q is ambiguous (%d sessions: %s); give more of the id", id, len(m), strings.Join(ids, ", "))
+	}
+	return nil
+}
+
+// pickNewest picks the most recently active of the project's sessions cs
+// that are the user's.
+func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
 	all := len(cs)
 	for i, c := range cs {
 		if !sel.since.IsZero() && c.NotYours == notYoursTracked && !c.LastActive.Before(sel.since.Add(-time.Minute)) {
@@ -363,26 +391,35 @@ func pick(e *Env, sel selection) (picked, error) {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", planted)
 	}
 	if len(cs) == 0 {
-		if !stores {
-			return picked{}, noAgentsError(e)
-		}
-		if all > 0 {
-			return picked{}, exitf(ExitNotFound, "no session of yours found for %s (%s); pass --transcript FILE to use one of those anyway", project, planted)
-		}
-		return picked{}, exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
+		return picked{}, noneOfYours(e, project, all, stores, planted)
 	}
 	c := cs[0]
-	why := fmt.Sprintf("the most recently active of %d session(s) %s (last active %s)", len(cs), scope, ago(e.Now(), c.LastActive))
-	if sel.source == "" {
-		agents := map[string]bool{}
-		for _, x := range cs {
-			agents[x.Tool] = true
-		}
-		if len(agents) > 1 {
-			why += fmt.Sprintf(", across %d agents", len(agents))
-		}
+	why := fmt.Sprintf("the most recently active of %d session(s) for %s (last active %s)", len(cs), project, ago(e.Now(), c.LastActive))
+	if n := agentCount(cs); sel.source == "" && n > 1 {
+		why += fmt.Sprintf(", across %d agents", n)
 	}
 	return picked{candidate: c, project: project, reason: why}, nil
+}
+
+// noneOfYours says why no session was picked: no agents, only planted
+// ones (all of them), or none for the project.
+func noneOfYours(e *Env, project string, all int, stores bool, planted string) error {
+	if !stores {
+		return noAgentsError(e)
+	}
+	if all > 0 {
+		return exitf(ExitNotFound, "no session of yours found for %s (%s); pass --transcript FILE to use one of those anyway", project, planted)
+	}
+	return exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
+}
+
+// agentCount is how many agents the sessions cs come from.
+func agentCount(cs []candidate) int {
+	agents := map[string]bool{}
+	for _, x := range cs {
+		agents[x.Tool] = true
+	}
+	return len(agents)
 }
 
 func pickTranscript(e *Env, sel selection, project string) (picked, error) {
