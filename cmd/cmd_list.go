@@ -89,57 +89,71 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 		cs[i].Project = publish.OneLine(cs[i].Project)
 	}
 	if asJSON {
-		out := make([]listEntry, 0, len(cs))
-		for _, c := range cs {
-			out = append(out, listEntry{candidate: c, ShortID: shortID(c.ID)})
-		}
-		if err := printJSON(e.Stdout, struct {
-			Project  string      `json:"project"` // "" with --all
-			Sessions []listEntry `json:"sessions"`
-			Total    int         `json:"total"` // before --limit
-		}{project, out, total}); err != nil {
-			return err
-		}
-	} else if len(cs) > 0 {
-		tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-		head := "AGENT\tID\tLAST ACTIVE\tMSGS\tPREVIEW"
-		if all {
-			head = "AGENT\tID\tLAST ACTIVE\tMSGS\tPROJECT\tPREVIEW"
-		}
-		fmt.Fprintln(tw, colour(e, e.StdoutTTY, "1", head))
-		for _, c := range cs {
-			n := fmt.Sprint(c.MessageCount)
-			if c.CountEstimated {
-				n = "~" + n
-			}
-			prev := c.Preview
-			if len(prev) > 70 {
-				prev = clip(prev, 70)
-			}
-			if c.NotYours != "" {
-				prev = "(not picked: " + c.NotYours + ") " + prev
-			}
-			if all {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev)
-			} else {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, prev)
-			}
-		}
-		tw.Flush()
+		return printListJSON(e, project, cs, total)
 	}
+	if len(cs) > 0 {
+		printListTable(e, cs, all)
+	}
+	listFooter(e, project, cs, total, stores, all)
+	return nil
+}
+
+// printListJSON prints `list --json`: total counts before --limit.
+func printListJSON(e *Env, project string, cs []candidate, total int) error {
+	out := make([]listEntry, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, listEntry{candidate: c, ShortID: shortID(c.ID)})
+	}
+	return printJSON(e.Stdout, struct {
+		Project  string      `json:"project"` // "" with --all
+		Sessions []listEntry `json:"sessions"`
+		Total    int         `json:"total"` // before --limit
+	}{project, out, total})
+}
+
+// printListTable prints one row per session; --all adds the project.
+func printListTable(e *Env, cs []candidate, all bool) {
+	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+	head := "AGENT\tID\tLAST ACTIVE\tMSGS\tPREVIEW"
+	if all {
+		head = "AGENT\tID\tLAST ACTIVE\tMSGS\tPROJECT\tPREVIEW"
+	}
+	fmt.Fprintln(tw, colour(e, e.StdoutTTY, "1", head))
+	for _, c := range cs {
+		n := fmt.Sprint(c.MessageCount)
+		if c.CountEstimated {
+			n = "~" + n
+		}
+		prev := c.Preview
+		if len(prev) > 70 {
+			prev = clip(prev, 70)
+		}
+		if c.NotYours != "" {
+			prev = "(not picked: " + c.NotYours + ") " + prev
+		}
+		if all {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, prev)
+		}
+	}
+	tw.Flush()
+}
+
+// listFooter says on stderr what to do next: an empty list is a success
+// (exit 0), with the one thing to do.
+func listFooter(e *Env, project string, cs []candidate, total int, stores, all bool) {
 	switch {
-	case total == 0 && !stores && !asJSON:
-		// An empty list is a success (exit 0); say the one thing to do.
+	case total == 0 && !stores:
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", noAgentsText(e))
-	case total == 0 && !asJSON && all:
+	case total == 0 && all:
 		fmt.Fprintf(e.Stderr, "carryover: no sessions in any project yet — run an agent first\n")
-	case total == 0 && !asJSON:
+	case total == 0:
 		fmt.Fprintf(e.Stderr, "carryover: no sessions for %s yet — run an agent here first, or see other projects' with `carryover list --all`\n", project)
-	case total > len(cs) && !asJSON:
+	case total > len(cs):
 		fmt.Fprintf(e.Stderr, "carryover: showing %d of %d sessions (--limit 0 for all)\n", len(cs), total)
 	}
-	if total > 0 && !asJSON {
+	if total > 0 {
 		fmt.Fprintf(e.Stderr, "carryover: hand one off with `carryover handoff --session %s`\n", strings.ToLower(shortID(cs[0].ID))[:min(8, len(shortID(cs[0].ID)))])
 	}
-	return nil
 }
