@@ -150,76 +150,15 @@ func printStatus(e *Env, st StatusReport) {
 	w := e.Stdout
 	fmt.Fprintf(w, "carryover home: %s\n\nAgents\n", st.Home)
 	for _, a := range st.Agents {
-		mark := "✗"
-		ver := "not detected"
-		if a.Detected {
-			mark, ver = "✓", a.Version
-		}
-		if !a.Detected && (a.Hooks == "missing" || a.Hooks == "no hooks") {
-			fmt.Fprintf(w, "  %s %-22s not detected\n", mark, a.Display)
-			printSurvey(w, a.Read)
-			continue
-		}
-		fmt.Fprintf(w, "  %s %-22s %-10s hooks: %s", mark, a.Display, ver, a.Hooks)
-		if a.SpecRow != "" {
-			fmt.Fprintf(w, "  (spec %s)", a.SpecRow)
-		}
-		fmt.Fprintln(w)
-		if a.ConfigPath != "" {
-			fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
-		}
-		for _, s := range []string{a.HookDetail, a.Warning, a.Problem, a.Restore} {
-			if s != "" {
-				fmt.Fprintf(w, "      %s\n", s)
-			}
-		}
-		printSurvey(w, a.Read)
+		printAgentStatus(w, a)
 	}
-	fmt.Fprintf(w, "\nLedger  %s\n", st.Ledger.Path)
-	if !st.Ledger.Exists {
-		fmt.Fprintln(w, "  no ledger yet: nothing has been captured (install hooks with `carryover install`, or run `carryover handoff`)")
-	} else {
-		var parts []string
-		for t, n := range st.Ledger.ByTool {
-			parts = append(parts, fmt.Sprintf("%s %d", t, n))
-		}
-		sort.Strings(parts)
-		fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(st.Ledger.Bytes), st.Ledger.Sessions, strings.Join(parts, ", "), st.Ledger.Rows)
-		printSpace(e, st.Ledger.Space)
-	}
+	printLedger(e, st.Ledger)
 	printGuest(w, st.Guest)
 	if len(st.Projects) > 0 {
 		fmt.Fprintln(w, "\nProjects (current handoff → who received it)")
 	}
 	for _, p := range st.Projects {
-		if p.Header == "" {
-			fmt.Fprintf(w, "  %s\n    %s\n", p.Project, p.NotInjected)
-			continue
-		}
-		fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
-		if p.Quality != "" {
-			fmt.Fprintf(w, "    %s\n", p.Quality)
-		}
-		if p.NotInjected != "" {
-			fmt.Fprintf(w, "    %s\n", p.NotInjected)
-		}
-		printLifecycle(e, p.Lifecycle)
-		if p.Lifecycle != nil && p.Lifecycle.Status == publish.StatusCleared {
-			continue
-		}
-		if len(p.Receipts) == 0 {
-			fmt.Fprintln(w, "    not delivered to any session yet")
-		}
-		for _, r := range p.Receipts {
-			which := "an earlier handoff"
-			if r.Current {
-				which = "this handoff"
-			}
-			fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, shortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
-		}
-		if p.Context != "" {
-			fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
-		}
+		printProjectStatus(e, p)
 	}
 	printWalls(e, st)
 	for _, p := range st.Problems {
@@ -229,6 +168,85 @@ func printStatus(e *Env, st StatusReport) {
 		fmt.Fprintf(w, "config: ignored %s\n", s)
 	}
 	printConfigWarnings(w, st.Config)
+}
+
+// printAgentStatus prints an agent's line, its config and notes; an agent
+// neither detected nor wired gets one line.
+func printAgentStatus(w io.Writer, a AgentReport) {
+	mark := "✗"
+	ver := "not detected"
+	if a.Detected {
+		mark, ver = "✓", a.Version
+	}
+	if !a.Detected && (a.Hooks == "missing" || a.Hooks == "no hooks") {
+		fmt.Fprintf(w, "  %s %-22s not detected\n", mark, a.Display)
+		printSurvey(w, a.Read)
+		return
+	}
+	fmt.Fprintf(w, "  %s %-22s %-10s hooks: %s", mark, a.Display, ver, a.Hooks)
+	if a.SpecRow != "" {
+		fmt.Fprintf(w, "  (spec %s)", a.SpecRow)
+	}
+	fmt.Fprintln(w)
+	if a.ConfigPath != "" {
+		fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
+	}
+	for _, s := range []string{a.HookDetail, a.Warning, a.Problem, a.Restore} {
+		if s != "" {
+			fmt.Fprintf(w, "      %s\n", s)
+		}
+	}
+	printSurvey(w, a.Read)
+}
+
+// printLedger prints the ledger's size, sessions by agent and rows.
+func printLedger(e *Env, l LedgerReport) {
+	w := e.Stdout
+	fmt.Fprintf(w, "\nLedger  %s\n", l.Path)
+	if !l.Exists {
+		fmt.Fprintln(w, "  no ledger yet: nothing has been captured (install hooks with `carryover install`, or run `carryover handoff`)")
+		return
+	}
+	var parts []string
+	for t, n := range l.ByTool {
+		parts = append(parts, fmt.Sprintf("%s %d", t, n))
+	}
+	sort.Strings(parts)
+	fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(l.Bytes), l.Sessions, strings.Join(parts, ", "), l.Rows)
+	printSpace(e, l.Space)
+}
+
+// printProjectStatus prints a project's current handoff, its lifecycle and
+// who received it.
+func printProjectStatus(e *Env, p ProjectReport) {
+	w := e.Stdout
+	if p.Header == "" {
+		fmt.Fprintf(w, "  %s\n    %s\n", p.Project, p.NotInjected)
+		return
+	}
+	fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
+	for _, s := range []string{p.Quality, p.NotInjected} {
+		if s != "" {
+			fmt.Fprintf(w, "    %s\n", s)
+		}
+	}
+	printLifecycle(e, p.Lifecycle)
+	if p.Lifecycle != nil && p.Lifecycle.Status == publish.StatusCleared {
+		return
+	}
+	if len(p.Receipts) == 0 {
+		fmt.Fprintln(w, "    not delivered to any session yet")
+	}
+	for _, r := range p.Receipts {
+		which := "an earlier handoff"
+		if r.Current {
+			which = "this handoff"
+		}
+		fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, shortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
+	}
+	if p.Context != "" {
+		fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
+	}
 }
 
 // printSurvey prints what reading an agent's recent sessions found, and
