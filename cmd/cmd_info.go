@@ -57,6 +57,68 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
+// agentPaths are where tl keeps its sessions (relative ones under
+// project) and its hook config.
+func agentPaths(e *Env, tl specs.Tool, project string) AgentPaths {
+	ap := AgentPaths{Tool: tl.Name, Display: tl.Display, HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))}
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(project, p)
+		}
+		if !seen[p] {
+			seen[p] = true
+			ap.Transcripts = append(ap.Transcripts, p)
+		}
+	}
+	if l, ok := adapters.ListerFor(tl.Name); ok {
+		for _, p := range l.Stores(adapterEnv(e)) {
+			add(p)
+		}
+	}
+	for _, p := range tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome()) {
+		add(p)
+	}
+	return ap
+}
+
+// printInfo prints info's text form.
+func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
+	w := e.Stdout
+	bold := func(s string) string { return colour(e, e.StdoutTTY, "1", s) }
+	fmt.Fprintf(w, "%s\n  version   %s\n  home      %s\n  ledger    %s (%d sessions)\n", bold("carryover"), inf.Version, inf.Home, inf.Ledger, inf.Sessions)
+	fmt.Fprintf(w, "  config    %s%s\n", inf.Config, exists(inf.Config))
+	mode := cfg.Resume
+	if mode == "" {
+		mode = "ask (default)"
+	}
+	fmt.Fprintf(w, "  resume    %s\n  redact    %v\n", mode, cfg.RedactOn())
+	if len(cfg.Tools) > 0 {
+		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))
+	}
+	for _, ce := range cerrs {
+		fmt.Fprintf(w, "  config problem: %v\n", ce)
+	}
+	fmt.Fprintf(w, "\n%s %s\n", bold("project"), inf.Project)
+	for _, p := range inf.Outputs {
+		fmt.Fprintf(w, "  %s%s\n", p, exists(p))
+	}
+	fmt.Fprintf(w, "\n%s\n", bold("agents (session stores)"))
+	for _, a := range inf.Agents {
+		fmt.Fprintf(w, "  %s\n", a.Display)
+		for _, p := range a.Transcripts {
+			fmt.Fprintf(w, "    sessions  %s%s\n", p, exists(p))
+		}
+		if a.HookConfig != "" {
+			fmt.Fprintf(w, "    hooks     %s%s\n", a.HookConfig, exists(a.HookConfig))
+		}
+	}
+	fmt.Fprintf(w, "\n%s (budget = %d%% of the context window unless --tokens)\n", bold("handoff targets"), int(resume.BudgetShare*100))
+	for _, t := range inf.Targets {
+		fmt.Fprintf(w, "  %-12s window %9d  budget %9d\n", t.Target, t.Window, t.Budget)
+	}
+}
+
 // shownConfigPath is a hook config path as printed: a per-event layout
 // (Cline's hooks/{{event}}) names the event as <event>, like install's
 // summary (hookconf.Target.Where), not as the template slot.
@@ -78,28 +140,8 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	if err != nil {
 		return exitf(ExitError, "%v", err)
 	}
-	aenv := adapterEnv(e)
 	for _, tl := range tab.Tools() {
-		ap := AgentPaths{Tool: tl.Name, Display: tl.Display, HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))}
-		seen := map[string]bool{}
-		add := func(p string) {
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(project, p)
-			}
-			if !seen[p] {
-				seen[p] = true
-				ap.Transcripts = append(ap.Transcripts, p)
-			}
-		}
-		if l, ok := adapters.ListerFor(tl.Name); ok {
-			for _, p := range l.Stores(aenv) {
-				add(p)
-			}
-		}
-		for _, p := range tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome()) {
-			add(p)
-		}
-		inf.Agents = append(inf.Agents, ap)
+		inf.Agents = append(inf.Agents, agentPaths(e, tl, project))
 	}
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)
@@ -108,39 +150,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	if asJSON {
 		return printJSON(e.Stdout, inf)
 	}
-	w := e.Stdout
-	bold := func(s string) string { return colour(e, e.StdoutTTY, "1", s) }
-	fmt.Fprintf(w, "%s\n  version   %s\n  home      %s\n  ledger    %s (%d sessions)\n", bold("carryover"), inf.Version, inf.Home, inf.Ledger, inf.Sessions)
-	fmt.Fprintf(w, "  config    %s%s\n", inf.Config, exists(inf.Config))
-	mode := cfg.Resume
-	if mode == "" {
-		mode = "ask (default)"
-	}
-	fmt.Fprintf(w, "  resume    %s\n  redact    %v\n", mode, cfg.RedactOn())
-	if len(cfg.Tools) > 0 {
-		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))
-	}
-	for _, ce := range cerrs {
-		fmt.Fprintf(w, "  config problem: %v\n", ce)
-	}
-	fmt.Fprintf(w, "\n%s %s\n", bold("project"), project)
-	for _, p := range inf.Outputs {
-		fmt.Fprintf(w, "  %s%s\n", p, exists(p))
-	}
-	fmt.Fprintf(w, "\n%s\n", bold("agents (session stores)"))
-	for _, a := range inf.Agents {
-		fmt.Fprintf(w, "  %s\n", a.Display)
-		for _, p := range a.Transcripts {
-			fmt.Fprintf(w, "    sessions  %s%s\n", p, exists(p))
-		}
-		if a.HookConfig != "" {
-			fmt.Fprintf(w, "    hooks     %s%s\n", a.HookConfig, exists(a.HookConfig))
-		}
-	}
-	fmt.Fprintf(w, "\n%s (budget = %d%% of the context window unless --tokens)\n", bold("handoff targets"), int(resume.BudgetShare*100))
-	for _, t := range inf.Targets {
-		fmt.Fprintf(w, "  %-12s window %9d  budget %9d\n", t.Target, t.Window, t.Budget)
-	}
+	printInfo(e, inf, cfg, cerrs)
 	return nil
 }
 
