@@ -81,6 +81,35 @@ type section struct {
 // Render produces handoff.md: at most MaxLines lines and MaxChars
 // characters, filled in priority order (task and next action always survive).
 func Render(h distill.Handoff, o RenderOptions) string {
+	head := renderHead(h, o)
+	secs := handoffSections(h, o)
+	fence := Fence(quotedText(secs))
+	intro := QuotedIntro(fence)
+	take := fitSections(secs, head, intro, fence)
+	countRest(secs["decisions"], take["decisions"])
+	out := writeHandoff(secs, take, head, intro, fence)
+	if o.Redact != nil {
+		out = o.Redact(out)
+	}
+	return capHandoff(out)
+}
+
+// sectionOrder is the sections' order in handoff.md; sectionPriority the
+// order they get lines in when the caps bind.
+var (
+	sectionOrder    = []string{"task", "next", "stopped", "words", "aside", "last", "plan", "files", "failures", "questions", "decisions", "refs", "actions", "git", "ledger"}
+	sectionPriority = []string{"task", "next", "stopped", "words", "last", "aside", "failures", "files", "decisions", "questions", "plan", "refs", "actions", "git", "ledger"}
+	// ownSections are carryover's own facts. Every other section is quoted
+	// from the session: those sit in the one quoted block (quote.go), whose
+	// fence is longer than any backtick run opening one of their lines. A
+	// new section (the distiller's closing words, say, one QuoteLine each)
+	// is quoted unless listed here; own sections come last in order. Task
+	// always shows, so the block always does.
+	ownSections = map[string]bool{"git": true, "ledger": true}
+)
+
+// renderHead is the header line and the resume protocol.
+func renderHead(h distill.Handoff, o RenderOptions) []string {
 	mode, protocol := Protocol(o.Mode)
 	tool := h.Tool
 	if tool == "" {
@@ -90,34 +119,47 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	if o.ID != "" {
 		header += " · " + o.ID
 	}
-	head := []string{
+	return []string{
 		header,
 		"# RESUME PROTOCOL: " + mode + " — " + protocol,
 	}
+}
+
+// nextAction is the next action, or what to do without one.
+func nextAction(h distill.Handoff) string {
+	switch {
+	case h.Next != "":
+		return h.Next
+	case h.LastWords != "":
+		// The last agent's own closing words stand (quoted below): never
+		// "(none stated)" over an existing closing statement.
+		return "(no rule extracted one) — read the last agent's closing words below, then confirm with the user."
+	}
+	return "(none stated) — confirm the task with the user."
+}
+
+// taskSection is the goal and the latest request. The goal, the latest
+// request and the next action come first and are clipped so that all three
+// sit in the first ~1,000 characters: an agent (or a person) reading only
+// the top still gets them.
+func taskSection(h distill.Handoff, pinned *ledger.PinnedTask) []string {
 	task := h.Task
 	if task == "" {
 		task = "(no request recorded yet)"
 	}
-	next := h.Next
-	switch {
-	case next == "" && h.LastWords != "":
-		// The last agent's own closing words stand (quoted below): never
-		// "(none stated)" over an existing closing statement.
-		next = "(no rule extracted one) — read the last agent's closing words below, then confirm with the user."
-	case next == "":
-		next = "(none stated) — confirm the task with the user."
-	}
-	// The goal, the latest request and the next action come first and are
-	// clipped so that all three sit in the first ~1,000 characters: an
-	// agent (or a person) reading only the top still gets them.
 	taskLines := []string{clip(contentLine(task), goalChars)}
 	if h.Latest != "" {
 		taskLines = append(taskLines, "Latest request: "+clip(contentLine(h.Latest), latestChars))
 	}
-	taskLines = pinnedTask(taskLines, o.Pinned)
-	secs := map[string]*section{
+	return pinnedTask(taskLines, pinned)
+}
+
+// handoffSections are every section with all its lines, by key.
+func handoffSections(h distill.Handoff, o RenderOptions) map[string]*section {
+	taskLines := taskSection(h, o.Pinned)
+	return map[string]*section{
 		"task":      {title: "## Task", lines: taskLines, min: len(taskLines)},
-		"next":      {title: "## Next action", lines: []string{clip(contentLine(next), nextChars)}, min: 1},
+		"next":      {title: "## Next action", lines: []string{clip(contentLine(nextAction(h)), nextChars)}, min: 1},
 		"aside":     {title: "## Set aside (not current)", lines: bullets(h.SetAside, 160), min: min(1, len(h.SetAside))},
 		"stopped":   {title: "## Stopped by the user (do not redo without asking)", lines: stoppedLines(h), min: min(1, len(h.Refused)+btoi(h.Interrupted != ""))},
 		"words":     {title: "## The user's instructions (oldest first)", lines: bullets(h.Instructions, 240), min: min(2, len(h.Instructions))},
@@ -132,18 +174,13 @@ func Render(h distill.Handoff, o RenderOptions) string {
 		"git":       {title: "## Git", lines: gitLines(h)},
 		"ledger":    {title: "## Session", lines: ledgerLines(h, o)},
 	}
-	order := []string{"task", "next", "stopped", "words", "aside", "last", "plan", "files", "failures", "questions", "decisions", "refs", "actions", "git", "ledger"}
-	priority := []string{"task", "next", "stopped", "words", "last", "aside", "failures", "files", "decisions", "questions", "plan", "refs", "actions", "git", "ledger"}
-	// Every section but carryover's own facts (own) is quoted from the
-	// session: those sit in the one quoted block (quote.go), whose fence is
-	// longer than any backtick run opening one of their lines. A new
-	// section (the distiller's closing words, say, one QuoteLine each) is
-	// quoted unless listed in own; own sections come last in order.
-	// Task always shows, so the block always does.
-	own := map[string]bool{"git": true, "ledger": true}
+}
+
+// quotedText is every quoted section's lines, for the fence to outrun.
+func quotedText(secs map[string]*section) string {
 	var quoted strings.Builder
-	for _, k := range order {
-		if own[k] {
+	for _, k := range sectionOrder {
+		if ownSections[k] {
 			continue
 		}
 		for _, l := range secs[k].lines {
@@ -151,17 +188,20 @@ func Render(h distill.Handoff, o RenderOptions) string {
 			quoted.WriteByte('\n')
 		}
 	}
-	fence := Fence(quoted.String())
-	intro := QuotedIntro(fence)
-	// Take lines in priority order, one item at a time per section round,
-	// until a cap would be exceeded.
+	return quoted.String()
+}
+
+// fitSections is how many lines of each section fit: every section's
+// minimum first, then lines in priority order, one item at a time per
+// section round, until a cap would be exceeded.
+func fitSections(secs map[string]*section, head []string, intro, fence string) map[string]int {
 	take := map[string]int{}
 	count := func() (int, int) {
 		lines, chars := len(head)+3, len(intro)+2*len(fence)+3
 		for _, l := range head {
 			chars += len(l) + 1
 		}
-		for _, k := range order {
+		for _, k := range sectionOrder {
 			s := secs[k]
 			if take[k] == 0 {
 				continue
@@ -174,13 +214,13 @@ func Render(h distill.Handoff, o RenderOptions) string {
 		}
 		return lines, chars
 	}
-	for _, k := range priority {
+	for _, k := range sectionPriority {
 		s := secs[k]
 		if s.min > 0 {
 			take[k] = min(s.min, len(s.lines))
 		}
 	}
-	for _, k := range priority {
+	for _, k := range sectionPriority {
 		s := secs[k]
 		for take[k] < len(s.lines) {
 			take[k]++
@@ -190,7 +230,12 @@ func Render(h distill.Handoff, o RenderOptions) string {
 			}
 		}
 	}
-	countRest(secs["decisions"], take["decisions"])
+	return take
+}
+
+// writeHandoff writes the head, then the taken lines of each section, the
+// quoted ones inside the fence.
+func writeHandoff(secs map[string]*section, take map[string]int, head []string, intro, fence string) string {
 	var b strings.Builder
 	for _, l := range head {
 		b.WriteString(l)
@@ -198,9 +243,9 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	}
 	b.WriteString(intro + "\n" + fence + "\n")
 	closed := false
-	for _, k := range order {
+	for _, k := range sectionOrder {
 		s := secs[k]
-		if own[k] && !closed {
+		if ownSections[k] && !closed {
 			b.WriteString(fence + "\n")
 			closed = true
 		}
@@ -214,11 +259,7 @@ func Render(h distill.Handoff, o RenderOptions) string {
 			b.WriteByte('\n')
 		}
 	}
-	out := b.String()
-	if o.Redact != nil {
-		out = o.Redact(out)
-	}
-	return capHandoff(out)
+	return b.String()
 }
 
 // capHandoff holds the caps whatever the sections held: no control
