@@ -46,40 +46,64 @@ var (
 // default), and only to a valid value: an invalid one falls back to the
 // defaults, which may be earlier than the user's own.
 func (c *Config) mergeWalls(o Config, trusted bool, ignore func(string)) {
-	offOnly := func(name string, dst **bool, src *bool) {
-		switch {
-		case src == nil:
-		case trusted || !*src || *dst == nil || **dst:
-			*dst = src // false, or true where true is already in effect
-		default:
-			ignore(fmt.Sprintf("%s = true (your config has it off)", name))
-		}
+	offOnly("[limits] auto_resume", &c.Limits.AutoResume, o.Limits.AutoResume, trusted, ignore)
+	offOnly("[context] restart_at_critical", &c.Context.RestartAtCritical, o.Context.RestartAtCritical, trusted, ignore)
+	c.mergeWarnPercent(o.Limits.WarnPercent, trusted, ignore)
+	c.mergeMaxRestarts(o.Limits.MaxRestarts, trusted, ignore)
+	c.mergeThresholds(o.Context, trusted, ignore)
+}
+
+// offOnly takes src over dst when trusted, when it is false, or when true
+// is already in effect.
+func offOnly(name string, dst **bool, src *bool, trusted bool, ignore func(string)) {
+	switch {
+	case src == nil:
+	case trusted || !*src || *dst == nil || **dst:
+		*dst = src
+	default:
+		ignore(fmt.Sprintf("%s = true (your config has it off)", name))
 	}
-	offOnly("[limits] auto_resume", &c.Limits.AutoResume, o.Limits.AutoResume)
-	offOnly("[context] restart_at_critical", &c.Context.RestartAtCritical, o.Context.RestartAtCritical)
-	if p := o.Limits.WarnPercent; p != nil {
-		cur := float64(defaultWarnPercent)
-		if g := c.Limits.WarnPercent; g != nil && *g > 0 && *g <= 100 {
-			cur = *g
-		}
-		if trusted || (*p >= cur && *p <= 100) {
-			c.Limits.WarnPercent = p
-		} else {
-			ignore(fmt.Sprintf("[limits] warn_percent = %g (earlier than %g)", *p, cur))
-		}
+}
+
+// mergeWarnPercent takes p when trusted or no earlier than the warning in
+// effect (and at most 100).
+func (c *Config) mergeWarnPercent(p *float64, trusted bool, ignore func(string)) {
+	if p == nil {
+		return
 	}
-	if n := o.Limits.MaxRestarts; n != nil {
-		cur := defaultMaxRestarts
-		if g := c.Limits.MaxRestarts; g != nil && *g >= 0 {
-			cur = *g
-		}
-		if trusted || (*n >= 0 && *n <= cur) {
-			c.Limits.MaxRestarts = n
-		} else {
-			ignore(fmt.Sprintf("[limits] max_restarts = %d (more than %d)", *n, cur))
-		}
+	cur := float64(defaultWarnPercent)
+	if g := c.Limits.WarnPercent; g != nil && *g > 0 && *g <= 100 {
+		cur = *g
 	}
-	if o.Context.EarlyWarn == nil && o.Context.Warn == nil && o.Context.Critical == nil {
+	if trusted || (*p >= cur && *p <= 100) {
+		c.Limits.WarnPercent = p
+		return
+	}
+	ignore(fmt.Sprintf("[limits] warn_percent = %g (earlier than %g)", *p, cur))
+}
+
+// mergeMaxRestarts takes n when trusted or no more than the limit in
+// effect (and not negative).
+func (c *Config) mergeMaxRestarts(n *int, trusted bool, ignore func(string)) {
+	if n == nil {
+		return
+	}
+	cur := defaultMaxRestarts
+	if g := c.Limits.MaxRestarts; g != nil && *g >= 0 {
+		cur = *g
+	}
+	if trusted || (*n >= 0 && *n <= cur) {
+		c.Limits.MaxRestarts = n
+		return
+	}
+	ignore(fmt.Sprintf("[limits] max_restarts = %d (more than %d)", *n, cur))
+}
+
+// mergeThresholds takes o's context thresholds, all or none: when trusted,
+// or when together they rise within 1..100 and none is earlier than the
+// one in effect.
+func (c *Config) mergeThresholds(o ContextConfig, trusted bool, ignore func(string)) {
+	if o.EarlyWarn == nil && o.Warn == nil && o.Critical == nil {
 		return
 	}
 	cur := thresholdsOf(c.Context)
@@ -87,7 +111,7 @@ func (c *Config) mergeWalls(o Config, trusted bool, ignore func(string)) {
 	for _, f := range []struct {
 		dst **int
 		src *int
-	}{{&merged.EarlyWarn, o.Context.EarlyWarn}, {&merged.Warn, o.Context.Warn}, {&merged.Critical, o.Context.Critical}} {
+	}{{&merged.EarlyWarn, o.EarlyWarn}, {&merged.Warn, o.Warn}, {&merged.Critical, o.Critical}} {
 		if f.src != nil {
 			*f.dst = f.src
 		}
