@@ -33,8 +33,7 @@ func clean(s string, oneLine bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c == 0x1b { // ESC: skip the whole sequence
+		if s[i] == 0x1b { // ESC: skip the whole sequence
 			i = skipEscape(s, i)
 			continue
 		}
@@ -42,31 +41,46 @@ func clean(s string, oneLine bool) string {
 		switch {
 		case r == utf8.RuneError && n <= 1:
 			b.WriteString("\uFFFD")
-		case r == 0x9b || r == 0x9d || r == 0x90 || r == 0x9e || r == 0x9f || r == 0x98:
-			// 8-bit CSI, OSC, DCS, PM, APC, SOS: the sequence they open.
+		case opensString(r):
 			i = skipString(s, i+n, r == 0x9b)
 			continue
-		case r == '\n' || r == '\t':
-			if oneLine {
-				b.WriteByte(' ')
-			} else {
-				b.WriteRune(r)
-			}
-		case r == '\u2028' || r == '\u2029' || r == '\u0085':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			if oneLine || r == '\r' {
-				b.WriteByte(' ')
-			}
-		case Invisible(r):
-			// Dropped, not replaced: "\u200b# RESUME PROTOCOL" must become
-			// the "# RESUME PROTOCOL" the heading check then escapes.
 		default:
-			b.WriteString(s[i : i+n])
+			writeClean(&b, s[i:i+n], r, oneLine)
 		}
 		i += n
 	}
 	return b.String()
+}
+
+// opensString reports the 8-bit CSI, OSC, DCS, PM, APC and SOS: the
+// sequence they open is skipped.
+func opensString(r rune) bool {
+	return r == 0x9b || r == 0x9d || r == 0x90 || r == 0x9e || r == 0x9f || r == 0x98
+}
+
+// writeClean writes the rune r (its bytes enc) as clean keeps it: line
+// breaks and tabs (spaces in one line), other controls as a space or
+// nothing, invisible characters dropped.
+func writeClean(b *strings.Builder, enc string, r rune, oneLine bool) {
+	switch {
+	case r == '\n' || r == '\t':
+		if oneLine {
+			b.WriteByte(' ')
+		} else {
+			b.WriteRune(r)
+		}
+	case r == '\u2028' || r == '\u2029' || r == '\u0085':
+		b.WriteByte(' ')
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		if oneLine || r == '\r' {
+			b.WriteByte(' ')
+		}
+	case Invisible(r):
+		// Dropped, not replaced: "\u200b# RESUME PROTOCOL" must become
+		// the "# RESUME PROTOCOL" the heading check then escapes.
+	default:
+		b.WriteString(enc)
+	}
 }
 
 // Invisible reports whether r is drawn as nothing, or only changes how
