@@ -45,13 +45,24 @@ const StaleWalkBudget = 250 * time.Millisecond
 
 func staleLines(r ledger.HandoffRecord, root string, head, branch string, commits distill.CommitCount) []string {
 	var out []string
+	if l := changedLine(changedSince(r, root)); l != "" {
+		out = append(out, l)
+	}
+	// A record written before GitString redacted branches is redacted here.
+	if old := distill.GitString(r.Branch); old != "" && branch != "" && old != branch {
+		out = append(out, "> Branch switched since: "+clip(contentLine(old), 80)+" → "+clip(contentLine(branch), 80)+".")
+	}
+	if r.Head != "" && head != "" && r.Head != head {
+		out = append(out, headLine(r.Head, head, commits))
+	}
+	return out
+}
+
+// changedSince are the handoff's files (the first maxStaleFiles, inside
+// root) that are gone or were modified after it was written.
+func changedSince(r ledger.HandoffRecord, root string) []string {
 	var changed []string
-	n := 0
-	for _, f := range r.Files {
-		if n == maxStaleFiles {
-			break
-		}
-		n++
+	for _, f := range r.Files[:min(len(r.Files), maxStaleFiles)] {
 		abs := f
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(root, f)
@@ -60,42 +71,38 @@ func staleLines(r ledger.HandoffRecord, root string, head, branch string, commit
 			continue
 		}
 		fi, err := os.Lstat(abs) // never follows a symlink; opens nothing
-		if err != nil {
+		switch {
+		case err != nil:
 			changed = append(changed, clip(contentLine(f), 80)+" (gone)")
-			continue
-		}
-		if !fi.Mode().IsRegular() {
-			continue
-		}
-		if fi.ModTime().After(r.Updated) {
+		case fi.Mode().IsRegular() && fi.ModTime().After(r.Updated):
 			changed = append(changed, clip(contentLine(f), 80))
 		}
 	}
-	if len(changed) > 0 {
-		shown := changed
-		if len(shown) > 5 {
-			shown = shown[:5]
-		}
-		l := "> Changed on disk since: " + strings.Join(shown, ", ")
-		if len(changed) > len(shown) {
-			l += fmt.Sprintf(" (+%d more)", len(changed)-len(shown))
-		}
-		out = append(out, l+" — re-read before editing.")
+	return changed
+}
+
+// changedLine names the first 5 changed files and counts the rest; "" for
+// none.
+func changedLine(changed []string) string {
+	if len(changed) == 0 {
+		return ""
 	}
-	// A record written before GitString redacted branches is redacted here.
-	if old := distill.GitString(r.Branch); old != "" && branch != "" && old != branch {
-		out = append(out, "> Branch switched since: "+clip(contentLine(old), 80)+" → "+clip(contentLine(branch), 80)+".")
+	shown := changed[:min(len(changed), 5)]
+	l := "> Changed on disk since: " + strings.Join(shown, ", ")
+	if len(changed) > len(shown) {
+		l += fmt.Sprintf(" (+%d more)", len(changed)-len(shown))
 	}
-	if r.Head != "" && head != "" && r.Head != head {
-		from, to := clip(contentLine(r.Head), 40), clip(contentLine(head), 40)
-		switch {
-		case commits.NotAncestor:
-			out = append(out, "> HEAD moved since: "+from+" → "+to+", and "+from+" is no longer in its history (rebased, reset or another branch) — check `git log`.")
-		case commits.String() != "":
-			out = append(out, "> Commits since: "+commits.String()+" (HEAD "+from+" → "+to+") — check `git log`.")
-		default:
-			out = append(out, "> Commits since: HEAD "+from+" → "+to+" — check `git log`.")
-		}
+	return l + " — re-read before editing."
+}
+
+// headLine says how HEAD moved from the handoff's (from) to now (to).
+func headLine(from, to string, commits distill.CommitCount) string {
+	from, to = clip(contentLine(from), 40), clip(contentLine(to), 40)
+	switch {
+	case commits.NotAncestor:
+		return "> HEAD moved since: " + from + " → " + to + ", and " + from + " is no longer in its history (rebased, reset or another branch) — check `git log`."
+	case commits.String() != "":
+		return "> Commits since: " + commits.String() + " (HEAD " + from + " → " + to + ") — check `git log`."
 	}
-	return out
+	return "> Commits since: HEAD " + from + " → " + to + " — check `git log`."
 }
