@@ -106,29 +106,46 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 		// next `git commit -a` publish the user's handoff.
 		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
 	}
-	var native string
-	if s, err := l.SessionByID(h.SessionID); err == nil {
-		native = s.NativeID
-		if h.Tokens.Max == 0 && s.TokensMax > 0 {
-			h.Tokens = distill.Tokens{Used: s.TokensUsed, Max: s.TokensMax}
-		}
-	}
+	native := sessionFacts(l, &h)
 	lc := p.lifecycleInputs(l, h, native)
 	if lc.cleared {
 		return nil, nil // cleared by the user, and no work since
 	}
 	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
-	if prev, err := ReadHandoffFile(p.Root); !p.NotProject && err == nil && sameBody(string(prev), text) && IDOf(HeaderOf(string(prev))) == lc.id && p.check(prev, l) == "" {
-		// Nothing but the timestamp would change: keep the file (and its
-		// receipts) as is — and the global copy, unless it is gone.
-		if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
-			if err := WriteAtomic(global, prev); err != nil {
-				p.logf("write global handoff: %v", err)
-			}
-		}
+	if p.keepUnchanged(l, text, lc.id) {
 		return nil, nil
 	}
 	return &Rendered{Text: text, Tool: h.Tool, record: func() { p.recordLifecycle(l, lc, h, native, text) }}, nil
+}
+
+// sessionFacts is the handoff's session's native id ("" when the ledger
+// does not know it), filling h's token use from the ledger when the
+// transcript gave none.
+func sessionFacts(l *ledger.Ledger, h *distill.Handoff) string {
+	s, err := l.SessionByID(h.SessionID)
+	if err != nil {
+		return ""
+	}
+	if h.Tokens.Max == 0 && s.TokensMax > 0 {
+		h.Tokens = distill.Tokens{Used: s.TokensUsed, Max: s.TokensMax}
+	}
+	return s.NativeID
+}
+
+// keepUnchanged reports whether nothing but the timestamp would change in
+// the project's handoff.md: the file (and its receipts) is then kept as
+// is — and the global copy, unless it is gone.
+func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
+	prev, err := ReadHandoffFile(p.Root)
+	if p.NotProject || err != nil || !sameBody(string(prev), text) || IDOf(HeaderOf(string(prev))) != id || p.check(prev, l) != "" {
+		return false
+	}
+	if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
+		if err := WriteAtomic(global, prev); err != nil {
+			p.logf("write global handoff: %v", err)
+		}
+	}
+	return true
 }
 
 // WriteProject writes a rendered handoff: the global copy, then the
