@@ -406,20 +406,8 @@ func wireHooks(e *Env, o installOptions, tg hookconf.Target, a AgentStatus, labe
 		fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
 		return false
 	}
-	changed := false
-	for _, p := range plans {
-		for _, w := range p.Warnings {
-			fmt.Fprintf(e.Stdout, "warning  %s\n", w)
-		}
-		if p.Changed() {
-			changed = true
-			if o.dryRun {
-				io.WriteString(e.Stdout, hookconf.Diff(p))
-			}
-		}
-	}
 	switch {
-	case !changed:
+	case !showPlans(e, plans, o.dryRun):
 		fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Where())
 	case o.dryRun:
 		fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Where())
@@ -460,51 +448,67 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	var failed int
 	for _, name := range sel {
 		tl, _ := tab.Tool(name)
-		tg := installTarget(e, tl)
-		plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
-		if err != nil {
+		if !uninstallAgent(e, tl, dryRun) {
 			failed++
-			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
-			continue
-		}
-		changed := false
-		for _, p := range plans {
-			for _, w := range p.Warnings { // a hook file of carryover's the user edited
-				fmt.Fprintf(e.Stdout, "warning  %s\n", w)
-			}
-			if p.Changed() {
-				changed = true
-				if dryRun {
-					io.WriteString(e.Stdout, hookconf.Diff(p))
-				}
-			}
-		}
-		if !changed {
-			if !dryRun { // backups and directories an earlier uninstall left
-				for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
-					fmt.Fprintf(e.Stdout, "note     %s\n", n)
-				}
-			}
-			continue
-		}
-		if dryRun {
-			fmt.Fprintf(e.Stdout, "would    %s: remove carryover's hooks from %s\n", tl.Display, tg.Where())
-			continue
-		}
-		if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
-			failed++
-			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
-			continue
-		}
-		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Where())
-		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
-			fmt.Fprintf(e.Stdout, "note     %s\n", n)
 		}
 	}
 	if failed > 0 {
 		return exitf(ExitError, "%d agent(s) could not be cleaned up; see the lines above", failed)
 	}
 	return nil
+}
+
+// uninstallAgent removes carryover's hooks of one agent (shows the diff
+// on --dry-run) and prints its line; false when that failed.
+func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
+	tg := installTarget(e, tl)
+	plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
+	if err != nil {
+		fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
+		return false
+	}
+	switch {
+	case !showPlans(e, plans, dryRun):
+		if !dryRun { // backups and directories an earlier uninstall left
+			printCleanup(e, plans, tg)
+		}
+	case dryRun:
+		fmt.Fprintf(e.Stdout, "would    %s: remove carryover's hooks from %s\n", tl.Display, tg.Where())
+	default:
+		if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
+			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
+			return false
+		}
+		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Where())
+		printCleanup(e, plans, tg)
+	}
+	return true
+}
+
+// printCleanup removes what carryover's hook files left (backups, empty
+// directories) and notes each.
+func printCleanup(e *Env, plans []hookconf.Plan, tg hookconf.Target) {
+	for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
+		fmt.Fprintf(e.Stdout, "note     %s\n", n)
+	}
+}
+
+// showPlans prints the plans' warnings (a hook file of carryover's the
+// user edited) and, on --dry-run, the diff of each change; it reports
+// whether any plan changes a file.
+func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
+	for _, p := range plans {
+		for _, w := range p.Warnings {
+			fmt.Fprintf(e.Stdout, "warning  %s\n", w)
+		}
+		if p.Changed() {
+			changed = true
+			if dryRun {
+				io.WriteString(e.Stdout, hookconf.Diff(p))
+			}
+		}
+	}
+	return changed
 }
 
 // saveToolSelection writes `tools = [...]` into config.toml, keeping every
