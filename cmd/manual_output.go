@@ -76,6 +76,42 @@ func ResumePath(project, format string) string {
 	return filepath.Join(publish.Dir(project), "RESUME."+format)
 }
 
+// layerNote says what became of each layer of a resume prompt.
+func layerNote(layers []resume.LayerStat) string {
+	var parts []string
+	for _, l := range layers {
+		var st string
+		switch l.Status {
+		case resume.Included:
+			st = "included"
+		case resume.Truncated:
+			st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
+		case resume.Dropped:
+			st = "dropped"
+		case resume.Empty:
+			st = "empty"
+		}
+		parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// structuredHandoff is the loaded handoff, else the one built from s (with
+// its lifecycle, degraded where s is thin), with o's protocol.
+func structuredHandoff(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) resume.Handoff {
+	var h resume.Handoff
+	if loadedHandoff != nil {
+		h = *loadedHandoff
+	} else {
+		h = resume.Structured(s).WithLifecycle(o.lifecycle)
+		resume.Degrade(&h, s)
+	}
+	if s.Imported != "" && loadedHandoff == nil { // a loaded one round-trips byte for byte
+		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
+	}
+	return h.WithProtocol(o.mode)
+}
+
 // render builds the output text in o.format from s (already redacted).
 // loadedHandoff, when set, is re-emitted as is (structured round trip).
 func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (text string, stats string, err error) {
@@ -92,34 +128,9 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 		if err != nil {
 			return "", "", exitf(ExitCompression, "%v", err)
 		}
-		var parts []string
-		for _, l := range res.Layers {
-			var st string
-			switch l.Status {
-			case resume.Included:
-				st = "included"
-			case resume.Truncated:
-				st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
-			case resume.Dropped:
-				st = "dropped"
-			case resume.Empty:
-				st = "empty"
-			}
-			parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
-		}
-		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(parts, ", "), qualityNote(s)), nil
+		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, layerNote(res.Layers), qualityNote(s)), nil
 	}
-	var h resume.Handoff
-	if loadedHandoff != nil {
-		h = *loadedHandoff
-	} else {
-		h = resume.Structured(s).WithLifecycle(o.lifecycle)
-		resume.Degrade(&h, s)
-	}
-	if s.Imported != "" && loadedHandoff == nil { // a loaded one round-trips byte for byte
-		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
-	}
-	h = h.WithProtocol(o.mode)
+	h := structuredHandoff(s, loadedHandoff, o)
 	if err := h.Validate(); err != nil {
 		return "", "", exitf(ExitParse, "%v", err)
 	}
