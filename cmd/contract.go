@@ -382,8 +382,19 @@ func interspersed(app *cli.App, args []string) []string {
 	if len(args) < 3 {
 		return args
 	}
+	cmd, i := commandOf(app, args)
+	if cmd == nil || cmd.SkipFlagParsing {
+		return args
+	}
+	flags, pos := splitFlags(args[i:], valueFlags(cmd))
+	out := append(append([]string{}, args[:i]...), flags...)
+	return append(out, pos...)
+}
+
+// commandOf is the (sub)command args name after the program, and the
+// index of the first argument after it.
+func commandOf(app *cli.App, args []string) (cmd *cli.Command, i int) {
 	i, cmds := 1, app.Commands
-	var cmd *cli.Command
 	for i < len(args) {
 		var next *cli.Command
 		for _, c := range cmds {
@@ -397,9 +408,12 @@ func interspersed(app *cli.App, args []string) []string {
 		cmd, cmds = next, next.Subcommands
 		i++
 	}
-	if cmd == nil || cmd.SkipFlagParsing {
-		return args
-	}
+	return cmd, i
+}
+
+// valueFlags tells, by name, which of cmd's flags take a value (all but
+// the boolean ones).
+func valueFlags(cmd *cli.Command) map[string]bool {
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
@@ -407,8 +421,12 @@ func interspersed(app *cli.App, args []string) []string {
 			takesValue[n] = !isBool
 		}
 	}
-	var flags, pos []string
-	rest := args[i:]
+	return takesValue
+}
+
+// splitFlags separates rest into the flags (with their values) and the
+// positional arguments; everything from "--" on is positional.
+func splitFlags(rest []string, takesValue map[string]bool) (flags, pos []string) {
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
 		if a == "--" {
@@ -426,8 +444,7 @@ func interspersed(app *cli.App, args []string) []string {
 		}
 		pos = append(pos, a)
 	}
-	out := append(append([]string{}, args[:i]...), flags...)
-	return append(out, pos...)
+	return flags, pos
 }
 
 // nonNil makes an empty list print as [] in --json, never null.
