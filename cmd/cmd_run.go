@@ -73,6 +73,47 @@ type runOptions struct {
 	interrupted *atomic.Bool
 }
 
+// forwardSignals notes the wrapper's signals in interrupted and passes a
+// TERM or HUP on to the running child: the terminal's Ctrl-C reaches the
+// agent itself (same process group), so the wrapper only notes it, and
+// that exit never restarts. stop ends the forwarding.
+func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process]) (stop func()) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		for s := range sigs {
+			interrupted.Store(true)
+			if p := child.Load(); p != nil && s != os.Interrupt {
+				_ = p.Signal(s) // a TERM or HUP for the wrapper is for the agent too
+			}
+		}
+	}()
+	return func() { signal.Stop(sigs) }
+}
+
+// agentBinary is the agent's executable. A bare name is looked up in
+// PATH's absolute entries only (lookPath): the repository's
+// ./node_modules/.bin/claude never stands in.
+func agentBinary(e *Env, name string) (string, error) {
+	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
+		return name, nil
+	}
+	if bin := lookPath(e, name); bin != "" {
+		return bin, nil
+	}
+	return "", exitf(ExitError, "cannot start %s: not found in PATH's absolute directories (relative entries such as ./node_modules/.bin are not searched)", name)
+}
+
+// exitCodeOf is the agent's exit status, 128+signal when a signal ended it
+// (but not the wrapper's own stop at a CRITICAL signal).
+func exitCodeOf(ps *os.ProcessState, critical bool) int {
+	code := ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !critical {
+		code = 128 + int(ws.Signal())
+	}
+	return code
+}
+
 // runAgent runs the agent until it exits without a verified CRITICAL
 // signal, restarting it after one at most maxRestarts times. It returns
 // the agent's exit status as an exit error.
@@ -88,27 +129,11 @@ func runAgent(e *Env, o runOptions) error {
 	if o.interrupted == nil {
 		o.interrupted = new(atomic.Bool)
 	}
-	// The terminal's Ctrl-C reaches the agent (same process group); the
-	// wrapper only notes it, so that exit never restarts.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	var child atomic.Pointer[os.Process]
-	go func() {
-		for s := range sigs {
-			o.interrupted.Store(true)
-			if p := child.Load(); p != nil && s != os.Interrupt {
-				_ = p.Signal(s) // a TERM or HUP for the wrapper is for the agent too
-			}
-		}
-	}()
-	// A bare name is looked up in PATH's absolute entries only (lookPath):
-	// the repository's ./node_modules/.bin/claude never stands in.
-	bin := o.argv[0]
-	if !strings.ContainsRune(bin, filepath.Separator) && !strings.ContainsRune(bin, '/') {
-		if bin = lookPath(e, bin); bin == "" {
-			return exitf(ExitError, "cannot start %s: not found in PATH's absolute directories (relative entries such as ./node_modules/.bin are not searched)", o.argv[0])
-		}
+	defer forwardSignals(o.interrupted, &child)()
+	bin, err := agentBinary(e, o.argv[0])
+	if err != nil {
+		return err
 	}
 	ag, _ := adapters.ByName(tool)
 	restarts := 0
@@ -127,10 +152,7 @@ func runAgent(e *Env, o runOptions) error {
 		child.Store(c.Process)
 		log.Printf("started %s (run %s.%d, pid %d)", argv[0], id, gen, c.Process.Pid)
 		sig, critical := watch(e, c, id, gen, tool, o, log)
-		code := c.ProcessState.ExitCode()
-		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !critical {
-			code = 128 + int(ws.Signal())
-		}
+		code := exitCodeOf(c.ProcessState, critical)
 		child.Store(nil)
 		snapshotAfterRun(e, ag, o.project, started)
 		switch {
