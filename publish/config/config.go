@@ -126,18 +126,7 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	hint := fmt.Sprintf("(a project file may only make carryover safer; to allow it, add %q to trusted_projects in your own config.toml)", project)
 	ignore := func(what string) { c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s %s", what, path, hint)) }
 	if o.Resume != "" {
-		cur := g.Resume
-		if !publish.ValidMode(cur) {
-			cur = publish.ModeAsk
-		}
-		switch {
-		case !publish.ValidMode(o.Resume):
-			c.Ignored = append(c.Ignored, fmt.Sprintf("resume = %q in %s (not one of ask, brief, silent)", publish.OneLine(o.Resume), path))
-		case trusted || visibility[o.Resume] >= visibility[cur]:
-			c.Resume = o.Resume
-		default:
-			ignore(fmt.Sprintf("resume = %q", o.Resume))
-		}
+		c.mergeResume(g.Resume, o.Resume, trusted, path, ignore)
 	}
 	if o.Redact != nil {
 		switch {
@@ -148,36 +137,64 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 		}
 	}
 	if o.Pointer != "" {
-		cur := g.Pointer
-		if !publish.ValidPointer(cur) {
-			cur = publish.PointerAuto
-		}
-		switch {
-		case !publish.ValidPointer(o.Pointer):
-			c.Ignored = append(c.Ignored, fmt.Sprintf("pointer = %q in %s (not one of auto, always, never)", publish.OneLine(o.Pointer), path))
-		case trusted || pointerRank[o.Pointer] >= pointerRank[cur]:
-			c.Pointer = o.Pointer
-		default:
-			ignore(fmt.Sprintf("pointer = %q", o.Pointer))
-		}
+		c.mergePointer(g.Pointer, o.Pointer, trusted, path, ignore)
 	}
 	c.mergeWalls(o, trusted, ignore)
-	var rest []string
+	c.Ignored = append(c.Ignored, otherKeys(keys, path)...)
+	sort.Strings(c.Ignored)
+	return c
+}
+
+// mergeResume takes the project's resume mode when trusted or no less
+// visible than the user's (ask when the user's is invalid).
+func (c *Config) mergeResume(cur, mode string, trusted bool, path string, ignore func(string)) {
+	if !publish.ValidMode(cur) {
+		cur = publish.ModeAsk
+	}
+	switch {
+	case !publish.ValidMode(mode):
+		c.Ignored = append(c.Ignored, fmt.Sprintf("resume = %q in %s (not one of ask, brief, silent)", publish.OneLine(mode), path))
+	case trusted || visibility[mode] >= visibility[cur]:
+		c.Resume = mode
+	default:
+		ignore(fmt.Sprintf("resume = %q", mode))
+	}
+}
+
+// mergePointer takes the project's pointer mode when trusted or no less
+// than the user's (auto when the user's is invalid).
+func (c *Config) mergePointer(cur, mode string, trusted bool, path string, ignore func(string)) {
+	if !publish.ValidPointer(cur) {
+		cur = publish.PointerAuto
+	}
+	switch {
+	case !publish.ValidPointer(mode):
+		c.Ignored = append(c.Ignored, fmt.Sprintf("pointer = %q in %s (not one of auto, always, never)", publish.OneLine(mode), path))
+	case trusted || pointerRank[mode] >= pointerRank[cur]:
+		c.Pointer = mode
+	default:
+		ignore(fmt.Sprintf("pointer = %q", mode))
+	}
+}
+
+// otherKeys are the notes on a project file's keys it may not set: the
+// user's own settings, and unknown ones (sorted).
+func otherKeys(keys map[string]any, path string) []string {
+	var notes, rest []string
 	for k := range keys {
 		switch k {
 		case "resume", "redact", "limits", "context", "pointer":
 		case "tools", "trusted_projects", "expire_after", "history_keep", "ignore":
-			c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
+			notes = append(notes, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
 		default:
 			rest = append(rest, k)
 		}
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		c.Ignored = append(c.Ignored, fmt.Sprintf("unknown setting %q in %s", publish.OneLine(k), path))
+		notes = append(notes, fmt.Sprintf("unknown setting %q in %s", publish.OneLine(k), path))
 	}
-	sort.Strings(c.Ignored)
-	return c
+	return notes
 }
 
 // PointerMode is the pointer setting in effect (auto when unset).
