@@ -134,32 +134,47 @@ func purgePointer(project, name string, rec editRecord, dryRun bool) (PurgeStep,
 		return PurgeStep{}, false // no block (removed by hand, or never written)
 	}
 	var prior []byte // nil: delete the file
-	switch {
-	case recorded && e.Created && Digest(data) == e.Written:
-		s.Why = "carryover created it; unchanged since"
-	case recorded && !e.Created && bytes.HasSuffix(data, []byte(e.Added)) && Digest(data[:len(data)-len(e.Added)]) == e.Prior:
-		prior, s.Why = data[:len(data)-len(e.Added)], "the pointer block removed: its bytes before carryover"
-	case recorded:
-		s.Action, s.Err = "left alone", errors.New("changed since carryover wrote its pointer block; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
+	if recorded {
+		prior, s.Why, s.Err = recordedPrior(data, e)
+	} else {
+		prior, s.Why, s.Err = unrecordedPrior(data)
+	}
+	if s.Err != nil {
+		s.Action = "left alone"
 		return s, true
-	default:
-		// Written by a carryover that kept no record: exactly the block,
-		// or the block appended after a blank line (EnsurePointer's shape).
-		block, nl := []byte(PointerBlock), []byte("\n")
-		if bytes.Contains(data, []byte("\r\n")) {
-			block, nl = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n")), []byte("\r\n")
-		}
-		switch {
-		case bytes.Equal(data, block):
-			s.Why = "it holds only carryover's pointer block"
-		case bytes.HasSuffix(data, append(append([]byte{}, nl...), block...)):
-			prior, s.Why = data[:len(data)-len(nl)-len(block)], "the pointer block appended by an earlier carryover removed"
-		default:
-			s.Action, s.Err = "left alone", errors.New("its pointer block is not where carryover appends it (or is damaged), so the rest of the file cannot be accounted for; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
-			return s, true
-		}
 	}
 	return finishPurge(s, rpath, prior, dryRun), true
+}
+
+// recordedPrior is what the file was before carryover's recorded edit e
+// (nil: carryover created it; delete it), and why; an error when it changed
+// since.
+func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
+	switch {
+	case e.Created && Digest(data) == e.Written:
+		return nil, "carryover created it; unchanged since", nil
+	case !e.Created && bytes.HasSuffix(data, []byte(e.Added)) && Digest(data[:len(data)-len(e.Added)]) == e.Prior:
+		return data[:len(data)-len(e.Added)], "the pointer block removed: its bytes before carryover", nil
+	}
+	return nil, "", errors.New("changed since carryover wrote its pointer block; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
+}
+
+// unrecordedPrior is the file without a pointer block written by a
+// carryover that kept no record: exactly the block (nil: delete it), or the
+// block appended after a blank line (EnsurePointer's shape); an error for
+// any other shape.
+func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
+	block, nl := []byte(PointerBlock), []byte("\n")
+	if bytes.Contains(data, []byte("\r\n")) {
+		block, nl = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n")), []byte("\r\n")
+	}
+	switch {
+	case bytes.Equal(data, block):
+		return nil, "it holds only carryover's pointer block", nil
+	case bytes.HasSuffix(data, append(append([]byte{}, nl...), block...)):
+		return data[:len(data)-len(nl)-len(block)], "the pointer block appended by an earlier carryover removed", nil
+	}
+	return nil, "", errors.New("its pointer block is not where carryover appends it (or is damaged), so the rest of the file cannot be accounted for; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
 }
 
 // purgeGitignore takes out the ".carryover/" entry carryover before issue
