@@ -30,10 +30,17 @@ func TestNinthAgent(t *testing.T) {
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	repo := filepath.Join(t.TempDir(), "repo")
 	copyRepo(t, root, repo)
+	// The copy has no ../shared beside it: its realworld tests (which fail
+	// under CI=true without the corpus) read this tree's corpus.
+	realworld := os.Getenv("CARRYOVER_REALWORLD")
+	if realworld == "" {
+		realworld, _ = filepath.Abs(filepath.Join(root, "..", "shared", "realworld"))
+	}
 	goRun := func(args ...string) string {
 		t.Helper()
 		c := exec.Command("go", args...)
 		c.Dir = repo
+		c.Env = append(os.Environ(), "CARRYOVER_REALWORLD="+realworld)
 		out, err := c.CombinedOutput()
 		if err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
