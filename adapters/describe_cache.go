@@ -207,27 +207,6 @@ func (d *DescriptionFile) Forget(id, path string) error {
 	return d.Flush()
 }
 
-// MemDescriptions is an in-memory DescriptionCache (tests).
-type MemDescriptions map[string]memDesc
-
-type memDesc struct {
-	id FileStamp
-	s  NativeSession
-	ok bool
-}
-
-func (m MemDescriptions) Lookup(tool, path string, id FileStamp) (NativeSession, bool, bool) {
-	d, found := m[tool+"\x00"+path]
-	if !found || d.id != id {
-		return NativeSession{}, false, false
-	}
-	return d.s, d.ok, true
-}
-
-func (m MemDescriptions) Store(tool, path string, id FileStamp, s NativeSession, ok bool) {
-	m[tool+"\x00"+path] = memDesc{id: id, s: s, ok: ok}
-}
-
 // ErrNotSession is what a lister's Describe returns for a file that is not
 // one of its agent's sessions (remembered by DescribeCached).
 var ErrNotSession error = errNoSession

@@ -107,15 +107,6 @@ func StatusOf(r ledger.HandoffRecord, consumers []ledger.Consumer, now time.Time
 	return s
 }
 
-// ConsumedBy renders the consumers for status and history.
-func ConsumedBy(cs []ledger.Consumer, now time.Time) string {
-	var parts []string
-	for _, c := range cs {
-		parts = append(parts, fmt.Sprintf("%s session %s %s", c.Tool, short8(c.NativeID), Ago(now, c.At)))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func short8(id string) string {
 	if len(id) > 8 {
 		return id[:8]

@@ -149,13 +149,6 @@ func (p *Project) Current() *publish.HistoryEntry {
 	return &h
 }
 
-// CurrentIn is Current of root with the ledger the caller holds (status).
-func CurrentIn(env Env, l *ledger.Ledger, root string) *publish.HistoryEntry {
-	p := Open(env, root, nil)
-	p.ledger = l
-	return p.Current()
-}
-
 // Lifecycle is the lifecycle a structured handoff carries (nil without a
 // ledger).
 func (p *Project) Lifecycle() *resume.Lifecycle {
