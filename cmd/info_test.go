@@ -26,6 +26,6 @@ func TestInfoShowsPerEventHookPath(t *testing.T) {
 		}
 	}
 	if perEvent == 0 {
-		t.Skip("no per-event hook layout in the specs")
+		t.Fatal("no per-event hook layout in the specs (Cline's hooks/{{event}} had one): the test checks nothing")
 	}
 }
