@@ -2,7 +2,6 @@ package adapters
 
 import (
 	"encoding/json"
-	"io"
 	"strings"
 )
 
@@ -185,19 +184,6 @@ func claudeScrub(rows []Row) []Row {
 		out = append(out, r)
 	}
 	return out
-}
-
-// isSQLiteFile reports whether path is a regular file that starts with
-// SQLite's header (Cursor's state.vscdb, Crush's crush.db).
-func isSQLiteFile(path string) bool {
-	f, err := openRegular(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 16)
-	n, _ := io.ReadFull(f, head)
-	return string(head[:n]) == "SQLite format 3\x00"
 }
 
 // ExplicitTranscripts is what `--transcript FILE` reads: FILE itself and,

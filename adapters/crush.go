@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,15 +133,11 @@ func openCrushDB(path string) (*sql.DB, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
 	}
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	q := "?mode=ro&_busy_timeout=500&_query_only=1"
+	q := sqliteRO
 	if _, err := os.Lstat(path + "-wal"); err != nil {
 		q = "?mode=ro&immutable=1&_query_only=1"
 	}
-	db, err := sql.Open("sqlite3", (&url.URL{Scheme: "file", Path: p}).String()+q)
+	db, err := openSQLite(path, q)
 	if err != nil {
 		return nil, fmt.Errorf("open Crush's database read-only: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -502,14 +501,9 @@ func ReadCursorDB(path, id string) ([]Row, error) {
 	if strings.ContainsAny(id, "\x00") {
 		return nil, nil
 	}
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
 	// mode=ro, not immutable=1: Cursor keeps the database open and recent
 	// rows may still sit in the WAL.
-	dsn := (&url.URL{Scheme: "file", Path: p}).String() + "?mode=ro&_busy_timeout=500&_query_only=1"
-	db, err := sql.Open("sqlite3", dsn)
+	db, err := openSQLite(path, sqliteRO)
 	if err != nil {
 		return nil, fmt.Errorf("open Cursor's database read-only: %w", err)
 	}

@@ -2,9 +2,7 @@ package adapters
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,11 +93,7 @@ func cursorComposers(path string, limit int) ([]NativeSession, error) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, errNoSession
 	}
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	db, err := sql.Open("sqlite3", (&url.URL{Scheme: "file", Path: p}).String()+"?mode=ro&_busy_timeout=500&_query_only=1")
+	db, err := openSQLite(path, sqliteRO)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -155,29 +154,12 @@ func openOpenCodeDB(path string) (*sql.DB, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, errorString("the database is not a regular file")
 	}
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	dsn := (&url.URL{Scheme: "file", Path: p}).String() + "?mode=ro&_busy_timeout=500&_query_only=1"
-	db, err := sql.Open("sqlite3", dsn)
+	db, err := openSQLite(path, sqliteRO)
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
 	return db, nil
-}
-
-// isSQLite reports whether the file at path starts with SQLite's header.
-func isSQLite(path string) bool {
-	f, err := openRegular(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, 16)
-	n, _ := f.Read(b)
-	return string(b[:n]) == "SQLite format 3\x00"
 }
 
 // ReadStore returns every row of the session h.SessionID: from the database
@@ -203,7 +185,7 @@ func (o opencode) ReadStore(h Hook, env Env) ([]Row, error) {
 	if h.SessionID == "" {
 		return nil, errorString("no session id to read")
 	}
-	if path != "" && !isSQLite(path) {
+	if path != "" && !isSQLiteFile(path) {
 		b, err := readDocument(path, clineDocMax)
 		if err != nil {
 			return nil, err
@@ -726,7 +708,7 @@ func opencodeReadErr2(err error) error {
 // Describe reads one session for `handoff --transcript`: the newest
 // top-level session of a database, or an `opencode export` document.
 func (l opencodeLister) Describe(path string) (NativeSession, error) {
-	if isSQLite(path) {
+	if isSQLiteFile(path) {
 		ss, err := l.sessions(path, 1)
 		if err != nil {
 			return NativeSession{}, err
