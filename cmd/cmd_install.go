@@ -1,12 +1,7 @@
 package cmd
 
-// install, refresh and uninstall: detect agents, write carryover's hook stubs
-// into their configs (specs/hookconf), and report per agent. agentStatus is the
-// agent part of `carryover status`.
-
 import (
 	"fmt"
-	"github.com/carryover/carryover/publish/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,13 +10,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
-	"github.com/urfave/cli/v2"
 )
+
+// install, refresh and uninstall: detect agents, write carryover's hook stubs
+// into their configs (specs/hookconf), and report per agent. agentStatus is the
+// agent part of `carryover status`.
 
 // AgentStatus is one agent's detection and hook state.
 type AgentStatus struct {
@@ -515,4 +517,110 @@ func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 // other line.
 func saveToolSelection(path string, tools []string) error {
 	return config.SetKeyInFile(path, "tools", config.Strings(tools), 0o600)
+}
+
+// uninstall --purge: every trace of carryover in the projects the ledger
+// knows (publish.Purge), and with --yes the ledger and carryover's home.
+
+func runPurge(e *Env, dryRun, yes bool) error {
+	home := e.Home()
+	var projects []string
+	st, err := service.OpenStore(e.service())
+	if err == nil {
+		projects, err = st.KnownProjects()
+		st.Close()
+	}
+	if err != nil {
+		return exitf(ExitError, "cannot read the ledger %s to find the projects: %v; no project purged", filepath.Join(home, service.LedgerFile), err)
+	}
+	for _, p := range publish.EditedProjects(home) {
+		if !slices.Contains(projects, p) {
+			projects = append(projects, p)
+		}
+	}
+	slices.Sort(projects)
+	would := ""
+	if dryRun {
+		would = "would "
+	}
+	left := 0
+	for _, p := range projects {
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			continue // gone: nothing of carryover's is left there
+		}
+		tracked := func(path string) bool { return service.Tracker{}.Tracked(p, path) }
+		steps := publish.Purge(home, p, tracked, dryRun)
+		if len(steps) == 0 {
+			continue
+		}
+		fmt.Fprintf(e.Stdout, "project  %s\n", p)
+		for _, s := range steps {
+			if s.Err != nil {
+				left++
+				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", s.Path, s.Err)
+				continue
+			}
+			fmt.Fprintf(e.Stdout, "  %s%s %s (%s)\n", would, s.Action, s.Path, s.Why)
+		}
+	}
+	if !yes {
+		if !dryRun {
+			fmt.Fprintf(e.Stdout, "kept     the ledger and settings in %s (`carryover uninstall --purge --yes` deletes them too)\n", home)
+		}
+	} else {
+		left += purgeHome(e, home, would)
+	}
+	if left > 0 {
+		return exitf(ExitError, "%d file(s) left alone; see the lines above", left)
+	}
+	return nil
+}
+
+// homeNames are the files and directories carryover keeps in its home;
+// a name starting with one of homePrefixes is carryover's too (the
+// ledger's WAL, salvage copies, the rotated log).
+var (
+	homeNames    = []string{"config.toml", "install.json", service.AgentsFile, "handoff.md", "published", "edits", "run", "recovery.lock", adapters.ListCacheName}
+	homePrefixes = []string{service.LedgerFile, "carryover.log"}
+)
+
+// purgeHome deletes carryover's files from its home, then the home when
+// nothing else is in it; it returns how many entries it left.
+func purgeHome(e *Env, home, would string) int {
+	ents, err := os.ReadDir(home)
+	if err != nil {
+		return 0
+	}
+	var other []string
+	for _, d := range ents {
+		n := d.Name()
+		ours := slices.Contains(homeNames, n) || strings.Contains(n, ".carryover-tmp-") ||
+			slices.ContainsFunc(homePrefixes, func(p string) bool { return strings.HasPrefix(n, p) })
+		if !ours {
+			other = append(other, n)
+			continue
+		}
+		if would == "" {
+			if err := os.RemoveAll(filepath.Join(home, n)); err != nil {
+				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", filepath.Join(home, n), err)
+				continue
+			}
+		}
+	}
+	fmt.Fprintf(e.Stdout, "%sdelete the ledger, settings and records in %s\n", would, home)
+	if len(other) > 0 {
+		fmt.Fprintf(e.Stdout, "kept     %s: it also holds %s, which is not carryover's\n", home, strings.Join(other, ", "))
+		return 0
+	}
+	if would == "" && canonicalDir(home) != canonicalDir(e.UserHome()) {
+		_ = os.Remove(home)
+	}
+	return 0
+}
+
+func canonicalDir(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
 }

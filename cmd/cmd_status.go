@@ -12,6 +12,8 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/resume"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -301,4 +303,144 @@ func restoreLine(display, mode string) string {
 		return "restore: " + display + " cannot be told at session start and pointer = \"never\", so it receives no handoff; `carryover config set pointer auto` gives it the pointer block in AGENTS.md"
 	}
 	return "restore: " + display + " cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md (pointer = \"" + mode + "\")"
+}
+
+// ledgerSpace adds what takes the ledger's room to a status report: per
+// project always (the sessions table: cheap at any size), per table and
+// index when asked (dbstat reads every page). Status never creates a ledger.
+func ledgerSpace(e *Env, st *StatusReport, tables bool) {
+	if !st.Ledger.Exists {
+		return
+	}
+	store, err := service.OpenStore(e.service())
+	if err != nil {
+		return
+	}
+	defer store.Close()
+	sp, err := store.Space(tables)
+	if err != nil {
+		st.Problems = append(st.Problems, "ledger space: "+err.Error())
+		return
+	}
+	st.Ledger.Space = sp
+}
+
+// spaceProjects is how many projects status names (the biggest).
+const spaceProjects = 5
+
+func printSpace(e *Env, sp *service.Space) {
+	if sp == nil {
+		return
+	}
+	w := e.Stdout
+	var rows int64
+	for _, p := range sp.Projects {
+		rows += p.Rows
+	}
+	used := sp.FileBytes - sp.FreeBytes
+	for i, p := range sp.Projects {
+		if i == spaceProjects {
+			fmt.Fprintf(w, "    … %d more projects\n", len(sp.Projects)-i)
+			break
+		}
+		share := int64(0)
+		if rows > 0 {
+			share = used * p.Rows / rows
+		}
+		fmt.Fprintf(w, "    ~%-9s %s: %d sessions, %d rows, last active %s\n", humanBytes(share), p.Project, p.Sessions, p.Rows, publish.Ago(e.Now(), p.LastActive))
+	}
+	for _, t := range sp.Tables {
+		fmt.Fprintf(w, "    %-9s %s\n", humanBytes(t.Bytes), t.Name)
+	}
+	if sp.TablesNote != "" {
+		fmt.Fprintf(w, "    %s\n", sp.TablesNote)
+	}
+	if sp.FreeBytes > 0 {
+		hint := "`carryover gc` gives it back"
+		if !sp.AutoVacuum {
+			hint = "reused by new rows; the ledger predates auto-vacuum: `carryover gc --vacuum` once gives it back"
+		}
+		fmt.Fprintf(w, "    %s free inside the file (%s)\n", humanBytes(sp.FreeBytes), hint)
+	}
+	fmt.Fprintln(w, "    `carryover gc --older-than 180d` removes old sessions' rows (never handoffs or decisions)")
+}
+
+// WallsReport is the [limits]/[context] configuration and the last limit
+// each agent hit.
+type WallsReport struct {
+	AutoResume        bool              `json:"auto_resume"`
+	WarnPercent       float64           `json:"warn_percent"`
+	MaxRestarts       int               `json:"max_restarts"`
+	RestartAtCritical bool              `json:"restart_at_critical"`
+	Thresholds        [3]int            `json:"context_thresholds"` // early warn, warn, critical (%)
+	Problems          []string          `json:"problems,omitempty"`
+	Last              []LastLimitReport `json:"last,omitempty"`
+}
+
+// LastLimitReport is the newest limit an agent reached.
+type LastLimitReport = service.LastLimit
+
+func wallsConfig(e *Env) WallsReport {
+	cfg, _ := LoadConfig(e, "")
+	w := limits.Of(cfg)
+	t := w.Thresholds()
+	return WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
+		RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}
+}
+
+func printWalls(e *Env, st StatusReport) {
+	w, c := e.Stdout, st.Walls
+	auto := "on"
+	if !c.AutoResume {
+		auto = "off"
+	}
+	fmt.Fprintf(w, "\nLimits  RESUME.md on a limit: %s, ahead of time from %.0f %% used; context levels %d/%d/%d %%; carryover run restarts ≤ %d\n",
+		auto, c.WarnPercent, c.Thresholds[0], c.Thresholds[1], c.Thresholds[2], c.MaxRestarts)
+	for _, p := range c.Problems {
+		fmt.Fprintf(w, "  config: %s\n", p)
+	}
+	for _, l := range c.Last {
+		name := l.Tool
+		if a, ok := adapters.ByName(l.Tool); ok {
+			name = a.Display
+		}
+		line := fmt.Sprintf("  last limit of %s: %s %s", name, strings.ReplaceAll(l.Kind, "_", " "), publish.Ago(e.Now(), l.At))
+		if l.Resets != "" {
+			line += ", resets " + l.Resets
+		}
+		fmt.Fprintf(w, "%s (session %s in %s)\n", line, shortID(l.Session), l.Project)
+	}
+}
+
+func printLifecycle(e *Env, h *publish.HistoryEntry) {
+	if h == nil {
+		return
+	}
+	line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
+	if h.Status == publish.StatusCleared {
+		// Said once, with who did it: nothing else about it matters now.
+		fmt.Fprintf(e.Stdout, "    %s: cleared by you (`carryover clear`); new sessions start without it\n", h.ID)
+		return
+	}
+	if len(h.ConsumedBy) > 0 {
+		var by []string
+		for _, c := range h.ConsumedBy {
+			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, shortID(c.Session), publish.Ago(e.Now(), c.At)))
+		}
+		line += " by " + strings.Join(by, ", ")
+	}
+	fmt.Fprintln(e.Stdout, line)
+	for _, s := range h.Staleness {
+		fmt.Fprintf(e.Stdout, "    %s\n", strings.TrimPrefix(s, "> "))
+	}
+}
+
+// structuredLifecycle is the lifecycle a structured handoff carries.
+func structuredLifecycle(e *Env, project string) *resume.Lifecycle {
+	p, err := openLifecycle(e, project, false)
+	if err != nil {
+		return nil
+	}
+	defer p.Close()
+	return p.Lifecycle()
 }

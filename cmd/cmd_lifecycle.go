@@ -1,0 +1,520 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
+)
+
+// openLifecycle resolves the project and opens its ledger for a lifecycle
+// command (history, decide, task, clear); create says whether a missing
+// ledger may be created (commands that record).
+func openLifecycle(e *Env, project string, create bool) (*service.Project, error) {
+	root, err := currentProject(e, project)
+	if err != nil {
+		return nil, err
+	}
+	return service.OpenLedger(e.service(), root, create)
+}
+
+// republish makes the project's handoff say what just changed, best
+// effort: the next hook event publishes it anyway (the project is marked).
+func republish(e *Env, p *service.Project) {
+	if err := p.Publish(); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: the handoff is updated at the next agent event (%v)\n", err)
+	}
+}
+
+var projectFlag = &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
+
+func clearCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "clear",
+		Usage: "retire the project's current handoff: new sessions start without it (history keeps it)",
+		Flags: []cli.Flag{projectFlag},
+		Action: func(c *cli.Context) error {
+			return runClear(e, c.String("project"))
+		},
+	}
+}
+
+func runClear(e *Env, project string) error {
+	p, err := openLifecycle(e, project, false)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	id, already, err := p.Clear()
+	switch {
+	case errors.Is(err, publish.ErrNoHistory):
+		return exitf(ExitNotFound, "nothing to clear in %s: %v", p.Root, err)
+	case err != nil:
+		return err
+	case already:
+		fmt.Fprintf(e.Stdout, "%s was already cleared\n", id)
+		return nil
+	}
+	fmt.Fprintf(e.Stdout, "cleared %s: new sessions start without it (`carryover history show %s` still prints it)\n", id, id)
+	return nil
+}
+
+func taskCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "task",
+		Usage:     "pin the project's current task: every handoff leads with it, before the goal carryover extracted",
+		ArgsUsage: `["<task>"]`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "done", Usage: "the pinned task is finished: unpin it"},
+			&cli.BoolFlag{Name: "clear", Usage: "unpin the task"},
+			&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+			projectFlag,
+		},
+		Action: func(c *cli.Context) error {
+			args, late := trailingFlags(c.Args().Slice(), "project")
+			o := taskOptions{project: c.String("project"), text: strings.Join(args, " "), done: c.Bool("done"), clear: c.Bool("clear"), json: c.Bool("json")}
+			if v, ok := late["project"]; ok {
+				o.project = v
+			}
+			return runTask(e, o)
+		},
+	}
+}
+
+type taskOptions struct {
+	project, text     string
+	done, clear, json bool
+}
+
+// TaskReport is `carryover task --json`.
+type TaskReport struct {
+	Project string `json:"project"`
+	Task    string `json:"task"` // "" when none is pinned
+	SetBy   string `json:"set_by,omitempty"`
+	At      string `json:"at,omitempty"`
+}
+
+func runTask(e *Env, o taskOptions) error {
+	text := strings.Join(strings.Fields(o.text), " ")
+	if (o.done && o.clear) || ((o.done || o.clear) && text != "") {
+		return usageErrorf("carryover task --help", `task takes one of: "<task>", --done, --clear (or nothing, to show it)`)
+	}
+	r, err := openLifecycle(e, o.project, text != "" || o.done || o.clear)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	switch {
+	case o.done || o.clear:
+		return unpinTask(e, r, o.done)
+	case text != "":
+		if err := r.PinTask(text); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Stdout, "task pinned: %s\n", text)
+		republish(e, r)
+		return nil
+	}
+	return showTask(e, r, o.json)
+}
+
+// showTask prints the project's pinned task.
+func showTask(e *Env, r *service.Project, asJSON bool) error {
+	rep := TaskReport{Project: r.Root}
+	t, ok := r.Task()
+	if ok {
+		rep.Task, rep.SetBy, rep.At = t.Text, "user", t.At.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	switch {
+	case asJSON:
+		return printJSON(e.Stdout, rep)
+	case ok:
+		fmt.Fprintf(e.Stdout, "%s  (pinned by you %s)\n", t.Text, publish.Ago(e.Now(), t.At))
+	default:
+		fmt.Fprintf(e.Stdout, "no task pinned for %s (pin one: carryover task \"…\")\n", r.Root)
+	}
+	return nil
+}
+
+// unpinTask is task --done (done) and --clear.
+func unpinTask(e *Env, r *service.Project, done bool) error {
+	t, ok, err := r.UnpinTask()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return exitf(ExitNotFound, "no task pinned for %s", r.Root)
+	}
+	verb := "cleared"
+	if done {
+		verb = "done"
+	}
+	fmt.Fprintf(e.Stdout, "task %s: %s\n", verb, t.Text)
+	republish(e, r)
+	return nil
+}
+
+func decideCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "decide",
+		Usage:     "record a decision every later handoff of the project shows (\"do not re-debate\")",
+		ArgsUsage: `"<decision>"`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "why", Usage: "the reason, shown with the decision"},
+			&cli.BoolFlag{Name: "list", Usage: "list the project's live decisions with their ids"},
+			&cli.StringFlag{Name: "drop", Usage: "drop the decision with this `ID` (or a unique prefix of it; see --list)"},
+			&cli.BoolFlag{Name: "json", Usage: "with --list: machine-readable output"},
+			projectFlag,
+		},
+		Action: func(c *cli.Context) error {
+			args, late := trailingFlags(c.Args().Slice(), "why", "project")
+			o := decideOptions{project: c.String("project"), text: strings.Join(args, " "), why: c.String("why"),
+				list: c.Bool("list"), drop: c.String("drop"), dropSet: c.IsSet("drop"), json: c.Bool("json")}
+			if v, ok := late["why"]; ok {
+				o.why = v
+			}
+			if v, ok := late["project"]; ok {
+				o.project = v
+			}
+			return runDecide(e, o)
+		},
+	}
+}
+
+type decideOptions struct {
+	project, text, why string
+	list, json         bool
+	drop               string
+	dropSet            bool
+}
+
+// DecisionReport is one element of `decide --list --json`'s decisions.
+type DecisionReport struct {
+	ID     string `json:"id"`
+	Text   string `json:"text"`
+	Why    string `json:"why,omitempty"`
+	Source string `json:"source"` // user or extracted
+	At     string `json:"at"`
+}
+
+func runDecide(e *Env, o decideOptions) error {
+	modes := 0
+	for _, b := range []bool{o.list, o.dropSet, strings.TrimSpace(o.text) != ""} {
+		if b {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return usageErrorf("carryover decide --help", `decide takes one of: "<decision>" [--why "…"], --list, --drop ID`)
+	}
+	r, err := openLifecycle(e, o.project, !o.list)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ds, err := r.Decisions()
+	switch {
+	case err != nil:
+		return err
+	case o.list:
+		return listDecisions(e, r.Root, ds, o.json)
+	case o.dropSet:
+		return dropDecision(e, r, ds, o.drop)
+	}
+	text := strings.Join(strings.Fields(o.text), " ")
+	if err := r.Decide(text, strings.TrimSpace(o.why)); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "decided: %s\n", text)
+	republish(e, r)
+	return nil
+}
+
+// listDecisions prints the project's decisions log (decide --list).
+func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) error {
+	if asJSON {
+		out := []DecisionReport{}
+		for _, d := range ds {
+			source := "extracted"
+			if d.User {
+				source = "user"
+			}
+			out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
+		}
+		return printJSON(e.Stdout, struct {
+			Project   string           `json:"project"`
+			Decisions []DecisionReport `json:"decisions"`
+		}{project, out})
+	}
+	if len(ds) == 0 {
+		fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", project)
+	}
+	for _, d := range ds {
+		who := "you"
+		if !d.User {
+			who = "extracted"
+		}
+		line := fmt.Sprintf("%s  %s", d.ID, d.Text)
+		if d.Why != "" {
+			line += " (why: " + d.Why + ")"
+		}
+		fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, who, publish.Ago(e.Now(), d.At))
+	}
+	return nil
+}
+
+// dropDecision drops the decision whose id (or a prefix of it) is arg.
+func dropDecision(e *Env, r *service.Project, ds []service.Decision, arg string) error {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	want := strings.ToLower(strings.TrimSpace(arg))
+	if !strings.HasPrefix(want, "d-") {
+		want = "d-" + want
+	}
+	id, ok, near := publish.MatchID(ids, want)
+	if !ok || len(ds) == 0 {
+		hint := "the log is empty"
+		if near != "" {
+			hint = "closest: " + near
+		}
+		return exitf(ExitNotFound, "no decision %q in the log of %s; %s (see `carryover decide --list`)", arg, r.Root, hint)
+	}
+	d := ds[slices.Index(ids, id)]
+	if err := r.DropDecision(d.Text); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "dropped: %s\n", d.Text)
+	republish(e, r)
+	return nil
+}
+
+// trailingFlags takes string flags written after the positional argument
+// (`decide "…" --why "…"`: urfave/cli stops parsing flags at the first
+// argument) out of args.
+func trailingFlags(args []string, names ...string) ([]string, map[string]string) {
+	late := map[string]string{}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a, matched := args[i], false
+		for _, n := range names {
+			if a == "--"+n && i+1 < len(args) {
+				late[n], matched = args[i+1], true
+				i++
+				break
+			}
+			if v, ok := strings.CutPrefix(a, "--"+n+"="); ok {
+				late[n], matched = v, true
+				break
+			}
+		}
+		if !matched {
+			rest = append(rest, a)
+		}
+	}
+	return rest, late
+}
+
+func historyCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "history",
+		Usage: "list the project's previous handoffs (id, age, agent, goal, status, who received it)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
+		Action: func(c *cli.Context) error {
+			if c.Bool("json") {
+				return runHistory(e, c.String("project"), true)
+			}
+			return runHistory(plainEnv(e), c.String("project"), false)
+		},
+		Subcommands: []*cli.Command{
+			{
+				Name:      "show",
+				Usage:     "print one handoff of the history",
+				ArgsUsage: "<id-or-prefix>",
+				Flags:     []cli.Flag{projectFlag},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErrorf(helpFor(c), "history show takes one handoff id or a prefix of one (see `carryover history`)")
+					}
+					// A history file may have been planted in .carryover:
+					// its escapes never reach the terminal (nor a pipe).
+					return runHistoryShow(plainEnv(e), c.String("project"), c.Args().First())
+				},
+			},
+			{
+				Name:  "clean",
+				Usage: "forget handoffs older than an age",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "age, e.g. 30d, 2w, 12h", Required: true},
+					&cli.BoolFlag{Name: "dry-run", Usage: "list what would be forgotten; change nothing"}, projectFlag},
+				Action: func(c *cli.Context) error {
+					return runHistoryClean(e, c.String("project"), c.String("older-than"), c.Bool("dry-run"))
+				},
+			},
+		},
+	}
+}
+
+func runHistory(e *Env, project string, asJSON bool) error {
+	r, hs, err := loadHistory(e, project)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if asJSON {
+		return printJSON(e.Stdout, struct {
+			Project  string                 `json:"project"`
+			Handoffs []publish.HistoryEntry `json:"handoffs"`
+		}{r.Root, nonNil(hs)})
+	}
+	if len(hs) == 0 {
+		// The one thing that makes a first handoff appear.
+		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", r.Root)
+		return nil
+	}
+	for _, h := range hs {
+		line := fmt.Sprintf("%s  %-10s", h.ID, h.Status)
+		if h.Agent != "" {
+			line += fmt.Sprintf("  %s %s  %s", h.Agent, shortID(h.Session), h.Age)
+		}
+		if h.Goal != "" {
+			line += "  " + clipLine(h.Goal, 60)
+		}
+		fmt.Fprintln(e.Stdout, line)
+		for _, c := range h.ConsumedBy {
+			fmt.Fprintf(e.Stdout, "    → received by %s session %s %s\n", c.Agent, shortID(c.Session), publish.Ago(e.Now(), c.At))
+		}
+	}
+	return nil
+}
+
+func runHistoryShow(e *Env, project, arg string) error {
+	r, hs, err := loadHistory(e, project)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if len(hs) == 0 {
+		return exitf(ExitNotFound, "no handoff %q: %v", arg, publish.ErrNoHistory)
+	}
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.ID
+	}
+	id, ok, closest := publish.MatchID(ids, arg)
+	if !ok {
+		return exitf(ExitNotFound, "no handoff %q in the history of %s; closest: %s (`carryover history` lists them)", arg, r.Root, closest)
+	}
+	text, err := publish.ReadHistory(r.Root, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return exitf(ExitNotFound, "%s is recorded but its text is no longer in .carryover/history (rotated or cleaned)", id)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(e.Stdout, text)
+	return err
+}
+
+func runHistoryClean(e *Env, project, age string, dryRun bool) error {
+	d, err := publish.ParseAge(age)
+	if err != nil {
+		return exitf(ExitError, "--older-than: %v", err)
+	}
+	r, err := openLifecycle(e, project, false)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if dryRun {
+		ids, err := r.StaleHistory(d)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			fmt.Fprintf(e.Stdout, "would remove %s\n", id)
+		}
+		fmt.Fprintf(e.Stdout, "would remove %d handoff(s) older than %s (dry run: nothing changed)\n", len(ids), age)
+		return nil
+	}
+	ids, err := r.CleanHistory(d)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "removed %d handoff(s) older than %s\n", len(ids), age)
+	return nil
+}
+
+func clipLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// loadHistory opens the project's ledger and lists its handoffs; the
+// caller closes r when err is nil.
+func loadHistory(e *Env, project string) (*service.Project, []publish.HistoryEntry, error) {
+	r, err := openLifecycle(e, project, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	hs, err := r.History()
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return r, hs, nil
+}
+
+func explainCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "explain",
+		Usage: "print each line of the project's handoff with its evidence: the rule that chose it and the ledger rows it came from",
+		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "one JSON document: lines, each with its rule and rows"}},
+		Action: func(c *cli.Context) error {
+			return runExplain(e, c.String("project"), c.Bool("json"))
+		},
+	}
+}
+
+func runExplain(e *Env, project string, asJSON bool) error {
+	r, err := openLifecycle(e, project, false)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if !r.HasLedger() {
+		return exitf(ExitNotFound, "nothing to explain in %s: no agent session recorded for this project yet (run an agent with carryover's hooks installed, or `carryover handoff --transcript FILE`)", r.Root)
+	}
+	lines, err := r.Explain()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(e.Stdout, struct {
+			Project string                `json:"project"`
+			Lines   []service.ExplainLine `json:"lines"`
+		}{r.Root, lines})
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(e.Stdout, "the handoff states nothing drawn from the ledger yet")
+		return nil
+	}
+	for _, l := range lines {
+		fmt.Fprintf(e.Stdout, "%s: %s\n  rule: %s\n", l.Section, l.Text, l.Rule)
+		for _, row := range l.Rows {
+			fmt.Fprintf(e.Stdout, "  from %s session %s #%d, %s, %s: %s\n", row.Agent, shortID(row.Session), row.Seq,
+				row.Time.Format(time.RFC3339), row.Kind, row.Excerpt)
+		}
+	}
+	return nil
+}
