@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,11 +122,10 @@ func forgetCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
 		},
 		Action: func(c *cli.Context) error {
-			args, late := trailingBools(c.Args().Slice(), "dry-run")
-			if len(args) != 1 {
+			if c.NArg() != 1 {
 				return usageErrorf("carryover forget --help", "forget takes one session id (see `carryover list`)")
 			}
-			return runForget(e, args[0], c.Bool("dry-run") || late["dry-run"])
+			return runForget(e, c.Args().First(), c.Bool("dry-run"))
 		},
 	}
 }
@@ -139,20 +137,4 @@ func runForget(e *Env, id string, dryRun bool) error {
 	}
 	defer st.Close()
 	return exitErr(st.Forget(id, dryRun, e.Stdout, e.Stderr))
-}
-
-// trailingBools takes boolean flags written after the positional argument
-// (`forget ID --dry-run`: urfave/cli stops parsing flags at the first
-// argument) out of args.
-func trailingBools(args []string, names ...string) ([]string, map[string]bool) {
-	late := map[string]bool{}
-	var rest []string
-	for _, a := range args {
-		if n, ok := strings.CutPrefix(a, "--"); ok && slices.Contains(names, n) {
-			late[n] = true
-			continue
-		}
-		rest = append(rest, a)
-	}
-	return rest, late
 }

@@ -26,8 +26,7 @@ func ignoreCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "list", Usage: "list the ignored projects"},
 		},
 		Action: func(c *cli.Context) error {
-			args, late := trailingBools(c.Args().Slice(), "remove", "list")
-			remove, list := c.Bool("remove") || late["remove"], c.Bool("list") || late["list"]
+			args, remove, list := c.Args().Slice(), c.Bool("remove"), c.Bool("list")
 			if len(args) > 1 {
 				return usageErrorf("carryover ignore --help", "ignore takes at most one directory")
 			}

@@ -78,12 +78,7 @@ func taskCommand(e *Env) *cli.Command {
 			projectFlag,
 		},
 		Action: func(c *cli.Context) error {
-			args, late := trailingFlags(c.Args().Slice(), "project")
-			o := taskOptions{project: c.String("project"), text: strings.Join(args, " "), done: c.Bool("done"), clear: c.Bool("clear"), json: c.Bool("json")}
-			if v, ok := late["project"]; ok {
-				o.project = v
-			}
-			return runTask(e, o)
+			return runTask(e, taskOptions{project: c.String("project"), text: strings.Join(c.Args().Slice(), " "), done: c.Bool("done"), clear: c.Bool("clear"), json: c.Bool("json")})
 		},
 	}
 }
@@ -174,16 +169,8 @@ func decideCommand(e *Env) *cli.Command {
 			projectFlag,
 		},
 		Action: func(c *cli.Context) error {
-			args, late := trailingFlags(c.Args().Slice(), "why", "project")
-			o := decideOptions{project: c.String("project"), text: strings.Join(args, " "), why: c.String("why"),
-				list: c.Bool("list"), drop: c.String("drop"), dropSet: c.IsSet("drop"), json: c.Bool("json")}
-			if v, ok := late["why"]; ok {
-				o.why = v
-			}
-			if v, ok := late["project"]; ok {
-				o.project = v
-			}
-			return runDecide(e, o)
+			return runDecide(e, decideOptions{project: c.String("project"), text: strings.Join(c.Args().Slice(), " "), why: c.String("why"),
+				list: c.Bool("list"), drop: c.String("drop"), dropSet: c.IsSet("drop"), json: c.Bool("json")})
 		},
 	}
 }
@@ -295,32 +282,6 @@ func dropDecision(e *Env, r *service.Project, ds []service.Decision, arg string)
 	fmt.Fprintf(e.Stdout, "dropped: %s\n", d.Text)
 	republish(e, r)
 	return nil
-}
-
-// trailingFlags takes string flags written after the positional argument
-// (`decide "…" --why "…"`: urfave/cli stops parsing flags at the first
-// argument) out of args.
-func trailingFlags(args []string, names ...string) ([]string, map[string]string) {
-	late := map[string]string{}
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		a, matched := args[i], false
-		for _, n := range names {
-			if a == "--"+n && i+1 < len(args) {
-				late[n], matched = args[i+1], true
-				i++
-				break
-			}
-			if v, ok := strings.CutPrefix(a, "--"+n+"="); ok {
-				late[n], matched = v, true
-				break
-			}
-		}
-		if !matched {
-			rest = append(rest, a)
-		}
-	}
-	return rest, late
 }
 
 func historyCommand(e *Env) *cli.Command {
