@@ -19,8 +19,6 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-type completionOptions struct{ shell string }
-
 func completionCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
@@ -31,14 +29,14 @@ func completionCommand(e *Env) *cli.Command {
 			"fish:  carryover completion fish > ~/.config/fish/completions/carryover.fish\n" +
 			"PowerShell:  carryover completion powershell | Out-String | Add-Content $PROFILE",
 		Action: func(c *cli.Context) error {
-			return runCompletion(e, completionOptions{shell: c.Args().First()})
+			return runCompletion(e, c.Args().First())
 		},
 	}
 }
 
-func runCompletion(e *Env, o completionOptions) error {
+func runCompletion(e *Env, shell string) error {
 	tree := completionTree(commands(e))
-	switch o.shell {
+	switch shell {
 	case "bash":
 		writeBash(e.Stdout, tree)
 	case "zsh":

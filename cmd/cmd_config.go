@@ -20,11 +20,6 @@ import (
 // from (like `git config --show-origin`), the warnings of both files, and
 // `config set KEY VALUE [--project]`, which edits one key keeping comments.
 
-type configOptions struct {
-	project string
-	asJSON  bool
-}
-
 type configSetOptions struct {
 	key, value string
 	// inProject writes <project>/.carryover.toml instead of config.toml.
@@ -33,7 +28,6 @@ type configSetOptions struct {
 }
 
 func configCommand(e *Env) *cli.Command {
-	projectFlag := &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
 	return &cli.Command{
 		Name:  "config",
 		Usage: "show the configuration in effect and where each value comes from; `config get|set|unset KEY` reads or changes one key",
@@ -41,7 +35,7 @@ func configCommand(e *Env) *cli.Command {
 			"project's .carryover.toml. Unknown keys and invalid values are listed as warnings.",
 		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			return runConfig(e, configOptions{project: c.String("project"), asJSON: c.Bool("json")})
+			return runConfig(e, c.String("project"), c.Bool("json"))
 		},
 		Subcommands: []*cli.Command{{
 			Name:      "get",
@@ -88,13 +82,13 @@ func configCommand(e *Env) *cli.Command {
 	}
 }
 
-func runConfig(e *Env, o configOptions) error {
-	project, err := currentProject(e, o.project)
+func runConfig(e *Env, projectFlag string, asJSON bool) error {
+	project, err := currentProject(e, projectFlag)
 	if err != nil {
 		return err
 	}
 	vals, errs := resolveConfig(e, project)
-	if o.asJSON {
+	if asJSON {
 		var warns []string
 		for _, w := range errs {
 			warns = append(warns, w.Error())

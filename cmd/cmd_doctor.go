@@ -31,17 +31,13 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-type doctorOptions struct {
-	asJSON bool
-}
-
 func doctorCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "run each installed hook stub as its agent would and report, per agent, what works and how to fix what does not",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			return runDoctor(e, doctorOptions{asJSON: c.Bool("json")})
+			return runDoctor(e, c.Bool("json"))
 		},
 	}
 }
@@ -66,7 +62,7 @@ type DoctorReport struct {
 // carry it back.
 const doctorMarker = "carryover doctor check"
 
-func runDoctor(e *Env, o doctorOptions) error {
+func runDoctor(e *Env, asJSON bool) error {
 	tab, err := specs.Load()
 	if err != nil {
 		return exitf(ExitError, "%v", err)
@@ -74,7 +70,7 @@ func runDoctor(e *Env, o doctorOptions) error {
 	cfg, _ := LoadConfig(e, "")
 	reps, idle := doctorAgents(e, tab, cfg)
 	failed, wired := countProblems(reps, cfg)
-	if o.asJSON {
+	if asJSON {
 		if reps == nil {
 			reps = []DoctorReport{}
 		}
@@ -101,7 +97,7 @@ func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, id
 	receipts := lastDeliveries(e)
 	for _, a := range agentStatus(e) {
 		tl, _ := tab.Tool(a.Tool)
-		r := doctorAgent(e, tl, a)
+		r := doctorAgent(e, tab, tl, a)
 		if r.Ran == 0 && r.OK && !a.Detected() && !slices.Contains(cfg.Tools, a.Tool) {
 			idle = append(idle, a.Display)
 			continue
@@ -170,12 +166,12 @@ func doctorLine(e *Env, r DoctorReport) string {
 }
 
 // doctorAgent checks one agent's installed stubs.
-func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
+func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorReport {
 	r := DoctorReport{Tool: a.Tool, Display: a.Display, OK: true}
 	tg := installTarget(e, tl)
 	c := a.Capability
 	if c.Tool == "" {
-		c, _ = tabResolveNewest(tl.Name)
+		c, _ = tab.Resolve(tl.Name, "")
 	}
 	if tg.Path == "" || len(c.Hooks()) == 0 {
 		r.Summary = "no hooks for this agent; it reads .carryover/handoff.md through the pointer block"
@@ -438,12 +434,4 @@ func lastDeliveries(e *Env) map[string]service.Receipt {
 	}
 	defer st.Close()
 	return st.LastReceipts()
-}
-
-func tabResolveNewest(tool string) (specs.Capability, error) {
-	tab, err := specs.Load()
-	if err != nil {
-		return specs.Capability{}, err
-	}
-	return tab.Resolve(tool, "")
 }

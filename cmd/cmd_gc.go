@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -36,21 +34,6 @@ func gcCommand(e *Env) *cli.Command {
 	}
 }
 
-// parseAge reads 180d, 12w or a Go duration (720h).
-func parseAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, err := strconv.Atoi(strings.TrimSuffix(s, suffix)); err == nil && strings.HasSuffix(s, suffix) && n >= 0 {
-			return time.Duration(n) * unit, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("--older-than %q: use days (180d), weeks (12w) or hours (720h)", s)
-	}
-	return d, nil
-}
-
 // gcJSON is `gc --json` (service.GCResult in the --json contract).
 type gcJSON struct {
 	DryRun     bool  `json:"dry_run"`
@@ -63,9 +46,9 @@ type gcJSON struct {
 }
 
 func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error {
-	age, err := parseAge(olderThan)
+	age, err := publish.ParseAge(olderThan)
 	if err != nil {
-		return exitf(ExitError, "%v", err)
+		return exitf(ExitError, "--older-than: %v", err)
 	}
 	if project != "" {
 		if project, err = currentProject(e, project); err != nil {

@@ -124,14 +124,9 @@ func pluginEnabled(tl specs.Tool, settings string) string {
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
-	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), installPathExists)
+	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), fileExists)
 	t.Record = filepath.Join(e.Home(), hookconf.RecordFile)
 	return t
-}
-
-func installPathExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // detectAgents finds and versions every agent concurrently.
