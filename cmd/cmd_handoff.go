@@ -46,16 +46,7 @@ func handoffCommand(e *Env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				cs, _, err := gather(e, project, sel.source)
-				if err != nil {
-					return err
-				}
-				if len(cs) == 0 { // none here: every project's
-					if cs, _, err = gather(e, "", sel.source); err != nil {
-						return err
-					}
-				}
-				ch, err := pickSession(e, cs, helpFor(c))
+				ch, err := pickSession(e, project, sel.source, helpFor(c), true)
 				if err != nil {
 					return err
 				}
@@ -168,9 +159,7 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 		return exitf(ExitError, "record %s under %s: %v", path, e.Home(), err)
 	}
 	if err := publish.WriteOwn(p.project, filepath.Base(path), b); errors.Is(err, publish.ErrTracked) {
-		log := newLogger(e)
-		log.Prefix = "manual "
-		log.Printf("%v", err)
+		logManual(e, err)
 		return exitf(ExitError, "%v", err)
 	} else if err != nil {
 		return exitf(ExitError, "write %s: %v", path, err)
@@ -352,11 +341,9 @@ func outputFrom(c *cli.Context) (outputOptions, error) {
 	return o, nil
 }
 
-// ResumePath is where handoff and resume write their result.
+// ResumePath is where handoff and resume write their result (RESUME.md,
+// RESUME.yaml, RESUME.json).
 func ResumePath(project, format string) string {
-	if format == "md" {
-		return filepath.Join(publish.Dir(project), "RESUME.md")
-	}
 	return filepath.Join(publish.Dir(project), "RESUME."+format)
 }
 
@@ -456,9 +443,7 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 			// The repository commits that file: the prompt still goes to the
 			// clipboard or stdout, never into a file `git commit -a` publishes.
 			fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
-			log := newLogger(e)
-			log.Prefix = "manual "
-			log.Printf("%v", err)
+			logManual(e, err)
 			wrote = false
 		} else if err != nil {
 			return exitf(ExitError, "write %s: %v", path, err)
@@ -490,6 +475,12 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		return launchAgent(e, o.launch, project, path)
 	}
 	return nil
+}
+
+func logManual(e *Env, err error) {
+	log := newLogger(e)
+	log.Prefix = "manual "
+	log.Printf("%v", err)
 }
 
 // plainText is a writer for human-readable output made of recorded

@@ -21,7 +21,7 @@ func infoCommand(e *Env) *cli.Command {
 		Name:  "info",
 		Usage: "show storage paths, context windows and configuration",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
+			projectFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error { return runInfo(e, c.String("project"), c.Bool("json")) },

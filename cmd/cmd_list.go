@@ -18,7 +18,7 @@ func listCommand(e *Env) *cli.Command {
 			"~N is an estimate.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "source", Usage: "only this agent"},
-			&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
+			projectFlag,
 			&cli.BoolFlag{Name: "all", Usage: "sessions of every project"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many sessions (0 = no limit)", Value: 10},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
@@ -33,22 +33,22 @@ func listCommand(e *Env) *cli.Command {
 	}
 }
 
+// listProject is the project list reads ("" with --all).
+func listProject(e *Env, projectFlag string, all bool) (string, error) {
+	if all {
+		return "", nil
+	}
+	return currentProject(e, projectFlag)
+}
+
 // runListPick prints the id of the session the user picks (for
 // `carryover handoff $(carryover list --pick)` and other scripts).
 func runListPick(e *Env, source, projectFlag string, all bool, help string) error {
-	project := ""
-	if !all {
-		p, err := currentProject(e, projectFlag)
-		if err != nil {
-			return err
-		}
-		project = p
-	}
-	cs, _, err := gather(e, project, source)
+	project, err := listProject(e, projectFlag, all)
 	if err != nil {
 		return err
 	}
-	ch, err := pickSession(e, cs, help)
+	ch, err := pickSession(e, project, source, help, false)
 	if err != nil {
 		return err
 	}
@@ -64,13 +64,9 @@ type listEntry struct {
 }
 
 func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON bool) error {
-	project := ""
-	if !all {
-		p, err := currentProject(e, projectFlag)
-		if err != nil {
-			return err
-		}
-		project = p
+	project, err := listProject(e, projectFlag, all)
+	if err != nil {
+		return err
 	}
 	stop := spinner(e, "reading sessions…")
 	cs, stores, err := gather(e, project, source)

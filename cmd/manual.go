@@ -24,11 +24,9 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-// The manual path: `carryover list`, `handoff`, `capture` and `resume`
-// find sessions in the agents' own stores (and the ledger), ingest the
-// chosen one with the snapshot code, and build the resume prompt.
+// The manual path: list, handoff, capture and resume find sessions in the
+// agents' own stores and the ledger; the service ingests the chosen one.
 
-// selection is the session-selection flags shared by handoff and capture.
 type selection struct {
 	source, session, project, transcript string
 	// since: carryover started the agent then (run), so a session begun
@@ -40,7 +38,7 @@ func selectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "source", Usage: "agent to read: " + strings.Join(adapters.ListerNames(), ", ") + " (default: any)"},
 		&cli.StringFlag{Name: "session", Usage: "session id or a unique prefix of one (see: carryover list)"},
-		&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
+		projectFlag,
 		&cli.StringFlag{Name: "transcript", Usage: "read this transcript file instead of looking the session up"},
 	}
 }
@@ -49,7 +47,6 @@ func selectionFrom(c *cli.Context) selection {
 	return selection{source: c.String("source"), session: c.String("session"), project: c.String("project"), transcript: c.String("transcript")}
 }
 
-// absPath resolves a path flag against the working directory.
 func absPath(e *Env, p string) (string, error) {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p), nil
@@ -81,13 +78,12 @@ func currentProject(e *Env, explicit string) (string, error) {
 func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
 
 // candidate is a session found in an agent's store or only in the ledger.
+// NotYours says why it is never chosen without being named (markNotYours).
 type candidate struct {
 	adapters.NativeSession
-	InLedger   bool `json:"in_ledger,omitempty"`
-	LedgerOnly bool `json:"ledger_only,omitempty"`
-	// NotYours says why the session is never chosen without being named
-	// (planted.go): its file is tracked by git, or it is dated in the future.
-	NotYours string `json:"not_yours,omitempty"`
+	InLedger   bool   `json:"in_ledger,omitempty"`
+	LedgerOnly bool   `json:"ledger_only,omitempty"`
+	NotYours   string `json:"not_yours,omitempty"`
 }
 
 // gather lists sessions of project ("" = all) from every agent's store and
@@ -103,7 +99,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		}
 		names = []string{source}
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	st, descs := service.OpenListing(e.service(), &aenv)
 	defer st.Close()
 	for _, n := range names {
@@ -119,7 +115,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 			continue
 		}
 		for _, s := range ss {
-			seen[s.Tool+"\x00"+s.ID] = true
+			seen[s.Tool+"\x00"+s.ID] = len(out)
 			out = append(out, candidate{NativeSession: s})
 		}
 		if project == "" {
@@ -132,8 +128,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
 	}
 	// The ledger keeps sessions whose transcripts are gone.
-	out, ledgerOnly := withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
-	stores = stores || ledgerOnly
+	out = withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
 	markNotYours(e, out)
 	sortCandidates(out)
 	return out, stores || len(out) > 0, nil
@@ -154,22 +149,16 @@ func sortCandidates(out []candidate) {
 }
 
 // withLedgerSessions marks the listed sessions the ledger also holds and
-// appends those only the ledger still has (their transcripts are gone);
-// found reports whether any was appended.
-func withLedgerSessions(out []candidate, seen map[string]bool, ls []service.LedgerSession) (_ []candidate, found bool) {
+// appends those only the ledger still has (their transcripts are gone).
+func withLedgerSessions(out []candidate, seen map[string]int, ls []service.LedgerSession) []candidate {
 	for _, s := range ls {
-		if seen[s.Tool+"\x00"+s.NativeID] {
-			for i := range out {
-				if out[i].Tool == s.Tool && out[i].ID == s.NativeID {
-					out[i].InLedger = true
-				}
-			}
+		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
+			out[i].InLedger = true
 			continue
 		}
 		if s.Rows == 0 {
 			continue
 		}
-		found = true
 		c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
 			LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
 		if c.Preview == "" {
@@ -177,7 +166,7 @@ func withLedgerSessions(out []candidate, seen map[string]bool, ls []service.Ledg
 		}
 		out = append(out, c)
 	}
-	return out, found
+	return out
 }
 
 // matchID returns the candidates whose id equals or starts with id.
@@ -234,29 +223,21 @@ type picked struct {
 	// (none: the current directory says nothing about a bundled session).
 	context string
 	// foreign: a --transcript file the project's git tracks (it came with
-	// the repository). It is read under its own ledger key (importedKey),
-	// so it never feeds the project's handoff by itself.
+	// the repository). It is recorded under "imported:<path>", not a
+	// directory, so no project's fold, catch-up or handoff ever reads it.
 	foreign bool
 }
 
-// ledgerProject is the project the picked session is recorded under.
-func (p picked) ledgerProject() string {
+// pick is p as the project service takes it.
+func (p picked) pick() service.Pick {
+	sp := service.Pick{NativeSession: p.NativeSession, LedgerOnly: p.LedgerOnly, Key: p.project, Explicit: p.explicit, Context: p.project}
 	if p.foreign {
-		return importedKey(p.Path)
+		sp.Key = "imported:" + p.Path
 	}
-	return p.project
-}
-
-// contextDir is the directory describing the session's project ("" = none).
-func (p picked) contextDir() string {
 	if p.explicit {
-		return p.context
+		sp.Context = p.context
 	}
-	return p.project
-}
-
-func noAgentsError(e *Env) error {
-	return exitf(ExitError, "%s", noAgentsText(e))
+	return sp
 }
 
 // noAgentsText is the empty state of a machine where no agent has run: the
@@ -356,7 +337,7 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 	switch {
 	case len(m) == 0 && !stores:
-		return noAgentsError(e)
+		return exitf(ExitError, "%s", noAgentsText(e))
 	case len(m) == 0:
 		hint := "run `carryover list --all` to see the ids"
 		if near := closestSessions(id, all); len(near) > 0 {
@@ -405,7 +386,7 @@ func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bo
 // ones (all of them), or none for the project.
 func noneOfYours(e *Env, project string, all int, stores bool, planted string) error {
 	if !stores {
-		return noAgentsError(e)
+		return exitf(ExitError, "%s", noAgentsText(e))
 	}
 	if all > 0 {
 		return exitf(ExitNotFound, "no session of yours found for %s (%s); pass --transcript FILE to use one of those anyway", project, planted)
@@ -483,11 +464,6 @@ func sniffTool(path string) string {
 	return adapters.SniffTranscript(bytes.ReplaceAll(b, []byte(`": "`), []byte(`":"`)))
 }
 
-// pick is p as the project service takes it.
-func (p picked) pick() service.Pick {
-	return service.Pick{NativeSession: p.NativeSession, LedgerOnly: p.LedgerOnly, Key: p.ledgerProject(), Explicit: p.explicit, Context: p.contextDir()}
-}
-
 // openManual is the picked session's project, logging as a manual command.
 func openManual(e *Env, p picked) *service.Project {
 	log := newLogger(e)
@@ -519,7 +495,6 @@ func ago(now, t time.Time) string {
 	return publish.Ago(now, t)
 }
 
-// colour wraps s in an ANSI colour when w is a terminal and NO_COLOR is unset.
 // colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org)
 // turns it off; CLICOLOR_FORCE (any value but 0) turns it on off a terminal
 // too (a pager, CI logs), and wins over NO_COLOR, as in the bixense.com
@@ -670,10 +645,6 @@ func trackedFile(path string) bool {
 	return root != "" && service.Tracker{}.Tracked(root, path)
 }
 
-// importedKey is the ledger project a foreign file's session is recorded
-// under: not a directory, so no project's fold, catch-up or handoff ever
-// reads it.
-func importedKey(path string) string { return "imported:" + path }
 
 // clip is redact.Clip: no partial word (no half secret) survives a cut.
 func clip(s string, n int) string { return redact.Clip(s, n) }

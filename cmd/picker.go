@@ -182,9 +182,17 @@ func (p *picker) move(d int) { p.cur = (p.cur + len(p.items) + d) % len(p.items)
 // pickFlag is --pick of handoff and list.
 var pickFlag = &cli.BoolFlag{Name: "pick", Usage: "choose the session from a list on this terminal (↑/↓, enter; q cancels)"}
 
-// pickSession lets the user choose one of cs on the terminal, newest
-// first, like `claude --resume`. It needs a terminal that can do raw mode.
-func pickSession(e *Env, cs []candidate, help string) (candidate, error) {
+// pickSession lets the user choose one of project's sessions ("" = every
+// project's; anyIfNone: those when project has none) on the terminal,
+// newest first, like `claude --resume`. It needs raw mode.
+func pickSession(e *Env, project, source, help string, anyIfNone bool) (candidate, error) {
+	cs, _, err := gather(e, project, source)
+	if err == nil && len(cs) == 0 && anyIfNone && project != "" {
+		cs, _, err = gather(e, "", source)
+	}
+	if err != nil {
+		return candidate{}, err
+	}
 	if !e.StdinTTY || !e.StdoutTTY || e.MakeRaw == nil {
 		return candidate{}, usageErrorf(help, "--pick needs a terminal; pass a session id instead (see `carryover list`)")
 	}
