@@ -645,6 +645,5 @@ func trackedFile(path string) bool {
 	return root != "" && service.Tracker{}.Tracked(root, path)
 }
 
-
 // clip is redact.Clip: no partial word (no half secret) survives a cut.
 func clip(s string, n int) string { return redact.Clip(s, n) }
