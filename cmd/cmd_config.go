@@ -20,14 +20,29 @@ import (
 // from (like `git config --show-origin`), the warnings of both files, and
 // `config set KEY VALUE [--project]`, which edits one key keeping comments.
 
+// configSetOptions: inProject edits <project>/.carryover.toml instead of
+// config.toml.
 type configSetOptions struct {
-	key, value string
-	// inProject writes <project>/.carryover.toml instead of config.toml.
-	inProject bool
-	project   string
+	key, value, project string
+	inProject           bool
+}
+
+// keyArgs checks that c has n arguments (KEY, or KEY VALUE).
+func keyArgs(c *cli.Context, n int, what string) error {
+	if c.NArg() != n {
+		return usageErrorf(helpFor(c), "config %s; keys: %s", what, strings.Join(config.LeafNames(), ", "))
+	}
+	return nil
 }
 
 func configCommand(e *Env) *cli.Command {
+	editFlags := func(verb string) []cli.Flag {
+		return []cli.Flag{&cli.BoolFlag{Name: "project", Usage: verb + " the project's .carryover.toml"},
+			&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"}}
+	}
+	editOptions := func(c *cli.Context) configSetOptions {
+		return configSetOptions{key: c.Args().Get(0), value: c.Args().Get(1), inProject: c.Bool("project"), project: c.String("project-dir")}
+	}
 	return &cli.Command{
 		Name:  "config",
 		Usage: "show the configuration in effect and where each value comes from; `config get|set|unset KEY` reads or changes one key",
@@ -43,8 +58,8 @@ func configCommand(e *Env) *cli.Command {
 			ArgsUsage: "KEY",
 			Flags:     []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return usageErrorf(helpFor(c), "config get takes one KEY; keys: %s", strings.Join(config.LeafNames(), ", "))
+				if err := keyArgs(c, 1, "get takes one KEY"); err != nil {
+					return err
 				}
 				return runConfigGet(e, c.Args().First(), c.String("project"), c.Bool("json"))
 			},
@@ -52,31 +67,23 @@ func configCommand(e *Env) *cli.Command {
 			Name:      "set",
 			Usage:     "set KEY to VALUE in config.toml (or, with --project, in the project's .carryover.toml)",
 			ArgsUsage: "KEY VALUE",
-			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "project", Usage: "write the project's .carryover.toml"},
-				&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"},
-			},
+			Flags:     editFlags("write"),
 			Action: func(c *cli.Context) error {
-				o := configSetOptions{inProject: c.Bool("project"), project: c.String("project-dir")}
-				if c.NArg() != 2 {
-					return usageErrorf(helpFor(c), "config set takes KEY VALUE; keys: %s", strings.Join(config.LeafNames(), ", "))
+				if err := keyArgs(c, 2, "set takes KEY VALUE"); err != nil {
+					return err
 				}
-				o.key, o.value = c.Args().Get(0), c.Args().Get(1)
-				return runConfigSet(e, o)
+				return runConfigSet(e, editOptions(c))
 			},
 		}, {
 			Name:      "unset",
 			Usage:     "remove KEY from config.toml (or, with --project, from the project's .carryover.toml), keeping comments",
 			ArgsUsage: "KEY",
-			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "project", Usage: "edit the project's .carryover.toml"},
-				&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"},
-			},
+			Flags:     editFlags("edit"),
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return usageErrorf(helpFor(c), "config unset takes one KEY; keys: %s", strings.Join(config.LeafNames(), ", "))
+				if err := keyArgs(c, 1, "unset takes one KEY"); err != nil {
+					return err
 				}
-				return runConfigUnset(e, configSetOptions{key: c.Args().First(), inProject: c.Bool("project"), project: c.String("project-dir")})
+				return runConfigUnset(e, editOptions(c))
 			},
 		}},
 	}
@@ -137,7 +144,7 @@ func runConfigSet(e *Env, o configSetOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := config.SetKeyInFile(path, k.Path(), lit, fsMode(perm)); err != nil {
+	if err := config.SetKeyInFile(path, k.Path(), lit, perm); err != nil {
 		return exitf(ExitError, "%v", err)
 	}
 	fmt.Fprintf(e.Stdout, "set %s = %s in %s\n", k.Path(), lit, path)
@@ -162,7 +169,7 @@ func leafArg(key string) (config.Leaf, error) {
 
 // configFileFor is the file `config set/unset` edits, its mode, and the
 // project whose view to report.
-func configFileFor(e *Env, k config.Leaf, o configSetOptions) (path string, perm int, project string, err error) {
+func configFileFor(e *Env, k config.Leaf, o configSetOptions) (path string, perm fs.FileMode, project string, err error) {
 	path, perm = e.ConfigPath(), 0o600
 	if o.inProject || o.project != "" {
 		if k.GlobalOnly {
@@ -267,7 +274,7 @@ func runConfigUnset(e *Env, o configSetOptions) error {
 		return err
 	}
 	changed := false
-	if err := config.EditFile(path, fsMode(perm), func(b []byte) ([]byte, error) {
+	if err := config.EditFile(path, perm, func(b []byte) ([]byte, error) {
 		out, ch, err := hookconf.UnsetKey(b, k.Path())
 		changed = ch
 		return out, err
@@ -302,8 +309,6 @@ func configSettings(e *Env, project string) map[string]any {
 	}
 	return out
 }
-
-func fsMode(p int) fs.FileMode { return fs.FileMode(p) }
 
 // Config is ~/.carryover/config.toml, with what <project>/.carryover.toml
 // may add under config.ProjectPolicy (a project file may only make
@@ -346,10 +351,4 @@ func printConfigWarnings(w io.Writer, warns []string) {
 	for _, s := range warns {
 		fmt.Fprintf(w, "  warning: %s\n", s)
 	}
-}
-
-// configWarnings is every config problem of the global file and of each
-// project's file, once each (`carryover status` shows them).
-func configWarnings(e *Env, projects []string) []string {
-	return config.Warnings(e.ConfigPath(), e.UserHome(), projects)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/limits"
 	"github.com/carryover/carryover/publish/resume"
 	"github.com/carryover/carryover/publish/service"
@@ -24,8 +25,7 @@ func statusCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 			&cli.BoolFlag{Name: "space", Usage: "the ledger's size per table and index too (reads the whole ledger)"}},
 		Action: func(c *cli.Context) error {
-			st := collectStatus(e)
-			ledgerSpace(e, &st, c.Bool("space"))
+			st := collectStatus(e, c.Bool("space"))
 			if c.Bool("json") {
 				return printJSON(e.Stdout, st)
 			}
@@ -95,16 +95,15 @@ type LedgerReport struct {
 	Space *service.Space `json:"space,omitempty"`
 }
 
-// ProjectReport is a project's current handoff and its delivery
-// receipts; ReceiptReport one receipt.
-type (
-	ProjectReport = service.ProjectStatus
-	ReceiptReport = service.Receipt
-)
+// ProjectReport is a project's current handoff and its delivery receipts.
+type ProjectReport = service.ProjectStatus
 
-func collectStatus(e *Env) (st StatusReport) {
+// collectStatus is status's report; tables adds the ledger's size per
+// table and index (dbstat reads every page; per project is cheap at any
+// size). Status never creates a ledger.
+func collectStatus(e *Env, tables bool) (st StatusReport) {
 	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
-	defer func() { st.Config = configWarnings(e, statusProjects(e, st)) }()
+	defer func() { st.Config = config.Warnings(e.ConfigPath(), e.UserHome(), statusProjects(e, st)) }()
 	cwdProject, _ := currentProject(e, "")
 	gcfg, _ := LoadConfig(e, cwdProject)
 	st.Guest = GuestReport{Pointer: gcfg.PointerMode(), Ignore: append([]string{}, gcfg.Ignore...)}
@@ -131,7 +130,6 @@ func collectStatus(e *Env) (st StatusReport) {
 	if wal, err := os.Stat(path + "-wal"); err == nil && st.Ledger.Exists {
 		st.Ledger.Bytes += wal.Size()
 	}
-	// No ledger yet: status stays read-only and does not create one.
 	store, err := service.OpenStore(e.service())
 	if err != nil {
 		st.Problems = append(st.Problems, err.Error())
@@ -145,6 +143,11 @@ func collectStatus(e *Env) (st StatusReport) {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	st.Walls.Last = store.LastLimits()
+	if st.Ledger.Exists {
+		if st.Ledger.Space, err = store.Space(tables); err != nil {
+			st.Problems = append(st.Problems, "ledger space: "+err.Error())
+		}
+	}
 	return st
 }
 
@@ -305,26 +308,6 @@ func restoreLine(display, mode string) string {
 	return "restore: " + display + " cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md (pointer = \"" + mode + "\")"
 }
 
-// ledgerSpace adds what takes the ledger's room to a status report: per
-// project always (the sessions table: cheap at any size), per table and
-// index when asked (dbstat reads every page). Status never creates a ledger.
-func ledgerSpace(e *Env, st *StatusReport, tables bool) {
-	if !st.Ledger.Exists {
-		return
-	}
-	store, err := service.OpenStore(e.service())
-	if err != nil {
-		return
-	}
-	defer store.Close()
-	sp, err := store.Space(tables)
-	if err != nil {
-		st.Problems = append(st.Problems, "ledger space: "+err.Error())
-		return
-	}
-	st.Ledger.Space = sp
-}
-
 // spaceProjects is how many projects status names (the biggest).
 const spaceProjects = 5
 
@@ -368,17 +351,14 @@ func printSpace(e *Env, sp *service.Space) {
 // WallsReport is the [limits]/[context] configuration and the last limit
 // each agent hit.
 type WallsReport struct {
-	AutoResume        bool              `json:"auto_resume"`
-	WarnPercent       float64           `json:"warn_percent"`
-	MaxRestarts       int               `json:"max_restarts"`
-	RestartAtCritical bool              `json:"restart_at_critical"`
-	Thresholds        [3]int            `json:"context_thresholds"` // early warn, warn, critical (%)
-	Problems          []string          `json:"problems,omitempty"`
-	Last              []LastLimitReport `json:"last,omitempty"`
+	AutoResume        bool                `json:"auto_resume"`
+	WarnPercent       float64             `json:"warn_percent"`
+	MaxRestarts       int                 `json:"max_restarts"`
+	RestartAtCritical bool                `json:"restart_at_critical"`
+	Thresholds        [3]int              `json:"context_thresholds"` // early warn, warn, critical (%)
+	Problems          []string            `json:"problems,omitempty"`
+	Last              []service.LastLimit `json:"last,omitempty"`
 }
-
-// LastLimitReport is the newest limit an agent reached.
-type LastLimitReport = service.LastLimit
 
 func wallsConfig(e *Env) WallsReport {
 	cfg, _ := LoadConfig(e, "")
