@@ -22,9 +22,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -37,25 +38,17 @@ import (
 // come from the build info (see buildVersion).
 var Version, Commit, Date string
 
-// commandList is every subcommand's constructor (one cmd_<name>.go file
-// each); the help lists them sorted by name.
-// (A function, not a variable: completion walks the commands.)
-func commandList() []func(*Env) *cli.Command {
-	return []func(*Env) *cli.Command{
+// commands builds the subcommands (in the order the help lists them),
+// each with its own help flag and carryover's usage errors (see NewApp).
+func commands(env *Env) []*cli.Command {
+	var cs []*cli.Command
+	for _, c := range []func(*Env) *cli.Command{
 		captureCommand, clearCommand, completionCommand, configCommand, decideCommand, detectCommand, doctorCommand, explainCommand, forgetCommand, gcCommand,
 		handoffCommand, historyCommand, ignoreCommand, infoCommand, installCommand, listCommand, refreshCommand, resumeCommand, runCommand,
 		snapshotCommand, statusCommand, taskCommand, uninstallCommand, versionCommand,
+	} {
+		cs = append(cs, ownHelp(c(env), ""))
 	}
-}
-
-// commands builds the subcommands, sorted by name, each with its own help
-// flag and carryover's usage errors (see NewApp).
-func commands(env *Env) []*cli.Command {
-	var cs []*cli.Command
-	for _, c := range commandList() {
-		cs = append(cs, ownHelp(c(env)))
-	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	return cs
 }
 
@@ -85,13 +78,9 @@ func NewApp(env *Env) *cli.App {
 	}
 }
 
-// ownHelp gives cmd and its subcommands their own help flag and carryover's
-// usage errors.
-func ownHelp(cmd *cli.Command) *cli.Command {
-	return ownHelpAt(cmd, "")
-}
-
-func ownHelpAt(cmd *cli.Command, parent string) *cli.Command {
+// ownHelp gives cmd and its subcommands their own help flag, examples and
+// carryover's usage errors.
+func ownHelp(cmd *cli.Command, parent string) *cli.Command {
 	path := strings.TrimSpace(parent + " " + cmd.Name)
 	addExample(cmd, path)
 	argsRule(cmd)
@@ -101,7 +90,7 @@ func ownHelpAt(cmd *cli.Command, parent string) *cli.Command {
 		cmd.OnUsageError = onUsageError
 	}
 	for _, s := range cmd.Subcommands {
-		ownHelpAt(s, path)
+		ownHelp(s, path)
 	}
 	return cmd
 }
@@ -112,7 +101,7 @@ func helpFlag() cli.Flag {
 
 func helpCommand() *cli.Command {
 	cmd := &cli.Command{
-		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, one command's help, or a topic: " + strings.Join(sortedTopics(), ", "),
+		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, one command's help, or a topic: " + strings.Join(slices.Sorted(maps.Keys(helpTopics)), ", "),
 		ArgsUsage: "[command|topic]", HideHelp: true,
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
@@ -517,15 +506,6 @@ func versionCommand(e *Env) *cli.Command {
 
 // helpTopics are `carryover help TOPIC` pages that are not commands.
 var helpTopics = map[string]string{"exit-codes": exitCodesHelp}
-
-func sortedTopics() []string {
-	var ts []string
-	for t := range helpTopics {
-		ts = append(ts, t)
-	}
-	sort.Strings(ts)
-	return ts
-}
 
 // interspersed moves a command's flags before its arguments, so that
 // `carryover handoff 4fbd56 --stdout` means what it says (urfave/cli stops
