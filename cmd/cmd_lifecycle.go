@@ -14,15 +14,20 @@ import (
 	"github.com/carryover/carryover/publish/service"
 )
 
-// openLifecycle resolves the project and opens its ledger for a lifecycle
-// command (history, decide, task, clear); create says whether a missing
-// ledger may be created (commands that record).
-func openLifecycle(e *Env, project string, create bool) (*service.Project, error) {
+// onProject opens the project's ledger for a lifecycle command (history,
+// decide, task, clear, explain), runs fn and closes it; create says whether
+// a missing ledger may be made (commands that record).
+func onProject(e *Env, project string, create bool, fn func(*service.Project) error) error {
 	root, err := currentProject(e, project)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return service.OpenLedger(e.service(), root, create)
+	p, err := service.OpenLedger(e.service(), root, create)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return fn(p)
 }
 
 // republish makes the project's handoff say what just changed, best
@@ -41,17 +46,12 @@ func clearCommand(e *Env) *cli.Command {
 		Usage: "retire the project's current handoff: new sessions start without it (history keeps it)",
 		Flags: []cli.Flag{projectFlag},
 		Action: func(c *cli.Context) error {
-			return runClear(e, c.String("project"))
+			return onProject(e, c.String("project"), false, func(p *service.Project) error { return runClear(e, p) })
 		},
 	}
 }
 
-func runClear(e *Env, project string) error {
-	p, err := openLifecycle(e, project, false)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
+func runClear(e *Env, p *service.Project) error {
 	id, already, err := p.Clear()
 	switch {
 	case errors.Is(err, publish.ErrNoHistory):
@@ -77,15 +77,8 @@ func taskCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 			projectFlag,
 		},
-		Action: func(c *cli.Context) error {
-			return runTask(e, taskOptions{project: c.String("project"), text: strings.Join(c.Args().Slice(), " "), done: c.Bool("done"), clear: c.Bool("clear"), json: c.Bool("json")})
-		},
+		Action: func(c *cli.Context) error { return runTask(e, c) },
 	}
-}
-
-type taskOptions struct {
-	project, text     string
-	done, clear, json bool
 }
 
 // TaskReport is `carryover task --json`.
@@ -96,28 +89,26 @@ type TaskReport struct {
 	At      string `json:"at,omitempty"`
 }
 
-func runTask(e *Env, o taskOptions) error {
-	text := strings.Join(strings.Fields(o.text), " ")
-	if (o.done && o.clear) || ((o.done || o.clear) && text != "") {
+func runTask(e *Env, c *cli.Context) error {
+	text := strings.Join(strings.Fields(strings.Join(c.Args().Slice(), " ")), " ")
+	done, unpin := c.Bool("done"), c.Bool("done") || c.Bool("clear")
+	if (done && c.Bool("clear")) || (unpin && text != "") {
 		return usageErrorf("carryover task --help", `task takes one of: "<task>", --done, --clear (or nothing, to show it)`)
 	}
-	r, err := openLifecycle(e, o.project, text != "" || o.done || o.clear)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	switch {
-	case o.done || o.clear:
-		return unpinTask(e, r, o.done)
-	case text != "":
+	return onProject(e, c.String("project"), text != "" || unpin, func(r *service.Project) error {
+		switch {
+		case unpin:
+			return unpinTask(e, r, done)
+		case text == "":
+			return showTask(e, r, c.Bool("json"))
+		}
 		if err := r.PinTask(text); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.Stdout, "task pinned: %s\n", text)
 		republish(e, r)
 		return nil
-	}
-	return showTask(e, r, o.json)
+	})
 }
 
 // showTask prints the project's pinned task.
@@ -168,18 +159,8 @@ func decideCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "with --list: machine-readable output"},
 			projectFlag,
 		},
-		Action: func(c *cli.Context) error {
-			return runDecide(e, decideOptions{project: c.String("project"), text: strings.Join(c.Args().Slice(), " "), why: c.String("why"),
-				list: c.Bool("list"), drop: c.String("drop"), dropSet: c.IsSet("drop"), json: c.Bool("json")})
-		},
+		Action: func(c *cli.Context) error { return runDecide(e, c) },
 	}
-}
-
-type decideOptions struct {
-	project, text, why string
-	list, json         bool
-	drop               string
-	dropSet            bool
 }
 
 // DecisionReport is one element of `decide --list --json`'s decisions.
@@ -191,37 +172,29 @@ type DecisionReport struct {
 	At     string `json:"at"`
 }
 
-func runDecide(e *Env, o decideOptions) error {
-	modes := 0
-	for _, b := range []bool{o.list, o.dropSet, strings.TrimSpace(o.text) != ""} {
-		if b {
-			modes++
-		}
-	}
-	if modes != 1 {
+func runDecide(e *Env, c *cli.Context) error {
+	text := strings.Join(strings.Fields(strings.Join(c.Args().Slice(), " ")), " ")
+	list, drop := c.Bool("list"), c.IsSet("drop")
+	if modes := len(slices.DeleteFunc([]bool{list, drop, text != ""}, func(b bool) bool { return !b })); modes != 1 {
 		return usageErrorf("carryover decide --help", `decide takes one of: "<decision>" [--why "…"], --list, --drop ID`)
 	}
-	r, err := openLifecycle(e, o.project, !o.list)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	ds, err := r.Decisions()
-	switch {
-	case err != nil:
-		return err
-	case o.list:
-		return listDecisions(e, r.Root, ds, o.json)
-	case o.dropSet:
-		return dropDecision(e, r, ds, o.drop)
-	}
-	text := strings.Join(strings.Fields(o.text), " ")
-	if err := r.Decide(text, strings.TrimSpace(o.why)); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.Stdout, "decided: %s\n", text)
-	republish(e, r)
-	return nil
+	return onProject(e, c.String("project"), !list, func(r *service.Project) error {
+		ds, err := r.Decisions()
+		switch {
+		case err != nil:
+			return err
+		case list:
+			return listDecisions(e, r.Root, ds, c.Bool("json"))
+		case drop:
+			return dropDecision(e, r, ds, c.String("drop"))
+		}
+		if err := r.Decide(text, strings.TrimSpace(c.String("why"))); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Stdout, "decided: %s\n", text)
+		republish(e, r)
+		return nil
+	})
 }
 
 // listDecisions prints the project's decisions log (decide --list).
@@ -291,9 +264,16 @@ func historyCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
 		Action: func(c *cli.Context) error {
 			if c.Bool("json") {
-				return runHistory(e, c.String("project"), true)
+				return onHistory(e, c, func(r *service.Project, hs []publish.HistoryEntry) error {
+					return printJSON(e.Stdout, struct {
+						Project  string                 `json:"project"`
+						Handoffs []publish.HistoryEntry `json:"handoffs"`
+					}{r.Root, nonNil(hs)})
+				})
 			}
-			return runHistory(plainEnv(e), c.String("project"), false)
+			return onHistory(e, c, func(r *service.Project, hs []publish.HistoryEntry) error {
+				return printHistory(plainEnv(e), r.Root, hs)
+			})
 		},
 		Subcommands: []*cli.Command{
 			{
@@ -307,7 +287,9 @@ func historyCommand(e *Env) *cli.Command {
 					}
 					// A history file may have been planted in .carryover:
 					// its escapes never reach the terminal (nor a pipe).
-					return runHistoryShow(plainEnv(e), c.String("project"), c.Args().First())
+					return onHistory(e, c, func(r *service.Project, hs []publish.HistoryEntry) error {
+						return showHistory(plainEnv(e), r.Root, hs, c.Args().First())
+					})
 				},
 			},
 			{
@@ -323,21 +305,21 @@ func historyCommand(e *Env) *cli.Command {
 	}
 }
 
-func runHistory(e *Env, project string, asJSON bool) error {
-	r, hs, err := loadHistory(e, project)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	if asJSON {
-		return printJSON(e.Stdout, struct {
-			Project  string                 `json:"project"`
-			Handoffs []publish.HistoryEntry `json:"handoffs"`
-		}{r.Root, nonNil(hs)})
-	}
+// onHistory runs fn over the project's handoff history.
+func onHistory(e *Env, c *cli.Context, fn func(*service.Project, []publish.HistoryEntry) error) error {
+	return onProject(e, c.String("project"), false, func(r *service.Project) error {
+		hs, err := r.History()
+		if err != nil {
+			return err
+		}
+		return fn(r, hs)
+	})
+}
+
+func printHistory(e *Env, root string, hs []publish.HistoryEntry) error {
 	if len(hs) == 0 {
 		// The one thing that makes a first handoff appear.
-		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", r.Root)
+		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", root)
 		return nil
 	}
 	for _, h := range hs {
@@ -356,12 +338,7 @@ func runHistory(e *Env, project string, asJSON bool) error {
 	return nil
 }
 
-func runHistoryShow(e *Env, project, arg string) error {
-	r, hs, err := loadHistory(e, project)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func showHistory(e *Env, root string, hs []publish.HistoryEntry, arg string) error {
 	if len(hs) == 0 {
 		return exitf(ExitNotFound, "no handoff %q: %v", arg, publish.ErrNoHistory)
 	}
@@ -371,9 +348,9 @@ func runHistoryShow(e *Env, project, arg string) error {
 	}
 	id, ok, closest := publish.MatchID(ids, arg)
 	if !ok {
-		return exitf(ExitNotFound, "no handoff %q in the history of %s; closest: %s (`carryover history` lists them)", arg, r.Root, closest)
+		return exitf(ExitNotFound, "no handoff %q in the history of %s; closest: %s (`carryover history` lists them)", arg, root, closest)
 	}
-	text, err := publish.ReadHistory(r.Root, id)
+	text, err := publish.ReadHistory(root, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return exitf(ExitNotFound, "%s is recorded but its text is no longer in .carryover/history (rotated or cleaned)", id)
 	}
@@ -389,28 +366,25 @@ func runHistoryClean(e *Env, project, age string, dryRun bool) error {
 	if err != nil {
 		return exitf(ExitError, "--older-than: %v", err)
 	}
-	r, err := openLifecycle(e, project, false)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	if dryRun {
-		ids, err := r.StaleHistory(d)
+	return onProject(e, project, false, func(r *service.Project) error {
+		if dryRun {
+			ids, err := r.StaleHistory(d)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				fmt.Fprintf(e.Stdout, "would remove %s\n", id)
+			}
+			fmt.Fprintf(e.Stdout, "would remove %d handoff(s) older than %s (dry run: nothing changed)\n", len(ids), age)
+			return nil
+		}
+		ids, err := r.CleanHistory(d)
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			fmt.Fprintf(e.Stdout, "would remove %s\n", id)
-		}
-		fmt.Fprintf(e.Stdout, "would remove %d handoff(s) older than %s (dry run: nothing changed)\n", len(ids), age)
+		fmt.Fprintf(e.Stdout, "removed %d handoff(s) older than %s\n", len(ids), age)
 		return nil
-	}
-	ids, err := r.CleanHistory(d)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.Stdout, "removed %d handoff(s) older than %s\n", len(ids), age)
-	return nil
+	})
 }
 
 func clipLine(s string, n int) string {
@@ -421,38 +395,18 @@ func clipLine(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// loadHistory opens the project's ledger and lists its handoffs; the
-// caller closes r when err is nil.
-func loadHistory(e *Env, project string) (*service.Project, []publish.HistoryEntry, error) {
-	r, err := openLifecycle(e, project, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	hs, err := r.History()
-	if err != nil {
-		r.Close()
-		return nil, nil, err
-	}
-	return r, hs, nil
-}
-
 func explainCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "explain",
 		Usage: "print each line of the project's handoff with its evidence: the rule that chose it and the ledger rows it came from",
 		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "one JSON document: lines, each with its rule and rows"}},
 		Action: func(c *cli.Context) error {
-			return runExplain(e, c.String("project"), c.Bool("json"))
+			return onProject(e, c.String("project"), false, func(r *service.Project) error { return runExplain(e, r, c.Bool("json")) })
 		},
 	}
 }
 
-func runExplain(e *Env, project string, asJSON bool) error {
-	r, err := openLifecycle(e, project, false)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func runExplain(e *Env, r *service.Project, asJSON bool) error {
 	if !r.HasLedger() {
 		return exitf(ExitNotFound, "nothing to explain in %s: no agent session recorded for this project yet (run an agent with carryover's hooks installed, or `carryover handoff --transcript FILE`)", r.Root)
 	}

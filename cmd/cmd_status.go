@@ -416,11 +416,7 @@ func printLifecycle(e *Env, h *publish.HistoryEntry) {
 }
 
 // structuredLifecycle is the lifecycle a structured handoff carries.
-func structuredLifecycle(e *Env, project string) *resume.Lifecycle {
-	p, err := openLifecycle(e, project, false)
-	if err != nil {
-		return nil
-	}
-	defer p.Close()
-	return p.Lifecycle()
+func structuredLifecycle(e *Env, project string) (l *resume.Lifecycle) {
+	_ = onProject(e, project, false, func(p *service.Project) error { l = p.Lifecycle(); return nil })
+	return l
 }
