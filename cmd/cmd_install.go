@@ -607,15 +607,8 @@ func purgeHome(e *Env, home, would string) int {
 		fmt.Fprintf(e.Stdout, "kept     %s: it also holds %s, which is not carryover's\n", home, strings.Join(other, ", "))
 		return 0
 	}
-	if would == "" && canonicalDir(home) != canonicalDir(e.UserHome()) {
+	if would == "" && publish.Canonical(home) != publish.Canonical(e.UserHome()) {
 		_ = os.Remove(home)
 	}
 	return 0
-}
-
-func canonicalDir(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }
