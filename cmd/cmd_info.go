@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,29 +58,23 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
-// agentPaths are where tl keeps its sessions (relative ones under
-// project) and its hook config.
-func agentPaths(e *Env, tl specs.Tool, project string) AgentPaths {
-	ap := AgentPaths{Tool: tl.Name, Display: tl.Display, HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))}
-	seen := map[string]bool{}
-	add := func(p string) {
-		if !filepath.IsAbs(p) {
+// storePaths are where tl keeps its sessions, once each: its lister's
+// stores and the table's transcript paths (relative ones under project,
+// none when project is "").
+func storePaths(e *Env, tl specs.Tool, project string) []string {
+	var cands, out []string
+	if l, ok := adapters.ListerFor(tl.Name); ok {
+		cands = l.Stores(adapterEnv(e))
+	}
+	for _, p := range append(cands, tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome())...) {
+		if !filepath.IsAbs(p) && project != "" {
 			p = filepath.Join(project, p)
 		}
-		if !seen[p] {
-			seen[p] = true
-			ap.Transcripts = append(ap.Transcripts, p)
+		if filepath.IsAbs(p) && !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
-	if l, ok := adapters.ListerFor(tl.Name); ok {
-		for _, p := range l.Stores(adapterEnv(e)) {
-			add(p)
-		}
-	}
-	for _, p := range tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome()) {
-		add(p)
-	}
-	return ap
+	return out
 }
 
 // printInfo prints info's text form.
@@ -141,7 +136,8 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		return exitf(ExitError, "%v", err)
 	}
 	for _, tl := range tab.Tools() {
-		inf.Agents = append(inf.Agents, agentPaths(e, tl, project))
+		inf.Agents = append(inf.Agents, AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project),
+			HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))})
 	}
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)
@@ -193,31 +189,12 @@ func detect(e *Env, project string) ([]Detection, error) {
 	if err != nil {
 		return nil, err
 	}
-	aenv := adapterEnv(e)
 	var out []Detection
 	for _, a := range detectAgents(e, tab) {
 		tl, _ := tab.Tool(a.Tool)
 		d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
-		var cands []string
-		if l, ok := adapters.ListerFor(a.Tool); ok {
-			cands = append(cands, l.Stores(aenv)...)
-		}
-		for _, p := range tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome()) {
-			if !filepath.IsAbs(p) {
-				if project == "" {
-					continue
-				}
-				p = filepath.Join(project, p)
-			}
-			cands = append(cands, p)
-		}
-		seen := map[string]bool{}
-		for _, p := range cands {
-			if seen[p] {
-				continue
-			}
-			seen[p] = true
-			if _, err := os.Stat(p); err == nil {
+		for _, p := range storePaths(e, tl, project) {
+			if fileExists(p) {
 				d.Stores = append(d.Stores, p)
 			}
 		}
