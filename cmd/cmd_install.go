@@ -25,23 +25,16 @@ import (
 // into their configs (specs/hookconf), and report per agent. agentStatus is the
 // agent part of `carryover status`.
 
-// AgentStatus is one agent's detection and hook state.
+// AgentStatus is one agent's detection and hook state: Binary is ""
+// when not detected, VersionFrom a specs.Source, Capability zero when not
+// detected or unsupported, Problem a detection or resolution failure.
 type AgentStatus struct {
-	Tool, Display string
-	// Binary is the path found on PATH ("" = not detected).
-	Binary  string
-	Version string
-	// VersionFrom says where Version came from (specs.Source).
-	VersionFrom string
-	// Capability is the resolved row (zero when not detected or unsupported).
-	Capability specs.Capability
-	// Hooks is the state of carryover's stubs in the agent's config.
-	Hooks hookconf.Status
-	// Problem explains detection or resolution failures in words.
-	Problem string
+	Tool, Display, Binary, Version, VersionFrom string
+	Capability                                  specs.Capability
+	Hooks                                       hookconf.Status
+	Problem                                     string
 }
 
-// Detected reports whether the agent's binary was found.
 func (a AgentStatus) Detected() bool { return a.Binary != "" }
 
 func installCommand(e *Env) *cli.Command {
@@ -101,12 +94,10 @@ func uninstallCommand(e *Env) *cli.Command {
 	}
 }
 
+// installOptions: resume is the mode to save ("" = ask on a terminal).
 type installOptions struct {
-	tools       string
-	yes, dryRun bool
-	refresh     bool
-	// resume is the resume mode to save ("" = ask on a terminal, else keep).
-	resume string
+	tools, resume        string
+	yes, dryRun, refresh bool
 }
 
 // pluginEnabled is the id of carryover's plugin for the agent when its
@@ -214,7 +205,6 @@ func absPATH(e *Env) string {
 	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
-// agentStatus reports every agent: detection, resolved row, hook state.
 func agentStatus(e *Env) []AgentStatus {
 	tab, err := specs.Load()
 	if err != nil {
@@ -223,7 +213,6 @@ func agentStatus(e *Env) []AgentStatus {
 	return checkHooks(e, tab, detectAgents(e, tab))
 }
 
-// checkHooks fills in each agent's hook state.
 func checkHooks(e *Env, tab *specs.Table, agents []AgentStatus) []AgentStatus {
 	for i := range agents {
 		a := &agents[i]
@@ -338,7 +327,7 @@ func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentSt
 }
 
 // installSelected sets up every selected agent: how many failed, and the
-// versions of those set up.
+// versions set up.
 func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentStatus, sel []string) (failed int, recs map[string]service.AgentRecord) {
 	byName := map[string]AgentStatus{}
 	for _, a := range agents {
@@ -418,7 +407,6 @@ func wireHooks(e *Env, o installOptions, tg hookconf.Target, a AgentStatus, labe
 	return true
 }
 
-// projectsLine is install's one line on what carryover does in projects.
 func projectsLine(e *Env, cfg Config) string {
 	when := "only in a project where an agent needs it (no working start injection)"
 	switch cfg.PointerMode() {
@@ -482,8 +470,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	return true
 }
 
-// printCleanup removes what carryover's hook files left (backups, empty
-// directories) and notes each.
+// printCleanup removes the backups and empty directories hook files left.
 func printCleanup(e *Env, plans []hookconf.Plan, tg hookconf.Target) {
 	for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
 		fmt.Fprintf(e.Stdout, "note     %s\n", n)
@@ -508,8 +495,6 @@ func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	return changed
 }
 
-// saveToolSelection writes `tools = [...]` into config.toml, keeping every
-// other line.
 func saveToolSelection(path string, tools []string) error {
 	return config.SetKeyInFile(path, "tools", config.Strings(tools), 0o600)
 }

@@ -44,20 +44,16 @@ type StatusReport struct {
 	Walls    WallsReport     `json:"limits"`
 	Guest    GuestReport     `json:"in_projects"`
 	Problems []string        `json:"problems,omitempty"`
-	// Ignored is what the working directory's project config asked for
-	// that carryover does not honour (publish.ProjectPolicy).
-	Ignored []string `json:"config_ignored,omitempty"`
-	// Config lists unknown keys and invalid values in the config files.
-	Config []string `json:"config_warnings,omitempty"`
+	Ignored  []string        `json:"config_ignored,omitempty"` // what the project config asked for and the policy ignores
+	Config   []string        `json:"config_warnings,omitempty"`
 }
 
 // GuestReport is what carryover writes in projects and what the user
 // told it to leave alone or forget.
 type GuestReport struct {
-	Pointer string   `json:"pointer"`
-	Ignore  []string `json:"ignore"`
-	// Forgotten counts handoff records whose session was forgotten.
-	Forgotten int `json:"forgotten_handoffs"`
+	Pointer   string   `json:"pointer"`
+	Ignore    []string `json:"ignore"`
+	Forgotten int      `json:"forgotten_handoffs"`
 }
 
 // AgentReport is one agent's line in status.
@@ -75,12 +71,11 @@ type AgentReport struct {
 	HookDetail string   `json:"hook_detail,omitempty"`
 	Events     []string `json:"events,omitempty"`
 	Problem    string   `json:"problem,omitempty"`
-	// Restore says how the handoff reaches an agent that cannot be told
-	// at session start (specs.Capability.StartInjection).
-	Restore string `json:"restore,omitempty"`
-	// Read is what reading its most recent sessions found (issue 12:
-	// unreadable is not empty; drift names a newer format).
-	Read *adapters.Survey `json:"read,omitempty"`
+	// Restore: how the handoff reaches an agent that cannot be told at
+	// session start. Read: its recent sessions (issue 12: unreadable is
+	// not empty; drift names a newer format).
+	Restore string           `json:"restore,omitempty"`
+	Read    *adapters.Survey `json:"read,omitempty"`
 }
 
 // LedgerReport describes the ledger file.
@@ -91,8 +86,7 @@ type LedgerReport struct {
 	Sessions int            `json:"sessions"`
 	Rows     int            `json:"rows"`
 	ByTool   map[string]int `json:"sessions_by_tool,omitempty"`
-	// Space is what takes the room (per project; per table with --space).
-	Space *service.Space `json:"space,omitempty"`
+	Space    *service.Space `json:"space,omitempty"` // per project; per table with --space
 }
 
 // ProjectReport is a project's current handoff and its delivery receipts.
@@ -204,7 +198,6 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 	printSurvey(w, a.Read)
 }
 
-// printLedger prints the ledger's size, sessions by agent and rows.
 func printLedger(e *Env, l LedgerReport) {
 	w := e.Stdout
 	fmt.Fprintf(w, "\nLedger  %s\n", l.Path)
@@ -221,8 +214,6 @@ func printLedger(e *Env, l LedgerReport) {
 	printSpace(e, l.Space)
 }
 
-// printProjectStatus prints a project's current handoff, its lifecycle and
-// who received it.
 func printProjectStatus(e *Env, p ProjectReport) {
 	w := e.Stdout
 	if p.Header == "" {
@@ -282,7 +273,6 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// printGuest says what carryover writes in projects and how to stop it.
 func printGuest(w io.Writer, g GuestReport) {
 	fmt.Fprintln(w, "\nIn projects")
 	fmt.Fprintln(w, "  handoff: <project>/.carryover/ (git-ignored by its own .gitignore); the home directory and above: the ledger only")
@@ -308,7 +298,7 @@ func restoreLine(display, mode string) string {
 	return "restore: " + display + " cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md (pointer = \"" + mode + "\")"
 }
 
-// spaceProjects is how many projects status names (the biggest).
+// spaceProjects is how many (of the biggest) projects status names.
 const spaceProjects = 5
 
 func printSpace(e *Env, sp *service.Space) {
@@ -415,7 +405,6 @@ func printLifecycle(e *Env, h *publish.HistoryEntry) {
 	}
 }
 
-// structuredLifecycle is the lifecycle a structured handoff carries.
 func structuredLifecycle(e *Env, project string) (l *resume.Lifecycle) {
 	_ = onProject(e, project, false, func(p *service.Project) error { l = p.Lifecycle(); return nil })
 	return l

@@ -20,10 +20,8 @@ import (
 // from r and redraws in place on w, so a test drives it through a
 // pseudo-terminal with the same bytes a user's keyboard sends.
 
-// errPickAborted is returned when the user quits the list.
 var errPickAborted = errors.New("aborted")
 
-// pickItem is one line of a list.
 type pickItem struct {
 	Label, Note string
 	On          bool
@@ -83,7 +81,6 @@ func newPicker(title string, items []pickItem, radio bool) *picker {
 	return p
 }
 
-// frame is the list drawn over the previous frame.
 func (p *picker) frame() string {
 	var b strings.Builder
 	if p.drawn > 0 {
@@ -101,7 +98,6 @@ func (p *picker) frame() string {
 	return b.String()
 }
 
-// line is item i's line: cursor, box, label and note.
 func (p *picker) line(i int, it pickItem) string {
 	ptr, box := "  ", "[ ]"
 	if i == p.cur {
@@ -122,7 +118,6 @@ func (p *picker) line(i int, it pickItem) string {
 	return line
 }
 
-// keyResult is what a key did to the list.
 type keyResult int
 
 const (
@@ -176,10 +171,8 @@ func (p *picker) arrow(in *bufio.Reader) keyResult {
 	return keyMoved
 }
 
-// move moves the cursor by d, wrapping around.
 func (p *picker) move(d int) { p.cur = (p.cur + len(p.items) + d) % len(p.items) }
 
-// pickFlag is --pick of handoff and list.
 var pickFlag = &cli.BoolFlag{Name: "pick", Usage: "choose the session from a list on this terminal (↑/↓, enter; q cancels)"}
 
 // pickSession lets the user choose one of project's sessions ("" = every
@@ -264,14 +257,12 @@ func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current
 	return tools, mode, nil, nil
 }
 
-// resumeNotes explains each mode in the question.
 var resumeNotes = map[string]string{
 	"ask":    "the agent summarises the task and next step, then asks whether to continue",
 	"brief":  "one line on the task and next step, then it carries on",
 	"silent": "the agent uses the handoff without mentioning it",
 }
 
-// hasStubs reports whether a's config holds carryover's stubs now.
 func hasStubs(a AgentStatus) bool {
 	return len(a.Hooks.Hooks) > 0 && a.Hooks.State != hookconf.StateNoHooks
 }
