@@ -525,7 +525,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	}
 	left := 0
 	for _, p := range projects {
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		if !isDir(p) {
 			continue // gone: nothing of carryover's is left there
 		}
 		tracked := func(path string) bool { return service.Tracker{}.Tracked(p, path) }

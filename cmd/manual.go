@@ -64,7 +64,7 @@ func currentProject(e *Env, explicit string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		if !isDir(abs) {
 			return "", exitf(ExitError, "--project %s is not a directory", explicit)
 		}
 		return service.Root(abs, ""), nil
@@ -105,9 +105,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	for _, n := range names {
 		l, _ := adapters.ListerFor(n)
 		for _, d := range l.Stores(aenv) {
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-				stores = true
-			}
+			stores = stores || isDir(d)
 		}
 		ss, err := l.ListSessions(aenv, project)
 		if err != nil {
@@ -323,10 +321,8 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 		return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", shortID(m[0].ID), m[0].Path, m[0].Path)
 	}
 	p := picked{candidate: m[0], project: project}
-	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" {
-		if fi, err := os.Stat(m[0].Project); err == nil && fi.IsDir() {
-			p.project = m[0].Project
-		}
+	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" && isDir(m[0].Project) {
+		p.project = m[0].Project
 	}
 	p.reason = fmt.Sprintf("matched --session %q %s", sel.session, scope)
 	return p, nil
@@ -565,7 +561,7 @@ func transcriptContext(recorded string) (string, string) {
 	if recorded == "" {
 		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
 	}
-	if fi, err := os.Stat(recorded); err == nil && fi.IsDir() {
+	if isDir(recorded) {
 		return service.Root(recorded, ""), "project context from the session's recorded directory " + recorded
 	}
 	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"

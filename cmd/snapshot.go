@@ -151,6 +151,11 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
 func shortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
