@@ -33,29 +33,25 @@ import (
 
 func doctorCommand(e *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "doctor",
-		Usage: "run each installed hook stub as its agent would and report, per agent, what works and how to fix what does not",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-		Action: func(c *cli.Context) error {
-			return runDoctor(e, c.Bool("json"))
-		},
+		Name:   "doctor",
+		Usage:  "run each installed hook stub as its agent would and report, per agent, what works and how to fix what does not",
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error { return runDoctor(e, c.Bool("json")) },
 	}
 }
 
-// DoctorReport is one agent's line.
+// DoctorReport is one agent's line: Summary says what was checked,
+// Problem what failed, Fix what to do; Ran counts the stubs run.
 type DoctorReport struct {
-	Tool    string `json:"tool"`
-	Display string `json:"display"`
-	OK      bool   `json:"ok"`
-	// Summary says what was checked; Problem what failed; Fix what to do.
-	Summary string `json:"summary"`
-	Problem string `json:"problem,omitempty"`
-	Fix     string `json:"fix,omitempty"`
-	// Ran counts the stubs run; Slowest is the longest run.
-	Ran     int           `json:"ran"`
-	Slowest time.Duration `json:"slowest_ns"` // nanoseconds
-	// LastDelivery is the newest real receipt of this agent ("" = none).
-	LastDelivery string `json:"last_delivery,omitempty"`
+	Tool         string        `json:"tool"`
+	Display      string        `json:"display"`
+	OK           bool          `json:"ok"`
+	Summary      string        `json:"summary"`
+	Problem      string        `json:"problem,omitempty"`
+	Fix          string        `json:"fix,omitempty"`
+	Ran          int           `json:"ran"`
+	Slowest      time.Duration `json:"slowest_ns"`
+	LastDelivery string        `json:"last_delivery,omitempty"`
 }
 
 // doctorMarker is in the scratch handoff; the start stub's injection must
@@ -71,15 +67,12 @@ func runDoctor(e *Env, asJSON bool) error {
 	reps, idle := doctorAgents(e, tab, cfg)
 	failed, wired := countProblems(reps, cfg)
 	if asJSON {
-		if reps == nil {
-			reps = []DoctorReport{}
-		}
 		if err := printJSON(e.Stdout, struct {
 			Agents     []DoctorReport `json:"agents"`
 			HooksWired int            `json:"hooks_wired"`
 			NotSetUp   []string       `json:"not_set_up"`
 			Problems   int            `json:"problems"`
-		}{reps, wired, nonNil(idle), failed}); err != nil {
+		}{nonNil(reps), wired, nonNil(idle), failed}); err != nil {
 			return err
 		}
 	} else {
@@ -136,7 +129,7 @@ func countProblems(reps []DoctorReport, cfg Config) (failed, wired int) {
 // delivery and fix.
 func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
 	if wired == 0 {
-		fmt.Fprintln(e.Stdout, colour(e, e.StdoutTTY, "31", "✗")+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
+		fmt.Fprintln(e.Stdout, checkMark(e, false)+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
 	}
 	for _, r := range reps {
 		fmt.Fprintln(e.Stdout, doctorLine(e, r))
@@ -148,11 +141,7 @@ func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
 
 // doctorLine is one agent's line of doctor's report.
 func doctorLine(e *Env, r DoctorReport) string {
-	mark := colour(e, e.StdoutTTY, "32", "✓")
-	if !r.OK {
-		mark = colour(e, e.StdoutTTY, "31", "✗")
-	}
-	line := fmt.Sprintf("%s %s: %s", mark, r.Display, r.Summary)
+	line := fmt.Sprintf("%s %s: %s", checkMark(e, r.OK), r.Display, r.Summary)
 	if r.Problem != "" {
 		line += "; " + r.Problem
 	}
@@ -191,7 +180,10 @@ func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorR
 	}
 	defer cleanup()
 	var st stubChecks
-	timeouts := hookTimeouts(c)
+	timeouts := map[string]int{} // seconds, by native event
+	for _, h := range c.Hooks() {
+		timeouts[h.Native] = h.Timeout
+	}
 	for _, s := range stubs {
 		st.run(e, &r, tl, c, a.Display, s, project, home, timeouts[s.Event])
 	}
@@ -244,15 +236,6 @@ func doctorScratch(e *Env) (project, home string, cleanup func(), err error) {
 		publish.RecordPublished(home, real, publish.Digest([]byte(handoff)))
 	}
 	return project, home, func() { os.RemoveAll(scratch) }, nil
-}
-
-// hookTimeouts are the agent's timeouts (seconds) by native event.
-func hookTimeouts(c specs.Capability) map[string]int {
-	timeouts := map[string]int{}
-	for _, h := range c.Hooks() {
-		timeouts[h.Native] = h.Timeout
-	}
-	return timeouts
 }
 
 // stubChecks gathers what running an agent's stubs found.

@@ -231,11 +231,7 @@ func runDetect(e *Env, asJSON bool) error {
 		}
 	} else {
 		for _, d := range ds {
-			mark := colour(e, e.StdoutTTY, "31", "✗")
-			if d.Detected {
-				mark = colour(e, e.StdoutTTY, "32", "✓")
-			}
-			line := fmt.Sprintf("%s %-22s", mark, d.Display)
+			line := fmt.Sprintf("%s %-22s", checkMark(e, d.Detected), d.Display)
 			switch {
 			case d.Detected:
 				var parts []string

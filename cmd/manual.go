@@ -506,6 +506,14 @@ func colour(e *Env, tty bool, code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
+// checkMark is a green ✓ or a red ✗.
+func checkMark(e *Env, ok bool) string {
+	if ok {
+		return colour(e, e.StdoutTTY, "32", "✓")
+	}
+	return colour(e, e.StdoutTTY, "31", "✗")
+}
+
 // spinner shows progress on stderr when it is a terminal; stop clears it.
 // While a transcript is read (Env.progress) it adds the bytes read of the
 // file's size.
