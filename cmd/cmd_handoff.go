@@ -74,19 +74,27 @@ func sessionArg(c *cli.Context, sel *selection) error {
 	return nil
 }
 
-func runHandoff(e *Env, sel selection, o outputOptions) error {
+// pickAndSay picks sel's session and says which on stderr, and why.
+func pickAndSay(e *Env, sel selection) (picked, error) {
 	stop := spinner(e, "reading sessions…")
 	p, err := pick(e, sel)
 	stop()
+	if err == nil {
+		fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
+	}
+	return p, err
+}
+
+func runHandoff(e *Env, sel selection, o outputOptions) error {
+	p, err := pickAndSay(e, sel)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
 	proj := openManual(e, p)
 	for _, ce := range proj.ConfigErrs {
 		fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
 	}
-	stop = spinner(e, "reading the transcript…")
+	stop := spinner(e, "reading the transcript…")
 	// No session named: the task state is the project's fold across
 	// sessions and agents (what handoff.md says).
 	m, err := proj.Handoff(p.pick(), sel.session == "" && sel.transcript == "", e.progress)
@@ -128,13 +136,10 @@ func captureCommand(e *Env) *cli.Command {
 func SessionPath(project string) string { return filepath.Join(publish.Dir(project), "session.json") }
 
 func runCapture(e *Env, sel selection, toStdout bool) error {
-	stop := spinner(e, "reading sessions…")
-	p, err := pick(e, sel)
-	stop()
+	p, err := pickAndSay(e, sel)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
 	m, err := openManual(e, p).Handoff(p.pick(), false, e.progress)
 	if err != nil {
 		return exitErr(err)
@@ -214,13 +219,8 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	if imported {
 		s.Imported = file
 	}
-	var h *resume.Handoff
-	if l.Handoff != nil {
-		hc := *l.Handoff
-		h = &hc
-	}
 	what := "session " + shortID(s.SessionID)
-	if h != nil {
+	if l.Handoff != nil {
 		what = "structured handoff"
 	}
 	if imported {
@@ -228,7 +228,7 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	}
 	fmt.Fprintf(e.Stderr, "carryover: using %s from %s\n", what, file)
 	o.mode = cfg.Resume
-	text, stats, err := render(s, h, o)
+	text, stats, err := render(s, l.Handoff, o)
 	if err != nil {
 		return err
 	}
