@@ -186,6 +186,10 @@ func pickSession(e *Env, project, source, help string, anyIfNone bool) (candidat
 	if err != nil {
 		return candidate{}, err
 	}
+	return pickOne(e, cs, help)
+}
+
+func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
 	if !e.StdinTTY || !e.StdoutTTY || e.MakeRaw == nil {
 		return candidate{}, usageErrorf(help, "--pick needs a terminal; pass a session id instead (see `carryover list`)")
 	}
