@@ -157,12 +157,6 @@ func Main(args []string, env *Env) int {
 	return ExitError
 }
 
-// The scripting contract, in one place: exit codes, usage errors (with the
-// closest command or flag), arguments a command does not take, `--help`
-// examples, the `--json` envelope and the version. A new command gets all
-// of it by being in commandList and having an entry in commandExamples
-// (TestEveryCommandHasAnExample); its JSON goes through printJSON.
-
 // Exit codes shared by every command (`carryover help exit-codes`).
 const (
 	ExitOK          = 0
@@ -295,14 +289,10 @@ func init() {
 		for _, f := range flags {
 			names = append(names, f.Names()...)
 		}
-		best, ok := closest(provided, names)
-		if !ok {
-			return ""
+		if best, ok := closest(provided, names); ok {
+			return dash(best)
 		}
-		if len(best) == 1 {
-			return "-" + best
-		}
-		return "--" + best
+		return ""
 	}
 	cli.SuggestCommand = func(cmds []*cli.Command, provided string) string {
 		if best, ok := closest(provided, commandNames(cmds)); ok {

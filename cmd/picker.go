@@ -271,15 +271,18 @@ func hasStubs(a AgentStatus) bool {
 	return len(a.Hooks.Hooks) > 0 && a.Hooks.State != hookconf.StateNoHooks
 }
 
+func detectedNote(a AgentStatus) string {
+	if a.Detected() {
+		return strings.TrimSpace(a.Version + " detected")
+	}
+	return "not detected"
+}
+
 func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, flagMode, def string) ([]string, string, []string, error) {
 	r = bufio.NewReader(r)
 	items := make([]pickItem, len(agents))
 	for i, a := range agents {
-		note := "not detected"
-		if a.Detected() {
-			note = strings.TrimSpace(a.Version + " detected")
-		}
-		items[i] = pickItem{Label: a.Display, Note: note, On: slices.Contains(sel, a.Tool)}
+		items[i] = pickItem{Label: a.Display, Note: detectedNote(a), On: slices.Contains(sel, a.Tool)}
 	}
 	got, err := pickList(r, w, "Agents to set up", items, false)
 	if err != nil {
@@ -340,11 +343,7 @@ func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []stri
 			if on[a.Tool] {
 				box = "[x]"
 			}
-			state := "not detected"
-			if a.Detected() {
-				state = strings.TrimSpace(a.Version + " detected")
-			}
-			fmt.Fprintf(w, "  %d %s %s %s\n", i+1, box, a.Display, state)
+			fmt.Fprintf(w, "  %d %s %s %s\n", i+1, box, a.Display, detectedNote(a))
 		}
 		fmt.Fprint(w, "Toggle by number (e.g. 1 3), Enter to continue: ")
 		line, err := in.ReadString('\n')
