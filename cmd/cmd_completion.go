@@ -30,9 +30,7 @@ func completionCommand(e *Env) *cli.Command {
 			"zsh:   echo 'source <(carryover completion zsh)' >> ~/.zshrc\n" +
 			"fish:  carryover completion fish > ~/.config/fish/completions/carryover.fish\n" +
 			"PowerShell:  carryover completion powershell | Out-String | Add-Content $PROFILE",
-		Action: func(c *cli.Context) error {
-			return runCompletion(e, c.Args().First())
-		},
+		Action: func(c *cli.Context) error { return runCompletion(e, c.Args().First()) },
 	}
 }
 

@@ -48,10 +48,8 @@ func configCommand(e *Env) *cli.Command {
 		Usage: "show the configuration in effect and where each value comes from; `config get|set|unset KEY` reads or changes one key",
 		Description: "Values come from the defaults, ~/.carryover/config.toml ($CARRYOVER_HOME/config.toml) and the\n" +
 			"project's .carryover.toml. Unknown keys and invalid values are listed as warnings.",
-		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-		Action: func(c *cli.Context) error {
-			return runConfig(e, c.String("project"), c.Bool("json"))
-		},
+		Flags:  []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error { return runConfig(e, c.String("project"), c.Bool("json")) },
 		Subcommands: []*cli.Command{{
 			Name:      "get",
 			Usage:     "print the value of KEY in effect (dotted for a table's key: limits.warn_percent)",

@@ -125,10 +125,8 @@ func captureCommand(e *Env) *cli.Command {
 		Usage: "save a session as .carryover/session.json (the portable session format)",
 		Description: "Selects a session like `carryover handoff` and writes it, redacted, to\n" +
 			".carryover/session.json. `carryover resume --file` turns it into a resume prompt later.",
-		Flags: append(selectionFlags(), &cli.BoolFlag{Name: "stdout", Usage: "also print the JSON on stdout"}),
-		Action: func(c *cli.Context) error {
-			return runCapture(e, selectionFrom(c), c.Bool("stdout"))
-		},
+		Flags:  append(selectionFlags(), &cli.BoolFlag{Name: "stdout", Usage: "also print the JSON on stdout"}),
+		Action: func(c *cli.Context) error { return runCapture(e, selectionFrom(c), c.Bool("stdout")) },
 	}
 }
 

@@ -163,9 +163,7 @@ func detectCommand(e *Env) *cli.Command {
 		Usage:       "show which AI coding agents are installed (✓/✗); exit 1 when none is",
 		Description: "An agent counts as detected when its binary is on PATH or its session store exists.",
 		Flags:       []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-		Action: func(c *cli.Context) error {
-			return runDetect(e, c.Bool("json"))
-		},
+		Action:      func(c *cli.Context) error { return runDetect(e, c.Bool("json")) },
 	}
 }
 
