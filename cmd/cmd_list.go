@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"github.com/carryover/carryover/publish"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -110,11 +111,13 @@ func printListJSON(e *Env, project string, cs []candidate, total int) error {
 // printListTable prints one row per session; --all adds the project.
 func printListTable(e *Env, cs []candidate, all bool) {
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-	head := "AGENT\tID\tLAST ACTIVE\tMSGS\tPREVIEW"
-	if all {
-		head = "AGENT\tID\tLAST ACTIVE\tMSGS\tPROJECT\tPREVIEW"
+	row := func(cols ...string) string {
+		if !all {
+			cols = slices.Delete(cols, 4, 5) // the project
+		}
+		return strings.Join(cols, "\t")
 	}
-	fmt.Fprintln(tw, colour(e, e.StdoutTTY, "1", head))
+	fmt.Fprintln(tw, colour(e, e.StdoutTTY, "1", row("AGENT", "ID", "LAST ACTIVE", "MSGS", "PROJECT", "PREVIEW")))
 	for _, c := range cs {
 		n := fmt.Sprint(c.MessageCount)
 		if c.CountEstimated {
@@ -127,11 +130,7 @@ func printListTable(e *Env, cs []candidate, all bool) {
 		if c.NotYours != "" {
 			prev = "(not picked: " + c.NotYours + ") " + prev
 		}
-		if all {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev)
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, prev)
-		}
+		fmt.Fprintln(tw, row(c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev))
 	}
 	tw.Flush()
 }

@@ -190,11 +190,7 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 	if a.ConfigPath != "" {
 		fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
 	}
-	for _, s := range []string{a.HookDetail, a.Warning, a.Problem, a.Restore} {
-		if s != "" {
-			fmt.Fprintf(w, "      %s\n", s)
-		}
-	}
+	printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
 	printSurvey(w, a.Read)
 }
 
@@ -221,11 +217,7 @@ func printProjectStatus(e *Env, p ProjectReport) {
 		return
 	}
 	fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
-	for _, s := range []string{p.Quality, p.NotInjected} {
-		if s != "" {
-			fmt.Fprintf(w, "    %s\n", s)
-		}
-	}
+	printLines(w, "    ", p.Quality, p.NotInjected)
 	printLifecycle(e, p.Lifecycle)
 	if p.Lifecycle != nil && p.Lifecycle.Status == publish.StatusCleared {
 		return
@@ -242,6 +234,15 @@ func printProjectStatus(e *Env, p ProjectReport) {
 	}
 	if p.Context != "" {
 		fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
+	}
+}
+
+// printLines prints each of lines that is not empty, indented.
+func printLines(w io.Writer, indent string, lines ...string) {
+	for _, s := range lines {
+		if s != "" {
+			fmt.Fprintf(w, "%s%s\n", indent, s)
+		}
 	}
 }
 

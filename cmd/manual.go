@@ -94,8 +94,8 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
 	names := adapters.ListerNames()
 	if source != "" {
-		if _, ok := adapters.ListerFor(source); !ok {
-			return nil, false, exitf(ExitError, "unknown --source %q (known: %s)", source, strings.Join(names, ", "))
+		if _, err := listerFor(source); err != nil {
+			return nil, false, err
 		}
 		names = []string{source}
 	}
@@ -423,9 +423,9 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s); %s", sel.transcript, strings.Join(adapters.ListerNames(), ", "), adapters.Tried(""))
 		}
 	}
-	l, ok := adapters.ListerFor(tool)
-	if !ok {
-		return picked{}, exitf(ExitError, "unknown --source %q (known: %s)", tool, strings.Join(adapters.ListerNames(), ", "))
+	l, err := listerFor(tool)
+	if err != nil {
+		return picked{}, err
 	}
 	d, err := l.Describe(path)
 	if err != nil {
@@ -444,6 +444,13 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		p.reason += "; " + why
 	}
 	return p, nil
+}
+
+func listerFor(name string) (adapters.Lister, error) {
+	if l, ok := adapters.ListerFor(name); ok {
+		return l, nil
+	}
+	return nil, exitf(ExitError, "unknown --source %q (known: %s)", name, strings.Join(adapters.ListerNames(), ", "))
 }
 
 // sniffTool guesses the agent that wrote a transcript from its first bytes.
