@@ -121,7 +121,6 @@ func helpCommand() *cli.Command {
 	return cmd
 }
 
-// rootAction runs for `carryover` with no command (or an unknown one).
 func rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("version"):
@@ -133,7 +132,7 @@ func rootAction(c *cli.Context) error {
 	return cli.ShowAppHelp(c)
 }
 
-// Main runs carryover with args and returns the process exit code.
+// Main runs carryover with args and returns the exit code.
 func Main(args []string, env *Env) int {
 	app := NewApp(env)
 	err := app.Run(interspersed(app, args))
@@ -239,7 +238,6 @@ func usageErrorf(help, format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), help: help}
 }
 
-// helpFor is the command line that shows c's help.
 func helpFor(c *cli.Context) string {
 	if c == nil || c.Command == nil || c.Command.Name == "" {
 		return "carryover --help"
@@ -359,7 +357,6 @@ func argsRule(cmd *cli.Command) {
 	}
 }
 
-// addExample appends cmd's examples (commandExamples) to its help.
 func addExample(cmd *cli.Command, path string) {
 	ex, ok := commandExamples[path]
 	if !ok {

@@ -1,12 +1,9 @@
 package cmd
 
-// `carryover doctor`: runs every installed hook stub the way its agent
-// would (the command line from the agent's config, through the shell, a
-// synthetic payload, in a scratch project with a scratch $CARRYOVER_HOME so
-// the real ledger is untouched), checks the exit code, the time against the
-// agent's hook timeout, and that the start event's output parses in that
-// agent's envelope; then it adds the last real delivery receipt. One line
-// per agent, with the fix when something is wrong.
+// `carryover doctor` runs every installed hook stub as its agent would
+// (its command line through the shell, a synthetic payload, a scratch
+// project and $CARRYOVER_HOME), checks exit code, time against the hook
+// timeout and the start event's envelope, and adds the last real delivery.
 
 import (
 	"bytes"
@@ -271,7 +268,6 @@ func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capabi
 	}
 }
 
-// failed records a stub's run failure under its message.
 func (st *stubChecks) failed(event, msg string) {
 	if i := slices.Index(st.failMsgs, msg); i >= 0 {
 		st.failEvents[i] = append(st.failEvents[i], event)
@@ -299,7 +295,6 @@ func (st *stubChecks) checkStart(r *DoctorReport, agent *adapters.Agent, c specs
 	}
 }
 
-// report sums the checks up in r.
 func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) DoctorReport {
 	problems := st.problems
 	for i, m := range st.failMsgs {
@@ -372,7 +367,6 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 	return out.Bytes(), errb.Bytes(), took, err
 }
 
-// stubFix explains a stub that does not run.
 func stubFix(s hookconf.Stub, exe string) string {
 	bin := stubBinary(s.Command)
 	if bin != "" && !fileExists(bin) {
@@ -381,7 +375,7 @@ func stubFix(s hookconf.Stub, exe string) string {
 	return "run the stub's command by hand to see why: " + s.Command
 }
 
-// stubBinary is the first word of a stub's command line, unquoted.
+// stubBinary is the first word of a command line, unquoted.
 func stubBinary(cmd string) string {
 	cmd = strings.TrimSpace(cmd)
 	if cmd == "" {

@@ -287,17 +287,14 @@ func loadResume(e *Env, project, file string) (l resume.Loaded, imported bool, e
 	return l, true, nil
 }
 
-// outputOptions are the flags shared by handoff and resume.
+// outputOptions are the flags shared by handoff and resume, the resume
+// protocol configured (mode) and what a structured handoff carries of the
+// project's lifecycle (its current handoff, decisions and pinned task).
 type outputOptions struct {
-	target, format, launch string
-	tokens                 int
-	stdout, noClipboard    bool
-	// mode is the configured resume protocol the output's own
-	// instructions follow (publish.Protocol).
-	mode string
-	// lifecycle goes into a structured handoff (the project's current
-	// handoff, decisions and pinned task).
-	lifecycle *resume.Lifecycle
+	target, format, launch, mode string
+	tokens                       int
+	stdout, noClipboard          bool
+	lifecycle                    *resume.Lifecycle
 }
 
 func outputFlags() []cli.Flag {
@@ -496,7 +493,6 @@ func (p plainText) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// plainEnv is e with its stdout a plainText.
 func plainEnv(e *Env) *Env {
 	pe := *e
 	pe.Stdout = plainText{e.Stdout}
@@ -563,7 +559,6 @@ func launchArgs(agent, path string) ([]string, bool) {
 	return append(slices.Clone(a.Launch), msg), true
 }
 
-// launchable lists the agents --launch can start.
 func launchable() []string {
 	var out []string
 	for _, a := range adapters.All {

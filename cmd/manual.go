@@ -167,7 +167,7 @@ func withLedgerSessions(out []candidate, seen map[string]int, ls []service.Ledge
 	return out
 }
 
-// matchID returns the candidates whose id equals or starts with id.
+// matchID returns the candidates whose id is id, else those it starts.
 func matchID(cs []candidate, id string) []candidate {
 	id = strings.ToLower(strings.TrimSpace(id))
 	var exact, prefix []candidate
@@ -277,7 +277,6 @@ func storeOfThisOS(d string) bool {
 	return !mac && !win
 }
 
-// pick chooses the session for sel.
 func pick(e *Env, sel selection) (picked, error) {
 	project, err := currentProject(e, sel.project)
 	if err != nil {
@@ -390,7 +389,6 @@ func noneOfYours(e *Env, project string, all int, stores bool, planted string) e
 	return exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
 }
 
-// agentCount is how many agents the sessions cs come from.
 func agentCount(cs []candidate) int {
 	agents := map[string]bool{}
 	for _, x := range cs {
@@ -467,7 +465,6 @@ func sniffTool(path string) string {
 	return adapters.SniffTranscript(bytes.ReplaceAll(b, []byte(`": "`), []byte(`":"`)))
 }
 
-// openManual is the picked session's project, logging as a manual command.
 func openManual(e *Env, p picked) *service.Project {
 	log := newLogger(e)
 	log.Prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
@@ -490,7 +487,6 @@ func exitErr(err error) error {
 	return exitf(ExitError, "%v", err)
 }
 
-// ago renders a time relative to now ("unknown" for no time).
 func ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
