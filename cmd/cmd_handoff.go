@@ -16,6 +16,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func handoffCommand(e *Env) *cli.Command {
@@ -211,7 +212,7 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 		file, _ = absPath(e, file)
 	}
 	cfg, _ := LoadConfig(e, project)
-	redact := redactor(cfg)
+	redact := service.Redactor(cfg)
 	s := l.AsSession()
 	s.Redact(redact)
 	if imported {

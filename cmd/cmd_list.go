@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -80,7 +81,7 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 		cs = cs[:limit]
 	}
 	cfg, _ := LoadConfig(e, project)
-	redact := redactor(cfg)
+	redact := service.Redactor(cfg)
 	for i := range cs {
 		cs[i].Preview = publish.OneLine(redact(cs[i].Preview))
 		cs[i].Project = publish.OneLine(cs[i].Project)

@@ -25,6 +25,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func runCommand(e *Env) *cli.Command {
@@ -178,7 +179,7 @@ func runAgent(e *Env, o runOptions) error {
 // watch waits for the agent to exit, ending it gracefully (SIGTERM, then
 // SIGKILL after grace) when a verified CRITICAL signal arrives; critical
 // says whether one did (also when it arrived just as the agent exited).
-func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *logger) (limits.Signal, bool) {
+func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *service.Log) (limits.Signal, bool) {
 	done := make(chan struct{})
 	go func() { _ = c.Wait(); close(done) }()
 	t := time.NewTicker(o.poll)

@@ -72,7 +72,7 @@ func (e *Env) service() service.Env {
 // logOrStderr logs err; when the log cannot grow (read-only or full
 // carryover home) the reason goes to stderr instead, which agents show only
 // in their debug views for a hook that exits 0.
-func logOrStderr(e *Env, log *logger, err error) {
+func logOrStderr(e *Env, log *service.Log, err error) {
 	size := func() int64 {
 		fi, err := os.Stat(log.Path)
 		if err != nil {
@@ -93,7 +93,7 @@ func logOrStderr(e *Env, log *logger, err error) {
 
 // writeInjection prints the injection; an agent that closed the hook's
 // stdout early gets a log line, not a hook killed by SIGPIPE.
-func writeInjection(e *Env, b []byte, log *logger) {
+func writeInjection(e *Env, b []byte, log *service.Log) {
 	if len(b) == 0 {
 		return
 	}
@@ -140,11 +140,8 @@ func snapshotCommand(e *Env) *cli.Command {
 	}
 }
 
-// logger appends one line per message to $CARRYOVER_HOME/carryover.log
-// (service.Log).
-type logger = service.Log
-
-func newLogger(e *Env) *logger { return service.NewLog(e.Home(), e.Now) }
+// newLogger appends to $CARRYOVER_HOME/carryover.log.
+func newLogger(e *Env) *service.Log { return service.NewLog(e.Home(), e.Now) }
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
@@ -162,9 +159,6 @@ func shortID(id string) string {
 	}
 	return id
 }
-
-// redactor returns the redaction function for cfg (identity when off).
-func redactor(cfg Config) func(string) string { return service.Redactor(cfg) }
 
 // watchdogGrace is how long past its internal deadline a snapshot may run
 // before the hook gives up on it: half the budget, at most 500 ms, so
