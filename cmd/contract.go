@@ -1,7 +1,7 @@
 // Package cmd holds carryover's command-line interface: thin urfave/cli
 // commands over functions that take an injected Env.
 //
-// The scripting contract lives in app.go, and every command follows it:
+// The scripting contract lives in contract.go, and every command follows it:
 //   - exit codes: the Exit* constants (`carryover help exit-codes`): 0 also
 //     for an empty result, 2 for a bad command line (usageErrorf) or an id
 //     that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
