@@ -536,16 +536,10 @@ func copyText(e *Env, text, path string) string {
 	}
 	why := "no clipboard over SSH without a terminal"
 	if cerr != nil {
-		why = "clipboard unavailable: " + firstLineOf(cerr.Error())
+		first, _, _ := strings.Cut(cerr.Error(), "\n")
+		why = "clipboard unavailable: " + first
 	}
 	return fmt.Sprintf("%s; the prompt is in %s", why, path)
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // launchArgs is the command line that starts agent on the prompt file.

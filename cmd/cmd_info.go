@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -151,7 +150,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 }
 
 func exists(p string) string {
-	if _, err := os.Stat(p); err == nil {
+	if fileExists(p) {
 		return ""
 	}
 	return "  (not present)"

@@ -285,7 +285,7 @@ func runInstall(e *Env, o installOptions) error {
 // saveInstallChoice keeps the chosen agents and resume mode in the config
 // (refresh reads them back); a failure is only told.
 func saveInstallChoice(e *Env, sel []string, resume string) {
-	if err := saveToolSelection(e.ConfigPath(), sel); err != nil {
+	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
 	}
 	saveResumeMode(e, resume)
@@ -493,10 +493,6 @@ func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 		}
 	}
 	return changed
-}
-
-func saveToolSelection(path string, tools []string) error {
-	return config.SetKeyInFile(path, "tools", config.Strings(tools), 0o600)
 }
 
 // uninstall --purge: every trace of carryover in the projects the ledger
