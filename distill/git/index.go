@@ -79,14 +79,7 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
 	strip, k := uint64(0), 0
 	if v4 {
-		for i, c := range d[min(off, len(d)):min(off+10, len(d))] { // git's offset varint
-			if strip = strip<<7 | uint64(c&127); c&128 == 0 {
-				k = i + 1
-				break
-			}
-			strip++
-		}
-		if k == 0 || int(strip) > len(prev) {
+		if strip, k = varint(d[min(off, len(d)):]); k == 0 || int(strip) > len(prev) {
 			return nil, 0
 		}
 	}
@@ -98,6 +91,17 @@ func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
 		return d[off : off+end], start + (off-start+end+8)&^7
 	}
 	return append(prev[:len(prev)-int(strip):len(prev)-int(strip)], d[off+k:off+k+end]...), off + k + end + 1
+}
+
+// varint decodes git's offset varint (index v4's prefix length).
+func varint(b []byte) (v uint64, n int) {
+	for i, c := range b[:min(len(b), 10)] {
+		if v = v<<7 | uint64(c&127); c&128 == 0 {
+			return v, i + 1
+		}
+		v++
+	}
+	return 0, 0
 }
 
 // rel is p (absolute, or relative to the directory Open was given)

@@ -105,25 +105,23 @@ func hashOf(s string) plumbing.Hash {
 	return plumbing.NewHash(s)
 }
 
-// Problem says why git facts are missing or partial ("" when none).
-func (r *Repo) Problem() string {
+// or is r, or a Repo that knows nothing for a nil r.
+func (r *Repo) or() *Repo {
 	if r == nil {
-		return ""
+		return &Repo{noHead: true}
 	}
-	return r.problem
+	return r
 }
 
+// Problem says why git facts are missing or partial ("" when none).
+func (r *Repo) Problem() string { return r.or().problem }
+
 // Branch is the current branch ("(detached)", "" when unknown).
-func (r *Repo) Branch() string {
-	if r == nil {
-		return ""
-	}
-	return r.branch
-}
+func (r *Repo) Branch() string { return r.or().branch }
 
 // Head is HEAD's short id, 7 digits ("" when unknown).
 func (r *Repo) Head() string {
-	if r == nil || r.head.IsZero() {
+	if r.or().head.IsZero() {
 		return ""
 	}
 	return r.head.String()[:7]
