@@ -292,10 +292,7 @@ func (f *Failure) addError(e string) {
 			break
 		}
 	}
-	f.Errors = append(f.Errors, e)
-	if len(f.Errors) > maxErrors {
-		f.Errors = f.Errors[len(f.Errors)-maxErrors:]
-	}
+	f.Errors = last(append(f.Errors, e), maxErrors)
 	f.Error = e
 }
 

@@ -443,11 +443,8 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptSwitch:
 		if st.Task != "" && st.Task != p {
-			st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
+			st.SetAside = last(append(st.SetAside, clip(oneLine(st.Task), 200)), keepSetAside)
 			st.setSource("s:"+clip(oneLine(st.Task), 200), st.TaskRef)
-			if len(st.SetAside) > keepSetAside {
-				st.SetAside = st.SetAside[len(st.SetAside)-keepSetAside:]
-			}
 		}
 		st.Task, st.TaskAt, st.GoalWeak = p, at, false
 		st.Latest, st.LatestAt = "", time.Time{}

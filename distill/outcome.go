@@ -39,11 +39,7 @@ type Note struct {
 
 // addRef appends r to refs, keeping the first and the newest few.
 func addRef(refs []Ref, r Ref) []Ref {
-	refs = append(refs, r)
-	if len(refs) > 4 {
-		refs = append(refs[:1:1], refs[len(refs)-3:]...)
-	}
-	return refs
+	return keepFirst(append(refs, r), 4)
 }
 
 // maxSources bounds Sources: the handoff lists at most keepDecided (6)
@@ -64,10 +60,7 @@ func (st *State) addSource(key string, r Ref) {
 			return
 		}
 	}
-	st.Sources = append(st.Sources, Note{Text: key, Refs: []Ref{r}})
-	if len(st.Sources) > maxSources {
-		st.Sources = st.Sources[len(st.Sources)-maxSources:]
-	}
+	st.Sources = last(append(st.Sources, Note{Text: key, Refs: []Ref{r}}), maxSources)
 }
 
 // setSource is addSource for a fact a newer row replaces outright (the
@@ -170,10 +163,7 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
 	st.StopSeq = st.Seq
 	if kind == "refusal" {
-		st.Refused = append(st.Refused, n)
-		if len(st.Refused) > keepStops {
-			st.Refused = st.Refused[len(st.Refused)-keepStops:]
-		}
+		st.Refused = last(append(st.Refused, n), keepStops)
 		return
 	}
 	st.Interrupted = n
@@ -534,10 +524,7 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 			kept = append(kept, in)
 		}
 	}
-	st.Instructions = append(kept, Note{Text: c, At: at, Refs: []Ref{ref}})
-	if len(st.Instructions) > maxInstructions {
-		st.Instructions = append(st.Instructions[:1:1], st.Instructions[len(st.Instructions)-maxInstructions+1:]...)
-	}
+	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
 }
 
 // condense is a request's first sentence and its constraining sentences

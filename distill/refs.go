@@ -262,10 +262,7 @@ func addBounded(list []string, items []string, n int) []string {
 			list = append(list, it)
 		}
 	}
-	if len(list) > n {
-		list = list[len(list)-n:]
-	}
-	return list
+	return last(list, n)
 }
 
 // stripCode removes fenced code blocks and inline code spans.

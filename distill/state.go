@@ -311,13 +311,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 	if len(st.TurnRefs) == len(st.TurnTexts) {
 		st.TurnRefs = append(st.TurnRefs, refOf(r))
 	}
-	st.TurnTexts = append(st.TurnTexts, r.Text)
-	if len(st.TurnTexts) > maxTurnTexts {
-		st.TurnTexts = st.TurnTexts[len(st.TurnTexts)-maxTurnTexts:]
-		if len(st.TurnRefs) > maxTurnTexts {
-			st.TurnRefs = st.TurnRefs[len(st.TurnRefs)-maxTurnTexts:]
-		}
-	}
+	st.TurnTexts, st.TurnRefs = last(append(st.TurnTexts, r.Text), maxTurnTexts), last(st.TurnRefs, maxTurnTexts)
 	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
 	st.Answered = true
 	st.Interrupted = Note{}        // the agent went on after the interruption
@@ -454,10 +448,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 		st.Failures, st.FailureKeys = st.Failures[1:], st.FailureKeys[1:]
 	}
 	if isTestCmd(cmd) {
-		st.TestFails = append(st.TestFails, st.Seq)
-		if len(st.TestFails) > 8 {
-			st.TestFails = st.TestFails[len(st.TestFails)-8:]
-		}
+		st.TestFails = last(append(st.TestFails, st.Seq), 8)
 	}
 }
 
@@ -515,10 +506,7 @@ func (st *State) failure(k string) int {
 }
 
 func (st *State) addEdit(e Edit) {
-	st.Edits = append(st.Edits, e)
-	if len(st.Edits) > maxEdits {
-		st.Edits = st.Edits[len(st.Edits)-maxEdits:]
-	}
+	st.Edits = last(append(st.Edits, e), maxEdits)
 }
 
 // addProse collects references and action items from a prompt or an
@@ -539,10 +527,7 @@ func (st *State) addProse(text, low string) {
 }
 
 func (st *State) addDone(d Done) {
-	st.Done = append(st.Done, d)
-	if len(st.Done) > maxDone {
-		st.Done = st.Done[len(st.Done)-maxDone:]
-	}
+	st.Done = last(append(st.Done, d), maxDone)
 }
 
 // Handoff reads the distilled handoff out of the state.
@@ -722,9 +707,7 @@ func (st *State) doneInto(h *Handoff, project string) {
 		}
 		h.Done = append(h.Done, text)
 	}
-	if len(h.Done) > 12 {
-		h.Done = h.Done[len(h.Done)-12:]
-	}
+	h.Done = last(h.Done, 12)
 }
 
 // subagentTool reports whether a tool starts a subagent (Claude's Task
