@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
@@ -118,13 +117,6 @@ func stopKind(text string) string {
 	return ""
 }
 
-// The row kinds the adapters give stops and harness text.
-const (
-	kindRefused     = adapters.KindRefused
-	kindInterrupted = adapters.KindInterrupted
-	kindHarness     = adapters.KindHarness
-)
-
 // addStopRow folds a refusal or an interruption (kind "refusal" or
 // "interrupt"): what it stopped is its call, else the call still running
 // when the turn was stopped, else the turn. A turn-level interruption
@@ -168,9 +160,6 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	}
 	st.Interrupted = n
 }
-
-// segments splits a target key into its && segments.
-func segments(k string) []string { return strings.Split(k, " && ") }
 
 // segTool and segPaths split one segment ("prog sub\tpath path").
 func segTool(s string) string {
@@ -224,7 +213,7 @@ func covers(pass, fail string) bool {
 // A passing verification also resolves failures whose files were edited
 // after they failed.
 func (st *State) resolveBy(cmd string) {
-	pass := segments(targetKey(cmd))
+	pass := strings.Split(targetKey(cmd), " && ")
 	verify := isTestCmd(cmd)
 	if verify {
 		st.LastPassSeq = st.Seq
@@ -234,7 +223,7 @@ func (st *State) resolveBy(cmd string) {
 		if f.Resolved || f.What == "model API" {
 			continue
 		}
-		fail := segments(st.FailureKeys[i])
+		fail := strings.Split(st.FailureKeys[i], " && ")
 		if st.segmentsCovered(pass, fail) || verify && st.editedAfter(f) {
 			f.Resolved = true
 		}
@@ -479,10 +468,11 @@ func boundaryCommand(p string) bool {
 	return false
 }
 
-// newTaskBoundary forgets the task: a cleared conversation (or `carryover
-// clear`) starts anew. Files, the done steps, decisions and references are
-// the project's and stay.
-func (st *State) newTaskBoundary() {
+// ClearTask forgets the task: after a cleared conversation (/clear) or
+// `carryover clear` the next request is a new task, whatever it says.
+// Files, the done steps, decisions and references are the project's and
+// stay.
+func (st *State) ClearTask() {
 	st.Task, st.TaskAt, st.GoalWeak, st.TaskRef = "", time.Time{}, false, Ref{}
 	st.Latest, st.LatestAt, st.LatestRef = "", time.Time{}, Ref{}
 	st.SetAside, st.Instructions, st.Plan, st.Actions = nil, nil, nil, nil
@@ -492,10 +482,6 @@ func (st *State) newTaskBoundary() {
 	st.Fallback, st.FallbackAt = "", time.Time{}
 	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
 }
-
-// ClearTask is `carryover clear` on a state: the next request is a new
-// task, whatever it says.
-func (st *State) ClearTask() { st.newTaskBoundary() }
 
 // startTask begins a new goal's instructions, refusals and interruption.
 func (st *State) startTask() {
@@ -551,11 +537,8 @@ func condense(p string) string {
 			out = append(out, e)
 		}
 	}
-	return clip(oneLineN(strings.Join(out, " "), 400), 400)
+	return clip(clip(normCmd(strings.Join(out, " ")), 400), 400)
 }
-
-// oneLineN is oneLine with another bound.
-func oneLineN(s string, n int) string { return clip(normCmd(s), n) }
 
 // remainingItems are the items of a list the last message closes on when
 // the line that opens it says they remain ("Three things remain before the

@@ -135,7 +135,7 @@ func clearTimes(l *ledger.Ledger, project string) []time.Time {
 const maxClears = 200
 
 // ClearTask is `carryover clear` in the stored state: brought up to date,
-// then its task forgotten (newTaskBoundary), so the next request is the
+// then its task forgotten (State.ClearTask), so the next request is the
 // next handoff's Task whatever it says. A state rebuilt later from the
 // ledger (a new StateVersion, a cold ingest) honours the clear too: the
 // ledger keeps its time (clearTimes).

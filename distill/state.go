@@ -205,11 +205,11 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 		st.addResultRow(r)
 	case adapters.KindError:
 		st.addErrorRow(r, at)
-	case kindRefused:
+	case adapters.KindRefused:
 		st.addStopRow(r, at, "refusal")
-	case kindInterrupted:
+	case adapters.KindInterrupted:
 		st.addStopRow(r, at, "interrupt")
-	case kindHarness:
+	case adapters.KindHarness:
 		// Text the harness wrote in the user's role: context, never a
 		// request (outcome.go userWords reads the same from prompts).
 	}
@@ -227,7 +227,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	}
 	if boundaryCommand(text) {
 		// /clear, /new, /reset: the next request is a new task.
-		st.newTaskBoundary()
+		st.ClearTask()
 		return
 	}
 	r2 := *r
