@@ -152,7 +152,8 @@ func (o *store) packed(p *pack, off int64, depth int) (plumbing.ObjectType, []by
 		return 0, nil, errObject
 	}
 	o.spent += h.Length
-	typ, base, err := h.Type, []byte(nil), error(nil)
+	var typ plumbing.ObjectType
+	var base []byte
 	switch h.Type {
 	case plumbing.OFSDeltaObject:
 		typ, base, err = o.packed(p, h.OffsetReference, depth+1)
