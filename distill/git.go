@@ -25,14 +25,9 @@ func OpenRepo(root string) *Repo { return git.Open(root) }
 // RepoRoot returns the work tree root containing dir, or "".
 func RepoRoot(dir string) string { return git.Root(dir) }
 
-// GitFacts reads branch, short HEAD and the state of the given files
-// (relative to root) straight from the .git directory.
-func GitFacts(root string, files []File) (Git, []File) {
-	return RepoFacts(OpenRepo(root), files)
-}
-
-// RepoFacts is GitFacts on a repository Open read (nil: no repository):
-// it sets each file's Git field and counts the states.
+// RepoFacts reads branch, short HEAD and the state of the given files
+// (relative to the root r was opened at; nil r: no repository): it sets
+// each file's Git field and counts the states.
 func RepoFacts(r *Repo, files []File) (Git, []File) {
 	if r == nil {
 		return Git{}, files

@@ -2,17 +2,12 @@ package distill
 
 // The next action and the open questions.
 //
-// Next action, the first that exists of:
-//  1. the latest request, when nothing has answered it yet (the session
-//     stopped right after the user asked);
-//  2. the first item of the agent's own plan (TodoWrite, update_plan,
-//     write_todos) not marked done;
-//  3. a forward-looking sentence of the last assistant turn ("Next I will
-//     …", "Then we need to …", "Als Nächstes …", "接下来 …"; nextMarkers);
-//  4. the still-failing test or command: make it pass;
-//  5. the question the assistant asked the user: the user must answer it.
-//
-// Never a recap (only forward-looking sentences qualify), a pleasantry or
+// Next action: the first rule of nextRules (state.go) that gives one: the
+// unanswered request, an interruption, the agent's own plan, the last
+// turn's labelled next step, remaining items or forward-looking sentence,
+// an earlier agent's plan, completion, a refusal, the still-failing
+// verification, the open question, the newest action item. Never a
+// recap (only forward-looking sentences qualify), a pleasantry or
 // offer of help (boilerplate), an item already done, or a string that is
 // not prose (prose).
 //
@@ -26,8 +21,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-
-	"github.com/carryover/carryover/adapters"
 )
 
 // PlanItem is one step of the agent's own plan.
@@ -38,10 +31,6 @@ type PlanItem struct {
 
 // maxPlan is how many plan items the state keeps.
 const maxPlan = 12
-
-// planTool reports whether a tool call's input is the agent's task list
-// (its descriptor's PlanTools).
-func planTool(name string) bool { return adapters.PlanTool(name) }
 
 // parsePlan reads a plan tool's input: a JSON list of items, or an object
 // holding one under todos/plan/items, each item a string or an object

@@ -334,7 +334,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
 	}
-	if planTool(r.ToolName) {
+	if adapters.PlanTool(r.ToolName) { // the agent's task list (TodoWrite, update_plan, write_todos)
 		if plan, ok := parsePlan(r.Text); ok {
 			st.Plan, st.PlanSession = plan, r.SessionID
 			st.setSource("p:", refOf(r))
