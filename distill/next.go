@@ -17,9 +17,7 @@ package distill
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
-	"sync"
 	"unicode"
 )
 
@@ -165,9 +163,7 @@ func doneText(s string, plan []PlanItem) bool {
 	return false
 }
 
-var questionPrefixRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(\d+[.)]\s*|[-*•]\s*)`)
-})
+var questionPrefixRE = lazyRegexp(`^(\d+[.)]\s*|[-*•]\s*)`)
 
 // turnQuestions are the non-boilerplate questions of the given assistant
 // texts, in order.
@@ -187,9 +183,7 @@ func turnQuestions(texts []string) []string {
 // whole upper-case word, at the start of the line or after a comment
 // marker, followed by ":", "(", "-" or a lower-case word. "# TODO App
 // Project" (a heading, a product name) is not a to-do.
-var todoLineRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`)
-})
+var todoLineRE = lazyRegexp(`^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`)
 
 // todoLines are the to-do markers in the lines an edit added.
 func todoLines(text string) []string {
@@ -212,9 +206,7 @@ func todoLines(text string) []string {
 	return out
 }
 
-var planFieldRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-})
+var planFieldRE = lazyRegexp(`"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 
 // planItemsClipped reads the items of a plan whose JSON was clipped (the
 // adapters keep 2 KB of a call's input): each complete object's text and

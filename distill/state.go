@@ -2,10 +2,8 @@ package distill
 
 import (
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -716,9 +714,7 @@ func subagentTool(name string) bool {
 	return name == "Task" || name == "Agent" || name == "spawn_agent"
 }
 
-var jsonFieldRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
-})
+var jsonFieldRE = lazyRegexp(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
 
 // jsonField reads one string field of a (possibly clipped) JSON input.
 func jsonField(text, name string) string {
