@@ -38,10 +38,7 @@ func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes 
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := st.Marshal()
-	if err != nil {
-		return st, nil, nil
-	}
+	b := st.Marshal()
 	if !ok || !fresh {
 		version = "" // rebuilt: replace whatever is stored
 		if ok {
@@ -149,11 +146,7 @@ func ClearTask(l *ledger.Ledger, project string, now time.Time) error {
 		return nil
 	}
 	st.ClearTask()
-	b, err := st.Marshal()
-	if err != nil {
-		return err
-	}
-	_, err = l.SaveState(project, b, seqs, version, now)
+	_, err := l.SaveState(project, st.Marshal(), seqs, version, now)
 	return err
 }
 
