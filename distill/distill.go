@@ -210,10 +210,7 @@ func collapseSpace(s string) string {
 
 func normCmd(s string) string { return strings.TrimSpace(collapseSpace(s)) }
 
-func oneLine(s string) string {
-	s = normCmd(s)
-	return clip(s, 160)
-}
+func oneLine(s string) string { return clip(normCmd(s), 160) }
 
 var exitLineRE = lazyRegexp(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
 
@@ -235,9 +232,8 @@ func (re lazyRE) MatchString(s string) bool { return re().MatchString(s) }
 var decisionRE = lazyRegexp(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
 
 // decisionWords are the substrings decisionRE needs (mayDecide takes the
-// lower-cased text); a text without any of them is not split into
-// sentences at all (the hook path distills hundreds
-// of rows per snapshot).
+// lower-cased text): a text without any is not split into sentences at
+// all (the hook path distills hundreds of rows per snapshot).
 var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 
 func mayDecide(low string) bool { return containsAny(low, decisionWords) }
