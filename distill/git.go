@@ -16,9 +16,6 @@ type (
 	CommitCount = git.CommitCount
 )
 
-// MaxCommitWalk is how many commits a staleness count reads ("1000+").
-const MaxCommitWalk = git.MaxCommitWalk
-
 // OpenRepo reads root's .git directory (nil when root is in no repository).
 func OpenRepo(root string) *Repo { return git.Open(root) }
 
