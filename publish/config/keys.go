@@ -1,5 +1,25 @@
 package config
 
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/safefile"
+	"github.com/carryover/carryover/specs"
+	"github.com/carryover/carryover/specs/hookconf"
+	"github.com/pelletier/go-toml/v2"
+)
+
 // The configuration's keys as data: what each key accepts, its default,
 // where it may be set, and the checks that turn a misspelt key or a bad
 // value into a warning naming the file, the key and the closest valid key
@@ -8,22 +28,6 @@ package config
 // The merge policy (which file wins) stays in LoadConfig: Resolve
 // derives each value's origin from what LoadConfig returns, so it follows
 // whatever that policy is.
-
-import (
-	"fmt"
-	"path/filepath"
-	"reflect"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
-
-	"github.com/pelletier/go-toml/v2"
-
-	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/safefile"
-	"github.com/carryover/carryover/specs"
-)
 
 // Key describes one key of config.toml / .carryover.toml.
 type Key struct {
@@ -499,4 +503,33 @@ func parsePathList(key string) func(string) (string, error) {
 		}
 		return Strings(ps), nil
 	}
+}
+
+// carryover's own TOML files (config.toml, .carryover.toml) are edited key
+// by key through the one TOML editor, hookconf.SetKey/UnsetKey: one key,
+// top-level or dotted (limits.warn_percent), every other byte kept,
+// comments and layout included. `install` writes tools and resume with it,
+// `config set`/`config unset` any documented key.
+
+// SetKeyInFile sets key to literal in the TOML file at path, creating the
+// file (and its directory) with perm when missing.
+func SetKeyInFile(path, key, literal string, perm fs.FileMode) error {
+	return EditFile(path, perm, func(b []byte) ([]byte, error) { return hookconf.SetKey(b, key, literal) })
+}
+
+// EditFile applies edit to the file at path (empty when missing) and
+// writes the result when it changed.
+func EditFile(path string, perm fs.FileMode, edit func([]byte) ([]byte, error)) error {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	out, err := edit(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if bytes.Equal(out, b) {
+		return nil
+	}
+	return hookconf.OSFS{}.WriteFile(path, out, perm)
 }

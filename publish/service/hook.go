@@ -2,9 +2,13 @@ package service
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,7 +18,9 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // lockMargin is kept free before the hook's deadline while another process
@@ -410,4 +416,241 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// MaxPayload is the most hook stdin carryover reads; the rest is drained.
+const MaxPayload = 8 << 20
+
+func readPayload(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no stdin")
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook stdin: %w", err)
+	}
+	if len(b) > MaxPayload {
+		_, _ = io.Copy(io.Discard, r) // let the agent finish writing
+		return nil, fmt.Errorf("hook stdin is larger than %d bytes; ignored", MaxPayload)
+	}
+	return b, nil
+}
+
+// readPayloadBy is readPayload bounded by deadline: an agent that never
+// closes the hook's stdin cannot hold the hook past its budget.
+func readPayloadBy(r io.Reader, deadline time.Time) ([]byte, error) {
+	ch := goValue(func() ([]byte, error) { return readPayload(r) })
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case res := <-ch:
+		return res.v, res.err
+	case <-t.C:
+		return nil, errors.New("hook stdin was not closed before the deadline; nothing recorded for this event")
+	}
+}
+
+// readHook reads the hook's stdin (by deadline) and parses it.
+func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (adapters.Hook, error) {
+	raw, err := readPayloadBy(env.Stdin, deadline)
+	if err != nil {
+		return adapters.Hook{}, err
+	}
+	h, err := agent.Adapter.ParseHook(name, raw, env.Agent)
+	if err != nil {
+		return h, fmt.Errorf("%v (%d bytes); nothing recorded for this event", err, len(raw))
+	} else if h.SessionID == "" {
+		return h, errors.New("hook payload has no session id; nothing recorded for this event")
+	}
+	return h, nil
+}
+
+// goValue runs f on another goroutine; the channel yields its result (or
+// the recovered panic as an error).
+func goValue[T any](f func() (T, error)) chan result[T] {
+	ch := make(chan result[T], 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- result[T]{err: fmt.Errorf("internal error (recovered): %v", r)}
+			}
+		}()
+		v, err := f()
+		ch <- result[T]{v, err}
+	}()
+	return ch
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// goWait runs f on another goroutine; the returned func waits for it once,
+// logs its error and returns it.
+func goWait(log *Log, f func() error) func() error {
+	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
+	return sync.OnceValue(func() error {
+		o := <-ch
+		if o.err != nil {
+			log.Printf("publish: %v", o.err)
+		}
+		return o.err
+	})
+}
+
+// Fallback is what the hook's watchdog needs to inject the published
+// handoff when the event itself did not finish in time: the agent and
+// project, once the payload named them.
+type Fallback struct {
+	mu    sync.Mutex
+	agent *adapters.Agent
+	proj  publish.Project
+	ok    bool
+}
+
+// Set names the agent and project (OnHook, once the payload named them).
+func (f *Fallback) Set(agent *adapters.Agent, proj *publish.Project) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.agent, f.proj, f.ok = agent, *proj, true
+	f.mu.Unlock()
+}
+
+// Inject is the session start injection from handoff.md alone, trusted by
+// the digests under the carryover home (no ledger, no .git); nil for any
+// other event or before the payload named the project.
+func (f *Fallback) Inject(event string, log *Log) []byte {
+	f.mu.Lock()
+	agent, proj, ok := f.agent, f.proj, f.ok
+	f.mu.Unlock()
+	if !ok || agent.Class(event) != adapters.ClassStart {
+		return nil
+	}
+	proj.Logf = log.Printf
+	proj.Repo = func() *distill.Repo { return nil }              // no staleness note
+	w, _ := proj.InjectFile(agent, event, proj.ReadHandoff(nil)) // the banner from the verified header
+	return w
+}
+
+// The hook's side of "a guest in your repository" (publish/guest.go): the
+// projects the user told carryover to leave alone, and which installed
+// agents need the pointer block in a project.
+
+// ignoredProjects returns the test for the user's ignore list (global
+// config only); a directory is ignored when it or one of its parents is
+// listed.
+func ignoredProjects(env Env) func(dir string) bool {
+	cfg, _ := config.Load(env.configPath(), env.Agent.Home, "")
+	return func(dir string) bool { return len(cfg.Ignore) > 0 && dir != "" && cfg.Ignores(dir) }
+}
+
+// skipHook reports whether this hook does nothing: the agent's stub runs
+// inside another agent (logged), or the working directory is an ignored
+// project, where nothing is read but the hook's stdin (drained so the
+// agent's write never fails) and nothing is stored, logged or written.
+func skipHook(env Env, agent *adapters.Agent, log *Log, deadline time.Time) bool {
+	if agent.ForeignHost != nil {
+		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
+			log.Printf("skipped: %s", why)
+			return true
+		}
+	}
+	if ignoredProjects(env)(env.WorkDir) {
+		log.Muted = true
+		_, _ = readPayloadBy(env.Stdin, deadline)
+		return true
+	}
+	return false
+}
+
+// ignoredHook reports whether the project (or directory) the hook payload
+// names is ignored; the hook then ends without a log line.
+func ignoredHook(env Env, h adapters.Hook, log *Log) bool {
+	ignored := ignoredProjects(env)
+	if ignored(h.Cwd) || ignored(hookRoot(env, h)) {
+		log.Muted = true
+		return true
+	}
+	return false
+}
+
+// AgentsFile is where install records, per agent it set up, the version
+// it found and whether that version's row in specs/tools.toml needs the
+// pointer block (specs.Capability.NeedsPointer): the hook reads this small
+// file instead of loading the table (specs.Load takes ~2 ms).
+const AgentsFile = "agents.json"
+
+// AgentRecord is one agent's line in AgentsFile.
+type AgentRecord struct {
+	Version string `json:"version,omitempty"`
+	Pointer bool   `json:"pointer,omitempty"`
+}
+
+// SaveAgentRecords merges recs into home's AgentsFile (install).
+func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
+	all := loadAgentRecords(home)
+	for k, v := range recs {
+		all[k] = v
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
+}
+
+func loadAgentRecords(home string) map[string]AgentRecord {
+	m := map[string]AgentRecord{}
+	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// pointerAgents are the agents that need the pointer block in the project
+// (pointer = "auto"): of the installed ones (install's selection) and
+// those with sessions in the project, each whose version's row has no
+// session-start injection or marks it unreliable (as install recorded it;
+// an agent install never set up: one that cannot inject at all), and each
+// whose injection a delivery receipt shows did not arrive here.
+func (p *Project) pointerAgents() []string {
+	tools := slices.Clone(p.Config.Tools)
+	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
+		tools = append(tools, ts...)
+	}
+	recs := loadAgentRecords(p.env.Home)
+	var out []string
+	for _, t := range tools {
+		need := false
+		if r, ok := recs[t]; ok {
+			need = r.Pointer
+		} else if a, ok := adapters.ByName(t); ok {
+			need = a.Envelope == adapters.EnvelopeNone
+		}
+		if need && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	missed, err := p.ledger.MissedInjections(p.Root)
+	p.log.err("read delivery receipts", err)
+	for _, t := range missed {
+		if !slices.Contains(out, t) {
+			p.log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hookRoot is the project a hook payload names (distill.ProjectRoot).
+func hookRoot(env Env, h adapters.Hook) string {
+	cwd := h.Cwd
+	if cwd == "" {
+		cwd = env.WorkDir
+	}
+	return distill.ProjectRoot(h.Project, cwd)
 }
