@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,38 +53,12 @@ var ResumeModes = []string{publish.ModeAsk, publish.ModeBrief, publish.ModeSilen
 
 // keys is every key carryover documents, in display order.
 var keys = []Key{
-	{
-		Name: "resume", Default: strconv.Quote(publish.ModeAsk),
-		Doc: "how the next session opens: ask (summarise, then ask), brief (one line, then continue) or silent",
-		check: func(v any) error {
-			s, ok := v.(string)
-			if !ok || !slices.Contains(ResumeModes, s) {
-				return fmt.Errorf("want one of %s", strings.Join(quoteAll(ResumeModes), ", "))
-			}
-			return nil
-		},
-		parse: func(s string) (string, error) {
-			if !slices.Contains(ResumeModes, s) {
-				return "", fmt.Errorf("resume is one of %s, not %q", strings.Join(ResumeModes, ", "), s)
-			}
-			return strconv.Quote(s), nil
-		},
-		get: func(c Config) string {
-			if c.Resume == "" {
-				return strconv.Quote(publish.ModeAsk)
-			}
-			return strconv.Quote(c.Resume)
-		},
-	},
+	oneOf("resume", publish.ModeAsk, ResumeModes, "how the next session opens: ask (summarise, then ask), brief (one line, then continue) or silent",
+		func(c Config) string { return cmp.Or(c.Resume, publish.ModeAsk) }),
 	{
 		Name: "redact", Default: "true",
-		Doc: "mask secrets (keys, tokens, passwords) in handoffs and resume prompts",
-		check: func(v any) error {
-			if _, ok := v.(bool); !ok {
-				return fmt.Errorf("want true or false")
-			}
-			return nil
-		},
+		Doc:   "mask secrets (keys, tokens, passwords) in handoffs and resume prompts",
+		check: isBool,
 		parse: func(s string) (string, error) {
 			b, err := strconv.ParseBool(s)
 			if err != nil {
@@ -124,24 +99,8 @@ var keys = []Key{
 		},
 		get: func(c Config) string { return Strings(c.Tools) },
 	},
-	{
-		Name: "pointer", Default: strconv.Quote(publish.PointerAuto),
-		Doc: "where the pointer block to .carryover/handoff.md goes: auto (only in projects where an agent needs it: no working start injection), always (AGENTS.md and the agents' memory files everywhere) or never",
-		check: func(v any) error {
-			s, ok := v.(string)
-			if !ok || !publish.ValidPointer(s) {
-				return fmt.Errorf("want one of %s", strings.Join(quoteAll(publish.PointerModes), ", "))
-			}
-			return nil
-		},
-		parse: func(s string) (string, error) {
-			if !publish.ValidPointer(s) {
-				return "", fmt.Errorf("pointer is one of %s, not %q", strings.Join(publish.PointerModes, ", "), s)
-			}
-			return strconv.Quote(s), nil
-		},
-		get: func(c Config) string { return strconv.Quote(c.PointerMode()) },
-	},
+	oneOf("pointer", publish.PointerAuto, publish.PointerModes, "where the pointer block to .carryover/handoff.md goes: auto (only in projects where an agent needs it: no working start injection), always (AGENTS.md and the agents' memory files everywhere) or never",
+		Config.PointerMode),
 	{
 		Name: "ignore", Default: "[]", GlobalOnly: true,
 		Doc:   "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
@@ -202,6 +161,25 @@ var keys = []Key{
 		},
 	},
 	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
+}
+
+// oneOf is a string key taking one of values; get is its value in effect.
+func oneOf(name, def string, values []string, doc string, get func(Config) string) Key {
+	return Key{Name: name, Default: strconv.Quote(def), Doc: doc,
+		check: func(v any) error {
+			if s, ok := v.(string); !ok || !slices.Contains(values, s) {
+				return fmt.Errorf("want one of %s", strings.Join(quoteAll(values), ", "))
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			if !slices.Contains(values, s) {
+				return "", fmt.Errorf("%s is one of %s, not %q", name, strings.Join(values, ", "), s)
+			}
+			return strconv.Quote(s), nil
+		},
+		get: func(c Config) string { return strconv.Quote(get(c)) },
+	}
 }
 
 // LookupKey is the documented key (or table) name.

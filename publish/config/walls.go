@@ -70,35 +70,21 @@ func offOnly(name string, dst **bool, src *bool, trusted bool, ignore func(strin
 // mergeWarnPercent takes p when trusted or no earlier than the warning in
 // effect (and at most 100).
 func (c *Config) mergeWarnPercent(p *float64, trusted bool, ignore func(string)) {
-	if p == nil {
-		return
-	}
-	cur := float64(defaultWarnPercent)
-	if g := c.Limits.WarnPercent; g != nil && *g > 0 && *g <= 100 {
-		cur = *g
-	}
-	if trusted || (*p >= cur && *p <= 100) {
+	if cur := c.Walls().WarnPercent(); p != nil && !trusted && (*p < cur || *p > 100) {
+		ignore(fmt.Sprintf("[limits] warn_percent = %g (earlier than %g)", *p, cur))
+	} else if p != nil {
 		c.Limits.WarnPercent = p
-		return
 	}
-	ignore(fmt.Sprintf("[limits] warn_percent = %g (earlier than %g)", *p, cur))
 }
 
 // mergeMaxRestarts takes n when trusted or no more than the limit in
 // effect (and not negative).
 func (c *Config) mergeMaxRestarts(n *int, trusted bool, ignore func(string)) {
-	if n == nil {
-		return
-	}
-	cur := defaultMaxRestarts
-	if g := c.Limits.MaxRestarts; g != nil && *g >= 0 {
-		cur = *g
-	}
-	if trusted || (*n >= 0 && *n <= cur) {
+	if cur := c.Walls().MaxRestarts(); n != nil && !trusted && (*n < 0 || *n > cur) {
+		ignore(fmt.Sprintf("[limits] max_restarts = %d (more than %d)", *n, cur))
+	} else if n != nil {
 		c.Limits.MaxRestarts = n
-		return
 	}
-	ignore(fmt.Sprintf("[limits] max_restarts = %d (more than %d)", *n, cur))
 }
 
 // mergeThresholds takes o's context thresholds, all or none: when trusted,
@@ -108,52 +94,20 @@ func (c *Config) mergeThresholds(o ContextConfig, trusted bool, ignore func(stri
 	if o.EarlyWarn == nil && o.Warn == nil && o.Critical == nil {
 		return
 	}
-	cur := thresholdsOf(c.Context)
+	cur := c.Walls().Thresholds()
 	merged := c.Context
-	for _, f := range []struct {
-		dst **int
-		src *int
-	}{{&merged.EarlyWarn, o.EarlyWarn}, {&merged.Warn, o.Warn}, {&merged.Critical, o.Critical}} {
-		if f.src != nil {
-			*f.dst = f.src
+	for _, f := range []struct{ dst, src **int }{{&merged.EarlyWarn, &o.EarlyWarn}, {&merged.Warn, &o.Warn}, {&merged.Critical, &o.Critical}} {
+		if *f.src != nil {
+			*f.dst = *f.src
 		}
 	}
-	t := rawThresholds(merged)
+	t := Walls{Context: merged}.configured()
 	if trusted || (t.Valid() && t.EarlyWarn >= cur.EarlyWarn && t.Warn >= cur.Warn && t.Critical >= cur.Critical) {
 		c.Context.EarlyWarn, c.Context.Warn, c.Context.Critical = merged.EarlyWarn, merged.Warn, merged.Critical
 		return
 	}
 	ignore(fmt.Sprintf("[context] early_warn/warn/critical = %d/%d/%d (earlier than %d/%d/%d, or not rising within 1..100)",
 		t.EarlyWarn, t.Warn, t.Critical, cur.EarlyWarn, cur.Warn, cur.Critical))
-}
-
-// Defaults of [limits] (publish/limits owns them; it imports this package).
-const (
-	defaultWarnPercent = 90
-	defaultMaxRestarts = 10
-)
-
-// thresholdsOf is the context thresholds cc puts in effect: its values over
-// the defaults, or the defaults when those do not rise (publish/limits).
-func thresholdsOf(cc ContextConfig) distill.Thresholds {
-	if t := rawThresholds(cc); t.Valid() {
-		return t
-	}
-	return distill.DefaultThresholds
-}
-
-// rawThresholds is cc's values over the defaults, valid or not.
-func rawThresholds(cc ContextConfig) distill.Thresholds {
-	t := distill.DefaultThresholds
-	for _, f := range []struct {
-		dst *int
-		src *int
-	}{{&t.EarlyWarn, cc.EarlyWarn}, {&t.Warn, cc.Warn}, {&t.Critical, cc.Critical}} {
-		if f.src != nil {
-			*f.dst = *f.src
-		}
-	}
-	return t
 }
 
 // Walls are the [limits] and [context] sections with their defaults
@@ -208,14 +162,13 @@ func (c Walls) Thresholds() distill.Thresholds {
 // configured is the defaults overlaid with what the config sets, valid or not.
 func (c Walls) configured() distill.Thresholds {
 	t := distill.DefaultThresholds
-	if c.Context.EarlyWarn != nil {
-		t.EarlyWarn = *c.Context.EarlyWarn
-	}
-	if c.Context.Warn != nil {
-		t.Warn = *c.Context.Warn
-	}
-	if c.Context.Critical != nil {
-		t.Critical = *c.Context.Critical
+	for _, f := range []struct {
+		dst *int
+		src *int
+	}{{&t.EarlyWarn, c.Context.EarlyWarn}, {&t.Warn, c.Context.Warn}, {&t.Critical, c.Context.Critical}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
 	}
 	return t
 }
