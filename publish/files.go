@@ -177,38 +177,57 @@ func EnsurePointer(path string) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	out, foreign, err := withPointer(path, data)
+	if out == nil || err != nil {
+		return false, err
+	}
+	if err := checkWritable(path); err != nil {
+		return false, err
+	}
+	if err := writeUserFile(path, out); err != nil {
+		return false, err
+	}
+	if foreign {
+		return true, fmt.Errorf("%s %w", path, ErrForeignPointer)
+	}
+	return true, nil
+}
+
+// withPointer is data with carryover's block: appended after a blank line
+// when there is none, or written over a marker block whose content is not
+// carryover's (foreign: a repository can ship an AGENTS.md whose
+// "carryover" block tells every agent what to do, issue 21). nil: the
+// block is there already.
+func withPointer(path string, data []byte) (out []byte, foreign bool, err error) {
 	starts, ends := bytes.Count(data, []byte(startMarker)), bytes.Count(data, []byte(endMarker))
-	i, j := bytes.Index(data, []byte(startMarker)), bytes.Index(data, []byte(endMarker))
+	i, j := bytes.Index(data, []byte(startMarker)), bytes.Index(data, []byte(endMarker))+len(endMarker)
+	block, nl := pointerBlockLike(data)
 	switch {
-	case starts == 1 && ends == 1 && i < j && ownPointer(data[i:j+len(endMarker)]):
-		return false, nil // present
+	case starts == 1 && ends == 1 && i < j && ownPointer(data[i:j]):
+		return nil, false, nil
 	case starts == 1 && ends == 1 && i < j:
-		return replaceForeignPointer(path, data, i, j+len(endMarker))
+		block = bytes.TrimSuffix(block, nl)
+		return append(append(append(make([]byte, 0, len(data)+len(block)), data[:i]...), block...), data[j:]...), true, nil
 	case starts != 0 || ends != 0:
-		return false, leftAlone(path, "its carryover marker block is damaged (START/END do not pair up); fix or remove the markers by hand")
+		return nil, false, leftAlone(path, "its carryover marker block is damaged (START/END do not pair up); fix or remove the markers by hand")
 	}
-	block := []byte(PointerBlock)
-	crlf := bytes.Contains(data, []byte("\r\n"))
-	if crlf {
-		block = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n"))
-	}
-	nl := []byte("\n")
-	if crlf {
-		nl = []byte("\r\n")
-	}
-	out := make([]byte, 0, len(data)+len(block)+4)
-	out = append(out, data...)
+	out = append(make([]byte, 0, len(data)+len(block)+4), data...)
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		out = append(out, nl...)
 	}
 	if len(data) > 0 {
 		out = append(out, nl...)
 	}
-	out = append(out, block...)
-	if err := checkWritable(path); err != nil {
-		return false, err
+	return append(out, block...), false, nil
+}
+
+// pointerBlockLike is PointerBlock and the line ending in the ending data
+// uses (CRLF when it has one).
+func pointerBlockLike(data []byte) (block, nl []byte) {
+	if bytes.Contains(data, []byte("\r\n")) {
+		return bytes.ReplaceAll([]byte(PointerBlock), []byte("\n"), []byte("\r\n")), []byte("\r\n")
 	}
-	return true, writeUserFile(path, out)
+	return []byte(PointerBlock), []byte("\n")
 }
 
 // ErrForeignPointer is what EnsurePointer returns (with changed true) after
@@ -219,27 +238,6 @@ var ErrForeignPointer = errors.New("held text carryover did not write between it
 // PointerBlock, in either line ending.
 func ownPointer(block []byte) bool {
 	return string(bytes.ReplaceAll(block, []byte("\r\n"), []byte("\n"))) == strings.TrimSuffix(PointerBlock, "\n")
-}
-
-// replaceForeignPointer writes PointerBlock over data[i:j], the marker
-// block of path, whose content is not carryover's: a repository can ship
-// an AGENTS.md whose "carryover" block tells every agent what to do, and
-// carryover kept it as its own (issue 21). Every byte outside the block is
-// kept.
-func replaceForeignPointer(path string, data []byte, i, j int) (bool, error) {
-	block := []byte(strings.TrimSuffix(PointerBlock, "\n"))
-	if bytes.Contains(data, []byte("\r\n")) {
-		block = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n"))
-	}
-	out := make([]byte, 0, len(data)-(j-i)+len(block))
-	out = append(append(append(out, data[:i]...), block...), data[j:]...)
-	if err := checkWritable(path); err != nil {
-		return false, err
-	}
-	if err := writeUserFile(path, out); err != nil {
-		return false, err
-	}
-	return true, fmt.Errorf("%s %w", path, ErrForeignPointer)
 }
 
 // readUserFile reads a user-owned file carryover may edit, and returns the

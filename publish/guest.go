@@ -311,10 +311,7 @@ func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
 // block appended after a blank line (EnsurePointer's shape); an error for
 // any other shape.
 func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
-	block, nl := []byte(PointerBlock), []byte("\n")
-	if bytes.Contains(data, []byte("\r\n")) {
-		block, nl = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n")), []byte("\r\n")
-	}
+	block, nl := pointerBlockLike(data)
 	switch {
 	case bytes.Equal(data, block):
 		return nil, "it holds only carryover's pointer block", nil
