@@ -374,13 +374,7 @@ func RecordCaptured(home, project string, b []byte) error {
 // carryover captured there (and unchanged since): a committed session.json
 // is not a previous session.
 func Captured(home, project string, b []byte) bool {
-	d := Digest(b)
-	for _, s := range sidecarDigests(SidecarPath(home, capturedKey(project))) {
-		if s == d {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(sidecarDigests(SidecarPath(home, capturedKey(project))), Digest(b))
 }
 
 // ReadOwnFile reads project/.carryover/name without following a symlink

@@ -249,16 +249,9 @@ func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	if p.NotProject {
 		return p.Held
 	}
-	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			p.logf("read handoff: %v", err)
-		}
-		return ""
-	}
-	if why := p.check(b, l); why != "" {
+	b, why := p.readOwn(l)
+	if why != "" {
 		p.logf("handoff.md in %s is not injected: %s", p.Root, why)
-		return ""
 	}
 	return string(b)
 }
@@ -269,25 +262,32 @@ func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 	if p.NotProject {
 		return false
 	}
-	b, err := ReadHandoffFile(p.Root)
+	b, why := p.readOwn(l)
+	if why != "" {
+		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
+	}
+	return b != nil
+}
+
+// readOwn is the project's handoff.md when it is carryover's own, else why
+// not (nil, "" when there is none or it cannot be read, logged).
+func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
+	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			p.logf("read handoff: %v", err)
 		}
-		return false
+		return nil, ""
 	}
 	if why := p.check(b, l); why != "" {
-		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
-		return false
+		return nil, why
 	}
-	return true
+	return b, ""
 }
 
 // check says why b, the project's handoff.md, is not carryover's own (""
 // when it is); l may be nil.
-func (p *Project) check(b []byte, l *ledger.Ledger) string {
-	return CheckProjectHandoff(b, p.Home, p.Root, l)
-}
+func (p *Project) check(b []byte, l *ledger.Ledger) string { return CheckHandoff(b, p.Home, p.Root, l) }
 
 // Inject renders text for the agent's hook stdout: redacted, with a
 // staleness note, clipped, in the agent's envelope for event. It returns

@@ -218,7 +218,7 @@ func (p *Project) NotInjected() string {
 	if b, err := publish.ReadHandoffFile(p.Root); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		why = err.Error()
 	} else if err == nil {
-		if w := publish.CheckProjectHandoff(b, p.Home, p.Root, p.ledger); w != "" {
+		if w := publish.CheckHandoff(b, p.Home, p.Root, p.ledger); w != "" {
 			why = "its .carryover/handoff.md is not injected: " + w
 		}
 	}
