@@ -104,7 +104,7 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 			closeLedger(<-ledgerCh)
 		}
 	}()
-	if ignoredHook(env, h, log) {
+	if log.Muted = ignored(env, h.Cwd, hookRoot(env, h)); log.Muted { // without a log line
 		return nil
 	}
 	ev := &event{Project: Open(env, hookRoot(env, h), log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
@@ -421,38 +421,33 @@ func shortID(id string) string {
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.
 const MaxPayload = 8 << 20
 
-func readPayload(r io.Reader) ([]byte, error) {
+// readPayload reads the hook's stdin by deadline: an agent that never
+// closes it cannot hold the hook past its budget.
+func readPayload(r io.Reader, deadline time.Time) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("no stdin")
 	}
-	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook stdin: %w", err)
-	}
-	if len(b) > MaxPayload {
-		_, _ = io.Copy(io.Discard, r) // let the agent finish writing
-		return nil, fmt.Errorf("hook stdin is larger than %d bytes; ignored", MaxPayload)
-	}
-	return b, nil
-}
-
-// readPayloadBy is readPayload bounded by deadline: an agent that never
-// closes the hook's stdin cannot hold the hook past its budget.
-func readPayloadBy(r io.Reader, deadline time.Time) ([]byte, error) {
-	ch := goValue(func() ([]byte, error) { return readPayload(r) })
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
+	ch := goValue(func() ([]byte, error) {
+		b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+		if err != nil {
+			return nil, fmt.Errorf("read hook stdin: %w", err)
+		} else if len(b) > MaxPayload {
+			_, _ = io.Copy(io.Discard, r) // let the agent finish writing
+			return nil, fmt.Errorf("hook stdin is larger than %d bytes; ignored", MaxPayload)
+		}
+		return b, nil
+	})
 	select {
 	case res := <-ch:
 		return res.v, res.err
-	case <-t.C:
+	case <-time.After(time.Until(deadline)):
 		return nil, errors.New("hook stdin was not closed before the deadline; nothing recorded for this event")
 	}
 }
 
 // readHook reads the hook's stdin (by deadline) and parses it.
 func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (adapters.Hook, error) {
-	raw, err := readPayloadBy(env.Stdin, deadline)
+	raw, err := readPayload(env.Stdin, deadline)
 	if err != nil {
 		return adapters.Hook{}, err
 	}
@@ -535,16 +530,11 @@ func (f *Fallback) Inject(event string, log *Log) []byte {
 	return w
 }
 
-// The hook's side of "a guest in your repository" (publish/guest.go): the
-// projects the user told carryover to leave alone, and which installed
-// agents need the pointer block in a project.
-
-// ignoredProjects returns the test for the user's ignore list (global
-// config only); a directory is ignored when it or one of its parents is
-// listed.
-func ignoredProjects(env Env) func(dir string) bool {
+// ignored reports whether one of dirs is, or is inside, a project the
+// user told carryover to leave alone (the global config's ignore list).
+func ignored(env Env, dirs ...string) bool {
 	cfg, _ := config.Load(env.configPath(), env.Agent.Home, "")
-	return func(dir string) bool { return len(cfg.Ignore) > 0 && dir != "" && cfg.Ignores(dir) }
+	return slices.ContainsFunc(dirs, cfg.Ignores)
 }
 
 // skipHook reports whether this hook does nothing: the agent's stub runs
@@ -558,23 +548,10 @@ func skipHook(env Env, agent *adapters.Agent, log *Log, deadline time.Time) bool
 			return true
 		}
 	}
-	if ignoredProjects(env)(env.WorkDir) {
-		log.Muted = true
-		_, _ = readPayloadBy(env.Stdin, deadline)
-		return true
+	if log.Muted = ignored(env, env.WorkDir); log.Muted {
+		_, _ = readPayload(env.Stdin, deadline)
 	}
-	return false
-}
-
-// ignoredHook reports whether the project (or directory) the hook payload
-// names is ignored; the hook then ends without a log line.
-func ignoredHook(env Env, h adapters.Hook, log *Log) bool {
-	ignored := ignoredProjects(env)
-	if ignored(h.Cwd) || ignored(hookRoot(env, h)) {
-		log.Muted = true
-		return true
-	}
-	return false
+	return log.Muted
 }
 
 // AgentsFile is where install records, per agent it set up, the version
