@@ -38,11 +38,15 @@ type Space = ledger.Space
 
 // OpenStore opens the home's ledger when there is one.
 func OpenStore(env Env) (*Store, error) {
+	return openStore(env, ledger.Open)
+}
+
+func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
 	if !fileExists(s.Path) {
 		return s, nil
 	}
-	l, err := ledger.Open(env.Home)
+	l, err := open(env.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -302,12 +306,9 @@ type LedgerSession = ledger.Session
 func OpenListing(env Env, aenv *adapters.Env) (*Store, *adapters.DescriptionFile) {
 	d := adapters.OpenDescriptionFile(env.Home)
 	aenv.Descriptions = d
-	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
-	if !fileExists(s.Path) {
-		return s, d
-	}
-	if l, err := ledger.OpenBy(env.Home, time.Now().Add(2*time.Second)); err == nil {
-		s.l = l
+	s, err := openStore(env, func(home string) (*ledger.Ledger, error) { return ledger.OpenBy(home, time.Now().Add(2*time.Second)) })
+	if err != nil {
+		s = &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
 	}
 	return s, d
 }
