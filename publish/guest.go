@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -169,13 +168,6 @@ type PurgeStep struct {
 	Action string // "delete", "restore", "left alone"
 	Why    string
 	Err    error
-}
-
-func (s PurgeStep) String() string {
-	if s.Err != nil {
-		return fmt.Sprintf("left alone %s: %v", s.Path, s.Err)
-	}
-	return fmt.Sprintf("%s %s (%s)", s.Action, s.Path, s.Why)
 }
 
 // EditedProjects lists the projects the edit records under home name.

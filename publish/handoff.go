@@ -100,10 +100,9 @@ var (
 	sectionOrder    = []string{"task", "next", "stopped", "words", "aside", "last", "plan", "files", "failures", "questions", "decisions", "refs", "actions", "git", "ledger"}
 	sectionPriority = []string{"task", "next", "stopped", "words", "last", "aside", "failures", "files", "decisions", "questions", "plan", "refs", "actions", "git", "ledger"}
 	// ownSections are carryover's own facts. Every other section is quoted
-	// from the session: those sit in the one quoted block (quote.go), whose
+	// from the session: those sit in the one quoted block (QuoteBlock), whose
 	// fence is longer than any backtick run opening one of their lines. A
-	// new section (the distiller's closing words, say, one QuoteLine each)
-	// is quoted unless listed here; own sections come last in order. Task
+	// new section is quoted unless listed here; own sections come last in order. Task
 	// always shows, so the block always does.
 	ownSections = map[string]bool{"git": true, "ledger": true}
 )
@@ -605,20 +604,6 @@ func QuoteBlock(fence, body string) string {
 		body += "\n"
 	}
 	return QuotedIntro(fence) + "\n" + fence + "\n" + body + fence + "\n"
-}
-
-// QuoteLine is one excerpt of the previous session as a line of the
-// quoted block: label (carryover's own words, e.g. "Last words") and the
-// excerpt made one line that cannot pass for structure (contentLine),
-// clipped to n bytes at a word boundary. Code that adds a line of quoted
-// material to handoff.md (the distiller's closing words, a new section)
-// calls it; Render puts every such line inside the block.
-func QuoteLine(label, text string, n int) string {
-	l := clip(contentLine(text), n)
-	if label == "" {
-		return l
-	}
-	return label + ": " + l
 }
 
 // ParseAge reads a duration as users write ages: "30d", "2w", or
