@@ -55,15 +55,7 @@ var ErrProjectGone = errors.New("the project directory does not exist (deleted o
 // it, is refused: nothing is written through it. Temp files a killed
 // carryover left there are removed (only those, see safefile).
 func OpenDir(project string) (*safefile.Dir, error) {
-	pd, err := safefile.OpenDir(project)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", project, ErrProjectGone)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer pd.Close()
-	d, err := pd.Sub(".carryover", true, 0o700)
+	d, err := ownDir(project, true)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +67,20 @@ func OpenDir(project string) (*safefile.Dir, error) {
 	}
 	d.RemoveStaleTemps(staleTemp)
 	return d, nil
+}
+
+// ownDir opens project/.carryover (create: creating it, 0700), following
+// neither it nor the project as a symlink. A missing project is
+// ErrProjectGone when creating.
+func ownDir(project string, create bool) (*safefile.Dir, error) {
+	pd, err := safefile.OpenDir(project)
+	if create && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", project, ErrProjectGone)
+	} else if err != nil {
+		return nil, err
+	}
+	defer pd.Close()
+	return pd.Sub(".carryover", create, 0o700)
 }
 
 // ignoresAll reports whether a .gitignore ignores every name in its
@@ -170,27 +176,34 @@ func leftAlone(path, why string) error {
 // newline). A damaged marker pair, a huge, non-regular or read-only file is
 // left alone with an ErrLeftAlone error saying why. changed reports a write.
 func EnsurePointer(path string) (changed bool, err error) {
-	path, data, err := readUserFile(path)
+	changed, _, _, err = ensurePointer(path)
+	return changed, err
+}
+
+// ensurePointer is EnsurePointer returning the file before (nil: it did
+// not exist) and what it wrote.
+func ensurePointer(path string) (changed bool, prior, out []byte, err error) {
+	path, prior, err = readUserFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return true, writeUserFile(path, []byte(PointerBlock))
+		return true, nil, []byte(PointerBlock), writeUserFile(path, []byte(PointerBlock))
 	}
 	if err != nil {
-		return false, err
+		return false, nil, nil, err
 	}
-	out, foreign, err := withPointer(path, data)
+	out, foreign, err := withPointer(path, prior)
 	if out == nil || err != nil {
-		return false, err
+		return false, prior, nil, err
 	}
 	if err := checkWritable(path); err != nil {
-		return false, err
+		return false, prior, nil, err
 	}
 	if err := writeUserFile(path, out); err != nil {
-		return false, err
+		return false, prior, nil, err
 	}
 	if foreign {
-		return true, fmt.Errorf("%s %w", path, ErrForeignPointer)
+		return true, prior, out, fmt.Errorf("%s %w", path, ErrForeignPointer)
 	}
-	return true, nil
+	return true, append([]byte{}, prior...), out, nil
 }
 
 // withPointer is data with carryover's block: appended after a blank line
@@ -380,12 +393,7 @@ func Captured(home, project string, b []byte) bool {
 // ReadOwnFile reads project/.carryover/name without following a symlink
 // (neither .carryover nor name), a regular file of at most max bytes.
 func ReadOwnFile(project, name string, max int64) ([]byte, error) {
-	pd, err := safefile.OpenDir(project)
-	if err != nil {
-		return nil, err
-	}
-	defer pd.Close()
-	d, err := pd.Sub(".carryover", false, 0)
+	d, err := ownDir(project, false)
 	if err != nil {
 		return nil, err
 	}
@@ -400,12 +408,7 @@ func RemoveOwnFile(project, name string) error {
 	if distill.OpenRepo(project).Tracked(filepath.Join(Dir(project), name)) {
 		return fmt.Errorf("%s: %w", filepath.Join(Dir(project), name), ErrTracked)
 	}
-	pd, err := safefile.OpenDir(project)
-	if err != nil {
-		return err
-	}
-	defer pd.Close()
-	d, err := pd.Sub(".carryover", false, 0)
+	d, err := ownDir(project, false)
 	if err != nil {
 		return err
 	}

@@ -130,24 +130,9 @@ func recordEdit(home, project, name string, prior, after []byte) error {
 // ensurePointerRecorded is EnsurePointer that records a first insertion of
 // the block in the edit record under home.
 func ensurePointerRecorded(home, project, name string) error {
-	path := filepath.Join(project, name)
-	_, prior, rerr := readUserFile(path)
-	missing := errors.Is(rerr, fs.ErrNotExist)
-	changed, err := EnsurePointer(path)
-	switch {
-	case err != nil || !changed:
-		return err
-	case !missing && rerr != nil, rerr == nil && bytes.Contains(prior, []byte(startMarker)):
-		return nil // unreadable before, or not a first insertion
-	}
-	_, after, err := readUserFile(path)
-	if err != nil {
-		return nil
-	}
-	if missing {
-		prior = nil
-	} else if prior == nil {
-		prior = []byte{}
+	changed, prior, after, err := ensurePointer(filepath.Join(project, name))
+	if err != nil || !changed || bytes.Contains(prior, []byte(startMarker)) {
+		return err // not a first insertion
 	}
 	return recordEdit(home, project, name, prior, after)
 }
