@@ -207,12 +207,19 @@ func (c Config) PointerMode() string {
 
 // Ignores reports whether project is, or is inside, a directory the user
 // listed in ignore (paths compared after ~ expansion and symlinks).
-func (c Config) Ignores(project string) bool {
+func (c Config) Ignores(project string) bool { return c.lists(c.Ignore, project, true) }
+
+// Trusts reports whether the user's config names project in
+// trusted_projects (paths compared after ~ expansion and symlinks).
+func (c Config) Trusts(project string) bool { return c.lists(c.TrustedProjects, project, false) }
+
+// lists reports whether dirs names project (or, under, a parent of it).
+func (c Config) lists(dirs []string, project string, under bool) bool {
 	if project == "" {
 		return false
 	}
 	want := publish.Canonical(project)
-	for _, p := range c.Ignore {
+	for _, p := range dirs {
 		if strings.HasPrefix(p, "~/") && c.home != "" {
 			p = filepath.Join(c.home, p[2:])
 		}
@@ -220,25 +227,7 @@ func (c Config) Ignores(project string) bool {
 			continue
 		}
 		p = publish.Canonical(p)
-		if want == p || strings.HasPrefix(want, strings.TrimSuffix(p, string(filepath.Separator))+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
-}
-
-// Trusts reports whether the user's config names project in
-// trusted_projects (paths compared after ~ expansion and symlinks).
-func (c Config) Trusts(project string) bool {
-	if project == "" {
-		return false
-	}
-	want := publish.Canonical(project)
-	for _, p := range c.TrustedProjects {
-		if strings.HasPrefix(p, "~/") && c.home != "" {
-			p = filepath.Join(c.home, p[2:])
-		}
-		if filepath.IsAbs(p) && publish.Canonical(p) == want {
+		if want == p || under && strings.HasPrefix(want, strings.TrimSuffix(p, string(filepath.Separator))+string(filepath.Separator)) {
 			return true
 		}
 	}
