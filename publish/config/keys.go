@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/pelletier/go-toml/v2"
@@ -320,29 +319,21 @@ type Value struct {
 // load order, that sets the key to that value (so a project setting the
 // merge policy ignores is attributed to the file that won).
 func Resolve(globalPath, home, project string) ([]Value, []error) {
-	cfg, errs := Load(globalPath, home, project)
-	files := []struct{ origin, path string }{{"global", globalPath}}
-	if project != "" {
-		files = append(files, struct{ origin, path string }{"project", ProjectPath(project)})
+	type file struct {
+		origin, path string
+		keys         map[string]any // what decode kept: known, allowed there, valid
 	}
-	raw := make([]map[string]any, len(files))
-	for i, f := range files {
-		if b, err := safefile.ReadFile(f.path, 1<<20); err == nil {
-			var m map[string]any
-			if toml.Unmarshal(b, &m) == nil {
-				raw[i] = m
-			}
-		}
-	}
+	var files []file
+	cfg, errs := load(globalPath, home, project, func(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
+		c, m, warns, err := decode(path, b, global)
+		files = append(files, file{map[bool]string{true: "global", false: "project"}[global], path, m})
+		return c, m, warns, err
+	})
 	var out []Value
 	for _, k := range keys {
 		v := Value{Key: k.Name, Value: k.get(cfg), Origin: "default", Doc: k.Doc}
-		for i, f := range files {
-			x, ok := raw[i][k.Name]
-			if !ok || (k.GlobalOnly && f.origin != "global") || k.check(x) != nil {
-				continue
-			}
-			if Literal(x) == v.Value {
+		for _, f := range files {
+			if x, ok := f.keys[k.Name]; ok && Literal(x) == v.Value {
 				v.Origin, v.File = f.origin, f.path
 			}
 		}
