@@ -74,42 +74,41 @@ func Load(globalPath, home, project string) (Config, []error) {
 
 // load is Load with the decoder of one file (tests decode without the key
 // table, to reach the policy with what the table would warn about).
-func load(globalPath, home, project string, dec func(path string, b []byte, global bool) (Config, map[string]any, []error, error)) (Config, []error) {
-	var c Config
-	var errs []error
-	if b, err := readConfig(globalPath, true); err != nil {
-		errs = append(errs, err)
-	} else if b != nil {
-		g, _, warns, err := dec(globalPath, b, true)
-		errs = append(errs, warns...)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", globalPath, err))
-		} else {
-			c = g
-		}
-	}
+func load(globalPath, home, project string, dec decoder) (Config, []error) {
+	c, _, errs, _ := loadFile(globalPath, true, dec)
 	c.home = home
 	if project == "" {
 		return c, errs
 	}
 	path := filepath.Join(project, ProjectConfigName)
-	b, err := readConfig(path, false)
-	if err != nil {
-		return c, append(errs, err)
-	}
-	if b == nil {
+	o, keys, perrs, ok := loadFile(path, false, dec)
+	if errs = append(errs, perrs...); !ok {
 		return c, errs
-	}
-	o, keys, warns, err := dec(path, b, false)
-	errs = append(errs, warns...)
-	if err != nil {
-		return c, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err))
 	}
 	c = ProjectPolicy(c, o, keys, project, path)
 	for _, why := range c.Ignored {
 		errs = append(errs, errors.New(IgnoredPrefix+why))
 	}
 	return c, errs
+}
+
+// decoder decodes one config file (decode; global: the user's own).
+type decoder func(path string, b []byte, global bool) (Config, map[string]any, []error, error)
+
+// loadFile reads and decodes one config file; ok is false when there is
+// none or it is broken (said in errs: defaults apply).
+func loadFile(path string, global bool, dec decoder) (c Config, keys map[string]any, errs []error, ok bool) {
+	b, err := readConfig(path, global)
+	if err != nil {
+		return c, nil, []error{err}, false
+	} else if b == nil {
+		return c, nil, nil, false
+	}
+	c, keys, errs, err = dec(path, b, global)
+	if err != nil {
+		return Config{}, nil, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err)), false
+	}
+	return c, keys, errs, true
 }
 
 // IgnoredPrefix starts each error LoadConfig returns for a project setting

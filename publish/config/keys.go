@@ -129,12 +129,7 @@ var keys = []Key{
 			}
 			return strconv.Quote(s), nil
 		},
-		get: func(c Config) string {
-			if c.ExpireAfter == "" {
-				return `"7d"`
-			}
-			return strconv.Quote(c.ExpireAfter)
-		},
+		get: func(c Config) string { return strconv.Quote(cmp.Or(c.ExpireAfter, "7d")) },
 	},
 	{
 		Name: "history_keep", Default: "50", GlobalOnly: true,
@@ -152,12 +147,7 @@ var keys = []Key{
 			}
 			return strconv.Itoa(n), nil
 		},
-		get: func(c Config) string {
-			if c.HistoryKeep == 0 {
-				return "50"
-			}
-			return strconv.Itoa(c.HistoryKeep)
-		},
+		get: func(c Config) string { return strconv.Itoa(cmp.Or(c.HistoryKeep, 50)) },
 	},
 	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
 }
