@@ -158,3 +158,29 @@ func TestOnHookHostileProject(t *testing.T) {
 		t.Error("an unknown --tool gave no reason")
 	}
 }
+
+// TestManualHandoffDistilsOnce: `carryover handoff` folds the project
+// once; a project with no rows of its own (the picked session recorded
+// under another directory) is not folded, and the session's own rows are
+// distilled once.
+func TestManualHandoffDistilsOnce(t *testing.T) {
+	h := newHookEnv(t)
+	h.hook(t, "Stop")
+	pick := Pick{NativeSession: adapters.NativeSession{Tool: "claude", ID: h.sid, Path: h.transcript, Project: h.project}, Key: h.project, Context: h.project}
+	for _, c := range []struct {
+		name string
+		root string
+	}{{"the project's fold", h.project}, {"a project without rows", t.TempDir()}} {
+		n := distill.Distillations.Load()
+		m, err := Open(h.env, c.root, nil).Handoff(pick, true, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d := distill.Distillations.Load() - n; d != 1 {
+			t.Errorf("%s: the manual handoff distilled %d times; want 1", c.name, d)
+		}
+		if m.Session.Task.Description == "" {
+			t.Errorf("%s: no task in the manual handoff", c.name)
+		}
+	}
+}
