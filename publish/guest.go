@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -173,17 +172,6 @@ func EditedProjects(home string) []string {
 	return out
 }
 
-// pointerFileNames are the files a pointer block was ever written to.
-func pointerFileNames() []string {
-	names := []string{"AGENTS.md"}
-	for _, a := range adapters.All {
-		if a.MemoryFile != "" && !slices.Contains(names, a.MemoryFile) {
-			names = append(names, a.MemoryFile)
-		}
-	}
-	return names
-}
-
 // Purge takes carryover out of project: its .carryover directory, the
 // pointer blocks (a file carryover created and nobody changed since is
 // deleted; one it appended to gets its earlier bytes back) and the
@@ -194,7 +182,7 @@ func pointerFileNames() []string {
 func Purge(home, project string, tracked func(path string) bool, dryRun bool) []PurgeStep {
 	var steps []PurgeStep
 	rec := loadEdits(home, project)
-	for _, name := range pointerFileNames() {
+	for _, name := range memoryFiles(func(*adapters.Agent) bool { return true }) {
 		if s, ok := purgePointer(project, name, rec, dryRun); ok {
 			steps = append(steps, s)
 		}

@@ -216,25 +216,25 @@ func (p *Project) WriteProject(text, tool string) error {
 // the memory files of those agents only: a CLAUDE.md or GEMINI.md is never
 // created for an agent whose hook injection works.
 func (p *Project) pointerFiles(tool string) []string {
-	var names []string
-	switch p.Pointer {
-	case PointerNever:
+	switch {
+	case p.Pointer == PointerNever:
 		return nil
-	case PointerAlways:
-		names = []string{"AGENTS.md"}
-		for _, a := range adapters.All {
-			if a.MemoryFile != "" && (a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))) {
-				names = append(names, a.MemoryFile)
-			}
-		}
-		return names
-	}
-	if len(p.PointerFor) == 0 {
+	case p.Pointer == PointerAlways:
+		return memoryFiles(func(a *adapters.Agent) bool {
+			return a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))
+		})
+	case len(p.PointerFor) == 0:
 		return nil
 	}
-	names = []string{"AGENTS.md"}
+	return memoryFiles(func(a *adapters.Agent) bool { return slices.Contains(p.PointerFor, a.Name) })
+}
+
+// memoryFiles is AGENTS.md and the memory files of the agents want
+// selects, each once.
+func memoryFiles(want func(a *adapters.Agent) bool) []string {
+	names := []string{"AGENTS.md"}
 	for _, a := range adapters.All {
-		if a.MemoryFile != "" && slices.Contains(p.PointerFor, a.Name) && !slices.Contains(names, a.MemoryFile) {
+		if a.MemoryFile != "" && want(a) && !slices.Contains(names, a.MemoryFile) {
 			names = append(names, a.MemoryFile)
 		}
 	}
