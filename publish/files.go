@@ -15,13 +15,9 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// WriteAtomic writes data to path through a temp file in the same directory
-// and a rename, so readers see the old or the new file, never a torn one.
-// It is for directories carryover trusts ($CARRYOVER_HOME): path's
-// directory is opened as given, and a symlink as path itself is refused,
-// never written through. Files under a project's .carryover go through
-// WriteOwn. New files are 0600. carryover's own files are rewritten every
-// turn, so their inodes are recycled (ownFile).
+// WriteAtomic writes data to path (temp file and rename: never a torn
+// file) under a directory carryover trusts ($CARRYOVER_HOME); a symlink as
+// path is refused. A project's .carryover goes through WriteOwn.
 func WriteAtomic(path string, data []byte) error {
 	return safefile.WriteFile(path, data, ownFile)
 }
@@ -47,13 +43,11 @@ const OwnGitignore = "# Carryover (auto-added): local handoff state, never commi
 // carryover never re-creates it.
 var ErrProjectGone = errors.New("the project directory does not exist (deleted or moved?); carryover does not re-create it")
 
-// OpenDir opens <project>/.carryover for writing, creating it (0700) when
-// missing, with a .gitignore of its own ignoring everything in it, so
-// nothing in it is committed even before the project's .gitignore is
-// touched. The project directory itself is never created. A .carryover
-// that is a symlink (or not a directory), or a symlinked .gitignore in
-// it, is refused: nothing is written through it. Temp files a killed
-// carryover left there are removed (only those, see safefile).
+// OpenDir opens <project>/.carryover for writing, creating it (0700) with
+// a .gitignore of its own ignoring everything in it (nothing in it is
+// committed, whatever the project's .gitignore says). The project itself
+// is never created; a symlinked .carryover or .gitignore is refused. Temp
+// files a killed carryover left there are removed.
 func OpenDir(project string) (*safefile.Dir, error) {
 	d, err := ownDir(project, true)
 	if err != nil {
@@ -109,9 +103,8 @@ func EnsureDir(project string) error {
 }
 
 // WriteOwn writes one of carryover's own files (handoff.md, RESUME.*,
-// session.json) into <project>/.carryover atomically, never through a
-// symlink (see OpenDir), and never one git tracks (ErrTracked, planted.go).
-// New files are 0600.
+// session.json) into <project>/.carryover atomically, 0600, never through
+// a symlink, never one git tracks (ErrTracked).
 func WriteOwn(project, name string, data []byte) error {
 	p := filepath.Join(Dir(project), name)
 	if fi, err := os.Lstat(p); (err != nil || fi.Mode()&os.ModeSymlink == 0) && distill.OpenRepo(project).Tracked(p) {
@@ -253,13 +246,11 @@ func ownPointer(block []byte) bool {
 	return string(bytes.ReplaceAll(block, []byte("\r\n"), []byte("\n"))) == strings.TrimSuffix(PointerBlock, "\n")
 }
 
-// readUserFile reads a user-owned file carryover may edit, and returns the
-// path to write it back to: path itself, or the target of a symlink that
-// stays inside the project (and out of its .git). Anything else — a link
-// elsewhere, a dangling link, a FIFO, device or other non-regular file, a
-// file with other hard links (an in-place rewrite would change them too, a
-// replacement would silently split them), an oversized file — is left
-// alone with an ErrLeftAlone error saying why. Reads never block.
+// readUserFile reads a user file carryover may edit and returns the path
+// to write back: path, or the target of a symlink inside the project (out
+// of its .git). A link elsewhere or dangling, a non-regular file, one with
+// other hard links (a rewrite would change or split them) or an oversized
+// one is left alone with an ErrLeftAlone error. Reads never block.
 func readUserFile(path string) (string, []byte, error) {
 	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
 		// A symlink is followed only to an existing file in the same
@@ -331,13 +322,10 @@ func StripPointer(s string) string {
 	return s
 }
 
-// carryover's own files under .carryover/ that the repository's git tracks
-// (issue 21). .carryover/ carries its own `*` .gitignore, but a file git
-// already tracks is not ignored: a repository that commits
-// .carryover/RESUME.md would have the next `git commit -a` publish the
-// user's session, which the hook writes by itself at a rate limit. Such a
-// file is never written (nor rotated away): refused, logged, and listed by
-// status.
+// carryover's own files that the repository's git tracks (issue 21): the
+// `*` .gitignore does not cover them, so a committed .carryover/RESUME.md
+// would have the next `git commit -a` publish the user's session. Such a
+// file is never written nor rotated away: refused, logged, listed by status.
 
 // ErrTracked wraps the refusal to write one of carryover's own files that
 // git tracks.

@@ -16,13 +16,11 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// carryover is a guest in the user's repositories: it keeps its state in
-// <project>/.carryover (ignored by git through its own .gitignore, never
-// the project's), writes the pointer block into AGENTS.md and the agents'
-// memory files only where an agent needs it (Pointer), never writes into
-// the home directory, its ancestors or / (NotProject), and remembers every
-// user file it created or appended to (the edit record), so `carryover
-// uninstall --purge` can put each back byte for byte (purge.go).
+// carryover is a guest in the user's repositories: its state stays in
+// <project>/.carryover, the pointer block goes only where an agent needs it
+// (Pointer), nothing is written in the home directory, its ancestors or /
+// (NotProject), and every user file it created or appended to is recorded
+// (the edit record) so that `uninstall --purge` puts it back byte for byte.
 
 // Pointer settings (config `pointer`).
 const (
@@ -172,13 +170,11 @@ func EditedProjects(home string) []string {
 	return out
 }
 
-// Purge takes carryover out of project: its .carryover directory, the
-// pointer blocks (a file carryover created and nobody changed since is
-// deleted; one it appended to gets its earlier bytes back) and the
-// .gitignore entry carryover before issue 24 added, then the project's
-// records under home. A file whose content outside carryover's block it
-// cannot account for (changed since, a damaged block, a symlink out of the
-// project) is left alone, with the reason. dryRun changes nothing.
+// Purge takes carryover out of project: .carryover, the pointer blocks (a
+// file it created and nobody changed is deleted, one it appended to gets
+// its earlier bytes back), the .gitignore entry of carryover before issue
+// 24, then the project's records under home. A file it cannot account for
+// is left alone, with the reason. dryRun changes nothing.
 func Purge(home, project string, tracked func(path string) bool, dryRun bool) []PurgeStep {
 	var steps []PurgeStep
 	rec := loadEdits(home, project)

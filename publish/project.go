@@ -209,12 +209,10 @@ func (p *Project) WriteProject(text, tool string) error {
 	return nil
 }
 
-// pointerFiles are the files that get the pointer block. always: AGENTS.md
-// and each agent's memory file (adapters.Agent.MemoryFile) when the agent
-// always reads it, is the one publishing, or the file exists. auto:
-// nothing unless an agent needs the block (PointerFor), then AGENTS.md and
-// the memory files of those agents only: a CLAUDE.md or GEMINI.md is never
-// created for an agent whose hook injection works.
+// pointerFiles get the pointer block. always: AGENTS.md and each agent's
+// memory file when the agent always reads it, publishes, or the file
+// exists. auto: AGENTS.md and the memory files of the agents that need it
+// (PointerFor), none when none does: no CLAUDE.md for a working injection.
 func (p *Project) pointerFiles(tool string) []string {
 	switch {
 	case p.Pointer == PointerNever:
@@ -347,18 +345,13 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// InjectFile is Deliver without the ledger: what a session start injects
-// when the ledger is locked by another process, could not be rebuilt, or
-// the watchdog gave up on the snapshot. text is a handoff.md already
-// verified against the digests under the home (ReadHandoff(nil)), so its
-// header and sections are carryover's own and the lifecycle facts they
-// hold can be trusted: the id, the agent, when it was last written, the
-// goal (the pinned task when there is one) and the next action. From them
-// it renders the same banner as Deliver, the one-line notice once the
-// handoff expired, and nothing for a handoff the user cleared. What only
-// the ledger knows (who else already resumed it, the staleness of the
-// files it names) is left out. A handoff without an id (older carryover)
-// goes out as Inject renders it.
+// InjectFile is Deliver without the ledger (locked by another process, not
+// rebuilt, or the watchdog gave up). text is a handoff.md verified against
+// the digests under the home (ReadHandoff(nil)), so the lifecycle facts of
+// its header and sections can be trusted: it renders Deliver's banner, the
+// one-line notice once expired, nothing once cleared. What only the ledger
+// knows (who resumed it, stale files) is left out; a handoff without an id
+// (older carryover) goes out as Inject renders it.
 func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte, string) {
 	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return nil, ""
@@ -406,12 +399,10 @@ const clearedTask = "(none: the user cleared"
 // pinned (render_lifecycle.go).
 const pinnedPrefix = "[pinned by the user — `carryover task --done` when finished] "
 
-// RecordOfText reads the lifecycle facts a handoff's own text holds: the
-// id, agent and time of its header, its goal (the pinned task when the
-// user pinned one; Pinned then says so) and next action. ok is false for a
-// text without a carryover header carrying an id. The text must be one
-// carryover published (verified by its digest): its lines are taken as
-// they are, only bounded.
+// RecordOfText reads the lifecycle facts of a handoff carryover published
+// (verified by its digest): its header's id, agent and time, its goal (the
+// pinned task when there is one) and next action; ok is false without a
+// header carrying an id.
 func RecordOfText(text string) (rec ledger.HandoffRecord, ok bool) {
 	header := HeaderOf(text)
 	id := IDOf(header)

@@ -13,13 +13,10 @@ import (
 )
 
 // A .carryover/handoff.md that came with a repository is not a previous
-// session: carryover injects a project's handoff.md only when its content
-// hash is one carryover recorded when it published it. The records live
-// in the user's carryover home, never in the project: the ledger's
-// `published` table, and a small sidecar file per project
-// ($CARRYOVER_HOME/published/<hash of the project path>) that SessionStart
-// reads when another process holds the ledger locked, so the fast path
-// needs no ledger and still injects only carryover's own file.
+// session: it is injected only when its hash is one carryover recorded when
+// it published it, in the home: the ledger's `published` table, and a
+// sidecar per project ($CARRYOVER_HOME/published/<hash of the path>) that
+// a session start reads when another process holds the ledger.
 
 // keepDigests is how many published digests a rewritten sidecar keeps
 // (concurrent hooks may finish their writes in another order than they
