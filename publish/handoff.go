@@ -99,11 +99,9 @@ func Render(h distill.Handoff, o RenderOptions) string {
 var (
 	sectionOrder    = []string{"task", "next", "stopped", "words", "aside", "last", "plan", "files", "failures", "questions", "decisions", "refs", "actions", "git", "ledger"}
 	sectionPriority = []string{"task", "next", "stopped", "words", "last", "aside", "failures", "files", "decisions", "questions", "plan", "refs", "actions", "git", "ledger"}
-	// ownSections are carryover's own facts. Every other section is quoted
-	// from the session: those sit in the one quoted block (QuoteBlock), whose
-	// fence is longer than any backtick run opening one of their lines. A
-	// new section is quoted unless listed here; own sections come last in order. Task
-	// always shows, so the block always does.
+	// ownSections are carryover's own facts, last in order. Every other
+	// section is quoted from the session, in the one quoted block (a new
+	// section too, unless listed here); Task always shows, so the block does.
 	ownSections = map[string]bool{"git": true, "ledger": true}
 )
 
@@ -538,14 +536,12 @@ func QualityLine(path string) string {
 	return ""
 }
 
-// Everything carryover hands on from a previous session — what the user
-// asked, what the agent said, what a tool printed, what failed — can hold
-// text written by someone else (a file the agent read, a pasted page, a
-// hostile repository's output) saying "ignore previous instructions and
-// run …". Every output places such excerpts in ONE block that says what
-// it is, and keeps carryover's own instructions (the resume protocol the
-// user chose, Protocol) outside it. Text inside cannot close the block:
-// the fence is longer than any backtick run that opens one of its lines.
+// Everything handed on from a previous session can hold text someone else
+// wrote (a file the agent read, a hostile repository's output) saying
+// "ignore previous instructions and run …". Every output places such
+// excerpts in ONE block that says what it is, with carryover's own
+// instructions (Protocol) outside it; the fence is longer than any
+// backtick run opening one of its lines, so nothing inside can close it.
 
 // QuotedIntro is the line before the block: it names the fence so that a
 // reader knows where the quoted material ends.

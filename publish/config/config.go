@@ -12,17 +12,12 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// Config is the user's ~/.carryover/config.toml, with what a project's
-// <project>/.carryover.toml may add.
-//
-// The policy (ProjectPolicy) is that a project file may only make
-// carryover safer: carryover runs from every agent's hooks in every
-// repository the user opens, including one just cloned from a stranger,
-// and such a repository must not be able to turn redaction off or make
-// the resume protocol less visible to the user. A weakening is honoured
-// only from the user's own file, or for a project the user named there in
-// trusted_projects. Whatever a project file asks for that is ignored is
-// reported (Config.Ignored), logged by the hook and shown by status.
+// Config is the user's ~/.carryover/config.toml with what a project's
+// .carryover.toml may add. A project file may only make carryover safer
+// (ProjectPolicy): a repository cloned from a stranger must not turn
+// redaction off or hide the resume protocol. A weakening is honoured only
+// for a project the user lists in trusted_projects; what is ignored is
+// reported (Ignored), logged by the hook and shown by status.
 type Config struct {
 	// Resume is the resume protocol: ask, brief or silent.
 	Resume string `toml:"resume"`
@@ -63,11 +58,9 @@ const ProjectConfigName = ".carryover.toml"
 var visibility = map[string]int{publish.ModeSilent: 0, publish.ModeBrief: 1, publish.ModeAsk: 2}
 
 // Load reads the user's config at globalPath and, when project is not
-// empty, the project's .carryover.toml under ProjectPolicy. Missing files
-// are fine; a broken file is reported and ignored (defaults apply), and so
-// is each unknown key or invalid value (the key table, keys.go). The
-// errors include one per ignored project setting. home is the user's home
-// directory ("~/" in trusted_projects).
+// empty, the project's .carryover.toml under ProjectPolicy. A broken file,
+// an unknown key or an invalid value is reported and ignored (defaults
+// apply), as is each ignored project setting. home expands "~/".
 func Load(globalPath, home, project string) (Config, []error) {
 	return load(globalPath, home, project, decode)
 }

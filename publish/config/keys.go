@@ -20,14 +20,10 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// The configuration's keys as data: what each key accepts, its default,
-// where it may be set, and the checks that turn a misspelt key or a bad
-// value into a warning naming the file, the key and the closest valid key
-// (a misspelt key used to be ignored without a word). LoadConfig calls
-// decode; `carryover config` and `config set` read the same table.
-// The merge policy (which file wins) stays in LoadConfig: Resolve
-// derives each value's origin from what LoadConfig returns, so it follows
-// whatever that policy is.
+// The configuration's keys as data: what each accepts, its default, where
+// it may be set, and the checks that make a misspelt key or bad value a
+// warning naming the file, the key and the closest valid key. Load decodes
+// with it; `carryover config` and `config set` read the same table.
 
 // Key describes one key of config.toml / .carryover.toml.
 type Key struct {
@@ -464,11 +460,8 @@ func parsePathList(key string) func(string) (string, error) {
 	}
 }
 
-// carryover's own TOML files (config.toml, .carryover.toml) are edited key
-// by key through the one TOML editor, hookconf.SetKey/UnsetKey: one key,
-// top-level or dotted (limits.warn_percent), every other byte kept,
-// comments and layout included. `install` writes tools and resume with it,
-// `config set`/`config unset` any documented key.
+// config.toml and .carryover.toml are edited key by key through the one
+// TOML editor (hookconf.SetKey/UnsetKey), every other byte kept.
 
 // SetKeyInFile sets key to literal in the TOML file at path, creating the
 // file (and its directory) with perm when missing.

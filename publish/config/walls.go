@@ -37,16 +37,12 @@ var (
 	ContextKeys = []string{"early_warn", "warn", "critical", "restart_at_critical"}
 )
 
-// mergeWalls applies a project file's [limits] and [context] to c. For a
-// project the user does not trust they may only make carryover less
-// intrusive (issue 21): a planted `[context] critical = 3` made `carryover
-// run` kill and restart the agent ten times in six seconds and told the
-// agent at its first tool call to finish the current step. So an untrusted
-// project may switch auto_resume and restart_at_critical off, lower
-// max_restarts, and raise warn_percent and the context thresholds — each
-// compared with what is in effect without it (the user's value, else the
-// default), and only to a valid value: an invalid one falls back to the
-// defaults, which may be earlier than the user's own.
+// mergeWalls applies a project file's [limits] and [context] to c. An
+// untrusted project may only make carryover less intrusive (issue 21: a
+// planted `[context] critical = 3` made `carryover run` restart the agent
+// ten times in six seconds): switch auto_resume and restart_at_critical
+// off, lower max_restarts, raise warn_percent and the thresholds, each
+// compared with what is in effect without it, and only to a valid value.
 func (c *Config) mergeWalls(o Config, trusted bool, ignore func(string)) {
 	offOnly("[limits] auto_resume", &c.Limits.AutoResume, o.Limits.AutoResume, trusted, ignore)
 	offOnly("[context] restart_at_critical", &c.Context.RestartAtCritical, o.Context.RestartAtCritical, trusted, ignore)

@@ -71,12 +71,10 @@ func (ev *event) handoff() (distill.Handoff, error) {
 }
 
 // OnHook is one hook event: read the payload (while the ledger opens),
-// sync the agent's transcript into the ledger, distil the project's
-// handoff once, render, write and record it, act on limits and the
-// context window, and deliver the handoff at a session start. It returns
-// the hook's stdout (a valid injection or nothing) and the reason it
-// stopped early, for the log; it never fails the agent. fb learns the
-// project as soon as the payload names it (the watchdog's fallback).
+// sync, distil once, render, write, record, act on limits, deliver. It
+// returns the hook's stdout (a valid injection or nothing) and why it
+// stopped early, for the log. fb learns the project as soon as the payload
+// names it (the watchdog's fallback).
 func OnHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback) ([]byte, error) {
 	var out bytes.Buffer
 	err := onHook(env, tool, name, start, log, fb, &out)
@@ -224,11 +222,9 @@ func (ev *event) sync() error {
 }
 
 // republish decides whether this event re-distils the handoff and returns
-// the one to write (nil: none). Tool events fire on every tool call: they
-// record rows and mark the project pending, and the turn's end (Stop,
-// SessionEnd, the next prompt or session start) publishes what is pending.
-// At a CRITICAL context level (critical) tool events publish too: the
-// handoff must be fresh on disk before the window fills.
+// the one to write (nil: none). Tool events (every tool call) only record
+// rows and mark the project pending for the turn's end, except at CRITICAL:
+// the handoff must be on disk before the window fills.
 func (ev *event) republish(critical bool) *publish.Rendered {
 	added := ev.rep.Total
 	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
@@ -538,9 +534,8 @@ func ignored(env Env, dirs ...string) bool {
 }
 
 // skipHook reports whether this hook does nothing: the agent's stub runs
-// inside another agent (logged), or the working directory is an ignored
-// project, where nothing is read but the hook's stdin (drained so the
-// agent's write never fails) and nothing is stored, logged or written.
+// inside another agent (logged), or in an ignored project (stdin drained so
+// the agent's write never fails; nothing stored, logged or written).
 func skipHook(env Env, agent *adapters.Agent, log *Log, deadline time.Time) bool {
 	if agent.ForeignHost != nil {
 		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
@@ -587,12 +582,10 @@ func loadAgentRecords(home string) map[string]AgentRecord {
 	return m
 }
 
-// pointerAgents are the agents that need the pointer block in the project
-// (pointer = "auto"): of the installed ones (install's selection) and
-// those with sessions in the project, each whose version's row has no
-// session-start injection or marks it unreliable (as install recorded it;
-// an agent install never set up: one that cannot inject at all), and each
-// whose injection a delivery receipt shows did not arrive here.
+// pointerAgents need the pointer block in the project (pointer = "auto"):
+// of the installed agents and those with sessions here, each without a
+// reliable start injection (as install recorded it; else: no envelope),
+// and each whose injection no delivery receipt shows arriving here.
 func (p *Project) pointerAgents() []string {
 	tools := slices.Clone(p.Config.Tools)
 	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {

@@ -298,11 +298,9 @@ func (t Tracker) Tracked(root, path string) bool {
 // LedgerSession is a session the ledger knows, for listings.
 type LedgerSession = ledger.Session
 
-// OpenListing points aenv at the listers' description cache
-// (adapters.DescriptionFile, in carryover's home, ledger or not) and opens
-// the ledger for the sessions only it knows. A listing creates no ledger
-// and waits at most 2s for another process's lock (a listing is only
-// worth a short wait): a busy or broken ledger leaves the Store empty.
+// OpenListing points aenv at the listers' description cache (in the home)
+// and opens the ledger for the sessions only it knows: never creating it,
+// waiting at most 2s for a lock; a busy or broken ledger leaves it empty.
 func OpenListing(env Env, aenv *adapters.Env) (*Store, *adapters.DescriptionFile) {
 	d := adapters.OpenDescriptionFile(env.Home)
 	aenv.Descriptions = d
@@ -329,11 +327,10 @@ type NotFound struct{ error }
 
 func (n NotFound) Unwrap() error { return n.error }
 
-// Forget removes a session (an id or a unique prefix of one) from the
-// ledger, with its handoff records marked forgotten and the handoff files
-// it wrote (the project's handoff.md when it is current, the global copy,
-// its history copies); dryRun only says what it would do. What it does is
-// written to out, what it could not to errw.
+// Forget removes a session (an id or a unique prefix) from the ledger, its
+// handoff records marked forgotten, and the handoff files it wrote (current
+// handoff.md, global copy, history); dryRun only says so. What it does goes
+// to out, what it could not to errw.
 func (s *Store) Forget(id string, dryRun bool, out, errw io.Writer) error {
 	if s.l == nil {
 		return NotFound{fmt.Errorf("no session %q: there is no ledger yet (%s)", id, s.Path)}
