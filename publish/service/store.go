@@ -65,15 +65,6 @@ func (s *Store) Close() {
 	}
 }
 
-// SessionCount is how many sessions the ledger holds.
-func (s *Store) SessionCount() int {
-	if s.l == nil {
-		return 0
-	}
-	ss, _ := s.l.Sessions("", "", 1_000_000)
-	return len(ss)
-}
-
 // KnownProjects are the projects the ledger has seen.
 func (s *Store) KnownProjects() ([]string, error) {
 	if s.l == nil {
