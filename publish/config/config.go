@@ -73,7 +73,7 @@ func load(globalPath, home, project string, dec decoder) (Config, []error) {
 	if project == "" {
 		return c, errs
 	}
-	path := filepath.Join(project, ProjectConfigName)
+	path := ProjectPath(project)
 	o, keys, perrs, ok := loadFile(path, false, dec)
 	if errs = append(errs, perrs...); !ok {
 		return c, errs

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -208,12 +208,7 @@ func decode(path string, b []byte, global bool) (Config, map[string]any, []error
 	}
 	known := knownKeys()
 	var warns []error
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(known, k) {
 			warns = append(warns, fmt.Errorf("%s: unknown key %q ignored; %s (valid keys: %s)", path, k, ClosestHint(k, known), strings.Join(known, ", ")))
 			delete(m, k)
@@ -381,12 +376,7 @@ func Leaves() []Leaf {
 			out = append(out, Leaf{Key: k})
 			continue
 		}
-		var subs []string
-		for s := range k.Sub {
-			subs = append(subs, s)
-		}
-		sort.Strings(subs)
-		for _, s := range subs {
+		for _, s := range slices.Sorted(maps.Keys(k.Sub)) {
 			out = append(out, Leaf{Key: k, Inner: s})
 		}
 	}
