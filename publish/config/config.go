@@ -38,7 +38,7 @@ type Config struct {
 	// Ignore lists projects carryover leaves alone: their hooks exit at
 	// once (user's file only; `carryover ignore`).
 	Ignore []string `toml:"ignore" json:"Ignore,omitempty"`
-	// Limits and Context are [limits] and [context] (config_limits.go).
+	// Limits and Context are [limits] and [context] (walls.go).
 	Limits  LimitsConfig  `toml:"limits" json:"Limits"`
 	Context ContextConfig `toml:"context" json:"Context"`
 	// Ignored says what a project file asked for that was not honoured.
