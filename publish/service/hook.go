@@ -495,9 +495,8 @@ func goWait(log *Log, f func() error) func() error {
 // project, once the payload named them.
 type Fallback struct {
 	mu    sync.Mutex
-	agent *adapters.Agent
+	agent *adapters.Agent // nil until Set
 	proj  publish.Project
-	ok    bool
 }
 
 // Set names the agent and project (OnHook, once the payload named them).
@@ -506,7 +505,7 @@ func (f *Fallback) Set(agent *adapters.Agent, proj *publish.Project) {
 		return
 	}
 	f.mu.Lock()
-	f.agent, f.proj, f.ok = agent, *proj, true
+	f.agent, f.proj = agent, *proj
 	f.mu.Unlock()
 }
 
@@ -515,9 +514,9 @@ func (f *Fallback) Set(agent *adapters.Agent, proj *publish.Project) {
 // other event or before the payload named the project.
 func (f *Fallback) Inject(event string, log *Log) []byte {
 	f.mu.Lock()
-	agent, proj, ok := f.agent, f.proj, f.ok
+	agent, proj := f.agent, f.proj
 	f.mu.Unlock()
-	if !ok || agent.Class(event) != adapters.ClassStart {
+	if agent == nil || agent.Class(event) != adapters.ClassStart {
 		return nil
 	}
 	proj.Logf = log.Printf

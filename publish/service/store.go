@@ -179,8 +179,7 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 		hs, err = s.l.Handoffs()
 	}
 	for _, h := range hs {
-		p := Open(s.env, h.Project, nil)
-		p.ledger = s.l
+		p := s.project(h.Project)
 		pr := ProjectStatus{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: p.NotInjected(),
 			Quality: publish.QualityLine(publish.HandoffPath(h.Project)), Lifecycle: p.Current()}
 		if h.Project == cwd {
@@ -196,13 +195,19 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 		out = append(out, pr)
 	}
 	if cwd != "" {
-		p := Open(s.env, cwd, nil)
-		p.ledger = s.l
+		p := s.project(cwd)
 		if why := p.NotInjected(); why != "" {
 			out = append(out, ProjectStatus{Project: cwd, NotInjected: why})
 		}
 	}
 	return out, err
+}
+
+// project is root with the store's ledger.
+func (s *Store) project(root string) *Project {
+	p := Open(s.env, root, nil)
+	p.ledger = s.l
+	return p
 }
 
 // NotInjected says why the project's handoff.md would not be injected (""
