@@ -102,17 +102,18 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 			closeLedger(<-ledgerCh)
 		}
 	}()
-	if log.Muted = ignored(env, h.Cwd, hookRoot(env, h)); log.Muted { // without a log line
+	root := hookRoot(env, h)
+	if log.Muted = ignored(env, h.Cwd, root); log.Muted { // without a log line
 		return nil
 	}
-	ev := &event{Project: Open(env, hookRoot(env, h), log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
+	ev := &event{Project: Open(env, root, log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
 	fb.Set(agent, ev.Project.Project)
 	log.Prefix += "session=" + shortID(h.SessionID) + " "
 	ev.prefetch()
 	o, taken = <-ledgerCh, true
 	if o.err != nil {
 		if class == adapters.ClassStart { // without a ledger, still deliver the existing handoff
-			ev.injectFile(ev.ReadHandoff(nil))
+			ev.injectFile(nil)
 		}
 		return busyReason(o.err)
 	}
@@ -135,12 +136,11 @@ func (ev *event) prefetch() {
 	}
 }
 
-// injectFile writes the injection of text from handoff.md alone (the
-// ledger-less paths) and returns its header.
-func (ev *event) injectFile(text string) string {
-	w, hdr := ev.InjectFile(ev.agent, ev.name, text)
+// injectFile writes the injection of handoff.md alone, trusted by l's
+// records or (l nil) the digests under the home: the ledger-less paths.
+func (ev *event) injectFile(l *ledger.Ledger) {
+	w, _ := ev.InjectFile(ev.agent, ev.name, ev.ReadHandoff(l))
 	ev.out.Write(w)
-	return hdr
 }
 
 // run is the event once the ledger is open: sync → refresh → write →
@@ -211,9 +211,9 @@ func (ev *event) sync() error {
 	ev.log.notes(rep.Notes)
 	ev.rep = rep
 	if ev.ledger = nl; nl == nil && ev.class == adapters.ClassStart {
-		ev.injectFile(ev.ReadHandoff(nil)) // the ledger could not be rebuilt
+		ev.injectFile(nil) // the ledger could not be rebuilt
 	} else if ledger.IsBusy(err) && ev.class == adapters.ClassStart {
-		ev.injectFile(ev.ReadHandoff(nl)) // another process holds the ledger
+		ev.injectFile(nl) // another process holds the ledger
 	}
 	if err != nil {
 		return busyReason(err)
