@@ -86,13 +86,16 @@ func editsPath(home, project string) string {
 
 func loadEdits(home, project string) editRecord {
 	r := editRecord{Project: project, Files: map[string]edit{}}
-	b, err := safefile.ReadFile(editsPath(home, project), 1<<20)
-	if err != nil {
-		return r
-	}
-	var got editRecord
-	if json.Unmarshal(b, &got) == nil && got.Project == project && got.Files != nil {
+	if got := readEdits(editsPath(home, project)); got.Project == project && got.Files != nil {
 		r.Files = got.Files
+	}
+	return r
+}
+
+// readEdits is the edit record at path (zero when unreadable).
+func readEdits(path string) (r editRecord) {
+	if b, err := safefile.ReadFile(path, 1<<20); err != nil || json.Unmarshal(b, &r) != nil {
+		return editRecord{}
 	}
 	return r
 }
@@ -157,12 +160,7 @@ func EditedProjects(home string) []string {
 	var out []string
 	ents, _ := os.ReadDir(filepath.Join(home, "edits"))
 	for _, d := range ents {
-		b, err := safefile.ReadFile(filepath.Join(home, "edits", d.Name()), 1<<20)
-		if err != nil {
-			continue
-		}
-		var r editRecord
-		if json.Unmarshal(b, &r) == nil && r.Project != "" {
+		if r := readEdits(filepath.Join(home, "edits", d.Name())); r.Project != "" {
 			out = append(out, r.Project)
 		}
 	}
