@@ -5,7 +5,7 @@
 // the commands). It sits above publish and its feature packages
 // (publish/limits, publish/resume import publish's renderer and writer),
 // so the hook's choreography — sync → distil once → render → write →
-// record → deliver — reads in one place (hook.go).
+// record → limits → deliver — reads in one place (hook.go).
 package service
 
 import (
