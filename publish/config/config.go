@@ -118,7 +118,7 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	hint := fmt.Sprintf("(a project file may only make carryover safer; to allow it, add %q to trusted_projects in your own config.toml)", project)
 	ignore := func(what string) { c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s %s", what, path, hint)) }
 	if o.Resume != "" {
-		c.mergeResume(g.Resume, o.Resume, trusted, path, ignore)
+		c.mergeRanked("resume", &c.Resume, g.Resume, o.Resume, publish.ModeAsk, visibility, "ask, brief, silent", trusted, path, ignore)
 	}
 	if o.Redact != nil {
 		switch {
@@ -129,7 +129,7 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 		}
 	}
 	if o.Pointer != "" {
-		c.mergePointer(g.Pointer, o.Pointer, trusted, path, ignore)
+		c.mergeRanked("pointer", &c.Pointer, g.Pointer, o.Pointer, publish.PointerAuto, pointerRank, "auto, always, never", trusted, path, ignore)
 	}
 	c.mergeWalls(o, trusted, ignore)
 	c.Ignored = append(c.Ignored, otherKeys(keys, path)...)
@@ -137,35 +137,19 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	return c
 }
 
-// mergeResume takes the project's resume mode when trusted or no less
-// visible than the user's (ask when the user's is invalid).
-func (c *Config) mergeResume(cur, mode string, trusted bool, path string, ignore func(string)) {
-	if !publish.ValidMode(cur) {
-		cur = publish.ModeAsk
+// mergeRanked sets *dst to the project's mode when trusted or ranked no
+// lower than the user's cur (def when cur is invalid): resume by
+// visibility, pointer towards never. rank's keys are the valid modes.
+func (c *Config) mergeRanked(key string, dst *string, cur, mode, def string, rank map[string]int, oneOf string, trusted bool, path string, ignore func(string)) {
+	if _, ok := rank[cur]; !ok {
+		cur = def
 	}
-	switch {
-	case !publish.ValidMode(mode):
-		c.Ignored = append(c.Ignored, fmt.Sprintf("resume = %q in %s (not one of ask, brief, silent)", publish.OneLine(mode), path))
-	case trusted || visibility[mode] >= visibility[cur]:
-		c.Resume = mode
-	default:
-		ignore(fmt.Sprintf("resume = %q", mode))
-	}
-}
-
-// mergePointer takes the project's pointer mode when trusted or no less
-// than the user's (auto when the user's is invalid).
-func (c *Config) mergePointer(cur, mode string, trusted bool, path string, ignore func(string)) {
-	if !publish.ValidPointer(cur) {
-		cur = publish.PointerAuto
-	}
-	switch {
-	case !publish.ValidPointer(mode):
-		c.Ignored = append(c.Ignored, fmt.Sprintf("pointer = %q in %s (not one of auto, always, never)", publish.OneLine(mode), path))
-	case trusted || pointerRank[mode] >= pointerRank[cur]:
-		c.Pointer = mode
-	default:
-		ignore(fmt.Sprintf("pointer = %q", mode))
+	if _, ok := rank[mode]; !ok {
+		c.Ignored = append(c.Ignored, fmt.Sprintf("%s = %q in %s (not one of %s)", key, publish.OneLine(mode), path, oneOf))
+	} else if trusted || rank[mode] >= rank[cur] {
+		*dst = mode
+	} else {
+		ignore(fmt.Sprintf("%s = %q", key, mode))
 	}
 }
 
