@@ -39,23 +39,10 @@ func openHistory(project string, create bool) (*safefile.Dir, error) {
 	return d.Sub(HistoryDir, create, 0o700)
 }
 
-// WriteHistory stores text as the history of handoff id, only when its
-// content changed (dedupe), then keeps the newest keep of the handoffs in
-// owned (rotation; ids sort by time). It reports whether a file was
-// written.
-func WriteHistory(project, id, text string, keep int, owned map[string]bool) (bool, error) {
-	if !ValidID(id) {
-		return false, fmt.Errorf("invalid handoff id %q", id)
-	}
-	d, err := OpenDir(project)
-	if err != nil {
-		return false, err
-	}
-	defer d.Close()
-	return writeHistory(d, id, text, keep, owned, distill.OpenRepo(project), project)
-}
-
-// writeHistory is WriteHistory in the project's opened .carryover (OpenDir).
+// writeHistory stores text as the history of handoff id in the project's
+// opened .carryover (OpenDir), only when its content changed (dedupe),
+// then keeps the newest keep of the handoffs in owned (rotation; ids sort
+// by time). It reports whether a file was written.
 //
 // Rotation removes only files carryover recorded writing: the ids in owned
 // (the project's handoff log in the ledger) and id itself. A file it did

@@ -1,4 +1,4 @@
-package publish
+package lifecycle
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/redact"
 )
 
 // maxStaleFiles bounds the files a staleness check stats: one lstat each,
@@ -16,19 +18,12 @@ import (
 const maxStaleFiles = 20
 
 // StaleLines says, one line each, what changed since handoff r was
-// written: files it names changed on disk, the branch switched, commits
-// made (HEAD moved). head and branch are the repository's now ("" when
-// unknown). Files are lstat'ed only when they are regular files inside
-// the project.
-func StaleLines(r ledger.HandoffRecord, root string, head, branch string) []string {
-	return staleLines(r, root, head, branch, distill.CommitCount{})
-}
-
-// StaleLinesRepo is StaleLines for the repository repo read, with how
-// many commits were made since the handoff's HEAD: the walk back to it
-// stops at distill.MaxCommitWalk ("1000+") or at deadline (then only
-// "HEAD a → b" is said). It runs only when HEAD moved.
-func StaleLinesRepo(r ledger.HandoffRecord, root string, repo *distill.Repo, deadline time.Time) []string {
+// written: files it names changed on disk (lstat'ed only when they are
+// regular files inside the project), the branch switched, commits made
+// since its HEAD in repo. The walk back to that HEAD runs only when HEAD
+// moved, and stops at distill.MaxCommitWalk ("1000+") or at deadline
+// (then only "HEAD a → b" is said).
+func StaleLines(r ledger.HandoffRecord, root string, repo *distill.Repo, deadline time.Time) []string {
 	head := repo.Head()
 	var c distill.CommitCount
 	if r.Head != "" && head != "" && r.Head != head {
@@ -50,7 +45,7 @@ func staleLines(r ledger.HandoffRecord, root string, head, branch string, commit
 	}
 	// A record written before GitString redacted branches is redacted here.
 	if old := distill.GitString(r.Branch); old != "" && branch != "" && old != branch {
-		out = append(out, "> Branch switched since: "+clip(contentLine(old), 80)+" → "+clip(contentLine(branch), 80)+".")
+		out = append(out, "> Branch switched since: "+redact.Clip(publish.ContentLine(old), 80)+" → "+redact.Clip(publish.ContentLine(branch), 80)+".")
 	}
 	if r.Head != "" && head != "" && r.Head != head {
 		out = append(out, headLine(r.Head, head, commits))
@@ -73,9 +68,9 @@ func changedSince(r ledger.HandoffRecord, root string) []string {
 		fi, err := os.Lstat(abs) // never follows a symlink; opens nothing
 		switch {
 		case err != nil:
-			changed = append(changed, clip(contentLine(f), 80)+" (gone)")
+			changed = append(changed, redact.Clip(publish.ContentLine(f), 80)+" (gone)")
 		case fi.Mode().IsRegular() && fi.ModTime().After(r.Updated):
-			changed = append(changed, clip(contentLine(f), 80))
+			changed = append(changed, redact.Clip(publish.ContentLine(f), 80))
 		}
 	}
 	return changed
@@ -97,7 +92,7 @@ func changedLine(changed []string) string {
 
 // headLine says how HEAD moved from the handoff's (from) to now (to).
 func headLine(from, to string, commits distill.CommitCount) string {
-	from, to = clip(contentLine(from), 40), clip(contentLine(to), 40)
+	from, to = redact.Clip(publish.ContentLine(from), 40), redact.Clip(publish.ContentLine(to), 40)
 	switch {
 	case commits.NotAncestor:
 		return "> HEAD moved since: " + from + " → " + to + ", and " + from + " is no longer in its history (rebased, reset or another branch) — check `git log`."
