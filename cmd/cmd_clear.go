@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 )
 
 func clearCommand(e *Env) *cli.Command {
@@ -28,7 +28,7 @@ func runClear(e *Env, project string) error {
 	defer p.Close()
 	id, already, err := p.Clear()
 	switch {
-	case errors.Is(err, publish.ErrNoHistory):
+	case errors.Is(err, lifecycle.ErrNoHistory):
 		return exitf(ExitNotFound, "nothing to clear in %s: %v", p.Root, err)
 	case err != nil:
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -59,8 +60,8 @@ func runHistory(e *Env, project string, asJSON bool) error {
 	defer r.Close()
 	if asJSON {
 		return printJSON(e.Stdout, struct {
-			Project  string                 `json:"project"`
-			Handoffs []publish.HistoryEntry `json:"handoffs"`
+			Project  string                   `json:"project"`
+			Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
 		}{r.Root, nonNil(hs)})
 	}
 	if len(hs) == 0 {
@@ -91,7 +92,7 @@ func runHistoryShow(e *Env, project, arg string) error {
 	}
 	defer r.Close()
 	if len(hs) == 0 {
-		return exitf(ExitNotFound, "no handoff %q: %v", arg, publish.ErrNoHistory)
+		return exitf(ExitNotFound, "no handoff %q: %v", arg, lifecycle.ErrNoHistory)
 	}
 	ids := make([]string, len(hs))
 	for i, h := range hs {
@@ -151,7 +152,7 @@ func clipLine(s string, n int) string {
 
 // loadHistory opens the project's ledger and lists its handoffs; the
 // caller closes r when err is nil.
-func loadHistory(e *Env, project string) (*service.Project, []publish.HistoryEntry, error) {
+func loadHistory(e *Env, project string) (*service.Project, []lifecycle.HistoryEntry, error) {
 	r, err := openLifecycle(e, project, false)
 	if err != nil {
 		return nil, nil, err

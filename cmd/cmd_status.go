@@ -12,6 +12,7 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -231,7 +232,7 @@ func printProjectStatus(e *Env, p ProjectReport) {
 		}
 	}
 	printLifecycle(e, p.Lifecycle)
-	if p.Lifecycle != nil && p.Lifecycle.Status == publish.StatusCleared {
+	if p.Lifecycle != nil && p.Lifecycle.Status == lifecycle.StatusCleared {
 		return
 	}
 	if len(p.Receipts) == 0 {

@@ -5,15 +5,16 @@ import (
 	"strings"
 
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/resume"
 )
 
-func printLifecycle(e *Env, h *publish.HistoryEntry) {
+func printLifecycle(e *Env, h *lifecycle.HistoryEntry) {
 	if h == nil {
 		return
 	}
 	line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
-	if h.Status == publish.StatusCleared {
+	if h.Status == lifecycle.StatusCleared {
 		// Said once, with who did it: nothing else about it matters now.
 		fmt.Fprintf(e.Stdout, "    %s: cleared by you (`carryover clear`); new sessions start without it\n", h.ID)
 		return

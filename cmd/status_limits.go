@@ -6,7 +6,6 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/limits"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -27,7 +26,7 @@ type LastLimitReport = service.LastLimit
 
 func wallsConfig(e *Env) WallsReport {
 	cfg, _ := LoadConfig(e, "")
-	w := limits.Of(cfg)
+	w := cfg.Walls()
 	t := w.Thresholds()
 	return WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
 		RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}

@@ -12,6 +12,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 )
 
 // NotFound is a session, handoff or decision that matches nothing (cmd's
@@ -95,7 +96,7 @@ func (f forgetting) session(se ledger.Session) error {
 
 // handoffIDs are the ids of the handoffs the session published.
 func (f forgetting) handoffIDs(se ledger.Session) []string {
-	recs, _ := f.l.HandoffRecords(se.Project, -1)
+	recs, _ := lifecycle.Records(f.l, se.Project, -1)
 	var ids []string
 	for _, r := range recs {
 		if r.SessionID == se.ID {
