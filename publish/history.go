@@ -54,9 +54,6 @@ func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string
 	if !ValidID(id) {
 		return false, fmt.Errorf("invalid handoff id %q", id)
 	}
-	if keep <= 0 {
-		keep = DefaultHistoryKeep
-	}
 	path := func(id string) string { return filepath.Join(Dir(project), HistoryDir, id+".md") }
 	if repo.Tracked(path(id)) {
 		return false, trackedErr(path(id))
@@ -77,23 +74,31 @@ func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string
 	if err == nil || owned == nil {
 		return true, nil // a rewrite of a handoff already counted: no rotation to do
 	}
+	return true, rotate(d, id, keep, owned, func(x string) bool { return repo.Tracked(path(x)) })
+}
+
+// rotate removes the oldest of the history files carryover recorded
+// (owned, and id) past the newest keep; never one git tracks.
+func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked func(id string) bool) error {
+	if keep <= 0 {
+		keep = DefaultHistoryKeep
+	}
 	ids, err := historyIDs(d)
 	if err != nil {
-		return true, err
+		return err
 	}
 	var mine []string
 	for _, x := range ids {
-		if (owned[x] || x == id) && !repo.Tracked(path(x)) {
+		if (owned[x] || x == id) && !tracked(x) {
 			mine = append(mine, x)
 		}
 	}
-	for len(mine) > keep {
+	for ; len(mine) > keep; mine = mine[1:] {
 		if err := d.Remove(mine[0] + ".md"); err != nil {
-			return true, err
+			return err
 		}
-		mine = mine[1:]
 	}
-	return true, nil
+	return nil
 }
 
 // historyIDs lists the ids in the history, oldest first.
