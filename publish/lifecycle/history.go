@@ -2,12 +2,16 @@ package lifecycle
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/redact"
 )
 
 // HistoryEntry is one handoff as `carryover history` and status show it.
@@ -139,4 +143,93 @@ func CleanHistory(l *ledger.Ledger, project string, now time.Time, olderThan tim
 		}
 	}
 	return ids, publish.RemoveHistory(project, ids)
+}
+
+// maxStaleFiles bounds the files a staleness check stats: one lstat each,
+// never a walk of the work tree (a handoff names at most a screenful).
+const maxStaleFiles = 20
+
+// StaleLines says, one line each, what changed since handoff r was
+// written: files it names changed on disk (lstat'ed only when they are
+// regular files inside the project), the branch switched, commits made
+// since its HEAD in repo. The walk back to that HEAD runs only when HEAD
+// moved, and stops at distill.MaxCommitWalk ("1000+") or at deadline
+// (then only "HEAD a → b" is said).
+func StaleLines(r ledger.HandoffRecord, root string, repo *distill.Repo, deadline time.Time) []string {
+	head := repo.Head()
+	var c distill.CommitCount
+	if r.Head != "" && head != "" && r.Head != head {
+		c = repo.CommitsSince(r.Head, deadline)
+	}
+	return staleLines(r, root, head, distill.GitString(repo.Branch()), c)
+}
+
+// StaleWalkBudget bounds the commit walk of a session start's staleness
+// lines: ~1 ms per 20 commits here, so 1,000 commits fit with room; a
+// cold cache or a huge pack may not, and the line then goes without the
+// count rather than delaying the session.
+const StaleWalkBudget = 250 * time.Millisecond
+
+func staleLines(r ledger.HandoffRecord, root string, head, branch string, commits distill.CommitCount) []string {
+	var out []string
+	if l := changedLine(changedSince(r, root)); l != "" {
+		out = append(out, l)
+	}
+	// A record written before GitString redacted branches is redacted here.
+	if old := distill.GitString(r.Branch); old != "" && branch != "" && old != branch {
+		out = append(out, "> Branch switched since: "+redact.Clip(publish.ContentLine(old), 80)+" → "+redact.Clip(publish.ContentLine(branch), 80)+".")
+	}
+	if r.Head != "" && head != "" && r.Head != head {
+		out = append(out, headLine(r.Head, head, commits))
+	}
+	return out
+}
+
+// changedSince are the handoff's files (the first maxStaleFiles, inside
+// root) that are gone or were modified after it was written.
+func changedSince(r ledger.HandoffRecord, root string) []string {
+	var changed []string
+	for _, f := range r.Files[:min(len(r.Files), maxStaleFiles)] {
+		abs := f
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(root, f)
+		}
+		if rel, err := filepath.Rel(root, abs); err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		fi, err := os.Lstat(abs) // never follows a symlink; opens nothing
+		switch {
+		case err != nil:
+			changed = append(changed, redact.Clip(publish.ContentLine(f), 80)+" (gone)")
+		case fi.Mode().IsRegular() && fi.ModTime().After(r.Updated):
+			changed = append(changed, redact.Clip(publish.ContentLine(f), 80))
+		}
+	}
+	return changed
+}
+
+// changedLine names the first 5 changed files and counts the rest; "" for
+// none.
+func changedLine(changed []string) string {
+	if len(changed) == 0 {
+		return ""
+	}
+	shown := changed[:min(len(changed), 5)]
+	l := "> Changed on disk since: " + strings.Join(shown, ", ")
+	if len(changed) > len(shown) {
+		l += fmt.Sprintf(" (+%d more)", len(changed)-len(shown))
+	}
+	return l + " — re-read before editing."
+}
+
+// headLine says how HEAD moved from the handoff's (from) to now (to).
+func headLine(from, to string, commits distill.CommitCount) string {
+	from, to = redact.Clip(publish.ContentLine(from), 40), redact.Clip(publish.ContentLine(to), 40)
+	switch {
+	case commits.NotAncestor:
+		return "> HEAD moved since: " + from + " → " + to + ", and " + from + " is no longer in its history (rebased, reset or another branch) — check `git log`."
+	case commits.String() != "":
+		return "> Commits since: " + commits.String() + " (HEAD " + from + " → " + to + ") — check `git log`."
+	}
+	return "> Commits since: HEAD " + from + " → " + to + " — check `git log`."
 }
