@@ -165,11 +165,8 @@ func recordCurrent(s ledger.Store, h ledger.Handoff) error {
 
 // Status is where a handoff stands at a moment.
 type Status struct {
-	ID         string
-	Status     string
-	ConsumedBy []Consumer
-	Age        time.Duration // since its last rewrite
-	EndedAt    time.Time
+	Status string
+	Age    time.Duration // since its last rewrite
 }
 
 // StatusOf derives a handoff's status at now. Cleared wins; a handoff a
@@ -177,7 +174,7 @@ type Status struct {
 // sessions need) even once a newer one superseded it; an unconsumed one
 // is superseded, else expired past expireAfter, else active.
 func StatusOf(r ledger.HandoffRecord, consumers []Consumer, now time.Time, expireAfter time.Duration) Status {
-	s := Status{ID: r.ID, ConsumedBy: consumers, Age: now.Sub(r.Updated), EndedAt: r.EndedAt}
+	s := Status{Age: now.Sub(r.Updated)}
 	switch {
 	case r.Ended == ledger.EndForgotten || r.Ended == ledger.EndCleared:
 		s.Status = r.Ended

@@ -176,18 +176,13 @@ func isHexString(s string) bool {
 // (edited 5m ago; …)"), at most maxStaleFiles.
 func filesOfText(text string) []string {
 	var out []string
-	for _, title := range []string{"## Recent files"} {
-		for _, l := range publish.SectionLines(text, title) {
-			t, ok := strings.CutPrefix(l, "- ")
-			if !ok {
-				continue
-			}
-			if i := strings.LastIndex(t, " ("); i > 0 {
-				t = t[:i]
-			}
-			if t != "" && len(out) < maxStaleFiles {
-				out = append(out, t)
-			}
+	for _, l := range publish.SectionLines(text, "## Recent files") {
+		t, ok := strings.CutPrefix(l, "- ")
+		if i := strings.LastIndex(t, " ("); i > 0 {
+			t = t[:i]
+		}
+		if ok && t != "" && len(out) < maxStaleFiles {
+			out = append(out, t)
 		}
 	}
 	return out
