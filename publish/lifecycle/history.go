@@ -153,7 +153,7 @@ const maxStaleFiles = 20
 // written: files it names changed on disk (lstat'ed only when they are
 // regular files inside the project), the branch switched, commits made
 // since its HEAD in repo. The walk back to that HEAD runs only when HEAD
-// moved, and stops at distill.MaxCommitWalk ("1000+") or at deadline
+// moved, and stops at git.MaxCommitWalk ("1000+") or at deadline
 // (then only "HEAD a → b" is said).
 func StaleLines(r ledger.HandoffRecord, root string, repo *distill.Repo, deadline time.Time) []string {
 	head := repo.Head()
