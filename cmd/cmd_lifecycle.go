@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -54,7 +55,7 @@ func clearCommand(e *Env) *cli.Command {
 func runClear(e *Env, p *service.Project) error {
 	id, already, err := p.Clear()
 	switch {
-	case errors.Is(err, publish.ErrNoHistory):
+	case errors.Is(err, lifecycle.ErrNoHistory):
 		return exitf(ExitNotFound, "nothing to clear in %s: %v", p.Root, err)
 	case err != nil:
 		return err
@@ -264,14 +265,14 @@ func historyCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
 		Action: func(c *cli.Context) error {
 			if c.Bool("json") {
-				return onHistory(e, c, func(r *service.Project, hs []publish.HistoryEntry) error {
+				return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
 					return printJSON(e.Stdout, struct {
-						Project  string                 `json:"project"`
-						Handoffs []publish.HistoryEntry `json:"handoffs"`
+						Project  string                   `json:"project"`
+						Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
 					}{r.Root, nonNil(hs)})
 				})
 			}
-			return onHistory(e, c, func(r *service.Project, hs []publish.HistoryEntry) error {
+			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
 				return printHistory(plainEnv(e), r.Root, hs)
 			})
 		},
@@ -287,7 +288,7 @@ func historyCommand(e *Env) *cli.Command {
 					}
 					// A history file may have been planted in .carryover:
 					// its escapes never reach the terminal (nor a pipe).
-					return onHistory(e, c, func(r *service.Project, hs []publish.HistoryEntry) error {
+					return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
 						return showHistory(plainEnv(e), r.Root, hs, c.Args().First())
 					})
 				},
@@ -306,7 +307,7 @@ func historyCommand(e *Env) *cli.Command {
 }
 
 // onHistory runs fn over the project's handoff history.
-func onHistory(e *Env, c *cli.Context, fn func(*service.Project, []publish.HistoryEntry) error) error {
+func onHistory(e *Env, c *cli.Context, fn func(*service.Project, []lifecycle.HistoryEntry) error) error {
 	return onProject(e, c.String("project"), false, func(r *service.Project) error {
 		hs, err := r.History()
 		if err != nil {
@@ -316,7 +317,7 @@ func onHistory(e *Env, c *cli.Context, fn func(*service.Project, []publish.Histo
 	})
 }
 
-func printHistory(e *Env, root string, hs []publish.HistoryEntry) error {
+func printHistory(e *Env, root string, hs []lifecycle.HistoryEntry) error {
 	if len(hs) == 0 {
 		// The one thing that makes a first handoff appear.
 		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", root)
@@ -338,9 +339,9 @@ func printHistory(e *Env, root string, hs []publish.HistoryEntry) error {
 	return nil
 }
 
-func showHistory(e *Env, root string, hs []publish.HistoryEntry, arg string) error {
+func showHistory(e *Env, root string, hs []lifecycle.HistoryEntry, arg string) error {
 	if len(hs) == 0 {
-		return exitf(ExitNotFound, "no handoff %q: %v", arg, publish.ErrNoHistory)
+		return exitf(ExitNotFound, "no handoff %q: %v", arg, lifecycle.ErrNoHistory)
 	}
 	ids := make([]string, len(hs))
 	for i, h := range hs {

@@ -60,7 +60,7 @@ func runCommand(e *Env) *cli.Command {
 			for _, ce := range cerrs {
 				fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
 			}
-			return runAgent(e, runOptions{argv: args, project: project, maxRestarts: limits.Of(cfg).MaxRestarts(), poll: 500 * time.Millisecond, grace: 10 * time.Second})
+			return runAgent(e, runOptions{argv: args, project: project, maxRestarts: cfg.Walls().MaxRestarts(), poll: 500 * time.Millisecond, grace: 10 * time.Second})
 		},
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
-	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/resume"
 	"github.com/carryover/carryover/publish/service"
 )
@@ -219,7 +219,7 @@ func printProjectStatus(e *Env, p ProjectReport) {
 	fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
 	printLines(w, "    ", p.Quality, p.NotInjected)
 	printLifecycle(e, p.Lifecycle)
-	if p.Lifecycle != nil && p.Lifecycle.Status == publish.StatusCleared {
+	if p.Lifecycle != nil && p.Lifecycle.Status == lifecycle.StatusCleared {
 		return
 	}
 	if len(p.Receipts) == 0 {
@@ -353,7 +353,7 @@ type WallsReport struct {
 
 func wallsConfig(e *Env) WallsReport {
 	cfg, _ := LoadConfig(e, "")
-	w := limits.Of(cfg)
+	w := cfg.Walls()
 	t := w.Thresholds()
 	return WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
 		RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}
@@ -383,12 +383,12 @@ func printWalls(e *Env, st StatusReport) {
 	}
 }
 
-func printLifecycle(e *Env, h *publish.HistoryEntry) {
+func printLifecycle(e *Env, h *lifecycle.HistoryEntry) {
 	if h == nil {
 		return
 	}
 	line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
-	if h.Status == publish.StatusCleared {
+	if h.Status == lifecycle.StatusCleared {
 		// Said once, with who did it: nothing else about it matters now.
 		fmt.Fprintf(e.Stdout, "    %s: cleared by you (`carryover clear`); new sessions start without it\n", h.ID)
 		return

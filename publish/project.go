@@ -35,6 +35,8 @@ type Project struct {
 	// expire_after, history_keep); zero means the defaults.
 	ExpireAfter time.Duration
 	HistoryKeep int
+	// Lifecycle picks the handoff's id and records it (publish/lifecycle).
+	Lifecycle Lifecycle
 	// Note is a line Inject puts before the handoff's body (the previous
 	// session stopped at a limit); "" none.
 	Note string
@@ -107,15 +109,15 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
 	}
 	native := sessionFacts(l, &h)
-	lc := p.lifecycleInputs(l, h, native)
-	if lc.cleared {
+	lc := p.begin(l, h, native)
+	if lc.Cleared {
 		return nil, nil // cleared by the user, and no work since
 	}
-	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
-	if p.keepUnchanged(l, text, lc.id) {
+	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.ID, Decisions: lc.Decisions, Pinned: lc.Pinned})
+	if p.keepUnchanged(l, text, lc.ID) {
 		return nil, nil
 	}
-	return &Rendered{Text: text, Tool: h.Tool, record: func() { p.recordLifecycle(l, lc, h, native, text) }}, nil
+	return &Rendered{Text: text, Tool: h.Tool, record: func() { lc.Record(text) }}, nil
 }
 
 // sessionFacts is the handoff's session's native id ("" when the ledger

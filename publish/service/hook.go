@@ -19,6 +19,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/limits"
 	"github.com/carryover/carryover/publish/safefile"
 )
@@ -165,7 +166,7 @@ func (ev *event) run(start time.Time) error {
 		return err
 	}
 	tIngest := time.Since(start)
-	level, pct := limits.ContextOf(ev.ledger, ev.rep.SessionID, ev.agent, limits.Of(ev.Config)) // at CRITICAL the handoff must be fresh
+	level, pct := limits.ContextOf(ev.ledger, ev.rep.SessionID, ev.agent, ev.Config.Walls()) // at CRITICAL the handoff must be fresh
 	r := ev.republish(level == distill.ContextCritical)
 	if r != nil {
 		waitWrites = ev.writeFiles(r)
@@ -263,19 +264,10 @@ func (ev *event) writeFiles(r *publish.Rendered) func() error {
 // session (a resumed session that holds this exact handoff does not get it
 // twice), and records the delivery.
 func (ev *event) deliver(text string) {
-	l, sid := ev.ledger, ev.rep.SessionID
-	resumed := ev.hook.Source == "resume"
-	if text != "" && resumed && l.Delivered(ev.Root, publish.HeaderOf(text), sid) {
-		ev.log.Printf("session already holds this handoff; not injected again")
-		return
-	}
-	d := ev.Deliver(l, ev.agent, ev.name, text, sid, resumed)
+	d := lifecycle.Deliver(ev.Project.Project, ev.ledger, ev.agent, ev.name, text, ev.rep.SessionID, ev.hook.Source == "resume")
 	ev.out.Write(d.Out)
 	if d.Why != "" {
 		ev.log.Printf("%s", d.Why)
-	}
-	if d.Header != "" {
-		_ = l.RecordDelivery(ledger.Delivery{Project: ev.Root, Header: d.Header, Tool: ev.agent.Name, SessionID: sid, Via: "hook", At: ev.env.Now()})
 	}
 }
 
@@ -284,7 +276,7 @@ func (ev *event) deliver(text string) {
 // at a limit" note for a start or prompt, and signals `carryover run`.
 func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome {
 	walls := limits.Act(limits.Options{Ledger: ev.ledger, Project: ev.Project.Project, Agent: ev.agent, Class: ev.class, Hook: ev.hook,
-		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: limits.Of(ev.Config), Level: level, Percent: pct, Handoff: ev.handoff})
+		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: ev.Config.Walls(), Level: level, Percent: pct, Handoff: ev.handoff})
 	ev.log.notes(walls.Notes)
 	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
 		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.Now, time.Local)
@@ -320,7 +312,7 @@ func (ev *event) signalRun(w limits.Outcome) {
 		return
 	}
 	lvl := w.Level
-	if !limits.Of(ev.Config).RestartAtCritical() {
+	if !ev.Config.Walls().RestartAtCritical() {
 		lvl = ""
 	}
 	note, err := limits.RunHook(ev.env.Home, run, getenv(limits.RunPIDEnv), ev.agent.Name, ev.hook.SessionID, ev.class == adapters.ClassStart, lvl, w.Percent, ev.env.Now())

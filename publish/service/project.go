@@ -20,7 +20,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
-	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/redact"
 )
 
@@ -72,11 +72,11 @@ func Open(env Env, root string, log *Log) *Project {
 	if log != nil {
 		log.Redact = red
 	}
-	for _, p := range limits.Of(cfg).Problems() {
+	for _, p := range cfg.Walls().Problems() {
 		log.Printf("config: %s", p)
 	}
 	pp := &publish.Project{Root: root, Home: env.Home, Now: env.Now(), Mode: cfg.Resume, Redact: red, Logf: log.Printf,
-		Pointer: cfg.PointerMode(), NotProject: publish.NotProject(root, env.Agent.Home)}
+		Pointer: cfg.PointerMode(), Lifecycle: lifecycle.Begin, NotProject: publish.NotProject(root, env.Agent.Home)}
 	if cfg.ExpireAfter != "" {
 		if d, err := publish.ParseAge(cfg.ExpireAfter); err == nil {
 			pp.ExpireAfter = d

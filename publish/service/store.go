@@ -16,6 +16,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/limits"
 )
 
@@ -89,7 +90,7 @@ func (s *Store) LastReceipts() map[string]Receipt {
 	if s.l == nil {
 		return out
 	}
-	ds, _ := s.l.Deliveries("", 100_000)
+	ds, _ := lifecycle.Deliveries(s.l, "", 100_000)
 	for _, d := range ds { // newest first
 		if _, ok := out[d.Tool]; !ok {
 			out[d.Tool] = Receipt{Handoff: d.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At}
@@ -165,7 +166,7 @@ type ProjectStatus struct {
 	NotInjected string `json:"not_injected,omitempty"`
 	// Lifecycle is the current handoff's id, status, consumers and
 	// staleness (nil before the ledger recorded one).
-	Lifecycle *publish.HistoryEntry `json:"lifecycle,omitempty"`
+	Lifecycle *lifecycle.HistoryEntry `json:"lifecycle,omitempty"`
 }
 
 // Projects is each project's current handoff; cwd, the working
@@ -176,7 +177,7 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 	var hs []ledger.Handoff
 	var err error
 	if s.l != nil {
-		hs, err = s.l.Handoffs()
+		hs, err = lifecycle.Handoffs(s.l)
 	}
 	for _, h := range hs {
 		p := s.project(h.Project)
@@ -185,7 +186,7 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 		if h.Project == cwd {
 			cwd = ""
 		}
-		ds, _ := s.l.Deliveries(h.Project, 10)
+		ds, _ := lifecycle.Deliveries(s.l, h.Project, 10)
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, Receipt{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
@@ -247,7 +248,7 @@ func (s *Store) LastLimits() []LastLimit {
 	if s.l == nil {
 		return nil
 	}
-	evs, err := s.l.LastLimits("")
+	evs, err := limits.LastLimits(s.l, "")
 	if err != nil {
 		return nil
 	}
@@ -266,7 +267,7 @@ func contextLine(s ledger.Session, cfg config.Config) string {
 		return ""
 	}
 	a, _ := adapters.ByName(s.Tool)
-	lvl, pct := limits.Level(s, a, limits.Of(cfg))
+	lvl, pct := limits.Level(s, a, cfg.Walls())
 	return fmt.Sprintf("%s (%d %% of %d tokens)", lvl, pct, limits.Window(s, a))
 }
 
@@ -397,7 +398,7 @@ func (f forgetting) session(se ledger.Session) error {
 
 // handoffIDs are the ids of the handoffs the session published.
 func (f forgetting) handoffIDs(se ledger.Session) []string {
-	recs, _ := f.l.HandoffRecords(se.Project, -1)
+	recs, _ := lifecycle.Records(f.l, se.Project, -1)
 	var ids []string
 	for _, r := range recs {
 		if r.SessionID == se.ID {
