@@ -1,8 +1,11 @@
 package specs
 
 import (
+	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +24,13 @@ import (
 //
 // A third shape, "whole", is for agents whose hooks are files of their own
 // (Pi's TS extension, Cline's executable hook files): carryover writes the
-// whole file from a template (see whole.go) and owns it byte for byte.
+// whole file from a template in hookfiles/ and owns it byte for byte. The
+// tool's config path names the file; when it holds EventSlot, one file is
+// written per hook event (Cline: ~/.cline/hooks/TaskStart …), else one file
+// carries every event (Pi: one extension). specs/hookconf fills in the
+// template's placeholders (Slot* below). A whole file lives in the user's
+// own config folders, never in a project: its path must start with "~" or
+// an environment variable.
 type HookFile struct {
 	// Shape is "grouped", "flat" or "whole".
 	Shape string `toml:"shape"`
@@ -60,41 +69,61 @@ const (
 	PhMatcher   Placeholder = "$matcher"    // the hook's matcher
 )
 
-var placeholders = []Placeholder{PhCommand, PhTimeout, PhTimeoutMs, PhMatcher}
+// Placeholders of a whole file's template; EventSlot in its config path
+// stands for the native event name.
+const (
+	SlotExeSh   = "{{exe_sh}}"   // carryover's absolute path as one shell word
+	SlotExeJSON = "{{exe_json}}" // the same as a JSON (and JS/TS) string literal
+	SlotTool    = "{{tool}}"     // the tool's name
+	EventSlot   = "{{event}}"    // the native event (per-event files only)
+)
+
+var (
+	placeholders = []Placeholder{PhCommand, PhTimeout, PhTimeoutMs, PhMatcher}
+	wholeSlots   = []string{SlotExeSh, SlotExeJSON, SlotTool, EventSlot}
+	slotRE       = regexp.MustCompile(`\{\{[^{}]*\}\}`)
+)
+
+//go:embed hookfiles
+var hookFiles embed.FS
+
+// Whole reports whether carryover writes the hook file whole.
+func (h *HookFile) Whole() bool { return h != nil && h.Shape == ShapeWhole }
+
+// Content is a whole file's template text.
+func (h *HookFile) Content() string { return h.content }
 
 // Field parses one "key=value" layout field. The value is a Placeholder
 // ("$…"), a bool (true, false), an integer, or else a string.
 func Field(s string) (key string, val any, err error) {
 	key, v, ok := strings.Cut(s, "=")
-	if !ok || key == "" {
-		return "", nil, fmt.Errorf("field %q: want key=value", s)
+	if n, err := strconv.Atoi(v); err == nil {
+		val = n
 	}
 	switch {
+	case !ok || key == "":
+		return "", nil, fmt.Errorf("field %q: want key=value", s)
+	case strings.HasPrefix(v, "$") && !slices.Contains(placeholders, Placeholder(v)):
+		return "", nil, fmt.Errorf("field %q: unknown placeholder; expected one of %v", s, placeholders)
 	case strings.HasPrefix(v, "$"):
-		if !slices.Contains(placeholders, Placeholder(v)) {
-			return "", nil, fmt.Errorf("field %q: unknown placeholder; expected one of %v", s, placeholders)
-		}
 		return key, Placeholder(v), nil
 	case v == "true" || v == "false":
 		return key, v == "true", nil
-	}
-	if n, err := strconv.Atoi(v); err == nil {
-		return key, n, nil
+	case val != nil:
+		return key, val, nil
 	}
 	return key, v, nil
 }
 
 func (h *HookFile) validate() error {
-	if h.Shape == ShapeWhole {
+	switch {
+	case h.Shape == ShapeWhole:
 		return h.validateWhole()
-	}
-	if h.Shape != ShapeGrouped && h.Shape != ShapeFlat {
+	case h.Shape != ShapeGrouped && h.Shape != ShapeFlat:
 		return fmt.Errorf("shape %q: expected %q, %q or %q", h.Shape, ShapeGrouped, ShapeFlat, ShapeWhole)
-	}
-	if h.Template != "" || h.Mode != 0 {
+	case h.Template != "" || h.Mode != 0:
 		return fmt.Errorf("template and mode belong to shape %q", ShapeWhole)
-	}
-	if len(h.CommandKeys) == 0 {
+	case len(h.CommandKeys) == 0:
 		return errors.New("command_keys is empty")
 	}
 	for _, f := range h.Skeleton {
@@ -110,15 +139,84 @@ func (h *HookFile) validate() error {
 		if err != nil {
 			return fmt.Errorf("handler: %w", err)
 		}
-		if v == PhCommand {
-			if !slices.Contains(h.CommandKeys, k) {
-				return fmt.Errorf("handler writes the command to %q, which is not in command_keys", k)
-			}
-			cmd = true
+		if v == PhCommand && !slices.Contains(h.CommandKeys, k) {
+			return fmt.Errorf("handler writes the command to %q, which is not in command_keys", k)
 		}
+		cmd = cmd || v == PhCommand
 	}
 	if !cmd {
 		return errors.New("handler has no $command field")
 	}
 	return nil
+}
+
+func (h *HookFile) validateWhole() error {
+	if len(h.CommandKeys)+len(h.Skeleton)+len(h.Handler) > 0 {
+		return fmt.Errorf("shape %q takes template and mode, not command_keys, skeleton or handler", ShapeWhole)
+	}
+	if h.Template == "" || strings.ContainsAny(h.Template, `/\`) {
+		return fmt.Errorf("shape %q needs template, a file name in specs/hookfiles", ShapeWhole)
+	}
+	b, err := fs.ReadFile(hookFiles, "hookfiles/"+h.Template)
+	if err != nil {
+		return fmt.Errorf("template %q: %w", h.Template, err)
+	}
+	h.content = string(b)
+	for _, s := range slotRE.FindAllString(h.content, -1) {
+		if !slices.Contains(wholeSlots, s) {
+			return fmt.Errorf("template %q: unknown placeholder %s; expected one of %v", h.Template, s, wholeSlots)
+		}
+	}
+	if !strings.Contains(h.content, SlotExeSh) && !strings.Contains(h.content, SlotExeJSON) {
+		return fmt.Errorf("template %q never names carryover (%s or %s)", h.Template, SlotExeSh, SlotExeJSON)
+	}
+	// The owner reads and writes it; nobody else may write it (it runs
+	// with the user's rights).
+	if h.Mode&0o600 != 0o600 || h.Mode&^0o755 != 0 {
+		return fmt.Errorf("mode %#o: want the owner's read and write bits and no write bit for group or others (e.g. 0o644, 0o755)", h.Mode)
+	}
+	return nil
+}
+
+// validateWhole checks a whole-file tool's paths and rows: paths in the
+// user's folders, one file per event exactly when the template names the
+// event, and a single file naming every event its rows hook (it relays
+// them itself).
+func (tl *Tool) validateWhole() error {
+	h := tl.HookFile
+	perEvent, err := tl.wholePaths()
+	if err != nil {
+		return err
+	}
+	if !perEvent && strings.Contains(h.content, EventSlot) {
+		return fmt.Errorf("template %q names %s but the config path writes one file for every event", h.Template, EventSlot)
+	}
+	for _, r := range tl.Rows {
+		for _, hk := range append(slices.Clone(r.Inject), r.Snapshot...) {
+			switch {
+			case perEvent && strings.ContainsAny(hk.Native, `/\.:*?<>|`):
+				return fmt.Errorf("row %s: event %q cannot be a file name", r.ID, hk.Native)
+			case !perEvent && !strings.Contains(h.content, `"`+hk.Native+`"`):
+				return fmt.Errorf("row %s hooks %s but template %q never relays it (no %q in it)", r.ID, hk.Native, h.Template, `"`+hk.Native+`"`)
+			}
+		}
+	}
+	return nil
+}
+
+// wholePaths checks the config paths of a whole-file tool and reports
+// whether they name one file per event.
+func (tl *Tool) wholePaths() (perEvent bool, err error) {
+	for _, p := range tl.Config.every() {
+		if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
+			return false, fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
+		}
+		if strings.Contains(p, EventSlot) {
+			if !strings.HasSuffix(p, "/"+EventSlot) {
+				return false, fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
+			}
+			perEvent = true
+		}
+	}
+	return perEvent, nil
 }

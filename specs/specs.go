@@ -28,6 +28,8 @@ import (
 //go:embed tools.toml
 var toolsTOML []byte
 
+var loadOnce = sync.OnceValues(Load)
+
 // Names lists every agent in the table, in table order.
 func Names() []string {
 	t, err := loadOnce()
@@ -36,8 +38,6 @@ func Names() []string {
 	}
 	return t.names()
 }
-
-var loadOnce = sync.OnceValues(Load)
 
 var (
 	// ErrUnknownTool is returned for a tool name that is not in the table.
@@ -83,19 +83,10 @@ type PathSet struct {
 
 // For returns the candidates for goos.
 func (p PathSet) For(goos string) []string {
-	var l []string
-	switch goos {
-	case "linux":
-		l = p.Linux
-	case "darwin":
-		l = p.Darwin
-	case "windows":
-		l = p.Windows
+	if l := map[string][]string{"linux": p.Linux, "darwin": p.Darwin, "windows": p.Windows}[goos]; len(l) > 0 {
+		return l
 	}
-	if len(l) == 0 {
-		l = p.All
-	}
-	return l
+	return p.All
 }
 
 // every lists the candidates of every OS.
@@ -310,34 +301,30 @@ func (r *Row) validateHooks(a *adapters.Agent) error {
 }
 
 // parseRange accepts ">= A" or ">= A, < B".
-func parseRange(s string) (min, max *version.Version, err error) {
-	if _, err := version.NewConstraint(s); err != nil {
-		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
-	}
+func parseRange(s string) (lo, hi *version.Version, err error) {
+	_, err = version.NewConstraint(s)
 	parts := strings.Split(s, ",")
-	if len(parts) > 2 {
-		return nil, nil, fmt.Errorf("versions %q: want \">= A\" or \">= A, < B\"", s)
+	a, b := strings.TrimSpace(parts[0]), strings.TrimSpace(parts[len(parts)-1])
+	switch {
+	case err != nil:
+	case len(parts) > 2:
+		err = errors.New(`want ">= A" or ">= A, < B"`)
+	case !strings.HasPrefix(a, ">="):
+		err = errors.New("must start with >=")
+	case len(parts) == 2 && (!strings.HasPrefix(b, "<") || strings.HasPrefix(b, "<=")):
+		err = errors.New("upper bound must be < B")
+	default:
+		lo, err = version.NewVersion(strings.TrimSpace(a[2:]))
 	}
-	lo := strings.TrimSpace(parts[0])
-	if !strings.HasPrefix(lo, ">=") {
-		return nil, nil, fmt.Errorf("versions %q: must start with >=", s)
+	if err == nil && len(parts) == 2 {
+		if hi, err = version.NewVersion(strings.TrimSpace(b[1:])); err == nil && !hi.GreaterThan(lo) {
+			err = errors.New("empty range")
+		}
 	}
-	if min, err = version.NewVersion(strings.TrimSpace(lo[2:])); err != nil {
+	if err != nil {
 		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
 	}
-	if len(parts) == 2 {
-		hi := strings.TrimSpace(parts[1])
-		if !strings.HasPrefix(hi, "<") || strings.HasPrefix(hi, "<=") {
-			return nil, nil, fmt.Errorf("versions %q: upper bound must be < B", s)
-		}
-		if max, err = version.NewVersion(strings.TrimSpace(hi[1:])); err != nil {
-			return nil, nil, fmt.Errorf("versions %q: %w", s, err)
-		}
-		if !max.GreaterThan(min) {
-			return nil, nil, fmt.Errorf("versions %q: empty range", s)
-		}
-	}
-	return min, max, nil
+	return lo, hi, nil
 }
 
 // contains reports whether v is in the row's range. Prereleases compare by
@@ -468,27 +455,127 @@ func (tl Tool) capability(r Row, ver string) Capability {
 // ParseVersion extracts the version from the output of the tool's version
 // command. The error never quotes the output.
 func ParseVersion(tool Tool, output string) (string, error) {
-	re := tool.re
-	if re == nil {
-		var err error
-		if re, err = regexp.Compile(tool.VersionRegexp); err != nil {
-			return "", fmt.Errorf("%s: bad version_regexp: %w", tool.Name, err)
-		}
-	}
-	m := re.FindStringSubmatch(output)
+	m := tool.re.FindStringSubmatch(output)
 	if m == nil || m[1] == "" {
 		return "", fmt.Errorf("could not find a version in the output of `%s %s` (%d bytes); is it %s?",
-			first(tool.Binaries), strings.Join(tool.VersionArgs, " "), len(output), tool.Display)
+			tool.Binaries[0], strings.Join(tool.VersionArgs, " "), len(output), tool.Display)
 	}
-	if _, err := version.NewVersion(m[1]); err != nil {
+	if !validVersion(m[1]) {
 		return "", fmt.Errorf("%s reported version %q, which is not a version number", tool.Display, m[1])
 	}
 	return m[1], nil
 }
 
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
+// ConfigPath returns the file carryover writes hook stubs into for goos: the
+// first candidate that exists, else the first usable candidate (the standard
+// location), else "" (the tool has no hook config, e.g. Aider).
+//
+// getenv looks up environment variables, home is the user's home directory,
+// exists reports whether a path exists (nil = nothing exists).
+func (t Tool) ConfigPath(goos string, getenv func(string) string, home string, exists func(string) bool) string {
+	return pick(t.Config.For(goos), goos, getenv, home, exists)
+}
+
+// TrustPath is like ConfigPath for the tool's second file (Codex
+// config.toml); "" when the tool has none.
+func (t Tool) TrustPath(goos string, getenv func(string) string, home string, exists func(string) bool) string {
+	return pick(t.Trust.For(goos), goos, getenv, home, exists)
+}
+
+// TranscriptPaths returns every usable transcript location for goos, in
+// table order. Relative results are relative to the project root.
+func (t Tool) TranscriptPaths(goos string, getenv func(string) string, home string) []string {
+	var out []string
+	for _, c := range t.Transcripts.For(goos) {
+		if p, ok := Expand(c, goos, getenv, home); ok {
+			out = append(out, p)
+		}
 	}
-	return s[0]
+	return out
+}
+
+func pick(cands []string, goos string, getenv func(string) string, home string, exists func(string) bool) string {
+	var first string
+	for _, c := range cands {
+		p, ok := Expand(c, goos, getenv, home)
+		if !ok {
+			continue
+		}
+		if exists != nil && exists(p) {
+			return p
+		}
+		if first == "" {
+			first = p
+		}
+	}
+	return first
+}
+
+// Expand expands a table path: ${NAME} (false when unset or empty),
+// ${NAME:-default}, then a leading "~" to home. On windows, "/" becomes "\".
+func Expand(s, goos string, getenv func(string) string, home string) (string, bool) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return "", false
+		}
+		b.WriteString(s[:i])
+		expr := s[i+2 : i+j]
+		s = s[i+j+1:]
+		name, def, hasDef := strings.Cut(expr, ":-")
+		if v := getenv(name); v != "" {
+			b.WriteString(v)
+		} else if hasDef {
+			b.WriteString(def)
+		} else {
+			return "", false
+		}
+	}
+	p := b.String()
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home == "" {
+			return "", false
+		}
+		p = strings.TrimRight(home, "/\\") + p[1:]
+	}
+	if goos == "windows" {
+		p = strings.ReplaceAll(p, "/", `\`)
+	}
+	return p, true
+}
+
+// StoreVariables are the environment variables that move agents' session
+// stores (a ${NAME:-default} in a transcripts path for goos), in table
+// order: what to tell a user whose sessions were not found.
+func StoreVariables(goos string) []string {
+	t, err := loadOnce()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, tl := range t.tools {
+		for _, c := range tl.Transcripts.For(goos) {
+			for {
+				i := strings.Index(c, "${")
+				j := strings.Index(c, ":-")
+				if i < 0 || j < i {
+					break
+				}
+				if name := c[i+2 : j]; !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+				c = c[j+2:]
+			}
+		}
+	}
+	return out
 }

@@ -18,7 +18,6 @@ func Diff(p Plan) string {
 	if p.Delete {
 		to = "/dev/null"
 	}
-	a, b := slices.Collect(strings.Lines(string(p.Before))), slices.Collect(strings.Lines(string(p.After)))
 	var out strings.Builder
 	switch { // a whole hook file's mode, as git shows it (an executable hook needs it)
 	case p.whole && p.Created && p.Mode != 0:
@@ -27,8 +26,13 @@ func Diff(p Plan) string {
 		fmt.Fprintf(&out, "new mode 100%o\n", p.Mode)
 	}
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
-	for _, h := range hunks(a, b, 3) {
-		out.WriteString(h)
+	ops := script(slices.Collect(strings.Lines(string(p.Before))), slices.Collect(strings.Lines(string(p.After))))
+	for i := 0; i < len(ops); i++ {
+		if ops[i].kind != ' ' {
+			end := hunkEnd(ops, i, 3)
+			out.WriteString(formatHunk(ops, max(0, i-3), end))
+			i = end - 1
+		}
 	}
 	return out.String()
 }
@@ -108,21 +112,6 @@ func lcsTable(a, b []string) [][]int {
 		}
 	}
 	return lcs
-}
-
-func hunks(a, b []string, ctx int) []string {
-	ops := script(a, b)
-	var out []string
-	for i := 0; i < len(ops); {
-		if ops[i].kind == ' ' {
-			i++
-			continue
-		}
-		start, end := max(0, i-ctx), hunkEnd(ops, i, ctx)
-		out = append(out, formatHunk(ops, start, end))
-		i = end
-	}
-	return out
 }
 
 // hunkEnd is where the hunk of the change at end ends: ctx lines after

@@ -250,13 +250,9 @@ func (p Plan) apply(files FS) error {
 		}
 		return nil
 	}
-	if exists && !p.whole { // the backup is the file before carryover's first install
-		if _, has, err := read(files, p.Path+BackupSuffix); err != nil {
+	if exists && !p.whole {
+		if err := backUp(files, p.Path, p.Before); err != nil {
 			return err
-		} else if !has {
-			if err := files.WriteFile(p.Path+BackupSuffix, p.Before, 0o600); err != nil {
-				return writeErr(p.Path+BackupSuffix, err)
-			}
 		}
 	}
 	perm := cmp.Or(p.Mode, 0o600)
@@ -265,6 +261,16 @@ func (p Plan) apply(files FS) error {
 		err = m.chmod(p.Path, perm)
 	}
 	return writeErr(p.Path, err)
+}
+
+// backUp keeps before as path's backup unless it has one: the file as it
+// was before carryover's first install.
+func backUp(files FS, path string, before []byte) error {
+	_, has, err := read(files, path+BackupSuffix)
+	if err == nil && !has {
+		err = writeErr(path+BackupSuffix, files.WriteFile(path+BackupSuffix, before, 0o600))
+	}
+	return err
 }
 
 func writeErr(path string, err error) error {

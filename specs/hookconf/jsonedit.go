@@ -102,23 +102,21 @@ func (p *jparser) errf(msg string) error {
 
 func (p *jparser) ws() {
 	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			p.i++
-		case c == '/' && p.i+1 < len(p.b) && p.b[p.i+1] == '/':
-			for p.i < len(p.b) && p.b[p.i] != '\n' {
-				p.i++
+		rest, n := p.b[p.i:], 1
+		switch {
+		case bytes.HasPrefix(rest, []byte("//")):
+			n = bytes.IndexByte(rest, '\n') // the newline is the next blank
+		case bytes.HasPrefix(rest, []byte("/*")):
+			if n = bytes.Index(rest[2:], []byte("*/")); n >= 0 {
+				n += 4
 			}
-		case c == '/' && p.i+1 < len(p.b) && p.b[p.i+1] == '*':
-			end := bytes.Index(p.b[p.i+2:], []byte("*/"))
-			if end < 0 {
-				p.i = len(p.b)
-				return
-			}
-			p.i += 2 + end + 2
-		default:
+		case strings.IndexByte(" \t\n\r", rest[0]) < 0:
 			return
 		}
+		if n < 0 {
+			n = len(rest)
+		}
+		p.i += n
 	}
 }
 
@@ -136,26 +134,23 @@ func (p *jparser) val() (*jnode, error) {
 		return p.container(c)
 	case c == '"':
 		return p.str()
-	case c == '-' || (c >= '0' && c <= '9'):
+	case strings.IndexByte("-0123456789", c) >= 0:
 		s := p.i
 		for p.i < len(p.b) && strings.IndexByte("+-0123456789.eE", p.b[p.i]) >= 0 {
 			p.i++
 		}
-		lit := string(p.b[s:p.i])
-		if !json.Valid([]byte(lit)) {
-			return nil, p.errf("bad number")
+		if lit := string(p.b[s:p.i]); json.Valid([]byte(lit)) {
+			return &jnode{kind: 'n', start: s, end: p.i, lit: lit}, nil
 		}
-		return &jnode{kind: 'n', start: s, end: p.i, lit: lit}, nil
-	default:
-		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
-				s := p.i
-				p.i += len(lit)
-				return &jnode{kind: 'l', start: s, end: p.i, lit: lit}, nil
-			}
-		}
-		return nil, p.errf("unexpected character")
+		return nil, p.errf("bad number")
 	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+			p.i += len(lit)
+			return &jnode{kind: 'l', start: p.i - len(lit), end: p.i, lit: lit}, nil
+		}
+	}
+	return nil, p.errf("unexpected character")
 }
 
 func (p *jparser) str() (*jnode, error) {
@@ -292,28 +287,19 @@ func splice(b []byte, start, end int, repl string) []byte {
 	return append(out, b[end:]...)
 }
 
-// render formats v (plain values or ordered objects). Multi-line output
-// starts at the current position; continuation lines start with prefix.
+// render formats v (plain values or ordered objects) in the document's
+// style. Multi-line output starts at the current position; continuation
+// lines start with prefix.
 func render(v any, prefix string, st style, multi bool) string {
-	unit := "" // prefix is "" when !multi
-	if multi {
-		unit = st.unit
-	}
-	b, err := marshal(v, prefix, unit)
-	if err != nil {
-		panic(err) // only carryover's own values are rendered
-	}
-	s := string(b)
-	if multi {
-		if st.keySep != ": " {
-			s = respace(s, ": ", st.keySep)
+	if !multi {
+		b, _ := marshal(v, "", "")
+		if st.spaced {
+			return respace(string(b), ": ", ", ")
 		}
-		return s
+		return string(b)
 	}
-	if st.spaced {
-		s = respace(s, "", "")
-	}
-	return s
+	b, _ := marshal(v, prefix, st.unit)
+	return respace(string(b), st.keySep, ",")
 }
 
 // marshal is v as JSON without HTML escaping (paths and commands stay
@@ -327,38 +313,26 @@ func marshal(v any, prefix, unit string) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
-// respace rewrites separators outside strings. With from == "" it turns
-// compact "," and ":" into ", " and ": "; otherwise it replaces from by to.
-func respace(s, from, to string) string {
+// respace rewrites the separators outside strings: each ":" (and the
+// space after it) to colon, each "," to comma.
+func respace(s, colon, comma string) string {
 	var b strings.Builder
 	in, esc := false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if in {
-			b.WriteByte(c)
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
-			}
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == ':':
+			b.WriteString(colon)
+			i += len(s[i+1:]) - len(strings.TrimPrefix(s[i+1:], " "))
 			continue
-		}
-		if c == '"' {
-			in = true
-		}
-		if from == "" {
-			b.WriteByte(c)
-			if c == ',' || c == ':' {
-				b.WriteByte(' ')
-			}
-			continue
-		}
-		if strings.HasPrefix(s[i:], from) {
-			b.WriteString(to)
-			i += len(from) - 1
+		case !in && c == ',':
+			b.WriteString(comma)
 			continue
 		}
 		b.WriteByte(c)
@@ -442,34 +416,25 @@ type kv struct {
 type ordered []kv
 
 func (o ordered) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+	b := []byte{'{'}
 	for i, p := range o {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
 		k, _ := json.Marshal(p.k)
-		buf.Write(k)
-		buf.WriteByte(':')
-		vb, err := marshal(p.v, "", "")
+		v, err := marshal(p.v, "", "")
 		if err != nil {
 			return nil, err
 		}
-		buf.Write(vb)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, k...), ':'), v...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // plain converts ordered values to the shapes value() returns, for comparison.
 func plain(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
+	b, _ := json.Marshal(v) // only carryover's own values
 	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(err)
-	}
+	json.Unmarshal(b, &out)
 	return out
 }
