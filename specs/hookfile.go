@@ -126,6 +126,11 @@ func (h *HookFile) validate() error {
 	case len(h.CommandKeys) == 0:
 		return errors.New("command_keys is empty")
 	}
+	return h.validateFields()
+}
+
+// validateFields checks the skeleton's and the handler's fields.
+func (h *HookFile) validateFields() error {
 	for _, f := range h.Skeleton {
 		if _, v, err := Field(f); err != nil {
 			return fmt.Errorf("skeleton: %w", err)

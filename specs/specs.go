@@ -564,18 +564,14 @@ func StoreVariables(goos string) []string {
 	var out []string
 	for _, tl := range t.tools {
 		for _, c := range tl.Transcripts.For(goos) {
-			for {
-				i := strings.Index(c, "${")
-				j := strings.Index(c, ":-")
-				if i < 0 || j < i {
-					break
+			for _, m := range storeVar.FindAllStringSubmatch(c, -1) {
+				if !slices.Contains(out, m[1]) {
+					out = append(out, m[1])
 				}
-				if name := c[i+2 : j]; !slices.Contains(out, name) {
-					out = append(out, name)
-				}
-				c = c[j+2:]
 			}
 		}
 	}
 	return out
 }
+
+var storeVar = regexp.MustCompile(`\$\{([^{}:]*):-`)
