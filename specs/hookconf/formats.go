@@ -414,21 +414,25 @@ func sameJSON(a, b []byte) bool {
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
-	for _, m := range []map[string]any{x, y} {
-		h, ok := m["hooks"].(map[string]any)
-		for k, v := range h {
-			if a, isList := v.([]any); isList && len(a) == 0 {
-				delete(h, k)
-			}
-			if o, isObj := v.(map[string]any); isObj && len(o) == 0 {
-				delete(h, k)
-			}
+	return reflect.DeepEqual(dropEmptyHooks(x), dropEmptyHooks(y))
+}
+
+// dropEmptyHooks deletes m's empty event lists and objects, then an empty
+// "hooks" object.
+func dropEmptyHooks(m map[string]any) map[string]any {
+	h, ok := m["hooks"].(map[string]any)
+	for k, v := range h {
+		if a, isList := v.([]any); isList && len(a) == 0 {
+			delete(h, k)
 		}
-		if ok && len(h) == 0 {
-			delete(m, "hooks")
+		if o, isObj := v.(map[string]any); isObj && len(o) == 0 {
+			delete(h, k)
 		}
 	}
-	return reflect.DeepEqual(x, y)
+	if ok && len(h) == 0 {
+		delete(m, "hooks")
+	}
+	return m
 }
 
 // eventsOf lists the native events holding carryover entries.

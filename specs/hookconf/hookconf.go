@@ -237,12 +237,9 @@ func (p Plan) apply(files FS) error {
 	if !p.Changed() {
 		return nil
 	}
-	cur, exists, err := read(files, p.Path)
+	exists, err := p.unchanged(files)
 	if err != nil {
 		return err
-	}
-	if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
-		return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
 	}
 	if p.Delete { // Delete only removes files carryover created
 		if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -261,6 +258,15 @@ func (p Plan) apply(files FS) error {
 		err = m.chmod(p.Path, perm)
 	}
 	return writeErr(p.Path, err)
+}
+
+// unchanged checks that the file still holds Before, and whether it exists.
+func (p Plan) unchanged(files FS) (exists bool, err error) {
+	cur, exists, err := read(files, p.Path)
+	if err == nil && (exists != (p.Before != nil) || !bytes.Equal(cur, p.Before)) {
+		err = fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
+	}
+	return exists, err
 }
 
 // backUp keeps before as path's backup unless it has one: the file as it
@@ -592,15 +598,7 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs 
 	if err != nil {
 		return
 	}
-	dropped := false
-	for _, p := range plans {
-		if _, rec := r.Files[p.Path]; rec && p.whole {
-			if _, exists, err := read(files, p.Path); err == nil && !exists {
-				delete(r.Files, p.Path)
-				dropped = true
-			}
-		}
-	}
+	dropped := r.forget(plans, files)
 	recorded := slices.Clone(r.Dirs)
 	slices.SortFunc(recorded, func(a, b string) int { return len(b) - len(a) })
 	var keep []string
@@ -616,4 +614,18 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs 
 		r.Dirs = slices.DeleteFunc(r.Dirs, func(dir string) bool { return !slices.Contains(keep, dir) })
 		saveRecord(files, recordPath, r)
 	}
+}
+
+// forget drops from r the whole files the plans deleted.
+func (r *Record) forget(plans []Plan, files FS) (dropped bool) {
+	for _, p := range plans {
+		if _, rec := r.Files[p.Path]; !rec || !p.whole {
+			continue
+		}
+		if _, exists, err := read(files, p.Path); err == nil && !exists {
+			delete(r.Files, p.Path)
+			dropped = true
+		}
+	}
+	return dropped
 }

@@ -141,37 +141,22 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 	if lay.inline {
 		return nil, fmt.Errorf("%s is set inline (%s = {…}); edit the file by hand", key, path[0])
 	}
-	name := path[len(path)-1]
+	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
 	var out []byte
 	switch {
 	case lay.start >= 0:
 		keyText := strings.TrimRight(string(b[lay.start:lay.keyEnd]), " \t")
 		out = slices.Concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
+	case len(path) == 1 && lay.firstTable < len(b):
+		out = insertLine(b, lay.firstTable, line+"\n")
 	case len(path) == 1:
-		head := b[:lay.firstTable]
-		ins := name + " = " + literal + "\n"
-		if len(head) > 0 && head[len(head)-1] != '\n' {
-			ins = "\n" + ins
-		}
-		if lay.firstTable < len(b) {
-			ins += "\n"
-		}
-		out = slices.Concat(head, []byte(ins), b[lay.firstTable:])
+		out = insertLine(b, lay.firstTable, line)
 	case lay.tableEnd >= 0:
-		ins := name + " = " + literal + "\n"
-		if lay.tableEnd > 0 && b[lay.tableEnd-1] != '\n' {
-			ins = "\n" + ins
-		}
-		out = slices.Concat(b[:lay.tableEnd], []byte(ins), b[lay.tableEnd:])
+		out = insertLine(b, lay.tableEnd, line)
+	case len(b) > 0:
+		out = insertLine(b, len(b), "\n"+table+line)
 	default:
-		var pre string
-		if len(b) > 0 {
-			pre = "\n"
-			if b[len(b)-1] != '\n' {
-				pre = "\n\n"
-			}
-		}
-		out = slices.Concat(b, []byte(pre+"["+strings.Join(path[:len(path)-1], ".")+"]\n"+name+" = "+literal+"\n"))
+		out = []byte(table + line)
 	}
 	var check map[string]any
 	if err := toml.Unmarshal(out, &check); err != nil {
@@ -181,6 +166,14 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 		return nil, fmt.Errorf("could not set %s; edit the file by hand", key)
 	}
 	return out, nil
+}
+
+// insertLine inserts ins at pos, on a line of its own.
+func insertLine(b []byte, pos int, ins string) []byte {
+	if pos > 0 && b[pos-1] != '\n' {
+		ins = "\n" + ins
+	}
+	return slices.Concat(b[:pos], []byte(ins), b[pos:])
 }
 
 // UnsetKey returns b without key's assignment (its whole line, with a
@@ -403,24 +396,16 @@ func trustState(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
-// editTrust rewrites carryover's marked tables so they hold exactly want:
-// all but those the user's own tables already trust with the same hash
-// (another hash is an error).
+// editTrust rewrites carryover's marked tables so they hold exactly want.
 func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 	state, err := trustState(before)
 	if err != nil {
 		return nil, fmt.Errorf("not valid TOML (%v); fix it, then run the command again", err)
 	}
 	blocks := trustBlocks(before)
-	var add []TrustEntry
-	for _, w := range want {
-		cur, ok := state[w.Key].(map[string]any) // the user's own entry for this key
-		switch {
-		case !ok || slices.ContainsFunc(blocks, func(bl trustBlock) bool { return bl.key == w.Key }):
-			add = append(add, w)
-		case cur["trusted_hash"] != w.Hash:
-			return nil, fmt.Errorf("already has [hooks.state.%s] with another trusted_hash; remove that table, then run the command again", tomlQuote(w.Key))
-		}
+	add, err := trustAdds(blocks, state, want)
+	if err != nil {
+		return nil, err
 	}
 	if slices.EqualFunc(blocks, add, func(bl trustBlock, w TrustEntry) bool { return bl.key == w.Key && bl.hash == w.Hash }) {
 		return before, nil
@@ -446,6 +431,23 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 		return nil, fmt.Errorf("internal error: edited config.toml is not valid TOML (%v); nothing was written", err)
 	}
 	return b, nil
+}
+
+// trustAdds is the entries of want carryover's tables must hold: all but
+// those the user's own tables already trust with the same hash (another
+// hash is an error).
+func trustAdds(blocks []trustBlock, state map[string]any, want []TrustEntry) ([]TrustEntry, error) {
+	var add []TrustEntry
+	for _, w := range want {
+		cur, ok := state[w.Key].(map[string]any) // the user's own entry for this key
+		switch {
+		case !ok || slices.ContainsFunc(blocks, func(bl trustBlock) bool { return bl.key == w.Key }):
+			add = append(add, w)
+		case cur["trusted_hash"] != w.Hash:
+			return nil, fmt.Errorf("already has [hooks.state.%s] with another trusted_hash; remove that table, then run the command again", tomlQuote(w.Key))
+		}
+	}
+	return add, nil
 }
 
 // planTrust plans config.toml for the hooks.json content hooksAfter (nil:
