@@ -1,26 +1,18 @@
 // Package hookconf installs, refreshes and removes carryover's hook stubs in
-// each agent's own configuration file, and reports their status.
-//
-// A stub runs `"<absolute carryover path>" snapshot --tool X --event E`.
-// Rules:
-//   - merge, never overwrite: the user's settings and other tools' hooks on the
-//     same events stay, in order, byte for byte (edits are textual splices, see
-//     jsonedit.go; JSONC comments survive);
-//   - carryover's entries are recognised exactly: the command StubCommand
-//     writes for that tool and event, run by the current binary or by one
-//     the install record (RecordFile) lists; a user's look-alike hook is
-//     never touched;
+// each agent's own configuration file, and reports their status. A stub runs
+// `"<absolute carryover path>" snapshot --tool X --event E`. Rules:
+//   - merge, never overwrite: the user's settings and other tools' hooks stay,
+//     in order, byte for byte (textual splices, jsonedit.go; JSONC comments survive);
+//   - carryover's entries are recognised exactly (stubID): a user's look-alike
+//     hook is never touched;
 //   - a read-only file is refused, never replaced;
 //   - a second install changes no byte; a changed event set or binary path
 //     rewrites only carryover's entries;
 //   - uninstall removes exactly what install added; a file install created is
-//     deleted again (recognised as: only the skeleton is left and no backup exists);
-//     [Cleanup] then deletes backups the restore made redundant and the empty
-//     directories install created.
+//     deleted again (only the skeleton is left and no backup exists); [Cleanup]
+//     then deletes redundant backups and the empty directories install created.
 //
-// Agents whose hooks are files of their own (Pi's extension, Cline's hook
-// files) get files carryover writes whole and owns byte for byte (whole.go).
-//
+// Hooks that are files of their own (Pi, Cline) are written whole (whole.go).
 // The core is pure (bytes in, bytes out: [PlanInstall], [PlanUninstall],
 // [Check]); [Apply] writes plans through an [FS], backing each file up to
 // <file>.carryover.bak before its first change.
@@ -78,15 +70,11 @@ func readOnlyErr(name string) error {
 		"or make the change yourself (run the command with --dry-run to see it)", name, ErrReadOnly, name)
 }
 
-// OSFS is the real file system. WriteFile writes a temp file in the same
-// directory and renames it over the target (following a symlinked target, so
-// dotfile managers keep their links), keeping an existing file's mode.
+// OSFS is the real file system.
 type OSFS struct{}
 
-// ReadFile implements FS.
 func (OSFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
 
-// Remove implements FS.
 func (OSFS) Remove(name string) error { return os.Remove(name) }
 
 func (OSFS) isDir(name string) bool {
@@ -135,9 +123,10 @@ func (OSFS) writable(name string) error {
 	return nil
 }
 
-// WriteFile implements FS through carryover's one atomic writer
-// (publish/safefile), flushed before the rename: a user cannot regenerate
-// their settings.
+// WriteFile implements FS through publish/safefile, flushed before the
+// rename (a user cannot regenerate their settings), keeping an existing
+// file's mode and following a symlinked target (dotfile managers keep
+// their links).
 func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
@@ -159,11 +148,9 @@ type Target struct {
 	// TrustPath is a second file install edits (Codex config.toml); "" for none.
 	TrustPath string
 	Layout    *specs.HookFile
-	// Record is the install record (RecordFile in the carryover home); ""
-	// recognises only stubs that run the current binary.
+	// Record is the install record ("": only stubs running the current binary are ours).
 	Record string
-	// Events are the native events any row of the tool hooks (where a
-	// whole-file layout looks for carryover's files).
+	// Events are the native events any row of the tool hooks.
 	Events []string
 }
 
@@ -184,16 +171,11 @@ func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home stri
 
 // Plan is the change to one file.
 type Plan struct {
-	Tool, Path string
-	// Before is the current content; nil when the file does not exist.
-	Before []byte
-	// After is the new content; nil when Delete.
-	After []byte
-	// Created: install creates the file. Delete: uninstall removes it.
+	Tool, Path      string
+	Before, After   []byte // nil: the file does not exist, or is deleted
 	Created, Delete bool
-	// Hooks lists the native events that carry carryover stubs after the plan.
-	Hooks    []string
-	Warnings []string
+	Hooks           []string // native events carrying carryover stubs after the plan
+	Warnings        []string
 	// Mode is a whole file's permission bits (0: 0o600, a settings file).
 	Mode os.FileMode
 
@@ -209,10 +191,9 @@ func (p Plan) Changed() bool {
 }
 
 // Apply writes every changed plan: it checks the file still holds Before,
-// backs it up once, then writes After (mode 0600 for new files) or deletes it.
-// A read-only file is refused before anything is written (a rename over it
-// would otherwise replace it). Install plans first add the binary path and
-// the directories about to be created to the install record.
+// backs it up once, then writes After or deletes it. A read-only file is
+// refused before anything is written (a rename would replace it); the
+// install record is updated first.
 func Apply(plans []Plan, files FS) error {
 	if w, ok := files.(writableFS); ok {
 		for _, p := range plans {
@@ -455,20 +436,15 @@ func planJSON(t Target, files FS, exe string, install bool, edit func(f format, 
 }
 
 // RecordFile is the file in the carryover home where install remembers what
-// it wrote outside that home: the carryover paths its stubs run (so a later
-// refresh or uninstall recognises its own stubs after the binary moved) and
-// the directories it created (so uninstall can remove them again).
+// it wrote outside that home, so refresh and uninstall recognise it later.
 const RecordFile = "install.json"
 
 // Record is the content of RecordFile.
 type Record struct {
-	// Exes are the absolute carryover paths stubs were written with.
-	Exes []string `json:"exes,omitempty"`
-	// Dirs are directories install created for a hook file.
-	Dirs []string `json:"dirs,omitempty"`
-	// Files are the SHA-256 digests of the whole hook files install wrote,
-	// by path: a file still holding them is carryover's even after its
-	// template changed (whole.go).
+	Exes []string `json:"exes,omitempty"` // carryover paths stubs were written with (the binary may move)
+	Dirs []string `json:"dirs,omitempty"` // directories install created
+	// Files are the SHA-256 digests of the whole hook files install wrote:
+	// still carryover's after its template changed.
 	Files map[string]string `json:"files,omitempty"`
 }
 
@@ -542,11 +518,9 @@ func (r *Record) add(ps []Plan, files FS) (changed bool) {
 	return changed
 }
 
-// Cleanup runs after uninstall plans were applied: it deletes each
-// file's .carryover.bak when the file is now byte-identical to it (the
-// restore is exact, so the backup holds nothing more), and removes the
-// directories install created for these files when they are empty. It
-// returns, in words, every backup it kept and why.
+// Cleanup runs after uninstall plans were applied: it deletes each backup
+// the file is now byte-identical to, and the empty directories install
+// created; it returns, in words, every backup it kept and why.
 func Cleanup(plans []Plan, files FS, recordPath string) []string {
 	var notes, dirs []string
 	seen := map[string]bool{}
@@ -589,10 +563,9 @@ func dropBackup(files FS, path string) string {
 	return fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, path)
 }
 
-// removeInstallDirs updates the install record: it forgets the whole
-// files uninstall deleted (no longer carryover's to recognise), and
-// removes the directories it lists that hold (or are) one of dirs when
-// they are empty, deepest first so a parent empties after its child goes.
+// removeInstallDirs forgets the whole files uninstall deleted and removes
+// the recorded directories that hold (or are) one of dirs when empty,
+// deepest first so a parent empties after its child goes.
 func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs []string) {
 	r, err := loadRecord(files, recordPath)
 	if err != nil {
