@@ -6,7 +6,6 @@ package specs
 // to the newest hooks), while its package.json is one small file read.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,13 +32,11 @@ var VersionTimeouts = []time.Duration{10 * time.Second, 30 * time.Second}
 
 // ProbeEnv is what DetectVersion needs from the environment.
 type ProbeEnv struct {
-	GOOS   string
-	Getenv func(string) string
-	Home   string
-	// Environ is the environment of the version command.
-	Environ []string
-	// Timeouts overrides VersionTimeouts (tests).
-	Timeouts []time.Duration
+	GOOS     string
+	Getenv   func(string) string
+	Home     string
+	Environ  []string        // the environment of the version command
+	Timeouts []time.Duration // overrides VersionTimeouts (tests)
 }
 
 // Source names where a version came from.
@@ -56,9 +53,7 @@ const (
 type Probe struct {
 	Version string
 	Source  Source
-	// Err says why no version was found ("" Version); it never quotes the
-	// agent's output.
-	Err error
+	Err     error // why no version was found; never quotes the agent's output
 }
 
 // maxManifest bounds a package.json read (the agents' are under 10 KB).
@@ -224,20 +219,13 @@ func runOnce(bin string, args, environ []string, d time.Duration) (string, error
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = environ
-	cmd.WaitDelay = time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
+	cmd.Env, cmd.WaitDelay = environ, time.Second
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return "", context.DeadlineExceeded
 	}
 	if err != nil {
 		return "", err
 	}
-	if out.Len() > 4096 {
-		out.Truncate(4096)
-	}
-	return out.String(), nil
+	return string(out[:min(len(out), 4096)]), nil
 }

@@ -46,13 +46,11 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported version")
 )
 
-// Hook is one native hook event carryover registers.
+// Hook is one native hook event carryover registers (the tools.toml header
+// says what each field means).
 type Hook struct {
-	// Native is the agent's event name; it is also the --event value carryover receives.
-	Native string `toml:"native"`
-	// Timeout in seconds; 0 leaves the agent's default.
-	Timeout int `toml:"timeout"`
-	// Matcher is the agent's matcher string ("" = match everything).
+	Native  string `toml:"native"` // also the --event value carryover receives
+	Timeout int    `toml:"timeout"`
 	Matcher string `toml:"matcher"`
 }
 
@@ -60,14 +58,11 @@ type Hook struct {
 type Row struct {
 	ID       string `toml:"id"`
 	Versions string `toml:"versions"`
-	// Tested is the newest version this row was checked against ("" = not verified).
 	Tested   string `toml:"tested"`
 	Inject   []Hook `toml:"inject"`
 	Snapshot []Hook `toml:"snapshot"`
-	// Pointer marks a row whose start injection is known to be dropped by
-	// some builds: the handoff also needs the pointer block in AGENTS.md
-	// (pointer = "auto" writes it for such an agent, as for one without
-	// inject hooks).
+	// Pointer: some builds drop the start injection, so the handoff also
+	// needs the pointer block in AGENTS.md.
 	Pointer bool `toml:"pointer"`
 
 	min, max *version.Version // max nil = open-ended
@@ -92,33 +87,23 @@ func (p PathSet) For(goos string) []string {
 // every lists the candidates of every OS.
 func (p PathSet) every() []string { return slices.Concat(p.All, p.Linux, p.Darwin, p.Windows) }
 
-// Tool is one agent's static facts.
+// Tool is one agent's static facts (the tools.toml header says what each
+// key means; DetectVersion reads npm_package, version_path, self_update).
 type Tool struct {
-	Name string `toml:"name"`
-	// Display is the agent's descriptor's (adapters.Agent.Display).
-	Display       string   `toml:"-"`
-	Binaries      []string `toml:"binaries"`
-	VersionArgs   []string `toml:"version_args"`
-	VersionRegexp string   `toml:"version_regexp"`
-	InstallHint   string   `toml:"install_hint"`
-	// NpmPackage is the npm package the agent ships as ("" = none): the
-	// package.json beside the resolved binary gives its version without
-	// starting the agent (see DetectVersion).
-	NpmPackage string `toml:"npm_package"`
-	// VersionPath captures the version from the resolved binary's path when
-	// the agent installs into versioned directories ("" = none).
-	VersionPath string `toml:"version_path"`
-	// SelfUpdate describes where the agent updates itself to (zero = never).
-	SelfUpdate SelfUpdate `toml:"self_update"`
-	// Config is the file carryover writes its hook stubs into.
-	Config PathSet `toml:"config"`
-	// Trust is a second file install edits (Codex: config.toml trust hashes).
-	Trust PathSet `toml:"trust"`
-	// Transcripts are where the agent keeps sessions (dirs or files).
-	Transcripts PathSet `toml:"transcripts"`
-	// HookFile is the layout of Config; required when any row has hooks.
-	HookFile *HookFile `toml:"hook_file"`
-	Rows     []Row     `toml:"row"`
+	Name          string     `toml:"name"`
+	Display       string     `toml:"-"` // adapters.Agent.Display
+	Binaries      []string   `toml:"binaries"`
+	VersionArgs   []string   `toml:"version_args"`
+	VersionRegexp string     `toml:"version_regexp"`
+	InstallHint   string     `toml:"install_hint"`
+	NpmPackage    string     `toml:"npm_package"`
+	VersionPath   string     `toml:"version_path"`
+	SelfUpdate    SelfUpdate `toml:"self_update"`
+	Config        PathSet    `toml:"config"`      // the file carryover writes its hook stubs into
+	Trust         PathSet    `toml:"trust"`       // a second file install edits (Codex: trust hashes)
+	Transcripts   PathSet    `toml:"transcripts"` // dirs or files
+	HookFile      *HookFile  `toml:"hook_file"`   // the layout of Config
+	Rows          []Row      `toml:"row"`
 
 	re, pathRE *regexp.Regexp
 	agent      *adapters.Agent
@@ -127,29 +112,21 @@ type Tool struct {
 // SelfUpdate is an agent that downloads newer versions of itself into
 // directories named by version and runs the newest one.
 type SelfUpdate struct {
-	// Dirs hold one directory per version; a trailing "/*" stands for every
-	// subdirectory (one per platform).
-	Dirs PathSet `toml:"dirs"`
-	// Marker is a file every complete version directory holds.
-	Marker string `toml:"marker"`
-	// Off is NAME=value: when the environment has it, the agent does not update.
-	Off string `toml:"off"`
+	Dirs   PathSet `toml:"dirs"`   // one directory per version; a trailing "/*": every subdirectory (one per platform)
+	Marker string  `toml:"marker"` // a file every complete version directory holds
+	Off    string  `toml:"off"`    // NAME=value: when the environment has it, the agent does not update
 }
 
 // Table is the parsed, validated table.
-type Table struct {
-	tools []Tool
-}
-
-type file struct {
-	Tool []Tool `toml:"tool"`
-}
+type Table struct{ tools []Tool }
 
 // Load parses and validates the embedded table.
 func Load() (*Table, error) { return parse(toolsTOML) }
 
 func parse(b []byte) (*Table, error) {
-	var f file
+	var f struct {
+		Tool []Tool `toml:"tool"`
+	}
 	d := toml.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&f); err != nil {
@@ -360,22 +337,18 @@ type Capability struct {
 	Tool    string
 	Version string // as detected; "" when unknown
 	Row     string // row id
-	// Fallback is set when the version is unknown or outside every row and the
-	// newest fitting row was used; Warning says so in words.
-	Fallback       bool
-	Warning        string
-	SnapshotEvents []Hook
-	InjectEvents   []Hook
-	// Envelope is the agent's (adapters.Agent.Envelope), or none when the
-	// row has no inject hooks (an older version without a start event).
+	// Fallback: the version is unknown or outside every row and the newest
+	// fitting row was used; Warning says so in words.
+	Fallback                     bool
+	Warning                      string
+	SnapshotEvents, InjectEvents []Hook
+	// Envelope is the agent's, or none when the row has no inject hooks.
 	Envelope adapters.Envelope
-	// NeedsPointer is set when the handoff cannot count on reaching the
-	// model through a session-start injection at this version: the row
-	// injects at no start event, or is marked pointer = true.
+	// NeedsPointer: the handoff cannot count on a session-start injection
+	// (the row injects at no start event, or is marked pointer = true).
 	NeedsPointer bool
-	// StartInjection is set when carryover can tell the agent at session
-	// start (the row injects at a start event); without it the handoff
-	// reaches the model only through the pointer block (Cline, Windsurf).
+	// StartInjection: the row injects at a start event; without it the
+	// handoff reaches the model only through the pointer block (Cline, Windsurf).
 	StartInjection bool
 }
 
