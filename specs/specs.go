@@ -12,6 +12,7 @@ package specs
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -487,44 +488,33 @@ func pick(cands []string, goos string, getenv func(string) string, home string, 
 // Expand expands a table path: ${NAME} (false when unset or empty),
 // ${NAME:-default}, then a leading "~" to home. On windows, "/" becomes "\".
 func Expand(s, goos string, getenv func(string) string, home string) (string, bool) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			b.WriteString(s)
-			break
+	ok := !strings.Contains(pathVar.ReplaceAllString(s, ""), "${") // none unterminated
+	p := pathVar.ReplaceAllStringFunc(s, func(m string) string {
+		name, def, hasDef := strings.Cut(m[2:len(m)-1], ":-")
+		v := ""
+		if getenv != nil {
+			v = getenv(name)
 		}
-		j := strings.IndexByte(s[i:], '}')
-		if j < 0 {
-			return "", false
-		}
-		b.WriteString(s[:i])
-		expr := s[i+2 : i+j]
-		s = s[i+j+1:]
-		name, def, hasDef := strings.Cut(expr, ":-")
-		if v := getenv(name); v != "" {
-			b.WriteString(v)
-		} else if hasDef {
-			b.WriteString(def)
-		} else {
-			return "", false
-		}
-	}
-	p := b.String()
+		ok = ok && (v != "" || hasDef)
+		return cmp.Or(v, def)
+	})
 	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home == "" {
-			return "", false
-		}
+		ok = ok && home != ""
 		p = strings.TrimRight(home, "/\\") + p[1:]
 	}
 	if goos == "windows" {
 		p = strings.ReplaceAll(p, "/", `\`)
 	}
+	if !ok {
+		return "", false
+	}
 	return p, true
 }
+
+var (
+	pathVar  = regexp.MustCompile(`\$\{[^}]*\}`)
+	storeVar = regexp.MustCompile(`\$\{([^{}:]*):-`)
+)
 
 // StoreVariables are the environment variables that move agents' session
 // stores (a ${NAME:-default} in a transcripts path for goos), in table
@@ -546,5 +536,3 @@ func StoreVariables(goos string) []string {
 	}
 	return out
 }
-
-var storeVar = regexp.MustCompile(`\$\{([^{}:]*):-`)

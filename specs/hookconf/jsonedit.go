@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -265,26 +266,18 @@ func detectStyle(b []byte, root *jnode) style {
 
 // lineIndent returns the leading whitespace of the line holding pos.
 func lineIndent(b []byte, pos int) string {
-	ls := bytes.LastIndexByte(b[:pos], '\n') + 1
-	e := ls
-	for e < len(b) && (b[e] == ' ' || b[e] == '\t') {
-		e++
-	}
-	return string(b[ls:e])
+	line := b[lineStart(b, pos):]
+	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
 }
 
 // ownLine reports whether only whitespace precedes pos on its line, and that whitespace.
 func ownLine(b []byte, pos int) (string, bool) {
-	ls := bytes.LastIndexByte(b[:pos], '\n') + 1
-	pre := string(b[ls:pos])
+	pre := string(b[lineStart(b, pos):pos])
 	return pre, strings.TrimLeft(pre, " \t") == ""
 }
 
 func splice(b []byte, start, end int, repl string) []byte {
-	out := make([]byte, 0, len(b)-(end-start)+len(repl))
-	out = append(out, b[:start]...)
-	out = append(out, repl...)
-	return append(out, b[end:]...)
+	return slices.Concat(b[:start], []byte(repl), b[end:])
 }
 
 // render formats v (plain values or ordered objects) in the document's
