@@ -1,8 +1,6 @@
 package hookconf
 
-// A format is a hook file layout from specs/tools.toml (specs.HookFile:
-// grouped or flat) plus the per-agent warnings that are code, not layout.
-// This file plans install and uninstall of a settings file and checks it.
+// Settings files (hook_file shape grouped or flat): install, uninstall, status.
 
 import (
 	"encoding/json"
@@ -39,9 +37,8 @@ var warners = map[string]func(doc map[string]any) []string{
 	},
 }
 
-// formatFor builds t's format from its layout. An agent with a config file
-// and no layout is an error, never an empty plan (specs.Load rejects such a
-// table too).
+// formatFor builds t's format from its layout (none is an error, never an
+// empty plan).
 func formatFor(t Target) (format, error) {
 	l := t.Layout
 	if l == nil {
@@ -171,9 +168,8 @@ func (f format) scan(root *jnode, id stubID) (hooks *jnode, items []ourItem, err
 	return hooks, items, nil
 }
 
-// scanEntry appends carryover's items in entry e (it's position): the
-// entry when it is ours or, grouped, when all its handlers are; else each
-// handler that is.
+// scanEntry appends carryover's items in entry e: the entry when it is
+// ours or, grouped, when all its handlers are; else each handler that is.
 func (f format) scanEntry(items []ourItem, id stubID, it ourItem, e *jnode) []ourItem {
 	if !f.grouped {
 		if id.ours(f.command(e), it.event) {
@@ -278,41 +274,40 @@ func (f format) strip(b []byte, id stubID, bk *jnode, bkb []byte) ([]byte, bool,
 	return nil, false, errors.New("too many carryover entries")
 }
 
-func (f format) install(before []byte, exists bool, cap specs.Capability, id stubID) ([]byte, []string, []string, error) {
-	want, events := f.desired(cap, id), hookNames(cap)
-	if !exists || blank(before) {
+// install is the file (before; nil when missing) holding exactly cap's
+// stubs: unchanged when it does already, else with carryover's entries
+// stripped and the wanted ones appended in the file's own style.
+func (f format) install(before []byte, cap specs.Capability, id stubID) ([]byte, error) {
+	want := f.desired(cap, id)
+	if blank(before) {
 		hooks := desiredLists(want)
-		out := []byte(render(append(append(ordered{}, f.skeleton...), kv{"hooks", hooks}), "", style{unit: "  ", keySep: ": "}, true) + "\n")
-		return out, events, f.warnings(out), nil
+		return []byte(render(append(append(ordered{}, f.skeleton...), kv{"hooks", hooks}), "", style{unit: "  ", keySep: ": "}, true) + "\n"), nil
 	}
 	root, err := parseJSON(before)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
+		return nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
 	}
 	st := detectStyle(before, root)
-	if _, items, err := f.scan(root, id); err != nil {
-		return nil, nil, nil, err
-	} else if matches(items, want) {
-		return before, events, f.warnings(before), nil
+	if _, items, err := f.scan(root, id); err != nil || matches(items, want) {
+		return before, err
 	}
 	b, _, err := f.strip(before, id, nil, nil)
 	for i, done := 0, false; i < len(want) && !done && err == nil; i++ {
 		b, done, err = addDesired(b, want, i, st)
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if root, err = parseJSON(b); err != nil {
-		return nil, nil, nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
+		return nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
 	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
-		return nil, nil, nil, errors.New("internal error: edited file does not hold the expected hooks")
+		return nil, errors.New("internal error: edited file does not hold the expected hooks")
 	}
-	return b, events, f.warnings(b), nil
+	return b, nil
 }
 
-// desiredLists is a "hooks" object of the wanted entries, each in its
-// event's list.
+// desiredLists is a "hooks" object of the wanted entries.
 func desiredLists(want []desired) ordered {
 	hooks := ordered{}
 	for _, d := range want {
@@ -361,11 +356,9 @@ func (f format) warnings(b []byte) []string {
 
 // uninstall is before without carryover's entries, or del when nothing
 // else is left of a file install created. When nothing but carryover
-// changed the file since the backup (nil: none) was taken, the backup's
-// exact bytes come back (an empty "hooks": {} the user had, key order,
-// spacing); an empty (or blank) original comes back as it was too:
-// install treated it as a missing file and wrote the skeleton around its
-// hooks.
+// changed the file since the backup (nil: none), the backup's exact bytes
+// come back (key order, spacing, an empty "hooks": {}); so does a blank
+// original (install wrote the skeleton around its hooks).
 func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte, del bool, err error) {
 	after = before
 	if !blank(before) {
@@ -458,25 +451,19 @@ func hookNames(cap specs.Capability) []string {
 type State string
 
 const (
-	// StatePresent: every wanted stub is installed exactly.
-	StatePresent State = "present"
-	// StateMissing: no carryover stub (or no file).
-	StateMissing State = "missing"
-	// StateDrifted: stubs exist but differ (binary path, events, timeouts, trust).
-	StateDrifted State = "drifted"
-	// StateNoHooks: the agent has no hooks (Aider) or this version gets none.
-	StateNoHooks State = "no hooks"
+	StatePresent State = "present"  // every wanted stub is installed exactly
+	StateMissing State = "missing"  // no carryover stub (or no file)
+	StateDrifted State = "drifted"  // stubs differ (binary path, events, timeouts, trust)
+	StateNoHooks State = "no hooks" // the agent (Aider) or this version has no hooks
 )
 
 // Status describes one agent's hook configuration.
 type Status struct {
 	Tool, Path string
 	State      State
-	// Detail says what is wrong in words ("" when present).
-	Detail string
-	// Hooks lists native events that carry carryover stubs now.
-	Hooks    []string
-	Warnings []string
+	Detail     string   // what is wrong, in words
+	Hooks      []string // native events that carry carryover stubs now
+	Warnings   []string
 }
 
 // Check reports the state of cap's hooks for t.
@@ -566,17 +553,13 @@ func drift(items []ourItem, wantEv []string, exe string) string {
 
 // Stub is one carryover hook command as the agent's config holds it.
 type Stub struct {
-	// Event is the native event the agent runs it on.
-	Event string
-	// Command is the command line exactly as written in the file.
-	Command string
+	Event   string // the native event the agent runs it on
+	Command string // exactly as written in the file
 }
 
-// Stubs lists carryover's stubs in t's hook config, in file order: every
-// command of exactly StubCommand's form for this tool and event, whatever
-// absolute binary it runs (a stub left pointing at a moved binary is listed
-// too: `doctor` runs them to find out). A file the agent could not parse is
-// an error.
+// Stubs lists carryover's stubs in t's hook config, in file order, whatever
+// absolute binary they run (`doctor` runs them to find a moved binary). A
+// file the agent could not parse is an error.
 func Stubs(t Target, files FS) ([]Stub, error) {
 	if t.Path == "" || t.Layout == nil {
 		return nil, nil

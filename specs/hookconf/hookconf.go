@@ -368,8 +368,8 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 		plans, err = planWholeInstall(t, cap, exe, files)
 	} else {
 		plans, err = planJSON(t, files, exe, true, func(f format, before, _ []byte, exists bool, id stubID) (Plan, error) {
-			after, hooks, warns, err := f.install(before, exists, cap, id)
-			return Plan{After: after, Created: !exists, Hooks: hooks, Warnings: warns}, err
+			after, err := f.install(before, cap, id)
+			return Plan{After: after, Created: !exists, Hooks: hookNames(cap), Warnings: f.warnings(after)}, err
 		})
 	}
 	for i := range plans {

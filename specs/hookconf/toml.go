@@ -41,18 +41,12 @@ func tomlQuote(s string) string {
 
 // tomlLayout is where things are in a TOML document.
 type tomlLayout struct {
-	// kv is the byte range [start, end) of the assignment of the wanted key
-	// (the key through its value; a trailing comment is outside it), and
-	// keyEnd where its key text ends; start < 0 when it is not assigned.
+	// [start, end) is the wanted key's assignment through its value (not a
+	// trailing comment), keyEnd where its key ends; start < 0: not assigned.
 	start, end, keyEnd int
-	// inline: the key is inside an inline table or under a key assigned a
-	// value (`limits = {…}`); such a file is left to the user.
-	inline bool
-	// firstTable is the offset of the first table header (len(b) if none).
-	firstTable int
-	// tableEnd is where the wanted key's table ends: after its last
-	// expression's line (-1 when the table has no header).
-	tableEnd int
+	inline             bool // under an inline table or a value (`limits = {…}`): left to the user
+	firstTable         int  // the first table header's offset (len(b) if none)
+	tableEnd           int  // after the wanted key's table's last line (-1: no header)
 }
 
 // locateTOMLKey finds path (["limits", "warn_percent"]) in b with
@@ -117,8 +111,7 @@ func keyParts(it unstable.Iterator) []string {
 
 func lineStart(b []byte, i int) int { return bytes.LastIndexByte(b[:i], '\n') + 1 }
 
-// lineEnd is just after the newline ending the line that holds i (len(b)
-// on the last line).
+// lineEnd is just after the line that holds i.
 func lineEnd(b []byte, i int) int {
 	if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
 		return i + j + 1

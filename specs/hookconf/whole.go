@@ -1,17 +1,14 @@
 package hookconf
 
-// Whole hook files (hook_file shape "whole", specs/whole.go): carryover
-// writes the file from its template and owns it byte for byte.
+// Whole hook files (hook_file shape "whole"): carryover writes the file
+// from its template and owns it byte for byte.
 //   - a file is carryover's when it is exactly the template rendered for
-//     some absolute carryover path (parseWhole), or when its SHA-256 is the
-//     one install recorded for that path (an older carryover's template);
-//     anything else is the user's: install refuses to replace it, uninstall
-//     leaves it and says so;
-//   - install writes the file with the layout's mode (0o755 for Cline's
-//     executable hooks) and records its digest; no backup is taken (the
-//     file was not there, or was carryover's);
-//   - per-event layouts (path ending in {{event}}) delete carryover's files
-//     for events this version no longer hooks.
+//     some absolute carryover path, or when its SHA-256 is the one install
+//     recorded (an older template); anything else is the user's: install
+//     refuses to replace it, uninstall leaves it and says so;
+//   - install writes it with the layout's mode (0o755 for Cline's executable
+//     hooks) and records its digest; no backup (it was absent, or ours);
+//   - per-event layouts delete carryover's files for events no longer hooked.
 
 import (
 	"bytes"
@@ -30,10 +27,8 @@ import (
 
 // wholeFile is one file of a whole-file target, as found on disk.
 type wholeFile struct {
-	path string
-	// event is the native event of a per-event file; "" for the one file
-	// that relays every event.
-	event string
+	path  string
+	event string // "" for the one file that relays every event
 
 	b            []byte
 	exists, ours bool
