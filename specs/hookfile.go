@@ -11,43 +11,30 @@ import (
 	"strings"
 )
 
-// HookFile is the layout of an agent's hook config file, as data: every
-// known agent's file is a JSON document with a top-level "hooks" object
-// keyed by native event name, holding a list per event, in one of two
-// shapes:
+// HookFile is the layout of an agent's hook config file, as data, so a new
+// agent whose file has a known shape needs no Go code. Settings files are
+// JSON with a top-level "hooks" object keyed by native event, a list per event:
 //
 //	grouped: [{"matcher"?: M, "hooks": [handler…]}…]  (Claude Code, Codex, Gemini CLI)
 //	flat:    [handler…]                                (Copilot CLI, Cursor, VS Code, Windsurf)
 //
-// specs/hookconf reads, writes and checks files of either shape; a new agent
-// whose file has one of them needs no Go code.
-//
-// A third shape, "whole", is for agents whose hooks are files of their own
-// (Pi's TS extension, Cline's executable hook files): carryover writes the
-// whole file from a template in hookfiles/ and owns it byte for byte. The
-// tool's config path names the file; when it holds EventSlot, one file is
-// written per hook event (Cline: ~/.cline/hooks/TaskStart …), else one file
-// carries every event (Pi: one extension). specs/hookconf fills in the
-// template's placeholders (Slot* below). A whole file lives in the user's
-// own config folders, never in a project: its path must start with "~" or
-// an environment variable.
+// Shape "whole" is for hooks that are files of their own (Pi's extension,
+// Cline's executable hooks): carryover renders the template (hookfiles/,
+// Slot* placeholders) and owns the file byte for byte. A config path ending
+// in /{{event}} is one file per event (~/.cline/hooks/TaskStart), else one
+// file relays every event; it lives in the user's folders (~ or ${VAR}),
+// never in a project.
 type HookFile struct {
-	// Shape is "grouped", "flat" or "whole".
-	Shape string `toml:"shape"`
-	// Template names the file in specs/hookfiles/ a "whole" file is
-	// rendered from; Mode is its permission bits (0o755 for an executable).
-	Template string `toml:"template"`
-	Mode     int    `toml:"mode"`
+	Shape    string `toml:"shape"`    // grouped, flat or whole
+	Template string `toml:"template"` // whole: the file in specs/hookfiles/
+	Mode     int    `toml:"mode"`     // whole: permission bits (0o755 for an executable)
 
 	content string // the template's text, set by validate
 	// CommandKeys are the handler fields that may hold a command (how
-	// carryover recognises its own entries); the handler writes one of them.
+	// carryover recognises its own entries).
 	CommandKeys []string `toml:"command_keys"`
-	// Skeleton are the top-level fields of a file carryover creates, before
-	// "hooks" (Field syntax).
-	Skeleton []string `toml:"skeleton"`
-	// Handler are the fields of one handler, in order (Field syntax).
-	Handler []string `toml:"handler"`
+	Skeleton    []string `toml:"skeleton"` // top-level fields of a file carryover creates (Field syntax)
+	Handler     []string `toml:"handler"`  // one handler's fields, in order (Field syntax)
 }
 
 // Shapes of a hook file.
