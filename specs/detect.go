@@ -64,22 +64,7 @@ const maxManifest = 1 << 20
 // to the newest self-updated version the agent would run; only when neither
 // is there does it run the version command.
 func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
-	real, err := filepath.EvalSymlinks(bin)
-	if err != nil {
-		real = bin
-	}
-	v, src := "", Source("")
-	if tl.pathRE != nil {
-		if m := tl.pathRE.FindStringSubmatch(filepath.ToSlash(real)); m != nil && validVersion(m[1]) {
-			v, src = m[1], SourceInstallPath
-		}
-	}
-	if v == "" && tl.NpmPackage != "" {
-		if pv := npmVersion(tl.NpmPackage, bin, real, env.GOOS); pv != "" {
-			v, src = pv, SourcePackageJSON
-		}
-	}
-	if v != "" {
+	if v, src := installedVersion(tl, bin, env.GOOS); v != "" {
 		if nv := selfUpdated(tl.SelfUpdate, v, env); nv != "" {
 			v, src = nv, SourceSelfUpdate
 		}
@@ -89,11 +74,29 @@ func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
 	if err != nil {
 		return Probe{Err: fmt.Errorf("`%s %s` failed (%v)", filepath.Base(bin), strings.Join(tl.VersionArgs, " "), err)}
 	}
-	v, err = ParseVersion(tl, out)
+	v, err := ParseVersion(tl, out)
 	if err != nil {
 		return Probe{Err: err}
 	}
 	return Probe{Version: v, Source: SourceCommand}
+}
+
+// installedVersion is the version the resolved binary's install path or
+// its npm package.json names ("" for none).
+func installedVersion(tl Tool, bin, goos string) (string, Source) {
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		real = bin
+	}
+	if tl.pathRE != nil {
+		if m := tl.pathRE.FindStringSubmatch(filepath.ToSlash(real)); m != nil && validVersion(m[1]) {
+			return m[1], SourceInstallPath
+		}
+	}
+	if tl.NpmPackage != "" {
+		return npmVersion(tl.NpmPackage, bin, real, goos), SourcePackageJSON
+	}
+	return "", ""
 }
 
 func validVersion(s string) bool {
@@ -153,14 +156,8 @@ func manifestVersion(path, pkg string) string {
 // selfUpdated returns the newest version above base in u's directories
 // that holds the marker file ("" for none, or when updates are off).
 func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
-	if u.Marker == "" {
-		return ""
-	}
-	if name, val, ok := strings.Cut(u.Off, "="); ok && env.Getenv != nil && strings.EqualFold(env.Getenv(name), val) {
-		return ""
-	}
 	best, err := version.NewVersion(base)
-	if err != nil {
+	if u.Marker == "" || err != nil || u.off(env.Getenv) {
 		return ""
 	}
 	found := ""
@@ -177,6 +174,12 @@ func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 		}
 	}
 	return found
+}
+
+// off reports whether the environment turns self-updates off.
+func (u SelfUpdate) off(getenv func(string) string) bool {
+	name, val, ok := strings.Cut(u.Off, "=")
+	return ok && getenv != nil && strings.EqualFold(getenv(name), val)
 }
 
 // updateRoots are the directories u's self-updates go to on env's OS, a
