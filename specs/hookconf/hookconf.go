@@ -197,7 +197,10 @@ func (p Plan) Changed() bool {
 func Apply(plans []Plan, files FS) error {
 	if w, ok := files.(writableFS); ok {
 		for _, p := range plans {
-			if err := w.writable(p.Path); p.Changed() && err != nil {
+			if !p.Changed() {
+				continue
+			}
+			if err := w.writable(p.Path); err != nil { // opens for writing: only files about to change
 				return err
 			}
 		}
