@@ -32,9 +32,17 @@ type HookFile struct {
 	content string // the template's text, set by validate
 	// CommandKeys are the handler fields that may hold a command (how
 	// carryover recognises its own entries).
-	CommandKeys []string `toml:"command_keys"`
-	Skeleton    []string `toml:"skeleton"` // top-level fields of a file carryover creates (Field syntax)
-	Handler     []string `toml:"handler"`  // one handler's fields, in order (Field syntax)
+	CommandKeys []string      `toml:"command_keys"`
+	Skeleton    []string      `toml:"skeleton"` // top-level fields of a file carryover creates (Field syntax)
+	Handler     []string      `toml:"handler"`  // one handler's fields, in order (Field syntax)
+	Warnings    []HookWarning `toml:"warnings"`
+}
+
+// HookWarning is something to tell the user about the settings file: Set
+// when Key (dotted) holds a value (Is: only that JSON value; "{value}" in
+// Set names it), Unset when it is absent.
+type HookWarning struct {
+	Key, Is, Set, Unset string
 }
 
 // Shapes of a hook file.
@@ -139,11 +147,16 @@ func (h *HookFile) validateFields() error {
 	if !cmd {
 		return errors.New("handler has no $command field")
 	}
+	for _, w := range h.Warnings {
+		if w.Key == "" || w.Set+w.Unset == "" {
+			return fmt.Errorf("warning %+v: want key and set or unset", w)
+		}
+	}
 	return nil
 }
 
 func (h *HookFile) validateWhole() error {
-	if len(h.CommandKeys)+len(h.Skeleton)+len(h.Handler) > 0 {
+	if len(h.CommandKeys)+len(h.Skeleton)+len(h.Handler)+len(h.Warnings) > 0 {
 		return fmt.Errorf("shape %q takes template and mode, not command_keys, skeleton or handler", ShapeWhole)
 	}
 	if h.Template == "" || strings.ContainsAny(h.Template, `/\`) {

@@ -18,23 +18,7 @@ type format struct {
 	cmdKeys  []string // fields that may hold a command
 	skeleton ordered  // top-level keys of a file carryover creates
 	fields   ordered  // one handler's fields, placeholders unfilled
-	warn     func(doc map[string]any) []string
-}
-
-// warners are per-agent checks on the final document, keyed by agent name.
-var warners = map[string]func(doc map[string]any) []string{
-	"claude": func(doc map[string]any) []string {
-		if v, ok := doc["cleanupPeriodDays"]; ok {
-			return []string{fmt.Sprintf("cleanupPeriodDays is %v in Claude Code settings: Claude Code deletes older transcripts; carryover's ledger keeps only what it has already read", v)}
-		}
-		return []string{"Claude Code deletes transcripts older than 30 days by default (cleanupPeriodDays); carryover's ledger keeps what it reads from now on — raise cleanupPeriodDays to keep the originals"}
-	},
-	"gemini": func(doc map[string]any) []string {
-		if hc, ok := doc["hooksConfig"].(map[string]any); ok && hc["enabled"] == false {
-			return []string{"hooksConfig.enabled is false in Gemini CLI settings: no hook runs until it is true"}
-		}
-		return nil
-	},
+	warns    []specs.HookWarning
 }
 
 // formatFor builds t's format from its layout (none is an error, never an
@@ -44,7 +28,7 @@ func formatFor(t Target) (format, error) {
 	if l == nil {
 		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
 	}
-	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, warn: warners[t.Tool]}
+	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, warns: l.Warnings}
 	for i, fields := range [][]string{l.Skeleton, l.Handler} {
 		for _, fld := range fields {
 			k, v, err := specs.Field(fld)
@@ -342,16 +326,25 @@ func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool,
 	return appendItem(b, list, "", d.entry, st, rootMulti), false, nil
 }
 
+// warnings are the layout's warnings about the settings file b.
 func (f format) warnings(b []byte) []string {
-	if f.warn == nil {
-		return nil
-	}
 	root, err := parseJSON(b)
-	if err != nil {
+	if err != nil || len(f.warns) == 0 {
 		return nil
 	}
 	doc, _ := root.value().(map[string]any)
-	return f.warn(doc)
+	var out []string
+	for _, w := range f.warns {
+		v, set := LookupPath(doc, strings.Split(w.Key, "."))
+		js, _ := marshal(v, "", "")
+		switch {
+		case set && (w.Is == "" || string(js) == w.Is) && w.Set != "":
+			out = append(out, strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v)))
+		case !set && w.Unset != "":
+			out = append(out, w.Unset)
+		}
+	}
+	return out
 }
 
 // uninstall is before without carryover's entries, or del when nothing

@@ -796,3 +796,22 @@ func TestTrustRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestLayoutWarnings: warnings are data in the layout (tools.toml), checked
+// here on a layout no agent has: a nested key, a value to match, {value}.
+func TestLayoutWarnings(t *testing.T) {
+	f := format{warns: []specs.HookWarning{
+		{Key: "x.level", Is: "3", Set: "level is {value}"},
+		{Key: "keep", Set: "keep is {value}", Unset: "keep is unset"},
+	}}
+	for in, want := range map[string][]string{
+		`{"x": {"level": 3}, "keep": true}`:  {"level is 3", "keep is true"},
+		`{"x": {"level": "3"}}`:              {"keep is unset"},
+		`{"x": 3, /* JSONC */ "keep": null}`: {"keep is <nil>"},
+		`[1]`:                                {"keep is unset"},
+	} {
+		if got := f.warnings([]byte(in)); !slices.Equal(got, want) {
+			t.Errorf("warnings(%s) = %q; want %q", in, got, want)
+		}
+	}
+}
