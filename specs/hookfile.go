@@ -36,6 +36,18 @@ type HookFile struct {
 	Skeleton    []string      `toml:"skeleton"` // top-level fields of a file carryover creates (Field syntax)
 	Handler     []string      `toml:"handler"`  // one handler's fields, in order (Field syntax)
 	Warnings    []HookWarning `toml:"warnings"`
+	Trust       *TrustHash    `toml:"trust"` // with the tool's trust path: how entries there are hashed
+}
+
+// TrustHash is how an agent (Codex) hashes each handler it runs only once
+// its hash is trusted: the events it hashes and their labels, and the
+// events whose matcher it ignores, whose timeout it clamps to 1-3 s, and
+// that keep additionalContextLimit.
+type TrustHash struct {
+	Labels    map[string]string `toml:"labels"`
+	NoMatcher []string          `toml:"no_matcher"`
+	Clamp3s   []string          `toml:"clamp_3s"`
+	Context   []string          `toml:"context_limit"`
 }
 
 // HookWarning is something to tell the user about the settings file: Set
@@ -147,6 +159,16 @@ func (h *HookFile) validateFields() error {
 	if !cmd {
 		return errors.New("handler has no $command field")
 	}
+	return h.validateNotes()
+}
+
+// validateNotes checks the warnings and the trust rules.
+func (h *HookFile) validateNotes() error {
+	for _, e := range h.Trust.events() {
+		if _, ok := h.Trust.Labels[e]; !ok {
+			return fmt.Errorf("trust: event %s has no label", e)
+		}
+	}
 	for _, w := range h.Warnings {
 		if w.Key == "" || w.Set+w.Unset == "" {
 			return fmt.Errorf("warning %+v: want key and set or unset", w)
@@ -224,4 +246,12 @@ func (tl *Tool) wholePaths() (perEvent bool, err error) {
 		}
 	}
 	return perEvent, nil
+}
+
+// events lists every event the trust rules name but the labels.
+func (t *TrustHash) events() []string {
+	if t == nil {
+		return nil
+	}
+	return slices.Concat(t.NoMatcher, t.Clamp3s, t.Context)
 }

@@ -159,17 +159,28 @@ func (tl *Tool) validate() error {
 		return fmt.Errorf("%w: no agent of that name in adapters.All; expected one of %v", ErrUnknownTool, adapters.Names())
 	}
 	tl.agent, tl.Display = a, a.Display
-	if len(tl.Binaries) == 0 {
-		return errors.New("binaries are required")
-	}
-	var err error
-	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil {
+	if err := tl.validateDetection(); err != nil {
 		return err
 	}
 	if tl.HookFile != nil {
 		if err := tl.HookFile.validate(); err != nil {
 			return fmt.Errorf("hook_file: %w", err)
 		}
+	}
+	if (len(tl.Trust.every()) > 0) != (tl.HookFile != nil && tl.HookFile.Trust != nil) {
+		return errors.New("trust paths and hook_file.trust go together")
+	}
+	return tl.validateRows(a)
+}
+
+// validateDetection checks what DetectVersion reads.
+func (tl *Tool) validateDetection() error {
+	if len(tl.Binaries) == 0 {
+		return errors.New("binaries are required")
+	}
+	var err error
+	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil {
+		return err
 	}
 	if tl.VersionPath != "" {
 		if tl.pathRE, err = versionRE("version_path", tl.VersionPath); err != nil {
@@ -182,7 +193,7 @@ func (tl *Tool) validate() error {
 	if u := tl.SelfUpdate; (len(u.Dirs.every()) > 0) != (u.Marker != "") {
 		return errors.New("self_update needs both dirs and marker")
 	}
-	return tl.validateRows(a)
+	return nil
 }
 
 // versionRE compiles the pattern of option name, which must capture the

@@ -424,7 +424,7 @@ func planJSON(t Target, files FS, exe string, install bool, edit func(f format, 
 	}
 	p.Tool, p.Path, p.Before = t.Tool, t.Path, before
 	plans := []Plan{p}
-	if t.TrustPath != "" {
+	if t.TrustPath != "" && t.Layout.Trust != nil {
 		var after []byte
 		if install {
 			after = p.After

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/carryover/carryover/specs"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
@@ -217,25 +218,10 @@ func LookupPath(m map[string]any, path []string) (any, bool) {
 //	[hooks.state."<abs path of hooks.json>:<event label>:<group>:<handler>"]
 //	trusted_hash = "sha256:<hex>"
 //
-// (the hash of the normalised handler, see codexNorm and codexDigest; checked
-// against hashes codex-cli 0.169.0 itself accepted, in
-// cmd/e2e/kit_codex_trust_check_test.go). carryover appends one table per
+// (the hash of the normalised handler, see codexNorm and codexDigest; the
+// rules, specs.TrustHash, are data in tools.toml). carryover appends one table per
 // stub, marked "# carryover" on the header line, and removes only marked
 // tables, so the user's comments and layout stay untouched.
-
-var codexLabels = map[string]string{
-	"PreToolUse": "pre_tool_use", "PermissionRequest": "permission_request", "PostToolUse": "post_tool_use",
-	"PreCompact": "pre_compact", "PostCompact": "post_compact", "SessionStart": "session_start",
-	"SessionEnd": "session_end", "UserPromptSubmit": "user_prompt_submit", "SubagentStart": "subagent_start",
-	"SubagentStop": "subagent_stop", "Stop": "stop", "PreModelRequest": "pre_model_request",
-	"PostModelRequest": "post_model_request", "Interrupt": "interrupt",
-}
-
-var (
-	codexNoMatcher = map[string]bool{"UserPromptSubmit": true, "Stop": true, "SessionEnd": true, "Interrupt": true, "PreModelRequest": true, "PostModelRequest": true}
-	codexClamp3    = map[string]bool{"SessionEnd": true, "Interrupt": true}
-	codexCtx       = map[string]bool{"PreToolUse": true, "PostToolUse": true, "SessionStart": true, "UserPromptSubmit": true, "SubagentStart": true}
-)
 
 // TrustEntry is one [hooks.state."Key"] trusted_hash = Hash entry.
 type TrustEntry struct{ Key, Hash string }
@@ -243,7 +229,7 @@ type TrustEntry struct{ Key, Hash string }
 // codexTrust computes the trust entries of the handlers in a hooks.json
 // document declared at path that match accepts (nil: all). Unknown events
 // are skipped.
-func codexTrust(path string, hooksJSON []byte, match func(cmd, event string) bool) ([]TrustEntry, error) {
+func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(cmd, event string) bool) ([]TrustEntry, error) {
 	root, err := parseJSON(hooksJSON)
 	if err != nil {
 		return nil, err
@@ -255,8 +241,8 @@ func codexTrust(path string, hooksJSON []byte, match func(cmd, event string) boo
 	if _, hooks := root.member("hooks"); hooks != nil {
 		for _, m := range hooks.members { // members: only an object has them
 			for gi, g := range m.val.elems {
-				if label, ok := codexLabels[m.key]; ok {
-					out = append(out, codexGroupTrust(path, m.key, label, gi, g, match)...)
+				if label, ok := th.Labels[m.key]; ok {
+					out = append(out, codexGroupTrust(th, path, m.key, label, gi, g, match)...)
 				}
 			}
 		}
@@ -266,13 +252,13 @@ func codexTrust(path string, hooksJSON []byte, match func(cmd, event string) boo
 
 // codexGroupTrust is the trust entries of the handlers of matcher group
 // gi of event (labelled label) that match accepts.
-func codexGroupTrust(path, event, label string, gi int, g *jnode, match func(cmd, event string) bool) []TrustEntry {
+func codexGroupTrust(th *specs.TrustHash, path, event, label string, gi int, g *jnode, match func(cmd, event string) bool) []TrustEntry {
 	hs := groupHandlers(g)
 	if hs == nil {
 		return nil
 	}
 	var matcher any
-	if _, mn := g.member("matcher"); mn != nil && mn.kind != 'l' && !codexNoMatcher[event] {
+	if _, mn := g.member("matcher"); mn != nil && mn.kind != 'l' && !slices.Contains(th.NoMatcher, event) {
 		matcher = mn.value()
 	}
 	var out []TrustEntry
@@ -281,7 +267,7 @@ func codexGroupTrust(path, event, label string, gi int, g *jnode, match func(cmd
 		if cmd, _ := hv["command"].(string); !ok || match != nil && !match(cmd, event) {
 			continue
 		}
-		ident := map[string]any{"event_name": label, "hooks": []any{codexNorm(event, hv)}}
+		ident := map[string]any{"event_name": label, "hooks": []any{codexNorm(th, event, hv)}}
 		if matcher != nil {
 			ident["matcher"] = matcher
 		}
@@ -291,12 +277,13 @@ func codexGroupTrust(path, event, label string, gi int, g *jnode, match func(cmd
 	return out
 }
 
-func codexNorm(event string, h map[string]any) map[string]any {
+func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]any {
 	t, has := h["timeout"].(float64)
+	clamp := slices.Contains(th.Clamp3s, event)
 	switch {
-	case codexClamp3[event] && !has:
+	case clamp && !has:
 		t = 1
-	case codexClamp3[event]:
+	case clamp:
 		t = min(max(t, 1), 3)
 	case !has:
 		t = 600
@@ -308,7 +295,7 @@ func codexNorm(event string, h map[string]any) map[string]any {
 	if sm, ok := h["statusMessage"]; ok && sm != nil {
 		out["statusMessage"] = sm
 	}
-	if acl, ok := h["additionalContextLimit"]; ok && acl != nil && acl != float64(2500) && codexCtx[event] {
+	if acl, ok := h["additionalContextLimit"]; ok && acl != nil && acl != float64(2500) && slices.Contains(th.Context, event) {
 		out["additionalContextLimit"] = acl
 	}
 	return out
@@ -446,13 +433,14 @@ func trustAdds(blocks []trustBlock, state map[string]any, want []TrustEntry) ([]
 // planTrust plans config.toml for the hooks.json content hooksAfter (nil:
 // hooks.json is going away or holds no carryover stubs).
 func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
+	th := t.Layout.Trust
 	before, exists, err := read(files, t.TrustPath)
 	if err != nil {
 		return Plan{}, err
 	}
 	var want []TrustEntry
 	if hooksAfter != nil {
-		if want, err = codexTrust(t.Path, hooksAfter, id.ours); err != nil {
+		if want, err = codexTrust(th, t.Path, hooksAfter, id.ours); err != nil {
 			return Plan{}, fmt.Errorf("%s: %w", t.Path, err)
 		}
 	}
@@ -491,7 +479,7 @@ func untrusted(files FS, path string, after []byte) (_ []byte, del bool) {
 // trustDrift says what is wrong with Codex's trust entries for the
 // carryover stubs in hooksJSON ("" when nothing).
 func trustDrift(t Target, hooksJSON []byte, id stubID, files FS) (string, error) {
-	want, err := codexTrust(t.Path, hooksJSON, id.ours)
+	want, err := codexTrust(t.Layout.Trust, t.Path, hooksJSON, id.ours)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", t.Path, err)
 	}
