@@ -54,7 +54,16 @@ type tomlLayout struct {
 // go-toml/v2's own parser (each expression's byte range), not with
 // patterns, so a key inside a multi-line array, a string holding "[x]" or
 // a quoted key is found or left alone exactly as TOML reads it.
-func locateTOMLKey(b []byte, path []string) (tomlLayout, error) {
+func locateTOMLKey(b []byte, key string) (lay tomlLayout, path []string, err error) {
+	path = strings.Split(key, ".")
+	lay, err = locateTOMLPath(b, path)
+	if err == nil && lay.inline {
+		err = fmt.Errorf("%s is set inline (%s = {…}); edit the file by hand", key, path[0])
+	}
+	return lay, path, err
+}
+
+func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
 	lay := tomlLayout{start: -1, firstTable: len(b), tableEnd: -1}
 	p := unstable.Parser{}
 	p.Reset(b)
@@ -127,13 +136,9 @@ func lineEnd(b []byte, i int) int {
 // at the end of its table, creating the table at the end of the file if
 // needed. The result must parse and hold the key.
 func SetKey(b []byte, key, literal string) ([]byte, error) {
-	path := strings.Split(key, ".")
-	lay, err := locateTOMLKey(b, path)
+	lay, path, err := locateTOMLKey(b, key)
 	if err != nil {
 		return nil, err
-	}
-	if lay.inline {
-		return nil, fmt.Errorf("%s is set inline (%s = {…}); edit the file by hand", key, path[0])
 	}
 	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
 	var out []byte
@@ -173,16 +178,9 @@ func insertLine(b []byte, pos int, ins string) []byte {
 // UnsetKey returns b without key's assignment (its whole line, with a
 // trailing comment on it); changed is false when the key was not set.
 func UnsetKey(b []byte, key string) (out []byte, changed bool, err error) {
-	path := strings.Split(key, ".")
-	lay, err := locateTOMLKey(b, path)
-	if err != nil {
-		return nil, false, err
-	}
-	if lay.inline {
-		return nil, false, fmt.Errorf("%s is set inline (%s = {…}); edit the file by hand", key, path[0])
-	}
-	if lay.start < 0 {
-		return b, false, nil
+	lay, _, err := locateTOMLKey(b, key)
+	if err != nil || lay.start < 0 {
+		return b, false, err
 	}
 	from, to := lay.start, lineEnd(b, lay.end)
 	if strings.TrimSpace(string(b[lineStart(b, from):from])) == "" {
