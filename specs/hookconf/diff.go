@@ -2,8 +2,9 @@ package hookconf
 
 import (
 	"fmt"
-	"github.com/sergi/go-diff/diffmatchpatch"
 	"strings"
+
+	"github.com/go-git/go-git/v5/utils/diff"
 )
 
 // Diff renders p as a unified diff (3 lines of context); "" when unchanged.
@@ -42,17 +43,15 @@ type op struct {
 	line string
 }
 
-// script is the line edit script from a to b (go-diff in line mode, no
-// time limit: the output depends on the input alone).
+// script is the line edit script from a to b, by go-git's line diff
+// (go-diff's Myers with an hour's time limit: in practice the output
+// depends on the input alone).
 func script(a, b string) []op {
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0
-	ca, cb, lines := dmp.DiffLinesToChars(a, b)
 	var ops []op
-	for _, d := range dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines) {
-		kind := map[diffmatchpatch.Operation]byte{diffmatchpatch.DiffDelete: '-', diffmatchpatch.DiffInsert: '+'}[d.Type]
+	for _, d := range diff.Do(a, b) {
+		kind := map[int8]byte{-1: '-', 0: ' ', 1: '+'}[int8(d.Type)] // diffmatchpatch.DiffDelete, DiffEqual, DiffInsert
 		for l := range strings.Lines(d.Text) {
-			ops = append(ops, op{max(kind, ' '), l})
+			ops = append(ops, op{kind, l})
 		}
 	}
 	return ops
