@@ -49,7 +49,7 @@ type op struct {
 func script(a, b string) []op {
 	var ops []op
 	for _, d := range diff.Do(a, b) {
-		kind := map[int8]byte{-1: '-', 0: ' ', 1: '+'}[int8(d.Type)] // diffmatchpatch.DiffDelete, DiffEqual, DiffInsert
+		kind := "- +"[d.Type+1] // diffmatchpatch.DiffDelete -1, DiffEqual 0, DiffInsert 1
 		for l := range strings.Lines(d.Text) {
 			ops = append(ops, op{kind, l})
 		}
