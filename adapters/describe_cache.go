@@ -17,10 +17,8 @@ import (
 // size, modification time and inode (a file replaced by rename keeps its
 // size and may keep its mtime, never its inode).
 type FileStamp struct {
-	Size    int64
-	ModNano int64
-	Dev     uint64
-	Ino     uint64
+	Size, ModNano int64
+	Dev, Ino      uint64
 }
 
 // StatStamp returns fi's stamp.

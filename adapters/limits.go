@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,10 +19,10 @@ const (
 	LimitOverloaded LimitKind = "overloaded"  // the provider out of capacity (HTTP 529)
 )
 
-// Limit is a rate-limit or quota signal an adapter found. Adapters set it
-// only from the agent's structured signals (a hook's error kind, Codex's
-// rate_limits, an error status) or from the text of an API/model error the
-// agent itself wrote — never from prompts, replies, tool results or files.
+// Limit is a rate-limit or quota signal an adapter found: only from the
+// agent's structured signals (a hook's error kind, rate_limits, an error
+// status) or the text of an API error the agent itself wrote, never from
+// prompts, replies, tool results or files.
 type Limit struct {
 	Kind        LimitKind
 	Reached     bool      // false: a warning that the limit is near (UsedPercent)
@@ -63,15 +64,8 @@ func (l *Limit) Phrase() string {
 	case !l.Reached:
 		return "usage limit near"
 	}
-	switch l.Kind {
-	case LimitRate:
-		return "rate limit reached"
-	case LimitQuota:
-		return "quota exhausted"
-	case LimitOverloaded:
-		return "model overloaded"
-	}
-	return "usage limit reached"
+	return cmp.Or(map[LimitKind]string{LimitRate: "rate limit reached", LimitQuota: "quota exhausted",
+		LimitOverloaded: "model overloaded"}[l.Kind], "usage limit reached")
 }
 
 // limitPatterns are the fallback patterns (the Braindump PRD's list) for
@@ -107,7 +101,8 @@ var relativeReset = sync.OnceValue(func() *regexp.Regexp {
 // relative reset is counted from it). It returns nil when the error is no
 // limit (a 400, an auth failure).
 func LimitFromError(text string, status int, at time.Time) *Limit {
-	kind, ok := statusLimit(status)
+	// The status says what it is (0: the text must say).
+	kind, ok := map[int]LimitKind{0: "", 429: LimitRate, 529: LimitOverloaded}[status]
 	if !ok {
 		return nil // the status says what it is: a 400 quoting "429" is no limit
 	}
@@ -124,20 +119,6 @@ func LimitFromError(text string, status int, at time.Time) *Limit {
 	l := &Limit{Kind: kind, Reached: true}
 	l.ResetsAt, l.ResetText = resetOf(text, at)
 	return l
-}
-
-// statusLimit is the limit an HTTP status says (0: the text must say);
-// ok is false for a status that is no limit.
-func statusLimit(status int) (LimitKind, bool) {
-	switch status {
-	case 0:
-		return "", true
-	case 429:
-		return LimitRate, true
-	case 529:
-		return LimitOverloaded, true
-	}
-	return "", false
 }
 
 // textLimit is the limit the first pattern that matches text names.
@@ -161,13 +142,7 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 	}
 	if m := relativeReset().FindStringSubmatch(text); m != nil && !at.IsZero() {
 		f, _ := strconv.ParseFloat(m[1], 64)
-		unit := time.Second
-		switch m[2][0] {
-		case 'm':
-			unit = time.Minute
-		case 'h':
-			unit = time.Hour
-		}
+		unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour}[m[2][0]]
 		return at.Add(time.Duration(f * float64(unit))).Truncate(time.Second), ""
 	}
 	for _, re := range resetPatterns() {

@@ -79,18 +79,6 @@ func exitWith(r *Row, n int64) {
 	}
 }
 
-// exitFromText takes the exit code a failed call's text names ("exit
-// code 2", "exited with code: 1") when no field gave one.
-func exitFromText(r *Row, text string) {
-	if r.ExitCode != nil {
-		return
-	}
-	if m := exitCodeRE().FindStringSubmatch(text); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		r.ExitCode = intPtr(n)
-	}
-}
-
 // clip is redact.Clip: no partial word and no part of a secret survives a
 // cut; it reads s up to n+clipReach to see a secret crossing it.
 func clip(s string, n int) string { return redact.Clip(s, n) }

@@ -209,13 +209,12 @@ var versionRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)|(?m)^> Aider v(\d+\.\d+\.\d+)`)
 })
 
-// RecordedVersion is the agent version a transcript records, "" when none:
+// recordedVersion is the agent version a transcript records, "" when none:
 // the first JSON "version" field, or the last "> Aider vX" line. Only 64 KB
 // are looked at (the head of a JSONL transcript, the tail of an Aider
 // history: SurveySessions passes the right end).
-func RecordedVersion(head []byte) string {
-	head = head[:min(len(head), 64<<10)]
-	ms := versionRE().FindAllSubmatch(head, -1)
+func recordedVersion(head []byte) string {
+	ms := versionRE().FindAllSubmatch(head[:min(len(head), 64<<10)], -1)
 	if len(ms) == 0 {
 		return ""
 	}
@@ -223,40 +222,24 @@ func RecordedVersion(head []byte) string {
 	if len(ms[0][1]) > 0 {
 		m = ms[0] // a JSON transcript records it from its first line
 	}
-	if len(m[1]) > 0 {
-		return string(m[1])
-	}
-	return string(m[2])
+	return string(m[1]) + string(m[2]) // one of the two is empty
 }
 
-// NewerThanKnown reports whether v (an agent version read from a
-// transcript) is newer than the newest shape tool's adapter knows: the
-// reader then reads what it can and `status` warns.
-func NewerThanKnown(tool, v string) bool {
-	f, ok := Formats[tool]
-	if !ok || f.Newest == "" || v == "" {
-		return false
-	}
+// DriftWarning is the one line `status` shows for a transcript written by
+// a newer agent than the newest shape tool's adapter knows ("" when there
+// is none); the reader reads what it can meanwhile.
+func DriftWarning(tool string, head []byte) string {
+	f, v := Formats[tool], recordedVersion(head)
 	got, err := version.NewVersion(v)
 	known, kerr := version.NewVersion(f.Newest)
-	if err != nil || kerr != nil {
-		return false
+	if err != nil || kerr != nil { // none recorded, or none known
+		return ""
 	}
 	// Same major.minor as the newest known shape is the same shape: patch
 	// releases do not change transcripts often enough to warn on each.
 	gs, ks := got.Segments(), known.Segments()
-	if f.MajorOnly {
-		return gs[0] > ks[0]
-	}
-	return gs[0] > ks[0] || (gs[0] == ks[0] && gs[1] > ks[1])
-}
-
-// DriftWarning is the one line `status` shows for a transcript written by
-// a newer agent than carryover knows ("" when there is none).
-func DriftWarning(tool string, head []byte) string {
-	v := RecordedVersion(head)
-	if !NewerThanKnown(tool, v) {
+	if gs[0] < ks[0] || gs[0] == ks[0] && (f.MajorOnly || gs[1] <= ks[1]) {
 		return ""
 	}
-	return tool + " " + v + ": format newer than carryover knows (" + Formats[tool].Newest + "): update carryover"
+	return tool + " " + v + ": format newer than carryover knows (" + f.Newest + "): update carryover"
 }
