@@ -53,9 +53,9 @@ func InProject(dir, project string) bool {
 	return dir == project || strings.HasPrefix(dir, project+string(filepath.Separator))
 }
 
-// Listing reads at most headBytes from the start and tailBytes from the
-// end of a transcript, and counts the messages of one up to scanLimit
-// exactly (a byte scan, no JSON decoding); bigger ones are estimated.
+// Listing reads headBytes from the start and tailBytes from the end of a
+// transcript, and counts the messages of one up to scanLimit exactly (a
+// byte scan, no JSON decoding); bigger ones are estimated.
 const (
 	headBytes = 256 << 10
 	tailBytes = 64 << 10
@@ -204,8 +204,7 @@ func newerTime(t time.Time, v string) time.Time {
 	return t
 }
 
-// describeAll describes files (through the cache) and keeps the sessions
-// in project.
+// describeAll describes files (cached) and keeps the sessions in project.
 func describeAll(env Env, tool string, files []string, project string, describe func(string) (NativeSession, error)) []NativeSession {
 	var out []NativeSession
 	for _, f := range files {
@@ -225,9 +224,8 @@ func firstPrompt(rows []Row) (string, bool) {
 	return rows[i].Text, true
 }
 
-// noteRows counts the prompts and replies of rows in a listed session,
-// takes the first prompt as its preview and the newest time as its last
-// activity.
+// noteRows counts the prompts and replies of a listed session's rows, with
+// the first prompt as preview and the newest time as last activity.
 func (s *NativeSession) noteRows(rows []Row) {
 	for _, r := range rows {
 		if r.Kind == KindPrompt || r.Kind == KindText {
@@ -242,11 +240,10 @@ func (s *NativeSession) noteRows(rows []Row) {
 	}
 }
 
-// sqliteRO are the options every agent database is opened with (Cursor,
-// OpenCode, Kilo; Crush while its WAL exists): read-only and query-only, so
-// carryover never writes, checkpoints or locks the agent's live database; a
-// WAL reader does not block the writer, and 500 ms is the longest wait for
-// a lock a checkpoint holds.
+// sqliteRO opens every agent database read-only and query-only: carryover
+// never writes, checkpoints or locks the agent's live database (a WAL
+// reader does not block the writer); 500 ms is the longest wait for a lock
+// a checkpoint holds.
 const sqliteRO = "?mode=ro&_busy_timeout=500&_query_only=1"
 
 // openSQLite opens the SQLite file at path with the DSN options query as a

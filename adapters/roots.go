@@ -3,18 +3,14 @@ package adapters
 import (
 	"errors"
 	"path/filepath"
-	"strings"
 )
 
 // StoreRooter is an optional capability: the directories an agent keeps its
-// session store under. The hook path uses it to refuse a transcript that
-// escapes the store through a symlink (see Confined).
+// session store under (Confined).
 type StoreRooter interface {
 	StoreRoots(env Env) []string
 }
 
-// ErrOutsideStore is returned by Confined for a transcript path that
-// resolves, through a symlink, to a place outside the agent's store.
 var ErrOutsideStore = errors.New("transcript path leads through a symlink out of the agent's session store; not read")
 
 // Confined applies the hook path's transcript path policy: a path that
@@ -47,9 +43,4 @@ func Confined(a Adapter, env Env, path string) error {
 }
 
 // under reports whether p is dir or inside it (both clean and absolute).
-func under(p, dir string) bool {
-	if dir == "/" {
-		return true
-	}
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
-}
+func under(p, dir string) bool { return dir == "/" || InProject(p, dir) }
