@@ -59,13 +59,9 @@ func DescribeCached(env Env, tool, path string, describe func(string) (NativeSes
 // descriptions between calls (DescriptionFile).
 const ListCacheName = "list-cache.json"
 
-// listCacheVersion is the cache file's format; a file of another version
-// is ignored (and replaced at the next save). Bump it when a lister's
-// Describe changes what it returns. listCacheMax bounds what is read of
-// it (200 sessions take about 60 KB); a larger one is ignored.
 const (
-	listCacheVersion = 1
-	listCacheMax     = 16 << 20
+	listCacheVersion = 1        // a file of another version is ignored; bump it when a Describe changes
+	listCacheMax     = 16 << 20 // 200 sessions take about 60 KB; a larger file is ignored
 )
 
 // DescriptionFile caches listers' descriptions for `list` and the commands
@@ -161,8 +157,7 @@ func (d *DescriptionFile) Flush() error {
 }
 
 // Forget drops the descriptions of session id (any agent) and of the
-// transcript at path, and writes the file (`forget`: the preview is the
-// session's first prompt).
+// transcript at path and writes the file (`forget`: a preview is a prompt).
 func (d *DescriptionFile) Forget(id, path string) error {
 	d.mu.Lock()
 	for k, e := range d.known {

@@ -64,9 +64,13 @@ func (l *Limit) Phrase() string {
 	case !l.Reached:
 		return "usage limit near"
 	}
-	return cmp.Or(map[LimitKind]string{LimitRate: "rate limit reached", LimitQuota: "quota exhausted",
-		LimitOverloaded: "model overloaded"}[l.Kind], "usage limit reached")
+	return cmp.Or(limitPhrases[l.Kind], "usage limit reached")
 }
+
+var limitPhrases = map[LimitKind]string{LimitRate: "rate limit reached", LimitQuota: "quota exhausted", LimitOverloaded: "model overloaded"}
+
+// statusLimits are the limits an HTTP status says (0: the text must say).
+var statusLimits = map[int]LimitKind{0: "", 429: LimitRate, 529: LimitOverloaded}
 
 // limitPatterns are the fallback patterns (the Braindump PRD's list) for
 // API error text whose status the agent did not record; they are matched
@@ -101,8 +105,7 @@ var relativeReset = sync.OnceValue(func() *regexp.Regexp {
 // relative reset is counted from it). It returns nil when the error is no
 // limit (a 400, an auth failure).
 func LimitFromError(text string, status int, at time.Time) *Limit {
-	// The status says what it is (0: the text must say).
-	kind, ok := map[int]LimitKind{0: "", 429: LimitRate, 529: LimitOverloaded}[status]
+	kind, ok := statusLimits[status]
 	if !ok {
 		return nil // the status says what it is: a 400 quoting "429" is no limit
 	}
@@ -142,7 +145,10 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 	}
 	if m := relativeReset().FindStringSubmatch(text); m != nil && !at.IsZero() {
 		f, _ := strconv.ParseFloat(m[1], 64)
-		unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour}[m[2][0]]
+		unit := time.Second
+		if i := strings.IndexByte("mh", m[2][0]); i >= 0 {
+			unit = []time.Duration{time.Minute, time.Hour}[i]
+		}
 		return at.Add(time.Duration(f * float64(unit))).Truncate(time.Second), ""
 	}
 	for _, re := range resetPatterns() {

@@ -16,17 +16,14 @@ import (
 )
 
 // Survey is what reading an agent's recent sessions found, so a silent
-// gap is visible ("unreadable is not empty"): lines read, lines of a type
-// the reader does not know (skipped), lines that are not JSON or that the
-// reader could not use (failed), sessions that could not be opened, and
-// drift warnings for transcripts of a newer agent than carryover knows.
+// gap is visible ("unreadable is not empty").
 type Survey struct {
 	Sessions int      `json:"sessions"`
 	Lines    int      `json:"lines"`
-	Unknown  int      `json:"unknown"`
-	Failed   int      `json:"failed"`
-	Unread   int      `json:"unreadable_sessions"`
-	Drift    []string `json:"drift,omitempty"`
+	Unknown  int      `json:"unknown"`             // of a type the reader does not know (skipped)
+	Failed   int      `json:"failed"`              // not JSON, or the reader could not use it
+	Unread   int      `json:"unreadable_sessions"` // could not be opened
+	Drift    []string `json:"drift,omitempty"`     // written by a newer agent than carryover knows
 }
 
 // surveyBytes bounds how much of each transcript a survey reads.
@@ -202,9 +199,9 @@ func Tried(tool string) string {
 	return "tried the formats of " + strings.Join(Names(), ", ")
 }
 
-// versionRE finds the version an agent recorded in a transcript's first
-// bytes: Claude's "version", Codex's "cli_version", Copilot's
-// "copilotVersion", Gemini's "version" (when present).
+// versionRE finds the version an agent recorded in a transcript: Claude's
+// and Gemini's "version", Codex's "cli_version", Copilot's "copilotVersion",
+// Aider's "> Aider v" line.
 var versionRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)|(?m)^> Aider v(\d+\.\d+\.\d+)`)
 })
