@@ -27,19 +27,18 @@ const module = "github.com/carryover/carryover"
 // of ours. specs sits beside the pipeline and knows only adapters. Nothing
 // imports cmd but main. A package missing here fails the test: place it.
 var allowedImports = map[string][]string{
-	"":                          {"cmd"},
-	"publish/redact":            {},                 // leaf: secret detectors and Clip
-	"publish/safefile":          {},                 // leaf: the one atomic writer, bounded regular-only reads
-	"publish/redact/redacttest": {"publish/redact"}, // test support: the measurement corpus
-	"adapters":                  {"adapters/internal/claudejson", "publish/redact"},
-	"adapters/ledger":           {"adapters", "publish/redact"},
-	"specs":                     {"adapters"},
-	"specs/hookconf":            {"specs", "publish/safefile"},
-	"distill":                   {"adapters", "adapters/ledger", "distill/git", "publish/redact", "publish/safefile"},
-	"distill/git":               {"publish/safefile"}, // git's data by go-git's decoders; never runs git
-	"publish":                   {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
-	"publish/resume":            {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/safefile"},
-	"publish/limits":            {"adapters", "adapters/ledger", "distill", "publish", "publish/config", "publish/resume"}, // rate limits, context levels, the run signal
+	"":                 {"cmd"},
+	"publish/redact":   {}, // leaf: secret detectors and Clip
+	"publish/safefile": {}, // leaf: the one atomic writer, bounded regular-only reads
+	"adapters":         {"adapters/internal/claudejson", "publish/redact"},
+	"adapters/ledger":  {"adapters", "publish/redact"},
+	"specs":            {"adapters"},
+	"specs/hookconf":   {"specs", "publish/safefile"},
+	"distill":          {"adapters", "adapters/ledger", "distill/git", "publish/redact", "publish/safefile"},
+	"distill/git":      {"publish/safefile"}, // git's data by go-git's decoders; never runs git
+	"publish":          {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
+	"publish/resume":   {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/safefile"},
+	"publish/limits":   {"adapters", "adapters/ledger", "distill", "publish", "publish/config", "publish/resume"}, // rate limits, context levels, the run signal
 	// configuration: the Config type, its key table, load/merge/project
 	// policy, `config get/set/unset` editing; below the features, which
 	// read their keys from it, and it imports none of them

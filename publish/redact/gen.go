@@ -6,8 +6,6 @@ import (
 	"strings"
 )
 
-//go:generate go run -tags generate ./gen
-
 // The generated rules (rules_gen.go, from gitleaks' rule data in
 // gen/gitleaks.toml and our own additions in gen/extra.toml): token formats
 // reduced to a literal with a byte-set span before and after it, and
