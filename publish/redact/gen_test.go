@@ -458,7 +458,7 @@ func TestRulesGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if nGitleaks == 0 {
+		if strings.HasSuffix(in, "gitleaks.toml") {
 			nGitleaks = len(rs)
 		}
 		rules = append(rules, rs...)

@@ -15,8 +15,7 @@ import "strings"
 type needleKind uint8
 
 const (
-	needleDapi needleKind = iota
-	needleExpect
+	needleExpect needleKind = iota
 	needleB64
 	needleGen
 )
@@ -145,7 +144,6 @@ func trigNeedleAt(s string, i int) (Match, bool) {
 
 // initNeedles runs after initGen has filled genIndexed.
 func initNeedles() {
-	addNeedle(needle{lit: "dapi", kind: needleDapi})
 	addTrigNeedle(needle{lit: "expect", kind: needleExpect})
 	for _, h := range b64Headers {
 		addTrigNeedle(needle{lit: h, kind: needleB64})
@@ -185,8 +183,6 @@ func (d *needleDone) match(s string, i int, n needle, ms []Match) []Match {
 	var m Match
 	ok := false
 	switch n.kind {
-	case needleDapi:
-		m, ok = databricks(s, i)
 	case needleExpect:
 		if i >= d.expect {
 			if m, ok = promptAnswer(s, i+len(n.lit)); ok {

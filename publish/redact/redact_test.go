@@ -87,7 +87,7 @@ func TestString(t *testing.T) {
 		{"aws secret ini", "aws_secret_access_key = " + mix40, "aws_secret_access_key = " + r(KindAWSSecret)},
 		{"aws secret json", `"SecretAccessKey": "` + mix40 + `",`, `"SecretAccessKey": "` + r(KindAWSSecret) + `",`},
 		// github
-		{"ghp", "token ghp_" + a36, "token " + r(KindGitHubToken)},
+		{"ghp", "token ghp_" + mix36, "token " + r(KindGitHubToken)},
 		{"gho", "gho_" + mix36 + ".", r(KindGitHubToken) + "."},
 		{"ghs in url", "https://x-access-token:ghs_" + mix36 + "@github.com/o/r", "https://x-access-token:" + r(KindGitHubToken) + "@github.com/o/r"},
 		{"github pat", "github_pat_" + "11ABCDEFG0" + strings.Repeat("x1Y", 20), r(KindGitHubToken)},
@@ -333,7 +333,7 @@ func TestKinds(t *testing.T) {
 }
 
 func TestFindSortedNonOverlapping(t *testing.T) {
-	in := "a AKIA" + "Q3EGRIKRNRXOLDPL b password=hunter2 c ghp_" + a36 + " Authorization: Bearer " + mix36
+	in := "a AKIA" + "Q3EGRIKRNRXOLDPL b password=hunter2 c ghp_" + mix36 + " Authorization: Bearer " + mix36
 	ms := Find(in)
 	if len(ms) != 4 {
 		t.Fatalf("Find found %d matches; want 4: %v", len(ms), ms)

@@ -6,9 +6,8 @@ package redact
 
 // hot marks the trigger bytes; everything else is skipped by one lookup.
 var hot = [256]bool{
-	'_': true, '-': true, '=': true, ':': true, '@': true,
-	'A': true, 'B': true, 'J': true, 'S': true,
-	'.': true, '/': true, '~': true, 'w': true, 'k': true, '>': true,
+	'-': true, '=': true, ':': true, '@': true, 'A': true, 'B': true, 'J': true, 'S': true,
+	'.': true, '~': true, 'w': true, 'k': true, '>': true,
 }
 
 // hot8 is hot as bytes, so that eight lookups can be OR-ed without branches.
@@ -171,22 +170,20 @@ func hasSuffixAt(s string, i int, p string) bool {
 // nbSet[c] indexes nbSets (0: no filter), nbOff[c] is the offset.
 var nbSets = [...][256]bool{
 	{},
-	byteSet("pousrtmfckai"),           // '_' after gh?, github_pat, npm, hf, whsec, sk/rk, do?, shp??, lin_api, gl*
-	byteSet("ktabeoprsiE-KSIAUYy \t"), // '-' after sk, gl*, xox?, xapp, pypi, AGE, "-----BEGIN", PMAK, NR??, HRKU, PuTTY, key, --flag, -p
-	byteSet("KSBC3IT"),                // 'A' before KIA SIA BIA CCA 3T Iza C TATT
-	byteSet("KG"),                     // 'S' before K, G.
-	byteSet("e"),                      // 'B' before earer
-	byteSet("y"),                      // 'J' after ey
-	byteSet("1"),                      // '/' after 1 (1//0 refresh tokens)
-	byteSet("Q"),                      // '~' after Q (Azure AD secrets)
-	byteSet("sSpP"),                   // 'w' after pass, pw
-	byteSet("oO _-i"),                 // 'k' after to(ken), api key, api_key, apikey
-	byteSet("dDtTnNyYeEhHlLsS\"'"),    // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+	byteSet("-Yy \t"),              // '-' after "-----BEGIN", PuTTY, key, --flag, -p
+	byteSet("C"),                   // 'A' before C (Twilio AC)
+	byteSet("K"),                   // 'S' before K (Twilio SK)
+	byteSet("e"),                   // 'B' before earer
+	byteSet("y"),                   // 'J' after ey
+	byteSet("Q"),                   // '~' after Q (Azure AD secrets)
+	byteSet("sSpP"),                // 'w' after pass, pw
+	byteSet("oO _-i"),              // 'k' after to(ken), api key, api_key, apikey
+	byteSet("dDtTnNyYeEhHlLsS\"'"), // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
 
 var (
-	nbSet = [256]uint8{'_': 1, '-': 2, 'A': 3, 'S': 4, 'B': 5, 'J': 6, '/': 7, '~': 8, 'w': 9, 'k': 10, '>': 11}
-	nbOff = [256]int8{'_': -1, '-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '/': -1, '~': -1, 'w': -1, 'k': -1, '>': -1}
+	nbSet = [256]uint8{'-': 1, 'A': 2, 'S': 3, 'B': 4, 'J': 5, '~': 6, 'w': 7, 'k': 8, '>': 9}
+	nbOff = [256]int8{'-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '~': -1, 'w': -1, 'k': -1, '>': -1}
 )
 
 // Second-stage filters, applied after the neighbour filter: a trigger is
@@ -330,8 +327,8 @@ func notSet(set class, extra ...byte) (t [256]bool) {
 	return t
 }
 
-// dotShape is the first check of dotToken: a dot worth a call is in
-// hv[sb]., dp., ya29. or the first dot of a Discord token.
+// dotShape reports a dot worth a call: a generated literal's or the first
+// dot of a Discord token.
 func dotShape(s string, i int) bool {
 	if i < 2 || i+1 >= len(s) {
 		return false
@@ -342,18 +339,7 @@ func dotShape(s string, i int) bool {
 	if len(genDotLits) > 0 && genDotShape(s, i) {
 		return true
 	}
-	if i >= 24 && i+7 < len(s) && s[i+7] == '.' {
-		return true
-	}
-	switch s[i-1] {
-	case 's', 'b':
-		return s[i-2] == 'v'
-	case 'p':
-		return s[i-2] == 'd'
-	case '9':
-		return s[i-2] == '2'
-	}
-	return false
+	return i >= 24 && i+7 < len(s) && s[i+7] == '.' // a Discord token's first dot
 }
 
 func byteSet(cs string) (t [256]bool) {
@@ -430,9 +416,8 @@ var handDetectors, vendorDetectors [256]detector
 
 func init() {
 	handDetectors = [256]detector{
-		'_': underscoreToken, '-': dashToken, '=': assignment, ':': assignment,
-		'@': urlCredentials, 'A': upperAToken, 'S': upperSToken, 'J': jwt,
-		'B': bearer, '.': dotToken, '/': slashToken, '~': tildeToken,
+		'-': dashToken, '=': assignment, ':': assignment, '@': urlCredentials,
+		'A': upperToken, 'S': upperToken, 'J': jwt, 'B': bearer, '.': discord, '~': tildeToken,
 		'w': proseKey, 'k': proseKey, '>': xmlElement,
 	}
 	vendorDetectors = handDetectors
