@@ -524,8 +524,9 @@ func genRandom(v string, sets ...uint8) bool {
 	}
 	// Only a set with lower-case letters holds words; an upper-case body
 	// without a digit is a token (an AWS key id's 16 base32 bytes have
-	// none 3.6 % of the time).
-	return kinds < 2 || mixed(v) || !lowerIn(sets)
+	// none 3.6 % of the time), and so are digits between dashes (Slack's
+	// xoxb-<digits>-<digits>-... cut before its letters) or alone.
+	return kinds < 2 || mixed(v) || !lowerIn(sets) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
 }
 
 func lowerIn(sets []uint8) bool {
