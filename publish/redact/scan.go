@@ -6,8 +6,8 @@ package redact
 
 // hot marks the trigger bytes; everything else is skipped by one lookup.
 var hot = [256]bool{
-	'-': true, '=': true, ':': true, '@': true, 'A': true, 'B': true, 'J': true, 'S': true,
-	'.': true, '~': true, 'w': true, 'k': true, '>': true,
+	'-': true, '=': true, ':': true, '@': true, 'A': true, 'B': true, 'S': true,
+	'.': true, 'w': true, 'k': true, '>': true,
 }
 
 // hot8 is hot as bytes, so that eight lookups can be OR-ed without branches.
@@ -174,16 +174,14 @@ var nbSets = [...][256]bool{
 	byteSet("C"),                   // 'A' before C (Twilio AC)
 	byteSet("K"),                   // 'S' before K (Twilio SK)
 	byteSet("e"),                   // 'B' before earer
-	byteSet("y"),                   // 'J' after ey
-	byteSet("Q"),                   // '~' after Q (Azure AD secrets)
 	byteSet("sSpP"),                // 'w' after pass, pw
 	byteSet("oO _-i"),              // 'k' after to(ken), api key, api_key, apikey
 	byteSet("dDtTnNyYeEhHlLsS\"'"), // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
 
 var (
-	nbSet = [256]uint8{'-': 1, 'A': 2, 'S': 3, 'B': 4, 'J': 5, '~': 6, 'w': 7, 'k': 8, '>': 9}
-	nbOff = [256]int8{'-': -1, 'A': 1, 'S': 1, 'B': 1, 'J': -1, '~': -1, 'w': -1, 'k': -1, '>': -1}
+	nbSet = [256]uint8{'-': 1, 'A': 2, 'S': 3, 'B': 4, 'w': 5, 'k': 6, '>': 7}
+	nbOff = [256]int8{'-': -1, 'A': 1, 'S': 1, 'B': 1, 'w': -1, 'k': -1, '>': -1}
 )
 
 // Second-stage filters, applied after the neighbour filter: a trigger is
@@ -417,7 +415,7 @@ var handDetectors, vendorDetectors [256]detector
 func init() {
 	handDetectors = [256]detector{
 		'-': dashToken, '=': assignment, ':': assignment, '@': urlCredentials,
-		'A': upperToken, 'S': upperToken, 'J': jwt, 'B': bearer, '.': discord, '~': tildeToken,
+		'A': upperToken, 'S': upperToken, 'B': bearer, '.': discord,
 		'w': proseKey, 'k': proseKey, '>': xmlElement,
 	}
 	vendorDetectors = handDetectors

@@ -139,40 +139,6 @@ func discordTail(s string, t, i int) (Match, bool) {
 	return Match{KindDiscordToken, t, e3}, true
 }
 
-// tildeToken matches Azure AD client secrets: 3 bytes, a digit, "Q~", then
-// 31-34 of [A-Za-z0-9_~.-] (gitleaks azure-ad-client-secret).
-func tildeToken(s string, i int) (Match, bool) {
-	t := i - 5
-	if !azureHead(s, t, i) {
-		return Match{}, false
-	}
-	e := i + 1
-	for e < len(s) && e-i <= 40 && (classes[s[e]]&(setURLSafe|cKey) != 0 || s[e] == '~') {
-		e++
-	}
-	for e > i+32 && s[e-1] == '.' {
-		e-- // the end of a sentence
-	}
-	if n := e - (i + 1); n < 31 || n > 34 || !mixed(s[i+1:e]) {
-		return Match{}, false
-	}
-	return Match{KindAzureADSecret, t, e}, true
-}
-
-// azureHead reports whether s[t:i+1] is an Azure AD secret's head: 3
-// bytes of a name, a digit and "Q~", not inside a longer name.
-func azureHead(s string, t, i int) bool {
-	if t < 0 || s[i-1] != 'Q' || classes[s[i-2]]&cDigit == 0 || t > 0 && (classes[s[t-1]]&setKeyName != 0 || s[t-1] == '~') {
-		return false
-	}
-	for k := t; k < i-2; k++ {
-		if classes[s[k]]&(setWord|cKey) == 0 && s[k] != '~' {
-			return false
-		}
-	}
-	return true
-}
-
 // telegram matches a bot token, <5-16 digits>:A<34 url-safe>; s[i] is the
 // colon.
 func telegram(s string, i int) (Match, bool) {
@@ -188,27 +154,6 @@ func telegram(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{KindTelegramToken, t, e}, true
-}
-
-// jwt matches eyJ<header>.ey<payload>.<signature>; triggered on the 'J'.
-func jwt(s string, i int) (Match, bool) {
-	start := i - 2
-	if start < 0 || s[start] != 'e' || s[start+1] != 'y' || !boundary(s, start) {
-		return Match{}, false
-	}
-	e1 := run(s, i+1, setURLSafe)
-	if e1-start < 10 || e1+3 > len(s) || s[e1] != '.' || s[e1+1:e1+3] != "ey" {
-		return Match{}, false
-	}
-	e2 := run(s, e1+3, setURLSafe)
-	if e2-(e1+1) < 10 || e2 >= len(s) || s[e2] != '.' {
-		return Match{}, false
-	}
-	e3 := run(s, e2+1, setURLSafe)
-	if e3-(e2+1) < 8 {
-		return Match{}, false
-	}
-	return Match{KindJWT, start, runAll(s, e3, setURLSafe)}, true
 }
 
 // slackWebhook masks the path of https://hooks.slack.com/services/..., keeping
