@@ -11,7 +11,6 @@ import (
 // Fake secrets are built by concatenation so that this file never contains a
 // string that trips secret scanners (GitHub push protection).
 var (
-	a36    = strings.Repeat("a", 36)
 	mix36  = strings.Repeat("Zq9", 12)
 	mix40  = strings.Repeat("Ab3/", 10)
 	hex32  = strings.Repeat("0a1b2c3d", 4)
@@ -403,3 +402,34 @@ func cleanGo(t *testing.T) string {
 	}
 	return string(b[:4096])
 }
+
+// The kinds of carryover's data rules (testdata/extra.toml), named as the
+// detectors that matched them by hand were.
+const (
+	KindAgeSecretKey     Kind = "age-secret-key"
+	KindAnthropicKey     Kind = "anthropic-key"
+	KindAtlassianToken   Kind = "atlassian-token"
+	KindAzureADSecret    Kind = "azure-ad-secret"
+	KindDatabricksToken  Kind = "databricks-token"
+	KindDigitalOcean     Kind = "digitalocean-token"
+	KindDopplerToken     Kind = "doppler-token"
+	KindGitHubToken      Kind = "github-token"
+	KindGitLabToken      Kind = "gitlab-token"
+	KindGoogleAPIKey     Kind = "google-api-key"
+	KindGoogleOAuth      Kind = "google-oauth-token"
+	KindGrafanaToken     Kind = "grafana-token"
+	KindHerokuKey        Kind = "heroku-key"
+	KindHuggingFaceToken Kind = "huggingface-token"
+	KindJWT              Kind = "jwt"
+	KindLinearKey        Kind = "linear-key"
+	KindNewRelicKey      Kind = "newrelic-key"
+	KindNPMToken         Kind = "npm-token"
+	KindOpenAIKey        Kind = "openai-key"
+	KindPostmanKey       Kind = "postman-key"
+	KindPyPIToken        Kind = "pypi-token"
+	KindSendGridKey      Kind = "sendgrid-key"
+	KindShopifyToken     Kind = "shopify-token"
+	KindSlackToken       Kind = "slack-token"
+	KindStripeKey        Kind = "stripe-key"
+	KindVaultToken       Kind = "vault-token"
+)
