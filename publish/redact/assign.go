@@ -45,22 +45,11 @@ type assign struct {
 // webhook URL, a Telegram bot token, curl's -u user:password, or "::".
 // done says the colon was decided.
 func colonForms(s string, i int) (m Match, ok, done bool) {
-	if hasPrefixAt(s, i+1, "//") {
-		m, ok = slackWebhook(s, i+3) // https://hooks.slack.com/...
+	if m, ok := colonVendor(s, i); ok || hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
 		return m, ok, true
 	}
-	if hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
-		return Match{}, false, true // ::
-	}
-	if i > 0 && classes[s[i-1]]&cDigit != 0 {
-		if m, ok := telegram(s, i); ok {
-			return m, true, true
-		}
-	}
-	if m, ok := curlUser(s, i); ok {
-		return m, true, true
-	}
-	return Match{}, false, false
+	m, ok = curlUser(s, i)
+	return m, ok, ok
 }
 
 // operator reads the assignment operator at i: ':', ':=' (read as '='),
@@ -257,7 +246,7 @@ func attributeName(s string, j int) (Kind, bool) {
 	}
 	head := s[max(0, j-256)+tag : j]
 	for _, a := range []string{`key="`, `name="`, `key='`, `name='`} {
-		k := indexFold(head, a) // NuGet writes <add key=...>, some tools <ADD KEY=...>
+		k := strings.Index(strings.ToLower(head), a) // NuGet writes <add key=...>, some tools <ADD KEY=...>
 		if k < 0 {
 			continue
 		}
@@ -270,16 +259,6 @@ func attributeName(s string, j int) (Kind, bool) {
 		return classifyKey(foldKey(buf[:0], n[:e]), envStyle(n[:e]))
 	}
 	return "", false
-}
-
-// indexFold is strings.Index ignoring ASCII case; sub is lower case.
-func indexFold(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if lower(s[i]) == sub[0] && equalFold(s[i:i+len(sub)], sub) {
-			return i
-		}
-	}
-	return -1
 }
 
 // xmlElement masks the text of an element named like a secret

@@ -6,20 +6,14 @@ import (
 	"strings"
 )
 
-// The generated rules (rules_gen.go, from gitleaks' rule data in
-// gen/gitleaks.toml and our own additions in gen/extra.toml): token formats
+// The generated rules (rules_gen.go, see gen_test.go): token formats
 // reduced to a literal with a byte-set span before and after it, and
 // keyword rules (a vendor name in the key, a value of a given set and
-// length). New formats arrive by updating that data and running
-// `go generate ./publish/redact`, not by writing a detector.
-//
-// Matching stays regexp-free and on the same trigger loop as the
-// hand-written detectors: each literal is anchored on one of its bytes
-// (its last '_', '-', '.', '~' or '/', else its first digit or, when case
-// matters, upper-case letter), and that
-// byte becomes a trigger whose neighbour filters admit only the bytes the
-// literal has beside it. The few literals with no such byte (airtable's
-// "pat") are found with strings.Index, like "dapi".
+// length). Each literal is anchored on one of its bytes (its last '_', '-',
+// '.', '~' or '/', else its first digit or, when case matters, upper-case
+// letter); that byte becomes a trigger whose neighbour filters admit only
+// the bytes the literal has beside it. Literals with no such byte
+// (databricks' "dapi", airtable's "pat") are found with strings.Index.
 
 type genSpan struct {
 	set      uint8 // index into genSets
@@ -466,7 +460,7 @@ func genLiteralAt(s string, st int, t *genToken) bool {
 		return false
 	}
 	if t.fold {
-		return equalFoldBoth(s[st:st+len(t.lit)], t.lit)
+		return equalFold(s[st:st+len(t.lit)], t.lit)
 	}
 	return s[st:st+len(t.lit)] == t.lit
 }
@@ -538,16 +532,6 @@ func lowerIn(sets []uint8) bool {
 	return false
 }
 
-// equalFoldBoth compares s and lit ignoring ASCII case.
-func equalFoldBoth(s, lit string) bool {
-	for i := 0; i < len(lit); i++ {
-		if lower(s[i]) != lower(lit[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // genKeywordValue matches a keyword rule: the folded key names a vendor
 // (adafruit, mapbox, twitter...) and val has the rule's byte set and
 // length. It runs only where the hand-written classifier did not accept the
@@ -614,19 +598,4 @@ var (
 type genKwRef struct {
 	word string
 	rule int
-}
-
-// GeneratedRules returns the ids of the rules in the generated table (the
-// gitleaks rules the engine matches by prefix or keyword), sorted; tests
-// use it to check that every one has a sample.
-func GeneratedRules() []string {
-	var ids []string
-	for _, t := range genTokens {
-		ids = append(ids, t.id)
-	}
-	for _, k := range genKeywords {
-		ids = append(ids, k.id)
-	}
-	slices.Sort(ids)
-	return slices.Compact(ids)
 }

@@ -96,13 +96,6 @@ func rank(k Kind) int {
 	return 1
 }
 
-// Kinds returns every detector kind, sorted.
-func Kinds() []Kind {
-	ks := slices.Clone(allKinds)
-	slices.Sort(ks)
-	return ks
-}
-
 // Match is one secret: s[Start:End] is the sensitive part (for an assignment,
 // only the value).
 type Match struct {

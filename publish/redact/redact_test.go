@@ -433,3 +433,24 @@ const (
 	KindStripeKey        Kind = "stripe-key"
 	KindVaultToken       Kind = "vault-token"
 )
+
+// Kinds returns carryover's kinds (allKinds), sorted.
+func Kinds() []Kind {
+	ks := slices.Clone(allKinds)
+	slices.Sort(ks)
+	return ks
+}
+
+// GeneratedRules returns the ids of the rules in the generated table,
+// sorted; TestGitleaksCorpus checks that every one has a sample.
+func GeneratedRules() []string {
+	var ids []string
+	for _, t := range genTokens {
+		ids = append(ids, t.id)
+	}
+	for _, k := range genKeywords {
+		ids = append(ids, k.id)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}

@@ -419,7 +419,7 @@ var handDetectors, vendorDetectors [256]detector
 func init() {
 	handDetectors = [256]detector{
 		'-': dashToken, '=': assignment, ':': assignment, '@': urlCredentials,
-		'A': upperToken, 'S': upperToken, 'B': bearer, '.': discord,
+		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
 		'w': proseKey, 'k': proseKey, '>': xmlElement,
 	}
 	vendorDetectors = handDetectors

@@ -63,17 +63,12 @@ func awsPairedSecret(s string, e int) (Match, bool) {
 	return Match{KindAWSSecret, p, q}, true
 }
 
-// upperToken handles Twilio account SIDs (AC) and API key SIDs (SK).
-func upperToken(s string, i int) (Match, bool) {
-	if !boundary(s, i) || len(s)-i < 20 {
-		return Match{}, false
-	}
-	return twilio(s, i)
-}
-
 // twilio matches SK/AC + 32 lowercase hex when "twilio" appears within the
 // 256 bytes before it (the format alone collides with hex ids).
 func twilio(s string, i int) (Match, bool) {
+	if !boundary(s, i) || len(s)-i < 34 {
+		return Match{}, false
+	}
 	e := run(s, i+2, setHexLower)
 	if e-(i+2) != 32 || !endBoundary(s, e) || !hasDigit(s[i+2:e]) {
 		return Match{}, false
@@ -260,13 +255,13 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
-// equalFold reports whether s equals the lower-case word w, ignoring ASCII case.
+// equalFold reports whether s equals w, ignoring ASCII case.
 func equalFold(s, w string) bool {
 	if len(s) != len(w) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if lower(s[i]) != w[i] {
+		if lower(s[i]) != lower(w[i]) {
 			return false
 		}
 	}
