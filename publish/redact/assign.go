@@ -103,29 +103,13 @@ func keyEnd(s string, i int) (ke int, spaced bool) {
 	return j, spaced
 }
 
-// keyStart reads the key's name [A-Za-z0-9_.-]+ backwards from ke. Its
-// letters (without its _ - . separators, as foldKey drops them) pass a
-// rolling window of three over keyTri: which keyword families
-// (hand-written, generated) may start in the key.
+// keyStart reads the key's name [A-Za-z0-9_.-]+ backwards from ke, and
+// which keyword families may start in it (keyFamilies).
 func keyStart(s string, ke int) (j int, fam uint8) {
-	var tri uint8
-	var c1, c2 uint32
-	fam = triAlways
 	j = ke
 	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
-		c := s[j-1]
-		if classes[c]&cAlnum == 0 {
-			continue
-		}
-		c0 := uint32(c & 31) // the same bits for upper and lower case
-		tri++
-		if tri >= 3 {
-			t := c0<<10 | c1<<5 | c2
-			fam |= uint8(keyTri[0][t>>6]>>(t&63)&1) | uint8(keyTri[1][t>>6]>>(t&63)&1)<<1
-		}
-		c1, c2 = c0, c1
 	}
-	return j, fam
+	return j, keyFamilies(s[j:ke])
 }
 
 // handKey reports whether the hand-written classifier may know the key;

@@ -356,7 +356,7 @@ func puttyKey(s string, i int) (Match, bool) {
 		for e < limit && s[e] == ' ' {
 			e++
 		}
-		return Match{KindPrivateKey, i, runAll(s, e, setAlnum)}, true
+		return Match{KindPrivateKey, i, runAll(s, e, cAlnum)}, true
 	}
 	for p < limit && (s[p] == ' ' || classes[s[p]]&cDigit != 0) {
 		p++

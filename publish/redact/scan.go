@@ -115,14 +115,10 @@ var classes = func() (t [256]class) {
 }()
 
 const (
-	setAlnum     = cAlnum
 	setWord      = cAlnum | cUnder         // [A-Za-z0-9_]
 	setURLSafe   = cAlnum | cUnder | cDash // [A-Za-z0-9_-]
 	setBase64    = cAlnum | cB64           // [A-Za-z0-9+/=]
-	setHexLower  = cHexLow
-	setUpperNum  = cUpper | cDigit
 	setKeyName   = cAlnum | cUnder | cDash | cKey
-	setSlackTok  = cAlnum | cDash
 	setWebhook   = cAlnum | cUnder | cDash | cB64
 	setBearerTok = cAlnum | cUnder | cDash | cB64 | cKey // plus '~' handled by caller
 )

@@ -69,7 +69,7 @@ func twilio(s string, i int) (Match, bool) {
 	if !boundary(s, i) || len(s)-i < 34 {
 		return Match{}, false
 	}
-	e := run(s, i+2, setHexLower)
+	e := run(s, i+2, cHexLow)
 	if e-(i+2) != 32 || !endBoundary(s, e) || !hasDigit(s[i+2:e]) {
 		return Match{}, false
 	}
@@ -91,7 +91,7 @@ func mailgun(s string, i int) (Match, bool) {
 	if !boundary(s, start) {
 		return Match{}, false
 	}
-	e := run(s, i+1, setHexLower)
+	e := run(s, i+1, cHexLow)
 	if e-(i+1) != 32 || !endBoundary(s, e) || !hasDigit(s[i+1:e]) {
 		return Match{}, false
 	}
