@@ -373,13 +373,9 @@ const (
 	triGen
 )
 
-// triAlways holds the families with a keyword shorter than three letters,
-// which the table cannot hold: their classifier always runs.
-var triAlways uint8
-
 // keyFamilies is the keyTri test of the whole name k (letters only).
 func keyFamilies(k string) uint8 {
-	fam := triAlways
+	var fam uint8
 	var c1, c2 uint32
 	n := 0
 	for j := len(k) - 1; j >= 0; j-- {
@@ -397,10 +393,6 @@ func keyFamilies(k string) uint8 {
 }
 
 func addKeyTri(w string, fam uint8) {
-	if len(w) < 3 {
-		triAlways |= fam
-		return
-	}
 	t := uint32(w[0]&31)<<10 | uint32(w[1]&31)<<5 | uint32(w[2]&31)
 	for f := 0; f < 2; f++ {
 		if fam&(1<<f) != 0 {

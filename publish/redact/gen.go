@@ -295,11 +295,7 @@ func addPrev2(set [4]uint64, a genAnchor) [4]uint64 {
 func indexKeywords(i int) {
 	genKeyMin = min(genKeyMin, genKeywords[i].val.min)
 	for _, w := range genKeywords[i].keywords {
-		addKeyTri(w, triGen)
-		if len(w) < 3 {
-			genKwShort = append(genKwShort, genKwRef{w, i}) // no triple: searched whole
-			continue
-		}
+		addKeyTri(w, triGen) // every keyword has 3 letters (TestRulesGenerated)
 		t := uint32(w[0]&31)<<10 | uint32(w[1]&31)<<5 | uint32(w[2]&31)
 		if genKwAt[t] == 0 {
 			genKwGroups = append(genKwGroups, nil)
@@ -567,11 +563,6 @@ func bestKeywordRule(key []byte, val string) int {
 			}
 		}
 	}
-	for _, ref := range genKwShort {
-		if ref.rule < best && containsBytes(key, ref.word) && genValueFits(&genKeywords[ref.rule], val) {
-			best = ref.rule
-		}
-	}
 	return best
 }
 
@@ -592,7 +583,6 @@ func genValueFits(r *genKeyword, val string) bool {
 var (
 	genKwAt     [1 << 15]uint8
 	genKwGroups [][]genKwRef
-	genKwShort  []genKwRef // keywords of one or two letters (none in the data today)
 )
 
 type genKwRef struct {

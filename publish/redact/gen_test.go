@@ -572,6 +572,11 @@ func (t *tables) addKeyword(r rule, re, alt *syntax.Regexp) bool {
 		t.skipped = append(t.skipped, r.ID+" (generic keyword: the assignment detector's)")
 		return true
 	}
+	if slices.ContainsFunc(kws, func(k string) bool { return len(k) < 3 }) {
+		// The engine indexes keywords by their first three letters.
+		t.skipped = append(t.skipped, r.ID+" (a keyword shorter than 3 letters)")
+		return true
+	}
 	t.keywords = append(t.keywords, keywordEntry{r.ID, kws, sp})
 	return true
 }
