@@ -64,37 +64,24 @@ type genAnchor struct {
 
 // quick reports whether the literal's bytes beside the anchor at i match.
 func (a *genAnchor) quick(s string, i int) bool {
-	if a.next != 0 {
-		if i+1 >= len(s) {
-			return false
-		}
-		c := s[i+1]
-		if a.tok.fold {
-			c = lower(c)
-		}
-		if c != a.next {
-			return false
-		}
+	return a.byteIs(s, i+1, a.next) && a.byteIs(s, i-2, a.prev2) &&
+		(a.probe == 0 || i+a.probe < len(s) && inGenSet(a.probeSet, s[i+a.probe])) &&
+		!(a.bound && i-a.off > 0 && isAlnum(s[i-a.off-1]))
+}
+
+// byteIs reports whether s[k] is want (0: any byte), lower-cased when the
+// literal folds.
+func (a *genAnchor) byteIs(s string, k int, want byte) bool {
+	if want == 0 {
+		return true
 	}
-	if a.probe != 0 && (i+a.probe >= len(s) || !inGenSet(a.probeSet, s[i+a.probe])) {
+	if k < 0 || k >= len(s) {
 		return false
 	}
-	if a.bound && i-a.off > 0 && isAlnum(s[i-a.off-1]) {
-		return false
+	if a.tok.fold {
+		return lower(s[k]) == want
 	}
-	if a.prev2 != 0 {
-		if i < 2 {
-			return false
-		}
-		c := s[i-2]
-		if a.tok.fold {
-			c = lower(c)
-		}
-		if c != a.prev2 {
-			return false
-		}
-	}
-	return true
+	return s[k] == want
 }
 
 var (
