@@ -259,23 +259,20 @@ func xmlElement(s string, i int) (Match, bool) {
 	if j == i || j == 0 || s[j-1] != '<' || i-j > maxKeyLen {
 		return Match{}, false
 	}
-	name := s[j:i]
 	var buf [maxKeyLen]byte
-	key := foldKey(buf[:0], name)
-	kind, ok := classifyKey(key, false)
-	if !ok && !passwordName(key) {
-		return Match{}, false
+	if kind, ok := nameKind(foldKey(buf[:0], s[j:i])); ok {
+		return xmlText(s, i, s[j:i], kind)
 	}
-	if !ok {
-		kind = KindPassword
-	}
-	return xmlText(s, i, name, kind)
+	return Match{}, false
 }
 
-// passwordName reports an element name that abbreviates password
-// (<dbpass>, <userPwd>, <pw>).
-func passwordName(key []byte) bool {
-	return hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd") || string(key) == "pw"
+// nameKind classifies a flag's or an element's folded name: a secret's
+// key, or a password's abbreviation (--db-pass, --admin-pwd, <userPwd>, <pw>).
+func nameKind(key []byte) (Kind, bool) {
+	if kind, ok := classifyKey(key, false); ok {
+		return kind, true
+	}
+	return KindPassword, hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd") || string(key) == "pw"
 }
 
 // xmlKeyAttr reads <entry key="db.password">x</entry>, whose name is an

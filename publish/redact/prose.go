@@ -369,14 +369,10 @@ func longFlag(s string, n int) (Match, bool) {
 	}
 	var buf [maxKeyLen]byte
 	key := foldKey(buf[:0], s[n:e])
-	kind, ok := classifyKey(key, false)
-	if !ok && string(key) != "pw" && !hasSuffixBytes(key, "pass") && !hasSuffixBytes(key, "pwd") {
-		return Match{}, false // --pass, --db-pass, --pwd, --admin-pwd count too
+	if kind, ok := nameKind(key); ok {
+		return spacedValue(s, e, kind, key)
 	}
-	if !ok {
-		kind = KindPassword
-	}
-	return spacedValue(s, e, kind, key)
+	return Match{}, false
 }
 
 // shortFlag masks the password of a single-dash flag: -p in the commands
