@@ -119,7 +119,7 @@ func TestSecretEgress(t *testing.T) {
 		}
 	}
 	// One sample per alternative of every rule in the generated table's
-	// data (gitleaks' rule file and gen/extra.toml), six to a transcript.
+	// data (publish/redact/testdata: gitleaks.toml and extra.toml), six to a transcript.
 	gl := rc.Gitleaks
 	for i := 0; i < len(gl); i += 6 {
 		batch := gl[i:min(i+6, len(gl))]

@@ -223,7 +223,7 @@ var promptWords = []string{"assword", "asswd", "passphrase", "passcode", "token"
 // promptAnswer masks what a script types at a prompt for a credential:
 // expect's send "X\r" and pexpect's sendline('X') after an expect whose
 // quoted pattern asks for a password, passphrase, passcode, PIN, token or
-// secret. It is called at each "expect" (a needle, needles.go), not on a
+// secret. It is called at each "expect" (a needle, scan.go), not on a
 // trigger byte: the prompt words share no byte the trigger table could
 // filter on, and "pass" alone put a call on every 'w' after it in code.
 // p is where the name "expect" ends: a quoted pattern (maybe in a list,
