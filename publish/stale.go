@@ -26,7 +26,7 @@ func StaleLines(r ledger.HandoffRecord, root string, head, branch string) []stri
 
 // StaleLinesRepo is StaleLines for the repository repo read, with how
 // many commits were made since the handoff's HEAD: the walk back to it
-// stops at distill.MaxCommitWalk ("1000+") or at deadline (then only
+// stops at git.MaxCommitWalk ("1000+") or at deadline (then only
 // "HEAD a → b" is said). It runs only when HEAD moved.
 func StaleLinesRepo(r ledger.HandoffRecord, root string, repo *distill.Repo, deadline time.Time) []string {
 	head := repo.Head()

@@ -96,7 +96,7 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 			own("Decisions", d.Text, "the project's decision log: extracted from an earlier handoff's sessions on "+d.At.UTC().Format(time.RFC3339)+" and kept until dropped (`carryover decide --list`)")
 		}
 	}
-	h.Git, _ = distill.GitFacts(project, h.Files)
+	h.Git, _ = distill.RepoFacts(distill.OpenRepo(project), h.Files)
 	if h.Git.Repo {
 		own("Git", "branch "+h.Git.Branch+" @ "+h.Git.Head, "read from the repository (.git: HEAD, refs, the index entries of the files the sessions touched), not from a session")
 	}
