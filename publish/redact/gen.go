@@ -33,12 +33,6 @@ type genKeyword struct {
 	val      genSpan
 }
 
-// genNeedle is a token found with strings.Index of one spelling.
-type genNeedle struct {
-	tok    *genToken
-	needle string
-}
-
 // genAnchor is one generated token anchored on a byte of its literal.
 type genAnchor struct {
 	tok  *genToken
@@ -94,8 +88,6 @@ var (
 	// the byte before that: '_' after "t" had 15 literals to try (sk_test_,
 	// github_pat_, dckr_pat_...), 2,500 quick checks per 32 KB of clean text.
 	genPrev2 [256][][4]uint64
-	// genIndexed are the tokens found with strings.Index.
-	genIndexed []genNeedle
 	// genDotPrev marks the bytes before a '.' anchor, for dotShape;
 	// genDotLits are the literals that start with their '.' anchor (.ey).
 	genDotPrev [256]bool
@@ -175,7 +167,7 @@ func initGen() {
 }
 
 // anchorToken adds token t to genAt under its anchor byte (both cases when
-// it folds), or to genIndexed when it has no anchor.
+// it folds), or to the needles when it has no anchor.
 func anchorToken(t *genToken) {
 	a := anchorOf(t.lit, t.fold)
 	if a < 0 {
@@ -211,13 +203,13 @@ func anchorToken(t *genToken) {
 // indexToken adds a token without an anchor byte to the needles Find
 // searches for, in the two spellings real tokens use when it folds.
 func indexToken(t *genToken) {
-	genIndexed = append(genIndexed, genNeedle{t, t.lit})
+	addNeedle(needle{lit: t.lit, kind: needleGen, tok: t})
 	if !t.fold {
 		return
 	}
 	for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
 		if n != t.lit {
-			genIndexed = append(genIndexed, genNeedle{t, n})
+			addNeedle(needle{lit: n, kind: needleGen, tok: t})
 		}
 	}
 }

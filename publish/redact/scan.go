@@ -437,10 +437,9 @@ func colonVendor(s string, i int) (Match, bool) {
 	return Match{}, false
 }
 
-// The formats with no trigger byte are found by literal needles: "dapi"
-// (databricks), "expect" (prompt answers), the base64 spellings of secret
-// headers (b64Headers) and the generated literals with no anchor byte
-// (genIndexed). Needles are grouped by their rarest byte (the first one
+// The formats with no trigger byte are found by literal needles: "expect"
+// (prompt answers), the base64 spellings of secret headers (b64Headers)
+// and the generated literals with no anchor byte (indexToken: "dapi"). Needles are grouped by their rarest byte (the first one
 // that is not a lower-case letter, else the rarest letter: 'x' of expect,
 // 'p' of dapi), and each group costs one SIMD strings.IndexByte pass: a
 // strings.Index per needle was 11 passes (17 % of the clean corpus's
@@ -577,14 +576,12 @@ func trigNeedleAt(s string, i int) (Match, bool) {
 	return Match{}, false
 }
 
-// initNeedles runs after initGen has filled genIndexed.
+// initNeedles adds the triggered needles (initGen added the generated
+// ones).
 func initNeedles() {
 	addTrigNeedle(needle{lit: "expect", kind: needleExpect})
 	for _, h := range b64Headers {
 		addTrigNeedle(needle{lit: h, kind: needleB64})
-	}
-	for _, n := range genIndexed {
-		addNeedle(needle{lit: n.needle, kind: needleGen, tok: n.tok})
 	}
 }
 
