@@ -401,17 +401,23 @@ func tryAnchors(s string, i int, as []genAnchor, k int, p byte) (Match, bool) {
 	return Match{}, false
 }
 
+// genWindow is how far past its minimum an unbounded span is read before
+// the token is accepted: "ghp_ghp_ghp_..." or "dp.pt.dp.pt...." rejected at
+// every trigger after reading 4 KB each made Find quadratic up to maxRun
+// (0.7 s for 32 KB); an accepted token is then read whole and skipped.
+const genWindow = 64
+
 // genMatch matches token t whose literal should start at st.
 func genMatch(s string, st int, t *genToken) (Match, bool) {
 	if !genLiteralAt(s, st, t) || t.post.max == 0 && t.pre.max == 0 {
 		return Match{}, false
 	}
-	start, ok := genSpanBefore(s, st, t)
+	start, ok := genSpanBefore(s, st, t, window(t.pre))
 	if !ok {
 		return Match{}, false
 	}
 	from := st + len(t.lit)
-	e, ok := genSpanAfter(s, from, t)
+	e, ok := genSpanAfter(s, from, t, window(t.post))
 	if !ok {
 		return Match{}, false
 	}
@@ -425,7 +431,22 @@ func genMatch(s string, st int, t *genToken) (Match, bool) {
 		// digits and letters, not a method name (s.parseConfiguration...).
 		return Match{}, false
 	}
+	if t.pre.max < 0 {
+		start, _ = genSpanBefore(s, st, t, maxRun)
+	}
+	if t.post.max < 0 {
+		e, _ = genSpanAfter(s, from, t, maxRun)
+	}
 	return Match{Kind(t.id), start, e}, true
+}
+
+// window is how far a span is read before its token is accepted: a
+// bounded one only to one byte past its maximum.
+func window(sp genSpan) int {
+	if sp.max < 0 {
+		return sp.min + genWindow
+	}
+	return sp.max + 1
 }
 
 // genLiteralAt reports whether t's literal is at st (ignoring case when it
@@ -443,12 +464,12 @@ func genLiteralAt(s string, st int, t *genToken) bool {
 // genSpanBefore returns where the token whose literal starts at st
 // starts: its span before the literal (at least pre.min, at most pre.max
 // bytes), or the literal itself on a word boundary.
-func genSpanBefore(s string, st int, t *genToken) (int, bool) {
+func genSpanBefore(s string, st int, t *genToken, lim int) (int, bool) {
 	if t.pre.max == 0 {
 		return st, !isAlnum(t.lit[0]) || boundary(s, st)
 	}
 	p := st
-	for p > 0 && st-p < maxRun && inGenSet(t.pre.set, s[p-1]) {
+	for p > 0 && st-p < lim && inGenSet(t.pre.set, s[p-1]) {
 		p--
 	}
 	if t.pre.max > 0 && st-p > t.pre.max {
@@ -460,9 +481,9 @@ func genSpanBefore(s string, st int, t *genToken) (int, bool) {
 // genSpanAfter returns the end of the token's span after its literal
 // (from): at least post.min bytes; longer than post.max, the token ends at
 // max when what follows is not part of a word (a sentence's '.').
-func genSpanAfter(s string, from int, t *genToken) (int, bool) {
+func genSpanAfter(s string, from int, t *genToken, lim int) (int, bool) {
 	e := from
-	for e < len(s) && e-from < maxRun && inGenSet(t.post.set, s[e]) {
+	for e < len(s) && e-from < lim && inGenSet(t.post.set, s[e]) {
 		e++
 	}
 	if e-from < t.post.min {
