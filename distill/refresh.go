@@ -113,15 +113,12 @@ func foldNew(l *ledger.Ledger, st *State, sessions []ledger.ProjectSession, seqs
 // StateVersion, a cold ingest), so one query of the project's newest
 // records costs the hook path nothing in the common case.
 func clearTimes(l *ledger.Ledger, project string) []time.Time {
-	recs, err := l.HandoffRecords(project, maxClears)
-	if err != nil {
-		return nil
-	}
+	ats, _ := ledger.All(l, func(sc ledger.Scanner) (at int64, err error) { return at, sc.Scan(&at) },
+		`SELECT ended_at FROM (SELECT ended, ended_at FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT ?)
+		WHERE ended = ? AND ended_at != 0`, project, maxClears, ledger.EndCleared)
 	var out []time.Time
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Ended == ledger.EndCleared && !recs[i].EndedAt.IsZero() {
-			out = append(out, recs[i].EndedAt)
-		}
+	for _, at := range ats {
+		out = append(out, time.UnixMilli(at))
 	}
 	slices.SortFunc(out, time.Time.Compare)
 	return out
