@@ -1,9 +1,7 @@
 package ledger
 
 import (
-	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -121,65 +119,4 @@ func (l *Ledger) ForgottenCount() int {
 	var n int
 	_ = l.db.QueryRow(`SELECT COUNT(*) FROM handoff_log WHERE ended = ?`, EndForgotten).Scan(&n)
 	return n
-}
-
-// ProjectTools lists the agents that have sessions in project.
-func (l *Ledger) ProjectTools(project string) ([]string, error) {
-	rows, err := l.db.Query(`SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
-	return queryStrings(rows, err)
-}
-
-// MissedInjections lists the agents whose start injection did not arrive
-// in project: carryover printed a handoff in a session (a "hook" receipt),
-// the session went on to a reply after it, and its transcript never showed
-// that handoff (no "transcript" receipt of the same header). The newest
-// few hook receipts are looked at, each against its session's latest reply
-// (read backwards from the end of the session's rows: a few rows, not the
-// session).
-func (l *Ledger) MissedInjections(project string) ([]string, error) {
-	rows, err := l.db.Query(`SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
-		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
-		AND (SELECT last_active FROM sessions WHERE id = d.session_id) > d.at
-		AND (SELECT r.ts FROM rows r WHERE r.session_id = d.session_id AND r.kind = 'text' AND r.role = 'assistant' ORDER BY r.seq DESC LIMIT 1) > d.at
-		ORDER BY d.tool`, project)
-	return queryStrings(rows, err)
-}
-
-// KnownProjects lists every project the ledger has a session, handoff or
-// receipt of, sorted.
-func (l *Ledger) KnownProjects() ([]string, error) {
-	rows, err := l.db.Query(`SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
-		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p sql.NullString
-		if err := rows.Scan(&p); err != nil {
-			return nil, err
-		}
-		if p.Valid && strings.TrimSpace(p.String) != "" {
-			out = append(out, p.String)
-		}
-	}
-	return out, rows.Err()
-}
-
-// queryStrings reads a one-column string query's rows.
-func queryStrings(rows *sql.Rows, err error) ([]string, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }

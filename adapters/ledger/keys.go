@@ -3,9 +3,7 @@ package ledger
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"hash/fnv"
 	"io"
 	"iter"
@@ -13,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 )
 
 // Row keys (issue 17: linear cold ingest).
@@ -458,68 +455,6 @@ func flushFromRowsN(tx *rawTx, sid, from, n int64) (int64, error) {
 			}
 		}
 	})
-}
-
-// keyChunk is how many of a session's unindexed rows one transaction of
-// catchUpKeys indexes: about 0.2 s (2.5 µs a row from the page cache). A
-// variable for tests.
-var keyChunk int64 = 1 << 16
-
-// errKeysBehind is catchUpKeys stopped by the deadline. IsBusy reports it:
-// like a held lock, it means "read again from the cursor at the next event".
-var errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
-
-// errKeysToIndex is a write that found more of its session's rows without
-// keys than one transaction indexes (and none held by this process's own
-// read): the write rolls back, catchUpKeys indexes them in steps, and the
-// write runs again.
-var errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
-
-// catchUpKeys indexes the rows of ref's session that neither key table
-// holds and that no read of this process is holding in memory: a ledger
-// migrated from schema 11 (whose rows all start unindexed), or a long read
-// that crashed. It works in transactions of keyChunk rows, each keeping its
-// progress, until fewer than keyChunk are left (the write's own
-// transaction indexes those), so a session of millions of rows costs a few
-// hook events their update instead of failing every one past the deadline.
-func (l *Ledger) catchUpKeys(ref SessionRef) error {
-	for {
-		var sid, next, through int64
-		err := l.db.QueryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`,
-			ref.Tool, ref.NativeID, ref.Project).Scan(&sid, &next, &through)
-		if err == sql.ErrNoRows {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if next-through <= keyChunk {
-			return nil
-		}
-		if st := l.keys.get(sid); st.next == next && st.through == through {
-			return nil // this process's own read: its keys are in memory
-		}
-		if !l.deadline.IsZero() && time.Now().After(l.deadline) {
-			return errKeysBehind
-		}
-		err = l.withRawTx(func(tx *rawTx) error {
-			if err := tx.queryRow(`SELECT next_seq, keys_through FROM sessions WHERE id = ?`, []any{sid}, &next, &through); err != nil {
-				return err
-			}
-			if next-through <= keyChunk {
-				return nil
-			}
-			last, err := flushFromRowsN(tx, sid, through, keyChunk)
-			if err != nil {
-				return err
-			}
-			_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
-			return err
-		})
-		l.keys.forget(sid)
-		if err != nil {
-			return err
-		}
-	}
 }
 
 type keyEntry struct{ h, seq int64 }

@@ -5,22 +5,22 @@
 package ledger
 
 import (
-	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
-
 	"github.com/carryover/carryover/adapters"
+	"github.com/mattn/go-sqlite3"
 )
 
 // FileName is the ledger's file name inside the carryover home.
@@ -594,532 +594,106 @@ type Row struct {
 	Tool      string
 }
 
-// upsertSession creates a session (args: tool, native id, project,
-// transcript, first and last seen) or refreshes its last_seen, and its
-// transcript when given. A session is one (tool, native id, project).
-const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tool, native_id, project) DO UPDATE SET
-			last_seen = excluded.last_seen,
-			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`
-
-// ensureSession returns the session id, creating it, and refreshes its
-// transcript when given.
-func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (int64, error) {
-	_, err := tx.Exec(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli())
-	if err != nil {
-		return 0, err
+// FileURI is the SQLite URI of the file at path with the given query
+// (go-sqlite3 and SQLite parameters, already escaped). The path is
+// percent-encoded: SQLite reads a URI, so a CARRYOVER_HOME holding '#'
+// (fragment), '?' (query), '%' (escape) or a space would otherwise open a
+// different file than the one carryover created and checked.
+func FileURI(path, query string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // a URI path is absolute: "file:/x" is the file x in the root
 	}
-	var id int64
-	err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, ref.Tool, ref.NativeID, ref.Project).Scan(&id)
-	return id, err
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // "C:/x" on Windows becomes "file:///C:/x"
+	}
+	u := (&url.URL{Scheme: "file", Path: p}).String()
+	if query != "" {
+		u += "?" + query
+	}
+	return u
 }
 
-// Touch records that a session was seen (without rows) and returns its id.
-func (l *Ledger) Touch(ref SessionRef, now time.Time) (int64, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
+// A new ledger is not built by replaying the migrations: it gets the
+// schema they end with, created table by table in an order chosen for
+// salvage. With incremental auto-vacuum every table's and index's root
+// page sits at the front of the file in creation order (page 1 the
+// schema, page 2 the pointer map, then the roots), and the migrations
+// re-create the sessions table late (migration 7), which put its root
+// after some 15 others (page 18 of a new ledger). A ledger cut short keeps
+// its front; damage elsewhere spares it. The tables recovery reads from a
+// damaged file (recover.go, recover_lifecycle.go) therefore come first:
+// the sessions and cursors at pages 3–6, then the user's own bookkeeping.
+
+// salvageFirst are the tables a new ledger creates first, in this order.
+var salvageFirst = []string{"sessions", "cursors", "handoff_log", "decisions", "pinned_task", "handoffs", "deliveries", "published"}
+
+var (
+	freshOnce  sync.Once
+	freshStmts []string
+)
+
+// freshSchema returns, for a ledger at schema version v = 0 (a new one),
+// the statements that create the schema the migrations end with: the
+// migrations are run on an in-memory database and its schema is read back
+// (tables in salvageFirst order, then the others as the migrations made
+// them, then the indexes). nil for an existing ledger, or if that failed:
+// the caller replays the migrations instead.
+func freshSchema(v int) []string {
+	if v != 0 {
+		return nil
 	}
-	defer tx.Rollback()
-	id, err := ensureSession(tx, ref, now)
-	if err != nil {
-		return 0, err
-	}
-	return id, tx.Commit()
+	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
+	return freshStmts
 }
 
-// Batch is one transcript's worth of new rows and where reading stopped.
-type Batch struct {
-	Session SessionRef
-	Rows    []adapters.Row
-	// Cursor, when non-nil, is saved in the same transaction as the rows.
-	Cursor    *adapters.Cursor
-	Sidechain bool
-	// prep is Rows already prepared (prepareRows), when the caller did it.
-	prep *preparedRows
-	// deferKeys leaves the rows' keys pending (keys.go): set on the batches
-	// of a long read but its last, which writes them all at once.
-	deferKeys bool
-}
-
-// Write stores a batch in one transaction: the session, its rows (upserted
-// by key: re-reading the same bytes adds nothing, a later copy of a row
-// replaces the earlier one) and the cursor. It returns how many rows were new.
-func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
-	added := 0
-	var sid int64
-	write := func(tx *rawTx) error {
-		var err error
-		added, sid, err = writeBatch(tx, &l.keys, b, now)
-		return err
-	}
-	err := l.withRawTx(write)
-	if errors.Is(err, errKeysToIndex) {
-		// Rolled back: index the session's old rows in steps first.
-		if err = l.catchUpKeys(b.Session); err == nil {
-			err = l.withRawTx(write)
-		}
-	}
-	if err != nil {
-		if sid != 0 {
-			l.keys.forget(sid)
-		}
-		return 0, err
-	}
-	return added, nil
-}
-
-const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
-		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`
-
-// optCols are the row columns whose value is usually the column default
-// (empty, NULL or 0). A row binds only those it sets: each bound value is a
-// cgo call, and on a cold ingest binding cost as much as SQLite's insert.
-var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
-
-// preparedRows is a batch made ready for its write transaction: rows
-// collapsed (see collapse) and turned into statement arguments. A cold
-// ingest prepares each batch on the parsing goroutine, so the writing one
-// only talks to SQLite (it was the slower of the two).
-type preparedRows struct {
-	rows  []adapters.Row
-	ts    []int64
-	forms []rowForm
-	// args per row: key, seq (filled in at write time), ts, text, then the
-	// optional columns its form sets.
-	args            [][]driver.NamedValue
-	lastTS          int64
-	tokUsed, tokMax int64
-}
-
-// rowForm is the shape of a row's INSERT: which optional columns it binds
-// (optCols) and its role and kind, which are written into the statement
-// as literals. Each bound text costs SQLite a copy, a lock and a cgo call,
-// and a cold ingest binds hundreds of thousands of rows; the session id is
-// a literal too (see insertStmt).
-type rowForm struct {
-	mask       uint8
-	role, kind string
-}
-
-// literal reports whether s can be written into SQL as '<s>' as it is.
-func literal(s string) bool {
-	if len(s) == 0 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_' || c == ' ') {
-			return false
-		}
-	}
-	return true
-}
-
-func prepareRows(rows []adapters.Row, sidechain bool, now time.Time) *preparedRows {
-	p := &preparedRows{}
-	for _, r := range rows {
-		if r.Kind == adapters.KindUsage && !(r.Sidechain || sidechain) {
-			p.tokUsed, p.tokMax = r.TokensUsed, r.TokensMax
-		}
-	}
-	p.rows = collapse(rows)
-	p.ts = make([]int64, len(p.rows))
-	p.forms = make([]rowForm, len(p.rows))
-	p.args = make([][]driver.NamedValue, len(p.rows))
-	slab := make([]driver.NamedValue, 0, len(p.rows)*8)
-	for i, r := range p.rows {
-		ts := r.Time.UnixMilli()
-		if r.Time.IsZero() {
-			ts = now.UnixMilli()
-		}
-		p.ts[i] = ts
-		p.lastTS = max(p.lastTS, ts)
-		start := len(slab)
-		add := func(v any) { slab = append(slab, driver.NamedValue{Ordinal: len(slab) - start + 1, Value: v}) }
-		add(r.Key)
-		add(nil) // seq
-		add(ts)
-		add(r.Text)
-		f := rowForm{role: r.Role, kind: string(r.Kind)}
-		if !literal(f.role) || !literal(f.kind) {
-			f.role, f.kind = "", "" // bound instead
-			add(r.Role)
-			add(string(r.Kind))
-		}
-		opt := func(bit uint8, set bool, v any) {
-			if set {
-				f.mask |= bit
-				add(v)
-			}
-		}
-		opt(1<<0, r.ToolName != "", r.ToolName)
-		opt(1<<1, r.CallID != "", r.CallID)
-		opt(1<<2, r.FilePath != "", r.FilePath)
-		opt(1<<3, r.Command != "", r.Command)
-		if r.ExitCode != nil {
-			opt(1<<4, true, int64(*r.ExitCode))
-		}
-		opt(1<<5, r.Sidechain || sidechain, int64(1))
-		opt(1<<6, r.TokensUsed != 0, r.TokensUsed)
-		opt(1<<7, r.TokensMax != 0, r.TokensMax)
-		p.forms[i] = f
-		p.args[i] = slab[start:len(slab):len(slab)]
-	}
-	return p
-}
-
-// insertStmt returns the (cached) INSERT for rows of form f in session sid.
-func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) (driver.Stmt, error) {
-	if st := cache[f]; st != nil {
-		return st, nil
-	}
-	cols := "session_id, key, seq, ts, text, role, kind"
-	vals := strconv.FormatInt(sid, 10) + ", ?, ?, ?, ?, "
-	if f.role == "" {
-		vals += "?, ?"
-	} else {
-		vals += "'" + f.role + "', '" + f.kind + "'"
-	}
-	for i, c := range optCols {
-		if f.mask&(1<<i) != 0 {
-			cols += ", " + c
-			vals += ", ?"
-		}
-	}
-	st, err := tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + vals + `)`)
+// schemaOf runs ms on an in-memory database and returns its schema as
+// CREATE statements in the order described at freshSchema.
+func schemaOf(ms []string) ([]string, error) {
+	db, err := sql.Open("sqlite3", ":memory:")
 	if err != nil {
 		return nil, err
 	}
-	cache[f] = st
-	return st, nil
-}
-
-func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
-	ref := b.Session
-	if _, err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
-		return 0, 0, err
-	}
-	var sid, next, through int64
-	if err := tx.queryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
-		return 0, 0, err
-	}
-	if next-through > keyChunk {
-		if st := ks.get(sid); st.next != next || st.through != through {
-			return 0, sid, errKeysToIndex // not this process's own read (catchUpKeys)
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one connection: one in-memory database
+	for _, m := range ms {
+		if _, err := db.Exec(m); err != nil {
+			return nil, err
 		}
 	}
-	added, err := writeRows(tx, ks, sid, next, through, b, now)
-	return added, sid, err
-}
-
-// writeRows is writeBatch for the session sid, whose next_seq is next and
-// keys_through is through.
-func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now time.Time) (int, error) {
-	if b.Cursor != nil && cursorAhead(tx, b.Cursor) {
-		b.Cursor = nil
-	}
-	added := 0
-	stored := through
-	kw, _, err := openKeys(tx, ks, sid, next, through) // the keys_through it reports is kw.close's too
-	if err != nil {
-		return 0, err
-	}
-	if len(b.Rows) > 0 {
-		p := b.prep
-		if p == nil {
-			p = prepareRows(b.Rows, b.Sidechain, now)
-		}
-		w := rowWriter{tx: tx, kw: kw, b: &b, sid: sid, next: next}
-		if err := w.write(p); err != nil {
-			return 0, err
-		}
-		next, added = w.next, w.added
-		if through, err = kw.close(next, !b.deferKeys); err != nil {
-			return 0, err
-		}
-		// One statement (each is parsed anew in a hook's process): the
-		// token counts change only when the batch carried usage.
-		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
-			tokens_used = CASE WHEN ?4 > 0 THEN ?4 ELSE tokens_used END, tokens_max = CASE WHEN ?4 > 0 THEN ?5 ELSE tokens_max END
-			WHERE id = ?6`, next, through, p.lastTS, p.tokUsed, p.tokMax, sid); err != nil {
-			return 0, err
-		}
-		stored = through
-	} else if through, err = kw.close(next, !b.deferKeys); err != nil {
-		return 0, err
-	}
-	if through != stored {
-		// A cursor-only write that indexed pending rows (another writer's,
-		// or this read's when its last batch had no rows of its own).
-		if _, err := tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid); err != nil {
-			return 0, err
-		}
-	}
-	if c := b.Cursor; c != nil {
-		return added, saveCursor(tx, c, sid, b.Sidechain, now)
-	}
-	return added, nil
-}
-
-// cursorAhead reports whether the stored cursor of the same file is past
-// c: a cursor never moves backwards on the same file (a slower concurrent
-// snapshot may finish after a faster one).
-func cursorAhead(tx *rawTx, c *adapters.Cursor) bool {
-	var off, ino, dev int64
-	var head string
-	err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{c.Path}, &off, &ino, &dev, &head)
-	return err == nil && uint64(ino) == c.Ino && uint64(dev) == c.Dev && off > c.Offset && adapters.HeadPart(head) == adapters.HeadPart(c.Head)
-}
-
-func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
-	_, err := tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
-			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
-		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
-	return err
-}
-
-// rowWriter stores a batch's prepared rows of session sid: new keys are
-// inserted at next, known ones updated in place.
-type rowWriter struct {
-	tx    *rawTx
-	kw    *keyWriter
-	b     *Batch
-	sid   int64
-	next  int64
-	added int
-	stmts map[rowForm]driver.Stmt
-	upd   driver.Stmt
-}
-
-func (w *rowWriter) write(p *preparedRows) error {
-	hs := make([]int64, len(p.rows))
-	for i, r := range p.rows {
-		hs[i] = keyHash(r.Key)
-	}
-	if err := w.kw.prefetch(hs); err != nil {
-		return err
-	}
-	w.stmts = map[rowForm]driver.Stmt{}
-	for i, r := range p.rows {
-		seq, err := w.kw.find(r.Key, hs[i])
-		if err != nil {
-			return err
-		}
-		if seq == 0 {
-			err = w.insert(p, i, hs[i])
-		} else {
-			err = w.update(p, i, seq)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
-	args := p.args[i]
-	args[1].Value = w.next
-	st, err := insertStmt(w.tx, w.stmts, w.sid, p.forms[i])
-	if err != nil {
-		return err
-	}
-	if _, err := st.(driver.StmtExecContext).ExecContext(context.Background(), args); err != nil {
-		return err
-	}
-	if err := w.kw.added(h, w.next, w.b.deferKeys); err != nil {
-		return err
-	}
-	w.next++
-	w.added++
-	return nil
-}
-
-// update stores a later copy of the row at seq: it replaces the row's
-// fields when its text, kind or exit code changed.
-func (w *rowWriter) update(p *preparedRows, i int, seq int64) error {
-	if w.upd == nil {
-		var err error
-		if w.upd, err = w.tx.prepare(updateRow); err != nil {
-			return err
-		}
-	}
-	r := p.rows[i]
-	var exit any
-	if r.ExitCode != nil {
-		exit = int64(*r.ExitCode)
-	}
-	side := r.Sidechain || w.b.Sidechain
-	_, err := w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
-	return err
-}
-
-// collapse returns rows with one entry per key, as the upsert would leave
-// them: a later copy that changes the text, kind or exit code replaces the
-// earlier one, which keeps its place. Claude Code repeats a message's usage
-// on every line of the message; collapsing in memory saves a conflicting
-// insert and an update per repeat.
-func collapse(rows []adapters.Row) []adapters.Row {
-	seen := make(map[string]int, len(rows))
-	var out []adapters.Row
-	for i, r := range rows {
-		j, dup := seen[r.Key]
-		if !dup {
-			// Until the first repeat, out is nil and positions are indexes.
-			if out != nil {
-				seen[r.Key] = len(out)
-				out = append(out, r)
-			} else {
-				seen[r.Key] = i
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]adapters.Row, 0, len(rows)), rows[:i]...)
-		}
-		if p := out[j]; p.Text != r.Text || p.Kind != r.Kind || !sameExit(p.ExitCode, r.ExitCode) {
-			out[j] = r
-		}
-	}
-	if out == nil {
-		return rows
-	}
-	return out
-}
-
-func sameExit(a, b *int) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// Cursor returns the saved cursor for path (zero Cursor when none).
-func (l *Ledger) Cursor(path string) (adapters.Cursor, error) {
-	c := adapters.Cursor{Path: path}
-	var dev, ino int64
-	err := l.db.QueryRow(`SELECT offset, dev, ino, head, head_len FROM cursors WHERE path = ?`, path).Scan(&c.Offset, &dev, &ino, &c.Head, &c.HeadLen)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, nil
-	}
-	c.Dev, c.Ino = uint64(dev), uint64(ino)
-	return c, err
-}
-
-// TrackedFile is a transcript the ledger has a cursor for.
-type TrackedFile struct {
-	Path      string
-	Offset    int64
-	Sidechain bool
-	Session   Session
-}
-
-// Tracked lists the transcripts of project's sessions, most recently
-// updated first, at most limit. Used to catch up on sessions whose final
-// hooks never ran or ran before the agent flushed.
-func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
-	rows, err := l.db.Query(`SELECT c.path, c.offset, c.sidechain, s.id, s.tool, s.native_id, s.project
-		FROM cursors c JOIN sessions s ON s.id = c.session_id
-		WHERE s.project = ? ORDER BY c.updated DESC LIMIT ?`, project, limit)
+	// Internal objects (autoindexes, sqlite_sequence) have no SQL of their
+	// own or cannot be created by it; the tables' CREATE makes them.
+	rows, err := db.Query(`SELECT type, name, sql FROM sqlite_schema
+		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []TrackedFile
+	type obj struct{ typ, name, sql string }
+	var objs []obj
 	for rows.Next() {
-		var t TrackedFile
-		if err := rows.Scan(&t.Path, &t.Offset, &t.Sidechain, &t.Session.ID, &t.Session.Tool, &t.Session.NativeID, &t.Session.Project); err != nil {
+		var o obj
+		if err := rows.Scan(&o.typ, &o.name, &o.sql); err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		objs = append(objs, o)
 	}
-	return out, rows.Err()
-}
-
-const sessionCols = `s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1 - s.pruned`
-
-func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
-	var s Session
-	var first, last, active int64
-	err := sc.Scan(&s.ID, &s.Tool, &s.NativeID, &s.Project, &s.Transcript, &first, &last, &active, &s.Title, &s.TokensUsed, &s.TokensMax, &s.Rows)
-	s.FirstSeen, s.LastSeen = time.UnixMilli(first), time.UnixMilli(last)
-	if active > 0 {
-		s.LastActive = time.UnixMilli(active)
-	} else {
-		s.LastActive = s.LastSeen
-	}
-	return s, err
-}
-
-// forProject is the WHERE condition on column for one project, or every
-// project when project is empty, with its arguments. Two statements rather
-// than `(? = ” OR column = ?)`: SQLite plans a statement once for any
-// argument, so that form reads every project's rows even when one is
-// asked for (the project indexes go unused).
-func forProject(column, project string) (string, []any) {
-	if project == "" {
-		return "1", nil
-	}
-	return column + " = ?", []any{project}
-}
-
-// Sessions lists sessions, most recently active first. An empty project
-// lists every project's; tool filters by agent when set.
-func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
-	where, args := forProject("s.project", project)
-	q := `SELECT ` + sessionCols + ` FROM sessions s WHERE ` + where + ` AND (? = '' OR s.tool = ?)
-		ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT ?`
-	rows, err := l.db.Query(q, append(args, tool, tool, limit)...)
-	if err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, err
+	rank := func(o obj) int {
+		if o.typ != "table" {
+			return 2*len(salvageFirst) + 2 // indexes (and anything else) last
 		}
-		out = append(out, s)
+		if i := slices.Index(salvageFirst, o.name); i >= 0 {
+			return i
+		}
+		return len(salvageFirst) // other tables in the migrations' order
 	}
-	return out, rows.Err()
-}
-
-// Session looks up one session by tool and native id (the most recently
-// seen when the id was seen in more than one project).
-func (l *Ledger) Session(tool, nativeID string) (Session, error) {
-	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ? ORDER BY s.last_seen DESC, s.id DESC LIMIT 1`, tool, nativeID))
-}
-
-// SessionIn looks up a session by tool, native id and project.
-func (l *Ledger) SessionIn(tool, nativeID, project string) (Session, error) {
-	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ? AND s.project = ?`, tool, nativeID, project))
-}
-
-// SessionByID looks up one session by ledger id.
-func (l *Ledger) SessionByID(id int64) (Session, error) {
-	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.id = ?`, id))
-}
-
-// Rows returns the last limit rows of a session in sequence order.
-func (l *Ledger) Rows(sessionID int64, limit int) ([]Row, error) {
-	s, err := l.SessionByID(sessionID)
-	if err != nil {
-		return nil, err
+	slices.SortStableFunc(objs, func(a, b obj) int { return rank(a) - rank(b) })
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.sql
 	}
-	rows, err := l.db.Query(`SELECT session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max
-		FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, limit)
-	if err != nil {
-		return nil, err
-	}
-	return scanRows(rows, s.Tool)
-}
-
-// SetTitle records a session's one-line preview.
-func (l *Ledger) SetTitle(id int64, title string) error {
-	_, err := l.db.Exec(`UPDATE sessions SET title = ? WHERE id = ? AND title = ''`, title, id)
-	return err
+	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"io"
 )
 
@@ -17,42 +16,6 @@ type rawTx struct {
 	tx    driver.Tx
 	stmts []driver.Stmt
 	args  []driver.NamedValue
-}
-
-// withRawTx runs fn in one immediate write transaction on the ledger's
-// connection, committing when fn returns nil.
-func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
-	ctx := context.Background()
-	c, err := l.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return c.Raw(func(dc any) error {
-		conn, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("ledger: unexpected driver connection")
-		}
-		t := &rawTx{conn: conn}
-		var err error
-		if bt, ok := conn.(driver.ConnBeginTx); ok {
-			t.tx, err = bt.BeginTx(ctx, driver.TxOptions{})
-		} else {
-			return errors.New("ledger: driver cannot begin a transaction")
-		}
-		if err != nil {
-			return err
-		}
-		err = fn(t)
-		for _, s := range t.stmts {
-			s.Close()
-		}
-		if err != nil {
-			t.tx.Rollback()
-			return err
-		}
-		return t.tx.Commit()
-	})
 }
 
 // prepare returns a statement closed when the transaction ends.

@@ -1,0 +1,513 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/carryover/carryover/adapters"
+)
+
+// upsertSession creates a session (args: tool, native id, project,
+// transcript, first and last seen) or refreshes its last_seen, and its
+// transcript when given. A session is one (tool, native id, project).
+const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tool, native_id, project) DO UPDATE SET
+			last_seen = excluded.last_seen,
+			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`
+
+// ensureSession returns the session id, creating it, and refreshes its
+// transcript when given.
+func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (int64, error) {
+	_, err := tx.Exec(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, ref.Tool, ref.NativeID, ref.Project).Scan(&id)
+	return id, err
+}
+
+// Touch records that a session was seen (without rows) and returns its id.
+func (l *Ledger) Touch(ref SessionRef, now time.Time) (int64, error) {
+	tx, err := l.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	id, err := ensureSession(tx, ref, now)
+	if err != nil {
+		return 0, err
+	}
+	return id, tx.Commit()
+}
+
+// Batch is one transcript's worth of new rows and where reading stopped.
+type Batch struct {
+	Session SessionRef
+	Rows    []adapters.Row
+	// Cursor, when non-nil, is saved in the same transaction as the rows.
+	Cursor    *adapters.Cursor
+	Sidechain bool
+	// prep is Rows already prepared (prepareRows), when the caller did it.
+	prep *preparedRows
+	// deferKeys leaves the rows' keys pending (keys.go): set on the batches
+	// of a long read but its last, which writes them all at once.
+	deferKeys bool
+}
+
+// Write stores a batch in one transaction: the session, its rows (upserted
+// by key: re-reading the same bytes adds nothing, a later copy of a row
+// replaces the earlier one) and the cursor. It returns how many rows were new.
+func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
+	added := 0
+	var sid int64
+	write := func(tx *rawTx) error {
+		var err error
+		added, sid, err = writeBatch(tx, &l.keys, b, now)
+		return err
+	}
+	err := l.withRawTx(write)
+	if errors.Is(err, errKeysToIndex) {
+		// Rolled back: index the session's old rows in steps first.
+		if err = l.catchUpKeys(b.Session); err == nil {
+			err = l.withRawTx(write)
+		}
+	}
+	if err != nil {
+		if sid != 0 {
+			l.keys.forget(sid)
+		}
+		return 0, err
+	}
+	return added, nil
+}
+
+const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`
+
+// optCols are the row columns whose value is usually the column default
+// (empty, NULL or 0). A row binds only those it sets: each bound value is a
+// cgo call, and on a cold ingest binding cost as much as SQLite's insert.
+var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
+
+// preparedRows is a batch made ready for its write transaction: rows
+// collapsed (see collapse) and turned into statement arguments. A cold
+// ingest prepares each batch on the parsing goroutine, so the writing one
+// only talks to SQLite (it was the slower of the two).
+type preparedRows struct {
+	rows  []adapters.Row
+	ts    []int64
+	forms []rowForm
+	// args per row: key, seq (filled in at write time), ts, text, then the
+	// optional columns its form sets.
+	args            [][]driver.NamedValue
+	lastTS          int64
+	tokUsed, tokMax int64
+}
+
+// rowForm is the shape of a row's INSERT: which optional columns it binds
+// (optCols) and its role and kind, which are written into the statement
+// as literals. Each bound text costs SQLite a copy, a lock and a cgo call,
+// and a cold ingest binds hundreds of thousands of rows; the session id is
+// a literal too (see insertStmt).
+type rowForm struct {
+	mask       uint8
+	role, kind string
+}
+
+// literal reports whether s can be written into SQL as '<s>' as it is.
+func literal(s string) bool {
+	if len(s) == 0 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_' || c == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+func prepareRows(rows []adapters.Row, sidechain bool, now time.Time) *preparedRows {
+	p := &preparedRows{}
+	for _, r := range rows {
+		if r.Kind == adapters.KindUsage && !(r.Sidechain || sidechain) {
+			p.tokUsed, p.tokMax = r.TokensUsed, r.TokensMax
+		}
+	}
+	p.rows = collapse(rows)
+	p.ts = make([]int64, len(p.rows))
+	p.forms = make([]rowForm, len(p.rows))
+	p.args = make([][]driver.NamedValue, len(p.rows))
+	slab := make([]driver.NamedValue, 0, len(p.rows)*8)
+	for i, r := range p.rows {
+		ts := r.Time.UnixMilli()
+		if r.Time.IsZero() {
+			ts = now.UnixMilli()
+		}
+		p.ts[i] = ts
+		p.lastTS = max(p.lastTS, ts)
+		start := len(slab)
+		add := func(v any) { slab = append(slab, driver.NamedValue{Ordinal: len(slab) - start + 1, Value: v}) }
+		add(r.Key)
+		add(nil) // seq
+		add(ts)
+		add(r.Text)
+		f := rowForm{role: r.Role, kind: string(r.Kind)}
+		if !literal(f.role) || !literal(f.kind) {
+			f.role, f.kind = "", "" // bound instead
+			add(r.Role)
+			add(string(r.Kind))
+		}
+		opt := func(bit uint8, set bool, v any) {
+			if set {
+				f.mask |= bit
+				add(v)
+			}
+		}
+		opt(1<<0, r.ToolName != "", r.ToolName)
+		opt(1<<1, r.CallID != "", r.CallID)
+		opt(1<<2, r.FilePath != "", r.FilePath)
+		opt(1<<3, r.Command != "", r.Command)
+		if r.ExitCode != nil {
+			opt(1<<4, true, int64(*r.ExitCode))
+		}
+		opt(1<<5, r.Sidechain || sidechain, int64(1))
+		opt(1<<6, r.TokensUsed != 0, r.TokensUsed)
+		opt(1<<7, r.TokensMax != 0, r.TokensMax)
+		p.forms[i] = f
+		p.args[i] = slab[start:len(slab):len(slab)]
+	}
+	return p
+}
+
+// insertStmt returns the (cached) INSERT for rows of form f in session sid.
+func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) (driver.Stmt, error) {
+	if st := cache[f]; st != nil {
+		return st, nil
+	}
+	cols := "session_id, key, seq, ts, text, role, kind"
+	vals := strconv.FormatInt(sid, 10) + ", ?, ?, ?, ?, "
+	if f.role == "" {
+		vals += "?, ?"
+	} else {
+		vals += "'" + f.role + "', '" + f.kind + "'"
+	}
+	for i, c := range optCols {
+		if f.mask&(1<<i) != 0 {
+			cols += ", " + c
+			vals += ", ?"
+		}
+	}
+	st, err := tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + vals + `)`)
+	if err != nil {
+		return nil, err
+	}
+	cache[f] = st
+	return st, nil
+}
+
+func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
+	ref := b.Session
+	if _, err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
+		return 0, 0, err
+	}
+	var sid, next, through int64
+	if err := tx.queryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
+		return 0, 0, err
+	}
+	if next-through > keyChunk {
+		if st := ks.get(sid); st.next != next || st.through != through {
+			return 0, sid, errKeysToIndex // not this process's own read (catchUpKeys)
+		}
+	}
+	added, err := writeRows(tx, ks, sid, next, through, b, now)
+	return added, sid, err
+}
+
+// writeRows is writeBatch for the session sid, whose next_seq is next and
+// keys_through is through.
+func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now time.Time) (int, error) {
+	if b.Cursor != nil && cursorAhead(tx, b.Cursor) {
+		b.Cursor = nil
+	}
+	added := 0
+	stored := through
+	kw, _, err := openKeys(tx, ks, sid, next, through) // the keys_through it reports is kw.close's too
+	if err != nil {
+		return 0, err
+	}
+	if len(b.Rows) > 0 {
+		p := b.prep
+		if p == nil {
+			p = prepareRows(b.Rows, b.Sidechain, now)
+		}
+		w := rowWriter{tx: tx, kw: kw, b: &b, sid: sid, next: next}
+		if err := w.write(p); err != nil {
+			return 0, err
+		}
+		next, added = w.next, w.added
+		if through, err = kw.close(next, !b.deferKeys); err != nil {
+			return 0, err
+		}
+		// One statement (each is parsed anew in a hook's process): the
+		// token counts change only when the batch carried usage.
+		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
+			tokens_used = CASE WHEN ?4 > 0 THEN ?4 ELSE tokens_used END, tokens_max = CASE WHEN ?4 > 0 THEN ?5 ELSE tokens_max END
+			WHERE id = ?6`, next, through, p.lastTS, p.tokUsed, p.tokMax, sid); err != nil {
+			return 0, err
+		}
+		stored = through
+	} else if through, err = kw.close(next, !b.deferKeys); err != nil {
+		return 0, err
+	}
+	if through != stored {
+		// A cursor-only write that indexed pending rows (another writer's,
+		// or this read's when its last batch had no rows of its own).
+		if _, err := tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid); err != nil {
+			return 0, err
+		}
+	}
+	if c := b.Cursor; c != nil {
+		return added, saveCursor(tx, c, sid, b.Sidechain, now)
+	}
+	return added, nil
+}
+
+// cursorAhead reports whether the stored cursor of the same file is past
+// c: a cursor never moves backwards on the same file (a slower concurrent
+// snapshot may finish after a faster one).
+func cursorAhead(tx *rawTx, c *adapters.Cursor) bool {
+	var off, ino, dev int64
+	var head string
+	err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{c.Path}, &off, &ino, &dev, &head)
+	return err == nil && uint64(ino) == c.Ino && uint64(dev) == c.Dev && off > c.Offset && adapters.HeadPart(head) == adapters.HeadPart(c.Head)
+}
+
+func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
+	_, err := tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
+			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
+		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
+	return err
+}
+
+// rowWriter stores a batch's prepared rows of session sid: new keys are
+// inserted at next, known ones updated in place.
+type rowWriter struct {
+	tx    *rawTx
+	kw    *keyWriter
+	b     *Batch
+	sid   int64
+	next  int64
+	added int
+	stmts map[rowForm]driver.Stmt
+	upd   driver.Stmt
+}
+
+func (w *rowWriter) write(p *preparedRows) error {
+	hs := make([]int64, len(p.rows))
+	for i, r := range p.rows {
+		hs[i] = keyHash(r.Key)
+	}
+	if err := w.kw.prefetch(hs); err != nil {
+		return err
+	}
+	w.stmts = map[rowForm]driver.Stmt{}
+	for i, r := range p.rows {
+		seq, err := w.kw.find(r.Key, hs[i])
+		if err != nil {
+			return err
+		}
+		if seq == 0 {
+			err = w.insert(p, i, hs[i])
+		} else {
+			err = w.update(p, i, seq)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
+	args := p.args[i]
+	args[1].Value = w.next
+	st, err := insertStmt(w.tx, w.stmts, w.sid, p.forms[i])
+	if err != nil {
+		return err
+	}
+	if _, err := st.(driver.StmtExecContext).ExecContext(context.Background(), args); err != nil {
+		return err
+	}
+	if err := w.kw.added(h, w.next, w.b.deferKeys); err != nil {
+		return err
+	}
+	w.next++
+	w.added++
+	return nil
+}
+
+// update stores a later copy of the row at seq: it replaces the row's
+// fields when its text, kind or exit code changed.
+func (w *rowWriter) update(p *preparedRows, i int, seq int64) error {
+	if w.upd == nil {
+		var err error
+		if w.upd, err = w.tx.prepare(updateRow); err != nil {
+			return err
+		}
+	}
+	r := p.rows[i]
+	var exit any
+	if r.ExitCode != nil {
+		exit = int64(*r.ExitCode)
+	}
+	side := r.Sidechain || w.b.Sidechain
+	_, err := w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
+	return err
+}
+
+// collapse returns rows with one entry per key, as the upsert would leave
+// them: a later copy that changes the text, kind or exit code replaces the
+// earlier one, which keeps its place. Claude Code repeats a message's usage
+// on every line of the message; collapsing in memory saves a conflicting
+// insert and an update per repeat.
+func collapse(rows []adapters.Row) []adapters.Row {
+	seen := make(map[string]int, len(rows))
+	var out []adapters.Row
+	for i, r := range rows {
+		j, dup := seen[r.Key]
+		if !dup {
+			// Until the first repeat, out is nil and positions are indexes.
+			if out != nil {
+				seen[r.Key] = len(out)
+				out = append(out, r)
+			} else {
+				seen[r.Key] = i
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]adapters.Row, 0, len(rows)), rows[:i]...)
+		}
+		if p := out[j]; p.Text != r.Text || p.Kind != r.Kind || !sameExit(p.ExitCode, r.ExitCode) {
+			out[j] = r
+		}
+	}
+	if out == nil {
+		return rows
+	}
+	return out
+}
+
+func sameExit(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// withRawTx runs fn in one immediate write transaction on the ledger's
+// connection, committing when fn returns nil.
+func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
+	ctx := context.Background()
+	c, err := l.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		conn, ok := dc.(driver.Conn)
+		if !ok {
+			return errors.New("ledger: unexpected driver connection")
+		}
+		t := &rawTx{conn: conn}
+		var err error
+		if bt, ok := conn.(driver.ConnBeginTx); ok {
+			t.tx, err = bt.BeginTx(ctx, driver.TxOptions{})
+		} else {
+			return errors.New("ledger: driver cannot begin a transaction")
+		}
+		if err != nil {
+			return err
+		}
+		err = fn(t)
+		for _, s := range t.stmts {
+			s.Close()
+		}
+		if err != nil {
+			t.tx.Rollback()
+			return err
+		}
+		return t.tx.Commit()
+	})
+}
+
+// keyChunk is how many of a session's unindexed rows one transaction of
+// catchUpKeys indexes: about 0.2 s (2.5 µs a row from the page cache). A
+// variable for tests.
+var keyChunk int64 = 1 << 16
+
+// errKeysBehind is catchUpKeys stopped by the deadline. IsBusy reports it:
+// like a held lock, it means "read again from the cursor at the next event".
+var errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
+
+// errKeysToIndex is a write that found more of its session's rows without
+// keys than one transaction indexes (and none held by this process's own
+// read): the write rolls back, catchUpKeys indexes them in steps, and the
+// write runs again.
+var errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
+
+// catchUpKeys indexes the rows of ref's session that neither key table
+// holds and that no read of this process is holding in memory: a ledger
+// migrated from schema 11 (whose rows all start unindexed), or a long read
+// that crashed. It works in transactions of keyChunk rows, each keeping its
+// progress, until fewer than keyChunk are left (the write's own
+// transaction indexes those), so a session of millions of rows costs a few
+// hook events their update instead of failing every one past the deadline.
+func (l *Ledger) catchUpKeys(ref SessionRef) error {
+	for {
+		var sid, next, through int64
+		err := l.db.QueryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`,
+			ref.Tool, ref.NativeID, ref.Project).Scan(&sid, &next, &through)
+		if err == sql.ErrNoRows {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if next-through <= keyChunk {
+			return nil
+		}
+		if st := l.keys.get(sid); st.next == next && st.through == through {
+			return nil // this process's own read: its keys are in memory
+		}
+		if !l.deadline.IsZero() && time.Now().After(l.deadline) {
+			return errKeysBehind
+		}
+		err = l.withRawTx(func(tx *rawTx) error {
+			if err := tx.queryRow(`SELECT next_seq, keys_through FROM sessions WHERE id = ?`, []any{sid}, &next, &through); err != nil {
+				return err
+			}
+			if next-through <= keyChunk {
+				return nil
+			}
+			last, err := flushFromRowsN(tx, sid, through, keyChunk)
+			if err != nil {
+				return err
+			}
+			_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
+			return err
+		})
+		l.keys.forget(sid)
+		if err != nil {
+			return err
+		}
+	}
+}
