@@ -625,9 +625,6 @@ func FileURI(path, query string) string {
 // damaged file (recover.go, recover_lifecycle.go) therefore come first:
 // the sessions and cursors at pages 3–6, then the user's own bookkeeping.
 
-// salvageFirst are the tables a new ledger creates first, in this order.
-var salvageFirst = []string{"sessions", "cursors", "handoff_log", "decisions", "pinned_task", "handoffs", "deliveries", "published"}
-
 var (
 	freshOnce  sync.Once
 	freshStmts []string
@@ -683,12 +680,15 @@ func schemaOf(ms []string) ([]string, error) {
 	}
 	rank := func(o obj) int {
 		if o.typ != "table" {
-			return 2*len(salvageFirst) + 2 // indexes (and anything else) last
+			return 2*len(salvageTables) + 2 // indexes (and anything else) last
 		}
-		if i := slices.Index(salvageFirst, o.name); i >= 0 {
-			return i
+		if o.name == "sessions" {
+			return 0
 		}
-		return len(salvageFirst) // other tables in the migrations' order
+		if i := slices.IndexFunc(salvageTables, func(t salvageTable) bool { return t.name == o.name }); i >= 0 {
+			return i + 1
+		}
+		return len(salvageTables) + 1 // other tables in the migrations' order
 	}
 	slices.SortStableFunc(objs, func(a, b obj) int { return rank(a) - rank(b) })
 	out := make([]string, len(objs))
