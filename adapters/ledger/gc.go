@@ -173,12 +173,6 @@ func (l *Ledger) Vacuum() error {
 	return err
 }
 
-func (l *Ledger) pragmaInt(name string) int64 {
-	var n int64
-	_ = l.db.QueryRow(`PRAGMA ` + name).Scan(&n)
-	return n
-}
-
 func (l *Ledger) fileBytes() int64 {
 	return l.pragmaInt("page_count") * l.pragmaInt("page_size")
 }
@@ -192,4 +186,34 @@ func (l *Ledger) scrub() error {
 	}
 	_, err := l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return err
+}
+
+// ForgetGone drops the cached descriptions of transcripts that no longer
+// exist (gone reports that of a path); `gc` runs it. It returns how many.
+func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
+	rows, err := l.db.Query(`SELECT tool, path FROM described`)
+	if err != nil {
+		return 0, err
+	}
+	var drop [][2]string
+	for rows.Next() {
+		var tool, path string
+		if err := rows.Scan(&tool, &path); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if gone(path) {
+			drop = append(drop, [2]string{tool, path})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, d := range drop {
+		if _, err := l.db.Exec(`DELETE FROM described WHERE tool = ? AND path = ?`, d[0], d[1]); err != nil {
+			return 0, err
+		}
+	}
+	return len(drop), nil
 }

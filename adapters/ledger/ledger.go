@@ -1,7 +1,11 @@
 // Package ledger is carryover's SQLite store of normalized session rows:
-// $CARRYOVER_HOME/ledger.sqlite. It is append-only from the user's point of
-// view (rows are upserted by their stable key, never deleted), keeps a
-// per-transcript cursor, and outlives the agents' own transcripts.
+// $CARRYOVER_HOME/ledger.sqlite. It keeps rows (upserted by their stable
+// key, never deleted by a hook), per-transcript cursors, row keys, the
+// schema's migrations and write transactions, and outlives the agents' own
+// transcripts. Files: ledger.go (open, schema, pragmas), write.go and
+// keys.go (the write path), raw.go (driver-level statements), ingest.go
+// (transcripts into rows), read.go (queries), gc.go (gc, forget, space),
+// recover.go (a damaged file).
 package ledger
 
 import (
@@ -31,24 +35,49 @@ type Ledger struct {
 	db   *sql.DB
 	Path string
 	// Recovered is set when Open found a corrupt ledger, moved it aside
-	// (MovedTo) and started a new one.
-	Recovered bool
-	MovedTo   string
-	// Rebuilt is how many transcripts of the moved-aside ledger were
-	// registered again to be re-read (see recover.go).
-	Rebuilt int
-	ino     uint64 // inode of Path when opened (recovery compares it)
-	// deadline, when set, bounds every wait for another process's lock
-	// (OpenBy).
-	deadline time.Time
-	// keys are the pending row keys this process wrote (keys.go).
-	keys keyStates
-
-	// Restored is how many rows of the handoff log, receipts, decisions
-	// and pinned tasks recovery salvaged from the damaged file
-	// (recover_lifecycle.go), and RestoreErr why restoring them failed.
+	// (MovedTo) and started a new one; Rebuilt transcripts of it are read
+	// again and Restored rows of its lifecycle were copied (RestoreErr:
+	// why that failed).
+	Recovered  bool
+	MovedTo    string
+	Rebuilt    int
 	Restored   int
 	RestoreErr error
+	ino        uint64    // inode of Path when opened (recovery compares it)
+	deadline   time.Time // bounds every wait for another process's lock (OpenBy)
+	keys       keyStates // the pending row keys this process wrote (keys.go)
+}
+
+// SessionRef names a session to write rows into.
+type SessionRef struct {
+	Tool       string
+	NativeID   string
+	Project    string
+	Transcript string
+}
+
+// Session is a stored session.
+type Session struct {
+	ID         int64
+	Tool       string
+	NativeID   string
+	Project    string
+	Transcript string
+	FirstSeen  time.Time
+	LastSeen   time.Time
+	LastActive time.Time
+	Title      string
+	TokensUsed int64
+	TokensMax  int64
+	Rows       int
+}
+
+// Row is a stored row.
+type Row struct {
+	adapters.Row
+	SessionID int64
+	Seq       int64
+	Tool      string
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
@@ -123,13 +152,11 @@ var migrations = []string{
 	`CREATE INDEX rows_call ON rows (session_id, call_id) WHERE call_id != '';`,
 	`CREATE TABLE dirty (project TEXT PRIMARY KEY, since INTEGER NOT NULL);`,
 	`CREATE TABLE distill_state (project TEXT PRIMARY KEY, state BLOB NOT NULL, seqs TEXT NOT NULL, updated INTEGER NOT NULL);`,
-	// Rows are stored in (session, seq) order, so a cold ingest appends
-	// instead of inserting whole rows at random places by key (which made
-	// every batch rewrite most of the table's pages); the key gets a
-	// unique index of its own. Every index entry costs an insert's worth of
-	// time and, keyed at random, a page written per row on the hook path:
-	// the kind index covers only the rows the queries look for, and calls
-	// are found near their results by sequence instead (recent.go).
+	// Rows in (session, seq) order: a cold ingest appends instead of
+	// rewriting most of the table's pages per batch. Every index entry
+	// costs an insert's worth of time and, keyed at random, a page per row
+	// on the hook path: the anchor index covers only the rows the queries
+	// look for; calls are found near their results by seq (read.go).
 	`CREATE TABLE rows_by_seq (
 		session_id  INTEGER NOT NULL REFERENCES sessions (id),
 		seq         INTEGER NOT NULL,
@@ -156,12 +183,10 @@ var migrations = []string{
 	CREATE UNIQUE INDEX rows_key ON rows (session_id, key);
 	CREATE INDEX rows_anchor ON rows (session_id, kind, seq) WHERE ` + anchorRows + `;`,
 	// A session is keyed by its project too: a session id seen in two
-	// projects (a hostile payload or transcript naming another project's
-	// session) gets one session per project, and their rows never mix.
-	// Ids are kept, so rows, cursors and receipts still point at them.
-	// The table is re-created under its own name (and takes the pages the
-	// old one freed): a salvage of a truncated ledger (recover.go) finds
-	// the sessions and cursors near the start of the file.
+	// projects (a hostile payload naming another project's session) gets
+	// one session per each, their rows never mix. Ids are kept. Re-created
+	// under its own name, it takes the pages the old one freed near the
+	// start of the file, where a salvage (recover.go) finds it.
 	`CREATE TABLE sessions_v6 AS SELECT * FROM sessions;
 	DROP TABLE sessions;
 	CREATE TABLE sessions (
@@ -183,10 +208,9 @@ var migrations = []string{
 		SELECT id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq FROM sessions_v6;
 	DROP TABLE sessions_v6;
 	CREATE INDEX sessions_project ON sessions (project, last_seen);`,
-	// The content hashes of the handoffs carryover published per project
-	// (the newest few): a .carryover/handoff.md whose hash is not among
-	// them came from somewhere else (a cloned repository) and is never
-	// injected (see HandoffTrusted).
+	// The hashes of the newest handoffs carryover published per project:
+	// a handoff.md not among them (a cloned repository's) is never
+	// injected (HandoffTrusted).
 	`CREATE TABLE published (
 		project TEXT NOT NULL,
 		hash    TEXT NOT NULL,
@@ -194,16 +218,28 @@ var migrations = []string{
 		PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
 	migrationLimits, // limits.go
-	// What `list` last read of each transcript, and the file's identity
-	// then (see describe.go); how many of a session's rows `gc` removed
-	// (gc.go).
-	describedTable + `
+	// described: `list`'s cache of transcripts until it moved to a file
+	// (adapters.DescriptionFile); gc still empties it. pruned: rows gc removed.
+	`CREATE TABLE described (
+		tool        TEXT NOT NULL,
+		path        TEXT NOT NULL,
+		size        INTEGER NOT NULL,
+		mtime_ns    INTEGER NOT NULL,
+		dev         INTEGER NOT NULL,
+		ino         INTEGER NOT NULL,
+		ok          INTEGER NOT NULL,
+		native_id   TEXT NOT NULL,
+		project     TEXT NOT NULL,
+		last_active TEXT NOT NULL,
+		messages    INTEGER NOT NULL,
+		estimated   INTEGER NOT NULL,
+		preview     TEXT NOT NULL,
+		PRIMARY KEY (tool, path)
+	) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
 	lifecycleSchema,
-	// Row keys move from a unique index on rows to compact tables written
-	// in key or seq order (keys.go). Existing rows are pending (keys_through 1)
-	// and indexed when their session is next written, so the migration
-	// costs no more than dropping the old index.
+	// Row keys move to compact tables (keys.go). Existing rows are pending
+	// (keys_through 1), indexed when their session is next written.
 	`CREATE TABLE row_keys (
 		session_id INTEGER NOT NULL,
 		khash      INTEGER NOT NULL,
@@ -218,12 +254,49 @@ var migrations = []string{
 	) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN keys_through INTEGER NOT NULL DEFAULT 1;
 	DROP INDEX rows_key;`,
-	migrationCursorsBySession, // cursors_index.go
+	// Tracked (every event's catch-up) joins cursors to a project's
+	// sessions: without it SQLite scans every cursor (a 5 GB history of
+	// 5,215 cursors: 218 page reads and +2.3 ms a Stop, 152 and +0.6 with it).
+	`CREATE INDEX cursors_session ON cursors (session_id);`,
 }
 
 // anchorRows is the partial index's condition. A query uses such an index
 // only when its WHERE clause contains the same condition verbatim.
 const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
+
+const (
+	// walCheckpointBytes is the WAL size past which a commit checkpoints
+	// it: small, because every new process reads the WAL back when it
+	// opens the ledger (see Leave).
+	walCheckpointBytes = 1 << 20
+	// bulkCheckpointBytes replaces it while a big transcript is read in
+	// batches: every checkpoint copies the WAL's pages into the file and
+	// syncs it, and batch after batch rewrites the same index pages.
+	bulkCheckpointBytes = 32 << 20
+	// pageSize is a new ledger's: 16 KiB pages make a cold ingest about a
+	// fifth faster than SQLite's default 4 KiB.
+	pageSize = 16384
+	// bulkHeap is the Go memory limit of a process from its first run of
+	// big batches on (the hook's snapshotHeap is 40 MB, a command has
+	// none). A cold ingest holds ~12 MB of pending keys and ~9 MB of
+	// batches; without a limit its heap grew to twice that. Peak RSS before
+	// → after this limit, the pending keys' cap, the unmapped ledger and
+	// one waiting batch: 1 GB dense 59–66 → 50–57.5 MiB on the hook path,
+	// 87 → 54 on the manual one; 1.3 GB dense 87 → 55 and 123 → 52; CPU
+	// time within the noise (hook, 1 GB: 11.9–12.8 s user → 12.3–12.8).
+	bulkHeap = 32 << 20
+	// busyTimeout is how long a statement waits for another process's lock
+	// when the caller has no deadline.
+	busyTimeout = 5 * time.Second
+	// driverName is go-sqlite3 with the ledger's connection setup.
+	driverName = "sqlite3-carryover-ledger"
+)
+
+// openMu serialises Open and Reopen within a process: SQLite's file locks
+// keep a recovery (which moves the file, its -wal and -shm aside) safe
+// across processes, not between one process's connections (one on the old
+// file could map the new -shm while it is truncated: SIGBUS).
+var openMu sync.Mutex
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or
 // unreadable database file is moved aside and replaced by a new one;
@@ -234,7 +307,7 @@ func Open(dir string) (*Ledger, error) { return OpenBy(dir, time.Time{}) }
 // another process holds the ledger locked (a hook frozen with Ctrl-Z, a
 // long `carryover handoff`), opening it and every later statement wait for
 // the lock at most until the deadline and then fail with an error IsBusy
-// recognises, instead of waiting busyTimeout per statement.
+// recognises.
 func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
@@ -243,11 +316,8 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	}
 	path := filepath.Join(dir, FileName)
 	l, err := open(path, deadline)
-	if err == nil {
-		return l, nil
-	}
-	if !IsCorrupt(err) {
-		return nil, err
+	if err == nil || !IsCorrupt(err) {
+		return l, err
 	}
 	// Under the recovery lock, look again: a concurrent hook may already
 	// have replaced the file.
@@ -255,188 +325,34 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 		l, err := open(path, deadline)
 		if err == nil {
 			l.Close()
-			return false
 		}
-		return IsCorrupt(err)
+		return err != nil && IsCorrupt(err)
 	})
 }
 
-// openMu serialises Open and Reopen within a process. Across processes
-// SQLite's file locks keep a recovery (which moves the file and its -wal
-// and -shm aside) safe; within one process those locks do not see the
-// other connections, and a connection opened on the old file could map the
-// new -shm while the new file's first connection truncates it (SIGBUS).
-// A hook opens the ledger once; only tests and long commands open more.
-var openMu sync.Mutex
-
-// walCheckpointBytes is the WAL size past which a commit checkpoints it:
-// small, because every new process reads the WAL back when it opens the
-// ledger (see Leave).
-const walCheckpointBytes = 1 << 20
-
-// bulkCheckpointBytes replaces walCheckpointBytes while a big transcript
-// is read in batches: every checkpoint copies the WAL's pages into the file
-// and syncs it, and batch after batch rewrites the same index pages.
-const bulkCheckpointBytes = 32 << 20
-
-// pageSize is the page size of a new ledger. 16 KiB pages make a cold
-// ingest about a fifth faster than SQLite's default 4 KiB (fewer B-tree
-// pages to split and WAL frames to write); an existing ledger keeps its own.
-const pageSize = 16384
-
-// bulkHeap is the Go memory limit of a process from its first run of big
-// batches on (the hook's snapshotHeap is 40 MB, a command has none). A
-// cold ingest holds ~12 MB of pending keys and ~9 MB of batches in use;
-// without a limit a command's heap grew to twice that, and the hook's
-// collector, off below 40 MB, let it reach 40. Peak RSS of a cold ingest
-// (Go memory + ~5 MB of SQLite + ~12 MB of the binary's pages), before →
-// after this limit, the pending keys' cap, the unmapped ledger and one
-// waiting batch: 1 GB dense (BenchmarkColdIngest's transcript) 59–66 →
-// 50–57.5 MiB on the hook path, 87 → 54 on the manual one; 1.3 GB dense 87
-// → 55 and 123 → 52; 1 GB with file contents (IngestCurve's) 59 → 50 and
-// 70 → 49. CPU time stayed within the shared machine's noise (hook, 1 GB
-// dense: 11.9–12.8 s user before, 12.3–12.8 after).
-const bulkHeap = 32 << 20
-
-// bulk switches the WAL checkpoint threshold for a run of big batches;
-// the first commit after bulk(false) checkpoints what they left. A run of
-// big batches also bounds the process's memory for the rest of its life:
-// its Go memory by bulkHeap, and its mapped ledger pages by ending
-// MapReads — the run is followed by reads of the whole session (its keys
-// written into row_keys, the distiller's fold of every new row), and each
-// page read through the map stays in the process's RSS, where the page
-// cache holds 2 MB (a cold 1.3 GB ingest on the hook path: +14 MB mapped
-// at its end).
-func (l *Ledger) bulk(on bool) {
-	n := walCheckpointBytes
-	if on {
-		n = bulkCheckpointBytes
-		_, _ = l.db.Exec(`PRAGMA mmap_size = 0`)
-		if debug.SetMemoryLimit(-1) > bulkHeap {
-			debug.SetMemoryLimit(bulkHeap)
+// open opens the ledger file at path, trying again while the failure is
+// one a concurrent process causes: concurrent first opens of a new file
+// see SQLITE_BUSY without the busy handler (one is switching the file to
+// WAL), and a process moving a damaged file aside leaves the others'
+// half-open connections on the old file.
+func open(path string, deadline time.Time) (*Ledger, error) {
+	l, err := openOnce(path, deadline)
+	for i := 0; err != nil && transient(err) && i < 40; i++ {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			break
 		}
+		time.Sleep(time.Duration(5+i) * time.Millisecond)
+		l, err = openOnce(path, deadline)
 	}
-	var ps int
-	if l.db.QueryRow(`PRAGMA page_size`).Scan(&ps) != nil || ps <= 0 {
-		return
-	}
-	_, _ = l.db.Exec(`PRAGMA wal_autocheckpoint = ` + strconv.Itoa(n/ps))
-}
-
-// driverName is go-sqlite3 with the ledger's connection setup.
-const driverName = "sqlite3-carryover-ledger"
-
-func init() {
-	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		// Keep the -wal file when the last connection closes, emptied:
-		// every hook is a new process, and deleting and re-creating the WAL
-		// cost a file and a directory fsync per hook, while a WAL left
-		// full is read back whole by the next process's open.
-		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
-			return err
-		}
-		// The page size and auto_vacuum take effect only on a new file,
-		// before WAL mode writes its first page; the page size goes first
-		// (set after auto_vacuum it is silently ignored: 4 KiB pages).
-		// Incremental auto-vacuum lets `carryover gc` give freed pages back
-		// to the file system in steps without rewriting the ledger (an
-		// older ledger gets it from one `gc --vacuum`); nothing vacuums
-		// unless gc asks. Only a new file is asked: on an existing one the
-		// pragma changes nothing until a VACUUM (from none) or rewrites the
-		// header under the write lock (from full).
-		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
-			return err
-		}
-		if pageCount(c) == 0 {
-			if _, err := c.Exec(`PRAGMA auto_vacuum = incremental`, nil); err != nil {
-				return err
-			}
-		}
-		if _, err := c.Exec(`PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
-			return err
-		}
-		ps := int64(4096)
-		if rows, err := c.Query(`PRAGMA page_size`, nil); err == nil {
-			v := make([]driver.Value, 1)
-			if rows.Next(v) == nil {
-				if n, ok := v[0].(int64); ok && n > 0 {
-					ps = n
-				}
-			}
-			rows.Close()
-		}
-		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/ps, 10), nil)
-		return err
-	}})
-}
-
-// pageCount is the connection's database size in pages (0: a new file).
-func pageCount(c *sqlite3.SQLiteConn) int64 {
-	rows, err := c.Query(`PRAGMA page_count`, nil)
-	if err != nil {
-		return -1
-	}
-	defer rows.Close()
-	v := make([]driver.Value, 1)
-	if rows.Next(v) != nil {
-		return -1
-	}
-	n, _ := v[0].(int64)
-	return n
-}
-
-// busyTimeout is how long a statement waits for another process's lock
-// when the caller has no deadline.
-const busyTimeout = 5 * time.Second
-
-// busyMillis is the busy timeout for a wait starting now: busyTimeout, or
-// what is left before deadline (at least 1 ms: 0 would disable waiting,
-// not bound it).
-func busyMillis(deadline time.Time) int64 {
-	if deadline.IsZero() {
-		return busyTimeout.Milliseconds()
-	}
-	return max(1, time.Until(deadline).Milliseconds())
-}
-
-// IsBusy reports whether err means another process held the ledger locked
-// past the wait allowed, or the deadline came while the keys of a session
-// stored by an older carryover were being indexed: either way the rows
-// are read again from the cursor at the next event.
-func IsBusy(err error) bool {
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
-	}
-	return errors.Is(err, errKeysBehind)
-}
-
-// MapReads makes SQLite read the ledger through a memory map instead of a
-// pread (and a 16 KiB copy) per page: a hook process starts with an empty
-// page cache, and a Stop reads ~55 pages, its key lookups at random places.
-// Measured in the 10,000-file rig, interleaved: Stop 0.65–0.85 ms less
-// (wall p50 8.6–8.8 → 7.8–8.0 ms). The cost is SQLite's documented one:
-// an I/O error on a mapped page raises SIGBUS, which ends the process
-// instead of failing one statement, so only the hook path, whose process
-// lives for one event, maps; truncation by another process is not a risk
-// (a WAL checkpoint shrinks the file only when no reader holds an older
-// snapshot, and SQLite maps no more than the file's size).
-func (l *Ledger) MapReads() {
-	_, _ = l.db.Exec(`PRAGMA mmap_size = 2147418112`) // SQLite's default ceiling
-}
-
-// SetDeadline bounds the waits of later statements by deadline (see OpenBy).
-func (l *Ledger) SetDeadline(deadline time.Time) {
-	l.deadline = deadline
-	_, _ = l.db.Exec(`PRAGMA busy_timeout = ` + strconv.FormatInt(busyMillis(deadline), 10))
+	return l, err
 }
 
 func openOnce(path string, deadline time.Time) (*Ledger, error) {
-	if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
-		f.Close()
-	} else {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
+	f.Close()
 	// journal_mode=WAL is set by the connect hook, after the page size.
 	db, err := sql.Open(driverName, FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
 	if err != nil {
@@ -451,25 +367,8 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 	return l, nil
 }
 
-// open opens the ledger file at path, trying again with a fresh connection
-// while the failure is one a concurrent process causes: concurrent first
-// opens of a new file see SQLITE_BUSY without the busy handler being
-// called (one of them is switching the file to WAL), and a process that
-// moves a damaged file aside (recover.go) leaves the others' half-open
-// connections on the old file (an I/O error, a WAL locking protocol error,
-// a file gone between two calls).
-func open(path string, deadline time.Time) (*Ledger, error) {
-	l, err := openOnce(path, deadline)
-	for i := 0; err != nil && transient(err) && i < 40; i++ {
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Duration(5+i) * time.Millisecond)
-		l, err = openOnce(path, deadline)
-	}
-	return l, err
-}
-
+// migrate brings the schema up to date; PRAGMA user_version counts the
+// migrations applied. A new ledger gets their end schema (freshSchema).
 func (l *Ledger) migrate() error {
 	var v int
 	if err := l.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
@@ -490,19 +389,13 @@ func (l *Ledger) migrate() error {
 	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
-	if fresh := freshSchema(v); fresh != nil {
-		// A new ledger: the migrations' end schema, salvage's tables at
-		// the front of the file (fresh.go).
-		for _, stmt := range fresh {
-			if _, err := tx.Exec(stmt); err != nil {
-				return fmt.Errorf("create ledger schema: %w", err)
-			}
-		}
-		v = len(migrations)
+	stmts := migrations[v:]
+	if v == 0 && freshSchema() != nil {
+		stmts = freshStmts
 	}
-	for i := v; i < len(migrations); i++ {
-		if _, err := tx.Exec(migrations[i]); err != nil {
-			return fmt.Errorf("migrate ledger to schema %d: %w", i+1, err)
+	for i, stmt := range stmts {
+		if _, err := tx.Exec(stmt); err != nil {
+			return fmt.Errorf("migrate ledger to schema %d: %w", v+i+1, err)
 		}
 	}
 	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
@@ -511,141 +404,27 @@ func (l *Ledger) migrate() error {
 	return tx.Commit()
 }
 
-// Close closes the ledger.
-func (l *Ledger) Close() error { return l.db.Close() }
-
-// Leave is Close for a process about to exit: it leaves the connection
-// open for the exit to release. Closing the last connection checkpoints the
-// WAL into the database file with two fsyncs; a hook process that closes
-// pays them on every event, while one that leaves its committed pages in
-// the WAL hands them to the next process, whose open reads them back
-// (cheap while the WAL is small). Committed data is in the WAL either way;
-// an exit is what a crash would do, and SQLite is built for that.
-//
-// The WAL must not grow, though: a process that opens a WAL it did not
-// write cannot tell which frames were already checkpointed, so a commit
-// past the autocheckpoint size would copy them all again, and the WAL is
-// only reset by a later transaction of the same process. So once the WAL
-// passes walCheckpointBytes, Leave checkpoints it and truncates it to zero
-// (waiting at most briefly for other processes' readers; if they hold it,
-// a later hook does it).
-func (l *Ledger) Leave() {
-	fi, err := os.Stat(l.Path + "-wal")
-	if err != nil || fi.Size() < walCheckpointBytes {
-		return
-	}
-	_, _ = l.db.Exec(`PRAGMA busy_timeout = 50`)
-	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-}
-
-// transient reports whether an open failed because of what another
-// process was doing at that moment (see open).
-func transient(err error) bool {
-	var se sqlite3.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Code {
-	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrProtocol, sqlite3.ErrIoErr, sqlite3.ErrCantOpen:
-		return true
-	}
-	return false
-}
-
-// IsCorrupt reports whether err means the database file is damaged.
-func IsCorrupt(err error) bool {
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
-	}
-	s := err.Error()
-	return strings.Contains(s, "malformed") || strings.Contains(s, "not a database")
-}
-
-// SessionRef names a session to write rows into.
-type SessionRef struct {
-	Tool       string
-	NativeID   string
-	Project    string
-	Transcript string
-}
-
-// Session is a stored session.
-type Session struct {
-	ID         int64
-	Tool       string
-	NativeID   string
-	Project    string
-	Transcript string
-	FirstSeen  time.Time
-	LastSeen   time.Time
-	LastActive time.Time
-	Title      string
-	TokensUsed int64
-	TokensMax  int64
-	Rows       int
-}
-
-// Row is a stored row.
-type Row struct {
-	adapters.Row
-	SessionID int64
-	Seq       int64
-	Tool      string
-}
-
-// FileURI is the SQLite URI of the file at path with the given query
-// (go-sqlite3 and SQLite parameters, already escaped). The path is
-// percent-encoded: SQLite reads a URI, so a CARRYOVER_HOME holding '#'
-// (fragment), '?' (query), '%' (escape) or a space would otherwise open a
-// different file than the one carryover created and checked.
-func FileURI(path, query string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs // a URI path is absolute: "file:/x" is the file x in the root
-	}
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // "C:/x" on Windows becomes "file:///C:/x"
-	}
-	u := (&url.URL{Scheme: "file", Path: p}).String()
-	if query != "" {
-		u += "?" + query
-	}
-	return u
-}
-
 // A new ledger is not built by replaying the migrations: it gets the
-// schema they end with, created table by table in an order chosen for
-// salvage. With incremental auto-vacuum every table's and index's root
-// page sits at the front of the file in creation order (page 1 the
-// schema, page 2 the pointer map, then the roots), and the migrations
-// re-create the sessions table late (migration 7), which put its root
-// after some 15 others (page 18 of a new ledger). A ledger cut short keeps
-// its front; damage elsewhere spares it. The tables recovery reads from a
-// damaged file (recover.go, recover_lifecycle.go) therefore come first:
-// the sessions and cursors at pages 3–6, then the user's own bookkeeping.
-
+// schema they end with, created in an order chosen for salvage. With
+// incremental auto-vacuum every table's and index's root page sits at the
+// front of the file in creation order, and the migrations re-create the
+// sessions table late (page 18 of a new ledger). A ledger cut short keeps
+// its front, so the tables recovery reads come first: sessions and
+// cursors at pages 3–6, then salvageTables' others.
 var (
 	freshOnce  sync.Once
 	freshStmts []string
 )
 
-// freshSchema returns, for a ledger at schema version v = 0 (a new one),
-// the statements that create the schema the migrations end with: the
-// migrations are run on an in-memory database and its schema is read back
-// (tables in salvageFirst order, then the others as the migrations made
-// them, then the indexes). nil for an existing ledger, or if that failed:
-// the caller replays the migrations instead.
-func freshSchema(v int) []string {
-	if v != 0 {
-		return nil
-	}
+// freshSchema returns the statements that create the migrations' end
+// schema: they are run on an in-memory database and its schema is read
+// back, tables in salvage order, then the others, then the indexes (nil
+// if that failed: the migrations are replayed).
+func freshSchema() []string {
 	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
 	return freshStmts
 }
 
-// schemaOf runs ms on an in-memory database and returns its schema as
-// CREATE statements in the order described at freshSchema.
 func schemaOf(ms []string) ([]string, error) {
 	db, err := sql.Open("sqlite3", ":memory:")
 	if err != nil {
@@ -659,41 +438,211 @@ func schemaOf(ms []string) ([]string, error) {
 		}
 	}
 	// Internal objects (autoindexes, sqlite_sequence) have no SQL of their
-	// own or cannot be created by it; the tables' CREATE makes them.
-	rows, err := db.Query(`SELECT type, name, sql FROM sqlite_schema
+	// own; the tables' CREATE makes them.
+	rows, err := db.Query(`SELECT type = 'table', name, sql FROM sqlite_schema
 		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	type obj struct{ typ, name, sql string }
+	type obj struct {
+		rank int
+		sql  string
+	}
 	var objs []obj
 	for rows.Next() {
+		var table bool
+		var name string
 		var o obj
-		if err := rows.Scan(&o.typ, &o.name, &o.sql); err != nil {
+		if err := rows.Scan(&table, &name, &o.sql); err != nil {
 			return nil, err
+		}
+		o.rank = 2*len(salvageTables) + 2 // indexes last
+		if table {
+			o.rank = 1 + slices.IndexFunc(salvageTables, func(t salvageTable) bool { return t.name == name })
+			if o.rank == 0 && name != "sessions" {
+				o.rank = len(salvageTables) + 1 // other tables in the migrations' order
+			}
 		}
 		objs = append(objs, o)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rank := func(o obj) int {
-		if o.typ != "table" {
-			return 2*len(salvageTables) + 2 // indexes (and anything else) last
-		}
-		if o.name == "sessions" {
-			return 0
-		}
-		if i := slices.IndexFunc(salvageTables, func(t salvageTable) bool { return t.name == o.name }); i >= 0 {
-			return i + 1
-		}
-		return len(salvageTables) + 1 // other tables in the migrations' order
-	}
-	slices.SortStableFunc(objs, func(a, b obj) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(objs, func(a, b obj) int { return a.rank - b.rank })
 	out := make([]string, len(objs))
 	for i, o := range objs {
 		out[i] = o.sql
 	}
-	return out, nil
+	return out, rows.Err()
+}
+
+func init() {
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		// Keep the -wal file, emptied, when the last connection closes:
+		// every hook is a new process, and deleting and re-creating the WAL
+		// cost a file and a directory fsync per hook.
+		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
+			return err
+		}
+		// The page size and auto_vacuum take effect only on a new file,
+		// before WAL mode writes its first page; the page size goes first
+		// (set after auto_vacuum it is silently ignored). Incremental
+		// auto-vacuum lets `carryover gc` give freed pages back in steps
+		// (an older ledger gets it from one `gc --vacuum`).
+		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
+			return err
+		}
+		if connInt(c, "page_count") == 0 {
+			if _, err := c.Exec(`PRAGMA auto_vacuum = incremental`, nil); err != nil {
+				return err
+			}
+		}
+		if _, err := c.Exec(`PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
+			return err
+		}
+		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/max(connInt(c, "page_size"), 512), 10), nil)
+		return err
+	}})
+}
+
+// connInt is a pragma's integer value on a raw connection (-1: unread).
+func connInt(c *sqlite3.SQLiteConn, pragma string) int64 {
+	rows, err := c.Query(`PRAGMA `+pragma, nil)
+	if err != nil {
+		return -1
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return -1
+	}
+	n, _ := v[0].(int64)
+	return n
+}
+
+// bulk switches the WAL checkpoint threshold for a run of big batches;
+// the first commit after bulk(false) checkpoints what they left. A run of
+// big batches also bounds the process's memory for the rest of its life:
+// its Go memory by bulkHeap, and its mapped ledger pages by ending
+// MapReads (the run is followed by reads of the whole session, and each
+// page read through the map stays in the RSS: +14 MB after a cold 1.3 GB
+// ingest on the hook path).
+func (l *Ledger) bulk(on bool) {
+	n := int64(walCheckpointBytes)
+	if on {
+		n = bulkCheckpointBytes
+		_, _ = l.db.Exec(`PRAGMA mmap_size = 0`)
+		if debug.SetMemoryLimit(-1) > bulkHeap {
+			debug.SetMemoryLimit(bulkHeap)
+		}
+	}
+	if ps := l.pragmaInt("page_size"); ps > 0 {
+		_, _ = l.db.Exec(`PRAGMA wal_autocheckpoint = ` + strconv.FormatInt(n/ps, 10))
+	}
+}
+
+// MapReads makes SQLite read the ledger through a memory map instead of a
+// pread (and a 16 KiB copy) per page: a hook process starts with an empty
+// page cache and a Stop reads ~55 pages (Stop p50 8.6–8.8 → 7.8–8.0 ms in
+// the 10,000-file rig). An I/O error on a mapped page raises SIGBUS, which
+// ends the process, so only the hook path, whose process lives for one
+// event, maps (SQLite maps no more than the file's size, and a checkpoint
+// shrinks it only when no reader holds an older snapshot).
+func (l *Ledger) MapReads() {
+	_, _ = l.db.Exec(`PRAGMA mmap_size = 2147418112`) // SQLite's default ceiling
+}
+
+// SetDeadline bounds the waits of later statements by deadline (see OpenBy).
+func (l *Ledger) SetDeadline(deadline time.Time) {
+	l.deadline = deadline
+	_, _ = l.db.Exec(`PRAGMA busy_timeout = ` + strconv.FormatInt(busyMillis(deadline), 10))
+}
+
+// busyMillis is the busy timeout for a wait starting now: busyTimeout, or
+// what is left before deadline (at least 1 ms: 0 would disable waiting).
+func busyMillis(deadline time.Time) int64 {
+	if deadline.IsZero() {
+		return busyTimeout.Milliseconds()
+	}
+	return max(1, time.Until(deadline).Milliseconds())
+}
+
+func (l *Ledger) pragmaInt(name string) int64 {
+	var n int64
+	_ = l.db.QueryRow(`PRAGMA ` + name).Scan(&n)
+	return n
+}
+
+// Close closes the ledger.
+func (l *Ledger) Close() error { return l.db.Close() }
+
+// Leave is Close for a process about to exit: it leaves the connection
+// open for the exit to release. Closing the last connection checkpoints
+// the WAL with two fsyncs; a hook that leaves its committed pages in the
+// WAL hands them to the next process, whose open reads them back (cheap
+// while the WAL is small; an exit is what a crash would do). The WAL must
+// not grow, though: a process that opens a WAL it did not write would copy
+// all of its frames again at its next checkpoint. So past
+// walCheckpointBytes Leave checkpoints and truncates it (waiting briefly
+// for other processes' readers; if they hold it, a later hook does it).
+func (l *Ledger) Leave() {
+	fi, err := os.Stat(l.Path + "-wal")
+	if err != nil || fi.Size() < walCheckpointBytes {
+		return
+	}
+	_, _ = l.db.Exec(`PRAGMA busy_timeout = 50`)
+	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+}
+
+// sqliteCode is err's SQLite error code (0: not a SQLite error).
+func sqliteCode(err error) sqlite3.ErrNo {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return 0
+}
+
+// IsBusy reports whether err means another process held the ledger locked
+// past the wait allowed, or the deadline came while the keys of a session
+// stored by an older carryover were being indexed: either way the rows
+// are read again from the cursor at the next event.
+func IsBusy(err error) bool {
+	c := sqliteCode(err)
+	return c == sqlite3.ErrBusy || c == sqlite3.ErrLocked || errors.Is(err, errKeysBehind)
+}
+
+// transient reports whether an open failed because of what another
+// process was doing at that moment (see open).
+func transient(err error) bool {
+	switch sqliteCode(err) {
+	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrProtocol, sqlite3.ErrIoErr, sqlite3.ErrCantOpen:
+		return true
+	}
+	return false
+}
+
+// IsCorrupt reports whether err means the database file is damaged.
+func IsCorrupt(err error) bool {
+	if c := sqliteCode(err); c != 0 {
+		return c == sqlite3.ErrCorrupt || c == sqlite3.ErrNotADB
+	}
+	s := err.Error()
+	return strings.Contains(s, "malformed") || strings.Contains(s, "not a database")
+}
+
+// FileURI is the SQLite URI of the file at path with the given query
+// (already escaped). The path is percent-encoded: a CARRYOVER_HOME holding
+// '#', '?', '%' or a space would otherwise open another file.
+func FileURI(path, query string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // a URI path is absolute: "file:/x" is the file x in the root
+	}
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // "C:/x" on Windows becomes "file:///C:/x"
+	}
+	u := (&url.URL{Scheme: "file", Path: p}).String()
+	if query != "" {
+		u += "?" + query
+	}
+	return u
 }
