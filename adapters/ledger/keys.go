@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql/driver"
-	"hash/fnv"
-	"io"
 	"iter"
 	"math"
 	"slices"
@@ -13,62 +11,56 @@ import (
 	"sync"
 )
 
-// Row keys (issue 17: linear cold ingest).
-//
-// A row is identified by its adapter's key (Claude's message uuid plus a
-// block index, a Codex call id, ...): re-reading the same bytes adds
-// nothing, and a later copy of a row replaces the earlier one. The keys are
-// random, and a unique index on them (schema 6–11) put every insert at a
-// random place in a B-tree as large as the session: each batch commit of
-// a cold ingest wrote out most of the index's pages again (a 1 GB
-// transcript, 353,000 rows, 86 commits: 111,000 page writes against the
-// 17,000 the rows themselves need, and 3.5 s against 1.9 s without the
-// index), so MB/s fell as the session grew.
+// Row keys (issue 17: linear cold ingest). A row is identified by its
+// adapter's key (Claude's message uuid plus a block index, a Codex call
+// id, ...). The keys are random, and a unique index on them (schema 6–11)
+// put every insert at a random place in a B-tree as large as the session:
+// a cold 1 GB ingest (353,000 rows, 86 commits) wrote 111,000 index pages
+// against the 17,000 the rows need, 3.5 s against 1.9 s without it.
 //
 // Keys now live in two compact tables of (session, 64-bit FNV-1a hash of
-// the key, seq), about 16 bytes an entry against 56:
+// the key, seq), ~16 bytes an entry against 56:
 //   - row_keys, by hash, written only in key order and in bulk;
 //   - keys_recent, by seq: a hook's few new keys are appended there (one
 //     page instead of one random row_keys page a row: 27 of the 46 pages a
 //     Stop wrote) and move into row_keys keyRecentMax at a time.
-// A long read keeps its keys in memory ("pending", a seqIndex) and writes
-// them into row_keys, sorted, with its last batch. The invariant: every row
-// of a session with seq < keys_through has its entry in one of the two
-// tables; rows at and after keys_through are pending, their keys only in
-// the rows table. The process reading them finds repeats in memory; any
-// other writer first indexes them from the rows table (flushFromRows), so
-// a crashed or concurrent read never lets a row in twice. A hash match is
-// always checked against the stored key: a collision is never a repeat.
-// A session stored before schema 12 starts with every row pending and is
-// indexed in steps (catchUpKeys).
+//
+// A long read keeps its keys in memory (pending, a seqIndex) and writes
+// them into row_keys, sorted, with its last batch. Invariant: every row of
+// a session with seq < keys_through has its entry in one of the two
+// tables; later rows are pending. The process reading them finds repeats
+// in memory; any other writer first indexes them from the rows table
+// (flushFromRows), so a crashed or concurrent read never lets a row in
+// twice. A hash match is always checked against the stored key. A session
+// stored before schema 12 starts all pending and is indexed in steps
+// (catchUpKeys, write.go).
 
-// keyFlushRows bounds the pending keys a long read holds in memory: past
-// it they are written within the current batch. 786,432 entries fill a
-// seqIndex of 2^20 slots (12 MB) to 3/4; a dense 1 GB transcript has about
-// 750,000 rows, so it is written once, at its end. (Writing every 131,072
-// instead cost a dense 1 GB read 10 % of its speed; a Go map of 524,288
-// took the process to 64.5 MB.)
-const keyFlushRows = 3 << 18
-
-// keyMaxSlots is the most slots a seqIndex grows to: keyFlushRows fill it
-// to 3/4, and the batch that crosses keyFlushRows (flushed when it ends)
-// puts its overflow in the index's map. A table doubled there, to 2^21
-// slots (24 MB) beside the 12 MB it replaced, took a cold ingest of 1.3 GB
-// (a session of a little more than 786,432 rows) to 123 MiB peak RSS on
-// the manual path and 87 MiB on the hook's, against 82 and 63 at 1 GB.
-const keyMaxSlots = 1 << 20
-
-// keyRecentMax is how many keys keys_recent holds per session before they
-// move into row_keys: a writer's lookup scans the session's entries in
-// SQLite (4,096 are about 4 pages), and a move touches up to one row_keys
-// page per key, once per ~100 hooks.
-const keyRecentMax = 4096
+const (
+	// keyFlushRows bounds the pending keys a long read holds: past it they
+	// are written within the current batch. 786,432 entries fill a
+	// seqIndex of 2^20 slots (12 MB) to 3/4; a dense 1 GB transcript has
+	// ~750,000 rows, written once at its end (every 131,072 instead cost
+	// 10 % of its speed; a Go map of 524,288 took the process to 64.5 MB).
+	keyFlushRows = 3 << 18
+	// keyMaxSlots is the most slots a seqIndex grows to; the batch that
+	// crosses keyFlushRows puts its overflow in the map. Doubling to 2^21
+	// slots took a cold 1.3 GB ingest to 123 MiB peak RSS (manual path)
+	// and 87 (hook's), against 82 and 63 at 1 GB.
+	keyMaxSlots = 1 << 20
+	// keyRecentMax is how many keys keys_recent holds per session before
+	// they move into row_keys: a lookup scans the session's entries (4,096
+	// are ~4 pages), and a move touches up to a row_keys page per key,
+	// once per ~100 hooks.
+	keyRecentMax = 4096
+)
 
 // keyHash is the 64-bit FNV-1a hash of a row key, as SQLite stores it.
 func keyHash(key string) int64 {
-	h := fnv.New64a()
-	io.WriteString(h, key)
-	return int64(h.Sum64())
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * 1099511628211
+	}
+	return int64(h)
 }
 
 // seqIndex maps key hashes to the seqs of their rows (a hash shared by two
@@ -247,22 +239,21 @@ type keyWriter struct {
 }
 
 // openKeys prepares the session's keys for a transaction in which the
-// session's next_seq is next and its keys_through is through, and returns
-// keys_through as it is now. Pending rows another writer left (a crash, a
-// concurrent read) are indexed first.
-func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, int64, error) {
+// session's next_seq is next and its keys_through is through. Pending rows
+// another writer left (a crash, a concurrent read) are indexed first.
+func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, error) {
 	st := ks.get(sid)
 	if st.next != next || st.through != through {
 		if through < next {
-			if err := flushFromRows(tx, sid, through); err != nil {
-				return nil, 0, err
+			if _, err := flushFromRows(tx, sid, through, -1); err != nil {
+				return nil, err
 			}
 			through = next
 		}
 		st.pending, st.recentN = seqIndex{}, -1
 		st.next, st.through = next, through
 	}
-	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, through, nil
+	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, nil
 }
 
 // prefetch looks up the batch's hashes in row_keys and keys_recent in one
@@ -413,16 +404,9 @@ func (w *keyWriter) close(next int64, flush bool) (int64, error) {
 	return through, nil
 }
 
-// flushFromRows indexes the rows of session sid from seq from on into
-// row_keys.
-func flushFromRows(tx *rawTx, sid, from int64) error {
-	_, err := flushFromRowsN(tx, sid, from, -1)
-	return err
-}
-
-// flushFromRowsN indexes at most n (all: -1) rows of session sid from seq
-// from on, and returns the last seq it indexed (from-1: none).
-func flushFromRowsN(tx *rawTx, sid, from, n int64) (int64, error) {
+// flushFromRows indexes at most n (all: -1) rows of session sid from seq
+// from on into row_keys, and returns the last seq it indexed (from-1: none).
+func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
 	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
 	if err != nil {
 		return 0, err

@@ -20,15 +20,13 @@ const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcrip
 			last_seen = excluded.last_seen,
 			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`
 
-// ensureSession returns the session id, creating it, and refreshes its
-// transcript when given.
-func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (int64, error) {
-	_, err := tx.Exec(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli())
-	if err != nil {
-		return 0, err
+const sessionByRef = `SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`
+
+// ensureSession upserts ref's session and returns its id.
+func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (id int64, err error) {
+	if _, err = tx.Exec(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err == nil {
+		err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, ref.Tool, ref.NativeID, ref.Project).Scan(&id)
 	}
-	var id int64
-	err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, ref.Tool, ref.NativeID, ref.Project).Scan(&id)
 	return id, err
 }
 
@@ -53,8 +51,7 @@ type Batch struct {
 	// Cursor, when non-nil, is saved in the same transaction as the rows.
 	Cursor    *adapters.Cursor
 	Sidechain bool
-	// prep is Rows already prepared (prepareRows), when the caller did it.
-	prep *preparedRows
+	prep      *preparedRows // Rows already prepared by the caller (prepareRows)
 	// deferKeys leaves the rows' keys pending (keys.go): set on the batches
 	// of a long read but its last, which writes them all at once.
 	deferKeys bool
@@ -66,8 +63,7 @@ type Batch struct {
 func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	added := 0
 	var sid int64
-	write := func(tx *rawTx) error {
-		var err error
+	write := func(tx *rawTx) (err error) {
 		added, sid, err = writeBatch(tx, &l.keys, b, now)
 		return err
 	}
@@ -79,16 +75,117 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 		}
 	}
 	if err != nil {
-		if sid != 0 {
-			l.keys.forget(sid)
-		}
+		l.keys.forget(sid)
 		return 0, err
 	}
 	return added, nil
 }
 
-const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
-		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`
+// withRawTx runs fn in one immediate write transaction on the ledger's
+// connection (raw.go), committing when fn returns nil.
+func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
+	ctx := context.Background()
+	c, err := l.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		conn, ok := dc.(driver.ConnBeginTx)
+		if !ok {
+			return errors.New("ledger: driver cannot begin a transaction")
+		}
+		tx, err := conn.BeginTx(ctx, driver.TxOptions{})
+		if err != nil {
+			return err
+		}
+		t := &rawTx{conn: conn.(driver.Conn), tx: tx}
+		err = fn(t)
+		for _, s := range t.stmts {
+			s.Close()
+		}
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
+	ref := b.Session
+	if _, err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
+		return 0, 0, err
+	}
+	var sid, next, through int64
+	if err := tx.queryRow(sessionByRef, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
+		return 0, 0, err
+	}
+	if st := ks.get(sid); next-through > keyChunk && (st.next != next || st.through != through) {
+		return 0, sid, errKeysToIndex // not this process's own read (catchUpKeys)
+	}
+	kw, err := openKeys(tx, ks, sid, next, through)
+	if err != nil {
+		return 0, sid, err
+	}
+	added := 0
+	var p *preparedRows
+	if len(b.Rows) > 0 {
+		if p = b.prep; p == nil {
+			p = prepareRows(b.Rows, b.Sidechain, now)
+		}
+		w := rowWriter{tx: tx, kw: kw, b: &b, sid: sid, next: next}
+		if err := w.write(p); err != nil {
+			return 0, sid, err
+		}
+		next, added = w.next, w.added
+	}
+	stored := through
+	if through, err = kw.close(next, !b.deferKeys); err != nil {
+		return 0, sid, err
+	}
+	if err := saveCounters(tx, sid, next, through, stored, p); err != nil {
+		return 0, sid, err
+	}
+	if b.Cursor != nil {
+		err = saveCursor(tx, b.Cursor, sid, b.Sidechain, now)
+	}
+	return added, sid, err
+}
+
+// saveCursor stores c unless the stored cursor of the same file is past
+// it: a cursor never moves backwards on the same file (a slower concurrent
+// snapshot may finish after a faster one).
+func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
+	var off, ino, dev int64
+	var head string
+	err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{c.Path}, &off, &ino, &dev, &head)
+	if err == nil && uint64(ino) == c.Ino && uint64(dev) == c.Dev && off > c.Offset && adapters.HeadPart(head) == adapters.HeadPart(c.Head) {
+		return nil
+	}
+	_, err = tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
+			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
+		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
+	return err
+}
+
+// saveCounters stores the session's next_seq and keys_through, and the
+// last activity and token counts of rows p, in one statement (each is
+// parsed anew in a hook's process); without rows it stores keys_through
+// when it changed (pending rows indexed: another writer's, or this read's
+// when its last batch had no rows of its own).
+func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
+	if p != nil {
+		_, err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
+			tokens_used = CASE WHEN ?4 > 0 THEN ?4 ELSE tokens_used END, tokens_max = CASE WHEN ?4 > 0 THEN ?5 ELSE tokens_max END
+			WHERE id = ?6`, next, through, p.lastTS, p.tokUsed, p.tokMax, sid)
+	} else if through != stored {
+		_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid)
+	}
+	return err
+}
 
 // optCols are the row columns whose value is usually the column default
 // (empty, NULL or 0). A row binds only those it sets: each bound value is a
@@ -96,14 +193,13 @@ const updateRow = `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, ca
 var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
 
 // preparedRows is a batch made ready for its write transaction: rows
-// collapsed (see collapse) and turned into statement arguments. A cold
-// ingest prepares each batch on the parsing goroutine, so the writing one
-// only talks to SQLite (it was the slower of the two).
+// collapsed and turned into statement arguments (on a cold ingest, by the
+// parsing goroutine, so the writing one only talks to SQLite).
 type preparedRows struct {
 	rows  []adapters.Row
 	ts    []int64
 	forms []rowForm
-	// args per row: key, seq (filled in at write time), ts, text, then the
+	// args per row: key, seq (set at write time), ts, text, then the
 	// optional columns its form sets.
 	args            [][]driver.NamedValue
 	lastTS          int64
@@ -111,10 +207,9 @@ type preparedRows struct {
 }
 
 // rowForm is the shape of a row's INSERT: which optional columns it binds
-// (optCols) and its role and kind, which are written into the statement
-// as literals. Each bound text costs SQLite a copy, a lock and a cgo call,
-// and a cold ingest binds hundreds of thousands of rows; the session id is
-// a literal too (see insertStmt).
+// and its role and kind, written into the statement as literals (each
+// bound text costs SQLite a copy, a lock and a cgo call; the session id is
+// a literal too).
 type rowForm struct {
 	mask       uint8
 	role, kind string
@@ -146,17 +241,16 @@ func prepareRows(rows []adapters.Row, sidechain bool, now time.Time) *preparedRo
 	p.args = make([][]driver.NamedValue, len(p.rows))
 	slab := make([]driver.NamedValue, 0, len(p.rows)*8)
 	for i, r := range p.rows {
-		ts := r.Time.UnixMilli()
+		p.ts[i] = r.Time.UnixMilli()
 		if r.Time.IsZero() {
-			ts = now.UnixMilli()
+			p.ts[i] = now.UnixMilli()
 		}
-		p.ts[i] = ts
-		p.lastTS = max(p.lastTS, ts)
+		p.lastTS = max(p.lastTS, p.ts[i])
 		start := len(slab)
 		add := func(v any) { slab = append(slab, driver.NamedValue{Ordinal: len(slab) - start + 1, Value: v}) }
 		add(r.Key)
 		add(nil) // seq
-		add(ts)
+		add(p.ts[i])
 		add(r.Text)
 		f := rowForm{role: r.Role, kind: string(r.Kind)}
 		if !literal(f.role) || !literal(f.kind) {
@@ -174,9 +268,7 @@ func prepareRows(rows []adapters.Row, sidechain bool, now time.Time) *preparedRo
 		opt(1<<1, r.CallID != "", r.CallID)
 		opt(1<<2, r.FilePath != "", r.FilePath)
 		opt(1<<3, r.Command != "", r.Command)
-		if r.ExitCode != nil {
-			opt(1<<4, true, int64(*r.ExitCode))
-		}
+		opt(1<<4, r.ExitCode != nil, exitValue(r.ExitCode))
 		opt(1<<5, r.Sidechain || sidechain, int64(1))
 		opt(1<<6, r.TokensUsed != 0, r.TokensUsed)
 		opt(1<<7, r.TokensMax != 0, r.TokensMax)
@@ -184,6 +276,13 @@ func prepareRows(rows []adapters.Row, sidechain bool, now time.Time) *preparedRo
 		p.args[i] = slab[start:len(slab):len(slab)]
 	}
 	return p
+}
+
+func exitValue(code *int) any {
+	if code == nil {
+		return nil
+	}
+	return int64(*code)
 }
 
 // insertStmt returns the (cached) INSERT for rows of form f in session sid.
@@ -205,97 +304,8 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 		}
 	}
 	st, err := tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + vals + `)`)
-	if err != nil {
-		return nil, err
-	}
 	cache[f] = st
-	return st, nil
-}
-
-func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
-	ref := b.Session
-	if _, err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
-		return 0, 0, err
-	}
-	var sid, next, through int64
-	if err := tx.queryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
-		return 0, 0, err
-	}
-	if next-through > keyChunk {
-		if st := ks.get(sid); st.next != next || st.through != through {
-			return 0, sid, errKeysToIndex // not this process's own read (catchUpKeys)
-		}
-	}
-	added, err := writeRows(tx, ks, sid, next, through, b, now)
-	return added, sid, err
-}
-
-// writeRows is writeBatch for the session sid, whose next_seq is next and
-// keys_through is through.
-func writeRows(tx *rawTx, ks *keyStates, sid, next, through int64, b Batch, now time.Time) (int, error) {
-	if b.Cursor != nil && cursorAhead(tx, b.Cursor) {
-		b.Cursor = nil
-	}
-	added := 0
-	stored := through
-	kw, _, err := openKeys(tx, ks, sid, next, through) // the keys_through it reports is kw.close's too
-	if err != nil {
-		return 0, err
-	}
-	if len(b.Rows) > 0 {
-		p := b.prep
-		if p == nil {
-			p = prepareRows(b.Rows, b.Sidechain, now)
-		}
-		w := rowWriter{tx: tx, kw: kw, b: &b, sid: sid, next: next}
-		if err := w.write(p); err != nil {
-			return 0, err
-		}
-		next, added = w.next, w.added
-		if through, err = kw.close(next, !b.deferKeys); err != nil {
-			return 0, err
-		}
-		// One statement (each is parsed anew in a hook's process): the
-		// token counts change only when the batch carried usage.
-		if _, err := tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
-			tokens_used = CASE WHEN ?4 > 0 THEN ?4 ELSE tokens_used END, tokens_max = CASE WHEN ?4 > 0 THEN ?5 ELSE tokens_max END
-			WHERE id = ?6`, next, through, p.lastTS, p.tokUsed, p.tokMax, sid); err != nil {
-			return 0, err
-		}
-		stored = through
-	} else if through, err = kw.close(next, !b.deferKeys); err != nil {
-		return 0, err
-	}
-	if through != stored {
-		// A cursor-only write that indexed pending rows (another writer's,
-		// or this read's when its last batch had no rows of its own).
-		if _, err := tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid); err != nil {
-			return 0, err
-		}
-	}
-	if c := b.Cursor; c != nil {
-		return added, saveCursor(tx, c, sid, b.Sidechain, now)
-	}
-	return added, nil
-}
-
-// cursorAhead reports whether the stored cursor of the same file is past
-// c: a cursor never moves backwards on the same file (a slower concurrent
-// snapshot may finish after a faster one).
-func cursorAhead(tx *rawTx, c *adapters.Cursor) bool {
-	var off, ino, dev int64
-	var head string
-	err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{c.Path}, &off, &ino, &dev, &head)
-	return err == nil && uint64(ino) == c.Ino && uint64(dev) == c.Dev && off > c.Offset && adapters.HeadPart(head) == adapters.HeadPart(c.Head)
-}
-
-func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
-	_, err := tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
-			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
-		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
-	return err
+	return st, err
 }
 
 // rowWriter stores a batch's prepared rows of session sid: new keys are
@@ -322,12 +332,9 @@ func (w *rowWriter) write(p *preparedRows) error {
 	w.stmts = map[rowForm]driver.Stmt{}
 	for i, r := range p.rows {
 		seq, err := w.kw.find(r.Key, hs[i])
-		if err != nil {
-			return err
-		}
-		if seq == 0 {
+		if err == nil && seq == 0 {
 			err = w.insert(p, i, hs[i])
-		} else {
+		} else if err == nil {
 			err = w.update(p, i, seq)
 		}
 		if err != nil {
@@ -357,20 +364,16 @@ func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
 
 // update stores a later copy of the row at seq: it replaces the row's
 // fields when its text, kind or exit code changed.
-func (w *rowWriter) update(p *preparedRows, i int, seq int64) error {
+func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
 	if w.upd == nil {
-		var err error
-		if w.upd, err = w.tx.prepare(updateRow); err != nil {
+		if w.upd, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`); err != nil {
 			return err
 		}
 	}
 	r := p.rows[i]
-	var exit any
-	if r.ExitCode != nil {
-		exit = int64(*r.ExitCode)
-	}
-	side := r.Sidechain || w.b.Sidechain
-	_, err := w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, side, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
+	exit := exitValue(r.ExitCode)
+	_, err = w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
 	return err
 }
 
@@ -397,7 +400,7 @@ func collapse(rows []adapters.Row) []adapters.Row {
 		if out == nil {
 			out = append(make([]adapters.Row, 0, len(rows)), rows[:i]...)
 		}
-		if p := out[j]; p.Text != r.Text || p.Kind != r.Kind || !sameExit(p.ExitCode, r.ExitCode) {
+		if p := out[j]; p.Text != r.Text || p.Kind != r.Kind || exitValue(p.ExitCode) != exitValue(r.ExitCode) {
 			out[j] = r
 		}
 	}
@@ -407,63 +410,22 @@ func collapse(rows []adapters.Row) []adapters.Row {
 	return out
 }
 
-func sameExit(a, b *int) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// withRawTx runs fn in one immediate write transaction on the ledger's
-// connection, committing when fn returns nil.
-func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
-	ctx := context.Background()
-	c, err := l.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return c.Raw(func(dc any) error {
-		conn, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("ledger: unexpected driver connection")
-		}
-		t := &rawTx{conn: conn}
-		var err error
-		if bt, ok := conn.(driver.ConnBeginTx); ok {
-			t.tx, err = bt.BeginTx(ctx, driver.TxOptions{})
-		} else {
-			return errors.New("ledger: driver cannot begin a transaction")
-		}
-		if err != nil {
-			return err
-		}
-		err = fn(t)
-		for _, s := range t.stmts {
-			s.Close()
-		}
-		if err != nil {
-			t.tx.Rollback()
-			return err
-		}
-		return t.tx.Commit()
-	})
-}
-
 // keyChunk is how many of a session's unindexed rows one transaction of
 // catchUpKeys indexes: about 0.2 s (2.5 µs a row from the page cache). A
 // variable for tests.
 var keyChunk int64 = 1 << 16
 
-// errKeysBehind is catchUpKeys stopped by the deadline. IsBusy reports it:
-// like a held lock, it means "read again from the cursor at the next event".
-var errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
-
-// errKeysToIndex is a write that found more of its session's rows without
-// keys than one transaction indexes (and none held by this process's own
-// read): the write rolls back, catchUpKeys indexes them in steps, and the
-// write runs again.
-var errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
+var (
+	// errKeysBehind is catchUpKeys stopped by the deadline. IsBusy reports
+	// it: like a held lock, it means "read again from the cursor at the
+	// next event".
+	errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
+	// errKeysToIndex is a write that found more of its session's rows
+	// without keys than one transaction indexes (and none held by this
+	// process's own read): the write rolls back, catchUpKeys indexes them
+	// in steps, and the write runs again.
+	errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
+)
 
 // catchUpKeys indexes the rows of ref's session that neither key table
 // holds and that no read of this process is holding in memory: a ledger
@@ -473,41 +435,31 @@ var errKeysToIndex = errors.New("ledger: the session's rows need indexing first"
 // transaction indexes those), so a session of millions of rows costs a few
 // hook events their update instead of failing every one past the deadline.
 func (l *Ledger) catchUpKeys(ref SessionRef) error {
-	for {
-		var sid, next, through int64
-		err := l.db.QueryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`,
-			ref.Tool, ref.NativeID, ref.Project).Scan(&sid, &next, &through)
-		if err == sql.ErrNoRows {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if next-through <= keyChunk {
-			return nil
-		}
-		if st := l.keys.get(sid); st.next == next && st.through == through {
-			return nil // this process's own read: its keys are in memory
-		}
-		if !l.deadline.IsZero() && time.Now().After(l.deadline) {
-			return errKeysBehind
-		}
-		err = l.withRawTx(func(tx *rawTx) error {
-			if err := tx.queryRow(`SELECT next_seq, keys_through FROM sessions WHERE id = ?`, []any{sid}, &next, &through); err != nil {
+	for done := false; !done; {
+		var sid int64
+		err := l.withRawTx(func(tx *rawTx) error {
+			var next, through int64
+			if err := tx.queryRow(sessionByRef, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
+				done = err == sql.ErrNoRows
 				return err
 			}
-			if next-through <= keyChunk {
+			if st := l.keys.get(sid); next-through <= keyChunk || (st.next == next && st.through == through) {
+				done = true // few enough, or this process's own read: its keys are in memory
 				return nil
 			}
-			last, err := flushFromRowsN(tx, sid, through, keyChunk)
-			if err != nil {
-				return err
+			if !l.deadline.IsZero() && time.Now().After(l.deadline) {
+				return errKeysBehind
 			}
-			_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
+			last, err := flushFromRows(tx, sid, through, keyChunk)
+			if err == nil {
+				_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
+			}
+			l.keys.forget(sid)
 			return err
 		})
-		l.keys.forget(sid)
-		if err != nil {
+		if err != nil && !done {
 			return err
 		}
 	}
+	return nil
 }
