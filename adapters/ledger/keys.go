@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"cmp"
-	"context"
 	"database/sql/driver"
 	"iter"
 	"math"
@@ -287,7 +286,7 @@ func (w *keyWriter) prefetch(hs []int64) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: w.sid}, {Ordinal: 2, Value: string(b)}})
+	rows, err := w.tx.query(s, w.sid, string(b))
 	if err != nil {
 		return err
 	}
@@ -326,22 +325,13 @@ func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
 			return false, err
 		}
 	}
-	rows, err := w.keyAt.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}})
+	rows, err := w.tx.query(w.keyAt, seq)
 	if err != nil {
 		return false, err
 	}
 	defer rows.Close()
 	v := make([]driver.Value, 1)
-	if rows.Next(v) != nil {
-		return false, nil
-	}
-	switch s := v[0].(type) {
-	case string:
-		return s == key, nil
-	case []byte:
-		return string(s) == key, nil
-	}
-	return false, nil
+	return rows.Next(v) == nil && text(v[0]) == key, nil
 }
 
 // added records a new row's key: pending in memory for a long read's
@@ -357,7 +347,7 @@ func (w *keyWriter) added(h, seq int64, deferred bool) error {
 			return err
 		}
 	}
-	if _, err := w.recent.(driver.StmtExecContext).ExecContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}, {Ordinal: 2, Value: h}}); err != nil {
+	if err := w.tx.exec(w.recent, seq, h); err != nil {
 		return err
 	}
 	if w.st.recentN >= 0 {
@@ -391,11 +381,11 @@ func (w *keyWriter) close(next int64, flush bool) (int64, error) {
 	}
 	if st.recentN >= keyRecentMax {
 		// In key order, by SQLite: each row_keys page is written once.
-		if _, err := w.tx.execOnce(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq)
+		if err := w.tx.execOnce(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq)
 			SELECT session_id, khash, seq FROM keys_recent WHERE session_id = ? ORDER BY khash, seq`, w.sid); err != nil {
 			return 0, err
 		}
-		if _, err := w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid); err != nil {
+		if err := w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid); err != nil {
 			return 0, err
 		}
 		st.recentN = 0
@@ -411,7 +401,7 @@ func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: sid}, {Ordinal: 2, Value: from}, {Ordinal: 3, Value: n}})
+	rows, err := tx.query(s, sid, from, n)
 	if err != nil {
 		return 0, err
 	}
@@ -419,16 +409,8 @@ func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
 	var es []keyEntry
 	v := make([]driver.Value, 2)
 	for rows.Next(v) == nil {
-		seq, _ := v[0].(int64)
-		var key string
-		switch k := v[1].(type) {
-		case string:
-			key = k
-		case []byte:
-			key = string(k)
-		}
-		es = append(es, keyEntry{keyHash(key), seq})
-		last = seq
+		last, _ = v[0].(int64)
+		es = append(es, keyEntry{keyHash(text(v[1])), last})
 	}
 	rows.Close()
 	slices.SortFunc(es, compareEntries)
@@ -455,21 +437,12 @@ func compareEntries(a, b keyEntry) int {
 // consecutive inserts land on the same B-tree page, so each page is
 // written once.
 func writeEntries(tx *rawTx, sid int64, entries iter.Seq2[int64, int64]) error {
-	var ins driver.Stmt
-	ctx := context.Background()
-	args := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2}}
+	ins, err := tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
 	for h, seq := range entries {
-		if ins == nil {
-			var err error
-			ins, err = tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			break
 		}
-		args[0].Value, args[1].Value = h, seq
-		if _, err := ins.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
-			return err
-		}
+		err = tx.exec(ins, h, seq)
 	}
-	return nil
+	return err
 }

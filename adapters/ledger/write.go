@@ -114,7 +114,7 @@ func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
 
 func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
 	ref := b.Session
-	if _, err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
+	if err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
 		return 0, 0, err
 	}
 	var sid, next, through int64
@@ -163,7 +163,7 @@ func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now ti
 	if err == nil && uint64(ino) == c.Ino && uint64(dev) == c.Dev && off > c.Offset && adapters.HeadPart(head) == adapters.HeadPart(c.Head) {
 		return nil
 	}
-	_, err = tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
+	err = tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
 			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
@@ -178,11 +178,11 @@ func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now ti
 // when its last batch had no rows of its own).
 func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
 	if p != nil {
-		_, err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
+		err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
 			tokens_used = CASE WHEN ?4 > 0 THEN ?4 ELSE tokens_used END, tokens_max = CASE WHEN ?4 > 0 THEN ?5 ELSE tokens_max END
 			WHERE id = ?6`, next, through, p.lastTS, p.tokUsed, p.tokMax, sid)
 	} else if through != stored {
-		_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid)
+		err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid)
 	}
 	return err
 }
@@ -373,7 +373,7 @@ func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
 	}
 	r := p.rows[i]
 	exit := exitValue(r.ExitCode)
-	_, err = w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
+	err = w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
 	return err
 }
 
@@ -452,7 +452,7 @@ func (l *Ledger) catchUpKeys(ref SessionRef) error {
 			}
 			last, err := flushFromRows(tx, sid, through, keyChunk)
 			if err == nil {
-				_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
+				err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
 			}
 			l.keys.forget(sid)
 			return err
