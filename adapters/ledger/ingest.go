@@ -13,19 +13,16 @@ import (
 
 // IngestOptions says what to ingest and how.
 type IngestOptions struct {
-	Adapter  adapters.Adapter
-	Hook     adapters.Hook
-	Env      adapters.Env
-	Project  string
-	Deadline time.Time
-	Now      time.Time
-	// Redact is applied to every text field (text, command, file path)
-	// before it is stored.
-	Redact func(string) string
-	// Transcripts overrides the adapter's own list (handoff --transcript).
-	Transcripts []adapters.Transcript
-	// Progress, when set, gets each line's end offset in the file being
-	// tailed (a command shows bytes read on a terminal; the hook sets none).
+	Adapter     adapters.Adapter
+	Hook        adapters.Hook
+	Env         adapters.Env
+	Project     string
+	Deadline    time.Time
+	Now         time.Time
+	Redact      func(string) string   // applied to text, command and file path before they are stored
+	Transcripts []adapters.Transcript // overrides the adapter's own list (handoff --transcript)
+	// Progress gets each line's end offset in the file being tailed (a
+	// command shows bytes read on a terminal; the hook sets none).
 	Progress func(path string, off int64)
 }
 
@@ -77,23 +74,21 @@ type SyncReport struct {
 	Notes    []string     // worth a log line (never transcript content)
 }
 
-// catchUpWindow is how many of a project's most recently updated tracked
-// files a catch-up looks at. How many it re-reads is bounded only by the
-// deadline: every transcript that grew (a late flush, a Gemini file
-// rewritten on resume, a Codex rollout finished after its Stop) is read
-// before the handoff is built; what does not fit, at the next event.
-const catchUpWindow = 256
-
-// batchRows is how many rows are written per transaction while tailing a
-// large transcript, bounding memory on a cold ingest.
-const batchRows = 4096
+const (
+	// catchUpWindow is how many of a project's most recently updated
+	// tracked files a catch-up looks at; how many it re-reads is bounded by
+	// the deadline (what does not fit is read at the next event).
+	catchUpWindow = 256
+	// batchRows is how many rows a transaction writes while tailing a
+	// large transcript, bounding memory on a cold ingest.
+	batchRows = 4096
+)
 
 // Sync brings the ledger up to date for one session, the same way for the
-// hook and for `carryover handoff`: it ingests the session, moves a damaged
-// ledger aside, rebuilds it and ingests again, catches up the project's
-// other transcripts, and records the delivery receipts found. It returns
-// the ledger to use from then on: a new one after a rebuild, nil when the
-// rebuild failed (the error says so).
+// hook and for `carryover handoff`: it ingests the session (after damage:
+// rebuilds the ledger and ingests again), catches up the project's other
+// transcripts, and records the delivery receipts found. It returns the
+// ledger to use from then on (nil when a rebuild failed).
 func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	var rep SyncReport
 	ing, err := Ingest(l, o)
@@ -274,9 +269,8 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	return fr
 }
 
-// rememberMissing returns err, after registering the path of a transcript
-// not written yet (a new session) with an empty cursor, so that a later
-// event (or the next session) catches up once the agent writes it.
+// rememberMissing returns err, after giving a transcript not written yet
+// (a new session) an empty cursor: a later event catches up on it.
 func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcript, cur adapters.Cursor, now time.Time) error {
 	if !errors.Is(err, fs.ErrNotExist) || !t.MaybeMissing || cur.Offset != 0 || cur.Head != "" {
 		return err
@@ -287,23 +281,20 @@ func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcrip
 	return err
 }
 
-// fullBatch is batchRows rows redacted, collapsed and turned into statement
-// arguments (prepareRows) by the parsing goroutine, so the writer only
-// runs SQLite.
+// fullBatch is batchRows rows, prepared by the parsing goroutine so that
+// the writing one only runs SQLite.
 type fullBatch struct {
 	rows []adapters.Row
 	prep *preparedRows
 	Found
 }
 
-// tailBatches parses the tail's lines and has full batches written by a
-// second goroutine while it keeps parsing: on a cold ingest parsing and
-// SQLite each take about half the time. It returns the last, partial batch
-// and the first write error. One full batch waits while another is written
-// and a third is filled: each holds ~3 MB on a cold ingest, and a second
-// waiting one bought no speed. Written batches come back through free to
-// be filled again: a fresh batch per 4096 rows meant fresh pages, page
-// faults and more GC.
+// tailBatches parses the tail's lines while a second goroutine writes the
+// full batches (on a cold ingest parsing and SQLite each take about half
+// the time), and returns the last, partial batch and the first write
+// error. One full batch waits while another is written and a third is
+// filled (~3 MB each; a second waiting one bought no speed); written
+// batches come back through free (fresh ones meant page faults and GC).
 func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
 	full := make(chan fullBatch, 1)
 	free := make(chan []adapters.Row, 2)
@@ -350,9 +341,8 @@ func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript
 	return batch
 }
 
-// writeFull writes the full batches of one read, its keys deferred to the
-// last batch (keys.go), and returns the first error (the batches after it
-// are dropped). A big read checkpoints rarely until its last batch.
+// writeFull writes the full batches of one read, keys deferred to the last
+// (keys.go), checkpointing rarely (bulk); it returns the first error.
 func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, ref SessionRef, sidechain bool, now time.Time, fr *FileReport) error {
 	var werr error
 	bulk := false
@@ -379,8 +369,8 @@ func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, re
 	return werr
 }
 
-// safeParse runs an adapter's line parser, turning a panic into an error so
-// one hostile line can never take the hook down.
+// safeParse runs an adapter's line parser; a panic (a hostile line) is an
+// error, never the hook's end.
 func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.Row, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -390,13 +380,11 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 	return lp.ParseLine(line, off)
 }
 
-// CatchUp re-reads the transcripts the ledger already tracks for project
-// when they have grown or changed: a session whose last hook never fired
-// (Codex on SIGTERM), whose agent flushed only after its hooks ran
-// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go), of any
-// agent. skip names paths the caller has just read. The catchUpWindow most
-// recently updated files are looked at (one stat each when read to their
-// end) and re-read until o.Deadline (none: all of them).
+// CatchUp re-reads the project's tracked transcripts, of any agent, that
+// grew or changed: a session whose last hook never fired (Codex on
+// SIGTERM), whose agent flushed after its hooks (Copilot CLI -p), or a
+// rebuilt ledger's. skip names paths just read. The catchUpWindow newest
+// are looked at (a stat each) and re-read until o.Deadline.
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {

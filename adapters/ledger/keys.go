@@ -62,11 +62,8 @@ func keyHash(key string) int64 {
 	return int64(h)
 }
 
-// seqIndex maps key hashes to the seqs of their rows (a hash shared by two
-// keys keeps both). It is an open-addressing table of hashes with their
-// seqs beside them, 12 bytes a slot and at most 3/4 full: a Go map of the
-// same entries took ~37 bytes each, and a long read holds up to
-// keyFlushRows of them.
+// seqIndex maps key hashes to their rows' seqs: an open-addressing table,
+// 12 bytes a slot and at most 3/4 full (a Go map took ~37 bytes an entry).
 type seqIndex struct {
 	slots []keySlot
 	extra map[int64][]int64 // a hash's further seqs, seqs past 2^32, and a full table's overflow
@@ -74,8 +71,8 @@ type seqIndex struct {
 	used  int               // occupied slots
 }
 
-// keySlot is a hash in two halves and its row's seq (0: an empty slot; no
-// row has seq 0): 12 bytes, and a slice of them sorts without an interface.
+// keySlot is a hash in two halves and its row's seq (0: empty; no row has
+// seq 0).
 type keySlot struct{ hi, lo, seq uint32 }
 
 func (s keySlot) hash() int64 { return int64(uint64(s.hi)<<32 | uint64(s.lo)) }
@@ -132,10 +129,8 @@ func (x *seqIndex) seqsOf(dst []int64, h int64) []int64 {
 }
 
 // drain yields the entries in key order (hash, then seq) and empties the
-// index. The table is compacted and sorted in place: a full index is 12
-// MB, and copying its entries out to sort them (16 bytes each) held a
-// second 12 MB at the end of every long read — the top of a cold 1 GB
-// ingest's heap (21 MB in use at the peak, 12 of them the copy).
+// index, compacted and sorted in place: a sorted copy held a second 12 MB
+// at the end of every long read (a cold 1 GB ingest's heap peak: 21 MB).
 func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 	n := 0
 	for _, s := range x.slots {
@@ -145,15 +140,7 @@ func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 		}
 	}
 	slots := x.slots[:n]
-	slices.SortFunc(slots, func(a, b keySlot) int { // the order of compareEntries
-		if a.hi != b.hi {
-			return cmp.Compare(int32(a.hi), int32(b.hi)) // the sign is in the high half
-		}
-		if a.lo != b.lo {
-			return cmp.Compare(a.lo, b.lo)
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	slices.SortFunc(slots, func(a, b keySlot) int { return cmp.Or(cmp.Compare(a.hash(), b.hash()), cmp.Compare(a.seq, b.seq)) })
 	var more []keyEntry // shared hashes and seqs past 2^32: rare
 	for h, seqs := range x.extra {
 		for _, seq := range seqs {
@@ -180,16 +167,14 @@ func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 	}
 }
 
-// keyState is what a process knows of one session's keys.
+// keyState is what a process knows of one session's keys: its next_seq
+// and keys_through as this process left them (other values mean another
+// writer came in between), a long read's pending keys, and how many
+// entries keys_recent holds (-1: not counted since another writer).
 type keyState struct {
-	// next and through are the session's next_seq and keys_through as this
-	// process left them; any other value at the start of a transaction
-	// means another writer came in between (see openKeys).
 	next, through int64
-	pending       seqIndex // a long read's rows at and after through
-	// recentN is how many entries the session has in keys_recent (-1:
-	// not counted since another writer came in).
-	recentN int
+	pending       seqIndex
+	recentN       int
 }
 
 // keyStates are the ledger's key states by session id.
@@ -223,18 +208,15 @@ func (k *keyStates) forget(sid int64) {
 // keyWriter finds repeats and records new rows' keys within one write
 // transaction.
 type keyWriter struct {
-	tx     *rawTx
-	sid    int64
-	st     *keyState
-	keyAt  driver.Stmt // the key of a row
-	recent driver.Stmt // appends to keys_recent
-	// addedRecent: this transaction appended to keys_recent.
-	addedRecent bool
-	// indexed: row_keys may hold entries of the session; hits are those of
-	// the batch's hashes (prefetch).
-	indexed bool
-	hits    map[int64][]int64
-	buf     []int64
+	tx          *rawTx
+	sid         int64
+	st          *keyState
+	keyAt       driver.Stmt       // the key of a row
+	recent      driver.Stmt       // appends to keys_recent
+	addedRecent bool              // this transaction appended to keys_recent
+	indexed     bool              // the key tables may hold entries of the session
+	hits        map[int64][]int64 // their entries of the batch's hashes (prefetch)
+	buf         []int64
 }
 
 // openKeys prepares the session's keys for a transaction in which the

@@ -13,19 +13,14 @@ import (
 	"github.com/carryover/carryover/adapters"
 )
 
-// Recovery from a damaged ledger file. The ledger is a cache of what the
-// agents' transcripts hold plus carryover's own bookkeeping, so a damaged
-// file is not repaired in place: it is moved aside (kept for the user, with
-// its -wal and -shm) and a new ledger is created. Every transcript the old
-// one tracked and that is still on disk is registered again with offset 0,
-// and the hook path's catch-up (CatchUp) re-reads them over the next
-// events (row keys make the re-read exact). The user's own bookkeeping,
-// which no transcript can give back (the handoff log, receipts, decisions,
-// the pinned task, published digests), is copied table by table, best
-// effort, keyed again to the new sessions (matched by agent, native id and
-// project). Damage is noticed when Open reads the header ("file is not a
-// database") or when a statement touches a damaged page ("database disk
-// image is malformed"); the hook path then calls Reopen.
+// Recovery: a damaged ledger is not repaired in place but moved aside
+// (with its -wal and -shm) and a new one created. The transcripts the old
+// one tracked are registered again at offset 0 and re-read by the
+// catch-up; what no transcript gives back (handoff log, receipts,
+// decisions, pinned task, published digests) is copied, best effort,
+// keyed to the new sessions by agent, native id and project. Damage shows
+// at Open ("file is not a database") or when a statement reads a damaged
+// page ("malformed"): the hook path then calls Reopen.
 
 // Salvaged is a transcript a damaged ledger tracked.
 type Salvaged struct {
@@ -38,10 +33,9 @@ type Salvaged struct {
 	Transcript string
 }
 
-// salvageTable is a table recovery copies: cols as they are, and, when
-// session is set, its rows' session, as the new ledger's id of the same
-// agent, native id and project (0 when the session is lost, or the row is
-// dropped when dropLost).
+// salvageTable is a table recovery copies: cols as they are and, with
+// session, the new id of its rows' session (0 when lost; dropLost: the
+// row is dropped).
 type salvageTable struct {
 	name, cols        string
 	session, dropLost bool
@@ -62,13 +56,13 @@ var salvageTables = []salvageTable{
 // salvageTimeout bounds reading a damaged file: best effort, never a hang.
 const salvageTimeout = 300 * time.Millisecond
 
-// maxSalvageRows bounds each salvaged table: a damaged page can make a
-// b-tree loop back on itself, and a project has far fewer handoffs than this.
-const maxSalvageRows = 20000
-
-// salvageMax is the largest damaged file (or WAL) read into memory to be
-// repaired on a copy.
-const salvageMax = 64 << 20
+const (
+	// maxSalvageRows bounds each salvaged table: a damaged page can make a
+	// b-tree loop back on itself.
+	maxSalvageRows = 20000
+	// salvageMax is the largest damaged file (or WAL) repaired on a copy.
+	salvageMax = 64 << 20
+)
 
 // salvageSession is the old ledger's view of a salvaged row's session
 // (Tool empty when its sessions row was unreadable).
@@ -82,13 +76,12 @@ type salvagedRow struct {
 	sess salvageSession
 }
 
-// salvaged is everything recovery reads from a damaged ledger.
+// salvaged is everything recovery reads from a damaged ledger. answered
+// marks the tables a query read (maybe partly: a damaged page ends it);
+// the others are tried again the next way of opening the file.
 type salvaged struct {
-	files []Salvaged
-	rows  map[string][]salvagedRow
-	// answered marks the tables a query read without error (maybe
-	// partially: a damaged page ends it); the others are tried again on
-	// the next way of opening the file.
+	files    []Salvaged
+	rows     map[string][]salvagedRow
 	answered map[string]bool
 }
 
@@ -194,10 +187,9 @@ func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, sc
 	s.answered[table] = n > 0 || rows.Err() == nil
 }
 
-// salvageTruncated handles a file cut short: SQLite refuses to open a file
-// smaller than the page count in its header, even when the pages a query
-// needs (the schema, sessions and cursors sit at the front) are all there.
-// It reads a copy padded with empty pages to the size the header says.
+// salvageTruncated reads a file cut short from a copy padded to the size
+// its header says (SQLite refuses it, even with the front pages a query
+// needs all there).
 func salvageTruncated(path string, s *salvaged) {
 	data := readSmall(path, 100)
 	if len(data) < 100 || string(data[:16]) != "SQLite format 3\x00" {
@@ -214,10 +206,9 @@ func salvageTruncated(path string, s *salvaged) {
 	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readSmall(path+"-wal", 32))
 }
 
-// salvageHeaderless handles a file whose 100-byte header is destroyed
-// ("file is not a database") while its pages are intact: it reads a copy
+// salvageHeaderless reads a file whose header is destroyed from a copy
 // with a standard header put back, trying the usual page sizes (the WAL's
-// header names the page size: that one first).
+// first).
 func salvageHeaderless(path string, s *salvaged) {
 	data := readSmall(path, 1024)
 	wal := readSmall(path+"-wal", 32)
@@ -342,20 +333,18 @@ func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 }
 
 // restore writes the salvaged tables into the new ledger in one
-// transaction and returns how many rows it wrote. Rows the new ledger
-// already holds win (ON CONFLICT DO NOTHING); sessions keep the times they
-// were last seen (a receipt's session idle for a day must not count as
-// working on the task now: see AlreadyResumed).
+// transaction and returns how many rows it wrote; rows it holds already
+// win. Sessions keep the times they were seen (a receipt's session idle
+// for a day must not count as working on the task now: AlreadyResumed).
 func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	tx, err := l.db.Begin()
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
-	// The current handoff rows say the project's handoff is known: with
-	// part of the lifecycle unreadable they are left out, so that publish
-	// restores what is missing from the project's verified files
-	// (publish.RestoreFromFiles) the first time it handles the project.
+	// With part of the lifecycle unreadable the current handoffs are left
+	// out: HandoffKnown is false, and publish restores the rest from the
+	// project's verified files (publish.RestoreFromFiles).
 	for _, t := range []string{"handoff_log", "deliveries", "decisions", "pinned_task"} {
 		if !s.answered[t] {
 			delete(s.rows, "handoffs")
@@ -411,10 +400,7 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 }
 
 // HandoffKnown reports whether the ledger holds the project's current
-// handoff (every publish records it). It is false for a project that
-// never published, and for one whose ledger was rebuilt without all of
-// its lifecycle: publish then restores what the project's verified files
-// hold.
+// handoff (every publish records it; see restore).
 func (l *Ledger) HandoffKnown(project string) bool {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
@@ -432,9 +418,8 @@ func inode(path string) uint64 {
 }
 
 // recoverFile moves the damaged ledger at path aside, opens a new one and
-// registers the old one's transcripts. stillBad is called under the lock:
-// when it reports false another process has already recovered, and path is
-// simply opened.
+// restores what it can of the old. stillBad, called under the lock, is
+// false when another process has recovered already.
 func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger, error) {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
@@ -462,10 +447,9 @@ func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger
 	return l, nil
 }
 
-// Reopen is called when a statement on an open ledger reported damage
-// (IsCorrupt): it closes l, moves the file aside, rebuilds and returns the
-// new ledger (Recovered set). If another process got there first, it
-// returns the ledger that process created.
+// Reopen is called when a statement on l reported damage (IsCorrupt): it
+// closes l and returns the rebuilt ledger (Recovered set), or the one
+// another process rebuilt first.
 func (l *Ledger) Reopen() (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()

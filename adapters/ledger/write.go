@@ -11,9 +11,8 @@ import (
 	"github.com/carryover/carryover/adapters"
 )
 
-// upsertSession creates a session (args: tool, native id, project,
-// transcript, first and last seen) or refreshes its last_seen, and its
-// transcript when given. A session is one (tool, native id, project).
+// upsertSession creates a session (tool, native id, project, transcript,
+// first and last seen) or refreshes its last_seen and transcript.
 const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tool, native_id, project) DO UPDATE SET
@@ -46,15 +45,12 @@ func (l *Ledger) Touch(ref SessionRef, now time.Time) (int64, error) {
 
 // Batch is one transcript's worth of new rows and where reading stopped.
 type Batch struct {
-	Session SessionRef
-	Rows    []adapters.Row
-	// Cursor, when non-nil, is saved in the same transaction as the rows.
-	Cursor    *adapters.Cursor
+	Session   SessionRef
+	Rows      []adapters.Row
+	Cursor    *adapters.Cursor // saved in the same transaction as the rows
 	Sidechain bool
-	prep      *preparedRows // Rows already prepared by the caller (prepareRows)
-	// deferKeys leaves the rows' keys pending (keys.go): set on the batches
-	// of a long read but its last, which writes them all at once.
-	deferKeys bool
+	prep      *preparedRows // Rows already prepared (prepareRows)
+	deferKeys bool          // keys stay pending (keys.go): a long read's batches but its last
 }
 
 // Write stores a batch in one transaction: the session, its rows (upserted
@@ -171,11 +167,9 @@ func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now ti
 	return err
 }
 
-// saveCounters stores the session's next_seq and keys_through, and the
-// last activity and token counts of rows p, in one statement (each is
-// parsed anew in a hook's process); without rows it stores keys_through
-// when it changed (pending rows indexed: another writer's, or this read's
-// when its last batch had no rows of its own).
+// saveCounters stores the session's next_seq, keys_through, and rows p's
+// last activity and token counts, in one statement (each is parsed anew in
+// a hook's process); without rows, keys_through when it changed.
 func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
 	if p != nil {
 		err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
@@ -192,9 +186,8 @@ func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) 
 // cgo call, and on a cold ingest binding cost as much as SQLite's insert.
 var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
 
-// preparedRows is a batch made ready for its write transaction: rows
-// collapsed and turned into statement arguments (on a cold ingest, by the
-// parsing goroutine, so the writing one only talks to SQLite).
+// preparedRows is a batch's rows collapsed and turned into statement
+// arguments.
 type preparedRows struct {
 	rows  []adapters.Row
 	ts    []int64
@@ -206,10 +199,9 @@ type preparedRows struct {
 	tokUsed, tokMax int64
 }
 
-// rowForm is the shape of a row's INSERT: which optional columns it binds
-// and its role and kind, written into the statement as literals (each
-// bound text costs SQLite a copy, a lock and a cgo call; the session id is
-// a literal too).
+// rowForm is the shape of a row's INSERT: the optional columns it binds,
+// and its role and kind as literals (each bound text costs a copy, a lock
+// and a cgo call; the session id is a literal too).
 type rowForm struct {
 	mask       uint8
 	role, kind string
@@ -378,10 +370,9 @@ func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
 }
 
 // collapse returns rows with one entry per key, as the upsert would leave
-// them: a later copy that changes the text, kind or exit code replaces the
-// earlier one, which keeps its place. Claude Code repeats a message's usage
-// on every line of the message; collapsing in memory saves a conflicting
-// insert and an update per repeat.
+// them (a later copy that changes the text, kind or exit code replaces the
+// earlier one in its place): Claude Code repeats a message's usage on each
+// of its lines, and each repeat cost a conflicting insert and an update.
 func collapse(rows []adapters.Row) []adapters.Row {
 	seen := make(map[string]int, len(rows))
 	var out []adapters.Row
@@ -416,24 +407,19 @@ func collapse(rows []adapters.Row) []adapters.Row {
 var keyChunk int64 = 1 << 16
 
 var (
-	// errKeysBehind is catchUpKeys stopped by the deadline. IsBusy reports
-	// it: like a held lock, it means "read again from the cursor at the
-	// next event".
+	// errKeysBehind is catchUpKeys stopped by the deadline: like a held
+	// lock (IsBusy), the rows are read again at the next event.
 	errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
-	// errKeysToIndex is a write that found more of its session's rows
-	// without keys than one transaction indexes (and none held by this
-	// process's own read): the write rolls back, catchUpKeys indexes them
-	// in steps, and the write runs again.
+	// errKeysToIndex rolls back a write whose session has more unindexed
+	// rows than one transaction indexes (catchUpKeys, then the write again).
 	errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
 )
 
-// catchUpKeys indexes the rows of ref's session that neither key table
-// holds and that no read of this process is holding in memory: a ledger
-// migrated from schema 11 (whose rows all start unindexed), or a long read
-// that crashed. It works in transactions of keyChunk rows, each keeping its
-// progress, until fewer than keyChunk are left (the write's own
-// transaction indexes those), so a session of millions of rows costs a few
-// hook events their update instead of failing every one past the deadline.
+// catchUpKeys indexes the rows of ref's session that no key table holds
+// and no read of this process holds in memory (a ledger from schema 11, a
+// crashed read), in transactions of keyChunk rows, until fewer are left
+// (the write indexes those): a session of millions of rows costs a few
+// hook events their update instead of failing each past the deadline.
 func (l *Ledger) catchUpKeys(ref SessionRef) error {
 	for done := false; !done; {
 		var sid int64
