@@ -83,70 +83,36 @@ type Row struct {
 // migrations are applied in order; PRAGMA user_version counts them.
 var migrations = []string{
 	`CREATE TABLE sessions (
-		id          INTEGER PRIMARY KEY,
-		tool        TEXT NOT NULL,
-		native_id   TEXT NOT NULL,
-		project     TEXT NOT NULL DEFAULT '',
-		transcript  TEXT NOT NULL DEFAULT '',
-		first_seen  INTEGER NOT NULL,
-		last_seen   INTEGER NOT NULL,
-		last_active INTEGER NOT NULL DEFAULT 0,
-		title       TEXT NOT NULL DEFAULT '',
-		tokens_used INTEGER NOT NULL DEFAULT 0,
-		tokens_max  INTEGER NOT NULL DEFAULT 0,
-		next_seq    INTEGER NOT NULL DEFAULT 1,
-		UNIQUE (tool, native_id)
+		id INTEGER PRIMARY KEY, tool TEXT NOT NULL, native_id TEXT NOT NULL, project TEXT NOT NULL DEFAULT '',
+		transcript TEXT NOT NULL DEFAULT '', first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+		last_active INTEGER NOT NULL DEFAULT 0, title TEXT NOT NULL DEFAULT '',
+		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
+		next_seq INTEGER NOT NULL DEFAULT 1, UNIQUE (tool, native_id)
 	);
 	CREATE INDEX sessions_project ON sessions (project, last_seen);
 	CREATE TABLE rows (
-		session_id INTEGER NOT NULL REFERENCES sessions (id),
-		key        TEXT NOT NULL,
-		seq        INTEGER NOT NULL,
-		ts         INTEGER NOT NULL,
-		role       TEXT NOT NULL,
-		kind       TEXT NOT NULL,
-		tool_name  TEXT NOT NULL DEFAULT '',
-		call_id    TEXT NOT NULL DEFAULT '',
-		file_path  TEXT NOT NULL DEFAULT '',
-		command    TEXT NOT NULL DEFAULT '',
-		exit_code  INTEGER,
-		text       TEXT NOT NULL DEFAULT '',
-		sidechain  INTEGER NOT NULL DEFAULT 0,
-		tokens_used INTEGER NOT NULL DEFAULT 0,
-		tokens_max  INTEGER NOT NULL DEFAULT 0,
-		PRIMARY KEY (session_id, key)
+		session_id INTEGER NOT NULL REFERENCES sessions (id), key TEXT NOT NULL, seq INTEGER NOT NULL,
+		ts INTEGER NOT NULL, role TEXT NOT NULL, kind TEXT NOT NULL, tool_name TEXT NOT NULL DEFAULT '',
+		call_id TEXT NOT NULL DEFAULT '', file_path TEXT NOT NULL DEFAULT '', command TEXT NOT NULL DEFAULT '',
+		exit_code INTEGER, text TEXT NOT NULL DEFAULT '', sidechain INTEGER NOT NULL DEFAULT 0,
+		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, key)
 	) WITHOUT ROWID;
 	CREATE INDEX rows_seq ON rows (session_id, seq);
 	CREATE TABLE cursors (
-		path       TEXT PRIMARY KEY,
-		session_id INTEGER NOT NULL REFERENCES sessions (id),
-		sidechain  INTEGER NOT NULL DEFAULT 0,
-		offset     INTEGER NOT NULL,
-		dev        INTEGER NOT NULL,
-		ino        INTEGER NOT NULL,
-		head       TEXT NOT NULL,
-		head_len   INTEGER NOT NULL,
-		updated    INTEGER NOT NULL
+		path TEXT PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions (id),
+		sidechain INTEGER NOT NULL DEFAULT 0, offset INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
+		head TEXT NOT NULL, head_len INTEGER NOT NULL, updated INTEGER NOT NULL
 	);
 	CREATE TABLE handoffs (
-		project    TEXT PRIMARY KEY,
-		header     TEXT NOT NULL,
-		tool       TEXT NOT NULL,
-		session_id INTEGER NOT NULL,
-		written    INTEGER NOT NULL
+		project TEXT PRIMARY KEY, header TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
+		written INTEGER NOT NULL
 	);
 	CREATE TABLE deliveries (
-		project    TEXT NOT NULL,
-		header     TEXT NOT NULL,
-		tool       TEXT NOT NULL,
-		session_id INTEGER NOT NULL,
-		via        TEXT NOT NULL,
-		at         INTEGER NOT NULL,
-		PRIMARY KEY (project, header, session_id, via)
+		project TEXT NOT NULL, header TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
+		via TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (project, header, session_id, via)
 	);
 	CREATE TABLE pending_inject (
-		session_id INTEGER PRIMARY KEY,
-		created    INTEGER NOT NULL
+		session_id INTEGER PRIMARY KEY, created INTEGER NOT NULL
 	);`,
 	`CREATE INDEX rows_kind ON rows (session_id, kind, seq);`,
 	`CREATE INDEX rows_call ON rows (session_id, call_id) WHERE call_id != '';`,
@@ -158,22 +124,11 @@ var migrations = []string{
 	// on the hook path: the anchor index covers only the rows the queries
 	// look for; calls are found near their results by seq (read.go).
 	`CREATE TABLE rows_by_seq (
-		session_id  INTEGER NOT NULL REFERENCES sessions (id),
-		seq         INTEGER NOT NULL,
-		key         TEXT NOT NULL,
-		ts          INTEGER NOT NULL,
-		role        TEXT NOT NULL,
-		kind        TEXT NOT NULL,
-		tool_name   TEXT NOT NULL DEFAULT '',
-		call_id     TEXT NOT NULL DEFAULT '',
-		file_path   TEXT NOT NULL DEFAULT '',
-		command     TEXT NOT NULL DEFAULT '',
-		exit_code   INTEGER,
-		text        TEXT NOT NULL DEFAULT '',
-		sidechain   INTEGER NOT NULL DEFAULT 0,
-		tokens_used INTEGER NOT NULL DEFAULT 0,
-		tokens_max  INTEGER NOT NULL DEFAULT 0,
-		PRIMARY KEY (session_id, seq)
+		session_id INTEGER NOT NULL REFERENCES sessions (id), seq INTEGER NOT NULL, key TEXT NOT NULL,
+		ts INTEGER NOT NULL, role TEXT NOT NULL, kind TEXT NOT NULL, tool_name TEXT NOT NULL DEFAULT '',
+		call_id TEXT NOT NULL DEFAULT '', file_path TEXT NOT NULL DEFAULT '', command TEXT NOT NULL DEFAULT '',
+		exit_code INTEGER, text TEXT NOT NULL DEFAULT '', sidechain INTEGER NOT NULL DEFAULT 0,
+		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, seq)
 	) WITHOUT ROWID;
 	INSERT INTO rows_by_seq (session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max)
 		SELECT session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max
@@ -190,19 +145,11 @@ var migrations = []string{
 	`CREATE TABLE sessions_v6 AS SELECT * FROM sessions;
 	DROP TABLE sessions;
 	CREATE TABLE sessions (
-		id          INTEGER PRIMARY KEY,
-		tool        TEXT NOT NULL,
-		native_id   TEXT NOT NULL,
-		project     TEXT NOT NULL DEFAULT '',
-		transcript  TEXT NOT NULL DEFAULT '',
-		first_seen  INTEGER NOT NULL,
-		last_seen   INTEGER NOT NULL,
-		last_active INTEGER NOT NULL DEFAULT 0,
-		title       TEXT NOT NULL DEFAULT '',
-		tokens_used INTEGER NOT NULL DEFAULT 0,
-		tokens_max  INTEGER NOT NULL DEFAULT 0,
-		next_seq    INTEGER NOT NULL DEFAULT 1,
-		UNIQUE (tool, native_id, project)
+		id INTEGER PRIMARY KEY, tool TEXT NOT NULL, native_id TEXT NOT NULL, project TEXT NOT NULL DEFAULT '',
+		transcript TEXT NOT NULL DEFAULT '', first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+		last_active INTEGER NOT NULL DEFAULT 0, title TEXT NOT NULL DEFAULT '',
+		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
+		next_seq INTEGER NOT NULL DEFAULT 1, UNIQUE (tool, native_id, project)
 	);
 	INSERT INTO sessions (id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq)
 		SELECT id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq FROM sessions_v6;
@@ -212,45 +159,27 @@ var migrations = []string{
 	// a handoff.md not among them (a cloned repository's) is never
 	// injected (HandoffTrusted).
 	`CREATE TABLE published (
-		project TEXT NOT NULL,
-		hash    TEXT NOT NULL,
-		written INTEGER NOT NULL,
-		PRIMARY KEY (project, hash)
+		project TEXT NOT NULL, hash TEXT NOT NULL, written INTEGER NOT NULL, PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
 	migrationLimits, // limits.go
 	// described: `list`'s cache of transcripts until it moved to a file
 	// (adapters.DescriptionFile); gc still empties it. pruned: rows gc removed.
 	`CREATE TABLE described (
-		tool        TEXT NOT NULL,
-		path        TEXT NOT NULL,
-		size        INTEGER NOT NULL,
-		mtime_ns    INTEGER NOT NULL,
-		dev         INTEGER NOT NULL,
-		ino         INTEGER NOT NULL,
-		ok          INTEGER NOT NULL,
-		native_id   TEXT NOT NULL,
-		project     TEXT NOT NULL,
-		last_active TEXT NOT NULL,
-		messages    INTEGER NOT NULL,
-		estimated   INTEGER NOT NULL,
-		preview     TEXT NOT NULL,
-		PRIMARY KEY (tool, path)
+		tool TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+		dev INTEGER NOT NULL, ino INTEGER NOT NULL, ok INTEGER NOT NULL, native_id TEXT NOT NULL,
+		project TEXT NOT NULL, last_active TEXT NOT NULL, messages INTEGER NOT NULL, estimated INTEGER NOT NULL,
+		preview TEXT NOT NULL, PRIMARY KEY (tool, path)
 	) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
 	lifecycleSchema,
 	// Row keys move to compact tables (keys.go). Existing rows are pending
 	// (keys_through 1), indexed when their session is next written.
 	`CREATE TABLE row_keys (
-		session_id INTEGER NOT NULL,
-		khash      INTEGER NOT NULL,
-		seq        INTEGER NOT NULL,
+		session_id INTEGER NOT NULL, khash INTEGER NOT NULL, seq INTEGER NOT NULL,
 		PRIMARY KEY (session_id, khash, seq)
 	) WITHOUT ROWID;
 	CREATE TABLE keys_recent (
-		session_id INTEGER NOT NULL,
-		seq        INTEGER NOT NULL,
-		khash      INTEGER NOT NULL,
-		PRIMARY KEY (session_id, seq)
+		session_id INTEGER NOT NULL, seq INTEGER NOT NULL, khash INTEGER NOT NULL, PRIMARY KEY (session_id, seq)
 	) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN keys_through INTEGER NOT NULL DEFAULT 1;
 	DROP INDEX rows_key;`,
