@@ -46,24 +46,12 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	rows, err := l.db.Query(`SELECT s.id, s.next_seq - 1 - s.pruned,
 			(s.id IN (SELECT session_id FROM handoffs) OR s.id IN (SELECT session_id FROM pending_inject))
 		FROM sessions s WHERE MAX(s.last_active, s.last_seen) < ? AND `+where+` AND s.next_seq - 1 > s.pruned`, append([]any{cut}, args...)...)
-	if err != nil {
-		return r, err
-	}
 	type victim struct {
 		id, rows int64
 		keep     bool
 	}
-	var vs []victim
-	for rows.Next() {
-		var v victim
-		if err := rows.Scan(&v.id, &v.rows, &v.keep); err != nil {
-			rows.Close()
-			return r, err
-		}
-		vs = append(vs, v)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	vs, err := collect(rows, err, func(r *sql.Rows) (v victim, err error) { return v, r.Scan(&v.id, &v.rows, &v.keep) })
+	if err != nil {
 		return r, err
 	}
 	for _, v := range vs {
@@ -186,30 +174,15 @@ func (l *Ledger) freeBytes() int64 { return l.pragmaInt("freelist_count") * l.pr
 // exist (gone reports that of a path); `gc` runs it. It returns how many.
 func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
 	rows, err := l.db.Query(`SELECT tool, path FROM described`)
-	if err != nil {
-		return 0, err
-	}
-	var drop [][2]string
-	for rows.Next() {
-		var d [2]string
-		if err := rows.Scan(&d[0], &d[1]); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		if gone(d[1]) {
-			drop = append(drop, d)
+	all, err := collect(rows, err, func(r *sql.Rows) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) })
+	n := 0
+	for _, d := range all {
+		if err == nil && gone(d[1]) {
+			_, err = l.db.Exec(`DELETE FROM described WHERE tool = ? AND path = ?`, d[0], d[1])
+			n++
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for _, d := range drop {
-		if _, err := l.db.Exec(`DELETE FROM described WHERE tool = ? AND path = ?`, d[0], d[1]); err != nil {
-			return 0, err
-		}
-	}
-	return len(drop), nil
+	return n, err
 }
 
 // EndForgotten is the ending of a handoff whose session the user made
@@ -342,37 +315,20 @@ type ProjectUse struct {
 func (l *Ledger) Space(tables bool) (Space, error) {
 	sp := Space{FileBytes: l.fileBytes(), FreeBytes: l.freeBytes(), AutoVacuum: l.pragmaInt("auto_vacuum") == 2}
 	rows, err := l.db.Query(`SELECT project, COUNT(*), SUM(next_seq - 1 - pruned), MAX(MAX(last_active, last_seen)) FROM sessions GROUP BY project ORDER BY 3 DESC, 1`)
-	if err != nil {
-		return sp, err
-	}
-	for rows.Next() {
-		var p ProjectUse
+	sp.Projects, err = collect(rows, err, func(r *sql.Rows) (p ProjectUse, err error) {
 		var last int64
-		if err := rows.Scan(&p.Project, &p.Sessions, &p.Rows, &last); err != nil {
-			rows.Close()
-			return sp, err
-		}
+		err = r.Scan(&p.Project, &p.Sessions, &p.Rows, &last)
 		p.LastActive = time.UnixMilli(last)
-		sp.Projects = append(sp.Projects, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || !tables {
+		return p, err
+	})
+	if err != nil || !tables {
 		return sp, err
 	}
-	trows, err := l.db.Query(`SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1`)
+	rows, err = l.db.Query(`SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1`)
 	if err != nil && strings.Contains(err.Error(), "no such table") {
 		sp.TablesNote = "sizes per table need a carryover built with -tags sqlite_dbstat (just build)"
 		return sp, nil
-	} else if err != nil {
-		return sp, err
 	}
-	defer trows.Close()
-	for trows.Next() {
-		var u SpaceUse
-		if err := trows.Scan(&u.Name, &u.Bytes); err != nil {
-			return sp, err
-		}
-		sp.Tables = append(sp.Tables, u)
-	}
-	return sp, trows.Err()
+	sp.Tables, err = collect(rows, err, func(r *sql.Rows) (u SpaceUse, err error) { return u, r.Scan(&u.Name, &u.Bytes) })
+	return sp, err
 }
