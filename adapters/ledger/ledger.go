@@ -1,11 +1,9 @@
-// Package ledger is carryover's SQLite store of normalized session rows:
-// $CARRYOVER_HOME/ledger.sqlite. It keeps rows (upserted by their stable
-// key, never deleted by a hook), per-transcript cursors, row keys, the
-// schema's migrations and write transactions, and outlives the agents' own
-// transcripts. Files: ledger.go (open, schema, pragmas), write.go and
-// keys.go (the write path), raw.go (driver-level statements), ingest.go
-// (transcripts into rows), read.go (queries), gc.go (gc, forget, space),
-// recover.go (a damaged file).
+// Package ledger is carryover's SQLite store, $CARRYOVER_HOME/ledger.sqlite:
+// session rows (upserted by their stable key), cursors, row keys,
+// migrations and write transactions; it outlives the agents' transcripts.
+// ledger.go opens it, write.go, keys.go and raw.go write, ingest.go reads
+// transcripts in, read.go queries, gc.go prunes and forgets, recover.go
+// rebuilds a damaged file.
 package ledger
 
 import (
@@ -205,14 +203,12 @@ const (
 	// pageSize is a new ledger's: 16 KiB pages make a cold ingest about a
 	// fifth faster than SQLite's default 4 KiB.
 	pageSize = 16384
-	// bulkHeap is the Go memory limit of a process from its first run of
-	// big batches on (the hook's snapshotHeap is 40 MB, a command has
-	// none). A cold ingest holds ~12 MB of pending keys and ~9 MB of
-	// batches; without a limit its heap grew to twice that. Peak RSS before
-	// → after this limit, the pending keys' cap, the unmapped ledger and
-	// one waiting batch: 1 GB dense 59–66 → 50–57.5 MiB on the hook path,
-	// 87 → 54 on the manual one; 1.3 GB dense 87 → 55 and 123 → 52; CPU
-	// time within the noise (hook, 1 GB: 11.9–12.8 s user → 12.3–12.8).
+	// bulkHeap is the Go memory limit from a process's first run of big
+	// batches on (a cold ingest holds ~12 MB of pending keys and ~9 MB of
+	// batches; unlimited, its heap grew to twice that). Peak RSS before →
+	// after it, the keys' cap, the unmapped ledger and one waiting batch:
+	// 1 GB dense 59–66 → 50–57.5 MiB (hook), 87 → 54 (manual); 1.3 GB 87
+	// → 55 and 123 → 52; CPU time within the noise.
 	bulkHeap = 32 << 20
 	// busyTimeout is how long a statement waits for another process's lock
 	// when the caller has no deadline.
@@ -233,10 +229,8 @@ var openMu sync.Mutex
 func Open(dir string) (*Ledger, error) { return OpenBy(dir, time.Time{}) }
 
 // OpenBy is Open for a caller with a deadline (the hook path): while
-// another process holds the ledger locked (a hook frozen with Ctrl-Z, a
-// long `carryover handoff`), opening it and every later statement wait for
-// the lock at most until the deadline and then fail with an error IsBusy
-// recognises.
+// another process holds the ledger locked (a hook frozen with Ctrl-Z),
+// every statement waits at most until the deadline, then fails (IsBusy).
 func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
@@ -259,11 +253,10 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	})
 }
 
-// open opens the ledger file at path, trying again while the failure is
-// one a concurrent process causes: concurrent first opens of a new file
-// see SQLITE_BUSY without the busy handler (one is switching the file to
-// WAL), and a process moving a damaged file aside leaves the others'
-// half-open connections on the old file.
+// open opens the ledger at path, trying again after failures a concurrent
+// process causes (first opens of a new file see SQLITE_BUSY while one
+// switches it to WAL; a recovery leaves others' connections on the old
+// file).
 func open(path string, deadline time.Time) (*Ledger, error) {
 	l, err := openOnce(path, deadline)
 	for i := 0; err != nil && transient(err) && i < 40; i++ {
@@ -333,22 +326,18 @@ func (l *Ledger) migrate() error {
 	return tx.Commit()
 }
 
-// A new ledger is not built by replaying the migrations: it gets the
-// schema they end with, created in an order chosen for salvage. With
-// incremental auto-vacuum every table's and index's root page sits at the
-// front of the file in creation order, and the migrations re-create the
-// sessions table late (page 18 of a new ledger). A ledger cut short keeps
-// its front, so the tables recovery reads come first: sessions and
-// cursors at pages 3–6, then salvageTables' others.
+// A new ledger gets the migrations' end schema in an order chosen for
+// salvage: with incremental auto-vacuum the root pages sit at the front of
+// the file in creation order (replayed, the migrations put sessions at
+// page 18), and a file cut short keeps its front. So sessions and cursors
+// come first (pages 3–6), then the other salvageTables.
 var (
 	freshOnce  sync.Once
 	freshStmts []string
 )
 
-// freshSchema returns the statements that create the migrations' end
-// schema: they are run on an in-memory database and its schema is read
-// back, tables in salvage order, then the others, then the indexes (nil
-// if that failed: the migrations are replayed).
+// freshSchema returns that schema, read back from the migrations run in
+// memory (nil if that failed: the migrations are replayed).
 func freshSchema() []string {
 	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
 	return freshStmts
@@ -411,11 +400,9 @@ func init() {
 		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 			return err
 		}
-		// The page size and auto_vacuum take effect only on a new file,
-		// before WAL mode writes its first page; the page size goes first
-		// (set after auto_vacuum it is silently ignored). Incremental
-		// auto-vacuum lets `carryover gc` give freed pages back in steps
-		// (an older ledger gets it from one `gc --vacuum`).
+		// The page size, then auto_vacuum (else the size is ignored), take
+		// effect only on a new file: incremental auto-vacuum lets gc give
+		// freed pages back in steps (an older ledger: `gc --vacuum`).
 		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
 			return err
 		}
@@ -447,13 +434,11 @@ func connInt(c *sqlite3.SQLiteConn, pragma string) int64 {
 	return n
 }
 
-// bulk switches the WAL checkpoint threshold for a run of big batches;
-// the first commit after bulk(false) checkpoints what they left. A run of
-// big batches also bounds the process's memory for the rest of its life:
-// its Go memory by bulkHeap, and its mapped ledger pages by ending
-// MapReads (the run is followed by reads of the whole session, and each
-// page read through the map stays in the RSS: +14 MB after a cold 1.3 GB
-// ingest on the hook path).
+// bulk switches the WAL checkpoint threshold for a run of big batches (the
+// first commit after bulk(false) checkpoints what they left), and bounds
+// the process's memory from then on: Go's by bulkHeap, mapped pages by
+// ending MapReads (reads of the whole session follow, and mapped pages
+// stay in the RSS: +14 MB after a cold 1.3 GB ingest).
 func (l *Ledger) bulk(on bool) {
 	n := int64(walCheckpointBytes)
 	if on {
@@ -469,12 +454,9 @@ func (l *Ledger) bulk(on bool) {
 }
 
 // MapReads makes SQLite read the ledger through a memory map instead of a
-// pread (and a 16 KiB copy) per page: a hook process starts with an empty
-// page cache and a Stop reads ~55 pages (Stop p50 8.6–8.8 → 7.8–8.0 ms in
-// the 10,000-file rig). An I/O error on a mapped page raises SIGBUS, which
-// ends the process, so only the hook path, whose process lives for one
-// event, maps (SQLite maps no more than the file's size, and a checkpoint
-// shrinks it only when no reader holds an older snapshot).
+// pread and a copy per page (a hook's Stop reads ~55 pages: p50 8.6–8.8 →
+// 7.8–8.0 ms in the 10,000-file rig). An I/O error on a mapped page is a
+// SIGBUS, so only the hook path, whose process lives for one event, maps.
 func (l *Ledger) MapReads() {
 	_, _ = l.db.Exec(`PRAGMA mmap_size = 2147418112`) // SQLite's default ceiling
 }
@@ -503,15 +485,12 @@ func (l *Ledger) pragmaInt(name string) int64 {
 // Close closes the ledger.
 func (l *Ledger) Close() error { return l.db.Close() }
 
-// Leave is Close for a process about to exit: it leaves the connection
-// open for the exit to release. Closing the last connection checkpoints
-// the WAL with two fsyncs; a hook that leaves its committed pages in the
-// WAL hands them to the next process, whose open reads them back (cheap
-// while the WAL is small; an exit is what a crash would do). The WAL must
-// not grow, though: a process that opens a WAL it did not write would copy
-// all of its frames again at its next checkpoint. So past
+// Leave is Close for a process about to exit: closing would checkpoint the
+// WAL with two fsyncs, while the next process reads committed pages back
+// from a small WAL cheaply (an exit is what a crash does). A WAL it did
+// not write, though, a process copies whole at its next checkpoint: past
 // walCheckpointBytes Leave checkpoints and truncates it (waiting briefly
-// for other processes' readers; if they hold it, a later hook does it).
+// for other readers; else a later hook does).
 func (l *Ledger) Leave() {
 	fi, err := os.Stat(l.Path + "-wal")
 	if err != nil || fi.Size() < walCheckpointBytes {
@@ -530,10 +509,9 @@ func sqliteCode(err error) sqlite3.ErrNo {
 	return 0
 }
 
-// IsBusy reports whether err means another process held the ledger locked
-// past the wait allowed, or the deadline came while the keys of a session
-// stored by an older carryover were being indexed: either way the rows
-// are read again from the cursor at the next event.
+// IsBusy reports whether err means another process held the ledger past
+// the wait allowed, or errKeysBehind: the rows are read again from the
+// cursor at the next event.
 func IsBusy(err error) bool {
 	c := sqliteCode(err)
 	return c == sqlite3.ErrBusy || c == sqlite3.ErrLocked || errors.Is(err, errKeysBehind)
