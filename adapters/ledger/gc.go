@@ -24,12 +24,9 @@ type GCOptions struct {
 type GCResult struct {
 	Sessions int   // sessions whose rows were removed
 	Rows     int64 // rows removed
-	// Kept counts old sessions kept because a project's current handoff
-	// was distilled from them or a handoff waits to be injected into them.
-	Kept int
-	// FreedBytes is what the file shrank by (a ledger with incremental
-	// auto-vacuum); FreeBytes is what stays free inside it, reused by new
-	// rows (a ledger made before auto-vacuum: `gc --vacuum` gives it back).
+	Kept     int   // old sessions a current handoff came from or one waits to be injected into
+	// FreedBytes is what the file shrank by (incremental auto-vacuum);
+	// FreeBytes stays free inside it (before auto-vacuum: `gc --vacuum`).
 	FreedBytes, FreeBytes int64
 	AutoVacuum            bool
 }
@@ -83,8 +80,7 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 }
 
 // vacuumPages is how many free pages one incremental-vacuum step gives
-// back: 16 MB of 16 KiB pages, one transaction of tens of milliseconds. A
-// variable for the tests.
+// back: 16 MB, a transaction of tens of ms (a variable for the tests).
 var vacuumPages = 1024
 
 // vacuumSteps gives the free pages back in transactions of vacuumPages (a
@@ -219,15 +215,13 @@ func (l *Ledger) ForgetPlan(s Session) (Forgettable, error) {
 	return f, err
 }
 
-// Forget removes every trace of session s from the ledger: its rows, row
-// keys, cursors, receipts, limit events, pending injection, the list
-// cache entry of its transcript, the project's distill state (rebuilt from
-// the other sessions' rows at the next event) and the decisions extracted
-// from its text; its handoff records stay, emptied and marked
-// EndForgotten. Deleted content is overwritten (secure_delete), then the
-// file is rewritten without free pages (VACUUM) and the WAL emptied:
-// SQLite otherwise leaves deleted cells in free pages and older copies of
-// pages in the WAL.
+// Forget removes every trace of session s: its rows, keys, cursors,
+// receipts, limit events, pending injection, list cache entry, the
+// decisions extracted from its text and the project's distill state
+// (rebuilt at the next event); its handoff records stay, emptied and
+// marked EndForgotten. Deleted content is overwritten (secure_delete) and
+// the file rewritten (VACUUM) with the WAL emptied: SQLite otherwise keeps
+// deleted cells in free pages and older pages in the WAL.
 func (l *Ledger) Forget(s Session) error {
 	if _, err := l.db.Exec(`PRAGMA secure_delete = ON`); err != nil {
 		return fmt.Errorf("forget: %w", err)

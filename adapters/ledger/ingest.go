@@ -39,13 +39,10 @@ func (f *Found) add(g Found) {
 
 // FileReport is what happened to one transcript.
 type FileReport struct {
-	Path    string
-	Err     error
-	Reset   bool
-	Lines   int
-	Skipped int
-	Added   int
-	Partial bool
+	Path  string
+	Err   error
+	Added int
+	adapters.TailResult
 	Found
 }
 
@@ -250,8 +247,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		fr.Err = err
 		return fr
 	}
-	fr.Reset, fr.Lines, fr.Skipped, fr.Partial = res.Reset, res.Lines, res.Skipped, res.Partial
-	if len(batch) == 0 && res.Cursor == cur {
+	if fr.TailResult = res; len(batch) == 0 && res.Cursor == cur {
 		return fr // nothing new and the same file: no write transaction at all
 	}
 	if IsBusy(werr) { // a batch already waited for the lock in vain

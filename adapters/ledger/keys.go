@@ -237,12 +237,10 @@ func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, e
 	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, nil
 }
 
-// prefetch looks up the batch's hashes in row_keys and keys_recent in one
-// query instead of one per row: each statement run (and each
-// result row) is a cgo call, and a hook's 50 new rows would otherwise pay
-// 50 of them to find nothing. keys_recent is searched by SQLite itself
-// (its ≤ keyRecentMax entries of the session, a few pages), not loaded:
-// reading them into Go cost a fresh hook process ~0.8 ms.
+// prefetch looks up the batch's hashes in both key tables in one query,
+// not one per row (a cgo call each: a hook's 50 new rows paid 50 to find
+// nothing), keys_recent searched by SQLite (loading it into Go cost a
+// fresh hook ~0.8 ms).
 func (w *keyWriter) prefetch(hs []int64) error {
 	if !w.indexed || len(hs) == 0 {
 		return nil

@@ -329,11 +329,9 @@ func (l *Ledger) ProjectTools(project string) ([]string, error) {
 }
 
 // MissedInjections lists the agents whose start injection did not arrive
-// in project: carryover printed a handoff in a session (a "hook" receipt),
-// the session went on to a reply after it, and its transcript never showed
-// that handoff (no "transcript" receipt of the same header). The newest
-// few hook receipts are looked at, each against its session's latest reply
-// (read backwards from the end of the session's rows).
+// in project: of the newest "hook" receipts, those whose session replied
+// after it while its transcript never showed that handoff (no
+// "transcript" receipt of the same header).
 func (l *Ledger) MissedInjections(project string) ([]string, error) {
 	rows, err := l.db.Query(`SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
 		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
