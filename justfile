@@ -37,6 +37,10 @@ bench-growth SIZES="100,300,1024" HISTORY_MB="1024" HOOK_HISTORY_MB="0,5120":
     CARRYOVER_BENCH_SIZES={{SIZES}} CARRYOVER_BENCH_HISTORY_MB={{HISTORY_MB}} go test -run XXX -bench IngestCurve -benchtime 1x -timeout 60m ./cmd/e2e/
     CARRYOVER_BENCH_HOOK_HISTORY_MB={{HOOK_HISTORY_MB}} go test -run XXX -bench HookHistory -benchtime 200x -timeout 60m ./cmd/e2e/
 
+# the source files one incremental Stop runs code in (issue 23's footprint), from a coverage build's counters
+footprint:
+    bash .ci/footprint
+
 # fuzz every parser for a while (FUZZTIME=60s by default) and keep up to 10 interesting inputs per
 # target in <package>/testdata/fuzz/<Target>, where plain `go test` replays them as seeds
 fuzz FUZZTIME="60s":

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"github.com/carryover/carryover/publish/config"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,8 +21,6 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-type completionOptions struct{ shell string }
-
 func completionCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
@@ -30,15 +30,13 @@ func completionCommand(e *Env) *cli.Command {
 			"zsh:   echo 'source <(carryover completion zsh)' >> ~/.zshrc\n" +
 			"fish:  carryover completion fish > ~/.config/fish/completions/carryover.fish\n" +
 			"PowerShell:  carryover completion powershell | Out-String | Add-Content $PROFILE",
-		Action: func(c *cli.Context) error {
-			return runCompletion(e, completionOptions{shell: c.Args().First()})
-		},
+		Action: func(c *cli.Context) error { return runCompletion(e, c.Args().First()) },
 	}
 }
 
-func runCompletion(e *Env, o completionOptions) error {
+func runCompletion(e *Env, shell string) error {
 	tree := completionTree(commands(e))
-	switch o.shell {
+	switch shell {
 	case "bash":
 		writeBash(e.Stdout, tree)
 	case "zsh":
@@ -119,11 +117,29 @@ func dash(n string) string {
 	return "--" + n
 }
 
-func writeBash(w io.Writer, tree []compCmd) {
-	var names []string
-	for _, c := range tree {
-		names = append(names, c.name)
+// words are c's subcommands, its argument values, its flags and --help.
+func (c compCmd) words() []string {
+	ws := c.args
+	for _, s := range c.subs {
+		ws = append(ws, s.name)
 	}
+	for _, f := range c.flags {
+		for _, n := range f.names {
+			ws = append(ws, dash(n))
+		}
+	}
+	return append(ws, "--help")
+}
+
+func names(tree []compCmd) []string {
+	var ns []string
+	for _, c := range tree {
+		ns = append(ns, c.name)
+	}
+	return ns
+}
+
+func writeBash(w io.Writer, tree []compCmd) {
 	fmt.Fprint(w, `# carryover bash completion. Load it in ~/.bashrc:
 #   source <(carryover completion bash)
 _carryover() {
@@ -142,41 +158,21 @@ _carryover() {
 `)
 	// Values of flags, whatever the command (the names mean the same everywhere).
 	vals := flagValues()
-	var vnames []string
-	for n := range vals {
-		vnames = append(vnames, n)
-	}
-	sort.Strings(vnames)
-	for _, n := range vnames {
+	for _, n := range slices.Sorted(maps.Keys(vals)) {
 		fmt.Fprintf(w, "    --%s) COMPREPLY=($(compgen -P \"$prefix\" -W %q -- \"${cur##*,}\")); return ;;\n", n, strings.Join(vals[n], " "))
 	}
 	fmt.Fprint(w, "  esac\n  case \"$cmd $sub\" in\n")
 	for _, c := range tree {
 		for _, s := range c.subs {
-			fmt.Fprintf(w, "    \"%s %s\") words=%q ;;\n", c.name, s.name, strings.TrimSpace(strings.Join(s.args, " ")+" "+bashFlags(s.flags)))
+			fmt.Fprintf(w, "    \"%s %s\") words=%q ;;\n", c.name, s.name, strings.Join(s.words(), " "))
 		}
-		subs := c.args
-		for _, s := range c.subs {
-			subs = append(subs, s.name)
-		}
-		fmt.Fprintf(w, "    \"%s \"*) words=%q ;;\n", c.name, strings.TrimSpace(strings.Join(subs, " ")+" "+bashFlags(c.flags)))
+		fmt.Fprintf(w, "    \"%s \"*) words=%q ;;\n", c.name, strings.Join(c.words(), " "))
 	}
-	fmt.Fprintf(w, "    *) words=%q ;;\n  esac\n", strings.Join(names, " ")+" --help --version")
+	fmt.Fprintf(w, "    *) words=%q ;;\n  esac\n", strings.Join(names(tree), " ")+" --help --version")
 	fmt.Fprint(w, `  COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
 complete -o default -F _carryover carryover
 `)
-}
-
-func bashFlags(fs []compFlag) string {
-	var out []string
-	for _, f := range fs {
-		for _, n := range f.names {
-			out = append(out, dash(n))
-		}
-	}
-	out = append(out, "--help")
-	return strings.Join(out, " ")
 }
 
 // zshQuote makes s safe inside a single-quoted word; zshDesc also inside
@@ -257,23 +253,15 @@ func zshSpecs(fs []compFlag, args []string) string {
 
 func writeFish(w io.Writer, tree []compCmd) {
 	fmt.Fprint(w, "# carryover fish completion. Install it with:\n#   carryover completion fish > ~/.config/fish/completions/carryover.fish\n")
-	var names []string
-	for _, c := range tree {
-		names = append(names, c.name)
-	}
-	all := strings.Join(names, " ")
+	all := strings.Join(names(tree), " ")
 	for _, c := range tree {
 		fmt.Fprintf(w, "complete -c carryover -n 'not __fish_seen_subcommand_from %s' -f -a %s -d %s\n", all, c.name, fishQuote(c.usage))
 	}
 	for _, c := range tree {
 		cond := "__fish_seen_subcommand_from " + c.name
-		var subs []string
-		for _, s := range c.subs {
-			subs = append(subs, s.name)
-		}
 		top := cond
-		if len(subs) > 0 {
-			top += "; and not __fish_seen_subcommand_from " + strings.Join(subs, " ")
+		if len(c.subs) > 0 {
+			top += "; and not __fish_seen_subcommand_from " + strings.Join(names(c.subs), " ")
 		}
 		for _, s := range c.subs {
 			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s -d %s\n", top, s.name, fishQuote(s.usage))
@@ -325,39 +313,19 @@ Register-ArgumentCompleter -Native -CommandName carryover -ScriptBlock {
   param($wordToComplete, $commandAst, $cursorPosition)
   $words = @{
 `)
-	var root []string
-	for _, c := range tree {
-		root = append(root, c.name)
-	}
-	fmt.Fprintf(w, "    '' = %s\n", psArray(append(root, "--help", "--version")))
+	fmt.Fprintf(w, "    '' = %s\n", psArray(append(names(tree), "--help", "--version")))
 	var walk func(prefix string, cs []compCmd)
 	walk = func(prefix string, cs []compCmd) {
 		for _, c := range cs {
 			path := strings.TrimSpace(prefix + " " + c.name)
-			var ws []string
-			for _, s := range c.subs {
-				ws = append(ws, s.name)
-			}
-			ws = append(ws, c.args...)
-			for _, f := range c.flags {
-				for _, n := range f.names {
-					ws = append(ws, dash(n))
-				}
-			}
-			ws = append(ws, "--help")
-			fmt.Fprintf(w, "    '%s' = %s\n", path, psArray(ws))
+			fmt.Fprintf(w, "    '%s' = %s\n", path, psArray(c.words()))
 			walk(path, c.subs)
 		}
 	}
 	walk("", tree)
 	fmt.Fprint(w, "  }\n  $values = @{\n")
 	vals := flagValues()
-	var names []string
-	for n := range vals {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(vals)) {
 		fmt.Fprintf(w, "    '--%s' = %s\n", n, psArray(vals[n]))
 	}
 	fmt.Fprint(w, `  }

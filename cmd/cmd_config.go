@@ -1,12 +1,10 @@
 package cmd
 
-// `carryover config`: the resolved configuration with where each value came
-// from (like `git config --show-origin`), the warnings of both files, and
-// `config set KEY VALUE [--project]`, which edits one key keeping comments.
-
 import (
 	"fmt"
+	"io"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -18,37 +16,48 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-type configOptions struct {
-	project string
-	asJSON  bool
+// `carryover config`: the resolved configuration with where each value came
+// from (like `git config --show-origin`), the warnings of both files, and
+// `config set KEY VALUE [--project]`, which edits one key keeping comments.
+
+// configSetOptions: inProject edits <project>/.carryover.toml instead of
+// config.toml.
+type configSetOptions struct {
+	key, value, project string
+	inProject           bool
 }
 
-type configSetOptions struct {
-	key, value string
-	// inProject writes <project>/.carryover.toml instead of config.toml.
-	inProject bool
-	project   string
+// keyArgs checks that c has n arguments (KEY, or KEY VALUE).
+func keyArgs(c *cli.Context, n int, what string) error {
+	if c.NArg() != n {
+		return usageErrorf(helpFor(c), "config %s; keys: %s", what, strings.Join(config.LeafNames(), ", "))
+	}
+	return nil
 }
 
 func configCommand(e *Env) *cli.Command {
-	projectFlag := &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
+	editFlags := func(verb string) []cli.Flag {
+		return []cli.Flag{&cli.BoolFlag{Name: "project", Usage: verb + " the project's .carryover.toml"},
+			&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"}}
+	}
+	editOptions := func(c *cli.Context) configSetOptions {
+		return configSetOptions{key: c.Args().Get(0), value: c.Args().Get(1), inProject: c.Bool("project"), project: c.String("project-dir")}
+	}
 	return &cli.Command{
 		Name:  "config",
 		Usage: "show the configuration in effect and where each value comes from; `config get|set|unset KEY` reads or changes one key",
 		Description: "Values come from the defaults, ~/.carryover/config.toml ($CARRYOVER_HOME/config.toml) and the\n" +
 			"project's .carryover.toml. Unknown keys and invalid values are listed as warnings.",
-		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-		Action: func(c *cli.Context) error {
-			return runConfig(e, configOptions{project: c.String("project"), asJSON: c.Bool("json")})
-		},
+		Flags:  []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error { return runConfig(e, c.String("project"), c.Bool("json")) },
 		Subcommands: []*cli.Command{{
 			Name:      "get",
 			Usage:     "print the value of KEY in effect (dotted for a table's key: limits.warn_percent)",
 			ArgsUsage: "KEY",
 			Flags:     []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return usageErrorf(helpFor(c), "config get takes one KEY; keys: %s", strings.Join(config.LeafNames(), ", "))
+				if err := keyArgs(c, 1, "get takes one KEY"); err != nil {
+					return err
 				}
 				return runConfigGet(e, c.Args().First(), c.String("project"), c.Bool("json"))
 			},
@@ -56,43 +65,35 @@ func configCommand(e *Env) *cli.Command {
 			Name:      "set",
 			Usage:     "set KEY to VALUE in config.toml (or, with --project, in the project's .carryover.toml)",
 			ArgsUsage: "KEY VALUE",
-			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "project", Usage: "write the project's .carryover.toml"},
-				&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"},
-			},
+			Flags:     editFlags("write"),
 			Action: func(c *cli.Context) error {
-				o := configSetOptions{inProject: c.Bool("project"), project: c.String("project-dir")}
-				if c.NArg() != 2 {
-					return usageErrorf(helpFor(c), "config set takes KEY VALUE; keys: %s", strings.Join(config.LeafNames(), ", "))
+				if err := keyArgs(c, 2, "set takes KEY VALUE"); err != nil {
+					return err
 				}
-				o.key, o.value = c.Args().Get(0), c.Args().Get(1)
-				return runConfigSet(e, o)
+				return runConfigSet(e, editOptions(c))
 			},
 		}, {
 			Name:      "unset",
 			Usage:     "remove KEY from config.toml (or, with --project, from the project's .carryover.toml), keeping comments",
 			ArgsUsage: "KEY",
-			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "project", Usage: "edit the project's .carryover.toml"},
-				&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"},
-			},
+			Flags:     editFlags("edit"),
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return usageErrorf(helpFor(c), "config unset takes one KEY; keys: %s", strings.Join(config.LeafNames(), ", "))
+				if err := keyArgs(c, 1, "unset takes one KEY"); err != nil {
+					return err
 				}
-				return runConfigUnset(e, configSetOptions{key: c.Args().First(), inProject: c.Bool("project"), project: c.String("project-dir")})
+				return runConfigUnset(e, editOptions(c))
 			},
 		}},
 	}
 }
 
-func runConfig(e *Env, o configOptions) error {
-	project, err := currentProject(e, o.project)
+func runConfig(e *Env, projectFlag string, asJSON bool) error {
+	project, err := currentProject(e, projectFlag)
 	if err != nil {
 		return err
 	}
 	vals, errs := resolveConfig(e, project)
-	if o.asJSON {
+	if asJSON {
 		var warns []string
 		for _, w := range errs {
 			warns = append(warns, w.Error())
@@ -141,7 +142,7 @@ func runConfigSet(e *Env, o configSetOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := config.SetKeyInFile(path, k.Path(), lit, fsMode(perm)); err != nil {
+	if err := config.SetKeyInFile(path, k.Path(), lit, perm); err != nil {
 		return exitf(ExitError, "%v", err)
 	}
 	fmt.Fprintf(e.Stdout, "set %s = %s in %s\n", k.Path(), lit, path)
@@ -166,7 +167,7 @@ func leafArg(key string) (config.Leaf, error) {
 
 // configFileFor is the file `config set/unset` edits, its mode, and the
 // project whose view to report.
-func configFileFor(e *Env, k config.Leaf, o configSetOptions) (path string, perm int, project string, err error) {
+func configFileFor(e *Env, k config.Leaf, o configSetOptions) (path string, perm fs.FileMode, project string, err error) {
 	path, perm = e.ConfigPath(), 0o600
 	if o.inProject || o.project != "" {
 		if k.GlobalOnly {
@@ -271,7 +272,7 @@ func runConfigUnset(e *Env, o configSetOptions) error {
 		return err
 	}
 	changed := false
-	if err := config.EditFile(path, fsMode(perm), func(b []byte) ([]byte, error) {
+	if err := config.EditFile(path, perm, func(b []byte) ([]byte, error) {
 		out, ch, err := hookconf.UnsetKey(b, k.Path())
 		changed = ch
 		return out, err
@@ -307,4 +308,45 @@ func configSettings(e *Env, project string) map[string]any {
 	return out
 }
 
-func fsMode(p int) fs.FileMode { return fs.FileMode(p) }
+// Config is ~/.carryover/config.toml, with what <project>/.carryover.toml
+// may add under config.ProjectPolicy (a project file may only make
+// carryover safer).
+type Config = config.Config
+
+// ConfigPath is the global config file.
+func (e *Env) ConfigPath() string { return filepath.Join(e.Home(), "config.toml") }
+
+// LoadConfig reads the global config and the project's override. Missing
+// files are fine; a broken file is reported and ignored (defaults apply),
+// and so is each project setting the policy ignores.
+func LoadConfig(e *Env, project string) (Config, []error) {
+	return config.Load(e.ConfigPath(), e.UserHome(), project)
+}
+
+// resolveConfig is each documented key's effective value and its origin.
+func resolveConfig(e *Env, project string) ([]config.Value, []error) {
+	return config.Resolve(e.ConfigPath(), e.UserHome(), project)
+}
+
+// statusProjects is the current directory's project and every project
+// status reports.
+func statusProjects(e *Env, st StatusReport) []string {
+	var ps []string
+	if p, err := currentProject(e, ""); err == nil {
+		ps = append(ps, p)
+	}
+	for _, p := range st.Projects {
+		ps = append(ps, p.Project)
+	}
+	return ps
+}
+
+func printConfigWarnings(w io.Writer, warns []string) {
+	if len(warns) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nConfig (fix these keys; see `carryover config`)")
+	for _, s := range warns {
+		fmt.Fprintf(w, "  warning: %s\n", s)
+	}
+}

@@ -1,12 +1,9 @@
 package cmd
 
-// `carryover doctor`: runs every installed hook stub the way its agent
-// would (the command line from the agent's config, through the shell, a
-// synthetic payload, in a scratch project with a scratch $CARRYOVER_HOME so
-// the real ledger is untouched), checks the exit code, the time against the
-// agent's hook timeout, and that the start event's output parses in that
-// agent's envelope; then it adds the last real delivery receipt. One line
-// per agent, with the fix when something is wrong.
+// `carryover doctor` runs every installed hook stub as its agent would
+// (its command line through the shell, a synthetic payload, a scratch
+// project and $CARRYOVER_HOME), checks exit code, time against the hook
+// timeout and the start event's envelope, and adds the last real delivery.
 
 import (
 	"bytes"
@@ -31,42 +28,34 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-type doctorOptions struct {
-	asJSON bool
-}
-
 func doctorCommand(e *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "doctor",
-		Usage: "run each installed hook stub as its agent would and report, per agent, what works and how to fix what does not",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-		Action: func(c *cli.Context) error {
-			return runDoctor(e, doctorOptions{asJSON: c.Bool("json")})
-		},
+		Name:   "doctor",
+		Usage:  "run each installed hook stub as its agent would and report, per agent, what works and how to fix what does not",
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error { return runDoctor(e, c.Bool("json")) },
 	}
 }
 
-// DoctorReport is one agent's line.
+// DoctorReport is one agent's line: Summary says what was checked,
+// Problem what failed, Fix what to do; Ran counts the stubs run.
 type DoctorReport struct {
-	Tool    string `json:"tool"`
-	Display string `json:"display"`
-	OK      bool   `json:"ok"`
-	// Summary says what was checked; Problem what failed; Fix what to do.
-	Summary string `json:"summary"`
-	Problem string `json:"problem,omitempty"`
-	Fix     string `json:"fix,omitempty"`
-	// Ran counts the stubs run; Slowest is the longest run.
-	Ran     int           `json:"ran"`
-	Slowest time.Duration `json:"slowest_ns"` // nanoseconds
-	// LastDelivery is the newest real receipt of this agent ("" = none).
-	LastDelivery string `json:"last_delivery,omitempty"`
+	Tool         string        `json:"tool"`
+	Display      string        `json:"display"`
+	OK           bool          `json:"ok"`
+	Summary      string        `json:"summary"`
+	Problem      string        `json:"problem,omitempty"`
+	Fix          string        `json:"fix,omitempty"`
+	Ran          int           `json:"ran"`
+	Slowest      time.Duration `json:"slowest_ns"`
+	LastDelivery string        `json:"last_delivery,omitempty"`
 }
 
 // doctorMarker is in the scratch handoff; the start stub's injection must
 // carry it back.
 const doctorMarker = "carryover doctor check"
 
-func runDoctor(e *Env, o doctorOptions) error {
+func runDoctor(e *Env, asJSON bool) error {
 	tab, err := specs.Load()
 	if err != nil {
 		return exitf(ExitError, "%v", err)
@@ -74,16 +63,13 @@ func runDoctor(e *Env, o doctorOptions) error {
 	cfg, _ := LoadConfig(e, "")
 	reps, idle := doctorAgents(e, tab, cfg)
 	failed, wired := countProblems(reps, cfg)
-	if o.asJSON {
-		if reps == nil {
-			reps = []DoctorReport{}
-		}
+	if asJSON {
 		if err := printJSON(e.Stdout, struct {
 			Agents     []DoctorReport `json:"agents"`
 			HooksWired int            `json:"hooks_wired"`
 			NotSetUp   []string       `json:"not_set_up"`
 			Problems   int            `json:"problems"`
-		}{reps, wired, nonNil(idle), failed}); err != nil {
+		}{nonNil(reps), wired, nonNil(idle), failed}); err != nil {
 			return err
 		}
 	} else {
@@ -101,7 +87,7 @@ func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, id
 	receipts := lastDeliveries(e)
 	for _, a := range agentStatus(e) {
 		tl, _ := tab.Tool(a.Tool)
-		r := doctorAgent(e, tl, a)
+		r := doctorAgent(e, tab, tl, a)
 		if r.Ran == 0 && r.OK && !a.Detected() && !slices.Contains(cfg.Tools, a.Tool) {
 			idle = append(idle, a.Display)
 			continue
@@ -140,7 +126,7 @@ func countProblems(reps []DoctorReport, cfg Config) (failed, wired int) {
 // delivery and fix.
 func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
 	if wired == 0 {
-		fmt.Fprintln(e.Stdout, colour(e, e.StdoutTTY, "31", "✗")+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
+		fmt.Fprintln(e.Stdout, checkMark(e, false)+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
 	}
 	for _, r := range reps {
 		fmt.Fprintln(e.Stdout, doctorLine(e, r))
@@ -152,11 +138,7 @@ func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
 
 // doctorLine is one agent's line of doctor's report.
 func doctorLine(e *Env, r DoctorReport) string {
-	mark := colour(e, e.StdoutTTY, "32", "✓")
-	if !r.OK {
-		mark = colour(e, e.StdoutTTY, "31", "✗")
-	}
-	line := fmt.Sprintf("%s %s: %s", mark, r.Display, r.Summary)
+	line := fmt.Sprintf("%s %s: %s", checkMark(e, r.OK), r.Display, r.Summary)
 	if r.Problem != "" {
 		line += "; " + r.Problem
 	}
@@ -170,12 +152,12 @@ func doctorLine(e *Env, r DoctorReport) string {
 }
 
 // doctorAgent checks one agent's installed stubs.
-func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
+func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorReport {
 	r := DoctorReport{Tool: a.Tool, Display: a.Display, OK: true}
 	tg := installTarget(e, tl)
 	c := a.Capability
 	if c.Tool == "" {
-		c, _ = tabResolveNewest(tl.Name)
+		c, _ = tab.Resolve(tl.Name, "")
 	}
 	if tg.Path == "" || len(c.Hooks()) == 0 {
 		r.Summary = "no hooks for this agent; it reads .carryover/handoff.md through the pointer block"
@@ -195,7 +177,10 @@ func doctorAgent(e *Env, tl specs.Tool, a AgentStatus) DoctorReport {
 	}
 	defer cleanup()
 	var st stubChecks
-	timeouts := hookTimeouts(c)
+	timeouts := map[string]int{} // seconds, by native event
+	for _, h := range c.Hooks() {
+		timeouts[h.Native] = h.Timeout
+	}
 	for _, s := range stubs {
 		st.run(e, &r, tl, c, a.Display, s, project, home, timeouts[s.Event])
 	}
@@ -250,15 +235,6 @@ func doctorScratch(e *Env) (project, home string, cleanup func(), err error) {
 	return project, home, func() { os.RemoveAll(scratch) }, nil
 }
 
-// hookTimeouts are the agent's timeouts (seconds) by native event.
-func hookTimeouts(c specs.Capability) map[string]int {
-	timeouts := map[string]int{}
-	for _, h := range c.Hooks() {
-		timeouts[h.Native] = h.Timeout
-	}
-	return timeouts
-}
-
 // stubChecks gathers what running an agent's stubs found.
 type stubChecks struct {
 	problems []string
@@ -292,7 +268,6 @@ func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capabi
 	}
 }
 
-// failed records a stub's run failure under its message.
 func (st *stubChecks) failed(event, msg string) {
 	if i := slices.Index(st.failMsgs, msg); i >= 0 {
 		st.failEvents[i] = append(st.failEvents[i], event)
@@ -320,7 +295,6 @@ func (st *stubChecks) checkStart(r *DoctorReport, agent *adapters.Agent, c specs
 	}
 }
 
-// report sums the checks up in r.
 func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) DoctorReport {
 	problems := st.problems
 	for i, m := range st.failMsgs {
@@ -393,7 +367,6 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 	return out.Bytes(), errb.Bytes(), took, err
 }
 
-// stubFix explains a stub that does not run.
 func stubFix(s hookconf.Stub, exe string) string {
 	bin := stubBinary(s.Command)
 	if bin != "" && !fileExists(bin) {
@@ -402,7 +375,7 @@ func stubFix(s hookconf.Stub, exe string) string {
 	return "run the stub's command by hand to see why: " + s.Command
 }
 
-// stubBinary is the first word of a stub's command line, unquoted.
+// stubBinary is the first word of a command line, unquoted.
 func stubBinary(cmd string) string {
 	cmd = strings.TrimSpace(cmd)
 	if cmd == "" {
@@ -438,12 +411,4 @@ func lastDeliveries(e *Env) map[string]service.Receipt {
 	}
 	defer st.Close()
 	return st.LastReceipts()
-}
-
-func tabResolveNewest(tool string) (specs.Capability, error) {
-	tab, err := specs.Load()
-	if err != nil {
-		return specs.Capability{}, err
-	}
-	return tab.Resolve(tool, "")
 }

@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -36,21 +34,6 @@ func gcCommand(e *Env) *cli.Command {
 	}
 }
 
-// parseAge reads 180d, 12w or a Go duration (720h).
-func parseAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, err := strconv.Atoi(strings.TrimSuffix(s, suffix)); err == nil && strings.HasSuffix(s, suffix) && n >= 0 {
-			return time.Duration(n) * unit, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("--older-than %q: use days (180d), weeks (12w) or hours (720h)", s)
-	}
-	return d, nil
-}
-
 // gcJSON is `gc --json` (service.GCResult in the --json contract).
 type gcJSON struct {
 	DryRun     bool  `json:"dry_run"`
@@ -63,9 +46,9 @@ type gcJSON struct {
 }
 
 func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error {
-	age, err := parseAge(olderThan)
+	age, err := publish.ParseAge(olderThan)
 	if err != nil {
-		return exitf(ExitError, "%v", err)
+		return exitf(ExitError, "--older-than: %v", err)
 	}
 	if project != "" {
 		if project, err = currentProject(e, project); err != nil {
@@ -107,4 +90,34 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		fmt.Fprintln(e.Stdout, "this ledger predates auto-vacuum: the free space is reused by new rows; `carryover gc --vacuum` (once) gives it back and lets later runs do so")
 	}
 	return nil
+}
+
+func forgetCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "forget",
+		Usage:     "remove a session from the ledger: its rows, cursors, receipts and the distill state built from it",
+		ArgsUsage: "SESSION",
+		Description: "SESSION is a session id as `carryover list` shows it (or the start of one). Its handoff records\n" +
+			"stay, emptied, and say \"forgotten\"; a project handoff (and its history copy) written from it is\n" +
+			"deleted. The ledger is then rewritten so neither its file nor its WAL keeps any of the session's\n" +
+			"text. The agent's own transcript is the agent's: carryover does not delete it.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("carryover forget --help", "forget takes one session id (see `carryover list`)")
+			}
+			return runForget(e, c.Args().First(), c.Bool("dry-run"))
+		},
+	}
+}
+
+func runForget(e *Env, id string, dryRun bool) error {
+	st, err := service.OpenStore(e.service())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return exitErr(st.Forget(id, dryRun, e.Stdout, e.Stderr))
 }

@@ -1,10 +1,22 @@
 package cmd
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func handoffCommand(e *Env) *cli.Command {
@@ -35,16 +47,7 @@ func handoffCommand(e *Env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				cs, _, err := gather(e, project, sel.source)
-				if err != nil {
-					return err
-				}
-				if len(cs) == 0 { // none here: every project's
-					if cs, _, err = gather(e, "", sel.source); err != nil {
-						return err
-					}
-				}
-				ch, err := pickSession(e, cs, helpFor(c))
+				ch, err := pickSession(e, project, sel.source, helpFor(c), true)
 				if err != nil {
 					return err
 				}
@@ -72,19 +75,27 @@ func sessionArg(c *cli.Context, sel *selection) error {
 	return nil
 }
 
-func runHandoff(e *Env, sel selection, o outputOptions) error {
+// pickAndSay picks sel's session and says which on stderr, and why.
+func pickAndSay(e *Env, sel selection) (picked, error) {
 	stop := spinner(e, "reading sessions…")
 	p, err := pick(e, sel)
 	stop()
+	if err == nil {
+		fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
+	}
+	return p, err
+}
+
+func runHandoff(e *Env, sel selection, o outputOptions) error {
+	p, err := pickAndSay(e, sel)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
 	proj := openManual(e, p)
 	for _, ce := range proj.ConfigErrs {
 		fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
 	}
-	stop = spinner(e, "reading the transcript…")
+	stop := spinner(e, "reading the transcript…")
 	// No session named: the task state is the project's fold across
 	// sessions and agents (what handoff.md says).
 	m, err := proj.Handoff(p.pick(), sel.session == "" && sel.transcript == "", e.progress)
@@ -107,4 +118,470 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		return err
 	}
 	return deliver(e, p.project, text, stats, o, proj.Redact)
+}
+
+func captureCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "capture",
+		Usage: "save a session as .carryover/session.json (the portable session format)",
+		Description: "Selects a session like `carryover handoff` and writes it, redacted, to\n" +
+			".carryover/session.json. `carryover resume --file` turns it into a resume prompt later.",
+		Flags:  append(selectionFlags(), &cli.BoolFlag{Name: "stdout", Usage: "also print the JSON on stdout"}),
+		Action: func(c *cli.Context) error { return runCapture(e, selectionFrom(c), c.Bool("stdout")) },
+	}
+}
+
+// SessionPath is where capture writes the portable session.
+func SessionPath(project string) string { return filepath.Join(publish.Dir(project), "session.json") }
+
+func runCapture(e *Env, sel selection, toStdout bool) error {
+	p, err := pickAndSay(e, sel)
+	if err != nil {
+		return err
+	}
+	m, err := openManual(e, p).Handoff(p.pick(), false, e.progress)
+	if err != nil {
+		return exitErr(err)
+	}
+	s := m.Session
+	b, err := s.Marshal()
+	if err != nil {
+		return exitf(ExitParse, "encode session.json: %v", err)
+	}
+	path := SessionPath(p.project)
+	if publish.NotProject(p.project, e.UserHome()) {
+		e.Stdout.Write(b)
+		fmt.Fprintf(e.Stderr, "carryover: %s is the home directory or above it, never a project: no file written, the session is printed above\n", p.project)
+		return nil
+	}
+	if err := publish.EnsureDir(p.project); err != nil {
+		return exitf(ExitError, "cannot create %s: %v", publish.Dir(p.project), err)
+	}
+	// Recorded before it is written (like handoff.md): `resume` without
+	// --file reads only a session.json carryover captured.
+	if err := publish.RecordCaptured(e.Home(), p.project, b); err != nil {
+		return exitf(ExitError, "record %s under %s: %v", path, e.Home(), err)
+	}
+	if err := publish.WriteOwn(p.project, filepath.Base(path), b); errors.Is(err, publish.ErrTracked) {
+		logManual(e, err)
+		return exitf(ExitError, "%v", err)
+	} else if err != nil {
+		return exitf(ExitError, "write %s: %v", path, err)
+	}
+	if toStdout {
+		e.Stdout.Write(b)
+	}
+	fmt.Fprintf(e.Stderr, "carryover: captured %d messages (~%d tokens), %d changed files, %d decisions, %d blockers\n",
+		s.Conversation.MessageCount, s.Conversation.EstimatedTokens, len(s.FilesChanged), len(s.Decisions), len(s.Blockers)+len(s.Task.Blockers))
+	fmt.Fprintf(e.Stderr, "carryover: wrote %s (turn it into a prompt with `carryover resume --file %s`)\n", path, path)
+	return nil
+}
+
+func resumeCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "resume",
+		Usage: "build the resume prompt from a captured session.json (or a structured handoff file)",
+		Description: "Regenerates the prompt for another --target or --tokens budget without reading the agent\n" +
+			"again. --file also accepts a YAML/JSON structured handoff (handoff --format yaml).",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "file", Usage: "session.json or structured handoff to read (default: .carryover/session.json)"},
+			&cli.StringFlag{Name: "project", Usage: "project directory for the output (default: the git root of the current directory)"},
+		}, outputFlags()...),
+		Action: func(c *cli.Context) error {
+			o, err := outputFrom(c)
+			if err != nil {
+				return err
+			}
+			return runResume(e, c.String("file"), c.String("project"), o)
+		},
+	}
+}
+
+func runResume(e *Env, file, projectFlag string, o outputOptions) error {
+	project, err := currentProject(e, projectFlag)
+	if err != nil {
+		return err
+	}
+	l, imported, err := loadResume(e, project, file)
+	if err != nil {
+		return err
+	}
+	if file == "" {
+		file = SessionPath(project)
+	} else {
+		file, _ = absPath(e, file)
+	}
+	cfg, _ := LoadConfig(e, project)
+	redact := service.Redactor(cfg)
+	s := l.AsSession()
+	s.Redact(redact)
+	if imported {
+		s.Imported = file
+	}
+	what := "session " + shortID(s.SessionID)
+	if l.Handoff != nil {
+		what = "structured handoff"
+	}
+	if imported {
+		what += " imported from a file (not a session carryover recorded)"
+	}
+	fmt.Fprintf(e.Stderr, "carryover: using %s from %s\n", what, file)
+	o.mode = cfg.Resume
+	text, stats, err := render(s, l.Handoff, o)
+	if err != nil {
+		return err
+	}
+	return deliver(e, project, text, stats, o, redact)
+}
+
+// loadResume reads what resume works from (issue 21). Without --file only
+// a .carryover/session.json that `carryover capture` wrote, unchanged
+// since, is read (a repository can commit one to pose as your previous
+// session); never through a symlink. A file the user names with --file is
+// imported (imported true; false when its bytes are a session.json capture
+// wrote here), except through a symlink from inside the project to outside
+// it, which is refused.
+func loadResume(e *Env, project, file string) (l resume.Loaded, imported bool, err error) {
+	if file == "" {
+		path := SessionPath(project)
+		b, err := publish.ReadOwnFile(project, filepath.Base(path), resume.MaxFile)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return l, false, exitf(ExitNotFound, "%s does not exist; run `carryover capture` first or pass --file", path)
+		case err != nil:
+			return l, false, exitf(ExitParse, "%s: %v", path, err)
+		case !publish.Captured(e.Home(), project, b):
+			return l, false, exitf(ExitParse, "%s was not written by `carryover capture` here, or it changed since (a repository may have shipped it), so it is not taken for your previous session; to import it anyway: carryover resume --file %s", path, path)
+		}
+		l, err = resume.Parse(b)
+		if err != nil {
+			return l, false, exitf(ExitParse, "%s: %v", path, err)
+		}
+		return l, false, nil
+	}
+	abs, err := absPath(e, file)
+	if err != nil {
+		return l, true, exitf(ExitError, "--file: %v", err)
+	}
+	if adapters.InProject(abs, project) {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			root := project
+			if r, err := filepath.EvalSymlinks(project); err == nil {
+				root = r
+			}
+			if !adapters.InProject(real, root) {
+				return l, true, exitf(ExitParse, "--file %s is a link from inside the project to %s, outside it; not read (name the file itself if you mean it)", file, real)
+			}
+		}
+	}
+	l, err = resume.LoadFile(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return l, true, exitf(ExitNotFound, "%s does not exist", file)
+		}
+		return l, true, exitf(ExitParse, "%s: %v", file, err)
+	}
+	// A file carryover captured here (or a copy of it) is the user's own.
+	if b, err := os.ReadFile(abs); err == nil && publish.Captured(e.Home(), project, b) {
+		return l, false, nil
+	}
+	return l, true, nil
+}
+
+// outputOptions are the flags shared by handoff and resume, the resume
+// protocol configured (mode) and what a structured handoff carries of the
+// project's lifecycle (its current handoff, decisions and pinned task).
+type outputOptions struct {
+	target, format, launch, mode string
+	tokens                       int
+	stdout, noClipboard          bool
+	lifecycle                    *resume.Lifecycle
+}
+
+func outputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "target", Usage: "agent the prompt is for: " + strings.Join(resume.Targets(), ", ") + " (sets the budget: 60% of its context window)", Value: resume.DefaultTarget},
+		&cli.IntFlag{Name: "tokens", Usage: "token budget (overrides --target's)"},
+		&cli.StringFlag{Name: "format", Usage: "md (resume prompt), yaml or json (compact structured handoff)", Value: "md"},
+		&cli.BoolFlag{Name: "stdout", Usage: "also print the result on stdout"},
+		&cli.BoolFlag{Name: "no-clipboard", Usage: "do not copy the result to the clipboard"},
+		&cli.StringFlag{Name: "launch", Usage: "start this agent on the resume prompt (" + strings.Join(launchable(), ", ") + ")"},
+	}
+}
+
+func outputFrom(c *cli.Context) (outputOptions, error) {
+	o := outputOptions{target: c.String("target"), format: strings.ToLower(c.String("format")), tokens: c.Int("tokens"),
+		stdout: c.Bool("stdout"), noClipboard: c.Bool("no-clipboard"), launch: c.String("launch")}
+	switch o.format {
+	case "md", "markdown":
+		o.format = "md"
+	case "yaml", "yml":
+		o.format = "yaml"
+	case "json":
+	default:
+		return o, exitf(ExitError, "--format %q: use md, yaml or json", o.format)
+	}
+	if o.tokens < 0 {
+		return o, exitf(ExitError, "--tokens must be positive")
+	}
+	t, ok := resume.CanonicalTarget(o.target)
+	if !ok {
+		return o, exitf(ExitError, "unknown --target %q (known: %s)", o.target, strings.Join(resume.Targets(), ", "))
+	}
+	o.target = t
+	if o.launch != "" {
+		if _, ok := launchArgs(o.launch, ""); !ok {
+			return o, exitf(ExitError, "--launch %q: carryover can start %s", o.launch, strings.Join(launchable(), ", "))
+		}
+	}
+	return o, nil
+}
+
+// ResumePath is where handoff and resume write their result (RESUME.md,
+// RESUME.yaml, RESUME.json).
+func ResumePath(project, format string) string {
+	return filepath.Join(publish.Dir(project), "RESUME."+format)
+}
+
+// layerNote says what became of each layer of a resume prompt.
+func layerNote(layers []resume.LayerStat) string {
+	var parts []string
+	for _, l := range layers {
+		var st string
+		switch l.Status {
+		case resume.Included:
+			st = "included"
+		case resume.Truncated:
+			st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
+		case resume.Dropped:
+			st = "dropped"
+		case resume.Empty:
+			st = "empty"
+		}
+		parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// structuredHandoff is the loaded handoff, else the one built from s (with
+// its lifecycle, degraded where s is thin), with o's protocol.
+func structuredHandoff(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) resume.Handoff {
+	var h resume.Handoff
+	if loadedHandoff != nil {
+		h = *loadedHandoff
+	} else {
+		h = resume.Structured(s).WithLifecycle(o.lifecycle)
+		resume.Degrade(&h, s)
+	}
+	if s.Imported != "" && loadedHandoff == nil { // a loaded one round-trips byte for byte
+		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
+	}
+	return h.WithProtocol(o.mode)
+}
+
+// render builds the output text in o.format from s (already redacted).
+// loadedHandoff, when set, is re-emitted as is (structured round trip).
+func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (text string, stats string, err error) {
+	budget, err := resume.Budget(o.target, o.tokens)
+	if err != nil {
+		return "", "", exitf(ExitError, "%v", err)
+	}
+	budgetNote := fmt.Sprintf("%d-token budget", budget)
+	if o.tokens == 0 {
+		budgetNote += fmt.Sprintf(" (%s: %d%% of %d)", o.target, int(resume.BudgetShare*100), resume.Window(o.target))
+	}
+	if o.format == "md" {
+		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens, Mode: o.mode})
+		if err != nil {
+			return "", "", exitf(ExitCompression, "%v", err)
+		}
+		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, layerNote(res.Layers), qualityNote(s)), nil
+	}
+	h := structuredHandoff(s, loadedHandoff, o)
+	if err := h.Validate(); err != nil {
+		return "", "", exitf(ExitParse, "%v", err)
+	}
+	trimmed, err := h.Fit(o.format, budget)
+	if err != nil {
+		return "", "", exitf(ExitCompression, "%v", err)
+	}
+	b, err := h.Encode(o.format)
+	if err != nil {
+		return "", "", exitf(ExitError, "%v", err)
+	}
+	note := "all fields included"
+	if trimmed {
+		note = "lists trimmed to fit"
+	}
+	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, qualityNote(s)), nil
+}
+
+// deliver writes the result file, prints it when asked, copies it to the
+// clipboard and reports on stderr. text must already be redacted; it is
+// redacted once more here (idempotent) as the last step before egress.
+func deliver(e *Env, project string, text, stats string, o outputOptions, redact func(string) string) error {
+	text = redact(text)
+	path := ResumePath(project, o.format)
+	// The home directory (or an ancestor) is never a project: nothing is
+	// written there; the prompt goes to stdout (and the clipboard).
+	notProject := publish.NotProject(project, e.UserHome())
+	wrote := !notProject
+	if notProject {
+		o.stdout = true
+		if o.launch != "" {
+			return exitf(ExitError, "%s is not a project (the home directory or above it): carryover writes no file there, so --launch has nothing to hand the agent; run it in the project's directory, or pass --project", project)
+		}
+	} else {
+		if err := publish.EnsureDir(project); err != nil {
+			return exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
+		}
+		if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); errors.Is(err, publish.ErrTracked) {
+			// The repository commits that file: the prompt still goes to the
+			// clipboard or stdout, never into a file `git commit -a` publishes.
+			fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
+			logManual(e, err)
+			wrote = false
+		} else if err != nil {
+			return exitf(ExitError, "write %s: %v", path, err)
+		}
+	}
+	if o.stdout {
+		shown := text
+		if e.StdoutTTY { // transcript text must not drive the user's terminal
+			shown = publish.StripTerminal(text)
+		}
+		io.WriteString(e.Stdout, shown)
+		if !strings.HasSuffix(text, "\n") {
+			io.WriteString(e.Stdout, "\n")
+		}
+	}
+	fmt.Fprintf(e.Stderr, "carryover: %s\n", stats)
+	if notProject {
+		fmt.Fprintf(e.Stderr, "carryover: %s is the home directory or above it, never a project: no file written, printed above\n", project)
+	} else if wrote {
+		fmt.Fprintf(e.Stderr, "carryover: wrote %s\n", path)
+	}
+	if !o.noClipboard {
+		fmt.Fprintf(e.Stderr, "carryover: %s\n", copyText(e, text, path))
+	}
+	if o.launch != "" {
+		if !wrote {
+			return exitf(ExitError, "--launch needs %s, which was not written (see above)", path)
+		}
+		return launchAgent(e, o.launch, project, path)
+	}
+	return nil
+}
+
+func logManual(e *Env, err error) {
+	log := newLogger(e)
+	log.Prefix = "manual "
+	log.Printf("%v", err)
+}
+
+// plainText is a writer for human-readable output made of recorded
+// strings (status, history, history show): each write loses its terminal
+// escapes, control characters but newline and tab, and invisible
+// characters (publish.StripTerminal), so that a planted history file, a
+// handoff.md's quality line or a branch name cannot drive the terminal or
+// hide text. Every fmt.Fprint* is one write, so no sequence is split.
+type plainText struct{ w io.Writer }
+
+func (p plainText) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, publish.StripTerminal(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func plainEnv(e *Env) *Env {
+	pe := *e
+	pe.Stdout = plainText{e.Stdout}
+	return &pe
+}
+
+// OSC52 is the terminal escape that sets the clipboard to text.
+func OSC52(text string, tmux bool) string {
+	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(text)) + "\a"
+	if tmux {
+		// tmux passes escapes through only inside a DCS wrapper.
+		seq = "\x1bPtmux;\x1b" + seq + "\x1b\\"
+	}
+	return seq
+}
+
+// copyText puts text on the clipboard: the system clipboard, or over SSH
+// (or when that fails) OSC 52 on a terminal stdout. It returns a one-line
+// note saying what happened.
+func copyText(e *Env, text, path string) string {
+	ssh := e.Getenv("SSH_TTY") != "" || e.Getenv("SSH_CONNECTION") != ""
+	var cerr error
+	if !ssh {
+		if e.Clipboard == nil {
+			cerr = fmt.Errorf("no clipboard")
+		} else if cerr = e.Clipboard(text); cerr == nil {
+			return "copied to the clipboard: paste it into the next agent"
+		}
+	}
+	if e.StdoutTTY {
+		io.WriteString(e.Stdout, OSC52(text, e.Getenv("TMUX") != ""))
+		note := "sent to your terminal's clipboard (OSC 52)"
+		if ssh {
+			note += " over SSH"
+		}
+		if len(text) > 74_000 {
+			note += "; some terminals cap OSC 52 near 100 KB: if the paste is cut, use " + path
+		}
+		return note
+	}
+	why := "no clipboard over SSH without a terminal"
+	if cerr != nil {
+		first, _, _ := strings.Cut(cerr.Error(), "\n")
+		why = "clipboard unavailable: " + first
+	}
+	return fmt.Sprintf("%s; the prompt is in %s", why, path)
+}
+
+// launchArgs is the command line that starts agent on the prompt file.
+// The prompt itself never goes through argv (E2BIG on large prompts, and
+// it would show in ps): the agent is told to read the file.
+func launchArgs(agent, path string) ([]string, bool) {
+	msg := "Read " + path + " (a handoff from a previous session) and resume the work it describes, starting with its \"Resume Now\" section."
+	a, ok := adapters.ByName(agent)
+	if !ok || a.Launch == nil {
+		return nil, false
+	}
+	return append(slices.Clone(a.Launch), msg), true
+}
+
+func launchable() []string {
+	var out []string
+	for _, a := range adapters.All {
+		if a.Launch != nil {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+func launchAgent(e *Env, agent, project, path string) error {
+	argv, _ := launchArgs(agent, path)
+	bin := lookPath(e, argv[0])
+	if bin == "" {
+		return exitf(ExitError, "--launch %s: `%s` is not on PATH; the prompt is in %s", agent, argv[0], path)
+	}
+	argv[0] = bin
+	fmt.Fprintf(e.Stderr, "carryover: starting %s in %s\n", filepath.Base(bin), project)
+	if err := e.startProcess(project, argv); err != nil {
+		return exitf(ExitError, "%s exited: %v", filepath.Base(bin), err)
+	}
+	return nil
+}
+
+// qualityNote is the stats line's coverage report ("; quality 75% (…)").
+func qualityNote(s resume.Session) string {
+	if s.Quality == nil {
+		return ""
+	}
+	return "; " + s.Quality.String()
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/service"
 )
 
 func ignoreCommand(e *Env) *cli.Command {
@@ -26,8 +25,7 @@ func ignoreCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "list", Usage: "list the ignored projects"},
 		},
 		Action: func(c *cli.Context) error {
-			args, late := trailingBools(c.Args().Slice(), "remove", "list")
-			remove, list := c.Bool("remove") || late["remove"], c.Bool("list") || late["list"]
+			args, remove, list := c.Args().Slice(), c.Bool("remove"), c.Bool("list")
 			if len(args) > 1 {
 				return usageErrorf("carryover ignore --help", "ignore takes at most one directory")
 			}
@@ -108,15 +106,7 @@ func ignoreTarget(e *Env, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
-		if root := service.RepoRoot(abs); root == abs {
-			return root, nil
-		}
-	}
-	return filepath.Clean(abs), nil
+	return publish.Canonical(abs), nil
 }
 
 // sameDir reports whether a listed path p names dir (~ expanded, symlinks
@@ -125,8 +115,5 @@ func sameDir(e *Env, p, dir string) bool {
 	if len(p) > 1 && p[:2] == "~/" {
 		p = filepath.Join(e.UserHome(), p[2:])
 	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return filepath.Clean(p) == filepath.Clean(dir)
+	return publish.Canonical(p) == filepath.Clean(dir)
 }

@@ -2,9 +2,9 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,7 +21,7 @@ func infoCommand(e *Env) *cli.Command {
 		Name:  "info",
 		Usage: "show storage paths, context windows and configuration",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
+			projectFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error { return runInfo(e, c.String("project"), c.Bool("json")) },
@@ -57,29 +57,23 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
-// agentPaths are where tl keeps its sessions (relative ones under
-// project) and its hook config.
-func agentPaths(e *Env, tl specs.Tool, project string) AgentPaths {
-	ap := AgentPaths{Tool: tl.Name, Display: tl.Display, HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))}
-	seen := map[string]bool{}
-	add := func(p string) {
-		if !filepath.IsAbs(p) {
+// storePaths are where tl keeps its sessions, once each: its lister's
+// stores and the table's transcript paths (relative ones under project,
+// none when project is "").
+func storePaths(e *Env, tl specs.Tool, project string) []string {
+	var cands, out []string
+	if l, ok := adapters.ListerFor(tl.Name); ok {
+		cands = l.Stores(adapterEnv(e))
+	}
+	for _, p := range append(cands, tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome())...) {
+		if !filepath.IsAbs(p) && project != "" {
 			p = filepath.Join(project, p)
 		}
-		if !seen[p] {
-			seen[p] = true
-			ap.Transcripts = append(ap.Transcripts, p)
+		if filepath.IsAbs(p) && !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
-	if l, ok := adapters.ListerFor(tl.Name); ok {
-		for _, p := range l.Stores(adapterEnv(e)) {
-			add(p)
-		}
-	}
-	for _, p := range tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome()) {
-		add(p)
-	}
-	return ap
+	return out
 }
 
 // printInfo prints info's text form.
@@ -133,7 +127,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	inf := Info{Version: buildVersion().Version, Home: e.Home(), Ledger: filepath.Join(e.Home(), service.LedgerFile), Config: e.ConfigPath(), Settings: configSettings(e, project), Project: project,
 		Outputs: []string{publish.HandoffPath(project), ResumePath(project, "md"), SessionPath(project)}}
 	if st, err := service.OpenStore(e.service()); err == nil {
-		inf.Sessions = st.SessionCount()
+		inf.Sessions = len(st.ListedSessions("", "", 1_000_000))
 		st.Close()
 	}
 	tab, err := specs.Load()
@@ -141,7 +135,8 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		return exitf(ExitError, "%v", err)
 	}
 	for _, tl := range tab.Tools() {
-		inf.Agents = append(inf.Agents, agentPaths(e, tl, project))
+		inf.Agents = append(inf.Agents, AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project),
+			HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))})
 	}
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)
@@ -155,8 +150,120 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 }
 
 func exists(p string) string {
-	if _, err := os.Stat(p); err == nil {
+	if fileExists(p) {
 		return ""
 	}
 	return "  (not present)"
+}
+
+func detectCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:        "detect",
+		Usage:       "show which AI coding agents are installed (✓/✗); exit 1 when none is",
+		Description: "An agent counts as detected when its binary is on PATH or its session store exists.",
+		Flags:       []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action:      func(c *cli.Context) error { return runDetect(e, c.Bool("json")) },
+	}
+}
+
+// Detection is one agent's `detect` line.
+type Detection struct {
+	Tool     string   `json:"agent"`
+	Display  string   `json:"display"`
+	Detected bool     `json:"detected"`
+	Binary   string   `json:"binary,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	Stores   []string `json:"stores,omitempty"` // existing session stores
+	Hint     string   `json:"hint,omitempty"`
+	Problem  string   `json:"problem,omitempty"`
+
+	// VersionFrom: package.json, install path, self-update or version command.
+	VersionFrom string `json:"version_from,omitempty"`
+}
+
+func detect(e *Env, project string) ([]Detection, error) {
+	tab, err := specs.Load()
+	if err != nil {
+		return nil, err
+	}
+	var out []Detection
+	for _, a := range detectAgents(e, tab) {
+		tl, _ := tab.Tool(a.Tool)
+		d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
+		for _, p := range storePaths(e, tl, project) {
+			if fileExists(p) {
+				d.Stores = append(d.Stores, p)
+			}
+		}
+		d.Detected = d.Binary != "" || len(d.Stores) > 0
+		if !d.Detected {
+			d.Hint = tl.InstallHint
+			d.Problem = ""
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func runDetect(e *Env, asJSON bool) error {
+	project, _ := currentProject(e, "")
+	stop := spinner(e, "looking for agents…")
+	ds, err := detect(e, project)
+	stop()
+	if err != nil {
+		return exitf(ExitError, "%v", err)
+	}
+	n := 0
+	for _, d := range ds {
+		if d.Detected {
+			n++
+		}
+	}
+	if asJSON {
+		if err := printJSON(e.Stdout, struct {
+			Agents   []Detection `json:"agents"`
+			Detected int         `json:"detected"`
+		}{nonNil(ds), n}); err != nil {
+			return err
+		}
+	} else {
+		for _, d := range ds {
+			line := fmt.Sprintf("%s %-22s", checkMark(e, d.Detected), d.Display)
+			switch {
+			case d.Detected:
+				var parts []string
+				if d.Version != "" {
+					parts = append(parts, d.Version)
+				}
+				if d.Binary != "" {
+					parts = append(parts, d.Binary)
+				} else {
+					parts = append(parts, "(not on PATH)")
+				}
+				if len(d.Stores) > 0 {
+					parts = append(parts, "sessions: "+strings.Join(d.Stores, ", "))
+				}
+				if d.Problem != "" {
+					parts = append(parts, "note: "+d.Problem)
+				}
+				line += " " + strings.Join(parts, "  ")
+			default:
+				line += " not found (install: " + d.Hint + ")"
+			}
+			fmt.Fprintln(e.Stdout, strings.TrimRight(line, " "))
+		}
+	}
+	if n == 0 {
+		return exitf(ExitError, "no agents detected: none of %d supported agents is on PATH or has a session store; "+
+			"install one (e.g. %s), or set %s if yours live elsewhere", len(ds), firstHint(ds), strings.Join(specs.StoreVariables(runtime.GOOS), "/"))
+	}
+	return nil
+}
+
+// firstHint is the install hint of the first agent of the table.
+func firstHint(ds []Detection) string {
+	if len(ds) == 0 {
+		return "see `carryover detect`"
+	}
+	return ds[0].Hint
 }

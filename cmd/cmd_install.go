@@ -1,12 +1,7 @@
 package cmd
 
-// install, refresh and uninstall: detect agents, write carryover's hook stubs
-// into their configs (specs/hookconf), and report per agent. agentStatus is the
-// agent part of `carryover status`.
-
 import (
 	"fmt"
-	"github.com/carryover/carryover/publish/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,31 +10,31 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs"
 	"github.com/carryover/carryover/specs/hookconf"
-	"github.com/urfave/cli/v2"
 )
 
-// AgentStatus is one agent's detection and hook state.
+// install, refresh and uninstall: detect agents, write carryover's hook stubs
+// into their configs (specs/hookconf), and report per agent. agentStatus is the
+// agent part of `carryover status`.
+
+// AgentStatus is one agent's detection and hook state: Binary is ""
+// when not detected, VersionFrom a specs.Source, Capability zero when not
+// detected or unsupported, Problem a detection or resolution failure.
 type AgentStatus struct {
-	Tool, Display string
-	// Binary is the path found on PATH ("" = not detected).
-	Binary  string
-	Version string
-	// VersionFrom says where Version came from (specs.Source).
-	VersionFrom string
-	// Capability is the resolved row (zero when not detected or unsupported).
-	Capability specs.Capability
-	// Hooks is the state of carryover's stubs in the agent's config.
-	Hooks hookconf.Status
-	// Problem explains detection or resolution failures in words.
-	Problem string
+	Tool, Display, Binary, Version, VersionFrom string
+	Capability                                  specs.Capability
+	Hooks                                       hookconf.Status
+	Problem                                     string
 }
 
-// Detected reports whether the agent's binary was found.
 func (a AgentStatus) Detected() bool { return a.Binary != "" }
 
 func installCommand(e *Env) *cli.Command {
@@ -99,12 +94,10 @@ func uninstallCommand(e *Env) *cli.Command {
 	}
 }
 
+// installOptions: resume is the mode to save ("" = ask on a terminal).
 type installOptions struct {
-	tools       string
-	yes, dryRun bool
-	refresh     bool
-	// resume is the resume mode to save ("" = ask on a terminal, else keep).
-	resume string
+	tools, resume        string
+	yes, dryRun, refresh bool
 }
 
 // pluginEnabled is the id of carryover's plugin for the agent when its
@@ -122,14 +115,9 @@ func pluginEnabled(tl specs.Tool, settings string) string {
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
-	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), installPathExists)
+	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), fileExists)
 	t.Record = filepath.Join(e.Home(), hookconf.RecordFile)
 	return t
-}
-
-func installPathExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // detectAgents finds and versions every agent concurrently.
@@ -217,7 +205,6 @@ func absPATH(e *Env) string {
 	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
-// agentStatus reports every agent: detection, resolved row, hook state.
 func agentStatus(e *Env) []AgentStatus {
 	tab, err := specs.Load()
 	if err != nil {
@@ -226,7 +213,6 @@ func agentStatus(e *Env) []AgentStatus {
 	return checkHooks(e, tab, detectAgents(e, tab))
 }
 
-// checkHooks fills in each agent's hook state.
 func checkHooks(e *Env, tab *specs.Table, agents []AgentStatus) []AgentStatus {
 	for i := range agents {
 		a := &agents[i]
@@ -299,7 +285,7 @@ func runInstall(e *Env, o installOptions) error {
 // saveInstallChoice keeps the chosen agents and resume mode in the config
 // (refresh reads them back); a failure is only told.
 func saveInstallChoice(e *Env, sel []string, resume string) {
-	if err := saveToolSelection(e.ConfigPath(), sel); err != nil {
+	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
 	}
 	saveResumeMode(e, resume)
@@ -341,7 +327,7 @@ func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentSt
 }
 
 // installSelected sets up every selected agent: how many failed, and the
-// versions of those set up.
+// versions set up.
 func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentStatus, sel []string) (failed int, recs map[string]service.AgentRecord) {
 	byName := map[string]AgentStatus{}
 	for _, a := range agents {
@@ -421,7 +407,6 @@ func wireHooks(e *Env, o installOptions, tg hookconf.Target, a AgentStatus, labe
 	return true
 }
 
-// projectsLine is install's one line on what carryover does in projects.
 func projectsLine(e *Env, cfg Config) string {
 	when := "only in a project where an agent needs it (no working start injection)"
 	switch cfg.PointerMode() {
@@ -485,8 +470,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	return true
 }
 
-// printCleanup removes what carryover's hook files left (backups, empty
-// directories) and notes each.
+// printCleanup removes the backups and empty directories hook files left.
 func printCleanup(e *Env, plans []hookconf.Plan, tg hookconf.Target) {
 	for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
 		fmt.Fprintf(e.Stdout, "note     %s\n", n)
@@ -511,8 +495,101 @@ func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	return changed
 }
 
-// saveToolSelection writes `tools = [...]` into config.toml, keeping every
-// other line.
-func saveToolSelection(path string, tools []string) error {
-	return config.SetKeyInFile(path, "tools", config.Strings(tools), 0o600)
+// uninstall --purge: every trace of carryover in the projects the ledger
+// knows (publish.Purge), and with --yes the ledger and carryover's home.
+
+func runPurge(e *Env, dryRun, yes bool) error {
+	home := e.Home()
+	var projects []string
+	st, err := service.OpenStore(e.service())
+	if err == nil {
+		projects, err = st.KnownProjects()
+		st.Close()
+	}
+	if err != nil {
+		return exitf(ExitError, "cannot read the ledger %s to find the projects: %v; no project purged", filepath.Join(home, service.LedgerFile), err)
+	}
+	for _, p := range publish.EditedProjects(home) {
+		if !slices.Contains(projects, p) {
+			projects = append(projects, p)
+		}
+	}
+	slices.Sort(projects)
+	would := ""
+	if dryRun {
+		would = "would "
+	}
+	left := 0
+	for _, p := range projects {
+		if !isDir(p) {
+			continue // gone: nothing of carryover's is left there
+		}
+		tracked := func(path string) bool { return service.Tracker{}.Tracked(p, path) }
+		steps := publish.Purge(home, p, tracked, dryRun)
+		if len(steps) == 0 {
+			continue
+		}
+		fmt.Fprintf(e.Stdout, "project  %s\n", p)
+		for _, s := range steps {
+			if s.Err != nil {
+				left++
+				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", s.Path, s.Err)
+				continue
+			}
+			fmt.Fprintf(e.Stdout, "  %s%s %s (%s)\n", would, s.Action, s.Path, s.Why)
+		}
+	}
+	if !yes {
+		if !dryRun {
+			fmt.Fprintf(e.Stdout, "kept     the ledger and settings in %s (`carryover uninstall --purge --yes` deletes them too)\n", home)
+		}
+	} else {
+		left += purgeHome(e, home, would)
+	}
+	if left > 0 {
+		return exitf(ExitError, "%d file(s) left alone; see the lines above", left)
+	}
+	return nil
+}
+
+// homeNames are the files and directories carryover keeps in its home;
+// a name starting with one of homePrefixes is carryover's too (the
+// ledger's WAL, salvage copies, the rotated log).
+var (
+	homeNames    = []string{"config.toml", "install.json", service.AgentsFile, "handoff.md", "published", "edits", "run", "recovery.lock", adapters.ListCacheName}
+	homePrefixes = []string{service.LedgerFile, "carryover.log"}
+)
+
+// purgeHome deletes carryover's files from its home, then the home when
+// nothing else is in it; it returns how many entries it left.
+func purgeHome(e *Env, home, would string) int {
+	ents, err := os.ReadDir(home)
+	if err != nil {
+		return 0
+	}
+	var other []string
+	for _, d := range ents {
+		n := d.Name()
+		ours := slices.Contains(homeNames, n) || strings.Contains(n, ".carryover-tmp-") ||
+			slices.ContainsFunc(homePrefixes, func(p string) bool { return strings.HasPrefix(n, p) })
+		if !ours {
+			other = append(other, n)
+			continue
+		}
+		if would == "" {
+			if err := os.RemoveAll(filepath.Join(home, n)); err != nil {
+				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", filepath.Join(home, n), err)
+				continue
+			}
+		}
+	}
+	fmt.Fprintf(e.Stdout, "%sdelete the ledger, settings and records in %s\n", would, home)
+	if len(other) > 0 {
+		fmt.Fprintf(e.Stdout, "kept     %s: it also holds %s, which is not carryover's\n", home, strings.Join(other, ", "))
+		return 0
+	}
+	if would == "" && publish.Canonical(home) != publish.Canonical(e.UserHome()) {
+		_ = os.Remove(home)
+	}
+	return 0
 }

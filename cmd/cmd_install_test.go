@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs/hookconf"
 	"github.com/pelletier/go-toml/v2"
@@ -200,12 +201,12 @@ func TestSaveToolSelectionKeepsOtherKeys(t *testing.T) {
 		} else {
 			os.Remove(p)
 		}
-		if err := saveToolSelection(p, []string{"claude"}); err != nil {
+		if err := config.SetKeyInFile(p, "tools", config.Strings([]string{"claude"}), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(p)
 		if string(got) != tt.want {
-			t.Errorf("saveToolSelection(%q) = %q; want %q", tt.before, got, tt.want)
+			t.Errorf("tools = [claude] over %q = %q; want %q", tt.before, got, tt.want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +20,7 @@ func listCommand(e *Env) *cli.Command {
 			"~N is an estimate.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "source", Usage: "only this agent"},
-			&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
+			projectFlag,
 			&cli.BoolFlag{Name: "all", Usage: "sessions of every project"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many sessions (0 = no limit)", Value: 10},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
@@ -33,22 +35,22 @@ func listCommand(e *Env) *cli.Command {
 	}
 }
 
+// listProject is the project list reads ("" with --all).
+func listProject(e *Env, projectFlag string, all bool) (string, error) {
+	if all {
+		return "", nil
+	}
+	return currentProject(e, projectFlag)
+}
+
 // runListPick prints the id of the session the user picks (for
 // `carryover handoff $(carryover list --pick)` and other scripts).
 func runListPick(e *Env, source, projectFlag string, all bool, help string) error {
-	project := ""
-	if !all {
-		p, err := currentProject(e, projectFlag)
-		if err != nil {
-			return err
-		}
-		project = p
-	}
-	cs, _, err := gather(e, project, source)
+	project, err := listProject(e, projectFlag, all)
 	if err != nil {
 		return err
 	}
-	ch, err := pickSession(e, cs, help)
+	ch, err := pickSession(e, project, source, help, false)
 	if err != nil {
 		return err
 	}
@@ -64,13 +66,9 @@ type listEntry struct {
 }
 
 func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON bool) error {
-	project := ""
-	if !all {
-		p, err := currentProject(e, projectFlag)
-		if err != nil {
-			return err
-		}
-		project = p
+	project, err := listProject(e, projectFlag, all)
+	if err != nil {
+		return err
 	}
 	stop := spinner(e, "reading sessions…")
 	cs, stores, err := gather(e, project, source)
@@ -83,7 +81,7 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 		cs = cs[:limit]
 	}
 	cfg, _ := LoadConfig(e, project)
-	redact := redactor(cfg)
+	redact := service.Redactor(cfg)
 	for i := range cs {
 		cs[i].Preview = publish.OneLine(redact(cs[i].Preview))
 		cs[i].Project = publish.OneLine(cs[i].Project)
@@ -114,11 +112,13 @@ func printListJSON(e *Env, project string, cs []candidate, total int) error {
 // printListTable prints one row per session; --all adds the project.
 func printListTable(e *Env, cs []candidate, all bool) {
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-	head := "AGENT\tID\tLAST ACTIVE\tMSGS\tPREVIEW"
-	if all {
-		head = "AGENT\tID\tLAST ACTIVE\tMSGS\tPROJECT\tPREVIEW"
+	row := func(cols ...string) string {
+		if !all {
+			cols = slices.Delete(cols, 4, 5) // the project
+		}
+		return strings.Join(cols, "\t")
 	}
-	fmt.Fprintln(tw, colour(e, e.StdoutTTY, "1", head))
+	fmt.Fprintln(tw, colour(e, e.StdoutTTY, "1", row("AGENT", "ID", "LAST ACTIVE", "MSGS", "PROJECT", "PREVIEW")))
 	for _, c := range cs {
 		n := fmt.Sprint(c.MessageCount)
 		if c.CountEstimated {
@@ -131,11 +131,7 @@ func printListTable(e *Env, cs []candidate, all bool) {
 		if c.NotYours != "" {
 			prev = "(not picked: " + c.NotYours + ") " + prev
 		}
-		if all {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev)
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, prev)
-		}
+		fmt.Fprintln(tw, row(c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev))
 	}
 	tw.Flush()
 }

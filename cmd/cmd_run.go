@@ -25,6 +25,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/service"
 )
 
 func runCommand(e *Env) *cli.Command {
@@ -59,7 +60,7 @@ func runCommand(e *Env) *cli.Command {
 			for _, ce := range cerrs {
 				fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
 			}
-			return runAgent(e, runOptions{argv: args, project: project, maxRestarts: limits.Of(cfg).MaxRestarts(), poll: 500 * time.Millisecond, grace: 10 * time.Second})
+			return runAgent(e, runOptions{argv: args, project: project, maxRestarts: cfg.Walls().MaxRestarts(), poll: 500 * time.Millisecond, grace: 10 * time.Second})
 		},
 	}
 }
@@ -120,12 +121,14 @@ func exitCodeOf(ps *os.ProcessState, critical bool) int {
 func runAgent(e *Env, o runOptions) error {
 	log := newLogger(e)
 	log.Prefix = "run "
-	agent, _ := adapters.ByName(filepath.Base(o.argv[0]))
+	ag, _ := adapters.ByName(filepath.Base(o.argv[0]))
 	tool := ""
-	if agent != nil {
-		tool = agent.Name
+	if ag != nil {
+		tool = ag.Name
 	}
-	id := newRunID()
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	id := hex.EncodeToString(b) // limits.splitRun takes hex only
 	if o.interrupted == nil {
 		o.interrupted = new(atomic.Bool)
 	}
@@ -135,11 +138,9 @@ func runAgent(e *Env, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	ag, _ := adapters.ByName(tool)
 	restarts := 0
 	for gen := 0; ; gen++ {
-		argv := o.argv
-		argv = readArgs(ag, argv, o.project)
+		argv := readArgs(ag, o.argv, o.project)
 		c := exec.Command(bin, argv[1:]...)
 		c.Dir = o.project
 		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
@@ -178,7 +179,7 @@ func runAgent(e *Env, o runOptions) error {
 // watch waits for the agent to exit, ending it gracefully (SIGTERM, then
 // SIGKILL after grace) when a verified CRITICAL signal arrives; critical
 // says whether one did (also when it arrived just as the agent exited).
-func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *logger) (limits.Signal, bool) {
+func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *service.Log) (limits.Signal, bool) {
 	done := make(chan struct{})
 	go func() { _ = c.Wait(); close(done) }()
 	t := time.NewTicker(o.poll)
@@ -222,12 +223,6 @@ func exitCode(code int) error {
 		code = 1
 	}
 	return &exitError{code: code}
-}
-
-func newRunID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // runNoHooksNote says what run does for the agents without hooks (from

@@ -12,6 +12,9 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
+	"github.com/carryover/carryover/publish/lifecycle"
+	"github.com/carryover/carryover/publish/resume"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -22,8 +25,7 @@ func statusCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 			&cli.BoolFlag{Name: "space", Usage: "the ledger's size per table and index too (reads the whole ledger)"}},
 		Action: func(c *cli.Context) error {
-			st := collectStatus(e)
-			ledgerSpace(e, &st, c.Bool("space"))
+			st := collectStatus(e, c.Bool("space"))
 			if c.Bool("json") {
 				return printJSON(e.Stdout, st)
 			}
@@ -42,20 +44,16 @@ type StatusReport struct {
 	Walls    WallsReport     `json:"limits"`
 	Guest    GuestReport     `json:"in_projects"`
 	Problems []string        `json:"problems,omitempty"`
-	// Ignored is what the working directory's project config asked for
-	// that carryover does not honour (publish.ProjectPolicy).
-	Ignored []string `json:"config_ignored,omitempty"`
-	// Config lists unknown keys and invalid values in the config files.
-	Config []string `json:"config_warnings,omitempty"`
+	Ignored  []string        `json:"config_ignored,omitempty"` // what the project config asked for and the policy ignores
+	Config   []string        `json:"config_warnings,omitempty"`
 }
 
 // GuestReport is what carryover writes in projects and what the user
 // told it to leave alone or forget.
 type GuestReport struct {
-	Pointer string   `json:"pointer"`
-	Ignore  []string `json:"ignore"`
-	// Forgotten counts handoff records whose session was forgotten.
-	Forgotten int `json:"forgotten_handoffs"`
+	Pointer   string   `json:"pointer"`
+	Ignore    []string `json:"ignore"`
+	Forgotten int      `json:"forgotten_handoffs"`
 }
 
 // AgentReport is one agent's line in status.
@@ -73,12 +71,11 @@ type AgentReport struct {
 	HookDetail string   `json:"hook_detail,omitempty"`
 	Events     []string `json:"events,omitempty"`
 	Problem    string   `json:"problem,omitempty"`
-	// Restore says how the handoff reaches an agent that cannot be told
-	// at session start (specs.Capability.StartInjection).
-	Restore string `json:"restore,omitempty"`
-	// Read is what reading its most recent sessions found (issue 12:
-	// unreadable is not empty; drift names a newer format).
-	Read *adapters.Survey `json:"read,omitempty"`
+	// Restore: how the handoff reaches an agent that cannot be told at
+	// session start. Read: its recent sessions (issue 12: unreadable is
+	// not empty; drift names a newer format).
+	Restore string           `json:"restore,omitempty"`
+	Read    *adapters.Survey `json:"read,omitempty"`
 }
 
 // LedgerReport describes the ledger file.
@@ -89,20 +86,18 @@ type LedgerReport struct {
 	Sessions int            `json:"sessions"`
 	Rows     int            `json:"rows"`
 	ByTool   map[string]int `json:"sessions_by_tool,omitempty"`
-	// Space is what takes the room (per project; per table with --space).
-	Space *service.Space `json:"space,omitempty"`
+	Space    *service.Space `json:"space,omitempty"` // per project; per table with --space
 }
 
-// ProjectReport is a project's current handoff and its delivery
-// receipts; ReceiptReport one receipt.
-type (
-	ProjectReport = service.ProjectStatus
-	ReceiptReport = service.Receipt
-)
+// ProjectReport is a project's current handoff and its delivery receipts.
+type ProjectReport = service.ProjectStatus
 
-func collectStatus(e *Env) (st StatusReport) {
+// collectStatus is status's report; tables adds the ledger's size per
+// table and index (dbstat reads every page; per project is cheap at any
+// size). Status never creates a ledger.
+func collectStatus(e *Env, tables bool) (st StatusReport) {
 	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
-	defer func() { st.Config = configWarnings(e, statusProjects(e, st)) }()
+	defer func() { st.Config = config.Warnings(e.ConfigPath(), e.UserHome(), statusProjects(e, st)) }()
 	cwdProject, _ := currentProject(e, "")
 	gcfg, _ := LoadConfig(e, cwdProject)
 	st.Guest = GuestReport{Pointer: gcfg.PointerMode(), Ignore: append([]string{}, gcfg.Ignore...)}
@@ -129,7 +124,6 @@ func collectStatus(e *Env) (st StatusReport) {
 	if wal, err := os.Stat(path + "-wal"); err == nil && st.Ledger.Exists {
 		st.Ledger.Bytes += wal.Size()
 	}
-	// No ledger yet: status stays read-only and does not create one.
 	store, err := service.OpenStore(e.service())
 	if err != nil {
 		st.Problems = append(st.Problems, err.Error())
@@ -143,6 +137,11 @@ func collectStatus(e *Env) (st StatusReport) {
 		st.Problems = append(st.Problems, err.Error())
 	}
 	st.Walls.Last = store.LastLimits()
+	if st.Ledger.Exists {
+		if st.Ledger.Space, err = store.Space(tables); err != nil {
+			st.Problems = append(st.Problems, "ledger space: "+err.Error())
+		}
+	}
 	return st
 }
 
@@ -191,15 +190,10 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 	if a.ConfigPath != "" {
 		fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
 	}
-	for _, s := range []string{a.HookDetail, a.Warning, a.Problem, a.Restore} {
-		if s != "" {
-			fmt.Fprintf(w, "      %s\n", s)
-		}
-	}
+	printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
 	printSurvey(w, a.Read)
 }
 
-// printLedger prints the ledger's size, sessions by agent and rows.
 func printLedger(e *Env, l LedgerReport) {
 	w := e.Stdout
 	fmt.Fprintf(w, "\nLedger  %s\n", l.Path)
@@ -216,8 +210,6 @@ func printLedger(e *Env, l LedgerReport) {
 	printSpace(e, l.Space)
 }
 
-// printProjectStatus prints a project's current handoff, its lifecycle and
-// who received it.
 func printProjectStatus(e *Env, p ProjectReport) {
 	w := e.Stdout
 	if p.Header == "" {
@@ -225,13 +217,9 @@ func printProjectStatus(e *Env, p ProjectReport) {
 		return
 	}
 	fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
-	for _, s := range []string{p.Quality, p.NotInjected} {
-		if s != "" {
-			fmt.Fprintf(w, "    %s\n", s)
-		}
-	}
+	printLines(w, "    ", p.Quality, p.NotInjected)
 	printLifecycle(e, p.Lifecycle)
-	if p.Lifecycle != nil && p.Lifecycle.Status == publish.StatusCleared {
+	if p.Lifecycle != nil && p.Lifecycle.Status == lifecycle.StatusCleared {
 		return
 	}
 	if len(p.Receipts) == 0 {
@@ -246,6 +234,15 @@ func printProjectStatus(e *Env, p ProjectReport) {
 	}
 	if p.Context != "" {
 		fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
+	}
+}
+
+// printLines prints each of lines that is not empty, indented.
+func printLines(w io.Writer, indent string, lines ...string) {
+	for _, s := range lines {
+		if s != "" {
+			fmt.Fprintf(w, "%s%s\n", indent, s)
+		}
 	}
 }
 
@@ -277,7 +274,6 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// printGuest says what carryover writes in projects and how to stop it.
 func printGuest(w io.Writer, g GuestReport) {
 	fmt.Fprintln(w, "\nIn projects")
 	fmt.Fprintln(w, "  handoff: <project>/.carryover/ (git-ignored by its own .gitignore); the home directory and above: the ledger only")
@@ -301,4 +297,116 @@ func restoreLine(display, mode string) string {
 		return "restore: " + display + " cannot be told at session start and pointer = \"never\", so it receives no handoff; `carryover config set pointer auto` gives it the pointer block in AGENTS.md"
 	}
 	return "restore: " + display + " cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md (pointer = \"" + mode + "\")"
+}
+
+// spaceProjects is how many (of the biggest) projects status names.
+const spaceProjects = 5
+
+func printSpace(e *Env, sp *service.Space) {
+	if sp == nil {
+		return
+	}
+	w := e.Stdout
+	var rows int64
+	for _, p := range sp.Projects {
+		rows += p.Rows
+	}
+	used := sp.FileBytes - sp.FreeBytes
+	for i, p := range sp.Projects {
+		if i == spaceProjects {
+			fmt.Fprintf(w, "    … %d more projects\n", len(sp.Projects)-i)
+			break
+		}
+		share := int64(0)
+		if rows > 0 {
+			share = used * p.Rows / rows
+		}
+		fmt.Fprintf(w, "    ~%-9s %s: %d sessions, %d rows, last active %s\n", humanBytes(share), p.Project, p.Sessions, p.Rows, publish.Ago(e.Now(), p.LastActive))
+	}
+	for _, t := range sp.Tables {
+		fmt.Fprintf(w, "    %-9s %s\n", humanBytes(t.Bytes), t.Name)
+	}
+	if sp.TablesNote != "" {
+		fmt.Fprintf(w, "    %s\n", sp.TablesNote)
+	}
+	if sp.FreeBytes > 0 {
+		hint := "`carryover gc` gives it back"
+		if !sp.AutoVacuum {
+			hint = "reused by new rows; the ledger predates auto-vacuum: `carryover gc --vacuum` once gives it back"
+		}
+		fmt.Fprintf(w, "    %s free inside the file (%s)\n", humanBytes(sp.FreeBytes), hint)
+	}
+	fmt.Fprintln(w, "    `carryover gc --older-than 180d` removes old sessions' rows (never handoffs or decisions)")
+}
+
+// WallsReport is the [limits]/[context] configuration and the last limit
+// each agent hit.
+type WallsReport struct {
+	AutoResume        bool                `json:"auto_resume"`
+	WarnPercent       float64             `json:"warn_percent"`
+	MaxRestarts       int                 `json:"max_restarts"`
+	RestartAtCritical bool                `json:"restart_at_critical"`
+	Thresholds        [3]int              `json:"context_thresholds"` // early warn, warn, critical (%)
+	Problems          []string            `json:"problems,omitempty"`
+	Last              []service.LastLimit `json:"last,omitempty"`
+}
+
+func wallsConfig(e *Env) WallsReport {
+	cfg, _ := LoadConfig(e, "")
+	w := cfg.Walls()
+	t := w.Thresholds()
+	return WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
+		RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}
+}
+
+func printWalls(e *Env, st StatusReport) {
+	w, c := e.Stdout, st.Walls
+	auto := "on"
+	if !c.AutoResume {
+		auto = "off"
+	}
+	fmt.Fprintf(w, "\nLimits  RESUME.md on a limit: %s, ahead of time from %.0f %% used; context levels %d/%d/%d %%; carryover run restarts ≤ %d\n",
+		auto, c.WarnPercent, c.Thresholds[0], c.Thresholds[1], c.Thresholds[2], c.MaxRestarts)
+	for _, p := range c.Problems {
+		fmt.Fprintf(w, "  config: %s\n", p)
+	}
+	for _, l := range c.Last {
+		name := l.Tool
+		if a, ok := adapters.ByName(l.Tool); ok {
+			name = a.Display
+		}
+		line := fmt.Sprintf("  last limit of %s: %s %s", name, strings.ReplaceAll(l.Kind, "_", " "), publish.Ago(e.Now(), l.At))
+		if l.Resets != "" {
+			line += ", resets " + l.Resets
+		}
+		fmt.Fprintf(w, "%s (session %s in %s)\n", line, shortID(l.Session), l.Project)
+	}
+}
+
+func printLifecycle(e *Env, h *lifecycle.HistoryEntry) {
+	if h == nil {
+		return
+	}
+	line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
+	if h.Status == lifecycle.StatusCleared {
+		// Said once, with who did it: nothing else about it matters now.
+		fmt.Fprintf(e.Stdout, "    %s: cleared by you (`carryover clear`); new sessions start without it\n", h.ID)
+		return
+	}
+	if len(h.ConsumedBy) > 0 {
+		var by []string
+		for _, c := range h.ConsumedBy {
+			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, shortID(c.Session), publish.Ago(e.Now(), c.At)))
+		}
+		line += " by " + strings.Join(by, ", ")
+	}
+	fmt.Fprintln(e.Stdout, line)
+	for _, s := range h.Staleness {
+		fmt.Fprintf(e.Stdout, "    %s\n", strings.TrimPrefix(s, "> "))
+	}
+}
+
+func structuredLifecycle(e *Env, project string) (l *resume.Lifecycle) {
+	_ = onProject(e, project, false, func(p *service.Project) error { l = p.Lifecycle(); return nil })
+	return l
 }

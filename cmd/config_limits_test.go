@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/publish/limits"
 )
 
 // TestConfigWalls: [limits] and [context] are read, shown by `carryover
@@ -17,7 +15,7 @@ func TestConfigWalls(t *testing.T) {
 	os.MkdirAll(e.Home(), 0o700)
 	os.WriteFile(e.ConfigPath(), []byte("[limits]\nwarn_percent = 80\nmax_restarts = 2\n[context]\nwarn = 70\ncritical = 90\n"), 0o600)
 	cfg, errs := LoadConfig(e, project)
-	w := limits.Of(cfg)
+	w := cfg.Walls()
 	if len(errs) != 0 || w.WarnPercent() != 80 || w.MaxRestarts() != 2 || w.Thresholds().Warn != 70 || w.Thresholds().Critical != 90 {
 		t.Fatalf("config = %+v %+v, errs %v", cfg.Limits, cfg.Context, errs)
 	}

@@ -16,13 +16,10 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// Getenv looks up an environment variable ("" when unset).
-	Getenv func(string) string
-	// Now is the clock.
-	Now func() time.Time
+	Getenv func(string) string // "" when unset
+	Now    func() time.Time
 	// Clipboard writes text to the system clipboard.
-	Clipboard func(string) error
-	// StdinTTY / StdoutTTY / StderrTTY report whether each stream is a terminal.
+	Clipboard                      func(string) error
 	StdinTTY, StdoutTTY, StderrTTY bool
 	// Executable is the absolute path of the running carryover binary
 	// (written into hook stubs).
@@ -89,13 +86,11 @@ func (e *Env) Home() string {
 	if h := e.Getenv("CARRYOVER_HOME"); h != "" {
 		return h
 	}
-	return userHome(e) + "/.carryover"
+	return e.UserHome() + "/.carryover"
 }
 
 // UserHome is the user's home directory from $HOME.
-func (e *Env) UserHome() string { return userHome(e) }
-
-func userHome(e *Env) string {
+func (e *Env) UserHome() string {
 	if h := e.Getenv("HOME"); h != "" {
 		return h
 	}

@@ -41,8 +41,7 @@ func TestGCCommand(t *testing.T) {
 	if err := runGC(e, "soon", "", false, false, false); err == nil {
 		t.Error("a bad --older-than accepted")
 	}
-	st := collectStatus(e)
-	ledgerSpace(e, &st, true)
+	st := collectStatus(e, true)
 	if st.Ledger.Space == nil || len(st.Ledger.Space.Projects) != 1 || st.Ledger.Space.Projects[0].Rows != 1 || st.Ledger.Rows != 1 {
 		t.Fatalf("status space: %+v", st.Ledger)
 	}

@@ -38,16 +38,17 @@ var allowedImports = map[string][]string{
 	"distill":                   {"adapters", "adapters/ledger", "distill/git", "publish/redact", "publish/safefile"},
 	"distill/git":               {"publish/safefile"}, // git's data by go-git's decoders; never runs git
 	"publish":                   {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
-	"publish/resume":            {"adapters", "adapters/ledger", "distill", "publish", "publish/redact", "publish/safefile"},
-	"publish/limits":            {"adapters", "adapters/ledger", "distill", "publish", "publish/config", "publish/resume"}, // rate limits, context levels, the run signal
+	"publish/resume":            {"adapters", "adapters/ledger", "distill", "publish", "publish/lifecycle", "publish/redact", "publish/safefile"},
+	"publish/lifecycle":         {"adapters", "adapters/ledger", "distill", "publish", "publish/redact"}, // handoff ids' records, receipts, decisions, pinned task, history, staleness + their queries
+	"publish/limits":            {"adapters", "adapters/ledger", "distill", "publish", "publish/resume"}, // rate limits, context levels, the run signal
 	// configuration: the Config type, its key table, load/merge/project
 	// policy, `config get/set/unset` editing; below the features, which
 	// read their keys from it, and it imports none of them
 	"publish/config": {"distill", "publish", "publish/safefile", "specs", "specs/hookconf"},
 	// the project service: one project's ledger, repository, config, clock
 	// and log; the hook event and the commands' operations
-	"publish/service": {"adapters", "adapters/ledger", "distill", "publish", "publish/config", "publish/limits", "publish/redact", "publish/resume", "publish/safefile"},
-	"cmd":             {"adapters", "adapters/ledger", "publish", "publish/config", "publish/limits", "publish/redact", "publish/resume", "publish/safefile", "publish/service", "specs", "specs/hookconf"},
+	"publish/service": {"adapters", "adapters/ledger", "distill", "publish", "publish/config", "publish/lifecycle", "publish/limits", "publish/redact", "publish/resume", "publish/safefile"},
+	"cmd":             {"adapters", "adapters/ledger", "publish", "publish/config", "publish/lifecycle", "publish/limits", "publish/redact", "publish/resume", "publish/safefile", "publish/service", "specs", "specs/hookconf"},
 	"cmd/e2e":         {}, // test files only: the kit (fake models, agent installers) is kit_*_test.go
 
 	"adapters/internal/claudejson": {}, // leaf: the Claude line decoder and its JSON scanner, behind adapters' wall

@@ -49,7 +49,7 @@ func TestHookLimit(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("announced twice: %s", out.String())
 	}
-	st := collectStatus(e)
+	st := collectStatus(e, false)
 	if len(st.Walls.Last) != 1 || st.Walls.Last[0].Tool != "claude" || st.Walls.Last[0].Resets != "2pm (Europe/Paris)" || st.Walls.Thresholds != [3]int{65, 75, 85} {
 		t.Errorf("status limits = %+v", st.Walls)
 	}

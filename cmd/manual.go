@@ -1,9 +1,5 @@
 package cmd
 
-// The manual path: `carryover list`, `handoff`, `capture` and `resume`
-// find sessions in the agents' own stores (and the ledger), ingest the
-// chosen one with the snapshot code, and build the resume prompt.
-
 import (
 	"bytes"
 	"errors"
@@ -22,13 +18,15 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
-
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/redact"
 	"github.com/carryover/carryover/publish/service"
 	"github.com/carryover/carryover/specs"
 )
 
-// selection is the session-selection flags shared by handoff and capture.
+// The manual path: list, handoff, capture and resume find sessions in the
+// agents' own stores and the ledger; the service ingests the chosen one.
+
 type selection struct {
 	source, session, project, transcript string
 	// since: carryover started the agent then (run), so a session begun
@@ -40,7 +38,7 @@ func selectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "source", Usage: "agent to read: " + strings.Join(adapters.ListerNames(), ", ") + " (default: any)"},
 		&cli.StringFlag{Name: "session", Usage: "session id or a unique prefix of one (see: carryover list)"},
-		&cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"},
+		projectFlag,
 		&cli.StringFlag{Name: "transcript", Usage: "read this transcript file instead of looking the session up"},
 	}
 }
@@ -49,7 +47,6 @@ func selectionFrom(c *cli.Context) selection {
 	return selection{source: c.String("source"), session: c.String("session"), project: c.String("project"), transcript: c.String("transcript")}
 }
 
-// absPath resolves a path flag against the working directory.
 func absPath(e *Env, p string) (string, error) {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p), nil
@@ -67,7 +64,7 @@ func currentProject(e *Env, explicit string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		if !isDir(abs) {
 			return "", exitf(ExitError, "--project %s is not a directory", explicit)
 		}
 		return service.Root(abs, ""), nil
@@ -81,13 +78,12 @@ func currentProject(e *Env, explicit string) (string, error) {
 func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
 
 // candidate is a session found in an agent's store or only in the ledger.
+// NotYours says why it is never chosen without being named (markNotYours).
 type candidate struct {
 	adapters.NativeSession
-	InLedger   bool `json:"in_ledger,omitempty"`
-	LedgerOnly bool `json:"ledger_only,omitempty"`
-	// NotYours says why the session is never chosen without being named
-	// (planted.go): its file is tracked by git, or it is dated in the future.
-	NotYours string `json:"not_yours,omitempty"`
+	InLedger   bool   `json:"in_ledger,omitempty"`
+	LedgerOnly bool   `json:"ledger_only,omitempty"`
+	NotYours   string `json:"not_yours,omitempty"`
 }
 
 // gather lists sessions of project ("" = all) from every agent's store and
@@ -98,20 +94,18 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
 	names := adapters.ListerNames()
 	if source != "" {
-		if _, ok := adapters.ListerFor(source); !ok {
-			return nil, false, exitf(ExitError, "unknown --source %q (known: %s)", source, strings.Join(names, ", "))
+		if _, err := listerFor(source); err != nil {
+			return nil, false, err
 		}
 		names = []string{source}
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	st, descs := service.OpenListing(e.service(), &aenv)
 	defer st.Close()
 	for _, n := range names {
 		l, _ := adapters.ListerFor(n)
 		for _, d := range l.Stores(aenv) {
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-				stores = true
-			}
+			stores = stores || isDir(d)
 		}
 		ss, err := l.ListSessions(aenv, project)
 		if err != nil {
@@ -119,7 +113,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 			continue
 		}
 		for _, s := range ss {
-			seen[s.Tool+"\x00"+s.ID] = true
+			seen[s.Tool+"\x00"+s.ID] = len(out)
 			out = append(out, candidate{NativeSession: s})
 		}
 		if project == "" {
@@ -132,8 +126,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
 	}
 	// The ledger keeps sessions whose transcripts are gone.
-	out, ledgerOnly := withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
-	stores = stores || ledgerOnly
+	out = withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
 	markNotYours(e, out)
 	sortCandidates(out)
 	return out, stores || len(out) > 0, nil
@@ -154,22 +147,16 @@ func sortCandidates(out []candidate) {
 }
 
 // withLedgerSessions marks the listed sessions the ledger also holds and
-// appends those only the ledger still has (their transcripts are gone);
-// found reports whether any was appended.
-func withLedgerSessions(out []candidate, seen map[string]bool, ls []service.LedgerSession) (_ []candidate, found bool) {
+// appends those only the ledger still has (their transcripts are gone).
+func withLedgerSessions(out []candidate, seen map[string]int, ls []service.LedgerSession) []candidate {
 	for _, s := range ls {
-		if seen[s.Tool+"\x00"+s.NativeID] {
-			for i := range out {
-				if out[i].Tool == s.Tool && out[i].ID == s.NativeID {
-					out[i].InLedger = true
-				}
-			}
+		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
+			out[i].InLedger = true
 			continue
 		}
 		if s.Rows == 0 {
 			continue
 		}
-		found = true
 		c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
 			LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
 		if c.Preview == "" {
@@ -177,10 +164,10 @@ func withLedgerSessions(out []candidate, seen map[string]bool, ls []service.Ledg
 		}
 		out = append(out, c)
 	}
-	return out, found
+	return out
 }
 
-// matchID returns the candidates whose id equals or starts with id.
+// matchID returns the candidates whose id is id, else those it starts.
 func matchID(cs []candidate, id string) []candidate {
 	id = strings.ToLower(strings.TrimSpace(id))
 	var exact, prefix []candidate
@@ -234,29 +221,21 @@ type picked struct {
 	// (none: the current directory says nothing about a bundled session).
 	context string
 	// foreign: a --transcript file the project's git tracks (it came with
-	// the repository). It is read under its own ledger key (importedKey),
-	// so it never feeds the project's handoff by itself.
+	// the repository). It is recorded under "imported:<path>", not a
+	// directory, so no project's fold, catch-up or handoff ever reads it.
 	foreign bool
 }
 
-// ledgerProject is the project the picked session is recorded under.
-func (p picked) ledgerProject() string {
+// pick is p as the project service takes it.
+func (p picked) pick() service.Pick {
+	sp := service.Pick{NativeSession: p.NativeSession, LedgerOnly: p.LedgerOnly, Key: p.project, Explicit: p.explicit, Context: p.project}
 	if p.foreign {
-		return importedKey(p.Path)
+		sp.Key = "imported:" + p.Path
 	}
-	return p.project
-}
-
-// contextDir is the directory describing the session's project ("" = none).
-func (p picked) contextDir() string {
 	if p.explicit {
-		return p.context
+		sp.Context = p.context
 	}
-	return p.project
-}
-
-func noAgentsError(e *Env) error {
-	return exitf(ExitError, "%s", noAgentsText(e))
+	return sp
 }
 
 // noAgentsText is the empty state of a machine where no agent has run: the
@@ -298,7 +277,6 @@ func storeOfThisOS(d string) bool {
 	return !mac && !win
 }
 
-// pick chooses the session for sel.
 func pick(e *Env, sel selection) (picked, error) {
 	project, err := currentProject(e, sel.project)
 	if err != nil {
@@ -342,10 +320,8 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 		return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", shortID(m[0].ID), m[0].Path, m[0].Path)
 	}
 	p := picked{candidate: m[0], project: project}
-	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" {
-		if fi, err := os.Stat(m[0].Project); err == nil && fi.IsDir() {
-			p.project = m[0].Project
-		}
+	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" && isDir(m[0].Project) {
+		p.project = m[0].Project
 	}
 	p.reason = fmt.Sprintf("matched --session %q %s", sel.session, scope)
 	return p, nil
@@ -356,7 +332,7 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 	switch {
 	case len(m) == 0 && !stores:
-		return noAgentsError(e)
+		return exitf(ExitError, "%s", noAgentsText(e))
 	case len(m) == 0:
 		hint := "run `carryover list --all` to see the ids"
 		if near := closestSessions(id, all); len(near) > 0 {
@@ -405,7 +381,7 @@ func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bo
 // ones (all of them), or none for the project.
 func noneOfYours(e *Env, project string, all int, stores bool, planted string) error {
 	if !stores {
-		return noAgentsError(e)
+		return exitf(ExitError, "%s", noAgentsText(e))
 	}
 	if all > 0 {
 		return exitf(ExitNotFound, "no session of yours found for %s (%s); pass --transcript FILE to use one of those anyway", project, planted)
@@ -413,7 +389,6 @@ func noneOfYours(e *Env, project string, all int, stores bool, planted string) e
 	return exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
 }
 
-// agentCount is how many agents the sessions cs come from.
 func agentCount(cs []candidate) int {
 	agents := map[string]bool{}
 	for _, x := range cs {
@@ -446,9 +421,9 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s); %s", sel.transcript, strings.Join(adapters.ListerNames(), ", "), adapters.Tried(""))
 		}
 	}
-	l, ok := adapters.ListerFor(tool)
-	if !ok {
-		return picked{}, exitf(ExitError, "unknown --source %q (known: %s)", tool, strings.Join(adapters.ListerNames(), ", "))
+	l, err := listerFor(tool)
+	if err != nil {
+		return picked{}, err
 	}
 	d, err := l.Describe(path)
 	if err != nil {
@@ -469,6 +444,13 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	return p, nil
 }
 
+func listerFor(name string) (adapters.Lister, error) {
+	if l, ok := adapters.ListerFor(name); ok {
+		return l, nil
+	}
+	return nil, exitf(ExitError, "unknown --source %q (known: %s)", name, strings.Join(adapters.ListerNames(), ", "))
+}
+
 // sniffTool guesses the agent that wrote a transcript from its first bytes.
 func sniffTool(path string) string {
 	f, err := os.Open(path)
@@ -483,12 +465,6 @@ func sniffTool(path string) string {
 	return adapters.SniffTranscript(bytes.ReplaceAll(b, []byte(`": "`), []byte(`":"`)))
 }
 
-// pick is p as the project service takes it.
-func (p picked) pick() service.Pick {
-	return service.Pick{NativeSession: p.NativeSession, LedgerOnly: p.LedgerOnly, Key: p.ledgerProject(), Explicit: p.explicit, Context: p.contextDir()}
-}
-
-// openManual is the picked session's project, logging as a manual command.
 func openManual(e *Env, p picked) *service.Project {
 	log := newLogger(e)
 	log.Prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
@@ -511,7 +487,6 @@ func exitErr(err error) error {
 	return exitf(ExitError, "%v", err)
 }
 
-// ago renders a time relative to now ("unknown" for no time).
 func ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
@@ -519,7 +494,6 @@ func ago(now, t time.Time) string {
 	return publish.Ago(now, t)
 }
 
-// colour wraps s in an ANSI colour when w is a terminal and NO_COLOR is unset.
 // colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org)
 // turns it off; CLICOLOR_FORCE (any value but 0) turns it on off a terminal
 // too (a pager, CI logs), and wins over NO_COLOR, as in the bixense.com
@@ -533,6 +507,14 @@ func colour(e *Env, tty bool, code, s string) string {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// checkMark is a green ✓ or a red ✗.
+func checkMark(e *Env, ok bool) string {
+	if ok {
+		return colour(e, e.StdoutTTY, "32", "✓")
+	}
+	return colour(e, e.StdoutTTY, "31", "✗")
 }
 
 // spinner shows progress on stderr when it is a terminal; stop clears it.
@@ -590,8 +572,85 @@ func transcriptContext(recorded string) (string, string) {
 	if recorded == "" {
 		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
 	}
-	if fi, err := os.Stat(recorded); err == nil && fi.IsDir() {
+	if isDir(recorded) {
 		return service.Root(recorded, ""), "project context from the session's recorded directory " + recorded
 	}
 	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
 }
+
+// Planted sessions (issue 21): a session file found in a project is not
+// "your most recent session" just because it is there or says it is new.
+// Public repositories commit .aider.chat.history.md files (the realworld
+// corpus is made of them), and a repository can date one 2099, so that
+// `carryover handoff` picked it and every later handoff carried its task.
+// A session whose file the project's git tracks, or whose last activity is
+// in the future, is listed (marked) but never chosen unless named:
+// --transcript for a tracked file, --session or --transcript for a
+// future-dated one.
+
+const (
+	notYoursTracked = "its file is tracked by git"
+	notYoursFuture  = "dated in the future"
+)
+
+// futureSlack is how far ahead of the clock a session may be dated and
+// still be chosen: clock steps and a file written a moment ago. Aider
+// dates its sessions in local time without a zone, so a history written on
+// another machine in a zone ahead of this one also looks future-dated —
+// and is someone else's session anyway.
+const futureSlack = 10 * time.Minute
+
+// markNotYours sets NotYours on the candidates that are not to be chosen
+// by themselves. The git index is read once per repository.
+func markNotYours(e *Env, cs []candidate) {
+	repos := service.Tracker{}
+	limit := e.Now().Add(futureSlack)
+	for i := range cs {
+		c := &cs[i]
+		if c.LastActive.After(limit) {
+			c.NotYours = notYoursFuture
+		}
+		if c.Path == "" || c.Project == "" || !adapters.InProject(c.Path, c.Project) {
+			continue // the agent's own store, outside any repository
+		}
+		if root := service.RepoRoot(c.Project); root != "" && repos.Tracked(root, c.Path) {
+			c.NotYours = notYoursTracked
+		}
+	}
+}
+
+// yours returns the candidates that may be chosen by themselves, and a
+// sentence naming what was passed over ("" when nothing was).
+func yours(cs []candidate) ([]candidate, string) {
+	var out []candidate
+	skipped := map[string][]string{}
+	for _, c := range cs {
+		if c.NotYours == "" {
+			out = append(out, c)
+			continue
+		}
+		skipped[c.NotYours] = append(skipped[c.NotYours], c.Tool+" "+shortID(c.ID)+" in "+filepath.Base(c.Path))
+	}
+	var parts []string
+	for _, why := range []string{notYoursTracked, notYoursFuture} {
+		if s := skipped[why]; len(s) > 0 {
+			if len(s) > 3 {
+				s = append(s[:3], fmt.Sprintf("and %d more", len(s)-3))
+			}
+			parts = append(parts, fmt.Sprintf("passed over %s (%s)", strings.Join(s, ", "), why))
+		}
+	}
+	if len(parts) == 0 {
+		return out, ""
+	}
+	return out, strings.Join(parts, "; ") + ": such a session is used only when you name it (--transcript FILE)"
+}
+
+// trackedFile reports whether the git repository holding path tracks it.
+func trackedFile(path string) bool {
+	root := service.RepoRoot(filepath.Dir(path))
+	return root != "" && service.Tracker{}.Tracked(root, path)
+}
+
+// clip is redact.Clip: no partial word (no half secret) survives a cut.
+func clip(s string, n int) string { return redact.Clip(s, n) }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/carryover/carryover/specs"
 )
 
 // pluginHooks reads the Claude Code plugin's hooks (.claude-plugin/).
@@ -56,7 +58,11 @@ func readJSON(t *testing.T, path string, v any) {
 // running `carryover snapshot` for its event.
 func TestPluginHooksMatchInstall(t *testing.T) {
 	hooks := pluginHooks(t)
-	c, err := tabResolveNewest("claude")
+	tab, err := specs.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tab.Resolve("claude", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/publish"
@@ -68,7 +72,7 @@ func (e *Env) service() service.Env {
 // logOrStderr logs err; when the log cannot grow (read-only or full
 // carryover home) the reason goes to stderr instead, which agents show only
 // in their debug views for a hook that exits 0.
-func logOrStderr(e *Env, log *logger, err error) {
+func logOrStderr(e *Env, log *service.Log, err error) {
 	size := func() int64 {
 		fi, err := os.Stat(log.Path)
 		if err != nil {
@@ -89,7 +93,7 @@ func logOrStderr(e *Env, log *logger, err error) {
 
 // writeInjection prints the injection; an agent that closed the hook's
 // stdout early gets a log line, not a hook killed by SIGPIPE.
-func writeInjection(e *Env, b []byte, log *logger) {
+func writeInjection(e *Env, b []byte, log *service.Log) {
 	if len(b) == 0 {
 		return
 	}
@@ -102,3 +106,90 @@ func writeInjection(e *Env, b []byte, log *logger) {
 // error (EPIPE, logged) instead of a SIGPIPE that kills the hook with a
 // non-zero status.
 func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
+
+// snapshotHeap bounds the hook process's Go heap. Below it the collector
+// does not run at all: an incremental snapshot finishes before it would
+// matter, and a cold ingest of a huge transcript spends its CPU on parsing
+// and SQLite instead of on collections that free little (batches are
+// reused). Peak RSS stays well under 64 MB (BenchmarkColdIngest).
+const snapshotHeap = 40 << 20
+
+func snapshotCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "snapshot",
+		Usage: "record a hook event (run by agent hooks; reads the hook JSON on stdin)",
+		Description: "Tails the agent's transcript into the ledger, refreshes .carryover/handoff.md and, on\n" +
+			"session start, prints the handoff in the agent's injection envelope. It always exits 0;\n" +
+			"problems go to $CARRYOVER_HOME/carryover.log.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tool", Usage: "agent: " + strings.Join(adapters.Names(), ", ")},
+			&cli.StringFlag{Name: "event", Usage: "the agent's native hook event name"},
+		},
+		Action: func(c *cli.Context) error {
+			ignoreBrokenPipe()
+			debug.SetGCPercent(-1)
+			debug.SetMemoryLimit(snapshotHeap)
+			Snapshot(e, c.String("tool"), c.String("event"))
+			return nil
+		},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			// Never break the agent, even on a bad stub.
+			newLogger(e).Printf("snapshot: bad arguments: %v", err)
+			return nil
+		},
+	}
+}
+
+// newLogger appends to $CARRYOVER_HOME/carryover.log.
+func newLogger(e *Env) *service.Log { return service.NewLog(e.Home(), e.Now) }
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// watchdogGrace is how long past its internal deadline a snapshot may run
+// before the hook gives up on it: half the budget, at most 500 ms, so
+// Claude's SessionEnd (0.9 s budget) still ends within the 1.5 s Claude
+// gives the whole hook. The snapshot's own deadline (stdin, ingest) keeps
+// an ordinary slow run well inside it; the watchdog is for what has no
+// deadline of its own: a read that blocks on a network file system, a
+// ledger held by another process, anything not foreseen. Every read on the
+// hook path is also non-blocking and bounded (publish/safefile).
+func watchdogGrace(budget time.Duration) time.Duration { return min(budget/2, 500*time.Millisecond) }
+
+// runBy runs fn on another goroutine and waits for it until deadline. ok
+// is false when the deadline came first: fn is then abandoned (the process
+// exits next; its writes are atomic renames and ledger transactions,
+// which an exit in the middle leaves whole, as the kill -9 tests check).
+func runBy(deadline time.Time, fn func() error) (ok bool, err error) {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("internal error (recovered): %v", r)
+			}
+		}()
+		done <- fn()
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return true, err
+	case <-t.C:
+		return false, nil
+	}
+}

@@ -92,21 +92,15 @@ func (st *State) addDecision(s string) {
 	if slices.Contains(st.Seen, k) {
 		return
 	}
-	st.Seen = append(st.Seen, k)
-	if len(st.Seen) > maxSeen {
-		st.Seen = st.Seen[len(st.Seen)-maxSeen:]
-	}
+	st.Seen = last(append(st.Seen, k), maxSeen)
 	kept := st.Decided[:0:0]
 	for _, d := range st.Decided {
 		if !supersedes(s, d, false) {
 			kept = append(kept, d)
 		}
 	}
-	st.Decided = append(kept, clip(s, 200))
+	st.Decided = last(append(kept, clip(s, 200)), keepDecided)
 	st.addSource("d:"+clip(s, 200), st.RowRef)
-	if len(st.Decided) > keepDecided {
-		st.Decided = st.Decided[len(st.Decided)-keepDecided:]
-	}
 }
 
 // supersedes reports whether statement s replaces the earlier one: they

@@ -5,7 +5,7 @@
 package distill
 
 import (
-	"github.com/carryover/carryover/publish/redact"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish/redact"
 )
 
 // Handoff is the distilled state of a project's recent work.
@@ -176,11 +177,7 @@ func substantive(p string) bool {
 	return false
 }
 
-// The regexps below are compiled at first use, not at process start (most
-// hook events publish nothing).
-var testCmdRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
-})
+var testCmdRE = lazyRegexp(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
 
 // testWords are the substrings testCmdRE needs: its cheap pre-check (it
 // runs on every command of the session).
@@ -213,41 +210,35 @@ func collapseSpace(s string) string {
 
 func normCmd(s string) string { return strings.TrimSpace(collapseSpace(s)) }
 
-func oneLine(s string) string {
-	s = normCmd(s)
-	return clip(s, 160)
-}
+func oneLine(s string) string { return clip(normCmd(s), 160) }
 
-var exitLineRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
-})
+var exitLineRE = lazyRegexp(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
 
 // errWords are the words that make a line of error output meaningful
 // (matched lower-cased, anywhere: "fail" matches "FAILED").
 var errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
 	"panic", "fatal", "invalid", "refused", "undefined", "missing"}
 
-// lazyRE is a regexp compiled at its first use. Its MatchString method lets
-// callers keep writing decisionRE.MatchString(s).
+// lazyRE is a regexp compiled at its first use (lazyRegexp): most hook
+// events publish nothing, and compiling all of them cost ~0.5 ms (Warm).
 type lazyRE func() *regexp.Regexp
+
+func lazyRegexp(expr string) lazyRE {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 func (re lazyRE) MatchString(s string) bool { return re().MatchString(s) }
 
-var decisionRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
-}))
+var decisionRE = lazyRegexp(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
 
 // decisionWords are the substrings decisionRE needs (mayDecide takes the
-// lower-cased text); a text without any of them is not split into
-// sentences at all (the hook path distills hundreds
-// of rows per snapshot).
+// lower-cased text): a text without any is not split into sentences at
+// all (the hook path distills hundreds of rows per snapshot).
 var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 
 func mayDecide(low string) bool { return containsAny(low, decisionWords) }
 
-var nextRE = lazyRE(sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)
-}))
+var nextRE = lazyRegexp(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)
 
 // sentences splits prose into sentences, dropping code fences and
 // markdown bullets' markers.
@@ -347,4 +338,148 @@ func Warm() {
 	testCmdRE()
 	exitLineRE()
 	nextRE()
+}
+
+// Dedupe returns the items of in trimmed, without blank ones and repeats,
+// in first-seen order: the one dedupe of the pipeline (distill and the
+// resume prompt alike).
+func Dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		s = strings.TrimSpace(s)
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// last is s without all but its newest n elements.
+func last[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// keepFirst is s bounded to n elements: the first and the newest n-1.
+func keepFirst[T any](s []T, n int) []T {
+	if len(s) > n {
+		return append(s[:1:1], s[len(s)-n+1:]...)
+	}
+	return s
+}
+
+// ContextLevel is how full a session's context window is.
+type ContextLevel string
+
+const (
+	ContextOK        ContextLevel = "OK"
+	ContextEarlyWarn ContextLevel = "EARLY_WARN"
+	ContextWarn      ContextLevel = "WARN"
+	ContextCritical  ContextLevel = "CRITICAL"
+)
+
+// Thresholds are the context levels' lower bounds in percent of the window.
+type Thresholds struct {
+	EarlyWarn, Warn, Critical int
+}
+
+// DefaultThresholds are 65 / 75 / 85 %: Claude Code auto-compacts at about
+// 92 % of its window (it summarises at 87k of a 100k test window), so
+// CRITICAL leaves room for one more turn and the handoff before it does.
+var DefaultThresholds = Thresholds{EarlyWarn: 65, Warn: 75, Critical: 85}
+
+// Valid reports whether the thresholds rise strictly within 1..100.
+func (t Thresholds) Valid() bool {
+	return t.EarlyWarn > 0 && t.EarlyWarn < t.Warn && t.Warn < t.Critical && t.Critical <= 100
+}
+
+// Rank orders levels: OK 0 … CRITICAL 3 ("" is 0).
+func (l ContextLevel) Rank() int {
+	switch l {
+	case ContextEarlyWarn:
+		return 1
+	case ContextWarn:
+		return 2
+	case ContextCritical:
+		return 3
+	}
+	return 0
+}
+
+// Level is the context level of used tokens out of window, and the whole
+// percentage (floor, capped at 100). The usage is what the model was last
+// sent (input + cache + output of the latest response), not the transcript's
+// size; window 0 (unknown) is OK.
+func Level(used, window int64, t Thresholds) (ContextLevel, int) {
+	if !t.Valid() {
+		t = DefaultThresholds
+	}
+	if window <= 0 || used <= 0 {
+		return ContextOK, 0
+	}
+	pct := int(min(used*100/window, 100))
+	switch {
+	case pct >= t.Critical:
+		return ContextCritical, pct
+	case pct >= t.Warn:
+		return ContextWarn, pct
+	case pct >= t.EarlyWarn:
+		return ContextEarlyWarn, pct
+	}
+	return ContextOK, pct
+}
+
+// QualityFields are the facts a handoff's deterministic coverage report
+// scores, in display order (as ntm's QualityReport and clauditor's
+// coverage report): coverage, never truth.
+var QualityFields = []string{"goal", "latest request", "files", "failures", "decisions", "next action", "test command", "git state"}
+
+// Quality is a handoff's coverage: Score is Filled/len(QualityFields) in
+// percent; Missing lists the facts it could not fill, in QualityFields
+// order.
+type Quality struct {
+	Score   int      `json:"score" yaml:"score"`
+	Filled  int      `json:"filled" yaml:"filled"`
+	Of      int      `json:"of" yaml:"of"`
+	Missing []string `json:"missing,omitempty" yaml:"missing,omitempty"`
+}
+
+// Quality scores h. The latest request is filled when the handoff names
+// one (the goal is the latest request when no later one is shown);
+// failures count as covered when any was recorded or a test command was
+// seen (a session whose tests ran green has no failure to report).
+func (h Handoff) Quality() Quality {
+	have := map[string]bool{
+		"goal":           h.Task != "",
+		"latest request": h.Task != "" || h.Latest != "",
+		"files":          len(h.Files) > 0,
+		"failures":       len(h.Failures) > 0 || h.Test != "",
+		"decisions":      len(h.Decisions) > 0,
+		"next action":    h.Next != "",
+		"test command":   h.Test != "",
+		"git state":      h.Git.Repo,
+	}
+	q := Quality{Of: len(QualityFields)}
+	for _, f := range QualityFields {
+		if have[f] {
+			q.Filled++
+		} else {
+			q.Missing = append(q.Missing, f)
+		}
+	}
+	q.Score = q.Filled * 100 / q.Of
+	return q
+}
+
+// String is the one-line form: "quality 75% (6/8; missing: decisions, git state)".
+func (q Quality) String() string {
+	s := fmt.Sprintf("quality %d%% (%d/%d", q.Score, q.Filled, q.Of)
+	if len(q.Missing) > 0 {
+		s += "; missing: " + strings.Join(q.Missing, ", ")
+	}
+	return s + ")"
 }

@@ -8,11 +8,9 @@ package distill
 // Only what has not succeeded since is unresolved.
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // maxErrors is how many distinct error lines one collapsed failure keeps.
@@ -197,9 +195,7 @@ func toolKey(tool, path string) string {
 // exceptionRE matches the line that names an error: "AssertionError:
 // expected 42", "pkg.errors.ConfigError: …", "E   NameError: …" (pytest),
 // "error[E0425]: cannot find value" (rustc), "panic: …".
-var exceptionRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`)
-})
+var exceptionRE = lazyRegexp(`^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`)
 
 // errorLine picks the line of an error output that names the error: the
 // last exception line when there is one (a traceback's last line, never
@@ -292,20 +288,13 @@ func (f *Failure) addError(e string) {
 			break
 		}
 	}
-	f.Errors = append(f.Errors, e)
-	if len(f.Errors) > maxErrors {
-		f.Errors = f.Errors[len(f.Errors)-maxErrors:]
-	}
+	f.Errors = last(append(f.Errors, e), maxErrors)
 	f.Error = e
 }
 
-var jsonMessageRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`)
-})
+var jsonMessageRE = lazyRegexp(`"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`)
 
-var jsonCodeRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"code"\s*:\s*"?(\w{1,40})"?`)
-})
+var jsonCodeRE = lazyRegexp(`"code"\s*:\s*"?(\w{1,40})"?`)
 
 // jsonErrorText turns an error that carries a JSON body ("[API Error:
 // {"error":{"code":400,…,"message":"…"}}]") into its words: the text
@@ -332,9 +321,7 @@ func jsonErrorText(text string) string {
 
 // wrapTagRE matches a harness tag wrapped around an error line
 // ("<tool_use_error>File has not been read yet…</tool_use_error>").
-var wrapTagRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`)
-})
+var wrapTagRE = lazyRegexp(`^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`)
 
 // stripWrapTags removes a tag wrapped around a line: markup is for the
 // harness, the handoff shows the message.

@@ -7,6 +7,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/lifecycle"
 )
 
 // TestProjectFold: the manual path's fold across agents keeps the project's
@@ -66,15 +67,15 @@ func TestClearSurvivesRebuild(t *testing.T) {
 	}
 	write("s1", adapters.Row{Kind: adapters.KindPrompt, Role: "user", Text: "Migrate the billing service to the new invoice schema"},
 		adapters.Row{Kind: adapters.KindText, Role: "assistant", Text: "I migrated the invoice tables."})
-	if err := l.SaveHandoffRecord(ledger.HandoffRecord{ID: "h1", Project: "/p", Tool: "claude", Written: at, Updated: at}); err != nil {
+	if err := lifecycle.Save(l, ledger.HandoffRecord{ID: "h1", Project: "/p", Tool: "claude", Written: at, Updated: at}); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := l.HandoffRecords("/p", 1)
+	recs, err := lifecycle.Records(l, "/p", 1)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("records %v %v", recs, err)
 	}
 	at = at.Add(time.Minute)
-	if err := l.EndHandoff(recs[0].ID, ledger.EndCleared, at); err != nil {
+	if err := lifecycle.End(l, recs[0].ID, ledger.EndCleared, at); err != nil {
 		t.Fatal(err)
 	}
 	if err := distill.ClearTask(l, "/p", at); err != nil {

@@ -173,10 +173,7 @@ func contentWordsCut(s string, n int) map[string]bool {
 		if len(rs) < 4 {
 			continue
 		}
-		if len(rs) > n {
-			rs = rs[:n]
-		}
-		out[string(rs)] = true
+		out[string(rs[:min(n, len(rs))])] = true
 	}
 	for _, f := range strings.Fields(s) {
 		if strings.ContainsAny(f, "/.") && len(f) > 3 {
@@ -220,10 +217,7 @@ func linkWords(s string) map[string]bool {
 	}
 	for _, p := range phrases("stop") {
 		r := []rune(p)
-		if len(r) > 5 {
-			r = r[:5]
-		}
-		delete(out, string(r))
+		delete(out, string(r[:min(5, len(r))]))
 	}
 	return out
 }
@@ -397,10 +391,7 @@ func namesNothing(p string) bool {
 	ws := linkWords(p)
 	if f := promptWords(strings.ToLower(p)); len(f) > 0 {
 		r := []rune(f[0])
-		if len(r) > 5 {
-			r = r[:5]
-		}
-		delete(ws, string(r))
+		delete(ws, string(r[:min(5, len(r))]))
 	}
 	return len(ws) == 0
 }
@@ -421,16 +412,13 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	class := st.classifyPrompt(p)
 	if class != promptAck {
 		st.AfterBreak = false
-	}
-	if class != promptAck {
 		if i := st.returnTo(p); i >= 0 {
 			// "Now back to the login rate limiting": the set-aside goal is
 			// current again and the detour is set aside in its place.
 			back := st.SetAside[i]
 			st.SetAside = append(st.SetAside[:i:i], st.SetAside[i+1:]...)
 			if st.Task != "" {
-				st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
-				st.setSource("s:"+clip(oneLine(st.Task), 200), st.TaskRef)
+				st.setAside()
 			}
 			st.Task, st.TaskAt, st.GoalWeak = back, at, false
 			st.Latest, st.LatestAt = p, at
@@ -443,11 +431,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptSwitch:
 		if st.Task != "" && st.Task != p {
-			st.SetAside = append(st.SetAside, clip(oneLine(st.Task), 200))
-			st.setSource("s:"+clip(oneLine(st.Task), 200), st.TaskRef)
-			if len(st.SetAside) > keepSetAside {
-				st.SetAside = st.SetAside[len(st.SetAside)-keepSetAside:]
-			}
+			st.setAside()
 		}
 		st.Task, st.TaskAt, st.GoalWeak = p, at, false
 		st.Latest, st.LatestAt = "", time.Time{}
@@ -455,4 +439,12 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Latest, st.LatestAt = p, at
 	}
 	return class
+}
+
+// setAside keeps the goal among the set-aside ones, the newest
+// keepSetAside.
+func (st *State) setAside() {
+	g := clip(oneLine(st.Task), 200)
+	st.SetAside = last(append(st.SetAside, g), keepSetAside)
+	st.setSource("s:"+g, st.TaskRef)
 }

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
@@ -39,11 +38,7 @@ type Note struct {
 
 // addRef appends r to refs, keeping the first and the newest few.
 func addRef(refs []Ref, r Ref) []Ref {
-	refs = append(refs, r)
-	if len(refs) > 4 {
-		refs = append(refs[:1:1], refs[len(refs)-3:]...)
-	}
-	return refs
+	return keepFirst(append(refs, r), 4)
 }
 
 // maxSources bounds Sources: the handoff lists at most keepDecided (6)
@@ -64,10 +59,7 @@ func (st *State) addSource(key string, r Ref) {
 			return
 		}
 	}
-	st.Sources = append(st.Sources, Note{Text: key, Refs: []Ref{r}})
-	if len(st.Sources) > maxSources {
-		st.Sources = st.Sources[len(st.Sources)-maxSources:]
-	}
+	st.Sources = last(append(st.Sources, Note{Text: key, Refs: []Ref{r}}), maxSources)
 }
 
 // setSource is addSource for a fact a newer row replaces outright (the
@@ -125,13 +117,6 @@ func stopKind(text string) string {
 	return ""
 }
 
-// The row kinds the adapters give stops and harness text.
-const (
-	kindRefused     = adapters.KindRefused
-	kindInterrupted = adapters.KindInterrupted
-	kindHarness     = adapters.KindHarness
-)
-
 // addStopRow folds a refusal or an interruption (kind "refusal" or
 // "interrupt"): what it stopped is its call, else the call still running
 // when the turn was stopped, else the turn. A turn-level interruption
@@ -170,17 +155,11 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
 	st.StopSeq = st.Seq
 	if kind == "refusal" {
-		st.Refused = append(st.Refused, n)
-		if len(st.Refused) > keepStops {
-			st.Refused = st.Refused[len(st.Refused)-keepStops:]
-		}
+		st.Refused = last(append(st.Refused, n), keepStops)
 		return
 	}
 	st.Interrupted = n
 }
-
-// segments splits a target key into its && segments.
-func segments(k string) []string { return strings.Split(k, " && ") }
 
 // segTool and segPaths split one segment ("prog sub\tpath path").
 func segTool(s string) string {
@@ -234,7 +213,7 @@ func covers(pass, fail string) bool {
 // A passing verification also resolves failures whose files were edited
 // after they failed.
 func (st *State) resolveBy(cmd string) {
-	pass := segments(targetKey(cmd))
+	pass := strings.Split(targetKey(cmd), " && ")
 	verify := isTestCmd(cmd)
 	if verify {
 		st.LastPassSeq = st.Seq
@@ -244,7 +223,7 @@ func (st *State) resolveBy(cmd string) {
 		if f.Resolved || f.What == "model API" {
 			continue
 		}
-		fail := segments(st.FailureKeys[i])
+		fail := strings.Split(st.FailureKeys[i], " && ")
 		if st.segmentsCovered(pass, fail) || verify && st.editedAfter(f) {
 			f.Resolved = true
 		}
@@ -489,10 +468,11 @@ func boundaryCommand(p string) bool {
 	return false
 }
 
-// newTaskBoundary forgets the task: a cleared conversation (or `carryover
-// clear`) starts anew. Files, the done steps, decisions and references are
-// the project's and stay.
-func (st *State) newTaskBoundary() {
+// ClearTask forgets the task: after a cleared conversation (/clear) or
+// `carryover clear` the next request is a new task, whatever it says.
+// Files, the done steps, decisions and references are the project's and
+// stay.
+func (st *State) ClearTask() {
 	st.Task, st.TaskAt, st.GoalWeak, st.TaskRef = "", time.Time{}, false, Ref{}
 	st.Latest, st.LatestAt, st.LatestRef = "", time.Time{}, Ref{}
 	st.SetAside, st.Instructions, st.Plan, st.Actions = nil, nil, nil, nil
@@ -502,10 +482,6 @@ func (st *State) newTaskBoundary() {
 	st.Fallback, st.FallbackAt = "", time.Time{}
 	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
 }
-
-// ClearTask is `carryover clear` on a state: the next request is a new
-// task, whatever it says.
-func (st *State) ClearTask() { st.newTaskBoundary() }
 
 // startTask begins a new goal's instructions, refusals and interruption.
 func (st *State) startTask() {
@@ -534,10 +510,7 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 			kept = append(kept, in)
 		}
 	}
-	st.Instructions = append(kept, Note{Text: c, At: at, Refs: []Ref{ref}})
-	if len(st.Instructions) > maxInstructions {
-		st.Instructions = append(st.Instructions[:1:1], st.Instructions[len(st.Instructions)-maxInstructions+1:]...)
-	}
+	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
 }
 
 // condense is a request's first sentence and its constraining sentences
@@ -564,11 +537,8 @@ func condense(p string) string {
 			out = append(out, e)
 		}
 	}
-	return clip(oneLineN(strings.Join(out, " "), 400), 400)
+	return clip(clip(normCmd(strings.Join(out, " ")), 400), 400)
 }
-
-// oneLineN is oneLine with another bound.
-func oneLineN(s string, n int) string { return clip(normCmd(s), n) }
 
 // remainingItems are the items of a list the last message closes on when
 // the line that opens it says they remain ("Three things remain before the

@@ -1,6 +1,7 @@
 package distill
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -37,10 +38,7 @@ func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes 
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := st.Marshal()
-	if err != nil {
-		return st, nil, nil
-	}
+	b := st.Marshal()
 	if !ok || !fresh {
 		version = "" // rebuilt: replace whatever is stored
 		if ok {
@@ -115,15 +113,12 @@ func foldNew(l *ledger.Ledger, st *State, sessions []ledger.ProjectSession, seqs
 // StateVersion, a cold ingest), so one query of the project's newest
 // records costs the hook path nothing in the common case.
 func clearTimes(l *ledger.Ledger, project string) []time.Time {
-	recs, err := l.HandoffRecords(project, maxClears)
-	if err != nil {
-		return nil
-	}
+	ats, _ := ledger.All(l, func(sc ledger.Scanner) (at int64, err error) { return at, sc.Scan(&at) },
+		`SELECT ended_at FROM (SELECT ended, ended_at FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT ?)
+		WHERE ended = ? AND ended_at != 0`, project, maxClears, ledger.EndCleared)
 	var out []time.Time
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Ended == ledger.EndCleared && !recs[i].EndedAt.IsZero() {
-			out = append(out, recs[i].EndedAt)
-		}
+	for _, at := range ats {
+		out = append(out, time.UnixMilli(at))
 	}
 	slices.SortFunc(out, time.Time.Compare)
 	return out
@@ -134,7 +129,7 @@ func clearTimes(l *ledger.Ledger, project string) []time.Time {
 const maxClears = 200
 
 // ClearTask is `carryover clear` in the stored state: brought up to date,
-// then its task forgotten (newTaskBoundary), so the next request is the
+// then its task forgotten (State.ClearTask), so the next request is the
 // next handoff's Task whatever it says. A state rebuilt later from the
 // ledger (a new StateVersion, a cold ingest) honours the clear too: the
 // ledger keeps its time (clearTimes).
@@ -148,10 +143,43 @@ func ClearTask(l *ledger.Ledger, project string, now time.Time) error {
 		return nil
 	}
 	st.ClearTask()
-	b, err := st.Marshal()
-	if err != nil {
-		return err
-	}
-	_, err = l.SaveState(project, b, seqs, version, now)
+	_, err := l.SaveState(project, st.Marshal(), seqs, version, now)
 	return err
+}
+
+// maxDrawnFrom is how many sessions ProjectFold names (the newest).
+const maxDrawnFrom = 6
+
+// ProjectFold is the project's handoff across its sessions and agents: the
+// stored-state fold handoff.md comes from (Refresh, brought up to date and
+// saved as the hook path would), and the sessions it drew from, oldest
+// first, as "<agent> session <id>" (the newest maxDrawnFrom). A trivial
+// last session ("what should we work on now?") cannot hide the project's
+// task: it is one follow-up among the fold's prompts.
+func ProjectFold(l *ledger.Ledger, project string, now time.Time, o Options) (Handoff, []string, error) {
+	st, _, err := Refresh(l, project, now)
+	if err != nil {
+		return Handoff{}, nil, err
+	}
+	sessions, err := l.ProjectSessions(project)
+	if err != nil {
+		return Handoff{}, nil, err
+	}
+	var from []string
+	for _, s := range sessions {
+		if s.LastSeq <= 0 {
+			continue
+		}
+		label := fmt.Sprintf("%s session #%d", s.Tool, s.ID)
+		if ls, err := l.SessionByID(s.ID); err == nil {
+			id := ls.NativeID
+			if len(id) > 12 {
+				id = id[:12]
+			}
+			label = fmt.Sprintf("%s session %s", ls.Tool, id)
+		}
+		from = append(from, label)
+	}
+	from = last(from, maxDrawnFrom)
+	return st.Handoff(o), from, nil
 }

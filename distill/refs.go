@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 )
 
 const (
@@ -22,31 +21,21 @@ const (
 // trigger (the hook path folds every prompt and reply through these: one
 // combined pattern over whole texts cost ~10 µs a row).
 var (
-	docRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b`)
-	})
-	atRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
-			`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b`) // e-mail
-	})
-	dateRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
-			`\bQ[1-4] (?:19|20)\d\d\b|` + // quarter
-			`\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* [0-3]?\d(?:, (?:19|20)\d\d)?\b|` +
-			`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`)
-	})
+	docRE = lazyRegexp(`\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b`)
+	atRE  = lazyRegexp(`(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
+		`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b`) // e-mail
+	dateRE = lazyRegexp(`\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
+		`\bQ[1-4] (?:19|20)\d\d\b|` + // quarter
+		`\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* [0-3]?\d(?:, (?:19|20)\d\d)?\b|` +
+		`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`)
 )
 
 // citeRE finds a paper cited as "Bloom et al. (2015)" or "Bloom et al.,
 // 2015" (any language writes citations this way); deDateRE a Spanish or
 // Portuguese date ("12 de marzo de 2024"), which dateRE's "12 März" misses.
 var (
-	citeRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\p{Lu}[\p{L}\-]+(?: (?:and|y|und|et|e|и) \p{Lu}[\p{L}\-]+)? et al\.?(?:,? \(?(?:19|20)\d\d\)?)?`)
-	})
-	deDateRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\b[0-3]?\d de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)(?: de (?:19|20)\d\d)?`)
-	})
+	citeRE   = lazyRegexp(`\p{Lu}[\p{L}\-]+(?: (?:and|y|und|et|e|и) \p{Lu}[\p{L}\-]+)? et al\.?(?:,? \(?(?:19|20)\d\d\)?)?`)
+	deDateRE = lazyRegexp(`\b[0-3]?\d de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)(?: de (?:19|20)\d\d)?`)
 )
 
 // monthTokens are the month names dateRE knows (its trigger with a digit).
@@ -78,9 +67,7 @@ var docExts = []string{".pdf", ".doc", ".xls", ".ppt", ".key", ".pages", ".numbe
 // personRE finds a person named as a source: a capitalised name after
 // "according to", "per", "from", "interview with" and their equivalents
 // (personTriggers, lower-cased).
-var personRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам|entrevista a|entrevista con)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
-})
+var personRE = lazyRegexp(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам|entrevista a|entrevista con)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
 
 // personMatches runs personRE only on a short window after each trigger
 // ("per " is common in prose: "per attempt"), or on the whole text when
@@ -262,10 +249,7 @@ func addBounded(list []string, items []string, n int) []string {
 			list = append(list, it)
 		}
 	}
-	if len(list) > n {
-		list = list[len(list)-n:]
-	}
-	return list
+	return last(list, n)
 }
 
 // stripCode removes fenced code blocks and inline code spans.

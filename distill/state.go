@@ -2,10 +2,8 @@ package distill
 
 import (
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -205,11 +203,11 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 		st.addResultRow(r)
 	case adapters.KindError:
 		st.addErrorRow(r, at)
-	case kindRefused:
+	case adapters.KindRefused:
 		st.addStopRow(r, at, "refusal")
-	case kindInterrupted:
+	case adapters.KindInterrupted:
 		st.addStopRow(r, at, "interrupt")
-	case kindHarness:
+	case adapters.KindHarness:
 		// Text the harness wrote in the user's role: context, never a
 		// request (outcome.go userWords reads the same from prompts).
 	}
@@ -227,7 +225,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	}
 	if boundaryCommand(text) {
 		// /clear, /new, /reset: the next request is a new task.
-		st.newTaskBoundary()
+		st.ClearTask()
 		return
 	}
 	r2 := *r
@@ -311,13 +309,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 	if len(st.TurnRefs) == len(st.TurnTexts) {
 		st.TurnRefs = append(st.TurnRefs, refOf(r))
 	}
-	st.TurnTexts = append(st.TurnTexts, r.Text)
-	if len(st.TurnTexts) > maxTurnTexts {
-		st.TurnTexts = st.TurnTexts[len(st.TurnTexts)-maxTurnTexts:]
-		if len(st.TurnRefs) > maxTurnTexts {
-			st.TurnRefs = st.TurnRefs[len(st.TurnRefs)-maxTurnTexts:]
-		}
-	}
+	st.TurnTexts, st.TurnRefs = last(append(st.TurnTexts, r.Text), maxTurnTexts), last(st.TurnRefs, maxTurnTexts)
 	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
 	st.Answered = true
 	st.Interrupted = Note{}        // the agent went on after the interruption
@@ -340,7 +332,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
 	}
-	if planTool(r.ToolName) {
+	if adapters.PlanTool(r.ToolName) { // the agent's task list (TodoWrite, update_plan, write_todos)
 		if plan, ok := parsePlan(r.Text); ok {
 			st.Plan, st.PlanSession = plan, r.SessionID
 			st.setSource("p:", refOf(r))
@@ -454,10 +446,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 		st.Failures, st.FailureKeys = st.Failures[1:], st.FailureKeys[1:]
 	}
 	if isTestCmd(cmd) {
-		st.TestFails = append(st.TestFails, st.Seq)
-		if len(st.TestFails) > 8 {
-			st.TestFails = st.TestFails[len(st.TestFails)-8:]
-		}
+		st.TestFails = last(append(st.TestFails, st.Seq), 8)
 	}
 }
 
@@ -515,10 +504,7 @@ func (st *State) failure(k string) int {
 }
 
 func (st *State) addEdit(e Edit) {
-	st.Edits = append(st.Edits, e)
-	if len(st.Edits) > maxEdits {
-		st.Edits = st.Edits[len(st.Edits)-maxEdits:]
-	}
+	st.Edits = last(append(st.Edits, e), maxEdits)
 }
 
 // addProse collects references and action items from a prompt or an
@@ -539,10 +525,7 @@ func (st *State) addProse(text, low string) {
 }
 
 func (st *State) addDone(d Done) {
-	st.Done = append(st.Done, d)
-	if len(st.Done) > maxDone {
-		st.Done = st.Done[len(st.Done)-maxDone:]
-	}
+	st.Done = last(append(st.Done, d), maxDone)
 }
 
 // Handoff reads the distilled handoff out of the state.
@@ -557,7 +540,7 @@ func (st *State) Handoff(o Options) Handoff {
 	failing := st.questionsInto(&h, todos)
 	next, rule := st.nextAction(h, failing)
 	h.Next, h.NextRule = clip(next, 300), rule
-	st.evidenceInto(&h, o)
+	st.evidenceInto(&h)
 	st.doneInto(&h, o.Project)
 	return h
 }
@@ -683,33 +666,6 @@ func (st *State) taskInto(h *Handoff) {
 	}
 }
 
-// questionsInto fills the open questions: the last turn's own questions,
-// then what still fails, then the to-dos edits added. It returns the
-// failure that is work left, if any.
-func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
-	h.Questions = turnQuestions(st.TurnTexts)
-	var failing *Failure
-	for i := range h.Failures {
-		f := &h.Failures[i]
-		if f.Resolved || f.What == "model API" {
-			continue
-		}
-		if failing == nil && (isTestCmd(f.What) || f.Seq > st.LastTextSeq) {
-			// Only a verification, or what failed after the agent last
-			// spoke, is work left: an exploratory `stat -f` the session
-			// went past is not the next step.
-			failing = f
-		}
-		q := "unresolved: `" + clip(f.What, 80) + "`"
-		if f.Error != "" {
-			q += " — " + clip(f.Error, 100)
-		}
-		h.Questions = append(h.Questions, q)
-	}
-	h.Questions = append(h.Questions, Dedupe(todos)...)
-	return failing
-}
-
 // doneInto fills the last twelve steps whose call did not fail.
 func (st *State) doneInto(h *Handoff, project string) {
 	for _, d := range st.Done {
@@ -722,9 +678,7 @@ func (st *State) doneInto(h *Handoff, project string) {
 		}
 		h.Done = append(h.Done, text)
 	}
-	if len(h.Done) > 12 {
-		h.Done = h.Done[len(h.Done)-12:]
-	}
+	h.Done = last(h.Done, 12)
 }
 
 // subagentTool reports whether a tool starts a subagent (Claude's Task
@@ -733,9 +687,7 @@ func subagentTool(name string) bool {
 	return name == "Task" || name == "Agent" || name == "spawn_agent"
 }
 
-var jsonFieldRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
-})
+var jsonFieldRE = lazyRegexp(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
 
 // jsonField reads one string field of a (possibly clipped) JSON input.
 func jsonField(text, name string) string {
@@ -761,185 +713,6 @@ func sameText(a, b string) bool {
 		return false
 	}
 	return a == b || strings.HasSuffix(a, "…") && strings.HasPrefix(b, strings.TrimSuffix(a, "…"))
-}
-
-// nextAction applies the order in next.go and names the rule it used:
-// the first of nextRules that gives an action.
-func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
-	in := nextIn{h: &h, failing: failing}
-	for _, p := range st.Plan {
-		if !p.Done {
-			in.remaining = p.Text
-			break
-		}
-	}
-	for _, r := range nextRules {
-		if n, ok := r.next(st, &in); ok {
-			return n, r.name
-		}
-	}
-	return "", ""
-}
-
-// nextIn is what the rules of nextAction read besides the state: the
-// handoff so far, the failure that is work left and the first plan item
-// not done.
-type nextIn struct {
-	h         *Handoff
-	failing   *Failure
-	remaining string
-}
-
-var nextRules = []struct {
-	name string
-	next func(st *State, in *nextIn) (string, bool)
-}{
-	{"unanswered request", (*State).nextUnanswered},
-	{"interruption", (*State).nextInterruption},
-	{"plan", (*State).nextOwnPlan},
-	{"labelled next", (*State).nextLabelled},
-	{"remaining items", func(st *State, _ *nextIn) (string, bool) {
-		if items := remainingItems(st.LastText); len(items) > 0 {
-			return items[0], true
-		}
-		return "", false
-	}},
-	{"forward-looking sentence", (*State).nextForward},
-	{"plan", func(_ *State, in *nextIn) (string, bool) {
-		if in.h.Completed {
-			return "", false
-		}
-		return in.remaining, in.remaining != "" // an earlier agent's, the last one stating no step of its own
-	}},
-	{"completion", (*State).nextCompletion},
-	{"refusal", func(st *State, _ *nextIn) (string, bool) {
-		if len(st.Refused) == 0 {
-			return "", false
-		}
-		// The harness told the agent to wait for the user: ask, do not redo.
-		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, true
-	}},
-	{"still failing", (*State).nextFailing},
-	{"open question", func(st *State, _ *nextIn) (string, bool) {
-		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
-			return "Get the user's answer: " + qs[len(qs)-1], true
-		}
-		return "", false
-	}},
-	{"action item", func(_ *State, in *nextIn) (string, bool) { // a prose session's newest commitment
-		if acts := in.h.Actions; len(acts) > 0 {
-			return acts[len(acts)-1], true
-		}
-		return "", false
-	}},
-}
-
-func (st *State) nextUnanswered(in *nextIn) (string, bool) {
-	if st.Answered || st.Prompts == 0 {
-		return "", false
-	}
-	req := in.h.Latest
-	if req == "" {
-		req = in.h.Task
-	}
-	if req == "" {
-		return "", false
-	}
-	return "Answer the latest request: " + oneLine(req), true
-}
-
-func (st *State) nextInterruption(in *nextIn) (string, bool) {
-	if in.h.Interrupted == "" {
-		return "", false
-	}
-	n := "The user interrupted: " + in.h.Interrupted + " — ask before resuming it"
-	if in.remaining != "" {
-		n += "; remaining: " + in.remaining
-	}
-	return n, true
-}
-
-// nextOwnPlan is the plan's first open item unless another session's
-// agent spoke last: its own stated step comes before a plan an earlier
-// agent left (a Claude → Codex → Gemini chain hands over Gemini's last
-// step, not Claude's plan).
-func (st *State) nextOwnPlan(in *nextIn) (string, bool) {
-	if st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession {
-		return "", false
-	}
-	return in.remaining, in.remaining != ""
-}
-
-func (st *State) nextLabelled(*nextIn) (string, bool) {
-	if n := labelledNext(st.LastText); n != "" && prose(n) && !st.refusedText(n) {
-		return n, true
-	}
-	return "", false
-}
-
-func (st *State) nextForward(*nextIn) (string, bool) {
-	texts := st.TurnTexts
-	if len(texts) == 0 && st.LastText != "" {
-		texts = []string{st.LastText}
-	}
-	n := st.forwardSentence(texts)
-	return n, n != ""
-}
-
-func (st *State) nextCompletion(in *nextIn) (string, bool) {
-	if !in.h.Completed {
-		return "", false
-	}
-	n := "Done; nothing in progress"
-	if acts := in.h.Actions; len(acts) > 0 {
-		n += " — left, as it said: " + acts[len(acts)-1]
-	}
-	return n, true
-}
-
-func (st *State) nextFailing(in *nextIn) (string, bool) {
-	f := in.failing
-	if f == nil {
-		return "", false
-	}
-	n := "Fix the still-failing `" + clip(f.What, 120) + "`"
-	if f.Error != "" {
-		n += " (now: " + clip(f.Error, 120) + ")"
-	}
-	return n, true
-}
-
-// forwardSentence is the last forward-looking sentence of the texts ("Next
-// I will …"; a "Next steps:" heading gives its first item), never a
-// question, an offer, a done plan item or a refused call.
-func (st *State) forwardSentence(texts []string) string {
-	var next string
-	for _, t := range texts {
-		ss := sentences(t)
-		for i, s := range ss {
-			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) {
-				continue
-			}
-			if strings.HasSuffix(s, ":") && i+1 < len(ss) {
-				// "Next steps:" heads a list: its first item is the action.
-				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
-			}
-			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
-				next = s
-			}
-		}
-	}
-	return next
-}
-
-// refusedText reports whether a sentence proposes a call the user refused.
-func (st *State) refusedText(s string) bool {
-	for _, r := range st.Refused {
-		if len(r.Text) >= 6 && strings.Contains(s, r.Text) {
-			return true
-		}
-	}
-	return false
 }
 
 // failedAfter reports whether a failure (not the model's) was recorded
@@ -971,7 +744,7 @@ func (st *State) userWordsInto(h *Handoff) {
 
 // evidenceInto records, for each line the handoff states, the rule that
 // chose it and the rows it came from.
-func (st *State) evidenceInto(h *Handoff, o Options) {
+func (st *State) evidenceInto(h *Handoff) {
 	add := h.addEvidence
 	add("Task", h.Task, "goal: the request that set the work", st.TaskRef)
 	add("Task", h.Latest, "latest request: a follow-up of the goal", st.LatestRef)
@@ -1008,7 +781,7 @@ func (st *State) evidenceInto(h *Handoff, o Options) {
 		add("Recent files", f.Path, "a file write (an edit or create call, or a shell command that writes it) whose call did not fail; the last write is the row", f.Ref)
 	}
 	for _, q := range h.Questions {
-		add("Open questions", q, st.questionRule(q), st.questionRefs(q, o)...)
+		add("Open questions", q, st.questionRule(q), st.questionRefs(q)...)
 	}
 	for _, d := range h.Decisions {
 		add("Decisions", d, "a decision stated in a prompt or the agent's prose (or a question answered), superseding earlier ones on the same subject", st.sourceRefs("d:"+d)...)
@@ -1061,54 +834,4 @@ func (st *State) nextRefs(h *Handoff) []Ref {
 		}
 	}
 	return []Ref{st.LastTextRef}
-}
-
-// questionRule names the rule that put an open question in the handoff.
-func (st *State) questionRule(q string) string {
-	switch {
-	case strings.HasPrefix(q, "unresolved: `"):
-		return "a failure nothing later resolved"
-	case st.LastText != "" && turnQuestion(st.TurnTexts, q) >= 0:
-		return "a question the agent asked in the last turn, not answered since"
-	}
-	return "a to-do marker an edit added"
-}
-
-// turnQuestion is the index of the turn text that asked q, or -1.
-func turnQuestion(texts []string, q string) int {
-	q = strings.TrimSuffix(q, "…")
-	for i := len(texts) - 1; i >= 0; i-- {
-		if strings.Contains(texts[i], q) || strings.Contains(strings.Join(strings.Fields(texts[i]), " "), q) {
-			return i
-		}
-	}
-	return -1
-}
-
-// questionRefs are the rows an open question came from: the failure's
-// error rows, the turn text that asked it, or the edit that added the to-do.
-func (st *State) questionRefs(q string, o Options) []Ref {
-	if strings.HasPrefix(q, "unresolved: `") {
-		for _, f := range st.Failures {
-			if strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") {
-				return f.Refs
-			}
-		}
-		return nil
-	}
-	if i := turnQuestion(st.TurnTexts, q); i >= 0 {
-		if len(st.TurnRefs) == len(st.TurnTexts) {
-			return []Ref{st.TurnRefs[i]}
-		}
-		return []Ref{st.LastTextRef}
-	}
-	for i := len(st.Edits) - 1; i >= 0; i-- {
-		for _, t := range st.Edits[i].Todos {
-			if t == q {
-				return []Ref{st.Edits[i].Ref}
-			}
-		}
-	}
-	_ = o
-	return nil
 }

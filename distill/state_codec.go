@@ -35,14 +35,14 @@ const stateMagic = "CS"
 
 // Marshal encodes the state for storage. It runs the encoder twice, first
 // only counting bytes, so the blob is allocated once at its exact size.
-func (st *State) Marshal() ([]byte, error) {
+func (st *State) Marshal() []byte {
 	size := codec{sizing: true}
 	size.header(st)
 	size.state(st)
 	c := codec{b: make([]byte, size.n)}
 	c.header(st)
 	c.state(st)
-	return c.b, nil
+	return c.b
 }
 
 func (c *codec) header(st *State) {

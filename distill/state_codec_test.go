@@ -132,12 +132,10 @@ func BenchmarkStateMarshal(b *testing.B) {
 	for _, bs := range benchStates {
 		b.Run(bs.name, func(b *testing.B) {
 			st := bs.state(b)
-			buf, _ := st.Marshal()
+			buf := st.Marshal()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := st.Marshal(); err != nil {
-					b.Fatal(err)
-				}
+				st.Marshal()
 			}
 			b.ReportMetric(float64(len(buf)), "state-bytes")
 		})
@@ -147,10 +145,7 @@ func BenchmarkStateMarshal(b *testing.B) {
 func BenchmarkStateLoad(b *testing.B) {
 	for _, bs := range benchStates {
 		b.Run(bs.name, func(b *testing.B) {
-			buf, err := bs.state(b).Marshal()
-			if err != nil {
-				b.Fatal(err)
-			}
+			buf := bs.state(b).Marshal()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, ok := distill.LoadState(buf); !ok {
@@ -166,10 +161,7 @@ func BenchmarkStateLoad(b *testing.B) {
 // result is deeply equal to st and marshals to the same bytes.
 func roundTrip(tb testing.TB, st *distill.State) *distill.State {
 	tb.Helper()
-	b, err := st.Marshal()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	b := st.Marshal()
 	got, ok := distill.LoadState(b)
 	if !ok {
 		tb.Fatalf("state of %d bytes did not load", len(b))
@@ -177,7 +169,7 @@ func roundTrip(tb testing.TB, st *distill.State) *distill.State {
 	if !reflect.DeepEqual(got, st) {
 		tb.Fatalf("state changed in a round trip:\n got %+v\nwant %+v", got, st)
 	}
-	if b2, _ := got.Marshal(); !bytes.Equal(b, b2) {
+	if b2 := got.Marshal(); !bytes.Equal(b, b2) {
 		tb.Fatal("a loaded state marshals to other bytes")
 	}
 	return got
@@ -241,10 +233,7 @@ func TestStateCodecFields(t *testing.T) {
 	st.Version = distill.StateVersion // the encoding's header
 	st.Calls[""] = distill.Call{}     // the smallest key, and a zero value
 	st.FailedCalls["false"] = false
-	b, err := st.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := st.Marshal()
 	got, ok := distill.LoadState(b)
 	if !ok {
 		t.Fatal("a fully populated state did not load")
@@ -345,7 +334,7 @@ func TestStateFull(t *testing.T) {
 	if got, want := roundTrip(t, st).Handoff(o), st.Handoff(o); !reflect.DeepEqual(got, want) {
 		t.Errorf("handoff differs after a round trip")
 	}
-	b, _ := st.Marshal()
+	b := st.Marshal()
 	j, _ := json.Marshal(st)
 	t.Logf("full state: %d bytes (JSON %d)", len(b), len(j))
 }
@@ -402,19 +391,19 @@ func TestStateDeterministic(t *testing.T) {
 		b.Calls[keys[j]] = distill.Call{ToolName: "Bash", Command: keys[j]}
 		b.FailedCalls[keys[j]] = j%3 == 0
 	}
-	want, _ := a.Marshal()
+	want := a.Marshal()
 	for range 20 {
-		if x, _ := a.Marshal(); !bytes.Equal(x, want) {
+		if x := a.Marshal(); !bytes.Equal(x, want) {
 			t.Fatal("Marshal is not deterministic")
 		}
-		if x, _ := b.Marshal(); !bytes.Equal(x, want) {
+		if x := b.Marshal(); !bytes.Equal(x, want) {
 			t.Fatal("map insertion order changes the encoding")
 		}
 	}
 	full := fullState(t)
-	x, _ := full.Marshal()
-	y, _ := fullState(t).Marshal()
-	z, _ := roundTrip(t, full).Marshal()
+	x := full.Marshal()
+	y := fullState(t).Marshal()
+	z := roundTrip(t, full).Marshal()
 	if !bytes.Equal(x, y) || !bytes.Equal(x, z) {
 		t.Fatal("the same rows give different bytes")
 	}
@@ -427,10 +416,7 @@ func validBlob(t *testing.T) []byte {
 	for i := range rows {
 		st.Add(&rows[i])
 	}
-	b, err := st.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := st.Marshal()
 	return b
 }
 
@@ -445,7 +431,7 @@ func checkLoad(t testing.TB, b []byte) bool {
 		}
 		return false
 	}
-	if b2, err := st.Marshal(); err != nil || !bytes.Equal(b, b2) {
+	if b2 := st.Marshal(); !bytes.Equal(b, b2) {
 		t.Fatalf("accepted %x but it re-encodes as %x", b, b2)
 	}
 	return true
@@ -491,7 +477,7 @@ func TestLoadStateRejects(t *testing.T) {
 	}
 	// The empty state's encoding, and near misses of the broken blobs
 	// above that are fine, so those fail for the reason they name.
-	empty, _ := distill.NewState().Marshal()
+	empty := distill.NewState().Marshal()
 	if want := emptyWith(header, nil); !bytes.Equal(empty, want) {
 		t.Errorf("empty state encodes as %x, want %x", empty, want)
 	}
@@ -560,7 +546,7 @@ var zeroSec = time.Time{}.Unix()
 func FuzzLoadState(f *testing.F) {
 	f.Add([]byte(nil))
 	f.Add([]byte(`{"Version":1}`))
-	empty, _ := distill.NewState().Marshal()
+	empty := distill.NewState().Marshal()
 	f.Add(empty)
 	for _, name := range []string{"session-tools.jsonl", "session-misc-denied-apierror.jsonl", "session-tui-after-clear.jsonl"} {
 		rows := fixtureRows(f, "claude", "../testdata/adapters/claude/"+name)
@@ -568,7 +554,7 @@ func FuzzLoadState(f *testing.F) {
 		for i := range rows {
 			st.Add(&rows[i])
 			if i%20 == 0 || i == len(rows)-1 {
-				b, _ := st.Marshal()
+				b := st.Marshal()
 				f.Add(b)
 			}
 		}

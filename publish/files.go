@@ -15,13 +15,9 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// WriteAtomic writes data to path through a temp file in the same directory
-// and a rename, so readers see the old or the new file, never a torn one.
-// It is for directories carryover trusts ($CARRYOVER_HOME): path's
-// directory is opened as given, and a symlink as path itself is refused,
-// never written through. Files under a project's .carryover go through
-// WriteOwn. New files are 0600. carryover's own files are rewritten every
-// turn, so their inodes are recycled (ownFile).
+// WriteAtomic writes data to path (temp file and rename: never a torn
+// file) under a directory carryover trusts ($CARRYOVER_HOME); a symlink as
+// path is refused. A project's .carryover goes through WriteOwn.
 func WriteAtomic(path string, data []byte) error {
 	return safefile.WriteFile(path, data, ownFile)
 }
@@ -47,23 +43,13 @@ const OwnGitignore = "# Carryover (auto-added): local handoff state, never commi
 // carryover never re-creates it.
 var ErrProjectGone = errors.New("the project directory does not exist (deleted or moved?); carryover does not re-create it")
 
-// OpenDir opens <project>/.carryover for writing, creating it (0700) when
-// missing, with a .gitignore of its own ignoring everything in it, so
-// nothing in it is committed even before the project's .gitignore is
-// touched. The project directory itself is never created. A .carryover
-// that is a symlink (or not a directory), or a symlinked .gitignore in
-// it, is refused: nothing is written through it. Temp files a killed
-// carryover left there are removed (only those, see safefile).
+// OpenDir opens <project>/.carryover for writing, creating it (0700) with
+// a .gitignore of its own ignoring everything in it (nothing in it is
+// committed, whatever the project's .gitignore says). The project itself
+// is never created; a symlinked .carryover or .gitignore is refused. Temp
+// files a killed carryover left there are removed.
 func OpenDir(project string) (*safefile.Dir, error) {
-	pd, err := safefile.OpenDir(project)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", project, ErrProjectGone)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer pd.Close()
-	d, err := pd.Sub(".carryover", true, 0o700)
+	d, err := ownDir(project, true)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +61,20 @@ func OpenDir(project string) (*safefile.Dir, error) {
 	}
 	d.RemoveStaleTemps(staleTemp)
 	return d, nil
+}
+
+// ownDir opens project/.carryover (create: creating it, 0700), following
+// neither it nor the project as a symlink. A missing project is
+// ErrProjectGone when creating.
+func ownDir(project string, create bool) (*safefile.Dir, error) {
+	pd, err := safefile.OpenDir(project)
+	if create && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", project, ErrProjectGone)
+	} else if err != nil {
+		return nil, err
+	}
+	defer pd.Close()
+	return pd.Sub(".carryover", create, 0o700)
 }
 
 // ignoresAll reports whether a .gitignore ignores every name in its
@@ -103,9 +103,8 @@ func EnsureDir(project string) error {
 }
 
 // WriteOwn writes one of carryover's own files (handoff.md, RESUME.*,
-// session.json) into <project>/.carryover atomically, never through a
-// symlink (see OpenDir), and never one git tracks (ErrTracked, planted.go).
-// New files are 0600.
+// session.json) into <project>/.carryover atomically, 0600, never through
+// a symlink, never one git tracks (ErrTracked).
 func WriteOwn(project, name string, data []byte) error {
 	p := filepath.Join(Dir(project), name)
 	if fi, err := os.Lstat(p); (err != nil || fi.Mode()&os.ModeSymlink == 0) && distill.OpenRepo(project).Tracked(p) {
@@ -170,45 +169,71 @@ func leftAlone(path, why string) error {
 // newline). A damaged marker pair, a huge, non-regular or read-only file is
 // left alone with an ErrLeftAlone error saying why. changed reports a write.
 func EnsurePointer(path string) (changed bool, err error) {
-	path, data, err := readUserFile(path)
+	changed, _, _, err = ensurePointer(path)
+	return changed, err
+}
+
+// ensurePointer is EnsurePointer returning the file before (nil: it did
+// not exist) and what it wrote.
+func ensurePointer(path string) (changed bool, prior, out []byte, err error) {
+	path, prior, err = readUserFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return true, writeUserFile(path, []byte(PointerBlock))
+		return true, nil, []byte(PointerBlock), writeUserFile(path, []byte(PointerBlock))
 	}
 	if err != nil {
-		return false, err
+		return false, nil, nil, err
 	}
+	out, foreign, err := withPointer(path, prior)
+	if out == nil || err != nil {
+		return false, prior, nil, err
+	}
+	if err := checkWritable(path); err != nil {
+		return false, prior, nil, err
+	}
+	if err := writeUserFile(path, out); err != nil {
+		return false, prior, nil, err
+	}
+	if foreign {
+		return true, prior, out, fmt.Errorf("%s %w", path, ErrForeignPointer)
+	}
+	return true, append([]byte{}, prior...), out, nil
+}
+
+// withPointer is data with carryover's block: appended after a blank line
+// when there is none, or written over a marker block whose content is not
+// carryover's (foreign: a repository can ship an AGENTS.md whose
+// "carryover" block tells every agent what to do, issue 21). nil: the
+// block is there already.
+func withPointer(path string, data []byte) (out []byte, foreign bool, err error) {
 	starts, ends := bytes.Count(data, []byte(startMarker)), bytes.Count(data, []byte(endMarker))
-	i, j := bytes.Index(data, []byte(startMarker)), bytes.Index(data, []byte(endMarker))
+	i, j := bytes.Index(data, []byte(startMarker)), bytes.Index(data, []byte(endMarker))+len(endMarker)
+	block, nl := pointerBlockLike(data)
 	switch {
-	case starts == 1 && ends == 1 && i < j && ownPointer(data[i:j+len(endMarker)]):
-		return false, nil // present
+	case starts == 1 && ends == 1 && i < j && ownPointer(data[i:j]):
+		return nil, false, nil
 	case starts == 1 && ends == 1 && i < j:
-		return replaceForeignPointer(path, data, i, j+len(endMarker))
+		block = bytes.TrimSuffix(block, nl)
+		return append(append(append(make([]byte, 0, len(data)+len(block)), data[:i]...), block...), data[j:]...), true, nil
 	case starts != 0 || ends != 0:
-		return false, leftAlone(path, "its carryover marker block is damaged (START/END do not pair up); fix or remove the markers by hand")
+		return nil, false, leftAlone(path, "its carryover marker block is damaged (START/END do not pair up); fix or remove the markers by hand")
 	}
-	block := []byte(PointerBlock)
-	crlf := bytes.Contains(data, []byte("\r\n"))
-	if crlf {
-		block = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n"))
-	}
-	nl := []byte("\n")
-	if crlf {
-		nl = []byte("\r\n")
-	}
-	out := make([]byte, 0, len(data)+len(block)+4)
-	out = append(out, data...)
+	out = append(make([]byte, 0, len(data)+len(block)+4), data...)
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		out = append(out, nl...)
 	}
 	if len(data) > 0 {
 		out = append(out, nl...)
 	}
-	out = append(out, block...)
-	if err := checkWritable(path); err != nil {
-		return false, err
+	return append(out, block...), false, nil
+}
+
+// pointerBlockLike is PointerBlock and the line ending in the ending data
+// uses (CRLF when it has one).
+func pointerBlockLike(data []byte) (block, nl []byte) {
+	if bytes.Contains(data, []byte("\r\n")) {
+		return bytes.ReplaceAll([]byte(PointerBlock), []byte("\n"), []byte("\r\n")), []byte("\r\n")
 	}
-	return true, writeUserFile(path, out)
+	return []byte(PointerBlock), []byte("\n")
 }
 
 // ErrForeignPointer is what EnsurePointer returns (with changed true) after
@@ -221,34 +246,11 @@ func ownPointer(block []byte) bool {
 	return string(bytes.ReplaceAll(block, []byte("\r\n"), []byte("\n"))) == strings.TrimSuffix(PointerBlock, "\n")
 }
 
-// replaceForeignPointer writes PointerBlock over data[i:j], the marker
-// block of path, whose content is not carryover's: a repository can ship
-// an AGENTS.md whose "carryover" block tells every agent what to do, and
-// carryover kept it as its own (issue 21). Every byte outside the block is
-// kept.
-func replaceForeignPointer(path string, data []byte, i, j int) (bool, error) {
-	block := []byte(strings.TrimSuffix(PointerBlock, "\n"))
-	if bytes.Contains(data, []byte("\r\n")) {
-		block = bytes.ReplaceAll(block, []byte("\n"), []byte("\r\n"))
-	}
-	out := make([]byte, 0, len(data)-(j-i)+len(block))
-	out = append(append(append(out, data[:i]...), block...), data[j:]...)
-	if err := checkWritable(path); err != nil {
-		return false, err
-	}
-	if err := writeUserFile(path, out); err != nil {
-		return false, err
-	}
-	return true, fmt.Errorf("%s %w", path, ErrForeignPointer)
-}
-
-// readUserFile reads a user-owned file carryover may edit, and returns the
-// path to write it back to: path itself, or the target of a symlink that
-// stays inside the project (and out of its .git). Anything else — a link
-// elsewhere, a dangling link, a FIFO, device or other non-regular file, a
-// file with other hard links (an in-place rewrite would change them too, a
-// replacement would silently split them), an oversized file — is left
-// alone with an ErrLeftAlone error saying why. Reads never block.
+// readUserFile reads a user file carryover may edit and returns the path
+// to write back: path, or the target of a symlink inside the project (out
+// of its .git). A link elsewhere or dangling, a non-regular file, one with
+// other hard links (a rewrite would change or split them) or an oversized
+// one is left alone with an ErrLeftAlone error. Reads never block.
 func readUserFile(path string) (string, []byte, error) {
 	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
 		// A symlink is followed only to an existing file in the same
@@ -309,3 +311,95 @@ func checkWritable(path string) error {
 // GitignoreComment headed the line carryover before issue 24 added to the
 // project's .gitignore (".carryover/"); `uninstall --purge` takes it out.
 const GitignoreComment = "# Carryover (auto-added)"
+
+// StripPointer removes carryover's own pointer block (EnsurePointer) from a
+// memory file's text.
+func StripPointer(s string) string {
+	i, j := strings.Index(s, startMarker), strings.Index(s, endMarker)
+	if i >= 0 && j > i {
+		return s[:i] + s[j+len(endMarker):]
+	}
+	return s
+}
+
+// carryover's own files that the repository's git tracks (issue 21): the
+// `*` .gitignore does not cover them, so a committed .carryover/RESUME.md
+// would have the next `git commit -a` publish the user's session. Such a
+// file is never written nor rotated away: refused, logged, listed by status.
+
+// ErrTracked wraps the refusal to write one of carryover's own files that
+// git tracks.
+var ErrTracked = errors.New("is tracked by git (it came with the repository): a file written there would be committed; not written")
+
+// ownNames are the files carryover writes directly under .carryover/.
+var ownNames = []string{"handoff.md", "RESUME.md", "RESUME.yaml", "RESUME.json", "session.json"}
+
+// trackedErr is the error for path, tracked by git.
+func trackedErr(path string) error {
+	return fmt.Errorf("%s %w (`git rm --cached %s` lets carryover use it)", path, ErrTracked, path)
+}
+
+// TrackedOwn lists carryover's own files under project/.carryover (and its
+// history) that the project's git tracks, relative to the project.
+func TrackedOwn(project string) []string {
+	r := distill.OpenRepo(project)
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range ownNames {
+		if p := filepath.Join(Dir(project), n); r.Tracked(p) {
+			out = append(out, filepath.Join(".carryover", n))
+		}
+	}
+	ids, _ := HistoryIDs(project)
+	for _, id := range ids {
+		if p := filepath.Join(Dir(project), HistoryDir, id+".md"); r.Tracked(p) {
+			out = append(out, filepath.Join(".carryover", HistoryDir, id+".md"))
+		}
+	}
+	return out
+}
+
+// capturedKey is the sidecar key (trust.go) of the session.json files
+// `carryover capture` wrote for project, apart from its handoffs.
+func capturedKey(project string) string { return project + "\x00session.json" }
+
+// RecordCaptured records that carryover wrote b as project's session.json
+// (before writing it, like RecordPublished for handoff.md).
+func RecordCaptured(home, project string, b []byte) error {
+	return RecordPublished(home, capturedKey(project), Digest(b))
+}
+
+// Captured reports whether b, read from project's session.json, is one
+// carryover captured there (and unchanged since): a committed session.json
+// is not a previous session.
+func Captured(home, project string, b []byte) bool {
+	return slices.Contains(sidecarDigests(SidecarPath(home, capturedKey(project))), Digest(b))
+}
+
+// ReadOwnFile reads project/.carryover/name without following a symlink
+// (neither .carryover nor name), a regular file of at most max bytes.
+func ReadOwnFile(project, name string, max int64) ([]byte, error) {
+	d, err := ownDir(project, false)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile(name, max)
+}
+
+// RemoveOwnFile removes project/.carryover/name without following a
+// symlink (neither .carryover nor name: a planted link never makes
+// carryover delete a file elsewhere), and never a file git tracks.
+func RemoveOwnFile(project, name string) error {
+	if distill.OpenRepo(project).Tracked(filepath.Join(Dir(project), name)) {
+		return fmt.Errorf("%s: %w", filepath.Join(Dir(project), name), ErrTracked)
+	}
+	d, err := ownDir(project, false)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Remove(name)
+}

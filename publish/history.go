@@ -39,23 +39,10 @@ func openHistory(project string, create bool) (*safefile.Dir, error) {
 	return d.Sub(HistoryDir, create, 0o700)
 }
 
-// WriteHistory stores text as the history of handoff id, only when its
-// content changed (dedupe), then keeps the newest keep of the handoffs in
-// owned (rotation; ids sort by time). It reports whether a file was
-// written.
-func WriteHistory(project, id, text string, keep int, owned map[string]bool) (bool, error) {
-	if !ValidID(id) {
-		return false, fmt.Errorf("invalid handoff id %q", id)
-	}
-	d, err := OpenDir(project)
-	if err != nil {
-		return false, err
-	}
-	defer d.Close()
-	return writeHistory(d, id, text, keep, owned, distill.OpenRepo(project), project)
-}
-
-// writeHistory is WriteHistory in the project's opened .carryover (OpenDir).
+// writeHistory stores text as the history of handoff id in the project's
+// opened .carryover (OpenDir), only when its content changed (dedupe),
+// then keeps the newest keep of the handoffs in owned (rotation; ids sort
+// by time). It reports whether a file was written.
 //
 // Rotation removes only files carryover recorded writing: the ids in owned
 // (the project's handoff log in the ledger) and id itself. A file it did
@@ -66,9 +53,6 @@ func WriteHistory(project, id, text string, keep int, owned map[string]bool) (bo
 func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string]bool, repo *distill.Repo, project string) (bool, error) {
 	if !ValidID(id) {
 		return false, fmt.Errorf("invalid handoff id %q", id)
-	}
-	if keep <= 0 {
-		keep = DefaultHistoryKeep
 	}
 	path := func(id string) string { return filepath.Join(Dir(project), HistoryDir, id+".md") }
 	if repo.Tracked(path(id)) {
@@ -90,23 +74,31 @@ func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string
 	if err == nil || owned == nil {
 		return true, nil // a rewrite of a handoff already counted: no rotation to do
 	}
+	return true, rotate(d, id, keep, owned, func(x string) bool { return repo.Tracked(path(x)) })
+}
+
+// rotate removes the oldest of the history files carryover recorded
+// (owned, and id) past the newest keep; never one git tracks.
+func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked func(id string) bool) error {
+	if keep <= 0 {
+		keep = DefaultHistoryKeep
+	}
 	ids, err := historyIDs(d)
 	if err != nil {
-		return true, err
+		return err
 	}
 	var mine []string
 	for _, x := range ids {
-		if (owned[x] || x == id) && !repo.Tracked(path(x)) {
+		if (owned[x] || x == id) && !tracked(x) {
 			mine = append(mine, x)
 		}
 	}
-	for len(mine) > keep {
+	for ; len(mine) > keep; mine = mine[1:] {
 		if err := d.Remove(mine[0] + ".md"); err != nil {
-			return true, err
+			return err
 		}
-		mine = mine[1:]
 	}
-	return true, nil
+	return nil
 }
 
 // historyIDs lists the ids in the history, oldest first.

@@ -2,31 +2,19 @@ package publish
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/distill"
 )
 
-// Handoff lifecycle (issue 14). Every handoff a project publishes has an
-// id, HO-YYYYMMDD-HHMMSS-<first 8 of the session id>, in handoff.md's
-// header and in the ledger (ledger.HandoffRecord). A session keeps its id
-// while it rewrites the handoff turn after turn; the next session that
-// publishes starts a new one, which supersedes it. Consumption is read
-// from the delivery receipts the hooks and transcripts already record.
-
-// Statuses of a handoff.
-const (
-	StatusActive     = "active"
-	StatusConsumed   = "consumed"
-	StatusSuperseded = "superseded"
-	StatusExpired    = "expired"
-	StatusCleared    = "cleared"
-	// StatusForgotten: its session was forgotten (`carryover forget`);
-	// the record keeps only its id, project, agent and times.
-	StatusForgotten = ledger.EndForgotten
-)
+// What publish keeps of the handoff lifecycle (publish/lifecycle owns the
+// rest): the id format in handoff.md's header, the banner and expiry
+// notice the ledger-less InjectFile shares, the decisions and pinned task
+// a handoff renders, and the hook Render calls to pick its id.
 
 // DefaultExpireAfter is how old a handoff may get before a new session
 // gets only a one-line notice of it (config expire_after).
@@ -39,7 +27,7 @@ const DefaultHistoryKeep = 50
 var idRE = regexp.MustCompile(`HO-[0-9]{8}-[0-9]{6}-[0-9A-Za-z_-]{1,8}`)
 
 // NewID is the id of a handoff first published at now by the session with
-// native id session.
+// native id session: HO-YYYYMMDD-HHMMSS-<first 8 of the session id>.
 func NewID(now time.Time, session string) string {
 	s := strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_' {
@@ -72,46 +60,13 @@ func IDOf(header string) string {
 	return strings.TrimSpace(tail)
 }
 
-// Status is where a handoff stands at a moment.
-type Status struct {
-	ID         string
-	Status     string
-	ConsumedBy []ledger.Consumer
-	Age        time.Duration // since its last rewrite
-	EndedAt    time.Time
-}
-
-// StatusOf derives a handoff's status at now. Cleared wins; a handoff a
-// session received stays consumed (who received it is the fact parallel
-// sessions need) even once a newer one superseded it; an unconsumed one
-// is superseded, else expired past expireAfter, else active.
-func StatusOf(r ledger.HandoffRecord, consumers []ledger.Consumer, now time.Time, expireAfter time.Duration) Status {
-	if expireAfter <= 0 {
-		expireAfter = DefaultExpireAfter
+// IDTime is the time a handoff id was minted.
+func IDTime(id string) (time.Time, bool) {
+	if !ValidID(id) || len(id) < 18 {
+		return time.Time{}, false
 	}
-	s := Status{ID: r.ID, ConsumedBy: consumers, Age: now.Sub(r.Updated), EndedAt: r.EndedAt}
-	switch {
-	case r.Ended == ledger.EndForgotten:
-		s.Status = StatusForgotten
-	case r.Ended == ledger.EndCleared:
-		s.Status = StatusCleared
-	case len(consumers) > 0:
-		s.Status = StatusConsumed
-	case r.Ended == ledger.EndSuperseded:
-		s.Status = StatusSuperseded
-	case s.Age > expireAfter:
-		s.Status = StatusExpired
-	default:
-		s.Status = StatusActive
-	}
-	return s
-}
-
-func short8(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
+	t, err := time.Parse("20060102-150405", id[3:18])
+	return t, err == nil
 }
 
 // AgeWords renders a duration for the one-line notices ("3d", "5h").
@@ -133,22 +88,123 @@ func ExpiredNotice(r ledger.HandoffRecord, now time.Time) string {
 	return fmt.Sprintf("carryover: a handoff from %s ago exists: carryover history show %s", AgeWords(now.Sub(r.Updated)), r.ID)
 }
 
-// workingWindow is how recently a session that took a handoff must have
-// had an event to count as still working on it. Hooks fire at every
-// prompt, tool call and turn end, so a working session is seen every few
-// minutes; a session idle for half an hour has most likely been left.
-const workingWindow = 30 * time.Minute
+// Banner is the one line a user sees at session start.
+func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string) string) string {
+	goal, next := r.Goal, r.Next
+	if goal == "" {
+		goal = "(no goal recorded)"
+	}
+	if next == "" {
+		next = "(none stated)"
+	}
+	b := "carryover · " + contentLine(filepath.Base(root)) + " · handoff " + r.ID + " from " + contentLine(r.Tool) + " " + Ago(now, r.Updated) +
+		" · Resuming: " + clip(contentLine(goal), 120) + " · Next: " + clip(contentLine(next), 120)
+	if red != nil {
+		b = red(b)
+	}
+	return strings.Join(strings.Fields(b), " ")
+}
 
-// AlreadyResumed is the note a new session gets when another session took
-// the same handoff and is still working ("" when none is).
-func AlreadyResumed(cs []ledger.Consumer, self int64, now time.Time) string {
-	for i := len(cs) - 1; i >= 0; i-- {
-		c := cs[i]
-		if c.SessionID == self || now.Sub(c.LastSeen) > workingWindow {
+// ContentLine makes one line of transcript-derived content safe to place
+// in a handoff or a notice (contentLine), for the feature packages.
+func ContentLine(s string) string { return contentLine(s) }
+
+// SectionLines returns the lines under a handoff's section title.
+func SectionLines(text, title string) []string { return sectionLines(text, title) }
+
+// Lifecycle is the handoff lifecycle as Render consults it
+// (publish/lifecycle.Begin; nil: handoffs without an id).
+type Lifecycle func(p *Project, l *ledger.Ledger, h distill.Handoff, native string) Started
+
+// Started is a handoff's place in the lifecycle, read before it is
+// rendered.
+type Started struct {
+	ID        string
+	Decisions []ledger.Decision
+	Pinned    *ledger.PinnedTask
+	// Cleared: the user cleared the project's handoff and no row came
+	// since; nothing is published until the work moves on.
+	Cleared bool
+	// Owned are the ids history rotation may remove (set with a new id).
+	Owned map[string]bool
+	// Record records the handoff published with text (nil: nothing to do).
+	Record func(text string)
+}
+
+// begin is the lifecycle of the handoff Render renders.
+func (p *Project) begin(l *ledger.Ledger, h distill.Handoff, native string) Started {
+	var s Started
+	if p.Lifecycle != nil {
+		s = p.Lifecycle(p, l, h, native)
+	}
+	p.ownHistory = s.Owned
+	if s.Record == nil {
+		s.Record = func(string) {}
+	}
+	return s
+}
+
+// pinnedTask puts the task the user pinned (carryover task) before the
+// extracted goal: it has priority, and says who set it; the goal stays as
+// the last session's own.
+func pinnedTask(lines []string, p *ledger.PinnedTask) []string {
+	if p == nil || strings.TrimSpace(p.Text) == "" {
+		return lines
+	}
+	out := []string{pinnedPrefix + clip(contentLine(p.Text), goalChars)}
+	if len(lines) > 0 {
+		out = append(out, "(the last session's own goal: "+lines[0]+")")
+		out = append(out, lines[1:]...)
+	}
+	return out
+}
+
+// maxDecisionLines bounds the decisions a handoff shows: they outlive the
+// sessions that made them and would otherwise crowd out the files and
+// failures of the work in progress.
+const maxDecisionLines = 10
+
+// decisionLines is the project's decisions log (the user's first, newest
+// first) followed by what this handoff's sessions decided that the log
+// does not hold yet.
+func decisionLines(extracted []string, log []ledger.Decision) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range log {
+		if seen[d.Text] {
 			continue
 		}
-		return fmt.Sprintf("> Note: already resumed by %s session %s %s — another agent may be on this task; confirm with the user before picking it up.",
-			contentLine(c.Tool), contentLine(short8(c.NativeID)), Ago(now, c.At))
+		seen[d.Text] = true
+		l := "- " + clip(contentLine(d.Text), 200)
+		if d.Why != "" {
+			l += " (why: " + clip(contentLine(d.Why), 120) + ")"
+		}
+		out = append(out, l)
 	}
-	return ""
+	var fresh []string
+	for _, d := range extracted {
+		if !seen[d] {
+			seen[d] = true
+			fresh = append(fresh, d)
+		}
+	}
+	out = append(out, bullets(fresh, 200)...)
+	if len(out) > maxDecisionLines {
+		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
+	}
+	return out
+}
+
+// countRest replaces the last decision kept, when some did not fit, by a
+// count of those left out: the cap holds and the reader knows more exist.
+func countRest(s *section, taken int) {
+	if s == nil || taken == 0 || taken >= len(s.lines) {
+		return
+	}
+	rest := len(s.lines) - taken + 1
+	var already int // the list's own count line, when it was cut too
+	if _, err := fmt.Sscanf(s.lines[len(s.lines)-1], "- (+%d more:", &already); err == nil {
+		rest += already - 1
+	}
+	s.lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", rest)
 }

@@ -46,56 +46,6 @@ func TestNewID(t *testing.T) {
 	}
 }
 
-func TestStatusTransitions(t *testing.T) {
-	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	rec := func(ended string) ledger.HandoffRecord {
-		return ledger.HandoffRecord{ID: "HO-20261101-120000-a", SessionID: 1, Written: t0, Updated: t0, Ended: ended}
-	}
-	took := []ledger.Consumer{{Tool: "codex", SessionID: 2, NativeID: "b", At: t0.Add(time.Hour)}}
-	tests := []struct {
-		name   string
-		r      ledger.HandoffRecord
-		cs     []ledger.Consumer
-		now    time.Time
-		expire time.Duration
-		want   string
-	}{
-		{"fresh", rec(""), nil, t0.Add(time.Minute), 0, StatusActive},
-		{"received", rec(""), took, t0.Add(2 * time.Hour), 0, StatusConsumed},
-		{"superseded unreceived", rec(ledger.EndSuperseded), nil, t0.Add(time.Hour), 0, StatusSuperseded},
-		{"received then superseded", rec(ledger.EndSuperseded), took, t0.Add(time.Hour), 0, StatusConsumed},
-		{"default 7d not yet", rec(""), nil, t0.Add(7*24*time.Hour - time.Second), 0, StatusActive},
-		{"default 7d past", rec(""), nil, t0.Add(7*24*time.Hour + time.Second), 0, StatusExpired},
-		{"configured 1h", rec(""), nil, t0.Add(61 * time.Minute), time.Hour, StatusExpired},
-		{"cleared wins", rec(ledger.EndCleared), took, t0.Add(time.Minute), 0, StatusCleared},
-		{"cleared old", rec(ledger.EndCleared), nil, t0.Add(30 * 24 * time.Hour), 0, StatusCleared},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := StatusOf(tt.r, tt.cs, tt.now, tt.expire); got.Status != tt.want {
-				t.Errorf("StatusOf = %q; want %q", got.Status, tt.want)
-			}
-		})
-	}
-}
-
-func TestAlreadyResumed(t *testing.T) {
-	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	cs := []ledger.Consumer{
-		{Tool: "claude", SessionID: 2, NativeID: "0123456789", At: now.Add(-3 * time.Hour), LastSeen: now.Add(-3 * time.Hour)},
-		{Tool: "codex", SessionID: 3, NativeID: "abcdefabcdef", At: now.Add(-5 * time.Minute), LastSeen: now.Add(-time.Minute)},
-	}
-	if got := AlreadyResumed(cs, 9, now); !strings.Contains(got, "already resumed by codex session abcdefab 5m ago") {
-		t.Errorf("AlreadyResumed = %q", got)
-	}
-	if got := AlreadyResumed(cs, 3, now); got != "" {
-		t.Errorf("a session is told it resumed itself: %q", got)
-	}
-	if got := AlreadyResumed(cs[:1], 9, now); got != "" {
-		t.Errorf("a session idle for 3h still counts as working: %q", got)
-	}
-}
-
 func TestHistoryDedupeAndRotation(t *testing.T) {
 	project := t.TempDir()
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -197,31 +147,6 @@ func TestDecisionsWithinCaps(t *testing.T) {
 	}
 }
 
-func TestStaleLines(t *testing.T) {
-	root := t.TempDir()
-	written := time.Now().Add(-time.Hour)
-	for _, f := range []string{"a.go", "b.go"} {
-		os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644)
-	}
-	os.Chtimes(filepath.Join(root, "b.go"), written.Add(-time.Minute), written.Add(-time.Minute))
-	os.Symlink("/etc/passwd", filepath.Join(root, "link.go"))
-	r := ledger.HandoffRecord{Files: []string{"a.go", "b.go", "gone.go", "link.go", "../outside.go"}, Updated: written, Head: "abc1234", Branch: "main"}
-	got := strings.Join(StaleLines(r, root, "def5678", "feature"), "\n")
-	for _, want := range []string{"Changed on disk since: a.go, gone.go (gone)", "Branch switched since: main → feature", "Commits since: HEAD abc1234 → def5678"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("StaleLines lacks %q:\n%s", want, got)
-		}
-	}
-	for _, not := range []string{"b.go", "link.go", "outside"} {
-		if strings.Contains(got, not) {
-			t.Errorf("StaleLines names %q:\n%s", not, got)
-		}
-	}
-	if l := StaleLines(r, root, "abc1234", "main"); len(l) != 1 {
-		t.Errorf("same HEAD and branch: %v", l)
-	}
-}
-
 // TestHistoryRotationPlanted: fifty planted HO-2099… files sort after every
 // real id; rotation neither counts nor removes them, nor any file it did
 // not record, so the real history stays (issue 21).
@@ -273,4 +198,14 @@ func TestHistoryRotationPlanted(t *testing.T) {
 	if n, _ := HistoryIDs(project); len(n) != len(got)+1 {
 		t.Errorf("a write without the record removed files: %d -> %d", len(got), len(n))
 	}
+}
+
+// WriteHistory is writeHistory in project's .carryover (the tests' way in).
+func WriteHistory(project, id, text string, keep int, owned map[string]bool) (bool, error) {
+	d, err := OpenDir(project)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	return writeHistory(d, id, text, keep, owned, distill.OpenRepo(project), project)
 }

@@ -35,6 +35,8 @@ type Project struct {
 	// expire_after, history_keep); zero means the defaults.
 	ExpireAfter time.Duration
 	HistoryKeep int
+	// Lifecycle picks the handoff's id and records it (publish/lifecycle).
+	Lifecycle Lifecycle
 	// Note is a line Inject puts before the handoff's body (the previous
 	// session stopped at a limit); "" none.
 	Note string
@@ -107,15 +109,15 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
 	}
 	native := sessionFacts(l, &h)
-	lc := p.lifecycleInputs(l, h, native)
-	if lc.cleared {
+	lc := p.begin(l, h, native)
+	if lc.Cleared {
 		return nil, nil // cleared by the user, and no work since
 	}
-	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.id, Decisions: lc.decisions, Pinned: lc.pinned})
-	if p.keepUnchanged(l, text, lc.id) {
+	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.ID, Decisions: lc.Decisions, Pinned: lc.Pinned})
+	if p.keepUnchanged(l, text, lc.ID) {
 		return nil, nil
 	}
-	return &Rendered{Text: text, Tool: h.Tool, record: func() { p.recordLifecycle(l, lc, h, native, text) }}, nil
+	return &Rendered{Text: text, Tool: h.Tool, record: func() { lc.Record(text) }}, nil
 }
 
 // sessionFacts is the handoff's session's native id ("" when the ledger
@@ -209,32 +211,30 @@ func (p *Project) WriteProject(text, tool string) error {
 	return nil
 }
 
-// pointerFiles are the files that get the pointer block. always: AGENTS.md
-// and each agent's memory file (adapters.Agent.MemoryFile) when the agent
-// always reads it, is the one publishing, or the file exists. auto:
-// nothing unless an agent needs the block (PointerFor), then AGENTS.md and
-// the memory files of those agents only: a CLAUDE.md or GEMINI.md is never
-// created for an agent whose hook injection works.
+// pointerFiles get the pointer block. always: AGENTS.md and each agent's
+// memory file when the agent always reads it, publishes, or the file
+// exists. auto: AGENTS.md and the memory files of the agents that need it
+// (PointerFor), none when none does: no CLAUDE.md for a working injection.
 func (p *Project) pointerFiles(tool string) []string {
-	var names []string
-	switch p.Pointer {
-	case PointerNever:
+	switch {
+	case p.Pointer == PointerNever:
 		return nil
-	case PointerAlways:
-		names = []string{"AGENTS.md"}
-		for _, a := range adapters.All {
-			if a.MemoryFile != "" && (a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))) {
-				names = append(names, a.MemoryFile)
-			}
-		}
-		return names
-	}
-	if len(p.PointerFor) == 0 {
+	case p.Pointer == PointerAlways:
+		return memoryFiles(func(a *adapters.Agent) bool {
+			return a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))
+		})
+	case len(p.PointerFor) == 0:
 		return nil
 	}
-	names = []string{"AGENTS.md"}
+	return memoryFiles(func(a *adapters.Agent) bool { return slices.Contains(p.PointerFor, a.Name) })
+}
+
+// memoryFiles is AGENTS.md and the memory files of the agents want
+// selects, each once.
+func memoryFiles(want func(a *adapters.Agent) bool) []string {
+	names := []string{"AGENTS.md"}
 	for _, a := range adapters.All {
-		if a.MemoryFile != "" && slices.Contains(p.PointerFor, a.Name) && !slices.Contains(names, a.MemoryFile) {
+		if a.MemoryFile != "" && want(a) && !slices.Contains(names, a.MemoryFile) {
 			names = append(names, a.MemoryFile)
 		}
 	}
@@ -249,16 +249,9 @@ func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	if p.NotProject {
 		return p.Held
 	}
-	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			p.logf("read handoff: %v", err)
-		}
-		return ""
-	}
-	if why := p.check(b, l); why != "" {
+	b, why := p.readOwn(l)
+	if why != "" {
 		p.logf("handoff.md in %s is not injected: %s", p.Root, why)
-		return ""
 	}
 	return string(b)
 }
@@ -269,25 +262,32 @@ func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 	if p.NotProject {
 		return false
 	}
-	b, err := ReadHandoffFile(p.Root)
+	b, why := p.readOwn(l)
+	if why != "" {
+		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
+	}
+	return b != nil
+}
+
+// readOwn is the project's handoff.md when it is carryover's own, else why
+// not (nil, "" when there is none or it cannot be read, logged).
+func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
+	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			p.logf("read handoff: %v", err)
 		}
-		return false
+		return nil, ""
 	}
 	if why := p.check(b, l); why != "" {
-		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
-		return false
+		return nil, why
 	}
-	return true
+	return b, ""
 }
 
 // check says why b, the project's handoff.md, is not carryover's own (""
 // when it is); l may be nil.
-func (p *Project) check(b []byte, l *ledger.Ledger) string {
-	return CheckProjectHandoff(b, p.Home, p.Root, l)
-}
+func (p *Project) check(b []byte, l *ledger.Ledger) string { return CheckHandoff(b, p.Home, p.Root, l) }
 
 // Inject renders text for the agent's hook stdout: redacted, with a
 // staleness note, clipped, in the agent's envelope for event. It returns
@@ -345,4 +345,125 @@ func sameBody(a, b string) bool {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// InjectFile is Deliver without the ledger (locked by another process, not
+// rebuilt, or the watchdog gave up). text is a handoff.md verified against
+// the digests under the home (ReadHandoff(nil)), so the lifecycle facts of
+// its header and sections can be trusted: it renders Deliver's banner, the
+// one-line notice once expired, nothing once cleared. What only the ledger
+// knows (who resumed it, stale files) is left out; a handoff without an id
+// (older carryover) goes out as Inject renders it.
+func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte, string) {
+	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
+		return nil, ""
+	}
+	rec, ok := RecordOfText(text)
+	if !ok {
+		return p.Inject(agent, event, text)
+	}
+	if strings.HasPrefix(rec.Goal, clearedTask) {
+		p.logf("%s was cleared (carryover clear); not injected", rec.ID)
+		return nil, ""
+	}
+	expire := p.ExpireAfter
+	if expire <= 0 {
+		expire = DefaultExpireAfter
+	}
+	if p.Now.Sub(rec.Updated) > expire {
+		w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
+		if err != nil {
+			p.logf("wrap injection: %v", err)
+		}
+		p.logf("%s expired; one-line notice only", rec.ID)
+		return w, ""
+	}
+	body := p.injectText(text)
+	banner := Banner(p.Root, rec, p.Now, p.Redact)
+	var w []byte
+	var err error
+	if agent.UserMessage {
+		w, err = adapters.WrapWithMessage(agent.Envelope, event, body, banner)
+	} else {
+		w, err = adapters.Wrap(agent.Envelope, event, banner+"\n"+body)
+	}
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+		return nil, ""
+	}
+	return w, HeaderOf(body)
+}
+
+// clearedTask starts the task line of the stub Clear writes.
+const clearedTask = "(none: the user cleared"
+
+// pinnedPrefix starts the task line of a handoff whose task the user
+// pinned (render_lifecycle.go).
+const pinnedPrefix = "[pinned by the user — `carryover task --done` when finished] "
+
+// RecordOfText reads the lifecycle facts of a handoff carryover published
+// (verified by its digest): its header's id, agent and time, its goal (the
+// pinned task when there is one) and next action; ok is false without a
+// header carrying an id.
+func RecordOfText(text string) (rec ledger.HandoffRecord, ok bool) {
+	header := HeaderOf(text)
+	id := IDOf(header)
+	if id == "" {
+		return rec, false
+	}
+	stamp, rest, _ := strings.Cut(strings.TrimPrefix(header, HeaderPrefix), " from ")
+	at, err := time.Parse(time.RFC3339, stamp)
+	if err != nil {
+		return rec, false
+	}
+	tool, _, _ := strings.Cut(rest, " · ")
+	rec = ledger.HandoffRecord{ID: id, Tool: strings.TrimSpace(tool), Header: header, Updated: at, Written: at}
+	if t, ok := IDTime(id); ok && !t.After(at) {
+		rec.Written = t
+	}
+	task := sectionLines(text, "## Task")
+	if len(task) > 0 {
+		rec.Goal = strings.TrimPrefix(task[0], pinnedPrefix)
+	}
+	if next := sectionLines(text, "## Next action"); len(next) > 0 {
+		rec.Next = next[0]
+	}
+	return rec, true
+}
+
+// PinnedOfText is the task the user had pinned when text was written
+// ("" when none).
+func PinnedOfText(text string) string {
+	task := sectionLines(text, "## Task")
+	if len(task) > 0 && strings.HasPrefix(task[0], pinnedPrefix) {
+		return strings.TrimPrefix(task[0], pinnedPrefix)
+	}
+	return ""
+}
+
+// sectionLines returns the lines under a handoff's section title, up to
+// the next title (at most MaxLines of them: a handoff has no more).
+func sectionLines(text, title string) []string {
+	var out []string
+	in := false
+	for i, l := range strings.Split(text, "\n") {
+		if i > MaxLines*2 {
+			break
+		}
+		l = strings.TrimRight(l, "\r")
+		switch {
+		case strings.HasPrefix(l, "## ") || strings.HasPrefix(l, "# "):
+			if in {
+				return out
+			}
+			in = l == title || strings.HasPrefix(l, title+" ")
+		case isFence(l): // the end (or start) of the quoted block
+			if in {
+				return out
+			}
+		case in && strings.TrimSpace(l) != "":
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -6,19 +6,17 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/carryover/carryover/publish/safefile"
 )
 
 // A .carryover/handoff.md that came with a repository is not a previous
-// session: carryover injects a project's handoff.md only when its content
-// hash is one carryover recorded when it published it. The records live
-// in the user's carryover home, never in the project: the ledger's
-// `published` table, and a small sidecar file per project
-// ($CARRYOVER_HOME/published/<hash of the project path>) that SessionStart
-// reads when another process holds the ledger locked, so the fast path
-// needs no ledger and still injects only carryover's own file.
+// session: it is injected only when its hash is one carryover recorded when
+// it published it, in the home: the ledger's `published` table, and a
+// sidecar per project ($CARRYOVER_HOME/published/<hash of the path>) that
+// a session start reads when another process holds the ledger.
 
 // keepDigests is how many published digests a rewritten sidecar keeps
 // (concurrent hooks may finish their writes in another order than they
@@ -84,34 +82,21 @@ func sidecarDigests(path string) []string {
 }
 
 // CheckHandoff says why b, read from project's handoff.md, must not be
-// injected ("" when it is carryover's own). inLedger, when not nil, looks
-// the digest up in the ledger; the sidecar under home is asked otherwise
-// or when the ledger does not know it (a ledger rebuilt after damage).
-func CheckHandoff(b []byte, home, project string, inLedger func(digest string) (bool, error)) string {
+// injected ("" when it is carryover's own): its digest is in the ledger
+// (l, when not nil), or else in the sidecar under home (a ledger locked by
+// another process, or rebuilt after damage).
+func CheckHandoff(b []byte, home, project string, l *ledger.Ledger) string {
 	if !strings.HasPrefix(string(b), HeaderPrefix) {
 		return "it does not start with the carryover header"
 	}
 	d := Digest(b)
-	if inLedger != nil {
-		if ok, err := inLedger(d); err == nil && ok {
+	if l != nil {
+		if ok, err := l.HandoffTrusted(project, d); err == nil && ok {
 			return ""
 		}
 	}
-	for _, s := range sidecarDigests(SidecarPath(home, project)) {
-		if s == d {
-			return ""
-		}
+	if slices.Contains(sidecarDigests(SidecarPath(home, project)), d) {
+		return ""
 	}
 	return "carryover did not write it, or it changed since (its content matches none of the handoffs carryover published for this project; a repository may have shipped it)"
-}
-
-// CheckProjectHandoff says why b, read from project's handoff.md, is not
-// one carryover published ("" when it is): the ledger's records when l is
-// not nil, the digests under home otherwise or besides.
-func CheckProjectHandoff(b []byte, home, project string, l *ledger.Ledger) string {
-	var inLedger func(string) (bool, error)
-	if l != nil {
-		inLedger = func(d string) (bool, error) { return l.HandoffTrusted(project, d) }
-	}
-	return CheckHandoff(b, home, project, inLedger)
 }

@@ -84,32 +84,6 @@ func TestMigratedSessionsPartition(t *testing.T) {
 	}
 }
 
-func TestHandoffTrusted(t *testing.T) {
-	l, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	t0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < keepPublished+3; i++ {
-		if err := l.RecordHandoff(Handoff{Project: "/p", Header: "h", Tool: "claude", Written: t0.Add(time.Duration(i) * time.Second), Hash: fmt.Sprint("h", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < keepPublished+3; i++ {
-		ok, err := l.HandoffTrusted("/p", fmt.Sprint("h", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := i >= 3; ok != want {
-			t.Errorf("hash h%d trusted=%v, want %v", i, ok, want)
-		}
-	}
-	if ok, _ := l.HandoffTrusted("/other", "h10"); ok {
-		t.Error("a hash recorded for /p is trusted for /other")
-	}
-}
-
 // TestOpenByGivesUpOnALock: while another connection holds an exclusive
 // transaction, a ledger opened with a deadline fails its write with an
 // error IsBusy recognises (instead of waiting busyTimeout), and Ingest

@@ -22,6 +22,7 @@ import (
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 )
 
 // quotedToken is a GitHub token shape pushed as a branch name.
@@ -143,7 +144,7 @@ func TestHostileQuotedText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := l.HandoffRecords(r.project, 8)
+	recs, err := lifecycle.Records(l, r.project, 8)
 	l.Close()
 	if err != nil || len(recs) == 0 {
 		t.Fatalf("no handoff record: %v", err)

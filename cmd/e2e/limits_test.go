@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish/limits"
 )
 
 // limitTurns: one turn of work (a file written), then the account's limit.
@@ -29,14 +30,14 @@ func (w *workspace) resumeOf(t *testing.T, dir string) string {
 	return string(b)
 }
 
-func (w *workspace) lastLimits(t *testing.T) []ledger.LimitEvent {
+func (w *workspace) lastLimits(t *testing.T) []limits.Event {
 	t.Helper()
 	l, err := ledger.Open(filepath.Join(w.home, ".carryover"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ev, err := l.LastLimits("")
+	ev, err := limits.LastLimits(l, "")
 	if err != nil {
 		t.Fatal(err)
 	}

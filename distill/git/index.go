@@ -32,11 +32,10 @@ const (
 // lookup finds the wanted paths' entries in the mapped index. It is the
 // one format reader here that is not go-git's: go-git's index.Decoder
 // decodes every entry (43 ms and 160,000 allocations for a 10,000-file
-// index on this 2-core VM, where `git status` takes ~70 ms), and the hook
-// wants two or three entries of a sorted file, so this scan stops past
-// the greatest wanted path and allocates only for a match (well under
-// 1 ms). A damaged or unknown index yields what was read; a fault reading
-// the mapping (the file truncated under it) is a missing index.
+// index on this 2-core VM, where `git status` takes ~70 ms); this scan of
+// the sorted entries stops past the greatest wanted path and allocates
+// only for a match (well under 1 ms). A damaged index yields what was
+// read; a fault reading the mapping is a missing index.
 func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 	out = map[string]index.Entry{}
 	defer runtime.KeepAlive(r) // the finalizer unmaps r.index
@@ -73,9 +72,9 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 	return out
 }
 
-// entryName decodes the path of the entry at start whose name field is
-// at off, and where the next entry starts (nil when malformed): v2 and v3
-// store a NUL-terminated name padded to 8 bytes, v4 the count of bytes to
+// entryName decodes the path of the entry at start whose name is at off,
+// and where the next entry starts (nil when malformed): v2 and v3 store a
+// NUL-terminated name padded to 8 bytes, v4 a varint count of bytes to
 // strip off the previous name and a NUL-terminated suffix.
 func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
 	strip, k := uint64(0), 0
@@ -94,7 +93,7 @@ func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
 	return append(prev[:len(prev)-int(strip):len(prev)-int(strip)], d[off+k:off+k+end]...), off + k + end + 1
 }
 
-// varint decodes git's offset varint (index v4's path prefix length).
+// varint decodes git's offset varint (index v4's prefix length).
 func varint(b []byte) (v uint64, n int) {
 	for i, c := range b[:min(len(b), 10)] {
 		if v = v<<7 | uint64(c&127); c&128 == 0 {
@@ -115,8 +114,7 @@ func (r *Repo) rel(p string) (string, bool) {
 	return filepath.ToSlash(rel), err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// Tracked reports whether the file at p is in the index (false for a nil
-// Repo or an unreadable index).
+// Tracked reports whether the file at p is in the index.
 func (r *Repo) Tracked(p string) bool {
 	if r == nil || r.index == nil {
 		return false
@@ -126,11 +124,10 @@ func (r *Repo) Tracked(p string) bool {
 	return ok && tracked
 }
 
-// States is the state of each file (absolute, or relative to the
-// directory Open was given) against the index: Clean, Modified,
-// Untracked, Deleted, or "" when unknown (outside the work tree, no HEAD,
-// missing and untracked). It never walks the work tree: its cost grows
-// with the number of files asked about and the index's size.
+// States is each file's state against the index (paths absolute, or
+// relative to the directory Open was given): Clean, Modified, Untracked,
+// Deleted, or "" when unknown. It never walks the work tree: its cost
+// grows with the files asked about and the index's size.
 func (r *Repo) States(paths []string) []string {
 	out := make([]string, len(paths))
 	if r == nil || r.noHead || len(paths) == 0 {
@@ -151,8 +148,7 @@ func (r *Repo) States(paths []string) []string {
 	return out
 }
 
-// state is the file at abs against its index entry e (none when not
-// tracked). A symlink is tracked as its target's name; a tracked file is
+// state is the file at abs against its index entry e. A tracked file is
 // clean when git's stat shortcut says so (same size and mtime) or its
 // blob id is e's (files up to 64 MB are hashed).
 func state(abs string, e index.Entry, tracked bool) string {
@@ -175,9 +171,8 @@ func state(abs string, e index.Entry, tracked bool) string {
 	return Modified
 }
 
-// worktreeBlob reads the file at abs (lstat'ed as fi) as git would store
-// it: a symlink's target, or a regular file's bytes up to max. A FIFO,
-// device or directory is never opened (ok false).
+// worktreeBlob reads the file at abs as git stores it: a symlink's
+// target, or a regular file up to max bytes; never a FIFO or device.
 func worktreeBlob(abs string, fi os.FileInfo, max int64) ([]byte, bool) {
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
@@ -190,13 +185,11 @@ func worktreeBlob(abs string, fi os.FileInfo, max int64) ([]byte, bool) {
 	return nil, false
 }
 
-// Status is what the manual path (handoff, capture) shows of the whole
-// work tree: the tracked files that differ from the index, " M path",
-// " D path" or "UU path" (unmerged) in path order, like `git status
-// --short` without its index column and untracked files (the session's
-// own new files come from States; walking the tree for others and every
-// .gitignore is what `git status` spends its time on). go-git's decoder
-// reads the whole index. ok is false when it could not be told.
+// Status is what the manual path shows of the work tree: tracked files
+// that differ from the index, " M path", " D path" or "UU path"
+// (unmerged) in path order, like `git status --short` without the index
+// column and untracked files (walking the tree and every .gitignore is
+// what `git status` spends its time on). ok false: it could not be told.
 func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
 	if r == nil || r.noHead || r.index == nil {
 		return nil, false
@@ -211,7 +204,7 @@ func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
 	seen, dirs := map[string]bool{}, map[string]bool{}
 	for _, e := range idx.Entries {
 		dir, abs := path.Dir(e.Name), filepath.Join(r.top, filepath.FromSlash(e.Name))
-		if _, ok := dirs[dir]; !ok { // a crafted index can name a file below a symlink out of the tree: never read
+		if _, ok := dirs[dir]; !ok { // a crafted entry below a symlink out of the tree is never read
 			dirs[dir] = within(r.top, filepath.Dir(abs))
 		}
 		xy := "UU "
@@ -233,13 +226,11 @@ func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
 	return lines, true
 }
 
-// Diff is the hunks (three lines of context, no file header) of the
-// file at p between the index and the work tree, as `git diff` and States
-// compare; "" when there are none or it cannot be told (either side over
-// 1 MB, a FIFO or device, below a symlink out of the work tree, an
-// unreadable object). go-git's utils/diff matches the lines and its
-// unified encoder writes the hunks (its init compiles one regexp:
-// 0.05 ms per process, measured with GODEBUG=inittrace=1).
+// Diff is the hunks (three lines of context, no header) of the file at p
+// between the index and the work tree; "" when none or unknown (a side
+// over 1 MB, a FIFO, below a symlink out of the tree, an unreadable
+// object). go-git's init of its unified encoder costs 0.05 ms per process
+// (GODEBUG=inittrace=1).
 func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 	if r == nil || r.noHead {
 		return ""
@@ -250,43 +241,45 @@ func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 		return ""
 	}
 	defer recoverTo(&out, "")
+	old, cur, ok := r.diffSides(rel, abs, deadline)
+	switch {
+	case !ok || bytes.Equal(old, cur):
+		return ""
+	case bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0:
+		return "Binary files differ\n"
+	}
+	var p2 patch
+	for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
+		p2 = append(p2, chunk{d.Text, map[diffmatchpatch.Operation]fdiff.Operation{diffmatchpatch.DiffInsert: fdiff.Add, diffmatchpatch.DiffDelete: fdiff.Delete}[d.Type]})
+	}
+	var b strings.Builder
+	fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(p2)
+	return b.String()
+}
+
+// diffSides reads the indexed blob of rel and the work tree file abs,
+// each at most 1 MB (nil when absent).
+func (r *Repo) diffSides(rel, abs string, deadline time.Time) (old, cur []byte, ok bool) {
 	const maxInput = 1 << 20
-	var old, cur []byte
 	if e, tracked := r.lookup(map[string]bool{rel: true})[rel]; tracked {
 		o := openStore(r.gitDir, deadline)
 		typ, b, err := o.read(e.Hash, 0)
 		if o.close(); err != nil || typ != plumbing.BlobObject || len(b) > maxInput {
-			return ""
+			return nil, nil, false
 		}
 		old = b
 	}
 	if fi, err := os.Lstat(abs); err == nil {
 		if cur, ok = worktreeBlob(abs, fi, maxInput); !ok {
-			return ""
+			return nil, nil, false
 		}
 	}
-	switch {
-	case bytes.Equal(old, cur):
-		return ""
-	case bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0:
-		return "Binary files differ\n"
-	}
-	return hunks(old, cur, deadline)
+	return old, cur, true
 }
 
 // patch and chunk are one file's changes in the shape go-git's unified
 // encoder takes; with no files it writes the hunks alone.
 type patch []fdiff.Chunk
-
-func hunks(old, cur []byte, deadline time.Time) string {
-	var p patch
-	for _, d := range diff.DoWithTimeout(string(old), string(cur), max(time.Until(deadline), time.Millisecond)) {
-		p = append(p, chunk{d.Text, map[diffmatchpatch.Operation]fdiff.Operation{diffmatchpatch.DiffInsert: fdiff.Add, diffmatchpatch.DiffDelete: fdiff.Delete}[d.Type]})
-	}
-	var b strings.Builder
-	fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(p)
-	return b.String()
-}
 
 func (p patch) FilePatches() []fdiff.FilePatch  { return []fdiff.FilePatch{p} }
 func (p patch) Message() string                 { return "" }

@@ -31,13 +31,11 @@ const (
 
 var errObject = errors.New("unreadable git object")
 
-// store is a read-only view of a repository's objects: go-git's idxfile
-// and packfile decoders over packs, its objfile reader over loose
-// objects, every file opened through safefile. go-git's Packfile resolves
-// deltas by recursion with no depth bound (a ref-delta whose base is
-// itself overflows the stack, which no recover catches: FuzzPackObject
-// has that seed), so the chain is followed here, bounded in depth, size
-// and time.
+// store reads objects with go-git's idxfile, packfile and objfile
+// decoders over files safefile opened. go-git's Packfile resolves deltas
+// by unbounded recursion (a ref-delta whose base is itself overflows the
+// stack, which no recover catches: a FuzzPackObject seed), so the chain
+// is followed here, bounded in depth, size and time.
 type store struct {
 	dir      *safefile.Dir // objects/ (nil when unreadable)
 	packs    []*pack
@@ -71,8 +69,7 @@ func openStore(gitDir string, deadline time.Time) *store {
 }
 
 // openPack opens a pack and decodes its index (the decoder checks the
-// file's size against the object count before it allocates: it stats
-// *os.File).
+// size it stats against the object count before it allocates).
 func openPack(d *safefile.Dir, base string) *pack {
 	f, err := d.Open(base + ".idx")
 	if err != nil {
@@ -101,14 +98,19 @@ func (o *store) close() {
 	o.dir.Close()
 }
 
-// read returns an object's type and content.
+// spentOut reports a read past its bounds.
+func (o *store) spentOut(depth int) bool {
+	return depth > maxDeltaDepth || o.spent > maxReadBytes || time.Now().After(o.deadline)
+}
+
+// read returns an object's type and content, packed or loose.
 func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
 	for _, p := range o.packs {
 		if off, err := p.idx.FindOffset(id); err == nil {
 			return o.packed(p, off, depth)
 		}
 	}
-	if o.dir == nil || o.spent > maxReadBytes || time.Now().After(o.deadline) {
+	if o.dir == nil || o.spentOut(0) {
 		return 0, nil, errObject
 	}
 	h := id.String()
@@ -134,11 +136,11 @@ func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, 
 	return typ, b, nil
 }
 
-// packed reads the object at off: go-git's scanner reads the header and
-// inflates the entry (never past its declared size), go-git's PatchDelta
-// applies a delta to its base, read here one level deeper.
+// packed reads the object at off: go-git's scanner inflates the entry
+// (never past its declared size) and its PatchDelta applies a delta to
+// its base, read one level deeper.
 func (o *store) packed(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
-	if depth > maxDeltaDepth || o.spent > maxReadBytes || time.Now().After(o.deadline) {
+	if o.spentOut(depth) {
 		return 0, nil, errObject
 	}
 	h, err := p.s.SeekObjectHeader(off)
@@ -167,25 +169,23 @@ func (o *store) packed(p *pack, off int64, depth int) (plumbing.ObjectType, []by
 	return typ, out, err
 }
 
-// applyDelta is go-git's PatchDelta once the result size the delta
-// declares (its second LEB128 varint) is checked: PatchDelta grows its
-// output up to it, and a 4 MB delta can declare terabytes.
+// applyDelta is PatchDelta once the result size the delta declares (its
+// second varint) is checked: PatchDelta grows its output up to it, and a
+// 4 MB delta can declare terabytes.
 func applyDelta(base, delta []byte) ([]byte, error) {
 	_, n := binary.Uvarint(delta)
 	if size, m := binary.Uvarint(delta[max(n, 0):]); n <= 0 || m <= 0 || size > maxObject {
 		return nil, errObject
 	}
-	out, err := packfile.PatchDelta(base, delta)
-	if err != nil {
-		return nil, errObject
+	if out, err := packfile.PatchDelta(base, delta); err == nil {
+		return out, nil
 	}
-	return out, nil
+	return nil, errObject
 }
 
 // commit is what is read of a commit object. (go-git's object.Commit
-// decoder would bring OpenPGP, a config parser and a container library
-// into every hook process, +1.7 MB and ~0.7 ms of init measured, for two
-// header lines.)
+// would bring OpenPGP, a config parser and a container library into every
+// hook process, +1.7 MB and ~0.7 ms of init measured, for two headers.)
 type commit struct {
 	id      plumbing.Hash
 	parents []plumbing.Hash
@@ -217,9 +217,9 @@ func (o *store) commit(id plumbing.Hash) (*commit, error) {
 }
 
 // walk reads the history from start breadth first, each commit once, at
-// most limit of them (more: it went on); a commit for which stop is true
-// is neither read nor gone past. ok is false when a commit could not be
-// read (missing in a shallow clone, damaged, out of time).
+// most limit (more: it went on); a commit for which stop is true is
+// neither read nor gone past. ok false: a commit was unreadable (a
+// shallow clone, damage, the deadline).
 func (o *store) walk(start plumbing.Hash, limit int, stop func(plumbing.Hash) bool) (out []*commit, more, ok bool) {
 	seen := map[plumbing.Hash]bool{start: true}
 	for q := []plumbing.Hash{start}; len(q) > 0; q = q[1:] {
@@ -250,9 +250,9 @@ type Commit struct {
 	Message string
 }
 
-// Log is HEAD's n newest commits by committer time, newest first, as
-// `git log -n` lists them (unless a clock ran behind a parent's), out of
-// the 4n nearest; nil when HEAD is unknown or unreadable.
+// Log is HEAD's n newest commits by committer time out of the 4n nearest,
+// newest first, as `git log -n` lists them unless a clock ran behind a
+// parent's; nil when HEAD is unknown.
 func (r *Repo) Log(n int, deadline time.Time) (out []Commit) {
 	if r == nil || r.head.IsZero() || n <= 0 {
 		return nil
@@ -276,7 +276,7 @@ type CommitCount struct {
 	Known       bool // false: it could not be told (objects unreadable or missing, out of time)
 }
 
-// String renders the count as the staleness line says it ("12 commits",
+// String is the count as the staleness line says it ("12 commits",
 // "1000+ commits"); "" when unknown.
 func (c CommitCount) String() string {
 	switch {
@@ -290,15 +290,13 @@ func (c CommitCount) String() string {
 	return fmt.Sprintf("%d commits", c.N)
 }
 
-// MaxCommitWalk is how many commits CommitsSince reads before answering
-// "1000+".
+// MaxCommitWalk is how many commits CommitsSince reads before "1000+".
 const MaxCommitWalk = 1000
 
-// CommitsSince counts the commits in HEAD's history that are not in the
-// history of old (a hex prefix of a commit id, as handoffs record HEAD),
-// like `git rev-list --count old..HEAD`, stopping at MaxCommitWalk or the
-// deadline. A hostile .git gives an unknown count, never a hang or a
-// panic (fuzzed: FuzzPackObject).
+// CommitsSince counts the commits in HEAD's history not in old's (a hex
+// prefix of an id, as handoffs record HEAD), like `git rev-list --count
+// old..HEAD`, up to MaxCommitWalk or the deadline. A hostile .git gives
+// an unknown count, never a hang or a panic (FuzzPackObject).
 func (r *Repo) CommitsSince(old string, deadline time.Time) (c CommitCount) {
 	if r == nil || r.head.IsZero() || len(old) < 4 || len(old) > 40 || strings.Trim(old, "0123456789abcdef") != "" {
 		return CommitCount{}
@@ -331,10 +329,9 @@ func (o *store) since(head plumbing.Hash, old string, limit int) CommitCount {
 	case !slices.ContainsFunc(walked, func(c *commit) bool { return len(c.parents) == 0 }):
 		return CommitCount{N: len(walked), Known: true} // every path down from HEAD stopped at old
 	}
-	// Some path went around old (a merged branch that forked before it)
-	// down to the root: old's own history is not new. It is walked as far
-	// as the bound allows; what it does not reach is counted (an upper
-	// bound, for histories of more than the bound).
+	// A path went around old (a merged branch that forked before it) to
+	// the root: old's own history, walked as far as the bound allows, is
+	// not new (an upper bound beyond it).
 	ancestors, _, _ := o.walk(oldID, 2*limit, nil)
 	in := map[plumbing.Hash]bool{}
 	for _, a := range ancestors {

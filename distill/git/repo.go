@@ -1,20 +1,19 @@
-// Package git reads what a handoff shows of a git repository (branch,
-// HEAD, the touched files' index entries and state, commits since a
-// recorded one; for the manual path the changed files, recent commits and
-// diffs) from the .git directory, with go-git's plumbing: ref names,
-// idxfile, packfile's scanner and PatchDelta, objfile, the index decoder,
-// utils/diff and format/diff. It never starts `git` and never reads
-// .git/config: a config that came with an unpacked archive can name
-// programs (gpg.program, filters, textconv, pagers, hooks) any `git` runs.
+// Package git reads what a handoff shows of a repository (branch, HEAD,
+// the touched files' index entries and state, commits since a recorded
+// one; for the manual path the changed files, recent commits and diffs)
+// from the .git directory with go-git's decoders (ref names, idxfile,
+// packfile's scanner and PatchDelta, objfile, index, utils/diff,
+// format/diff). It never starts `git` nor reads .git/config: a config
+// that came with an unpacked archive can name programs (gpg.program,
+// filters, textconv, pagers, hooks) any `git` runs.
 //
 // The .git directory may be hostile. Every file is opened through
-// safefile: regular files only, never through a symlink below the git
-// directory, never blocking on a FIFO, each read bounded, no name leaving
-// the git directory. A `gitdir:` outside the work tree is followed only
+// safefile (regular files only, no symlink below the git directory, no
+// FIFO, bounded reads); a `gitdir:` outside the work tree is followed only
 // for a linked worktree that points back or a submodule under an
-// enclosing .git/modules. Walks are bounded by a count, a byte budget and
-// a deadline; a panic on crafted data becomes "unknown". Whatever is
-// refused leaves facts out and says why in Problem.
+// enclosing .git/modules; walks are bounded by count, bytes and deadline;
+// a panic on crafted data becomes "unknown". What is refused leaves facts
+// out and says why in Problem.
 package git
 
 import (
@@ -32,21 +31,20 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Repo is a repository's .git directory, read once by Open: branch, HEAD
-// and the mapped index. Open does the I/O, so the hook can run it
-// concurrently with its ingest; States then costs a scan in memory and a
-// stat per touched file.
+// Repo is a .git directory read once by Open (branch, HEAD, the mapped
+// index), so the hook can run it concurrently with its ingest; States
+// then costs a scan in memory and a stat per touched file.
 type Repo struct {
 	root, top, gitDir string        // the directory asked about; the work tree's top; its git directory
 	branch            string        // "(detached)" for a detached HEAD
 	head              plumbing.Hash // zero when unknown
 	index             []byte        // mapped .git/index (nil when unreadable)
-	noHead            bool          // .git/HEAD unreadable or refused: no file facts either
-	problem           string        // why facts are missing, for the log ("" when none)
+	noHead            bool          // HEAD unreadable or refused: no file facts either
+	problem           string        // why facts are missing ("" when none)
 }
 
-// Bounds on what Open reads. The index of a 100,000-file repository is
-// ~10 MB; HEAD, a loose ref, commondir and a gitdir file are one line.
+// The index of a 100,000-file repository is ~10 MB; HEAD, a loose ref,
+// commondir and a gitdir file are one line.
 const maxLine, maxIndex, maxPackedRefs = 4 << 10, 64 << 20, 32 << 20
 
 // Open reads root's .git directory (nil when root is in no repository).
@@ -77,8 +75,8 @@ func Open(root string) *Repo {
 	}
 	r.noHead = false
 	if d, err := safefile.OpenDir(r.gitDir); err == nil {
-		// Mapped, not read: a lookup touches a few of a big index's pages
-		// (0.8 MB, ~200 fresh pages, for 10,000 files) instead of copying it.
+		// Mapped, not read: a lookup touches ~200 of a 10,000-file index's
+		// 0.8 MB of pages instead of copying it.
 		r.index, err = d.MapFile("index", maxIndex)
 		d.Close()
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -91,9 +89,8 @@ func Open(root string) *Repo {
 	return r
 }
 
-// recoverTo is deferred by the readers: a panic (a decoder bug on crafted
-// data, a fault reading the mapped index truncated under it) sets *out
-// to v, an unknown, instead of crashing the hook.
+// recoverTo, deferred, turns a panic (a decoder bug on crafted data, a
+// fault reading an index truncated under its mapping) into *out = v.
 func recoverTo[T any](out *T, v T) {
 	if recover() != nil {
 		*out = v
@@ -119,8 +116,7 @@ func (r *Repo) or() *Repo {
 // Problem says why git facts are missing or partial ("" when none).
 func (r *Repo) Problem() string { return r.or().problem }
 
-// Branch is the current branch ("(detached)" for a detached HEAD, "" when
-// unknown).
+// Branch is the current branch ("(detached)", "" when unknown).
 func (r *Repo) Branch() string { return r.or().branch }
 
 // Head is HEAD's short id, 7 digits ("" when unknown).
@@ -144,8 +140,7 @@ func Root(dir string) string {
 }
 
 // gitDirAt is the git directory of the work tree top, or why its .git is
-// refused: not a directory or regular file, unreadable, or pointing
-// outside the repository.
+// refused.
 func gitDirAt(top string) (string, string) {
 	p := filepath.Join(top, ".git")
 	fi, err := os.Lstat(p)
@@ -181,10 +176,10 @@ func gitDirAt(top string) (string, string) {
 	return target, ""
 }
 
-// allowedGitDir reports whether a .git file or symlink at p (in work tree
-// dir) may use target as its git directory: one inside the work tree, a
-// linked worktree's (whose gitdir file points back at p), or a
-// submodule's under an enclosing directory's .git/modules.
+// allowedGitDir reports whether the .git file or symlink p in work tree
+// dir may use target: one inside the work tree, a linked worktree's
+// (whose gitdir file points back at p), or a submodule's under an
+// enclosing directory's .git/modules.
 func allowedGitDir(dir, p, target string) bool {
 	if within(dir, target) {
 		return true
@@ -199,8 +194,7 @@ func allowedGitDir(dir, p, target string) bool {
 	return i >= 0 && within(t[:i], dir)
 }
 
-// within reports whether path is inside dir (or dir itself), symlinks
-// resolved.
+// within reports whether path is inside dir or dir, symlinks resolved.
 func within(dir, path string) bool {
 	rel, err := filepath.Rel(evalOr(dir), evalOr(path))
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
@@ -213,8 +207,8 @@ func evalOr(p string) string {
 	return filepath.Clean(p)
 }
 
-// openSub opens the directory name (slash-separated, relative) below
-// gitDir without following a symlink at any step.
+// openSub opens the slash-separated directory name below gitDir without
+// following a symlink at any step.
 func openSub(gitDir, name string) (*safefile.Dir, error) {
 	d, err := safefile.OpenDir(gitDir)
 	for _, part := range strings.Split(name, "/") {
@@ -228,7 +222,7 @@ func openSub(gitDir, name string) (*safefile.Dir, error) {
 	return d, err
 }
 
-// readGitFile reads name (slash-separated, relative) inside gitDir under
+// readGitFile reads the slash-separated name inside gitDir under
 // openSub's rule: a regular file, at most max bytes, never blocking.
 func readGitFile(gitDir, name string, max int64) ([]byte, error) {
 	dir, file := path.Split(name)
@@ -240,15 +234,14 @@ func readGitFile(gitDir, name string, max int64) ([]byte, error) {
 	return d.ReadFile(file, max)
 }
 
-// validRef reports whether ref is a ref name carryover resolves: go-git's
-// rules (no `..`, no control characters, no `.lock`…) and under refs/ (a
-// ref names a file below the git directory and nothing else).
+// validRef: go-git's rules (no `..`, no control characters, no `.lock`…)
+// and under refs/, so a ref names a file below the git directory.
 func validRef(ref string) bool {
 	return strings.HasPrefix(ref, "refs/") && len(ref) <= 1024 && plumbing.ReferenceName(ref).Validate() == nil
 }
 
 // commonDir is a linked worktree's shared git directory: gitDir's
-// commondir file when it names gitDir or one of its ancestors, else gitDir.
+// commondir when it names gitDir or an ancestor, else gitDir.
 func commonDir(gitDir string) string {
 	b, err := readGitFile(gitDir, "commondir", maxLine)
 	d := strings.TrimSpace(string(b))
@@ -261,9 +254,8 @@ func commonDir(gitDir string) string {
 	return filepath.Clean(d)
 }
 
-// resolveRef returns ref's object id from gitDir's loose refs, then the
-// common directory's, then packed-refs (zero when unresolved). ref must
-// pass validRef.
+// resolveRef is a valid ref's id from gitDir's loose refs, then the
+// common directory's, then packed-refs (zero when unresolved).
 func resolveRef(gitDir, ref string) plumbing.Hash {
 	common := commonDir(gitDir)
 	for _, d := range []string{gitDir, common} {

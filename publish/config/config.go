@@ -12,17 +12,12 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// Config is the user's ~/.carryover/config.toml, with what a project's
-// <project>/.carryover.toml may add.
-//
-// The policy (ProjectPolicy) is that a project file may only make
-// carryover safer: carryover runs from every agent's hooks in every
-// repository the user opens, including one just cloned from a stranger,
-// and such a repository must not be able to turn redaction off or make
-// the resume protocol less visible to the user. A weakening is honoured
-// only from the user's own file, or for a project the user named there in
-// trusted_projects. Whatever a project file asks for that is ignored is
-// reported (Config.Ignored), logged by the hook and shown by status.
+// Config is the user's ~/.carryover/config.toml with what a project's
+// .carryover.toml may add. A project file may only make carryover safer
+// (ProjectPolicy): a repository cloned from a stranger must not turn
+// redaction off or hide the resume protocol. A weakening is honoured only
+// for a project the user lists in trusted_projects; what is ignored is
+// reported (Ignored), logged by the hook and shown by status.
 type Config struct {
 	// Resume is the resume protocol: ask, brief or silent.
 	Resume string `toml:"resume"`
@@ -43,7 +38,7 @@ type Config struct {
 	// Ignore lists projects carryover leaves alone: their hooks exit at
 	// once (user's file only; `carryover ignore`).
 	Ignore []string `toml:"ignore" json:"Ignore,omitempty"`
-	// Limits and Context are [limits] and [context] (config_limits.go).
+	// Limits and Context are [limits] and [context] (walls.go).
 	Limits  LimitsConfig  `toml:"limits" json:"Limits"`
 	Context ContextConfig `toml:"context" json:"Context"`
 	// Ignored says what a project file asked for that was not honoured.
@@ -63,53 +58,50 @@ const ProjectConfigName = ".carryover.toml"
 var visibility = map[string]int{publish.ModeSilent: 0, publish.ModeBrief: 1, publish.ModeAsk: 2}
 
 // Load reads the user's config at globalPath and, when project is not
-// empty, the project's .carryover.toml under ProjectPolicy. Missing files
-// are fine; a broken file is reported and ignored (defaults apply), and so
-// is each unknown key or invalid value (the key table, keys.go). The
-// errors include one per ignored project setting. home is the user's home
-// directory ("~/" in trusted_projects).
+// empty, the project's .carryover.toml under ProjectPolicy. A broken file,
+// an unknown key or an invalid value is reported and ignored (defaults
+// apply), as is each ignored project setting. home expands "~/".
 func Load(globalPath, home, project string) (Config, []error) {
 	return load(globalPath, home, project, decode)
 }
 
 // load is Load with the decoder of one file (tests decode without the key
 // table, to reach the policy with what the table would warn about).
-func load(globalPath, home, project string, dec func(path string, b []byte, global bool) (Config, map[string]any, []error, error)) (Config, []error) {
-	var c Config
-	var errs []error
-	if b, err := readConfig(globalPath, true); err != nil {
-		errs = append(errs, err)
-	} else if b != nil {
-		g, _, warns, err := dec(globalPath, b, true)
-		errs = append(errs, warns...)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", globalPath, err))
-		} else {
-			c = g
-		}
-	}
+func load(globalPath, home, project string, dec decoder) (Config, []error) {
+	c, _, errs, _ := loadFile(globalPath, true, dec)
 	c.home = home
 	if project == "" {
 		return c, errs
 	}
-	path := filepath.Join(project, ProjectConfigName)
-	b, err := readConfig(path, false)
-	if err != nil {
-		return c, append(errs, err)
-	}
-	if b == nil {
+	path := ProjectPath(project)
+	o, keys, perrs, ok := loadFile(path, false, dec)
+	if errs = append(errs, perrs...); !ok {
 		return c, errs
-	}
-	o, keys, warns, err := dec(path, b, false)
-	errs = append(errs, warns...)
-	if err != nil {
-		return c, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err))
 	}
 	c = ProjectPolicy(c, o, keys, project, path)
 	for _, why := range c.Ignored {
 		errs = append(errs, errors.New(IgnoredPrefix+why))
 	}
 	return c, errs
+}
+
+// decoder decodes one config file (decode; global: the user's own).
+type decoder func(path string, b []byte, global bool) (Config, map[string]any, []error, error)
+
+// loadFile reads and decodes one config file; ok is false when there is
+// none or it is broken (said in errs: defaults apply).
+func loadFile(path string, global bool, dec decoder) (c Config, keys map[string]any, errs []error, ok bool) {
+	b, err := readConfig(path, global)
+	if err != nil {
+		return c, nil, []error{err}, false
+	} else if b == nil {
+		return c, nil, nil, false
+	}
+	c, keys, errs, err = dec(path, b, global)
+	if err != nil {
+		return Config{}, nil, append(errs, fmt.Errorf("%s: %v (fix the file; defaults are used meanwhile)", path, err)), false
+	}
+	return c, keys, errs, true
 }
 
 // IgnoredPrefix starts each error LoadConfig returns for a project setting
@@ -126,7 +118,7 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	hint := fmt.Sprintf("(a project file may only make carryover safer; to allow it, add %q to trusted_projects in your own config.toml)", project)
 	ignore := func(what string) { c.Ignored = append(c.Ignored, fmt.Sprintf("%s in %s %s", what, path, hint)) }
 	if o.Resume != "" {
-		c.mergeResume(g.Resume, o.Resume, trusted, path, ignore)
+		c.mergeRanked("resume", &c.Resume, g.Resume, o.Resume, publish.ModeAsk, visibility, "ask, brief, silent", trusted, path, ignore)
 	}
 	if o.Redact != nil {
 		switch {
@@ -137,7 +129,7 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 		}
 	}
 	if o.Pointer != "" {
-		c.mergePointer(g.Pointer, o.Pointer, trusted, path, ignore)
+		c.mergeRanked("pointer", &c.Pointer, g.Pointer, o.Pointer, publish.PointerAuto, pointerRank, "auto, always, never", trusted, path, ignore)
 	}
 	c.mergeWalls(o, trusted, ignore)
 	c.Ignored = append(c.Ignored, otherKeys(keys, path)...)
@@ -145,35 +137,19 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	return c
 }
 
-// mergeResume takes the project's resume mode when trusted or no less
-// visible than the user's (ask when the user's is invalid).
-func (c *Config) mergeResume(cur, mode string, trusted bool, path string, ignore func(string)) {
-	if !publish.ValidMode(cur) {
-		cur = publish.ModeAsk
+// mergeRanked sets *dst to the project's mode when trusted or ranked no
+// lower than the user's cur (def when cur is invalid): resume by
+// visibility, pointer towards never. rank's keys are the valid modes.
+func (c *Config) mergeRanked(key string, dst *string, cur, mode, def string, rank map[string]int, oneOf string, trusted bool, path string, ignore func(string)) {
+	if _, ok := rank[cur]; !ok {
+		cur = def
 	}
-	switch {
-	case !publish.ValidMode(mode):
-		c.Ignored = append(c.Ignored, fmt.Sprintf("resume = %q in %s (not one of ask, brief, silent)", publish.OneLine(mode), path))
-	case trusted || visibility[mode] >= visibility[cur]:
-		c.Resume = mode
-	default:
-		ignore(fmt.Sprintf("resume = %q", mode))
-	}
-}
-
-// mergePointer takes the project's pointer mode when trusted or no less
-// than the user's (auto when the user's is invalid).
-func (c *Config) mergePointer(cur, mode string, trusted bool, path string, ignore func(string)) {
-	if !publish.ValidPointer(cur) {
-		cur = publish.PointerAuto
-	}
-	switch {
-	case !publish.ValidPointer(mode):
-		c.Ignored = append(c.Ignored, fmt.Sprintf("pointer = %q in %s (not one of auto, always, never)", publish.OneLine(mode), path))
-	case trusted || pointerRank[mode] >= pointerRank[cur]:
-		c.Pointer = mode
-	default:
-		ignore(fmt.Sprintf("pointer = %q", mode))
+	if _, ok := rank[mode]; !ok {
+		c.Ignored = append(c.Ignored, fmt.Sprintf("%s = %q in %s (not one of %s)", key, publish.OneLine(mode), path, oneOf))
+	} else if trusted || rank[mode] >= rank[cur] {
+		*dst = mode
+	} else {
+		ignore(fmt.Sprintf("%s = %q", key, mode))
 	}
 }
 
@@ -207,12 +183,19 @@ func (c Config) PointerMode() string {
 
 // Ignores reports whether project is, or is inside, a directory the user
 // listed in ignore (paths compared after ~ expansion and symlinks).
-func (c Config) Ignores(project string) bool {
+func (c Config) Ignores(project string) bool { return c.lists(c.Ignore, project, true) }
+
+// Trusts reports whether the user's config names project in
+// trusted_projects (paths compared after ~ expansion and symlinks).
+func (c Config) Trusts(project string) bool { return c.lists(c.TrustedProjects, project, false) }
+
+// lists reports whether dirs names project (or, under, a parent of it).
+func (c Config) lists(dirs []string, project string, under bool) bool {
 	if project == "" {
 		return false
 	}
 	want := publish.Canonical(project)
-	for _, p := range c.Ignore {
+	for _, p := range dirs {
 		if strings.HasPrefix(p, "~/") && c.home != "" {
 			p = filepath.Join(c.home, p[2:])
 		}
@@ -220,25 +203,7 @@ func (c Config) Ignores(project string) bool {
 			continue
 		}
 		p = publish.Canonical(p)
-		if want == p || strings.HasPrefix(want, strings.TrimSuffix(p, string(filepath.Separator))+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
-}
-
-// Trusts reports whether the user's config names project in
-// trusted_projects (paths compared after ~ expansion and symlinks).
-func (c Config) Trusts(project string) bool {
-	if project == "" {
-		return false
-	}
-	want := publish.Canonical(project)
-	for _, p := range c.TrustedProjects {
-		if strings.HasPrefix(p, "~/") && c.home != "" {
-			p = filepath.Join(c.home, p[2:])
-		}
-		if filepath.IsAbs(p) && publish.Canonical(p) == want {
+		if want == p || under && strings.HasPrefix(want, strings.TrimSuffix(p, string(filepath.Separator))+string(filepath.Separator)) {
 			return true
 		}
 	}

@@ -1,29 +1,29 @@
 package config
 
-// The configuration's keys as data: what each key accepts, its default,
-// where it may be set, and the checks that turn a misspelt key or a bad
-// value into a warning naming the file, the key and the closest valid key
-// (a misspelt key used to be ignored without a word). LoadConfig calls
-// decode; `carryover config` and `config set` read the same table.
-// The merge policy (which file wins) stays in LoadConfig: Resolve
-// derives each value's origin from what LoadConfig returns, so it follows
-// whatever that policy is.
-
 import (
+	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2"
-
 	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs"
+	"github.com/carryover/carryover/specs/hookconf"
+	"github.com/pelletier/go-toml/v2"
 )
+
+// The configuration's keys as data: what each accepts, its default, where
+// it may be set, and the checks that make a misspelt key or bad value a
+// warning naming the file, the key and the closest valid key. Load decodes
+// with it; `carryover config` and `config set` read the same table.
 
 // Key describes one key of config.toml / .carryover.toml.
 type Key struct {
@@ -48,38 +48,12 @@ var ResumeModes = []string{publish.ModeAsk, publish.ModeBrief, publish.ModeSilen
 
 // keys is every key carryover documents, in display order.
 var keys = []Key{
-	{
-		Name: "resume", Default: strconv.Quote(publish.ModeAsk),
-		Doc: "how the next session opens: ask (summarise, then ask), brief (one line, then continue) or silent",
-		check: func(v any) error {
-			s, ok := v.(string)
-			if !ok || !slices.Contains(ResumeModes, s) {
-				return fmt.Errorf("want one of %s", strings.Join(quoteAll(ResumeModes), ", "))
-			}
-			return nil
-		},
-		parse: func(s string) (string, error) {
-			if !slices.Contains(ResumeModes, s) {
-				return "", fmt.Errorf("resume is one of %s, not %q", strings.Join(ResumeModes, ", "), s)
-			}
-			return strconv.Quote(s), nil
-		},
-		get: func(c Config) string {
-			if c.Resume == "" {
-				return strconv.Quote(publish.ModeAsk)
-			}
-			return strconv.Quote(c.Resume)
-		},
-	},
+	oneOf("resume", publish.ModeAsk, ResumeModes, "how the next session opens: ask (summarise, then ask), brief (one line, then continue) or silent",
+		func(c Config) string { return cmp.Or(c.Resume, publish.ModeAsk) }),
 	{
 		Name: "redact", Default: "true",
-		Doc: "mask secrets (keys, tokens, passwords) in handoffs and resume prompts",
-		check: func(v any) error {
-			if _, ok := v.(bool); !ok {
-				return fmt.Errorf("want true or false")
-			}
-			return nil
-		},
+		Doc:   "mask secrets (keys, tokens, passwords) in handoffs and resume prompts",
+		check: isBool,
 		parse: func(s string) (string, error) {
 			b, err := strconv.ParseBool(s)
 			if err != nil {
@@ -120,24 +94,8 @@ var keys = []Key{
 		},
 		get: func(c Config) string { return Strings(c.Tools) },
 	},
-	{
-		Name: "pointer", Default: strconv.Quote(publish.PointerAuto),
-		Doc: "where the pointer block to .carryover/handoff.md goes: auto (only in projects where an agent needs it: no working start injection), always (AGENTS.md and the agents' memory files everywhere) or never",
-		check: func(v any) error {
-			s, ok := v.(string)
-			if !ok || !publish.ValidPointer(s) {
-				return fmt.Errorf("want one of %s", strings.Join(quoteAll(publish.PointerModes), ", "))
-			}
-			return nil
-		},
-		parse: func(s string) (string, error) {
-			if !publish.ValidPointer(s) {
-				return "", fmt.Errorf("pointer is one of %s, not %q", strings.Join(publish.PointerModes, ", "), s)
-			}
-			return strconv.Quote(s), nil
-		},
-		get: func(c Config) string { return strconv.Quote(c.PointerMode()) },
-	},
+	oneOf("pointer", publish.PointerAuto, publish.PointerModes, "where the pointer block to .carryover/handoff.md goes: auto (only in projects where an agent needs it: no working start injection), always (AGENTS.md and the agents' memory files everywhere) or never",
+		Config.PointerMode),
 	{
 		Name: "ignore", Default: "[]", GlobalOnly: true,
 		Doc:   "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
@@ -167,12 +125,7 @@ var keys = []Key{
 			}
 			return strconv.Quote(s), nil
 		},
-		get: func(c Config) string {
-			if c.ExpireAfter == "" {
-				return `"7d"`
-			}
-			return strconv.Quote(c.ExpireAfter)
-		},
+		get: func(c Config) string { return strconv.Quote(cmp.Or(c.ExpireAfter, "7d")) },
 	},
 	{
 		Name: "history_keep", Default: "50", GlobalOnly: true,
@@ -190,14 +143,28 @@ var keys = []Key{
 			}
 			return strconv.Itoa(n), nil
 		},
-		get: func(c Config) string {
-			if c.HistoryKeep == 0 {
-				return "50"
-			}
-			return strconv.Itoa(c.HistoryKeep)
-		},
+		get: func(c Config) string { return strconv.Itoa(cmp.Or(c.HistoryKeep, 50)) },
 	},
-	wallKeys[0], wallKeys[1], // [limits], [context]: config_limits.go
+	wallKeys[0], wallKeys[1], // [limits], [context]: walls.go
+}
+
+// oneOf is a string key taking one of values; get is its value in effect.
+func oneOf(name, def string, values []string, doc string, get func(Config) string) Key {
+	return Key{Name: name, Default: strconv.Quote(def), Doc: doc,
+		check: func(v any) error {
+			if s, ok := v.(string); !ok || !slices.Contains(values, s) {
+				return fmt.Errorf("want one of %s", strings.Join(quoteAll(values), ", "))
+			}
+			return nil
+		},
+		parse: func(s string) (string, error) {
+			if !slices.Contains(values, s) {
+				return "", fmt.Errorf("%s is one of %s, not %q", name, strings.Join(values, ", "), s)
+			}
+			return strconv.Quote(s), nil
+		},
+		get: func(c Config) string { return strconv.Quote(get(c)) },
+	}
 }
 
 // LookupKey is the documented key (or table) name.
@@ -241,12 +208,7 @@ func decode(path string, b []byte, global bool) (Config, map[string]any, []error
 	}
 	known := knownKeys()
 	var warns []error
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(known, k) {
 			warns = append(warns, fmt.Errorf("%s: unknown key %q ignored; %s (valid keys: %s)", path, k, ClosestHint(k, known), strings.Join(known, ", ")))
 			delete(m, k)
@@ -338,29 +300,21 @@ type Value struct {
 // load order, that sets the key to that value (so a project setting the
 // merge policy ignores is attributed to the file that won).
 func Resolve(globalPath, home, project string) ([]Value, []error) {
-	cfg, errs := Load(globalPath, home, project)
-	files := []struct{ origin, path string }{{"global", globalPath}}
-	if project != "" {
-		files = append(files, struct{ origin, path string }{"project", ProjectPath(project)})
+	type file struct {
+		origin, path string
+		keys         map[string]any // what decode kept: known, allowed there, valid
 	}
-	raw := make([]map[string]any, len(files))
-	for i, f := range files {
-		if b, err := safefile.ReadFile(f.path, 1<<20); err == nil {
-			var m map[string]any
-			if toml.Unmarshal(b, &m) == nil {
-				raw[i] = m
-			}
-		}
-	}
+	var files []file
+	cfg, errs := load(globalPath, home, project, func(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
+		c, m, warns, err := decode(path, b, global)
+		files = append(files, file{map[bool]string{true: "global", false: "project"}[global], path, m})
+		return c, m, warns, err
+	})
 	var out []Value
 	for _, k := range keys {
 		v := Value{Key: k.Name, Value: k.get(cfg), Origin: "default", Doc: k.Doc}
-		for i, f := range files {
-			x, ok := raw[i][k.Name]
-			if !ok || (k.GlobalOnly && f.origin != "global") || k.check(x) != nil {
-				continue
-			}
-			if Literal(x) == v.Value {
+		for _, f := range files {
+			if x, ok := f.keys[k.Name]; ok && Literal(x) == v.Value {
 				v.Origin, v.File = f.origin, f.path
 			}
 		}
@@ -422,12 +376,7 @@ func Leaves() []Leaf {
 			out = append(out, Leaf{Key: k})
 			continue
 		}
-		var subs []string
-		for s := range k.Sub {
-			subs = append(subs, s)
-		}
-		sort.Strings(subs)
-		for _, s := range subs {
+		for _, s := range slices.Sorted(maps.Keys(k.Sub)) {
 			out = append(out, Leaf{Key: k, Inner: s})
 		}
 	}
@@ -499,4 +448,30 @@ func parsePathList(key string) func(string) (string, error) {
 		}
 		return Strings(ps), nil
 	}
+}
+
+// config.toml and .carryover.toml are edited key by key through the one
+// TOML editor (hookconf.SetKey/UnsetKey), every other byte kept.
+
+// SetKeyInFile sets key to literal in the TOML file at path, creating the
+// file (and its directory) with perm when missing.
+func SetKeyInFile(path, key, literal string, perm fs.FileMode) error {
+	return EditFile(path, perm, func(b []byte) ([]byte, error) { return hookconf.SetKey(b, key, literal) })
+}
+
+// EditFile applies edit to the file at path (empty when missing) and
+// writes the result when it changed.
+func EditFile(path string, perm fs.FileMode, edit func([]byte) ([]byte, error)) error {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	out, err := edit(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if bytes.Equal(out, b) {
+		return nil
+	}
+	return hookconf.OSFS{}.WriteFile(path, out, perm)
 }

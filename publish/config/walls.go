@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/carryover/carryover/distill"
 )
@@ -35,16 +37,12 @@ var (
 	ContextKeys = []string{"early_warn", "warn", "critical", "restart_at_critical"}
 )
 
-// mergeWalls applies a project file's [limits] and [context] to c. For a
-// project the user does not trust they may only make carryover less
-// intrusive (issue 21): a planted `[context] critical = 3` made `carryover
-// run` kill and restart the agent ten times in six seconds and told the
-// agent at its first tool call to finish the current step. So an untrusted
-// project may switch auto_resume and restart_at_critical off, lower
-// max_restarts, and raise warn_percent and the context thresholds — each
-// compared with what is in effect without it (the user's value, else the
-// default), and only to a valid value: an invalid one falls back to the
-// defaults, which may be earlier than the user's own.
+// mergeWalls applies a project file's [limits] and [context] to c. An
+// untrusted project may only make carryover less intrusive (issue 21: a
+// planted `[context] critical = 3` made `carryover run` restart the agent
+// ten times in six seconds): switch auto_resume and restart_at_critical
+// off, lower max_restarts, raise warn_percent and the thresholds, each
+// compared with what is in effect without it, and only to a valid value.
 func (c *Config) mergeWalls(o Config, trusted bool, ignore func(string)) {
 	offOnly("[limits] auto_resume", &c.Limits.AutoResume, o.Limits.AutoResume, trusted, ignore)
 	offOnly("[context] restart_at_critical", &c.Context.RestartAtCritical, o.Context.RestartAtCritical, trusted, ignore)
@@ -68,35 +66,21 @@ func offOnly(name string, dst **bool, src *bool, trusted bool, ignore func(strin
 // mergeWarnPercent takes p when trusted or no earlier than the warning in
 // effect (and at most 100).
 func (c *Config) mergeWarnPercent(p *float64, trusted bool, ignore func(string)) {
-	if p == nil {
-		return
-	}
-	cur := float64(defaultWarnPercent)
-	if g := c.Limits.WarnPercent; g != nil && *g > 0 && *g <= 100 {
-		cur = *g
-	}
-	if trusted || (*p >= cur && *p <= 100) {
+	if cur := c.Walls().WarnPercent(); p != nil && !trusted && (*p < cur || *p > 100) {
+		ignore(fmt.Sprintf("[limits] warn_percent = %g (earlier than %g)", *p, cur))
+	} else if p != nil {
 		c.Limits.WarnPercent = p
-		return
 	}
-	ignore(fmt.Sprintf("[limits] warn_percent = %g (earlier than %g)", *p, cur))
 }
 
 // mergeMaxRestarts takes n when trusted or no more than the limit in
 // effect (and not negative).
 func (c *Config) mergeMaxRestarts(n *int, trusted bool, ignore func(string)) {
-	if n == nil {
-		return
-	}
-	cur := defaultMaxRestarts
-	if g := c.Limits.MaxRestarts; g != nil && *g >= 0 {
-		cur = *g
-	}
-	if trusted || (*n >= 0 && *n <= cur) {
+	if cur := c.Walls().MaxRestarts(); n != nil && !trusted && (*n < 0 || *n > cur) {
+		ignore(fmt.Sprintf("[limits] max_restarts = %d (more than %d)", *n, cur))
+	} else if n != nil {
 		c.Limits.MaxRestarts = n
-		return
 	}
-	ignore(fmt.Sprintf("[limits] max_restarts = %d (more than %d)", *n, cur))
 }
 
 // mergeThresholds takes o's context thresholds, all or none: when trusted,
@@ -106,52 +90,20 @@ func (c *Config) mergeThresholds(o ContextConfig, trusted bool, ignore func(stri
 	if o.EarlyWarn == nil && o.Warn == nil && o.Critical == nil {
 		return
 	}
-	cur := thresholdsOf(c.Context)
+	cur := c.Walls().Thresholds()
 	merged := c.Context
-	for _, f := range []struct {
-		dst **int
-		src *int
-	}{{&merged.EarlyWarn, o.EarlyWarn}, {&merged.Warn, o.Warn}, {&merged.Critical, o.Critical}} {
-		if f.src != nil {
-			*f.dst = f.src
+	for _, f := range []struct{ dst, src **int }{{&merged.EarlyWarn, &o.EarlyWarn}, {&merged.Warn, &o.Warn}, {&merged.Critical, &o.Critical}} {
+		if *f.src != nil {
+			*f.dst = *f.src
 		}
 	}
-	t := rawThresholds(merged)
+	t := Walls{Context: merged}.configured()
 	if trusted || (t.Valid() && t.EarlyWarn >= cur.EarlyWarn && t.Warn >= cur.Warn && t.Critical >= cur.Critical) {
 		c.Context.EarlyWarn, c.Context.Warn, c.Context.Critical = merged.EarlyWarn, merged.Warn, merged.Critical
 		return
 	}
 	ignore(fmt.Sprintf("[context] early_warn/warn/critical = %d/%d/%d (earlier than %d/%d/%d, or not rising within 1..100)",
 		t.EarlyWarn, t.Warn, t.Critical, cur.EarlyWarn, cur.Warn, cur.Critical))
-}
-
-// Defaults of [limits] (publish/limits owns them; it imports this package).
-const (
-	defaultWarnPercent = 90
-	defaultMaxRestarts = 10
-)
-
-// thresholdsOf is the context thresholds cc puts in effect: its values over
-// the defaults, or the defaults when those do not rise (publish/limits).
-func thresholdsOf(cc ContextConfig) distill.Thresholds {
-	if t := rawThresholds(cc); t.Valid() {
-		return t
-	}
-	return distill.DefaultThresholds
-}
-
-// rawThresholds is cc's values over the defaults, valid or not.
-func rawThresholds(cc ContextConfig) distill.Thresholds {
-	t := distill.DefaultThresholds
-	for _, f := range []struct {
-		dst *int
-		src *int
-	}{{&t.EarlyWarn, cc.EarlyWarn}, {&t.Warn, cc.Warn}, {&t.Critical, cc.Critical}} {
-		if f.src != nil {
-			*f.dst = *f.src
-		}
-	}
-	return t
 }
 
 // Walls are the [limits] and [context] sections with their defaults
@@ -206,14 +158,13 @@ func (c Walls) Thresholds() distill.Thresholds {
 // configured is the defaults overlaid with what the config sets, valid or not.
 func (c Walls) configured() distill.Thresholds {
 	t := distill.DefaultThresholds
-	if c.Context.EarlyWarn != nil {
-		t.EarlyWarn = *c.Context.EarlyWarn
-	}
-	if c.Context.Warn != nil {
-		t.Warn = *c.Context.Warn
-	}
-	if c.Context.Critical != nil {
-		t.Critical = *c.Context.Critical
+	for _, f := range []struct {
+		dst *int
+		src *int
+	}{{&t.EarlyWarn, c.Context.EarlyWarn}, {&t.Warn, c.Context.Warn}, {&t.Critical, c.Context.Critical}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
 	}
 	return t
 }
@@ -233,4 +184,96 @@ func (c Walls) Problems() []string {
 			t.EarlyWarn, t.Warn, t.Critical, d.EarlyWarn, d.Warn, d.Critical))
 	}
 	return out
+}
+
+// wallKeys are [limits] and [context] in the key table (keys.go):
+// a misspelt key or a bad value inside them is warned, naming the table.
+var wallKeys = []Key{
+	{
+		Name: "limits", Default: "{auto_resume = true, warn_percent = 90, max_restarts = 10}",
+		Doc:   "rate limits: write RESUME.md when one is hit (auto_resume), or ahead of time from warn_percent % of a usage window; carryover run's max_restarts",
+		Sub:   limitsChecks,
+		check: tableCheck("limits", LimitsKeys, limitsChecks),
+		parse: tableParse("limits", LimitsKeys),
+		get: func(c Config) string {
+			w := c.Walls()
+			return fmt.Sprintf("{auto_resume = %t, warn_percent = %g, max_restarts = %d}", w.AutoResume(), w.WarnPercent(), w.MaxRestarts())
+		},
+	},
+	{
+		Name: "context", Default: "{early_warn = 65, warn = 75, critical = 85, restart_at_critical = true}",
+		Doc:   "context window levels in % (WARN tells the agent once; CRITICAL refreshes the handoff and lets carryover run restart the agent)",
+		Sub:   contextChecks,
+		check: tableCheck("context", ContextKeys, contextChecks),
+		parse: tableParse("context", ContextKeys),
+		get: func(c Config) string {
+			w := c.Walls()
+			t := w.Thresholds()
+			return fmt.Sprintf("{early_warn = %d, warn = %d, critical = %d, restart_at_critical = %t}", t.EarlyWarn, t.Warn, t.Critical, w.RestartAtCritical())
+		},
+	},
+}
+
+var (
+	limitsChecks  = map[string]func(any) error{"auto_resume": isBool, "warn_percent": percent, "max_restarts": nonNegative}
+	contextChecks = map[string]func(any) error{"early_warn": percent, "warn": percent, "critical": percent, "restart_at_critical": isBool}
+)
+
+func tableCheck(name string, keys []string, checks map[string]func(any) error) func(any) error {
+	return func(v any) error {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("want a [%s] table", name)
+		}
+		for k, x := range m {
+			if !slices.Contains(keys, k) {
+				return fmt.Errorf("unknown key %q in [%s]; %s", k, name, ClosestHint(k, keys))
+			}
+			if err := checks[k](x); err != nil {
+				return fmt.Errorf("[%s] %s: %v", name, k, err)
+			}
+		}
+		return nil
+	}
+}
+
+func tableParse(name string, keys []string) func(string) (string, error) {
+	return func(string) (string, error) {
+		dotted := make([]string, len(keys))
+		for i, k := range keys {
+			dotted[i] = name + "." + k
+		}
+		return "", fmt.Errorf("%s is a table; set one of its keys: %s", name, strings.Join(dotted, ", "))
+	}
+}
+
+func isBool(v any) error {
+	if _, ok := v.(bool); !ok {
+		return fmt.Errorf("want true or false")
+	}
+	return nil
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func percent(v any) error {
+	if f, ok := number(v); !ok || f <= 0 || f > 100 {
+		return fmt.Errorf("want a percentage within 1..100")
+	}
+	return nil
+}
+
+func nonNegative(v any) error {
+	if f, ok := number(v); !ok || f < 0 || f != float64(int64(f)) {
+		return fmt.Errorf("want a whole number ≥ 0")
+	}
+	return nil
 }

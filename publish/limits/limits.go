@@ -18,22 +18,17 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/resume"
 )
 
-// Config is the [limits] and [context] sections of config.toml with
-// their defaults (publish/config owns the keys).
-type Config = config.Walls
-
-// Defaults.
-const (
-	DefaultWarnPercent = config.DefaultWarnPercent
-	DefaultMaxRestarts = config.DefaultMaxRestarts
-)
-
-// Of is the [limits]/[context] configuration of a loaded config.
-func Of(c config.Config) Config { return c.Walls() }
+// Config is what limits reads of the [limits] and [context] sections
+// (publish/config.Walls, which owns the keys and their defaults): passed
+// in, so the feature packages do not import each other.
+type Config interface {
+	AutoResume() bool
+	WarnPercent() float64
+	Thresholds() distill.Thresholds
+}
 
 // ResumePath is a project's RESUME.md.
 func ResumePath(project string) string { return filepath.Join(publish.Dir(project), "RESUME.md") }
@@ -165,7 +160,7 @@ func (r *limitRecorder) record(key, tool, native string, lim adapters.Limit, at 
 	if at.IsZero() {
 		at = o.Project.Now
 	}
-	fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
+	fresh, err := recordEvent(o.Ledger, Event{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
 	if err != nil {
 		r.out.Notes = append(r.out.Notes, fmt.Sprintf("record limit: %v", err))
 		return
@@ -186,8 +181,8 @@ func recordContext(o Options, out *Outcome) (critical bool) {
 	if out.Level.Rank() < distill.ContextWarn.Rank() {
 		return false
 	}
-	if key := "context:" + string(out.Level); !o.Ledger.HasLimit(o.SessionID, key) {
-		fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: o.SessionID, Key: key, Project: o.Project.Root, Tool: o.Agent.Name,
+	if key := "context:" + string(out.Level); !hasEvent(o.Ledger, o.SessionID, key) {
+		fresh, err := recordEvent(o.Ledger, Event{SessionID: o.SessionID, Key: key, Project: o.Project.Root, Tool: o.Agent.Name,
 			Limit: adapters.Limit{Kind: ContextKind(out.Level), UsedPercent: float64(out.Percent)}, At: o.Project.Now})
 		if err != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("record context level: %v", err))
@@ -195,7 +190,7 @@ func recordContext(o Options, out *Outcome) (critical bool) {
 		critical = fresh && out.Level == distill.ContextCritical
 	}
 	// Told once, on a tool event whose output reaches the model.
-	if o.Agent.ToolContextEvent != "" && strings.EqualFold(o.Hook.Event, o.Agent.ToolContextEvent) && !o.Ledger.HasLimit(o.SessionID, toldKey) {
+	if o.Agent.ToolContextEvent != "" && strings.EqualFold(o.Hook.Event, o.Agent.ToolContextEvent) && !hasEvent(o.Ledger, o.SessionID, toldKey) {
 		out.AgentNote = agentNote(o, out.Percent)
 	}
 	return critical
@@ -212,7 +207,7 @@ const toldKey = "told:context"
 // agentNote is told to the agent once per session when the context passes
 // WARN; "" when already told.
 func agentNote(o Options, pct int) string {
-	fresh, err := o.Ledger.RecordLimit(ledger.LimitEvent{SessionID: o.SessionID, Key: toldKey, Project: o.Project.Root, Tool: o.Agent.Name,
+	fresh, err := recordEvent(o.Ledger, Event{SessionID: o.SessionID, Key: toldKey, Project: o.Project.Root, Tool: o.Agent.Name,
 		Limit: adapters.Limit{Kind: "context_told", UsedPercent: float64(pct)}, At: o.Project.Now})
 	if err != nil || !fresh {
 		return ""
@@ -241,7 +236,7 @@ func Notice(l *adapters.Limit, resumeReady bool, now time.Time, loc *time.Locati
 // project's last session stopped at a limit ("" when it did not, or when
 // the session went on after it).
 func StoppedLine(l *ledger.Ledger, project string, now time.Time, loc *time.Location) string {
-	e, ok := l.StoppedAt(project)
+	e, ok := stoppedAt(l, project)
 	if !ok {
 		return ""
 	}
@@ -350,4 +345,75 @@ func Output(agent *adapters.Agent, event string, o Outcome, injected bool) (stdo
 		return nil, o.Notice + "\n"
 	}
 	return append(b, '\n'), stderr
+}
+
+// Event is a limit (or a context level) a session reached, one row of
+// the ledger's limit_events.
+type Event struct {
+	SessionID int64
+	NativeID  string
+	// Key identifies the event within its session: the row that carried
+	// it, "approaching" for the once-per-session warning, "context:LEVEL".
+	Key     string
+	Project string
+	Tool    string
+	Limit   adapters.Limit
+	At      time.Time
+}
+
+// recordEvent stores e once; it reports whether e is new (false when the
+// session already has an event with its key).
+func recordEvent(l ledger.Store, e Event) (bool, error) {
+	var resets int64
+	if !e.Limit.ResetsAt.IsZero() {
+		resets = e.Limit.ResetsAt.Unix()
+	}
+	return ledger.Changed(l, `INSERT INTO limit_events (session_id, key, project, tool, kind, reached, used_percent, window, resets_at, reset_text, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		e.SessionID, e.Key, e.Project, e.Tool, string(e.Limit.Kind), e.Limit.Reached, e.Limit.UsedPercent, e.Limit.Window, resets, e.Limit.ResetText, e.At.UnixMilli())
+}
+
+// hasEvent reports whether a session has an event with key.
+func hasEvent(l ledger.Store, sessionID int64, key string) bool {
+	return ledger.Has(l, `SELECT COUNT(*) FROM limit_events WHERE session_id = ? AND key = ?`, sessionID, key)
+}
+
+// reachedEvents are the limits reached (not warnings, not context levels)
+// in where, newest first.
+const reachedEvents = `SELECT e.session_id, s.native_id, e.key, e.project, e.tool, e.kind, e.used_percent, e.window, e.resets_at, e.reset_text, e.at
+	FROM limit_events e JOIN sessions s ON s.id = e.session_id WHERE e.reached = 1 AND e.kind NOT LIKE 'context%' AND `
+
+func scanEvent(sc ledger.Scanner) (Event, error) {
+	var e Event
+	var kind string
+	var resets, at int64
+	err := sc.Scan(&e.SessionID, &e.NativeID, &e.Key, &e.Project, &e.Tool, &kind, &e.Limit.UsedPercent, &e.Limit.Window, &resets, &e.Limit.ResetText, &at)
+	e.Limit.Kind, e.Limit.Reached = adapters.LimitKind(kind), true
+	if resets > 0 {
+		e.Limit.ResetsAt = time.Unix(resets, 0).UTC()
+	}
+	e.At = time.UnixMilli(at)
+	return e, err
+}
+
+// LastLimits returns the newest limit reached per agent, for project (""
+// = every project), newest first.
+func LastLimits(l ledger.Store, project string) ([]Event, error) {
+	where, args := ledger.ForProject("e.project", project)
+	evs, err := ledger.All(l, scanEvent, reachedEvents+where+` ORDER BY e.at DESC LIMIT 200`, args...)
+	seen := map[string]bool{}
+	var out []Event
+	for _, e := range evs {
+		if !seen[e.Tool] {
+			seen[e.Tool] = true
+			out = append(out, e)
+		}
+	}
+	return out, err
+}
+
+// stoppedAt returns the newest limit the project's sessions reached.
+func stoppedAt(l ledger.Store, project string) (Event, bool) {
+	e, err := scanEvent(l.QueryRow(reachedEvents+`e.project = ? ORDER BY e.at DESC LIMIT 1`, project))
+	return e, err == nil
 }

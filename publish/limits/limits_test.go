@@ -32,31 +32,31 @@ func TestLevelPerAgent(t *testing.T) {
 	tests := []struct {
 		agent     string
 		used, max int64 // max 0: the usage lines give none
-		cfg       Config
+		cfg       config.Walls
 		want      distill.ContextLevel
 		pct       int
 	}{
-		{"claude", 0, 200_000, Config{}, distill.ContextOK, 0},
-		{"claude", 129_999, 200_000, Config{}, distill.ContextOK, 64},
-		{"claude", 130_000, 200_000, Config{}, distill.ContextEarlyWarn, 65},
-		{"claude", 150_000, 200_000, Config{}, distill.ContextWarn, 75},
-		{"claude", 169_999, 200_000, Config{}, distill.ContextWarn, 84},
-		{"claude", 170_000, 200_000, Config{}, distill.ContextCritical, 85},
-		{"claude", 250_000, 200_000, Config{}, distill.ContextCritical, 100}, // a 1M-context model past 200k: capped
-		{"claude", 170_000, 0, Config{}, distill.ContextCritical, 85},        // the descriptor's 200k
-		{"codex", 219_640, 258_400, Config{}, distill.ContextCritical, 85},   // 0.169's reported window for gpt-5.5
-		{"codex", 219_639, 258_400, Config{}, distill.ContextWarn, 84},
-		{"codex", 170_000, 0, Config{}, distill.ContextCritical, 85},
-		{"gemini", 786_432, 1_048_576, Config{}, distill.ContextWarn, 75},
-		{"gemini", 681_575, 0, Config{}, distill.ContextEarlyWarn, 65},
-		{"copilot-cli", 108_800, 128_000, Config{}, distill.ContextCritical, 85},
-		{"copilot-cli", 83_200, 0, Config{}, distill.ContextEarlyWarn, 65},
-		{"cursor", 48_000, 0, Config{}, distill.ContextWarn, 75},
-		{"claude", 100_000, 200_000, Config{Context: config.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextCritical, 50},
-		{"claude", 90_000, 200_000, Config{Context: config.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextWarn, 45},
+		{"claude", 0, 200_000, config.Walls{}, distill.ContextOK, 0},
+		{"claude", 129_999, 200_000, config.Walls{}, distill.ContextOK, 64},
+		{"claude", 130_000, 200_000, config.Walls{}, distill.ContextEarlyWarn, 65},
+		{"claude", 150_000, 200_000, config.Walls{}, distill.ContextWarn, 75},
+		{"claude", 169_999, 200_000, config.Walls{}, distill.ContextWarn, 84},
+		{"claude", 170_000, 200_000, config.Walls{}, distill.ContextCritical, 85},
+		{"claude", 250_000, 200_000, config.Walls{}, distill.ContextCritical, 100}, // a 1M-context model past 200k: capped
+		{"claude", 170_000, 0, config.Walls{}, distill.ContextCritical, 85},        // the descriptor's 200k
+		{"codex", 219_640, 258_400, config.Walls{}, distill.ContextCritical, 85},   // 0.169's reported window for gpt-5.5
+		{"codex", 219_639, 258_400, config.Walls{}, distill.ContextWarn, 84},
+		{"codex", 170_000, 0, config.Walls{}, distill.ContextCritical, 85},
+		{"gemini", 786_432, 1_048_576, config.Walls{}, distill.ContextWarn, 75},
+		{"gemini", 681_575, 0, config.Walls{}, distill.ContextEarlyWarn, 65},
+		{"copilot-cli", 108_800, 128_000, config.Walls{}, distill.ContextCritical, 85},
+		{"copilot-cli", 83_200, 0, config.Walls{}, distill.ContextEarlyWarn, 65},
+		{"cursor", 48_000, 0, config.Walls{}, distill.ContextWarn, 75},
+		{"claude", 100_000, 200_000, config.Walls{Context: config.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextCritical, 50},
+		{"claude", 90_000, 200_000, config.Walls{Context: config.ContextConfig{EarlyWarn: ip(40), Warn: ip(45), Critical: ip(50)}}, distill.ContextWarn, 45},
 		// thresholds that do not rise fall back to 65/75/85
-		{"claude", 100_000, 200_000, Config{Context: config.ContextConfig{Warn: ip(90), Critical: ip(50)}}, distill.ContextOK, 50},
-		{"windsurf", 1_000_000, 0, Config{}, distill.ContextOK, 0}, // no window known
+		{"claude", 100_000, 200_000, config.Walls{Context: config.ContextConfig{Warn: ip(90), Critical: ip(50)}}, distill.ContextOK, 50},
+		{"windsurf", 1_000_000, 0, config.Walls{}, distill.ContextOK, 0}, // no window known
 	}
 	for _, tt := range tests {
 		lvl, pct := Level(ledger.Session{TokensUsed: tt.used, TokensMax: tt.max}, agent(t, tt.agent), tt.cfg)
@@ -69,11 +69,11 @@ func TestLevelPerAgent(t *testing.T) {
 func TestConfigProblems(t *testing.T) {
 	ip := func(n int) *int { return &n }
 	fp := func(f float64) *float64 { return &f }
-	c := Config{Limits: config.LimitsConfig{WarnPercent: fp(120), MaxRestarts: ip(-1)}, Context: config.ContextConfig{Warn: ip(95)}}
+	c := config.Walls{Limits: config.LimitsConfig{WarnPercent: fp(120), MaxRestarts: ip(-1)}, Context: config.ContextConfig{Warn: ip(95)}}
 	if p := c.Problems(); len(p) != 3 {
 		t.Errorf("Problems() = %q; want 3", p)
 	}
-	if c.WarnPercent() != DefaultWarnPercent || c.MaxRestarts() != DefaultMaxRestarts {
+	if c.WarnPercent() != config.DefaultWarnPercent || c.MaxRestarts() != config.DefaultMaxRestarts {
 		t.Errorf("defaults not used for bad values")
 	}
 }
@@ -115,7 +115,7 @@ func newRig(t *testing.T, tokens int64) *rig {
 func (r *rig) act(t *testing.T, event string, found ...ledger.FoundLimit) Outcome {
 	a := agent(t, "claude")
 	return Act(Options{Ledger: r.l, Project: r.proj, Agent: a, Class: a.Class(event), Hook: adapters.Hook{Tool: "claude", Event: event, SessionID: "sess-1"},
-		SessionID: r.sid, Found: found, Loc: time.UTC, Handoff: func() (distill.Handoff, error) {
+		SessionID: r.sid, Found: found, Config: config.Walls{}, Loc: time.UTC, Handoff: func() (distill.Handoff, error) {
 			st, _, err := distill.Refresh(r.l, r.proj.Root, r.now)
 			if err != nil {
 				return distill.Handoff{}, err
@@ -146,7 +146,7 @@ func TestActOnLimit(t *testing.T) {
 	if o := r.act(t, "Stop", f); o.Notice != "" {
 		t.Errorf("second Notice = %q; want none", o.Notice)
 	}
-	ev, err := r.l.LastLimits("")
+	ev, err := LastLimits(r.l, "")
 	if err != nil || len(ev) != 1 || ev[0].Tool != "claude" || !ev[0].Limit.ResetsAt.Equal(reset) {
 		t.Errorf("LastLimits = %+v, %v", ev, err)
 	}
@@ -201,7 +201,7 @@ func TestActContext(t *testing.T) {
 	if o := c.act(t, "PostToolUse"); o.Level != distill.ContextCritical || o.Resume == "" {
 		t.Errorf("CRITICAL: %+v", o)
 	}
-	if lvl, _ := ContextOf(c.l, c.sid, agent(t, "claude"), Config{}); lvl != distill.ContextCritical {
+	if lvl, _ := ContextOf(c.l, c.sid, agent(t, "claude"), config.Walls{}); lvl != distill.ContextCritical {
 		t.Errorf("ContextOf = %s; want CRITICAL", lvl)
 	}
 }
@@ -218,7 +218,7 @@ func TestActCaughtUp(t *testing.T) {
 	if o := r.act(t, "SessionStart", f); o.Notice != "" || o.Resume != "" {
 		t.Errorf("another session's limit announced: %+v", o)
 	}
-	ev, _ := r.l.LastLimits(r.proj.Root)
+	ev, _ := LastLimits(r.l, r.proj.Root)
 	if len(ev) != 1 || ev[0].Tool != "copilot-cli" || ev[0].NativeID != "cp-1" {
 		t.Errorf("LastLimits = %+v", ev)
 	}

@@ -5,19 +5,19 @@ import (
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
-	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 )
 
 // Lifecycle is what the structured handoff says about the project's
 // current handoff: its id and status, who received it, what changed
 // since, the decisions log and the task the user pinned.
 type Lifecycle struct {
-	ID         string                   `yaml:"id" json:"id"`
-	Status     string                   `yaml:"status" json:"status"`
-	ConsumedBy []publish.ConsumerReport `yaml:"consumed_by" json:"consumed_by"`
-	Staleness  []string                 `yaml:"staleness,omitempty" json:"staleness,omitempty"`
-	Decisions  []Decision               `yaml:"decisions,omitempty" json:"decisions,omitempty"`
-	PinnedTask *PinnedTask              `yaml:"pinned_task,omitempty" json:"pinned_task,omitempty"`
+	ID         string                     `yaml:"id" json:"id"`
+	Status     string                     `yaml:"status" json:"status"`
+	ConsumedBy []lifecycle.ConsumerReport `yaml:"consumed_by" json:"consumed_by"`
+	Staleness  []string                   `yaml:"staleness,omitempty" json:"staleness,omitempty"`
+	Decisions  []Decision                 `yaml:"decisions,omitempty" json:"decisions,omitempty"`
+	PinnedTask *PinnedTask                `yaml:"pinned_task,omitempty" json:"pinned_task,omitempty"`
 }
 
 // Decision is one entry of the project's decisions log.
@@ -41,14 +41,14 @@ func LifecycleOf(l *ledger.Ledger, project string, now time.Time, expireAfter ti
 		return nil
 	}
 	lc := &Lifecycle{}
-	if cur, ok := publish.Current(l, project, now, expireAfter, repo); ok {
+	if cur := lifecycle.Current(l, project, now, expireAfter, repo); cur != nil {
 		lc.ID, lc.Status, lc.ConsumedBy, lc.Staleness = cur.ID, cur.Status, cur.ConsumedBy, cur.Staleness
 	}
-	ds, _ := l.Decisions(project)
+	ds, _ := lifecycle.Decisions(l, project)
 	for _, d := range ds {
 		lc.Decisions = append(lc.Decisions, Decision{Text: d.Text, Why: d.Why, Source: d.Source})
 	}
-	if t, ok := l.Task(project); ok {
+	if t, ok := lifecycle.Task(l, project); ok {
 		lc.PinnedTask = &PinnedTask{Task: t.Text, SetBy: "user", At: t.At.UTC()}
 	}
 	if lc.ID == "" && len(lc.Decisions) == 0 && lc.PinnedTask == nil {

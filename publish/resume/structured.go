@@ -2,8 +2,11 @@ package resume
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -73,6 +76,9 @@ type FileChanges struct {
 func (f FileChanges) IsZero() bool {
 	return len(f.Created) == 0 && len(f.Modified) == 0 && len(f.Deleted) == 0
 }
+
+// changeTypes are FileChanges' lists in order.
+var changeTypes = []string{"created", "modified", "deleted"}
 
 // Statuses and outcomes a handoff may carry.
 var (
@@ -225,10 +231,10 @@ func (h Handoff) enumErrors() []FieldError {
 	if h.Date != "" && !dateRE().MatchString(h.Date) {
 		fe = append(fe, FieldError{"date", fmt.Sprintf("%q is not YYYY-MM-DD", h.Date)})
 	}
-	if h.Status != "" && !contains(Statuses, h.Status) {
+	if h.Status != "" && !slices.Contains(Statuses, h.Status) {
 		fe = append(fe, FieldError{"status", fmt.Sprintf("%q is not one of %s", h.Status, strings.Join(Statuses, "|"))})
 	}
-	if h.Outcome != "" && !contains(Outcomes, h.Outcome) {
+	if h.Outcome != "" && !slices.Contains(Outcomes, h.Outcome) {
 		fe = append(fe, FieldError{"outcome", fmt.Sprintf("%q is not one of %s", h.Outcome, strings.Join(Outcomes, "|"))})
 	}
 	return fe
@@ -247,15 +253,6 @@ func (h Handoff) tokenErrors() []FieldError {
 		fe = append(fe, FieldError{"tokens_pct", fmt.Sprintf("%g is outside 0–100", h.TokensPct)})
 	}
 	return fe
-}
-
-func contains(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ToSession turns a structured handoff back into a session, so a handoff file
@@ -289,14 +286,10 @@ func (h Handoff) ToSession() Session {
 	for _, k := range sortedKeys(h.Findings) {
 		s.Conversation.Summary += k + ": " + h.Findings[k] + "\n"
 	}
-	for _, p := range h.Files.Created {
-		s.FilesChanged = append(s.FilesChanged, FileChange{Path: p, ChangeType: "created"})
-	}
-	for _, p := range h.Files.Modified {
-		s.FilesChanged = append(s.FilesChanged, FileChange{Path: p, ChangeType: "modified"})
-	}
-	for _, p := range h.Files.Deleted {
-		s.FilesChanged = append(s.FilesChanged, FileChange{Path: p, ChangeType: "deleted"})
+	for i, paths := range [][]string{h.Files.Created, h.Files.Modified, h.Files.Deleted} {
+		for _, p := range paths {
+			s.FilesChanged = append(s.FilesChanged, FileChange{Path: p, ChangeType: changeTypes[i]})
+		}
 	}
 	if h.TokensMax > 0 {
 		s.Tokens = &Tokens{Used: h.TokensUsed, Max: h.TokensMax}
@@ -304,30 +297,15 @@ func (h Handoff) ToSession() Session {
 	return s
 }
 
+// sortedKeys orders decision_2 before decision_10.
 func sortedKeys(m map[string]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	// decision_2 before decision_10
-	sortNatural(ks)
-	return ks
-}
-
-func sortNatural(ks []string) {
-	less := func(a, b string) bool {
+	ks := slices.Collect(maps.Keys(m))
+	slices.SortFunc(ks, func(a, b string) int {
 		ta, na := splitNum(a)
 		tb, nb := splitNum(b)
-		if ta != tb {
-			return ta < tb
-		}
-		return na < nb
-	}
-	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && less(ks[j], ks[j-1]); j-- {
-			ks[j], ks[j-1] = ks[j-1], ks[j]
-		}
-	}
+		return cmp.Or(strings.Compare(ta, tb), cmp.Compare(na, nb))
+	})
+	return ks
 }
 
 func splitNum(s string) (string, int) {
@@ -414,4 +392,45 @@ func (h *Handoff) trimOnce() bool {
 		return false
 	}
 	return true
+}
+
+// NoRequestWarning is the warning of a handoff whose session holds no
+// request carryover could find (a trimmed transcript, a subagent-only
+// excerpt, a session started by a tool).
+const NoRequestWarning = "no user request found in the session; the goal is the best available line"
+
+// Degrade fills a structured handoff's required fields from whatever the
+// session holds instead of refusing it: a missing goal becomes the best
+// available line (the latest user message, else the first completed step,
+// else the last assistant reply) and a missing next action asks to confirm
+// the goal. Each substitution adds a warning.
+func Degrade(h *Handoff, s Session) {
+	if strings.TrimSpace(h.Goal) == "" {
+		best := ""
+		msgs := s.Conversation.Messages
+		for i := len(msgs) - 1; i >= 0 && best == ""; i-- {
+			if msgs[i].Role == "user" {
+				best = redact.Clip(oneLine(msgs[i].Content), 200)
+			}
+		}
+		if best == "" && len(s.Task.Completed) > 0 {
+			best = "continue after: " + redact.Clip(oneLine(s.Task.Completed[0]), 200)
+		}
+		for i := len(msgs) - 1; i >= 0 && best == ""; i-- {
+			if msgs[i].Role == "assistant" && msgs[i].ToolName == "" {
+				best = "continue from the last reply: " + redact.Clip(oneLine(msgs[i].Content), 200)
+			}
+		}
+		if best == "" {
+			best = "(unknown: ask the user to restate the task)"
+		}
+		h.Goal = best
+		h.Warnings = append(h.Warnings, NoRequestWarning)
+	}
+	if strings.TrimSpace(h.Now) == "" {
+		h.Now = "confirm the task with the user, then continue: " + h.Goal
+		if len(h.Warnings) == 0 {
+			h.Warnings = append(h.Warnings, "no next action found; confirm the goal first")
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish/lifecycle"
 )
 
 // `carryover explain`: each line of the project's handoff with the rule
@@ -79,7 +80,7 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 	own := func(sec, text, rule string) {
 		out = append(out, ExplainLine{Section: sec, Text: red(contentOneLine(text, 200)), Rule: rule, Rows: []ExplainRow{}})
 	}
-	if t, ok := l.Task(project); ok {
+	if t, ok := lifecycle.Task(l, project); ok {
 		own("Task", t.Text, "pinned by the user with `carryover task` on "+t.At.UTC().Format(time.RFC3339)+" (source: the user, not a session)")
 	}
 	extracted := map[string]bool{}
@@ -88,7 +89,7 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 			extracted[x.Text] = true
 		}
 	}
-	decisions, _ := l.Decisions(project)
+	decisions, _ := lifecycle.Decisions(l, project)
 	for _, d := range decisions {
 		if d.Source == ledger.DecisionUser {
 			own("Decisions", d.Text, "set by the user with `carryover decide` on "+d.At.UTC().Format(time.RFC3339)+" (source: the user, not a session)")
@@ -96,7 +97,7 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 			own("Decisions", d.Text, "the project's decision log: extracted from an earlier handoff's sessions on "+d.At.UTC().Format(time.RFC3339)+" and kept until dropped (`carryover decide --list`)")
 		}
 	}
-	h.Git, _ = distill.GitFacts(project, h.Files)
+	h.Git, _ = distill.RepoFacts(distill.OpenRepo(project), h.Files)
 	if h.Git.Repo {
 		own("Git", "branch "+h.Git.Branch+" @ "+h.Git.Head, "read from the repository (.git: HEAD, refs, the index entries of the files the sessions touched), not from a session")
 	}

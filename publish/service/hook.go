@@ -2,9 +2,13 @@ package service
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,7 +18,10 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/config"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // lockMargin is kept free before the hook's deadline while another process
@@ -65,12 +72,10 @@ func (ev *event) handoff() (distill.Handoff, error) {
 }
 
 // OnHook is one hook event: read the payload (while the ledger opens),
-// sync the agent's transcript into the ledger, distil the project's
-// handoff once, render, write and record it, act on limits and the
-// context window, and deliver the handoff at a session start. It returns
-// the hook's stdout (a valid injection or nothing) and the reason it
-// stopped early, for the log; it never fails the agent. fb learns the
-// project as soon as the payload names it (the watchdog's fallback).
+// sync, distil once, render, write, record, act on limits, deliver. It
+// returns the hook's stdout (a valid injection or nothing) and why it
+// stopped early, for the log. fb learns the project as soon as the payload
+// names it (the watchdog's fallback).
 func OnHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback) ([]byte, error) {
 	var out bytes.Buffer
 	err := onHook(env, tool, name, start, log, fb, &out)
@@ -98,17 +103,18 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 			closeLedger(<-ledgerCh)
 		}
 	}()
-	if ignoredHook(env, h, log) {
+	root := hookRoot(env, h)
+	if log.Muted = ignored(env, h.Cwd, root); log.Muted { // without a log line
 		return nil
 	}
-	ev := &event{Project: Open(env, hookRoot(env, h), log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
+	ev := &event{Project: Open(env, root, log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
 	fb.Set(agent, ev.Project.Project)
 	log.Prefix += "session=" + shortID(h.SessionID) + " "
 	ev.prefetch()
 	o, taken = <-ledgerCh, true
 	if o.err != nil {
 		if class == adapters.ClassStart { // without a ledger, still deliver the existing handoff
-			ev.injectFile(ev.ReadHandoff(nil))
+			ev.injectFile(nil)
 		}
 		return busyReason(o.err)
 	}
@@ -131,12 +137,11 @@ func (ev *event) prefetch() {
 	}
 }
 
-// injectFile writes the injection of text from handoff.md alone (the
-// ledger-less paths) and returns its header.
-func (ev *event) injectFile(text string) string {
-	w, hdr := ev.InjectFile(ev.agent, ev.name, text)
+// injectFile writes the injection of handoff.md alone, trusted by l's
+// records or (l nil) the digests under the home: the ledger-less paths.
+func (ev *event) injectFile(l *ledger.Ledger) {
+	w, _ := ev.InjectFile(ev.agent, ev.name, ev.ReadHandoff(l))
 	ev.out.Write(w)
-	return hdr
 }
 
 // run is the event once the ledger is open: sync → refresh → write →
@@ -161,7 +166,7 @@ func (ev *event) run(start time.Time) error {
 		return err
 	}
 	tIngest := time.Since(start)
-	level, pct := limits.ContextOf(ev.ledger, ev.rep.SessionID, ev.agent, limits.Of(ev.Config)) // at CRITICAL the handoff must be fresh
+	level, pct := limits.ContextOf(ev.ledger, ev.rep.SessionID, ev.agent, ev.Config.Walls()) // at CRITICAL the handoff must be fresh
 	r := ev.republish(level == distill.ContextCritical)
 	if r != nil {
 		waitWrites = ev.writeFiles(r)
@@ -207,9 +212,9 @@ func (ev *event) sync() error {
 	ev.log.notes(rep.Notes)
 	ev.rep = rep
 	if ev.ledger = nl; nl == nil && ev.class == adapters.ClassStart {
-		ev.injectFile(ev.ReadHandoff(nil)) // the ledger could not be rebuilt
+		ev.injectFile(nil) // the ledger could not be rebuilt
 	} else if ledger.IsBusy(err) && ev.class == adapters.ClassStart {
-		ev.injectFile(ev.ReadHandoff(nl)) // another process holds the ledger
+		ev.injectFile(nl) // another process holds the ledger
 	}
 	if err != nil {
 		return busyReason(err)
@@ -218,11 +223,9 @@ func (ev *event) sync() error {
 }
 
 // republish decides whether this event re-distils the handoff and returns
-// the one to write (nil: none). Tool events fire on every tool call: they
-// record rows and mark the project pending, and the turn's end (Stop,
-// SessionEnd, the next prompt or session start) publishes what is pending.
-// At a CRITICAL context level (critical) tool events publish too: the
-// handoff must be fresh on disk before the window fills.
+// the one to write (nil: none). Tool events (every tool call) only record
+// rows and mark the project pending for the turn's end, except at CRITICAL:
+// the handoff must be on disk before the window fills.
 func (ev *event) republish(critical bool) *publish.Rendered {
 	added := ev.rep.Total
 	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
@@ -261,19 +264,10 @@ func (ev *event) writeFiles(r *publish.Rendered) func() error {
 // session (a resumed session that holds this exact handoff does not get it
 // twice), and records the delivery.
 func (ev *event) deliver(text string) {
-	l, sid := ev.ledger, ev.rep.SessionID
-	resumed := ev.hook.Source == "resume"
-	if text != "" && resumed && l.Delivered(ev.Root, publish.HeaderOf(text), sid) {
-		ev.log.Printf("session already holds this handoff; not injected again")
-		return
-	}
-	d := ev.Deliver(l, ev.agent, ev.name, text, sid, resumed)
+	d := lifecycle.Deliver(ev.Project.Project, ev.ledger, ev.agent, ev.name, text, ev.rep.SessionID, ev.hook.Source == "resume")
 	ev.out.Write(d.Out)
 	if d.Why != "" {
 		ev.log.Printf("%s", d.Why)
-	}
-	if d.Header != "" {
-		_ = l.RecordDelivery(ledger.Delivery{Project: ev.Root, Header: d.Header, Tool: ev.agent.Name, SessionID: sid, Via: "hook", At: ev.env.Now()})
 	}
 }
 
@@ -282,7 +276,7 @@ func (ev *event) deliver(text string) {
 // at a limit" note for a start or prompt, and signals `carryover run`.
 func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome {
 	walls := limits.Act(limits.Options{Ledger: ev.ledger, Project: ev.Project.Project, Agent: ev.agent, Class: ev.class, Hook: ev.hook,
-		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: limits.Of(ev.Config), Level: level, Percent: pct, Handoff: ev.handoff})
+		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: ev.Config.Walls(), Level: level, Percent: pct, Handoff: ev.handoff})
 	ev.log.notes(walls.Notes)
 	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
 		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.Now, time.Local)
@@ -318,7 +312,7 @@ func (ev *event) signalRun(w limits.Outcome) {
 		return
 	}
 	lvl := w.Level
-	if !limits.Of(ev.Config).RestartAtCritical() {
+	if !ev.Config.Walls().RestartAtCritical() {
 		lvl = ""
 	}
 	note, err := limits.RunHook(ev.env.Home, run, getenv(limits.RunPIDEnv), ev.agent.Name, ev.hook.SessionID, ev.class == adapters.ClassStart, lvl, w.Percent, ev.env.Now())
@@ -410,4 +404,214 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// MaxPayload is the most hook stdin carryover reads; the rest is drained.
+const MaxPayload = 8 << 20
+
+// readPayload reads the hook's stdin by deadline: an agent that never
+// closes it cannot hold the hook past its budget.
+func readPayload(r io.Reader, deadline time.Time) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no stdin")
+	}
+	ch := goValue(func() ([]byte, error) {
+		b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+		if err != nil {
+			return nil, fmt.Errorf("read hook stdin: %w", err)
+		} else if len(b) > MaxPayload {
+			_, _ = io.Copy(io.Discard, r) // let the agent finish writing
+			return nil, fmt.Errorf("hook stdin is larger than %d bytes; ignored", MaxPayload)
+		}
+		return b, nil
+	})
+	select {
+	case res := <-ch:
+		return res.v, res.err
+	case <-time.After(time.Until(deadline)):
+		return nil, errors.New("hook stdin was not closed before the deadline; nothing recorded for this event")
+	}
+}
+
+// readHook reads the hook's stdin (by deadline) and parses it.
+func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (adapters.Hook, error) {
+	raw, err := readPayload(env.Stdin, deadline)
+	if err != nil {
+		return adapters.Hook{}, err
+	}
+	h, err := agent.Adapter.ParseHook(name, raw, env.Agent)
+	if err != nil {
+		return h, fmt.Errorf("%v (%d bytes); nothing recorded for this event", err, len(raw))
+	} else if h.SessionID == "" {
+		return h, errors.New("hook payload has no session id; nothing recorded for this event")
+	}
+	return h, nil
+}
+
+// goValue runs f on another goroutine; the channel yields its result (or
+// the recovered panic as an error).
+func goValue[T any](f func() (T, error)) chan result[T] {
+	ch := make(chan result[T], 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- result[T]{err: fmt.Errorf("internal error (recovered): %v", r)}
+			}
+		}()
+		v, err := f()
+		ch <- result[T]{v, err}
+	}()
+	return ch
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// goWait runs f on another goroutine; the returned func waits for it once,
+// logs its error and returns it.
+func goWait(log *Log, f func() error) func() error {
+	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
+	return sync.OnceValue(func() error {
+		o := <-ch
+		if o.err != nil {
+			log.Printf("publish: %v", o.err)
+		}
+		return o.err
+	})
+}
+
+// Fallback is what the hook's watchdog needs to inject the published
+// handoff when the event itself did not finish in time: the agent and
+// project, once the payload named them.
+type Fallback struct {
+	mu    sync.Mutex
+	agent *adapters.Agent // nil until Set
+	proj  publish.Project
+}
+
+// Set names the agent and project (OnHook, once the payload named them).
+func (f *Fallback) Set(agent *adapters.Agent, proj *publish.Project) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.agent, f.proj = agent, *proj
+	f.mu.Unlock()
+}
+
+// Inject is the session start injection from handoff.md alone, trusted by
+// the digests under the carryover home (no ledger, no .git); nil for any
+// other event or before the payload named the project.
+func (f *Fallback) Inject(event string, log *Log) []byte {
+	f.mu.Lock()
+	agent, proj := f.agent, f.proj
+	f.mu.Unlock()
+	if agent == nil || agent.Class(event) != adapters.ClassStart {
+		return nil
+	}
+	proj.Logf = log.Printf
+	proj.Repo = func() *distill.Repo { return nil }              // no staleness note
+	w, _ := proj.InjectFile(agent, event, proj.ReadHandoff(nil)) // the banner from the verified header
+	return w
+}
+
+// ignored reports whether one of dirs is, or is inside, a project the
+// user told carryover to leave alone (the global config's ignore list).
+func ignored(env Env, dirs ...string) bool {
+	cfg, _ := config.Load(env.configPath(), env.Agent.Home, "")
+	return slices.ContainsFunc(dirs, cfg.Ignores)
+}
+
+// skipHook reports whether this hook does nothing: the agent's stub runs
+// inside another agent (logged), or in an ignored project (stdin drained so
+// the agent's write never fails; nothing stored, logged or written).
+func skipHook(env Env, agent *adapters.Agent, log *Log, deadline time.Time) bool {
+	if agent.ForeignHost != nil {
+		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
+			log.Printf("skipped: %s", why)
+			return true
+		}
+	}
+	if log.Muted = ignored(env, env.WorkDir); log.Muted {
+		_, _ = readPayload(env.Stdin, deadline)
+	}
+	return log.Muted
+}
+
+// AgentsFile is where install records, per agent it set up, the version
+// it found and whether that version's row in specs/tools.toml needs the
+// pointer block (specs.Capability.NeedsPointer): the hook reads this small
+// file instead of loading the table (specs.Load takes ~2 ms).
+const AgentsFile = "agents.json"
+
+// AgentRecord is one agent's line in AgentsFile.
+type AgentRecord struct {
+	Version string `json:"version,omitempty"`
+	Pointer bool   `json:"pointer,omitempty"`
+}
+
+// SaveAgentRecords merges recs into home's AgentsFile (install).
+func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
+	all := loadAgentRecords(home)
+	for k, v := range recs {
+		all[k] = v
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
+}
+
+func loadAgentRecords(home string) map[string]AgentRecord {
+	m := map[string]AgentRecord{}
+	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// pointerAgents need the pointer block in the project (pointer = "auto"):
+// of the installed agents and those with sessions here, each without a
+// reliable start injection (as install recorded it; else: no envelope),
+// and each whose injection no delivery receipt shows arriving here.
+func (p *Project) pointerAgents() []string {
+	tools := slices.Clone(p.Config.Tools)
+	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
+		tools = append(tools, ts...)
+	}
+	recs := loadAgentRecords(p.env.Home)
+	var out []string
+	for _, t := range tools {
+		need := false
+		if r, ok := recs[t]; ok {
+			need = r.Pointer
+		} else if a, ok := adapters.ByName(t); ok {
+			need = a.Envelope == adapters.EnvelopeNone
+		}
+		if need && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	missed, err := p.ledger.MissedInjections(p.Root)
+	p.log.err("read delivery receipts", err)
+	for _, t := range missed {
+		if !slices.Contains(out, t) {
+			p.log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hookRoot is the project a hook payload names (distill.ProjectRoot).
+func hookRoot(env Env, h adapters.Hook) string {
+	cwd := h.Cwd
+	if cwd == "" {
+		cwd = env.WorkDir
+	}
+	return distill.ProjectRoot(h.Project, cwd)
 }

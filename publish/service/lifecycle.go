@@ -9,12 +9,12 @@ import (
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
-	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/resume"
 )
 
 // The handoff's lifecycle as the commands see it (history, decide, task,
-// clear, status): the ledger's records behind the project's methods.
+// clear, status): publish/lifecycle's operations on the project's ledger.
 
 // OpenLedger is Open with the ledger opened for a command; create says
 // whether a missing ledger may be created (commands that record): one
@@ -29,7 +29,7 @@ func OpenLedger(env Env, root string, create bool) (*Project, error) {
 		return nil, err
 	}
 	p.ledger = l
-	p.RestoreFromFiles(l) // a ledger rebuilt without the project's handoffs
+	lifecycle.Restore(p.Project, l) // a ledger rebuilt without the project's handoffs
 	return p, nil
 }
 
@@ -38,10 +38,22 @@ func (p *Project) HasLedger() bool { return p.ledger != nil }
 
 // Publish makes the project's handoff say what a command just changed,
 // best effort: the next hook event publishes it anyway (the project is
-// marked).
+// marked). Nothing happens when the ledger holds nothing of the project.
 func (p *Project) Publish() error {
 	_ = p.ledger.MarkDirty(p.Root, p.env.Now())
-	return p.Republish(p.ledger)
+	if p.Repo == nil {
+		repo := distill.OpenRepo(p.Root)
+		p.Repo = func() *distill.Repo { return repo }
+	}
+	st, _, err := distill.Refresh(p.ledger, p.Root, p.Now)
+	if err != nil {
+		return err
+	}
+	r, err := p.Prepare(p.ledger, st)
+	if err != nil || r == nil {
+		return err
+	}
+	return p.WriteProject(r.Text, r.Tool)
 }
 
 // Decision is one entry of the project's decisions log.
@@ -59,12 +71,12 @@ func DecisionID(text string) string {
 	return "d-" + hex.EncodeToString(sum[:3])
 }
 
-// Decisions is the project's decisions log, oldest first.
+// Decisions is the project's decisions log, the user's first.
 func (p *Project) Decisions() ([]Decision, error) {
 	if p.ledger == nil {
 		return nil, nil
 	}
-	ds, err := p.ledger.Decisions(p.Root)
+	ds, err := lifecycle.Decisions(p.ledger, p.Root)
 	out := make([]Decision, len(ds))
 	for i, d := range ds {
 		out[i] = Decision{ID: DecisionID(d.Text), Text: d.Text, Why: d.Why, User: d.Source == ledger.DecisionUser, At: d.At}
@@ -74,86 +86,61 @@ func (p *Project) Decisions() ([]Decision, error) {
 
 // Decide adds the user's decision to the log.
 func (p *Project) Decide(text, why string) error {
-	_, err := p.ledger.AddDecision(p.Root, ledger.Decision{Text: text, Why: why, Source: ledger.DecisionUser, At: p.env.Now()})
+	_, err := lifecycle.AddDecision(p.ledger, p.Root, ledger.Decision{Text: text, Why: why, Source: ledger.DecisionUser, At: p.env.Now()})
 	return err
 }
 
 // DropDecision drops the decision with text from the log.
-func (p *Project) DropDecision(text string) error { return p.ledger.DropDecision(p.Root, text) }
-
-// Task is the task the user pinned ("" Text when none).
-type Task struct {
-	Text string
-	At   time.Time
+func (p *Project) DropDecision(text string) error {
+	return lifecycle.DropDecision(p.ledger, p.Root, text)
 }
+
+// Task is the task the user pinned.
+type Task = ledger.PinnedTask
 
 // Task is the project's pinned task.
 func (p *Project) Task() (Task, bool) {
 	if p.ledger == nil {
 		return Task{}, false
 	}
-	t, ok := p.ledger.Task(p.Root)
-	return Task{Text: t.Text, At: t.At}, ok
+	return lifecycle.Task(p.ledger, p.Root)
 }
 
 // PinTask pins text as the project's task.
-func (p *Project) PinTask(text string) error { return p.ledger.PinTask(p.Root, text, p.env.Now()) }
-
-// UnpinTask unpins the project's task (false: none was pinned).
-func (p *Project) UnpinTask() (Task, bool, error) {
-	t, ok, err := p.ledger.UnpinTask(p.Root)
-	return Task{Text: t.Text, At: t.At}, ok, err
+func (p *Project) PinTask(text string) error {
+	return lifecycle.PinTask(p.ledger, p.Root, text, p.env.Now())
 }
 
+// UnpinTask unpins the project's task (false: none was pinned).
+func (p *Project) UnpinTask() (Task, bool, error) { return lifecycle.UnpinTask(p.ledger, p.Root) }
+
 // History lists the project's handoffs, newest first.
-func (p *Project) History() ([]publish.HistoryEntry, error) {
-	return publish.History(p.ledger, p.Root, p.env.Now(), p.ExpireAfter)
+func (p *Project) History() ([]lifecycle.HistoryEntry, error) {
+	return lifecycle.History(p.ledger, p.Root, p.env.Now(), p.ExpireAfter)
 }
 
 // StaleHistory are the ids of the handoffs older than d.
 func (p *Project) StaleHistory(d time.Duration) ([]string, error) {
-	return publish.StaleHistory(p.ledger, p.Root, p.env.Now(), d)
+	return lifecycle.CleanHistory(p.ledger, p.Root, p.env.Now(), d, true)
 }
 
 // CleanHistory forgets the handoffs older than d and returns their ids.
 func (p *Project) CleanHistory(d time.Duration) ([]string, error) {
-	return publish.CleanHistory(p.ledger, p.Root, p.env.Now(), d)
+	return lifecycle.CleanHistory(p.ledger, p.Root, p.env.Now(), d, false)
 }
 
-// Clear retires the project's current handoff (carryover clear) and
-// returns its id; already: it was cleared before. ErrNoHistory when there
-// is none.
+// Clear retires the project's current handoff (lifecycle.Clear).
 func (p *Project) Clear() (id string, already bool, err error) {
-	if p.ledger == nil {
-		return "", false, publish.ErrNoHistory
-	}
-	recs, err := p.ledger.HandoffRecords(p.Root, 1)
-	if err != nil {
-		return "", false, err
-	}
-	if len(recs) == 0 {
-		return "", false, publish.ErrNoHistory
-	}
-	if recs[0].Ended == ledger.EndCleared {
-		return recs[0].ID, true, nil
-	}
-	return recs[0].ID, false, p.Project.Clear(p.ledger, recs[0])
+	return lifecycle.Clear(p.Project, p.ledger)
 }
 
 // Current is the project's current handoff as status shows it (nil: none).
-func (p *Project) Current() *publish.HistoryEntry {
-	h, ok := publish.Current(p.ledger, p.Root, p.env.Now(), p.ExpireAfter, distill.OpenRepo(p.Root))
-	if !ok {
-		return nil
-	}
-	return &h
+func (p *Project) Current() *lifecycle.HistoryEntry {
+	return lifecycle.Current(p.ledger, p.Root, p.env.Now(), p.ExpireAfter, distill.OpenRepo(p.Root))
 }
 
 // Lifecycle is the lifecycle a structured handoff carries (nil without a
 // ledger).
 func (p *Project) Lifecycle() *resume.Lifecycle {
-	if p.ledger == nil {
-		return nil
-	}
 	return resume.LifecycleOf(p.ledger, p.Root, p.env.Now(), p.ExpireAfter, distill.OpenRepo(p.Root))
 }

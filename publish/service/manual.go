@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/carryover/carryover/adapters"
@@ -66,11 +67,12 @@ func (p *Project) Handoff(pk Pick, fold bool, progress func(string, int64)) (Man
 	src := resume.Sources{Project: pk.Context, Recorded: pk.Project, Tool: pk.Tool, SessionID: pk.ID, Ledger: ls, Now: p.Now, Redact: p.Redact}
 	var h distill.Handoff
 	folded := false
-	if fold {
+	if fold && foldHasRows(l, p.Root) {
 		var err error
 		h, m.DrawnFrom, err = distill.ProjectFold(l, p.Root, p.Now, distill.Options{Project: p.Root})
 		// A project whose fold has no task yet (or cannot be read) gets
-		// the session's own: the one case that distils twice.
+		// the session's own: the one case left that distils twice (a
+		// project without rows is not folded at all).
 		if folded = err == nil && h.Task != ""; !folded {
 			m.DrawnFrom = nil
 		}
@@ -81,6 +83,14 @@ func (p *Project) Handoff(pk Pick, fold bool, progress func(string, int64)) (Man
 	m.Session = resume.FromRows(rows, h, src)
 	m.Session.DrawnFrom = m.DrawnFrom
 	return m, nil
+}
+
+// foldHasRows reports whether the project's fold would read any row (a
+// picked session recorded under another directory leaves it empty; a
+// forgotten session takes the project's stored state with it).
+func foldHasRows(l *ledger.Ledger, project string) bool {
+	ss, err := l.ProjectSessions(project)
+	return err == nil && slices.ContainsFunc(ss, func(s ledger.ProjectSession) bool { return s.LastSeq > 0 })
 }
 
 // Ingest reads the picked session into the ledger (`carryover run` after

@@ -5,11 +5,13 @@
 // the commands). It sits above publish and its feature packages
 // (publish/limits, publish/resume import publish's renderer and writer),
 // so the hook's choreography — sync → distil once → render → write →
-// record → deliver — reads in one place (hook.go).
+// record → limits → deliver — reads in one place (hook.go).
 package service
 
 import (
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -18,7 +20,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
-	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/redact"
 )
 
@@ -70,11 +72,11 @@ func Open(env Env, root string, log *Log) *Project {
 	if log != nil {
 		log.Redact = red
 	}
-	for _, p := range limits.Of(cfg).Problems() {
+	for _, p := range cfg.Walls().Problems() {
 		log.Printf("config: %s", p)
 	}
 	pp := &publish.Project{Root: root, Home: env.Home, Now: env.Now(), Mode: cfg.Resume, Redact: red, Logf: log.Printf,
-		Pointer: cfg.PointerMode(), NotProject: publish.NotProject(root, env.Agent.Home)}
+		Pointer: cfg.PointerMode(), Lifecycle: lifecycle.Begin, NotProject: publish.NotProject(root, env.Agent.Home)}
 	if cfg.ExpireAfter != "" {
 		if d, err := publish.ParseAge(cfg.ExpireAfter); err == nil {
 			pp.ExpireAfter = d
@@ -140,5 +142,65 @@ func (p *Project) refresh() (*publish.Rendered, error) {
 func (p *Project) logRecovered(l *ledger.Ledger) {
 	if n := l.RecoveryNote(); n != "" {
 		p.log.Printf("%s", n)
+	}
+}
+
+// LogMax is the size at which carryover.log is rotated to carryover.log.1.
+const LogMax = 1 << 20
+
+// Log appends one line per message to $CARRYOVER_HOME/carryover.log.
+// Messages name events, ids, counts and errors; they never carry transcript
+// content. Logging failures are swallowed: the hook path must not break.
+type Log struct {
+	Path   string
+	now    func() time.Time
+	Prefix string
+	Redact func(string) string
+	// Muted: a hook in an ignored project writes no log line.
+	Muted bool
+}
+
+// NewLog is the log under home.
+func NewLog(home string, now func() time.Time) *Log {
+	return &Log{Path: filepath.Join(home, "carryover.log"), now: now}
+}
+
+// Printf writes one line (nothing when l is nil or muted).
+func (l *Log) Printf(format string, args ...any) {
+	if l == nil || l.Muted {
+		return
+	}
+	// One line, no terminal escapes: session ids, paths and error text
+	// come from hook payloads and transcripts (publish.OneLine).
+	msg := publish.OneLine(l.Prefix + fmt.Sprintf(format, args...))
+	if l.Redact != nil {
+		msg = l.Redact(msg)
+	}
+	line := l.now().UTC().Format(time.RFC3339) + " " + msg + "\n"
+	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
+		return
+	}
+	if fi, err := os.Stat(l.Path); err == nil && fi.Size() > LogMax {
+		_ = os.Rename(l.Path, l.Path+".1")
+	}
+	f, err := os.OpenFile(l.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(line)
+	_ = f.Close()
+}
+
+// notes logs each note.
+func (l *Log) notes(notes []string) {
+	for _, n := range notes {
+		l.Printf("%s", n)
+	}
+}
+
+// err logs err, when there is one, as what failed.
+func (l *Log) err(what string, err error) {
+	if err != nil {
+		l.Printf("%s: %v", what, err)
 	}
 }

@@ -3,9 +3,11 @@ package service
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/limits"
 )
 
@@ -36,11 +39,15 @@ type Space = ledger.Space
 
 // OpenStore opens the home's ledger when there is one.
 func OpenStore(env Env) (*Store, error) {
+	return openStore(env, ledger.Open)
+}
+
+func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
 	if !fileExists(s.Path) {
 		return s, nil
 	}
-	l, err := ledger.Open(env.Home)
+	l, err := open(env.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -57,15 +64,6 @@ func (s *Store) Close() {
 		s.l.Close()
 		s.l = nil
 	}
-}
-
-// SessionCount is how many sessions the ledger holds.
-func (s *Store) SessionCount() int {
-	if s.l == nil {
-		return 0
-	}
-	ss, _ := s.l.Sessions("", "", 1_000_000)
-	return len(ss)
 }
 
 // KnownProjects are the projects the ledger has seen.
@@ -92,7 +90,7 @@ func (s *Store) LastReceipts() map[string]Receipt {
 	if s.l == nil {
 		return out
 	}
-	ds, _ := s.l.Deliveries("", 100_000)
+	ds, _ := lifecycle.Deliveries(s.l, "", 100_000)
 	for _, d := range ds { // newest first
 		if _, ok := out[d.Tool]; !ok {
 			out[d.Tool] = Receipt{Handoff: d.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At}
@@ -168,7 +166,7 @@ type ProjectStatus struct {
 	NotInjected string `json:"not_injected,omitempty"`
 	// Lifecycle is the current handoff's id, status, consumers and
 	// staleness (nil before the ledger recorded one).
-	Lifecycle *publish.HistoryEntry `json:"lifecycle,omitempty"`
+	Lifecycle *lifecycle.HistoryEntry `json:"lifecycle,omitempty"`
 }
 
 // Projects is each project's current handoff; cwd, the working
@@ -179,17 +177,16 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 	var hs []ledger.Handoff
 	var err error
 	if s.l != nil {
-		hs, err = s.l.Handoffs()
+		hs, err = lifecycle.Handoffs(s.l)
 	}
 	for _, h := range hs {
-		p := Open(s.env, h.Project, nil)
-		p.ledger = s.l
+		p := s.project(h.Project)
 		pr := ProjectStatus{Project: h.Project, Header: h.Header, From: h.Tool, Written: h.Written.UTC(), NotInjected: p.NotInjected(),
 			Quality: publish.QualityLine(publish.HandoffPath(h.Project)), Lifecycle: p.Current()}
 		if h.Project == cwd {
 			cwd = ""
 		}
-		ds, _ := s.l.Deliveries(h.Project, 10)
+		ds, _ := lifecycle.Deliveries(s.l, h.Project, 10)
 		for _, d := range ds {
 			pr.Receipts = append(pr.Receipts, Receipt{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
 		}
@@ -199,13 +196,19 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 		out = append(out, pr)
 	}
 	if cwd != "" {
-		p := Open(s.env, cwd, nil)
-		p.ledger = s.l
+		p := s.project(cwd)
 		if why := p.NotInjected(); why != "" {
 			out = append(out, ProjectStatus{Project: cwd, NotInjected: why})
 		}
 	}
 	return out, err
+}
+
+// project is root with the store's ledger.
+func (s *Store) project(root string) *Project {
+	p := Open(s.env, root, nil)
+	p.ledger = s.l
+	return p
 }
 
 // NotInjected says why the project's handoff.md would not be injected (""
@@ -216,7 +219,7 @@ func (p *Project) NotInjected() string {
 	if b, err := publish.ReadHandoffFile(p.Root); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		why = err.Error()
 	} else if err == nil {
-		if w := publish.CheckProjectHandoff(b, p.Home, p.Root, p.ledger); w != "" {
+		if w := publish.CheckHandoff(b, p.Home, p.Root, p.ledger); w != "" {
 			why = "its .carryover/handoff.md is not injected: " + w
 		}
 	}
@@ -245,7 +248,7 @@ func (s *Store) LastLimits() []LastLimit {
 	if s.l == nil {
 		return nil
 	}
-	evs, err := s.l.LastLimits("")
+	evs, err := limits.LastLimits(s.l, "")
 	if err != nil {
 		return nil
 	}
@@ -264,7 +267,7 @@ func contextLine(s ledger.Session, cfg config.Config) string {
 		return ""
 	}
 	a, _ := adapters.ByName(s.Tool)
-	lvl, pct := limits.Level(s, a, limits.Of(cfg))
+	lvl, pct := limits.Level(s, a, cfg.Walls())
 	return fmt.Sprintf("%s (%d %% of %d tokens)", lvl, pct, limits.Window(s, a))
 }
 
@@ -292,20 +295,15 @@ func (t Tracker) Tracked(root, path string) bool {
 // LedgerSession is a session the ledger knows, for listings.
 type LedgerSession = ledger.Session
 
-// OpenListing points aenv at the listers' description cache
-// (adapters.DescriptionFile, in carryover's home, ledger or not) and opens
-// the ledger for the sessions only it knows. A listing creates no ledger
-// and waits at most 2s for another process's lock (a listing is only
-// worth a short wait): a busy or broken ledger leaves the Store empty.
+// OpenListing points aenv at the listers' description cache (in the home)
+// and opens the ledger for the sessions only it knows: never creating it,
+// waiting at most 2s for a lock; a busy or broken ledger leaves it empty.
 func OpenListing(env Env, aenv *adapters.Env) (*Store, *adapters.DescriptionFile) {
 	d := adapters.OpenDescriptionFile(env.Home)
 	aenv.Descriptions = d
-	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
-	if !fileExists(s.Path) {
-		return s, d
-	}
-	if l, err := ledger.OpenBy(env.Home, time.Now().Add(2*time.Second)); err == nil {
-		s.l = l
+	s, err := openStore(env, func(home string) (*ledger.Ledger, error) { return ledger.OpenBy(home, time.Now().Add(2*time.Second)) })
+	if err != nil {
+		s = &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
 	}
 	return s, d
 }
@@ -318,4 +316,117 @@ func (s *Store) ListedSessions(project, tool string, limit int) []LedgerSession 
 	}
 	ss, _ := s.l.Sessions(project, tool, limit)
 	return ss
+}
+
+// NotFound is a session, handoff or decision that matches nothing (cmd's
+// exit code 2).
+type NotFound struct{ error }
+
+func (n NotFound) Unwrap() error { return n.error }
+
+// Forget removes a session (an id or a unique prefix) from the ledger, its
+// handoff records marked forgotten, and the handoff files it wrote (current
+// handoff.md, global copy, history); dryRun only says so. What it does goes
+// to out, what it could not to errw.
+func (s *Store) Forget(id string, dryRun bool, out, errw io.Writer) error {
+	if s.l == nil {
+		return NotFound{fmt.Errorf("no session %q: there is no ledger yet (%s)", id, s.Path)}
+	}
+	ss, err := s.l.FindSessions(id)
+	if err != nil {
+		return err
+	}
+	if len(ss) == 0 {
+		return NotFound{fmt.Errorf("no session %q in the ledger (`carryover list --all` shows the sessions)", id)}
+	}
+	if natives := distinctNatives(ss); len(natives) > 1 {
+		return fmt.Errorf("%q starts %d session ids (%s…); give more of it", id, len(natives), natives[0])
+	}
+	f := forgetting{Store: s, dryRun: dryRun, out: out, errw: errw}
+	for _, se := range ss {
+		if err := f.session(se); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forgetting is one `carryover forget`.
+type forgetting struct {
+	*Store
+	dryRun    bool
+	out, errw io.Writer
+}
+
+// session forgets one ledger session and the handoff files it wrote.
+func (f forgetting) session(se ledger.Session) error {
+	plan, err := f.l.ForgetPlan(se)
+	if err != nil {
+		return err
+	}
+	verb := "forgot"
+	if f.dryRun {
+		verb = "would forget"
+	}
+	fmt.Fprintf(f.out, "%s %s session %s in %s: %d rows, %d cursors; %d handoff records marked forgotten\n",
+		verb, se.Tool, se.NativeID, se.Project, plan.Rows, plan.Cursors, plan.Handoffs)
+	ids := f.handoffIDs(se)
+	if b, err := publish.ReadHandoffFile(se.Project); err == nil && slices.Contains(ids, publish.IDOf(publish.HeaderOf(string(b)))) {
+		f.remove(publish.HandoffPath(se.Project), func() error { return publish.RemoveOwnFile(se.Project, "handoff.md") })
+	}
+	global := filepath.Join(f.env.Home, "handoff.md") // the global copy of the last handoff
+	if b, err := os.ReadFile(global); err == nil && slices.Contains(ids, publish.IDOf(publish.HeaderOf(string(b)))) {
+		f.remove(global, func() error { return os.Remove(global) })
+	}
+	held, _ := publish.HistoryIDs(se.Project)
+	if ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(held, id) }); len(ids) > 0 {
+		where := filepath.Join(publish.Dir(se.Project), publish.HistoryDir)
+		f.remove(fmt.Sprintf("%d handoff(s) from %s", len(ids), where), func() error { return publish.RemoveHistory(se.Project, ids) })
+	}
+	if f.dryRun {
+		return nil
+	}
+	if err := f.l.Forget(se); err != nil {
+		return fmt.Errorf("%v (nothing of the session was removed; try again when no agent is running)", err)
+	}
+	// `list`'s cache of the session's description goes with it.
+	if err := adapters.OpenDescriptionFile(f.env.Home).Forget(se.NativeID, se.Transcript); err != nil {
+		fmt.Fprintf(f.errw, "carryover: could not drop the session from %s: %v\n", filepath.Join(f.env.Home, adapters.ListCacheName), err)
+	}
+	return nil
+}
+
+// handoffIDs are the ids of the handoffs the session published.
+func (f forgetting) handoffIDs(se ledger.Session) []string {
+	recs, _ := lifecycle.Records(f.l, se.Project, -1)
+	var ids []string
+	for _, r := range recs {
+		if r.SessionID == se.ID {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
+// remove deletes what (or says it would), telling why it could not.
+func (f forgetting) remove(what string, del func() error) {
+	if f.dryRun {
+		fmt.Fprintf(f.out, "would delete %s\n", what)
+	} else if err := del(); err == nil {
+		fmt.Fprintf(f.out, "deleted %s\n", what)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(f.errw, "carryover: could not delete %s: %v\n", what, err)
+	}
+}
+
+func distinctNatives(ss []ledger.Session) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s.NativeID] {
+			seen[s.NativeID] = true
+			out = append(out, s.NativeID)
+		}
+	}
+	return out
 }

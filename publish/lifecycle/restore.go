@@ -1,11 +1,10 @@
-package publish
+package lifecycle
 
 import (
-	"errors"
-	"io/fs"
 	"strings"
 
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish"
 )
 
 // Restoring a project's lifecycle from its files. A ledger rebuilt after
@@ -23,16 +22,16 @@ import (
 // default rotation keeps 50).
 const maxRestoreFiles = 64
 
-// RestoreFromFiles restores the project's handoff records, pinned task and
+// Restore restores the project's handoff records, pinned task and
 // decisions from its verified handoff.md and history files, when the
 // ledger knows no handoff of the project (after a rebuild that salvaged
 // none; a project that never published has no files to restore from). It
 // returns how many handoffs it recorded.
-func (p *Project) RestoreFromFiles(l *ledger.Ledger) int {
+func Restore(p *publish.Project, l *ledger.Ledger) int {
 	if l == nil || l.HandoffKnown(p.Root) {
 		return 0
 	}
-	texts := p.verifiedTexts(l)
+	texts := verifiedTexts(p, l)
 	if len(texts) == 0 {
 		return 0
 	}
@@ -40,68 +39,57 @@ func (p *Project) RestoreFromFiles(l *ledger.Ledger) int {
 	var newest *ledger.HandoffRecord
 	n := 0
 	for _, text := range texts {
-		rec, ok := RecordOfText(text)
+		rec, ok := publish.RecordOfText(text)
 		if !ok || seen[rec.ID] {
 			continue
 		}
 		seen[rec.ID] = true
-		rec.Project, rec.Hash = p.Root, Digest([]byte(text))
+		rec.Project, rec.Hash = p.Root, publish.Digest([]byte(text))
 		rec.Head, rec.Branch = gitOfText(text)
 		rec.Files = filesOfText(text)
 		rec.SessionID = sessionOfID(l, p.Root, rec)
-		if err := l.SaveHandoffRecord(rec); err != nil {
-			p.logf("restore handoff %s: %v", rec.ID, err)
+		if err := Save(l, rec); err != nil {
+			logf(p, "restore handoff %s: %v", rec.ID, err)
 			return n
 		}
 		n++
 		switch {
-		case strings.HasPrefix(rec.Goal, clearedTask):
-			_ = l.EndHandoff(rec.ID, ledger.EndCleared, rec.Updated)
+		case strings.HasPrefix(rec.Goal, "(none: the user cleared"):
+			_ = End(l, rec.ID, ledger.EndCleared, rec.Updated)
 		case newest != nil:
-			_ = l.EndHandoff(rec.ID, ledger.EndSuperseded, newest.Written)
+			_ = End(l, rec.ID, ledger.EndSuperseded, newest.Written)
 		}
 		if newest == nil {
 			r := rec
 			newest = &r
 			// The current handoff (and its digest, now in the ledger too).
-			if err := l.RecordHandoff(ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}); err != nil {
-				p.logf("restore current handoff: %v", err)
+			if err := recordCurrent(l, ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}); err != nil {
+				logf(p, "restore current handoff: %v", err)
 			}
-			p.restoreWorkState(l, text, rec)
+			restoreWorkState(p, l, text, rec)
 		}
 	}
 	if n > 0 {
-		p.logf("ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
+		logf(p, "ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
 	}
 	return n
 }
 
 // verifiedTexts are the project's handoff.md and history files whose
 // digests carryover recorded, newest first.
-func (p *Project) verifiedTexts(l *ledger.Ledger) []string {
+func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 	var out []string
-	if b, err := ReadHandoffFile(p.Root); err == nil && p.check(b, l) == "" {
+	if b, err := publish.ReadHandoffFile(p.Root); err == nil && publish.CheckHandoff(b, p.Home, p.Root, l) == "" {
 		out = append(out, string(b))
 	}
-	d, err := openHistory(p.Root, false)
+	ids, err := publish.HistoryIDs(p.Root)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			p.logf("restore from history: %v", err)
-		}
-		return out
-	}
-	defer d.Close()
-	ids, err := historyIDs(d)
-	if err != nil {
-		return out
+		logf(p, "restore from history: %v", err)
 	}
 	for i := len(ids) - 1; i >= 0 && len(ids)-i <= maxRestoreFiles; i-- {
-		b, err := d.ReadFile(ids[i]+".md", MaxHandoffFile)
-		if err != nil || IDOf(HeaderOf(string(b))) != ids[i] {
-			continue
-		}
-		if p.check(b, l) == "" {
-			out = append(out, string(b))
+		b, err := publish.ReadHistory(p.Root, ids[i])
+		if err == nil && publish.IDOf(publish.HeaderOf(b)) == ids[i] && publish.CheckHandoff([]byte(b), p.Home, p.Root, l) == "" {
+			out = append(out, b)
 		}
 	}
 	return out
@@ -113,25 +101,25 @@ func (p *Project) verifiedTexts(l *ledger.Ledger) []string {
 // extracted; one with a reason ("why: …", which only `carryover decide
 // --why` gives) is the user's, the others come back as extracted (they
 // are shown the same way; only the order under the cap differs).
-func (p *Project) restoreWorkState(l *ledger.Ledger, text string, rec ledger.HandoffRecord) {
-	if _, ok := l.Task(p.Root); !ok {
-		if t := PinnedOfText(text); t != "" {
-			if err := l.PinTask(p.Root, t, rec.Updated); err != nil {
-				p.logf("restore pinned task: %v", err)
+func restoreWorkState(p *publish.Project, l *ledger.Ledger, text string, rec ledger.HandoffRecord) {
+	if _, ok := Task(l, p.Root); !ok {
+		if t := publish.PinnedOfText(text); t != "" {
+			if err := PinTask(l, p.Root, t, rec.Updated); err != nil {
+				logf(p, "restore pinned task: %v", err)
 			}
 		}
 	}
-	if known, err := l.DecisionTexts(p.Root); err != nil || len(known) > 0 {
+	if known, err := decisionTexts(l, p.Root); err != nil || len(known) > 0 {
 		return
 	}
-	for _, line := range sectionLines(text, "## Decisions (do not re-debate)") {
+	for _, line := range publish.SectionLines(text, "## Decisions (do not re-debate)") {
 		d, ok := decisionOfLine(line)
 		if !ok {
 			continue
 		}
 		d.At = rec.Updated
-		if _, err := l.AddDecision(p.Root, d); err != nil {
-			p.logf("restore decisions: %v", err)
+		if _, err := AddDecision(l, p.Root, d); err != nil {
+			logf(p, "restore decisions: %v", err)
 			return
 		}
 	}
@@ -154,7 +142,7 @@ func decisionOfLine(line string) (ledger.Decision, bool) {
 // gitOfText reads the branch and short HEAD of a handoff's git line
 // ("branch main @ abc1234; …"; "-" for unknown).
 func gitOfText(text string) (head, branch string) {
-	for _, l := range sectionLines(text, "## Git") {
+	for _, l := range publish.SectionLines(text, "## Git") {
 		rest, ok := strings.CutPrefix(l, "branch ")
 		if !ok {
 			continue
@@ -188,18 +176,13 @@ func isHexString(s string) bool {
 // (edited 5m ago; …)"), at most maxStaleFiles.
 func filesOfText(text string) []string {
 	var out []string
-	for _, title := range []string{"## Recent files"} {
-		for _, l := range sectionLines(text, title) {
-			t, ok := strings.CutPrefix(l, "- ")
-			if !ok {
-				continue
-			}
-			if i := strings.LastIndex(t, " ("); i > 0 {
-				t = t[:i]
-			}
-			if t != "" && len(out) < maxStaleFiles {
-				out = append(out, t)
-			}
+	for _, l := range publish.SectionLines(text, "## Recent files") {
+		t, ok := strings.CutPrefix(l, "- ")
+		if i := strings.LastIndex(t, " ("); i > 0 {
+			t = t[:i]
+		}
+		if ok && t != "" && len(out) < maxStaleFiles {
+			out = append(out, t)
 		}
 	}
 	return out
@@ -217,7 +200,7 @@ func sessionOfID(l *ledger.Ledger, project string, rec ledger.HandoffRecord) int
 	suffix := rec.ID[len("HO-20060102-150405-"):]
 	var found int64
 	for _, s := range ss {
-		if strings.HasSuffix(NewID(rec.Written, s.NativeID), "-"+suffix) {
+		if strings.HasSuffix(publish.NewID(rec.Written, s.NativeID), "-"+suffix) {
 			if found != 0 {
 				return 0
 			}

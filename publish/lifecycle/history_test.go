@@ -1,4 +1,4 @@
-package publish
+package lifecycle
 
 import (
 	"os"
@@ -38,26 +38,26 @@ func TestStaleLinesCountCommits(t *testing.T) {
 	at := gitIn(t, root, "rev-parse", "--short=7", "HEAD")
 	r := ledger.HandoffRecord{Head: at, Branch: "main", Updated: time.Now()}
 	far := time.Now().Add(time.Minute) // what is counted, not how fast
-	if got := StaleLinesRepo(r, root, distill.OpenRepo(root), far); len(got) != 0 {
+	if got := StaleLines(r, root, distill.OpenRepo(root), far); len(got) != 0 {
 		t.Errorf("nothing moved: %v", got)
 	}
 	for i := 1; i <= 7; i++ {
 		commit(i)
 	}
 	head := gitIn(t, root, "rev-parse", "--short=7", "HEAD")
-	got := strings.Join(StaleLinesRepo(r, root, distill.OpenRepo(root), far), "\n")
+	got := strings.Join(StaleLines(r, root, distill.OpenRepo(root), far), "\n")
 	if want := "> Commits since: 7 commits (HEAD " + at + " → " + head + ") — check `git log`."; got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 	gitIn(t, root, "checkout", "-q", "--orphan", "redo")
 	gitIn(t, root, "commit", "-qm", "rewritten")
-	got = strings.Join(StaleLinesRepo(r, root, distill.OpenRepo(root), far), "\n")
+	got = strings.Join(StaleLines(r, root, distill.OpenRepo(root), far), "\n")
 	if !strings.Contains(got, "Branch switched since: main → redo") || !strings.Contains(got, "HEAD moved since: "+at+" → ") || !strings.Contains(got, "is no longer in its history") {
 		t.Errorf("rewritten history:\n%s", got)
 	}
 	// A deadline already past: the line without the count.
 	gitIn(t, root, "checkout", "-q", "main")
-	got = strings.Join(StaleLinesRepo(r, root, distill.OpenRepo(root), time.Now().Add(-time.Second)), "\n")
+	got = strings.Join(StaleLines(r, root, distill.OpenRepo(root), time.Now().Add(-time.Second)), "\n")
 	if want := "> Commits since: HEAD " + at + " → " + head + " — check `git log`."; got != want {
 		t.Errorf("out of time: %q, want %q", got, want)
 	}

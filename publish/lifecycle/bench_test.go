@@ -1,4 +1,4 @@
-package publish
+package lifecycle
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
 )
 
 // BenchmarkLifecycleStop is what the lifecycle adds to a Stop that
@@ -22,7 +23,7 @@ func BenchmarkLifecycleStop(b *testing.B) {
 	}
 	defer l.Close()
 	project := filepath.Join(dir, "p")
-	p := &Project{Root: project, Home: filepath.Join(dir, "home"), Now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	p := &publish.Project{Root: project, Home: filepath.Join(dir, "home"), Now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	if err := os.MkdirAll(project, 0o700); err != nil {
 		b.Fatal(err)
 	}
@@ -33,11 +34,11 @@ func BenchmarkLifecycleStop(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p.Now = p.Now.Add(time.Second)
-		lc := p.lifecycleInputs(l, h, "sess")
-		text := Render(h, RenderOptions{Now: p.Now, ID: lc.id, Decisions: lc.decisions})
-		p.recordLifecycle(l, lc, h, "sess", text)
+		lc := Begin(p, l, h, "sess")
+		text := publish.Render(h, publish.RenderOptions{Now: p.Now, ID: lc.ID, Decisions: lc.Decisions})
+		lc.Record(text)
 		if os.Getenv("NOHIST") == "" {
-			if _, err := WriteHistory(project, lc.id, text, 0, nil); err != nil {
+			if err := p.WriteProject(text, "claude"); err != nil {
 				b.Fatal(err)
 			}
 		}
