@@ -40,14 +40,13 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
 	where, args := forProject("s.project", o.Project)
-	rows, err := l.db.Query(`SELECT s.id, s.next_seq - 1 - s.pruned,
-			(s.id IN (SELECT session_id FROM handoffs) OR s.id IN (SELECT session_id FROM pending_inject))
-		FROM sessions s WHERE MAX(s.last_active, s.last_seen) < ? AND `+where+` AND s.next_seq - 1 > s.pruned`, append([]any{cut}, args...)...)
 	type victim struct {
 		id, rows int64
 		keep     bool
 	}
-	vs, err := collect(rows, err, func(r *sql.Rows) (v victim, err error) { return v, r.Scan(&v.id, &v.rows, &v.keep) })
+	vs, err := All(l, func(r Scanner) (v victim, err error) { return v, r.Scan(&v.id, &v.rows, &v.keep) }, `SELECT s.id, s.next_seq - 1 - s.pruned,
+			(s.id IN (SELECT session_id FROM handoffs) OR s.id IN (SELECT session_id FROM pending_inject))
+		FROM sessions s WHERE MAX(s.last_active, s.last_seen) < ? AND `+where+` AND s.next_seq - 1 > s.pruned`, append([]any{cut}, args...)...)
 	if err != nil {
 		return r, err
 	}
@@ -169,8 +168,7 @@ func (l *Ledger) freeBytes() int64 { return l.pragmaInt("freelist_count") * l.pr
 // ForgetGone drops the cached descriptions of transcripts that no longer
 // exist (gone reports that of a path); `gc` runs it. It returns how many.
 func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
-	rows, err := l.db.Query(`SELECT tool, path FROM described`)
-	all, err := collect(rows, err, func(r *sql.Rows) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) })
+	all, err := All(l, func(r Scanner) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) }, `SELECT tool, path FROM described`)
 	n := 0
 	for _, d := range all {
 		if err == nil && gone(d[1]) {
@@ -308,21 +306,20 @@ type ProjectUse struct {
 // cheap at any size) and, when tables is set, by table and index.
 func (l *Ledger) Space(tables bool) (Space, error) {
 	sp := Space{FileBytes: l.fileBytes(), FreeBytes: l.freeBytes(), AutoVacuum: l.pragmaInt("auto_vacuum") == 2}
-	rows, err := l.db.Query(`SELECT project, COUNT(*), SUM(next_seq - 1 - pruned), MAX(MAX(last_active, last_seen)) FROM sessions GROUP BY project ORDER BY 3 DESC, 1`)
-	sp.Projects, err = collect(rows, err, func(r *sql.Rows) (p ProjectUse, err error) {
+	var err error
+	sp.Projects, err = All(l, func(r Scanner) (p ProjectUse, err error) {
 		var last int64
 		err = r.Scan(&p.Project, &p.Sessions, &p.Rows, &last)
 		p.LastActive = time.UnixMilli(last)
 		return p, err
-	})
+	}, `SELECT project, COUNT(*), SUM(next_seq - 1 - pruned), MAX(MAX(last_active, last_seen)) FROM sessions GROUP BY project ORDER BY 3 DESC, 1`)
 	if err != nil || !tables {
 		return sp, err
 	}
-	rows, err = l.db.Query(`SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1`)
+	sp.Tables, err = All(l, func(r Scanner) (u SpaceUse, err error) { return u, r.Scan(&u.Name, &u.Bytes) }, `SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1`)
 	if err != nil && strings.Contains(err.Error(), "no such table") {
 		sp.TablesNote = "sizes per table need a carryover built with -tags sqlite_dbstat (just build)"
 		return sp, nil
 	}
-	sp.Tables, err = collect(rows, err, func(r *sql.Rows) (u SpaceUse, err error) { return u, r.Scan(&u.Name, &u.Bytes) })
 	return sp, err
 }
