@@ -6,7 +6,6 @@ package specs
 // to the newest hooks), while its package.json is one small file read.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,13 +32,11 @@ var VersionTimeouts = []time.Duration{10 * time.Second, 30 * time.Second}
 
 // ProbeEnv is what DetectVersion needs from the environment.
 type ProbeEnv struct {
-	GOOS   string
-	Getenv func(string) string
-	Home   string
-	// Environ is the environment of the version command.
-	Environ []string
-	// Timeouts overrides VersionTimeouts (tests).
-	Timeouts []time.Duration
+	GOOS     string
+	Getenv   func(string) string
+	Home     string
+	Environ  []string        // the environment of the version command
+	Timeouts []time.Duration // overrides VersionTimeouts (tests)
 }
 
 // Source names where a version came from.
@@ -56,9 +53,7 @@ const (
 type Probe struct {
 	Version string
 	Source  Source
-	// Err says why no version was found ("" Version); it never quotes the
-	// agent's output.
-	Err error
+	Err     error // why no version was found; never quotes the agent's output
 }
 
 // maxManifest bounds a package.json read (the agents' are under 10 KB).
@@ -69,22 +64,7 @@ const maxManifest = 1 << 20
 // to the newest self-updated version the agent would run; only when neither
 // is there does it run the version command.
 func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
-	real, err := filepath.EvalSymlinks(bin)
-	if err != nil {
-		real = bin
-	}
-	v, src := "", Source("")
-	if tl.pathRE != nil {
-		if m := tl.pathRE.FindStringSubmatch(filepath.ToSlash(real)); m != nil && validVersion(m[1]) {
-			v, src = m[1], SourceInstallPath
-		}
-	}
-	if v == "" && tl.NpmPackage != "" {
-		if pv := npmVersion(tl.NpmPackage, bin, real, env.GOOS); pv != "" {
-			v, src = pv, SourcePackageJSON
-		}
-	}
-	if v != "" {
+	if v, src := installedVersion(tl, bin, env.GOOS); v != "" {
 		if nv := selfUpdated(tl.SelfUpdate, v, env); nv != "" {
 			v, src = nv, SourceSelfUpdate
 		}
@@ -94,11 +74,29 @@ func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
 	if err != nil {
 		return Probe{Err: fmt.Errorf("`%s %s` failed (%v)", filepath.Base(bin), strings.Join(tl.VersionArgs, " "), err)}
 	}
-	v, err = ParseVersion(tl, out)
+	v, err := ParseVersion(tl, out)
 	if err != nil {
 		return Probe{Err: err}
 	}
 	return Probe{Version: v, Source: SourceCommand}
+}
+
+// installedVersion is the version the resolved binary's install path or
+// its npm package.json names ("" for none).
+func installedVersion(tl Tool, bin, goos string) (string, Source) {
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		real = bin
+	}
+	if tl.pathRE != nil {
+		if m := tl.pathRE.FindStringSubmatch(filepath.ToSlash(real)); m != nil && validVersion(m[1]) {
+			return m[1], SourceInstallPath
+		}
+	}
+	if tl.NpmPackage != "" {
+		return npmVersion(tl.NpmPackage, bin, real, goos), SourcePackageJSON
+	}
+	return "", ""
 }
 
 func validVersion(s string) bool {
@@ -158,14 +156,8 @@ func manifestVersion(path, pkg string) string {
 // selfUpdated returns the newest version above base in u's directories
 // that holds the marker file ("" for none, or when updates are off).
 func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
-	if u.Marker == "" {
-		return ""
-	}
-	if name, val, ok := strings.Cut(u.Off, "="); ok && env.Getenv != nil && strings.EqualFold(env.Getenv(name), val) {
-		return ""
-	}
 	best, err := version.NewVersion(base)
-	if err != nil {
+	if u.Marker == "" || err != nil || u.off(env.Getenv) {
 		return ""
 	}
 	found := ""
@@ -182,6 +174,12 @@ func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 		}
 	}
 	return found
+}
+
+// off reports whether the environment turns self-updates off.
+func (u SelfUpdate) off(getenv func(string) string) bool {
+	name, val, ok := strings.Cut(u.Off, "=")
+	return ok && getenv != nil && strings.EqualFold(getenv(name), val)
 }
 
 // updateRoots are the directories u's self-updates go to on env's OS, a
@@ -224,20 +222,13 @@ func runOnce(bin string, args, environ []string, d time.Duration) (string, error
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = environ
-	cmd.WaitDelay = time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
+	cmd.Env, cmd.WaitDelay = environ, time.Second
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return "", context.DeadlineExceeded
 	}
 	if err != nil {
 		return "", err
 	}
-	if out.Len() > 4096 {
-		out.Truncate(4096)
-	}
-	return out.String(), nil
+	return string(out[:min(len(out), 4096)]), nil
 }

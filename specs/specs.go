@@ -12,6 +12,7 @@ package specs
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -28,6 +29,8 @@ import (
 //go:embed tools.toml
 var toolsTOML []byte
 
+var loadOnce = sync.OnceValues(Load)
+
 // Names lists every agent in the table, in table order.
 func Names() []string {
 	t, err := loadOnce()
@@ -37,8 +40,6 @@ func Names() []string {
 	return t.names()
 }
 
-var loadOnce = sync.OnceValues(Load)
-
 var (
 	// ErrUnknownTool is returned for a tool name that is not in the table.
 	ErrUnknownTool = errors.New("unknown tool")
@@ -46,13 +47,11 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported version")
 )
 
-// Hook is one native hook event carryover registers.
+// Hook is one native hook event carryover registers (the tools.toml header
+// says what each field means).
 type Hook struct {
-	// Native is the agent's event name; it is also the --event value carryover receives.
-	Native string `toml:"native"`
-	// Timeout in seconds; 0 leaves the agent's default.
-	Timeout int `toml:"timeout"`
-	// Matcher is the agent's matcher string ("" = match everything).
+	Native  string `toml:"native"` // also the --event value carryover receives
+	Timeout int    `toml:"timeout"`
 	Matcher string `toml:"matcher"`
 }
 
@@ -60,14 +59,11 @@ type Hook struct {
 type Row struct {
 	ID       string `toml:"id"`
 	Versions string `toml:"versions"`
-	// Tested is the newest version this row was checked against ("" = not verified).
 	Tested   string `toml:"tested"`
 	Inject   []Hook `toml:"inject"`
 	Snapshot []Hook `toml:"snapshot"`
-	// Pointer marks a row whose start injection is known to be dropped by
-	// some builds: the handoff also needs the pointer block in AGENTS.md
-	// (pointer = "auto" writes it for such an agent, as for one without
-	// inject hooks).
+	// Pointer: some builds drop the start injection, so the handoff also
+	// needs the pointer block in AGENTS.md.
 	Pointer bool `toml:"pointer"`
 
 	min, max *version.Version // max nil = open-ended
@@ -83,51 +79,32 @@ type PathSet struct {
 
 // For returns the candidates for goos.
 func (p PathSet) For(goos string) []string {
-	var l []string
-	switch goos {
-	case "linux":
-		l = p.Linux
-	case "darwin":
-		l = p.Darwin
-	case "windows":
-		l = p.Windows
+	if l := map[string][]string{"linux": p.Linux, "darwin": p.Darwin, "windows": p.Windows}[goos]; len(l) > 0 {
+		return l
 	}
-	if len(l) == 0 {
-		l = p.All
-	}
-	return l
+	return p.All
 }
 
 // every lists the candidates of every OS.
 func (p PathSet) every() []string { return slices.Concat(p.All, p.Linux, p.Darwin, p.Windows) }
 
-// Tool is one agent's static facts.
+// Tool is one agent's static facts (the tools.toml header says what each
+// key means; DetectVersion reads npm_package, version_path, self_update).
 type Tool struct {
-	Name string `toml:"name"`
-	// Display is the agent's descriptor's (adapters.Agent.Display).
-	Display       string   `toml:"-"`
-	Binaries      []string `toml:"binaries"`
-	VersionArgs   []string `toml:"version_args"`
-	VersionRegexp string   `toml:"version_regexp"`
-	InstallHint   string   `toml:"install_hint"`
-	// NpmPackage is the npm package the agent ships as ("" = none): the
-	// package.json beside the resolved binary gives its version without
-	// starting the agent (see DetectVersion).
-	NpmPackage string `toml:"npm_package"`
-	// VersionPath captures the version from the resolved binary's path when
-	// the agent installs into versioned directories ("" = none).
-	VersionPath string `toml:"version_path"`
-	// SelfUpdate describes where the agent updates itself to (zero = never).
-	SelfUpdate SelfUpdate `toml:"self_update"`
-	// Config is the file carryover writes its hook stubs into.
-	Config PathSet `toml:"config"`
-	// Trust is a second file install edits (Codex: config.toml trust hashes).
-	Trust PathSet `toml:"trust"`
-	// Transcripts are where the agent keeps sessions (dirs or files).
-	Transcripts PathSet `toml:"transcripts"`
-	// HookFile is the layout of Config; required when any row has hooks.
-	HookFile *HookFile `toml:"hook_file"`
-	Rows     []Row     `toml:"row"`
+	Name          string     `toml:"name"`
+	Display       string     `toml:"-"` // adapters.Agent.Display
+	Binaries      []string   `toml:"binaries"`
+	VersionArgs   []string   `toml:"version_args"`
+	VersionRegexp string     `toml:"version_regexp"`
+	InstallHint   string     `toml:"install_hint"`
+	NpmPackage    string     `toml:"npm_package"`
+	VersionPath   string     `toml:"version_path"`
+	SelfUpdate    SelfUpdate `toml:"self_update"`
+	Config        PathSet    `toml:"config"`      // the file carryover writes its hook stubs into
+	Trust         PathSet    `toml:"trust"`       // a second file install edits (Codex: trust hashes)
+	Transcripts   PathSet    `toml:"transcripts"` // dirs or files
+	HookFile      *HookFile  `toml:"hook_file"`   // the layout of Config
+	Rows          []Row      `toml:"row"`
 
 	re, pathRE *regexp.Regexp
 	agent      *adapters.Agent
@@ -136,29 +113,21 @@ type Tool struct {
 // SelfUpdate is an agent that downloads newer versions of itself into
 // directories named by version and runs the newest one.
 type SelfUpdate struct {
-	// Dirs hold one directory per version; a trailing "/*" stands for every
-	// subdirectory (one per platform).
-	Dirs PathSet `toml:"dirs"`
-	// Marker is a file every complete version directory holds.
-	Marker string `toml:"marker"`
-	// Off is NAME=value: when the environment has it, the agent does not update.
-	Off string `toml:"off"`
+	Dirs   PathSet `toml:"dirs"`   // one directory per version; a trailing "/*": every subdirectory (one per platform)
+	Marker string  `toml:"marker"` // a file every complete version directory holds
+	Off    string  `toml:"off"`    // NAME=value: when the environment has it, the agent does not update
 }
 
 // Table is the parsed, validated table.
-type Table struct {
-	tools []Tool
-}
-
-type file struct {
-	Tool []Tool `toml:"tool"`
-}
+type Table struct{ tools []Tool }
 
 // Load parses and validates the embedded table.
 func Load() (*Table, error) { return parse(toolsTOML) }
 
 func parse(b []byte) (*Table, error) {
-	var f file
+	var f struct {
+		Tool []Tool `toml:"tool"`
+	}
 	d := toml.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&f); err != nil {
@@ -190,17 +159,28 @@ func (tl *Tool) validate() error {
 		return fmt.Errorf("%w: no agent of that name in adapters.All; expected one of %v", ErrUnknownTool, adapters.Names())
 	}
 	tl.agent, tl.Display = a, a.Display
-	if len(tl.Binaries) == 0 {
-		return errors.New("binaries are required")
-	}
-	var err error
-	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil {
+	if err := tl.validateDetection(); err != nil {
 		return err
 	}
 	if tl.HookFile != nil {
 		if err := tl.HookFile.validate(); err != nil {
 			return fmt.Errorf("hook_file: %w", err)
 		}
+	}
+	if (len(tl.Trust.every()) > 0) != (tl.HookFile != nil && tl.HookFile.Trust != nil) {
+		return errors.New("trust paths and hook_file.trust go together")
+	}
+	return tl.validateRows(a)
+}
+
+// validateDetection checks what DetectVersion reads.
+func (tl *Tool) validateDetection() error {
+	if len(tl.Binaries) == 0 {
+		return errors.New("binaries are required")
+	}
+	var err error
+	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil {
+		return err
 	}
 	if tl.VersionPath != "" {
 		if tl.pathRE, err = versionRE("version_path", tl.VersionPath); err != nil {
@@ -213,7 +193,7 @@ func (tl *Tool) validate() error {
 	if u := tl.SelfUpdate; (len(u.Dirs.every()) > 0) != (u.Marker != "") {
 		return errors.New("self_update needs both dirs and marker")
 	}
-	return tl.validateRows(a)
+	return nil
 }
 
 // versionRE compiles the pattern of option name, which must capture the
@@ -310,34 +290,30 @@ func (r *Row) validateHooks(a *adapters.Agent) error {
 }
 
 // parseRange accepts ">= A" or ">= A, < B".
-func parseRange(s string) (min, max *version.Version, err error) {
-	if _, err := version.NewConstraint(s); err != nil {
-		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
-	}
+func parseRange(s string) (lo, hi *version.Version, err error) {
+	_, err = version.NewConstraint(s)
 	parts := strings.Split(s, ",")
-	if len(parts) > 2 {
-		return nil, nil, fmt.Errorf("versions %q: want \">= A\" or \">= A, < B\"", s)
+	a, b := strings.TrimSpace(parts[0]), strings.TrimSpace(parts[len(parts)-1])
+	switch {
+	case err != nil:
+	case len(parts) > 2:
+		err = errors.New(`want ">= A" or ">= A, < B"`)
+	case !strings.HasPrefix(a, ">="):
+		err = errors.New("must start with >=")
+	case len(parts) == 2 && (!strings.HasPrefix(b, "<") || strings.HasPrefix(b, "<=")):
+		err = errors.New("upper bound must be < B")
+	default:
+		lo, err = version.NewVersion(strings.TrimSpace(a[2:]))
 	}
-	lo := strings.TrimSpace(parts[0])
-	if !strings.HasPrefix(lo, ">=") {
-		return nil, nil, fmt.Errorf("versions %q: must start with >=", s)
+	if err == nil && len(parts) == 2 {
+		if hi, err = version.NewVersion(strings.TrimSpace(b[1:])); err == nil && !hi.GreaterThan(lo) {
+			err = errors.New("empty range")
+		}
 	}
-	if min, err = version.NewVersion(strings.TrimSpace(lo[2:])); err != nil {
+	if err != nil {
 		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
 	}
-	if len(parts) == 2 {
-		hi := strings.TrimSpace(parts[1])
-		if !strings.HasPrefix(hi, "<") || strings.HasPrefix(hi, "<=") {
-			return nil, nil, fmt.Errorf("versions %q: upper bound must be < B", s)
-		}
-		if max, err = version.NewVersion(strings.TrimSpace(hi[1:])); err != nil {
-			return nil, nil, fmt.Errorf("versions %q: %w", s, err)
-		}
-		if !max.GreaterThan(min) {
-			return nil, nil, fmt.Errorf("versions %q: empty range", s)
-		}
-	}
-	return min, max, nil
+	return lo, hi, nil
 }
 
 // contains reports whether v is in the row's range. Prereleases compare by
@@ -373,22 +349,18 @@ type Capability struct {
 	Tool    string
 	Version string // as detected; "" when unknown
 	Row     string // row id
-	// Fallback is set when the version is unknown or outside every row and the
-	// newest fitting row was used; Warning says so in words.
-	Fallback       bool
-	Warning        string
-	SnapshotEvents []Hook
-	InjectEvents   []Hook
-	// Envelope is the agent's (adapters.Agent.Envelope), or none when the
-	// row has no inject hooks (an older version without a start event).
+	// Fallback: the version is unknown or outside every row and the newest
+	// fitting row was used; Warning says so in words.
+	Fallback                     bool
+	Warning                      string
+	SnapshotEvents, InjectEvents []Hook
+	// Envelope is the agent's, or none when the row has no inject hooks.
 	Envelope adapters.Envelope
-	// NeedsPointer is set when the handoff cannot count on reaching the
-	// model through a session-start injection at this version: the row
-	// injects at no start event, or is marked pointer = true.
+	// NeedsPointer: the handoff cannot count on a session-start injection
+	// (the row injects at no start event, or is marked pointer = true).
 	NeedsPointer bool
-	// StartInjection is set when carryover can tell the agent at session
-	// start (the row injects at a start event); without it the handoff
-	// reaches the model only through the pointer block (Cline, Windsurf).
+	// StartInjection: the row injects at a start event; without it the
+	// handoff reaches the model only through the pointer block (Cline, Windsurf).
 	StartInjection bool
 }
 
@@ -468,27 +440,110 @@ func (tl Tool) capability(r Row, ver string) Capability {
 // ParseVersion extracts the version from the output of the tool's version
 // command. The error never quotes the output.
 func ParseVersion(tool Tool, output string) (string, error) {
-	re := tool.re
-	if re == nil {
-		var err error
-		if re, err = regexp.Compile(tool.VersionRegexp); err != nil {
-			return "", fmt.Errorf("%s: bad version_regexp: %w", tool.Name, err)
-		}
-	}
-	m := re.FindStringSubmatch(output)
+	m := tool.re.FindStringSubmatch(output)
 	if m == nil || m[1] == "" {
 		return "", fmt.Errorf("could not find a version in the output of `%s %s` (%d bytes); is it %s?",
-			first(tool.Binaries), strings.Join(tool.VersionArgs, " "), len(output), tool.Display)
+			tool.Binaries[0], strings.Join(tool.VersionArgs, " "), len(output), tool.Display)
 	}
-	if _, err := version.NewVersion(m[1]); err != nil {
+	if !validVersion(m[1]) {
 		return "", fmt.Errorf("%s reported version %q, which is not a version number", tool.Display, m[1])
 	}
 	return m[1], nil
 }
 
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
+// ConfigPath returns the file carryover writes hook stubs into for goos: the
+// first candidate that exists, else the first usable candidate (the standard
+// location), else "" (the tool has no hook config, e.g. Aider).
+//
+// getenv looks up environment variables, home is the user's home directory,
+// exists reports whether a path exists (nil = nothing exists).
+func (t Tool) ConfigPath(goos string, getenv func(string) string, home string, exists func(string) bool) string {
+	return pick(t.Config.For(goos), goos, getenv, home, exists)
+}
+
+// TrustPath is like ConfigPath for the tool's second file (Codex
+// config.toml); "" when the tool has none.
+func (t Tool) TrustPath(goos string, getenv func(string) string, home string, exists func(string) bool) string {
+	return pick(t.Trust.For(goos), goos, getenv, home, exists)
+}
+
+// TranscriptPaths returns every usable transcript location for goos, in
+// table order. Relative results are relative to the project root.
+func (t Tool) TranscriptPaths(goos string, getenv func(string) string, home string) []string {
+	var out []string
+	for _, c := range t.Transcripts.For(goos) {
+		if p, ok := Expand(c, goos, getenv, home); ok {
+			out = append(out, p)
+		}
 	}
-	return s[0]
+	return out
+}
+
+func pick(cands []string, goos string, getenv func(string) string, home string, exists func(string) bool) string {
+	var first string
+	for _, c := range cands {
+		p, ok := Expand(c, goos, getenv, home)
+		if !ok {
+			continue
+		}
+		if exists != nil && exists(p) {
+			return p
+		}
+		if first == "" {
+			first = p
+		}
+	}
+	return first
+}
+
+// Expand expands a table path: ${NAME} (false when unset or empty),
+// ${NAME:-default}, then a leading "~" to home. On windows, "/" becomes "\".
+func Expand(s, goos string, getenv func(string) string, home string) (string, bool) {
+	ok := !strings.Contains(pathVar.ReplaceAllString(s, ""), "${") // none unterminated
+	p := pathVar.ReplaceAllStringFunc(s, func(m string) string {
+		name, def, hasDef := strings.Cut(m[2:len(m)-1], ":-")
+		v := ""
+		if getenv != nil {
+			v = getenv(name)
+		}
+		ok = ok && (v != "" || hasDef)
+		return cmp.Or(v, def)
+	})
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		ok = ok && home != ""
+		p = strings.TrimRight(home, "/\\") + p[1:]
+	}
+	if goos == "windows" {
+		p = strings.ReplaceAll(p, "/", `\`)
+	}
+	if !ok {
+		return "", false
+	}
+	return p, true
+}
+
+var (
+	pathVar  = regexp.MustCompile(`\$\{[^}]*\}`)
+	storeVar = regexp.MustCompile(`\$\{([^{}:]*):-`)
+)
+
+// StoreVariables are the environment variables that move agents' session
+// stores (a ${NAME:-default} in a transcripts path for goos), in table
+// order: what to tell a user whose sessions were not found.
+func StoreVariables(goos string) []string {
+	t, err := loadOnce()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, tl := range t.tools {
+		for _, c := range tl.Transcripts.For(goos) {
+			for _, m := range storeVar.FindAllStringSubmatch(c, -1) {
+				if !slices.Contains(out, m[1]) {
+					out = append(out, m[1])
+				}
+			}
+		}
+	}
+	return out
 }

@@ -238,6 +238,8 @@ func TestParseRejectsBadTables(t *testing.T) {
 		{"missing tool", strings.Replace(good, `name = "windsurf"`, `name = "surfboard"`, 1)},
 		{"open row not last", strings.Replace(good, `versions = ">= 1.0.0, < 2.1.0"`, `versions = ">= 1.0.0"`, 1)},
 		{"tested outside", strings.Replace(good, `tested = "2.1.332"`, `tested = "3.0.1"`, 1)},
+		{"warning without key", strings.Replace(good, `{ key = "cleanupPeriodDays",`, `{ key = "",`, 1)},
+		{"warning with an unknown field", strings.Replace(good, `{ key = "cleanupPeriodDays",`, `{ when = "x", key = "cleanupPeriodDays",`, 1)},
 		// whole hook files (whole.go)
 		{"whole file in a project", strings.Replace(good, `"${PI_CODING_AGENT_DIR:-~/.pi/agent}/extensions/carryover.ts"`, `".pi/extensions/carryover.ts"`, 1)},
 		{"whole template missing", strings.Replace(good, `template = "pi-extension.ts"`, `template = "nope.ts"`, 1)},

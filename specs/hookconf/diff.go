@@ -2,8 +2,9 @@ package hookconf
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/go-git/go-git/v5/utils/diff"
 )
 
 // Diff renders p as a unified diff (3 lines of context); "" when unchanged.
@@ -18,7 +19,6 @@ func Diff(p Plan) string {
 	if p.Delete {
 		to = "/dev/null"
 	}
-	a, b := slices.Collect(strings.Lines(string(p.Before))), slices.Collect(strings.Lines(string(p.After)))
 	var out strings.Builder
 	switch { // a whole hook file's mode, as git shows it (an executable hook needs it)
 	case p.whole && p.Created && p.Mode != 0:
@@ -27,8 +27,13 @@ func Diff(p Plan) string {
 		fmt.Fprintf(&out, "new mode 100%o\n", p.Mode)
 	}
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
-	for _, h := range hunks(a, b, 3) {
-		out.WriteString(h)
+	ops := script(string(p.Before), string(p.After))
+	for i := 0; i < len(ops); i++ {
+		if ops[i].kind != ' ' {
+			end := hunkEnd(ops, i, 3)
+			out.WriteString(formatHunk(ops, max(0, i-3), end))
+			i = end - 1
+		}
 	}
 	return out.String()
 }
@@ -38,91 +43,18 @@ type op struct {
 	line string
 }
 
-// script is an LCS edit script; inputs over 4M cells fall back to
-// "delete all, add all".
-func script(a, b []string) []op {
-	// trim the common prefix and suffix first: config edits are local
-	p := 0
-	for p < len(a) && p < len(b) && a[p] == b[p] {
-		p++
-	}
-	s := 0
-	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
-		s++
-	}
-	ops := appendOps(nil, ' ', a[:p])
-	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
-	if len(ma)*len(mb) > 4<<20 {
-		ops = appendOps(appendOps(ops, '-', ma), '+', mb)
-	} else {
-		ops = appendLCS(ops, ma, mb)
-	}
-	return appendOps(ops, ' ', a[len(a)-s:])
-}
-
-func appendOps(ops []op, kind byte, lines []string) []op {
-	for _, l := range lines {
-		ops = append(ops, op{kind, l})
-	}
-	return ops
-}
-
-// appendLCS appends the edit script from a to b along a longest common
-// subsequence.
-func appendLCS(ops []op, a, b []string) []op {
-	n, m := len(a), len(b)
-	lcs := lcsTable(a, b)
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			ops = append(ops, op{' ', a[i]})
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, op{'+', b[j]})
-			j++
-		default:
-			ops = append(ops, op{'-', a[i]})
-			i++
+// script is the line edit script from a to b, by go-git's line diff
+// (go-diff's Myers with an hour's time limit: in practice the output
+// depends on the input alone).
+func script(a, b string) []op {
+	var ops []op
+	for _, d := range diff.Do(a, b) {
+		kind := "- +"[d.Type+1] // diffmatchpatch.DiffDelete -1, DiffEqual 0, DiffInsert 1
+		for l := range strings.Lines(d.Text) {
+			ops = append(ops, op{kind, l})
 		}
 	}
 	return ops
-}
-
-// lcsTable holds at [i][j] the length of the longest common subsequence
-// of a[i:] and b[j:].
-func lcsTable(a, b []string) [][]int {
-	n, m := len(a), len(b)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	return lcs
-}
-
-func hunks(a, b []string, ctx int) []string {
-	ops := script(a, b)
-	var out []string
-	for i := 0; i < len(ops); {
-		if ops[i].kind == ' ' {
-			i++
-			continue
-		}
-		start, end := max(0, i-ctx), hunkEnd(ops, i, ctx)
-		out = append(out, formatHunk(ops, start, end))
-		i = end
-	}
-	return out
 }
 
 // hunkEnd is where the hunk of the change at end ends: ctx lines after

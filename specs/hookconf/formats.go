@@ -1,127 +1,74 @@
 package hookconf
 
-// A format is a hook file layout from specs/tools.toml (specs.HookFile:
-// grouped or flat) plus the few per-agent checks that are code, not layout
-// (extras below).
+// Settings files (hook_file shape grouped or flat): install, uninstall, status.
 
 import (
-	"bytes"
-	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/carryover/carryover/specs"
 )
 
 type format struct {
 	grouped  bool
-	cmdKeys  []string                               // fields that may hold a command
-	skeleton ordered                                // top-level keys of a file carryover creates
-	handler  func(h specs.Hook, cmd string) ordered // one handler (flat: one entry)
-	warn     func(doc map[string]any) []string      // optional checks on the final document
-	trust    bool                                   // Codex: trust hashes in config.toml
+	cmdKeys  []string // fields that may hold a command
+	skeleton ordered  // top-level keys of a file carryover creates
+	fields   ordered  // one handler's fields, placeholders unfilled
+	warns    []specs.HookWarning
 }
 
-// extras are per-agent checks and second files: code, keyed by agent name.
-var extras = map[string]struct {
-	warn  func(doc map[string]any) []string
-	trust bool
-}{
-	"claude": {warn: claudeWarnings},
-	"codex":  {trust: true},
-	"gemini": {warn: geminiWarnings},
-}
-
-// formatFor builds t's format from its layout. An agent with a config file
-// and no layout is an error, never an empty plan (specs.Load rejects such a
-// table too).
+// formatFor builds t's format from its layout (none is an error, never an
+// empty plan).
 func formatFor(t Target) (format, error) {
 	l := t.Layout
 	if l == nil {
 		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
 	}
-	skeleton, err := layoutFields(l.Skeleton)
-	fields, herr := layoutFields(l.Handler)
-	if err := cmp.Or(err, herr); err != nil {
-		return format{}, err
-	}
-	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, skeleton: skeleton}
-	f.handler = func(h specs.Hook, cmd string) ordered {
-		var o ordered
-		for _, fl := range fields {
-			v := fl.v
-			switch v {
-			case specs.PhCommand:
-				v = cmd
-			case specs.PhTimeout, specs.PhTimeoutMs:
-				if h.Timeout <= 0 {
-					continue
-				}
-				v = h.Timeout
-				if fl.v == specs.PhTimeoutMs {
-					v = h.Timeout * 1000
-				}
-			case specs.PhMatcher:
-				if h.Matcher == "" {
-					continue
-				}
-				v = h.Matcher
+	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, warns: l.Warnings}
+	for i, fields := range [][]string{l.Skeleton, l.Handler} {
+		for _, fld := range fields {
+			k, v, err := specs.Field(fld)
+			if err != nil {
+				return format{}, err
 			}
-			o = append(o, kv{fl.k, v})
+			if i == 0 {
+				f.skeleton = append(f.skeleton, kv{k, v})
+			} else {
+				f.fields = append(f.fields, kv{k, v})
+			}
 		}
-		return o
 	}
-	x := extras[t.Tool]
-	f.warn, f.trust = x.warn, x.trust
 	return f, nil
 }
 
-// layoutFields parses a layout's "key=value" fields (specs.Field).
-func layoutFields(fields []string) (ordered, error) {
-	var o ordered
-	for _, fld := range fields {
-		k, v, err := specs.Field(fld)
-		if err != nil {
-			return nil, err
-		}
-		o = append(o, kv{k, v})
-	}
-	return o, nil
-}
-
-// load is t's format and its hook file (exists false when it is missing).
-func load(t Target, files FS) (format, []byte, bool, error) {
-	f, err := formatFor(t)
-	if err != nil {
-		return f, nil, false, err
-	}
-	b, exists, err := read(files, t.Path)
-	return f, b, exists, err
-}
-
-func claudeWarnings(doc map[string]any) []string {
-	if v, ok := doc["cleanupPeriodDays"]; ok {
-		return []string{fmt.Sprintf("cleanupPeriodDays is %v in Claude Code settings: Claude Code deletes older transcripts; carryover's ledger keeps only what it has already read", v)}
-	}
-	return []string{"Claude Code deletes transcripts older than 30 days by default (cleanupPeriodDays); carryover's ledger keeps what it reads from now on — raise cleanupPeriodDays to keep the originals"}
-}
-
-func geminiWarnings(doc map[string]any) []string {
-	if hc, ok := doc["hooksConfig"].(map[string]any); ok && hc["enabled"] == false {
-		return []string{"hooksConfig.enabled is false in Gemini CLI settings: no hook runs until it is true"}
-	}
-	return nil
-}
-
-// entry is what carryover appends to an event's list.
+// entry is what carryover appends to an event's list: one handler, in a
+// group for a grouped format. A placeholder without a value for h (timeout
+// 0, no matcher) leaves its field out.
 func (f format) entry(h specs.Hook, cmd string) ordered {
-	hd := f.handler(h, cmd)
+	vals := map[any]any{specs.PhCommand: cmd}
+	if h.Timeout > 0 {
+		vals[specs.PhTimeout], vals[specs.PhTimeoutMs] = h.Timeout, h.Timeout*1000
+	}
+	if h.Matcher != "" {
+		vals[specs.PhMatcher] = h.Matcher
+	}
+	var hd, g ordered
+	for _, fl := range f.fields {
+		v, ok := fl.v, true
+		if _, ph := v.(specs.Placeholder); ph {
+			v, ok = vals[v]
+		}
+		if ok {
+			hd = append(hd, kv{fl.k, v})
+		}
+	}
 	if !f.grouped {
 		return hd
 	}
-	var g ordered
 	if h.Matcher != "" {
 		g = append(g, kv{"matcher", h.Matcher})
 	}
@@ -152,6 +99,17 @@ type ourItem struct {
 	value      any
 }
 
+// nodes are the item's handler nodes.
+func (it ourItem) nodes() []*jnode {
+	switch {
+	case it.handlers == nil:
+		return it.arr.elems[it.idx : it.idx+1]
+	case it.handlerIdx < 0:
+		return it.handlers.elems
+	}
+	return it.handlers.elems[it.handlerIdx : it.handlerIdx+1]
+}
+
 func (f format) command(n *jnode) string {
 	if n == nil || n.kind != '{' {
 		return ""
@@ -164,57 +122,62 @@ func (f format) command(n *jnode) string {
 	return ""
 }
 
+// groupHandlers is the "hooks" list of a grouped entry (nil when none).
+func groupHandlers(e *jnode) *jnode {
+	if e.kind != '{' {
+		return nil
+	}
+	if _, hs := e.member("hooks"); hs != nil && hs.kind == '[' {
+		return hs
+	}
+	return nil
+}
+
 // scan finds carryover's entries in a parsed document.
 func (f format) scan(root *jnode, id stubID) (hooks *jnode, items []ourItem, err error) {
 	if root.kind != '{' {
 		return nil, nil, errors.New("the file is not a JSON object; fix it or move it away, then run the command again")
 	}
-	_, hooks = root.member("hooks")
-	if hooks == nil {
+	if _, hooks = root.member("hooks"); hooks == nil {
 		return nil, nil, nil
 	}
 	if hooks.kind != '{' {
 		return nil, nil, errors.New(`"hooks" is not an object; fix it, then run the command again`)
 	}
 	for ei, m := range hooks.members {
-		if m.val.kind != '[' {
-			continue // not an event list (e.g. Gemini's legacy "enabled")
-		}
-		for i, e := range m.val.elems {
-			items = f.scanEntry(items, id, m.key, ei, m.val, i, e)
+		for i, e := range m.val.elems { // only a list has elems (Gemini's legacy "enabled" is no event)
+			items = f.scanEntry(items, id, ourItem{event: m.key, eventIdx: ei, arr: m.val, idx: i, handlerIdx: -1}, e)
 		}
 	}
 	return hooks, items, nil
 }
 
-// scanEntry appends carryover's items in entry i (e) of the event's list:
-// the entry when it is ours or, grouped, when all its handlers are; else
-// each handler that is.
-func (f format) scanEntry(items []ourItem, id stubID, event string, ei int, list *jnode, i int, e *jnode) []ourItem {
+// scanEntry appends carryover's items in entry e: the entry when it is
+// ours or, grouped, when all its handlers are; else each handler that is.
+func (f format) scanEntry(items []ourItem, id stubID, it ourItem, e *jnode) []ourItem {
 	if !f.grouped {
-		if id.ours(f.command(e), event) {
-			items = append(items, ourItem{event, ei, list, i, nil, -1, e.value()})
+		if id.ours(f.command(e), it.event) {
+			it.value = e.value()
+			items = append(items, it)
 		}
 		return items
 	}
-	if e.kind != '{' {
-		return items
-	}
-	_, hs := e.member("hooks")
-	if hs == nil || hs.kind != '[' {
+	if it.handlers = groupHandlers(e); it.handlers == nil {
 		return items
 	}
 	var mine []int
-	for hi, h := range hs.elems {
-		if id.ours(f.command(h), event) {
+	for hi, h := range it.handlers.elems {
+		if id.ours(f.command(h), it.event) {
 			mine = append(mine, hi)
 		}
 	}
-	if len(mine) > 0 && len(mine) == len(hs.elems) {
-		return append(items, ourItem{event, ei, list, i, hs, -1, e.value()})
+	if len(mine) > 0 && len(mine) == len(it.handlers.elems) {
+		it.value = e.value()
+		return append(items, it)
 	}
 	for _, hi := range mine {
-		items = append(items, ourItem{event, ei, list, i, hs, hi, hs.elems[hi].value()})
+		it.handlerIdx, it.value = hi, it.handlers.elems[hi].value()
+		items = append(items, it)
 	}
 	return items
 }
@@ -226,17 +189,13 @@ func matches(items []ourItem, want []desired) bool {
 	}
 	got := map[string]any{}
 	for _, it := range items {
-		if it.handlerIdx >= 0 {
-			return false
-		}
-		if _, dup := got[it.event]; dup {
+		if _, dup := got[it.event]; dup || it.handlerIdx >= 0 {
 			return false
 		}
 		got[it.event] = it.value
 	}
 	for _, d := range want {
-		g, ok := got[d.event]
-		if !ok || !reflect.DeepEqual(g, plain(d.entry)) {
+		if g, ok := got[d.event]; !ok || !reflect.DeepEqual(g, plain(d.entry)) {
 			return false
 		}
 	}
@@ -248,48 +207,26 @@ func matches(items []ourItem, want []desired) bool {
 // (bk, its backup) had that list or object, empty: then it is emptied back
 // to the backup's own bytes ("[]", "[ ]", "{\r\n  }"), so uninstall
 // gives back what install was given.
-func removeOne(b []byte, root, hooks *jnode, it ourItem, bk *backupDoc) []byte {
+func removeOne(b []byte, root, hooks *jnode, it ourItem, bk *jnode, bkb []byte) []byte {
 	switch {
 	case it.handlerIdx >= 0:
 		return removeItem(b, it.handlers, it.handlerIdx)
 	case len(it.arr.elems) > 1:
 		return removeItem(b, it.arr, it.idx)
-	case bk.emptyAt("hooks", it.event) != "":
-		return splice(b, it.arr.start, it.arr.end, bk.emptyAt("hooks", it.event))
+	case emptyAt(bk, bkb, "hooks", it.event) != "":
+		return splice(b, it.arr.start, it.arr.end, emptyAt(bk, bkb, "hooks", it.event))
 	case len(hooks.members) > 1:
 		return removeItem(b, hooks, it.eventIdx)
-	case bk.emptyAt("hooks") != "":
-		return splice(b, hooks.start, hooks.end, bk.emptyAt("hooks"))
-	default:
-		hi, _ := root.member("hooks")
-		return removeItem(b, root, hi)
+	case emptyAt(bk, bkb, "hooks") != "":
+		return splice(b, hooks.start, hooks.end, emptyAt(bk, bkb, "hooks"))
 	}
+	hi, _ := root.member("hooks")
+	return removeItem(b, root, hi)
 }
 
-// backupDoc is the parsed backup install took (nil: none).
-type backupDoc struct {
-	b    []byte
-	root *jnode
-}
-
-func parseBackup(b []byte, ok bool) *backupDoc {
-	if !ok {
-		return nil
-	}
-	root, err := parseJSON(b)
-	if err != nil || root == nil || root.kind != '{' {
-		return nil
-	}
-	return &backupDoc{b, root}
-}
-
-// emptyAt returns the backup's bytes of the empty list or object at path
-// (member keys from the root), or "" when the backup has none there.
-func (d *backupDoc) emptyAt(path ...string) string {
-	if d == nil {
-		return ""
-	}
-	n := d.root
+// emptyAt returns the bytes (of b, parsed as n) of the empty list or
+// object at path (member keys from the root); "" when there is none.
+func emptyAt(n *jnode, b []byte, path ...string) string {
 	for _, k := range path {
 		if n == nil || n.kind != '{' {
 			return ""
@@ -299,11 +236,12 @@ func (d *backupDoc) emptyAt(path ...string) string {
 	if n == nil || n.kind != '{' && n.kind != '[' || len(n.members)+len(n.elems) > 0 {
 		return ""
 	}
-	return string(d.b[n.start:n.end])
+	return string(b[n.start:n.end])
 }
 
-// strip removes every carryover item, re-parsing after each removal.
-func (f format) strip(b []byte, id stubID, bk *backupDoc) ([]byte, bool, error) {
+// strip removes every carryover item, re-parsing after each removal; bk
+// is the parsed backup bkb (nil: none).
+func (f format) strip(b []byte, id stubID, bk *jnode, bkb []byte) ([]byte, bool, error) {
 	removed := false
 	for range 10000 {
 		root, err := parseJSON(b)
@@ -311,60 +249,49 @@ func (f format) strip(b []byte, id stubID, bk *backupDoc) ([]byte, bool, error) 
 			return nil, false, err
 		}
 		hooks, items, err := f.scan(root, id)
-		if err != nil {
-			return nil, false, err
+		if err != nil || len(items) == 0 {
+			return b, removed, err
 		}
-		if len(items) == 0 {
-			return b, removed, nil
-		}
-		b = removeOne(b, root, hooks, items[len(items)-1], bk)
+		b = removeOne(b, root, hooks, items[len(items)-1], bk, bkb)
 		removed = true
 	}
 	return nil, false, errors.New("too many carryover entries")
 }
 
-func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
-
-func (f format) install(before []byte, exists bool, cap specs.Capability, id stubID) ([]byte, []string, []string, error) {
-	want, events := f.desired(cap, id), hookNames(cap)
-	if !exists || blank(before) {
-		out := f.fresh(want)
-		return out, events, f.warnings(out), nil
+// install is the file (before; nil when missing) holding exactly cap's
+// stubs: unchanged when it does already, else with carryover's entries
+// stripped and the wanted ones appended in the file's own style.
+func (f format) install(before []byte, cap specs.Capability, id stubID) ([]byte, error) {
+	want := f.desired(cap, id)
+	if blank(before) {
+		hooks := desiredLists(want)
+		return []byte(render(append(append(ordered{}, f.skeleton...), kv{"hooks", hooks}), "", style{unit: "  ", keySep: ": "}, true) + "\n"), nil
 	}
 	root, err := parseJSON(before)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
+		return nil, fmt.Errorf("%w; fix it or move it away, then run the command again", err)
 	}
 	st := detectStyle(before, root)
-	if _, items, err := f.scan(root, id); err != nil {
-		return nil, nil, nil, err
-	} else if matches(items, want) {
-		return before, events, f.warnings(before), nil
+	if _, items, err := f.scan(root, id); err != nil || matches(items, want) {
+		return before, err
 	}
-	b, _, err := f.strip(before, id, nil)
+	b, _, err := f.strip(before, id, nil, nil)
+	for i, done := 0, false; i < len(want) && !done && err == nil; i++ {
+		b, done, err = addDesired(b, want, i, st)
+	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	for i, done := 0, false; i < len(want) && !done; i++ {
-		if b, done, err = addDesired(b, want, i, st); err != nil {
-			return nil, nil, nil, err
-		}
+	if root, err = parseJSON(b); err != nil {
+		return nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
-	if err := f.holds(b, id, want); err != nil {
-		return nil, nil, nil, err
+	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
+		return nil, errors.New("internal error: edited file does not hold the expected hooks")
 	}
-	return b, events, f.warnings(b), nil
+	return b, nil
 }
 
-// fresh is a new file holding the skeleton and the wanted entries.
-func (f format) fresh(want []desired) []byte {
-	top := append(ordered{}, f.skeleton...)
-	top = append(top, kv{"hooks", desiredLists(want)})
-	return []byte(render(top, "", style{unit: "  ", keySep: ": "}, true) + "\n")
-}
-
-// desiredLists is a "hooks" object of the wanted entries, each in its
-// event's list.
+// desiredLists is a "hooks" object of the wanted entries.
 func desiredLists(want []desired) ordered {
 	hooks := ordered{}
 	for _, d := range want {
@@ -381,7 +308,7 @@ func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("internal error re-reading the edited file: %w", err)
 	}
-	rootMulti := len(root.members) == 0 || bytes.IndexByte(b[root.start:root.end], '\n') >= 0
+	rootMulti := len(root.members) == 0 || strings.Contains(string(b[root.start:root.end]), "\n")
 	_, hooks := root.member("hooks")
 	switch {
 	case hooks == nil:
@@ -399,46 +326,55 @@ func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool,
 	return appendItem(b, list, "", d.entry, st, rootMulti), false, nil
 }
 
-// holds checks that the edited document parses and holds exactly the
-// wanted entries.
-func (f format) holds(b []byte, id stubID, want []desired) error {
-	root, err := parseJSON(b)
-	if err != nil {
-		return fmt.Errorf("internal error: edited file does not parse: %w", err)
-	}
-	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
-		return errors.New("internal error: edited file does not hold the expected hooks")
-	}
-	return nil
-}
-
+// warnings are the layout's warnings about the settings file b.
 func (f format) warnings(b []byte) []string {
-	if f.warn == nil {
-		return nil
-	}
 	root, err := parseJSON(b)
-	if err != nil {
+	if err != nil || len(f.warns) == 0 {
 		return nil
 	}
 	doc, _ := root.value().(map[string]any)
-	return f.warn(doc)
+	var out []string
+	for _, w := range f.warns {
+		v, set := LookupPath(doc, strings.Split(w.Key, "."))
+		js, _ := marshal(v, "", "")
+		switch {
+		case set && (w.Is == "" || string(js) == w.Is) && w.Set != "":
+			out = append(out, strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v)))
+		case !set && w.Unset != "":
+			out = append(out, w.Unset)
+		}
+	}
+	return out
 }
 
-func (f format) uninstall(before []byte, id stubID, backup []byte, hasBackup bool) ([]byte, bool, error) {
-	if blank(before) {
-		return before, false, nil
+// uninstall is before without carryover's entries, or del when nothing
+// else is left of a file install created. When nothing but carryover
+// changed the file since the backup (nil: none), the backup's exact bytes
+// come back (key order, spacing, an empty "hooks": {}); so does a blank
+// original (install wrote the skeleton around its hooks).
+func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte, del bool, err error) {
+	after = before
+	if !blank(before) {
+		var bk *jnode
+		if backup != nil {
+			if bk, _ = parseJSON(backup); bk != nil && bk.kind != '{' {
+				bk = nil
+			}
+		}
+		var removed bool
+		if after, removed, err = f.strip(before, id, bk, backup); err != nil {
+			return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
+		}
+		if !removed {
+			after = before
+		} else if backup == nil && f.isSkeleton(after) {
+			return nil, true, nil
+		}
 	}
-	b, removed, err := f.strip(before, id, parseBackup(backup, hasBackup))
-	if err != nil {
-		return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
+	if backup != nil && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
+		after = backup
 	}
-	if !removed {
-		return before, false, nil
-	}
-	if !hasBackup && f.isSkeleton(b) {
-		return nil, true, nil
-	}
-	return b, false, nil
+	return after, false, nil
 }
 
 // isSkeleton reports whether b holds nothing but the top-level keys of a
@@ -449,13 +385,40 @@ func (f format) isSkeleton(b []byte) bool {
 		return false
 	}
 	v, ok := root.value().(map[string]any)
-	if !ok {
-		return false
-	}
-	if h, ok := v["hooks"].(map[string]any); ok && len(h) == 0 {
+	if h, isMap := v["hooks"].(map[string]any); isMap && len(h) == 0 {
 		delete(v, "hooks")
 	}
-	return reflect.DeepEqual(v, plain(append(ordered{}, f.skeleton...)))
+	return ok && reflect.DeepEqual(v, plain(append(ordered{}, f.skeleton...)))
+}
+
+// sameJSON reports whether a and b are the same JSON value (false when
+// either is not JSON). An empty list or object and a missing key count as
+// the same only where carryover adds and removes them: the "hooks" object
+// and the event lists in it ("Stop": [], "Notification": {}).
+func sameJSON(a, b []byte) bool {
+	var x, y map[string]any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(dropEmptyHooks(x), dropEmptyHooks(y))
+}
+
+// dropEmptyHooks deletes m's empty event lists and objects, then an empty
+// "hooks" object.
+func dropEmptyHooks(m map[string]any) map[string]any {
+	h, ok := m["hooks"].(map[string]any)
+	for k, v := range h {
+		if a, isList := v.([]any); isList && len(a) == 0 {
+			delete(h, k)
+		}
+		if o, isObj := v.(map[string]any); isObj && len(o) == 0 {
+			delete(h, k)
+		}
+	}
+	if ok && len(h) == 0 {
+		delete(m, "hooks")
+	}
+	return m
 }
 
 // eventsOf lists the native events holding carryover entries.
@@ -467,4 +430,146 @@ func eventsOf(items []ourItem) []string {
 		}
 	}
 	return out
+}
+
+func hookNames(cap specs.Capability) []string {
+	var out []string
+	for _, h := range cap.Hooks() {
+		out = append(out, h.Native)
+	}
+	return out
+}
+
+// State of carryover's hooks in one agent's config.
+type State string
+
+const (
+	StatePresent State = "present"  // every wanted stub is installed exactly
+	StateMissing State = "missing"  // no carryover stub (or no file)
+	StateDrifted State = "drifted"  // stubs differ (binary path, events, timeouts, trust)
+	StateNoHooks State = "no hooks" // the agent (Aider) or this version has no hooks
+)
+
+// Status describes one agent's hook configuration.
+type Status struct {
+	Tool, Path string
+	State      State
+	Detail     string   // what is wrong, in words
+	Hooks      []string // native events that carry carryover stubs now
+	Warnings   []string
+}
+
+// Check reports the state of cap's hooks for t.
+func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error) {
+	st := Status{Tool: t.Tool, Path: t.Path}
+	if t.Path == "" || len(cap.Hooks()) == 0 {
+		st.State = StateNoHooks
+		return st, nil
+	}
+	if t.Layout.Whole() {
+		return checkWhole(t, cap, exe, files)
+	}
+	f, root, b, err := parseTarget(t, files)
+	if errors.Is(err, errJSONSyntax) {
+		err = fmt.Errorf("%s: %w", t.Path, err)
+	}
+	if err != nil {
+		return st, err
+	}
+	if root == nil {
+		st.State, st.Detail = StateMissing, "file does not exist; run `carryover install`"
+		return st, nil
+	}
+	id, err := identify(t, exe, files)
+	if err != nil {
+		return st, err
+	}
+	_, items, err := f.scan(root, id)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	st.Hooks, st.Warnings = eventsOf(items), f.warnings(b)
+	st.State, st.Detail, err = f.judge(t, cap, exe, b, id, items, files)
+	return st, err
+}
+
+// parseTarget is t's format and its parsed settings file (root nil when
+// the file is missing or blank).
+func parseTarget(t Target, files FS) (f format, root *jnode, b []byte, err error) {
+	if f, err = formatFor(t); err == nil {
+		b, _, err = read(files, t.Path)
+	}
+	if err != nil || blank(b) {
+		return f, nil, b, err
+	}
+	root, err = parseJSON(b)
+	return f, root, b, err
+}
+
+// judge is the state of carryover's items in the file b against what
+// install writes, and of Codex's trust entries for them.
+func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id stubID, items []ourItem, files FS) (State, string, error) {
+	if len(items) == 0 {
+		return StateMissing, "no carryover hooks; run `carryover install`", nil
+	}
+	if !matches(items, f.desired(cap, id)) {
+		return StateDrifted, drift(items, hookNames(cap), exe) + "; run `carryover refresh`", nil
+	}
+	if t.TrustPath == "" || t.Layout.Trust == nil {
+		return StatePresent, "", nil
+	}
+	if d, err := trustDrift(t, b, id, files); err != nil || d != "" {
+		return StateDrifted, d + "; run `carryover refresh`", err
+	}
+	return StatePresent, "", nil
+}
+
+func drift(items []ourItem, wantEv []string, exe string) string {
+	got := eventsOf(items)
+	missing := slices.DeleteFunc(slices.Clone(wantEv), func(e string) bool { return slices.Contains(got, e) })
+	extra := slices.DeleteFunc(slices.Clone(got), func(e string) bool { return slices.Contains(wantEv, e) })
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, "missing events "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		parts = append(parts, "extra events "+strings.Join(extra, ", "))
+	}
+	if slices.ContainsFunc(items, func(it ourItem) bool { return !strings.Contains(fmt.Sprint(it.value), quote(exe)+" snapshot") }) {
+		parts = append(parts, "stubs do not run "+exe)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "stubs differ from this version's hooks (timeouts, matchers or duplicates)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Stub is one carryover hook command as the agent's config holds it.
+type Stub struct {
+	Event   string // the native event the agent runs it on
+	Command string // exactly as written in the file
+}
+
+// Stubs lists carryover's stubs in t's hook config, in file order, whatever
+// absolute binary they run (`doctor` runs them to find a moved binary). A
+// file the agent could not parse is an error.
+func Stubs(t Target, files FS) ([]Stub, error) {
+	if t.Path == "" || t.Layout == nil {
+		return nil, nil
+	}
+	if t.Layout.Whole() {
+		return wholeStubs(t, files)
+	}
+	f, root, _, err := parseTarget(t, files)
+	if err != nil || root == nil {
+		return nil, err
+	}
+	_, items, err := f.scan(root, stubID{tool: t.Tool, any: true})
+	var out []Stub
+	for _, it := range items {
+		for _, n := range it.nodes() {
+			out = append(out, Stub{Event: it.event, Command: f.command(n)})
+		}
+	}
+	return out, err
 }

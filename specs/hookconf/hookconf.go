@@ -1,26 +1,18 @@
 // Package hookconf installs, refreshes and removes carryover's hook stubs in
-// each agent's own configuration file, and reports their status.
-//
-// A stub runs `"<absolute carryover path>" snapshot --tool X --event E`.
-// Rules:
-//   - merge, never overwrite: the user's settings and other tools' hooks on the
-//     same events stay, in order, byte for byte (edits are textual splices, see
-//     jsonedit.go; JSONC comments survive);
-//   - carryover's entries are recognised exactly: the command StubCommand
-//     writes for that tool and event, run by the current binary or by one
-//     the install record (RecordFile) lists; a user's look-alike hook is
-//     never touched (stubs.go);
+// each agent's own configuration file, and reports their status. A stub runs
+// `"<absolute carryover path>" snapshot --tool X --event E`. Rules:
+//   - merge, never overwrite: the user's settings and other tools' hooks stay,
+//     in order, byte for byte (textual splices, jsonedit.go; JSONC comments survive);
+//   - carryover's entries are recognised exactly (stubID): a user's look-alike
+//     hook is never touched;
 //   - a read-only file is refused, never replaced;
 //   - a second install changes no byte; a changed event set or binary path
 //     rewrites only carryover's entries;
 //   - uninstall removes exactly what install added; a file install created is
-//     deleted again (recognised as: only the skeleton is left and no backup exists);
-//     [Cleanup] then deletes backups the restore made redundant and the empty
-//     directories install created.
+//     deleted again (only the skeleton is left and no backup exists); [Cleanup]
+//     then deletes redundant backups and the empty directories install created.
 //
-// Agents whose hooks are files of their own (Pi's extension, Cline's hook
-// files) get files carryover writes whole and owns byte for byte (whole.go).
-//
+// Hooks that are files of their own (Pi, Cline) are written whole (whole.go).
 // The core is pure (bytes in, bytes out: [PlanInstall], [PlanUninstall],
 // [Check]); [Apply] writes plans through an [FS], backing each file up to
 // <file>.carryover.bak before its first change.
@@ -35,7 +27,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -47,7 +38,8 @@ import (
 // BackupSuffix is appended to a file's path for its one-time backup.
 const BackupSuffix = ".carryover.bak"
 
-// FS is the file layer Apply and the planners use.
+// FS is the file layer Apply and the planners use. OSFS also implements
+// the optional writableFS, modeFS and dirFS below; test file systems may not.
 type FS interface {
 	// ReadFile returns the content; an error wrapping fs.ErrNotExist when missing.
 	ReadFile(name string) ([]byte, error)
@@ -56,30 +48,33 @@ type FS interface {
 	Remove(name string) error
 }
 
+type (
+	writableFS interface {
+		writable(name string) error // an error wrapping ErrReadOnly for a file that must not be written
+	}
+	modeFS interface {
+		mode(name string) (os.FileMode, bool) // false: unknown (Windows)
+		chmod(name string, mode os.FileMode) error
+	}
+	dirFS interface {
+		isDir(name string) bool
+		removeEmptyDir(name string) bool
+	}
+)
+
 // ErrReadOnly is returned for a file whose mode (or attributes) forbid writing.
 var ErrReadOnly = errors.New("read-only")
-
-// writableFS is implemented by file systems that can tell a read-only file.
-type writableFS interface {
-	// writable returns an error wrapping ErrReadOnly, in words, for an
-	// existing file that must not be written; nil otherwise.
-	writable(name string) error
-}
 
 func readOnlyErr(name string) error {
 	return fmt.Errorf("%s is %w, so carryover left it unchanged; make it writable (chmod u+w %q) and run the command again, "+
 		"or make the change yourself (run the command with --dry-run to see it)", name, ErrReadOnly, name)
 }
 
-// OSFS is the real file system. WriteFile writes a temp file in the same
-// directory and renames it over the target (following a symlinked target, so
-// dotfile managers keep their links), keeping an existing file's mode.
+// OSFS is the real file system.
 type OSFS struct{}
 
-// ReadFile implements FS.
 func (OSFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
 
-// Remove implements FS.
 func (OSFS) Remove(name string) error { return os.Remove(name) }
 
 func (OSFS) isDir(name string) bool {
@@ -128,9 +123,10 @@ func (OSFS) writable(name string) error {
 	return nil
 }
 
-// WriteFile implements FS through carryover's one atomic writer
-// (publish/safefile), flushed before the rename: a user cannot regenerate
-// their settings.
+// WriteFile implements FS through publish/safefile, flushed before the
+// rename (a user cannot regenerate their settings), keeping an existing
+// file's mode and following a symlinked target (dotfile managers keep
+// their links).
 func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
@@ -138,8 +134,7 @@ func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if err := o.writable(name); err != nil {
 		return err
 	}
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return err
 	}
 	return safefile.WriteFile(name, data, safefile.Options{Mode: perm, KeepMode: true, Sync: true})
@@ -152,13 +147,10 @@ type Target struct {
 	Path string
 	// TrustPath is a second file install edits (Codex config.toml); "" for none.
 	TrustPath string
-	// Layout is the hook file's layout (specs.Tool.HookFile).
-	Layout *specs.HookFile
-	// Record is the install record (RecordFile in the carryover home); ""
-	// recognises only stubs that run the current binary.
+	Layout    *specs.HookFile
+	// Record is the install record ("": only stubs running the current binary are ours).
 	Record string
-	// Events are the native events any row of the tool hooks (where a
-	// whole-file layout looks for carryover's files).
+	// Events are the native events any row of the tool hooks.
 	Events []string
 }
 
@@ -166,34 +158,24 @@ type Target struct {
 func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home string, exists func(string) bool) Target {
 	var events []string
 	for _, r := range tl.Rows {
-		for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
+		for _, h := range (specs.Capability{InjectEvents: r.Inject, SnapshotEvents: r.Snapshot}).Hooks() {
 			if !slices.Contains(events, h.Native) {
 				events = append(events, h.Native)
 			}
 		}
 	}
-	return Target{
-		Tool:      tl.Name,
+	return Target{Tool: tl.Name, Layout: tl.HookFile, Events: events,
 		Path:      tl.ConfigPath(goos, getenv, home, exists),
-		TrustPath: tl.TrustPath(goos, getenv, home, exists),
-		Layout:    tl.HookFile,
-		Events:    events,
-	}
+		TrustPath: tl.TrustPath(goos, getenv, home, exists)}
 }
 
 // Plan is the change to one file.
 type Plan struct {
-	Tool, Path string
-	// Before is the current content; nil when the file does not exist.
-	Before []byte
-	// After is the new content; nil when Delete.
-	After []byte
-	// Created: install creates the file. Delete: uninstall removes it.
+	Tool, Path      string
+	Before, After   []byte // nil: the file does not exist, or is deleted
 	Created, Delete bool
-	// Hooks lists the native events that carry carryover stubs after the plan.
-	Hooks []string
-	// Warnings are things the user should know (e.g. transcript retention).
-	Warnings []string
+	Hooks           []string // native events carrying carryover stubs after the plan
+	Warnings        []string
 	// Mode is a whole file's permission bits (0: 0o600, a settings file).
 	Mode os.FileMode
 
@@ -209,17 +191,17 @@ func (p Plan) Changed() bool {
 }
 
 // Apply writes every changed plan: it checks the file still holds Before,
-// backs it up once, then writes After (mode 0600 for new files) or deletes it.
-// A read-only file is refused before anything is written (a rename over it
-// would otherwise replace it). Install plans first add the binary path and
-// the directories about to be created to the install record.
+// backs it up once, then writes After or deletes it. A read-only file is
+// refused before anything is written (a rename would replace it); the
+// install record is updated first.
 func Apply(plans []Plan, files FS) error {
 	if w, ok := files.(writableFS); ok {
 		for _, p := range plans {
-			if p.Changed() {
-				if err := w.writable(p.Path); err != nil {
-					return err
-				}
+			if !p.Changed() {
+				continue
+			}
+			if err := w.writable(p.Path); err != nil { // opens for writing: only files about to change
+				return err
 			}
 		}
 	}
@@ -227,23 +209,21 @@ func Apply(plans []Plan, files FS) error {
 		return err
 	}
 	for _, p := range plans {
-		if p.Changed() {
-			if err := p.apply(files); err != nil {
-				return err
-			}
+		if err := p.apply(files); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// apply writes one changed plan.
+// apply writes one plan (a no-op when unchanged).
 func (p Plan) apply(files FS) error {
-	cur, exists, err := read(files, p.Path)
+	if !p.Changed() {
+		return nil
+	}
+	exists, err := p.unchanged(files)
 	if err != nil {
 		return err
-	}
-	if exists != (p.Before != nil) || !bytes.Equal(cur, p.Before) {
-		return fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
 	}
 	if p.Delete { // Delete only removes files carryover created
 		if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -256,38 +236,35 @@ func (p Plan) apply(files FS) error {
 			return err
 		}
 	}
-	return p.write(files)
-}
-
-// write writes After with the plan's mode (0600 unless set).
-func (p Plan) write(files FS) error {
 	perm := cmp.Or(p.Mode, 0o600)
-	if err := files.WriteFile(p.Path, p.After, perm); err != nil {
-		return writeErr(p.Path, err)
+	err = files.WriteFile(p.Path, p.After, perm)
+	if m, ok := files.(modeFS); ok && p.whole && err == nil { // WriteFile keeps an existing file's mode
+		err = m.chmod(p.Path, perm)
 	}
-	if m, ok := files.(modeFS); ok && p.whole { // WriteFile keeps an existing file's mode
-		if err := m.chmod(p.Path, perm); err != nil {
-			return writeErr(p.Path, err)
-		}
-	}
-	return nil
+	return writeErr(p.Path, err)
 }
 
-// backUp keeps before as path's backup, unless one exists already: the
-// backup is the file as it was before carryover's first install.
+// unchanged checks that the file still holds Before, and whether it exists.
+func (p Plan) unchanged(files FS) (exists bool, err error) {
+	cur, exists, err := read(files, p.Path)
+	if err == nil && (exists != (p.Before != nil) || !bytes.Equal(cur, p.Before)) {
+		err = fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
+	}
+	return exists, err
+}
+
+// backUp keeps before as path's backup unless it has one: the file as it
+// was before carryover's first install.
 func backUp(files FS, path string, before []byte) error {
 	_, has, err := read(files, path+BackupSuffix)
-	if err != nil || has {
-		return err
+	if err == nil && !has {
+		err = writeErr(path+BackupSuffix, files.WriteFile(path+BackupSuffix, before, 0o600))
 	}
-	if err := files.WriteFile(path+BackupSuffix, before, 0o600); err != nil {
-		return writeErr(path+BackupSuffix, err)
-	}
-	return nil
+	return err
 }
 
 func writeErr(path string, err error) error {
-	if errors.Is(err, ErrReadOnly) {
+	if err == nil || errors.Is(err, ErrReadOnly) {
 		return err
 	}
 	return fmt.Errorf("cannot write %s: %w; check its permissions (or use --dry-run to see the change)", path, err)
@@ -308,6 +285,8 @@ func read(files FS, path string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
+func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
 // StubCommand is the command line of one stub: the quoted absolute path of
 // carryover, then `snapshot --tool <tool> --event <native>`.
 func StubCommand(exe, tool, native string) string {
@@ -323,11 +302,58 @@ func quote(p string) string {
 	return `'` + strings.ReplaceAll(p, `'`, `'\''`) + `'`
 }
 
+// unquote is the absolute path quote turned into the shell word w.
+func unquote(w string) (string, bool) {
+	if len(w) < 3 {
+		return "", false
+	}
+	inner := w[1 : len(w)-1]
+	for _, p := range []string{inner, strings.ReplaceAll(inner, `'\''`, `'`)} {
+		if quote(p) == w && checkExe(p) == nil {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 func checkExe(exe string) error {
 	if !filepath.IsAbs(exe) && !strings.HasPrefix(exe, `\\`) && !(len(exe) > 2 && exe[1] == ':') {
 		return fmt.Errorf("carryover path %q is not absolute; run carryover by its full path", exe)
 	}
 	return nil
+}
+
+// stubID recognises carryover's own stubs for one tool: a command is ours
+// only when it is exactly what StubCommand writes for this tool and the
+// event it is listed under, run by the current binary or by one an earlier
+// install recorded (any: by any absolute path, as doctor lists them). A
+// user's hook that merely mentions carryover or "snapshot --tool" (a
+// wrapper script, extra flags, a relative path, a pipe) is never touched.
+type stubID struct {
+	tool, exe string
+	known     []string
+	any       bool
+}
+
+func (s stubID) ours(cmd, event string) bool {
+	p, ok := parseStub(cmd, s.tool, event)
+	return ok && (s.any || p == s.exe || slices.Contains(s.known, p))
+}
+
+// parseStub returns the binary path of cmd when cmd is
+// StubCommand(path, tool, event) for an absolute path.
+func parseStub(cmd, tool, event string) (string, bool) {
+	head, ok := strings.CutSuffix(cmd, " snapshot --tool "+tool+" --event "+event)
+	if !ok {
+		return "", false
+	}
+	return unquote(head)
+}
+
+// identify builds t's stubID for exe, with the paths t.Record lists.
+func identify(t Target, exe string, files FS) (stubID, error) {
+	r, err := loadRecord(files, t.Record)
+	return stubID{tool: t.Tool, exe: exe, known: r.Exes}, err
 }
 
 // PlanInstall plans writing cap's hooks for t. Plans with no change are
@@ -336,37 +362,23 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	if t.Path == "" || len(cap.Hooks()) == 0 {
 		return nil, nil
 	}
-	if t.Layout.Whole() {
-		return planWholeInstall(t, cap, exe, files)
-	}
 	if err := checkExe(exe); err != nil {
 		return nil, err
 	}
-	f, before, exists, err := load(t, files)
-	if err != nil {
-		return nil, err
-	}
-	id, err := identify(t, exe, files)
-	if err != nil {
-		return nil, err
-	}
-	after, hooks, warns, err := f.install(before, exists, cap, id)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Path, err)
-	}
-	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: after, Created: !exists, Hooks: hooks, Warnings: warns}
-	plans := []Plan{p}
-	if f.trust && t.TrustPath != "" {
-		tp, err := planTrust(t, after, id, files)
-		if err != nil {
-			return nil, err
-		}
-		plans = append(plans, tp)
+	var plans []Plan
+	var err error
+	if t.Layout.Whole() {
+		plans, err = planWholeInstall(t, cap, exe, files)
+	} else {
+		plans, err = planJSON(t, files, exe, true, func(f format, before, _ []byte, exists bool, id stubID) (Plan, error) {
+			after, err := f.install(before, cap, id)
+			return Plan{After: after, Created: !exists, Hooks: hookNames(cap), Warnings: f.warnings(after)}, err
+		})
 	}
 	for i := range plans {
 		plans[i].exe, plans[i].record = exe, t.Record
 	}
-	return plans, nil
+	return plans, err
 }
 
 // PlanUninstall plans removing carryover's stubs (and Codex trust entries) for t.
@@ -377,7 +389,28 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if t.Layout.Whole() {
 		return planWholeUninstall(t, files)
 	}
-	f, before, exists, err := load(t, files)
+	return planJSON(t, files, exe, false, func(f format, before, backup []byte, exists bool, id stubID) (p Plan, err error) {
+		p.After = before
+		if exists {
+			p.After, p.Delete, err = f.uninstall(before, id, backup)
+		}
+		return p, err
+	})
+}
+
+// planJSON plans t's settings file with edit (given the file and, on
+// uninstall, its backup; nil when none), then (Codex) its trust file: for
+// the installed content, or none on uninstall.
+func planJSON(t Target, files FS, exe string, install bool, edit func(f format, before, backup []byte, exists bool, id stubID) (Plan, error)) ([]Plan, error) {
+	f, err := formatFor(t)
+	if err != nil {
+		return nil, err
+	}
+	before, exists, err := read(files, t.Path)
+	var backup []byte
+	if err == nil && exists && !install {
+		backup, _, err = read(files, t.Path+BackupSuffix)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -385,15 +418,18 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := Plan{Tool: t.Tool, Path: t.Path, Before: before, After: before}
-	if exists {
-		if p.After, p.Delete, err = f.planRemoval(t.Path, before, id, files); err != nil {
-			return nil, err
-		}
+	p, err := edit(f, before, backup, exists, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Path, err)
 	}
+	p.Tool, p.Path, p.Before = t.Tool, t.Path, before
 	plans := []Plan{p}
-	if f.trust && t.TrustPath != "" {
-		tp, err := planTrust(t, nil, id, files)
+	if t.TrustPath != "" && t.Layout.Trust != nil {
+		var after []byte
+		if install {
+			after = p.After
+		}
+		tp, err := planTrust(t, after, id, files)
 		if err != nil {
 			return nil, err
 		}
@@ -402,53 +438,170 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	return plans, nil
 }
 
-// planRemoval is the file at path (holding before) without carryover's
-// entries, or del when nothing else is left of it. When nothing but
-// carryover changed the file since the backup was taken, the backup's
-// exact bytes come back (an empty "hooks": {} the user had, key order,
-// spacing); an empty (or blank) original comes back as it was too:
-// install treated it as a missing file and wrote the skeleton around its
-// hooks.
-func (f format) planRemoval(path string, before []byte, id stubID, files FS) (_ []byte, del bool, _ error) {
-	backup, hasBackup, err := read(files, path+BackupSuffix)
-	if err != nil {
-		return nil, false, err
-	}
-	after, del, err := f.uninstall(before, id, backup, hasBackup)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", path, err)
-	}
-	if hasBackup && !del && (sameJSON(after, backup) || blank(backup) && f.isSkeleton(after)) {
-		after = backup
-	}
-	return after, del, nil
+// RecordFile is the file in the carryover home where install remembers what
+// it wrote outside that home, so refresh and uninstall recognise it later.
+const RecordFile = "install.json"
+
+// Record is the content of RecordFile.
+type Record struct {
+	Exes []string `json:"exes,omitempty"` // carryover paths stubs were written with (the binary may move)
+	Dirs []string `json:"dirs,omitempty"` // directories install created
+	// Files are the SHA-256 digests of the whole hook files install wrote:
+	// still carryover's after its template changed.
+	Files map[string]string `json:"files,omitempty"`
 }
 
-// sameJSON reports whether a and b are the same JSON value (false when
-// either is not JSON). An empty list or object and a missing key count as
-// the same only where carryover adds and removes them: the "hooks" object
-// and the event lists in it ("Stop": [], "Notification": {}).
-func sameJSON(a, b []byte) bool {
-	var x, y map[string]any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
+// loadRecord reads the record at path ("" or missing: empty).
+func loadRecord(files FS, path string) (Record, error) {
+	var r Record
+	if path == "" {
+		return r, nil
 	}
-	for _, m := range []map[string]any{x, y} {
-		h, ok := m["hooks"].(map[string]any)
-		if !ok {
+	b, exists, err := read(files, path)
+	if err != nil || !exists || blank(b) {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("%s is not valid JSON (%v); fix it or delete it (it lists the carryover paths earlier installs wrote into hook stubs)", path, err)
+	}
+	return r, nil
+}
+
+func saveRecord(files FS, path string, r Record) error {
+	b, _ := json.MarshalIndent(r, "", "  ")
+	return files.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// record adds to its install record the binary, the whole files' digests
+// and the directories about to be created of every changed install plan.
+func record(plans []Plan, files FS) error {
+	byFile := map[string][]Plan{}
+	for _, p := range plans {
+		if p.record != "" && p.exe != "" && p.Changed() && !p.Delete {
+			byFile[p.record] = append(byFile[p.record], p)
+		}
+	}
+	for path, ps := range byFile {
+		r, err := loadRecord(files, path)
+		if err != nil {
+			return err
+		}
+		if !r.add(ps, files) {
 			continue
 		}
-		for k, v := range h {
-			if a, ok := v.([]any); ok && len(a) == 0 {
-				delete(h, k)
-			}
-			if o, ok := v.(map[string]any); ok && len(o) == 0 {
-				delete(h, k)
-			}
-		}
-		if len(h) == 0 {
-			delete(m, "hooks")
+		if err := saveRecord(files, path, r); err != nil {
+			return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", path, err)
 		}
 	}
-	return reflect.DeepEqual(x, y)
+	return nil
+}
+
+// add records ps in r; changed is false when r held them all already.
+func (r *Record) add(ps []Plan, files FS) (changed bool) {
+	add := func(l *[]string, v string) {
+		if !slices.Contains(*l, v) {
+			*l = append(*l, v)
+			changed = true
+		}
+	}
+	d, _ := files.(dirFS)
+	for _, p := range ps {
+		add(&r.Exes, p.exe)
+		if h := digest(p.After); p.whole && r.Files[p.Path] != h {
+			if r.Files == nil {
+				r.Files = map[string]string{}
+			}
+			r.Files[p.Path], changed = h, true
+		}
+		// the directories WriteFile will create, deepest first
+		for dir := filepath.Dir(p.Path); p.Created && d != nil && !d.isDir(dir) && dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+			add(&r.Dirs, dir)
+		}
+	}
+	return changed
+}
+
+// Cleanup runs after uninstall plans were applied: it deletes each backup
+// the file is now byte-identical to, and the empty directories install
+// created; it returns, in words, every backup it kept and why.
+func Cleanup(plans []Plan, files FS, recordPath string) []string {
+	var notes, dirs []string
+	seen := map[string]bool{}
+	for _, p := range plans {
+		if p.Path == "" || seen[p.Path] {
+			continue
+		}
+		seen[p.Path] = true
+		dirs = append(dirs, filepath.Dir(p.Path))
+		if note := dropBackup(files, p.Path); note != "" {
+			notes = append(notes, note)
+		}
+	}
+	if d, ok := files.(dirFS); ok && recordPath != "" {
+		removeInstallDirs(d, files, recordPath, plans, dirs)
+	}
+	return notes
+}
+
+// dropBackup deletes path's backup when path is now byte-identical to it;
+// otherwise it says why the backup was kept ("" when there is none).
+func dropBackup(files FS, path string) string {
+	bak := path + BackupSuffix
+	backup, has, err := read(files, bak)
+	if err != nil || !has {
+		return ""
+	}
+	cur, exists, err := read(files, path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("kept %s: %v", bak, err)
+	case exists && bytes.Equal(cur, backup):
+		if err := files.Remove(bak); err != nil {
+			return fmt.Sprintf("kept %s: could not delete it (%v)", bak, err)
+		}
+		return ""
+	case !exists:
+		return fmt.Sprintf("kept %s: %s is gone; the backup holds it as it was before carryover's first install", bak, path)
+	}
+	return fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, path)
+}
+
+// removeInstallDirs forgets the whole files uninstall deleted and removes
+// the recorded directories that hold (or are) one of dirs when empty,
+// deepest first so a parent empties after its child goes.
+func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs []string) {
+	r, err := loadRecord(files, recordPath)
+	if err != nil {
+		return
+	}
+	dropped := r.forget(plans, files)
+	recorded := slices.Clone(r.Dirs)
+	slices.SortFunc(recorded, func(a, b string) int { return len(b) - len(a) })
+	var keep []string
+	for _, dir := range recorded {
+		under := slices.ContainsFunc(dirs, func(fd string) bool {
+			return fd == dir || strings.HasPrefix(fd, dir+string(filepath.Separator))
+		})
+		if !(under && d.removeEmptyDir(dir)) && d.isDir(dir) {
+			keep = append(keep, dir)
+		}
+	}
+	if len(keep) != len(r.Dirs) || dropped {
+		r.Dirs = slices.DeleteFunc(r.Dirs, func(dir string) bool { return !slices.Contains(keep, dir) })
+		saveRecord(files, recordPath, r)
+	}
+}
+
+// forget drops from r the whole files the plans deleted.
+func (r *Record) forget(plans []Plan, files FS) (dropped bool) {
+	for _, p := range plans {
+		if _, rec := r.Files[p.Path]; !rec || !p.whole {
+			continue
+		}
+		if _, exists, err := read(files, p.Path); err == nil && !exists {
+			delete(r.Files, p.Path)
+			dropped = true
+		}
+	}
+	return dropped
 }

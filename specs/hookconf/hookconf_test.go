@@ -340,7 +340,7 @@ func TestCodexTrustMatchesSamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries, err := codexTrust(declared, b, nil)
+		entries, err := codexTrust(targetFor("codex").Layout.Trust, declared, b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestCodexNormalisation(t *testing.T) {
 			map[string]any{"type": "command", "command": "c", "timeout": 600.0, "async": false}},
 	}
 	for _, tt := range tests {
-		if got := codexNorm(tt.event, tt.in); !reflect.DeepEqual(got, tt.want) {
+		if got := codexNorm(targetFor("codex").Layout.Trust, tt.event, tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("codexNorm(%s, %v) = %v; want %v", tt.event, tt.in, got, tt.want)
 		}
 	}
@@ -794,5 +794,42 @@ func TestTrustRoundTrip(t *testing.T) {
 				t.Errorf("config.toml without backup: %q\nwant %q", got, toml)
 			}
 		})
+	}
+}
+
+// TestLayoutWarnings: warnings are data in the layout (tools.toml), checked
+// here on a layout no agent has: a nested key, a value to match, {value}.
+func TestLayoutWarnings(t *testing.T) {
+	f := format{warns: []specs.HookWarning{
+		{Key: "x.level", Is: "3", Set: "level is {value}"},
+		{Key: "keep", Set: "keep is {value}", Unset: "keep is unset"},
+	}}
+	for in, want := range map[string][]string{
+		`{"x": {"level": 3}, "keep": true}`:  {"level is 3", "keep is true"},
+		`{"x": {"level": "3"}}`:              {"keep is unset"},
+		`{"x": 3, /* JSONC */ "keep": null}`: {"keep is <nil>"},
+		`[1]`:                                {"keep is unset"},
+	} {
+		if got := f.warnings([]byte(in)); !slices.Equal(got, want) {
+			t.Errorf("warnings(%s) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// TestTrustRulesAreData: the hashing rules come from the layout; other
+// rules (no agent's) change the label, the clamp and the matcher as stated.
+func TestTrustRulesAreData(t *testing.T) {
+	th := &specs.TrustHash{Labels: map[string]string{"Stop": "halt"}, Clamp3s: []string{"Stop"}, NoMatcher: []string{"Stop"}}
+	if got := codexNorm(th, "Stop", map[string]any{"command": "c", "timeout": 10.0}); got["timeout"] != 3.0 {
+		t.Errorf("clamped timeout = %v; want 3", got["timeout"])
+	}
+	doc := []byte(`{"hooks": {"Stop": [{"matcher": "x", "hooks": [{"type": "command", "command": "c"}]}], "Other": [{"hooks": [{"command": "d"}]}]}}`)
+	es, err := codexTrust(th, "/h.json", doc, nil)
+	if err != nil || len(es) != 1 || es[0].Key != "/h.json:halt:0:0" {
+		t.Fatalf("codexTrust = %v, %v; want one entry labelled halt", es, err)
+	}
+	th.NoMatcher = nil
+	if es2, _ := codexTrust(th, "/h.json", doc, nil); es2[0].Hash == es[0].Hash {
+		t.Error("a matcher the rules keep did not change the hash")
 	}
 }

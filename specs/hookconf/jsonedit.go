@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -69,177 +71,149 @@ func (n *jnode) value() any {
 	}
 }
 
-type jparser struct {
-	b     []byte
-	i     int
-	depth int
-}
-
 var errJSONSyntax = errors.New("not valid JSON")
 
-// parseJSON parses b, allowing // and /* */ comments and trailing commas.
+// parseJSON parses b, allowing a BOM, // and /* */ comments and a trailing
+// comma (JSONC): they are blanked in a copy of the same length that
+// encoding/json's tokenizer reads, so every span indexes b.
 func parseJSON(b []byte) (*jnode, error) {
-	p := &jparser{b: b}
-	if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
-		p.i = 3
+	p := &jparser{b: blankJSONC(b)}
+	p.d = json.NewDecoder(bytes.NewReader(p.b))
+	p.d.UseNumber()
+	n, err := p.val(0)
+	if err == nil {
+		if _, end := p.d.Token(); end != io.EOF {
+			err = errors.New("unexpected data after the top-level value")
+		}
 	}
-	p.ws()
-	n, err := p.val()
 	if err != nil {
-		return nil, err
-	}
-	p.ws()
-	if p.i != len(b) {
-		return nil, p.errf("unexpected data after the top-level value")
+		var se *json.SyntaxError
+		at := len(b)
+		if errors.As(err, &se) {
+			at = min(int(se.Offset), len(b))
+		}
+		return nil, fmt.Errorf("%w: line %d: %v", errJSONSyntax, 1+bytes.Count(b[:at], []byte("\n")), err)
 	}
 	return n, nil
 }
 
-func (p *jparser) errf(msg string) error {
-	line := 1 + bytes.Count(p.b[:min(p.i, len(p.b))], []byte("\n"))
-	return fmt.Errorf("%w: line %d: %s", errJSONSyntax, line, msg)
+type jparser struct {
+	b []byte
+	d *json.Decoder
 }
 
-func (p *jparser) ws() {
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			p.i++
-		case c == '/' && p.i+1 < len(p.b) && p.b[p.i+1] == '/':
-			for p.i < len(p.b) && p.b[p.i] != '\n' {
-				p.i++
-			}
-		case c == '/' && p.i+1 < len(p.b) && p.b[p.i+1] == '*':
-			end := bytes.Index(p.b[p.i+2:], []byte("*/"))
-			if end < 0 {
-				p.i = len(p.b)
-				return
-			}
-			p.i += 2 + end + 2
-		default:
-			return
-		}
+// next is where the next token starts.
+func (p *jparser) next() int {
+	i := int(p.d.InputOffset())
+	for i < len(p.b) && strings.IndexByte(" \t\r\n,:", p.b[i]) >= 0 {
+		i++
 	}
+	return i
 }
 
-func (p *jparser) val() (*jnode, error) {
-	if p.i >= len(p.b) {
-		return nil, p.errf("unexpected end of file")
+func (p *jparser) val(depth int) (*jnode, error) {
+	if depth >= 200 {
+		return nil, errors.New("nested too deeply")
 	}
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > 200 {
-		return nil, p.errf("nested too deeply")
-	}
-	switch c := p.b[p.i]; {
-	case c == '{' || c == '[':
-		return p.container(c)
-	case c == '"':
-		return p.str()
-	case c == '-' || (c >= '0' && c <= '9'):
-		s := p.i
-		for p.i < len(p.b) && strings.IndexByte("+-0123456789.eE", p.b[p.i]) >= 0 {
-			p.i++
+	n := &jnode{start: p.next()}
+	tok, err := p.d.Token()
+	switch t := tok.(type) {
+	case json.Delim: // { or [: a closer here is the tokenizer's error
+		n.kind = byte(t)
+		for err == nil && p.d.More() {
+			err = p.item(n, depth)
 		}
-		lit := string(p.b[s:p.i])
-		if !json.Valid([]byte(lit)) {
-			return nil, p.errf("bad number")
+		if err == nil {
+			_, err = p.d.Token()
 		}
-		return &jnode{kind: 'n', start: s, end: p.i, lit: lit}, nil
+	case string:
+		n.kind, n.str = 's', t
+	case json.Number:
+		n.kind, n.lit = 'n', t.String()
+	case bool:
+		n.kind, n.lit = 'l', strconv.FormatBool(t)
 	default:
-		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
-				s := p.i
-				p.i += len(lit)
-				return &jnode{kind: 'l', start: s, end: p.i, lit: lit}, nil
-			}
-		}
-		return nil, p.errf("unexpected character")
+		n.kind, n.lit = 'l', "null"
 	}
-}
-
-func (p *jparser) str() (*jnode, error) {
-	s := p.i
-	p.i++
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case '\\':
-			p.i += 2
-			continue
-		case '"':
-			p.i++
-			var v string
-			if err := json.Unmarshal(p.b[s:p.i], &v); err != nil {
-				p.i = s
-				return nil, p.errf("bad string")
-			}
-			return &jnode{kind: 's', start: s, end: p.i, str: v}, nil
-		case '\n':
-			return nil, p.errf("newline in string")
-		}
-		p.i++
-	}
-	return nil, p.errf("unterminated string")
-}
-
-// container parses an object ('{') or an array ('['), allowing a
-// trailing comma.
-func (p *jparser) container(kind byte) (*jnode, error) {
-	n := &jnode{kind: kind, start: p.i}
-	closer, what := byte(']'), "array"
-	if kind == '{' {
-		closer, what = '}', "object"
-	}
-	p.i++
-	for {
-		p.ws()
-		if p.i >= len(p.b) {
-			return nil, p.errf("unterminated " + what)
-		}
-		if p.b[p.i] == closer {
-			p.i++
-			n.end = p.i
-			return n, nil
-		}
-		if len(n.members)+len(n.elems) > 0 {
-			if p.b[p.i] != ',' {
-				return nil, p.errf("expected , or " + string(closer))
-			}
-			p.i++
-			p.ws()
-			if p.i < len(p.b) && p.b[p.i] == closer { // trailing comma
-				continue
-			}
-		}
-		if err := p.item(n); err != nil {
-			return nil, err
-		}
-	}
+	n.end = int(p.d.InputOffset())
+	return n, err
 }
 
 // item parses the next member of object n or element of array n.
-func (p *jparser) item(n *jnode) error {
+func (p *jparser) item(n *jnode, depth int) error {
 	if n.kind == '[' {
-		v, err := p.val()
+		v, err := p.val(depth + 1)
 		n.elems = append(n.elems, v)
 		return err
 	}
-	if p.i >= len(p.b) || p.b[p.i] != '"' {
-		return p.errf("expected a key")
-	}
-	k, err := p.str()
+	ks := p.next()
+	k, err := p.d.Token()
 	if err != nil {
 		return err
 	}
-	p.ws()
-	if p.i >= len(p.b) || p.b[p.i] != ':' {
-		return p.errf("expected :")
-	}
-	p.i++
-	p.ws()
-	v, err := p.val()
-	n.members = append(n.members, jmember{key: k.str, keyStart: k.start, keyEnd: k.end, val: v})
+	key, _ := k.(string)
+	ke := int(p.d.InputOffset())
+	v, err := p.val(depth + 1)
+	n.members = append(n.members, jmember{key: key, keyStart: ks, keyEnd: ke, val: v})
 	return err
+}
+
+// blankJSONC is b with its BOM, comments and trailing commas (after an
+// item, before a closer) as spaces; line breaks stay, for error lines.
+func blankJSONC(b []byte) []byte {
+	c := bytes.Clone(b)
+	if bytes.HasPrefix(c, []byte("\xef\xbb\xbf")) {
+		copy(c, "   ")
+	}
+	comma, prev := -1, byte(0) // a comma that may be trailing; the last other byte but blanks
+	for i := 0; i < len(c); i++ {
+		switch rest := c[i:]; {
+		case bytes.HasPrefix(rest, []byte("//")) || bytes.HasPrefix(rest, []byte("/*")):
+			i += spaceOut(rest) - 1
+			continue
+		case c[i] == '"':
+			i += strLen(rest) - 1
+		case c[i] == ',' && comma < 0 && prev != '[' && prev != '{':
+			comma = i
+			continue
+		case (c[i] == ']' || c[i] == '}') && comma >= 0:
+			c[comma] = ' '
+		case strings.IndexByte(" \t\r\n", c[i]) >= 0:
+			continue
+		}
+		comma, prev = -1, c[i]
+	}
+	return c
+}
+
+// spaceOut blanks the comment rest starts with, but its line breaks, and
+// returns its length (an unterminated one runs to the end).
+func spaceOut(rest []byte) int {
+	n := len(rest)
+	if j := bytes.IndexByte(rest, '\n'); rest[1] == '/' && j >= 0 {
+		n = j
+	} else if j := bytes.Index(rest[2:], []byte("*/")); rest[1] == '*' && j >= 0 {
+		n = j + 4
+	}
+	for k, ch := range rest[:n] {
+		if ch != '\n' && ch != '\r' {
+			rest[k] = ' '
+		}
+	}
+	return n
+}
+
+// strLen is the length of the string literal rest starts with.
+func strLen(rest []byte) int {
+	for k := 1; k < len(rest); k++ {
+		switch rest[k] {
+		case '\\':
+			k++
+		case '"':
+			return k + 1
+		}
+	}
+	return len(rest)
 }
 
 // style is the document's formatting, detected once per document.
@@ -270,50 +244,33 @@ func detectStyle(b []byte, root *jnode) style {
 
 // lineIndent returns the leading whitespace of the line holding pos.
 func lineIndent(b []byte, pos int) string {
-	ls := bytes.LastIndexByte(b[:pos], '\n') + 1
-	e := ls
-	for e < len(b) && (b[e] == ' ' || b[e] == '\t') {
-		e++
-	}
-	return string(b[ls:e])
+	line := b[lineStart(b, pos):]
+	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
 }
 
 // ownLine reports whether only whitespace precedes pos on its line, and that whitespace.
 func ownLine(b []byte, pos int) (string, bool) {
-	ls := bytes.LastIndexByte(b[:pos], '\n') + 1
-	pre := string(b[ls:pos])
+	pre := string(b[lineStart(b, pos):pos])
 	return pre, strings.TrimLeft(pre, " \t") == ""
 }
 
 func splice(b []byte, start, end int, repl string) []byte {
-	out := make([]byte, 0, len(b)-(end-start)+len(repl))
-	out = append(out, b[:start]...)
-	out = append(out, repl...)
-	return append(out, b[end:]...)
+	return slices.Concat(b[:start], []byte(repl), b[end:])
 }
 
-// render formats v (plain values or ordered objects). Multi-line output
-// starts at the current position; continuation lines start with prefix.
+// render formats v (plain values or ordered objects) in the document's
+// style. Multi-line output starts at the current position; continuation
+// lines start with prefix.
 func render(v any, prefix string, st style, multi bool) string {
-	unit := "" // prefix is "" when !multi
-	if multi {
-		unit = st.unit
-	}
-	b, err := marshal(v, prefix, unit)
-	if err != nil {
-		panic(err) // only carryover's own values are rendered
-	}
-	s := string(b)
-	if multi {
-		if st.keySep != ": " {
-			s = respace(s, ": ", st.keySep)
+	if !multi {
+		b, _ := marshal(v, "", "")
+		if st.spaced {
+			return respace(string(b), ": ", ", ")
 		}
-		return s
+		return string(b)
 	}
-	if st.spaced {
-		s = respace(s, "", "")
-	}
-	return s
+	b, _ := marshal(v, prefix, st.unit)
+	return respace(string(b), st.keySep, ",")
 }
 
 // marshal is v as JSON without HTML escaping (paths and commands stay
@@ -327,38 +284,26 @@ func marshal(v any, prefix, unit string) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
-// respace rewrites separators outside strings. With from == "" it turns
-// compact "," and ":" into ", " and ": "; otherwise it replaces from by to.
-func respace(s, from, to string) string {
+// respace rewrites the separators outside strings: each ":" (and the
+// space after it) to colon, each "," to comma.
+func respace(s, colon, comma string) string {
 	var b strings.Builder
 	in, esc := false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if in {
-			b.WriteByte(c)
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
-			}
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == ':':
+			b.WriteString(colon)
+			i += len(s[i+1:]) - len(strings.TrimPrefix(s[i+1:], " "))
 			continue
-		}
-		if c == '"' {
-			in = true
-		}
-		if from == "" {
-			b.WriteByte(c)
-			if c == ',' || c == ':' {
-				b.WriteByte(' ')
-			}
-			continue
-		}
-		if strings.HasPrefix(s[i:], from) {
-			b.WriteString(to)
-			i += len(from) - 1
+		case !in && c == ',':
+			b.WriteString(comma)
 			continue
 		}
 		b.WriteByte(c)
@@ -442,34 +387,25 @@ type kv struct {
 type ordered []kv
 
 func (o ordered) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+	b := []byte{'{'}
 	for i, p := range o {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
 		k, _ := json.Marshal(p.k)
-		buf.Write(k)
-		buf.WriteByte(':')
-		vb, err := marshal(p.v, "", "")
+		v, err := marshal(p.v, "", "")
 		if err != nil {
 			return nil, err
 		}
-		buf.Write(vb)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, k...), ':'), v...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // plain converts ordered values to the shapes value() returns, for comparison.
 func plain(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
+	b, _ := json.Marshal(v) // only carryover's own values
 	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(err)
-	}
+	json.Unmarshal(b, &out)
 	return out
 }

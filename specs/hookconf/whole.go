@@ -1,17 +1,14 @@
 package hookconf
 
-// Whole hook files (hook_file shape "whole", specs/whole.go): carryover
-// writes the file from its template and owns it byte for byte.
+// Whole hook files (hook_file shape "whole"): carryover writes the file
+// from its template and owns it byte for byte.
 //   - a file is carryover's when it is exactly the template rendered for
-//     some absolute carryover path (parseWhole), or when its SHA-256 is the
-//     one install recorded for that path (an older carryover's template);
-//     anything else is the user's: install refuses to replace it, uninstall
-//     leaves it and says so;
-//   - install writes the file with the layout's mode (0o755 for Cline's
-//     executable hooks) and records its digest; no backup is taken (the
-//     file was not there, or was carryover's);
-//   - per-event layouts (path ending in {{event}}) delete carryover's files
-//     for events this version no longer hooks.
+//     some absolute carryover path, or when its SHA-256 is the one install
+//     recorded (an older template); anything else is the user's: install
+//     refuses to replace it, uninstall leaves it and says so;
+//   - install writes it with the layout's mode (0o755 for Cline's executable
+//     hooks) and records its digest; no backup (it was absent, or ours);
+//   - per-event layouts delete carryover's files for events no longer hooked.
 
 import (
 	"bytes"
@@ -28,12 +25,14 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-// wholeFile is one file of a whole-file target.
+// wholeFile is one file of a whole-file target, as found on disk.
 type wholeFile struct {
-	path string
-	// event is the native event of a per-event file; "" for the one file
-	// that relays every event.
-	event string
+	path  string
+	event string // "" for the one file that relays every event
+
+	b            []byte
+	exists, ours bool
+	exe          string // the carryover path it runs ("" when recognised only by the recorded digest)
 }
 
 // Where is t's hook file for people: a per-event path names the event
@@ -54,65 +53,42 @@ func (t Target) wholeFiles(events []string) []wholeFile {
 	return out
 }
 
-// renderWhole fills in t's template for exe and event.
+// renderWhole fills in t's template for exe and event; the JSON string
+// literal of exe is also a JS and TS one.
 func renderWhole(t Target, exe, event string) []byte {
-	return []byte(strings.NewReplacer(specs.SlotExeSh, quote(exe), specs.SlotExeJSON, jsString(exe),
+	js, _ := marshal(exe, "", "")
+	return []byte(strings.NewReplacer(specs.SlotExeSh, quote(exe), specs.SlotExeJSON, string(js),
 		specs.SlotTool, t.Tool, specs.EventSlot, event).Replace(t.Layout.Content()))
-}
-
-// jsString is s as a JSON string literal, which JS and TS read as the same
-// string (no HTML escaping: the path stays readable).
-func jsString(s string) string {
-	b, _ := marshal(s, "", "")
-	return string(b)
 }
 
 // parseWhole returns the carryover path b was rendered for, when b is
 // exactly t's template for event rendered for some absolute path.
 func parseWhole(t Target, event string, b []byte) (string, bool) {
-	pat := regexp.QuoteMeta(t.Layout.Content())
-	pat = strings.NewReplacer(
+	pat := strings.NewReplacer(
 		regexp.QuoteMeta(specs.SlotExeSh), `(?P<sh>.+?)`,
 		regexp.QuoteMeta(specs.SlotExeJSON), `(?P<json>".*?")`,
 		regexp.QuoteMeta(specs.SlotTool), regexp.QuoteMeta(t.Tool),
 		regexp.QuoteMeta(specs.EventSlot), regexp.QuoteMeta(event),
-	).Replace(pat)
+	).Replace(regexp.QuoteMeta(t.Layout.Content()))
 	re, err := regexp.Compile(`\A(?s:` + pat + `)\z`)
 	if err != nil {
 		return "", false
 	}
 	m := re.FindSubmatch(b)
-	if m == nil {
-		return "", false
-	}
 	var exe string
 	for i, name := range re.SubexpNames() {
-		if i > 0 && exe == "" {
-			exe = unquoteSlot(name, string(m[i]))
+		switch {
+		case m == nil || exe != "":
+		case name == "json":
+			json.Unmarshal(m[i], &exe)
+		case name == "sh":
+			exe, _ = unquote(string(m[i]))
 		}
 	}
 	if exe == "" || checkExe(exe) != nil || !bytes.Equal(renderWhole(t, exe, event), b) {
 		return "", false
 	}
 	return exe, true
-}
-
-// unquoteSlot reads back what renderWhole put in a slot: a shell word
-// ("sh", as quote writes it) or a JSON string ("json"); "" when it is not.
-func unquoteSlot(kind, v string) string {
-	var exe string
-	switch {
-	case kind == "json":
-		json.Unmarshal([]byte(v), &exe)
-	case kind == "sh" && len(v) >= 3:
-		inner := v[1 : len(v)-1]
-		for _, p := range []string{inner, strings.ReplaceAll(inner, `'\''`, `'`)} {
-			if quote(p) == v {
-				exe = p
-			}
-		}
-	}
-	return exe
 }
 
 func digest(b []byte) string {
@@ -131,36 +107,21 @@ func ownerFor(t Target, files FS) (wholeOwner, error) {
 	return wholeOwner{t: t, digests: r.Files}, err
 }
 
-// owns reports whether b at f is carryover's, and the carryover path it
-// runs ("" when recognised only by the recorded digest).
-func (w wholeOwner) owns(f wholeFile, b []byte) (string, bool) {
-	if exe, ok := parseWhole(w.t, f.event, b); ok {
-		return exe, true
+// read reads f (after checking its path when check) and judges whether it
+// is carryover's.
+func (w wholeOwner) read(f wholeFile, files FS, check bool) (wholeFile, error) {
+	if check && (f.path == "" || checkExe(f.path) != nil) {
+		return f, fmt.Errorf("hook file path %q is not absolute; set HOME (or the agent's config variable) and run the command again", f.path)
 	}
-	d, ok := w.digests[f.path]
-	return "", ok && d == digest(b)
-}
-
-func hookNames(cap specs.Capability) []string {
-	var out []string
-	for _, h := range cap.Hooks() {
-		out = append(out, h.Native)
+	var err error
+	if f.b, f.exists, err = read(files, f.path); err != nil {
+		return f, err
 	}
-	return out
-}
-
-func checkWholePath(p string) error {
-	if p == "" || checkExe(p) != nil {
-		return fmt.Errorf("hook file path %q is not absolute; set HOME (or the agent's config variable) and run the command again", p)
+	if f.exe, f.ours = parseWhole(w.t, f.event, f.b); !f.ours {
+		d, rec := w.digests[f.path]
+		f.ours = rec && d == digest(f.b)
 	}
-	return nil
-}
-
-// modeFS is implemented by file systems with permission bits (OSFS).
-type modeFS interface {
-	// mode returns a file's permission bits (false: unknown, e.g. Windows).
-	mode(name string) (os.FileMode, bool)
-	chmod(name string, mode os.FileMode) error
+	return f, nil
 }
 
 // modeWrong reports whether the file at path lacks the bits want asks for
@@ -175,9 +136,6 @@ func modeWrong(files FS, path string, want os.FileMode) bool {
 }
 
 func planWholeInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, error) {
-	if err := checkExe(exe); err != nil {
-		return nil, err
-	}
 	w, err := ownerFor(t, files)
 	if err != nil {
 		return nil, err
@@ -191,23 +149,20 @@ func planWholeInstall(t Target, cap specs.Capability, exe string, files FS) ([]P
 		}
 		plans = append(plans, p)
 	}
-	stale, err := staleWhole(t, w, events, files)
+	stale, err := w.stale(events, files)
 	if err != nil {
 		return nil, err
 	}
 	plans = append(plans, stale...)
 	for i := range plans {
-		plans[i].Hooks, plans[i].exe, plans[i].record = events, exe, t.Record
+		plans[i].Hooks = events
 	}
 	return plans, nil
 }
 
 // planFile plans writing f for exe, refusing a file that is not carryover's.
 func (w wholeOwner) planFile(f wholeFile, exe string, files FS) (Plan, error) {
-	if err := checkWholePath(f.path); err != nil {
-		return Plan{}, err
-	}
-	before, exists, err := read(files, f.path)
+	f, err := w.read(f, files, true)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -216,34 +171,29 @@ func (w wholeOwner) planFile(f wholeFile, exe string, files FS) (Plan, error) {
 		// JSON cannot carry a path that is not UTF-8
 		return Plan{}, fmt.Errorf("carryover's path %q cannot be written into %s as it is; run carryover from a path of plain UTF-8 characters", exe, f.path)
 	}
-	if exists && !bytes.Equal(before, after) {
-		if _, ours := w.owns(f, before); !ours {
-			return Plan{}, fmt.Errorf("%s exists and is not the file carryover writes there, so carryover does not replace it; "+
-				"move it aside (or run carryover from it yourself), then run `carryover install` again", f.path)
-		}
+	if f.exists && !f.ours && !bytes.Equal(f.b, after) {
+		return Plan{}, fmt.Errorf("%s exists and is not the file carryover writes there, so carryover does not replace it; "+
+			"move it aside (or run carryover from it yourself), then run `carryover install` again", f.path)
 	}
 	mode := os.FileMode(w.t.Layout.Mode)
-	return Plan{Tool: w.t.Tool, Path: f.path, Before: before, After: after, Created: !exists,
-		Mode: mode, whole: true, chmod: exists && modeWrong(files, f.path, mode)}, nil
+	return Plan{Tool: w.t.Tool, Path: f.path, Before: f.b, After: after, Created: !f.exists,
+		Mode: mode, whole: true, chmod: f.exists && modeWrong(files, f.path, mode)}, nil
 }
 
-// staleWhole plans deleting carryover's per-event files for events of the
+// stale plans deleting carryover's per-event files for events of the
 // tool's other rows that keep is not hooking.
-func staleWhole(t Target, w wholeOwner, keep []string, files FS) ([]Plan, error) {
-	if !t.perEvent() {
-		return nil, nil
-	}
+func (w wholeOwner) stale(keep []string, files FS) ([]Plan, error) {
 	var out []Plan
-	for _, f := range t.wholeFiles(t.Events) {
-		if slices.Contains(keep, f.event) {
+	for _, f := range w.t.wholeFiles(w.t.Events) {
+		if !w.t.perEvent() || slices.Contains(keep, f.event) {
 			continue
 		}
-		b, exists, err := read(files, f.path)
+		f, err := w.read(f, files, false)
 		if err != nil {
 			return nil, err
 		}
-		if _, ours := w.owns(f, b); exists && ours {
-			out = append(out, Plan{Tool: t.Tool, Path: f.path, Before: b, Delete: true, whole: true})
+		if f.exists && f.ours {
+			out = append(out, Plan{Tool: w.t.Tool, Path: f.path, Before: f.b, Delete: true, whole: true})
 		}
 	}
 	return out, nil
@@ -256,20 +206,15 @@ func planWholeUninstall(t Target, files FS) ([]Plan, error) {
 	}
 	var plans []Plan
 	for _, f := range t.wholeFiles(t.Events) {
-		if err := checkWholePath(f.path); err != nil {
+		if f, err = w.read(f, files, true); err != nil {
 			return nil, err
 		}
-		b, exists, err := read(files, f.path)
-		if err != nil {
-			return nil, err
-		}
-		p := Plan{Tool: t.Tool, Path: f.path, Before: b, After: b, whole: true}
+		p := Plan{Tool: t.Tool, Path: f.path, Before: f.b, After: f.b, whole: true}
 		_, recorded := w.digests[f.path]
-		switch _, ours := w.owns(f, b); {
-		case exists && ours:
+		switch {
+		case f.exists && f.ours:
 			p.After, p.Delete = nil, true
-		case exists && recorded:
-			// carryover wrote it once; it was changed since
+		case f.exists && recorded: // carryover wrote it once; it was changed since
 			p.Warnings = append(p.Warnings, fmt.Sprintf("left %s: it changed since carryover wrote it; delete it yourself if you no longer want it", f.path))
 		}
 		plans = append(plans, p)
@@ -286,26 +231,23 @@ func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, e
 	events := hookNames(cap)
 	var problems, missing []string
 	for _, f := range t.wholeFiles(events) {
-		b, exists, err := read(files, f.path)
-		if err != nil {
+		if f, err = w.read(f, files, false); err != nil {
 			return st, err
 		}
-		if !exists {
+		if !f.exists {
 			missing = append(missing, f.path)
 			continue
 		}
-		p, ours := w.judge(f, b, exe, files)
-		problems = append(problems, p...)
-		if !ours {
-			continue
-		}
-		if f.event != "" {
+		problems = append(problems, w.judge(f, exe, files)...)
+		switch {
+		case !f.ours:
+		case f.event != "":
 			st.Hooks = append(st.Hooks, f.event)
-		} else {
+		default:
 			st.Hooks = append(st.Hooks, events...)
 		}
 	}
-	stale, err := staleWhole(t, w, events, files)
+	stale, err := w.stale(events, files)
 	if err != nil {
 		return st, err
 	}
@@ -315,10 +257,10 @@ func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, e
 	switch {
 	case len(missing) == len(t.wholeFiles(events)) && len(problems) == 0:
 		st.State, st.Detail = StateMissing, "no carryover hook file at "+strings.Join(missing, ", ")+"; run `carryover install`"
-	case len(missing)+len(problems) > 0:
-		if len(missing) > 0 {
-			problems = append([]string{"missing " + strings.Join(missing, ", ")}, problems...)
-		}
+	case len(missing) > 0:
+		problems = append([]string{"missing " + strings.Join(missing, ", ")}, problems...)
+		fallthrough
+	case len(problems) > 0:
 		st.State, st.Detail = StateDrifted, strings.Join(problems, "; ")+"; run `carryover refresh`"
 	default:
 		st.State = StatePresent
@@ -326,22 +268,20 @@ func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, e
 	return st, nil
 }
 
-// judge says what is wrong with the existing file f holding b, and
-// whether it is carryover's at all.
-func (w wholeOwner) judge(f wholeFile, b []byte, exe string, files FS) (problems []string, ours bool) {
-	x, ours := w.owns(f, b)
+// judge says what is wrong with the existing file f.
+func (w wholeOwner) judge(f wholeFile, exe string, files FS) (problems []string) {
 	switch {
-	case !ours:
-		return []string{f.path + " is not the file carryover writes there (edited, or not carryover's)"}, false
-	case x == "":
+	case !f.ours:
+		return []string{f.path + " is not the file carryover writes there (edited, or not carryover's)"}
+	case f.exe == "":
 		problems = append(problems, f.path+" was written by another carryover version")
-	case x != exe:
-		problems = append(problems, f.path+" runs "+x+", not "+exe)
+	case f.exe != exe:
+		problems = append(problems, f.path+" runs "+f.exe+", not "+exe)
 	}
 	if modeWrong(files, f.path, os.FileMode(w.t.Layout.Mode)) {
 		problems = append(problems, fmt.Sprintf("%s lacks mode %#o, so the agent may not run it", f.path, w.t.Layout.Mode))
 	}
-	return problems, true
+	return problems
 }
 
 // wholeStubs lists what doctor runs for t's whole files: a per-event file
@@ -355,19 +295,17 @@ func wholeStubs(t Target, files FS) ([]Stub, error) {
 	}
 	var out []Stub
 	for _, f := range t.wholeFiles(t.Events) {
-		b, exists, err := read(files, f.path)
-		if err != nil {
+		if f, err = w.read(f, files, false); err != nil {
 			return nil, err
 		}
-		exe, ours := w.owns(f, b)
 		switch {
-		case !exists || !ours:
+		case !f.exists || !f.ours:
 		case f.event != "":
 			out = append(out, Stub{Event: f.event, Command: quote(filepath.Clean(f.path))})
-		case exe != "":
+		case f.exe != "":
 			for _, ev := range t.Events {
-				if bytes.Contains(b, []byte(`"`+ev+`"`)) {
-					out = append(out, Stub{Event: ev, Command: StubCommand(exe, t.Tool, ev)})
+				if bytes.Contains(f.b, []byte(`"`+ev+`"`)) {
+					out = append(out, Stub{Event: ev, Command: StubCommand(f.exe, t.Tool, ev)})
 				}
 			}
 		}

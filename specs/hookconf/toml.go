@@ -1,0 +1,502 @@
+package hookconf
+
+// carryover edits TOML files it shares with their owners (Codex's
+// config.toml, its own config.toml) by splicing text, never by re-encoding:
+// comments, order and spacing stay. Its own files are edited key by key
+// (SetKey, UnsetKey); Codex's trust entries are tables carryover appends
+// and marks (the end of this file).
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/carryover/carryover/specs"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// tomlQuote quotes s as a TOML basic string.
+func tomlQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlLayout is where things are in a TOML document.
+type tomlLayout struct {
+	// [start, end) is the wanted key's assignment through its value (not a
+	// trailing comment), keyEnd where its key ends; start < 0: not assigned.
+	start, end, keyEnd int
+	inline             bool // under an inline table or a value (`limits = {…}`): left to the user
+	firstTable         int  // the first table header's offset (len(b) if none)
+	tableEnd           int  // after the wanted key's table's last line (-1: no header)
+}
+
+// locateTOMLKey finds path (["limits", "warn_percent"]) in b with
+// go-toml/v2's own parser (each expression's byte range), not with
+// patterns, so a key inside a multi-line array, a string holding "[x]" or
+// a quoted key is found or left alone exactly as TOML reads it.
+func locateTOMLKey(b []byte, key string) (lay tomlLayout, path []string, err error) {
+	path = strings.Split(key, ".")
+	lay, err = locateTOMLPath(b, path)
+	if err == nil && lay.inline {
+		err = fmt.Errorf("%s is set inline (%s = {…}); edit the file by hand", key, path[0])
+	}
+	return lay, path, err
+}
+
+func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
+	lay := tomlLayout{start: -1, firstTable: len(b), tableEnd: -1}
+	p := unstable.Parser{}
+	p.Reset(b)
+	var table []string
+	inWanted := false // inside the header of path's table
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			// A header's own range is not recorded by the parser; its
+			// key's is, and the header is that key's line.
+			it := e.Key()
+			it.Next()
+			at := int(it.Node().Raw.Offset)
+			if lay.firstTable == len(b) {
+				lay.firstTable = lineStart(b, at)
+			}
+			table = keyParts(e.Key())
+			if e.Kind == unstable.ArrayTable {
+				table = append(table, "[]") // never a documented key's table
+			}
+			inWanted = len(path) > 1 && slices.Equal(table, path[:len(path)-1])
+			if inWanted {
+				lay.tableEnd = lineEnd(b, at)
+			}
+		case unstable.KeyValue:
+			full := append(slices.Clone(table), keyParts(e.Key())...)
+			start := int(e.Raw.Offset)
+			end := start + int(e.Raw.Length)
+			if inWanted {
+				lay.tableEnd = lineEnd(b, end)
+			}
+			switch {
+			case slices.Equal(full, path):
+				lay.start, lay.end = start, end
+				lay.keyEnd = start + bytes.IndexByte(b[start:end], '=')
+			case len(full) < len(path) && slices.Equal(full, path[:len(full)]):
+				lay.inline = true // `limits = {…}` or `limits = 1`
+			}
+		}
+	}
+	if err := p.Error(); err != nil {
+		return lay, fmt.Errorf("the file is not valid TOML (%v); fix it by hand", err)
+	}
+	return lay, nil
+}
+
+func keyParts(it unstable.Iterator) []string {
+	var out []string
+	for it.Next() {
+		out = append(out, string(it.Node().Data))
+	}
+	return out
+}
+
+func lineStart(b []byte, i int) int { return bytes.LastIndexByte(b[:i], '\n') + 1 }
+
+// lineEnd is just after the line that holds i.
+func lineEnd(b []byte, i int) int {
+	if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+		return i + j + 1
+	}
+	return len(b)
+}
+
+// SetKey returns b with key (dotted for a key inside a table) set to
+// literal (a TOML value: `"brief"`, `true`, `["claude"]`). An existing
+// assignment is replaced through the end of its value (a trailing comment
+// stays); a new top-level key goes before the first table, a new table key
+// at the end of its table, creating the table at the end of the file if
+// needed. The result must parse and hold the key.
+func SetKey(b []byte, key, literal string) ([]byte, error) {
+	lay, path, err := locateTOMLKey(b, key)
+	if err != nil {
+		return nil, err
+	}
+	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
+	var out []byte
+	switch {
+	case lay.start >= 0:
+		keyText := strings.TrimRight(string(b[lay.start:lay.keyEnd]), " \t")
+		out = slices.Concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
+	case len(path) == 1 && lay.firstTable < len(b):
+		out = insertLine(b, lay.firstTable, line+"\n")
+	case len(path) == 1:
+		out = insertLine(b, lay.firstTable, line)
+	case lay.tableEnd >= 0:
+		out = insertLine(b, lay.tableEnd, line)
+	case len(b) > 0:
+		out = insertLine(b, len(b), "\n"+table+line)
+	default:
+		out = []byte(table + line)
+	}
+	var check map[string]any
+	if err := toml.Unmarshal(out, &check); err != nil {
+		return nil, fmt.Errorf("the file would not be valid TOML after setting %s (%v); fix it by hand", key, err)
+	}
+	if _, ok := LookupPath(check, path); !ok {
+		return nil, fmt.Errorf("could not set %s; edit the file by hand", key)
+	}
+	return out, nil
+}
+
+// insertLine inserts ins at pos, on a line of its own.
+func insertLine(b []byte, pos int, ins string) []byte {
+	if pos > 0 && b[pos-1] != '\n' {
+		ins = "\n" + ins
+	}
+	return slices.Concat(b[:pos], []byte(ins), b[pos:])
+}
+
+// UnsetKey returns b without key's assignment (its whole line, with a
+// trailing comment on it); changed is false when the key was not set.
+func UnsetKey(b []byte, key string) (out []byte, changed bool, err error) {
+	lay, _, err := locateTOMLKey(b, key)
+	if err != nil || lay.start < 0 {
+		return b, false, err
+	}
+	from, to := lay.start, lineEnd(b, lay.end)
+	if strings.TrimSpace(string(b[lineStart(b, from):from])) == "" {
+		from = lineStart(b, from) // the line held only this key: drop it whole
+	} else {
+		to = lay.end
+	}
+	out = slices.Concat(b[:from], b[to:])
+	var check map[string]any
+	if err := toml.Unmarshal(out, &check); err != nil {
+		return nil, false, fmt.Errorf("the file would not be valid TOML after removing %s (%v); fix it by hand", key, err)
+	}
+	return out, true, nil
+}
+
+// LookupPath is the value at a dotted path in a decoded document.
+func LookupPath(m map[string]any, path []string) (any, bool) {
+	var v any = m
+	for _, p := range path {
+		t, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = t[p]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// Codex runs user hooks only when config.toml holds a matching
+//
+//	[hooks.state."<abs path of hooks.json>:<event label>:<group>:<handler>"]
+//	trusted_hash = "sha256:<hex>"
+//
+// (the hash of the normalised handler, see codexNorm and codexDigest; the
+// rules, specs.TrustHash, are data in tools.toml). carryover appends one table per
+// stub, marked "# carryover" on the header line, and removes only marked
+// tables, so the user's comments and layout stay untouched.
+
+// TrustEntry is one [hooks.state."Key"] trusted_hash = Hash entry.
+type TrustEntry struct{ Key, Hash string }
+
+// codexTrust computes the trust entries of the handlers in a hooks.json
+// document declared at path that match accepts (nil: all). Unknown events
+// are skipped.
+func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(cmd, event string) bool) ([]TrustEntry, error) {
+	root, err := parseJSON(hooksJSON)
+	if err != nil {
+		return nil, err
+	}
+	if root.kind != '{' {
+		return nil, fmt.Errorf("%s is not a JSON object", path)
+	}
+	var out []TrustEntry
+	if _, hooks := root.member("hooks"); hooks != nil {
+		for _, m := range hooks.members { // members: only an object has them
+			for gi, g := range m.val.elems {
+				if label, ok := th.Labels[m.key]; ok {
+					out = append(out, codexGroupTrust(th, path, m.key, label, gi, g, match)...)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// codexGroupTrust is the trust entries of the handlers of matcher group
+// gi of event (labelled label) that match accepts.
+func codexGroupTrust(th *specs.TrustHash, path, event, label string, gi int, g *jnode, match func(cmd, event string) bool) []TrustEntry {
+	hs := groupHandlers(g)
+	if hs == nil {
+		return nil
+	}
+	var matcher any
+	if _, mn := g.member("matcher"); mn != nil && mn.kind != 'l' && !slices.Contains(th.NoMatcher, event) {
+		matcher = mn.value()
+	}
+	var out []TrustEntry
+	for hi, h := range hs.elems {
+		hv, ok := h.value().(map[string]any)
+		if cmd, _ := hv["command"].(string); !ok || match != nil && !match(cmd, event) {
+			continue
+		}
+		ident := map[string]any{"event_name": label, "hooks": []any{codexNorm(th, event, hv)}}
+		if matcher != nil {
+			ident["matcher"] = matcher
+		}
+		sum, _ := codexDigest(ident)
+		out = append(out, TrustEntry{Key: fmt.Sprintf("%s:%s:%d:%d", path, label, gi, hi), Hash: sum})
+	}
+	return out
+}
+
+func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]any {
+	t, has := h["timeout"].(float64)
+	clamp := slices.Contains(th.Clamp3s, event)
+	switch {
+	case clamp && !has:
+		t = 1
+	case clamp:
+		t = min(max(t, 1), 3)
+	case !has:
+		t = 600
+	default:
+		t = max(t, 1)
+	}
+	async, _ := h["async"].(bool)
+	out := map[string]any{"type": "command", "command": h["command"], "timeout": t, "async": async}
+	if sm, ok := h["statusMessage"]; ok && sm != nil {
+		out["statusMessage"] = sm
+	}
+	if acl, ok := h["additionalContextLimit"]; ok && acl != nil && acl != float64(2500) && slices.Contains(th.Context, event) {
+		out["additionalContextLimit"] = acl
+	}
+	return out
+}
+
+// codexDigest is sha256 over JSON with sorted keys, compact separators, and
+// no HTML escaping (serde_json's output).
+func codexDigest(v any) (string, error) {
+	b, err := marshal(v, "", "")
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), err
+}
+
+// trustHeader and trustHashLine are compiled at first use, not at process
+// start (the hook process never edits config.toml).
+var trustHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`)
+})
+var trustHashLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
+})
+
+type trustBlock struct {
+	start, end int // removal span, including the blank line carryover added before it
+	key, hash  string
+}
+
+// trustBlocks finds carryover's marked tables in config.toml.
+func trustBlocks(b []byte) []trustBlock {
+	var out []trustBlock
+	for _, m := range trustHeader().FindAllSubmatchIndex(b, -1) {
+		hs, he := m[0], m[1]
+		var k struct{ K string }
+		if toml.Unmarshal([]byte("K = \""+string(b[m[2]:m[3]])+"\""), &k) != nil {
+			k.K = string(b[m[2]:m[3]])
+		}
+		blk := trustBlock{start: hs, end: tableEnd(b, he), key: k.K}
+		// with the blank line (\n or \r\n) carryover added before it
+		if pre := b[:hs]; bytes.HasSuffix(pre, []byte("\n\n")) {
+			blk.start = hs - 1
+		} else if bytes.HasSuffix(pre, []byte("\n\r\n")) {
+			blk.start = hs - 2
+		}
+		if hm := trustHashLine().FindSubmatch(b[he:blk.end]); hm != nil {
+			blk.hash = string(hm[1])
+		}
+		out = append(out, blk)
+	}
+	return out
+}
+
+// tableEnd is the end of a table's body, whose header ends at he: its
+// following lines up to the next table header or EOF, without the blank
+// lines at its end.
+func tableEnd(b []byte, he int) int {
+	pos, lastContent := he, he
+	for li, ln := range bytes.SplitAfter(b[he:], []byte("\n")) {
+		t := bytes.TrimSpace(ln)
+		if li > 0 && bytes.HasPrefix(t, []byte("[")) {
+			break
+		}
+		pos += len(ln)
+		if li == 0 || len(t) > 0 {
+			lastContent = pos
+		}
+	}
+	return lastContent
+}
+
+// trustState is the hooks.state table of a config.toml.
+func trustState(b []byte) (map[string]any, error) {
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	state, _ := LookupPath(doc, []string{"hooks", "state"})
+	m, _ := state.(map[string]any)
+	return m, nil
+}
+
+// editTrust rewrites carryover's marked tables so they hold exactly want.
+func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
+	state, err := trustState(before)
+	if err != nil {
+		return nil, fmt.Errorf("not valid TOML (%v); fix it, then run the command again", err)
+	}
+	blocks := trustBlocks(before)
+	add, err := trustAdds(blocks, state, want)
+	if err != nil {
+		return nil, err
+	}
+	if slices.EqualFunc(blocks, add, func(bl trustBlock, w TrustEntry) bool { return bl.key == w.Key && bl.hash == w.Hash }) {
+		return before, nil
+	}
+	b := slices.Clone(before)
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b = slices.Delete(b, blocks[i].start, blocks[i].end)
+	}
+	nl := "\n"
+	if bytes.Contains(before, []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, nl...)
+	}
+	for _, w := range add {
+		if len(b) > 0 {
+			b = append(b, nl...)
+		}
+		b = append(b, "[hooks.state."+tomlQuote(w.Key)+"] # carryover"+nl+"trusted_hash = "+tomlQuote(w.Hash)+nl...)
+	}
+	if _, err := trustState(b); err != nil {
+		return nil, fmt.Errorf("internal error: edited config.toml is not valid TOML (%v); nothing was written", err)
+	}
+	return b, nil
+}
+
+// trustAdds is the entries of want carryover's tables must hold: all but
+// those the user's own tables already trust with the same hash (another
+// hash is an error).
+func trustAdds(blocks []trustBlock, state map[string]any, want []TrustEntry) ([]TrustEntry, error) {
+	var add []TrustEntry
+	for _, w := range want {
+		cur, ok := state[w.Key].(map[string]any) // the user's own entry for this key
+		switch {
+		case !ok || slices.ContainsFunc(blocks, func(bl trustBlock) bool { return bl.key == w.Key }):
+			add = append(add, w)
+		case cur["trusted_hash"] != w.Hash:
+			return nil, fmt.Errorf("already has [hooks.state.%s] with another trusted_hash; remove that table, then run the command again", tomlQuote(w.Key))
+		}
+	}
+	return add, nil
+}
+
+// planTrust plans config.toml for the hooks.json content hooksAfter (nil:
+// hooks.json is going away or holds no carryover stubs).
+func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
+	th := t.Layout.Trust
+	before, exists, err := read(files, t.TrustPath)
+	if err != nil {
+		return Plan{}, err
+	}
+	var want []TrustEntry
+	if hooksAfter != nil {
+		if want, err = codexTrust(th, t.Path, hooksAfter, id.ours); err != nil {
+			return Plan{}, fmt.Errorf("%s: %w", t.Path, err)
+		}
+	}
+	p := Plan{Tool: t.Tool, Path: t.TrustPath, Before: before, After: before, Created: !exists && len(want) > 0}
+	if !exists && len(want) == 0 {
+		return p, nil
+	}
+	if p.After, err = editTrust(before, want); err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", t.TrustPath, err)
+	}
+	if exists && len(want) == 0 && !bytes.Equal(before, p.After) {
+		p.After, p.Delete = untrusted(files, t.TrustPath, p.After)
+	}
+	for _, w := range want {
+		p.Hooks = append(p.Hooks, w.Key)
+	}
+	return p, nil
+}
+
+// untrusted is config.toml once carryover's last tables are gone. Install
+// may have ended the user's last line before adding its tables; when that
+// newline is all that differs from the backup, the backup's bytes come
+// back. A file left empty that install created (no backup) is deleted.
+func untrusted(files FS, path string, after []byte) (_ []byte, del bool) {
+	backup, hasBackup, err := read(files, path+BackupSuffix)
+	if err == nil && hasBackup && !bytes.Equal(after, backup) &&
+		bytes.Equal(bytes.TrimRight(after, "\r\n"), bytes.TrimRight(backup, "\r\n")) {
+		after = backup
+	}
+	if err == nil && !hasBackup && blank(after) {
+		return nil, true
+	}
+	return after, false
+}
+
+// trustDrift says what is wrong with Codex's trust entries for the
+// carryover stubs in hooksJSON ("" when nothing).
+func trustDrift(t Target, hooksJSON []byte, id stubID, files FS) (string, error) {
+	want, err := codexTrust(t.Layout.Trust, t.Path, hooksJSON, id.ours)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", t.Path, err)
+	}
+	b, _, err := read(files, t.TrustPath)
+	if err != nil {
+		return "", err
+	}
+	state, err := trustState(b)
+	if err != nil {
+		return "", fmt.Errorf("%s: not valid TOML (%v)", t.TrustPath, err)
+	}
+	for _, w := range want {
+		e, _ := state[w.Key].(map[string]any)
+		if e == nil || e["trusted_hash"] != w.Hash {
+			return "trust entries in " + t.TrustPath + " are missing or stale, so codex skips the hooks silently", nil
+		}
+		if e["enabled"] == false {
+			return "hooks are disabled (enabled = false) in " + t.TrustPath, nil
+		}
+	}
+	return "", nil
+}
