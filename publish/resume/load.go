@@ -60,33 +60,33 @@ func Parse(b []byte) (Loaded, error) {
 	} else if err := yaml.Unmarshal(b, &probe); err != nil || probe == nil {
 		return Loaded{}, ErrUnknownFormat
 	}
-	_, hasConv := probe["conversation"]
-	_, hasTask := probe["task"]
-	_, hasGoal := probe["goal"]
-	_, hasNow := probe["now"]
 	switch {
-	case hasConv || hasTask:
+	case hasKey(probe, "conversation", "task"):
 		var s Session
 		if err := json.Unmarshal(b, &s); err != nil {
 			return Loaded{}, fmt.Errorf("session.json: %s", jsonErr(err))
 		}
-		if err := s.Validate(); err != nil {
-			return Loaded{}, err
-		}
-		return Loaded{Session: &s}, nil
-	case hasGoal || hasNow || probe["status"] != nil:
+		return Loaded{Session: &s}, s.Validate()
+	case hasKey(probe, "goal", "now") || probe["status"] != nil:
 		var h Handoff
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err := dec.Decode(&h); err != nil {
 			return Loaded{}, fmt.Errorf("handoff: %s", yamlErr(err))
 		}
-		if err := h.Validate(); err != nil {
-			return Loaded{}, err
-		}
-		return Loaded{Handoff: &h}, nil
+		return Loaded{Handoff: &h}, h.Validate()
 	}
 	return Loaded{}, ErrUnknownFormat
+}
+
+// hasKey reports whether m holds any of keys, even with a null value.
+func hasKey(m map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // quotedRE is compiled at first use, not at process start.
