@@ -242,18 +242,8 @@ func (tl *Tool) validateRows(a *adapters.Agent) error {
 
 // validateRow checks one row's versions and hooks against agent a.
 func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
-	var err error
-	if r.min, r.max, err = parseRange(r.Versions); err != nil {
+	if err := r.parseVersions(); err != nil {
 		return fmt.Errorf("row %s: %w", r.ID, err)
-	}
-	if r.Tested != "" {
-		tv, err := version.NewVersion(r.Tested)
-		if err != nil {
-			return fmt.Errorf("row %s: tested: %w", r.ID, err)
-		}
-		if !r.contains(tv) {
-			return fmt.Errorf("row %s: tested version %s is outside %q", r.ID, r.Tested, r.Versions)
-		}
 	}
 	if a.Envelope == adapters.EnvelopeNone && len(r.Inject) > 0 {
 		return fmt.Errorf("row %s: the agent's envelope is none (adapters), so it cannot have inject hooks", r.ID)
@@ -285,6 +275,20 @@ func (r *Row) validateHooks(a *adapters.Agent) error {
 		if c := a.Class(h.Native); c != adapters.ClassStart && c != adapters.ClassPrompt {
 			return fmt.Errorf("row %s: inject hook %s is not a start or prompt event of %s (adapters: %q)", r.ID, h.Native, a.Name, c)
 		}
+	}
+	return nil
+}
+
+// parseVersions sets the row's range; its tested version must lie in it.
+func (r *Row) parseVersions() (err error) {
+	if r.min, r.max, err = parseRange(r.Versions); err != nil || r.Tested == "" {
+		return err
+	}
+	tv, err := version.NewVersion(r.Tested)
+	if err != nil {
+		return fmt.Errorf("tested: %w", err)
+	} else if !r.contains(tv) {
+		return fmt.Errorf("tested version %s is outside %q", r.Tested, r.Versions)
 	}
 	return nil
 }

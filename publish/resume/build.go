@@ -362,37 +362,12 @@ func (pk *packer) grow() {
 func frame(s Session, mode string) (head, foot string) {
 	mode, protocol := publish.Protocol(mode)
 	var b strings.Builder
-	id := s.SessionID
-	if len(id) > 12 {
-		id = id[:12]
-	}
 	src := "previous session"
 	if a, ok := adapters.ByName(s.Source); ok {
 		src = "previous " + a.Display + " session" // the instructions name no agent a file made up
 	}
 	fmt.Fprintf(&b, "# [CARRYOVER] Session handoff\n\n")
-	fmt.Fprintf(&b, "> **Source:** %s", line(DisplayName(s.Source)))
-	if id != "" {
-		fmt.Fprintf(&b, " (session `%s`)", line(strings.ReplaceAll(id, "`", "'")))
-	}
-	if !s.CapturedAt.IsZero() {
-		fmt.Fprintf(&b, " → **Captured:** %s", s.CapturedAt.UTC().Format(time.RFC3339))
-	}
-	b.WriteString("\n")
-	name := s.Project.Name
-	if name == "" && s.Project.Path != "" {
-		name = filepath.Base(s.Project.Path)
-	}
-	if len(s.DrawnFrom) > 0 {
-		fmt.Fprintf(&b, "> **Task state drawn from:** %s\n", line(strings.Join(s.DrawnFrom, "; ")))
-	}
-	if name != "" || s.Project.Path != "" {
-		fmt.Fprintf(&b, "> **Project:** %s (%s)", line(name), line(s.Project.Path))
-		if s.Project.GitBranch != "" {
-			fmt.Fprintf(&b, " | Branch: `%s`", line(strings.ReplaceAll(s.Project.GitBranch, "`", "'")))
-		}
-		b.WriteString("\n")
-	}
+	writeOrigin(&b, s)
 	b.WriteString("\n## Instructions for the Resuming Agent\n\n")
 	if s.Imported != "" {
 		fmt.Fprintf(&b, "%s\n\n", ImportedNote(s.Imported))
@@ -413,6 +388,33 @@ func frame(s Session, mode string) (head, foot string) {
 		foot = "## Resume Now\n\nOnce the user confirms the file above is theirs, continue with the in-progress work quoted above.\n"
 	}
 	return head, foot
+}
+
+// writeOrigin writes the prompt's source, task-state and project lines.
+func writeOrigin(b *strings.Builder, s Session) {
+	id := s.SessionID[:min(12, len(s.SessionID))]
+	fmt.Fprintf(b, "> **Source:** %s", line(DisplayName(s.Source)))
+	if id != "" {
+		fmt.Fprintf(b, " (session `%s`)", line(strings.ReplaceAll(id, "`", "'")))
+	}
+	if !s.CapturedAt.IsZero() {
+		fmt.Fprintf(b, " → **Captured:** %s", s.CapturedAt.UTC().Format(time.RFC3339))
+	}
+	b.WriteString("\n")
+	name := s.Project.Name
+	if name == "" && s.Project.Path != "" {
+		name = filepath.Base(s.Project.Path)
+	}
+	if len(s.DrawnFrom) > 0 {
+		fmt.Fprintf(b, "> **Task state drawn from:** %s\n", line(strings.Join(s.DrawnFrom, "; ")))
+	}
+	if name != "" || s.Project.Path != "" {
+		fmt.Fprintf(b, "> **Project:** %s (%s)", line(name), line(s.Project.Path))
+		if s.Project.GitBranch != "" {
+			fmt.Fprintf(b, " | Branch: `%s`", line(strings.ReplaceAll(s.Project.GitBranch, "`", "'")))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // resumeNow is the prompt's last instruction for each resume protocol.

@@ -282,18 +282,7 @@ func tree(root string, depth, maxLines int) string {
 	var lines []string
 	var walk func(dir, indent string, d int)
 	walk = func(dir, indent string, d int) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		var shown []os.DirEntry
-		for _, en := range ents {
-			n := en.Name()
-			if skipDirs[n] || (strings.HasPrefix(n, ".") && n != ".github") {
-				continue
-			}
-			shown = append(shown, en)
-		}
+		shown := treeEntries(dir)
 		for i, en := range shown {
 			if len(lines) >= maxLines+1 {
 				return
@@ -320,6 +309,21 @@ func tree(root string, depth, maxLines int) string {
 		lines = append(lines[:maxLines], "…")
 	}
 	return filepath.Base(root) + "/\n" + strings.Join(lines, "\n")
+}
+
+// treeEntries is what tree shows of dir: no hidden entry but .github,
+// nothing of skipDirs.
+func treeEntries(dir string) (shown []os.DirEntry) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // also none of a partial read
+	}
+	for _, en := range ents {
+		if n := en.Name(); !skipDirs[n] && (!strings.HasPrefix(n, ".") || n == ".github") {
+			shown = append(shown, en)
+		}
+	}
+	return shown
 }
 
 // languages are the code fence languages of file extensions.

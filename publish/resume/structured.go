@@ -406,25 +406,7 @@ const NoRequestWarning = "no user request found in the session; the goal is the 
 // the goal. Each substitution adds a warning.
 func Degrade(h *Handoff, s Session) {
 	if strings.TrimSpace(h.Goal) == "" {
-		best := ""
-		msgs := s.Conversation.Messages
-		for i := len(msgs) - 1; i >= 0 && best == ""; i-- {
-			if msgs[i].Role == "user" {
-				best = redact.Clip(oneLine(msgs[i].Content), 200)
-			}
-		}
-		if best == "" && len(s.Task.Completed) > 0 {
-			best = "continue after: " + redact.Clip(oneLine(s.Task.Completed[0]), 200)
-		}
-		for i := len(msgs) - 1; i >= 0 && best == ""; i-- {
-			if msgs[i].Role == "assistant" && msgs[i].ToolName == "" {
-				best = "continue from the last reply: " + redact.Clip(oneLine(msgs[i].Content), 200)
-			}
-		}
-		if best == "" {
-			best = "(unknown: ask the user to restate the task)"
-		}
-		h.Goal = best
+		h.Goal = bestGoal(s)
 		h.Warnings = append(h.Warnings, NoRequestWarning)
 	}
 	if strings.TrimSpace(h.Now) == "" {
@@ -433,4 +415,23 @@ func Degrade(h *Handoff, s Session) {
 			h.Warnings = append(h.Warnings, "no next action found; confirm the goal first")
 		}
 	}
+}
+
+// bestGoal is Degrade's stand-in for a missing goal.
+func bestGoal(s Session) string {
+	msgs := s.Conversation.Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if c := redact.Clip(oneLine(msgs[i].Content), 200); msgs[i].Role == "user" && c != "" {
+			return c
+		}
+	}
+	if len(s.Task.Completed) > 0 {
+		return "continue after: " + redact.Clip(oneLine(s.Task.Completed[0]), 200)
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "assistant" && msgs[i].ToolName == "" {
+			return "continue from the last reply: " + redact.Clip(oneLine(msgs[i].Content), 200)
+		}
+	}
+	return "(unknown: ask the user to restate the task)"
 }

@@ -73,17 +73,10 @@ func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			// A header's own range is not recorded by the parser; its
-			// key's is, and the header is that key's line.
-			it := e.Key()
-			it.Next()
-			at := int(it.Node().Raw.Offset)
+			var at int
+			table, at = tableHeader(e)
 			if lay.firstTable == len(b) {
 				lay.firstTable = lineStart(b, at)
-			}
-			table = keyParts(e.Key())
-			if e.Kind == unstable.ArrayTable {
-				table = append(table, "[]") // never a documented key's table
 			}
 			inWanted = len(path) > 1 && slices.Equal(table, path[:len(path)-1])
 			if inWanted {
@@ -109,6 +102,19 @@ func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
 		return lay, fmt.Errorf("the file is not valid TOML (%v); fix it by hand", err)
 	}
 	return lay, nil
+}
+
+// tableHeader is a table header's key (an array table's ends in "[]",
+// never a documented key's table) and its offset. The parser records no
+// range for a header, only for its key, which is on the header's line.
+func tableHeader(e *unstable.Node) ([]string, int) {
+	it := e.Key()
+	it.Next()
+	table := keyParts(e.Key())
+	if e.Kind == unstable.ArrayTable {
+		table = append(table, "[]")
+	}
+	return table, int(it.Node().Raw.Offset)
 }
 
 func keyParts(it unstable.Iterator) []string {
@@ -392,8 +398,18 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b = slices.Delete(b, blocks[i].start, blocks[i].end)
 	}
+	b = appendTrust(b, add, bytes.Contains(before, []byte("\r\n")))
+	if _, err := trustState(b); err != nil {
+		return nil, fmt.Errorf("internal error: edited config.toml is not valid TOML (%v); nothing was written", err)
+	}
+	return b, nil
+}
+
+// appendTrust appends carryover's marked table for each of add, one
+// blank line apart, in the file's line ending.
+func appendTrust(b []byte, add []TrustEntry, crlf bool) []byte {
 	nl := "\n"
-	if bytes.Contains(before, []byte("\r\n")) {
+	if crlf {
 		nl = "\r\n"
 	}
 	if len(b) > 0 && b[len(b)-1] != '\n' {
@@ -405,10 +421,7 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 		}
 		b = append(b, "[hooks.state."+tomlQuote(w.Key)+"] # carryover"+nl+"trusted_hash = "+tomlQuote(w.Hash)+nl...)
 	}
-	if _, err := trustState(b); err != nil {
-		return nil, fmt.Errorf("internal error: edited config.toml is not valid TOML (%v); nothing was written", err)
-	}
-	return b, nil
+	return b
 }
 
 // trustAdds is the entries of want carryover's tables must hold: all but
