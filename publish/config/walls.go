@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,11 +93,7 @@ func (c *Config) mergeThresholds(o ContextConfig, trusted bool, ignore func(stri
 	}
 	cur := c.Walls().Thresholds()
 	merged := c.Context
-	for _, f := range []struct{ dst, src **int }{{&merged.EarlyWarn, &o.EarlyWarn}, {&merged.Warn, &o.Warn}, {&merged.Critical, &o.Critical}} {
-		if *f.src != nil {
-			*f.dst = *f.src
-		}
-	}
+	merged.EarlyWarn, merged.Warn, merged.Critical = cmp.Or(o.EarlyWarn, merged.EarlyWarn), cmp.Or(o.Warn, merged.Warn), cmp.Or(o.Critical, merged.Critical)
 	t := Walls{Context: merged}.configured()
 	if trusted || (t.Valid() && t.EarlyWarn >= cur.EarlyWarn && t.Warn >= cur.Warn && t.Critical >= cur.Critical) {
 		c.Context.EarlyWarn, c.Context.Warn, c.Context.Critical = merged.EarlyWarn, merged.Warn, merged.Critical

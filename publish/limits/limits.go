@@ -7,6 +7,7 @@
 package limits
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -145,17 +146,10 @@ type limitRecorder struct {
 // hook's own when ""), read at at.
 func (r *limitRecorder) record(key, tool, native string, lim adapters.Limit, at time.Time) {
 	o := r.o
-	sid := o.SessionID
-	if tool == "" {
-		tool = o.Agent.Name
-	}
-	if native != "" && (native != o.Hook.SessionID || tool != o.Agent.Name) {
-		// Read by the catch-up from another session's file.
-		s, err := o.Ledger.SessionIn(tool, native, o.Project.Root)
-		if err != nil {
-			return
-		}
-		sid = s.ID
+	tool = cmp.Or(tool, o.Agent.Name)
+	sid, ok := r.sessionOf(tool, native)
+	if !ok {
+		return
 	}
 	if at.IsZero() {
 		at = o.Project.Now
@@ -169,6 +163,17 @@ func (r *limitRecorder) record(key, tool, native string, lim adapters.Limit, at 
 		l := lim
 		r.announce = &l
 	}
+}
+
+// sessionOf is the ledger id of session native of tool: the hook's own,
+// or another one whose file the catch-up read.
+func (r *limitRecorder) sessionOf(tool, native string) (int64, bool) {
+	o := r.o
+	if native == "" || (native == o.Hook.SessionID && tool == o.Agent.Name) {
+		return o.SessionID, true
+	}
+	s, err := o.Ledger.SessionIn(tool, native, o.Project.Root)
+	return s.ID, err == nil
 }
 
 // recordContext records the session's context level once per level and

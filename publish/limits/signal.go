@@ -49,16 +49,8 @@ func RunDir(home, runID string) string { return filepath.Join(home, "run", runID
 // hex, so a path cannot be smuggled through it).
 func splitRun(v string) (id string, gen int, ok bool) {
 	id, g, found := strings.Cut(v, ".")
-	if !found || len(id) < 8 || len(id) > 64 {
-		return "", 0, false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return "", 0, false
-		}
-	}
 	n, err := strconv.Atoi(g)
-	if err != nil || n < 0 || n > 1000 {
+	if !found || len(id) < 8 || len(id) > 64 || strings.Trim(id, "0123456789abcdef") != "" || err != nil || n < 0 || n > 1000 {
 		return "", 0, false
 	}
 	return id, n, true

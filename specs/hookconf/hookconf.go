@@ -226,10 +226,10 @@ func (p Plan) apply(files FS) error {
 		return err
 	}
 	if p.Delete { // Delete only removes files carryover created
-		if err := files.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return writeErr(p.Path, err)
+		if err = files.Remove(p.Path); errors.Is(err, fs.ErrNotExist) {
+			err = nil
 		}
-		return nil
+		return writeErr(p.Path, err)
 	}
 	if exists && !p.whole {
 		if err := backUp(files, p.Path, p.Before); err != nil {
@@ -423,19 +423,18 @@ func planJSON(t Target, files FS, exe string, install bool, edit func(f format, 
 		return nil, fmt.Errorf("%s: %w", t.Path, err)
 	}
 	p.Tool, p.Path, p.Before = t.Tool, t.Path, before
-	plans := []Plan{p}
-	if t.TrustPath != "" && t.Layout.Trust != nil {
-		var after []byte
-		if install {
-			after = p.After
-		}
-		tp, err := planTrust(t, after, id, files)
-		if err != nil {
-			return nil, err
-		}
-		plans = append(plans, tp)
+	if t.TrustPath == "" || t.Layout.Trust == nil {
+		return []Plan{p}, nil
 	}
-	return plans, nil
+	var after []byte
+	if install {
+		after = p.After
+	}
+	tp, err := planTrust(t, after, id, files)
+	if err != nil {
+		return nil, err
+	}
+	return []Plan{p, tp}, nil
 }
 
 // RecordFile is the file in the carryover home where install remembers what
