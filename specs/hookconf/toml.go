@@ -296,10 +296,10 @@ func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]a
 	}
 	async, _ := h["async"].(bool)
 	out := map[string]any{"type": "command", "command": h["command"], "timeout": t, "async": async}
-	if sm, ok := h["statusMessage"]; ok && sm != nil {
+	if sm := h["statusMessage"]; sm != nil {
 		out["statusMessage"] = sm
 	}
-	if acl, ok := h["additionalContextLimit"]; ok && acl != nil && acl != float64(2500) && slices.Contains(th.Context, event) {
+	if acl := h["additionalContextLimit"]; acl != nil && acl != float64(2500) && slices.Contains(th.Context, event) {
 		out["additionalContextLimit"] = acl
 	}
 	return out
