@@ -402,15 +402,8 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	if err != nil {
 		return picked{}, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return picked{}, exitf(ExitNotFound, "--transcript %s does not exist", sel.transcript)
-		}
-		return picked{}, exitf(ExitParse, "--transcript %s: %v", sel.transcript, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return picked{}, exitf(ExitParse, "--transcript %s is not a regular file", sel.transcript)
+	if err := regularFile(path, "--transcript "+sel.transcript); err != nil {
+		return picked{}, err
 	}
 	tool := sel.source
 	why := "--source " + tool
@@ -442,6 +435,20 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		p.reason += "; " + why
 	}
 	return p, nil
+}
+
+// regularFile says, naming it as arg, why path is no regular file.
+func regularFile(path, arg string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return exitf(ExitNotFound, "%s does not exist", arg)
+	case err != nil:
+		return exitf(ExitParse, "%s: %v", arg, err)
+	case !fi.Mode().IsRegular():
+		return exitf(ExitParse, "%s is not a regular file", arg)
+	}
+	return nil
 }
 
 func listerFor(name string) (adapters.Lister, error) {

@@ -129,12 +129,6 @@ func messages(rows []ledger.Row) []Message {
 func message(r ledger.Row, calls map[string]ledger.Row) (Message, bool) {
 	m := Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
 	switch r.Kind {
-	case adapters.KindPrompt:
-		m.Role = "user"
-	case adapters.KindText:
-		m.Role = "assistant"
-	case adapters.KindCompaction:
-		m.Role = "system"
 	case adapters.KindToolCall:
 		m.Role, m.ToolName = "assistant", r.ToolName
 		switch {
@@ -152,10 +146,14 @@ func message(r ledger.Row, calls map[string]ledger.Row) (Message, bool) {
 			m.Content = "ERROR: " + m.Content
 		}
 	default:
-		return m, false
+		m.Role = plainRoles[r.Kind]
+		return m, m.Role != ""
 	}
 	return m, true
 }
+
+// plainRoles are the roles of the kinds shown as their text.
+var plainRoles = map[adapters.Kind]string{adapters.KindPrompt: "user", adapters.KindText: "assistant", adapters.KindCompaction: "system"}
 
 // projectContext is P4: branch, status, log, tree, memory files. The
 // status lists the tracked files changed against the index or HEAD and
@@ -249,6 +247,11 @@ func fileDiff(src Sources, repo *distill.Repo, f distill.File, deadline time.Tim
 	if f.Git == "clean" {
 		return ""
 	}
+	return fileHead(abs)
+}
+
+// fileHead is a new file's first MaxDiffChars, or "(binary file)".
+func fileHead(abs string) string {
 	fi, err := os.Stat(abs)
 	if err != nil || !fi.Mode().IsRegular() {
 		return ""

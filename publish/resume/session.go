@@ -125,20 +125,16 @@ func (s *Session) Normalize() {
 	if s.Version == "" {
 		s.Version = Version
 	}
+	n := 0
 	for i := range s.Conversation.Messages {
 		m := &s.Conversation.Messages[i]
 		if m.TokenCount == 0 {
 			m.TokenCount = Estimate(m.Content)
 		}
+		n += m.TokenCount
 	}
-	if s.Conversation.MessageCount < len(s.Conversation.Messages) {
-		s.Conversation.MessageCount = len(s.Conversation.Messages)
-	}
+	s.Conversation.MessageCount = max(s.Conversation.MessageCount, len(s.Conversation.Messages))
 	if s.Conversation.EstimatedTokens == 0 {
-		n := 0
-		for _, m := range s.Conversation.Messages {
-			n += m.TokenCount
-		}
 		s.Conversation.EstimatedTokens = n
 	}
 	if s.Conversation.Messages == nil {
