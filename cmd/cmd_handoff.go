@@ -358,16 +358,9 @@ func ResumePath(project, format string) string {
 func layerNote(layers []resume.LayerStat) string {
 	var parts []string
 	for _, l := range layers {
-		var st string
-		switch l.Status {
-		case resume.Included:
-			st = "included"
-		case resume.Truncated:
+		st := l.Status // the status constants are their own words
+		if st == resume.Truncated {
 			st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
-		case resume.Dropped:
-			st = "dropped"
-		case resume.Empty:
-			st = "empty"
 		}
 		parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
 	}

@@ -269,13 +269,10 @@ func printSurvey(w io.Writer, sv *adapters.Survey) {
 }
 
 func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	for i, unit := range []string{"GiB", "MiB", "KiB"} {
+		if d := int64(1) << (30 - 10*i); n >= d {
+			return fmt.Sprintf("%.1f %s", float64(n)/float64(d), unit)
+		}
 	}
 	return fmt.Sprintf("%d B", n)
 }
