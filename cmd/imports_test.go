@@ -31,7 +31,7 @@ var allowedImports = map[string][]string{
 	"publish/redact":            {},                 // leaf: secret detectors and Clip
 	"publish/safefile":          {},                 // leaf: the one atomic writer, bounded regular-only reads
 	"publish/redact/redacttest": {"publish/redact"}, // test support: the measurement corpus
-	"adapters":                  {"adapters/internal/claudejson", "publish/redact"},
+	"adapters":                  {"adapters/internal/claudejson", "publish/redact", "publish/safefile"},
 	"adapters/ledger":           {"adapters", "publish/redact"},
 	"specs":                     {"adapters"},
 	"specs/hookconf":            {"specs", "publish/safefile"},
