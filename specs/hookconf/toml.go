@@ -444,16 +444,13 @@ func trustAdds(blocks []trustBlock, state map[string]any, want []TrustEntry) ([]
 // planTrust plans config.toml for the hooks.json content hooksAfter (nil:
 // hooks.json is going away or holds no carryover stubs).
 func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
-	th := t.Layout.Trust
 	before, exists, err := read(files, t.TrustPath)
 	if err != nil {
 		return Plan{}, err
 	}
-	var want []TrustEntry
-	if hooksAfter != nil {
-		if want, err = codexTrust(th, t.Path, hooksAfter, id.ours); err != nil {
-			return Plan{}, fmt.Errorf("%s: %w", t.Path, err)
-		}
+	want, err := wantTrust(t, hooksAfter, id)
+	if err != nil {
+		return Plan{}, err
 	}
 	p := Plan{Tool: t.Tool, Path: t.TrustPath, Before: before, After: before, Created: !exists && len(want) > 0}
 	if !exists && len(want) == 0 {
@@ -469,6 +466,18 @@ func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
 		p.Hooks = append(p.Hooks, w.Key)
 	}
 	return p, nil
+}
+
+// wantTrust is the trust entries for hooksAfter (none for nil).
+func wantTrust(t Target, hooksAfter []byte, id stubID) ([]TrustEntry, error) {
+	if hooksAfter == nil {
+		return nil, nil
+	}
+	want, err := codexTrust(t.Layout.Trust, t.Path, hooksAfter, id.ours)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	return want, nil
 }
 
 // untrusted is config.toml once carryover's last tables are gone. Install
