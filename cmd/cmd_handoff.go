@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -51,10 +52,7 @@ func handoffCommand(e *Env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				sel.session = ch.ID
-				if sel.source == "" {
-					sel.source = ch.Tool
-				}
+				sel.session, sel.source = ch.ID, cmp.Or(sel.source, ch.Tool)
 			}
 			return runHandoff(e, sel, o)
 		},

@@ -83,10 +83,7 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	bold := func(s string) string { return colour(e, e.StdoutTTY, "1", s) }
 	fmt.Fprintf(w, "%s\n  version   %s\n  home      %s\n  ledger    %s (%d sessions)\n", bold("carryover"), inf.Version, inf.Home, inf.Ledger, inf.Sessions)
 	fmt.Fprintf(w, "  config    %s%s\n", inf.Config, exists(inf.Config))
-	mode := cfg.Resume
-	if mode == "" {
-		mode = "ask (default)"
-	}
+	mode := cmp.Or(cfg.Resume, "ask (default)")
 	fmt.Fprintf(w, "  resume    %s\n  redact    %v\n", mode, cfg.RedactOn())
 	if len(cfg.Tools) > 0 {
 		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -159,9 +160,7 @@ func withLedgerSessions(out []candidate, seen map[string]int, ls []service.Ledge
 		}
 		c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
 			LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
-		if c.Preview == "" {
-			c.Preview = "(transcript gone; kept in the ledger)"
-		}
+		c.Preview = cmp.Or(c.Preview, "(transcript gone; kept in the ledger)")
 		out = append(out, c)
 	}
 	return out

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -230,10 +231,7 @@ func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
 // (from --resume) skips the resume question; current is the mode in
 // config.toml, the question's default (else ask).
 func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, []string, error) {
-	def := flagMode
-	if def == "" {
-		def = current
-	}
+	def := cmp.Or(flagMode, current)
 	if !slices.Contains(config.ResumeModes, def) {
 		def = config.ResumeModes[0]
 	}

@@ -493,9 +493,7 @@ func pick(cands []string, goos string, getenv func(string) string, home string, 
 		if exists != nil && exists(p) {
 			return p
 		}
-		if first == "" {
-			first = p
-		}
+		first = cmp.Or(first, p)
 	}
 	return first
 }

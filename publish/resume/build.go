@@ -1,6 +1,7 @@
 package resume
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -455,10 +456,7 @@ func (l *layer) addIf(ok bool, item string) {
 // then what is done.
 func taskLayer(s Session) *layer {
 	task := &layer{p: 1, name: "task", title: "## Current Task", mustKeep: true}
-	goal := strings.TrimSpace(s.Task.Description)
-	if goal == "" {
-		goal = "(no request was recorded; ask the user to restate the task)"
-	}
+	goal := cmp.Or(strings.TrimSpace(s.Task.Description), "(no request was recorded; ask the user to restate the task)")
 	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
 	latest, ip := strings.TrimSpace(s.Task.Latest), strings.TrimSpace(s.Task.InProgress)
 	task.addIf(latest != "" && latest != goal, "**Latest request:** "+defuseHeadings(latest))

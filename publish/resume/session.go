@@ -10,6 +10,7 @@ package resume
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,9 +123,7 @@ type Tokens struct {
 // Normalize fills counts and nil slices so the JSON is stable.
 func (s *Session) Normalize() {
 	cleanText(s)
-	if s.Version == "" {
-		s.Version = Version
-	}
+	s.Version = cmp.Or(s.Version, Version)
 	n := 0
 	for i := range s.Conversation.Messages {
 		m := &s.Conversation.Messages[i]
@@ -134,9 +133,7 @@ func (s *Session) Normalize() {
 		n += m.TokenCount
 	}
 	s.Conversation.MessageCount = max(s.Conversation.MessageCount, len(s.Conversation.Messages))
-	if s.Conversation.EstimatedTokens == 0 {
-		s.Conversation.EstimatedTokens = n
-	}
+	s.Conversation.EstimatedTokens = cmp.Or(s.Conversation.EstimatedTokens, n)
 	if s.Conversation.Messages == nil {
 		s.Conversation.Messages = []Message{}
 	}
