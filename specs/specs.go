@@ -225,11 +225,8 @@ func (tl *Tool) validateRows(a *adapters.Agent) error {
 		if err := tl.validateRow(r, a); err != nil {
 			return err
 		}
-		if i > 0 {
-			prev := tl.Rows[i-1]
-			if prev.max == nil || prev.max.GreaterThan(r.min) {
-				return fmt.Errorf("rows %s and %s overlap or are out of order", prev.ID, r.ID)
-			}
+		if i > 0 && !tl.Rows[i-1].below(r) {
+			return fmt.Errorf("rows %s and %s overlap or are out of order", tl.Rows[i-1].ID, r.ID)
 		}
 	}
 	if tl.HookFile.Whole() {
@@ -310,14 +307,24 @@ func parseRange(s string) (lo, hi *version.Version, err error) {
 		lo, err = version.NewVersion(strings.TrimSpace(a[2:]))
 	}
 	if err == nil && len(parts) == 2 {
-		if hi, err = version.NewVersion(strings.TrimSpace(b[1:])); err == nil && !hi.GreaterThan(lo) {
-			err = errors.New("empty range")
-		}
+		hi, err = upperBound(b, lo)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
 	}
 	return lo, hi, nil
+}
+
+// below reports whether the row's range ends at or before next's start.
+func (r Row) below(next *Row) bool { return r.max != nil && !r.max.GreaterThan(next.min) }
+
+// upperBound parses "< B", which must lie above lo.
+func upperBound(b string, lo *version.Version) (*version.Version, error) {
+	hi, err := version.NewVersion(strings.TrimSpace(b[1:]))
+	if err == nil && !hi.GreaterThan(lo) {
+		err = errors.New("empty range")
+	}
+	return hi, err
 }
 
 // contains reports whether v is in the row's range. Prereleases compare by

@@ -12,21 +12,8 @@ func Diff(p Plan) string {
 	if !p.Changed() {
 		return ""
 	}
-	from, to := p.Path, p.Path
-	if p.Before == nil {
-		from = "/dev/null"
-	}
-	if p.Delete {
-		to = "/dev/null"
-	}
 	var out strings.Builder
-	switch { // a whole hook file's mode, as git shows it (an executable hook needs it)
-	case p.whole && p.Created && p.Mode != 0:
-		fmt.Fprintf(&out, "new file mode 100%o\n", p.Mode)
-	case p.chmod:
-		fmt.Fprintf(&out, "new mode 100%o\n", p.Mode)
-	}
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
+	diffHeader(&out, p)
 	ops := script(string(p.Before), string(p.After))
 	for i := 0; i < len(ops); i++ {
 		if ops[i].kind != ' ' {
@@ -36,6 +23,24 @@ func Diff(p Plan) string {
 		}
 	}
 	return out.String()
+}
+
+// diffHeader writes p's mode line, if any, and its file names.
+func diffHeader(out *strings.Builder, p Plan) {
+	from, to := p.Path, p.Path
+	if p.Before == nil {
+		from = "/dev/null"
+	}
+	if p.Delete {
+		to = "/dev/null"
+	}
+	switch { // a whole hook file's mode, as git shows it (an executable hook needs it)
+	case p.whole && p.Created && p.Mode != 0:
+		fmt.Fprintf(out, "new file mode 100%o\n", p.Mode)
+	case p.chmod:
+		fmt.Fprintf(out, "new mode 100%o\n", p.Mode)
+	}
+	fmt.Fprintf(out, "--- %s\n+++ %s\n", from, to)
 }
 
 type op struct {

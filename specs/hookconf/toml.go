@@ -146,23 +146,7 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
-	var out []byte
-	switch {
-	case lay.start >= 0:
-		keyText := strings.TrimRight(string(b[lay.start:lay.keyEnd]), " \t")
-		out = slices.Concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
-	case len(path) == 1 && lay.firstTable < len(b):
-		out = insertLine(b, lay.firstTable, line+"\n")
-	case len(path) == 1:
-		out = insertLine(b, lay.firstTable, line)
-	case lay.tableEnd >= 0:
-		out = insertLine(b, lay.tableEnd, line)
-	case len(b) > 0:
-		out = insertLine(b, len(b), "\n"+table+line)
-	default:
-		out = []byte(table + line)
-	}
+	out := setAt(b, lay, path, literal)
 	var check map[string]any
 	if err := toml.Unmarshal(out, &check); err != nil {
 		return nil, fmt.Errorf("the file would not be valid TOML after setting %s (%v); fix it by hand", key, err)
@@ -171,6 +155,25 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 		return nil, fmt.Errorf("could not set %s; edit the file by hand", key)
 	}
 	return out, nil
+}
+
+// setAt is b with path set to literal where lay says.
+func setAt(b []byte, lay tomlLayout, path []string, literal string) []byte {
+	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
+	switch {
+	case lay.start >= 0:
+		keyText := strings.TrimRight(string(b[lay.start:lay.keyEnd]), " \t")
+		return slices.Concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
+	case len(path) == 1 && lay.firstTable < len(b):
+		return insertLine(b, lay.firstTable, line+"\n")
+	case len(path) == 1:
+		return insertLine(b, lay.firstTable, line)
+	case lay.tableEnd >= 0:
+		return insertLine(b, lay.tableEnd, line)
+	case len(b) > 0:
+		return insertLine(b, len(b), "\n"+table+line)
+	}
+	return []byte(table + line)
 }
 
 // insertLine inserts ins at pos, on a line of its own.
