@@ -341,16 +341,24 @@ func (f format) warnings(b []byte) []string {
 	doc, _ := root.value().(map[string]any)
 	var out []string
 	for _, w := range f.warns {
-		v, set := LookupPath(doc, strings.Split(w.Key, "."))
-		js, _ := marshal(v, "", "")
-		switch {
-		case set && (w.Is == "" || string(js) == w.Is) && w.Set != "":
-			out = append(out, strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v)))
-		case !set && w.Unset != "":
-			out = append(out, w.Unset)
+		if msg := warning(w, doc); msg != "" {
+			out = append(out, msg)
 		}
 	}
 	return out
+}
+
+// warning is what w says about the settings doc ("" for nothing).
+func warning(w specs.HookWarning, doc map[string]any) string {
+	v, set := LookupPath(doc, strings.Split(w.Key, "."))
+	js, _ := marshal(v, "", "")
+	switch {
+	case set && (w.Is == "" || string(js) == w.Is):
+		return strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v))
+	case !set:
+		return w.Unset
+	}
+	return ""
 }
 
 // uninstall is before without carryover's entries, or del when nothing

@@ -308,12 +308,18 @@ func wholeStubs(t Target, files FS) ([]Stub, error) {
 		case f.event != "":
 			out = append(out, Stub{Event: f.event, Command: quote(filepath.Clean(f.path))})
 		case f.exe != "":
-			for _, ev := range t.Events {
-				if bytes.Contains(f.b, []byte(`"`+ev+`"`)) {
-					out = append(out, Stub{Event: ev, Command: StubCommand(f.exe, t.Tool, ev)})
-				}
-			}
+			out = append(out, relayed(t, f)...)
 		}
 	}
 	return out, nil
+}
+
+// relayed is the stub command of each of t's events the single file f relays.
+func relayed(t Target, f wholeFile) (out []Stub) {
+	for _, ev := range t.Events {
+		if bytes.Contains(f.b, []byte(`"`+ev+`"`)) {
+			out = append(out, Stub{Event: ev, Command: StubCommand(f.exe, t.Tool, ev)})
+		}
+	}
+	return out
 }
