@@ -232,13 +232,10 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	return deliver(e, project, text, stats, o, redact)
 }
 
-// loadResume reads what resume works from (issue 21). Without --file only
-// a .carryover/session.json that `carryover capture` wrote, unchanged
-// since, is read (a repository can commit one to pose as your previous
-// session); never through a symlink. A file the user names with --file is
-// imported (imported true; false when its bytes are a session.json capture
-// wrote here), except through a symlink from inside the project to outside
-// it, which is refused.
+// loadResume reads what resume works from (issue 21): without --file the
+// session.json capture wrote here (a repository can commit one to pose as
+// your previous session); else the named file, imported unless capture
+// wrote its bytes here, never through a link from the project to outside.
 func loadResume(e *Env, project, file string) (l resume.Loaded, imported bool, err error) {
 	if file == "" {
 		l, err = loadCaptured(e, project)

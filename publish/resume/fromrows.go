@@ -355,12 +355,9 @@ func OneLine(entries []string) []string {
 	return out
 }
 
-// SetTaskState fills s's task state — goal, latest request, set-aside
-// goals, next action, plan, completed steps, open questions, failures,
-// decisions, references, the test command and the quality report — from a
-// distilled handoff. The manual path calls it with one session's handoff
-// (--session) or the project's fold across sessions and agents (the fold
-// handoff.md comes from), so both paths say the same thing.
+// SetTaskState fills s's task state from a distilled handoff: one
+// session's (--session) or the project's fold across sessions and agents
+// (the fold handoff.md comes from), so both paths say the same thing.
 func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task = Task{Description: h.Task, Latest: h.Latest, SetAside: append([]string(nil), h.SetAside...), InProgress: h.Next}
 	s.Task.Completed = distill.Dedupe(h.Done)

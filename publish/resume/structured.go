@@ -403,11 +403,8 @@ func (h *Handoff) trimOnce() bool {
 // excerpt, a session started by a tool).
 const NoRequestWarning = "no user request found in the session; the goal is the best available line"
 
-// Degrade fills a structured handoff's required fields from whatever the
-// session holds instead of refusing it: a missing goal becomes the best
-// available line (the latest user message, else the first completed step,
-// else the last assistant reply) and a missing next action asks to confirm
-// the goal. Each substitution adds a warning.
+// Degrade fills a structured handoff's missing goal (bestGoal) and next
+// action from the session instead of refusing it, each with a warning.
 func Degrade(h *Handoff, s Session) {
 	if strings.TrimSpace(h.Goal) == "" {
 		h.Goal = bestGoal(s)
@@ -421,7 +418,8 @@ func Degrade(h *Handoff, s Session) {
 	}
 }
 
-// bestGoal is Degrade's stand-in for a missing goal.
+// bestGoal is the latest user message, else the first completed step,
+// else the last assistant reply.
 func bestGoal(s Session) string {
 	msgs := s.Conversation.Messages
 	for i := len(msgs) - 1; i >= 0; i-- {

@@ -136,11 +136,8 @@ func lineEnd(b []byte, i int) int {
 }
 
 // SetKey returns b with key (dotted for a key inside a table) set to
-// literal (a TOML value: `"brief"`, `true`, `["claude"]`). An existing
-// assignment is replaced through the end of its value (a trailing comment
-// stays); a new top-level key goes before the first table, a new table key
-// at the end of its table, creating the table at the end of the file if
-// needed. The result must parse and hold the key.
+// literal (a TOML value: `"brief"`, `true`, `["claude"]`), placed by setAt.
+// The result must parse and hold the key.
 func SetKey(b []byte, key, literal string) ([]byte, error) {
 	lay, path, err := locateTOMLKey(b, key)
 	if err != nil {
@@ -157,7 +154,10 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 	return out, nil
 }
 
-// setAt is b with path set to literal where lay says.
+// setAt replaces an existing assignment through the end of its value (a
+// trailing comment stays); a new top-level key goes before the first
+// table, a new table key at the end of its table (created at the end of
+// the file if needed).
 func setAt(b []byte, lay tomlLayout, path []string, literal string) []byte {
 	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
 	switch {
