@@ -10,108 +10,82 @@ import (
 )
 
 // Agent is everything carryover knows about one agent that does not depend
-// on the agent's version: its names, how its hook events and stdout work,
-// how to recognise and start it. Each agent's descriptor lives in its
-// adapter file (claude.go, codex.go, ...) beside the parser; All lists them.
+// on its version; each descriptor lives in its adapter file, All lists them.
 // What varies by version or concerns install (hook rows, config paths,
 // version detection, hook-file layout) is in specs/tools.toml.
 type Agent struct {
-	// Name is carryover's name for the agent (--tool, --source, tools.toml).
-	Name string
-	// Display is the agent's name for people.
-	Display string
-	// Aliases are other names accepted for --source, --target and --launch.
-	Aliases []string
-	// Adapter parses the agent's hook payloads and reads its session store.
-	Adapter Adapter
-	// Lister lists sessions from the native store; nil when it has none.
-	Lister Lister
-	// Format is what the adapter reads, written down (shapes by version).
-	Format Format
-	// Envelope is how a hook's stdout reaches the model. It is the same for
-	// every version carryover supports, and the hook path cannot afford to
-	// ask the agent its version.
+	Name    string   // carryover's name (--tool, --source, tools.toml)
+	Display string   // the name for people
+	Aliases []string // other names accepted for --source, --target and --launch
+	Adapter Adapter  // parses hook payloads and reads the session store
+	Lister  Lister   // lists sessions from the native store; nil when it has none
+	Format  Format   // what the adapter reads, written down (shapes by version)
+	// Envelope is how a hook's stdout reaches the model: the same for every
+	// supported version (the hook path cannot afford to ask the version).
 	Envelope Envelope
 	// Events maps native hook event names (compared case-insensitively) to
 	// what they mean to carryover; an event not listed is ClassOther.
 	Events map[string]Class
-	// Sniff reports whether the first 64 KiB of a transcript file are this
-	// agent's (`handoff --transcript` without --source).
-	Sniff func(head []byte) bool
-	// SniffBroad marks a Sniff that may also accept other agents' files;
-	// it wins only when no other agent's Sniff does.
+	// Sniff reports whether a transcript's first 64 KiB are this agent's
+	// (`handoff --transcript` without --source); a SniffBroad one may accept
+	// other agents' files and wins only when no other Sniff does.
+	Sniff      func(head []byte) bool
 	SniffBroad bool
-	// Launch is the argv that starts the agent on a first message (the
-	// message is appended); nil when carryover cannot start it.
+	// Launch is the argv that starts the agent on a first message (appended);
+	// nil when carryover cannot start it.
 	Launch []string
-	// ContextWindow is the model context (tokens) a resume prompt for the
-	// agent is budgeted against; 0 when the agent is not a resume target.
+	// ContextWindow is the tokens a resume prompt for the agent is budgeted
+	// against; 0 when it is not a resume target.
 	ContextWindow int
-	// MemoryFile is the project file the agent reads besides AGENTS.md that
-	// gets carryover's pointer block: written when this agent publishes or
-	// the file exists, or always when MemoryFileAlways.
+	// MemoryFile is the project file besides AGENTS.md that gets carryover's
+	// pointer block: written when this agent publishes or the file exists,
+	// always with MemoryFileAlways.
 	MemoryFile       string
 	MemoryFileAlways bool
-	// ProjectEnv is the environment variable the agent sets to the project
-	// root for its hooks ("" none): `doctor` sets it when it runs a stub.
-	ProjectEnv string
-	// Instructions are other project files the agent reads as its
-	// instructions (Codex's AGENTS.md, Cursor's .cursorrules): the resume
-	// prompt carries them with the memory files (InstructionFiles).
-	Instructions []string
-	// ForeignHost says why this agent's hook stub is running inside another
-	// agent ("" when it is not): agents load each other's hook files.
+	ProjectEnv       string   // the variable set to the project root for hooks ("" none); doctor sets it
+	Instructions     []string // other project files read as instructions (the resume prompt carries them)
+	// ForeignHost says why this agent's hook stub runs inside another agent
+	// ("" when it does not): agents load each other's hook files.
 	ForeignHost func(getenv func(string) string) string
-	// ToolContextEvent is the tool event whose additionalContext (in
-	// Envelope) reaches the model ("" none): carryover tells the agent there
-	// that its context is filling up.
+	// ToolContextEvent is the tool event whose additionalContext reaches the
+	// model ("" none): where carryover says the context is filling up.
 	ToolContextEvent string
-	// SystemMessage says a "systemMessage" field in a hook's JSON stdout is
-	// shown to the user (carryover's limit notices go there, else stderr).
+	// SystemMessage: a "systemMessage" in a hook's JSON stdout is shown to the
+	// user (limit notices go there, else stderr).
 	SystemMessage bool
 	// DeferStartInjection reports that a SessionStart's output would be
-	// dropped, so the handoff goes out with the next prompt event instead.
+	// dropped: the handoff goes out with the next prompt event instead.
 	DeferStartInjection func(h Hook, getenv func(string) string) bool
-	// UserMessage marks an agent that shows a hook's top-level
-	// "systemMessage" to the user (the startup banner goes there; other
-	// agents get it as the injection's first line).
+	// UserMessage: the agent shows a hook's top-level "systemMessage" to the
+	// user (the startup banner goes there; others get it as the first line).
 	UserMessage bool
-	// AwaitFlush, when set, waits until the agent has written to its
-	// transcript everything that happened before the hook fired, at most
-	// until deadline, and reports whether it has (false: read what is
-	// there; the next event catches up). Hooks of class Stop, End and
-	// Compact call it before ingesting, for at most FlushWait, which the
-	// hook's internal deadline grows by (still well inside the agent's
-	// hook timeout). Copilot CLI writes events.jsonl 0.1–1 s behind its
-	// hooks (copilot.go).
+	// AwaitFlush waits, at most until deadline, until the agent has written
+	// everything before the hook to its transcript, and reports whether it
+	// has. Stop, End and Compact hooks call it for at most FlushWait, which
+	// their internal deadline grows by (Copilot CLI writes 0.1–1 s late).
 	AwaitFlush func(h Hook, env Env, deadline time.Time) bool
 	FlushWait  time.Duration
-	// CreateTools are the agent's tools whose call creates the file it
-	// names (distill tells a new file from an edited one); PlanTools those
-	// whose input is the agent's own task list (kept raw in the call row's
+	// CreateTools create the file they name (distill tells new from edited);
+	// PlanTools take the agent's own task list (kept raw in the call row's
 	// Text for distill's plan). Compared case-insensitively.
 	CreateTools []string
 	PlanTools   []string
-	// ReadFlag is the command-line flag that makes the agent read a file
-	// when it starts ("" none): `carryover run` passes the handoff with it.
-	ReadFlag string
-	// SnapshotAfterRun marks an agent without hooks: `carryover run` reads
-	// its session into the ledger when it exits, as a hook would have.
+	ReadFlag    string // the flag that makes the agent read a file at start ("" none): `carryover run` passes the handoff
+	// SnapshotAfterRun: no hooks; `carryover run` reads the session into the
+	// ledger when the agent exits.
 	SnapshotAfterRun bool
-	// SurveyFromEnd: the newest session is at the end of the transcript
-	// file (one history file per project), so a survey reads its tail.
+	// SurveyFromEnd: the newest session is at the end of the file (one
+	// history file per project), so a survey reads its tail.
 	SurveyFromEnd bool
-	// PluginEnabled, given the agent's settings file, returns the id of
-	// carryover's plugin for the agent when the settings enable it ("" when
-	// not): its hooks stand in for installed ones.
+	// PluginEnabled returns the id of carryover's plugin when the agent's
+	// settings enable it ("" not): its hooks stand in for installed ones.
 	PluginEnabled func(settings []byte) string
-	// KnownTypes are the line types (and payload types) the agent's reader
-	// knows, whether or not they yield rows; a survey counts a line of
-	// another type as unknown, the first sign of a format change. nil: only
-	// lines that are not JSON count.
+	// KnownTypes are the line (and payload) types the reader knows, rows or
+	// not; a survey counts others as unknown, the first sign of a format
+	// change. nil: only lines that are not JSON count.
 	KnownTypes map[string]bool
-	// DocumentStore marks transcripts the survey only opens (one JSON or
-	// SQLite document rewritten whole, not JSON lines).
+	// DocumentStore marks transcripts a survey only opens (one JSON or
+	// SQLite document rewritten whole).
 	DocumentStore func(path string) bool
 }
 
@@ -154,21 +128,12 @@ func (a *Agent) Class(event string) Class {
 // Is reports whether name is the agent's name or one of its aliases.
 func (a *Agent) Is(name string) bool {
 	name = strings.ToLower(strings.TrimSpace(name))
-	if name == a.Name {
-		return true
-	}
-	for _, al := range a.Aliases {
-		if name == al {
-			return true
-		}
-	}
-	return false
+	return name == a.Name || slices.Contains(a.Aliases, name)
 }
 
 // All is every agent carryover knows, in display order. Adding an agent is
 // one adapter file, one line here, its fixtures under testdata/adapters and
-// one [[tool]] entry in specs/tools.toml (see README, "Adding an agent").
-// CheckAgents runs over it when the package loads.
+// one [[tool]] entry in specs/tools.toml (README, "Adding an agent").
 var All = []*Agent{
 	claudeAgent,
 	codexAgent,
@@ -209,14 +174,23 @@ func CheckAgents(all []*Agent) error {
 			}
 			seen[n] = true
 		}
-		if a.Adapter == nil || a.Adapter.Name() != a.Name {
-			return errorString(a.Name + ": the descriptor's Adapter is missing or has another name")
+		if err := a.check(); err != nil {
+			return err
 		}
-		_, lines := a.Adapter.(LineParser)
-		_, store := a.Adapter.(StoreReader)
-		if a.Lister == nil && (lines || store || a.Sniff != nil) {
-			return errorString(a.Name + ": its sessions are files carryover reads, so it needs a Lister (list, handoff --source, handoff --transcript)")
-		}
+	}
+	return nil
+}
+
+// check: the adapter is named as the descriptor, and an agent whose
+// sessions are files carryover reads or sniffs has a lister.
+func (a *Agent) check() error {
+	if a.Adapter == nil || a.Adapter.Name() != a.Name {
+		return errorString(a.Name + ": the descriptor's Adapter is missing or has another name")
+	}
+	_, lines := a.Adapter.(LineParser)
+	_, store := a.Adapter.(StoreReader)
+	if a.Lister == nil && (lines || store || a.Sniff != nil) {
+		return errorString(a.Name + ": its sessions are files carryover reads, so it needs a Lister (list, handoff --source, handoff --transcript)")
 	}
 	return nil
 }
@@ -235,10 +209,8 @@ func PlanTool(toolName string) bool {
 
 func anyTool(name string, list func(*Agent) []string) bool {
 	for _, a := range All {
-		for _, t := range list(a) {
-			if strings.EqualFold(t, name) {
-				return true
-			}
+		if slices.ContainsFunc(list(a), func(t string) bool { return strings.EqualFold(t, name) }) {
+			return true
 		}
 	}
 	return false
@@ -246,12 +218,11 @@ func anyTool(name string, list func(*Agent) []string) bool {
 
 // ByName returns the agent called name (or one of its aliases).
 func ByName(name string) (*Agent, bool) {
-	for _, a := range All {
-		if a.Is(name) {
-			return a, true
-		}
+	i := slices.IndexFunc(All, func(a *Agent) bool { return a.Is(name) })
+	if i < 0 {
+		return nil, false
 	}
-	return nil, false
+	return All[i], true
 }
 
 // Lookup returns the adapter of the agent called name.
@@ -265,13 +236,34 @@ func Lookup(name string) (Adapter, error) {
 }
 
 // Names lists every agent's name, sorted.
-func Names() []string {
-	var n []string
+func Names() []string { return pick(func(a *Agent) string { return a.Name }, true) }
+
+// Displays lists every agent's name for people, in display order.
+func Displays() []string { return pick(func(a *Agent) string { return a.Display }, false) }
+
+// ListerNames lists the agents with a session lister, sorted.
+func ListerNames() []string {
+	return pick(func(a *Agent) string {
+		if a.Lister == nil {
+			return ""
+		}
+		return a.Name
+	}, true)
+}
+
+// pick lists what f says of each agent ("" left out), in table order or
+// sorted.
+func pick(f func(*Agent) string, sorted bool) []string {
+	var out []string
 	for _, a := range All {
-		n = append(n, a.Name)
+		if s := f(a); s != "" {
+			out = append(out, s)
+		}
 	}
-	sort.Strings(n)
-	return n
+	if sorted {
+		sort.Strings(out)
+	}
+	return out
 }
 
 // InstructionFiles are the project files agents read as instructions
@@ -288,15 +280,6 @@ func InstructionFiles() []string {
 	return out
 }
 
-// Displays lists every agent's name for people, in display order.
-func Displays() []string {
-	var n []string
-	for _, a := range All {
-		n = append(n, a.Display)
-	}
-	return n
-}
-
 // ListerFor returns the session lister of an agent.
 func ListerFor(name string) (Lister, bool) {
 	for _, a := range All {
@@ -305,18 +288,6 @@ func ListerFor(name string) (Lister, bool) {
 		}
 	}
 	return nil, false
-}
-
-// ListerNames lists the agents with a session lister, sorted.
-func ListerNames() []string {
-	var out []string
-	for _, a := range All {
-		if a.Lister != nil {
-			out = append(out, a.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // SniffTranscript guesses the agent that wrote a transcript from its first
@@ -345,20 +316,19 @@ func SniffTranscript(head []byte) string {
 
 // containsAll reports whether b contains every one of subs (a Sniff helper).
 func containsAll(b []byte, subs ...string) bool {
-	for _, s := range subs {
-		if !bytes.Contains(b, []byte(s)) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(subs, func(s string) bool { return !bytes.Contains(b, []byte(s)) })
 }
 
 // containsAny reports whether b contains one of subs (a Sniff helper).
 func containsAny(b []byte, subs ...string) bool {
-	for _, s := range subs {
-		if bytes.Contains(b, []byte(s)) {
-			return true
-		}
+	return slices.ContainsFunc(subs, func(s string) bool { return bytes.Contains(b, []byte(s)) })
+}
+
+// set is a string set (Agent.KnownTypes and other tables).
+func set(ss ...string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
 	}
-	return false
+	return m
 }

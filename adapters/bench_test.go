@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryover/carryover/adapters"
 )
@@ -62,4 +63,52 @@ func BenchmarkClaudeParseLineBig(b *testing.B) {
 		`{"parentUuid":"a-1","isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_2","type":"tool_result","content":"` + content + `"}]},"uuid":"u-1","timestamp":"2026-11-21T08:59:38.935Z","toolUseResult":{"type":"text","file":{"filePath":"/src/big.go","content":"` + content + `","numLines":9999}},"sessionId":"s"}`,
 	}
 	benchClaudeLines(b, []byte(strings.Join(lines, "\n")))
+}
+
+// BenchmarkTail measures the hook's read path: Tail over a Claude
+// transcript of every fixture repeated to about 4 MB, each line parsed,
+// from the start (a cold ingest) and from a cursor 64 KB before the end
+// (a hook's usual read).
+func BenchmarkTail(b *testing.B) {
+	files, _ := filepath.Glob("../testdata/adapters/claude/*.jsonl")
+	var one []byte
+	for _, f := range files {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		one = append(one, bytes.TrimSpace(d)...)
+		one = append(one, '\n')
+	}
+	data := bytes.Repeat(one, max(1, (4<<20)/len(one)))
+	p := filepath.Join(b.TempDir(), "t.jsonl")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	lp := adapters.Claude.(adapters.LineParser)
+	parse := func(l []byte, off int64) { lp.ParseLine(l, off) }
+	full, err := adapters.Tail(p, adapters.Cursor{}, time.Time{}, func([]byte, int64) {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		cur  adapters.Cursor
+	}{{"cold", adapters.Cursor{}}, {"warm", full.Cursor}} {
+		b.Run(c.name, func(b *testing.B) {
+			cur := c.cur
+			if cur.Offset > 0 {
+				cur.Offset -= 64 << 10
+				cur.Head = adapters.HeadPart(cur.Head) // no hash of the bytes before this offset
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				res, err := adapters.Tail(p, cur, time.Time{}, parse)
+				if err != nil || res.Reset {
+					b.Fatal(err, res.Reset)
+				}
+				b.SetBytes(res.Bytes)
+			}
+		})
+	}
 }

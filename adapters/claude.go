@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"os"
@@ -105,6 +106,55 @@ func (claude) ParseHook(event string, b []byte, env Env) (Hook, error) {
 		h.Limit = LimitFromFailure(kind, msg, time.Now())
 	}
 	return h, nil
+}
+
+// LimitFromFailure maps a Claude Code StopFailure error kind ("rate_limit",
+// "overloaded", "billing_error", …) and its message to a limit (nil for
+// the kinds that are not one).
+func LimitFromFailure(kind, message string, at time.Time) *Limit {
+	switch kind {
+	case "rate_limit":
+		return cmp.Or(LimitFromError(message, 429, at), &Limit{Kind: LimitRate, Reached: true})
+	case "overloaded":
+		return LimitFromError(message, 529, at)
+	case "billing_error":
+		// Out of credits or over a spend limit: a wall until the user acts.
+		return cmp.Or(LimitFromError(message, 0, at), &Limit{Kind: LimitUsage, Reached: true})
+	case "unknown", "":
+		// Only an error text that says so.
+		return LimitFromError(message, APIErrorStatus(message), at)
+	}
+	return nil
+}
+
+// apiErrorRE finds the status in Claude Code's "API Error: 429 {…}";
+// 2.1.197 writes "API Error: Request rejected (429) · …" for a 429.
+var apiErrorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[?API Error:? ?(?:\(?([1-5][0-9][0-9])\b|[^\n(]{0,60}\(([1-5][0-9][0-9])\))`)
+})
+
+// APIErrorStatus is the HTTP status an agent's "API Error: N …" text
+// starts with (0 when it has none).
+func APIErrorStatus(text string) int {
+	if m := apiErrorRE().FindStringSubmatch(text[:min(len(text), 96)]); m != nil {
+		n, _ := strconv.Atoi(m[1] + m[2])
+		return n
+	}
+	return 0
+}
+
+// StoreRoots is Claude Code's config dir: $CLAUDE_CONFIG_DIR, else ~/.claude.
+func (claude) StoreRoots(env Env) []string {
+	var roots []string
+	if env.Getenv != nil {
+		if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			roots = append(roots, d)
+		}
+	}
+	if env.Home != "" {
+		roots = append(roots, filepath.Join(env.Home, ".claude"))
+	}
+	return roots
 }
 
 // Transcripts is the main transcript plus any subagent files next to it

@@ -278,12 +278,6 @@ func codexSubagentOf(path string) (sub bool, parent, kind string) {
 	return true, "", ""
 }
 
-// codexIsSubagent reports whether a subagent wrote the rollout.
-func codexIsSubagent(path string) bool {
-	sub, _, _ := codexSubagentOf(path)
-	return sub
-}
-
 // codexMarkSubagent says in a listed session's preview that a subagent
 // wrote it, and whose: its rows are also read with its parent's
 // (codexSubagents), but on its own it is a session a user may want to

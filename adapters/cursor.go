@@ -860,3 +860,15 @@ func cursorDiffAdded(result map[string]any) []string {
 	}
 	return out
 }
+
+// exitFromText takes the exit code a failed call's text names ("exit
+// code 2", "exited with code: 1") when no field gave one.
+func exitFromText(r *Row, text string) {
+	if r.ExitCode != nil {
+		return
+	}
+	if m := exitCodeRE().FindStringSubmatch(text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		r.ExitCode = intPtr(n)
+	}
+}

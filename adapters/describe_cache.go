@@ -4,42 +4,33 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // FileStamp is what says a transcript changed since it was described: its
 // size, modification time and inode (a file replaced by rename keeps its
 // size and may keep its mtime, never its inode).
 type FileStamp struct {
-	Size    int64
-	ModNano int64
-	Dev     uint64
-	Ino     uint64
+	Size, ModNano int64
+	Dev, Ino      uint64
 }
 
-// StatID returns fi's identity.
+// StatStamp returns fi's stamp.
 func StatStamp(fi os.FileInfo) FileStamp {
 	dev, ino := fileIdentity(fi)
 	return FileStamp{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Dev: dev, Ino: ino}
 }
 
-// DescriptionCache keeps a lister's description of a transcript for as
-// long as the file's identity is unchanged. Found is false on a miss; ok
-// false records a file that is not a session of the agent.
-type DescriptionCache interface {
-	Lookup(tool, path string, id FileStamp) (s NativeSession, ok, found bool)
-	Store(tool, path string, id FileStamp, s NativeSession, ok bool)
-}
-
 // DescribeCached is describe(path), answered from env.Descriptions when
 // the file is the one described last time. `list` on 200 sessions spent
 // 266 ms decoding every transcript's head and tail on every call; a stat
-// per file is what a warm call costs instead (DescriptionFile). Only "not a session" is
+// per file is what a warm call costs instead. Only "not a session" is
 // remembered among failures: an I/O error is tried again next time.
 func DescribeCached(env Env, tool, path string, describe func(string) (NativeSession, error)) (NativeSession, error) {
 	c := env.Descriptions
@@ -58,11 +49,8 @@ func DescribeCached(env Env, tool, path string, describe func(string) (NativeSes
 		return s, nil
 	}
 	s, err := describe(path)
-	switch {
-	case err == nil:
-		c.Store(tool, path, id, s, true)
-	case errors.Is(err, errNoSession):
-		c.Store(tool, path, id, s, false)
+	if err == nil || errors.Is(err, errNoSession) {
+		c.Store(tool, path, id, s, err == nil)
 	}
 	return s, err
 }
@@ -71,24 +59,18 @@ func DescribeCached(env Env, tool, path string, describe func(string) (NativeSes
 // descriptions between calls (DescriptionFile).
 const ListCacheName = "list-cache.json"
 
-// listCacheVersion is the cache file's format; a file of another version
-// is ignored (and replaced at the next save). Bump it when a lister's
-// Describe changes what it returns, so no description of an older
-// carryover is shown.
-const listCacheVersion = 1
+const (
+	listCacheVersion = 1        // a file of another version is ignored; bump it when a Describe changes
+	listCacheMax     = 16 << 20 // 200 sessions take about 60 KB; a larger file is ignored
+)
 
-// listCacheMax bounds what is read of the cache file (200 sessions take
-// about 60 KB); a larger one is ignored.
-const listCacheMax = 16 << 20
-
-// DescriptionFile is the DescriptionCache of `list` and of the commands
+// DescriptionFile caches listers' descriptions for `list` and the commands
 // that pick a session: one JSON file in carryover's home (never in a
 // project), read once and written back only when something was described
-// anew. It works before any hook ran: the cache used to be a ledger table,
-// and with no ledger (a machine whose hooks never ran) every `list` of 200
-// sessions decoded them all again, 215 ms a call; the hook path never
-// reads or writes it. Descriptions of files gone since are dropped when it
-// is written.
+// anew. It works before any hook ran (as a ledger table it did not: with
+// no ledger every `list` of 200 sessions decoded them all again, 215 ms a
+// call); the hook path never reads or writes it. Descriptions of files
+// gone since are dropped when it is written.
 type DescriptionFile struct {
 	path    string
 	mu      sync.Mutex
@@ -100,7 +82,7 @@ type describedFile struct {
 	Tool    string        `json:"tool"`
 	Path    string        `json:"path"`
 	Stamp   FileStamp     `json:"stamp"`
-	OK      bool          `json:"ok"`
+	OK      bool          `json:"ok"` // false: not a session of the agent
 	Session NativeSession `json:"session"`
 }
 
@@ -109,17 +91,13 @@ type listCache struct {
 	Entries []describedFile `json:"entries"`
 }
 
-// OpenDescriptionFile reads the cache kept in home; a missing, damaged or
-// foreign file is an empty cache.
+// OpenDescriptionFile reads the cache kept in home; a missing, damaged,
+// oversized or foreign file is an empty cache.
 func OpenDescriptionFile(home string) *DescriptionFile {
 	d := &DescriptionFile{path: filepath.Join(home, ListCacheName), known: map[string]describedFile{}}
-	f, err := openRegular(d.path)
-	if err != nil {
-		return d
-	}
-	defer f.Close()
 	var c listCache
-	if json.NewDecoder(io.LimitReader(f, listCacheMax)).Decode(&c) != nil || c.Version != listCacheVersion {
+	b, err := safefile.ReadFile(d.path, listCacheMax)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Version != listCacheVersion {
 		return d
 	}
 	for _, e := range c.Entries {
@@ -128,8 +106,9 @@ func OpenDescriptionFile(home string) *DescriptionFile {
 	return d
 }
 
-// Lookup implements DescriptionCache.
-func (d *DescriptionFile) Lookup(tool, path string, id FileStamp) (NativeSession, bool, bool) {
+// Lookup returns the description of path stored with stamp id; found is
+// false on a miss.
+func (d *DescriptionFile) Lookup(tool, path string, id FileStamp) (s NativeSession, ok, found bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, found := d.known[tool+"\x00"+path]
@@ -139,7 +118,7 @@ func (d *DescriptionFile) Lookup(tool, path string, id FileStamp) (NativeSession
 	return e.Session, e.OK, true
 }
 
-// Store implements DescriptionCache (written by Flush).
+// Store keeps a description (ok false: not a session); Flush writes it.
 func (d *DescriptionFile) Store(tool, path string, id FileStamp, s NativeSession, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -148,9 +127,9 @@ func (d *DescriptionFile) Store(tool, path string, id FileStamp, s NativeSession
 }
 
 // Flush writes the cache when something was stored since it was read,
-// without the descriptions of files that no longer exist, through a
-// temporary file renamed over it (a concurrent `list` reads the old or
-// the new one, never half of one). Home is created (0700) if missing.
+// without the descriptions of files that no longer exist, atomically (a
+// concurrent `list` reads the old or the new one). Home is created (0700)
+// if missing.
 func (d *DescriptionFile) Flush() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -159,42 +138,26 @@ func (d *DescriptionFile) Flush() error {
 	}
 	c := listCache{Version: listCacheVersion}
 	for _, e := range d.known {
-		if _, err := os.Lstat(e.Path); errors.Is(err, fs.ErrNotExist) {
-			continue
+		if _, err := os.Lstat(e.Path); !errors.Is(err, fs.ErrNotExist) {
+			c.Entries = append(c.Entries, e)
 		}
-		c.Entries = append(c.Entries, e)
 	}
 	slices.SortFunc(c.Entries, func(a, b describedFile) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Tool, b.Tool)) })
 	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(d.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ListCacheName+".carryover-tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(d.path), 0o700)
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), d.path)
+		err = safefile.WriteFile(d.path, b, safefile.Options{Mode: 0o600})
 	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		d.changed = false
 	}
-	d.changed = false
-	return nil
+	return err
 }
 
 // Forget drops the descriptions of session id (any agent) and of the
-// transcript at path, and writes the file (`forget`: the preview is the
-// session's first prompt).
+// transcript at path and writes the file (`forget`: a preview is a prompt).
 func (d *DescriptionFile) Forget(id, path string) error {
 	d.mu.Lock()
 	for k, e := range d.known {

@@ -1,12 +1,13 @@
 package adapters
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
 
 // Envelope names how an agent expects injected context on a hook's stdout.
-// specs/ rows name one of these; Wrap renders it.
+// specs/ rows name one of these; Wrap renders it and Unwrap reads it back.
 type Envelope string
 
 const (
@@ -27,6 +28,14 @@ const (
 // Envelopes lists every envelope Wrap supports.
 var Envelopes = []Envelope{EnvelopeHookSpecific, EnvelopeHookSpecificNoEvent, EnvelopeFlatCamel, EnvelopeFlatSnake, EnvelopeNone}
 
+// envelopeKeys is the path of keys to the text in each envelope (but None).
+var envelopeKeys = map[Envelope][]string{
+	EnvelopeHookSpecific:        {"hookSpecificOutput", "additionalContext"},
+	EnvelopeHookSpecificNoEvent: {"hookSpecificOutput", "additionalContext"},
+	EnvelopeFlatCamel:           {"additionalContext"},
+	EnvelopeFlatSnake:           {"additional_context"},
+}
+
 // Wrap renders text in envelope e for the native hook event name event.
 // It always returns valid JSON (never plain text starting with '{' or '['),
 // or nil for EnvelopeNone or empty text.
@@ -39,26 +48,62 @@ func WrapWithMessage(e Envelope, event, text, msg string) ([]byte, error) {
 	if text == "" || e == EnvelopeNone {
 		return nil, nil
 	}
-	var v any
-	switch e {
-	case EnvelopeHookSpecific:
-		m := map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": text}}
-		if msg != "" {
-			m["systemMessage"] = msg
-		}
-		v = m
-	case EnvelopeHookSpecificNoEvent:
-		v = map[string]any{"hookSpecificOutput": map[string]string{"additionalContext": text}}
-	case EnvelopeFlatCamel:
-		v = map[string]string{"additionalContext": text}
-	case EnvelopeFlatSnake:
-		v = map[string]string{"additional_context": text}
-	default:
+	keys, ok := envelopeKeys[e]
+	if !ok {
 		return nil, fmt.Errorf("unknown injection envelope %q; expected one of %v", e, Envelopes)
+	}
+	v := map[string]any{keys[len(keys)-1]: text}
+	if e == EnvelopeHookSpecific {
+		v["hookEventName"] = event
+	}
+	if len(keys) == 2 {
+		v = map[string]any{keys[0]: v}
+	}
+	if e == EnvelopeHookSpecific && msg != "" {
+		v["systemMessage"] = msg
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// Unwrap reads hook stdout the way an agent whose envelope is e does and
+// returns the injected text: the inverse of Wrap, and as strict as the
+// agents are (one JSON object, the text where e puts it). `carryover
+// doctor` uses it to check what a start hook really prints.
+func Unwrap(e Envelope, event string, out []byte) (string, error) {
+	out = bytes.TrimSpace(out)
+	if len(out) == 0 {
+		return "", nil
+	}
+	if e == EnvelopeNone {
+		return "", fmt.Errorf("printed %d bytes, but this agent reads no hook output", len(out))
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("not one JSON object (%v)", err)
+	}
+	if dec.More() {
+		return "", fmt.Errorf("more than one JSON value")
+	}
+	keys, ok := envelopeKeys[e]
+	if !ok {
+		return "", fmt.Errorf("unknown injection envelope %q", e)
+	}
+	if len(keys) == 2 {
+		if v, ok = v[keys[0]].(map[string]any); !ok {
+			return "", fmt.Errorf("no %s object in the %s envelope", keys[0], e)
+		}
+		if ev, _ := v["hookEventName"].(string); e == EnvelopeHookSpecific && ev != event {
+			return "", fmt.Errorf("hookEventName is %q, the agent expects %q", ev, event)
+		}
+	}
+	s, ok := v[keys[len(keys)-1]].(string)
+	if !ok {
+		return "", fmt.Errorf("no %q string in the %s envelope", keys[len(keys)-1], e)
+	}
+	return s, nil
 }

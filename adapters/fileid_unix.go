@@ -11,10 +11,13 @@ import (
 // by another file under the same name has another one. Zeros when the
 // platform does not say.
 func FileID(f *os.File) (dev, ino uint64) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, 0
+	if fi, err := f.Stat(); err == nil {
+		return fileIdentity(fi)
 	}
+	return 0, 0
+}
+
+func fileIdentity(fi os.FileInfo) (dev, ino uint64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return uint64(st.Dev), uint64(st.Ino)
 	}

@@ -14,3 +14,7 @@ func FileID(f *os.File) (dev, ino uint64) {
 	}
 	return uint64(d.VolumeSerialNumber), uint64(d.FileIndexHigh)<<32 | uint64(d.FileIndexLow)
 }
+
+// fileIdentity: Windows' FileInfo carries no file index; size and mtime
+// alone decide there.
+func fileIdentity(fi os.FileInfo) (dev, ino uint64) { return 0, 0 }

@@ -13,31 +13,22 @@ import (
 type LimitKind string
 
 const (
-	// LimitUsage is a plan's usage cap ("You've hit your limit · resets
-	// 2pm", Codex's rate_limits windows): the wait is minutes to days.
-	LimitUsage LimitKind = "usage_limit"
-	// LimitRate is an API rate limit (HTTP 429, too many requests).
-	LimitRate LimitKind = "rate_limit"
-	// LimitQuota is an exhausted quota (Gemini's RESOURCE_EXHAUSTED).
-	LimitQuota LimitKind = "quota"
-	// LimitOverloaded is the provider out of capacity (HTTP 529).
-	LimitOverloaded LimitKind = "overloaded"
+	LimitUsage      LimitKind = "usage_limit" // a plan's usage cap ("resets 2pm"): minutes to days
+	LimitRate       LimitKind = "rate_limit"  // an API rate limit (HTTP 429)
+	LimitQuota      LimitKind = "quota"       // an exhausted quota (RESOURCE_EXHAUSTED)
+	LimitOverloaded LimitKind = "overloaded"  // the provider out of capacity (HTTP 529)
 )
 
-// Limit is a rate-limit or quota signal an adapter found. Adapters set it
-// only from the agent's structured signals (a hook's error kind, Codex's
-// rate_limits, an error status) or from the text of an API/model error the
-// agent itself wrote — never from prompts, replies, tool results or files.
+// Limit is a rate-limit or quota signal an adapter found: only from the
+// agent's structured signals (a hook's error kind, rate_limits, an error
+// status) or the text of an API error the agent itself wrote, never from
+// prompts, replies, tool results or files.
 type Limit struct {
-	Kind LimitKind
-	// Reached is false for a warning that the limit is near (UsedPercent).
-	Reached bool
-	// UsedPercent is how much of the window is used (0-100; 0 unknown).
-	UsedPercent float64
-	// Window names the limit's window ("5h", "weekly"; "" unknown).
-	Window string
-	// ResetsAt is when the limit lifts (zero when unknown).
-	ResetsAt time.Time
+	Kind        LimitKind
+	Reached     bool      // false: a warning that the limit is near (UsedPercent)
+	UsedPercent float64   // how much of the window is used (0-100; 0 unknown)
+	Window      string    // the limit's window ("5h", "weekly"; "" unknown)
+	ResetsAt    time.Time // when the limit lifts (zero when unknown)
 	// ResetText is the agent's own words for the reset ("2pm
 	// (Europe/Paris)") when it gave no timestamp; at most 48 bytes.
 	ResetText string
@@ -73,33 +64,24 @@ func (l *Limit) Phrase() string {
 	case !l.Reached:
 		return "usage limit near"
 	}
-	switch l.Kind {
-	case LimitRate:
-		return "rate limit reached"
-	case LimitQuota:
-		return "quota exhausted"
-	case LimitOverloaded:
-		return "model overloaded"
-	}
-	return "usage limit reached"
+	return cmp.Or(limitPhrases[l.Kind], "usage limit reached")
 }
+
+var limitPhrases = map[LimitKind]string{LimitRate: "rate limit reached", LimitQuota: "quota exhausted", LimitOverloaded: "model overloaded"}
+
+// statusLimits are the limits an HTTP status says (0: the text must say).
+var statusLimits = map[int]LimitKind{0: "", 429: LimitRate, 529: LimitOverloaded}
 
 // limitPatterns are the fallback patterns (the Braindump PRD's list) for
 // API error text whose status the agent did not record; they are matched
 // only against such text (see Limit).
-var limitPatterns = sync.OnceValue(func() []struct {
-	re   *regexp.Regexp
-	kind LimitKind
-} {
-	return []struct {
-		re   *regexp.Regexp
-		kind LimitKind
-	}{
+var limitPatterns = sync.OnceValue(func() map[LimitKind]*regexp.Regexp {
+	return map[LimitKind]*regexp.Regexp{
 		// out of credits or over a spend limit: a wall until the user pays
-		{regexp.MustCompile(`(?i)usage limit|hit your (?:[a-z-]+ )*limit|limit reached|spend limit|credit balance|insufficient (?:credits?|balance|funds)|out of credits|payment required`), LimitUsage},
-		{regexp.MustCompile(`(?i)quota exceeded|exceeded (?:your |the )?(?:current )?quota|resource[_ ]exhausted|insufficient_quota`), LimitQuota},
-		{regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|\b429\b`), LimitRate},
-		{regexp.MustCompile(`(?i)overloaded|\b529\b|over capacity|at capacity|capacity (?:constraints|exceeded)`), LimitOverloaded},
+		LimitUsage:      regexp.MustCompile(`(?i)usage limit|hit your (?:[a-z-]+ )*limit|limit reached|spend limit|credit balance|insufficient (?:credits?|balance|funds)|out of credits|payment required`),
+		LimitQuota:      regexp.MustCompile(`(?i)quota exceeded|exceeded (?:your |the )?(?:current )?quota|resource[_ ]exhausted|insufficient_quota`),
+		LimitRate:       regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|\b429\b`),
+		LimitOverloaded: regexp.MustCompile(`(?i)overloaded|\b529\b|over capacity|at capacity|capacity (?:constraints|exceeded)`),
 	}
 })
 
@@ -123,7 +105,7 @@ var relativeReset = sync.OnceValue(func() *regexp.Regexp {
 // relative reset is counted from it). It returns nil when the error is no
 // limit (a 400, an auth failure).
 func LimitFromError(text string, status int, at time.Time) *Limit {
-	kind, ok := statusLimit(status)
+	kind, ok := statusLimits[status]
 	if !ok {
 		return nil // the status says what it is: a 400 quoting "429" is no limit
 	}
@@ -142,25 +124,11 @@ func LimitFromError(text string, status int, at time.Time) *Limit {
 	return l
 }
 
-// statusLimit is the limit an HTTP status says (0: the text must say);
-// ok is false for a status that is no limit.
-func statusLimit(status int) (LimitKind, bool) {
-	switch status {
-	case 0:
-		return "", true
-	case 429:
-		return LimitRate, true
-	case 529:
-		return LimitOverloaded, true
-	}
-	return "", false
-}
-
 // textLimit is the limit the first pattern that matches text names.
 func textLimit(text string) LimitKind {
-	for _, p := range limitPatterns() {
-		if p.re.MatchString(text) {
-			return p.kind
+	for _, k := range []LimitKind{LimitUsage, LimitQuota, LimitRate, LimitOverloaded} {
+		if limitPatterns()[k].MatchString(text) {
+			return k
 		}
 	}
 	return ""
@@ -178,11 +146,8 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 	if m := relativeReset().FindStringSubmatch(text); m != nil && !at.IsZero() {
 		f, _ := strconv.ParseFloat(m[1], 64)
 		unit := time.Second
-		switch m[2][0] {
-		case 'm':
-			unit = time.Minute
-		case 'h':
-			unit = time.Hour
+		if i := strings.IndexByte("mh", m[2][0]); i >= 0 {
+			unit = []time.Duration{time.Minute, time.Hour}[i]
 		}
 		return at.Add(time.Duration(f * float64(unit))).Truncate(time.Second), ""
 	}
@@ -192,39 +157,4 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 		}
 	}
 	return time.Time{}, ""
-}
-
-// LimitFromFailure maps a Claude Code StopFailure error kind ("rate_limit",
-// "overloaded", "billing_error", …) and its message to a limit (nil for
-// the kinds that are not one).
-func LimitFromFailure(kind, message string, at time.Time) *Limit {
-	switch kind {
-	case "rate_limit":
-		return cmp.Or(LimitFromError(message, 429, at), &Limit{Kind: LimitRate, Reached: true})
-	case "overloaded":
-		return LimitFromError(message, 529, at)
-	case "billing_error":
-		// Out of credits or over a spend limit: a wall until the user acts.
-		return cmp.Or(LimitFromError(message, 0, at), &Limit{Kind: LimitUsage, Reached: true})
-	case "unknown", "":
-		// Only an error text that says so.
-		return LimitFromError(message, APIErrorStatus(message), at)
-	}
-	return nil
-}
-
-// apiErrorRE finds the status in Claude Code's "API Error: 429 {…}";
-// 2.1.197 writes "API Error: Request rejected (429) · …" for a 429.
-var apiErrorRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*\[?API Error:? ?(?:\(?([1-5][0-9][0-9])\b|[^\n(]{0,60}\(([1-5][0-9][0-9])\))`)
-})
-
-// APIErrorStatus is the HTTP status an agent's "API Error: N …" text
-// starts with (0 when it has none).
-func APIErrorStatus(text string) int {
-	if m := apiErrorRE().FindStringSubmatch(text[:min(len(text), 96)]); m != nil {
-		n, _ := strconv.Atoi(m[1] + m[2])
-		return n
-	}
-	return 0
 }

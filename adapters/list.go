@@ -1,16 +1,19 @@
 package adapters
 
 import (
-	"github.com/carryover/carryover/publish/redact"
-
 	"bufio"
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/publish/redact"
 )
 
 // NativeSession is one session as an agent's own store describes it,
@@ -21,24 +24,21 @@ type NativeSession struct {
 	Path       string    `json:"path"`
 	Project    string    `json:"project"` // the session's cwd / project root when known
 	LastActive time.Time `json:"last_active"`
-	// MessageCount counts user and assistant messages. When the transcript
-	// is too big to scan it is extrapolated from its head and tail and
-	// CountEstimated is set (display it as "~N").
+	// MessageCount counts user and assistant messages; for a transcript too
+	// big to scan it is extrapolated from head and tail and CountEstimated
+	// is set (shown as "~N").
 	MessageCount   int    `json:"messages"`
 	CountEstimated bool   `json:"messages_estimated,omitempty"`
 	Preview        string `json:"preview"` // first real prompt or the agent's title, one line
 }
 
-// Lister is the optional capability of listing an agent's sessions from
-// its native store. project "" lists every project's sessions; otherwise
-// only sessions whose project is project or inside it. Implementations read
-// heads and tails, or the agent's own index, never whole transcripts.
+// Lister lists an agent's sessions from its native store: every project's
+// for project "", else those of project or inside it. It reads heads and
+// tails, or the agent's own index, never whole transcripts.
 type Lister interface {
 	ListSessions(env Env, project string) ([]NativeSession, error)
-	// Describe reads one transcript file's session (handoff --transcript).
-	Describe(path string) (NativeSession, error)
-	// Stores are the directories the lister reads (for detect and info).
-	Stores(env Env) []string
+	Describe(path string) (NativeSession, error) // one transcript file's session (handoff --transcript)
+	Stores(env Env) []string                     // the directories it reads (detect and info)
 }
 
 // InProject reports whether dir is project or inside it.
@@ -53,13 +53,12 @@ func InProject(dir, project string) bool {
 	return dir == project || strings.HasPrefix(dir, project+string(filepath.Separator))
 }
 
-// Listing reads at most headBytes from the start and tailBytes from the
-// end of a transcript.
+// Listing reads headBytes from the start and tailBytes from the end of a
+// transcript, and counts the messages of one up to scanLimit exactly (a
+// byte scan, no JSON decoding); bigger ones are estimated.
 const (
 	headBytes = 256 << 10
 	tailBytes = 64 << 10
-	// scanLimit is the largest transcript whose messages are counted
-	// exactly (a byte scan, no JSON decoding); bigger ones are estimated.
 	scanLimit = 16 << 20
 )
 
@@ -85,41 +84,28 @@ func sampleFile(path string) (fileSample, error) {
 	fs.size, fs.modTime = fi.Size(), fi.ModTime()
 	head := make([]byte, min(fs.size, headBytes))
 	n, _ := io.ReadFull(f, head)
-	head = head[:n]
+	fs.head = head[:n]
 	if int64(n) < fs.size {
-		if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
-			head = head[:i+1]
+		if i := bytes.LastIndexByte(fs.head, '\n'); i >= 0 {
+			fs.head = fs.head[:i+1]
 		}
 	}
-	fs.head = head
-	if fs.size > int64(len(head)) {
-		off := max(fs.size-tailBytes, int64(len(head)))
+	if fs.size > int64(len(fs.head)) {
+		off := max(fs.size-tailBytes, int64(len(fs.head)))
 		tail := make([]byte, fs.size-off)
 		n, _ := f.ReadAt(tail, off)
-		tail = tail[:n]
-		if off > int64(len(head)) {
-			if i := bytes.IndexByte(tail, '\n'); i >= 0 {
-				tail = tail[i+1:]
-			} else {
-				tail = nil
-			}
+		fs.tail = tail[:n]
+		if off > int64(len(fs.head)) { // drop the partial first line
+			_, fs.tail, _ = bytes.Cut(fs.tail, []byte{'\n'})
 		}
-		fs.tail = tail
 	}
 	return fs, nil
 }
 
-// lines returns the complete, non-empty lines of b.
+// lines returns the complete, non-empty lines of b, trimmed.
 func lines(b []byte) [][]byte {
 	var out [][]byte
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		var l []byte
-		if i < 0 {
-			l, b = b, nil
-		} else {
-			l, b = b[:i], b[i+1:]
-		}
+	for l := range bytes.Lines(b) {
 		if l = bytes.TrimSpace(l); len(l) > 0 {
 			out = append(out, l)
 		}
@@ -130,14 +116,13 @@ func lines(b []byte) [][]byte {
 // countMessages counts lines holding any of markers: exactly (a byte scan)
 // up to scanLimit, else extrapolated from the head and tail samples.
 func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
-	count := func(b []byte) int {
-		n := 0
-		for _, l := range lines(b) {
-			for _, m := range markers {
-				if bytes.Contains(l, m) {
-					n++
-					break
-				}
+	has := func(l []byte) bool {
+		return slices.ContainsFunc(markers, func(m []byte) bool { return bytes.Contains(l, m) })
+	}
+	count := func(b []byte) (n int) {
+		for l := range bytes.Lines(b) {
+			if has(l) {
+				n++
 			}
 		}
 		return n
@@ -145,69 +130,143 @@ func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 	if fs.tail == nil {
 		return count(fs.head), false
 	}
-	if fs.size <= scanLimit {
-		f, err := os.Open(path)
-		if err == nil {
-			defer f.Close()
-			n := 0
-			r := bufio.NewReaderSize(f, 1<<20)
-			for {
-				l, err := r.ReadSlice('\n')
-				for _, m := range markers {
-					if bytes.Contains(l, m) {
-						n++
-						break
-					}
-				}
-				if err == bufio.ErrBufferFull {
-					// a long line: the rest of it is not a new message
-					for err == bufio.ErrBufferFull {
-						_, err = r.ReadSlice('\n')
-					}
-				}
-				if err != nil {
-					break
-				}
-			}
-			return n, false
-		}
+	if n, err := scanCount(path, fs.size, has); err == nil {
+		return n, false
 	}
 	sampled := int64(len(fs.head) + len(fs.tail))
 	if sampled == 0 {
 		return 0, true
 	}
-	n := count(fs.head) + count(fs.tail)
-	return int(float64(n) * float64(fs.size) / float64(sampled)), true
+	return int(float64(count(fs.head)+count(fs.tail)) * float64(fs.size) / float64(sampled)), true
 }
 
-// preview makes a one-line preview of a prompt.
+// scanCount counts the lines of path that has accepts, in the first 1 MiB
+// of each line; a file over scanLimit is not scanned (an error).
+func scanCount(path string, size int64, has func([]byte) bool) (int, error) {
+	if size > scanLimit {
+		return 0, errorString("too big to scan")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		l, err := r.ReadSlice('\n')
+		if has(l) {
+			n++
+		}
+		for err == bufio.ErrBufferFull { // a long line: the rest of it is not a new message
+			_, err = r.ReadSlice('\n')
+		}
+		if err != nil {
+			return n, nil
+		}
+	}
+}
+
+// preview makes a one-line preview of a prompt. Redacted first, before
+// clipping (a clipped secret is unrecognisable) and before folding the
+// lines into one (a key's base64 lines are told from prose by their line
+// breaks).
 func preview(s string) string {
-	// Redact first, before clipping (a clipped secret is unrecognisable)
-	// and before folding the lines into one (a key's base64 lines are told
-	// from prose by their line breaks).
-	s = strings.Join(strings.Fields(redact.String(s)), " ")
-	return clip(s, 120)
+	return clip(strings.Join(strings.Fields(redact.String(s)), " "), 120)
 }
 
 // jsonLine decodes one line into v, ignoring errors.
 func jsonLine(l []byte, v any) bool { return json.Unmarshal(l, v) == nil }
 
-// newestTimestamp returns the newest RFC 3339 "timestamp" field among lines.
-func newestTimestamp(ls [][]byte, key string) time.Time {
+// lastActive is the newest "timestamp" among the last 50 sampled lines,
+// else the file's modification time.
+func (fs fileSample) lastActive() time.Time {
+	ls := append(lines(fs.head), lines(fs.tail)...)
 	var t time.Time
-	for i := len(ls) - 1; i >= 0 && i >= len(ls)-50; i-- {
+	for _, l := range ls[max(0, len(ls)-50):] {
 		var m map[string]json.RawMessage
-		if !jsonLine(ls[i], &m) {
-			continue
-		}
-		var s string
-		if json.Unmarshal(m[key], &s) == nil {
-			if ts, err := time.Parse(time.RFC3339Nano, s); err == nil && ts.After(t) {
-				t = ts
-			}
+		var ts string
+		if jsonLine(l, &m) && json.Unmarshal(m["timestamp"], &ts) == nil {
+			t = newerTime(t, ts)
 		}
 	}
+	if t.IsZero() {
+		return fs.modTime
+	}
 	return t
+}
+
+// newerTime is the later of t and the RFC 3339 time v (t when v is none).
+func newerTime(t time.Time, v string) time.Time {
+	if u, err := time.Parse(time.RFC3339Nano, v); err == nil && u.After(t) {
+		return u
+	}
+	return t
+}
+
+// describeAll describes files (cached) and keeps the sessions in project.
+func describeAll(env Env, tool string, files []string, project string, describe func(string) (NativeSession, error)) []NativeSession {
+	var out []NativeSession
+	for _, f := range files {
+		if s, err := DescribeCached(env, tool, f, describe); err == nil && InProject(s.Project, project) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// firstPrompt is the text of the first prompt row.
+func firstPrompt(rows []Row) (string, bool) {
+	i := slices.IndexFunc(rows, func(r Row) bool { return r.Kind == KindPrompt })
+	if i < 0 {
+		return "", false
+	}
+	return rows[i].Text, true
+}
+
+// noteRows counts the prompts and replies of a listed session's rows, with
+// the first prompt as preview and the newest time as last activity.
+func (s *NativeSession) noteRows(rows []Row) {
+	for _, r := range rows {
+		if r.Kind == KindPrompt || r.Kind == KindText {
+			s.MessageCount++
+		}
+		if r.Kind == KindPrompt && s.Preview == "" {
+			s.Preview = preview(r.Text)
+		}
+		if r.Time.After(s.LastActive) {
+			s.LastActive = r.Time
+		}
+	}
+}
+
+// sqliteRO opens every agent database read-only and query-only: carryover
+// never writes, checkpoints or locks the agent's live database (a WAL
+// reader does not block the writer); 500 ms is the longest wait for a lock
+// a checkpoint holds.
+const sqliteRO = "?mode=ro&_busy_timeout=500&_query_only=1"
+
+// openSQLite opens the SQLite file at path with the DSN options query as a
+// file: URL (so a path with '?' or '#' stays a path).
+func openSQLite(path, query string) (*sql.DB, error) {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return sql.Open("sqlite3", (&url.URL{Scheme: "file", Path: p}).String()+query)
+}
+
+// isSQLiteFile reports whether path is a regular file that starts with
+// SQLite's header (Cursor's state.vscdb, Crush's crush.db, OpenCode's).
+func isSQLiteFile(path string) bool {
+	f, err := openRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == "SQLite format 3\x00"
 }
 
 // envOr returns the environment variable or the default.
@@ -220,8 +279,8 @@ func envOr(env Env, name, def string) string {
 	return def
 }
 
-// errNoSession is returned by Describe for a file that is not a session of
-// the lister's agent.
+// errNoSession (ErrNotSession) is what Describe returns for a file that is
+// not a session of the lister's agent.
 var errNoSession = errorString("not a session transcript of this agent")
 
 type errorString string

@@ -379,32 +379,11 @@ func opencodeUnquote(s string) string {
 	var out []string
 	quoted := false
 	for len(t) > 0 {
-		if t[0] == '"' {
-			var b strings.Builder
-			j := 1
-			for ; j < len(t) && t[j] != '"'; j++ {
-				if t[j] == '\\' && j+1 < len(t) && t[j+1] == '"' {
-					j++
-				}
-				b.WriteByte(t[j])
-			}
-			if j >= len(t) || !strings.Contains(b.String(), " ") {
-				return s // unterminated, or quotes run would not have added
-			}
-			out, quoted, t = append(out, b.String()), true, t[j+1:]
-		} else {
-			i := strings.IndexByte(t, ' ')
-			if i < 0 {
-				i = len(t)
-			}
-			out, t = append(out, t[:i]), t[i:]
+		arg, rest, q, ok := opencodeArg(t)
+		if !ok {
+			return s
 		}
-		if len(t) > 0 {
-			if t[0] != ' ' {
-				return s
-			}
-			t = t[1:]
-		}
+		out, quoted, t = append(out, arg), quoted || q, rest
 	}
 	if !quoted {
 		return s
@@ -412,59 +391,90 @@ func opencodeUnquote(s string) string {
 	return strings.Join(out, " ")
 }
 
+// opencodeArg splits t into its first argument as `opencode run` wrote it
+// (q: in quotes) and the rest after one space; ok is false when t cannot
+// be such arguments: an unterminated quote, quotes run would not have
+// added (no space inside) or no space after the argument.
+func opencodeArg(t string) (arg, rest string, q, ok bool) {
+	if t[0] != '"' {
+		i := strings.IndexByte(t, ' ')
+		if i < 0 {
+			return t, "", false, true
+		}
+		return t[:i], t[i+1:], false, true
+	}
+	var b strings.Builder
+	j := 1
+	for ; j < len(t) && t[j] != '"'; j++ {
+		if t[j] == '\\' && j+1 < len(t) && t[j+1] == '"' {
+			j++
+		}
+		b.WriteByte(t[j])
+	}
+	if j >= len(t) || !strings.Contains(b.String(), " ") {
+		return "", "", true, false
+	}
+	rest = t[j+1:]
+	if rest == "" {
+		return b.String(), "", true, true
+	}
+	if rest[0] != ' ' {
+		return "", "", true, false
+	}
+	return b.String(), rest[1:], true, true
+}
+
 func opencodePartRows(p ocPart, m ocMsgData) []Row {
 	var d ocPartData
 	if json.Unmarshal(p.Data, &d) != nil {
 		return nil
 	}
-	t := msTime(float64(p.Created))
-	base := Row{Key: p.ID, Time: t}
+	r := Row{Key: p.ID, Time: msTime(float64(p.Created))}
 	switch d.Type {
 	case "text":
 		if d.Ignored || strings.TrimSpace(d.Text) == "" {
 			return nil
 		}
-		r := base
-		switch {
-		case m.Role == "user" && IsCarryoverText(d.Text):
-			r.Role, r.Kind, r.Text = "user", KindInjection, carryoverHeader(d.Text)
-		case m.Role == "user" && d.Synthetic:
-			// text OpenCode adds beside a prompt (a file's content, a
-			// subagent instruction): context, not the request
-			r.Role, r.Kind, r.Text = "user", KindHarness, clip(d.Text, maxText)
-		case m.Role == "user":
-			r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(opencodeUnquote(d.Text))
-		case m.Summary == true:
-			r.Role, r.Kind, r.Text = "system", KindCompaction, clip(d.Text, maxText)
-		default:
-			r.Role, r.Kind, r.Text = "assistant", KindText, clip(d.Text, maxText)
-		}
-		return []Row{r}
+		return []Row{opencodeTextRow(r, d, m)}
 	case "compaction":
-		r := base
 		r.Role, r.Kind, r.Text = "system", KindCompaction, "context compacted"
 		if d.Auto {
 			r.Text += " (auto)"
 		}
 		return []Row{r}
 	case "step-finish":
-		if d.Tokens == nil {
+		if d.Tokens == nil || d.Tokens.Input+d.Tokens.Cache.Read+d.Tokens.Cache.Write <= 0 {
 			return nil
 		}
-		n := d.Tokens.Input + d.Tokens.Cache.Read + d.Tokens.Cache.Write
-		if n <= 0 {
-			return nil
-		}
-		r := base
-		r.Role, r.Kind, r.TokensUsed = "system", KindUsage, n
+		r.Role, r.Kind, r.TokensUsed = "system", KindUsage, d.Tokens.Input+d.Tokens.Cache.Read+d.Tokens.Cache.Write
 		return []Row{r}
 	case "tool":
 		if d.Tool == "" || d.State == nil {
 			return nil
 		}
-		return opencodeToolRows(base, d)
+		return opencodeToolRows(r, d)
 	}
 	return nil
+}
+
+// opencodeTextRow is a text part's row: an injection, the harness's text
+// beside a prompt, the prompt, a compaction summary or assistant prose.
+func opencodeTextRow(r Row, d ocPartData, m ocMsgData) Row {
+	switch {
+	case m.Role == "user" && IsCarryoverText(d.Text):
+		r.Role, r.Kind, r.Text = "user", KindInjection, carryoverHeader(d.Text)
+	case m.Role == "user" && d.Synthetic:
+		// text OpenCode adds beside a prompt (a file's content, a
+		// subagent instruction): context, not the request
+		r.Role, r.Kind, r.Text = "user", KindHarness, clip(d.Text, maxText)
+	case m.Role == "user":
+		r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(opencodeUnquote(d.Text))
+	case m.Summary == true:
+		r.Role, r.Kind, r.Text = "system", KindCompaction, clip(d.Text, maxText)
+	default:
+		r.Role, r.Kind, r.Text = "assistant", KindText, clip(d.Text, maxText)
+	}
+	return r
 }
 
 // opencodeEditTools change the file named by input.filePath.

@@ -3,44 +3,23 @@ package adapters
 import (
 	"errors"
 	"path/filepath"
-	"strings"
 )
 
 // StoreRooter is an optional capability: the directories an agent keeps its
-// session store under. The hook path uses it to refuse a transcript that
-// escapes the store through a symlink (see Confined).
+// session store under (Confined).
 type StoreRooter interface {
 	StoreRoots(env Env) []string
 }
 
-// StoreRoots is Claude Code's config dir: $CLAUDE_CONFIG_DIR, else ~/.claude.
-func (claude) StoreRoots(env Env) []string {
-	var roots []string
-	if env.Getenv != nil {
-		if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			roots = append(roots, d)
-		}
-	}
-	if env.Home != "" {
-		roots = append(roots, filepath.Join(env.Home, ".claude"))
-	}
-	return roots
-}
-
-// ErrOutsideStore is returned by Confined for a transcript path that
-// resolves, through a symlink, to a place outside the agent's store.
 var ErrOutsideStore = errors.New("transcript path leads through a symlink out of the agent's session store; not read")
 
-// Confined applies the transcript path policy of the hook path:
-//
-//   - a path that involves no symlink is read wherever it is (the agent
-//     named it; custom stores and `handoff --transcript` live anywhere);
-//   - a path that does involve a symlink is followed only when its resolved
-//     location is under one of the agent's store roots (each root taken both
-//     as written and resolved, so a symlinked ~/.claude still works).
-//
-// Adapters that do not implement StoreRooter (yet) are not restricted. A
-// path that does not exist (yet) is not judged here.
+// Confined applies the hook path's transcript path policy: a path that
+// involves no symlink is read wherever it is (the agent named it; custom
+// stores and `handoff --transcript` live anywhere); one that does is
+// followed only when it resolves under one of the agent's store roots
+// (each root taken as written and resolved, so a symlinked ~/.claude still
+// works). Adapters without StoreRooter are not restricted; a path that does
+// not exist (yet) is not judged here.
 func Confined(a Adapter, env Env, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -64,9 +43,4 @@ func Confined(a Adapter, env Env, path string) error {
 }
 
 // under reports whether p is dir or inside it (both clean and absolute).
-func under(p, dir string) bool {
-	if dir == "/" {
-		return true
-	}
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
-}
+func under(p, dir string) bool { return dir == "/" || InProject(p, dir) }

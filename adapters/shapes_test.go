@@ -262,3 +262,9 @@ func TestCodexSubagentRollouts(t *testing.T) {
 		}
 	}
 }
+
+// codexIsSubagent reports whether a subagent wrote the rollout.
+func codexIsSubagent(path string) bool {
+	sub, _, _ := codexSubagentOf(path)
+	return sub
+}

@@ -8,94 +8,95 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-version"
 )
 
 // Survey is what reading an agent's recent sessions found, so a silent
-// gap is visible ("unreadable is not empty"): lines read, lines of a type
-// the reader does not know (skipped), lines that are not JSON or that a
-// reader could not use (failed), sessions that could not be opened, and
-// drift warnings for transcripts written by a newer agent than carryover
-// knows.
+// gap is visible ("unreadable is not empty").
 type Survey struct {
 	Sessions int      `json:"sessions"`
 	Lines    int      `json:"lines"`
-	Unknown  int      `json:"unknown"`
-	Failed   int      `json:"failed"`
-	Unread   int      `json:"unreadable_sessions"`
-	Drift    []string `json:"drift,omitempty"`
+	Unknown  int      `json:"unknown"`             // of a type the reader does not know (skipped)
+	Failed   int      `json:"failed"`              // not JSON, or the reader could not use it
+	Unread   int      `json:"unreadable_sessions"` // could not be opened
+	Drift    []string `json:"drift,omitempty"`     // written by a newer agent than carryover knows
 }
 
 // surveyBytes bounds how much of each transcript a survey reads.
 const surveyBytes = 4 << 20
-
-func set(ss ...string) map[string]bool {
-	m := make(map[string]bool, len(ss))
-	for _, s := range ss {
-		m[s] = true
-	}
-	return m
-}
 
 // SurveySessions reads the first surveyBytes of each of paths (an agent's
 // most recent transcripts) with that agent's reader and adds up what it
 // found. Agents whose stores are not line files are only opened.
 func SurveySessions(tool string, paths []string) Survey {
 	var sv Survey
-	ag, ok := ByName(tool)
-	if !ok {
-		return sv
-	}
-	lp, _ := ag.Adapter.(LineParser)
-	known := ag.KnownTypes
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			sv.Unread++
-			continue
+	if ag, ok := ByName(tool); ok {
+		for _, p := range paths {
+			sv.add(tool, ag, p)
 		}
-		sv.Sessions++
-		head := make([]byte, 64<<10)
-		if ag.SurveyFromEnd {
-			if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(head)) {
-				_, _ = f.Seek(fi.Size()-int64(len(head)), io.SeekStart)
-			}
-		}
-		n, _ := io.ReadFull(f, head)
-		if w := DriftWarning(tool, head[:n]); w != "" {
-			sv.Drift = append(sv.Drift, w)
-		}
-		if lp == nil || (ag.DocumentStore != nil && ag.DocumentStore(p)) {
-			f.Close()
-			continue
-		}
-		_, _ = f.Seek(0, io.SeekStart)
-		sc := bufio.NewScanner(io.LimitReader(f, surveyBytes))
-		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-		var off int64
-		for sc.Scan() {
-			line := sc.Bytes()
-			off += int64(len(line)) + 1
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			sv.Lines++
-			if !json.Valid(line) {
-				sv.Failed++
-				continue
-			}
-			if rows, err := lp.ParseLine(line, off); err != nil {
-				sv.Failed++
-				continue
-			} else if len(rows) > 0 || known == nil {
-				continue
-			}
-			if !lineTypeKnown(line, known) {
-				sv.Unknown++
-			}
-		}
-		f.Close()
 	}
 	return sv
+}
+
+// add surveys one transcript.
+func (sv *Survey) add(tool string, ag *Agent, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		sv.Unread++
+		return
+	}
+	defer f.Close()
+	sv.Sessions++
+	if w := DriftWarning(tool, surveyHead(f, ag.SurveyFromEnd)); w != "" {
+		sv.Drift = append(sv.Drift, w)
+	}
+	lp, ok := ag.Adapter.(LineParser)
+	if !ok || (ag.DocumentStore != nil && ag.DocumentStore(path)) {
+		return
+	}
+	_, _ = f.Seek(0, io.SeekStart)
+	sc := bufio.NewScanner(io.LimitReader(f, surveyBytes))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	var off int64
+	for sc.Scan() {
+		line := sc.Bytes()
+		off += int64(len(line)) + 1
+		if len(bytes.TrimSpace(line)) > 0 {
+			sv.line(lp, line, off, ag.KnownTypes)
+		}
+	}
+}
+
+// surveyHead is the 64 KB a version is looked for in: the file's head, or
+// its tail when the newest session is at the end.
+func surveyHead(f *os.File, fromEnd bool) []byte {
+	head := make([]byte, 64<<10)
+	if fi, err := f.Stat(); fromEnd && err == nil && fi.Size() > int64(len(head)) {
+		_, _ = f.Seek(fi.Size()-int64(len(head)), io.SeekStart)
+	}
+	n, _ := io.ReadFull(f, head)
+	return head[:n]
+}
+
+// line counts one non-blank line: failed when it is not JSON or the reader
+// erred, unknown when it yields no rows and its type is not known.
+func (sv *Survey) line(lp LineParser, line []byte, off int64, known map[string]bool) {
+	sv.Lines++
+	if !json.Valid(line) {
+		sv.Failed++
+		return
+	}
+	rows, err := lp.ParseLine(line, off)
+	switch {
+	case err != nil:
+		sv.Failed++
+	case len(rows) == 0 && known != nil && !lineTypeKnown(line, known):
+		sv.Unknown++
+	}
 }
 
 // lineTypeKnown: the line's "type" and its payload's "type" (Codex) are
@@ -149,17 +150,14 @@ func (s Survey) String() string {
 // session-like files but none could be read as a session ("" otherwise):
 // an empty list must not hide a format carryover cannot read.
 func UnreadableNote(tool string, env Env, listed int) string {
-	if listed > 0 {
-		return ""
-	}
 	l, ok := ListerFor(tool)
-	if !ok {
+	if listed > 0 || !ok {
 		return ""
 	}
 	files := 0
 	for _, d := range l.Stores(env) {
-		for _, pat := range []string{"*.json*", "*/*.json*", "*/*/*.json*", "*/*/*/*.json*", "*/*/*/*/*.json*"} {
-			m, _ := filepath.Glob(filepath.Join(globEscape(d), pat))
+		for depth := range 5 {
+			m, _ := filepath.Glob(filepath.Join(globEscape(d), strings.Repeat("*/", depth)+"*.json*"))
 			files += len(m)
 		}
 	}
@@ -167,4 +165,78 @@ func UnreadableNote(tool string, env Env, listed int) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: %d file(s) in its store but no session could be read (run `carryover status` for what was skipped)", tool, files)
+}
+
+// Format is what an adapter reads, written down (Agent.Format): the shapes
+// by agent version where the transcript records one, by shape otherwise.
+// Newest is the newest agent version a shape was checked against, as
+// specs/tools.toml's newest row says ("tested"; specs_test.go holds it).
+type Format struct {
+	Newest string   // "" when the agent records no version in its sessions
+	Shapes []string // one line each, oldest first
+	// MajorOnly: only a new major version may change the shape (Aider's
+	// history format has not changed from 0.4x to 0.86; minor releases
+	// come weekly).
+	MajorOnly bool
+}
+
+// Formats is every agent's Format by name: a refusal names the shapes, so
+// a user whose file is none of them knows what was tried.
+var Formats = func() map[string]Format {
+	m := map[string]Format{}
+	for _, a := range All {
+		m[a.Name] = a.Format
+	}
+	return m
+}()
+
+// Tried is the sentence a refusal ends with: the shapes of tool that were
+// tried (or of every agent when tool is "").
+func Tried(tool string) string {
+	if f, ok := Formats[tool]; ok {
+		return "tried: " + strings.Join(f.Shapes, "; ")
+	}
+	return "tried the formats of " + strings.Join(Names(), ", ")
+}
+
+// versionRE finds the version an agent recorded in a transcript: Claude's
+// and Gemini's "version", Codex's "cli_version", Copilot's "copilotVersion",
+// Aider's "> Aider v" line.
+var versionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)|(?m)^> Aider v(\d+\.\d+\.\d+)`)
+})
+
+// recordedVersion is the agent version a transcript records, "" when none:
+// the first JSON "version" field, or the last "> Aider vX" line. Only 64 KB
+// are looked at (the head of a JSONL transcript, the tail of an Aider
+// history: SurveySessions passes the right end).
+func recordedVersion(head []byte) string {
+	ms := versionRE().FindAllSubmatch(head[:min(len(head), 64<<10)], -1)
+	if len(ms) == 0 {
+		return ""
+	}
+	m := ms[len(ms)-1] // an Aider history's newest session is its last
+	if len(ms[0][1]) > 0 {
+		m = ms[0] // a JSON transcript records it from its first line
+	}
+	return string(m[1]) + string(m[2]) // one of the two is empty
+}
+
+// DriftWarning is the one line `status` shows for a transcript written by
+// a newer agent than the newest shape tool's adapter knows ("" when there
+// is none); the reader reads what it can meanwhile.
+func DriftWarning(tool string, head []byte) string {
+	f, v := Formats[tool], recordedVersion(head)
+	got, err := version.NewVersion(v)
+	known, kerr := version.NewVersion(f.Newest)
+	if err != nil || kerr != nil { // none recorded, or none known
+		return ""
+	}
+	// Same major.minor as the newest known shape is the same shape: patch
+	// releases do not change transcripts often enough to warn on each.
+	gs, ks := got.Segments(), known.Segments()
+	if gs[0] < ks[0] || gs[0] == ks[0] && (f.MajorOnly || gs[1] <= ks[1]) {
+		return ""
+	}
+	return tool + " " + v + ": format newer than carryover knows (" + f.Newest + "): update carryover"
 }

@@ -73,52 +73,118 @@ type TailResult struct {
 }
 
 // Tail reads complete lines of path from cur.Offset, calling fn for each
-// with the line's offset. It consumes only up to the last '\n', detects a
-// replaced or truncated file and starts over, and stops at deadline. A
-// missing file returns os.ErrNotExist.
+// with the line's offset (OpenTail, for a caller that pulls lines).
 func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off int64)) (TailResult, error) {
-	res := TailResult{Cursor: cur}
+	t, err := OpenTail(path, cur, deadline)
+	if err != nil {
+		return TailResult{Cursor: cur}, err
+	}
+	for line, off, ok := t.Next(); ok; line, off, ok = t.Next() {
+		fn(line, off)
+	}
+	return t.Close()
+}
+
+// Tailer reads a transcript's complete lines from a cursor, one Next at a
+// time: it consumes only up to the last '\n', detects a replaced or
+// truncated file and starts over, and stops at the deadline.
+type Tailer struct {
+	res      TailResult
+	f        *os.File
+	r        *bufio.Reader // nil: nothing (more) to read
+	read     bool          // there was something to read
+	a        lineAssembler
+	off      int64 // where reading started
+	head     string
+	deadline time.Time
+}
+
+// OpenTail opens path to read from cur. A missing file returns
+// os.ErrNotExist.
+func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 	f, fi, err := openTranscript(path)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer f.Close()
 	dev, ino := FileID(f)
 	size := fi.Size()
 	n := min(size, headLen)
 	headBuf := make([]byte, n)
 	if _, err := io.ReadFull(f, headBuf); err != nil {
-		return res, fmt.Errorf("read transcript head: %w", err)
+		f.Close()
+		return nil, fmt.Errorf("read transcript head: %w", err)
 	}
-	head := sum8(headBuf)
-	same, err := cur.unchanged(f, dev, ino, size, head, headBuf)
+	t := &Tailer{f: f, head: sum8(headBuf), deadline: deadline}
+	same, err := cur.unchanged(f, dev, ino, size, t.head, headBuf)
 	if err != nil {
-		return res, err
+		f.Close()
+		return nil, err
 	}
-	off := cur.Offset
+	t.off = cur.Offset
 	if !same {
-		res.Reset, off = off > 0, 0
+		t.res.Reset, t.off = t.off > 0, 0
 	}
-	res.Cursor = Cursor{Path: path, Offset: off, Dev: dev, Ino: ino, Head: head, HeadLen: n}
+	t.res.Cursor = Cursor{Path: path, Offset: t.off, Dev: dev, Ino: ino, Head: t.head, HeadLen: n}
 	if same && strings.Contains(cur.Head, "@") {
-		res.Cursor.Head = cur.Head // nothing new: the same bytes before the same offset
+		t.res.Cursor.Head = cur.Head // nothing new: the same bytes before the same offset
 	}
-	if off >= size {
+	if t.read = t.off < size; t.read {
+		if _, err := f.Seek(t.off, io.SeekStart); err != nil {
+			f.Close()
+			return nil, err
+		}
+		// A hook usually reads a few kilobytes: size the buffer to what
+		// there is (longer lines are assembled whatever the buffer size).
+		t.r = bufio.NewReaderSize(io.LimitReader(f, size-t.off), int(min(size-t.off+1, 256<<10)))
+	}
+	return t, nil
+}
+
+// Next returns the next complete line (valid until the next call) and its
+// offset; ok is false at the end, at the deadline (Partial) or before an
+// incomplete last line, which waits for next time.
+func (t *Tailer) Next() (line []byte, off int64, ok bool) {
+	for t.r != nil {
+		if t.res.Lines&255 == 0 && !t.deadline.IsZero() && time.Now().After(t.deadline) {
+			t.res.Partial = true
+			break
+		}
+		chunk, err := t.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			t.a.more(chunk)
+			continue
+		}
+		if err != nil { // io.EOF
+			break
+		}
+		start := t.off + t.a.consumed
+		if line, ok := t.a.end(chunk); ok {
+			t.res.Lines++
+			return line[:len(line)-1], start, true
+		}
+		t.res.Skipped++
+	}
+	t.r = nil
+	return nil, 0, false
+}
+
+// Close ends the read and returns what it did, the cursor past the last
+// complete line read.
+func (t *Tailer) Close() (TailResult, error) {
+	defer t.f.Close()
+	res := t.res
+	if !t.read {
 		return res, nil
 	}
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return res, err
+	res.Bytes = t.a.consumed
+	if res.Cursor.Offset = t.off + t.a.consumed; res.Cursor.Offset == 0 {
+		return res, nil
 	}
-	consumed := readLines(f, off, size, deadline, fn, &res)
-	res.Bytes = consumed
-	res.Cursor.Offset = off + consumed
-	if res.Cursor.Offset > 0 {
-		t, err := tailSum(f, res.Cursor.Offset)
-		if err != nil {
-			return res, fmt.Errorf("read transcript before the cursor: %w", err)
-		}
-		res.Cursor.Head = head + "@" + t
+	sum, err := tailSum(t.f, res.Cursor.Offset)
+	if err != nil {
+		return res, fmt.Errorf("read transcript before the cursor: %w", err)
 	}
+	res.Cursor.Head = t.head + "@" + sum
 	return res, nil
 }
 
@@ -195,38 +261,6 @@ func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
 		return old == sum8(headBuf[:hashed])
 	}
 	return false // the file shrank below the old head
-}
-
-// readLines hands fn each complete line of f from off (where f stands)
-// up to size, with its offset, until deadline; it counts lines in res and
-// returns the bytes of complete lines consumed. An incomplete last line
-// waits for next time.
-func readLines(f *os.File, off, size int64, deadline time.Time, fn func(line []byte, off int64), res *TailResult) int64 {
-	// A hook usually reads a few kilobytes: size the buffer to what there
-	// is (longer lines are assembled below whatever the buffer size).
-	r := bufio.NewReaderSize(io.LimitReader(f, size-off), int(min(size-off+1, 256<<10)))
-	var a lineAssembler
-	for {
-		if res.Lines&255 == 0 && !deadline.IsZero() && time.Now().After(deadline) {
-			res.Partial = true
-			return a.consumed
-		}
-		chunk, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			a.more(chunk)
-			continue
-		}
-		if err != nil { // io.EOF
-			return a.consumed
-		}
-		start := off + a.consumed
-		if line, ok := a.end(chunk); ok {
-			fn(line[:len(line)-1], start)
-			res.Lines++
-		} else {
-			res.Skipped++
-		}
-	}
 }
 
 // lineAssembler joins the chunks of a line longer than the reader's

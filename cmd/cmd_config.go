@@ -205,26 +205,32 @@ func effectiveValue(e *Env, project string, k config.Leaf) (effective, bool) {
 			m, _ := out.value.(map[string]any)
 			out.value = m[k.Inner]
 			out.lit = config.Literal(out.value)
-			// The table's origin is not the key's: find the file that set it.
-			out.origin, out.file, out.where = "default", "", "default"
-			files := [][2]string{{"global", e.ConfigPath()}}
-			if project != "" {
-				files = append(files, [2]string{"project", config.ProjectPath(project)})
-			}
-			for _, f := range files {
-				b, err := safefile.ReadFile(f[1], 1<<20)
-				var raw map[string]any
-				if err != nil || toml.Unmarshal(b, &raw) != nil {
-					continue
-				}
-				if x, ok := hookconf.LookupPath(raw, []string{k.Name, k.Inner}); ok && config.Literal(x) == out.lit {
-					out.origin, out.file, out.where = f[0], f[1], f[0]+" "+f[1]
-				}
-			}
+			out.origin, out.file, out.where = innerOrigin(e, project, k, out.lit)
 		}
 		return out, true
 	}
 	return effective{}, false
+}
+
+// innerOrigin is the file that set k.Inner to lit: a table's origin is
+// not its keys'.
+func innerOrigin(e *Env, project string, k config.Leaf, lit string) (origin, file, where string) {
+	origin, where = "default", "default"
+	files := [][2]string{{"global", e.ConfigPath()}}
+	if project != "" {
+		files = append(files, [2]string{"project", config.ProjectPath(project)})
+	}
+	for _, f := range files {
+		b, err := safefile.ReadFile(f[1], 1<<20)
+		var raw map[string]any
+		if err != nil || toml.Unmarshal(b, &raw) != nil {
+			continue
+		}
+		if x, ok := hookconf.LookupPath(raw, []string{k.Name, k.Inner}); ok && config.Literal(x) == lit {
+			origin, file, where = f[0], f[1], f[0]+" "+f[1]
+		}
+	}
+	return origin, file, where
 }
 
 func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {

@@ -7,6 +7,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -279,10 +280,7 @@ func (st *stubChecks) failed(event, msg string) {
 // checkStart checks that a start stub's output parses as the agent's
 // envelope and carries the scratch handoff.
 func (st *stubChecks) checkStart(r *DoctorReport, agent *adapters.Agent, c specs.Capability, display, event string, out []byte) {
-	env := c.Envelope
-	if env == "" {
-		env = agent.Envelope
-	}
+	env := cmp.Or(c.Envelope, agent.Envelope)
 	text, err := adapters.Unwrap(env, event, out)
 	switch {
 	case err != nil:
@@ -315,9 +313,7 @@ func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) 
 	if len(problems) > 0 {
 		r.OK = false
 		r.Problem = strings.Join(problems, "; ")
-		if r.Fix == "" {
-			r.Fix = "see $CARRYOVER_HOME/carryover.log, then run `carryover refresh`"
-		}
+		r.Fix = cmp.Or(r.Fix, "see $CARRYOVER_HOME/carryover.log, then run `carryover refresh`")
 	}
 	return r
 }

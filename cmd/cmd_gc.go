@@ -75,6 +75,11 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		return printJSON(e.Stdout, gcJSON{DryRun: dryRun, Sessions: r.Sessions, Rows: r.Rows, Kept: r.Kept,
 			FreedBytes: r.FreedBytes, FreeBytes: r.FreeBytes, AutoVacuum: r.AutoVacuum})
 	}
+	printGC(e, r, olderThan, dryRun)
+	return nil
+}
+
+func printGC(e *Env, r service.GCResult, olderThan string, dryRun bool) {
 	verb := "removed"
 	if dryRun {
 		verb = "would remove"
@@ -89,7 +94,6 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 	if r.FreeBytes > 0 && !r.AutoVacuum {
 		fmt.Fprintln(e.Stdout, "this ledger predates auto-vacuum: the free space is reused by new rows; `carryover gc --vacuum` (once) gives it back and lets later runs do so")
 	}
-	return nil
 }
 
 func forgetCommand(e *Env) *cli.Command {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -51,10 +52,7 @@ func handoffCommand(e *Env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				sel.session = ch.ID
-				if sel.source == "" {
-					sel.source = ch.Tool
-				}
+				sel.session, sel.source = ch.ID, cmp.Or(sel.source, ch.Tool)
 			}
 			return runHandoff(e, sel, o)
 		},
@@ -234,58 +232,66 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	return deliver(e, project, text, stats, o, redact)
 }
 
-// loadResume reads what resume works from (issue 21). Without --file only
-// a .carryover/session.json that `carryover capture` wrote, unchanged
-// since, is read (a repository can commit one to pose as your previous
-// session); never through a symlink. A file the user names with --file is
-// imported (imported true; false when its bytes are a session.json capture
-// wrote here), except through a symlink from inside the project to outside
-// it, which is refused.
+// loadResume reads what resume works from (issue 21): without --file the
+// session.json capture wrote here (a repository can commit one to pose as
+// your previous session); else the named file, imported unless capture
+// wrote its bytes here, never through a link from the project to outside.
 func loadResume(e *Env, project, file string) (l resume.Loaded, imported bool, err error) {
 	if file == "" {
-		path := SessionPath(project)
-		b, err := publish.ReadOwnFile(project, filepath.Base(path), resume.MaxFile)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return l, false, exitf(ExitNotFound, "%s does not exist; run `carryover capture` first or pass --file", path)
-		case err != nil:
-			return l, false, exitf(ExitParse, "%s: %v", path, err)
-		case !publish.Captured(e.Home(), project, b):
-			return l, false, exitf(ExitParse, "%s was not written by `carryover capture` here, or it changed since (a repository may have shipped it), so it is not taken for your previous session; to import it anyway: carryover resume --file %s", path, path)
-		}
-		l, err = resume.Parse(b)
-		if err != nil {
-			return l, false, exitf(ExitParse, "%s: %v", path, err)
-		}
-		return l, false, nil
+		l, err = loadCaptured(e, project)
+		return l, false, err
 	}
 	abs, err := absPath(e, file)
 	if err != nil {
 		return l, true, exitf(ExitError, "--file: %v", err)
 	}
-	if adapters.InProject(abs, project) {
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			root := project
-			if r, err := filepath.EvalSymlinks(project); err == nil {
-				root = r
-			}
-			if !adapters.InProject(real, root) {
-				return l, true, exitf(ExitParse, "--file %s is a link from inside the project to %s, outside it; not read (name the file itself if you mean it)", file, real)
-			}
-		}
+	if real, out := linkOut(abs, project); out {
+		return l, true, exitf(ExitParse, "--file %s is a link from inside the project to %s, outside it; not read (name the file itself if you mean it)", file, real)
 	}
 	l, err = resume.LoadFile(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return l, true, exitf(ExitNotFound, "%s does not exist", file)
-		}
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, true, exitf(ExitNotFound, "%s does not exist", file)
+	} else if err != nil {
 		return l, true, exitf(ExitParse, "%s: %v", file, err)
 	}
 	// A file carryover captured here (or a copy of it) is the user's own.
-	if b, err := os.ReadFile(abs); err == nil && publish.Captured(e.Home(), project, b) {
-		return l, false, nil
+	b, err := os.ReadFile(abs)
+	return l, err != nil || !publish.Captured(e.Home(), project, b), nil
+}
+
+// loadCaptured reads the project's session.json only if capture wrote it.
+func loadCaptured(e *Env, project string) (resume.Loaded, error) {
+	path := SessionPath(project)
+	b, err := publish.ReadOwnFile(project, filepath.Base(path), resume.MaxFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return resume.Loaded{}, exitf(ExitNotFound, "%s does not exist; run `carryover capture` first or pass --file", path)
+	case err != nil:
+		return resume.Loaded{}, exitf(ExitParse, "%s: %v", path, err)
+	case !publish.Captured(e.Home(), project, b):
+		return resume.Loaded{}, exitf(ExitParse, "%s was not written by `carryover capture` here, or it changed since (a repository may have shipped it), so it is not taken for your previous session; to import it anyway: carryover resume --file %s", path, path)
 	}
-	return l, true, nil
+	l, err := resume.Parse(b)
+	if err != nil {
+		return l, exitf(ExitParse, "%s: %v", path, err)
+	}
+	return l, nil
+}
+
+// linkOut reports whether abs lies in project but resolves outside it.
+func linkOut(abs, project string) (string, bool) {
+	if !adapters.InProject(abs, project) {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", false
+	}
+	root := project
+	if r, err := filepath.EvalSymlinks(project); err == nil {
+		root = r
+	}
+	return real, !adapters.InProject(real, root)
 }
 
 // outputOptions are the flags shared by handoff and resume, the resume
@@ -347,16 +353,9 @@ func ResumePath(project, format string) string {
 func layerNote(layers []resume.LayerStat) string {
 	var parts []string
 	for _, l := range layers {
-		var st string
-		switch l.Status {
-		case resume.Included:
-			st = "included"
-		case resume.Truncated:
+		st := l.Status // the status constants are their own words
+		if st == resume.Truncated {
 			st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
-		case resume.Dropped:
-			st = "dropped"
-		case resume.Empty:
-			st = "empty"
 		}
 		parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
 	}
@@ -425,25 +424,15 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	// The home directory (or an ancestor) is never a project: nothing is
 	// written there; the prompt goes to stdout (and the clipboard).
 	notProject := publish.NotProject(project, e.UserHome())
-	wrote := !notProject
 	if notProject {
 		o.stdout = true
 		if o.launch != "" {
 			return exitf(ExitError, "%s is not a project (the home directory or above it): carryover writes no file there, so --launch has nothing to hand the agent; run it in the project's directory, or pass --project", project)
 		}
-	} else {
-		if err := publish.EnsureDir(project); err != nil {
-			return exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
-		}
-		if err := publish.WriteOwn(project, filepath.Base(path), []byte(text)); errors.Is(err, publish.ErrTracked) {
-			// The repository commits that file: the prompt still goes to the
-			// clipboard or stdout, never into a file `git commit -a` publishes.
-			fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
-			logManual(e, err)
-			wrote = false
-		} else if err != nil {
-			return exitf(ExitError, "write %s: %v", path, err)
-		}
+	}
+	wrote, err := writeResume(e, project, path, text, notProject)
+	if err != nil {
+		return err
 	}
 	if o.stdout {
 		shown := text
@@ -471,6 +460,28 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		return launchAgent(e, o.launch, project, path)
 	}
 	return nil
+}
+
+// writeResume writes the prompt to path unless project is not one;
+// wrote is false also when the repository tracks that file.
+func writeResume(e *Env, project, path, text string, notProject bool) (wrote bool, err error) {
+	if notProject {
+		return false, nil
+	}
+	if err := publish.EnsureDir(project); err != nil {
+		return false, exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
+	}
+	err = publish.WriteOwn(project, filepath.Base(path), []byte(text))
+	if errors.Is(err, publish.ErrTracked) {
+		// The repository commits that file: the prompt still goes to the
+		// clipboard or stdout, never into a file `git commit -a` publishes.
+		fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
+		logManual(e, err)
+		return false, nil
+	} else if err != nil {
+		return false, exitf(ExitError, "write %s: %v", path, err)
+	}
+	return true, nil
 }
 
 func logManual(e *Env, err error) {

@@ -87,10 +87,7 @@ func runIgnore(e *Env, dir string, remove bool) error {
 		return nil
 	}
 	fmt.Fprintf(e.Stdout, "ignored: %s — carryover's hooks there now exit at once (undo: carryover ignore --remove %s)\n", project, project)
-	if publish.NotProject(project, e.UserHome()) {
-		return nil
-	}
-	if _, err := os.Stat(publish.Dir(project)); err == nil {
+	if _, err := os.Stat(publish.Dir(project)); err == nil && !publish.NotProject(project, e.UserHome()) {
 		fmt.Fprintf(e.Stdout, "note: %s from earlier sessions stays; `carryover uninstall --purge` or deleting it removes it\n", publish.Dir(project))
 	}
 	return nil

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -82,10 +83,7 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	bold := func(s string) string { return colour(e, e.StdoutTTY, "1", s) }
 	fmt.Fprintf(w, "%s\n  version   %s\n  home      %s\n  ledger    %s (%d sessions)\n", bold("carryover"), inf.Version, inf.Home, inf.Ledger, inf.Sessions)
 	fmt.Fprintf(w, "  config    %s%s\n", inf.Config, exists(inf.Config))
-	mode := cfg.Resume
-	if mode == "" {
-		mode = "ask (default)"
-	}
+	mode := cmp.Or(cfg.Resume, "ask (default)")
 	fmt.Fprintf(w, "  resume    %s\n  redact    %v\n", mode, cfg.RedactOn())
 	if len(cfg.Tools) > 0 {
 		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))
@@ -228,29 +226,7 @@ func runDetect(e *Env, asJSON bool) error {
 		}
 	} else {
 		for _, d := range ds {
-			line := fmt.Sprintf("%s %-22s", checkMark(e, d.Detected), d.Display)
-			switch {
-			case d.Detected:
-				var parts []string
-				if d.Version != "" {
-					parts = append(parts, d.Version)
-				}
-				if d.Binary != "" {
-					parts = append(parts, d.Binary)
-				} else {
-					parts = append(parts, "(not on PATH)")
-				}
-				if len(d.Stores) > 0 {
-					parts = append(parts, "sessions: "+strings.Join(d.Stores, ", "))
-				}
-				if d.Problem != "" {
-					parts = append(parts, "note: "+d.Problem)
-				}
-				line += " " + strings.Join(parts, "  ")
-			default:
-				line += " not found (install: " + d.Hint + ")"
-			}
-			fmt.Fprintln(e.Stdout, strings.TrimRight(line, " "))
+			fmt.Fprintln(e.Stdout, strings.TrimRight(detectLine(e, d), " "))
 		}
 	}
 	if n == 0 {
@@ -258,6 +234,26 @@ func runDetect(e *Env, asJSON bool) error {
 			"install one (e.g. %s), or set %s if yours live elsewhere", len(ds), firstHint(ds), strings.Join(specs.StoreVariables(runtime.GOOS), "/"))
 	}
 	return nil
+}
+
+// detectLine is detect's line for agent d.
+func detectLine(e *Env, d Detection) string {
+	line := fmt.Sprintf("%s %-22s", checkMark(e, d.Detected), d.Display)
+	if !d.Detected {
+		return line + " not found (install: " + d.Hint + ")"
+	}
+	var parts []string
+	if d.Version != "" {
+		parts = append(parts, d.Version)
+	}
+	parts = append(parts, cmp.Or(d.Binary, "(not on PATH)"))
+	if len(d.Stores) > 0 {
+		parts = append(parts, "sessions: "+strings.Join(d.Stores, ", "))
+	}
+	if d.Problem != "" {
+		parts = append(parts, "note: "+d.Problem)
+	}
+	return line + " " + strings.Join(parts, "  ")
 }
 
 // firstHint is the install hint of the first agent of the table.

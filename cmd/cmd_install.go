@@ -521,35 +521,39 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	}
 	left := 0
 	for _, p := range projects {
-		if !isDir(p) {
-			continue // gone: nothing of carryover's is left there
-		}
-		tracked := func(path string) bool { return service.Tracker{}.Tracked(p, path) }
-		steps := publish.Purge(home, p, tracked, dryRun)
-		if len(steps) == 0 {
-			continue
-		}
-		fmt.Fprintf(e.Stdout, "project  %s\n", p)
-		for _, s := range steps {
-			if s.Err != nil {
-				left++
-				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", s.Path, s.Err)
-				continue
-			}
-			fmt.Fprintf(e.Stdout, "  %s%s %s (%s)\n", would, s.Action, s.Path, s.Why)
-		}
+		left += purgeProject(e, home, p, would, dryRun)
 	}
-	if !yes {
-		if !dryRun {
-			fmt.Fprintf(e.Stdout, "kept     the ledger and settings in %s (`carryover uninstall --purge --yes` deletes them too)\n", home)
-		}
-	} else {
+	if yes {
 		left += purgeHome(e, home, would)
+	} else if !dryRun {
+		fmt.Fprintf(e.Stdout, "kept     the ledger and settings in %s (`carryover uninstall --purge --yes` deletes them too)\n", home)
 	}
 	if left > 0 {
 		return exitf(ExitError, "%d file(s) left alone; see the lines above", left)
 	}
 	return nil
+}
+
+// purgeProject removes carryover's traces from p; it returns how many
+// files it left alone.
+func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
+	if !isDir(p) {
+		return 0 // gone: nothing of carryover's is left there
+	}
+	tracked := func(path string) bool { return service.Tracker{}.Tracked(p, path) }
+	steps := publish.Purge(home, p, tracked, dryRun)
+	if len(steps) > 0 {
+		fmt.Fprintf(e.Stdout, "project  %s\n", p)
+	}
+	for _, s := range steps {
+		if s.Err != nil {
+			left++
+			fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", s.Path, s.Err)
+		} else {
+			fmt.Fprintf(e.Stdout, "  %s%s %s (%s)\n", would, s.Action, s.Path, s.Why)
+		}
+	}
+	return left
 }
 
 // homeNames are the files and directories carryover keeps in its home;

@@ -104,18 +104,7 @@ func collectStatus(e *Env, tables bool) (st StatusReport) {
 	if cwdProject != "" {
 		st.Ignored = gcfg.Ignored
 	}
-	for _, a := range agentStatus(e) {
-		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
-			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
-			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
-		if a.Detected() && a.Capability.Tool != "" && !a.Capability.StartInjection {
-			r.Restore = restoreLine(a.Display, st.Guest.Pointer)
-		}
-		if sv := adapters.SurveyRecent(a.Tool, adapterEnv(e), 5); sv.Sessions+sv.Unread > 0 {
-			r.Read = &sv
-		}
-		st.Agents = append(st.Agents, r)
-	}
+	st.Agents = agentReports(e, st.Guest.Pointer)
 	path := filepath.Join(e.Home(), service.LedgerFile)
 	st.Ledger.Path = path
 	if fi, err := os.Stat(path); err == nil {
@@ -143,6 +132,23 @@ func collectStatus(e *Env, tables bool) (st StatusReport) {
 		}
 	}
 	return st
+}
+
+// agentReports is status's line per agent; pointer is the guest mode.
+func agentReports(e *Env, pointer string) (out []AgentReport) {
+	for _, a := range agentStatus(e) {
+		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
+			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
+			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+		if a.Detected() && a.Capability.Tool != "" && !a.Capability.StartInjection {
+			r.Restore = restoreLine(a.Display, pointer)
+		}
+		if sv := adapters.SurveyRecent(a.Tool, adapterEnv(e), 5); sv.Sessions+sv.Unread > 0 {
+			r.Read = &sv
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func printStatus(e *Env, st StatusReport) {
@@ -263,13 +269,10 @@ func printSurvey(w io.Writer, sv *adapters.Survey) {
 }
 
 func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	for i, unit := range []string{"GiB", "MiB", "KiB"} {
+		if d := int64(1) << (30 - 10*i); n >= d {
+			return fmt.Sprintf("%.1f %s", float64(n)/float64(d), unit)
+		}
 	}
 	return fmt.Sprintf("%d B", n)
 }

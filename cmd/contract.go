@@ -18,6 +18,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -436,19 +437,13 @@ func buildVersion() versionInfo {
 		bi = &debug.BuildInfo{}
 	}
 	v.Go = bi.GoVersion
+	set := map[string]string{}
 	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision" && v.Commit == "":
-			v.Commit = s.Value
-		case s.Key == "vcs.time" && v.Date == "":
-			v.Date = s.Value
-		case s.Key == "vcs.modified" && Commit == "":
-			v.Modified = s.Value == "true"
-		}
+		set[s.Key] = s.Value
 	}
-	if v.Version == "" {
-		v.Version = bi.Main.Version // "v1.2.3" from go install, "(devel)" from a checkout
-	}
+	v.Commit, v.Date = cmp.Or(v.Commit, set["vcs.revision"]), cmp.Or(v.Date, set["vcs.time"])
+	v.Modified = Commit == "" && set["vcs.modified"] == "true"
+	v.Version = cmp.Or(v.Version, bi.Main.Version) // "v1.2.3" from go install, "(devel)" from a checkout
 	if v.Version == "" || v.Version == "(devel)" {
 		// A build from a checkout: name the commit, like a Go pseudo-version.
 		v.Version = "0.0.0-devel"

@@ -27,20 +27,19 @@ const module = "github.com/carryover/carryover"
 // of ours. specs sits beside the pipeline and knows only adapters. Nothing
 // imports cmd but main. A package missing here fails the test: place it.
 var allowedImports = map[string][]string{
-	"":                          {"cmd"},
-	"publish/redact":            {},                 // leaf: secret detectors and Clip
-	"publish/safefile":          {},                 // leaf: the one atomic writer, bounded regular-only reads
-	"publish/redact/redacttest": {"publish/redact"}, // test support: the measurement corpus
-	"adapters":                  {"adapters/internal/claudejson", "publish/redact"},
-	"adapters/ledger":           {"adapters", "publish/redact"},
-	"specs":                     {"adapters"},
-	"specs/hookconf":            {"specs", "publish/safefile"},
-	"distill":                   {"adapters", "adapters/ledger", "distill/git", "publish/redact", "publish/safefile"},
-	"distill/git":               {"publish/safefile"}, // git's data by go-git's decoders; never runs git
-	"publish":                   {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
-	"publish/resume":            {"adapters", "adapters/ledger", "distill", "publish", "publish/lifecycle", "publish/redact", "publish/safefile"},
-	"publish/lifecycle":         {"adapters", "adapters/ledger", "distill", "publish", "publish/redact"}, // handoff ids' records, receipts, decisions, pinned task, history, staleness + their queries
-	"publish/limits":            {"adapters", "adapters/ledger", "distill", "publish", "publish/resume"}, // rate limits, context levels, the run signal
+	"":                  {"cmd"},
+	"publish/redact":    {}, // leaf: secret detectors and Clip
+	"publish/safefile":  {}, // leaf: the one atomic writer, bounded regular-only reads
+	"adapters":          {"adapters/internal/claudejson", "publish/redact", "publish/safefile"},
+	"adapters/ledger":   {"adapters", "publish/redact"},
+	"specs":             {"adapters"},
+	"specs/hookconf":    {"specs", "publish/safefile"},
+	"distill":           {"adapters", "adapters/ledger", "distill/git", "publish/redact", "publish/safefile"},
+	"distill/git":       {"publish/safefile"}, // git's data by go-git's decoders; never runs git
+	"publish":           {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
+	"publish/resume":    {"adapters", "adapters/ledger", "distill", "publish", "publish/lifecycle", "publish/redact", "publish/safefile"},
+	"publish/lifecycle": {"adapters", "adapters/ledger", "distill", "publish", "publish/redact"}, // handoff ids' records, receipts, decisions, pinned task, history, staleness + their queries
+	"publish/limits":    {"adapters", "adapters/ledger", "distill", "publish", "publish/resume"}, // rate limits, context levels, the run signal
 	// configuration: the Config type, its key table, load/merge/project
 	// policy, `config get/set/unset` editing; below the features, which
 	// read their keys from it, and it imports none of them

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -159,9 +160,7 @@ func withLedgerSessions(out []candidate, seen map[string]int, ls []service.Ledge
 		}
 		c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
 			LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
-		if c.Preview == "" {
-			c.Preview = "(transcript gone; kept in the ledger)"
-		}
+		c.Preview = cmp.Or(c.Preview, "(transcript gone; kept in the ledger)")
 		out = append(out, c)
 	}
 	return out
@@ -402,15 +401,8 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	if err != nil {
 		return picked{}, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return picked{}, exitf(ExitNotFound, "--transcript %s does not exist", sel.transcript)
-		}
-		return picked{}, exitf(ExitParse, "--transcript %s: %v", sel.transcript, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return picked{}, exitf(ExitParse, "--transcript %s is not a regular file", sel.transcript)
+	if err := regularFile(path, "--transcript "+sel.transcript); err != nil {
+		return picked{}, err
 	}
 	tool := sel.source
 	why := "--source " + tool
@@ -442,6 +434,20 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		p.reason += "; " + why
 	}
 	return p, nil
+}
+
+// regularFile says, naming it as arg, why path is no regular file.
+func regularFile(path, arg string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return exitf(ExitNotFound, "%s does not exist", arg)
+	case err != nil:
+		return exitf(ExitParse, "%s: %v", arg, err)
+	case !fi.Mode().IsRegular():
+		return exitf(ExitParse, "%s is not a regular file", arg)
+	}
+	return nil
 }
 
 func listerFor(name string) (adapters.Lister, error) {

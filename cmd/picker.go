@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -230,10 +231,7 @@ func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
 // (from --resume) skips the resume question; current is the mode in
 // config.toml, the question's default (else ask).
 func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, []string, error) {
-	def := flagMode
-	if def == "" {
-		def = current
-	}
+	def := cmp.Or(flagMode, current)
 	if !slices.Contains(config.ResumeModes, def) {
 		def = config.ResumeModes[0]
 	}
@@ -297,15 +295,10 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 		// Unticked, but its hooks from an earlier install would go on
 		// running: say so, and offer to remove them.
 		if a := agents[i]; hasStubs(a) {
-			q := []pickItem{
-				{Label: "keep them", Note: "they go on recording " + a.Display + "'s sessions and handing off", On: true},
-				{Label: "remove them", Note: "as `carryover uninstall --tools " + a.Tool + "` does"},
-			}
-			ans, err := pickList(r, w, a.Display+" is unticked; its carryover hooks in "+a.Hooks.Path+" stay unless removed", q, true)
+			rm, err := askRemove(r, w, a)
 			if err != nil {
 				return nil, "", nil, err
-			}
-			if ans[1].On {
+			} else if rm {
 				remove = append(remove, a.Tool)
 			}
 		}
@@ -313,20 +306,36 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 	if flagMode != "" {
 		return tools, flagMode, remove, nil
 	}
+	mode, err := pickMode(r, w, def)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return tools, mode, remove, nil
+}
+
+// pickMode asks for the resume mode in a radio list; def is ticked first.
+func pickMode(r io.Reader, w io.Writer, def string) (string, error) {
 	modes := make([]pickItem, len(config.ResumeModes))
 	for i, m := range config.ResumeModes {
 		modes[i] = pickItem{Label: m, Note: resumeNotes[m], On: m == def}
 	}
-	got, err = pickList(r, w, "When a new session starts with a handoff", modes, true)
-	if err != nil {
-		return nil, "", nil, err
-	}
+	got, err := pickList(r, w, "When a new session starts with a handoff", modes, true)
 	for i, it := range got {
-		if it.On {
-			return tools, config.ResumeModes[i], remove, nil
+		if it.On && err == nil {
+			return config.ResumeModes[i], nil
 		}
 	}
-	return tools, def, remove, nil
+	return def, err
+}
+
+// askRemove asks whether to remove the hooks of unticked agent a.
+func askRemove(r io.Reader, w io.Writer, a AgentStatus) (bool, error) {
+	q := []pickItem{
+		{Label: "keep them", Note: "they go on recording " + a.Display + "'s sessions and handing off", On: true},
+		{Label: "remove them", Note: "as `carryover uninstall --tools " + a.Tool + "` does"},
+	}
+	ans, err := pickList(r, w, a.Display+" is unticked; its carryover hooks in "+a.Hooks.Path+" stay unless removed", q, true)
+	return err == nil && ans[1].On, err
 }
 
 // chooseTools shows the numbered checkbox list and toggles entries by
@@ -351,14 +360,7 @@ func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []stri
 		if line == "" {
 			break
 		}
-		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 1 || n > len(agents) {
-				fmt.Fprintf(w, "ignored %q: not a number between 1 and %d\n", f, len(agents))
-				continue
-			}
-			on[agents[n-1].Tool] = !on[agents[n-1].Tool]
-		}
+		toggle(w, line, agents, on)
 		if err != nil {
 			break
 		}
@@ -370,6 +372,18 @@ func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []stri
 		}
 	}
 	return out
+}
+
+// toggle flips the agents whose numbers line holds (space or comma apart).
+func toggle(w io.Writer, line string, agents []AgentStatus, on map[string]bool) {
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > len(agents) {
+			fmt.Fprintf(w, "ignored %q: not a number between 1 and %d\n", f, len(agents))
+			continue
+		}
+		on[agents[n-1].Tool] = !on[agents[n-1].Tool]
+	}
 }
 
 // askResume asks for the resume mode on one line; Enter keeps def.

@@ -3,6 +3,7 @@ package distill
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/carryover/carryover/distill/git"
 	"github.com/carryover/carryover/publish/redact"
@@ -18,6 +19,22 @@ type (
 
 // OpenRepo reads root's .git directory (nil when root is in no repository).
 func OpenRepo(root string) *Repo { return git.Open(root) }
+
+// OpenRepoAsync starts OpenRepo on another goroutine (the hook reads .git
+// on the other core while it tails the transcript); the returned func waits
+// for it once. A panic in the reader yields nil, as no repository does.
+func OpenRepoAsync(root string) func() *Repo {
+	ch := make(chan *Repo, 1)
+	go func() {
+		defer func() {
+			if recover() != nil {
+				ch <- nil
+			}
+		}()
+		ch <- OpenRepo(root)
+	}()
+	return sync.OnceValue(func() *Repo { return <-ch })
+}
 
 // RepoRoot returns the work tree root containing dir, or "".
 func RepoRoot(dir string) string { return git.Root(dir) }

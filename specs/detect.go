@@ -162,18 +162,25 @@ func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 	}
 	found := ""
 	for _, root := range updateRoots(u, env) {
-		entries, _ := os.ReadDir(root)
-		for _, e := range entries {
-			v, err := version.NewVersion(e.Name())
-			if err != nil || !e.IsDir() || !v.GreaterThan(best) {
-				continue
-			}
-			if fi, err := os.Stat(filepath.Join(root, e.Name(), u.Marker)); err == nil && fi.Mode().IsRegular() {
-				best, found = v, e.Name()
-			}
-		}
+		best, found = newestIn(root, u.Marker, best, found)
 	}
 	return found
+}
+
+// newestIn raises best (named found) to the newest directory of root
+// above it that holds marker.
+func newestIn(root, marker string, best *version.Version, found string) (*version.Version, string) {
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		v, err := version.NewVersion(e.Name())
+		if err != nil || !e.IsDir() || !v.GreaterThan(best) {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(root, e.Name(), marker)); err == nil && fi.Mode().IsRegular() {
+			best, found = v, e.Name()
+		}
+	}
+	return best, found
 }
 
 // off reports whether the environment turns self-updates off.

@@ -184,23 +184,31 @@ func (h *HookFile) validateWhole() error {
 	if h.Template == "" || strings.ContainsAny(h.Template, `/\`) {
 		return fmt.Errorf("shape %q needs template, a file name in specs/hookfiles", ShapeWhole)
 	}
-	b, err := fs.ReadFile(hookFiles, "hookfiles/"+h.Template)
-	if err != nil {
-		return fmt.Errorf("template %q: %w", h.Template, err)
-	}
-	h.content = string(b)
-	for _, s := range slotRE.FindAllString(h.content, -1) {
-		if !slices.Contains(wholeSlots, s) {
-			return fmt.Errorf("template %q: unknown placeholder %s; expected one of %v", h.Template, s, wholeSlots)
-		}
-	}
-	if !strings.Contains(h.content, SlotExeSh) && !strings.Contains(h.content, SlotExeJSON) {
-		return fmt.Errorf("template %q never names carryover (%s or %s)", h.Template, SlotExeSh, SlotExeJSON)
+	if err := h.readTemplate(); err != nil {
+		return fmt.Errorf("template %q%w", h.Template, err)
 	}
 	// The owner reads and writes it; nobody else may write it (it runs
 	// with the user's rights).
 	if h.Mode&0o600 != 0o600 || h.Mode&^0o755 != 0 {
 		return fmt.Errorf("mode %#o: want the owner's read and write bits and no write bit for group or others (e.g. 0o644, 0o755)", h.Mode)
+	}
+	return nil
+}
+
+// readTemplate loads the whole file's template and checks its slots.
+func (h *HookFile) readTemplate() error {
+	b, err := fs.ReadFile(hookFiles, "hookfiles/"+h.Template)
+	if err != nil {
+		return fmt.Errorf(": %w", err)
+	}
+	h.content = string(b)
+	for _, s := range slotRE.FindAllString(h.content, -1) {
+		if !slices.Contains(wholeSlots, s) {
+			return fmt.Errorf(": unknown placeholder %s; expected one of %v", s, wholeSlots)
+		}
+	}
+	if !strings.Contains(h.content, SlotExeSh) && !strings.Contains(h.content, SlotExeJSON) {
+		return fmt.Errorf(" never names carryover (%s or %s)", SlotExeSh, SlotExeJSON)
 	}
 	return nil
 }

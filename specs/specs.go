@@ -225,11 +225,8 @@ func (tl *Tool) validateRows(a *adapters.Agent) error {
 		if err := tl.validateRow(r, a); err != nil {
 			return err
 		}
-		if i > 0 {
-			prev := tl.Rows[i-1]
-			if prev.max == nil || prev.max.GreaterThan(r.min) {
-				return fmt.Errorf("rows %s and %s overlap or are out of order", prev.ID, r.ID)
-			}
+		if i > 0 && !tl.Rows[i-1].below(r) {
+			return fmt.Errorf("rows %s and %s overlap or are out of order", tl.Rows[i-1].ID, r.ID)
 		}
 	}
 	if tl.HookFile.Whole() {
@@ -242,18 +239,8 @@ func (tl *Tool) validateRows(a *adapters.Agent) error {
 
 // validateRow checks one row's versions and hooks against agent a.
 func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
-	var err error
-	if r.min, r.max, err = parseRange(r.Versions); err != nil {
+	if err := r.parseVersions(); err != nil {
 		return fmt.Errorf("row %s: %w", r.ID, err)
-	}
-	if r.Tested != "" {
-		tv, err := version.NewVersion(r.Tested)
-		if err != nil {
-			return fmt.Errorf("row %s: tested: %w", r.ID, err)
-		}
-		if !r.contains(tv) {
-			return fmt.Errorf("row %s: tested version %s is outside %q", r.ID, r.Tested, r.Versions)
-		}
 	}
 	if a.Envelope == adapters.EnvelopeNone && len(r.Inject) > 0 {
 		return fmt.Errorf("row %s: the agent's envelope is none (adapters), so it cannot have inject hooks", r.ID)
@@ -289,6 +276,20 @@ func (r *Row) validateHooks(a *adapters.Agent) error {
 	return nil
 }
 
+// parseVersions sets the row's range; its tested version must lie in it.
+func (r *Row) parseVersions() (err error) {
+	if r.min, r.max, err = parseRange(r.Versions); err != nil || r.Tested == "" {
+		return err
+	}
+	tv, err := version.NewVersion(r.Tested)
+	if err != nil {
+		return fmt.Errorf("tested: %w", err)
+	} else if !r.contains(tv) {
+		return fmt.Errorf("tested version %s is outside %q", r.Tested, r.Versions)
+	}
+	return nil
+}
+
 // parseRange accepts ">= A" or ">= A, < B".
 func parseRange(s string) (lo, hi *version.Version, err error) {
 	_, err = version.NewConstraint(s)
@@ -306,14 +307,24 @@ func parseRange(s string) (lo, hi *version.Version, err error) {
 		lo, err = version.NewVersion(strings.TrimSpace(a[2:]))
 	}
 	if err == nil && len(parts) == 2 {
-		if hi, err = version.NewVersion(strings.TrimSpace(b[1:])); err == nil && !hi.GreaterThan(lo) {
-			err = errors.New("empty range")
-		}
+		hi, err = upperBound(b, lo)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
 	}
 	return lo, hi, nil
+}
+
+// below reports whether the row's range ends at or before next's start.
+func (r Row) below(next *Row) bool { return r.max != nil && !r.max.GreaterThan(next.min) }
+
+// upperBound parses "< B", which must lie above lo.
+func upperBound(b string, lo *version.Version) (*version.Version, error) {
+	hi, err := version.NewVersion(strings.TrimSpace(b[1:]))
+	if err == nil && !hi.GreaterThan(lo) {
+		err = errors.New("empty range")
+	}
+	return hi, err
 }
 
 // contains reports whether v is in the row's range. Prereleases compare by
@@ -489,9 +500,7 @@ func pick(cands []string, goos string, getenv func(string) string, home string, 
 		if exists != nil && exists(p) {
 			return p
 		}
-		if first == "" {
-			first = p
-		}
+		first = cmp.Or(first, p)
 	}
 	return first
 }

@@ -72,8 +72,8 @@ func TestFreshSchema(t *testing.T) {
 	}
 	for _, tb := range salvageTables {
 		for _, late := range []string{"rows", "row_keys", "keys_recent", "rows_anchor"} {
-			if root[tb] == 0 || root[tb] > root[late] {
-				t.Errorf("%s at page %d, after %s (%d)", tb, root[tb], late, root[late])
+			if root[tb.name] == 0 || root[tb.name] > root[late] {
+				t.Errorf("%s at page %d, after %s (%d)", tb.name, root[tb.name], late, root[late])
 			}
 		}
 	}

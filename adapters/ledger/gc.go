@@ -3,117 +3,102 @@ package ledger
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
+
+// What the ledger's maintenance commands do (`carryover gc`, `forget`,
+// `status --space`): never run by a hook.
 
 // GCOptions says which sessions' rows `carryover gc` removes: those last
 // active before Before (and of Project, when set).
 type GCOptions struct {
 	Before  time.Time
 	Project string
-	// DryRun counts without removing.
-	DryRun bool
+	DryRun  bool // count without removing
 }
 
 // GCResult is what GC removed and gave back.
 type GCResult struct {
 	Sessions int   // sessions whose rows were removed
 	Rows     int64 // rows removed
-	// Kept counts old sessions kept because a project's current handoff
-	// was distilled from them or a handoff waits to be injected into them.
-	Kept int
-	// FreedBytes is what the file shrank by (a ledger with incremental
-	// auto-vacuum); FreeBytes is what stays free inside it, reused by new
-	// rows (a ledger made before auto-vacuum: `gc --vacuum` gives it back).
+	Kept     int   // old sessions a current handoff came from or one waits to be injected into
+	// FreedBytes is what the file shrank by (incremental auto-vacuum);
+	// FreeBytes stays free inside it (before auto-vacuum: `gc --vacuum`).
 	FreedBytes, FreeBytes int64
 	AutoVacuum            bool
 }
 
-// GC removes the rows of old sessions. It never removes handoff records
-// (handoffs, deliveries, published digests), the projects' distill state
-// (where decisions live), or anything of a session active since the
-// cut-off. A pruned session keeps its ledger entry and cursor: its rows'
-// sequence numbers are never reused and its transcript is not read again
-// from the start. The freed pages go back to the file system by
-// incremental vacuum, in steps (a ledger made before auto-vacuum keeps them
-// for new rows until one Vacuum). Only a command runs this: never a hook.
+// GC removes the rows of old sessions. It never removes handoff records,
+// the projects' distill state, or anything of a session active since the
+// cut-off. A pruned session keeps its entry and cursor: its rows' seqs are
+// never reused and its transcript is not read again from the start. Freed
+// pages go back to the file system by incremental vacuum, in steps.
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
 	where, args := forProject("s.project", o.Project)
-	q := `SELECT s.id, s.next_seq - 1 - s.pruned,
+	type victim struct {
+		id, rows int64
+		keep     bool
+	}
+	vs, err := all(l, func(r Scanner) (v victim, err error) { return v, r.Scan(&v.id, &v.rows, &v.keep) }, `SELECT s.id, s.next_seq - 1 - s.pruned,
 			(s.id IN (SELECT session_id FROM handoffs) OR s.id IN (SELECT session_id FROM pending_inject))
-		FROM sessions s
-		WHERE MAX(s.last_active, s.last_seen) < ? AND ` + where + ` AND s.next_seq - 1 > s.pruned`
-	rows, err := l.db.Query(q, append([]any{cut}, args...)...)
+		FROM sessions s WHERE MAX(s.last_active, s.last_seen) < ? AND `+where+` AND s.next_seq - 1 > s.pruned`, append([]any{cut}, args...)...)
 	if err != nil {
 		return r, err
 	}
-	type victim struct{ id, rows int64 }
-	var vs []victim
-	for rows.Next() {
-		var v victim
-		var keep bool
-		if err := rows.Scan(&v.id, &v.rows, &keep); err != nil {
-			rows.Close()
-			return r, err
-		}
-		if keep {
+	for _, v := range vs {
+		n := v.rows
+		switch {
+		case v.keep:
 			r.Kept++
 			continue
+		case !o.DryRun:
+			// One transaction per session: a waiting hook waits for one
+			// session's delete, not the whole run.
+			if n, err = l.pruneSession(v.id, cut); err != nil {
+				return r, err
+			}
 		}
-		vs = append(vs, v)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return r, err
-	}
-	for _, v := range vs {
 		r.Sessions++
-		if o.DryRun {
-			r.Rows += v.rows
-			continue
-		}
-		// One transaction per session: a hook waiting for the ledger
-		// waits for one session's delete, not the whole run's. The
-		// session's activity is checked again inside it.
-		n, err := l.pruneSession(v.id, cut)
-		if err != nil {
-			return r, err
-		}
 		r.Rows += n
 	}
-	var av int
-	_ = l.db.QueryRow(`PRAGMA auto_vacuum`).Scan(&av)
-	r.AutoVacuum = av == 2
+	r.AutoVacuum = l.pragmaInt("auto_vacuum") == 2
 	if r.AutoVacuum && !o.DryRun {
 		before := l.fileBytes()
-		// In steps of vacuumPages pages, each its own transaction: a hook
-		// waiting for the ledger waits for one step, not the whole run.
-		for free := l.pragmaInt("freelist_count"); free > 0; {
-			if err := l.vacuumStep(); err != nil {
-				return r, fmt.Errorf("incremental vacuum: %w", err)
-			}
-			left := l.pragmaInt("freelist_count")
-			if left >= free {
-				break // no progress: never loop
-			}
-			free = left
+		if err := l.vacuumSteps(); err != nil {
+			return r, fmt.Errorf("incremental vacuum: %w", err)
 		}
-		// The file shrinks when the WAL's last frames reach it.
-		_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		r.FreedBytes = max(0, before-l.fileBytes())
 	}
-	r.FreeBytes = l.pragmaInt("freelist_count") * l.pragmaInt("page_size")
+	r.FreeBytes = l.freeBytes()
 	return r, nil
 }
 
 // vacuumPages is how many free pages one incremental-vacuum step gives
-// back: 16 MB of 16 KiB pages, one transaction of tens of milliseconds
-// (it moves pages from the end of the file into free slots and updates
-// the pointer map). A variable for the tests.
+// back: 16 MB, a transaction of tens of ms (a variable for the tests).
 var vacuumPages = 1024
+
+// vacuumSteps gives the free pages back in transactions of vacuumPages (a
+// waiting hook waits for one step), then checkpoints: the file shrinks
+// when the WAL's last frames reach it.
+func (l *Ledger) vacuumSteps() error {
+	for free := l.pragmaInt("freelist_count"); free > 0; {
+		if err := l.vacuumStep(); err != nil {
+			return err
+		}
+		left := l.pragmaInt("freelist_count")
+		if left >= free {
+			break // no progress: never loop
+		}
+		free = left
+	}
+	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return nil
+}
 
 // vacuumStep gives back up to vacuumPages free pages in one transaction.
 func (l *Ledger) vacuumStep() error {
@@ -127,6 +112,9 @@ func (l *Ledger) vacuumStep() error {
 	vr.Close()
 	return vr.Err()
 }
+
+// sessionRowTables are the tables holding a session's rows and keys.
+var sessionRowTables = []string{"rows", "row_keys", "keys_recent"}
 
 func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 	tx, err := l.db.Begin()
@@ -145,10 +133,7 @@ func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
-	if _, err := tx.Exec(`DELETE FROM row_keys WHERE session_id = ?`, id); err != nil {
-		return 0, err
-	}
-	if _, err := tx.Exec(`DELETE FROM keys_recent WHERE session_id = ?`, id); err != nil {
+	if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
 		return 0, err
 	}
 	if _, err := tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id); err != nil {
@@ -160,36 +145,181 @@ func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 // Vacuum rewrites the ledger without its free pages (`gc --vacuum`) and
 // with incremental auto-vacuum switched on: the one-time step that lets
 // later `gc` runs shrink a ledger made before it. It needs free disk space
-// about the ledger's size and holds the ledger locked while it runs (hooks
-// skip their update meanwhile).
+// about the ledger's size and holds the ledger locked while it runs.
 func (l *Ledger) Vacuum() error {
 	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
 		return fmt.Errorf("vacuum ledger: %w", err)
 	}
-	if _, err := l.db.Exec(`VACUUM`); err != nil {
-		return fmt.Errorf("vacuum ledger: %w", err)
-	}
-	_, err := l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return err
+	return l.scrub()
 }
 
-func (l *Ledger) pragmaInt(name string) int64 {
-	var n int64
-	_ = l.db.QueryRow(`PRAGMA ` + name).Scan(&n)
-	return n
-}
-
-func (l *Ledger) fileBytes() int64 {
-	return l.pragmaInt("page_count") * l.pragmaInt("page_size")
-}
-
-// scrub rewrites the ledger without its free pages and empties the WAL:
-// `carryover forget` (forget.go) leaves no byte of a forgotten session in
-// either. Like Vacuum, never on the hook path.
+// scrub rewrites the ledger without its free pages and empties the WAL.
 func (l *Ledger) scrub() error {
 	if _, err := l.db.Exec(`VACUUM`); err != nil {
 		return fmt.Errorf("rewrite the ledger: %w", err)
 	}
 	_, err := l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return err
+}
+
+func (l *Ledger) fileBytes() int64 { return l.pragmaInt("page_count") * l.pragmaInt("page_size") }
+func (l *Ledger) freeBytes() int64 { return l.pragmaInt("freelist_count") * l.pragmaInt("page_size") }
+
+// ForgetGone drops the cached descriptions of transcripts that no longer
+// exist (gone reports that of a path); `gc` runs it. It returns how many.
+func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
+	all, err := all(l, func(r Scanner) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) }, `SELECT tool, path FROM described`)
+	n := 0
+	for _, d := range all {
+		if err == nil && gone(d[1]) {
+			_, err = l.db.Exec(`DELETE FROM described WHERE tool = ? AND path = ?`, d[0], d[1])
+			n++
+		}
+	}
+	return n, err
+}
+
+// EndForgotten is the ending of a handoff whose session the user made
+// carryover forget (`carryover forget`): its record stays, emptied of
+// everything the session said.
+const EndForgotten = "forgotten"
+
+// Forgettable is what Forget removes for one session, counted before.
+type Forgettable struct {
+	Session  Session
+	Rows     int
+	Cursors  int
+	Handoffs int // handoff records derived from it (kept, marked forgotten)
+}
+
+// FindSessions returns the sessions whose native id is id, or starts with
+// it when no session has exactly that id (every project's).
+func (l *Ledger) FindSessions(id string) ([]Session, error) {
+	if id == "" {
+		return nil, nil
+	}
+	ss, err := l.sessions(`s.native_id = ? ORDER BY s.id`, id)
+	if err != nil || len(ss) > 0 {
+		return ss, err
+	}
+	return l.sessions(`substr(s.native_id, 1, ?) = ? ORDER BY s.id`, len(id), id)
+}
+
+// ForgetPlan counts what Forget would remove for s.
+func (l *Ledger) ForgetPlan(s Session) (Forgettable, error) {
+	f := Forgettable{Session: s}
+	err := l.db.QueryRow(`SELECT (SELECT COUNT(*) FROM rows WHERE session_id = ?1), (SELECT COUNT(*) FROM cursors WHERE session_id = ?1),
+		(SELECT COUNT(*) FROM handoff_log WHERE session_id = ?1)`, s.ID).Scan(&f.Rows, &f.Cursors, &f.Handoffs)
+	return f, err
+}
+
+// Forget removes every trace of session s: its rows, keys, cursors,
+// receipts, limit events, pending injection, list cache entry, the
+// decisions extracted from its text and the project's distill state
+// (rebuilt at the next event); its handoff records stay, emptied and
+// marked EndForgotten. Deleted content is overwritten (secure_delete) and
+// the file rewritten (VACUUM) with the WAL emptied: SQLite otherwise keeps
+// deleted cells in free pages and older pages in the WAL.
+func (l *Ledger) Forget(s Session) error {
+	if _, err := l.db.Exec(`PRAGMA secure_delete = ON`); err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	tx, err := l.db.Begin()
+	if err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	defer tx.Rollback()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		// Decisions extracted from this session's text (the user's own stay).
+		{`DELETE FROM decisions WHERE project = ? AND source = ? AND EXISTS
+			(SELECT 1 FROM rows r WHERE r.session_id = ? AND instr(r.text, decisions.text) > 0)`, []any{s.Project, DecisionExtracted, s.ID}},
+		{`UPDATE handoff_log SET native_id = '', head = '', branch = '', hash = '', header = '', goal = '', next = '', files = '',
+			ended = '` + EndForgotten + `', ended_at = CASE WHEN ended_at = 0 THEN updated ELSE ended_at END WHERE session_id = ?`, []any{s.ID}},
+		{`DELETE FROM described WHERE native_id = ? OR (path = ? AND path != '')`, []any{s.NativeID, s.Transcript}},
+		{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
+	} {
+		if _, err := tx.Exec(q.sql, q.args...); err != nil {
+			return fmt.Errorf("forget: %w", err)
+		}
+	}
+	tables := slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"})
+	if err := deleteSession(tx, tables, s.ID); err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	if _, err := tx.Exec(`DELETE FROM sessions WHERE id = ?`, s.ID); err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	return l.scrub()
+}
+
+// deleteSession deletes session id's entries from tables.
+func deleteSession(tx *sql.Tx, tables []string, id int64) error {
+	for _, t := range tables {
+		if _, err := tx.Exec(`DELETE FROM `+t+` WHERE session_id = ?`, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ForgottenCount is how many handoff records say their session was forgotten.
+func (l *Ledger) ForgottenCount() int {
+	var n int
+	_ = l.db.QueryRow(`SELECT COUNT(*) FROM handoff_log WHERE ended = ?`, EndForgotten).Scan(&n)
+	return n
+}
+
+// Space is what takes the ledger's room.
+type Space struct {
+	FileBytes  int64 `json:"file_bytes"`
+	FreeBytes  int64 `json:"free_bytes"` // free pages inside the file
+	AutoVacuum bool  `json:"auto_vacuum"`
+	// Tables is bytes per table and index (SQLite's dbstat; only when
+	// asked, as it reads every page, and only in a build with it).
+	Tables     []SpaceUse   `json:"tables,omitempty"`
+	TablesNote string       `json:"tables_note,omitempty"`
+	Projects   []ProjectUse `json:"projects"`
+}
+
+// SpaceUse is one table's or index's size.
+type SpaceUse struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+}
+
+// ProjectUse is a project's share: its sessions, their rows (about its
+// share of the file), and when it was last active.
+type ProjectUse struct {
+	Project    string    `json:"project"`
+	Sessions   int       `json:"sessions"`
+	Rows       int64     `json:"rows"`
+	LastActive time.Time `json:"last_active"`
+}
+
+// Space reports the ledger's size by project (from the sessions table:
+// cheap at any size) and, when tables is set, by table and index.
+func (l *Ledger) Space(tables bool) (Space, error) {
+	sp := Space{FileBytes: l.fileBytes(), FreeBytes: l.freeBytes(), AutoVacuum: l.pragmaInt("auto_vacuum") == 2}
+	var err error
+	sp.Projects, err = all(l, func(r Scanner) (p ProjectUse, err error) {
+		var last int64
+		err = r.Scan(&p.Project, &p.Sessions, &p.Rows, &last)
+		p.LastActive = time.UnixMilli(last)
+		return p, err
+	}, `SELECT project, COUNT(*), SUM(next_seq - 1 - pruned), MAX(MAX(last_active, last_seen)) FROM sessions GROUP BY project ORDER BY 3 DESC, 1`)
+	if err != nil || !tables {
+		return sp, err
+	}
+	sp.Tables, err = all(l, func(r Scanner) (u SpaceUse, err error) { return u, r.Scan(&u.Name, &u.Bytes) }, `SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1`)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		sp.TablesNote = "sizes per table need a carryover built with -tags sqlite_dbstat (just build)"
+		return sp, nil
+	}
+	return sp, err
 }

@@ -13,35 +13,37 @@ import (
 
 // IngestOptions says what to ingest and how.
 type IngestOptions struct {
-	Adapter  adapters.Adapter
-	Hook     adapters.Hook
-	Env      adapters.Env
-	Project  string
-	Deadline time.Time
-	Now      time.Time
-	// Redact is applied to every text field (text, command, file path)
-	// before it is stored.
-	Redact func(string) string
-	// Transcripts overrides the adapter's own list (handoff --transcript).
-	Transcripts []adapters.Transcript
-	// Progress, when set, gets each line's end offset in the file being
-	// tailed (a command shows bytes read on a terminal; the hook sets none).
+	Adapter     adapters.Adapter
+	Hook        adapters.Hook
+	Env         adapters.Env
+	Project     string
+	Deadline    time.Time
+	Now         time.Time
+	Redact      func(string) string   // applied to text, command and file path before they are stored
+	Transcripts []adapters.Transcript // overrides the adapter's own list (handoff --transcript)
+	// Progress gets each line's end offset in the file being tailed (a
+	// command shows bytes read on a terminal; the hook sets none).
 	Progress func(path string, off int64)
+}
+
+// Found is what an ingest noticed in the rows it stored.
+type Found struct {
+	Receipts []string     // carryover handoff headers seen
+	Limits   []FoundLimit // rate-limit and quota signals (adapters.Limit)
+}
+
+func (f *Found) add(g Found) {
+	f.Receipts = append(f.Receipts, g.Receipts...)
+	f.Limits = append(f.Limits, g.Limits...)
 }
 
 // FileReport is what happened to one transcript.
 type FileReport struct {
-	Path    string
-	Err     error
-	Reset   bool
-	Lines   int
-	Skipped int
-	Added   int
-	Partial bool
-	// Receipts are carryover handoff headers seen in this file.
-	Receipts []string
-	// Limits are the rate-limit and quota signals read (adapters.Limit).
-	Limits []FoundLimit
+	Path  string
+	Err   error
+	Added int
+	adapters.TailResult
+	Found
 }
 
 // FoundLimit is a limit signal read from a transcript or a store.
@@ -58,22 +60,75 @@ type IngestReport struct {
 	SessionID int64
 	Added     int
 	Files     []FileReport
-	Receipts  []string // carryover handoff headers seen in the transcripts
-	Limits    []FoundLimit
+	Found
 }
 
-// catchUpWindow is how many of a project's tracked files a catch-up looks
-// at (the most recently updated). How many it re-reads is bounded only by
-// the deadline: every transcript that grew — another agent's late flush
-// (Copilot CLI writes its events file after its hooks), a Gemini file
-// rewritten on resume, a Codex rollout finished after its Stop — is read
-// before the handoff is built, and what does not fit is read at the next
-// event.
-const catchUpWindow = 256
+// SyncReport is what Sync did.
+type SyncReport struct {
+	IngestReport
+	CaughtUp []FileReport // the project's other transcripts re-read (CatchUp)
+	Total    int          // rows added by the ingest and the catch-up
+	Notes    []string     // worth a log line (never transcript content)
+}
 
-// batchRows is how many rows are written per transaction while tailing a
-// large transcript, bounding memory on a cold ingest.
-const batchRows = 4096
+const (
+	// catchUpWindow is how many of a project's most recently updated
+	// tracked files a catch-up looks at; how many it re-reads is bounded by
+	// the deadline (what does not fit is read at the next event).
+	catchUpWindow = 256
+	// batchRows is how many rows a transaction writes while tailing a
+	// large transcript, bounding memory on a cold ingest.
+	batchRows = 4096
+)
+
+// Sync brings the ledger up to date for one session, the same way for the
+// hook and for `carryover handoff`: it ingests the session (after damage:
+// rebuilds the ledger and ingests again), catches up the project's other
+// transcripts, and records the delivery receipts found. It returns the
+// ledger to use from then on (nil when a rebuild failed).
+func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
+	var rep SyncReport
+	ing, err := Ingest(l, o)
+	if damaged(ing, err) {
+		// A damaged page is only noticed when a statement reads it.
+		if l, err = l.Reopen(); err != nil {
+			return nil, rep, fmt.Errorf("ledger is damaged: %w", err)
+		}
+		if n := l.RecoveryNote(); n != "" {
+			rep.Notes = append(rep.Notes, n)
+		}
+		ing, err = Ingest(l, o)
+	}
+	rep.IngestReport = ing
+	if err != nil {
+		return l, rep, fmt.Errorf("ingest: %w", err)
+	}
+	skip := map[string]bool{}
+	for _, f := range ing.Files {
+		skip[f.Path] = true
+		rep.Notes = append(rep.Notes, f.notes()...)
+	}
+	if rep.CaughtUp, err = CatchUp(l, o.Project, skip, o); err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("catch-up: %v", err))
+	}
+	rep.Total = ing.Added
+	receipts := ing.Receipts
+	for _, f := range rep.CaughtUp {
+		rep.Total += f.Added
+		receipts = append(receipts, f.Receipts...)
+		rep.Limits = append(rep.Limits, f.Limits...) // another session's: recorded, not announced
+	}
+	for _, hdr := range receipts {
+		if hdr == "" {
+			continue
+		}
+		d := Delivery{Project: o.Project, Header: hdr, Tool: o.Adapter.Name(), SessionID: ing.SessionID, Via: "transcript", At: o.Now}
+		if err := l.RecordDelivery(d); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("record receipt: %v", err))
+		}
+	}
+	return l, rep, nil
+}
 
 // Ingest reads what is new for a hook into the ledger: the adapter's
 // transcripts from their cursors, its store, or the payload's own rows.
@@ -85,36 +140,42 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	}
 	// A known session with the same project and transcript needs no write
 	// transaction here; its rows' batches refresh it.
-	var sid int64
-	if s, err := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); err == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
-		sid = s.ID
-	} else if sid, err = l.Touch(ref, o.Now); err != nil {
+	var err error
+	if s, serr := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); serr == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
+		rep.SessionID = s.ID
+	} else if rep.SessionID, err = l.Touch(ref, o.Now); err != nil {
 		return rep, err
 	}
-	rep.SessionID = sid
-	if len(o.Hook.Rows) > 0 {
-		n, err := l.Write(Batch{Session: ref, Rows: o.prepare(o.Hook.Rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
-		if err != nil {
-			return rep, err
-		}
-		rep.Added += n
+	if err := o.writeOwnRows(l, ref, &rep); err != nil {
+		return rep, err
 	}
+	if lp, ok := o.Adapter.(adapters.LineParser); ok {
+		return rep, o.tailTranscripts(l, lp, ref, &rep)
+	}
+	return rep, nil
+}
+
+// writeOwnRows stores the rows the payload carries and those the adapter's
+// own store holds.
+func (o IngestOptions) writeOwnRows(l *Ledger, ref SessionRef, rep *IngestReport) error {
+	rows := o.Hook.Rows
 	if sr, ok := o.Adapter.(adapters.StoreReader); ok {
-		rows, err := sr.ReadStore(o.Hook, o.Env)
+		more, err := sr.ReadStore(o.Hook, o.Env)
 		if err != nil {
 			rep.Files = append(rep.Files, FileReport{Path: "store", Err: err})
-		} else {
-			n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep, ref.Tool, ref.NativeID)}, o.Now)
-			if err != nil {
-				return rep, err
-			}
-			rep.Added += n
 		}
+		rows = append(rows[:len(rows):len(rows)], more...)
 	}
-	lp, ok := o.Adapter.(adapters.LineParser)
-	if !ok {
-		return rep, nil
+	if len(rows) == 0 {
+		return nil
 	}
+	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(rows, &rep.Found, ref)}, o.Now)
+	rep.Added += n
+	return err
+}
+
+// tailTranscripts tails the hook's transcripts (or o.Transcripts).
+func (o IngestOptions) tailTranscripts(l *Ledger, lp adapters.LineParser, ref SessionRef, rep *IngestReport) error {
 	ts := o.Transcripts
 	if ts == nil {
 		ts = lp.Transcripts(o.Hook, o.Env)
@@ -134,24 +195,23 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 		fr := TailInto(l, lp, tref, t, o)
 		rep.Files = append(rep.Files, fr)
 		rep.Added += fr.Added
-		rep.Receipts = append(rep.Receipts, fr.Receipts...)
-		rep.Limits = append(rep.Limits, fr.Limits...)
+		rep.add(fr.Found)
 		if IsBusy(fr.Err) {
 			// Another process holds the ledger: every further write would
 			// wait for it again; the next event reads from the cursors.
-			return rep, fr.Err
+			return fr.Err
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // prepare redacts rows and collects delivery receipts and limit signals
-// (of the session native).
-func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport, tool, native string) []adapters.Row {
+// (of the session ref) into f.
+func (o *IngestOptions) prepare(rows []adapters.Row, f *Found, ref SessionRef) []adapters.Row {
 	for i := range rows {
 		r := &rows[i]
 		if r.Limit != nil && !r.Sidechain {
-			rep.Limits = append(rep.Limits, FoundLimit{Key: r.Key, Tool: tool, NativeID: native, Limit: *r.Limit, At: r.Time})
+			f.Limits = append(f.Limits, FoundLimit{Key: r.Key, Tool: ref.Tool, NativeID: ref.NativeID, Limit: *r.Limit, At: r.Time})
 		}
 		if o.Redact != nil {
 			r.Text = o.Redact(r.Text)
@@ -159,11 +219,8 @@ func (o *IngestOptions) prepare(rows []adapters.Row, rep *IngestReport, tool, na
 			r.FilePath = o.Redact(r.FilePath) // /tmp/ghp_…/out.txt, a key as a file name
 		}
 		if r.Kind == adapters.KindInjection {
-			h := r.Text
-			if j := strings.Index(h, " via "); j >= 0 {
-				h = h[:j]
-			}
-			rep.Receipts = append(rep.Receipts, h)
+			h, _, _ := strings.Cut(r.Text, " via ")
+			f.Receipts = append(f.Receipts, h)
 		}
 	}
 	return rows
@@ -179,123 +236,137 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		fr.Err = err
 		return fr
 	}
-	var batch []adapters.Row
-	var werr error
-	// Full batches are written by a second goroutine while this one keeps
-	// parsing: on a cold ingest parsing and SQLite each take about half the
-	// time, and the machine has more than one core.
-	// Written batches come back through free to be filled again: a fresh
-	// batch per 4096 rows meant fresh pages, page faults and more GC.
-	// Each full batch is redacted, collapsed and turned into statement
-	// arguments here (prepareRows), so the writer only runs SQLite.
-	type fullBatch struct {
-		rows     []adapters.Row
-		prep     *preparedRows
-		receipts []string
-		limits   []FoundLimit
+	tl, err := adapters.OpenTail(t.Path, cur, o.Deadline)
+	if err != nil {
+		fr.Err = l.rememberMissing(err, ref, t, cur, o.Now)
+		return fr
 	}
-	// One full batch waits while another is written and a third is
-	// filled: each holds ~3 MB on a cold ingest (its rows' texts and their
-	// statement arguments), and a second waiting one bought no speed.
-	full := make(chan fullBatch, 1)
-	free := make(chan []adapters.Row, 2)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		bulk := false
-		defer func() {
-			if bulk {
-				l.bulk(false)
-			}
-		}()
-		for b := range full {
-			if !bulk {
-				// A big read: checkpoint rarely until its last batch.
-				bulk = true
-				l.bulk(true)
-			}
-			if werr == nil {
-				// Keys wait for the last batch (keys.go).
-				n, err := l.Write(Batch{Session: ref, Rows: b.rows, Sidechain: t.Sidechain, prep: b.prep, deferKeys: true}, o.Now)
-				if err != nil {
-					werr = err
-				}
-				fr.Added += n
-				fr.Receipts = append(fr.Receipts, b.receipts...)
-				fr.Limits = append(fr.Limits, b.limits...)
-			}
-			clear(b.rows) // its texts are garbage now, not kept by the free list
-			select {
-			case free <- b.rows[:0]:
-			default:
-			}
-		}
-	}()
-	res, err := adapters.Tail(t.Path, cur, o.Deadline, func(line []byte, off int64) {
-		if o.Progress != nil {
-			o.Progress(t.Path, off+int64(len(line)))
-		}
-		rows, perr := safeParse(lp, line, off)
-		if perr != nil {
-			return
-		}
-		for i := range rows {
-			if t.Sidechain {
-				rows[i].Sidechain = true
-			}
-		}
-		batch = append(batch, rows...)
-		if len(batch) >= batchRows {
-			var rep IngestReport
-			o.prepare(batch, &rep, ref.Tool, ref.NativeID)
-			full <- fullBatch{batch, prepareRows(batch, t.Sidechain, o.Now), rep.Receipts, rep.Limits}
-			select {
-			case batch = <-free:
-			default:
-				batch = make([]adapters.Row, 0, batchRows)
-			}
-		}
-	})
-	close(full)
-	<-done
+	batch, werr := tailBatches(l, tl, lp, ref, t, o, &fr)
+	res, err := tl.Close()
 	if err != nil {
 		fr.Err = err
-		if errors.Is(err, fs.ErrNotExist) && t.MaybeMissing {
-			// A new session: remember the path so a later event (or the next
-			// session) catches up once the agent writes it.
-			if cur.Offset == 0 && cur.Head == "" {
-				_, werr := l.Write(Batch{Session: ref, Cursor: &adapters.Cursor{Path: t.Path}, Sidechain: t.Sidechain}, o.Now)
-				if werr != nil {
-					fr.Err = werr
-				}
-			}
-		}
 		return fr
 	}
-	fr.Reset, fr.Lines, fr.Skipped, fr.Partial = res.Reset, res.Lines, res.Skipped, res.Partial
-	// Nothing new and the same file: no write transaction at all.
-	if len(batch) == 0 && res.Cursor == cur {
-		return fr
+	if fr.TailResult = res; len(batch) == 0 && res.Cursor == cur {
+		return fr // nothing new and the same file: no write transaction at all
 	}
 	if IsBusy(werr) { // a batch already waited for the lock in vain
 		fr.Err = werr
 		return fr
 	}
 	// The last batch and the cursor go in one transaction.
-	var rep IngestReport
-	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &rep, ref.Tool, ref.NativeID), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
-	if werr == nil {
-		werr = err
-	}
+	var found Found
+	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &found, ref), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
 	fr.Added += n
-	fr.Receipts = append(fr.Receipts, rep.Receipts...)
-	fr.Limits = append(fr.Limits, rep.Limits...)
-	fr.Err = werr
+	fr.add(found)
+	if fr.Err = werr; werr == nil {
+		fr.Err = err
+	}
 	return fr
 }
 
-// safeParse runs an adapter's line parser, turning a panic into an error so
-// one hostile line can never take the hook down.
+// rememberMissing returns err, after giving a transcript not written yet
+// (a new session) an empty cursor: a later event catches up on it.
+func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcript, cur adapters.Cursor, now time.Time) error {
+	if !errors.Is(err, fs.ErrNotExist) || !t.MaybeMissing || cur.Offset != 0 || cur.Head != "" {
+		return err
+	}
+	if _, werr := l.Write(Batch{Session: ref, Cursor: &adapters.Cursor{Path: t.Path}, Sidechain: t.Sidechain}, now); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// fullBatch is batchRows rows, prepared by the parsing goroutine so that
+// the writing one only runs SQLite.
+type fullBatch struct {
+	rows []adapters.Row
+	prep *preparedRows
+	Found
+}
+
+// tailBatches parses the tail's lines while a second goroutine writes the
+// full batches (on a cold ingest parsing and SQLite each take about half
+// the time), and returns the last, partial batch and the first write
+// error. One full batch waits while another is written and a third is
+// filled (~3 MB each; a second waiting one bought no speed); written
+// batches come back through free (fresh ones meant page faults and GC).
+func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
+	full := make(chan fullBatch, 1)
+	free := make(chan []adapters.Row, 2)
+	done := make(chan error)
+	go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
+	var batch []adapters.Row
+	for {
+		if batch = readRows(tl, lp, t, o.Progress, batch); len(batch) < batchRows {
+			break
+		}
+		b := fullBatch{rows: batch}
+		o.prepare(batch, &b.Found, ref)
+		b.prep = prepareRows(batch, t.Sidechain, o.Now)
+		full <- b
+		select {
+		case batch = <-free:
+		default:
+			batch = make([]adapters.Row, 0, batchRows)
+		}
+	}
+	close(full)
+	return batch, <-done
+}
+
+// readRows appends the rows of the tail's next lines to batch until it
+// holds batchRows or the lines end.
+func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript, progress func(string, int64), batch []adapters.Row) []adapters.Row {
+	for len(batch) < batchRows {
+		line, off, ok := tl.Next()
+		if !ok {
+			break
+		}
+		if progress != nil {
+			progress(t.Path, off+int64(len(line)))
+		}
+		rows, err := safeParse(lp, line, off)
+		for i := range rows {
+			rows[i].Sidechain = rows[i].Sidechain || t.Sidechain
+		}
+		if err == nil {
+			batch = append(batch, rows...)
+		}
+	}
+	return batch
+}
+
+// writeFull writes the full batches of one read, keys deferred to the last
+// (keys.go), checkpointing rarely (bulk); it returns the first error.
+func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, ref SessionRef, sidechain bool, now time.Time, fr *FileReport) error {
+	var werr error
+	bulk := false
+	for b := range full {
+		if !bulk {
+			bulk = true
+			l.bulk(true)
+		}
+		if werr == nil {
+			var n int
+			n, werr = l.Write(Batch{Session: ref, Rows: b.rows, Sidechain: sidechain, prep: b.prep, deferKeys: true}, now)
+			fr.Added += n
+			fr.add(b.Found)
+		}
+		clear(b.rows) // its texts are garbage now, not kept by the free list
+		select {
+		case free <- b.rows[:0]:
+		default:
+		}
+	}
+	if bulk {
+		l.bulk(false)
+	}
+	return werr
+}
+
+// safeParse runs an adapter's line parser; a panic (a hostile line) is an
+// error, never the hook's end.
 func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.Row, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -305,13 +376,11 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 	return lp.ParseLine(line, off)
 }
 
-// CatchUp re-reads the transcripts the ledger already tracks for project
-// when they have grown or changed: a session whose last hook never fired
-// (Codex on SIGTERM), or whose agent flushed only after its hooks ran
-// (Copilot CLI -p), or a ledger rebuilt after damage (recover.go), of any
-// agent. skip names a path the caller has just read. The catchUpWindow
-// most recently updated files are looked at (one stat each when read to
-// their end) and re-read until o.Deadline (none: all of them).
+// CatchUp re-reads the project's tracked transcripts, of any agent, that
+// grew or changed: a session whose last hook never fired (Codex on
+// SIGTERM), whose agent flushed after its hooks (Copilot CLI -p), or a
+// rebuilt ledger's. skip names paths just read. The catchUpWindow newest
+// are looked at (a stat each) and re-read until o.Deadline.
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -330,16 +399,58 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 			continue
 		}
 		a, err := adapters.Lookup(t.Session.Tool)
-		if err != nil {
-			continue
-		}
 		lp, ok := a.(adapters.LineParser)
-		if !ok || adapters.Confined(a, o.Env, t.Path) != nil {
+		if err != nil || !ok || adapters.Confined(a, o.Env, t.Path) != nil {
 			continue
 		}
 		ref := SessionRef{Tool: t.Session.Tool, NativeID: t.Session.NativeID, Project: t.Session.Project}
-		fr := TailInto(l, lp, ref, adapters.Transcript{Path: t.Path, SessionID: t.Session.NativeID, Sidechain: t.Sidechain}, o)
-		out = append(out, fr)
+		out = append(out, TailInto(l, lp, ref, adapters.Transcript{Path: t.Path, SessionID: t.Session.NativeID, Sidechain: t.Sidechain}, o))
 	}
 	return out, nil
+}
+
+// notes say, for the log, what went wrong or was left reading the file.
+func (f FileReport) notes() []string {
+	var notes []string
+	switch {
+	case f.Err != nil && errors.Is(f.Err, fs.ErrNotExist):
+	case f.Err != nil:
+		notes = append(notes, fmt.Sprintf("transcript %s: %v", f.Path, f.Err))
+	case f.Reset:
+		notes = append(notes, fmt.Sprintf("transcript %s was replaced or truncated; re-read from the start", f.Path))
+	}
+	if f.Skipped > 0 {
+		notes = append(notes, fmt.Sprintf("transcript %s: skipped %d lines over %d bytes", f.Path, f.Skipped, adapters.MaxLine))
+	}
+	if f.Partial {
+		notes = append(notes, fmt.Sprintf("transcript %s: deadline reached; the rest is read at the next event", f.Path))
+	}
+	return notes
+}
+
+// RecoveryNote says, for the log, that Open or Reopen found the ledger
+// corrupt and rebuilt it ("" when it did not).
+func (l *Ledger) RecoveryNote() string {
+	if !l.Recovered {
+		return ""
+	}
+	n := fmt.Sprintf("ledger was corrupt; moved aside to %s and started a new one; %d transcripts still on disk are re-read; %d rows of handoff log, receipts, decisions and pinned tasks salvaged", l.MovedTo, l.Rebuilt, l.Restored)
+	if l.RestoreErr != nil {
+		n += fmt.Sprintf(" (restoring them failed: %v)", l.RestoreErr)
+	}
+	return n
+}
+
+// damaged reports whether an ingest failed because the ledger file is
+// damaged (not because of a transcript or an agent's own store).
+func damaged(rep IngestReport, err error) bool {
+	if err != nil && IsCorrupt(err) {
+		return true
+	}
+	for _, f := range rep.Files {
+		if f.Err != nil && f.Path != "store" && IsCorrupt(f.Err) {
+			return true
+		}
+	}
+	return false
 }

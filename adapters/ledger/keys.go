@@ -2,83 +2,68 @@ package ledger
 
 import (
 	"cmp"
-	"context"
-	"database/sql"
 	"database/sql/driver"
-	"errors"
-	"hash/fnv"
-	"io"
 	"iter"
 	"math"
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 )
 
-// Row keys (issue 17: linear cold ingest).
-//
-// A row is identified by its adapter's key (Claude's message uuid plus a
-// block index, a Codex call id, ...): re-reading the same bytes adds
-// nothing, and a later copy of a row replaces the earlier one. The keys are
-// random, and a unique index on them (schema 6–11) put every insert at a
-// random place in a B-tree as large as the session: each batch commit of
-// a cold ingest wrote out most of the index's pages again (a 1 GB
-// transcript, 353,000 rows, 86 commits: 111,000 page writes against the
-// 17,000 the rows themselves need, and 3.5 s against 1.9 s without the
-// index), so MB/s fell as the session grew.
+// Row keys (issue 17: linear cold ingest). A row is identified by its
+// adapter's key (Claude's message uuid plus a block index, a Codex call
+// id, ...). The keys are random, and a unique index on them (schema 6–11)
+// put every insert at a random place in a B-tree as large as the session:
+// a cold 1 GB ingest (353,000 rows, 86 commits) wrote 111,000 index pages
+// against the 17,000 the rows need, 3.5 s against 1.9 s without it.
 //
 // Keys now live in two compact tables of (session, 64-bit FNV-1a hash of
-// the key, seq), about 16 bytes an entry against 56:
+// the key, seq), ~16 bytes an entry against 56:
 //   - row_keys, by hash, written only in key order and in bulk;
 //   - keys_recent, by seq: a hook's few new keys are appended there (one
 //     page instead of one random row_keys page a row: 27 of the 46 pages a
 //     Stop wrote) and move into row_keys keyRecentMax at a time.
-// A long read keeps its keys in memory ("pending", a seqIndex) and writes
-// them into row_keys, sorted, with its last batch. The invariant: every row
-// of a session with seq < keys_through has its entry in one of the two
-// tables; rows at and after keys_through are pending, their keys only in
-// the rows table. The process reading them finds repeats in memory; any
-// other writer first indexes them from the rows table (flushFromRows), so
-// a crashed or concurrent read never lets a row in twice. A hash match is
-// always checked against the stored key: a collision is never a repeat.
-// A session stored before schema 12 starts with every row pending and is
-// indexed in steps (catchUpKeys).
+//
+// A long read keeps its keys in memory (pending, a seqIndex) and writes
+// them into row_keys, sorted, with its last batch. Invariant: every row of
+// a session with seq < keys_through has its entry in one of the two
+// tables; later rows are pending. The process reading them finds repeats
+// in memory; any other writer first indexes them from the rows table
+// (flushFromRows), so a crashed or concurrent read never lets a row in
+// twice. A hash match is always checked against the stored key. A session
+// stored before schema 12 starts all pending and is indexed in steps
+// (catchUpKeys, write.go).
 
-// keyFlushRows bounds the pending keys a long read holds in memory: past
-// it they are written within the current batch. 786,432 entries fill a
-// seqIndex of 2^20 slots (12 MB) to 3/4; a dense 1 GB transcript has about
-// 750,000 rows, so it is written once, at its end. (Writing every 131,072
-// instead cost a dense 1 GB read 10 % of its speed; a Go map of 524,288
-// took the process to 64.5 MB.)
-const keyFlushRows = 3 << 18
-
-// keyMaxSlots is the most slots a seqIndex grows to: keyFlushRows fill it
-// to 3/4, and the batch that crosses keyFlushRows (flushed when it ends)
-// puts its overflow in the index's map. A table doubled there, to 2^21
-// slots (24 MB) beside the 12 MB it replaced, took a cold ingest of 1.3 GB
-// (a session of a little more than 786,432 rows) to 123 MiB peak RSS on
-// the manual path and 87 MiB on the hook's, against 82 and 63 at 1 GB.
-const keyMaxSlots = 1 << 20
-
-// keyRecentMax is how many keys keys_recent holds per session before they
-// move into row_keys: a writer's lookup scans the session's entries in
-// SQLite (4,096 are about 4 pages), and a move touches up to one row_keys
-// page per key, once per ~100 hooks.
-const keyRecentMax = 4096
+const (
+	// keyFlushRows bounds the pending keys a long read holds: past it they
+	// are written within the current batch. 786,432 entries fill a
+	// seqIndex of 2^20 slots (12 MB) to 3/4; a dense 1 GB transcript has
+	// ~750,000 rows, written once at its end (every 131,072 instead cost
+	// 10 % of its speed; a Go map of 524,288 took the process to 64.5 MB).
+	keyFlushRows = 3 << 18
+	// keyMaxSlots is the most slots a seqIndex grows to; the batch that
+	// crosses keyFlushRows puts its overflow in the map. Doubling to 2^21
+	// slots took a cold 1.3 GB ingest to 123 MiB peak RSS (manual path)
+	// and 87 (hook's), against 82 and 63 at 1 GB.
+	keyMaxSlots = 1 << 20
+	// keyRecentMax is how many keys keys_recent holds per session before
+	// they move into row_keys: a lookup scans the session's entries (4,096
+	// are ~4 pages), and a move touches up to a row_keys page per key,
+	// once per ~100 hooks.
+	keyRecentMax = 4096
+)
 
 // keyHash is the 64-bit FNV-1a hash of a row key, as SQLite stores it.
 func keyHash(key string) int64 {
-	h := fnv.New64a()
-	io.WriteString(h, key)
-	return int64(h.Sum64())
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * 1099511628211
+	}
+	return int64(h)
 }
 
-// seqIndex maps key hashes to the seqs of their rows (a hash shared by two
-// keys keeps both). It is an open-addressing table of hashes with their
-// seqs beside them, 12 bytes a slot and at most 3/4 full: a Go map of the
-// same entries took ~37 bytes each, and a long read holds up to
-// keyFlushRows of them.
+// seqIndex maps key hashes to their rows' seqs: an open-addressing table,
+// 12 bytes a slot and at most 3/4 full (a Go map took ~37 bytes an entry).
 type seqIndex struct {
 	slots []keySlot
 	extra map[int64][]int64 // a hash's further seqs, seqs past 2^32, and a full table's overflow
@@ -86,8 +71,8 @@ type seqIndex struct {
 	used  int               // occupied slots
 }
 
-// keySlot is a hash in two halves and its row's seq (0: an empty slot; no
-// row has seq 0): 12 bytes, and a slice of them sorts without an interface.
+// keySlot is a hash in two halves and its row's seq (0: empty; no row has
+// seq 0).
 type keySlot struct{ hi, lo, seq uint32 }
 
 func (s keySlot) hash() int64 { return int64(uint64(s.hi)<<32 | uint64(s.lo)) }
@@ -144,10 +129,8 @@ func (x *seqIndex) seqsOf(dst []int64, h int64) []int64 {
 }
 
 // drain yields the entries in key order (hash, then seq) and empties the
-// index. The table is compacted and sorted in place: a full index is 12
-// MB, and copying its entries out to sort them (16 bytes each) held a
-// second 12 MB at the end of every long read — the top of a cold 1 GB
-// ingest's heap (21 MB in use at the peak, 12 of them the copy).
+// index, compacted and sorted in place: a sorted copy held a second 12 MB
+// at the end of every long read (a cold 1 GB ingest's heap peak: 21 MB).
 func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 	n := 0
 	for _, s := range x.slots {
@@ -157,15 +140,7 @@ func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 		}
 	}
 	slots := x.slots[:n]
-	slices.SortFunc(slots, func(a, b keySlot) int { // the order of compareEntries
-		if a.hi != b.hi {
-			return cmp.Compare(int32(a.hi), int32(b.hi)) // the sign is in the high half
-		}
-		if a.lo != b.lo {
-			return cmp.Compare(a.lo, b.lo)
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	slices.SortFunc(slots, func(a, b keySlot) int { return cmp.Or(cmp.Compare(a.hash(), b.hash()), cmp.Compare(a.seq, b.seq)) })
 	var more []keyEntry // shared hashes and seqs past 2^32: rare
 	for h, seqs := range x.extra {
 		for _, seq := range seqs {
@@ -192,16 +167,14 @@ func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 	}
 }
 
-// keyState is what a process knows of one session's keys.
+// keyState is what a process knows of one session's keys: its next_seq
+// and keys_through as this process left them (other values mean another
+// writer came in between), a long read's pending keys, and how many
+// entries keys_recent holds (-1: not counted since another writer).
 type keyState struct {
-	// next and through are the session's next_seq and keys_through as this
-	// process left them; any other value at the start of a transaction
-	// means another writer came in between (see openKeys).
 	next, through int64
-	pending       seqIndex // a long read's rows at and after through
-	// recentN is how many entries the session has in keys_recent (-1:
-	// not counted since another writer came in).
-	recentN int
+	pending       seqIndex
+	recentN       int
 }
 
 // keyStates are the ledger's key states by session id.
@@ -235,45 +208,39 @@ func (k *keyStates) forget(sid int64) {
 // keyWriter finds repeats and records new rows' keys within one write
 // transaction.
 type keyWriter struct {
-	tx     *rawTx
-	sid    int64
-	st     *keyState
-	keyAt  driver.Stmt // the key of a row
-	recent driver.Stmt // appends to keys_recent
-	// addedRecent: this transaction appended to keys_recent.
-	addedRecent bool
-	// indexed: row_keys may hold entries of the session; hits are those of
-	// the batch's hashes (prefetch).
-	indexed bool
-	hits    map[int64][]int64
-	buf     []int64
+	tx          *rawTx
+	sid         int64
+	st          *keyState
+	keyAt       driver.Stmt       // the key of a row
+	recent      driver.Stmt       // appends to keys_recent
+	addedRecent bool              // this transaction appended to keys_recent
+	indexed     bool              // the key tables may hold entries of the session
+	hits        map[int64][]int64 // their entries of the batch's hashes (prefetch)
+	buf         []int64
 }
 
 // openKeys prepares the session's keys for a transaction in which the
-// session's next_seq is next and its keys_through is through, and returns
-// keys_through as it is now. Pending rows another writer left (a crash, a
-// concurrent read) are indexed first.
-func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, int64, error) {
+// session's next_seq is next and its keys_through is through. Pending rows
+// another writer left (a crash, a concurrent read) are indexed first.
+func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, error) {
 	st := ks.get(sid)
 	if st.next != next || st.through != through {
 		if through < next {
-			if err := flushFromRows(tx, sid, through); err != nil {
-				return nil, 0, err
+			if _, err := flushFromRows(tx, sid, through, -1); err != nil {
+				return nil, err
 			}
 			through = next
 		}
 		st.pending, st.recentN = seqIndex{}, -1
 		st.next, st.through = next, through
 	}
-	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, through, nil
+	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, nil
 }
 
-// prefetch looks up the batch's hashes in row_keys and keys_recent in one
-// query instead of one per row: each statement run (and each
-// result row) is a cgo call, and a hook's 50 new rows would otherwise pay
-// 50 of them to find nothing. keys_recent is searched by SQLite itself
-// (its ≤ keyRecentMax entries of the session, a few pages), not loaded:
-// reading them into Go cost a fresh hook process ~0.8 ms.
+// prefetch looks up the batch's hashes in both key tables in one query,
+// not one per row (a cgo call each: a hook's 50 new rows paid 50 to find
+// nothing), keys_recent searched by SQLite (loading it into Go cost a
+// fresh hook ~0.8 ms).
 func (w *keyWriter) prefetch(hs []int64) error {
 	if !w.indexed || len(hs) == 0 {
 		return nil
@@ -299,7 +266,7 @@ func (w *keyWriter) prefetch(hs []int64) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: w.sid}, {Ordinal: 2, Value: string(b)}})
+	rows, err := w.tx.query(s, w.sid, string(b))
 	if err != nil {
 		return err
 	}
@@ -338,22 +305,13 @@ func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
 			return false, err
 		}
 	}
-	rows, err := w.keyAt.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}})
+	rows, err := w.tx.query(w.keyAt, seq)
 	if err != nil {
 		return false, err
 	}
 	defer rows.Close()
 	v := make([]driver.Value, 1)
-	if rows.Next(v) != nil {
-		return false, nil
-	}
-	switch s := v[0].(type) {
-	case string:
-		return s == key, nil
-	case []byte:
-		return string(s) == key, nil
-	}
-	return false, nil
+	return rows.Next(v) == nil && text(v[0]) == key, nil
 }
 
 // added records a new row's key: pending in memory for a long read's
@@ -369,7 +327,7 @@ func (w *keyWriter) added(h, seq int64, deferred bool) error {
 			return err
 		}
 	}
-	if _, err := w.recent.(driver.StmtExecContext).ExecContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: seq}, {Ordinal: 2, Value: h}}); err != nil {
+	if err := w.tx.exec(w.recent, seq, h); err != nil {
 		return err
 	}
 	if w.st.recentN >= 0 {
@@ -403,11 +361,11 @@ func (w *keyWriter) close(next int64, flush bool) (int64, error) {
 	}
 	if st.recentN >= keyRecentMax {
 		// In key order, by SQLite: each row_keys page is written once.
-		if _, err := w.tx.execOnce(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq)
+		if err := w.tx.execOnce(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq)
 			SELECT session_id, khash, seq FROM keys_recent WHERE session_id = ? ORDER BY khash, seq`, w.sid); err != nil {
 			return 0, err
 		}
-		if _, err := w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid); err != nil {
+		if err := w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid); err != nil {
 			return 0, err
 		}
 		st.recentN = 0
@@ -416,21 +374,14 @@ func (w *keyWriter) close(next int64, flush bool) (int64, error) {
 	return through, nil
 }
 
-// flushFromRows indexes the rows of session sid from seq from on into
-// row_keys.
-func flushFromRows(tx *rawTx, sid, from int64) error {
-	_, err := flushFromRowsN(tx, sid, from, -1)
-	return err
-}
-
-// flushFromRowsN indexes at most n (all: -1) rows of session sid from seq
-// from on, and returns the last seq it indexed (from-1: none).
-func flushFromRowsN(tx *rawTx, sid, from, n int64) (int64, error) {
+// flushFromRows indexes at most n (all: -1) rows of session sid from seq
+// from on into row_keys, and returns the last seq it indexed (from-1: none).
+func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
 	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: sid}, {Ordinal: 2, Value: from}, {Ordinal: 3, Value: n}})
+	rows, err := tx.query(s, sid, from, n)
 	if err != nil {
 		return 0, err
 	}
@@ -438,16 +389,8 @@ func flushFromRowsN(tx *rawTx, sid, from, n int64) (int64, error) {
 	var es []keyEntry
 	v := make([]driver.Value, 2)
 	for rows.Next(v) == nil {
-		seq, _ := v[0].(int64)
-		var key string
-		switch k := v[1].(type) {
-		case string:
-			key = k
-		case []byte:
-			key = string(k)
-		}
-		es = append(es, keyEntry{keyHash(key), seq})
-		last = seq
+		last, _ = v[0].(int64)
+		es = append(es, keyEntry{keyHash(text(v[1])), last})
 	}
 	rows.Close()
 	slices.SortFunc(es, compareEntries)
@@ -458,68 +401,6 @@ func flushFromRowsN(tx *rawTx, sid, from, n int64) (int64, error) {
 			}
 		}
 	})
-}
-
-// keyChunk is how many of a session's unindexed rows one transaction of
-// catchUpKeys indexes: about 0.2 s (2.5 µs a row from the page cache). A
-// variable for tests.
-var keyChunk int64 = 1 << 16
-
-// errKeysBehind is catchUpKeys stopped by the deadline. IsBusy reports it:
-// like a held lock, it means "read again from the cursor at the next event".
-var errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
-
-// errKeysToIndex is a write that found more of its session's rows without
-// keys than one transaction indexes (and none held by this process's own
-// read): the write rolls back, catchUpKeys indexes them in steps, and the
-// write runs again.
-var errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
-
-// catchUpKeys indexes the rows of ref's session that neither key table
-// holds and that no read of this process is holding in memory: a ledger
-// migrated from schema 11 (whose rows all start unindexed), or a long read
-// that crashed. It works in transactions of keyChunk rows, each keeping its
-// progress, until fewer than keyChunk are left (the write's own
-// transaction indexes those), so a session of millions of rows costs a few
-// hook events their update instead of failing every one past the deadline.
-func (l *Ledger) catchUpKeys(ref SessionRef) error {
-	for {
-		var sid, next, through int64
-		err := l.db.QueryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`,
-			ref.Tool, ref.NativeID, ref.Project).Scan(&sid, &next, &through)
-		if err == sql.ErrNoRows {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if next-through <= keyChunk {
-			return nil
-		}
-		if st := l.keys.get(sid); st.next == next && st.through == through {
-			return nil // this process's own read: its keys are in memory
-		}
-		if !l.deadline.IsZero() && time.Now().After(l.deadline) {
-			return errKeysBehind
-		}
-		err = l.withRawTx(func(tx *rawTx) error {
-			if err := tx.queryRow(`SELECT next_seq, keys_through FROM sessions WHERE id = ?`, []any{sid}, &next, &through); err != nil {
-				return err
-			}
-			if next-through <= keyChunk {
-				return nil
-			}
-			last, err := flushFromRowsN(tx, sid, through, keyChunk)
-			if err != nil {
-				return err
-			}
-			_, err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
-			return err
-		})
-		l.keys.forget(sid)
-		if err != nil {
-			return err
-		}
-	}
 }
 
 type keyEntry struct{ h, seq int64 }
@@ -536,21 +417,12 @@ func compareEntries(a, b keyEntry) int {
 // consecutive inserts land on the same B-tree page, so each page is
 // written once.
 func writeEntries(tx *rawTx, sid int64, entries iter.Seq2[int64, int64]) error {
-	var ins driver.Stmt
-	ctx := context.Background()
-	args := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2}}
+	ins, err := tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
 	for h, seq := range entries {
-		if ins == nil {
-			var err error
-			ins, err = tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			break
 		}
-		args[0].Value, args[1].Value = h, seq
-		if _, err := ins.(driver.StmtExecContext).ExecContext(ctx, args); err != nil {
-			return err
-		}
+		err = tx.exec(ins, h, seq)
 	}
-	return nil
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"io"
 )
 
@@ -19,64 +18,26 @@ type rawTx struct {
 	args  []driver.NamedValue
 }
 
-// withRawTx runs fn in one immediate write transaction on the ledger's
-// connection, committing when fn returns nil.
-func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
-	ctx := context.Background()
-	c, err := l.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return c.Raw(func(dc any) error {
-		conn, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("ledger: unexpected driver connection")
-		}
-		t := &rawTx{conn: conn}
-		var err error
-		if bt, ok := conn.(driver.ConnBeginTx); ok {
-			t.tx, err = bt.BeginTx(ctx, driver.TxOptions{})
-		} else {
-			return errors.New("ledger: driver cannot begin a transaction")
-		}
-		if err != nil {
-			return err
-		}
-		err = fn(t)
-		for _, s := range t.stmts {
-			s.Close()
-		}
-		if err != nil {
-			t.tx.Rollback()
-			return err
-		}
-		return t.tx.Commit()
-	})
-}
-
 // prepare returns a statement closed when the transaction ends.
 func (t *rawTx) prepare(q string) (driver.Stmt, error) {
 	s, err := t.conn.Prepare(q)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		t.stmts = append(t.stmts, s)
 	}
-	t.stmts = append(t.stmts, s)
-	return s, nil
+	return s, err
 }
 
-// bind fills t.args from values (nil, int64, string, bool, float64, []byte).
-func (t *rawTx) bind(values ...any) []driver.NamedValue {
+// bind fills t.args from values (nil, int64, int, bool, string, []byte).
+func (t *rawTx) bind(values []any) []driver.NamedValue {
 	t.args = t.args[:0]
 	for i, v := range values {
 		switch x := v.(type) {
 		case int:
 			v = int64(x)
 		case bool:
+			v = int64(0)
 			if x {
 				v = int64(1)
-			} else {
-				v = int64(0)
 			}
 		}
 		t.args = append(t.args, driver.NamedValue{Ordinal: i + 1, Value: v})
@@ -84,58 +45,60 @@ func (t *rawTx) bind(values ...any) []driver.NamedValue {
 	return t.args
 }
 
-// exec runs a prepared statement and returns the rows it changed.
-func (t *rawTx) exec(s driver.Stmt, values ...any) (int64, error) {
-	r, err := s.(driver.StmtExecContext).ExecContext(context.Background(), t.bind(values...))
-	if err != nil {
-		return 0, err
-	}
-	return r.RowsAffected()
+// exec runs a prepared statement.
+func (t *rawTx) exec(s driver.Stmt, values ...any) error {
+	_, err := s.(driver.StmtExecContext).ExecContext(context.Background(), t.bind(values))
+	return err
 }
 
-// execOnce prepares, runs and closes one statement.
-func (t *rawTx) execOnce(q string, values ...any) (int64, error) {
-	s, err := t.conn.Prepare(q)
+// query runs a prepared query.
+func (t *rawTx) query(s driver.Stmt, values ...any) (driver.Rows, error) {
+	return s.(driver.StmtQueryContext).QueryContext(context.Background(), t.bind(values))
+}
+
+// execOnce prepares and runs one statement.
+func (t *rawTx) execOnce(q string, values ...any) error {
+	s, err := t.prepare(q)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	defer s.Close()
 	return t.exec(s, values...)
 }
 
 // queryRow runs a one-off query and scans its first row's columns into
 // dest (*int64 or *string); sql.ErrNoRows when there is none.
 func (t *rawTx) queryRow(q string, args []any, dest ...any) error {
-	s, err := t.conn.Prepare(q)
+	s, err := t.prepare(q)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	rows, err := s.(driver.StmtQueryContext).QueryContext(context.Background(), t.bind(args...))
+	rows, err := t.query(s, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	vals := make([]driver.Value, len(rows.Columns()))
-	if err := rows.Next(vals); err != nil {
-		if err == io.EOF {
-			return sql.ErrNoRows
-		}
+	if err := rows.Next(vals); err == io.EOF {
+		return sql.ErrNoRows
+	} else if err != nil {
 		return err
 	}
 	for i, d := range dest {
 		switch p := d.(type) {
 		case *int64:
-			n, _ := vals[i].(int64)
-			*p = n
+			*p, _ = vals[i].(int64)
 		case *string:
-			switch v := vals[i].(type) {
-			case string:
-				*p = v
-			case []byte:
-				*p = string(v)
-			}
+			*p = text(vals[i])
 		}
 	}
 	return nil
+}
+
+// text is a TEXT column's value.
+func text(v driver.Value) string {
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	s, _ := v.(string)
+	return s
 }

@@ -1,26 +1,26 @@
 package ledger
 
 import (
+	"context"
+	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
 )
 
-// Recovery from a damaged ledger file. The ledger is a cache of what the
-// agents' transcripts hold plus carryover's own bookkeeping, so a damaged
-// file is not repaired in place: it is moved aside (kept for the user, with
-// its -wal and -shm), a new ledger is created, and every transcript the old
-// one tracked and that is still on disk is registered again with offset 0.
-// The hook path's catch-up (CatchUp) then re-reads them over the next
-// events; row keys make the re-read exact.
-//
-// Damage is noticed either when Open reads the header ("file is not a
-// database") or later, when a statement touches a damaged page ("database
-// disk image is malformed"); the hook path then calls Reopen.
+// Recovery: a damaged ledger is not repaired in place but moved aside
+// (with its -wal and -shm) and a new one created. The transcripts the old
+// one tracked are registered again at offset 0 and re-read by the
+// catch-up; what no transcript gives back (handoff log, receipts,
+// decisions, pinned task, published digests) is copied, best effort,
+// keyed to the new sessions by agent, native id and project. Damage shows
+// at Open ("file is not a database") or when a statement reads a damaged
+// page ("malformed"): the hook path then calls Reopen.
 
 // Salvaged is a transcript a damaged ledger tracked.
 type Salvaged struct {
@@ -33,19 +33,66 @@ type Salvaged struct {
 	Transcript string
 }
 
+// salvageTable is a table recovery copies: cols as they are and, with
+// session, the new id of its rows' session (0 when lost; dropLost: the
+// row is dropped).
+type salvageTable struct {
+	name, cols        string
+	session, dropLost bool
+}
+
+// salvageTables are the tables recovery reads, in the order a new ledger
+// creates them after sessions (freshSchema): cursors first.
+var salvageTables = []salvageTable{
+	{name: "cursors"},
+	{name: "handoff_log", cols: "id, project, tool, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at", session: true},
+	{name: "decisions", cols: "project, text, why, source, at, dropped"},
+	{name: "pinned_task", cols: "project, text, at"},
+	{name: "handoffs", cols: "project, header, tool, written", session: true},
+	{name: "deliveries", cols: "project, header, tool, via, at", session: true, dropLost: true},
+	{name: "published", cols: "project, hash, written"},
+}
+
 // salvageTimeout bounds reading a damaged file: best effort, never a hang.
 const salvageTimeout = 300 * time.Millisecond
 
-// Salvage reads the cursors table (with each cursor's session) from a
-// damaged ledger file, read-only and best effort: whatever rows can be read
-// before an error are returned.
+const (
+	// maxSalvageRows bounds each salvaged table: a damaged page can make a
+	// b-tree loop back on itself.
+	maxSalvageRows = 20000
+	// salvageMax is the largest damaged file (or WAL) repaired on a copy.
+	salvageMax = 64 << 20
+)
+
+// salvageSession is the old ledger's view of a salvaged row's session
+// (Tool empty when its sessions row was unreadable).
+type salvageSession struct {
+	Tool, NativeID, Project, Transcript string
+	FirstSeen, LastSeen                 int64
+}
+
+type salvagedRow struct {
+	vals []any
+	sess salvageSession
+}
+
+// salvaged is everything recovery reads from a damaged ledger. answered
+// marks the tables a query read (maybe partly: a damaged page ends it);
+// the others are tried again the next way of opening the file.
+type salvaged struct {
+	files    []Salvaged
+	rows     map[string][]salvagedRow
+	answered map[string]bool
+}
+
+// Salvage reads the cursors (with each cursor's session) from a damaged
+// ledger file, read-only and best effort.
 func Salvage(path string) []Salvaged { return salvageAll(path).files }
 
-// salvageAll reads the cursors and the lifecycle tables (see
-// recover_lifecycle.go) from a damaged ledger file, trying one way of
-// opening it after another while some table could not be read.
+// salvageAll reads the salvageTables from a damaged ledger file, trying one
+// way of opening it after another while some table could not be read.
 func salvageAll(path string) *salvaged {
-	s := &salvaged{}
+	s := &salvaged{rows: map[string][]salvagedRow{}, answered: map[string]bool{}}
 	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
 		if s.read(path, q); s.done() {
 			return s
@@ -58,13 +105,94 @@ func salvageAll(path string) *salvaged {
 	return s
 }
 
-// salvageTruncated handles a file cut short: SQLite refuses to open a file
-// smaller than the page count in its header, even when the pages a query
-// needs (the schema, sessions and cursors sit at the front) are all there.
-// It reads a copy padded with empty pages to the size the header says.
+func (s *salvaged) done() bool {
+	for _, t := range salvageTables {
+		if !s.answered[t.name] {
+			return false
+		}
+	}
+	return true
+}
+
+const salvageSessionCols = `, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen`
+
+// read runs the queries of the tables not answered yet on the file at
+// path opened with query (a SQLite URI query), within salvageTimeout.
+func (s *salvaged) read(path, query string) {
+	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
+	defer cancel()
+	s.query(ctx, db, "cursors", `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
+		FROM cursors c JOIN sessions s ON s.id = c.session_id`, func(r *sql.Rows) error {
+		var f Salvaged
+		err := r.Scan(&f.Path, &f.Sidechain, &f.Updated, &f.Tool, &f.NativeID, &f.Project, &f.Transcript)
+		if err == nil {
+			s.files = append(s.files, f)
+		}
+		return err
+	})
+	for _, t := range salvageTables[1:] {
+		q := `SELECT ` + t.cols + ` FROM ` + t.name
+		n := strings.Count(t.cols, ",") + 1
+		if t.session {
+			q = `SELECT x.` + strings.ReplaceAll(t.cols, ", ", ", x.") + salvageSessionCols + ` FROM ` + t.name + ` x LEFT JOIN sessions s ON s.id = x.session_id`
+		}
+		s.query(ctx, db, t.name, q, func(r *sql.Rows) error {
+			row := salvagedRow{vals: make([]any, n)}
+			var ss [4]sql.NullString
+			var fs, ls sql.NullInt64
+			dest := make([]any, n, n+6)
+			for i := range row.vals {
+				dest[i] = &row.vals[i]
+			}
+			if t.session {
+				dest = append(dest, &ss[0], &ss[1], &ss[2], &ss[3], &fs, &ls)
+			}
+			if err := r.Scan(dest...); err != nil {
+				return err
+			}
+			row.sess = salvageSession{ss[0].String, ss[1].String, ss[2].String, ss[3].String, fs.Int64, ls.Int64}
+			s.rows[t.name] = append(s.rows[t.name], row)
+			return nil
+		})
+	}
+}
+
+// query runs stmt for table unless answered, scanning at most
+// maxSalvageRows rows.
+func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, scan func(*sql.Rows) error) {
+	if s.answered[table] {
+		return
+	}
+	rows, err := db.QueryContext(ctx, stmt)
+	if err != nil {
+		// A ledger from before a table existed has none to give.
+		s.answered[table] = strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
+		return
+	}
+	defer rows.Close()
+	n := 0
+	for ; n < maxSalvageRows && rows.Next(); n++ {
+		if scan(rows) != nil {
+			break
+		}
+	}
+	// Rows read before a damaged page count; an error before any row
+	// (SQLite reports most damage only once it steps) leaves the table
+	// to the next way of opening the file.
+	s.answered[table] = n > 0 || rows.Err() == nil
+}
+
+// salvageTruncated reads a file cut short from a copy padded to the size
+// its header says (SQLite refuses it, even with the front pages a query
+// needs all there).
 func salvageTruncated(path string, s *salvaged) {
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) < 100 || len(data) > salvageMax || string(data[:16]) != "SQLite format 3\x00" {
+	data := readSmall(path, 100)
+	if len(data) < 100 || string(data[:16]) != "SQLite format 3\x00" {
 		return
 	}
 	ps := int(binary.BigEndian.Uint16(data[16:18]))
@@ -75,34 +203,23 @@ func salvageTruncated(path string, s *salvaged) {
 	if ps < 512 || pages <= 0 || int64(pages)*int64(ps) > salvageMax || pages*ps <= len(data) {
 		return
 	}
-	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readWAL(path))
+	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readSmall(path+"-wal", 32))
 }
 
-// salvageMax is the largest damaged file whose header salvageHeaderless
-// rebuilds on a copy.
-const salvageMax = 64 << 20
-
-// salvageHeaderless handles a file whose 100-byte header is destroyed
-// ("file is not a database") while its pages are intact: it reads a copy
-// with a standard header put back, trying the usual page sizes.
+// salvageHeaderless reads a file whose header is destroyed from a copy
+// with a standard header put back, trying the usual page sizes (the WAL's
+// first).
 func salvageHeaderless(path string, s *salvaged) {
-	fi, err := os.Stat(path)
-	if err != nil || fi.Size() < 1024 || fi.Size() > salvageMax {
-		return
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
-	wal := readWAL(path)
+	data := readSmall(path, 1024)
+	wal := readSmall(path+"-wal", 32)
 	sizes := []int{4096, 1024, 8192, 16384, 32768, 65536}
-	if len(wal) >= 32 { // the WAL's header names the page size: try it first
+	if len(wal) >= 32 {
 		if ps := int(binary.BigEndian.Uint32(wal[8:12])); ps >= 512 && ps <= 65536 && ps&(ps-1) == 0 {
 			sizes = append([]int{ps}, sizes...)
 		}
 	}
 	for _, ps := range sizes {
-		if int64(ps) > fi.Size() {
+		if ps > len(data) { // also when data is nil
 			break
 		}
 		copy(data, sqliteHeader(ps))
@@ -112,18 +229,15 @@ func salvageHeaderless(path string, s *salvaged) {
 	}
 }
 
-// readWAL returns the damaged ledger's write-ahead log (nil when there is
-// none or it is too large): the newest rows of a ledger the hooks left
-// open (Leave skips the checkpoint) live only there until one runs.
-func readWAL(path string) []byte {
-	fi, err := os.Lstat(path + "-wal")
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 32 || fi.Size() > salvageMax {
+// readSmall returns the regular file at path when it holds from atLeast to
+// salvageMax bytes (else nil). The newest rows of a ledger the hooks left
+// open (Leave skips the checkpoint) live only in its -wal.
+func readSmall(path string, atLeast int64) []byte {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < atLeast || fi.Size() > salvageMax {
 		return nil
 	}
-	b, err := os.ReadFile(path + "-wal")
-	if err != nil {
-		return nil
-	}
+	b, _ := os.ReadFile(path)
 	return b
 }
 
@@ -175,10 +289,9 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 func sqliteHeader(ps int) []byte {
 	h := make([]byte, 100)
 	copy(h, "SQLite format 3\x00")
+	binary.BigEndian.PutUint16(h[16:], uint16(ps)) // 65536 is written as 1
 	if ps == 65536 {
 		binary.BigEndian.PutUint16(h[16:], 1)
-	} else {
-		binary.BigEndian.PutUint16(h[16:], uint16(ps))
 	}
 	h[18], h[19] = 1, 1                   // rollback journal: no WAL index needed
 	h[21], h[22], h[23] = 64, 32, 32      // payload fractions (fixed by the format)
@@ -194,9 +307,6 @@ func sqliteHeader(ps int) []byte {
 // register re-creates the sessions and offset-0 cursors of files that are
 // still on disk, and returns how many were registered.
 func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
-	if len(files) == 0 {
-		return 0, nil
-	}
 	tx, err := l.db.Begin()
 	if err != nil {
 		return 0, err
@@ -204,10 +314,7 @@ func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 	defer tx.Rollback()
 	n := 0
 	for _, f := range files {
-		if f.Path == "" || f.Tool == "" || f.NativeID == "" {
-			continue
-		}
-		if fi, err := os.Stat(f.Path); err != nil || !fi.Mode().IsRegular() {
+		if fi, err := os.Stat(f.Path); f.Tool == "" || f.NativeID == "" || err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
 		sid, err := ensureSession(tx, SessionRef{Tool: f.Tool, NativeID: f.NativeID, Project: f.Project, Transcript: f.Transcript}, now)
@@ -219,11 +326,85 @@ func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if k, _ := res.RowsAffected(); k == 1 {
-			n++
+		k, _ := res.RowsAffected()
+		n += int(k)
+	}
+	return n, tx.Commit()
+}
+
+// restore writes the salvaged tables into the new ledger in one
+// transaction and returns how many rows it wrote; rows it holds already
+// win. Sessions keep the times they were seen (a receipt's session idle
+// for a day must not count as working on the task now: AlreadyResumed).
+func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
+	tx, err := l.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	// With part of the lifecycle unreadable the current handoffs are left
+	// out: HandoffKnown is false, and publish restores the rest from the
+	// project's verified files (publish.RestoreFromFiles).
+	for _, t := range []string{"handoff_log", "deliveries", "decisions", "pinned_task"} {
+		if !s.answered[t] {
+			delete(s.rows, "handoffs")
+		}
+	}
+	ids := map[salvageSession]int64{}
+	n := 0
+	for _, t := range salvageTables[1:] {
+		cols, marks := t.cols, strings.Repeat("?, ", strings.Count(t.cols, ",")+1)
+		if t.session {
+			cols, marks = cols+", session_id", marks+"?, "
+		}
+		q := `INSERT INTO ` + t.name + ` (` + cols + `) VALUES (` + strings.TrimSuffix(marks, ", ") + `) ON CONFLICT DO NOTHING`
+		for _, row := range s.rows[t.name] {
+			args := row.vals
+			if t.session {
+				sid, err := restoreSession(tx, ids, row.sess, now)
+				if err != nil {
+					return 0, err
+				}
+				if sid == 0 && t.dropLost {
+					continue
+				}
+				args = append(args, sid)
+			}
+			res, err := tx.Exec(q, args...)
+			if err != nil {
+				return 0, err
+			}
+			k, _ := res.RowsAffected()
+			n += int(k)
 		}
 	}
 	return n, tx.Commit()
+}
+
+// restoreSession is the new ledger's id of a salvaged session (0 when the
+// session is lost), created with the times it was seen.
+func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession, now time.Time) (int64, error) {
+	if ss.Tool == "" || ss.NativeID == "" {
+		return 0, nil
+	}
+	key := salvageSession{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project}
+	if id, ok := ids[key]; ok {
+		return id, nil
+	}
+	id, err := ensureSession(tx, SessionRef{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project, Transcript: ss.Transcript}, now)
+	if err == nil && ss.LastSeen > 0 {
+		_, err = tx.Exec(`UPDATE sessions SET last_seen = ?, first_seen = MIN(first_seen, ?) WHERE id = ?`, ss.LastSeen, max(ss.FirstSeen, 1), id)
+	}
+	ids[key] = id
+	return id, err
+}
+
+// HandoffKnown reports whether the ledger holds the project's current
+// handoff (every publish records it; see restore).
+func (l *Ledger) HandoffKnown(project string) bool {
+	var n int
+	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
+	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
 }
 
 func inode(path string) uint64 {
@@ -237,9 +418,8 @@ func inode(path string) uint64 {
 }
 
 // recoverFile moves the damaged ledger at path aside, opens a new one and
-// registers the old one's transcripts. stillBad is called under the lock:
-// when it reports false another process has already recovered, and path is
-// simply opened.
+// restores what it can of the old. stillBad, called under the lock, is
+// false when another process has recovered already.
 func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger, error) {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
@@ -267,10 +447,9 @@ func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger
 	return l, nil
 }
 
-// Reopen is called when a statement on an open ledger reported damage
-// (IsCorrupt): it closes l, moves the file aside, rebuilds and returns the
-// new ledger (Recovered set). If another process got there first, it
-// returns the ledger that process created.
+// Reopen is called when a statement on l reported damage (IsCorrupt): it
+// closes l and returns the rebuilt ledger (Recovered set), or the one
+// another process rebuilt first.
 func (l *Ledger) Reopen() (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()

@@ -21,20 +21,12 @@ func (l *Ledger) Query(q string, args ...any) (*sql.Rows, error) { return l.db.Q
 // QueryRow runs a query for one row on the ledger.
 func (l *Ledger) QueryRow(q string, args ...any) *sql.Row { return l.db.QueryRow(q, args...) }
 
-// Tx runs fn in one transaction, committed when fn returns nil. Every
-// Stop records what it published: as separate statements it paid one WAL
-// commit each, and every later hook process reads the WAL's frames back.
-func (l *Ledger) Tx(fn func(Store) error) error {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
+// Begin starts a transaction (a Store the caller commits, or rolls back
+// on every path). Every Stop records what it published in one: as
+// separate statements it paid one WAL commit each, and every later hook
+// process reads the WAL's frames back. Not a callback, so no call chain
+// leaves a feature's file and enters it again through the ledger.
+func (l *Ledger) Begin() (*sql.Tx, error) { return l.db.Begin() }
 
 // Scanner is a *sql.Row or *sql.Rows.
 type Scanner interface{ Scan(...any) error }

@@ -4,12 +4,58 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
-
-	"github.com/carryover/carryover/publish/redact/redacttest"
 )
+
+// secretLine is one line of publish/redact's measurement corpus, its
+// templates expanded to fakes.
+type secretLine struct {
+	Line    int
+	Text    string
+	Secrets []string
+}
+
+// redactCorpus is that corpus (Lines: testdata/redact/secrets.txt;
+// Gitleaks: one sample per alternative of every rule of the generated
+// table's data) and its figures, as publish/redact's TestCorpusExport
+// writes them.
+type redactCorpus struct {
+	Lines, Gitleaks []secretLine
+	Stats           struct{ Kinds, SecretLines, Leaks, CleanLines, FalsePositives int }
+	GitleaksLeaks   int
+	Kinds, Rules    int // typed detector kinds, generated rules
+}
+
+// loadRedactCorpus runs TestCorpusExport once per process: the corpus has
+// one generator, in publish/redact's tests.
+var loadRedactCorpus = sync.OnceValues(func() (c redactCorpus, err error) {
+	f, err := os.CreateTemp("", "redact-corpus-*.json")
+	if err != nil {
+		return c, err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestCorpusExport$", ".")
+	cmd.Dir = filepath.Join("..", "..", "publish", "redact")
+	cmd.Env = append(os.Environ(), "CARRYOVER_REDACT_CORPUS="+f.Name())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return c, fmt.Errorf("publish/redact TestCorpusExport: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(f.Name())
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	return c, err
+})
+
+// markers are the "[REDACTED:<kind>]" markers (lower-cased in the ledger's
+// search text), whose kind names may share 12 bytes with a secret.
+var markers = regexp.MustCompile(`\[(?i:redacted):[^\]]*\]`)
 
 // egressTranscript is a Claude transcript in which one secret-bearing line
 // is the task, a failing command and its error, a decision and the next
@@ -35,13 +81,14 @@ func egressTranscript(sid, text string) string {
 // control run with `redact = false` proves the secrets do reach those
 // egresses when redaction is off.
 func TestSecretEgress(t *testing.T) {
-	lines, err := redacttest.SecretLines("../../testdata/redact/secrets.txt")
+	rc, err := loadRedactCorpus()
 	if err != nil {
 		t.Fatal(err)
 	}
+	lines := rc.Lines
 	leaks := map[string]int{}
 	check := func(egress, content string, secrets []string) {
-		content = redacttest.StripMarkers(content)
+		content = markers.ReplaceAllString(content, "")
 		for _, s := range secrets {
 			w := min(12, len(s))
 			for i := 0; i+w <= len(s); i++ {
@@ -55,7 +102,7 @@ func TestSecretEgress(t *testing.T) {
 			}
 		}
 	}
-	run := func(t *testing.T, l redacttest.SecretLine, redactOn bool) map[string]string {
+	run := func(t *testing.T, l secretLine, redactOn bool) map[string]string {
 		return egressRun(t, fmt.Sprintf("egress-%d", l.Line), redactOn, func(sid string) string { return egressTranscript(sid, l.Text) })
 	}
 	// Control: without redaction the secret reaches the handoff and the injection.
@@ -72,15 +119,8 @@ func TestSecretEgress(t *testing.T) {
 		}
 	}
 	// One sample per alternative of every rule in the generated table's
-	// data (gitleaks' rule file and gen/extra.toml), six to a transcript.
-	var gl []redacttest.SecretLine
-	for _, f := range []string{"gitleaks.toml", "extra.toml"} {
-		ls, err := redacttest.GitleaksLines("../../publish/redact/gen/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gl = append(gl, ls...)
-	}
+	// data (publish/redact/testdata: gitleaks.toml and extra.toml), six to a transcript.
+	gl := rc.Gitleaks
 	for i := 0; i < len(gl); i += 6 {
 		batch := gl[i:min(i+6, len(gl))]
 		var texts, secrets []string

@@ -58,13 +58,14 @@ func BenchmarkList(b *testing.B) {
 		cmd.Env = []string{"HOME=" + home, "CARRYOVER_HOME=" + carryoverHome, "PATH=" + os.Getenv("PATH")}
 		var out bytes.Buffer
 		cmd.Stdout = &out
-		if err := cmd.Run(); err != nil {
+		peak, err := runPeak(cmd)
+		if err != nil {
 			b.Fatal(err)
 		}
 		if c := bytes.Count(out.Bytes(), []byte(`"agent": "claude"`)); c != 200 {
 			b.Fatalf("%d sessions listed", c)
 		}
-		return peakMiB(cmd.ProcessState)
+		return peak
 	}
 	newLedger := func(b *testing.B, h string) {
 		// A ledger exists (hooks made it): a hook of a session in

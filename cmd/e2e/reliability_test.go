@@ -5,11 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/carryover/carryover/publish/redact"
-	"github.com/carryover/carryover/publish/redact/redacttest"
 )
 
 var reportFile = flag.String("report", "", "TestReliabilityReport: also write the figures as markdown to this file")
@@ -25,7 +21,8 @@ func TestReliabilityReport(t *testing.T) {
 	if faultTally.cases == 0 {
 		runMatrix(t)
 	}
-	st, err := redacttest.Corpus("../../testdata/redact")
+	rc, err := loadRedactCorpus()
+	st := rc.Stats
 	if err != nil {
 		t.Fatalf("redaction corpus: %v", err)
 	}
@@ -38,22 +35,8 @@ func TestReliabilityReport(t *testing.T) {
 	fmt.Fprintf(&b, "| Rows lost (vs. a fresh ingest of the same transcripts; %d rows checked) | %d |\n", ft.expected, ft.lost)
 	fmt.Fprintf(&b, "| Duplicate or foreign rows | %d |\n", ft.extra)
 	fmt.Fprintf(&b, "| Logs echoing transcript content (%d logs grepped) | %d |\n", ft.logs, ft.echoes)
-	var gl []redacttest.SecretLine
-	for _, f := range []string{"gitleaks.toml", "extra.toml"} {
-		ls, err := redacttest.GitleaksLines(filepath.Join("..", "..", "publish", "redact", "gen", f))
-		if err != nil {
-			t.Fatalf("gitleaks corpus: %v", err)
-		}
-		gl = append(gl, ls...)
-	}
-	glLeaks := 0
-	for _, l := range gl {
-		if redacttest.Leaked(l) {
-			glLeaks++
-		}
-	}
-	fmt.Fprintf(&b, "| Secret kinds covered by the detectors | %d typed + %d rules generated from data (gitleaks' rule file and gen/extra.toml) |\n", len(redact.Kinds()), len(redact.GeneratedRules()))
-	fmt.Fprintf(&b, "| Samples drawn from gitleaks' rule regexes (one per alternative, every rule) | %d, %d leaks |\n", len(gl), glLeaks)
+	fmt.Fprintf(&b, "| Secret kinds covered by the detectors | %d typed + %d rules generated from data (gitleaks' rule file and publish/redact/testdata/extra.toml) |\n", rc.Kinds, rc.Rules)
+	fmt.Fprintf(&b, "| Samples drawn from gitleaks' rule regexes (one per alternative, every rule) | %d, %d leaks |\n", len(rc.Gitleaks), rc.GitleaksLeaks)
 	fmt.Fprintf(&b, "| Secret kinds exercised by the corpus (%d secret lines) | %d |\n", st.SecretLines, st.Kinds)
 	fmt.Fprintf(&b, "| Secret leaks after redaction | %d |\n", st.Leaks)
 	rate := 0.0

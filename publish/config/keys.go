@@ -145,7 +145,7 @@ var keys = []Key{
 		},
 		get: func(c Config) string { return strconv.Itoa(cmp.Or(c.HistoryKeep, 50)) },
 	},
-	wallKeys[0], wallKeys[1], // [limits], [context]: walls.go
+	wallKeys[0], wallKeys[1], // [limits], [context]: config.go
 }
 
 // oneOf is a string key taking one of values; get is its value in effect.

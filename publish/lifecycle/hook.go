@@ -69,18 +69,32 @@ func record(p *publish.Project, l *ledger.Ledger, s publish.Started, prev *ledge
 	rec := ledger.HandoffRecord{ID: s.ID, Project: p.Root, Tool: h.Tool, SessionID: h.SessionID, NativeID: native,
 		Head: h.Git.Head, Branch: h.Git.Branch, Hash: digest, Header: header,
 		Goal: publish.ContentLine(goal), Next: publish.ContentLine(h.Next), Files: files, Written: written, Updated: p.Now}
-	err := l.Tx(func(tx ledger.Store) error {
-		if err := recordCurrent(tx, ledger.Handoff{Project: p.Root, Header: header, Tool: h.Tool, SessionID: h.SessionID, Written: p.Now, Hash: digest}); err != nil {
-			return err
-		}
-		if err := Save(tx, rec); err != nil || prev == nil || prev.ID == s.ID {
-			return err
-		}
-		return End(tx, prev.ID, ledger.EndSuperseded, p.Now)
-	})
+	err := saveRecord(l, rec, ledger.Handoff{Project: p.Root, Header: header, Tool: h.Tool, SessionID: h.SessionID, Written: p.Now, Hash: digest}, prev, s.ID, p.Now)
 	if err != nil {
 		logf(p, "record handoff %s: %v", s.ID, err)
 	}
+}
+
+// saveRecord saves the handoff's record (and, when it replaces prev, ends
+// prev) and makes it the project's current handoff, in one transaction.
+func saveRecord(l *ledger.Ledger, rec ledger.HandoffRecord, cur ledger.Handoff, prev *ledger.HandoffRecord, id string, now time.Time) error {
+	tx, err := l.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := recordCurrent(tx, cur); err != nil {
+		return err
+	}
+	if err := Save(tx, rec); err != nil {
+		return err
+	}
+	if prev != nil && prev.ID != id {
+		if err := End(tx, prev.ID, ledger.EndSuperseded, now); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // Delivery is what a session start gets of the project's handoff.

@@ -1,6 +1,8 @@
 package redact
 
-import "strings"
+import (
+	"strings"
+)
 
 // Assignments and headers: KEY=value, key: value, "key": "value", key := "v",
 // key => 'v', Authorization: Bearer v. Triggered on '=' or ':'; the key is read
@@ -43,22 +45,11 @@ type assign struct {
 // webhook URL, a Telegram bot token, curl's -u user:password, or "::".
 // done says the colon was decided.
 func colonForms(s string, i int) (m Match, ok, done bool) {
-	if hasPrefixAt(s, i+1, "//") {
-		m, ok = slackWebhook(s, i+3) // https://hooks.slack.com/...
+	if m, ok := colonVendor(s, i); ok || hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
 		return m, ok, true
 	}
-	if hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
-		return Match{}, false, true // ::
-	}
-	if i > 0 && classes[s[i-1]]&cDigit != 0 {
-		if m, ok := telegram(s, i); ok {
-			return m, true, true
-		}
-	}
-	if m, ok := curlUser(s, i); ok {
-		return m, true, true
-	}
-	return Match{}, false, false
+	m, ok = curlUser(s, i)
+	return m, ok, ok
 }
 
 // operator reads the assignment operator at i: ':', ':=' (read as '='),
@@ -112,29 +103,13 @@ func keyEnd(s string, i int) (ke int, spaced bool) {
 	return j, spaced
 }
 
-// keyStart reads the key's name [A-Za-z0-9_.-]+ backwards from ke. Its
-// letters (without its _ - . separators, as foldKey drops them) pass a
-// rolling window of three over keyTri: which keyword families
-// (hand-written, generated) may start in the key.
+// keyStart reads the key's name [A-Za-z0-9_.-]+ backwards from ke, and
+// which keyword families may start in it (keyFamilies).
 func keyStart(s string, ke int) (j int, fam uint8) {
-	var tri uint8
-	var c1, c2 uint32
-	fam = triAlways
 	j = ke
 	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
-		c := s[j-1]
-		if classes[c]&cAlnum == 0 {
-			continue
-		}
-		c0 := uint32(c & 31) // the same bits for upper and lower case
-		tri++
-		if tri >= 3 {
-			t := c0<<10 | c1<<5 | c2
-			fam |= uint8(keyTri[0][t>>6]>>(t&63)&1) | uint8(keyTri[1][t>>6]>>(t&63)&1)<<1
-		}
-		c1, c2 = c0, c1
 	}
-	return j, fam
+	return j, keyFamilies(s[j:ke])
 }
 
 // handKey reports whether the hand-written classifier may know the key;
@@ -255,7 +230,7 @@ func attributeName(s string, j int) (Kind, bool) {
 	}
 	head := s[max(0, j-256)+tag : j]
 	for _, a := range []string{`key="`, `name="`, `key='`, `name='`} {
-		k := indexFold(head, a) // NuGet writes <add key=...>, some tools <ADD KEY=...>
+		k := strings.Index(strings.ToLower(head), a) // NuGet writes <add key=...>, some tools <ADD KEY=...>
 		if k < 0 {
 			continue
 		}
@@ -268,16 +243,6 @@ func attributeName(s string, j int) (Kind, bool) {
 		return classifyKey(foldKey(buf[:0], n[:e]), envStyle(n[:e]))
 	}
 	return "", false
-}
-
-// indexFold is strings.Index ignoring ASCII case; sub is lower case.
-func indexFold(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if lower(s[i]) == sub[0] && equalFold(s[i:i+len(sub)], sub) {
-			return i
-		}
-	}
-	return -1
 }
 
 // xmlElement masks the text of an element named like a secret
@@ -294,23 +259,20 @@ func xmlElement(s string, i int) (Match, bool) {
 	if j == i || j == 0 || s[j-1] != '<' || i-j > maxKeyLen {
 		return Match{}, false
 	}
-	name := s[j:i]
 	var buf [maxKeyLen]byte
-	key := foldKey(buf[:0], name)
-	kind, ok := classifyKey(key, false)
-	if !ok && !passwordName(key) {
-		return Match{}, false
+	if kind, ok := nameKind(foldKey(buf[:0], s[j:i])); ok {
+		return xmlText(s, i, s[j:i], kind)
 	}
-	if !ok {
-		kind = KindPassword
-	}
-	return xmlText(s, i, name, kind)
+	return Match{}, false
 }
 
-// passwordName reports an element name that abbreviates password
-// (<dbpass>, <userPwd>, <pw>).
-func passwordName(key []byte) bool {
-	return hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd") || string(key) == "pw"
+// nameKind classifies a flag's or an element's folded name: a secret's
+// key, or a password's abbreviation (--db-pass, --admin-pwd, <userPwd>, <pw>).
+func nameKind(key []byte) (Kind, bool) {
+	if kind, ok := classifyKey(key, false); ok {
+		return kind, true
+	}
+	return KindPassword, hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd") || string(key) == "pw"
 }
 
 // xmlKeyAttr reads <entry key="db.password">x</entry>, whose name is an
@@ -408,13 +370,9 @@ const (
 	triGen
 )
 
-// triAlways holds the families with a keyword shorter than three letters,
-// which the table cannot hold: their classifier always runs.
-var triAlways uint8
-
 // keyFamilies is the keyTri test of the whole name k (letters only).
 func keyFamilies(k string) uint8 {
-	fam := triAlways
+	var fam uint8
 	var c1, c2 uint32
 	n := 0
 	for j := len(k) - 1; j >= 0; j-- {
@@ -432,10 +390,6 @@ func keyFamilies(k string) uint8 {
 }
 
 func addKeyTri(w string, fam uint8) {
-	if len(w) < 3 {
-		triAlways |= fam
-		return
-	}
 	t := uint32(w[0]&31)<<10 | uint32(w[1]&31)<<5 | uint32(w[2]&31)
 	for f := 0; f < 2; f++ {
 		if fam&(1<<f) != 0 {
@@ -863,4 +817,68 @@ func afterUserFlag(s string, u int) bool {
 		u--
 	}
 	return hasSuffixAt(s, u, "-u ") || hasSuffixAt(s, u, "--user ") || hasSuffixAt(s, u, "--user=") || hasSuffixAt(s, u, " -u")
+}
+
+// URL credentials: scheme://user:password@host. Only the password is masked,
+// so the scheme, user and host stay readable. Database schemes get their own
+// kind.
+
+const maxUserinfo = 256
+
+var databaseSchemes = []string{
+	"postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss",
+	"amqp", "amqps", "mssql", "sqlserver", "clickhouse", "cockroachdb", "oracle", "couchdb",
+	"memcached", "neo4j", "neo4j+s", "bolt", "cassandra", "influxdb",
+}
+
+// urlCredentials is triggered on the '@' ending the userinfo.
+func urlCredentials(s string, at int) (Match, bool) {
+	j, colon, ok := userinfo(s, at)
+	if !ok || colon < 0 || !hasSuffixAt(s, j, "://") {
+		return Match{}, false
+	}
+	user, pass := s[j:colon], s[colon+1:at]
+	if pass == "" || hasPrefixAt(pass, 0, markerPrefix) || pass == user || isPlaceholder(pass) {
+		return Match{}, false
+	}
+	kind := KindURLCredentials
+	if databaseScheme(s, j-3) {
+		kind = KindDatabaseURL
+	}
+	return Match{kind, colon + 1, at}, true
+}
+
+// userinfo reads back from the '@' at at to the start of the userinfo
+// (after a '/'), and where its first ':' is (-1: none); ok is false for a
+// byte no userinfo holds.
+func userinfo(s string, at int) (j, colon int, ok bool) {
+	colon = -1
+	for j = at; j > 0 && at-j < maxUserinfo; j-- {
+		c := s[j-1]
+		if c == '/' {
+			break
+		}
+		if c <= ' ' || isOneOf(c, "\"'`<>?#\\") {
+			return 0, 0, false
+		}
+		if c == ':' {
+			colon = j - 1
+		}
+	}
+	return j, colon, true
+}
+
+// databaseScheme reports whether the scheme ending at se names a
+// database.
+func databaseScheme(s string, se int) bool {
+	sb := se
+	for sb > 0 && se-sb < 16 && (isAlnum(s[sb-1]) || isOneOf(s[sb-1], "+.-")) {
+		sb--
+	}
+	for _, d := range databaseSchemes {
+		if equalFold(s[sb:se], d) {
+			return true
+		}
+	}
+	return false
 }

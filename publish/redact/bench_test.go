@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/carryover/carryover/publish/redact"
-	"github.com/carryover/carryover/publish/redact/redacttest"
 )
 
 // BenchmarkStringClean is the cost of clean text: 4 KB of ordinary Go.
@@ -51,7 +50,7 @@ func BenchmarkStringCleanCorpus(b *testing.B) {
 }
 
 func BenchmarkStringSecrets(b *testing.B) {
-	lines, err := redacttest.SecretLines(filepath.Join(corpusDir, "secrets.txt"))
+	lines, err := secretLines(filepath.Join(corpusDir, "secrets.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}

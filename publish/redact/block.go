@@ -242,7 +242,7 @@ func skipLineNumberBack(s string, p, limit int) int {
 // the bytes around it. A base64 run holding one (a Kubernetes tls.key:, a
 // base64'd id_rsa, a file with a comment or a blank line before its key) is
 // decoded from its start and masked when the decoded text holds a secret.
-// They are needles (needles.go).
+// They are needles (scan.go).
 var b64Headers = func() (hs []string) {
 	for _, h := range []string{"-----BEGIN ", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1"} {
 		for skip := 0; skip < 3; skip++ {
@@ -356,7 +356,7 @@ func puttyKey(s string, i int) (Match, bool) {
 		for e < limit && s[e] == ' ' {
 			e++
 		}
-		return Match{KindPrivateKey, i, runAll(s, e, setAlnum)}, true
+		return Match{KindPrivateKey, i, runAll(s, e, cAlnum)}, true
 	}
 	for p < limit && (s[p] == ' ' || classes[s[p]]&cDigit != 0) {
 		p++

@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/carryover/carryover/publish/redact"
-	"github.com/carryover/carryover/publish/redact/redacttest"
 )
 
 func FuzzString(f *testing.F) {
-	if lines, err := redacttest.SecretLines(filepath.Join(corpusDir, "secrets.txt")); err == nil {
+	if lines, err := secretLines(filepath.Join(corpusDir, "secrets.txt")); err == nil {
 		for _, l := range lines {
 			f.Add(l.Text)
 		}

@@ -6,22 +6,14 @@ import (
 	"strings"
 )
 
-//go:generate go run -tags generate ./gen
-
-// The generated rules (rules_gen.go, from gitleaks' rule data in
-// gen/gitleaks.toml and our own additions in gen/extra.toml): token formats
+// The generated rules (rules_gen.go, see gen_test.go): token formats
 // reduced to a literal with a byte-set span before and after it, and
 // keyword rules (a vendor name in the key, a value of a given set and
-// length). New formats arrive by updating that data and running
-// `go generate ./publish/redact`, not by writing a detector.
-//
-// Matching stays regexp-free and on the same trigger loop as the
-// hand-written detectors: each literal is anchored on one of its bytes
-// (its last '_', '-', '.', '~' or '/', else its first digit or, when case
-// matters, upper-case letter), and that
-// byte becomes a trigger whose neighbour filters admit only the bytes the
-// literal has beside it. The few literals with no such byte (airtable's
-// "pat") are found with strings.Index, like "dapi".
+// length). Each literal is anchored on one of its bytes (its last '_', '-',
+// '.', '~' or '/', else its first digit or, when case matters, upper-case
+// letter); that byte becomes a trigger whose neighbour filters admit only
+// the bytes the literal has beside it. Literals with no such byte
+// (databricks' "dapi", airtable's "pat") are found with strings.Index.
 
 type genSpan struct {
 	set      uint8 // index into genSets
@@ -39,12 +31,6 @@ type genKeyword struct {
 	id       string
 	keywords []string // folded like keys: lower case, no _ - .
 	val      genSpan
-}
-
-// genNeedle is a token found with strings.Index of one spelling.
-type genNeedle struct {
-	tok    *genToken
-	needle string
 }
 
 // genAnchor is one generated token anchored on a byte of its literal.
@@ -72,37 +58,24 @@ type genAnchor struct {
 
 // quick reports whether the literal's bytes beside the anchor at i match.
 func (a *genAnchor) quick(s string, i int) bool {
-	if a.next != 0 {
-		if i+1 >= len(s) {
-			return false
-		}
-		c := s[i+1]
-		if a.tok.fold {
-			c = lower(c)
-		}
-		if c != a.next {
-			return false
-		}
+	return a.byteIs(s, i+1, a.next) && a.byteIs(s, i-2, a.prev2) &&
+		(a.probe == 0 || i+a.probe < len(s) && inGenSet(a.probeSet, s[i+a.probe])) &&
+		!(a.bound && i-a.off > 0 && isAlnum(s[i-a.off-1]))
+}
+
+// byteIs reports whether s[k] is want (0: any byte), lower-cased when the
+// literal folds.
+func (a *genAnchor) byteIs(s string, k int, want byte) bool {
+	if want == 0 {
+		return true
 	}
-	if a.probe != 0 && (i+a.probe >= len(s) || !inGenSet(a.probeSet, s[i+a.probe])) {
+	if k < 0 || k >= len(s) {
 		return false
 	}
-	if a.bound && i-a.off > 0 && isAlnum(s[i-a.off-1]) {
-		return false
+	if a.tok.fold {
+		return lower(s[k]) == want
 	}
-	if a.prev2 != 0 {
-		if i < 2 {
-			return false
-		}
-		c := s[i-2]
-		if a.tok.fold {
-			c = lower(c)
-		}
-		if c != a.prev2 {
-			return false
-		}
-	}
-	return true
+	return s[k] == want
 }
 
 var (
@@ -115,8 +88,6 @@ var (
 	// the byte before that: '_' after "t" had 15 literals to try (sk_test_,
 	// github_pat_, dckr_pat_...), 2,500 quick checks per 32 KB of clean text.
 	genPrev2 [256][][4]uint64
-	// genIndexed are the tokens found with strings.Index.
-	genIndexed []genNeedle
 	// genDotPrev marks the bytes before a '.' anchor, for dotShape;
 	// genDotLits are the literals that start with their '.' anchor (.ey).
 	genDotPrev [256]bool
@@ -196,13 +167,11 @@ func initGen() {
 }
 
 // anchorToken adds token t to genAt under its anchor byte (both cases when
-// it folds), or to genIndexed when it has no anchor.
+// it folds), or to the needles when it has no anchor.
 func anchorToken(t *genToken) {
 	a := anchorOf(t.lit, t.fold)
 	if a < 0 {
-		if t.lit != "dapi" { // Find already looks for it (databricks)
-			indexToken(t)
-		}
+		indexToken(t)
 		return
 	}
 	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0])}
@@ -234,13 +203,13 @@ func anchorToken(t *genToken) {
 // indexToken adds a token without an anchor byte to the needles Find
 // searches for, in the two spellings real tokens use when it folds.
 func indexToken(t *genToken) {
-	genIndexed = append(genIndexed, genNeedle{t, t.lit})
+	addNeedle(needle{lit: t.lit, kind: needleGen, tok: t})
 	if !t.fold {
 		return
 	}
 	for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
 		if n != t.lit {
-			genIndexed = append(genIndexed, genNeedle{t, n})
+			addNeedle(needle{lit: n, kind: needleGen, tok: t})
 		}
 	}
 }
@@ -252,7 +221,7 @@ func addAnchor(c byte, an genAnchor) {
 	hot[c] = true
 	if c == '.' && a > 0 {
 		genDotPrev[t.lit[a-1]] = true
-		genDotPrev[swapCase(t.lit[a-1])] = t.fold
+		genDotPrev[swapCase(t.lit[a-1])] = genDotPrev[swapCase(t.lit[a-1])] || t.fold
 	}
 	if a == 0 {
 		genHasAnchorless[c] = true
@@ -266,7 +235,7 @@ func addAnchor(c byte, an genAnchor) {
 // fills genPrevStart[c] and genPrev2[c].
 func indexAnchors(c int) {
 	as := genAt[c]
-	slices.SortFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
+	slices.SortStableFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
 	if len(as) == 0 || len(as) > 255 {
 		return // over 255: genTokenAt scans from 0
 	}
@@ -305,11 +274,7 @@ func addPrev2(set [4]uint64, a genAnchor) [4]uint64 {
 func indexKeywords(i int) {
 	genKeyMin = min(genKeyMin, genKeywords[i].val.min)
 	for _, w := range genKeywords[i].keywords {
-		addKeyTri(w, triGen)
-		if len(w) < 3 {
-			genKwShort = append(genKwShort, genKwRef{w, i}) // no triple: searched whole
-			continue
-		}
+		addKeyTri(w, triGen) // every keyword has 3 letters (TestRulesGenerated)
 		t := uint32(w[0]&31)<<10 | uint32(w[1]&31)<<5 | uint32(w[2]&31)
 		if genKwAt[t] == 0 {
 			genKwGroups = append(genKwGroups, nil)
@@ -436,17 +401,23 @@ func tryAnchors(s string, i int, as []genAnchor, k int, p byte) (Match, bool) {
 	return Match{}, false
 }
 
+// genWindow is how far past its minimum an unbounded span is read before
+// the token is accepted: "ghp_ghp_ghp_..." or "dp.pt.dp.pt...." rejected at
+// every trigger after reading 4 KB each made Find quadratic up to maxRun
+// (0.7 s for 32 KB); an accepted token is then read whole and skipped.
+const genWindow = 64
+
 // genMatch matches token t whose literal should start at st.
 func genMatch(s string, st int, t *genToken) (Match, bool) {
 	if !genLiteralAt(s, st, t) || t.post.max == 0 && t.pre.max == 0 {
 		return Match{}, false
 	}
-	start, ok := genSpanBefore(s, st, t)
+	start, ok := genSpanBefore(s, st, t, window(t.pre))
 	if !ok {
 		return Match{}, false
 	}
 	from := st + len(t.lit)
-	e, ok := genSpanAfter(s, from, t)
+	e, ok := genSpanAfter(s, from, t, window(t.post))
 	if !ok {
 		return Match{}, false
 	}
@@ -460,7 +431,22 @@ func genMatch(s string, st int, t *genToken) (Match, bool) {
 		// digits and letters, not a method name (s.parseConfiguration...).
 		return Match{}, false
 	}
+	if t.pre.max < 0 {
+		start, _ = genSpanBefore(s, st, t, maxRun)
+	}
+	if t.post.max < 0 {
+		e, _ = genSpanAfter(s, from, t, maxRun)
+	}
 	return Match{Kind(t.id), start, e}, true
+}
+
+// window is how far a span is read before its token is accepted: a
+// bounded one only to one byte past its maximum.
+func window(sp genSpan) int {
+	if sp.max < 0 {
+		return sp.min + genWindow
+	}
+	return sp.max + 1
 }
 
 // genLiteralAt reports whether t's literal is at st (ignoring case when it
@@ -470,7 +456,7 @@ func genLiteralAt(s string, st int, t *genToken) bool {
 		return false
 	}
 	if t.fold {
-		return equalFoldBoth(s[st:st+len(t.lit)], t.lit)
+		return equalFold(s[st:st+len(t.lit)], t.lit)
 	}
 	return s[st:st+len(t.lit)] == t.lit
 }
@@ -478,12 +464,12 @@ func genLiteralAt(s string, st int, t *genToken) bool {
 // genSpanBefore returns where the token whose literal starts at st
 // starts: its span before the literal (at least pre.min, at most pre.max
 // bytes), or the literal itself on a word boundary.
-func genSpanBefore(s string, st int, t *genToken) (int, bool) {
+func genSpanBefore(s string, st int, t *genToken, lim int) (int, bool) {
 	if t.pre.max == 0 {
 		return st, !isAlnum(t.lit[0]) || boundary(s, st)
 	}
 	p := st
-	for p > 0 && st-p < maxRun && inGenSet(t.pre.set, s[p-1]) {
+	for p > 0 && st-p < lim && inGenSet(t.pre.set, s[p-1]) {
 		p--
 	}
 	if t.pre.max > 0 && st-p > t.pre.max {
@@ -495,9 +481,9 @@ func genSpanBefore(s string, st int, t *genToken) (int, bool) {
 // genSpanAfter returns the end of the token's span after its literal
 // (from): at least post.min bytes; longer than post.max, the token ends at
 // max when what follows is not part of a word (a sentence's '.').
-func genSpanAfter(s string, from int, t *genToken) (int, bool) {
+func genSpanAfter(s string, from int, t *genToken, lim int) (int, bool) {
 	e := from
-	for e < len(s) && e-from < maxRun && inGenSet(t.post.set, s[e]) {
+	for e < len(s) && e-from < lim && inGenSet(t.post.set, s[e]) {
 		e++
 	}
 	if e-from < t.post.min {
@@ -526,17 +512,20 @@ func genRandom(v string, sets ...uint8) bool {
 			}
 		}
 	}
-	return kinds < 2 || mixed(v)
+	// Only a set with lower-case letters holds words; an upper-case body
+	// without a digit is a token (an AWS key id's 16 base32 bytes have
+	// none 3.6 % of the time), and so are digits between dashes (Slack's
+	// xoxb-<digits>-<digits>-... cut before its letters) or alone.
+	return kinds < 2 || mixed(v) || !lowerIn(sets) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
 }
 
-// equalFoldBoth compares s and lit ignoring ASCII case.
-func equalFoldBoth(s, lit string) bool {
-	for i := 0; i < len(lit); i++ {
-		if lower(s[i]) != lower(lit[i]) {
-			return false
+func lowerIn(sets []uint8) bool {
+	for _, k := range sets {
+		if inGenSet(k, 'q') {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // genKeywordValue matches a keyword rule: the folded key names a vendor
@@ -574,11 +563,6 @@ func bestKeywordRule(key []byte, val string) int {
 			}
 		}
 	}
-	for _, ref := range genKwShort {
-		if ref.rule < best && containsBytes(key, ref.word) && genValueFits(&genKeywords[ref.rule], val) {
-			best = ref.rule
-		}
-	}
 	return best
 }
 
@@ -599,25 +583,9 @@ func genValueFits(r *genKeyword, val string) bool {
 var (
 	genKwAt     [1 << 15]uint8
 	genKwGroups [][]genKwRef
-	genKwShort  []genKwRef // keywords of one or two letters (none in the data today)
 )
 
 type genKwRef struct {
 	word string
 	rule int
-}
-
-// GeneratedRules returns the ids of the rules in the generated table (the
-// gitleaks rules the engine matches by prefix or keyword), sorted; tests
-// use it to check that every one has a sample.
-func GeneratedRules() []string {
-	var ids []string
-	for _, t := range genTokens {
-		ids = append(ids, t.id)
-	}
-	for _, k := range genKeywords {
-		ids = append(ids, k.id)
-	}
-	slices.Sort(ids)
-	return slices.Compact(ids)
 }

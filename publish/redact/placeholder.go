@@ -71,26 +71,12 @@ func reference(v string) bool {
 func hasPlaceholderPart(v string) bool {
 	for i := 0; i < len(v); i++ {
 		for _, p := range partsByFirst[lower(v[i])] {
-			if hasPrefixFold(v[i:], p) {
+			if len(v)-i >= len(p) && equalFold(v[i:i+len(p)], p) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// hasPrefixFold reports whether s starts with the lower-case p, ignoring ASCII
-// case.
-func hasPrefixFold(s, p string) bool {
-	if len(s) < len(p) {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		if lower(s[i]) != p[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // numeric reports whether v is a number, a version or a duration-like value

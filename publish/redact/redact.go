@@ -2,72 +2,30 @@
 // stores it (every ledger row) and again before any egress (handoff.md,
 // clipboard, another vendor's context).
 //
-// Detection is a set of small typed detectors plus a table generated from
-// rule data (gitleaks' config/gitleaks.toml, MIT, and gen/extra.toml; see
-// gen.go and `go generate`): no regexp runs at redaction time. One pass over
-// the input looks only at a handful of trigger bytes ('_', '-', '=', ':', '@',
-// 'A', 'B', 'J', 'S', '.', '/', '~', 'w', 'k'), eight bytes per branch; a trigger whose neighbour byte
-// cannot belong to a token is dropped inline, the rest run a hand-written check
-// on the few bytes around them. There is no regexp at all, so text without
-// secrets costs a table lookup per byte, a few calls per line, no allocation.
+// Vendor token formats are data: gitleaks' rule file (MIT,
+// gitleaks/gitleaks@b58d3f1) and ours in testdata/extra.toml, reduced by
+// TestRulesGenerated to rules_gen.go (gen.go matches it). Hand-written
+// detectors cover what a literal plus a byte set cannot: assignments and
+// headers (assign.go), URL credentials, flags and secrets stated in words
+// (prose.go), PEM/PuTTY key blocks, cut or behind line numbers, and base64
+// of them (block.go), and the formats that need context (Twilio, Mailgun,
+// Discord, Telegram, Slack webhooks; tokens.go). No regexp runs: one pass
+// looks only at trigger bytes, eight bytes per branch, and drops a trigger
+// whose neighbour cannot belong to a token (scan.go), so text without
+// secrets costs a table lookup per byte and no allocation.
 //
-// Patterns were inspired by, and cross-checked against (rule sets read, no
-// code copied):
-//   - gitleaks config/gitleaks.toml (MIT, gitleaks/gitleaks@b58d3f1): the
-//     prefixes and lengths of aws-access-token (AKIA|ASIA|ABIA|ACCA|A3T),
-//     github-pat/oauth/app-token and github-fine-grained-pat, gitlab-pat,
-//     slack-bot-token and slack-webhook-url, stripe-access-token
-//     (sk|rk)_(live|test|prod)_, sendgrid-api-token, npm-access-token,
-//     pypi-upload-token, twilio-api-key, jwt, private-key, gcp-api-key,
-//     huggingface-access-token, anthropic-api-key, openai-api-key and
-//     age-secret-key; and, added for the formats below,
-//     digitalocean-pat/access-token/refresh-token (do[por]_v1_ + 64 hex),
-//     shopify-access-token/shared-secret/custom-access-token/private-app
-//     (shp(at|ss|ca|pa)_ + 32 hex), vault-service-token/batch-token
-//     (hvs./hvb.), doppler-api-token (dp.pt. and its st/sa/ct siblings),
-//     postman-api-token (PMAK-), linear-api-key (lin_api_ + 40),
-//     atlassian-api-token (ATATT3 + 186), new-relic-user-api-key /
-//     insert-key (NRAK-, NRII-), heroku-api-key-v2 (HRKU-), grafana
-//     service-account and cloud tokens (glsa_, glc_), databricks-api-token
-//     (dapi + 32 hex), mailgun-private-api-token / pub-key (key-, pubkey-,
-//     here only beside "mailgun" or curl's "api:"), discord bot tokens,
-//     telegram-bot-api-token (digits:A + 34), azure-ad-client-secret
-//     (...\dQ~...), gcp refresh and access tokens (1//0, ya29.) and
-//     putty-private-key.
-//   - trufflehog pkg/detectors/uri (AGPL, trufflesecurity/trufflehog@05a5fc1):
-//     scheme://user:pass@host with only the password masked, and its rule that
-//     a password starting with '$' is a variable.
-//   - detect-secrets detect_secrets/plugins/keyword.py (Apache-2.0,
-//     Yelp/detect-secrets@010e929): the keyword list for assignments
-//     (password, passwd, secret, token, api_key, private_key, ...) and its
-//     FALSE_POSITIVES idea (string, null, <redacted>, dummy, replace, ...).
-//   - Azure storage connection strings (AccountKey=...) follow Microsoft's
-//     documented format.
+// Rule sets read, no code copied: trufflehog pkg/detectors/uri (AGPL,
+// @05a5fc1: user:pass@host masks only the password; a '$' password is a
+// variable) and detect-secrets plugins/keyword.py (Apache-2.0, @010e929:
+// the assignment keywords and its FALSE_POSITIVES idea). Azure storage
+// connection strings follow Microsoft's documented format.
 //
-// Beyond formats and assignments, three context detectors read a command
-// line or a sentence: flags (--password X, --token X, mysql -pX, sshpass -p
-// X, docker login -p X, curl -u user:X; flags.go), secrets stated in words
-// ("my db password is X", "the api key is X", "pw: X", a .netrc's "password
-// X", "aws configure set <key> X"; prose.go), and key blocks whose END line
-// is missing, read through line-number prefixes and string-literal glue
-// (block.go). Triggers were added for them ('.', '/', '~', and 'w'/'k' after
-// the letters of pw/password/token/key) with neighbour filters, so clean
-// text still costs a table lookup per byte; "dapi" has no trigger byte and
-// is found with strings.Index.
-//
-// Assignments keep the key name and mask only the value:
-// password=hunter2 becomes password=[REDACTED:password]. A value is left alone
-// when it is clearly not a literal secret: a variable or call
-// (os.Getenv("X"), tokenize(x), cfg.Password), an environment or template
-// reference (${SECRET}, $TOKEN, {{ .Token }}), a placeholder (xxx, ***, ...,
-// <your-token>, changeme, your_api_key, EXAMPLE), a type name (string, str),
-// a boolean, null or number, a value equal to its key, and prose
-// ("Password: Must be at least 8 characters"). URL passwords equal to the user
-// name (postgres:postgres@localhost) are treated as local defaults. See
-// placeholder.go for the full list.
-//
-// Every result is non-overlapping and sorted; [String] is idempotent and never
-// leaves anything [Find] would match.
+// Assignments keep the key name and mask only the value (password=hunter2
+// becomes password=[REDACTED:password]); a value that is a variable, call,
+// reference, placeholder, type name, boolean, number, its own key or prose
+// is left alone (placeholder.go). Every result is non-overlapping and
+// sorted; [String] is idempotent and never leaves anything [Find] would
+// match.
 package redact
 
 import (
@@ -76,70 +34,43 @@ import (
 )
 
 // Kind names what a [Match] found. It appears in the replacement text
-// "[REDACTED:<kind>]".
+// "[REDACTED:<kind>]": one of [Kinds] or a generated rule's id.
 type Kind string
 
-// The detector kinds. Specific kinds (one vendor's token format) win over the
-// generic ones (password, secret, token, api-key, bearer-token,
-// url-credentials, database-url) when both match the same text.
+// The kinds the hand-written detectors report. The generic ones (password,
+// secret, token, api-key, bearer-token, url-credentials, database-url) lose
+// to a vendor kind covering the same bytes.
 const (
-	KindAWSAccessKeyID   Kind = "aws-access-key-id"
-	KindAWSSecret        Kind = "aws-secret"
-	KindAgeSecretKey     Kind = "age-secret-key"
-	KindAnthropicKey     Kind = "anthropic-key"
-	KindAPIKey           Kind = "api-key"
-	KindAzureStorageKey  Kind = "azure-storage-key"
-	KindBearerToken      Kind = "bearer-token"
-	KindDatabaseURL      Kind = "database-url"
-	KindGitHubToken      Kind = "github-token"
-	KindGitLabToken      Kind = "gitlab-token"
-	KindGoogleAPIKey     Kind = "google-api-key"
-	KindHuggingFaceToken Kind = "huggingface-token"
-	KindJWT              Kind = "jwt"
-	KindNPMToken         Kind = "npm-token"
-	KindOpenAIKey        Kind = "openai-key"
-	KindPassword         Kind = "password"
-	KindPrivateKey       Kind = "private-key"
-	KindPyPIToken        Kind = "pypi-token"
-	KindSecret           Kind = "secret"
-	KindSendGridKey      Kind = "sendgrid-key"
-	KindSlackToken       Kind = "slack-token"
-	KindSlackWebhook     Kind = "slack-webhook"
-	KindStripeKey        Kind = "stripe-key"
-	KindToken            Kind = "token"
-	KindTwilioKey        Kind = "twilio-key"
-	KindURLCredentials   Kind = "url-credentials"
-
-	KindAtlassianToken  Kind = "atlassian-token"
-	KindAzureADSecret   Kind = "azure-ad-secret"
+	KindAPIKey          Kind = "api-key"
+	KindAWSAccessKeyID  Kind = "aws-access-key-id"
+	KindAWSSecret       Kind = "aws-secret"
 	KindAzureSAS        Kind = "azure-sas"
-	KindDatabricksToken Kind = "databricks-token"
-	KindDigitalOcean    Kind = "digitalocean-token"
+	KindAzureStorageKey Kind = "azure-storage-key"
+	KindBearerToken     Kind = "bearer-token"
+	KindDatabaseURL     Kind = "database-url"
 	KindDiscordToken    Kind = "discord-token"
-	KindDopplerToken    Kind = "doppler-token"
-	KindGoogleOAuth     Kind = "google-oauth-token"
-	KindGrafanaToken    Kind = "grafana-token"
-	KindHerokuKey       Kind = "heroku-key"
-	KindLinearKey       Kind = "linear-key"
 	KindMailgunKey      Kind = "mailgun-key"
-	KindNewRelicKey     Kind = "newrelic-key"
-	KindPostmanKey      Kind = "postman-key"
-	KindShopifyToken    Kind = "shopify-token"
+	KindPassword        Kind = "password"
+	KindPrivateKey      Kind = "private-key"
+	KindSecret          Kind = "secret"
+	KindSlackWebhook    Kind = "slack-webhook"
 	KindTelegramToken   Kind = "telegram-token"
-	KindVaultToken      Kind = "vault-token"
+	KindToken           Kind = "token"
+	KindTwilioKey       Kind = "twilio-key"
+	KindURLCredentials  Kind = "url-credentials"
 )
 
+// allKinds are carryover's kinds: the hand-written detectors' and the ids
+// of its own data rules (testdata/extra.toml), which win over gitleaks'.
 var allKinds = []Kind{
-	KindAWSAccessKeyID, KindAWSSecret, KindAgeSecretKey, KindAnthropicKey, KindAPIKey,
-	KindAzureStorageKey, KindBearerToken, KindDatabaseURL, KindGitHubToken, KindGitLabToken,
-	KindGoogleAPIKey, KindHuggingFaceToken, KindJWT, KindNPMToken, KindOpenAIKey,
-	KindPassword, KindPrivateKey, KindPyPIToken, KindSecret, KindSendGridKey,
-	KindSlackToken, KindSlackWebhook, KindStripeKey, KindToken, KindTwilioKey,
-	KindURLCredentials,
-	KindAtlassianToken, KindAzureADSecret, KindAzureSAS, KindDatabricksToken, KindDigitalOcean,
-	KindDiscordToken, KindDopplerToken, KindGoogleOAuth, KindGrafanaToken, KindHerokuKey,
-	KindLinearKey, KindMailgunKey, KindNewRelicKey, KindPostmanKey, KindShopifyToken,
-	KindTelegramToken, KindVaultToken,
+	KindAPIKey, KindAWSAccessKeyID, KindAWSSecret, KindAzureSAS, KindAzureStorageKey, KindBearerToken,
+	KindDatabaseURL, KindDiscordToken, KindMailgunKey, KindPassword, KindPrivateKey, KindSecret,
+	KindSlackWebhook, KindTelegramToken, KindToken, KindTwilioKey, KindURLCredentials,
+	"age-secret-key", "anthropic-key", "atlassian-token", "azure-ad-secret", "databricks-token",
+	"digitalocean-token", "doppler-token", "github-token", "gitlab-token", "google-api-key",
+	"google-oauth-token", "grafana-token", "heroku-key", "huggingface-token", "jwt", "linear-key",
+	"newrelic-key", "npm-token", "openai-key", "postman-key", "pypi-token", "sendgrid-key",
+	"shopify-token", "slack-token", "stripe-key", "vault-token",
 }
 
 // generic reports whether k comes from a context detector rather than a
@@ -153,8 +84,8 @@ func generic(k Kind) bool {
 	return false
 }
 
-// rank orders kinds for a merged match: a hand-written vendor kind (2) wins
-// over a generated one (1), which wins over a generic kind (0).
+// rank orders kinds for a merged match: one of carryover's vendor kinds
+// (2) wins over a gitleaks rule's (1), which wins over a generic kind (0).
 func rank(k Kind) int {
 	switch {
 	case generic(k):
@@ -163,13 +94,6 @@ func rank(k Kind) int {
 		return 2
 	}
 	return 1
-}
-
-// Kinds returns every detector kind, sorted.
-func Kinds() []Kind {
-	ks := slices.Clone(allKinds)
-	slices.Sort(ks)
-	return ks
 }
 
 // Match is one secret: s[Start:End] is the sensitive part (for an assignment,
@@ -280,3 +204,61 @@ func replace(s string, ms []Match) string {
 	b.WriteString(s[prev:])
 	return b.String()
 }
+
+// ClipReach is how far past a cut [Clip] reads to find a secret that the cut
+// would split. 4 KB covers every token and assignment value the detectors
+// accept whole (maxRun, maxValueLen) and a PEM RSA-4096 key with line-number
+// prefixes (~3.7 KB); a longer key block is still seen crossing the cut,
+// because a block without its END line runs to the end of its body. A caller
+// that holds only a prefix of a long text (the Claude decoder unquotes no
+// more than it needs) must give Clip at least n+ClipReach bytes of it.
+const ClipReach = 4 << 10
+
+// Clip cuts s to at most n bytes, on a rune boundary, marking the cut with
+// "…". It never keeps part of a secret: half a secret is something Find can
+// no longer recognise, so a later redaction would let it through. A secret
+// that crosses the cut, as Find sees it in s[:n+ClipReach] (the whole text
+// as far as any secret can reach), is dropped whole, so clipping before
+// redacting keeps exactly what redacting the whole text and then clipping
+// would keep, minus the redaction markers. A cut inside a word drops the
+// partial word too. Every package clips through here. The result depends
+// only on s[:n+ClipReach].
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	for _, m := range Find(s[:min(len(s), cut+ClipReach)]) {
+		if m.Start >= cut {
+			break
+		}
+		if m.End > cut {
+			cut = secretStart(s, m)
+			break
+		}
+	}
+	if cut < len(s) && !isSpaceByte(s[cut]) {
+		for back := cut; cut-back < 256; back-- {
+			if back == 0 || isSpaceByte(s[back-1]) {
+				cut = back // the word starts here (or the text does)
+				break
+			}
+		}
+	}
+	return strings.TrimRight(s[:cut], " \t\r\n") + "…"
+}
+
+// secretStart is where the cut goes for a match that crosses it: the match
+// start, moved back over an opening quote so that no dangling quote is left.
+func secretStart(s string, m Match) int {
+	i := m.Start
+	for i > 0 && isOneOf(s[i-1], "\"'`") {
+		i--
+	}
+	return i
+}
+
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

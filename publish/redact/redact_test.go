@@ -11,7 +11,6 @@ import (
 // Fake secrets are built by concatenation so that this file never contains a
 // string that trips secret scanners (GitHub push protection).
 var (
-	a36    = strings.Repeat("a", 36)
 	mix36  = strings.Repeat("Zq9", 12)
 	mix40  = strings.Repeat("Ab3/", 10)
 	hex32  = strings.Repeat("0a1b2c3d", 4)
@@ -87,7 +86,7 @@ func TestString(t *testing.T) {
 		{"aws secret ini", "aws_secret_access_key = " + mix40, "aws_secret_access_key = " + r(KindAWSSecret)},
 		{"aws secret json", `"SecretAccessKey": "` + mix40 + `",`, `"SecretAccessKey": "` + r(KindAWSSecret) + `",`},
 		// github
-		{"ghp", "token ghp_" + a36, "token " + r(KindGitHubToken)},
+		{"ghp", "token ghp_" + mix36, "token " + r(KindGitHubToken)},
 		{"gho", "gho_" + mix36 + ".", r(KindGitHubToken) + "."},
 		{"ghs in url", "https://x-access-token:ghs_" + mix36 + "@github.com/o/r", "https://x-access-token:" + r(KindGitHubToken) + "@github.com/o/r"},
 		{"github pat", "github_pat_" + "11ABCDEFG0" + strings.Repeat("x1Y", 20), r(KindGitHubToken)},
@@ -333,7 +332,7 @@ func TestKinds(t *testing.T) {
 }
 
 func TestFindSortedNonOverlapping(t *testing.T) {
-	in := "a AKIA" + "Q3EGRIKRNRXOLDPL b password=hunter2 c ghp_" + a36 + " Authorization: Bearer " + mix36
+	in := "a AKIA" + "Q3EGRIKRNRXOLDPL b password=hunter2 c ghp_" + mix36 + " Authorization: Bearer " + mix36
 	ms := Find(in)
 	if len(ms) != 4 {
 		t.Fatalf("Find found %d matches; want 4: %v", len(ms), ms)
@@ -402,4 +401,56 @@ func cleanGo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b[:4096])
+}
+
+// The kinds of carryover's data rules (testdata/extra.toml), named as the
+// detectors that matched them by hand were.
+const (
+	KindAgeSecretKey     Kind = "age-secret-key"
+	KindAnthropicKey     Kind = "anthropic-key"
+	KindAtlassianToken   Kind = "atlassian-token"
+	KindAzureADSecret    Kind = "azure-ad-secret"
+	KindDatabricksToken  Kind = "databricks-token"
+	KindDigitalOcean     Kind = "digitalocean-token"
+	KindDopplerToken     Kind = "doppler-token"
+	KindGitHubToken      Kind = "github-token"
+	KindGitLabToken      Kind = "gitlab-token"
+	KindGoogleAPIKey     Kind = "google-api-key"
+	KindGoogleOAuth      Kind = "google-oauth-token"
+	KindGrafanaToken     Kind = "grafana-token"
+	KindHerokuKey        Kind = "heroku-key"
+	KindHuggingFaceToken Kind = "huggingface-token"
+	KindJWT              Kind = "jwt"
+	KindLinearKey        Kind = "linear-key"
+	KindNewRelicKey      Kind = "newrelic-key"
+	KindNPMToken         Kind = "npm-token"
+	KindOpenAIKey        Kind = "openai-key"
+	KindPostmanKey       Kind = "postman-key"
+	KindPyPIToken        Kind = "pypi-token"
+	KindSendGridKey      Kind = "sendgrid-key"
+	KindShopifyToken     Kind = "shopify-token"
+	KindSlackToken       Kind = "slack-token"
+	KindStripeKey        Kind = "stripe-key"
+	KindVaultToken       Kind = "vault-token"
+)
+
+// Kinds returns carryover's kinds (allKinds), sorted.
+func Kinds() []Kind {
+	ks := slices.Clone(allKinds)
+	slices.Sort(ks)
+	return ks
+}
+
+// GeneratedRules returns the ids of the rules in the generated table,
+// sorted; TestGitleaksCorpus checks that every one has a sample.
+func GeneratedRules() []string {
+	var ids []string
+	for _, t := range genTokens {
+		ids = append(ids, t.id)
+	}
+	for _, k := range genKeywords {
+		ids = append(ids, k.id)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }

@@ -1,11 +1,14 @@
 package resume
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/distill"
@@ -362,37 +365,12 @@ func (pk *packer) grow() {
 func frame(s Session, mode string) (head, foot string) {
 	mode, protocol := publish.Protocol(mode)
 	var b strings.Builder
-	id := s.SessionID
-	if len(id) > 12 {
-		id = id[:12]
-	}
 	src := "previous session"
 	if a, ok := adapters.ByName(s.Source); ok {
 		src = "previous " + a.Display + " session" // the instructions name no agent a file made up
 	}
 	fmt.Fprintf(&b, "# [CARRYOVER] Session handoff\n\n")
-	fmt.Fprintf(&b, "> **Source:** %s", line(DisplayName(s.Source)))
-	if id != "" {
-		fmt.Fprintf(&b, " (session `%s`)", line(strings.ReplaceAll(id, "`", "'")))
-	}
-	if !s.CapturedAt.IsZero() {
-		fmt.Fprintf(&b, " → **Captured:** %s", s.CapturedAt.UTC().Format(time.RFC3339))
-	}
-	b.WriteString("\n")
-	name := s.Project.Name
-	if name == "" && s.Project.Path != "" {
-		name = filepath.Base(s.Project.Path)
-	}
-	if len(s.DrawnFrom) > 0 {
-		fmt.Fprintf(&b, "> **Task state drawn from:** %s\n", line(strings.Join(s.DrawnFrom, "; ")))
-	}
-	if name != "" || s.Project.Path != "" {
-		fmt.Fprintf(&b, "> **Project:** %s (%s)", line(name), line(s.Project.Path))
-		if s.Project.GitBranch != "" {
-			fmt.Fprintf(&b, " | Branch: `%s`", line(strings.ReplaceAll(s.Project.GitBranch, "`", "'")))
-		}
-		b.WriteString("\n")
-	}
+	writeOrigin(&b, s)
 	b.WriteString("\n## Instructions for the Resuming Agent\n\n")
 	if s.Imported != "" {
 		fmt.Fprintf(&b, "%s\n\n", ImportedNote(s.Imported))
@@ -413,6 +391,33 @@ func frame(s Session, mode string) (head, foot string) {
 		foot = "## Resume Now\n\nOnce the user confirms the file above is theirs, continue with the in-progress work quoted above.\n"
 	}
 	return head, foot
+}
+
+// writeOrigin writes the prompt's source, task-state and project lines.
+func writeOrigin(b *strings.Builder, s Session) {
+	id := s.SessionID[:min(12, len(s.SessionID))]
+	fmt.Fprintf(b, "> **Source:** %s", line(DisplayName(s.Source)))
+	if id != "" {
+		fmt.Fprintf(b, " (session `%s`)", line(strings.ReplaceAll(id, "`", "'")))
+	}
+	if !s.CapturedAt.IsZero() {
+		fmt.Fprintf(b, " → **Captured:** %s", s.CapturedAt.UTC().Format(time.RFC3339))
+	}
+	b.WriteString("\n")
+	name := s.Project.Name
+	if name == "" && s.Project.Path != "" {
+		name = filepath.Base(s.Project.Path)
+	}
+	if len(s.DrawnFrom) > 0 {
+		fmt.Fprintf(b, "> **Task state drawn from:** %s\n", line(strings.Join(s.DrawnFrom, "; ")))
+	}
+	if name != "" || s.Project.Path != "" {
+		fmt.Fprintf(b, "> **Project:** %s (%s)", line(name), line(s.Project.Path))
+		if s.Project.GitBranch != "" {
+			fmt.Fprintf(b, " | Branch: `%s`", line(strings.ReplaceAll(s.Project.GitBranch, "`", "'")))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // resumeNow is the prompt's last instruction for each resume protocol.
@@ -453,10 +458,7 @@ func (l *layer) addIf(ok bool, item string) {
 // then what is done.
 func taskLayer(s Session) *layer {
 	task := &layer{p: 1, name: "task", title: "## Current Task", mustKeep: true}
-	goal := strings.TrimSpace(s.Task.Description)
-	if goal == "" {
-		goal = "(no request was recorded; ask the user to restate the task)"
-	}
+	goal := cmp.Or(strings.TrimSpace(s.Task.Description), "(no request was recorded; ask the user to restate the task)")
 	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
 	latest, ip := strings.TrimSpace(s.Task.Latest), strings.TrimSpace(s.Task.InProgress)
 	task.addIf(latest != "" && latest != goal, "**Latest request:** "+defuseHeadings(latest))
@@ -701,3 +703,115 @@ func fenceOf(t string) string {
 	}
 	return t[:n]
 }
+
+// Estimate returns an estimate of how many tokens s costs a current BPE
+// tokenizer (cl100k_base / o200k_base class). It follows the tokenizers'
+// pre-split — letter runs with their leading space, digit groups of three,
+// punctuation runs, whitespace runs — and prices each piece with weights
+// fitted (non-negative least squares on relative error) against cl100k_base
+// on the repository's fixtures, then adds Margin so a prompt packed to a
+// budget does not overrun it. estimate_test.go measures the error against
+// the real tokenizers. It allocates nothing.
+func Estimate(s string) int {
+	var n float64
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' && i+1 < len(s) && isWordByte(s[i+1]):
+			i++ // a single space joins the word that follows
+		case isSpaceByte(c):
+			n, i = spaceRun(s, i, n)
+		case isLetter(c):
+			n, i = letterRun(s, i, n)
+		case c >= '0' && c <= '9':
+			n, i = digitRun(s, i, n)
+		case c < utf8.RuneSelf:
+			n, i = punctRun(s, i, n)
+		default:
+			n, i = nonASCII(s, i, n)
+		}
+	}
+	return int(n*Margin) + 1
+}
+
+// The pieces of Estimate's pre-split: each adds its price to n and
+// returns where the next piece starts.
+
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func spaceRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && isSpaceByte(s[j]) {
+		j++
+	}
+	n += wSpace
+	if j < len(s) && j-i > 1 && s[j-1] == ' ' {
+		n += wIndent // indentation before code or JSON splits off
+	}
+	return n, j
+}
+
+func letterRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && isLetter(s[j]) {
+		j++
+	}
+	n += wWord
+	if j-i > 6 {
+		n += wLongLetter * float64(j-i-6)
+	}
+	return n, j
+}
+
+// digitRun prices digits in groups of three.
+func digitRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	return n + wDigits*float64((j-i+2)/3), j
+}
+
+func punctRun(s string, i int, n float64) (float64, int) {
+	j := i
+	for j < len(s) && s[j] < utf8.RuneSelf && !isWordByte(s[j]) && !isSpaceByte(s[j]) {
+		j++
+	}
+	return n + (wPunct + wPunctMore*float64(j-i-1)), j
+}
+
+// nonASCII prices one rune: a CJK character, another letter, or bytes.
+func nonASCII(s string, i int, n float64) (float64, int) {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r):
+		n += wCJK
+	case unicode.IsLetter(r):
+		n += wLetter
+	default:
+		n += wOtherByte * float64(size)
+	}
+	return n, i + size
+}
+
+// Margin is the safety factor over the fitted estimate.
+const Margin = 1.08
+
+// Fitted weights (tokens per piece).
+const (
+	wSpace      = 1.188 // a whitespace run not absorbed by the next word
+	wIndent     = 0.675 // extra for a run of 2+ ending in spaces (indentation)
+	wWord       = 1.126 // an ASCII letter run
+	wLongLetter = 0.160 // each letter of a run beyond the sixth
+	wDigits     = 1.380 // a group of up to three digits
+	wPunct      = 0.134 // a punctuation run
+	wPunctMore  = 0.324 // each further character of a punctuation run
+	wCJK        = 0.813 // a Han/Kana/Hangul character
+	wLetter     = 0.5   // another non-ASCII letter (not in the fit: no fixtures)
+	wOtherByte  = 0.520 // each byte of another non-ASCII rune (symbols, emoji)
+)
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isWordByte(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c >= utf8.RuneSelf }

@@ -129,12 +129,6 @@ func messages(rows []ledger.Row) []Message {
 func message(r ledger.Row, calls map[string]ledger.Row) (Message, bool) {
 	m := Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
 	switch r.Kind {
-	case adapters.KindPrompt:
-		m.Role = "user"
-	case adapters.KindText:
-		m.Role = "assistant"
-	case adapters.KindCompaction:
-		m.Role = "system"
 	case adapters.KindToolCall:
 		m.Role, m.ToolName = "assistant", r.ToolName
 		switch {
@@ -152,10 +146,14 @@ func message(r ledger.Row, calls map[string]ledger.Row) (Message, bool) {
 			m.Content = "ERROR: " + m.Content
 		}
 	default:
-		return m, false
+		m.Role = plainRoles[r.Kind]
+		return m, m.Role != ""
 	}
 	return m, true
 }
+
+// plainRoles are the roles of the kinds shown as their text.
+var plainRoles = map[adapters.Kind]string{adapters.KindPrompt: "user", adapters.KindText: "assistant", adapters.KindCompaction: "system"}
 
 // projectContext is P4: branch, status, log, tree, memory files. The
 // status lists the tracked files changed against the index or HEAD and
@@ -249,6 +247,11 @@ func fileDiff(src Sources, repo *distill.Repo, f distill.File, deadline time.Tim
 	if f.Git == "clean" {
 		return ""
 	}
+	return fileHead(abs)
+}
+
+// fileHead is a new file's first MaxDiffChars, or "(binary file)".
+func fileHead(abs string) string {
 	fi, err := os.Stat(abs)
 	if err != nil || !fi.Mode().IsRegular() {
 		return ""
@@ -282,18 +285,7 @@ func tree(root string, depth, maxLines int) string {
 	var lines []string
 	var walk func(dir, indent string, d int)
 	walk = func(dir, indent string, d int) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		var shown []os.DirEntry
-		for _, en := range ents {
-			n := en.Name()
-			if skipDirs[n] || (strings.HasPrefix(n, ".") && n != ".github") {
-				continue
-			}
-			shown = append(shown, en)
-		}
+		shown := treeEntries(dir)
 		for i, en := range shown {
 			if len(lines) >= maxLines+1 {
 				return
@@ -322,6 +314,21 @@ func tree(root string, depth, maxLines int) string {
 	return filepath.Base(root) + "/\n" + strings.Join(lines, "\n")
 }
 
+// treeEntries is what tree shows of dir: no hidden entry but .github,
+// nothing of skipDirs.
+func treeEntries(dir string) (shown []os.DirEntry) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // also none of a partial read
+	}
+	for _, en := range ents {
+		if n := en.Name(); !skipDirs[n] && (!strings.HasPrefix(n, ".") || n == ".github") {
+			shown = append(shown, en)
+		}
+	}
+	return shown
+}
+
 // languages are the code fence languages of file extensions.
 var languages = map[string]string{".go": "go", ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
 	".ts": "typescript", ".tsx": "typescript", ".rs": "rust", ".rb": "ruby", ".java": "java", ".md": "markdown", ".json": "json",
@@ -348,12 +355,9 @@ func OneLine(entries []string) []string {
 	return out
 }
 
-// SetTaskState fills s's task state — goal, latest request, set-aside
-// goals, next action, plan, completed steps, open questions, failures,
-// decisions, references, the test command and the quality report — from a
-// distilled handoff. The manual path calls it with one session's handoff
-// (--session) or the project's fold across sessions and agents (the fold
-// handoff.md comes from), so both paths say the same thing.
+// SetTaskState fills s's task state from a distilled handoff: one
+// session's (--session) or the project's fold across sessions and agents
+// (the fold handoff.md comes from), so both paths say the same thing.
 func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task = Task{Description: h.Task, Latest: h.Latest, SetAside: append([]string(nil), h.SetAside...), InProgress: h.Next}
 	s.Task.Completed = distill.Dedupe(h.Done)

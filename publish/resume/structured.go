@@ -9,11 +9,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/redact"
-	"gopkg.in/yaml.v3"
 )
 
 // Handoff is the compact structured handoff of the ntm handoff package
@@ -55,7 +59,7 @@ type Handoff struct {
 	// a handoff with a best-effort goal says so instead of failing.
 	Warnings []string `yaml:"warnings,omitempty" json:"warnings,omitempty"`
 	// Lifecycle is the project's current handoff as carryover tracks it
-	// (lifecycle.go); absent when the ledger has none.
+	// (LifecycleOf); absent when the ledger has none.
 	Lifecycle *Lifecycle `yaml:"lifecycle,omitempty" json:"lifecycle,omitempty"`
 }
 
@@ -399,32 +403,11 @@ func (h *Handoff) trimOnce() bool {
 // excerpt, a session started by a tool).
 const NoRequestWarning = "no user request found in the session; the goal is the best available line"
 
-// Degrade fills a structured handoff's required fields from whatever the
-// session holds instead of refusing it: a missing goal becomes the best
-// available line (the latest user message, else the first completed step,
-// else the last assistant reply) and a missing next action asks to confirm
-// the goal. Each substitution adds a warning.
+// Degrade fills a structured handoff's missing goal (bestGoal) and next
+// action from the session instead of refusing it, each with a warning.
 func Degrade(h *Handoff, s Session) {
 	if strings.TrimSpace(h.Goal) == "" {
-		best := ""
-		msgs := s.Conversation.Messages
-		for i := len(msgs) - 1; i >= 0 && best == ""; i-- {
-			if msgs[i].Role == "user" {
-				best = redact.Clip(oneLine(msgs[i].Content), 200)
-			}
-		}
-		if best == "" && len(s.Task.Completed) > 0 {
-			best = "continue after: " + redact.Clip(oneLine(s.Task.Completed[0]), 200)
-		}
-		for i := len(msgs) - 1; i >= 0 && best == ""; i-- {
-			if msgs[i].Role == "assistant" && msgs[i].ToolName == "" {
-				best = "continue from the last reply: " + redact.Clip(oneLine(msgs[i].Content), 200)
-			}
-		}
-		if best == "" {
-			best = "(unknown: ask the user to restate the task)"
-		}
-		h.Goal = best
+		h.Goal = bestGoal(s)
 		h.Warnings = append(h.Warnings, NoRequestWarning)
 	}
 	if strings.TrimSpace(h.Now) == "" {
@@ -433,4 +416,114 @@ func Degrade(h *Handoff, s Session) {
 			h.Warnings = append(h.Warnings, "no next action found; confirm the goal first")
 		}
 	}
+}
+
+// bestGoal is the latest user message, else the first completed step,
+// else the last assistant reply.
+func bestGoal(s Session) string {
+	msgs := s.Conversation.Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if c := redact.Clip(oneLine(msgs[i].Content), 200); msgs[i].Role == "user" && c != "" {
+			return c
+		}
+	}
+	if len(s.Task.Completed) > 0 {
+		return "continue after: " + redact.Clip(oneLine(s.Task.Completed[0]), 200)
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "assistant" && msgs[i].ToolName == "" {
+			return "continue from the last reply: " + redact.Clip(oneLine(msgs[i].Content), 200)
+		}
+	}
+	return "(unknown: ask the user to restate the task)"
+}
+
+// Lifecycle is what the structured handoff says about the project's
+// current handoff: its id and status, who received it, what changed
+// since, the decisions log and the task the user pinned.
+type Lifecycle struct {
+	ID         string                     `yaml:"id" json:"id"`
+	Status     string                     `yaml:"status" json:"status"`
+	ConsumedBy []lifecycle.ConsumerReport `yaml:"consumed_by" json:"consumed_by"`
+	Staleness  []string                   `yaml:"staleness,omitempty" json:"staleness,omitempty"`
+	Decisions  []Decision                 `yaml:"decisions,omitempty" json:"decisions,omitempty"`
+	PinnedTask *PinnedTask                `yaml:"pinned_task,omitempty" json:"pinned_task,omitempty"`
+}
+
+// Decision is one entry of the project's decisions log.
+type Decision struct {
+	Text   string `yaml:"text" json:"text"`
+	Why    string `yaml:"why,omitempty" json:"why,omitempty"`
+	Source string `yaml:"source" json:"source"` // user or extracted
+}
+
+// PinnedTask is the task the user pinned (carryover task).
+type PinnedTask struct {
+	Task  string    `yaml:"task" json:"task"`
+	SetBy string    `yaml:"set_by" json:"set_by"`
+	At    time.Time `yaml:"at" json:"at"`
+}
+
+// LifecycleOf reads the project's lifecycle from the ledger (nil when it
+// recorded nothing of the project).
+func LifecycleOf(l *ledger.Ledger, project string, now time.Time, expireAfter time.Duration, repo *distill.Repo) *Lifecycle {
+	if l == nil {
+		return nil
+	}
+	lc := &Lifecycle{}
+	if cur := lifecycle.Current(l, project, now, expireAfter, repo); cur != nil {
+		lc.ID, lc.Status, lc.ConsumedBy, lc.Staleness = cur.ID, cur.Status, cur.ConsumedBy, cur.Staleness
+	}
+	ds, _ := lifecycle.Decisions(l, project)
+	for _, d := range ds {
+		lc.Decisions = append(lc.Decisions, Decision{Text: d.Text, Why: d.Why, Source: d.Source})
+	}
+	if t, ok := lifecycle.Task(l, project); ok {
+		lc.PinnedTask = &PinnedTask{Task: t.Text, SetBy: "user", At: t.At.UTC()}
+	}
+	if lc.ID == "" && len(lc.Decisions) == 0 && lc.PinnedTask == nil {
+		return nil
+	}
+	return lc
+}
+
+// WithLifecycle attaches lc to h; a pinned task becomes the goal (it has
+// priority over the extracted one, which stays in the resume prompt).
+func (h Handoff) WithLifecycle(lc *Lifecycle) Handoff {
+	h.Lifecycle = lc
+	if lc != nil && lc.PinnedTask != nil {
+		h.Goal = oneLine(lc.PinnedTask.Task)
+	}
+	return h
+}
+
+// ApplyLifecycle makes the resume prompt agree with handoff.md: the task
+// the user pinned is the task, and the project's decisions log comes
+// before the session's own decisions.
+func (s *Session) ApplyLifecycle(lc *Lifecycle) {
+	if lc == nil {
+		return
+	}
+	if lc.PinnedTask != nil {
+		s.Task.Description = lc.PinnedTask.Task + " (pinned by the user; the session's own goal was: " + s.Task.Description + ")"
+	}
+	var ds []string
+	seen := map[string]bool{}
+	for _, d := range lc.Decisions {
+		t := d.Text
+		if d.Why != "" {
+			t += " (why: " + d.Why + ")"
+		}
+		if !seen[d.Text] {
+			seen[d.Text] = true
+			ds = append(ds, t)
+		}
+	}
+	for _, d := range s.Decisions {
+		if !seen[d] {
+			seen[d] = true
+			ds = append(ds, d)
+		}
+	}
+	s.Decisions = ds
 }

@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,14 +14,9 @@ import (
 // What the Unix and Windows implementations share.
 
 var (
-	// ErrSymlink is returned for a name that is a symlink where carryover
-	// will not follow one.
-	ErrSymlink = errors.New("is a symlink; carryover does not write or read through it")
-	// ErrNotRegular is returned for a FIFO, device, socket or directory
-	// where a regular file was expected.
-	ErrNotRegular = errors.New("is not a regular file")
-	// ErrTooLarge is returned by reads past their bound.
-	ErrTooLarge = errors.New("is larger than carryover reads")
+	ErrSymlink    = errors.New("is a symlink; carryover does not write or read through it")
+	ErrNotRegular = errors.New("is not a regular file") // a FIFO, device, socket or directory
+	ErrTooLarge   = errors.New("is larger than carryover reads")
 )
 
 func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
@@ -41,11 +37,9 @@ func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, ma
 // ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
 func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
 
-// WriteFile writes path atomically through Dir.Write. path's directory is
-// opened as given (symlinks in it are followed: the caller trusts it); the
-// file itself is never written through a symlink. It is for directories
-// carryover or the user chose ($CARRYOVER_HOME, an agent's settings); a
-// project's own files go through its opened .carryover Dir.
+// WriteFile writes path atomically through Dir.Write, its directory opened
+// as given (the caller trusts it: $CARRYOVER_HOME, an agent's settings; a
+// project's files go through its opened .carryover Dir).
 func WriteFile(path string, data []byte, o Options) error {
 	d, err := OpenDir(filepath.Dir(path))
 	if err != nil {
@@ -57,20 +51,17 @@ func WriteFile(path string, data []byte, o Options) error {
 
 // Options say how Write creates a file.
 type Options struct {
-	// Mode is a new file's permission bits.
-	Mode os.FileMode
-	// KeepMode keeps an existing file's permission bits (a user's file).
-	KeepMode bool
+	Mode     os.FileMode // a new file's permission bits
+	KeepMode bool        // keep an existing file's permission bits (a user's file)
 	// Sync flushes the data before the rename (files a user cannot
-	// regenerate, such as an agent's settings). carryover's own state is
-	// not synced: the rename alone gives readers the old or the new file
-	// after a crash of carryover (what the kill -9 tests check), and a
-	// flush on every hook would cost more than the whole snapshot.
+	// regenerate: an agent's settings). carryover's own state is not
+	// synced: the rename alone gives the old or the new file after a crash
+	// of carryover (the kill -9 tests), and a flush per hook would cost
+	// more than the whole snapshot.
 	Sync bool
-	// Recycle keeps the file's previous inode as the directory's spare and
-	// writes the next version into it (recycle_unix.go) instead of a new
-	// temp file: for carryover's own files rewritten on every turn
-	// (ignored on Windows: every write is a new temp file).
+	// Recycle writes into the directory's spare inode (recycle_linux.go)
+	// instead of a new temp file: for carryover's own files rewritten on
+	// every turn (Linux only).
 	Recycle bool
 }
 
@@ -111,4 +102,32 @@ func readAtMost(f *os.File, b []byte, max int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// fillTemp writes data to the temp file f with mode, flushed with sync.
+func fillTemp(f *os.File, data []byte, mode os.FileMode, sync bool) error {
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	// The temp file is created 0600 (less under a strict umask); a chmod
+	// to the mode it already has would still dirty the inode (its ctime):
+	// on ext4 a journalled inode update per write, ~40 µs of a hook's
+	// four writes each.
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != mode {
+		if err := f.Chmod(mode); err != nil {
+			return err
+		}
+	}
+	if sync {
+		return f.Sync()
+	}
+	return nil
+}
+
+// tempName is a fresh temp name for name, clipped to 200 bytes (NAME_MAX
+// is 255). crypto/rand.Read does not fail (it crashes the program first).
+func tempName(name string) string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return "." + name[:min(len(name), 200)] + tempInfix + hex.EncodeToString(r[:])
 }

@@ -6,27 +6,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Recycled writes (Options.Recycle). A write that replaces a file by a
-// new temp file allocates an inode and frees the old one on every call;
-// on ext4 that is the dear part of a hook's writes: the rename over an
-// existing file forces the new file's blocks to be allocated and frees
-// the old one's (with a discard on a `discard` mount), and without a
-// journal ext4 skips inodes freed in the last minutes when it allocates
-// one, reading their inode table blocks — a directory whose files are
-// replaced every turn makes every create slower (0.9 ms per write after a
-// few hundred turns in the benchmark VM, 30 µs recycled).
-//
-// So a recycled write keeps two inodes per directory in rotation: the
-// live file and a spare (spareName). It claims the spare under a fresh
-// temp name (a rename: one writer gets it), makes sure nobody holds it
-// open (a write lease is granted only then), rewrites it in place, swaps
-// it with the target in one rename (RENAME_EXCHANGE) and keeps the
-// target's old inode as the next spare. Readers still see the old or the
-// new file, never a torn one: the file rewritten in place is one no
-// process has open, reachable only under carryover's own names. Whenever
-// any of that is not possible (no spare yet, a spare with other links or
-// not this user's, a reader holding it, a filesystem without leases or
-// exchange), the write falls back to a new temp file.
+// Recycled writes (Options.Recycle). Replacing a file by a new temp file
+// allocates an inode and frees one per write; on ext4 that is the dear part
+// of a hook's writes (the rename forces the new blocks' allocation, frees
+// the old with a discard on a `discard` mount, and without a journal new
+// inodes skip those freed in the last minutes, reading their table blocks:
+// 0.9 ms per write after a few hundred turns in the benchmark VM, 30 µs
+// recycled). So a directory keeps two inodes in rotation, the live file and
+// a spare: a write claims the spare under a fresh temp name (a rename: one
+// writer gets it), makes sure nobody holds it open (a write lease is
+// granted only then), rewrites it in place, swaps it with the target
+// (RENAME_EXCHANGE) and keeps the old inode as the next spare. Readers see
+// the old or the new file, never a torn one: the file rewritten in place is
+// open nowhere and reachable only under carryover's names. When any step is
+// not possible, the write falls back to a new temp file.
 
 // spareName is the spare inode's name in a directory; it is not a temp
 // name (RemoveStaleTemps keeps it).
@@ -54,25 +47,21 @@ func (d *Dir) writeRecycled(name string, data []byte, mode os.FileMode) (done bo
 	// Checked again on the open file (it may have been swapped since the
 	// stat), and a write lease is granted only while no other descriptor
 	// has the file open: no reader of an earlier version is still at it.
-	if !d.private(fd) {
+	if unix.Fstat(fd, &st) != nil || !privateStat(st) || setLease(fd, unix.F_WRLCK) != nil {
 		unix.Close(fd)
 		d.putBack(tmp)
 		return false, nil
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
-		unix.Close(fd)
-		d.putBack(tmp)
-		return false, nil
-	}
-	werr := writeAllAt(fd, data)
+	f := os.NewFile(uintptr(fd), tmp)
+	_, werr := f.WriteAt(data, 0)
 	if werr == nil {
-		werr = unix.Ftruncate(fd, int64(len(data)))
+		werr = f.Truncate(int64(len(data)))
 	}
-	if werr == nil && os.FileMode(0o600) != mode {
-		werr = unix.Fchmod(fd, uint32(mode))
+	if werr == nil && mode != 0o600 {
+		werr = f.Chmod(mode)
 	}
-	_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
-	if cerr := unix.Close(fd); werr == nil {
+	_ = setLease(fd, unix.F_UNLCK)
+	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
@@ -107,33 +96,13 @@ func (d *Dir) swapIn(tmp, name string) error {
 	return nil
 }
 
-// private reports whether the open fd is a regular 0600 file of this user
-// with no other link: rewriting it in place changes no other name's
-// content.
-func (d *Dir) private(fd int) bool {
-	var st unix.Stat_t
-	return unix.Fstat(fd, &st) == nil && privateStat(st)
-}
-
 // privateStat: also mode 0600, what carryover creates its own files with
 // and git never checks out (a spare a repository shipped is not claimed).
 func privateStat(st unix.Stat_t) bool {
 	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o777 == 0o600 && st.Nlink == 1 && st.Uid == uint32(os.Getuid())
 }
 
-func writeAllAt(fd int, data []byte) error {
-	for off := 0; off < len(data); {
-		n, err := unix.Pwrite(fd, data[off:], int64(off))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return unix.EIO
-		}
-		off += n
-	}
-	return nil
+func setLease(fd, lease int) error {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, lease)
+	return err
 }

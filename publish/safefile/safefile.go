@@ -3,32 +3,24 @@
 // Package safefile is the one way carryover writes a file, and the way it
 // reads one in a place it does not control. A project may have come from a
 // stranger: any name in it can be a symlink to ~/.bashrc, a FIFO, a device
-// or a hard link, planted in a commit or made after the clone. So:
-//
-//   - every write is atomic (a temp file created with O_EXCL|O_NOFOLLOW in
-//     the target's directory, then renamed over the target) and works
-//     relative to an open directory, so a name is resolved once and a
-//     symlink in the last element is refused, never written through;
-//   - a directory carryover owns (.carryover) is opened with O_NOFOLLOW: a
-//     symlinked one is refused;
-//   - a read opens regular files only, without blocking (O_NONBLOCK, then
-//     fstat: a FIFO or device is refused before a byte is read), and reads
-//     at most a stated number of bytes;
-//   - stale temp files are deleted only when they are provably this
-//     package's: its name pattern, a regular file of this user with mode
-//     0600 and one link (git never checks out a 0600 file).
-//
-// The package is a leaf: it imports nothing of carryover's, so the hook
-// path's readers (distill's git reads, the config, the handoff) and every
-// writer (publish, the hook config installer) share it.
+// or a hard link, planted in a commit or made after the clone. So every
+// write is atomic (a temp file created O_EXCL|O_NOFOLLOW in the target's
+// directory, renamed over the target) and relative to an open directory (a
+// name is resolved once; a symlink as the last element is refused, never
+// written through); a directory carryover owns (.carryover) is opened
+// O_NOFOLLOW; a read opens regular files only, without blocking
+// (O_NONBLOCK, then fstat: a FIFO or device is refused before a byte is
+// read), and reads at most a stated number of bytes; a stale temp file is
+// deleted only when it is provably this package's (its name pattern, a
+// regular 0600 file of this user with one link: git never checks out a
+// 0600 file). A leaf: it imports nothing of carryover's.
 package safefile
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"time"
 
@@ -41,9 +33,8 @@ type Dir struct {
 	path string
 }
 
-// OpenDir opens the existing directory path. Symlinks in path are followed:
-// the caller chose it (a project root, $CARRYOVER_HOME). A missing
-// directory is an error wrapping fs.ErrNotExist; it is never created.
+// OpenDir opens the existing directory path, following symlinks (the caller
+// chose it: a project root, $CARRYOVER_HOME); never creates it.
 func OpenDir(path string) (*Dir, error) {
 	fd, err := openRetry(func() (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -82,19 +73,19 @@ func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
 		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: d.why(name, err)}
+		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: why(d.fd, name, err)}
 	}
 	return &Dir{fd: fd, path: d.join(name)}, nil
 }
 
-// why turns the errno of an O_NOFOLLOW open into ErrSymlink or
-// ErrNotRegular where that is what it means.
-func (d *Dir) why(name string, err error) error {
+// why turns the errno of an O_NOFOLLOW open of name in dirfd into
+// ErrSymlink or ErrNotRegular where that is what it means.
+func why(dirfd int, name string, err error) error {
 	if err != unix.ELOOP && err != unix.ENOTDIR && err != unix.EMLINK {
 		return err
 	}
 	var st unix.Stat_t
-	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFLNK:
 			return ErrSymlink
@@ -107,11 +98,10 @@ func (d *Dir) why(name string, err error) error {
 }
 
 // Write replaces name in d with data atomically: readers see the old or
-// the new file, never a torn one. An existing name that is a symlink, or
-// anything but a regular file, is refused (the rename would only replace
-// the link, but a planted link is a sign of a hostile project and worth a
-// line in the log). A hard-linked target is replaced, not rewritten in
-// place: the other links keep the old bytes.
+// the new file, never a torn one. A symlink or anything but a regular file
+// there is refused (the rename would only replace the link, but a planted
+// link is worth a line in the log). A hard-linked target is replaced, not
+// rewritten: the other links keep the old bytes.
 func (d *Dir) Write(name string, data []byte, o Options) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -129,16 +119,16 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := fillTemp(f, data, mode, o.Sync); err != nil {
+	if err = fillTemp(f, data, mode, o.Sync); err == nil {
+		err = f.Close()
+	} else {
 		f.Close()
+	}
+	switch {
+	case err != nil:
 		_ = unix.Unlinkat(d.fd, tmp, 0)
 		return err
-	}
-	if err := f.Close(); err != nil {
-		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return err
-	}
-	if o.Recycle && exists {
+	case o.Recycle && exists:
 		return d.swapIn(tmp, name)
 	}
 	return d.rename(tmp, name)
@@ -153,9 +143,8 @@ func (d *Dir) rename(tmp, name string) error {
 	return nil
 }
 
-// targetMode stats name in d: the mode to write (o.Mode, or with KeepMode
-// the existing file's) and whether it exists. A symlink or anything but a
-// regular file is refused.
+// targetMode is the mode to write name in d with (o.Mode, or with KeepMode
+// the existing file's) and whether it exists; a non-regular one is refused.
 func (d *Dir) targetMode(name string, o Options) (os.FileMode, bool, error) {
 	var st unix.Stat_t
 	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -164,34 +153,12 @@ func (d *Dir) targetMode(name string, o Options) (os.FileMode, bool, error) {
 		return o.Mode.Perm(), false, nil
 	case err != nil:
 		return 0, false, &fs.PathError{Op: "stat", Path: d.join(name), Err: err}
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return 0, false, &fs.PathError{Op: "write", Path: d.join(name), Err: ErrSymlink}
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return 0, false, &fs.PathError{Op: "write", Path: d.join(name), Err: ErrNotRegular}
+	case regular(st) != nil:
+		return 0, false, &fs.PathError{Op: "write", Path: d.join(name), Err: regular(st)}
 	case o.KeepMode:
 		return os.FileMode(st.Mode & 0o777), true, nil
 	}
 	return o.Mode.Perm(), true, nil
-}
-
-// fillTemp writes data to the temp file f with mode, flushed with sync.
-func fillTemp(f *os.File, data []byte, mode os.FileMode, sync bool) error {
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	// The temp file is created 0600 (less under a strict umask); a chmod
-	// to the mode it already has would still dirty the inode (its ctime):
-	// on ext4 a journalled inode update per write, ~40 µs of a hook's
-	// four writes each.
-	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != mode {
-		if err := f.Chmod(mode); err != nil {
-			return err
-		}
-	}
-	if sync {
-		return f.Sync()
-	}
-	return nil
 }
 
 // createTemp makes a new 0600 temp file for name in d (never following or
@@ -213,86 +180,162 @@ func (d *Dir) createTemp(name string) (string, *os.File, error) {
 	return "", nil, &fs.PathError{Op: "create", Path: d.join(name), Err: fs.ErrExist}
 }
 
-// tempName is a fresh temp name for name, clipped to 200 bytes (NAME_MAX
-// is 255). crypto/rand.Read does not fail (it crashes the program first).
-func tempName(name string) string {
-	var r [8]byte
-	_, _ = rand.Read(r[:])
-	return "." + name[:min(len(name), 200)] + tempInfix + hex.EncodeToString(r[:])
-}
-
 // RemoveStaleTemps deletes the temp files a killed carryover left in d,
-// older than age. A file is deleted only when it is provably one: the temp
-// name pattern, a regular file (a symlink is never followed, and unlinking
-// it would only remove the link), owned by this user, mode 0600, one link.
-// git checks files out 0644 or 0755, so nothing that came with a
-// repository matches.
+// older than age, when provably one: the temp name pattern, a regular file
+// (never a symlink's target), this user's, mode 0600 (git checks files out
+// 0644 or 0755), one link.
 func (d *Dir) RemoveStaleTemps(age time.Duration) {
-	dup, err := unix.Dup(d.fd)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(dup), d.path)
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
+	names, err := d.Names()
 	if err != nil {
 		return
 	}
 	uid := uint32(os.Getuid())
 	for _, n := range names {
-		if !isTempName(n) {
-			continue
-		}
 		var st unix.Stat_t
-		if unix.Fstatat(d.fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		if !isTempName(n) || unix.Fstatat(d.fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue
 		}
 		mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
-		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uid || st.Mode&0o777 != 0o600 || st.Nlink != 1 || time.Since(mtime) <= age {
-			continue
+		if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Uid == uid && st.Mode&0o777 == 0o600 && st.Nlink == 1 && time.Since(mtime) > age {
+			_ = unix.Unlinkat(d.fd, n, 0)
 		}
-		_ = unix.Unlinkat(d.fd, n, 0)
 	}
+}
+
+// Names lists the entries of d (unsorted).
+func (d *Dir) Names() ([]string, error) {
+	dup, err := unix.Dup(d.fd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), d.path)
+	defer f.Close()
+	if _, err := f.Seek(0, 0); err != nil {
+		return nil, err
+	}
+	return f.Readdirnames(-1)
+}
+
+// Remove deletes the entry name of d: a regular file, or a symlink itself
+// (never what it points to). Anything else is refused.
+func (d *Dir) Remove(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if t := st.Mode & unix.S_IFMT; err == nil && t != unix.S_IFREG && t != unix.S_IFLNK {
+		err = ErrNotRegular
+	}
+	if err == nil {
+		err = unix.Unlinkat(d.fd, name, 0)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "remove", Path: d.join(name), Err: err}
+	}
+	return nil
 }
 
 // ReadFile reads name in d: never through a symlink, regular files only,
 // at most max bytes (ErrTooLarge past that).
 func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
-	fd, st, err := d.openRegular(name)
+	fd, st, err := d.open(name, "read")
 	if err != nil {
 		return nil, err
 	}
 	return readFd(fd, d.join(name), st, max)
 }
 
-// openRegular opens name in d for reading when it is a regular file, never
-// through a symlink, and returns the file's stat from before the open (the
-// caller compares it with the open file's: a file replaced in between is
-// refused).
-func (d *Dir) openRegular(name string) (int, unix.Stat_t, error) {
-	var st unix.Stat_t
-	if err := checkName(name); err != nil {
-		return -1, st, err
-	}
-	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return -1, st, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
-	}
-	if err := regular(st); err != nil {
-		return -1, st, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
-	}
-	fd, err := openRetry(func() (int, error) {
-		return unix.Openat(d.fd, name, readFlags|unix.O_NOFOLLOW, 0)
-	})
+func readPath(path string, max int64, follow bool) ([]byte, error) {
+	fd, st, err := openAt(unix.AT_FDCWD, path, path, "read", follow)
 	if err != nil {
-		return -1, st, &fs.PathError{Op: "read", Path: d.join(name), Err: d.why(name, err)}
+		return nil, err
+	}
+	return readFd(fd, path, st, max)
+}
+
+// Open opens name in d for reading at random (ReadAt) with ReadFile's
+// checks; the caller bounds what it reads by the size it stats.
+func (d *Dir) Open(name string) (*os.File, error) {
+	fd, st, err := d.open(name, "open")
+	if err == nil {
+		_, err = checkFd(fd, d.join(name), st, math.MaxInt64)
+	}
+	if err != nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), d.join(name)), nil
+}
+
+// MapFile is ReadFile mapping the file read-only instead of copying it: for
+// a big file of which a small part is read (a 10,000-file repository's git
+// index is 0.8 MB; reading it whole cost a hook ~200 fresh pages and a
+// copy). Unmap releases it. A file truncated while mapped faults past its
+// new end: its reader runs with debug.SetPanicOnFault and recovers.
+func (d *Dir) MapFile(name string, max int64) ([]byte, error) {
+	fd, st, err := d.open(name, "read")
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	if st, err = checkFd(fd, d.join(name), st, max); err != nil {
+		return nil, err
+	}
+	if st.Size == 0 {
+		return []byte{}, nil
+	}
+	b, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: d.join(name), Err: err}
+	}
+	return b, nil
+}
+
+// Unmap releases what MapFile mapped (nothing for an empty file).
+func Unmap(b []byte) {
+	if cap(b) > 0 {
+		_ = unix.Munmap(b)
+	}
+}
+
+// open is openAt for name in d, never through a symlink.
+func (d *Dir) open(name, op string) (int, unix.Stat_t, error) {
+	if err := checkName(name); err != nil {
+		return -1, unix.Stat_t{}, err
+	}
+	return openAt(d.fd, name, d.join(name), op, false)
+}
+
+// openAt opens name relative to dirfd (unix.AT_FDCWD: a path) for reading
+// when it is a regular file, through a symlink only when follow is set,
+// with its stat from before the open (checkFd refuses a file replaced in
+// between). O_NONBLOCK: a FIFO swapped in after the stat does not hang the
+// open; O_NOCTTY: a terminal never becomes the controlling terminal.
+func openAt(dirfd int, name, path, op string, follow bool) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	flags, statFlags := unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NOFOLLOW, unix.AT_SYMLINK_NOFOLLOW
+	if follow {
+		flags, statFlags = flags&^unix.O_NOFOLLOW, 0
+	}
+	err := unix.Fstatat(dirfd, name, &st, statFlags)
+	if err == nil {
+		err = regular(st) // checked before the open: opening some devices has effects of its own
+	}
+	fd := -1
+	if err == nil {
+		fd, err = openRetry(func() (int, error) { return unix.Openat(dirfd, name, flags, 0) })
+		if err != nil {
+			err = why(dirfd, name, err)
+		}
+	}
+	if err != nil {
+		return -1, st, &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	return fd, st, nil
 }
-
-// readFlags: O_NONBLOCK so that a name swapped for a FIFO between the
-// stat and the open does not hang the open; O_NOCTTY so a terminal device
-// never becomes the controlling terminal.
-const readFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 
 func regular(st unix.Stat_t) error {
 	switch st.Mode & unix.S_IFMT {
@@ -302,33 +345,6 @@ func regular(st unix.Stat_t) error {
 		return ErrSymlink
 	}
 	return ErrNotRegular
-}
-
-func readPath(path string, max int64, follow bool) ([]byte, error) {
-	var st unix.Stat_t
-	var err error
-	flags := readFlags
-	if follow {
-		err = unix.Stat(path, &st)
-	} else {
-		err = unix.Lstat(path, &st)
-		flags |= unix.O_NOFOLLOW
-	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	// Checked before the open: opening some devices has effects of its own.
-	if err := regular(st); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	fd, err := openRetry(func() (int, error) { return unix.Open(path, flags, 0) })
-	if err != nil {
-		if err == unix.ELOOP {
-			err = ErrSymlink
-		}
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	return readFd(fd, path, st, max)
 }
 
 // readFd reads an open fd after checking it (checkFd).
@@ -346,9 +362,8 @@ func readFd(fd int, path string, before unix.Stat_t, max int64) ([]byte, error) 
 	return b, nil
 }
 
-// checkFd checks that the open fd is the regular file that was stat'ed
-// (not something swapped in between) and at most max bytes; it returns
-// the file's stat.
+// checkFd checks that the open fd is the regular file stat'ed before (not
+// one swapped in) and at most max bytes; it returns its stat.
 func checkFd(fd int, path string, before unix.Stat_t, max int64) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	err := unix.Fstat(fd, &st)
@@ -375,6 +390,31 @@ func openRetry(open func() (int, error)) (int, error) {
 			return fd, err
 		}
 	}
+}
+
+// Append adds data to the existing regular file at path in one write when
+// the file stays within max bytes, and reports whether it did. It never
+// creates the file, follows a symlink as the last element or blocks on a
+// FIFO: anything else is left alone (false) for the caller to rewrite with
+// WriteFile. One write(2) under O_APPEND: concurrent appenders never
+// interleave within a line, and no new inode or rename (~0.2 ms less).
+func Append(path string, data []byte, max int64) (bool, error) {
+	fd, err := openRetry(func() (int, error) {
+		return unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return false, nil
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || regular(st) != nil || st.Size+int64(len(data)) > max {
+		return false, nil
+	}
+	n, err := unix.Write(fd, data)
+	if err == nil && n != len(data) {
+		err = unix.EIO
+	}
+	return err == nil, err
 }
 
 // Nlink is the number of hard links of the file at path (not following a

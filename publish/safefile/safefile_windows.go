@@ -4,13 +4,10 @@ package safefile
 // tree (its named pipes live under \\.\pipe\), so this is the same API on
 // paths: a symlink (or junction reported as one) is refused where
 // safefile.go refuses it, reads take regular files only and at most a
-// bound, and writes go through a temp file renamed over the target. The
-// shared helpers are repeated here so that safefile.go (unix) stays one
-// file; keep the two in step.
+// bound, and writes go through a temp file renamed over the target. Keep
+// the two files in step.
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,52 +89,38 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	var f *os.File
 	var tmp string
 	for range 10 {
-		var r [8]byte
-		_, _ = rand.Read(r[:])
-		tmp = d.join("." + name + tempInfix + hex.EncodeToString(r[:]))
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
+		tmp = d.join(tempName(name))
+		if f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); !errors.Is(err, fs.ErrExist) {
 			break
 		}
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if err = fillTemp(f, data, mode, o.Sync); err == nil {
+		err = f.Close()
+	} else {
 		f.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, p) // MoveFileEx, replacing
+	}
+	if err != nil {
 		os.Remove(tmp)
-		return err
 	}
-	_ = f.Chmod(mode)
-	if o.Sync {
-		_ = f.Sync()
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil { // MoveFileEx, replacing
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return err
 }
 
 // RemoveStaleTemps deletes this package's temp files older than age.
 func (d *Dir) RemoveStaleTemps(age time.Duration) {
-	ents, err := os.ReadDir(d.path)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if !isTempName(e.Name()) {
+	names, _ := d.Names()
+	for _, n := range names {
+		if !isTempName(n) {
 			continue
 		}
-		fi, err := os.Lstat(d.join(e.Name()))
-		if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) <= age {
-			continue
+		if fi, err := os.Lstat(d.join(n)); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > age {
+			_ = os.Remove(d.join(n))
 		}
-		_ = os.Remove(d.join(e.Name()))
 	}
 }
 
@@ -151,29 +134,11 @@ func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
 }
 
 func readPath(path string, max int64, follow bool) ([]byte, error) {
-	stat := os.Lstat
-	if follow {
-		stat = os.Stat
-	}
-	before, err := stat(path)
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	if err := regular(before); err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	f, err := os.Open(path)
+	f, st, err := openChecked(path, "read", follow)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !os.SameFile(before, st) || !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("was replaced while being read")}
-	}
 	if st.Size() > max {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size(), max)}
 	}
@@ -182,6 +147,79 @@ func readPath(path string, max int64, follow bool) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return b, nil
+}
+
+// Open opens name in d for reading at random (ReadAt): never through a
+// symlink, regular files only.
+func (d *Dir) Open(name string) (*os.File, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	f, _, err := openChecked(d.join(name), "open", false)
+	return f, err
+}
+
+// openChecked opens path when it is a regular file (through a symlink only
+// when follow is set) and is still the file stat'ed before the open.
+func openChecked(path, op string, follow bool) (*os.File, os.FileInfo, error) {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	before, err := stat(path)
+	if err == nil {
+		err = regular(before)
+	}
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil || !os.SameFile(before, st) || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: op, Path: path, Err: errors.New("was replaced while being opened")}
+	}
+	return f, st, nil
+}
+
+// MapFile is ReadFile on Windows (the Unix one maps the file).
+func (d *Dir) MapFile(name string, max int64) ([]byte, error) { return d.ReadFile(name, max) }
+
+// Unmap releases what MapFile returned (nothing to do on Windows).
+func Unmap(b []byte) {}
+
+// Append is the Unix Append's twin; on Windows the caller always rewrites
+// the file (WriteFile), which is correct, only dearer.
+func Append(path string, data []byte, max int64) (bool, error) { return false, nil }
+
+// Names lists the entries of d (unsorted).
+func (d *Dir) Names() ([]string, error) {
+	f, err := os.Open(d.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// Remove deletes the entry name of d: a regular file, or a symlink itself
+// (never what it points to). Anything else is refused.
+func (d *Dir) Remove(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	p := d.join(name)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if t := fi.Mode().Type(); t != 0 && t != fs.ModeSymlink {
+		return &fs.PathError{Op: "remove", Path: p, Err: ErrNotRegular}
+	}
+	return os.Remove(p)
 }
 
 // Nlink is the number of hard links of the file at path; 0 when unknown.

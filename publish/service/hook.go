@@ -21,7 +21,6 @@ import (
 	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/limits"
-	"github.com/carryover/carryover/publish/safefile"
 )
 
 // lockMargin is kept free before the hook's deadline while another process
@@ -132,7 +131,7 @@ func (ev *event) prefetch() {
 	root := ev.Root
 	ev.Repo = sync.OnceValue(func() *distill.Repo { return distill.OpenRepo(root) })
 	if ev.class != adapters.ClassTool || !ev.hadHandoff {
-		ev.Repo = prefetchRepo(root)
+		ev.Repo = distill.OpenRepoAsync(root)
 		go distill.Warm()
 	}
 }
@@ -381,13 +380,6 @@ func busyReason(err error) error {
 	return err
 }
 
-// prefetchRepo starts reading root's .git on another goroutine; the
-// returned func waits for it.
-func prefetchRepo(root string) func() *distill.Repo {
-	ch := goValue(func() (*distill.Repo, error) { return distill.OpenRepo(root), nil })
-	return sync.OnceValue(func() *distill.Repo { return (<-ch).v })
-}
-
 func closeLedger(o result[*ledger.Ledger]) {
 	if o.v != nil {
 		o.v.Close()
@@ -446,40 +438,6 @@ func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (
 		return h, errors.New("hook payload has no session id; nothing recorded for this event")
 	}
 	return h, nil
-}
-
-// goValue runs f on another goroutine; the channel yields its result (or
-// the recovered panic as an error).
-func goValue[T any](f func() (T, error)) chan result[T] {
-	ch := make(chan result[T], 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				ch <- result[T]{err: fmt.Errorf("internal error (recovered): %v", r)}
-			}
-		}()
-		v, err := f()
-		ch <- result[T]{v, err}
-	}()
-	return ch
-}
-
-type result[T any] struct {
-	v   T
-	err error
-}
-
-// goWait runs f on another goroutine; the returned func waits for it once,
-// logs its error and returns it.
-func goWait(log *Log, f func() error) func() error {
-	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
-	return sync.OnceValue(func() error {
-		o := <-ch
-		if o.err != nil {
-			log.Printf("publish: %v", o.err)
-		}
-		return o.err
-	})
 }
 
 // Fallback is what the hook's watchdog needs to inject the published
@@ -563,48 +521,6 @@ func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
 		return err
 	}
 	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
-}
-
-func loadAgentRecords(home string) map[string]AgentRecord {
-	m := map[string]AgentRecord{}
-	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
-		_ = json.Unmarshal(b, &m)
-	}
-	return m
-}
-
-// pointerAgents need the pointer block in the project (pointer = "auto"):
-// of the installed agents and those with sessions here, each without a
-// reliable start injection (as install recorded it; else: no envelope),
-// and each whose injection no delivery receipt shows arriving here.
-func (p *Project) pointerAgents() []string {
-	tools := slices.Clone(p.Config.Tools)
-	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
-		tools = append(tools, ts...)
-	}
-	recs := loadAgentRecords(p.env.Home)
-	var out []string
-	for _, t := range tools {
-		need := false
-		if r, ok := recs[t]; ok {
-			need = r.Pointer
-		} else if a, ok := adapters.ByName(t); ok {
-			need = a.Envelope == adapters.EnvelopeNone
-		}
-		if need && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	missed, err := p.ledger.MissedInjections(p.Root)
-	p.log.err("read delivery receipts", err)
-	for _, t := range missed {
-		if !slices.Contains(out, t) {
-			p.log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
-			out = append(out, t)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // hookRoot is the project a hook payload names (distill.ProjectRoot).

@@ -9,10 +9,13 @@
 package service
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -22,6 +25,7 @@ import (
 	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Env is what the service reads of the process; cmd builds it once.
@@ -108,7 +112,7 @@ func (p *Project) Refresh() error {
 	p.ledger = l
 	defer func() { p.ledger = nil }()
 	if p.Repo == nil {
-		p.Repo = prefetchRepo(p.Root)
+		p.Repo = distill.OpenRepoAsync(p.Root)
 	}
 	r, err := p.refresh()
 	if err != nil || r == nil {
@@ -203,4 +207,80 @@ func (l *Log) err(what string, err error) {
 	if err != nil {
 		l.Printf("%s: %v", what, err)
 	}
+}
+
+func loadAgentRecords(home string) map[string]AgentRecord {
+	m := map[string]AgentRecord{}
+	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// pointerAgents need the pointer block in the project (pointer = "auto"):
+// of the installed agents and those with sessions here, each without a
+// reliable start injection (as install recorded it; else: no envelope),
+// and each whose injection no delivery receipt shows arriving here.
+func (p *Project) pointerAgents() []string {
+	tools := slices.Clone(p.Config.Tools)
+	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
+		tools = append(tools, ts...)
+	}
+	recs := loadAgentRecords(p.env.Home)
+	var out []string
+	for _, t := range tools {
+		need := false
+		if r, ok := recs[t]; ok {
+			need = r.Pointer
+		} else if a, ok := adapters.ByName(t); ok {
+			need = a.Envelope == adapters.EnvelopeNone
+		}
+		if need && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	missed, err := p.ledger.MissedInjections(p.Root)
+	p.log.err("read delivery receipts", err)
+	for _, t := range missed {
+		if !slices.Contains(out, t) {
+			p.log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// goValue runs f on another goroutine; the channel yields its result (or
+// the recovered panic as an error).
+func goValue[T any](f func() (T, error)) chan result[T] {
+	ch := make(chan result[T], 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- result[T]{err: fmt.Errorf("internal error (recovered): %v", r)}
+			}
+		}()
+		v, err := f()
+		ch <- result[T]{v, err}
+	}()
+	return ch
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// goWait runs f on another goroutine; the returned func waits for it once,
+// logs its error and returns it.
+func goWait(log *Log, f func() error) func() error {
+	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
+	return sync.OnceValue(func() error {
+		o := <-ch
+		if o.err != nil {
+			log.Printf("publish: %v", o.err)
+		}
+		return o.err
+	})
 }

@@ -282,13 +282,19 @@ func (f format) install(before []byte, cap specs.Capability, id stubID) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	if root, err = parseJSON(b); err != nil {
-		return nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
+	return b, f.verify(b, want, id)
+}
+
+// verify checks that the edited file b parses and holds exactly want.
+func (f format) verify(b []byte, want []desired, id stubID) error {
+	root, err := parseJSON(b)
+	if err != nil {
+		return fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
 	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
-		return nil, errors.New("internal error: edited file does not hold the expected hooks")
+		return errors.New("internal error: edited file does not hold the expected hooks")
 	}
-	return b, nil
+	return nil
 }
 
 // desiredLists is a "hooks" object of the wanted entries.
@@ -335,16 +341,24 @@ func (f format) warnings(b []byte) []string {
 	doc, _ := root.value().(map[string]any)
 	var out []string
 	for _, w := range f.warns {
-		v, set := LookupPath(doc, strings.Split(w.Key, "."))
-		js, _ := marshal(v, "", "")
-		switch {
-		case set && (w.Is == "" || string(js) == w.Is) && w.Set != "":
-			out = append(out, strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v)))
-		case !set && w.Unset != "":
-			out = append(out, w.Unset)
+		if msg := warning(w, doc); msg != "" {
+			out = append(out, msg)
 		}
 	}
 	return out
+}
+
+// warning is what w says about the settings doc ("" for nothing).
+func warning(w specs.HookWarning, doc map[string]any) string {
+	v, set := LookupPath(doc, strings.Split(w.Key, "."))
+	js, _ := marshal(v, "", "")
+	switch {
+	case set && (w.Is == "" || string(js) == w.Is):
+		return strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v))
+	case !set:
+		return w.Unset
+	}
+	return ""
 }
 
 // uninstall is before without carryover's entries, or del when nothing
@@ -355,14 +369,8 @@ func (f format) warnings(b []byte) []string {
 func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte, del bool, err error) {
 	after = before
 	if !blank(before) {
-		var bk *jnode
-		if backup != nil {
-			if bk, _ = parseJSON(backup); bk != nil && bk.kind != '{' {
-				bk = nil
-			}
-		}
 		var removed bool
-		if after, removed, err = f.strip(before, id, bk, backup); err != nil {
+		if after, removed, err = f.strip(before, id, objectOf(backup), backup); err != nil {
 			return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
 		}
 		if !removed {
@@ -375,6 +383,14 @@ func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte
 		after = backup
 	}
 	return after, false, nil
+}
+
+// objectOf is b parsed when it holds a JSON object (nil otherwise).
+func objectOf(b []byte) *jnode {
+	if n, _ := parseJSON(b); n != nil && n.kind == '{' {
+		return n
+	}
+	return nil
 }
 
 // isSkeleton reports whether b holds nothing but the top-level keys of a

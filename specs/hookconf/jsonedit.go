@@ -356,26 +356,31 @@ func appendItem(b []byte, n *jnode, key string, v any, st style, rootMulti bool)
 		return splice(b, n.start+1, n.end-1, head+render(v, "", st, false))
 	}
 	last := items[len(items)-1]
-	var sep string
-	if len(items) >= 2 {
-		gap := string(b[items[len(items)-2].end:last.start])
-		if i := strings.IndexByte(gap, ','); i >= 0 && strings.TrimLeft(gap[i+1:], " \t\r\n") == "" {
-			sep = gap[i+1:]
-		}
-	}
-	if sep == "" {
-		if ind, ok := ownLine(b, last.start); ok {
-			sep = "\n" + ind
-		} else if st.spaced {
-			sep = " "
-		}
-	}
+	sep := itemSep(b, items, st)
 	multi := strings.Contains(sep, "\n")
 	prefix := ""
 	if multi {
 		prefix = strings.ReplaceAll(sep[strings.LastIndexByte(sep, '\n')+1:], "\r", "")
 	}
 	return splice(b, last.end, last.end, ","+sep+head+render(v, prefix, st, multi))
+}
+
+// itemSep is what follows the comma between the last two items (blanks
+// only), else a line break to the last item's indent, or a space.
+func itemSep(b []byte, items []span, st style) string {
+	last := items[len(items)-1]
+	if len(items) >= 2 {
+		gap := string(b[items[len(items)-2].end:last.start])
+		if i := strings.IndexByte(gap, ','); i >= 0 && strings.TrimLeft(gap[i+1:], " \t\r\n") == "" && gap[i+1:] != "" {
+			return gap[i+1:]
+		}
+	}
+	if ind, ok := ownLine(b, last.start); ok {
+		return "\n" + ind
+	} else if st.spaced {
+		return " "
+	}
+	return ""
 }
 
 // kv and ordered render JSON objects with a fixed key order.

@@ -73,17 +73,10 @@ func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			// A header's own range is not recorded by the parser; its
-			// key's is, and the header is that key's line.
-			it := e.Key()
-			it.Next()
-			at := int(it.Node().Raw.Offset)
+			var at int
+			table, at = tableHeader(e)
 			if lay.firstTable == len(b) {
 				lay.firstTable = lineStart(b, at)
-			}
-			table = keyParts(e.Key())
-			if e.Kind == unstable.ArrayTable {
-				table = append(table, "[]") // never a documented key's table
 			}
 			inWanted = len(path) > 1 && slices.Equal(table, path[:len(path)-1])
 			if inWanted {
@@ -111,6 +104,19 @@ func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
 	return lay, nil
 }
 
+// tableHeader is a table header's key (an array table's ends in "[]",
+// never a documented key's table) and its offset. The parser records no
+// range for a header, only for its key, which is on the header's line.
+func tableHeader(e *unstable.Node) ([]string, int) {
+	it := e.Key()
+	it.Next()
+	table := keyParts(e.Key())
+	if e.Kind == unstable.ArrayTable {
+		table = append(table, "[]")
+	}
+	return table, int(it.Node().Raw.Offset)
+}
+
 func keyParts(it unstable.Iterator) []string {
 	var out []string
 	for it.Next() {
@@ -130,33 +136,14 @@ func lineEnd(b []byte, i int) int {
 }
 
 // SetKey returns b with key (dotted for a key inside a table) set to
-// literal (a TOML value: `"brief"`, `true`, `["claude"]`). An existing
-// assignment is replaced through the end of its value (a trailing comment
-// stays); a new top-level key goes before the first table, a new table key
-// at the end of its table, creating the table at the end of the file if
-// needed. The result must parse and hold the key.
+// literal (a TOML value: `"brief"`, `true`, `["claude"]`), placed by setAt.
+// The result must parse and hold the key.
 func SetKey(b []byte, key, literal string) ([]byte, error) {
 	lay, path, err := locateTOMLKey(b, key)
 	if err != nil {
 		return nil, err
 	}
-	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
-	var out []byte
-	switch {
-	case lay.start >= 0:
-		keyText := strings.TrimRight(string(b[lay.start:lay.keyEnd]), " \t")
-		out = slices.Concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
-	case len(path) == 1 && lay.firstTable < len(b):
-		out = insertLine(b, lay.firstTable, line+"\n")
-	case len(path) == 1:
-		out = insertLine(b, lay.firstTable, line)
-	case lay.tableEnd >= 0:
-		out = insertLine(b, lay.tableEnd, line)
-	case len(b) > 0:
-		out = insertLine(b, len(b), "\n"+table+line)
-	default:
-		out = []byte(table + line)
-	}
+	out := setAt(b, lay, path, literal)
 	var check map[string]any
 	if err := toml.Unmarshal(out, &check); err != nil {
 		return nil, fmt.Errorf("the file would not be valid TOML after setting %s (%v); fix it by hand", key, err)
@@ -165,6 +152,28 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 		return nil, fmt.Errorf("could not set %s; edit the file by hand", key)
 	}
 	return out, nil
+}
+
+// setAt replaces an existing assignment through the end of its value (a
+// trailing comment stays); a new top-level key goes before the first
+// table, a new table key at the end of its table (created at the end of
+// the file if needed).
+func setAt(b []byte, lay tomlLayout, path []string, literal string) []byte {
+	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
+	switch {
+	case lay.start >= 0:
+		keyText := strings.TrimRight(string(b[lay.start:lay.keyEnd]), " \t")
+		return slices.Concat(b[:lay.start], []byte(keyText+" = "+literal), b[lay.end:])
+	case len(path) == 1 && lay.firstTable < len(b):
+		return insertLine(b, lay.firstTable, line+"\n")
+	case len(path) == 1:
+		return insertLine(b, lay.firstTable, line)
+	case lay.tableEnd >= 0:
+		return insertLine(b, lay.tableEnd, line)
+	case len(b) > 0:
+		return insertLine(b, len(b), "\n"+table+line)
+	}
+	return []byte(table + line)
 }
 
 // insertLine inserts ins at pos, on a line of its own.
@@ -290,10 +299,10 @@ func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]a
 	}
 	async, _ := h["async"].(bool)
 	out := map[string]any{"type": "command", "command": h["command"], "timeout": t, "async": async}
-	if sm, ok := h["statusMessage"]; ok && sm != nil {
+	if sm := h["statusMessage"]; sm != nil {
 		out["statusMessage"] = sm
 	}
-	if acl, ok := h["additionalContextLimit"]; ok && acl != nil && acl != float64(2500) && slices.Contains(th.Context, event) {
+	if acl := h["additionalContextLimit"]; acl != nil && acl != float64(2500) && slices.Contains(th.Context, event) {
 		out["additionalContextLimit"] = acl
 	}
 	return out
@@ -392,8 +401,18 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b = slices.Delete(b, blocks[i].start, blocks[i].end)
 	}
+	b = appendTrust(b, add, bytes.Contains(before, []byte("\r\n")))
+	if _, err := trustState(b); err != nil {
+		return nil, fmt.Errorf("internal error: edited config.toml is not valid TOML (%v); nothing was written", err)
+	}
+	return b, nil
+}
+
+// appendTrust appends carryover's marked table for each of add, one
+// blank line apart, in the file's line ending.
+func appendTrust(b []byte, add []TrustEntry, crlf bool) []byte {
 	nl := "\n"
-	if bytes.Contains(before, []byte("\r\n")) {
+	if crlf {
 		nl = "\r\n"
 	}
 	if len(b) > 0 && b[len(b)-1] != '\n' {
@@ -405,10 +424,7 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 		}
 		b = append(b, "[hooks.state."+tomlQuote(w.Key)+"] # carryover"+nl+"trusted_hash = "+tomlQuote(w.Hash)+nl...)
 	}
-	if _, err := trustState(b); err != nil {
-		return nil, fmt.Errorf("internal error: edited config.toml is not valid TOML (%v); nothing was written", err)
-	}
-	return b, nil
+	return b
 }
 
 // trustAdds is the entries of want carryover's tables must hold: all but
@@ -431,16 +447,13 @@ func trustAdds(blocks []trustBlock, state map[string]any, want []TrustEntry) ([]
 // planTrust plans config.toml for the hooks.json content hooksAfter (nil:
 // hooks.json is going away or holds no carryover stubs).
 func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
-	th := t.Layout.Trust
 	before, exists, err := read(files, t.TrustPath)
 	if err != nil {
 		return Plan{}, err
 	}
-	var want []TrustEntry
-	if hooksAfter != nil {
-		if want, err = codexTrust(th, t.Path, hooksAfter, id.ours); err != nil {
-			return Plan{}, fmt.Errorf("%s: %w", t.Path, err)
-		}
+	want, err := wantTrust(t, hooksAfter, id)
+	if err != nil {
+		return Plan{}, err
 	}
 	p := Plan{Tool: t.Tool, Path: t.TrustPath, Before: before, After: before, Created: !exists && len(want) > 0}
 	if !exists && len(want) == 0 {
@@ -456,6 +469,18 @@ func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
 		p.Hooks = append(p.Hooks, w.Key)
 	}
 	return p, nil
+}
+
+// wantTrust is the trust entries for hooksAfter (none for nil).
+func wantTrust(t Target, hooksAfter []byte, id stubID) ([]TrustEntry, error) {
+	if hooksAfter == nil {
+		return nil, nil
+	}
+	want, err := codexTrust(t.Layout.Trust, t.Path, hooksAfter, id.ours)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	return want, nil
 }
 
 // untrusted is config.toml once carryover's last tables are gone. Install

@@ -254,18 +254,23 @@ func checkWhole(t Target, cap specs.Capability, exe string, files FS) (Status, e
 	for _, p := range stale {
 		problems = append(problems, "extra hook file "+p.Path)
 	}
+	st.State, st.Detail = wholeState(missing, problems, len(missing) == len(t.wholeFiles(events)))
+	return st, nil
+}
+
+// wholeState is the state of a whole-file tool from its missing files
+// (all of them when allMissing) and the problems of the others.
+func wholeState(missing, problems []string, allMissing bool) (State, string) {
 	switch {
-	case len(missing) == len(t.wholeFiles(events)) && len(problems) == 0:
-		st.State, st.Detail = StateMissing, "no carryover hook file at "+strings.Join(missing, ", ")+"; run `carryover install`"
+	case allMissing && len(problems) == 0:
+		return StateMissing, "no carryover hook file at " + strings.Join(missing, ", ") + "; run `carryover install`"
 	case len(missing) > 0:
 		problems = append([]string{"missing " + strings.Join(missing, ", ")}, problems...)
-		fallthrough
-	case len(problems) > 0:
-		st.State, st.Detail = StateDrifted, strings.Join(problems, "; ")+"; run `carryover refresh`"
-	default:
-		st.State = StatePresent
 	}
-	return st, nil
+	if len(problems) > 0 {
+		return StateDrifted, strings.Join(problems, "; ") + "; run `carryover refresh`"
+	}
+	return StatePresent, ""
 }
 
 // judge says what is wrong with the existing file f.
@@ -303,12 +308,18 @@ func wholeStubs(t Target, files FS) ([]Stub, error) {
 		case f.event != "":
 			out = append(out, Stub{Event: f.event, Command: quote(filepath.Clean(f.path))})
 		case f.exe != "":
-			for _, ev := range t.Events {
-				if bytes.Contains(f.b, []byte(`"`+ev+`"`)) {
-					out = append(out, Stub{Event: ev, Command: StubCommand(f.exe, t.Tool, ev)})
-				}
-			}
+			out = append(out, relayed(t, f)...)
 		}
 	}
 	return out, nil
+}
+
+// relayed is the stub command of each of t's events the single file f relays.
+func relayed(t Target, f wholeFile) (out []Stub) {
+	for _, ev := range t.Events {
+		if bytes.Contains(f.b, []byte(`"`+ev+`"`)) {
+			out = append(out, Stub{Event: ev, Command: StubCommand(f.exe, t.Tool, ev)})
+		}
+	}
+	return out
 }

@@ -1,9 +1,8 @@
-//go:build generate
-
-// Command gen turns the vendored gitleaks rule data (gitleaks.toml, MIT,
-// trimmed copy of gitleaks/gitleaks config/gitleaks.toml) into
-// ../rules_gen.go, the table publish/redact's fast engine matches with. Run
-// it with `go generate ./publish/redact`.
+// TestRulesGenerated turns the vendored gitleaks rule data
+// (testdata/gitleaks.toml, MIT, a trimmed copy of gitleaks/gitleaks
+// config/gitleaks.toml, and our testdata/extra.toml) into rules_gen.go, the
+// table the engine matches with, and fails when the committed file differs;
+// -update rewrites it.
 //
 // No regexp runs at redaction time. Each rule's regex is parsed here
 // (regexp/syntax) and reduced to what a prefix+charset matcher needs:
@@ -15,21 +14,20 @@
 //   - a keyword rule ((?i)[\w.-]{0,50}?(?:adafruit)...=...(<value>)) becomes
 //     its keywords plus the byte set and length range of the secret group.
 //
-// Alternatives that reduce to neither (a literal shorter than 3 bytes
-// without a long body, a nested repeat) are listed in the generated file's
+// Alternatives that reduce to neither are listed in the generated file's
 // skipped comment, so a data update shows what the engine does not cover.
-package main
+package redact_test
 
 import (
 	"bytes"
 	"fmt"
 	"go/format"
-	"log"
 	"os"
 	"regexp/syntax"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -452,43 +450,54 @@ type keywordEntry struct {
 	val      span
 }
 
-func main() {
-	out := "rules_gen.go"
-	var cfg struct {
+func TestRulesGenerated(t *testing.T) {
+	var rules []rule
+	nGitleaks := 0
+	for _, in := range ruleFiles {
+		rs, err := readRules(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(in, "gitleaks.toml") {
+			nGitleaks = len(rs)
+		}
+		rules = append(rules, rs...)
+	}
+	var tb tables
+	for _, r := range rules {
+		if err := tb.add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := dedupe(tb.tokens)
+	src, err := format.Source(render(tokens, tb.keywords, tb.skipped, nGitleaks, len(rules)-nGitleaks))
+	if err != nil {
+		t.Fatalf("format: %v", err)
+	}
+	const out = "rules_gen.go"
+	if *update {
+		if err := os.WriteFile(out, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if old, err := os.ReadFile(out); err != nil || !bytes.Equal(old, src) {
+		t.Errorf("%s is not what the rule data generates (%d token entries, %d keyword rules); run go test ./publish/redact -run TestRulesGenerated -update", out, len(tokens), len(tb.keywords))
+	}
+}
+
+// readRules reads the [[rules]] of a gitleaks-schema TOML file.
+func readRules(path string) ([]rule, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c struct {
 		Rules []rule `toml:"rules"`
 	}
-	nGitleaks := 0
-	for _, in := range []string{"gen/gitleaks.toml", "gen/extra.toml"} {
-		b, err := os.ReadFile(in)
-		if err != nil {
-			log.Fatal(err)
-		}
-		var c struct {
-			Rules []rule `toml:"rules"`
-		}
-		if err := toml.Unmarshal(b, &c); err != nil {
-			log.Fatalf("%s: %v", in, err)
-		}
-		if nGitleaks == 0 {
-			nGitleaks = len(c.Rules)
-		}
-		cfg.Rules = append(cfg.Rules, c.Rules...)
+	if err := toml.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var t tables
-	for _, r := range cfg.Rules {
-		t.add(r)
-	}
-	tokens, keywords, skipped := dedupe(t.tokens), t.keywords, t.skipped
-	src := render(tokens, keywords, skipped, nGitleaks, len(cfg.Rules)-nGitleaks)
-	fmted, err := format.Source(src)
-	if err != nil {
-		os.WriteFile(out+".broken", src, 0o644)
-		log.Fatalf("format: %v", err)
-	}
-	if err := os.WriteFile(out, fmted, 0o644); err != nil {
-		log.Fatal(err)
-	}
-	log.Printf("%s: %d token entries, %d keyword rules, %d rules skipped", out, len(tokens), len(keywords), len(skipped))
+	return c.Rules, nil
 }
 
 // tables are the generated entries and the rules left out.
@@ -500,14 +509,14 @@ type tables struct {
 
 // add reduces rule r to token and keyword entries, one per alternative
 // that has a form the engine matches.
-func (t *tables) add(r rule) {
+func (t *tables) add(r rule) error {
 	if r.Regex == "" {
 		t.skipped = append(t.skipped, r.ID+" (no regex: a file-name rule)")
-		return
+		return nil
 	}
 	re, err := syntax.Parse(r.Regex, syntax.Perl)
 	if err != nil {
-		log.Fatalf("%s: %v", r.ID, err)
+		return fmt.Errorf("%s: %w", r.ID, err)
 	}
 	alts := []*syntax.Regexp{re}
 	if re.Op == syntax.OpAlternate {
@@ -533,6 +542,7 @@ func (t *tables) add(r rule) {
 	if !covered {
 		t.skipped = append(t.skipped, r.ID)
 	}
+	return nil
 }
 
 // addKeyword adds the keyword rule of alternative alt; it reports whether
@@ -560,6 +570,11 @@ func (t *tables) addKeyword(r rule, re, alt *syntax.Regexp) bool {
 		// hand-written assignment detector owns, with its placeholder and
 		// prose filters.
 		t.skipped = append(t.skipped, r.ID+" (generic keyword: the assignment detector's)")
+		return true
+	}
+	if slices.ContainsFunc(kws, func(k string) bool { return len(k) < 3 }) {
+		// The engine indexes keywords by their first three letters.
+		t.skipped = append(t.skipped, r.ID+" (a keyword shorter than 3 letters)")
 		return true
 	}
 	t.keywords = append(t.keywords, keywordEntry{r.ID, kws, sp})
@@ -702,11 +717,11 @@ func render(tokens []tokenEntry, keywords []keywordEntry, skipped []string, nrul
 	}
 	idx(set{})
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `// Code generated by gen/main.go from gen/gitleaks.toml and gen/extra.toml; DO NOT EDIT.
+	fmt.Fprintf(&b, `// Code generated by TestRulesGenerated (gen_test.go) from testdata/gitleaks.toml and testdata/extra.toml; DO NOT EDIT.
 
 // The data comes from gitleaks' config/gitleaks.toml (MIT, Copyright (c)
 // 2019 Zachary Rice; gitleaks/gitleaks@b58d3f1): %d rules, and %d of our
-// own in gen/extra.toml; %d token spellings and %d keyword rules are
+// own in testdata/extra.toml; %d token spellings and %d keyword rules are
 // tabled here.
 //
 // Not tabled (their shape is a file name or has no fixed part the engine
