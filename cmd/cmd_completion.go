@@ -77,8 +77,17 @@ func flagValues() map[string][]string {
 	}
 }
 
-// commandArgs are the positional arguments of commands that take a fixed set.
-var commandArgs = map[string][]string{"completion": {"bash", "zsh", "fish", "powershell"}, "get": config.LeafNames(), "set": config.LeafNames(), "unset": config.LeafNames()}
+// commandArgs are the positional arguments of commands that take a fixed
+// set; built when completing, not at every start (the hook's).
+func commandArgs(name string) []string {
+	switch name {
+	case "completion":
+		return []string{"bash", "zsh", "fish", "powershell"}
+	case "get", "set", "unset":
+		return config.LeafNames()
+	}
+	return nil
+}
 
 func completionTree(cs []*cli.Command) []compCmd {
 	vals := flagValues()
@@ -104,7 +113,7 @@ func completionTree(cs []*cli.Command) []compCmd {
 			cc.flags = append(cc.flags, cf)
 		}
 		cc.subs = completionTree(c.Subcommands)
-		cc.args = commandArgs[c.Name]
+		cc.args = commandArgs(c.Name)
 		out = append(out, cc)
 	}
 	return out

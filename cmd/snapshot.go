@@ -126,10 +126,7 @@ func snapshotCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "event", Usage: "the agent's native hook event name"},
 		},
 		Action: func(c *cli.Context) error {
-			ignoreBrokenPipe()
-			debug.SetGCPercent(-1)
-			debug.SetMemoryLimit(snapshotHeap)
-			Snapshot(e, c.String("tool"), c.String("event"))
+			runSnapshot(e, c.String("tool"), c.String("event"))
 			return nil
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -138,6 +135,15 @@ func snapshotCommand(e *Env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// runSnapshot is the snapshot command's action: the process's settings
+// for a hook, then the event.
+func runSnapshot(e *Env, tool, event string) {
+	ignoreBrokenPipe()
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(snapshotHeap)
+	Snapshot(e, tool, event)
 }
 
 // newLogger appends to $CARRYOVER_HOME/carryover.log.
