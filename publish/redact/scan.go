@@ -245,16 +245,15 @@ func init() {
 			handPN[c] = pnBits(&pp[c], &pn[c])
 		}
 	}
-	gp, gn := new([256][256]uint8), new([256][256]uint8)
-	genPass(gp, gn)
 	for c := 0; c < 256; c++ {
 		if len(genAt[c]) == 0 {
 			continue
 		}
-		genPN[c] = pnBits(&gp[c], &gn[c])
+		f := genFilter(c)
+		genPN[c] = f
 		for x := 0; x < 256; x++ {
-			pp[c][x] |= gp[c][x]
-			pn[c][x] |= gn[c][x]
+			pp[c][x] |= b2u(f.prev[x>>6]&(1<<(x&63)) != 0)
+			pn[c][x] |= b2u(f.next[x>>6]&(1<<(x&63)) != 0)
 		}
 	}
 	needlePass(pp, pn)
