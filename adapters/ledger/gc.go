@@ -44,7 +44,7 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 		id, rows int64
 		keep     bool
 	}
-	vs, err := all(l, func(r Scanner) (v victim, err error) { return v, r.Scan(&v.id, &v.rows, &v.keep) }, `SELECT s.id, s.next_seq - 1 - s.pruned,
+	vs, err := All(l, func(r Scanner) (v victim, err error) { return v, r.Scan(&v.id, &v.rows, &v.keep) }, `SELECT s.id, s.next_seq - 1 - s.pruned,
 			(s.id IN (SELECT session_id FROM handoffs) OR s.id IN (SELECT session_id FROM pending_inject))
 		FROM sessions s WHERE MAX(s.last_active, s.last_seen) < ? AND `+where+` AND s.next_seq - 1 > s.pruned`, append([]any{cut}, args...)...)
 	if err != nil {
@@ -168,7 +168,7 @@ func (l *Ledger) freeBytes() int64 { return l.pragmaInt("freelist_count") * l.pr
 // ForgetGone drops the cached descriptions of transcripts that no longer
 // exist (gone reports that of a path); `gc` runs it. It returns how many.
 func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
-	all, err := all(l, func(r Scanner) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) }, `SELECT tool, path FROM described`)
+	all, err := All(l, func(r Scanner) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) }, `SELECT tool, path FROM described`)
 	n := 0
 	for _, d := range all {
 		if err == nil && gone(d[1]) {
@@ -307,7 +307,7 @@ type ProjectUse struct {
 func (l *Ledger) Space(tables bool) (Space, error) {
 	sp := Space{FileBytes: l.fileBytes(), FreeBytes: l.freeBytes(), AutoVacuum: l.pragmaInt("auto_vacuum") == 2}
 	var err error
-	sp.Projects, err = all(l, func(r Scanner) (p ProjectUse, err error) {
+	sp.Projects, err = All(l, func(r Scanner) (p ProjectUse, err error) {
 		var last int64
 		err = r.Scan(&p.Project, &p.Sessions, &p.Rows, &last)
 		p.LastActive = time.UnixMilli(last)
@@ -316,7 +316,7 @@ func (l *Ledger) Space(tables bool) (Space, error) {
 	if err != nil || !tables {
 		return sp, err
 	}
-	sp.Tables, err = all(l, func(r Scanner) (u SpaceUse, err error) { return u, r.Scan(&u.Name, &u.Bytes) }, `SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1`)
+	sp.Tables, err = All(l, func(r Scanner) (u SpaceUse, err error) { return u, r.Scan(&u.Name, &u.Bytes) }, `SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC, 1`)
 	if err != nil && strings.Contains(err.Error(), "no such table") {
 		sp.TablesNote = "sizes per table need a carryover built with -tags sqlite_dbstat (just build)"
 		return sp, nil

@@ -12,10 +12,10 @@ import (
 	"github.com/carryover/carryover/adapters"
 )
 
-// all is store.go's All for the ledger's own queries: a scan callback in
-// this file keeps the hook path's call chains from re-entering read.go
-// through store.go (TestStopCallChains).
-func all[T any](s Store, scan func(Scanner) (T, error), q string, args ...any) ([]T, error) {
+// All scans every row of a query with scan. It lives with the ledger's
+// own reads: their scan callbacks are in this file, so a call chain that
+// passes through it does not leave read.go and come back (TestStopCallChains).
+func All[T any](s Store, scan func(Scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := s.Query(q, args...)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ type TrackedFile struct {
 // Tracked lists the transcripts of project's sessions, most recently
 // updated first, at most limit (for the catch-up).
 func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
-	return all(l, func(r Scanner) (t TrackedFile, err error) {
+	return All(l, func(r Scanner) (t TrackedFile, err error) {
 		return t, r.Scan(&t.Path, &t.Offset, &t.Sidechain, &t.Session.ID, &t.Session.Tool, &t.Session.NativeID, &t.Session.Project)
 	}, `SELECT c.path, c.offset, c.sidechain, s.id, s.tool, s.native_id, s.project
 		FROM cursors c JOIN sessions s ON s.id = c.session_id
@@ -80,7 +80,7 @@ func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 
 // sessions lists the sessions s matching where (and its order).
 func (l *Ledger) sessions(where string, args ...any) ([]Session, error) {
-	return all(l, func(r Scanner) (Session, error) { return scanSession(r) }, `SELECT `+sessionCols+` FROM sessions s WHERE `+where, args...)
+	return All(l, func(r Scanner) (Session, error) { return scanSession(r) }, `SELECT `+sessionCols+` FROM sessions s WHERE `+where, args...)
 }
 
 // forProject is the WHERE condition on column for one project, or every
@@ -138,7 +138,7 @@ func (l *Ledger) Rows(sessionID int64, limit int) ([]Row, error) {
 
 // rows runs a query of rowCols over a session of tool.
 func (l *Ledger) rows(tool, q string, args ...any) ([]Row, error) {
-	return all(l, func(rows Scanner) (Row, error) {
+	return All(l, func(rows Scanner) (Row, error) {
 		r := Row{Tool: tool}
 		var ts int64
 		var exit sql.NullInt64
@@ -198,7 +198,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	}
 	var extra []any
 	for _, cond := range []string{`kind = 'prompt' AND seq < ?`, `kind = 'tool_call' AND seq < ? AND file_path != ''`, `kind = 'error' AND seq < ?`} {
-		seqs, err := all(l, scanInt, `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT ?`, s.ID, oldest, recentPerKind)
+		seqs, err := All(l, scanInt, `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT ?`, s.ID, oldest, recentPerKind)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +299,7 @@ type ProjectSession struct {
 
 // ProjectSessions lists a project's sessions in creation order.
 func (l *Ledger) ProjectSessions(project string) ([]ProjectSession, error) {
-	return all(l, func(r Scanner) (s ProjectSession, err error) { return s, r.Scan(&s.ID, &s.Tool, &s.LastSeq) }, `SELECT id, tool, next_seq - 1 FROM sessions WHERE project = ? ORDER BY id`, project)
+	return All(l, func(r Scanner) (s ProjectSession, err error) { return s, r.Scan(&s.ID, &s.Tool, &s.LastSeq) }, `SELECT id, tool, next_seq - 1 FROM sessions WHERE project = ? ORDER BY id`, project)
 }
 
 // RowsAfter returns a session's rows with a sequence number above seq, in
@@ -322,7 +322,7 @@ func PromoteSubagentOnly(rows []Row) {
 
 // ProjectTools lists the agents that have sessions in project.
 func (l *Ledger) ProjectTools(project string) ([]string, error) {
-	return all(l, scanString, `SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
+	return All(l, scanString, `SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
 }
 
 // MissedInjections lists the agents whose start injection did not arrive
@@ -330,7 +330,7 @@ func (l *Ledger) ProjectTools(project string) ([]string, error) {
 // after it while its transcript never showed that handoff (no
 // "transcript" receipt of the same header).
 func (l *Ledger) MissedInjections(project string) ([]string, error) {
-	return all(l, scanString, `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
+	return All(l, scanString, `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
 		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
 		AND (SELECT last_active FROM sessions WHERE id = d.session_id) > d.at
 		AND (SELECT r.ts FROM rows r WHERE r.session_id = d.session_id AND r.kind = 'text' AND r.role = 'assistant' ORDER BY r.seq DESC LIMIT 1) > d.at
@@ -340,7 +340,7 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 // KnownProjects lists every project the ledger has a session, handoff or
 // receipt of, sorted.
 func (l *Ledger) KnownProjects() ([]string, error) {
-	ps, err := all(l, func(r Scanner) (p sql.NullString, err error) { return p, r.Scan(&p) }, `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
+	ps, err := All(l, func(r Scanner) (p sql.NullString, err error) { return p, r.Scan(&p) }, `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
 		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
 	var out []string
 	for _, p := range ps {

@@ -31,24 +31,6 @@ func (l *Ledger) Begin() (*sql.Tx, error) { return l.db.Begin() }
 // Scanner is a *sql.Row or *sql.Rows.
 type Scanner interface{ Scan(...any) error }
 
-// All scans every row of a query with scan.
-func All[T any](s Store, scan func(Scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := s.Query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
 // Changed runs a statement and reports whether it changed a row.
 func Changed(s Store, q string, args ...any) (bool, error) {
 	res, err := s.Exec(q, args...)
