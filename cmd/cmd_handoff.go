@@ -44,11 +44,7 @@ func handoffCommand(e *Env) *cli.Command {
 				if sel.session != "" || sel.transcript != "" {
 					return usageErrorf(helpFor(c), "--pick chooses the session; drop the session id or --transcript")
 				}
-				project, err := currentProject(e, sel.project)
-				if err != nil {
-					return err
-				}
-				ch, err := pickSession(e, project, sel.source, helpFor(c), true)
+				ch, err := pickSession(e, sel.project, false, true, sel.source, helpFor(c))
 				if err != nil {
 					return err
 				}
