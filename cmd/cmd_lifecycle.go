@@ -264,15 +264,13 @@ func historyCommand(e *Env) *cli.Command {
 		Usage: "list the project's previous handoffs (id, age, agent, goal, status, who received it)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
 		Action: func(c *cli.Context) error {
-			if c.Bool("json") {
-				return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
+			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
+				if c.Bool("json") {
 					return printJSON(e.Stdout, struct {
 						Project  string                   `json:"project"`
 						Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
 					}{r.Root, nonNil(hs)})
-				})
-			}
-			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
+				}
 				return printHistory(plainEnv(e), r.Root, hs)
 			})
 		},
