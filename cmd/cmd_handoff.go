@@ -92,7 +92,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	stop := spinner(e, "reading the transcript…")
 	// No session named: the task state is the project's fold across
 	// sessions and agents (what handoff.md says).
-	m, err := proj.Handoff(p.pick(), sel.session == "" && sel.transcript == "", e.progress)
+	m, err := proj.Handoff(p.Pick, sel.session == "" && sel.transcript == "", e.progress)
 	stop()
 	if err != nil {
 		return exitErr(err)
@@ -133,7 +133,7 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	if err != nil {
 		return err
 	}
-	m, err := openManual(e, p).Handoff(p.pick(), false, e.progress)
+	m, err := openManual(e, p).Handoff(p.Pick, false, e.progress)
 	if err != nil {
 		return exitErr(err)
 	}
