@@ -524,7 +524,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 		left += purgeProject(e, home, p, would, dryRun)
 	}
 	if yes {
-		purgeHome(e, home, would)
+		left += purgeHome(e, home, would)
 	} else if !dryRun {
 		fmt.Fprintf(e.Stdout, "kept     the ledger and settings in %s (`carryover uninstall --purge --yes` deletes them too)\n", home)
 	}
@@ -564,12 +564,15 @@ var (
 	homePrefixes = []string{service.LedgerFile, "carryover.log"}
 )
 
+// removeAll is os.RemoveAll; a test makes it fail.
+var removeAll = os.RemoveAll
+
 // purgeHome deletes carryover's files from its home, then the home when
-// nothing else is in it.
-func purgeHome(e *Env, home, would string) {
+// nothing else is in it; it returns how many it could not delete.
+func purgeHome(e *Env, home, would string) (left int) {
 	ents, err := os.ReadDir(home)
 	if err != nil {
-		return
+		return 0
 	}
 	var other []string
 	for _, d := range ents {
@@ -581,7 +584,8 @@ func purgeHome(e *Env, home, would string) {
 			continue
 		}
 		if would == "" {
-			if err := os.RemoveAll(filepath.Join(home, n)); err != nil {
+			if err := removeAll(filepath.Join(home, n)); err != nil {
+				left++
 				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", filepath.Join(home, n), err)
 			}
 		}
@@ -592,4 +596,5 @@ func purgeHome(e *Env, home, would string) {
 	} else if would == "" && publish.Canonical(home) != publish.Canonical(e.UserHome()) {
 		_ = os.Remove(home)
 	}
+	return left
 }
