@@ -254,11 +254,7 @@ func Clip(s string, n int) string {
 // secretStart is where the cut goes for a match that crosses it: the match
 // start, moved back over an opening quote so that no dangling quote is left.
 func secretStart(s string, m Match) int {
-	i := m.Start
-	for i > 0 && isOneOf(s[i-1], "\"'`") {
-		i--
-	}
-	return i
+	return skipBack(s, m.Start, 0, "\"'`")
 }
 
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

@@ -129,12 +129,36 @@ const maxRun = 4096
 
 // run returns the end of the run of bytes in set starting at i, looking at
 // most maxRun bytes.
-func run(s string, i int, set class) int {
-	lim := min(len(s), i+maxRun)
-	for i < lim && classes[s[i]]&set != 0 {
-		i++
+func run(s string, i int, set class) int { return runTo(s, i, i+maxRun, set) }
+
+// runTo returns the end of the run of bytes in set from i, before lim.
+func runTo(s string, i, lim int, set class) int {
+	for lim = min(lim, len(s)); i < lim && classes[s[i]]&set != 0; i++ {
 	}
 	return i
+}
+
+// runBack returns the start of the run of bytes in set that ends at j,
+// not before lo.
+func runBack(s string, j, lo int, set class) int {
+	for lo = max(lo, 0); j > lo && classes[s[j-1]]&set != 0; j-- {
+	}
+	return j
+}
+
+// skipOver returns the end of the run of bytes of set from i, before lim.
+func skipOver(s string, i, lim int, set string) int {
+	for lim = min(lim, len(s)); i < lim && isOneOf(s[i], set); i++ {
+	}
+	return i
+}
+
+// skipBack returns the start of the run of bytes of set that ends at j,
+// not before lo.
+func skipBack(s string, j, lo int, set string) int {
+	for lo = max(lo, 0); j > lo && isOneOf(s[j-1], set); j-- {
+	}
+	return j
 }
 
 // runAll is run without the bound; use it only to extend a match that has
