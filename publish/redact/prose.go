@@ -15,7 +15,7 @@ func proseKey(s string, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
-	verb := hasPrefixAt(s, we+1, "is ") || hasPrefixAt(s, we+1, "was ")
+	_, verb := afterVerb(s, we+1)
 	ws, ok := proseWord(s, i, we, verb)
 	if !ok {
 		return Match{}, false
@@ -27,7 +27,7 @@ func proseKey(s string, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
-	p, ok := proseValueStart(s, ws, we, verb, kind)
+	p, ok := proseValueStart(s, ws, we, kind)
 	if !ok {
 		return Match{}, false
 	}
@@ -63,14 +63,9 @@ func proseKind(key []byte, env bool) (Kind, bool) {
 // proseValueStart returns where the value after the keyword's word (ws to
 // we) starts: after its verb, or, without one, only in "set <key> <value>"
 // and .netrc's "password <value>".
-func proseValueStart(s string, ws, we int, verb bool, kind Kind) (int, bool) {
-	p := we + 1
-	switch {
-	case verb && s[p] == 'i':
-		p += 3
-	case verb:
-		p += 4
-	case !setOrNetrc(lineBefore(s, ws), kind):
+func proseValueStart(s string, ws, we int, kind Kind) (int, bool) {
+	p, verb := afterVerb(s, we+1)
+	if !verb && !setOrNetrc(lineBefore(s, ws), kind) {
 		return 0, false
 	}
 	p = skipOver(s, p, we+16, " ")
@@ -172,13 +167,8 @@ func proseShape(s string, i int) (we int, ok bool) {
 	if we >= len(s) || s[we] != ' ' {
 		return 0, false // password), token. token, ...: not a statement
 	}
-	p := we + 1
-	switch {
-	case hasPrefixAt(s, p, "is "):
-		p += 3
-	case hasPrefixAt(s, p, "was "):
-		p += 4
-	case operatorNext(s, p):
+	p, verb := afterVerb(s, we+1)
+	if !verb && operatorNext(s, p) {
 		return 0, false
 	}
 	p = skipOver(s, p, we+16, " ")
@@ -186,6 +176,17 @@ func proseShape(s string, i int) (we int, ok bool) {
 		return 0, false // "password must be", "token string", "is returned"
 	}
 	return we, true
+}
+
+// afterVerb returns where the text after the "is " or "was " at p starts,
+// and whether one is there.
+func afterVerb(s string, p int) (int, bool) {
+	for _, v := range [...]string{"is ", "was "} {
+		if hasPrefixAt(s, p, v) {
+			return p + len(v), true
+		}
+	}
+	return p, false
 }
 
 // lowerWord reports whether the unquoted value at p is a word of lower-case
