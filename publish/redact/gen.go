@@ -306,14 +306,7 @@ func genDotShape(s string, i int) bool {
 	return false
 }
 
-func onlyDigits(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if classes[v[i]]&cDigit == 0 {
-			return false
-		}
-	}
-	return true
-}
+func onlyDigits(v string) bool { return runTo(v, 0, len(v), cDigit) == len(v) }
 
 func swapCase(c byte) byte {
 	switch {

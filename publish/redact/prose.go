@@ -105,14 +105,7 @@ func proseSecret(val string, kind Kind) bool {
 }
 
 // hasSymbol reports whether v has a byte that is neither a letter nor a digit.
-func hasSymbol(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if !isAlnum(v[i]) {
-			return true
-		}
-	}
-	return false
-}
+func hasSymbol(v string) bool { return runTo(v, 0, len(v), cAlnum) < len(v) }
 
 // widenKey turns the key "key" into "apikey", "accesskey" or "secretkey"
 // when the word before it (ending at ws-1) says so: "the API key is",

@@ -5,6 +5,8 @@ package redact
 // key id, a Slack webhook keeping its host) or have no fixed literal to
 // anchor on (Discord, Telegram bot tokens); and the '-' dispatch.
 
+import "strings"
+
 // dashToken handles private key blocks, flags, mailgun's key- and PuTTY
 // key files.
 func dashToken(s string, i int) (Match, bool) {
@@ -180,14 +182,7 @@ func isOneOf(c byte, set string) bool {
 	return false
 }
 
-func hasDigit(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if classes[s[i]]&cDigit != 0 {
-			return true
-		}
-	}
-	return false
-}
+func hasDigit(s string) bool { return strings.IndexAny(s, "0123456789") >= 0 }
 
 // mixed reports whether s has at least two of: digit, lower, upper.
 func mixed(s string) bool {
