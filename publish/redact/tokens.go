@@ -182,7 +182,7 @@ func isOneOf(c byte, set string) bool {
 	return false
 }
 
-func hasDigit(s string) bool { return strings.IndexAny(s, "0123456789") >= 0 }
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
 // mixed reports whether s has at least two of: digit, lower, upper.
 func mixed(s string) bool {
