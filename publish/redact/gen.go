@@ -174,16 +174,8 @@ func anchorToken(t *genToken) {
 		indexToken(t)
 		return
 	}
-	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0])}
-	if a > 0 {
-		an.prev = lower(t.lit[a-1])
-	}
-	if a+1 < len(t.lit) {
-		an.next = t.lit[a+1]
-	}
-	if a >= 2 {
-		an.prev2 = t.lit[a-2]
-	}
+	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0]),
+		prev: lower(litByte(t.lit, a-1)), next: litByte(t.lit, a+1), prev2: litByte(t.lit, a-2)}
 	if t.fold {
 		an.next, an.prev2 = lower(an.next), lower(an.prev2)
 	}
@@ -191,13 +183,18 @@ func anchorToken(t *genToken) {
 		an.probe = len(t.lit) - 1 - a + t.post.min
 	}
 	an.probeSet = t.post.set
-	cs := []byte{t.lit[a]}
+	addAnchor(t.lit[a], an)
 	if t.fold && (lower(t.lit[a]) != t.lit[a] || isLowerByte(t.lit[a])) {
-		cs = append(cs, swapCase(t.lit[a]))
+		addAnchor(swapCase(t.lit[a]), an)
 	}
-	for _, c := range cs {
-		addAnchor(c, an)
+}
+
+// litByte is lit[k], or 0 out of the literal.
+func litByte(lit string, k int) byte {
+	if k < 0 || k >= len(lit) {
+		return 0
 	}
+	return lit[k]
 }
 
 // indexToken adds a token without an anchor byte to the needles Find
