@@ -518,23 +518,21 @@ func genRandom(v string, sets ...uint8) bool {
 	}
 	kinds := 0
 	for _, probe := range []byte{'7', 'q', 'Q'} {
-		for _, k := range sets {
-			if inGenSet(k, probe) {
-				kinds++
-				break
-			}
+		if setsHave(sets, probe) {
+			kinds++
 		}
 	}
 	// Only a set with lower-case letters holds words; an upper-case body
 	// without a digit is a token (an AWS key id's 16 base32 bytes have
 	// none 3.6 % of the time), and so are digits between dashes (Slack's
 	// xoxb-<digits>-<digits>-... cut before its letters) or alone.
-	return kinds < 2 || mixed(v) || !lowerIn(sets) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
+	return kinds < 2 || mixed(v) || !setsHave(sets, 'q') || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
 }
 
-func lowerIn(sets []uint8) bool {
+// setsHave reports whether one of the generated sets holds c.
+func setsHave(sets []uint8, c byte) bool {
 	for _, k := range sets {
-		if inGenSet(k, 'q') {
+		if inGenSet(k, c) {
 			return true
 		}
 	}

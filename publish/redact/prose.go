@@ -193,9 +193,16 @@ func lowerWord(s string, p int) bool {
 	return q > p && (q == len(s) || valueStop[s[q]])
 }
 
-// promptWords are the words of a prompt for a credential, lower case;
-// "pin" only as a word of its own (not ping, spinner).
-var promptWords = []string{"assword", "asswd", "passphrase", "passcode", "token", "secret", "pin"}
+// promptWords are the words of a prompt for a credential, lower case
+// ("pin" only as a word of its own: not ping, spinner), and the kind of
+// the answer.
+var promptWords = []struct {
+	w    string
+	kind Kind
+}{
+	{"assword", KindPassword}, {"asswd", KindPassword}, {"passphrase", KindPassword}, {"passcode", KindPassword},
+	{"token", KindToken}, {"secret", KindSecret}, {"pin", KindPassword},
+}
 
 // promptAnswer masks what a script types at a prompt for a credential:
 // expect's send "X\r" and pexpect's sendline('X') after an expect whose
@@ -285,7 +292,8 @@ func promptCredential(pat string) (Kind, bool) {
 	}
 	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
 	pat = pat[:n]
-	for _, w := range promptWords {
+	for _, pw := range promptWords {
+		w := pw.w
 		k := strings.Index(low, w)
 		if k < 0 {
 			continue
@@ -299,13 +307,7 @@ func promptCredential(pat string) (Kind, bool) {
 			rest = rest[:c]
 		}
 		if strings.ContainsAny(rest, ":?") || !hasLetter(rest) {
-			switch w {
-			case "token":
-				return KindToken, true
-			case "secret":
-				return KindSecret, true
-			}
-			return KindPassword, true
+			return pw.kind, true
 		}
 	}
 	return "", false
