@@ -208,7 +208,7 @@ func keyAsValue(key []byte, val string) bool {
 // awsSecret reports a 40-byte base64 secret under an AWS key name.
 func awsSecret(kind Kind, key []byte, val string) bool {
 	return kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
-		(containsBytes(key, "aws") || containsBytes(key, "secretaccesskey")) && !isPlaceholder(val)
+		(strings.Contains(string(key), "aws") || strings.Contains(string(key), "secretaccesskey")) && !isPlaceholder(val)
 }
 
 // attributeName classifies the value attribute of an XML element by its
@@ -731,10 +731,6 @@ func hasAt(b []byte, p int, w string) bool {
 
 func hasSuffixBytes(b []byte, w string) bool {
 	return len(b) >= len(w) && string(b[len(b)-len(w):]) == w
-}
-
-func containsBytes(b []byte, w string) bool {
-	return strings.Contains(string(b), w)
 }
 
 // sasContext reports whether the sig= at i belongs to an Azure shared
