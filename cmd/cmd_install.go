@@ -524,7 +524,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 		left += purgeProject(e, home, p, would, dryRun)
 	}
 	if yes {
-		left += purgeHome(e, home, would)
+		purgeHome(e, home, would)
 	} else if !dryRun {
 		fmt.Fprintf(e.Stdout, "kept     the ledger and settings in %s (`carryover uninstall --purge --yes` deletes them too)\n", home)
 	}
@@ -565,11 +565,11 @@ var (
 )
 
 // purgeHome deletes carryover's files from its home, then the home when
-// nothing else is in it; it returns how many entries it left.
-func purgeHome(e *Env, home, would string) int {
+// nothing else is in it.
+func purgeHome(e *Env, home, would string) {
 	ents, err := os.ReadDir(home)
 	if err != nil {
-		return 0
+		return
 	}
 	var other []string
 	for _, d := range ents {
@@ -583,17 +583,13 @@ func purgeHome(e *Env, home, would string) int {
 		if would == "" {
 			if err := os.RemoveAll(filepath.Join(home, n)); err != nil {
 				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", filepath.Join(home, n), err)
-				continue
 			}
 		}
 	}
 	fmt.Fprintf(e.Stdout, "%sdelete the ledger, settings and records in %s\n", would, home)
 	if len(other) > 0 {
 		fmt.Fprintf(e.Stdout, "kept     %s: it also holds %s, which is not carryover's\n", home, strings.Join(other, ", "))
-		return 0
-	}
-	if would == "" && publish.Canonical(home) != publish.Canonical(e.UserHome()) {
+	} else if would == "" && publish.Canonical(home) != publish.Canonical(e.UserHome()) {
 		_ = os.Remove(home)
 	}
-	return 0
 }
