@@ -668,10 +668,7 @@ func skipQuote(s string, p int) (int, byte) {
 // ("Bearer ", "Basic ", "token "); "" when the token is bare. A digest's
 // parameters are not a token (ok false).
 func authScheme(s string, p int) (scheme string, next int, ok bool) {
-	w := p
-	for w < len(s) && w-p < 16 && (s[w] >= 'a' && s[w] <= 'z' || s[w] >= 'A' && s[w] <= 'Z' || s[w] == '-') {
-		w++
-	}
+	w := skipOver(s, p, p+16, letters+"-")
 	if w == p || w >= len(s) || s[w] != ' ' {
 		return "", p, true
 	}

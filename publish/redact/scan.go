@@ -201,11 +201,13 @@ var handTriggers = [...]struct {
 	{c: 'A', next: "C"}, // Twilio AC
 	{c: 'S', next: "K"}, // Twilio SK
 	{c: 'B', next: "e"}, // Bearer
-	{c: '.', next: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
+	{c: '.', next: letters + "0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
 	{c: 'w', prev: "sSpP"},                             // after pass, pw
 	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true}, // to(k)en, (k)ey after to(ken), api key, api_key, apikey
 	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},              // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
+
+const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // handNeedPrev and handNeedNext: the filter of hand-written trigger c needs
 // the byte before or after it.
