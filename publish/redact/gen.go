@@ -120,30 +120,32 @@ func anchorOf(lit string, fold bool) int {
 	}
 	best, score := -1, -1
 	for k := 0; k < len(lit); k++ {
-		c := lit[k]
-		if isLowerByte(c) && !fold {
-			continue // lower-case letters are most of the text
-		}
-		r := strings.IndexByte(byteRank, c) // digits rank first: in every number, date and hash
-		if fold && c >= '0' && c <= '9' {
-			r = 0
-		} else if fold {
-			// Both cases become triggers: rank by the lower-case one, and
-			// only the six rarest letters qualify.
-			r = strings.IndexByte(byteRank[10:36], lower(c))
-			if r < 26-6 {
-				continue
-			}
-			r += 10
-		}
-		if hot[c] && !fold {
-			r = 1000 // a hand-written trigger: no new stop in clean text
-		}
-		if r > score {
+		if r := anchorRank(lit[k], fold); r > score {
 			best, score = k, r
 		}
 	}
 	return best
+}
+
+// anchorRank is how rare the letter or digit c is as an anchor (see
+// byteRank), -1 when it cannot be one.
+func anchorRank(c byte, fold bool) int {
+	switch {
+	case !fold && isLowerByte(c):
+		return -1 // lower-case letters are most of the text
+	case !fold && hot[c]:
+		return 1000 // a hand-written trigger: no new stop in clean text
+	case !fold:
+		return strings.IndexByte(byteRank, c) // digits rank first: in every number, date and hash
+	case c >= '0' && c <= '9':
+		return 0
+	}
+	// Both cases become triggers: rank by the lower-case one, and only the
+	// six rarest letters qualify.
+	if r := strings.IndexByte(byteRank[10:36], lower(c)); r >= 26-6 {
+		return r + 10
+	}
+	return -1
 }
 
 // initGen anchors the generated tokens and widens the trigger tables; it
