@@ -23,7 +23,6 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
-	"github.com/carryover/carryover/publish/redact"
 )
 
 // Statuses of a handoff; "consumed" and "expired" are derived (receipts,
@@ -187,19 +186,12 @@ func StatusOf(r ledger.HandoffRecord, consumers []Consumer, now time.Time, expir
 		s.Status = StatusConsumed
 	case r.Ended == ledger.EndSuperseded:
 		s.Status = StatusSuperseded
-	case s.Age > expiry(expireAfter):
+	case s.Age > publish.Expiry(expireAfter):
 		s.Status = StatusExpired
 	default:
 		s.Status = StatusActive
 	}
 	return s
-}
-
-func expiry(d time.Duration) time.Duration {
-	if d <= 0 {
-		return publish.DefaultExpireAfter
-	}
-	return d
 }
 
 // workingWindow is how recently a session that took a handoff must have
@@ -455,7 +447,11 @@ func deliver(p *publish.Project, l *ledger.Ledger, agent *adapters.Agent, event,
 		return d
 	}
 	notes, why := deliveryNotes(p, l, rec, st, consumers, session)
-	return wrapDelivery(p, agent, event, text, rec, notes, why)
+	if p.Redact != nil {
+		text = p.Redact(text)
+	}
+	w, hdr := p.WrapBanner(agent, event, publish.WithNotes(text, notes...), rec)
+	return Delivery{Out: w, Header: hdr, Why: why}
 }
 
 // retired is what a cleared, forgotten or expired handoff delivers
@@ -466,12 +462,8 @@ func retired(p *publish.Project, agent *adapters.Agent, event string, rec ledger
 		return Delivery{Why: rec.ID + " was cleared (carryover clear); not injected"}, true
 	case st.Status == StatusForgotten:
 		return Delivery{Why: rec.ID + "'s session was forgotten (carryover forget); not injected"}, true
-	case st.Age > expiry(p.ExpireAfter):
-		w, err := adapters.Wrap(agent.Envelope, event, publish.ExpiredNotice(rec, p.Now))
-		if err != nil {
-			logf(p, "wrap injection: %v", err)
-		}
-		return Delivery{Out: w, Why: rec.ID + " expired; one-line notice only"}, true
+	case st.Age > publish.Expiry(p.ExpireAfter):
+		return Delivery{Out: p.WrapExpired(agent, event, rec), Why: rec.ID + " expired; one-line notice only"}, true
 	}
 	return Delivery{}, false
 }
@@ -496,33 +488,6 @@ func deliveryNotes(p *publish.Project, l *ledger.Ledger, rec ledger.HandoffRecor
 		}
 	}
 	return notes, why
-}
-
-// wrapDelivery is text, redacted, with notes after its header and protocol
-// lines, clipped, in the agent's envelope with the banner.
-func wrapDelivery(p *publish.Project, agent *adapters.Agent, event, text string, rec ledger.HandoffRecord, notes []string, why string) Delivery {
-	if p.Redact != nil {
-		text = p.Redact(text)
-	}
-	if lines := strings.SplitN(text, "\n", 3); len(notes) > 0 && len(lines) == 3 {
-		text = lines[0] + "\n" + lines[1] + "\n" + strings.Join(notes, "\n") + "\n" + lines[2]
-	}
-	if len(text) > publish.MaxChars+500 {
-		text = redact.Clip(text, publish.MaxChars)
-	}
-	banner := publish.Banner(p.Root, rec, p.Now, p.Redact)
-	var w []byte
-	var err error
-	if agent.UserMessage {
-		w, err = adapters.WrapWithMessage(agent.Envelope, event, text, banner)
-	} else {
-		w, err = adapters.Wrap(agent.Envelope, event, banner+"\n"+text)
-	}
-	if err != nil {
-		logf(p, "wrap injection: %v", err)
-		return Delivery{}
-	}
-	return Delivery{Out: w, Header: publish.HeaderOf(text), Why: why}
 }
 
 // takeovers is the receipt of the handoff rec's own session took over, if
