@@ -221,23 +221,15 @@ func countRest(s *section, taken int) {
 // HistoryDir is the history directory's name inside .carryover.
 const HistoryDir = "history"
 
-func openHistory(project string, create bool) (*safefile.Dir, error) {
-	var d *safefile.Dir
-	var err error
-	if create {
-		d, err = OpenDir(project)
-	} else {
-		var pd *safefile.Dir
-		if pd, err = safefile.OpenDir(project); err == nil {
-			d, err = pd.Sub(".carryover", false, 0)
-			pd.Close()
-		}
-	}
+// openHistory opens .carryover/history to read or remove, never through
+// a symlink (ownDir); writes open it from the project's opened .carryover.
+func openHistory(project string) (*safefile.Dir, error) {
+	d, err := ownDir(project, false)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	return d.Sub(HistoryDir, create, 0o700)
+	return d.Sub(HistoryDir, false, 0o700)
 }
 
 // writeHistory stores text as the history of handoff id in the project's
@@ -321,7 +313,7 @@ func historyIDs(d *safefile.Dir) ([]string, error) {
 // HistoryIDs lists the handoff ids whose files the project's history
 // holds, oldest first (none when there is no history).
 func HistoryIDs(project string) ([]string, error) {
-	d, err := openHistory(project, false)
+	d, err := openHistory(project)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -337,7 +329,7 @@ func ReadHistory(project, id string) (string, error) {
 	if !ValidID(id) {
 		return "", fmt.Errorf("invalid handoff id %q", id)
 	}
-	d, err := openHistory(project, false)
+	d, err := openHistory(project)
 	if err != nil {
 		return "", err
 	}
@@ -348,7 +340,7 @@ func ReadHistory(project, id string) (string, error) {
 
 // RemoveHistory deletes the history files of ids (missing ones are fine).
 func RemoveHistory(project string, ids []string) error {
-	d, err := openHistory(project, false)
+	d, err := openHistory(project)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

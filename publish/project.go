@@ -309,10 +309,16 @@ func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, str
 // injectText is text as it is injected: redacted, with the staleness note
 // (of the redacted text: it quotes the handoff's HEAD) and p.Note.
 func (p *Project) injectText(text string) string {
-	if p.Redact != nil {
-		text = p.Redact(text)
-	}
+	text = p.Redacted(text)
 	return WithNotes(text, Staleness(text, p.Now, p.Repo().Head()), p.Note)
+}
+
+// Redacted is s as the project's redaction leaves it.
+func (p *Project) Redacted(s string) string {
+	if p.Redact == nil {
+		return s
+	}
+	return p.Redact(s)
 }
 
 // WithNotes is text (already redacted) with the notes that are not ""

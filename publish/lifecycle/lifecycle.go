@@ -447,10 +447,7 @@ func deliver(p *publish.Project, l *ledger.Ledger, agent *adapters.Agent, event,
 		return d
 	}
 	notes, why := deliveryNotes(p, l, rec, st, consumers, session)
-	if p.Redact != nil {
-		text = p.Redact(text)
-	}
-	w, hdr := p.WrapBanner(agent, event, publish.WithNotes(text, notes...), rec)
+	w, hdr := p.WrapBanner(agent, event, publish.WithNotes(p.Redacted(text), notes...), rec)
 	return Delivery{Out: w, Header: hdr, Why: why}
 }
 
