@@ -435,7 +435,7 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	}
 	out = append(out, h.Quality().String())
 	if o.Session != "" {
-		id := contentLine(short(o.Session))
+		id := contentLine(ShortID(o.Session))
 		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", contentLine(h.Tool), id, id))
 	}
 	return out
@@ -463,7 +463,8 @@ func Ago(now, t time.Time) string {
 	return t.UTC().Format("2006-01-02")
 }
 
-func short(id string) string {
+// ShortID is an id cut to 12 characters, for lines and messages.
+func ShortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
 	}

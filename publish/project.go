@@ -142,7 +142,7 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 	if p.NotProject || err != nil || !sameBody(string(prev), text) || IDOf(HeaderOf(string(prev))) != id || p.check(prev, l) != "" {
 		return false
 	}
-	if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
+	if global := filepath.Join(p.Home, "handoff.md"); !Exists(global) {
 		if err := WriteAtomic(global, prev); err != nil {
 			p.logf("write global handoff: %v", err)
 		}
@@ -221,7 +221,7 @@ func (p *Project) pointerFiles(tool string) []string {
 		return nil
 	case p.Pointer == PointerAlways:
 		return memoryFiles(func(a *adapters.Agent) bool {
-			return a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))
+			return a.MemoryFileAlways || a.Name == tool || Exists(filepath.Join(p.Root, a.MemoryFile))
 		})
 	case len(p.PointerFor) == 0:
 		return nil
@@ -386,7 +386,8 @@ func sameBody(a, b string) bool {
 	return ba == bb
 }
 
-func exists(p string) bool {
+// Exists reports whether p exists (following a symlink).
+func Exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }

@@ -108,7 +108,7 @@ func (p *Project) Refresh() error {
 		return err
 	}
 	defer l.Close()
-	p.logRecovered(l)
+	p.log.recovered(l)
 	p.ledger = l
 	defer func() { p.ledger = nil }()
 	if p.Repo == nil {
@@ -143,9 +143,10 @@ func (p *Project) refresh() (*publish.Rendered, error) {
 	return nil, err
 }
 
-func (p *Project) logRecovered(l *ledger.Ledger) {
-	if n := l.RecoveryNote(); n != "" {
-		p.log.Printf("%s", n)
+// recovered logs the ledger's recovery from damage, when it recovered.
+func (l *Log) recovered(led *ledger.Ledger) {
+	if n := led.RecoveryNote(); n != "" {
+		l.Printf("%s", n)
 	}
 }
 

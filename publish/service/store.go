@@ -44,7 +44,7 @@ func OpenStore(env Env) (*Store, error) {
 
 func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
-	if !fileExists(s.Path) {
+	if !publish.Exists(s.Path) {
 		return s, nil
 	}
 	l, err := open(env.Home)
