@@ -522,7 +522,7 @@ func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool
 	case err != nil || session == "":
 		return sig, false, "no session registered for this run"
 	case sig.Session != session:
-		return sig, false, "signal for another session (" + publish.ShortID(sig.Session) + ", this run's is " + publish.ShortID(session) + ")"
+		return sig, false, "signal for another session (" + shortID(sig.Session) + ", this run's is " + shortID(session) + ")"
 	case tool != "" && sig.Tool != tool:
 		return sig, false, "signal from another agent"
 	}
@@ -545,4 +545,11 @@ func readSmall(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a small regular file", path)
 	}
 	return os.ReadFile(path)
+}
+
+func shortID(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }
