@@ -504,15 +504,8 @@ func Staleness(text string, now time.Time, head string) string {
 	if err == nil && now.Sub(written) > 6*time.Hour {
 		notes = append(notes, "this handoff was written "+Ago(now, written))
 	}
-	if i := strings.Index(text, "\nbranch "); i >= 0 && head != "" {
-		line, _, _ := strings.Cut(text[i+1:], "\n")
-		if _, rest, ok := strings.Cut(line, " @ "); ok {
-			old, _, _ := strings.Cut(rest, ";")
-			old = strings.TrimSpace(old)
-			if old != "" && old != "-" && old != head {
-				notes = append(notes, "HEAD moved from "+old+" to "+head+" since")
-			}
-		}
+	if old, _ := GitOfText(text); old != "" && head != "" && old != head {
+		notes = append(notes, "HEAD moved from "+old+" to "+head+" since")
 	}
 	if len(notes) == 0 {
 		return ""

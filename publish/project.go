@@ -456,6 +456,40 @@ func RecordOfText(text string) (rec ledger.HandoffRecord, ok bool) {
 	return rec, true
 }
 
+// GitOfText reads the branch and short HEAD of a handoff's git line
+// ("branch main @ abc1234; …"; "-" for unknown, and a HEAD that is not
+// hex is none).
+func GitOfText(text string) (head, branch string) {
+	for _, l := range sectionLines(text, "## Git") {
+		rest, ok := strings.CutPrefix(l, "branch ")
+		if !ok {
+			continue
+		}
+		b, h, ok := strings.Cut(rest, " @ ")
+		if !ok {
+			return "", ""
+		}
+		h, _, _ = strings.Cut(h, ";")
+		if h = strings.TrimSpace(h); h == "-" || !isHexString(h) {
+			h = ""
+		}
+		if b == "-" {
+			b = ""
+		}
+		return h, b
+	}
+	return "", ""
+}
+
+func isHexString(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // PinnedOfText is the task the user had pinned when text was written
 // ("" when none).
 func PinnedOfText(text string) string {

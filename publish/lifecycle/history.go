@@ -272,7 +272,7 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 		}
 		seen[rec.ID] = true
 		rec.Project, rec.Hash = p.Root, publish.Digest([]byte(text))
-		rec.Head, rec.Branch = gitOfText(text)
+		rec.Head, rec.Branch = publish.GitOfText(text)
 		rec.Files = filesOfText(text)
 		rec.SessionID = sessionOfID(l, p.Root, rec)
 		if err := Save(l, rec); err != nil {
@@ -364,39 +364,6 @@ func decisionOfLine(line string) (ledger.Decision, bool) {
 		d.Text, d.Why, d.Source = t[:i], t[i+len(" (why: "):len(t)-1], ledger.DecisionUser
 	}
 	return d, true
-}
-
-// gitOfText reads the branch and short HEAD of a handoff's git line
-// ("branch main @ abc1234; …"; "-" for unknown).
-func gitOfText(text string) (head, branch string) {
-	for _, l := range publish.SectionLines(text, "## Git") {
-		rest, ok := strings.CutPrefix(l, "branch ")
-		if !ok {
-			continue
-		}
-		b, h, ok := strings.Cut(rest, " @ ")
-		if !ok {
-			return "", ""
-		}
-		h, _, _ = strings.Cut(h, ";")
-		if h = strings.TrimSpace(h); h == "-" || !isHexString(h) {
-			h = ""
-		}
-		if b == "-" {
-			b = ""
-		}
-		return h, b
-	}
-	return "", ""
-}
-
-func isHexString(s string) bool {
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // filesOfText reads the paths of a handoff's recent files ("- path
