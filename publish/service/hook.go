@@ -58,15 +58,11 @@ type event struct {
 // handoff is the project's handoff distilled this event: the State the
 // refresh folded, or (when this event did not publish) one Refresh now.
 func (ev *event) handoff() (distill.Handoff, error) {
-	if ev.state == nil {
-		st, notes, err := distill.Refresh(ev.ledger, ev.Root, ev.Now)
-		ev.log.notes(notes)
-		if err != nil {
-			return distill.Handoff{}, err
-		}
-		ev.state = st
+	st, err := ev.distilled()
+	if err != nil {
+		return distill.Handoff{}, err
 	}
-	return ev.state.Handoff(distill.Options{Project: ev.Root}), nil
+	return st.Handoff(distill.Options{Project: ev.Root}), nil
 }
 
 // OnHook is one hook event: read the payload (while the ledger opens),
