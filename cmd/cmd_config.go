@@ -334,19 +334,6 @@ func resolveConfig(e *Env, project string) ([]config.Value, []error) {
 	return config.Resolve(e.ConfigPath(), e.UserHome(), project)
 }
 
-// statusProjects is the current directory's project and every project
-// status reports.
-func statusProjects(e *Env, st StatusReport) []string {
-	var ps []string
-	if p, err := currentProject(e, ""); err == nil {
-		ps = append(ps, p)
-	}
-	for _, p := range st.Projects {
-		ps = append(ps, p.Project)
-	}
-	return ps
-}
-
 func printConfigWarnings(w io.Writer, warns []string) {
 	if len(warns) == 0 {
 		return

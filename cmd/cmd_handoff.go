@@ -44,11 +44,7 @@ func handoffCommand(e *Env) *cli.Command {
 				if sel.session != "" || sel.transcript != "" {
 					return usageErrorf(helpFor(c), "--pick chooses the session; drop the session id or --transcript")
 				}
-				project, err := currentProject(e, sel.project)
-				if err != nil {
-					return err
-				}
-				ch, err := pickSession(e, project, sel.source, helpFor(c), true)
+				ch, err := pickSession(e, sel.project, false, true, sel.source, helpFor(c))
 				if err != nil {
 					return err
 				}
@@ -96,7 +92,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	stop := spinner(e, "reading the transcript…")
 	// No session named: the task state is the project's fold across
 	// sessions and agents (what handoff.md says).
-	m, err := proj.Handoff(p.pick(), sel.session == "" && sel.transcript == "", e.progress)
+	m, err := proj.Handoff(p.Pick, sel.session == "" && sel.transcript == "", e.progress)
 	stop()
 	if err != nil {
 		return exitErr(err)
@@ -137,7 +133,7 @@ func runCapture(e *Env, sel selection, toStdout bool) error {
 	if err != nil {
 		return err
 	}
-	m, err := openManual(e, p).Handoff(p.pick(), false, e.progress)
+	m, err := openManual(e, p).Handoff(p.Pick, false, e.progress)
 	if err != nil {
 		return exitErr(err)
 	}
@@ -200,14 +196,9 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	if err != nil {
 		return err
 	}
-	l, imported, err := loadResume(e, project, file)
+	l, file, imported, err := loadResume(e, project, file)
 	if err != nil {
 		return err
-	}
-	if file == "" {
-		file = SessionPath(project)
-	} else {
-		file, _ = absPath(e, file)
 	}
 	cfg, _ := LoadConfig(e, project)
 	redact := service.Redactor(cfg)
@@ -236,27 +227,28 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 // session.json capture wrote here (a repository can commit one to pose as
 // your previous session); else the named file, imported unless capture
 // wrote its bytes here, never through a link from the project to outside.
-func loadResume(e *Env, project, file string) (l resume.Loaded, imported bool, err error) {
+// path is the file's absolute path.
+func loadResume(e *Env, project, file string) (l resume.Loaded, path string, imported bool, err error) {
 	if file == "" {
 		l, err = loadCaptured(e, project)
-		return l, false, err
+		return l, SessionPath(project), false, err
 	}
 	abs, err := absPath(e, file)
 	if err != nil {
-		return l, true, exitf(ExitError, "--file: %v", err)
+		return l, abs, true, exitf(ExitError, "--file: %v", err)
 	}
 	if real, out := linkOut(abs, project); out {
-		return l, true, exitf(ExitParse, "--file %s is a link from inside the project to %s, outside it; not read (name the file itself if you mean it)", file, real)
+		return l, abs, true, exitf(ExitParse, "--file %s is a link from inside the project to %s, outside it; not read (name the file itself if you mean it)", file, real)
 	}
 	l, err = resume.LoadFile(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return l, true, exitf(ExitNotFound, "%s does not exist", file)
+		return l, abs, true, exitf(ExitNotFound, "%s does not exist", file)
 	} else if err != nil {
-		return l, true, exitf(ExitParse, "%s: %v", file, err)
+		return l, abs, true, exitf(ExitParse, "%s: %v", file, err)
 	}
 	// A file carryover captured here (or a copy of it) is the user's own.
 	b, err := os.ReadFile(abs)
-	return l, err != nil || !publish.Captured(e.Home(), project, b), nil
+	return l, abs, err != nil || !publish.Captured(e.Home(), project, b), nil
 }
 
 // loadCaptured reads the project's session.json only if capture wrote it.

@@ -125,7 +125,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	inf := Info{Version: buildVersion().Version, Home: e.Home(), Ledger: filepath.Join(e.Home(), service.LedgerFile), Config: e.ConfigPath(), Settings: configSettings(e, project), Project: project,
 		Outputs: []string{publish.HandoffPath(project), ResumePath(project, "md"), SessionPath(project)}}
 	if st, err := service.OpenStore(e.service()); err == nil {
-		inf.Sessions = len(st.ListedSessions("", "", 1_000_000))
+		inf.Sessions = st.Stats().Sessions // a COUNT, as status has it
 		st.Close()
 	}
 	tab, err := specs.Load()

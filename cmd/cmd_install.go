@@ -564,9 +564,12 @@ var (
 	homePrefixes = []string{service.LedgerFile, "carryover.log"}
 )
 
+// removeAll is os.RemoveAll; a test makes it fail.
+var removeAll = os.RemoveAll
+
 // purgeHome deletes carryover's files from its home, then the home when
-// nothing else is in it; it returns how many entries it left.
-func purgeHome(e *Env, home, would string) int {
+// nothing else is in it; it returns how many it could not delete.
+func purgeHome(e *Env, home, would string) (left int) {
 	ents, err := os.ReadDir(home)
 	if err != nil {
 		return 0
@@ -581,19 +584,17 @@ func purgeHome(e *Env, home, would string) int {
 			continue
 		}
 		if would == "" {
-			if err := os.RemoveAll(filepath.Join(home, n)); err != nil {
+			if err := removeAll(filepath.Join(home, n)); err != nil {
+				left++
 				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", filepath.Join(home, n), err)
-				continue
 			}
 		}
 	}
 	fmt.Fprintf(e.Stdout, "%sdelete the ledger, settings and records in %s\n", would, home)
 	if len(other) > 0 {
 		fmt.Fprintf(e.Stdout, "kept     %s: it also holds %s, which is not carryover's\n", home, strings.Join(other, ", "))
-		return 0
-	}
-	if would == "" && publish.Canonical(home) != publish.Canonical(e.UserHome()) {
+	} else if would == "" && publish.Canonical(home) != publish.Canonical(e.UserHome()) {
 		_ = os.Remove(home)
 	}
-	return 0
+	return left
 }

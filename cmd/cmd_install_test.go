@@ -210,3 +210,32 @@ func TestSaveToolSelectionKeepsOtherKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestPurgeHomeCountsWhatItLeft: an entry of carryover's home that
+// `uninstall --purge --yes` cannot delete is reported and makes the
+// command fail (it exited 0: purgeHome's count was always 0).
+func TestPurgeHomeCountsWhatItLeft(t *testing.T) {
+	home := t.TempDir()
+	ch := filepath.Join(home, ".carryover")
+	os.MkdirAll(filepath.Join(ch, "run"), 0o700)
+	os.WriteFile(filepath.Join(ch, "config.toml"), []byte("# mine\n"), 0o600)
+	defer func(f func(string) error) { removeAll = f }(removeAll)
+	removeAll = func(p string) error {
+		if filepath.Base(p) == "run" {
+			return os.ErrPermission
+		}
+		return os.RemoveAll(p)
+	}
+	var out, errb bytes.Buffer
+	vars := map[string]string{"HOME": home, "CARRYOVER_HOME": ch}
+	e := &Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }, Now: time.Now, WorkDir: home}
+	if code := Main([]string{"carryover", "uninstall", "--purge", "--yes"}, e); code != ExitError {
+		t.Errorf("exit %d, want %d\n%s%s", code, ExitError, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "left alone "+filepath.Join(ch, "run")) {
+		t.Errorf("the entry left is not reported:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(ch, "config.toml")); !os.IsNotExist(err) {
+		t.Errorf("config.toml was not deleted: %v", err)
+	}
+}

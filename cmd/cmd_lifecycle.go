@@ -264,15 +264,13 @@ func historyCommand(e *Env) *cli.Command {
 		Usage: "list the project's previous handoffs (id, age, agent, goal, status, who received it)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
 		Action: func(c *cli.Context) error {
-			if c.Bool("json") {
-				return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
+			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
+				if c.Bool("json") {
 					return printJSON(e.Stdout, struct {
 						Project  string                   `json:"project"`
 						Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
 					}{r.Root, nonNil(hs)})
-				})
-			}
-			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
+				}
 				return printHistory(plainEnv(e), r.Root, hs)
 			})
 		},
@@ -368,22 +366,20 @@ func runHistoryClean(e *Env, project, age string, dryRun bool) error {
 		return exitf(ExitError, "--older-than: %v", err)
 	}
 	return onProject(e, project, false, func(r *service.Project) error {
+		clean, verb, note := r.CleanHistory, "removed", ""
 		if dryRun {
-			ids, err := r.StaleHistory(d)
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				fmt.Fprintf(e.Stdout, "would remove %s\n", id)
-			}
-			fmt.Fprintf(e.Stdout, "would remove %d handoff(s) older than %s (dry run: nothing changed)\n", len(ids), age)
-			return nil
+			clean, verb, note = r.StaleHistory, "would remove", " (dry run: nothing changed)"
 		}
-		ids, err := r.CleanHistory(d)
+		ids, err := clean(d)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.Stdout, "removed %d handoff(s) older than %s\n", len(ids), age)
+		for _, id := range ids {
+			if dryRun {
+				fmt.Fprintf(e.Stdout, "would remove %s\n", id)
+			}
+		}
+		fmt.Fprintf(e.Stdout, "%s %d handoff(s) older than %s%s\n", verb, len(ids), age, note)
 		return nil
 	})
 }

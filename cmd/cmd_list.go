@@ -46,11 +46,7 @@ func listProject(e *Env, projectFlag string, all bool) (string, error) {
 // runListPick prints the id of the session the user picks (for
 // `carryover handoff $(carryover list --pick)` and other scripts).
 func runListPick(e *Env, source, projectFlag string, all bool, help string) error {
-	project, err := listProject(e, projectFlag, all)
-	if err != nil {
-		return err
-	}
-	ch, err := pickSession(e, project, source, help, false)
+	ch, err := pickSession(e, projectFlag, all, false, source, help)
 	if err != nil {
 		return err
 	}

@@ -280,7 +280,7 @@ func snapshotAfterRun(e *Env, ag *adapters.Agent, project string, started time.T
 		return
 	}
 	proj := openManual(e, p)
-	if err := proj.Ingest(p.pick()); err != nil {
+	if err := proj.Ingest(p.Pick); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, err)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,8 +98,14 @@ type ProjectReport = service.ProjectStatus
 // size). Status never creates a ledger.
 func collectStatus(e *Env, tables bool) (st StatusReport) {
 	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
-	defer func() { st.Config = config.Warnings(e.ConfigPath(), e.UserHome(), statusProjects(e, st)) }()
 	cwdProject, _ := currentProject(e, "")
+	defer func() { // the config warnings of the current project and every project reported
+		ps := []string{cwdProject}
+		for _, p := range st.Projects {
+			ps = append(ps, p.Project)
+		}
+		st.Config = config.Warnings(e.ConfigPath(), e.UserHome(), slices.DeleteFunc(ps, func(p string) bool { return p == "" }))
+	}()
 	gcfg, _ := LoadConfig(e, cwdProject)
 	st.Guest = GuestReport{Pointer: gcfg.PointerMode(), Ignore: append([]string{}, gcfg.Ignore...)}
 	if cwdProject != "" {

@@ -209,32 +209,17 @@ func closestSessions(arg string, cs []candidate) []string {
 	return out
 }
 
-// picked is the session a manual command works on.
+// picked is the session a manual command works on, as the project
+// service takes it.
 type picked struct {
-	candidate
-	project  string // where its context and outputs go
-	explicit bool   // --transcript
-	reason   string // why it was chosen, for the user
-	// context is where a --transcript session's git and file context come
-	// from: its recorded directory when that exists here, --project, or ""
-	// (none: the current directory says nothing about a bundled session).
-	context string
-	// foreign: a --transcript file the project's git tracks (it came with
-	// the repository). It is recorded under "imported:<path>", not a
-	// directory, so no project's fold, catch-up or handoff ever reads it.
-	foreign bool
+	service.Pick
+	project string // where its context and outputs go
+	reason  string // why it was chosen, for the user
 }
 
-// pick is p as the project service takes it.
-func (p picked) pick() service.Pick {
-	sp := service.Pick{NativeSession: p.NativeSession, LedgerOnly: p.LedgerOnly, Key: p.project, Explicit: p.explicit, Context: p.project}
-	if p.foreign {
-		sp.Key = "imported:" + p.Path
-	}
-	if p.explicit {
-		sp.Context = p.context
-	}
-	return sp
+// yoursPicked is c picked for project: recorded under it, with its context.
+func yoursPicked(c candidate, project, reason string) picked {
+	return picked{Pick: service.Pick{NativeSession: c.NativeSession, LedgerOnly: c.LedgerOnly, Key: project, Context: project}, project: project, reason: reason}
 }
 
 // noAgentsText is the empty state of a machine where no agent has run: the
@@ -318,12 +303,10 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 	if m[0].NotYours == notYoursTracked {
 		return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", shortID(m[0].ID), m[0].Path, m[0].Path)
 	}
-	p := picked{candidate: m[0], project: project}
 	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" && isDir(m[0].Project) {
-		p.project = m[0].Project
+		project = m[0].Project
 	}
-	p.reason = fmt.Sprintf("matched --session %q %s", sel.session, scope)
-	return p, nil
+	return yoursPicked(m[0], project, fmt.Sprintf("matched --session %q %s", sel.session, scope)), nil
 }
 
 // oneMatch says what to do when the id prefix matched no session (the
@@ -373,7 +356,7 @@ func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bo
 	if n := agentCount(cs); sel.source == "" && n > 1 {
 		why += fmt.Sprintf(", across %d agents", n)
 	}
-	return picked{candidate: c, project: project, reason: why}, nil
+	return yoursPicked(c, project, why), nil
 }
 
 // noneOfYours says why no session was picked: no agents, only planted
@@ -424,13 +407,20 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
 		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
 	}
-	p := picked{candidate: candidate{NativeSession: d}, project: project, explicit: true, context: project,
-		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why), foreign: trackedFile(path)}
-	if p.foreign {
+	p := picked{Pick: service.Pick{NativeSession: d, Explicit: true, Key: project, Context: project}, project: project,
+		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
+	// A --transcript file the project's git tracks came with the
+	// repository: it is recorded under "imported:<path>", not a directory,
+	// so no project's fold, catch-up or handoff ever reads it.
+	if trackedFile(path) {
+		p.Key = "imported:" + d.Path
 		p.reason += "; the repository tracks this file in git, so it is read as an imported file and never becomes the project's handoff by itself"
 	}
+	// Its git and file context come from its recorded directory when that
+	// exists here, --project, or nowhere (the current directory says
+	// nothing about a bundled session).
 	if sel.project == "" {
-		p.context, why = transcriptContext(d.Project)
+		p.Context, why = transcriptContext(d.Project)
 		p.reason += "; " + why
 	}
 	return p, nil

@@ -176,10 +176,15 @@ func (p *picker) move(d int) { p.cur = (p.cur + len(p.items) + d) % len(p.items)
 
 var pickFlag = &cli.BoolFlag{Name: "pick", Usage: "choose the session from a list on this terminal (↑/↓, enter; q cancels)"}
 
-// pickSession lets the user choose one of project's sessions ("" = every
-// project's; anyIfNone: those when project has none) on the terminal,
-// newest first, like `claude --resume`. It needs raw mode.
-func pickSession(e *Env, project, source, help string, anyIfNone bool) (candidate, error) {
+// pickSession lets the user choose one of the sessions of --project (or
+// the current one; all: of every project; anyIfNone: those when the
+// project has none) on the terminal, newest first, like `claude
+// --resume`. It needs raw mode.
+func pickSession(e *Env, projectFlag string, all, anyIfNone bool, source, help string) (candidate, error) {
+	project, err := listProject(e, projectFlag, all)
+	if err != nil {
+		return candidate{}, err
+	}
 	cs, _, err := gather(e, project, source)
 	if err == nil && len(cs) == 0 && anyIfNone && project != "" {
 		cs, _, err = gather(e, "", source)

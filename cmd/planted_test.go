@@ -154,7 +154,7 @@ func TestRunTakesItsOwnAiderSession(t *testing.T) {
 	f.Close()
 	p, err := pick(e, selection{source: "aider", project: proj, since: started})
 	if err != nil || !strings.Contains(p.Preview, "this run") {
-		t.Fatalf("pick = %+v, %v; want the session the run started", p.candidate, err)
+		t.Fatalf("pick = %+v, %v; want the session the run started", p.NativeSession, err)
 	}
 	if _, err := pick(e, selection{source: "aider", project: proj}); err == nil {
 		t.Error("without the run's start, a tracked history was taken")

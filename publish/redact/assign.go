@@ -86,17 +86,12 @@ func readAssign(s string, i int) (a assign, ok bool) {
 // quote (maybe JSON-escaped), a closing ']' of config["KEY"] or markdown
 // emphasis, to where the key's name ends.
 func keyEnd(s string, i int) (ke int, spaced bool) {
-	j := i
-	for j > 0 && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
-		j--
-	}
+	j := skipBack(s, i, i-4, " \t")
 	spaced = j < i
 	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
 		j-- // config["SECRET_KEY"] = ...
 	}
-	for n := 0; j > 0 && n < 2 && isOneOf(s[j-1], "\"'`*"); n++ {
-		j--
-	}
+	j = skipBack(s, j, j-2, "\"'`*")
 	if j > 0 && s[j-1] == '\\' {
 		j--
 	}
@@ -106,9 +101,7 @@ func keyEnd(s string, i int) (ke int, spaced bool) {
 // keyStart reads the key's name [A-Za-z0-9_.-]+ backwards from ke, and
 // which keyword families may start in it (keyFamilies).
 func keyStart(s string, ke int) (j int, fam uint8) {
-	j = ke
-	for lo := max(0, ke-maxKeyLen-1); j > lo && classes[s[j-1]]&setKeyName != 0; j-- {
-	}
+	j = runBack(s, ke, ke-maxKeyLen-1, setKeyName)
 	return j, keyFamilies(s[j:ke])
 }
 
@@ -159,9 +152,7 @@ func (a *assign) valueStart(s string) int {
 	if hasPrefixAt(s, v, "**") {
 		v += 2
 	}
-	for v < len(s) && v-a.sepEnd < 8 && (s[v] == ' ' || s[v] == '\t') {
-		v++
-	}
+	v = skipOver(s, v, a.sepEnd+8, " \t")
 	a.spaced = a.spaced || v > a.sepEnd
 	return v
 }
@@ -217,7 +208,7 @@ func keyAsValue(key []byte, val string) bool {
 // awsSecret reports a 40-byte base64 secret under an AWS key name.
 func awsSecret(kind Kind, key []byte, val string) bool {
 	return kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
-		(containsBytes(key, "aws") || containsBytes(key, "secretaccesskey")) && !isPlaceholder(val)
+		(strings.Contains(string(key), "aws") || strings.Contains(string(key), "secretaccesskey")) && !isPlaceholder(val)
 }
 
 // attributeName classifies the value attribute of an XML element by its
@@ -249,10 +240,7 @@ func attributeName(s string, j int) (Kind, bool) {
 // (<password>x</password>, <apiToken>, Maven's and Ant's settings); s[i] is
 // the '>' of the opening tag.
 func xmlElement(s string, i int) (Match, bool) {
-	j := i
-	for j > 0 && i-j <= maxKeyLen && classes[s[j-1]]&setKeyName != 0 {
-		j--
-	}
+	j := runBack(s, i, i-maxKeyLen-1, setKeyName)
 	if j == i && i > 0 && isOneOf(s[i-1], "\"'") {
 		return xmlKeyAttr(s, i)
 	}
@@ -303,12 +291,8 @@ func xmlText(s string, i int, name string, kind Kind) (Match, bool) {
 		return Match{}, false
 	}
 	ve := vs + k
-	for vs < ve && s[vs] == ' ' {
-		vs++
-	}
-	for ve > vs && s[ve-1] == ' ' {
-		ve--
-	}
+	vs = skipOver(s, vs, ve, " ")
+	ve = skipBack(s, ve, vs, " ")
 	val := s[vs:ve]
 	if len(val) < 4 || strings.ContainsAny(val, "\n<") || isPlaceholder(val) && !(val[0] == '{' && strings.HasSuffix(val, "}") && len(val) > 16) {
 		return Match{}, false // ${env.PASS}; a Maven {encrypted} one is masked
@@ -327,10 +311,7 @@ func genAssign(s string, j, ke, sepEnd int, fam uint8) (Match, bool) {
 	if fam&triGen == 0 {
 		return Match{}, false
 	}
-	v := sepEnd
-	for v < len(s) && v-sepEnd < 8 && (s[v] == ' ' || s[v] == '\t') {
-		v++
-	}
+	v := skipOver(s, sepEnd, sepEnd+8, " \t")
 	if v >= len(s) {
 		return Match{}, false
 	}
@@ -643,10 +624,7 @@ func identInCode(s, val string, ve int, spaced bool, sep byte) bool {
 	if spaced && sep == '=' {
 		return true // token = tokenize  /  password := pw
 	}
-	next := ve
-	for next < len(s) && (s[next] == ' ' || s[next] == '\t') {
-		next++
-	}
+	next := skipOver(s, ve, len(s), " \t")
 	if next >= len(s) {
 		return false
 	}
@@ -690,21 +668,14 @@ func skipQuote(s string, p int) (int, byte) {
 // ("Bearer ", "Basic ", "token "); "" when the token is bare. A digest's
 // parameters are not a token (ok false).
 func authScheme(s string, p int) (scheme string, next int, ok bool) {
-	w := p
-	for w < len(s) && w-p < 16 && (s[w] >= 'a' && s[w] <= 'z' || s[w] >= 'A' && s[w] <= 'Z' || s[w] == '-') {
-		w++
-	}
+	w := skipOver(s, p, p+16, letters+"-")
 	if w == p || w >= len(s) || s[w] != ' ' {
 		return "", p, true
 	}
 	if equalFold(s[p:w], "digest") {
 		return "", p, false
 	}
-	scheme = s[p:w]
-	for w < len(s) && s[w] == ' ' {
-		w++
-	}
-	return scheme, w, true
+	return s[p:w], skipOver(s, w, len(s), " "), true
 }
 
 // authToken reports whether tok, ending at e, is a credential rather than
@@ -723,10 +694,7 @@ func bearer(s string, i int) (Match, bool) {
 	if !hasPrefixAt(s, i, "Bearer ") || !boundary(s, i) {
 		return Match{}, false
 	}
-	p := i + 7
-	for p < len(s) && s[p] == ' ' {
-		p++
-	}
+	p := skipOver(s, i+7, len(s), " ")
 	e := bearerEnd(s, p, maxValueLen)
 	tok := s[p:e]
 	if len(tok) < 16 || !looksRandom(tok) || isPlaceholder(tok) {
@@ -760,10 +728,6 @@ func hasAt(b []byte, p int, w string) bool {
 
 func hasSuffixBytes(b []byte, w string) bool {
 	return len(b) >= len(w) && string(b[len(b)-len(w):]) == w
-}
-
-func containsBytes(b []byte, w string) bool {
-	return strings.Contains(string(b), w)
 }
 
 // sasContext reports whether the sig= at i belongs to an Azure shared

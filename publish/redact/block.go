@@ -71,10 +71,7 @@ func keyBody(s string, p, limit int) int {
 		if g >= limit || !brk && !first {
 			break
 		}
-		k := g
-		for k < limit && classes[s[k]]&setBase64 != 0 {
-			k++
-		}
+		k := runTo(s, g, limit, setBase64)
 		if k == g {
 			break
 		}
@@ -117,14 +114,8 @@ func skipKeyGlue(s string, i, limit int) (int, bool) {
 
 // skipLineNumber skips "   12→", "   12\t", "12:" or "12|" at i.
 func skipLineNumber(s string, i, limit int) int {
-	j := i
-	for j < limit && j-i < 8 && (s[j] == ' ' || s[j] == '\t') {
-		j++
-	}
-	d := j
-	for j < limit && j-d < 8 && classes[s[j]]&cDigit != 0 {
-		j++
-	}
+	d := skipOver(s, i, min(limit, i+8), " \t")
+	j := runTo(s, d, min(limit, d+8), cDigit)
 	switch {
 	case j == d:
 		return i
@@ -165,10 +156,7 @@ func keyBodyBack(s string, p, limit int) int {
 		if !brk && !first {
 			break
 		}
-		k := g
-		for k > limit && classes[s[k-1]]&setBase64 != 0 {
-			k--
-		}
+		k := runBack(s, g, limit, setBase64)
 		if k < g && k > 0 && s[k-1] == '\\' && isOneOf(s[k], "ntr") {
 			k++ // the letter of a "\n" or "\t" escape
 		}
@@ -222,17 +210,11 @@ func skipLineNumberBack(s string, p, limit int) int {
 	default:
 		return p
 	}
-	d := j
-	for d > limit && j-d < 8 && classes[s[d-1]]&cDigit != 0 {
-		d--
-	}
+	d := runBack(s, j, max(limit, j-8), cDigit)
 	if d == j {
 		return p
 	}
-	for d > limit && s[d-1] == ' ' {
-		d--
-	}
-	return d
+	return skipBack(s, d, limit, " ")
 }
 
 // b64Headers are the base64 spellings of headers that start a secret (a
@@ -352,15 +334,10 @@ func puttyKey(s string, i int) (Match, bool) {
 	}
 	p := i + k + len("Private-Lines:")
 	if m := strings.Index(s[p:limit], "Private-MAC:"); m >= 0 {
-		e := p + m + len("Private-MAC:")
-		for e < limit && s[e] == ' ' {
-			e++
-		}
+		e := skipOver(s, p+m+len("Private-MAC:"), limit, " ")
 		return Match{KindPrivateKey, i, runAll(s, e, cAlnum)}, true
 	}
-	for p < limit && (s[p] == ' ' || classes[s[p]]&cDigit != 0) {
-		p++
-	}
+	p = skipOver(s, p, limit, " 0123456789")
 	return Match{KindPrivateKey, i, max(p, keyBody(s, p, limit))}, true
 }
 

@@ -120,30 +120,32 @@ func anchorOf(lit string, fold bool) int {
 	}
 	best, score := -1, -1
 	for k := 0; k < len(lit); k++ {
-		c := lit[k]
-		if isLowerByte(c) && !fold {
-			continue // lower-case letters are most of the text
-		}
-		r := strings.IndexByte(byteRank, c) // digits rank first: in every number, date and hash
-		if fold && c >= '0' && c <= '9' {
-			r = 0
-		} else if fold {
-			// Both cases become triggers: rank by the lower-case one, and
-			// only the six rarest letters qualify.
-			r = strings.IndexByte(byteRank[10:36], lower(c))
-			if r < 26-6 {
-				continue
-			}
-			r += 10
-		}
-		if hot[c] && !fold {
-			r = 1000 // a hand-written trigger: no new stop in clean text
-		}
-		if r > score {
+		if r := anchorRank(lit[k], fold); r > score {
 			best, score = k, r
 		}
 	}
 	return best
+}
+
+// anchorRank is how rare the letter or digit c is as an anchor (see
+// byteRank), -1 when it cannot be one.
+func anchorRank(c byte, fold bool) int {
+	switch {
+	case !fold && isLowerByte(c):
+		return -1 // lower-case letters are most of the text
+	case !fold && hot[c]:
+		return 1000 // a hand-written trigger: no new stop in clean text
+	case !fold:
+		return strings.IndexByte(byteRank, c) // digits rank first: in every number, date and hash
+	case c >= '0' && c <= '9':
+		return 0
+	}
+	// Both cases become triggers: rank by the lower-case one, and only the
+	// six rarest letters qualify.
+	if r := strings.IndexByte(byteRank[10:36], lower(c)); r >= 26-6 {
+		return r + 10
+	}
+	return -1
 }
 
 // initGen anchors the generated tokens and widens the trigger tables; it
@@ -174,16 +176,8 @@ func anchorToken(t *genToken) {
 		indexToken(t)
 		return
 	}
-	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0])}
-	if a > 0 {
-		an.prev = lower(t.lit[a-1])
-	}
-	if a+1 < len(t.lit) {
-		an.next = t.lit[a+1]
-	}
-	if a >= 2 {
-		an.prev2 = t.lit[a-2]
-	}
+	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0]),
+		prev: lower(litByte(t.lit, a-1)), next: litByte(t.lit, a+1), prev2: litByte(t.lit, a-2)}
 	if t.fold {
 		an.next, an.prev2 = lower(an.next), lower(an.prev2)
 	}
@@ -191,13 +185,18 @@ func anchorToken(t *genToken) {
 		an.probe = len(t.lit) - 1 - a + t.post.min
 	}
 	an.probeSet = t.post.set
-	cs := []byte{t.lit[a]}
+	addAnchor(t.lit[a], an)
 	if t.fold && (lower(t.lit[a]) != t.lit[a] || isLowerByte(t.lit[a])) {
-		cs = append(cs, swapCase(t.lit[a]))
+		addAnchor(swapCase(t.lit[a]), an)
 	}
-	for _, c := range cs {
-		addAnchor(c, an)
+}
+
+// litByte is lit[k], or 0 out of the literal.
+func litByte(lit string, k int) byte {
+	if k < 0 || k >= len(lit) {
+		return 0
 	}
+	return lit[k]
 }
 
 // indexToken adds a token without an anchor byte to the needles Find
@@ -306,14 +305,7 @@ func genDotShape(s string, i int) bool {
 	return false
 }
 
-func onlyDigits(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if classes[v[i]]&cDigit == 0 {
-			return false
-		}
-	}
-	return true
-}
+func onlyDigits(v string) bool { return runTo(v, 0, len(v), cDigit) == len(v) }
 
 func swapCase(c byte) byte {
 	switch {
@@ -528,23 +520,21 @@ func genRandom(v string, sets ...uint8) bool {
 	}
 	kinds := 0
 	for _, probe := range []byte{'7', 'q', 'Q'} {
-		for _, k := range sets {
-			if inGenSet(k, probe) {
-				kinds++
-				break
-			}
+		if setsHave(sets, probe) {
+			kinds++
 		}
 	}
 	// Only a set with lower-case letters holds words; an upper-case body
 	// without a digit is a token (an AWS key id's 16 base32 bytes have
 	// none 3.6 % of the time), and so are digits between dashes (Slack's
 	// xoxb-<digits>-<digits>-... cut before its letters) or alone.
-	return kinds < 2 || mixed(v) || !lowerIn(sets) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
+	return kinds < 2 || mixed(v) || !setsHave(sets, 'q') || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
 }
 
-func lowerIn(sets []uint8) bool {
+// setsHave reports whether one of the generated sets holds c.
+func setsHave(sets []uint8, c byte) bool {
 	for _, k := range sets {
-		if inGenSet(k, 'q') {
+		if inGenSet(k, c) {
 			return true
 		}
 	}

@@ -137,15 +137,7 @@ func randomIdent(v string) bool {
 
 // isIdent reports whether v is a single identifier: [A-Za-z_][A-Za-z0-9_]*.
 func isIdent(v string) bool {
-	if v == "" || classes[v[0]]&cDigit != 0 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if classes[v[i]]&setWord == 0 {
-			return false
-		}
-	}
-	return true
+	return v != "" && classes[v[0]]&cDigit == 0 && runTo(v, 0, len(v), setWord) == len(v)
 }
 
 // isMemberAccess reports whether v is a dotted identifier path such as

@@ -15,7 +15,7 @@ func proseKey(s string, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
-	verb := hasPrefixAt(s, we+1, "is ") || hasPrefixAt(s, we+1, "was ")
+	_, verb := afterVerb(s, we+1)
 	ws, ok := proseWord(s, i, we, verb)
 	if !ok {
 		return Match{}, false
@@ -27,7 +27,7 @@ func proseKey(s string, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
-	p, ok := proseValueStart(s, ws, we, verb, kind)
+	p, ok := proseValueStart(s, ws, we, kind)
 	if !ok {
 		return Match{}, false
 	}
@@ -45,10 +45,7 @@ func proseKey(s string, i int) (Match, bool) {
 // path, variable or field, and with a verb, after "set " or as .netrc's
 // "password".
 func proseWord(s string, i, we int, verb bool) (int, bool) {
-	ws := i
-	for ws > 0 && i-ws < maxKeyLen && classes[s[ws-1]]&setURLSafe != 0 {
-		ws--
-	}
+	ws := runBack(s, i, i-maxKeyLen, setURLSafe)
 	if ws > 0 && isOneOf(s[ws-1], "./$%{<@") {
 		return 0, false // a path, variable or field
 	}
@@ -66,19 +63,12 @@ func proseKind(key []byte, env bool) (Kind, bool) {
 // proseValueStart returns where the value after the keyword's word (ws to
 // we) starts: after its verb, or, without one, only in "set <key> <value>"
 // and .netrc's "password <value>".
-func proseValueStart(s string, ws, we int, verb bool, kind Kind) (int, bool) {
-	p := we + 1
-	switch {
-	case verb && s[p] == 'i':
-		p += 3
-	case verb:
-		p += 4
-	case !setOrNetrc(lineBefore(s, ws), kind):
+func proseValueStart(s string, ws, we int, kind Kind) (int, bool) {
+	p, verb := afterVerb(s, we+1)
+	if !verb && !setOrNetrc(lineBefore(s, ws), kind) {
 		return 0, false
 	}
-	for p < len(s) && p-we < 16 && s[p] == ' ' {
-		p++
-	}
+	p = skipOver(s, p, we+16, " ")
 	return p, p < len(s) && !hasPrefixAt(s, p, markerPrefix)
 }
 
@@ -97,9 +87,7 @@ func setOrNetrc(line string, kind Kind) bool {
 func proseValue(s string, p int) (vs, ve int, ok bool) {
 	vs, ve, quoted := value(s, p)
 	if !quoted {
-		for ve > vs && isOneOf(s[ve-1], ".,:;)") {
-			ve-- // the end of the sentence
-		}
+		ve = skipBack(s, ve, vs, ".,:;)") // the end of the sentence
 	}
 	return vs, ve, ve > vs
 }
@@ -117,14 +105,7 @@ func proseSecret(val string, kind Kind) bool {
 }
 
 // hasSymbol reports whether v has a byte that is neither a letter nor a digit.
-func hasSymbol(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if !isAlnum(v[i]) {
-			return true
-		}
-	}
-	return false
-}
+func hasSymbol(v string) bool { return runTo(v, 0, len(v), cAlnum) < len(v) }
 
 // widenKey turns the key "key" into "apikey", "accesskey" or "secretkey"
 // when the word before it (ending at ws-1) says so: "the API key is",
@@ -162,13 +143,8 @@ func keywordShape(s string, i int) bool {
 // only of operator bytes (:=, =, ==, !=): a value too short for proseKey to
 // accept, so the statement can be dropped before any scan.
 func operatorNext(s string, p int) bool {
-	for p < len(s) && s[p] == ' ' {
-		p++
-	}
-	q := p
-	for q < len(s) && q-p < 3 && isOneOf(s[q], ":=!<>") {
-		q++
-	}
+	p = skipOver(s, p, len(s), " ")
+	q := skipOver(s, p, p+3, ":=!<>")
 	return q > p && q-p <= 2 && (q == len(s) || valueStop[s[q]])
 }
 
@@ -180,29 +156,30 @@ func proseShape(s string, i int) (we int, ok bool) {
 	if !keywordShape(s, i) {
 		return 0, false
 	}
-	we = i + 1
-	for we < len(s) && we-i < maxKeyLen && classes[s[we]]&setURLSafe != 0 {
-		we++
-	}
+	we = runTo(s, i+1, i+maxKeyLen, setURLSafe)
 	if we >= len(s) || s[we] != ' ' {
 		return 0, false // password), token. token, ...: not a statement
 	}
-	p := we + 1
-	switch {
-	case hasPrefixAt(s, p, "is "):
-		p += 3
-	case hasPrefixAt(s, p, "was "):
-		p += 4
-	case operatorNext(s, p):
+	p, verb := afterVerb(s, we+1)
+	if !verb && operatorNext(s, p) {
 		return 0, false
 	}
-	for p < len(s) && p-we < 16 && s[p] == ' ' {
-		p++
-	}
+	p = skipOver(s, p, we+16, " ")
 	if p >= len(s) || lowerWord(s, p) {
 		return 0, false // "password must be", "token string", "is returned"
 	}
 	return we, true
+}
+
+// afterVerb returns where the text after the "is " or "was " at p starts,
+// and whether one is there.
+func afterVerb(s string, p int) (int, bool) {
+	for _, v := range [...]string{"is ", "was "} {
+		if hasPrefixAt(s, p, v) {
+			return p + len(v), true
+		}
+	}
+	return p, false
 }
 
 // lowerWord reports whether the unquoted value at p is a word of lower-case
@@ -216,9 +193,16 @@ func lowerWord(s string, p int) bool {
 	return q > p && (q == len(s) || valueStop[s[q]])
 }
 
-// promptWords are the words of a prompt for a credential, lower case;
-// "pin" only as a word of its own (not ping, spinner).
-var promptWords = []string{"assword", "asswd", "passphrase", "passcode", "token", "secret", "pin"}
+// promptWords are the words of a prompt for a credential, lower case
+// ("pin" only as a word of its own: not ping, spinner), and the kind of
+// the answer.
+var promptWords = []struct {
+	w    string
+	kind Kind
+}{
+	{"assword", KindPassword}, {"asswd", KindPassword}, {"passphrase", KindPassword}, {"passcode", KindPassword},
+	{"token", KindToken}, {"secret", KindSecret}, {"pin", KindPassword},
+}
 
 // promptAnswer masks what a script types at a prompt for a credential:
 // expect's send "X\r" and pexpect's sendline('X') after an expect whose
@@ -260,10 +244,7 @@ func promptAnswer(s string, p int) (Match, bool) {
 // promptPattern returns where the quoted pattern after "expect" (ending at
 // p) starts: maybe in a list, behind -re/-ex/-gl, JSON-escaped.
 func promptPattern(s string, p int) (int, bool) {
-	q := p
-	for q < len(s) && q-p < 16 && isOneOf(s[q], " ([") {
-		q++
-	}
+	q := skipOver(s, p, p+16, " ([")
 	for _, f := range []string{"-re ", "-ex ", "-gl "} {
 		if hasPrefixAt(s, q, f) {
 			q += len(f)
@@ -279,9 +260,7 @@ func sentAnswer(s string, k int) (vs, ve int, ok bool) {
 	if hasPrefixAt(s, v, "line") {
 		v += 4
 	}
-	for v < len(s) && v-k < 16 && isOneOf(s[v], " (") {
-		v++
-	}
+	v = skipOver(s, v, k+16, " (")
 	if hasPrefixAt(s, v, "-- ") {
 		v += 3
 	}
@@ -313,7 +292,8 @@ func promptCredential(pat string) (Kind, bool) {
 	}
 	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
 	pat = pat[:n]
-	for _, w := range promptWords {
+	for _, pw := range promptWords {
+		w := pw.w
 		k := strings.Index(low, w)
 		if k < 0 {
 			continue
@@ -327,13 +307,7 @@ func promptCredential(pat string) (Kind, bool) {
 			rest = rest[:c]
 		}
 		if strings.ContainsAny(rest, ":?") || !hasLetter(rest) {
-			switch w {
-			case "token":
-				return KindToken, true
-			case "secret":
-				return KindSecret, true
-			}
-			return KindPassword, true
+			return pw.kind, true
 		}
 	}
 	return "", false
@@ -360,10 +334,7 @@ var flagStart = byteSet(" \t\n\"'`(=")
 // key (--password, --token, --api-key, --client-secret, ...); n is the index
 // of the name. --name=value is left to assignment.
 func longFlag(s string, n int) (Match, bool) {
-	e := n
-	for e < len(s) && e-n <= maxKeyLen && (isAlnum(s[e]) || s[e] == '-' || s[e] == '_') {
-		e++
-	}
+	e := runTo(s, n, n+maxKeyLen+1, setURLSafe)
 	if e == n || e-n > maxKeyLen || e >= len(s) || s[e] != ' ' {
 		return Match{}, false
 	}
@@ -471,10 +442,7 @@ func longSingleDash(s string, i int) (Match, bool) {
 // singleDashName returns the end of the flag name at n, followed by a
 // space, when a hand-written keyword may start in it.
 func singleDashName(s string, n int) (int, bool) {
-	e := n
-	for e < len(s) && e-n <= maxKeyLen && isAlnum(s[e]) {
-		e++
-	}
+	e := runTo(s, n, n+maxKeyLen+1, cAlnum)
 	return e, e-n >= 4 && e-n <= maxKeyLen && e < len(s) && s[e] == ' ' && keyFamilies(s[n:e])&triHand != 0
 }
 
@@ -482,10 +450,7 @@ func singleDashName(s string, n int) (int, bool) {
 // after the flag letter p for -pX), quoted or up to the next space, if it is
 // a plausible literal secret of kind k. key, when given, is the folded name.
 func spacedValue(s string, p int, k Kind, key []byte) (Match, bool) {
-	v := p + 1
-	for v < len(s) && v-p < 4 && s[v] == ' ' {
-		v++
-	}
+	v := skipOver(s, p+1, p+4, " ")
 	if v >= len(s) || s[v] == '-' || hasPrefixAt(s, v, markerPrefix) {
 		return Match{}, false
 	}

@@ -241,11 +241,11 @@ func Clip(s string, n int) string {
 		}
 	}
 	if cut < len(s) && !isSpaceByte(s[cut]) {
-		for back := cut; cut-back < 256; back-- {
-			if back == 0 || isSpaceByte(s[back-1]) {
-				cut = back // the word starts here (or the text does)
-				break
-			}
+		lo := max(0, cut-256)
+		if k := strings.LastIndexAny(s[lo:cut], " \n\t\r"); k >= 0 {
+			cut = lo + k + 1 // the word starts here
+		} else if cut < 256 {
+			cut = 0 // or the text does
 		}
 	}
 	return strings.TrimRight(s[:cut], " \t\r\n") + "…"
@@ -254,11 +254,7 @@ func Clip(s string, n int) string {
 // secretStart is where the cut goes for a match that crosses it: the match
 // start, moved back over an opening quote so that no dangling quote is left.
 func secretStart(s string, m Match) int {
-	i := m.Start
-	for i > 0 && isOneOf(s[i-1], "\"'`") {
-		i--
-	}
-	return i
+	return skipBack(s, m.Start, 0, "\"'`")
 }
 
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

@@ -8,24 +8,16 @@ import (
 // detector takes (s, i) where s[i] is its trigger byte, must never index
 // outside s, and must cost a few comparisons when it does not match.
 
-// hot marks the trigger bytes; everything else is skipped by one lookup.
-var hot = [256]bool{
-	'-': true, '=': true, ':': true, '@': true, 'A': true, 'B': true, 'S': true,
-	'.': true, 'w': true, 'k': true, '>': true,
-}
-
-// hot8 is hot as bytes, so that eight lookups can be OR-ed without branches.
-var hot8 = func() (t [256]uint8) {
-	for c, h := range hot {
-		if h {
-			t[c] = 1
-		}
-	}
-	return t
-}()
+// hot marks the trigger bytes (handTriggers, the generated anchors and the
+// triggered needles); everything else is skipped by one lookup. hot8 is
+// hot as bytes, so that eight lookups can be OR-ed without branches.
+var (
+	hot  [256]bool
+	hot8 [256]uint8
+)
 
 // skipCold returns the index of the first trigger at or after i that passes
-// the neighbour filters (see nbSets, rejNexts), or len(s). It tests eight
+// the neighbour filters (see handTriggers), or len(s). It tests eight
 // bytes per branch, and drops filtered triggers without returning: this loop
 // is most of the cost of clean text, where a trigger byte comes every dozen
 // bytes of code but few of them are worth a detector call.
@@ -129,12 +121,36 @@ const maxRun = 4096
 
 // run returns the end of the run of bytes in set starting at i, looking at
 // most maxRun bytes.
-func run(s string, i int, set class) int {
-	lim := min(len(s), i+maxRun)
-	for i < lim && classes[s[i]]&set != 0 {
-		i++
+func run(s string, i int, set class) int { return runTo(s, i, i+maxRun, set) }
+
+// runTo returns the end of the run of bytes in set from i, before lim.
+func runTo(s string, i, lim int, set class) int {
+	for lim = min(lim, len(s)); i < lim && classes[s[i]]&set != 0; i++ {
 	}
 	return i
+}
+
+// runBack returns the start of the run of bytes in set that ends at j,
+// not before lo.
+func runBack(s string, j, lo int, set class) int {
+	for lo = max(lo, 0); j > lo && classes[s[j-1]]&set != 0; j-- {
+	}
+	return j
+}
+
+// skipOver returns the end of the run of bytes of set from i, before lim.
+func skipOver(s string, i, lim int, set string) int {
+	for lim = min(lim, len(s)); i < lim && isOneOf(s[i], set); i++ {
+	}
+	return i
+}
+
+// skipBack returns the start of the run of bytes of set that ends at j,
+// not before lo.
+func skipBack(s string, j, lo int, set string) int {
+	for lo = max(lo, 0); j > lo && isOneOf(s[j-1], set); j-- {
+	}
+	return j
 }
 
 // runAll is run without the bound; use it only to extend a match that has
@@ -165,41 +181,54 @@ func hasSuffixAt(s string, i int, p string) bool {
 	return i <= len(s) && i >= len(p) && s[i-len(p):i] == p
 }
 
-// Neighbour filters: a trigger byte is worth a detector call only when the
-// byte before (offset -1) or after (+1) it can belong to a token there.
-// nbSet[c] indexes nbSets (0: no filter), nbOff[c] is the offset.
-var nbSets = [...][256]bool{
-	{},
-	byteSet("-Yy \t"),              // '-' after "-----BEGIN", PuTTY, key, --flag, -p
-	byteSet("C"),                   // 'A' before C (Twilio AC)
-	byteSet("K"),                   // 'S' before K (Twilio SK)
-	byteSet("e"),                   // 'B' before earer
-	byteSet("sSpP"),                // 'w' after pass, pw
-	byteSet("oO _-i"),              // 'k' after to(ken), api key, api_key, apikey
-	byteSet("dDtTnNyYeEhHlLsS\"'"), // '>' after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+// handTriggers are the hand-written detectors' trigger bytes and their
+// neighbour filters: a trigger byte is worth a detector call only when the
+// byte before it (prev) and the byte after it (next) can belong to a token
+// there ("": any byte). A trigger is dropped at the edge of the text where
+// the neighbour its prev or next names is missing (but for nextOpt); the
+// rejected bytes (notPrev, notNext) pass there. Each rejection is one the
+// detector itself would make first.
+var handTriggers = [...]struct {
+	c                byte
+	prev, next       string
+	notPrev, notNext string
+	nextOpt          bool
+}{
+	{c: '-', prev: "-Yy \t"},                            // after "-----BEGIN", PuTTY, key, --flag, -p
+	{c: '=', notPrev: "=!<>:+-*/%&|^~?", notNext: "=~"}, // ==, !=, <=, :=, +=, =~: no assignment
+	{c: ':', notNext: ":"},                              // :: (assignment, telegram, webhook)
+	{c: '@'},
+	{c: 'A', next: "C"}, // Twilio AC
+	{c: 'S', next: "K"}, // Twilio SK
+	{c: 'B', next: "e"}, // Bearer
+	{c: '.', next: letters + "0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
+	{c: 'w', prev: "sSpP"},                             // after pass, pw
+	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true}, // to(k)en, (k)ey after to(ken), api key, api_key, apikey
+	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},              // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
 
-var (
-	nbSet = [256]uint8{'-': 1, 'A': 2, 'S': 3, 'B': 4, 'w': 5, 'k': 6, '>': 7}
-	nbOff = [256]int8{'-': -1, 'A': 1, 'S': 1, 'B': 1, 'w': -1, 'k': -1, '>': -1}
-)
+const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// Second-stage filters, applied after the neighbour filter: a trigger is
-// dropped when the byte after it (rejNext) is in the set rejNexts[k] indexes,
-// or, for '=', when the byte before it is (rejPrev). Out of range passes.
-// Each rejection is one the detector itself would make first.
-var rejNexts = [...][256]bool{
-	{},
-	byteSet("=~"),      // '=': ==, =~ (assignment)
-	byteSet(":"),       // ':': :: (assignment, telegram, webhook)
-	notSet(setURLSafe), // '.': every dot format has a url-safe byte next
-	notSet(0, 'e'),     // 'k': to(k)en and (k)ey
+// handNeedPrev and handNeedNext: the filter of hand-written trigger c needs
+// the byte before or after it.
+var handNeedPrev, handNeedNext [256]bool
+
+// allowRow is a pass table row: 1 for the bytes of allow ("": all) but
+// not of reject.
+func allowRow(allow, reject string) (r [256]uint8) {
+	if allow == "" {
+		for x := range r {
+			r[x] = 1
+		}
+	}
+	for k := 0; k < len(allow); k++ {
+		r[allow[k]] = 1
+	}
+	for k := 0; k < len(reject); k++ {
+		r[reject[k]] = 0
+	}
+	return r
 }
-
-var (
-	rejNext = [256]uint8{'=': 1, ':': 2, '.': 3, 'k': 4}
-	rejPrev = byteSet("=!<>:+-*/%&|^~?") // '=': ==, !=, <=, :=, += ... (assignment)
-)
 
 // passPrev[c][p] is 1 when trigger c passes its filters on the byte p before
 // it, passNext[c][n] when it passes those on the byte n after it; both are 0
@@ -218,32 +247,24 @@ var needPrev, needNext [256]bool
 var handHot [256]bool
 
 func init() {
+	for _, h := range handTriggers {
+		hot[h.c] = true
+	}
 	handHot = hot
 	initGen() // adds the generated anchors to hot
 	initNeedles()
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
-		if !hot[c] {
-			continue
-		}
-		if !handHot[c] {
-			needPrev[c] = !genHasAnchorless[c]
-			needNext[c] = true
-			continue
-		}
-		if k := nbSet[c]; k != 0 {
-			needPrev[c] = nbOff[c] < 0 && !genHasAnchorless[c]
-			needNext[c] = nbOff[c] > 0
-		}
-		for x := 0; x < 256; x++ {
-			okp, okn := handPass(byte(c), byte(x))
-			pp[c][x], pn[c][x] = b2u(okp), b2u(okn)
+		if hot[c] && !handHot[c] {
+			needPrev[c], needNext[c] = !genHasAnchorless[c], true
 		}
 	}
-	for c := 0; c < 256; c++ {
-		if handHot[c] {
-			handPN[c] = pnBits(&pp[c], &pn[c])
-		}
+	for _, h := range handTriggers {
+		c := h.c
+		handNeedPrev[c], handNeedNext[c] = h.prev != "", h.next != "" && !h.nextOpt
+		needPrev[c], needNext[c] = handNeedPrev[c] && !genHasAnchorless[c], handNeedNext[c]
+		pp[c], pn[c] = allowRow(h.prev, h.notPrev), allowRow(h.next, h.notNext)
+		handPN[c] = pnBits(&pp[c], &pn[c])
 	}
 	for c := 0; c < 256; c++ {
 		if len(genAt[c]) == 0 {
@@ -257,26 +278,6 @@ func init() {
 		}
 	}
 	needlePass(pp, pn)
-}
-
-// handPass reports whether the hand-written trigger c passes its filters
-// with x the byte before it (okp) and with x the byte after it (okn).
-func handPass(c, x byte) (okp, okn bool) {
-	okp, okn = true, true
-	if k := nbSet[c]; k != 0 {
-		if nbOff[c] < 0 {
-			okp = nbSets[k][x]
-		} else {
-			okn = nbSets[k][x]
-		}
-	}
-	if k := rejNext[c]; k != 0 && rejNexts[k][x] {
-		okn = false
-	}
-	if c == '=' && rejPrev[x] {
-		okp = false
-	}
-	return okp, okn
 }
 
 func b2u(b bool) uint8 {
@@ -311,17 +312,6 @@ func pnBits(p, n *[256]uint8) (f pnFilter) {
 
 func (f *pnFilter) ok(p, n byte) bool {
 	return f.prev[p>>6]&(1<<(p&63)) != 0 && f.next[n>>6]&(1<<(n&63)) != 0
-}
-
-// notSet is the complement of the bytes in set and the extra bytes.
-func notSet(set class, extra ...byte) (t [256]bool) {
-	for c := range t {
-		t[c] = classes[c]&set == 0
-	}
-	for _, c := range extra {
-		t[c] = false
-	}
-	return t
 }
 
 // dotShape reports a dot worth a call: a generated literal's or the first
@@ -390,7 +380,7 @@ func genIf(g bool, s string, i int) (Match, bool) {
 // neighbour filter needs the byte that is not there.
 func missingNeighbour(s string, i int) bool {
 	c := s[i]
-	return nbSet[c] != 0 && (nbOff[c] < 0 && i == 0 || nbOff[c] > 0 && i+1 >= len(s))
+	return handNeedPrev[c] && i == 0 || handNeedNext[c] && i+1 >= len(s)
 }
 
 func handDetect(s string, i int, inGeneric bool) (Match, bool) {

@@ -5,6 +5,8 @@ package redact
 // key id, a Slack webhook keeping its host) or have no fixed literal to
 // anchor on (Discord, Telegram bot tokens); and the '-' dispatch.
 
+import "strings"
+
 // dashToken handles private key blocks, flags, mailgun's key- and PuTTY
 // key files.
 func dashToken(s string, i int) (Match, bool) {
@@ -49,10 +51,7 @@ func doubleDash(s string, i int) (Match, bool) {
 // bytes, after at most a few separators on the same line; e is the end of
 // the key id.
 func awsPairedSecret(s string, e int) (Match, bool) {
-	p := e
-	for p < len(s) && p-e < 8 && isOneOf(s[p], " \t,;:|=\"'") {
-		p++
-	}
+	p := skipOver(s, e, e+8, " \t,;:|=\"'")
 	if p == e || p >= len(s) || !boundary(s, p) {
 		return Match{}, false
 	}
@@ -138,10 +137,7 @@ func discordTail(s string, t, i int) (Match, bool) {
 // telegram matches a bot token, <5-16 digits>:A<34 url-safe>; s[i] is the
 // colon.
 func telegram(s string, i int) (Match, bool) {
-	t := i
-	for t > 0 && i-t <= 16 && classes[s[t-1]]&cDigit != 0 {
-		t--
-	}
+	t := runBack(s, i, i-17, cDigit)
 	if i-t < 5 || i-t > 16 || !boundary(s, t) && !hasSuffixAt(s, t, "/bot") || !hasPrefixAt(s, i+1, "A") {
 		return Match{}, false
 	}
@@ -186,14 +182,7 @@ func isOneOf(c byte, set string) bool {
 	return false
 }
 
-func hasDigit(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if classes[s[i]]&cDigit != 0 {
-			return true
-		}
-	}
-	return false
-}
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
 // mixed reports whether s has at least two of: digit, lower, upper.
 func mixed(s string) bool {
