@@ -122,6 +122,7 @@ func CleanHistory(l *ledger.Ledger, project string, now time.Time, olderThan tim
 			ids = append(ids, r.ID)
 		}
 	}
+	recorded := len(ids)
 	// Files the ledger does not know are judged by the time in their id.
 	files, err := publish.HistoryIDs(project)
 	if err != nil {
@@ -135,11 +136,9 @@ func CleanHistory(l *ledger.Ledger, project string, now time.Time, olderThan tim
 	if dryRun {
 		return ids, nil
 	}
-	for _, r := range recs {
-		if r.Written.Before(cut) {
-			if _, err := l.Exec(`DELETE FROM handoff_log WHERE id = ?`, r.ID); err != nil {
-				return nil, err
-			}
+	for _, id := range ids[:recorded] {
+		if _, err := l.Exec(`DELETE FROM handoff_log WHERE id = ?`, id); err != nil {
+			return nil, err
 		}
 	}
 	return ids, publish.RemoveHistory(project, ids)
