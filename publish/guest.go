@@ -187,7 +187,7 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 	dir := Dir(project)
 	if fi, err := os.Lstat(dir); err == nil {
 		switch {
-		case Canonical(dir) == Canonical(home), exists(filepath.Join(dir, "ledger.sqlite")):
+		case Canonical(dir) == Canonical(home), Exists(filepath.Join(dir, "ledger.sqlite")):
 			// carryover's own home (a session once ran in the home
 			// directory), or another one (CARRYOVER_HOME moved): not a
 			// project's state

@@ -435,7 +435,7 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	}
 	out = append(out, h.Quality().String())
 	if o.Session != "" {
-		id := contentLine(short(o.Session))
+		id := contentLine(ShortID(o.Session))
 		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", contentLine(h.Tool), id, id))
 	}
 	return out
@@ -463,7 +463,8 @@ func Ago(now, t time.Time) string {
 	return t.UTC().Format("2006-01-02")
 }
 
-func short(id string) string {
+// ShortID is an id cut to 12 characters, for lines and messages.
+func ShortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
 	}
@@ -503,15 +504,8 @@ func Staleness(text string, now time.Time, head string) string {
 	if err == nil && now.Sub(written) > 6*time.Hour {
 		notes = append(notes, "this handoff was written "+Ago(now, written))
 	}
-	if i := strings.Index(text, "\nbranch "); i >= 0 && head != "" {
-		line, _, _ := strings.Cut(text[i+1:], "\n")
-		if _, rest, ok := strings.Cut(line, " @ "); ok {
-			old, _, _ := strings.Cut(rest, ";")
-			old = strings.TrimSpace(old)
-			if old != "" && old != "-" && old != head {
-				notes = append(notes, "HEAD moved from "+old+" to "+head+" since")
-			}
-		}
+	if old, _ := GitOfText(text); old != "" && head != "" && old != head {
+		notes = append(notes, "HEAD moved from "+old+" to "+head+" since")
 	}
 	if len(notes) == 0 {
 		return ""

@@ -142,7 +142,7 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 	if p.NotProject || err != nil || !sameBody(string(prev), text) || IDOf(HeaderOf(string(prev))) != id || p.check(prev, l) != "" {
 		return false
 	}
-	if global := filepath.Join(p.Home, "handoff.md"); !exists(global) {
+	if global := filepath.Join(p.Home, "handoff.md"); !Exists(global) {
 		if err := WriteAtomic(global, prev); err != nil {
 			p.logf("write global handoff: %v", err)
 		}
@@ -221,7 +221,7 @@ func (p *Project) pointerFiles(tool string) []string {
 		return nil
 	case p.Pointer == PointerAlways:
 		return memoryFiles(func(a *adapters.Agent) bool {
-			return a.MemoryFileAlways || a.Name == tool || exists(filepath.Join(p.Root, a.MemoryFile))
+			return a.MemoryFileAlways || a.Name == tool || Exists(filepath.Join(p.Root, a.MemoryFile))
 		})
 	case len(p.PointerFor) == 0:
 		return nil
@@ -307,26 +307,70 @@ func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, str
 }
 
 // injectText is text as it is injected: redacted, with the staleness note
-// and p.Note after the header and protocol lines, clipped.
+// (of the redacted text: it quotes the handoff's HEAD) and p.Note.
 func (p *Project) injectText(text string) string {
-	if p.Redact != nil {
-		text = p.Redact(text)
+	text = p.Redacted(text)
+	return WithNotes(text, Staleness(text, p.Now, p.Repo().Head()), p.Note)
+}
+
+// Redacted is s as the project's redaction leaves it.
+func (p *Project) Redacted(s string) string {
+	if p.Redact == nil {
+		return s
 	}
-	note := Staleness(text, p.Now, p.Repo().Head())
-	if p.Note != "" {
-		note = strings.TrimPrefix(note+"\n"+p.Note, "\n")
-	}
-	if note != "" {
-		// After the header and protocol lines, so the receiving model reads it first.
-		lines := strings.SplitN(text, "\n", 3)
-		if len(lines) == 3 {
-			text = lines[0] + "\n" + lines[1] + "\n" + note + "\n" + lines[2]
-		}
+	return p.Redact(s)
+}
+
+// WithNotes is text (already redacted) with the notes that are not ""
+// after its header and protocol lines, so the receiving model reads them
+// first, clipped to MaxChars.
+func WithNotes(text string, notes ...string) string {
+	notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" })
+	if lines := strings.SplitN(text, "\n", 3); len(notes) > 0 && len(lines) == 3 {
+		text = lines[0] + "\n" + lines[1] + "\n" + strings.Join(notes, "\n") + "\n" + lines[2]
 	}
 	if len(text) > MaxChars+500 {
 		text = clip(text, MaxChars)
 	}
 	return text
+}
+
+// WrapBanner puts body (WithNotes) in the agent's envelope with rec's
+// banner: beside it as a user message when the agent shows one, else
+// before it. It returns the bytes and body's header (nil, "" when it could
+// not be wrapped, logged).
+func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledger.HandoffRecord) ([]byte, string) {
+	banner := Banner(p.Root, rec, p.Now, p.Redact)
+	var w []byte
+	var err error
+	if agent.UserMessage {
+		w, err = adapters.WrapWithMessage(agent.Envelope, event, body, banner)
+	} else {
+		w, err = adapters.Wrap(agent.Envelope, event, banner+"\n"+body)
+	}
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+		return nil, ""
+	}
+	return w, HeaderOf(body)
+}
+
+// WrapExpired is the one-line notice of an expired handoff (all a session
+// gets of it) in the agent's envelope.
+func (p *Project) WrapExpired(agent *adapters.Agent, event string, rec ledger.HandoffRecord) []byte {
+	w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+	}
+	return w
+}
+
+// Expiry is the expire_after in effect for d (the default for zero).
+func Expiry(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultExpireAfter
+	}
+	return d
 }
 
 // HeaderOf is a handoff's first line.
@@ -342,7 +386,8 @@ func sameBody(a, b string) bool {
 	return ba == bb
 }
 
-func exists(p string) bool {
+// Exists reports whether p exists (following a symlink).
+func Exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
@@ -366,32 +411,12 @@ func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte,
 		p.logf("%s was cleared (carryover clear); not injected", rec.ID)
 		return nil, ""
 	}
-	expire := p.ExpireAfter
-	if expire <= 0 {
-		expire = DefaultExpireAfter
-	}
-	if p.Now.Sub(rec.Updated) > expire {
-		w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
-		if err != nil {
-			p.logf("wrap injection: %v", err)
-		}
+	if p.Now.Sub(rec.Updated) > Expiry(p.ExpireAfter) {
+		w := p.WrapExpired(agent, event, rec)
 		p.logf("%s expired; one-line notice only", rec.ID)
 		return w, ""
 	}
-	body := p.injectText(text)
-	banner := Banner(p.Root, rec, p.Now, p.Redact)
-	var w []byte
-	var err error
-	if agent.UserMessage {
-		w, err = adapters.WrapWithMessage(agent.Envelope, event, body, banner)
-	} else {
-		w, err = adapters.Wrap(agent.Envelope, event, banner+"\n"+body)
-	}
-	if err != nil {
-		p.logf("wrap injection: %v", err)
-		return nil, ""
-	}
-	return w, HeaderOf(body)
+	return p.WrapBanner(agent, event, p.injectText(text), rec)
 }
 
 // clearedTask starts the task line of the stub Clear writes.
@@ -429,6 +454,40 @@ func RecordOfText(text string) (rec ledger.HandoffRecord, ok bool) {
 		rec.Next = next[0]
 	}
 	return rec, true
+}
+
+// GitOfText reads the branch and short HEAD of a handoff's git line
+// ("branch main @ abc1234; …"; "-" for unknown, and a HEAD that is not
+// hex is none).
+func GitOfText(text string) (head, branch string) {
+	for _, l := range sectionLines(text, "## Git") {
+		rest, ok := strings.CutPrefix(l, "branch ")
+		if !ok {
+			continue
+		}
+		b, h, ok := strings.Cut(rest, " @ ")
+		if !ok {
+			return "", ""
+		}
+		h, _, _ = strings.Cut(h, ";")
+		if h = strings.TrimSpace(h); h == "-" || !isHexString(h) {
+			h = ""
+		}
+		if b == "-" {
+			b = ""
+		}
+		return h, b
+	}
+	return "", ""
+}
+
+func isHexString(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // PinnedOfText is the task the user had pinned when text was written

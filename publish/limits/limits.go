@@ -301,15 +301,11 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, handoff func() (distill.H
 	if err != nil {
 		return err
 	}
-	text := res.Text
-	if p.Redact != nil {
-		text = p.Redact(text)
-	}
 	if p.NotProject {
 		return nil // no file in the home directory: `carryover handoff` builds it
 	}
 	// Never through a symlink planted in .carryover (safefile).
-	return publish.WriteOwn(p.Root, "RESUME.md", []byte(text))
+	return publish.WriteOwn(p.Root, "RESUME.md", []byte(p.Redacted(res.Text)))
 }
 
 // ContextOf is session sid's context level and percent ("" when the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/lifecycle"
 )
 
@@ -105,7 +106,7 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 		own("Session", fmt.Sprintf("context: %d/%d tokens", h.Tokens.Used, h.Tokens.Max), "the agent's newest usage report")
 	}
 	own("Session", h.Quality().String(), "carryover's measure of what the fold found (rows, prompts, sections filled)")
-	own("Session", "ledger: "+h.Tool+" session "+shortID(h.Session), "the session of the newest row in carryover's ledger")
+	own("Session", "ledger: "+h.Tool+" session "+publish.ShortID(h.Session), "the session of the newest row in carryover's ledger")
 	return out
 }
 

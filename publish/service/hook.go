@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -59,15 +58,11 @@ type event struct {
 // handoff is the project's handoff distilled this event: the State the
 // refresh folded, or (when this event did not publish) one Refresh now.
 func (ev *event) handoff() (distill.Handoff, error) {
-	if ev.state == nil {
-		st, notes, err := distill.Refresh(ev.ledger, ev.Root, ev.Now)
-		ev.log.notes(notes)
-		if err != nil {
-			return distill.Handoff{}, err
-		}
-		ev.state = st
+	st, err := ev.distilled()
+	if err != nil {
+		return distill.Handoff{}, err
 	}
-	return ev.state.Handoff(distill.Options{Project: ev.Root}), nil
+	return st.Handoff(distill.Options{Project: ev.Root}), nil
 }
 
 // OnHook is one hook event: read the payload (while the ledger opens),
@@ -108,7 +103,7 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	}
 	ev := &event{Project: Open(env, root, log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
 	fb.Set(agent, ev.Project.Project)
-	log.Prefix += "session=" + shortID(h.SessionID) + " "
+	log.Prefix += "session=" + publish.ShortID(h.SessionID) + " "
 	ev.prefetch()
 	o, taken = <-ledgerCh, true
 	if o.err != nil {
@@ -127,7 +122,7 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 // and compiles the distiller's regexps there, when this event may publish.
 // A tool event on a project that had a handoff only stores rows.
 func (ev *event) prefetch() {
-	ev.hadHandoff = !ev.NotProject && fileExists(publish.HandoffPath(ev.Root))
+	ev.hadHandoff = !ev.NotProject && publish.Exists(publish.HandoffPath(ev.Root))
 	root := ev.Root
 	ev.Repo = sync.OnceValue(func() *distill.Repo { return distill.OpenRepo(root) })
 	if ev.class != adapters.ClassTool || !ev.hadHandoff {
@@ -366,9 +361,7 @@ func openLedgerBy(home string, log *Log, deadline time.Time) (*ledger.Ledger, er
 		return nil, err
 	}
 	l.MapReads()
-	if n := l.RecoveryNote(); n != "" {
-		log.Printf("%s", n)
-	}
+	log.recovered(l)
 	return l, nil
 }
 
@@ -384,18 +377,6 @@ func closeLedger(o result[*ledger.Ledger]) {
 	if o.v != nil {
 		o.v.Close()
 	}
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.

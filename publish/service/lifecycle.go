@@ -45,7 +45,7 @@ func (p *Project) Publish() error {
 		repo := distill.OpenRepo(p.Root)
 		p.Repo = func() *distill.Repo { return repo }
 	}
-	st, _, err := distill.Refresh(p.ledger, p.Root, p.Now)
+	st, err := p.distilled()
 	if err != nil {
 		return err
 	}

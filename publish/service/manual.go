@@ -10,6 +10,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
 )
 
@@ -111,7 +112,7 @@ func (p *Project) ingest(pk Pick, progress func(string, int64)) (*ledger.Ledger,
 	if err != nil {
 		return nil, err
 	}
-	p.logRecovered(l)
+	p.log.recovered(l)
 	if pk.LedgerOnly {
 		return l, nil
 	}
@@ -132,7 +133,7 @@ func (p *Project) ingest(pk Pick, progress func(string, int64)) (*ledger.Ledger,
 	}
 	if err != nil {
 		l.Close()
-		return nil, unreadable("could not read the %s session %s: %v", pk.Tool, shortID(pk.ID), err)
+		return nil, unreadable("could not read the %s session %s: %v", pk.Tool, publish.ShortID(pk.ID), err)
 	}
 	if err := fileError(rep, pk.Path); err != nil {
 		l.Close()
@@ -165,14 +166,14 @@ func sessionRows(l *ledger.Ledger, pk Pick) (ledger.Session, []ledger.Row, error
 		s, err = l.Session(pk.Tool, pk.ID)
 	}
 	if err != nil {
-		return s, nil, unreadable("session %s was not recorded: %v", shortID(pk.ID), err)
+		return s, nil, unreadable("session %s was not recorded: %v", publish.ShortID(pk.ID), err)
 	}
 	rows, err := l.Rows(s.ID, 4000)
 	if err != nil {
 		return s, nil, fmt.Errorf("read the ledger: %v", err)
 	}
 	if len(rows) == 0 {
-		return s, nil, unreadable("the %s session %s has nothing carryover can read (no prompts, replies or tool calls); %s", pk.Tool, shortID(pk.ID), adapters.Tried(pk.Tool))
+		return s, nil, unreadable("the %s session %s has nothing carryover can read (no prompts, replies or tool calls); %s", pk.Tool, publish.ShortID(pk.ID), adapters.Tried(pk.Tool))
 	}
 	ledger.PromoteSubagentOnly(rows)
 	return s, rows, nil

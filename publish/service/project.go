@@ -108,7 +108,7 @@ func (p *Project) Refresh() error {
 		return err
 	}
 	defer l.Close()
-	p.logRecovered(l)
+	p.log.recovered(l)
 	p.ledger = l
 	defer func() { p.ledger = nil }()
 	if p.Repo == nil {
@@ -130,9 +130,7 @@ func (p *Project) Refresh() error {
 // (nil when it did not). The caller records it in the ledger
 // (Rendered.Record) once it has started writing the files.
 func (p *Project) refresh() (*publish.Rendered, error) {
-	st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
-	p.log.notes(notes)
-	p.state = st
+	st, err := p.distilled()
 	if err == nil {
 		var r *publish.Rendered
 		if r, err = p.Render(p.ledger, st); err == nil {
@@ -143,10 +141,26 @@ func (p *Project) refresh() (*publish.Rendered, error) {
 	return nil, err
 }
 
-func (p *Project) logRecovered(l *ledger.Ledger) {
-	if n := l.RecoveryNote(); n != "" {
-		p.log.Printf("%s", n)
+// recovered logs the ledger's recovery from damage, when it recovered.
+func (l *Log) recovered(led *ledger.Ledger) {
+	if n := led.RecoveryNote(); n != "" {
+		l.Printf("%s", n)
 	}
+}
+
+// distilled is the project's distill State with the ledger's new rows
+// folded in: refreshed once per event or command, then shared by every
+// writer (one distillation).
+func (p *Project) distilled() (*distill.State, error) {
+	if p.state == nil {
+		st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
+		p.log.notes(notes)
+		if err != nil {
+			return nil, err
+		}
+		p.state = st
+	}
+	return p.state, nil
 }
 
 // LogMax is the size at which carryover.log is rotated to carryover.log.1.

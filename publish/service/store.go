@@ -44,7 +44,7 @@ func OpenStore(env Env) (*Store, error) {
 
 func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
-	if !fileExists(s.Path) {
+	if !publish.Exists(s.Path) {
 		return s, nil
 	}
 	l, err := open(env.Home)
@@ -370,7 +370,24 @@ func (f forgetting) session(se ledger.Session) error {
 	}
 	fmt.Fprintf(f.out, "%s %s session %s in %s: %d rows, %d cursors; %d handoff records marked forgotten\n",
 		verb, se.Tool, se.NativeID, se.Project, plan.Rows, plan.Cursors, plan.Handoffs)
-	ids := f.handoffIDs(se)
+	f.removeFiles(se, f.handoffIDs(se))
+	if f.dryRun {
+		return nil
+	}
+	if err := f.l.Forget(se); err != nil {
+		return fmt.Errorf("%v (nothing of the session was removed; try again when no agent is running)", err)
+	}
+	// `list`'s cache of the session's description goes with it.
+	if err := adapters.OpenDescriptionFile(f.env.Home).Forget(se.NativeID, se.Transcript); err != nil {
+		fmt.Fprintf(f.errw, "carryover: could not drop the session from %s: %v\n", filepath.Join(f.env.Home, adapters.ListCacheName), err)
+	}
+	return nil
+}
+
+// removeFiles removes the handoff files of the session's handoffs (ids):
+// the project's handoff.md and the global copy when they are one of
+// them, and their history files.
+func (f forgetting) removeFiles(se ledger.Session, ids []string) {
 	if b, err := publish.ReadHandoffFile(se.Project); err == nil && slices.Contains(ids, publish.IDOf(publish.HeaderOf(string(b)))) {
 		f.remove(publish.HandoffPath(se.Project), func() error { return publish.RemoveOwnFile(se.Project, "handoff.md") })
 	}
@@ -383,17 +400,6 @@ func (f forgetting) session(se ledger.Session) error {
 		where := filepath.Join(publish.Dir(se.Project), publish.HistoryDir)
 		f.remove(fmt.Sprintf("%d handoff(s) from %s", len(ids), where), func() error { return publish.RemoveHistory(se.Project, ids) })
 	}
-	if f.dryRun {
-		return nil
-	}
-	if err := f.l.Forget(se); err != nil {
-		return fmt.Errorf("%v (nothing of the session was removed; try again when no agent is running)", err)
-	}
-	// `list`'s cache of the session's description goes with it.
-	if err := adapters.OpenDescriptionFile(f.env.Home).Forget(se.NativeID, se.Transcript); err != nil {
-		fmt.Fprintf(f.errw, "carryover: could not drop the session from %s: %v\n", filepath.Join(f.env.Home, adapters.ListCacheName), err)
-	}
-	return nil
 }
 
 // handoffIDs are the ids of the handoffs the session published.
