@@ -94,7 +94,7 @@ func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, id
 			continue
 		}
 		if d, ok := receipts[a.Tool]; ok {
-			r.LastDelivery = fmt.Sprintf("last delivery %s (session %s, via %s)", publish.Ago(e.Now(), d.At), shortID(d.Session), d.Via)
+			r.LastDelivery = fmt.Sprintf("last delivery %s (session %s, via %s)", publish.Ago(e.Now(), d.At), publish.ShortID(d.Session), d.Via)
 		} else if r.Ran > 0 {
 			r.LastDelivery = "no delivery recorded yet"
 		}
@@ -195,7 +195,7 @@ func unparsedHooks(r DoctorReport, path, display string, err error) DoctorReport
 	r.Summary = "hooks not run"
 	r.Problem = fmt.Sprintf("%s cannot be parsed (%v), so %s runs none of its hooks", path, err, display)
 	r.Fix = "repair the file's syntax"
-	if fileExists(path + ".carryover.bak") {
+	if publish.Exists(path + ".carryover.bak") {
 		r.Fix += " (the copy from before carryover's first change is " + path + ".carryover.bak)"
 	}
 	r.Fix += ", then run `carryover install`"
@@ -365,7 +365,7 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 
 func stubFix(s hookconf.Stub, exe string) string {
 	bin := stubBinary(s.Command)
-	if bin != "" && !fileExists(bin) {
+	if bin != "" && !publish.Exists(bin) {
 		return fmt.Sprintf("the stub runs %s, which does not exist; run `carryover install` with the carryover you use (%s)", bin, exe)
 	}
 	return "run the stub's command by hand to see why: " + s.Command

@@ -75,7 +75,7 @@ func pickAndSay(e *Env, sel selection) (picked, error) {
 	p, err := pick(e, sel)
 	stop()
 	if err == nil {
-		fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, shortID(p.ID), p.reason)
+		fmt.Fprintf(e.Stderr, "carryover: using %s session %s — %s\n", p.Tool, publish.ShortID(p.ID), p.reason)
 	}
 	return p, err
 }
@@ -207,7 +207,7 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	if imported {
 		s.Imported = file
 	}
-	what := "session " + shortID(s.SessionID)
+	what := "session " + publish.ShortID(s.SessionID)
 	if l.Handoff != nil {
 		what = "structured handoff"
 	}

@@ -134,7 +134,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	}
 	for _, tl := range tab.Tools() {
 		inf.Agents = append(inf.Agents, AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project),
-			HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), fileExists))})
+			HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), publish.Exists))})
 	}
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)
@@ -148,7 +148,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 }
 
 func exists(p string) string {
-	if fileExists(p) {
+	if publish.Exists(p) {
 		return ""
 	}
 	return "  (not present)"
@@ -189,7 +189,7 @@ func detect(e *Env, project string) ([]Detection, error) {
 		tl, _ := tab.Tool(a.Tool)
 		d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
 		for _, p := range storePaths(e, tl, project) {
-			if fileExists(p) {
+			if publish.Exists(p) {
 				d.Stores = append(d.Stores, p)
 			}
 		}

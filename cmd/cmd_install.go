@@ -115,7 +115,7 @@ func pluginEnabled(tl specs.Tool, settings string) string {
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
-	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), fileExists)
+	t := hookconf.TargetFor(tl, runtime.GOOS, e.Getenv, e.UserHome(), publish.Exists)
 	t.Record = filepath.Join(e.Home(), hookconf.RecordFile)
 	return t
 }

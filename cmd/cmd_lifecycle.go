@@ -324,14 +324,14 @@ func printHistory(e *Env, root string, hs []lifecycle.HistoryEntry) error {
 	for _, h := range hs {
 		line := fmt.Sprintf("%s  %-10s", h.ID, h.Status)
 		if h.Agent != "" {
-			line += fmt.Sprintf("  %s %s  %s", h.Agent, shortID(h.Session), h.Age)
+			line += fmt.Sprintf("  %s %s  %s", h.Agent, publish.ShortID(h.Session), h.Age)
 		}
 		if h.Goal != "" {
 			line += "  " + clipLine(h.Goal, 60)
 		}
 		fmt.Fprintln(e.Stdout, line)
 		for _, c := range h.ConsumedBy {
-			fmt.Fprintf(e.Stdout, "    → received by %s session %s %s\n", c.Agent, shortID(c.Session), publish.Ago(e.Now(), c.At))
+			fmt.Fprintf(e.Stdout, "    → received by %s session %s %s\n", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At))
 		}
 	}
 	return nil
@@ -424,7 +424,7 @@ func runExplain(e *Env, r *service.Project, asJSON bool) error {
 	for _, l := range lines {
 		fmt.Fprintf(e.Stdout, "%s: %s\n  rule: %s\n", l.Section, l.Text, l.Rule)
 		for _, row := range l.Rows {
-			fmt.Fprintf(e.Stdout, "  from %s session %s #%d, %s, %s: %s\n", row.Agent, shortID(row.Session), row.Seq,
+			fmt.Fprintf(e.Stdout, "  from %s session %s #%d, %s, %s: %s\n", row.Agent, publish.ShortID(row.Session), row.Seq,
 				row.Time.Format(time.RFC3339), row.Kind, row.Excerpt)
 		}
 	}

@@ -96,7 +96,7 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 func printListJSON(e *Env, project string, cs []candidate, total int) error {
 	out := make([]listEntry, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, listEntry{candidate: c, ShortID: shortID(c.ID)})
+		out = append(out, listEntry{candidate: c, ShortID: publish.ShortID(c.ID)})
 	}
 	return printJSON(e.Stdout, struct {
 		Project  string      `json:"project"` // "" with --all
@@ -127,7 +127,7 @@ func printListTable(e *Env, cs []candidate, all bool) {
 		if c.NotYours != "" {
 			prev = "(not picked: " + c.NotYours + ") " + prev
 		}
-		fmt.Fprintln(tw, row(c.Tool, shortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev))
+		fmt.Fprintln(tw, row(c.Tool, publish.ShortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev))
 	}
 	tw.Flush()
 }
@@ -146,6 +146,6 @@ func listFooter(e *Env, project string, cs []candidate, total int, stores, all b
 		fmt.Fprintf(e.Stderr, "carryover: showing %d of %d sessions (--limit 0 for all)\n", len(cs), total)
 	}
 	if total > 0 {
-		fmt.Fprintf(e.Stderr, "carryover: hand one off with `carryover handoff --session %s`\n", strings.ToLower(shortID(cs[0].ID))[:min(8, len(shortID(cs[0].ID)))])
+		fmt.Fprintf(e.Stderr, "carryover: hand one off with `carryover handoff --session %s`\n", strings.ToLower(publish.ShortID(cs[0].ID))[:min(8, len(publish.ShortID(cs[0].ID)))])
 	}
 }

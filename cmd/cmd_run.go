@@ -170,7 +170,7 @@ func runAgent(e *Env, o runOptions) error {
 		}
 		restarts++
 		msg := fmt.Sprintf("carryover run: %s session %s reached %d %% of its context (CRITICAL); restarting it fresh from the handoff (restart %d of at most %d)",
-			argv[0], shortID(sig.Session), sig.Percent, restarts, o.maxRestarts)
+			argv[0], publish.ShortID(sig.Session), sig.Percent, restarts, o.maxRestarts)
 		fmt.Fprintln(e.Stderr, msg)
 		log.Printf("%s", msg)
 	}
@@ -201,7 +201,7 @@ func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, l
 			if !ok || o.interrupted.Load() {
 				continue
 			}
-			log.Printf("CRITICAL signal for session %s; ending pid %d", shortID(sig.Session), c.Process.Pid)
+			log.Printf("CRITICAL signal for session %s; ending pid %d", publish.ShortID(sig.Session), c.Process.Pid)
 			_ = c.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-done:

@@ -243,7 +243,7 @@ func printProjectStatus(e *Env, p ProjectReport) {
 		if r.Current {
 			which = "this handoff"
 		}
-		fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, shortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
+		fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, publish.ShortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
 	}
 	if p.Context != "" {
 		fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
@@ -389,7 +389,7 @@ func printWalls(e *Env, st StatusReport) {
 		if l.Resets != "" {
 			line += ", resets " + l.Resets
 		}
-		fmt.Fprintf(w, "%s (session %s in %s)\n", line, shortID(l.Session), l.Project)
+		fmt.Fprintf(w, "%s (session %s in %s)\n", line, publish.ShortID(l.Session), l.Project)
 	}
 }
 
@@ -406,7 +406,7 @@ func printLifecycle(e *Env, h *lifecycle.HistoryEntry) {
 	if len(h.ConsumedBy) > 0 {
 		var by []string
 		for _, c := range h.ConsumedBy {
-			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, shortID(c.Session), publish.Ago(e.Now(), c.At)))
+			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At)))
 		}
 		line += " by " + strings.Join(by, ", ")
 	}

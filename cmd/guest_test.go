@@ -1,14 +1,14 @@
 package cmd
 
 import (
-	"github.com/carryover/carryover/publish/service"
-
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish"
+	"github.com/carryover/carryover/publish/service"
 )
 
 // guestRun runs a Claude Code Stop in project with the bundled session,
@@ -70,7 +70,7 @@ func TestIgnoredProjectHook(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.Home(), "carryover.log")); err == nil {
 		t.Errorf("a hook in an ignored project logged")
 	}
-	if fileExists(filepath.Join(e.Home(), ledger.FileName)) {
+	if publish.Exists(filepath.Join(e.Home(), ledger.FileName)) {
 		l, err := ledger.Open(e.Home())
 		if err != nil {
 			t.Fatal(err)

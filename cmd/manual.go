@@ -199,7 +199,7 @@ func closestSessions(arg string, cs []candidate) []string {
 		if r := []rune(id); len(r) > len([]rune(arg)) {
 			id = string(r[:len([]rune(arg))])
 		}
-		ns = append(ns, near{c.Tool + " " + shortID(c.ID), publish.EditDistance(arg, id)})
+		ns = append(ns, near{c.Tool + " " + publish.ShortID(c.ID), publish.EditDistance(arg, id)})
 	}
 	sort.SliceStable(ns, func(i, j int) bool { return ns[i].d < ns[j].d })
 	var out []string
@@ -301,7 +301,7 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 		return picked{}, err
 	}
 	if m[0].NotYours == notYoursTracked {
-		return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", shortID(m[0].ID), m[0].Path, m[0].Path)
+		return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", publish.ShortID(m[0].ID), m[0].Path, m[0].Path)
 	}
 	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" && isDir(m[0].Project) {
 		project = m[0].Project
@@ -328,7 +328,7 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 				ids = append(ids, "…")
 				break
 			}
-			ids = append(ids, c.Tool+" "+shortID(c.ID))
+			ids = append(ids, c.Tool+" "+publish.ShortID(c.ID))
 		}
 		return exitf(ExitNotFound, "session prefix %q is ambiguous (%d sessions: %s); give more of the id", id, len(m), strings.Join(ids, ", "))
 	}
@@ -405,7 +405,7 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		return picked{}, exitf(ExitParse, "%s does not look like a %s transcript (%v); check --source; %s", sel.transcript, tool, err, adapters.Tried(tool))
 	}
 	if sel.session != "" && !strings.HasPrefix(strings.ToLower(d.ID), strings.ToLower(sel.session)) {
-		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, shortID(d.ID), sel.session)
+		return picked{}, exitf(ExitNotFound, "--transcript %s holds session %s, not %q", sel.transcript, publish.ShortID(d.ID), sel.session)
 	}
 	p := picked{Pick: service.Pick{NativeSession: d, Explicit: true, Key: project, Context: project}, project: project,
 		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
@@ -463,7 +463,7 @@ func sniffTool(path string) string {
 
 func openManual(e *Env, p picked) *service.Project {
 	log := newLogger(e)
-	log.Prefix = "manual tool=" + p.Tool + " session=" + shortID(p.ID) + " "
+	log.Prefix = "manual tool=" + p.Tool + " session=" + publish.ShortID(p.ID) + " "
 	return service.Open(e.service(), p.project, log)
 }
 
@@ -625,7 +625,7 @@ func yours(cs []candidate) ([]candidate, string) {
 			out = append(out, c)
 			continue
 		}
-		skipped[c.NotYours] = append(skipped[c.NotYours], c.Tool+" "+shortID(c.ID)+" in "+filepath.Base(c.Path))
+		skipped[c.NotYours] = append(skipped[c.NotYours], c.Tool+" "+publish.ShortID(c.ID)+" in "+filepath.Base(c.Path))
 	}
 	var parts []string
 	for _, why := range []string{notYoursTracked, notYoursFuture} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/specs/hookconf"
 )
@@ -204,7 +205,7 @@ func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
 	}
 	items := make([]pickItem, len(cs))
 	for i, c := range cs {
-		items[i] = pickItem{Label: c.Tool + " " + shortID(c.ID), Note: ago(e.Now(), c.LastActive) + "  " + clip(c.Preview, 60), On: i == 0}
+		items[i] = pickItem{Label: c.Tool + " " + publish.ShortID(c.ID), Note: ago(e.Now(), c.LastActive) + "  " + clip(c.Preview, 60), On: i == 0}
 	}
 	restore, err := e.MakeRaw()
 	if err != nil {

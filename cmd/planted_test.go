@@ -12,6 +12,7 @@ import (
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
 )
 
@@ -119,7 +120,7 @@ func TestNotYoursEveryAgent(t *testing.T) {
 		t.Errorf("chosen from %v; want skewed-claude and old-codex", ids)
 	}
 	for _, want := range []string{"future-codex", "future-gemini", notYoursFuture, "tracked-copilot", notYoursTracked} {
-		if !strings.Contains(note, shortID(want)) && !strings.Contains(note, want) {
+		if !strings.Contains(note, publish.ShortID(want)) && !strings.Contains(note, want) {
 			t.Errorf("the note does not name %q: %s", want, note)
 		}
 	}

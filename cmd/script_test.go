@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/specs"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -43,7 +44,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("AGENT_COUNT", strconv.Itoa(len(names)))
 			// The carryover executable hook stubs run (see TestMain).
 			for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
-				if p := filepath.Join(dir, scriptExeName); fileExists(p) {
+				if p := filepath.Join(dir, scriptExeName); publish.Exists(p) {
 					env.Setenv("CARRYOVER_EXE", p)
 					break
 				}

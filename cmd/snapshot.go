@@ -149,21 +149,9 @@ func runSnapshot(e *Env, tool, event string) {
 // newLogger appends to $CARRYOVER_HOME/carryover.log.
 func newLogger(e *Env) *service.Log { return service.NewLog(e.Home(), e.Now) }
 
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // watchdogGrace is how long past its internal deadline a snapshot may run
