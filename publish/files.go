@@ -364,7 +364,7 @@ func TrackedOwn(project string) []string {
 	return out
 }
 
-// capturedKey is the sidecar key (trust.go) of the session.json files
+// capturedKey is the sidecar key (files.go, below) of the session.json files
 // `carryover capture` wrote for project, apart from its handoffs.
 func capturedKey(project string) string { return project + "\x00session.json" }
 

@@ -196,7 +196,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	}()
 	defer func() { <-history }()
 	// The digest under the home first: a handoff.md on disk is always one
-	// the home lists (trust.go).
+	// the home lists (files.go).
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.logf("record published handoff: %v", err)
 	}
@@ -423,7 +423,7 @@ func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte,
 const clearedTask = "(none: the user cleared"
 
 // pinnedPrefix starts the task line of a handoff whose task the user
-// pinned (render_lifecycle.go).
+// pinned (lifecycle.go, pinnedTask).
 const pinnedPrefix = "[pinned by the user — `carryover task --done` when finished] "
 
 // RecordOfText reads the lifecycle facts of a handoff carryover published

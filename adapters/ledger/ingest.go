@@ -182,7 +182,7 @@ func (o IngestOptions) tailTranscripts(l *Ledger, lp adapters.LineParser, ref Se
 	}
 	for _, t := range ts {
 		if o.Transcripts == nil {
-			// Paths from a hook payload follow the store policy (roots.go).
+			// Paths from a hook payload follow the store policy (adapters.Confined, tail.go).
 			if err := adapters.Confined(o.Adapter, o.Env, t.Path); err != nil {
 				rep.Files = append(rep.Files, FileReport{Path: t.Path, Err: err})
 				continue
