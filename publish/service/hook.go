@@ -84,7 +84,10 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	class := agent.Class(name)
 	wait := agent.FlushWaitFor(class)
 	deadline := start.Add(Budget(env.Agent.Getenv, class) + wait)
-	if skipHook(env, agent, log, deadline) { // another agent's hook, or an ignored project
+	// The global config's ignore list, read once for both checks (the
+	// working directory now, the payload's project below).
+	global, _ := config.Load(env.configPath(), env.Agent.Home, "")
+	if skipHook(env, global, agent, log, deadline) { // another agent's hook, or an ignored project
 		return nil
 	}
 	h, ledgerCh, err := hookAndLedger(env, log, agent, name, start, wait, deadline)
@@ -98,7 +101,7 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 		}
 	}()
 	root := hookRoot(env, h)
-	if log.Muted = ignored(env, h.Cwd, root); log.Muted { // without a log line
+	if log.Muted = slices.ContainsFunc([]string{h.Cwd, root}, global.Ignores); log.Muted { // without a log line
 		return nil
 	}
 	ev := &event{Project: Open(env, root, log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
@@ -456,24 +459,17 @@ func (f *Fallback) Inject(event string, log *Log) []byte {
 	return w
 }
 
-// ignored reports whether one of dirs is, or is inside, a project the
-// user told carryover to leave alone (the global config's ignore list).
-func ignored(env Env, dirs ...string) bool {
-	cfg, _ := config.Load(env.configPath(), env.Agent.Home, "")
-	return slices.ContainsFunc(dirs, cfg.Ignores)
-}
-
 // skipHook reports whether this hook does nothing: the agent's stub runs
 // inside another agent (logged), or in an ignored project (stdin drained so
 // the agent's write never fails; nothing stored, logged or written).
-func skipHook(env Env, agent *adapters.Agent, log *Log, deadline time.Time) bool {
+func skipHook(env Env, global config.Config, agent *adapters.Agent, log *Log, deadline time.Time) bool {
 	if agent.ForeignHost != nil {
 		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
 			log.Printf("skipped: %s", why)
 			return true
 		}
 	}
-	if log.Muted = ignored(env, env.WorkDir); log.Muted {
+	if log.Muted = global.Ignores(env.WorkDir); log.Muted {
 		_, _ = readPayload(env.Stdin, deadline)
 	}
 	return log.Muted
