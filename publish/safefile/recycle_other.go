@@ -2,13 +2,8 @@
 
 package safefile
 
-import "os"
+// Recycled writes need Linux's RENAME_EXCHANGE and write leases; elsewhere
+// every write is a new temp file (writeRecycled sees a nil renameat2).
+var renameat2 func(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
 
-// Recycled writes need Linux's RENAME_EXCHANGE and write leases
-// (recycle_linux.go); elsewhere every write is a new temp file.
-
-func (d *Dir) writeRecycled(name string, data []byte, mode os.FileMode) (bool, error) {
-	return false, nil
-}
-
-func (d *Dir) swapIn(tmp, name string) error { return d.rename(tmp, name) }
+const renameExchange, renameNoReplace, fSetLease = 0, 0, 0

@@ -1,11 +1,11 @@
 package safefile
 
-// Windows has no openat/O_NOFOLLOW/O_NONBLOCK, and no FIFOs in a project's
-// tree (its named pipes live under \\.\pipe\), so this is the same API on
-// paths: a symlink (or junction reported as one) is refused where
-// safefile.go refuses it, reads take regular files only and at most a
-// bound, and writes go through a temp file renamed over the target. Keep
-// the two files in step.
+// Windows has no openat/O_NOFOLLOW/O_NONBLOCK and no FIFOs in a project's
+// tree (named pipes live under \\.\pipe\), so this is the Unix API on paths:
+// a symlink (or a junction reported as one) is refused where
+// safefile_unix.go refuses it, reads take regular files only and at most a
+// bound, writes go through a temp file renamed over the target. Keep the
+// two in step.
 
 import (
 	"errors"
@@ -19,23 +19,22 @@ import (
 // Dir is an open directory; names are resolved relative to it.
 type Dir struct{ path string }
 
+const nameSeps = "/\\:" // what separates path elements (a drive letter's colon too)
+
 // OpenDir opens the existing directory path (symlinks in it followed).
 func OpenDir(path string) (*Dir, error) {
 	fi, err := os.Stat(path)
+	if err == nil && !fi.IsDir() {
+		err = &fs.PathError{Op: "open", Path: path, Err: syscall.ENOTDIR}
+	}
 	if err != nil {
 		return nil, err
-	}
-	if !fi.IsDir() {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOTDIR}
 	}
 	return &Dir{path: path}, nil
 }
 
 // Close releases the directory.
 func (d *Dir) Close() error { return nil }
-
-// nameSeps separate path elements (a drive letter's colon too).
-const nameSeps = "/\\:"
 
 // Sub opens (or creates) the subdirectory name; a symlink there is refused.
 func (d *Dir) Sub(name string, create bool, mode os.FileMode) (*Dir, error) {
@@ -70,13 +69,12 @@ func regular(fi os.FileInfo) error {
 	return nil
 }
 
-// Write replaces name in d with data atomically (see safefile.go).
+// Write replaces name in d with data atomically (see safefile_unix.go).
 func (d *Dir) Write(name string, data []byte, o Options) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	p := d.join(name)
-	mode := o.Mode.Perm()
+	p, mode := d.join(name), o.Mode.Perm()
 	fi, err := os.Lstat(p)
 	switch {
 	case err == nil && regular(fi) != nil:
@@ -124,44 +122,16 @@ func (d *Dir) RemoveStaleTemps(age time.Duration) {
 	}
 }
 
-// ReadFile reads name in d: never through a symlink, regular files only,
-// at most max bytes.
-func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
+func (d *Dir) open(name, op string, max int64) (*os.File, int64, error) {
 	if err := checkName(name); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return readPath(d.join(name), max, false)
+	return openPath(d.join(name), op, false, max)
 }
 
-func readPath(path string, max int64, follow bool) ([]byte, error) {
-	f, st, err := openChecked(path, "read", follow)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st.Size() > max {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size(), max)}
-	}
-	b, err := readAtMost(f, make([]byte, 0, st.Size()+1), max)
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	return b, nil
-}
-
-// Open opens name in d for reading at random (ReadAt): never through a
-// symlink, regular files only.
-func (d *Dir) Open(name string) (*os.File, error) {
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	f, _, err := openChecked(d.join(name), "open", false)
-	return f, err
-}
-
-// openChecked opens path when it is a regular file (through a symlink only
-// when follow is set) and is still the file stat'ed before the open.
-func openChecked(path, op string, follow bool) (*os.File, os.FileInfo, error) {
+// openPath opens path when it is a regular file (through a symlink only
+// when follow is set) of at most max bytes, still the file stat'ed before.
+func openPath(path, op string, follow bool, max int64) (*os.File, int64, error) {
 	stat := os.Lstat
 	if follow {
 		stat = os.Stat
@@ -171,18 +141,23 @@ func openChecked(path, op string, follow bool) (*os.File, os.FileInfo, error) {
 		err = regular(before)
 	}
 	if err != nil {
-		return nil, nil, &fs.PathError{Op: op, Path: path, Err: err}
+		return nil, 0, &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	st, err := f.Stat()
-	if err != nil || !os.SameFile(before, st) || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &fs.PathError{Op: op, Path: path, Err: errors.New("was replaced while being opened")}
+	switch {
+	case err != nil || !os.SameFile(before, st) || !st.Mode().IsRegular():
+		err = errors.New("was replaced while being opened")
+	case st.Size() > max:
+		err = fmt.Errorf("%w (%d bytes; the limit is %d)", ErrTooLarge, st.Size(), max)
+	default:
+		return f, st.Size(), nil
 	}
-	return f, st, nil
+	f.Close()
+	return nil, 0, &fs.PathError{Op: op, Path: path, Err: err}
 }
 
 // MapFile is ReadFile on Windows (the Unix one maps the file).
@@ -191,8 +166,8 @@ func (d *Dir) MapFile(name string, max int64) ([]byte, error) { return d.ReadFil
 // Unmap releases what MapFile returned (nothing to do on Windows).
 func Unmap(b []byte) {}
 
-// Append is the Unix Append's twin; on Windows the caller always rewrites
-// the file (WriteFile), which is correct, only dearer.
+// Append never appends on Windows: the caller rewrites the file
+// (WriteFile), which is correct, only dearer.
 func Append(path string, data []byte, max int64) (bool, error) { return false, nil }
 
 // Names lists the entries of d (unsorted).
@@ -234,9 +209,22 @@ func Nlink(path string) uint64 {
 		return 0
 	}
 	defer syscall.CloseHandle(h)
-	var d syscall.ByHandleFileInformation
-	if syscall.GetFileInformationByHandle(h, &d) != nil {
-		return 0
-	}
+	d, _ := byHandle(h)
 	return uint64(d.NumberOfLinks)
+}
+
+// FileID is an open file's identity: the volume serial number and the NTFS
+// file index, Windows' device and inode.
+func FileID(f *os.File) (dev, ino uint64) {
+	if d, ok := byHandle(syscall.Handle(f.Fd())); ok {
+		return uint64(d.VolumeSerialNumber), uint64(d.FileIndexHigh)<<32 | uint64(d.FileIndexLow)
+	}
+	return 0, 0
+}
+
+// StatID: Windows' FileInfo carries no file index; size and mtime decide.
+func StatID(fi os.FileInfo) (dev, ino uint64) { return 0, 0 }
+
+func byHandle(h syscall.Handle) (d syscall.ByHandleFileInformation, ok bool) {
+	return d, syscall.GetFileInformationByHandle(h, &d) == nil
 }
