@@ -13,10 +13,7 @@
 // hooks (Aider) is reached by `carryover handoff` only.
 package adapters
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // Kind is what a row records.
 type Kind string
@@ -34,23 +31,19 @@ const (
 	// The user declined a tool call (Refused) or stopped a turn or a running
 	// call (Interrupted): not a failure to retry, the next agent must not
 	// redo it without asking. Role "tool" with CallID when it ends a call,
-	// else role "user"; Text is what the agent was told, clipped (a refusal
-	// may carry the user's feedback). Each adapter says which of its
-	// records map here.
+	// else "user"; Text is what the agent was told, clipped (a refusal may
+	// carry the user's feedback). Each adapter says which records map here.
 	KindRefused     Kind = "refused"
 	KindInterrupted Kind = "interrupted"
-	// KindHarness is text the agent's harness wrote in the user's role (a
-	// background task's notification): context, never a request.
-	KindHarness Kind = "harness"
+	KindHarness     Kind = "harness" // text the harness wrote in the user's role (a background task's notification): context, never a request
 )
 
-// Row is one normalized transcript event. Adapters fill what they know;
-// the ledger assigns sequence numbers.
+// Row is one normalized transcript event. Adapters fill what they know; the
+// ledger assigns sequence numbers.
 type Row struct {
 	// Key identifies the row within its session, stable across re-reads (a
-	// line uuid, a message id + block index, a byte offset as a last
-	// resort): the ledger upserts by it, so re-reading a rewritten
-	// transcript is harmless.
+	// line uuid, a message id + block index, a byte offset as a last resort):
+	// the ledger upserts by it, so re-reading a rewritten transcript is harmless.
 	Key       string
 	Time      time.Time
 	Role      string // user, assistant, tool, system
@@ -81,9 +74,8 @@ type Hook struct {
 	Project string
 	Source  string // SessionStart source: startup, resume, clear, compact
 	Prompt  string
-	// FlushMark is what the agent writes into its transcript once every
-	// event before this hook is on disk ("" none); Agent.AwaitFlush polls
-	// for it.
+	// FlushMark is what the agent writes into its transcript once every event
+	// before this hook is on disk ("" none); Agent.AwaitFlush polls for it.
 	FlushMark string
 	Rows      []Row  // rows derived from the payload itself (HookRecorder agents)
 	Limit     *Limit `json:",omitempty"` // the limit the event itself reports; nil for most
@@ -95,10 +87,8 @@ type Env struct {
 	Home   string // user's home directory
 	// WorkDir is where carryover was started ("" on the hook path): Aider
 	// keeps no global store, `list --all` finds its history there.
-	WorkDir string
-	// Descriptions, when set, caches listers' transcript descriptions
-	// (DescriptionFile).
-	Descriptions *DescriptionFile
+	WorkDir      string
+	Descriptions *DescriptionFile // when set, caches listers' transcript descriptions
 }
 
 // Adapter is one agent.
@@ -133,6 +123,3 @@ type StoreReader interface {
 	Adapter
 	ReadStore(h Hook, env Env) ([]Row, error)
 }
-
-// ErrUnknownTool is returned by Lookup.
-var ErrUnknownTool = errors.New("unknown tool")

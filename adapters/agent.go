@@ -2,9 +2,10 @@ package adapters
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -14,15 +15,13 @@ import (
 // What varies by version or concerns install (hook rows, config paths,
 // version detection, hook-file layout) is in specs/tools.toml.
 type Agent struct {
-	Name    string   // carryover's name (--tool, --source, tools.toml)
-	Display string   // the name for people
-	Aliases []string // other names accepted for --source, --target and --launch
-	Adapter Adapter  // parses hook payloads and reads the session store
-	Lister  Lister   // lists sessions from the native store; nil when it has none
-	Format  Format   // what the adapter reads, written down (shapes by version)
-	// Envelope is how a hook's stdout reaches the model: the same for every
-	// supported version (the hook path cannot afford to ask the version).
-	Envelope Envelope
+	Name     string   // carryover's name (--tool, --source, tools.toml)
+	Display  string   // the name for people
+	Aliases  []string // other names accepted for --source, --target and --launch
+	Adapter  Adapter  // parses hook payloads and reads the session store
+	Lister   Lister   // lists sessions from the native store; nil when it has none
+	Format   Format   // what the adapter reads, written down (shapes by version)
+	Envelope Envelope // how a hook's stdout reaches the model, for every supported version (the hook cannot ask the version)
 	// Events maps native hook event names (compared case-insensitively) to
 	// what they mean to carryover; an event not listed is ClassOther.
 	Events map[string]Class
@@ -31,9 +30,7 @@ type Agent struct {
 	// other agents' files and wins only when no other Sniff does.
 	Sniff      func(head []byte) bool
 	SniffBroad bool
-	// Launch is the argv that starts the agent on a first message (appended);
-	// nil when carryover cannot start it.
-	Launch []string
+	Launch     []string // the argv that starts the agent on a first message (appended); nil: carryover cannot
 	// ContextWindow is the tokens a resume prompt for the agent is budgeted
 	// against; 0 when it is not a resume target.
 	ContextWindow int
@@ -157,63 +154,48 @@ func init() {
 	}
 }
 
-// CheckAgents reports the first descriptor that breaks the table's rules:
-// a name and a display name, names and aliases used once, the adapter
-// named as the descriptor, and a lister for every agent whose sessions are
-// files carryover reads or recognises (list, handoff --source and
-// --transcript need it).
+// CheckAgents reports the first descriptor that breaks the table's rules: a
+// name, a display name and an adapter, names and aliases used once, and a
+// lister for every agent whose sessions are files carryover reads or
+// recognises (list, handoff --source and --transcript need it). It calls no
+// adapter method, so loading the table runs no agent's code (that the
+// adapter is named as its descriptor is TestAll's).
 func CheckAgents(all []*Agent) error {
 	seen := map[string]bool{}
 	for _, a := range all {
-		if a == nil || a.Name == "" || a.Display == "" {
-			return errorString("an agent has no name or display name")
+		if a == nil || a.Name == "" || a.Display == "" || a.Adapter == nil {
+			return errorString("an agent has no name, display name or adapter")
 		}
 		for _, n := range append([]string{a.Name}, a.Aliases...) {
 			if seen[n] {
-				return errorString("name or alias " + strconv.Quote(n) + " is used twice")
+				return fmt.Errorf("name or alias %q is used twice", n)
 			}
 			seen[n] = true
 		}
-		if err := a.check(); err != nil {
-			return err
+		_, lines := a.Adapter.(LineParser)
+		_, store := a.Adapter.(StoreReader)
+		if a.Lister == nil && (lines || store || a.Sniff != nil) {
+			return errorString(a.Name + ": its sessions are files carryover reads, so it needs a Lister (list, handoff --source, handoff --transcript)")
 		}
 	}
 	return nil
 }
 
-// check: the adapter is named as the descriptor, and an agent whose
-// sessions are files carryover reads or sniffs has a lister.
-func (a *Agent) check() error {
-	if a.Adapter == nil || a.Adapter.Name() != a.Name {
-		return errorString(a.Name + ": the descriptor's Adapter is missing or has another name")
-	}
-	_, lines := a.Adapter.(LineParser)
-	_, store := a.Adapter.(StoreReader)
-	if a.Lister == nil && (lines || store || a.Sniff != nil) {
-		return errorString(a.Name + ": its sessions are files carryover reads, so it needs a Lister (list, handoff --source, handoff --transcript)")
-	}
-	return nil
-}
-
-// CreatesFile reports whether a call of toolName, by any agent, creates
-// the file it names (the agents' CreateTools).
+// CreatesFile reports whether a call of toolName, by any agent, creates the
+// file it names (the agents' CreateTools).
 func CreatesFile(toolName string) bool {
 	return anyTool(toolName, func(a *Agent) []string { return a.CreateTools })
 }
 
-// PlanTool reports whether toolName is an agent's task-list tool (the
-// agents' PlanTools).
+// PlanTool reports whether toolName is an agent's task-list tool (PlanTools).
 func PlanTool(toolName string) bool {
 	return anyTool(toolName, func(a *Agent) []string { return a.PlanTools })
 }
 
 func anyTool(name string, list func(*Agent) []string) bool {
-	for _, a := range All {
-		if slices.ContainsFunc(list(a), func(t string) bool { return strings.EqualFold(t, name) }) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(All, func(a *Agent) bool {
+		return slices.ContainsFunc(list(a), func(t string) bool { return strings.EqualFold(t, name) })
+	})
 }
 
 // ByName returns the agent called name (or one of its aliases).
@@ -225,14 +207,31 @@ func ByName(name string) (*Agent, bool) {
 	return All[i], true
 }
 
+// named is the agent whose name (not alias) is name, or nil.
+func named(name string) *Agent {
+	if i := slices.IndexFunc(All, func(a *Agent) bool { return a.Name == name }); i >= 0 {
+		return All[i]
+	}
+	return nil
+}
+
+// ErrUnknownTool is returned by Lookup.
+var ErrUnknownTool = errorString("unknown tool")
+
 // Lookup returns the adapter of the agent called name.
 func Lookup(name string) (Adapter, error) {
-	for _, a := range All {
-		if a.Name == name {
-			return a.Adapter, nil
-		}
+	if a := named(name); a != nil {
+		return a.Adapter, nil
 	}
 	return nil, ErrUnknownTool
+}
+
+// ListerFor returns the session lister of an agent.
+func ListerFor(name string) (Lister, bool) {
+	if a := named(name); a != nil && a.Lister != nil {
+		return a.Lister, true
+	}
+	return nil, false
 }
 
 // Names lists every agent's name, sorted.
@@ -266,8 +265,8 @@ func pick(f func(*Agent) string, sorted bool) []string {
 	return out
 }
 
-// InstructionFiles are the project files agents read as instructions
-// (each agent's MemoryFile and Instructions, in table order, once each).
+// InstructionFiles are the project files agents read as instructions (each
+// agent's MemoryFile and Instructions, in table order, once each).
 func InstructionFiles() []string {
 	var out []string
 	for _, a := range All {
@@ -280,19 +279,9 @@ func InstructionFiles() []string {
 	return out
 }
 
-// ListerFor returns the session lister of an agent.
-func ListerFor(name string) (Lister, bool) {
-	for _, a := range All {
-		if a.Name == name && a.Lister != nil {
-			return a.Lister, true
-		}
-	}
-	return nil, false
-}
-
 // SniffTranscript guesses the agent that wrote a transcript from its first
-// bytes: the one agent whose Sniff accepts them, a broad sniffer only when no
-// specific one does; "" when none or several do.
+// bytes: the one agent whose Sniff accepts them, a broad sniffer only when
+// no specific one does; "" when none or several do.
 func SniffTranscript(head []byte) string {
 	var specific, broad []string
 	for _, a := range All {
@@ -331,4 +320,97 @@ func set(ss ...string) map[string]bool {
 		m[s] = true
 	}
 	return m
+}
+
+// Envelope names how an agent expects injected context on a hook's stdout;
+// specs/ rows name one. Wrap renders it and Unwrap reads it back.
+type Envelope string
+
+const (
+	EnvelopeHookSpecific        Envelope = "hook-specific"          // {"hookSpecificOutput":{"hookEventName":E,"additionalContext":T}} (Claude Code, Codex, VS Code Copilot)
+	EnvelopeHookSpecificNoEvent Envelope = "hook-specific-no-event" // {"hookSpecificOutput":{"additionalContext":T}} (Gemini CLI)
+	EnvelopeFlatCamel           Envelope = "flat-camel"             // {"additionalContext":T} (Copilot CLI)
+	EnvelopeFlatSnake           Envelope = "flat-snake"             // {"additional_context":T} (Cursor)
+	// EnvelopeNone: no hook injection; the handoff reaches the model through
+	// the pointer block / rules file only (Windsurf, Aider).
+	EnvelopeNone Envelope = "none"
+)
+
+// Envelopes lists every envelope Wrap supports.
+var Envelopes = []Envelope{EnvelopeHookSpecific, EnvelopeHookSpecificNoEvent, EnvelopeFlatCamel, EnvelopeFlatSnake, EnvelopeNone}
+
+// envelopeKeys is the path of keys to the text in each envelope (but None).
+var envelopeKeys = map[Envelope][]string{
+	EnvelopeHookSpecific:        {"hookSpecificOutput", "additionalContext"},
+	EnvelopeHookSpecificNoEvent: {"hookSpecificOutput", "additionalContext"},
+	EnvelopeFlatCamel:           {"additionalContext"},
+	EnvelopeFlatSnake:           {"additional_context"},
+}
+
+// Wrap renders text in envelope e for the native hook event name event. It
+// always returns valid JSON (never plain text starting with '{' or '['), or
+// nil for EnvelopeNone or empty text.
+func Wrap(e Envelope, event, text string) ([]byte, error) { return WrapWithMessage(e, event, text, "") }
+
+// WrapWithMessage is Wrap with msg added as the top-level "systemMessage"
+// that Claude Code shows the user (EnvelopeHookSpecific only; other
+// envelopes get Wrap's output).
+func WrapWithMessage(e Envelope, event, text, msg string) ([]byte, error) {
+	if text == "" || e == EnvelopeNone {
+		return nil, nil
+	}
+	keys, ok := envelopeKeys[e]
+	if !ok {
+		return nil, fmt.Errorf("unknown injection envelope %q; expected one of %v", e, Envelopes)
+	}
+	v := map[string]any{keys[len(keys)-1]: text}
+	if e == EnvelopeHookSpecific {
+		v["hookEventName"] = event
+	}
+	if len(keys) == 2 {
+		v = map[string]any{keys[0]: v}
+	}
+	if e == EnvelopeHookSpecific && msg != "" {
+		v["systemMessage"] = msg
+	}
+	b, err := json.Marshal(v)
+	return append(b, '\n'), err
+}
+
+// Unwrap reads hook stdout the way an agent whose envelope is e does and
+// returns the injected text: Wrap's inverse, as strict as the agents are
+// (one JSON object, the text where e puts it). `carryover doctor` checks
+// what a start hook really prints with it.
+func Unwrap(e Envelope, event string, out []byte) (string, error) {
+	out = bytes.TrimSpace(out)
+	keys, ok := envelopeKeys[e]
+	switch {
+	case len(out) == 0:
+		return "", nil
+	case e == EnvelopeNone:
+		return "", fmt.Errorf("printed %d bytes, but this agent reads no hook output", len(out))
+	case !ok:
+		return "", fmt.Errorf("unknown injection envelope %q", e)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("not one JSON object (%v)", err)
+	}
+	if dec.More() {
+		return "", fmt.Errorf("more than one JSON value")
+	}
+	if len(keys) == 2 {
+		if v, ok = v[keys[0]].(map[string]any); !ok {
+			return "", fmt.Errorf("no %s object in the %s envelope", keys[0], e)
+		}
+		if ev, _ := v["hookEventName"].(string); e == EnvelopeHookSpecific && ev != event {
+			return "", fmt.Errorf("hookEventName is %q, the agent expects %q", ev, event)
+		}
+	}
+	s, ok := v[keys[len(keys)-1]].(string)
+	if !ok {
+		return "", fmt.Errorf("no %q string in the %s envelope", keys[len(keys)-1], e)
+	}
+	return s, nil
 }

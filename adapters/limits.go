@@ -29,9 +29,7 @@ type Limit struct {
 	UsedPercent float64   // how much of the window is used (0-100; 0 unknown)
 	Window      string    // the limit's window ("5h", "weekly"; "" unknown)
 	ResetsAt    time.Time // when the limit lifts (zero when unknown)
-	// ResetText is the agent's own words for the reset ("2pm
-	// (Europe/Paris)") when it gave no timestamp; at most 48 bytes.
-	ResetText string
+	ResetText   string    // the agent's own words for the reset ("2pm (Europe/Paris)") when it gave no timestamp; ≤ 48 bytes
 }
 
 // Resets renders when the limit lifts ("" when unknown): a clock time in
@@ -43,9 +41,7 @@ func (l *Limit) Resets(now time.Time, loc *time.Location) string {
 	if l.ResetsAt.IsZero() {
 		return l.ResetText
 	}
-	if loc == nil {
-		loc = time.Local
-	}
+	loc = cmp.Or(loc, time.Local)
 	t := l.ResetsAt.In(loc)
 	if y, m, d := now.In(loc).Date(); t.Year() == y && t.Month() == m && t.Day() == d {
 		return t.Format("15:04")
@@ -55,10 +51,9 @@ func (l *Limit) Resets(now time.Time, loc *time.Location) string {
 
 // Phrase is how the limit reads in a sentence: "usage limit reached".
 func (l *Limit) Phrase() string {
-	if l == nil {
-		return ""
-	}
 	switch {
+	case l == nil:
+		return ""
 	case !l.Reached && l.UsedPercent > 0:
 		return "usage limit " + strconv.Itoa(int(l.UsedPercent)) + " % used"
 	case !l.Reached:
@@ -72,49 +67,52 @@ var limitPhrases = map[LimitKind]string{LimitRate: "rate limit reached", LimitQu
 // statusLimits are the limits an HTTP status says (0: the text must say).
 var statusLimits = map[int]LimitKind{0: "", 429: LimitRate, 529: LimitOverloaded}
 
-// limitPatterns are the fallback patterns (the Braindump PRD's list) for
-// API error text whose status the agent did not record; they are matched
-// only against such text (see Limit).
-var limitPatterns = sync.OnceValue(func() map[LimitKind]*regexp.Regexp {
-	return map[LimitKind]*regexp.Regexp{
+// limitPatterns are the fallback patterns (the Braindump PRD's list) for API
+// error text whose status the agent did not record, matched only against
+// such text (see Limit), in this order.
+var limitPatterns = sync.OnceValue(func() []limitPattern {
+	return []limitPattern{
 		// out of credits or over a spend limit: a wall until the user pays
-		LimitUsage:      regexp.MustCompile(`(?i)usage limit|hit your (?:[a-z-]+ )*limit|limit reached|spend limit|credit balance|insufficient (?:credits?|balance|funds)|out of credits|payment required`),
-		LimitQuota:      regexp.MustCompile(`(?i)quota exceeded|exceeded (?:your |the )?(?:current )?quota|resource[_ ]exhausted|insufficient_quota`),
-		LimitRate:       regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|\b429\b`),
-		LimitOverloaded: regexp.MustCompile(`(?i)overloaded|\b529\b|over capacity|at capacity|capacity (?:constraints|exceeded)`),
+		{LimitUsage, regexp.MustCompile(`(?i)usage limit|hit your (?:[a-z-]+ )*limit|limit reached|spend limit|credit balance|insufficient (?:credits?|balance|funds)|out of credits|payment required`)},
+		{LimitQuota, regexp.MustCompile(`(?i)quota exceeded|exceeded (?:your |the )?(?:current )?quota|resource[_ ]exhausted|insufficient_quota`)},
+		{LimitRate, regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|\b429\b`)},
+		{LimitOverloaded, regexp.MustCompile(`(?i)overloaded|\b529\b|over capacity|at capacity|capacity (?:constraints|exceeded)`)},
 	}
 })
 
-// resetPatterns find when the limit lifts in an error text.
+type limitPattern struct {
+	kind LimitKind
+	re   *regexp.Regexp
+}
+
+// resetPatterns find when the limit lifts in an error text: Claude Code's
+// "You've hit your limit · resets 2pm (Europe/Paris)", Codex's "… or try
+// again at 3:05 PM.", and "try again in 20s" / "retry after 30 seconds"
+// (relative, the last).
 var resetPatterns = sync.OnceValue(func() []*regexp.Regexp {
 	return []*regexp.Regexp{
-		// Claude Code: "You've hit your limit · resets 2pm (Europe/Paris)".
 		regexp.MustCompile(`(?i)\bresets?(?: at| on)? ([0-9][^·\n."]{0,46})`),
-		// Codex: "… or try again at 3:05 PM."
 		regexp.MustCompile(`(?i)try again (?:at|on) ([0-9][^\n."]{0,40})`),
+		regexp.MustCompile(`(?i)(?:again|retry) (?:in|after) ([0-9]+(?:\.[0-9]+)?) ?(s|sec|secs|seconds?|m|mins?|minutes?|h|hours?)\b`),
 	}
-})
-
-// relativeReset finds "try again in 20s" / "retry after 30 seconds".
-var relativeReset = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(?:again|retry) (?:in|after) ([0-9]+(?:\.[0-9]+)?) ?(s|sec|secs|seconds?|m|mins?|minutes?|h|hours?)\b`)
 })
 
 // LimitFromError classifies the text of an API error the agent recorded
 // (with its HTTP status when known, else 0); at is when it happened (a
-// relative reset is counted from it). It returns nil when the error is no
-// limit (a 400, an auth failure).
+// relative reset counts from it). nil when the error is no limit (a 400, an
+// auth failure).
 func LimitFromError(text string, status int, at time.Time) *Limit {
 	kind, ok := statusLimits[status]
 	if !ok {
 		return nil // the status says what it is: a 400 quoting "429" is no limit
 	}
-	if len(text) > 4096 {
-		text = text[:4096]
-	}
-	// The text refines a 429: a usage cap or a quota also comes as 429.
-	if k := textLimit(text); k != "" && (kind == "" || kind == LimitRate) {
-		kind = k
+	text = text[:min(len(text), 4096)]
+	for _, p := range limitPatterns() {
+		// The text refines a 429: a usage cap or a quota also comes as 429.
+		if (kind == "" || kind == LimitRate) && p.re.MatchString(text) {
+			kind = p.kind
+			break
+		}
 	}
 	if kind == "" {
 		return nil
@@ -124,18 +122,8 @@ func LimitFromError(text string, status int, at time.Time) *Limit {
 	return l
 }
 
-// textLimit is the limit the first pattern that matches text names.
-func textLimit(text string) LimitKind {
-	for _, k := range []LimitKind{LimitUsage, LimitQuota, LimitRate, LimitOverloaded} {
-		if limitPatterns()[k].MatchString(text) {
-			return k
-		}
-	}
-	return ""
-}
-
-// resetOf finds when a limit lifts in its error text: a time, or else
-// the words that say it.
+// resetOf finds when a limit lifts in its error text: a time, or else the
+// words that say it.
 func resetOf(text string, at time.Time) (time.Time, string) {
 	// Claude Code's older form: "Claude AI usage limit reached|1736200000".
 	if i := strings.LastIndexByte(text, '|'); i >= 0 {
@@ -143,7 +131,8 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 			return time.Unix(n, 0).UTC(), ""
 		}
 	}
-	if m := relativeReset().FindStringSubmatch(text); m != nil && !at.IsZero() {
+	res := resetPatterns()
+	if m := res[2].FindStringSubmatch(text); m != nil && !at.IsZero() {
 		f, _ := strconv.ParseFloat(m[1], 64)
 		unit := time.Second
 		if i := strings.IndexByte("mh", m[2][0]); i >= 0 {
@@ -151,7 +140,7 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 		}
 		return at.Add(time.Duration(f * float64(unit))).Truncate(time.Second), ""
 	}
-	for _, re := range resetPatterns() {
+	for _, re := range res[:2] {
 		if m := re.FindStringSubmatch(text); m != nil {
 			return time.Time{}, clip(strings.TrimSpace(m[1]), 48)
 		}

@@ -21,8 +21,8 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// NativeSession is one session as an agent's own store describes it,
-// found without parsing the whole transcript.
+// NativeSession is one session as an agent's own store describes it, found
+// without parsing the whole transcript.
 type NativeSession struct {
 	Tool       string    `json:"agent"`
 	ID         string    `json:"id"`
@@ -30,8 +30,8 @@ type NativeSession struct {
 	Project    string    `json:"project"` // the session's cwd / project root when known
 	LastActive time.Time `json:"last_active"`
 	// MessageCount counts user and assistant messages; for a transcript too
-	// big to scan it is extrapolated from head and tail and CountEstimated
-	// is set (shown as "~N").
+	// big to scan it is extrapolated from head and tail (CountEstimated,
+	// shown as "~N").
 	MessageCount   int    `json:"messages"`
 	CountEstimated bool   `json:"messages_estimated,omitempty"`
 	Preview        string `json:"preview"` // first real prompt or the agent's title, one line
@@ -46,6 +46,15 @@ type Lister interface {
 	Stores(env Env) []string                     // the directories it reads (detect and info)
 }
 
+// errNoSession (exported as ErrNotSession) is what Describe returns for a
+// file that is not a session of the lister's agent (DescribeCached keeps it).
+var errNoSession = errorString("not a session transcript of this agent")
+var ErrNotSession error = errNoSession
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
 // InProject reports whether dir is project or inside it.
 func InProject(dir, project string) bool {
 	if project == "" {
@@ -59,8 +68,8 @@ func InProject(dir, project string) bool {
 }
 
 // Listing reads headBytes from the start and tailBytes from the end of a
-// transcript, and counts the messages of one up to scanLimit exactly (a
-// byte scan, no JSON decoding); bigger ones are estimated.
+// transcript, and counts the messages of one up to scanLimit exactly (a byte
+// scan, no JSON decoding); bigger ones are estimated.
 const (
 	headBytes = 256 << 10
 	tailBytes = 64 << 10
@@ -172,10 +181,9 @@ func scanCount(path string, size int64, has func([]byte) bool) (int, error) {
 	}
 }
 
-// preview makes a one-line preview of a prompt. Redacted first, before
-// clipping (a clipped secret is unrecognisable) and before folding the
-// lines into one (a key's base64 lines are told from prose by their line
-// breaks).
+// preview makes a one-line preview of a prompt: redacted before clipping (a
+// clipped secret is unrecognisable) and before folding the lines into one (a
+// key's base64 lines are told from prose by their line breaks).
 func preview(s string) string {
 	return clip(strings.Join(strings.Fields(redact.String(s)), " "), 120)
 }
@@ -246,9 +254,9 @@ func (s *NativeSession) noteRows(rows []Row) {
 }
 
 // sqliteRO opens every agent database read-only and query-only: carryover
-// never writes, checkpoints or locks the agent's live database (a WAL
-// reader does not block the writer); 500 ms is the longest wait for a lock
-// a checkpoint holds.
+// never writes, checkpoints or locks the agent's live database (a WAL reader
+// does not block the writer); 500 ms is the longest wait for a lock a
+// checkpoint holds.
 const sqliteRO = "?mode=ro&_busy_timeout=500&_query_only=1"
 
 // openSQLite opens the SQLite file at path with the DSN options query as a
@@ -284,17 +292,9 @@ func envOr(env Env, name, def string) string {
 	return def
 }
 
-// errNoSession (ErrNotSession) is what Describe returns for a file that is
-// not a session of the lister's agent.
-var errNoSession = errorString("not a session transcript of this agent")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
-// FileStamp is what says a transcript changed since it was described: its
-// size, modification time and inode (a file replaced by rename keeps its
-// size and may keep its mtime, never its inode).
+// FileStamp says a transcript changed since it was described: size, mtime
+// and inode (a file replaced by rename keeps its size and may keep its
+// mtime, never its inode).
 type FileStamp struct {
 	Size, ModNano int64
 	Dev, Ino      uint64
@@ -302,15 +302,15 @@ type FileStamp struct {
 
 // StatStamp returns fi's stamp.
 func StatStamp(fi os.FileInfo) FileStamp {
-	dev, ino := fileIdentity(fi)
+	dev, ino := safefile.StatID(fi)
 	return FileStamp{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Dev: dev, Ino: ino}
 }
 
-// DescribeCached is describe(path), answered from env.Descriptions when
-// the file is the one described last time. `list` on 200 sessions spent
-// 266 ms decoding every transcript's head and tail on every call; a stat
-// per file is what a warm call costs instead. Only "not a session" is
-// remembered among failures: an I/O error is tried again next time.
+// DescribeCached is describe(path), answered from env.Descriptions when the
+// file is the one described last time: `list` on 200 sessions spent 266 ms
+// decoding every transcript's head and tail on every call, a stat per file
+// instead. Of failures only "not a session" is remembered (an I/O error is
+// tried again).
 func DescribeCached(env Env, tool, path string, describe func(string) (NativeSession, error)) (NativeSession, error) {
 	c := env.Descriptions
 	if c == nil {
@@ -321,10 +321,9 @@ func DescribeCached(env Env, tool, path string, describe func(string) (NativeSes
 		return describe(path)
 	}
 	id := StatStamp(fi)
-	if s, ok, found := c.Lookup(tool, path, id); found {
-		if !ok {
-			return s, errNoSession
-		}
+	if s, ok, found := c.Lookup(tool, path, id); found && !ok {
+		return s, errNoSession
+	} else if found {
 		return s, nil
 	}
 	s, err := describe(path)
@@ -345,11 +344,10 @@ const (
 
 // DescriptionFile caches listers' descriptions for `list` and the commands
 // that pick a session: one JSON file in carryover's home (never in a
-// project), read once and written back only when something was described
-// anew. It works before any hook ran (as a ledger table it did not: with
-// no ledger every `list` of 200 sessions decoded them all again, 215 ms a
-// call); the hook path never reads or writes it. Descriptions of files
-// gone since are dropped when it is written.
+// project), read once, written back only when something was described anew,
+// without the files gone since. It works before any hook ran (as a ledger
+// table it did not: with no ledger every `list` of 200 sessions decoded them
+// all again, 215 ms a call); the hook path never reads or writes it.
 type DescriptionFile struct {
 	path    string
 	mu      sync.Mutex
@@ -406,9 +404,8 @@ func (d *DescriptionFile) Store(tool, path string, id FileStamp, s NativeSession
 }
 
 // Flush writes the cache when something was stored since it was read,
-// without the descriptions of files that no longer exist, atomically (a
-// concurrent `list` reads the old or the new one). Home is created (0700)
-// if missing.
+// atomically (a concurrent `list` reads the old or the new one), creating
+// home (0700) if missing.
 func (d *DescriptionFile) Flush() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -448,7 +445,3 @@ func (d *DescriptionFile) Forget(id, path string) error {
 	d.mu.Unlock()
 	return d.Flush()
 }
-
-// ErrNotSession is what a lister's Describe returns for a file that is not
-// one of its agent's sessions (remembered by DescribeCached).
-var ErrNotSession error = errNoSession

@@ -26,8 +26,8 @@ func decodePayload(b []byte) (payload, error) {
 }
 
 // claudeShapedHook decodes a hook payload of Claude Code's shape, the one
-// most agents copied: session_id, transcript_path, cwd, source, prompt,
-// and hook_event_name when the command line names no event.
+// most agents copied: session_id, transcript_path, cwd, source, prompt, and
+// hook_event_name when the command line names no event.
 func claudeShapedHook(tool, event string, b []byte) (Hook, payload, error) {
 	p, err := decodePayload(b)
 	if err != nil {
@@ -37,7 +37,7 @@ func claudeShapedHook(tool, event string, b []byte) (Hook, payload, error) {
 		TranscriptPath: p.str("transcript_path"), Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}, p, nil
 }
 
-// str returns the first of keys that holds a JSON string.
+// str returns the first of keys that holds a non-empty JSON string.
 func (p payload) str(keys ...string) string {
 	for _, k := range keys {
 		var s string
@@ -70,8 +70,8 @@ func (p payload) num(keys ...string) (int64, bool) {
 
 func intPtr(n int) *int { return &n }
 
-// exitWith records a command's exit code on its result row: non-zero is
-// a failure.
+// exitWith records a command's exit code on its result row: non-zero is a
+// failure.
 func exitWith(r *Row, n int64) {
 	r.ExitCode = intPtr(int(n))
 	if n != 0 {
@@ -93,13 +93,12 @@ const (
 	clipReach = redact.ClipReach
 )
 
-// IsCarryoverText reports whether text is carryover's own handoff, so that
-// adapters record it as an injection receipt rather than user content: it
-// starts with a handoff's first line ("# [CARRYOVER] Last updated
-// <date>…", or the resume prompt's "# [CARRYOVER] Session handoff"), or
-// holds one at the start of a JSON string or right after a tag (an
-// envelope in a hook's recorded output), or right after the banner line
-// that starts an injection (isBanner). A prompt that merely mentions
+// IsCarryoverText reports whether text is carryover's own handoff, recorded
+// as an injection receipt rather than user content: a handoff's first line
+// ("# [CARRYOVER] Last updated <date>…", or the resume prompt's
+// "# [CARRYOVER] Session handoff") that starts the text, a JSON string or
+// follows a tag (an envelope in a hook's recorded output) or the banner line
+// an injection starts with (isBanner). A prompt that merely mentions
 // [CARRYOVER], or quotes a header further down, is still a prompt.
 func IsCarryoverText(text string) bool {
 	const tag = "# [CARRYOVER] "
@@ -116,8 +115,7 @@ func IsCarryoverText(text string) bool {
 	}
 }
 
-// isHandoffHeader reports whether the rest of a "# [CARRYOVER] " line is
-// a handoff's first line.
+// isHandoffHeader: the rest of a "# [CARRYOVER] " line is a handoff's first.
 func isHandoffHeader(rest string) bool {
 	return strings.HasPrefix(rest, "Session handoff") ||
 		strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9'
@@ -159,10 +157,9 @@ func isBanner(s string) bool {
 	return strings.HasPrefix(s, "carryover · ") && strings.Contains(s, " · handoff HO-")
 }
 
-// planText is a plan tool's input (the descriptors' PlanTools) for the
-// call row's Text, raw JSON for distill to read the items and which are
-// done; "" for any other tool. A JSON string holding JSON (Codex, VS Code)
-// is unwrapped.
+// planText is a plan tool's input (PlanTools) for the call row's Text, raw
+// JSON for distill to read the items and which are done; "" for any other
+// tool. A JSON string holding JSON (Codex, VS Code) is unwrapped.
 func planText(name string, raw json.RawMessage) string {
 	if !PlanTool(name) || len(raw) == 0 {
 		return ""
@@ -174,19 +171,21 @@ func planText(name string, raw json.RawMessage) string {
 	return clip(string(raw), maxResult)
 }
 
-// PastedLines is where a prompt stops being a request and becomes a paste
-// (a spec, a log, a file): beyond it the row keeps the request around the
-// paste, not the paste. 40 lines: the longest hand-typed requests in the
-// fixtures and the realworld corpus are under 30 lines; pasted specs and
-// logs run from a hundred to thousands.
+// PastedLines is where a prompt stops being a request and becomes a paste (a
+// spec, a log, a file): beyond it the row keeps the request around the
+// paste, not the paste. 40: the longest hand-typed requests in the fixtures
+// and the realworld corpus are under 30 lines; pasted specs and logs run
+// from a hundred to thousands.
 const PastedLines = 40
 
-// BoundPrompt returns s, or for a paste of more than PastedLines lines a
+// promptText is a prompt row's text: bounded, then clipped.
+func promptText(s string) string { return clip(BoundPrompt(s), maxPrompt) }
+
+// BoundPrompt returns s, or for a paste of more than PastedLines lines the
 // few lines that carry the request: the first sentence, the paste's title
 // (its first markdown heading, else its first line) and the last line when
 // it reads as the request that follows a paste, then "(pasted, N lines)".
-// Markdown heading marks are dropped so the paste cannot open sections in
-// a handoff.
+// Heading marks are dropped so the paste cannot open sections in a handoff.
 func BoundPrompt(s string) string {
 	n := strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
 	if n <= PastedLines {
@@ -198,10 +197,15 @@ func BoundPrompt(s string) string {
 			lines = append(lines, t)
 		}
 	}
-	if len(lines) == 0 {
-		return "(pasted, " + strconv.Itoa(n) + " lines)"
-	}
 	var out []string
+	if len(lines) > 0 {
+		out = pasteGist(lines)
+	}
+	return strings.Join(append(out, "(pasted, "+strconv.Itoa(n)+" lines)"), "\n")
+}
+
+// pasteGist is BoundPrompt's lines for a paste's non-blank lines.
+func pasteGist(lines []string) (out []string) {
 	title, isHead := pasteHeading(lines[0])
 	if !isHead {
 		out = append(out, clipRunes(firstSentence(title), 200))
@@ -214,12 +218,11 @@ func BoundPrompt(s string) string {
 	if len(lines) > 2 && !lastHead && looksLikeRequest(last) && (len(out) == 0 || last != lines[0]) {
 		out = append(out, clipRunes(last, 200))
 	}
-	out = append(out, "(pasted, "+strconv.Itoa(n)+" lines)")
-	return strings.Join(out, "\n")
+	return out
 }
 
-// pasteHeading is the text of a markdown heading line (# to ######), or
-// the line itself when it is none.
+// pasteHeading is the text of a markdown heading line (# to ######), or the
+// line itself when it is none.
 func pasteHeading(l string) (string, bool) {
 	t := strings.TrimLeft(l, "#")
 	if len(t) < len(l) && len(l)-len(t) <= 6 && strings.HasPrefix(t, " ") {
@@ -228,8 +231,8 @@ func pasteHeading(l string) (string, bool) {
 	return l, false
 }
 
-// pasteTitle is the first heading among a paste's first 12 lines, else
-// its second line.
+// pasteTitle is the first heading among a paste's first 12 lines, else its
+// second line.
 func pasteTitle(lines []string) string {
 	for _, l := range lines[1:min(len(lines), 12)] {
 		if h, ok := pasteHeading(l); ok {
@@ -237,12 +240,12 @@ func pasteTitle(lines []string) string {
 		}
 	}
 	if len(lines) > 1 {
-		return lines[1] // not a heading: the loop took it
+		return lines[1]
 	}
 	return ""
 }
 
-// firstSentence is s up to its first sentence end (". ", "? ", "! ", "。").
+// firstSentence is s up to its first sentence end.
 func firstSentence(s string) string {
 	for _, end := range []string{". ", "? ", "! ", "。", "？", "！"} {
 		if i := strings.Index(s, end); i > 0 {
@@ -265,9 +268,5 @@ func clipRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
+	return string([]rune(s)[:n]) + "…"
 }
-
-// promptText is a prompt row's text: bounded, then clipped.
-func promptText(s string) string { return clip(BoundPrompt(s), maxPrompt) }

@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/go-version"
 )
 
-// Survey is what reading an agent's recent sessions found, so a silent
-// gap is visible ("unreadable is not empty").
+// Survey is what reading an agent's recent sessions found, so a silent gap
+// is visible ("unreadable is not empty").
 type Survey struct {
 	Sessions int      `json:"sessions"`
 	Lines    int      `json:"lines"`
@@ -28,6 +28,32 @@ type Survey struct {
 
 // surveyBytes bounds how much of each transcript a survey reads.
 const surveyBytes = 4 << 20
+
+// SurveyRecent surveys tool's n most recently active sessions of any
+// project (status runs it: read-only, bounded by n × surveyBytes).
+func SurveyRecent(tool string, env Env, n int) Survey {
+	l, ok := ListerFor(tool)
+	if !ok {
+		return Survey{}
+	}
+	ss, err := l.ListSessions(env, "")
+	if err != nil {
+		return Survey{Unread: 1}
+	}
+	sortNewest(ss)
+	var paths []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if len(paths) == n {
+			break
+		}
+		if s.Path != "" && !seen[s.Path] {
+			seen[s.Path] = true
+			paths = append(paths, s.Path)
+		}
+	}
+	return SurveySessions(tool, paths)
+}
 
 // SurveySessions reads the first surveyBytes of each of paths (an agent's
 // most recent transcripts) with that agent's reader and adds up what it
@@ -83,7 +109,8 @@ func surveyHead(f *os.File, fromEnd bool) []byte {
 }
 
 // line counts one non-blank line: failed when it is not JSON or the reader
-// erred, unknown when it yields no rows and its type is not known.
+// erred, unknown when it yields no rows and its type (or its payload's
+// type, Codex) is not known.
 func (sv *Survey) line(lp LineParser, line []byte, off int64, known map[string]bool) {
 	sv.Lines++
 	if !json.Valid(line) {
@@ -91,53 +118,19 @@ func (sv *Survey) line(lp LineParser, line []byte, off int64, known map[string]b
 		return
 	}
 	rows, err := lp.ParseLine(line, off)
-	switch {
-	case err != nil:
-		sv.Failed++
-	case len(rows) == 0 && known != nil && !lineTypeKnown(line, known):
-		sv.Unknown++
-	}
-}
-
-// lineTypeKnown: the line's "type" and its payload's "type" (Codex) are
-// both known (or absent).
-func lineTypeKnown(line []byte, known map[string]bool) bool {
 	var l struct {
 		Type    string `json:"type"`
 		Payload struct {
 			Type string `json:"type"`
 		} `json:"payload"`
 	}
-	if json.Unmarshal(line, &l) != nil {
-		return true
+	switch {
+	case err != nil:
+		sv.Failed++
+	case len(rows) > 0 || known == nil || json.Unmarshal(line, &l) != nil:
+	case l.Type != "" && !known[l.Type] || l.Payload.Type != "" && !known[l.Payload.Type]:
+		sv.Unknown++
 	}
-	return (l.Type == "" || known[l.Type]) && (l.Payload.Type == "" || known[l.Payload.Type])
-}
-
-// SurveyRecent surveys tool's n most recently active sessions of any
-// project (status runs it: read-only, bounded by n × surveyBytes).
-func SurveyRecent(tool string, env Env, n int) Survey {
-	l, ok := ListerFor(tool)
-	if !ok {
-		return Survey{}
-	}
-	ss, err := l.ListSessions(env, "")
-	if err != nil {
-		return Survey{Unread: 1}
-	}
-	sortNewest(ss)
-	var paths []string
-	seen := map[string]bool{}
-	for _, s := range ss {
-		if len(paths) == n {
-			break
-		}
-		if s.Path != "" && !seen[s.Path] {
-			seen[s.Path] = true
-			paths = append(paths, s.Path)
-		}
-	}
-	return SurveySessions(tool, paths)
 }
 
 // String is the survey's one line for status.
@@ -170,31 +163,21 @@ func UnreadableNote(tool string, env Env, listed int) string {
 // Format is what an adapter reads, written down (Agent.Format): the shapes
 // by agent version where the transcript records one, by shape otherwise.
 // Newest is the newest agent version a shape was checked against, as
-// specs/tools.toml's newest row says ("tested"; specs_test.go holds it).
+// specs/tools.toml's newest row says ("tested"; specs' tests hold it).
 type Format struct {
 	Newest string   // "" when the agent records no version in its sessions
 	Shapes []string // one line each, oldest first
 	// MajorOnly: only a new major version may change the shape (Aider's
-	// history format has not changed from 0.4x to 0.86; minor releases
-	// come weekly).
+	// history format has not changed from 0.4x to 0.86; minor releases come
+	// weekly).
 	MajorOnly bool
 }
 
-// Formats is every agent's Format by name: a refusal names the shapes, so
-// a user whose file is none of them knows what was tried.
-var Formats = func() map[string]Format {
-	m := map[string]Format{}
-	for _, a := range All {
-		m[a.Name] = a.Format
-	}
-	return m
-}()
-
-// Tried is the sentence a refusal ends with: the shapes of tool that were
-// tried (or of every agent when tool is "").
+// Tried is the sentence a refusal ends with, so a user whose file is none
+// of the shapes knows what was tried: those of tool (every agent's for "").
 func Tried(tool string) string {
-	if f, ok := Formats[tool]; ok {
-		return "tried: " + strings.Join(f.Shapes, "; ")
+	if a := named(tool); a != nil {
+		return "tried: " + strings.Join(a.Format.Shapes, "; ")
 	}
 	return "tried the formats of " + strings.Join(Names(), ", ")
 }
@@ -207,33 +190,37 @@ var versionRE = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // recordedVersion is the agent version a transcript records, "" when none:
-// the first JSON "version" field, or the last "> Aider vX" line. Only 64 KB
-// are looked at (the head of a JSONL transcript, the tail of an Aider
-// history: SurveySessions passes the right end).
+// the first JSON "version" field (from its first line), or the last "> Aider
+// vX" line (an Aider history's newest session is its last). Only 64 KB are
+// looked at (SurveySessions passes the right end).
 func recordedVersion(head []byte) string {
 	ms := versionRE().FindAllSubmatch(head[:min(len(head), 64<<10)], -1)
 	if len(ms) == 0 {
 		return ""
 	}
-	m := ms[len(ms)-1] // an Aider history's newest session is its last
+	m := ms[len(ms)-1]
 	if len(ms[0][1]) > 0 {
-		m = ms[0] // a JSON transcript records it from its first line
+		m = ms[0]
 	}
 	return string(m[1]) + string(m[2]) // one of the two is empty
 }
 
-// DriftWarning is the one line `status` shows for a transcript written by
-// a newer agent than the newest shape tool's adapter knows ("" when there
-// is none); the reader reads what it can meanwhile.
+// DriftWarning is the one line `status` shows for a transcript written by a
+// newer agent than the newest shape tool's adapter knows ("" when none);
+// the reader reads what it can meanwhile. The same major.minor as the
+// newest known shape is the same shape: patch releases do not change
+// transcripts often enough to warn on each.
 func DriftWarning(tool string, head []byte) string {
-	f, v := Formats[tool], recordedVersion(head)
+	var f Format
+	if a := named(tool); a != nil {
+		f = a.Format
+	}
+	v := recordedVersion(head)
 	got, err := version.NewVersion(v)
 	known, kerr := version.NewVersion(f.Newest)
 	if err != nil || kerr != nil { // none recorded, or none known
 		return ""
 	}
-	// Same major.minor as the newest known shape is the same shape: patch
-	// releases do not change transcripts often enough to warn on each.
 	gs, ks := got.Segments(), known.Segments()
 	if gs[0] < ks[0] || gs[0] == ks[0] && (f.MajorOnly || gs[1] <= ks[1]) {
 		return ""

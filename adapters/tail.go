@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Cursor is how far a transcript file has been read, and which file it was.
@@ -20,43 +22,30 @@ type Cursor struct {
 	Offset int64
 	Dev    uint64
 	Ino    uint64
-	// Head is a hash of the file's first bytes (up to headLen); a file
-	// replaced in place (same inode, new content) changes it. After an '@'
-	// it holds a hash of the bytes just before Offset (up to tailLen): a
-	// file truncated and rewritten in place that grew back past Offset,
-	// with the same first kilobyte, changes that one (cursors saved before
-	// it existed have no '@' and are checked by the head alone).
+	// Head hashes the file's first bytes (up to headLen): a file replaced in
+	// place (same inode) changes it. After an '@' it hashes the tailLen bytes
+	// before Offset: a file truncated and rewritten in place that grew back
+	// past Offset with the same first kilobyte changes that (a cursor without
+	// '@' is checked by its head alone).
 	Head    string
 	HeadLen int64
 }
 
-const (
-	headLen = 1024
-	tailLen = 1024
-)
+const headLen, tailLen = 1024, 1024
 
-// HeadPart returns the head hash of a Cursor.Head, without the hash of
-// the bytes before the offset: two cursors of one unchanged file at
-// different offsets have the same head part.
+// HeadPart is a Cursor.Head without the hash of the bytes before the
+// offset: two cursors of one unchanged file have the same head part.
 func HeadPart(h string) string {
-	if i := strings.IndexByte(h, '@'); i >= 0 {
-		return h[:i]
-	}
-	return h
+	head, _, _ := strings.Cut(h, "@")
+	return head
 }
 
-// tailSum hashes the up to tailLen bytes of f before off.
-func tailSum(f *os.File, off int64) (string, error) {
-	n := min(off, tailLen)
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, off-n); err != nil {
-		return "", err
-	}
-	return sum8(buf), nil
-}
+// FileID is an open file's identity (device, inode): a transcript replaced
+// by another file under the same name has another one.
+func FileID(f *os.File) (dev, ino uint64) { return safefile.FileID(f) }
 
 // MaxLine is the longest line the tailer decodes; longer lines are skipped
-// (their bytes are consumed and logged as skipped, never buffered whole).
+// (consumed and counted, never buffered whole).
 const MaxLine = 64 << 20
 
 // ErrNotRegular is returned for a transcript path that is a FIFO, device,
@@ -87,8 +76,8 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 }
 
 // Tailer reads a transcript's complete lines from a cursor, one Next at a
-// time: it consumes only up to the last '\n', detects a replaced or
-// truncated file and starts over, and stops at the deadline.
+// time: it consumes only up to the last '\n', starts over on a replaced or
+// truncated file, and stops at the deadline.
 type Tailer struct {
 	res      TailResult
 	f        *os.File
@@ -103,14 +92,12 @@ type Tailer struct {
 // OpenTail opens path to read from cur. A missing file returns
 // os.ErrNotExist.
 func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
-	f, fi, err := openTranscript(path)
+	f, size, err := openTranscript(path)
 	if err != nil {
 		return nil, err
 	}
-	dev, ino := FileID(f)
-	size := fi.Size()
-	n := min(size, headLen)
-	headBuf := make([]byte, n)
+	dev, ino := safefile.FileID(f)
+	headBuf := make([]byte, min(size, headLen))
 	if _, err := io.ReadFull(f, headBuf); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("read transcript head: %w", err)
@@ -121,11 +108,10 @@ func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 		f.Close()
 		return nil, err
 	}
-	t.off = cur.Offset
-	if !same {
+	if t.off = cur.Offset; !same {
 		t.res.Reset, t.off = t.off > 0, 0
 	}
-	t.res.Cursor = Cursor{Path: path, Offset: t.off, Dev: dev, Ino: ino, Head: t.head, HeadLen: n}
+	t.res.Cursor = Cursor{Path: path, Offset: t.off, Dev: dev, Ino: ino, Head: t.head, HeadLen: int64(len(headBuf))}
 	if same && strings.Contains(cur.Head, "@") {
 		t.res.Cursor.Head = cur.Head // nothing new: the same bytes before the same offset
 	}
@@ -134,8 +120,8 @@ func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 			f.Close()
 			return nil, err
 		}
-		// A hook usually reads a few kilobytes: size the buffer to what
-		// there is (longer lines are assembled whatever the buffer size).
+		// A hook usually reads a few kilobytes: the buffer is sized to what
+		// there is (longer lines are assembled whatever its size).
 		t.r = bufio.NewReaderSize(io.LimitReader(f, size-t.off), int(min(size-t.off+1, 256<<10)))
 	}
 	return t, nil
@@ -189,33 +175,30 @@ func (t *Tailer) Close() (TailResult, error) {
 	return res, nil
 }
 
-// openTranscript opens path, or the file a symlink there names, when it
-// is a regular file (ErrNotRegular otherwise), and stats it.
-func openTranscript(path string) (*os.File, os.FileInfo, error) {
-	fi, err := os.Lstat(path)
-	if err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		fi, err = os.Stat(path)
+// openTranscript opens path, or the file a symlink there names, when it is
+// a regular file (ErrNotRegular otherwise), and returns its size. The stat
+// before the open refuses a FIFO or device unopened; O_NONBLOCK: one swapped
+// in after the stat does not hang the open.
+func openTranscript(path string) (*os.File, int64, error) {
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = ErrNotRegular
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, ErrNotRegular
-	}
-	// O_NONBLOCK: should the path be swapped for a FIFO between the stat and
-	// the open, the open does not hang.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		err = ErrNotRegular
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, 0, err
 	}
-	return f, fi, nil
+	return f, fi.Size(), nil
 }
 
 // sum8 is the hex of the first 8 bytes of b's SHA-256.
@@ -224,10 +207,22 @@ func sum8(b []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// tailSum hashes the up to tailLen bytes of f before off.
+func tailSum(f *os.File, off int64) (string, error) {
+	buf := make([]byte, min(off, tailLen))
+	if _, err := f.ReadAt(buf, off-int64(len(buf))); err != nil {
+		return "", err
+	}
+	return sum8(buf), nil
+}
+
 // unchanged reports whether f is the file cur was read from, unchanged up
-// to cur.Offset: the same device and inode, the offset within its size,
-// the same head (head is the hash of headBuf, its first bytes) and the
-// same bytes before the offset.
+// to cur.Offset: the same device and inode, the offset within its size, the
+// same head (head hashes headBuf, its first bytes) and the same bytes before
+// the offset: a transcript truncated and rewritten in place can keep its
+// inode, its first kilobyte and a size past the offset with other lines
+// before it (their rows would be lost; re-reading from 0 costs only
+// duplicates, which row keys drop).
 func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string, headBuf []byte) (bool, error) {
 	curHead, curTail, hasTail := strings.Cut(cur.Head, "@")
 	if cur.Ino != ino || cur.Dev != dev || cur.Offset > size {
@@ -239,11 +234,6 @@ func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string
 	if !hasTail || cur.Offset <= 0 {
 		return true, nil
 	}
-	// The bytes before the offset must be the ones read last time: a
-	// transcript truncated and rewritten in place can have the same
-	// inode, the same first kilobyte and a size past the offset, with
-	// other lines before it (their rows would be lost; re-reading from
-	// the start costs only duplicates, which row keys drop).
 	t, err := tailSum(f, cur.Offset)
 	if err != nil {
 		return false, fmt.Errorf("read transcript before the cursor: %w", err)
@@ -251,17 +241,11 @@ func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string
 	return t == curTail, nil
 }
 
-// sameHead compares a head hash over the prefix length it was hashed
-// from (hashed bytes) with the file's head now.
+// sameHead compares a head hash over the first hashed bytes with the
+// file's head now (false when the file shrank below it).
 func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
 	n := int64(len(headBuf))
-	switch {
-	case hashed == n:
-		return old == head
-	case hashed < n:
-		return old == sum8(headBuf[:hashed])
-	}
-	return false // the file shrank below the old head
+	return hashed == n && old == head || hashed < n && old == sum8(headBuf[:hashed])
 }
 
 // lineAssembler joins the chunks of a line longer than the reader's
@@ -284,8 +268,8 @@ func (a *lineAssembler) more(chunk []byte) {
 	}
 }
 
-// end completes the line in progress with its last chunk; ok is false
-// for a line over MaxLine.
+// end completes the line in progress with its last chunk; ok is false for
+// a line over MaxLine.
 func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
 	a.consumed += a.pending + int64(len(chunk))
 	a.pending = 0
@@ -300,8 +284,8 @@ func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
 	return line, true
 }
 
-// StoreRooter is an optional capability: the directories an agent keeps its
-// session store under (Confined).
+// StoreRooter is an optional capability: the directories an agent keeps
+// its session store under (Confined).
 type StoreRooter interface {
 	StoreRoots(env Env) []string
 }
@@ -311,21 +295,18 @@ var ErrOutsideStore = errors.New("transcript path leads through a symlink out of
 // Confined applies the hook path's transcript path policy: a path that
 // involves no symlink is read wherever it is (the agent named it; custom
 // stores and `handoff --transcript` live anywhere); one that does is
-// followed only when it resolves under one of the agent's store roots
-// (each root taken as written and resolved, so a symlinked ~/.claude still
-// works). Adapters without StoreRooter are not restricted; a path that does
-// not exist (yet) is not judged here.
+// followed only when it resolves under one of the agent's store roots (each
+// taken as written and resolved: a symlinked ~/.claude still works).
+// Adapters without StoreRooter are not restricted; a path that does not
+// exist (yet) is not judged here.
 func Confined(a Adapter, env Env, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
 	}
 	resolved, err := filepath.EvalSymlinks(abs)
-	if err != nil || resolved == abs {
-		return nil
-	}
 	sr, ok := a.(StoreRooter)
-	if !ok {
+	if err != nil || resolved == abs || !ok {
 		return nil
 	}
 	for _, root := range sr.StoreRoots(env) {
