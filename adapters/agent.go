@@ -15,25 +15,21 @@ import (
 // What varies by version or concerns install (hook rows, config paths,
 // version detection, hook-file layout) is in specs/tools.toml.
 type Agent struct {
-	Name     string   // carryover's name (--tool, --source, tools.toml)
-	Display  string   // the name for people
-	Aliases  []string // other names accepted for --source, --target and --launch
-	Adapter  Adapter  // parses hook payloads and reads the session store
-	Lister   Lister   // lists sessions from the native store; nil when it has none
-	Format   Format   // what the adapter reads, written down (shapes by version)
-	Envelope Envelope // how a hook's stdout reaches the model, for every supported version (the hook cannot ask the version)
-	// Events maps native hook event names (compared case-insensitively) to
-	// what they mean to carryover; an event not listed is ClassOther.
-	Events map[string]Class
+	Name     string           // carryover's name (--tool, --source, tools.toml)
+	Display  string           // the name for people
+	Aliases  []string         // other names accepted for --source, --target and --launch
+	Adapter  Adapter          // parses hook payloads and reads the session store
+	Lister   Lister           // lists sessions from the native store; nil when it has none
+	Format   Format           // what the adapter reads, written down (shapes by version)
+	Envelope Envelope         // how a hook's stdout reaches the model, for every supported version (the hook cannot ask the version)
+	Events   map[string]Class // native hook event names (compared case-insensitively) to what they mean; unlisted: ClassOther
 	// Sniff reports whether a transcript's first 64 KiB are this agent's
 	// (`handoff --transcript` without --source); a SniffBroad one may accept
 	// other agents' files and wins only when no other Sniff does.
-	Sniff      func(head []byte) bool
-	SniffBroad bool
-	Launch     []string // the argv that starts the agent on a first message (appended); nil: carryover cannot
-	// ContextWindow is the tokens a resume prompt for the agent is budgeted
-	// against; 0 when it is not a resume target.
-	ContextWindow int
+	Sniff         func(head []byte) bool
+	SniffBroad    bool
+	Launch        []string // the argv that starts the agent on a first message (appended); nil: carryover cannot
+	ContextWindow int      // the tokens a resume prompt for the agent is budgeted against; 0: not a resume target
 	// MemoryFile is the project file besides AGENTS.md that gets carryover's
 	// pointer block: written when this agent publishes or the file exists,
 	// always with MemoryFileAlways.
@@ -43,19 +39,13 @@ type Agent struct {
 	Instructions     []string // other project files read as instructions (the resume prompt carries them)
 	// ForeignHost says why this agent's hook stub runs inside another agent
 	// ("" when it does not): agents load each other's hook files.
-	ForeignHost func(getenv func(string) string) string
-	// ToolContextEvent is the tool event whose additionalContext reaches the
-	// model ("" none): where carryover says the context is filling up.
-	ToolContextEvent string
-	// SystemMessage: a "systemMessage" in a hook's JSON stdout is shown to the
-	// user (limit notices go there, else stderr).
-	SystemMessage bool
+	ForeignHost      func(getenv func(string) string) string
+	ToolContextEvent string // the tool event whose additionalContext reaches the model ("" none): where carryover says the context is filling up
+	SystemMessage    bool   // a "systemMessage" in a hook's JSON stdout is shown to the user (limit notices go there, else stderr)
 	// DeferStartInjection reports that a SessionStart's output would be
 	// dropped: the handoff goes out with the next prompt event instead.
 	DeferStartInjection func(h Hook, getenv func(string) string) bool
-	// UserMessage: the agent shows a hook's top-level "systemMessage" to the
-	// user (the startup banner goes there; others get it as the first line).
-	UserMessage bool
+	UserMessage         bool // the agent shows a hook's top-level "systemMessage" to the user (the startup banner goes there; others get it as the first line)
 	// AwaitFlush waits, at most until deadline, until the agent has written
 	// everything before the hook to its transcript, and reports whether it
 	// has. Stop, End and Compact hooks call it for at most FlushWait, which
@@ -65,31 +55,25 @@ type Agent struct {
 	// CreateTools create the file they name (distill tells new from edited);
 	// PlanTools take the agent's own task list (kept raw in the call row's
 	// Text for distill's plan). Compared case-insensitively.
-	CreateTools []string
-	PlanTools   []string
-	ReadFlag    string // the flag that makes the agent read a file at start ("" none): `carryover run` passes the handoff
-	// SnapshotAfterRun: no hooks; `carryover run` reads the session into the
-	// ledger when the agent exits.
-	SnapshotAfterRun bool
-	// SurveyFromEnd: the newest session is at the end of the file (one
-	// history file per project), so a survey reads its tail.
-	SurveyFromEnd bool
+	CreateTools      []string
+	PlanTools        []string
+	ReadFlag         string // the flag that makes the agent read a file at start ("" none): `carryover run` passes the handoff
+	SnapshotAfterRun bool   // no hooks: `carryover run` reads the session into the ledger when the agent exits
+	SurveyFromEnd    bool   // the newest session is at the end of the file (one history file per project): a survey reads its tail
 	// PluginEnabled returns the id of carryover's plugin when the agent's
 	// settings enable it ("" not): its hooks stand in for installed ones.
 	PluginEnabled func(settings []byte) string
 	// KnownTypes are the line (and payload) types the reader knows, rows or
 	// not; a survey counts others as unknown, the first sign of a format
 	// change. nil: only lines that are not JSON count.
-	KnownTypes map[string]bool
-	// DocumentStore marks transcripts a survey only opens (one JSON or
-	// SQLite document rewritten whole).
-	DocumentStore func(path string) bool
+	KnownTypes    map[string]bool
+	DocumentStore func(path string) bool // transcripts a survey only opens (one JSON or SQLite document rewritten whole)
 }
 
 // FlushWaitFor is how long a hook of class c waits for the agent's
 // transcript to catch up (0: it does not wait).
 func (a *Agent) FlushWaitFor(c Class) time.Duration {
-	if a.AwaitFlush == nil || (c != ClassStop && c != ClassEnd && c != ClassCompact) {
+	if a.AwaitFlush == nil || !slices.Contains([]Class{ClassStop, ClassEnd, ClassCompact}, c) {
 		return 0
 	}
 	return a.FlushWait
@@ -163,7 +147,7 @@ func init() {
 func CheckAgents(all []*Agent) error {
 	seen := map[string]bool{}
 	for _, a := range all {
-		if a == nil || a.Name == "" || a.Display == "" || a.Adapter == nil {
+		if a.Name == "" || a.Display == "" || a.Adapter == nil {
 			return errorString("an agent has no name, display name or adapter")
 		}
 		for _, n := range append([]string{a.Name}, a.Aliases...) {
@@ -207,12 +191,15 @@ func ByName(name string) (*Agent, bool) {
 	return All[i], true
 }
 
-// named is the agent whose name (not alias) is name, or nil.
+// named is the agent whose name (not alias) is name; an empty Agent when
+// none is.
 func named(name string) *Agent {
-	if i := slices.IndexFunc(All, func(a *Agent) bool { return a.Name == name }); i >= 0 {
-		return All[i]
+	for _, a := range All {
+		if a.Name == name {
+			return a
+		}
 	}
-	return nil
+	return &Agent{}
 }
 
 // ErrUnknownTool is returned by Lookup.
@@ -220,7 +207,7 @@ var ErrUnknownTool = errorString("unknown tool")
 
 // Lookup returns the adapter of the agent called name.
 func Lookup(name string) (Adapter, error) {
-	if a := named(name); a != nil {
+	if a := named(name); a.Adapter != nil {
 		return a.Adapter, nil
 	}
 	return nil, ErrUnknownTool
@@ -228,10 +215,8 @@ func Lookup(name string) (Adapter, error) {
 
 // ListerFor returns the session lister of an agent.
 func ListerFor(name string) (Lister, bool) {
-	if a := named(name); a != nil && a.Lister != nil {
-		return a.Lister, true
-	}
-	return nil, false
+	l := named(name).Lister
+	return l, l != nil
 }
 
 // Names lists every agent's name, sorted.

@@ -321,9 +321,10 @@ func DescribeCached(env Env, tool, path string, describe func(string) (NativeSes
 		return describe(path)
 	}
 	id := StatStamp(fi)
-	if s, ok, found := c.Lookup(tool, path, id); found && !ok {
-		return s, errNoSession
-	} else if found {
+	if s, ok, found := c.Lookup(tool, path, id); found {
+		if !ok {
+			return s, errNoSession
+		}
 		return s, nil
 	}
 	s, err := describe(path)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -42,13 +43,11 @@ func SurveyRecent(tool string, env Env, n int) Survey {
 	}
 	sortNewest(ss)
 	var paths []string
-	seen := map[string]bool{}
 	for _, s := range ss {
 		if len(paths) == n {
 			break
 		}
-		if s.Path != "" && !seen[s.Path] {
-			seen[s.Path] = true
+		if s.Path != "" && !slices.Contains(paths, s.Path) {
 			paths = append(paths, s.Path)
 		}
 	}
@@ -176,7 +175,7 @@ type Format struct {
 // Tried is the sentence a refusal ends with, so a user whose file is none
 // of the shapes knows what was tried: those of tool (every agent's for "").
 func Tried(tool string) string {
-	if a := named(tool); a != nil {
+	if a := named(tool); a.Name != "" {
 		return "tried: " + strings.Join(a.Format.Shapes, "; ")
 	}
 	return "tried the formats of " + strings.Join(Names(), ", ")
@@ -211,11 +210,7 @@ func recordedVersion(head []byte) string {
 // newest known shape is the same shape: patch releases do not change
 // transcripts often enough to warn on each.
 func DriftWarning(tool string, head []byte) string {
-	var f Format
-	if a := named(tool); a != nil {
-		f = a.Format
-	}
-	v := recordedVersion(head)
+	f, v := named(tool).Format, recordedVersion(head)
 	got, err := version.NewVersion(v)
 	known, kerr := version.NewVersion(f.Newest)
 	if err != nil || kerr != nil { // none recorded, or none known

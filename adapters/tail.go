@@ -244,8 +244,13 @@ func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string
 // sameHead compares a head hash over the first hashed bytes with the
 // file's head now (false when the file shrank below it).
 func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
-	n := int64(len(headBuf))
-	return hashed == n && old == head || hashed < n && old == sum8(headBuf[:hashed])
+	switch n := int64(len(headBuf)); {
+	case hashed == n:
+		return old == head
+	case hashed < n:
+		return old == sum8(headBuf[:hashed])
+	}
+	return false
 }
 
 // lineAssembler joins the chunks of a line longer than the reader's
