@@ -46,10 +46,9 @@ type Lister interface {
 	Stores(env Env) []string                     // the directories it reads (detect and info)
 }
 
-// errNoSession (exported as ErrNotSession) is what Describe returns for a
-// file that is not a session of the lister's agent (DescribeCached keeps it).
-var errNoSession = errorString("not a session transcript of this agent")
-var ErrNotSession error = errNoSession
+// errNoSession (ErrNotSession) is what Describe returns for a file that is
+// not a session of the lister's agent (DescribeCached keeps it).
+var errNoSession, ErrNotSession error = errorString("not a session transcript of this agent"), errNoSession
 
 type errorString string
 
@@ -70,11 +69,7 @@ func InProject(dir, project string) bool {
 // Listing reads headBytes from the start and tailBytes from the end of a
 // transcript, and counts the messages of one up to scanLimit exactly (a byte
 // scan, no JSON decoding); bigger ones are estimated.
-const (
-	headBytes = 256 << 10
-	tailBytes = 64 << 10
-	scanLimit = 16 << 20
-)
+const headBytes, tailBytes, scanLimit = 256 << 10, 64 << 10, 16 << 20
 
 // fileSample is what listing reads of one transcript.
 type fileSample struct {
@@ -116,7 +111,7 @@ func sampleFile(path string) (fileSample, error) {
 	return fs, nil
 }
 
-// lines returns the complete, non-empty lines of b, trimmed.
+// lines returns the non-empty lines of b, trimmed.
 func lines(b []byte) [][]byte {
 	var out [][]byte
 	for l := range bytes.Lines(b) {
@@ -188,7 +183,6 @@ func preview(s string) string {
 	return clip(strings.Join(strings.Fields(redact.String(s)), " "), 120)
 }
 
-// jsonLine decodes one line into v, ignoring errors.
 func jsonLine(l []byte, v any) bool { return json.Unmarshal(l, v) == nil }
 
 // lastActive is the newest "timestamp" among the last 50 sampled lines,
@@ -217,7 +211,7 @@ func newerTime(t time.Time, v string) time.Time {
 	return t
 }
 
-// describeAll describes files (cached) and keeps the sessions in project.
+// describeAll describes files (cached) and keeps those in project.
 func describeAll(env Env, tool string, files []string, project string, describe func(string) (NativeSession, error)) []NativeSession {
 	var out []NativeSession
 	for _, f := range files {
@@ -228,7 +222,6 @@ func describeAll(env Env, tool string, files []string, project string, describe 
 	return out
 }
 
-// firstPrompt is the text of the first prompt row.
 func firstPrompt(rows []Row) (string, bool) {
 	i := slices.IndexFunc(rows, func(r Row) bool { return r.Kind == KindPrompt })
 	if i < 0 {
@@ -282,7 +275,7 @@ func isSQLiteFile(path string) bool {
 	return string(head[:n]) == "SQLite format 3\x00"
 }
 
-// envOr returns the environment variable or the default.
+// envOr is the environment variable name, or def when it is unset or empty.
 func envOr(env Env, name, def string) string {
 	if env.Getenv != nil {
 		if v := env.Getenv(name); v != "" {
@@ -300,7 +293,6 @@ type FileStamp struct {
 	Dev, Ino      uint64
 }
 
-// StatStamp returns fi's stamp.
 func StatStamp(fi os.FileInfo) FileStamp {
 	dev, ino := safefile.StatID(fi)
 	return FileStamp{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Dev: dev, Ino: ino}
@@ -334,13 +326,10 @@ func DescribeCached(env Env, tool, path string, describe func(string) (NativeSes
 	return s, err
 }
 
-// ListCacheName is the file in carryover's home that keeps the listers'
-// descriptions between calls (DescriptionFile).
-const ListCacheName = "list-cache.json"
-
 const (
-	listCacheVersion = 1        // a file of another version is ignored; bump it when a Describe changes
-	listCacheMax     = 16 << 20 // 200 sessions take about 60 KB; a larger file is ignored
+	ListCacheName    = "list-cache.json" // the DescriptionFile in carryover's home
+	listCacheVersion = 1                 // a file of another version is ignored; bump it when a Describe changes
+	listCacheMax     = 16 << 20          // 200 sessions take about 60 KB; a larger file is ignored
 )
 
 // DescriptionFile caches listers' descriptions for `list` and the commands

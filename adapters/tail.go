@@ -18,10 +18,9 @@ import (
 
 // Cursor is how far a transcript file has been read, and which file it was.
 type Cursor struct {
-	Path   string
-	Offset int64
-	Dev    uint64
-	Ino    uint64
+	Path     string
+	Offset   int64
+	Dev, Ino uint64
 	// Head hashes the file's first bytes (up to headLen): a file replaced in
 	// place (same inode) changes it. After an '@' it hashes the tailLen bytes
 	// before Offset: a file truncated and rewritten in place that grew back
@@ -48,9 +47,10 @@ func FileID(f *os.File) (dev, ino uint64) { return safefile.FileID(f) }
 // (consumed and counted, never buffered whole).
 const MaxLine = 64 << 20
 
-// ErrNotRegular is returned for a transcript path that is a FIFO, device,
-// directory or other non-regular file.
-var ErrNotRegular = errors.New("transcript is not a regular file")
+var (
+	ErrNotRegular   = errors.New("transcript is not a regular file") // a FIFO, device, directory…
+	ErrOutsideStore = errors.New("transcript path leads through a symlink out of the agent's session store; not read")
+)
 
 // TailResult says what a Tail call did.
 type TailResult struct {
@@ -201,7 +201,7 @@ func openTranscript(path string) (*os.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
-// sum8 is the hex of the first 8 bytes of b's SHA-256.
+// sum8 is the hex of b's SHA-256's first 8 bytes.
 func sum8(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
@@ -256,7 +256,7 @@ func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
 // lineAssembler joins the chunks of a line longer than the reader's
 // buffer, and skips one over MaxLine without keeping it.
 type lineAssembler struct {
-	long     []byte // a line longer than the reader's buffer, being assembled
+	long     []byte // the line being assembled
 	pending  int64  // bytes of the line in progress
 	consumed int64  // bytes of complete lines
 	skipping bool   // the line in progress is over MaxLine
@@ -294,8 +294,6 @@ func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
 type StoreRooter interface {
 	StoreRoots(env Env) []string
 }
-
-var ErrOutsideStore = errors.New("transcript path leads through a symlink out of the agent's session store; not read")
 
 // Confined applies the hook path's transcript path policy: a path that
 // involves no symlink is read wherever it is (the agent named it; custom

@@ -22,7 +22,7 @@ type Dir struct {
 const nameSeps = "/" // what separates path elements
 
 // OpenDir opens the existing directory path, following symlinks (the caller
-// chose it: a project root, $CARRYOVER_HOME); never creates it.
+// chose it: a project root, $CARRYOVER_HOME).
 func OpenDir(path string) (*Dir, error) {
 	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -31,7 +31,6 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{fd: fd, path: path}, nil
 }
 
-// Close releases the directory.
 func (d *Dir) Close() error {
 	if d == nil || d.fd < 0 {
 		return nil
@@ -108,7 +107,7 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	return d.rename(tmp, name)
 }
 
-// rename moves the temp file tmp over name, deleting it when it cannot.
+// rename moves tmp over name, deleting tmp when it cannot.
 func (d *Dir) rename(tmp, name string) error {
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
@@ -134,8 +133,7 @@ func (d *Dir) targetMode(name string, o Options) (os.FileMode, bool, error) {
 	return o.Mode.Perm(), true, nil
 }
 
-// createTemp makes a new 0600 temp file for name in d (never following or
-// reusing an existing name).
+// createTemp makes a new 0600 temp file for name in d (O_EXCL|O_NOFOLLOW).
 func (d *Dir) createTemp(name string) (string, *os.File, error) {
 	for range 10 {
 		tmp := tempName(name)
@@ -166,7 +164,7 @@ func (d *Dir) RemoveStaleTemps(age time.Duration) {
 	}
 }
 
-// Names lists the entries of d (unsorted).
+// Names lists d's entries (unsorted).
 func (d *Dir) Names() ([]string, error) {
 	dup, err := unix.Dup(d.fd)
 	if err != nil {
@@ -223,7 +221,7 @@ func (d *Dir) MapFile(name string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// Unmap releases what MapFile mapped (nothing for an empty file).
+// Unmap releases what MapFile mapped.
 func Unmap(b []byte) {
 	if cap(b) > 0 {
 		_ = unix.Munmap(b)
@@ -338,8 +336,7 @@ func Append(path string, data []byte, max int64) (bool, error) {
 	return err == nil, err
 }
 
-// Nlink is the number of hard links of the file at path (not following a
-// symlink); 0 when it cannot be stat'ed.
+// Nlink is the number of hard links of path (a symlink's own); 0 when unknown.
 func Nlink(path string) uint64 {
 	var st unix.Stat_t
 	if unix.Lstat(path, &st) != nil {
@@ -358,8 +355,7 @@ func FileID(f *os.File) (dev, ino uint64) {
 	return 0, 0
 }
 
-// StatID is FileID from a stat (zeros on Windows, whose FileInfo has no
-// file index).
+// StatID is FileID from a stat (zeros on Windows: no file index there).
 func StatID(fi os.FileInfo) (dev, ino uint64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return uint64(st.Dev), uint64(st.Ino)
@@ -385,9 +381,8 @@ func StatID(fi os.FileInfo) (dev, ino uint64) {
 // spareName is the spare inode's name; not a temp name (RemoveStaleTemps keeps it).
 const spareName = ".carryover-spare"
 
-// writeRecycled writes data as name through the directory's spare. done is
-// false when the spare could not be used (nothing changed; the caller
-// writes a new temp file).
+// writeRecycled writes data as name through the directory's spare; done is
+// false when it could not (nothing changed; the caller takes a temp file).
 func (d *Dir) writeRecycled(name string, data []byte, mode os.FileMode) (done bool, err error) {
 	if st, err := lstatAt(d.fd, spareName); err != nil || !private(st) {
 		return false, nil // no spare, or a file carryover did not make: left alone

@@ -33,7 +33,6 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{path: path}, nil
 }
 
-// Close releases the directory.
 func (d *Dir) Close() error { return nil }
 
 // Sub opens (or creates) the subdirectory name; a symlink there is refused.
@@ -163,14 +162,13 @@ func openPath(path, op string, follow bool, max int64) (*os.File, int64, error) 
 // MapFile is ReadFile on Windows (the Unix one maps the file).
 func (d *Dir) MapFile(name string, max int64) ([]byte, error) { return d.ReadFile(name, max) }
 
-// Unmap releases what MapFile returned (nothing to do on Windows).
 func Unmap(b []byte) {}
 
 // Append never appends on Windows: the caller rewrites the file
 // (WriteFile), which is correct, only dearer.
 func Append(path string, data []byte, max int64) (bool, error) { return false, nil }
 
-// Names lists the entries of d (unsorted).
+// Names lists d's entries (unsorted).
 func (d *Dir) Names() ([]string, error) {
 	f, err := os.Open(d.path)
 	if err != nil {
@@ -180,8 +178,7 @@ func (d *Dir) Names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// Remove deletes the entry name of d: a regular file, or a symlink itself
-// (never what it points to). Anything else is refused.
+// Remove deletes name in d: a regular file or a symlink itself, nothing else.
 func (d *Dir) Remove(name string) error {
 	if err := checkName(name); err != nil {
 		return err
