@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/carryover/carryover/publish/redact"
@@ -96,66 +98,19 @@ const (
 // IsCarryoverText reports whether text is carryover's own handoff, recorded
 // as an injection receipt rather than user content: a handoff's first line
 // ("# [CARRYOVER] Last updated <date>…", or the resume prompt's
-// "# [CARRYOVER] Session handoff") that starts the text, a JSON string or
-// follows a tag (an envelope in a hook's recorded output) or the banner line
-// an injection starts with (isBanner). A prompt that merely mentions
+// "# [CARRYOVER] Session handoff"), blanks aside, starting the text or a
+// JSON string, following a tag (an envelope in a hook's recorded output) or
+// the banner line an injection starts with ("carryover · <project> · handoff
+// HO-… from …", publish.Banner, itself starting the text, a string or a tag;
+// then a newline, JSON-escaped or not). A prompt that merely mentions
 // [CARRYOVER], or quotes a header further down, is still a prompt.
 func IsCarryoverText(text string) bool {
-	const tag = "# [CARRYOVER] "
-	for i := 0; ; {
-		j := strings.Index(text[i:], tag)
-		if j < 0 {
-			return false
-		}
-		at := i + j
-		i = at + 1
-		if isHandoffHeader(text[at+len(tag):]) && startsText(text, at) {
-			return true
-		}
-	}
+	return strings.Contains(text, "# [CARRYOVER] ") && carryoverHeaderRE().MatchString(text)
 }
 
-// isHandoffHeader: the rest of a "# [CARRYOVER] " line is a handoff's first.
-func isHandoffHeader(rest string) bool {
-	return strings.HasPrefix(rest, "Session handoff") ||
-		strings.HasPrefix(rest, "Last updated ") && len(rest) > 13 && rest[13] >= '0' && rest[13] <= '9'
-}
-
-// startsText reports whether text[at:], blanks aside, starts the text, a
-// JSON string or a tag, or follows the banner line Deliver puts first
-// (agents without a user message), JSON-escaped or not.
-func startsText(text string, at int) bool {
-	k := at
-	for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
-		k--
-	}
-	if k == 0 {
-		return true
-	}
-	switch text[k-1] {
-	case '"', '>':
-		return true
-	case '\n':
-		return isBanner(text[:k-1])
-	case 'n':
-		return k >= 2 && text[k-2] == '\\' && isBanner(text[:k-2])
-	}
-	return false
-}
-
-// isBanner reports whether s ends with carryover's whole banner line
-// ("carryover · <project> · handoff HO-… from …", publish.Banner) that
-// starts the text, a JSON string or a tag.
-func isBanner(s string) bool {
-	if i := strings.LastIndexAny(s, "\"><\n"); i >= 0 {
-		if s[i] == '\n' || s[i] == '<' {
-			return false
-		}
-		s = s[i+1:]
-	}
-	s = strings.TrimLeft(s, " \t")
-	return strings.HasPrefix(s, "carryover · ") && strings.Contains(s, " · handoff HO-")
-}
+var carryoverHeaderRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:\A|[">])[ \t]*(?:carryover(?: · [^"<>\n]*)? · handoff HO-[^"<>\n]*(?:\n|\\n)[ \t]*)?# \[CARRYOVER\] (?:Session handoff|Last updated [0-9])`)
+})
 
 // planText is a plan tool's input (PlanTools) for the call row's Text, raw
 // JSON for distill to read the items and which are done; "" for any other
