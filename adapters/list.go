@@ -293,6 +293,7 @@ type FileStamp struct {
 	Dev, Ino      uint64
 }
 
+// StatStamp is fi's FileStamp.
 func StatStamp(fi os.FileInfo) FileStamp {
 	dev, ino := safefile.StatID(fi)
 	return FileStamp{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Dev: dev, Ino: ino}
