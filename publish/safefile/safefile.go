@@ -16,6 +16,7 @@
 package safefile
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -151,21 +152,17 @@ func readAtMost(f *os.File, b []byte, max int64) ([]byte, error) {
 	}
 }
 
-// fillTemp writes data to the temp file f with mode, flushed with sync. The
-// temp file is created 0600: a chmod to the mode it already has would still
-// dirty the inode's ctime, on ext4 a journalled update, ~40 µs of each of a
-// hook's four writes.
+// fillTemp writes data to the temp file f with mode, flushed with sync, and
+// closes it. The temp file is created 0600: a chmod to the mode it already
+// has would still dirty the inode's ctime, on ext4 a journalled update,
+// ~40 µs of each of a hook's four writes.
 func fillTemp(f *os.File, data []byte, mode os.FileMode, sync bool) error {
-	if _, err := f.Write(data); err != nil {
-		return err
+	_, err := f.Write(data)
+	if fi, serr := f.Stat(); err == nil && (serr != nil || fi.Mode().Perm() != mode) {
+		err = f.Chmod(mode)
 	}
-	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != mode {
-		if err := f.Chmod(mode); err != nil {
-			return err
-		}
+	if err == nil && sync {
+		err = f.Sync()
 	}
-	if sync {
-		return f.Sync()
-	}
-	return nil
+	return cmp.Or(err, f.Close())
 }

@@ -92,12 +92,7 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err = fillTemp(f, data, mode, o.Sync); err == nil {
-		err = f.Close()
-	} else {
-		f.Close()
-	}
-	switch {
+	switch err := fillTemp(f, data, mode, o.Sync); {
 	case err != nil:
 		_ = unix.Unlinkat(d.fd, tmp, 0)
 		return err

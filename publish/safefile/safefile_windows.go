@@ -95,11 +95,6 @@ func (d *Dir) Write(name string, data []byte, o Options) error {
 		return err
 	}
 	if err = fillTemp(f, data, mode, o.Sync); err == nil {
-		err = f.Close()
-	} else {
-		f.Close()
-	}
-	if err == nil {
 		err = os.Rename(tmp, p) // MoveFileEx, replacing
 	}
 	if err != nil {
