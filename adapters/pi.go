@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -104,7 +105,7 @@ func (pi) Transcripts(h Hook, env Env) []Transcript {
 
 // piExitRe is the status line Pi's bash tool appends to a failing
 // command's output (dist/core/tools/bash.js, 0.73.1).
-var piExitRe = regexp.MustCompile(`\nCommand exited with code (\d+)\s*$`)
+var piExitRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\nCommand exited with code (\d+)\s*$`) })
 
 type piBlock struct {
 	Type      string          `json:"type"`
@@ -246,7 +247,7 @@ func piToolResult(m piMessage, key string, t time.Time) []Row {
 		// bash throws "…\n\nCommand exited with code N" for a non-zero
 		// exit, so a failing command is isError (0.73.1)
 		r.Kind = KindError
-		if m := piExitRe.FindStringSubmatch(r.Text); m != nil {
+		if m := piExitRe().FindStringSubmatch(r.Text); m != nil {
 			if n, err := strconv.Atoi(m[1]); err == nil {
 				r.ExitCode = &n
 			}
