@@ -328,16 +328,23 @@ func (f format) warnings(b []byte) []string {
 	doc, _ := root.value().(map[string]any)
 	var out []string
 	for _, w := range f.warns {
-		v, set := LookupPath(doc, strings.Split(w.Key, "."))
-		js, _ := marshal(v, "", "")
-		switch {
-		case set && w.Set != "" && (w.Is == "" || string(js) == w.Is):
-			out = append(out, strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v)))
-		case !set && w.Unset != "":
-			out = append(out, w.Unset)
+		if msg := warning(w, doc); msg != "" {
+			out = append(out, msg)
 		}
 	}
 	return out
+}
+
+func warning(w specs.HookWarning, doc map[string]any) string {
+	v, set := LookupPath(doc, strings.Split(w.Key, "."))
+	js, _ := marshal(v, "", "")
+	switch {
+	case set && (w.Is == "" || string(js) == w.Is):
+		return strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v))
+	case !set:
+		return w.Unset
+	}
+	return ""
 }
 
 // uninstall is before without carryover's entries, or del when nothing else
@@ -348,12 +355,8 @@ func (f format) warnings(b []byte) []string {
 func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte, del bool, err error) {
 	after = before
 	if !blank(before) {
-		bk, _ := parseJSON(backup)
-		if bk != nil && bk.kind != '{' {
-			bk = nil
-		}
 		var removed bool
-		if after, removed, err = f.strip(before, id, bk, backup); err != nil {
+		if after, removed, err = f.strip(before, id, objectOf(backup), backup); err != nil {
 			return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
 		}
 		if !removed {
@@ -366,6 +369,14 @@ func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte
 		after = backup
 	}
 	return after, false, nil
+}
+
+// objectOf is b parsed when it holds a JSON object (nil otherwise).
+func objectOf(b []byte) *jnode {
+	if n, _ := parseJSON(b); n != nil && n.kind == '{' {
+		return n
+	}
+	return nil
 }
 
 // isSkeleton reports whether b holds nothing but the top-level keys of a
@@ -462,21 +473,26 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 		return st, fmt.Errorf("%s: %w", t.Path, err)
 	}
 	st.Hooks, st.Warnings = eventsOf(items), f.warnings(b)
-	switch {
-	case len(items) == 0:
-		st.State, st.Detail = StateMissing, "no carryover hooks; run `carryover install`"
-	case !matches(items, f.desired(cap, o.id())):
-		st.State, st.Detail = StateDrifted, drift(items, hookNames(cap), exe)+"; run `carryover refresh`"
-	case t.TrustPath == "" || t.Layout.Trust == nil:
-		st.State = StatePresent
-	default:
-		d, err := trustDrift(t, b, o.id(), files)
-		if st.State, st.Detail = StatePresent, ""; err != nil || d != "" {
-			st.State, st.Detail = StateDrifted, d+"; run `carryover refresh`"
-		}
-		return st, err
+	st.State, st.Detail, err = f.judge(t, cap, exe, b, o.id(), items, files)
+	return st, err
+}
+
+// judge is the state of carryover's items in the file b against what
+// install writes, and of Codex's trust entries for them.
+func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id stubID, items []ourItem, files FS) (State, string, error) {
+	if len(items) == 0 {
+		return StateMissing, "no carryover hooks; run `carryover install`", nil
 	}
-	return st, nil
+	if !matches(items, f.desired(cap, id)) {
+		return StateDrifted, drift(items, hookNames(cap), exe) + "; run `carryover refresh`", nil
+	}
+	if t.TrustPath == "" || t.Layout.Trust == nil {
+		return StatePresent, "", nil
+	}
+	if d, err := trustDrift(t, b, id, files); err != nil || d != "" {
+		return StateDrifted, d + "; run `carryover refresh`", err
+	}
+	return StatePresent, "", nil
 }
 
 // parseTarget is t's format and its parsed settings file (root nil when the

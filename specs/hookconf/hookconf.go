@@ -213,10 +213,7 @@ func (p Plan) apply(files FS) error {
 	if !p.Changed() {
 		return nil
 	}
-	cur, exists, err := read(files, p.Path)
-	if err == nil && (exists != (p.Before != nil) || !bytes.Equal(cur, p.Before)) {
-		err = fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
-	}
+	exists, err := p.unchanged(files)
 	if err != nil {
 		return err
 	}
@@ -226,13 +223,9 @@ func (p Plan) apply(files FS) error {
 		}
 		return writeErr(p.Path, err)
 	}
-	if exists && !p.whole { // the backup keeps the file as it was before carryover's first install
-		if _, has, err := read(files, p.Path+BackupSuffix); err != nil {
+	if exists && !p.whole {
+		if err := backUp(files, p.Path, p.Before); err != nil {
 			return err
-		} else if !has {
-			if err := writeErr(p.Path+BackupSuffix, files.WriteFile(p.Path+BackupSuffix, p.Before, 0o600)); err != nil {
-				return err
-			}
 		}
 	}
 	perm := cmp.Or(p.Mode, 0o600)
@@ -241,6 +234,25 @@ func (p Plan) apply(files FS) error {
 		err = m.chmod(p.Path, perm)
 	}
 	return writeErr(p.Path, err)
+}
+
+// unchanged checks that the file still holds Before, and whether it exists.
+func (p Plan) unchanged(files FS) (exists bool, err error) {
+	cur, exists, err := read(files, p.Path)
+	if err == nil && (exists != (p.Before != nil) || !bytes.Equal(cur, p.Before)) {
+		err = fmt.Errorf("%s changed since carryover read it; run the command again", p.Path)
+	}
+	return exists, err
+}
+
+// backUp keeps before as path's backup unless it has one: the file as it
+// was before carryover's first install.
+func backUp(files FS, path string, before []byte) error {
+	_, has, err := read(files, path+BackupSuffix)
+	if err == nil && !has {
+		err = writeErr(path+BackupSuffix, files.WriteFile(path+BackupSuffix, before, 0o600))
+	}
+	return err
 }
 
 func writeErr(path string, err error) error {
@@ -559,15 +571,7 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs 
 	if err != nil {
 		return
 	}
-	dropped := false
-	for _, p := range plans {
-		if _, rec := r.Files[p.Path]; rec && p.whole {
-			if _, exists, err := read(files, p.Path); err == nil && !exists {
-				delete(r.Files, p.Path)
-				dropped = true
-			}
-		}
-	}
+	dropped := r.forget(plans, files)
 	recorded := slices.Clone(r.Dirs)
 	slices.SortFunc(recorded, func(a, b string) int { return len(b) - len(a) })
 	var keep []string
@@ -585,6 +589,19 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs 
 	}
 }
 
+// forget drops from r the whole files the plans deleted.
+func (r *Record) forget(plans []Plan, files FS) (dropped bool) {
+	for _, p := range plans {
+		if _, rec := r.Files[p.Path]; rec && p.whole {
+			if _, exists, err := read(files, p.Path); err == nil && !exists {
+				delete(r.Files, p.Path)
+				dropped = true
+			}
+		}
+	}
+	return dropped
+}
+
 // Diff renders p as a unified diff (3 lines of context); "" when unchanged.
 // A whole hook file's mode shows as git shows it (an executable hook needs it).
 func Diff(p Plan) string {
@@ -592,20 +609,7 @@ func Diff(p Plan) string {
 		return ""
 	}
 	var out strings.Builder
-	from, to := p.Path, p.Path
-	if p.Before == nil {
-		from = "/dev/null"
-	}
-	if p.Delete {
-		to = "/dev/null"
-	}
-	switch {
-	case p.whole && p.Created && p.Mode != 0:
-		fmt.Fprintf(&out, "new file mode 100%o\n", p.Mode)
-	case p.chmod:
-		fmt.Fprintf(&out, "new mode 100%o\n", p.Mode)
-	}
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
+	diffHeader(&out, p)
 	ops := script(string(p.Before), string(p.After))
 	for i := 0; i < len(ops); i++ {
 		if ops[i].kind != ' ' {
@@ -615,6 +619,24 @@ func Diff(p Plan) string {
 		}
 	}
 	return out.String()
+}
+
+// diffHeader writes p's mode line, if any, and its file names.
+func diffHeader(out *strings.Builder, p Plan) {
+	from, to := p.Path, p.Path
+	if p.Before == nil {
+		from = "/dev/null"
+	}
+	if p.Delete {
+		to = "/dev/null"
+	}
+	switch {
+	case p.whole && p.Created && p.Mode != 0:
+		fmt.Fprintf(out, "new file mode 100%o\n", p.Mode)
+	case p.chmod:
+		fmt.Fprintf(out, "new mode 100%o\n", p.Mode)
+	}
+	fmt.Fprintf(out, "--- %s\n+++ %s\n", from, to)
 }
 
 type op struct {

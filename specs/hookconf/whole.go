@@ -222,17 +222,23 @@ func (o owner) checkWhole(cap specs.Capability, files FS) (Status, error) {
 	for _, p := range stale {
 		problems = append(problems, "extra hook file "+p.Path)
 	}
+	st.State, st.Detail = wholeState(missing, problems, len(missing) == len(o.t.wholeFiles(events)))
+	return st, err
+}
+
+// wholeState is the state of a whole-file tool from its missing files (all
+// of them when allMissing) and the problems of the others.
+func wholeState(missing, problems []string, allMissing bool) (State, string) {
 	switch {
-	case len(missing) == len(o.t.wholeFiles(events)) && len(problems) == 0:
-		st.State, st.Detail = StateMissing, "no carryover hook file at "+strings.Join(missing, ", ")+"; run `carryover install`"
-		return st, err
+	case allMissing && len(problems) == 0:
+		return StateMissing, "no carryover hook file at " + strings.Join(missing, ", ") + "; run `carryover install`"
 	case len(missing) > 0:
 		problems = append([]string{"missing " + strings.Join(missing, ", ")}, problems...)
 	}
-	if st.State = StatePresent; len(problems) > 0 {
-		st.State, st.Detail = StateDrifted, strings.Join(problems, "; ")+"; run `carryover refresh`"
+	if len(problems) > 0 {
+		return StateDrifted, strings.Join(problems, "; ") + "; run `carryover refresh`"
 	}
-	return st, err
+	return StatePresent, ""
 }
 
 // judgeWhole says what is wrong with the existing file f.
@@ -266,12 +272,18 @@ func (o owner) wholeStubs(files FS) ([]Stub, error) {
 		case f.event != "":
 			out = append(out, Stub{Event: f.event, Command: quote(filepath.Clean(f.path))})
 		case f.exe != "":
-			for _, ev := range o.t.Events {
-				if bytes.Contains(f.b, []byte(`"`+ev+`"`)) {
-					out = append(out, Stub{Event: ev, Command: StubCommand(f.exe, o.t.Tool, ev)})
-				}
-			}
+			out = append(out, o.relayed(f)...)
 		}
 	}
 	return out, nil
+}
+
+// relayed is the stub command of each event the single file f relays.
+func (o owner) relayed(f wholeFile) (out []Stub) {
+	for _, ev := range o.t.Events {
+		if bytes.Contains(f.b, []byte(`"`+ev+`"`)) {
+			out = append(out, Stub{Event: ev, Command: StubCommand(f.exe, o.t.Tool, ev)})
+		}
+	}
+	return out
 }
