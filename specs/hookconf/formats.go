@@ -337,7 +337,7 @@ func (f format) warnings(b []byte) []string {
 
 func warning(w specs.HookWarning, doc map[string]any) string {
 	v, set := LookupPath(doc, strings.Split(w.Key, "."))
-	js, _ := marshal(v, "", "")
+	js, _ := marshal(v)
 	switch {
 	case set && (w.Is == "" || string(js) == w.Is):
 		return strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v))
@@ -814,55 +814,46 @@ func splice(b []byte, start, end int, repl string) []byte {
 }
 
 // render formats v (plain values or ordered objects) in the document's
-// style; multi-line output continues on lines starting with prefix.
+// style, as encoding/json would but with its separators; multi-line output
+// continues on lines starting with prefix.
 func render(v any, prefix string, st style, multi bool) string {
-	if !multi {
-		b, _ := marshal(v, "", "")
-		if st.spaced {
-			return respace(string(b), ": ", ", ")
+	keySep, sep, inner := ":", ",", prefix+st.unit
+	if multi {
+		keySep, sep = st.keySep, ",\n"+inner
+	} else if st.spaced {
+		keySep, sep = ": ", ", "
+	}
+	var items []string
+	open, end := "[", "]"
+	switch x := v.(type) {
+	case ordered:
+		open, end = "{", "}"
+		for _, p := range x {
+			k, _ := json.Marshal(p.k) // as ordered.MarshalJSON
+			items = append(items, string(k)+keySep+render(p.v, inner, st, multi))
 		}
+	case []any:
+		for _, e := range x {
+			items = append(items, render(e, inner, st, multi))
+		}
+	default:
+		b, _ := marshal(v)
 		return string(b)
 	}
-	b, _ := marshal(v, prefix, st.unit)
-	return respace(string(b), st.keySep, ",")
+	if len(items) == 0 || !multi {
+		return open + strings.Join(items, sep) + end
+	}
+	return open + "\n" + inner + strings.Join(items, sep) + "\n" + prefix + end
 }
 
-// marshal is v as JSON without HTML escaping (paths and commands stay
-// readable), indented when prefix or unit is set, without the final newline.
-func marshal(v any, prefix, unit string) ([]byte, error) {
+// marshal is v as compact JSON without HTML escaping (paths and commands
+// stay readable) and without the final newline.
+func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent(prefix, unit)
 	err := enc.Encode(v)
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
-}
-
-// respace rewrites the separators outside strings: each ":" (and the
-// space after it) to colon, each "," to comma.
-func respace(s, colon, comma string) string {
-	var b strings.Builder
-	in, esc := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case !in && c == ':':
-			b.WriteString(colon)
-			i += len(s[i+1:]) - len(strings.TrimPrefix(s[i+1:], " "))
-			continue
-		case !in && c == ',':
-			b.WriteString(comma)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }
 
 type span struct{ start, end int }
@@ -947,7 +938,7 @@ func (o ordered) MarshalJSON() ([]byte, error) {
 	b := []byte{'{'}
 	for i, p := range o {
 		k, _ := json.Marshal(p.k)
-		v, err := marshal(p.v, "", "")
+		v, err := marshal(p.v)
 		if err != nil {
 			return nil, err
 		}

@@ -300,7 +300,7 @@ func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]a
 // codexDigest is sha256 over JSON with sorted keys, compact separators and
 // no HTML escaping (serde_json's output).
 func codexDigest(v any) (string, error) {
-	b, err := marshal(v, "", "")
+	b, err := marshal(v)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), err
 }

@@ -52,7 +52,7 @@ func (t Target) wholeFiles(events []string) []wholeFile {
 
 // renderWhole fills in t's template; exe's JSON literal is also a JS/TS one.
 func renderWhole(t Target, exe, event string) []byte {
-	js, _ := marshal(exe, "", "")
+	js, _ := marshal(exe)
 	return []byte(strings.NewReplacer(specs.SlotExeSh, quote(exe), specs.SlotExeJSON, string(js),
 		specs.SlotTool, t.Tool, specs.EventSlot, event).Replace(t.Layout.Content()))
 }
