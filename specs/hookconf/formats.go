@@ -15,7 +15,6 @@ import (
 	"io"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/carryover/carryover/specs"
@@ -115,7 +114,7 @@ func (it ourItem) nodes() []*jnode {
 func (f format) command(n *jnode) string {
 	for _, k := range f.cmdKeys {
 		if _, v := n.member(k); v != nil && v.kind == 's' {
-			return v.str
+			return v.v.(string)
 		}
 	}
 	return ""
@@ -178,24 +177,17 @@ func (f format) scanEntry(items []ourItem, id stubID, it ourItem, e *jnode) []ou
 	return items
 }
 
-// matches reports whether the document's carryover entries are exactly want.
+// matches reports whether the document's carryover entries are exactly
+// want (whole entries, one per event).
 func matches(items []ourItem, want ordered) bool {
-	if len(items) != len(want) {
-		return false
-	}
 	got := map[string]any{}
 	for _, it := range items {
-		if _, dup := got[it.event]; dup || it.handlerIdx >= 0 {
+		if it.handlerIdx >= 0 {
 			return false
 		}
 		got[it.event] = it.value
 	}
-	for _, d := range want {
-		if g, ok := got[d.k]; !ok || !reflect.DeepEqual(g, plain(d.v)) {
-			return false
-		}
-	}
-	return true
+	return len(got) == len(items) && reflect.DeepEqual(got, plain(want))
 }
 
 // removeOne deletes one carryover item; an emptied event list goes, then an
@@ -577,8 +569,7 @@ type jnode struct {
 	start, end int
 	members    []jmember
 	elems      []*jnode
-	str        string // a string's decoded value
-	lit        string // a number's or literal's text
+	v          any // a scalar's value: string, float64, bool or nil
 }
 
 type jmember struct {
@@ -614,17 +605,8 @@ func (n *jnode) value() any {
 			a = append(a, e.value())
 		}
 		return a
-	case 's':
-		return n.str
-	case 'n':
-		f, _ := strconv.ParseFloat(n.lit, 64)
-		return f
-	case 'l':
-		if n.lit != "null" {
-			return n.lit == "true"
-		}
 	}
-	return nil
+	return n.v
 }
 
 var errJSONSyntax = errors.New("not valid JSON")
@@ -683,13 +665,12 @@ func (p *jparser) val(depth int) (*jnode, error) {
 			_, err = p.d.Token()
 		}
 	case string:
-		n.kind, n.str = 's', t
+		n.kind, n.v = 's', t
 	case json.Number:
-		n.kind, n.lit = 'n', t.String()
-	case bool:
-		n.kind, n.lit = 'l', strconv.FormatBool(t)
-	default:
-		n.kind, n.lit = 'l', "null"
+		f, _ := t.Float64()
+		n.kind, n.v = 'n', f
+	default: // bool or nil
+		n.kind, n.v = 'l', t
 	}
 	n.end = int(p.d.InputOffset())
 	return n, err
@@ -829,7 +810,7 @@ func render(v any, prefix string, st style, multi bool) string {
 	case ordered:
 		open, end = "{", "}"
 		for _, p := range x {
-			k, _ := json.Marshal(p.k) // as ordered.MarshalJSON
+			k, _ := json.Marshal(p.k)
 			items = append(items, string(k)+keySep+render(p.v, inner, st, multi))
 		}
 	case []any:
@@ -934,26 +915,23 @@ type kv struct {
 
 type ordered []kv
 
-func (o ordered) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
-	for i, p := range o {
-		k, _ := json.Marshal(p.k)
-		v, err := marshal(p.v)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, k...), ':'), v...)
-	}
-	return append(b, '}'), nil
-}
-
 // plain converts carryover's own values to the shapes value() returns.
 func plain(v any) any {
-	b, _ := json.Marshal(v)
-	var out any
-	json.Unmarshal(b, &out)
-	return out
+	switch x := v.(type) {
+	case ordered:
+		m := map[string]any{}
+		for _, p := range x {
+			m[p.k] = plain(p.v)
+		}
+		return m
+	case []any:
+		a := []any{}
+		for _, e := range x {
+			a = append(a, plain(e))
+		}
+		return a
+	case int:
+		return float64(x)
+	}
+	return v
 }
