@@ -451,7 +451,6 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 	if err == nil && t.Layout.Whole() {
 		return o.checkWhole(cap, files)
 	}
-	st.State = ""
 	f, root, b, err := parseTarget(t, files, err)
 	if errors.Is(err, errJSONSyntax) {
 		err = fmt.Errorf("%s: %w", t.Path, err)

@@ -602,8 +602,8 @@ func (r *Record) forget(plans []Plan, files FS) (dropped bool) {
 	return dropped
 }
 
-// Diff renders p as a unified diff (3 lines of context); "" when unchanged.
-// A whole hook file's mode shows as git shows it (an executable hook needs it).
+// Diff renders p as a unified diff, "" when unchanged: 3 lines of context,
+// hunks merged when at most 6 unchanged lines apart (as git does).
 func Diff(p Plan) string {
 	if !p.Changed() {
 		return ""
@@ -611,17 +611,24 @@ func Diff(p Plan) string {
 	var out strings.Builder
 	diffHeader(&out, p)
 	ops := script(string(p.Before), string(p.After))
+	shown := make([]bool, len(ops)+1) // the last stays false: it ends the last hunk
+	for i, o := range ops {
+		for j := max(0, i-3); o.kind != ' ' && j < min(len(ops), i+4); j++ {
+			shown[j] = true
+		}
+	}
 	for i := 0; i < len(ops); i++ {
-		if ops[i].kind != ' ' {
-			end := hunkEnd(ops, i, 3)
-			out.WriteString(formatHunk(ops, max(0, i-3), end))
-			i = end - 1
+		if shown[i] {
+			end := i + slices.Index(shown[i:], false)
+			out.WriteString(formatHunk(ops, i, end))
+			i = end
 		}
 	}
 	return out.String()
 }
 
-// diffHeader writes p's mode line, if any, and its file names.
+// diffHeader writes p's mode line, if any (a whole hook file's, as git
+// shows it: an executable hook needs it), and its file names.
 func diffHeader(out *strings.Builder, p Plan) {
 	from, to := p.Path, p.Path
 	if p.Before == nil {
@@ -655,26 +662,6 @@ func script(a, b string) []op {
 		}
 	}
 	return ops
-}
-
-// hunkEnd is where the hunk of the change at end ends: ctx lines after its
-// last change, taking in changes at most 2*ctx unchanged lines apart.
-func hunkEnd(ops []op, end, ctx int) int {
-	for end < len(ops) {
-		if ops[end].kind != ' ' {
-			end++
-			continue
-		}
-		run := end
-		for run < len(ops) && ops[run].kind == ' ' {
-			run++
-		}
-		if run-end > 2*ctx || run == len(ops) {
-			return min(end+ctx, len(ops))
-		}
-		end = run
-	}
-	return end
 }
 
 // sides counts the lines of ops on the old side (a) and the new (b).
