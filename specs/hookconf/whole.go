@@ -10,6 +10,7 @@ package hookconf
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -92,21 +93,25 @@ func digest(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// readWhole reads f (checking first, when check, that its path is absolute)
-// and judges whether it is carryover's.
-func (o owner) readWhole(f wholeFile, files FS, check bool) (wholeFile, error) {
-	if check && (f.path == "" || checkExe(f.path) != nil) {
-		return f, fmt.Errorf("hook file path %q is not absolute; set HOME (or the agent's config variable) and run the command again", f.path)
+// readWhole reads t's files for events (checking first, when check, that
+// each path is absolute) and judges whether each is carryover's.
+func (o owner) readWhole(events []string, files FS, check bool) ([]wholeFile, error) {
+	found := o.t.wholeFiles(events)
+	for i, f := range found {
+		if check && (f.path == "" || checkExe(f.path) != nil) {
+			return nil, fmt.Errorf("hook file path %q is not absolute; set HOME (or the agent's config variable) and run the command again", f.path)
+		}
+		var err error
+		if f.b, f.exists, err = read(files, f.path); err != nil {
+			return nil, err
+		}
+		if f.exe, f.ours = parseWhole(o.t, f.event, f.b); !f.ours {
+			d, rec := o.rec.Files[f.path]
+			f.ours = rec && d == digest(f.b)
+		}
+		found[i] = f
 	}
-	var err error
-	if f.b, f.exists, err = read(files, f.path); err != nil {
-		return f, err
-	}
-	if f.exe, f.ours = parseWhole(o.t, f.event, f.b); !f.ours {
-		d, rec := o.rec.Files[f.path]
-		f.ours = rec && d == digest(f.b)
-	}
-	return f, nil
+	return found, nil
 }
 
 // modeWrong reports whether path lacks the bits want asks for (an
@@ -122,15 +127,17 @@ func modeWrong(files FS, path string, want os.FileMode) bool {
 
 func (o owner) planWholeInstall(cap specs.Capability, files FS) ([]Plan, error) {
 	events := hookNames(cap)
+	found, err := o.readWhole(events, files, true)
 	var plans []Plan
-	for _, f := range o.t.wholeFiles(events) {
+	for _, f := range found {
 		p, err := o.planFile(f, files)
 		if err != nil {
 			return nil, err
 		}
 		plans = append(plans, p)
 	}
-	stale, err := o.stale(events, files)
+	stale, err2 := o.stale(events, files)
+	err = cmp.Or(err, err2)
 	plans = append(plans, stale...)
 	for i := range plans {
 		plans[i].Hooks = events
@@ -140,10 +147,6 @@ func (o owner) planWholeInstall(cap specs.Capability, files FS) ([]Plan, error) 
 
 // planFile plans writing f, refusing a file that is not carryover's.
 func (o owner) planFile(f wholeFile, files FS) (Plan, error) {
-	f, err := o.readWhole(f, files, true)
-	if err != nil {
-		return Plan{}, err
-	}
 	after := renderWhole(o.t, o.exe, f.event)
 	if got, ok := parseWhole(o.t, f.event, after); !ok || got != o.exe { // JSON cannot carry a non-UTF-8 path
 		return Plan{}, fmt.Errorf("carryover's path %q cannot be written into %s as it is; run carryover from a path of plain UTF-8 characters", o.exe, f.path)
@@ -160,29 +163,24 @@ func (o owner) planFile(f wholeFile, files FS) (Plan, error) {
 // stale plans deleting carryover's per-event files for the events of the
 // tool's other rows that keep is not hooking.
 func (o owner) stale(keep []string, files FS) ([]Plan, error) {
+	if !o.t.perEvent() {
+		return nil, nil
+	}
+	gone := slices.DeleteFunc(slices.Clone(o.t.Events), func(ev string) bool { return slices.Contains(keep, ev) })
+	found, err := o.readWhole(gone, files, false)
 	var out []Plan
-	for _, f := range o.t.wholeFiles(o.t.Events) {
-		if !o.t.perEvent() || slices.Contains(keep, f.event) {
-			continue
-		}
-		f, err := o.readWhole(f, files, false)
-		if err != nil {
-			return nil, err
-		}
+	for _, f := range found {
 		if f.exists && f.ours {
 			out = append(out, Plan{Tool: o.t.Tool, Path: f.path, Before: f.b, Delete: true, whole: true})
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 func (o owner) planWholeUninstall(files FS) ([]Plan, error) {
+	found, err := o.readWhole(o.t.Events, files, true)
 	var plans []Plan
-	for _, f := range o.t.wholeFiles(o.t.Events) {
-		f, err := o.readWhole(f, files, true)
-		if err != nil {
-			return nil, err
-		}
+	for _, f := range found {
 		p := Plan{Tool: o.t.Tool, Path: f.path, Before: f.b, After: f.b, whole: true}
 		_, recorded := o.rec.Files[f.path]
 		switch {
@@ -193,18 +191,18 @@ func (o owner) planWholeUninstall(files FS) ([]Plan, error) {
 		}
 		plans = append(plans, p)
 	}
-	return plans, nil
+	return plans, err
 }
 
 func (o owner) checkWhole(cap specs.Capability, files FS) (Status, error) {
 	st := Status{Tool: o.t.Tool, Path: o.t.Where()}
 	events := hookNames(cap)
+	found, err := o.readWhole(events, files, false)
+	if err != nil {
+		return st, err
+	}
 	var problems, missing []string
-	for _, f := range o.t.wholeFiles(events) {
-		f, err := o.readWhole(f, files, false)
-		if err != nil {
-			return st, err
-		}
+	for _, f := range found {
 		if !f.exists {
 			missing = append(missing, f.path)
 			continue
@@ -222,7 +220,7 @@ func (o owner) checkWhole(cap specs.Capability, files FS) (Status, error) {
 	for _, p := range stale {
 		problems = append(problems, "extra hook file "+p.Path)
 	}
-	st.State, st.Detail = wholeState(missing, problems, len(missing) == len(o.t.wholeFiles(events)))
+	st.State, st.Detail = wholeState(missing, problems, len(missing) == len(found))
 	return st, err
 }
 
@@ -261,12 +259,9 @@ func (o owner) judgeWhole(f wholeFile, files FS) (problems []string) {
 // runs it; for a single file relaying every event (the agent loads it, so
 // it cannot be run), the command it runs for each event it relays.
 func (o owner) wholeStubs(files FS) ([]Stub, error) {
+	found, err := o.readWhole(o.t.Events, files, false)
 	var out []Stub
-	for _, f := range o.t.wholeFiles(o.t.Events) {
-		f, err := o.readWhole(f, files, false)
-		if err != nil {
-			return nil, err
-		}
+	for _, f := range found {
 		switch {
 		case !f.exists || !f.ours:
 		case f.event != "":
@@ -275,7 +270,7 @@ func (o owner) wholeStubs(files FS) ([]Stub, error) {
 			out = append(out, o.relayed(f)...)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // relayed is the stub command of each event the single file f relays.
