@@ -531,14 +531,11 @@ func StoreVariables(goos string) []string {
 	return out
 }
 
-// HookFile is the layout of an agent's hook config file as data (tools.toml
-// header), so a new agent whose file has a known shape needs no Go code:
-// settings JSON whose "hooks" object holds per native event a list of
-// groups {"matcher"?, "hooks": [handler]} ("grouped": Claude Code, Codex,
-// Gemini CLI) or of handlers ("flat": Copilot CLI, Cursor, VS Code,
-// Windsurf); or a file of its own ("whole": Pi, Cline) rendered from
-// hookfiles/<Template> and owned byte for byte, in the user's folders, one
-// per event when its config path ends in /{{event}}.
+// HookFile is the layout of an agent's hook config file as data (the
+// tools.toml header describes it), so a new agent whose file has a known
+// shape needs no Go code: settings JSON, "grouped" (Claude Code, Codex,
+// Gemini CLI) or "flat" (Copilot CLI, Cursor, VS Code, Windsurf), or a file
+// of its own, "whole" (Pi, Cline, OpenCode, Kilo).
 type HookFile struct {
 	Shape    string `toml:"shape"`
 	Template string `toml:"template"`

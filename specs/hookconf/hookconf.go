@@ -1,19 +1,13 @@
-// Package hookconf installs, refreshes and removes carryover's hook stubs in
-// each agent's own configuration, and reports their status. A stub runs
-// `"<absolute carryover path>" snapshot --tool X --event E`. Rules:
-//   - merge, never overwrite: the user's settings and other tools' hooks keep
-//     their bytes and order (textual splices; JSONC comments survive);
-//   - carryover's entries are recognised exactly (stubID), never a look-alike;
-//   - a read-only file is refused, never replaced;
-//   - a second install changes no byte; a changed event set or binary path
-//     rewrites only carryover's entries;
-//   - uninstall removes exactly what install added and deletes a file install
-//     created; [Cleanup] then drops redundant backups and the empty
-//     directories install created.
-//
-// Hook files of their own (Pi, Cline) are written whole (whole.go). Planning
-// is pure (bytes in, bytes out); [Apply] writes plans through an [FS],
-// backing each file up to <file>.carryover.bak before its first change.
+// Package hookconf installs, refreshes and removes carryover's hook stubs
+// (`"<absolute carryover path>" snapshot --tool X --event E`) in each agent's
+// own configuration, and reports their status. It merges, never overwrites
+// (the user's bytes and order stay; JSONC comments survive); recognises its
+// entries exactly (stubID); refuses a read-only file; changes no byte on a
+// second install; and uninstall removes exactly what install added ([Cleanup]
+// then drops redundant backups and the directories install created). Hook
+// files of their own (Pi, Cline) are written whole (whole.go). Planning is
+// pure (bytes in, bytes out); [Apply] writes plans through an [FS], backing
+// each file up to <file>.carryover.bak before its first change.
 package hookconf
 
 import (
