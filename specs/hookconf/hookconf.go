@@ -3,8 +3,9 @@
 // own configuration, and reports their status. It merges, never overwrites
 // (the user's bytes and order stay; JSONC comments survive); recognises its
 // entries exactly (stubID); refuses a read-only file; changes no byte on a
-// second install; and uninstall removes exactly what install added ([Cleanup]
-// then drops redundant backups and the directories install created). Hook
+// second install and only its own entries for a new event set or binary; and
+// uninstall removes exactly what install added ([Cleanup] then drops
+// redundant backups and the directories install created). Hook
 // files of their own (Pi, Cline) are written whole (whole.go). Planning is
 // pure (bytes in, bytes out); [Apply] writes plans through an [FS], backing
 // each file up to <file>.carryover.bak before its first change.
