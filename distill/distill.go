@@ -500,15 +500,7 @@ func (t Thresholds) Valid() bool {
 
 // Rank orders levels: OK ("" too) 0 … CRITICAL 3.
 func (l ContextLevel) Rank() int {
-	switch l {
-	case ContextEarlyWarn:
-		return 1
-	case ContextWarn:
-		return 2
-	case ContextCritical:
-		return 3
-	}
-	return 0
+	return map[ContextLevel]int{ContextEarlyWarn: 1, ContextWarn: 2, ContextCritical: 3}[l]
 }
 
 // Level is the level of used tokens out of window and the whole percentage

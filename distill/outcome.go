@@ -27,6 +27,7 @@ package distill
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,34 +117,44 @@ func progName(prog string) string {
 	return prog
 }
 
-// cmdFields splits a segment into words; a quoted argument with a space (a
-// commit message, an echo) is no target and is dropped.
-func cmdFields(seg string) []string {
+// cmdFields splits a segment into words without their quotes; a quoted
+// argument with a space (a commit message, an echo) is no target: dropped.
+func cmdFields(seg string) []string { return words(seg, false) }
+
+// shellWords splits a segment at white space outside quotes, keeping them.
+func shellWords(s string) []string { return words(s, true) }
+
+// words splits s at white space outside quotes, by bytes (an invalid UTF-8
+// byte stays itself); see cmdFields and shellWords.
+func words(s string, keepQuotes bool) []string {
 	var out []string
 	var b strings.Builder
 	var quote byte
 	spaced, quoted := false, false
 	flush := func() {
-		if b.Len() > 0 && !(quoted && spaced) {
+		if b.Len() > 0 && (keepQuotes || !(quoted && spaced)) {
 			out = append(out, b.String())
 		}
 		b.Reset()
 		spaced, quoted = false, false
 	}
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
 		case quote != 0:
-			if c == quote {
+			closing := c == quote
+			if closing {
 				quote = 0
-				continue
 			}
-			if c == ' ' {
-				spaced = true
+			spaced = spaced || c == ' '
+			if !closing || keepQuotes {
+				b.WriteByte(c)
 			}
-			b.WriteByte(c)
 		case c == '\'' || c == '"':
 			quote, quoted = c, true
+			if keepQuotes {
+				b.WriteByte(c)
+			}
 		case c == ' ' || c == '\t':
 			flush()
 		default:
@@ -335,10 +346,10 @@ func stripWrapTags(l string) string {
 
 // mayNameError is exceptionRE's pre-check: a word the pattern needs.
 func mayNameError(l string) bool {
-	return strings.Contains(l, "Error") || strings.Contains(l, "error") || strings.Contains(l, "Exception") ||
-		strings.Contains(l, "Failure") || strings.Contains(l, "Interrupt") || strings.Contains(l, "Exit") ||
-		strings.HasPrefix(l, "panic") || strings.HasPrefix(l, "fatal error")
+	return containsAny(l, errorNames) || strings.HasPrefix(l, "panic") || strings.HasPrefix(l, "fatal error")
 }
+
+var errorNames = []string{"Error", "error", "Exception", "Failure", "Interrupt", "Exit"}
 
 // segTool and segPaths split a segment key ("prog sub\tpath path").
 func segTool(s string) string {
@@ -368,7 +379,7 @@ func covers(pass, fail string) bool {
 		return isTestCmd(segTool(pass))
 	}
 	for _, f := range fp {
-		if !slicesAny(pp, func(p string) bool { return coversPath(p, f) }) {
+		if !slices.ContainsFunc(pp, func(p string) bool { return coversPath(p, f) }) {
 			return false
 		}
 	}
@@ -378,15 +389,6 @@ func covers(pass, fail string) bool {
 func coversPath(p, f string) bool {
 	return p == f || p == "./..." || p == "." || strings.HasSuffix(p, "/...") && strings.HasPrefix(f, strings.TrimSuffix(p, "...")) ||
 		strings.HasSuffix(p, "/") && strings.HasPrefix(f, p)
-}
-
-func slicesAny(s []string, f func(string) bool) bool {
-	for _, x := range s {
-		if f(x) {
-			return true
-		}
-	}
-	return false
 }
 
 // resolveBy resolves the failures a passing command ran again: all of one's
@@ -414,7 +416,7 @@ func (st *State) resolveBy(cmd string) {
 func segmentsCovered(pass, fail []string) bool {
 	all := true
 	for _, s := range fail {
-		if !slicesAny(pass, func(p string) bool { return covers(p, s) }) {
+		if !slices.ContainsFunc(pass, func(p string) bool { return covers(p, s) }) {
 			all = false
 		} else if len(fail) > 1 && s == fail[len(fail)-1] || isTestCmd(segTool(s)) {
 			return true
@@ -589,37 +591,6 @@ func commandLines(cmd string) []string {
 			l = l[:i] + " " + strings.Join(rest, " ")
 		}
 		out = append(out, l)
-	}
-	return out
-}
-
-// shellWords splits a segment at white space outside quotes, by bytes (an invalid UTF-8 byte stays itself).
-func shellWords(s string) []string {
-	var out []string
-	var b strings.Builder
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-			b.WriteByte(c)
-		case c == '\'' || c == '"':
-			quote = c
-			b.WriteByte(c)
-		case c == ' ' || c == '\t':
-			if b.Len() > 0 {
-				out = append(out, b.String())
-				b.Reset()
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	if b.Len() > 0 {
-		out = append(out, b.String())
 	}
 	return out
 }
@@ -907,7 +878,7 @@ func planItemsClipped(text string) ([]PlanItem, bool) {
 
 // todoLines are the to-do markers in the lines an edit added.
 func todoLines(text string) []string {
-	if !strings.Contains(text, "TODO") && !strings.Contains(text, "FIXME") && !strings.Contains(text, "XXX") && !strings.Contains(text, "HACK") {
+	if !containsAny(text, []string{"TODO", "FIXME", "XXX", "HACK"}) {
 		return nil
 	}
 	var out []string
@@ -967,12 +938,9 @@ func prose(s string) bool {
 // doneText reports whether s restates a done plan item.
 func doneText(s string, plan []PlanItem) bool {
 	low := strings.ToLower(strings.TrimRight(s, ".!。"))
-	for _, p := range plan {
-		if p.Done && strings.Contains(low, strings.ToLower(strings.TrimRight(p.Text, ".!。"))) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(plan, func(p PlanItem) bool {
+		return p.Done && strings.Contains(low, strings.ToLower(strings.TrimRight(p.Text, ".!。")))
+	})
 }
 
 // turnQuestions are the non-boilerplate questions of assistant texts, in order.
@@ -1176,10 +1144,5 @@ func (st *State) forwardSentence(texts []string) string {
 }
 
 func (st *State) refusedText(s string) bool {
-	for _, r := range st.Refused {
-		if len(r.Text) >= 6 && strings.Contains(s, r.Text) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.Refused, func(r Note) bool { return len(r.Text) >= 6 && strings.Contains(s, r.Text) })
 }

@@ -133,12 +133,7 @@ func isQuestion(p string) bool {
 	case '?', '？':
 		return true
 	}
-	for _, suf := range []string{"吗", "呢", "か", "ですか", "ますか"} {
-		if strings.HasSuffix(t, suf) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"吗", "呢", "か", "ですか", "ますか"}, func(suf string) bool { return strings.HasSuffix(t, suf) })
 }
 
 // promptSize is a prompt's length in words; in CJK every two characters count as one.
@@ -436,17 +431,11 @@ func userWords(text string) (string, bool) {
 		if !strings.HasPrefix(t, "<") {
 			break
 		}
-		tag := ""
-		for _, h := range harnessTags {
-			if strings.HasPrefix(t, h) {
-				tag = h
-				break
-			}
-		}
-		if tag == "" {
+		tag := slices.IndexFunc(harnessTags, func(h string) bool { return strings.HasPrefix(t, h) })
+		if tag < 0 {
 			break
 		}
-		end := strings.Index(t, "</"+strings.TrimRight(strings.TrimPrefix(tag, "<"), "-"))
+		end := strings.Index(t, "</"+strings.TrimRight(strings.TrimPrefix(harnessTags[tag], "<"), "-"))
 		if end < 0 {
 			return "", true // unclosed: all of it is the harness's
 		}

@@ -2,6 +2,7 @@ package distill
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,34 +11,22 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-// StateVersion changes with State's meaning or encoding (store.go): a stored
-// state of another version is rebuilt from the ledger. 1 was JSON; 3 added
-// the goal/latest split, plan, references, action items, failure targets,
-// errors, causes and shell-written files; 4 the evidence rows (TaskRef,
-// LatestRef, LastTextRef, Failure.Refs), instructions, refusals and the
-// interruption; 5 every other line's evidence (Edit.Ref, TurnRefs, RowRef,
-// Sources).
+// StateVersion changes with State's meaning or encoding (store.go); a stored
+// state of another version is rebuilt. 1 was JSON; 3 added the goal/latest
+// split, plan, references, action items, failure targets, errors, causes and
+// shell-written files; 4 evidence rows, instructions, refusals and the
+// interruption; 5 every other line's evidence.
 const StateVersion = 5
 
 // Bounds that keep a State small however long the project's history grows.
 const (
-	maxCalls        = 64
-	maxEdits        = 60
-	maxFailures     = 100
-	maxDone         = 40
-	maxTurnTexts    = 50
-	maxSeen         = 120
-	keepDecided     = 6
-	keepSetAside    = 2
-	keepStops       = 4 // refused calls
-	maxInstructions = 8 // the goal, then the newest of the rest
-	maxErrors       = 3 // distinct error lines of one collapsed failure
-	maxPlan         = 12
-	maxRefs         = 10
-	maxActions      = 6
-	// maxSources: the handoff lists at most 6 decisions, 10 references, 6
-	// action items, a plan and 2 set-aside goals (25); twice that leaves
-	// room for facts repeated or superseded since.
+	maxCalls, maxEdits, maxFailures, maxDone, maxTurnTexts, maxSeen    = 64, 60, 100, 40, 50, 120
+	keepDecided, keepSetAside, keepStops, maxPlan, maxRefs, maxActions = 6, 2, 4, 12, 10, 6
+	maxInstructions                                                    = 8 // the goal, then the newest of the rest
+	maxErrors                                                          = 3 // distinct error lines of one collapsed failure
+	// maxSources: a handoff lists at most 6 decisions, 10 references, 6 action
+	// items, a plan and 2 set-aside goals (25); twice that leaves room for
+	// facts repeated or superseded since.
 	maxSources = 50
 )
 
@@ -48,18 +37,17 @@ const (
 // round-trips) and bumps StateVersion. Times are UTC without a monotonic
 // reading (Add normalises them), as LoadState gives them back.
 type State struct {
-	Version   int
-	Tool      string
-	SessionID int64
-	LastAt    time.Time
-	Rows      int
-	Prompts   int
-	Task      string // the goal (prose.go)
-	TaskAt    time.Time
-	GoalWeak  bool // a question or short: a fuller request replaces it
-	Latest    string
-	LatestAt  time.Time
-	SetAside  []string
+	Version       int
+	Tool          string
+	SessionID     int64
+	LastAt        time.Time
+	Rows, Prompts int
+	Task          string // the goal (prose.go)
+	TaskAt        time.Time
+	GoalWeak      bool // a question or short: a fuller request replaces it
+	Latest        string
+	LatestAt      time.Time
+	SetAside      []string
 	// PromptSession: the latest prompt's session; AfterBreak: a compaction
 	// or a prompt in another session came since the last request.
 	PromptSession int64
@@ -70,35 +58,36 @@ type State struct {
 	FallbackAt time.Time
 	Tokens     Tokens
 
-	Seq         int64 // order of the rows folded in
-	Calls       map[string]Call
-	CallOrder   []string
-	FailedCalls map[string]bool
-	Edits       []Edit
-	TestFails   []int64 // Seq of failing test/build commands (newest last, bounded)
-	Failures    []Failure
-	FailureKeys []string
-	Done        []Done
-	Decided     []string
-	Seen        []string
-	TurnTexts   []string // assistant prose since the latest prompt
-	LastText    string   // newest assistant prose at all
-	Plan        []PlanItem
-	Refs        []string
-	Actions     []string
-	CauseKey    string // the newest failure's key, until prose explains it or the next prompt
-	LastTest    string // the test/build command last run
+	Seq           int64 // order of the rows folded in
+	Calls         map[string]Call
+	CallOrder     []string
+	FailedCalls   map[string]bool
+	Edits         []Edit
+	TestFails     []int64 // Seq of failing test/build commands (newest last, bounded)
+	Failures      []Failure
+	FailureKeys   []string
+	Done          []Done
+	Decided, Seen []string
+	TurnTexts     []string // assistant prose since the latest prompt
+	LastText      string   // newest assistant prose at all
+	Plan          []PlanItem
+	Refs, Actions []string
+	// CauseKey: the newest failure's, until prose explains it or the next
+	// prompt; LastTest: the test/build command last run.
+	CauseKey, LastTest string
 
 	Instructions []Note // the task's condensed instructions, the goal first
 	Refused      []Note // never failures to retry
 	Interrupted  Note
-	// Evidence rows of the goal, the latest request and the last text (at LastTextSeq).
-	TaskRef, LatestRef, LastTextRef Ref
-	LastTextSeq                     int64
-	LastPassSeq                     int64  // Seq of the newest passing verification
-	PlanSession                     int64  // the session whose agent wrote the plan
-	PendingCall                     string // the newest call without a result (what an interruption stopped)
-	StopSeq                         int64  // Seq of the newest refusal or interruption
+	// Evidence rows of the goal, the latest request and the last text (at
+	// LastTextSeq); LastPassSeq: the newest passing verification's Seq;
+	// PlanSession: the plan's writer's session; PendingCall: the newest call
+	// without a result (what an interruption stopped); StopSeq: the newest
+	// refusal's or interruption's Seq.
+	TaskRef, LatestRef, LastTextRef       Ref
+	LastTextSeq, LastPassSeq, PlanSession int64
+	PendingCall                           string
+	StopSeq                               int64
 	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the
 	// two run parallel (nil once an acknowledgement condensed the turn).
 	// Sources are the rows of each decision ("d:"), reference ("r:"), action
@@ -117,23 +106,17 @@ type Call struct {
 // Edit is one file write, kept until the handoff is read: a later error on
 // its call removes it.
 type Edit struct {
-	Path    string
-	Call    string
-	At      time.Time
-	Seq     int64
-	Created bool
-	Deleted bool
-	Todos   []string
-	Ref     Ref
+	Path, Call       string
+	At               time.Time
+	Seq              int64
+	Created, Deleted bool
+	Todos            []string
+	Ref              Ref
 }
 
 // Done is one completed step; Call ties an edit to its call.
-type Done struct {
-	Text string
-	Call string
-}
+type Done struct{ Text, Call string }
 
-// NewState returns an empty state.
 func NewState() *State {
 	return &State{Version: StateVersion, Calls: map[string]Call{}, FailedCalls: map[string]bool{}}
 }
@@ -186,12 +169,8 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 		st.addStopRow(r, at, "refusal")
 	case adapters.KindInterrupted:
 		st.addStopRow(r, at, "interrupt")
-	case adapters.KindHarness:
-		// the harness's text in the user's role: context, never a request
-	}
+	} // KindHarness: the harness's text in the user's role, context, never a request
 }
-
-func refOf(r *ledger.Row) Ref { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
 func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	text, harness := userWords(r.Text)
@@ -433,7 +412,7 @@ func (st *State) takeFailure(k string) Failure {
 	return f
 }
 
-// forgetFailedCalls forgets failed calls whose edits and steps have aged out.
+// forgetFailedCalls forgets failed calls whose edits and steps aged out.
 func (st *State) forgetFailedCalls() {
 	live := map[string]bool{}
 	for _, e := range st.Edits {
@@ -460,6 +439,7 @@ func (st *State) failure(k string) int {
 
 func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits) }
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
+func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
 // addProse collects references and action items from a prompt or an assistant text.
 func (st *State) addProse(text, low string) {
@@ -642,13 +622,11 @@ func (st *State) Handoff(o Options) Handoff {
 	return h
 }
 
-// fileAcc is one file of the handoff and the position of its last write.
 type fileAcc struct {
 	f    File
 	last int64
 }
 
-// write applies edit e, the file's latest.
 func (acc *fileAcc) write(e Edit) {
 	acc.f.At, acc.last, acc.f.Deleted, acc.f.Ref = e.At, e.Seq, e.Deleted, e.Ref
 	if e.Deleted {
@@ -692,12 +670,7 @@ func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 }
 
 func (st *State) testFailedAfter(seq int64) bool {
-	for _, s := range st.TestFails {
-		if s > seq {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.TestFails, func(s int64) bool { return s > seq })
 }
 
 // failuresInto fills the failures, newest first, and whether the work is complete.
@@ -725,14 +698,9 @@ func (st *State) leftBehind(f Failure) bool {
 	return f.Seq < st.LastTextSeq && (!isTestCmd(f.What) || st.LastPassSeq > f.Seq)
 }
 
-// failedAfter reports whether a failure (not the model's) was recorded after seq.
+// failedAfter: a failure (not the model's) was recorded after seq.
 func (st *State) failedAfter(seq int64) bool {
-	for _, f := range st.Failures {
-		if f.Seq > seq && !f.Resolved && f.What != "model API" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.Failures, func(f Failure) bool { return f.Seq > seq && !f.Resolved && f.What != "model API" })
 }
 
 func (st *State) listsInto(h *Handoff) {
@@ -753,7 +721,7 @@ func (st *State) listsInto(h *Handoff) {
 	}
 }
 
-// sameText reports whether a (possibly clipped with "…") is the text of request b.
+// sameText: a (maybe clipped with "…") is the text of request b.
 func sameText(a, b string) bool {
 	b = oneLine(b)
 	if b == "" {
@@ -774,7 +742,7 @@ func (st *State) taskInto(h *Handoff) {
 	}
 }
 
-// doneInto fills the last twelve steps whose call did not fail.
+// doneInto: the last twelve steps whose call did not fail.
 func (st *State) doneInto(h *Handoff, project string) {
 	for _, d := range st.Done {
 		if d.Call != "" && st.FailedCalls[d.Call] {
@@ -831,7 +799,6 @@ func (st *State) evidenceInto(h *Handoff) {
 	st.listEvidence(h)
 }
 
-// listEvidence is evidenceInto for the listed sections.
 func (st *State) listEvidence(h *Handoff) {
 	add := h.addEvidence
 	for _, s := range h.SetAside {
@@ -857,8 +824,7 @@ func (st *State) listEvidence(h *Handoff) {
 	}
 }
 
-// addEvidence records that text in section sec was chosen by rule from
-// refs (zero Refs dropped); an empty line has none.
+// addEvidence: text in section sec was chosen by rule from refs (zero Refs dropped).
 func (h *Handoff) addEvidence(sec, text, rule string, refs ...Ref) {
 	if text == "" {
 		return
@@ -872,7 +838,6 @@ func (h *Handoff) addEvidence(sec, text, rule string, refs ...Ref) {
 	h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: rs})
 }
 
-// nextRefs are the rows the next action came from, by its rule.
 func (st *State) nextRefs(h *Handoff) []Ref {
 	switch h.NextRule {
 	case "unanswered request":

@@ -208,17 +208,11 @@ func RepoFacts(r *Repo, files []File) (Git, []File) {
 	}
 	out := make([]File, len(files))
 	copy(out, files)
+	count := map[string]*int{git.Clean: &g.Clean, git.Modified: &g.Modified, git.Untracked: &g.Untracked, git.Deleted: &g.Deleted}
 	for i, st := range r.States(paths) {
 		out[i].Git = st
-		switch st {
-		case git.Clean:
-			g.Clean++
-		case git.Modified:
-			g.Modified++
-		case git.Untracked:
-			g.Untracked++
-		case git.Deleted:
-			g.Deleted++
+		if n := count[st]; n != nil {
+			*n++
 		}
 	}
 	return g, out
@@ -521,15 +515,11 @@ func (c *codec) bool(p *bool) {
 		c.putUvarint(uint64(btoi(*p)))
 		return
 	}
-	switch c.uvarint() {
-	case 0:
-		*p = false
-	case 1:
-		*p = true
-	default:
+	v := c.uvarint()
+	if v > 1 {
 		c.fail("bad bool")
-		*p = false
 	}
+	*p = v == 1
 }
 
 func (c *codec) str(p *string) {
