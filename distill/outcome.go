@@ -1,29 +1,21 @@
 package distill
 
-// Rules over the work: outcomes from evidence, not wording, and what to do next.
+// Rules over the work: outcomes from evidence, not wording, and what is next.
 //
 // A failure is keyed by its target: the program (and subcommand) and the
-// paths it ran on, or the tool and the file it wrote. It is resolved when a
-// later run of the same target passed, whatever surrounds it (&& chains, env
-// prefixes, flags; the same tool over more: `go test ./...` after `go test
-// ./pkg`, `pytest` after `pytest tests/test_a.py`), when its files were
-// edited afterwards and a later verification passed, or when the agent's
-// last words report completion with nothing failing after them.
+// paths it ran on, or the tool and the file it wrote. It is resolved by a
+// later pass of the same target whatever surrounds it (&& chains, env
+// prefixes, flags; `go test ./...` after `go test ./pkg`), by an edit of its
+// files then a passing verification, or by completion reported after it.
 //
-// Shell commands create, move and delete files as often as edit tools, and
-// the hook has no time to walk the tree: targets are parsed from the line
-// (> and >>, tee, cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, a
-// generator's -o/--output); heredoc bodies are skipped, /dev/* and
-// variables are no files.
+// Shell commands write files as often as edit tools and the hook has no time
+// to walk the tree: targets are parsed from the line (> and >>, tee,
+// cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, -o/--output); heredoc
+// bodies skipped, /dev/* and variables no files.
 //
-// Next action: the first of nextRules that gives one (the unanswered
-// request, an interruption, the agent's own plan, the last turn's labelled
-// next step, remaining items or forward-looking sentence, an earlier agent's
-// plan, completion, a refusal, the still-failing verification, the open
-// question, the newest action item); never a recap, pleasantry or offer
-// (boilerplate), a done item, or what is not prose. Open questions: the
-// last turn's unanswered questions, the failures still unresolved, and the
-// TODO/FIXME markers edits added.
+// Next action: the first of nextRules that gives one; never a recap, an
+// offer (boilerplate), a done item or what is not prose. Open questions: the
+// last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
 
 import (
 	"encoding/json"
@@ -104,9 +96,8 @@ func segmentKey(seg string) (string, bool) {
 	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " "), true
 }
 
-// progName drops a program's directory and version: python3.12, python3 and
-// python (pip3 and pip, node18 and node) run one target, so a retry with the
-// other name is a fix.
+// progName drops directory and version: python3.12 and python (node18 and
+// node) run one target, so a retry with the other name is a fix.
 func progName(prog string) string {
 	if i := strings.LastIndexByte(prog, '/'); i >= 0 && prog != "./gradlew" {
 		prog = prog[i+1:]
@@ -124,8 +115,7 @@ func cmdFields(seg string) []string { return words(seg, false) }
 // shellWords splits a segment at white space outside quotes, keeping them.
 func shellWords(s string) []string { return words(s, true) }
 
-// words splits s at white space outside quotes, by bytes (an invalid UTF-8
-// byte stays itself); see cmdFields and shellWords.
+// words splits at white space outside quotes, by bytes (invalid UTF-8 stays).
 func words(s string, keepQuotes bool) []string {
 	var out []string
 	var b strings.Builder
@@ -222,9 +212,8 @@ func toolKey(tool, path string) string {
 // "E   NameError: …" (pytest), "error[E0425]: …" (rustc), "panic: …".
 var exceptionRE = lazyRegexp(`^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`)
 
-// errorLine picks the line of error output that names the error: the last
-// exception line (a traceback's last, never its header), else the first
-// with an error word, else the first.
+// errorLine: the last exception line (a traceback's last, never its
+// header), else the first with an error word, else the first.
 func errorLine(text string) string {
 	if strings.Contains(text, `{"`) && strings.Contains(text, `"message"`) {
 		text = jsonErrorText(text)
@@ -260,9 +249,8 @@ func pickErrorLine(first, worded, exception string) string {
 	return first
 }
 
-// outputLine cleans a line of error output; ok is false for one naming no
-// error: empty, an exit status, "Output:", "Wall time:", a traceback's
-// header or "File ..." frames.
+// outputLine cleans a line of output; !ok: it names no error (empty, an exit
+// status, "Output:", "Wall time:", a traceback's header or frames).
 func outputLine(l string) (string, bool) {
 	l = strings.TrimSpace(stripWrapTags(l))
 	if len(l) > 2 && l[0] == '[' && l[len(l)-1] == ']' {
@@ -278,7 +266,6 @@ func outputLine(l string) (string, bool) {
 
 var noErrorPrefixes = []string{"Output:", "Wall time:", "Traceback (most recent call last)", "File \""}
 
-// causeSentence is the first sentence of an assistant text explaining a failure, or "".
 func causeSentence(text, low string) string {
 	if !containsAny(low, causeMarkers()) {
 		return ""
@@ -291,7 +278,6 @@ func causeSentence(text, low string) string {
 	return ""
 }
 
-// addError keeps e among f's distinct errors, the newest last.
 func (f *Failure) addError(e string) {
 	if e == "" {
 		return
@@ -336,7 +322,6 @@ func jsonErrorText(text string) string {
 	return msg
 }
 
-// stripWrapTags removes a tag around a line: markup is for the harness.
 func stripWrapTags(l string) string {
 	if !strings.HasPrefix(l, "<") && !strings.HasSuffix(l, ">") {
 		return l
@@ -391,10 +376,9 @@ func coversPath(p, f string) bool {
 		strings.HasSuffix(p, "/") && strings.HasPrefix(f, p)
 }
 
-// resolveBy resolves the failures a passing command ran again: all of one's
-// segments, its last (a chain stops at the failing step) or its verification
-// covered by a segment of cmd. A passing verification also resolves
-// failures whose files were edited after they failed.
+// resolveBy resolves failures whose segments cmd covers: all, the last (a
+// chain stops at the failing step) or the verification; a passing
+// verification also those whose files were edited since.
 func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
 	verify := isTestCmd(cmd)
@@ -440,7 +424,6 @@ func (st *State) editedAfter(f *Failure) bool {
 	return false
 }
 
-// shellFile is one file a command wrote.
 type shellFile struct {
 	path    string
 	created bool
@@ -512,7 +495,6 @@ func (o *shellWrites) addAll(ps []string, created, deleted bool) {
 	}
 }
 
-// segment reads one simple command: its redirections, then what its program writes.
 func (o *shellWrites) segment(seg string) {
 	f := skipPrefixWords(shellWords(seg))
 	for i := 0; i < len(f); i++ {
@@ -532,7 +514,7 @@ func (o *shellWrites) segment(seg string) {
 	o.outputFlag(f)
 }
 
-// redirection is the file word f[i] redirects output to, and how many words after it that took.
+// redirection: the file word f[i] redirects to, and the words after it taken.
 func redirection(f []string, i int) (string, int) {
 	w := f[i]
 	switch {
@@ -550,7 +532,6 @@ func redirection(f []string, i int) (string, int) {
 	return "", 0
 }
 
-// outputFlag records a generator's -o / --output / --out file.
 func (o *shellWrites) outputFlag(f []string) {
 	for i := 1; i+1 < len(f); i++ {
 		if f[i] == "-o" || f[i] == "--output" || f[i] == "--out" {
@@ -561,14 +542,13 @@ func (o *shellWrites) outputFlag(f []string) {
 	}
 }
 
-// inPlaceEdit records the files of sed -i / perl -i (after the script).
+// inPlaceEdit: sed -i / perl -i edit the files after the script.
 func inPlaceEdit(o *shellWrites, words, args []string) {
 	if inPlace(words) && len(args) >= 2 {
 		o.addAll(args[1:], false, false)
 	}
 }
 
-// commandLines are a command's lines without heredoc bodies.
 func commandLines(cmd string) []string {
 	var out []string
 	var end string
@@ -595,7 +575,6 @@ func commandLines(cmd string) []string {
 	return out
 }
 
-// plainArgs are the arguments that are neither flags nor after a redirection.
 func plainArgs(f []string) []string {
 	var out []string
 	for i := 0; i < len(f); i++ {
@@ -623,8 +602,7 @@ func inPlace(f []string) bool {
 	return false
 }
 
-// completed reports whether an assistant text's closing paragraph reports
-// the work finished and names nothing failing.
+// completed: the closing paragraph reports the work done, nothing failing.
 func completed(text string) bool {
 	p := strings.ToLower(closingParagraph(text))
 	if p == "" || !hasPhrase(p, "completion") || labelledNext(p) != "" {
@@ -638,8 +616,8 @@ func completed(text string) bool {
 	return !containsAny(p, []string{"fail", "error", "still ", "not yet", "blocked", "couldn't", "could not", "unable"})
 }
 
-// closingParagraph is an assistant text's last paragraph of prose outside
-// code fences, or its last 600 bytes: quoted verbatim as the last words.
+// closingParagraph: the last prose paragraph outside code fences, at most
+// its last 600 bytes, quoted verbatim as the last words.
 func closingParagraph(text string) string {
 	var paras [][]string
 	var cur []string
@@ -724,7 +702,6 @@ func labelledNext(text string) string {
 	return found
 }
 
-// labelRest is what follows a label on its line, or the first non-empty line below.
 func labelRest(after string, below []string) string {
 	rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(after), "*_"))
 	if rest != "" {
@@ -778,8 +755,7 @@ func remainingItems(text string) []string {
 	return nil
 }
 
-// parsePlan reads a plan tool's input: a JSON list of items, or an object
-// holding one under todos/plan/items/steps/tasks.
+// parsePlan reads a plan tool's input: a JSON list, or an object holding one.
 func parsePlan(text string) ([]PlanItem, bool) {
 	i := strings.IndexAny(text, "[{")
 	if i < 0 {
@@ -814,8 +790,6 @@ func parsePlan(text string) ([]PlanItem, bool) {
 	return out, true
 }
 
-// planItem reads a string, or an object with its text under
-// content/step/description/title/text/task and state under status/completed/done.
 func planItem(e any) PlanItem {
 	var it PlanItem
 	switch x := e.(type) {
@@ -876,7 +850,6 @@ func planItemsClipped(text string) ([]PlanItem, bool) {
 	return out, len(out) > 0
 }
 
-// todoLines are the to-do markers in the lines an edit added.
 func todoLines(text string) []string {
 	if !containsAny(text, []string{"TODO", "FIXME", "XXX", "HACK"}) {
 		return nil
@@ -901,7 +874,7 @@ func forwardLooking(s string) bool {
 	return nextRE.MatchString(s) || containsAny(strings.ToLower(s), nextMarkers())
 }
 
-// boilerplate: an offer of help or a pleasantry, never a question or an action.
+// boilerplate: an offer of help or a pleasantry.
 func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers()) }
 
 // forwardOnly keeps the turn's forward-looking sentences that are neither
@@ -935,7 +908,6 @@ func prose(s string) bool {
 	return letters >= 2*other && promptSize(s) >= 3
 }
 
-// doneText reports whether s restates a done plan item.
 func doneText(s string, plan []PlanItem) bool {
 	low := strings.ToLower(strings.TrimRight(s, ".!。"))
 	return slices.ContainsFunc(plan, func(p PlanItem) bool {
@@ -943,7 +915,6 @@ func doneText(s string, plan []PlanItem) bool {
 	})
 }
 
-// turnQuestions are the non-boilerplate questions of assistant texts, in order.
 func turnQuestions(texts []string) []string {
 	var out []string
 	for _, t := range texts {
@@ -981,7 +952,6 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 	return failing
 }
 
-// nextAction is the first of nextRules that gives an action, and its name.
 func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	in := nextIn{h: &h, failing: failing}
 	for _, p := range st.Plan {
@@ -998,8 +968,7 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	return "", ""
 }
 
-// nextIn is what the rules read besides the state: the handoff so far, the
-// failure that is work left and the first plan item not done.
+// nextIn: the handoff so far, the failure that is work left, the first open plan item.
 type nextIn struct {
 	h         *Handoff
 	failing   *Failure
@@ -1121,9 +1090,8 @@ func (st *State) nextFailing(in *nextIn) (string, bool) {
 	return n, true
 }
 
-// forwardSentence is the texts' last forward-looking sentence ("Next I will
-// …"; a "Next steps:" heading gives its first item), never a question, an
-// offer, a done plan item or a refused call.
+// forwardSentence: the last forward-looking sentence ("Next I will …"), not
+// a question, an offer, a done plan item or a refused call.
 func (st *State) forwardSentence(texts []string) string {
 	var next string
 	for _, t := range texts {

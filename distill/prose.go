@@ -1,45 +1,35 @@
 package distill
 
-// Rules over what people wrote: the goal and latest request, decisions, the
-// user's instructions, references and action items.
-//
-// Goal. The goal is the substantive request that set the work; later
-// prompts are mostly follow-ups that must not replace it. The rules are
-// structural first, so they hold in any language:
+// Rules over what people wrote. Goal: the substantive request that set the
+// work; follow-ups must not replace it. Structural rules, for any language:
 //
 //  1. An acknowledgement ("yes", "ok go ahead", "weiter", "好的", a slash
-//     command; substantive is false) changes nothing.
-//  2. The first substantive prompt is the goal. It is weak when a question or
-//     under three words: the next non-question request of weakWords words or
-//     more replaces it.
-//  3. An explicit switch ("drop that — fix the login 500 first", "new task:",
-//     "vergiss das", "新任务"; lang/ switch) replaces the goal and sets the old
-//     one aside.
-//  4. A question (ends in ? or ？, starts with ¿, ends in a CJK question
-//     particle) is a follow-up: the latest request only.
-//  5. The first prompt after a compaction or in a new session of the project
-//     is a follow-up (people resume with "where were we", "continue with X"),
-//     unless a switch or a new topic (newTopic: newTopicWords words or more,
-//     no content word shared with the goal, not pointing back at it,
-//     continuing it or adding to it, not a choice): new work.
-//  6. A request opening with a sequence word ("now", "next", "jetzt",
-//     "теперь", "接下来") that shares no content word with the goal and does
-//     not point back at it ("now make it shorter") starts a new task: the goal
-//     is replaced, not set aside (it was presumably finished).
+//     command; !substantive) changes nothing.
+//  2. The first substantive prompt is the goal; weak when a question or under
+//     three words: the next non-question request of weakWords replaces it.
+//  3. An explicit switch ("drop that — fix the login 500 first", "vergiss
+//     das", "新任务") replaces the goal and sets the old one aside.
+//  4. A question (?, ？, ¿…, a CJK question particle) is a follow-up.
+//  5. The first prompt after a compaction or in a new session is a follow-up
+//     ("where were we", "continue with X") unless a switch or a new topic
+//     (newTopic: newTopicWords or more, no content word shared with the goal,
+//     not pointing back, continuing or adding to it, not a choice).
+//  6. A sequence word ("now", "jetzt", "теперь", "接下来") opening a request
+//     sharing no content word with the goal nor pointing back ("now make it
+//     shorter") starts a new task: the goal replaced, not set aside.
 //  7. Anything else is a follow-up. A compaction summary is never a request.
 //
-// Decisions (so the next agent does not re-debate them): a sentence that
-// (1) says so ("we decided/chose/will use …", "X instead of Y", "decision:",
-// decisionRE, lang/ decision); (2) a user's sentence opening with a choice
-// verb ("use X", "don't add Z", "verwende …", "不要 …"); (3) the user's
-// statement answering the assistant's question, the question its subject
+// Decisions, so the next agent does not re-debate them: a sentence that (1)
+// says so ("we decided/chose/will use", "X instead of Y", lang/ decision);
+// (2) a user's sentence opening with a choice verb ("use X", "don't add Z",
+// "不要 …"); (3) the user's statement answering the assistant's question
 // ("„heute“ serverseitig" after "Where should 'today' be computed?"). A later
-// decision supersedes one sharing two content words with it, or one when it
-// says it replaces ("instead of", "actually", "statt", "вместо", "而不是").
+// one supersedes one sharing two content words, or one when it says it
+// replaces ("instead of", "statt", "вместо", "而不是").
 //
-// References and action items serve prose work (research, writing): the
-// URLs, documents, people and dates a session named as sources and the
-// commitments it stated ("send the deck to Anna by Friday").
+// References and action items serve prose work (research, writing): sources
+// named (URLs, documents, people, dates) and commitments ("send the deck to
+// Anna by Friday").
 
 import (
 	"regexp"
@@ -89,8 +79,7 @@ var (
 	personTriggers   = phraseList("person")
 )
 
-// substantive reports whether a prompt requests rather than confirms or
-// nudges ("yes", "continue", "ok go ahead", "do it").
+// substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
 func substantive(p string) bool {
 	p = strings.TrimSpace(p)
 	if p == "" || strings.HasPrefix(p, "/") {
@@ -136,7 +125,7 @@ func isQuestion(p string) bool {
 	return slices.ContainsFunc([]string{"吗", "呢", "か", "ですか", "ますか"}, func(suf string) bool { return strings.HasSuffix(t, suf) })
 }
 
-// promptSize is a prompt's length in words; in CJK every two characters count as one.
+// promptSize is a length in words; in CJK two characters count as one.
 func promptSize(p string) int {
 	n := 0
 	for _, w := range promptWords(p) {
@@ -155,9 +144,8 @@ func promptSize(p string) int {
 	return n
 }
 
-// contentWords carry a text's subject: words of four letters or more
-// (lower-cased, cut to six so "tests" and "testing" meet), paths and file
-// names, and CJK bigrams.
+// contentWords carry the subject: words of 4+ letters (lower-cased, cut to
+// six: "tests" and "testing" meet), paths and file names, CJK bigrams.
 func contentWords(s string) map[string]bool { return contentWordsCut(s, 6) }
 
 func contentWordsCut(s string, n int) map[string]bool {
@@ -189,8 +177,7 @@ func contentWordsCut(s string, n int) map[string]bool {
 	return out
 }
 
-// overlaps reports whether b shares a link word with a ("limiting" and
-// "limiter" meet: the same subject in other words).
+// overlaps: b shares a link word with a ("limiting" and "limiter" meet).
 func overlaps(a, b string) bool {
 	wa := linkWords(a)
 	for w := range linkWords(b) {
@@ -226,8 +213,8 @@ func linkWords(s string) map[string]bool {
 	return out
 }
 
-// startsWithAny reports whether low, after leading acknowledgements ("ok,
-// now …") and punctuation, starts with one of the markers as a whole word.
+// startsWithAny: after leading acknowledgements ("ok, now …") and
+// punctuation, low starts with one of the markers as a whole word.
 func startsWithAny(low string, starts []string) bool {
 	t := stripLeadingAcks(low)
 	for _, m := range starts {
@@ -274,7 +261,6 @@ func thanksOnly(p string) bool {
 	return thanks
 }
 
-// classifyPrompt applies the goal rules above.
 func (st *State) classifyPrompt(p string) promptClass {
 	if !substantive(p) {
 		return promptAck
@@ -304,8 +290,8 @@ func (st *State) classifyPrompt(p string) promptClass {
 
 func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
 
-// restates: p is the goal re-sent, completed (enter hit mid-sentence; aider
-// users re-run /ask with more words): the fuller text is the goal.
+// restates: p is the goal re-sent, completed (enter hit mid-sentence, an
+// aider /ask re-run with more words): the fuller text is the goal.
 func restates(p, goal string) bool {
 	g := strings.TrimRight(strings.TrimSpace(goal), " .…。")
 	return utf8.RuneCountInString(g) >= 8 && len(p) > len(goal) && strings.HasPrefix(strings.ToLower(p), strings.ToLower(g))
@@ -324,7 +310,6 @@ func (st *State) returnTo(p string) int {
 	return -1
 }
 
-// newTopic applies rule 5's exception to a lower-cased request.
 func newTopic(p, low, goal string) bool {
 	if isQuestion(p) || promptSize(p) < newTopicWords || goal == "" || overlaps(goal, p) || refersBack(low) ||
 		isDecision(p, true) {
@@ -367,7 +352,6 @@ func namesNothing(p string) bool {
 	return len(ws) == 0
 }
 
-// addPrompt folds a user prompt into the goal, latest request and set-aside goals.
 func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	p = strings.TrimSpace(p)
 	if st.PromptSession != 0 && sid != st.PromptSession {
@@ -510,7 +494,7 @@ func mayDecideAny(low string) bool {
 	return mayDecide(low) || containsPhrase(low, "contrast") || containsAny(low, decisionMarkers())
 }
 
-// isDecision applies decision rules 1 and 2 to one sentence.
+// isDecision applies decision rules 1 and 2.
 func isDecision(s string, user bool) bool {
 	if isQuestion(s) {
 		return false
@@ -545,7 +529,7 @@ func contrastChoice(s, low string) bool {
 	return false
 }
 
-// addDecision records one decision, dropping those it supersedes and exact repeats.
+// addDecision drops the decisions s supersedes and exact repeats.
 func (st *State) addDecision(s string) {
 	k := strings.ToLower(s)
 	if slices.Contains(st.Seen, k) {
@@ -643,7 +627,7 @@ var (
 	docExts = []string{".pdf", ".doc", ".xls", ".ppt", ".key", ".pages", ".numbers", ".odt", ".csv", ".epub"}
 )
 
-// isoDateLike reports whether s holds dddd-dd-dd.
+// isoDateLike: s holds dddd-dd-dd.
 func isoDateLike(s string) bool {
 	for i := 4; i+6 <= len(s); i++ {
 		if s[i] == '-' && i+3 < len(s) && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && i+6 <= len(s) && digits(s[i+4:i+6]) {
@@ -763,7 +747,6 @@ func dateGate(s string) bool {
 	return strings.ContainsAny(s, "0123456789") && (isoDateLike(s) || strings.Contains(s, "Q") || containsAny(s, monthTokens))
 }
 
-// urls returns the http(s) URLs of a line.
 func urls(line string) []string {
 	var out []string
 	for rest := line; ; {
@@ -786,7 +769,7 @@ func urls(line string) []string {
 	}
 }
 
-// addRefs appends the references ms, trimmed of the punctuation around them.
+// addRefs appends ms trimmed of the punctuation around them.
 func addRefs(out, ms []string) []string {
 	for _, m := range ms {
 		m = strings.TrimSpace(strings.TrimLeft(m, "( "))
@@ -801,7 +784,7 @@ func addRefs(out, ms []string) []string {
 	return out
 }
 
-// actionItems are the prose sentences of text that state something to be done, not questions.
+// actionItems: prose sentences (no questions) stating something to be done.
 func actionItems(text, low string) []string {
 	if !containsAny(low, actionMarkers()) {
 		return nil
@@ -828,7 +811,6 @@ func addBounded(list []string, items []string, n int) []string {
 	return last(list, n)
 }
 
-// stripCode removes fenced code blocks and inline code spans.
 func stripCode(text string) string {
 	if !strings.Contains(text, "`") {
 		return text

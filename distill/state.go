@@ -366,12 +366,8 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if cmd == "" && path != "" {
 		f.What += " " + path
 	}
-	f.Count++
-	f.Resolved = false
-	f.At = at
-	f.Seq = st.Seq
+	f.Count, f.Resolved, f.At, f.Seq, f.ExitCode = f.Count+1, false, at, st.Seq, r.ExitCode
 	f.Refs = addRef(f.Refs, refOf(r))
-	f.ExitCode = r.ExitCode
 	f.addError(errorLine(r.Text))
 	if f.What != "model API" {
 		st.CauseKey = k
