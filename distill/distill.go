@@ -122,8 +122,7 @@ func (t Tokens) Pct() int {
 	return int(t.Used * 100 / t.Max)
 }
 
-// Git is what the handoff says about the repository; the counts are of the
-// files the session touched.
+// Git is the repository's state; counts are of the files the session touched.
 type Git struct {
 	Branch, Head                        string // Head: short hash
 	Modified, Untracked, Deleted, Clean int
@@ -135,8 +134,7 @@ type Options struct {
 	Project string // for relative paths
 }
 
-// Distill builds a Handoff from rows, oldest first: the fold of State the
-// hook path keeps per project, adding only new rows.
+// Distill folds rows (oldest first) into a new State: the hook path keeps one per project.
 func Distill(rows []ledger.Row, o Options) Handoff {
 	Distillations.Add(1)
 	st := NewState()
@@ -346,8 +344,7 @@ func Warm() {
 	nextRE()
 }
 
-// Dedupe returns in trimmed, without blanks and repeats, in first-seen
-// order: the pipeline's one dedupe (distill and the resume prompt).
+// Dedupe: in trimmed, without blanks and repeats, first-seen order (distill and resume).
 func Dedupe(in []string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -503,10 +500,9 @@ func (l ContextLevel) Rank() int {
 	return map[ContextLevel]int{ContextEarlyWarn: 1, ContextWarn: 2, ContextCritical: 3}[l]
 }
 
-// Level is the level of used tokens out of window and the whole percentage
-// (floor, capped at 100). used is what the model was last sent (input +
-// cache + output of the latest response), not the transcript's size;
-// window 0 (unknown) is OK.
+// Level of used tokens out of window, and the percentage (floor, at most
+// 100). used: what the model was last sent (input + cache + output of the
+// latest response), not the transcript's size; window 0 (unknown) is OK.
 func Level(used, window int64, t Thresholds) (ContextLevel, int) {
 	if !t.Valid() {
 		t = DefaultThresholds
@@ -530,8 +526,7 @@ func Level(used, window int64, t Thresholds) (ContextLevel, int) {
 // display order (as ntm's QualityReport and clauditor's): coverage, never truth.
 var QualityFields = []string{"goal", "latest request", "files", "failures", "decisions", "next action", "test command", "git state"}
 
-// Quality is a handoff's coverage: Score is Filled/Of in percent; Missing
-// in QualityFields order.
+// Quality is a handoff's coverage: Score is Filled/Of in percent.
 type Quality struct {
 	Score   int      `json:"score" yaml:"score"`
 	Filled  int      `json:"filled" yaml:"filled"`

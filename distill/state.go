@@ -98,7 +98,6 @@ type State struct {
 	Sources  []Note
 }
 
-// Call is what the state keeps of a tool call for pairing.
 type Call struct {
 	ToolName, Command, FilePath string
 }
@@ -284,8 +283,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	st.callWrites(key, r, at)
 }
 
-// subagentFallback: with no prompt recorded (an excerpt, a trimmed capture),
-// the work handed to a subagent is what the session was for.
+// subagentFallback: with no prompt recorded (an excerpt), the subagent's work is the session's.
 func (st *State) subagentFallback(r *ledger.Row, at time.Time) {
 	d := jsonField(r.Text, "description") // the input JSON (Codex), or
 	if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
@@ -396,7 +394,7 @@ func (st *State) failedCall(key string, r *ledger.Row) (what, cmd, path string) 
 	return what, cmd, path
 }
 
-// takeFailure removes and returns the failure of target k (a new one if none), to be appended as the newest.
+// takeFailure removes the failure of target k (new if none), to append as the newest.
 func (st *State) takeFailure(k string) Failure {
 	i := st.failure(k)
 	if i < 0 {
@@ -437,7 +435,6 @@ func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
 func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
-// addProse collects references and action items from a prompt or an assistant text.
 func (st *State) addProse(text, low string) {
 	if refs := references(text, low); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
@@ -518,7 +515,6 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	st.Interrupted = n
 }
 
-// addRef appends r to refs, keeping the first and the newest few.
 func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
 
 // addSource records that the fact key (kind prefix and text) came from row
@@ -576,7 +572,6 @@ func (st *State) ClearTask() {
 	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
 }
 
-// startTask begins a new goal's instructions, refusals and interruption.
 func (st *State) startTask() {
 	st.Instructions = nil
 	st.Refused, st.Interrupted = nil, Note{}
@@ -588,7 +583,7 @@ func subagentTool(name string) bool { // Claude's Task and Agent, Codex's spawn
 
 var jsonFieldRE = lazyRegexp(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
 
-// jsonField reads one string field of a (possibly clipped) JSON input.
+// jsonField reads a string field of a (maybe clipped) JSON input.
 func jsonField(text, name string) string {
 	for _, m := range jsonFieldRE().FindAllStringSubmatch(text, -1) {
 		if m[1] == name {
@@ -601,7 +596,7 @@ func jsonField(text, name string) string {
 	return ""
 }
 
-// Handoff reads the distilled handoff out of the state.
+// Handoff reads the handoff out of the state.
 func (st *State) Handoff(o Options) Handoff {
 	h := Handoff{Tool: st.Tool, SessionID: st.SessionID, LastAt: st.LastAt, Rows: st.Rows, Prompts: st.Prompts,
 		Task: st.Task, TaskAt: st.TaskAt, Tokens: st.Tokens}
@@ -669,7 +664,6 @@ func (st *State) testFailedAfter(seq int64) bool {
 	return slices.ContainsFunc(st.TestFails, func(s int64) bool { return s > seq })
 }
 
-// failuresInto fills the failures, newest first, and whether the work is complete.
 func (st *State) failuresInto(h *Handoff) {
 	h.Completed = st.LastTextSeq > 0 && completed(st.LastText) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
@@ -767,7 +761,7 @@ func (st *State) userWordsInto(h *Handoff) {
 	h.LastWords = closingParagraph(st.LastText)
 }
 
-// evidenceInto records, for each line the handoff states, the rule that chose it and its rows.
+// evidenceInto records each line's rule and rows (carryover explain).
 func (st *State) evidenceInto(h *Handoff) {
 	add := h.addEvidence
 	add("Task", h.Task, "goal: the request that set the work", st.TaskRef)

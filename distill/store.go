@@ -25,9 +25,9 @@ var Distillations atomic.Int64
 // (a cold ingest) the state is rebuilt from the project's recent rows.
 const MaxFold = 5000
 
-// Refresh brings the project's stored state up to date with the rows added
-// since it was saved, or rebuilds it from the recent rows when there is none
-// (or it is stale, or too far behind), and saves it. notes are for the log.
+// Refresh folds the rows added since the project's stored state was saved
+// into it, or rebuilds it from recent rows when none, stale or too far
+// behind, and saves it. notes are for the log.
 func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes []string, err error) {
 	Distillations.Add(1)
 	sessions, err := l.ProjectSessions(project)
@@ -88,7 +88,6 @@ func rebuild(l *ledger.Ledger, project string, sessions []ledger.ProjectSession)
 	return st, seqs, nil
 }
 
-// foldNew folds the rows each session added since seqs into st, moving seqs along.
 func foldNew(l *ledger.Ledger, st *State, sessions []ledger.ProjectSession, seqs ledger.Seqs) error {
 	for _, s := range sessions {
 		if s.LastSeq <= seqs[s.ID] {
@@ -138,11 +137,10 @@ func ClearTask(l *ledger.Ledger, project string, now time.Time) error {
 	return err
 }
 
-// ProjectFold is the project's handoff across its sessions and agents (the
-// stored fold, refreshed and saved as the hook path would) and the newest 6
-// sessions it drew from, oldest first, as "<agent> session <id>". A trivial
-// last session ("what should we work on now?") cannot hide the task: it is
-// one follow-up among the fold's prompts.
+// ProjectFold is the handoff across the project's sessions and agents (the
+// stored fold, refreshed as the hook would) and the newest 6 sessions it drew
+// from, oldest first. A trivial last session ("what should we work on
+// now?") cannot hide the task: it is one follow-up among the fold's prompts.
 func ProjectFold(l *ledger.Ledger, project string, now time.Time, o Options) (Handoff, []string, error) {
 	st, _, err := Refresh(l, project, now)
 	if err != nil {
@@ -192,7 +190,6 @@ func OpenRepoAsync(root string) func() *Repo {
 	return sync.OnceValue(func() *Repo { return <-ch })
 }
 
-// RepoRoot returns the work tree root containing dir, or "".
 func RepoRoot(dir string) string { return git.Root(dir) }
 
 // RepoFacts reads branch, short HEAD and the state of files (relative to
