@@ -140,12 +140,12 @@ func words(s string, keepQuotes bool) []string {
 			if !closing || keepQuotes {
 				b.WriteByte(c)
 			}
-		case c == '\'' || c == '"':
+		case strings.IndexByte(`'"`, c) >= 0:
 			quote, quoted = c, true
 			if keepQuotes {
 				b.WriteByte(c)
 			}
-		case c == ' ' || c == '\t':
+		case strings.IndexByte(" \t", c) >= 0:
 			flush()
 		default:
 			b.WriteByte(c)
