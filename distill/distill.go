@@ -358,7 +358,6 @@ func Dedupe(in []string) []string {
 	return out
 }
 
-// last is s without all but its newest n elements.
 func last[T any](s []T, n int) []T {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -414,7 +413,6 @@ func parseLang(text string, out map[string][]string) {
 	}
 }
 
-// phrases is the named list across all languages.
 func phrases(list string) []string { return phraseTables()[list] }
 
 // containsPhrase: a plain substring (for lists with their own punctuation, like contrast's ", not ").
@@ -431,7 +429,7 @@ func hasPhrase(low, list string) bool {
 	return false
 }
 
-// phraseAt is the index of p in low as whole words, -1 when absent.
+// phraseAt is the index of p in low as whole words, or -1.
 func phraseAt(low, p string) int {
 	i := strings.Index(low, p)
 	if i < 0 || p[0] >= 0x80 && cjkString(p) {

@@ -155,7 +155,6 @@ func words(s string, keepQuotes bool) []string {
 	return out
 }
 
-// splitSegments splits a command line at &&, ||, ; and | outside quotes.
 func splitSegments(s string) []string {
 	var out []string
 	var quote byte
@@ -874,7 +873,6 @@ func forwardLooking(s string) bool {
 	return nextRE.MatchString(s) || containsAny(strings.ToLower(s), nextMarkers())
 }
 
-// boilerplate: an offer of help or a pleasantry.
 func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers()) }
 
 // forwardOnly keeps the turn's forward-looking sentences that are neither

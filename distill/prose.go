@@ -627,7 +627,6 @@ var (
 	docExts = []string{".pdf", ".doc", ".xls", ".ppt", ".key", ".pages", ".numbers", ".odt", ".csv", ".epub"}
 )
 
-// isoDateLike: s holds dddd-dd-dd.
 func isoDateLike(s string) bool {
 	for i := 4; i+6 <= len(s); i++ {
 		if s[i] == '-' && i+3 < len(s) && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && i+6 <= len(s) && digits(s[i+4:i+6]) {

@@ -406,7 +406,6 @@ func (st *State) takeFailure(k string) Failure {
 	return f
 }
 
-// forgetFailedCalls forgets failed calls whose edits and steps aged out.
 func (st *State) forgetFailedCalls() {
 	live := map[string]bool{}
 	for _, e := range st.Edits {
