@@ -465,26 +465,22 @@ func saveRecord(files FS, path string, r Record) error {
 	return files.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-// record adds to its install record the binary, the whole files' digests
-// and the directories about to be created of every changed install plan.
+// record adds to the install record the binary, the whole files' digests
+// and the directories about to be created of every changed install plan
+// (the plans of one Apply come from one target, so share one record).
 func record(plans []Plan, files FS) error {
-	byFile := map[string][]Plan{}
-	for _, p := range plans {
-		if p.record != "" && p.exe != "" && p.Changed() && !p.Delete {
-			byFile[p.record] = append(byFile[p.record], p)
-		}
+	ps := slices.DeleteFunc(slices.Clone(plans), func(p Plan) bool {
+		return p.record == "" || p.exe == "" || !p.Changed() || p.Delete
+	})
+	if len(ps) == 0 {
+		return nil
 	}
-	for path, ps := range byFile {
-		r, err := loadRecord(files, path)
-		if err != nil {
-			return err
-		}
-		if !r.add(ps, files) {
-			continue
-		}
-		if err := saveRecord(files, path, r); err != nil {
-			return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", path, err)
-		}
+	r, err := loadRecord(files, ps[0].record)
+	if err != nil || !r.add(ps, files) {
+		return err
+	}
+	if err := saveRecord(files, ps[0].record, r); err != nil {
+		return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", ps[0].record, err)
 	}
 	return nil
 }
