@@ -187,7 +187,7 @@ func (tl *Tool) validateDetection() error {
 			return err
 		}
 	}
-	if tl.NpmPackage != "" && !npmName.MatchString(tl.NpmPackage) {
+	if tl.NpmPackage != "" && !npmName().MatchString(tl.NpmPackage) {
 		return fmt.Errorf("npm_package %q is not an npm package name", tl.NpmPackage)
 	}
 	if u := tl.SelfUpdate; (len(u.Dirs.every()) > 0) != (u.Marker != "") {
@@ -482,8 +482,8 @@ func pick(cands []string, goos string, getenv func(string) string, home string, 
 // Expand expands a table path: ${NAME} (false when unset or empty),
 // ${NAME:-default}, then a leading "~" to home. On windows, "/" becomes "\".
 func Expand(s, goos string, getenv func(string) string, home string) (string, bool) {
-	ok := !strings.Contains(pathVar.ReplaceAllString(s, ""), "${") // none unterminated
-	p := pathVar.ReplaceAllStringFunc(s, func(m string) string {
+	ok := !strings.Contains(pathVar().ReplaceAllString(s, ""), "${") // none unterminated
+	p := pathVar().ReplaceAllStringFunc(s, func(m string) string {
 		name, def, hasDef := strings.Cut(m[2:len(m)-1], ":-")
 		v := ""
 		if getenv != nil {
@@ -506,8 +506,8 @@ func Expand(s, goos string, getenv func(string) string, home string) (string, bo
 }
 
 var (
-	pathVar  = regexp.MustCompile(`\$\{[^}]*\}`)
-	storeVar = regexp.MustCompile(`\$\{([^{}:]*):-`)
+	pathVar  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[^}]*\}`) })
+	storeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^{}:]*):-`) })
 )
 
 // StoreVariables are the variables that move agents' session stores (each
@@ -521,7 +521,7 @@ func StoreVariables(goos string) []string {
 	var out []string
 	for _, tl := range t.tools {
 		for _, c := range tl.Transcripts.For(goos) {
-			for _, m := range storeVar.FindAllStringSubmatch(c, -1) {
+			for _, m := range storeVar().FindAllStringSubmatch(c, -1) {
 				if !slices.Contains(out, m[1]) {
 					out = append(out, m[1])
 				}
@@ -595,7 +595,7 @@ const (
 var (
 	placeholders = []Placeholder{PhCommand, PhTimeout, PhTimeoutMs, PhMatcher}
 	wholeSlots   = []string{SlotExeSh, SlotExeJSON, SlotTool, EventSlot}
-	slotRE       = regexp.MustCompile(`\{\{[^{}]*\}\}`)
+	slotRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{[^{}]*\}\}`) })
 )
 
 //go:embed hookfiles
@@ -708,7 +708,7 @@ func (h *HookFile) readTemplate() error {
 		return fmt.Errorf(": %w", err)
 	}
 	h.content = string(b)
-	for _, s := range slotRE.FindAllString(h.content, -1) {
+	for _, s := range slotRE().FindAllString(h.content, -1) {
 		if !slices.Contains(wholeSlots, s) {
 			return fmt.Errorf(": unknown placeholder %s; expected one of %v", s, wholeSlots)
 		}
