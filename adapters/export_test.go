@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"sort"
+	"time"
 )
 
 // Test-only access (this file is compiled only into the tests).
@@ -31,3 +32,16 @@ func CrushMessageRows(id, role string, parts []byte) []Row {
 
 // OpenCodeUnquote is opencodeUnquote.
 func OpenCodeUnquote(s string) string { return opencodeUnquote(s) }
+
+// Tail reads complete lines of path from cur.Offset, calling fn for each
+// with the line's offset (OpenTail, for a caller that pulls lines).
+func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off int64)) (TailResult, error) {
+	t, err := OpenTail(path, cur, deadline)
+	if err != nil {
+		return TailResult{Cursor: cur}, err
+	}
+	for line, off, ok := t.Next(); ok; line, off, ok = t.Next() {
+		fn(line, off)
+	}
+	return t.Close()
+}

@@ -62,19 +62,6 @@ type TailResult struct {
 	Partial bool  // stopped at the deadline with more to read
 }
 
-// Tail reads complete lines of path from cur.Offset, calling fn for each
-// with the line's offset (OpenTail, for a caller that pulls lines).
-func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off int64)) (TailResult, error) {
-	t, err := OpenTail(path, cur, deadline)
-	if err != nil {
-		return TailResult{Cursor: cur}, err
-	}
-	for line, off, ok := t.Next(); ok; line, off, ok = t.Next() {
-		fn(line, off)
-	}
-	return t.Close()
-}
-
 // Tailer reads a transcript's complete lines from a cursor, one Next at a
 // time: it consumes only up to the last '\n', starts over on a replaced or
 // truncated file, and stops at the deadline.
