@@ -124,16 +124,10 @@ func (a *assign) handKey(s string) bool {
 // scheme://user:pass@ (urlCredentials'), or a string ending in its colon
 // ('passphrase:').
 func (a *assign) keyed(s string, key []byte) (Match, bool) {
-	if len(key) < 3 && string(key) != "pw" || hasSuffixAt(s, a.j, "//") ||
-		a.sep == ':' && a.j > 0 && a.ke == a.i && a.i+1 < len(s) && isOneOf(s[a.j-1], "\"'") && s[a.i+1] == s[a.j-1] {
+	if len(key) < 3 && string(key) != "pw" || a.notKey(s) {
 		return Match{}, false
 	}
-	v := a.sepEnd // past the closing "**" of **Password:** and 8 spaces
-	if hasPrefixAt(s, v, "**") {
-		v += 2
-	}
-	v = skipOver(s, v, a.sepEnd+8, " \t")
-	a.spaced = a.spaced || v > a.sepEnd
+	v := a.valueStart(s)
 	if v >= len(s) || hasPrefixAt(s, v, markerPrefix) {
 		return Match{}, false
 	}
@@ -149,6 +143,26 @@ func (a *assign) keyed(s string, key []byte) (Match, bool) {
 		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
 	}
 	return a.literal(s, v, key, kind, env)
+}
+
+// notKey reports a key that is no assignment's: the user of
+// scheme://user:pass@ (urlCredentials'), or a string ending in its colon
+// ('passphrase:').
+func (a *assign) notKey(s string) bool {
+	return hasSuffixAt(s, a.j, "//") ||
+		a.sep == ':' && a.j > 0 && a.ke == a.i && a.i+1 < len(s) && isOneOf(s[a.j-1], "\"'") && s[a.i+1] == s[a.j-1]
+}
+
+// valueStart skips the closing "**" of **Password:** and up to 8 spaces
+// after the operator.
+func (a *assign) valueStart(s string) int {
+	v := a.sepEnd
+	if hasPrefixAt(s, v, "**") {
+		v += 2
+	}
+	v = skipOver(s, v, a.sepEnd+8, " \t")
+	a.spaced = a.spaced || v > a.sepEnd
+	return v
 }
 
 // literal matches the value at v of a key of kind when it is a literal
@@ -168,13 +182,23 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 		return Match{kind, vs, ve}, base64Literal(s[vs:ve])
 	case kind == KindAzureSAS:
 		return Match{kind, vs, ve}, len(val) >= 20 && sasContext(s, a.i) && !isPlaceholder(val)
-	case kind == KindPassword && a.sep == '=' && !a.spaced && env && !quoted:
+	case kind == KindPassword && a.shell(env, quoted):
 		return Match{kind, vs, ve}, len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !keyAsValue(key, val)
-	case kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 &&
-		(strings.Contains(string(key), "aws") || strings.Contains(string(key), "secretaccesskey")) && !isPlaceholder(val):
+	case awsSecret(kind, key, val):
 		return Match{KindAWSSecret, vs, ve}, !keyAsValue(key, val)
 	}
 	return Match{kind, vs, ve}, plausible(s, kind, val, ve, quoted, a.spaced, a.sep) && !keyAsValue(key, val)
+}
+
+func (a *assign) shell(env, quoted bool) bool { return a.sep == '=' && !a.spaced && env && !quoted }
+
+// awsSecret reports a 40-byte base64 secret under an AWS key name.
+func awsSecret(kind Kind, key []byte, val string) bool {
+	return aws40(kind, val) && (strings.Contains(string(key), "aws") || strings.Contains(string(key), "secretaccesskey")) && !isPlaceholder(val)
+}
+
+func aws40(kind Kind, val string) bool {
+	return kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40
 }
 
 // base64Literal reports a base64 key of at least 20 bytes.
@@ -397,20 +421,29 @@ func classifyKey(key []byte, env bool) (Kind, bool) {
 	case "pw":
 		return KindPassword, true
 	}
-	if env && len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass") {
+	if env && envPassword(key) {
 		return KindPassword, true
 	}
 	for p := range key {
-		for _, kw := range keywordsAt[key[p]] {
-			if hasAt(key, p, kw.word) {
-				if allowedTail(string(key[p+len(kw.word):]), kw.word, env) {
-					return kw.kind, true
-				}
-				break
-			}
+		if kw, ok := keywordAt(key, p); ok && allowedTail(string(key[p+len(kw.word):]), kw.word, env) {
+			return kw.kind, true
 		}
 	}
 	return "", false
+}
+
+func envPassword(key []byte) bool {
+	return len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass")
+}
+
+// keywordAt returns the keyword that starts at key[p].
+func keywordAt(key []byte, p int) (keyword, bool) {
+	for _, kw := range keywordsAt[key[p]] {
+		if hasAt(key, p, kw.word) {
+			return kw, true
+		}
+	}
+	return keyword{}, false
 }
 
 type keyword struct {
@@ -505,22 +538,23 @@ func nextParam(s string, p int) bool {
 // secret rather than code, a reference, a placeholder or prose.
 func plausible(s string, k Kind, val string, ve int, quoted, spaced bool, sep byte) bool {
 	strong := k == KindPassword
-	minLen := 8
-	if strong {
-		minLen = 4
-	}
 	switch {
-	case len(val) < minLen || len(val) > maxValueLen:
+	case len(val) < 8 && !(strong && len(val) >= 4) || len(val) > maxValueLen:
 		return false
-	case quoted: // not a sentence
-		n := strings.Count(val, " ")
-		return n < 2 && (n == 0 || strong) && (strong || looksRandom(val)) && !isPlaceholder(val)
+	case quoted:
+		return plausibleQuoted(val, strong)
 	case notLiteral(val, spaced, sep) || !strong && !looksRandom(val):
 		return false
 	case isIdent(val) && !randomIdent(val) && identInCode(s, val, ve, spaced, sep):
 		return false
 	}
 	return !isPlaceholder(val)
+}
+
+// plausibleQuoted is plausible for a quoted value: not a sentence.
+func plausibleQuoted(val string, strong bool) bool {
+	n := strings.Count(val, " ")
+	return n < 2 && (n == 0 || strong) && (strong || looksRandom(val)) && !isPlaceholder(val)
 }
 
 // notLiteral reports an unquoted value that is code or a reference: a
@@ -563,23 +597,35 @@ func authorization(s string, v int) (Match, bool) {
 	p, q := v, byte(0)
 	if isOneOf(s[p], "\"'`") {
 		p, q = p+1, s[p]
-	} else if s[p] == '\\' && hasPrefixAt(s, p+1, "\"") {
+	} else if hasPrefixAt(s, p, `\"`) {
 		p += 2
 	}
-	scheme := ""
-	if w := skipOver(s, p, p+16, letters+"-"); w > p && w < len(s) && s[w] == ' ' {
-		if equalFold(s[p:w], "digest") {
-			return Match{}, false
-		}
-		scheme, p = s[p:w], skipOver(s, w, len(s), " ")
-	}
+	scheme, p, ok := authScheme(s, p)
 	e := bearerEnd(s, p, maxValueLen)
-	tok := s[p:e]
-	if q != 0 && (e >= len(s) || s[e] != q) || e < len(s) && s[e] == '(' || scheme == "" && isMemberAccess(tok) {
+	if !ok || q != 0 && (e >= len(s) || s[e] != q) || !authToken(s, s[p:e], e, scheme) {
 		return Match{}, false
 	}
-	ok := len(tok) >= 8 && looksRandom(tok) && !isPlaceholder(tok) && (scheme != "" || len(tok) >= 16)
-	return Match{KindBearerToken, p, bearerEnd(s, p, len(s))}, ok
+	return Match{KindBearerToken, p, bearerEnd(s, p, len(s))}, true
+}
+
+// authScheme reads a scheme and its spaces at p ("Bearer ", "Basic ",
+// "token "); "" when the token is bare; ok false for a digest.
+func authScheme(s string, p int) (scheme string, next int, ok bool) {
+	w := skipOver(s, p, p+16, letters+"-")
+	if w == p || w >= len(s) || s[w] != ' ' {
+		return "", p, true
+	}
+	return s[p:w], skipOver(s, w, len(s), " "), !equalFold(s[p:w], "digest")
+}
+
+// authToken reports whether tok, ending at e, is a credential rather than
+// code (authorization = base64.decodebytes(x)) or a placeholder; a bare
+// one needs 16 bytes.
+func authToken(s, tok string, e int, scheme string) bool {
+	if e < len(s) && s[e] == '(' || scheme == "" && isMemberAccess(tok) {
+		return false
+	}
+	return len(tok) >= 8 && looksRandom(tok) && !isPlaceholder(tok) && (scheme != "" || len(tok) >= 16)
 }
 
 // bearer matches "Bearer <token>" anywhere (curl -H, logs, prose).
@@ -627,19 +673,15 @@ func sasContext(s string, i int) bool {
 // the colon, which must not be "key": value, x := y, scheme:// or "a":"b",
 // nor start a redaction marker.
 func curlUser(s string, i int) (Match, bool) {
-	if i+1 >= len(s) || isSpaceByte(s[i+1]) || isOneOf(s[i+1], "=/\"'") || i > 0 && isOneOf(s[i-1], "\"'") || hasPrefixAt(s, i+1, markerPrefix) {
+	if !userColon(s, i) {
 		return Match{}, false
 	}
 	j := i
-	for j > 0 && i-j < maxKeyLen && !isSpaceByte(s[j-1]) && !isOneOf(s[j-1], "\"'=:[") {
+	for j > 0 && i-j < maxKeyLen && !isOneOf(s[j-1], " \n\t\r\"'=:[") {
 		j--
 	}
-	u := j // maybe quoted
-	if u > 0 && isOneOf(s[u-1], "\"'") {
-		u--
-	}
-	if j == i || j > 0 && s[j-1] == '[' || !hasSuffixAt(s, u, "-u ") && !hasSuffixAt(s, u, "--user ") && !hasSuffixAt(s, u, "--user=") && !hasSuffixAt(s, u, " -u") {
-		return Match{}, false
+	if j == i || j > 0 && s[j-1] == '[' || !afterUserFlag(s, j) {
+		return Match{}, false // no user, or a redaction marker
 	}
 	ve := i + 1
 	for ve < len(s) && ve-i <= maxValueLen && !valueStop[s[ve]] {
@@ -647,6 +689,28 @@ func curlUser(s string, i int) (Match, bool) {
 	}
 	val := s[i+1 : ve]
 	return Match{KindPassword, i + 1, ve}, len(val) >= 3 && !isPlaceholder(val) && val != s[j:i]
+}
+
+func userColon(s string, i int) bool {
+	return i+1 < len(s) && !isOneOf(s[i+1], " \n\t\r=/\"'") && (i == 0 || !isOneOf(s[i-1], "\"'")) && !hasPrefixAt(s, i+1, markerPrefix)
+}
+
+// afterUserFlag reports whether the user at u, maybe quoted, follows
+// curl's -u or --user.
+func afterUserFlag(s string, u int) bool {
+	if u > 0 && isOneOf(s[u-1], "\"'") {
+		u--
+	}
+	return hasAnySuffix(s, u, "-u ", "--user ", "--user=", " -u")
+}
+
+func hasAnySuffix(s string, i int, ps ...string) bool {
+	for _, p := range ps {
+		if hasSuffixAt(s, i, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // databaseSchemes get their own kind in URL credentials.
@@ -661,31 +725,46 @@ var databaseSchemes = []string{
 // userinfo is read back to a '/', at most 256 bytes, no space, quote or
 // bracket in it.
 func urlCredentials(s string, at int) (Match, bool) {
-	j, colon := at, -1
-	for ; j > 0 && at-j < 256 && s[j-1] != '/'; j-- {
-		if c := s[j-1]; c <= ' ' || isOneOf(c, "\"'`<>?#\\") {
-			return Match{}, false
-		} else if c == ':' {
-			colon = j - 1
-		}
-	}
-	if colon < 0 || !hasSuffixAt(s, j, "://") {
+	j, colon, ok := userinfo(s, at)
+	if !ok || colon < 0 || !hasSuffixAt(s, j, "://") {
 		return Match{}, false
 	}
 	user, pass := s[j:colon], s[colon+1:at]
 	if pass == "" || hasPrefixAt(pass, 0, markerPrefix) || pass == user || isPlaceholder(pass) {
 		return Match{}, false
 	}
-	sb := j - 3 // the scheme
-	for sb > 0 && j-3-sb < 16 && (isAlnum(s[sb-1]) || isOneOf(s[sb-1], "+.-")) {
+	if databaseScheme(s, j-3) {
+		return Match{KindDatabaseURL, colon + 1, at}, true
+	}
+	return Match{KindURLCredentials, colon + 1, at}, true
+}
+
+// databaseScheme reports whether the scheme ending at se names a database.
+func databaseScheme(s string, se int) bool {
+	sb := se
+	for sb > 0 && se-sb < 16 && (isAlnum(s[sb-1]) || isOneOf(s[sb-1], "+.-")) {
 		sb--
 	}
 	for _, d := range databaseSchemes {
-		if equalFold(s[sb:j-3], d) {
-			return Match{KindDatabaseURL, colon + 1, at}, true
+		if equalFold(s[sb:se], d) {
+			return true
 		}
 	}
-	return Match{KindURLCredentials, colon + 1, at}, true
+	return false
+}
+
+// userinfo reads back from the '@' at at to a '/' (at most 256 bytes) and
+// where its first ':' is (-1: none); ok is false for a byte no userinfo holds.
+func userinfo(s string, at int) (j, colon int, ok bool) {
+	colon = -1
+	for j = at; j > 0 && at-j < 256 && s[j-1] != '/'; j-- {
+		if c := s[j-1]; c <= ' ' || isOneOf(c, "\"'`<>?#\\") {
+			return 0, 0, false
+		} else if c == ':' {
+			colon = j - 1
+		}
+	}
+	return j, colon, true
 }
 
 // placeholderWords are whole values (any case) that are never secrets.
@@ -840,31 +919,48 @@ func proseKey(s string, i int) (Match, bool) {
 	}
 	p, verb := afterVerb(s, we+1)
 	ws := runBack(s, i, i-maxKeyLen, setURLSafe)
-	if ws > 0 && isOneOf(s[ws-1], "./$%{<@") || !verb && !hasSuffixAt(s, ws, "set ") && s[ws:we] != "password" {
+	if !proseWord(s, ws, we, verb) {
 		return Match{}, false
 	}
-	word := s[ws:we]
 	var buf [2*maxKeyLen + 1]byte
-	key := widenKey(s, ws, foldKey(buf[:0], word), buf[:0])
-	kind, ok := classifyKey(key, envStyle(word))
-	if !ok && (string(key) == "pw" || string(key) == "pass") {
-		kind, ok = KindPassword, true
-	}
+	key := widenKey(s, ws, foldKey(buf[:0], s[ws:we]), buf[:0])
+	kind, ok := proseKind(key, envStyle(s[ws:we]))
 	if !ok || !verb && !setOrNetrc(lineBefore(s, ws), kind) {
 		return Match{}, false
 	}
 	if p = skipOver(s, p, we+16, " "); p >= len(s) || hasPrefixAt(s, p, markerPrefix) {
 		return Match{}, false
 	}
+	return proseValue(s, p, kind, key)
+}
+
+func proseWord(s string, ws, we int, verb bool) bool {
+	if ws > 0 && isOneOf(s[ws-1], "./$%{<@") {
+		return false // a path, variable or field
+	}
+	return verb || hasSuffixAt(s, ws, "set ") || s[ws:we] == "password"
+}
+
+// proseKind classifies the folded key; "pw" and "pass" are passwords.
+func proseKind(key []byte, env bool) (Kind, bool) {
+	if kind, ok := classifyKey(key, env); ok {
+		return kind, true
+	}
+	return KindPassword, string(key) == "pw" || string(key) == "pass"
+}
+
+// proseValue matches the value at p, without the punctuation that ends
+// its sentence.
+func proseValue(s string, p int, kind Kind, key []byte) (Match, bool) {
 	vs, ve, quoted := value(s, p)
 	if !quoted {
-		ve = skipBack(s, ve, vs, ".,:;)") // the end of the sentence
+		ve = skipBack(s, ve, vs, ".,:;)")
 	}
 	val := s[vs:ve]
 	if ve <= vs || !proseSecret(val, kind) {
 		return Match{}, false
 	}
-	if kind == KindSecret && len(val) == 40 && run(val, 0, setBase64) == 40 && strings.Contains(string(key), "aws") {
+	if aws40(kind, val) && strings.Contains(string(key), "aws") {
 		kind = KindAWSSecret
 	}
 	return Match{kind, vs, ve}, true
@@ -912,19 +1008,7 @@ func widenKey(s string, ws int, key, dst []byte) []byte {
 // y" are code, left to assignment), nor a lower-case word ("password must
 // be", "token string", "is returned"), which proseKey never accepts.
 func proseShape(s string, i int) (we int, ok bool) {
-	if i < 1 || i+2 >= len(s) {
-		return 0, false
-	}
-	p := lower(s[i-1])
-	switch {
-	case s[i] == 'w':
-		ok = p == 'p' || i >= 4 && equalFold(s[i-4:i-1], "pas")
-	case p == 'o':
-		ok = i >= 2 && lower(s[i-2]) == 't' && s[i+1] == 'e' && s[i+2] == 'n'
-	default:
-		ok = s[i+1] == 'e' && s[i+2] == 'y'
-	}
-	if !ok {
+	if !keywordShape(s, i) {
 		return 0, false
 	}
 	if we = runTo(s, i+1, i+maxKeyLen, setURLSafe); we >= len(s) || s[we] != ' ' {
@@ -935,10 +1019,22 @@ func proseShape(s string, i int) (we int, ok bool) {
 		return 0, false
 	}
 	v = skipOver(s, v, we+16, " ")
-	if v >= len(s) || wordEnd(s, v, "abcdefghijklmnopqrstuvwxyz", len(s)) {
-		return 0, false
+	return we, v < len(s) && !wordEnd(s, v, "abcdefghijklmnopqrstuvwxyz", len(s))
+}
+
+// keywordShape: s[i] is the 'w' of pw/passw(or)d or the 'k' of token/key.
+func keywordShape(s string, i int) bool {
+	if i < 1 || i+2 >= len(s) {
+		return false
 	}
-	return we, true
+	p := lower(s[i-1])
+	switch {
+	case s[i] == 'w':
+		return p == 'p' || i >= 4 && equalFold(s[i-4:i-1], "pas")
+	case p == 'o':
+		return i >= 2 && lower(s[i-2]) == 't' && s[i+1] == 'e' && s[i+2] == 'n'
+	}
+	return s[i+1] == 'e' && s[i+2] == 'y'
 }
 
 // wordEnd reports whether at p a run of 1 to n bytes of set ends a word
@@ -1098,19 +1194,23 @@ func shortFlag(s string, i int) (Match, bool) {
 	}
 	c := s[i+1]
 	attached := !isSpaceByte(s[i+2])
-	if c != 'p' && (attached || len(passFlags[c]) == 0) {
-		return Match{}, false // before reading the line: "- item", "-v ", "-x"
+	if c == 'p' {
+		return pFlag(s, i, attached)
 	}
-	line := lineBefore(s, i)
+	if !attached && len(passFlags[c]) > 0 && containsAny(lineBefore(s, i), passFlags[c]) {
+		return spacedValue(s, i+2, KindPassword, nil)
+	}
+	return Match{}, false // "- item", "-v ", "-x"
+}
+
+// pFlag masks the password of -p: attached in mysql/mariadb -pX, sshpass
+// -pX and 7z -pX, spaced in sshpass -p X and "<tool> login ... -p X".
+func pFlag(s string, i int, attached bool) (Match, bool) {
 	switch {
-	case c != 'p':
-		if containsAny(line, passFlags[c]) {
-			return spacedValue(s, i+2, KindPassword, nil)
-		}
 	case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
-	case attached && containsAny(line, []string{"mysql", "mariadb", "sshpass", "7z "}):
+	case attached && containsAny(lineBefore(s, i), []string{"mysql", "mariadb", "sshpass", "7z "}):
 		return spacedValue(s, i+1, KindPassword, nil)
-	case !attached && containsAny(line, []string{"sshpass", " login"}):
+	case !attached && containsAny(lineBefore(s, i), []string{"sshpass", " login"}):
 		return spacedValue(s, i+2, KindPassword, nil)
 	}
 	return Match{}, false
@@ -1197,17 +1297,24 @@ func lineBefore(s string, i int) string {
 // key files; a -----BEGIN or -----END line is triggered on its second dash.
 func dashToken(s string, i int) (Match, bool) {
 	switch {
-	case s[i-1] == ' ' || s[i-1] == '\t':
+	case isOneOf(s[i-1], " \t"):
 		return shortFlag(s, i)
 	case s[i-1] == 'y' && hasSuffixAt(s, i, "key"):
 		return mailgun(s, i)
 	case s[i-1] == 'Y' && hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
 		return puttyKey(s, i-5)
-	case s[i-1] != '-':
-		return Match{}, false
-	case (i == 1 || s[i-2] != '-') && hasPrefixAt(s, i-1, beginMarker):
+	case s[i-1] == '-':
+		return doubleDash(s, i)
+	}
+	return Match{}, false
+}
+
+func doubleDash(s string, i int) (Match, bool) {
+	dashes2 := i == 1 || s[i-2] != '-'
+	switch {
+	case dashes2 && hasPrefixAt(s, i-1, beginMarker):
 		return privateKey(s, i-1)
-	case (i == 1 || s[i-2] != '-') && hasPrefixAt(s, i-1, endMarker):
+	case dashes2 && hasPrefixAt(s, i-1, endMarker):
 		return privateKeyTail(s, i-1) // a key whose BEGIN was in another read
 	case i < 2 || isOneOf(s[i-2], " \t\n\"'`(="):
 		return longFlag(s, i+1)
@@ -1268,17 +1375,26 @@ func discord(s string, i int) (Match, bool) {
 		return Match{}, false // the middle part is exactly 6 bytes
 	}
 	for l := 24; l <= 28 && l <= i; l++ {
-		t := i - l
-		if !isOneOf(s[t], "MNO") || !boundary(s, t) {
-			continue
+		if t := i - l; isOneOf(s[t], "MNO") && boundary(s, t) {
+			return discordTail(s, t, i)
 		}
-		e2 := run(s, i+1, setURLSafe)
-		e3 := run(s, e2+1, setURLSafe)
-		n := e3 - (e2 + 1)
-		ok := run(s, t, setURLSafe) == i && mixed(s[t:i]) && e2-(i+1) == 6 && e2 < len(s) && s[e2] == '.' && n >= 27 && n <= 38 && endBoundary(s, e3)
-		return Match{KindDiscordToken, t, e3}, ok
 	}
 	return Match{}, false
+}
+
+// discordTail checks the first part s[t:i] and reads the 6-byte middle
+// part and the 27-38 byte last part.
+func discordTail(s string, t, i int) (Match, bool) {
+	if run(s, t, setURLSafe) != i || !mixed(s[t:i]) {
+		return Match{}, false
+	}
+	e2 := run(s, i+1, setURLSafe)
+	if e2-(i+1) != 6 || e2 >= len(s) || s[e2] != '.' {
+		return Match{}, false
+	}
+	e3 := run(s, e2+1, setURLSafe)
+	n := e3 - (e2 + 1)
+	return Match{KindDiscordToken, t, e3}, n >= 27 && n <= 38 && endBoundary(s, e3)
 }
 
 // telegram matches a bot token, <5-16 digits>:A<34 url-safe>; s[i] is the
@@ -1594,19 +1710,7 @@ func base64Secret(s string, p int) (Match, bool) {
 	if hasPrefixAt(s, p, "LS0t") && !b64PrivateLabel(s, p) {
 		return Match{}, false // a certificate or public key: not decoded
 	}
-	lim := max(0, p-maxKeyBlock)
-	st := p
-	for st > lim && classes[s[st-1]]&setBase64 != 0 && s[st-1] != '=' {
-		st-- // the line holding p, however short its start ('=' only pads its end)
-	}
-	if _, brk := skipKeyGlueBack(s, st, lim); brk {
-		st = min(st, keyBodyBack(s, st, lim)) // and the lines before it
-	}
-	for n := countBase64(s[st:p]) % 4; n > 0 && st < p; st++ {
-		if classes[s[st]]&setBase64 != 0 {
-			n--
-		}
-	}
+	st := b64RunStart(s, p)
 	if !boundary(s, st) {
 		return Match{}, false
 	}
@@ -1631,6 +1735,26 @@ func base64Secret(s string, p int) (Match, bool) {
 		return Match{ms[0].Kind, st, e}, true
 	}
 	return Match{}, false
+}
+
+// b64RunStart returns where the base64 data holding the header spelling
+// at p starts: back over its lines to a 4-byte group boundary that keeps
+// p on one.
+func b64RunStart(s string, p int) int {
+	lim := max(0, p-maxKeyBlock)
+	st := p
+	for st > lim && classes[s[st-1]]&setBase64 != 0 && s[st-1] != '=' {
+		st-- // the line holding p, however short its start ('=' only pads its end)
+	}
+	if _, brk := skipKeyGlueBack(s, st, lim); brk {
+		st = min(st, keyBodyBack(s, st, lim)) // and the lines before it
+	}
+	for n := countBase64(s[st:p]) % 4; n > 0 && st < p; st++ {
+		if classes[s[st]]&setBase64 != 0 {
+			n--
+		}
+	}
+	return st
 }
 
 // b64PrivateLabel decodes the 20 base64 groups at p (a PEM header's
