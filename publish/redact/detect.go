@@ -183,7 +183,7 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 	case kind == KindAzureSAS:
 		return Match{kind, vs, ve}, len(val) >= 20 && sasContext(s, a.i) && !isPlaceholder(val)
 	case kind == KindPassword && a.shell(env, quoted):
-		return Match{kind, vs, ve}, len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !keyAsValue(key, val)
+		return Match{kind, vs, ve}, shellPassword(key, val)
 	case awsSecret(kind, key, val):
 		return Match{KindAWSSecret, vs, ve}, !keyAsValue(key, val)
 	}
@@ -191,6 +191,10 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 }
 
 func (a *assign) shell(env, quoted bool) bool { return a.sep == '=' && !a.spaced && env && !quoted }
+
+func shellPassword(key []byte, val string) bool {
+	return len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !keyAsValue(key, val)
+}
 
 // awsSecret reports a 40-byte base64 secret under an AWS key name.
 func awsSecret(kind Kind, key []byte, val string) bool {
@@ -244,16 +248,7 @@ func attributeName(s string, j int) (Kind, bool) {
 func xmlElement(s string, i int) (Match, bool) {
 	j := runBack(s, i, i-maxKeyLen-1, setKeyName)
 	if j == i && i > 0 && isOneOf(s[i-1], "\"'") {
-		t := strings.LastIndexByte(s[max(0, i-256):i], '<')
-		if t < 0 {
-			return Match{}, false
-		}
-		j := max(0, i-256) + t + 1
-		n := run(s, j, setKeyName)
-		if kind, ok := attributeName(s, i); ok && n > j {
-			return xmlText(s, i, s[j:n], kind)
-		}
-		return Match{}, false
+		return xmlKeyAttr(s, i)
 	}
 	if j == i || j == 0 || s[j-1] != '<' || i-j > maxKeyLen {
 		return Match{}, false
@@ -261,6 +256,21 @@ func xmlElement(s string, i int) (Match, bool) {
 	var buf [maxKeyLen]byte
 	if kind, ok := nameKind(foldKey(buf[:0], s[j:i])); ok {
 		return xmlText(s, i, s[j:i], kind)
+	}
+	return Match{}, false
+}
+
+// xmlKeyAttr reads <entry key="db.password">x</entry>, whose name is an
+// attribute; s[i] is the '>' after its closing quote.
+func xmlKeyAttr(s string, i int) (Match, bool) {
+	t := strings.LastIndexByte(s[max(0, i-256):i], '<')
+	if t < 0 {
+		return Match{}, false
+	}
+	j := max(0, i-256) + t + 1
+	n := run(s, j, setKeyName)
+	if kind, ok := attributeName(s, i); ok && n > j {
+		return xmlText(s, i, s[j:n], kind)
 	}
 	return Match{}, false
 }
@@ -505,11 +515,15 @@ func value(s string, v int) (vs, ve int, quoted bool) {
 		}
 		return vs, vs + k, true
 	}
+	return v, unquotedEnd(s, v), false
+}
+
+func unquotedEnd(s string, v int) int {
 	e := v
 	for e < len(s) && e-v <= maxValueLen && !valueStop[s[e]] && !(s[e] == '&' && nextParam(s, e+1)) {
 		e++
 	}
-	return v, e, false
+	return e
 }
 
 // quotedValue returns the bounds of a value quoted with q, from vs to the
@@ -563,14 +577,21 @@ func plausibleQuoted(val string, strong bool) bool {
 // name:password:GID:users.
 func notLiteral(val string, spaced bool, sep byte) bool {
 	switch {
-	case strings.ContainsAny(val, "([{") || isMemberAccess(val):
+	case strings.ContainsAny(val, "([{") || isMemberAccess(val) || hasAnyPrefix(val, 0, "./", "../", "~/"):
 		return true
 	case spaced && sep == '=' && strings.IndexByte(val, '*') >= 0:
 		return true
-	case strings.HasPrefix(val, "./") || strings.HasPrefix(val, "../") || strings.HasPrefix(val, "~/"):
-		return true
 	}
 	return sep == ':' && !spaced && strings.IndexByte(val, ':') >= 0
+}
+
+func hasAnyPrefix(s string, i int, ps ...string) bool {
+	for _, p := range ps {
+		if hasPrefixAt(s, i, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // identInCode reports an identifier value ending at ve that reads as code
@@ -676,10 +697,7 @@ func curlUser(s string, i int) (Match, bool) {
 	if !userColon(s, i) {
 		return Match{}, false
 	}
-	j := i
-	for j > 0 && i-j < maxKeyLen && !isOneOf(s[j-1], " \n\t\r\"'=:[") {
-		j--
-	}
+	j := userStart(s, i)
 	if j == i || j > 0 && s[j-1] == '[' || !afterUserFlag(s, j) {
 		return Match{}, false // no user, or a redaction marker
 	}
@@ -689,6 +707,15 @@ func curlUser(s string, i int) (Match, bool) {
 	}
 	val := s[i+1 : ve]
 	return Match{KindPassword, i + 1, ve}, len(val) >= 3 && !isPlaceholder(val) && val != s[j:i]
+}
+
+// userStart reads the user name back from the colon at i.
+func userStart(s string, i int) int {
+	j := i
+	for j > 0 && i-j < maxKeyLen && !isOneOf(s[j-1], " \n\t\r\"'=:[") {
+		j--
+	}
+	return j
 }
 
 func userColon(s string, i int) bool {
@@ -745,12 +772,7 @@ func databaseScheme(s string, se int) bool {
 	for sb > 0 && se-sb < 16 && (isAlnum(s[sb-1]) || isOneOf(s[sb-1], "+.-")) {
 		sb--
 	}
-	for _, d := range databaseSchemes {
-		if equalFold(s[sb:se], d) {
-			return true
-		}
-	}
-	return false
+	return equalFoldAny(s[sb:se], databaseSchemes)
 }
 
 // userinfo reads back from the '@' at at to a '/' (at most 256 bytes) and
@@ -792,21 +814,26 @@ var placeholderParts = []string{
 // isPlaceholder reports whether v is obviously not a real secret: one
 // byte repeated, a reference, a number, a placeholder word or part.
 func isPlaceholder(v string) bool {
-	if v == "" || allSame(v) || reference(v) || numeric(v) {
-		return true
-	}
-	if len(v) <= maxWordLen {
-		for _, w := range placeholderWords {
-			if equalFold(v, w) {
-				return true
-			}
-		}
-	}
+	return v == "" || allSame(v) || reference(v) || numeric(v) ||
+		len(v) <= maxWordLen && equalFoldAny(v, placeholderWords) || hasPlaceholderPart(v)
+}
+
+func hasPlaceholderPart(v string) bool {
 	for i := 0; i < len(v); i++ {
 		for _, p := range partsByFirst[lower(v[i])] {
 			if len(v)-i >= len(p) && equalFold(v[i:i+len(p)], p) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// equalFoldAny reports whether v equals one of ws, ignoring ASCII case.
+func equalFoldAny(v string, ws []string) bool {
+	for _, w := range ws {
+		if equalFold(v, w) {
+			return true
 		}
 	}
 	return false
@@ -828,20 +855,10 @@ func reference(v string) bool {
 // numeric reports whether v is a number, a version or a duration-like value
 // (digits and . - _ : only), or a hex literal (0x53c2_37).
 func numeric(v string) bool {
-	if len(v) > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X') {
-		for i := 2; i < len(v); i++ {
-			if classes[v[i]]&cHexLow == 0 && !(v[i] >= 'A' && v[i] <= 'F') && v[i] != '_' {
-				return false
-			}
-		}
-		return true
+	if len(v) > 2 && v[0] == '0' && lower(v[1]) == 'x' {
+		return skipOver(v, 2, len(v), "0123456789abcdefABCDEF_") == len(v)
 	}
-	for i := 0; i < len(v); i++ {
-		if classes[v[i]]&cDigit == 0 && !isOneOf(v[i], ".-_:") {
-			return false
-		}
-	}
-	return true
+	return skipOver(v, 0, len(v), "0123456789.-_:") == len(v)
 }
 
 // looksRandom reports whether v has the character mix of a generated
@@ -1075,13 +1092,8 @@ var promptWords = []struct {
 // alone put a call on every 'w' after it in code); p is where "expect"
 // ends. expect(res.token) is a test assertion, not a pattern.
 func promptAnswer(s string, p int) (Match, bool) {
-	q := skipOver(s, p, p+16, " ([")
-	for _, f := range []string{"-re ", "-ex ", "-gl "} {
-		if hasPrefixAt(s, q, f) {
-			q += len(f)
-		}
-	}
-	if q >= len(s) || !isOneOf(s[q], "\"'\\{") {
+	q, ok := promptPattern(s, p)
+	if !ok {
 		return Match{}, false
 	}
 	k := strings.Index(s[q:min(len(s), q+320)], "send")
@@ -1093,15 +1105,24 @@ func promptAnswer(s string, p int) (Match, bool) {
 		le = min(len(s), q+256) - q
 	}
 	kind, ok := promptCredential(s[q+1 : q+min(le, k)]) // the pattern: its line, up to the send
-	if !ok {
-		return Match{}, false
-	}
-	vs, ve, ok := sentAnswer(s, q+k)
+	vs, ve, ok2 := sentAnswer(s, q+k)
 	val := s[vs:ve]
-	if !ok || len(val) < 4 || isPlaceholder(val) || strings.ContainsAny(val, " $[") {
+	if !ok || !ok2 || len(val) < 4 || isPlaceholder(val) || strings.ContainsAny(val, " $[") {
 		return Match{}, false // $env(PIN), [exec pass show x]: a reference
 	}
 	return Match{kind, vs, ve}, true
+}
+
+// promptPattern returns where the quoted pattern after "expect" (ending at
+// p) starts: maybe in a list, behind -re/-ex/-gl, JSON-escaped.
+func promptPattern(s string, p int) (int, bool) {
+	q := skipOver(s, p, p+16, " ([")
+	for _, f := range []string{"-re ", "-ex ", "-gl "} {
+		if hasPrefixAt(s, q, f) {
+			q += len(f)
+		}
+	}
+	return q, q < len(s) && isOneOf(s[q], "\"'\\{")
 }
 
 // sentAnswer returns the quoted answer of the send or sendline at k,
@@ -1142,22 +1163,25 @@ func promptCredential(pat string) (Kind, bool) {
 		buf[j] = lower(buf[j])
 	}
 	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
-	pat = pat[:n]
 	for _, pw := range promptWords {
-		k := strings.Index(low, pw.w)
-		e := k + len(pw.w)
-		if k < 0 || pw.w == "pin" && (!boundary(pat, k) || e < len(pat) && isLetter(pat[e])) {
-			continue
-		}
-		rest := pat[e:]
-		if c := strings.IndexAny(rest, "\"'"); c >= 0 {
-			rest = rest[:c]
-		}
-		if strings.ContainsAny(rest, ":?") || !strings.ContainsFunc(rest, func(r rune) bool { return r < 0x80 && isLetter(byte(r)) }) {
+		if k := strings.Index(low, pw.w); k >= 0 && promptAsks(pat[:n], k, k+len(pw.w)) {
 			return pw.kind, true
 		}
 	}
 	return "", false
+}
+
+// promptAsks reports whether the prompt word pat[k:e] asks: up to the
+// closing quote a ':' or '?', or no letter; "pin" only as a word.
+func promptAsks(pat string, k, e int) bool {
+	if e-k == 3 && (!boundary(pat, k) || e < len(pat) && isLetter(pat[e])) {
+		return false
+	}
+	rest := pat[e:]
+	if c := strings.IndexAny(rest, "\"'"); c >= 0 {
+		rest = rest[:c]
+	}
+	return strings.ContainsAny(rest, ":?") || !strings.ContainsFunc(rest, func(r rune) bool { return r < 0x80 && isLetter(byte(r)) })
 }
 
 // Secrets on a command line: --password X, mysql -pX, sshpass -p X,
@@ -1241,8 +1265,8 @@ var passFlags = [256][]string{
 // forms name no secret.
 func longSingleDash(s string, i int) (Match, bool) {
 	n := i + 1
-	e := runTo(s, n, n+maxKeyLen+1, cAlnum)
-	if e-n < 4 || e-n > maxKeyLen || e >= len(s) || s[e] != ' ' || keyFamilies(s[n:e])&triHand == 0 {
+	e, ok := singleDashName(s, n)
+	if !ok {
 		return Match{}, false
 	}
 	var buf [maxKeyLen]byte
@@ -1254,12 +1278,17 @@ func longSingleDash(s string, i int) (Match, bool) {
 	if hasPrefixAt(s, v, "pass:") {
 		return spacedValue(s, v+4, KindPassword, nil)
 	}
-	for _, p := range []string{"env:", "file:", "fd:", "stdin"} {
-		if hasPrefixAt(s, v, p) {
-			return Match{}, false
-		}
+	if hasAnyPrefix(s, v, "env:", "file:", "fd:", "stdin") {
+		return Match{}, false
 	}
 	return spacedValue(s, e, KindPassword, key)
+}
+
+// singleDashName returns the end of the flag name at n, followed by a
+// space, when a hand-written keyword may start in it.
+func singleDashName(s string, n int) (int, bool) {
+	e := runTo(s, n, n+maxKeyLen+1, cAlnum)
+	return e, e-n >= 4 && e-n <= maxKeyLen && e < len(s) && s[e] == ' ' && keyFamilies(s[n:e])&triHand != 0
 }
 
 // spacedValue masks the value that starts after the spaces at p (or right
@@ -1437,9 +1466,9 @@ func runAll(s string, i int, set class) int {
 	return i
 }
 
-func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+func isSpaceByte(c byte) bool { return isOneOf(c, " \n\t\r") }
 
-func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isLetter(c byte) bool { return (c|0x20)-'a' < 26 }
 
 func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
@@ -1474,7 +1503,7 @@ func allSame(s string) bool {
 }
 
 func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
+	if c-'A' < 26 {
 		return c + 'a' - 'A'
 	}
 	return c
