@@ -207,24 +207,37 @@ func Clip(s string, n int) string {
 	for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
 		cut--
 	}
-	for _, m := range Find(s[:min(len(s), cut+ClipReach)]) {
-		if m.Start >= cut {
-			break
-		}
-		if m.End > cut {
-			cut = skipBack(s, m.Start, 0, "\"'`")
-			break
-		}
-	}
-	if cut < len(s) && !isSpaceByte(s[cut]) {
-		lo := max(0, cut-256)
-		if k := strings.LastIndexAny(s[lo:cut], " \n\t\r"); k >= 0 {
-			cut = lo + k + 1 // the word starts here
-		} else if cut < 256 {
-			cut = 0 // or the text does
-		}
-	}
+	cut = wordStart(s, secretStart(s, cut))
 	return strings.TrimRight(s[:cut], " \t\r\n") + "…"
+}
+
+// secretStart moves cut back to the start of a secret crossing it (and of
+// its opening quote).
+func secretStart(s string, cut int) int {
+	for _, m := range Find(s[:min(len(s), cut+ClipReach)]) {
+		if m.End > cut {
+			if m.Start < cut {
+				return skipBack(s, m.Start, 0, "\"'`")
+			}
+			break
+		}
+	}
+	return cut
+}
+
+// wordStart moves a cut inside a word to the start of the word (within
+// 256 bytes) or of the text.
+func wordStart(s string, cut int) int {
+	if cut >= len(s) || isSpaceByte(s[cut]) {
+		return cut
+	}
+	lo := max(0, cut-256)
+	if k := strings.LastIndexAny(s[lo:cut], " \n\t\r"); k >= 0 {
+		return lo + k + 1
+	} else if cut < 256 {
+		return 0
+	}
+	return cut
 }
 
 // The scanner. Every detector takes (s, i) with s[i] its trigger byte,
@@ -269,13 +282,14 @@ func skipCold(s string, i int) int {
 // end of the text, where needPrev/needNext stand for the missing neighbour.
 func passesAtEdge(s string, i int) bool {
 	c := s[i]
-	if i > 0 && passPrev[c][s[i-1]] == 0 || i == 0 && needPrev[c] {
-		return false
+	prevOK, nextOK := !needPrev[c], !needNext[c]
+	if i > 0 {
+		prevOK = passPrev[c][s[i-1]] != 0
 	}
-	if i+1 < len(s) && passNext[c][s[i+1]] == 0 || i+1 == len(s) && needNext[c] {
-		return false
+	if i+1 < len(s) {
+		nextOK = passNext[c][s[i+1]] != 0
 	}
-	return c != '.' || dotShape(s, i)
+	return prevOK && nextOK && (c != '.' || dotShape(s, i))
 }
 
 type class uint8
@@ -441,6 +455,18 @@ func initTables() {
 			addTrigNeedle(needle{lit: b, kind: needleB64})
 		}
 	}
+	initPass()
+	handDetectors = [256]detector{
+		'-': dashToken, '=': assignment, ':': assignment, '@': urlCredentials,
+		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
+		'w': proseKey, 'k': proseKey, '>': xmlElement,
+	}
+	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
+}
+
+// initPass fills the pass tables and needPrev/needNext from the three
+// families' filters.
+func initPass() {
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
 		if hot8[c] != 0 && !handHot[c] {
@@ -466,12 +492,6 @@ func initTables() {
 			needPrev[c] = needPrev[c] && !trigNeedleAny[c]
 		}
 	}
-	handDetectors = [256]detector{
-		'-': dashToken, '=': assignment, ':': assignment, '@': urlCredentials,
-		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
-		'w': proseKey, 'k': proseKey, '>': xmlElement,
-	}
-	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
 }
 
 // allowRow is a pass table row: 1 for the bytes of allow ("": all) but
@@ -537,9 +557,7 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 			return m, ok
 		}
 	}
-	if !handHot[c] || handNeedPrev[c] && i == 0 || handNeedNext[c] && i+1 >= len(s) {
-		// Only a generated anchor let the byte through: the hand-written
-		// detector reads the neighbour its filter needs.
+	if !handAt(s, i) {
 		return genTokenAt(s, i)
 	}
 	g := len(genAt[c]) > 0
@@ -550,16 +568,29 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 			return genIf(g, s, i)
 		}
 	}
+	if m, ok := handDetect(s, i, inGeneric); ok {
+		return m, true
+	}
+	return genIf(g, s, i)
+}
+
+// handAt reports whether the hand-written detector of s[i] may run: else
+// only a generated anchor let the byte through, and the hand-written one
+// would read the neighbour its filter needs.
+func handAt(s string, i int) bool {
+	c := s[i]
+	return handHot[c] && !(handNeedPrev[c] && i == 0) && !(handNeedNext[c] && i+1 >= len(s))
+}
+
+func handDetect(s string, i int, inGeneric bool) (Match, bool) {
 	t := &handDetectors
 	if inGeneric {
 		t = &vendorDetectors
 	}
-	if d := t[c]; d != nil {
-		if m, ok := d(s, i); ok {
-			return m, true
-		}
+	if d := t[s[i]]; d != nil {
+		return d(s, i)
 	}
-	return genIf(g, s, i)
+	return Match{}, false
 }
 
 func genIf(g bool, s string, i int) (Match, bool) {
@@ -693,14 +724,19 @@ func needleMatches(s string, ms []Match) []Match {
 			if k < 0 {
 				break
 			}
-			j := off + k
-			off = j + 1
-			for _, n := range g.needles {
-				if i := j - n.off; hasPrefixAt(s, i, n.lit) && (n.kind == needleGen || i >= done[n.kind]) {
-					if m, ok := needleAt(s, i, n); ok {
-						ms, done[n.kind] = append(ms, m), m.End
-					}
-				}
+			off += k + 1
+			ms = g.matchAt(s, off-1, &done, ms)
+		}
+	}
+	return ms
+}
+
+// matchAt appends what the group's needles find at its key at j.
+func (g *needleGroup) matchAt(s string, j int, done *[3]int, ms []Match) []Match {
+	for _, n := range g.needles {
+		if i := j - n.off; hasPrefixAt(s, i, n.lit) && (n.kind == needleGen || i >= done[n.kind]) {
+			if m, ok := needleAt(s, i, n); ok {
+				ms, done[n.kind] = append(ms, m), m.End
 			}
 		}
 	}
@@ -792,7 +828,7 @@ var (
 
 func inGenSet(k uint8, c byte) bool { return inSet(&genSets[k], c) }
 
-func isLowerByte(c byte) bool { return c >= 'a' && c <= 'z' }
+func isLowerByte(c byte) bool { return c-'a' < 26 }
 
 // byteRank orders the bytes a literal may be anchored on from the most to
 // the least frequent in code and prose (digits, then letters by English
@@ -865,12 +901,7 @@ func initGen() {
 func anchorToken(t *genToken) {
 	a := anchorOf(t.lit, t.fold)
 	if a < 0 {
-		addNeedle(needle{lit: t.lit, kind: needleGen, tok: t})
-		for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
-			if t.fold && n != t.lit {
-				addNeedle(needle{lit: n, kind: needleGen, tok: t})
-			}
-		}
+		needleToken(t)
 		return
 	}
 	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0]),
@@ -883,8 +914,17 @@ func anchorToken(t *genToken) {
 	}
 	an.probeSet = t.post.set
 	addAnchor(t.lit[a], an)
-	if t.fold && (lower(t.lit[a]) != t.lit[a] || isLowerByte(t.lit[a])) {
+	if t.fold && isLetter(t.lit[a]) {
 		addAnchor(swapCase(t.lit[a]), an)
+	}
+}
+
+func needleToken(t *genToken) {
+	addNeedle(needle{lit: t.lit, kind: needleGen, tok: t})
+	for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
+		if t.fold && n != t.lit {
+			addNeedle(needle{lit: n, kind: needleGen, tok: t})
+		}
 	}
 }
 
@@ -928,7 +968,12 @@ func indexAnchors(c int) {
 		}
 		st[p] = uint8(k)
 	}
-	genPrevStart[c] = st
+	genPrevStart[c], genPrev2[c] = st, prev2Sets(as)
+}
+
+// prev2Sets returns for each anchor the bytes two before the anchor that
+// the group sharing its prev accepts (all when one has none or folds).
+func prev2Sets(as []genAnchor) []byteSet {
 	p2 := make([]byteSet, len(as))
 	for k := 0; k < len(as); {
 		e := k
@@ -936,15 +981,14 @@ func indexAnchors(c int) {
 		for ; e < len(as) && as[e].prev == as[k].prev; e++ {
 			if as[e].prev2 == 0 || as[e].tok.fold {
 				set = allBytes
-			} else {
-				set = setBytes(set, lower(as[e].prev2))
 			}
+			set = setBytes(set, lower(as[e].prev2))
 		}
 		for ; k < e; k++ {
 			p2[k] = set
 		}
 	}
-	genPrev2[c] = p2
+	return p2
 }
 
 // genDotShape reports whether the '.' at i may start a literal that
@@ -1166,13 +1210,19 @@ func genRandom(v string, sets ...uint8) bool {
 	if v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example") {
 		return false
 	}
+	return !wordSets(sets) || mixed(v) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
+}
+
+// wordSets reports sets that allow two kinds of characters, one of them
+// lower-case letters.
+func wordSets(sets []uint8) bool {
 	kinds := 0
 	for _, probe := range []byte{'7', 'q', 'Q'} {
 		if setsHave(sets, probe) {
 			kinds++
 		}
 	}
-	return kinds < 2 || mixed(v) || !setsHave(sets, 'q') || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
+	return kinds >= 2 && setsHave(sets, 'q')
 }
 
 func setsHave(sets []uint8, c byte) bool {
