@@ -505,7 +505,7 @@ func allowedTail(tail, word string, env bool) bool {
 func value(s string, v int) (vs, ve int, quoted bool) {
 	c := s[v]
 	switch {
-	case c == '"' || c == '\'' || c == '`':
+	case isOneOf(c, "\"'`"):
 		return quotedValue(s, v+1, c)
 	case c == '\\' && hasPrefixAt(s, v+1, "\""):
 		vs = v + 2
@@ -845,7 +845,7 @@ func equalFoldAny(v string, ws []string) bool {
 func reference(v string) bool {
 	switch v[0] {
 	case '$':
-		return len(v) > 1 && (classes[v[1]]&(cAlnum|cUnder) != 0 && classes[v[1]]&cDigit == 0 || v[1] == '{' || v[1] == '(')
+		return len(v) > 1 && (isLetter(v[1]) || isOneOf(v[1], "_{("))
 	case '%', '{', '<', '!', '*', '&', '@', '[':
 		return true
 	}
@@ -1049,9 +1049,9 @@ func keywordShape(s string, i int) bool {
 	case s[i] == 'w':
 		return p == 'p' || i >= 4 && equalFold(s[i-4:i-1], "pas")
 	case p == 'o':
-		return i >= 2 && lower(s[i-2]) == 't' && s[i+1] == 'e' && s[i+2] == 'n'
+		return i >= 2 && lower(s[i-2]) == 't' && s[i+1:i+3] == "en"
 	}
-	return s[i+1] == 'e' && s[i+2] == 'y'
+	return s[i+1:i+3] == "ey"
 }
 
 // wordEnd reports whether at p a run of 1 to n bytes of set ends a word
@@ -1607,7 +1607,7 @@ func skipKeyGlue(s string, i, limit int) (int, bool) {
 		case c == '\n':
 			brk = true
 			i = skipLineNumber(s, i+1, limit)
-		case c == '\\' && i+1 < limit && (s[i+1] == 'n' || s[i+1] == 'r'):
+		case c == '\\' && i+1 < limit && isOneOf(s[i+1], "nr"):
 			brk = brk || s[i+1] == 'n'
 			if i += 2; s[i-1] == 'n' {
 				i = skipLineNumber(s, i, limit)
@@ -1687,7 +1687,7 @@ func skipKeyGlueBack(s string, p, limit int) (int, bool) {
 		case c == '\n':
 			brk = true
 			p--
-		case p-2 >= limit && s[p-2] == '\\' && (c == 'n' || c == 'r'):
+		case p-2 >= limit && s[p-2] == '\\' && isOneOf(c, "nr"):
 			brk = brk || c == 'n'
 			p -= 2
 		case isOneOf(c, " \t\r\"'`+,;(\\"):

@@ -102,12 +102,6 @@ func Find(s string) []Match {
 	var ms []Match
 	genericEnd := 0
 	for i := skipCold(s, 0); i < len(s); i = skipCold(s, i+1) {
-		c := s[i]
-		if c == 'w' || c == 'k' {
-			if _, ok := proseShape(s, i); !ok {
-				continue
-			}
-		}
 		m, ok := detect(s, i, i < genericEnd)
 		if !ok {
 			continue
@@ -122,7 +116,7 @@ func Find(s string) []Match {
 		// Keep scanning inside a generic match (or a generated keyword
 		// rule's value) so a vendor token in it gets its own kind; skip
 		// over a vendor token.
-		if rank(m.Kind) == 0 || rank(m.Kind) < 2 && (c == '=' || c == ':') {
+		if rank(m.Kind) == 0 || rank(m.Kind) < 2 && isOneOf(s[i], "=:") {
 			genericEnd = max(genericEnd, m.End)
 		} else if m.End > i+1 {
 			i = m.End - 1
@@ -261,10 +255,8 @@ func skipCold(s string, i int) int {
 		}
 		end := min(i+8, len(s))
 		if i == 0 || end == len(s) {
-			for ; i < end; i++ {
-				if hot8[s[i]] != 0 && passesAtEdge(s, i) {
-					return i
-				}
+			if i = edgeTrigger(s, i, end); i < end {
+				return i
 			}
 			continue
 		}
@@ -276,6 +268,16 @@ func skipCold(s string, i int) int {
 		}
 	}
 	return len(s)
+}
+
+// edgeTrigger is skipCold's loop over s[i:end] at the edges of the text.
+func edgeTrigger(s string, i, end int) int {
+	for ; i < end; i++ {
+		if hot8[s[i]] != 0 && passesAtEdge(s, i) {
+			return i
+		}
+	}
+	return end
 }
 
 // passesAtEdge is the neighbour filter of the trigger s[i] at the start or
@@ -315,20 +317,17 @@ const (
 var classes [256]class
 
 func initClasses() {
-	for c := 0; c < 256; c++ {
-		switch {
-		case c >= '0' && c <= '9':
-			classes[c] = cAlnum | cHexLow | cDigit
-		case c >= 'a' && c <= 'f':
-			classes[c] = cAlnum | cHexLow
-		case c >= 'g' && c <= 'z':
-			classes[c] = cAlnum
-		case c >= 'A' && c <= 'Z':
-			classes[c] = cAlnum | cUpper
+	for _, r := range [...]struct {
+		lo, hi byte
+		c      class
+	}{
+		{'0', '9', cAlnum | cHexLow | cDigit}, {'a', 'z', cAlnum}, {'a', 'f', cHexLow}, {'A', 'Z', cAlnum | cUpper},
+		{'_', '_', cUnder}, {'-', '-', cDash}, {'.', '.', cKey}, {'+', '+', cB64}, {'/', '/', cB64}, {'=', '=', cB64},
+	} {
+		for c := r.lo; c <= r.hi; c++ {
+			classes[c] |= r.c
 		}
 	}
-	classes['_'], classes['-'], classes['.'] = cUnder, cDash, cKey
-	classes['+'], classes['/'], classes['='] = cB64, cB64, cB64
 }
 
 // maxRun bounds how far a detector looks before it decides, so that input
@@ -552,6 +551,11 @@ func dotShape(s string, i int) bool {
 // kind, and skipping the context detectors keeps Find linear.
 func detect(s string, i int, inGeneric bool) (Match, bool) {
 	c := s[i]
+	if c == 'w' || c == 'k' {
+		if _, ok := proseShape(s, i); !ok {
+			return Match{}, false // the cheap part of proseKey, for any family
+		}
+	}
 	if len(trigNeedles[c]) > 0 {
 		if m, ok := trigNeedleAt(s, i); ok || !handHot[c] && len(genAt[c]) == 0 {
 			return m, ok
