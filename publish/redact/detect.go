@@ -135,14 +135,20 @@ func (a *assign) keyed(s string, key []byte) (Match, bool) {
 		return authorization(s, v)
 	}
 	env := envStyle(s[a.j:a.ke])
-	kind, ok := classifyKey(key, env)
-	if !ok && string(key) == "value" && a.sep == '=' {
-		kind, ok = attributeName(s, a.j) // <add key="DbPassword" value="...">
-	}
+	kind, ok := a.keyKind(s, key, env)
 	if !ok {
 		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
 	}
 	return a.literal(s, v, key, kind, env)
+}
+
+// keyKind classifies the key, or for "value" the name in its element
+// (<add key="DbPassword" value="...">).
+func (a *assign) keyKind(s string, key []byte, env bool) (Kind, bool) {
+	if kind, ok := classifyKey(key, env); ok || string(key) != "value" || a.sep != '=' {
+		return kind, ok
+	}
+	return attributeName(s, a.j)
 }
 
 // notKey reports a key that is no assignment's: the user of
@@ -297,10 +303,14 @@ func xmlText(s string, i int, name string, kind Kind) (Match, bool) {
 	vs = skipOver(s, vs, ve, " ")
 	ve = skipBack(s, ve, vs, " ")
 	val := s[vs:ve]
-	if len(val) < 4 || strings.ContainsAny(val, "\n<") || isPlaceholder(val) && !(val[0] == '{' && strings.HasSuffix(val, "}") && len(val) > 16) {
+	if len(val) < 4 || strings.ContainsAny(val, "\n<") || isPlaceholder(val) && !mavenEncrypted(val) {
 		return Match{}, false
 	}
 	return Match{kind, vs, ve}, kind == KindPassword || looksRandom(val)
+}
+
+func mavenEncrypted(val string) bool {
+	return val[0] == '{' && strings.HasSuffix(val, "}") && len(val) > 16
 }
 
 // genAssign tries the generated keyword rules on key s[j:ke] and the value
@@ -553,7 +563,7 @@ func nextParam(s string, p int) bool {
 func plausible(s string, k Kind, val string, ve int, quoted, spaced bool, sep byte) bool {
 	strong := k == KindPassword
 	switch {
-	case len(val) < 8 && !(strong && len(val) >= 4) || len(val) > maxValueLen:
+	case !valueLen(val, strong):
 		return false
 	case quoted:
 		return plausibleQuoted(val, strong)
@@ -563,6 +573,11 @@ func plausible(s string, k Kind, val string, ve int, quoted, spaced bool, sep by
 		return false
 	}
 	return !isPlaceholder(val)
+}
+
+// valueLen: at least 8 bytes, 4 for a password, at most maxValueLen.
+func valueLen(val string, strong bool) bool {
+	return len(val) >= 4 && len(val) <= maxValueLen && (strong || len(val) >= 8)
 }
 
 // plausibleQuoted is plausible for a quoted value: not a sentence.
@@ -705,9 +720,10 @@ func curlUser(s string, i int) (Match, bool) {
 	for ve < len(s) && ve-i <= maxValueLen && !valueStop[s[ve]] {
 		ve++
 	}
-	val := s[i+1 : ve]
-	return Match{KindPassword, i + 1, ve}, len(val) >= 3 && !isPlaceholder(val) && val != s[j:i]
+	return Match{KindPassword, i + 1, ve}, curlPassword(s[i+1:ve], s[j:i])
 }
+
+func curlPassword(val, user string) bool { return len(val) >= 3 && !isPlaceholder(val) && val != user }
 
 // userStart reads the user name back from the colon at i.
 func userStart(s string, i int) int {
@@ -1143,12 +1159,17 @@ func sentAnswer(s string, k int) (vs, ve int, ok bool) {
 	if !quoted || ve <= vs {
 		return 0, 0, false
 	}
+	return vs, trimEnter(s, vs, ve), true
+}
+
+// trimEnter returns the end of s[vs:ve] without a typed Enter.
+func trimEnter(s string, vs, ve int) int {
 	for _, esc := range []string{`\\r`, `\\n`, `\r`, `\n`, "\r", "\n"} {
-		if e := len(s[vs:ve]) - len(esc); e > 0 && s[vs+e:ve] == esc {
-			return vs, vs + e, true
+		if e := ve - len(esc); e > vs && s[e:ve] == esc {
+			return e
 		}
 	}
-	return vs, ve, true
+	return ve
 }
 
 // promptCredential reports whether an expect pattern (from after its
@@ -1663,19 +1684,22 @@ func keyBodyBack(s string, p, limit int) int {
 			break
 		}
 		k := runBack(s, g, limit, setBase64)
-		if k < g && k > 0 && s[k-1] == '\\' && isOneOf(s[k], "ntr") {
+		if k < g && hasSuffixAt(s, k, "\\") && isOneOf(s[k], "ntr") {
 			k++ // the letter of a "\n" or "\t" escape
 		}
-		if k == g {
+		if k == g || proseBefore(s, k, g, limit) {
 			break
-		}
-		pre, brk2 := skipKeyGlueBack(s, skipLineNumberBack(s, k, limit), limit)
-		if !brk2 && pre > limit && g-k < 16 {
-			break // a word of the prose before the key
 		}
 		start, p = k, skipLineNumberBack(s, k, limit)
 	}
 	return start
+}
+
+// proseBefore reports a run s[k:g] that is a word of the prose before the
+// key: short, and no line break before it.
+func proseBefore(s string, k, g, limit int) bool {
+	pre, brk := skipKeyGlueBack(s, skipLineNumberBack(s, k, limit), limit)
+	return !brk && pre > limit && g-k < 16
 }
 
 // skipKeyGlueBack is skipKeyGlue read backwards from p.
@@ -1744,16 +1768,7 @@ func base64Secret(s string, p int) (Match, bool) {
 		return Match{}, false
 	}
 	e := keyBody(s, st, min(len(s), st+4*maxKeyBlock/3))
-	var b strings.Builder // the base64 bytes, without glue and "\n" escapes
-	for i := st; i < e; i++ {
-		if s[i] == '\\' {
-			i++
-		} else if classes[s[i]]&setBase64 != 0 {
-			b.WriteByte(s[i])
-		}
-	}
-	enc := b.String()
-	enc = enc[:len(enc)/4*4]
+	enc := b64Bytes(s[st:e])
 	dec, err := base64.StdEncoding.DecodeString(enc)
 	if err != nil && len(dec) == 0 {
 		if dec, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(enc, "=")); err != nil {
@@ -1764,6 +1779,20 @@ func base64Secret(s string, p int) (Match, bool) {
 		return Match{ms[0].Kind, st, e}, true
 	}
 	return Match{}, false
+}
+
+// b64Bytes returns the whole base64 groups of s, without glue and "\n"
+// escapes.
+func b64Bytes(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+		} else if classes[s[i]]&setBase64 != 0 {
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()[:b.Len()/4*4]
 }
 
 // b64RunStart returns where the base64 data holding the header spelling

@@ -468,9 +468,7 @@ func initTables() {
 func initPass() {
 	pp, pn := &passPrev, &passNext
 	for c := 0; c < 256; c++ {
-		if hot8[c] != 0 && !handHot[c] {
-			needPrev[c], needNext[c] = !genHasAnchorless[c], true
-		}
+		needPrev[c], needNext[c] = hot8[c] != 0 && !genHasAnchorless[c], hot8[c] != 0
 	}
 	for _, h := range handTriggers {
 		c := h.c
@@ -551,10 +549,8 @@ func dotShape(s string, i int) bool {
 // kind, and skipping the context detectors keeps Find linear.
 func detect(s string, i int, inGeneric bool) (Match, bool) {
 	c := s[i]
-	if c == 'w' || c == 'k' {
-		if _, ok := proseShape(s, i); !ok {
-			return Match{}, false // the cheap part of proseKey, for any family
-		}
+	if !proseShaped(s, i) {
+		return Match{}, false
 	}
 	if len(trigNeedles[c]) > 0 {
 		if m, ok := trigNeedleAt(s, i); ok || !handHot[c] && len(genAt[c]) == 0 {
@@ -576,6 +572,16 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 		return m, true
 	}
 	return genIf(g, s, i)
+}
+
+// proseShaped runs the cheap part of proseKey on a 'w' or 'k' before any
+// family's detector.
+func proseShaped(s string, i int) bool {
+	if s[i] != 'w' && s[i] != 'k' {
+		return true
+	}
+	_, ok := proseShape(s, i)
+	return ok
 }
 
 // handAt reports whether the hand-written detector of s[i] may run: else
