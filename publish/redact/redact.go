@@ -328,6 +328,12 @@ func initClasses() {
 			classes[c] |= r.c
 		}
 	}
+	for x := range allRow {
+		allRow[x] = 1
+		if !isAlnum(byte(x)) {
+			nonAlnum = setBytes(nonAlnum, byte(x))
+		}
+	}
 }
 
 // maxRun bounds how far a detector looks before it decides, so that input
@@ -494,14 +500,24 @@ func initPass() {
 // allowRow is a pass table row: 1 for the bytes of allow ("": all) but
 // not of reject.
 func allowRow(allow, reject string) (r [256]uint8) {
-	for x := range r {
-		r[x] = b2u(allow == "" || isOneOf(byte(x), allow))
+	if allow == "" {
+		r = allRow
+	}
+	for k := 0; k < len(allow); k++ {
+		r[allow[k]] = 1
 	}
 	for k := 0; k < len(reject); k++ {
 		r[reject[k]] = 0
 	}
 	return r
 }
+
+// allRow passes every byte; nonAlnum is the bytes that are neither
+// letters nor digits.
+var (
+	allRow   [256]uint8
+	nonAlnum byteSet
+)
 
 func b2u(b bool) uint8 {
 	if b {
@@ -1044,11 +1060,7 @@ func genFilter(c int) (f pnFilter) {
 		case t.pre.max != 0:
 			f.prev = orSet(f.prev, genSets[t.pre.set])
 		default:
-			for x := 0; x < 256; x++ {
-				if !isAlnum(byte(x)) {
-					f.prev = setBytes(f.prev, byte(x))
-				}
-			}
+			f.prev = orSet(f.prev, nonAlnum)
 		}
 		if a.off+1 < len(t.lit) {
 			n := t.lit[a.off+1]
