@@ -120,9 +120,7 @@ func (a *assign) handKey(s string) bool {
 	return a.fam&triHand != 0 || len(k) <= 3 && (equalFold(k, "pw") || equalFold(k, "sig") || equalFold(k, "key")) || equalFold(k, "value")
 }
 
-// keyed reads the value of the folded key. Not a key: the user of
-// scheme://user:pass@ (urlCredentials'), or a string ending in its colon
-// ('passphrase:').
+// keyed reads the value of the folded key.
 func (a *assign) keyed(s string, key []byte) (Match, bool) {
 	if len(key) < 3 && string(key) != "pw" || a.notKey(s) {
 		return Match{}, false
@@ -627,8 +625,7 @@ func identInCode(s, val string, ve int, spaced bool, sep byte) bool {
 
 // authorization masks the credential of an Authorization header value
 // ("Bearer <t>", "Basic <t>", "token <t>" or a bare one, maybe quoted or
-// JSON-escaped). Not a digest's parameters, not code
-// (authorization = base64.decodebytes(x)); a bare one needs 16 bytes.
+// JSON-escaped), not a digest's parameters.
 func authorization(s string, v int) (Match, bool) {
 	p, q := v, byte(0)
 	if isOneOf(s[p], "\"'`") {
@@ -1757,8 +1754,7 @@ func b64Spellings(h string) (hs []string) {
 }
 
 // base64Secret decodes the base64 data holding the header spelling at p
-// from its start (back over its lines to a 4-byte group boundary that
-// keeps p on one) and masks it when the decoded text holds a secret.
+// from its start and masks it when the decoded text holds a secret.
 func base64Secret(s string, p int) (Match, bool) {
 	if hasPrefixAt(s, p, "LS0t") && !b64PrivateLabel(s, p) {
 		return Match{}, false // a certificate or public key: not decoded
