@@ -4,19 +4,426 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish/safefile"
 )
+
+// Project is what publishing one project's handoff needs.
+type Project struct {
+	// Root is the project root.
+	Root string
+	// Home is carryover's home; the global copy is Home/handoff.md.
+	Home string
+	Now  time.Time
+	// Mode is the resume protocol (see ValidMode).
+	Mode string
+	// Redact is applied to everything rendered or injected.
+	Redact func(string) string
+	// Repo returns the project's .git (the hook prefetches it).
+	Repo func() *distill.Repo
+	// Logf records what is worth a log line; the file writes may call it
+	// from another goroutine.
+	Logf func(format string, args ...any)
+	// ExpireAfter and HistoryKeep are the lifecycle settings (config
+	// expire_after, history_keep); zero means the defaults.
+	ExpireAfter time.Duration
+	HistoryKeep int
+	// Lifecycle picks the handoff's id and records it (publish/lifecycle).
+	Lifecycle Lifecycle
+	// Note is a line Inject puts before the handoff's body (the previous
+	// session stopped at a limit); "" none.
+	Note string
+	// Pointer is the pointer setting (PointerAuto when ""); PointerFor
+	// the agents that need the block in this project under PointerAuto
+	// (none: no block is written).
+	Pointer    string
+	PointerFor []string
+	// NotProject is set for the home directory, its ancestors and / (see
+	// NotProject): no file is written there and the handoff is Held.
+	NotProject bool
+	// Held is the handoff of a NotProject root, rendered this event.
+	Held string
+	// ownHistory are the handoff ids the ledger records for the project,
+	// set by Render when it mints a new id: the history files rotation may
+	// remove (writeHistory). nil: no rotation.
+	ownHistory map[string]bool
+}
+
+func (p *Project) logf(format string, args ...any) {
+	if p.Logf != nil {
+		p.Logf(format, args...)
+	}
+}
+
+// Rendered is a handoff ready to be written (WriteProject).
+type Rendered struct {
+	Text string
+	Tool string // the agent of the session it was distilled from
+	// record stores the ledger's records of it (Record); nil once done.
+	record func()
+}
+
+// Record stores the ledger's records of the handoff Render rendered: its
+// digest (what makes the file carryover's, besides the sidecar
+// WriteProject writes) and its lifecycle entry. The hook calls it while
+// another goroutine writes the files; it runs once.
+func (r *Rendered) Record() {
+	if r != nil && r.record != nil {
+		r.record()
+		r.record = nil
+	}
+}
+
+// Prepare renders the handoff distilled in st and records it in the ledger.
+// It returns the handoff for the caller to write (WriteProject), nil when
+// nothing changed.
+func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
+	r, err := p.Render(l, st)
+	r.Record()
+	return r, err
+}
+
+// Render is Prepare leaving the ledger's records of the handoff to
+// Rendered.Record: the hook starts writing the files first, so the two
+// overlap (they are independent: a handoff.md is trusted by the ledger's
+// record or the sidecar, and the sidecar is written before the file).
+func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
+	h := st.Handoff(distill.Options{Project: p.Root})
+	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
+		return nil, nil // nothing worth handing off yet
+	}
+	h.Git, h.Files = distill.RepoFacts(p.Repo(), h.Files)
+	if why := p.Repo().Problem(); why != "" {
+		p.logf("git: %s", why)
+	}
+	if !p.NotProject && p.Repo().Tracked(HandoffPath(p.Root)) {
+		// A repository that commits .carryover/handoff.md would have the
+		// next `git commit -a` publish the user's handoff.
+		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
+	}
+	native := sessionFacts(l, &h)
+	lc := p.begin(l, h, native)
+	if lc.Cleared {
+		return nil, nil // cleared by the user, and no work since
+	}
+	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.ID, Decisions: lc.Decisions, Pinned: lc.Pinned})
+	if p.keepUnchanged(l, text, lc.ID) {
+		return nil, nil
+	}
+	return &Rendered{Text: text, Tool: h.Tool, record: func() { lc.Record(text) }}, nil
+}
+
+// sessionFacts is the handoff's session's native id ("" when the ledger
+// does not know it), filling h's token use from the ledger when the
+// transcript gave none.
+func sessionFacts(l *ledger.Ledger, h *distill.Handoff) string {
+	s, err := l.SessionByID(h.SessionID)
+	if err != nil {
+		return ""
+	}
+	if h.Tokens.Max == 0 && s.TokensMax > 0 {
+		h.Tokens = distill.Tokens{Used: s.TokensUsed, Max: s.TokensMax}
+	}
+	return s.NativeID
+}
+
+// keepUnchanged reports whether nothing but the timestamp would change in
+// the project's handoff.md: the file (and its receipts) is then kept as
+// is — and the global copy, unless it is gone.
+func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
+	prev, err := ReadHandoffFile(p.Root)
+	if p.NotProject || err != nil || !sameBody(string(prev), text) || IDOf(HeaderOf(string(prev))) != id || p.check(prev, l) != "" {
+		return false
+	}
+	if global := filepath.Join(p.Home, "handoff.md"); !Exists(global) {
+		if err := WriteAtomic(global, prev); err != nil {
+			p.logf("write global handoff: %v", err)
+		}
+	}
+	return true
+}
+
+// WriteProject writes a rendered handoff: the global copy, then the
+// project's .carryover/handoff.md (its directory ignored by git through its
+// own .gitignore: the project's .gitignore is never edited), then the
+// pointer blocks where they are needed (pointerFiles). A NotProject root
+// gets no file: its handoff stays in the ledger.
+func (p *Project) WriteProject(text, tool string) error {
+	// The global copy does not depend on the project being writable; it
+	// is written alongside (a rename costs ~0.4 ms on some filesystems).
+	global := make(chan struct{})
+	go func() {
+		defer close(global)
+		if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
+			p.logf("write global handoff: %v", err)
+		}
+	}()
+	defer func() { <-global }()
+	if p.NotProject {
+		return nil
+	}
+	// OpenDir gives .carryover its own .gitignore before anything is
+	// written in it. It is opened once for handoff.md and the history copy.
+	d, err := OpenDir(p.Root)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", Dir(p.Root), err)
+	}
+	defer d.Close()
+	// The history copy is written beside handoff.md: each replaces a file
+	// by a rename, which costs ~0.15 ms on ext4 (it allocates the new
+	// file's blocks and frees the old one's), mostly waiting on the disk.
+	history := make(chan struct{})
+	go func() {
+		defer close(history)
+		if id := IDOf(HeaderOf(text)); id != "" {
+			var repo *distill.Repo
+			if p.Repo != nil {
+				repo = p.Repo()
+			} else {
+				repo = distill.OpenRepo(p.Root)
+			}
+			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, repo, p.Root); err != nil {
+				p.logf("history: %v", err)
+			}
+		}
+	}()
+	defer func() { <-history }()
+	// The digest under the home first: a handoff.md on disk is always one
+	// the home lists (files.go).
+	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
+		p.logf("record published handoff: %v", err)
+	}
+	if err := d.Write("handoff.md", []byte(text), ownFile); err != nil {
+		return fmt.Errorf("write handoff: %w", err)
+	}
+	for _, name := range p.pointerFiles(tool) {
+		if err := ensurePointerRecorded(p.Home, p.Root, name); err != nil {
+			p.logf("pointer block: %v", err)
+		}
+	}
+	return nil
+}
+
+// pointerFiles get the pointer block. always: AGENTS.md and each agent's
+// memory file when the agent always reads it, publishes, or the file
+// exists. auto: AGENTS.md and the memory files of the agents that need it
+// (PointerFor), none when none does: no CLAUDE.md for a working injection.
+func (p *Project) pointerFiles(tool string) []string {
+	switch {
+	case p.Pointer == PointerNever:
+		return nil
+	case p.Pointer == PointerAlways:
+		return memoryFiles(func(a *adapters.Agent) bool {
+			return a.MemoryFileAlways || a.Name == tool || Exists(filepath.Join(p.Root, a.MemoryFile))
+		})
+	case len(p.PointerFor) == 0:
+		return nil
+	}
+	return memoryFiles(func(a *adapters.Agent) bool { return slices.Contains(p.PointerFor, a.Name) })
+}
+
+// memoryFiles is AGENTS.md and the memory files of the agents want
+// selects, each once.
+func memoryFiles(want func(a *adapters.Agent) bool) []string {
+	names := []string{"AGENTS.md"}
+	for _, a := range adapters.All {
+		if a.MemoryFile != "" && want(a) && !slices.Contains(names, a.MemoryFile) {
+			names = append(names, a.MemoryFile)
+		}
+	}
+	return names
+}
+
+// ReadHandoff returns the project's handoff.md when it is carryover's own:
+// one it published, unchanged since ("" when there is none or it is not;
+// the reason is logged). l may be nil (another process holds the ledger
+// locked, or it is damaged): the digests under the home decide then.
+func (p *Project) ReadHandoff(l *ledger.Ledger) string {
+	if p.NotProject {
+		return p.Held
+	}
+	b, why := p.readOwn(l)
+	if why != "" {
+		p.logf("handoff.md in %s is not injected: %s", p.Root, why)
+	}
+	return string(b)
+}
+
+// HandoffTrusted reports whether the project's handoff.md is carryover's
+// own, logging why not (false, silently, when there is none).
+func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
+	if p.NotProject {
+		return false
+	}
+	b, why := p.readOwn(l)
+	if why != "" {
+		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
+	}
+	return b != nil
+}
+
+// readOwn is the project's handoff.md when it is carryover's own, else why
+// not (nil, "" when there is none or it cannot be read, logged).
+func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
+	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			p.logf("read handoff: %v", err)
+		}
+		return nil, ""
+	}
+	if why := p.check(b, l); why != "" {
+		return nil, why
+	}
+	return b, ""
+}
+
+// check says why b, the project's handoff.md, is not carryover's own (""
+// when it is); l may be nil.
+func (p *Project) check(b []byte, l *ledger.Ledger) string { return CheckHandoff(b, p.Home, p.Root, l) }
+
+// Inject renders text for the agent's hook stdout: redacted, with a
+// staleness note, clipped, in the agent's envelope for event. It returns
+// the bytes and the handoff's header line (nil, "" when the agent has no
+// envelope or there is nothing to inject).
+func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, string) {
+	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
+		return nil, ""
+	}
+	text = p.injectText(text)
+	w, err := adapters.Wrap(agent.Envelope, event, text)
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+		return nil, ""
+	}
+	return w, HeaderOf(text)
+}
+
+// injectText is text as it is injected: redacted, with the staleness note
+// (of the redacted text: it quotes the handoff's HEAD) and p.Note.
+func (p *Project) injectText(text string) string {
+	text = p.Redacted(text)
+	return WithNotes(text, Staleness(text, p.Now, p.Repo().Head()), p.Note)
+}
+
+// Redacted is s as the project's redaction leaves it.
+func (p *Project) Redacted(s string) string {
+	if p.Redact == nil {
+		return s
+	}
+	return p.Redact(s)
+}
+
+// WithNotes is text (already redacted) with the notes that are not ""
+// after its header and protocol lines, so the receiving model reads them
+// first, clipped to MaxChars.
+func WithNotes(text string, notes ...string) string {
+	notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" })
+	if lines := strings.SplitN(text, "\n", 3); len(notes) > 0 && len(lines) == 3 {
+		text = lines[0] + "\n" + lines[1] + "\n" + strings.Join(notes, "\n") + "\n" + lines[2]
+	}
+	if len(text) > MaxChars+500 {
+		text = clip(text, MaxChars)
+	}
+	return text
+}
+
+// WrapBanner puts body (WithNotes) in the agent's envelope with rec's
+// banner: beside it as a user message when the agent shows one, else
+// before it. It returns the bytes and body's header (nil, "" when it could
+// not be wrapped, logged).
+func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledger.HandoffRecord) ([]byte, string) {
+	banner := Banner(p.Root, rec, p.Now, p.Redact)
+	var w []byte
+	var err error
+	if agent.UserMessage {
+		w, err = adapters.WrapWithMessage(agent.Envelope, event, body, banner)
+	} else {
+		w, err = adapters.Wrap(agent.Envelope, event, banner+"\n"+body)
+	}
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+		return nil, ""
+	}
+	return w, HeaderOf(body)
+}
+
+// WrapExpired is the one-line notice of an expired handoff (all a session
+// gets of it) in the agent's envelope.
+func (p *Project) WrapExpired(agent *adapters.Agent, event string, rec ledger.HandoffRecord) []byte {
+	w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
+	if err != nil {
+		p.logf("wrap injection: %v", err)
+	}
+	return w
+}
+
+// Expiry is the expire_after in effect for d (the default for zero).
+func Expiry(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultExpireAfter
+	}
+	return d
+}
+
+// HeaderOf is a handoff's first line.
+func HeaderOf(text string) string {
+	first, _, _ := strings.Cut(text, "\n")
+	return strings.TrimRight(first, "\r")
+}
+
+// sameBody reports whether two handoffs differ only in their first line.
+func sameBody(a, b string) bool {
+	_, ba, _ := strings.Cut(a, "\n")
+	_, bb, _ := strings.Cut(b, "\n")
+	return ba == bb
+}
+
+// Exists reports whether p exists (following a symlink).
+func Exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// InjectFile is Deliver without the ledger (locked by another process, not
+// rebuilt, or the watchdog gave up). text is a handoff.md verified against
+// the digests under the home (ReadHandoff(nil)), so the lifecycle facts of
+// its header and sections can be trusted: it renders Deliver's banner, the
+// one-line notice once expired, nothing once cleared. What only the ledger
+// knows (who resumed it, stale files) is left out; a handoff without an id
+// (older carryover) goes out as Inject renders it.
+func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte, string) {
+	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
+		return nil, ""
+	}
+	rec, ok := RecordOfText(text)
+	if !ok {
+		return p.Inject(agent, event, text)
+	}
+	if strings.HasPrefix(rec.Goal, clearedTask) {
+		p.logf("%s was cleared (carryover clear); not injected", rec.ID)
+		return nil, ""
+	}
+	if p.Now.Sub(rec.Updated) > Expiry(p.ExpireAfter) {
+		w := p.WrapExpired(agent, event, rec)
+		p.logf("%s expired; one-line notice only", rec.ID)
+		return w, ""
+	}
+	return p.WrapBanner(agent, event, p.injectText(text), rec)
+}
 
 // WriteAtomic writes data to path (temp file and rename: never a torn
 // file) under a directory carryover trusts ($CARRYOVER_HOME); a symlink as
@@ -494,4 +901,511 @@ func CheckHandoff(b []byte, home, project string, l *ledger.Ledger) string {
 		return ""
 	}
 	return "carryover did not write it, or it changed since (its content matches none of the handoffs carryover published for this project; a repository may have shipped it)"
+}
+
+// carryover is a guest in the user's repositories: its state stays in
+// <project>/.carryover, the pointer block goes only where an agent needs it
+// (Pointer), nothing is written in the home directory, its ancestors or /
+// (NotProject), and every user file it created or appended to is recorded
+// (the edit record) so that `uninstall --purge` puts it back byte for byte.
+
+// Pointer settings (config `pointer`).
+const (
+	// PointerAuto writes the block only where an installed agent needs it:
+	// one whose version has no session-start injection (or one known to be
+	// dropped), or whose injection a delivery receipt shows did not arrive
+	// in the project.
+	PointerAuto = "auto"
+	// PointerAlways writes it in AGENTS.md and the agents' memory files in
+	// every project (carryover before issue 24).
+	PointerAlways = "always"
+	// PointerNever never writes it.
+	PointerNever = "never"
+)
+
+// PointerModes lists the settings, most writing first.
+var PointerModes = []string{PointerAlways, PointerAuto, PointerNever}
+
+// ValidPointer reports whether s is a pointer setting.
+func ValidPointer(s string) bool { return s == PointerAuto || s == PointerAlways || s == PointerNever }
+
+// NotProject reports whether dir is the user's home directory, one of its
+// ancestors or the file system root: never a project, so a session there
+// keeps its handoff in the ledger only and carryover writes no file in it
+// (a CLAUDE.md in the home is loaded by Claude Code in every project under
+// it; ~/.carryover is usually carryover's own home).
+func NotProject(dir, home string) bool {
+	if dir == "" {
+		return true
+	}
+	dir = Canonical(dir)
+	if filepath.Dir(dir) == dir { // "/", "C:\"
+		return true
+	}
+	if home == "" {
+		return false
+	}
+	home = Canonical(home)
+	return dir == home || strings.HasPrefix(home, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// edit is what carryover did to one user file: created it, or appended
+// Added to it. Prior and Written are the digests of the file before and
+// right after (Prior "" for a file carryover created).
+type edit struct {
+	Created bool   `json:"created,omitempty"`
+	Added   string `json:"added,omitempty"`
+	Prior   string `json:"prior,omitempty"`
+	Written string `json:"written"`
+}
+
+// editRecord is a project's record under the carryover home.
+type editRecord struct {
+	Project string          `json:"project"`
+	Files   map[string]edit `json:"files"`
+}
+
+// editsPath is the record of the user files carryover changed in project.
+func editsPath(home, project string) string {
+	sum := sha256.Sum256([]byte(project))
+	return filepath.Join(home, "edits", hex.EncodeToString(sum[:16])+".json")
+}
+
+func loadEdits(home, project string) editRecord {
+	r := editRecord{Project: project, Files: map[string]edit{}}
+	if got := readEdits(editsPath(home, project)); got.Project == project && got.Files != nil {
+		r.Files = got.Files
+	}
+	return r
+}
+
+// readEdits is the edit record at path (zero when unreadable).
+func readEdits(path string) (r editRecord) {
+	if b, err := safefile.ReadFile(path, 1<<20); err != nil || json.Unmarshal(b, &r) != nil {
+		return editRecord{}
+	}
+	return r
+}
+
+// recordEdit remembers that carryover changed name in project from prior
+// (nil: it did not exist) to after. Only a first edit is recorded: a file
+// already in the record keeps its original prior state.
+func recordEdit(home, project, name string, prior, after []byte) error {
+	r := loadEdits(home, project)
+	if _, ok := r.Files[name]; ok {
+		return nil
+	}
+	e := edit{Created: prior == nil, Written: Digest(after)}
+	if prior != nil {
+		if !bytes.HasPrefix(after, prior) {
+			return nil // not an append: nothing carryover can undo by itself
+		}
+		e.Added, e.Prior = string(after[len(prior):]), Digest(prior)
+	}
+	r.Files[name] = e
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := editsPath(home, project)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return WriteAtomic(path, append(b, '\n'))
+}
+
+// ensurePointerRecorded is EnsurePointer that records a first insertion of
+// the block in the edit record under home.
+func ensurePointerRecorded(home, project, name string) error {
+	changed, prior, after, err := ensurePointer(filepath.Join(project, name))
+	if err != nil || !changed || bytes.Contains(prior, []byte(startMarker)) {
+		return err // not a first insertion
+	}
+	return recordEdit(home, project, name, prior, after)
+}
+
+// Canonical is p cleaned, its symlinks resolved when it exists.
+func Canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// PurgeStep is one thing `uninstall --purge` does (or would do) in a
+// project. Err is set for a file left alone, saying why.
+type PurgeStep struct {
+	Path   string
+	Action string // "delete", "restore", "left alone"
+	Why    string
+	Err    error
+}
+
+// EditedProjects lists the projects the edit records under home name.
+func EditedProjects(home string) []string {
+	var out []string
+	ents, _ := os.ReadDir(filepath.Join(home, "edits"))
+	for _, d := range ents {
+		if r := readEdits(filepath.Join(home, "edits", d.Name())); r.Project != "" {
+			out = append(out, r.Project)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Purge takes carryover out of project: .carryover, the pointer blocks (a
+// file it created and nobody changed is deleted, one it appended to gets
+// its earlier bytes back), the .gitignore entry of carryover before issue
+// 24, then the project's records under home. A file it cannot account for
+// is left alone, with the reason. dryRun changes nothing.
+func Purge(home, project string, tracked func(path string) bool, dryRun bool) []PurgeStep {
+	var steps []PurgeStep
+	rec := loadEdits(home, project)
+	for _, name := range memoryFiles(func(*adapters.Agent) bool { return true }) {
+		if s, ok := purgePointer(project, name, rec, dryRun); ok {
+			steps = append(steps, s)
+		}
+	}
+	if s, ok := purgeGitignore(project, dryRun); ok {
+		steps = append(steps, s)
+	}
+	dir := Dir(project)
+	if fi, err := os.Lstat(dir); err == nil {
+		switch {
+		case Canonical(dir) == Canonical(home), Exists(filepath.Join(dir, "ledger.sqlite")):
+			// carryover's own home (a session once ran in the home
+			// directory), or another one (CARRYOVER_HOME moved): not a
+			// project's state
+		case !fi.IsDir():
+			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("it is not a directory (a symlink?); carryover never wrote through it")})
+		case tracked != nil && tracked(HandoffPath(project)):
+			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("its handoff.md is tracked by git (it came with the repository)")})
+		default:
+			s := PurgeStep{Path: dir + string(filepath.Separator), Action: "delete", Why: "carryover's handoff, history and resume prompts"}
+			if !dryRun {
+				s.Err = os.RemoveAll(dir)
+			}
+			steps = append(steps, s)
+		}
+	}
+	if !dryRun && !failed(steps) {
+		_ = os.Remove(editsPath(home, project))
+		_ = os.Remove(SidecarPath(home, project))
+	}
+	return steps
+}
+
+func failed(steps []PurgeStep) bool {
+	for _, s := range steps {
+		if s.Err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// purgePointer undoes carryover's pointer block in project/name (ok false:
+// nothing of carryover's there).
+func purgePointer(project, name string, rec editRecord, dryRun bool) (PurgeStep, bool) {
+	path := filepath.Join(project, name)
+	e, recorded := rec.Files[name]
+	rpath, data, err := readUserFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return PurgeStep{}, false
+	}
+	s := PurgeStep{Path: path}
+	if err != nil {
+		if !recorded && !errors.Is(err, ErrLeftAlone) {
+			return PurgeStep{}, false
+		}
+		s.Action, s.Err = "left alone", err
+		return s, true
+	}
+	if !bytes.Contains(data, []byte(startMarker)) && !bytes.Contains(data, []byte(endMarker)) {
+		return PurgeStep{}, false // no block (removed by hand, or never written)
+	}
+	var prior []byte // nil: delete the file
+	if recorded {
+		prior, s.Why, s.Err = recordedPrior(data, e)
+	} else {
+		prior, s.Why, s.Err = unrecordedPrior(data)
+	}
+	if s.Err != nil {
+		s.Action = "left alone"
+		return s, true
+	}
+	return finishPurge(s, rpath, prior, dryRun), true
+}
+
+// recordedPrior is what the file was before carryover's recorded edit e
+// (nil: carryover created it; delete it), and why; an error when it changed
+// since.
+func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
+	switch {
+	case e.Created && Digest(data) == e.Written:
+		return nil, "carryover created it; unchanged since", nil
+	case !e.Created && bytes.HasSuffix(data, []byte(e.Added)) && Digest(data[:len(data)-len(e.Added)]) == e.Prior:
+		return data[:len(data)-len(e.Added)], "the pointer block removed: its bytes before carryover", nil
+	}
+	return nil, "", errors.New("changed since carryover wrote its pointer block; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
+}
+
+// unrecordedPrior is the file without a pointer block written by a
+// carryover that kept no record: exactly the block (nil: delete it), or the
+// block appended after a blank line (EnsurePointer's shape); an error for
+// any other shape.
+func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
+	block, nl := pointerBlockLike(data)
+	switch {
+	case bytes.Equal(data, block):
+		return nil, "it holds only carryover's pointer block", nil
+	case bytes.HasSuffix(data, append(append([]byte{}, nl...), block...)):
+		return data[:len(data)-len(nl)-len(block)], "the pointer block appended by an earlier carryover removed", nil
+	}
+	return nil, "", errors.New("its pointer block is not where carryover appends it (or is damaged), so the rest of the file cannot be accounted for; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
+}
+
+// purgeGitignore takes out the ".carryover/" entry carryover before issue
+// 24 appended to the project's .gitignore under GitignoreComment (no
+// record was kept: it is recognised by its exact two lines at the end).
+func purgeGitignore(project string, dryRun bool) (PurgeStep, bool) {
+	path := filepath.Join(project, ".gitignore")
+	rpath, data, err := readUserFile(path)
+	if err != nil {
+		return PurgeStep{}, false
+	}
+	s := PurgeStep{Path: path}
+	for _, nl := range []string{"\r\n", "\n"} {
+		entry := []byte(GitignoreComment + nl + ".carryover/" + nl)
+		switch {
+		case bytes.Equal(data, entry):
+			s.Why = "it holds only the entry carryover added"
+			return finishPurge(s, rpath, nil, dryRun), true
+		case bytes.HasSuffix(data, entry):
+			s.Why = "the .carryover/ entry carryover added removed"
+			return finishPurge(s, rpath, data[:len(data)-len(entry)], dryRun), true
+		}
+	}
+	return PurgeStep{}, false
+}
+
+// finishPurge deletes (prior nil) or rewrites rpath, unless dryRun.
+func finishPurge(s PurgeStep, rpath string, prior []byte, dryRun bool) PurgeStep {
+	s.Action = "restore"
+	if prior == nil {
+		s.Action = "delete"
+	}
+	if dryRun {
+		return s
+	}
+	if err := checkWritable(rpath); err != nil {
+		s.Action, s.Err = "left alone", err
+		return s
+	}
+	if prior == nil {
+		s.Err = os.Remove(rpath)
+	} else {
+		s.Err = writeUserFile(rpath, prior)
+	}
+	return s
+}
+
+// History is <project>/.carryover/history: one file per handoff id,
+// HO-….md, holding the last content published under that id. It sits
+// under .carryover/, whose own .gitignore ignores everything, so it is
+// never committed.
+
+// HistoryDir is the history directory's name inside .carryover.
+const HistoryDir = "history"
+
+// openHistory opens .carryover/history to read or remove, never through
+// a symlink (ownDir); writes open it from the project's opened .carryover.
+func openHistory(project string) (*safefile.Dir, error) {
+	d, err := ownDir(project, false)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Sub(HistoryDir, false, 0o700)
+}
+
+// writeHistory stores text as the history of handoff id in the project's
+// opened .carryover (OpenDir), only when its content changed (dedupe),
+// then keeps the newest keep of the handoffs in owned (rotation; ids sort
+// by time). It reports whether a file was written.
+//
+// Rotation removes only files carryover recorded writing: the ids in owned
+// (the project's handoff log in the ledger) and id itself. A file it did
+// not record — fifty HO-2099… files a repository planted, which sort after
+// every real id — is neither counted nor removed (counted, they made
+// rotation delete each real history file as soon as it was written), and
+// no file git tracks is written or removed. A nil owned rotates nothing.
+func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string]bool, repo *distill.Repo, project string) (bool, error) {
+	if !ValidID(id) {
+		return false, fmt.Errorf("invalid handoff id %q", id)
+	}
+	path := func(id string) string { return filepath.Join(Dir(project), HistoryDir, id+".md") }
+	if repo.Tracked(path(id)) {
+		return false, trackedErr(path(id))
+	}
+	d, err := own.Sub(HistoryDir, true, 0o700)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	name := id + ".md"
+	old, err := d.ReadFile(name, MaxHandoffFile)
+	if err == nil && string(old) == text {
+		return false, nil
+	}
+	if err := d.Write(name, []byte(text), ownFile); err != nil {
+		return false, err
+	}
+	if err == nil || owned == nil {
+		return true, nil // a rewrite of a handoff already counted: no rotation to do
+	}
+	return true, rotate(d, id, keep, owned, func(x string) bool { return repo.Tracked(path(x)) })
+}
+
+// rotate removes the oldest of the history files carryover recorded
+// (owned, and id) past the newest keep; never one git tracks.
+func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked func(id string) bool) error {
+	if keep <= 0 {
+		keep = DefaultHistoryKeep
+	}
+	ids, err := historyIDs(d)
+	if err != nil {
+		return err
+	}
+	var mine []string
+	for _, x := range ids {
+		if (owned[x] || x == id) && !tracked(x) {
+			mine = append(mine, x)
+		}
+	}
+	for ; len(mine) > keep; mine = mine[1:] {
+		if err := d.Remove(mine[0] + ".md"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// historyIDs lists the ids in the history, oldest first.
+func historyIDs(d *safefile.Dir) ([]string, error) {
+	names, err := d.Names()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, n := range names {
+		if id, ok := strings.CutSuffix(n, ".md"); ok && ValidID(id) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// HistoryIDs lists the handoff ids whose files the project's history
+// holds, oldest first (none when there is no history).
+func HistoryIDs(project string) ([]string, error) {
+	d, err := openHistory(project)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return historyIDs(d)
+}
+
+// ReadHistory returns the stored content of handoff id.
+func ReadHistory(project, id string) (string, error) {
+	if !ValidID(id) {
+		return "", fmt.Errorf("invalid handoff id %q", id)
+	}
+	d, err := openHistory(project)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	b, err := d.ReadFile(id+".md", MaxHandoffFile)
+	return string(b), err
+}
+
+// RemoveHistory deletes the history files of ids (missing ones are fine).
+func RemoveHistory(project string, ids []string) error {
+	d, err := openHistory(project)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	repo := distill.OpenRepo(project)
+	for _, id := range ids {
+		if !ValidID(id) || repo.Tracked(filepath.Join(Dir(project), HistoryDir, id+".md")) {
+			continue // git tracks it: never removed
+		}
+		if err := d.Remove(id + ".md"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// MatchID resolves an id or a prefix of one among ids. With no match it
+// returns the closest id (for the error's hint) and ok false.
+func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
+	var hits []string
+	for _, id := range ids {
+		if id == arg {
+			return id, true, ""
+		}
+		if strings.HasPrefix(id, arg) {
+			hits = append(hits, id)
+		}
+	}
+	if len(hits) == 1 {
+		return hits[0], true, ""
+	}
+	if len(hits) > 1 {
+		sort.Strings(hits)
+		return "", false, hits[len(hits)-1]
+	}
+	best, bestD := "", -1
+	for _, id := range ids {
+		if d := EditDistance(strings.ToUpper(arg), strings.ToUpper(id)); bestD < 0 || d < bestD {
+			best, bestD = id, d
+		}
+	}
+	return "", false, best
+}
+
+// EditDistance is the Levenshtein distance between a and b, in runes: the
+// one "did you mean" measure (history ids, config keys, commands, flags).
+func EditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := prev[j-1]
+			if ra[i-1] != rb[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

@@ -6,9 +6,13 @@ package publish
 
 import (
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill"
@@ -606,4 +610,504 @@ func ParseAge(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid age %q (use e.g. 30d, 2w, 12h)", s)
 	}
 	return d, nil
+}
+
+// Transcript content (prompts, file names, commands, error text), hook
+// payload fields (session ids) and a cloned repository's .git (branch
+// names) all reach handoff.md, the log and the terminal. None of them may
+// forge structure there: a line break that starts a fake "# RESUME
+// PROTOCOL" header or a pointer marker, or a terminal escape that rewrites
+// what the user sees. These functions are the one place that decides what
+// survives.
+
+// StripTerminal removes terminal escape sequences (CSI, OSC, DCS and the
+// other ESC forms, 7- and 8-bit), every control character except newline
+// and tab, and every invisible character (Invisible) from s, and replaces
+// invalid UTF-8. It is what `handoff --stdout` and `history show` print on
+// a terminal, and what every structural check of carryover's own output
+// runs after.
+func StripTerminal(s string) string { return clean(s, false) }
+
+// OneLine is StripTerminal for a single line: newlines, tabs and the
+// Unicode line and paragraph separators become spaces.
+func OneLine(s string) string { return clean(s, true) }
+
+func clean(s string, oneLine bool) string {
+	if isPlain(s, oneLine) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b { // ESC: skip the whole sequence
+			i = skipEscape(s, i)
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			b.WriteString("\uFFFD")
+		case opensString(r):
+			i = skipString(s, i+n, r == 0x9b)
+			continue
+		default:
+			writeClean(&b, s[i:i+n], r, oneLine)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// opensString reports the 8-bit CSI, OSC, DCS, PM, APC and SOS: the
+// sequence they open is skipped.
+func opensString(r rune) bool {
+	return r == 0x9b || r == 0x9d || r == 0x90 || r == 0x9e || r == 0x9f || r == 0x98
+}
+
+// writeClean writes the rune r (its bytes enc) as clean keeps it: line
+// breaks and tabs (spaces in one line), other controls as a space or
+// nothing, invisible characters dropped.
+func writeClean(b *strings.Builder, enc string, r rune, oneLine bool) {
+	switch {
+	case r == '\n' || r == '\t':
+		if oneLine {
+			b.WriteByte(' ')
+		} else {
+			b.WriteRune(r)
+		}
+	case r == '\u2028' || r == '\u2029' || r == '\u0085':
+		b.WriteByte(' ')
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		if oneLine || r == '\r' {
+			b.WriteByte(' ')
+		}
+	case Invisible(r):
+		// Dropped, not replaced: "\u200b# RESUME PROTOCOL" must become
+		// the "# RESUME PROTOCOL" the heading check then escapes.
+	default:
+		b.WriteString(enc)
+	}
+}
+
+// Invisible reports whether r is drawn as nothing, or only changes how
+// the characters around it are drawn, so that what a model or a person
+// reads differs from what carryover's checks see: Unicode's format
+// characters (Cf: the zero-width space, joiners and marks U+200B–U+200F,
+// the bidirectional embeddings, overrides and isolates U+202A–U+202E and
+// U+2066–U+2069, the word joiner and invisible operators U+2060–U+2064,
+// U+FEFF, the soft hyphen, the tag characters U+E0000–U+E007F that can
+// spell a hidden ASCII message), the variation selectors (U+FE00–U+FE0F,
+// U+E0100–U+E01EF: 256 of them can carry a byte each behind one visible
+// character) and the other default-ignorable code points (Hangul fillers,
+// U+034F, the unassigned rest of plane 14). Removing them costs a joined
+// emoji its join and nothing a handoff needs.
+func Invisible(r rune) bool {
+	if r < 0xad {
+		return false // the common case, without a table lookup
+	}
+	return unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+}
+
+// isPlain reports whether s needs no cleaning (the common case, checked
+// without allocating).
+func isPlain(s string, oneLine bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return false // decode it properly
+		}
+		if c < 0x20 || c == 0x7f {
+			if !oneLine && (c == '\n' || c == '\t') {
+				continue
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// skipEscape returns the index after the escape sequence starting at s[i]
+// (ESC).
+func skipEscape(s string, i int) int {
+	i++
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '[': // CSI: parameters and intermediates, then a final byte
+		return skipString(s, i+1, true)
+	case ']', 'P', 'X', '^', '_': // OSC, DCS, SOS, PM, APC: up to ST or BEL
+		return skipString(s, i+1, false)
+	}
+	// Two- or three-byte forms: intermediates (0x20–0x2f), then a final.
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+		i++
+	}
+	if i < len(s) {
+		i++
+	}
+	return i
+}
+
+// skipString skips a CSI's parameters up to its final byte (csi), or a
+// control string up to its terminator (BEL, ESC \ or 8-bit ST), from s[i].
+func skipString(s string, i int, csi bool) int {
+	for i < len(s) {
+		c := s[i]
+		if csi {
+			if c >= 0x40 && c <= 0x7e {
+				return i + 1
+			}
+			if c < 0x20 || c >= 0x7f { // not part of a CSI: stop here
+				return i
+			}
+			i++
+			continue
+		}
+		switch {
+		case c == 0x07:
+			return i + 1
+		case c == 0x1b:
+			if i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+			return i + 1
+		case c == 0xc2 && i+1 < len(s) && s[i+1] == 0x9c: // 8-bit ST
+			return i + 2
+		}
+		i++
+	}
+	return i
+}
+
+// contentLine makes one line of transcript-derived content safe to place
+// in handoff.md: one line, no escapes, and nothing a reader (a model, a
+// receipt scanner, the pointer-block editor) could take for carryover's
+// own structure — a leading '#' (a header, or a fake "# RESUME PROTOCOL"),
+// the [CARRYOVER] tag or the pointer markers.
+func contentLine(s string) string {
+	s = OneLine(s)
+	if strings.Contains(s, "CARRYOVER") {
+		s = strings.NewReplacer("[CARRYOVER]", "(CARRYOVER)", startMarker, "<!-- CARRYOVER START -->", endMarker, "<!-- CARRYOVER END -->").Replace(s)
+	}
+	if t := strings.TrimLeftFunc(s, unicode.IsSpace); startsStructure(t) {
+		s = `\` + t
+	}
+	return s
+}
+
+// startsStructure reports whether a line whose leading white space is
+// trimmed (t) would read as carryover's structure: a heading, whatever
+// space (an ideographic or no-break one) stands before its '#', the
+// full-width and small number signs a model reads as one, or a code
+// fence, which could close the quoted block a content line sits in.
+func startsStructure(t string) bool {
+	return strings.HasPrefix(t, "#") || strings.HasPrefix(t, "\uff03") || strings.HasPrefix(t, "\ufe5f") ||
+		strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+}
+
+// What publish keeps of the handoff lifecycle (publish/lifecycle owns the
+// rest): the id format in handoff.md's header, the banner and expiry
+// notice the ledger-less InjectFile shares, the decisions and pinned task
+// a handoff renders, and the hook Render calls to pick its id.
+
+// DefaultExpireAfter is how old a handoff may get before a new session
+// gets only a one-line notice of it (config expire_after).
+const DefaultExpireAfter = 7 * 24 * time.Hour
+
+// DefaultHistoryKeep is how many handoffs .carryover/history keeps
+// (config history_keep).
+const DefaultHistoryKeep = 50
+
+var idRE = regexp.MustCompile(`HO-[0-9]{8}-[0-9]{6}-[0-9A-Za-z_-]{1,8}`)
+
+// NewID is the id of a handoff first published at now by the session with
+// native id session: HO-YYYYMMDD-HHMMSS-<first 8 of the session id>.
+func NewID(now time.Time, session string) string {
+	s := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_' {
+			return r
+		}
+		return -1
+	}, session)
+	if len(s) > 8 {
+		s = s[:8]
+	}
+	if s == "" {
+		s = "nosess"
+	}
+	return "HO-" + now.UTC().Format("20060102-150405") + "-" + s
+}
+
+// ValidID reports whether id has the handoff id format.
+func ValidID(id string) bool { return idRE.FindString(id) == id && id != "" }
+
+// IDOf returns the handoff id in a handoff's header line ("" for a
+// handoff written before ids).
+func IDOf(header string) string {
+	if !strings.HasPrefix(header, HeaderPrefix) {
+		return ""
+	}
+	_, tail, ok := strings.Cut(header, " · ")
+	if !ok || !ValidID(strings.TrimSpace(tail)) {
+		return ""
+	}
+	return strings.TrimSpace(tail)
+}
+
+// IDTime is the time a handoff id was minted.
+func IDTime(id string) (time.Time, bool) {
+	if !ValidID(id) || len(id) < 18 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("20060102-150405", id[3:18])
+	return t, err == nil
+}
+
+// AgeWords renders a duration for the one-line notices ("3d", "5h").
+func AgeWords(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "moments"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+// ExpiredNotice is all a session gets of an expired handoff.
+func ExpiredNotice(r ledger.HandoffRecord, now time.Time) string {
+	return fmt.Sprintf("carryover: a handoff from %s ago exists: carryover history show %s", AgeWords(now.Sub(r.Updated)), r.ID)
+}
+
+// Banner is the one line a user sees at session start.
+func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string) string) string {
+	goal, next := r.Goal, r.Next
+	if goal == "" {
+		goal = "(no goal recorded)"
+	}
+	if next == "" {
+		next = "(none stated)"
+	}
+	b := "carryover · " + contentLine(filepath.Base(root)) + " · handoff " + r.ID + " from " + contentLine(r.Tool) + " " + Ago(now, r.Updated) +
+		" · Resuming: " + clip(contentLine(goal), 120) + " · Next: " + clip(contentLine(next), 120)
+	if red != nil {
+		b = red(b)
+	}
+	return strings.Join(strings.Fields(b), " ")
+}
+
+// ContentLine makes one line of transcript-derived content safe to place
+// in a handoff or a notice (contentLine), for the feature packages.
+func ContentLine(s string) string { return contentLine(s) }
+
+// SectionLines returns the lines under a handoff's section title.
+func SectionLines(text, title string) []string { return sectionLines(text, title) }
+
+// Lifecycle is the handoff lifecycle as Render consults it
+// (publish/lifecycle.Begin; nil: handoffs without an id).
+type Lifecycle func(p *Project, l *ledger.Ledger, h distill.Handoff, native string) Started
+
+// Started is a handoff's place in the lifecycle, read before it is
+// rendered.
+type Started struct {
+	ID        string
+	Decisions []ledger.Decision
+	Pinned    *ledger.PinnedTask
+	// Cleared: the user cleared the project's handoff and no row came
+	// since; nothing is published until the work moves on.
+	Cleared bool
+	// Owned are the ids history rotation may remove (set with a new id).
+	Owned map[string]bool
+	// Record records the handoff published with text (nil: nothing to do).
+	Record func(text string)
+}
+
+// begin is the lifecycle of the handoff Render renders.
+func (p *Project) begin(l *ledger.Ledger, h distill.Handoff, native string) Started {
+	var s Started
+	if p.Lifecycle != nil {
+		s = p.Lifecycle(p, l, h, native)
+	}
+	p.ownHistory = s.Owned
+	if s.Record == nil {
+		s.Record = func(string) {}
+	}
+	return s
+}
+
+// pinnedTask puts the task the user pinned (carryover task) before the
+// extracted goal: it has priority, and says who set it; the goal stays as
+// the last session's own.
+func pinnedTask(lines []string, p *ledger.PinnedTask) []string {
+	if p == nil || strings.TrimSpace(p.Text) == "" {
+		return lines
+	}
+	out := []string{pinnedPrefix + clip(contentLine(p.Text), goalChars)}
+	if len(lines) > 0 {
+		out = append(out, "(the last session's own goal: "+lines[0]+")")
+		out = append(out, lines[1:]...)
+	}
+	return out
+}
+
+// maxDecisionLines bounds the decisions a handoff shows: they outlive the
+// sessions that made them and would otherwise crowd out the files and
+// failures of the work in progress.
+const maxDecisionLines = 10
+
+// decisionLines is the project's decisions log (the user's first, newest
+// first) followed by what this handoff's sessions decided that the log
+// does not hold yet.
+func decisionLines(extracted []string, log []ledger.Decision) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range log {
+		if seen[d.Text] {
+			continue
+		}
+		seen[d.Text] = true
+		l := "- " + clip(contentLine(d.Text), 200)
+		if d.Why != "" {
+			l += " (why: " + clip(contentLine(d.Why), 120) + ")"
+		}
+		out = append(out, l)
+	}
+	var fresh []string
+	for _, d := range extracted {
+		if !seen[d] {
+			seen[d] = true
+			fresh = append(fresh, d)
+		}
+	}
+	out = append(out, bullets(fresh, 200)...)
+	if len(out) > maxDecisionLines {
+		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
+	}
+	return out
+}
+
+// countRest replaces the last decision kept, when some did not fit, by a
+// count of those left out: the cap holds and the reader knows more exist.
+func countRest(s *section, taken int) {
+	if s == nil || taken == 0 || taken >= len(s.lines) {
+		return
+	}
+	rest := len(s.lines) - taken + 1
+	var already int // the list's own count line, when it was cut too
+	if _, err := fmt.Sscanf(s.lines[len(s.lines)-1], "- (+%d more:", &already); err == nil {
+		rest += already - 1
+	}
+	s.lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", rest)
+}
+
+// clearedTask starts the task line of the stub Clear writes.
+const clearedTask = "(none: the user cleared"
+
+// pinnedPrefix starts the task line of a handoff whose task the user
+// pinned (lifecycle.go, pinnedTask).
+const pinnedPrefix = "[pinned by the user — `carryover task --done` when finished] "
+
+// RecordOfText reads the lifecycle facts of a handoff carryover published
+// (verified by its digest): its header's id, agent and time, its goal (the
+// pinned task when there is one) and next action; ok is false without a
+// header carrying an id.
+func RecordOfText(text string) (rec ledger.HandoffRecord, ok bool) {
+	header := HeaderOf(text)
+	id := IDOf(header)
+	if id == "" {
+		return rec, false
+	}
+	stamp, rest, _ := strings.Cut(strings.TrimPrefix(header, HeaderPrefix), " from ")
+	at, err := time.Parse(time.RFC3339, stamp)
+	if err != nil {
+		return rec, false
+	}
+	tool, _, _ := strings.Cut(rest, " · ")
+	rec = ledger.HandoffRecord{ID: id, Tool: strings.TrimSpace(tool), Header: header, Updated: at, Written: at}
+	if t, ok := IDTime(id); ok && !t.After(at) {
+		rec.Written = t
+	}
+	task := sectionLines(text, "## Task")
+	if len(task) > 0 {
+		rec.Goal = strings.TrimPrefix(task[0], pinnedPrefix)
+	}
+	if next := sectionLines(text, "## Next action"); len(next) > 0 {
+		rec.Next = next[0]
+	}
+	return rec, true
+}
+
+// GitOfText reads the branch and short HEAD of a handoff's git line
+// ("branch main @ abc1234; …"; "-" for unknown, and a HEAD that is not
+// hex is none).
+func GitOfText(text string) (head, branch string) {
+	for _, l := range sectionLines(text, "## Git") {
+		rest, ok := strings.CutPrefix(l, "branch ")
+		if !ok {
+			continue
+		}
+		b, h, ok := strings.Cut(rest, " @ ")
+		if !ok {
+			return "", ""
+		}
+		h, _, _ = strings.Cut(h, ";")
+		if h = strings.TrimSpace(h); h == "-" || !isHexString(h) {
+			h = ""
+		}
+		if b == "-" {
+			b = ""
+		}
+		return h, b
+	}
+	return "", ""
+}
+
+func isHexString(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// PinnedOfText is the task the user had pinned when text was written
+// ("" when none).
+func PinnedOfText(text string) string {
+	task := sectionLines(text, "## Task")
+	if len(task) > 0 && strings.HasPrefix(task[0], pinnedPrefix) {
+		return strings.TrimPrefix(task[0], pinnedPrefix)
+	}
+	return ""
+}
+
+// sectionLines returns the lines under a handoff's section title, up to
+// the next title (at most MaxLines of them: a handoff has no more).
+func sectionLines(text, title string) []string {
+	var out []string
+	in := false
+	for i, l := range strings.Split(text, "\n") {
+		if i > MaxLines*2 {
+			break
+		}
+		l = strings.TrimRight(l, "\r")
+		switch {
+		case strings.HasPrefix(l, "## ") || strings.HasPrefix(l, "# "):
+			if in {
+				return out
+			}
+			in = l == title || strings.HasPrefix(l, title+" ")
+		case isFence(l): // the end (or start) of the quoted block
+			if in {
+				return out
+			}
+		case in && strings.TrimSpace(l) != "":
+			out = append(out, l)
+		}
+	}
+	return out
 }
