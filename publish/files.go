@@ -23,42 +23,32 @@ import (
 
 // Project is what publishing one project's handoff needs.
 type Project struct {
-	// Root is the project root.
-	Root string
-	// Home is carryover's home; the global copy is Home/handoff.md.
-	Home string
-	Now  time.Time
-	// Mode is the resume protocol (see ValidMode).
-	Mode string
-	// Redact is applied to everything rendered or injected.
-	Redact func(string) string
-	// Repo returns the project's .git (the hook prefetches it).
-	Repo func() *distill.Repo
+	Root   string
+	Home   string // carryover's home; the global copy is Home/handoff.md
+	Now    time.Time
+	Mode   string               // the resume protocol (ValidMode)
+	Redact func(string) string  // applied to everything rendered or injected
+	Repo   func() *distill.Repo // the project's .git (the hook prefetches it)
 	// Logf records what is worth a log line; the file writes may call it
 	// from another goroutine.
 	Logf func(format string, args ...any)
-	// ExpireAfter and HistoryKeep are the lifecycle settings (config
-	// expire_after, history_keep); zero means the defaults.
+	// The lifecycle settings (config expire_after, history_keep; zero: the
+	// defaults) and step (publish/lifecycle picks the id and records it).
 	ExpireAfter time.Duration
 	HistoryKeep int
-	// Lifecycle picks the handoff's id and records it (publish/lifecycle).
-	Lifecycle Lifecycle
-	// Note is a line Inject puts before the handoff's body (the previous
-	// session stopped at a limit); "" none.
-	Note string
-	// Pointer is the pointer setting (PointerAuto when ""); PointerFor
-	// the agents that need the block in this project under PointerAuto
-	// (none: no block is written).
+	Lifecycle   Lifecycle
+	Note        string // a line Inject puts before the body (the previous session stopped at a limit)
+	// Pointer is the pointer setting (PointerAuto when ""); PointerFor the
+	// agents that need the block here under PointerAuto (none: no block).
 	Pointer    string
 	PointerFor []string
-	// NotProject is set for the home directory, its ancestors and / (see
-	// NotProject): no file is written there and the handoff is Held.
+	// NotProject: the home directory, its ancestors and / (NotProject): no
+	// file is written there, and the handoff rendered this event is Held.
 	NotProject bool
-	// Held is the handoff of a NotProject root, rendered this event.
-	Held string
-	// ownHistory are the handoff ids the ledger records for the project,
-	// set by Render when it mints a new id: the history files rotation may
-	// remove (writeHistory). nil: no rotation.
+	Held       string
+	// ownHistory are the ids the ledger records for the project, set by
+	// Render when it mints a new id: the history files rotation may remove
+	// (writeHistory). nil: no rotation.
 	ownHistory map[string]bool
 }
 
@@ -76,10 +66,10 @@ type Rendered struct {
 	record func()
 }
 
-// Record stores the ledger's records of the handoff Render rendered: its
-// digest (what makes the file carryover's, besides the sidecar
+// Record stores, once, the ledger's records of the handoff Render rendered:
+// its digest (what makes the file carryover's, besides the sidecar
 // WriteProject writes) and its lifecycle entry. The hook calls it while
-// another goroutine writes the files; it runs once.
+// another goroutine writes the files.
 func (r *Rendered) Record() {
 	if r != nil && r.record != nil {
 		r.record()
@@ -87,19 +77,18 @@ func (r *Rendered) Record() {
 	}
 }
 
-// Prepare renders the handoff distilled in st and records it in the ledger.
-// It returns the handoff for the caller to write (WriteProject), nil when
-// nothing changed.
+// Prepare renders the handoff distilled in st, records it in the ledger and
+// returns it for the caller to write (WriteProject); nil when unchanged.
 func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
 	r, err := p.Render(l, st)
 	r.Record()
 	return r, err
 }
 
-// Render is Prepare leaving the ledger's records of the handoff to
-// Rendered.Record: the hook starts writing the files first, so the two
-// overlap (they are independent: a handoff.md is trusted by the ledger's
-// record or the sidecar, and the sidecar is written before the file).
+// Render is Prepare leaving the ledger's records to Rendered.Record: the
+// hook starts writing the files first, so the two overlap (independent: a
+// handoff.md is trusted by the ledger's record or by the sidecar, which is
+// written before the file).
 func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
 	h := st.Handoff(distill.Options{Project: p.Root})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
@@ -109,9 +98,7 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 	if why := p.Repo().Problem(); why != "" {
 		p.logf("git: %s", why)
 	}
-	if !p.NotProject && p.Repo().Tracked(HandoffPath(p.Root)) {
-		// A repository that commits .carryover/handoff.md would have the
-		// next `git commit -a` publish the user's handoff.
+	if !p.NotProject && p.Repo().Tracked(HandoffPath(p.Root)) { // the next `git commit -a` would publish it
 		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
 	}
 	native := sessionFacts(l, &h)
@@ -126,9 +113,8 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 	return &Rendered{Text: text, Tool: h.Tool, record: func() { lc.Record(text) }}, nil
 }
 
-// sessionFacts is the handoff's session's native id ("" when the ledger
-// does not know it), filling h's token use from the ledger when the
-// transcript gave none.
+// sessionFacts is the handoff's session's native id ("" when unknown),
+// filling h's token use from the ledger when the transcript gave none.
 func sessionFacts(l *ledger.Ledger, h *distill.Handoff) string {
 	s, err := l.SessionByID(h.SessionID)
 	if err != nil {
@@ -141,11 +127,11 @@ func sessionFacts(l *ledger.Ledger, h *distill.Handoff) string {
 }
 
 // keepUnchanged reports whether nothing but the timestamp would change in
-// the project's handoff.md: the file (and its receipts) is then kept as
-// is — and the global copy, unless it is gone.
+// handoff.md: the file (and its receipts) is then kept, and the global copy
+// unless it is gone.
 func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 	prev, err := ReadHandoffFile(p.Root)
-	if p.NotProject || err != nil || !sameBody(string(prev), text) || IDOf(HeaderOf(string(prev))) != id || p.check(prev, l) != "" {
+	if p.NotProject || err != nil || !sameBody(string(prev), text) || IDOf(HeaderOf(string(prev))) != id || CheckHandoff(prev, p.Home, p.Root, l) != "" {
 		return false
 	}
 	if global := filepath.Join(p.Home, "handoff.md"); !Exists(global) {
@@ -156,14 +142,13 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 	return true
 }
 
-// WriteProject writes a rendered handoff: the global copy, then the
-// project's .carryover/handoff.md (its directory ignored by git through its
-// own .gitignore: the project's .gitignore is never edited), then the
-// pointer blocks where they are needed (pointerFiles). A NotProject root
-// gets no file: its handoff stays in the ledger.
+// WriteProject writes a rendered handoff: the global copy, the project's
+// .carryover/handoff.md (ignored by git through the directory's own
+// .gitignore: the project's is never edited), then the pointer blocks where
+// needed (pointerFiles). A NotProject root gets no file (the ledger has it).
 func (p *Project) WriteProject(text, tool string) error {
-	// The global copy does not depend on the project being writable; it
-	// is written alongside (a rename costs ~0.4 ms on some filesystems).
+	// The global copy does not need the project writable: written alongside
+	// (a rename costs ~0.4 ms on some filesystems).
 	global := make(chan struct{})
 	go func() {
 		defer close(global)
@@ -175,16 +160,15 @@ func (p *Project) WriteProject(text, tool string) error {
 	if p.NotProject {
 		return nil
 	}
-	// OpenDir gives .carryover its own .gitignore before anything is
-	// written in it. It is opened once for handoff.md and the history copy.
+	// OpenDir gives .carryover its .gitignore before anything is written in
+	// it; opened once for handoff.md and the history copy.
 	d, err := OpenDir(p.Root)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", Dir(p.Root), err)
 	}
 	defer d.Close()
-	// The history copy is written beside handoff.md: each replaces a file
-	// by a rename, which costs ~0.15 ms on ext4 (it allocates the new
-	// file's blocks and frees the old one's), mostly waiting on the disk.
+	// The history copy is written beside handoff.md: each rename costs ~0.15
+	// ms on ext4 (new blocks allocated, old freed), mostly disk wait.
 	history := make(chan struct{})
 	go func() {
 		defer close(history)
@@ -202,7 +186,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	}()
 	defer func() { <-history }()
 	// The digest under the home first: a handoff.md on disk is always one
-	// the home lists (files.go).
+	// the home lists.
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.logf("record published handoff: %v", err)
 	}
@@ -218,9 +202,9 @@ func (p *Project) WriteProject(text, tool string) error {
 }
 
 // pointerFiles get the pointer block. always: AGENTS.md and each agent's
-// memory file when the agent always reads it, publishes, or the file
-// exists. auto: AGENTS.md and the memory files of the agents that need it
-// (PointerFor), none when none does: no CLAUDE.md for a working injection.
+// memory file when the agent always reads it, publishes, or the file exists.
+// auto: AGENTS.md and the memory files of the agents that need it
+// (PointerFor), none when none does (no CLAUDE.md for a working injection).
 func (p *Project) pointerFiles(tool string) []string {
 	switch {
 	case p.Pointer == PointerNever:
@@ -235,8 +219,7 @@ func (p *Project) pointerFiles(tool string) []string {
 	return memoryFiles(func(a *adapters.Agent) bool { return slices.Contains(p.PointerFor, a.Name) })
 }
 
-// memoryFiles is AGENTS.md and the memory files of the agents want
-// selects, each once.
+// memoryFiles is AGENTS.md and the memory files of the agents want selects.
 func memoryFiles(want func(a *adapters.Agent) bool) []string {
 	names := []string{"AGENTS.md"}
 	for _, a := range adapters.All {
@@ -247,10 +230,9 @@ func memoryFiles(want func(a *adapters.Agent) bool) []string {
 	return names
 }
 
-// ReadHandoff returns the project's handoff.md when it is carryover's own:
-// one it published, unchanged since ("" when there is none or it is not;
-// the reason is logged). l may be nil (another process holds the ledger
-// locked, or it is damaged): the digests under the home decide then.
+// ReadHandoff is the project's handoff.md when carryover published it and it
+// is unchanged since ("" when not, the reason logged). l may be nil (locked
+// by another process, or damaged): the digests under the home decide.
 func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	if p.NotProject {
 		return p.Held
@@ -263,7 +245,7 @@ func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 }
 
 // HandoffTrusted reports whether the project's handoff.md is carryover's
-// own, logging why not (false, silently, when there is none).
+// own, logging why not (silently false when there is none).
 func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 	if p.NotProject {
 		return false
@@ -275,8 +257,8 @@ func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 	return b != nil
 }
 
-// readOwn is the project's handoff.md when it is carryover's own, else why
-// not (nil, "" when there is none or it cannot be read, logged).
+// readOwn is the project's handoff.md when carryover's own, else why not
+// (nil, "" when there is none or it cannot be read, logged).
 func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
 	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
@@ -285,20 +267,15 @@ func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
 		}
 		return nil, ""
 	}
-	if why := p.check(b, l); why != "" {
+	if why := CheckHandoff(b, p.Home, p.Root, l); why != "" {
 		return nil, why
 	}
 	return b, ""
 }
 
-// check says why b, the project's handoff.md, is not carryover's own (""
-// when it is); l may be nil.
-func (p *Project) check(b []byte, l *ledger.Ledger) string { return CheckHandoff(b, p.Home, p.Root, l) }
-
 // Inject renders text for the agent's hook stdout: redacted, with a
-// staleness note, clipped, in the agent's envelope for event. It returns
-// the bytes and the handoff's header line (nil, "" when the agent has no
-// envelope or there is nothing to inject).
+// staleness note, clipped, in the agent's envelope for event; it returns the
+// bytes and the header line (nil, "" without an envelope or text).
 func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, string) {
 	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return nil, ""
@@ -312,8 +289,8 @@ func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, str
 	return w, HeaderOf(text)
 }
 
-// injectText is text as it is injected: redacted, with the staleness note
-// (of the redacted text: it quotes the handoff's HEAD) and p.Note.
+// injectText is text as injected: redacted, with the staleness note (of the
+// redacted text: it quotes the handoff's HEAD) and p.Note.
 func (p *Project) injectText(text string) string {
 	text = p.Redacted(text)
 	return WithNotes(text, Staleness(text, p.Now, p.Repo().Head()), p.Note)
@@ -327,9 +304,9 @@ func (p *Project) Redacted(s string) string {
 	return p.Redact(s)
 }
 
-// WithNotes is text (already redacted) with the notes that are not ""
-// after its header and protocol lines, so the receiving model reads them
-// first, clipped to MaxChars.
+// WithNotes is text (redacted) with the notes that are not "" after its
+// header and protocol lines, so the model reads them first, clipped to
+// MaxChars.
 func WithNotes(text string, notes ...string) string {
 	notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" })
 	if lines := strings.SplitN(text, "\n", 3); len(notes) > 0 && len(lines) == 3 {
@@ -342,9 +319,8 @@ func WithNotes(text string, notes ...string) string {
 }
 
 // WrapBanner puts body (WithNotes) in the agent's envelope with rec's
-// banner: beside it as a user message when the agent shows one, else
-// before it. It returns the bytes and body's header (nil, "" when it could
-// not be wrapped, logged).
+// banner: beside it as a user message when the agent shows one, else before
+// it; it returns the bytes and body's header (nil, "" on failure, logged).
 func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledger.HandoffRecord) ([]byte, string) {
 	banner := Banner(p.Root, rec, p.Now, p.Redact)
 	var w []byte
@@ -361,8 +337,7 @@ func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledg
 	return w, HeaderOf(body)
 }
 
-// WrapExpired is the one-line notice of an expired handoff (all a session
-// gets of it) in the agent's envelope.
+// WrapExpired is an expired handoff's one-line notice in the agent's envelope.
 func (p *Project) WrapExpired(agent *adapters.Agent, event string, rec ledger.HandoffRecord) []byte {
 	w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
 	if err != nil {
@@ -400,11 +375,10 @@ func Exists(p string) bool {
 
 // InjectFile is Deliver without the ledger (locked by another process, not
 // rebuilt, or the watchdog gave up). text is a handoff.md verified against
-// the digests under the home (ReadHandoff(nil)), so the lifecycle facts of
-// its header and sections can be trusted: it renders Deliver's banner, the
-// one-line notice once expired, nothing once cleared. What only the ledger
-// knows (who resumed it, stale files) is left out; a handoff without an id
-// (older carryover) goes out as Inject renders it.
+// the digests under the home (ReadHandoff(nil)), so its header's and
+// sections' lifecycle facts can be trusted: Deliver's banner, the one-line
+// notice once expired, nothing once cleared. What only the ledger knows (who
+// resumed it, stale files) is left out; one without an id goes as Inject.
 func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte, string) {
 	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return nil, ""
@@ -425,17 +399,17 @@ func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte,
 	return p.WrapBanner(agent, event, p.injectText(text), rec)
 }
 
-// WriteAtomic writes data to path (temp file and rename: never a torn
-// file) under a directory carryover trusts ($CARRYOVER_HOME); a symlink as
-// path is refused. A project's .carryover goes through WriteOwn.
+// WriteAtomic writes data to path (temp file and rename: never torn) under a
+// directory carryover trusts ($CARRYOVER_HOME), refusing a symlink; a
+// project's .carryover goes through WriteOwn.
 func WriteAtomic(path string, data []byte) error {
 	return safefile.WriteFile(path, data, ownFile)
 }
 
-// ownFile is how carryover writes its own files: 0600, the previous version's
-// inode recycled for the next (safefile.Options.Recycle: a rename over a
-// file costs ext4 an inode and blocks allocated and freed, ~0.15-0.9 ms a
-// write on the benchmark VM, ~30 µs recycled).
+// ownFile is how carryover writes its own files: 0600, the previous
+// version's inode recycled (a rename over a file costs ext4 an inode and
+// blocks allocated and freed, ~0.15-0.9 ms a write on the benchmark VM,
+// ~30 µs recycled).
 var ownFile = safefile.Options{Mode: 0o600, Recycle: true}
 
 // Dir is a project's .carryover directory.
@@ -444,20 +418,18 @@ func Dir(project string) string { return filepath.Join(project, ".carryover") }
 // HandoffPath is a project's handoff.md.
 func HandoffPath(project string) string { return filepath.Join(Dir(project), "handoff.md") }
 
-// OwnGitignore is .carryover/.gitignore: everything in the directory is
-// ignored, whatever the project's own ignore rules say (a deeper
-// .gitignore wins over a `!.carryover/…` negation higher up).
+// OwnGitignore is .carryover/.gitignore: everything in it is ignored,
+// whatever the project's rules say (a deeper .gitignore wins over a
+// `!.carryover/…` negation higher up).
 const OwnGitignore = "# Carryover (auto-added): local handoff state, never commit\n*\n"
 
-// ErrProjectGone is returned when the project directory no longer exists:
-// carryover never re-creates it.
+// ErrProjectGone: the project directory no longer exists (never re-created).
 var ErrProjectGone = errors.New("the project directory does not exist (deleted or moved?); carryover does not re-create it")
 
 // OpenDir opens <project>/.carryover for writing, creating it (0700) with
-// a .gitignore of its own ignoring everything in it (nothing in it is
-// committed, whatever the project's .gitignore says). The project itself
-// is never created; a symlinked .carryover or .gitignore is refused. Temp
-// files a killed carryover left there are removed.
+// its own .gitignore ignoring everything. The project is never created; a
+// symlinked .carryover or .gitignore is refused; temp files a killed
+// carryover left there are removed.
 func OpenDir(project string) (*safefile.Dir, error) {
 	d, err := ownDir(project, true)
 	if err != nil {
@@ -474,8 +446,7 @@ func OpenDir(project string) (*safefile.Dir, error) {
 }
 
 // ownDir opens project/.carryover (create: creating it, 0700), following
-// neither it nor the project as a symlink. A missing project is
-// ErrProjectGone when creating.
+// neither it nor the project as a symlink (missing project: ErrProjectGone).
 func ownDir(project string, create bool) (*safefile.Dir, error) {
 	pd, err := safefile.OpenDir(project)
 	if create && errors.Is(err, fs.ErrNotExist) {
@@ -487,8 +458,7 @@ func ownDir(project string, create bool) (*safefile.Dir, error) {
 	return pd.Sub(".carryover", create, 0o700)
 }
 
-// ignoresAll reports whether a .gitignore ignores every name in its
-// directory and re-includes none.
+// ignoresAll: a .gitignore ignores every name in its directory, re-includes none.
 func ignoresAll(b []byte) bool {
 	all := false
 	for _, l := range strings.Split(string(b), "\n") {
@@ -513,8 +483,8 @@ func EnsureDir(project string) error {
 }
 
 // WriteOwn writes one of carryover's own files (handoff.md, RESUME.*,
-// session.json) into <project>/.carryover atomically, 0600, never through
-// a symlink, never one git tracks (ErrTracked).
+// session.json) into <project>/.carryover atomically, 0600, never through a
+// symlink, never one git tracks (ErrTracked).
 func WriteOwn(project, name string, data []byte) error {
 	p := filepath.Join(Dir(project), name)
 	if fi, err := os.Lstat(p); (err != nil || fi.Mode()&os.ModeSymlink == 0) && distill.OpenRepo(project).Tracked(p) {
@@ -528,23 +498,23 @@ func WriteOwn(project, name string, data []byte) error {
 	return d.Write(name, data, ownFile)
 }
 
-// MaxHandoffFile is the most of a handoff.md carryover reads; a rendered
-// one is capped at MaxChars (4,000) characters.
+// MaxHandoffFile is the most of a handoff.md carryover reads (a rendered one
+// is capped at MaxChars, 4,000).
 const MaxHandoffFile = 256 << 10
 
 // ReadHandoffFile reads <project>/.carryover/handoff.md without following a
-// symlink (neither .carryover nor handoff.md), refusing a FIFO or device
-// and a file over MaxHandoffFile. A missing file wraps fs.ErrNotExist.
+// symlink, refusing a FIFO or device and a file over MaxHandoffFile (a
+// missing file wraps fs.ErrNotExist).
 func ReadHandoffFile(project string) ([]byte, error) {
 	return ReadOwnFile(project, "handoff.md", MaxHandoffFile)
 }
 
-// staleTemp is the age after which a temp file is known to be left over
-// by a killed process (no write takes this long).
+// staleTemp: a temp file this old was left by a killed process (no write
+// takes this long).
 const staleTemp = time.Minute
 
 // PointerBlock is the static block carryover keeps in AGENTS.md, CLAUDE.md
-// and GEMINI.md. It is identical in every project and never carries task data.
+// and GEMINI.md: identical in every project, never carrying task data.
 const PointerBlock = `<!--CARRYOVER:START-->
 # Carryover handoff
 If ` + "`.carryover/handoff.md`" + ` exists in this project, read it before starting
@@ -558,9 +528,9 @@ const (
 	endMarker   = "<!--CARRYOVER:END-->"
 )
 
-// userFileMode is the mode of a project file carryover creates for the
-// user (AGENTS.md, CLAUDE.md, .gitignore): the project's files are meant to
-// be committed and shared, unlike carryover's own state (0600).
+// userFileMode is that of a project file carryover creates for the user
+// (AGENTS.md, CLAUDE.md): meant to be committed and shared, unlike
+// carryover's own state (0600).
 const userFileMode = 0o644
 
 // MaxUserFile is the largest AGENTS.md/CLAUDE.md/.gitignore carryover edits.
@@ -574,17 +544,16 @@ func leftAlone(path, why string) error {
 }
 
 // EnsurePointer makes sure path contains PointerBlock: creates the file if
-// missing, appends the block if absent, and leaves it untouched if present.
-// Every byte outside the block is preserved (CRLF, BOM, no trailing
-// newline). A damaged marker pair, a huge, non-regular or read-only file is
-// left alone with an ErrLeftAlone error saying why. changed reports a write.
+// missing, appends the block if absent, leaves it if present, every byte
+// outside the block kept (CRLF, BOM, no trailing newline). A damaged marker
+// pair, a huge, non-regular or read-only file is left alone with an
+// ErrLeftAlone error saying why. changed reports a write.
 func EnsurePointer(path string) (changed bool, err error) {
 	changed, _, _, err = ensurePointer(path)
 	return changed, err
 }
 
-// ensurePointer is EnsurePointer returning the file before (nil: it did
-// not exist) and what it wrote.
+// ensurePointer also returns the file before (nil: none) and what it wrote.
 func ensurePointer(path string) (changed bool, prior, out []byte, err error) {
 	path, prior, err = readUserFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -609,11 +578,10 @@ func ensurePointer(path string) (changed bool, prior, out []byte, err error) {
 	return true, append([]byte{}, prior...), out, nil
 }
 
-// withPointer is data with carryover's block: appended after a blank line
-// when there is none, or written over a marker block whose content is not
+// withPointer is data with carryover's block (nil: there already): appended
+// after a blank line, or written over a marker block whose content is not
 // carryover's (foreign: a repository can ship an AGENTS.md whose
-// "carryover" block tells every agent what to do, issue 21). nil: the
-// block is there already.
+// "carryover" block tells every agent what to do, issue 21).
 func withPointer(path string, data []byte) (out []byte, foreign bool, err error) {
 	starts, ends := bytes.Count(data, []byte(startMarker)), bytes.Count(data, []byte(endMarker))
 	i, j := bytes.Index(data, []byte(startMarker)), bytes.Index(data, []byte(endMarker))+len(endMarker)
@@ -637,8 +605,8 @@ func withPointer(path string, data []byte) (out []byte, foreign bool, err error)
 	return append(out, block...), false, nil
 }
 
-// pointerBlockLike is PointerBlock and the line ending in the ending data
-// uses (CRLF when it has one).
+// pointerBlockLike is PointerBlock and line ending as data ends lines (CRLF
+// when it has one).
 func pointerBlockLike(data []byte) (block, nl []byte) {
 	if bytes.Contains(data, []byte("\r\n")) {
 		return bytes.ReplaceAll([]byte(PointerBlock), []byte("\n"), []byte("\r\n")), []byte("\r\n")
@@ -646,26 +614,23 @@ func pointerBlockLike(data []byte) (block, nl []byte) {
 	return []byte(PointerBlock), []byte("\n")
 }
 
-// ErrForeignPointer is what EnsurePointer returns (with changed true) after
-// it replaced text between its markers that was not its own block.
+// ErrForeignPointer: EnsurePointer (changed true) replaced text between its
+// markers that was not its own block.
 var ErrForeignPointer = errors.New("held text carryover did not write between its <!--CARRYOVER:START/END--> markers; replaced with carryover's own block")
 
-// ownPointer reports whether block (START marker to END marker) is
-// PointerBlock, in either line ending.
+// ownPointer: block (START to END marker) is PointerBlock, either line ending.
 func ownPointer(block []byte) bool {
 	return string(bytes.ReplaceAll(block, []byte("\r\n"), []byte("\n"))) == strings.TrimSuffix(PointerBlock, "\n")
 }
 
-// readUserFile reads a user file carryover may edit and returns the path
-// to write back: path, or the target of a symlink inside the project (out
-// of its .git). A link elsewhere or dangling, a non-regular file, one with
-// other hard links (a rewrite would change or split them) or an oversized
-// one is left alone with an ErrLeftAlone error. Reads never block.
+// readUserFile reads a user file carryover may edit and returns the path to
+// write back: path, or a symlink's target inside the project (out of its
+// .git; a dangling link or one elsewhere, a dotfiles repo or another
+// project, is the user's arrangement). Such a link, a non-regular file, one
+// with other hard links (a rewrite would change or split them) or an
+// oversized one is left alone (ErrLeftAlone). Reads never block.
 func readUserFile(path string) (string, []byte, error) {
 	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
-		// A symlink is followed only to an existing file in the same
-		// project; a dangling link or one leading elsewhere (a dotfiles
-		// repo, another project) is the user's arrangement, not ours.
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return path, nil, leftAlone(path, "it is a symlink whose target cannot be resolved")
@@ -701,8 +666,8 @@ func readUserFile(path string) (string, []byte, error) {
 	return path, b, err
 }
 
-// writeUserFile replaces a user file (resolved by readUserFile)
-// atomically, keeping an existing file's mode; a new one is userFileMode.
+// writeUserFile replaces a user file (readUserFile's path) atomically,
+// keeping an existing file's mode (a new one: userFileMode).
 func writeUserFile(path string, data []byte) error {
 	return safefile.WriteFile(path, data, safefile.Options{Mode: userFileMode, KeepMode: true})
 }
@@ -718,12 +683,11 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// GitignoreComment headed the line carryover before issue 24 added to the
-// project's .gitignore (".carryover/"); `uninstall --purge` takes it out.
+// GitignoreComment headed the ".carryover/" line carryover before issue 24
+// added to the project's .gitignore; `uninstall --purge` takes it out.
 const GitignoreComment = "# Carryover (auto-added)"
 
-// StripPointer removes carryover's own pointer block (EnsurePointer) from a
-// memory file's text.
+// StripPointer removes carryover's pointer block from a memory file's text.
 func StripPointer(s string) string {
 	i, j := strings.Index(s, startMarker), strings.Index(s, endMarker)
 	if i >= 0 && j > i {
@@ -732,19 +696,15 @@ func StripPointer(s string) string {
 	return s
 }
 
-// carryover's own files that the repository's git tracks (issue 21): the
-// `*` .gitignore does not cover them, so a committed .carryover/RESUME.md
-// would have the next `git commit -a` publish the user's session. Such a
-// file is never written nor rotated away: refused, logged, listed by status.
-
-// ErrTracked wraps the refusal to write one of carryover's own files that
-// git tracks.
+// ErrTracked refuses one of carryover's own files that git tracks (issue
+// 21): the `*` .gitignore does not cover it, so a committed RESUME.md would
+// have the next `git commit -a` publish the user's session. Never written
+// nor rotated away: refused, logged, listed by status.
 var ErrTracked = errors.New("is tracked by git (it came with the repository): a file written there would be committed; not written")
 
 // ownNames are the files carryover writes directly under .carryover/.
 var ownNames = []string{"handoff.md", "RESUME.md", "RESUME.yaml", "RESUME.json", "session.json"}
 
-// trackedErr is the error for path, tracked by git.
 func trackedErr(path string) error {
 	return fmt.Errorf("%s %w (`git rm --cached %s` lets carryover use it)", path, ErrTracked, path)
 }
@@ -771,8 +731,8 @@ func TrackedOwn(project string) []string {
 	return out
 }
 
-// capturedKey is the sidecar key (files.go, below) of the session.json files
-// `carryover capture` wrote for project, apart from its handoffs.
+// capturedKey is the sidecar key of the session.json files `carryover
+// capture` wrote for project, apart from its handoffs.
 func capturedKey(project string) string { return project + "\x00session.json" }
 
 // RecordCaptured records that carryover wrote b as project's session.json
@@ -781,15 +741,14 @@ func RecordCaptured(home, project string, b []byte) error {
 	return RecordPublished(home, capturedKey(project), Digest(b))
 }
 
-// Captured reports whether b, read from project's session.json, is one
-// carryover captured there (and unchanged since): a committed session.json
-// is not a previous session.
+// Captured reports whether b, project's session.json, is one carryover
+// captured there, unchanged (a committed session.json is no session).
 func Captured(home, project string, b []byte) bool {
 	return slices.Contains(sidecarDigests(SidecarPath(home, capturedKey(project))), Digest(b))
 }
 
-// ReadOwnFile reads project/.carryover/name without following a symlink
-// (neither .carryover nor name), a regular file of at most max bytes.
+// ReadOwnFile reads project/.carryover/name, a regular file of at most max
+// bytes, without following a symlink (neither .carryover nor name).
 func ReadOwnFile(project, name string, max int64) ([]byte, error) {
 	d, err := ownDir(project, false)
 	if err != nil {
@@ -799,9 +758,9 @@ func ReadOwnFile(project, name string, max int64) ([]byte, error) {
 	return d.ReadFile(name, max)
 }
 
-// RemoveOwnFile removes project/.carryover/name without following a
-// symlink (neither .carryover nor name: a planted link never makes
-// carryover delete a file elsewhere), and never a file git tracks.
+// RemoveOwnFile removes project/.carryover/name, never following a symlink
+// (a planted link never makes carryover delete a file elsewhere) and never
+// a file git tracks.
 func RemoveOwnFile(project, name string) error {
 	if distill.OpenRepo(project).Tracked(filepath.Join(Dir(project), name)) {
 		return fmt.Errorf("%s: %w", filepath.Join(Dir(project), name), ErrTracked)
@@ -815,20 +774,18 @@ func RemoveOwnFile(project, name string) error {
 }
 
 // A .carryover/handoff.md that came with a repository is not a previous
-// session: it is injected only when its hash is one carryover recorded when
-// it published it, in the home: the ledger's `published` table, and a
-// sidecar per project ($CARRYOVER_HOME/published/<hash of the path>) that
-// a session start reads when another process holds the ledger.
-
-// keepDigests is how many published digests a rewritten sidecar keeps
-// (concurrent hooks may finish their writes in another order than they
-// recorded them).
-const keepDigests = 8
-
-// sidecarMax is the most of a sidecar carryover reads; appends stop short
-// of it, and the next record rewrites the file with the newest
-// keepDigests (about 60 appends of a 65-byte line).
-const sidecarMax = 4096
+// session: it is injected only when its hash is one carryover recorded in
+// the home when publishing it: the ledger's `published` table, and a sidecar
+// per project ($CARRYOVER_HOME/published/<hash of the path>) a session start
+// reads when another process holds the ledger. A rewritten sidecar keeps
+// keepDigests (concurrent hooks may finish their writes in another order
+// than they recorded them); sidecarMax is the most of one carryover reads,
+// appends stop short of it (about 60 appends of a 65-byte line) and the next
+// record rewrites the file.
+const (
+	keepDigests = 8
+	sidecarMax  = 4096
+)
 
 // Digest is the content hash recorded for a published handoff.
 func Digest(b []byte) string {
@@ -836,20 +793,17 @@ func Digest(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// SidecarPath is the file under home that lists the digests of project's
-// published handoffs.
+// SidecarPath lists the digests of project's published handoffs.
 func SidecarPath(home, project string) string {
 	sum := sha256.Sum256([]byte(project))
 	return filepath.Join(home, "published", hex.EncodeToString(sum[:16]))
 }
 
-// RecordPublished adds digest to project's sidecar, newest last. Every
-// Stop publishes, so the common case is one line appended to the file
-// (safefile.Append: no temp file, no rename, ~0.2 ms less); a missing,
-// full or odd file is rewritten atomically with the newest keepDigests.
-// Like the rewrite, the append is not synced: the digests are what this
-// carryover home published, and a crash loses at most the newest line
-// (that handoff is then published again, not injected).
+// RecordPublished adds digest to project's sidecar, newest last. Every Stop
+// publishes, so the common case appends one line (safefile.Append: no temp
+// file, no rename, ~0.2 ms less); a missing, full or odd file is rewritten
+// atomically with the newest keepDigests. Neither is synced: a crash loses
+// at most the newest line (that handoff is published again, not injected).
 func RecordPublished(home, project, digest string) error {
 	path := SidecarPath(home, project)
 	if ok, err := safefile.Append(path, []byte(digest+"\n"), sidecarMax); ok || err != nil {
@@ -883,10 +837,9 @@ func sidecarDigests(path string) []string {
 	return out
 }
 
-// CheckHandoff says why b, read from project's handoff.md, must not be
-// injected ("" when it is carryover's own): its digest is in the ledger
-// (l, when not nil), or else in the sidecar under home (a ledger locked by
-// another process, or rebuilt after damage).
+// CheckHandoff says why b, project's handoff.md, must not be injected (""
+// when carryover's own: its digest is in the ledger l, when not nil, or in
+// the sidecar under home, for a ledger locked or rebuilt after damage).
 func CheckHandoff(b []byte, home, project string, l *ledger.Ledger) string {
 	if !strings.HasPrefix(string(b), HeaderPrefix) {
 		return "it does not start with the carryover header"
