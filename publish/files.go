@@ -862,18 +862,15 @@ func CheckHandoff(b []byte, home, project string, l *ledger.Ledger) string {
 // (NotProject), and every user file it created or appended to is recorded
 // (the edit record) so that `uninstall --purge` puts it back byte for byte.
 
-// Pointer settings (config `pointer`).
+// Pointer settings (config `pointer`). auto writes the block only where an
+// installed agent needs it: one whose version has no session-start
+// injection (or one known to be dropped), or whose injection a delivery
+// receipt shows did not arrive here. always writes it in AGENTS.md and the
+// agents' memory files everywhere (carryover before issue 24).
 const (
-	// PointerAuto writes the block only where an installed agent needs it:
-	// one whose version has no session-start injection (or one known to be
-	// dropped), or whose injection a delivery receipt shows did not arrive
-	// in the project.
-	PointerAuto = "auto"
-	// PointerAlways writes it in AGENTS.md and the agents' memory files in
-	// every project (carryover before issue 24).
+	PointerAuto   = "auto"
 	PointerAlways = "always"
-	// PointerNever never writes it.
-	PointerNever = "never"
+	PointerNever  = "never"
 )
 
 // PointerModes lists the settings, most writing first.
@@ -883,10 +880,9 @@ var PointerModes = []string{PointerAlways, PointerAuto, PointerNever}
 func ValidPointer(s string) bool { return s == PointerAuto || s == PointerAlways || s == PointerNever }
 
 // NotProject reports whether dir is the user's home directory, one of its
-// ancestors or the file system root: never a project, so a session there
-// keeps its handoff in the ledger only and carryover writes no file in it
-// (a CLAUDE.md in the home is loaded by Claude Code in every project under
-// it; ~/.carryover is usually carryover's own home).
+// ancestors or the root: never a project, so the handoff stays in the
+// ledger and no file is written there (Claude Code loads a CLAUDE.md in the
+// home in every project under it; ~/.carryover is usually carryover's home).
 func NotProject(dir, home string) bool {
 	if dir == "" {
 		return true
@@ -903,8 +899,7 @@ func NotProject(dir, home string) bool {
 }
 
 // edit is what carryover did to one user file: created it, or appended
-// Added to it. Prior and Written are the digests of the file before and
-// right after (Prior "" for a file carryover created).
+// Added. Prior and Written digest it before and after (Prior "": created).
 type edit struct {
 	Created bool   `json:"created,omitempty"`
 	Added   string `json:"added,omitempty"`
@@ -912,13 +907,12 @@ type edit struct {
 	Written string `json:"written"`
 }
 
-// editRecord is a project's record under the carryover home.
+// editRecord is a project's record under the carryover home (editsPath).
 type editRecord struct {
 	Project string          `json:"project"`
 	Files   map[string]edit `json:"files"`
 }
 
-// editsPath is the record of the user files carryover changed in project.
 func editsPath(home, project string) string {
 	sum := sha256.Sum256([]byte(project))
 	return filepath.Join(home, "edits", hex.EncodeToString(sum[:16])+".json")
@@ -941,8 +935,7 @@ func readEdits(path string) (r editRecord) {
 }
 
 // recordEdit remembers that carryover changed name in project from prior
-// (nil: it did not exist) to after. Only a first edit is recorded: a file
-// already in the record keeps its original prior state.
+// (nil: none) to after; only a first edit, so a file keeps its original.
 func recordEdit(home, project, name string, prior, after []byte) error {
 	r := loadEdits(home, project)
 	if _, ok := r.Files[name]; ok {
@@ -967,8 +960,8 @@ func recordEdit(home, project, name string, prior, after []byte) error {
 	return WriteAtomic(path, append(b, '\n'))
 }
 
-// ensurePointerRecorded is EnsurePointer that records a first insertion of
-// the block in the edit record under home.
+// ensurePointerRecorded is EnsurePointer recording a first insertion in the
+// edit record under home.
 func ensurePointerRecorded(home, project, name string) error {
 	changed, prior, after, err := ensurePointer(filepath.Join(project, name))
 	if err != nil || !changed || bytes.Contains(prior, []byte(startMarker)) {
@@ -987,7 +980,7 @@ func Canonical(p string) string {
 }
 
 // PurgeStep is one thing `uninstall --purge` does (or would do) in a
-// project. Err is set for a file left alone, saying why.
+// project; Err says why a file was left alone.
 type PurgeStep struct {
 	Path   string
 	Action string // "delete", "restore", "left alone"
@@ -1012,7 +1005,7 @@ func EditedProjects(home string) []string {
 // file it created and nobody changed is deleted, one it appended to gets
 // its earlier bytes back), the .gitignore entry of carryover before issue
 // 24, then the project's records under home. A file it cannot account for
-// is left alone, with the reason. dryRun changes nothing.
+// is left alone, saying why; dryRun changes nothing.
 func Purge(home, project string, tracked func(path string) bool, dryRun bool) []PurgeStep {
 	var steps []PurgeStep
 	rec := loadEdits(home, project)
@@ -1092,9 +1085,8 @@ func purgePointer(project, name string, rec editRecord, dryRun bool) (PurgeStep,
 	return finishPurge(s, rpath, prior, dryRun), true
 }
 
-// recordedPrior is what the file was before carryover's recorded edit e
-// (nil: carryover created it; delete it), and why; an error when it changed
-// since.
+// recordedPrior is the file before carryover's recorded edit e (nil:
+// created, delete it) and why; an error when it changed since.
 func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
 	switch {
 	case e.Created && Digest(data) == e.Written:
@@ -1105,10 +1097,9 @@ func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
 	return nil, "", errors.New("changed since carryover wrote its pointer block; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
 }
 
-// unrecordedPrior is the file without a pointer block written by a
-// carryover that kept no record: exactly the block (nil: delete it), or the
-// block appended after a blank line (EnsurePointer's shape); an error for
-// any other shape.
+// unrecordedPrior is the file without the block a carryover that kept no
+// record wrote: exactly the block (nil: delete it), or the block appended
+// after a blank line (EnsurePointer's shape); any other shape is an error.
 func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
 	block, nl := pointerBlockLike(data)
 	switch {
@@ -1121,8 +1112,7 @@ func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
 }
 
 // purgeGitignore takes out the ".carryover/" entry carryover before issue
-// 24 appended to the project's .gitignore under GitignoreComment (no
-// record was kept: it is recognised by its exact two lines at the end).
+// 24 appended to .gitignore (no record kept: its exact two lines at the end).
 func purgeGitignore(project string, dryRun bool) (PurgeStep, bool) {
 	path := filepath.Join(project, ".gitignore")
 	rpath, data, err := readUserFile(path)
@@ -1165,16 +1155,12 @@ func finishPurge(s PurgeStep, rpath string, prior []byte, dryRun bool) PurgeStep
 	return s
 }
 
-// History is <project>/.carryover/history: one file per handoff id,
-// HO-….md, holding the last content published under that id. It sits
-// under .carryover/, whose own .gitignore ignores everything, so it is
-// never committed.
-
-// HistoryDir is the history directory's name inside .carryover.
+// HistoryDir is .carryover/history: one HO-….md per handoff id, the last
+// content published under it (never committed: .carryover ignores all).
 const HistoryDir = "history"
 
-// openHistory opens .carryover/history to read or remove, never through
-// a symlink (ownDir); writes open it from the project's opened .carryover.
+// openHistory opens .carryover/history to read or remove, never through a
+// symlink (writes open it from the project's opened .carryover).
 func openHistory(project string) (*safefile.Dir, error) {
 	d, err := ownDir(project, false)
 	if err != nil {
@@ -1184,17 +1170,13 @@ func openHistory(project string) (*safefile.Dir, error) {
 	return d.Sub(HistoryDir, false, 0o700)
 }
 
-// writeHistory stores text as the history of handoff id in the project's
-// opened .carryover (OpenDir), only when its content changed (dedupe),
-// then keeps the newest keep of the handoffs in owned (rotation; ids sort
-// by time). It reports whether a file was written.
-//
-// Rotation removes only files carryover recorded writing: the ids in owned
-// (the project's handoff log in the ledger) and id itself. A file it did
-// not record — fifty HO-2099… files a repository planted, which sort after
-// every real id — is neither counted nor removed (counted, they made
-// rotation delete each real history file as soon as it was written), and
-// no file git tracks is written or removed. A nil owned rotates nothing.
+// writeHistory stores text as handoff id's history in the opened .carryover
+// when its content changed, then keeps the newest keep of owned (ids sort by
+// time), and reports whether it wrote. Rotation removes only files
+// carryover recorded writing (owned: the ledger's handoff log, and id): 50
+// planted HO-2099… files, sorting after every real id, are neither counted
+// (counted, they made rotation delete each real file as it was written) nor
+// removed, and no file git tracks is written or removed. nil owned: none.
 func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string]bool, repo *distill.Repo, project string) (bool, error) {
 	if !ValidID(id) {
 		return false, fmt.Errorf("invalid handoff id %q", id)
@@ -1222,8 +1204,8 @@ func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string
 	return true, rotate(d, id, keep, owned, func(x string) bool { return repo.Tracked(path(x)) })
 }
 
-// rotate removes the oldest of the history files carryover recorded
-// (owned, and id) past the newest keep; never one git tracks.
+// rotate removes the oldest recorded history files (owned, and id) past the
+// newest keep; never one git tracks.
 func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked func(id string) bool) error {
 	if keep <= 0 {
 		keep = DefaultHistoryKeep
@@ -1262,8 +1244,7 @@ func historyIDs(d *safefile.Dir) ([]string, error) {
 	return ids, nil
 }
 
-// HistoryIDs lists the handoff ids whose files the project's history
-// holds, oldest first (none when there is no history).
+// HistoryIDs lists the ids the project's history holds, oldest first.
 func HistoryIDs(project string) ([]string, error) {
 	d, err := openHistory(project)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -1312,8 +1293,8 @@ func RemoveHistory(project string, ids []string) error {
 	return nil
 }
 
-// MatchID resolves an id or a prefix of one among ids. With no match it
-// returns the closest id (for the error's hint) and ok false.
+// MatchID resolves an id or a prefix of one among ids; with no match, ok is
+// false and closest the nearest id (for the error's hint).
 func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
 	var hits []string
 	for _, id := range ids {
@@ -1340,8 +1321,8 @@ func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
 	return "", false, best
 }
 
-// EditDistance is the Levenshtein distance between a and b, in runes: the
-// one "did you mean" measure (history ids, config keys, commands, flags).
+// EditDistance is the Levenshtein distance in runes: the one "did you mean"
+// measure (history ids, config keys, commands, flags).
 func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
