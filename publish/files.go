@@ -543,17 +543,12 @@ func leftAlone(path, why string) error {
 	return fmt.Errorf("%s %w: %s", path, ErrLeftAlone, why)
 }
 
-// EnsurePointer makes sure path contains PointerBlock: creates the file if
+// ensurePointer makes sure path contains PointerBlock: creates the file if
 // missing, appends the block if absent, leaves it if present, every byte
 // outside the block kept (CRLF, BOM, no trailing newline). A damaged marker
 // pair, a huge, non-regular or read-only file is left alone with an
-// ErrLeftAlone error saying why. changed reports a write.
-func EnsurePointer(path string) (changed bool, err error) {
-	changed, _, _, err = ensurePointer(path)
-	return changed, err
-}
-
-// ensurePointer also returns the file before (nil: none) and what it wrote.
+// ErrLeftAlone error saying why. changed reports a write; prior is the file
+// before (nil: none), out what it wrote.
 func ensurePointer(path string) (changed bool, prior, out []byte, err error) {
 	path, prior, err = readUserFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -614,7 +609,7 @@ func pointerBlockLike(data []byte) (block, nl []byte) {
 	return []byte(PointerBlock), []byte("\n")
 }
 
-// ErrForeignPointer: EnsurePointer (changed true) replaced text between its
+// ErrForeignPointer: ensurePointer (changed true) replaced text between its
 // markers that was not its own block.
 var ErrForeignPointer = errors.New("held text carryover did not write between its <!--CARRYOVER:START/END--> markers; replaced with carryover's own block")
 
@@ -960,7 +955,7 @@ func recordEdit(home, project, name string, prior, after []byte) error {
 	return WriteAtomic(path, append(b, '\n'))
 }
 
-// ensurePointerRecorded is EnsurePointer recording a first insertion in the
+// ensurePointerRecorded is ensurePointer recording a first insertion in the
 // edit record under home.
 func ensurePointerRecorded(home, project, name string) error {
 	changed, prior, after, err := ensurePointer(filepath.Join(project, name))
@@ -1099,7 +1094,7 @@ func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
 
 // unrecordedPrior is the file without the block a carryover that kept no
 // record wrote: exactly the block (nil: delete it), or the block appended
-// after a blank line (EnsurePointer's shape); any other shape is an error.
+// after a blank line (ensurePointer's shape); any other shape is an error.
 func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
 	block, nl := pointerBlockLike(data)
 	switch {

@@ -1,11 +1,9 @@
 // Package service is the project service: for one project it holds the
-// ledger, the repository, the configuration in effect, the clock and the
-// log, and offers the operations hooks and commands need (OnHook for a hook
-// event; the manual handoff, status, history, decisions and task for the
-// commands). It sits above publish and its feature packages (publish/limits,
-// publish/resume import publish's renderer and writer), so the hook's
-// choreography — sync → distil once → render → write → record → limits →
-// deliver — reads in one place: this file, which holds the whole hook path.
+// ledger, the repository, the configuration in effect, the clock and the log,
+// and offers what hooks (OnHook) and commands (commands.go, store.go) need.
+// It sits above publish and its feature packages, so the hook's choreography
+// — sync → distil once → render → write → record → limits → deliver — reads
+// in one place: this file, which holds the whole hook path.
 package service
 
 import (
@@ -140,10 +138,9 @@ func (p *Project) Refresh() error {
 	return p.WriteProject(r.Text, r.Tool)
 }
 
-// refresh folds the new rows into the project's distill state — the one
-// distillation of the event — and renders the handoff when it changed (nil
-// when not). The caller records it (Rendered.Record) once it has started
-// writing the files.
+// refresh folds the new rows into the distill state (the event's one
+// distillation) and renders the handoff when it changed; the caller records
+// it (Rendered.Record) once it has started writing the files.
 func (p *Project) refresh() (*publish.Rendered, error) {
 	st, err := p.distilled()
 	if err == nil {
@@ -156,9 +153,8 @@ func (p *Project) refresh() (*publish.Rendered, error) {
 	return nil, err
 }
 
-// distilled is the project's distill State with the ledger's new rows
-// folded in: refreshed once per event or command, then shared by every
-// writer (one distillation).
+// distilled is the project's State with the ledger's new rows folded in,
+// once per event or command, shared by every writer.
 func (p *Project) distilled() (*distill.State, error) {
 	if p.state == nil {
 		st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
@@ -171,10 +167,9 @@ func (p *Project) distilled() (*distill.State, error) {
 	return p.state, nil
 }
 
-// AgentsFile is where install records, per agent it set up, the version it
-// found and whether that version's row in specs/tools.toml needs the pointer
-// block (specs.Capability.NeedsPointer): the hook reads this small file
-// instead of loading the table (specs.Load takes ~2 ms).
+// AgentsFile records, per agent install set up, the version it found and
+// whether its specs/tools.toml row needs the pointer block: the hook reads
+// this small file instead of the table (specs.Load takes ~2 ms).
 const AgentsFile = "agents.json"
 
 // AgentRecord is one agent's line in AgentsFile.
@@ -204,10 +199,10 @@ func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
 	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
 }
 
-// pointerAgents need the pointer block in the project (pointer = "auto"):
-// of the installed agents and those with sessions here, each without a
-// reliable start injection (as install recorded it; else: no envelope), and
-// each whose injection no delivery receipt shows arriving here.
+// pointerAgents need the pointer block here (pointer = "auto"): of the
+// installed agents and those with sessions here, each without a reliable
+// start injection (as install recorded; else no envelope), and each whose
+// injection no delivery receipt shows arriving here.
 func (p *Project) pointerAgents() []string {
 	tools := slices.Clone(p.Config.Tools)
 	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
@@ -238,9 +233,8 @@ func (p *Project) pointerAgents() []string {
 	return out
 }
 
-// lockMargin is kept free before the hook's deadline while another process
-// holds the ledger: ledger waits end this long before it, leaving time to
-// inject the published handoff and exit.
+// lockMargin: ledger waits for another process's lock end this long before
+// the hook's deadline, leaving time to inject the published handoff and exit.
 const lockMargin = 300 * time.Millisecond
 
 // Budget is the internal deadline for one hook event: well under every
@@ -280,9 +274,8 @@ func (ev *event) handoff() (distill.Handoff, error) {
 
 // OnHook is one hook event: read the payload (while the ledger opens), sync,
 // distil once, render, write, record, act on limits, deliver. It returns the
-// hook's stdout (a valid injection or nothing) and why it stopped early, for
-// the log. fb learns the project as soon as the payload names it (the
-// watchdog's fallback).
+// hook's stdout (a valid injection or nothing) and why it stopped early (for
+// the log); fb learns the project once the payload names it (the watchdog's).
 func OnHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback) ([]byte, error) {
 	var out bytes.Buffer
 	err := onHook(env, tool, name, start, log, fb, &out)
@@ -297,9 +290,9 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	class := agent.Class(name)
 	wait := agent.FlushWaitFor(class)
 	deadline := start.Add(Budget(env.Agent.Getenv, class) + wait)
-	// The user's config is read once per event: its ignore list for both
-	// checks (the working directory now, the payload's project below), then
-	// under the project's own file (open).
+	// The user's config, read once per event: the ignore list for the working
+	// directory now and the payload's project below, then under the project's
+	// own file (open).
 	global, gerrs := config.Load(env.configPath(), env.Agent.Home, "")
 	if skipHook(env, global, agent, log, deadline) { // another agent's hook, or an ignored project
 		return nil
@@ -334,10 +327,10 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	return ev.run(start)
 }
 
-// prefetch starts reading the project's .git on the other core while this
-// one ingests (the handoff's git facts and the staleness note need it), and
-// compiles the distiller's regexps there, when this event may publish. A
-// tool event on a project that had a handoff only stores rows.
+// prefetch reads the project's .git (git facts, staleness note) and
+// compiles the distiller's regexps on the other core while this one ingests,
+// when this event may publish (a tool event where a handoff exists only
+// stores rows).
 func (ev *event) prefetch() {
 	ev.hadHandoff = !ev.NotProject && publish.Exists(publish.HandoffPath(ev.Root))
 	root := ev.Root
@@ -364,8 +357,7 @@ func (ev *event) run(start time.Time) error {
 		ev.hadHandoff = false
 	}
 	// Handoff files are written on another goroutine while this one records
-	// them in the ledger and finishes with it (see Leave); both are done
-	// before the hook exits or injects.
+	// them in the ledger (see Leave); both end before the hook exits or injects.
 	waitWrites := func() error { return nil }
 	defer func() {
 		if ev.ledger != nil { // nil after a failed rebuild
@@ -433,10 +425,10 @@ func (ev *event) sync() error {
 	return nil
 }
 
-// republish decides whether this event re-distils the handoff and returns
-// the one to write (nil: none). Tool events (every tool call) only record
-// rows and mark the project pending for the turn's end, except at CRITICAL:
-// the handoff must be on disk before the window fills.
+// republish re-distils the handoff when this event should and returns the
+// one to write (nil: none). Tool events (every tool call) only record rows
+// and mark the project pending for the turn's end, except at CRITICAL (the
+// handoff must be on disk before the window fills).
 func (ev *event) republish(critical bool) *publish.Rendered {
 	added := ev.rep.Total
 	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
@@ -475,9 +467,8 @@ func (ev *event) writeFiles(r *publish.Rendered) func() error {
 	})
 }
 
-// deliver injects text, the project's published handoff, once per session
-// (a resumed session that holds this exact handoff does not get it twice),
-// and records the delivery.
+// deliver injects text, the published handoff, once per session (a resumed
+// session holding it does not get it twice), and records the delivery.
 func (ev *event) deliver(text string) {
 	d := lifecycle.Deliver(ev.Project.Project, ev.ledger, ev.agent, ev.name, text, ev.rep.SessionID, ev.hook.Source == "resume")
 	ev.out.Write(d.Out)
@@ -512,9 +503,9 @@ func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome 
 	return walls
 }
 
-// tellWalls adds what limits.Act decided to say to the hook's output: the
-// agent note and the user notice (stdout JSON when the agent shows a
-// systemMessage and nothing was injected, else stderr).
+// tellWalls adds limits.Act's agent note and user notice to the hook's
+// output (stdout JSON when the agent shows a systemMessage and nothing was
+// injected, else stderr).
 func (ev *event) tellWalls(w limits.Outcome) {
 	if w.Notice != "" {
 		ev.log.Printf("limit: %s", w.Notice)
@@ -627,9 +618,8 @@ func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (
 	return h, nil
 }
 
-// Fallback is what the hook's watchdog needs to inject the published
-// handoff when the event itself did not finish in time: the agent and
-// project, once the payload named them.
+// Fallback is what the hook's watchdog needs to inject the published handoff
+// when the event did not finish in time: the agent and project.
 type Fallback struct {
 	mu    sync.Mutex
 	agent *adapters.Agent // nil until Set
@@ -646,9 +636,9 @@ func (f *Fallback) Set(agent *adapters.Agent, proj *publish.Project) {
 	f.mu.Unlock()
 }
 
-// Inject is the session start injection from handoff.md alone, trusted by
-// the digests under the carryover home (no ledger, no .git); nil for any
-// other event or before the payload named the project.
+// Inject is the session start's injection from handoff.md alone, trusted by
+// the digests under the home (no ledger, no .git); nil for any other event
+// or before the payload named the project.
 func (f *Fallback) Inject(event string, log *Log) []byte {
 	f.mu.Lock()
 	agent, proj := f.agent, f.proj
@@ -662,9 +652,9 @@ func (f *Fallback) Inject(event string, log *Log) []byte {
 	return w
 }
 
-// skipHook reports whether this hook does nothing: the agent's stub runs
-// inside another agent (logged), or in an ignored project (stdin drained so
-// the agent's write never fails; nothing stored, logged or written).
+// skipHook: this hook does nothing, its stub running inside another agent
+// (logged) or in an ignored project (stdin drained so the agent's write never
+// fails; nothing stored, logged or written).
 func skipHook(env Env, global config.Config, agent *adapters.Agent, log *Log, deadline time.Time) bool {
 	if agent.ForeignHost != nil {
 		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
