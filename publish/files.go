@@ -296,7 +296,6 @@ func (p *Project) injectText(text string) string {
 	return WithNotes(text, Staleness(text, p.Now, p.Repo().Head()), p.Note)
 }
 
-// Redacted is s as the project's redaction leaves it.
 func (p *Project) Redacted(s string) string {
 	if p.Redact == nil {
 		return s
@@ -354,20 +353,17 @@ func Expiry(d time.Duration) time.Duration {
 	return d
 }
 
-// HeaderOf is a handoff's first line.
 func HeaderOf(text string) string {
 	first, _, _ := strings.Cut(text, "\n")
 	return strings.TrimRight(first, "\r")
 }
 
-// sameBody reports whether two handoffs differ only in their first line.
 func sameBody(a, b string) bool {
 	_, ba, _ := strings.Cut(a, "\n")
 	_, bb, _ := strings.Cut(b, "\n")
 	return ba == bb
 }
 
-// Exists reports whether p exists (following a symlink).
 func Exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
@@ -412,10 +408,8 @@ func WriteAtomic(path string, data []byte) error {
 // ~30 µs recycled).
 var ownFile = safefile.Options{Mode: 0o600, Recycle: true}
 
-// Dir is a project's .carryover directory.
 func Dir(project string) string { return filepath.Join(project, ".carryover") }
 
-// HandoffPath is a project's handoff.md.
 func HandoffPath(project string) string { return filepath.Join(Dir(project), "handoff.md") }
 
 // OwnGitignore is .carryover/.gitignore: everything in it is ignored,
@@ -473,7 +467,6 @@ func ignoresAll(b []byte) bool {
 	return all
 }
 
-// EnsureDir is OpenDir for a caller that only needs the directory to exist.
 func EnsureDir(project string) error {
 	d, err := OpenDir(project)
 	if err != nil {
@@ -871,7 +864,6 @@ const (
 // PointerModes lists the settings, most writing first.
 var PointerModes = []string{PointerAlways, PointerAuto, PointerNever}
 
-// ValidPointer reports whether s is a pointer setting.
 func ValidPointer(s string) bool { return s == PointerAuto || s == PointerAlways || s == PointerNever }
 
 // NotProject reports whether dir is the user's home directory, one of its
@@ -1223,7 +1215,6 @@ func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked
 	return nil
 }
 
-// historyIDs lists the ids in the history, oldest first.
 func historyIDs(d *safefile.Dir) ([]string, error) {
 	names, err := d.Names()
 	if err != nil {
@@ -1252,7 +1243,6 @@ func HistoryIDs(project string) ([]string, error) {
 	return historyIDs(d)
 }
 
-// ReadHistory returns the stored content of handoff id.
 func ReadHistory(project, id string) (string, error) {
 	if !ValidID(id) {
 		return "", fmt.Errorf("invalid handoff id %q", id)

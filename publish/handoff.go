@@ -40,7 +40,6 @@ var protocols = map[string]string{
 	ModeSilent: `Use the context below silently; do not mention this handoff unless the user asks.`,
 }
 
-// ValidMode reports whether m is a resume protocol.
 func ValidMode(m string) bool { _, ok := protocols[m]; return ok }
 
 // Protocol is the resume protocol m (ask when m is not one) and its
@@ -57,7 +56,6 @@ func Protocol(m string) (mode, instruction string) {
 // carryover's own injections by it).
 const HeaderPrefix = "# [CARRYOVER] Last updated "
 
-// Header is a handoff's first line.
 func Header(at time.Time, tool string) string {
 	return HeaderPrefix + at.UTC().Format(time.RFC3339) + " from " + tool
 }
@@ -107,7 +105,6 @@ var (
 	ownSections     = map[string]bool{"git": true, "ledger": true}
 )
 
-// renderHead is the header line and the resume protocol.
 func renderHead(h distill.Handoff, o RenderOptions) []string {
 	mode, protocol := Protocol(o.Mode)
 	tool := h.Tool
@@ -816,7 +813,6 @@ func NewID(now time.Time, session string) string {
 	return "HO-" + now.UTC().Format("20060102-150405") + "-" + s
 }
 
-// ValidID reports whether id has the handoff id format.
 func ValidID(id string) bool { return idRE.FindString(id) == id && id != "" }
 
 // IDOf is the id in a handoff's header line ("" before ids).
@@ -831,7 +827,6 @@ func IDOf(header string) string {
 	return strings.TrimSpace(tail)
 }
 
-// IDTime is the time a handoff id was minted.
 func IDTime(id string) (time.Time, bool) {
 	if !ValidID(id) || len(id) < 18 {
 		return time.Time{}, false
@@ -1034,7 +1029,6 @@ func isHexString(s string) bool {
 	return s != ""
 }
 
-// PinnedOfText is the task the user had pinned when text was written.
 func PinnedOfText(text string) string {
 	task := SectionLines(text, "## Task")
 	if len(task) > 0 && strings.HasPrefix(task[0], pinnedPrefix) {

@@ -56,10 +56,8 @@ type Config struct {
 // RedactOn reports whether redaction is on (default true).
 func (c Config) RedactOn() bool { return c.Redact == nil || *c.Redact }
 
-// ProjectConfigName is a project's own config file.
 const ProjectConfigName = ".carryover.toml"
 
-// ProjectPath is a project's override file.
 func ProjectPath(project string) string { return filepath.Join(project, ProjectConfigName) }
 
 // visibility ranks resume protocols by how plainly the user sees that a
@@ -327,7 +325,6 @@ type Walls struct {
 	Context ContextConfig
 }
 
-// Walls is c's [limits]/[context] configuration.
 func (c Config) Walls() Walls { return Walls{Limits: c.Limits, Context: c.Context} }
 
 const (
@@ -346,7 +343,6 @@ func (c Walls) WarnPercent() float64 {
 	return DefaultWarnPercent
 }
 
-// MaxRestarts is `carryover run`'s bound.
 func (c Walls) MaxRestarts() int {
 	if n := c.Limits.MaxRestarts; n != nil && *n >= 0 {
 		return *n
@@ -641,7 +637,6 @@ func parsePathList(key string) func(string) (string, error) {
 	}
 }
 
-// LookupKey is the documented key (or table) name.
 func LookupKey(name string) (Key, bool) {
 	i := slices.IndexFunc(keys, func(k Key) bool { return k.Name == name })
 	if i < 0 {
@@ -740,7 +735,6 @@ func Literal(v any) string {
 	return fmt.Sprint(v)
 }
 
-// Strings is a TOML list of strings.
 func Strings(xs []string) string { return "[" + strings.Join(quoteAll(xs), ", ") + "]" }
 
 func quoteAll(xs []string) []string {
@@ -815,7 +809,6 @@ type Leaf struct {
 	Inner string // the key inside the table; "" for a top-level key
 }
 
-// Path is the leaf's dotted name (limits.warn_percent).
 func (l Leaf) Path() string {
 	if l.Inner == "" {
 		return l.Name
@@ -844,7 +837,6 @@ func Leaves() []Leaf {
 	return out
 }
 
-// LeafNames are the keys `config get/set/unset` take.
 func LeafNames() []string {
 	var out []string
 	for _, l := range Leaves() {
@@ -853,7 +845,6 @@ func LeafNames() []string {
 	return out
 }
 
-// LookupLeaf is the key `config get/set/unset` takes by name.
 func LookupLeaf(name string) (Leaf, bool) {
 	ls := Leaves()
 	i := slices.IndexFunc(ls, func(l Leaf) bool { return l.Path() == name })

@@ -280,7 +280,6 @@ func DropDecision(s ledger.Store, project, text string) error {
 	return err
 }
 
-// PinTask sets the project's pinned task.
 func PinTask(s ledger.Store, project, text string, at time.Time) error {
 	_, err := s.Exec(`INSERT INTO pinned_task (project, text, at) VALUES (?, ?, ?)
 		ON CONFLICT (project) DO UPDATE SET text = excluded.text, at = excluded.at`, project, text, at.UnixMilli())
@@ -591,7 +590,6 @@ func History(l *ledger.Ledger, project string, now time.Time, expireAfter time.D
 	return out, nil
 }
 
-// records are all the project's records (none without a ledger).
 func records(l *ledger.Ledger, project string) ([]ledger.HandoffRecord, error) {
 	if l == nil {
 		return nil, nil

@@ -34,7 +34,6 @@ type Config interface {
 	Thresholds() distill.Thresholds
 }
 
-// ResumePath is a project's RESUME.md.
 func ResumePath(project string) string { return filepath.Join(publish.Dir(project), "RESUME.md") }
 
 // Window is the context window a session's usage is measured against: what
@@ -49,7 +48,6 @@ func Window(s ledger.Session, agent *adapters.Agent) int64 {
 	return 0
 }
 
-// Level is a session's context level and fill in percent.
 func Level(s ledger.Session, agent *adapters.Agent, cfg Config) (distill.ContextLevel, int) {
 	return distill.Level(s.TokensUsed, Window(s, agent), cfg.Thresholds())
 }
@@ -385,7 +383,6 @@ type Signal struct {
 	At      time.Time
 }
 
-// RunDir is a run's directory.
 func RunDir(home, runID string) string { return filepath.Join(home, "run", runID) }
 
 // splitRun splits "<id>.<gen>"; the id is hex, so no path can be smuggled.

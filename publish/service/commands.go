@@ -41,7 +41,6 @@ func OpenLedger(env Env, root string, create bool) (*Project, error) {
 	return p, nil
 }
 
-// HasLedger reports whether the project's ledger is open.
 func (p *Project) HasLedger() bool { return p.ledger != nil }
 
 // Publish makes the project's handoff say what a command just changed, best
@@ -92,13 +91,11 @@ func (p *Project) Decisions() ([]Decision, error) {
 	return out, err
 }
 
-// Decide adds the user's decision to the log.
 func (p *Project) Decide(text, why string) error {
 	_, err := lifecycle.AddDecision(p.ledger, p.Root, ledger.Decision{Text: text, Why: why, Source: ledger.DecisionUser, At: p.env.Now()})
 	return err
 }
 
-// DropDecision drops the decision with text from the log.
 func (p *Project) DropDecision(text string) error {
 	return lifecycle.DropDecision(p.ledger, p.Root, text)
 }
@@ -114,7 +111,6 @@ func (p *Project) Task() (Task, bool) {
 	return lifecycle.Task(p.ledger, p.Root)
 }
 
-// PinTask pins text as the project's task.
 func (p *Project) PinTask(text string) error {
 	return lifecycle.PinTask(p.ledger, p.Root, text, p.env.Now())
 }
@@ -122,7 +118,6 @@ func (p *Project) PinTask(text string) error {
 // UnpinTask unpins the project's task (false: none was pinned).
 func (p *Project) UnpinTask() (Task, bool, error) { return lifecycle.UnpinTask(p.ledger, p.Root) }
 
-// History lists the project's handoffs, newest first.
 func (p *Project) History() ([]lifecycle.HistoryEntry, error) {
 	return lifecycle.History(p.ledger, p.Root, p.env.Now(), p.ExpireAfter)
 }

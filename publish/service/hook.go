@@ -41,7 +41,6 @@ type Env struct {
 	Now     func() time.Time
 }
 
-// configPath is the user's config file.
 func (env Env) configPath() string { return filepath.Join(env.Home, "config.toml") }
 
 // Project is one project as the service sees it: the writer's settings
@@ -105,7 +104,6 @@ func open(env Env, root string, log *Log, cfg config.Config, gerrs []error) *Pro
 	return &Project{Project: pp, Config: cfg, ConfigErrs: cerrs, env: env, log: log}
 }
 
-// Close closes the project's ledger.
 func (p *Project) Close() {
 	if p.ledger != nil {
 		p.ledger.Close()
@@ -603,7 +601,6 @@ func readPayload(r io.Reader, deadline time.Time) ([]byte, error) {
 	}
 }
 
-// readHook reads the hook's stdin (by deadline) and parses it.
 func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (adapters.Hook, error) {
 	raw, err := readPayload(env.Stdin, deadline)
 	if err != nil {

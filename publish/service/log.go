@@ -26,7 +26,6 @@ type Log struct {
 	Muted  bool // a hook in an ignored project writes no log line
 }
 
-// NewLog is the log under home.
 func NewLog(home string, now func() time.Time) *Log {
 	return &Log{Path: filepath.Join(home, "carryover.log"), now: now}
 }

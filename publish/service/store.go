@@ -35,7 +35,6 @@ const LedgerFile = ledger.FileName
 // Space is what takes the ledger's room (per project; per table on request).
 type Space = ledger.Space
 
-// OpenStore opens the home's ledger when there is one.
 func OpenStore(env Env) (*Store, error) { return openStore(env, ledger.Open) }
 
 func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store, error) {
@@ -51,10 +50,8 @@ func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store,
 	return s, nil
 }
 
-// Exists reports whether there is a ledger.
 func (s *Store) Exists() bool { return s.l != nil }
 
-// Close closes the ledger.
 func (s *Store) Close() {
 	if s.l != nil {
 		s.l.Close()
@@ -62,7 +59,6 @@ func (s *Store) Close() {
 	}
 }
 
-// KnownProjects are the projects the ledger has seen.
 func (s *Store) KnownProjects() ([]string, error) {
 	if s.l == nil {
 		return nil, nil
@@ -95,7 +91,6 @@ func (s *Store) LastReceipts() map[string]Receipt {
 	return out
 }
 
-// GCResult is what gc removed (or would).
 type GCResult = ledger.GCResult
 
 // GC removes the rows of sessions last active before before (of project,
@@ -134,7 +129,6 @@ type LedgerStats struct {
 	ByTool                    map[string]int
 }
 
-// Stats counts what the ledger holds.
 func (s *Store) Stats() LedgerStats {
 	var st LedgerStats
 	if s.l == nil {
@@ -197,7 +191,6 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 	return out, err
 }
 
-// project is root with the store's ledger.
 func (s *Store) project(root string) *Project {
 	p := Open(s.env, root, nil)
 	p.ledger = s.l
@@ -284,7 +277,6 @@ func (t Tracker) Tracked(root, path string) bool {
 	return r.Tracked(path)
 }
 
-// LedgerSession is a session the ledger knows, for listings.
 type LedgerSession = ledger.Session
 
 // OpenListing points aenv at the listers' description cache (in the home)
