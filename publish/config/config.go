@@ -41,7 +41,7 @@ type Config struct {
 	TrustedProjects []string `toml:"trusted_projects" json:"TrustedProjects,omitempty"`
 	ExpireAfter     string   `toml:"expire_after" json:"ExpireAfter,omitempty"` // "7d", "12h"
 	HistoryKeep     int      `toml:"history_keep" json:"HistoryKeep,omitempty"`
-	// Pointer is auto, always or never (guest.go); a project file may only
+	// Pointer is auto, always or never (publish.PointerAuto…); a project file may only
 	// move it towards never.
 	Pointer string   `toml:"pointer" json:"Pointer,omitempty"`
 	Ignore  []string `toml:"ignore" json:"Ignore,omitempty"` // projects whose hooks exit at once (`carryover ignore`)
