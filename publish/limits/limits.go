@@ -109,18 +109,7 @@ func Act(o Options) Outcome {
 func recordLimits(o Options, out *Outcome) (announce *adapters.Limit) {
 	now := o.Project.Now
 	record := func(key, tool, native string, lim adapters.Limit, at time.Time) {
-		tool = cmp.Or(tool, o.Agent.Name)
-		sid, ok := sessionOf(o, tool, native)
-		if !ok {
-			return
-		}
-		if at.IsZero() {
-			at = now
-		}
-		fresh, err := recordEvent(o.Ledger, Event{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
-		if err != nil {
-			out.Notes = append(out.Notes, fmt.Sprintf("record limit: %v", err))
-		} else if fresh && sid == o.SessionID && (announce == nil || (lim.Reached && !announce.Reached)) {
+		if fresh, sid := recordLimit(o, out, key, tool, native, lim, at); fresh && sid == o.SessionID && (announce == nil || (lim.Reached && !announce.Reached)) {
 			announce = &lim
 		}
 	}
@@ -138,6 +127,24 @@ func recordLimits(o Options, out *Outcome) (announce *adapters.Limit) {
 		record(key, f.Tool, f.NativeID, f.Limit, f.At)
 	}
 	return announce
+}
+
+// recordLimit records one limit event of session native of tool (the
+// hook's own when ""), read at at; fresh: it is new, in session sid.
+func recordLimit(o Options, out *Outcome, key, tool, native string, lim adapters.Limit, at time.Time) (fresh bool, sid int64) {
+	tool = cmp.Or(tool, o.Agent.Name)
+	sid, ok := sessionOf(o, tool, native)
+	if !ok {
+		return false, 0
+	}
+	if at.IsZero() {
+		at = o.Project.Now
+	}
+	fresh, err := recordEvent(o.Ledger, Event{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
+	if err != nil {
+		out.Notes = append(out.Notes, fmt.Sprintf("record limit: %v", err))
+	}
+	return fresh && err == nil, sid
 }
 
 // sessionOf is the ledger id of session native of tool: the hook's own, or
@@ -278,13 +285,15 @@ func Output(agent *adapters.Agent, event string, o Outcome, injected bool) (stdo
 			obj = nil
 		}
 	}
-	if o.Notice != "" && agent.SystemMessage && !injected {
-		if obj == nil {
-			obj = map[string]any{}
+	if o.Notice != "" {
+		if agent.SystemMessage && !injected {
+			if obj == nil {
+				obj = map[string]any{}
+			}
+			obj["systemMessage"] = o.Notice
+		} else {
+			stderr = o.Notice + "\n"
 		}
-		obj["systemMessage"] = o.Notice
-	} else if o.Notice != "" {
-		stderr = o.Notice + "\n"
 	}
 	if obj == nil {
 		return nil, stderr
