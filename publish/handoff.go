@@ -6,6 +6,7 @@
 package publish
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -402,7 +403,7 @@ func gitLines(h distill.Handoff) []string {
 	if !g.Repo {
 		return nil
 	}
-	l := "branch " + orDash(clip(ContentLine(g.Branch), 100)) + " @ " + orDash(clip(ContentLine(g.Head), 40))
+	l := "branch " + cmp.Or(clip(ContentLine(g.Branch), 100), "-") + " @ " + cmp.Or(clip(ContentLine(g.Head), 40), "-")
 	var parts []string
 	for _, c := range []struct {
 		n    int
@@ -461,13 +462,6 @@ func ShortID(id string) string {
 		return id[:12]
 	}
 	return id
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func thousands(n int64) string {
