@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/carryover/carryover/adapters"
 )
 
 // Recovery: a damaged ledger is not repaired in place but moved aside
@@ -405,16 +403,6 @@ func (l *Ledger) HandoffKnown(project string) bool {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
 	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
-}
-
-func inode(path string) uint64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	_, ino := adapters.FileID(f)
-	return ino
 }
 
 // recoverFile moves the damaged ledger at path aside, opens a new one and
