@@ -39,7 +39,7 @@ type GCResult struct {
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
-	where, args := forProject("s.project", o.Project)
+	where, args := ForProject("s.project", o.Project)
 	type victim struct {
 		id, rows int64
 		keep     bool

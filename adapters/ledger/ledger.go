@@ -1,8 +1,8 @@
 // Package ledger is carryover's SQLite store, $CARRYOVER_HOME/ledger.sqlite:
 // session rows (upserted by their stable key), cursors, row keys,
-// migrations and write transactions; it outlives the agents' transcripts.
-// ledger.go opens it, write.go, keys.go and raw.go write, ingest.go reads
-// transcripts in, read.go queries, gc.go prunes and forgets, recover.go
+// migrations and transactions; it outlives the agents' transcripts.
+// ledger.go opens and reads it, ingest.go reads transcripts in and writes
+// them, keys.go keeps the row keys, gc.go prunes and forgets, recover.go
 // rebuilds a damaged file.
 package ledger
 
@@ -34,10 +34,9 @@ const FileName = "ledger.sqlite"
 type Ledger struct {
 	db   *sql.DB
 	Path string
-	// Recovered is set when Open found a corrupt ledger, moved it aside
-	// (MovedTo) and started a new one; Rebuilt transcripts of it are read
-	// again and Restored rows of its lifecycle were copied (RestoreErr:
-	// why that failed).
+	// Recovered: Open found the ledger corrupt, moved it aside (MovedTo)
+	// and started a new one; Rebuilt transcripts are read again, Restored
+	// lifecycle rows were copied (RestoreErr: why that failed).
 	Recovered  bool
 	MovedTo    string
 	Rebuilt    int
@@ -119,10 +118,9 @@ var migrations = []string{
 	`CREATE TABLE dirty (project TEXT PRIMARY KEY, since INTEGER NOT NULL);`,
 	`CREATE TABLE distill_state (project TEXT PRIMARY KEY, state BLOB NOT NULL, seqs TEXT NOT NULL, updated INTEGER NOT NULL);`,
 	// Rows in (session, seq) order: a cold ingest appends instead of
-	// rewriting most of the table's pages per batch. Every index entry
-	// costs an insert's worth of time and, keyed at random, a page per row
-	// on the hook path: the anchor index covers only the rows the queries
-	// look for; calls are found near their results by seq (read.go).
+	// rewriting most pages per batch. Each index entry costs an insert and,
+	// keyed at random, a page per row: the anchor index covers only the rows
+	// the queries look for; calls are found near their results by seq.
 	`CREATE TABLE rows_by_seq (
 		session_id INTEGER NOT NULL REFERENCES sessions (id), seq INTEGER NOT NULL, key TEXT NOT NULL,
 		ts INTEGER NOT NULL, role TEXT NOT NULL, kind TEXT NOT NULL, tool_name TEXT NOT NULL DEFAULT '',
@@ -138,10 +136,9 @@ var migrations = []string{
 	CREATE UNIQUE INDEX rows_key ON rows (session_id, key);
 	CREATE INDEX rows_anchor ON rows (session_id, kind, seq) WHERE ` + anchorRows + `;`,
 	// A session is keyed by its project too: a session id seen in two
-	// projects (a hostile payload naming another project's session) gets
-	// one session per each, their rows never mix. Ids are kept. Re-created
-	// under its own name, it takes the pages the old one freed near the
-	// start of the file, where a salvage (recover.go) finds it.
+	// projects (a hostile payload naming another project's session) gets one
+	// session in each; ids are kept. Re-created under its own name, it takes
+	// the freed pages near the file's start, where a salvage finds it.
 	`CREATE TABLE sessions_v6 AS SELECT * FROM sessions;
 	DROP TABLE sessions;
 	CREATE TABLE sessions (
@@ -155,15 +152,23 @@ var migrations = []string{
 		SELECT id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq FROM sessions_v6;
 	DROP TABLE sessions_v6;
 	CREATE INDEX sessions_project ON sessions (project, last_seen);`,
-	// The hashes of the newest handoffs carryover published per project:
-	// a handoff.md not among them (a cloned repository's) is never
-	// injected (HandoffTrusted).
+	// Hashes of the newest handoffs published per project: a handoff.md not
+	// among them (a cloned repository's) is never injected (HandoffTrusted).
 	`CREATE TABLE published (
 		project TEXT NOT NULL, hash TEXT NOT NULL, written INTEGER NOT NULL, PRIMARY KEY (project, hash)
 	) WITHOUT ROWID;`,
-	migrationLimits, // limits.go
-	// described: `list`'s cache of transcripts until it moved to a file
-	// (adapters.DescriptionFile); gc still empties it. pruned: rows gc removed.
+	// The walls sessions ran into (rate limits, quotas: adapters.Limit) and
+	// context levels announced, one row per session and event key, so each
+	// is acted on once; publish/limits keeps its queries.
+	`CREATE TABLE limit_events (
+		session_id INTEGER NOT NULL REFERENCES sessions (id), key TEXT NOT NULL, project TEXT NOT NULL,
+		tool TEXT NOT NULL, kind TEXT NOT NULL, reached INTEGER NOT NULL DEFAULT 1, used_percent REAL NOT NULL DEFAULT 0,
+		window TEXT NOT NULL DEFAULT '', resets_at INTEGER NOT NULL DEFAULT 0, reset_text TEXT NOT NULL DEFAULT '',
+		at INTEGER NOT NULL, PRIMARY KEY (session_id, key)
+	) WITHOUT ROWID;
+	CREATE INDEX limit_events_project ON limit_events (project, at);`,
+	// described: `list`'s old cache of transcripts (now adapters.DescriptionFile;
+	// gc still empties it). pruned: rows gc removed.
 	`CREATE TABLE described (
 		tool TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
 		dev INTEGER NOT NULL, ino INTEGER NOT NULL, ok INTEGER NOT NULL, native_id TEXT NOT NULL,
@@ -171,7 +176,22 @@ var migrations = []string{
 		preview TEXT NOT NULL, PRIMARY KEY (tool, path)
 	) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
-	lifecycleSchema,
+	// The handoff lifecycle (issue 14): every handoff published, where it
+	// came from and how it ended; the decisions log; the pinned task.
+	// Consumption is the receipts (deliveries) whose header carries the id.
+	`CREATE TABLE handoff_log (
+		id TEXT PRIMARY KEY, project TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
+		native_id TEXT NOT NULL DEFAULT '', head TEXT NOT NULL DEFAULT '', branch TEXT NOT NULL DEFAULT '',
+		hash TEXT NOT NULL DEFAULT '', header TEXT NOT NULL DEFAULT '', goal TEXT NOT NULL DEFAULT '',
+		next TEXT NOT NULL DEFAULT '', files TEXT NOT NULL DEFAULT '', written INTEGER NOT NULL,
+		updated INTEGER NOT NULL, ended TEXT NOT NULL DEFAULT '', ended_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX handoff_log_project ON handoff_log (project, updated);
+	CREATE TABLE decisions (
+		project TEXT NOT NULL, text TEXT NOT NULL, why TEXT NOT NULL DEFAULT '', source TEXT NOT NULL,
+		at INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, text)
+	);
+	CREATE TABLE pinned_task (project TEXT PRIMARY KEY, text TEXT NOT NULL, at INTEGER NOT NULL);`,
 	// Row keys move to compact tables (keys.go). Existing rows are pending
 	// (keys_through 1), indexed when their session is next written.
 	`CREATE TABLE row_keys (
@@ -184,55 +204,51 @@ var migrations = []string{
 	ALTER TABLE sessions ADD COLUMN keys_through INTEGER NOT NULL DEFAULT 1;
 	DROP INDEX rows_key;`,
 	// Tracked (every event's catch-up) joins cursors to a project's
-	// sessions: without it SQLite scans every cursor (a 5 GB history of
-	// 5,215 cursors: 218 page reads and +2.3 ms a Stop, 152 and +0.6 with it).
+	// sessions: without it SQLite scans every cursor (5,215 cursors: 218
+	// page reads and +2.3 ms a Stop, 152 and +0.6 with it).
 	`CREATE INDEX cursors_session ON cursors (session_id);`,
 }
 
-// anchorRows is the partial index's condition. A query uses such an index
-// only when its WHERE clause contains the same condition verbatim.
+// anchorRows is the partial index's condition; a query uses the index only
+// when its WHERE clause contains the same text.
 const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
 
 const (
-	// walCheckpointBytes is the WAL size past which a commit checkpoints
-	// it: small, because every new process reads the WAL back when it
-	// opens the ledger (see Leave).
+	// walCheckpointBytes: past it a commit checkpoints the WAL. Small,
+	// because every new process reads the WAL back on open (see Leave).
 	walCheckpointBytes = 1 << 20
 	// bulkCheckpointBytes replaces it while a big transcript is read in
-	// batches: every checkpoint copies the WAL's pages into the file and
-	// syncs it, and batch after batch rewrites the same index pages.
+	// batches: each checkpoint copies and syncs pages that the next batches
+	// rewrite anyway.
 	bulkCheckpointBytes = 32 << 20
-	// pageSize is a new ledger's: 16 KiB pages make a cold ingest about a
+	// pageSize of a new ledger: 16 KiB pages make a cold ingest about a
 	// fifth faster than SQLite's default 4 KiB.
 	pageSize = 16384
-	// bulkHeap is the Go memory limit from a process's first run of big
-	// batches on (a cold ingest holds ~12 MB of pending keys and ~9 MB of
-	// batches; unlimited, its heap grew to twice that). Peak RSS before →
-	// after it, the keys' cap, the unmapped ledger and one waiting batch:
-	// 1 GB dense 59–66 → 50–57.5 MiB (hook), 87 → 54 (manual); 1.3 GB 87
-	// → 55 and 123 → 52; CPU time within the noise.
+	// bulkHeap is the Go memory limit once a process writes big batches (a
+	// cold ingest holds ~12 MB of pending keys and ~9 MB of batches; without
+	// it the heap grew to twice that). Peak RSS 1 GB dense: 59–66 → 50–57.5
+	// MiB (hook), 87 → 54 (manual); 1.3 GB 87 → 55 and 123 → 52; CPU equal.
 	bulkHeap = 32 << 20
-	// busyTimeout is how long a statement waits for another process's lock
-	// when the caller has no deadline.
+	// busyTimeout is a statement's wait for another process's lock when the
+	// caller has no deadline.
 	busyTimeout = 5 * time.Second
 	// driverName is go-sqlite3 with the ledger's connection setup.
 	driverName = "sqlite3-carryover-ledger"
 )
 
 // openMu serialises Open and Reopen within a process: SQLite's file locks
-// keep a recovery (which moves the file, its -wal and -shm aside) safe
-// across processes, not between one process's connections (one on the old
-// file could map the new -shm while it is truncated: SIGBUS).
+// make a recovery (moving the file, -wal and -shm aside) safe between
+// processes, not between one process's connections (one on the old file
+// could map the new -shm while it is truncated: SIGBUS).
 var openMu sync.Mutex
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or
-// unreadable database file is moved aside and replaced by a new one;
-// Recovered says so.
+// unreadable file is moved aside and replaced by a new one (Recovered).
 func Open(dir string) (*Ledger, error) { return OpenBy(dir, time.Time{}) }
 
-// OpenBy is Open for a caller with a deadline (the hook path): while
-// another process holds the ledger locked (a hook frozen with Ctrl-Z),
-// every statement waits at most until the deadline, then fails (IsBusy).
+// OpenBy is Open for a caller with a deadline (the hook path): while another
+// process holds the ledger locked (a hook frozen with Ctrl-Z), every
+// statement waits at most until the deadline, then fails (IsBusy).
 func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
@@ -244,8 +260,7 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	if err == nil || !IsCorrupt(err) {
 		return l, err
 	}
-	// Under the recovery lock, look again: a concurrent hook may already
-	// have replaced the file.
+	// Under the recovery lock, look again: another hook may have replaced it.
 	return recoverFile(path, deadline, func() bool {
 		l, err := open(path, deadline)
 		if err == nil {
@@ -255,10 +270,9 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	})
 }
 
-// open opens the ledger at path, trying again after failures a concurrent
-// process causes (first opens of a new file see SQLITE_BUSY while one
-// switches it to WAL; a recovery leaves others' connections on the old
-// file).
+// open retries failures a concurrent process causes: SQLITE_BUSY while
+// another switches a new file to WAL, a recovery leaving others'
+// connections on the old file.
 func open(path string, deadline time.Time) (*Ledger, error) {
 	l, err := openOnce(path, deadline)
 	for i := 0; err != nil && transient(err) && i < 40; i++ {
@@ -277,8 +291,11 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	f.Close()
-	// journal_mode=WAL is set by the connect hook, after the page size.
-	db, err := sql.Open(driverName, FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
+	// synchronous=NORMAL under WAL: a power loss may lose the last commits
+	// (the next hook re-reads them from the cursors), never the file's
+	// consistency. The pragmas go in the URI: go-sqlite3 runs them once per
+	// connection.
+	db, err := sql.Open(ledgerDriver(), FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
 	if err != nil {
 		return nil, err
 	}
@@ -291,8 +308,8 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 	return l, nil
 }
 
-// migrate brings the schema up to date; PRAGMA user_version counts the
-// migrations applied. A new ledger gets their end schema (freshSchema).
+// migrate brings the schema up to date; a new ledger gets the migrations'
+// end schema (freshSchema).
 func (l *Ledger) migrate() error {
 	var v int
 	if err := l.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
@@ -309,7 +326,7 @@ func (l *Ledger) migrate() error {
 		return err
 	}
 	defer tx.Rollback()
-	// Re-check inside the write lock: another process may have migrated.
+	// Again inside the write lock: another process may have migrated.
 	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return err
 	}
@@ -328,18 +345,18 @@ func (l *Ledger) migrate() error {
 	return tx.Commit()
 }
 
-// A new ledger gets the migrations' end schema in an order chosen for
-// salvage: with incremental auto-vacuum the root pages sit at the front of
-// the file in creation order (replayed, the migrations put sessions at
-// page 18), and a file cut short keeps its front. So sessions and cursors
-// come first (pages 3–6), then the other salvageTables.
+// A new ledger gets the end schema in an order chosen for salvage: with
+// incremental auto-vacuum root pages sit at the file's front in creation
+// order (replayed, the migrations put sessions at page 18), and a file cut
+// short keeps its front. So sessions and cursors come first (pages 3–6),
+// then the other salvageTables.
 var (
 	freshOnce  sync.Once
 	freshStmts []string
 )
 
-// freshSchema returns that schema, read back from the migrations run in
-// memory (nil if that failed: the migrations are replayed).
+// freshSchema is that schema, read back from the migrations run in memory
+// (nil if that failed: the migrations are replayed).
 func freshSchema() []string {
 	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
 	return freshStmts
@@ -357,26 +374,16 @@ func schemaOf(ms []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	// Internal objects (autoindexes, sqlite_sequence) have no SQL of their
-	// own; the tables' CREATE makes them.
-	rows, err := db.Query(`SELECT type = 'table', name, sql FROM sqlite_schema
-		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+	// Internal objects (autoindexes, sqlite_sequence) have no SQL: their
+	// tables' CREATE makes them.
 	type obj struct {
 		rank int
 		sql  string
 	}
-	var objs []obj
-	for rows.Next() {
+	objs, err := All(dbStore{db}, func(r Scanner) (o obj, err error) {
 		var table bool
 		var name string
-		var o obj
-		if err := rows.Scan(&table, &name, &o.sql); err != nil {
-			return nil, err
-		}
+		err = r.Scan(&table, &name, &o.sql)
 		o.rank = 2*len(salvageTables) + 2 // indexes last
 		if table {
 			o.rank = 1 + slices.IndexFunc(salvageTables, func(t salvageTable) bool { return t.name == name })
@@ -384,41 +391,50 @@ func schemaOf(ms []string) ([]string, error) {
 				o.rank = len(salvageTables) + 1 // other tables in the migrations' order
 			}
 		}
-		objs = append(objs, o)
+		return o, err
+	}, `SELECT type = 'table', name, sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(objs, func(a, b obj) int { return a.rank - b.rank })
 	out := make([]string, len(objs))
 	for i, o := range objs {
 		out[i] = o.sql
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
-func init() {
-	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		// Keep the -wal file, emptied, when the last connection closes:
-		// every hook is a new process, and deleting and re-creating the WAL
-		// cost a file and a directory fsync per hook.
-		if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
-			return err
-		}
-		// The page size, then auto_vacuum (else the size is ignored), take
-		// effect only on a new file: incremental auto-vacuum lets gc give
-		// freed pages back in steps (an older ledger: `gc --vacuum`).
-		if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(pageSize), nil); err != nil {
-			return err
-		}
-		if connInt(c, "page_count") == 0 {
-			if _, err := c.Exec(`PRAGMA auto_vacuum = incremental`, nil); err != nil {
-				return err
-			}
-		}
-		if _, err := c.Exec(`PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0`, nil); err != nil {
-			return err
-		}
-		_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/max(connInt(c, "page_size"), 512), 10), nil)
+// dbStore is a *sql.DB as a Store (Begin and the ledger's own methods aside).
+type dbStore struct{ *sql.DB }
+
+var registerOnce sync.Once
+
+// ledgerDriver registers the ledger's driver on first use (not in init: a
+// process that never opens the ledger runs none of this file).
+func ledgerDriver() string {
+	registerOnce.Do(func() { sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: connect}) })
+	return driverName
+}
+
+func connect(c *sqlite3.SQLiteConn) error {
+	// Keep the emptied -wal file when the last connection closes: deleting
+	// and re-creating it cost a file and a directory fsync per hook.
+	if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 		return err
-	}})
+	}
+	// The page size, then auto_vacuum (else the size is ignored), apply to a
+	// new file only: incremental auto-vacuum lets gc give freed pages back
+	// in steps (an older ledger: `gc --vacuum`).
+	q := `PRAGMA page_size = ` + strconv.Itoa(pageSize) + `;`
+	if connInt(c, "page_count") == 0 {
+		q += `PRAGMA auto_vacuum = incremental;`
+	}
+	q += `PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 0;`
+	if _, err := c.Exec(q, nil); err != nil {
+		return err
+	}
+	_, err := c.Exec(`PRAGMA wal_autocheckpoint = `+strconv.FormatInt(walCheckpointBytes/max(connInt(c, "page_size"), 512), 10), nil)
+	return err
 }
 
 // connInt is a pragma's integer value on a raw connection (-1: unread).
@@ -436,11 +452,10 @@ func connInt(c *sqlite3.SQLiteConn, pragma string) int64 {
 	return n
 }
 
-// bulk switches the WAL checkpoint threshold for a run of big batches (the
-// first commit after bulk(false) checkpoints what they left), and bounds
-// the process's memory from then on: Go's by bulkHeap, mapped pages by
-// ending MapReads (reads of the whole session follow, and mapped pages
-// stay in the RSS: +14 MB after a cold 1.3 GB ingest).
+// bulk switches the checkpoint threshold for a run of big batches (the
+// first commit after bulk(false) checkpoints what they left) and bounds the
+// process's memory from then on: Go's by bulkHeap, mapped pages by ending
+// MapReads (mapped pages stay in the RSS: +14 MB after a cold 1.3 GB ingest).
 func (l *Ledger) bulk(on bool) {
 	n := int64(walCheckpointBytes)
 	if on {
@@ -455,10 +470,10 @@ func (l *Ledger) bulk(on bool) {
 	}
 }
 
-// MapReads makes SQLite read the ledger through a memory map instead of a
-// pread and a copy per page (a hook's Stop reads ~55 pages: p50 8.6–8.8 →
-// 7.8–8.0 ms in the 10,000-file rig). An I/O error on a mapped page is a
-// SIGBUS, so only the hook path, whose process lives for one event, maps.
+// MapReads makes SQLite read through a memory map instead of a pread and a
+// copy per page (a Stop reads ~55 pages: p50 8.6–8.8 → 7.8–8.0 ms in the
+// 10,000-file rig). An I/O error on a mapped page is a SIGBUS, so only the
+// hook path, whose process lives for one event, maps.
 func (l *Ledger) MapReads() {
 	_, _ = l.db.Exec(`PRAGMA mmap_size = 2147418112`) // SQLite's default ceiling
 }
@@ -469,8 +484,8 @@ func (l *Ledger) SetDeadline(deadline time.Time) {
 	_, _ = l.db.Exec(`PRAGMA busy_timeout = ` + strconv.FormatInt(busyMillis(deadline), 10))
 }
 
-// busyMillis is the busy timeout for a wait starting now: busyTimeout, or
-// what is left before deadline (at least 1 ms: 0 would disable waiting).
+// busyMillis is busyTimeout, or what is left before deadline (at least
+// 1 ms: 0 would disable waiting).
 func busyMillis(deadline time.Time) int64 {
 	if deadline.IsZero() {
 		return busyTimeout.Milliseconds()
@@ -484,7 +499,7 @@ func (l *Ledger) pragmaInt(name string) int64 {
 	return n
 }
 
-// inode is the file's inode number (0: unreadable); recovery compares it.
+// inode is path's inode number (0: unreadable); recovery compares it.
 func inode(path string) uint64 {
 	f, err := os.Open(path)
 	if err != nil {
@@ -498,12 +513,11 @@ func inode(path string) uint64 {
 // Close closes the ledger.
 func (l *Ledger) Close() error { return l.db.Close() }
 
-// Leave is Close for a process about to exit: closing would checkpoint the
-// WAL with two fsyncs, while the next process reads committed pages back
-// from a small WAL cheaply (an exit is what a crash does). A WAL it did
-// not write, though, a process copies whole at its next checkpoint: past
-// walCheckpointBytes Leave checkpoints and truncates it (waiting briefly
-// for other readers; else a later hook does).
+// Leave is Close for a process about to exit: closing checkpoints the WAL
+// with two fsyncs, while the next process reads a small WAL back cheaply
+// (an exit is what a crash does). A WAL it did not write a process copies
+// whole at its next checkpoint: past walCheckpointBytes Leave checkpoints
+// and truncates it (waiting briefly for readers; else a later hook does).
 func (l *Ledger) Leave() {
 	fi, err := os.Stat(l.Path + "-wal")
 	if err != nil || fi.Size() < walCheckpointBytes {
@@ -522,16 +536,15 @@ func sqliteCode(err error) sqlite3.ErrNo {
 	return 0
 }
 
-// IsBusy reports whether err means another process held the ledger past
-// the wait allowed, or errKeysBehind: the rows are read again from the
-// cursor at the next event.
+// IsBusy reports whether another process held the ledger past the wait
+// allowed, or errKeysBehind: the rows are read from the cursor next event.
 func IsBusy(err error) bool {
 	c := sqliteCode(err)
 	return c == sqlite3.ErrBusy || c == sqlite3.ErrLocked || errors.Is(err, errKeysBehind)
 }
 
-// transient reports whether an open failed because of what another
-// process was doing at that moment (see open).
+// transient reports whether an open failed because of what another process
+// was doing at that moment (see open).
 func transient(err error) bool {
 	switch sqliteCode(err) {
 	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrProtocol, sqlite3.ErrIoErr, sqlite3.ErrCantOpen:
@@ -549,9 +562,9 @@ func IsCorrupt(err error) bool {
 	return strings.Contains(s, "malformed") || strings.Contains(s, "not a database")
 }
 
-// FileURI is the SQLite URI of the file at path with the given query
-// (already escaped). The path is percent-encoded: a CARRYOVER_HOME holding
-// '#', '?', '%' or a space would otherwise open another file.
+// FileURI is the SQLite URI of the file at path with query (escaped). The
+// path is percent-encoded: a CARRYOVER_HOME holding '#', '?', '%' or a
+// space would otherwise open another file.
 func FileURI(path, query string) string {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // a URI path is absolute: "file:/x" is the file x in the root
@@ -567,9 +580,35 @@ func FileURI(path, query string) string {
 	return u
 }
 
-// All scans every row of a query with scan. It lives with the ledger's
-// own reads: their scan callbacks are in this file, so a call chain that
-// passes through it does not leave read.go and come back (TestStopCallChains).
+// Store is what the ledger offers the features that keep their own queries
+// over its tables (publish/lifecycle, publish/limits): statements on its
+// database or on a transaction (Begin). The ledger keeps the schema, the
+// migrations and the salvage of those tables.
+type Store interface {
+	Exec(q string, args ...any) (sql.Result, error)
+	Query(q string, args ...any) (*sql.Rows, error)
+	QueryRow(q string, args ...any) *sql.Row
+}
+
+// Exec runs a statement on the ledger.
+func (l *Ledger) Exec(q string, args ...any) (sql.Result, error) { return l.db.Exec(q, args...) }
+
+// Query runs a query on the ledger.
+func (l *Ledger) Query(q string, args ...any) (*sql.Rows, error) { return l.db.Query(q, args...) }
+
+// QueryRow runs a query for one row on the ledger.
+func (l *Ledger) QueryRow(q string, args ...any) *sql.Row { return l.db.QueryRow(q, args...) }
+
+// Begin starts a transaction the caller commits or rolls back. Every Stop
+// records what it published in one (separate statements paid a WAL commit
+// each, and every later hook reads the WAL back). Not a callback, so no
+// call chain leaves a feature's file and re-enters it through the ledger.
+func (l *Ledger) Begin() (*sql.Tx, error) { return l.db.Begin() }
+
+// Scanner is a *sql.Row or *sql.Rows.
+type Scanner interface{ Scan(...any) error }
+
+// All scans every row of a query with scan.
 func All[T any](s Store, scan func(Scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := s.Query(q, args...)
 	if err != nil {
@@ -585,6 +624,34 @@ func All[T any](s Store, scan func(Scanner) (T, error), q string, args ...any) (
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// Changed runs a statement and reports whether it changed a row.
+func Changed(s Store, q string, args ...any) (bool, error) {
+	res, err := s.Exec(q, args...)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// Has reports whether a COUNT(*) query counts anything.
+func Has(s Store, q string, args ...any) bool {
+	var n int
+	_ = s.QueryRow(q, args...).Scan(&n)
+	return n > 0
+}
+
+// ForProject is the WHERE condition on column for one project, or every
+// project when project is empty, with its arguments. Two statements rather
+// than `(? = ” OR column = ?)`: SQLite plans a statement once for any
+// argument, and that form reads every project's rows (no index).
+func ForProject(column, project string) (string, []any) {
+	if project == "" {
+		return "1", nil
+	}
+	return column + " = ?", []any{project}
 }
 
 func scanString(r Scanner) (s string, err error) { return s, r.Scan(&s) }
@@ -620,9 +687,9 @@ func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
 		WHERE s.project = ? ORDER BY c.updated DESC LIMIT ?`, project, limit)
 }
 
-const sessionCols = `s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1 - s.pruned`
+const sessionCols = `SELECT s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1 - s.pruned FROM sessions s WHERE `
 
-func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
+func scanSession(sc Scanner) (Session, error) {
 	var s Session
 	var first, last, active int64
 	err := sc.Scan(&s.ID, &s.Tool, &s.NativeID, &s.Project, &s.Transcript, &first, &last, &active, &s.Title, &s.TokensUsed, &s.TokensMax, &s.Rows)
@@ -635,41 +702,30 @@ func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 
 // sessions lists the sessions s matching where (and its order).
 func (l *Ledger) sessions(where string, args ...any) ([]Session, error) {
-	return All(l, func(r Scanner) (Session, error) { return scanSession(r) }, `SELECT `+sessionCols+` FROM sessions s WHERE `+where, args...)
-}
-
-// forProject is the WHERE condition on column for one project, or every
-// project when project is empty, with its arguments. Two statements rather
-// than `(? = ” OR column = ?)`: SQLite plans a statement once for any
-// argument, and that form reads every project's rows (no index).
-func forProject(column, project string) (string, []any) {
-	if project == "" {
-		return "1", nil
-	}
-	return column + " = ?", []any{project}
+	return All(l, scanSession, sessionCols+where, args...)
 }
 
 // Sessions lists sessions, most recently active first. An empty project
 // lists every project's; tool filters by agent when set.
 func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
-	where, args := forProject("s.project", project)
+	where, args := ForProject("s.project", project)
 	return l.sessions(where+` AND (? = '' OR s.tool = ?) ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT ?`, append(args, tool, tool, limit)...)
 }
 
-// Session looks up one session by tool and native id (the most recently
-// seen when the id was seen in more than one project).
+// Session looks up a session by tool and native id (the most recently seen
+// when the id was seen in more than one project).
 func (l *Ledger) Session(tool, nativeID string) (Session, error) {
-	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ? ORDER BY s.last_seen DESC, s.id DESC LIMIT 1`, tool, nativeID))
+	return scanSession(l.db.QueryRow(sessionCols+`s.tool = ? AND s.native_id = ? ORDER BY s.last_seen DESC, s.id DESC LIMIT 1`, tool, nativeID))
 }
 
 // SessionIn looks up a session by tool, native id and project.
 func (l *Ledger) SessionIn(tool, nativeID, project string) (Session, error) {
-	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.tool = ? AND s.native_id = ? AND s.project = ?`, tool, nativeID, project))
+	return scanSession(l.db.QueryRow(sessionCols+`s.tool = ? AND s.native_id = ? AND s.project = ?`, tool, nativeID, project))
 }
 
-// SessionByID looks up one session by ledger id.
+// SessionByID looks up a session by ledger id.
 func (l *Ledger) SessionByID(id int64) (Session, error) {
-	return scanSession(l.db.QueryRow(`SELECT `+sessionCols+` FROM sessions s WHERE s.id = ?`, id))
+	return scanSession(l.db.QueryRow(sessionCols+`s.id = ?`, id))
 }
 
 // SetTitle records a session's one-line preview.
@@ -708,11 +764,11 @@ func (l *Ledger) rows(tool, q string, args ...any) ([]Row, error) {
 	}, q, args...)
 }
 
-// How much of a project's history the hook-path handoff is distilled from:
-// the newest sessions, and per session the newest rows plus the newest
-// prompts, file edits and errors however far back they are, so a long
-// session keeps its task and files without reading every row. An error's
-// call is looked for among the callLookback rows before it.
+// The hook-path handoff is distilled from the newest sessions and, per
+// session, the newest rows plus the newest prompts, file edits and errors
+// however far back: a long session keeps its task and files without reading
+// every row. An error's call is looked for among the callLookback rows
+// before it.
 const (
 	recentSessions = 4
 	recentWindow   = 250
@@ -720,8 +776,8 @@ const (
 	callLookback   = 256
 )
 
-// RecentRows returns the rows the project handoff is distilled from, in
-// order: sessions oldest first, rows by sequence.
+// RecentRows returns the rows the project handoff is distilled from:
+// sessions oldest first, rows by sequence.
 func (l *Ledger) RecentRows(project string) ([]Row, error) {
 	ss, err := l.Sessions(project, "", recentSessions)
 	if err != nil {
@@ -739,9 +795,9 @@ func (l *Ledger) RecentRows(project string) ([]Row, error) {
 }
 
 // recentSessionRows reads the newest rows, then the seqs of older prompts,
-// edits and errors through the covering index, fetched by explicit value
-// (a "seq IN (subquery)" or a UNION over whole rows makes SQLite scan the
-// session), then the calls of errors whose call fell outside.
+// edits and errors through the covering index, fetched by explicit value ("seq
+// IN (subquery)" or a UNION over whole rows makes SQLite scan the session),
+// then the calls of errors whose call fell outside.
 func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	out, err := l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, s.ID, recentWindow)
 	if err != nil {
@@ -807,8 +863,8 @@ func (l *Ledger) addErrorCalls(s Session, out []Row) ([]Row, error) {
 type Seqs map[int64]int64
 
 // LoadState returns a project's stored distill state and how far into each
-// session it has read (ok false when there is none). version identifies the
-// stored copy for SaveState's check.
+// session it has read (ok false when there is none); version identifies the
+// stored copy for SaveState.
 func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, version string, ok bool) {
 	err := l.db.QueryRow(`SELECT state, seqs FROM distill_state WHERE project = ?`, project).Scan(&state, &version)
 	if err != nil || json.Unmarshal([]byte(version), &seqs) != nil {
@@ -818,9 +874,9 @@ func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, version str
 }
 
 // SaveState stores a project's distill state if the stored copy is still
-// the one loaded (version, "" when there was none). Two snapshots folding
-// at once cannot then move the state backwards or fold the same rows twice:
-// the loser's save is dropped and the next snapshot folds from the winner's.
+// the one loaded (version; "" when there was none): two snapshots folding
+// at once cannot move the state backwards or fold rows twice; the loser's
+// save is dropped and the next snapshot folds from the winner's.
 func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, version string, now time.Time) (bool, error) {
 	raw, err := json.Marshal(seqs)
 	if err != nil {
@@ -831,12 +887,7 @@ func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, version stri
 	if version != "" {
 		q, args = `UPDATE distill_state SET state = ?2, seqs = ?3, updated = ?4 WHERE project = ?1 AND seqs = ?5`, append(args, version)
 	}
-	res, err := l.db.Exec(q, args...)
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	return Changed(l, q, args...)
 }
 
 // DropState forgets a project's distill state (it is rebuilt).
@@ -863,8 +914,8 @@ func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error
 	return l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, s.ID, seq, limit)
 }
 
-// PromoteSubagentOnly clears the sidechain mark when every row of a session
-// is a subagent's: the user handed over a subagent's own file (an old
+// PromoteSubagentOnly clears the sidechain mark when every row is a
+// subagent's: the user handed over a subagent's own file (an old
 // <slug>/agent-*.jsonl or a subagents/ file), so its prompt is the task.
 func PromoteSubagentOnly(rows []Row) {
 	if slices.ContainsFunc(rows, func(r Row) bool { return !r.Sidechain }) {
@@ -882,8 +933,8 @@ func (l *Ledger) ProjectTools(project string) ([]string, error) {
 
 // MissedInjections lists the agents whose start injection did not arrive
 // in project: of the newest "hook" receipts, those whose session replied
-// after it while its transcript never showed that handoff (no
-// "transcript" receipt of the same header).
+// after it while its transcript never showed that handoff (no "transcript"
+// receipt of the same header).
 func (l *Ledger) MissedInjections(project string) ([]string, error) {
 	return All(l, scanString, `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
 		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
@@ -892,8 +943,8 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 		ORDER BY d.tool`, project)
 }
 
-// KnownProjects lists every project the ledger has a session, handoff or
-// receipt of, sorted.
+// KnownProjects lists, sorted, every project the ledger has a session,
+// handoff or receipt of.
 func (l *Ledger) KnownProjects() ([]string, error) {
 	ps, err := All(l, func(r Scanner) (p sql.NullString, err error) { return p, r.Scan(&p) }, `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
 		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
@@ -906,56 +957,6 @@ func (l *Ledger) KnownProjects() ([]string, error) {
 	return out, err
 }
 
-// Store is what the ledger offers the features that keep their own
-// queries over its tables (publish/lifecycle, publish/limits): statements
-// on its database, or on a transaction (Tx). The ledger keeps the schema,
-// the migrations and the salvage of those tables.
-type Store interface {
-	Exec(q string, args ...any) (sql.Result, error)
-	Query(q string, args ...any) (*sql.Rows, error)
-	QueryRow(q string, args ...any) *sql.Row
-}
-
-// Exec runs a statement on the ledger.
-func (l *Ledger) Exec(q string, args ...any) (sql.Result, error) { return l.db.Exec(q, args...) }
-
-// Query runs a query on the ledger.
-func (l *Ledger) Query(q string, args ...any) (*sql.Rows, error) { return l.db.Query(q, args...) }
-
-// QueryRow runs a query for one row on the ledger.
-func (l *Ledger) QueryRow(q string, args ...any) *sql.Row { return l.db.QueryRow(q, args...) }
-
-// Begin starts a transaction (a Store the caller commits, or rolls back
-// on every path). Every Stop records what it published in one: as
-// separate statements it paid one WAL commit each, and every later hook
-// process reads the WAL's frames back. Not a callback, so no call chain
-// leaves a feature's file and enters it again through the ledger.
-func (l *Ledger) Begin() (*sql.Tx, error) { return l.db.Begin() }
-
-// Scanner is a *sql.Row or *sql.Rows.
-type Scanner interface{ Scan(...any) error }
-
-// Changed runs a statement and reports whether it changed a row.
-func Changed(s Store, q string, args ...any) (bool, error) {
-	res, err := s.Exec(q, args...)
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
-}
-
-// Has reports whether a COUNT(*) query counts anything.
-func Has(s Store, q string, args ...any) bool {
-	var n int
-	_ = s.QueryRow(q, args...).Scan(&n)
-	return n > 0
-}
-
-// ForProject is the WHERE condition on column for one project, or every
-// project when project is empty (forProject).
-func ForProject(column, project string) (string, []any) { return forProject(column, project) }
-
 // Handoff is the record of a project's current handoff (table handoffs;
 // publish/lifecycle writes it).
 type Handoff struct {
@@ -964,9 +965,7 @@ type Handoff struct {
 	Tool      string
 	SessionID int64
 	Written   time.Time
-	// Hash is the content hash of the whole handoff.md carryover writes
-	// (publish.Digest); empty for none.
-	Hash string
+	Hash      string // content hash of the whole handoff.md (publish.Digest); "" for none
 }
 
 // HandoffTrusted reports whether hash is the content hash of a handoff
@@ -975,6 +974,14 @@ func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash).Scan(&n)
 	return n > 0, err
+}
+
+// HandoffKnown reports whether the ledger holds the project's current
+// handoff (every publish records it; recovery may not: restore).
+func (l *Ledger) HandoffKnown(project string) bool {
+	var n int
+	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
+	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
 }
 
 // Delivery is a receipt: a session of an agent received a handoff.
@@ -996,7 +1003,7 @@ func (l *Ledger) RecordDelivery(d Delivery) error {
 }
 
 // MarkPendingInject remembers that a session started in a way whose
-// SessionStart output the agent drops (claude -p --resume), so the first
+// SessionStart output the agent drops (claude -p --resume): the first
 // UserPromptSubmit delivers the handoff instead.
 func (l *Ledger) MarkPendingInject(sessionID int64, now time.Time) error {
 	_, err := l.db.Exec(`INSERT INTO pending_inject (session_id, created) VALUES (?, ?) ON CONFLICT DO NOTHING`, sessionID, now.UnixMilli())
@@ -1052,40 +1059,6 @@ func (l *Ledger) ClearDirty(project string) error {
 	return err
 }
 
-// lifecycleSchema is the handoff lifecycle (issue 14): every handoff a
-// project published, by id, with where it came from and how it ended; the
-// project's decisions log; its pinned task. Consumption is not stored: it
-// is the delivery receipts (deliveries) whose header carries the id.
-const lifecycleSchema = `CREATE TABLE handoff_log (
-		id         TEXT PRIMARY KEY,
-		project    TEXT NOT NULL,
-		tool       TEXT NOT NULL,
-		session_id INTEGER NOT NULL,
-		native_id  TEXT NOT NULL DEFAULT '',
-		head       TEXT NOT NULL DEFAULT '',
-		branch     TEXT NOT NULL DEFAULT '',
-		hash       TEXT NOT NULL DEFAULT '',
-		header     TEXT NOT NULL DEFAULT '',
-		goal       TEXT NOT NULL DEFAULT '',
-		next       TEXT NOT NULL DEFAULT '',
-		files      TEXT NOT NULL DEFAULT '',
-		written    INTEGER NOT NULL,
-		updated    INTEGER NOT NULL,
-		ended      TEXT NOT NULL DEFAULT '',
-		ended_at   INTEGER NOT NULL DEFAULT 0
-	);
-	CREATE INDEX handoff_log_project ON handoff_log (project, updated);
-	CREATE TABLE decisions (
-		project TEXT NOT NULL,
-		text    TEXT NOT NULL,
-		why     TEXT NOT NULL DEFAULT '',
-		source  TEXT NOT NULL,
-		at      INTEGER NOT NULL,
-		dropped INTEGER NOT NULL DEFAULT 0,
-		PRIMARY KEY (project, text)
-	);
-	CREATE TABLE pinned_task (project TEXT PRIMARY KEY, text TEXT NOT NULL, at INTEGER NOT NULL);`
-
 // Handoff endings stored in the log; "consumed" and "expired" are derived
 // (receipts, age), "active" is the absence of all four.
 const (
@@ -1113,14 +1086,11 @@ type HandoffRecord struct {
 	EndedAt   time.Time
 }
 
-// recordCols are handoff_log's columns in HandoffRecord's order.
-const recordCols = `id, project, tool, session_id, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at`
-
 // Decision is one entry of a project's decisions log.
 type Decision struct {
 	Text   string
 	Why    string
-	Source string // "user" (carryover decide) or "extracted"
+	Source string // DecisionUser (carryover decide) or DecisionExtracted
 	At     time.Time
 }
 
@@ -1135,23 +1105,3 @@ type PinnedTask struct {
 	Text string
 	At   time.Time
 }
-
-// migrationLimits adds the walls sessions ran into: rate limits and quotas
-// (adapters.Limit; publish/limits keeps its queries) and the context levels announced, one row per session
-// and event key, so each is acted on once. Self-contained (one table, one
-// index) so it can move in the migration list.
-const migrationLimits = `CREATE TABLE limit_events (
-		session_id   INTEGER NOT NULL REFERENCES sessions (id),
-		key          TEXT NOT NULL,
-		project      TEXT NOT NULL,
-		tool         TEXT NOT NULL,
-		kind         TEXT NOT NULL,
-		reached      INTEGER NOT NULL DEFAULT 1,
-		used_percent REAL NOT NULL DEFAULT 0,
-		window       TEXT NOT NULL DEFAULT '',
-		resets_at    INTEGER NOT NULL DEFAULT 0,
-		reset_text   TEXT NOT NULL DEFAULT '',
-		at           INTEGER NOT NULL,
-		PRIMARY KEY (session_id, key)
-	) WITHOUT ROWID;
-	CREATE INDEX limit_events_project ON limit_events (project, at);`

@@ -397,14 +397,6 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 	return id, err
 }
 
-// HandoffKnown reports whether the ledger holds the project's current
-// handoff (every publish records it; see restore).
-func (l *Ledger) HandoffKnown(project string) bool {
-	var n int
-	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
-	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
-}
-
 // recoverFile moves the damaged ledger at path aside, opens a new one and
 // restores what it can of the old. stillBad, called under the lock, is
 // false when another process has recovered already.
