@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -77,25 +76,23 @@ type SyncReport struct {
 }
 
 const (
-	// catchUpWindow is how many of a project's most recently updated
-	// tracked files a catch-up looks at; how many it re-reads is bounded by
-	// the deadline (what does not fit is read at the next event).
+	// catchUpWindow is how many of a project's most recently updated tracked
+	// files a catch-up looks at; the deadline bounds how many it re-reads.
 	catchUpWindow = 256
-	// batchRows is how many rows a transaction writes while tailing a
-	// large transcript, bounding memory on a cold ingest.
+	// batchRows is how many rows a transaction writes while tailing a large
+	// transcript, bounding memory on a cold ingest.
 	batchRows = 4096
 )
 
 // Sync brings the ledger up to date for one session, the same way for the
-// hook and for `carryover handoff`: it ingests the session (after damage:
+// hook and `carryover handoff`: it ingests the session (after damage:
 // rebuilds the ledger and ingests again), catches up the project's other
-// transcripts, and records the delivery receipts found. It returns the
+// transcripts and records the delivery receipts found. It returns the
 // ledger to use from then on (nil when a rebuild failed).
 func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	var rep SyncReport
 	ing, err := Ingest(l, o)
-	if damaged(ing, err) {
-		// A damaged page is only noticed when a statement reads it.
+	if damaged(ing, err) { // a damaged page shows only when a statement reads it
 		if l, err = l.Reopen(); err != nil {
 			return nil, rep, fmt.Errorf("ledger is damaged: %w", err)
 		}
@@ -187,7 +184,7 @@ func (o IngestOptions) tailTranscripts(l *Ledger, lp adapters.LineParser, ref Se
 	}
 	for _, t := range ts {
 		if o.Transcripts == nil {
-			// Paths from a hook payload follow the store policy (adapters.Confined, tail.go).
+			// Paths from a hook payload follow the store policy (adapters.Confined).
 			if err := adapters.Confined(o.Adapter, o.Env, t.Path); err != nil {
 				rep.Files = append(rep.Files, FileReport{Path: t.Path, Err: err})
 				continue
@@ -202,16 +199,14 @@ func (o IngestOptions) tailTranscripts(l *Ledger, lp adapters.LineParser, ref Se
 		rep.Added += fr.Added
 		rep.add(fr.Found)
 		if IsBusy(fr.Err) {
-			// Another process holds the ledger: every further write would
-			// wait for it again; the next event reads from the cursors.
-			return fr.Err
+			return fr.Err // another process holds the ledger: the next event reads from the cursors
 		}
 	}
 	return nil
 }
 
-// prepare redacts rows and collects delivery receipts and limit signals
-// (of the session ref) into f.
+// prepare redacts rows and collects delivery receipts and limit signals (of
+// session ref) into f.
 func (o *IngestOptions) prepare(rows []adapters.Row, f *Found, ref SessionRef) []adapters.Row {
 	for i := range rows {
 		r := &rows[i]
@@ -231,9 +226,8 @@ func (o *IngestOptions) prepare(rows []adapters.Row, f *Found, ref SessionRef) [
 	return rows
 }
 
-// TailInto tails one transcript into the ledger, writing rows in batches and
-// the cursor last, so an interrupted run re-reads (and deduplicates) rather
-// than skips.
+// TailInto tails one transcript into the ledger in batches, the cursor
+// last, so an interrupted run re-reads (and deduplicates) rather than skips.
 func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions) FileReport {
 	fr := FileReport{Path: t.Path}
 	cur, err := l.Cursor(t.Path)
@@ -259,8 +253,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		fr.Err = werr
 		return fr
 	}
-	// The last batch and the cursor go in one transaction.
-	var found Found
+	var found Found // the last batch and the cursor go in one transaction
 	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &found, ref), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
 	fr.Added += n
 	fr.add(found)
@@ -270,8 +263,8 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	return fr
 }
 
-// rememberMissing returns err, after giving a transcript not written yet
-// (a new session) an empty cursor: a later event catches up on it.
+// rememberMissing returns err, after giving a transcript not written yet (a
+// new session) an empty cursor: a later event catches up on it.
 func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcript, cur adapters.Cursor, now time.Time) error {
 	if !errors.Is(err, fs.ErrNotExist) || !t.MaybeMissing || cur.Offset != 0 || cur.Head != "" {
 		return err
@@ -291,11 +284,11 @@ type fullBatch struct {
 }
 
 // tailBatches parses the tail's lines while a second goroutine writes the
-// full batches (on a cold ingest parsing and SQLite each take about half
-// the time), and returns the last, partial batch and the first write
-// error. One full batch waits while another is written and a third is
-// filled (~3 MB each; a second waiting one bought no speed); written
-// batches come back through free (fresh ones meant page faults and GC).
+// full batches (on a cold ingest each takes about half the time) and
+// returns the last, partial batch and the first write error. One full batch
+// waits while another is written and a third filled (~3 MB each; a second
+// waiting one bought no speed); written batches come back through free
+// (fresh ones meant page faults and GC).
 func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
 	full := make(chan fullBatch, 1)
 	free := make(chan []adapters.Row, 2)
@@ -384,8 +377,8 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 // CatchUp re-reads the project's tracked transcripts, of any agent, that
 // grew or changed: a session whose last hook never fired (Codex on
 // SIGTERM), whose agent flushed after its hooks (Copilot CLI -p), or a
-// rebuilt ledger's. skip names paths just read. The catchUpWindow newest
-// are looked at (a stat each) and re-read until o.Deadline.
+// rebuilt ledger's. skip names paths just read. The catchUpWindow newest are
+// looked at (a stat each) and re-read until o.Deadline.
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -399,19 +392,27 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 		if len(out) > 0 && IsBusy(out[len(out)-1].Err) {
 			break // another process holds the ledger
 		}
-		fi, err := os.Stat(t.Path)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
-			continue
+		if lp := catchUpParser(t, o.Env); lp != nil {
+			ref := SessionRef{Tool: t.Session.Tool, NativeID: t.Session.NativeID, Project: t.Session.Project}
+			out = append(out, TailInto(l, lp, ref, adapters.Transcript{Path: t.Path, SessionID: t.Session.NativeID, Sidechain: t.Sidechain}, o))
 		}
-		a, err := adapters.Lookup(t.Session.Tool)
-		lp, ok := a.(adapters.LineParser)
-		if err != nil || !ok || adapters.Confined(a, o.Env, t.Path) != nil {
-			continue
-		}
-		ref := SessionRef{Tool: t.Session.Tool, NativeID: t.Session.NativeID, Project: t.Session.Project}
-		out = append(out, TailInto(l, lp, ref, adapters.Transcript{Path: t.Path, SessionID: t.Session.NativeID, Sidechain: t.Sidechain}, o))
 	}
 	return out, nil
+}
+
+// catchUpParser is the line parser of a tracked file that changed size and
+// that its agent's store policy allows reading (nil: skip it).
+func catchUpParser(t TrackedFile, env adapters.Env) adapters.LineParser {
+	fi, err := os.Stat(t.Path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
+		return nil
+	}
+	a, err := adapters.Lookup(t.Session.Tool)
+	lp, ok := a.(adapters.LineParser)
+	if err != nil || !ok || adapters.Confined(a, env, t.Path) != nil {
+		return nil
+	}
+	return lp
 }
 
 // notes say, for the log, what went wrong or was left reading the file.
@@ -447,7 +448,7 @@ func (l *Ledger) RecoveryNote() string {
 }
 
 // damaged reports whether an ingest failed because the ledger file is
-// damaged (not because of a transcript or an agent's own store).
+// damaged (not a transcript or an agent's own store).
 func damaged(rep IngestReport, err error) bool {
 	if err != nil && IsCorrupt(err) {
 		return true
@@ -461,20 +462,22 @@ func damaged(rep IngestReport, err error) bool {
 }
 
 // upsertSession creates a session (tool, native id, project, transcript,
-// first and last seen) or refreshes its last_seen and transcript.
-const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tool, native_id, project) DO UPDATE SET
-			last_seen = excluded.last_seen,
-			transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END`
+// first and last seen) or refreshes its last_seen and transcript, and
+// returns its id, next_seq and keys_through: one statement, where an upsert
+// and a lookup cost a hook two to parse.
+const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
+	ON CONFLICT (tool, native_id, project) DO UPDATE SET last_seen = excluded.last_seen,
+		transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END
+	RETURNING id, next_seq, keys_through`
 
-const sessionByRef = `SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`
+func (r SessionRef) upsertArgs(now time.Time) []any {
+	return []any{r.Tool, r.NativeID, r.Project, r.Transcript, now.UnixMilli(), now.UnixMilli()}
+}
 
 // ensureSession upserts ref's session and returns its id.
 func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (id int64, err error) {
-	if _, err = tx.Exec(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err == nil {
-		err = tx.QueryRow(`SELECT id FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, ref.Tool, ref.NativeID, ref.Project).Scan(&id)
-	}
+	var next, through int64
+	err = tx.QueryRow(upsertSession, ref.upsertArgs(now)...).Scan(&id, &next, &through)
 	return id, err
 }
 
@@ -513,8 +516,7 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 		return err
 	}
 	err := l.withRawTx(write)
-	if errors.Is(err, errKeysToIndex) {
-		// Rolled back: index the session's old rows in steps first.
+	if errors.Is(err, errKeysToIndex) { // rolled back: index the session's old rows in steps first
 		if err = l.catchUpKeys(b.Session); err == nil {
 			err = l.withRawTx(write)
 		}
@@ -527,7 +529,7 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 }
 
 // withRawTx runs fn in one immediate write transaction on the ledger's
-// connection (raw.go), committing when fn returns nil.
+// connection (rawTx), committing when fn returns nil.
 func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
 	ctx := context.Background()
 	c, err := l.db.Conn(ctx)
@@ -536,15 +538,12 @@ func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
 	}
 	defer c.Close()
 	return c.Raw(func(dc any) error {
-		conn, ok := dc.(driver.ConnBeginTx)
-		if !ok {
-			return errors.New("ledger: driver cannot begin a transaction")
-		}
+		conn := dc.(driver.ConnBeginTx) // go-sqlite3's connection
 		tx, err := conn.BeginTx(ctx, driver.TxOptions{})
 		if err != nil {
 			return err
 		}
-		t := &rawTx{conn: conn.(driver.Conn), tx: tx}
+		t := &rawTx{conn: conn.(driver.Conn)}
 		err = fn(t)
 		for _, s := range t.stmts {
 			s.Close()
@@ -558,12 +557,8 @@ func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
 }
 
 func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
-	ref := b.Session
-	if err := tx.execOnce(upsertSession, ref.Tool, ref.NativeID, ref.Project, ref.Transcript, now.UnixMilli(), now.UnixMilli()); err != nil {
-		return 0, 0, err
-	}
 	var sid, next, through int64
-	if err := tx.queryRow(sessionByRef, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
+	if err := tx.queryRow(upsertSession, b.Session.upsertArgs(now), &sid, &next, &through); err != nil {
 		return 0, 0, err
 	}
 	if st := ks.get(sid); next-through > keyChunk && (st.next != next || st.through != through) {
@@ -598,27 +593,24 @@ func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, e
 	return added, sid, err
 }
 
-// saveCursor stores c unless the stored cursor of the same file is past
-// it: a cursor never moves backwards on the same file (a slower concurrent
-// snapshot may finish after a faster one).
+// headPart is adapters.HeadPart in SQL: the head up to its first '@'.
+func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col + ` || '@', '@') - 1)` }
+
+// saveCursor stores c unless the stored cursor of the same file is past it:
+// a cursor never moves backwards on the same file (a slower concurrent
+// snapshot may finish after a faster one). One statement, not a lookup and
+// an upsert.
 func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
-	var off, ino, dev int64
-	var head string
-	err := tx.queryRow(`SELECT offset, ino, dev, head FROM cursors WHERE path = ?`, []any{c.Path}, &off, &ino, &dev, &head)
-	if err == nil && uint64(ino) == c.Ino && uint64(dev) == c.Dev && off > c.Offset && adapters.HeadPart(head) == adapters.HeadPart(c.Head) {
-		return nil
-	}
-	err = tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	return tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
-			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated`,
+			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated
+		WHERE NOT (cursors.ino = excluded.ino AND cursors.dev = excluded.dev AND cursors.offset > excluded.offset AND `+headPart("cursors.head")+` = `+headPart("excluded.head")+`)`,
 		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
-	return err
 }
 
-// saveCounters stores the session's next_seq, keys_through, and rows p's
-// last activity and token counts, in one statement (each is parsed anew in
-// a hook's process); without rows, keys_through when it changed.
+// saveCounters stores the session's next_seq, keys_through and p's last
+// activity and token counts in one statement; without rows, keys_through
+// when it changed.
 func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
 	if p != nil {
 		err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
@@ -630,20 +622,18 @@ func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) 
 	return err
 }
 
-// optCols are the row columns whose value is usually the column default
-// (empty, NULL or 0). A row binds only those it sets: each bound value is a
-// cgo call, and on a cold ingest binding cost as much as SQLite's insert.
+// optCols are the row columns usually left at their default (empty, NULL,
+// 0). A row binds only those it sets: each bound value is a cgo call, and
+// on a cold ingest binding cost as much as SQLite's insert.
 var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
 
 // preparedRows is a batch's rows collapsed and turned into statement
 // arguments.
 type preparedRows struct {
-	rows  []adapters.Row
-	ts    []int64
-	forms []rowForm
-	// args per row: key, seq (set at write time), ts, text, then the
-	// optional columns its form sets.
-	args            [][]driver.NamedValue
+	rows            []adapters.Row
+	ts              []int64
+	forms           []rowForm
+	args            [][]driver.NamedValue // per row: key, seq (set when written), ts, text, the optional columns its form sets
 	lastTS          int64
 	tokUsed, tokMax int64
 }
@@ -731,12 +721,9 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 	if st := cache[f]; st != nil {
 		return st, nil
 	}
-	cols := "session_id, key, seq, ts, text, role, kind"
-	vals := strconv.FormatInt(sid, 10) + ", ?, ?, ?, ?, "
-	if f.role == "" {
-		vals += "?, ?"
-	} else {
-		vals += "'" + f.role + "', '" + f.kind + "'"
+	cols, vals := "session_id, key, seq, ts, text, role, kind", strconv.FormatInt(sid, 10)+", ?, ?, ?, ?, ?, ?"
+	if f.role != "" {
+		vals = strconv.FormatInt(sid, 10) + ", ?, ?, ?, ?, '" + f.role + "', '" + f.kind + "'"
 	}
 	for i, c := range optCols {
 		if f.mask&(1<<i) != 0 {
@@ -814,8 +801,7 @@ func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
 	}
 	r := p.rows[i]
 	exit := exitValue(r.ExitCode)
-	err = w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
-	return err
+	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
 }
 
 // collapse returns rows with one entry per key, as the upsert would leave
@@ -824,11 +810,10 @@ func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
 // of its lines, and each repeat cost a conflicting insert and an update.
 func collapse(rows []adapters.Row) []adapters.Row {
 	seen := make(map[string]int, len(rows))
-	var out []adapters.Row
+	var out []adapters.Row // nil until the first repeat: positions are indexes until then
 	for i, r := range rows {
 		j, dup := seen[r.Key]
 		if !dup {
-			// Until the first repeat, out is nil and positions are indexes.
 			if out != nil {
 				seen[r.Key] = len(out)
 				out = append(out, r)
@@ -850,31 +835,31 @@ func collapse(rows []adapters.Row) []adapters.Row {
 	return out
 }
 
-// keyChunk is how many of a session's unindexed rows one transaction of
-// catchUpKeys indexes: about 0.2 s (2.5 µs a row from the page cache). A
+// keyChunk is how many unindexed rows of a session one catchUpKeys
+// transaction indexes: about 0.2 s (2.5 µs a row from the page cache). A
 // variable for tests.
 var keyChunk int64 = 1 << 16
 
 var (
-	// errKeysBehind is catchUpKeys stopped by the deadline: like a held
-	// lock (IsBusy), the rows are read again at the next event.
+	// errKeysBehind is catchUpKeys stopped by the deadline: like a held lock
+	// (IsBusy), the rows are read again at the next event.
 	errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
 	// errKeysToIndex rolls back a write whose session has more unindexed
 	// rows than one transaction indexes (catchUpKeys, then the write again).
 	errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
 )
 
-// catchUpKeys indexes the rows of ref's session that no key table holds
-// and no read of this process holds in memory (a ledger from schema 11, a
-// crashed read), in transactions of keyChunk rows, until fewer are left
-// (the write indexes those): a session of millions of rows costs a few
-// hook events their update instead of failing each past the deadline.
+// catchUpKeys indexes the rows of ref's session that no key table holds and
+// no read of this process holds in memory (a ledger from schema 11, a
+// crashed read) in transactions of keyChunk rows until fewer are left (the
+// write indexes those): a session of millions of rows costs a few hook
+// events their update instead of failing each past the deadline.
 func (l *Ledger) catchUpKeys(ref SessionRef) error {
 	for done := false; !done; {
 		var sid int64
 		err := l.withRawTx(func(tx *rawTx) error {
 			var next, through int64
-			if err := tx.queryRow(sessionByRef, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
+			if err := tx.queryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
 				done = err == sql.ErrNoRows
 				return err
 			}
@@ -897,100 +882,4 @@ func (l *Ledger) catchUpKeys(ref SessionRef) error {
 		}
 	}
 	return nil
-}
-
-// rawTx is a write transaction on the driver connection itself, below
-// database/sql. Ingest binds 15 values per row; database/sql's per-argument
-// conversion (reflection) cost more than SQLite's own work, so the batch
-// writer talks to the driver directly. Everything else uses database/sql.
-type rawTx struct {
-	conn  driver.Conn
-	tx    driver.Tx
-	stmts []driver.Stmt
-	args  []driver.NamedValue
-}
-
-// prepare returns a statement closed when the transaction ends.
-func (t *rawTx) prepare(q string) (driver.Stmt, error) {
-	s, err := t.conn.Prepare(q)
-	if err == nil {
-		t.stmts = append(t.stmts, s)
-	}
-	return s, err
-}
-
-// bind fills t.args from values (nil, int64, int, bool, string, []byte).
-func (t *rawTx) bind(values []any) []driver.NamedValue {
-	t.args = t.args[:0]
-	for i, v := range values {
-		switch x := v.(type) {
-		case int:
-			v = int64(x)
-		case bool:
-			v = int64(0)
-			if x {
-				v = int64(1)
-			}
-		}
-		t.args = append(t.args, driver.NamedValue{Ordinal: i + 1, Value: v})
-	}
-	return t.args
-}
-
-// exec runs a prepared statement.
-func (t *rawTx) exec(s driver.Stmt, values ...any) error {
-	_, err := s.(driver.StmtExecContext).ExecContext(context.Background(), t.bind(values))
-	return err
-}
-
-// query runs a prepared query.
-func (t *rawTx) query(s driver.Stmt, values ...any) (driver.Rows, error) {
-	return s.(driver.StmtQueryContext).QueryContext(context.Background(), t.bind(values))
-}
-
-// execOnce prepares and runs one statement.
-func (t *rawTx) execOnce(q string, values ...any) error {
-	s, err := t.prepare(q)
-	if err != nil {
-		return err
-	}
-	return t.exec(s, values...)
-}
-
-// queryRow runs a one-off query and scans its first row's columns into
-// dest (*int64 or *string); sql.ErrNoRows when there is none.
-func (t *rawTx) queryRow(q string, args []any, dest ...any) error {
-	s, err := t.prepare(q)
-	if err != nil {
-		return err
-	}
-	rows, err := t.query(s, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	vals := make([]driver.Value, len(rows.Columns()))
-	if err := rows.Next(vals); err == io.EOF {
-		return sql.ErrNoRows
-	} else if err != nil {
-		return err
-	}
-	for i, d := range dest {
-		switch p := d.(type) {
-		case *int64:
-			*p, _ = vals[i].(int64)
-		case *string:
-			*p = text(vals[i])
-		}
-	}
-	return nil
-}
-
-// text is a TEXT column's value.
-func text(v driver.Value) string {
-	if b, ok := v.([]byte); ok {
-		return string(b)
-	}
-	s, _ := v.(string)
-	return s
 }
