@@ -30,53 +30,38 @@ import (
 // FileName is the ledger's file name inside the carryover home.
 const FileName = "ledger.sqlite"
 
-// Ledger is an open ledger.
+// Ledger is an open ledger. Recovered: Open found it corrupt, moved it
+// aside (MovedTo) and started a new one; Rebuilt transcripts are read again,
+// Restored lifecycle rows were copied (RestoreErr: why that failed).
 type Ledger struct {
-	db   *sql.DB
-	Path string
-	// Recovered: Open found the ledger corrupt, moved it aside (MovedTo)
-	// and started a new one; Rebuilt transcripts are read again, Restored
-	// lifecycle rows were copied (RestoreErr: why that failed).
-	Recovered  bool
-	MovedTo    string
-	Rebuilt    int
-	Restored   int
-	RestoreErr error
-	ino        uint64    // inode of Path when opened (recovery compares it)
-	deadline   time.Time // bounds every wait for another process's lock (OpenBy)
-	keys       keyStates // the pending row keys this process wrote (keys.go)
+	db                *sql.DB
+	Path, MovedTo     string
+	Recovered         bool
+	Rebuilt, Restored int
+	RestoreErr        error
+	ino               uint64    // inode of Path when opened (recovery compares it)
+	deadline          time.Time // bounds every wait for another process's lock (OpenBy)
+	keys              keyStates // the pending row keys this process wrote (keys.go)
 }
 
 // SessionRef names a session to write rows into.
-type SessionRef struct {
-	Tool       string
-	NativeID   string
-	Project    string
-	Transcript string
-}
+type SessionRef struct{ Tool, NativeID, Project, Transcript string }
 
 // Session is a stored session.
 type Session struct {
-	ID         int64
-	Tool       string
-	NativeID   string
-	Project    string
-	Transcript string
-	FirstSeen  time.Time
-	LastSeen   time.Time
-	LastActive time.Time
-	Title      string
-	TokensUsed int64
-	TokensMax  int64
-	Rows       int
+	ID                              int64
+	Tool, NativeID, Project         string
+	Transcript, Title               string
+	FirstSeen, LastSeen, LastActive time.Time
+	TokensUsed, TokensMax           int64
+	Rows                            int
 }
 
 // Row is a stored row.
 type Row struct {
 	adapters.Row
-	SessionID int64
-	Seq       int64
-	Tool      string
+	SessionID, Seq int64
+	Tool           string
 }
 
 // migrations are applied in order; PRAGMA user_version counts them.
@@ -213,27 +198,22 @@ var migrations = []string{
 // when its WHERE clause contains the same text.
 const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
 
+// walCheckpointBytes: past it a commit checkpoints the WAL; small, as every
+// new process reads the WAL back (see Leave). bulkCheckpointBytes replaces
+// it while a big transcript is read in batches (a checkpoint copies and
+// syncs pages the next batches rewrite). 16 KiB pages make a cold ingest
+// about a fifth faster than 4 KiB. bulkHeap is the Go memory limit once a
+// process writes big batches (a cold ingest holds ~12 MB of pending keys and
+// ~9 MB of batches; without it the heap grew to twice that): peak RSS 1 GB
+// dense 59–66 → 50–57.5 MiB (hook), 87 → 54 (manual); 1.3 GB 87 → 55 and
+// 123 → 52; CPU equal. busyTimeout: the wait for a lock without a deadline.
 const (
-	// walCheckpointBytes: past it a commit checkpoints the WAL. Small,
-	// because every new process reads the WAL back on open (see Leave).
-	walCheckpointBytes = 1 << 20
-	// bulkCheckpointBytes replaces it while a big transcript is read in
-	// batches: each checkpoint copies and syncs pages that the next batches
-	// rewrite anyway.
+	walCheckpointBytes  = 1 << 20
 	bulkCheckpointBytes = 32 << 20
-	// pageSize of a new ledger: 16 KiB pages make a cold ingest about a
-	// fifth faster than SQLite's default 4 KiB.
-	pageSize = 16384
-	// bulkHeap is the Go memory limit once a process writes big batches (a
-	// cold ingest holds ~12 MB of pending keys and ~9 MB of batches; without
-	// it the heap grew to twice that). Peak RSS 1 GB dense: 59–66 → 50–57.5
-	// MiB (hook), 87 → 54 (manual); 1.3 GB 87 → 55 and 123 → 52; CPU equal.
-	bulkHeap = 32 << 20
-	// busyTimeout is a statement's wait for another process's lock when the
-	// caller has no deadline.
-	busyTimeout = 5 * time.Second
-	// driverName is go-sqlite3 with the ledger's connection setup.
-	driverName = "sqlite3-carryover-ledger"
+	pageSize            = 16384
+	bulkHeap            = 32 << 20
+	busyTimeout         = 5 * time.Second
+	driverName          = "sqlite3-carryover-ledger" // go-sqlite3 with the ledger's connection setup
 )
 
 // openMu serialises Open and Reopen within a process: SQLite's file locks
@@ -270,9 +250,8 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	})
 }
 
-// open retries failures a concurrent process causes: SQLITE_BUSY while
-// another switches a new file to WAL, a recovery leaving others'
-// connections on the old file.
+// open retries what a concurrent process causes: SQLITE_BUSY while another
+// switches a new file to WAL, a recovery leaving connections on the old file.
 func open(path string, deadline time.Time) (*Ledger, error) {
 	l, err := openOnce(path, deadline)
 	for i := 0; err != nil && transient(err) && i < 40; i++ {
@@ -292,9 +271,7 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 	}
 	f.Close()
 	// synchronous=NORMAL under WAL: a power loss may lose the last commits
-	// (the next hook re-reads them from the cursors), never the file's
-	// consistency. The pragmas go in the URI: go-sqlite3 runs them once per
-	// connection.
+	// (the next hook re-reads them from the cursors), never consistency.
 	db, err := sql.Open(ledgerDriver(), FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
 	if err != nil {
 		return nil, err
@@ -308,8 +285,7 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 	return l, nil
 }
 
-// migrate brings the schema up to date; a new ledger gets the migrations'
-// end schema (freshSchema).
+// migrate brings the schema up to date (a new ledger: freshSchema).
 func (l *Ledger) migrate() error {
 	var v int
 	if err := l.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
@@ -345,18 +321,17 @@ func (l *Ledger) migrate() error {
 	return tx.Commit()
 }
 
-// A new ledger gets the end schema in an order chosen for salvage: with
-// incremental auto-vacuum root pages sit at the file's front in creation
-// order (replayed, the migrations put sessions at page 18), and a file cut
-// short keeps its front. So sessions and cursors come first (pages 3–6),
-// then the other salvageTables.
 var (
 	freshOnce  sync.Once
 	freshStmts []string
 )
 
-// freshSchema is that schema, read back from the migrations run in memory
-// (nil if that failed: the migrations are replayed).
+// freshSchema is the migrations' end schema, read back from running them in
+// memory (nil if that failed: they are replayed), in an order chosen for
+// salvage: with incremental auto-vacuum root pages sit at the file's front
+// in creation order (replayed, the migrations put sessions at page 18), and
+// a file cut short keeps its front. So sessions and cursors come first
+// (pages 3–6), then the other salvageTables, the indexes last.
 func freshSchema() []string {
 	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
 	return freshStmts
@@ -374,8 +349,6 @@ func schemaOf(ms []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	// Internal objects (autoindexes, sqlite_sequence) have no SQL: their
-	// tables' CREATE makes them.
 	type obj struct {
 		rank int
 		sql  string
@@ -384,7 +357,7 @@ func schemaOf(ms []string) ([]string, error) {
 		var table bool
 		var name string
 		err = r.Scan(&table, &name, &o.sql)
-		o.rank = 2*len(salvageTables) + 2 // indexes last
+		o.rank = 2*len(salvageTables) + 2
 		if table {
 			o.rank = 1 + slices.IndexFunc(salvageTables, func(t salvageTable) bool { return t.name == name })
 			if o.rank == 0 && name != "sessions" {
@@ -392,7 +365,8 @@ func schemaOf(ms []string) ([]string, error) {
 			}
 		}
 		return o, err
-	}, `SELECT type = 'table', name, sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
+	}, `SELECT type = 'table', name, sql FROM sqlite_schema WHERE sql IS NOT NULL -- autoindexes have none
+		 AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
 	if err != nil {
 		return nil, err
 	}
@@ -409,22 +383,21 @@ type dbStore struct{ *sql.DB }
 
 var registerOnce sync.Once
 
-// ledgerDriver registers the ledger's driver on first use (not in init: a
-// process that never opens the ledger runs none of this file).
+// ledgerDriver registers the driver on first use (not in init: a process
+// that opens no ledger runs none of this file).
 func ledgerDriver() string {
 	registerOnce.Do(func() { sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: connect}) })
 	return driverName
 }
 
 func connect(c *sqlite3.SQLiteConn) error {
-	// Keep the emptied -wal file when the last connection closes: deleting
-	// and re-creating it cost a file and a directory fsync per hook.
+	// Keep the emptied -wal when the last connection closes: deleting and
+	// re-creating it cost a file and a directory fsync per hook.
 	if err := c.SetFileControlInt("main", sqlite3.SQLITE_FCNTL_PERSIST_WAL, 1); err != nil {
 		return err
 	}
-	// The page size, then auto_vacuum (else the size is ignored), apply to a
-	// new file only: incremental auto-vacuum lets gc give freed pages back
-	// in steps (an older ledger: `gc --vacuum`).
+	// The page size, then auto_vacuum, apply to a new file only: incremental
+	// auto-vacuum lets gc give pages back in steps (older: `gc --vacuum`).
 	q := `PRAGMA page_size = ` + strconv.Itoa(pageSize) + `;`
 	if connInt(c, "page_count") == 0 {
 		q += `PRAGMA auto_vacuum = incremental;`
@@ -453,9 +426,9 @@ func connInt(c *sqlite3.SQLiteConn, pragma string) int64 {
 }
 
 // bulk switches the checkpoint threshold for a run of big batches (the
-// first commit after bulk(false) checkpoints what they left) and bounds the
-// process's memory from then on: Go's by bulkHeap, mapped pages by ending
-// MapReads (mapped pages stay in the RSS: +14 MB after a cold 1.3 GB ingest).
+// first commit after bulk(false) checkpoints them) and bounds memory from
+// then on: Go's by bulkHeap, mapped pages by ending MapReads (they stay in
+// the RSS: +14 MB after a cold 1.3 GB ingest).
 func (l *Ledger) bulk(on bool) {
 	n := int64(walCheckpointBytes)
 	if on {
@@ -484,8 +457,8 @@ func (l *Ledger) SetDeadline(deadline time.Time) {
 	_, _ = l.db.Exec(`PRAGMA busy_timeout = ` + strconv.FormatInt(busyMillis(deadline), 10))
 }
 
-// busyMillis is busyTimeout, or what is left before deadline (at least
-// 1 ms: 0 would disable waiting).
+// busyMillis is busyTimeout, or what is left before deadline (≥ 1 ms: 0
+// disables waiting).
 func busyMillis(deadline time.Time) int64 {
 	if deadline.IsZero() {
 		return busyTimeout.Milliseconds()
@@ -513,11 +486,11 @@ func inode(path string) uint64 {
 // Close closes the ledger.
 func (l *Ledger) Close() error { return l.db.Close() }
 
-// Leave is Close for a process about to exit: closing checkpoints the WAL
-// with two fsyncs, while the next process reads a small WAL back cheaply
-// (an exit is what a crash does). A WAL it did not write a process copies
-// whole at its next checkpoint: past walCheckpointBytes Leave checkpoints
-// and truncates it (waiting briefly for readers; else a later hook does).
+// Leave is Close for a process about to exit: Close checkpoints the WAL
+// with two fsyncs, while the next process reads a small WAL back cheaply (an
+// exit is what a crash does). Past walCheckpointBytes (a WAL a process did
+// not write it copies whole at its next checkpoint) Leave checkpoints and
+// truncates it, waiting briefly for readers (else a later hook does).
 func (l *Ledger) Leave() {
 	fi, err := os.Stat(l.Path + "-wal")
 	if err != nil || fi.Size() < walCheckpointBytes {
@@ -544,7 +517,7 @@ func IsBusy(err error) bool {
 }
 
 // transient reports whether an open failed because of what another process
-// was doing at that moment (see open).
+// was doing (see open).
 func transient(err error) bool {
 	switch sqliteCode(err) {
 	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrProtocol, sqlite3.ErrIoErr, sqlite3.ErrCantOpen:
@@ -580,10 +553,9 @@ func FileURI(path, query string) string {
 	return u
 }
 
-// Store is what the ledger offers the features that keep their own queries
-// over its tables (publish/lifecycle, publish/limits): statements on its
-// database or on a transaction (Begin). The ledger keeps the schema, the
-// migrations and the salvage of those tables.
+// Store is what the ledger offers features that keep their own queries over
+// its tables (publish/lifecycle, publish/limits): its database or a
+// transaction (Begin). The ledger keeps their schema, migrations and salvage.
 type Store interface {
 	Exec(q string, args ...any) (sql.Result, error)
 	Query(q string, args ...any) (*sql.Rows, error)
@@ -599,10 +571,9 @@ func (l *Ledger) Query(q string, args ...any) (*sql.Rows, error) { return l.db.Q
 // QueryRow runs a query for one row on the ledger.
 func (l *Ledger) QueryRow(q string, args ...any) *sql.Row { return l.db.QueryRow(q, args...) }
 
-// Begin starts a transaction the caller commits or rolls back. Every Stop
-// records what it published in one (separate statements paid a WAL commit
-// each, and every later hook reads the WAL back). Not a callback, so no
-// call chain leaves a feature's file and re-enters it through the ledger.
+// Begin starts a transaction: a Stop records what it published in one (a
+// WAL commit each cost, and later hooks read the WAL back). Not a callback,
+// so no call chain re-enters a feature's file through the ledger.
 func (l *Ledger) Begin() (*sql.Tx, error) { return l.db.Begin() }
 
 // Scanner is a *sql.Row or *sql.Rows.
@@ -644,9 +615,8 @@ func Has(s Store, q string, args ...any) bool {
 }
 
 // ForProject is the WHERE condition on column for one project, or every
-// project when project is empty, with its arguments. Two statements rather
-// than `(? = ” OR column = ?)`: SQLite plans a statement once for any
-// argument, and that form reads every project's rows (no index).
+// project when project is empty, and its arguments: SQLite plans `(? = ”
+// OR column = ?)` once for any argument and reads every project's rows.
 func ForProject(column, project string) (string, []any) {
 	if project == "" {
 		return "1", nil
@@ -677,8 +647,8 @@ type TrackedFile struct {
 	Session   Session
 }
 
-// Tracked lists the transcripts of project's sessions, most recently
-// updated first, at most limit (for the catch-up).
+// Tracked lists project's transcripts, most recently updated first, at
+// most limit (for the catch-up).
 func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
 	return All(l, func(r Scanner) (t TrackedFile, err error) {
 		return t, r.Scan(&t.Path, &t.Offset, &t.Sidechain, &t.Session.ID, &t.Session.Tool, &t.Session.NativeID, &t.Session.Project)
@@ -713,7 +683,7 @@ func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
 }
 
 // Session looks up a session by tool and native id (the most recently seen
-// when the id was seen in more than one project).
+// of several projects').
 func (l *Ledger) Session(tool, nativeID string) (Session, error) {
 	return scanSession(l.db.QueryRow(sessionCols+`s.tool = ? AND s.native_id = ? ORDER BY s.last_seen DESC, s.id DESC LIMIT 1`, tool, nativeID))
 }
@@ -764,11 +734,10 @@ func (l *Ledger) rows(tool, q string, args ...any) ([]Row, error) {
 	}, q, args...)
 }
 
-// The hook-path handoff is distilled from the newest sessions and, per
-// session, the newest rows plus the newest prompts, file edits and errors
-// however far back: a long session keeps its task and files without reading
-// every row. An error's call is looked for among the callLookback rows
-// before it.
+// The hook-path handoff is distilled from the newest sessions: per session
+// the newest rows plus the newest prompts, file edits and errors however far
+// back (a long session keeps its task and files without reading every row).
+// An error's call is looked for among the callLookback rows before it.
 const (
 	recentSessions = 4
 	recentWindow   = 250
@@ -795,9 +764,9 @@ func (l *Ledger) RecentRows(project string) ([]Row, error) {
 }
 
 // recentSessionRows reads the newest rows, then the seqs of older prompts,
-// edits and errors through the covering index, fetched by explicit value ("seq
-// IN (subquery)" or a UNION over whole rows makes SQLite scan the session),
-// then the calls of errors whose call fell outside.
+// edits and errors through the covering index, fetched by value ("seq IN
+// (subquery)" or a UNION over whole rows scans the session), then the calls
+// of errors whose call fell outside.
 func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	out, err := l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, s.ID, recentWindow)
 	if err != nil {
@@ -834,8 +803,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 }
 
 // addErrorCalls adds the calls of errors in out that fell outside it, so a
-// failure keeps its command. A call precedes its result by a few rows
-// (parallel calls by a few more).
+// failure keeps its command (a call precedes its result by a few rows).
 func (l *Ledger) addErrorCalls(s Session, out []Row) ([]Row, error) {
 	have := map[string]bool{}
 	for _, r := range out {
@@ -862,9 +830,8 @@ func (l *Ledger) addErrorCalls(s Session, out []Row) ([]Row, error) {
 // into a project's distill state.
 type Seqs map[int64]int64
 
-// LoadState returns a project's stored distill state and how far into each
-// session it has read (ok false when there is none); version identifies the
-// stored copy for SaveState.
+// LoadState returns a project's distill state and how far into each session
+// it has read (ok false: none); version identifies it for SaveState.
 func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, version string, ok bool) {
 	err := l.db.QueryRow(`SELECT state, seqs FROM distill_state WHERE project = ?`, project).Scan(&state, &version)
 	if err != nil || json.Unmarshal([]byte(version), &seqs) != nil {
@@ -874,9 +841,8 @@ func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, version str
 }
 
 // SaveState stores a project's distill state if the stored copy is still
-// the one loaded (version; "" when there was none): two snapshots folding
-// at once cannot move the state backwards or fold rows twice; the loser's
-// save is dropped and the next snapshot folds from the winner's.
+// the one loaded (version; "" for none): of two snapshots folding at once
+// the loser's save is dropped, never moving the state back or folding twice.
 func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, version string, now time.Time) (bool, error) {
 	raw, err := json.Marshal(seqs)
 	if err != nil {
@@ -898,9 +864,8 @@ func (l *Ledger) DropState(project string) error {
 
 // ProjectSession is a session's id, agent and last row sequence number.
 type ProjectSession struct {
-	ID      int64
-	Tool    string
-	LastSeq int64
+	ID, LastSeq int64
+	Tool        string
 }
 
 // ProjectSessions lists a project's sessions in creation order.
@@ -908,15 +873,14 @@ func (l *Ledger) ProjectSessions(project string) ([]ProjectSession, error) {
 	return All(l, func(r Scanner) (s ProjectSession, err error) { return s, r.Scan(&s.ID, &s.Tool, &s.LastSeq) }, `SELECT id, tool, next_seq - 1 FROM sessions WHERE project = ? ORDER BY id`, project)
 }
 
-// RowsAfter returns a session's rows with a sequence number above seq, in
-// order, at most limit.
+// RowsAfter returns at most limit of a session's rows after seq, in order.
 func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error) {
 	return l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, s.ID, seq, limit)
 }
 
 // PromoteSubagentOnly clears the sidechain mark when every row is a
-// subagent's: the user handed over a subagent's own file (an old
-// <slug>/agent-*.jsonl or a subagents/ file), so its prompt is the task.
+// subagent's: a subagent's own file was handed over (an old
+// <slug>/agent-*.jsonl, a subagents/ file), so its prompt is the task.
 func PromoteSubagentOnly(rows []Row) {
 	if slices.ContainsFunc(rows, func(r Row) bool { return !r.Sidechain }) {
 		return
@@ -931,10 +895,9 @@ func (l *Ledger) ProjectTools(project string) ([]string, error) {
 	return All(l, scanString, `SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
 }
 
-// MissedInjections lists the agents whose start injection did not arrive
-// in project: of the newest "hook" receipts, those whose session replied
-// after it while its transcript never showed that handoff (no "transcript"
-// receipt of the same header).
+// MissedInjections lists the agents whose start injection did not arrive in
+// project: newest "hook" receipts whose session replied after it but whose
+// transcript never showed it (no "transcript" receipt of the header).
 func (l *Ledger) MissedInjections(project string) ([]string, error) {
 	return All(l, scanString, `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
 		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
@@ -943,8 +906,7 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 		ORDER BY d.tool`, project)
 }
 
-// KnownProjects lists, sorted, every project the ledger has a session,
-// handoff or receipt of.
+// KnownProjects lists, sorted, the projects of sessions, handoffs, receipts.
 func (l *Ledger) KnownProjects() ([]string, error) {
 	ps, err := All(l, func(r Scanner) (p sql.NullString, err error) { return p, r.Scan(&p) }, `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
 		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
@@ -960,16 +922,15 @@ func (l *Ledger) KnownProjects() ([]string, error) {
 // Handoff is the record of a project's current handoff (table handoffs;
 // publish/lifecycle writes it).
 type Handoff struct {
-	Project   string
-	Header    string // first line of handoff.md: "# [CARRYOVER] Last updated … from …"
-	Tool      string
-	SessionID int64
-	Written   time.Time
-	Hash      string // content hash of the whole handoff.md (publish.Digest); "" for none
+	Project, Tool string
+	Header        string // first line of handoff.md: "# [CARRYOVER] Last updated … from …"
+	Hash          string // content hash of the whole handoff.md (publish.Digest); "" for none
+	SessionID     int64
+	Written       time.Time
 }
 
-// HandoffTrusted reports whether hash is the content hash of a handoff
-// carryover published for project (one of the newest few).
+// HandoffTrusted reports whether hash is that of one of the newest handoffs
+// carryover published for project.
 func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash).Scan(&n)
@@ -977,7 +938,7 @@ func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
 }
 
 // HandoffKnown reports whether the ledger holds the project's current
-// handoff (every publish records it; recovery may not: restore).
+// handoff (a publish records it; a recovery may not: restore).
 func (l *Ledger) HandoffKnown(project string) bool {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
@@ -986,13 +947,10 @@ func (l *Ledger) HandoffKnown(project string) bool {
 
 // Delivery is a receipt: a session of an agent received a handoff.
 type Delivery struct {
-	Project   string
-	Header    string
-	Tool      string
-	SessionID int64
-	NativeID  string
-	Via       string // "transcript" (seen in the agent's transcript) or "hook" (printed by carryover)
-	At        time.Time
+	Project, Header, Tool, NativeID string
+	Via                             string // "transcript" (seen in the agent's transcript) or "hook" (printed by carryover)
+	SessionID                       int64
+	At                              time.Time
 }
 
 // RecordDelivery stores a receipt (idempotent).
@@ -1002,26 +960,23 @@ func (l *Ledger) RecordDelivery(d Delivery) error {
 	return err
 }
 
-// MarkPendingInject remembers that a session started in a way whose
-// SessionStart output the agent drops (claude -p --resume): the first
-// UserPromptSubmit delivers the handoff instead.
+// MarkPendingInject remembers a session whose SessionStart output the agent
+// drops (claude -p --resume): its first UserPromptSubmit delivers instead.
 func (l *Ledger) MarkPendingInject(sessionID int64, now time.Time) error {
 	_, err := l.db.Exec(`INSERT INTO pending_inject (session_id, created) VALUES (?, ?) ON CONFLICT DO NOTHING`, sessionID, now.UnixMilli())
 	return err
 }
 
-// TakePendingInject reports whether a pending injection existed and clears
-// it, atomically, so it is delivered once.
+// TakePendingInject clears a pending injection, reporting whether there was
+// one (atomically: it is delivered once).
 func (l *Ledger) TakePendingInject(sessionID int64) (bool, error) {
 	return Changed(l, `DELETE FROM pending_inject WHERE session_id = ?`, sessionID)
 }
 
 // Stats are counts for `carryover status`.
 type Stats struct {
-	Sessions   int
-	Rows       int
-	Projects   int
-	BySessions map[string]int // per tool
+	Sessions, Rows, Projects int
+	BySessions               map[string]int // per tool
 }
 
 // Stats counts what the ledger holds.
@@ -1042,7 +997,7 @@ func (l *Ledger) Stats() (Stats, error) {
 }
 
 // MarkDirty records that project has rows its handoff does not reflect yet
-// (tool events defer the re-distill to the end of the turn).
+// (tool events defer the re-distill to the turn's end).
 func (l *Ledger) MarkDirty(project string, now time.Time) error {
 	_, err := l.db.Exec(`INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
 	return err
@@ -1068,30 +1023,22 @@ const (
 
 // HandoffRecord is one published handoff of a project.
 type HandoffRecord struct {
-	ID        string
-	Project   string
-	Tool      string
-	SessionID int64
-	NativeID  string
-	Head      string // short git HEAD when written
-	Branch    string
-	Hash      string // content hash of handoff.md
-	Header    string // its first line
-	Goal      string
-	Next      string
-	Files     []string // project-relative paths the handoff names
-	Written   time.Time
-	Updated   time.Time // the last rewrite under this id
-	Ended     string    // "", EndSuperseded or EndCleared
-	EndedAt   time.Time
+	ID, Project, Tool, NativeID string
+	SessionID                   int64
+	Head, Branch                string // short git HEAD when written
+	Hash, Header                string // content hash of handoff.md, its first line
+	Goal, Next                  string
+	Files                       []string  // project-relative paths the handoff names
+	Written, Updated            time.Time // Updated: the last rewrite under this id
+	Ended                       string    // "", EndSuperseded or EndCleared
+	EndedAt                     time.Time
 }
 
 // Decision is one entry of a project's decisions log.
 type Decision struct {
-	Text   string
-	Why    string
-	Source string // DecisionUser (carryover decide) or DecisionExtracted
-	At     time.Time
+	Text, Why string
+	Source    string // DecisionUser (carryover decide) or DecisionExtracted
+	At        time.Time
 }
 
 // Decision sources.
