@@ -15,19 +15,17 @@ import (
 	"github.com/carryover/carryover/adapters"
 )
 
-// IngestOptions says what to ingest and how.
+// IngestOptions says what to ingest and how. Progress gets each line's end
+// offset in the file being tailed (a command shows bytes read; hooks: nil).
 type IngestOptions struct {
-	Adapter     adapters.Adapter
-	Hook        adapters.Hook
-	Env         adapters.Env
-	Project     string
-	Deadline    time.Time
-	Now         time.Time
-	Redact      func(string) string   // applied to text, command and file path before they are stored
-	Transcripts []adapters.Transcript // overrides the adapter's own list (handoff --transcript)
-	// Progress gets each line's end offset in the file being tailed (a
-	// command shows bytes read on a terminal; the hook sets none).
-	Progress func(path string, off int64)
+	Adapter       adapters.Adapter
+	Hook          adapters.Hook
+	Env           adapters.Env
+	Project       string
+	Deadline, Now time.Time
+	Redact        func(string) string   // applied to text, command and file path before they are stored
+	Transcripts   []adapters.Transcript // overrides the adapter's own list (handoff --transcript)
+	Progress      func(path string, off int64)
 }
 
 // Found is what an ingest noticed in the rows it stored.
@@ -50,13 +48,12 @@ type FileReport struct {
 	Found
 }
 
-// FoundLimit is a limit signal read from a transcript or a store.
+// FoundLimit is a limit signal read from a transcript or a store: the row
+// that carried it, its session and agent (a catch-up reads other agents').
 type FoundLimit struct {
-	Key      string // the row that carried it
-	Tool     string // its session's agent (a catch-up reads other agents' files)
-	NativeID string // its session
-	Limit    adapters.Limit
-	At       time.Time
+	Key, Tool, NativeID string
+	Limit               adapters.Limit
+	At                  time.Time
 }
 
 // IngestReport summarizes an ingest.
@@ -76,19 +73,15 @@ type SyncReport struct {
 }
 
 const (
-	// catchUpWindow is how many of a project's most recently updated tracked
-	// files a catch-up looks at; the deadline bounds how many it re-reads.
-	catchUpWindow = 256
-	// batchRows is how many rows a transaction writes while tailing a large
-	// transcript, bounding memory on a cold ingest.
-	batchRows = 4096
+	catchUpWindow = 256  // newest tracked files a catch-up looks at (the deadline bounds the re-reads)
+	batchRows     = 4096 // rows a transaction writes while tailing: a cold ingest's memory bound
 )
 
-// Sync brings the ledger up to date for one session, the same way for the
-// hook and `carryover handoff`: it ingests the session (after damage:
-// rebuilds the ledger and ingests again), catches up the project's other
-// transcripts and records the delivery receipts found. It returns the
-// ledger to use from then on (nil when a rebuild failed).
+// Sync brings the ledger up to date for one session, for the hook and for
+// `carryover handoff`: it ingests the session (after damage: rebuilds the
+// ledger and ingests again), catches up the project's other transcripts and
+// records the receipts found. It returns the ledger to use from then on (nil
+// when a rebuild failed).
 func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	var rep SyncReport
 	ing, err := Ingest(l, o)
@@ -140,9 +133,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	if ref.NativeID == "" {
 		return rep, errors.New("hook payload has no session id")
 	}
-	// A known session with the same project and transcript needs no write
-	// transaction here; its rows' batches refresh it.
-	var err error
+	var err error // a known session (same transcript) needs no write here: its batches refresh it
 	if s, serr := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); serr == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
 		rep.SessionID = s.ID
 	} else if rep.SessionID, err = l.Touch(ref, o.Now); err != nil {
@@ -157,8 +148,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	return rep, nil
 }
 
-// writeOwnRows stores the rows the payload carries and those the adapter's
-// own store holds.
+// writeOwnRows stores the payload's rows and those of the adapter's store.
 func (o IngestOptions) writeOwnRows(l *Ledger, ref SessionRef, rep *IngestReport) error {
 	rows := o.Hook.Rows
 	if sr, ok := o.Adapter.(adapters.StoreReader); ok {
@@ -205,8 +195,7 @@ func (o IngestOptions) tailTranscripts(l *Ledger, lp adapters.LineParser, ref Se
 	return nil
 }
 
-// prepare redacts rows and collects delivery receipts and limit signals (of
-// session ref) into f.
+// prepare redacts rows and collects receipts and limit signals into f.
 func (o *IngestOptions) prepare(rows []adapters.Row, f *Found, ref SessionRef) []adapters.Row {
 	for i := range rows {
 		r := &rows[i]
@@ -264,7 +253,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 }
 
 // rememberMissing returns err, after giving a transcript not written yet (a
-// new session) an empty cursor: a later event catches up on it.
+// new session) an empty cursor for a later event's catch-up.
 func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcript, cur adapters.Cursor, now time.Time) error {
 	if !errors.Is(err, fs.ErrNotExist) || !t.MaybeMissing || cur.Offset != 0 || cur.Head != "" {
 		return err
@@ -275,8 +264,8 @@ func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcrip
 	return err
 }
 
-// fullBatch is batchRows rows, prepared by the parsing goroutine so that
-// the writing one only runs SQLite.
+// fullBatch is batchRows rows, prepared by the parsing goroutine: the
+// writing one only runs SQLite.
 type fullBatch struct {
 	rows []adapters.Row
 	prep *preparedRows
@@ -313,8 +302,7 @@ func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref Ses
 	return batch, <-done
 }
 
-// readRows appends the rows of the tail's next lines to batch until it
-// holds batchRows or the lines end.
+// readRows appends the next lines' rows to batch, up to batchRows.
 func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript, progress func(string, int64), batch []adapters.Row) []adapters.Row {
 	for len(batch) < batchRows {
 		line, off, ok := tl.Next()
@@ -375,10 +363,10 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 }
 
 // CatchUp re-reads the project's tracked transcripts, of any agent, that
-// grew or changed: a session whose last hook never fired (Codex on
-// SIGTERM), whose agent flushed after its hooks (Copilot CLI -p), or a
-// rebuilt ledger's. skip names paths just read. The catchUpWindow newest are
-// looked at (a stat each) and re-read until o.Deadline.
+// changed: a session whose last hook never fired (Codex on SIGTERM), whose
+// agent flushed after its hooks (Copilot CLI -p), a rebuilt ledger's. skip
+// names paths just read; the catchUpWindow newest get a stat each and are
+// re-read until o.Deadline.
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -400,8 +388,8 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 	return out, nil
 }
 
-// catchUpParser is the line parser of a tracked file that changed size and
-// that its agent's store policy allows reading (nil: skip it).
+// catchUpParser is the parser of a tracked file that changed size and that
+// its agent's store policy allows reading (nil: skip it).
 func catchUpParser(t TrackedFile, env adapters.Env) adapters.LineParser {
 	fi, err := os.Stat(t.Path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
@@ -434,8 +422,8 @@ func (f FileReport) notes() []string {
 	return notes
 }
 
-// RecoveryNote says, for the log, that Open or Reopen found the ledger
-// corrupt and rebuilt it ("" when it did not).
+// RecoveryNote says, for the log, that the ledger was found corrupt and
+// rebuilt ("" when not).
 func (l *Ledger) RecoveryNote() string {
 	if !l.Recovered {
 		return ""
@@ -447,8 +435,8 @@ func (l *Ledger) RecoveryNote() string {
 	return n
 }
 
-// damaged reports whether an ingest failed because the ledger file is
-// damaged (not a transcript or an agent's own store).
+// damaged reports whether an ingest failed on a damaged ledger file (not a
+// transcript or an agent's store).
 func damaged(rep IngestReport, err error) bool {
 	if err != nil && IsCorrupt(err) {
 		return true
@@ -461,10 +449,9 @@ func damaged(rep IngestReport, err error) bool {
 	return false
 }
 
-// upsertSession creates a session (tool, native id, project, transcript,
-// first and last seen) or refreshes its last_seen and transcript, and
-// returns its id, next_seq and keys_through: one statement, where an upsert
-// and a lookup cost a hook two to parse.
+// upsertSession creates a session or refreshes its last_seen and transcript,
+// returning its id, next_seq and keys_through (one statement to parse where
+// an upsert and a lookup were two).
 const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
 	ON CONFLICT (tool, native_id, project) DO UPDATE SET last_seen = excluded.last_seen,
 		transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END
@@ -495,19 +482,20 @@ func (l *Ledger) Touch(ref SessionRef, now time.Time) (int64, error) {
 	return id, tx.Commit()
 }
 
-// Batch is one transcript's worth of new rows and where reading stopped.
+// Batch is one transcript's new rows and where reading stopped (Cursor,
+// saved in the same transaction).
 type Batch struct {
 	Session   SessionRef
 	Rows      []adapters.Row
-	Cursor    *adapters.Cursor // saved in the same transaction as the rows
+	Cursor    *adapters.Cursor
 	Sidechain bool
 	prep      *preparedRows // Rows already prepared (prepareRows)
 	deferKeys bool          // keys stay pending (keys.go): a long read's batches but its last
 }
 
-// Write stores a batch in one transaction: the session, its rows (upserted
-// by key: re-reading the same bytes adds nothing, a later copy of a row
-// replaces the earlier one) and the cursor. It returns how many rows were new.
+// Write stores a batch in one transaction: the session, its rows (by key:
+// re-reading adds nothing, a later copy replaces the earlier one) and the
+// cursor. It returns how many rows were new.
 func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	added := 0
 	var sid int64
@@ -528,8 +516,8 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	return added, nil
 }
 
-// withRawTx runs fn in one immediate write transaction on the ledger's
-// connection (rawTx), committing when fn returns nil.
+// withRawTx runs fn in an immediate write transaction on the driver's
+// connection, committing when fn returns nil.
 func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
 	ctx := context.Background()
 	c, err := l.db.Conn(ctx)
@@ -596,10 +584,9 @@ func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, e
 // headPart is adapters.HeadPart in SQL: the head up to its first '@'.
 func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col + ` || '@', '@') - 1)` }
 
-// saveCursor stores c unless the stored cursor of the same file is past it:
-// a cursor never moves backwards on the same file (a slower concurrent
-// snapshot may finish after a faster one). One statement, not a lookup and
-// an upsert.
+// saveCursor stores c unless the stored cursor of the same file is past it
+// (a slower concurrent snapshot may finish after a faster one), in one
+// statement where a lookup and an upsert were two.
 func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
 	return tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
@@ -608,9 +595,8 @@ func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now ti
 		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
 }
 
-// saveCounters stores the session's next_seq, keys_through and p's last
-// activity and token counts in one statement; without rows, keys_through
-// when it changed.
+// saveCounters stores next_seq, keys_through and p's last activity and
+// tokens in one statement; without rows keys_through, if it changed.
 func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
 	if p != nil {
 		err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
@@ -622,13 +608,12 @@ func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) 
 	return err
 }
 
-// optCols are the row columns usually left at their default (empty, NULL,
-// 0). A row binds only those it sets: each bound value is a cgo call, and
-// on a cold ingest binding cost as much as SQLite's insert.
+// optCols are row columns usually at their default. A row binds only those
+// it sets: a bound value is a cgo call, and on a cold ingest binding cost as
+// much as SQLite's insert.
 var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
 
-// preparedRows is a batch's rows collapsed and turned into statement
-// arguments.
+// preparedRows is a batch's rows collapsed and turned into arguments.
 type preparedRows struct {
 	rows            []adapters.Row
 	ts              []int64
@@ -639,8 +624,8 @@ type preparedRows struct {
 }
 
 // rowForm is the shape of a row's INSERT: the optional columns it binds,
-// and its role and kind as literals (each bound text costs a copy, a lock
-// and a cgo call; the session id is a literal too).
+// role and kind as literals (a bound text costs a copy, a lock and a cgo
+// call; the session id is a literal too).
 type rowForm struct {
 	mask       uint8
 	role, kind string
@@ -736,8 +721,8 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 	return st, err
 }
 
-// rowWriter stores a batch's prepared rows of session sid: new keys are
-// inserted at next, known ones updated in place.
+// rowWriter stores a batch's rows: new keys inserted at next, known ones
+// updated in place.
 type rowWriter struct {
 	tx    *rawTx
 	kw    *keyWriter
@@ -790,8 +775,8 @@ func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
 	return nil
 }
 
-// update stores a later copy of the row at seq: it replaces the row's
-// fields when its text, kind or exit code changed.
+// update replaces the row at seq by a later copy whose text, kind or exit
+// code changed.
 func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
 	if w.upd == nil {
 		if w.upd, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
@@ -804,10 +789,10 @@ func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
 	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
 }
 
-// collapse returns rows with one entry per key, as the upsert would leave
-// them (a later copy that changes the text, kind or exit code replaces the
-// earlier one in its place): Claude Code repeats a message's usage on each
-// of its lines, and each repeat cost a conflicting insert and an update.
+// collapse keeps one entry per key, as the upsert would (a later copy that
+// changes the text, kind or exit code replaces the earlier in its place):
+// Claude Code repeats a message's usage on each of its lines, and each
+// repeat cost a conflicting insert and an update.
 func collapse(rows []adapters.Row) []adapters.Row {
 	seen := make(map[string]int, len(rows))
 	var out []adapters.Row // nil until the first repeat: positions are indexes until then
@@ -835,9 +820,8 @@ func collapse(rows []adapters.Row) []adapters.Row {
 	return out
 }
 
-// keyChunk is how many unindexed rows of a session one catchUpKeys
-// transaction indexes: about 0.2 s (2.5 µs a row from the page cache). A
-// variable for tests.
+// keyChunk is how many unindexed rows one catchUpKeys transaction indexes:
+// ~0.2 s (2.5 µs a row from the page cache). A variable for tests.
 var keyChunk int64 = 1 << 16
 
 var (
@@ -849,11 +833,10 @@ var (
 	errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
 )
 
-// catchUpKeys indexes the rows of ref's session that no key table holds and
-// no read of this process holds in memory (a ledger from schema 11, a
-// crashed read) in transactions of keyChunk rows until fewer are left (the
-// write indexes those): a session of millions of rows costs a few hook
-// events their update instead of failing each past the deadline.
+// catchUpKeys indexes the rows of ref's session that neither a key table
+// nor this process holds (schema 11, a crashed read) in transactions of
+// keyChunk rows until fewer are left (the write indexes those): millions of
+// rows cost a few hooks their update instead of failing each past the deadline.
 func (l *Ledger) catchUpKeys(ref SessionRef) error {
 	for done := false; !done; {
 		var sid int64

@@ -140,7 +140,9 @@ func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 		}
 	}
 	slots := x.slots[:n]
-	slices.SortFunc(slots, func(a, b keySlot) int { return cmp.Or(cmp.Compare(a.hash(), b.hash()), cmp.Compare(a.seq, b.seq)) })
+	slices.SortFunc(slots, func(a, b keySlot) int {
+		return compareEntries(keyEntry{a.hash(), int64(a.seq)}, keyEntry{b.hash(), int64(b.seq)})
+	})
 	var more []keyEntry // shared hashes and seqs past 2^32: rare
 	for h, seqs := range x.extra {
 		for _, seq := range seqs {
@@ -167,15 +169,14 @@ func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 	}
 }
 
-// keyState is what a process knows of one session's keys: next_seq and
-// keys_through as it left them (other values mean another writer came in
-// between) and a long read's pending keys.
+// keyState is what a process knows of a session's keys: next_seq and
+// keys_through as it left them (else another writer came in between) and a
+// long read's pending keys.
 type keyState struct {
 	next, through int64
 	pending       seqIndex
 }
 
-// keyStates are the ledger's key states by session id.
 type keyStates struct {
 	mu sync.Mutex
 	m  map[int64]*keyState
@@ -203,8 +204,7 @@ func (k *keyStates) forget(sid int64) {
 	k.mu.Unlock()
 }
 
-// keyWriter finds repeats and records new rows' keys within one write
-// transaction.
+// keyWriter finds repeats and records new rows' keys in one transaction.
 type keyWriter struct {
 	tx          *rawTx
 	sid         int64
@@ -218,9 +218,9 @@ type keyWriter struct {
 	buf         []int64
 }
 
-// openKeys prepares the session's keys for a transaction in which its
-// next_seq is next and keys_through is through. Pending rows another writer
-// left (a crash, a concurrent read) are indexed first.
+// openKeys prepares a transaction's key work on a session at next and
+// through, first indexing pending rows another writer left (a crash, a
+// concurrent read).
 func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, error) {
 	st := ks.get(sid)
 	if st.next != next || st.through != through {
@@ -291,8 +291,8 @@ func (w *keyWriter) find(key string, h int64) (int64, error) {
 	return 0, nil
 }
 
-// keyIs reports whether the row at seq has key (false for a hash collision
-// or a row gc removed).
+// keyIs reports whether the row at seq has key (not: a hash collision, or
+// gc removed it).
 func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
 	if w.keyAt == nil {
 		var err error
@@ -309,8 +309,8 @@ func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
 	return rows.Next(v) == nil && text(v[0]) == key, nil
 }
 
-// added records a new row's key: pending in memory for a long read's batch
-// (deferred), else appended to keys_recent.
+// added records a new row's key: pending for a long read's batch
+// (deferred), else in keys_recent.
 func (w *keyWriter) added(h, seq int64, deferred bool) error {
 	if deferred {
 		w.st.pending.add(h, seq)
@@ -359,7 +359,7 @@ func (w *keyWriter) close(next int64, flush bool) (int64, error) {
 }
 
 // flushFromRows indexes at most n (all: -1) rows of session sid from seq
-// from on into row_keys, and returns the last seq it indexed (from-1: none).
+// from on and returns the last seq it indexed (from-1: none).
 func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
 	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
 	if err != nil {
@@ -389,7 +389,6 @@ func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
 
 type keyEntry struct{ h, seq int64 }
 
-// compareEntries orders entries by hash, then seq.
 func compareEntries(a, b keyEntry) int {
 	return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.seq, b.seq))
 }
@@ -407,10 +406,9 @@ func writeEntries(tx *rawTx, sid int64, entries iter.Seq2[int64, int64]) error {
 	return err
 }
 
-// rawTx is a write transaction on the driver connection itself, below
-// database/sql: ingest binds 15 values a row, and database/sql's
-// per-argument conversion (reflection) cost more than SQLite's own work.
-// Everything else uses database/sql.
+// rawTx is a write transaction on the driver connection, below database/sql:
+// ingest binds 15 values a row, and database/sql's per-argument conversion
+// (reflection) cost more than SQLite's own work.
 type rawTx struct {
 	conn  driver.Conn
 	stmts []driver.Stmt // closed when the transaction ends
@@ -461,9 +459,9 @@ func (t *rawTx) execOnce(q string, values ...any) error {
 	return t.exec(s, values...)
 }
 
-// queryRow runs a one-off query and scans its first row's columns into
-// dest (*int64 or *string); sql.ErrNoRows when there is none.
-func (t *rawTx) queryRow(q string, args []any, dest ...any) error {
+// queryRow runs a one-off query and scans its first row's integer columns
+// into dest; sql.ErrNoRows when there is none.
+func (t *rawTx) queryRow(q string, args []any, dest ...*int64) error {
 	s, err := t.prepare(q)
 	if err != nil {
 		return err
@@ -480,12 +478,7 @@ func (t *rawTx) queryRow(q string, args []any, dest ...any) error {
 		return err
 	}
 	for i, d := range dest {
-		switch p := d.(type) {
-		case *int64:
-			*p, _ = vals[i].(int64)
-		case *string:
-			*p = text(vals[i])
-		}
+		*d, _ = vals[i].(int64)
 	}
 	return nil
 }
