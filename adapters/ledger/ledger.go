@@ -66,38 +66,23 @@ type Row struct {
 
 // migrations are applied in order; PRAGMA user_version counts them.
 var migrations = []string{
-	`CREATE TABLE sessions (
-		id INTEGER PRIMARY KEY, tool TEXT NOT NULL, native_id TEXT NOT NULL, project TEXT NOT NULL DEFAULT '',
-		transcript TEXT NOT NULL DEFAULT '', first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
-		last_active INTEGER NOT NULL DEFAULT 0, title TEXT NOT NULL DEFAULT '',
-		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
-		next_seq INTEGER NOT NULL DEFAULT 1, UNIQUE (tool, native_id)
-	);
+	`CREATE TABLE sessions (id INTEGER PRIMARY KEY, tool TEXT NOT NULL, native_id TEXT NOT NULL, project TEXT NOT NULL DEFAULT '',
+		transcript TEXT NOT NULL DEFAULT '', first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, last_active INTEGER NOT NULL DEFAULT 0,
+		title TEXT NOT NULL DEFAULT '', tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
+		next_seq INTEGER NOT NULL DEFAULT 1, UNIQUE (tool, native_id));
 	CREATE INDEX sessions_project ON sessions (project, last_seen);
-	CREATE TABLE rows (
-		session_id INTEGER NOT NULL REFERENCES sessions (id), key TEXT NOT NULL, seq INTEGER NOT NULL,
-		ts INTEGER NOT NULL, role TEXT NOT NULL, kind TEXT NOT NULL, tool_name TEXT NOT NULL DEFAULT '',
-		call_id TEXT NOT NULL DEFAULT '', file_path TEXT NOT NULL DEFAULT '', command TEXT NOT NULL DEFAULT '',
-		exit_code INTEGER, text TEXT NOT NULL DEFAULT '', sidechain INTEGER NOT NULL DEFAULT 0,
-		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, key)
-	) WITHOUT ROWID;
+	CREATE TABLE rows (session_id INTEGER NOT NULL REFERENCES sessions (id), key TEXT NOT NULL, seq INTEGER NOT NULL, ts INTEGER NOT NULL,
+		role TEXT NOT NULL, kind TEXT NOT NULL, tool_name TEXT NOT NULL DEFAULT '', call_id TEXT NOT NULL DEFAULT '',
+		file_path TEXT NOT NULL DEFAULT '', command TEXT NOT NULL DEFAULT '', exit_code INTEGER, text TEXT NOT NULL DEFAULT '',
+		sidechain INTEGER NOT NULL DEFAULT 0, tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (session_id, key)) WITHOUT ROWID;
 	CREATE INDEX rows_seq ON rows (session_id, seq);
-	CREATE TABLE cursors (
-		path TEXT PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions (id),
-		sidechain INTEGER NOT NULL DEFAULT 0, offset INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL,
-		head TEXT NOT NULL, head_len INTEGER NOT NULL, updated INTEGER NOT NULL
-	);
-	CREATE TABLE handoffs (
-		project TEXT PRIMARY KEY, header TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
-		written INTEGER NOT NULL
-	);
-	CREATE TABLE deliveries (
-		project TEXT NOT NULL, header TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
-		via TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (project, header, session_id, via)
-	);
-	CREATE TABLE pending_inject (
-		session_id INTEGER PRIMARY KEY, created INTEGER NOT NULL
-	);`,
+	CREATE TABLE cursors (path TEXT PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions (id), sidechain INTEGER NOT NULL DEFAULT 0,
+		offset INTEGER NOT NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL, head TEXT NOT NULL, head_len INTEGER NOT NULL, updated INTEGER NOT NULL);
+	CREATE TABLE handoffs (project TEXT PRIMARY KEY, header TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL, written INTEGER NOT NULL);
+	CREATE TABLE deliveries (project TEXT NOT NULL, header TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
+		via TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (project, header, session_id, via));
+	CREATE TABLE pending_inject (session_id INTEGER PRIMARY KEY, created INTEGER NOT NULL);`,
 	`CREATE INDEX rows_kind ON rows (session_id, kind, seq);`,
 	`CREATE INDEX rows_call ON rows (session_id, call_id) WHERE call_id != '';`,
 	`CREATE TABLE dirty (project TEXT PRIMARY KEY, since INTEGER NOT NULL);`,
@@ -106,16 +91,12 @@ var migrations = []string{
 	// rewriting most pages per batch. Each index entry costs an insert and,
 	// keyed at random, a page per row: the anchor index covers only the rows
 	// the queries look for; calls are found near their results by seq.
-	`CREATE TABLE rows_by_seq (
-		session_id INTEGER NOT NULL REFERENCES sessions (id), seq INTEGER NOT NULL, key TEXT NOT NULL,
-		ts INTEGER NOT NULL, role TEXT NOT NULL, kind TEXT NOT NULL, tool_name TEXT NOT NULL DEFAULT '',
-		call_id TEXT NOT NULL DEFAULT '', file_path TEXT NOT NULL DEFAULT '', command TEXT NOT NULL DEFAULT '',
-		exit_code INTEGER, text TEXT NOT NULL DEFAULT '', sidechain INTEGER NOT NULL DEFAULT 0,
-		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, seq)
-	) WITHOUT ROWID;
-	INSERT INTO rows_by_seq (session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max)
-		SELECT session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max
-		FROM rows ORDER BY session_id, seq;
+	`CREATE TABLE rows_by_seq (session_id INTEGER NOT NULL REFERENCES sessions (id), seq INTEGER NOT NULL, key TEXT NOT NULL,
+		ts INTEGER NOT NULL, role TEXT NOT NULL, kind TEXT NOT NULL, tool_name TEXT NOT NULL DEFAULT '', call_id TEXT NOT NULL DEFAULT '',
+		file_path TEXT NOT NULL DEFAULT '', command TEXT NOT NULL DEFAULT '', exit_code INTEGER, text TEXT NOT NULL DEFAULT '',
+		sidechain INTEGER NOT NULL DEFAULT 0, tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+	INSERT INTO rows_by_seq (` + rowColumns + `) SELECT ` + rowColumns + ` FROM rows ORDER BY session_id, seq;
 	DROP TABLE rows;
 	ALTER TABLE rows_by_seq RENAME TO rows;
 	CREATE UNIQUE INDEX rows_key ON rows (session_id, key);
@@ -126,66 +107,49 @@ var migrations = []string{
 	// the freed pages near the file's start, where a salvage finds it.
 	`CREATE TABLE sessions_v6 AS SELECT * FROM sessions;
 	DROP TABLE sessions;
-	CREATE TABLE sessions (
-		id INTEGER PRIMARY KEY, tool TEXT NOT NULL, native_id TEXT NOT NULL, project TEXT NOT NULL DEFAULT '',
-		transcript TEXT NOT NULL DEFAULT '', first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
-		last_active INTEGER NOT NULL DEFAULT 0, title TEXT NOT NULL DEFAULT '',
-		tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
-		next_seq INTEGER NOT NULL DEFAULT 1, UNIQUE (tool, native_id, project)
-	);
+	CREATE TABLE sessions (id INTEGER PRIMARY KEY, tool TEXT NOT NULL, native_id TEXT NOT NULL, project TEXT NOT NULL DEFAULT '',
+		transcript TEXT NOT NULL DEFAULT '', first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, last_active INTEGER NOT NULL DEFAULT 0,
+		title TEXT NOT NULL DEFAULT '', tokens_used INTEGER NOT NULL DEFAULT 0, tokens_max INTEGER NOT NULL DEFAULT 0,
+		next_seq INTEGER NOT NULL DEFAULT 1, UNIQUE (tool, native_id, project));
 	INSERT INTO sessions (id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq)
 		SELECT id, tool, native_id, project, transcript, first_seen, last_seen, last_active, title, tokens_used, tokens_max, next_seq FROM sessions_v6;
 	DROP TABLE sessions_v6;
 	CREATE INDEX sessions_project ON sessions (project, last_seen);`,
 	// Hashes of the newest handoffs published per project: a handoff.md not
 	// among them (a cloned repository's) is never injected (HandoffTrusted).
-	`CREATE TABLE published (
-		project TEXT NOT NULL, hash TEXT NOT NULL, written INTEGER NOT NULL, PRIMARY KEY (project, hash)
-	) WITHOUT ROWID;`,
+	`CREATE TABLE published (project TEXT NOT NULL, hash TEXT NOT NULL, written INTEGER NOT NULL, PRIMARY KEY (project, hash)) WITHOUT ROWID;`,
 	// The walls sessions ran into (rate limits, quotas: adapters.Limit) and
 	// context levels announced, one row per session and event key, so each
 	// is acted on once; publish/limits keeps its queries.
-	`CREATE TABLE limit_events (
-		session_id INTEGER NOT NULL REFERENCES sessions (id), key TEXT NOT NULL, project TEXT NOT NULL,
+	`CREATE TABLE limit_events (session_id INTEGER NOT NULL REFERENCES sessions (id), key TEXT NOT NULL, project TEXT NOT NULL,
 		tool TEXT NOT NULL, kind TEXT NOT NULL, reached INTEGER NOT NULL DEFAULT 1, used_percent REAL NOT NULL DEFAULT 0,
 		window TEXT NOT NULL DEFAULT '', resets_at INTEGER NOT NULL DEFAULT 0, reset_text TEXT NOT NULL DEFAULT '',
-		at INTEGER NOT NULL, PRIMARY KEY (session_id, key)
-	) WITHOUT ROWID;
+		at INTEGER NOT NULL, PRIMARY KEY (session_id, key)) WITHOUT ROWID;
 	CREATE INDEX limit_events_project ON limit_events (project, at);`,
 	// described: `list`'s old cache of transcripts (now adapters.DescriptionFile;
 	// gc still empties it). pruned: rows gc removed.
-	`CREATE TABLE described (
-		tool TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-		dev INTEGER NOT NULL, ino INTEGER NOT NULL, ok INTEGER NOT NULL, native_id TEXT NOT NULL,
-		project TEXT NOT NULL, last_active TEXT NOT NULL, messages INTEGER NOT NULL, estimated INTEGER NOT NULL,
-		preview TEXT NOT NULL, PRIMARY KEY (tool, path)
-	) WITHOUT ROWID;
+	`CREATE TABLE described (tool TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+		dev INTEGER NOT NULL, ino INTEGER NOT NULL, ok INTEGER NOT NULL, native_id TEXT NOT NULL, project TEXT NOT NULL,
+		last_active TEXT NOT NULL, messages INTEGER NOT NULL, estimated INTEGER NOT NULL, preview TEXT NOT NULL,
+		PRIMARY KEY (tool, path)) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;`,
 	// The handoff lifecycle (issue 14): every handoff published, where it
 	// came from and how it ended; the decisions log; the pinned task.
 	// Consumption is the receipts (deliveries) whose header carries the id.
-	`CREATE TABLE handoff_log (
-		id TEXT PRIMARY KEY, project TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
-		native_id TEXT NOT NULL DEFAULT '', head TEXT NOT NULL DEFAULT '', branch TEXT NOT NULL DEFAULT '',
-		hash TEXT NOT NULL DEFAULT '', header TEXT NOT NULL DEFAULT '', goal TEXT NOT NULL DEFAULT '',
-		next TEXT NOT NULL DEFAULT '', files TEXT NOT NULL DEFAULT '', written INTEGER NOT NULL,
-		updated INTEGER NOT NULL, ended TEXT NOT NULL DEFAULT '', ended_at INTEGER NOT NULL DEFAULT 0
-	);
+	`CREATE TABLE handoff_log (id TEXT PRIMARY KEY, project TEXT NOT NULL, tool TEXT NOT NULL, session_id INTEGER NOT NULL,
+		native_id TEXT NOT NULL DEFAULT '', head TEXT NOT NULL DEFAULT '', branch TEXT NOT NULL DEFAULT '', hash TEXT NOT NULL DEFAULT '',
+		header TEXT NOT NULL DEFAULT '', goal TEXT NOT NULL DEFAULT '', next TEXT NOT NULL DEFAULT '', files TEXT NOT NULL DEFAULT '',
+		written INTEGER NOT NULL, updated INTEGER NOT NULL, ended TEXT NOT NULL DEFAULT '', ended_at INTEGER NOT NULL DEFAULT 0);
 	CREATE INDEX handoff_log_project ON handoff_log (project, updated);
-	CREATE TABLE decisions (
-		project TEXT NOT NULL, text TEXT NOT NULL, why TEXT NOT NULL DEFAULT '', source TEXT NOT NULL,
-		at INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, text)
-	);
+	CREATE TABLE decisions (project TEXT NOT NULL, text TEXT NOT NULL, why TEXT NOT NULL DEFAULT '', source TEXT NOT NULL,
+		at INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, text));
 	CREATE TABLE pinned_task (project TEXT PRIMARY KEY, text TEXT NOT NULL, at INTEGER NOT NULL);`,
 	// Row keys move to compact tables (keys.go). Existing rows are pending
 	// (keys_through 1), indexed when their session is next written.
-	`CREATE TABLE row_keys (
-		session_id INTEGER NOT NULL, khash INTEGER NOT NULL, seq INTEGER NOT NULL,
-		PRIMARY KEY (session_id, khash, seq)
-	) WITHOUT ROWID;
-	CREATE TABLE keys_recent (
-		session_id INTEGER NOT NULL, seq INTEGER NOT NULL, khash INTEGER NOT NULL, PRIMARY KEY (session_id, seq)
-	) WITHOUT ROWID;
+	`CREATE TABLE row_keys (session_id INTEGER NOT NULL, khash INTEGER NOT NULL, seq INTEGER NOT NULL,
+		PRIMARY KEY (session_id, khash, seq)) WITHOUT ROWID;
+	CREATE TABLE keys_recent (session_id INTEGER NOT NULL, seq INTEGER NOT NULL, khash INTEGER NOT NULL,
+		PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
 	ALTER TABLE sessions ADD COLUMN keys_through INTEGER NOT NULL DEFAULT 1;
 	DROP INDEX rows_key;`,
 	// Tracked (every event's catch-up) joins cursors to a project's
@@ -193,6 +157,9 @@ var migrations = []string{
 	// page reads and +2.3 ms a Stop, 152 and +0.6 with it).
 	`CREATE INDEX cursors_session ON cursors (session_id);`,
 }
+
+// rowColumns are the rows table's columns.
+const rowColumns = `session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max`
 
 // anchorRows is the partial index's condition; a query uses the index only
 // when its WHERE clause contains the same text.
@@ -714,7 +681,7 @@ func (l *Ledger) Rows(sessionID int64, limit int) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.rows(s.Tool, `SELECT session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, limit)
+	return l.rows(s.Tool, `SELECT `+rowColumns+` FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, limit)
 }
 
 // rows runs a query of rowCols over a session of tool.
