@@ -21,13 +21,9 @@ import (
 
 // Salvaged is a transcript a damaged ledger tracked.
 type Salvaged struct {
-	Path       string
-	Sidechain  bool
-	Updated    int64
-	Tool       string
-	NativeID   string
-	Project    string
-	Transcript string
+	Path, Tool, NativeID, Project, Transcript string
+	Sidechain                                 bool
+	Updated                                   int64
 }
 
 // salvageTable is a table recovery copies: cols as they are and, with
