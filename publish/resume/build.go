@@ -3,8 +3,9 @@ package resume
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -155,47 +156,35 @@ func (l *layer) boundary() string {
 	return l.items[l.k]
 }
 
+// render is the layer's title, intro and kept items, with the clipped
+// item and the note of omitted ones on the side it drops items from.
 func (l *layer) render() string {
 	if l.k == 0 && l.clip == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString(l.title)
-	b.WriteString("\n\n")
-	if l.intro != "" {
-		b.WriteString(l.intro)
-		b.WriteString("\n\n")
-	}
-	omitted := len(l.items) - l.k
-	var clipped string
+	parts, omitted, where := slices.Clone(l.kept()), len(l.items)-l.k, "more"
 	if l.clip > 0 {
-		clipped = redact.Clip(l.boundary(), l.clip) + truncatedMarker
-		omitted--
+		parts, omitted = l.beside(parts, redact.Clip(l.boundary(), l.clip)+truncatedMarker), omitted-1
 	}
 	if l.keepNewest {
-		if omitted > 0 {
-			fmt.Fprintf(&b, "_%s %d earlier item(s) omitted to fit the token budget._\n\n", ellipsis, omitted)
-		}
-		if clipped != "" {
-			b.WriteString(clipped)
-			b.WriteString("\n\n")
-		}
-		b.WriteString(strings.Join(l.kept(), "\n\n"))
-		b.WriteString("\n\n")
-		return b.String()
+		where = "earlier"
 	}
-	b.WriteString(strings.Join(l.kept(), "\n\n"))
-	if clipped != "" {
-		if l.k > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(clipped)
-	}
-	b.WriteString("\n\n")
 	if omitted > 0 {
-		fmt.Fprintf(&b, "_%s %d more item(s) omitted to fit the token budget._\n\n", ellipsis, omitted)
+		parts = l.beside(parts, fmt.Sprintf("_%s %d %s item(s) omitted to fit the token budget._", ellipsis, omitted, where))
 	}
-	return b.String()
+	if l.intro != "" {
+		parts = append([]string{l.intro}, parts...)
+	}
+	return l.title + "\n\n" + strings.Join(parts, "\n\n") + "\n\n"
+}
+
+// beside puts x before the kept items of a layer that keeps the newest
+// (a clip of an older item and the omitted note come first), else after.
+func (l *layer) beside(parts []string, x string) []string {
+	if l.keepNewest {
+		return append([]string{x}, parts...)
+	}
+	return append(parts, x)
 }
 
 func (l *layer) stat() LayerStat {
@@ -579,26 +568,20 @@ func renderMessage(m Message, n int) string {
 
 func toolNames(msgs []Message) []string {
 	seen := map[string]bool{}
-	var out []string
 	for _, m := range msgs {
-		if m.ToolName != "" && !seen[m.ToolName] {
+		if m.ToolName != "" {
 			seen[m.ToolName] = true
-			out = append(out, m.ToolName)
 		}
 	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func bulletList(items []string) string {
-	var b strings.Builder
+	out := make([]string, len(items))
 	for i, it := range items {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString("- " + oneLine(it))
+		out[i] = "- " + oneLine(it)
 	}
-	return b.String()
+	return strings.Join(out, "\n")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

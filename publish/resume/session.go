@@ -226,17 +226,13 @@ func (s Session) Validate() error {
 		fe = append(fe, FieldError{"task.description", "required when conversation.messages is empty"})
 	}
 	for i, m := range s.Conversation.Messages {
-		switch m.Role {
-		case "user", "assistant", "system", "tool":
-		default:
-			fe = append(fe, FieldError{fmt.Sprintf("conversation.messages[%d].role", i), fmt.Sprintf("%q is not one of user|assistant|system|tool", m.Role)})
+		if !slices.Contains(roles, m.Role) {
+			fe = append(fe, FieldError{fmt.Sprintf("conversation.messages[%d].role", i), notOneOf(m.Role, roles)})
 		}
 	}
 	for i, f := range s.FilesChanged {
-		switch f.ChangeType {
-		case "created", "modified", "deleted":
-		default:
-			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].changeType", i), fmt.Sprintf("%q is not one of created|modified|deleted", f.ChangeType)})
+		if !slices.Contains(changeTypes, f.ChangeType) {
+			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].changeType", i), notOneOf(f.ChangeType, changeTypes)})
 		}
 		if f.Path == "" {
 			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].path", i), "required"})
@@ -450,8 +446,8 @@ func (f FileChanges) IsZero() bool {
 	return len(f.Created) == 0 && len(f.Modified) == 0 && len(f.Deleted) == 0
 }
 
-// changeTypes are FileChanges' lists in order.
-var changeTypes = []string{"created", "modified", "deleted"}
+// changeTypes are FileChanges' lists in order; roles a message's.
+var changeTypes, roles = []string{"created", "modified", "deleted"}, []string{"user", "assistant", "system", "tool"}
 
 // Statuses and outcomes a handoff may carry.
 var (
@@ -540,14 +536,11 @@ func (h *Handoff) addCompleted(completed []string) {
 
 // decisionMap keys the first nine decisions decision_1 ... decision_9.
 func decisionMap(ds []string) map[string]string {
-	var m map[string]string
-	for i, d := range ds {
-		if i == 9 {
-			break
-		}
-		if m == nil {
-			m = map[string]string{}
-		}
+	if len(ds) == 0 {
+		return nil
+	}
+	m := map[string]string{}
+	for i, d := range ds[:min(9, len(ds))] {
 		m[fmt.Sprintf("decision_%d", i+1)] = oneLine(d)
 	}
 	return m
@@ -601,12 +594,16 @@ func (h Handoff) enumErrors() []FieldError {
 		fe = append(fe, FieldError{"date", fmt.Sprintf("%q is not YYYY-MM-DD", h.Date)})
 	}
 	if h.Status != "" && !slices.Contains(Statuses, h.Status) {
-		fe = append(fe, FieldError{"status", fmt.Sprintf("%q is not one of %s", h.Status, strings.Join(Statuses, "|"))})
+		fe = append(fe, FieldError{"status", notOneOf(h.Status, Statuses)})
 	}
 	if h.Outcome != "" && !slices.Contains(Outcomes, h.Outcome) {
-		fe = append(fe, FieldError{"outcome", fmt.Sprintf("%q is not one of %s", h.Outcome, strings.Join(Outcomes, "|"))})
+		fe = append(fe, FieldError{"outcome", notOneOf(h.Outcome, Outcomes)})
 	}
 	return fe
+}
+
+func notOneOf(v string, set []string) string {
+	return fmt.Sprintf("%q is not one of %s", v, strings.Join(set, "|"))
 }
 
 // tokenErrors checks the token counts.
@@ -867,21 +864,21 @@ func (s *Session) ApplyLifecycle(lc *Lifecycle) {
 	}
 	var ds []string
 	seen := map[string]bool{}
+	add := func(key, text string) {
+		if !seen[key] {
+			seen[key] = true
+			ds = append(ds, text)
+		}
+	}
 	for _, d := range lc.Decisions {
 		t := d.Text
 		if d.Why != "" {
 			t += " (why: " + d.Why + ")"
 		}
-		if !seen[d.Text] {
-			seen[d.Text] = true
-			ds = append(ds, t)
-		}
+		add(d.Text, t)
 	}
 	for _, d := range s.Decisions {
-		if !seen[d] {
-			seen[d] = true
-			ds = append(ds, d)
-		}
+		add(d, d)
 	}
 	s.Decisions = ds
 }
