@@ -213,18 +213,11 @@ var ErrUnknownFormat = errors.New("not a carryover session.json or structured ha
 
 // Validate checks a session read from a file.
 func (s Session) Validate() error {
-	var fe []FieldError
-	if s.Version == "" {
-		fe = append(fe, FieldError{"version", "required"})
-	} else if !strings.HasPrefix(s.Version, "1.") {
-		fe = append(fe, FieldError{"version", fmt.Sprintf("%q is not supported (this carryover reads 1.x)", s.Version)})
-	}
-	if s.Source == "" {
-		fe = append(fe, FieldError{"source", "required"})
-	}
-	if strings.TrimSpace(s.Task.Description) == "" && len(s.Conversation.Messages) == 0 {
-		fe = append(fe, FieldError{"task.description", "required when conversation.messages is empty"})
-	}
+	fe := failing(
+		check{"version", s.Version == "", "required"},
+		check{"version", s.Version != "" && !strings.HasPrefix(s.Version, "1."), fmt.Sprintf("%q is not supported (this carryover reads 1.x)", s.Version)},
+		check{"source", s.Source == "", "required"},
+		check{"task.description", strings.TrimSpace(s.Task.Description) == "" && len(s.Conversation.Messages) == 0, "required when conversation.messages is empty"})
 	for i, m := range s.Conversation.Messages {
 		if !slices.Contains(roles, m.Role) {
 			fe = append(fe, FieldError{fmt.Sprintf("conversation.messages[%d].role", i), notOneOf(m.Role, roles)})
@@ -238,10 +231,35 @@ func (s Session) Validate() error {
 			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].path", i), "required"})
 		}
 	}
-	if len(fe) > 0 {
-		return &ValidationError{What: "session.json", Fields: fe}
+	return invalid("session.json", fe)
+}
+
+// check is one rule of a Validate: when bad, field has problem.
+type check struct {
+	field   string
+	bad     bool
+	problem string
+}
+
+// failing is the errors of the checks that failed, in order.
+func failing(cs ...check) (fe []FieldError) {
+	for _, c := range cs {
+		if c.bad {
+			fe = append(fe, FieldError{c.field, c.problem})
+		}
 	}
-	return nil
+	return fe
+}
+
+func invalid(what string, fe []FieldError) error {
+	if len(fe) == 0 {
+		return nil
+	}
+	return &ValidationError{What: what, Fields: fe}
+}
+
+func notOneOf(v string, set []string) string {
+	return fmt.Sprintf("%q is not one of %s", v, strings.Join(set, "|"))
 }
 
 // cleanText strips terminal escapes, controls but newline and tab, and
@@ -313,13 +331,12 @@ func (l Loaded) AsSession() Session {
 // errors never quote the file's content.
 func LoadFile(path string) (Loaded, error) {
 	fi, err := os.Stat(path)
-	if err != nil {
+	switch {
+	case err != nil:
 		return Loaded{}, err
-	}
-	if !fi.Mode().IsRegular() {
+	case !fi.Mode().IsRegular():
 		return Loaded{}, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > MaxFile {
+	case fi.Size() > MaxFile:
 		return Loaded{}, fmt.Errorf("%s is %d bytes; the limit is %d", path, fi.Size(), MaxFile)
 	}
 	b, err := os.ReadFile(path)
@@ -563,62 +580,24 @@ func fileLists(fs []FileChange) (out FileChanges) {
 
 // Validate reports every invalid field.
 func (h Handoff) Validate() error {
-	fe := h.enumErrors()
-	if strings.TrimSpace(h.Goal) == "" {
-		fe = append(fe, FieldError{"goal", "required"})
-	}
-	if strings.TrimSpace(h.Now) == "" {
-		fe = append(fe, FieldError{"now", "required"})
-	}
+	fe := failing(
+		check{"version", h.Version == "", "required"},
+		check{"version", h.Version != "" && !strings.HasPrefix(h.Version, "1."), fmt.Sprintf("%q is not supported (expected 1.x)", h.Version)},
+		check{"date", h.Date != "" && !dateRE().MatchString(h.Date), fmt.Sprintf("%q is not YYYY-MM-DD", h.Date)},
+		check{"status", h.Status != "" && !slices.Contains(Statuses, h.Status), notOneOf(h.Status, Statuses)},
+		check{"outcome", h.Outcome != "" && !slices.Contains(Outcomes, h.Outcome), notOneOf(h.Outcome, Outcomes)},
+		check{"goal", strings.TrimSpace(h.Goal) == "", "required"},
+		check{"now", strings.TrimSpace(h.Now) == "", "required"})
 	for i, d := range h.DoneThisSession {
 		if strings.TrimSpace(d.Task) == "" {
 			fe = append(fe, FieldError{fmt.Sprintf("done_this_session[%d].task", i), "required"})
 		}
 	}
-	fe = append(fe, h.tokenErrors()...)
-	if len(fe) > 0 {
-		return &ValidationError{What: "handoff", Fields: fe}
-	}
-	return nil
-}
-
-// enumErrors checks the version, date, status and outcome.
-func (h Handoff) enumErrors() []FieldError {
-	var fe []FieldError
-	if h.Version == "" {
-		fe = append(fe, FieldError{"version", "required"})
-	} else if !strings.HasPrefix(h.Version, "1.") {
-		fe = append(fe, FieldError{"version", fmt.Sprintf("%q is not supported (expected 1.x)", h.Version)})
-	}
-	if h.Date != "" && !dateRE().MatchString(h.Date) {
-		fe = append(fe, FieldError{"date", fmt.Sprintf("%q is not YYYY-MM-DD", h.Date)})
-	}
-	if h.Status != "" && !slices.Contains(Statuses, h.Status) {
-		fe = append(fe, FieldError{"status", notOneOf(h.Status, Statuses)})
-	}
-	if h.Outcome != "" && !slices.Contains(Outcomes, h.Outcome) {
-		fe = append(fe, FieldError{"outcome", notOneOf(h.Outcome, Outcomes)})
-	}
-	return fe
-}
-
-func notOneOf(v string, set []string) string {
-	return fmt.Sprintf("%q is not one of %s", v, strings.Join(set, "|"))
-}
-
-// tokenErrors checks the token counts.
-func (h Handoff) tokenErrors() []FieldError {
-	var fe []FieldError
-	if h.TokensUsed < 0 {
-		fe = append(fe, FieldError{"tokens_used", "must not be negative"})
-	}
-	if h.TokensMax < 0 {
-		fe = append(fe, FieldError{"tokens_max", "must not be negative"})
-	}
-	if h.TokensPct < 0 || h.TokensPct > 100 {
-		fe = append(fe, FieldError{"tokens_pct", fmt.Sprintf("%g is outside 0–100", h.TokensPct)})
-	}
-	return fe
+	fe = append(fe, failing(
+		check{"tokens_used", h.TokensUsed < 0, "must not be negative"},
+		check{"tokens_max", h.TokensMax < 0, "must not be negative"},
+		check{"tokens_pct", h.TokensPct < 0 || h.TokensPct > 100, fmt.Sprintf("%g is outside 0–100", h.TokensPct)})...)
+	return invalid("handoff", fe)
 }
 
 // ToSession turns a handoff back into a session, for the markdown prompt.
