@@ -204,16 +204,17 @@ func (l *layer) stat() LayerStat {
 
 // Build renders s as the resume prompt, packed into the budget of o.
 func Build(s Session, o Options) (Result, error) {
-	target, ok := CanonicalTarget(o.Target)
-	if !ok && o.Tokens <= 0 {
-		return Result{}, fmt.Errorf("unknown target %q (known: %s)", o.Target, strings.Join(Targets(), ", "))
+	budget, err := Budget(o.Target, o.Tokens)
+	if err != nil {
+		return Result{}, err
 	}
-	budget, _ := Budget(target, o.Tokens) // cannot fail: target is known or Tokens > 0
+	target, _ := CanonicalTarget(o.Target)
 	s.Normalize()
 	head, foot := frame(s, o.Mode)
 	recent, older := conversationLayers(s)
-	layers := []*layer{taskLayer(s), filesLayer(s), decisionsLayer(s), blockersLayer(s), projectLayer(s), overviewLayer(s), recent, older}
-	pk := &packer{layers: layers, head: head, foot: foot, budget: budget, fence: blockFence(layers)}
+	shown := []*layer{taskLayer(s), decisionsLayer(s), blockersLayer(s), filesLayer(s), projectLayer(s), overviewLayer(s), older, recent}
+	layers := slices.SortedStableFunc(slices.Values(shown), func(a, b *layer) int { return a.p - b.p })
+	pk := &packer{layers: layers, shown: shown, head: head, foot: foot, budget: budget, fence: blockFence(layers)}
 	if !pk.fits() {
 		return Result{}, &BudgetError{Budget: budget, Need: Estimate(head+foot) + 40}
 	}
@@ -243,26 +244,20 @@ func blockFence(layers []*layer) string {
 	return publish.Fence(all.String())
 }
 
-// packer fits the layers between head and foot into budget.
+// packer fits the layers (by priority; shown: in the prompt's order)
+// between head and foot into budget.
 type packer struct {
-	layers            []*layer
+	layers, shown     []*layer
 	head, foot, fence string
 	budget            int
 }
-
-// layerOrder is the order the layers appear in the prompt.
-var layerOrder = []string{"task", "decisions", "blockers", "files", "project", "overview", "older", "recent"}
 
 func (pk *packer) assemble() string {
 	var b strings.Builder
 	b.WriteString(pk.head)
 	var body strings.Builder
-	for _, name := range layerOrder {
-		for _, l := range pk.layers {
-			if l.name == name {
-				body.WriteString(l.render())
-			}
-		}
+	for _, l := range pk.shown {
+		body.WriteString(l.render())
 	}
 	b.WriteString(publish.QuoteBlock(pk.fence, strings.TrimRight(body.String(), "\n")))
 	b.WriteString("\n")
