@@ -501,21 +501,17 @@ func overviewLayer(s Session) *layer {
 	ov := &layer{p: 5, name: "overview", title: "## Session Overview"}
 	ov.items = append(ov.items, overviewLines(s))
 	ov.addIf(s.Conversation.Summary != "", "**Summary:** "+s.Conversation.Summary)
-	msgs := s.Conversation.Messages
-	first, last := -1, -1
-	for i, m := range msgs {
+	var asked []string
+	for _, m := range s.Conversation.Messages {
 		if m.Role == "user" {
-			if first < 0 {
-				first = i
-			}
-			last = i
+			asked = append(asked, m.Content)
 		}
 	}
-	if first >= 0 {
-		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(msgs[first].Content), 300))
+	if len(asked) > 0 {
+		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(asked[0]), 300))
 	}
-	if last > first {
-		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(msgs[last].Content), 300))
+	if len(asked) > 1 {
+		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(asked[len(asked)-1]), 300))
 	}
 	return ov
 }
