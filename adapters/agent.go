@@ -106,7 +106,7 @@ func (a *Agent) Class(event string) Class {
 	return ClassOther
 }
 
-// Is reports whether name is the agent's name or one of its aliases.
+// Is reports whether name is the agent's name or an alias.
 func (a *Agent) Is(name string) bool {
 	name = strings.ToLower(strings.TrimSpace(name))
 	return name == a.Name || slices.Contains(a.Aliases, name)
@@ -235,8 +235,7 @@ func ListerNames() []string {
 	}, true)
 }
 
-// pick lists what f says of each agent ("" left out), in table order or
-// sorted.
+// pick lists what f says of each agent ("" left out), in table order or sorted.
 func pick(f func(*Agent) string, sorted bool) []string {
 	var out []string
 	for _, a := range All {
@@ -250,8 +249,7 @@ func pick(f func(*Agent) string, sorted bool) []string {
 	return out
 }
 
-// InstructionFiles are the project files agents read as instructions (each
-// agent's MemoryFile and Instructions, in table order, once each).
+// InstructionFiles are the agents' MemoryFile and Instructions, in table order, once each.
 func InstructionFiles() []string {
 	var out []string
 	for _, a := range All {
@@ -288,12 +286,11 @@ func SniffTranscript(head []byte) string {
 	return ""
 }
 
-// containsAll reports whether b contains every one of subs (a Sniff helper).
+// containsAll and containsAny are Sniff helpers.
 func containsAll(b []byte, subs ...string) bool {
 	return !slices.ContainsFunc(subs, func(s string) bool { return !bytes.Contains(b, []byte(s)) })
 }
 
-// containsAny reports whether b contains one of subs (a Sniff helper).
 func containsAny(b []byte, subs ...string) bool {
 	return slices.ContainsFunc(subs, func(s string) bool { return bytes.Contains(b, []byte(s)) })
 }

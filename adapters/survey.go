@@ -16,8 +16,7 @@ import (
 	"github.com/hashicorp/go-version"
 )
 
-// Survey is what reading an agent's recent sessions found, so a silent gap
-// is visible ("unreadable is not empty").
+// Survey is what reading an agent's recent sessions found ("unreadable is not empty").
 type Survey struct {
 	Sessions int      `json:"sessions"`
 	Lines    int      `json:"lines"`
@@ -27,8 +26,7 @@ type Survey struct {
 	Drift    []string `json:"drift,omitempty"`     // written by a newer agent than carryover knows
 }
 
-// surveyBytes bounds how much of each transcript a survey reads.
-const surveyBytes = 4 << 20
+const surveyBytes = 4 << 20 // read of each transcript at most
 
 // SurveyRecent surveys tool's n most recently active sessions of any
 // project (status runs it: read-only, bounded by n × surveyBytes).
@@ -67,7 +65,6 @@ func SurveySessions(tool string, paths []string) Survey {
 	return sv
 }
 
-// add surveys one transcript.
 func (sv *Survey) add(tool string, ag *Agent, path string) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -132,7 +129,6 @@ func (sv *Survey) line(lp LineParser, line []byte, off int64, known map[string]b
 	}
 }
 
-// String is the survey's one line for status.
 func (s Survey) String() string {
 	return fmt.Sprintf("read %d recent session(s): %d lines, %d of an unknown type skipped, %d failed, %d session(s) unreadable",
 		s.Sessions, s.Lines, s.Unknown, s.Failed, s.Unread)

@@ -52,7 +52,7 @@ var (
 	ErrOutsideStore = errors.New("transcript path leads through a symlink out of the agent's session store; not read")
 )
 
-// TailResult says what a Tail call did.
+// TailResult says what a read of a transcript did.
 type TailResult struct {
 	Cursor  Cursor
 	Reset   bool  // the file was replaced or truncated; reading restarted at 0
@@ -194,7 +194,7 @@ func sum8(b []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// tailSum hashes the up to tailLen bytes of f before off.
+// tailSum hashes the (up to) tailLen bytes of f before off.
 func tailSum(f *os.File, off int64) (string, error) {
 	buf := make([]byte, min(off, tailLen))
 	if _, err := f.ReadAt(buf, off-int64(len(buf))); err != nil {
@@ -308,5 +308,5 @@ func Confined(a Adapter, env Env, path string) error {
 	return ErrOutsideStore
 }
 
-// under reports whether p is dir or inside it (both clean and absolute).
+// under: p is dir or inside it (both clean and absolute).
 func under(p, dir string) bool { return dir == "/" || InProject(p, dir) }
