@@ -39,8 +39,6 @@ func republish(e *Env, p *service.Project) {
 	}
 }
 
-var projectFlag = &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
-
 func clearCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "clear",
