@@ -137,16 +137,22 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		}
 	}
 	markNotYours(e, out)
+	sortCandidates(out)
+	return out, stores || len(out) > 0, nil
+}
+
+// sortCandidates orders sessions yours first (a planted session never
+// outranks one of yours), then newest first, then by agent and id.
+func sortCandidates(out []candidate) {
 	sort.SliceStable(out, func(i, j int) bool {
 		if (out[i].NotYours == "") != (out[j].NotYours == "") {
-			return out[i].NotYours == "" // a planted session never outranks one of yours
+			return out[i].NotYours == ""
 		}
 		if !out[i].LastActive.Equal(out[j].LastActive) {
 			return out[i].LastActive.After(out[j].LastActive)
 		}
 		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
 	})
-	return out, stores || len(out) > 0, nil
 }
 
 // matchID returns the candidates whose id is id, else those it starts.
@@ -370,17 +376,23 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	// here, --project, or none (the current directory says nothing about a
 	// bundled session).
 	if sel.project == "" {
-		switch {
-		case d.Project == "":
-			p.Context, why = "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
-		case isDir(d.Project):
-			p.Context, why = service.Root(d.Project, ""), "project context from the session's recorded directory "+d.Project
-		default:
-			p.Context, why = "", "the session was recorded in "+d.Project+", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
-		}
+		p.Context, why = transcriptContext(d.Project)
 		p.reason += "; " + why
 	}
 	return p, nil
+}
+
+// transcriptContext is a --transcript session's project context, and the
+// sentence telling the user: the directory the session recorded when it
+// exists here, else none.
+func transcriptContext(recorded string) (string, string) {
+	switch {
+	case recorded == "":
+		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
+	case isDir(recorded):
+		return service.Root(recorded, ""), "project context from the session's recorded directory " + recorded
+	}
+	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
 }
 
 func listerFor(name string) (adapters.Lister, error) {

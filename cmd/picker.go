@@ -124,15 +124,20 @@ func (p *picker) key(c byte, in *bufio.Reader) keyResult {
 		}
 		return keyDone
 	case 0x1b:
-		b1, err1 := in.ReadByte()
-		b2, err2 := in.ReadByte()
-		if err1 != nil || err2 != nil || (b1 != '[' && b1 != 'O') {
-			return keyIgnored
-		}
-		p.move(map[byte]int{'A': -1, 'B': 1}[b2])
+		return p.arrow(in)
 	default:
 		return keyIgnored
 	}
+	return keyMoved
+}
+
+func (p *picker) arrow(in *bufio.Reader) keyResult {
+	b1, err1 := in.ReadByte()
+	b2, err2 := in.ReadByte()
+	if err1 != nil || err2 != nil || (b1 != '[' && b1 != 'O') {
+		return keyIgnored
+	}
+	p.move(map[byte]int{'A': -1, 'B': 1}[b2])
 	return keyMoved
 }
 
