@@ -15,7 +15,6 @@ import (
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/lifecycle"
-	"github.com/carryover/carryover/publish/resume"
 	"github.com/carryover/carryover/publish/service"
 )
 
@@ -414,9 +413,4 @@ func printLifecycle(e *Env, h *lifecycle.HistoryEntry) {
 	for _, s := range h.Staleness {
 		fmt.Fprintf(e.Stdout, "    %s\n", strings.TrimPrefix(s, "> "))
 	}
-}
-
-func structuredLifecycle(e *Env, project string) (l *resume.Lifecycle) {
-	_ = onProject(e, project, false, func(p *service.Project) error { l = p.Lifecycle(); return nil })
-	return l
 }
