@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -304,16 +303,6 @@ func tomlValue(lit string) any {
 	return m["v"]
 }
 
-// configSettings is every key's value in effect, as JSON values.
-func configSettings(e *Env, project string) map[string]any {
-	vals, _ := resolveConfig(e, project)
-	out := map[string]any{}
-	for _, v := range vals {
-		out[v.Key] = tomlValue(v.Value)
-	}
-	return out
-}
-
 // Config is ~/.carryover/config.toml, with what <project>/.carryover.toml
 // may add under config.ProjectPolicy (a project file may only make
 // carryover safer).
@@ -332,14 +321,4 @@ func LoadConfig(e *Env, project string) (Config, []error) {
 // resolveConfig is each documented key's effective value and its origin.
 func resolveConfig(e *Env, project string) ([]config.Value, []error) {
 	return config.Resolve(e.ConfigPath(), e.UserHome(), project)
-}
-
-func printConfigWarnings(w io.Writer, warns []string) {
-	if len(warns) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nConfig (fix these keys; see `carryover config`)")
-	for _, s := range warns {
-		fmt.Fprintf(w, "  warning: %s\n", s)
-	}
 }
