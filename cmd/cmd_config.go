@@ -318,6 +318,15 @@ func ignoreCommand(e *Env) *cli.Command {
 	}
 }
 
+// sameDir reports whether a listed path p names dir (~ expanded, symlinks
+// resolved).
+func sameDir(e *Env, p, dir string) bool {
+	if strings.HasPrefix(p, "~/") {
+		p = filepath.Join(e.UserHome(), p[2:])
+	}
+	return publish.Canonical(p) == filepath.Clean(dir)
+}
+
 func runIgnore(e *Env, dir string, remove bool) error {
 	project, err := currentProject(e, "")
 	if dir != "" { // DIR as an absolute, symlink-free path
@@ -330,14 +339,7 @@ func runIgnore(e *Env, dir string, remove bool) error {
 	}
 	cfg, _ := LoadConfig(e, "")
 	list := slices.Clone(cfg.Ignore)
-	// A listed path names project when it is the same directory (~ expanded,
-	// symlinks resolved).
-	i := slices.IndexFunc(list, func(p string) bool {
-		if strings.HasPrefix(p, "~/") {
-			p = filepath.Join(e.UserHome(), p[2:])
-		}
-		return publish.Canonical(p) == filepath.Clean(project)
-	})
+	i := slices.IndexFunc(list, func(p string) bool { return sameDir(e, p, project) })
 	switch {
 	case remove && i < 0 && cfg.Ignores(project):
 		return exitf(ExitError, "%s is ignored because a directory above it is listed; remove that one (`carryover ignore --list`)", project)

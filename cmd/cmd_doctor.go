@@ -111,7 +111,7 @@ func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, id
 // wired at all is a problem too: no session starts with a handoff.
 func countProblems(reps []DoctorReport, cfg Config) (failed, wired int) {
 	for i, r := range reps {
-		if r.Ran == 0 && r.OK && r.Fix == "" && slices.Contains(cfg.Tools, r.Tool) && strings.HasPrefix(r.Summary, "no carryover hooks") {
+		if r.OK && slices.Contains(cfg.Tools, r.Tool) && strings.HasPrefix(r.Summary, "no carryover hooks") { // no stubs, not flagged
 			reps[i].OK, reps[i].Fix = false, "run `carryover install --tools "+r.Tool+"`"
 		}
 		if !reps[i].OK {
@@ -165,11 +165,7 @@ func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorR
 	case err != nil: // an agent runs none of the hooks of a config it cannot parse
 		r.OK, r.Summary = false, "hooks not run"
 		r.Problem = fmt.Sprintf("%s cannot be parsed (%v), so %s runs none of its hooks", tg.Path, err, a.Display)
-		r.Fix = "repair the file's syntax"
-		if publish.Exists(tg.Path + ".carryover.bak") {
-			r.Fix += " (the copy from before carryover's first change is " + tg.Path + ".carryover.bak)"
-		}
-		r.Fix += ", then run `carryover install`"
+		r.Fix = "repair the file's syntax" + backupNote(tg.Path) + ", then run `carryover install`"
 		return r
 	case len(stubs) == 0: // a problem for a detected agent, not for one not installed
 		r.Summary = "no carryover hooks in " + tg.Path
@@ -195,6 +191,13 @@ func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorR
 		st.run(e, &r, tl, c, a.Display, s, project, home, timeouts[s.Event])
 	}
 	return st.report(r, tg, a)
+}
+
+func backupNote(path string) string {
+	if publish.Exists(path + ".carryover.bak") {
+		return " (the copy from before carryover's first change is " + path + ".carryover.bak)"
+	}
+	return ""
 }
 
 // doctorScratch makes a scratch project holding a published handoff and a

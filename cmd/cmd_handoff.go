@@ -395,14 +395,7 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		return err
 	}
 	if o.stdout || notProject {
-		shown := text
-		if e.StdoutTTY { // transcript text must not drive the user's terminal
-			shown = publish.StripTerminal(text)
-		}
-		io.WriteString(e.Stdout, shown)
-		if !strings.HasSuffix(text, "\n") {
-			io.WriteString(e.Stdout, "\n")
-		}
+		printResult(e, text)
 	}
 	fmt.Fprintf(e.Stderr, "carryover: %s\n", stats)
 	if notProject {
@@ -419,6 +412,19 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 		return launchAgent(e, o.launch, project, path)
 	}
 	return nil
+}
+
+// printResult prints text on stdout, ending with a newline; a terminal
+// gets it without escapes: transcript text must not drive it.
+func printResult(e *Env, text string) {
+	shown := text
+	if e.StdoutTTY {
+		shown = publish.StripTerminal(text)
+	}
+	io.WriteString(e.Stdout, shown)
+	if !strings.HasSuffix(text, "\n") {
+		io.WriteString(e.Stdout, "\n")
+	}
 }
 
 // writeResume writes the prompt to path unless project is not one; wrote

@@ -465,21 +465,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 		would = "would "
 	}
 	for _, p := range projects {
-		if !isDir(p) {
-			continue // gone: nothing of carryover's is left there
-		}
-		steps := publish.Purge(home, p, func(path string) bool { return service.Tracker{}.Tracked(p, path) }, dryRun)
-		if len(steps) > 0 {
-			fmt.Fprintf(e.Stdout, "project  %s\n", p)
-		}
-		for _, s := range steps {
-			if s.Err != nil {
-				left++
-				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", s.Path, s.Err)
-			} else {
-				fmt.Fprintf(e.Stdout, "  %s%s %s (%s)\n", would, s.Action, s.Path, s.Why)
-			}
-		}
+		left += purgeProject(e, home, p, would, dryRun)
 	}
 	if yes {
 		left += purgeHome(e, home, would)
@@ -490,6 +476,27 @@ func runPurge(e *Env, dryRun, yes bool) error {
 		return exitf(ExitError, "%d file(s) left alone; see the lines above", left)
 	}
 	return nil
+}
+
+// purgeProject removes carryover's traces from p; left: how many files it
+// left alone. A project gone has nothing of carryover's left.
+func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
+	if !isDir(p) {
+		return 0
+	}
+	steps := publish.Purge(home, p, func(path string) bool { return service.Tracker{}.Tracked(p, path) }, dryRun)
+	if len(steps) > 0 {
+		fmt.Fprintf(e.Stdout, "project  %s\n", p)
+	}
+	for _, s := range steps {
+		if s.Err != nil {
+			left++
+			fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", s.Path, s.Err)
+		} else {
+			fmt.Fprintf(e.Stdout, "  %s%s %s (%s)\n", would, s.Action, s.Path, s.Why)
+		}
+	}
+	return left
 }
 
 // removeAll is os.RemoveAll; a test makes it fail.
@@ -643,13 +650,7 @@ func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []stri
 		if line = strings.TrimSpace(line); line == "" {
 			break
 		}
-		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
-			if n, err := strconv.Atoi(f); err != nil || n < 1 || n > len(agents) {
-				fmt.Fprintf(w, "ignored %q: not a number between 1 and %d\n", f, len(agents))
-			} else {
-				on[agents[n-1].Tool] = !on[agents[n-1].Tool]
-			}
-		}
+		toggle(w, line, agents, on)
 		if err != nil {
 			break
 		}
@@ -661,6 +662,17 @@ func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []stri
 		}
 	}
 	return out
+}
+
+// toggle flips the agents whose numbers line holds (space or comma apart).
+func toggle(w io.Writer, line string, agents []AgentStatus, on map[string]bool) {
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if n, err := strconv.Atoi(f); err != nil || n < 1 || n > len(agents) {
+			fmt.Fprintf(w, "ignored %q: not a number between 1 and %d\n", f, len(agents))
+		} else {
+			on[agents[n-1].Tool] = !on[agents[n-1].Tool]
+		}
+	}
 }
 
 // askResume asks for the resume mode on one line; Enter keeps def.

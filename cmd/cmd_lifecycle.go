@@ -103,13 +103,7 @@ func runTask(e *Env, c *cli.Context) error {
 	return onProject(e, c.String("project"), text != "" || unpin, func(r *service.Project) error {
 		switch {
 		case unpin:
-			t, ok, err := r.UnpinTask()
-			if err != nil {
-				return err
-			} else if !ok {
-				return exitf(ExitNotFound, "no task pinned for %s", r.Root)
-			}
-			return recorded(e, r, "task %s: %s\n", map[bool]string{false: "cleared", true: "done"}[done], t.Text)
+			return unpinTask(e, r, done)
 		case text != "":
 			if err := r.PinTask(text); err != nil {
 				return err
@@ -118,6 +112,17 @@ func runTask(e *Env, c *cli.Context) error {
 		}
 		return showTask(e, r, c.Bool("json"))
 	})
+}
+
+// unpinTask is task --done (done) and --clear.
+func unpinTask(e *Env, r *service.Project, done bool) error {
+	t, ok, err := r.UnpinTask()
+	if err != nil {
+		return err
+	} else if !ok {
+		return exitf(ExitNotFound, "no task pinned for %s", r.Root)
+	}
+	return recorded(e, r, "task %s: %s\n", map[bool]string{false: "cleared", true: "done"}[done], t.Text)
 }
 
 // showTask prints the project's pinned task.

@@ -541,19 +541,7 @@ type Detection struct {
 func runDetect(e *Env, asJSON bool) error {
 	project, _ := currentProject(e, "")
 	stop := spinner(e, "looking for agents…")
-	tab, err := specs.Load()
-	var ds []Detection
-	if err == nil {
-		for _, a := range detectAgents(e, tab) {
-			tl, _ := tab.Tool(a.Tool)
-			d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
-			d.Stores = slices.DeleteFunc(storePaths(e, tl, project), func(p string) bool { return !publish.Exists(p) })
-			if d.Detected = d.Binary != "" || len(d.Stores) > 0; !d.Detected {
-				d.Hint, d.Problem = tl.InstallHint, ""
-			}
-			ds = append(ds, d)
-		}
-	}
+	ds, err := detect(e, project)
 	stop()
 	if err != nil {
 		return exitf(ExitError, "%v", err)
@@ -585,6 +573,22 @@ func runDetect(e *Env, asJSON bool) error {
 			"install one (e.g. %s), or set %s if yours live elsewhere", len(ds), hint, strings.Join(specs.StoreVariables(runtime.GOOS), "/"))
 	}
 	return nil
+}
+
+func detect(e *Env, project string) (ds []Detection, err error) {
+	tab, err := specs.Load()
+	if err == nil {
+		for _, a := range detectAgents(e, tab) {
+			tl, _ := tab.Tool(a.Tool)
+			d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
+			d.Stores = slices.DeleteFunc(storePaths(e, tl, project), func(p string) bool { return !publish.Exists(p) })
+			if d.Detected = d.Binary != "" || len(d.Stores) > 0; !d.Detected {
+				d.Hint, d.Problem = tl.InstallHint, ""
+			}
+			ds = append(ds, d)
+		}
+	}
+	return ds, err
 }
 
 // detectLine is detect's line for agent d.
@@ -668,6 +672,11 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		fmt.Fprintln(e.Stderr, "carryover: no ledger yet: nothing to remove")
 		return nil
 	}
+	printGC(e, r, olderThan, dryRun)
+	return nil
+}
+
+func printGC(e *Env, r service.GCResult, olderThan string, dryRun bool) {
 	verb := map[bool]string{false: "removed", true: "would remove"}[dryRun]
 	fmt.Fprintf(e.Stdout, "%s the rows of %d sessions last active over %s ago (%d rows)\n", verb, r.Sessions, olderThan, r.Rows)
 	if r.Kept > 0 {
@@ -679,7 +688,6 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 	if r.FreeBytes > 0 && !r.AutoVacuum {
 		fmt.Fprintln(e.Stdout, "this ledger predates auto-vacuum: the free space is reused by new rows; `carryover gc --vacuum` (once) gives it back and lets later runs do so")
 	}
-	return nil
 }
 
 func forgetCommand(e *Env) *cli.Command {

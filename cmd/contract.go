@@ -454,9 +454,6 @@ func versionCommand(e *Env) *cli.Command {
 // at the first argument). Non-boolean flags take the next word; "--" ends
 // the flags; a command that parses its own (run) is left alone.
 func interspersed(app *cli.App, args []string) []string {
-	if len(args) < 3 {
-		return args
-	}
 	var cmd *cli.Command
 	i, cmds := 1, app.Commands
 	for ; i < len(args); i++ {

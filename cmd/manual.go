@@ -126,8 +126,16 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	if descs != nil {
 		_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
 	}
-	// The ledger keeps sessions whose transcripts are gone.
-	for _, s := range st.ListedSessions(project, source, 500) {
+	out = withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
+	markNotYours(e, out)
+	sortCandidates(out)
+	return out, stores || len(out) > 0, nil
+}
+
+// withLedgerSessions marks the listed sessions the ledger also holds and
+// appends those only the ledger still has (their transcripts are gone).
+func withLedgerSessions(out []candidate, seen map[string]int, ls []service.LedgerSession) []candidate {
+	for _, s := range ls {
 		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
 			out[i].InLedger = true
 		} else if s.Rows > 0 {
@@ -136,9 +144,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 				InLedger: true, LedgerOnly: true})
 		}
 	}
-	markNotYours(e, out)
-	sortCandidates(out)
-	return out, stores || len(out) > 0, nil
+	return out
 }
 
 // sortCandidates orders sessions yours first (a planted session never
@@ -339,12 +345,8 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	if err != nil {
 		return picked{}, err
 	}
-	if fi, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return picked{}, exitf(ExitNotFound, "--transcript %s does not exist", sel.transcript)
-	} else if err != nil {
-		return picked{}, exitf(ExitParse, "--transcript %s: %v", sel.transcript, err)
-	} else if !fi.Mode().IsRegular() {
-		return picked{}, exitf(ExitParse, "--transcript %s is not a regular file", sel.transcript)
+	if err := regularFile(path, "--transcript "+sel.transcript); err != nil {
+		return picked{}, err
 	}
 	tool, why := sel.source, "--source "+sel.source
 	if tool == "" {
@@ -380,6 +382,20 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		p.reason += "; " + why
 	}
 	return p, nil
+}
+
+// regularFile says, naming it as arg, why path is no regular file.
+func regularFile(path, arg string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return exitf(ExitNotFound, "%s does not exist", arg)
+	case err != nil:
+		return exitf(ExitParse, "%s: %v", arg, err)
+	case !fi.Mode().IsRegular():
+		return exitf(ExitParse, "%s is not a regular file", arg)
+	}
+	return nil
 }
 
 // transcriptContext is a --transcript session's project context, and the

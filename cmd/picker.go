@@ -155,9 +155,14 @@ func pickSession(e *Env, projectFlag string, all, anyIfNone bool, source, help s
 	if err == nil && len(cs) == 0 && anyIfNone && project != "" {
 		cs, _, err = gather(e, "", source)
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return candidate{}, err
+	}
+	return pickOne(e, cs, help)
+}
+
+func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
+	switch {
 	case !e.StdinTTY || !e.StdoutTTY || e.MakeRaw == nil:
 		return candidate{}, usageErrorf(help, "--pick needs a terminal; pass a session id instead (see `carryover list`)")
 	case len(cs) == 0:
