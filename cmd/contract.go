@@ -18,12 +18,12 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -53,6 +53,7 @@ func commands(env *Env) []*cli.Command {
 // every app: in-process runs race), and a usage error is two lines
 // (usageError), not the help page.
 func NewApp(env *Env) *cli.App {
+	suggestOnce.Do(setSuggestions)
 	return &cli.App{
 		Name:            "carryover",
 		Usage:           "keep AI coding agents on task across sessions, compactions and tool switches",
@@ -121,35 +122,6 @@ func rootAction(c *cli.Context) error {
 		return unknownCommand("carryover --help", c.Args().First(), c.App.Commands)
 	}
 	return cli.ShowAppHelp(c)
-}
-
-// Main runs carryover with args and returns the exit code.
-func Main(args []string, env *Env) int {
-	// The hook's command line, in the one form hookconf writes, skips
-	// building the CLI: its 25 commands and urfave's parsing were ~0.65 ms
-	// of CPU of a ~20 ms incremental Stop (BenchmarkSnapshotIncremental).
-	if len(args) == 6 && args[1] == "snapshot" && args[2] == "--tool" && args[4] == "--event" {
-		runSnapshot(env, args[3], args[5])
-		return ExitOK
-	}
-	app := NewApp(env)
-	err := app.Run(interspersed(app, args))
-	var ue *usageError
-	var ee *exitError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "carryover: error: %s\ncarryover: hint: run `%s` for the usage\n", ue.msg, ue.help)
-		return ExitUsage
-	case errors.As(err, &ee):
-		if ee.msg != "" {
-			fmt.Fprintf(env.Stderr, "carryover: %s\n", ee.msg)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(env.Stderr, "carryover: %v\n", err)
-	return ExitError
 }
 
 // Exit codes shared by every command (`carryover help exit-codes`).
@@ -263,9 +235,13 @@ func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 	return &usageError{msg: msg, help: help}
 }
 
-func init() {
-	// urfave/cli's suggestions with carryover's one edit distance instead of
-	// its Jaro-Winkler, so "did you mean" agrees everywhere.
+// suggestOnce sets urfave/cli's suggestions (package globals) to
+// carryover's one edit distance instead of its Jaro-Winkler, so "did you
+// mean" agrees everywhere; at the first NewApp, not at every start (the
+// hook's).
+var suggestOnce sync.Once
+
+func setSuggestions() {
 	cli.SuggestFlag = func(flags []cli.Flag, provided string, _ bool) string {
 		var names []string
 		for _, f := range flags {

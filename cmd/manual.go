@@ -80,8 +80,6 @@ func currentProject(e *Env, explicit string) (string, error) {
 	return service.Root(abs, ""), nil
 }
 
-func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
-
 // candidate is a session found in an agent's store or only in the ledger;
 // NotYours says why it is never chosen without being named (markNotYours).
 type candidate struct {
