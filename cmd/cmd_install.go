@@ -230,17 +230,12 @@ func runInstall(e *Env, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if !o.dryRun && !o.refresh { // the choice (refresh reads it back); a failure is only told
-		if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
-			fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
-		}
-		saveResumeMode(e, o.resume)
+	if !o.dryRun && !o.refresh {
+		saveInstallChoice(e, sel, o.resume)
 	}
 	failed, recs := installSelected(e, o, tab, agents, sel)
-	if !o.dryRun && len(recs) > 0 { // doctor and refresh compare the versions; a failure is only told
-		if err := service.SaveAgentRecords(e.Home(), recs); err != nil {
-			fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), service.AgentsFile), err)
-		}
+	if !o.dryRun && len(recs) > 0 {
+		saveAgentRecords(e, recs)
 	}
 	if !o.refresh {
 		fmt.Fprintln(e.Stdout, projectsLine(cfg))
@@ -254,6 +249,23 @@ func runInstall(e *Env, o installOptions) error {
 		return exitf(ExitError, "%d agent(s) could not be set up; see the lines above", failed)
 	}
 	return nil
+}
+
+// saveInstallChoice keeps the chosen agents and resume mode in the config
+// (refresh reads them back); a failure is only told.
+func saveInstallChoice(e *Env, sel []string, resume string) {
+	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
+	}
+	saveResumeMode(e, resume)
+}
+
+// saveAgentRecords keeps the set-up agents' versions (doctor and refresh
+// compare them); a failure is only told.
+func saveAgentRecords(e *Env, recs map[string]service.AgentRecord) {
+	if err := service.SaveAgentRecords(e.Home(), recs); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), service.AgentsFile), err)
+	}
 }
 
 // selectInstall picks the agents to set up: those named by --tools, the

@@ -201,7 +201,7 @@ func usageErrorf(help, format string, args ...any) error {
 }
 
 func helpFor(c *cli.Context) string {
-	if c == nil || c.Command == nil || c.Command.Name == "" {
+	if c.Command == nil || c.Command.Name == "" {
 		return "carryover --help"
 	}
 	return "carryover " + fullName(c) + " --help"
