@@ -211,11 +211,10 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	return deliver(e, project, text, stats, o, redact)
 }
 
-// loadResume reads what resume works from (issue 21): without --file the
-// session.json capture wrote here (a repository can commit one to pose as
-// your previous session); else the named file (absolute path), imported
-// unless capture wrote its bytes here, never through a link from the
-// project to outside it.
+// loadResume reads what resume works from (issue 21): the session.json
+// capture wrote here (a repository can commit one posing as yours), or
+// --file (path: absolute), imported unless capture wrote its bytes here,
+// never through a link from the project to outside it.
 func loadResume(e *Env, project, file string) (l resume.Loaded, path string, imported bool, err error) {
 	if file == "" {
 		l, err = loadCaptured(e, project)
@@ -455,11 +454,10 @@ func logManual(e *Env, err error) {
 	log.Printf("%v", err)
 }
 
-// plainText writes human-readable output made of recorded strings (status,
-// history, history show) without terminal escapes, control characters but
-// newline and tab, and invisible characters (publish.StripTerminal), so a
-// planted history file, a quality line or a branch name cannot drive the
-// terminal or hide text. Every fmt.Fprint* is one write: no sequence splits.
+// plainText strips terminal escapes, controls but \n and \t, and invisible
+// characters (publish.StripTerminal) from output made of recorded strings
+// (status, history), so a planted history file or a branch name cannot drive
+// the terminal or hide text. Each fmt.Fprint* is one write: nothing splits.
 type plainText struct{ w io.Writer }
 
 func (p plainText) Write(b []byte) (int, error) {

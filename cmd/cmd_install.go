@@ -168,11 +168,9 @@ func lookPath(e *Env, name string) string {
 	return ""
 }
 
-// absPATH is env's PATH without its relative entries: "", "." or
-// "./node_modules/.bin" resolve against the current directory, usually a
-// repository carryover treats as hostile, which could plant the `claude`
-// or `node` carryover runs (Go's exec.LookPath refuses them too: ErrDot).
-// Programs that only check something for carryover get this PATH.
+// absPATH is env's PATH without relative entries ("", ".", ./node_modules/.bin):
+// they resolve in the current directory, a hostile repository that could
+// plant the `claude` or `node` carryover runs (exec.LookPath's ErrDot).
 func absPATH(e *Env) string {
 	keep := slices.DeleteFunc(filepath.SplitList(e.Getenv("PATH")), func(d string) bool { return !filepath.IsAbs(d) })
 	return strings.Join(keep, string(filepath.ListSeparator))
@@ -268,10 +266,9 @@ func saveAgentRecords(e *Env, recs map[string]service.AgentRecord) {
 	}
 }
 
-// selectInstall picks the agents to set up: those named by --tools, the
-// saved selection on refresh, else the detected ones (ticked in a menu on
-// a terminal, which may also set o.resume and name agents whose hooks to
-// remove). agents comes back with hook states when the menu needed them.
+// selectInstall picks the agents to set up: --tools, the saved selection on
+// refresh, else the detected ones, ticked in a menu on a terminal (which may
+// set o.resume, name hooks to remove, and fill agents' hook states).
 func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentStatus, cfg Config) (_ []AgentStatus, sel, remove []string, err error) {
 	switch {
 	case o.tools != "":
@@ -412,9 +409,8 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	return nil
 }
 
-// uninstallAgent removes carryover's hooks of one agent (the diff on
-// --dry-run), then the backups and empty directories hook files left, and
-// prints its line; false when that failed.
+// uninstallAgent removes one agent's hooks (--dry-run: shows the diff) and
+// the backups and empty directories left, and prints its line; false: failed.
 func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	tg := installTarget(e, tl)
 	plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
@@ -437,9 +433,8 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	return printFailed(e, tl.Display, err)
 }
 
-// showPlans prints the plans' warnings (a hook file of carryover's the
-// user edited) and, on --dry-run, each change's diff; changed: any plan
-// changes a file.
+// showPlans prints the plans' warnings (a hook file of carryover's the user
+// edited) and, on --dry-run, the diffs; changed: any plan changes a file.
 func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	for _, p := range plans {
 		for _, w := range p.Warnings {
@@ -514,10 +509,9 @@ func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
 // removeAll is os.RemoveAll; a test makes it fail.
 var removeAll = os.RemoveAll
 
-// purgeHome deletes carryover's files from its home (a name starting with
-// the ledger's or the log's is carryover's too: the WAL, salvage copies,
-// the rotated log), then the home when nothing else is in it; left: how
-// many it could not delete.
+// purgeHome deletes carryover's files from its home (names starting with the
+// ledger's or the log's too: WAL, salvage copies, rotated log), then the
+// home if nothing else is left; left: how many it could not delete.
 func purgeHome(e *Env, home, would string) (left int) {
 	ents, err := os.ReadDir(home)
 	if err != nil {
@@ -546,14 +540,10 @@ func purgeHome(e *Env, home, would string) (left int) {
 	return left
 }
 
-// The questions install asks on a terminal: which agents to set up (a
-// checkbox list in raw mode, the detected ones ticked) and how the next
-// session opens (ask, brief, silent). Without raw mode: a numbered list
-// and a line prompt.
-
-// chooseInstall returns the agents to set up, the resume mode and the
-// unticked agents whose hooks the user chose to remove. flagMode (--resume)
-// skips the resume question; current (config.toml's) is its default.
+// chooseInstall asks on a terminal which agents to set up (a checkbox list in
+// raw mode, else numbered) and, unless flagMode (--resume), how the next
+// session opens (default: current, config.toml's); it returns them and the
+// unticked agents whose hooks the user chose to remove.
 func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, []string, error) {
 	def := cmp.Or(flagMode, current)
 	if !slices.Contains(config.ResumeModes, def) {

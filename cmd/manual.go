@@ -523,21 +523,18 @@ func spinner(e *Env, msg string) (stop func()) {
 	return func() { close(done); <-finished; e.progress = nil }
 }
 
-// Planted sessions (issue 21): a session file found in a project is not
-// "your most recent session" because it is there or says it is new. Public
-// repositories commit .aider.chat.history.md files, and one can be dated
-// 2099 so that every later handoff carried its task. A session whose file
-// the project's git tracks, or dated in the future, is listed (marked) but
-// never chosen unless named (--transcript; --session for a future one).
+// Planted sessions (issue 21): public repositories commit .aider.chat.history.md
+// files, one dated 2099 would lead every later handoff. A session whose file
+// git tracks, or dated in the future, is listed (marked) but chosen only when
+// named (--transcript; --session for a future one).
 const (
 	notYoursTracked = "its file is tracked by git"
 	notYoursFuture  = "dated in the future"
 )
 
-// futureSlack is how far ahead of the clock a session may be dated and
-// still be chosen: clock steps, a file written a moment ago. (Aider dates
-// in local time without a zone, so a history from a zone ahead also looks
-// future-dated — and is someone else's session anyway.)
+// futureSlack: how far ahead of the clock a chosen session may be dated
+// (clock steps, a file just written). Aider dates in local time without a
+// zone: a history from a zone ahead looks future-dated, and is not yours.
 const futureSlack = 10 * time.Minute
 
 // markNotYours sets NotYours on the candidates not to be chosen by
