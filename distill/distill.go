@@ -1,10 +1,17 @@
 // Package distill turns ledger rows into a handoff: what the task was, which
 // files changed, what failed, what was decided and what to do next. It is
-// deterministic: no model, no network, no clock other than the one passed in;
-// the same rows give the same Handoff.
+// deterministic: no model, no network, no clock but the one passed in.
+//
+// This file: the Handoff, the shared text helpers and the phrase tables of
+// lang/. state.go: the fold (State.Add) and the handoff read out of it.
+// prose.go: rules over what people wrote (goal, decisions, instructions,
+// references). outcome.go: rules over the work (failures, shell-written
+// files, completion, next action). store.go: the state's blob, its refresh
+// from the ledger, and the repository facts.
 package distill
 
 import (
+	"embed"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -12,6 +19,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
@@ -30,7 +38,7 @@ type Handoff struct {
 	SetAside  []string // goals an explicit switch abandoned, oldest first
 	Plan      []PlanItem
 	Files     []File
-	MoreFiles int // files changed beyond the 10 listed (a session whose subagents wrote 26 shows 10 and "+16 more")
+	MoreFiles int // beyond the 10 listed (a session whose subagents wrote 26 shows 10 and "+16 more")
 	Failures  []Failure
 	Questions []string
 	Decisions []string
@@ -39,14 +47,13 @@ type Handoff struct {
 	Refs      []string // URLs, documents, people and dates named as sources
 	Actions   []string // commitments and to-dos stated in prose
 	Test      string   // the test or build command last run
-	// The user's words: the condensed instructions of the task other
-	// than the goal and the latest request, oldest first.
+	// The task's condensed instructions other than the goal and latest request, oldest first.
 	Instructions []string
 	Refused      []string // tool calls the user refused: never redo without asking
 	Interrupted  string   // what the user interrupted, when the work stopped there
 	LastWords    string   // the closing paragraph of the last assistant message, verbatim (trimmed)
 	Completed    bool     // the last assistant message reports completion with nothing failing after
-	NextRule     string   // the rule that chose Next (next.go), for explain
+	NextRule     string   // the rule that chose Next, for explain
 	Evidence     []Evidence
 	Tokens       Tokens
 	Git          Git
@@ -55,13 +62,26 @@ type Handoff struct {
 	Prompts      int
 }
 
-// Evidence is why a handoff line is there: the section and text, the rule
-// that chose it and the ledger rows it came from (carryover explain).
+// Evidence is why a handoff line is there (carryover explain).
 type Evidence struct {
-	Section string
-	Text    string
-	Rule    string
-	Refs    []Ref
+	Section, Text, Rule string
+	Refs                []Ref
+}
+
+// Ref names the ledger row a fact came from.
+type Ref struct{ Session, Seq int64 }
+
+// Note is a fact with its time and evidence rows.
+type Note struct {
+	Text string
+	At   time.Time
+	Refs []Ref
+}
+
+// PlanItem is one step of the agent's own plan.
+type PlanItem struct {
+	Text string
+	Done bool
 }
 
 // File is a file the session wrote.
@@ -72,21 +92,20 @@ type File struct {
 	Deleted     bool
 	FailedAfter bool   // a test/build command failed after the last edit
 	Git         string // "modified", "untracked", "deleted", "clean" or "" (unknown)
-	Ref         Ref    // the row of the last write (explain)
+	Ref         Ref    // the row of the last write
 }
 
 // Failure is a failing command or tool error, repeated attempts collapsed.
 type Failure struct {
 	What     string   // the command, or the tool name
 	Error    string   // the line naming the newest error
-	Errors   []string // the distinct error lines of the collapsed attempts, oldest first (Error last)
-	Cause    string   // the session's explanation of the failure, when it gave one
+	Errors   []string // distinct error lines of the attempts, oldest first (Error last)
+	Cause    string   // the session's explanation, when it gave one
 	ExitCode *int
 	Count    int
-	Resolved bool // the same command, test file or tool later succeeded on the same target
+	Resolved bool // a later success on the same target
 	At       time.Time
-	// Superseded: the agent reported completion after it with nothing
-	// failing since; an approach left behind, not work left.
+	// Superseded: completion was reported after it with nothing failing since (left behind, not work left).
 	Superseded bool
 	Seq        int64 // position of the newest attempt in the fold
 	Refs       []Ref // the error rows (the first and the newest)
@@ -103,15 +122,11 @@ func (t Tokens) Pct() int {
 	return int(t.Used * 100 / t.Max)
 }
 
-// Git is what the handoff says about the repository.
+// Git is the repository's state; counts are of the files the session touched.
 type Git struct {
-	Branch    string
-	Head      string // short hash
-	Modified  int    // of the files the session touched
-	Untracked int
-	Deleted   int
-	Clean     int
-	Repo      bool
+	Branch, Head                        string // Head: short hash
+	Modified, Untracked, Deleted, Clean int
+	Repo                                bool
 }
 
 // Options tunes Distill.
@@ -119,9 +134,7 @@ type Options struct {
 	Project string // for relative paths
 }
 
-// Distill builds a Handoff from rows in order (oldest first). It is the
-// fold of State over the rows: the hook path keeps a State per project and
-// adds only the rows that are new since the last snapshot.
+// Distill folds rows (oldest first) into a new State: the hook path keeps one per project.
 func Distill(rows []ledger.Row, o Options) Handoff {
 	Distillations.Add(1)
 	st := NewState()
@@ -131,64 +144,37 @@ func Distill(rows []ledger.Row, o Options) Handoff {
 	return st.Handoff(o)
 }
 
-// createsFile reports whether a file-writing call created its file: an
-// agent's file-creating tool (its descriptor's CreateTools), an
-// apply_patch "Add File".
-func createsFile(r *ledger.Row) bool {
-	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
-}
-
-func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }
-
-// nudges are prompts that confirm or push on and never replace the task.
-var nudgeWords = phraseSet("nudge")
-
-// wordRune reports whether r belongs to a word: a letter, a number, an
-// apostrophe or a hyphen (the class `[\p{L}\p{N}'-]`).
+// wordRune is the class `[\p{L}\p{N}'-]`.
 func wordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '\'' || r == '-'
 }
 
-// promptWords returns the maximal runs of word runes in s (what
-// `[\p{L}\p{N}'-]+` found); an invalid UTF-8 byte ends a word.
+// promptWords is what `[\p{L}\p{N}'-]+` found; an invalid UTF-8 byte ends a word.
 func promptWords(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !wordRune(r) })
 }
 
-// substantive reports whether a prompt states a request rather than a
-// confirmation or nudge ("yes", "continue", "ok go ahead", "do it").
-func substantive(p string) bool {
-	p = strings.TrimSpace(p)
-	if p == "" || strings.HasPrefix(p, "/") {
-		return false
-	}
-	ws := promptWords(strings.ToLower(p))
-	if len(ws) == 0 {
-		return false
-	}
-	if len(ws) > 6 {
-		return true
-	}
-	for _, w := range ws {
-		if w := strings.Trim(w, "'-"); !nudgeWords()[w] && !ackWords()[w] {
+func cjk(r rune) bool { // scripts written without spaces, where a word count means little
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+func cjkString(s string) bool {
+	for _, r := range s {
+		if cjk(r) {
 			return true
 		}
 	}
 	return false
 }
 
-var testCmdRE = lazyRegexp(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
-
-// testWords are the substrings testCmdRE needs: its cheap pre-check (it
-// runs on every command of the session).
-var testWords = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
-
-func isTestCmd(cmd string) bool {
-	return cmd != "" && containsAny(strings.ToLower(cmd), testWords) && testCmdRE().MatchString(cmd)
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
-// collapseSpace replaces each run of ASCII white space (\t \n \f \r and
-// space: the class `\s`) with one space, as `\s+` replaced by " " did.
+// collapseSpace replaces each run of ASCII white space (`\s`) with one space, as `\s+` did.
 func collapseSpace(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -209,18 +195,32 @@ func collapseSpace(s string) string {
 }
 
 func normCmd(s string) string { return strings.TrimSpace(collapseSpace(s)) }
-
 func oneLine(s string) string { return clip(normCmd(s), 160) }
 
-var exitLineRE = lazyRegexp(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
+// clip is redact.Clip: no partial word (no half secret) survives a cut.
+func clip(s string, n int) string { return redact.Clip(s, n) }
 
-// errWords are the words that make a line of error output meaningful
-// (matched lower-cased, anywhere: "fail" matches "FAILED").
-var errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
-	"panic", "fatal", "invalid", "refused", "undefined", "missing"}
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
 
-// lazyRE is a regexp compiled at its first use (lazyRegexp): most hook
-// events publish nothing, and compiling all of them cost ~0.5 ms (Warm).
+// startsWithAnyPrefix is startsWithAny for markers that end in a space or are CJK.
+func startsWithAnyPrefix(t string, ms []string) bool {
+	for _, m := range ms {
+		if strings.HasPrefix(t, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// lazyRE is a regexp compiled at first use: most hook events publish
+// nothing, and compiling all of them cost ~0.5 ms.
 type lazyRE func() *regexp.Regexp
 
 func lazyRegexp(expr string) lazyRE {
@@ -229,19 +229,28 @@ func lazyRegexp(expr string) lazyRE {
 
 func (re lazyRE) MatchString(s string) bool { return re().MatchString(s) }
 
-var decisionRE = lazyRegexp(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
+var (
+	testCmdRE = lazyRegexp(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
+	// testWords: testCmdRE's cheap pre-check (it runs on every command).
+	testWords  = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
+	exitLineRE = lazyRegexp(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
+	// errWords make a line of error output meaningful (lower-cased, anywhere: "fail" matches "FAILED").
+	errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
+		"panic", "fatal", "invalid", "refused", "undefined", "missing"}
+	decisionRE = lazyRegexp(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
+	// decisionWords: decisionRE's pre-check; a text without any is not split
+	// into sentences (the hook path distills hundreds of rows per snapshot).
+	decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
+	nextRE        = lazyRegexp(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)
+)
 
-// decisionWords are the substrings decisionRE needs (mayDecide takes the
-// lower-cased text): a text without any is not split into sentences at
-// all (the hook path distills hundreds of rows per snapshot).
-var decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
+func isTestCmd(cmd string) bool {
+	return cmd != "" && containsAny(strings.ToLower(cmd), testWords) && testCmdRE().MatchString(cmd)
+}
 
 func mayDecide(low string) bool { return containsAny(low, decisionWords) }
 
-var nextRE = lazyRegexp(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)
-
-// sentences splits prose into sentences, dropping code fences and
-// markdown bullets' markers.
+// sentences splits prose into sentences, dropping code fences and bullets' markers.
 func sentences(text string) []string {
 	var out []string
 	inFence := false
@@ -259,7 +268,6 @@ func sentences(text string) []string {
 	return out
 }
 
-// lineSentences appends the sentences of one line of prose.
 func lineSentences(out []string, t string) []string {
 	add := func(s string) {
 		if s = strings.TrimSpace(s); s != "" {
@@ -268,9 +276,7 @@ func lineSentences(out []string, t string) []string {
 	}
 	start := 0
 	for i := 0; i < len(t); i++ {
-		if cjkStop(t, i) {
-			// CJK full stops end a sentence with no space after them: a
-			// Chinese or Japanese reply is several sentences, not one.
+		if cjkStop(t, i) { // no space after a CJK full stop: a Chinese reply is several sentences
 			add(t[start : i+3])
 			start = i + 3
 			i += 2
@@ -294,9 +300,7 @@ func cjkStop(t string, i int) bool {
 	return strings.HasPrefix(w, "。") || strings.HasPrefix(w, "！") || strings.HasPrefix(w, "？")
 }
 
-// sentenceEnd reports a '.', '!' or '?' at t[i] that ends the sentence
-// begun at start: followed by a space or the end, and not the dot of
-// "e.g. " or a version number.
+// sentenceEnd: '.', '!' or '?' before a space or the end, not the dot of "e.g. " or a version.
 func sentenceEnd(t string, i, start int) bool {
 	c := t[i]
 	if c != '.' && c != '!' && c != '?' || i+1 < len(t) && t[i+1] != ' ' {
@@ -322,27 +326,25 @@ func relPath(project, p string) string {
 	return p
 }
 
-// clip is redact.Clip: no partial word (no half secret) survives a cut.
-func clip(s string, n int) string { return redact.Clip(s, n) }
+func callKey(r *ledger.Row) string { return r.Tool + "\x00" + r.CallID }
 
-// Warm compiles the regular expressions nearly every turn's fold runs:
-// commands that look like tests or builds, exit-code lines and
-// forward-looking sentences. The hook path calls it on a second goroutine
-// when it will distill, so that compiling (~0.2 ms) overlaps its I/O
-// instead of delaying the fold. The others run only behind their cheap
-// pre-checks (a trigger word, a month name, "@"), on few turns: they are
-// compiled when a fold first needs them. Compiling all ten cost every
-// Stop ~0.5 ms of CPU, on a machine whose other core is often busy.
+// createsFile: the agent's file-creating tool (descriptor's CreateTools) or an apply_patch "Add File".
+func createsFile(r *ledger.Row) bool {
+	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
+}
+
+// Warm compiles, on the hook's second goroutine so it overlaps I/O, what
+// nearly every fold runs (~0.2 ms): lang/ and the test, exit-line and
+// forward-looking patterns. The others run behind cheap pre-checks on few
+// turns; compiling all ten cost every Stop ~0.5 ms of CPU.
 func Warm() {
-	phraseTables() // lang/, parsed once (BenchmarkPhrases)
+	phraseTables() // BenchmarkPhrases
 	testCmdRE()
 	exitLineRE()
 	nextRE()
 }
 
-// Dedupe returns the items of in trimmed, without blank ones and repeats,
-// in first-seen order: the one dedupe of the pipeline (distill and the
-// resume prompt alike).
+// Dedupe: in trimmed, without blanks and repeats, first-seen order (distill and resume).
 func Dedupe(in []string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -356,7 +358,6 @@ func Dedupe(in []string) []string {
 	return out
 }
 
-// last is s without all but its newest n elements.
 func last[T any](s []T, n int) []T {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -364,12 +365,108 @@ func last[T any](s []T, n int) []T {
 	return s
 }
 
-// keepFirst is s bounded to n elements: the first and the newest n-1.
+// keepFirst bounds s to n elements: the first and the newest n-1.
 func keepFirst[T any](s []T, n int) []T {
 	if len(s) > n {
 		return append(s[:1:1], s[len(s)-n+1:]...)
 	}
 	return s
+}
+
+// Phrase tables are data: lang/<language>.txt, [list] headings over one
+// lower-case phrase a line (TestLangFiles checks the case); a rule reads a
+// list merged across languages, so a language is one file. Parsed at first
+// use (Warm on the hook path), never at init: ~1,600 lines, one pass.
+//
+//go:embed lang/*.txt
+var langFS embed.FS
+
+var phraseTables = sync.OnceValue(func() map[string][]string {
+	out := map[string][]string{}
+	ents, _ := langFS.ReadDir("lang")
+	for _, e := range ents {
+		b, err := langFS.ReadFile("lang/" + e.Name())
+		if err != nil {
+			continue
+		}
+		parseLang(string(b), out)
+	}
+	return out
+})
+
+func parseLang(text string, out map[string][]string) {
+	list := ""
+	for text != "" {
+		var l string
+		l, text, _ = strings.Cut(text, "\n")
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || l[0] == '#':
+		case l[0] == '[' && l[len(l)-1] == ']':
+			list = l[1 : len(l)-1]
+		case list != "":
+			if strings.Contains(l, "␣") { // a space the phrase needs at its edge (", not ")
+				l = strings.ReplaceAll(l, "␣", " ")
+			}
+			out[list] = append(out[list], l)
+		}
+	}
+}
+
+func phrases(list string) []string { return phraseTables()[list] }
+
+// containsPhrase: a plain substring (for lists with their own punctuation, like contrast's ", not ").
+func containsPhrase(low, list string) bool { return containsAny(low, phrases(list)) }
+
+// hasPhrase: one of the list's phrases in low as whole words ("sin" is not
+// in "using"), or anywhere for CJK phrases.
+func hasPhrase(low, list string) bool {
+	for _, p := range phrases(list) {
+		if phraseAt(low, p) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// phraseAt is the index of p in low as whole words, or -1.
+func phraseAt(low, p string) int {
+	i := strings.Index(low, p)
+	if i < 0 || p[0] >= 0x80 && cjkString(p) {
+		return i // absent (the common case, one search), or CJK: no word boundaries
+	}
+	first, _ := utf8.DecodeRuneInString(p)
+	last, _ := utf8.DecodeLastRuneInString(p)
+	for off := 0; off <= len(low); {
+		i := strings.Index(low[off:], p)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		before, _ := utf8.DecodeLastRuneInString(low[:i])
+		after, _ := utf8.DecodeRuneInString(low[i+len(p):])
+		if (i == 0 || !wordRune(first) || !wordRune(before) || cjk(before)) &&
+			(i+len(p) == len(low) || !wordRune(last) || !wordRune(after) || cjk(after)) {
+			return i
+		}
+		off = i + 1
+	}
+	return -1
+}
+
+// phraseList and phraseSet read a lang/ list lazily.
+func phraseList(list string) func() []string {
+	return sync.OnceValue(func() []string { return phrases(list) })
+}
+
+func phraseSet(list string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool {
+		out := map[string]bool{}
+		for _, p := range phrases(list) {
+			out[p] = true
+		}
+		return out
+	})
 }
 
 // ContextLevel is how full a session's context window is.
@@ -387,9 +484,8 @@ type Thresholds struct {
 	EarlyWarn, Warn, Critical int
 }
 
-// DefaultThresholds are 65 / 75 / 85 %: Claude Code auto-compacts at about
-// 92 % of its window (it summarises at 87k of a 100k test window), so
-// CRITICAL leaves room for one more turn and the handoff before it does.
+// DefaultThresholds: Claude Code auto-compacts at about 92 % (87k of a 100k
+// test window), so CRITICAL at 85 leaves one more turn and the handoff.
 var DefaultThresholds = Thresholds{EarlyWarn: 65, Warn: 75, Critical: 85}
 
 // Valid reports whether the thresholds rise strictly within 1..100.
@@ -397,23 +493,14 @@ func (t Thresholds) Valid() bool {
 	return t.EarlyWarn > 0 && t.EarlyWarn < t.Warn && t.Warn < t.Critical && t.Critical <= 100
 }
 
-// Rank orders levels: OK 0 … CRITICAL 3 ("" is 0).
+// Rank orders levels: OK ("" too) 0 … CRITICAL 3.
 func (l ContextLevel) Rank() int {
-	switch l {
-	case ContextEarlyWarn:
-		return 1
-	case ContextWarn:
-		return 2
-	case ContextCritical:
-		return 3
-	}
-	return 0
+	return map[ContextLevel]int{ContextEarlyWarn: 1, ContextWarn: 2, ContextCritical: 3}[l]
 }
 
-// Level is the context level of used tokens out of window, and the whole
-// percentage (floor, capped at 100). The usage is what the model was last
-// sent (input + cache + output of the latest response), not the transcript's
-// size; window 0 (unknown) is OK.
+// Level of used tokens out of window, and the percentage (floor, at most
+// 100). used: what the model was last sent (input + cache + output of the
+// latest response), not the transcript's size; window 0 (unknown) is OK.
 func Level(used, window int64, t Thresholds) (ContextLevel, int) {
 	if !t.Valid() {
 		t = DefaultThresholds
@@ -433,14 +520,11 @@ func Level(used, window int64, t Thresholds) (ContextLevel, int) {
 	return ContextOK, pct
 }
 
-// QualityFields are the facts a handoff's deterministic coverage report
-// scores, in display order (as ntm's QualityReport and clauditor's
-// coverage report): coverage, never truth.
+// QualityFields are the facts a handoff's coverage report scores, in
+// display order (as ntm's QualityReport and clauditor's): coverage, never truth.
 var QualityFields = []string{"goal", "latest request", "files", "failures", "decisions", "next action", "test command", "git state"}
 
-// Quality is a handoff's coverage: Score is Filled/len(QualityFields) in
-// percent; Missing lists the facts it could not fill, in QualityFields
-// order.
+// Quality is a handoff's coverage: Score is Filled/Of in percent.
 type Quality struct {
 	Score   int      `json:"score" yaml:"score"`
 	Filled  int      `json:"filled" yaml:"filled"`
@@ -448,10 +532,8 @@ type Quality struct {
 	Missing []string `json:"missing,omitempty" yaml:"missing,omitempty"`
 }
 
-// Quality scores h. The latest request is filled when the handoff names
-// one (the goal is the latest request when no later one is shown);
-// failures count as covered when any was recorded or a test command was
-// seen (a session whose tests ran green has no failure to report).
+// Quality scores h. The goal counts as the latest request when no later one
+// is shown; a test command seen covers failures (tests that ran green).
 func (h Handoff) Quality() Quality {
 	have := map[string]bool{
 		"goal":           h.Task != "",
@@ -475,7 +557,7 @@ func (h Handoff) Quality() Quality {
 	return q
 }
 
-// String is the one-line form: "quality 75% (6/8; missing: decisions, git state)".
+// String is "quality 75% (6/8; missing: decisions, git state)".
 func (q Quality) String() string {
 	s := fmt.Sprintf("quality %d%% (%d/%d", q.Score, q.Filled, q.Of)
 	if len(q.Missing) > 0 {

@@ -1,167 +1,341 @@
 package distill
 
-// Outcomes from evidence, not wording, and the user's own words.
+// Rules over the work: outcomes from evidence, not wording, and what is next.
 //
-// A failure is resolved when a later run of the same target passed (the
-// same program and subcommand on the same files, whatever surrounds it:
-// && chains, env prefixes, flags; a run of the same tool over more —
-// `go test ./...` after `go test ./pkg`, `pytest` after `pytest
-// tests/test_a.py` — counts), when the files it concerned were edited
-// afterwards and a later verification passed, or when the agent's last
-// words report completion with nothing failing after them. A tool call the
-// user refused and an interruption are their own kinds (Refused,
-// Interrupted): never failures to retry.
+// A failure is keyed by its target: the program (and subcommand) and the
+// paths it ran on, or the tool and the file it wrote. It is resolved by a
+// later pass of the same target whatever surrounds it (&& chains, env
+// prefixes, flags; `go test ./...` after `go test ./pkg`), by an edit of its
+// files then a passing verification, or by completion reported after it.
+//
+// Shell commands write files as often as edit tools and the hook has no time
+// to walk the tree: targets are parsed from the line (> and >>, tee,
+// cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, -o/--output); heredoc
+// bodies skipped, /dev/* and variables no files.
+//
+// Next action: the first of nextRules that gives one; never a recap, an
+// offer (boilerplate), a done item or what is not prose. Open questions: the
+// last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
 
 import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
-	"time"
-
-	"github.com/carryover/carryover/adapters/ledger"
+	"unicode"
 )
 
-// keepStops is how many refused calls a state remembers.
-const keepStops = 4
+var (
+	// wrappers run another program: the key skips them.
+	wrappers = map[string]bool{"sudo": true, "time": true, "env": true, "npx": true, "bunx": true, "exec": true, "nice": true, "timeout": true, "command": true}
+	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
+	subcommanded = map[string]bool{"go": true, "cargo": true, "npm": true, "yarn": true, "pnpm": true, "bun": true, "git": true, "make": true,
+		"docker": true, "kubectl": true, "uv": true, "poetry": true, "bundle": true, "mvn": true, "gradle": true, "./gradlew": true, "dotnet": true,
+		"just": true, "python": true, "python3": true, "node": true, "deno": true, "rake": true, "mix": true, "swift": true, "terraform": true}
+	nextMarkers        = phraseList("next_marker") // beyond nextRE's English
+	boilerplateMarkers = phraseList("boilerplate") // offers of help and sign-offs
+	causeMarkers       = phraseList("cause")       // "`User` was undefined because the import was missing"
+)
 
-// maxInstructions bounds the user's condensed instructions kept for the
-// current task: the goal, then the newest of the rest.
-const maxInstructions = 8
-
-// Ref names the ledger row a fact came from: its session and position.
-type Ref struct{ Session, Seq int64 }
-
-// Note is a fact with its time and evidence rows.
-type Note struct {
-	Text string
-	At   time.Time
-	Refs []Ref
+// targetKey is a command's key: each && / ; / | segment as program,
+// subcommand and path-like arguments (sorted, pytest node ids cut at "::"),
+// without flags, env assignments or a leading cd.
+func targetKey(cmd string) string {
+	var segs []string
+	for _, seg := range splitSegments(normCmd(cmd)) {
+		if k, ok := segmentKey(seg); ok {
+			segs = append(segs, k)
+		}
+	}
+	if len(segs) == 0 {
+		return normCmd(cmd)
+	}
+	return strings.Join(segs, " && ")
 }
 
-// addRef appends r to refs, keeping the first and the newest few.
-func addRef(refs []Ref, r Ref) []Ref {
-	return keepFirst(append(refs, r), 4)
+// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program.
+func skipPrefixWords(f []string) []string {
+	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
+		f = f[1:]
+	}
+	return f
 }
 
-// maxSources bounds Sources: the handoff lists at most keepDecided (6)
-// decisions, maxRefs (10) references, maxActions (6) action items, one plan
-// and keepSetAside (2) set-aside goals, 25 in all; twice that leaves room
-// for facts repeated or superseded since.
-const maxSources = 50
-
-// addSource records that the fact key (kind prefix and text) came from row
-// r: appended to its refs when known, else a new entry, the oldest dropped
-// past maxSources. Called only when a rule found a fact, not per row.
-func (st *State) addSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
-				st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
+// segmentKey is "program subcommand\tpaths"; none for cd, echo and true.
+func segmentKey(seg string) (string, bool) {
+	f := skipPrefixWords(cmdFields(seg))
+	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
+		return "", false
+	}
+	prog := progName(f[0])
+	parts := []string{prog}
+	var paths []string
+	sub := subcommanded[prog]
+	for i, a := range f[1:] {
+		if strings.HasPrefix(a, "-") {
+			if prog == "python" && a == "-m" && i+2 < len(f) {
+				sub = true // python -m pytest: the module is the program
 			}
-			return
+			continue
+		}
+		a = strings.Trim(a, `'"`)
+		if j := strings.Index(a, "::"); j > 0 {
+			a = a[:j]
+		}
+		switch {
+		case sub && strings.Contains(a, "="): // git -c key=value commit
+		case sub:
+			parts = append(parts, a)
+			sub = false
+		case strings.ContainsAny(a, "/."):
+			paths = append(paths, a)
 		}
 	}
-	st.Sources = last(append(st.Sources, Note{Text: key, Refs: []Ref{r}}), maxSources)
+	sort.Strings(paths)
+	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " "), true
 }
 
-// setSource is addSource for a fact a newer row replaces outright (the
-// plan, a set-aside goal): its rows are only r.
-func (st *State) setSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			st.Sources[i].Refs = []Ref{r}
-			return
+// progName drops directory and version: python3.12 and python (node18 and
+// node) run one target, so a retry with the other name is a fix.
+func progName(prog string) string {
+	if i := strings.LastIndexByte(prog, '/'); i >= 0 && prog != "./gradlew" {
+		prog = prog[i+1:]
+	}
+	if t := strings.TrimRight(prog, "0123456789."); t != "" {
+		return t
+	}
+	return prog
+}
+
+// cmdFields splits a segment into words without their quotes; a quoted
+// argument with a space (a commit message, an echo) is no target: dropped.
+func cmdFields(seg string) []string { return words(seg, false) }
+
+// shellWords splits a segment at white space outside quotes, keeping them.
+func shellWords(s string) []string { return words(s, true) }
+
+// words splits at white space outside quotes, by bytes (invalid UTF-8 stays).
+func words(s string, keepQuotes bool) []string {
+	var out []string
+	var b strings.Builder
+	var quote byte
+	spaced, quoted := false, false
+	flush := func() {
+		if b.Len() > 0 && (keepQuotes || !(quoted && spaced)) {
+			out = append(out, b.String())
+		}
+		b.Reset()
+		spaced, quoted = false, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			closing := c == quote
+			if closing {
+				quote = 0
+			}
+			spaced = spaced || c == ' '
+			if !closing || keepQuotes {
+				b.WriteByte(c)
+			}
+		case strings.IndexByte(`'"`, c) >= 0:
+			quote, quoted = c, true
+			if keepQuotes {
+				b.WriteByte(c)
+			}
+		case strings.IndexByte(" \t", c) >= 0:
+			flush()
+		default:
+			b.WriteByte(c)
 		}
 	}
-	st.addSource(key, r)
+	flush()
+	return out
 }
 
-// sourceRefs are the rows the fact key came from (nil when unknown).
-func (st *State) sourceRefs(key string) []Ref {
-	for i := len(st.Sources) - 1; i >= 0; i-- {
-		if st.Sources[i].Text == key {
-			return st.Sources[i].Refs
+func splitSegments(s string) []string {
+	var out []string
+	var quote byte
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		default:
+			if w := operatorWidth(s, i); w > 0 {
+				if t := strings.TrimSpace(s[start:i]); t != "" {
+					out = append(out, t)
+				}
+				i += w - 1
+				start = i + 1
+			}
 		}
 	}
-	return nil
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
 }
 
-// sourceRef is the first row the fact key came from.
-func (st *State) sourceRef(key string) Ref {
-	if rs := st.sourceRefs(key); len(rs) > 0 {
-		return rs[0]
+// operatorWidth is the width of the control operator at s[i] (; | || && and ;& ;| |&), 0 for none.
+func operatorWidth(s string, i int) int {
+	c := s[i]
+	if c != ';' && c != '|' && !(c == '&' && i+1 < len(s) && s[i+1] == '&') {
+		return 0
 	}
-	return Ref{}
+	if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
+		return 2
+	}
+	return 1
 }
 
-// stopKind is "refusal" when an error row says the user refused the tool
-// call, "interrupt" when the user stopped the turn, "" otherwise. Only the
-// head of the text is read: the harness writes these as the whole result,
-// a command's own output saying "interrupted" further down is not one.
-func stopKind(text string) string {
-	head := strings.ToLower(strings.TrimSpace(text))
-	if len(head) > 240 {
-		head = head[:240]
+// toolKey keys a failing call without a command: the file it wrote, or the
+// tool. Edit tools on one file are one target: Claude's "File has not been
+// read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later
+// succeeds (a real 1.0.98 session listed six such failures as open).
+func toolKey(tool, path string) string {
+	if path != "" {
+		return "file " + path
 	}
-	head = strings.Trim(head, "[]<> ")
+	return strings.ToLower(tool)
+}
+
+// exceptionRE matches a line naming an error: "AssertionError: expected 42",
+// "E   NameError: …" (pytest), "error[E0425]: …" (rustc), "panic: …".
+var exceptionRE = lazyRegexp(`^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`)
+
+// errorLine: the last exception line (a traceback's last, never its
+// header), else the first with an error word, else the first.
+func errorLine(text string) string {
+	if strings.Contains(text, `{"`) && strings.Contains(text, `"message"`) {
+		text = jsonErrorText(text)
+	}
+	var first, worded, exception string
+	for _, l := range strings.Split(text, "\n") {
+		l, ok := outputLine(l)
+		if !ok {
+			continue
+		}
+		if first == "" {
+			first = l
+		}
+		if mayNameError(l) && exceptionRE().MatchString(l) {
+			exception = strings.TrimSpace(strings.TrimPrefix(l, "E "))
+		}
+		if worded == "" && containsAny(strings.ToLower(l), errWords) {
+			worded = l
+		}
+	}
+	return clip(pickErrorLine(first, worded, exception), 160)
+}
+
+func pickErrorLine(first, worded, exception string) string {
 	switch {
-	case head == "":
+	case exception != "" && !strings.Contains(exception, ":") && worded != "" && worded != exception:
+		return worded + " — " + exception // a bare "AssertionError": the line naming the test says more
+	case exception != "":
+		return exception
+	case worded != "":
+		return worded
+	}
+	return first
+}
+
+// outputLine cleans a line of output; !ok: it names no error (empty, an exit
+// status, "Output:", "Wall time:", a traceback's header or frames).
+func outputLine(l string) (string, bool) {
+	l = strings.TrimSpace(stripWrapTags(l))
+	if len(l) > 2 && l[0] == '[' && l[len(l)-1] == ']' {
+		// Node brackets a thrown error: "[TypeError: generate is not a
+		// function]" names it, "> Build error occurred" above does not.
+		l = strings.TrimSpace(l[1 : len(l)-1])
+	}
+	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
+		return "", false
+	}
+	return l, true
+}
+
+var noErrorPrefixes = []string{"Output:", "Wall time:", "Traceback (most recent call last)", "File \""}
+
+func causeSentence(text, low string) string {
+	if !containsAny(low, causeMarkers()) {
 		return ""
-	case head == "cancelled" || head == "canceled":
-		// The whole result is the status the agent stored (Cursor's
-		// cancelled tool call: the user stopped or rejected it).
-		return "interrupt"
-	case hasPhrase(head, "refusal"):
-		return "refusal"
-	case hasPhrase(head, "interrupt"):
-		return "interrupt"
+	}
+	for _, s := range sentences(text) {
+		if containsAny(strings.ToLower(s), causeMarkers()) {
+			return clip(s, 200)
+		}
 	}
 	return ""
 }
 
-// addStopRow folds a refusal or an interruption (kind "refusal" or
-// "interrupt"): what it stopped is its call, else the call still running
-// when the turn was stopped, else the turn. A turn-level interruption
-// right after a refusal is the same stop (Claude Code writes both when the
-// user declines at the permission prompt).
-func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
-	key := callKey(r)
-	c, ok := st.Calls[key]
-	if r.CallID == "" {
-		if st.StopSeq > 0 && st.StopSeq > st.LastTextSeq && st.PendingCall == "" {
-			// The stop of a call already recorded this turn, reported
-			// again for the turn (Claude's decline pair; Codex's
-			// "aborted by user" output, then turn_aborted): one stop.
-			st.StopSeq = st.Seq
-			return
-		}
-		c, ok = st.Calls[st.PendingCall]
-	}
-	if key == st.PendingCall || r.CallID == "" {
-		st.PendingCall = ""
-	}
-	if r.CallID != "" {
-		st.FailedCalls[key] = true
-	}
-	desc := "the turn"
-	switch {
-	case ok && c.Command != "":
-		desc = c.Command
-	case ok:
-		desc = strings.TrimSpace(c.ToolName + " " + c.FilePath)
-	case r.Command != "":
-		desc = r.Command
-	case r.ToolName != "":
-		desc = strings.TrimSpace(r.ToolName + " " + r.FilePath)
-	}
-	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
-	st.StopSeq = st.Seq
-	if kind == "refusal" {
-		st.Refused = last(append(st.Refused, n), keepStops)
+func (f *Failure) addError(e string) {
+	if e == "" {
 		return
 	}
-	st.Interrupted = n
+	for i, x := range f.Errors {
+		if x == e {
+			f.Errors = append(f.Errors[:i:i], f.Errors[i+1:]...)
+			break
+		}
+	}
+	f.Errors = last(append(f.Errors, e), maxErrors)
+	f.Error = e
 }
 
-// segTool and segPaths split one segment ("prog sub\tpath path").
+var (
+	jsonMessageRE = lazyRegexp(`"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`)
+	jsonCodeRE    = lazyRegexp(`"code"\s*:\s*"?(\w{1,40})"?`)
+	// wrapTagRE: "<tool_use_error>File has not been read yet…</tool_use_error>"
+	wrapTagRE = lazyRegexp(`^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`)
+)
+
+// jsonErrorText turns an error carrying a JSON body ("[API Error:
+// {"error":{"code":400,…,"message":"…"}}]") into words: the text before
+// it, the code and the message, never a JSON fragment.
+func jsonErrorText(text string) string {
+	m := jsonMessageRE().FindStringSubmatch(text)
+	if m == nil {
+		return text
+	}
+	msg := m[1]
+	if u, err := strconv.Unquote(`"` + msg + `"`); err == nil {
+		msg = u
+	}
+	head := strings.TrimSpace(strings.TrimLeft(text[:strings.Index(text, `{"`)], "[ "))
+	head = strings.TrimSpace(strings.TrimSuffix(head, ":"))
+	if c := jsonCodeRE().FindStringSubmatch(text); c != nil {
+		msg = c[1] + " " + msg
+	}
+	if head != "" {
+		return head + ": " + msg
+	}
+	return msg
+}
+
+func stripWrapTags(l string) string {
+	if !strings.HasPrefix(l, "<") && !strings.HasSuffix(l, ">") {
+		return l
+	}
+	return wrapTagRE().ReplaceAllString(strings.TrimSpace(l), "")
+}
+
+// mayNameError is exceptionRE's pre-check: a word the pattern needs.
+func mayNameError(l string) bool {
+	return containsAny(l, errorNames) || strings.HasPrefix(l, "panic") || strings.HasPrefix(l, "fatal error")
+}
+
+var errorNames = []string{"Error", "error", "Exception", "Failure", "Interrupt", "Exit"}
+
+// segTool and segPaths split a segment key ("prog sub\tpath path").
 func segTool(s string) string {
 	t, _, _ := strings.Cut(s, "\t")
 	return t
@@ -176,8 +350,7 @@ func segPaths(s string) []string {
 }
 
 // covers reports whether a passing segment ran the failing one's target:
-// the same tool on the same paths, on a superset of them, or on everything
-// (no path, "./...", ".").
+// the same tool on the same paths, a superset, or everything ("./...", ".").
 func covers(pass, fail string) bool {
 	if segTool(pass) != segTool(fail) {
 		return false
@@ -186,32 +359,25 @@ func covers(pass, fail string) bool {
 	if len(fp) == 0 {
 		return true
 	}
-	if len(pp) == 0 {
-		// The same tool over everything only counts for a verification
-		// (`pytest` after `pytest tests/x.py`); `cat` is not `cat f`.
+	if len(pp) == 0 { // over everything counts for a verification (`pytest`), not `cat`
 		return isTestCmd(segTool(pass))
 	}
 	for _, f := range fp {
-		ok := false
-		for _, p := range pp {
-			if p == f || p == "./..." || p == "." || strings.HasSuffix(p, "/...") && strings.HasPrefix(f, strings.TrimSuffix(p, "...")) ||
-				strings.HasSuffix(p, "/") && strings.HasPrefix(f, p) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
+		if !slices.ContainsFunc(pp, func(p string) bool { return coversPath(p, f) }) {
 			return false
 		}
 	}
 	return true
 }
 
-// resolveBy marks resolved the failures a passing command ran again: all
-// of a failure's segments, its last one (a chain stops at the failing
-// step), or its verification step, covered by a segment of the command.
-// A passing verification also resolves failures whose files were edited
-// after they failed.
+func coversPath(p, f string) bool {
+	return p == f || p == "./..." || p == "." || strings.HasSuffix(p, "/...") && strings.HasPrefix(f, strings.TrimSuffix(p, "...")) ||
+		strings.HasSuffix(p, "/") && strings.HasPrefix(f, p)
+}
+
+// resolveBy resolves failures whose segments cmd covers: all, the last (a
+// chain stops at the failing step) or the verification; a passing
+// verification also those whose files were edited since.
 func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
 	verify := isTestCmd(cmd)
@@ -224,24 +390,16 @@ func (st *State) resolveBy(cmd string) {
 			continue
 		}
 		fail := strings.Split(st.FailureKeys[i], " && ")
-		if st.segmentsCovered(pass, fail) || verify && st.editedAfter(f) {
+		if segmentsCovered(pass, fail) || verify && st.editedAfter(f) {
 			f.Resolved = true
 		}
 	}
 }
 
-func (st *State) segmentsCovered(pass, fail []string) bool {
-	coveredBy := func(s string) bool {
-		for _, p := range pass {
-			if covers(p, s) {
-				return true
-			}
-		}
-		return false
-	}
+func segmentsCovered(pass, fail []string) bool {
 	all := true
 	for _, s := range fail {
-		if !coveredBy(s) {
+		if !slices.ContainsFunc(pass, func(p string) bool { return covers(p, s) }) {
 			all = false
 		} else if len(fail) > 1 && s == fail[len(fail)-1] || isTestCmd(segTool(s)) {
 			return true
@@ -250,9 +408,8 @@ func (st *State) segmentsCovered(pass, fail []string) bool {
 	return all
 }
 
-// editedAfter reports whether a file the failure concerned (one its
-// command named or its tool wrote) was edited after it failed; a failing
-// verification concerns every file edited after it.
+// editedAfter: a file the failure named or wrote was edited after it; a
+// failing verification concerns every file edited after it.
 func (st *State) editedAfter(f *Failure) bool {
 	test := isTestCmd(f.What)
 	for _, e := range st.Edits {
@@ -266,8 +423,185 @@ func (st *State) editedAfter(f *Failure) bool {
 	return false
 }
 
-// completed reports whether an assistant text reports the work finished
-// and names nothing failing: the closing paragraph says so.
+type shellFile struct {
+	path    string
+	created bool
+	deleted bool
+}
+
+var (
+	// shellCues: what a command line that writes files contains.
+	shellCues = []string{">", "mv ", "rm ", "cp ", "touch ", " -i", "tee ", "-o"}
+	// programWrites: what a program's words (flags) and plain args write.
+	programWrites = map[string]func(o *shellWrites, words, args []string){
+		"git": func(o *shellWrites, _, args []string) {
+			switch {
+			case len(args) >= 3 && args[0] == "mv":
+				o.add(args[1], false, true)
+				o.add(args[2], true, false)
+			case len(args) >= 2 && args[0] == "rm":
+				o.addAll(args[1:], false, true)
+			}
+		},
+		"mv": func(o *shellWrites, _, args []string) {
+			if len(args) >= 2 {
+				o.addAll(args[:len(args)-1], false, true)
+				o.add(args[len(args)-1], true, false)
+			}
+		},
+		"cp": func(o *shellWrites, _, args []string) {
+			if len(args) >= 2 {
+				o.add(args[len(args)-1], true, false)
+			}
+		},
+		"rm":     func(o *shellWrites, _, args []string) { o.addAll(args, false, true) },
+		"unlink": func(o *shellWrites, _, args []string) { o.addAll(args, false, true) },
+		"touch":  func(o *shellWrites, _, args []string) { o.addAll(args, true, false) },
+		"tee":    func(o *shellWrites, _, args []string) { o.addAll(args, true, false) },
+		"sed":    inPlaceEdit,
+		"perl":   inPlaceEdit,
+	}
+)
+
+func shellFiles(cmd string) []shellFile {
+	if !containsAny(cmd, shellCues) {
+		return nil
+	}
+	var out shellWrites
+	for _, line := range commandLines(cmd) {
+		for _, seg := range splitSegments(line) {
+			out.segment(seg)
+		}
+	}
+	return out
+}
+
+type shellWrites []shellFile
+
+// add records p unless it is no file (/dev/*, a variable or glob, .) or the
+// command gave 8 already (rm -rf of a list).
+func (o *shellWrites) add(p string, created, deleted bool) {
+	p = strings.Trim(p, `'"`)
+	if p == "" || strings.HasPrefix(p, "/dev/") || strings.ContainsAny(p, "$`*?{}&|<>") || p == "." || p == ".." || len(*o) >= 8 {
+		return
+	}
+	*o = append(*o, shellFile{path: p, created: created, deleted: deleted})
+}
+
+func (o *shellWrites) addAll(ps []string, created, deleted bool) {
+	for _, p := range ps {
+		o.add(p, created, deleted)
+	}
+}
+
+func (o *shellWrites) segment(seg string) {
+	f := skipPrefixWords(shellWords(seg))
+	for i := 0; i < len(f); i++ {
+		target, skip := redirection(f, i)
+		i += skip
+		if target != "" {
+			o.add(target, true, false)
+		}
+	}
+	if len(f) == 0 {
+		return
+	}
+	if w, ok := programWrites[f[0]]; ok {
+		w(o, f[1:], plainArgs(f[1:]))
+		return
+	}
+	o.outputFlag(f)
+}
+
+// redirection: the file word f[i] redirects to, and the words after it taken.
+func redirection(f []string, i int) (string, int) {
+	w := f[i]
+	switch {
+	case w == ">" || w == ">>" || w == ">|":
+		if i+1 < len(f) {
+			return f[i+1], 1
+		}
+	case strings.HasPrefix(w, ">>") && !strings.HasPrefix(w, ">>&"):
+		return w[2:], 0
+	case strings.HasPrefix(w, ">") && !strings.HasPrefix(w, ">&"):
+		return w[1:], 0
+	case strings.HasPrefix(w, "1>"):
+		return strings.TrimPrefix(strings.TrimPrefix(w, "1>>"), "1>"), 0
+	}
+	return "", 0
+}
+
+func (o *shellWrites) outputFlag(f []string) {
+	for i := 1; i+1 < len(f); i++ {
+		if f[i] == "-o" || f[i] == "--output" || f[i] == "--out" {
+			if p := f[i+1]; strings.Contains(p, ".") {
+				o.add(p, true, false)
+			}
+		}
+	}
+}
+
+// inPlaceEdit: sed -i / perl -i edit the files after the script.
+func inPlaceEdit(o *shellWrites, words, args []string) {
+	if inPlace(words) && len(args) >= 2 {
+		o.addAll(args[1:], false, false)
+	}
+}
+
+func commandLines(cmd string) []string {
+	var out []string
+	var end string
+	for _, l := range strings.Split(cmd, "\n") {
+		if end != "" {
+			if strings.TrimSpace(l) == end {
+				end = ""
+			}
+			continue
+		}
+		if i := strings.Index(l, "<<"); i >= 0 && !strings.HasPrefix(l[i:], "<<<") {
+			// "<<-'EOF' > file": the delimiter is the next word; a redirection after it counts.
+			rest := strings.Fields(strings.TrimLeft(l[i+2:], "-~ "))
+			if len(rest) > 0 {
+				if t := strings.Trim(rest[0], `'"`); t != "" {
+					end = t
+				}
+				rest = rest[1:]
+			}
+			l = l[:i] + " " + strings.Join(rest, " ")
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func plainArgs(f []string) []string {
+	var out []string
+	for i := 0; i < len(f); i++ {
+		a := f[i]
+		if strings.HasPrefix(a, ">") || strings.HasPrefix(a, "1>") || strings.HasPrefix(a, "2>") || strings.HasPrefix(a, "<") {
+			if a == ">" || a == ">>" || a == "2>" || a == "<" {
+				i++
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func inPlace(f []string) bool {
+	for _, a := range f {
+		if a == "-i" || strings.HasPrefix(a, "-i.") || strings.HasPrefix(a, "--in-place") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && strings.Contains(a, "p")) {
+			return true
+		}
+	}
+	return false
+}
+
+// completed: the closing paragraph reports the work done, nothing failing.
 func completed(text string) bool {
 	p := strings.ToLower(closingParagraph(text))
 	if p == "" || !hasPhrase(p, "completion") || labelledNext(p) != "" {
@@ -278,17 +612,11 @@ func completed(text string) bool {
 			return false // "Done. Next I will add the retry test." goes on
 		}
 	}
-	for _, w := range []string{"fail", "error", "still ", "not yet", "blocked", "couldn't", "could not", "unable"} {
-		if strings.Contains(p, w) {
-			return false
-		}
-	}
-	return true
+	return !containsAny(p, []string{"fail", "error", "still ", "not yet", "blocked", "couldn't", "could not", "unable"})
 }
 
-// closingParagraph is the last paragraph of prose of an assistant text:
-// the last block of non-empty lines outside code fences, or its last
-// 600 bytes. It is quoted verbatim (trimmed) as the last agent's words.
+// closingParagraph: the last prose paragraph outside code fences, at most
+// its last 600 bytes, quoted verbatim as the last words.
 func closingParagraph(text string) string {
 	var paras [][]string
 	var cur []string
@@ -317,9 +645,13 @@ func closingParagraph(text string) string {
 	if len(paras) == 0 {
 		return ""
 	}
+	return lastParagraph(paras)
+}
+
+// lastParagraph joins the last paragraph; a one-line label ("Next steps:")
+// belongs with what follows, a closing list with the sentence opening it.
+func lastParagraph(paras [][]string) string {
 	last := paras[len(paras)-1]
-	// A one-line heading or label ("Next steps:") belongs with what
-	// follows; a closing list belongs with the sentence that opens it.
 	if len(paras) > 1 && (len(last) == 1 && strings.HasSuffix(last[0], ":") || listLine(last[0])) {
 		last = append(append([]string(nil), paras[len(paras)-2]...), last...)
 	}
@@ -333,7 +665,6 @@ func closingParagraph(text string) string {
 	return out
 }
 
-// listLine reports whether a line is a list item.
 func listLine(l string) bool {
 	if strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "* ") || strings.HasPrefix(l, "• ") {
 		return true
@@ -345,15 +676,14 @@ func listLine(l string) bool {
 	return i > 0 && i < len(l) && (l[i] == '.' || l[i] == ')')
 }
 
-// labelledNext is the action a line labelled "Next:" (or "Remaining:",
-// "Nächster Schritt:", "下一步：", …; the next list) states: the rest of
-// the line, or the first item below a bare label. "" when none.
+// labelledNext is the action a line labelled "Next:" ("Remaining:",
+// "Nächster Schritt:", "下一步："; lang/ next) states: the rest of the line,
+// or the first item below a bare label; "" when none.
 func labelledNext(text string) string {
 	lines := strings.Split(text, "\n")
 	found := ""
 	for i, l := range lines {
-		t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "-*#> "))
-		t = strings.Trim(t, "*_")
+		t := strings.Trim(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "-*#> ")), "*_")
 		low := strings.ToLower(t)
 		for _, p := range phrases("next") {
 			at := len(p)
@@ -362,18 +692,7 @@ func labelledNext(text string) string {
 					continue
 				}
 			}
-			rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[at:]), "*_"))
-			if rest == "" {
-				for _, n := range lines[i+1:] {
-					n = strings.TrimSpace(n)
-					if n == "" {
-						continue
-					}
-					rest = strings.TrimSpace(questionPrefixRE().ReplaceAllString(n, ""))
-					break
-				}
-			}
-			if rest != "" {
+			if rest := labelRest(t[at:], lines[i+1:]); rest != "" {
 				found = rest
 			}
 			break
@@ -382,13 +701,23 @@ func labelledNext(text string) string {
 	return found
 }
 
-// labelEnd is where a line's label ends when the label closes with the
-// phrase p ("What I'd do next:", "Recommended next steps:", "Mi propuesta,
-// siguiente paso:"): a few words (at most maxLabelWords) and then p at a
-// word boundary, before anything else on the line; -1 otherwise. p is a
-// label phrase ending in its colon; a sentence that only mentions "next"
-// further on ("I don't know what we should try next: …" is eight words)
-// is no label.
+func labelRest(after string, below []string) string {
+	rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(after), "*_"))
+	if rest != "" {
+		return rest
+	}
+	for _, n := range below {
+		if n = strings.TrimSpace(n); n != "" {
+			return strings.TrimSpace(questionPrefixRE().ReplaceAllString(n, ""))
+		}
+	}
+	return ""
+}
+
+// labelEnd is where a label closing with phrase p ends ("What I'd do next:",
+// "Mi propuesta, siguiente paso:"): at most 5 words, then p at a word
+// boundary before anything else; -1 otherwise ("I don't know what we should
+// try next: …" is eight words, no label).
 func labelEnd(low, p string) int {
 	i := strings.Index(low, p)
 	if i <= 0 || i > 60 {
@@ -398,155 +727,17 @@ func labelEnd(low, p string) int {
 	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
 		return -1 // "context:" is not "next:"
 	}
-	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > maxLabelWords {
+	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
 		return -1
 	}
 	return i + len(p)
 }
 
-// maxLabelWords bounds the words before a label's closing phrase: the
-// labels agents write are short ("What I'd do next" is 3 before it).
-const maxLabelWords = 5
-
-// harnessTags open user-role text the harness wrote: background task and
-// subagent notifications (Claude Code 2.1), IDE context, reminders.
-var harnessTags = []string{"<task-notification", "<system-reminder", "<ide_opened_file", "<ide_selection", "<ide_diagnostics",
-	"<environment_context", "<user_instructions", "<local-command", "<command-message", "<bash-", "<turn_aborted", "<subagent_notification"}
-
-// userWords is what the user wrote of a user-role text: wrappers the
-// harness puts around a request are dropped (Codex Desktop's "# Files
-// mentioned by the user: … ## My request for Codex:" keeps only the
-// request; leading IDE context blocks go). harness is true when nothing of
-// the user's remains (a task notification).
-func userWords(text string) (string, bool) {
-	t := strings.TrimSpace(text)
-	if i := strings.Index(t, "## My request for "); i >= 0 {
-		if j := strings.Index(t[i:], ":"); j >= 0 {
-			t = strings.TrimSpace(t[i+j+1:])
-		}
-	}
-	for range 8 {
-		if !strings.HasPrefix(t, "<") {
-			break
-		}
-		tag := ""
-		for _, h := range harnessTags {
-			if strings.HasPrefix(t, h) {
-				tag = h
-				break
-			}
-		}
-		if tag == "" {
-			break
-		}
-		name := strings.TrimPrefix(tag, "<")
-		end := strings.Index(t, "</"+strings.TrimRight(name, "-"))
-		if end < 0 {
-			return "", true // an unclosed notification: all of it is the harness's
-		}
-		gt := strings.IndexByte(t[end:], '>')
-		if gt < 0 {
-			return "", true
-		}
-		t = strings.TrimSpace(t[end+gt+1:])
-	}
-	return t, t == ""
-}
-
-// boundaryCommand reports whether a prompt is a command that clears the
-// conversation: the next request is a new task (/clear, /new, /reset in
-// Claude Code, Codex, Gemini and aider).
-func boundaryCommand(p string) bool {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(p)))
-	if len(f) == 0 {
-		return false
-	}
-	switch f[0] {
-	case "/clear", "/new", "/reset":
-		return true
-	}
-	return false
-}
-
-// ClearTask forgets the task: after a cleared conversation (/clear) or
-// `carryover clear` the next request is a new task, whatever it says.
-// Files, the done steps, decisions and references are the project's and
-// stay.
-func (st *State) ClearTask() {
-	st.Task, st.TaskAt, st.GoalWeak, st.TaskRef = "", time.Time{}, false, Ref{}
-	st.Latest, st.LatestAt, st.LatestRef = "", time.Time{}, Ref{}
-	st.SetAside, st.Instructions, st.Plan, st.Actions = nil, nil, nil, nil
-	st.TurnTexts, st.LastText, st.LastTextRef, st.LastTextSeq = nil, "", Ref{}, 0
-	st.Refused, st.Interrupted = nil, Note{}
-	st.Failures, st.FailureKeys, st.TestFails = nil, nil, nil
-	st.Fallback, st.FallbackAt = "", time.Time{}
-	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
-}
-
-// startTask begins a new goal's instructions, refusals and interruption.
-func (st *State) startTask() {
-	st.Instructions = nil
-	st.Refused, st.Interrupted = nil, Note{}
-}
-
-// addInstruction keeps a substantive user request, condensed: its first
-// sentence and every sentence that constrains the work ("keep", "don't",
-// "never", "must", "only", … in the languages of lang/), the goal first
-// and the newest of the rest, bounded.
-func (st *State) addInstruction(p string, at time.Time, ref Ref) {
-	c := condense(p)
-	if c == "" {
-		return
-	}
-	kept := st.Instructions[:0:0]
-	for i, in := range st.Instructions {
-		if in.Text == c {
-			return
-		}
-		// A later instruction on the same subject that replaces an
-		// earlier one ("use Redis instead of the in-memory cache") drops
-		// it; the goal stays.
-		if i == 0 || !supersedes(p, in.Text, true) {
-			kept = append(kept, in)
-		}
-	}
-	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
-}
-
-// condense is a request's first sentence and its constraining sentences
-// (a pasted stack trace keeps its last exception line), at most 400 bytes.
-func condense(p string) string {
-	ss := sentences(p)
-	// An opening acknowledgement ("Great! Can you also …", "Danke! Jetzt
-	// …") is not the instruction: the first sentence that asks is.
-	for len(ss) > 1 && !substantive(ss[0]) {
-		ss = ss[1:]
-	}
-	if len(ss) == 0 {
-		return ""
-	}
-	out := []string{ss[0]}
-	for _, s := range ss[1:] {
-		if hasPhrase(strings.ToLower(s), "constraint") && prose(s) {
-			out = append(out, s)
-		}
-	}
-	if strings.Count(p, "\n") > 2 {
-		// A pasted trace: the exception name is on its last lines.
-		if e := errorLine(p); e != "" && mayNameError(e) && !strings.Contains(strings.Join(out, " "), e) {
-			out = append(out, e)
-		}
-	}
-	return clip(clip(normCmd(strings.Join(out, " ")), 400), 400)
-}
-
-// remainingItems are the items of a list the last message closes on when
-// the line that opens it says they remain ("Three things remain before the
-// merge:", "Noch offen:", "Осталось:"; lang/ remaining): what is left, the
-// first of them the next action.
+// remainingItems: the list the last message closes on when its opening line
+// says they remain ("Three things remain before the merge:", "Noch offen:";
+// lang/ remaining), the first the next action.
 func remainingItems(text string) []string {
-	p := closingParagraph(text)
-	lines := strings.Split(p, "\n")
+	lines := strings.Split(closingParagraph(text), "\n")
 	for i, l := range lines {
 		if !strings.HasSuffix(strings.TrimSpace(l), ":") || !hasPhrase(strings.ToLower(l), "remaining") {
 			continue
@@ -561,4 +752,363 @@ func remainingItems(text string) []string {
 		return items
 	}
 	return nil
+}
+
+// parsePlan reads a plan tool's input: a JSON list, or an object holding one.
+func parsePlan(text string) ([]PlanItem, bool) {
+	i := strings.IndexAny(text, "[{")
+	if i < 0 {
+		return nil, false
+	}
+	var v any
+	if json.Unmarshal([]byte(text[i:]), &v) != nil {
+		return planItemsClipped(text[i:])
+	}
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range []string{"todos", "plan", "items", "steps", "tasks"} {
+			if l, ok := m[k]; ok {
+				v = l
+				break
+			}
+		}
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	var out []PlanItem
+	for _, e := range l {
+		it := planItem(e)
+		if it.Text = clip(oneLine(it.Text), 200); it.Text != "" {
+			out = append(out, it)
+		}
+		if len(out) == maxPlan {
+			break
+		}
+	}
+	return out, true
+}
+
+func planItem(e any) PlanItem {
+	var it PlanItem
+	switch x := e.(type) {
+	case string:
+		it.Text = x
+	case map[string]any:
+		for _, k := range []string{"content", "step", "description", "title", "text", "task"} {
+			if s, ok := x[k].(string); ok && s != "" {
+				it.Text = s
+				break
+			}
+		}
+		st, _ := x["status"].(string)
+		done, _ := x["completed"].(bool)
+		done2, _ := x["done"].(bool)
+		it.Done = done || done2 || doneStatus[strings.ToLower(st)]
+	}
+	return it
+}
+
+var (
+	doneStatus       = map[string]bool{"completed": true, "done": true, "complete": true, "cancelled": true}
+	planFieldRE      = lazyRegexp(`"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+	questionPrefixRE = lazyRegexp(`^(\d+[.)]\s*|[-*•]\s*)`)
+	// todoLineRE: TODO/FIXME/XXX/HACK as a whole upper-case word at a line's
+	// start or after a comment marker, then ":", "(", "-" or a lower-case
+	// word ("# TODO App Project", a heading, is none).
+	todoLineRE = lazyRegexp(`^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`)
+)
+
+// planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB
+// of a call's input): each complete object's text and status, in order.
+func planItemsClipped(text string) ([]PlanItem, bool) {
+	var out []PlanItem
+	for _, obj := range strings.Split(text, "{")[1:] {
+		if !strings.Contains(obj, "}") {
+			break // the clipped last object
+		}
+		var it PlanItem
+		for _, m := range planFieldRE().FindAllStringSubmatch(obj, -1) {
+			var v string
+			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) != nil {
+				continue
+			}
+			if m[1] == "status" {
+				it.Done = doneStatus[strings.ToLower(v)]
+			} else if it.Text == "" {
+				it.Text = clip(oneLine(v), 200)
+			}
+		}
+		if it.Text != "" {
+			out = append(out, it)
+		}
+		if len(out) == maxPlan {
+			break
+		}
+	}
+	return out, len(out) > 0
+}
+
+func todoLines(text string) []string {
+	if !containsAny(text, []string{"TODO", "FIXME", "XXX", "HACK"}) {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		m := todoLineRE().FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		rest := strings.TrimSpace(m[2] + m[3])
+		rest = strings.TrimSuffix(strings.TrimSuffix(rest, "*/"), "-->")
+		if rest = strings.TrimSpace(rest); rest == "" {
+			continue
+		}
+		out = append(out, m[1]+": "+clip(rest, 120))
+	}
+	return out
+}
+
+func forwardLooking(s string) bool {
+	return nextRE.MatchString(s) || containsAny(strings.ToLower(s), nextMarkers())
+}
+
+func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers()) }
+
+// forwardOnly keeps the turn's forward-looking sentences that are neither
+// questions nor offers: what an acknowledgement leaves standing.
+func forwardOnly(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		for _, s := range sentences(t) {
+			if forwardLooking(s) && !isQuestion(s) && !boilerplate(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// prose: at least three words, mostly letters or spaces, not a path, command or code.
+func prose(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasPrefix(s, "`") || strings.HasPrefix(s, "{") || strings.HasPrefix(s, "$ ") || strings.HasPrefix(s, "|") {
+		return false
+	}
+	letters, other := 0, 0
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsSpace(r) {
+			letters++
+		} else {
+			other++
+		}
+	}
+	return letters >= 2*other && promptSize(s) >= 3
+}
+
+func doneText(s string, plan []PlanItem) bool {
+	low := strings.ToLower(strings.TrimRight(s, ".!。"))
+	return slices.ContainsFunc(plan, func(p PlanItem) bool {
+		return p.Done && strings.Contains(low, strings.ToLower(strings.TrimRight(p.Text, ".!。")))
+	})
+}
+
+func turnQuestions(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		for _, s := range sentences(t) {
+			if isQuestion(s) && !boilerplate(s) && prose(s) {
+				out = append(out, clip(questionPrefixRE().ReplaceAllString(s, ""), 200))
+			}
+		}
+	}
+	return Dedupe(out)
+}
+
+// questionsInto fills the open questions (the turn's own, what still fails,
+// the edits' to-dos) and returns the failure that is work left, if any.
+func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
+	h.Questions = turnQuestions(st.TurnTexts)
+	var failing *Failure
+	for i := range h.Failures {
+		f := &h.Failures[i]
+		if f.Resolved || f.What == "model API" {
+			continue
+		}
+		if failing == nil && (isTestCmd(f.What) || f.Seq > st.LastTextSeq) {
+			// Only a verification, or what failed after the agent last spoke,
+			// is work left: an exploratory `stat -f` it went past is not.
+			failing = f
+		}
+		q := "unresolved: `" + clip(f.What, 80) + "`"
+		if f.Error != "" {
+			q += " — " + clip(f.Error, 100)
+		}
+		h.Questions = append(h.Questions, q)
+	}
+	h.Questions = append(h.Questions, Dedupe(todos)...)
+	return failing
+}
+
+func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
+	in := nextIn{h: &h, failing: failing}
+	for _, p := range st.Plan {
+		if !p.Done {
+			in.remaining = p.Text
+			break
+		}
+	}
+	for _, r := range nextRules {
+		if n, ok := r.next(st, &in); ok {
+			return n, r.name
+		}
+	}
+	return "", ""
+}
+
+// nextIn: the handoff so far, the failure that is work left, the first open plan item.
+type nextIn struct {
+	h         *Handoff
+	failing   *Failure
+	remaining string
+}
+
+var nextRules = []struct {
+	name string
+	next func(st *State, in *nextIn) (string, bool)
+}{
+	{"unanswered request", (*State).nextUnanswered},
+	{"interruption", (*State).nextInterruption},
+	{"plan", (*State).nextOwnPlan},
+	{"labelled next", (*State).nextLabelled},
+	{"remaining items", func(st *State, _ *nextIn) (string, bool) {
+		if items := remainingItems(st.LastText); len(items) > 0 {
+			return items[0], true
+		}
+		return "", false
+	}},
+	{"forward-looking sentence", (*State).nextForward},
+	{"plan", func(_ *State, in *nextIn) (string, bool) { // an earlier agent's, the last stating no step of its own
+		return in.remaining, !in.h.Completed && in.remaining != ""
+	}},
+	{"completion", (*State).nextCompletion},
+	{"refusal", func(st *State, _ *nextIn) (string, bool) {
+		if len(st.Refused) == 0 {
+			return "", false
+		}
+		// The harness told the agent to wait for the user: ask, do not redo.
+		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, true
+	}},
+	{"still failing", (*State).nextFailing},
+	{"open question", func(st *State, _ *nextIn) (string, bool) {
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+			return "Get the user's answer: " + qs[len(qs)-1], true
+		}
+		return "", false
+	}},
+	{"action item", func(_ *State, in *nextIn) (string, bool) { // a prose session's newest commitment
+		if acts := in.h.Actions; len(acts) > 0 {
+			return acts[len(acts)-1], true
+		}
+		return "", false
+	}},
+}
+
+func (st *State) nextUnanswered(in *nextIn) (string, bool) {
+	if st.Answered || st.Prompts == 0 {
+		return "", false
+	}
+	req := in.h.Latest
+	if req == "" {
+		req = in.h.Task
+	}
+	if req == "" {
+		return "", false
+	}
+	return "Answer the latest request: " + oneLine(req), true
+}
+
+func (st *State) nextInterruption(in *nextIn) (string, bool) {
+	if in.h.Interrupted == "" {
+		return "", false
+	}
+	n := "The user interrupted: " + in.h.Interrupted + " — ask before resuming it"
+	if in.remaining != "" {
+		n += "; remaining: " + in.remaining
+	}
+	return n, true
+}
+
+// nextOwnPlan: the plan's first open item unless another session's agent
+// spoke last: its stated step comes first (a Claude → Codex → Gemini chain
+// hands over Gemini's last step, not Claude's plan).
+func (st *State) nextOwnPlan(in *nextIn) (string, bool) {
+	if st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession {
+		return "", false
+	}
+	return in.remaining, in.remaining != ""
+}
+
+func (st *State) nextLabelled(*nextIn) (string, bool) {
+	if n := labelledNext(st.LastText); n != "" && prose(n) && !st.refusedText(n) {
+		return n, true
+	}
+	return "", false
+}
+
+func (st *State) nextForward(*nextIn) (string, bool) {
+	texts := st.TurnTexts
+	if len(texts) == 0 && st.LastText != "" {
+		texts = []string{st.LastText}
+	}
+	n := st.forwardSentence(texts)
+	return n, n != ""
+}
+
+func (st *State) nextCompletion(in *nextIn) (string, bool) {
+	if !in.h.Completed {
+		return "", false
+	}
+	n := "Done; nothing in progress"
+	if acts := in.h.Actions; len(acts) > 0 {
+		n += " — left, as it said: " + acts[len(acts)-1]
+	}
+	return n, true
+}
+
+func (st *State) nextFailing(in *nextIn) (string, bool) {
+	f := in.failing
+	if f == nil {
+		return "", false
+	}
+	n := "Fix the still-failing `" + clip(f.What, 120) + "`"
+	if f.Error != "" {
+		n += " (now: " + clip(f.Error, 120) + ")"
+	}
+	return n, true
+}
+
+// forwardSentence: the last forward-looking sentence ("Next I will …"), not
+// a question, an offer, a done plan item or a refused call.
+func (st *State) forwardSentence(texts []string) string {
+	var next string
+	for _, t := range texts {
+		ss := sentences(t)
+		for i, s := range ss {
+			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) {
+				continue
+			}
+			if strings.HasSuffix(s, ":") && i+1 < len(ss) { // a heading: its first item is the action
+				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
+			}
+			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
+				next = s
+			}
+		}
+	}
+	return next
+}
+
+func (st *State) refusedText(s string) bool {
+	return slices.ContainsFunc(st.Refused, func(r Note) bool { return len(r.Text) >= 6 && strings.Contains(s, r.Text) })
 }

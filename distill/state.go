@@ -2,6 +2,7 @@ package distill
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,120 +11,93 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-// StateVersion changes whenever State's meaning or its encoding
-// (state_codec.go) changes; a stored state of another version is rebuilt
-// from the ledger. Version 1 was JSON; 3 added the goal/latest split, the
-// plan, references, action items, failure targets, errors and causes, and
-// shell-written files.
-//
-// 4 added the evidence rows (TaskRef, LatestRef, LastTextRef, Failure.Refs),
-// the user's instructions, refused calls and the interruption.
-//
-// 5 added the evidence of every other handoff line: Edit.Ref, the turn
-// texts' rows (TurnRefs), the row being folded (RowRef) and Sources (the
-// rows each decision, reference, action item, plan and set-aside goal came
-// from).
+// StateVersion changes with State's meaning or encoding (store.go); a stored
+// state of another version is rebuilt. 1 was JSON; 3 added the goal/latest
+// split, plan, references, action items, failure targets, errors, causes and
+// shell-written files; 4 evidence rows, instructions, refusals and the
+// interruption; 5 every other line's evidence.
 const StateVersion = 5
 
-// Bounds on what a State remembers, so it stays small however long the
-// project's history grows.
+// Bounds that keep a State small however long the project's history grows.
 const (
-	maxCalls     = 64
-	maxEdits     = 60
-	maxFailures  = 100
-	maxDone      = 40
-	maxTurnTexts = 50
-	maxSeen      = 120
-	keepDecided  = 6
-	keepSetAside = 2
+	maxCalls, maxEdits, maxFailures, maxDone, maxTurnTexts, maxSeen    = 64, 60, 100, 40, 50, 120
+	keepDecided, keepSetAside, keepStops, maxPlan, maxRefs, maxActions = 6, 2, 4, 12, 10, 6
+	maxInstructions                                                    = 8 // the goal, then the newest of the rest
+	maxErrors                                                          = 3 // distinct error lines of one collapsed failure
+	// maxSources: a handoff lists at most 6 decisions, 10 references, 6 action
+	// items, a plan and 2 set-aside goals (25); twice that leaves room for
+	// facts repeated or superseded since.
+	maxSources = 50
 )
 
-// State is the running distillation of a project's rows. Add folds one row
-// in; Handoff reads the result. Marshal and LoadState (state_codec.go) keep
-// it in the ledger as a compact binary blob, so the hook path folds in only
-// new rows.
-//
-// Adding a field, here or in Call, Edit, Failure or Done? Code it in
-// codec.state (or the element's codec method) in state_codec.go, and bump
-// StateVersion.
-// TestStateCodecFields fails until every field round-trips. Times are kept
-// in UTC without a monotonic reading (Add normalises them), which is what
-// LoadState gives back.
+// State is the running distillation of a project's rows: Add folds one row
+// in, Handoff reads the result, and the hook path stores it (Marshal,
+// LoadState) to fold only new rows. A new field here or in Call, Edit,
+// Failure or Done goes into codec.state (TestStateCodecFields fails until it
+// round-trips) and bumps StateVersion. Times are UTC without a monotonic
+// reading (Add normalises them), as LoadState gives them back.
 type State struct {
-	Version   int
-	Tool      string
-	SessionID int64
-	LastAt    time.Time
-	Rows      int
-	Prompts   int
-	Task      string // the goal (goal.go)
-	TaskAt    time.Time
-	GoalWeak  bool // the goal is a question or short: a fuller request replaces it
-	Latest    string
-	LatestAt  time.Time
-	SetAside  []string
-	// PromptSession is the session of the latest prompt; AfterBreak is set by
-	// a compaction or a prompt in another session, until the next request.
+	Version       int
+	Tool          string
+	SessionID     int64
+	LastAt        time.Time
+	Rows, Prompts int
+	Task          string // the goal (prose.go)
+	TaskAt        time.Time
+	GoalWeak      bool // a question or short: a fuller request replaces it
+	Latest        string
+	LatestAt      time.Time
+	SetAside      []string
+	// PromptSession: the latest prompt's session; AfterBreak: a compaction
+	// or a prompt in another session came since the last request.
 	PromptSession int64
 	AfterBreak    bool
-	// Answered: something (prose or a tool call) followed the latest prompt.
-	Answered bool
-	// Fallback is the latest prompt, the task when no prompt is substantive
-	// (never a compaction summary).
+	Answered      bool // prose or a tool call followed the latest prompt
+	// Fallback: the latest prompt (never a compaction summary), the task when none is substantive.
 	Fallback   string
 	FallbackAt time.Time
 	Tokens     Tokens
 
-	Seq         int64 // order of the rows folded in
-	Calls       map[string]Call
-	CallOrder   []string
-	FailedCalls map[string]bool
-	Edits       []Edit
-	TestFails   []int64 // Seq of failing test/build commands (newest last, bounded)
-	Failures    []Failure
-	FailureKeys []string
-	Done        []Done
-	Decided     []string
-	Seen        []string
-	TurnTexts   []string // assistant prose since the latest prompt
-	LastText    string   // newest assistant prose at all
-	Plan        []PlanItem
-	Refs        []string
-	Actions     []string
-	// CauseKey is the key of the newest failure, until assistant prose
-	// explains it or the next prompt.
-	CauseKey string
-	LastTest string // the test/build command last run
+	Seq           int64 // order of the rows folded in
+	Calls         map[string]Call
+	CallOrder     []string
+	FailedCalls   map[string]bool
+	Edits         []Edit
+	TestFails     []int64 // Seq of failing test/build commands (newest last, bounded)
+	Failures      []Failure
+	FailureKeys   []string
+	Done          []Done
+	Decided, Seen []string
+	TurnTexts     []string // assistant prose since the latest prompt
+	LastText      string   // newest assistant prose at all
+	Plan          []PlanItem
+	Refs, Actions []string
+	// CauseKey: the newest failure's, until prose explains it or the next
+	// prompt; LastTest: the test/build command last run.
+	CauseKey, LastTest string
 
-	// The user's condensed instructions of the current task, the goal
-	// first (outcome.go); tool calls the user refused and the newest
-	// interruption: never failures to retry.
-	Instructions []Note
-	Refused      []Note
+	Instructions []Note // the task's condensed instructions, the goal first
+	Refused      []Note // never failures to retry
 	Interrupted  Note
-	// Evidence: the rows the goal, the latest request and the last
-	// assistant text came from; LastTextSeq is the last text's Seq.
-	TaskRef, LatestRef, LastTextRef Ref
-	LastTextSeq                     int64
-	LastPassSeq                     int64 // Seq of the newest passing verification
-	PlanSession                     int64 // the session whose agent wrote the plan
-	// PendingCall is the newest call without a result yet (what a
-	// turn-level interruption stopped); StopSeq is the Seq of the newest
-	// refusal or interruption.
-	PendingCall string
-	StopSeq     int64
-	// RowRef is the row being folded (the newest), for the facts its
-	// steps add; TurnRefs are TurnTexts' rows while the two run parallel
-	// (nil once an acknowledgement condensed the turn). Sources are the
-	// rows each decision ("d:"), reference ("r:"), action item ("a:"),
-	// the plan ("p:") and set-aside goal ("s:") came from, keyed by kind
-	// and text, the newest maxSources.
+	// Evidence rows of the goal, the latest request and the last text (at
+	// LastTextSeq); LastPassSeq: the newest passing verification's Seq;
+	// PlanSession: the plan's writer's session; PendingCall: the newest call
+	// without a result (what an interruption stopped); StopSeq: the newest
+	// refusal's or interruption's Seq.
+	TaskRef, LatestRef, LastTextRef       Ref
+	LastTextSeq, LastPassSeq, PlanSession int64
+	PendingCall                           string
+	StopSeq                               int64
+	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the
+	// two run parallel (nil once an acknowledgement condensed the turn).
+	// Sources are the rows of each decision ("d:"), reference ("r:"), action
+	// item ("a:"), plan ("p:") and set-aside goal ("s:"), keyed by kind and
+	// text, the newest maxSources.
 	RowRef   Ref
 	TurnRefs []Ref
 	Sources  []Note
 }
 
-// Call is what the state keeps of a tool call for pairing.
 type Call struct {
 	ToolName, Command, FilePath string
 }
@@ -131,41 +105,31 @@ type Call struct {
 // Edit is one file write, kept until the handoff is read: a later error on
 // its call removes it.
 type Edit struct {
-	Path    string
-	Call    string
-	At      time.Time
-	Seq     int64
-	Created bool
-	Deleted bool
-	Todos   []string
-	Ref     Ref // the row of the write
+	Path, Call       string
+	At               time.Time
+	Seq              int64
+	Created, Deleted bool
+	Todos            []string
+	Ref              Ref
 }
 
 // Done is one completed step; Call ties an edit to its call.
-type Done struct {
-	Text string
-	Call string
-}
+type Done struct{ Text, Call string }
 
-// NewState returns an empty state.
 func NewState() *State {
 	return &State{Version: StateVersion, Calls: map[string]Call{}, FailedCalls: map[string]bool{}}
 }
 
-// Add folds one row into the state: the common bookkeeping, then the
-// step of the row's kind (addPromptRow, addTextRow, addCallRow,
-// addResultRow, addErrorRow).
+// Add folds one row into the state: the bookkeeping, then its kind's step.
 func (st *State) Add(r *ledger.Row) {
-	// The state keeps times as LoadState restores them: UTC, no monotonic
-	// reading. Same instant; Handoff and its renderings read times in UTC.
-	at := r.Time.UTC()
+	at := r.Time.UTC() // as LoadState restores it: same instant, no monotonic reading
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
 	if r.Sidechain && !sessionWork(r.Kind) {
-		// A subagent's prompt and prose are its own; its edits, commands
-		// and failures are the session's work (a real 1.0.98 session's five
-		// subagents wrote 25 files while the main thread wrote one).
+		// A subagent's prompt and prose are its own; its edits, commands and
+		// failures are the session's (a real 1.0.98 session's five subagents
+		// wrote 25 files while the main thread wrote one).
 		return
 	}
 	st.Seq++
@@ -180,19 +144,16 @@ func (st *State) Add(r *ledger.Row) {
 	}
 }
 
-// sessionWork reports the kinds of row a subagent adds to the session's
-// work: tool calls, their results and failures.
 func sessionWork(k adapters.Kind) bool {
 	return k == adapters.KindToolCall || k == adapters.KindToolResult || k == adapters.KindError
 }
 
-// addKind is the step of the row's kind.
 func (st *State) addKind(r *ledger.Row, at time.Time) {
 	switch r.Kind {
 	case adapters.KindPrompt:
 		st.addPromptRow(r, at)
 	case adapters.KindCompaction:
-		st.AfterBreak = true // a summary is never the task (goal.go)
+		st.AfterBreak = true // a summary is never the task
 	case adapters.KindText:
 		st.addTextRow(r)
 	case adapters.KindUsage:
@@ -207,24 +168,15 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 		st.addStopRow(r, at, "refusal")
 	case adapters.KindInterrupted:
 		st.addStopRow(r, at, "interrupt")
-	case adapters.KindHarness:
-		// Text the harness wrote in the user's role: context, never a
-		// request (outcome.go userWords reads the same from prompts).
-	}
+	} // KindHarness: the harness's text in the user's role, context, never a request
 }
-
-// refOf is the row's evidence reference.
-func refOf(r *ledger.Row) Ref { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
 func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	text, harness := userWords(r.Text)
-	if harness {
-		// Text the harness wrote in the user's role (a task notification,
-		// an IDE context block): context, never a request.
+	if harness { // a task notification, an IDE context block
 		return
 	}
 	if boundaryCommand(text) {
-		// /clear, /new, /reset: the next request is a new task.
 		st.ClearTask()
 		return
 	}
@@ -233,13 +185,9 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	r = &r2
 	st.Prompts++
 	st.StopSeq = 0 // a stop before this request is not this turn's
-	// A prompt that opens another session of the project, or follows a
-	// compaction, answers nothing the previous turn asked: "continue"
-	// there resumes, it does not say yes.
+	// After a compaction or in another session "continue" resumes, it does
+	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
-	// A reply that sets the goal ("which task do you mean?" answered
-	// by naming it, or the goal re-sent in full) is the goal, not a
-	// decision; a thank-you answers nothing.
 	thanks := thanksOnly(r.Text) && !substantive(r.Text)
 	if !resumed && !thanks {
 		st.answerTurn(r.Text)
@@ -250,29 +198,25 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	st.taskRefs(class, r, taskBefore)
 	if class != promptAck {
 		st.addInstruction(r.Text, at, refOf(r))
-		// An acknowledgement asks for nothing new: the last turn's
-		// forward-looking sentence stays the next action.
-		st.Answered = false
+		st.Answered = false // an acknowledgement asks nothing new: the turn's next step stays
 	}
 	st.endTurn(class, resumed, thanks)
 	st.CauseKey = ""
-	// The request that sets a goal is a task, not a choice: only a
-	// follow-up's choice verbs are decisions (decisions.go rule 2).
+	// The request that sets a goal is a task: only a follow-up's choice
+	// verbs are decisions (rule 2).
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
 	st.addProse(r.Text, low)
 }
 
-// answerTurn records the prompt text as the answer to the last turn's
-// last question, unless it sets the goal.
+// answerTurn records the prompt as the answer to the last turn's last
+// question, unless it sets the goal ("which task?" answered by naming it).
 func (st *State) answerTurn(text string) {
 	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
 		st.addAnswer(qs[len(qs)-1], text)
 	}
 }
 
-// taskRefs points the task or the latest request at prompt row r of
-// class.
 func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	switch class {
 	case promptGoal, promptNewTask, promptSwitch:
@@ -280,25 +224,20 @@ func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 		st.startTask()
 	case promptFollowUp:
 		st.LatestRef = refOf(r)
-		if st.Task != taskBefore {
-			// "back to" a set-aside goal: the detour's instructions are
-			// not the goal's.
+		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
 			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
 			st.startTask()
 		}
 	}
 }
 
-// endTurn closes the previous turn's texts at a prompt of class.
 func (st *State) endTurn(class promptClass, resumed, thanks bool) {
 	switch {
 	case resumed && class == promptAck, thanks:
-		// the previous turn's questions stay open across a bare resume
-		// and across a thank-you that answers none of them
+		// the turn's questions stay open across a bare resume and a thank-you
 	case class == promptAck:
-		// "Super, danke!" / "yes" answers the turn's questions but asks
-		// for nothing new: its forward-looking sentences stay the next
-		// action when the reply is only a sign-off ("Gern geschehen!").
+		// "Super, danke!" answers the questions but asks nothing new: the
+		// forward-looking sentences stay the next action.
 		st.TurnTexts, st.TurnRefs = forwardOnly(st.TurnTexts), nil
 	default:
 		st.TurnTexts, st.TurnRefs = nil, nil
@@ -312,8 +251,8 @@ func (st *State) addTextRow(r *ledger.Row) {
 	st.TurnTexts, st.TurnRefs = last(append(st.TurnTexts, r.Text), maxTurnTexts), last(st.TurnRefs, maxTurnTexts)
 	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
 	st.Answered = true
-	st.Interrupted = Note{}        // the agent went on after the interruption
-	low := strings.ToLower(r.Text) // once for the rules below
+	st.Interrupted = Note{} // the agent went on after it
+	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, false, false)
 	st.addProse(r.Text, low)
 	if st.CauseKey != "" {
@@ -332,7 +271,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
 	}
-	if adapters.PlanTool(r.ToolName) { // the agent's task list (TodoWrite, update_plan, write_todos)
+	if adapters.PlanTool(r.ToolName) { // TodoWrite, update_plan, write_todos
 		if plan, ok := parsePlan(r.Text); ok {
 			st.Plan, st.PlanSession = plan, r.SessionID
 			st.setSource("p:", refOf(r))
@@ -344,9 +283,7 @@ func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	st.callWrites(key, r, at)
 }
 
-// subagentFallback takes, when no prompt was recorded (an excerpt, a
-// trimmed capture), the work the agent handed its subagent as what the
-// session was for, better than no task at all.
+// subagentFallback: with no prompt recorded (an excerpt), the subagent's work is the session's.
 func (st *State) subagentFallback(r *ledger.Row, at time.Time) {
 	d := jsonField(r.Text, "description") // the input JSON (Codex), or
 	if d == "" && !strings.HasPrefix(strings.TrimSpace(r.Text), "{") {
@@ -357,7 +294,6 @@ func (st *State) subagentFallback(r *ledger.Row, at time.Time) {
 	}
 }
 
-// recordCall keeps the call until its result, the newest maxCalls.
 func (st *State) recordCall(key string, r *ledger.Row) {
 	st.PendingCall = key
 	if _, ok := st.Calls[key]; !ok {
@@ -370,8 +306,7 @@ func (st *State) recordCall(key string, r *ledger.Row) {
 	}
 }
 
-// callWrites records the files call r edits or its command writes, and
-// its command when it runs the tests.
+// callWrites records the files call r edits or its command writes, and the command when it runs the tests.
 func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 	if r.FilePath != "" {
 		deleted := strings.HasPrefix(r.Text, "*** Delete File:")
@@ -414,8 +349,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
-	if k := stopKind(r.Text); k != "" {
-		// An adapter that does not tell stops apart: the text does.
+	if k := stopKind(r.Text); k != "" { // an adapter that does not tell stops apart: the text does
 		st.FailedCalls[key] = true
 		st.addStopRow(r, at, k)
 		return
@@ -430,12 +364,8 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if cmd == "" && path != "" {
 		f.What += " " + path
 	}
-	f.Count++
-	f.Resolved = false
-	f.At = at
-	f.Seq = st.Seq
+	f.Count, f.Resolved, f.At, f.Seq, f.ExitCode = f.Count+1, false, at, st.Seq, r.ExitCode
 	f.Refs = addRef(f.Refs, refOf(r))
-	f.ExitCode = r.ExitCode
 	f.addError(errorLine(r.Text))
 	if f.What != "model API" {
 		st.CauseKey = k
@@ -451,9 +381,8 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 }
 
 // failedCall names what error row r failed: its call's tool, command and
-// file, or the row's own. An error of no tool call is the model's or the
-// harness's (a Gemini "[API Error: …]", Cursor's "You've hit your usage
-// limit"): not a command to fix, never the next action.
+// file, or the row's own. An error of no call is the model's or harness's
+// (Gemini's "[API Error: …]", Cursor's usage limit): never the next action.
 func (st *State) failedCall(key string, r *ledger.Row) (what, cmd, path string) {
 	what, cmd, path = r.ToolName, r.Command, r.FilePath
 	if c, ok := st.Calls[key]; ok {
@@ -465,8 +394,7 @@ func (st *State) failedCall(key string, r *ledger.Row) (what, cmd, path string) 
 	return what, cmd, path
 }
 
-// takeFailure removes and returns the failure of target k (a new one if
-// none), to be appended as the newest.
+// takeFailure removes the failure of target k (new if none), to append as the newest.
 func (st *State) takeFailure(k string) Failure {
 	i := st.failure(k)
 	if i < 0 {
@@ -478,7 +406,6 @@ func (st *State) takeFailure(k string) Failure {
 	return f
 }
 
-// forgetFailedCalls forgets failed calls whose edits and steps have aged out.
 func (st *State) forgetFailedCalls() {
 	live := map[string]bool{}
 	for _, e := range st.Edits {
@@ -503,12 +430,10 @@ func (st *State) failure(k string) int {
 	return -1
 }
 
-func (st *State) addEdit(e Edit) {
-	st.Edits = last(append(st.Edits, e), maxEdits)
-}
+func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits) }
+func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
+func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
-// addProse collects references and action items from a prompt or an
-// assistant text.
 func (st *State) addProse(text, low string) {
 	if refs := references(text, low); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
@@ -524,11 +449,153 @@ func (st *State) addProse(text, low string) {
 	}
 }
 
-func (st *State) addDone(d Done) {
-	st.Done = last(append(st.Done, d), maxDone)
+// stopKind: "refusal" when an error row says the user refused the call,
+// "interrupt" when they stopped the turn, else "". Only the head is read:
+// the harness writes these as the whole result, a command's own output
+// saying "interrupted" further down is not one.
+func stopKind(text string) string {
+	head := strings.ToLower(strings.TrimSpace(text))
+	if len(head) > 240 {
+		head = head[:240]
+	}
+	head = strings.Trim(head, "[]<> ")
+	switch {
+	case head == "":
+		return ""
+	case head == "cancelled" || head == "canceled": // Cursor's stored status: stopped or rejected
+		return "interrupt"
+	case hasPhrase(head, "refusal"):
+		return "refusal"
+	case hasPhrase(head, "interrupt"):
+		return "interrupt"
+	}
+	return ""
 }
 
-// Handoff reads the distilled handoff out of the state.
+// addStopRow folds a refusal or an interruption: what it stopped is its
+// call, else the call still running, else the turn. A turn-level
+// interruption right after a refusal is the same stop (Claude Code writes
+// both when the user declines at the permission prompt).
+func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
+	key := callKey(r)
+	c, ok := st.Calls[key]
+	if r.CallID == "" {
+		if st.StopSeq > 0 && st.StopSeq > st.LastTextSeq && st.PendingCall == "" {
+			// A stop this turn reported again for the turn (Claude's decline
+			// pair; Codex's "aborted by user", then turn_aborted): one stop.
+			st.StopSeq = st.Seq
+			return
+		}
+		c, ok = st.Calls[st.PendingCall]
+	}
+	if key == st.PendingCall || r.CallID == "" {
+		st.PendingCall = ""
+	}
+	if r.CallID != "" {
+		st.FailedCalls[key] = true
+	}
+	desc := "the turn"
+	switch {
+	case ok && c.Command != "":
+		desc = c.Command
+	case ok:
+		desc = strings.TrimSpace(c.ToolName + " " + c.FilePath)
+	case r.Command != "":
+		desc = r.Command
+	case r.ToolName != "":
+		desc = strings.TrimSpace(r.ToolName + " " + r.FilePath)
+	}
+	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
+	st.StopSeq = st.Seq
+	if kind == "refusal" {
+		st.Refused = last(append(st.Refused, n), keepStops)
+		return
+	}
+	st.Interrupted = n
+}
+
+func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
+
+// addSource records that the fact key (kind prefix and text) came from row
+// r, the oldest fact dropped past maxSources. Called per fact found, not per row.
+func (st *State) addSource(key string, r Ref) {
+	for i := range st.Sources {
+		if st.Sources[i].Text == key {
+			if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
+				st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
+			}
+			return
+		}
+	}
+	st.Sources = last(append(st.Sources, Note{Text: key, Refs: []Ref{r}}), maxSources)
+}
+
+// setSource is addSource for a fact a newer row replaces outright (the plan, a set-aside goal).
+func (st *State) setSource(key string, r Ref) {
+	for i := range st.Sources {
+		if st.Sources[i].Text == key {
+			st.Sources[i].Refs = []Ref{r}
+			return
+		}
+	}
+	st.addSource(key, r)
+}
+
+func (st *State) sourceRefs(key string) []Ref {
+	for i := len(st.Sources) - 1; i >= 0; i-- {
+		if st.Sources[i].Text == key {
+			return st.Sources[i].Refs
+		}
+	}
+	return nil
+}
+
+func (st *State) sourceRef(key string) Ref {
+	if rs := st.sourceRefs(key); len(rs) > 0 {
+		return rs[0]
+	}
+	return Ref{}
+}
+
+// ClearTask forgets the task: after /clear or `carryover clear` the next
+// request is a new task, whatever it says. Files, done steps, decisions and
+// references are the project's and stay.
+func (st *State) ClearTask() {
+	st.Task, st.TaskAt, st.GoalWeak, st.TaskRef = "", time.Time{}, false, Ref{}
+	st.Latest, st.LatestAt, st.LatestRef = "", time.Time{}, Ref{}
+	st.SetAside, st.Instructions, st.Plan, st.Actions = nil, nil, nil, nil
+	st.TurnTexts, st.LastText, st.LastTextRef, st.LastTextSeq = nil, "", Ref{}, 0
+	st.Refused, st.Interrupted = nil, Note{}
+	st.Failures, st.FailureKeys, st.TestFails = nil, nil, nil
+	st.Fallback, st.FallbackAt = "", time.Time{}
+	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
+}
+
+func (st *State) startTask() {
+	st.Instructions = nil
+	st.Refused, st.Interrupted = nil, Note{}
+}
+
+func subagentTool(name string) bool { // Claude's Task and Agent, Codex's spawn
+	return name == "Task" || name == "Agent" || name == "spawn_agent"
+}
+
+var jsonFieldRE = lazyRegexp(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
+
+// jsonField reads a string field of a (maybe clipped) JSON input.
+func jsonField(text, name string) string {
+	for _, m := range jsonFieldRE().FindAllStringSubmatch(text, -1) {
+		if m[1] == name {
+			var v string
+			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
+				return oneLine(v)
+			}
+		}
+	}
+	return ""
+}
+
+// Handoff reads the handoff out of the state.
 func (st *State) Handoff(o Options) Handoff {
 	h := Handoff{Tool: st.Tool, SessionID: st.SessionID, LastAt: st.LastAt, Rows: st.Rows, Prompts: st.Prompts,
 		Task: st.Task, TaskAt: st.TaskAt, Tokens: st.Tokens}
@@ -545,13 +612,11 @@ func (st *State) Handoff(o Options) Handoff {
 	return h
 }
 
-// fileAcc is one file of the handoff and the position of its last write.
 type fileAcc struct {
 	f    File
 	last int64
 }
 
-// write applies edit e, the file's latest.
 func (acc *fileAcc) write(e Edit) {
 	acc.f.At, acc.last, acc.f.Deleted, acc.f.Ref = e.At, e.Seq, e.Deleted, e.Ref
 	if e.Deleted {
@@ -561,9 +626,9 @@ func (acc *fileAcc) write(e Edit) {
 	}
 }
 
-// filesInto fills the files, newest first, ten at most: last-write-wins
+// filesInto fills the files, newest first, ten at most: last write wins
 // over edits whose call did not fail; a failing test after a file's last
-// edit marks it. It returns the to-dos the edits added.
+// edit marks it. It returns the edits' to-dos.
 func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 	files := map[string]*fileAcc{}
 	var paths []string // first-seen order: ties in recency keep it
@@ -594,18 +659,10 @@ func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 	return todos
 }
 
-// testFailedAfter reports whether a test failed after position seq.
 func (st *State) testFailedAfter(seq int64) bool {
-	for _, s := range st.TestFails {
-		if s > seq {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.TestFails, func(s int64) bool { return s > seq })
 }
 
-// failuresInto fills the failures, newest first, and whether the work
-// is complete.
 func (st *State) failuresInto(h *Handoff) {
 	h.Completed = st.LastTextSeq > 0 && completed(st.LastText) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
@@ -623,24 +680,26 @@ func (st *State) failuresInto(h *Handoff) {
 	}
 }
 
-// leftBehind reports, once the agent reported completion with nothing
-// failing after, whether failure f was an approach it left behind: one
-// before its last words. A failing verification needs a verification that
-// passed since ("I've updated the parser" over a red test is a claim).
+// leftBehind: after completion with nothing failing since, a failure before
+// the last words is an approach left behind; a failing verification needs a
+// pass since ("I've updated the parser" over a red test is a claim).
 func (st *State) leftBehind(f Failure) bool {
 	return f.Seq < st.LastTextSeq && (!isTestCmd(f.What) || st.LastPassSeq > f.Seq)
 }
 
-// listsInto copies the decisions, goals set aside, plan, references,
-// action items, last test and latest request.
+// failedAfter: a failure (not the model's) was recorded after seq.
+func (st *State) failedAfter(seq int64) bool {
+	return slices.ContainsFunc(st.Failures, func(f Failure) bool { return f.Seq > seq && !f.Resolved && f.What != "model API" })
+}
+
 func (st *State) listsInto(h *Handoff) {
 	h.Decisions = append([]string(nil), st.Decided...)
 	h.SetAside = append([]string(nil), st.SetAside...)
 	h.Plan = append([]PlanItem(nil), st.Plan...)
 	h.Refs = append([]string(nil), st.Refs...)
 	for _, a := range st.Actions {
-		// The goal or the latest request restated as an action item says
-		// nothing the Task lines do not (a research prompt "Prepara un resumen…").
+		// The goal or latest request restated as an action item says nothing
+		// the Task lines do not (a research prompt "Prepara un resumen…").
 		if !sameText(a, st.Task) && !sameText(a, st.Latest) {
 			h.Actions = append(h.Actions, a)
 		}
@@ -651,12 +710,18 @@ func (st *State) listsInto(h *Handoff) {
 	}
 }
 
-// taskInto condenses a task with a pasted trace and falls back to what
-// the session handed its subagent when no request was recorded.
+// sameText: a (maybe clipped with "…") is the text of request b.
+func sameText(a, b string) bool {
+	b = oneLine(b)
+	if b == "" {
+		return false
+	}
+	return a == b || strings.HasSuffix(a, "…") && strings.HasPrefix(b, strings.TrimSuffix(a, "…"))
+}
+
 func (st *State) taskInto(h *Handoff) {
 	if strings.Count(h.Task, "\n") > 2 {
-		// A request with a pasted trace: its first sentence, constraints
-		// and the exception its last lines name, not the trace's head.
+		// A pasted trace: the first sentence, constraints and the exception its last lines name, not its head.
 		if e := errorLine(h.Task); e != "" && mayNameError(e) && !strings.Contains(clip(oneLine(h.Task), 200), e) {
 			h.Task = condense(h.Task)
 		}
@@ -666,7 +731,7 @@ func (st *State) taskInto(h *Handoff) {
 	}
 }
 
-// doneInto fills the last twelve steps whose call did not fail.
+// doneInto: the last twelve steps whose call did not fail.
 func (st *State) doneInto(h *Handoff, project string) {
 	for _, d := range st.Done {
 		if d.Call != "" && st.FailedCalls[d.Call] {
@@ -681,53 +746,6 @@ func (st *State) doneInto(h *Handoff, project string) {
 	h.Done = last(h.Done, 12)
 }
 
-// subagentTool reports whether a tool starts a subagent (Claude's Task
-// and Agent, Codex's spawn).
-func subagentTool(name string) bool {
-	return name == "Task" || name == "Agent" || name == "spawn_agent"
-}
-
-var jsonFieldRE = lazyRegexp(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
-
-// jsonField reads one string field of a (possibly clipped) JSON input.
-func jsonField(text, name string) string {
-	for _, m := range jsonFieldRE().FindAllStringSubmatch(text, -1) {
-		if m[1] == name {
-			var v string
-			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
-				return oneLine(v)
-			}
-		}
-	}
-	return ""
-}
-
-// setsGoal reports whether a prompt of class c becomes the goal.
-func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
-
-// sameText reports whether a (possibly clipped with "…") is the text of
-// the request b.
-func sameText(a, b string) bool {
-	b = oneLine(b)
-	if b == "" {
-		return false
-	}
-	return a == b || strings.HasSuffix(a, "…") && strings.HasPrefix(b, strings.TrimSuffix(a, "…"))
-}
-
-// failedAfter reports whether a failure (not the model's) was recorded
-// after position seq.
-func (st *State) failedAfter(seq int64) bool {
-	for _, f := range st.Failures {
-		if f.Seq > seq && !f.Resolved && f.What != "model API" {
-			return true
-		}
-	}
-	return false
-}
-
-// userWordsInto fills the user's instructions, refusals, interruption and
-// the last agent's closing words.
 func (st *State) userWordsInto(h *Handoff) {
 	for _, in := range st.Instructions {
 		if len(in.Refs) > 0 && (in.Refs[0] == st.TaskRef || in.Refs[0] == st.LatestRef && st.Latest != "") {
@@ -742,8 +760,7 @@ func (st *State) userWordsInto(h *Handoff) {
 	h.LastWords = closingParagraph(st.LastText)
 }
 
-// evidenceInto records, for each line the handoff states, the rule that
-// chose it and the rows it came from.
+// evidenceInto records each line's rule and rows (carryover explain).
 func (st *State) evidenceInto(h *Handoff) {
 	add := h.addEvidence
 	add("Task", h.Task, "goal: the request that set the work", st.TaskRef)
@@ -768,14 +785,16 @@ func (st *State) evidenceInto(h *Handoff) {
 		}
 		add("Failed approaches", f.What, rule, f.Refs...)
 	}
+	st.listEvidence(h)
+}
+
+func (st *State) listEvidence(h *Handoff) {
+	add := h.addEvidence
 	for _, s := range h.SetAside {
 		add("Set aside", s, "a goal an explicit switch of task set aside", st.sourceRef("s:"+s))
 	}
-	if len(h.Plan) > 0 {
-		ref := st.sourceRef("p:")
-		for _, p := range h.Plan {
-			add("Plan", p.Text, "the plan the agent last wrote with its plan tool (a box is ticked when the agent marked the item done)", ref)
-		}
+	for _, p := range h.Plan {
+		add("Plan", p.Text, "the plan the agent last wrote with its plan tool (a box is ticked when the agent marked the item done)", st.sourceRef("p:"))
 	}
 	for _, f := range h.Files {
 		add("Recent files", f.Path, "a file write (an edit or create call, or a shell command that writes it) whose call did not fail; the last write is the row", f.Ref)
@@ -794,8 +813,7 @@ func (st *State) evidenceInto(h *Handoff) {
 	}
 }
 
-// addEvidence records that text in section sec was chosen by rule from
-// the rows refs (the zero Ref dropped); an empty line has none.
+// addEvidence: text in section sec was chosen by rule from refs (zero Refs dropped).
 func (h *Handoff) addEvidence(sec, text, rule string, refs ...Ref) {
 	if text == "" {
 		return
@@ -809,7 +827,6 @@ func (h *Handoff) addEvidence(sec, text, rule string, refs ...Ref) {
 	h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: rs})
 }
 
-// nextRefs are the rows the next action came from, by its rule.
 func (st *State) nextRefs(h *Handoff) []Ref {
 	switch h.NextRule {
 	case "unanswered request":
@@ -834,4 +851,51 @@ func (st *State) nextRefs(h *Handoff) []Ref {
 		}
 	}
 	return []Ref{st.LastTextRef}
+}
+
+func (st *State) questionRule(q string) string {
+	switch {
+	case strings.HasPrefix(q, "unresolved: `"):
+		return "a failure nothing later resolved"
+	case st.LastText != "" && turnQuestion(st.TurnTexts, q) >= 0:
+		return "a question the agent asked in the last turn, not answered since"
+	}
+	return "a to-do marker an edit added"
+}
+
+// turnQuestion is the index of the turn text that asked q, or -1.
+func turnQuestion(texts []string, q string) int {
+	q = strings.TrimSuffix(q, "…")
+	for i := len(texts) - 1; i >= 0; i-- {
+		if strings.Contains(texts[i], q) || strings.Contains(strings.Join(strings.Fields(texts[i]), " "), q) {
+			return i
+		}
+	}
+	return -1
+}
+
+// questionRefs: the failure's error rows, the turn text that asked, or the edit that added the to-do.
+func (st *State) questionRefs(q string) []Ref {
+	if strings.HasPrefix(q, "unresolved: `") {
+		for _, f := range st.Failures {
+			if strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") {
+				return f.Refs
+			}
+		}
+		return nil
+	}
+	if i := turnQuestion(st.TurnTexts, q); i >= 0 {
+		if len(st.TurnRefs) == len(st.TurnTexts) {
+			return []Ref{st.TurnRefs[i]}
+		}
+		return []Ref{st.LastTextRef}
+	}
+	for i := len(st.Edits) - 1; i >= 0; i-- {
+		for _, t := range st.Edits[i].Todos {
+			if t == q {
+				return []Ref{st.Edits[i].Ref}
+			}
+		}
+	}
+	return nil
 }

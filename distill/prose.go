@@ -1,0 +1,835 @@
+package distill
+
+// Rules over what people wrote. Goal: the substantive request that set the
+// work; follow-ups must not replace it. Structural rules, for any language:
+//
+//  1. An acknowledgement ("yes", "ok go ahead", "weiter", "好的", a slash
+//     command; !substantive) changes nothing.
+//  2. The first substantive prompt is the goal; weak when a question or under
+//     three words: the next non-question request of weakWords replaces it.
+//  3. An explicit switch ("drop that — fix the login 500 first", "vergiss
+//     das", "新任务") replaces the goal and sets the old one aside.
+//  4. A question (?, ？, ¿…, a CJK question particle) is a follow-up.
+//  5. The first prompt after a compaction or in a new session is a follow-up
+//     ("where were we", "continue with X") unless a switch or a new topic
+//     (newTopic: newTopicWords or more, no content word shared with the goal,
+//     not pointing back, continuing or adding to it, not a choice).
+//  6. A sequence word ("now", "jetzt", "теперь", "接下来") opening a request
+//     sharing no content word with the goal nor pointing back ("now make it
+//     shorter") starts a new task: the goal replaced, not set aside.
+//  7. Anything else is a follow-up. A compaction summary is never a request.
+//
+// Decisions, so the next agent does not re-debate them: a sentence that (1)
+// says so ("we decided/chose/will use", "X instead of Y", lang/ decision);
+// (2) a user's sentence opening with a choice verb ("use X", "don't add Z",
+// "不要 …"); (3) the user's statement answering the assistant's question
+// ("„heute“ serverseitig" after "Where should 'today' be computed?"). A later
+// one supersedes one sharing two content words, or one when it says it
+// replaces ("instead of", "statt", "вместо", "而不是").
+//
+// References and action items serve prose work (research, writing): sources
+// named (URLs, documents, people, dates) and commitments ("send the deck to
+// Anna by Friday").
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+const (
+	weakWords     = 5 // a first request under it cannot hold against a fuller one ("hi, can you help?")
+	newTopicWords = 6 // from this size a request in a new session can be new work, not a resume
+)
+
+// promptClass is what a prompt does to the goal.
+type promptClass int
+
+const (
+	promptAck      promptClass = iota // changes nothing
+	promptGoal                        // becomes the goal (first, or replacing a weak one)
+	promptSwitch                      // replaces the goal; the old one is set aside
+	promptNewTask                     // replaces the goal; the old one is done
+	promptFollowUp                    // the latest request only
+)
+
+// The lang/ lists the rules read. A switch phrase must not also be a
+// decision: "use X instead of Y" is one, so "instead" counts only at the start.
+var (
+	nudgeWords       = phraseSet("nudge")         // prompts that confirm or push on
+	ackWords         = phraseSet("ack")           // nudgeWords in the other languages
+	switchMarkers    = phraseList("switch")       // anywhere in the prompt
+	switchStarts     = phraseList("switch_start") // at the start ("instead, fix the login 500")
+	sequenceStarts   = phraseList("sequence_start")
+	backRefs         = phraseSet("back_ref")      // pronouns pointing back at the current work
+	backRefCJK       = phraseList("back_ref_cjk") // the same without spaces
+	thanksWords      = phraseSet("thanks")
+	assentWords      = phraseSet("assent")
+	backMarkers      = phraseList("back")     // "back to", "zurück zu", "回到"
+	continueMarkers  = phraseList("continue") // whole words, a trailing * a stem, CJK anywhere
+	resumeOpeners    = phraseList("resume_opener")
+	decisionMarkers  = phraseList("decision")
+	choiceStarts     = phraseList("choice_start")
+	supersedeMarkers = phraseList("supersede")
+	notSubject       = phraseSet("not_subject") // stems of markers and function words: no subject
+	actionMarkers    = phraseList("action")
+	personTriggers   = phraseList("person")
+)
+
+// substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
+func substantive(p string) bool {
+	p = strings.TrimSpace(p)
+	if p == "" || strings.HasPrefix(p, "/") {
+		return false
+	}
+	ws := promptWords(strings.ToLower(p))
+	if len(ws) == 0 {
+		return false
+	}
+	if len(ws) > 6 {
+		return true
+	}
+	for _, w := range ws {
+		if w := strings.Trim(w, "'-"); !nudgeWords()[w] && !ackWords()[w] {
+			return true
+		}
+	}
+	return false
+}
+
+func refersBack(low string) bool {
+	for _, w := range promptWords(low) {
+		if backRefs()[strings.Trim(w, "'-")] {
+			return true
+		}
+	}
+	return containsAny(low, backRefCJK())
+}
+
+func isQuestion(p string) bool {
+	t := strings.TrimRightFunc(strings.TrimSpace(p), func(r rune) bool { return unicode.IsSpace(r) || r == '。' || r == '.' })
+	if t == "" {
+		return false
+	}
+	if strings.HasPrefix(t, "¿") {
+		return true
+	}
+	last, _ := utf8.DecodeLastRuneInString(t)
+	switch last {
+	case '?', '？':
+		return true
+	}
+	return slices.ContainsFunc([]string{"吗", "呢", "か", "ですか", "ますか"}, func(suf string) bool { return strings.HasSuffix(t, suf) })
+}
+
+// promptSize is a length in words; in CJK two characters count as one.
+func promptSize(p string) int {
+	n := 0
+	for _, w := range promptWords(p) {
+		c := 0
+		for _, r := range w {
+			if cjk(r) {
+				c++
+			}
+		}
+		if c == 0 {
+			n++
+		} else {
+			n += max(1, (c+1)/2) + btoi(c < utf8.RuneCountInString(w))
+		}
+	}
+	return n
+}
+
+// contentWords carry the subject: words of 4+ letters (lower-cased, cut to
+// six: "tests" and "testing" meet), paths and file names, CJK bigrams.
+func contentWords(s string) map[string]bool { return contentWordsCut(s, 6) }
+
+func contentWordsCut(s string, n int) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range promptWords(strings.ToLower(s)) {
+		var han []rune
+		for _, r := range w {
+			if cjk(r) {
+				han = append(han, r)
+			}
+		}
+		if len(han) > 0 {
+			for i := 0; i+1 < len(han); i++ {
+				out[string(han[i:i+2])] = true
+			}
+			continue
+		}
+		rs := []rune(strings.Trim(w, "'-"))
+		if len(rs) < 4 {
+			continue
+		}
+		out[string(rs[:min(n, len(rs))])] = true
+	}
+	for _, f := range strings.Fields(s) {
+		if strings.ContainsAny(f, "/.") && len(f) > 3 {
+			out[strings.ToLower(strings.Trim(f, "`'\"()[]{},;:"))] = true
+		}
+	}
+	return out
+}
+
+// overlaps: b shares a link word with a ("limiting" and "limiter" meet).
+func overlaps(a, b string) bool {
+	wa := linkWords(a)
+	for w := range linkWords(b) {
+		if wa[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// linkWords are content words cut to five letters, without URLs, paths and
+// file names (two requests citing https links or one src/ folder are not on
+// one subject) nor lang/ stop words ("please", "could", "this").
+func linkWords(s string) map[string]bool {
+	var kept []string
+	for _, f := range strings.Fields(s) {
+		if strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\") {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	out := map[string]bool{}
+	for w := range contentWordsCut(strings.Join(kept, " "), 5) {
+		if strings.ContainsAny(w, "/.") {
+			continue
+		}
+		out[w] = true
+	}
+	for _, p := range phrases("stop") {
+		r := []rune(p)
+		delete(out, string(r[:min(5, len(r))]))
+	}
+	return out
+}
+
+// startsWithAny: after leading acknowledgements ("ok, now …") and
+// punctuation, low starts with one of the markers as a whole word.
+func startsWithAny(low string, starts []string) bool {
+	t := stripLeadingAcks(low)
+	for _, m := range starts {
+		if !strings.HasPrefix(t, m) {
+			continue
+		}
+		rest := t[len(m):]
+		r, _ := utf8.DecodeRuneInString(rest)
+		if rest == "" || !wordRune(r) || cjk(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func stripLeadingAcks(low string) string {
+	t := strings.TrimSpace(low)
+	for range 4 {
+		t = strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+		end := strings.IndexFunc(t, func(r rune) bool { return !wordRune(r) })
+		if end <= 0 {
+			break
+		}
+		w := t[:end]
+		if !nudgeWords()[w] && !ackWords()[w] || w == "now" || w == "next" || w == "then" {
+			break
+		}
+		t = t[end:]
+	}
+	return strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+}
+
+// thanksOnly: "Thanks, great work" after "Should I use 14 months of runway?"
+// thanks without assenting; the question stays open.
+func thanksOnly(p string) bool {
+	thanks := false
+	for _, w := range promptWords(strings.ToLower(p)) {
+		w = strings.Trim(w, "'-")
+		if assentWords()[w] {
+			return false
+		}
+		thanks = thanks || thanksWords()[w]
+	}
+	return thanks
+}
+
+func (st *State) classifyPrompt(p string) promptClass {
+	if !substantive(p) {
+		return promptAck
+	}
+	low := strings.ToLower(p)
+	switch {
+	case st.Task == "":
+		return promptGoal
+	case restates(p, st.Task):
+		return promptGoal
+	case containsAny(low, switchMarkers()) || startsWithAny(low, switchStarts()):
+		return promptSwitch
+	case isQuestion(p):
+		return promptFollowUp
+	case st.AfterBreak:
+		if newTopic(p, low, st.Task) {
+			return promptNewTask
+		}
+		return promptFollowUp
+	case st.GoalWeak && promptSize(p) >= weakWords:
+		return promptGoal
+	case startsWithAny(low, sequenceStarts()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
+		return promptNewTask
+	}
+	return promptFollowUp
+}
+
+func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
+
+// restates: p is the goal re-sent, completed (enter hit mid-sentence, an
+// aider /ask re-run with more words): the fuller text is the goal.
+func restates(p, goal string) bool {
+	g := strings.TrimRight(strings.TrimSpace(goal), " .…。")
+	return utf8.RuneCountInString(g) >= 8 && len(p) > len(goal) && strings.HasPrefix(strings.ToLower(p), strings.ToLower(g))
+}
+
+// returnTo is the set-aside goal a request says "back to" and shares a content word with; -1 when none.
+func (st *State) returnTo(p string) int {
+	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers()) {
+		return -1
+	}
+	for i := len(st.SetAside) - 1; i >= 0; i-- {
+		if overlaps(st.SetAside[i], p) {
+			return i
+		}
+	}
+	return -1
+}
+
+func newTopic(p, low, goal string) bool {
+	if isQuestion(p) || promptSize(p) < newTopicWords || goal == "" || overlaps(goal, p) || refersBack(low) ||
+		isDecision(p, true) {
+		return false
+	}
+	words := " " + strings.Join(promptWords(low), " ") + " "
+	for _, m := range continueMarkers() {
+		switch {
+		case cjkString(m):
+			if strings.Contains(low, m) {
+				return false
+			}
+		case strings.HasSuffix(m, "*"):
+			if strings.Contains(words, " "+strings.TrimSuffix(m, "*")) {
+				return false
+			}
+		case strings.Contains(words, " "+m+" "):
+			return false
+		}
+	}
+	return true
+}
+
+// weakGoal (rule 2); a short request whose object is a pronoun ("Explain
+// what this is") names nothing: the next says what "this" is. So does an
+// opener pointing at earlier work ("We were working on the task", a real
+// Russian aider session's first prompt).
+func weakGoal(p string) bool {
+	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners()) ||
+		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
+}
+
+// namesNothing: no link word but the first ("Schau dir das mal an"; "Fix it in the parser" names one).
+func namesNothing(p string) bool {
+	ws := linkWords(p)
+	if f := promptWords(strings.ToLower(p)); len(f) > 0 {
+		r := []rune(f[0])
+		delete(ws, string(r[:min(5, len(r))]))
+	}
+	return len(ws) == 0
+}
+
+func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
+	p = strings.TrimSpace(p)
+	if st.PromptSession != 0 && sid != st.PromptSession {
+		st.AfterBreak = true // another session of the project: a resume
+	}
+	st.PromptSession = sid
+	class := st.classifyPrompt(p)
+	if class != promptAck {
+		st.AfterBreak = false
+		if i := st.returnTo(p); i >= 0 {
+			// "Now back to the login rate limiting": it is current again, the detour set aside.
+			back := st.SetAside[i]
+			st.SetAside = append(st.SetAside[:i:i], st.SetAside[i+1:]...)
+			if st.Task != "" {
+				st.setAside()
+			}
+			st.Task, st.TaskAt, st.GoalWeak = back, at, false
+			st.Latest, st.LatestAt = p, at
+			return promptFollowUp
+		}
+	}
+	switch class {
+	case promptGoal, promptNewTask:
+		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
+		st.Latest, st.LatestAt = "", time.Time{}
+	case promptSwitch:
+		if st.Task != "" && st.Task != p {
+			st.setAside()
+		}
+		st.Task, st.TaskAt, st.GoalWeak = p, at, false
+		st.Latest, st.LatestAt = "", time.Time{}
+	case promptFollowUp:
+		st.Latest, st.LatestAt = p, at
+	}
+	return class
+}
+
+func (st *State) setAside() {
+	g := clip(oneLine(st.Task), 200)
+	st.SetAside = last(append(st.SetAside, g), keepSetAside)
+	st.setSource("s:"+g, st.TaskRef)
+}
+
+// harnessTags open user-role text the harness wrote: task and subagent
+// notifications (Claude Code 2.1), IDE context, reminders.
+var harnessTags = []string{"<task-notification", "<system-reminder", "<ide_opened_file", "<ide_selection", "<ide_diagnostics",
+	"<environment_context", "<user_instructions", "<local-command", "<command-message", "<bash-", "<turn_aborted", "<subagent_notification"}
+
+// userWords is what the user wrote of a user-role text, the harness's
+// wrappers dropped (Codex Desktop's "# Files mentioned by the user: … ## My
+// request for Codex:" keeps the request; leading IDE blocks go). harness:
+// nothing of the user's remains (a task notification).
+func userWords(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if i := strings.Index(t, "## My request for "); i >= 0 {
+		if j := strings.Index(t[i:], ":"); j >= 0 {
+			t = strings.TrimSpace(t[i+j+1:])
+		}
+	}
+	for range 8 {
+		if !strings.HasPrefix(t, "<") {
+			break
+		}
+		tag := slices.IndexFunc(harnessTags, func(h string) bool { return strings.HasPrefix(t, h) })
+		if tag < 0 {
+			break
+		}
+		end := strings.Index(t, "</"+strings.TrimRight(strings.TrimPrefix(harnessTags[tag], "<"), "-"))
+		if end < 0 {
+			return "", true // unclosed: all of it is the harness's
+		}
+		gt := strings.IndexByte(t[end:], '>')
+		if gt < 0 {
+			return "", true
+		}
+		t = strings.TrimSpace(t[end+gt+1:])
+	}
+	return t, t == ""
+}
+
+// boundaryCommand: /clear, /new, /reset (Claude Code, Codex, Gemini, aider) start a new task.
+func boundaryCommand(p string) bool {
+	f := strings.Fields(strings.ToLower(strings.TrimSpace(p)))
+	if len(f) == 0 {
+		return false
+	}
+	switch f[0] {
+	case "/clear", "/new", "/reset":
+		return true
+	}
+	return false
+}
+
+// addInstruction keeps a request condensed, the goal first and the newest
+// of the rest; one replacing an earlier on its subject ("use Redis instead
+// of the in-memory cache") drops it, never the goal.
+func (st *State) addInstruction(p string, at time.Time, ref Ref) {
+	c := condense(p)
+	if c == "" {
+		return
+	}
+	kept := st.Instructions[:0:0]
+	for i, in := range st.Instructions {
+		if in.Text == c {
+			return
+		}
+		if i == 0 || !supersedes(p, in.Text, true) {
+			kept = append(kept, in)
+		}
+	}
+	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
+}
+
+// condense is a request's first sentence and those that constrain the work
+// ("keep", "don't", "never", "must"; lang/ constraint), a pasted trace's
+// last exception line, at most 400 bytes.
+func condense(p string) string {
+	ss := sentences(p)
+	for len(ss) > 1 && !substantive(ss[0]) { // "Great! Can you also …": the asking sentence leads
+		ss = ss[1:]
+	}
+	if len(ss) == 0 {
+		return ""
+	}
+	out := []string{ss[0]}
+	for _, s := range ss[1:] {
+		if hasPhrase(strings.ToLower(s), "constraint") && prose(s) {
+			out = append(out, s)
+		}
+	}
+	if strings.Count(p, "\n") > 2 {
+		if e := errorLine(p); e != "" && mayNameError(e) && !strings.Contains(strings.Join(out, " "), e) {
+			out = append(out, e)
+		}
+	}
+	return clip(clip(normCmd(strings.Join(out, " ")), 400), 400)
+}
+
+func mayDecideAny(low string) bool {
+	return mayDecide(low) || containsPhrase(low, "contrast") || containsAny(low, decisionMarkers())
+}
+
+// isDecision applies decision rules 1 and 2.
+func isDecision(s string, user bool) bool {
+	if isQuestion(s) {
+		return false
+	}
+	low := strings.ToLower(s)
+	if mayDecide(low) && decisionRE.MatchString(s) || containsAny(low, decisionMarkers()) {
+		return true
+	}
+	if contrastChoice(s, low) {
+		return true
+	}
+	if !user || promptSize(s) < 3 {
+		return false
+	}
+	return startsWithAny(low, choiceStarts()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts())
+}
+
+// contrastChoice: a choice against a short alternative without a marker
+// word ("We store the full payload, not just the event id"; "Postgres statt
+// SQLite"), in prose.
+func contrastChoice(s, low string) bool {
+	for _, m := range phrases("contrast") {
+		i := strings.Index(low, m)
+		if i <= 0 {
+			continue
+		}
+		alt := promptSize(low[i+len(m):])
+		if alt >= 1 && alt <= 8 && promptSize(low[:i]) >= 2 && prose(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// addDecision drops the decisions s supersedes and exact repeats.
+func (st *State) addDecision(s string) {
+	k := strings.ToLower(s)
+	if slices.Contains(st.Seen, k) {
+		return
+	}
+	st.Seen = last(append(st.Seen, k), maxSeen)
+	kept := st.Decided[:0:0]
+	for _, d := range st.Decided {
+		if !supersedes(s, d, false) {
+			kept = append(kept, d)
+		}
+	}
+	st.Decided = last(append(kept, clip(s, 200)), keepDecided)
+	st.addSource("d:"+clip(s, 200), st.RowRef)
+}
+
+// supersedes: s and earlier share two subject words (unless explicit), or
+// one when s says it replaces something.
+func supersedes(s, earlier string, explicit bool) bool {
+	replaces := containsAny(strings.ToLower(s), supersedeMarkers())
+	if explicit && !replaces {
+		return false
+	}
+	words := subjectWords(s)
+	shared := 0
+	for w := range subjectWords(earlier) {
+		if words[w] {
+			shared++
+		}
+	}
+	return shared >= 2 && !explicit || replaces && shared >= 1
+}
+
+func subjectWords(s string) map[string]bool {
+	w := contentWords(s)
+	for k := range w {
+		if notSubject()[k] {
+			delete(w, k)
+		}
+	}
+	return w
+}
+
+// addDecisions scans a prompt (user) or assistant text. In the prompt that
+// sets a goal the first sentence is the task; only later ones can state
+// choices ("Build the importer. Stream the rows, don't load the whole file.").
+func (st *State) addDecisions(text, low string, user, goal bool) {
+	if !user && !goal && !mayDecideAny(low) {
+		return
+	}
+	for i, s := range sentences(text) {
+		if goal && i == 0 {
+			continue // even worded "X statt Y": the Task line carries it
+		}
+		if isDecision(s, user || goal && i > 0) {
+			st.addDecision(s)
+		}
+	}
+}
+
+// addAnswer records a statement answering the assistant's open question
+// (rule 3); an acknowledgement answers "yes", a long reply is a request.
+func (st *State) addAnswer(q, answer string) {
+	if q == "" || isQuestion(answer) || boilerplate(q) {
+		return
+	}
+	a := oneLine(answer)
+	if !substantive(answer) {
+		a = "yes"
+	} else if promptSize(answer) > 40 {
+		return
+	}
+	st.addDecision(clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160))
+}
+
+// The reference patterns, each run only on lines holding its trigger (every
+// prompt and reply goes through them: one combined pattern over whole texts
+// cost ~10 µs a row).
+var (
+	docRE = lazyRegexp(`\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b`)
+	atRE  = lazyRegexp(`(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
+		`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b`) // e-mail
+	dateRE = lazyRegexp(`\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
+		`\bQ[1-4] (?:19|20)\d\d\b|` + // quarter
+		`\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* [0-3]?\d(?:, (?:19|20)\d\d)?\b|` +
+		`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`)
+	// citeRE: "Bloom et al. (2015)" in any language; deDateRE: "12 de marzo de 2024", which dateRE misses.
+	citeRE   = lazyRegexp(`\p{Lu}[\p{L}\-]+(?: (?:and|y|und|et|e|и) \p{Lu}[\p{L}\-]+)? et al\.?(?:,? \(?(?:19|20)\d\d\)?)?`)
+	deDateRE = lazyRegexp(`\b[0-3]?\d de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)(?: de (?:19|20)\d\d)?`)
+	// personRE: a capitalised name after "according to", "per", "laut", "selon"… (personTriggers).
+	personRE = lazyRegexp(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам|entrevista a|entrevista con)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
+	// The triggers: dateRE's month names (with a digit) and docRE's extensions.
+	monthTokens = []string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Mär", "Mai", "Okt", "Dez",
+		"janv", "févr", "mars", "avr", "mai", "juin", "juil", "août", "sept", "oct", "nov", "déc", "ene", "abr", "ago", "dic", "fev", "set", "out", "dez"}
+	docExts = []string{".pdf", ".doc", ".xls", ".ppt", ".key", ".pages", ".numbers", ".odt", ".csv", ".epub"}
+)
+
+func isoDateLike(s string) bool {
+	for i := 4; i+6 <= len(s); i++ {
+		if s[i] == '-' && i+3 < len(s) && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && i+6 <= len(s) && digits(s[i+4:i+6]) {
+			return true
+		}
+	}
+	return false
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// personMatches runs personRE only on a short window after each trigger
+// ("per attempt" is common prose), or on the whole text when lower-casing
+// changed byte offsets.
+func personMatches(text, low string) []string {
+	var out []string
+	if len(low) != len(text) {
+		for _, m := range personRE().FindAllStringSubmatch(text, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	seen := map[int]bool{}
+	for _, t := range personTriggers() {
+		for off := 0; ; {
+			i := strings.Index(low[off:], t)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(t)
+			if seen[i] || i > 0 && wordRune(rune(low[i-1])) {
+				continue
+			}
+			seen[i] = true
+			if m := personRE().FindStringSubmatch(text[i:min(len(text), i+len(t)+60)]); m != nil {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
+}
+
+// references returns the references text names, in order. Code (fences and
+// `spans`) names none: @decorators, paths, versions.
+func references(text, low string) []string {
+	var on [len(refFinders)]bool
+	anyOn := false
+	for i, f := range refFinders {
+		if f.gate != nil {
+			on[i] = f.gate(text, low)
+		} else {
+			on[i] = f.line(text)
+		}
+		anyOn = anyOn || on[i]
+	}
+	hasPerson := containsAny(low, personTriggers())
+	if !anyOn && !hasPerson {
+		return nil
+	}
+	if strings.Contains(text, "`") {
+		text = stripCode(text)
+		low = strings.ToLower(text)
+	}
+	var out []string
+	if hasPerson && containsAny(low, personTriggers()) {
+		out = addRefs(out, personMatches(text, low))
+	}
+	for _, line := range strings.Split(text, "\n") {
+		for i, f := range refFinders {
+			if on[i] && (f.line == nil || f.line(line)) {
+				out = addRefs(out, f.find(line))
+			}
+		}
+	}
+	return out
+}
+
+// refFinder is one kind of reference, in a line's listing order: gate a
+// cheap test of the whole text (nil: line's), line one of a line (nil:
+// none), before find runs there.
+type refFinder struct {
+	gate func(text, low string) bool
+	line func(line string) bool
+	find func(line string) []string
+}
+
+var refFinders = [...]refFinder{
+	{gate: func(t, _ string) bool { return strings.Contains(t, "://") }, find: urls},
+	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, find: findAll(docRE)},
+	{line: atGate, find: findAll(atRE)},
+	{line: citeGate, find: findAll(citeRE)},
+	{line: deDateGate, find: findAll(deDateRE)},
+	{line: dateGate, find: findAll(dateRE)},
+}
+
+func findAll(re func() *regexp.Regexp) func(string) []string {
+	return func(line string) []string { return re().FindAllString(line, -1) }
+}
+
+func docGate(s, low string) bool { return strings.Contains(s, ".") && containsAny(low, docExts) }
+func atGate(s string) bool       { return strings.Contains(s, "@") }
+func citeGate(s string) bool     { return strings.Contains(s, " et al") }
+
+func deDateGate(s string) bool {
+	return strings.Contains(s, " de ") && strings.ContainsAny(s, "0123456789")
+}
+
+func dateGate(s string) bool {
+	return strings.ContainsAny(s, "0123456789") && (isoDateLike(s) || strings.Contains(s, "Q") || containsAny(s, monthTokens))
+}
+
+func urls(line string) []string {
+	var out []string
+	for rest := line; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return out
+		}
+		start := i
+		for start > 0 && (rest[start-1] >= 'a' && rest[start-1] <= 'z') {
+			start--
+		}
+		end := i + 3
+		for end < len(rest) && !strings.ContainsRune(" \t<>()\"'`]", rune(rest[end])) {
+			end++
+		}
+		if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
+			out = append(out, rest[start:end])
+		}
+		rest = rest[end:]
+	}
+}
+
+// addRefs appends ms trimmed of the punctuation around them.
+func addRefs(out, ms []string) []string {
+	for _, m := range ms {
+		m = strings.TrimSpace(strings.TrimLeft(m, "( "))
+		m = strings.TrimRight(m, ".,;:!?")
+		if strings.HasSuffix(m, ")") && !strings.Contains(m, "(") {
+			m = strings.TrimRight(m, ")")
+		}
+		if m != "" {
+			out = append(out, clip(m, 200))
+		}
+	}
+	return out
+}
+
+// actionItems: prose sentences (no questions) stating something to be done.
+func actionItems(text, low string) []string {
+	if !containsAny(low, actionMarkers()) {
+		return nil
+	}
+	var out []string
+	for _, s := range sentences(text) {
+		if isQuestion(s) || !prose(s) || boilerplate(s) {
+			continue
+		}
+		if containsAny(" "+strings.ToLower(s), actionMarkers()) {
+			out = append(out, clip(s, 200))
+		}
+	}
+	return out
+}
+
+// addBounded appends the items not yet in list, keeping the newest n.
+func addBounded(list []string, items []string, n int) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return last(list, n)
+}
+
+func stripCode(text string) string {
+	if !strings.Contains(text, "`") {
+		return text
+	}
+	var b strings.Builder
+	inFence := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		parts := strings.Split(l, "`")
+		for i := 0; i < len(parts); i += 2 {
+			b.WriteString(parts[i])
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
