@@ -790,6 +790,7 @@ var derived = []struct {
 	{"trigNeedles", "trigNeedles[c] are the needles triggered on c; trigNeedleAny[c]: one\nstarts with c, so needs no byte before.", &trigNeedles},
 	{"trigNeedlePN", "", &trigNeedlePN},
 	{"trigNeedleAny", "", &trigNeedleAny},
+	{"needleOnly", "needleOnly[c]: c triggers only needles.", &needleOnly},
 	{"genAt", "genAt[c] lists the tokens anchored on c, sorted by prev;\ngenPrevStart[c][p] indexes the first with prev p (a binary search was\nmost of genTokenAt's time); genPrev2[c][k] the bytes two before the\nanchor that the group sharing genAt[c][k].prev accepts ('_' after 't'\nhad 15 literals: 2,500 quick checks per 32 KB).", &genAt},
 	{"genPrevStart", "", &genPrevStart},
 	{"genPrev2", "", &genPrev2},
@@ -824,6 +825,14 @@ func deriveTables() {
 		}
 	}
 	initPass()
+	for c := range needleOnly {
+		needleOnly[c] = len(trigNeedles[c]) > 0 && !handHot[c] && len(genAt[c]) == 0
+	}
+	for _, t := range genTokens {
+		if t.pre.max == 0 && t.post.max == 0 {
+			panic(t.id + ": a bare literal (no span) is never a token; genMatch assumes a span")
+		}
+	}
 }
 
 // renderTables is the Go source of the derived tables: sparse arrays keyed
@@ -1180,8 +1189,10 @@ func addAnchor(c byte, an genAnchor) {
 func indexAnchors(c int) {
 	as := genAt[c]
 	slices.SortStableFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
-	if len(as) == 0 || len(as) > 255 {
-		return // over 255: genTokenAt scans from 0
+	if len(as) == 0 {
+		return
+	} else if len(as) > 255 {
+		panic("over 255 anchors on one byte: genPrevStart needs a wider index")
 	}
 	st := new([256]uint8)
 	for p, k := 0, 0; p < 256; p++ { // st[p]: the first anchor whose prev is >= p

@@ -443,7 +443,7 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 		return Match{}, false
 	}
 	if len(trigNeedles[c]) > 0 {
-		if m, ok := trigNeedleAt(s, i); ok || !handHot[c] && len(genAt[c]) == 0 {
+		if m, ok := trigNeedleAt(s, i); ok || needleOnly[c] {
 			return m, ok
 		}
 	}
@@ -689,10 +689,7 @@ func genTokenAt(s string, i int) (Match, bool) {
 	if m, ok := tryAnchors(s, i, as, 0, 0); ok || p == 0 {
 		return m, ok
 	}
-	lo := 0
-	if st := genPrevStart[s[i]]; st != nil {
-		lo = int(st[p])
-	}
+	lo := int(genPrevStart[s[i]][p]) // set for every anchored byte (TestRulesGenerated)
 	if lo < len(as) && as[lo].prev == p && i >= 2 && !inSet(&genPrev2[s[i]][lo], lower(s[i-2])) {
 		return Match{}, false // no anchor of this prev has that byte before it
 	}
@@ -720,7 +717,7 @@ const genWindow = 64
 
 // genMatch matches token t whose literal should start at st.
 func genMatch(s string, st int, t *genToken) (Match, bool) {
-	if !genLiteralAt(s, st, t) || t.post.max == 0 && t.pre.max == 0 {
+	if !genLiteralAt(s, st, t) { // every token has a span (TestRulesGenerated)
 		return Match{}, false
 	}
 	start, ok := genSpanBefore(s, st, t, window(t.pre))

@@ -721,6 +721,15 @@ var trigNeedleAny = [256]bool{
 	'V': true,
 }
 
+// needleOnly[c]: c triggers only needles.
+var needleOnly = [256]bool{
+	'L': true,
+	'Q': true,
+	'R': true,
+	'U': true,
+	'x': true,
+}
+
 // genAt[c] lists the tokens anchored on c, sorted by prev;
 // genPrevStart[c][p] indexes the first with prev p (a binary search was
 // most of genTokenAt's time); genPrev2[c][k] the bytes two before the
