@@ -113,16 +113,20 @@ func Find(s string) []Match {
 				continue
 			}
 		}
-		// Keep scanning inside a generic match (or a generated keyword
-		// rule's value) so a vendor token in it gets its own kind; skip
-		// over a vendor token.
-		if rank(m.Kind) == 0 || rank(m.Kind) < 2 && isOneOf(s[i], "=:") {
-			genericEnd = max(genericEnd, m.End)
-		} else if m.End > i+1 {
-			i = m.End - 1
-		}
+		i, genericEnd = resume(s, i, m, genericEnd)
 	}
 	return resolve(needleMatches(s, ms))
+}
+
+// resume returns where the scan goes on after match m at trigger i, and
+// the end of the generic matches so far: inside a generic match (or a
+// generated keyword rule's value), so a vendor token in it gets its own
+// kind; past a vendor token.
+func resume(s string, i int, m Match, genericEnd int) (int, int) {
+	if rank(m.Kind) == 0 || rank(m.Kind) < 2 && isOneOf(s[i], "=:") {
+		return i, max(genericEnd, m.End)
+	}
+	return max(i, m.End-1), genericEnd
 }
 
 // resolve sorts ms and merges overlaps, keeping the highest-ranked kind.
@@ -450,6 +454,13 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 	if !handAt(s, i) {
 		return genTokenAt(s, i)
 	}
+	return handThenGen(s, i, inGeneric)
+}
+
+// handThenGen runs the hand-written detector of s[i], then the generated
+// anchors, each only when its family's filter admits s[i]'s neighbours.
+func handThenGen(s string, i int, inGeneric bool) (Match, bool) {
+	c := s[i]
 	g := len(genAt[c]) > 0
 	if i > 0 && i+1 < len(s) {
 		p, n := s[i-1], s[i+1]
@@ -532,7 +543,7 @@ type needleGroup struct {
 // trigNeedleAt tries the needles triggered on s[i].
 func trigNeedleAt(s string, i int) (Match, bool) {
 	c := s[i]
-	if i+1 >= len(s) || !trigNeedlePN[c].ok(0, s[i+1]) && !trigNeedlePN[c].ok(s[max(0, i-1)], s[i+1]) {
+	if i+1 >= len(s) || !trigNeedlePN[c].ok(s[max(0, i-1)], s[i+1]) { // a needle starting at c passes any byte before
 		return Match{}, false
 	}
 	for _, n := range trigNeedles[c] {
@@ -689,6 +700,12 @@ func genTokenAt(s string, i int) (Match, bool) {
 	if m, ok := tryAnchors(s, i, as, 0, 0); ok || p == 0 {
 		return m, ok
 	}
+	return tryPrevAnchors(s, i, as, p)
+}
+
+// tryPrevAnchors tries the anchors of s[i] whose byte before is p, unless
+// none of them accepts the byte two before.
+func tryPrevAnchors(s string, i int, as []genAnchor, p byte) (Match, bool) {
 	lo := int(genPrevStart[s[i]][p]) // set for every anchored byte (TestRulesGenerated)
 	if lo < len(as) && as[lo].prev == p && i >= 2 && !inSet(&genPrev2[s[i]][lo], lower(s[i-2])) {
 		return Match{}, false // no anchor of this prev has that byte before it
@@ -812,10 +829,15 @@ func genSpanAfter(s string, from int, t *genToken, lim int) (int, bool) {
 // time), and so are digits between dashes (Slack's xoxb-<digits>-... cut
 // before its letters) or alone.
 func genRandom(v string, sets ...uint8) bool {
-	if v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example") {
+	if fakeRun(v) {
 		return false
 	}
 	return !wordSets(sets) || mixed(v) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
+}
+
+// fakeRun reports an empty, one-byte-repeated or placeholder span.
+func fakeRun(v string) bool {
+	return v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example")
 }
 
 // wordSets reports sets that allow two kinds of characters, one of them
@@ -842,7 +864,7 @@ func genKeywordValue(key []byte, val string) (Kind, bool) {
 		return "", false
 	}
 	best := bestKeywordRule(key, val)
-	if best == len(genKeywords) || !mixed(val) && !numeric(val) || isPlaceholder(val) && !numeric(val) {
+	if best == len(genKeywords) || !numeric(val) && (!mixed(val) || isPlaceholder(val)) {
 		return "", false
 	}
 	return Kind(genKeywords[best].id), true
