@@ -16,6 +16,11 @@
 //
 // Alternatives that reduce to neither are listed in the generated file's
 // skipped comment, so a data update shows what the engine does not cover.
+//
+// It then derives the engine's tables (trigger bytes, neighbour filters,
+// anchors, needles, keyword triples) from the compiled rules and
+// handTriggers and appends them as static data (renderTables): after a
+// rule change, -update rewrites both.
 package redact
 
 import (
@@ -727,16 +732,22 @@ func render(tokens []tokenEntry, keywords []keywordEntry, skipped []string, nrul
 	}
 	b.WriteString("\npackage redact\n\n")
 	b.WriteString("var genTokens = [...]genToken{\n")
+	dTokens, dKeywords = nil, nil
 	for _, t := range tokens {
+		g := genToken{t.id, t.lit, t.fold, genSpan{uint8(idx(t.pre.set)), t.pre.min, t.pre.max}, genSpan{uint8(idx(t.post.set)), t.post.min, t.post.max}}
+		dTokens = append(dTokens, g)
 		fmt.Fprintf(&b, "\t{%q, %q, %v, genSpan{%d, %d, %d}, genSpan{%d, %d, %d}},\n",
-			t.id, t.lit, t.fold, idx(t.pre.set), t.pre.min, t.pre.max, idx(t.post.set), t.post.min, t.post.max)
+			g.id, g.lit, g.fold, g.pre.set, g.pre.min, g.pre.max, g.post.set, g.post.min, g.post.max)
 	}
 	b.WriteString("}\n\nvar genKeywords = [...]genKeyword{\n")
 	for _, k := range keywords {
+		dKeywords = append(dKeywords, genKeyword{k.id, k.keywords, genSpan{uint8(idx(k.val.set)), k.val.min, k.val.max}})
 		fmt.Fprintf(&b, "\t{%q, %#v, genSpan{%d, %d, %d}},\n", k.id, k.keywords, idx(k.val.set), k.val.min, k.val.max)
 	}
 	b.WriteString("}\n\n// genSets are the byte sets the spans index, as four 64-bit words.\nvar genSets = [...][4]uint64{\n")
+	dSets = nil
 	for _, s := range setList {
+		dSets = append(dSets, s)
 		fmt.Fprintf(&b, "\t{%#x, %#x, %#x, %#x}, // %s\n", s[0], s[1], s[2], s[3], describe(s))
 	}
 	b.WriteString("}\n")
@@ -769,7 +780,14 @@ func describe(s set) string {
 // The tables the engine reads, derived from the rule tables above and
 // handTriggers and emitted into rules_gen.go as static data (no init code;
 // deriving them at the first Find cost ~0.4 ms of every Stop). Deriving
-// reads the compiled genTokens, so a rule change takes two -update runs.
+// reads the rules as render tabled them (dTokens, dKeywords, dSets), not
+// the compiled ones.
+
+var (
+	dTokens   []genToken
+	dKeywords []genKeyword
+	dSets     []set
+)
 
 // derived lists the generated tables with their doc comments.
 var derived = []struct {
@@ -828,7 +846,7 @@ func deriveTables() {
 	for c := range needleOnly {
 		needleOnly[c] = len(trigNeedles[c]) > 0 && !handHot[c] && len(genAt[c]) == 0
 	}
-	for _, t := range genTokens {
+	for _, t := range dTokens {
 		if t.pre.max == 0 && t.post.max == 0 {
 			panic(t.id + ": a bare literal (no span) is never a token; genMatch assumes a span")
 		}
@@ -838,6 +856,12 @@ func deriveTables() {
 // renderTables is the Go source of the derived tables: sparse arrays keyed
 // by index, pointers into genTokens by index.
 func renderTables() []byte {
+	for _, d := range derived { // restore the compiled tables for the other tests
+		v := reflect.ValueOf(d.v).Elem()
+		saved := reflect.New(v.Type()).Elem()
+		saved.Set(v)
+		defer v.Set(saved)
+	}
 	deriveTables()
 	var b bytes.Buffer
 	for _, d := range derived {
@@ -871,8 +895,8 @@ func goValue(v reflect.Value, depth int) string {
 		return strconv.Quote(v.String())
 	case reflect.Pointer:
 		if v.Type().Elem() == reflect.TypeFor[genToken]() {
-			for i := range genTokens {
-				if reflect.ValueOf(&genTokens[i]).Pointer() == v.Pointer() {
+			for i := range dTokens {
+				if reflect.ValueOf(&dTokens[i]).Pointer() == v.Pointer() {
 					return fmt.Sprintf("&genTokens[%d]", i)
 				}
 			}
@@ -1107,13 +1131,13 @@ func anchorRank(c byte, fold bool) int {
 // initGen anchors the ~260 generated tokens (a few microseconds) and
 // indexes the keyword rules.
 func initGen() {
-	for i := range genTokens {
-		anchorToken(&genTokens[i])
+	for i := range dTokens {
+		anchorToken(&dTokens[i])
 	}
 	for c := range genAt {
 		indexAnchors(c)
 	}
-	for i, r := range genKeywords {
+	for i, r := range dKeywords {
 		genKeyMin = min(genKeyMin, r.val.min)
 		for _, w := range r.keywords {
 			addKeyTri(w, triGen) // every keyword has 3 letters (TestRulesGenerated)
@@ -1241,7 +1265,7 @@ func genFilter(c int) (f pnFilter) {
 		case a.off > 0:
 			f.prev = setBytes(f.prev, t.lit[a.off-1], a.prev, swapCase(a.prev))
 		case t.pre.max != 0:
-			f.prev = orSet(f.prev, genSets[t.pre.set])
+			f.prev = orSet(f.prev, byteSet(dSets[t.pre.set]))
 		default:
 			f.prev = orSet(f.prev, nonAlnum)
 		}
@@ -1252,7 +1276,7 @@ func genFilter(c int) (f pnFilter) {
 				f.next = setBytes(f.next, lower(n), swapCase(lower(n)))
 			}
 		} else {
-			f.next = orSet(f.next, genSets[t.post.set])
+			f.next = orSet(f.next, byteSet(dSets[t.post.set]))
 		}
 	}
 	return f

@@ -91,8 +91,9 @@ type Match struct {
 	Start, End int
 }
 
-// setup builds the trigger and pass tables on first use (~0.3 ms): a hook
-// process that never redacts does not pay for them.
+// setup expands the pass tables from the generated bit sets on first use
+// (the rest is static data in rules_gen.go): a hook that never redacts
+// does not pay for them.
 var setup sync.Once
 
 // Find returns the secrets in s, non-overlapping and sorted by Start; nil
