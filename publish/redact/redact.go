@@ -379,7 +379,7 @@ func hasSuffixAt(s string, i int, p string) bool {
 const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // The trigger and filter tables (hot8, passPN, handPN, genAt, needleGroups...)
-// are derived from the rules and handTriggers by TestRulesGenerated and
+// are derived from the rules and handTriggers (gen_test.go) by TestRulesGenerated and
 // stored in rules_gen.go as static data; only the two 64 KB pass tables and
 // the detector tables are filled here, at the first Find.
 var (
