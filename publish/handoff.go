@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -787,8 +786,6 @@ const (
 	DefaultHistoryKeep = 50
 )
 
-var idRE = regexp.MustCompile(`HO-[0-9]{8}-[0-9]{6}-[0-9A-Za-z_-]{1,8}`)
-
 // NewID is the id of a handoff first published at now by the session with
 // native id session: HO-YYYYMMDD-HHMMSS-<first 8 of the session id>.
 func NewID(now time.Time, session string) string {
@@ -807,7 +804,22 @@ func NewID(now time.Time, session string) string {
 	return "HO-" + now.UTC().Format("20060102-150405") + "-" + s
 }
 
-func ValidID(id string) bool { return idRE.FindString(id) == id && id != "" }
+// ValidID: id is a whole HO-YYYYMMDD-HHMMSS-<1 to 8 of [0-9A-Za-z_-]>, checked
+// by hand, not by a pattern compiled at every hook's start (FuzzValidID holds
+// it to the pattern).
+func ValidID(id string) bool {
+	if len(id) < 20 || len(id) > 27 || id[:3] != "HO-" || id[11] != '-' || id[18] != '-' {
+		return false
+	}
+	for i := 3; i < len(id); i++ {
+		c := id[i]
+		digit := c >= '0' && c <= '9'
+		if i < 18 && i != 11 && !digit || i > 18 && !(digit || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // IDOf is the id in a handoff's header line ("" before ids).
 func IDOf(header string) string {

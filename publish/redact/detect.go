@@ -336,15 +336,6 @@ func genAssign(s string, j, ke, sepEnd int, fam uint8) (Match, bool) {
 	return Match{kind, vs, ve}, ok
 }
 
-// keyTri[f] marks the first three letters (bytes &31, any case) of the
-// keywords of family f: triHand for the hand-written classifier's,
-// triGen for the generated keyword rules' (initGen). A key none of whose
-// triples is marked skips the classifiers: a letter-set filter let most
-// keys through once short vendor names (lob, okta, etsy) joined it (2x the
-// clean corpus's assignment cost). Two 4 KB bitsets: a 32 KB byte table
-// missed the cache at every key letter (a third of assignment's time).
-var keyTri [2][1 << 15 / 64]uint64
-
 const (
 	triHand = 1 << iota
 	triGen
@@ -366,35 +357,6 @@ func keyFamilies(k string) uint8 {
 		c1, c2 = k[j], c1
 	}
 	return fam
-}
-
-func addKeyTri(w string, fam uint8) {
-	t := tri(w[0], w[1], w[2])
-	keyTri[fam>>1][t>>6] |= 1 << (t & 63)
-}
-
-var (
-	// partsByFirst indexes placeholderParts by their first byte;
-	// keywordsAt indexes keywords by theirs.
-	partsByFirst [256][]string
-	keywordsAt   [256][]keyword
-	// valueStop ends an unquoted value.
-	valueStop [256]bool
-)
-
-func initDetect() {
-	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
-		addKeyTri(w, triHand)
-	}
-	for _, p := range placeholderParts {
-		partsByFirst[p[0]] = append(partsByFirst[p[0]], p)
-	}
-	for _, kw := range keywords {
-		keywordsAt[kw.word[0]] = append(keywordsAt[kw.word[0]], kw)
-	}
-	for _, c := range []byte(" \t\r\n\"'`,;)]}<>\\|") {
-		valueStop[c] = true
-	}
 }
 
 // foldKey appends k lower-cased without its _ - . separators.
@@ -1737,20 +1699,6 @@ func skipLineNumberBack(s string, p, limit int) int {
 		return skipBack(s, d, limit, " ")
 	}
 	return p
-}
-
-// b64Spellings are the base64 spellings of a header that starts a secret
-// (a PEM block, a PuTTY key, an age key) at each byte alignment (0, 1 or 2
-// mod 3 in the encoded data): only the 3-byte groups wholly inside the
-// header, so they do not depend on the bytes around it. A base64 run
-// holding one (a Kubernetes tls.key:, a base64'd id_rsa) is decoded and
-// masked when the decoded text holds a secret.
-func b64Spellings(h string) (hs []string) {
-	for skip := 0; skip < 3; skip++ {
-		g := h[skip:]
-		hs = append(hs, base64.StdEncoding.EncodeToString([]byte(g[:len(g)/3*3])))
-	}
-	return hs
 }
 
 // base64Secret decodes the base64 data holding the header spelling at p

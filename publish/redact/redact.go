@@ -91,8 +91,9 @@ type Match struct {
 	Start, End int
 }
 
-// setup builds the trigger and pass tables on first use (~0.3 ms): a hook
-// process that never redacts does not pay for them.
+// setup expands the pass tables from the generated bit sets on first use
+// (the rest is static data in rules_gen.go): a hook that never redacts
+// does not pay for them.
 var setup sync.Once
 
 // Find returns the secrets in s, non-overlapping and sorted by Start; nil
@@ -113,16 +114,20 @@ func Find(s string) []Match {
 				continue
 			}
 		}
-		// Keep scanning inside a generic match (or a generated keyword
-		// rule's value) so a vendor token in it gets its own kind; skip
-		// over a vendor token.
-		if rank(m.Kind) == 0 || rank(m.Kind) < 2 && isOneOf(s[i], "=:") {
-			genericEnd = max(genericEnd, m.End)
-		} else if m.End > i+1 {
-			i = m.End - 1
-		}
+		i, genericEnd = resume(s, i, m, genericEnd)
 	}
 	return resolve(needleMatches(s, ms))
+}
+
+// resume returns where the scan goes on after match m at trigger i, and
+// the end of the generic matches so far: inside a generic match (or a
+// generated keyword rule's value), so a vendor token in it gets its own
+// kind; past a vendor token.
+func resume(s string, i int, m Match, genericEnd int) (int, int) {
+	if rank(m.Kind) == 0 || rank(m.Kind) < 2 && isOneOf(s[i], "=:") {
+		return i, max(genericEnd, m.End)
+	}
+	return max(i, m.End-1), genericEnd
 }
 
 // resolve sorts ms and merges overlaps, keeping the highest-ranked kind.
@@ -237,10 +242,6 @@ func wordStart(s string, cut int) int {
 // The scanner. Every detector takes (s, i) with s[i] its trigger byte,
 // never indexes outside s, and costs a few comparisons when it fails.
 
-// hot8 marks the trigger bytes (handTriggers, the generated anchors, the
-// triggered needles) so that eight lookups can be OR-ed without branches.
-var hot8 [256]uint8
-
 // skipCold returns the index of the first trigger at or after i that
 // passes the neighbour filters, or len(s). It tests eight bytes per branch
 // and drops filtered triggers without returning: this loop is most of the
@@ -314,28 +315,6 @@ const (
 	setBearerTok = cAlnum | cUnder | cDash | cB64 | cKey // plus '~' handled by caller
 )
 
-var classes [256]class
-
-func initClasses() {
-	for _, r := range [...]struct {
-		lo, hi byte
-		c      class
-	}{
-		{'0', '9', cAlnum | cHexLow | cDigit}, {'a', 'z', cAlnum}, {'a', 'f', cHexLow}, {'A', 'Z', cAlnum | cUpper},
-		{'_', '_', cUnder}, {'-', '-', cDash}, {'.', '.', cKey}, {'+', '+', cB64}, {'/', '/', cB64}, {'=', '=', cB64},
-	} {
-		for c := r.lo; c <= r.hi; c++ {
-			classes[c] |= r.c
-		}
-	}
-	for x := range allRow {
-		allRow[x] = 1
-		if !isAlnum(byte(x)) {
-			nonAlnum = setBytes(nonAlnum, byte(x))
-		}
-	}
-}
-
 // maxRun bounds how far a detector looks before it decides, so that input
 // built to fail late (ghp_ghp_ghp_...) stays linear.
 const maxRun = 4096
@@ -397,49 +376,17 @@ func hasSuffixAt(s string, i int, p string) bool {
 	return i <= len(s) && i >= len(p) && s[i-len(p):i] == p
 }
 
-// handTriggers are the hand-written detectors' trigger bytes and their
-// neighbour filters: a trigger is worth a call only when the byte before
-// it (prev) and after it (next) can belong to a token there ("": any;
-// notPrev/notNext are rejected). At the edge of the text a filter that
-// names a neighbour drops the trigger (but for nextOpt). Each rejection is
-// one the detector itself would make first.
-var handTriggers = [...]struct {
-	c                byte
-	prev, next       string
-	notPrev, notNext string
-	nextOpt          bool
-}{
-	{c: '-', prev: "-Yy \t"},                            // after "-----BEGIN", PuTTY, key, --flag, -p
-	{c: '=', notPrev: "=!<>:+-*/%&|^~?", notNext: "=~"}, // ==, !=, <=, :=, +=, =~: no assignment
-	{c: ':', notNext: ":"},                              // :: (assignment, telegram, webhook)
-	{c: '@'},
-	{c: 'A', next: "C"}, // Twilio AC
-	{c: 'S', next: "K"}, // Twilio SK
-	{c: 'B', next: "e"}, // Bearer
-	{c: '.', next: letters + "0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
-	{c: 'w', prev: "sSpP"},                             // after pass, pw
-	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true}, // to(k)en, (k)ey after to(ken), api key, api_key, apikey
-	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},              // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
-}
-
 const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
+// The trigger and filter tables (hot8, passPN, handPN, genAt, needleGroups...)
+// are derived from the rules and handTriggers (gen_test.go) by TestRulesGenerated and
+// stored in rules_gen.go as static data; only the two 64 KB pass tables and
+// the detector tables are filled here, at the first Find.
 var (
 	// passPrev[c][p] is 1 when trigger c passes its filters on the byte p
-	// before it, passNext[c][n] on the byte n after it. Filled in place:
-	// returning the two 64 KB tables by value copied 128 KB at every start.
+	// before it, passNext[c][n] on the byte n after it (passPN as bytes:
+	// skipCold's one load per byte).
 	passPrev, passNext [256][256]uint8
-	// needPrev[c], needNext[c]: trigger c is dropped at the start or end
-	// of the text; handNeedPrev/Next the same for the hand filters alone.
-	needPrev, needNext, handNeedPrev, handNeedNext [256]bool
-	// handHot are the hand-written trigger bytes.
-	handHot [256]bool
-	// handPN and genPN are the two families' filters kept apart: skipCold
-	// tests their union one side at a time, so a '_' after a letter (a
-	// generated anchor's prev) passes with any next byte (the hand-written
-	// next). detect calls only the family that admits the pair: snake_case
-	// made 4x more '_' calls before this.
-	handPN, genPN [256]pnFilter
 	// handDetectors holds each trigger byte's detector; vendorDetectors
 	// those that run inside a generic match (vendor formats only).
 	handDetectors, vendorDetectors [256]detector
@@ -448,19 +395,14 @@ var (
 type detector func(s string, i int) (Match, bool)
 
 func initTables() {
-	initClasses()
-	initDetect()
-	for _, h := range handTriggers {
-		handHot[h.c], hot8[h.c] = true, 1
-	}
-	initGen() // adds the generated anchors to hot8
-	addTrigNeedle(needle{lit: "expect", kind: needleExpect})
-	for _, h := range []string{"-----BEGIN ", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1"} {
-		for _, b := range b64Spellings(h) {
-			addTrigNeedle(needle{lit: b, kind: needleB64})
+	for c := range passPN {
+		if hot8[c] == 0 {
+			continue // not a trigger: its rows stay 0
+		}
+		for x := range 256 {
+			passPrev[c][x], passNext[c][x] = b2u(inSet(&passPN[c].prev, byte(x))), b2u(inSet(&passPN[c].next, byte(x)))
 		}
 	}
-	initPass()
 	handDetectors = [256]detector{
 		'-': dashToken, '=': assignment, ':': assignment, '@': urlCredentials,
 		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
@@ -468,56 +410,6 @@ func initTables() {
 	}
 	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
 }
-
-// initPass fills the pass tables and needPrev/needNext from the three
-// families' filters.
-func initPass() {
-	pp, pn := &passPrev, &passNext
-	for c := 0; c < 256; c++ {
-		needPrev[c], needNext[c] = hot8[c] != 0 && !genHasAnchorless[c], hot8[c] != 0
-	}
-	for _, h := range handTriggers {
-		c := h.c
-		handNeedPrev[c], handNeedNext[c] = h.prev != "", h.next != "" && !h.nextOpt
-		needPrev[c], needNext[c] = handNeedPrev[c] && !genHasAnchorless[c], handNeedNext[c]
-		pp[c], pn[c] = allowRow(h.prev, h.notPrev), allowRow(h.next, h.notNext)
-		handPN[c] = pnFilter{rowBits(&pp[c]), rowBits(&pn[c])}
-	}
-	for c := 0; c < 256; c++ {
-		if len(genAt[c]) > 0 {
-			genPN[c] = genFilter(c)
-			orRow(&pp[c], genPN[c].prev)
-			orRow(&pn[c], genPN[c].next)
-		}
-		if len(trigNeedles[c]) > 0 {
-			orRow(&pp[c], trigNeedlePN[c].prev)
-			orRow(&pn[c], trigNeedlePN[c].next)
-			needPrev[c] = needPrev[c] && !trigNeedleAny[c]
-		}
-	}
-}
-
-// allowRow is a pass table row: 1 for the bytes of allow ("": all) but
-// not of reject.
-func allowRow(allow, reject string) (r [256]uint8) {
-	if allow == "" {
-		r = allRow
-	}
-	for k := 0; k < len(allow); k++ {
-		r[allow[k]] = 1
-	}
-	for k := 0; k < len(reject); k++ {
-		r[reject[k]] = 0
-	}
-	return r
-}
-
-// allRow passes every byte; nonAlnum is the bytes that are neither
-// letters nor digits.
-var (
-	allRow   [256]uint8
-	nonAlnum byteSet
-)
 
 func b2u(b bool) uint8 {
 	if b {
@@ -532,19 +424,6 @@ type byteSet = [4]uint64
 type pnFilter struct{ prev, next byteSet }
 
 func inSet(set *byteSet, c byte) bool { return set[c>>6]&(1<<(c&63)) != 0 }
-
-func rowBits(r *[256]uint8) (set byteSet) {
-	for x := 0; x < 256; x++ {
-		set[x>>6] |= uint64(r[x]) << (x & 63)
-	}
-	return set
-}
-
-func orRow(r *[256]uint8, set byteSet) {
-	for x := 0; x < 256; x++ {
-		r[x] |= b2u(inSet(&set, byte(x)))
-	}
-}
 
 func (f *pnFilter) ok(p, n byte) bool { return inSet(&f.prev, p) && inSet(&f.next, n) }
 
@@ -569,13 +448,20 @@ func detect(s string, i int, inGeneric bool) (Match, bool) {
 		return Match{}, false
 	}
 	if len(trigNeedles[c]) > 0 {
-		if m, ok := trigNeedleAt(s, i); ok || !handHot[c] && len(genAt[c]) == 0 {
+		if m, ok := trigNeedleAt(s, i); ok || needleOnly[c] {
 			return m, ok
 		}
 	}
 	if !handAt(s, i) {
 		return genTokenAt(s, i)
 	}
+	return handThenGen(s, i, inGeneric)
+}
+
+// handThenGen runs the hand-written detector of s[i], then the generated
+// anchors, each only when its family's filter admits s[i]'s neighbours.
+func handThenGen(s string, i int, inGeneric bool) (Match, bool) {
+	c := s[i]
 	g := len(genAt[c]) > 0
 	if i > 0 && i+1 < len(s) {
 		p, n := s[i-1], s[i+1]
@@ -655,69 +541,10 @@ type needleGroup struct {
 	needles []needle
 }
 
-var (
-	needleGroups []needleGroup
-	// trigNeedles[c] are the needles triggered on c; trigNeedleAny[c]:
-	// one starts with c, so needs no byte before.
-	trigNeedles   [256][]needle
-	trigNeedlePN  [256]pnFilter
-	trigNeedleAny [256]bool
-)
-
-// addNeedle files n under the four bytes from its rarest one, or from its
-// start when that is a common letter (dapi's 'p'): a key starting with a
-// rare byte is a SIMD scan that seldom stops (LS0t: 1.4 us per 32 KB).
-func addNeedle(n needle) {
-	n.off = filterByte(n.lit)
-	if c := n.lit[n.off]; isLowerByte(c) && strings.IndexByte(byteRank[10:36], c) < 20 {
-		n.off = 0
-	}
-	key := n.lit[n.off:min(len(n.lit), n.off+4)]
-	for k := range needleGroups {
-		if needleGroups[k].key == key {
-			needleGroups[k].needles = append(needleGroups[k].needles, n)
-			return
-		}
-	}
-	needleGroups = append(needleGroups, needleGroup{key, []needle{n}})
-}
-
-// filterByte returns the index of lit's first byte that is not a
-// lower-case letter, else of its rarest letter.
-func filterByte(lit string) int {
-	best, rank := 0, -1
-	for k := 0; k < len(lit); k++ {
-		if !isLowerByte(lit[k]) {
-			return k
-		}
-		if r := strings.IndexByte(byteRank[10:36], lit[k]); r > rank {
-			best, rank = k, r
-		}
-	}
-	return best
-}
-
-func addTrigNeedle(n needle) {
-	n.off = filterByte(n.lit)
-	c := n.lit[n.off]
-	trigNeedles[c] = append(trigNeedles[c], n)
-	hot8[c] = 1
-	f := &trigNeedlePN[c]
-	if n.off == 0 {
-		trigNeedleAny[c] = true
-		f.prev = allBytes
-	} else {
-		f.prev = setBytes(f.prev, n.lit[n.off-1])
-	}
-	f.next = setBytes(f.next, n.lit[n.off+1]) // every needle has a byte after its rarest one
-}
-
-var allBytes = byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
-
 // trigNeedleAt tries the needles triggered on s[i].
 func trigNeedleAt(s string, i int) (Match, bool) {
 	c := s[i]
-	if i+1 >= len(s) || !trigNeedlePN[c].ok(0, s[i+1]) && !trigNeedlePN[c].ok(s[max(0, i-1)], s[i+1]) {
+	if i+1 >= len(s) || !trigNeedlePN[c].ok(s[max(0, i-1)], s[i+1]) { // a needle starting at c passes any byte before
 		return Match{}, false
 	}
 	for _, n := range trigNeedles[c] {
@@ -834,188 +661,7 @@ func (a *genAnchor) byteIs(s string, k int, want byte) bool {
 	return s[k] == want
 }
 
-var (
-	// genAt[c] lists the tokens anchored on c, sorted by prev;
-	// genPrevStart[c][p] indexes the first with prev p (a binary search
-	// was most of genTokenAt's time); genPrev2[c][k] the bytes two before
-	// the anchor that the group sharing genAt[c][k].prev accepts ('_'
-	// after 't' had 15 literals: 2,500 quick checks per 32 KB).
-	genAt        [256][]genAnchor
-	genPrevStart [256]*[256]uint8
-	genPrev2     [256][]byteSet
-	// genDotPrev marks the bytes before a '.' anchor (dotShape);
-	// genDotLits are the literals that start with it (.ey).
-	genDotPrev [256]bool
-	genDotLits []*genToken
-	// genHasAnchorless[c]: a token anchored on c at its literal's start.
-	genHasAnchorless [256]bool
-	genKeyMin        = 1 << 30 // the shortest value a keyword rule takes
-)
-
 func inGenSet(k uint8, c byte) bool { return inSet(&genSets[k], c) }
-
-func isLowerByte(c byte) bool { return c-'a' < 26 }
-
-// byteRank orders the bytes a literal may be anchored on from the most to
-// the least frequent in code and prose (digits, then letters by English
-// frequency): the rarer the anchor, the fewer blocks of clean text stop.
-const byteRank = "0123456789" + "etaoinsrhldcumfpgwybvkxjqz" + "ETAOINSRHLDCUMFPGWYBVKXJQZ"
-
-// anchorOf picks the byte of lit that triggers the token, or -1.
-func anchorOf(lit string, fold bool) int {
-	if k := strings.LastIndexAny(lit, "_-.~/"); k >= 0 {
-		return k
-	}
-	if k := runTo(lit, 0, len(lit), cAlnum); k < len(lit) {
-		return k // @, %, |
-	}
-	best, score := -1, -1
-	for k := 0; k < len(lit); k++ {
-		if r := anchorRank(lit[k], fold); r > score {
-			best, score = k, r
-		}
-	}
-	return best
-}
-
-// anchorRank is how rare c is as an anchor, -1 when it cannot be one: not
-// a lower-case letter (most of the text); a trigger already (hand-written
-// or an earlier anchor) costs nothing more; a folding literal's letter becomes a trigger in both cases,
-// so only the six rarest letters qualify.
-func anchorRank(c byte, fold bool) int {
-	switch {
-	case !fold && isLowerByte(c):
-		return -1
-	case !fold && hot8[c] != 0:
-		return 1000
-	case !fold:
-		return strings.IndexByte(byteRank, c)
-	case c >= '0' && c <= '9':
-		return 0
-	}
-	if r := strings.IndexByte(byteRank[10:36], lower(c)); r >= 26-6 {
-		return r + 10
-	}
-	return -1
-}
-
-// initGen anchors the ~260 generated tokens (a few microseconds) and
-// indexes the keyword rules.
-func initGen() {
-	for i := range genTokens {
-		anchorToken(&genTokens[i])
-	}
-	for c := range genAt {
-		indexAnchors(c)
-	}
-	for i, r := range genKeywords {
-		genKeyMin = min(genKeyMin, r.val.min)
-		for _, w := range r.keywords {
-			addKeyTri(w, triGen) // every keyword has 3 letters (TestRulesGenerated)
-			t := tri(w[0], w[1], w[2])
-			if genKwAt[t] == 0 {
-				genKwGroups = append(genKwGroups, nil)
-				genKwAt[t] = uint8(len(genKwGroups))
-			}
-			genKwGroups[genKwAt[t]-1] = append(genKwGroups[genKwAt[t]-1], genKwRef{w, i})
-		}
-	}
-}
-
-// anchorToken files t under its anchor byte (both cases when it folds),
-// or, with no anchor, as needles in the two spellings real tokens use.
-func anchorToken(t *genToken) {
-	a := anchorOf(t.lit, t.fold)
-	if a < 0 {
-		needleToken(t)
-		return
-	}
-	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0]),
-		prev: lower(litByte(t.lit, a-1)), next: litByte(t.lit, a+1), prev2: litByte(t.lit, a-2)}
-	if t.fold {
-		an.next, an.prev2 = lower(an.next), lower(an.prev2)
-	}
-	if t.post.min > 0 {
-		an.probe = len(t.lit) - 1 - a + t.post.min
-	}
-	an.probeSet = t.post.set
-	addAnchor(t.lit[a], an)
-	if t.fold && isLetter(t.lit[a]) {
-		addAnchor(swapCase(t.lit[a]), an)
-	}
-}
-
-func needleToken(t *genToken) {
-	addNeedle(needle{lit: t.lit, kind: needleGen, tok: t})
-	for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
-		if t.fold && n != t.lit {
-			addNeedle(needle{lit: n, kind: needleGen, tok: t})
-		}
-	}
-}
-
-// litByte is lit[k], or 0 out of the literal.
-func litByte(lit string, k int) byte {
-	if k < 0 || k >= len(lit) {
-		return 0
-	}
-	return lit[k]
-}
-
-// addAnchor makes c a trigger byte for anchor an.
-func addAnchor(c byte, an genAnchor) {
-	t, a := an.tok, an.off
-	genAt[c] = append(genAt[c], an)
-	hot8[c] = 1
-	if c == '.' && a > 0 {
-		genDotPrev[t.lit[a-1]] = true
-		genDotPrev[swapCase(t.lit[a-1])] = genDotPrev[swapCase(t.lit[a-1])] || t.fold
-	}
-	if a == 0 {
-		genHasAnchorless[c] = true
-		if c == '.' {
-			genDotLits = append(genDotLits, t)
-		}
-	}
-}
-
-// indexAnchors sorts the anchors of byte c by their prev and fills
-// genPrevStart[c] and genPrev2[c].
-func indexAnchors(c int) {
-	as := genAt[c]
-	slices.SortStableFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
-	if len(as) == 0 || len(as) > 255 {
-		return // over 255: genTokenAt scans from 0
-	}
-	st := new([256]uint8)
-	for p, k := 0, 0; p < 256; p++ { // st[p]: the first anchor whose prev is >= p
-		for k < len(as) && int(as[k].prev) < p {
-			k++
-		}
-		st[p] = uint8(k)
-	}
-	genPrevStart[c], genPrev2[c] = st, prev2Sets(as)
-}
-
-// prev2Sets returns for each anchor the bytes two before the anchor that
-// the group sharing its prev accepts (all when one has none or folds).
-func prev2Sets(as []genAnchor) []byteSet {
-	p2 := make([]byteSet, len(as))
-	for k := 0; k < len(as); {
-		e := k
-		var set byteSet
-		for ; e < len(as) && as[e].prev == as[k].prev; e++ {
-			if as[e].prev2 == 0 || as[e].tok.fold {
-				set = allBytes
-			}
-			set = setBytes(set, lower(as[e].prev2))
-		}
-		for ; k < e; k++ {
-			p2[k] = set
-		}
-	}
-	return p2
-}
 
 // genDotShape reports whether the '.' at i may start a literal that
 // starts with its '.' anchor (jwt's .ey, airtable's pat<14>.<64 hex>): the
@@ -1041,54 +687,6 @@ func genSpanAfterLen(s string, p, lim int, t *genToken) int {
 	return p
 }
 
-func swapCase(c byte) byte {
-	if isLetter(c) {
-		return c ^ 0x20
-	}
-	return c
-}
-
-// genFilter is the union of the neighbour filters of the anchors on c.
-// Built as bit sets: 256 tests per anchor into the two 64 KB tables were
-// ~40 % of the package's init.
-func genFilter(c int) (f pnFilter) {
-	for _, a := range genAt[c] {
-		t := a.tok
-		switch {
-		case a.off > 0:
-			f.prev = setBytes(f.prev, t.lit[a.off-1], a.prev, swapCase(a.prev))
-		case t.pre.max != 0:
-			f.prev = orSet(f.prev, genSets[t.pre.set])
-		default:
-			f.prev = orSet(f.prev, nonAlnum)
-		}
-		if a.off+1 < len(t.lit) {
-			n := t.lit[a.off+1]
-			f.next = setBytes(f.next, n)
-			if t.fold {
-				f.next = setBytes(f.next, lower(n), swapCase(lower(n)))
-			}
-		} else {
-			f.next = orSet(f.next, genSets[t.post.set])
-		}
-	}
-	return f
-}
-
-func setBytes(set byteSet, bs ...byte) byteSet {
-	for _, b := range bs {
-		set[b>>6] |= 1 << (b & 63)
-	}
-	return set
-}
-
-func orSet(a, b byteSet) byteSet {
-	for i := range a {
-		a[i] |= b[i]
-	}
-	return a
-}
-
 // genTokenAt tries the tokens anchored on s[i]: those at the literal's
 // start (prev 0), then those whose byte before matches s[i-1].
 func genTokenAt(s string, i int) (Match, bool) {
@@ -1103,10 +701,13 @@ func genTokenAt(s string, i int) (Match, bool) {
 	if m, ok := tryAnchors(s, i, as, 0, 0); ok || p == 0 {
 		return m, ok
 	}
-	lo := 0
-	if st := genPrevStart[s[i]]; st != nil {
-		lo = int(st[p])
-	}
+	return tryPrevAnchors(s, i, as, p)
+}
+
+// tryPrevAnchors tries the anchors of s[i] whose byte before is p, unless
+// none of them accepts the byte two before.
+func tryPrevAnchors(s string, i int, as []genAnchor, p byte) (Match, bool) {
+	lo := int(genPrevStart[s[i]][p]) // set for every anchored byte (TestRulesGenerated)
 	if lo < len(as) && as[lo].prev == p && i >= 2 && !inSet(&genPrev2[s[i]][lo], lower(s[i-2])) {
 		return Match{}, false // no anchor of this prev has that byte before it
 	}
@@ -1134,7 +735,7 @@ const genWindow = 64
 
 // genMatch matches token t whose literal should start at st.
 func genMatch(s string, st int, t *genToken) (Match, bool) {
-	if !genLiteralAt(s, st, t) || t.post.max == 0 && t.pre.max == 0 {
+	if !genLiteralAt(s, st, t) { // every token has a span (TestRulesGenerated)
 		return Match{}, false
 	}
 	start, ok := genSpanBefore(s, st, t, window(t.pre))
@@ -1229,10 +830,15 @@ func genSpanAfter(s string, from int, t *genToken, lim int) (int, bool) {
 // time), and so are digits between dashes (Slack's xoxb-<digits>-... cut
 // before its letters) or alone.
 func genRandom(v string, sets ...uint8) bool {
-	if v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example") {
+	if fakeRun(v) {
 		return false
 	}
 	return !wordSets(sets) || mixed(v) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
+}
+
+// fakeRun reports an empty, one-byte-repeated or placeholder span.
+func fakeRun(v string) bool {
+	return v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example")
 }
 
 // wordSets reports sets that allow two kinds of characters, one of them
@@ -1259,7 +865,7 @@ func genKeywordValue(key []byte, val string) (Kind, bool) {
 		return "", false
 	}
 	best := bestKeywordRule(key, val)
-	if best == len(genKeywords) || !mixed(val) && !numeric(val) || isPlaceholder(val) && !numeric(val) {
+	if best == len(genKeywords) || !numeric(val) && (!mixed(val) || isPlaceholder(val)) {
 		return "", false
 	}
 	return Kind(genKeywords[best].id), true
@@ -1299,13 +905,6 @@ func genValueFits(r *genKeyword, val string) bool {
 
 // tri indexes a letter triple, case-insensitively (bytes &31).
 func tri(a, b, c byte) uint32 { return uint32(a&31)<<10 | uint32(b&31)<<5 | uint32(c&31) }
-
-// genKwAt[triple] is 1 + the index in genKwGroups of the keywords that
-// start with that triple.
-var (
-	genKwAt     [1 << 15]uint8
-	genKwGroups [][]genKwRef
-)
 
 type genKwRef struct {
 	word string
