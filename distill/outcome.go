@@ -33,9 +33,12 @@ var (
 	subcommanded = map[string]bool{"go": true, "cargo": true, "npm": true, "yarn": true, "pnpm": true, "bun": true, "git": true, "make": true,
 		"docker": true, "kubectl": true, "uv": true, "poetry": true, "bundle": true, "mvn": true, "gradle": true, "./gradlew": true, "dotnet": true,
 		"just": true, "python": true, "python3": true, "node": true, "deno": true, "rake": true, "mix": true, "swift": true, "terraform": true}
-	nextMarkers        = phraseList("next_marker") // beyond nextRE's English
-	boilerplateMarkers = phraseList("boilerplate") // offers of help and sign-offs
-	causeMarkers       = phraseList("cause")       // "`User` was undefined because the import was missing"
+)
+
+const (
+	nextMarkers        phraseName = "next_marker" // beyond nextPhrases' English
+	boilerplateMarkers phraseName = "boilerplate" // offers of help and sign-offs
+	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
 )
 
 // targetKey is a command's key: each && / ; / | segment as program,
@@ -209,7 +212,7 @@ func toolKey(tool, path string) string {
 
 // exceptionRE matches a line naming an error: "AssertionError: expected 42",
 // "E   NameError: …" (pytest), "error[E0425]: …" (rustc), "panic: …".
-var exceptionRE = lazyRegexp(`^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`)
+var exceptionRE = lazyRE{expr: `^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`}
 
 // errorLine: the last exception line (a traceback's last, never its
 // header), else the first with an error word, else the first.
@@ -226,7 +229,7 @@ func errorLine(text string) string {
 		if first == "" {
 			first = l
 		}
-		if mayNameError(l) && exceptionRE().MatchString(l) {
+		if mayNameError(l) && exceptionRE.get().MatchString(l) {
 			exception = strings.TrimSpace(strings.TrimPrefix(l, "E "))
 		}
 		if worded == "" && containsAny(strings.ToLower(l), errWords) {
@@ -257,7 +260,7 @@ func outputLine(l string) (string, bool) {
 		// function]" names it, "> Build error occurred" above does not.
 		l = strings.TrimSpace(l[1 : len(l)-1])
 	}
-	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
+	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLine(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
 		return "", false
 	}
 	return l, true
@@ -266,11 +269,11 @@ func outputLine(l string) (string, bool) {
 var noErrorPrefixes = []string{"Output:", "Wall time:", "Traceback (most recent call last)", "File \""}
 
 func causeSentence(text, low string) string {
-	if !containsAny(low, causeMarkers()) {
+	if !containsAny(low, causeMarkers.list()) {
 		return ""
 	}
 	for _, s := range sentences(text) {
-		if containsAny(strings.ToLower(s), causeMarkers()) {
+		if containsAny(strings.ToLower(s), causeMarkers.list()) {
 			return clip(s, 200)
 		}
 	}
@@ -292,17 +295,17 @@ func (f *Failure) addError(e string) {
 }
 
 var (
-	jsonMessageRE = lazyRegexp(`"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`)
-	jsonCodeRE    = lazyRegexp(`"code"\s*:\s*"?(\w{1,40})"?`)
+	jsonMessageRE = lazyRE{expr: `"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`}
+	jsonCodeRE    = lazyRE{expr: `"code"\s*:\s*"?(\w{1,40})"?`}
 	// wrapTagRE: "<tool_use_error>File has not been read yet…</tool_use_error>"
-	wrapTagRE = lazyRegexp(`^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`)
+	wrapTagRE = lazyRE{expr: `^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`}
 )
 
 // jsonErrorText turns an error carrying a JSON body ("[API Error:
 // {"error":{"code":400,…,"message":"…"}}]") into words: the text before
 // it, the code and the message, never a JSON fragment.
 func jsonErrorText(text string) string {
-	m := jsonMessageRE().FindStringSubmatch(text)
+	m := jsonMessageRE.get().FindStringSubmatch(text)
 	if m == nil {
 		return text
 	}
@@ -312,7 +315,7 @@ func jsonErrorText(text string) string {
 	}
 	head := strings.TrimSpace(strings.TrimLeft(text[:strings.Index(text, `{"`)], "[ "))
 	head = strings.TrimSpace(strings.TrimSuffix(head, ":"))
-	if c := jsonCodeRE().FindStringSubmatch(text); c != nil {
+	if c := jsonCodeRE.get().FindStringSubmatch(text); c != nil {
 		msg = c[1] + " " + msg
 	}
 	if head != "" {
@@ -325,7 +328,7 @@ func stripWrapTags(l string) string {
 	if !strings.HasPrefix(l, "<") && !strings.HasSuffix(l, ">") {
 		return l
 	}
-	return wrapTagRE().ReplaceAllString(strings.TrimSpace(l), "")
+	return wrapTagRE.get().ReplaceAllString(strings.TrimSpace(l), "")
 }
 
 // mayNameError is exceptionRE's pre-check: a word the pattern needs.
@@ -708,7 +711,7 @@ func labelRest(after string, below []string) string {
 	}
 	for _, n := range below {
 		if n = strings.TrimSpace(n); n != "" {
-			return strings.TrimSpace(questionPrefixRE().ReplaceAllString(n, ""))
+			return strings.TrimSpace(questionPrefixRE.get().ReplaceAllString(n, ""))
 		}
 	}
 	return ""
@@ -747,7 +750,7 @@ func remainingItems(text string) []string {
 			if !listLine(strings.TrimSpace(it)) {
 				break
 			}
-			items = append(items, strings.TrimSpace(questionPrefixRE().ReplaceAllString(strings.TrimSpace(it), "")))
+			items = append(items, strings.TrimSpace(questionPrefixRE.get().ReplaceAllString(strings.TrimSpace(it), "")))
 		}
 		return items
 	}
@@ -811,12 +814,12 @@ func planItem(e any) PlanItem {
 
 var (
 	doneStatus       = map[string]bool{"completed": true, "done": true, "complete": true, "cancelled": true}
-	planFieldRE      = lazyRegexp(`"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-	questionPrefixRE = lazyRegexp(`^(\d+[.)]\s*|[-*•]\s*)`)
+	planFieldRE      = lazyRE{expr: `"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`}
+	questionPrefixRE = lazyRE{expr: `^(\d+[.)]\s*|[-*•]\s*)`}
 	// todoLineRE: TODO/FIXME/XXX/HACK as a whole upper-case word at a line's
 	// start or after a comment marker, then ":", "(", "-" or a lower-case
 	// word ("# TODO App Project", a heading, is none).
-	todoLineRE = lazyRegexp(`^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`)
+	todoLineRE = lazyRE{expr: `^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`}
 )
 
 // planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB
@@ -828,7 +831,7 @@ func planItemsClipped(text string) ([]PlanItem, bool) {
 			break // the clipped last object
 		}
 		var it PlanItem
-		for _, m := range planFieldRE().FindAllStringSubmatch(obj, -1) {
+		for _, m := range planFieldRE.get().FindAllStringSubmatch(obj, -1) {
 			var v string
 			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) != nil {
 				continue
@@ -855,7 +858,7 @@ func todoLines(text string) []string {
 	}
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
-		m := todoLineRE().FindStringSubmatch(l)
+		m := todoLineRE.get().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
@@ -870,10 +873,10 @@ func todoLines(text string) []string {
 }
 
 func forwardLooking(s string) bool {
-	return nextRE.MatchString(s) || containsAny(strings.ToLower(s), nextMarkers())
+	return matchWords(s, nextPhrases, false) || containsAny(strings.ToLower(s), nextMarkers.list())
 }
 
-func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers()) }
+func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers.list()) }
 
 // forwardOnly keeps the turn's forward-looking sentences that are neither
 // questions nor offers: what an acknowledgement leaves standing.
@@ -918,7 +921,7 @@ func turnQuestions(texts []string) []string {
 	for _, t := range texts {
 		for _, s := range sentences(t) {
 			if isQuestion(s) && !boilerplate(s) && prose(s) {
-				out = append(out, clip(questionPrefixRE().ReplaceAllString(s, ""), 200))
+				out = append(out, clip(questionPrefixRE.get().ReplaceAllString(s, ""), 200))
 			}
 		}
 	}
@@ -1099,7 +1102,7 @@ func (st *State) forwardSentence(texts []string) string {
 				continue
 			}
 			if strings.HasSuffix(s, ":") && i+1 < len(ss) { // a heading: its first item is the action
-				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
+				s = questionPrefixRE.get().ReplaceAllString(ss[i+1], "")
 			}
 			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
 				next = s

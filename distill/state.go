@@ -580,11 +580,11 @@ func subagentTool(name string) bool { // Claude's Task and Agent, Codex's spawn
 	return name == "Task" || name == "Agent" || name == "spawn_agent"
 }
 
-var jsonFieldRE = lazyRegexp(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
+var jsonFieldRE = lazyRE{expr: `"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`}
 
 // jsonField reads a string field of a (maybe clipped) JSON input.
 func jsonField(text, name string) string {
-	for _, m := range jsonFieldRE().FindAllStringSubmatch(text, -1) {
+	for _, m := range jsonFieldRE.get().FindAllStringSubmatch(text, -1) {
 		if m[1] == name {
 			var v string
 			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
