@@ -1,13 +1,10 @@
-// Package distill turns ledger rows into a handoff: what the task was, which
-// files changed, what failed, what was decided and what to do next. It is
-// deterministic: no model, no network, no clock but the one passed in.
+// Package distill turns ledger rows into a handoff: what the task was, which files changed, what failed, what was
+// decided and what to do next. It is deterministic: no model, no network, no clock but the one passed in.
 //
-// This file: the Handoff, the shared text helpers and the phrase tables of
-// lang/. state.go: the fold (State.Add) and the handoff read out of it.
-// prose.go: rules over what people wrote (goal, decisions, instructions,
-// references). outcome.go: rules over the work (failures, shell-written
-// files, completion, next action). store.go: the state's blob, its refresh
-// from the ledger, and the repository facts.
+// This file: the Handoff, the shared text helpers and the phrase tables of lang/. state.go: the fold (State.Add) and
+// the handoff read out of it. prose.go: rules over what people wrote (goal, decisions, instructions, references).
+// outcome.go: rules over the work (failures, shell-written files, completion, next action). store.go: the state's
+// blob, its refresh from the ledger, and the repository facts.
 package distill
 
 import (
@@ -15,6 +12,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
@@ -220,9 +218,8 @@ func startsWithAnyPrefix(t string, ms []string) bool {
 	return false
 }
 
-// lazyRE is a regexp compiled at first use (most hook events publish
-// nothing; compiling all cost ~0.5 ms); a package-level lazyRE{expr: …} is
-// static data, so no distill code runs at start-up.
+// lazyRE is a regexp compiled at first use (most hook events publish nothing;
+// compiling all cost ~0.5 ms); a package-level lazyRE{expr} is static data.
 type lazyRE struct {
 	expr string
 	once sync.Once
@@ -235,22 +232,20 @@ func (l *lazyRE) get() *regexp.Regexp {
 }
 
 var (
-	// testCmds, nextPhrases and exitLine are the three patterns nearly every
-	// Stop ran, as plain code (compiling them cost each process ~0.25 ms);
-	// FuzzTestCmd, FuzzForwardLooking and FuzzExitLine keep the regexps as
-	// the oracle. testWords: the cheap pre-check (it runs on every command).
-	testCmds = []string{"test", "tests", "pytest", "unittest", "jest", "vitest", "mocha", "rspec", "go test", "go build", "go vet",
-		"cargo test", "cargo build", "cargo check", "npm test", "npm build", "npm run test", "npm run build", "yarn test", "yarn build",
-		"pnpm test", "pnpm build", "make", "tsc", "mvn", "gradle", "ctest", "tox", "phpunit", "build", "lint", "check"}
+	// testCmds, nextPhrases and exitLine: the patterns nearly every Stop ran, as plain code (compiling them cost each
+	// process ~0.25 ms); FuzzTestCmd, FuzzForwardLooking and FuzzExitLine prove them equal to the regexps.
+	testCmds = []string{"test", "tests", "pytest", "unittest", "jest", "vitest", "mocha", "rspec", "go test", "go build", "go vet", "cargo test",
+		"cargo build", "cargo check", "npm test", "npm build", "npm run test", "npm run build", "yarn test", "yarn build", "pnpm test",
+		"pnpm build", "make", "tsc", "mvn", "gradle", "ctest", "tox", "phpunit", "build", "lint", "check"}
+	// testWords: the cheap pre-check (it runs on every command).
 	testWords   = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
 	nextPhrases = []string{"next i'll", "next i will", "next i should", "next i need to", "next i plan to", "next we'll", "next we will",
-		"next we should", "next we need to", "next we plan to", "next, i'll", "next, i will", "next, i should", "next, i need to",
-		"next, i plan to", "next, we'll", "next, we will", "next, we should", "next, we need to", "next, we plan to", "i'll next",
-		"i will next", "we'll next", "we will next", "next step", "then i'll", "then i will", "then i need to", "then i should",
-		"then i have to", "then we'll", "then we will", "then we need to", "then we should", "then we have to", "next up",
-		"after that i'll", "after that i will", "after that i need to", "after that we'll", "after that we will", "after that we need to",
-		"after that, i'll", "after that, i will", "after that, i need to", "after that, we'll", "after that, we will",
-		"after that, we need to", "remaining:", "todo:", "still need to", "the plan is"}
+		"next we should", "next we need to", "next we plan to", "next, i'll", "next, i will", "next, i should", "next, i need to", "next, i plan to",
+		"next, we'll", "next, we will", "next, we should", "next, we need to", "next, we plan to", "i'll next", "i will next", "we'll next",
+		"we will next", "next step", "then i'll", "then i will", "then i need to", "then i should", "then i have to", "then we'll", "then we will",
+		"then we need to", "then we should", "then we have to", "next up", "after that i'll", "after that i will", "after that i need to",
+		"after that we'll", "after that we will", "after that we need to", "after that, i'll", "after that, i will", "after that, i need to",
+		"after that, we'll", "after that, we will", "after that, we need to", "remaining:", "todo:", "still need to", "the plan is"}
 	// errWords make a line of error output meaningful (lower-cased, anywhere: "fail" matches "FAILED").
 	errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
 		"panic", "fatal", "invalid", "refused", "undefined", "missing"}
@@ -261,73 +256,58 @@ var (
 )
 
 func isTestCmd(cmd string) bool {
-	return cmd != "" && containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true)
+	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true)
 }
 
 // matchWords is `(?i)\b(pats…)` (tail: `…\b`) for lower-case ASCII pats.
 func matchWords(s string, pats []string, tail bool) bool {
 	for i := 0; i < len(s); i++ {
-		if !wordEdge(s, i) {
-			continue
-		}
 		for _, p := range pats {
-			if c := s[i]; c < 0x80 && c|0x20 != p[0] {
-				continue
-			}
-			if j := foldAt(s, i, p); j >= 0 && (!tail || wordEdge(s, j)) {
-				return true
+			if c := s[i]; (c >= 0x80 || c|0x20 == p[0]) && wordEdge(s, i) {
+				if j := foldAt(s, i, p); j >= 0 && (!tail || wordEdge(s, j)) {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
 
-// wordEdge is regexp's \b before s[i]: an ASCII word byte on one side only.
+// wordEdge is regexp's \b before s[i]: a word character on one side only.
 func wordEdge(s string, i int) bool {
-	return (i > 0 && wordByte(s[i-1])) != (i < len(s) && wordByte(s[i]))
+	return (i > 0 && syntax.IsWordChar(rune(s[i-1]))) != (i < len(s) && syntax.IsWordChar(rune(s[i])))
 }
 
-func wordByte(c byte) bool { return c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z' }
-
-// foldAt matches lower-case ASCII pat at s[i:] as (?i) does (Unicode's
-// simple folds add ſ to s and K to k) and returns the end, or -1.
+// foldAt matches ASCII pat at s[i:] as (?i) does (simple folding: ſ is s, K
+// is k) and returns the end, or -1.
 func foldAt(s string, i int, pat string) int {
-	for k := 0; k < len(pat); k++ {
-		switch p := pat[k]; {
-		case i < len(s) && (s[i] == p || 'a' <= p && p <= 'z' && s[i] == p-32):
-			i++
-		case p == 's' && strings.HasPrefix(s[i:], "ſ"):
-			i += len("ſ")
-		case p == 'k' && strings.HasPrefix(s[i:], "\u212a"):
-			i += len("\u212a")
-		default:
+	for k := range len(pat) {
+		_, n := utf8.DecodeRuneInString(s[i:])
+		if !strings.EqualFold(s[i:i+n], pat[k:k+1]) {
 			return -1
 		}
+		i += n
 	}
 	return i
 }
 
 // exitLine is `(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`.
 func exitLine(l string) bool {
-	if j := foldAt(l, 0, "error: "); j >= 0 && exitStatus(l[j:]) {
-		return true
+	if j := foldAt(l, 0, "error: "); j >= 0 { // no alternative starts "er"
+		l = l[j:]
 	}
 	return exitStatus(l)
 }
 
 func exitStatus(s string) bool {
-	if j := foldAt(s, 0, "exit code"); j >= 0 {
-		r := strings.TrimPrefix(s[j:], ":")
-		return strings.HasPrefix(r, " ") && digits(strings.TrimPrefix(r[1:], "-"))
+	for _, p := range [...]string{"exit code: ", "exit code ", "process exited with code "} {
+		if j := foldAt(s, 0, p); j >= 0 {
+			return digits(strings.TrimPrefix(s[j:], "-"))
+		}
 	}
-	if j := foldAt(s, 0, "process exited with code "); j >= 0 {
-		return digits(strings.TrimPrefix(s[j:], "-"))
-	}
-	if j := foldAt(s, 0, "command failed"); j >= 0 && !strings.Contains(s, "\n") {
-		for s = s[j:]; s != ""; s = s[1:] {
-			if foldAt(s, 0, "exit code") >= 0 {
-				return true
-			}
+	for j := foldAt(s, 0, "command failed"); j >= 0 && j < len(s) && !strings.Contains(s, "\n"); j++ {
+		if foldAt(s, j, "exit code") >= 0 {
+			return true
 		}
 	}
 	return false
@@ -420,7 +400,7 @@ func createsFile(r *ledger.Row) bool {
 
 // Warm parses lang/ (BenchmarkPhrases) on the hook's second goroutine, so
 // it overlaps I/O; every fold reads it.
-func Warm() { langOnce.Do(parseLangs) }
+func Warm() { phrases("") }
 
 // Dedupe: in trimmed, without blanks and repeats, first-seen order (distill and resume).
 func Dedupe(in []string) []string {
@@ -451,10 +431,9 @@ func keepFirst[T any](s []T, n int) []T {
 	return s
 }
 
-// Phrase tables are data: lang/<language>.txt, [list] headings over one
-// lower-case phrase a line (TestLangFiles checks the case); a rule reads a
-// list merged across languages, so a language is one file. Parsed at first
-// use (Warm on the hook path), never at init: ~1,600 lines, one pass.
+// Phrase tables are data: lang/<language>.txt, [list] headings over one lower-case phrase a line (TestLangFiles
+// checks the case); a rule reads a list merged across languages, so a language is one file. Parsed at first use (Warm
+// on the hook path), never at init: ~1,600 lines, one pass.
 //
 //go:embed lang/*.txt
 var langFS embed.FS
@@ -465,30 +444,23 @@ var (
 )
 
 func phrases(list string) []string {
-	langOnce.Do(parseLangs)
+	langOnce.Do(func() { langLists = parseLangs() })
 	return langLists[list]
 }
 
-func parseLangs() {
+// parseLangs counts each list's phrases, then fills one backing array in file
+// order: nothing grows (BenchmarkPhrases: 322 allocations, 95 KB before; 26, 48 KB).
+func parseLangs() map[string][]string {
 	ents, _ := langFS.ReadDir("lang")
-	texts := make([]string, len(ents))
+	texts, size, total := make([]string, len(ents)), make(map[string]int, 48), 0
 	for i, e := range ents {
 		b, _ := langFS.ReadFile("lang/" + e.Name())
 		texts[i] = string(b)
-	}
-	langLists = parseLang(texts)
-}
-
-// parseLang counts each list's phrases, then fills one backing array in
-// file order: nothing grows (322 allocations and 95 KB before, 26 and 48 KB).
-func parseLang(texts []string) map[string][]string {
-	size, total := make(map[string]int, 48), 0
-	for _, t := range texts {
 		list, n := "", 0
-		for l, t := langLine(t); l != ""; l, t = langLine(t) {
-			if l[0] == '[' && l[len(l)-1] == ']' {
+		for l, t := langLine(texts[i]); l != ""; l, t = langLine(t) {
+			if h, ok := langHeading(l); ok {
 				size[list] += n
-				list, n = l[1:len(l)-1], 0
+				list, n = h, 0
 			} else {
 				n, total = n+1, total+1
 			}
@@ -502,11 +474,10 @@ func parseLang(texts []string) map[string][]string {
 	for _, t := range texts {
 		list, ps := "", out[""]
 		for l, t := langLine(t); l != ""; l, t = langLine(t) {
-			switch {
-			case l[0] == '[' && l[len(l)-1] == ']':
-				out[list], list = ps, l[1:len(l)-1]
+			if h, ok := langHeading(l); ok {
+				out[list], list = ps, h
 				ps = out[list]
-			case list != "":
+			} else if list != "" {
 				ps = append(ps, strings.ReplaceAll(l, "␣", " ")) // a space the phrase needs at its edge (", not ")
 			}
 		}
@@ -525,6 +496,12 @@ func langLine(text string) (l, rest string) {
 		}
 	}
 	return "", ""
+}
+
+func langHeading(l string) (list string, ok bool) {
+	list, open := strings.CutPrefix(l, "[")
+	list, closed := strings.CutSuffix(list, "]")
+	return list, open && closed
 }
 
 // containsPhrase: a plain substring (for lists with their own punctuation, like contrast's ", not ").
@@ -601,9 +578,8 @@ func (l ContextLevel) Rank() int {
 	return map[ContextLevel]int{ContextEarlyWarn: 1, ContextWarn: 2, ContextCritical: 3}[l]
 }
 
-// Level of used tokens out of window, and the percentage (floor, at most
-// 100). used: what the model was last sent (input + cache + output of the
-// latest response), not the transcript's size; window 0 (unknown) is OK.
+// Level of used tokens out of window, and the percentage (floor, at most 100). used: what the model was last sent
+// (input + cache + output of the latest response), not the transcript's size; window 0 (unknown) is OK.
 func Level(used, window int64, t Thresholds) (ContextLevel, int) {
 	if !t.Valid() {
 		t = DefaultThresholds

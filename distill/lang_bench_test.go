@@ -10,7 +10,7 @@ import (
 func BenchmarkPhrases(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
-		parseLangs()
+		_ = parseLangs()
 	}
 }
 

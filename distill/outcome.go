@@ -2,20 +2,17 @@ package distill
 
 // Rules over the work: outcomes from evidence, not wording, and what is next.
 //
-// A failure is keyed by its target: the program (and subcommand) and the
-// paths it ran on, or the tool and the file it wrote. It is resolved by a
-// later pass of the same target whatever surrounds it (&& chains, env
-// prefixes, flags; `go test ./...` after `go test ./pkg`), by an edit of its
-// files then a passing verification, or by completion reported after it.
+// A failure is keyed by its target: the program (and subcommand) and the paths it ran on, or the tool and the file it
+// wrote. It is resolved by a later pass of the same target whatever surrounds it (&& chains, env prefixes, flags; `go
+// test ./...` after `go test ./pkg`), by an edit of its files then a passing verification, or by completion reported
+// after it.
 //
-// Shell commands write files as often as edit tools and the hook has no time
-// to walk the tree: targets are parsed from the line (> and >>, tee,
-// cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, -o/--output); heredoc
-// bodies skipped, /dev/* and variables no files.
+// Shell commands write files as often as edit tools and the hook has no time to walk the tree: targets are parsed
+// from the line (> and >>, tee, cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, -o/--output); heredoc bodies skipped,
+// /dev/* and variables no files.
 //
-// Next action: the first of nextRules that gives one; never a recap, an
-// offer (boilerplate), a done item or what is not prose. Open questions: the
-// last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
+// Next action: the first of nextRules that gives one; never a recap, an offer (boilerplate), a done item or what is
+// not prose. Open questions: the last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
 
 import (
 	"encoding/json"
@@ -41,9 +38,8 @@ const (
 	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
 )
 
-// targetKey is a command's key: each && / ; / | segment as program,
-// subcommand and path-like arguments (sorted, pytest node ids cut at "::"),
-// without flags, env assignments or a leading cd.
+// targetKey is a command's key: each && / ; / | segment as program, subcommand and path-like arguments (sorted,
+// pytest node ids cut at "::"), without flags, env assignments or a leading cd.
 func targetKey(cmd string) string {
 	var segs []string
 	for _, seg := range splitSegments(normCmd(cmd)) {
@@ -199,9 +195,8 @@ func operatorWidth(s string, i int) int {
 	return 1
 }
 
-// toolKey keys a failing call without a command: the file it wrote, or the
-// tool. Edit tools on one file are one target: Claude's "File has not been
-// read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later
+// toolKey keys a failing call without a command: the file it wrote, or the tool. Edit tools on one file are one
+// target: Claude's "File has not been read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later
 // succeeds (a real 1.0.98 session listed six such failures as open).
 func toolKey(tool, path string) string {
 	if path != "" {
@@ -301,9 +296,8 @@ var (
 	wrapTagRE = lazyRE{expr: `^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`}
 )
 
-// jsonErrorText turns an error carrying a JSON body ("[API Error:
-// {"error":{"code":400,…,"message":"…"}}]") into words: the text before
-// it, the code and the message, never a JSON fragment.
+// jsonErrorText turns an error carrying a JSON body ("[API Error: {"error":{"code":400,…,"message":"…"}}]") into
+// words: the text before it, the code and the message, never a JSON fragment.
 func jsonErrorText(text string) string {
 	m := jsonMessageRE.get().FindStringSubmatch(text)
 	if m == nil {

@@ -19,17 +19,14 @@ package distill
 //     shorter") starts a new task: the goal replaced, not set aside.
 //  7. Anything else is a follow-up. A compaction summary is never a request.
 //
-// Decisions, so the next agent does not re-debate them: a sentence that (1)
-// says so ("we decided/chose/will use", "X instead of Y", lang/ decision);
-// (2) a user's sentence opening with a choice verb ("use X", "don't add Z",
-// "不要 …"); (3) the user's statement answering the assistant's question
-// ("„heute“ serverseitig" after "Where should 'today' be computed?"). A later
-// one supersedes one sharing two content words, or one when it says it
-// replaces ("instead of", "statt", "вместо", "而不是").
+// Decisions, so the next agent does not re-debate them: a sentence that (1) says so ("we decided/chose/will use", "X
+// instead of Y", lang/ decision); (2) a user's sentence opening with a choice verb ("use X", "don't add Z", "不要 …");
+// (3) the user's statement answering the assistant's question ("„heute“ serverseitig" after "Where should 'today' be
+// computed?"). A later one supersedes one sharing two content words, or one when it says it replaces ("instead of",
+// "statt", "вместо", "而不是").
 //
-// References and action items serve prose work (research, writing): sources
-// named (URLs, documents, people, dates) and commitments ("send the deck to
-// Anna by Friday").
+// References and action items serve prose work (research, writing): sources named (URLs, documents, people, dates)
+// and commitments ("send the deck to Anna by Friday").
 
 import (
 	"slices"
@@ -187,9 +184,8 @@ func overlaps(a, b string) bool {
 	return false
 }
 
-// linkWords are content words cut to five letters, without URLs, paths and
-// file names (two requests citing https links or one src/ folder are not on
-// one subject) nor lang/ stop words ("please", "could", "this").
+// linkWords are content words cut to five letters, without URLs, paths and file names (two requests citing https
+// links or one src/ folder are not on one subject) nor lang/ stop words ("please", "could", "this").
 func linkWords(s string) map[string]bool {
 	var kept []string
 	for _, f := range strings.Fields(s) {
@@ -332,10 +328,9 @@ func newTopic(p, low, goal string) bool {
 	return true
 }
 
-// weakGoal (rule 2); a short request whose object is a pronoun ("Explain
-// what this is") names nothing: the next says what "this" is. So does an
-// opener pointing at earlier work ("We were working on the task", a real
-// Russian aider session's first prompt).
+// weakGoal (rule 2); a short request whose object is a pronoun ("Explain what this is") names nothing: the next says
+// what "this" is. So does an opener pointing at earlier work ("We were working on the task", a real Russian aider
+// session's first prompt).
 func weakGoal(p string) bool {
 	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners.list()) ||
 		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
@@ -399,10 +394,9 @@ func (st *State) setAside() {
 var harnessTags = []string{"<task-notification", "<system-reminder", "<ide_opened_file", "<ide_selection", "<ide_diagnostics",
 	"<environment_context", "<user_instructions", "<local-command", "<command-message", "<bash-", "<turn_aborted", "<subagent_notification"}
 
-// userWords is what the user wrote of a user-role text, the harness's
-// wrappers dropped (Codex Desktop's "# Files mentioned by the user: … ## My
-// request for Codex:" keeps the request; leading IDE blocks go). harness:
-// nothing of the user's remains (a task notification).
+// userWords is what the user wrote of a user-role text, the harness's wrappers dropped (Codex Desktop's "# Files
+// mentioned by the user: … ## My request for Codex:" keeps the request; leading IDE blocks go). harness: nothing of
+// the user's remains (a task notification).
 func userWords(text string) (string, bool) {
 	t := strings.TrimSpace(text)
 	if i := strings.Index(t, "## My request for "); i >= 0 {
@@ -444,9 +438,8 @@ func boundaryCommand(p string) bool {
 	return false
 }
 
-// addInstruction keeps a request condensed, the goal first and the newest
-// of the rest; one replacing an earlier on its subject ("use Redis instead
-// of the in-memory cache") drops it, never the goal.
+// addInstruction keeps a request condensed, the goal first and the newest of the rest; one replacing an earlier on
+// its subject ("use Redis instead of the in-memory cache") drops it, never the goal.
 func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 	c := condense(p)
 	if c == "" {
@@ -464,9 +457,8 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
 }
 
-// condense is a request's first sentence and those that constrain the work
-// ("keep", "don't", "never", "must"; lang/ constraint), a pasted trace's
-// last exception line, at most 400 bytes.
+// condense is a request's first sentence and those that constrain the work ("keep", "don't", "never", "must"; lang/
+// constraint), a pasted trace's last exception line, at most 400 bytes.
 func condense(p string) string {
 	ss := sentences(p)
 	for len(ss) > 1 && !substantive(ss[0]) { // "Great! Can you also …": the asking sentence leads
