@@ -25,11 +25,10 @@ import (
 
 var (
 	// wrappers run another program: the key skips them.
-	wrappers = map[string]bool{"sudo": true, "time": true, "env": true, "npx": true, "bunx": true, "exec": true, "nice": true, "timeout": true, "command": true}
+	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
-	subcommanded = map[string]bool{"go": true, "cargo": true, "npm": true, "yarn": true, "pnpm": true, "bun": true, "git": true, "make": true,
-		"docker": true, "kubectl": true, "uv": true, "poetry": true, "bundle": true, "mvn": true, "gradle": true, "./gradlew": true, "dotnet": true,
-		"just": true, "python": true, "python3": true, "node": true, "deno": true, "rake": true, "mix": true, "swift": true, "terraform": true}
+	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform"}
 )
 
 const (
@@ -55,7 +54,7 @@ func targetKey(cmd string) string {
 
 // skipPrefixWords drops env assignments (VAR=x) and wrappers before the program.
 func skipPrefixWords(f []string) []string {
-	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
+	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || slices.Contains(wrappers, f[0])) {
 		f = f[1:]
 	}
 	return f
@@ -70,7 +69,7 @@ func segmentKey(seg string) (string, bool) {
 	prog := progName(f[0])
 	parts := []string{prog}
 	var paths []string
-	sub := subcommanded[prog]
+	sub := slices.Contains(subcommanded, prog)
 	for i, a := range f[1:] {
 		if strings.HasPrefix(a, "-") {
 			if prog == "python" && a == "-m" && i+2 < len(f) {
