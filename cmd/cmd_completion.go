@@ -1,13 +1,12 @@
 package cmd
 
-// `carryover completion bash|zsh|fish|powershell` prints a completion script made
-// from the command tree itself (commands, subcommands, flags and the values
-// some flags take), so it never drifts from the CLI and completing runs no
-// carryover process.
+// `carryover completion bash|zsh|fish|powershell` prints a completion script
+// made from the command tree itself (commands, subcommands, flags and the
+// values some flags take): it never drifts from the CLI, and completing
+// runs no carryover process.
 
 import (
 	"fmt"
-	"github.com/carryover/carryover/publish/config"
 	"io"
 	"maps"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/carryover/carryover/adapters"
+	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/resume"
 	"github.com/carryover/carryover/specs"
 )
@@ -35,35 +35,30 @@ func completionCommand(e *Env) *cli.Command {
 }
 
 func runCompletion(e *Env, shell string) error {
-	tree := completionTree(commands(e))
-	switch shell {
-	case "bash":
-		writeBash(e.Stdout, tree)
-	case "zsh":
-		writeZsh(e.Stdout, tree)
-	case "fish":
-		writeFish(e.Stdout, tree)
-	case "powershell", "pwsh":
-		writePowerShell(e.Stdout, tree)
-	default:
+	w := map[string]func(io.Writer, []compCmd){"bash": writeBash, "zsh": writeZsh, "fish": writeFish, "powershell": writePowerShell, "pwsh": writePowerShell}[shell]
+	if w == nil {
 		return usageErrorf("carryover completion --help", "which shell? `carryover completion bash`, `zsh`, `fish` or `powershell`")
 	}
+	w(e.Stdout, completionTree(commands(e)))
 	return nil
 }
 
-// compCmd is one command (or subcommand) for completion.
+// compCmd is one command (or subcommand) for completion; args are the
+// positional arguments worth completing.
 type compCmd struct {
 	name, usage string
 	flags       []compFlag
 	subs        []compCmd
-	args        []string // positional arguments worth completing
+	args        []string
 }
 
+// compFlag: names long first; values completes the value (nil: none or
+// free text); takes: the flag takes a value.
 type compFlag struct {
-	names  []string // long first
+	names  []string
 	usage  string
-	values []string // completions for the value; nil: none or free text
-	takes  bool     // takes a value
+	values []string
+	takes  bool
 }
 
 // flagValues are the values worth completing, by flag name.
@@ -75,18 +70,6 @@ func flagValues() map[string][]string {
 		"target": resume.Targets(),
 		"format": {"md", "yaml", "json"},
 	}
-}
-
-// commandArgs are the positional arguments of commands that take a fixed
-// set; built when completing, not at every start (the hook's).
-func commandArgs(name string) []string {
-	switch name {
-	case "completion":
-		return []string{"bash", "zsh", "fish", "powershell"}
-	case "get", "set", "unset":
-		return config.LeafNames()
-	}
-	return nil
 }
 
 func completionTree(cs []*cli.Command) []compCmd {
@@ -113,7 +96,12 @@ func completionTree(cs []*cli.Command) []compCmd {
 			cc.flags = append(cc.flags, cf)
 		}
 		cc.subs = completionTree(c.Subcommands)
-		cc.args = commandArgs(c.Name)
+		switch c.Name { // the positional arguments of commands that take a fixed set
+		case "completion":
+			cc.args = []string{"bash", "zsh", "fish", "powershell"}
+		case "get", "set", "unset":
+			cc.args = config.LeafNames()
+		}
 		out = append(out, cc)
 	}
 	return out

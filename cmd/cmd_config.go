@@ -2,23 +2,45 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/urfave/cli/v2"
 
+	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/safefile"
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-// `carryover config`: the resolved configuration with where each value came
-// from (like `git config --show-origin`), the warnings of both files, and
-// `config set KEY VALUE [--project]`, which edits one key keeping comments.
+// `carryover config`: the configuration in effect with where each value
+// comes from (like `git config --show-origin`), both files' warnings, and
+// get/set/unset of one key (set and unset keep comments).
+
+// Config is ~/.carryover/config.toml with what <project>/.carryover.toml
+// may add under config.ProjectPolicy (a project file may only make
+// carryover safer).
+type Config = config.Config
+
+// ConfigPath is the global config file.
+func (e *Env) ConfigPath() string { return filepath.Join(e.Home(), "config.toml") }
+
+// LoadConfig reads the global config and the project's override. Missing
+// files are fine; a broken file, and each project setting the policy
+// ignores, is reported and ignored (defaults apply).
+func LoadConfig(e *Env, project string) (Config, []error) {
+	return config.Load(e.ConfigPath(), e.UserHome(), project)
+}
+
+// resolveConfig is each documented key's effective value and its origin.
+func resolveConfig(e *Env, project string) ([]config.Value, []error) {
+	return config.Resolve(e.ConfigPath(), e.UserHome(), project)
+}
 
 // configSetOptions: inProject edits <project>/.carryover.toml instead of
 // config.toml.
@@ -27,20 +49,23 @@ type configSetOptions struct {
 	inProject           bool
 }
 
-// keyArgs checks that c has n arguments (KEY, or KEY VALUE).
-func keyArgs(c *cli.Context, n int, what string) error {
-	if c.NArg() != n {
-		return usageErrorf(helpFor(c), "config %s; keys: %s", what, strings.Join(config.LeafNames(), ", "))
-	}
-	return nil
-}
-
 func configCommand(e *Env) *cli.Command {
-	editFlags := func(verb string) []cli.Flag {
+	// sub is a subcommand taking n arguments (KEY, or KEY VALUE).
+	sub := func(name, usage, args string, flags []cli.Flag, run func(*cli.Context) error) *cli.Command {
+		n := len(strings.Fields(args))
+		return &cli.Command{Name: name, Usage: usage, ArgsUsage: args, Flags: flags, Action: func(c *cli.Context) error {
+			if c.NArg() != n {
+				what := map[int]string{1: "takes one KEY", 2: "takes KEY VALUE"}[n]
+				return usageErrorf(helpFor(c), "config %s %s; keys: %s", name, what, strings.Join(config.LeafNames(), ", "))
+			}
+			return run(c)
+		}}
+	}
+	edit := func(verb string) []cli.Flag {
 		return []cli.Flag{&cli.BoolFlag{Name: "project", Usage: verb + " the project's .carryover.toml"},
 			&cli.StringFlag{Name: "project-dir", Usage: "the project (default: the git root of the current directory)"}}
 	}
-	editOptions := func(c *cli.Context) configSetOptions {
+	opts := func(c *cli.Context) configSetOptions {
 		return configSetOptions{key: c.Args().Get(0), value: c.Args().Get(1), inProject: c.Bool("project"), project: c.String("project-dir")}
 	}
 	return &cli.Command{
@@ -48,42 +73,18 @@ func configCommand(e *Env) *cli.Command {
 		Usage: "show the configuration in effect and where each value comes from; `config get|set|unset KEY` reads or changes one key",
 		Description: "Values come from the defaults, ~/.carryover/config.toml ($CARRYOVER_HOME/config.toml) and the\n" +
 			"project's .carryover.toml. Unknown keys and invalid values are listed as warnings.",
-		Flags:  []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags:  []cli.Flag{projectFlag, jsonFlag("print JSON")},
 		Action: func(c *cli.Context) error { return runConfig(e, c.String("project"), c.Bool("json")) },
-		Subcommands: []*cli.Command{{
-			Name:      "get",
-			Usage:     "print the value of KEY in effect (dotted for a table's key: limits.warn_percent)",
-			ArgsUsage: "KEY",
-			Flags:     []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-			Action: func(c *cli.Context) error {
-				if err := keyArgs(c, 1, "get takes one KEY"); err != nil {
-					return err
-				}
-				return runConfigGet(e, c.Args().First(), c.String("project"), c.Bool("json"))
-			},
-		}, {
-			Name:      "set",
-			Usage:     "set KEY to VALUE in config.toml (or, with --project, in the project's .carryover.toml)",
-			ArgsUsage: "KEY VALUE",
-			Flags:     editFlags("write"),
-			Action: func(c *cli.Context) error {
-				if err := keyArgs(c, 2, "set takes KEY VALUE"); err != nil {
-					return err
-				}
-				return runConfigSet(e, editOptions(c))
-			},
-		}, {
-			Name:      "unset",
-			Usage:     "remove KEY from config.toml (or, with --project, from the project's .carryover.toml), keeping comments",
-			ArgsUsage: "KEY",
-			Flags:     editFlags("edit"),
-			Action: func(c *cli.Context) error {
-				if err := keyArgs(c, 1, "unset takes one KEY"); err != nil {
-					return err
-				}
-				return runConfigUnset(e, editOptions(c))
-			},
-		}},
+		Subcommands: []*cli.Command{
+			sub("get", "print the value of KEY in effect (dotted for a table's key: limits.warn_percent)", "KEY", []cli.Flag{projectFlag, jsonFlag("print JSON")},
+				func(c *cli.Context) error {
+					return runConfigGet(e, c.Args().First(), c.String("project"), c.Bool("json"))
+				}),
+			sub("set", "set KEY to VALUE in config.toml (or, with --project, in the project's .carryover.toml)", "KEY VALUE", edit("write"),
+				func(c *cli.Context) error { return runConfigSet(e, opts(c)) }),
+			sub("unset", "remove KEY from config.toml (or, with --project, from the project's .carryover.toml), keeping comments", "KEY", edit("edit"),
+				func(c *cli.Context) error { return runConfigUnset(e, opts(c)) }),
+		},
 	}
 }
 
@@ -94,10 +95,6 @@ func runConfig(e *Env, projectFlag string, asJSON bool) error {
 	}
 	vals, errs := resolveConfig(e, project)
 	if asJSON {
-		var warns []string
-		for _, w := range errs {
-			warns = append(warns, w.Error())
-		}
 		type value struct {
 			Key    string `json:"key"`
 			Value  any    `json:"value"` // a JSON value: "ask", true, 90, ["claude"], {"warn": 75}
@@ -105,22 +102,21 @@ func runConfig(e *Env, projectFlag string, asJSON bool) error {
 			File   string `json:"file,omitempty"`
 			Doc    string `json:"doc"`
 		}
-		out := []value{}
+		out, warns := []value{}, []string{}
 		for _, v := range vals {
 			out = append(out, value{v.Key, tomlValue(v.Value), v.Origin, v.File, v.Doc})
+		}
+		for _, w := range errs {
+			warns = append(warns, w.Error())
 		}
 		return printJSON(e.Stdout, struct {
 			Values   []value  `json:"values"`
 			Warnings []string `json:"warnings"`
-		}{out, nonNil(warns)})
+		}{out, warns})
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	for _, v := range vals {
-		origin := v.Origin
-		if v.File != "" {
-			origin += "  " + v.File
-		}
-		fmt.Fprintf(tw, "%s = %s\t%s\n", v.Key, v.Value, origin)
+		fmt.Fprintf(tw, "%s = %s\t%s\n", v.Key, v.Value, strings.TrimSpace(v.Origin+"  "+v.File))
 	}
 	tw.Flush()
 	for _, w := range errs {
@@ -166,21 +162,20 @@ func leafArg(key string) (config.Leaf, error) {
 }
 
 // configFileFor is the file `config set/unset` edits, its mode, and the
-// project whose view to report.
+// project whose view to report. The project file is meant to be committed
+// and shared (0644).
 func configFileFor(e *Env, k config.Leaf, o configSetOptions) (path string, perm fs.FileMode, project string, err error) {
-	path, perm = e.ConfigPath(), 0o600
-	if o.inProject || o.project != "" {
-		if k.GlobalOnly {
-			return "", 0, "", exitf(ExitError, "%s is only read from the global config; drop --project", k.Path())
-		}
-		if project, err = currentProject(e, o.project); err != nil {
-			return "", 0, "", err
-		}
-		// The project file is meant to be committed and shared.
-		return config.ProjectPath(project), 0o644, project, nil
+	if !o.inProject && o.project == "" {
+		project, _ = currentProject(e, "")
+		return e.ConfigPath(), 0o600, project, nil
 	}
-	project, _ = currentProject(e, "")
-	return path, perm, project, nil
+	if k.GlobalOnly {
+		return "", 0, "", exitf(ExitError, "%s is only read from the global config; drop --project", k.Path())
+	}
+	if project, err = currentProject(e, o.project); err != nil {
+		return "", 0, "", err
+	}
+	return config.ProjectPath(project), 0o644, project, nil
 }
 
 type effective struct {
@@ -193,44 +188,33 @@ type effective struct {
 // effectiveValue is k's value in effect in project, and where it is from.
 func effectiveValue(e *Env, project string, k config.Leaf) (effective, bool) {
 	vals, _ := resolveConfig(e, project)
-	for _, v := range vals {
-		if v.Key != k.Name {
-			continue
-		}
-		out := effective{value: tomlValue(v.Value), lit: v.Value, where: v.Origin, origin: v.Origin, file: v.File}
-		if v.File != "" {
-			out.where += " " + v.File
-		}
-		if k.Inner != "" {
-			m, _ := out.value.(map[string]any)
-			out.value = m[k.Inner]
-			out.lit = config.Literal(out.value)
-			out.origin, out.file, out.where = innerOrigin(e, project, k, out.lit)
-		}
-		return out, true
+	i := slices.IndexFunc(vals, func(v config.Value) bool { return v.Key == k.Name })
+	if i < 0 {
+		return effective{}, false
 	}
-	return effective{}, false
-}
-
-// innerOrigin is the file that set k.Inner to lit: a table's origin is
-// not its keys'.
-func innerOrigin(e *Env, project string, k config.Leaf, lit string) (origin, file, where string) {
-	origin, where = "default", "default"
-	files := [][2]string{{"global", e.ConfigPath()}}
-	if project != "" {
-		files = append(files, [2]string{"project", config.ProjectPath(project)})
-	}
-	for _, f := range files {
-		b, err := safefile.ReadFile(f[1], 1<<20)
-		var raw map[string]any
-		if err != nil || toml.Unmarshal(b, &raw) != nil {
-			continue
+	v := vals[i]
+	out := effective{value: tomlValue(v.Value), lit: v.Value, where: strings.TrimSpace(v.Origin + " " + v.File), origin: v.Origin, file: v.File}
+	if k.Inner != "" { // a table's origin is not its keys': find the file that set k.Inner
+		m, _ := out.value.(map[string]any)
+		out.value = m[k.Inner]
+		out.lit = config.Literal(out.value)
+		out.origin, out.file, out.where = "default", "", "default"
+		files := [][2]string{{"global", e.ConfigPath()}}
+		if project != "" {
+			files = append(files, [2]string{"project", config.ProjectPath(project)})
 		}
-		if x, ok := hookconf.LookupPath(raw, []string{k.Name, k.Inner}); ok && config.Literal(x) == lit {
-			origin, file, where = f[0], f[1], f[0]+" "+f[1]
+		for _, f := range files {
+			b, err := safefile.ReadFile(f[1], 1<<20)
+			var raw map[string]any
+			if err != nil || toml.Unmarshal(b, &raw) != nil {
+				continue
+			}
+			if x, ok := hookconf.LookupPath(raw, []string{k.Name, k.Inner}); ok && config.Literal(x) == out.lit {
+				out.origin, out.file, out.where = f[0], f[1], f[0]+" "+f[1]
+			}
 		}
 	}
-	return origin, file, where
+	return out, true
 }
 
 func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {
@@ -278,9 +262,8 @@ func runConfigUnset(e *Env, o configSetOptions) error {
 		return err
 	}
 	changed := false
-	if err := config.EditFile(path, perm, func(b []byte) ([]byte, error) {
-		out, ch, err := hookconf.UnsetKey(b, k.Path())
-		changed = ch
+	if err := config.EditFile(path, perm, func(b []byte) (out []byte, err error) {
+		out, changed, err = hookconf.UnsetKey(b, k.Path())
 		return out, err
 	}); err != nil {
 		return exitf(ExitError, "%v", err)
@@ -288,9 +271,9 @@ func runConfigUnset(e *Env, o configSetOptions) error {
 	v, _ := effectiveValue(e, project, k)
 	if !changed {
 		fmt.Fprintf(e.Stdout, "%s is not set in %s (it is %s, from %s)\n", k.Path(), path, v.lit, v.where)
-		return nil
+	} else {
+		fmt.Fprintf(e.Stdout, "unset %s in %s; it is now %s, from %s\n", k.Path(), path, v.lit, v.where)
 	}
-	fmt.Fprintf(e.Stdout, "unset %s in %s; it is now %s, from %s\n", k.Path(), path, v.lit, v.where)
 	return nil
 }
 
@@ -304,42 +287,82 @@ func tomlValue(lit string) any {
 	return m["v"]
 }
 
-// configSettings is every key's value in effect, as JSON values.
-func configSettings(e *Env, project string) map[string]any {
-	vals, _ := resolveConfig(e, project)
-	out := map[string]any{}
-	for _, v := range vals {
-		out[v.Key] = tomlValue(v.Value)
+func ignoreCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "ignore",
+		Usage:     "leave a project alone: its hooks exit at once, reading, storing and writing nothing",
+		ArgsUsage: "[DIR]",
+		Description: "Adds DIR (default: the current project) to `ignore` in $CARRYOVER_HOME/config.toml; every\n" +
+			"directory under it is ignored too. What carryover already has of the project stays until you\n" +
+			"remove it (`carryover forget SESSION`, `carryover uninstall --purge`).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "remove", Usage: "stop ignoring DIR"},
+			&cli.BoolFlag{Name: "list", Usage: "list the ignored projects"},
+		},
+		Action: func(c *cli.Context) error {
+			switch args := c.Args().Slice(); {
+			case len(args) > 1:
+				return usageErrorf("carryover ignore --help", "ignore takes at most one directory")
+			case c.Bool("list") && (len(args) > 0 || c.Bool("remove")):
+				return usageErrorf("carryover ignore --help", "--list takes no directory and no --remove")
+			case c.Bool("list"):
+				cfg, _ := LoadConfig(e, "")
+				if len(cfg.Ignore) == 0 {
+					fmt.Fprintln(e.Stdout, "no ignored projects (`carryover ignore DIR` adds one)")
+				}
+				printLines(e.Stdout, "", cfg.Ignore...)
+				return nil
+			}
+			return runIgnore(e, c.Args().First(), c.Bool("remove"))
+		},
 	}
-	return out
 }
 
-// Config is ~/.carryover/config.toml, with what <project>/.carryover.toml
-// may add under config.ProjectPolicy (a project file may only make
-// carryover safer).
-type Config = config.Config
-
-// ConfigPath is the global config file.
-func (e *Env) ConfigPath() string { return filepath.Join(e.Home(), "config.toml") }
-
-// LoadConfig reads the global config and the project's override. Missing
-// files are fine; a broken file is reported and ignored (defaults apply),
-// and so is each project setting the policy ignores.
-func LoadConfig(e *Env, project string) (Config, []error) {
-	return config.Load(e.ConfigPath(), e.UserHome(), project)
+// sameDir reports whether a listed path p names dir (~ expanded, symlinks
+// resolved).
+func sameDir(e *Env, p, dir string) bool {
+	if strings.HasPrefix(p, "~/") {
+		p = filepath.Join(e.UserHome(), p[2:])
+	}
+	return publish.Canonical(p) == filepath.Clean(dir)
 }
 
-// resolveConfig is each documented key's effective value and its origin.
-func resolveConfig(e *Env, project string) ([]config.Value, []error) {
-	return config.Resolve(e.ConfigPath(), e.UserHome(), project)
-}
-
-func printConfigWarnings(w io.Writer, warns []string) {
-	if len(warns) == 0 {
-		return
+func runIgnore(e *Env, dir string, remove bool) error {
+	project, err := currentProject(e, "")
+	if dir != "" { // DIR as an absolute, symlink-free path
+		var abs string
+		abs, err = absPath(e, dir)
+		project = publish.Canonical(abs)
 	}
-	fmt.Fprintln(w, "\nConfig (fix these keys; see `carryover config`)")
-	for _, s := range warns {
-		fmt.Fprintf(w, "  warning: %s\n", s)
+	if err != nil {
+		return err
 	}
+	cfg, _ := LoadConfig(e, "")
+	list := slices.Clone(cfg.Ignore)
+	i := slices.IndexFunc(list, func(p string) bool { return sameDir(e, p, project) })
+	switch {
+	case remove && i < 0 && cfg.Ignores(project):
+		return exitf(ExitError, "%s is ignored because a directory above it is listed; remove that one (`carryover ignore --list`)", project)
+	case remove && i < 0:
+		return exitf(ExitNotFound, "%s is not ignored (`carryover ignore --list`)", project)
+	case remove:
+		list = slices.Delete(list, i, i+1)
+	case cfg.Ignores(project):
+		fmt.Fprintf(e.Stdout, "%s is already ignored\n", project)
+		return nil
+	default:
+		list = append(list, project)
+	}
+	if err := config.SetKeyInFile(e.ConfigPath(), "ignore", config.Strings(list), 0o600); err != nil {
+		return exitf(ExitError, "could not update %s: %v", e.ConfigPath(), err)
+	}
+	if remove {
+		fmt.Fprintf(e.Stdout, "no longer ignored: %s\n", project)
+		return nil
+	}
+	fmt.Fprintf(e.Stdout, "ignored: %s — carryover's hooks there now exit at once (undo: carryover ignore --remove %s)\n", project, project)
+	if _, err := os.Stat(publish.Dir(project)); err == nil && !publish.NotProject(project, e.UserHome()) {
+		fmt.Fprintf(e.Stdout, "note: %s from earlier sessions stays; `carryover uninstall --purge` or deleting it removes it\n", publish.Dir(project))
+	}
+	return nil
 }

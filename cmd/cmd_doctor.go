@@ -1,9 +1,9 @@
 package cmd
 
-// `carryover doctor` runs every installed hook stub as its agent would
-// (its command line through the shell, a synthetic payload, a scratch
-// project and $CARRYOVER_HOME), checks exit code, time against the hook
-// timeout and the start event's envelope, and adds the last real delivery.
+// `carryover doctor` runs every installed hook stub as its agent would (its
+// command line through the shell, a synthetic payload, a scratch project
+// and $CARRYOVER_HOME), checks exit code, time against the hook timeout and
+// the start event's envelope, and adds the last real delivery.
 
 import (
 	"bytes"
@@ -33,13 +33,13 @@ func doctorCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:   "doctor",
 		Usage:  "run each installed hook stub as its agent would and report, per agent, what works and how to fix what does not",
-		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags:  []cli.Flag{jsonFlag("print JSON")},
 		Action: func(c *cli.Context) error { return runDoctor(e, c.Bool("json")) },
 	}
 }
 
-// DoctorReport is one agent's line: Summary says what was checked,
-// Problem what failed, Fix what to do; Ran counts the stubs run.
+// DoctorReport is one agent's line: Summary says what was checked, Problem
+// what failed, Fix what to do; Ran counts the stubs run.
 type DoctorReport struct {
 	Tool         string        `json:"tool"`
 	Display      string        `json:"display"`
@@ -65,27 +65,30 @@ func runDoctor(e *Env, asJSON bool) error {
 	reps, idle := doctorAgents(e, tab, cfg)
 	failed, wired := countProblems(reps, cfg)
 	if asJSON {
-		if err := printJSON(e.Stdout, struct {
+		err = printJSON(e.Stdout, struct {
 			Agents     []DoctorReport `json:"agents"`
 			HooksWired int            `json:"hooks_wired"`
 			NotSetUp   []string       `json:"not_set_up"`
 			Problems   int            `json:"problems"`
-		}{nonNil(reps), wired, nonNil(idle), failed}); err != nil {
-			return err
-		}
+		}{nonNil(reps), wired, nonNil(idle), failed})
 	} else {
 		printDoctor(e, reps, idle, wired)
 	}
-	if failed > 0 {
+	if err == nil && failed > 0 {
 		return exitf(ExitError, "%d problem(s); see the fixes above", failed)
 	}
-	return nil
+	return err
 }
 
 // doctorAgents checks every agent; idle are those neither detected nor
-// chosen, with nothing to check.
+// chosen, with nothing to check. The delivery receipts are read without
+// creating a ledger.
 func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, idle []string) {
-	receipts := lastDeliveries(e)
+	receipts := map[string]service.Receipt{}
+	if st, err := service.OpenStore(e.service()); err == nil {
+		receipts = st.LastReceipts()
+		st.Close()
+	}
 	for _, a := range agentStatus(e) {
 		tl, _ := tab.Tool(a.Tool)
 		r := doctorAgent(e, tab, tl, a)
@@ -103,13 +106,12 @@ func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, id
 	return reps, idle
 }
 
-// countProblems marks agents chosen at install but not wired (not
-// detected then, or removed) and counts the problems and the hooks run.
-// No hook wired at all is a problem too: every session starts without a
-// handoff.
+// countProblems marks agents chosen at install but not wired (not detected
+// then, or removed) and counts the problems and the hooks run. No hook
+// wired at all is a problem too: no session starts with a handoff.
 func countProblems(reps []DoctorReport, cfg Config) (failed, wired int) {
 	for i, r := range reps {
-		if r.Ran == 0 && r.OK && r.Fix == "" && slices.Contains(cfg.Tools, r.Tool) && strings.HasPrefix(r.Summary, "no carryover hooks") {
+		if r.OK && slices.Contains(cfg.Tools, r.Tool) && strings.HasPrefix(r.Summary, "no carryover hooks") { // no stubs, not flagged
 			reps[i].OK, reps[i].Fix = false, "run `carryover install --tools "+r.Tool+"`"
 		}
 		if !reps[i].OK {
@@ -130,26 +132,20 @@ func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
 		fmt.Fprintln(e.Stdout, checkMark(e, false)+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
 	}
 	for _, r := range reps {
-		fmt.Fprintln(e.Stdout, doctorLine(e, r))
+		line := fmt.Sprintf("%s %s: %s", checkMark(e, r.OK), r.Display, r.Summary)
+		for _, s := range []string{r.Problem, r.LastDelivery} {
+			if s != "" {
+				line += "; " + s
+			}
+		}
+		if r.Fix != "" {
+			line += " — fix: " + r.Fix
+		}
+		fmt.Fprintln(e.Stdout, line)
 	}
 	if len(idle) > 0 {
 		fmt.Fprintf(e.Stdout, "  not set up (not detected, no hooks): %s\n", strings.Join(idle, ", "))
 	}
-}
-
-// doctorLine is one agent's line of doctor's report.
-func doctorLine(e *Env, r DoctorReport) string {
-	line := fmt.Sprintf("%s %s: %s", checkMark(e, r.OK), r.Display, r.Summary)
-	if r.Problem != "" {
-		line += "; " + r.Problem
-	}
-	if r.LastDelivery != "" {
-		line += "; " + r.LastDelivery
-	}
-	if r.Fix != "" {
-		line += " — fix: " + r.Fix
-	}
-	return line
 }
 
 // doctorAgent checks one agent's installed stubs.
@@ -165,11 +161,20 @@ func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorR
 		return r
 	}
 	stubs, err := hookconf.Stubs(tg, hookconf.OSFS{})
-	if err != nil {
-		return unparsedHooks(r, tg.Path, a.Display, err)
-	}
-	if len(stubs) == 0 {
-		return noStubs(r, tg.Path, a)
+	switch {
+	case err != nil: // an agent runs none of the hooks of a config it cannot parse
+		r.OK, r.Summary = false, "hooks not run"
+		r.Problem = fmt.Sprintf("%s cannot be parsed (%v), so %s runs none of its hooks", tg.Path, err, a.Display)
+		r.Fix = "repair the file's syntax" + backupNote(tg.Path) + ", then run `carryover install`"
+		return r
+	case len(stubs) == 0: // a problem for a detected agent, not for one not installed
+		r.Summary = "no carryover hooks in " + tg.Path
+		if a.Detected() && a.Capability.Tool == "" && a.Problem != "" {
+			r.OK, r.Problem = false, a.Problem
+		} else if a.Detected() {
+			r.OK, r.Fix = false, "run `carryover install --tools "+a.Tool+"`"
+		}
+		return r
 	}
 	project, home, cleanup, err := doctorScratch(e)
 	if err != nil {
@@ -188,77 +193,55 @@ func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorR
 	return st.report(r, tg, a)
 }
 
-// unparsedHooks: an agent runs none of the hooks of a config it cannot
-// parse.
-func unparsedHooks(r DoctorReport, path, display string, err error) DoctorReport {
-	r.OK = false
-	r.Summary = "hooks not run"
-	r.Problem = fmt.Sprintf("%s cannot be parsed (%v), so %s runs none of its hooks", path, err, display)
-	r.Fix = "repair the file's syntax"
+func backupNote(path string) string {
 	if publish.Exists(path + ".carryover.bak") {
-		r.Fix += " (the copy from before carryover's first change is " + path + ".carryover.bak)"
+		return " (the copy from before carryover's first change is " + path + ".carryover.bak)"
 	}
-	r.Fix += ", then run `carryover install`"
-	return r
+	return ""
 }
 
-// noStubs: a detected agent without carryover's hooks is a problem; one
-// not installed is not.
-func noStubs(r DoctorReport, path string, a AgentStatus) DoctorReport {
-	r.Summary = "no carryover hooks in " + path
-	switch {
-	case a.Detected() && a.Capability.Tool == "" && a.Problem != "":
-		r.OK, r.Problem = false, a.Problem
-	case a.Detected():
-		r.OK = false
-		r.Fix = "run `carryover install --tools " + a.Tool + "`"
-	}
-	return r
-}
-
-// doctorScratch makes a scratch project holding a published handoff and
-// a scratch home, for the stubs to run against.
+// doctorScratch makes a scratch project holding a published handoff and a
+// scratch home for the stubs to run against. The start stub injects only a
+// handoff carryover published (issue 10): it is recorded as such.
 func doctorScratch(e *Env) (project, home string, cleanup func(), err error) {
 	scratch, err := os.MkdirTemp("", "carryover-doctor-")
 	if err != nil {
 		return "", "", nil, err
 	}
-	project = filepath.Join(scratch, "project")
-	home = filepath.Join(scratch, "home")
+	project, home = filepath.Join(scratch, "project"), filepath.Join(scratch, "home")
 	os.MkdirAll(filepath.Join(project, ".carryover"), 0o700)
 	handoff := publish.HeaderPrefix + e.Now().UTC().Format(time.RFC3339) + "\n\n## Task\n" + doctorMarker + "\n"
 	os.WriteFile(publish.HandoffPath(project), []byte(handoff), 0o600)
-	// The start stub injects only a handoff carryover published (issue 10):
-	// record the scratch one as published in the scratch home.
 	if real, err := filepath.EvalSymlinks(project); err == nil {
 		publish.RecordPublished(home, real, publish.Digest([]byte(handoff)))
 	}
 	return project, home, func() { os.RemoveAll(scratch) }, nil
 }
 
-// stubChecks gathers what running an agent's stubs found.
+// stubChecks gathers what running an agent's stubs found. failMsgs are the
+// distinct run failures, failEvents their events: the same failure on
+// every stub is said once, with its events.
 type stubChecks struct {
-	problems []string
-	// failMsgs are the distinct run failures, failEvents their events: the
-	// same failure on every stub is said once, with its events.
-	failMsgs     []string
-	failEvents   [][]string
-	checkedStart bool
+	problems, failMsgs []string
+	failEvents         [][]string
+	checkedStart       bool
 }
 
 // run runs one stub within its timeout (60s, the agents' usual default,
 // when it has none) and checks a start stub's injection.
 func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capability, display string, s hookconf.Stub, project, home string, timeout int) {
-	limit := time.Duration(timeout) * time.Second
-	if limit <= 0 {
-		limit = 60 * time.Second
-	}
+	limit := time.Duration(cmp.Or(max(timeout, 0), 60)) * time.Second
 	out, errOut, took, runErr := runStub(e, s, tl.Name, project, home, limit)
 	r.Ran++
 	r.Slowest = max(r.Slowest, took)
 	switch {
 	case runErr != nil:
-		st.failed(s.Event, fmt.Sprintf("%v%s", runErr, firstLine(errOut)))
+		msg := fmt.Sprintf("%v%s", runErr, firstLine(errOut))
+		if i := slices.Index(st.failMsgs, msg); i >= 0 {
+			st.failEvents[i] = append(st.failEvents[i], s.Event)
+		} else {
+			st.failMsgs, st.failEvents = append(st.failMsgs, msg), append(st.failEvents, []string{s.Event})
+		}
 		r.Fix = stubFix(s, e.Executable)
 		return
 	case took > limit:
@@ -267,14 +250,6 @@ func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capabi
 	if agent, ok := adapters.ByName(tl.Name); ok && agent.Class(s.Event) == adapters.ClassStart {
 		st.checkStart(r, agent, c, display, s.Event, out)
 	}
-}
-
-func (st *stubChecks) failed(event, msg string) {
-	if i := slices.Index(st.failMsgs, msg); i >= 0 {
-		st.failEvents[i] = append(st.failEvents[i], event)
-		return
-	}
-	st.failMsgs, st.failEvents = append(st.failMsgs, msg), append(st.failEvents, []string{event})
 }
 
 // checkStart checks that a start stub's output parses as the agent's
@@ -302,8 +277,8 @@ func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) 
 	if st.checkedStart {
 		r.Summary += ", start injection parses"
 	}
-	// A whole hook file's drift (its mode, the carryover it names) is
-	// often why it failed: say it even then.
+	// A whole hook file's drift (its mode, the carryover it names) is often
+	// why it failed: say it even then.
 	if whole := tg.Layout.Whole(); a.Hooks.State == hookconf.StateDrifted && (len(st.failMsgs) == 0 || whole) {
 		problems = append(problems, a.Hooks.Detail)
 		if r.Fix == "" || whole && strings.HasPrefix(r.Fix, "run the stub's command by hand") {
@@ -320,11 +295,12 @@ func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) 
 
 // runStub runs one stub's command line through the shell, as the agents
 // do, with a payload carrying every agent's field names for the session,
-// the project and the event.
+// the project and the event; it gives up 10 s past limit.
 func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Duration) (stdout, stderr []byte, took time.Duration, err error) {
+	id := "doctor-" + tool
 	payload, _ := json.Marshal(map[string]any{
-		"session_id": "doctor-" + tool, "sessionId": "doctor-" + tool, "conversation_id": "doctor-" + tool, "trajectory_id": "doctor-" + tool,
-		"taskId": "doctor-" + tool, "cwd": project, "workspace_roots": []string{project}, "workspaceRoots": []string{project},
+		"session_id": id, "sessionId": id, "conversation_id": id, "trajectory_id": id, "taskId": id,
+		"cwd": project, "workspace_roots": []string{project}, "workspaceRoots": []string{project},
 		"transcript_path": filepath.Join(project, "doctor-transcript.jsonl"),
 		"hook_event_name": s.Event, "hookEventName": s.Event, "source": "startup",
 	})
@@ -346,65 +322,43 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 			c.Env = append(c.Env, a.ProjectEnv+"="+project)
 		}
 	}
-	c.Stdin = bytes.NewReader(payload)
 	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	c.WaitDelay = time.Second
+	c.Stdin, c.Stdout, c.Stderr, c.WaitDelay = bytes.NewReader(payload), &out, &errb, time.Second
 	start := time.Now()
 	err = c.Run()
 	took = time.Since(start)
+	var ee *exec.ExitError
 	if ctx.Err() != nil {
 		err = fmt.Errorf("no exit within %s", limit+10*time.Second)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
+	} else if errors.As(err, &ee) {
 		err = fmt.Errorf("exit %d", ee.ExitCode())
 	}
 	return out.Bytes(), errb.Bytes(), took, err
 }
 
+// stubFix says what to do about a stub that failed: the carryover it names
+// (the command's first word, unquoted) is gone, or run it by hand.
 func stubFix(s hookconf.Stub, exe string) string {
-	bin := stubBinary(s.Command)
+	bin, _, _ := strings.Cut(strings.TrimSpace(s.Command), " ")
+	if cmd := strings.TrimSpace(s.Command); cmd != "" && (cmd[0] == '"' || cmd[0] == '\'') {
+		if i := strings.IndexByte(cmd[1:], cmd[0]); i >= 0 {
+			bin = cmd[1 : i+1]
+		}
+	}
 	if bin != "" && !publish.Exists(bin) {
 		return fmt.Sprintf("the stub runs %s, which does not exist; run `carryover install` with the carryover you use (%s)", bin, exe)
 	}
 	return "run the stub's command by hand to see why: " + s.Command
 }
 
-// stubBinary is the first word of a command line, unquoted.
-func stubBinary(cmd string) string {
-	cmd = strings.TrimSpace(cmd)
-	if cmd == "" {
-		return ""
-	}
-	if q := cmd[0]; q == '"' || q == '\'' {
-		if i := strings.IndexByte(cmd[1:], q); i >= 0 {
-			return cmd[1 : i+1]
-		}
-	}
-	first, _, _ := strings.Cut(cmd, " ")
-	return first
-}
-
+// firstLine is " (the first line of b, at most 160 bytes)", or "".
 func firstLine(b []byte) string {
-	s := strings.TrimSpace(string(b))
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
 	if s == "" {
 		return ""
 	}
-	s, _, _ = strings.Cut(s, "\n")
 	if len(s) > 160 {
 		s = s[:160] + "…"
 	}
 	return " (" + s + ")"
-}
-
-// lastDeliveries is the newest delivery receipt per agent (read-only: no
-// ledger is created when there is none).
-func lastDeliveries(e *Env) map[string]service.Receipt {
-	st, err := service.OpenStore(e.service())
-	if err != nil {
-		return map[string]service.Receipt{}
-	}
-	defer st.Close()
-	return st.LastReceipts()
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/carryover/carryover/publish/service"
 )
 
+// The ledger's upkeep: gc and forget. (Only this file may call GC: a hook
+// never prunes or vacuums; adapters/ledger's TestOnlyGCVacuums.)
+
 func gcCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
@@ -26,7 +29,7 @@ func gcCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "project", Usage: "only this project's sessions"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed"},
 			&cli.BoolFlag{Name: "vacuum", Usage: "then rewrite the ledger: all free space back at once, and auto-vacuum on for a ledger made before it"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			jsonFlag("print JSON"),
 		},
 		Action: func(c *cli.Context) error {
 			return runGC(e, c.String("older-than"), c.String("project"), c.Bool("dry-run"), c.Bool("vacuum"), c.Bool("json"))
@@ -60,30 +63,26 @@ func runGC(e *Env, olderThan, project string, dryRun, vacuum, asJSON bool) error
 		return err
 	}
 	defer st.Close()
-	if !st.Exists() {
-		if asJSON {
-			return printJSON(e.Stdout, gcJSON{DryRun: dryRun})
+	var r service.GCResult
+	if st.Exists() {
+		if r, err = st.GC(e.Now().Add(-age), project, dryRun, vacuum); err != nil {
+			return exitf(ExitError, "gc: %v", err)
 		}
-		fmt.Fprintln(e.Stderr, "carryover: no ledger yet: nothing to remove")
-		return nil
 	}
-	r, err := st.GC(e.Now().Add(-age), project, dryRun, vacuum)
-	if err != nil {
-		return exitf(ExitError, "gc: %v", err)
-	}
-	if asJSON {
+	switch {
+	case asJSON:
 		return printJSON(e.Stdout, gcJSON{DryRun: dryRun, Sessions: r.Sessions, Rows: r.Rows, Kept: r.Kept,
 			FreedBytes: r.FreedBytes, FreeBytes: r.FreeBytes, AutoVacuum: r.AutoVacuum})
+	case !st.Exists():
+		fmt.Fprintln(e.Stderr, "carryover: no ledger yet: nothing to remove")
+		return nil
 	}
 	printGC(e, r, olderThan, dryRun)
 	return nil
 }
 
 func printGC(e *Env, r service.GCResult, olderThan string, dryRun bool) {
-	verb := "removed"
-	if dryRun {
-		verb = "would remove"
-	}
+	verb := map[bool]string{false: "removed", true: "would remove"}[dryRun]
 	fmt.Fprintf(e.Stdout, "%s the rows of %d sessions last active over %s ago (%d rows)\n", verb, r.Sessions, olderThan, r.Rows)
 	if r.Kept > 0 {
 		fmt.Fprintf(e.Stdout, "kept %d old sessions: a current handoff came from them or waits to be injected\n", r.Kept)

@@ -37,8 +37,13 @@ func handoffCommand(e *Env) *cli.Command {
 				return err
 			}
 			sel := selectionFrom(c)
-			if err := sessionArg(c, &sel); err != nil {
-				return err
+			switch { // SESSION (an id or a prefix of one) is --session
+			case c.NArg() > 1:
+				return usageErrorf(helpFor(c), "%s takes at most one session id, got %q", fullName(c), strings.Join(c.Args().Slice(), " "))
+			case c.NArg() == 1 && sel.session != "" && sel.session != c.Args().First():
+				return usageErrorf(helpFor(c), "two sessions given: %q and --session %q", c.Args().First(), sel.session)
+			case c.NArg() == 1:
+				sel.session = c.Args().First()
 			}
 			if c.Bool("pick") {
 				if sel.session != "" || sel.transcript != "" {
@@ -53,20 +58,6 @@ func handoffCommand(e *Env) *cli.Command {
 			return runHandoff(e, sel, o)
 		},
 	}
-}
-
-// sessionArg takes the optional SESSION argument (an id or a prefix of
-// one) into sel, the same as --session.
-func sessionArg(c *cli.Context, sel *selection) error {
-	switch {
-	case c.NArg() > 1:
-		return usageErrorf(helpFor(c), "%s takes at most one session id, got %q", fullName(c), strings.Join(c.Args().Slice(), " "))
-	case c.NArg() == 1 && sel.session != "" && sel.session != c.Args().First():
-		return usageErrorf(helpFor(c), "two sessions given: %q and --session %q", c.Args().First(), sel.session)
-	case c.NArg() == 1:
-		sel.session = c.Args().First()
-	}
-	return nil
 }
 
 // pickAndSay picks sel's session and says which on stderr, and why.
@@ -103,11 +94,10 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	if len(m.DrawnFrom) > 0 {
 		fmt.Fprintf(e.Stderr, "carryover: task state from the project's %d session(s): %s\n", len(m.DrawnFrom), strings.Join(m.DrawnFrom, "; "))
 	}
-	s := m.Session
-	o.lifecycle = structuredLifecycle(e, p.project)
-	s.ApplyLifecycle(o.lifecycle)
+	_ = onProject(e, p.project, false, func(p *service.Project) error { o.lifecycle = p.Lifecycle(); return nil })
+	m.Session.ApplyLifecycle(o.lifecycle)
 	o.mode = proj.Config.Resume
-	text, stats, err := render(s, nil, o)
+	text, stats, err := render(m.Session, nil, o)
 	if err != nil {
 		return err
 	}
@@ -204,14 +194,12 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	redact := service.Redactor(cfg)
 	s := l.AsSession()
 	s.Redact(redact)
-	if imported {
-		s.Imported = file
-	}
 	what := "session " + publish.ShortID(s.SessionID)
 	if l.Handoff != nil {
 		what = "structured handoff"
 	}
 	if imported {
+		s.Imported = file
 		what += " imported from a file (not a session carryover recorded)"
 	}
 	fmt.Fprintf(e.Stderr, "carryover: using %s from %s\n", what, file)
@@ -223,11 +211,10 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	return deliver(e, project, text, stats, o, redact)
 }
 
-// loadResume reads what resume works from (issue 21): without --file the
-// session.json capture wrote here (a repository can commit one to pose as
-// your previous session); else the named file, imported unless capture
-// wrote its bytes here, never through a link from the project to outside.
-// path is the file's absolute path.
+// loadResume reads what resume works from (issue 21): the session.json
+// capture wrote here (a repository can commit one posing as yours), or
+// --file (path: absolute), imported unless capture wrote its bytes here,
+// never through a link from the project to outside it.
 func loadResume(e *Env, project, file string) (l resume.Loaded, path string, imported bool, err error) {
 	if file == "" {
 		l, err = loadCaptured(e, project)
@@ -246,8 +233,7 @@ func loadResume(e *Env, project, file string) (l resume.Loaded, path string, imp
 	} else if err != nil {
 		return l, abs, true, exitf(ExitParse, "%s: %v", file, err)
 	}
-	// A file carryover captured here (or a copy of it) is the user's own.
-	b, err := os.ReadFile(abs)
+	b, err := os.ReadFile(abs) // a file carryover captured here (or a copy) is the user's own
 	return l, abs, err != nil || !publish.Captured(e.Home(), project, b), nil
 }
 
@@ -272,11 +258,8 @@ func loadCaptured(e *Env, project string) (resume.Loaded, error) {
 
 // linkOut reports whether abs lies in project but resolves outside it.
 func linkOut(abs, project string) (string, bool) {
-	if !adapters.InProject(abs, project) {
-		return "", false
-	}
 	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
+	if !adapters.InProject(abs, project) || err != nil {
 		return "", false
 	}
 	root := project
@@ -286,9 +269,9 @@ func linkOut(abs, project string) (string, bool) {
 	return real, !adapters.InProject(real, root)
 }
 
-// outputOptions are the flags shared by handoff and resume, the resume
-// protocol configured (mode) and what a structured handoff carries of the
-// project's lifecycle (its current handoff, decisions and pinned task).
+// outputOptions are the flags handoff and resume share, the configured
+// resume protocol (mode) and the project's lifecycle a structured handoff
+// carries (its current handoff, decisions and pinned task).
 type outputOptions struct {
 	target, format, launch, mode string
 	tokens                       int
@@ -310,28 +293,20 @@ func outputFlags() []cli.Flag {
 func outputFrom(c *cli.Context) (outputOptions, error) {
 	o := outputOptions{target: c.String("target"), format: strings.ToLower(c.String("format")), tokens: c.Int("tokens"),
 		stdout: c.Bool("stdout"), noClipboard: c.Bool("no-clipboard"), launch: c.String("launch")}
-	switch o.format {
-	case "md", "markdown":
-		o.format = "md"
-	case "yaml", "yml":
-		o.format = "yaml"
-	case "json":
-	default:
+	format, ok := map[string]string{"md": "md", "markdown": "md", "yaml": "yaml", "yml": "yaml", "json": "json"}[o.format]
+	t, known := resume.CanonicalTarget(o.target)
+	launch, _ := adapters.ByName(o.launch)
+	switch {
+	case !ok:
 		return o, exitf(ExitError, "--format %q: use md, yaml or json", o.format)
-	}
-	if o.tokens < 0 {
+	case o.tokens < 0:
 		return o, exitf(ExitError, "--tokens must be positive")
-	}
-	t, ok := resume.CanonicalTarget(o.target)
-	if !ok {
+	case !known:
 		return o, exitf(ExitError, "unknown --target %q (known: %s)", o.target, strings.Join(resume.Targets(), ", "))
+	case o.launch != "" && (launch == nil || launch.Launch == nil):
+		return o, exitf(ExitError, "--launch %q: carryover can start %s", o.launch, strings.Join(launchable(), ", "))
 	}
-	o.target = t
-	if o.launch != "" {
-		if _, ok := launchArgs(o.launch, ""); !ok {
-			return o, exitf(ExitError, "--launch %q: carryover can start %s", o.launch, strings.Join(launchable(), ", "))
-		}
-	}
+	o.format, o.target = format, t
 	return o, nil
 }
 
@@ -341,36 +316,7 @@ func ResumePath(project, format string) string {
 	return filepath.Join(publish.Dir(project), "RESUME."+format)
 }
 
-// layerNote says what became of each layer of a resume prompt.
-func layerNote(layers []resume.LayerStat) string {
-	var parts []string
-	for _, l := range layers {
-		st := l.Status // the status constants are their own words
-		if st == resume.Truncated {
-			st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
-		}
-		parts = append(parts, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// structuredHandoff is the loaded handoff, else the one built from s (with
-// its lifecycle, degraded where s is thin), with o's protocol.
-func structuredHandoff(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) resume.Handoff {
-	var h resume.Handoff
-	if loadedHandoff != nil {
-		h = *loadedHandoff
-	} else {
-		h = resume.Structured(s).WithLifecycle(o.lifecycle)
-		resume.Degrade(&h, s)
-	}
-	if s.Imported != "" && loadedHandoff == nil { // a loaded one round-trips byte for byte
-		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
-	}
-	return h.WithProtocol(o.mode)
-}
-
-// render builds the output text in o.format from s (already redacted).
+// render builds the output text in o.format from s (already redacted);
 // loadedHandoff, when set, is re-emitted as is (structured round trip).
 func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (text string, stats string, err error) {
 	budget, err := resume.Budget(o.target, o.tokens)
@@ -381,12 +327,24 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if o.tokens == 0 {
 		budgetNote += fmt.Sprintf(" (%s: %d%% of %d)", o.target, int(resume.BudgetShare*100), resume.Window(o.target))
 	}
+	quality := ""
+	if s.Quality != nil {
+		quality = "; " + s.Quality.String()
+	}
 	if o.format == "md" {
 		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens, Mode: o.mode})
 		if err != nil {
 			return "", "", exitf(ExitCompression, "%v", err)
 		}
-		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, layerNote(res.Layers), qualityNote(s)), nil
+		var layers []string
+		for _, l := range res.Layers {
+			st := l.Status // the status constants are their own words
+			if st == resume.Truncated {
+				st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
+			}
+			layers = append(layers, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
+		}
+		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(layers, ", "), quality), nil
 	}
 	h := structuredHandoff(s, loadedHandoff, o)
 	if err := h.Validate(); err != nil {
@@ -400,41 +358,43 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if err != nil {
 		return "", "", exitf(ExitError, "%v", err)
 	}
-	note := "all fields included"
-	if trimmed {
-		note = "lists trimmed to fit"
+	note := map[bool]string{false: "all fields included", true: "lists trimmed to fit"}[trimmed]
+	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, quality), nil
+}
+
+// structuredHandoff is the loaded handoff (it round-trips byte for byte),
+// else the one built from s with its lifecycle, degraded where s is thin;
+// with o's protocol.
+func structuredHandoff(s resume.Session, loaded *resume.Handoff, o outputOptions) resume.Handoff {
+	if loaded != nil {
+		return loaded.WithProtocol(o.mode)
 	}
-	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, qualityNote(s)), nil
+	h := resume.Structured(s).WithLifecycle(o.lifecycle)
+	resume.Degrade(&h, s)
+	if s.Imported != "" {
+		h.Warnings = append(h.Warnings, resume.ImportedNote(s.Imported))
+	}
+	return h.WithProtocol(o.mode)
 }
 
 // deliver writes the result file, prints it when asked, copies it to the
-// clipboard and reports on stderr. text must already be redacted; it is
-// redacted once more here (idempotent) as the last step before egress.
+// clipboard and reports on stderr. text is redacted once more (idempotent)
+// as the last step before egress.
 func deliver(e *Env, project string, text, stats string, o outputOptions, redact func(string) string) error {
 	text = redact(text)
 	path := ResumePath(project, o.format)
 	// The home directory (or an ancestor) is never a project: nothing is
 	// written there; the prompt goes to stdout (and the clipboard).
 	notProject := publish.NotProject(project, e.UserHome())
-	if notProject {
-		o.stdout = true
-		if o.launch != "" {
-			return exitf(ExitError, "%s is not a project (the home directory or above it): carryover writes no file there, so --launch has nothing to hand the agent; run it in the project's directory, or pass --project", project)
-		}
+	if notProject && o.launch != "" {
+		return exitf(ExitError, "%s is not a project (the home directory or above it): carryover writes no file there, so --launch has nothing to hand the agent; run it in the project's directory, or pass --project", project)
 	}
 	wrote, err := writeResume(e, project, path, text, notProject)
 	if err != nil {
 		return err
 	}
-	if o.stdout {
-		shown := text
-		if e.StdoutTTY { // transcript text must not drive the user's terminal
-			shown = publish.StripTerminal(text)
-		}
-		io.WriteString(e.Stdout, shown)
-		if !strings.HasSuffix(text, "\n") {
-			io.WriteString(e.Stdout, "\n")
-		}
+	if o.stdout || notProject {
+		printResult(e, text)
 	}
 	fmt.Fprintf(e.Stderr, "carryover: %s\n", stats)
 	if notProject {
@@ -445,17 +405,29 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	if !o.noClipboard {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", copyText(e, text, path))
 	}
-	if o.launch != "" {
-		if !wrote {
-			return exitf(ExitError, "--launch needs %s, which was not written (see above)", path)
-		}
+	if o.launch != "" && !wrote {
+		return exitf(ExitError, "--launch needs %s, which was not written (see above)", path)
+	} else if o.launch != "" {
 		return launchAgent(e, o.launch, project, path)
 	}
 	return nil
 }
 
-// writeResume writes the prompt to path unless project is not one;
-// wrote is false also when the repository tracks that file.
+// printResult prints text on stdout, ending with a newline; a terminal
+// gets it without escapes: transcript text must not drive it.
+func printResult(e *Env, text string) {
+	shown := text
+	if e.StdoutTTY {
+		shown = publish.StripTerminal(text)
+	}
+	io.WriteString(e.Stdout, shown)
+	if !strings.HasSuffix(text, "\n") {
+		io.WriteString(e.Stdout, "\n")
+	}
+}
+
+// writeResume writes the prompt to path unless project is not one; wrote
+// is false also when the repository tracks that file.
 func writeResume(e *Env, project, path, text string, notProject bool) (wrote bool, err error) {
 	if notProject {
 		return false, nil
@@ -482,12 +454,10 @@ func logManual(e *Env, err error) {
 	log.Printf("%v", err)
 }
 
-// plainText is a writer for human-readable output made of recorded
-// strings (status, history, history show): each write loses its terminal
-// escapes, control characters but newline and tab, and invisible
-// characters (publish.StripTerminal), so that a planted history file, a
-// handoff.md's quality line or a branch name cannot drive the terminal or
-// hide text. Every fmt.Fprint* is one write, so no sequence is split.
+// plainText strips terminal escapes, controls but \n and \t, and invisible
+// characters (publish.StripTerminal) from output made of recorded strings
+// (status, history), so a planted history file or a branch name cannot drive
+// the terminal or hide text. Each fmt.Fprint* is one write: nothing splits.
 type plainText struct{ w io.Writer }
 
 func (p plainText) Write(b []byte) (int, error) {
@@ -503,19 +473,19 @@ func plainEnv(e *Env) *Env {
 	return &pe
 }
 
-// OSC52 is the terminal escape that sets the clipboard to text.
+// OSC52 is the terminal escape that sets the clipboard to text; tmux passes
+// escapes through only inside a DCS wrapper.
 func OSC52(text string, tmux bool) string {
 	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(text)) + "\a"
 	if tmux {
-		// tmux passes escapes through only inside a DCS wrapper.
 		seq = "\x1bPtmux;\x1b" + seq + "\x1b\\"
 	}
 	return seq
 }
 
-// copyText puts text on the clipboard: the system clipboard, or over SSH
-// (or when that fails) OSC 52 on a terminal stdout. It returns a one-line
-// note saying what happened.
+// copyText puts text on the system clipboard, or over SSH (or when that
+// fails) sends OSC 52 to a terminal stdout; it returns a note saying what
+// happened.
 func copyText(e *Env, text, path string) string {
 	ssh := e.Getenv("SSH_TTY") != "" || e.Getenv("SSH_CONNECTION") != ""
 	var cerr error
@@ -545,18 +515,6 @@ func copyText(e *Env, text, path string) string {
 	return fmt.Sprintf("%s; the prompt is in %s", why, path)
 }
 
-// launchArgs is the command line that starts agent on the prompt file.
-// The prompt itself never goes through argv (E2BIG on large prompts, and
-// it would show in ps): the agent is told to read the file.
-func launchArgs(agent, path string) ([]string, bool) {
-	msg := "Read " + path + " (a handoff from a previous session) and resume the work it describes, starting with its \"Resume Now\" section."
-	a, ok := adapters.ByName(agent)
-	if !ok || a.Launch == nil {
-		return nil, false
-	}
-	return append(slices.Clone(a.Launch), msg), true
-}
-
 func launchable() []string {
 	var out []string
 	for _, a := range adapters.All {
@@ -567,8 +525,12 @@ func launchable() []string {
 	return out
 }
 
+// launchAgent starts agent on the prompt file. The prompt never goes
+// through argv (E2BIG on large prompts, and it would show in ps): the agent
+// is told to read the file.
 func launchAgent(e *Env, agent, project, path string) error {
-	argv, _ := launchArgs(agent, path)
+	a, _ := adapters.ByName(agent)
+	argv := append(slices.Clone(a.Launch), "Read "+path+" (a handoff from a previous session) and resume the work it describes, starting with its \"Resume Now\" section.")
 	bin := lookPath(e, argv[0])
 	if bin == "" {
 		return exitf(ExitError, "--launch %s: `%s` is not on PATH; the prompt is in %s", agent, argv[0], path)
@@ -579,12 +541,4 @@ func launchAgent(e *Env, agent, project, path string) error {
 		return exitf(ExitError, "%s exited: %v", filepath.Base(bin), err)
 	}
 	return nil
-}
-
-// qualityNote is the stats line's coverage report ("; quality 75% (…)").
-func qualityNote(s resume.Session) string {
-	if s.Quality == nil {
-		return ""
-	}
-	return "; " + s.Quality.String()
 }

@@ -1,12 +1,16 @@
 package cmd
 
 import (
+	"bufio"
+	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -21,12 +25,11 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-// install, refresh and uninstall: detect agents, write carryover's hook stubs
-// into their configs (specs/hookconf), and report per agent. agentStatus is the
-// agent part of `carryover status`.
+// install, refresh and uninstall: detect agents, write carryover's hook
+// stubs into their configs (specs/hookconf) and report per agent.
 
-// AgentStatus is one agent's detection and hook state: Binary is ""
-// when not detected, VersionFrom a specs.Source, Capability zero when not
+// AgentStatus is one agent's detection and hook state: Binary is "" when
+// not detected, VersionFrom a specs.Source, Capability zero when not
 // detected or unsupported, Problem a detection or resolution failure.
 type AgentStatus struct {
 	Tool, Display, Binary, Version, VersionFrom string
@@ -36,6 +39,10 @@ type AgentStatus struct {
 }
 
 func (a AgentStatus) Detected() bool { return a.Binary != "" }
+
+func dryRunFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"}
+}
 
 func installCommand(e *Env) *cli.Command {
 	return &cli.Command{
@@ -47,7 +54,7 @@ func installCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tools", Usage: "comma-separated agents to set up (default: detected ones)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "ask nothing"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+			dryRunFlag(),
 			&cli.StringFlag{Name: "resume", Usage: "how the next session opens: ask, brief or silent (saved to config.toml; asked on a terminal)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -60,9 +67,7 @@ func refreshCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "refresh",
 		Usage: "re-detect agent versions and rewrite carryover's hooks where they drifted",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
-		},
+		Flags: []cli.Flag{dryRunFlag()},
 		Action: func(c *cli.Context) error {
 			return runInstall(e, installOptions{yes: true, dryRun: c.Bool("dry-run"), refresh: true})
 		},
@@ -75,7 +80,7 @@ func uninstallCommand(e *Env) *cli.Command {
 		Usage: "remove carryover's hooks from every agent config (--purge: and every trace in projects)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tools", Usage: "comma-separated agents (default: all)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"},
+			dryRunFlag(),
 			&cli.BoolFlag{Name: "purge", Usage: "also take carryover out of every project the ledger knows: .carryover/, pointer blocks, the .gitignore entry (files restored byte for byte)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --purge: also delete the ledger and carryover's home"},
 		},
@@ -85,9 +90,7 @@ func uninstallCommand(e *Env) *cli.Command {
 			}
 			err := runUninstall(e, c.String("tools"), c.Bool("dry-run"))
 			if c.Bool("purge") {
-				if perr := runPurge(e, c.Bool("dry-run"), c.Bool("yes")); err == nil {
-					err = perr
-				}
+				err = cmp.Or(err, runPurge(e, c.Bool("dry-run"), c.Bool("yes")))
 			}
 			return err
 		},
@@ -98,20 +101,6 @@ func uninstallCommand(e *Env) *cli.Command {
 type installOptions struct {
 	tools, resume        string
 	yes, dryRun, refresh bool
-}
-
-// pluginEnabled is the id of carryover's plugin for the agent when its
-// settings file enables it (the agent's descriptor reads it), else "".
-func pluginEnabled(tl specs.Tool, settings string) string {
-	a, ok := adapters.ByName(tl.Name)
-	if !ok || a.PluginEnabled == nil || settings == "" {
-		return ""
-	}
-	b, err := safefile.ReadFile(settings, 4<<20)
-	if err != nil {
-		return ""
-	}
-	return a.PluginEnabled(b)
 }
 
 func installTarget(e *Env, tl specs.Tool) hookconf.Target {
@@ -127,10 +116,7 @@ func detectAgents(e *Env, tab *specs.Table) []AgentStatus {
 	var wg sync.WaitGroup
 	for i, tl := range tools {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = detectAgent(e, tab, tl)
-		}()
+		go func() { defer wg.Done(); out[i] = detectAgent(e, tab, tl) }()
 	}
 	wg.Wait()
 	return out
@@ -139,8 +125,7 @@ func detectAgents(e *Env, tab *specs.Table) []AgentStatus {
 func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	a := AgentStatus{Tool: tl.Name, Display: tl.Display}
 	for _, b := range tl.Binaries {
-		if p := lookPath(e, b); p != "" {
-			a.Binary = p
+		if a.Binary = lookPath(e, b); a.Binary != "" {
 			break
 		}
 	}
@@ -164,10 +149,9 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	return a
 }
 
-// lookPath searches env's PATH (not the process's) for an executable:
-// the one lookup for every program carryover starts (agents, their
-// version probes, the shell doctor runs hooks with). Only absolute
-// entries count (absPATH).
+// lookPath searches env's PATH (not the process's) for an executable: the
+// one lookup for every program carryover starts (agents, version probes,
+// the shell doctor runs hooks with). Only absolute entries count (absPATH).
 func lookPath(e *Env, name string) string {
 	exts := []string{""}
 	if runtime.GOOS == "windows" {
@@ -176,32 +160,19 @@ func lookPath(e *Env, name string) string {
 	for _, dir := range filepath.SplitList(absPATH(e)) {
 		for _, ext := range exts {
 			p := filepath.Join(dir, name+ext)
-			fi, err := os.Stat(p)
-			if err != nil || fi.IsDir() {
-				continue
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0) {
+				return p
 			}
-			if runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0 {
-				continue
-			}
-			return p
 		}
 	}
 	return ""
 }
 
-// absPATH is env's PATH without its relative entries: an empty entry,
-// ".", or "./node_modules/.bin" resolves against the current directory,
-// usually a repository carryover treats as hostile, and would let it
-// plant the `claude` or `node` carryover runs (Go's exec.LookPath refuses
-// such results too, with ErrDot). Programs carryover starts get this PATH
-// when they only check something for carryover (version probes, doctor).
+// absPATH is env's PATH without relative entries ("", ".", ./node_modules/.bin):
+// they resolve in the current directory, a hostile repository that could
+// plant the `claude` or `node` carryover runs (exec.LookPath's ErrDot).
 func absPATH(e *Env) string {
-	var keep []string
-	for _, dir := range filepath.SplitList(e.Getenv("PATH")) {
-		if filepath.IsAbs(dir) {
-			keep = append(keep, dir)
-		}
-	}
+	keep := slices.DeleteFunc(filepath.SplitList(e.Getenv("PATH")), func(d string) bool { return !filepath.IsAbs(d) })
 	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
@@ -233,14 +204,11 @@ func checkHooks(e *Env, tab *specs.Table, agents []AgentStatus) []AgentStatus {
 func parseToolList(s string) ([]string, error) {
 	var out []string
 	for _, t := range strings.Split(s, ",") {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			continue
-		}
-		if !slices.Contains(specs.Names(), t) {
+		switch t = strings.TrimSpace(t); {
+		case t == "" || slices.Contains(out, t):
+		case !slices.Contains(specs.Names(), t):
 			return nil, exitf(ExitError, "unknown agent %q in --tools; choose from %s", t, strings.Join(specs.Names(), ", "))
-		}
-		if !slices.Contains(out, t) {
+		default:
 			out = append(out, t)
 		}
 	}
@@ -255,9 +223,8 @@ func runInstall(e *Env, o installOptions) error {
 	if o.resume != "" && !slices.Contains(config.ResumeModes, o.resume) {
 		return exitf(ExitError, "--resume is one of %s, not %q", strings.Join(config.ResumeModes, ", "), o.resume)
 	}
-	agents := detectAgents(e, tab)
 	cfg, _ := LoadConfig(e, "")
-	agents, sel, remove, err := selectInstall(e, tab, &o, agents, cfg)
+	agents, sel, remove, err := selectInstall(e, tab, &o, detectAgents(e, tab), cfg)
 	if err != nil {
 		return err
 	}
@@ -269,7 +236,7 @@ func runInstall(e *Env, o installOptions) error {
 		saveAgentRecords(e, recs)
 	}
 	if !o.refresh {
-		fmt.Fprintln(e.Stdout, projectsLine(e, cfg))
+		fmt.Fprintln(e.Stdout, projectsLine(cfg))
 	}
 	if len(remove) > 0 {
 		if err := runUninstall(e, strings.Join(remove, ","), o.dryRun); err != nil {
@@ -299,10 +266,9 @@ func saveAgentRecords(e *Env, recs map[string]service.AgentRecord) {
 	}
 }
 
-// selectInstall picks the agents to set up: those named by --tools, the
-// saved selection on refresh, else the detected ones (ticked in a menu on
-// a terminal, which may also change o.resume and name agents whose hooks
-// to remove). agents comes back with hook states when the menu needed them.
+// selectInstall picks the agents to set up: --tools, the saved selection on
+// refresh, else the detected ones, ticked in a menu on a terminal (which may
+// set o.resume, name hooks to remove, and fill agents' hook states).
 func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentStatus, cfg Config) (_ []AgentStatus, sel, remove []string, err error) {
 	switch {
 	case o.tools != "":
@@ -329,11 +295,10 @@ func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentSt
 // installSelected sets up every selected agent: how many failed, and the
 // versions set up.
 func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentStatus, sel []string) (failed int, recs map[string]service.AgentRecord) {
-	byName := map[string]AgentStatus{}
+	byName, recs := map[string]AgentStatus{}, map[string]service.AgentRecord{}
 	for _, a := range agents {
 		byName[a.Tool] = a
 	}
-	recs = map[string]service.AgentRecord{}
 	for _, name := range sel {
 		tl, _ := tab.Tool(name)
 		if !installAgent(e, o, tl, byName[name], recs) {
@@ -348,18 +313,14 @@ func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentS
 func installAgent(e *Env, o installOptions, tl specs.Tool, a AgentStatus, recs map[string]service.AgentRecord) bool {
 	if !a.Detected() {
 		fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
-		// Asked for by name and not set up: a script must notice (exit 1).
-		return o.tools == "" || o.dryRun
+		return o.tools == "" || o.dryRun // asked for by name and not set up: a script must notice
 	}
 	if a.Capability.Tool == "" {
 		fmt.Fprintf(e.Stdout, "skipped  %s: %s\n", tl.Display, a.Problem)
 		return true
 	}
 	recs[tl.Name] = service.AgentRecord{Version: a.Version, Pointer: a.Capability.NeedsPointer}
-	label := tl.Display + " " + a.Version
-	if a.Version == "" {
-		label = tl.Display
-	}
+	label := strings.TrimSpace(tl.Display + " " + a.Version)
 	if a.Capability.Warning != "" {
 		fmt.Fprintf(e.Stdout, "warning  %s\n", a.Capability.Warning)
 	}
@@ -372,11 +333,31 @@ func installAgent(e *Env, o installOptions, tl specs.Tool, a AgentStatus, recs m
 		skipForPlugin(e, o, tl, tg, label, id)
 		return true
 	}
-	return wireHooks(e, o, tg, a, label)
+	plans, err := hookconf.PlanInstall(tg, a.Capability, e.Executable, hookconf.OSFS{})
+	switch {
+	case err != nil:
+	case !showPlans(e, plans, o.dryRun):
+		fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Where())
+	case o.dryRun:
+		fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Where())
+	default:
+		if err = hookconf.Apply(plans, hookconf.OSFS{}); err == nil {
+			fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Where())
+		}
+	}
+	return printFailed(e, label, err)
+}
+
+// printFailed prints an agent's failure line; false when there was one.
+func printFailed(e *Env, label string, err error) bool {
+	if err != nil {
+		fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
+	}
+	return err == nil
 }
 
 // skipForPlugin: the plugin runs the same snapshot on the same events;
-// wiring stubs too would record and inject everything twice.
+// stubs too would record and inject everything twice.
 func skipForPlugin(e *Env, o installOptions, tl specs.Tool, tg hookconf.Target, label, id string) {
 	fmt.Fprintf(e.Stdout, "skipped  %s: the carryover plugin (%s) already wires its hooks; `claude plugin uninstall %s` to let install wire them instead\n", label, id, id)
 	if stubs, err := hookconf.Stubs(tg, hookconf.OSFS{}); err == nil && len(stubs) > 0 && !o.dryRun {
@@ -384,39 +365,24 @@ func skipForPlugin(e *Env, o installOptions, tl specs.Tool, tg hookconf.Target, 
 	}
 }
 
-// wireHooks plans the agent's hooks in tg, shows the diff on --dry-run or
-// writes them, and prints the agent's line; false when that failed.
-func wireHooks(e *Env, o installOptions, tg hookconf.Target, a AgentStatus, label string) bool {
-	plans, err := hookconf.PlanInstall(tg, a.Capability, e.Executable, hookconf.OSFS{})
-	if err != nil {
-		fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
-		return false
+// pluginEnabled is the id of carryover's plugin for the agent when its
+// settings file enables it (the agent's descriptor reads it), else "".
+func pluginEnabled(tl specs.Tool, settings string) string {
+	a, ok := adapters.ByName(tl.Name)
+	if !ok || a.PluginEnabled == nil || settings == "" {
+		return ""
 	}
-	switch {
-	case !showPlans(e, plans, o.dryRun):
-		fmt.Fprintf(e.Stdout, "ok       %s: hooks up to date in %s\n", label, tg.Where())
-	case o.dryRun:
-		fmt.Fprintf(e.Stdout, "would    %s: write %d hooks to %s\n", label, len(plans[0].Hooks), tg.Where())
-	default:
-		if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
-			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", label, err)
-			return false
-		}
-		fmt.Fprintf(e.Stdout, "ok       %s: %d hooks (%s) in %s\n", label, len(plans[0].Hooks), strings.Join(plans[0].Hooks, ", "), tg.Where())
+	if b, err := safefile.ReadFile(settings, 4<<20); err == nil {
+		return a.PluginEnabled(b)
 	}
-	return true
+	return ""
 }
 
-func projectsLine(e *Env, cfg Config) string {
-	when := "only in a project where an agent needs it (no working start injection)"
-	switch cfg.PointerMode() {
-	case "always":
-		when = "in every project"
-	case "never":
-		when = "never"
-	}
+func projectsLine(cfg Config) string {
+	when := map[string]string{"always": "in every project", "never": "never"}[cfg.PointerMode()]
 	return "projects: the handoff lives in <project>/.carryover/ (git-ignored by its own .gitignore; nothing in the home directory); " +
-		"a pointer block goes into AGENTS.md " + when + " (`carryover config set pointer never` turns it off; `carryover ignore DIR` leaves a project alone)"
+		"a pointer block goes into AGENTS.md " + cmp.Or(when, "only in a project where an agent needs it (no working start injection)") +
+		" (`carryover config set pointer never` turns it off; `carryover ignore DIR` leaves a project alone)"
 }
 
 func runUninstall(e *Env, tools string, dryRun bool) error {
@@ -430,7 +396,7 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			return err
 		}
 	}
-	var failed int
+	failed := 0
 	for _, name := range sel {
 		tl, _ := tab.Tool(name)
 		if !uninstallAgent(e, tl, dryRun) {
@@ -443,61 +409,47 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	return nil
 }
 
-// uninstallAgent removes carryover's hooks of one agent (shows the diff
-// on --dry-run) and prints its line; false when that failed.
+// uninstallAgent removes one agent's hooks (--dry-run: shows the diff) and
+// the backups and empty directories left, and prints its line; false: failed.
 func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	tg := installTarget(e, tl)
 	plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
-	if err != nil {
-		fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
-		return false
-	}
+	cleanup := !dryRun
 	switch {
+	case err != nil:
 	case !showPlans(e, plans, dryRun):
-		if !dryRun { // backups and directories an earlier uninstall left
-			printCleanup(e, plans, tg)
-		}
 	case dryRun:
 		fmt.Fprintf(e.Stdout, "would    %s: remove carryover's hooks from %s\n", tl.Display, tg.Where())
 	default:
-		if err := hookconf.Apply(plans, hookconf.OSFS{}); err != nil {
-			fmt.Fprintf(e.Stdout, "failed   %s: %v\n", tl.Display, err)
-			return false
+		if err = hookconf.Apply(plans, hookconf.OSFS{}); err == nil {
+			fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Where())
 		}
-		fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Where())
-		printCleanup(e, plans, tg)
 	}
-	return true
+	if err == nil && cleanup {
+		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
+			fmt.Fprintf(e.Stdout, "note     %s\n", n)
+		}
+	}
+	return printFailed(e, tl.Display, err)
 }
 
-// printCleanup removes the backups and empty directories hook files left.
-func printCleanup(e *Env, plans []hookconf.Plan, tg hookconf.Target) {
-	for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
-		fmt.Fprintf(e.Stdout, "note     %s\n", n)
-	}
-}
-
-// showPlans prints the plans' warnings (a hook file of carryover's the
-// user edited) and, on --dry-run, the diff of each change; it reports
-// whether any plan changes a file.
+// showPlans prints the plans' warnings (a hook file of carryover's the user
+// edited) and, on --dry-run, the diffs; changed: any plan changes a file.
 func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	for _, p := range plans {
 		for _, w := range p.Warnings {
 			fmt.Fprintf(e.Stdout, "warning  %s\n", w)
 		}
-		if p.Changed() {
-			changed = true
-			if dryRun {
-				io.WriteString(e.Stdout, hookconf.Diff(p))
-			}
+		if p.Changed() && dryRun {
+			io.WriteString(e.Stdout, hookconf.Diff(p))
 		}
+		changed = changed || p.Changed()
 	}
 	return changed
 }
 
-// uninstall --purge: every trace of carryover in the projects the ledger
-// knows (publish.Purge), and with --yes the ledger and carryover's home.
-
+// runPurge is uninstall --purge: every trace of carryover in the projects
+// the ledger knows (publish.Purge), and with --yes the ledger and home.
 func runPurge(e *Env, dryRun, yes bool) error {
 	home := e.Home()
 	var projects []string
@@ -515,11 +467,10 @@ func runPurge(e *Env, dryRun, yes bool) error {
 		}
 	}
 	slices.Sort(projects)
-	would := ""
+	would, left := "", 0
 	if dryRun {
 		would = "would "
 	}
-	left := 0
 	for _, p := range projects {
 		left += purgeProject(e, home, p, would, dryRun)
 	}
@@ -534,14 +485,13 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	return nil
 }
 
-// purgeProject removes carryover's traces from p; it returns how many
-// files it left alone.
+// purgeProject removes carryover's traces from p; left: how many files it
+// left alone. A project gone has nothing of carryover's left.
 func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
 	if !isDir(p) {
-		return 0 // gone: nothing of carryover's is left there
+		return 0
 	}
-	tracked := func(path string) bool { return service.Tracker{}.Tracked(p, path) }
-	steps := publish.Purge(home, p, tracked, dryRun)
+	steps := publish.Purge(home, p, func(path string) bool { return service.Tracker{}.Tracked(p, path) }, dryRun)
 	if len(steps) > 0 {
 		fmt.Fprintf(e.Stdout, "project  %s\n", p)
 	}
@@ -556,34 +506,25 @@ func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
 	return left
 }
 
-// homeNames are the files and directories carryover keeps in its home;
-// a name starting with one of homePrefixes is carryover's too (the
-// ledger's WAL, salvage copies, the rotated log).
-var (
-	homeNames    = []string{"config.toml", "install.json", service.AgentsFile, "handoff.md", "published", "edits", "run", "recovery.lock", adapters.ListCacheName}
-	homePrefixes = []string{service.LedgerFile, "carryover.log"}
-)
-
 // removeAll is os.RemoveAll; a test makes it fail.
 var removeAll = os.RemoveAll
 
-// purgeHome deletes carryover's files from its home, then the home when
-// nothing else is in it; it returns how many it could not delete.
+// purgeHome deletes carryover's files from its home (names starting with the
+// ledger's or the log's too: WAL, salvage copies, rotated log), then the
+// home if nothing else is left; left: how many it could not delete.
 func purgeHome(e *Env, home, would string) (left int) {
 	ents, err := os.ReadDir(home)
 	if err != nil {
 		return 0
 	}
+	names := []string{"config.toml", "install.json", service.AgentsFile, "handoff.md", "published", "edits", "run", "recovery.lock", adapters.ListCacheName}
 	var other []string
 	for _, d := range ents {
 		n := d.Name()
-		ours := slices.Contains(homeNames, n) || strings.Contains(n, ".carryover-tmp-") ||
-			slices.ContainsFunc(homePrefixes, func(p string) bool { return strings.HasPrefix(n, p) })
-		if !ours {
+		switch {
+		case !slices.Contains(names, n) && !strings.Contains(n, ".carryover-tmp-") && !strings.HasPrefix(n, service.LedgerFile) && !strings.HasPrefix(n, "carryover.log"):
 			other = append(other, n)
-			continue
-		}
-		if would == "" {
+		case would == "":
 			if err := removeAll(filepath.Join(home, n)); err != nil {
 				left++
 				fmt.Fprintf(e.Stdout, "  left alone %s: %v\n", filepath.Join(home, n), err)
@@ -597,4 +538,171 @@ func purgeHome(e *Env, home, would string) (left int) {
 		_ = os.Remove(home)
 	}
 	return left
+}
+
+// chooseInstall asks on a terminal which agents to set up (a checkbox list in
+// raw mode, else numbered) and, unless flagMode (--resume), how the next
+// session opens (default: current, config.toml's); it returns them and the
+// unticked agents whose hooks the user chose to remove.
+func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, []string, error) {
+	def := cmp.Or(flagMode, current)
+	if !slices.Contains(config.ResumeModes, def) {
+		def = config.ResumeModes[0]
+	}
+	if e.MakeRaw != nil {
+		if restore, err := e.MakeRaw(); err == nil {
+			tools, mode, remove, err := pickInstall(e.Stdin, e.Stdout, agents, sel, flagMode, def)
+			restore()
+			if errors.Is(err, errPickAborted) {
+				return nil, "", nil, exitf(ExitCancelled, "install cancelled; nothing was written")
+			}
+			return tools, mode, remove, err
+		}
+	}
+	in := bufio.NewReader(e.Stdin)
+	tools := chooseTools(in, e.Stdout, agents, sel)
+	for _, a := range agents {
+		if hasStubs(a) && !slices.Contains(tools, a.Tool) {
+			fmt.Fprintf(e.Stdout, "%s is unticked; its carryover hooks stay in %s (remove them: carryover uninstall --tools %s)\n", a.Display, a.Hooks.Path, a.Tool)
+		}
+	}
+	if flagMode == "" {
+		return tools, askResume(in, e.Stdout, def), nil, nil
+	}
+	return tools, flagMode, nil, nil
+}
+
+func hasStubs(a AgentStatus) bool {
+	return len(a.Hooks.Hooks) > 0 && a.Hooks.State != hookconf.StateNoHooks
+}
+
+func detectedNote(a AgentStatus) string {
+	if a.Detected() {
+		return strings.TrimSpace(a.Version + " detected")
+	}
+	return "not detected"
+}
+
+func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, flagMode, def string) ([]string, string, []string, error) {
+	r = bufio.NewReader(r)
+	items := make([]pickItem, len(agents))
+	for i, a := range agents {
+		items[i] = pickItem{Label: a.Display, Note: detectedNote(a), On: slices.Contains(sel, a.Tool)}
+	}
+	got, err := pickList(r, w, "Agents to set up", items, false)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	var tools, remove []string
+	for i, it := range got {
+		a := agents[i]
+		if it.On {
+			tools = append(tools, a.Tool)
+			continue
+		}
+		if !hasStubs(a) {
+			continue
+		}
+		// Unticked, but its hooks from an earlier install would go on
+		// running: say so, and offer to remove them.
+		ans, err := pickList(r, w, a.Display+" is unticked; its carryover hooks in "+a.Hooks.Path+" stay unless removed", []pickItem{
+			{Label: "keep them", Note: "they go on recording " + a.Display + "'s sessions and handing off", On: true},
+			{Label: "remove them", Note: "as `carryover uninstall --tools " + a.Tool + "` does"},
+		}, true)
+		if err != nil {
+			return nil, "", nil, err
+		} else if ans[1].On {
+			remove = append(remove, a.Tool)
+		}
+	}
+	if flagMode != "" {
+		return tools, flagMode, remove, nil
+	}
+	modes := make([]pickItem, len(config.ResumeModes))
+	for i, m := range config.ResumeModes {
+		modes[i] = pickItem{Label: m, Note: resumeNotes[m], On: m == def}
+	}
+	got, err = pickList(r, w, "When a new session starts with a handoff", modes, true)
+	if i := slices.IndexFunc(got, func(it pickItem) bool { return it.On }); err == nil && i >= 0 {
+		return tools, config.ResumeModes[i], remove, nil
+	}
+	return nil, "", nil, err
+}
+
+var resumeNotes = map[string]string{
+	"ask":    "the agent summarises the task and next step, then asks whether to continue",
+	"brief":  "one line on the task and next step, then it carries on",
+	"silent": "the agent uses the handoff without mentioning it",
+}
+
+// chooseTools shows the numbered checkbox list and toggles entries by
+// number (space or comma apart) until an empty line.
+func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []string) []string {
+	on := map[string]bool{}
+	for _, s := range sel {
+		on[s] = true
+	}
+	for {
+		fmt.Fprintln(w, "Agents to set up:")
+		for i, a := range agents {
+			fmt.Fprintf(w, "  %d %s %s %s\n", i+1, map[bool]string{false: "[ ]", true: "[x]"}[on[a.Tool]], a.Display, detectedNote(a))
+		}
+		fmt.Fprint(w, "Toggle by number (e.g. 1 3), Enter to continue: ")
+		line, err := in.ReadString('\n')
+		if line = strings.TrimSpace(line); line == "" {
+			break
+		}
+		toggle(w, line, agents, on)
+		if err != nil {
+			break
+		}
+	}
+	var out []string
+	for _, a := range agents {
+		if on[a.Tool] {
+			out = append(out, a.Tool)
+		}
+	}
+	return out
+}
+
+// toggle flips the agents whose numbers line holds (space or comma apart).
+func toggle(w io.Writer, line string, agents []AgentStatus, on map[string]bool) {
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if n, err := strconv.Atoi(f); err != nil || n < 1 || n > len(agents) {
+			fmt.Fprintf(w, "ignored %q: not a number between 1 and %d\n", f, len(agents))
+		} else {
+			on[agents[n-1].Tool] = !on[agents[n-1].Tool]
+		}
+	}
+}
+
+// askResume asks for the resume mode on one line; Enter keeps def.
+func askResume(in *bufio.Reader, w io.Writer, def string) string {
+	for {
+		fmt.Fprintf(w, "When a new session starts with a handoff: ask, brief or silent? [%s]: ", def)
+		line, err := in.ReadString('\n')
+		switch line = strings.ToLower(strings.TrimSpace(line)); {
+		case line == "":
+			return def
+		case slices.Contains(config.ResumeModes, line):
+			return line
+		}
+		fmt.Fprintf(w, "%q is not one of ask, brief, silent\n", line)
+		if err != nil {
+			return def
+		}
+	}
+}
+
+// saveResumeMode writes resume = mode into config.toml ("" = leave it).
+func saveResumeMode(e *Env, mode string) {
+	if mode == "" {
+		return
+	}
+	if err := config.SetKeyInFile(e.ConfigPath(), "resume", strconv.Quote(mode), 0o600); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: could not save resume = %q to %s: %v\n", mode, e.ConfigPath(), err)
+		return
+	}
+	fmt.Fprintf(e.Stdout, "resume = %q saved in %s\n", mode, e.ConfigPath())
 }

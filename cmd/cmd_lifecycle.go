@@ -16,8 +16,8 @@ import (
 )
 
 // onProject opens the project's ledger for a lifecycle command (history,
-// decide, task, clear, explain), runs fn and closes it; create says whether
-// a missing ledger may be made (commands that record).
+// decide, task, clear, explain), runs fn and closes it; create: a missing
+// ledger may be made (commands that record).
 func onProject(e *Env, project string, create bool, fn func(*service.Project) error) error {
 	root, err := currentProject(e, project)
 	if err != nil {
@@ -31,15 +31,21 @@ func onProject(e *Env, project string, create bool, fn func(*service.Project) er
 	return fn(p)
 }
 
-// republish makes the project's handoff say what just changed, best
-// effort: the next hook event publishes it anyway (the project is marked).
-func republish(e *Env, p *service.Project) {
+// recorded says what was recorded and makes the project's handoff say it,
+// best effort: the next hook event publishes it anyway (the project is
+// marked).
+func recorded(e *Env, p *service.Project, format string, args ...any) error {
+	fmt.Fprintf(e.Stdout, format, args...)
 	if err := p.Publish(); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: the handoff is updated at the next agent event (%v)\n", err)
 	}
+	return nil
 }
 
-var projectFlag = &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
+// oneText is a command's free-text argument with its whitespace collapsed.
+func oneText(c *cli.Context) string {
+	return strings.Join(strings.Fields(strings.Join(c.Args().Slice(), " ")), " ")
+}
 
 func clearCommand(e *Env) *cli.Command {
 	return &cli.Command{
@@ -47,24 +53,22 @@ func clearCommand(e *Env) *cli.Command {
 		Usage: "retire the project's current handoff: new sessions start without it (history keeps it)",
 		Flags: []cli.Flag{projectFlag},
 		Action: func(c *cli.Context) error {
-			return onProject(e, c.String("project"), false, func(p *service.Project) error { return runClear(e, p) })
+			return onProject(e, c.String("project"), false, func(p *service.Project) error {
+				id, already, err := p.Clear()
+				switch {
+				case errors.Is(err, lifecycle.ErrNoHistory):
+					return exitf(ExitNotFound, "nothing to clear in %s: %v", p.Root, err)
+				case err != nil:
+					return err
+				case already:
+					fmt.Fprintf(e.Stdout, "%s was already cleared\n", id)
+				default:
+					fmt.Fprintf(e.Stdout, "cleared %s: new sessions start without it (`carryover history show %s` still prints it)\n", id, id)
+				}
+				return nil
+			})
 		},
 	}
-}
-
-func runClear(e *Env, p *service.Project) error {
-	id, already, err := p.Clear()
-	switch {
-	case errors.Is(err, lifecycle.ErrNoHistory):
-		return exitf(ExitNotFound, "nothing to clear in %s: %v", p.Root, err)
-	case err != nil:
-		return err
-	case already:
-		fmt.Fprintf(e.Stdout, "%s was already cleared\n", id)
-		return nil
-	}
-	fmt.Fprintf(e.Stdout, "cleared %s: new sessions start without it (`carryover history show %s` still prints it)\n", id, id)
-	return nil
 }
 
 func taskCommand(e *Env) *cli.Command {
@@ -75,7 +79,7 @@ func taskCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "done", Usage: "the pinned task is finished: unpin it"},
 			&cli.BoolFlag{Name: "clear", Usage: "unpin the task"},
-			&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+			jsonFlag("machine-readable output"),
 			projectFlag,
 		},
 		Action: func(c *cli.Context) error { return runTask(e, c) },
@@ -91,7 +95,7 @@ type TaskReport struct {
 }
 
 func runTask(e *Env, c *cli.Context) error {
-	text := strings.Join(strings.Fields(strings.Join(c.Args().Slice(), " ")), " ")
+	text := oneText(c)
 	done, unpin := c.Bool("done"), c.Bool("done") || c.Bool("clear")
 	if (done && c.Bool("clear")) || (unpin && text != "") {
 		return usageErrorf("carryover task --help", `task takes one of: "<task>", --done, --clear (or nothing, to show it)`)
@@ -100,16 +104,25 @@ func runTask(e *Env, c *cli.Context) error {
 		switch {
 		case unpin:
 			return unpinTask(e, r, done)
-		case text == "":
-			return showTask(e, r, c.Bool("json"))
+		case text != "":
+			if err := r.PinTask(text); err != nil {
+				return err
+			}
+			return recorded(e, r, "task pinned: %s\n", text)
 		}
-		if err := r.PinTask(text); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.Stdout, "task pinned: %s\n", text)
-		republish(e, r)
-		return nil
+		return showTask(e, r, c.Bool("json"))
 	})
+}
+
+// unpinTask is task --done (done) and --clear.
+func unpinTask(e *Env, r *service.Project, done bool) error {
+	t, ok, err := r.UnpinTask()
+	if err != nil {
+		return err
+	} else if !ok {
+		return exitf(ExitNotFound, "no task pinned for %s", r.Root)
+	}
+	return recorded(e, r, "task %s: %s\n", map[bool]string{false: "cleared", true: "done"}[done], t.Text)
 }
 
 // showTask prints the project's pinned task.
@@ -130,24 +143,6 @@ func showTask(e *Env, r *service.Project, asJSON bool) error {
 	return nil
 }
 
-// unpinTask is task --done (done) and --clear.
-func unpinTask(e *Env, r *service.Project, done bool) error {
-	t, ok, err := r.UnpinTask()
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return exitf(ExitNotFound, "no task pinned for %s", r.Root)
-	}
-	verb := "cleared"
-	if done {
-		verb = "done"
-	}
-	fmt.Fprintf(e.Stdout, "task %s: %s\n", verb, t.Text)
-	republish(e, r)
-	return nil
-}
-
 func decideCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "decide",
@@ -157,7 +152,7 @@ func decideCommand(e *Env) *cli.Command {
 			&cli.StringFlag{Name: "why", Usage: "the reason, shown with the decision"},
 			&cli.BoolFlag{Name: "list", Usage: "list the project's live decisions with their ids"},
 			&cli.StringFlag{Name: "drop", Usage: "drop the decision with this `ID` (or a unique prefix of it; see --list)"},
-			&cli.BoolFlag{Name: "json", Usage: "with --list: machine-readable output"},
+			jsonFlag("with --list: machine-readable output"),
 			projectFlag,
 		},
 		Action: func(c *cli.Context) error { return runDecide(e, c) },
@@ -174,7 +169,7 @@ type DecisionReport struct {
 }
 
 func runDecide(e *Env, c *cli.Context) error {
-	text := strings.Join(strings.Fields(strings.Join(c.Args().Slice(), " ")), " ")
+	text := oneText(c)
 	list, drop := c.Bool("list"), c.IsSet("drop")
 	if modes := len(slices.DeleteFunc([]bool{list, drop, text != ""}, func(b bool) bool { return !b })); modes != 1 {
 		return usageErrorf("carryover decide --help", `decide takes one of: "<decision>" [--why "…"], --list, --drop ID`)
@@ -192,23 +187,26 @@ func runDecide(e *Env, c *cli.Context) error {
 		if err := r.Decide(text, strings.TrimSpace(c.String("why"))); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.Stdout, "decided: %s\n", text)
-		republish(e, r)
-		return nil
+		return recorded(e, r, "decided: %s\n", text)
 	})
 }
 
 // listDecisions prints the project's decisions log (decide --list).
 func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) error {
-	if asJSON {
-		out := []DecisionReport{}
-		for _, d := range ds {
-			source := "extracted"
-			if d.User {
-				source = "user"
-			}
-			out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
+	out := []DecisionReport{}
+	for _, d := range ds {
+		source := map[bool]string{false: "extracted", true: "user"}[d.User]
+		out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
+		if asJSON {
+			continue
 		}
+		line := fmt.Sprintf("%s  %s", d.ID, d.Text)
+		if d.Why != "" {
+			line += " (why: " + d.Why + ")"
+		}
+		fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, map[bool]string{false: "extracted", true: "you"}[d.User], publish.Ago(e.Now(), d.At))
+	}
+	if asJSON {
 		return printJSON(e.Stdout, struct {
 			Project   string           `json:"project"`
 			Decisions []DecisionReport `json:"decisions"`
@@ -216,17 +214,6 @@ func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) e
 	}
 	if len(ds) == 0 {
 		fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", project)
-	}
-	for _, d := range ds {
-		who := "you"
-		if !d.User {
-			who = "extracted"
-		}
-		line := fmt.Sprintf("%s  %s", d.ID, d.Text)
-		if d.Why != "" {
-			line += " (why: " + d.Why + ")"
-		}
-		fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, who, publish.Ago(e.Now(), d.At))
 	}
 	return nil
 }
@@ -253,16 +240,14 @@ func dropDecision(e *Env, r *service.Project, ds []service.Decision, arg string)
 	if err := r.DropDecision(d.Text); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "dropped: %s\n", d.Text)
-	republish(e, r)
-	return nil
+	return recorded(e, r, "dropped: %s\n", d.Text)
 }
 
 func historyCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "history",
 		Usage: "list the project's previous handoffs (id, age, agent, goal, status, who received it)",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"}, projectFlag},
+		Flags: []cli.Flag{jsonFlag("machine-readable output"), projectFlag},
 		Action: func(c *cli.Context) error {
 			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
 				if c.Bool("json") {
@@ -271,7 +256,8 @@ func historyCommand(e *Env) *cli.Command {
 						Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
 					}{r.Root, nonNil(hs)})
 				}
-				return printHistory(plainEnv(e), r.Root, hs)
+				printHistory(plainEnv(e), r.Root, hs)
+				return nil
 			})
 		},
 		Subcommands: []*cli.Command{
@@ -284,8 +270,8 @@ func historyCommand(e *Env) *cli.Command {
 					if c.NArg() != 1 {
 						return usageErrorf(helpFor(c), "history show takes one handoff id or a prefix of one (see `carryover history`)")
 					}
-					// A history file may have been planted in .carryover:
-					// its escapes never reach the terminal (nor a pipe).
+					// A history file may have been planted in .carryover: its
+					// escapes never reach the terminal (nor a pipe).
 					return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
 						return showHistory(plainEnv(e), r.Root, hs, c.Args().First())
 					})
@@ -315,26 +301,26 @@ func onHistory(e *Env, c *cli.Context, fn func(*service.Project, []lifecycle.His
 	})
 }
 
-func printHistory(e *Env, root string, hs []lifecycle.HistoryEntry) error {
-	if len(hs) == 0 {
-		// The one thing that makes a first handoff appear.
+func printHistory(e *Env, root string, hs []lifecycle.HistoryEntry) {
+	if len(hs) == 0 { // the one thing that makes a first handoff appear
 		fmt.Fprintf(e.Stdout, "no handoffs recorded for %s yet — one is written when an agent session here ends a turn, once its hooks are wired (`carryover install`)\n", root)
-		return nil
 	}
 	for _, h := range hs {
 		line := fmt.Sprintf("%s  %-10s", h.ID, h.Status)
 		if h.Agent != "" {
 			line += fmt.Sprintf("  %s %s  %s", h.Agent, publish.ShortID(h.Session), h.Age)
 		}
-		if h.Goal != "" {
-			line += "  " + clipLine(h.Goal, 60)
+		if goal := []rune(strings.Join(strings.Fields(h.Goal), " ")); h.Goal != "" {
+			if len(goal) > 60 {
+				goal = append(goal[:59], '…')
+			}
+			line += "  " + string(goal)
 		}
 		fmt.Fprintln(e.Stdout, line)
 		for _, c := range h.ConsumedBy {
 			fmt.Fprintf(e.Stdout, "    → received by %s session %s %s\n", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At))
 		}
 	}
-	return nil
 }
 
 func showHistory(e *Env, root string, hs []lifecycle.HistoryEntry, arg string) error {
@@ -352,8 +338,7 @@ func showHistory(e *Env, root string, hs []lifecycle.HistoryEntry, arg string) e
 	text, err := publish.ReadHistory(root, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return exitf(ExitNotFound, "%s is recorded but its text is no longer in .carryover/history (rotated or cleaned)", id)
-	}
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
 	_, err = fmt.Fprint(e.Stdout, text)
@@ -374,29 +359,19 @@ func runHistoryClean(e *Env, project, age string, dryRun bool) error {
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if dryRun {
-				fmt.Fprintf(e.Stdout, "would remove %s\n", id)
-			}
+		if dryRun {
+			printLines(e.Stdout, "would remove ", ids...)
 		}
 		fmt.Fprintf(e.Stdout, "%s %d handoff(s) older than %s%s\n", verb, len(ids), age, note)
 		return nil
 	})
 }
 
-func clipLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
 func explainCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "explain",
 		Usage: "print each line of the project's handoff with its evidence: the rule that chose it and the ledger rows it came from",
-		Flags: []cli.Flag{projectFlag, &cli.BoolFlag{Name: "json", Usage: "one JSON document: lines, each with its rule and rows"}},
+		Flags: []cli.Flag{projectFlag, jsonFlag("one JSON document: lines, each with its rule and rows")},
 		Action: func(c *cli.Context) error {
 			return onProject(e, c.String("project"), false, func(r *service.Project) error { return runExplain(e, r, c.Bool("json")) })
 		},
@@ -408,18 +383,16 @@ func runExplain(e *Env, r *service.Project, asJSON bool) error {
 		return exitf(ExitNotFound, "nothing to explain in %s: no agent session recorded for this project yet (run an agent with carryover's hooks installed, or `carryover handoff --transcript FILE`)", r.Root)
 	}
 	lines, err := r.Explain()
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if asJSON {
+	case asJSON:
 		return printJSON(e.Stdout, struct {
 			Project string                `json:"project"`
 			Lines   []service.ExplainLine `json:"lines"`
 		}{r.Root, lines})
-	}
-	if len(lines) == 0 {
+	case len(lines) == 0:
 		fmt.Fprintln(e.Stdout, "the handoff states nothing drawn from the ledger yet")
-		return nil
 	}
 	for _, l := range lines {
 		fmt.Fprintf(e.Stdout, "%s: %s\n  rule: %s\n", l.Section, l.Text, l.Rule)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,11 +39,9 @@ func runCommand(e *Env) *cli.Command {
 			"(SIGTERM) and started again with the same arguments; its SessionStart hook hands the new\n" +
 			"session the handoff. At most [limits] max_restarts restarts (10); Ctrl-C never restarts.\n" +
 			runNoHooksNote(),
-		SkipFlagParsing: true,
+		SkipFlagParsing: true, // the agent's own flags pass through after --; -h/--help before it is carryover's
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
-			// Flags parse by hand (the agent's own flags pass through after
-			// --): -h/--help before -- is carryover's help.
 			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 				return cli.ShowSubcommandHelp(c)
 			}
@@ -65,19 +64,20 @@ func runCommand(e *Env) *cli.Command {
 	}
 }
 
+// runOptions: interrupted is set when the wrapper itself got SIGINT (tests
+// set it too).
 type runOptions struct {
 	argv        []string
 	project     string
 	maxRestarts int
 	poll, grace time.Duration
-	// interrupted is set when the wrapper itself got SIGINT (tests set it too).
 	interrupted *atomic.Bool
 }
 
 // forwardSignals notes the wrapper's signals in interrupted and passes a
-// TERM or HUP on to the running child: the terminal's Ctrl-C reaches the
-// agent itself (same process group), so the wrapper only notes it, and
-// that exit never restarts. stop ends the forwarding.
+// TERM or HUP on to the child: the terminal's Ctrl-C reaches the agent
+// itself (same process group), so the wrapper only notes it, and that exit
+// never restarts.
 func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process]) (stop func()) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -85,16 +85,16 @@ func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process])
 		for s := range sigs {
 			interrupted.Store(true)
 			if p := child.Load(); p != nil && s != os.Interrupt {
-				_ = p.Signal(s) // a TERM or HUP for the wrapper is for the agent too
+				_ = p.Signal(s)
 			}
 		}
 	}()
 	return func() { signal.Stop(sigs) }
 }
 
-// agentBinary is the agent's executable. A bare name is looked up in
-// PATH's absolute entries only (lookPath): the repository's
-// ./node_modules/.bin/claude never stands in.
+// agentBinary is the agent's executable; a bare name is looked up in PATH's
+// absolute entries only (lookPath): ./node_modules/.bin/claude never
+// stands in.
 func agentBinary(e *Env, name string) (string, error) {
 	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
 		return name, nil
@@ -108,16 +108,15 @@ func agentBinary(e *Env, name string) (string, error) {
 // exitCodeOf is the agent's exit status, 128+signal when a signal ended it
 // (but not the wrapper's own stop at a CRITICAL signal).
 func exitCodeOf(ps *os.ProcessState, critical bool) int {
-	code := ps.ExitCode()
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !critical {
-		code = 128 + int(ws.Signal())
+		return 128 + int(ws.Signal())
 	}
-	return code
+	return ps.ExitCode()
 }
 
 // runAgent runs the agent until it exits without a verified CRITICAL
-// signal, restarting it after one at most maxRestarts times. It returns
-// the agent's exit status as an exit error.
+// signal, restarting it after one at most maxRestarts times; it returns the
+// agent's exit status as an exit error.
 func runAgent(e *Env, o runOptions) error {
 	log := newLogger(e)
 	log.Prefix = "run "
@@ -138,14 +137,12 @@ func runAgent(e *Env, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	restarts := 0
-	for gen := 0; ; gen++ {
+	for gen, restarts := 0, 0; ; gen++ {
 		argv := readArgs(ag, o.argv, o.project)
 		c := exec.Command(bin, argv[1:]...)
 		c.Dir = o.project
 		c.Stdin, c.Stdout, c.Stderr = e.Stdin, e.Stdout, e.Stderr
-		env := append([]string(nil), e.Environ...)
-		c.Env = append(env, limits.RunEnv+"="+id+"."+strconv.Itoa(gen), limits.RunPIDEnv+"="+strconv.Itoa(os.Getpid()))
+		c.Env = append(slices.Clone(e.Environ), limits.RunEnv+"="+id+"."+strconv.Itoa(gen), limits.RunPIDEnv+"="+strconv.Itoa(os.Getpid()))
 		started := e.Now()
 		if err := c.Start(); err != nil {
 			return exitf(ExitError, "cannot start %s: %v", argv[0], err)
@@ -178,7 +175,7 @@ func runAgent(e *Env, o runOptions) error {
 
 // watch waits for the agent to exit, ending it gracefully (SIGTERM, then
 // SIGKILL after grace) when a verified CRITICAL signal arrives; critical
-// says whether one did (also when it arrived just as the agent exited).
+// says whether one did (also when it arrived as the agent exited).
 func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *service.Log) (limits.Signal, bool) {
 	done := make(chan struct{})
 	go func() { _ = c.Wait(); close(done) }()
@@ -219,10 +216,7 @@ func exitCode(code int) error {
 	if code == 0 {
 		return nil
 	}
-	if code < 0 {
-		code = 1
-	}
-	return &exitError{code: code}
+	return &exitError{code: max(code, 1)}
 }
 
 // runNoHooksNote says what run does for the agents without hooks (from
@@ -230,12 +224,10 @@ func exitCode(code int) error {
 func runNoHooksNote() string {
 	var parts []string
 	for _, a := range adapters.All {
-		if a.SnapshotAfterRun {
-			p := "for " + a.Name
-			if a.ReadFlag != "" {
-				p += ", " + a.ReadFlag + " .carryover/handoff.md is passed"
-			}
-			parts = append(parts, p+" and its session is read when it exits")
+		if a.SnapshotAfterRun && a.ReadFlag != "" {
+			parts = append(parts, "for "+a.Name+", "+a.ReadFlag+" .carryover/handoff.md is passed and its session is read when it exits")
+		} else if a.SnapshotAfterRun {
+			parts = append(parts, "for "+a.Name+" and its session is read when it exits")
 		}
 	}
 	if len(parts) == 0 {
@@ -246,47 +238,41 @@ func runNoHooksNote() string {
 }
 
 // readArgs adds the agent's read flag with .carryover/handoff.md (Aider:
-// --read) when the project has a handoff and the user did not pass it
-// already.
+// --read) when the project has a handoff and the user did not pass it.
 func readArgs(ag *adapters.Agent, argv []string, project string) []string {
 	rel := filepath.Join(".carryover", "handoff.md")
-	if ag == nil || ag.ReadFlag == "" {
-		return argv
-	}
-	flag := ag.ReadFlag
-	if _, err := os.Stat(publish.HandoffPath(project)); err != nil {
+	if ag == nil || ag.ReadFlag == "" || !publish.Exists(publish.HandoffPath(project)) {
 		return argv
 	}
 	for i, a := range argv {
-		if (a == flag && i+1 < len(argv) && argv[i+1] == rel) || a == flag+"="+rel {
+		if (a == ag.ReadFlag && i+1 < len(argv) && argv[i+1] == rel) || a == ag.ReadFlag+"="+rel {
 			return argv
 		}
 	}
-	return append([]string{argv[0], flag, rel}, argv[1:]...)
+	return append([]string{argv[0], ag.ReadFlag, rel}, argv[1:]...)
 }
 
 // snapshotAfterRun reads the session of an agent without hooks (Aider's
-// chat history) into the ledger and publishes the handoff, as a hook
-// would have. A session begun since started is the one carryover ran, so
-// it is the user's even in a history file the repository tracks.
+// chat history) into the ledger and publishes the handoff, as a hook would
+// have. A session begun since started is the one carryover ran: the user's
+// even in a history file the repository tracks.
 func snapshotAfterRun(e *Env, ag *adapters.Agent, project string, started time.Time) {
 	if ag == nil || !ag.SnapshotAfterRun {
 		return
 	}
-	tool := ag.Name
-	p, err := pick(e, selection{source: tool, project: project, since: started})
+	p, err := pick(e, selection{source: ag.Name, project: project, since: started})
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, errors.Unwrap(err))
+		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", ag.Name, errors.Unwrap(err))
 		return
 	}
 	proj := openManual(e, p)
 	if err := proj.Ingest(p.Pick); err != nil {
-		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", tool, err)
+		fmt.Fprintf(e.Stderr, "carryover run: the %s session was not read: %v\n", ag.Name, err)
 		return
 	}
 	if err := proj.Refresh(); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover run: handoff not written: %v\n", err)
 		return
 	}
-	fmt.Fprintf(e.Stderr, "carryover run: the %s session is in %s\n", tool, strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
+	fmt.Fprintf(e.Stderr, "carryover run: the %s session is in %s\n", ag.Name, strings.TrimPrefix(publish.HandoffPath(p.project), p.project+string(filepath.Separator)))
 }

@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -17,13 +19,16 @@ import (
 	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/resume"
 	"github.com/carryover/carryover/publish/service"
+	"github.com/carryover/carryover/specs"
 )
+
+// The read-only reports: status, info, detect.
 
 func statusCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show agents, hooks, the ledger, each project's handoff and who received it (read-only)",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+		Flags: []cli.Flag{jsonFlag("machine-readable output"),
 			&cli.BoolFlag{Name: "space", Usage: "the ledger's size per table and index too (reads the whole ledger)"}},
 		Action: func(c *cli.Context) error {
 			st := collectStatus(e, c.Bool("space"))
@@ -49,34 +54,33 @@ type StatusReport struct {
 	Config   []string        `json:"config_warnings,omitempty"`
 }
 
-// GuestReport is what carryover writes in projects and what the user
-// told it to leave alone or forget.
+// GuestReport is what carryover writes in projects and what the user told
+// it to leave alone or forget.
 type GuestReport struct {
 	Pointer   string   `json:"pointer"`
 	Ignore    []string `json:"ignore"`
 	Forgotten int      `json:"forgotten_handoffs"`
 }
 
-// AgentReport is one agent's line in status.
+// AgentReport is one agent's line. Restore: how the handoff reaches an
+// agent that cannot be told at session start. Read: its recent sessions
+// (issue 12: unreadable is not empty; drift names a newer format).
 type AgentReport struct {
-	Tool       string   `json:"tool"`
-	Display    string   `json:"display"`
-	Detected   bool     `json:"detected"`
-	Binary     string   `json:"binary,omitempty"`
-	Version    string   `json:"version,omitempty"`
-	SpecRow    string   `json:"spec_row,omitempty"`
-	Fallback   bool     `json:"fallback,omitempty"`
-	Warning    string   `json:"warning,omitempty"`
-	ConfigPath string   `json:"config_path,omitempty"`
-	Hooks      string   `json:"hooks"`
-	HookDetail string   `json:"hook_detail,omitempty"`
-	Events     []string `json:"events,omitempty"`
-	Problem    string   `json:"problem,omitempty"`
-	// Restore: how the handoff reaches an agent that cannot be told at
-	// session start. Read: its recent sessions (issue 12: unreadable is
-	// not empty; drift names a newer format).
-	Restore string           `json:"restore,omitempty"`
-	Read    *adapters.Survey `json:"read,omitempty"`
+	Tool       string           `json:"tool"`
+	Display    string           `json:"display"`
+	Detected   bool             `json:"detected"`
+	Binary     string           `json:"binary,omitempty"`
+	Version    string           `json:"version,omitempty"`
+	SpecRow    string           `json:"spec_row,omitempty"`
+	Fallback   bool             `json:"fallback,omitempty"`
+	Warning    string           `json:"warning,omitempty"`
+	ConfigPath string           `json:"config_path,omitempty"`
+	Hooks      string           `json:"hooks"`
+	HookDetail string           `json:"hook_detail,omitempty"`
+	Events     []string         `json:"events,omitempty"`
+	Problem    string           `json:"problem,omitempty"`
+	Restore    string           `json:"restore,omitempty"`
+	Read       *adapters.Survey `json:"read,omitempty"`
 }
 
 // LedgerReport describes the ledger file.
@@ -93,11 +97,22 @@ type LedgerReport struct {
 // ProjectReport is a project's current handoff and its delivery receipts.
 type ProjectReport = service.ProjectStatus
 
+// WallsReport is the [limits]/[context] configuration and the last limit
+// each agent hit.
+type WallsReport struct {
+	AutoResume        bool                `json:"auto_resume"`
+	WarnPercent       float64             `json:"warn_percent"`
+	MaxRestarts       int                 `json:"max_restarts"`
+	RestartAtCritical bool                `json:"restart_at_critical"`
+	Thresholds        [3]int              `json:"context_thresholds"` // early warn, warn, critical (%)
+	Problems          []string            `json:"problems,omitempty"`
+	Last              []service.LastLimit `json:"last,omitempty"`
+}
+
 // collectStatus is status's report; tables adds the ledger's size per
 // table and index (dbstat reads every page; per project is cheap at any
 // size). Status never creates a ledger.
 func collectStatus(e *Env, tables bool) (st StatusReport) {
-	st = StatusReport{Home: e.Home(), Walls: wallsConfig(e)}
 	cwdProject, _ := currentProject(e, "")
 	defer func() { // the config warnings of the current project and every project reported
 		ps := []string{cwdProject}
@@ -106,19 +121,23 @@ func collectStatus(e *Env, tables bool) (st StatusReport) {
 		}
 		st.Config = config.Warnings(e.ConfigPath(), e.UserHome(), slices.DeleteFunc(ps, func(p string) bool { return p == "" }))
 	}()
+	cfg, _ := LoadConfig(e, "")
+	w := cfg.Walls()
+	t := w.Thresholds()
 	gcfg, _ := LoadConfig(e, cwdProject)
-	st.Guest = GuestReport{Pointer: gcfg.PointerMode(), Ignore: append([]string{}, gcfg.Ignore...)}
+	st = StatusReport{Home: e.Home(), Guest: GuestReport{Pointer: gcfg.PointerMode(), Ignore: append([]string{}, gcfg.Ignore...)},
+		Walls: WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
+			RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}}
 	if cwdProject != "" {
 		st.Ignored = gcfg.Ignored
 	}
 	st.Agents = agentReports(e, st.Guest.Pointer)
-	path := filepath.Join(e.Home(), service.LedgerFile)
-	st.Ledger.Path = path
-	if fi, err := os.Stat(path); err == nil {
+	st.Ledger.Path = filepath.Join(e.Home(), service.LedgerFile)
+	if fi, err := os.Stat(st.Ledger.Path); err == nil {
 		st.Ledger.Exists, st.Ledger.Bytes = true, fi.Size()
-	}
-	if wal, err := os.Stat(path + "-wal"); err == nil && st.Ledger.Exists {
-		st.Ledger.Bytes += wal.Size()
+		if wal, err := os.Stat(st.Ledger.Path + "-wal"); err == nil {
+			st.Ledger.Bytes += wal.Size()
+		}
 	}
 	store, err := service.OpenStore(e.service())
 	if err != nil {
@@ -147,8 +166,12 @@ func agentReports(e *Env, pointer string) (out []AgentReport) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
 			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
-		if a.Detected() && a.Capability.Tool != "" && !a.Capability.StartInjection {
-			r.Restore = restoreLine(a.Display, pointer)
+		switch {
+		case !a.Detected() || a.Capability.Tool == "" || a.Capability.StartInjection:
+		case pointer == publish.PointerNever:
+			r.Restore = "restore: " + a.Display + " cannot be told at session start and pointer = \"never\", so it receives no handoff; `carryover config set pointer auto` gives it the pointer block in AGENTS.md"
+		default:
+			r.Restore = "restore: " + a.Display + " cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md (pointer = \"" + pointer + "\")"
 		}
 		if sv := adapters.SurveyRecent(a.Tool, adapterEnv(e), 5); sv.Sessions+sv.Unread > 0 {
 			r.Read = &sv
@@ -172,39 +195,45 @@ func printStatus(e *Env, st StatusReport) {
 	for _, p := range st.Projects {
 		printProjectStatus(e, p)
 	}
-	printWalls(e, st)
-	for _, p := range st.Problems {
-		fmt.Fprintf(w, "problem: %s\n", p)
+	printWalls(e, st.Walls)
+	printLines(w, "problem: ", st.Problems...)
+	printLines(w, "config: ignored ", st.Ignored...)
+	if len(st.Config) > 0 {
+		fmt.Fprintln(w, "\nConfig (fix these keys; see `carryover config`)")
+		printLines(w, "  warning: ", st.Config...)
 	}
-	for _, s := range st.Ignored {
-		fmt.Fprintf(w, "config: ignored %s\n", s)
-	}
-	printConfigWarnings(w, st.Config)
 }
 
-// printAgentStatus prints an agent's line, its config and notes; an agent
+// printAgentStatus prints an agent's line, its config and notes; one
 // neither detected nor wired gets one line.
 func printAgentStatus(w io.Writer, a AgentReport) {
-	mark := "✗"
-	ver := "not detected"
+	mark, ver := "✗", "not detected"
 	if a.Detected {
 		mark, ver = "✓", a.Version
 	}
 	if !a.Detected && (a.Hooks == "missing" || a.Hooks == "no hooks") {
 		fmt.Fprintf(w, "  %s %-22s not detected\n", mark, a.Display)
-		printSurvey(w, a.Read)
-		return
+	} else {
+		fmt.Fprintf(w, "  %s %-22s %-10s hooks: %s", mark, a.Display, ver, a.Hooks)
+		if a.SpecRow != "" {
+			fmt.Fprintf(w, "  (spec %s)", a.SpecRow)
+		}
+		fmt.Fprintln(w)
+		printLines(w, "      config: ", a.ConfigPath)
+		printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
 	}
-	fmt.Fprintf(w, "  %s %-22s %-10s hooks: %s", mark, a.Display, ver, a.Hooks)
-	if a.SpecRow != "" {
-		fmt.Fprintf(w, "  (spec %s)", a.SpecRow)
+	// What reading its recent sessions found, and one warning per
+	// transcript written by a newer agent than known.
+	if sv := a.Read; sv != nil {
+		fmt.Fprintf(w, "      %s\n", sv)
+		seen := map[string]bool{}
+		for _, d := range sv.Drift {
+			if !seen[d] {
+				seen[d] = true
+				fmt.Fprintf(w, "      warning: %s\n", d)
+			}
+		}
 	}
-	fmt.Fprintln(w)
-	if a.ConfigPath != "" {
-		fmt.Fprintf(w, "      config: %s\n", a.ConfigPath)
-	}
-	printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
-	printSurvey(w, a.Read)
 }
 
 func printLedger(e *Env, l LedgerReport) {
@@ -231,46 +260,38 @@ func printProjectStatus(e *Env, p ProjectReport) {
 	}
 	fmt.Fprintf(w, "  %s\n    %s (%s)\n", p.Project, strings.TrimPrefix(p.Header, "# "), publish.Ago(e.Now(), p.Written))
 	printLines(w, "    ", p.Quality, p.NotInjected)
-	printLifecycle(e, p.Lifecycle)
-	if p.Lifecycle != nil && p.Lifecycle.Status == lifecycle.StatusCleared {
+	if h := p.Lifecycle; h != nil && h.Status == lifecycle.StatusCleared { // said once, with who did it
+		fmt.Fprintf(w, "    %s: cleared by you (`carryover clear`); new sessions start without it\n", h.ID)
 		return
+	} else if h != nil {
+		line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
+		var by []string
+		for _, c := range h.ConsumedBy {
+			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At)))
+		}
+		if len(by) > 0 {
+			line += " by " + strings.Join(by, ", ")
+		}
+		fmt.Fprintln(w, line)
+		for _, s := range h.Staleness {
+			fmt.Fprintf(w, "    %s\n", strings.TrimPrefix(s, "> "))
+		}
 	}
 	if len(p.Receipts) == 0 {
 		fmt.Fprintln(w, "    not delivered to any session yet")
 	}
 	for _, r := range p.Receipts {
-		which := "an earlier handoff"
-		if r.Current {
-			which = "this handoff"
-		}
+		which := map[bool]string{false: "an earlier handoff", true: "this handoff"}[r.Current]
 		fmt.Fprintf(w, "    → %s session %s received %s (%s, %s)\n", r.Tool, publish.ShortID(r.Session), which, r.Via, publish.Ago(e.Now(), r.At))
 	}
-	if p.Context != "" {
-		fmt.Fprintf(w, "    context of its session: %s\n", p.Context)
-	}
+	printLines(w, "    context of its session: ", p.Context)
 }
 
-// printLines prints each of lines that is not empty, indented.
-func printLines(w io.Writer, indent string, lines ...string) {
+// printLines prints each of lines that is not empty after prefix.
+func printLines(w io.Writer, prefix string, lines ...string) {
 	for _, s := range lines {
 		if s != "" {
-			fmt.Fprintf(w, "%s%s\n", indent, s)
-		}
-	}
-}
-
-// printSurvey prints what reading an agent's recent sessions found, and
-// one warning line per transcript written by a newer agent than known.
-func printSurvey(w io.Writer, sv *adapters.Survey) {
-	if sv == nil {
-		return
-	}
-	fmt.Fprintf(w, "      %s\n", sv)
-	seen := map[string]bool{}
-	for _, d := range sv.Drift {
-		if !seen[d] {
-			seen[d] = true
-			fmt.Fprintf(w, "      warning: %s\n", d)
+			fmt.Fprintf(w, "%s%s\n", prefix, s)
 		}
 	}
 }
@@ -300,18 +321,8 @@ func printGuest(w io.Writer, g GuestReport) {
 	}
 }
 
-// restoreLine says how the handoff reaches an agent carryover cannot tell
-// at session start, under pointer mode mode.
-func restoreLine(display, mode string) string {
-	if mode == publish.PointerNever {
-		return "restore: " + display + " cannot be told at session start and pointer = \"never\", so it receives no handoff; `carryover config set pointer auto` gives it the pointer block in AGENTS.md"
-	}
-	return "restore: " + display + " cannot be told at session start; the handoff reaches it through the pointer block in AGENTS.md (pointer = \"" + mode + "\")"
-}
-
-// spaceProjects is how many (of the biggest) projects status names.
-const spaceProjects = 5
-
+// printSpace names the 5 biggest projects (by their share of rows) and,
+// with --space, each table's size.
 func printSpace(e *Env, sp *service.Space) {
 	if sp == nil {
 		return
@@ -321,24 +332,21 @@ func printSpace(e *Env, sp *service.Space) {
 	for _, p := range sp.Projects {
 		rows += p.Rows
 	}
-	used := sp.FileBytes - sp.FreeBytes
 	for i, p := range sp.Projects {
-		if i == spaceProjects {
+		if i == 5 {
 			fmt.Fprintf(w, "    … %d more projects\n", len(sp.Projects)-i)
 			break
 		}
 		share := int64(0)
 		if rows > 0 {
-			share = used * p.Rows / rows
+			share = (sp.FileBytes - sp.FreeBytes) * p.Rows / rows
 		}
 		fmt.Fprintf(w, "    ~%-9s %s: %d sessions, %d rows, last active %s\n", humanBytes(share), p.Project, p.Sessions, p.Rows, publish.Ago(e.Now(), p.LastActive))
 	}
 	for _, t := range sp.Tables {
 		fmt.Fprintf(w, "    %-9s %s\n", humanBytes(t.Bytes), t.Name)
 	}
-	if sp.TablesNote != "" {
-		fmt.Fprintf(w, "    %s\n", sp.TablesNote)
-	}
+	printLines(w, "    ", sp.TablesNote)
 	if sp.FreeBytes > 0 {
 		hint := "`carryover gc` gives it back"
 		if !sp.AutoVacuum {
@@ -349,37 +357,12 @@ func printSpace(e *Env, sp *service.Space) {
 	fmt.Fprintln(w, "    `carryover gc --older-than 180d` removes old sessions' rows (never handoffs or decisions)")
 }
 
-// WallsReport is the [limits]/[context] configuration and the last limit
-// each agent hit.
-type WallsReport struct {
-	AutoResume        bool                `json:"auto_resume"`
-	WarnPercent       float64             `json:"warn_percent"`
-	MaxRestarts       int                 `json:"max_restarts"`
-	RestartAtCritical bool                `json:"restart_at_critical"`
-	Thresholds        [3]int              `json:"context_thresholds"` // early warn, warn, critical (%)
-	Problems          []string            `json:"problems,omitempty"`
-	Last              []service.LastLimit `json:"last,omitempty"`
-}
-
-func wallsConfig(e *Env) WallsReport {
-	cfg, _ := LoadConfig(e, "")
-	w := cfg.Walls()
-	t := w.Thresholds()
-	return WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
-		RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}
-}
-
-func printWalls(e *Env, st StatusReport) {
-	w, c := e.Stdout, st.Walls
-	auto := "on"
-	if !c.AutoResume {
-		auto = "off"
-	}
+func printWalls(e *Env, c WallsReport) {
+	w := e.Stdout
+	auto := map[bool]string{false: "off", true: "on"}[c.AutoResume]
 	fmt.Fprintf(w, "\nLimits  RESUME.md on a limit: %s, ahead of time from %.0f %% used; context levels %d/%d/%d %%; carryover run restarts ≤ %d\n",
 		auto, c.WarnPercent, c.Thresholds[0], c.Thresholds[1], c.Thresholds[2], c.MaxRestarts)
-	for _, p := range c.Problems {
-		fmt.Fprintf(w, "  config: %s\n", p)
-	}
+	printLines(w, "  config: ", c.Problems...)
 	for _, l := range c.Last {
 		name := l.Tool
 		if a, ok := adapters.ByName(l.Tool); ok {
@@ -393,30 +376,232 @@ func printWalls(e *Env, st StatusReport) {
 	}
 }
 
-func printLifecycle(e *Env, h *lifecycle.HistoryEntry) {
-	if h == nil {
-		return
-	}
-	line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
-	if h.Status == lifecycle.StatusCleared {
-		// Said once, with who did it: nothing else about it matters now.
-		fmt.Fprintf(e.Stdout, "    %s: cleared by you (`carryover clear`); new sessions start without it\n", h.ID)
-		return
-	}
-	if len(h.ConsumedBy) > 0 {
-		var by []string
-		for _, c := range h.ConsumedBy {
-			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At)))
-		}
-		line += " by " + strings.Join(by, ", ")
-	}
-	fmt.Fprintln(e.Stdout, line)
-	for _, s := range h.Staleness {
-		fmt.Fprintf(e.Stdout, "    %s\n", strings.TrimPrefix(s, "> "))
+func infoCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:   "info",
+		Usage:  "show storage paths, context windows and configuration",
+		Flags:  []cli.Flag{projectFlag, jsonFlag("print JSON")},
+		Action: func(c *cli.Context) error { return runInfo(e, c.String("project"), c.Bool("json")) },
 	}
 }
 
-func structuredLifecycle(e *Env, project string) (l *resume.Lifecycle) {
-	_ = onProject(e, project, false, func(p *service.Project) error { l = p.Lifecycle(); return nil })
-	return l
+// Info is what `carryover info` reports.
+type Info struct {
+	Version  string         `json:"version"`
+	Home     string         `json:"home"`
+	Ledger   string         `json:"ledger"`
+	Sessions int            `json:"ledger_sessions"`
+	Config   string         `json:"config"`
+	Settings map[string]any `json:"settings"` // key → value in effect (`carryover config`)
+	Project  string         `json:"project"`
+	Outputs  []string       `json:"outputs"`
+	Agents   []AgentPaths   `json:"agents"`
+	Targets  []TargetInfo   `json:"targets"`
+}
+
+// AgentPaths are one agent's storage locations.
+type AgentPaths struct {
+	Tool        string   `json:"agent"`
+	Display     string   `json:"display"`
+	HookConfig  string   `json:"hook_config,omitempty"`
+	Transcripts []string `json:"transcripts"`
+}
+
+// TargetInfo is one handoff target's window and budget.
+type TargetInfo struct {
+	Target string `json:"target"`
+	Window int    `json:"context_window"`
+	Budget int    `json:"budget"`
+}
+
+// storePaths are where tl keeps its sessions, once each: its lister's
+// stores and the table's transcript paths (relative ones under project,
+// none when project is "").
+func storePaths(e *Env, tl specs.Tool, project string) []string {
+	var cands, out []string
+	if l, ok := adapters.ListerFor(tl.Name); ok {
+		cands = l.Stores(adapterEnv(e))
+	}
+	for _, p := range append(cands, tl.TranscriptPaths(runtime.GOOS, e.Getenv, e.UserHome())...) {
+		if !filepath.IsAbs(p) && project != "" {
+			p = filepath.Join(project, p)
+		}
+		if filepath.IsAbs(p) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
+	w := e.Stdout
+	bold := func(s string) string { return colour(e, e.StdoutTTY, "1", s) }
+	fmt.Fprintf(w, "%s\n  version   %s\n  home      %s\n  ledger    %s (%d sessions)\n", bold("carryover"), inf.Version, inf.Home, inf.Ledger, inf.Sessions)
+	fmt.Fprintf(w, "  config    %s%s\n", inf.Config, exists(inf.Config))
+	fmt.Fprintf(w, "  resume    %s\n  redact    %v\n", cmp.Or(cfg.Resume, "ask (default)"), cfg.RedactOn())
+	if len(cfg.Tools) > 0 {
+		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))
+	}
+	for _, ce := range cerrs {
+		fmt.Fprintf(w, "  config problem: %v\n", ce)
+	}
+	fmt.Fprintf(w, "\n%s %s\n", bold("project"), inf.Project)
+	for _, p := range inf.Outputs {
+		fmt.Fprintf(w, "  %s%s\n", p, exists(p))
+	}
+	fmt.Fprintf(w, "\n%s\n", bold("agents (session stores)"))
+	for _, a := range inf.Agents {
+		fmt.Fprintf(w, "  %s\n", a.Display)
+		for _, p := range a.Transcripts {
+			fmt.Fprintf(w, "    sessions  %s%s\n", p, exists(p))
+		}
+		if a.HookConfig != "" {
+			fmt.Fprintf(w, "    hooks     %s%s\n", a.HookConfig, exists(a.HookConfig))
+		}
+	}
+	fmt.Fprintf(w, "\n%s (budget = %d%% of the context window unless --tokens)\n", bold("handoff targets"), int(resume.BudgetShare*100))
+	for _, t := range inf.Targets {
+		fmt.Fprintf(w, "  %-12s window %9d  budget %9d\n", t.Target, t.Window, t.Budget)
+	}
+}
+
+// shownConfigPath is a hook config path as printed: a per-event layout
+// (Cline's hooks/{{event}}) names the event as <event>, like install's
+// summary (hookconf.Target.Where).
+func shownConfigPath(p string) string { return strings.ReplaceAll(p, specs.EventSlot, "<event>") }
+
+func runInfo(e *Env, projectFlag string, asJSON bool) error {
+	project, err := currentProject(e, projectFlag)
+	if err != nil {
+		return err
+	}
+	tab, err := specs.Load()
+	if err != nil {
+		return exitf(ExitError, "%v", err)
+	}
+	cfg, cerrs := LoadConfig(e, project)
+	vals, _ := resolveConfig(e, project)
+	inf := Info{Version: buildVersion().Version, Home: e.Home(), Ledger: filepath.Join(e.Home(), service.LedgerFile), Config: e.ConfigPath(), Settings: map[string]any{}, Project: project,
+		Outputs: []string{publish.HandoffPath(project), ResumePath(project, "md"), SessionPath(project)}}
+	for _, v := range vals {
+		inf.Settings[v.Key] = tomlValue(v.Value)
+	}
+	if st, err := service.OpenStore(e.service()); err == nil {
+		inf.Sessions = st.Stats().Sessions // a COUNT, as status has it
+		st.Close()
+	}
+	for _, tl := range tab.Tools() {
+		inf.Agents = append(inf.Agents, AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project),
+			HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), publish.Exists))})
+	}
+	for _, t := range resume.Targets() {
+		b, _ := resume.Budget(t, 0)
+		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.Window(t), Budget: b})
+	}
+	if asJSON {
+		return printJSON(e.Stdout, inf)
+	}
+	printInfo(e, inf, cfg, cerrs)
+	return nil
+}
+
+func exists(p string) string {
+	if publish.Exists(p) {
+		return ""
+	}
+	return "  (not present)"
+}
+
+func detectCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:        "detect",
+		Usage:       "show which AI coding agents are installed (✓/✗); exit 1 when none is",
+		Description: "An agent counts as detected when its binary is on PATH or its session store exists.",
+		Flags:       []cli.Flag{jsonFlag("print JSON")},
+		Action:      func(c *cli.Context) error { return runDetect(e, c.Bool("json")) },
+	}
+}
+
+// Detection is one agent's `detect` line; VersionFrom: package.json,
+// install path, self-update or version command.
+type Detection struct {
+	Tool     string   `json:"agent"`
+	Display  string   `json:"display"`
+	Detected bool     `json:"detected"`
+	Binary   string   `json:"binary,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	Stores   []string `json:"stores,omitempty"` // existing session stores
+	Hint     string   `json:"hint,omitempty"`
+	Problem  string   `json:"problem,omitempty"`
+
+	VersionFrom string `json:"version_from,omitempty"`
+}
+
+func runDetect(e *Env, asJSON bool) error {
+	project, _ := currentProject(e, "")
+	stop := spinner(e, "looking for agents…")
+	ds, err := detect(e, project)
+	stop()
+	if err != nil {
+		return exitf(ExitError, "%v", err)
+	}
+	n := 0
+	for _, d := range ds {
+		if d.Detected {
+			n++
+		}
+	}
+	if asJSON {
+		if err := printJSON(e.Stdout, struct {
+			Agents   []Detection `json:"agents"`
+			Detected int         `json:"detected"`
+		}{nonNil(ds), n}); err != nil {
+			return err
+		}
+	} else {
+		for _, d := range ds {
+			fmt.Fprintln(e.Stdout, strings.TrimRight(detectLine(e, d), " "))
+		}
+	}
+	if n == 0 {
+		hint := "see `carryover detect`"
+		if len(ds) > 0 {
+			hint = ds[0].Hint
+		}
+		return exitf(ExitError, "no agents detected: none of %d supported agents is on PATH or has a session store; "+
+			"install one (e.g. %s), or set %s if yours live elsewhere", len(ds), hint, strings.Join(specs.StoreVariables(runtime.GOOS), "/"))
+	}
+	return nil
+}
+
+func detect(e *Env, project string) (ds []Detection, err error) {
+	tab, err := specs.Load()
+	if err == nil {
+		for _, a := range detectAgents(e, tab) {
+			tl, _ := tab.Tool(a.Tool)
+			d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
+			d.Stores = slices.DeleteFunc(storePaths(e, tl, project), func(p string) bool { return !publish.Exists(p) })
+			if d.Detected = d.Binary != "" || len(d.Stores) > 0; !d.Detected {
+				d.Hint, d.Problem = tl.InstallHint, ""
+			}
+			ds = append(ds, d)
+		}
+	}
+	return ds, err
+}
+
+// detectLine is detect's line for agent d.
+func detectLine(e *Env, d Detection) string {
+	line := fmt.Sprintf("%s %-22s", checkMark(e, d.Detected), d.Display)
+	if !d.Detected {
+		return line + " not found (install: " + d.Hint + ")"
+	}
+	parts := []string{d.Version, cmp.Or(d.Binary, "(not on PATH)")}
+	if len(d.Stores) > 0 {
+		parts = append(parts, "sessions: "+strings.Join(d.Stores, ", "))
+	}
+	if d.Problem != "" {
+		parts = append(parts, "note: "+d.Problem)
+	}
+	return line + " " + strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "  ")
 }

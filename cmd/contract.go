@@ -1,30 +1,25 @@
-// Package cmd holds carryover's command-line interface: thin urfave/cli
-// commands over functions that take an injected Env.
-//
-// The scripting contract lives in contract.go, and every command follows it:
-//   - exit codes: the Exit* constants (`carryover help exit-codes`): 0 also
+// Package cmd is carryover's command line: urfave/cli commands that parse
+// flags, call the project service (publish/service) over an injected Env
+// and format the output. Every command follows the contract in this file:
+//   - exit codes: the Exit* constants (`carryover help exit-codes`); 0 also
 //     for an empty result, 2 for a bad command line (usageErrorf) or an id
 //     that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
-//   - a mistyped command or flag gets "did you mean" by publish.EditDistance,
-//     the one distance for config keys, history and session ids as well;
+//   - "did you mean" by publish.EditDistance, the one distance for commands,
+//     flags, config keys, history and session ids;
 //   - a command without ArgsUsage takes no arguments (argsRule); flags may
-//     come after arguments (interspersed);
-//   - -h/--help everywhere, ending with an example from commandExamples;
-//   - --json output only through printJSON: one object, schema_version
-//     first, snake_case keys, lists under a named key (never null: nonNil),
-//     JSON values (never TOML text or Go field names). Walked by
-//     testdata/script/json_contract.txtar.
+//     come after arguments (interspersed); -h/--help everywhere, ending with
+//     an example from commandExamples;
+//   - --json only through printJSON: one object, schema_version first,
+//     snake_case keys, lists under a named key (never null: nonNil), JSON
+//     values. Walked by testdata/script/json_contract.txtar.
 package cmd
 
 import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -36,12 +31,11 @@ import (
 )
 
 // Version, Commit and Date are set by release builds (-ldflags "-X
-// github.com/carryover/carryover/cmd.Version=1.2.3 ..."); otherwise they
-// come from the build info (see buildVersion).
+// github.com/carryover/carryover/cmd.Version=1.2.3 ..."), else read from
+// the build info (buildVersion).
 var Version, Commit, Date string
 
-// commands builds the subcommands (in the order the help lists them),
-// each with its own help flag and carryover's usage errors (see NewApp).
+// commands builds the subcommands in the order the help lists them.
 func commands(env *Env) []*cli.Command {
 	var cs []*cli.Command
 	for _, c := range []func(*Env) *cli.Command{
@@ -54,14 +48,12 @@ func commands(env *Env) []*cli.Command {
 	return cs
 }
 
-// NewApp builds the CLI application over env. The help and version flags
-// and the help command are the app's own, not urfave's package-level ones
-// (which every app would share and write: in-process runs race), and a
-// usage error is two lines, not the help page:
-//
-//	carryover: error: flag provided but not defined: -x
-//	carryover: hint: run `carryover handoff --help` for its flags
+// NewApp builds the CLI over env. Help and version flags and the help
+// command are the app's own, not urfave's package-level ones (shared by
+// every app: in-process runs race), and a usage error is two lines
+// (usageError), not the help page.
 func NewApp(env *Env) *cli.App {
+	suggestOnce.Do(setSuggestions)
 	return &cli.App{
 		Name:            "carryover",
 		Usage:           "keep AI coding agents on task across sessions, compactions and tool switches",
@@ -79,8 +71,8 @@ func NewApp(env *Env) *cli.App {
 	}
 }
 
-// ownHelp gives cmd and its subcommands their own help flag, examples and
-// carryover's usage errors.
+// ownHelp gives cmd and its subcommands their help flag, example, argument
+// rule and carryover's usage errors.
 func ownHelp(cmd *cli.Command, parent string) *cli.Command {
 	path := strings.TrimSpace(parent + " " + cmd.Name)
 	addExample(cmd, path)
@@ -102,18 +94,16 @@ func helpFlag() cli.Flag {
 
 func helpCommand() *cli.Command {
 	cmd := &cli.Command{
-		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, one command's help, or a topic: " + strings.Join(slices.Sorted(maps.Keys(helpTopics)), ", "),
+		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, one command's help, or a topic: exit-codes",
 		ArgsUsage: "[command|topic]", HideHelp: true,
 		Action: func(c *cli.Context) error {
-			name := c.Args().First()
-			if t, ok := helpTopics[name]; ok {
-				_, err := fmt.Fprint(c.App.Writer, t)
+			switch name := c.Args().First(); {
+			case name == "exit-codes":
+				_, err := fmt.Fprint(c.App.Writer, exitCodesHelp)
 				return err
-			}
-			if name != "" {
-				if c.App.Command(name) == nil {
-					return unknownCommand("carryover --help", name, c.App.Commands)
-				}
+			case name != "" && c.App.Command(name) == nil:
+				return unknownCommand("carryover --help", name, c.App.Commands)
+			case name != "":
 				return cli.ShowCommandHelp(c, name)
 			}
 			return cli.ShowAppHelp(c)
@@ -132,38 +122,6 @@ func rootAction(c *cli.Context) error {
 		return unknownCommand("carryover --help", c.Args().First(), c.App.Commands)
 	}
 	return cli.ShowAppHelp(c)
-}
-
-// Main runs carryover with args and returns the exit code.
-func Main(args []string, env *Env) int {
-	// The hook's command line, in the one form hookconf writes, skips
-	// building the CLI: its 25 commands and urfave's parsing were ~0.65 ms
-	// of CPU of a ~20 ms incremental Stop (perf over
-	// BenchmarkSnapshotIncremental). Any other form parses as usual.
-	if len(args) == 6 && args[1] == "snapshot" && args[2] == "--tool" && args[4] == "--event" {
-		runSnapshot(env, args[3], args[5])
-		return ExitOK
-	}
-	app := NewApp(env)
-	err := app.Run(interspersed(app, args))
-	if err == nil {
-		return ExitOK
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(env.Stderr, "carryover: error: %s\n", ue.msg)
-		fmt.Fprintf(env.Stderr, "carryover: hint: run `%s` for the usage\n", ue.help)
-		return ExitUsage
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(env.Stderr, "carryover: %s\n", ee.msg)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(env.Stderr, "carryover: %v\n", err)
-	return ExitError
 }
 
 // Exit codes shared by every command (`carryover help exit-codes`).
@@ -201,14 +159,12 @@ const exitCodesHelp = `Exit codes (the same for every command):
 The hook entry, carryover snapshot, always exits 0.
 `
 
-// jsonSchemaVersion is the version of every command's --json output. It
-// changes only when a key is removed or changes meaning; new keys do not
-// change it.
+// jsonSchemaVersion is every --json output's version: it changes only when
+// a key is removed or changes meaning, not for new keys.
 const jsonSchemaVersion = 1
 
-// printJSON writes v, which must encode as a JSON object, as carryover's
-// --json output: schema_version first, then v's keys (snake_case; lists
-// under a named key; values as JSON types, never TOML text).
+// printJSON writes v, which must encode as an object, as --json output:
+// schema_version first, then v's keys.
 func printJSON(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -217,14 +173,13 @@ func printJSON(w io.Writer, v any) error {
 	if len(b) < 2 || b[0] != '{' {
 		return fmt.Errorf("internal error: --json output must be an object, got %.20s", b)
 	}
-	var out bytes.Buffer
-	out.WriteString(`{"schema_version":` + fmt.Sprint(jsonSchemaVersion))
 	if string(b) != "{}" {
-		out.WriteByte(',')
+		b[0] = ','
+	} else {
+		b = b[1:]
 	}
-	out.Write(b[1:])
 	var ind bytes.Buffer
-	if err := json.Indent(&ind, out.Bytes(), "", "  "); err != nil {
+	if err := json.Indent(&ind, append([]byte(`{"schema_version":`+fmt.Sprint(jsonSchemaVersion)), b...), "", "  "); err != nil {
 		return err
 	}
 	ind.WriteByte('\n')
@@ -232,15 +187,12 @@ func printJSON(w io.Writer, v any) error {
 	return err
 }
 
-// usageError is a mistake in the command line: an unknown command or flag,
-// an extra or missing argument. It exits with ExitUsage, as two lines:
+// usageError is a mistake in the command line (unknown command or flag, an
+// extra or missing argument): ExitUsage, as two lines:
 //
 //	carryover: error: flag provided but not defined: -x; did you mean --all?
 //	carryover: hint: run `carryover list --help` for the usage
-type usageError struct {
-	msg  string
-	help string // the command that shows the usage
-}
+type usageError struct{ msg, help string } // help: the command that shows the usage
 
 func (e *usageError) Error() string { return e.msg }
 
@@ -249,7 +201,7 @@ func usageErrorf(help, format string, args ...any) error {
 }
 
 func helpFor(c *cli.Context) string {
-	if c == nil || c.Command == nil || c.Command.Name == "" {
+	if c.Command == nil || c.Command.Name == "" {
 		return "carryover --help"
 	}
 	return "carryover " + fullName(c) + " --help"
@@ -266,33 +218,30 @@ func fullName(c *cli.Context) string {
 	return strings.Join(names, " ")
 }
 
-// undefinedFlag is compiled at a usage error, not at every start.
-var undefinedFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`) })
-
 func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
-	help := "carryover --help"
+	help, flags := "carryover --help", c.App.Flags
 	if isSubcommand {
 		help = helpFor(c)
+		if c.Command != nil {
+			flags = c.Command.Flags
+		}
 	}
 	msg := err.Error()
-	if m := undefinedFlag().FindStringSubmatch(msg); m != nil {
-		var flags []cli.Flag
-		if c.Command != nil && isSubcommand {
-			flags = c.Command.Flags
-		} else {
-			flags = c.App.Flags
-		}
-		if s := cli.SuggestFlag(flags, m[1], false); s != "" {
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok && !strings.ContainsAny(name, " \t") {
+		if s := cli.SuggestFlag(flags, strings.TrimLeft(name, "-"), false); s != "" {
 			msg += "; did you mean " + s + "?"
 		}
 	}
 	return &usageError{msg: msg, help: help}
 }
 
-func init() {
-	// urfave/cli's suggestions, with carryover's one edit distance (the
-	// one config keys and history ids use) instead of its Jaro-Winkler, so
-	// "did you mean" agrees everywhere.
+// suggestOnce sets urfave/cli's suggestions (package globals) to
+// carryover's one edit distance instead of its Jaro-Winkler, so "did you
+// mean" agrees everywhere; at the first NewApp, not at every start (the
+// hook's).
+var suggestOnce sync.Once
+
+func setSuggestions() {
 	cli.SuggestFlag = func(flags []cli.Flag, provided string, _ bool) string {
 		var names []string
 		for _, f := range flags {
@@ -311,8 +260,8 @@ func init() {
 	}
 }
 
-// closest is the candidate nearest to s by publish.EditDistance, when it is
-// near enough to be what was meant (at most 2 edits, or a third of s).
+// closest is the candidate nearest to s by publish.EditDistance when near
+// enough to be what was meant (at most 2 edits, or a third of s).
 func closest(s string, candidates []string) (string, bool) {
 	best, bestD := "", -1
 	for _, c := range candidates {
@@ -320,10 +269,7 @@ func closest(s string, candidates []string) (string, bool) {
 			best, bestD = c, d
 		}
 	}
-	if best == "" || bestD > max(2, len([]rune(s))/3) {
-		return "", false
-	}
-	return best, true
+	return best, best != "" && bestD <= max(2, len([]rune(s))/3)
 }
 
 func commandNames(cmds []*cli.Command) []string {
@@ -336,8 +282,7 @@ func commandNames(cmds []*cli.Command) []string {
 	return names
 }
 
-// unknownCommand is the usage error for a command (or subcommand) that is
-// not one.
+// unknownCommand is the usage error for a (sub)command that is not one.
 func unknownCommand(help, name string, cmds []*cli.Command) error {
 	msg := fmt.Sprintf("unknown command %q", name)
 	if best, ok := closest(name, commandNames(cmds)); ok {
@@ -348,10 +293,9 @@ func unknownCommand(help, name string, cmds []*cli.Command) error {
 	return usageErrorf(help, "%s", msg)
 }
 
-// argsRule wraps cmd's action so that an argument the command does not
-// take is a usage error instead of being ignored: a command without
-// ArgsUsage takes none, and one with subcommands takes only their names.
-// The hook entry (snapshot) is exempt: it never fails.
+// argsRule makes an argument the command does not take a usage error: a
+// command without ArgsUsage takes none, one with subcommands only their
+// names. The hook entry (snapshot) is exempt: it never fails.
 func argsRule(cmd *cli.Command) {
 	if cmd.ArgsUsage != "" || cmd.SkipFlagParsing || cmd.Name == "snapshot" || cmd.Action == nil {
 		return
@@ -369,18 +313,12 @@ func argsRule(cmd *cli.Command) {
 }
 
 func addExample(cmd *cli.Command, path string) {
-	ex, ok := commandExamples[path]
-	if !ok {
-		return
+	if ex, ok := commandExamples[path]; ok {
+		cmd.Description = strings.TrimPrefix(cmd.Description+"\n\nEXAMPLES:\n   "+strings.ReplaceAll(ex, "\n", "\n   "), "\n\n")
 	}
-	if cmd.Description != "" {
-		cmd.Description += "\n\n"
-	}
-	cmd.Description += "EXAMPLES:\n   " + strings.ReplaceAll(strings.TrimSpace(ex), "\n", "\n   ")
 }
 
-// commandExamples is the example every command's --help ends with, by its
-// full name.
+// commandExamples end each command's --help, by its full name.
 var commandExamples = map[string]string{
 	"capture":       "carryover capture                      # .carryover/session.json of the latest session",
 	"clear":         "carryover clear                        # new sessions start without the current handoff",
@@ -414,10 +352,9 @@ var commandExamples = map[string]string{
 	"help":          "carryover help exit-codes",
 }
 
-// versionInfo is what `carryover version` reports, from the build:
-// -ldflags -X cmd.Version (release builds) or the module version (go
-// install …@v1.2.3), and the commit and its time that the Go toolchain
-// stamps from git (vcs.revision, vcs.time).
+// versionInfo is `carryover version`: -ldflags -X cmd.Version (release
+// builds) or the module version (go install …@v1.2.3), and the commit and
+// its time the Go toolchain stamps from git (vcs.revision, vcs.time).
 type versionInfo struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit"` // "" when the build had no git metadata
@@ -428,24 +365,21 @@ type versionInfo struct {
 
 func buildVersion() versionInfo {
 	v := versionInfo{Version: Version, Commit: Commit, Date: Date}
-	if v.Commit == "none" || strings.HasPrefix(v.Date, "0001-") {
-		// GoReleaser's placeholders when it could not read git.
+	if v.Commit == "none" || strings.HasPrefix(v.Date, "0001-") { // GoReleaser's placeholders without git
 		v.Commit, v.Date = "", ""
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = &debug.BuildInfo{}
 	}
-	v.Go = bi.GoVersion
 	set := map[string]string{}
 	for _, s := range bi.Settings {
 		set[s.Key] = s.Value
 	}
-	v.Commit, v.Date = cmp.Or(v.Commit, set["vcs.revision"]), cmp.Or(v.Date, set["vcs.time"])
+	v.Go, v.Commit, v.Date = bi.GoVersion, cmp.Or(v.Commit, set["vcs.revision"]), cmp.Or(v.Date, set["vcs.time"])
 	v.Modified = Commit == "" && set["vcs.modified"] == "true"
 	v.Version = cmp.Or(v.Version, bi.Main.Version) // "v1.2.3" from go install, "(devel)" from a checkout
-	if v.Version == "" || v.Version == "(devel)" {
-		// A build from a checkout: name the commit, like a Go pseudo-version.
+	if v.Version == "" || v.Version == "(devel)" { // name the commit, like a Go pseudo-version
 		v.Version = "0.0.0-devel"
 		if v.Commit != "" {
 			v.Version += "+" + v.Commit[:min(12, len(v.Commit))]
@@ -455,7 +389,6 @@ func buildVersion() versionInfo {
 }
 
 func (v versionInfo) String() string {
-	s := "carryover " + v.Version
 	var parts []string
 	if v.Commit != "" {
 		c := v.Commit[:min(12, len(v.Commit))]
@@ -473,17 +406,14 @@ func (v versionInfo) String() string {
 	if v.Go != "" {
 		parts = append(parts, v.Go)
 	}
-	if len(parts) > 0 {
-		s += " (" + strings.Join(parts, ", ") + ")"
-	}
-	return s
+	return "carryover " + v.Version + " (" + strings.Join(parts, ", ") + ")"
 }
 
 func versionCommand(e *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print carryover's version, commit and build date",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags: []cli.Flag{jsonFlag("print JSON")},
 		Action: func(c *cli.Context) error {
 			v := buildVersion()
 			if c.Bool("json") {
@@ -495,50 +425,23 @@ func versionCommand(e *Env) *cli.Command {
 	}
 }
 
-// helpTopics are `carryover help TOPIC` pages that are not commands.
-var helpTopics = map[string]string{"exit-codes": exitCodesHelp}
-
 // interspersed moves a command's flags before its arguments, so that
 // `carryover handoff 4fbd56 --stdout` means what it says (urfave/cli stops
-// reading flags at the first argument). Which flags take a value comes
-// from the command's own flag list; "--" ends the flags, and a command
-// that parses its own (run) is left alone.
+// at the first argument). Non-boolean flags take the next word; "--" ends
+// the flags; a command that parses its own (run) is left alone.
 func interspersed(app *cli.App, args []string) []string {
-	if len(args) < 3 {
-		return args
+	var cmd *cli.Command
+	i, cmds := 1, app.Commands
+	for ; i < len(args); i++ {
+		j := slices.IndexFunc(cmds, func(c *cli.Command) bool { return c.HasName(args[i]) })
+		if j < 0 {
+			break
+		}
+		cmd, cmds = cmds[j], cmds[j].Subcommands
 	}
-	cmd, i := commandOf(app, args)
 	if cmd == nil || cmd.SkipFlagParsing {
 		return args
 	}
-	flags, pos := splitFlags(args[i:], valueFlags(cmd))
-	out := append(append([]string{}, args[:i]...), flags...)
-	return append(out, pos...)
-}
-
-// commandOf is the (sub)command args name after the program, and the
-// index of the first argument after it.
-func commandOf(app *cli.App, args []string) (cmd *cli.Command, i int) {
-	i, cmds := 1, app.Commands
-	for i < len(args) {
-		var next *cli.Command
-		for _, c := range cmds {
-			if c.HasName(args[i]) {
-				next = c
-			}
-		}
-		if next == nil {
-			break
-		}
-		cmd, cmds = next, next.Subcommands
-		i++
-	}
-	return cmd, i
-}
-
-// valueFlags tells, by name, which of cmd's flags take a value (all but
-// the boolean ones).
-func valueFlags(cmd *cli.Command) map[string]bool {
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
@@ -546,30 +449,23 @@ func valueFlags(cmd *cli.Command) map[string]bool {
 			takesValue[n] = !isBool
 		}
 	}
-	return takesValue
-}
-
-// splitFlags separates rest into the flags (with their values) and the
-// positional arguments; everything from "--" on is positional.
-func splitFlags(rest []string, takesValue map[string]bool) (flags, pos []string) {
-	for j := 0; j < len(rest); j++ {
-		a := rest[j]
+	flags, pos := slices.Clone(args[:i]), []string{}
+	for rest := args[i:]; len(rest) > 0; rest = rest[1:] {
+		a := rest[0]
 		if a == "--" {
-			pos = append(pos, rest[j:]...)
+			pos = append(pos, rest...)
 			break
 		}
-		if len(a) > 1 && a[0] == '-' {
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takesValue[name] && j+1 < len(rest) {
-				flags = append(flags, rest[j+1])
-				j++
-			}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
 			continue
 		}
-		pos = append(pos, a)
+		flags = append(flags, a)
+		if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue[name] && len(rest) > 1 {
+			flags, rest = append(flags, rest[1]), rest[1:]
+		}
 	}
-	return flags, pos
+	return append(flags, pos...)
 }
 
 // nonNil makes an empty list print as [] in --json, never null.
@@ -579,3 +475,6 @@ func nonNil[T any](xs []T) []T {
 	}
 	return xs
 }
+
+// jsonFlag is every command's --json.
+func jsonFlag(usage string) cli.Flag { return &cli.BoolFlag{Name: "json", Usage: usage} }

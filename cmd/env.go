@@ -13,30 +13,22 @@ import (
 // Env is everything a command touches outside its arguments. main builds it
 // from the process; tests build it from buffers and maps.
 type Env struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	Getenv func(string) string // "" when unset
-	Now    func() time.Time
-	// Clipboard writes text to the system clipboard.
-	Clipboard                      func(string) error
+	Stdin                          io.Reader
+	Stdout, Stderr                 io.Writer
+	Getenv                         func(string) string // "" when unset
+	Now                            func() time.Time
+	Clipboard                      func(string) error // writes to the system clipboard
 	StdinTTY, StdoutTTY, StderrTTY bool
-	// Executable is the absolute path of the running carryover binary
-	// (written into hook stubs).
-	Executable string
-	// WorkDir is the working directory ("" when it cannot be read).
-	WorkDir string
-	// Environ is the environment subprocesses (git, agents' --version) start
-	// from; carryover adds what it needs.
-	Environ []string
+	Executable                     string   // the running carryover binary, absolute (written into hook stubs)
+	WorkDir                        string   // "" when it cannot be read
+	Environ                        []string // what subprocesses (agents' --version) start from; carryover adds what it needs
 	// StartProcess runs an agent attached to the terminal (--launch); nil
 	// runs it with Stdin, Stdout and Stderr.
 	StartProcess func(dir string, argv []string) error
-	// MakeRaw puts the terminal on Stdin into raw mode (for the install
-	// picker) and returns what restores it; nil or an error: no raw mode.
-	MakeRaw func() (restore func(), err error)
-	// progress is set by a spinner while it shows bytes read (spinner).
-	progress func(path string, off int64)
+	// MakeRaw puts the terminal on Stdin into raw mode (pickers) and returns
+	// what restores it; nil or an error: no raw mode.
+	MakeRaw  func() (restore func(), err error)
+	progress func(path string, off int64) // set by a spinner while it shows bytes read
 }
 
 // OSEnv is the Env of the running process.

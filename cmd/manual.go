@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"errors"
@@ -10,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -30,10 +33,13 @@ import (
 
 type selection struct {
 	source, session, project, transcript string
-	// since: carryover started the agent then (run), so a session begun
-	// since is the user's even in a file git tracks.
-	since time.Time
+	since                                time.Time // run started the agent then: a session begun since is the user's even in a file git tracks
 }
+
+var (
+	projectFlag = &cli.StringFlag{Name: "project", Usage: "project directory (default: the git root of the current directory)"}
+	pickFlag    = &cli.BoolFlag{Name: "pick", Usage: "choose the session from a list on this terminal (↑/↓, enter; q cancels)"}
+)
 
 func selectionFlags() []cli.Flag {
 	return []cli.Flag{
@@ -60,25 +66,22 @@ func absPath(e *Env, p string) (string, error) {
 
 // currentProject resolves --project or the working directory.
 func currentProject(e *Env, explicit string) (string, error) {
-	if explicit != "" {
-		abs, err := absPath(e, explicit)
-		if err != nil {
-			return "", err
-		}
-		if !isDir(abs) {
-			return "", exitf(ExitError, "--project %s is not a directory", explicit)
-		}
-		return service.Root(abs, ""), nil
-	}
-	if e.WorkDir == "" {
+	if explicit == "" && e.WorkDir == "" {
 		return "", exitf(ExitError, "cannot read the current directory; pass --project")
+	} else if explicit == "" {
+		return service.Root("", e.WorkDir), nil
 	}
-	return service.Root("", e.WorkDir), nil
+	abs, err := absPath(e, explicit)
+	if err != nil {
+		return "", err
+	}
+	if !isDir(abs) {
+		return "", exitf(ExitError, "--project %s is not a directory", explicit)
+	}
+	return service.Root(abs, ""), nil
 }
 
-func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
-
-// candidate is a session found in an agent's store or only in the ledger.
+// candidate is a session found in an agent's store or only in the ledger;
 // NotYours says why it is never chosen without being named (markNotYours).
 type candidate struct {
 	adapters.NativeSession
@@ -87,9 +90,9 @@ type candidate struct {
 	NotYours   string `json:"not_yours,omitempty"`
 }
 
-// gather lists sessions of project ("" = all) from every agent's store and
-// from the ledger, newest first. stores reports whether any agent store or
-// ledger session exists at all (false = "no agents detected").
+// gather lists the sessions of project ("" = all) from every agent's store
+// and the ledger, yours first, then newest first. stores: any agent store
+// or ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
 	aenv := adapterEnv(e)
 	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
@@ -105,9 +108,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	defer st.Close()
 	for _, n := range names {
 		l, _ := adapters.ListerFor(n)
-		for _, d := range l.Stores(aenv) {
-			stores = stores || isDir(d)
-		}
+		stores = stores || slices.ContainsFunc(l.Stores(aenv), isDir)
 		ss, err := l.ListSessions(aenv, project)
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "carryover: %s sessions could not be listed: %v\n", n, err)
@@ -117,34 +118,17 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 			seen[s.Tool+"\x00"+s.ID] = len(out)
 			out = append(out, candidate{NativeSession: s})
 		}
-		if project == "" {
-			if note := adapters.UnreadableNote(n, aenv, len(ss)); note != "" {
-				fmt.Fprintf(e.Stderr, "carryover: %s\n", note)
-			}
+		if note := adapters.UnreadableNote(n, aenv, len(ss)); project == "" && note != "" {
+			fmt.Fprintf(e.Stderr, "carryover: %s\n", note)
 		}
 	}
 	if descs != nil {
 		_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
 	}
-	// The ledger keeps sessions whose transcripts are gone.
 	out = withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
 	markNotYours(e, out)
 	sortCandidates(out)
 	return out, stores || len(out) > 0, nil
-}
-
-// sortCandidates orders sessions yours first, then newest first, then by
-// agent and id.
-func sortCandidates(out []candidate) {
-	sort.SliceStable(out, func(i, j int) bool {
-		if (out[i].NotYours == "") != (out[j].NotYours == "") {
-			return out[i].NotYours == "" // a planted session never outranks one of yours
-		}
-		if !out[i].LastActive.Equal(out[j].LastActive) {
-			return out[i].LastActive.After(out[j].LastActive)
-		}
-		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
-	})
 }
 
 // withLedgerSessions marks the listed sessions the ledger also holds and
@@ -153,17 +137,27 @@ func withLedgerSessions(out []candidate, seen map[string]int, ls []service.Ledge
 	for _, s := range ls {
 		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
 			out[i].InLedger = true
-			continue
+		} else if s.Rows > 0 {
+			out = append(out, candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
+				LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: cmp.Or(s.Title, "(transcript gone; kept in the ledger)")},
+				InLedger: true, LedgerOnly: true})
 		}
-		if s.Rows == 0 {
-			continue
-		}
-		c := candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
-			LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: s.Title}, InLedger: true, LedgerOnly: true}
-		c.Preview = cmp.Or(c.Preview, "(transcript gone; kept in the ledger)")
-		out = append(out, c)
 	}
 	return out
+}
+
+// sortCandidates orders sessions yours first (a planted session never
+// outranks one of yours), then newest first, then by agent and id.
+func sortCandidates(out []candidate) {
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].NotYours == "") != (out[j].NotYours == "") {
+			return out[i].NotYours == ""
+		}
+		if !out[i].LastActive.Equal(out[j].LastActive) {
+			return out[i].LastActive.After(out[j].LastActive)
+		}
+		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
+	})
 }
 
 // matchID returns the candidates whose id is id, else those it starts.
@@ -171,11 +165,9 @@ func matchID(cs []candidate, id string) []candidate {
 	id = strings.ToLower(strings.TrimSpace(id))
 	var exact, prefix []candidate
 	for _, c := range cs {
-		cid := strings.ToLower(c.ID)
-		switch {
-		case cid == id:
+		if cid := strings.ToLower(c.ID); cid == id {
 			exact = append(exact, c)
-		case strings.HasPrefix(cid, id):
+		} else if strings.HasPrefix(cid, id) {
 			prefix = append(prefix, c)
 		}
 	}
@@ -189,28 +181,20 @@ func matchID(cs []candidate, id string) []candidate {
 // the prefix arg: the edit distance to an id's start of the same length.
 func closestSessions(arg string, cs []candidate) []string {
 	arg = strings.ToLower(arg)
-	type near struct {
-		name string
-		d    int
+	d := func(c candidate) int {
+		r := []rune(strings.ToLower(c.ID))
+		return publish.EditDistance(arg, string(r[:min(len(r), len([]rune(arg)))]))
 	}
-	var ns []near
-	for _, c := range cs {
-		id := strings.ToLower(c.ID)
-		if r := []rune(id); len(r) > len([]rune(arg)) {
-			id = string(r[:len([]rune(arg))])
-		}
-		ns = append(ns, near{c.Tool + " " + publish.ShortID(c.ID), publish.EditDistance(arg, id)})
-	}
-	sort.SliceStable(ns, func(i, j int) bool { return ns[i].d < ns[j].d })
+	cs = slices.Clone(cs)
+	slices.SortStableFunc(cs, func(a, b candidate) int { return d(a) - d(b) })
 	var out []string
-	for _, n := range ns[:min(3, len(ns))] {
-		out = append(out, n.name)
+	for _, c := range cs[:min(3, len(cs))] {
+		out = append(out, c.Tool+" "+publish.ShortID(c.ID))
 	}
 	return out
 }
 
-// picked is the session a manual command works on, as the project
-// service takes it.
+// picked is the session a manual command works on, as the service takes it.
 type picked struct {
 	service.Pick
 	project string // where its context and outputs go
@@ -223,23 +207,18 @@ func yoursPicked(c candidate, project, reason string) picked {
 }
 
 // noAgentsText is the empty state of a machine where no agent has run: the
-// one thing to do, and where carryover looked — each agent's first store on
-// this OS, with ~ for the home directory.
+// one thing to do, and where carryover looked (each agent's first store on
+// this OS, ~ for the home directory).
 func noAgentsText(e *Env) string {
 	var where []string
-	aenv := adapterEnv(e)
-	home := e.UserHome()
 	for _, n := range adapters.ListerNames() {
 		l, _ := adapters.ListerFor(n)
-		for _, d := range l.Stores(aenv) {
-			if !storeOfThisOS(d) {
-				continue
-			}
-			if rel, err := filepath.Rel(home, d); err == nil && !strings.HasPrefix(rel, "..") {
+		if ds := l.Stores(adapterEnv(e)); slices.ContainsFunc(ds, storeOfThisOS) {
+			d := ds[slices.IndexFunc(ds, storeOfThisOS)]
+			if rel, err := filepath.Rel(e.UserHome(), d); err == nil && !strings.HasPrefix(rel, "..") {
 				d = filepath.Join("~", rel)
 			}
 			where = append(where, d)
-			break
 		}
 	}
 	return "no agent sessions on this machine yet — run an agent (Claude Code, Codex, …) in this project first " +
@@ -247,8 +226,8 @@ func noAgentsText(e *Env) string {
 		"or pass --transcript FILE --source AGENT)"
 }
 
-// storeOfThisOS drops the other systems' candidate directories (VS Code's
-// list has macOS's and Windows' on every OS).
+// storeOfThisOS drops the other systems' directories (VS Code's list has
+// macOS's and Windows' on every OS).
 func storeOfThisOS(d string) bool {
 	mac := strings.Contains(d, filepath.Join("Library", "Application Support"))
 	win := strings.Contains(d, filepath.Join("AppData", "Roaming"))
@@ -282,20 +261,14 @@ func pick(e *Env, sel selection) (picked, error) {
 // pickByID picks the session whose id starts with --session, in project's
 // sessions cs first, else in any project's.
 func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
-	scope := "for " + project
-	m := matchID(cs, sel.session)
-	var all []candidate
+	scope, m, all := "for "+project, matchID(cs, sel.session), []candidate(nil)
 	if len(m) == 0 {
-		// Not in this project: look everywhere.
 		var allStores bool
 		var err error
-		all, allStores, err = gather(e, "", sel.source)
-		if err != nil {
+		if all, allStores, err = gather(e, "", sel.source); err != nil {
 			return picked{}, err
 		}
-		stores = stores || allStores
-		m = matchID(all, sel.session)
-		scope = "in any project"
+		stores, m, scope = stores || allStores, matchID(all, sel.session), "in any project"
 	}
 	if err := oneMatch(e, sel.session, m, all, stores); err != nil {
 		return picked{}, err
@@ -309,8 +282,8 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 	return yoursPicked(m[0], project, fmt.Sprintf("matched --session %q %s", sel.session, scope)), nil
 }
 
-// oneMatch says what to do when the id prefix matched no session (the
-// closest of all) or several.
+// oneMatch says what to do when the id prefix matched no session (naming
+// the closest of all) or several.
 func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 	switch {
 	case len(m) == 0 && !stores:
@@ -323,12 +296,11 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 		return exitf(ExitNotFound, "no session id starts with %q; %s", id, hint)
 	case len(m) > 1:
 		var ids []string
-		for i, c := range m {
-			if i == 5 {
-				ids = append(ids, "…")
-				break
-			}
+		for _, c := range m[:min(5, len(m))] {
 			ids = append(ids, c.Tool+" "+publish.ShortID(c.ID))
+		}
+		if len(m) > 5 {
+			ids = append(ids, "…")
 		}
 		return exitf(ExitNotFound, "session prefix %q is ambiguous (%d sessions: %s); give more of the id", id, len(m), strings.Join(ids, ", "))
 	}
@@ -348,35 +320,23 @@ func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bo
 	if planted != "" {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", planted)
 	}
-	if len(cs) == 0 {
-		return picked{}, noneOfYours(e, project, all, stores, planted)
+	switch {
+	case !stores && len(cs) == 0:
+		return picked{}, exitf(ExitError, "%s", noAgentsText(e))
+	case all > 0 && len(cs) == 0:
+		return picked{}, exitf(ExitNotFound, "no session of yours found for %s (%s); pass --transcript FILE to use one of those anyway", project, planted)
+	case len(cs) == 0:
+		return picked{}, exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
 	}
-	c := cs[0]
-	why := fmt.Sprintf("the most recently active of %d session(s) for %s (last active %s)", len(cs), project, ago(e.Now(), c.LastActive))
-	if n := agentCount(cs); sel.source == "" && n > 1 {
-		why += fmt.Sprintf(", across %d agents", n)
-	}
-	return yoursPicked(c, project, why), nil
-}
-
-// noneOfYours says why no session was picked: no agents, only planted
-// ones (all of them), or none for the project.
-func noneOfYours(e *Env, project string, all int, stores bool, planted string) error {
-	if !stores {
-		return exitf(ExitError, "%s", noAgentsText(e))
-	}
-	if all > 0 {
-		return exitf(ExitNotFound, "no session of yours found for %s (%s); pass --transcript FILE to use one of those anyway", project, planted)
-	}
-	return exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
-}
-
-func agentCount(cs []candidate) int {
+	why := fmt.Sprintf("the most recently active of %d session(s) for %s (last active %s)", len(cs), project, ago(e.Now(), cs[0].LastActive))
 	agents := map[string]bool{}
 	for _, x := range cs {
 		agents[x.Tool] = true
 	}
-	return len(agents)
+	if sel.source == "" && len(agents) > 1 {
+		why += fmt.Sprintf(", across %d agents", len(agents))
+	}
+	return yoursPicked(cs[0], project, why), nil
 }
 
 func pickTranscript(e *Env, sel selection, project string) (picked, error) {
@@ -387,12 +347,9 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	if err := regularFile(path, "--transcript "+sel.transcript); err != nil {
 		return picked{}, err
 	}
-	tool := sel.source
-	why := "--source " + tool
+	tool, why := sel.source, "--source "+sel.source
 	if tool == "" {
-		tool = sniffTool(path)
-		why = "detected from the file's content"
-		if tool == "" {
+		if tool, why = sniffTool(path), "detected from the file's content"; tool == "" {
 			return picked{}, exitf(ExitParse, "cannot tell which agent wrote %s; pass --source (%s); %s", sel.transcript, strings.Join(adapters.ListerNames(), ", "), adapters.Tried(""))
 		}
 	}
@@ -409,16 +366,16 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	}
 	p := picked{Pick: service.Pick{NativeSession: d, Explicit: true, Key: project, Context: project}, project: project,
 		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
-	// A --transcript file the project's git tracks came with the
-	// repository: it is recorded under "imported:<path>", not a directory,
-	// so no project's fold, catch-up or handoff ever reads it.
-	if trackedFile(path) {
+	// A file the project's git tracks came with the repository: recorded
+	// under "imported:<path>", not a directory, so no project's fold,
+	// catch-up or handoff ever reads it.
+	if root := service.RepoRoot(filepath.Dir(path)); root != "" && (service.Tracker{}).Tracked(root, path) {
 		p.Key = "imported:" + d.Path
 		p.reason += "; the repository tracks this file in git, so it is read as an imported file and never becomes the project's handoff by itself"
 	}
-	// Its git and file context come from its recorded directory when that
-	// exists here, --project, or nowhere (the current directory says
-	// nothing about a bundled session).
+	// Its git and file context: its recorded directory when that exists
+	// here, --project, or none (the current directory says nothing about a
+	// bundled session).
 	if sel.project == "" {
 		p.Context, why = transcriptContext(d.Project)
 		p.reason += "; " + why
@@ -440,6 +397,19 @@ func regularFile(path, arg string) error {
 	return nil
 }
 
+// transcriptContext is a --transcript session's project context, and the
+// sentence telling the user: the directory the session recorded when it
+// exists here, else none.
+func transcriptContext(recorded string) (string, string) {
+	switch {
+	case recorded == "":
+		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
+	case isDir(recorded):
+		return service.Root(recorded, ""), "project context from the session's recorded directory " + recorded
+	}
+	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
+}
+
 func listerFor(name string) (adapters.Lister, error) {
 	if l, ok := adapters.ListerFor(name); ok {
 		return l, nil
@@ -447,7 +417,7 @@ func listerFor(name string) (adapters.Lister, error) {
 	return nil, exitf(ExitError, "unknown --source %q (known: %s)", name, strings.Join(adapters.ListerNames(), ", "))
 }
 
-// sniffTool guesses the agent that wrote a transcript from its first bytes.
+// sniffTool guesses the agent that wrote a transcript from its first 64 KiB.
 func sniffTool(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -456,9 +426,8 @@ func sniffTool(path string) string {
 	defer f.Close()
 	b := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, b)
-	b = b[:n]
 	// Some writers put a space after the colon ("type": "user").
-	return adapters.SniffTranscript(bytes.ReplaceAll(b, []byte(`": "`), []byte(`":"`)))
+	return adapters.SniffTranscript(bytes.ReplaceAll(b[:n], []byte(`": "`), []byte(`":"`)))
 }
 
 func openManual(e *Env, p picked) *service.Project {
@@ -490,16 +459,12 @@ func ago(now, t time.Time) string {
 	return publish.Ago(now, t)
 }
 
-// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org)
-// turns it off; CLICOLOR_FORCE (any value but 0) turns it on off a terminal
-// too (a pager, CI logs), and wins over NO_COLOR, as in the bixense.com
-// CLICOLOR convention; CLICOLOR=0 turns it off.
+// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org),
+// TERM=dumb and CLICOLOR=0 turn it off; CLICOLOR_FORCE (any value but 0)
+// turns it on off a terminal too and wins over NO_COLOR (bixense.com).
 func colour(e *Env, tty bool, code, s string) string {
 	force := e.Getenv("CLICOLOR_FORCE")
-	if force != "" && force != "0" {
-		return "\x1b[" + code + "m" + s + "\x1b[0m"
-	}
-	if !tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" || e.Getenv("CLICOLOR") == "0" {
+	if (force == "" || force == "0") && (!tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" || e.Getenv("CLICOLOR") == "0") {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
@@ -515,28 +480,27 @@ func checkMark(e *Env, ok bool) string {
 
 // spinner shows progress on stderr when it is a terminal; stop clears it.
 // While a transcript is read (Env.progress) it adds the bytes read of the
-// file's size.
+// file's size (over 1 MiB).
 func spinner(e *Env, msg string) (stop func()) {
 	if !e.StderrTTY {
 		return func() {}
 	}
-	var read atomic.Int64
+	var read, total atomic.Int64
 	var mu sync.Mutex
-	var total int64
 	var path string
 	e.progress = func(p string, off int64) {
+		mu.Lock()
 		if p != path { // a new file: its size is the total (one stat per file)
-			mu.Lock()
-			path, total = p, 0
+			path = p
+			total.Store(0)
 			if fi, err := os.Stat(p); err == nil {
-				total = fi.Size()
+				total.Store(fi.Size())
 			}
-			mu.Unlock()
 		}
+		mu.Unlock()
 		read.Store(off)
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -544,11 +508,9 @@ func spinner(e *Env, msg string) (stop func()) {
 		defer t.Stop()
 		for i := 0; ; i++ {
 			line := msg
-			mu.Lock()
-			if n, tot := read.Load(), total; tot > 1<<20 && n > 0 {
+			if n, tot := read.Load(), total.Load(); tot > 1<<20 && n > 0 {
 				line += fmt.Sprintf(" %s of %s", humanBytes(min(n, tot)), humanBytes(tot))
 			}
-			mu.Unlock()
 			fmt.Fprintf(e.Stderr, "\r\x1b[K%s %s", frames[i%len(frames)], line)
 			select {
 			case <-done:
@@ -561,43 +523,22 @@ func spinner(e *Env, msg string) (stop func()) {
 	return func() { close(done); <-finished; e.progress = nil }
 }
 
-// transcriptContext is where a --transcript session's project context
-// comes from, and the sentence telling the user: the directory the session
-// recorded as its own when it exists on this machine, else none.
-func transcriptContext(recorded string) (string, string) {
-	if recorded == "" {
-		return "", "the transcript records no working directory, so no git or file context is added (pass --project DIR for some)"
-	}
-	if isDir(recorded) {
-		return service.Root(recorded, ""), "project context from the session's recorded directory " + recorded
-	}
-	return "", "the session was recorded in " + recorded + ", which is not on this machine, so no git or file context is added (pass --project DIR for some)"
-}
-
-// Planted sessions (issue 21): a session file found in a project is not
-// "your most recent session" just because it is there or says it is new.
-// Public repositories commit .aider.chat.history.md files (the realworld
-// corpus is made of them), and a repository can date one 2099, so that
-// `carryover handoff` picked it and every later handoff carried its task.
-// A session whose file the project's git tracks, or whose last activity is
-// in the future, is listed (marked) but never chosen unless named:
-// --transcript for a tracked file, --session or --transcript for a
-// future-dated one.
-
+// Planted sessions (issue 21): public repositories commit .aider.chat.history.md
+// files, one dated 2099 would lead every later handoff. A session whose file
+// git tracks, or dated in the future, is listed (marked) but chosen only when
+// named (--transcript; --session for a future one).
 const (
 	notYoursTracked = "its file is tracked by git"
 	notYoursFuture  = "dated in the future"
 )
 
-// futureSlack is how far ahead of the clock a session may be dated and
-// still be chosen: clock steps and a file written a moment ago. Aider
-// dates its sessions in local time without a zone, so a history written on
-// another machine in a zone ahead of this one also looks future-dated —
-// and is someone else's session anyway.
+// futureSlack: how far ahead of the clock a chosen session may be dated
+// (clock steps, a file just written). Aider dates in local time without a
+// zone: a history from a zone ahead looks future-dated, and is not yours.
 const futureSlack = 10 * time.Minute
 
-// markNotYours sets NotYours on the candidates that are not to be chosen
-// by themselves. The git index is read once per repository.
+// markNotYours sets NotYours on the candidates not to be chosen by
+// themselves. The git index is read once per repository.
 func markNotYours(e *Env, cs []candidate) {
 	repos := service.Tracker{}
 	limit := e.Now().Add(futureSlack)
@@ -623,16 +564,15 @@ func yours(cs []candidate) ([]candidate, string) {
 	for _, c := range cs {
 		if c.NotYours == "" {
 			out = append(out, c)
-			continue
+		} else {
+			skipped[c.NotYours] = append(skipped[c.NotYours], c.Tool+" "+publish.ShortID(c.ID)+" in "+filepath.Base(c.Path))
 		}
-		skipped[c.NotYours] = append(skipped[c.NotYours], c.Tool+" "+publish.ShortID(c.ID)+" in "+filepath.Base(c.Path))
 	}
 	var parts []string
 	for _, why := range []string{notYoursTracked, notYoursFuture} {
-		if s := skipped[why]; len(s) > 0 {
-			if len(s) > 3 {
-				s = append(s[:3], fmt.Sprintf("and %d more", len(s)-3))
-			}
+		if s := skipped[why]; len(s) > 3 {
+			parts = append(parts, fmt.Sprintf("passed over %s (%s)", strings.Join(append(s[:3], fmt.Sprintf("and %d more", len(s)-3)), ", "), why))
+		} else if len(s) > 0 {
 			parts = append(parts, fmt.Sprintf("passed over %s (%s)", strings.Join(s, ", "), why))
 		}
 	}
@@ -642,11 +582,301 @@ func yours(cs []candidate) ([]candidate, string) {
 	return out, strings.Join(parts, "; ") + ": such a session is used only when you name it (--transcript FILE)"
 }
 
-// trackedFile reports whether the git repository holding path tracks it.
-func trackedFile(path string) bool {
-	root := service.RepoRoot(filepath.Dir(path))
-	return root != "" && service.Tracker{}.Tracked(root, path)
+func listCommand(e *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list agent sessions for this project (or --all), newest first",
+		Description: "Reads every supported agent's own session store (heads and tails of transcripts, or the\n" +
+			"agent's index) plus the ledger, without parsing whole transcripts. A message count shown as\n" +
+			"~N is an estimate.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "source", Usage: "only this agent"},
+			projectFlag,
+			&cli.BoolFlag{Name: "all", Usage: "sessions of every project"},
+			&cli.IntFlag{Name: "limit", Usage: "at most this many sessions (0 = no limit)", Value: 10},
+			jsonFlag("print JSON"),
+			pickFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if !c.Bool("pick") {
+				return runList(e, c.String("source"), c.String("project"), c.Bool("all"), c.Int("limit"), c.Bool("json"))
+			}
+			// For `carryover handoff $(carryover list --pick)`: the list is
+			// drawn on the terminal, the id goes after it, alone.
+			ch, err := pickSession(e, c.String("project"), c.Bool("all"), false, c.String("source"), helpFor(c))
+			if err == nil {
+				_, err = fmt.Fprintln(e.Stdout, ch.ID)
+			}
+			return err
+		},
+	}
 }
 
-// clip is redact.Clip: no partial word (no half secret) survives a cut.
-func clip(s string, n int) string { return redact.Clip(s, n) }
+// listProject is the project list reads ("" with --all).
+func listProject(e *Env, projectFlag string, all bool) (string, error) {
+	if all {
+		return "", nil
+	}
+	return currentProject(e, projectFlag)
+}
+
+// listEntry is one `list --json` element.
+type listEntry struct {
+	candidate
+	ShortID string `json:"short_id"`
+}
+
+func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON bool) error {
+	project, err := listProject(e, projectFlag, all)
+	if err != nil {
+		return err
+	}
+	stop := spinner(e, "reading sessions…")
+	cs, stores, err := gather(e, project, source)
+	stop()
+	if err != nil {
+		return err
+	}
+	total := len(cs)
+	if limit > 0 && len(cs) > limit {
+		cs = cs[:limit]
+	}
+	cfg, _ := LoadConfig(e, project)
+	redact := service.Redactor(cfg)
+	out := make([]listEntry, 0, len(cs))
+	for i := range cs {
+		cs[i].Preview = publish.OneLine(redact(cs[i].Preview))
+		cs[i].Project = publish.OneLine(cs[i].Project)
+		out = append(out, listEntry{candidate: cs[i], ShortID: publish.ShortID(cs[i].ID)})
+	}
+	if asJSON {
+		return printJSON(e.Stdout, struct {
+			Project  string      `json:"project"` // "" with --all
+			Sessions []listEntry `json:"sessions"`
+			Total    int         `json:"total"` // before --limit
+		}{project, out, total})
+	}
+	if len(cs) > 0 {
+		printListTable(e, cs, all)
+	}
+	listFooter(e, project, cs, total, stores, all)
+	return nil
+}
+
+// printListTable prints one row per session; --all adds the project.
+func printListTable(e *Env, cs []candidate, all bool) {
+	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+	row := func(cols ...string) string {
+		if !all {
+			cols = slices.Delete(cols, 4, 5) // the project
+		}
+		return strings.Join(cols, "\t")
+	}
+	fmt.Fprintln(tw, colour(e, e.StdoutTTY, "1", row("AGENT", "ID", "LAST ACTIVE", "MSGS", "PROJECT", "PREVIEW")))
+	for _, c := range cs {
+		n := fmt.Sprint(c.MessageCount)
+		if c.CountEstimated {
+			n = "~" + n
+		}
+		prev := c.Preview
+		if len(prev) > 70 {
+			prev = redact.Clip(prev, 70)
+		}
+		if c.NotYours != "" {
+			prev = "(not picked: " + c.NotYours + ") " + prev
+		}
+		fmt.Fprintln(tw, row(c.Tool, publish.ShortID(c.ID), ago(e.Now(), c.LastActive), n, c.Project, prev))
+	}
+	tw.Flush()
+}
+
+// listFooter says on stderr what to do next: an empty list is a success
+// (exit 0), with the one thing to do.
+func listFooter(e *Env, project string, cs []candidate, total int, stores, all bool) {
+	switch {
+	case total == 0 && !stores:
+		fmt.Fprintf(e.Stderr, "carryover: %s\n", noAgentsText(e))
+	case total == 0 && all:
+		fmt.Fprintf(e.Stderr, "carryover: no sessions in any project yet — run an agent first\n")
+	case total == 0:
+		fmt.Fprintf(e.Stderr, "carryover: no sessions for %s yet — run an agent here first, or see other projects' with `carryover list --all`\n", project)
+	case total > len(cs):
+		fmt.Fprintf(e.Stderr, "carryover: showing %d of %d sessions (--limit 0 for all)\n", len(cs), total)
+	}
+	if total > 0 {
+		id := strings.ToLower(publish.ShortID(cs[0].ID))
+		fmt.Fprintf(e.Stderr, "carryover: hand one off with `carryover handoff --session %s`\n", id[:min(8, len(id))])
+	}
+}
+
+// A checkbox (or radio) list for a terminal in raw mode: ↑/↓ or j/k move,
+// space toggles, enter confirms, q or Ctrl-C aborts. It reads key bytes
+// from r and redraws in place on w, so a test drives it through a
+// pseudo-terminal with the bytes a keyboard sends.
+
+var errPickAborted = errors.New("aborted")
+
+type pickItem struct {
+	Label, Note string
+	On          bool
+}
+
+// pickList shows items under title and returns their states at enter.
+// With radio exactly one item is on: the cursor starts on the first that
+// is, and enter picks the item under the cursor.
+func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bool) ([]pickItem, error) {
+	p := &picker{title: title, items: slices.Clone(items), radio: radio, help: "↑/↓ or j/k move, space toggles, enter confirms, q quits"}
+	if radio {
+		p.help = "↑/↓ or j/k move, enter picks, q quits"
+		p.cur = max(0, slices.IndexFunc(p.items, func(it pickItem) bool { return it.On }))
+	}
+	for _, it := range p.items {
+		p.width = max(p.width, len([]rune(it.Label)))
+	}
+	io.WriteString(w, p.frame())
+	in, ok := r.(*bufio.Reader) // shared by consecutive lists: keys typed ahead stay
+	if !ok {
+		in = bufio.NewReader(r)
+	}
+	for {
+		c, err := in.ReadByte()
+		if err != nil {
+			return nil, errPickAborted // the terminal went away: write nothing
+		}
+		switch p.key(c, in) {
+		case keyAbort:
+			return nil, errPickAborted
+		case keyDone:
+			return p.items, nil
+		case keyMoved:
+			io.WriteString(w, p.frame())
+		}
+	}
+}
+
+// picker is pickList's state; drawn is how many lines the last frame drew.
+type picker struct {
+	title, help       string
+	items             []pickItem
+	radio             bool
+	cur, width, drawn int
+}
+
+func (p *picker) frame() string {
+	var b strings.Builder
+	if p.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", p.drawn) // back to the list's first line
+	}
+	// Raw mode: no output processing, so \r\n and clear each line.
+	b.WriteString("\r\x1b[2K" + p.title + " (" + p.help + ")\r\n")
+	for i, it := range p.items {
+		ptr, box := "  ", "[ ]"
+		if i == p.cur {
+			ptr = "> "
+		}
+		switch {
+		case p.radio && i == p.cur:
+			box = "(•)"
+		case p.radio:
+			box = "( )"
+		case it.On:
+			box = "[x]"
+		}
+		line := fmt.Sprintf("%s%s %-*s", ptr, box, p.width, it.Label)
+		if it.Note != "" {
+			line += "  " + it.Note
+		}
+		b.WriteString("\r\x1b[2K" + line + "\r\n")
+	}
+	p.drawn = len(p.items) + 1
+	return b.String()
+}
+
+type keyResult int
+
+const (
+	keyIgnored keyResult = iota
+	keyMoved             // the list changed: draw it again
+	keyDone
+	keyAbort
+)
+
+// key applies one key, reading the rest of an arrow's escape (ESC [ A or,
+// in application mode, ESC O A) from in.
+func (p *picker) key(c byte, in *bufio.Reader) keyResult {
+	switch c {
+	case 'q', 'Q', 3, 4: // q, Ctrl-C, Ctrl-D
+		return keyAbort
+	case 'k', 'K', 16: // k, Ctrl-P
+		p.move(-1)
+	case 'j', 'J', 14: // j, Ctrl-N
+		p.move(1)
+	case ' ', 'x':
+		if !p.radio {
+			p.items[p.cur].On = !p.items[p.cur].On
+		}
+	case '\r', '\n':
+		for i := range p.items {
+			p.items[i].On = p.items[i].On && !p.radio || p.radio && i == p.cur
+		}
+		return keyDone
+	case 0x1b:
+		return p.arrow(in)
+	default:
+		return keyIgnored
+	}
+	return keyMoved
+}
+
+func (p *picker) arrow(in *bufio.Reader) keyResult {
+	b1, err1 := in.ReadByte()
+	b2, err2 := in.ReadByte()
+	if err1 != nil || err2 != nil || (b1 != '[' && b1 != 'O') {
+		return keyIgnored
+	}
+	p.move(map[byte]int{'A': -1, 'B': 1}[b2])
+	return keyMoved
+}
+
+func (p *picker) move(d int) { p.cur = (p.cur + len(p.items) + d) % len(p.items) }
+
+// pickSession lets the user choose, newest first like `claude --resume`,
+// one of the sessions of --project (or the current one; all: of every
+// project; anyIfNone: those when the project has none). It needs raw mode.
+func pickSession(e *Env, projectFlag string, all, anyIfNone bool, source, help string) (candidate, error) {
+	project, err := listProject(e, projectFlag, all)
+	if err != nil {
+		return candidate{}, err
+	}
+	cs, _, err := gather(e, project, source)
+	if err == nil && len(cs) == 0 && anyIfNone && project != "" {
+		cs, _, err = gather(e, "", source)
+	}
+	if err != nil {
+		return candidate{}, err
+	}
+	return pickOne(e, cs, help)
+}
+
+func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
+	switch {
+	case !e.StdinTTY || !e.StdoutTTY || e.MakeRaw == nil:
+		return candidate{}, usageErrorf(help, "--pick needs a terminal; pass a session id instead (see `carryover list`)")
+	case len(cs) == 0:
+		return candidate{}, exitf(ExitNotFound, "no sessions to pick from; run `carryover list --all`")
+	}
+	items := make([]pickItem, len(cs))
+	for i, c := range cs {
+		items[i] = pickItem{Label: c.Tool + " " + publish.ShortID(c.ID), Note: ago(e.Now(), c.LastActive) + "  " + redact.Clip(c.Preview, 60), On: i == 0}
+	}
+	restore, err := e.MakeRaw()
+	if err != nil {
+		return candidate{}, usageErrorf(help, "--pick needs a terminal (%v); pass a session id instead", err)
+	}
+	got, err := pickList(e.Stdin, e.Stdout, "Session", items, true)
+	restore()
+	if i := slices.IndexFunc(got, func(it pickItem) bool { return it.On }); err == nil && i >= 0 {
+		return cs[i], nil
+	}
+	return candidate{}, exitf(ExitCancelled, "cancelled; nothing was picked")
+}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,10 +17,38 @@ import (
 	"github.com/carryover/carryover/publish/service"
 )
 
-// Snapshot is the hook entry point. Whatever happens it returns normally:
-// the only stdout is a valid injection (or nothing) and every problem goes
-// to the log. The event itself is service.OnHook; this is the watchdog
-// around it and the one write to stdout.
+// Main runs carryover with args and returns the exit code.
+func Main(args []string, env *Env) int {
+	// The hook's command line, in the one form hookconf writes, skips
+	// building the CLI: its 25 commands and urfave's parsing were ~0.65 ms
+	// of CPU of a ~20 ms incremental Stop (BenchmarkSnapshotIncremental).
+	if len(args) == 6 && args[1] == "snapshot" && args[2] == "--tool" && args[4] == "--event" {
+		runSnapshot(env, args[3], args[5])
+		return ExitOK
+	}
+	app := NewApp(env)
+	err := app.Run(interspersed(app, args))
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "carryover: error: %s\ncarryover: hint: run `%s` for the usage\n", ue.msg, ue.help)
+		return ExitUsage
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintf(env.Stderr, "carryover: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(env.Stderr, "carryover: %v\n", err)
+	return ExitError
+}
+
+// Snapshot is the hook entry point: the watchdog around service.OnHook and
+// the one write to stdout. Whatever happens it returns normally; the only
+// stdout is a valid injection (or nothing), every problem goes to the log.
 func Snapshot(e *Env, tool, event string) {
 	start := time.Now()
 	log := newLogger(e)
@@ -38,10 +67,7 @@ func Snapshot(e *Env, tool, event string) {
 		out, err = service.OnHook(e.service(), tool, event, start, log, fb)
 		return err
 	})
-	if !finished {
-		// OnHook is left behind: the process exits. Session start still
-		// gets the last published handoff when the digests under the home
-		// say it is carryover's (no ledger needed).
+	if !finished { // OnHook is left behind as the process exits; session start still gets the last published handoff the home's digests vouch for (no ledger needed)
 		wlog.Printf("stopped waiting after %s (internal deadline %s): something the hook was reading or waiting for did not answer (a ledger locked by another process?); the next event catches up",
 			time.Since(start).Round(time.Millisecond), b)
 		writeInjection(e, fb.Inject(event, &wlog), &wlog)
@@ -64,14 +90,16 @@ func snapshotBudget(e *Env, tool, event string) time.Duration {
 	return service.Budget(e.Getenv, adapters.ClassOther)
 }
 
+func adapterEnv(e *Env) adapters.Env { return adapters.Env{Getenv: e.Getenv, Home: e.UserHome()} }
+
 // service is what the project service reads of the process.
 func (e *Env) service() service.Env {
 	return service.Env{Home: e.Home(), Agent: adapterEnv(e), Stdin: e.Stdin, Stderr: e.Stderr, WorkDir: e.WorkDir, Now: e.Now}
 }
 
-// logOrStderr logs err; when the log cannot grow (read-only or full
-// carryover home) the reason goes to stderr instead, which agents show only
-// in their debug views for a hook that exits 0.
+// logOrStderr logs err, or, when the log cannot grow (read-only or full
+// home), writes it to stderr, which agents show only in their debug views
+// for a hook that exits 0.
 func logOrStderr(e *Env, log *service.Log, err error) {
 	size := func() int64 {
 		fi, err := os.Stat(log.Path)
@@ -92,7 +120,8 @@ func logOrStderr(e *Env, log *service.Log, err error) {
 }
 
 // writeInjection prints the injection; an agent that closed the hook's
-// stdout early gets a log line, not a hook killed by SIGPIPE.
+// stdout early gets a log line, not a hook killed by SIGPIPE (runSnapshot
+// ignores it: the write fails with EPIPE instead).
 func writeInjection(e *Env, b []byte, log *service.Log) {
 	if len(b) == 0 {
 		return
@@ -102,16 +131,11 @@ func writeInjection(e *Env, b []byte, log *service.Log) {
 	}
 }
 
-// ignoreBrokenPipe makes a write to a stdout the agent already closed an
-// error (EPIPE, logged) instead of a SIGPIPE that kills the hook with a
-// non-zero status.
-func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
-
-// snapshotHeap bounds the hook process's Go heap. Below it the collector
-// does not run at all: an incremental snapshot finishes before it would
-// matter, and a cold ingest of a huge transcript spends its CPU on parsing
-// and SQLite instead of on collections that free little (batches are
-// reused). Peak RSS stays well under 64 MB (BenchmarkColdIngest).
+// snapshotHeap bounds the hook's Go heap; below it the collector does not
+// run at all: an incremental snapshot ends before it would matter, and a
+// cold ingest of a huge transcript spends its CPU on parsing and SQLite,
+// not on collections that free little (batches are reused). Peak RSS stays
+// well under 64 MB (BenchmarkColdIngest).
 const snapshotHeap = 40 << 20
 
 func snapshotCommand(e *Env) *cli.Command {
@@ -129,18 +153,17 @@ func snapshotCommand(e *Env) *cli.Command {
 			runSnapshot(e, c.String("tool"), c.String("event"))
 			return nil
 		},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			// Never break the agent, even on a bad stub.
+		OnUsageError: func(c *cli.Context, err error, _ bool) error { // never break the agent, even on a bad stub
 			newLogger(e).Printf("snapshot: bad arguments: %v", err)
 			return nil
 		},
 	}
 }
 
-// runSnapshot is the snapshot command's action: the process's settings
-// for a hook, then the event.
+// runSnapshot is the snapshot command's action: the process's settings for
+// a hook, then the event.
 func runSnapshot(e *Env, tool, event string) {
-	ignoreBrokenPipe()
+	signal.Ignore(syscall.SIGPIPE)
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(snapshotHeap)
 	Snapshot(e, tool, event)
@@ -156,18 +179,15 @@ func isDir(p string) bool {
 
 // watchdogGrace is how long past its internal deadline a snapshot may run
 // before the hook gives up on it: half the budget, at most 500 ms, so
-// Claude's SessionEnd (0.9 s budget) still ends within the 1.5 s Claude
-// gives the whole hook. The snapshot's own deadline (stdin, ingest) keeps
-// an ordinary slow run well inside it; the watchdog is for what has no
-// deadline of its own: a read that blocks on a network file system, a
-// ledger held by another process, anything not foreseen. Every read on the
-// hook path is also non-blocking and bounded (publish/safefile).
+// Claude's SessionEnd (0.9 s budget) ends within the 1.5 s Claude gives the
+// hook. The snapshot's own deadlines keep a slow run well inside it; the
+// watchdog is for what has none: a read blocked on a network file system,
+// a ledger held by another process (reads are bounded too: safefile).
 func watchdogGrace(budget time.Duration) time.Duration { return min(budget/2, 500*time.Millisecond) }
 
-// runBy runs fn on another goroutine and waits for it until deadline. ok
-// is false when the deadline came first: fn is then abandoned (the process
-// exits next; its writes are atomic renames and ledger transactions,
-// which an exit in the middle leaves whole, as the kill -9 tests check).
+// runBy runs fn on another goroutine until deadline; ok is false when the
+// deadline came first: fn is abandoned as the process exits (its writes are
+// atomic renames and ledger transactions, left whole: the kill -9 tests).
 func runBy(deadline time.Time, fn func() error) (ok bool, err error) {
 	done := make(chan error, 1)
 	go func() {

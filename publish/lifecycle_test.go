@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,18 @@ func WriteHistory(project, id, text string, keep int, owned map[string]bool) (bo
 	}
 	defer d.Close()
 	return writeHistory(d, id, text, keep, owned, distill.OpenRepo(project), project)
+}
+
+// FuzzValidID holds the hand-written id check to the pattern it replaced.
+func FuzzValidID(f *testing.F) {
+	re := regexp.MustCompile(`HO-[0-9]{8}-[0-9]{6}-[0-9A-Za-z_-]{1,8}`)
+	for _, s := range []string{"", "HO-20261128-011500-4fbd56c9", "HO-20261128-011500-a", "HO-20261128-011500-abcdefghi",
+		"HO-20261128-011500-", "xHO-20261128-011500-ab", "HO-2026112a-011500-ab", "HO-20261128-011500-a.b", "HO-20261128_011500-ab"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if want := re.FindString(id) == id && id != ""; ValidID(id) != want {
+			t.Fatalf("ValidID(%q) = %v, the pattern says %v", id, !want, want)
+		}
+	})
 }

@@ -36,10 +36,10 @@ func FuzzQuoteBlock(f *testing.F) {
 }
 
 // QuoteLine is one excerpt as a line of the quoted block: label and the
-// excerpt made one line that cannot pass for structure (contentLine),
+// excerpt made one line that cannot pass for structure (ContentLine),
 // clipped to n bytes at a word boundary.
 func QuoteLine(label, text string, n int) string {
-	l := clip(contentLine(text), n)
+	l := clip(ContentLine(text), n)
 	if label == "" {
 		return l
 	}

@@ -1,9 +1,8 @@
 package specs
 
-// Version detection without starting the agent where possible: a node-based
-// CLI takes 0.3–1 s to answer --version on an idle machine and more than 15 s
-// on a loaded one (issue 16: Gemini was "not detected" and install fell back
-// to the newest hooks), while its package.json is one small file read.
+// Version detection without starting the agent where possible: a node CLI
+// takes 0.3–1 s to answer --version idle and over 15 s on a loaded machine
+// (issue 16: Gemini "not detected"), while its package.json is one small read.
 
 import (
 	"context"
@@ -16,27 +15,28 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-version"
 )
 
-// npmName is an npm package name, optionally scoped.
-var npmName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+var npmName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`) })
 
-// VersionTimeouts bounds each attempt at the version command: a first try,
-// then one patient retry for a machine so loaded that starting node takes
-// longer than the first bound. A probe that runs out reports an error and
-// the caller falls back to the newest known hooks; it never hides the agent.
+// VersionTimeouts bounds each attempt at the version command: one patient
+// retry for a machine so loaded that node starts slower than the first bound.
+// A probe that runs out is an error (the caller falls back to the newest
+// hooks), never a hidden agent.
 var VersionTimeouts = []time.Duration{10 * time.Second, 30 * time.Second}
 
-// ProbeEnv is what DetectVersion needs from the environment.
+// ProbeEnv is what DetectVersion needs from the environment; Environ is the
+// version command's, Timeouts overrides VersionTimeouts (tests).
 type ProbeEnv struct {
 	GOOS     string
 	Getenv   func(string) string
 	Home     string
-	Environ  []string        // the environment of the version command
-	Timeouts []time.Duration // overrides VersionTimeouts (tests)
+	Environ  []string
+	Timeouts []time.Duration
 }
 
 // Source names where a version came from.
@@ -49,20 +49,20 @@ const (
 	SourceCommand     Source = "version command"
 )
 
-// Probe is the outcome of DetectVersion.
+// Probe is the outcome of DetectVersion; Err (why no version was found)
+// never quotes the agent's output.
 type Probe struct {
 	Version string
 	Source  Source
-	Err     error // why no version was found; never quotes the agent's output
+	Err     error
 }
 
 // maxManifest bounds a package.json read (the agents' are under 10 KB).
 const maxManifest = 1 << 20
 
-// DetectVersion finds the version of tool's binary bin (a path from PATH):
-// from the resolved binary's install path or its npm package.json, raised
-// to the newest self-updated version the agent would run; only when neither
-// is there does it run the version command.
+// DetectVersion finds the version of tool's binary bin (from PATH): from the
+// resolved binary's install path or npm package.json, raised to the newest
+// self-updated version the agent would run; else by the version command.
 func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
 	if v, src := installedVersion(tl, bin, env.GOOS); v != "" {
 		if nv := selfUpdated(tl.SelfUpdate, v, env); nv != "" {
@@ -81,8 +81,8 @@ func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
 	return Probe{Version: v, Source: SourceCommand}
 }
 
-// installedVersion is the version the resolved binary's install path or
-// its npm package.json names ("" for none).
+// installedVersion is the version the resolved binary's install path or npm
+// package.json names ("" for none).
 func installedVersion(tl Tool, bin, goos string) (string, Source) {
 	real, err := filepath.EvalSymlinks(bin)
 	if err != nil {
@@ -104,10 +104,10 @@ func validVersion(s string) bool {
 	return err == nil
 }
 
-// npmVersion reads the version of package pkg that bin runs: the
-// package.json named pkg in a directory above the resolved binary (npm links
-// <prefix>/bin/x to <prefix>/lib/node_modules/<pkg>/<bin script>); on
-// Windows npm writes shims beside a node_modules directory instead.
+// npmVersion is the version of package pkg that bin runs: npm links
+// <prefix>/bin/x to <prefix>/lib/node_modules/<pkg>/<script>, so pkg's
+// package.json is above the resolved binary; on Windows npm writes shims
+// beside a node_modules directory instead.
 func npmVersion(pkg, bin, real, goos string) string {
 	dir := filepath.Dir(real)
 	for i := 0; i < 8; i++ {
@@ -129,9 +129,8 @@ func npmVersion(pkg, bin, real, goos string) string {
 	return ""
 }
 
-// manifestVersion returns the version in the package.json at path when its
-// name is pkg ("" otherwise). Only a regular file is read, and at most
-// maxManifest bytes of it.
+// manifestVersion is the version in the package.json at path when its name
+// is pkg ("" otherwise); only a regular file, at most maxManifest bytes.
 func manifestVersion(path, pkg string) string {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
@@ -153,8 +152,8 @@ func manifestVersion(path, pkg string) string {
 	return m.Version
 }
 
-// selfUpdated returns the newest version above base in u's directories
-// that holds the marker file ("" for none, or when updates are off).
+// selfUpdated is the newest version above base in u's directories holding
+// the marker ("" for none, or when updates are off).
 func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 	best, err := version.NewVersion(base)
 	if u.Marker == "" || err != nil || u.off(env.Getenv) {
@@ -167,8 +166,8 @@ func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 	return found
 }
 
-// newestIn raises best (named found) to the newest directory of root
-// above it that holds marker.
+// newestIn raises best (named found) to root's newest directory above it
+// that holds marker.
 func newestIn(root, marker string, best *version.Version, found string) (*version.Version, string) {
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
@@ -189,8 +188,7 @@ func (u SelfUpdate) off(getenv func(string) string) bool {
 	return ok && getenv != nil && strings.EqualFold(getenv(name), val)
 }
 
-// updateRoots are the directories u's self-updates go to on env's OS, a
-// trailing "/*" expanded.
+// updateRoots are u's directories on env's OS, a trailing "/*" expanded.
 func updateRoots(u SelfUpdate, env ProbeEnv) []string {
 	var roots []string
 	for _, c := range u.Dirs.For(env.GOOS) {
@@ -207,8 +205,8 @@ func updateRoots(u SelfUpdate, env ProbeEnv) []string {
 	return roots
 }
 
-// runVersion runs bin with args, once per timeout in env.Timeouts (or
-// VersionTimeouts), retrying only when an attempt ran out of time.
+// runVersion runs bin with args once per timeout, retrying only when an
+// attempt ran out of time.
 func runVersion(bin string, args []string, env ProbeEnv) (string, error) {
 	timeouts := env.Timeouts
 	if len(timeouts) == 0 {

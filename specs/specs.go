@@ -1,23 +1,22 @@
-// Package specs is carryover's versioned table of agents: how to detect each
-// one, where its configuration and transcripts live, and which native hook
-// events carryover registers for a given version, with the injection envelope
-// the agent expects.
-//
-// The table is tools.toml, embedded and decoded strictly (unknown keys fail).
-// Load validates it; Resolve maps (tool, version) to a Capability. What does
-// not vary by version (display name, injection envelope, event meanings) is
-// the agent's descriptor in adapters; every [[tool]] needs one there and
-// every agent in adapters.All needs a [[tool]] here.
+// Package specs is carryover's versioned table of agents, tools.toml
+// (embedded, decoded strictly; its header states every key and rule): how to
+// detect each agent, where its files live, and which native hook events
+// carryover registers per version range. Load validates it; Resolve maps
+// (tool, version) to a Capability. What does not vary by version (display
+// name, envelope, event meanings) is the agent's descriptor in adapters;
+// each [[tool]] needs one there and each agent there a [[tool]] here.
 package specs
 
 import (
 	"bytes"
 	"cmp"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -47,26 +46,24 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported version")
 )
 
-// Hook is one native hook event carryover registers (the tools.toml header
-// says what each field means).
+// Hook is one native hook event carryover registers; Native is also the
+// --event value carryover receives.
 type Hook struct {
-	Native  string `toml:"native"` // also the --event value carryover receives
+	Native  string `toml:"native"`
 	Timeout int    `toml:"timeout"`
 	Matcher string `toml:"matcher"`
 }
 
-// Row is one version range of a tool.
+// Row is one version range of a tool (max nil: open-ended).
 type Row struct {
 	ID       string `toml:"id"`
 	Versions string `toml:"versions"`
 	Tested   string `toml:"tested"`
 	Inject   []Hook `toml:"inject"`
 	Snapshot []Hook `toml:"snapshot"`
-	// Pointer: some builds drop the start injection, so the handoff also
-	// needs the pointer block in AGENTS.md.
-	Pointer bool `toml:"pointer"`
+	Pointer  bool   `toml:"pointer"`
 
-	min, max *version.Version // max nil = open-ended
+	min, max *version.Version
 }
 
 // PathSet holds path candidates per GOOS; All applies when the OS has none.
@@ -88,8 +85,9 @@ func (p PathSet) For(goos string) []string {
 // every lists the candidates of every OS.
 func (p PathSet) every() []string { return slices.Concat(p.All, p.Linux, p.Darwin, p.Windows) }
 
-// Tool is one agent's static facts (the tools.toml header says what each
-// key means; DetectVersion reads npm_package, version_path, self_update).
+// Tool is one agent's static facts. Config is the file carryover writes its
+// hook stubs into, laid out as HookFile; Trust a second file install edits
+// (Codex: trust hashes); Transcripts dirs or files.
 type Tool struct {
 	Name          string     `toml:"name"`
 	Display       string     `toml:"-"` // adapters.Agent.Display
@@ -100,10 +98,10 @@ type Tool struct {
 	NpmPackage    string     `toml:"npm_package"`
 	VersionPath   string     `toml:"version_path"`
 	SelfUpdate    SelfUpdate `toml:"self_update"`
-	Config        PathSet    `toml:"config"`      // the file carryover writes its hook stubs into
-	Trust         PathSet    `toml:"trust"`       // a second file install edits (Codex: trust hashes)
-	Transcripts   PathSet    `toml:"transcripts"` // dirs or files
-	HookFile      *HookFile  `toml:"hook_file"`   // the layout of Config
+	Config        PathSet    `toml:"config"`
+	Trust         PathSet    `toml:"trust"`
+	Transcripts   PathSet    `toml:"transcripts"`
+	HookFile      *HookFile  `toml:"hook_file"`
 	Rows          []Row      `toml:"row"`
 
 	re, pathRE *regexp.Regexp
@@ -111,11 +109,13 @@ type Tool struct {
 }
 
 // SelfUpdate is an agent that downloads newer versions of itself into
-// directories named by version and runs the newest one.
+// directories named by version (Dirs; a trailing "/*": every subdirectory,
+// one per platform), each complete one holding Marker, and runs the newest
+// unless the environment has Off (NAME=value).
 type SelfUpdate struct {
-	Dirs   PathSet `toml:"dirs"`   // one directory per version; a trailing "/*": every subdirectory (one per platform)
-	Marker string  `toml:"marker"` // a file every complete version directory holds
-	Off    string  `toml:"off"`    // NAME=value: when the environment has it, the agent does not update
+	Dirs   PathSet `toml:"dirs"`
+	Marker string  `toml:"marker"`
+	Off    string  `toml:"off"`
 }
 
 // Table is the parsed, validated table.
@@ -187,7 +187,7 @@ func (tl *Tool) validateDetection() error {
 			return err
 		}
 	}
-	if tl.NpmPackage != "" && !npmName.MatchString(tl.NpmPackage) {
+	if tl.NpmPackage != "" && !npmName().MatchString(tl.NpmPackage) {
 		return fmt.Errorf("npm_package %q is not an npm package name", tl.NpmPackage)
 	}
 	if u := tl.SelfUpdate; (len(u.Dirs.every()) > 0) != (u.Marker != "") {
@@ -196,8 +196,7 @@ func (tl *Tool) validateDetection() error {
 	return nil
 }
 
-// versionRE compiles the pattern of option name, which must capture the
-// version.
+// versionRE compiles option name's pattern, which must capture the version.
 func versionRE(name, expr string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -209,8 +208,7 @@ func versionRE(name, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// validateRows checks the rows: unique ids, each valid, in order of
-// versions without overlap.
+// validateRows checks the rows: unique ids, each valid, ordered, no overlap.
 func (tl *Tool) validateRows(a *adapters.Agent) error {
 	if len(tl.Rows) == 0 {
 		return errors.New("no rows")
@@ -290,24 +288,16 @@ func (r *Row) parseVersions() (err error) {
 	return nil
 }
 
-// parseRange accepts ">= A" or ">= A, < B".
+// parseRange accepts ">= A" or ">= A, < B" with B above A.
 func parseRange(s string) (lo, hi *version.Version, err error) {
-	_, err = version.NewConstraint(s)
-	parts := strings.Split(s, ",")
-	a, b := strings.TrimSpace(parts[0]), strings.TrimSpace(parts[len(parts)-1])
-	switch {
-	case err != nil:
-	case len(parts) > 2:
-		err = errors.New(`want ">= A" or ">= A, < B"`)
-	case !strings.HasPrefix(a, ">="):
-		err = errors.New("must start with >=")
-	case len(parts) == 2 && (!strings.HasPrefix(b, "<") || strings.HasPrefix(b, "<=")):
-		err = errors.New("upper bound must be < B")
-	default:
-		lo, err = version.NewVersion(strings.TrimSpace(a[2:]))
+	m := regexp.MustCompile(`^\s*>=\s*([^\s,<>=]+)\s*(?:,\s*<\s*([^\s,<>=]+)\s*)?$`).FindStringSubmatch(s)
+	if m == nil {
+		return nil, nil, fmt.Errorf(`versions %q: want ">= A" or ">= A, < B"`, s)
 	}
-	if err == nil && len(parts) == 2 {
-		hi, err = upperBound(b, lo)
+	if lo, err = version.NewVersion(m[1]); err == nil && m[2] != "" {
+		if hi, err = version.NewVersion(m[2]); err == nil && !hi.GreaterThan(lo) {
+			err = errors.New("empty range")
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("versions %q: %w", s, err)
@@ -317,15 +307,6 @@ func parseRange(s string) (lo, hi *version.Version, err error) {
 
 // below reports whether the row's range ends at or before next's start.
 func (r Row) below(next *Row) bool { return r.max != nil && !r.max.GreaterThan(next.min) }
-
-// upperBound parses "< B", which must lie above lo.
-func upperBound(b string, lo *version.Version) (*version.Version, error) {
-	hi, err := version.NewVersion(strings.TrimSpace(b[1:]))
-	if err == nil && !hi.GreaterThan(lo) {
-		err = errors.New("empty range")
-	}
-	return hi, err
-}
 
 // contains reports whether v is in the row's range. Prereleases compare by
 // their core version (2.2.0-beta is in ">= 2.2.0").
@@ -355,24 +336,20 @@ func (t *Table) Tool(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
-// Capability is what carryover does for one tool at one version.
+// Capability is what carryover does for one tool at one version ("" when
+// unknown) by row Row. Fallback: the version is unknown or outside every row
+// and the newest fitting row was used (Warning says so). Envelope is the
+// agent's, or none when the row has no inject hooks. NeedsPointer: the
+// handoff cannot count on a session-start injection (none, or the row says
+// pointer = true); without StartInjection it reaches the model only through
+// the pointer block (Cline, Windsurf).
 type Capability struct {
-	Tool    string
-	Version string // as detected; "" when unknown
-	Row     string // row id
-	// Fallback: the version is unknown or outside every row and the newest
-	// fitting row was used; Warning says so in words.
+	Tool, Version, Row           string
 	Fallback                     bool
 	Warning                      string
 	SnapshotEvents, InjectEvents []Hook
-	// Envelope is the agent's, or none when the row has no inject hooks.
-	Envelope adapters.Envelope
-	// NeedsPointer: the handoff cannot count on a session-start injection
-	// (the row injects at no start event, or is marked pointer = true).
-	NeedsPointer bool
-	// StartInjection: the row injects at a start event; without it the
-	// handoff reaches the model only through the pointer block (Cline, Windsurf).
-	StartInjection bool
+	Envelope                     adapters.Envelope
+	NeedsPointer, StartInjection bool
 }
 
 // Hooks returns inject then snapshot hooks, one per native event (the first
@@ -462,12 +439,9 @@ func ParseVersion(tool Tool, output string) (string, error) {
 	return m[1], nil
 }
 
-// ConfigPath returns the file carryover writes hook stubs into for goos: the
-// first candidate that exists, else the first usable candidate (the standard
-// location), else "" (the tool has no hook config, e.g. Aider).
-//
-// getenv looks up environment variables, home is the user's home directory,
-// exists reports whether a path exists (nil = nothing exists).
+// ConfigPath is the file carryover writes hook stubs into for goos: the first
+// candidate that exists (exists nil: none does), else the first usable one
+// (the standard location), else "" (no hook config, e.g. Aider).
 func (t Tool) ConfigPath(goos string, getenv func(string) string, home string, exists func(string) bool) string {
 	return pick(t.Config.For(goos), goos, getenv, home, exists)
 }
@@ -508,8 +482,8 @@ func pick(cands []string, goos string, getenv func(string) string, home string, 
 // Expand expands a table path: ${NAME} (false when unset or empty),
 // ${NAME:-default}, then a leading "~" to home. On windows, "/" becomes "\".
 func Expand(s, goos string, getenv func(string) string, home string) (string, bool) {
-	ok := !strings.Contains(pathVar.ReplaceAllString(s, ""), "${") // none unterminated
-	p := pathVar.ReplaceAllStringFunc(s, func(m string) string {
+	ok := !strings.Contains(pathVar().ReplaceAllString(s, ""), "${") // none unterminated
+	p := pathVar().ReplaceAllStringFunc(s, func(m string) string {
 		name, def, hasDef := strings.Cut(m[2:len(m)-1], ":-")
 		v := ""
 		if getenv != nil {
@@ -532,13 +506,13 @@ func Expand(s, goos string, getenv func(string) string, home string) (string, bo
 }
 
 var (
-	pathVar  = regexp.MustCompile(`\$\{[^}]*\}`)
-	storeVar = regexp.MustCompile(`\$\{([^{}:]*):-`)
+	pathVar  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[^}]*\}`) })
+	storeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^{}:]*):-`) })
 )
 
-// StoreVariables are the environment variables that move agents' session
-// stores (a ${NAME:-default} in a transcripts path for goos), in table
-// order: what to tell a user whose sessions were not found.
+// StoreVariables are the variables that move agents' session stores (each
+// ${NAME:-default} in a transcripts path for goos), in table order: what to
+// tell a user whose sessions were not found.
 func StoreVariables(goos string) []string {
 	t, err := loadOnce()
 	if err != nil {
@@ -547,7 +521,7 @@ func StoreVariables(goos string) []string {
 	var out []string
 	for _, tl := range t.tools {
 		for _, c := range tl.Transcripts.For(goos) {
-			for _, m := range storeVar.FindAllStringSubmatch(c, -1) {
+			for _, m := range storeVar().FindAllStringSubmatch(c, -1) {
 				if !slices.Contains(out, m[1]) {
 					out = append(out, m[1])
 				}
@@ -555,4 +529,242 @@ func StoreVariables(goos string) []string {
 		}
 	}
 	return out
+}
+
+// HookFile is the layout of an agent's hook config file as data (the
+// tools.toml header describes it), so a new agent whose file has a known
+// shape needs no Go code: settings JSON, "grouped" (Claude Code, Codex,
+// Gemini CLI) or "flat" (Copilot CLI, Cursor, VS Code, Windsurf), or a file
+// of its own, "whole" (Pi, Cline, OpenCode, Kilo).
+type HookFile struct {
+	Shape    string `toml:"shape"`
+	Template string `toml:"template"`
+	Mode     int    `toml:"mode"`
+
+	content     string        // the template's text, set by validate
+	CommandKeys []string      `toml:"command_keys"`
+	Skeleton    []string      `toml:"skeleton"`
+	Handler     []string      `toml:"handler"`
+	Warnings    []HookWarning `toml:"warnings"`
+	Trust       *TrustHash    `toml:"trust"`
+}
+
+// TrustHash is how an agent (Codex) hashes each handler it runs only once
+// trusted: each hashed event's label, and the events whose matcher it
+// ignores, whose timeout it clamps to 1-3 s, that keep additionalContextLimit.
+type TrustHash struct {
+	Labels    map[string]string `toml:"labels"`
+	NoMatcher []string          `toml:"no_matcher"`
+	Clamp3s   []string          `toml:"clamp_3s"`
+	Context   []string          `toml:"context_limit"`
+}
+
+// HookWarning is something to tell the user about the settings file: Set
+// when Key (dotted) holds a value (Is: only that JSON value; "{value}" names
+// it), Unset when it is absent.
+type HookWarning struct{ Key, Is, Set, Unset string }
+
+// Shapes of a hook file.
+const (
+	ShapeGrouped = "grouped"
+	ShapeFlat    = "flat"
+	ShapeWhole   = "whole"
+)
+
+// Placeholder is a handler field's value filled in per hook; a field whose
+// placeholder has no value (timeout 0, no matcher) is left out.
+type Placeholder string
+
+const (
+	PhCommand   Placeholder = "$command"
+	PhTimeout   Placeholder = "$timeout" // seconds
+	PhTimeoutMs Placeholder = "$timeout_ms"
+	PhMatcher   Placeholder = "$matcher"
+)
+
+// Slots of a whole file's template: carryover's absolute path as one shell
+// word and as a JSON (also JS/TS) string literal, the tool's name, and the
+// native event (per-event files only; in the config path too).
+const (
+	SlotExeSh   = "{{exe_sh}}"
+	SlotExeJSON = "{{exe_json}}"
+	SlotTool    = "{{tool}}"
+	EventSlot   = "{{event}}"
+)
+
+var (
+	placeholders = []Placeholder{PhCommand, PhTimeout, PhTimeoutMs, PhMatcher}
+	wholeSlots   = []string{SlotExeSh, SlotExeJSON, SlotTool, EventSlot}
+	slotRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{[^{}]*\}\}`) })
+)
+
+//go:embed hookfiles
+var hookFiles embed.FS
+
+// Whole reports whether carryover writes the hook file whole.
+func (h *HookFile) Whole() bool { return h != nil && h.Shape == ShapeWhole }
+
+// Content is a whole file's template text.
+func (h *HookFile) Content() string { return h.content }
+
+// Field parses one "key=value" layout field. The value is a Placeholder
+// ("$…"), a bool (true, false), an integer, or else a string.
+func Field(s string) (key string, val any, err error) {
+	key, v, ok := strings.Cut(s, "=")
+	if n, err := strconv.Atoi(v); err == nil {
+		val = n
+	}
+	switch {
+	case !ok || key == "":
+		return "", nil, fmt.Errorf("field %q: want key=value", s)
+	case strings.HasPrefix(v, "$") && !slices.Contains(placeholders, Placeholder(v)):
+		return "", nil, fmt.Errorf("field %q: unknown placeholder; expected one of %v", s, placeholders)
+	case strings.HasPrefix(v, "$"):
+		return key, Placeholder(v), nil
+	case v == "true" || v == "false":
+		return key, v == "true", nil
+	case val != nil:
+		return key, val, nil
+	}
+	return key, v, nil
+}
+
+func (h *HookFile) validate() error {
+	switch {
+	case h.Shape == ShapeWhole:
+		return h.validateWhole()
+	case h.Shape != ShapeGrouped && h.Shape != ShapeFlat:
+		return fmt.Errorf("shape %q: expected %q, %q or %q", h.Shape, ShapeGrouped, ShapeFlat, ShapeWhole)
+	case h.Template != "" || h.Mode != 0:
+		return fmt.Errorf("template and mode belong to shape %q", ShapeWhole)
+	case len(h.CommandKeys) == 0:
+		return errors.New("command_keys is empty")
+	}
+	return h.validateFields()
+}
+
+// validateFields checks the skeleton's and the handler's fields.
+func (h *HookFile) validateFields() error {
+	for _, f := range h.Skeleton {
+		if _, v, err := Field(f); err != nil {
+			return fmt.Errorf("skeleton: %w", err)
+		} else if _, ok := v.(Placeholder); ok {
+			return fmt.Errorf("skeleton field %q: placeholders belong in handler", f)
+		}
+	}
+	cmd := false
+	for _, f := range h.Handler {
+		k, v, err := Field(f)
+		if err != nil {
+			return fmt.Errorf("handler: %w", err)
+		}
+		if v == PhCommand && !slices.Contains(h.CommandKeys, k) {
+			return fmt.Errorf("handler writes the command to %q, which is not in command_keys", k)
+		}
+		cmd = cmd || v == PhCommand
+	}
+	if !cmd {
+		return errors.New("handler has no $command field")
+	}
+	return h.validateNotes()
+}
+
+// validateNotes checks the warnings and the trust rules.
+func (h *HookFile) validateNotes() error {
+	for _, e := range h.Trust.events() {
+		if _, ok := h.Trust.Labels[e]; !ok {
+			return fmt.Errorf("trust: event %s has no label", e)
+		}
+	}
+	for _, w := range h.Warnings {
+		if w.Key == "" || w.Set+w.Unset == "" {
+			return fmt.Errorf("warning %+v: want key and set or unset", w)
+		}
+	}
+	return nil
+}
+
+func (h *HookFile) validateWhole() error {
+	if len(h.CommandKeys)+len(h.Skeleton)+len(h.Handler)+len(h.Warnings) > 0 {
+		return fmt.Errorf("shape %q takes template and mode, not command_keys, skeleton or handler", ShapeWhole)
+	}
+	if h.Template == "" || strings.ContainsAny(h.Template, `/\`) {
+		return fmt.Errorf("shape %q needs template, a file name in specs/hookfiles", ShapeWhole)
+	}
+	if err := h.readTemplate(); err != nil {
+		return fmt.Errorf("template %q%w", h.Template, err)
+	}
+	// the owner reads and writes it, nobody else writes it (it runs with the user's rights)
+	if h.Mode&0o600 != 0o600 || h.Mode&^0o755 != 0 {
+		return fmt.Errorf("mode %#o: want the owner's read and write bits and no write bit for group or others (e.g. 0o644, 0o755)", h.Mode)
+	}
+	return nil
+}
+
+// readTemplate loads the whole file's template and checks its slots.
+func (h *HookFile) readTemplate() error {
+	b, err := fs.ReadFile(hookFiles, "hookfiles/"+h.Template)
+	if err != nil {
+		return fmt.Errorf(": %w", err)
+	}
+	h.content = string(b)
+	for _, s := range slotRE().FindAllString(h.content, -1) {
+		if !slices.Contains(wholeSlots, s) {
+			return fmt.Errorf(": unknown placeholder %s; expected one of %v", s, wholeSlots)
+		}
+	}
+	if !strings.Contains(h.content, SlotExeSh) && !strings.Contains(h.content, SlotExeJSON) {
+		return fmt.Errorf(" never names carryover (%s or %s)", SlotExeSh, SlotExeJSON)
+	}
+	return nil
+}
+
+// validateWhole checks a whole-file tool: one file per event exactly when
+// the template names the event, else a single file naming every event its
+// rows hook (it relays them itself).
+func (tl *Tool) validateWhole() error {
+	h := tl.HookFile
+	perEvent, err := tl.wholePaths()
+	if err != nil {
+		return err
+	}
+	if !perEvent && strings.Contains(h.content, EventSlot) {
+		return fmt.Errorf("template %q names %s but the config path writes one file for every event", h.Template, EventSlot)
+	}
+	for _, r := range tl.Rows {
+		for _, hk := range append(slices.Clone(r.Inject), r.Snapshot...) {
+			switch {
+			case perEvent && strings.ContainsAny(hk.Native, `/\.:*?<>|`):
+				return fmt.Errorf("row %s: event %q cannot be a file name", r.ID, hk.Native)
+			case !perEvent && !strings.Contains(h.content, `"`+hk.Native+`"`):
+				return fmt.Errorf("row %s hooks %s but template %q never relays it (no %q in it)", r.ID, hk.Native, h.Template, `"`+hk.Native+`"`)
+			}
+		}
+	}
+	return nil
+}
+
+// wholePaths checks the config paths of a whole-file tool and reports
+// whether they name one file per event.
+func (tl *Tool) wholePaths() (perEvent bool, err error) {
+	for _, p := range tl.Config.every() {
+		if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {
+			return false, fmt.Errorf("config %q: a whole hook file lives in the user's folders (start it with ~/ or ${VAR}), never in a project", p)
+		}
+		if strings.Contains(p, EventSlot) {
+			if !strings.HasSuffix(p, "/"+EventSlot) {
+				return false, fmt.Errorf("config %q: %s must be the file name", p, EventSlot)
+			}
+			perEvent = true
+		}
+	}
+	return perEvent, nil
+}
+
+// events lists every event the trust rules name but the labels.
+func (t *TrustHash) events() []string {
+	if t == nil {
+		return nil
+	}
+	return slices.Concat(t.NoMatcher, t.Clamp3s, t.Context)
 }

@@ -9,37 +9,36 @@ import (
 	"time"
 )
 
-// What the ledger's maintenance commands do (`carryover gc`, `forget`,
-// `status --space`): never run by a hook.
+// The maintenance commands (`carryover gc`, `forget`, `status --space`);
+// never run by a hook.
 
 // GCOptions says which sessions' rows `carryover gc` removes: those last
-// active before Before (and of Project, when set).
+// active before Before (and of Project, when set); DryRun counts them.
 type GCOptions struct {
 	Before  time.Time
 	Project string
-	DryRun  bool // count without removing
+	DryRun  bool
 }
 
-// GCResult is what GC removed and gave back.
+// GCResult is what GC removed and gave back: the sessions whose rows went,
+// the rows, the old sessions Kept (a current handoff came from one or one
+// waits to be injected into), what the file shrank by (incremental
+// auto-vacuum) and what stays free inside it (before auto-vacuum: `gc --vacuum`).
 type GCResult struct {
-	Sessions int   // sessions whose rows were removed
-	Rows     int64 // rows removed
-	Kept     int   // old sessions a current handoff came from or one waits to be injected into
-	// FreedBytes is what the file shrank by (incremental auto-vacuum);
-	// FreeBytes stays free inside it (before auto-vacuum: `gc --vacuum`).
+	Sessions, Kept        int
+	Rows                  int64
 	FreedBytes, FreeBytes int64
 	AutoVacuum            bool
 }
 
-// GC removes the rows of old sessions. It never removes handoff records,
-// the projects' distill state, or anything of a session active since the
-// cut-off. A pruned session keeps its entry and cursor: its rows' seqs are
-// never reused and its transcript is not read again from the start. Freed
-// pages go back to the file system by incremental vacuum, in steps.
+// GC removes the rows of old sessions, never handoff records, distill state
+// or anything of a session active since the cut-off. A pruned session keeps
+// its entry and cursor: its seqs are never reused and its transcript is not
+// re-read from the start. Freed pages go back by incremental vacuum, in steps.
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
-	where, args := forProject("s.project", o.Project)
+	where, args := ForProject("s.project", o.Project)
 	type victim struct {
 		id, rows int64
 		keep     bool
@@ -57,8 +56,7 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 			r.Kept++
 			continue
 		case !o.DryRun:
-			// One transaction per session: a waiting hook waits for one
-			// session's delete, not the whole run.
+			// A transaction per session: a hook waits for one, not the run.
 			if n, err = l.pruneSession(v.id, cut); err != nil {
 				return r, err
 			}
@@ -78,13 +76,12 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	return r, nil
 }
 
-// vacuumPages is how many free pages one incremental-vacuum step gives
-// back: 16 MB, a transaction of tens of ms (a variable for the tests).
+// vacuumPages is what one incremental-vacuum step gives back: 16 MB, a
+// transaction of tens of ms (a variable for the tests).
 var vacuumPages = 1024
 
-// vacuumSteps gives the free pages back in transactions of vacuumPages (a
-// waiting hook waits for one step), then checkpoints: the file shrinks
-// when the WAL's last frames reach it.
+// vacuumSteps gives the free pages back in steps (a hook waits for one),
+// then checkpoints: the file shrinks when the WAL's last frames reach it.
 func (l *Ledger) vacuumSteps() error {
 	for free := l.pragmaInt("freelist_count"); free > 0; {
 		if err := l.vacuumStep(); err != nil {
@@ -100,9 +97,9 @@ func (l *Ledger) vacuumSteps() error {
 	return nil
 }
 
-// vacuumStep gives back up to vacuumPages free pages in one transaction.
+// vacuumStep gives back up to vacuumPages free pages in one transaction
+// (one per result row of the pragma: it is read to the end).
 func (l *Ledger) vacuumStep() error {
-	// The pragma frees one page per result row: read it to the end.
 	vr, err := l.db.Query(`PRAGMA incremental_vacuum(` + strconv.Itoa(vacuumPages) + `)`)
 	if err != nil {
 		return err
@@ -142,10 +139,9 @@ func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
 	return n, tx.Commit()
 }
 
-// Vacuum rewrites the ledger without its free pages (`gc --vacuum`) and
-// with incremental auto-vacuum switched on: the one-time step that lets
-// later `gc` runs shrink a ledger made before it. It needs free disk space
-// about the ledger's size and holds the ledger locked while it runs.
+// Vacuum rewrites the ledger without its free pages and with incremental
+// auto-vacuum on (`gc --vacuum`: once, so later gc runs shrink an older
+// ledger). It needs the ledger's size in free disk and locks it meanwhile.
 func (l *Ledger) Vacuum() error {
 	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
 		return fmt.Errorf("vacuum ledger: %w", err)
@@ -165,8 +161,8 @@ func (l *Ledger) scrub() error {
 func (l *Ledger) fileBytes() int64 { return l.pragmaInt("page_count") * l.pragmaInt("page_size") }
 func (l *Ledger) freeBytes() int64 { return l.pragmaInt("freelist_count") * l.pragmaInt("page_size") }
 
-// ForgetGone drops the cached descriptions of transcripts that no longer
-// exist (gone reports that of a path); `gc` runs it. It returns how many.
+// ForgetGone drops the cached descriptions of transcripts gone (reports)
+// and returns how many; `gc` runs it.
 func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
 	all, err := All(l, func(r Scanner) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) }, `SELECT tool, path FROM described`)
 	n := 0
@@ -179,21 +175,19 @@ func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
 	return n, err
 }
 
-// EndForgotten is the ending of a handoff whose session the user made
-// carryover forget (`carryover forget`): its record stays, emptied of
-// everything the session said.
+// EndForgotten ends a handoff whose session was forgotten (`carryover
+// forget`): its record stays, emptied of everything the session said.
 const EndForgotten = "forgotten"
 
-// Forgettable is what Forget removes for one session, counted before.
+// Forgettable is what Forget removes for one session, counted before
+// (Handoffs: its handoff records, kept and marked forgotten).
 type Forgettable struct {
-	Session  Session
-	Rows     int
-	Cursors  int
-	Handoffs int // handoff records derived from it (kept, marked forgotten)
+	Session                 Session
+	Rows, Cursors, Handoffs int
 }
 
-// FindSessions returns the sessions whose native id is id, or starts with
-// it when no session has exactly that id (every project's).
+// FindSessions returns every project's sessions whose native id is id, or
+// else starts with it.
 func (l *Ledger) FindSessions(id string) ([]Session, error) {
 	if id == "" {
 		return nil, nil
@@ -213,13 +207,12 @@ func (l *Ledger) ForgetPlan(s Session) (Forgettable, error) {
 	return f, err
 }
 
-// Forget removes every trace of session s: its rows, keys, cursors,
-// receipts, limit events, pending injection, list cache entry, the
-// decisions extracted from its text and the project's distill state
-// (rebuilt at the next event); its handoff records stay, emptied and
-// marked EndForgotten. Deleted content is overwritten (secure_delete) and
-// the file rewritten (VACUUM) with the WAL emptied: SQLite otherwise keeps
-// deleted cells in free pages and older pages in the WAL.
+// Forget removes every trace of session s: rows, keys, cursors, receipts,
+// limit events, pending injection, list cache entry, the decisions
+// extracted from its text, the project's distill state (rebuilt next
+// event); its handoff records stay, emptied and marked EndForgotten. Deleted
+// content is overwritten (secure_delete) and the file rewritten (VACUUM),
+// the WAL emptied: SQLite keeps deleted cells in free pages and the WAL.
 func (l *Ledger) Forget(s Session) error {
 	if _, err := l.db.Exec(`PRAGMA secure_delete = ON`); err != nil {
 		return fmt.Errorf("forget: %w", err)
@@ -275,13 +268,13 @@ func (l *Ledger) ForgottenCount() int {
 	return n
 }
 
-// Space is what takes the ledger's room.
+// Space is what takes the ledger's room. Tables: bytes per table and index
+// (SQLite's dbstat: only when asked, as it reads every page, and only in a
+// build with it).
 type Space struct {
-	FileBytes  int64 `json:"file_bytes"`
-	FreeBytes  int64 `json:"free_bytes"` // free pages inside the file
-	AutoVacuum bool  `json:"auto_vacuum"`
-	// Tables is bytes per table and index (SQLite's dbstat; only when
-	// asked, as it reads every page, and only in a build with it).
+	FileBytes  int64        `json:"file_bytes"`
+	FreeBytes  int64        `json:"free_bytes"` // free pages inside the file
+	AutoVacuum bool         `json:"auto_vacuum"`
 	Tables     []SpaceUse   `json:"tables,omitempty"`
 	TablesNote string       `json:"tables_note,omitempty"`
 	Projects   []ProjectUse `json:"projects"`
@@ -293,8 +286,8 @@ type SpaceUse struct {
 	Bytes int64  `json:"bytes"`
 }
 
-// ProjectUse is a project's share: its sessions, their rows (about its
-// share of the file), and when it was last active.
+// ProjectUse is a project's share: sessions, rows (about its share of the
+// file), when it was last active.
 type ProjectUse struct {
 	Project    string    `json:"project"`
 	Sessions   int       `json:"sessions"`
@@ -302,8 +295,8 @@ type ProjectUse struct {
 	LastActive time.Time `json:"last_active"`
 }
 
-// Space reports the ledger's size by project (from the sessions table:
-// cheap at any size) and, when tables is set, by table and index.
+// Space reports the ledger's size by project (from sessions: cheap at any
+// size) and, when tables is set, by table and index.
 func (l *Ledger) Space(tables bool) (Space, error) {
 	sp := Space{FileBytes: l.fileBytes(), FreeBytes: l.freeBytes(), AutoVacuum: l.pragmaInt("auto_vacuum") == 2}
 	var err error

@@ -1,29 +1,31 @@
 package ledger
 
 import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
 )
 
-// IngestOptions says what to ingest and how.
+// IngestOptions says what to ingest and how. Progress gets each line's end
+// offset in the file being tailed (a command shows bytes read; hooks: nil).
 type IngestOptions struct {
-	Adapter     adapters.Adapter
-	Hook        adapters.Hook
-	Env         adapters.Env
-	Project     string
-	Deadline    time.Time
-	Now         time.Time
-	Redact      func(string) string   // applied to text, command and file path before they are stored
-	Transcripts []adapters.Transcript // overrides the adapter's own list (handoff --transcript)
-	// Progress gets each line's end offset in the file being tailed (a
-	// command shows bytes read on a terminal; the hook sets none).
-	Progress func(path string, off int64)
+	Adapter       adapters.Adapter
+	Hook          adapters.Hook
+	Env           adapters.Env
+	Project       string
+	Deadline, Now time.Time
+	Redact        func(string) string   // applied to text, command and file path before they are stored
+	Transcripts   []adapters.Transcript // overrides the adapter's own list (handoff --transcript)
+	Progress      func(path string, off int64)
 }
 
 // Found is what an ingest noticed in the rows it stored.
@@ -46,13 +48,12 @@ type FileReport struct {
 	Found
 }
 
-// FoundLimit is a limit signal read from a transcript or a store.
+// FoundLimit is a limit signal read from a transcript or a store: the row
+// that carried it, its session and agent (a catch-up reads other agents').
 type FoundLimit struct {
-	Key      string // the row that carried it
-	Tool     string // its session's agent (a catch-up reads other agents' files)
-	NativeID string // its session
-	Limit    adapters.Limit
-	At       time.Time
+	Key, Tool, NativeID string
+	Limit               adapters.Limit
+	At                  time.Time
 }
 
 // IngestReport summarizes an ingest.
@@ -72,25 +73,19 @@ type SyncReport struct {
 }
 
 const (
-	// catchUpWindow is how many of a project's most recently updated
-	// tracked files a catch-up looks at; how many it re-reads is bounded by
-	// the deadline (what does not fit is read at the next event).
-	catchUpWindow = 256
-	// batchRows is how many rows a transaction writes while tailing a
-	// large transcript, bounding memory on a cold ingest.
-	batchRows = 4096
+	catchUpWindow = 256  // newest tracked files a catch-up looks at (the deadline bounds the re-reads)
+	batchRows     = 4096 // rows a transaction writes while tailing: a cold ingest's memory bound
 )
 
-// Sync brings the ledger up to date for one session, the same way for the
-// hook and for `carryover handoff`: it ingests the session (after damage:
-// rebuilds the ledger and ingests again), catches up the project's other
-// transcripts, and records the delivery receipts found. It returns the
-// ledger to use from then on (nil when a rebuild failed).
+// Sync brings the ledger up to date for one session, for the hook and for
+// `carryover handoff`: it ingests the session (after damage: rebuilds the
+// ledger and ingests again), catches up the project's other transcripts and
+// records the receipts found. It returns the ledger to use from then on (nil
+// when a rebuild failed).
 func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	var rep SyncReport
 	ing, err := Ingest(l, o)
-	if damaged(ing, err) {
-		// A damaged page is only noticed when a statement reads it.
+	if damaged(ing, err) { // a damaged page shows only when a statement reads it
 		if l, err = l.Reopen(); err != nil {
 			return nil, rep, fmt.Errorf("ledger is damaged: %w", err)
 		}
@@ -138,9 +133,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	if ref.NativeID == "" {
 		return rep, errors.New("hook payload has no session id")
 	}
-	// A known session with the same project and transcript needs no write
-	// transaction here; its rows' batches refresh it.
-	var err error
+	var err error // a known session (same transcript) needs no write here: its batches refresh it
 	if s, serr := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); serr == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
 		rep.SessionID = s.ID
 	} else if rep.SessionID, err = l.Touch(ref, o.Now); err != nil {
@@ -155,8 +148,7 @@ func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	return rep, nil
 }
 
-// writeOwnRows stores the rows the payload carries and those the adapter's
-// own store holds.
+// writeOwnRows stores the payload's rows and those of the adapter's store.
 func (o IngestOptions) writeOwnRows(l *Ledger, ref SessionRef, rep *IngestReport) error {
 	rows := o.Hook.Rows
 	if sr, ok := o.Adapter.(adapters.StoreReader); ok {
@@ -182,7 +174,7 @@ func (o IngestOptions) tailTranscripts(l *Ledger, lp adapters.LineParser, ref Se
 	}
 	for _, t := range ts {
 		if o.Transcripts == nil {
-			// Paths from a hook payload follow the store policy (adapters.Confined, tail.go).
+			// Paths from a hook payload follow the store policy (adapters.Confined).
 			if err := adapters.Confined(o.Adapter, o.Env, t.Path); err != nil {
 				rep.Files = append(rep.Files, FileReport{Path: t.Path, Err: err})
 				continue
@@ -197,16 +189,13 @@ func (o IngestOptions) tailTranscripts(l *Ledger, lp adapters.LineParser, ref Se
 		rep.Added += fr.Added
 		rep.add(fr.Found)
 		if IsBusy(fr.Err) {
-			// Another process holds the ledger: every further write would
-			// wait for it again; the next event reads from the cursors.
-			return fr.Err
+			return fr.Err // another process holds the ledger: the next event reads from the cursors
 		}
 	}
 	return nil
 }
 
-// prepare redacts rows and collects delivery receipts and limit signals
-// (of the session ref) into f.
+// prepare redacts rows and collects receipts and limit signals into f.
 func (o *IngestOptions) prepare(rows []adapters.Row, f *Found, ref SessionRef) []adapters.Row {
 	for i := range rows {
 		r := &rows[i]
@@ -226,9 +215,8 @@ func (o *IngestOptions) prepare(rows []adapters.Row, f *Found, ref SessionRef) [
 	return rows
 }
 
-// TailInto tails one transcript into the ledger, writing rows in batches and
-// the cursor last, so an interrupted run re-reads (and deduplicates) rather
-// than skips.
+// TailInto tails one transcript into the ledger in batches, the cursor
+// last, so an interrupted run re-reads (and deduplicates) rather than skips.
 func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions) FileReport {
 	fr := FileReport{Path: t.Path}
 	cur, err := l.Cursor(t.Path)
@@ -254,8 +242,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 		fr.Err = werr
 		return fr
 	}
-	// The last batch and the cursor go in one transaction.
-	var found Found
+	var found Found // the last batch and the cursor go in one transaction
 	n, err := l.Write(Batch{Session: ref, Rows: o.prepare(batch, &found, ref), Cursor: &res.Cursor, Sidechain: t.Sidechain}, o.Now)
 	fr.Added += n
 	fr.add(found)
@@ -265,8 +252,8 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	return fr
 }
 
-// rememberMissing returns err, after giving a transcript not written yet
-// (a new session) an empty cursor: a later event catches up on it.
+// rememberMissing returns err, after giving a transcript not written yet (a
+// new session) an empty cursor for a later event's catch-up.
 func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcript, cur adapters.Cursor, now time.Time) error {
 	if !errors.Is(err, fs.ErrNotExist) || !t.MaybeMissing || cur.Offset != 0 || cur.Head != "" {
 		return err
@@ -277,8 +264,8 @@ func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcrip
 	return err
 }
 
-// fullBatch is batchRows rows, prepared by the parsing goroutine so that
-// the writing one only runs SQLite.
+// fullBatch is batchRows rows, prepared by the parsing goroutine: the
+// writing one only runs SQLite.
 type fullBatch struct {
 	rows []adapters.Row
 	prep *preparedRows
@@ -286,11 +273,11 @@ type fullBatch struct {
 }
 
 // tailBatches parses the tail's lines while a second goroutine writes the
-// full batches (on a cold ingest parsing and SQLite each take about half
-// the time), and returns the last, partial batch and the first write
-// error. One full batch waits while another is written and a third is
-// filled (~3 MB each; a second waiting one bought no speed); written
-// batches come back through free (fresh ones meant page faults and GC).
+// full batches (on a cold ingest each takes about half the time) and
+// returns the last, partial batch and the first write error. One full batch
+// waits while another is written and a third filled (~3 MB each; a second
+// waiting one bought no speed); written batches come back through free
+// (fresh ones meant page faults and GC).
 func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
 	full := make(chan fullBatch, 1)
 	free := make(chan []adapters.Row, 2)
@@ -315,8 +302,7 @@ func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref Ses
 	return batch, <-done
 }
 
-// readRows appends the rows of the tail's next lines to batch until it
-// holds batchRows or the lines end.
+// readRows appends the next lines' rows to batch, up to batchRows.
 func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript, progress func(string, int64), batch []adapters.Row) []adapters.Row {
 	for len(batch) < batchRows {
 		line, off, ok := tl.Next()
@@ -377,10 +363,10 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 }
 
 // CatchUp re-reads the project's tracked transcripts, of any agent, that
-// grew or changed: a session whose last hook never fired (Codex on
-// SIGTERM), whose agent flushed after its hooks (Copilot CLI -p), or a
-// rebuilt ledger's. skip names paths just read. The catchUpWindow newest
-// are looked at (a stat each) and re-read until o.Deadline.
+// changed: a session whose last hook never fired (Codex on SIGTERM), whose
+// agent flushed after its hooks (Copilot CLI -p), a rebuilt ledger's. skip
+// names paths just read; the catchUpWindow newest get a stat each and are
+// re-read until o.Deadline.
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -394,19 +380,27 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 		if len(out) > 0 && IsBusy(out[len(out)-1].Err) {
 			break // another process holds the ledger
 		}
-		fi, err := os.Stat(t.Path)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
-			continue
+		if lp := catchUpParser(t, o.Env); lp != nil {
+			ref := SessionRef{Tool: t.Session.Tool, NativeID: t.Session.NativeID, Project: t.Session.Project}
+			out = append(out, TailInto(l, lp, ref, adapters.Transcript{Path: t.Path, SessionID: t.Session.NativeID, Sidechain: t.Sidechain}, o))
 		}
-		a, err := adapters.Lookup(t.Session.Tool)
-		lp, ok := a.(adapters.LineParser)
-		if err != nil || !ok || adapters.Confined(a, o.Env, t.Path) != nil {
-			continue
-		}
-		ref := SessionRef{Tool: t.Session.Tool, NativeID: t.Session.NativeID, Project: t.Session.Project}
-		out = append(out, TailInto(l, lp, ref, adapters.Transcript{Path: t.Path, SessionID: t.Session.NativeID, Sidechain: t.Sidechain}, o))
 	}
 	return out, nil
+}
+
+// catchUpParser is the parser of a tracked file that changed size and that
+// its agent's store policy allows reading (nil: skip it).
+func catchUpParser(t TrackedFile, env adapters.Env) adapters.LineParser {
+	fi, err := os.Stat(t.Path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
+		return nil
+	}
+	a, err := adapters.Lookup(t.Session.Tool)
+	lp, ok := a.(adapters.LineParser)
+	if err != nil || !ok || adapters.Confined(a, env, t.Path) != nil {
+		return nil
+	}
+	return lp
 }
 
 // notes say, for the log, what went wrong or was left reading the file.
@@ -428,8 +422,8 @@ func (f FileReport) notes() []string {
 	return notes
 }
 
-// RecoveryNote says, for the log, that Open or Reopen found the ledger
-// corrupt and rebuilt it ("" when it did not).
+// RecoveryNote says, for the log, that the ledger was found corrupt and
+// rebuilt ("" when not).
 func (l *Ledger) RecoveryNote() string {
 	if !l.Recovered {
 		return ""
@@ -441,8 +435,8 @@ func (l *Ledger) RecoveryNote() string {
 	return n
 }
 
-// damaged reports whether an ingest failed because the ledger file is
-// damaged (not because of a transcript or an agent's own store).
+// damaged reports whether an ingest failed on a damaged ledger file (not a
+// transcript or an agent's store).
 func damaged(rep IngestReport, err error) bool {
 	if err != nil && IsCorrupt(err) {
 		return true
@@ -453,4 +447,429 @@ func damaged(rep IngestReport, err error) bool {
 		}
 	}
 	return false
+}
+
+// upsertSession creates a session or refreshes its last_seen and transcript,
+// returning its id, next_seq and keys_through (one statement to parse where
+// an upsert and a lookup were two).
+const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
+	ON CONFLICT (tool, native_id, project) DO UPDATE SET last_seen = excluded.last_seen,
+		transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END
+	RETURNING id, next_seq, keys_through`
+
+func (r SessionRef) upsertArgs(now time.Time) []any {
+	return []any{r.Tool, r.NativeID, r.Project, r.Transcript, now.UnixMilli(), now.UnixMilli()}
+}
+
+// ensureSession upserts ref's session and returns its id.
+func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (id int64, err error) {
+	var next, through int64
+	err = tx.QueryRow(upsertSession, ref.upsertArgs(now)...).Scan(&id, &next, &through)
+	return id, err
+}
+
+// Touch records that a session was seen (without rows) and returns its id.
+func (l *Ledger) Touch(ref SessionRef, now time.Time) (int64, error) {
+	tx, err := l.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	id, err := ensureSession(tx, ref, now)
+	if err != nil {
+		return 0, err
+	}
+	return id, tx.Commit()
+}
+
+// Batch is one transcript's new rows and where reading stopped (Cursor,
+// saved in the same transaction).
+type Batch struct {
+	Session   SessionRef
+	Rows      []adapters.Row
+	Cursor    *adapters.Cursor
+	Sidechain bool
+	prep      *preparedRows // Rows already prepared (prepareRows)
+	deferKeys bool          // keys stay pending (keys.go): a long read's batches but its last
+}
+
+// Write stores a batch in one transaction: the session, its rows (by key:
+// re-reading adds nothing, a later copy replaces the earlier one) and the
+// cursor. It returns how many rows were new.
+func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
+	added := 0
+	var sid int64
+	write := func(tx *rawTx) (err error) {
+		added, sid, err = writeBatch(tx, &l.keys, b, now)
+		return err
+	}
+	err := l.withRawTx(write)
+	if errors.Is(err, errKeysToIndex) { // rolled back: index the session's old rows in steps first
+		if err = l.catchUpKeys(b.Session); err == nil {
+			err = l.withRawTx(write)
+		}
+	}
+	if err != nil {
+		l.keys.forget(sid)
+		return 0, err
+	}
+	return added, nil
+}
+
+// withRawTx runs fn in an immediate write transaction on the driver's
+// connection, committing when fn returns nil.
+func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
+	ctx := context.Background()
+	c, err := l.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		conn := dc.(driver.ConnBeginTx) // go-sqlite3's connection
+		tx, err := conn.BeginTx(ctx, driver.TxOptions{})
+		if err != nil {
+			return err
+		}
+		t := &rawTx{conn: conn.(driver.Conn)}
+		err = fn(t)
+		for _, s := range t.stmts {
+			s.Close()
+		}
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+func writeBatch(tx *rawTx, ks *keyStates, b Batch, now time.Time) (int, int64, error) {
+	var sid, next, through int64
+	if err := tx.queryRow(upsertSession, b.Session.upsertArgs(now), &sid, &next, &through); err != nil {
+		return 0, 0, err
+	}
+	if st := ks.get(sid); next-through > keyChunk && (st.next != next || st.through != through) {
+		return 0, sid, errKeysToIndex // not this process's own read (catchUpKeys)
+	}
+	kw, err := openKeys(tx, ks, sid, next, through)
+	if err != nil {
+		return 0, sid, err
+	}
+	added := 0
+	var p *preparedRows
+	if len(b.Rows) > 0 {
+		if p = b.prep; p == nil {
+			p = prepareRows(b.Rows, b.Sidechain, now)
+		}
+		w := rowWriter{tx: tx, kw: kw, b: &b, sid: sid, next: next}
+		if err := w.write(p); err != nil {
+			return 0, sid, err
+		}
+		next, added = w.next, w.added
+	}
+	stored := through
+	if through, err = kw.close(next, !b.deferKeys); err != nil {
+		return 0, sid, err
+	}
+	if err := saveCounters(tx, sid, next, through, stored, p); err != nil {
+		return 0, sid, err
+	}
+	if b.Cursor != nil {
+		err = saveCursor(tx, b.Cursor, sid, b.Sidechain, now)
+	}
+	return added, sid, err
+}
+
+// headPart is adapters.HeadPart in SQL: the head up to its first '@'.
+func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col + ` || '@', '@') - 1)` }
+
+// saveCursor stores c unless the stored cursor of the same file is past it
+// (a slower concurrent snapshot may finish after a faster one), in one
+// statement where a lookup and an upsert were two.
+func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
+	return tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
+			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated
+		WHERE NOT (cursors.ino = excluded.ino AND cursors.dev = excluded.dev AND cursors.offset > excluded.offset AND `+headPart("cursors.head")+` = `+headPart("excluded.head")+`)`,
+		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
+}
+
+// saveCounters stores next_seq, keys_through and p's last activity and
+// tokens in one statement; without rows keys_through, if it changed.
+func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
+	if p != nil {
+		err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
+			tokens_used = CASE WHEN ?4 > 0 THEN ?4 ELSE tokens_used END, tokens_max = CASE WHEN ?4 > 0 THEN ?5 ELSE tokens_max END
+			WHERE id = ?6`, next, through, p.lastTS, p.tokUsed, p.tokMax, sid)
+	} else if through != stored {
+		err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, through, sid)
+	}
+	return err
+}
+
+// optCols are row columns usually at their default. A row binds only those
+// it sets: a bound value is a cgo call, and on a cold ingest binding cost as
+// much as SQLite's insert. A batch under oneFormRows (a hook's) binds them
+// all in one statement: a statement per form cost a prepare each (~30 µs,
+// 4–6 of them a Stop), more than the binds.
+const oneFormRows = 256
+
+var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
+
+// preparedRows is a batch's rows collapsed and turned into arguments.
+type preparedRows struct {
+	rows            []adapters.Row
+	ts              []int64
+	forms           []rowForm
+	args            [][]driver.NamedValue // per row: key, seq (set when written), ts, text, the optional columns its form sets
+	lastTS          int64
+	tokUsed, tokMax int64
+}
+
+// rowForm is the shape of a row's INSERT: the optional columns it binds,
+// role and kind as literals (a bound text costs a copy, a lock and a cgo
+// call; the session id is a literal too).
+type rowForm struct {
+	mask       uint8
+	role, kind string
+}
+
+// literal reports whether s can be written into SQL as '<s>' as it is.
+func literal(s string) bool {
+	if len(s) == 0 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c == '_' || c == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+func prepareRows(rows []adapters.Row, sidechain bool, now time.Time) *preparedRows {
+	p := &preparedRows{}
+	for _, r := range rows {
+		if r.Kind == adapters.KindUsage && !(r.Sidechain || sidechain) {
+			p.tokUsed, p.tokMax = r.TokensUsed, r.TokensMax
+		}
+	}
+	p.rows = collapse(rows)
+	p.ts = make([]int64, len(p.rows))
+	p.forms = make([]rowForm, len(p.rows))
+	p.args = make([][]driver.NamedValue, len(p.rows))
+	slab := make([]driver.NamedValue, 0, len(p.rows)*15)
+	one := len(p.rows) < oneFormRows
+	for i, r := range p.rows {
+		p.ts[i] = r.Time.UnixMilli()
+		if r.Time.IsZero() {
+			p.ts[i] = now.UnixMilli()
+		}
+		p.lastTS = max(p.lastTS, p.ts[i])
+		start := len(slab)
+		add := func(v any) { slab = append(slab, driver.NamedValue{Ordinal: len(slab) - start + 1, Value: v}) }
+		add(r.Key)
+		add(nil) // seq
+		add(p.ts[i])
+		add(r.Text)
+		f := rowForm{role: r.Role, kind: string(r.Kind)}
+		if one || !literal(f.role) || !literal(f.kind) {
+			f.role, f.kind = "", "" // bound instead
+			add(r.Role)
+			add(string(r.Kind))
+		}
+		opt := func(bit uint8, set bool, v any) {
+			if set || one {
+				f.mask |= bit
+				add(v)
+			}
+		}
+		opt(1<<0, r.ToolName != "", r.ToolName)
+		opt(1<<1, r.CallID != "", r.CallID)
+		opt(1<<2, r.FilePath != "", r.FilePath)
+		opt(1<<3, r.Command != "", r.Command)
+		opt(1<<4, r.ExitCode != nil, exitValue(r.ExitCode))
+		sc := int64(0)
+		if r.Sidechain || sidechain {
+			sc = 1
+		}
+		opt(1<<5, sc == 1, sc)
+		opt(1<<6, r.TokensUsed != 0, r.TokensUsed)
+		opt(1<<7, r.TokensMax != 0, r.TokensMax)
+		p.forms[i] = f
+		p.args[i] = slab[start:len(slab):len(slab)]
+	}
+	return p
+}
+
+func exitValue(code *int) any {
+	if code == nil {
+		return nil
+	}
+	return int64(*code)
+}
+
+// insertStmt returns the (cached) INSERT for rows of form f in session sid.
+func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) (driver.Stmt, error) {
+	if st := cache[f]; st != nil {
+		return st, nil
+	}
+	cols, vals := "session_id, key, seq, ts, text, role, kind", strconv.FormatInt(sid, 10)+", ?, ?, ?, ?, ?, ?"
+	if f.role != "" {
+		vals = strconv.FormatInt(sid, 10) + ", ?, ?, ?, ?, '" + f.role + "', '" + f.kind + "'"
+	}
+	for i, c := range optCols {
+		if f.mask&(1<<i) != 0 {
+			cols += ", " + c
+			vals += ", ?"
+		}
+	}
+	st, err := tx.prepare(`INSERT INTO rows (` + cols + `) VALUES (` + vals + `)`)
+	cache[f] = st
+	return st, err
+}
+
+// rowWriter stores a batch's rows: new keys inserted at next, known ones
+// updated in place.
+type rowWriter struct {
+	tx    *rawTx
+	kw    *keyWriter
+	b     *Batch
+	sid   int64
+	next  int64
+	added int
+	stmts map[rowForm]driver.Stmt
+	upd   driver.Stmt
+}
+
+func (w *rowWriter) write(p *preparedRows) error {
+	hs := make([]int64, len(p.rows))
+	for i, r := range p.rows {
+		hs[i] = keyHash(r.Key)
+	}
+	if err := w.kw.prefetch(hs); err != nil {
+		return err
+	}
+	w.stmts = map[rowForm]driver.Stmt{}
+	for i, r := range p.rows {
+		seq, err := w.kw.find(r.Key, hs[i])
+		if err == nil && seq == 0 {
+			err = w.insert(p, i, hs[i])
+		} else if err == nil {
+			err = w.update(p, i, seq)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
+	args := p.args[i]
+	args[1].Value = w.next
+	st, err := insertStmt(w.tx, w.stmts, w.sid, p.forms[i])
+	if err != nil {
+		return err
+	}
+	if _, err := st.(driver.StmtExecContext).ExecContext(context.Background(), args); err != nil {
+		return err
+	}
+	w.kw.added(h, w.next, w.b.deferKeys)
+	w.next++
+	w.added++
+	return nil
+}
+
+// update replaces the row at seq by a later copy whose text, kind or exit
+// code changed.
+func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
+	if w.upd == nil {
+		if w.upd, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`); err != nil {
+			return err
+		}
+	}
+	r := p.rows[i]
+	exit := exitValue(r.ExitCode)
+	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
+}
+
+// collapse keeps one entry per key, as the upsert would (a later copy that
+// changes the text, kind or exit code replaces the earlier in its place):
+// Claude Code repeats a message's usage on each of its lines, and each
+// repeat cost a conflicting insert and an update.
+func collapse(rows []adapters.Row) []adapters.Row {
+	seen := make(map[string]int, len(rows))
+	var out []adapters.Row // nil until the first repeat: positions are indexes until then
+	for i, r := range rows {
+		j, dup := seen[r.Key]
+		if !dup {
+			if out != nil {
+				seen[r.Key] = len(out)
+				out = append(out, r)
+			} else {
+				seen[r.Key] = i
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]adapters.Row, 0, len(rows)), rows[:i]...)
+		}
+		if p := out[j]; p.Text != r.Text || p.Kind != r.Kind || exitValue(p.ExitCode) != exitValue(r.ExitCode) {
+			out[j] = r
+		}
+	}
+	if out == nil {
+		return rows
+	}
+	return out
+}
+
+// keyChunk is how many unindexed rows one catchUpKeys transaction indexes:
+// ~0.2 s (2.5 µs a row from the page cache). A variable for tests.
+var keyChunk int64 = 1 << 16
+
+var (
+	// errKeysBehind is catchUpKeys stopped by the deadline: like a held lock
+	// (IsBusy), the rows are read again at the next event.
+	errKeysBehind = errors.New("ledger: still indexing the row keys of a session stored before schema 12; continues at the next event")
+	// errKeysToIndex rolls back a write whose session has more unindexed
+	// rows than one transaction indexes (catchUpKeys, then the write again).
+	errKeysToIndex = errors.New("ledger: the session's rows need indexing first")
+)
+
+// catchUpKeys indexes the rows of ref's session that neither a key table
+// nor this process holds (schema 11, a crashed read) in transactions of
+// keyChunk rows until fewer are left (the write indexes those): millions of
+// rows cost a few hooks their update instead of failing each past the deadline.
+func (l *Ledger) catchUpKeys(ref SessionRef) error {
+	for done := false; !done; {
+		var sid int64
+		err := l.withRawTx(func(tx *rawTx) error {
+			var next, through int64
+			if err := tx.queryRow(`SELECT id, next_seq, keys_through FROM sessions WHERE tool = ? AND native_id = ? AND project = ?`, []any{ref.Tool, ref.NativeID, ref.Project}, &sid, &next, &through); err != nil {
+				done = err == sql.ErrNoRows
+				return err
+			}
+			if st := l.keys.get(sid); next-through <= keyChunk || (st.next == next && st.through == through) {
+				done = true // few enough, or this process's own read: its keys are in memory
+				return nil
+			}
+			if !l.deadline.IsZero() && time.Now().After(l.deadline) {
+				return errKeysBehind
+			}
+			last, err := flushFromRows(tx, sid, through, keyChunk)
+			if err == nil {
+				err = tx.execOnce(`UPDATE sessions SET keys_through = ? WHERE id = ?`, last+1, sid)
+			}
+			l.keys.forget(sid)
+			return err
+		})
+		if err != nil && !done {
+			return err
+		}
+	}
+	return nil
 }

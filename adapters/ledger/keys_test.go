@@ -261,7 +261,7 @@ func TestKeysRecentMovesToRowKeys(t *testing.T) {
 func schema11Ledger(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := sql.Open(driverName, FileURI(filepath.Join(dir, FileName), ""))
+	db, err := sql.Open(ledgerDriver(), FileURI(filepath.Join(dir, FileName), ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,9 @@ func TestLifecycleAfterMigration(t *testing.T) {
 // ledger test cannot import them (they import the ledger). Plain SQL,
 // only what the tests need.
 
+// recordCols are handoff_log's columns in HandoffRecord's order.
+const recordCols = `id, project, tool, session_id, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at`
+
 func (l *Ledger) SaveHandoffRecord(r HandoffRecord) error {
 	_, err := l.db.Exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)`,
 		r.ID, r.Project, r.Tool, r.SessionID, r.NativeID, r.Head, r.Branch, r.Hash, r.Header, r.Goal, r.Next,

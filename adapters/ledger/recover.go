@@ -9,33 +9,25 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/carryover/carryover/adapters"
 )
 
-// Recovery: a damaged ledger is not repaired in place but moved aside
-// (with its -wal and -shm) and a new one created. The transcripts the old
-// one tracked are registered again at offset 0 and re-read by the
-// catch-up; what no transcript gives back (handoff log, receipts,
-// decisions, pinned task, published digests) is copied, best effort,
-// keyed to the new sessions by agent, native id and project. Damage shows
-// at Open ("file is not a database") or when a statement reads a damaged
-// page ("malformed"): the hook path then calls Reopen.
+// Recovery: a damaged ledger is moved aside (with its -wal and -shm) and a
+// new one created. The old one's transcripts are registered again at
+// offset 0 and re-read by the catch-up; what no transcript gives back
+// (handoff log, receipts, decisions, pinned task, published digests) is
+// copied, best effort, keyed to the new sessions by agent, native id and
+// project. Damage shows at Open ("file is not a database") or when a
+// statement reads a damaged page ("malformed": the hook calls Reopen).
 
 // Salvaged is a transcript a damaged ledger tracked.
 type Salvaged struct {
-	Path       string
-	Sidechain  bool
-	Updated    int64
-	Tool       string
-	NativeID   string
-	Project    string
-	Transcript string
+	Path, Tool, NativeID, Project, Transcript string
+	Sidechain                                 bool
+	Updated                                   int64
 }
 
 // salvageTable is a table recovery copies: cols as they are and, with
-// session, the new id of its rows' session (0 when lost; dropLost: the
-// row is dropped).
+// session, the new id of its rows' session (0 when lost; dropLost: dropped).
 type salvageTable struct {
 	name, cols        string
 	session, dropLost bool
@@ -53,15 +45,10 @@ var salvageTables = []salvageTable{
 	{name: "published", cols: "project, hash, written"},
 }
 
-// salvageTimeout bounds reading a damaged file: best effort, never a hang.
-const salvageTimeout = 300 * time.Millisecond
-
 const (
-	// maxSalvageRows bounds each salvaged table: a damaged page can make a
-	// b-tree loop back on itself.
-	maxSalvageRows = 20000
-	// salvageMax is the largest damaged file (or WAL) repaired on a copy.
-	salvageMax = 64 << 20
+	salvageTimeout = 300 * time.Millisecond // reading a damaged file: best effort, never a hang
+	maxSalvageRows = 20000                  // per table: a damaged page can make a b-tree loop
+	salvageMax     = 64 << 20               // the largest damaged file (or WAL) repaired on a copy
 )
 
 // salvageSession is the old ledger's view of a salvaged row's session
@@ -76,9 +63,9 @@ type salvagedRow struct {
 	sess salvageSession
 }
 
-// salvaged is everything recovery reads from a damaged ledger. answered
-// marks the tables a query read (maybe partly: a damaged page ends it);
-// the others are tried again the next way of opening the file.
+// salvaged is what recovery read from a damaged ledger. answered marks the
+// tables a query read (maybe partly: a damaged page ends it); the others are
+// tried again the next way of opening the file.
 type salvaged struct {
 	files    []Salvaged
 	rows     map[string][]salvagedRow
@@ -89,8 +76,8 @@ type salvaged struct {
 // ledger file, read-only and best effort.
 func Salvage(path string) []Salvaged { return salvageAll(path).files }
 
-// salvageAll reads the salvageTables from a damaged ledger file, trying one
-// way of opening it after another while some table could not be read.
+// salvageAll reads the salvageTables from a damaged ledger file, one way of
+// opening it after another while some table is unread.
 func salvageAll(path string) *salvaged {
 	s := &salvaged{rows: map[string][]salvagedRow{}, answered: map[string]bool{}}
 	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
@@ -114,10 +101,8 @@ func (s *salvaged) done() bool {
 	return true
 }
 
-const salvageSessionCols = `, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen`
-
-// read runs the queries of the tables not answered yet on the file at
-// path opened with query (a SQLite URI query), within salvageTimeout.
+// read runs the queries of the tables not answered yet on the file at path
+// opened with query (a SQLite URI query), within salvageTimeout.
 func (s *salvaged) read(path, query string) {
 	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
 	if err != nil {
@@ -139,7 +124,7 @@ func (s *salvaged) read(path, query string) {
 		q := `SELECT ` + t.cols + ` FROM ` + t.name
 		n := strings.Count(t.cols, ",") + 1
 		if t.session {
-			q = `SELECT x.` + strings.ReplaceAll(t.cols, ", ", ", x.") + salvageSessionCols + ` FROM ` + t.name + ` x LEFT JOIN sessions s ON s.id = x.session_id`
+			q = `SELECT x.` + strings.ReplaceAll(t.cols, ", ", ", x.") + `, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen FROM ` + t.name + ` x LEFT JOIN sessions s ON s.id = x.session_id`
 		}
 		s.query(ctx, db, t.name, q, func(r *sql.Rows) error {
 			row := salvagedRow{vals: make([]any, n)}
@@ -397,24 +382,6 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 	}
 	ids[key] = id
 	return id, err
-}
-
-// HandoffKnown reports whether the ledger holds the project's current
-// handoff (every publish records it; see restore).
-func (l *Ledger) HandoffKnown(project string) bool {
-	var n int
-	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
-	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
-}
-
-func inode(path string) uint64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	_, ino := adapters.FileID(f)
-	return ino
 }
 
 // recoverFile moves the damaged ledger at path aside, opens a new one and

@@ -1,9 +1,9 @@
 // Package limits decides what the hook does when a session runs into a
-// wall: a rate limit or quota (adapters.Limit signals found by the ingest
-// or carried by the hook payload), or a filling context window. It
-// records each event once in the ledger, writes .carryover/RESUME.md (the
-// resume prompt `carryover handoff` builds, universal target) and says what
-// to tell the user and the agent. It never touches the clipboard.
+// wall: a rate limit or quota (adapters.Limit signals found by the ingest or
+// carried by the hook payload), or a filling context window. It records each
+// event once in the ledger, writes .carryover/RESUME.md (the resume prompt
+// `carryover handoff` builds, universal target) and says what to tell the
+// user and the agent. It never touches the clipboard.
 package limits
 
 import (
@@ -24,20 +24,19 @@ import (
 	"github.com/carryover/carryover/publish/resume"
 )
 
-// Config is what limits reads of the [limits] and [context] sections
-// (publish/config.Walls, which owns the keys and their defaults): passed
-// in, so the feature packages do not import each other.
+// Config is what limits reads of [limits] and [context] (publish/config.Walls
+// owns the keys and defaults): an interface, so feature packages do not
+// import each other.
 type Config interface {
 	AutoResume() bool
 	WarnPercent() float64
 	Thresholds() distill.Thresholds
 }
 
-// ResumePath is a project's RESUME.md.
 func ResumePath(project string) string { return filepath.Join(publish.Dir(project), "RESUME.md") }
 
-// Window is the context window a session's usage is measured against:
-// what the agent reported, else the agent's descriptor.
+// Window is the context window a session's usage is measured against: what
+// the agent reported, else the agent's descriptor.
 func Window(s ledger.Session, agent *adapters.Agent) int64 {
 	if s.TokensMax > 0 {
 		return s.TokensMax
@@ -48,54 +47,44 @@ func Window(s ledger.Session, agent *adapters.Agent) int64 {
 	return 0
 }
 
-// Level is a session's context level and fill in percent.
 func Level(s ledger.Session, agent *adapters.Agent, cfg Config) (distill.ContextLevel, int) {
 	return distill.Level(s.TokensUsed, Window(s, agent), cfg.Thresholds())
 }
 
 // Options is one hook's view of a possible wall.
 type Options struct {
-	Ledger  *ledger.Ledger
-	Project *publish.Project
-	Agent   *adapters.Agent
-	Class   adapters.Class
-	Hook    adapters.Hook
-	// SessionID is the hook session's ledger id.
-	SessionID int64
-	// Found are the signals the ingest read (any session of the project).
-	Found  []ledger.FoundLimit
-	Config Config
-	// Loc is the user's time zone for reset times (nil: time.Local).
-	Loc *time.Location
-	// Level and Percent are the session's context level when the caller
-	// already looked it up (ContextOf); Level "" makes Act look it up.
+	Ledger    *ledger.Ledger
+	Project   *publish.Project
+	Agent     *adapters.Agent
+	Class     adapters.Class
+	Hook      adapters.Hook
+	SessionID int64               // the hook session's ledger id
+	Found     []ledger.FoundLimit // the signals the ingest read (any session of the project)
+	Config    Config
+	Loc       *time.Location // the user's time zone for reset times (nil: time.Local)
+	// Level and Percent: the session's context when the caller looked it up
+	// (ContextOf); Level "" makes Act look it up.
 	Level   distill.ContextLevel
 	Percent int
-	// Handoff is the project's handoff distilled this event (the hook's
-	// one distillation), which RESUME.md is built from.
+	// Handoff is the project's handoff distilled this event (the hook's one
+	// distillation), which RESUME.md is built from.
 	Handoff func() (distill.Handoff, error)
 }
 
 // Outcome is what the hook should say and did.
 type Outcome struct {
-	// Notice is for the user (Claude Code's systemMessage, else stderr).
-	Notice string
-	// AgentNote is for the agent (a tool event's additionalContext).
-	AgentNote string
-	// Resume is the RESUME.md written ("" none).
-	Resume string
-	// Level and Percent are the session's context fill.
-	Level   distill.ContextLevel
-	Percent int
-	// Notes are for the log.
-	Notes []string
+	Notice    string // for the user (Claude Code's systemMessage, else stderr)
+	AgentNote string // for the agent (a tool event's additionalContext)
+	Resume    string // the RESUME.md written ("" none)
+	Level     distill.ContextLevel
+	Percent   int
+	Notes     []string // for the log
 }
 
-// Act records the hook's limit signals and context level and decides what
-// to say; the caller has already refreshed the handoff.
+// Act records the hook's limit signals and context level and decides what to
+// say; the caller has already refreshed the handoff.
 func Act(o Options) Outcome {
 	var out Outcome
-	now := o.Project.Now
 	announce := recordLimits(o, &out)
 	critical := recordContext(o, &out)
 	if announce == nil && !critical {
@@ -109,68 +98,57 @@ func Act(o Options) Outcome {
 		}
 	}
 	if announce != nil {
-		out.Notice = Notice(announce, out.Resume != "", now, o.Loc)
+		out.Notice = Notice(announce, out.Resume != "", o.Project.Now, o.Loc)
 	}
 	return out
 }
 
-// recordLimits records the limits the hook and the ingest found and
-// returns the one to announce: the hook session's own new event, the
-// strongest (nil: none).
-func recordLimits(o Options, out *Outcome) *adapters.Limit {
-	r := limitRecorder{o: o, out: out}
+// recordLimits records the limits the hook and the ingest found and returns
+// the one to announce: the hook session's own new event, the strongest.
+func recordLimits(o Options, out *Outcome) (announce *adapters.Limit) {
 	now := o.Project.Now
+	record := func(key, tool, native string, lim adapters.Limit, at time.Time) {
+		if fresh, sid := recordLimit(o, out, key, tool, native, lim, at); fresh && sid == o.SessionID && (announce == nil || (lim.Reached && !announce.Reached)) {
+			announce = &lim
+		}
+	}
 	if h := o.Hook.Limit; h != nil {
-		r.record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", "", *h, now)
+		record("hook:"+o.Hook.Event+":"+strconv.FormatInt(now.UnixMilli(), 10), "", "", *h, now)
 	}
 	for _, f := range o.Found {
-		lim := f.Limit
 		key := f.Key
-		if !lim.Reached {
-			if lim.UsedPercent < o.Config.WarnPercent() {
+		if !f.Limit.Reached {
+			if f.Limit.UsedPercent < o.Config.WarnPercent() {
 				continue
 			}
 			key = "approaching" // once per session
 		}
-		r.record(key, f.Tool, f.NativeID, lim, f.At)
+		record(key, f.Tool, f.NativeID, f.Limit, f.At)
 	}
-	return r.announce
+	return announce
 }
 
-// limitRecorder records one hook's limits (recordLimits).
-type limitRecorder struct {
-	o        Options
-	out      *Outcome
-	announce *adapters.Limit
-}
-
-// record records one limit event of the session native of tool (the
-// hook's own when ""), read at at.
-func (r *limitRecorder) record(key, tool, native string, lim adapters.Limit, at time.Time) {
-	o := r.o
+// recordLimit records one limit event of session native of tool (the
+// hook's own when ""), read at at; fresh: it is new, in session sid.
+func recordLimit(o Options, out *Outcome, key, tool, native string, lim adapters.Limit, at time.Time) (fresh bool, sid int64) {
 	tool = cmp.Or(tool, o.Agent.Name)
-	sid, ok := r.sessionOf(tool, native)
+	sid, ok := sessionOf(o, tool, native)
 	if !ok {
-		return
+		return false, 0
 	}
 	if at.IsZero() {
 		at = o.Project.Now
 	}
 	fresh, err := recordEvent(o.Ledger, Event{SessionID: sid, Key: key, Project: o.Project.Root, Tool: tool, Limit: lim, At: at})
 	if err != nil {
-		r.out.Notes = append(r.out.Notes, fmt.Sprintf("record limit: %v", err))
-		return
+		out.Notes = append(out.Notes, fmt.Sprintf("record limit: %v", err))
 	}
-	if fresh && sid == o.SessionID && (r.announce == nil || (lim.Reached && !r.announce.Reached)) {
-		l := lim
-		r.announce = &l
-	}
+	return fresh && err == nil, sid
 }
 
-// sessionOf is the ledger id of session native of tool: the hook's own,
-// or another one whose file the catch-up read.
-func (r *limitRecorder) sessionOf(tool, native string) (int64, bool) {
-	o := r.o
+// sessionOf is the ledger id of session native of tool: the hook's own, or
+// another one whose file the catch-up read.
+func sessionOf(o Options, tool, native string) (int64, bool) {
 	if native == "" || (native == o.Hook.SessionID && tool == o.Agent.Name) {
 		return o.SessionID, true
 	}
@@ -196,11 +174,21 @@ func recordContext(o Options, out *Outcome) (critical bool) {
 		}
 		critical = fresh && out.Level == distill.ContextCritical
 	}
-	// Told once, on a tool event whose output reaches the model.
+	// Told once per session past WARN, on a tool event whose output reaches the model.
 	if o.Agent.ToolContextEvent != "" && strings.EqualFold(o.Hook.Event, o.Agent.ToolContextEvent) && !hasEvent(o.Ledger, o.SessionID, toldKey) {
 		out.AgentNote = agentNote(o, out.Percent)
 	}
 	return critical
+}
+
+// agentNote is the agent's note, "" when already told.
+func agentNote(o Options, pct int) string {
+	fresh, err := recordEvent(o.Ledger, Event{SessionID: o.SessionID, Key: toldKey, Project: o.Project.Root, Tool: o.Agent.Name,
+		Limit: adapters.Limit{Kind: "context_told", UsedPercent: float64(pct)}, At: o.Project.Now})
+	if err != nil || !fresh {
+		return ""
+	}
+	return fmt.Sprintf("carryover: context %d %% full — finish the current step; carryover has saved the handoff (.carryover/handoff.md).", pct)
 }
 
 // ContextKind is the limit kind a context level is recorded under.
@@ -211,17 +199,6 @@ func ContextKind(l distill.ContextLevel) adapters.LimitKind {
 // toldKey records that the agent was told its context is filling.
 const toldKey = "told:context"
 
-// agentNote is told to the agent once per session when the context passes
-// WARN; "" when already told.
-func agentNote(o Options, pct int) string {
-	fresh, err := recordEvent(o.Ledger, Event{SessionID: o.SessionID, Key: toldKey, Project: o.Project.Root, Tool: o.Agent.Name,
-		Limit: adapters.Limit{Kind: "context_told", UsedPercent: float64(pct)}, At: o.Project.Now})
-	if err != nil || !fresh {
-		return ""
-	}
-	return fmt.Sprintf("carryover: context %d %% full — finish the current step; carryover has saved the handoff (.carryover/handoff.md).", pct)
-}
-
 // Notice is the user's message: "carryover: usage limit reached (resets
 // 14:20). Resume prompt ready: .carryover/RESUME.md — paste it into another
 // agent, or run: carryover handoff".
@@ -230,56 +207,38 @@ func Notice(l *adapters.Limit, resumeReady bool, now time.Time, loc *time.Locati
 	if r := l.Resets(now, loc); r != "" {
 		msg += " (resets " + r + ")"
 	}
-	msg += "."
 	if resumeReady {
-		msg += " Resume prompt ready: .carryover/RESUME.md — paste it into another agent, or run: carryover handoff"
-	} else {
-		msg += " To continue in another agent, run: carryover handoff"
+		return msg + ". Resume prompt ready: .carryover/RESUME.md — paste it into another agent, or run: carryover handoff"
 	}
-	return msg
+	return msg + ". To continue in another agent, run: carryover handoff"
 }
 
-// StoppedLine is the line the next session's handoff starts with when the
-// project's last session stopped at a limit ("" when it did not, or when
-// the session went on after it).
+// StoppedLine starts the next session's handoff when the project's last
+// session stopped at a limit in the past 7 days ("" when not, or when that
+// session went on for more than 2 minutes after it).
 func StoppedLine(l *ledger.Ledger, project string, now time.Time, loc *time.Location) string {
-	e, ok := stoppedAt(l, project)
-	if !ok {
+	e, err := scanEvent(l.QueryRow(reachedEvents+`e.project = ? ORDER BY e.at DESC LIMIT 1`, project))
+	if err != nil || now.Sub(e.At) > 7*24*time.Hour {
 		return ""
 	}
 	if s, err := l.SessionIn(e.Tool, e.NativeID, project); err == nil && s.LastActive.After(e.At.Add(2*time.Minute)) {
-		return "" // the session carried on after the limit
-	}
-	if now.Sub(e.At) > 7*24*time.Hour {
 		return ""
 	}
 	name := e.Tool
 	if a, ok := adapters.ByName(e.Tool); ok {
 		name = a.Display
 	}
-	line := fmt.Sprintf("Note: the previous %s session stopped at a %s", name, phraseNoun(e.Limit))
+	noun := map[adapters.LimitKind]string{adapters.LimitRate: "rate limit", adapters.LimitQuota: "quota limit", adapters.LimitOverloaded: "model overload error"}[e.Limit.Kind]
+	line := fmt.Sprintf("Note: the previous %s session stopped at a %s", name, cmp.Or(noun, "usage limit"))
 	if r := e.Limit.Resets(now, loc); r != "" {
 		line += " (it resets " + r + ")"
 	}
 	return line + "; continue its task from this handoff."
 }
 
-func phraseNoun(l adapters.Limit) string {
-	switch l.Kind {
-	case adapters.LimitRate:
-		return "rate limit"
-	case adapters.LimitQuota:
-		return "quota limit"
-	case adapters.LimitOverloaded:
-		return "model overload error"
-	}
-	return "usage limit"
-}
-
-// WriteResume builds the resume prompt of a session (the universal target,
-// as `carryover handoff` does, without git diffs: the hook's budget has no
-// room for git processes) from the project's handoff distilled this event
-// and writes it to RESUME.md.
+// WriteResume builds a session's resume prompt (universal target, as
+// `carryover handoff` does, without git diffs: the hook's budget has no room
+// for git processes) from the handoff distilled this event, into RESUME.md.
 func WriteResume(l *ledger.Ledger, p *publish.Project, handoff func() (distill.Handoff, error), tool, native string, sid int64) error {
 	ls, err := l.SessionByID(sid)
 	if err != nil {
@@ -298,18 +257,14 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, handoff func() (distill.H
 	}
 	s := resume.FromRows(rows, h, resume.Sources{Project: p.Root, Tool: tool, SessionID: native, Ledger: ls, Now: p.Now, Redact: p.Redact})
 	res, err := resume.Build(s, resume.Options{Target: resume.DefaultTarget, Mode: p.Mode})
-	if err != nil {
+	if err != nil || p.NotProject { // no file in the home directory: `carryover handoff` builds it
 		return err
 	}
-	if p.NotProject {
-		return nil // no file in the home directory: `carryover handoff` builds it
-	}
-	// Never through a symlink planted in .carryover (safefile).
-	return publish.WriteOwn(p.Root, "RESUME.md", []byte(p.Redacted(res.Text)))
+	return publish.WriteOwn(p.Root, "RESUME.md", []byte(p.Redacted(res.Text))) // never through a planted symlink
 }
 
-// ContextOf is session sid's context level and percent ("" when the
-// session cannot be read). The hook looks it up once and passes it to Act.
+// ContextOf is session sid's context level and percent ("" when the session
+// cannot be read). The hook looks it up once and passes it to Act.
 func ContextOf(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) (distill.ContextLevel, int) {
 	s, err := l.SessionByID(sid)
 	if err != nil {
@@ -320,9 +275,8 @@ func ContextOf(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) (
 
 // Output renders what a hook says besides an injection: the agent note in
 // the agent's envelope for event, the user notice as a systemMessage field
-// when the agent shows one (merged into the same JSON object), else on
-// stderr. injected is the injection already on stdout (nothing is added to
-// a non-empty one but the stderr notice).
+// of the same JSON object when the agent shows one, else on stderr. Nothing
+// but the stderr notice is added to an injection already on stdout.
 func Output(agent *adapters.Agent, event string, o Outcome, injected bool) (stdout []byte, stderr string) {
 	var obj map[string]any
 	if o.AgentNote != "" && !injected && agent.Envelope != adapters.EnvelopeNone {
@@ -350,13 +304,12 @@ func Output(agent *adapters.Agent, event string, o Outcome, injected bool) (stdo
 	return append(b, '\n'), stderr
 }
 
-// Event is a limit (or a context level) a session reached, one row of
-// the ledger's limit_events.
+// Event is a limit (or context level) a session reached: a limit_events row.
 type Event struct {
 	SessionID int64
 	NativeID  string
-	// Key identifies the event within its session: the row that carried
-	// it, "approaching" for the once-per-session warning, "context:LEVEL".
+	// Key identifies the event within its session: the row that carried it,
+	// "approaching" for the once-per-session warning, "context:LEVEL".
 	Key     string
 	Project string
 	Tool    string
@@ -364,8 +317,7 @@ type Event struct {
 	At      time.Time
 }
 
-// recordEvent stores e once; it reports whether e is new (false when the
-// session already has an event with its key).
+// recordEvent stores e once; false when the session has an event with its key.
 func recordEvent(l ledger.Store, e Event) (bool, error) {
 	var resets int64
 	if !e.Limit.ResetsAt.IsZero() {
@@ -376,13 +328,12 @@ func recordEvent(l ledger.Store, e Event) (bool, error) {
 		e.SessionID, e.Key, e.Project, e.Tool, string(e.Limit.Kind), e.Limit.Reached, e.Limit.UsedPercent, e.Limit.Window, resets, e.Limit.ResetText, e.At.UnixMilli())
 }
 
-// hasEvent reports whether a session has an event with key.
 func hasEvent(l ledger.Store, sessionID int64, key string) bool {
 	return ledger.Has(l, `SELECT COUNT(*) FROM limit_events WHERE session_id = ? AND key = ?`, sessionID, key)
 }
 
-// reachedEvents are the limits reached (not warnings, not context levels)
-// in where, newest first.
+// reachedEvents are the limits reached (not warnings, not context levels) in
+// where, newest first.
 const reachedEvents = `SELECT e.session_id, s.native_id, e.key, e.project, e.tool, e.kind, e.used_percent, e.window, e.resets_at, e.reset_text, e.at
 	FROM limit_events e JOIN sessions s ON s.id = e.session_id WHERE e.reached = 1 AND e.kind NOT LIKE 'context%' AND `
 
@@ -399,8 +350,8 @@ func scanEvent(sc ledger.Scanner) (Event, error) {
 	return e, err
 }
 
-// LastLimits returns the newest limit reached per agent, for project (""
-// = every project), newest first.
+// LastLimits is the newest limit reached per agent in project ("" every
+// project), newest first.
 func LastLimits(l ledger.Store, project string) ([]Event, error) {
 	where, args := ledger.ForProject("e.project", project)
 	evs, err := ledger.All(l, scanEvent, reachedEvents+where+` ORDER BY e.at DESC LIMIT 200`, args...)
@@ -415,30 +366,21 @@ func LastLimits(l ledger.Store, project string) ([]Event, error) {
 	return out, err
 }
 
-// stoppedAt returns the newest limit the project's sessions reached.
-func stoppedAt(l ledger.Store, project string) (Event, bool) {
-	e, err := scanEvent(l.QueryRow(reachedEvents+`e.project = ? ORDER BY e.at DESC LIMIT 1`, project))
-	return e, err == nil
-}
-
 // `carryover run` and the hooks of the agent it started talk through files
-// under $CARRYOVER_HOME/run/<run id>/, never through a daemon:
-//
-//	<gen>.session   the session id the generation's first SessionStart named
-//	<gen>.critical  a Signal: that session's context reached CRITICAL
-//
-// The wrapper exports RunEnv = "<run id>.<gen>" and RunPIDEnv = its pid to
-// the agent, whose hooks inherit them. It acts on a signal only when the
-// run id, the generation, the registered session and its own pid all match,
-// so a stale file, another session's signal or a copied environment never
-// ends anything.
+// under $CARRYOVER_HOME/run/<run id>/, never a daemon: <gen>.session holds
+// the session id the generation's first SessionStart named, <gen>.critical a
+// Signal that its context reached CRITICAL. The wrapper exports RunEnv =
+// "<run id>.<gen>" and RunPIDEnv = its pid to the agent, whose hooks inherit
+// them; it acts on a signal only when run id, generation, registered session
+// and pid all match, so a stale file, another session's signal or a copied
+// environment never ends anything.
 const (
 	RunEnv    = "CARRYOVER_RUN_ID"
 	RunPIDEnv = "CARRYOVER_RUN_PID"
 )
 
-// Signal is what a hook writes when the session it runs for reaches
-// CRITICAL under `carryover run`.
+// Signal is what a hook writes when its session reaches CRITICAL under
+// `carryover run`.
 type Signal struct {
 	Run     string `json:"run"` // "<run id>.<gen>"
 	PID     int    `json:"pid"` // the wrapper's pid (RunPIDEnv)
@@ -449,11 +391,9 @@ type Signal struct {
 	At      time.Time
 }
 
-// RunDir is a run's directory.
 func RunDir(home, runID string) string { return filepath.Join(home, "run", runID) }
 
-// splitRun splits "<id>.<gen>"; ok is false for anything else (the id is
-// hex, so a path cannot be smuggled through it).
+// splitRun splits "<id>.<gen>"; the id is hex, so no path can be smuggled.
 func splitRun(v string) (id string, gen int, ok bool) {
 	id, g, found := strings.Cut(v, ".")
 	n, err := strconv.Atoi(g)
@@ -463,10 +403,9 @@ func splitRun(v string) (id string, gen int, ok bool) {
 	return id, n, true
 }
 
-// RunHook is the hook's side: under `carryover run` (run = $CARRYOVER_RUN_ID
-// non-empty) it registers the generation's session at its first start and
-// writes the CRITICAL signal for that session. It returns a note for the
-// log ("" when there was nothing to do).
+// RunHook is the hook's side under `carryover run` (run =
+// $CARRYOVER_RUN_ID): it registers the generation's session at its first
+// start and writes the CRITICAL signal for it; the note is for the log.
 func RunHook(home, run, pid, tool, session string, start bool, lvl distill.ContextLevel, pct int, now time.Time) (string, error) {
 	if run == "" {
 		return "", nil
@@ -501,8 +440,8 @@ func RunHook(home, run, pid, tool, session string, start bool, lvl distill.Conte
 }
 
 // ReadSignal is the wrapper's side: the verified CRITICAL signal of
-// generation gen of run id, for the wrapper with pid and the agent tool;
-// ok is false when there is none or it does not verify (why says why).
+// generation gen of run id for the wrapper pid and agent tool; ok false when
+// there is none or it does not verify (why says why).
 func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool, why string) {
 	dir := RunDir(home, id)
 	b, err := readSmall(filepath.Join(dir, strconv.Itoa(gen)+".critical"))
@@ -522,15 +461,15 @@ func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool
 	case err != nil || session == "":
 		return sig, false, "no session registered for this run"
 	case sig.Session != session:
-		return sig, false, "signal for another session (" + shortID(sig.Session) + ", this run's is " + shortID(session) + ")"
+		return sig, false, "signal for another session (" + publish.ShortID(sig.Session) + ", this run's is " + publish.ShortID(session) + ")"
 	case tool != "" && sig.Tool != tool:
 		return sig, false, "signal from another agent"
 	}
 	return sig, true, ""
 }
 
-// ClearSignal removes a generation's signal (one that did not verify is
-// removed so it is not read again).
+// ClearSignal removes a generation's signal (one that did not verify too, so
+// it is not read again).
 func ClearSignal(home, id string, gen int) {
 	_ = os.Remove(filepath.Join(RunDir(home, id), strconv.Itoa(gen)+".critical"))
 }
@@ -545,11 +484,4 @@ func readSmall(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a small regular file", path)
 	}
 	return os.ReadFile(path)
-}
-
-func shortID(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }

@@ -1,12 +1,10 @@
-package redact_test
+package redact
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/publish/redact"
 )
 
 // BenchmarkStringClean is the cost of clean text: 4 KB of ordinary Go.
@@ -15,7 +13,7 @@ func BenchmarkStringClean(b *testing.B) {
 	b.SetBytes(int64(len(s)))
 	c0 := cpuSeconds()
 	for b.Loop() {
-		_ = redact.String(s)
+		_ = String(s)
 	}
 	reportCPU(b, c0, len(s))
 }
@@ -44,7 +42,7 @@ func BenchmarkStringCleanCorpus(b *testing.B) {
 	b.SetBytes(int64(len(s)))
 	c0 := cpuSeconds()
 	for b.Loop() {
-		_ = redact.String(s)
+		_ = String(s)
 	}
 	reportCPU(b, c0, len(s))
 }
@@ -62,7 +60,7 @@ func BenchmarkStringSecrets(b *testing.B) {
 	s := sb.String()
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
-		_ = redact.String(s)
+		_ = String(s)
 	}
 }
 

@@ -1,4 +1,4 @@
-package redact_test
+package redact
 
 import (
 	"bufio"
@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/publish/redact"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/redact/secrets.golden and rules_gen.go")
@@ -37,8 +35,8 @@ func TestCorpus(t *testing.T) {
 	if st.Leaks != 0 {
 		t.Errorf("%d secret lines leak after String; run -v to see them", st.Leaks)
 	}
-	if st.Kinds != len(redact.Kinds()) {
-		t.Errorf("secrets.txt covers %d kinds; want all %d", st.Kinds, len(redact.Kinds()))
+	if st.Kinds != len(Kinds()) {
+		t.Errorf("secrets.txt covers %d kinds; want all %d", st.Kinds, len(Kinds()))
 	}
 	if st.FalsePositives*1000 > st.CleanLines*3 {
 		t.Errorf("false positives %d of %d clean lines; want <= 0.3%%", st.FalsePositives, st.CleanLines)
@@ -51,18 +49,18 @@ func TestCorpus(t *testing.T) {
 	var golden strings.Builder
 	for _, l := range lines {
 		if leaked(l) {
-			t.Errorf("secrets.txt:%d leaks: %q", l.Line, redact.String(l.Text))
+			t.Errorf("secrets.txt:%d leaks: %q", l.Line, String(l.Text))
 		}
-		ms := redact.Find(l.Text)
+		ms := Find(l.Text)
 		for i, sec := range l.Secrets {
-			if !slices.Contains(redact.Kinds(), l.Kinds[i]) {
+			if !slices.Contains(Kinds(), l.Kinds[i]) {
 				continue // a {{rule:<id>}} fake: not leaking is the test
 			}
 			if !coveredAs(l.Text, sec, l.Kinds[i], ms) {
 				t.Errorf("secrets.txt:%d: %s fake not matched as %s; matches %v", l.Line, l.Kinds[i], l.Kinds[i], kindsOf(ms))
 			}
 		}
-		fmt.Fprintf(&golden, "%d: %s\n", l.Line, redact.String(l.Text))
+		fmt.Fprintf(&golden, "%d: %s\n", l.Line, String(l.Text))
 	}
 	goldenPath := filepath.Join(corpusDir, "secrets.golden")
 	if *update {
@@ -91,14 +89,14 @@ func TestCleanLines(t *testing.T) {
 		n := 0
 		for l := range strings.Lines(string(b)) {
 			n++
-			if out := redact.String(l); out != l {
+			if out := String(l); out != l {
 				t.Logf("false positive %s:%d: %q", filepath.Base(f), n, out)
 			}
 		}
 	}
 }
 
-func coveredAs(text, sec string, k redact.Kind, ms []redact.Match) bool {
+func coveredAs(text, sec string, k Kind, ms []Match) bool {
 	i := strings.Index(text, sec)
 	// A line-number prefix or string-literal glue around a key block is
 	// not part of the secret.
@@ -116,8 +114,8 @@ func coveredAs(text, sec string, k redact.Kind, ms []redact.Match) bool {
 	return false
 }
 
-func kindsOf(ms []redact.Match) []redact.Kind {
-	var ks []redact.Kind
+func kindsOf(ms []Match) []Kind {
+	var ks []Kind
 	for _, m := range ms {
 		ks = append(ks, m.Kind)
 	}
@@ -140,23 +138,23 @@ func TestGitleaksCorpus(t *testing.T) {
 		sampled[id] = true
 		if leaked(l) {
 			leaks++
-			t.Errorf("gitleaks rule %s: sample leaks: %q -> %q", id, l.Text, redact.String(l.Text))
+			t.Errorf("gitleaks rule %s: sample leaks: %q -> %q", id, l.Text, String(l.Text))
 		}
 	}
 	for id, why := range contextRules {
 		t.Logf("%s: not sampled from its regex: %s", id, why)
 		sampled[id] = true
 	}
-	for _, id := range redact.GeneratedRules() {
+	for _, id := range GeneratedRules() {
 		if !sampled[id] {
 			t.Errorf("generated rule %s has no sample", id)
 		}
 	}
-	t.Logf("gitleaks corpus: %d rules sampled, %d samples, %d leaks; %d rules in the generated table", len(sampled), len(lines), leaks, len(redact.GeneratedRules()))
+	t.Logf("gitleaks corpus: %d rules sampled, %d samples, %d leaks; %d rules in the generated table", len(sampled), len(lines), leaks, len(GeneratedRules()))
 }
 
 func TestFakeEveryKind(t *testing.T) {
-	for _, k := range redact.Kinds() {
+	for _, k := range Kinds() {
 		a, b := fake(k, 1), fake(k, 1)
 		if a == "" || a != b {
 			t.Errorf("fake(%s, 1) = %q, %q; want the same non-empty string", k, a, b)
@@ -197,10 +195,10 @@ func (s Stats) String() string {
 
 // SecretLine is one expanded line of secrets.txt.
 type SecretLine struct {
-	Line    int           // 1-based line in secrets.txt
-	Text    string        // the line with its templates expanded
-	Secrets []string      // the fakes inserted, in order
-	Kinds   []redact.Kind // the template kind of each fake
+	Line    int      // 1-based line in secrets.txt
+	Text    string   // the line with its templates expanded
+	Secrets []string // the fakes inserted, in order
+	Kinds   []Kind   // the template kind of each fake
 }
 
 // corpus measures String on the corpus in dir (testdata/redact).
@@ -210,11 +208,11 @@ func corpus(dir string) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	kinds := map[redact.Kind]bool{}
+	kinds := map[Kind]bool{}
 	for _, l := range lines {
 		st.SecretLines++
 		for _, k := range l.Kinds {
-			if slices.Contains(redact.Kinds(), k) {
+			if slices.Contains(Kinds(), k) {
 				kinds[k] = true // a {{rule:<id>}} line counts in the gitleaks figures
 			}
 		}
@@ -238,7 +236,7 @@ func corpus(dir string) (Stats, error) {
 		}
 		for l := range strings.Lines(string(b)) {
 			st.CleanLines++
-			if redact.String(l) != l {
+			if String(l) != l {
 				st.FalsePositives++
 			}
 		}
@@ -246,10 +244,10 @@ func corpus(dir string) (Stats, error) {
 	return st, nil
 }
 
-// leaked reports whether redact.String(l.Text) still contains any 12-byte piece of
+// leaked reports whether String(l.Text) still contains any 12-byte piece of
 // one of l.Secrets (or a whole secret shorter than that).
 func leaked(l SecretLine) bool {
-	out := stripMarkers(redact.String(l.Text))
+	out := stripMarkers(String(l.Text))
 	for _, sec := range l.Secrets {
 		w := min(12, len(sec))
 		for i := 0; i+w <= len(sec); i++ {
@@ -322,20 +320,20 @@ func expandLine(t string, n int) (SecretLine, error) {
 			return l, fmt.Errorf("unclosed {{ template")
 		}
 		name, mod, _ := strings.Cut(t[i+2:i+j], "|")
-		k := redact.Kind(name)
+		k := Kind(name)
 		h := fnv.New64a()
 		fmt.Fprintf(h, "%s/%d/%d", k, n, len(l.Secrets))
 		var sec string
 		if id, ok := strings.CutPrefix(name, "rule:"); ok {
 			// {{rule:<id>}}: a fake drawn from a generated rule's regex.
-			k = redact.Kind(id)
+			k = Kind(id)
 			var err error
 			if sec, err = ruleFake(id, h.Sum64()); err != nil {
 				return l, err
 			}
 		} else {
-			if !slices.Contains(redact.Kinds(), k) {
-				return l, fmt.Errorf("unknown kind %q in template (known: %v)", name, redact.Kinds())
+			if !slices.Contains(Kinds(), k) {
+				return l, fmt.Errorf("unknown kind %q in template (known: %v)", name, Kinds())
 			}
 			sec = fake(k, h.Sum64())
 			if sec == "" {
@@ -460,7 +458,7 @@ const (
 // fake returns a deterministic fake secret of kind k for seed; it has the
 // shape of the real thing but is random. Every call with the same
 // arguments returns the same string. It returns "" for an unknown kind.
-func fake(k redact.Kind, seed uint64) string {
+func fake(k Kind, seed uint64) string {
 	if f, ok := fakes[k]; ok {
 		return f(fakeGen{rand.New(rand.NewPCG(seed, 0x5eed))})
 	}
@@ -468,37 +466,37 @@ func fake(k redact.Kind, seed uint64) string {
 }
 
 // fakes draws the fake of each kind.
-var fakes = map[redact.Kind]func(g fakeGen) string{
-	redact.KindAWSAccessKeyID: func(g fakeGen) string { return g.one("AKIA", "ASIA") + g.str(upper+"234567", 16) },
-	redact.KindAWSSecret:      func(g fakeGen) string { return g.mixed(b64, 40) },
-	redact.KindAgeSecretKey:   func(g fakeGen) string { return "AGE-SECRET-KEY-1" + g.str(bech32, 58) },
-	redact.KindAnthropicKey: func(g fakeGen) string {
+var fakes = map[Kind]func(g fakeGen) string{
+	KindAWSAccessKeyID: func(g fakeGen) string { return g.one("AKIA", "ASIA") + g.str(upper+"234567", 16) },
+	KindAWSSecret:      func(g fakeGen) string { return g.mixed(b64, 40) },
+	KindAgeSecretKey:   func(g fakeGen) string { return "AGE-SECRET-KEY-1" + g.str(bech32, 58) },
+	KindAnthropicKey: func(g fakeGen) string {
 		return "sk-ant-" + g.one("api03-", "admin01-", "oat01-") + g.mixed(urlSafe, 93) + "AA"
 	},
-	redact.KindOpenAIKey: func(g fakeGen) string { return g.one("sk-proj-", "sk-svcacct-", "sk-") + g.mixed(alnum, 48) },
-	redact.KindGitHubToken: func(g fakeGen) string {
+	KindOpenAIKey: func(g fakeGen) string { return g.one("sk-proj-", "sk-svcacct-", "sk-") + g.mixed(alnum, 48) },
+	KindGitHubToken: func(g fakeGen) string {
 		if g.r.IntN(6) == 0 {
 			return "github_pat_" + g.mixed(alnum, 22) + "_" + g.mixed(alnum, 59)
 		}
 		return g.one("ghp_", "gho_", "ghu_", "ghs_", "ghr_") + g.mixed(alnum, 36)
 	},
-	redact.KindGitLabToken:  func(g fakeGen) string { return "glpat-" + g.mixed(urlSafe, 20) },
-	redact.KindGoogleAPIKey: func(g fakeGen) string { return "AIza" + g.mixed(urlSafe, 35) },
-	redact.KindStripeKey: func(g fakeGen) string {
+	KindGitLabToken:  func(g fakeGen) string { return "glpat-" + g.mixed(urlSafe, 20) },
+	KindGoogleAPIKey: func(g fakeGen) string { return "AIza" + g.mixed(urlSafe, 35) },
+	KindStripeKey: func(g fakeGen) string {
 		return g.one("sk_live_", "rk_live_", "sk_test_", "whsec_") + g.mixed(alnum, 32)
 	},
-	redact.KindSlackToken: func(g fakeGen) string {
+	KindSlackToken: func(g fakeGen) string {
 		return g.one("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-") + g.str(digits, 12) + "-" + g.str(digits, 13) + "-" + g.mixed(alnum, 24)
 	},
-	redact.KindSlackWebhook: func(g fakeGen) string {
+	KindSlackWebhook: func(g fakeGen) string {
 		return "T" + g.str(upper+digits, 8) + "/B" + g.str(upper+digits, 10) + "/" + g.mixed(alnum, 24)
 	},
-	redact.KindTwilioKey:        func(g fakeGen) string { return g.one("SK", "AC") + "9" + g.str(hexLow, 31) },
-	redact.KindSendGridKey:      func(g fakeGen) string { return "SG." + g.mixed(urlSafe, 22) + "." + g.mixed(urlSafe, 43) },
-	redact.KindNPMToken:         func(g fakeGen) string { return "npm_" + g.mixed(alnum, 36) },
-	redact.KindPyPIToken:        func(g fakeGen) string { return "pypi-AgEIcHlwaS5vcmc" + g.mixed(urlSafe, 70) },
-	redact.KindHuggingFaceToken: func(g fakeGen) string { return "hf_" + g.mixed(upper+lowerAZ, 34) },
-	redact.KindPrivateKey: func(g fakeGen) string {
+	KindTwilioKey:        func(g fakeGen) string { return g.one("SK", "AC") + "9" + g.str(hexLow, 31) },
+	KindSendGridKey:      func(g fakeGen) string { return "SG." + g.mixed(urlSafe, 22) + "." + g.mixed(urlSafe, 43) },
+	KindNPMToken:         func(g fakeGen) string { return "npm_" + g.mixed(alnum, 36) },
+	KindPyPIToken:        func(g fakeGen) string { return "pypi-AgEIcHlwaS5vcmc" + g.mixed(urlSafe, 70) },
+	KindHuggingFaceToken: func(g fakeGen) string { return "hf_" + g.mixed(upper+lowerAZ, 34) },
+	KindPrivateKey: func(g fakeGen) string {
 		label := g.one("RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED ", "DSA ")
 		var b strings.Builder
 		b.WriteString("-----BEGIN " + label + "PRIVATE KEY-----\n")
@@ -508,55 +506,55 @@ var fakes = map[redact.Kind]func(g fakeGen) string{
 		b.WriteString(g.mixed(b64, 20) + "==\n-----END " + label + "PRIVATE KEY-----")
 		return b.String()
 	},
-	redact.KindJWT: func(g fakeGen) string {
+	KindJWT: func(g fakeGen) string {
 		enc := base64.RawURLEncoding.EncodeToString
 		hdr := enc([]byte(`{"alg":"` + g.one("HS256", "RS256", "ES256") + `","typ":"JWT"}`))
 		pay := enc(fmt.Appendf(nil, `{"sub":"%s","iat":%d}`, g.mixed(alnum, 12), 1700000000+g.r.IntN(1e7)))
 		return hdr + "." + pay + "." + g.mixed(urlSafe, 43)
 	},
-	redact.KindURLCredentials:  func(g fakeGen) string { return g.mixed(alnum, 16) },
-	redact.KindDatabaseURL:     func(g fakeGen) string { return g.mixed(alnum, 16) },
-	redact.KindPassword:        func(g fakeGen) string { return g.mixed(alnum, 4) + g.str(alnum+"!#%*-_+", 10) },
-	redact.KindSecret:          func(g fakeGen) string { return g.mixed(alnum, 32) },
-	redact.KindToken:           func(g fakeGen) string { return g.mixed(alnum, 32) },
-	redact.KindAPIKey:          func(g fakeGen) string { return g.mixed(alnum, 32) },
-	redact.KindAzureStorageKey: func(g fakeGen) string { return g.mixed(b64, 86) + "==" },
-	redact.KindAtlassianToken:  func(g fakeGen) string { return "ATATT3" + g.mixed(alnum+"_-", 186) },
-	redact.KindAzureADSecret:   func(g fakeGen) string { return g.mixed(alnum, 3) + g.str(digits, 1) + "Q~" + g.mixed(alnum+"_~.-", 34) },
-	redact.KindAzureSAS:        func(g fakeGen) string { return g.mixed(alnum, 30) + "%2B" + g.mixed(alnum, 10) + "%3D" },
-	redact.KindDatabricksToken: func(g fakeGen) string { return "dapi" + g.str(digits, 1) + g.str(hexLow, 31) },
-	redact.KindDigitalOcean: func(g fakeGen) string {
+	KindURLCredentials:  func(g fakeGen) string { return g.mixed(alnum, 16) },
+	KindDatabaseURL:     func(g fakeGen) string { return g.mixed(alnum, 16) },
+	KindPassword:        func(g fakeGen) string { return g.mixed(alnum, 4) + g.str(alnum+"!#%*-_+", 10) },
+	KindSecret:          func(g fakeGen) string { return g.mixed(alnum, 32) },
+	KindToken:           func(g fakeGen) string { return g.mixed(alnum, 32) },
+	KindAPIKey:          func(g fakeGen) string { return g.mixed(alnum, 32) },
+	KindAzureStorageKey: func(g fakeGen) string { return g.mixed(b64, 86) + "==" },
+	KindAtlassianToken:  func(g fakeGen) string { return "ATATT3" + g.mixed(alnum+"_-", 186) },
+	KindAzureADSecret:   func(g fakeGen) string { return g.mixed(alnum, 3) + g.str(digits, 1) + "Q~" + g.mixed(alnum+"_~.-", 34) },
+	KindAzureSAS:        func(g fakeGen) string { return g.mixed(alnum, 30) + "%2B" + g.mixed(alnum, 10) + "%3D" },
+	KindDatabricksToken: func(g fakeGen) string { return "dapi" + g.str(digits, 1) + g.str(hexLow, 31) },
+	KindDigitalOcean: func(g fakeGen) string {
 		return g.one("dop_v1_", "doo_v1_", "dor_v1_") + g.str(digits, 1) + g.str(hexLow, 63)
 	},
-	redact.KindDiscordToken: func(g fakeGen) string {
+	KindDiscordToken: func(g fakeGen) string {
 		return g.one("MT", "Nz", "OD") + g.mixed(alnum, 24) + "." + g.mixed(urlSafe, 6) + "." + g.mixed(urlSafe, 38)
 	},
-	redact.KindDopplerToken: func(g fakeGen) string { return "dp." + g.one("pt.", "st.", "sa.", "ct.") + g.mixed(alnum, 43) },
-	redact.KindGoogleOAuth: func(g fakeGen) string {
+	KindDopplerToken: func(g fakeGen) string { return "dp." + g.one("pt.", "st.", "sa.", "ct.") + g.mixed(alnum, 43) },
+	KindGoogleOAuth: func(g fakeGen) string {
 		if g.r.IntN(2) == 0 {
 			return "1//0" + g.mixed(urlSafe, 100)
 		}
 		return "ya29." + g.mixed(urlSafe, 150)
 	},
-	redact.KindGrafanaToken: func(g fakeGen) string {
+	KindGrafanaToken: func(g fakeGen) string {
 		if g.r.IntN(2) == 0 {
 			return "glsa_" + g.mixed(alnum, 32) + "_" + g.str(hexLow, 8)
 		}
 		return "glc_" + g.mixed(b64, 80) + "=="
 	},
-	redact.KindHerokuKey:   func(g fakeGen) string { return "HRKU-AA" + g.mixed(urlSafe, 58) },
-	redact.KindLinearKey:   func(g fakeGen) string { return "lin_api_" + g.mixed(alnum, 40) },
-	redact.KindMailgunKey:  func(g fakeGen) string { return "key-" + g.str(digits, 1) + g.str(hexLow, 31) },
-	redact.KindNewRelicKey: func(g fakeGen) string { return g.one("NRAK-", "NRII-") + g.mixed(upper+digits, 27) },
-	redact.KindPostmanKey: func(g fakeGen) string {
+	KindHerokuKey:   func(g fakeGen) string { return "HRKU-AA" + g.mixed(urlSafe, 58) },
+	KindLinearKey:   func(g fakeGen) string { return "lin_api_" + g.mixed(alnum, 40) },
+	KindMailgunKey:  func(g fakeGen) string { return "key-" + g.str(digits, 1) + g.str(hexLow, 31) },
+	KindNewRelicKey: func(g fakeGen) string { return g.one("NRAK-", "NRII-") + g.mixed(upper+digits, 27) },
+	KindPostmanKey: func(g fakeGen) string {
 		return "PMAK-" + g.str(digits, 1) + g.str(hexLow, 23) + "-" + g.str(hexLow, 34)
 	},
-	redact.KindShopifyToken: func(g fakeGen) string {
+	KindShopifyToken: func(g fakeGen) string {
 		return g.one("shpat_", "shpss_", "shpca_", "shppa_") + g.str(digits, 1) + g.str(hexLow, 31)
 	},
-	redact.KindTelegramToken: func(g fakeGen) string { return g.str("123456789", 1) + g.str(digits, 9) + ":A" + g.mixed(urlSafe, 34) },
-	redact.KindVaultToken:    func(g fakeGen) string { return g.one("hvs.", "hvb.") + g.mixed(urlSafe, 90) },
-	redact.KindBearerToken:   func(g fakeGen) string { return g.mixed(alnum, 20) + g.str(alnum+"-._~", 19) + g.str(alnum, 1) },
+	KindTelegramToken: func(g fakeGen) string { return g.str("123456789", 1) + g.str(digits, 9) + ":A" + g.mixed(urlSafe, 34) },
+	KindVaultToken:    func(g fakeGen) string { return g.one("hvs.", "hvb.") + g.mixed(urlSafe, 90) },
+	KindBearerToken:   func(g fakeGen) string { return g.mixed(alnum, 20) + g.str(alnum+"-._~", 19) + g.str(alnum, 1) },
 }
 
 type fakeGen struct{ r *rand.Rand }
@@ -666,7 +664,7 @@ func (r rule) line(n, k int, re, alt *syntax.Regexp) (SecretLine, bool) {
 		m := w.full
 		text = pick(n+k, "the deploy log printed "+m+" before the error", `{"value": "`+m+`"}`, "CONFIG_VALUE="+m+" ./run.sh")
 	}
-	return SecretLine{Line: n + 1, Text: text, Secrets: []string{sec}, Kinds: []redact.Kind{redact.Kind(r.ID)}}, true
+	return SecretLine{Line: n + 1, Text: text, Secrets: []string{sec}, Kinds: []Kind{Kind(r.ID)}}, true
 }
 
 // pick is one of the forms, in turn by i.
@@ -839,7 +837,7 @@ func TestCorpusExport(t *testing.T) {
 			x.GitleaksLeaks++
 		}
 	}
-	x.Kinds, x.Rules = len(redact.Kinds()), len(redact.GeneratedRules())
+	x.Kinds, x.Rules = len(Kinds()), len(GeneratedRules())
 	b, err := json.Marshal(x)
 	if err == nil {
 		err = os.WriteFile(out, b, 0o600)

@@ -1,5 +1,5 @@
 //go:build !unix
 
-package redact_test
+package redact
 
 func cpuSeconds() float64 { return 0 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package redact_test
+package redact
 
 import "syscall"
 

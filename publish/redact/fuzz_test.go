@@ -1,12 +1,10 @@
-package redact_test
+package redact
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/carryover/carryover/publish/redact"
 )
 
 func FuzzString(f *testing.F) {
@@ -26,14 +24,14 @@ func FuzzString(f *testing.F) {
 	f.Add("password=[REDACTED:password]")
 	f.Add("\xff\xfeAKIA\x00ghp_")
 	f.Fuzz(func(t *testing.T, s string) {
-		out := redact.String(s)
-		if ms := redact.Find(out); len(ms) != 0 {
+		out := String(s)
+		if ms := Find(out); len(ms) != 0 {
 			t.Fatalf("String(%q) = %q still has matches %v", s, out, ms)
 		}
-		if again := redact.String(out); again != out {
+		if again := String(out); again != out {
 			t.Fatalf("not idempotent: String(%q) = %q; String again = %q", s, out, again)
 		}
-		ms := redact.Find(s)
+		ms := Find(s)
 		for i, m := range ms {
 			if m.Start < 0 || m.End > len(s) || m.Start >= m.End || i > 0 && m.Start < ms[i-1].End {
 				t.Fatalf("Find(%q) bad match %d: %v", s, i, ms)

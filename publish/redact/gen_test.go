@@ -16,16 +16,24 @@
 //
 // Alternatives that reduce to neither are listed in the generated file's
 // skipped comment, so a data update shows what the engine does not cover.
-package redact_test
+//
+// It then derives the engine's tables (trigger bytes, neighbour filters,
+// anchors, needles, keyword triples) from the compiled rules and
+// handTriggers and appends them as static data (renderTables): after a
+// rule change, -update rewrites both.
+package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"go/format"
 	"os"
+	"reflect"
 	"regexp/syntax"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -368,7 +376,7 @@ func foldKeyword(k string) string {
 }
 
 // handKeyword reports whether k is one of the generic key words the
-// hand-written assignment detector classifies (assign.go classifyKey).
+// hand-written assignment detector classifies (detect.go classifyKey).
 func handKeyword(k string) bool {
 	for _, w := range []string{"password", "passwd", "secret", "token", "key", "api", "auth", "access", "credential", "creds"} {
 		if k == w {
@@ -470,7 +478,7 @@ func TestRulesGenerated(t *testing.T) {
 		}
 	}
 	tokens := dedupe(tb.tokens)
-	src, err := format.Source(render(tokens, tb.keywords, tb.skipped, nGitleaks, len(rules)-nGitleaks))
+	src, err := format.Source(append(render(tokens, tb.keywords, tb.skipped, nGitleaks, len(rules)-nGitleaks), renderTables()...))
 	if err != nil {
 		t.Fatalf("format: %v", err)
 	}
@@ -663,15 +671,6 @@ func ownedElsewhere(e tokenEntry) bool {
 	return strings.ContainsAny(e.lit, " \t\r\n\"'<>") || spaceIn(e.pre.set) || spaceIn(e.post.set)
 }
 
-func onlyLetters(s string) bool {
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
 func urlIn(s set) bool { return s.has(':') && s.has('@') }
 
 func spaceIn(s set) bool { return s.has(' ') || s.has('\t') || s.has('"') }
@@ -733,16 +732,22 @@ func render(tokens []tokenEntry, keywords []keywordEntry, skipped []string, nrul
 	}
 	b.WriteString("\npackage redact\n\n")
 	b.WriteString("var genTokens = [...]genToken{\n")
+	dTokens, dKeywords = nil, nil
 	for _, t := range tokens {
+		g := genToken{t.id, t.lit, t.fold, genSpan{uint8(idx(t.pre.set)), t.pre.min, t.pre.max}, genSpan{uint8(idx(t.post.set)), t.post.min, t.post.max}}
+		dTokens = append(dTokens, g)
 		fmt.Fprintf(&b, "\t{%q, %q, %v, genSpan{%d, %d, %d}, genSpan{%d, %d, %d}},\n",
-			t.id, t.lit, t.fold, idx(t.pre.set), t.pre.min, t.pre.max, idx(t.post.set), t.post.min, t.post.max)
+			g.id, g.lit, g.fold, g.pre.set, g.pre.min, g.pre.max, g.post.set, g.post.min, g.post.max)
 	}
 	b.WriteString("}\n\nvar genKeywords = [...]genKeyword{\n")
 	for _, k := range keywords {
+		dKeywords = append(dKeywords, genKeyword{k.id, k.keywords, genSpan{uint8(idx(k.val.set)), k.val.min, k.val.max}})
 		fmt.Fprintf(&b, "\t{%q, %#v, genSpan{%d, %d, %d}},\n", k.id, k.keywords, idx(k.val.set), k.val.min, k.val.max)
 	}
 	b.WriteString("}\n\n// genSets are the byte sets the spans index, as four 64-bit words.\nvar genSets = [...][4]uint64{\n")
+	dSets = nil
 	for _, s := range setList {
+		dSets = append(dSets, s)
 		fmt.Fprintf(&b, "\t{%#x, %#x, %#x, %#x}, // %s\n", s[0], s[1], s[2], s[3], describe(s))
 	}
 	b.WriteString("}\n")
@@ -770,4 +775,557 @@ func describe(s set) string {
 		b.WriteString(`\s`)
 	}
 	return "[" + b.String() + "]"
+}
+
+// The tables the engine reads, derived from the rule tables above and
+// handTriggers and emitted into rules_gen.go as static data (no init code;
+// deriving them at the first Find cost ~0.4 ms of every Stop). Deriving
+// reads the rules as render tabled them (dTokens, dKeywords, dSets), not
+// the compiled ones.
+
+var (
+	dTokens   []genToken
+	dKeywords []genKeyword
+	dSets     []set
+)
+
+// derived lists the generated tables with their doc comments.
+var derived = []struct {
+	name, doc string
+	v         any
+}{
+	{"classes", "classes holds each byte's character classes.", &classes},
+	{"hot8", "hot8 marks the trigger bytes (handTriggers, the generated anchors, the\ntriggered needles) so that eight lookups can be OR-ed without branches.", &hot8},
+	{"passPN", "passPN[c] is the union of trigger c's filters (initTables expands it\ninto passPrev and passNext).", &passPN},
+	{"needPrev", "needPrev[c], needNext[c]: trigger c is dropped at the start or end of\nthe text; handNeedPrev/Next the same for the hand filters alone.", &needPrev},
+	{"needNext", "", &needNext},
+	{"handNeedPrev", "", &handNeedPrev},
+	{"handNeedNext", "", &handNeedNext},
+	{"handHot", "handHot are the hand-written trigger bytes.", &handHot},
+	{"handPN", "handPN and genPN are the two families' filters kept apart: skipCold\ntests their union one side at a time, so a '_' after a letter (a\ngenerated anchor's prev) passes with any next byte (the hand-written\nnext). detect calls only the family that admits the pair: snake_case\nmade 4x more '_' calls before this.", &handPN},
+	{"genPN", "", &genPN},
+	{"needleGroups", "needleGroups are the needles with no trigger byte, by 4-byte key.", &needleGroups},
+	{"trigNeedles", "trigNeedles[c] are the needles triggered on c; trigNeedleAny[c]: one\nstarts with c, so needs no byte before.", &trigNeedles},
+	{"trigNeedlePN", "", &trigNeedlePN},
+	{"trigNeedleAny", "", &trigNeedleAny},
+	{"needleOnly", "needleOnly[c]: c triggers only needles.", &needleOnly},
+	{"genAt", "genAt[c] lists the tokens anchored on c, sorted by prev;\ngenPrevStart[c][p] indexes the first with prev p (a binary search was\nmost of genTokenAt's time); genPrev2[c][k] the bytes two before the\nanchor that the group sharing genAt[c][k].prev accepts ('_' after 't'\nhad 15 literals: 2,500 quick checks per 32 KB).", &genAt},
+	{"genPrevStart", "", &genPrevStart},
+	{"genPrev2", "", &genPrev2},
+	{"genDotPrev", "genDotPrev marks the bytes before a '.' anchor (dotShape); genDotLits\nare the literals that start with it (.ey).", &genDotPrev},
+	{"genDotLits", "", &genDotLits},
+	{"genHasAnchorless", "genHasAnchorless[c]: a token anchored on c at its literal's start.", &genHasAnchorless},
+	{"genKeyMin", "genKeyMin is the shortest value a keyword rule takes.", &genKeyMin},
+	{"genKwAt", "genKwAt[triple] is 1 + the index in genKwGroups of the keywords that\nstart with that triple.", &genKwAt},
+	{"genKwGroups", "", &genKwGroups},
+	{"keyTri", "keyTri[f] marks the first three letters (bytes &31, any case) of the\nkeywords of family f: triHand for the hand-written classifier's, triGen\nfor the generated keyword rules'. A key none of whose triples is marked\nskips the classifiers: a letter-set filter let most keys through once\nshort vendor names (lob, okta, etsy) joined it (2x the clean corpus's\nassignment cost). Two 4 KB bitsets: a 32 KB byte table missed the cache\nat every key letter (a third of assignment's time).", &keyTri},
+	{"partsByFirst", "partsByFirst indexes placeholderParts by their first byte; keywordsAt\nindexes keywords by theirs.", &partsByFirst},
+	{"keywordsAt", "", &keywordsAt},
+	{"valueStop", "valueStop ends an unquoted value.", &valueStop},
+}
+
+// deriveTables recomputes every derived table from the compiled rules.
+func deriveTables() {
+	for _, d := range derived {
+		reflect.ValueOf(d.v).Elem().SetZero()
+	}
+	nonAlnum, genKeyMin = byteSet{}, 1<<30
+	initClasses()
+	initDetect()
+	for _, h := range handTriggers {
+		handHot[h.c], hot8[h.c] = true, 1
+	}
+	initGen() // adds the generated anchors to hot8
+	addTrigNeedle(needle{lit: "expect", kind: needleExpect})
+	for _, h := range []string{"-----BEGIN ", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1"} {
+		for _, b := range b64Spellings(h) {
+			addTrigNeedle(needle{lit: b, kind: needleB64})
+		}
+	}
+	initPass()
+	for c := range needleOnly {
+		needleOnly[c] = len(trigNeedles[c]) > 0 && !handHot[c] && len(genAt[c]) == 0
+	}
+	for _, t := range dTokens {
+		if t.pre.max == 0 && t.post.max == 0 {
+			panic(t.id + ": a bare literal (no span) is never a token; genMatch assumes a span")
+		}
+	}
+}
+
+// renderTables is the Go source of the derived tables: sparse arrays keyed
+// by index, pointers into genTokens by index.
+func renderTables() []byte {
+	for _, d := range derived { // restore the compiled tables for the other tests
+		v := reflect.ValueOf(d.v).Elem()
+		saved := reflect.New(v.Type()).Elem()
+		saved.Set(v)
+		defer v.Set(saved)
+	}
+	deriveTables()
+	var b bytes.Buffer
+	for _, d := range derived {
+		if d.doc != "" {
+			b.WriteString("\n// " + strings.ReplaceAll(d.doc, "\n", "\n// ") + "\n")
+		}
+		v := reflect.ValueOf(d.v).Elem()
+		fmt.Fprintf(&b, "var %s = %s%s\n", d.name, typeName(v.Type()), goValue(v, 0))
+	}
+	return b.Bytes()
+}
+
+func typeName(t reflect.Type) string {
+	if t.Kind() == reflect.Int {
+		return ""
+	}
+	return strings.ReplaceAll(t.String(), "redact.", "")
+}
+
+func goValue(v reflect.Value, depth int) string {
+	switch v.Kind() {
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Uint8:
+		return strconv.FormatUint(v.Uint(), 10)
+	case reflect.Uint64:
+		return fmt.Sprintf("%#x", v.Uint())
+	case reflect.String:
+		return strconv.Quote(v.String())
+	case reflect.Pointer:
+		if v.Type().Elem() == reflect.TypeFor[genToken]() {
+			for i := range dTokens {
+				if reflect.ValueOf(&dTokens[i]).Pointer() == v.Pointer() {
+					return fmt.Sprintf("&genTokens[%d]", i)
+				}
+			}
+			panic("token not in genTokens")
+		}
+		return "&" + typeName(v.Type().Elem()) + goValue(v.Elem(), depth)
+	case reflect.Struct:
+		var fs []string
+		for i := range v.NumField() {
+			if !v.Field(i).IsZero() {
+				f := v.Field(i)
+				typ := "" // a field's composite value names its type
+				if k := f.Kind(); k == reflect.Array || k == reflect.Slice || k == reflect.Struct {
+					typ = typeName(f.Type())
+				}
+				fs = append(fs, v.Type().Field(i).Name+": "+typ+goValue(f, depth+1))
+			}
+		}
+		return "{" + strings.Join(fs, ", ") + "}"
+	}
+	return goElems(v, depth)
+}
+
+// index is i as a key of an array of n: a byte table's printable
+// bytes as characters.
+func index(n, i int) string {
+	if n == 256 && i > ' ' && i < 0x7f {
+		return strconv.QuoteRune(rune(i))
+	}
+	return strconv.Itoa(i)
+}
+
+// goElems renders an array (non-zero elements, keyed) or a slice, one
+// composite element per line at the top levels.
+func goElems(v reflect.Value, depth int) string {
+	var es []string
+	for i := range v.Len() {
+		switch {
+		case v.Kind() == reflect.Slice:
+			es = append(es, goValue(v.Index(i), depth+1))
+		case v.Len() <= 4:
+			es = append(es, goValue(v.Index(i), depth+1))
+		case !v.Index(i).IsZero():
+			es = append(es, index(v.Len(), i)+": "+goValue(v.Index(i), depth+1))
+		}
+	}
+	if depth == 0 || depth == 1 && len(es) > 0 && strings.HasSuffix(es[0], "}") {
+		return "{\n" + strings.Join(es, ",\n") + ",\n}"
+	}
+	return "{" + strings.Join(es, ", ") + "}"
+}
+
+func initClasses() {
+	for _, r := range [...]struct {
+		lo, hi byte
+		c      class
+	}{
+		{'0', '9', cAlnum | cHexLow | cDigit}, {'a', 'z', cAlnum}, {'a', 'f', cHexLow}, {'A', 'Z', cAlnum | cUpper},
+		{'_', '_', cUnder}, {'-', '-', cDash}, {'.', '.', cKey}, {'+', '+', cB64}, {'/', '/', cB64}, {'=', '=', cB64},
+	} {
+		for c := r.lo; c <= r.hi; c++ {
+			classes[c] |= r.c
+		}
+	}
+	for x := range 256 {
+		if !isAlnum(byte(x)) {
+			nonAlnum = setBytes(nonAlnum, byte(x))
+		}
+	}
+}
+
+// handTriggers are the hand-written detectors' trigger bytes and their
+// neighbour filters: a trigger is worth a call only when the byte before
+// it (prev) and after it (next) can belong to a token there ("": any;
+// notPrev/notNext are rejected). At the edge of the text a filter that
+// names a neighbour drops the trigger (but for nextOpt). Each rejection is
+// one the detector itself would make first.
+var handTriggers = [...]struct {
+	c                byte
+	prev, next       string
+	notPrev, notNext string
+	nextOpt          bool
+}{
+	{c: '-', prev: "-Yy \t"},                            // after "-----BEGIN", PuTTY, key, --flag, -p
+	{c: '=', notPrev: "=!<>:+-*/%&|^~?", notNext: "=~"}, // ==, !=, <=, :=, +=, =~: no assignment
+	{c: ':', notNext: ":"},                              // :: (assignment, telegram, webhook)
+	{c: '@'},
+	{c: 'A', next: "C"}, // Twilio AC
+	{c: 'S', next: "K"}, // Twilio SK
+	{c: 'B', next: "e"}, // Bearer
+	{c: '.', next: letters + "0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
+	{c: 'w', prev: "sSpP"},                             // after pass, pw
+	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true}, // to(k)en, (k)ey after to(ken), api key, api_key, apikey
+	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},              // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+}
+
+// initPass fills the filters and needPrev/needNext from the three
+// families'.
+func initPass() {
+	for c := 0; c < 256; c++ {
+		needPrev[c], needNext[c] = hot8[c] != 0 && !genHasAnchorless[c], hot8[c] != 0
+	}
+	for _, h := range handTriggers {
+		c := h.c
+		handNeedPrev[c], handNeedNext[c] = h.prev != "", h.next != "" && !h.nextOpt
+		needPrev[c], needNext[c] = handNeedPrev[c] && !genHasAnchorless[c], handNeedNext[c]
+		handPN[c] = pnFilter{allowSet(h.prev, h.notPrev), allowSet(h.next, h.notNext)}
+		passPN[c] = handPN[c]
+	}
+	for c := 0; c < 256; c++ {
+		if len(genAt[c]) > 0 {
+			genPN[c] = genFilter(c)
+			passPN[c] = pnFilter{orSet(passPN[c].prev, genPN[c].prev), orSet(passPN[c].next, genPN[c].next)}
+		}
+		if len(trigNeedles[c]) > 0 {
+			passPN[c] = pnFilter{orSet(passPN[c].prev, trigNeedlePN[c].prev), orSet(passPN[c].next, trigNeedlePN[c].next)}
+			needPrev[c] = needPrev[c] && !trigNeedleAny[c]
+		}
+	}
+}
+
+// allowSet is the bytes of allow ("": all) but not of reject.
+func allowSet(allow, reject string) byteSet {
+	set := setBytes(byteSet{}, []byte(allow)...)
+	if allow == "" {
+		set = allBytes
+	}
+	for k := 0; k < len(reject); k++ {
+		set[reject[k]>>6] &^= 1 << (reject[k] & 63)
+	}
+	return set
+}
+
+// nonAlnum is the bytes that are neither letters nor digits.
+var nonAlnum byteSet
+
+// addNeedle files n under the four bytes from its rarest one, or from its
+// start when that is a common letter (dapi's 'p'): a key starting with a
+// rare byte is a SIMD scan that seldom stops (LS0t: 1.4 us per 32 KB).
+func addNeedle(n needle) {
+	n.off = filterByte(n.lit)
+	if c := n.lit[n.off]; isLowerByte(c) && strings.IndexByte(byteRank[10:36], c) < 20 {
+		n.off = 0
+	}
+	key := n.lit[n.off:min(len(n.lit), n.off+4)]
+	for k := range needleGroups {
+		if needleGroups[k].key == key {
+			needleGroups[k].needles = append(needleGroups[k].needles, n)
+			return
+		}
+	}
+	needleGroups = append(needleGroups, needleGroup{key, []needle{n}})
+}
+
+// filterByte returns the index of lit's first byte that is not a
+// lower-case letter, else of its rarest letter.
+func filterByte(lit string) int {
+	best, rank := 0, -1
+	for k := 0; k < len(lit); k++ {
+		if !isLowerByte(lit[k]) {
+			return k
+		}
+		if r := strings.IndexByte(byteRank[10:36], lit[k]); r > rank {
+			best, rank = k, r
+		}
+	}
+	return best
+}
+
+func addTrigNeedle(n needle) {
+	n.off = filterByte(n.lit)
+	c := n.lit[n.off]
+	trigNeedles[c] = append(trigNeedles[c], n)
+	hot8[c] = 1
+	f := &trigNeedlePN[c]
+	if n.off == 0 {
+		trigNeedleAny[c] = true
+		f.prev = allBytes
+	} else {
+		f.prev = setBytes(f.prev, n.lit[n.off-1])
+	}
+	f.next = setBytes(f.next, n.lit[n.off+1]) // every needle has a byte after its rarest one
+}
+
+var allBytes = byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+
+func isLowerByte(c byte) bool { return c-'a' < 26 }
+
+// byteRank orders the bytes a literal may be anchored on from the most to
+// the least frequent in code and prose (digits, then letters by English
+// frequency): the rarer the anchor, the fewer blocks of clean text stop.
+const byteRank = "0123456789" + "etaoinsrhldcumfpgwybvkxjqz" + "ETAOINSRHLDCUMFPGWYBVKXJQZ"
+
+// anchorOf picks the byte of lit that triggers the token, or -1.
+func anchorOf(lit string, fold bool) int {
+	if k := strings.LastIndexAny(lit, "_-.~/"); k >= 0 {
+		return k
+	}
+	if k := runTo(lit, 0, len(lit), cAlnum); k < len(lit) {
+		return k // @, %, |
+	}
+	best, score := -1, -1
+	for k := 0; k < len(lit); k++ {
+		if r := anchorRank(lit[k], fold); r > score {
+			best, score = k, r
+		}
+	}
+	return best
+}
+
+// anchorRank is how rare c is as an anchor, -1 when it cannot be one: not
+// a lower-case letter (most of the text); a trigger already (hand-written
+// or an earlier anchor) costs nothing more; a folding literal's letter becomes a trigger in both cases,
+// so only the six rarest letters qualify.
+func anchorRank(c byte, fold bool) int {
+	switch {
+	case !fold && isLowerByte(c):
+		return -1
+	case !fold && hot8[c] != 0:
+		return 1000
+	case !fold:
+		return strings.IndexByte(byteRank, c)
+	case c >= '0' && c <= '9':
+		return 0
+	}
+	if r := strings.IndexByte(byteRank[10:36], lower(c)); r >= 26-6 {
+		return r + 10
+	}
+	return -1
+}
+
+// initGen anchors the ~260 generated tokens (a few microseconds) and
+// indexes the keyword rules.
+func initGen() {
+	for i := range dTokens {
+		anchorToken(&dTokens[i])
+	}
+	for c := range genAt {
+		indexAnchors(c)
+	}
+	for i, r := range dKeywords {
+		genKeyMin = min(genKeyMin, r.val.min)
+		for _, w := range r.keywords {
+			addKeyTri(w, triGen) // every keyword has 3 letters (TestRulesGenerated)
+			t := tri(w[0], w[1], w[2])
+			if genKwAt[t] == 0 {
+				genKwGroups = append(genKwGroups, nil)
+				genKwAt[t] = uint8(len(genKwGroups))
+			}
+			genKwGroups[genKwAt[t]-1] = append(genKwGroups[genKwAt[t]-1], genKwRef{w, i})
+		}
+	}
+}
+
+// anchorToken files t under its anchor byte (both cases when it folds),
+// or, with no anchor, as needles in the two spellings real tokens use.
+func anchorToken(t *genToken) {
+	a := anchorOf(t.lit, t.fold)
+	if a < 0 {
+		needleToken(t)
+		return
+	}
+	an := genAnchor{tok: t, off: a, bound: t.pre.max == 0 && isAlnum(t.lit[0]),
+		prev: lower(litByte(t.lit, a-1)), next: litByte(t.lit, a+1), prev2: litByte(t.lit, a-2)}
+	if t.fold {
+		an.next, an.prev2 = lower(an.next), lower(an.prev2)
+	}
+	if t.post.min > 0 {
+		an.probe = len(t.lit) - 1 - a + t.post.min
+	}
+	an.probeSet = t.post.set
+	addAnchor(t.lit[a], an)
+	if t.fold && isLetter(t.lit[a]) {
+		addAnchor(swapCase(t.lit[a]), an)
+	}
+}
+
+func needleToken(t *genToken) {
+	addNeedle(needle{lit: t.lit, kind: needleGen, tok: t})
+	for _, n := range []string{strings.ToLower(t.lit), strings.ToUpper(t.lit)} {
+		if t.fold && n != t.lit {
+			addNeedle(needle{lit: n, kind: needleGen, tok: t})
+		}
+	}
+}
+
+// litByte is lit[k], or 0 out of the literal.
+func litByte(lit string, k int) byte {
+	if k < 0 || k >= len(lit) {
+		return 0
+	}
+	return lit[k]
+}
+
+// addAnchor makes c a trigger byte for anchor an.
+func addAnchor(c byte, an genAnchor) {
+	t, a := an.tok, an.off
+	genAt[c] = append(genAt[c], an)
+	hot8[c] = 1
+	if c == '.' && a > 0 {
+		genDotPrev[t.lit[a-1]] = true
+		genDotPrev[swapCase(t.lit[a-1])] = genDotPrev[swapCase(t.lit[a-1])] || t.fold
+	}
+	if a == 0 {
+		genHasAnchorless[c] = true
+		if c == '.' {
+			genDotLits = append(genDotLits, t)
+		}
+	}
+}
+
+// indexAnchors sorts the anchors of byte c by their prev and fills
+// genPrevStart[c] and genPrev2[c].
+func indexAnchors(c int) {
+	as := genAt[c]
+	slices.SortStableFunc(as, func(x, y genAnchor) int { return int(x.prev) - int(y.prev) })
+	if len(as) == 0 {
+		return
+	} else if len(as) > 255 {
+		panic("over 255 anchors on one byte: genPrevStart needs a wider index")
+	}
+	st := new([256]uint8)
+	for p, k := 0, 0; p < 256; p++ { // st[p]: the first anchor whose prev is >= p
+		for k < len(as) && int(as[k].prev) < p {
+			k++
+		}
+		st[p] = uint8(k)
+	}
+	genPrevStart[c], genPrev2[c] = st, prev2Sets(as)
+}
+
+// prev2Sets returns for each anchor the bytes two before the anchor that
+// the group sharing its prev accepts (all when one has none or folds).
+func prev2Sets(as []genAnchor) []byteSet {
+	p2 := make([]byteSet, len(as))
+	for k := 0; k < len(as); {
+		e := k
+		var set byteSet
+		for ; e < len(as) && as[e].prev == as[k].prev; e++ {
+			if as[e].prev2 == 0 || as[e].tok.fold {
+				set = allBytes
+			}
+			set = setBytes(set, lower(as[e].prev2))
+		}
+		for ; k < e; k++ {
+			p2[k] = set
+		}
+	}
+	return p2
+}
+
+func swapCase(c byte) byte {
+	if isLetter(c) {
+		return c ^ 0x20
+	}
+	return c
+}
+
+// genFilter is the union of the neighbour filters of the anchors on c.
+// Built as bit sets: 256 tests per anchor into the two 64 KB tables were
+// ~40 % of the package's init.
+func genFilter(c int) (f pnFilter) {
+	for _, a := range genAt[c] {
+		t := a.tok
+		switch {
+		case a.off > 0:
+			f.prev = setBytes(f.prev, t.lit[a.off-1], a.prev, swapCase(a.prev))
+		case t.pre.max != 0:
+			f.prev = orSet(f.prev, byteSet(dSets[t.pre.set]))
+		default:
+			f.prev = orSet(f.prev, nonAlnum)
+		}
+		if a.off+1 < len(t.lit) {
+			n := t.lit[a.off+1]
+			f.next = setBytes(f.next, n)
+			if t.fold {
+				f.next = setBytes(f.next, lower(n), swapCase(lower(n)))
+			}
+		} else {
+			f.next = orSet(f.next, byteSet(dSets[t.post.set]))
+		}
+	}
+	return f
+}
+
+func setBytes(set byteSet, bs ...byte) byteSet {
+	for _, b := range bs {
+		set[b>>6] |= 1 << (b & 63)
+	}
+	return set
+}
+
+func orSet(a, b byteSet) byteSet {
+	for i := range a {
+		a[i] |= b[i]
+	}
+	return a
+}
+
+func addKeyTri(w string, fam uint8) {
+	t := tri(w[0], w[1], w[2])
+	keyTri[fam>>1][t>>6] |= 1 << (t & 63)
+}
+
+func initDetect() {
+	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
+		addKeyTri(w, triHand)
+	}
+	for _, p := range placeholderParts {
+		partsByFirst[p[0]] = append(partsByFirst[p[0]], p)
+	}
+	for _, kw := range keywords {
+		keywordsAt[kw.word[0]] = append(keywordsAt[kw.word[0]], kw)
+	}
+	for _, c := range []byte(" \t\r\n\"'`,;)]}<>\\|") {
+		valueStop[c] = true
+	}
+}
+
+// b64Spellings are the base64 spellings of a header that starts a secret
+// (a PEM block, a PuTTY key, an age key) at each byte alignment (0, 1 or 2
+// mod 3 in the encoded data): only the 3-byte groups wholly inside the
+// header, so they do not depend on the bytes around it. A base64 run
+// holding one (a Kubernetes tls.key:, a base64'd id_rsa) is decoded and
+// masked when the decoded text holds a secret.
+func b64Spellings(h string) (hs []string) {
+	for skip := 0; skip < 3; skip++ {
+		g := h[skip:]
+		hs = append(hs, base64.StdEncoding.EncodeToString([]byte(g[:len(g)/3*3])))
+	}
+	return hs
 }

@@ -3,8 +3,9 @@ package resume
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -16,18 +17,15 @@ import (
 	"github.com/carryover/carryover/publish/redact"
 )
 
-// DefaultTarget is used when no target is given: the prompt fits anywhere
-// (UniversalWindow tokens).
+// DefaultTarget is used when no target is given: the prompt fits anywhere.
 const (
 	DefaultTarget   = "universal"
 	UniversalWindow = 32_000
 )
 
-// Window is the context size (tokens) of a target a resume prompt is built
-// for: an agent's adapters.Agent.ContextWindow, or UniversalWindow. The
-// budget is BudgetShare of the window unless --tokens says otherwise: the
-// rest is left for the agent's system prompt, tool definitions and its own
-// work. It is 0 for an unknown target.
+// Window is a target's context size in tokens (0: unknown). The budget is
+// BudgetShare of it unless --tokens says otherwise: the rest is the agent's
+// system prompt, tool definitions and its own work.
 func Window(target string) int {
 	if target == DefaultTarget {
 		return UniversalWindow
@@ -52,8 +50,7 @@ func Targets() []string {
 	return append(out, DefaultTarget)
 }
 
-// CanonicalTarget maps aliases ("claude-code") to target names; ok is false
-// for an unknown target.
+// CanonicalTarget maps aliases ("claude-code") to target names; ok false: unknown.
 func CanonicalTarget(t string) (string, bool) {
 	t = strings.ToLower(strings.TrimSpace(t))
 	if t == "" || t == DefaultTarget {
@@ -77,7 +74,7 @@ func Budget(target string, tokens int) (int, error) {
 	return int(float64(Window(t)) * BudgetShare), nil
 }
 
-// Layer statuses reported in Result.Layers.
+// Layer statuses in Result.Layers.
 const (
 	Included  = "included"
 	Truncated = "truncated"
@@ -104,9 +101,7 @@ const (
 type Options struct {
 	Target string // one of Targets() ("" = DefaultTarget)
 	Tokens int    // budget override (> 0)
-	// Mode is the resume protocol the user configured (publish.Protocol;
-	// "" or unknown = ask): the prompt's own instructions follow it.
-	Mode string
+	Mode   string // the user's resume protocol (publish.Protocol; "" = ask): the prompt's instructions follow it
 }
 
 // LayerStat says what happened to one priority layer.
@@ -161,47 +156,35 @@ func (l *layer) boundary() string {
 	return l.items[l.k]
 }
 
+// render is the layer's title, intro and kept items, with the clipped
+// item and the note of omitted ones on the side it drops items from.
 func (l *layer) render() string {
 	if l.k == 0 && l.clip == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString(l.title)
-	b.WriteString("\n\n")
-	if l.intro != "" {
-		b.WriteString(l.intro)
-		b.WriteString("\n\n")
-	}
-	omitted := len(l.items) - l.k
-	var clipped string
+	parts, omitted, where := slices.Clone(l.kept()), len(l.items)-l.k, "more"
 	if l.clip > 0 {
-		clipped = redact.Clip(l.boundary(), l.clip) + truncatedMarker
-		omitted--
+		parts, omitted = l.beside(parts, redact.Clip(l.boundary(), l.clip)+truncatedMarker), omitted-1
 	}
 	if l.keepNewest {
-		if omitted > 0 {
-			fmt.Fprintf(&b, "_%s %d earlier item(s) omitted to fit the token budget._\n\n", ellipsis, omitted)
-		}
-		if clipped != "" {
-			b.WriteString(clipped)
-			b.WriteString("\n\n")
-		}
-		b.WriteString(strings.Join(l.kept(), "\n\n"))
-		b.WriteString("\n\n")
-		return b.String()
+		where = "earlier"
 	}
-	b.WriteString(strings.Join(l.kept(), "\n\n"))
-	if clipped != "" {
-		if l.k > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(clipped)
-	}
-	b.WriteString("\n\n")
 	if omitted > 0 {
-		fmt.Fprintf(&b, "_%s %d more item(s) omitted to fit the token budget._\n\n", ellipsis, omitted)
+		parts = l.beside(parts, fmt.Sprintf("_%s %d %s item(s) omitted to fit the token budget._", ellipsis, omitted, where))
 	}
-	return b.String()
+	if l.intro != "" {
+		parts = append([]string{l.intro}, parts...)
+	}
+	return l.title + "\n\n" + strings.Join(parts, "\n\n") + "\n\n"
+}
+
+// beside puts x before the kept items of a layer that keeps the newest
+// (a clip of an older item and the omitted note come first), else after.
+func (l *layer) beside(parts []string, x string) []string {
+	if l.keepNewest {
+		return append([]string{x}, parts...)
+	}
+	return append(parts, x)
 }
 
 func (l *layer) stat() LayerStat {
@@ -221,16 +204,17 @@ func (l *layer) stat() LayerStat {
 
 // Build renders s as the resume prompt, packed into the budget of o.
 func Build(s Session, o Options) (Result, error) {
-	target, ok := CanonicalTarget(o.Target)
-	if !ok && o.Tokens <= 0 {
-		return Result{}, fmt.Errorf("unknown target %q (known: %s)", o.Target, strings.Join(Targets(), ", "))
+	budget, err := Budget(o.Target, o.Tokens)
+	if err != nil {
+		return Result{}, err
 	}
-	budget, _ := Budget(target, o.Tokens)
+	target, _ := CanonicalTarget(o.Target)
 	s.Normalize()
 	head, foot := frame(s, o.Mode)
 	recent, older := conversationLayers(s)
-	layers := []*layer{taskLayer(s), filesLayer(s), decisionsLayer(s), blockersLayer(s), projectLayer(s), overviewLayer(s), recent, older}
-	pk := &packer{layers: layers, head: head, foot: foot, budget: budget, fence: blockFence(layers)}
+	shown := []*layer{taskLayer(s), decisionsLayer(s), blockersLayer(s), filesLayer(s), projectLayer(s), overviewLayer(s), older, recent}
+	layers := slices.SortedStableFunc(slices.Values(shown), func(a, b *layer) int { return a.p - b.p })
+	pk := &packer{layers: layers, shown: shown, head: head, foot: foot, budget: budget, fence: blockFence(layers)}
 	if !pk.fits() {
 		return Result{}, &BudgetError{Budget: budget, Need: Estimate(head+foot) + 40}
 	}
@@ -246,10 +230,9 @@ func Build(s Session, o Options) (Result, error) {
 	return res, nil
 }
 
-// blockFence is the fence of the one quoted block every layer sits in (each
-// quotes the previous session or the repository): longer than any
-// backtick run opening a line of any item, computed once over all of them
-// so that trimming to the budget never changes it.
+// blockFence is the fence of the quoted block all layers sit in, longer than
+// any backtick run opening a line of any item: computed once over all of
+// them, so trimming to the budget never changes it.
 func blockFence(layers []*layer) string {
 	var all strings.Builder
 	for _, l := range layers {
@@ -261,26 +244,20 @@ func blockFence(layers []*layer) string {
 	return publish.Fence(all.String())
 }
 
-// packer fits the layers between head and foot into budget.
+// packer fits the layers (by priority; shown: in the prompt's order)
+// between head and foot into budget.
 type packer struct {
-	layers            []*layer
+	layers, shown     []*layer
 	head, foot, fence string
 	budget            int
 }
-
-// layerOrder is the order the layers appear in the prompt.
-var layerOrder = []string{"task", "decisions", "blockers", "files", "project", "overview", "older", "recent"}
 
 func (pk *packer) assemble() string {
 	var b strings.Builder
 	b.WriteString(pk.head)
 	var body strings.Builder
-	for _, name := range layerOrder {
-		for _, l := range pk.layers {
-			if l.name == name {
-				body.WriteString(l.render())
-			}
-		}
+	for _, l := range pk.shown {
+		body.WriteString(l.render())
 	}
 	b.WriteString(publish.QuoteBlock(pk.fence, strings.TrimRight(body.String(), "\n")))
 	b.WriteString("\n")
@@ -290,8 +267,8 @@ func (pk *packer) assemble() string {
 
 func (pk *packer) fits() bool { return Estimate(pk.assemble()) <= pk.budget }
 
-// searchMax returns the largest v in [lo, hi] for which set(v) fits (fits
-// is monotone in v), leaving set(result) applied.
+// searchMax is the largest v in [lo, hi] for which set(v) fits (monotone),
+// leaving it set.
 func (pk *packer) searchMax(lo, hi int, set func(int)) int {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
@@ -306,9 +283,9 @@ func (pk *packer) searchMax(lo, hi int, set func(int)) int {
 	return lo
 }
 
-// stubs is phase 1: a stub of every P1–P3 layer (its first item, up to
-// stubBytes), so that truncating one of them never starves the next. A
-// task that does not fit even clipped is a BudgetError.
+// stubs is phase 1: every P1–P3 layer's first item, up to stubBytes, so
+// truncating one never starves the next. A task that does not fit even
+// clipped is a BudgetError.
 func (pk *packer) stubs() error {
 	for _, l := range pk.layers {
 		if !l.mustKeep || len(l.items) == 0 {
@@ -329,8 +306,8 @@ func (pk *packer) stubs() error {
 	return nil
 }
 
-// clipTo keeps as much of item (at most limit bytes) as fits, nothing when
-// that is under minClip of a longer item.
+// clipTo keeps as much of item (≤ limit bytes) as fits, nothing when that
+// is under minClip of a longer item.
 func (pk *packer) clipTo(l *layer, item string, limit int) {
 	pk.searchMax(0, min(len(item), limit), func(v int) { l.clip = v })
 	if l.clip < minClip && l.clip < len(item) {
@@ -338,9 +315,8 @@ func (pk *packer) clipTo(l *layer, item string, limit int) {
 	}
 }
 
-// grow is phase 2: each layer in priority order takes whole items first,
-// then as much of the next item as fits (P1–P3 always; P4–P7 once one item
-// fits).
+// grow is phase 2: each layer in priority order takes whole items, then as
+// much of the next as fits (P1–P3 always; P4–P7 once one item fits).
 func (pk *packer) grow() {
 	for _, l := range pk.layers {
 		if len(l.items) == 0 {
@@ -356,12 +332,10 @@ func (pk *packer) grow() {
 	}
 }
 
-// frame is the always-present head (title, where the session came from,
-// carryover's instructions) and foot (resume now) of the prompt; both
-// belong to P1 and hold no text of the session itself: that is quoted
-// between them. The instructions follow the user's resume protocol
-// (publish.Protocol, as handoff.md and the injection do): only silent
-// says "Just continue".
+// frame is the prompt's head (title, origin, carryover's instructions) and
+// foot (resume now), both P1 and holding no session text: that is quoted
+// between them. The instructions follow the user's resume protocol as
+// handoff.md and the injection do: only silent says "Just continue".
 func frame(s Session, mode string) (head, foot string) {
 	mode, protocol := publish.Protocol(mode)
 	var b strings.Builder
@@ -386,8 +360,7 @@ func frame(s Session, mode string) (head, foot string) {
 
 	foot = "## Resume Now\n\n" + resumeNow[mode] + "\n"
 	if s.Imported != "" {
-		// An imported file is not known to be the user's: whatever the
-		// mode, the user confirms it first.
+		// An imported file is not known to be the user's: they confirm it first.
 		foot = "## Resume Now\n\nOnce the user confirms the file above is theirs, continue with the in-progress work quoted above.\n"
 	}
 	return head, foot
@@ -430,9 +403,8 @@ var resumeNow = map[string]string{
 		"check the current state of the files against the goal). Do not ask for confirmation. Do not summarize. Just continue.",
 }
 
-// line is a header field (a name, path, branch or id from a session file
-// that may have been planted) as one line without controls or invisible
-// characters.
+// line is a header field (from a session file that may have been planted)
+// as one line without controls or invisible characters.
 func line(s string) string { return redact.Clip(publish.OneLine(s), 120) }
 
 // DisplayName is an agent's display name.
@@ -446,16 +418,14 @@ func DisplayName(tool string) string {
 	return tool
 }
 
-// addIf appends item when ok.
 func (l *layer) addIf(ok bool, item string) {
 	if ok {
 		l.items = append(l.items, item)
 	}
 }
 
-// taskLayer is P1, the task state. Items are in order of importance:
-// truncation keeps the goal, then what is in progress, then what remains,
-// then what is done.
+// taskLayer is P1, the task state, items by importance: truncation keeps the
+// goal, then what is in progress, then what remains, then what is done.
 func taskLayer(s Session) *layer {
 	task := &layer{p: 1, name: "task", title: "## Current Task", mustKeep: true}
 	goal := cmp.Or(strings.TrimSpace(s.Task.Description), "(no request was recorded; ask the user to restate the task)")
@@ -519,34 +489,29 @@ func projectLayer(s Session) *layer {
 	p := s.Project
 	st, tree, mem := strings.TrimRight(p.GitStatus, "\n"), strings.TrimRight(p.Structure, "\n"), strings.TrimSpace(p.MemoryFileContents)
 	prj.addIf(p.GitBranch != "", "**Branch:** `"+p.GitBranch+"`")
-	prj.addIf(st != "", "**Git status:**\n"+codeBlock("", firstLines(st, MaxTreeLines)))
+	prj.addIf(st != "", "**Git status:**\n"+codeBlock("", firstLines(st, MaxTreeLines, " lines")))
 	prj.addIf(len(p.GitLog) > 0, "**Recent commits:**\n"+codeBlock("", strings.Join(OneLine(p.GitLog), "\n")))
-	prj.addIf(tree != "", "**Project structure:**\n"+codeBlock("", firstLines(tree, MaxTreeLines)))
+	prj.addIf(tree != "", "**Project structure:**\n"+codeBlock("", firstLines(tree, MaxTreeLines, " lines")))
 	prj.addIf(mem != "", "**Agent memory files:**\n"+codeBlock("", redact.Clip(mem, MaxMemoryChars)))
 	return prj
 }
 
-// overviewLayer is P5, the session overview: its counts, tools and
-// test, summary, and first and last requests.
+// overviewLayer is P5: counts, tools, test, summary, first and last requests.
 func overviewLayer(s Session) *layer {
 	ov := &layer{p: 5, name: "overview", title: "## Session Overview"}
 	ov.items = append(ov.items, overviewLines(s))
 	ov.addIf(s.Conversation.Summary != "", "**Summary:** "+s.Conversation.Summary)
-	msgs := s.Conversation.Messages
-	first, last := -1, -1
-	for i, m := range msgs {
+	var asked []string
+	for _, m := range s.Conversation.Messages {
 		if m.Role == "user" {
-			if first < 0 {
-				first = i
-			}
-			last = i
+			asked = append(asked, m.Content)
 		}
 	}
-	if first >= 0 {
-		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(msgs[first].Content), 300))
+	if len(asked) > 0 {
+		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(asked[0]), 300))
 	}
-	if last > first {
-		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(msgs[last].Content), 300))
+	if len(asked) > 1 {
+		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(asked[len(asked)-1]), 300))
 	}
 	return ov
 }
@@ -594,55 +559,46 @@ func renderMessage(m Message, n int) string {
 
 func toolNames(msgs []Message) []string {
 	seen := map[string]bool{}
-	var out []string
 	for _, m := range msgs {
-		if m.ToolName != "" && !seen[m.ToolName] {
+		if m.ToolName != "" {
 			seen[m.ToolName] = true
-			out = append(out, m.ToolName)
 		}
 	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func bulletList(items []string) string {
-	var b strings.Builder
+	out := make([]string, len(items))
 	for i, it := range items {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString("- " + oneLine(it))
+		out[i] = "- " + oneLine(it)
 	}
-	return b.String()
+	return strings.Join(out, "\n")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// codeBlock fences body (a diff, git's output, a repository's file) with
-// backticks longer than any run opening one of its lines, so that a
-// commit subject or a file holding "```" cannot end the code block early
-// and turn the rest of the repository's text into the prompt's prose.
+// codeBlock fences body (a diff, git's output, a file) with backticks longer
+// than any run opening one of its lines: a "```" inside cannot end the block
+// and turn the rest into the prompt's prose.
 func codeBlock(lang, body string) string {
 	f := publish.FenceAtLeast(body, 3)
 	return f + lang + "\n" + body + "\n" + f
 }
 
-func firstLines(s string, n int) string {
+// firstLines is s's first n lines and how many more ("… (9 more lines)").
+func firstLines(s string, n int, unit string) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) <= n {
 		return s
 	}
-	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n%s (%d more lines)", ellipsis, len(lines)-n)
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n%s (%d more%s)", ellipsis, len(lines)-n, unit)
 }
 
-// defuseHeadings escapes markdown headings in text quoted into the resume
-// prompt (a pasted spec's "## Payments", an assistant's "# Summary"), so
-// they cannot open sections of the prompt the receiving agent reads as
-// carryover's own ("## Resume Now"). Lines inside a code fence are left
-// alone (shell comments); a fence closes as CommonMark closes it (the same
-// character, at least as long, nothing after), and one left open at the
-// end is closed, so that the next item starts outside any code block.
-// "\#" renders as a literal '#'.
+// defuseHeadings escapes ("\#") markdown headings in quoted text (a pasted
+// spec's "## Payments") so they cannot open sections the agent reads as
+// carryover's own ("## Resume Now"). Lines in a code fence are left alone
+// (shell comments); a fence closes as in CommonMark, and one left open is
+// closed, so the next item starts outside any code block.
 func defuseHeadings(s string) string {
 	if !strings.Contains(s, "#") && !strings.Contains(s, "```") && !strings.Contains(s, "~~~") {
 		return s
@@ -668,9 +624,8 @@ func defuseHeadings(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// nextFence is the open fence after a line t that starts with fence f:
-// f opens a block when none is open, and closes the open one when it is
-// the same character, at least as long, with nothing after.
+// nextFence is the open fence after line t opening with f: f opens a block
+// when none is, closes it when the same character, as long or longer, alone.
 func nextFence(open, f, t string) string {
 	switch {
 	case open == "":
@@ -681,8 +636,7 @@ func nextFence(open, f, t string) string {
 	return open
 }
 
-// heading reports a markdown ATX heading: one to six '#', then a space,
-// a tab or the end.
+// heading reports an ATX heading: 1-6 '#', then a space, a tab or the end.
 func heading(t string) bool {
 	if !strings.HasPrefix(t, "#") {
 		return false
@@ -691,8 +645,7 @@ func heading(t string) bool {
 	return len(t)-len(h) <= 6 && (h == "" || h[0] == ' ' || h[0] == '\t')
 }
 
-// fenceOf is the run of backticks or tildes (three or more) that opens t,
-// "" when t opens no fence.
+// fenceOf is the run of 3+ backticks or tildes opening t, or "".
 func fenceOf(t string) string {
 	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
 		return ""
@@ -704,14 +657,13 @@ func fenceOf(t string) string {
 	return t[:n]
 }
 
-// Estimate returns an estimate of how many tokens s costs a current BPE
-// tokenizer (cl100k_base / o200k_base class). It follows the tokenizers'
-// pre-split — letter runs with their leading space, digit groups of three,
-// punctuation runs, whitespace runs — and prices each piece with weights
-// fitted (non-negative least squares on relative error) against cl100k_base
-// on the repository's fixtures, then adds Margin so a prompt packed to a
-// budget does not overrun it. estimate_test.go measures the error against
-// the real tokenizers. It allocates nothing.
+// Estimate is how many tokens s costs a BPE tokenizer of the cl100k_base /
+// o200k_base class. It follows their pre-split (letter runs with their
+// leading space, digit groups of three, punctuation and whitespace runs),
+// prices each piece with weights fitted (non-negative least squares on
+// relative error) against cl100k_base on the repository's fixtures and adds
+// Margin so a packed prompt does not overrun its budget (error measured in
+// estimate_test.go). It allocates nothing.
 func Estimate(s string) int {
 	var n float64
 	i := 0
@@ -724,7 +676,7 @@ func Estimate(s string) int {
 			n, i = spaceRun(s, i, n)
 		case isLetter(c):
 			n, i = letterRun(s, i, n)
-		case c >= '0' && c <= '9':
+		case isDigit(c):
 			n, i = digitRun(s, i, n)
 		case c < utf8.RuneSelf:
 			n, i = punctRun(s, i, n)
@@ -735,16 +687,19 @@ func Estimate(s string) int {
 	return int(n*Margin) + 1
 }
 
-// The pieces of Estimate's pre-split: each adds its price to n and
-// returns where the next piece starts.
-
+// Estimate's pieces: each adds its price to n and returns where the next starts.
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func spaceRun(s string, i int, n float64) (float64, int) {
-	j := i
-	for j < len(s) && isSpaceByte(s[j]) {
-		j++
+// span is where the run of bytes in from i ends.
+func span(s string, i int, in func(byte) bool) int {
+	for i < len(s) && in(s[i]) {
+		i++
 	}
+	return i
+}
+
+func spaceRun(s string, i int, n float64) (float64, int) {
+	j := span(s, i, isSpaceByte)
 	n += wSpace
 	if j < len(s) && j-i > 1 && s[j-1] == ' ' {
 		n += wIndent // indentation before code or JSON splits off
@@ -753,10 +708,7 @@ func spaceRun(s string, i int, n float64) (float64, int) {
 }
 
 func letterRun(s string, i int, n float64) (float64, int) {
-	j := i
-	for j < len(s) && isLetter(s[j]) {
-		j++
-	}
+	j := span(s, i, isLetter)
 	n += wWord
 	if j-i > 6 {
 		n += wLongLetter * float64(j-i-6)
@@ -766,22 +718,16 @@ func letterRun(s string, i int, n float64) (float64, int) {
 
 // digitRun prices digits in groups of three.
 func digitRun(s string, i int, n float64) (float64, int) {
-	j := i
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
+	j := span(s, i, isDigit)
 	return n + wDigits*float64((j-i+2)/3), j
 }
 
 func punctRun(s string, i int, n float64) (float64, int) {
-	j := i
-	for j < len(s) && s[j] < utf8.RuneSelf && !isWordByte(s[j]) && !isSpaceByte(s[j]) {
-		j++
-	}
+	j := span(s, i, func(c byte) bool { return c < utf8.RuneSelf && !isWordByte(c) && !isSpaceByte(c) })
 	return n + (wPunct + wPunctMore*float64(j-i-1)), j
 }
 
-// nonASCII prices one rune: a CJK character, another letter, or bytes.
+// nonASCII prices one rune: CJK, another letter, or its bytes.
 func nonASCII(s string, i int, n float64) (float64, int) {
 	r, size := utf8.DecodeRuneInString(s[i:])
 	switch {
@@ -814,4 +760,6 @@ const (
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-func isWordByte(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c >= utf8.RuneSelf }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c >= utf8.RuneSelf }

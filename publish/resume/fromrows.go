@@ -17,14 +17,8 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// memoryFiles are the project files whose text the resume prompt carries
-// (P4), carryover's pointer block taken out: what the agents read as
-// instructions (their descriptors).
-var memoryFiles = adapters.InstructionFiles()
-
-// DistillOptions are the options that distil the rows FromRows is given
-// when the caller distils them itself: paths relative to the project, or
-// to the recorded directory when there is no project context.
+// DistillOptions distil the rows FromRows is given when the caller does:
+// paths relative to the project, else to the recorded directory.
 func (src Sources) DistillOptions() distill.Options {
 	if src.Project == "" {
 		return distill.Options{Project: src.Recorded}
@@ -34,10 +28,8 @@ func (src Sources) DistillOptions() distill.Options {
 
 // Sources are what FromRows reads besides the rows.
 type Sources struct {
-	Project string // project root; "" = no project context (git, tree, diffs)
-	// Recorded is the directory the session says it ran in: file paths are
-	// relative to it, and it names the project when Project is "".
-	Recorded  string
+	Project   string // project root; "" = no project context (git, tree, diffs)
+	Recorded  string // the directory the session ran in: file paths are relative to it; the project's name when Project is ""
 	Tool      string // the agent that wrote the session
 	SessionID string // its native id
 	Ledger    ledger.Session
@@ -45,17 +37,15 @@ type Sources struct {
 	Redact    func(string) string
 }
 
-// gitBudget bounds what the manual path reads of the repository (status,
-// log, diffs) beyond the touched files' states; past it a part is left out.
+// gitBudget bounds the manual path's reads of the repository beyond the
+// touched files' states (status, log, diffs); past it a part is left out.
 const gitBudget = 3 * time.Second
 
 // FromRows builds the resume session of a session's rows and h, the task
-// state distilled from them or from the project's stored State (the
-// caller distils once: Distill, or the hook's Refresh): the project's
-// context (git, tree, memory files), the files changed with their diffs,
-// and the conversation.
+// state the caller distilled once (Distill, or the hook's Refresh): project
+// context (git, tree, memory files), changed files with diffs, conversation.
 func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
-	var repo *distill.Repo // read by go-git's decoders; never `git`, whose config a repository controls
+	var repo *distill.Repo
 	if src.Project != "" {
 		repo = distill.OpenRepo(src.Project)
 		h.Git, h.Files = distill.RepoFacts(repo, h.Files)
@@ -91,7 +81,6 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 	return s
 }
 
-// fileChange is a changed file with its diff.
 func fileChange(f distill.File, diff string) FileChange {
 	fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path), Diff: diff}
 	switch {
@@ -124,8 +113,7 @@ func messages(rows []ledger.Row) []Message {
 	return out
 }
 
-// message is row r as a message; ok is false for a kind the conversation
-// does not show.
+// message is row r as a message; ok false for a kind not shown.
 func message(r ledger.Row, calls map[string]ledger.Row) (Message, bool) {
 	m := Message{Content: r.Text, Timestamp: r.Time.UTC().Format(time.RFC3339)}
 	switch r.Kind {
@@ -155,10 +143,7 @@ func message(r ledger.Row, calls map[string]ledger.Row) (Message, bool) {
 // plainRoles are the roles of the kinds shown as their text.
 var plainRoles = map[adapters.Kind]string{adapters.KindPrompt: "user", adapters.KindText: "assistant", adapters.KindCompaction: "system"}
 
-// projectContext is P4: branch, status, log, tree, memory files. The
-// status lists the tracked files changed against the index or HEAD and
-// the session's own untracked files (other untracked files are not looked
-// for: that is a walk of the whole tree).
+// projectContext is P4: branch, status, log, tree, memory files.
 func projectContext(src Sources, h distill.Handoff, repo *distill.Repo, deadline time.Time) Project {
 	g := h.Git
 	dir := src.Project
@@ -177,8 +162,9 @@ func projectContext(src Sources, h distill.Handoff, repo *distill.Repo, deadline
 	return p
 }
 
-// gitContext is the repository's status (with the session's untracked
-// files) and its last ten commits' first lines.
+// gitContext is the status (tracked files changed, and the session's own
+// untracked ones: looking for others walks the whole tree) and the last ten
+// commits' first lines.
 func gitContext(files []distill.File, repo *distill.Repo, deadline time.Time) (status string, log []string) {
 	if lines, ok := repo.Status(deadline); ok {
 		for _, f := range files {
@@ -186,11 +172,9 @@ func gitContext(files []distill.File, repo *distill.Repo, deadline time.Time) (s
 				lines = append(lines, "?? "+f.Path)
 			}
 		}
-		status = firstN(strings.Join(lines, "\n"), MaxTreeLines)
+		status = firstLines(strings.Join(lines, "\n"), MaxTreeLines, "")
 	}
-	// The first line, not git's %s subject: that joins the whole first
-	// paragraph, which for a message without a blank second line is
-	// the whole message.
+	// The first line, not git's %s subject, which joins the first paragraph.
 	for _, c := range repo.Log(10, deadline) {
 		log = append(log, c.ID+" "+c.Message)
 	}
@@ -204,11 +188,11 @@ func gitContext(files []distill.File, repo *distill.Repo, deadline time.Time) (s
 	return status, log
 }
 
-// memoryContents is the agents' memory files of dir, at most
-// MaxMemoryChars.
+// memoryContents is dir's agent instruction files (their descriptors'), at
+// most MaxMemoryChars, carryover's pointer block taken out.
 func memoryContents(dir string) string {
 	var mem strings.Builder
-	for _, name := range memoryFiles {
+	for _, name := range adapters.InstructionFiles() {
 		b, err := safefile.ReadFile(filepath.Join(dir, name), publish.MaxUserFile) // never a FIFO or device
 		if err != nil || len(b) == 0 {
 			continue
@@ -228,8 +212,7 @@ func memoryContents(dir string) string {
 	return mem.String()
 }
 
-// fileDiff is a changed file's diff against HEAD, or the head of its
-// content for a new file.
+// fileDiff is a changed file's diff against the index, or a new file's head.
 func fileDiff(src Sources, repo *distill.Repo, f distill.File, deadline time.Time) string {
 	project := src.Project
 	if project == "" {
@@ -270,14 +253,6 @@ func fileHead(abs string) string {
 	return redact.Clip(string(b), MaxDiffChars)
 }
 
-func firstN(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = append(lines[:n], fmt.Sprintf("… (%d more)", len(lines)-n))
-	}
-	return strings.Join(lines, "\n")
-}
-
 var skipDirs = map[string]bool{".git": true, "node_modules": true, ".carryover": true, "vendor": true, "__pycache__": true, ".venv": true, "dist": true, "build": true, "target": true}
 
 // tree is the project's directory tree to depth, at most max lines.
@@ -314,8 +289,7 @@ func tree(root string, depth, maxLines int) string {
 	return filepath.Base(root) + "/\n" + strings.Join(lines, "\n")
 }
 
-// treeEntries is what tree shows of dir: no hidden entry but .github,
-// nothing of skipDirs.
+// treeEntries is what tree shows of dir: no hidden entry but .github, no skipDirs.
 func treeEntries(dir string) (shown []os.DirEntry) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -336,12 +310,11 @@ var languages = map[string]string{".go": "go", ".py": "python", ".js": "javascri
 
 func language(p string) string { return languages[strings.ToLower(filepath.Ext(p))] }
 
-// maxSubject clips a commit subject (runes); a long first line is still
-// one line of the prompt.
+// maxSubject clips a commit subject (runes).
 const maxSubject = 100
 
-// OneLine keeps the first line of each entry, clipped to maxSubject runes:
-// "Recent commits" shows subjects, whatever a session file carries.
+// OneLine keeps each entry's first line, at most maxSubject runes: "Recent
+// commits" shows subjects, whatever a session file carries.
 func OneLine(entries []string) []string {
 	out := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -355,9 +328,8 @@ func OneLine(entries []string) []string {
 	return out
 }
 
-// SetTaskState fills s's task state from a distilled handoff: one
-// session's (--session) or the project's fold across sessions and agents
-// (the fold handoff.md comes from), so both paths say the same thing.
+// SetTaskState fills s's task state from a distilled handoff, one session's
+// (--session) or the project's fold (handoff.md's), so both say the same.
 func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task = Task{Description: h.Task, Latest: h.Latest, SetAside: append([]string(nil), h.SetAside...), InProgress: h.Next}
 	s.Task.Completed = distill.Dedupe(h.Done)
@@ -404,8 +376,8 @@ func todoMarker(q string) bool {
 	return false
 }
 
-// blocker is one failure as a line: what failed, how, its error, count,
-// earlier errors and cause, and whether it later succeeded.
+// blocker is a failure as a line: what, how, error, count, earlier errors,
+// cause, and whether it later succeeded.
 func blocker(f distill.Failure) string {
 	b := "`" + f.What + "`"
 	if f.ExitCode != nil {

@@ -1,7 +1,14 @@
+// Package service is the project service: for one project it holds the
+// ledger, the repository, the configuration in effect, the clock and the log,
+// and offers what hooks (OnHook) and commands (commands.go, store.go) need.
+// It sits above publish and its feature packages, so the hook's choreography
+// — sync → distil once → render → write → record → limits → deliver — reads
+// in one place: this file, which holds the whole hook path.
 package service
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,20 +27,219 @@ import (
 	"github.com/carryover/carryover/publish/config"
 	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/limits"
+	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
-// lockMargin is kept free before the hook's deadline while another process
-// holds the ledger: ledger waits end this long before it, leaving time to
-// inject the published handoff and exit.
+// Env is what the service reads of the process; cmd builds it once.
+type Env struct {
+	Home    string       // carryover's home ($CARRYOVER_HOME)
+	Agent   adapters.Env // what adapters read: the environment, the user's home
+	Stdin   io.Reader
+	Stderr  io.Writer
+	WorkDir string
+	Now     func() time.Time
+}
+
+func (env Env) configPath() string { return filepath.Join(env.Home, "config.toml") }
+
+// Project is one project as the service sees it: the writer's settings
+// (publish.Project: root, home, clock, mode, redaction, pointer policy), the
+// configuration in effect, the ledger and the log.
+type Project struct {
+	*publish.Project
+	Config     config.Config
+	ConfigErrs []error // the configuration's problems (logged too)
+	env        Env
+	ledger     *ledger.Ledger // nil until opened (or when it could not be)
+	log        *Log
+	// state is the project's distill State once an operation refreshed it:
+	// every writer of the same event or command reads it (one distillation).
+	state *distill.State
+}
+
+// Redactor returns the redaction function for cfg (identity when off).
+func Redactor(cfg config.Config) func(string) string {
+	if !cfg.RedactOn() {
+		return func(s string) string { return s }
+	}
+	return redact.String
+}
+
+// Open resolves root's configuration (problems logged to log, which may be
+// nil) into a Project; the ledger is opened by the operation that needs it.
+func Open(env Env, root string, log *Log) *Project {
+	global, errs := config.Load(env.configPath(), env.Agent.Home, "")
+	return open(env, root, log, global, errs)
+}
+
+// open is Open with the user's config already read (global, its problems
+// gerrs): a hook reads the file once per event.
+func open(env Env, root string, log *Log, cfg config.Config, gerrs []error) *Project {
+	cerrs := slices.Clone(gerrs)
+	if root != "" {
+		var perrs []error
+		cfg, perrs = cfg.WithProject(root)
+		cerrs = append(cerrs, perrs...)
+	}
+	for _, ce := range cerrs {
+		log.Printf("config: %v", ce)
+	}
+	red := Redactor(cfg)
+	if log != nil {
+		log.Redact = red
+	}
+	for _, p := range cfg.Walls().Problems() {
+		log.Printf("config: %s", p)
+	}
+	pp := &publish.Project{Root: root, Home: env.Home, Now: env.Now(), Mode: cfg.Resume, Redact: red, Logf: log.Printf, HistoryKeep: cfg.HistoryKeep,
+		Pointer: cfg.PointerMode(), Lifecycle: lifecycle.Begin, NotProject: publish.NotProject(root, env.Agent.Home)}
+	if cfg.ExpireAfter != "" {
+		if d, err := publish.ParseAge(cfg.ExpireAfter); err == nil {
+			pp.ExpireAfter = d
+		} else {
+			log.Printf("config expire_after: %v (default 7d used)", err)
+		}
+	}
+	return &Project{Project: pp, Config: cfg, ConfigErrs: cerrs, env: env, log: log}
+}
+
+func (p *Project) Close() {
+	if p.ledger != nil {
+		p.ledger.Close()
+		p.ledger = nil
+	}
+}
+
+// Refresh re-distils the project's handoff from the ledger and writes it
+// (what a hook does at the end of a turn; `carryover run` after Aider).
+func (p *Project) Refresh() error {
+	l, err := ledger.Open(p.env.Home)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	p.log.recovered(l)
+	p.ledger = l
+	defer func() { p.ledger = nil }()
+	if p.Repo == nil {
+		p.Repo = distill.OpenRepoAsync(p.Root)
+	}
+	r, err := p.refresh()
+	if err != nil || r == nil {
+		return err
+	}
+	if p.Pointer == publish.PointerAuto && !p.NotProject {
+		p.PointerFor = p.pointerAgents()
+	}
+	r.Record()
+	return p.WriteProject(r.Text, r.Tool)
+}
+
+// refresh folds the new rows into the distill state (the event's one
+// distillation) and renders the handoff when it changed; the caller records
+// it (Rendered.Record) once it has started writing the files.
+func (p *Project) refresh() (*publish.Rendered, error) {
+	st, err := p.distilled()
+	if err == nil {
+		var r *publish.Rendered
+		if r, err = p.Render(p.ledger, st); err == nil {
+			return r, nil
+		}
+	}
+	p.log.Printf("publish: %v", err)
+	return nil, err
+}
+
+// distilled is the project's State with the ledger's new rows folded in,
+// once per event or command, shared by every writer.
+func (p *Project) distilled() (*distill.State, error) {
+	if p.state == nil {
+		st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
+		p.log.notes(notes)
+		if err != nil {
+			return nil, err
+		}
+		p.state = st
+	}
+	return p.state, nil
+}
+
+// AgentsFile records, per agent install set up, the version it found and
+// whether its specs/tools.toml row needs the pointer block: the hook reads
+// this small file instead of the table (specs.Load takes ~2 ms).
+const AgentsFile = "agents.json"
+
+// AgentRecord is one agent's line in AgentsFile.
+type AgentRecord struct {
+	Version string `json:"version,omitempty"`
+	Pointer bool   `json:"pointer,omitempty"`
+}
+
+func loadAgentRecords(home string) map[string]AgentRecord {
+	m := map[string]AgentRecord{}
+	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// SaveAgentRecords merges recs into home's AgentsFile (install).
+func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
+	all := loadAgentRecords(home)
+	for k, v := range recs {
+		all[k] = v
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
+}
+
+// pointerAgents need the pointer block here (pointer = "auto"): of the
+// installed agents and those with sessions here, each without a reliable
+// start injection (as install recorded; else no envelope), and each whose
+// injection no delivery receipt shows arriving here.
+func (p *Project) pointerAgents() []string {
+	tools := slices.Clone(p.Config.Tools)
+	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
+		tools = append(tools, ts...)
+	}
+	recs := loadAgentRecords(p.env.Home)
+	var out []string
+	for _, t := range tools {
+		need := false
+		if r, ok := recs[t]; ok {
+			need = r.Pointer
+		} else if a, ok := adapters.ByName(t); ok {
+			need = a.Envelope == adapters.EnvelopeNone
+		}
+		if need && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	missed, err := p.ledger.MissedInjections(p.Root)
+	p.log.err("read delivery receipts", err)
+	for _, t := range missed {
+		if !slices.Contains(out, t) {
+			p.log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// lockMargin: ledger waits for another process's lock end this long before
+// the hook's deadline, leaving time to inject the published handoff and exit.
 const lockMargin = 300 * time.Millisecond
 
 // Budget is the internal deadline for one hook event: well under every
 // agent's hook timeout (Claude's SessionEnd gets 1.5 s in total).
 func Budget(getenv func(string) string, class adapters.Class) time.Duration {
-	if v := getenv("CARRYOVER_DEADLINE_MS"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			return time.Duration(n) * time.Millisecond
-		}
+	if n, err := strconv.Atoi(getenv("CARRYOVER_DEADLINE_MS")); err == nil && n > 0 {
+		return time.Duration(n) * time.Millisecond
 	}
 	if class == adapters.ClassEnd {
 		return 900 * time.Millisecond
@@ -44,15 +250,14 @@ func Budget(getenv func(string) string, class adapters.Class) time.Duration {
 // event is one hook event of one project, as OnHook carries it through.
 type event struct {
 	*Project
-	agent    *adapters.Agent
-	name     string // the agent's event name
-	class    adapters.Class
-	hook     adapters.Hook
-	rep      ledger.SyncReport
-	out      *bytes.Buffer // the hook's stdout, written once by the caller
-	deadline time.Time
-	// hadHandoff: the project has a handoff.md carryover wrote.
-	hadHandoff bool
+	agent      *adapters.Agent
+	name       string // the agent's event name
+	class      adapters.Class
+	hook       adapters.Hook
+	rep        ledger.SyncReport
+	out        *bytes.Buffer // the hook's stdout, written once by the caller
+	deadline   time.Time
+	hadHandoff bool // the project has a handoff.md carryover wrote
 }
 
 // handoff is the project's handoff distilled this event: the State the
@@ -65,11 +270,10 @@ func (ev *event) handoff() (distill.Handoff, error) {
 	return st.Handoff(distill.Options{Project: ev.Root}), nil
 }
 
-// OnHook is one hook event: read the payload (while the ledger opens),
-// sync, distil once, render, write, record, act on limits, deliver. It
-// returns the hook's stdout (a valid injection or nothing) and why it
-// stopped early, for the log. fb learns the project as soon as the payload
-// names it (the watchdog's fallback).
+// OnHook is one hook event: read the payload (while the ledger opens), sync,
+// distil once, render, write, record, act on limits, deliver. It returns the
+// hook's stdout (a valid injection or nothing) and why it stopped early (for
+// the log); fb learns the project once the payload names it (the watchdog's).
 func OnHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback) ([]byte, error) {
 	var out bytes.Buffer
 	err := onHook(env, tool, name, start, log, fb, &out)
@@ -84,9 +288,10 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	class := agent.Class(name)
 	wait := agent.FlushWaitFor(class)
 	deadline := start.Add(Budget(env.Agent.Getenv, class) + wait)
-	// The global config's ignore list, read once for both checks (the
-	// working directory now, the payload's project below).
-	global, _ := config.Load(env.configPath(), env.Agent.Home, "")
+	// The user's config, read once per event: the ignore list for the working
+	// directory now and the payload's project below, then under the project's
+	// own file (open).
+	global, gerrs := config.Load(env.configPath(), env.Agent.Home, "")
 	if skipHook(env, global, agent, log, deadline) { // another agent's hook, or an ignored project
 		return nil
 	}
@@ -104,7 +309,7 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	if log.Muted = slices.ContainsFunc([]string{h.Cwd, root}, global.Ignores); log.Muted { // without a log line
 		return nil
 	}
-	ev := &event{Project: Open(env, root, log), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
+	ev := &event{Project: open(env, root, log, global, gerrs), agent: agent, name: name, class: class, hook: h, out: out, deadline: deadline}
 	fb.Set(agent, ev.Project.Project)
 	log.Prefix += "session=" + publish.ShortID(h.SessionID) + " "
 	ev.prefetch()
@@ -120,10 +325,10 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	return ev.run(start)
 }
 
-// prefetch starts reading the project's .git on the other core while this
-// one ingests (the handoff's git facts and the staleness note need it),
-// and compiles the distiller's regexps there, when this event may publish.
-// A tool event on a project that had a handoff only stores rows.
+// prefetch reads the project's .git (git facts, staleness note) and
+// compiles the distiller's regexps on the other core while this one ingests,
+// when this event may publish (a tool event where a handoff exists only
+// stores rows).
 func (ev *event) prefetch() {
 	ev.hadHandoff = !ev.NotProject && publish.Exists(publish.HandoffPath(ev.Root))
 	root := ev.Root
@@ -141,8 +346,8 @@ func (ev *event) injectFile(l *ledger.Ledger) {
 	ev.out.Write(w)
 }
 
-// run is the event once the ledger is open: sync → refresh → write →
-// record → limits → deliver.
+// run is the event once the ledger is open: sync → refresh → write → record
+// → limits → deliver.
 func (ev *event) run(start time.Time) error {
 	// A handoff.md carryover did not write is published over at the turn's
 	// end; tool events (every tool call) skip the read and hash.
@@ -150,8 +355,7 @@ func (ev *event) run(start time.Time) error {
 		ev.hadHandoff = false
 	}
 	// Handoff files are written on another goroutine while this one records
-	// them in the ledger and finishes with it (see Leave); both are done
-	// before the hook exits or injects.
+	// them in the ledger (see Leave); both end before the hook exits or injects.
 	waitWrites := func() error { return nil }
 	defer func() {
 		if ev.ledger != nil { // nil after a failed rebuild
@@ -173,8 +377,8 @@ func (ev *event) run(start time.Time) error {
 	walls := ev.actOnWalls(level, pct)
 	defer ev.tellWalls(walls)
 	ev.inject(func() string {
-		// The handoff being written is the one to inject: once it is on
-		// disk, its text is this event's, not read back from the file.
+		// The handoff being written is the one to inject: once on disk, its
+		// text is this event's, not read back from the file.
 		if err := waitWrites(); err == nil && r != nil && !ev.NotProject {
 			return r.Text
 		}
@@ -183,8 +387,8 @@ func (ev *event) run(start time.Time) error {
 	return nil
 }
 
-// inject delivers the handoff (text waits for it) at a session start, or
-// at the first prompt of an agent that drops its start event's output.
+// inject delivers the handoff (text waits for it) at a session start, or at
+// the first prompt of an agent that drops its start event's output.
 func (ev *event) inject(text func() string) {
 	switch {
 	case ev.class == adapters.ClassStart && ev.agent.DeferStartInjection != nil && ev.agent.DeferStartInjection(ev.hook, ev.env.Agent.Getenv):
@@ -219,10 +423,10 @@ func (ev *event) sync() error {
 	return nil
 }
 
-// republish decides whether this event re-distils the handoff and returns
-// the one to write (nil: none). Tool events (every tool call) only record
-// rows and mark the project pending for the turn's end, except at CRITICAL:
-// the handoff must be on disk before the window fills.
+// republish re-distils the handoff when this event should and returns the
+// one to write (nil: none). Tool events (every tool call) only record rows
+// and mark the project pending for the turn's end, except at CRITICAL (the
+// handoff must be on disk before the window fills).
 func (ev *event) republish(critical bool) *publish.Rendered {
 	added := ev.rep.Total
 	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
@@ -243,8 +447,7 @@ func (ev *event) republish(critical bool) *publish.Rendered {
 }
 
 // writeFiles writes a rendered handoff's files (WriteProject) on another
-// goroutine; the returned func waits for them and says whether they were
-// written.
+// goroutine; the returned func waits for them and says whether they were.
 func (ev *event) writeFiles(r *publish.Rendered) func() error {
 	switch {
 	case ev.NotProject:
@@ -254,12 +457,16 @@ func (ev *event) writeFiles(r *publish.Rendered) func() error {
 	}
 	wp, wlog := *ev.Project.Project, *ev.log // the goroutine logs with its own copy (the caller's prefix grows)
 	wp.Logf = wlog.Printf
-	return goWait(ev.log, func() error { return wp.WriteProject(r.Text, r.Tool) })
+	ch := goValue(func() (struct{}, error) { return struct{}{}, wp.WriteProject(r.Text, r.Tool) })
+	return sync.OnceValue(func() error {
+		o := <-ch
+		ev.log.err("publish", o.err)
+		return o.err
+	})
 }
 
-// deliver injects text, the project's published handoff, once per
-// session (a resumed session that holds this exact handoff does not get it
-// twice), and records the delivery.
+// deliver injects text, the published handoff, once per session (a resumed
+// session holding it does not get it twice), and records the delivery.
 func (ev *event) deliver(text string) {
 	d := lifecycle.Deliver(ev.Project.Project, ev.ledger, ev.agent, ev.name, text, ev.rep.SessionID, ev.hook.Source == "resume")
 	ev.out.Write(d.Out)
@@ -268,9 +475,9 @@ func (ev *event) deliver(text string) {
 	}
 }
 
-// actOnWalls records and acts on what this event says about rate limits
-// and the context window (limits.Act), sets the "previous session stopped
-// at a limit" note for a start or prompt, and signals `carryover run`.
+// actOnWalls records and acts on what this event says about rate limits and
+// the context window (limits.Act), sets the "previous session stopped at a
+// limit" note for a start or prompt, and signals `carryover run`.
 func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome {
 	walls := limits.Act(limits.Options{Ledger: ev.ledger, Project: ev.Project.Project, Agent: ev.agent, Class: ev.class, Hook: ev.hook,
 		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: ev.Config.Walls(), Level: level, Percent: pct, Handoff: ev.handoff})
@@ -278,13 +485,25 @@ func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome 
 	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
 		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.Now, time.Local)
 	}
-	ev.signalRun(walls)
+	// Tell a `carryover run` wrapper (CARRYOVER_RUN_ID in the agent's
+	// environment) which session it started and when its context reaches CRITICAL.
+	if run := ev.env.Agent.Getenv(limits.RunEnv); run != "" {
+		lvl := walls.Level
+		if !ev.Config.Walls().RestartAtCritical() {
+			lvl = ""
+		}
+		note, err := limits.RunHook(ev.env.Home, run, ev.env.Agent.Getenv(limits.RunPIDEnv), ev.agent.Name, ev.hook.SessionID, ev.class == adapters.ClassStart, lvl, walls.Percent, ev.env.Now())
+		if note != "" {
+			ev.log.Printf("%s", note)
+		}
+		ev.log.err("carryover run signal", err)
+	}
 	return walls
 }
 
-// tellWalls adds what limits.Act decided to say to the hook's output: the
-// agent note and the user notice (stdout JSON when the agent shows a
-// systemMessage and nothing was injected, else stderr).
+// tellWalls adds limits.Act's agent note and user notice to the hook's
+// output (stdout JSON when the agent shows a systemMessage and nothing was
+// injected, else stderr).
 func (ev *event) tellWalls(w limits.Outcome) {
 	if w.Notice != "" {
 		ev.log.Printf("limit: %s", w.Notice)
@@ -299,33 +518,22 @@ func (ev *event) tellWalls(w limits.Outcome) {
 	}
 }
 
-// signalRun tells a `carryover run` wrapper (CARRYOVER_RUN_ID in the
-// agent's environment) which session it started and when that session's
-// context reaches CRITICAL.
-func (ev *event) signalRun(w limits.Outcome) {
-	getenv := ev.env.Agent.Getenv
-	run := getenv(limits.RunEnv)
-	if run == "" {
-		return
-	}
-	lvl := w.Level
-	if !ev.Config.Walls().RestartAtCritical() {
-		lvl = ""
-	}
-	note, err := limits.RunHook(ev.env.Home, run, getenv(limits.RunPIDEnv), ev.agent.Name, ev.hook.SessionID, ev.class == adapters.ClassStart, lvl, w.Percent, ev.env.Now())
-	if note != "" {
-		ev.log.Printf("%s", note)
-	}
-	ev.log.err("carryover run signal", err)
-}
-
 // hookAndLedger reads the hook's stdin while the ledger opens on another
 // goroutine; when the agent's transcript is waited for (wait > 0), the
 // ledger opens after the wait instead (an open ledger is locked).
 func hookAndLedger(env Env, log *Log, agent *adapters.Agent, name string, start time.Time, wait time.Duration, deadline time.Time) (adapters.Hook, chan result[*ledger.Ledger], error) {
 	olog := *log // its own copy: the caller's prefix grows
 	open := func() chan result[*ledger.Ledger] {
-		return goValue(func() (*ledger.Ledger, error) { return openLedgerBy(env.Home, &olog, deadline.Add(-lockMargin)) })
+		return goValue(func() (*ledger.Ledger, error) {
+			// Every wait for another process's lock is bounded by the deadline.
+			l, err := ledger.OpenBy(env.Home, deadline.Add(-lockMargin))
+			if err != nil {
+				return nil, err
+			}
+			l.MapReads()
+			olog.recovered(l)
+			return l, nil
+		})
 	}
 	var ch chan result[*ledger.Ledger]
 	if wait == 0 {
@@ -339,33 +547,17 @@ func hookAndLedger(env Env, log *Log, agent *adapters.Agent, name string, start 
 		return h, nil, err
 	}
 	if wait > 0 {
-		awaitAgent(env, log, agent, h, start.Add(wait))
+		// Wait for the agent to write the events before this hook to its
+		// transcript (Agent.AwaitFlush); giving up is logged, and what is on
+		// disk is read (the next event catches up).
+		t0 := time.Now()
+		if !agent.AwaitFlush(h, env.Agent, start.Add(wait)) {
+			log.Printf("the agent had not written this hook's events to its transcript after %s; read what is there (the next event catches up)", time.Since(t0).Round(time.Millisecond))
+		}
+		log.Prefix += fmt.Sprintf("flushwait=%s ", time.Since(t0).Round(time.Millisecond))
 		ch = open()
 	}
 	return h, ch, nil
-}
-
-// awaitAgent waits, until at most until, for the agent to write the events
-// before this hook to its transcript (Agent.AwaitFlush); giving up is
-// logged, and what is on disk is read (the next event catches up).
-func awaitAgent(env Env, log *Log, agent *adapters.Agent, h adapters.Hook, until time.Time) {
-	t0 := time.Now()
-	if !agent.AwaitFlush(h, env.Agent, until) {
-		log.Printf("the agent had not written this hook's events to its transcript after %s; read what is there (the next event catches up)", time.Since(t0).Round(time.Millisecond))
-	}
-	log.Prefix += fmt.Sprintf("flushwait=%s ", time.Since(t0).Round(time.Millisecond))
-}
-
-// openLedgerBy opens the ledger with every wait for another process's lock
-// bounded by deadline, logging a recovery from corruption.
-func openLedgerBy(home string, log *Log, deadline time.Time) (*ledger.Ledger, error) {
-	l, err := ledger.OpenBy(home, deadline)
-	if err != nil {
-		return nil, err
-	}
-	l.MapReads()
-	log.recovered(l)
-	return l, nil
 }
 
 // busyReason names a lock held by another process in words.
@@ -385,8 +577,8 @@ func closeLedger(o result[*ledger.Ledger]) {
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.
 const MaxPayload = 8 << 20
 
-// readPayload reads the hook's stdin by deadline: an agent that never
-// closes it cannot hold the hook past its budget.
+// readPayload reads the hook's stdin by deadline: an agent that never closes
+// it cannot hold the hook past its budget.
 func readPayload(r io.Reader, deadline time.Time) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("no stdin")
@@ -409,7 +601,6 @@ func readPayload(r io.Reader, deadline time.Time) ([]byte, error) {
 	}
 }
 
-// readHook reads the hook's stdin (by deadline) and parses it.
 func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (adapters.Hook, error) {
 	raw, err := readPayload(env.Stdin, deadline)
 	if err != nil {
@@ -424,9 +615,8 @@ func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (
 	return h, nil
 }
 
-// Fallback is what the hook's watchdog needs to inject the published
-// handoff when the event itself did not finish in time: the agent and
-// project, once the payload named them.
+// Fallback is what the hook's watchdog needs to inject the published handoff
+// when the event did not finish in time: the agent and project.
 type Fallback struct {
 	mu    sync.Mutex
 	agent *adapters.Agent // nil until Set
@@ -443,9 +633,9 @@ func (f *Fallback) Set(agent *adapters.Agent, proj *publish.Project) {
 	f.mu.Unlock()
 }
 
-// Inject is the session start injection from handoff.md alone, trusted by
-// the digests under the carryover home (no ledger, no .git); nil for any
-// other event or before the payload named the project.
+// Inject is the session start's injection from handoff.md alone, trusted by
+// the digests under the home (no ledger, no .git); nil for any other event
+// or before the payload named the project.
 func (f *Fallback) Inject(event string, log *Log) []byte {
 	f.mu.Lock()
 	agent, proj := f.agent, f.proj
@@ -459,9 +649,9 @@ func (f *Fallback) Inject(event string, log *Log) []byte {
 	return w
 }
 
-// skipHook reports whether this hook does nothing: the agent's stub runs
-// inside another agent (logged), or in an ignored project (stdin drained so
-// the agent's write never fails; nothing stored, logged or written).
+// skipHook: this hook does nothing, its stub running inside another agent
+// (logged) or in an ignored project (stdin drained so the agent's write never
+// fails; nothing stored, logged or written).
 func skipHook(env Env, global config.Config, agent *adapters.Agent, log *Log, deadline time.Time) bool {
 	if agent.ForeignHost != nil {
 		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
@@ -475,42 +665,13 @@ func skipHook(env Env, global config.Config, agent *adapters.Agent, log *Log, de
 	return log.Muted
 }
 
-// AgentsFile is where install records, per agent it set up, the version
-// it found and whether that version's row in specs/tools.toml needs the
-// pointer block (specs.Capability.NeedsPointer): the hook reads this small
-// file instead of loading the table (specs.Load takes ~2 ms).
-const AgentsFile = "agents.json"
-
-// AgentRecord is one agent's line in AgentsFile.
-type AgentRecord struct {
-	Version string `json:"version,omitempty"`
-	Pointer bool   `json:"pointer,omitempty"`
-}
-
-// SaveAgentRecords merges recs into home's AgentsFile (install).
-func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
-	all := loadAgentRecords(home)
-	for k, v := range recs {
-		all[k] = v
-	}
-	b, err := json.MarshalIndent(all, "", "  ")
-	if err != nil {
-		return err
-	}
-	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
-}
-
 // hookRoot is the project a hook payload names (distill.ProjectRoot).
 func hookRoot(env Env, h adapters.Hook) string {
-	cwd := h.Cwd
-	if cwd == "" {
-		cwd = env.WorkDir
-	}
-	return distill.ProjectRoot(h.Project, cwd)
+	return distill.ProjectRoot(h.Project, cmp.Or(h.Cwd, env.WorkDir))
 }
 
-// goValue runs f on another goroutine; the channel yields its result (or
-// the recovered panic as an error).
+// goValue runs f on another goroutine; the channel yields its result (or the
+// recovered panic as an error).
 func goValue[T any](f func() (T, error)) chan result[T] {
 	ch := make(chan result[T], 1)
 	go func() {
@@ -528,17 +689,4 @@ func goValue[T any](f func() (T, error)) chan result[T] {
 type result[T any] struct {
 	v   T
 	err error
-}
-
-// goWait runs f on another goroutine; the returned func waits for it once,
-// logs its error and returns it.
-func goWait(log *Log, f func() error) func() error {
-	ch := goValue(func() (struct{}, error) { return struct{}{}, f() })
-	return sync.OnceValue(func() error {
-		o := <-ch
-		if o.err != nil {
-			log.Printf("publish: %v", o.err)
-		}
-		return o.err
-	})
 }

@@ -24,23 +24,18 @@ import (
 // info, doctor, gc, forget, purge): the ledger, when there is one. These
 // commands never create a ledger.
 type Store struct {
-	env Env
-	l   *ledger.Ledger // nil: there is no ledger yet
-	// Path is the ledger's file.
-	Path string
+	env  Env
+	l    *ledger.Ledger // nil: there is no ledger yet
+	Path string         // the ledger's file
 }
 
 // LedgerFile is the ledger's file name under the home.
 const LedgerFile = ledger.FileName
 
-// Space is what takes the ledger's room (per project; per table on
-// request).
+// Space is what takes the ledger's room (per project; per table on request).
 type Space = ledger.Space
 
-// OpenStore opens the home's ledger when there is one.
-func OpenStore(env Env) (*Store, error) {
-	return openStore(env, ledger.Open)
-}
+func OpenStore(env Env) (*Store, error) { return openStore(env, ledger.Open) }
 
 func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
@@ -55,10 +50,8 @@ func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store,
 	return s, nil
 }
 
-// Exists reports whether there is a ledger.
 func (s *Store) Exists() bool { return s.l != nil }
 
-// Close closes the ledger.
 func (s *Store) Close() {
 	if s.l != nil {
 		s.l.Close()
@@ -66,7 +59,6 @@ func (s *Store) Close() {
 	}
 }
 
-// KnownProjects are the projects the ledger has seen.
 func (s *Store) KnownProjects() ([]string, error) {
 	if s.l == nil {
 		return nil, nil
@@ -99,7 +91,6 @@ func (s *Store) LastReceipts() map[string]Receipt {
 	return out
 }
 
-// GCResult is what gc removed (or would).
 type GCResult = ledger.GCResult
 
 // GC removes the rows of sessions last active before before (of project,
@@ -131,14 +122,13 @@ func (s *Store) Space(tables bool) (*Space, error) {
 	return &sp, err
 }
 
-// LedgerStats are the ledger's counts for status.
+// LedgerStats are the ledger's counts for status (Forgotten: handoff
+// records whose session was forgotten).
 type LedgerStats struct {
-	Sessions, Rows int
-	ByTool         map[string]int
-	Forgotten      int // handoff records whose session was forgotten
+	Sessions, Rows, Forgotten int
+	ByTool                    map[string]int
 }
 
-// Stats counts what the ledger holds.
 func (s *Store) Stats() LedgerStats {
 	var st LedgerStats
 	if s.l == nil {
@@ -153,17 +143,14 @@ func (s *Store) Stats() LedgerStats {
 
 // ProjectStatus is a project's current handoff and its delivery receipts.
 type ProjectStatus struct {
-	Project  string    `json:"project"`
-	Header   string    `json:"handoff"`
-	From     string    `json:"from"`
-	Written  time.Time `json:"written"`
-	Quality  string    `json:"quality,omitempty"` // handoff.md's coverage line
-	Receipts []Receipt `json:"receipts"`
-	// Context is the handoff session's context level ("OK 42 %").
-	Context string `json:"context,omitempty"`
-	// NotInjected says why the project's handoff.md is not injected (it is
-	// not the file carryover published).
-	NotInjected string `json:"not_injected,omitempty"`
+	Project     string    `json:"project"`
+	Header      string    `json:"handoff"`
+	From        string    `json:"from"`
+	Written     time.Time `json:"written"`
+	Quality     string    `json:"quality,omitempty"` // handoff.md's coverage line
+	Receipts    []Receipt `json:"receipts"`
+	Context     string    `json:"context,omitempty"`      // the handoff session's context level ("OK 42 %")
+	NotInjected string    `json:"not_injected,omitempty"` // why handoff.md is not injected (not the file carryover published)
 	// Lifecycle is the current handoff's id, status, consumers and
 	// staleness (nil before the ledger recorded one).
 	Lifecycle *lifecycle.HistoryEntry `json:"lifecycle,omitempty"`
@@ -204,7 +191,6 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 	return out, err
 }
 
-// project is root with the store's ledger.
 func (s *Store) project(root string) *Project {
 	p := Open(s.env, root, nil)
 	p.ledger = s.l
@@ -278,11 +264,10 @@ func Root(recorded, dir string) string { return distill.ProjectRoot(recorded, di
 // RepoRoot is the git root above dir ("" none).
 func RepoRoot(dir string) string { return distill.RepoRoot(dir) }
 
-// Tracker says whether git repositories track files, reading each
-// repository's index once.
+// Tracker says whether the git repository at a root tracks a path, reading
+// each repository's index once.
 type Tracker map[string]*distill.Repo
 
-// Tracked reports whether the repository at root tracks path.
 func (t Tracker) Tracked(root, path string) bool {
 	r, ok := t[root]
 	if !ok {
@@ -292,7 +277,6 @@ func (t Tracker) Tracked(root, path string) bool {
 	return r.Tracked(path)
 }
 
-// LedgerSession is a session the ledger knows, for listings.
 type LedgerSession = ledger.Session
 
 // OpenListing points aenv at the listers' description cache (in the home)
@@ -318,8 +302,7 @@ func (s *Store) ListedSessions(project, tool string, limit int) []LedgerSession 
 	return ss
 }
 
-// NotFound is a session, handoff or decision that matches nothing (cmd's
-// exit code 2).
+// NotFound is a session, handoff or decision that matches nothing (exit 2).
 type NotFound struct{ error }
 
 func (n NotFound) Unwrap() error { return n.error }
@@ -414,7 +397,7 @@ func (f forgetting) handoffIDs(se ledger.Session) []string {
 	return ids
 }
 
-// remove deletes what (or says it would), telling why it could not.
+// remove deletes what (or says it would), saying why it could not.
 func (f forgetting) remove(what string, del func() error) {
 	if f.dryRun {
 		fmt.Fprintf(f.out, "would delete %s\n", what)

@@ -1,11 +1,18 @@
 package hookconf
 
-// Settings files (hook_file shape grouped or flat): install, uninstall, status.
+// Settings files (shape grouped or flat): install, uninstall and status,
+// edited as text so everything carryover does not own keeps its bytes (key
+// order, indentation, line breaks, JSONC comments). A small parser records
+// each value's byte span and edits splice text there; appending an item
+// after the last one and removing it again are exact inverses, which makes
+// install → uninstall byte-identical.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,15 +21,13 @@ import (
 )
 
 type format struct {
-	grouped  bool
-	cmdKeys  []string // fields that may hold a command
-	skeleton ordered  // top-level keys of a file carryover creates
-	fields   ordered  // one handler's fields, placeholders unfilled
-	warns    []specs.HookWarning
+	grouped          bool
+	cmdKeys          []string // fields that may hold a command
+	skeleton, fields ordered  // a created file's top-level keys; one handler's fields, placeholders unfilled
+	warns            []specs.HookWarning
 }
 
-// formatFor builds t's format from its layout (none is an error, never an
-// empty plan).
+// formatFor builds t's format (no layout is an error, never an empty plan).
 func formatFor(t Target) (format, error) {
 	l := t.Layout
 	if l == nil {
@@ -46,8 +51,8 @@ func formatFor(t Target) (format, error) {
 }
 
 // entry is what carryover appends to an event's list: one handler, in a
-// group for a grouped format. A placeholder without a value for h (timeout
-// 0, no matcher) leaves its field out.
+// group when grouped. A placeholder without a value for h (timeout 0, no
+// matcher) leaves its field out.
 func (f format) entry(h specs.Hook, cmd string) ordered {
 	vals := map[any]any{specs.PhCommand: cmd}
 	if h.Timeout > 0 {
@@ -75,28 +80,24 @@ func (f format) entry(h specs.Hook, cmd string) ordered {
 	return append(g, kv{"hooks", []any{hd}})
 }
 
-type desired struct {
-	event string
-	entry ordered
-}
-
-func (f format) desired(cap specs.Capability, id stubID) []desired {
-	var d []desired
+// desired is the wanted entry per event, in hook order.
+func (f format) desired(cap specs.Capability, id stubID) ordered {
+	var d ordered
 	for _, h := range cap.Hooks() {
-		d = append(d, desired{h.Native, f.entry(h, StubCommand(id.exe, id.tool, h.Native))})
+		d = append(d, kv{h.Native, f.entry(h, StubCommand(id.exe, id.tool, h.Native))})
 	}
 	return d
 }
 
-// ourItem is one carryover entry (or handler inside someone else's group).
+// ourItem is one carryover entry, or handler inside someone else's group
+// (handlerIdx >= 0): arr is the event's list (member eventIdx of "hooks"),
+// idx the entry's index there, handlers a grouped entry's "hooks" list.
 type ourItem struct {
-	event      string
-	eventIdx   int    // member index in hooks
-	arr        *jnode // the event's list
-	idx        int    // entry index in arr
-	handlers   *jnode // grouped: the entry's hooks list
-	handlerIdx int    // -1: the whole entry is carryover's
-	value      any
+	event         string
+	eventIdx, idx int
+	arr, handlers *jnode
+	handlerIdx    int
+	value         any
 }
 
 // nodes are the item's handler nodes.
@@ -111,12 +112,9 @@ func (it ourItem) nodes() []*jnode {
 }
 
 func (f format) command(n *jnode) string {
-	if n == nil || n.kind != '{' {
-		return ""
-	}
 	for _, k := range f.cmdKeys {
 		if _, v := n.member(k); v != nil && v.kind == 's' {
-			return v.str
+			return v.v.(string)
 		}
 	}
 	return ""
@@ -124,9 +122,6 @@ func (f format) command(n *jnode) string {
 
 // groupHandlers is the "hooks" list of a grouped entry (nil when none).
 func groupHandlers(e *jnode) *jnode {
-	if e.kind != '{' {
-		return nil
-	}
 	if _, hs := e.member("hooks"); hs != nil && hs.kind == '[' {
 		return hs
 	}
@@ -152,8 +147,8 @@ func (f format) scan(root *jnode, id stubID) (hooks *jnode, items []ourItem, err
 	return hooks, items, nil
 }
 
-// scanEntry appends carryover's items in entry e: the entry when it is
-// ours or, grouped, when all its handlers are; else each handler that is.
+// scanEntry appends carryover's items in entry e: the entry when it is ours
+// or, grouped, when all its handlers are; else each handler that is.
 func (f format) scanEntry(items []ourItem, id stubID, it ourItem, e *jnode) []ourItem {
 	if !f.grouped {
 		if id.ours(f.command(e), it.event) {
@@ -182,31 +177,23 @@ func (f format) scanEntry(items []ourItem, id stubID, it ourItem, e *jnode) []ou
 	return items
 }
 
-// matches reports whether the document's carryover entries are exactly want.
-func matches(items []ourItem, want []desired) bool {
-	if len(items) != len(want) {
-		return false
-	}
+// matches reports whether the document's carryover entries are exactly
+// want (whole entries, one per event).
+func matches(items []ourItem, want ordered) bool {
 	got := map[string]any{}
 	for _, it := range items {
-		if _, dup := got[it.event]; dup || it.handlerIdx >= 0 {
+		if it.handlerIdx >= 0 {
 			return false
 		}
 		got[it.event] = it.value
 	}
-	for _, d := range want {
-		if g, ok := got[d.event]; !ok || !reflect.DeepEqual(g, plain(d.entry)) {
-			return false
-		}
-	}
-	return true
+	return len(got) == len(items) && reflect.DeepEqual(got, plain(want))
 }
 
-// removeOne deletes one carryover item; an emptied event list goes, and an
-// emptied "hooks" object goes with it, unless the file before install
-// (bk, its backup) had that list or object, empty: then it is emptied back
-// to the backup's own bytes ("[]", "[ ]", "{\r\n  }"), so uninstall
-// gives back what install was given.
+// removeOne deletes one carryover item; an emptied event list goes, then an
+// emptied "hooks" object, unless the file before install (bk, its backup
+// bkb) had that list or object empty: then it is emptied back to the
+// backup's own bytes ("[]", "[ ]", "{\r\n  }").
 func removeOne(b []byte, root, hooks *jnode, it ourItem, bk *jnode, bkb []byte) []byte {
 	switch {
 	case it.handlerIdx >= 0:
@@ -224,13 +211,10 @@ func removeOne(b []byte, root, hooks *jnode, it ourItem, bk *jnode, bkb []byte) 
 	return removeItem(b, root, hi)
 }
 
-// emptyAt returns the bytes (of b, parsed as n) of the empty list or
-// object at path (member keys from the root); "" when there is none.
+// emptyAt is the bytes (of b, parsed as n) of the empty list or object at
+// path (member keys from the root); "" when there is none.
 func emptyAt(n *jnode, b []byte, path ...string) string {
 	for _, k := range path {
-		if n == nil || n.kind != '{' {
-			return ""
-		}
 		_, n = n.member(k)
 	}
 	if n == nil || n.kind != '{' && n.kind != '[' || len(n.members)+len(n.elems) > 0 {
@@ -260,12 +244,12 @@ func (f format) strip(b []byte, id stubID, bk *jnode, bkb []byte) ([]byte, bool,
 
 // install is the file (before; nil when missing) holding exactly cap's
 // stubs: unchanged when it does already, else with carryover's entries
-// stripped and the wanted ones appended in the file's own style.
+// stripped and the wanted ones appended in the file's own style. The result
+// is re-parsed and checked before it is returned.
 func (f format) install(before []byte, cap specs.Capability, id stubID) ([]byte, error) {
 	want := f.desired(cap, id)
 	if blank(before) {
-		hooks := desiredLists(want)
-		return []byte(render(append(append(ordered{}, f.skeleton...), kv{"hooks", hooks}), "", style{unit: "  ", keySep: ": "}, true) + "\n"), nil
+		return []byte(render(append(slices.Clone(f.skeleton), kv{"hooks", lists(want)}), "", style{unit: "  ", keySep: ": "}, true) + "\n"), nil
 	}
 	root, err := parseJSON(before)
 	if err != nil {
@@ -282,33 +266,27 @@ func (f format) install(before []byte, cap specs.Capability, id stubID) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	return b, f.verify(b, want, id)
-}
-
-// verify checks that the edited file b parses and holds exactly want.
-func (f format) verify(b []byte, want []desired, id stubID) error {
-	root, err := parseJSON(b)
-	if err != nil {
-		return fmt.Errorf("internal error: edited file does not parse: %w", err)
+	if root, err = parseJSON(b); err != nil {
+		return nil, fmt.Errorf("internal error: edited file does not parse: %w", err)
 	}
 	if _, items, err := f.scan(root, id); err != nil || !matches(items, want) {
-		return errors.New("internal error: edited file does not hold the expected hooks")
+		return nil, errors.New("internal error: edited file does not hold the expected hooks")
 	}
-	return nil
+	return b, nil
 }
 
-// desiredLists is a "hooks" object of the wanted entries.
-func desiredLists(want []desired) ordered {
+// lists is a "hooks" object of the wanted entries.
+func lists(want ordered) ordered {
 	hooks := ordered{}
 	for _, d := range want {
-		hooks = append(hooks, kv{d.event, []any{d.entry}})
+		hooks = append(hooks, kv{d.k, []any{d.v}})
 	}
 	return hooks
 }
 
-// addDesired adds want[i] to the document b in its style; done when b had
-// no "hooks" object, now added with all of want[i:].
-func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool, _ error) {
+// addDesired adds want[i] to b in its style; done when b had no "hooks"
+// object, now added with all of want[i:].
+func addDesired(b []byte, want ordered, i int, st style) (_ []byte, done bool, _ error) {
 	d := want[i]
 	root, err := parseJSON(b)
 	if err != nil {
@@ -318,21 +296,22 @@ func addDesired(b []byte, want []desired, i int, st style) (_ []byte, done bool,
 	_, hooks := root.member("hooks")
 	switch {
 	case hooks == nil:
-		return appendItem(b, root, "hooks", desiredLists(want[i:]), st, rootMulti), true, nil
+		return appendItem(b, root, "hooks", lists(want[i:]), st, rootMulti), true, nil
 	case hooks.kind != '{':
 		return nil, false, errors.New(`"hooks" is not an object; fix it, then run the command again`)
 	}
-	_, list := hooks.member(d.event)
+	_, list := hooks.member(d.k)
 	switch {
 	case list == nil:
-		return appendItem(b, hooks, d.event, []any{d.entry}, st, rootMulti), false, nil
+		return appendItem(b, hooks, d.k, []any{d.v}, st, rootMulti), false, nil
 	case list.kind != '[':
-		return nil, false, fmt.Errorf("hooks.%s is not a list; fix it, then run the command again", d.event)
+		return nil, false, fmt.Errorf("hooks.%s is not a list; fix it, then run the command again", d.k)
 	}
-	return appendItem(b, list, "", d.entry, st, rootMulti), false, nil
+	return appendItem(b, list, "", d.v, st, rootMulti), false, nil
 }
 
-// warnings are the layout's warnings about the settings file b.
+// warnings are the layout's warnings about the settings file b: Set when
+// the key holds a value (Is: that JSON value), Unset when it is absent.
 func (f format) warnings(b []byte) []string {
 	root, err := parseJSON(b)
 	if err != nil || len(f.warns) == 0 {
@@ -348,10 +327,9 @@ func (f format) warnings(b []byte) []string {
 	return out
 }
 
-// warning is what w says about the settings doc ("" for nothing).
 func warning(w specs.HookWarning, doc map[string]any) string {
 	v, set := LookupPath(doc, strings.Split(w.Key, "."))
-	js, _ := marshal(v, "", "")
+	js, _ := marshal(v)
 	switch {
 	case set && (w.Is == "" || string(js) == w.Is):
 		return strings.ReplaceAll(w.Set, "{value}", fmt.Sprint(v))
@@ -361,11 +339,11 @@ func warning(w specs.HookWarning, doc map[string]any) string {
 	return ""
 }
 
-// uninstall is before without carryover's entries, or del when nothing
-// else is left of a file install created. When nothing but carryover
-// changed the file since the backup (nil: none), the backup's exact bytes
-// come back (key order, spacing, an empty "hooks": {}); so does a blank
-// original (install wrote the skeleton around its hooks).
+// uninstall is before without carryover's entries, or del when nothing else
+// is left of a file install created. When nothing but carryover changed the
+// file since the backup (nil: none), the backup's exact bytes come back (key
+// order, spacing, an empty "hooks": {}); so does a blank original (install
+// wrote the skeleton around its hooks).
 func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte, del bool, err error) {
 	after = before
 	if !blank(before) {
@@ -396,15 +374,14 @@ func objectOf(b []byte) *jnode {
 // isSkeleton reports whether b holds nothing but the top-level keys of a
 // file carryover creates (an empty "hooks" object counts as absent).
 func (f format) isSkeleton(b []byte) bool {
-	root, err := parseJSON(b)
-	if err != nil {
+	var v map[string]any
+	if json.Unmarshal(blankJSONC(b), &v) != nil {
 		return false
 	}
-	v, ok := root.value().(map[string]any)
 	if h, isMap := v["hooks"].(map[string]any); isMap && len(h) == 0 {
 		delete(v, "hooks")
 	}
-	return ok && reflect.DeepEqual(v, plain(append(ordered{}, f.skeleton...)))
+	return reflect.DeepEqual(v, plain(f.skeleton))
 }
 
 // sameJSON reports whether a and b are the same JSON value (false when
@@ -424,10 +401,9 @@ func sameJSON(a, b []byte) bool {
 func dropEmptyHooks(m map[string]any) map[string]any {
 	h, ok := m["hooks"].(map[string]any)
 	for k, v := range h {
-		if a, isList := v.([]any); isList && len(a) == 0 {
-			delete(h, k)
-		}
-		if o, isObj := v.(map[string]any); isObj && len(o) == 0 {
+		a, isList := v.([]any)
+		o, isObj := v.(map[string]any)
+		if isList && len(a) == 0 || isObj && len(o) == 0 {
 			delete(h, k)
 		}
 	}
@@ -435,17 +411,6 @@ func dropEmptyHooks(m map[string]any) map[string]any {
 		delete(m, "hooks")
 	}
 	return m
-}
-
-// eventsOf lists the native events holding carryover entries.
-func eventsOf(items []ourItem) []string {
-	var out []string
-	for _, it := range items {
-		if !slices.Contains(out, it.event) {
-			out = append(out, it.event)
-		}
-	}
-	return out
 }
 
 func hookNames(cap specs.Capability) []string {
@@ -466,60 +431,41 @@ const (
 	StateNoHooks State = "no hooks" // the agent (Aider) or this version has no hooks
 )
 
-// Status describes one agent's hook configuration.
+// Status describes one agent's hook configuration: Detail says what is
+// wrong, Hooks the native events carrying carryover stubs now.
 type Status struct {
 	Tool, Path string
 	State      State
-	Detail     string   // what is wrong, in words
-	Hooks      []string // native events that carry carryover stubs now
+	Detail     string
+	Hooks      []string
 	Warnings   []string
 }
 
 // Check reports the state of cap's hooks for t.
 func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error) {
-	st := Status{Tool: t.Tool, Path: t.Path}
+	st := Status{Tool: t.Tool, Path: t.Where(), State: StateNoHooks}
 	if t.Path == "" || len(cap.Hooks()) == 0 {
-		st.State = StateNoHooks
 		return st, nil
 	}
-	if t.Layout.Whole() {
-		return checkWhole(t, cap, exe, files)
+	o, err := ownerOf(t, exe, files)
+	if err == nil && t.Layout.Whole() {
+		return o.checkWhole(cap, files)
 	}
-	f, root, b, err := parseTarget(t, files)
+	f, root, b, err := parseTarget(t, files, err)
 	if errors.Is(err, errJSONSyntax) {
 		err = fmt.Errorf("%s: %w", t.Path, err)
 	}
-	if err != nil {
-		return st, err
-	}
-	if root == nil {
+	if err != nil || root == nil { // the caller reports an error as drift
 		st.State, st.Detail = StateMissing, "file does not exist; run `carryover install`"
-		return st, nil
-	}
-	id, err := identify(t, exe, files)
-	if err != nil {
 		return st, err
 	}
-	_, items, err := f.scan(root, id)
+	_, items, err := f.scan(root, o.id())
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", t.Path, err)
 	}
 	st.Hooks, st.Warnings = eventsOf(items), f.warnings(b)
-	st.State, st.Detail, err = f.judge(t, cap, exe, b, id, items, files)
+	st.State, st.Detail, err = f.judge(t, cap, exe, b, o.id(), items, files)
 	return st, err
-}
-
-// parseTarget is t's format and its parsed settings file (root nil when
-// the file is missing or blank).
-func parseTarget(t Target, files FS) (f format, root *jnode, b []byte, err error) {
-	if f, err = formatFor(t); err == nil {
-		b, _, err = read(files, t.Path)
-	}
-	if err != nil || blank(b) {
-		return f, nil, b, err
-	}
-	root, err = parseJSON(b)
-	return f, root, b, err
 }
 
 // judge is the state of carryover's items in the file b against what
@@ -538,6 +484,33 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 		return StateDrifted, d + "; run `carryover refresh`", err
 	}
 	return StatePresent, "", nil
+}
+
+// parseTarget is t's format and its parsed settings file (root nil when the
+// file is missing or blank), after an earlier error err.
+func parseTarget(t Target, files FS, err error) (f format, root *jnode, b []byte, _ error) {
+	if err == nil {
+		f, err = formatFor(t)
+	}
+	if err == nil {
+		b, _, err = read(files, t.Path)
+	}
+	if err != nil || blank(b) {
+		return f, nil, b, err
+	}
+	root, err = parseJSON(b)
+	return f, root, b, err
+}
+
+// eventsOf lists the native events holding carryover entries.
+func eventsOf(items []ourItem) []string {
+	var out []string
+	for _, it := range items {
+		if !slices.Contains(out, it.event) {
+			out = append(out, it.event)
+		}
+	}
+	return out
 }
 
 func drift(items []ourItem, wantEv []string, exe string) string {
@@ -560,11 +533,9 @@ func drift(items []ourItem, wantEv []string, exe string) string {
 	return strings.Join(parts, "; ")
 }
 
-// Stub is one carryover hook command as the agent's config holds it.
-type Stub struct {
-	Event   string // the native event the agent runs it on
-	Command string // exactly as written in the file
-}
+// Stub is one carryover hook command: the native event the agent runs it
+// on, and the command exactly as written in the file.
+type Stub struct{ Event, Command string }
 
 // Stubs lists carryover's stubs in t's hook config, in file order, whatever
 // absolute binary they run (`doctor` runs them to find a moved binary). A
@@ -573,10 +544,11 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 	if t.Path == "" || t.Layout == nil {
 		return nil, nil
 	}
-	if t.Layout.Whole() {
-		return wholeStubs(t, files)
+	o, err := ownerOf(t, "", files)
+	if err == nil && t.Layout.Whole() {
+		return o.wholeStubs(files)
 	}
-	f, root, _, err := parseTarget(t, files)
+	f, root, _, err := parseTarget(t, files, err)
 	if err != nil || root == nil {
 		return nil, err
 	}
@@ -588,4 +560,377 @@ func Stubs(t Target, files FS) ([]Stub, error) {
 		}
 	}
 	return out, err
+}
+
+// jnode is a parsed JSON value with its byte span [start, end).
+type jnode struct {
+	kind       byte // '{' object, '[' array, 's' string, 'n' number, 'l' true/false/null
+	start, end int
+	members    []jmember
+	elems      []*jnode
+	v          any // a scalar's value: string, float64, bool or nil
+}
+
+type jmember struct {
+	key              string
+	keyStart, keyEnd int
+	val              *jnode
+}
+
+// member is the last member named key (the last duplicate wins, as in most
+// parsers); nil for none, or when n is nil or no object.
+func (n *jnode) member(key string) (int, *jnode) {
+	idx, val := -1, (*jnode)(nil)
+	for i := 0; n != nil && i < len(n.members); i++ {
+		if n.members[i].key == key {
+			idx, val = i, n.members[i].val
+		}
+	}
+	return idx, val
+}
+
+// value is the node as the plain values encoding/json produces.
+func (n *jnode) value() any {
+	switch n.kind {
+	case '{':
+		m := make(map[string]any, len(n.members))
+		for _, mb := range n.members {
+			m[mb.key] = mb.val.value()
+		}
+		return m
+	case '[':
+		a := make([]any, 0, len(n.elems))
+		for _, e := range n.elems {
+			a = append(a, e.value())
+		}
+		return a
+	}
+	return n.v
+}
+
+var errJSONSyntax = errors.New("not valid JSON")
+
+// parseJSON parses b, allowing a BOM, // and /* */ comments and trailing
+// commas (JSONC): they are blanked in a copy of the same length that
+// encoding/json's tokenizer reads, so every span indexes b.
+func parseJSON(b []byte) (*jnode, error) {
+	p := &jparser{b: blankJSONC(b)}
+	p.d = json.NewDecoder(bytes.NewReader(p.b))
+	p.d.UseNumber()
+	n, err := p.val(0)
+	if err == nil {
+		if _, end := p.d.Token(); end != io.EOF {
+			err = errors.New("unexpected data after the top-level value")
+		}
+	}
+	if err != nil {
+		var se *json.SyntaxError
+		at := len(b)
+		if errors.As(err, &se) {
+			at = min(int(se.Offset), len(b))
+		}
+		return nil, fmt.Errorf("%w: line %d: %v", errJSONSyntax, 1+bytes.Count(b[:at], []byte("\n")), err)
+	}
+	return n, nil
+}
+
+type jparser struct {
+	b []byte
+	d *json.Decoder
+}
+
+// next is where the next token starts.
+func (p *jparser) next() int {
+	i := int(p.d.InputOffset())
+	for i < len(p.b) && strings.IndexByte(" \t\r\n,:", p.b[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+func (p *jparser) val(depth int) (*jnode, error) {
+	if depth >= 200 {
+		return nil, errors.New("nested too deeply")
+	}
+	n := &jnode{start: p.next()}
+	tok, err := p.d.Token()
+	switch t := tok.(type) {
+	case json.Delim: // { or [: a closer here is the tokenizer's error
+		n.kind = byte(t)
+		for err == nil && p.d.More() {
+			err = p.item(n, depth)
+		}
+		if err == nil {
+			_, err = p.d.Token()
+		}
+	case string:
+		n.kind, n.v = 's', t
+	case json.Number:
+		f, _ := t.Float64()
+		n.kind, n.v = 'n', f
+	default: // bool or nil
+		n.kind, n.v = 'l', t
+	}
+	n.end = int(p.d.InputOffset())
+	return n, err
+}
+
+// item parses the next member of object n or element of array n.
+func (p *jparser) item(n *jnode, depth int) error {
+	if n.kind == '[' {
+		v, err := p.val(depth + 1)
+		n.elems = append(n.elems, v)
+		return err
+	}
+	ks := p.next()
+	k, err := p.d.Token()
+	if err != nil {
+		return err
+	}
+	key, _ := k.(string)
+	ke := int(p.d.InputOffset())
+	v, err := p.val(depth + 1)
+	n.members = append(n.members, jmember{key: key, keyStart: ks, keyEnd: ke, val: v})
+	return err
+}
+
+// blankJSONC is b with its BOM, comments and trailing commas (after an
+// item, before a closer) as spaces; line breaks stay, for error lines.
+func blankJSONC(b []byte) []byte {
+	c := bytes.Clone(b)
+	if bytes.HasPrefix(c, []byte("\xef\xbb\xbf")) {
+		copy(c, "   ")
+	}
+	comma, prev := -1, byte(0) // a comma that may be trailing; the last other byte but blanks
+	for i := 0; i < len(c); i++ {
+		switch rest := c[i:]; {
+		case bytes.HasPrefix(rest, []byte("//")) || bytes.HasPrefix(rest, []byte("/*")):
+			i += spaceOut(rest) - 1
+			continue
+		case c[i] == '"':
+			i += strLen(rest) - 1
+		case c[i] == ',' && comma < 0 && prev != '[' && prev != '{':
+			comma = i
+			continue
+		case (c[i] == ']' || c[i] == '}') && comma >= 0:
+			c[comma] = ' '
+		case strings.IndexByte(" \t\r\n", c[i]) >= 0:
+			continue
+		}
+		comma, prev = -1, c[i]
+	}
+	return c
+}
+
+// spaceOut blanks the comment rest starts with, but its line breaks, and
+// returns its length (an unterminated one runs to the end).
+func spaceOut(rest []byte) int {
+	n := len(rest)
+	if j := bytes.IndexByte(rest, '\n'); rest[1] == '/' && j >= 0 {
+		n = j
+	} else if j := bytes.Index(rest[2:], []byte("*/")); rest[1] == '*' && j >= 0 {
+		n = j + 4
+	}
+	for k, ch := range rest[:n] {
+		if ch != '\n' && ch != '\r' {
+			rest[k] = ' '
+		}
+	}
+	return n
+}
+
+// strLen is the length of the string literal rest starts with.
+func strLen(rest []byte) int {
+	for k := 1; k < len(rest); k++ {
+		switch rest[k] {
+		case '\\':
+			k++
+		case '"':
+			return k + 1
+		}
+	}
+	return len(rest)
+}
+
+// style is a document's formatting: one indent level, the text between a
+// key and its value, and whether single-line containers use ", " and ": ".
+type style struct {
+	unit, keySep string
+	spaced       bool
+}
+
+func detectStyle(b []byte, root *jnode) style {
+	st := style{unit: "  ", keySep: ": ", spaced: true}
+	if root == nil || root.kind != '{' || len(root.members) == 0 {
+		return st
+	}
+	m := root.members[0]
+	if ind, ok := ownLine(b, m.keyStart); ok {
+		base := lineIndent(b, root.start)
+		if strings.HasPrefix(ind, base) && len(ind) > len(base) {
+			st.unit = ind[len(base):]
+		}
+	}
+	if sep := string(b[m.keyEnd:m.val.start]); strings.TrimSpace(sep) == ":" && !strings.Contains(sep, "\n") {
+		st.keySep, st.spaced = sep, strings.HasSuffix(sep, " ")
+	}
+	return st
+}
+
+// lineIndent is the leading whitespace of the line holding pos.
+func lineIndent(b []byte, pos int) string {
+	line := b[lineStart(b, pos):]
+	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
+}
+
+// ownLine reports whether only whitespace precedes pos on its line, and that whitespace.
+func ownLine(b []byte, pos int) (string, bool) {
+	pre := string(b[lineStart(b, pos):pos])
+	return pre, strings.TrimLeft(pre, " \t") == ""
+}
+
+func splice(b []byte, start, end int, repl string) []byte {
+	return slices.Concat(b[:start], []byte(repl), b[end:])
+}
+
+// render formats v (plain values or ordered objects) in the document's
+// style, as encoding/json would but with its separators; multi-line output
+// continues on lines starting with prefix.
+func render(v any, prefix string, st style, multi bool) string {
+	keySep, sep, inner := ":", ",", prefix+st.unit
+	if multi {
+		keySep, sep = st.keySep, ",\n"+inner
+	} else if st.spaced {
+		keySep, sep = ": ", ", "
+	}
+	var items []string
+	open, end := "[", "]"
+	switch x := v.(type) {
+	case ordered:
+		open, end = "{", "}"
+		for _, p := range x {
+			k, _ := json.Marshal(p.k)
+			items = append(items, string(k)+keySep+render(p.v, inner, st, multi))
+		}
+	case []any:
+		for _, e := range x {
+			items = append(items, render(e, inner, st, multi))
+		}
+	default:
+		b, _ := marshal(v)
+		return string(b)
+	}
+	if len(items) == 0 || !multi {
+		return open + strings.Join(items, sep) + end
+	}
+	return open + "\n" + inner + strings.Join(items, sep) + "\n" + prefix + end
+}
+
+// marshal is v as compact JSON without HTML escaping (paths and commands
+// stay readable) and without the final newline.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
+}
+
+type span struct{ start, end int }
+
+func itemSpans(n *jnode) []span {
+	var s []span
+	for _, m := range n.members {
+		s = append(s, span{m.keyStart, m.val.end})
+	}
+	for _, e := range n.elems {
+		s = append(s, span{e.start, e.end})
+	}
+	return s
+}
+
+// removeItem deletes item idx of container n (object member or array element).
+func removeItem(b []byte, n *jnode, idx int) []byte {
+	items := itemSpans(n)
+	switch {
+	case len(items) == 1:
+		return splice(b, n.start+1, n.end-1, "")
+	case idx > 0:
+		return splice(b, items[idx-1].end, items[idx].end, "")
+	}
+	return splice(b, items[0].start, items[1].start, "")
+}
+
+// appendItem adds v, rendered, after the last item of container n (key ""
+// for an array). rootMulti: an empty container opens on new lines.
+func appendItem(b []byte, n *jnode, key string, v any, st style, rootMulti bool) []byte {
+	head := ""
+	if n.kind == '{' {
+		q, _ := json.Marshal(key)
+		head = string(q) + st.keySep
+	}
+	items := itemSpans(n)
+	if len(items) == 0 {
+		ind := lineIndent(b, n.start)
+		if rootMulti || bytes.IndexByte(b[n.start:n.end], '\n') >= 0 {
+			text := "\n" + ind + st.unit + head + render(v, ind+st.unit, st, true) + "\n" + ind
+			return splice(b, n.start+1, n.end-1, text)
+		}
+		return splice(b, n.start+1, n.end-1, head+render(v, "", st, false))
+	}
+	last := items[len(items)-1]
+	sep := itemSep(b, items, st)
+	multi := strings.Contains(sep, "\n")
+	prefix := ""
+	if multi {
+		prefix = strings.ReplaceAll(sep[strings.LastIndexByte(sep, '\n')+1:], "\r", "")
+	}
+	return splice(b, last.end, last.end, ","+sep+head+render(v, prefix, st, multi))
+}
+
+// itemSep is what follows the comma between the last two items (blanks
+// only), else a line break to the last item's indent, or a space.
+func itemSep(b []byte, items []span, st style) string {
+	last := items[len(items)-1]
+	if len(items) >= 2 {
+		gap := string(b[items[len(items)-2].end:last.start])
+		if i := strings.IndexByte(gap, ','); i >= 0 && strings.TrimLeft(gap[i+1:], " \t\r\n") == "" && gap[i+1:] != "" {
+			return gap[i+1:]
+		}
+	}
+	if ind, ok := ownLine(b, last.start); ok {
+		return "\n" + ind
+	} else if st.spaced {
+		return " "
+	}
+	return ""
+}
+
+// kv and ordered render JSON objects with a fixed key order.
+type kv struct {
+	k string
+	v any
+}
+
+type ordered []kv
+
+// plain converts carryover's own values to the shapes value() returns.
+func plain(v any) any {
+	switch x := v.(type) {
+	case ordered:
+		m := map[string]any{}
+		for _, p := range x {
+			m[p.k] = plain(p.v)
+		}
+		return m
+	case []any:
+		a := []any{}
+		for _, e := range x {
+			a = append(a, plain(e))
+		}
+		return a
+	case int:
+		return float64(x)
+	}
+	return v
 }

@@ -1,21 +1,14 @@
-// Package hookconf installs, refreshes and removes carryover's hook stubs in
-// each agent's own configuration file, and reports their status. A stub runs
-// `"<absolute carryover path>" snapshot --tool X --event E`. Rules:
-//   - merge, never overwrite: the user's settings and other tools' hooks stay,
-//     in order, byte for byte (textual splices, jsonedit.go; JSONC comments survive);
-//   - carryover's entries are recognised exactly (stubID): a user's look-alike
-//     hook is never touched;
-//   - a read-only file is refused, never replaced;
-//   - a second install changes no byte; a changed event set or binary path
-//     rewrites only carryover's entries;
-//   - uninstall removes exactly what install added; a file install created is
-//     deleted again (only the skeleton is left and no backup exists); [Cleanup]
-//     then deletes redundant backups and the empty directories install created.
-//
-// Hooks that are files of their own (Pi, Cline) are written whole (whole.go).
-// The core is pure (bytes in, bytes out: [PlanInstall], [PlanUninstall],
-// [Check]); [Apply] writes plans through an [FS], backing each file up to
-// <file>.carryover.bak before its first change.
+// Package hookconf installs, refreshes and removes carryover's hook stubs
+// (`"<absolute carryover path>" snapshot --tool X --event E`) in each agent's
+// own configuration, and reports their status. It merges, never overwrites
+// (the user's bytes and order stay; JSONC comments survive); recognises its
+// entries exactly (stubID); refuses a read-only file; changes no byte on a
+// second install and only its own entries for a new event set or binary; and
+// uninstall removes exactly what install added ([Cleanup] then drops
+// redundant backups and the directories install created). Hook
+// files of their own (Pi, Cline) are written whole (whole.go). Planning is
+// pure (bytes in, bytes out); [Apply] writes plans through an [FS], backing
+// each file up to <file>.carryover.bak before its first change.
 package hookconf
 
 import (
@@ -40,21 +33,18 @@ import (
 // BackupSuffix is appended to a file's path for its one-time backup.
 const BackupSuffix = ".carryover.bak"
 
-// FS is the file layer Apply and the planners use. OSFS also implements
-// the optional writableFS, modeFS and dirFS below; test file systems may not.
+// FS is the file layer Apply and the planners use. ReadFile's error wraps
+// fs.ErrNotExist for a missing file; WriteFile replaces atomically, creating
+// parent directories. OSFS also implements the optional interfaces below.
 type FS interface {
-	// ReadFile returns the content; an error wrapping fs.ErrNotExist when missing.
 	ReadFile(name string) ([]byte, error)
-	// WriteFile replaces the file atomically, creating parent directories.
 	WriteFile(name string, data []byte, perm os.FileMode) error
 	Remove(name string) error
 }
 
 type (
-	writableFS interface {
-		writable(name string) error // an error wrapping ErrReadOnly for a file that must not be written
-	}
-	modeFS interface {
+	writableFS interface{ writable(name string) error } // wraps ErrReadOnly for a file that must not be written
+	modeFS     interface {
 		mode(name string) (os.FileMode, bool) // false: unknown (Windows)
 		chmod(name string, mode os.FileMode) error
 	}
@@ -104,13 +94,13 @@ func (OSFS) removeEmptyDir(name string) bool {
 	return err == nil && fi.IsDir() && os.Remove(name) == nil // rmdir: fails unless empty
 }
 
-// writable refuses a file without the owner's write bit (even for root,
-// who could open it) or that cannot be opened for writing (immutable
-// attribute, another owner). Opening without O_TRUNC changes nothing.
+// writable refuses a file without the owner's write bit (even for root) or
+// that cannot be opened for writing (immutable, another owner). Opening
+// without O_TRUNC changes nothing; a missing file is created.
 func (OSFS) writable(name string) error {
 	fi, err := os.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil // missing: created; anything else fails later with its own error
+		return nil
 	}
 	if fi.Mode().Perm()&0o200 == 0 {
 		return readOnlyErr(name)
@@ -125,10 +115,9 @@ func (OSFS) writable(name string) error {
 	return nil
 }
 
-// WriteFile implements FS through publish/safefile, flushed before the
-// rename (a user cannot regenerate their settings), keeping an existing
-// file's mode and following a symlinked target (dotfile managers keep
-// their links).
+// WriteFile writes through safefile, synced before the rename (a user cannot
+// regenerate their settings), keeping an existing file's mode and following
+// a symlink (dotfile managers keep their links).
 func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
@@ -142,18 +131,15 @@ func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	return safefile.WriteFile(name, data, safefile.Options{Mode: perm, KeepMode: true, Sync: true})
 }
 
-// Target names the files of one agent.
+// Target names the files of one agent: Path the hook config ("" when the
+// agent has no hooks), TrustPath a second file install edits (Codex
+// config.toml), Record the install record ("": only stubs running the
+// current binary are ours), Events the native events any row hooks.
 type Target struct {
-	Tool string
-	// Path is the hook config file; "" when the agent has no hooks (Aider).
-	Path string
-	// TrustPath is a second file install edits (Codex config.toml); "" for none.
-	TrustPath string
-	Layout    *specs.HookFile
-	// Record is the install record ("": only stubs running the current binary are ours).
-	Record string
-	// Events are the native events any row of the tool hooks.
-	Events []string
+	Tool, Path, TrustPath string
+	Layout                *specs.HookFile
+	Record                string
+	Events                []string
 }
 
 // TargetFor resolves tool's files (see specs.Tool.ConfigPath).
@@ -171,19 +157,20 @@ func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home stri
 		TrustPath: tl.TrustPath(goos, getenv, home, exists)}
 }
 
-// Plan is the change to one file.
+// Plan is the change to one file. Before/After nil: the file does not
+// exist, or is deleted; Hooks the native events carrying stubs after it;
+// Mode a whole file's permission bits (0: 0o600, a settings file).
 type Plan struct {
 	Tool, Path      string
-	Before, After   []byte // nil: the file does not exist, or is deleted
+	Before, After   []byte
 	Created, Delete bool
-	Hooks           []string // native events carrying carryover stubs after the plan
+	Hooks           []string
 	Warnings        []string
-	// Mode is a whole file's permission bits (0: 0o600, a settings file).
-	Mode os.FileMode
+	Mode            os.FileMode
 
 	exe, record string // install: recorded in the record before writing
-	// whole: a file carryover writes whole (whole.go): no backup, its
-	// digest recorded; chmod: its content is right but its mode is not.
+	// whole: a file carryover writes whole (no backup, digest recorded);
+	// chmod: its content is right but its mode is not.
 	whole, chmod bool
 }
 
@@ -200,9 +187,8 @@ func Apply(plans []Plan, files FS) error {
 	if w, ok := files.(writableFS); ok {
 		for _, p := range plans {
 			if !p.Changed() {
-				continue
-			}
-			if err := w.writable(p.Path); err != nil { // opens for writing: only files about to change
+				continue // writable opens for writing: only files about to change
+			} else if err := w.writable(p.Path); err != nil {
 				return err
 			}
 		}
@@ -218,7 +204,6 @@ func Apply(plans []Plan, files FS) error {
 	return nil
 }
 
-// apply writes one plan (a no-op when unchanged).
 func (p Plan) apply(files FS) error {
 	if !p.Changed() {
 		return nil
@@ -227,7 +212,7 @@ func (p Plan) apply(files FS) error {
 	if err != nil {
 		return err
 	}
-	if p.Delete { // Delete only removes files carryover created
+	if p.Delete { // only files carryover created
 		if err = files.Remove(p.Path); errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}
@@ -289,8 +274,7 @@ func read(files FS, path string) ([]byte, bool, error) {
 
 func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
-// StubCommand is the command line of one stub: the quoted absolute path of
-// carryover, then `snapshot --tool <tool> --event <native>`.
+// StubCommand is the command line of one stub.
 func StubCommand(exe, tool, native string) string {
 	return quote(exe) + " snapshot --tool " + tool + " --event " + native
 }
@@ -325,12 +309,11 @@ func checkExe(exe string) error {
 	return nil
 }
 
-// stubID recognises carryover's own stubs for one tool: a command is ours
-// only when it is exactly what StubCommand writes for this tool and the
-// event it is listed under, run by the current binary or by one an earlier
-// install recorded (any: by any absolute path, as doctor lists them). A
-// user's hook that merely mentions carryover or "snapshot --tool" (a
-// wrapper script, extra flags, a relative path, a pipe) is never touched.
+// stubID recognises carryover's stubs for one tool: a command is ours only
+// when it is exactly what StubCommand writes for this tool and the event it
+// is listed under, run by the current binary or one an earlier install
+// recorded (any: by any absolute path, as doctor lists them). A wrapper
+// script, extra flags, a relative path or a pipe is the user's.
 type stubID struct {
 	tool, exe string
 	known     []string
@@ -352,11 +335,19 @@ func parseStub(cmd, tool, event string) (string, bool) {
 	return unquote(head)
 }
 
-// identify builds t's stubID for exe, with the paths t.Record lists.
-func identify(t Target, exe string, files FS) (stubID, error) {
-	r, err := loadRecord(files, t.Record)
-	return stubID{tool: t.Tool, exe: exe, known: r.Exes}, err
+// owner is one target with the binary in use and the install record.
+type owner struct {
+	t   Target
+	exe string
+	rec Record
 }
+
+func ownerOf(t Target, exe string, files FS) (owner, error) {
+	r, err := loadRecord(files, t.Record)
+	return owner{t: t, exe: exe, rec: r}, err
+}
+
+func (o owner) id() stubID { return stubID{tool: o.t.Tool, exe: o.exe, known: o.rec.Exes} }
 
 // PlanInstall plans writing cap's hooks for t. Plans with no change are
 // returned too (Changed reports false), so callers can list every file.
@@ -367,13 +358,16 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	if err := checkExe(exe); err != nil {
 		return nil, err
 	}
+	o, err := ownerOf(t, exe, files)
+	if err != nil {
+		return nil, err
+	}
 	var plans []Plan
-	var err error
 	if t.Layout.Whole() {
-		plans, err = planWholeInstall(t, cap, exe, files)
+		plans, err = o.planWholeInstall(cap, files)
 	} else {
-		plans, err = planJSON(t, files, exe, true, func(f format, before, _ []byte, exists bool, id stubID) (Plan, error) {
-			after, err := f.install(before, cap, id)
+		plans, err = o.planSettings(files, true, func(f format, before, _ []byte, exists bool) (Plan, error) {
+			after, err := f.install(before, cap, o.id())
 			return Plan{After: after, Created: !exists, Hooks: hookNames(cap), Warnings: f.warnings(after)}, err
 		})
 	}
@@ -388,22 +382,26 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	if t.Path == "" {
 		return nil, nil
 	}
-	if t.Layout.Whole() {
-		return planWholeUninstall(t, files)
+	o, err := ownerOf(t, exe, files)
+	if err != nil {
+		return nil, err
+	} else if t.Layout.Whole() {
+		return o.planWholeUninstall(files)
 	}
-	return planJSON(t, files, exe, false, func(f format, before, backup []byte, exists bool, id stubID) (p Plan, err error) {
+	return o.planSettings(files, false, func(f format, before, backup []byte, exists bool) (p Plan, err error) {
 		p.After = before
 		if exists {
-			p.After, p.Delete, err = f.uninstall(before, id, backup)
+			p.After, p.Delete, err = f.uninstall(before, o.id(), backup)
 		}
 		return p, err
 	})
 }
 
-// planJSON plans t's settings file with edit (given the file and, on
-// uninstall, its backup; nil when none), then (Codex) its trust file: for
-// the installed content, or none on uninstall.
-func planJSON(t Target, files FS, exe string, install bool, edit func(f format, before, backup []byte, exists bool, id stubID) (Plan, error)) ([]Plan, error) {
+// planSettings plans the settings file with edit (given, on uninstall, its
+// backup; nil when none), then (Codex) its trust file for the installed
+// content, or for none on uninstall.
+func (o owner) planSettings(files FS, install bool, edit func(f format, before, backup []byte, exists bool) (Plan, error)) ([]Plan, error) {
+	t := o.t
 	f, err := formatFor(t)
 	if err != nil {
 		return nil, err
@@ -416,11 +414,7 @@ func planJSON(t Target, files FS, exe string, install bool, edit func(f format, 
 	if err != nil {
 		return nil, err
 	}
-	id, err := identify(t, exe, files)
-	if err != nil {
-		return nil, err
-	}
-	p, err := edit(f, before, backup, exists, id)
+	p, err := edit(f, before, backup, exists)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Path, err)
 	}
@@ -432,23 +426,21 @@ func planJSON(t Target, files FS, exe string, install bool, edit func(f format, 
 	if install {
 		after = p.After
 	}
-	tp, err := planTrust(t, after, id, files)
-	if err != nil {
-		return nil, err
-	}
-	return []Plan{p, tp}, nil
+	tp, err := planTrust(t, after, o.id(), files)
+	return []Plan{p, tp}, err
 }
 
 // RecordFile is the file in the carryover home where install remembers what
 // it wrote outside that home, so refresh and uninstall recognise it later.
 const RecordFile = "install.json"
 
-// Record is the content of RecordFile.
+// Record is the content of RecordFile: the carryover paths stubs were
+// written with (the binary may move), the directories install created, and
+// the SHA-256 of each whole hook file it wrote (still carryover's after its
+// template changed).
 type Record struct {
-	Exes []string `json:"exes,omitempty"` // carryover paths stubs were written with (the binary may move)
-	Dirs []string `json:"dirs,omitempty"` // directories install created
-	// Files are the SHA-256 digests of the whole hook files install wrote:
-	// still carryover's after its template changed.
+	Exes  []string          `json:"exes,omitempty"`
+	Dirs  []string          `json:"dirs,omitempty"`
 	Files map[string]string `json:"files,omitempty"`
 }
 
@@ -473,26 +465,22 @@ func saveRecord(files FS, path string, r Record) error {
 	return files.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-// record adds to its install record the binary, the whole files' digests
-// and the directories about to be created of every changed install plan.
+// record adds to the install record the binary, the whole files' digests
+// and the directories about to be created of every changed install plan
+// (the plans of one Apply come from one target, so share one record).
 func record(plans []Plan, files FS) error {
-	byFile := map[string][]Plan{}
-	for _, p := range plans {
-		if p.record != "" && p.exe != "" && p.Changed() && !p.Delete {
-			byFile[p.record] = append(byFile[p.record], p)
-		}
+	ps := slices.DeleteFunc(slices.Clone(plans), func(p Plan) bool {
+		return p.record == "" || p.exe == "" || !p.Changed() || p.Delete
+	})
+	if len(ps) == 0 {
+		return nil
 	}
-	for path, ps := range byFile {
-		r, err := loadRecord(files, path)
-		if err != nil {
-			return err
-		}
-		if !r.add(ps, files) {
-			continue
-		}
-		if err := saveRecord(files, path, r); err != nil {
-			return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", path, err)
-		}
+	r, err := loadRecord(files, ps[0].record)
+	if err != nil || !r.add(ps, files) {
+		return err
+	}
+	if err := saveRecord(files, ps[0].record, r); err != nil {
+		return fmt.Errorf("cannot write %s: %w; check the permissions of the carryover home", ps[0].record, err)
 	}
 	return nil
 }
@@ -501,8 +489,7 @@ func record(plans []Plan, files FS) error {
 func (r *Record) add(ps []Plan, files FS) (changed bool) {
 	add := func(l *[]string, v string) {
 		if !slices.Contains(*l, v) {
-			*l = append(*l, v)
-			changed = true
+			*l, changed = append(*l, v), true
 		}
 	}
 	d, _ := files.(dirFS)
@@ -567,9 +554,9 @@ func dropBackup(files FS, path string) string {
 	return fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, path)
 }
 
-// removeInstallDirs forgets the whole files uninstall deleted and removes
-// the recorded directories that hold (or are) one of dirs when empty,
-// deepest first so a parent empties after its child goes.
+// removeInstallDirs forgets the whole files uninstall deleted and removes,
+// deepest first, the empty recorded directories that hold (or are) one of
+// dirs.
 func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs []string) {
 	r, err := loadRecord(files, recordPath)
 	if err != nil {
@@ -596,18 +583,18 @@ func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs 
 // forget drops from r the whole files the plans deleted.
 func (r *Record) forget(plans []Plan, files FS) (dropped bool) {
 	for _, p := range plans {
-		if _, rec := r.Files[p.Path]; !rec || !p.whole {
-			continue
-		}
-		if _, exists, err := read(files, p.Path); err == nil && !exists {
-			delete(r.Files, p.Path)
-			dropped = true
+		if _, rec := r.Files[p.Path]; rec && p.whole {
+			if _, exists, err := read(files, p.Path); err == nil && !exists {
+				delete(r.Files, p.Path)
+				dropped = true
+			}
 		}
 	}
 	return dropped
 }
 
-// Diff renders p as a unified diff (3 lines of context); "" when unchanged.
+// Diff renders p as a unified diff, "" when unchanged: 3 lines of context,
+// hunks merged when at most 6 unchanged lines apart (as git does).
 func Diff(p Plan) string {
 	if !p.Changed() {
 		return ""
@@ -615,17 +602,24 @@ func Diff(p Plan) string {
 	var out strings.Builder
 	diffHeader(&out, p)
 	ops := script(string(p.Before), string(p.After))
+	shown := make([]bool, len(ops)+1) // the last stays false: it ends the last hunk
+	for i, o := range ops {
+		for j := max(0, i-3); o.kind != ' ' && j < min(len(ops), i+4); j++ {
+			shown[j] = true
+		}
+	}
 	for i := 0; i < len(ops); i++ {
-		if ops[i].kind != ' ' {
-			end := hunkEnd(ops, i, 3)
-			out.WriteString(formatHunk(ops, max(0, i-3), end))
-			i = end - 1
+		if shown[i] {
+			end := i + slices.Index(shown[i:], false)
+			out.WriteString(formatHunk(ops, i, end))
+			i = end
 		}
 	}
 	return out.String()
 }
 
-// diffHeader writes p's mode line, if any, and its file names.
+// diffHeader writes p's mode line, if any (a whole hook file's, as git
+// shows it: an executable hook needs it), and its file names.
 func diffHeader(out *strings.Builder, p Plan) {
 	from, to := p.Path, p.Path
 	if p.Before == nil {
@@ -634,7 +628,7 @@ func diffHeader(out *strings.Builder, p Plan) {
 	if p.Delete {
 		to = "/dev/null"
 	}
-	switch { // a whole hook file's mode, as git shows it (an executable hook needs it)
+	switch {
 	case p.whole && p.Created && p.Mode != 0:
 		fmt.Fprintf(out, "new file mode 100%o\n", p.Mode)
 	case p.chmod:
@@ -648,9 +642,8 @@ type op struct {
 	line string
 }
 
-// script is the line edit script from a to b, by go-git's line diff
-// (go-diff's Myers with an hour's time limit: in practice the output
-// depends on the input alone).
+// script is the line edit script from a to b by go-git's line diff (Myers
+// with an hour's time limit: in practice a function of the input alone).
 func script(a, b string) []op {
 	var ops []op
 	for _, d := range diff.Do(a, b) {
@@ -660,26 +653,6 @@ func script(a, b string) []op {
 		}
 	}
 	return ops
-}
-
-// hunkEnd is where the hunk of the change at end ends: ctx lines after
-// its last change, taking in changes at most 2*ctx unchanged lines apart.
-func hunkEnd(ops []op, end, ctx int) int {
-	for end < len(ops) {
-		if ops[end].kind != ' ' {
-			end++
-			continue
-		}
-		run := end
-		for run < len(ops) && ops[run].kind == ' ' {
-			run++
-		}
-		if run-end > 2*ctx || run == len(ops) {
-			return min(end+ctx, len(ops))
-		}
-		end = run
-	}
-	return end
 }
 
 // sides counts the lines of ops on the old side (a) and the new (b).
@@ -699,8 +672,7 @@ func sides(ops []op) (a, b int) {
 func formatHunk(ops []op, start, end int) string {
 	aStart, bStart := sides(ops[:start])
 	aN, bN := sides(ops[start:end])
-	// a range of lines starts at its first line, an empty one at the line before
-	if aN > 0 {
+	if aN > 0 { // a range starts at its first line, an empty one at the line before
 		aStart++
 	}
 	if bN > 0 {

@@ -1,10 +1,9 @@
 package hookconf
 
-// carryover edits TOML files it shares with their owners (Codex's
-// config.toml, its own config.toml) by splicing text, never by re-encoding:
-// comments, order and spacing stay. Its own files are edited key by key
-// (SetKey, UnsetKey); Codex's trust entries are tables carryover appends
-// and marks (the end of this file).
+// TOML files carryover shares with their owners (its own config.toml,
+// Codex's) are edited by splicing text, never re-encoded, so comments, order
+// and spacing stay: its own key by key (SetKey, UnsetKey), Codex's trust
+// entries as tables carryover appends and marks.
 
 import (
 	"bytes"
@@ -40,31 +39,24 @@ func tomlQuote(s string) string {
 	return b.String()
 }
 
-// tomlLayout is where things are in a TOML document.
+// tomlLayout is where things are in a TOML document: [start, end) the wanted
+// key's assignment through its value (not a trailing comment; start < 0: not
+// assigned) and keyEnd where its key ends; inline: the key is under an
+// inline table or a value (`limits = {…}`, left to the user); firstTable the
+// first header's line (len(b) if none); tableEnd after the wanted key's
+// table's last line (-1: no header).
 type tomlLayout struct {
-	// [start, end) is the wanted key's assignment through its value (not a
-	// trailing comment), keyEnd where its key ends; start < 0: not assigned.
-	start, end, keyEnd int
-	inline             bool // under an inline table or a value (`limits = {…}`): left to the user
-	firstTable         int  // the first table header's offset (len(b) if none)
-	tableEnd           int  // after the wanted key's table's last line (-1: no header)
+	start, end, keyEnd, firstTable, tableEnd int
+	inline                                   bool
 }
 
-// locateTOMLKey finds path (["limits", "warn_percent"]) in b with
-// go-toml/v2's own parser (each expression's byte range), not with
-// patterns, so a key inside a multi-line array, a string holding "[x]" or
-// a quoted key is found or left alone exactly as TOML reads it.
+// locateTOMLKey finds the dotted key in b with go-toml/v2's own parser
+// (each expression's byte range), not with patterns, so a key inside a
+// multi-line array, a string holding "[x]" or a quoted key is found or left
+// alone exactly as TOML reads it.
 func locateTOMLKey(b []byte, key string) (lay tomlLayout, path []string, err error) {
 	path = strings.Split(key, ".")
-	lay, err = locateTOMLPath(b, path)
-	if err == nil && lay.inline {
-		err = fmt.Errorf("%s is set inline (%s = {…}); edit the file by hand", key, path[0])
-	}
-	return lay, path, err
-}
-
-func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
-	lay := tomlLayout{start: -1, firstTable: len(b), tableEnd: -1}
+	lay = tomlLayout{start: -1, firstTable: len(b), tableEnd: -1}
 	p := unstable.Parser{}
 	p.Reset(b)
 	var table []string
@@ -75,11 +67,8 @@ func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
 		case unstable.Table, unstable.ArrayTable:
 			var at int
 			table, at = tableHeader(e)
-			if lay.firstTable == len(b) {
-				lay.firstTable = lineStart(b, at)
-			}
-			inWanted = len(path) > 1 && slices.Equal(table, path[:len(path)-1])
-			if inWanted {
+			lay.firstTable = min(lay.firstTable, lineStart(b, at))
+			if inWanted = len(path) > 1 && slices.Equal(table, path[:len(path)-1]); inWanted {
 				lay.tableEnd = lineEnd(b, at)
 			}
 		case unstable.KeyValue:
@@ -94,19 +83,22 @@ func locateTOMLPath(b []byte, path []string) (tomlLayout, error) {
 				lay.start, lay.end = start, end
 				lay.keyEnd = start + bytes.IndexByte(b[start:end], '=')
 			case len(full) < len(path) && slices.Equal(full, path[:len(full)]):
-				lay.inline = true // `limits = {…}` or `limits = 1`
+				lay.inline = true
 			}
 		}
 	}
 	if err := p.Error(); err != nil {
-		return lay, fmt.Errorf("the file is not valid TOML (%v); fix it by hand", err)
+		return lay, path, fmt.Errorf("the file is not valid TOML (%v); fix it by hand", err)
 	}
-	return lay, nil
+	if lay.inline {
+		return lay, path, fmt.Errorf("%s is set inline (%s = {…}); edit the file by hand", key, path[0])
+	}
+	return lay, path, nil
 }
 
-// tableHeader is a table header's key (an array table's ends in "[]",
-// never a documented key's table) and its offset. The parser records no
-// range for a header, only for its key, which is on the header's line.
+// tableHeader is a header's key (an array table's ends in "[]", never a
+// documented key's table) and its offset. The parser records no range for a
+// header, only for its key, which is on the header's line.
 func tableHeader(e *unstable.Node) ([]string, int) {
 	it := e.Key()
 	it.Next()
@@ -135,9 +127,12 @@ func lineEnd(b []byte, i int) int {
 	return len(b)
 }
 
-// SetKey returns b with key (dotted for a key inside a table) set to
-// literal (a TOML value: `"brief"`, `true`, `["claude"]`), placed by setAt.
-// The result must parse and hold the key.
+// SetKey returns b with key (dotted for a key inside a table) set to literal
+// (a TOML value: `"brief"`, `true`, `["claude"]`). An assignment is replaced
+// through the end of its value (a trailing comment stays); a new top-level
+// key goes before the first table, a new table key at the end of its table
+// (created at the end of the file if needed). The result must parse and
+// hold the key.
 func SetKey(b []byte, key, literal string) ([]byte, error) {
 	lay, path, err := locateTOMLKey(b, key)
 	if err != nil {
@@ -154,10 +149,6 @@ func SetKey(b []byte, key, literal string) ([]byte, error) {
 	return out, nil
 }
 
-// setAt replaces an existing assignment through the end of its value (a
-// trailing comment stays); a new top-level key goes before the first
-// table, a new table key at the end of its table (created at the end of
-// the file if needed).
 func setAt(b []byte, lay tomlLayout, path []string, literal string) []byte {
 	line, table := path[len(path)-1]+" = "+literal+"\n", "["+strings.Join(path[:len(path)-1], ".")+"]\n"
 	switch {
@@ -225,17 +216,15 @@ func LookupPath(m map[string]any, path []string) (any, bool) {
 //	[hooks.state."<abs path of hooks.json>:<event label>:<group>:<handler>"]
 //	trusted_hash = "sha256:<hex>"
 //
-// (the hash of the normalised handler, see codexNorm and codexDigest; the
-// rules, specs.TrustHash, are data in tools.toml). carryover appends one table per
-// stub, marked "# carryover" on the header line, and removes only marked
-// tables, so the user's comments and layout stay untouched.
+// (the hash of the normalised handler; the rules, specs.TrustHash, are data
+// in tools.toml). carryover appends one table per stub, marked "# carryover"
+// on the header line, and removes only marked tables.
 
 // TrustEntry is one [hooks.state."Key"] trusted_hash = Hash entry.
 type TrustEntry struct{ Key, Hash string }
 
-// codexTrust computes the trust entries of the handlers in a hooks.json
-// document declared at path that match accepts (nil: all). Unknown events
-// are skipped.
+// codexTrust is the trust entries of the handlers in hooks.json (declared at
+// path) that match accepts (nil: all); unknown events are skipped.
 func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(cmd, event string) bool) ([]TrustEntry, error) {
 	root, err := parseJSON(hooksJSON)
 	if err != nil {
@@ -257,8 +246,8 @@ func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(c
 	return out, nil
 }
 
-// codexGroupTrust is the trust entries of the handlers of matcher group
-// gi of event (labelled label) that match accepts.
+// codexGroupTrust is the trust entries of the handlers of matcher group gi
+// of event (labelled label) that match accepts.
 func codexGroupTrust(th *specs.TrustHash, path, event, label string, gi int, g *jnode, match func(cmd, event string) bool) []TrustEntry {
 	hs := groupHandlers(g)
 	if hs == nil {
@@ -308,45 +297,45 @@ func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]a
 	return out
 }
 
-// codexDigest is sha256 over JSON with sorted keys, compact separators, and
+// codexDigest is sha256 over JSON with sorted keys, compact separators and
 // no HTML escaping (serde_json's output).
 func codexDigest(v any) (string, error) {
-	b, err := marshal(v, "", "")
+	b, err := marshal(v)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), err
 }
 
-// trustHeader and trustHashLine are compiled at first use, not at process
-// start (the hook process never edits config.toml).
-var trustHeader = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`)
-})
-var trustHashLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
+// trustRE finds carryover's marked header and the trusted_hash line; compiled
+// at first use, not at process start (the hook process never edits config.toml).
+var trustRE = sync.OnceValues(func() (*regexp.Regexp, *regexp.Regexp) {
+	return regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`),
+		regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
 })
 
+// trustBlock is one marked table; [start, end) includes the blank line
+// carryover added before it.
 type trustBlock struct {
-	start, end int // removal span, including the blank line carryover added before it
+	start, end int
 	key, hash  string
 }
 
 // trustBlocks finds carryover's marked tables in config.toml.
 func trustBlocks(b []byte) []trustBlock {
+	header, hashLine := trustRE()
 	var out []trustBlock
-	for _, m := range trustHeader().FindAllSubmatchIndex(b, -1) {
+	for _, m := range header.FindAllSubmatchIndex(b, -1) {
 		hs, he := m[0], m[1]
 		var k struct{ K string }
 		if toml.Unmarshal([]byte("K = \""+string(b[m[2]:m[3]])+"\""), &k) != nil {
 			k.K = string(b[m[2]:m[3]])
 		}
 		blk := trustBlock{start: hs, end: tableEnd(b, he), key: k.K}
-		// with the blank line (\n or \r\n) carryover added before it
 		if pre := b[:hs]; bytes.HasSuffix(pre, []byte("\n\n")) {
 			blk.start = hs - 1
 		} else if bytes.HasSuffix(pre, []byte("\n\r\n")) {
 			blk.start = hs - 2
 		}
-		if hm := trustHashLine().FindSubmatch(b[he:blk.end]); hm != nil {
+		if hm := hashLine.FindSubmatch(b[he:blk.end]); hm != nil {
 			blk.hash = string(hm[1])
 		}
 		out = append(out, blk)
@@ -354,9 +343,8 @@ func trustBlocks(b []byte) []trustBlock {
 	return out
 }
 
-// tableEnd is the end of a table's body, whose header ends at he: its
-// following lines up to the next table header or EOF, without the blank
-// lines at its end.
+// tableEnd is the end of the body of the table whose header ends at he: its
+// lines up to the next header or EOF, without the blank lines at its end.
 func tableEnd(b []byte, he int) int {
 	pos, lastContent := he, he
 	for li, ln := range bytes.SplitAfter(b[he:], []byte("\n")) {
@@ -408,8 +396,8 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 	return b, nil
 }
 
-// appendTrust appends carryover's marked table for each of add, one
-// blank line apart, in the file's line ending.
+// appendTrust appends a marked table for each of add, one blank line
+// apart, in the file's line ending.
 func appendTrust(b []byte, add []TrustEntry, crlf bool) []byte {
 	nl := "\n"
 	if crlf {
@@ -484,9 +472,9 @@ func wantTrust(t Target, hooksAfter []byte, id stubID) ([]TrustEntry, error) {
 }
 
 // untrusted is config.toml once carryover's last tables are gone. Install
-// may have ended the user's last line before adding its tables; when that
-// newline is all that differs from the backup, the backup's bytes come
-// back. A file left empty that install created (no backup) is deleted.
+// may have ended the user's last line before adding them; when that newline
+// is all that differs from the backup, the backup's bytes come back. A file
+// left blank that install created (no backup) is deleted.
 func untrusted(files FS, path string, after []byte) (_ []byte, del bool) {
 	backup, hasBackup, err := read(files, path+BackupSuffix)
 	if err == nil && hasBackup && !bytes.Equal(after, backup) &&
