@@ -1,13 +1,10 @@
-// Package distill turns ledger rows into a handoff: what the task was, which
-// files changed, what failed, what was decided and what to do next. It is
-// deterministic: no model, no network, no clock but the one passed in.
+// Package distill turns ledger rows into a handoff: what the task was, which files changed, what failed, what was
+// decided and what to do next. It is deterministic: no model, no network, no clock but the one passed in.
 //
-// This file: the Handoff, the shared text helpers and the phrase tables of
-// lang/. state.go: the fold (State.Add) and the handoff read out of it.
-// prose.go: rules over what people wrote (goal, decisions, instructions,
-// references). outcome.go: rules over the work (failures, shell-written
-// files, completion, next action). store.go: the state's blob, its refresh
-// from the ledger, and the repository facts.
+// This file: the Handoff, the shared text helpers and the phrase tables of lang/. state.go: the fold (State.Add) and
+// the handoff read out of it. prose.go: rules over what people wrote (goal, decisions, instructions, references).
+// outcome.go: rules over the work (failures, shell-written files, completion, next action). store.go: the state's
+// blob, its refresh from the ledger, and the repository facts.
 package distill
 
 import (
@@ -15,6 +12,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -219,33 +218,99 @@ func startsWithAnyPrefix(t string, ms []string) bool {
 	return false
 }
 
-// lazyRE is a regexp compiled at first use: most hook events publish
-// nothing, and compiling all of them cost ~0.5 ms.
-type lazyRE func() *regexp.Regexp
-
-func lazyRegexp(expr string) lazyRE {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+// lazyRE is a regexp compiled at first use (most hook events publish nothing;
+// compiling all cost ~0.5 ms); a package-level lazyRE{expr} is static data.
+type lazyRE struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
 }
 
-func (re lazyRE) MatchString(s string) bool { return re().MatchString(s) }
+func (l *lazyRE) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
+}
 
 var (
-	testCmdRE = lazyRegexp(`(?i)\b(test|tests|pytest|unittest|jest|vitest|mocha|rspec|go (test|build|vet)|cargo (test|build|check)|npm (run )?(test|build)|yarn (test|build)|pnpm (test|build)|make|tsc|mvn|gradle|ctest|tox|phpunit|build|lint|check)\b`)
-	// testWords: testCmdRE's cheap pre-check (it runs on every command).
-	testWords  = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
-	exitLineRE = lazyRegexp(`(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`)
+	// testCmds, nextPhrases and exitLine: the patterns nearly every Stop ran, as plain code (compiling them cost each
+	// process ~0.25 ms); FuzzTestCmd, FuzzForwardLooking and FuzzExitLine prove them equal to the regexps.
+	testCmds = []string{"test", "tests", "pytest", "unittest", "jest", "vitest", "mocha", "rspec", "go test", "go build", "go vet", "cargo test",
+		"cargo build", "cargo check", "npm test", "npm build", "npm run test", "npm run build", "yarn test", "yarn build", "pnpm test",
+		"pnpm build", "make", "tsc", "mvn", "gradle", "ctest", "tox", "phpunit", "build", "lint", "check"}
+	// testWords: the cheap pre-check (it runs on every command).
+	testWords   = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
+	nextPhrases = []string{"next i'll", "next i will", "next i should", "next i need to", "next i plan to", "next we'll", "next we will",
+		"next we should", "next we need to", "next we plan to", "next, i'll", "next, i will", "next, i should", "next, i need to", "next, i plan to",
+		"next, we'll", "next, we will", "next, we should", "next, we need to", "next, we plan to", "i'll next", "i will next", "we'll next",
+		"we will next", "next step", "then i'll", "then i will", "then i need to", "then i should", "then i have to", "then we'll", "then we will",
+		"then we need to", "then we should", "then we have to", "next up", "after that i'll", "after that i will", "after that i need to",
+		"after that we'll", "after that we will", "after that we need to", "after that, i'll", "after that, i will", "after that, i need to",
+		"after that, we'll", "after that, we will", "after that, we need to", "remaining:", "todo:", "still need to", "the plan is"}
 	// errWords make a line of error output meaningful (lower-cased, anywhere: "fail" matches "FAILED").
 	errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
 		"panic", "fatal", "invalid", "refused", "undefined", "missing"}
-	decisionRE = lazyRegexp(`(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`)
+	decisionRE = lazyRE{expr: `(?i)\b(we|i|let's|let us)\b[^.!?\n]{0,40}\b(decided|decide|chose|choose|will use|'ll use|are going with|am going with|go with|settled on|opted|picked|prefer)\b|\binstead of\b|\bdecision:`}
 	// decisionWords: decisionRE's pre-check; a text without any is not split
 	// into sentences (the hook path distills hundreds of rows per snapshot).
 	decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
-	nextRE        = lazyRegexp(`(?i)\b(next,? (i|we)('ll| will| should| need to| plan to)|(i|we)('ll| will) next|next step|then (i|we)('ll| will| need to| should| have to)|next up|after that,? (i|we)('ll| will| need to)|remaining:|todo:|still need to|the plan is)`)
 )
 
 func isTestCmd(cmd string) bool {
-	return cmd != "" && containsAny(strings.ToLower(cmd), testWords) && testCmdRE().MatchString(cmd)
+	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true)
+}
+
+// matchWords is `(?i)\b(pats…)` (tail: `…\b`) for lower-case ASCII pats.
+func matchWords(s string, pats []string, tail bool) bool {
+	for i := 0; i < len(s); i++ {
+		for _, p := range pats {
+			if c := s[i]; (c >= 0x80 || c|0x20 == p[0]) && wordEdge(s, i) {
+				if j := foldAt(s, i, p); j >= 0 && (!tail || wordEdge(s, j)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// wordEdge is regexp's \b before s[i]: a word character on one side only.
+func wordEdge(s string, i int) bool {
+	return (i > 0 && syntax.IsWordChar(rune(s[i-1]))) != (i < len(s) && syntax.IsWordChar(rune(s[i])))
+}
+
+// foldAt matches ASCII pat at s[i:] as (?i) does (simple folding: ſ is s, K
+// is k) and returns the end, or -1.
+func foldAt(s string, i int, pat string) int {
+	for k := range len(pat) {
+		_, n := utf8.DecodeRuneInString(s[i:])
+		if !strings.EqualFold(s[i:i+n], pat[k:k+1]) {
+			return -1
+		}
+		i += n
+	}
+	return i
+}
+
+// exitLine is `(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`.
+func exitLine(l string) bool {
+	if j := foldAt(l, 0, "error: "); j >= 0 { // no alternative starts "er"
+		l = l[j:]
+	}
+	return exitStatus(l)
+}
+
+func exitStatus(s string) bool {
+	for _, p := range [...]string{"exit code: ", "exit code ", "process exited with code "} {
+		if j := foldAt(s, 0, p); j >= 0 {
+			return digits(strings.TrimPrefix(s[j:], "-"))
+		}
+	}
+	for j := foldAt(s, 0, "command failed"); j >= 0 && j < len(s) && !strings.Contains(s, "\n"); j++ {
+		if foldAt(s, j, "exit code") >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func mayDecide(low string) bool { return containsAny(low, decisionWords) }
@@ -333,16 +398,9 @@ func createsFile(r *ledger.Row) bool {
 	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
 }
 
-// Warm compiles, on the hook's second goroutine so it overlaps I/O, what
-// nearly every fold runs (~0.2 ms): lang/ and the test, exit-line and
-// forward-looking patterns. The others run behind cheap pre-checks on few
-// turns; compiling all ten cost every Stop ~0.5 ms of CPU.
-func Warm() {
-	phraseTables() // BenchmarkPhrases
-	testCmdRE()
-	exitLineRE()
-	nextRE()
-}
+// Warm parses lang/ (BenchmarkPhrases) on the hook's second goroutine, so
+// it overlaps I/O; every fold reads it.
+func Warm() { phrases("") }
 
 // Dedupe: in trimmed, without blanks and repeats, first-seen order (distill and resume).
 func Dedupe(in []string) []string {
@@ -373,47 +431,78 @@ func keepFirst[T any](s []T, n int) []T {
 	return s
 }
 
-// Phrase tables are data: lang/<language>.txt, [list] headings over one
-// lower-case phrase a line (TestLangFiles checks the case); a rule reads a
-// list merged across languages, so a language is one file. Parsed at first
-// use (Warm on the hook path), never at init: ~1,600 lines, one pass.
+// Phrase tables are data: lang/<language>.txt, [list] headings over one lower-case phrase a line (TestLangFiles
+// checks the case); a rule reads a list merged across languages, so a language is one file. Parsed at first use (Warm
+// on the hook path), never at init.
 //
 //go:embed lang/*.txt
 var langFS embed.FS
 
-var phraseTables = sync.OnceValue(func() map[string][]string {
-	out := map[string][]string{}
-	ents, _ := langFS.ReadDir("lang")
-	for _, e := range ents {
-		b, err := langFS.ReadFile("lang/" + e.Name())
-		if err != nil {
-			continue
-		}
-		parseLang(string(b), out)
-	}
-	return out
-})
+var (
+	langOnce  sync.Once
+	langLists map[string][]string
+)
 
-func parseLang(text string, out map[string][]string) {
-	list := ""
-	for text != "" {
-		var l string
-		l, text, _ = strings.Cut(text, "\n")
-		l = strings.TrimSpace(l)
-		switch {
-		case l == "" || l[0] == '#':
-		case l[0] == '[' && l[len(l)-1] == ']':
-			list = l[1 : len(l)-1]
-		case list != "":
-			if strings.Contains(l, "␣") { // a space the phrase needs at its edge (", not ")
-				l = strings.ReplaceAll(l, "␣", " ")
-			}
-			out[list] = append(out[list], l)
-		}
-	}
+func phrases(list string) []string {
+	langOnce.Do(func() { langLists = parseLangs() })
+	return langLists[list]
 }
 
-func phrases(list string) []string { return phraseTables()[list] }
+// parseLangs counts each list's phrases, then fills one backing array in file
+// order: no slice grows (BenchmarkPhrases: 322 allocations, 95 KB before; 135, 64 KB).
+func parseLangs() map[string][]string {
+	ents, _ := langFS.ReadDir("lang")
+	texts, size, total := make([]string, len(ents)), make(map[string]int, 48), 0
+	for i, e := range ents {
+		b, _ := langFS.ReadFile("lang/" + e.Name())
+		texts[i] = string(b)
+		list, n := "", 0
+		for l, t := langLine(texts[i]); l != ""; l, t = langLine(t) {
+			if h, ok := langHeading(l); ok {
+				size[list] += n
+				list, n = h, 0
+			} else {
+				n, total = n+1, total+1
+			}
+		}
+		size[list] += n
+	}
+	all, out := make([]string, total), make(map[string][]string, len(size))
+	for list, n := range size {
+		out[list], all = all[:0:n], all[n:]
+	}
+	for _, t := range texts {
+		list, ps := "", out[""]
+		for l, t := langLine(t); l != ""; l, t = langLine(t) {
+			if h, ok := langHeading(l); ok {
+				out[list], list = ps, h
+				ps = out[list]
+			} else if list != "" {
+				ps = append(ps, strings.ReplaceAll(l, "␣", " ")) // a space the phrase needs at its edge (", not ")
+			}
+		}
+		out[list] = ps
+	}
+	delete(out, "")
+	return out
+}
+
+// langLine is text's next line that is neither blank nor a # comment, trimmed.
+func langLine(text string) (l, rest string) {
+	for text != "" {
+		l, text, _ = strings.Cut(text, "\n")
+		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
+			return l, text
+		}
+	}
+	return "", ""
+}
+
+func langHeading(l string) (list string, ok bool) {
+	list, open := strings.CutPrefix(l, "[")
+	list, closed := strings.CutSuffix(list, "]")
+	return list, open && closed
+}
 
 // containsPhrase: a plain substring (for lists with their own punctuation, like contrast's ", not ").
 func containsPhrase(low, list string) bool { return containsAny(low, phrases(list)) }
@@ -454,20 +543,11 @@ func phraseAt(low, p string) int {
 	return -1
 }
 
-// phraseList and phraseSet read a lang/ list lazily.
-func phraseList(list string) func() []string {
-	return sync.OnceValue(func() []string { return phrases(list) })
-}
+// phraseName names a lang/ list; a constant, so nothing runs at start-up.
+type phraseName string
 
-func phraseSet(list string) func() map[string]bool {
-	return sync.OnceValue(func() map[string]bool {
-		out := map[string]bool{}
-		for _, p := range phrases(list) {
-			out[p] = true
-		}
-		return out
-	})
-}
+func (n phraseName) list() []string    { return phrases(string(n)) }
+func (n phraseName) has(w string) bool { return slices.Contains(phrases(string(n)), w) }
 
 // ContextLevel is how full a session's context window is.
 type ContextLevel string
@@ -498,9 +578,8 @@ func (l ContextLevel) Rank() int {
 	return map[ContextLevel]int{ContextEarlyWarn: 1, ContextWarn: 2, ContextCritical: 3}[l]
 }
 
-// Level of used tokens out of window, and the percentage (floor, at most
-// 100). used: what the model was last sent (input + cache + output of the
-// latest response), not the transcript's size; window 0 (unknown) is OK.
+// Level of used tokens out of window, and the percentage (floor, at most 100). used: what the model was last sent
+// (input + cache + output of the latest response), not the transcript's size; window 0 (unknown) is OK.
 func Level(used, window int64, t Thresholds) (ContextLevel, int) {
 	if !t.Valid() {
 		t = DefaultThresholds

@@ -1,6 +1,7 @@
 package distill
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -8,13 +9,9 @@ import (
 // BenchmarkPhrases is the cost of parsing every lang/ file (once per
 // process on the hook path).
 func BenchmarkPhrases(b *testing.B) {
+	b.ReportAllocs()
 	for range b.N {
-		out := map[string][]string{}
-		ents, _ := langFS.ReadDir("lang")
-		for _, e := range ents {
-			t, _ := langFS.ReadFile("lang/" + e.Name())
-			parseLang(string(t), out)
-		}
+		_ = parseLangs()
 	}
 }
 
@@ -46,5 +43,28 @@ func TestLangFiles(t *testing.T) {
 		if len(phrases(name)) == 0 {
 			t.Errorf("list %s is empty", name)
 		}
+	}
+}
+
+// TestParseLangsUnchanged: parseLangs gives what the one-pass map parse it
+// replaced gave, list by list and in order.
+func TestParseLangsUnchanged(t *testing.T) {
+	want := map[string][]string{}
+	ents, _ := langFS.ReadDir("lang")
+	for _, e := range ents {
+		b, _ := langFS.ReadFile("lang/" + e.Name())
+		list := ""
+		for _, l := range strings.Split(string(b), "\n") {
+			switch l = strings.TrimSpace(l); {
+			case l == "" || l[0] == '#':
+			case l[0] == '[' && l[len(l)-1] == ']':
+				list = l[1 : len(l)-1]
+			case list != "":
+				want[list] = append(want[list], strings.ReplaceAll(l, "␣", " "))
+			}
+		}
+	}
+	if got := parseLangs(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("parseLangs differs from the map parse:\n got %q\nwant %q", got, want)
 	}
 }

@@ -2,20 +2,17 @@ package distill
 
 // Rules over the work: outcomes from evidence, not wording, and what is next.
 //
-// A failure is keyed by its target: the program (and subcommand) and the
-// paths it ran on, or the tool and the file it wrote. It is resolved by a
-// later pass of the same target whatever surrounds it (&& chains, env
-// prefixes, flags; `go test ./...` after `go test ./pkg`), by an edit of its
-// files then a passing verification, or by completion reported after it.
+// A failure is keyed by its target: the program (and subcommand) and the paths it ran on, or the tool and the file it
+// wrote. It is resolved by a later pass of the same target whatever surrounds it (&& chains, env prefixes, flags; `go
+// test ./...` after `go test ./pkg`), by an edit of its files then a passing verification, or by completion reported
+// after it.
 //
-// Shell commands write files as often as edit tools and the hook has no time
-// to walk the tree: targets are parsed from the line (> and >>, tee,
-// cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, -o/--output); heredoc
-// bodies skipped, /dev/* and variables no files.
+// Shell commands write files as often as edit tools and the hook has no time to walk the tree: targets are parsed
+// from the line (> and >>, tee, cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, -o/--output); heredoc bodies skipped,
+// /dev/* and variables no files.
 //
-// Next action: the first of nextRules that gives one; never a recap, an
-// offer (boilerplate), a done item or what is not prose. Open questions: the
-// last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
+// Next action: the first of nextRules that gives one; never a recap, an offer (boilerplate), a done item or what is
+// not prose. Open questions: the last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
 
 import (
 	"encoding/json"
@@ -28,19 +25,20 @@ import (
 
 var (
 	// wrappers run another program: the key skips them.
-	wrappers = map[string]bool{"sudo": true, "time": true, "env": true, "npx": true, "bunx": true, "exec": true, "nice": true, "timeout": true, "command": true}
+	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
-	subcommanded = map[string]bool{"go": true, "cargo": true, "npm": true, "yarn": true, "pnpm": true, "bun": true, "git": true, "make": true,
-		"docker": true, "kubectl": true, "uv": true, "poetry": true, "bundle": true, "mvn": true, "gradle": true, "./gradlew": true, "dotnet": true,
-		"just": true, "python": true, "python3": true, "node": true, "deno": true, "rake": true, "mix": true, "swift": true, "terraform": true}
-	nextMarkers        = phraseList("next_marker") // beyond nextRE's English
-	boilerplateMarkers = phraseList("boilerplate") // offers of help and sign-offs
-	causeMarkers       = phraseList("cause")       // "`User` was undefined because the import was missing"
+	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform"}
 )
 
-// targetKey is a command's key: each && / ; / | segment as program,
-// subcommand and path-like arguments (sorted, pytest node ids cut at "::"),
-// without flags, env assignments or a leading cd.
+const (
+	nextMarkers        phraseName = "next_marker" // beyond nextPhrases' English
+	boilerplateMarkers phraseName = "boilerplate" // offers of help and sign-offs
+	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
+)
+
+// targetKey is a command's key: each && / ; / | segment as program, subcommand and path-like arguments (sorted,
+// pytest node ids cut at "::"), without flags, env assignments or a leading cd.
 func targetKey(cmd string) string {
 	var segs []string
 	for _, seg := range splitSegments(normCmd(cmd)) {
@@ -56,7 +54,7 @@ func targetKey(cmd string) string {
 
 // skipPrefixWords drops env assignments (VAR=x) and wrappers before the program.
 func skipPrefixWords(f []string) []string {
-	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || wrappers[f[0]]) {
+	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || slices.Contains(wrappers, f[0])) {
 		f = f[1:]
 	}
 	return f
@@ -71,7 +69,7 @@ func segmentKey(seg string) (string, bool) {
 	prog := progName(f[0])
 	parts := []string{prog}
 	var paths []string
-	sub := subcommanded[prog]
+	sub := slices.Contains(subcommanded, prog)
 	for i, a := range f[1:] {
 		if strings.HasPrefix(a, "-") {
 			if prog == "python" && a == "-m" && i+2 < len(f) {
@@ -196,9 +194,8 @@ func operatorWidth(s string, i int) int {
 	return 1
 }
 
-// toolKey keys a failing call without a command: the file it wrote, or the
-// tool. Edit tools on one file are one target: Claude's "File has not been
-// read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later
+// toolKey keys a failing call without a command: the file it wrote, or the tool. Edit tools on one file are one
+// target: Claude's "File has not been read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later
 // succeeds (a real 1.0.98 session listed six such failures as open).
 func toolKey(tool, path string) string {
 	if path != "" {
@@ -209,7 +206,7 @@ func toolKey(tool, path string) string {
 
 // exceptionRE matches a line naming an error: "AssertionError: expected 42",
 // "E   NameError: …" (pytest), "error[E0425]: …" (rustc), "panic: …".
-var exceptionRE = lazyRegexp(`^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`)
+var exceptionRE = lazyRE{expr: `^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`}
 
 // errorLine: the last exception line (a traceback's last, never its
 // header), else the first with an error word, else the first.
@@ -226,7 +223,7 @@ func errorLine(text string) string {
 		if first == "" {
 			first = l
 		}
-		if mayNameError(l) && exceptionRE().MatchString(l) {
+		if mayNameError(l) && exceptionRE.get().MatchString(l) {
 			exception = strings.TrimSpace(strings.TrimPrefix(l, "E "))
 		}
 		if worded == "" && containsAny(strings.ToLower(l), errWords) {
@@ -257,7 +254,7 @@ func outputLine(l string) (string, bool) {
 		// function]" names it, "> Build error occurred" above does not.
 		l = strings.TrimSpace(l[1 : len(l)-1])
 	}
-	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLineRE().MatchString(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
+	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLine(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
 		return "", false
 	}
 	return l, true
@@ -266,11 +263,11 @@ func outputLine(l string) (string, bool) {
 var noErrorPrefixes = []string{"Output:", "Wall time:", "Traceback (most recent call last)", "File \""}
 
 func causeSentence(text, low string) string {
-	if !containsAny(low, causeMarkers()) {
+	if !containsAny(low, causeMarkers.list()) {
 		return ""
 	}
 	for _, s := range sentences(text) {
-		if containsAny(strings.ToLower(s), causeMarkers()) {
+		if containsAny(strings.ToLower(s), causeMarkers.list()) {
 			return clip(s, 200)
 		}
 	}
@@ -292,17 +289,16 @@ func (f *Failure) addError(e string) {
 }
 
 var (
-	jsonMessageRE = lazyRegexp(`"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`)
-	jsonCodeRE    = lazyRegexp(`"code"\s*:\s*"?(\w{1,40})"?`)
+	jsonMessageRE = lazyRE{expr: `"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`}
+	jsonCodeRE    = lazyRE{expr: `"code"\s*:\s*"?(\w{1,40})"?`}
 	// wrapTagRE: "<tool_use_error>File has not been read yet…</tool_use_error>"
-	wrapTagRE = lazyRegexp(`^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`)
+	wrapTagRE = lazyRE{expr: `^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`}
 )
 
-// jsonErrorText turns an error carrying a JSON body ("[API Error:
-// {"error":{"code":400,…,"message":"…"}}]") into words: the text before
-// it, the code and the message, never a JSON fragment.
+// jsonErrorText turns an error carrying a JSON body ("[API Error: {"error":{"code":400,…,"message":"…"}}]") into
+// words: the text before it, the code and the message, never a JSON fragment.
 func jsonErrorText(text string) string {
-	m := jsonMessageRE().FindStringSubmatch(text)
+	m := jsonMessageRE.get().FindStringSubmatch(text)
 	if m == nil {
 		return text
 	}
@@ -312,7 +308,7 @@ func jsonErrorText(text string) string {
 	}
 	head := strings.TrimSpace(strings.TrimLeft(text[:strings.Index(text, `{"`)], "[ "))
 	head = strings.TrimSpace(strings.TrimSuffix(head, ":"))
-	if c := jsonCodeRE().FindStringSubmatch(text); c != nil {
+	if c := jsonCodeRE.get().FindStringSubmatch(text); c != nil {
 		msg = c[1] + " " + msg
 	}
 	if head != "" {
@@ -325,7 +321,7 @@ func stripWrapTags(l string) string {
 	if !strings.HasPrefix(l, "<") && !strings.HasSuffix(l, ">") {
 		return l
 	}
-	return wrapTagRE().ReplaceAllString(strings.TrimSpace(l), "")
+	return wrapTagRE.get().ReplaceAllString(strings.TrimSpace(l), "")
 }
 
 // mayNameError is exceptionRE's pre-check: a word the pattern needs.
@@ -708,7 +704,7 @@ func labelRest(after string, below []string) string {
 	}
 	for _, n := range below {
 		if n = strings.TrimSpace(n); n != "" {
-			return strings.TrimSpace(questionPrefixRE().ReplaceAllString(n, ""))
+			return strings.TrimSpace(questionPrefixRE.get().ReplaceAllString(n, ""))
 		}
 	}
 	return ""
@@ -747,7 +743,7 @@ func remainingItems(text string) []string {
 			if !listLine(strings.TrimSpace(it)) {
 				break
 			}
-			items = append(items, strings.TrimSpace(questionPrefixRE().ReplaceAllString(strings.TrimSpace(it), "")))
+			items = append(items, strings.TrimSpace(questionPrefixRE.get().ReplaceAllString(strings.TrimSpace(it), "")))
 		}
 		return items
 	}
@@ -811,12 +807,12 @@ func planItem(e any) PlanItem {
 
 var (
 	doneStatus       = map[string]bool{"completed": true, "done": true, "complete": true, "cancelled": true}
-	planFieldRE      = lazyRegexp(`"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-	questionPrefixRE = lazyRegexp(`^(\d+[.)]\s*|[-*•]\s*)`)
+	planFieldRE      = lazyRE{expr: `"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`}
+	questionPrefixRE = lazyRE{expr: `^(\d+[.)]\s*|[-*•]\s*)`}
 	// todoLineRE: TODO/FIXME/XXX/HACK as a whole upper-case word at a line's
 	// start or after a comment marker, then ":", "(", "-" or a lower-case
 	// word ("# TODO App Project", a heading, is none).
-	todoLineRE = lazyRegexp(`^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`)
+	todoLineRE = lazyRE{expr: `^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`}
 )
 
 // planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB
@@ -828,7 +824,7 @@ func planItemsClipped(text string) ([]PlanItem, bool) {
 			break // the clipped last object
 		}
 		var it PlanItem
-		for _, m := range planFieldRE().FindAllStringSubmatch(obj, -1) {
+		for _, m := range planFieldRE.get().FindAllStringSubmatch(obj, -1) {
 			var v string
 			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) != nil {
 				continue
@@ -855,7 +851,7 @@ func todoLines(text string) []string {
 	}
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
-		m := todoLineRE().FindStringSubmatch(l)
+		m := todoLineRE.get().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
@@ -870,10 +866,10 @@ func todoLines(text string) []string {
 }
 
 func forwardLooking(s string) bool {
-	return nextRE.MatchString(s) || containsAny(strings.ToLower(s), nextMarkers())
+	return matchWords(s, nextPhrases, false) || containsAny(strings.ToLower(s), nextMarkers.list())
 }
 
-func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers()) }
+func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers.list()) }
 
 // forwardOnly keeps the turn's forward-looking sentences that are neither
 // questions nor offers: what an acknowledgement leaves standing.
@@ -918,7 +914,7 @@ func turnQuestions(texts []string) []string {
 	for _, t := range texts {
 		for _, s := range sentences(t) {
 			if isQuestion(s) && !boilerplate(s) && prose(s) {
-				out = append(out, clip(questionPrefixRE().ReplaceAllString(s, ""), 200))
+				out = append(out, clip(questionPrefixRE.get().ReplaceAllString(s, ""), 200))
 			}
 		}
 	}
@@ -1099,7 +1095,7 @@ func (st *State) forwardSentence(texts []string) string {
 				continue
 			}
 			if strings.HasSuffix(s, ":") && i+1 < len(ss) { // a heading: its first item is the action
-				s = questionPrefixRE().ReplaceAllString(ss[i+1], "")
+				s = questionPrefixRE.get().ReplaceAllString(ss[i+1], "")
 			}
 			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
 				next = s

@@ -19,20 +19,16 @@ package distill
 //     shorter") starts a new task: the goal replaced, not set aside.
 //  7. Anything else is a follow-up. A compaction summary is never a request.
 //
-// Decisions, so the next agent does not re-debate them: a sentence that (1)
-// says so ("we decided/chose/will use", "X instead of Y", lang/ decision);
-// (2) a user's sentence opening with a choice verb ("use X", "don't add Z",
-// "不要 …"); (3) the user's statement answering the assistant's question
-// ("„heute“ serverseitig" after "Where should 'today' be computed?"). A later
-// one supersedes one sharing two content words, or one when it says it
-// replaces ("instead of", "statt", "вместо", "而不是").
+// Decisions, so the next agent does not re-debate them: a sentence that (1) says so ("we decided/chose/will use", "X
+// instead of Y", lang/ decision); (2) a user's sentence opening with a choice verb ("use X", "don't add Z", "不要 …");
+// (3) the user's statement answering the assistant's question ("„heute“ serverseitig" after "Where should 'today' be
+// computed?"). A later one supersedes one sharing two content words, or one when it says it replaces ("instead of",
+// "statt", "вместо", "而不是").
 //
-// References and action items serve prose work (research, writing): sources
-// named (URLs, documents, people, dates) and commitments ("send the deck to
-// Anna by Friday").
+// References and action items serve prose work (research, writing): sources named (URLs, documents, people, dates)
+// and commitments ("send the deck to Anna by Friday").
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -58,25 +54,25 @@ const (
 
 // The lang/ lists the rules read. A switch phrase must not also be a
 // decision: "use X instead of Y" is one, so "instead" counts only at the start.
-var (
-	nudgeWords       = phraseSet("nudge")         // prompts that confirm or push on
-	ackWords         = phraseSet("ack")           // nudgeWords in the other languages
-	switchMarkers    = phraseList("switch")       // anywhere in the prompt
-	switchStarts     = phraseList("switch_start") // at the start ("instead, fix the login 500")
-	sequenceStarts   = phraseList("sequence_start")
-	backRefs         = phraseSet("back_ref")      // pronouns pointing back at the current work
-	backRefCJK       = phraseList("back_ref_cjk") // the same without spaces
-	thanksWords      = phraseSet("thanks")
-	assentWords      = phraseSet("assent")
-	backMarkers      = phraseList("back")     // "back to", "zurück zu", "回到"
-	continueMarkers  = phraseList("continue") // whole words, a trailing * a stem, CJK anywhere
-	resumeOpeners    = phraseList("resume_opener")
-	decisionMarkers  = phraseList("decision")
-	choiceStarts     = phraseList("choice_start")
-	supersedeMarkers = phraseList("supersede")
-	notSubject       = phraseSet("not_subject") // stems of markers and function words: no subject
-	actionMarkers    = phraseList("action")
-	personTriggers   = phraseList("person")
+const (
+	nudgeWords       phraseName = "nudge"        // prompts that confirm or push on
+	ackWords         phraseName = "ack"          // nudgeWords in the other languages
+	switchMarkers    phraseName = "switch"       // anywhere in the prompt
+	switchStarts     phraseName = "switch_start" // at the start ("instead, fix the login 500")
+	sequenceStarts   phraseName = "sequence_start"
+	backRefs         phraseName = "back_ref"     // pronouns pointing back at the current work
+	backRefCJK       phraseName = "back_ref_cjk" // the same without spaces
+	thanksWords      phraseName = "thanks"
+	assentWords      phraseName = "assent"
+	backMarkers      phraseName = "back"     // "back to", "zurück zu", "回到"
+	continueMarkers  phraseName = "continue" // whole words, a trailing * a stem, CJK anywhere
+	resumeOpeners    phraseName = "resume_opener"
+	decisionMarkers  phraseName = "decision"
+	choiceStarts     phraseName = "choice_start"
+	supersedeMarkers phraseName = "supersede"
+	notSubject       phraseName = "not_subject" // stems of markers and function words: no subject
+	actionMarkers    phraseName = "action"
+	personTriggers   phraseName = "person"
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -93,7 +89,7 @@ func substantive(p string) bool {
 		return true
 	}
 	for _, w := range ws {
-		if w := strings.Trim(w, "'-"); !nudgeWords()[w] && !ackWords()[w] {
+		if w := strings.Trim(w, "'-"); !nudgeWords.has(w) && !ackWords.has(w) {
 			return true
 		}
 	}
@@ -102,11 +98,11 @@ func substantive(p string) bool {
 
 func refersBack(low string) bool {
 	for _, w := range promptWords(low) {
-		if backRefs()[strings.Trim(w, "'-")] {
+		if backRefs.has(strings.Trim(w, "'-")) {
 			return true
 		}
 	}
-	return containsAny(low, backRefCJK())
+	return containsAny(low, backRefCJK.list())
 }
 
 func isQuestion(p string) bool {
@@ -188,9 +184,8 @@ func overlaps(a, b string) bool {
 	return false
 }
 
-// linkWords are content words cut to five letters, without URLs, paths and
-// file names (two requests citing https links or one src/ folder are not on
-// one subject) nor lang/ stop words ("please", "could", "this").
+// linkWords are content words cut to five letters, without URLs, paths and file names (two requests citing https
+// links or one src/ folder are not on one subject) nor lang/ stop words ("please", "could", "this").
 func linkWords(s string) map[string]bool {
 	var kept []string
 	for _, f := range strings.Fields(s) {
@@ -239,7 +234,7 @@ func stripLeadingAcks(low string) string {
 			break
 		}
 		w := t[:end]
-		if !nudgeWords()[w] && !ackWords()[w] || w == "now" || w == "next" || w == "then" {
+		if !nudgeWords.has(w) && !ackWords.has(w) || w == "now" || w == "next" || w == "then" {
 			break
 		}
 		t = t[end:]
@@ -253,10 +248,10 @@ func thanksOnly(p string) bool {
 	thanks := false
 	for _, w := range promptWords(strings.ToLower(p)) {
 		w = strings.Trim(w, "'-")
-		if assentWords()[w] {
+		if assentWords.has(w) {
 			return false
 		}
-		thanks = thanks || thanksWords()[w]
+		thanks = thanks || thanksWords.has(w)
 	}
 	return thanks
 }
@@ -271,7 +266,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case containsAny(low, switchMarkers()) || startsWithAny(low, switchStarts()):
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()):
 		return promptSwitch
 	case isQuestion(p):
 		return promptFollowUp
@@ -282,7 +277,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptFollowUp
 	case st.GoalWeak && promptSize(p) >= weakWords:
 		return promptGoal
-	case startsWithAny(low, sequenceStarts()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
+	case startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
 		return promptNewTask
 	}
 	return promptFollowUp
@@ -299,7 +294,7 @@ func restates(p, goal string) bool {
 
 // returnTo is the set-aside goal a request says "back to" and shares a content word with; -1 when none.
 func (st *State) returnTo(p string) int {
-	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers()) {
+	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers.list()) {
 		return -1
 	}
 	for i := len(st.SetAside) - 1; i >= 0; i-- {
@@ -316,7 +311,7 @@ func newTopic(p, low, goal string) bool {
 		return false
 	}
 	words := " " + strings.Join(promptWords(low), " ") + " "
-	for _, m := range continueMarkers() {
+	for _, m := range continueMarkers.list() {
 		switch {
 		case cjkString(m):
 			if strings.Contains(low, m) {
@@ -333,12 +328,11 @@ func newTopic(p, low, goal string) bool {
 	return true
 }
 
-// weakGoal (rule 2); a short request whose object is a pronoun ("Explain
-// what this is") names nothing: the next says what "this" is. So does an
-// opener pointing at earlier work ("We were working on the task", a real
-// Russian aider session's first prompt).
+// weakGoal (rule 2); a short request whose object is a pronoun ("Explain what this is") names nothing: the next says
+// what "this" is. So does an opener pointing at earlier work ("We were working on the task", a real Russian aider
+// session's first prompt).
 func weakGoal(p string) bool {
-	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners()) ||
+	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners.list()) ||
 		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
 }
 
@@ -400,10 +394,9 @@ func (st *State) setAside() {
 var harnessTags = []string{"<task-notification", "<system-reminder", "<ide_opened_file", "<ide_selection", "<ide_diagnostics",
 	"<environment_context", "<user_instructions", "<local-command", "<command-message", "<bash-", "<turn_aborted", "<subagent_notification"}
 
-// userWords is what the user wrote of a user-role text, the harness's
-// wrappers dropped (Codex Desktop's "# Files mentioned by the user: … ## My
-// request for Codex:" keeps the request; leading IDE blocks go). harness:
-// nothing of the user's remains (a task notification).
+// userWords is what the user wrote of a user-role text, the harness's wrappers dropped (Codex Desktop's "# Files
+// mentioned by the user: … ## My request for Codex:" keeps the request; leading IDE blocks go). harness: nothing of
+// the user's remains (a task notification).
 func userWords(text string) (string, bool) {
 	t := strings.TrimSpace(text)
 	if i := strings.Index(t, "## My request for "); i >= 0 {
@@ -445,9 +438,8 @@ func boundaryCommand(p string) bool {
 	return false
 }
 
-// addInstruction keeps a request condensed, the goal first and the newest
-// of the rest; one replacing an earlier on its subject ("use Redis instead
-// of the in-memory cache") drops it, never the goal.
+// addInstruction keeps a request condensed, the goal first and the newest of the rest; one replacing an earlier on
+// its subject ("use Redis instead of the in-memory cache") drops it, never the goal.
 func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 	c := condense(p)
 	if c == "" {
@@ -465,9 +457,8 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
 }
 
-// condense is a request's first sentence and those that constrain the work
-// ("keep", "don't", "never", "must"; lang/ constraint), a pasted trace's
-// last exception line, at most 400 bytes.
+// condense is a request's first sentence and those that constrain the work ("keep", "don't", "never", "must"; lang/
+// constraint), a pasted trace's last exception line, at most 400 bytes.
 func condense(p string) string {
 	ss := sentences(p)
 	for len(ss) > 1 && !substantive(ss[0]) { // "Great! Can you also …": the asking sentence leads
@@ -491,7 +482,7 @@ func condense(p string) string {
 }
 
 func mayDecideAny(low string) bool {
-	return mayDecide(low) || containsPhrase(low, "contrast") || containsAny(low, decisionMarkers())
+	return mayDecide(low) || containsPhrase(low, "contrast") || containsAny(low, decisionMarkers.list())
 }
 
 // isDecision applies decision rules 1 and 2.
@@ -500,7 +491,7 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if mayDecide(low) && decisionRE.MatchString(s) || containsAny(low, decisionMarkers()) {
+	if mayDecide(low) && decisionRE.get().MatchString(s) || containsAny(low, decisionMarkers.list()) {
 		return true
 	}
 	if contrastChoice(s, low) {
@@ -509,7 +500,7 @@ func isDecision(s string, user bool) bool {
 	if !user || promptSize(s) < 3 {
 		return false
 	}
-	return startsWithAny(low, choiceStarts()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts())
+	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list())
 }
 
 // contrastChoice: a choice against a short alternative without a marker
@@ -549,7 +540,7 @@ func (st *State) addDecision(s string) {
 // supersedes: s and earlier share two subject words (unless explicit), or
 // one when s says it replaces something.
 func supersedes(s, earlier string, explicit bool) bool {
-	replaces := containsAny(strings.ToLower(s), supersedeMarkers())
+	replaces := containsAny(strings.ToLower(s), supersedeMarkers.list())
 	if explicit && !replaces {
 		return false
 	}
@@ -566,7 +557,7 @@ func supersedes(s, earlier string, explicit bool) bool {
 func subjectWords(s string) map[string]bool {
 	w := contentWords(s)
 	for k := range w {
-		if notSubject()[k] {
+		if notSubject.has(k) {
 			delete(w, k)
 		}
 	}
@@ -609,18 +600,18 @@ func (st *State) addAnswer(q, answer string) {
 // prompt and reply goes through them: one combined pattern over whole texts
 // cost ~10 µs a row).
 var (
-	docRE = lazyRegexp(`\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b`)
-	atRE  = lazyRegexp(`(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
-		`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b`) // e-mail
-	dateRE = lazyRegexp(`\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
+	docRE = lazyRE{expr: `\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b`}
+	atRE  = lazyRE{expr: `(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
+		`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b`} // e-mail
+	dateRE = lazyRE{expr: `\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
 		`\bQ[1-4] (?:19|20)\d\d\b|` + // quarter
 		`\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* [0-3]?\d(?:, (?:19|20)\d\d)?\b|` +
-		`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`)
+		`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`}
 	// citeRE: "Bloom et al. (2015)" in any language; deDateRE: "12 de marzo de 2024", which dateRE misses.
-	citeRE   = lazyRegexp(`\p{Lu}[\p{L}\-]+(?: (?:and|y|und|et|e|и) \p{Lu}[\p{L}\-]+)? et al\.?(?:,? \(?(?:19|20)\d\d\)?)?`)
-	deDateRE = lazyRegexp(`\b[0-3]?\d de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)(?: de (?:19|20)\d\d)?`)
+	citeRE   = lazyRE{expr: `\p{Lu}[\p{L}\-]+(?: (?:and|y|und|et|e|и) \p{Lu}[\p{L}\-]+)? et al\.?(?:,? \(?(?:19|20)\d\d\)?)?`}
+	deDateRE = lazyRE{expr: `\b[0-3]?\d de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)(?: de (?:19|20)\d\d)?`}
 	// personRE: a capitalised name after "according to", "per", "laut", "selon"… (personTriggers).
-	personRE = lazyRegexp(`\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам|entrevista a|entrevista con)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`)
+	personRE = lazyRE{expr: `\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам|entrevista a|entrevista con)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`}
 	// The triggers: dateRE's month names (with a digit) and docRE's extensions.
 	monthTokens = []string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Mär", "Mai", "Okt", "Dez",
 		"janv", "févr", "mars", "avr", "mai", "juin", "juil", "août", "sept", "oct", "nov", "déc", "ene", "abr", "ago", "dic", "fev", "set", "out", "dez"}
@@ -651,13 +642,13 @@ func digits(s string) bool {
 func personMatches(text, low string) []string {
 	var out []string
 	if len(low) != len(text) {
-		for _, m := range personRE().FindAllStringSubmatch(text, -1) {
+		for _, m := range personRE.get().FindAllStringSubmatch(text, -1) {
 			out = append(out, m[1])
 		}
 		return out
 	}
 	seen := map[int]bool{}
-	for _, t := range personTriggers() {
+	for _, t := range personTriggers.list() {
 		for off := 0; ; {
 			i := strings.Index(low[off:], t)
 			if i < 0 {
@@ -669,7 +660,7 @@ func personMatches(text, low string) []string {
 				continue
 			}
 			seen[i] = true
-			if m := personRE().FindStringSubmatch(text[i:min(len(text), i+len(t)+60)]); m != nil {
+			if m := personRE.get().FindStringSubmatch(text[i:min(len(text), i+len(t)+60)]); m != nil {
 				out = append(out, m[1])
 			}
 		}
@@ -690,7 +681,7 @@ func references(text, low string) []string {
 		}
 		anyOn = anyOn || on[i]
 	}
-	hasPerson := containsAny(low, personTriggers())
+	hasPerson := containsAny(low, personTriggers.list())
 	if !anyOn && !hasPerson {
 		return nil
 	}
@@ -699,13 +690,13 @@ func references(text, low string) []string {
 		low = strings.ToLower(text)
 	}
 	var out []string
-	if hasPerson && containsAny(low, personTriggers()) {
+	if hasPerson && containsAny(low, personTriggers.list()) {
 		out = addRefs(out, personMatches(text, low))
 	}
 	for _, line := range strings.Split(text, "\n") {
 		for i, f := range refFinders {
 			if on[i] && (f.line == nil || f.line(line)) {
-				out = addRefs(out, f.find(line))
+				out = addRefs(out, f.matches(line))
 			}
 		}
 	}
@@ -719,19 +710,23 @@ type refFinder struct {
 	gate func(text, low string) bool
 	line func(line string) bool
 	find func(line string) []string
+	re   *lazyRE // instead of find
+}
+
+func (f *refFinder) matches(line string) []string {
+	if f.re != nil {
+		return f.re.get().FindAllString(line, -1)
+	}
+	return f.find(line)
 }
 
 var refFinders = [...]refFinder{
 	{gate: func(t, _ string) bool { return strings.Contains(t, "://") }, find: urls},
-	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, find: findAll(docRE)},
-	{line: atGate, find: findAll(atRE)},
-	{line: citeGate, find: findAll(citeRE)},
-	{line: deDateGate, find: findAll(deDateRE)},
-	{line: dateGate, find: findAll(dateRE)},
-}
-
-func findAll(re func() *regexp.Regexp) func(string) []string {
-	return func(line string) []string { return re().FindAllString(line, -1) }
+	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, re: &docRE},
+	{line: atGate, re: &atRE},
+	{line: citeGate, re: &citeRE},
+	{line: deDateGate, re: &deDateRE},
+	{line: dateGate, re: &dateRE},
 }
 
 func docGate(s, low string) bool { return strings.Contains(s, ".") && containsAny(low, docExts) }
@@ -785,7 +780,7 @@ func addRefs(out, ms []string) []string {
 
 // actionItems: prose sentences (no questions) stating something to be done.
 func actionItems(text, low string) []string {
-	if !containsAny(low, actionMarkers()) {
+	if !containsAny(low, actionMarkers.list()) {
 		return nil
 	}
 	var out []string
@@ -793,7 +788,7 @@ func actionItems(text, low string) []string {
 		if isQuestion(s) || !prose(s) || boilerplate(s) {
 			continue
 		}
-		if containsAny(" "+strings.ToLower(s), actionMarkers()) {
+		if containsAny(" "+strings.ToLower(s), actionMarkers.list()) {
 			out = append(out, clip(s, 200))
 		}
 	}

@@ -11,11 +11,9 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-// StateVersion changes with State's meaning or encoding (store.go); a stored
-// state of another version is rebuilt. 1 was JSON; 3 added the goal/latest
-// split, plan, references, action items, failure targets, errors, causes and
-// shell-written files; 4 evidence rows, instructions, refusals and the
-// interruption; 5 every other line's evidence.
+// StateVersion changes with State's meaning or encoding (store.go); a stored state of another version is rebuilt. 1
+// was JSON; 3 added the goal/latest split, plan, references, action items, failure targets, errors, causes and
+// shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence.
 const StateVersion = 5
 
 // Bounds that keep a State small however long the project's history grows.
@@ -30,12 +28,10 @@ const (
 	maxSources = 50
 )
 
-// State is the running distillation of a project's rows: Add folds one row
-// in, Handoff reads the result, and the hook path stores it (Marshal,
-// LoadState) to fold only new rows. A new field here or in Call, Edit,
-// Failure or Done goes into codec.state (TestStateCodecFields fails until it
-// round-trips) and bumps StateVersion. Times are UTC without a monotonic
-// reading (Add normalises them), as LoadState gives them back.
+// State is the running distillation of a project's rows: Add folds one row in, Handoff reads the result, and the hook
+// path stores it (Marshal, LoadState) to fold only new rows. A new field here or in Call, Edit, Failure or Done goes
+// into codec.state (TestStateCodecFields fails until it round-trips) and bumps StateVersion. Times are UTC without a
+// monotonic reading (Add normalises them), as LoadState gives them back.
 type State struct {
 	Version       int
 	Tool          string
@@ -79,20 +75,16 @@ type State struct {
 	Instructions []Note // the task's condensed instructions, the goal first
 	Refused      []Note // never failures to retry
 	Interrupted  Note
-	// Evidence rows of the goal, the latest request and the last text (at
-	// LastTextSeq); LastPassSeq: the newest passing verification's Seq;
-	// PlanSession: the plan's writer's session; PendingCall: the newest call
-	// without a result (what an interruption stopped); StopSeq: the newest
-	// refusal's or interruption's Seq.
+	// Evidence rows of the goal, the latest request and the last text (at LastTextSeq); LastPassSeq: the newest
+	// passing verification's Seq; PlanSession: the plan's writer's session; PendingCall: the newest call without a
+	// result (what an interruption stopped); StopSeq: the newest refusal's or interruption's Seq.
 	TaskRef, LatestRef, LastTextRef       Ref
 	LastTextSeq, LastPassSeq, PlanSession int64
 	PendingCall                           string
 	StopSeq                               int64
-	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the
-	// two run parallel (nil once an acknowledgement condensed the turn).
-	// Sources are the rows of each decision ("d:"), reference ("r:"), action
-	// item ("a:"), plan ("p:") and set-aside goal ("s:"), keyed by kind and
-	// text, the newest maxSources.
+	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the two run parallel (nil once an
+	// acknowledgement condensed the turn). Sources are the rows of each decision ("d:"), reference ("r:"), action
+	// item ("a:"), plan ("p:") and set-aside goal ("s:"), keyed by kind and text, the newest maxSources.
 	RowRef   Ref
 	TurnRefs []Ref
 	Sources  []Note
@@ -580,11 +572,11 @@ func subagentTool(name string) bool { // Claude's Task and Agent, Codex's spawn
 	return name == "Task" || name == "Agent" || name == "spawn_agent"
 }
 
-var jsonFieldRE = lazyRegexp(`"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`)
+var jsonFieldRE = lazyRE{expr: `"(description|prompt)"\s*:\s*"((?:[^"\\]|\\.){1,400})"`}
 
 // jsonField reads a string field of a (maybe clipped) JSON input.
 func jsonField(text, name string) string {
-	for _, m := range jsonFieldRE().FindAllStringSubmatch(text, -1) {
+	for _, m := range jsonFieldRE.get().FindAllStringSubmatch(text, -1) {
 		if m[1] == name {
 			var v string
 			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {

@@ -25,9 +25,8 @@ var Distillations atomic.Int64
 // (a cold ingest) the state is rebuilt from the project's recent rows.
 const MaxFold = 5000
 
-// Refresh folds the rows added since the project's stored state was saved
-// into it, or rebuilds it from recent rows when none, stale or too far
-// behind, and saves it. notes are for the log.
+// Refresh folds the rows added since the project's stored state was saved into it, or rebuilds it from recent rows
+// when none, stale or too far behind, and saves it. notes are for the log.
 func Refresh(l *ledger.Ledger, project string, now time.Time) (st *State, notes []string, err error) {
 	Distillations.Add(1)
 	sessions, err := l.ProjectSessions(project)
@@ -105,10 +104,9 @@ func foldNew(l *ledger.Ledger, st *State, sessions []ledger.ProjectSession, seqs
 	return nil
 }
 
-// clearTimes are the times of the project's `carryover clear`s (records
-// ended EndCleared) among its newest 200 records, oldest first. Rebuilds are
-// rare (a new StateVersion, a cold ingest) and fold recent rows only, so
-// this one query costs the common hook path nothing.
+// clearTimes are the times of the project's `carryover clear`s (records ended EndCleared) among its newest 200
+// records, oldest first. Rebuilds are rare (a new StateVersion, a cold ingest) and fold recent rows only, so this one
+// query costs the common hook path nothing.
 func clearTimes(l *ledger.Ledger, project string) []time.Time {
 	ats, _ := ledger.All(l, func(sc ledger.Scanner) (at int64, err error) { return at, sc.Scan(&at) },
 		`SELECT ended_at FROM (SELECT ended, ended_at FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT ?)
@@ -137,10 +135,9 @@ func ClearTask(l *ledger.Ledger, project string, now time.Time) error {
 	return err
 }
 
-// ProjectFold is the handoff across the project's sessions and agents (the
-// stored fold, refreshed as the hook would) and the newest 6 sessions it drew
-// from, oldest first. A trivial last session ("what should we work on
-// now?") cannot hide the task: it is one follow-up among the fold's prompts.
+// ProjectFold is the handoff across the project's sessions and agents (the stored fold, refreshed as the hook would)
+// and the newest 6 sessions it drew from, oldest first. A trivial last session ("what should we work on now?") cannot
+// hide the task: it is one follow-up among the fold's prompts.
 func ProjectFold(l *ledger.Ledger, project string, now time.Time, o Options) (Handoff, []string, error) {
 	st, _, err := Refresh(l, project, now)
 	if err != nil {
@@ -174,9 +171,8 @@ type (
 // OpenRepo reads root's .git directory (nil when root is in no repository).
 func OpenRepo(root string) *Repo { return git.Open(root) }
 
-// OpenRepoAsync starts OpenRepo on another goroutine (the hook reads .git on
-// the other core while it tails the transcript); the func waits for it once.
-// A panic in the reader yields nil, as no repository does.
+// OpenRepoAsync starts OpenRepo on another goroutine (the hook reads .git on the other core while it tails the
+// transcript); the func waits for it once. A panic in the reader yields nil, as no repository does.
 func OpenRepoAsync(root string) func() *Repo {
 	ch := make(chan *Repo, 1)
 	go func() {
@@ -232,12 +228,10 @@ func ProjectRoot(explicit, cwd string) string {
 	return p
 }
 
-// GitString is the one door by which a string from a repository's .git (a
-// branch, a commit subject, a remote's name or URL) enters carryover's
-// state. A cloned repository chose it: it becomes one line without control
-// characters, and a credential in it (a token pushed as a branch name, a URL
-// with a password) is redacted here, once, whatever read it (distill/git
-// imports nothing but safefile).
+// GitString is the one door by which a string from a repository's .git (a branch, a commit subject, a remote's name
+// or URL) enters carryover's state. A cloned repository chose it: it becomes one line without control characters, and
+// a credential in it (a token pushed as a branch name, a URL with a password) is redacted here, once, whatever read
+// it (distill/git imports nothing but safefile).
 func GitString(s string) string {
 	if s == "" {
 		return ""
