@@ -811,14 +811,8 @@ func ValidID(id string) bool {
 	if len(id) < 20 || len(id) > 27 || id[:3] != "HO-" || id[11] != '-' || id[18] != '-' {
 		return false
 	}
-	for i := 3; i < len(id); i++ {
-		c := id[i]
-		digit := c >= '0' && c <= '9'
-		if i < 18 && i != 11 && !digit || i > 18 && !(digit || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return strings.Trim(id[3:11]+id[12:18], "0123456789") == "" &&
+		strings.Trim(id[19:], "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") == ""
 }
 
 // IDOf is the id in a handoff's header line ("" before ids).
