@@ -238,14 +238,15 @@ var (
 		"cargo build", "cargo check", "npm test", "npm build", "npm run test", "npm run build", "yarn test", "yarn build", "pnpm test",
 		"pnpm build", "make", "tsc", "mvn", "gradle", "ctest", "tox", "phpunit", "build", "lint", "check"}
 	// testWords: the cheap pre-check (it runs on every command).
-	testWords   = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
-	nextPhrases = []string{"next i'll", "next i will", "next i should", "next i need to", "next i plan to", "next we'll", "next we will",
-		"next we should", "next we need to", "next we plan to", "next, i'll", "next, i will", "next, i should", "next, i need to", "next, i plan to",
-		"next, we'll", "next, we will", "next, we should", "next, we need to", "next, we plan to", "i'll next", "i will next", "we'll next",
-		"we will next", "next step", "then i'll", "then i will", "then i need to", "then i should", "then i have to", "then we'll", "then we will",
-		"then we need to", "then we should", "then we have to", "next up", "after that i'll", "after that i will", "after that i need to",
-		"after that we'll", "after that we will", "after that we need to", "after that, i'll", "after that, i will", "after that, i need to",
-		"after that, we'll", "after that, we will", "after that, we need to", "remaining:", "todo:", "still need to", "the plan is"}
+	testWords = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
+	// nextPhrases: `next,? (i|we)(…)|(i|we)('ll| will) next|next step|then (i|we)(…)|next up|after that,? (i|we)(…)|…`.
+	nextPhrases = sync.OnceValue(func() []string { // lazy: no distill code runs at start-up
+		return slices.Concat(cross([]string{"next ", "next, "}, []string{"i", "we"}, []string{"'ll", " will", " should", " need to", " plan to"}),
+			cross([]string{"i", "we"}, []string{"'ll next", " will next"}),
+			cross([]string{"then "}, []string{"i", "we"}, []string{"'ll", " will", " need to", " should", " have to"}),
+			cross([]string{"after that ", "after that, "}, []string{"i", "we"}, []string{"'ll", " will", " need to"}),
+			[]string{"next step", "next up", "remaining:", "todo:", "still need to", "the plan is"})
+	})
 	// errWords make a line of error output meaningful (lower-cased, anywhere: "fail" matches "FAILED").
 	errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
 		"panic", "fatal", "invalid", "refused", "undefined", "missing"}
@@ -254,6 +255,21 @@ var (
 	// into sentences (the hook path distills hundreds of rows per snapshot).
 	decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 )
+
+// cross is every concatenation of one string from each part, in order.
+func cross(parts ...[]string) []string {
+	out := []string{""}
+	for _, part := range parts {
+		var next []string
+		for _, o := range out {
+			for _, p := range part {
+				next = append(next, o+p)
+			}
+		}
+		out = next
+	}
+	return out
+}
 
 func isTestCmd(cmd string) bool {
 	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true)

@@ -325,8 +325,8 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	return ev.run(start)
 }
 
-// prefetch reads the project's .git (git facts, staleness note) and
-// compiles the distiller's regexps on the other core while this one ingests,
+// prefetch reads the project's .git (git facts, staleness note) and parses
+// the distiller's phrase tables on the other core while this one ingests,
 // when this event may publish (a tool event where a handoff exists only
 // stores rows).
 func (ev *event) prefetch() {
