@@ -38,8 +38,8 @@ var allowedImports = map[string][]string{
 	"distill/git":       {"publish/safefile"}, // git's data by go-git's decoders; never runs git
 	"publish":           {"adapters", "adapters/ledger", "distill", "publish/redact", "publish/safefile"},
 	"publish/resume":    {"adapters", "adapters/ledger", "distill", "publish", "publish/lifecycle", "publish/redact", "publish/safefile"},
-	"publish/lifecycle": {"adapters", "adapters/ledger", "distill", "publish", "publish/redact"}, // handoff ids' records, receipts, decisions, pinned task, history, staleness + their queries
-	"publish/limits":    {"adapters", "adapters/ledger", "distill", "publish", "publish/resume"}, // rate limits, context levels, the run signal
+	"publish/lifecycle": {"adapters", "adapters/ledger", "distill", "publish", "publish/redact"},                     // handoff ids' records, receipts, decisions, pinned task, history, staleness + their queries
+	"publish/limits":    {"adapters", "adapters/ledger", "distill", "publish", "publish/resume", "publish/safefile"}, // rate limits, context levels, the run signal
 	// configuration: the Config type, its key table, load/merge/project
 	// policy, `config get/set/unset` editing; below the features, which
 	// read their keys from it, and it imports none of them

@@ -22,6 +22,7 @@ import (
 	"github.com/carryover/carryover/distill"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Config is what limits reads of [limits] and [context] (publish/config.Walls
@@ -444,14 +445,14 @@ func RunHook(home, run, pid, tool, session string, start bool, lvl distill.Conte
 // there is none or it does not verify (why says why).
 func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool, why string) {
 	dir := RunDir(home, id)
-	b, err := readSmall(filepath.Join(dir, strconv.Itoa(gen)+".critical"))
+	b, err := safefile.ReadFileNoFollow(filepath.Join(dir, strconv.Itoa(gen)+".critical"), 4096)
 	if err != nil {
 		return sig, false, ""
 	}
 	if json.Unmarshal(b, &sig) != nil {
 		return sig, false, "unreadable signal"
 	}
-	reg, err := readSmall(filepath.Join(dir, strconv.Itoa(gen)+".session"))
+	reg, err := safefile.ReadFileNoFollow(filepath.Join(dir, strconv.Itoa(gen)+".session"), 4096)
 	session := strings.TrimSpace(string(reg))
 	switch {
 	case sig.Run != id+"."+strconv.Itoa(gen):
@@ -472,16 +473,4 @@ func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool
 // it is not read again).
 func ClearSignal(home, id string, gen int) {
 	_ = os.Remove(filepath.Join(RunDir(home, id), strconv.Itoa(gen)+".critical"))
-}
-
-// readSmall reads a regular file of at most 4 KiB (never a FIFO or a link).
-func readSmall(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
-		return nil, fmt.Errorf("%s is not a small regular file", path)
-	}
-	return os.ReadFile(path)
 }
