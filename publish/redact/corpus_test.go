@@ -784,15 +784,7 @@ func classChars(ranges []rune) []rune {
 
 // count draws how many times a repeat runs.
 func (w *walker) count(re *syntax.Regexp) int {
-	lo, hi := re.Min, re.Max
-	switch re.Op {
-	case syntax.OpStar:
-		lo, hi = 0, -1
-	case syntax.OpPlus:
-		lo, hi = 1, -1
-	case syntax.OpQuest:
-		lo, hi = 0, 1
-	}
+	lo, hi := repeatBounds(re)
 	switch {
 	case hi < 0 && lo <= 1:
 		return lo + 8 + w.r.IntN(9) // [A-Z0-9]+ in a real token is a long run

@@ -177,15 +177,7 @@ func repeatSpan(re *syntax.Regexp) (span, bool) {
 	if !ok {
 		return t, false
 	}
-	lo, hi := re.Min, re.Max
-	switch re.Op {
-	case syntax.OpStar:
-		lo, hi = 0, -1
-	case syntax.OpPlus:
-		lo, hi = 1, -1
-	case syntax.OpQuest:
-		lo, hi = 0, 1
-	}
+	lo, hi := repeatBounds(re)
 	s := span{set: t.set, min: t.min * lo, max: -1}
 	if hi >= 0 && t.max >= 0 {
 		s.max = t.max * hi
@@ -1328,4 +1320,18 @@ func b64Spellings(h string) (hs []string) {
 		hs = append(hs, base64.StdEncoding.EncodeToString([]byte(g[:len(g)/3*3])))
 	}
 	return hs
+}
+
+// repeatBounds is a repeat's min and max count (-1: unbounded) for *, +, ?
+// and {m,n} alike.
+func repeatBounds(re *syntax.Regexp) (lo, hi int) {
+	switch re.Op {
+	case syntax.OpStar:
+		return 0, -1
+	case syntax.OpPlus:
+		return 1, -1
+	case syntax.OpQuest:
+		return 0, 1
+	}
+	return re.Min, re.Max
 }
