@@ -2,6 +2,7 @@ package git
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -46,8 +47,8 @@ var errObject = errors.New("unreadable git object")
 // unbounded recursion (a ref-delta based on itself overflows the stack, no
 // recover catches it: a FuzzPackObject seed); here depth, size and time are bounded.
 type store struct {
-	dir      *safefile.Dir // objects/ (nil when unreadable)
-	packs    []*pack
+	common   string // the git directory holding objects/
+	packs    []pack
 	deadline time.Time
 	spent    int64 // bytes inflated so far
 }
@@ -59,56 +60,50 @@ type pack struct {
 }
 
 func openStore(gitDir string, deadline time.Time) *store {
-	common, o := commonDir(gitDir), &store{deadline: deadline}
-	o.dir, _ = openSub(common, "objects")
-	pd, err := openSub(common, "objects/pack")
+	o := &store{common: commonDir(gitDir), deadline: deadline}
+	d, err := openSub(o.common, "objects/pack")
 	if err != nil {
 		return o
 	}
-	defer pd.Close()
-	names, _ := pd.Names()
+	defer d.Close()
+	names, _ := d.Names()
 	for _, n := range names {
 		if base, ok := strings.CutSuffix(n, ".idx"); ok && len(o.packs) < maxPacks {
-			if p := openPack(pd, base); p != nil {
-				o.packs = append(o.packs, p)
-			}
+			o.openPack(d, base)
 		}
 	}
 	return o
 }
 
-// openPack opens a pack and its index (whose decoder checks the object
-// count against the size before it allocates).
-func openPack(d *safefile.Dir, base string) *pack {
+// openPack adds a pack and its index, whose decoder checks the object count
+// against the file's size before it allocates.
+func (o *store) openPack(d *safefile.Dir, base string) {
 	f, err := d.Open(base + ".idx")
 	if err != nil {
-		return nil
+		return
 	}
 	defer f.Close()
-	p := &pack{idx: idxfile.NewMemoryIndex()}
+	p := pack{idx: idxfile.NewMemoryIndex()}
 	if fi, err := f.Stat(); err != nil || fi.Size() > maxPackIndex || idxfile.NewDecoder(f).Decode(p.idx) != nil {
-		return nil
+		return
 	}
-	if p.file, err = d.Open(base + ".pack"); err != nil {
-		return nil
+	if p.file, err = d.Open(base + ".pack"); err == nil {
+		p.s = packfile.NewScanner(p.file)
+		o.packs = append(o.packs, p)
 	}
-	p.s = packfile.NewScanner(p.file)
-	if _, _, err := p.s.Header(); err != nil {
-		p.file.Close()
-		return nil
-	}
-	return p
 }
 
 func (o *store) close() {
 	for _, p := range o.packs {
 		p.file.Close()
 	}
-	o.dir.Close()
 }
 
-func (o *store) spentOut(depth int) bool {
-	return depth > maxDeltaDepth || o.spent > maxReadBytes || time.Now().After(o.deadline)
+// spentOut counts an object of size bytes about to be inflated at delta
+// depth against the bounds of one read.
+func (o *store) spentOut(size int64, depth int) bool {
+	o.spent += max(size, 0)
+	return size < 0 || size > maxObject || depth > maxDeltaDepth || o.spent > maxReadBytes || time.Now().After(o.deadline)
 }
 
 // read returns an object's type and content, packed or loose.
@@ -118,27 +113,19 @@ func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, 
 			return o.packed(p, off, depth)
 		}
 	}
-	if o.dir == nil || o.spentOut(0) {
-		return 0, nil, errObject
-	}
 	h := id.String()
-	sub, err := o.dir.Sub(h[:2], false, 0)
-	if err != nil {
-		return 0, nil, errObject
-	}
-	defer sub.Close()
-	raw, err := sub.ReadFile(h[2:], maxObject)
+	raw, err := readGitFile(o.common, "objects/"+h[:2]+"/"+h[2:], maxObject)
 	r, err2 := objfile.NewReader(bytes.NewReader(raw))
 	if err != nil || err2 != nil {
 		return 0, nil, errObject
 	}
 	defer r.Close()
 	typ, size, err := r.Header()
-	if err != nil || size > maxObject {
+	if err != nil || o.spentOut(size, 0) {
 		return 0, nil, errObject
 	}
 	b, err := io.ReadAll(io.LimitReader(r, size+1))
-	if o.spent += int64(len(b)); (err != nil && !errors.Is(err, io.ErrUnexpectedEOF)) || int64(len(b)) != size {
+	if (err != nil && !errors.Is(err, io.ErrUnexpectedEOF)) || int64(len(b)) != size {
 		return 0, nil, errObject
 	}
 	return typ, b, nil
@@ -146,19 +133,15 @@ func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, 
 
 // packed reads the object at off: the scanner inflates it (never past its
 // declared size); a delta is applied to its base, read one level deeper.
-func (o *store) packed(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
-	if o.spentOut(depth) {
-		return 0, nil, errObject
-	}
+func (o *store) packed(p pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
 	h, err := p.s.SeekObjectHeader(off)
-	if err != nil || h.Length > maxObject || h.Length < 0 {
+	if err != nil || o.spentOut(h.Length, depth) {
 		return 0, nil, errObject
 	}
 	var buf bytes.Buffer
 	if n, _, err := p.s.NextObject(&buf); err != nil || n != h.Length {
 		return 0, nil, errObject
 	}
-	o.spent += h.Length
 	var typ plumbing.ObjectType
 	var base []byte
 	switch h.Type {
@@ -177,16 +160,13 @@ func (o *store) packed(p *pack, off int64, depth int) (plumbing.ObjectType, []by
 }
 
 // applyDelta checks the result size a delta declares (its second varint)
-// before PatchDelta grows its output to it: 4 MB can declare terabytes.
+// before PatchDelta: 4 MB of copies of its base can declare terabytes.
 func applyDelta(base, delta []byte) ([]byte, error) {
 	_, n := binary.Uvarint(delta)
 	if size, m := binary.Uvarint(delta[max(n, 0):]); n <= 0 || m <= 0 || size > maxObject {
 		return nil, errObject
 	}
-	if out, err := packfile.PatchDelta(base, delta); err == nil {
-		return out, nil
-	}
-	return nil, errObject
+	return packfile.PatchDelta(base, delta)
 }
 
 // commit is what is read of a commit. go-git's object.Commit would bring
@@ -195,7 +175,7 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 type commit struct {
 	id      plumbing.Hash
 	parents []plumbing.Hash
-	when    time.Time // committer time
+	when    int64 // committer time, Unix seconds
 	message string
 }
 
@@ -206,17 +186,15 @@ func (o *store) commit(id plumbing.Hash) (*commit, error) {
 	}
 	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
 	c := &commit{id: id, message: string(msg)}
-	for line := range strings.Lines(string(head)) {
-		switch k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " "); k {
+	for _, line := range strings.Split(string(head), "\n") {
+		switch k, v, _ := strings.Cut(line, " "); k {
 		case "parent":
 			if c.parents = append(c.parents, hashOf(v)); c.parents[len(c.parents)-1].IsZero() || len(c.parents) > maxParents {
 				return nil, errObject
 			}
 		case "committer": // Name <email> 1700000000 +0000
-			if f := strings.Fields(v[strings.LastIndexByte(v, '>')+1:]); len(f) > 0 {
-				t, _ := strconv.ParseInt(f[0], 10, 64)
-				c.when = time.Unix(t, 0)
-			}
+			t, _, _ := strings.Cut(strings.TrimSpace(v[strings.LastIndexByte(v, '>')+1:]), " ")
+			c.when, _ = strconv.ParseInt(t, 10, 64)
 		}
 	}
 	return c, nil
@@ -265,7 +243,7 @@ func (r *Repo) Log(n int, deadline time.Time) (out []Commit) {
 	o := openStore(r.gitDir, deadline)
 	defer o.close()
 	cs, _, _ := o.walk(r.head, 4*n, nil)
-	slices.SortStableFunc(cs, func(a, b *commit) int { return b.when.Compare(a.when) })
+	slices.SortStableFunc(cs, func(a, b *commit) int { return cmp.Compare(b.when, a.when) })
 	for _, c := range cs[:min(n, len(cs))] {
 		out = append(out, Commit{ID: c.id.String()[:7], Message: c.message})
 	}
@@ -302,9 +280,6 @@ const MaxCommitWalk = 1000
 func (r *Repo) CommitsSince(old string, deadline time.Time) (c CommitCount) {
 	if r == nil || r.head.IsZero() || len(old) < 4 || len(old) > 40 || strings.Trim(old, "0123456789abcdef") != "" {
 		return CommitCount{}
-	}
-	if strings.HasPrefix(r.head.String(), old) {
-		return CommitCount{Known: true}
 	}
 	defer recoverTo(&c, CommitCount{})
 	o := openStore(r.gitDir, deadline)
@@ -351,7 +326,7 @@ func (o *store) since(head plumbing.Hash, old string, limit int) CommitCount {
 // column and untracked files (walking the tree and .gitignores is where git
 // spends its time): " M", " D" or "UU" (unmerged) lines in path order.
 func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
-	if r == nil || r.noHead || r.index == nil {
+	if r.or().branch == "" {
 		return nil, false
 	}
 	defer runtime.KeepAlive(r)
@@ -391,7 +366,7 @@ func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
 // symlink out of the tree, an unreadable object). go-git's unified
 // encoder's init costs 0.05 ms per process.
 func (r *Repo) Diff(p string, deadline time.Time) (out string) {
-	if r == nil || r.noHead {
+	if r.or().branch == "" {
 		return ""
 	}
 	rel, ok := r.rel(p)

@@ -42,10 +42,9 @@ const (
 // States then costs a scan in memory and a stat per touched file.
 type Repo struct {
 	root, top, gitDir string        // the directory asked about; the work tree's top; its git directory
-	branch            string        // "(detached)" for a detached HEAD
+	branch            string        // "(detached)"; "": HEAD unread or refused, so no file facts either
 	head              plumbing.Hash // zero when unknown
 	index             []byte        // mapped .git/index (nil when unreadable)
-	noHead            bool          // HEAD unreadable or refused: no file facts either
 	problem           string        // why facts are missing ("" when none)
 }
 
@@ -58,17 +57,22 @@ func Open(root string) *Repo {
 	if top == "" {
 		return nil
 	}
-	r := &Repo{root: root, top: top, noHead: true}
+	r := &Repo{root: root, top: top}
 	if r.gitDir, r.problem = gitDirAt(top); r.problem != "" {
 		return r
 	}
-	b, err := readGitFile(r.gitDir, "HEAD", maxLine)
+	d, err := safefile.OpenDir(r.gitDir)
+	var b []byte
+	if err == nil {
+		defer d.Close()
+		b, err = d.ReadFile("HEAD", maxLine)
+	}
 	ref, symbolic := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: ")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return r
 	case err != nil:
-		r.problem = fmt.Sprintf("%s: %v; git facts omitted", filepath.Join(r.gitDir, "HEAD"), err)
+		r.problem = fmt.Sprintf("%v; git facts omitted", err)
 		return r
 	case !symbolic:
 		r.branch, r.head = "(detached)", hashOf(ref)
@@ -78,18 +82,11 @@ func Open(root string) *Repo {
 	default:
 		r.branch, r.head = strings.TrimPrefix(ref, "refs/heads/"), resolveRef(r.gitDir, ref)
 	}
-	r.noHead = false
-	if d, err := safefile.OpenDir(r.gitDir); err == nil {
-		// Mapped, not read: a lookup touches ~200 of a 10,000-file index's 0.8 MB of pages.
-		r.index, err = d.MapFile("index", maxIndex)
-		d.Close()
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.problem = fmt.Sprintf("%s: %v; file states omitted", filepath.Join(r.gitDir, "index"), err)
-		}
+	// Mapped, not read: a lookup touches ~200 of a 10,000-file index's 0.8 MB of pages.
+	if r.index, err = d.MapFile("index", maxIndex); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.problem = fmt.Sprintf("%v; file states omitted", err)
 	}
-	if r.index != nil {
-		runtime.SetFinalizer(r, func(r *Repo) { safefile.Unmap(r.index) })
-	}
+	runtime.SetFinalizer(r, func(r *Repo) { safefile.Unmap(r.index) })
 	return r
 }
 
@@ -111,7 +108,7 @@ func hashOf(s string) plumbing.Hash {
 
 func (r *Repo) or() *Repo {
 	if r == nil {
-		return &Repo{noHead: true}
+		return &Repo{}
 	}
 	return r
 }
@@ -153,19 +150,16 @@ func gitDirAt(top string) (string, string) {
 	case fi.IsDir():
 		return p, ""
 	case fi.Mode()&os.ModeSymlink != 0:
-		if target, err = filepath.EvalSymlinks(p); err != nil {
-			return "", p + " is a dangling symlink; git facts omitted"
-		}
+		target = evalOr(p) // dangling: refused below
 	case fi.Mode().IsRegular():
 		b, err := safefile.ReadFileNoFollow(p, maxLine)
 		d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 		if err != nil || !ok || d == "" || strings.ContainsAny(d, "\x00\n") {
 			return "", p + " is not a readable gitdir file; git facts omitted"
 		}
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(top, d)
+		if target = filepath.Clean(d); !filepath.IsAbs(d) {
+			target = filepath.Join(top, d)
 		}
-		target = filepath.Clean(d)
 	default:
 		return "", p + " is not a directory or regular file (a FIFO, device or socket); git facts omitted"
 	}
@@ -195,8 +189,10 @@ func allowedGitDir(dir, p, target string) bool {
 }
 
 // within reports whether path is dir or inside it, symlinks resolved.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(evalOr(dir), evalOr(path))
+func within(dir, path string) bool { return inside(filepath.Rel(evalOr(dir), evalOr(path))) }
+
+// inside: a relative path (filepath.Rel's) that does not climb out.
+func inside(rel string, err error) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
@@ -207,7 +203,7 @@ func evalOr(p string) string {
 	return filepath.Clean(p)
 }
 
-// openSub opens the directory name below gitDir, following no symlink.
+// openSub opens the directory name (slash-separated) below gitDir, following no symlink.
 func openSub(gitDir, name string) (*safefile.Dir, error) {
 	d, err := safefile.OpenDir(gitDir)
 	for _, part := range strings.Split(name, "/") {
@@ -224,7 +220,7 @@ func openSub(gitDir, name string) (*safefile.Dir, error) {
 // readGitFile reads name below gitDir under openSub's rule, at most max bytes.
 func readGitFile(gitDir, name string, max int64) ([]byte, error) {
 	dir, file := path.Split(name)
-	d, err := openSub(gitDir, strings.TrimSuffix(dir, "/"))
+	d, err := openSub(gitDir, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +258,8 @@ func resolveRef(gitDir, ref string) plumbing.Hash {
 		}
 	}
 	data, _ := readGitFile(common, "packed-refs", maxPackedRefs)
-	for line := range bytes.Lines(data) {
-		if id, name, _ := strings.Cut(strings.TrimRight(string(line), "\r\n"), " "); name == ref {
+	for line := range strings.Lines(string(data)) {
+		if id, name, _ := strings.Cut(strings.TrimRight(line, "\r\n"), " "); name == ref {
 			return hashOf(id)
 		}
 	}
@@ -273,13 +269,14 @@ func resolveRef(gitDir, ref string) plumbing.Hash {
 // lookup finds the wanted paths' entries in the mapped index. Not go-git's
 // index.Decoder: it decodes every entry (43 ms, 160,000 allocations for
 // 10,000 files here; `git status` takes ~70 ms); this scan stops past the
-// greatest wanted path and allocates per match (<1 ms). A damaged index
-// yields what was read; a fault reading the mapping, nothing.
+// greatest wanted path and allocates per match (<1 ms). Damaged or
+// truncated under its mapping, the index yields the entries read before
+// the fault: slicing past its end panics into recoverTo.
 func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 	out = map[string]index.Entry{}
 	defer runtime.KeepAlive(r) // the finalizer unmaps r.index
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverTo(&out, nil)
+	defer recoverTo(&out, out) // the same map: what was found before the fault
 	d, be, last := r.index, binary.BigEndian, ""
 	if len(d) < 12 || string(d[:4]) != "DIRC" || be.Uint32(d[4:])-2 > 2 { // versions 2 to 4
 		return out
@@ -287,48 +284,34 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 	for w := range wanted {
 		last = max(last, w)
 	}
-	off, prev, v4 := 12, []byte(nil), be.Uint32(d[4:]) == 4
-	for i := be.Uint32(d[8:]); i > 0 && len(out) < len(wanted) && off+62 <= len(d); i-- {
+	off, name := 12, []byte(nil)
+	for i := be.Uint32(d[8:]); i > 0 && len(out) < len(wanted) && string(name) <= last; i-- {
 		start := off
 		if off += 62; be.Uint32(d[4:]) >= 3 && be.Uint16(d[off-2:])&0x4000 != 0 {
 			off += 2 // extended flags
 		}
-		name, next := entryName(d, start, off, prev, v4)
-		if name == nil {
-			break
-		}
-		off, prev = next, name
-		if wanted[string(name)] {
+		if name, off = entryName(d, start, off, name, be.Uint32(d[4:]) == 4); wanted[string(name)] {
 			e := index.Entry{Mode: filemode.FileMode(be.Uint32(d[start+24:])), Size: be.Uint32(d[start+36:]),
 				ModifiedAt: time.Unix(int64(be.Uint32(d[start+8:])), int64(be.Uint32(d[start+12:])))}
 			copy(e.Hash[:], d[start+40:start+60])
 			out[string(name)] = e
-		}
-		if string(name) > last {
-			break
 		}
 	}
 	return out
 }
 
 // entryName is the name at off of the entry at start, and the next entry's
-// offset (nil: malformed). v2/v3: NUL-ended, padded to 8 bytes; v4: a varint
-// of bytes to strip off the previous name, then a NUL-ended suffix.
+// offset. v2/v3: NUL-ended, padded to 8 bytes; v4: a varint of bytes to
+// strip off the previous name, then a NUL-ended suffix.
 func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
-	strip, k := uint64(0), 0
-	if v4 {
-		if strip, k = varint(d[min(off, len(d)):]); k == 0 || int(strip) > len(prev) {
-			return nil, 0
-		}
-	}
-	end := bytes.IndexByte(d[min(off+k, len(d)):], 0)
-	switch {
-	case end < 0:
-		return nil, 0
-	case !v4:
+	if !v4 {
+		end := bytes.IndexByte(d[off:], 0)
 		return d[off : off+end], start + (off-start+end+8)&^7
 	}
-	return append(prev[:len(prev)-int(strip):len(prev)-int(strip)], d[off+k:off+k+end]...), off + k + end + 1
+	strip, k := varint(d[off:])
+	off += k
+	end, keep := bytes.IndexByte(d[off:], 0), len(prev)-int(strip)
+	return append(prev[:keep:keep], d[off:off+end]...), off + end + 1
 }
 
 // varint decodes git's offset varint (index v4's prefix length).
@@ -339,7 +322,7 @@ func varint(b []byte) (v uint64, n int) {
 		}
 		v++
 	}
-	return 0, 0
+	panic("overlong varint") // recovered by lookup: the index is damaged
 }
 
 // rel is p (absolute, or relative to Open's directory) relative to the
@@ -349,16 +332,13 @@ func (r *Repo) rel(p string) (string, bool) {
 		p = filepath.Join(r.root, p)
 	}
 	rel, err := filepath.Rel(r.top, p)
-	return filepath.ToSlash(rel), err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return filepath.ToSlash(rel), inside(rel, err)
 }
 
 // Tracked reports whether the file at p is in the index.
 func (r *Repo) Tracked(p string) bool {
-	if r == nil || r.index == nil {
-		return false
-	}
-	rel, ok := r.rel(p)
-	_, tracked := r.lookup(map[string]bool{rel: true})[rel]
+	rel, ok := r.or().rel(p)
+	_, tracked := r.or().lookup(map[string]bool{rel: true})[rel]
 	return ok && tracked
 }
 
@@ -366,7 +346,7 @@ func (r *Repo) Tracked(p string) bool {
 // walks the tree: its cost grows with the files asked about and the index.
 func (r *Repo) States(paths []string) []string {
 	out := make([]string, len(paths))
-	if r == nil || r.noHead || len(paths) == 0 {
+	if r.or().branch == "" {
 		return out
 	}
 	rels, wanted := make([]string, len(paths)), map[string]bool{}
