@@ -1,13 +1,10 @@
-// Package git reads what a handoff shows of a repository from .git with
-// go-git's decoders, never running `git` nor reading .git/config (whose
-// gpg.program, filters and hooks `git` would run): first the hook's part
-// (HEAD, branch, the touched files' index entries and stat), then the
-// object store (commits since a recorded one, Log, Status, Diff). .git may
-// be hostile: files open through safefile (regular, no symlink below the
-// git directory, no FIFO, bounded); a `gitdir:` out of the tree is followed
-// only back from a linked worktree or into an enclosing .git/modules; reads
-// are bounded by count, bytes and deadline; a panic on crafted data is
-// "unknown". What is refused is left out, why in Problem.
+// Package git reads what a handoff shows of a repository from .git with go-git's decoders, never running `git` nor
+// reading .git/config (whose gpg.program, filters and hooks `git` would run): first the hook's part (HEAD, branch,
+// the touched files' index entries and stat), then the object store (commits since a recorded one, Log, Status,
+// Diff). .git may be hostile: files open through safefile (regular, no symlink below the git directory, no FIFO,
+// bounded); a `gitdir:` out of the tree is followed only back from a linked worktree or into an enclosing
+// .git/modules; reads are bounded by count, bytes and deadline; a panic on crafted data is "unknown". What is
+// refused is left out, why in Problem.
 package git
 
 import (
@@ -43,8 +40,7 @@ import (
 // File states, as the handoff shows them.
 const Clean, Modified, Untracked, Deleted = "clean", "modified", "untracked", "deleted"
 
-// Repo is .git read once by Open (the hook runs it beside its ingest);
-// States then costs a scan in memory and a stat per touched file.
+// Repo is .git read once by Open (beside the hook's ingest); States then costs a scan in memory and a stat per file.
 type Repo struct {
 	root, top, gitDir string        // the directory asked about; the work tree's top; its git directory
 	branch            string        // "(detached)"; "": HEAD unread or refused, so no file facts either
@@ -117,12 +113,9 @@ func hashOf(s string) plumbing.Hash {
 	return plumbing.NewHash(s)
 }
 
-func (r *Repo) or() *Repo {
-	if r == nil {
-		return &Repo{}
-	}
-	return r
-}
+var none = new(Repo) // what a nil *Repo answers
+
+func (r *Repo) or() *Repo { return cmp.Or(r, none) }
 
 // Problem says why git facts are missing or partial ("" when none).
 func (r *Repo) Problem() string { return r.or().problem }
@@ -140,14 +133,12 @@ func (r *Repo) Head() string {
 
 // Root returns the work tree root containing dir, or "".
 func Root(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
+	for d, up := filepath.Clean(dir), ""; d != up; d, up = filepath.Dir(d), d {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
 	}
+	return ""
 }
 
 // gitDirAt is the git directory of the work tree top, or why its .git is refused.
@@ -183,16 +174,15 @@ func gitDirAt(top string) (string, string) {
 	return target, ""
 }
 
-// allowedGitDir: .git (p) of work tree dir may point inside dir, to a linked
-// worktree's whose gitdir points back at p, or under an enclosing .git/modules.
+// allowedGitDir: .git (p) of work tree dir may point inside dir, to a linked worktree's whose gitdir points back at
+// p, or under an enclosing .git/modules.
 func allowedGitDir(dir, p, target string) bool {
 	b, _ := safefile.ReadFileNoFollow(filepath.Join(target, "gitdir"), maxLine)
 	if back := strings.TrimSpace(string(b)); within(dir, target) || back != "" && (back == p || evalOr(back) == evalOr(p)) {
 		return true
 	}
-	t, mod := evalOr(target), string(filepath.Separator)+filepath.Join(".git", "modules")+string(filepath.Separator)
-	i := strings.Index(t, mod)
-	return i >= 0 && within(t[:i], dir)
+	t, _, found := strings.Cut(evalOr(target), filepath.FromSlash("/.git/modules/"))
+	return found && within(t, dir)
 }
 
 // within reports whether path is dir or inside it, symlinks resolved.
@@ -204,10 +194,8 @@ func inside(rel string, err error) bool {
 }
 
 func evalOr(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
+	r, _ := filepath.EvalSymlinks(p) // "" when it fails
+	return cmp.Or(r, filepath.Clean(p))
 }
 
 // openSub opens the directory name (slash-separated) below gitDir, following no symlink.
@@ -235,8 +223,7 @@ func readGitFile(gitDir, name string, max int64) ([]byte, error) {
 	return d.ReadFile(file, max)
 }
 
-// commonDir is a linked worktree's shared git directory when its commondir
-// names gitDir or an ancestor, else gitDir.
+// commonDir is a linked worktree's shared git directory when its commondir names gitDir or an ancestor, else gitDir.
 func commonDir(gitDir string) string {
 	b, err := readGitFile(gitDir, "commondir", maxLine)
 	d := strings.TrimSpace(string(b))
@@ -249,8 +236,7 @@ func commonDir(gitDir string) string {
 	return filepath.Clean(d)
 }
 
-// resolveRef reads ref loose in gitDir, then in the common directory, then
-// in packed-refs (zero when unresolved).
+// resolveRef reads ref loose in gitDir, then in the common directory, then in packed-refs (zero when unresolved).
 func resolveRef(gitDir, ref string) plumbing.Hash {
 	common := commonDir(gitDir)
 	for _, d := range []string{gitDir, common} {
@@ -267,11 +253,10 @@ func resolveRef(gitDir, ref string) plumbing.Hash {
 	return plumbing.ZeroHash
 }
 
-// lookup finds the wanted paths' entries in the mapped index. Not go-git's
-// index.Decoder: it decodes every entry (43-89 ms, 160,000 allocations for
-// 10,000 files; `git status` takes ~70 ms); this scan stops past the
-// greatest wanted path and allocates per match (<1 ms). Damaged, or cut
-// under its mapping, the index yields what was read before a slice overran.
+// lookup finds the wanted paths' entries in the mapped index. Not go-git's index.Decoder: it decodes every entry
+// (43-89 ms, 160,000 allocations for 10,000 files; `git status` takes ~70 ms); this scan stops past the greatest
+// wanted path and allocates per match (<1 ms). Damaged, or cut under its mapping, the index yields what was read
+// before a slice overran.
 func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 	out = map[string]index.Entry{}
 	defer runtime.KeepAlive(r) // the finalizer unmaps r.index
@@ -291,19 +276,16 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 			off += 2 // extended flags
 		}
 		if name, off = entryName(d, start, off, name, be.Uint32(d[4:]) == 4); wanted[string(name)] {
-			e := index.Entry{Mode: filemode.FileMode(be.Uint32(d[start+24:])), Size: be.Uint32(d[start+36:]),
+			out[string(name)] = index.Entry{Hash: plumbing.Hash(d[start+40 : start+60]), Size: be.Uint32(d[start+36:]),
 				ModifiedAt: time.Unix(int64(be.Uint32(d[start+8:])), int64(be.Uint32(d[start+12:])))}
-			copy(e.Hash[:], d[start+40:start+60])
-			out[string(name)] = e
 		}
 	}
 	return out
 }
 
-// entryName is the name at off of the entry at start, and the next entry's
-// offset. v2/v3: NUL-ended, padded to 8 bytes; v4: git's offset varint (7
-// bits a byte, +1 per continuation) of bytes to strip off the previous
-// name, then a NUL-ended suffix.
+// entryName is the name at off of the entry at start, and the next entry's offset. v2/v3: NUL-ended, padded to 8
+// bytes; v4: git's offset varint (7 bits a byte, +1 per continuation) of bytes to strip off the previous name, then a
+// NUL-ended suffix.
 func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
 	if !v4 {
 		end := bytes.IndexByte(d[off:], 0)
@@ -318,8 +300,7 @@ func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
 	return append(prev[:keep:keep], d[off:off+end]...), off + end + 1
 }
 
-// rel is p (absolute, or relative to Open's directory) relative to the
-// work tree's top, slash-separated; ok false outside it.
+// rel is p (absolute, or relative to Open's directory) relative to the top, slash-separated; ok false outside it.
 func (r *Repo) rel(p string) (string, bool) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.root, p)
@@ -335,21 +316,20 @@ func (r *Repo) Tracked(p string) bool {
 	return ok && tracked
 }
 
-// States is each file's state (paths as for rel), "" when unknown. It never
-// walks the tree: its cost grows with the files asked about and the index.
+// States is each file's state (paths as for rel), "" when unknown. It never walks the tree: its cost grows with the
+// files asked about and the index.
 func (r *Repo) States(paths []string) []string {
-	out := make([]string, len(paths))
+	out, wanted := make([]string, len(paths)), map[string]bool{}
 	if r.or().branch == "" {
 		return out
 	}
-	rels, wanted := make([]string, len(paths)), map[string]bool{}
 	for i, p := range paths {
 		if rel, ok := r.rel(p); ok {
-			rels[i], wanted[rel] = rel, true
+			out[i], wanted[rel] = rel, true
 		}
 	}
 	idx := r.lookup(wanted)
-	for i, rel := range rels {
+	for i, rel := range out {
 		if e, tracked := idx[rel]; rel != "" {
 			out[i] = state(filepath.Join(r.top, filepath.FromSlash(rel)), e, tracked)
 		}
@@ -357,8 +337,7 @@ func (r *Repo) States(paths []string) []string {
 	return out
 }
 
-// state: a tracked file is clean by git's stat shortcut (same size and
-// mtime) or when its blob id is e's (files up to 64 MB are hashed).
+// state: a tracked file is clean by git's stat shortcut (same size, mtime) or when its blob id is e's (≤ 64 MB hashed).
 func state(abs string, e index.Entry, tracked bool) string {
 	fi, err := os.Lstat(abs)
 	switch {
@@ -379,8 +358,7 @@ func state(abs string, e index.Entry, tracked bool) string {
 	return Modified
 }
 
-// worktreeBlob is abs as git stores it: a symlink's target or a regular
-// file up to max bytes; never a FIFO or device.
+// worktreeBlob is abs as git stores it: a symlink's target or a regular file up to max bytes; never a FIFO or device.
 func worktreeBlob(abs string, fi os.FileInfo, max int64) ([]byte, bool) {
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
@@ -395,10 +373,9 @@ func worktreeBlob(abs string, fi os.FileInfo, max int64) ([]byte, bool) {
 
 var errObject = errors.New("unreadable git object")
 
-// store reads objects with go-git's idxfile, packfile and objfile decoders
-// over files safefile opened. Not go-git's Packfile: its delta recursion is
-// unbounded (a ref-delta based on itself overflows the stack, which no
-// recover catches: a FuzzPackObject seed); here depth, size and time are.
+// store reads objects with go-git's idxfile, packfile and objfile decoders over files safefile opened. Not go-git's
+// Packfile: its delta recursion is unbounded (a ref-delta based on itself overflows the stack, which no recover
+// catches: a FuzzPackObject seed); here depth, size and time are.
 type store struct {
 	common   string // the git directory holding objects/
 	packs    []pack
@@ -462,8 +439,7 @@ func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, 
 			return o.packed(p, off, depth)
 		}
 	}
-	h := id.String()
-	raw, _ := readGitFile(o.common, "objects/"+h[:2]+"/"+h[2:], maxObject)
+	raw, _ := readGitFile(o.common, fmt.Sprintf("objects/%x/%x", id[:1], id[1:]), maxObject)
 	r, err := objfile.NewReader(bytes.NewReader(raw)) // nothing read: a zlib error
 	if err != nil {
 		return 0, nil, errObject
@@ -480,8 +456,8 @@ func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, 
 	return typ, b, nil
 }
 
-// packed reads the object at off: the scanner inflates it (never past its
-// declared size); a delta is applied to its base, read one level deeper.
+// packed reads the object at off, which the scanner inflates (never past its declared size); a delta applies to
+// its base, read one level deeper.
 func (o *store) packed(p pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
 	h, err := p.s.SeekObjectHeader(off)
 	if err != nil || o.spentOut(h.Length, depth) {
@@ -491,8 +467,7 @@ func (o *store) packed(p pack, off int64, depth int) (plumbing.ObjectType, []byt
 	if n, _, err := p.s.NextObject(&buf); err != nil || n != h.Length {
 		return 0, nil, errObject
 	}
-	var typ plumbing.ObjectType
-	var base []byte
+	typ, base := h.Type, []byte(nil)
 	switch h.Type {
 	case plumbing.OFSDeltaObject:
 		typ, base, err = o.packed(p, h.OffsetReference, depth+1)
@@ -501,15 +476,14 @@ func (o *store) packed(p pack, off int64, depth int) (plumbing.ObjectType, []byt
 	default: // the callers check the type they want
 		return h.Type, buf.Bytes(), nil
 	}
-	if err != nil {
-		return 0, nil, errObject
+	if err == nil {
+		base, err = applyDelta(base, buf.Bytes())
 	}
-	out, err := applyDelta(base, buf.Bytes())
-	return typ, out, err
+	return typ, base, err
 }
 
-// applyDelta checks the result size a delta declares (its second varint)
-// before PatchDelta: 4 MB of copies of its base can declare terabytes.
+// applyDelta checks the result size a delta declares (its second varint) before PatchDelta: 4 MB of copies of its
+// base can declare terabytes.
 func applyDelta(base, delta []byte) ([]byte, error) {
 	_, n := binary.Uvarint(delta)
 	if size, m := binary.Uvarint(delta[max(n, 0):]); n <= 0 || m <= 0 || size > maxObject {
@@ -518,23 +492,22 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 	return packfile.PatchDelta(base, delta)
 }
 
-// commit is what is read of a commit. go-git's object.Commit would bring
-// OpenPGP, a config parser and more into every hook process for two
-// headers: +2.4 MB, 39 more inits, 0.4-1.4 ms (GODEBUG=inittrace=1).
-type commit struct {
-	id      plumbing.Hash
-	parents []plumbing.Hash
-	when    int64 // committer time, Unix seconds
-	message string
+// Commit is one entry of Log, and what a walk reads of a commit: go-git's object.Commit would bring OpenPGP, a config
+// parser and more into every hook process for two headers (+2.4 MB, 39 more inits, 0.4-1.4 ms: GODEBUG=inittrace=1).
+type Commit struct {
+	ID, Message string // ID: the short id, 7 digits (Log sets it)
+	id          plumbing.Hash
+	parents     []plumbing.Hash
+	when        int64 // committer time, Unix seconds
 }
 
-func (o *store) commit(id plumbing.Hash) (*commit, error) {
+func (o *store) commit(id plumbing.Hash) (*Commit, error) {
 	typ, data, err := o.read(id, 0)
 	if err != nil || typ != plumbing.CommitObject {
 		return nil, errObject
 	}
 	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
-	c := &commit{id: id, message: string(msg)}
+	c := &Commit{id: id, Message: string(msg)}
 	for _, line := range strings.Split(string(head), "\n") {
 		switch k, v, _ := strings.Cut(line, " "); k {
 		case "parent":
@@ -549,9 +522,9 @@ func (o *store) commit(id plumbing.Hash) (*commit, error) {
 	return c, nil
 }
 
-// walk reads history from start breadth first, each commit once, at most limit (more: it went on), never into or
-// past a commit stop is true for. ok false: a commit was unreadable (shallow clone, damage, deadline).
-func (o *store) walk(start plumbing.Hash, limit int, stop func(plumbing.Hash) bool) (out []*commit, more, ok bool) {
+// walk reads history from start breadth first, each commit once, at most limit (more: it went on), never into or past
+// a commit stop is true for. ok false: a commit was unreadable (shallow clone, damage, deadline).
+func (o *store) walk(start plumbing.Hash, limit int, stop func(plumbing.Hash) bool) (out []*Commit, more, ok bool) {
 	seen := map[plumbing.Hash]bool{}
 	for q := []plumbing.Hash{start}; len(q) > 0; q = q[1:] {
 		if seen[q[0]] || stop != nil && stop(q[0]) {
@@ -570,14 +543,8 @@ func (o *store) walk(start plumbing.Hash, limit int, stop func(plumbing.Hash) bo
 	return out, false, true
 }
 
-// Commit is one entry of Log.
-type Commit struct {
-	ID      string // short id, 7 digits
-	Message string
-}
-
-// Log is HEAD's n newest commits by committer time among the 4n nearest,
-// as `git log -n` lists them unless a clock ran behind a parent's.
+// Log is HEAD's n newest commits by committer time among the 4n nearest, as `git log -n` lists them unless a clock
+// ran behind a parent's.
 func (r *Repo) Log(n int, deadline time.Time) (out []Commit) {
 	if r == nil || r.head.IsZero() || n <= 0 {
 		return nil
@@ -586,9 +553,10 @@ func (r *Repo) Log(n int, deadline time.Time) (out []Commit) {
 	o := openStore(r.gitDir, deadline)
 	defer o.close()
 	cs, _, _ := o.walk(r.head, 4*n, nil)
-	slices.SortStableFunc(cs, func(a, b *commit) int { return cmp.Compare(b.when, a.when) })
+	slices.SortStableFunc(cs, func(a, b *Commit) int { return cmp.Compare(b.when, a.when) })
 	for _, c := range cs[:min(n, len(cs))] {
-		out = append(out, Commit{ID: c.id.String()[:7], Message: c.message})
+		c.ID = c.id.String()[:7]
+		out = append(out, *c)
 	}
 	return out
 }
@@ -606,20 +574,17 @@ func (c CommitCount) String() string {
 	switch {
 	case !c.Known || c.NotAncestor:
 		return ""
-	case c.More:
-		return fmt.Sprintf("%d+ commits", c.N)
-	case c.N == 1:
+	case c.N == 1 && !c.More:
 		return "1 commit"
 	}
-	return fmt.Sprintf("%d commits", c.N)
+	return fmt.Sprintf("%d%s commits", c.N, map[bool]string{true: "+"}[c.More])
 }
 
 // MaxCommitWalk is how many commits CommitsSince reads before "1000+".
 const MaxCommitWalk = 1000
 
-// CommitsSince is `git rev-list --count old..HEAD` (old: a hex prefix, as
-// handoffs record HEAD) up to MaxCommitWalk or the deadline. A hostile .git
-// gives an unknown count, never a hang or a panic (FuzzPackObject).
+// CommitsSince is `git rev-list --count old..HEAD` (old: a hex prefix, as handoffs record HEAD) up to MaxCommitWalk
+// or the deadline. A hostile .git gives an unknown count, never a hang or a panic (FuzzPackObject).
 func (r *Repo) CommitsSince(old string, deadline time.Time) (c CommitCount) {
 	if r == nil || r.head.IsZero() || len(old) < 4 || len(old) > 40 || strings.Trim(old, "0123456789abcdef") != "" {
 		return CommitCount{}
@@ -646,19 +611,18 @@ func (o *store) since(head plumbing.Hash, old string, limit int) CommitCount {
 		return CommitCount{N: limit, More: true, Known: true}
 	case oldID.IsZero():
 		return CommitCount{Known: true, NotAncestor: true}
-	case !slices.ContainsFunc(walked, func(c *commit) bool { return len(c.parents) == 0 }):
+	case !slices.ContainsFunc(walked, func(c *Commit) bool { return len(c.parents) == 0 }):
 		return CommitCount{N: len(walked), Known: true} // every path down from HEAD stopped at old
 	}
-	// A path went around old (a branch forked before it, merged) to the
-	// root: old's own history, as far as the bound allows, is not new.
-	in := map[plumbing.Hash]bool{} // each commit the walk reached, read or not, is one of old's
+	// A path went around old (a branch forked before it, merged) to the root: old's own history is not new, each
+	// commit its walk reaches (read or not, as far as the bound allows) one of them.
+	in := map[plumbing.Hash]bool{}
 	o.walk(oldID, 2*limit, func(id plumbing.Hash) bool { in[id] = true; return false })
-	return CommitCount{N: len(slices.DeleteFunc(walked, func(c *commit) bool { return in[c.id] })), Known: true}
+	return CommitCount{N: len(slices.DeleteFunc(walked, func(c *Commit) bool { return in[c.id] })), Known: true}
 }
 
-// Status is `git status --short` for the manual path without the index
-// column and untracked files (walking the tree and .gitignores is where git
-// spends its time): " M", " D" or "UU" (unmerged) lines in path order.
+// Status is `git status --short` for the manual path without the index column and untracked files (walking the tree
+// and .gitignores is where git spends its time): " M", " D" or "UU" (unmerged) lines in path order.
 func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
 	defer runtime.KeepAlive(r)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -692,10 +656,9 @@ func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
 	return lines, true
 }
 
-// Diff is p's hunks (3 lines of context, no header) from the index to the
-// work tree; "" when none or unknown (a side over 1 MB, a FIFO, below a
-// symlink out of the tree, an unreadable object). go-git's unified
-// encoder's init costs 0.05 ms per process.
+// Diff is p's hunks (3 lines of context, no header) from its indexed blob to the work tree file (nil: absent); ""
+// when none or unknown (a side over 1 MB, a FIFO, below a symlink out of the tree, an unreadable object). go-git's
+// unified encoder's init costs 0.05 ms per process.
 func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 	r = r.or()
 	rel, ok := r.rel(p)
@@ -704,9 +667,23 @@ func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 		return ""
 	}
 	defer recoverTo(&out, "")
-	old, cur, ok := r.diffSides(rel, abs, deadline)
+	const maxInput = 1 << 20
+	var old, cur []byte
+	if e, tracked := r.lookup(map[string]bool{rel: true})[rel]; tracked {
+		o := openStore(r.gitDir, deadline)
+		typ, b, err := o.read(e.Hash, 0)
+		if o.close(); err != nil || typ != plumbing.BlobObject || len(b) > maxInput {
+			return ""
+		}
+		old = b
+	}
+	if fi, err := os.Lstat(abs); err == nil {
+		if cur, ok = worktreeBlob(abs, fi, maxInput); !ok {
+			return ""
+		}
+	}
 	switch {
-	case !ok || bytes.Equal(old, cur):
+	case bytes.Equal(old, cur):
 		return ""
 	case bytes.IndexByte(old, 0) >= 0 || bytes.IndexByte(cur, 0) >= 0:
 		return "Binary files differ\n"
@@ -718,25 +695,6 @@ func (r *Repo) Diff(p string, deadline time.Time) (out string) {
 	var b strings.Builder
 	fdiff.NewUnifiedEncoder(&b, fdiff.DefaultContextLines).Encode(p2)
 	return b.String()
-}
-
-// diffSides reads rel's indexed blob and the file abs, each ≤ 1 MB (nil: absent).
-func (r *Repo) diffSides(rel, abs string, deadline time.Time) (old, cur []byte, ok bool) {
-	const maxInput = 1 << 20
-	if e, tracked := r.lookup(map[string]bool{rel: true})[rel]; tracked {
-		o := openStore(r.gitDir, deadline)
-		typ, b, err := o.read(e.Hash, 0)
-		if o.close(); err != nil || typ != plumbing.BlobObject || len(b) > maxInput {
-			return nil, nil, false
-		}
-		old = b
-	}
-	fi, err := os.Lstat(abs)
-	if err != nil {
-		return old, nil, true
-	}
-	cur, ok = worktreeBlob(abs, fi, maxInput)
-	return old, cur, ok
 }
 
 // patch and chunk are what go-git's unified encoder takes; with no files it writes the hunks alone.
