@@ -174,8 +174,7 @@ func gitDirAt(top string) (string, string) {
 	return target, ""
 }
 
-// allowedGitDir: .git (p) of work tree dir may point inside dir, to a linked worktree's whose gitdir points back at
-// p, or under an enclosing .git/modules.
+// allowedGitDir: p, dir's .git, may point inside dir, to a worktree's gitdir naming p, or into a .git/modules above.
 func allowedGitDir(dir, p, target string) bool {
 	b, _ := safefile.ReadFileNoFollow(filepath.Join(target, "gitdir"), maxLine)
 	if back := strings.TrimSpace(string(b)); within(dir, target) || back != "" && (back == p || evalOr(back) == evalOr(p)) {
@@ -188,7 +187,6 @@ func allowedGitDir(dir, p, target string) bool {
 // within reports whether path is dir or inside it, symlinks resolved.
 func within(dir, path string) bool { return inside(filepath.Rel(evalOr(dir), evalOr(path))) }
 
-// inside: a relative path (filepath.Rel's) that does not climb out.
 func inside(rel string, err error) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
@@ -253,10 +251,9 @@ func resolveRef(gitDir, ref string) plumbing.Hash {
 	return plumbing.ZeroHash
 }
 
-// lookup finds the wanted paths' entries in the mapped index. Not go-git's index.Decoder: it decodes every entry
-// (43-89 ms, 160,000 allocations for 10,000 files; `git status` takes ~70 ms); this scan stops past the greatest
-// wanted path and allocates per match (<1 ms). Damaged, or cut under its mapping, the index yields what was read
-// before a slice overran.
+// lookup finds the wanted paths' entries in the mapped index. Not go-git's index.Decoder, which decodes every entry
+// (43-89 ms, 160,000 allocations for 10,000 files; `git status`: ~70 ms): this scan stops past the greatest wanted
+// path, allocating per match (<1 ms). Damaged or cut under its mapping, the index yields what preceded the fault.
 func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 	out = map[string]index.Entry{}
 	defer runtime.KeepAlive(r) // the finalizer unmaps r.index
@@ -284,8 +281,7 @@ func (r *Repo) lookup(wanted map[string]bool) (out map[string]index.Entry) {
 }
 
 // entryName is the name at off of the entry at start, and the next entry's offset. v2/v3: NUL-ended, padded to 8
-// bytes; v4: git's offset varint (7 bits a byte, +1 per continuation) of bytes to strip off the previous name, then a
-// NUL-ended suffix.
+// bytes; v4: a varint (7 bits a byte, +1 per continuation) of bytes to cut off the last name, then a NUL-ended suffix.
 func entryName(d []byte, start, off int, prev []byte, v4 bool) ([]byte, int) {
 	if !v4 {
 		end := bytes.IndexByte(d[off:], 0)
@@ -319,12 +315,9 @@ func (r *Repo) Tracked(p string) bool {
 // States is each file's state (paths as for rel), "" when unknown. It never walks the tree: its cost grows with the
 // files asked about and the index.
 func (r *Repo) States(paths []string) []string {
-	out, wanted := make([]string, len(paths)), map[string]bool{}
-	if r.or().branch == "" {
-		return out
-	}
+	r, out, wanted := r.or(), make([]string, len(paths)), map[string]bool{}
 	for i, p := range paths {
-		if rel, ok := r.rel(p); ok {
+		if rel, ok := r.rel(p); ok && r.branch != "" {
 			out[i], wanted[rel] = rel, true
 		}
 	}
@@ -337,14 +330,12 @@ func (r *Repo) States(paths []string) []string {
 	return out
 }
 
-// state: a tracked file is clean by git's stat shortcut (same size, mtime) or when its blob id is e's (≤ 64 MB hashed).
+// state: a tracked file is clean by git's stat shortcut (same size, mtime) or by its blob id (≤ 64 MB are hashed).
 func state(abs string, e index.Entry, tracked bool) string {
 	fi, err := os.Lstat(abs)
 	switch {
-	case err != nil && tracked:
-		return Deleted
 	case err != nil:
-		return ""
+		return map[bool]string{true: Deleted}[tracked] // untracked and absent: unknown
 	case !tracked:
 		return Untracked
 	case uint32(fi.Size()) != e.Size:
@@ -456,8 +447,7 @@ func (o *store) read(id plumbing.Hash, depth int) (plumbing.ObjectType, []byte, 
 	return typ, b, nil
 }
 
-// packed reads the object at off, which the scanner inflates (never past its declared size); a delta applies to
-// its base, read one level deeper.
+// packed reads the object at off, inflated no further than its declared size; a delta applies to its base, read deeper.
 func (o *store) packed(p pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
 	h, err := p.s.SeekObjectHeader(off)
 	if err != nil || o.spentOut(h.Length, depth) {
@@ -482,8 +472,7 @@ func (o *store) packed(p pack, off int64, depth int) (plumbing.ObjectType, []byt
 	return typ, base, err
 }
 
-// applyDelta checks the result size a delta declares (its second varint) before PatchDelta: 4 MB of copies of its
-// base can declare terabytes.
+// applyDelta checks the size a delta declares (its 2nd varint) first: 4 MB of copies of a base can make terabytes.
 func applyDelta(base, delta []byte) ([]byte, error) {
 	_, n := binary.Uvarint(delta)
 	if size, m := binary.Uvarint(delta[max(n, 0):]); n <= 0 || m <= 0 || size > maxObject {
@@ -543,8 +532,7 @@ func (o *store) walk(start plumbing.Hash, limit int, stop func(plumbing.Hash) bo
 	return out, false, true
 }
 
-// Log is HEAD's n newest commits by committer time among the 4n nearest, as `git log -n` lists them unless a clock
-// ran behind a parent's.
+// Log is HEAD's n newest commits by committer time of the 4n nearest (`git log -n` unless a clock ran behind).
 func (r *Repo) Log(n int, deadline time.Time) (out []Commit) {
 	if r == nil || r.head.IsZero() || n <= 0 {
 		return nil
@@ -624,11 +612,10 @@ func (o *store) since(head plumbing.Hash, old string, limit int) CommitCount {
 // Status is `git status --short` for the manual path without the index column and untracked files (walking the tree
 // and .gitignores is where git spends its time): " M", " D" or "UU" (unmerged) lines in path order.
 func (r *Repo) Status(deadline time.Time) (lines []string, ok bool) {
-	defer runtime.KeepAlive(r)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverTo(&ok, false)
+	b, _ := readGitFile(r.or().gitDir, "index", maxIndex) // its own read, not the hook's mapping: no fault to catch
 	var idx index.Index
-	if r.or().branch == "" || index.NewDecoder(bytes.NewReader(r.index)).Decode(&idx) != nil {
+	if r.or().branch == "" || index.NewDecoder(bytes.NewReader(b)).Decode(&idx) != nil {
 		return nil, false
 	}
 	seen, dirs := map[string]bool{}, map[string]bool{}
@@ -708,7 +695,6 @@ func (p patch) Chunks() []fdiff.Chunk           { return p }
 
 type chunk struct{ diffmatchpatch.Diff }
 
-func (c chunk) Content() string { return c.Text }
-
 // Type: diffmatchpatch's Equal 0, Insert 1, Delete -1 are fdiff's Equal 0, Add 1, Delete 2.
 func (c chunk) Type() fdiff.Operation { return fdiff.Operation((c.Diff.Type + 3) % 3) }
+func (c chunk) Content() string       { return c.Text }
