@@ -457,14 +457,14 @@ func (o *store) packed(p pack, off int64, depth int) (plumbing.ObjectType, []byt
 	if n, _, err := p.s.NextObject(&buf); err != nil || n != h.Length {
 		return 0, nil, errObject
 	}
-	typ, base := h.Type, []byte(nil)
+	typ, base := h.Type, buf.Bytes()
 	switch h.Type {
 	case plumbing.OFSDeltaObject:
 		typ, base, err = o.packed(p, h.OffsetReference, depth+1)
 	case plumbing.REFDeltaObject:
 		typ, base, err = o.read(h.Reference, depth+1)
 	default: // the callers check the type they want
-		return h.Type, buf.Bytes(), nil
+		return typ, base, nil
 	}
 	if err == nil {
 		base, err = applyDelta(base, buf.Bytes())
@@ -497,8 +497,8 @@ func (o *store) commit(id plumbing.Hash) (*Commit, error) {
 	}
 	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
 	c := &Commit{id: id, Message: string(msg)}
-	for _, line := range strings.Split(string(head), "\n") {
-		switch k, v, _ := strings.Cut(line, " "); k {
+	for line := range strings.Lines(string(head)) {
+		switch k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " "); k {
 		case "parent":
 			if c.parents = append(c.parents, hashOf(v)); c.parents[len(c.parents)-1].IsZero() || len(c.parents) > maxParents {
 				return nil, errObject
