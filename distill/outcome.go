@@ -208,42 +208,80 @@ func toolKey(tool, path string) string {
 // "E   NameError: …" (pytest), "error[E0425]: …" (rustc), "panic: …".
 var exceptionRE = lazyRE{expr: `^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`}
 
-// errorLine: the last exception line (a traceback's last, never its
-// header), else the first with an error word, else the first.
+// errorLine: the last exception line (a traceback's last, never its header), else the first diagnostic at a source
+// location ("worker.go:42:3: loop variable captured", "thread 'main' panicked at src/pool.rs:88:9:": the compiler's,
+// linter's or panic's own line, never a summary like "Found 2 errors." or "test x ... FAILED"), else the first with an
+// error word, else the first. A line ending in ":" introduces its message: the next line is joined to it (Rust's
+// "panicked at …:" then the assertion, Node's "Expected values to be strictly equal:" then the values).
 func errorLine(text string) string {
 	if strings.Contains(text, `{"`) && strings.Contains(text, `"message"`) {
 		text = jsonErrorText(text)
 	}
-	var first, worded, exception string
+	lines, at := errorCandidates(text)
+	if len(lines) == 0 {
+		return ""
+	}
+	i := at[slices.IndexFunc(at[:], func(j int) bool { return j >= 0 })]
+	l := strings.TrimSpace(strings.TrimPrefix(lines[i], "E "))
+	switch {
+	case at[0] >= 0 && !strings.Contains(l, ":") && at[2] >= 0 && at[2] != i:
+		l = lines[at[2]] + " — " + l // a bare "AssertionError": the line naming the test says more
+	case strings.HasSuffix(l, ":") && i+1 < len(lines):
+		l += " " + lines[i+1]
+	}
+	return clip(l, 160)
+}
+
+// errorCandidates cleans the output's lines and finds, in order of preference, the last exception line, the first
+// diagnostic at a location, the first with an error word and the first line (-1: none).
+func errorCandidates(text string) (lines []string, at [4]int) {
+	at, lines = [4]int{-1, -1, -1, -1}, make([]string, 0, 8)
 	for _, l := range strings.Split(text, "\n") {
 		l, ok := outputLine(l)
 		if !ok {
 			continue
 		}
-		if first == "" {
-			first = l
-		}
+		i, worded := len(lines), containsAny(strings.ToLower(l), errWords)
+		lines = append(lines, l)
 		if mayNameError(l) && exceptionRE.get().MatchString(l) {
-			exception = strings.TrimSpace(strings.TrimPrefix(l, "E "))
+			at[0] = i
 		}
-		if worded == "" && containsAny(strings.ToLower(l), errWords) {
-			worded = l
+		for k, is := range [3]bool{atLocation(l, worded), worded, true} {
+			if at[k+1] < 0 && is {
+				at[k+1] = i
+			}
 		}
 	}
-	return clip(pickErrorLine(first, worded, exception), 160)
+	return lines, at
 }
 
-func pickErrorLine(first, worded, exception string) string {
-	switch {
-	case exception != "" && !strings.Contains(exception, ":") && worded != "" && worded != exception:
-		return worded + " — " + exception // a bare "AssertionError": the line naming the test says more
-	case exception != "":
-		return exception
-	case worded != "":
-		return worded
+// atLocation: a source location "path.ext:line" opens the line ("worker.go:42:3: …") or, in a line with an error
+// word, stands anywhere in it; a stack frame ("at f (app.js:3:9)") has neither.
+func atLocation(l string, worded bool) bool {
+	for j := strings.IndexByte(l, ':'); j > 0 && j+1 < len(l); j = nextByte(l, j, ':') {
+		if start, ok := fileBefore(l, j); ok && (start == 0 || worded) {
+			return true
+		}
 	}
-	return first
+	return false
 }
+
+// fileBefore: the word ending at the colon l[j] is a file name with an extension ("pool.rs") and a line number follows.
+func fileBefore(l string, j int) (start int, ok bool) {
+	start = strings.LastIndexAny(l[:j], " \t(\"'`") + 1
+	dot := strings.LastIndexByte(l[start:j], '.')
+	return start, l[j+1] >= '0' && l[j+1] <= '9' && dot > 0 && start+dot+1 < j && isLetter(l[start+dot+1])
+}
+
+// nextByte is the index of the next c after j, -1 when none.
+func nextByte(l string, j int, c byte) int {
+	if k := strings.IndexByte(l[j+1:], c); k >= 0 {
+		return j + 1 + k
+	}
+	return -1
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // outputLine cleans a line of output; !ok: it names no error (empty, an exit
 // status, "Output:", "Wall time:", a traceback's header or frames).

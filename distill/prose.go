@@ -22,8 +22,8 @@ package distill
 // Decisions, so the next agent does not re-debate them: a sentence that (1) says so ("we decided/chose/will use", "X
 // instead of Y", lang/ decision); (2) a user's sentence opening with a choice verb ("use X", "don't add Z", "不要 …");
 // (3) the user's statement answering the assistant's question ("„heute“ serverseitig" after "Where should 'today' be
-// computed?"). A later one supersedes one sharing two content words, or one when it says it replaces ("instead of",
-// "statt", "вместо", "而不是").
+// computed?"); one declining it ("no", "lass es", "不用") makes the proposal refused work instead. A later one
+// supersedes one sharing two content words, or one when it says it replaces ("instead of", "statt", "вместо", "而不是").
 //
 // References and action items serve prose work (research, writing): sources named (URLs, documents, people, dates)
 // and commitments ("send the deck to Anna by Friday").
@@ -73,6 +73,7 @@ const (
 	notSubject       phraseName = "not_subject" // stems of markers and function words: no subject
 	actionMarkers    phraseName = "action"
 	personTriggers   phraseName = "person"
+	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -593,7 +594,14 @@ func (st *State) addAnswer(q, answer string) {
 	} else if promptSize(answer) > 40 {
 		return
 	}
-	st.addDecision(clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160))
+	line := clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160)
+	if startsWithAny(strings.ToLower(a), declineStarts.list()) {
+		// "No migration." after "Shall I write the migration?": the proposal is work the user refused, as a refused
+		// tool call is — never the next action, never to redo without asking.
+		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+		return
+	}
+	st.addDecision(line)
 }
 
 // The reference patterns, each run only on lines holding its trigger (every

@@ -12,6 +12,9 @@ func TestErrorLine(t *testing.T) {
 		"E       NameError: name 'User' is not defined":                                                                  "NameError: name 'User' is not defined",
 		"ls: cannot access 'tests/': No such file or directory":                                                          "ls: cannot access 'tests/': No such file or directory",
 		"error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5":                                        "error[E0425]: cannot find value `x` in this scope",
+		"--- FAIL: TestPool (0.00s)\n    pool_test.go:12: want 4, got 3\nFAIL":                                           "pool_test.go:12: want 4, got 3",
+		"C:\\src\\app\\main.go:7:2: undefined: cfg":                                                                      "C:\\src\\app\\main.go:7:2: undefined: cfg",
+		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                             "expected 3 rows",
 	} {
 		if got := errorLine(in); got != want {
 			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)

@@ -656,7 +656,7 @@ func (st *State) testFailedAfter(seq int64) bool {
 }
 
 func (st *State) failuresInto(h *Handoff) {
-	h.Completed = st.LastTextSeq > 0 && completed(st.LastText) && !st.failedAfter(st.LastTextSeq)
+	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
 		if h.Completed && st.leftBehind(f) {
@@ -670,6 +670,20 @@ func (st *State) failuresInto(h *Handoff) {
 			h.Completed = false // a red verification is work left, whatever the agent said
 		}
 	}
+}
+
+// verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
+// fixed, none is left, and the last verification passed after the last edit and before the agent's last words.
+func (st *State) verifiedFix() bool {
+	if st.LastPassSeq == 0 || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 {
+		return false
+	}
+	for _, e := range st.Edits {
+		if e.Seq > st.LastPassSeq {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
 }
 
 // leftBehind: after completion with nothing failing since, a failure before
@@ -767,7 +781,7 @@ func (st *State) evidenceInto(h *Handoff) {
 	add("Next action", h.Next, h.NextRule, st.nextRefs(h)...)
 	add("Last words", h.LastWords, "the closing paragraph of the last assistant message", st.LastTextRef)
 	for i, r := range st.Refused {
-		add("Stopped by the user", h.Refused[i], "a tool call the user refused", r.Refs...)
+		add("Stopped by the user", h.Refused[i], "a tool call the user refused, or a proposal they declined", r.Refs...)
 	}
 	add("Stopped by the user", h.Interrupted, "the user interrupted the turn", st.Interrupted.Refs...)
 	for _, f := range h.Failures {
