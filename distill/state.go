@@ -1,6 +1,7 @@
 package distill
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -176,7 +177,9 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	r2.Text = text
 	r = &r2
 	st.Prompts++
-	st.StopSeq = 0 // a stop before this request is not this turn's
+	// A stop before this request is not this turn's, nor is a call of an earlier turn still running in it (a
+	// Codex patch_apply_end has no result row: a turn_aborted after the next prompt named that old patch).
+	st.StopSeq, st.PendingCall = 0, ""
 	// After a compaction or in another session "continue" resumes, it does
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
@@ -487,6 +490,9 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 		st.FailedCalls[key] = true
 	}
 	desc := "the turn"
+	if req := cmp.Or(st.Latest, st.Task); req != "" {
+		desc += " (request: " + clip(oneLine(req), 120) + ")" // the user's words say what was stopped
+	}
 	switch {
 	case ok && c.Command != "":
 		desc = c.Command
