@@ -489,20 +489,7 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
-	desc := "the turn"
-	if req := cmp.Or(st.Latest, st.Task); req != "" {
-		desc += " (request: " + clip(oneLine(req), 120) + ")" // the user's words say what was stopped
-	}
-	switch {
-	case ok && c.Command != "":
-		desc = c.Command
-	case ok:
-		desc = strings.TrimSpace(c.ToolName + " " + c.FilePath)
-	case r.Command != "":
-		desc = r.Command
-	case r.ToolName != "":
-		desc = strings.TrimSpace(r.ToolName + " " + r.FilePath)
-	}
+	desc := st.stoppedWhat(r, c, ok)
 	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
 	st.StopSeq = st.Seq
 	if kind == "refusal" {
@@ -510,6 +497,23 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 		return
 	}
 	st.Interrupted = n
+}
+
+// stoppedWhat names what a stop stopped: its call (c, when ok), the row's own, else the turn by its request.
+func (st *State) stoppedWhat(r *ledger.Row, c Call, ok bool) string {
+	switch {
+	case ok && c.Command != "":
+		return c.Command
+	case ok:
+		return strings.TrimSpace(c.ToolName + " " + c.FilePath)
+	case r.Command != "":
+		return r.Command
+	case r.ToolName != "":
+		return strings.TrimSpace(r.ToolName + " " + r.FilePath)
+	case cmp.Or(st.Latest, st.Task) != "":
+		return "the turn (request: " + clip(oneLine(cmp.Or(st.Latest, st.Task)), 120) + ")" // the user's words
+	}
+	return "the turn"
 }
 
 func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
