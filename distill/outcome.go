@@ -66,9 +66,13 @@ func segmentKey(seg string) (string, bool) {
 	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
 		return "", false
 	}
-	prog := progName(f[0])
-	parts := []string{prog}
-	var paths []string
+	parts, paths := segmentArgs(progName(f[0]), f)
+	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " "), true
+}
+
+// segmentArgs: the program with its subcommand (git commit, python -m pytest), and the path-like arguments, sorted.
+func segmentArgs(prog string, f []string) (parts, paths []string) {
+	parts = []string{prog}
 	sub := slices.Contains(subcommanded, prog)
 	for i, a := range f[1:] {
 		if strings.HasPrefix(a, "-") {
@@ -91,7 +95,7 @@ func segmentKey(seg string) (string, bool) {
 		}
 	}
 	sort.Strings(paths)
-	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " "), true
+	return parts, paths
 }
 
 // progName drops directory and version: python3.12 and python (node18 and
@@ -193,6 +197,33 @@ func operatorWidth(s string, i int) int {
 	}
 	return 1
 }
+
+// noMatch: a search that found nothing — its last step grep, rg, ag, ack or git grep (xargs runs it), exit 1 or none
+// recorded, and no output but an exit line or the harness's bare "Error" (Claude Code 1.0 wrote only that for
+// `find … | xargs grep -l …`). Exit 1 is how these programs say "no lines selected" (POSIX grep); 2 is an error.
+func noMatch(cmd, text string, exit *int) bool {
+	segs := splitSegments(normCmd(cmd))
+	if len(segs) == 0 || exit != nil && *exit != 1 || !searchStep(segs[len(segs)-1]) {
+		return false
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if l, ok := outputLine(l); ok && !strings.EqualFold(l, "error") {
+			return false
+		}
+	}
+	return true
+}
+
+// searchStep: the segment runs a searcher, itself or through xargs.
+func searchStep(seg string) bool {
+	f := skipPrefixWords(cmdFields(seg))
+	for len(f) > 1 && (f[0] == "xargs" || strings.HasPrefix(f[0], "-")) {
+		f = f[1:]
+	}
+	return len(f) > 0 && (slices.Contains(searchers, progName(f[0])) || f[0] == "git" && len(f) > 1 && f[1] == "grep")
+}
+
+var searchers = []string{"grep", "egrep", "fgrep", "rg", "ag", "ack"}
 
 // toolKey keys a failing call without a command: the file it wrote, or the tool. Edit tools on one file are one
 // target: Claude's "File has not been read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later

@@ -278,10 +278,15 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptFollowUp
 	case st.GoalWeak && promptSize(p) >= weakWords:
 		return promptGoal
-	case startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
+	case st.sequenceNewTask(p, low):
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back.
+func (st *State) sequenceNewTask(p, low string) bool {
+	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low)
 }
 
 func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }

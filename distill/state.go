@@ -350,6 +350,9 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 		return
 	}
 	what, cmd, path := st.failedCall(key, r)
+	if noMatch(cmd, r.Text, r.ExitCode) {
+		return // a search that found nothing answered its question: nothing failed, nothing to retry
+	}
 	k := toolKey(what, path)
 	if cmd != "" {
 		what, k = cmd, targetKey(cmd)
