@@ -685,6 +685,38 @@ func (st *State) failuresInto(h *Handoff) {
 	}
 }
 
+// planChecked is the plan with a done item that names a file the user refused to let the agent write, and that the
+// session never wrote, marked so: the tick is the agent's claim, the refusal the evidence ("[x] Create CLAUDE.md"
+// after the user refused the Write).
+func (st *State) planChecked() []PlanItem {
+	plan := append([]PlanItem(nil), st.Plan...)
+	for i, p := range plan {
+		for _, r := range st.Refused {
+			if f := namedFile(r.Text, p.Text); p.Done && f != "" && !st.wrote(f) {
+				plan[i].Text += " — not done: the user refused " + r.Text
+				break
+			}
+		}
+	}
+	return plan
+}
+
+// wrote: an edit of path whose call did not fail.
+func (st *State) wrote(path string) bool {
+	return slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Path == path && !st.FailedCalls[e.Call] })
+}
+
+// namedFile is the path in a stop's text ("Write /p/CLAUDE.md") whose file name (a dot in it, 4+ bytes) text names.
+func namedFile(stop, text string) string {
+	for _, w := range strings.Fields(stop) {
+		base := w[strings.LastIndexAny(w, `/\`)+1:]
+		if len(base) >= 4 && strings.Contains(base, ".") && strings.Contains(text, base) {
+			return w
+		}
+	}
+	return ""
+}
+
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
 // fixed, none is left, and the last verification passed after the last edit and before the agent's last words.
 func (st *State) verifiedFix() bool {
@@ -714,7 +746,7 @@ func (st *State) failedAfter(seq int64) bool {
 func (st *State) listsInto(h *Handoff) {
 	h.Decisions = append([]string(nil), st.Decided...)
 	h.SetAside = append([]string(nil), st.SetAside...)
-	h.Plan = append([]PlanItem(nil), st.Plan...)
+	h.Plan = st.planChecked()
 	h.Refs = append([]string(nil), st.Refs...)
 	for _, a := range st.Actions {
 		// The goal or latest request restated as an action item says nothing
