@@ -74,6 +74,7 @@ const (
 	actionMarkers    phraseName = "action"
 	personTriggers   phraseName = "person"
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
+	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -267,7 +268,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()):
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || st.correctedTerm(p) != "":
 		return promptSwitch
 	case isQuestion(p):
 		return promptFollowUp
@@ -282,6 +283,71 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// correctedTerm: the request opens by taking a term of the goal back ("Halt, nicht CSV — als Excel", "Not the signup
+// form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV"): a negation (lang/ negation) first or second, next to a
+// name the goal holds (4+ letters or capitals), returned lower-cased. It replaces the goal as a switch does (the old
+// one set aside) and drops the decisions naming the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
+func (st *State) correctedTerm(p string) string {
+	goal, ts := map[string]bool{}, terms(p)
+	for _, t := range terms(st.Task) {
+		goal[strings.ToLower(t)] = nameLike(t)
+	}
+	for i, t := range ts[:min(len(ts), 2)] {
+		pre, post := negationAt(t)
+		if pre && i > 0 && goal[strings.ToLower(ts[i-1])] {
+			return strings.ToLower(ts[i-1])
+		}
+		for _, n := range ts[i+1 : min(len(ts), i+3)] {
+			if post && goal[strings.ToLower(n)] {
+				return strings.ToLower(n)
+			}
+		}
+	}
+	return ""
+}
+
+// dropCorrected drops the decisions naming the term a correction takes back.
+func (st *State) dropCorrected(p string) {
+	if t := st.correctedTerm(p); t != "" {
+		st.Decided = slices.DeleteFunc(st.Decided, func(d string) bool {
+			return slices.ContainsFunc(terms(d), func(w string) bool { return strings.EqualFold(w, t) })
+		})
+	}
+}
+
+// negationAt: t negates the term before it (ja "…じゃなくて") or the terms after it ("nicht", "not", zh "不是…").
+func negationAt(t string) (pre, post bool) {
+	if !cjkString(t) {
+		return false, negations.has(strings.ToLower(t))
+	}
+	for _, m := range negations.list() {
+		pre, post = pre || strings.HasSuffix(t, m), post || strings.HasPrefix(t, m)
+	}
+	return pre, post
+}
+
+// nameLike: a term that names something — 4+ letters and no stop word, or in capitals ("CSV", "S3").
+func nameLike(t string) bool {
+	low := strings.ToLower(t)
+	return utf8.RuneCountInString(t) >= 4 && !slices.Contains(phrases("stop"), low) || len(t) >= 2 && low != t && strings.ToUpper(t) == t
+}
+
+// terms splits at anything but letters and digits, and where a CJK run starts or ends ("JSONじゃなくてlogfmt": three).
+func terms(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
+		start, prev := 0, false
+		for i, r := range w {
+			if c := cjk(r); c != prev && i > 0 {
+				out, start = append(out, w[start:i]), i
+			}
+			prev = cjk(r)
+		}
+		out = append(out, w[start:])
+	}
+	return out
 }
 
 // sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back.
@@ -378,6 +444,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptSwitch:
+		st.dropCorrected(p)
 		if st.Task != "" && st.Task != p {
 			st.setAside()
 		}
