@@ -66,13 +66,13 @@ func segmentKey(seg string) (string, bool) {
 	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
 		return "", false
 	}
-	parts, paths := segmentArgs(progName(f[0]), f)
-	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " "), true
+	return segmentArgs(progName(f[0]), f), true
 }
 
-// segmentArgs: the program with its subcommand (git commit, python -m pytest), and the path-like arguments, sorted.
-func segmentArgs(prog string, f []string) (parts, paths []string) {
-	parts = []string{prog}
+// segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
+func segmentArgs(prog string, f []string) string {
+	parts := []string{prog}
+	var paths []string
 	sub := slices.Contains(subcommanded, prog)
 	for i, a := range f[1:] {
 		if strings.HasPrefix(a, "-") {
@@ -95,7 +95,7 @@ func segmentArgs(prog string, f []string) (parts, paths []string) {
 		}
 	}
 	sort.Strings(paths)
-	return parts, paths
+	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " ")
 }
 
 // progName drops directory and version: python3.12 and python (node18 and
@@ -202,16 +202,16 @@ func operatorWidth(s string, i int) int {
 // recorded, and no output but an exit line or the harness's bare "Error" (Claude Code 1.0 wrote only that for
 // `find … | xargs grep -l …`). Exit 1 is how these programs say "no lines selected" (POSIX grep); 2 is an error.
 func noMatch(cmd, text string, exit *int) bool {
-	segs := splitSegments(normCmd(cmd))
-	if len(segs) == 0 || exit != nil && *exit != 1 || !searchStep(segs[len(segs)-1]) {
+	if cmd == "" || exit != nil && *exit != 1 {
 		return false
 	}
-	for _, l := range strings.Split(text, "\n") {
+	for l := range strings.Lines(text) { // first: most failures print something, and this allocates nothing
 		if l, ok := outputLine(l); ok && !strings.EqualFold(l, "error") {
 			return false
 		}
 	}
-	return true
+	segs := splitSegments(normCmd(cmd))
+	return len(segs) > 0 && searchStep(segs[len(segs)-1])
 }
 
 // searchStep: the segment runs a searcher, itself or through xargs.
@@ -263,38 +263,43 @@ func errorLine(text string) string {
 	return clip(l, 160)
 }
 
-// errorCandidates cleans the output's lines and finds, in order of preference, the last exception line, the first
-// diagnostic at a location, the first with an error word and the first line (-1: none).
+// errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
+// preference, the last exception line, the first diagnostic at a location, the first with an error word and the
+// first line (-1: none). Only a line that may still be chosen is lower-cased.
 func errorCandidates(text string) (lines []string, at [4]int) {
-	at, lines = [4]int{-1, -1, -1, -1}, make([]string, 0, 8)
-	for _, l := range strings.Split(text, "\n") {
+	at, lines = [4]int{-1, -1, -1, -1}, strings.Split(text, "\n")
+	n := 0
+	for _, l := range lines {
 		l, ok := outputLine(l)
 		if !ok {
 			continue
 		}
-		i, worded := len(lines), containsAny(strings.ToLower(l), errWords)
-		lines = append(lines, l)
+		lines[n], n = l, n+1
 		if mayNameError(l) && exceptionRE.get().MatchString(l) {
-			at[0] = i
+			at[0] = n - 1
 		}
-		for k, is := range [3]bool{atLocation(l, worded), worded, true} {
-			if at[k+1] < 0 && is {
-				at[k+1] = i
-			}
+		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
+			at[1] = n - 1
+		}
+		if at[2] < 0 && errWorded(l) {
+			at[2] = n - 1
 		}
 	}
-	return lines, at
+	at[3] = min(0, n-1)
+	return lines[:n], at
 }
 
-// atLocation: a source location "path.ext:line" opens the line ("worker.go:42:3: …") or, in a line with an error
-// word, stands anywhere in it; a stack frame ("at f (app.js:3:9)") has neither.
-func atLocation(l string, worded bool) bool {
+func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords) }
+
+// location: a source location "path.ext:line" stands in l, and opens it ("worker.go:42:3: …"); a diagnostic is one
+// that opens its line or stands in a line with an error word — a stack frame ("at f (app.js:3:9)") is neither.
+func location(l string) (found, opens bool) {
 	for j := strings.IndexByte(l, ':'); j > 0 && j+1 < len(l); j = nextByte(l, j, ':') {
-		if start, ok := fileBefore(l, j); ok && (start == 0 || worded) {
-			return true
+		if start, ok := fileBefore(l, j); ok {
+			return true, start == 0
 		}
 	}
-	return false
+	return false, false
 }
 
 // fileBefore: the word ending at the colon l[j] is a file name with an extension ("pool.rs") and a line number follows.

@@ -290,37 +290,43 @@ func (st *State) classifyPrompt(p string) promptClass {
 // name the goal holds (4+ letters or capitals), returned lower-cased. It replaces the goal as a switch does (the old
 // one set aside) and drops the decisions naming the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
 func (st *State) correctedTerm(p string) string {
-	goal, ts := map[string]bool{}, terms(p)
-	for _, t := range terms(st.Task) {
-		goal[strings.ToLower(t)] = nameLike(t)
-	}
-	for i, t := range ts[:min(len(ts), 2)] {
-		pre, post := negationAt(t)
-		if pre && i > 0 && goal[strings.ToLower(ts[i-1])] {
-			return strings.ToLower(ts[i-1])
+	var ts [4]string // the opening is enough, and no allocation: this runs on every request
+	n := 0
+	eachTerm(p, func(t string) bool { ts[n], n = t, n+1; return n < len(ts) })
+	for i := range min(n, 2) {
+		pre, post := negationAt(ts[i])
+		lo, hi := i+1, min(n, i+3)
+		if pre && i > 0 {
+			lo, hi = i-1, i
+		} else if !post {
+			continue
 		}
-		for _, n := range ts[i+1 : min(len(ts), i+3)] {
-			if post && goal[strings.ToLower(n)] {
-				return strings.ToLower(n)
+		for _, c := range ts[lo:hi] {
+			if nameLike(c) && hasTerm(st.Task, c) {
+				return strings.ToLower(c)
 			}
 		}
 	}
 	return ""
 }
 
+// hasTerm: one of s's terms is t, whatever the case.
+func hasTerm(s, t string) (found bool) {
+	eachTerm(s, func(w string) bool { found = strings.EqualFold(w, t); return !found })
+	return found
+}
+
 // dropCorrected drops the decisions naming the term a correction takes back.
 func (st *State) dropCorrected(p string) {
 	if t := st.correctedTerm(p); t != "" {
-		st.Decided = slices.DeleteFunc(st.Decided, func(d string) bool {
-			return slices.ContainsFunc(terms(d), func(w string) bool { return strings.EqualFold(w, t) })
-		})
+		st.Decided = slices.DeleteFunc(st.Decided, func(d string) bool { return hasTerm(d, t) })
 	}
 }
 
 // negationAt: t negates the term before it (ja "…じゃなくて") or the terms after it ("nicht", "not", zh "不是…").
 func negationAt(t string) (pre, post bool) {
 	if !cjkString(t) {
-		return false, negations.has(strings.ToLower(t))
+		return false, slices.ContainsFunc(negations.list(), func(m string) bool { return strings.EqualFold(m, t) })
 	}
 	for _, m := range negations.list() {
 		pre, post = pre || strings.HasSuffix(t, m), post || strings.HasPrefix(t, m)
@@ -330,24 +336,32 @@ func negationAt(t string) (pre, post bool) {
 
 // nameLike: a term that names something — 4+ letters and no stop word, or in capitals ("CSV", "S3").
 func nameLike(t string) bool {
-	low := strings.ToLower(t)
-	return utf8.RuneCountInString(t) >= 4 && !slices.Contains(phrases("stop"), low) || len(t) >= 2 && low != t && strings.ToUpper(t) == t
+	if strings.IndexFunc(t, unicode.IsLower) < 0 && strings.IndexFunc(t, unicode.IsUpper) >= 0 {
+		return len(t) >= 2
+	}
+	return utf8.RuneCountInString(t) >= 4 && !slices.ContainsFunc(phrases("stop"), func(w string) bool { return strings.EqualFold(w, t) })
 }
 
-// terms splits at anything but letters and digits, and where a CJK run starts or ends ("JSONじゃなくてlogfmt": three).
-func terms(s string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
-		start, prev := 0, false
-		for i, r := range w {
-			if c := cjk(r); c != prev && i > 0 {
-				out, start = append(out, w[start:i]), i
+// eachTerm calls f with each term of s until f says stop: words split at anything but letters and digits, and
+// where a CJK run starts or ends ("JSONじゃなくてlogfmt": three terms).
+func eachTerm(s string, f func(string) bool) {
+	start, prev := -1, false
+	for i, r := range s {
+		word, c := unicode.IsLetter(r) || unicode.IsNumber(r), cjk(r)
+		if start >= 0 && (!word || c != prev) {
+			if !f(s[start:i]) {
+				return
 			}
-			prev = cjk(r)
+			start = -1
 		}
-		out = append(out, w[start:])
+		if word && start < 0 {
+			start = i
+		}
+		prev = c
 	}
-	return out
+	if start >= 0 {
+		f(s[start:])
+	}
 }
 
 // sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back.
