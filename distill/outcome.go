@@ -447,7 +447,8 @@ func coversPath(p, f string) bool {
 
 // resolveBy resolves failures whose segments cmd covers: all, the last (a
 // chain stops at the failing step) or the verification; a passing
-// verification also those whose files were edited since.
+// verification also those whose files were edited since, unless it ran
+// only a part of the failing one's target.
 func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
 	verify := isTestCmd(cmd)
@@ -460,10 +461,18 @@ func (st *State) resolveBy(cmd string) {
 			continue
 		}
 		fail := strings.Split(st.FailureKeys[i], " && ")
-		if segmentsCovered(pass, fail) || verify && st.editedAfter(f) {
+		if segmentsCovered(pass, fail) || verify && st.editedAfter(f) && !partial(pass, fail) {
 			f.Resolved = true
 		}
 	}
+}
+
+// partial: the passing command ran a failing segment's own tool on other or fewer paths (`pytest
+// tests/test_models.py` after `pytest tests/` failed in two files): it verified a part, not the failure.
+func partial(pass, fail []string) bool {
+	return slices.ContainsFunc(fail, func(s string) bool {
+		return slices.ContainsFunc(pass, func(p string) bool { return segTool(p) == segTool(s) && !covers(p, s) })
+	})
 }
 
 func segmentsCovered(pass, fail []string) bool {
