@@ -420,14 +420,15 @@ func segPaths(s string) []string {
 }
 
 // covers reports whether a passing segment ran the failing one's target:
-// the same tool on the same paths, a superset, or everything ("./...", ".").
+// the same tool on the same paths, a superset, or everything ("./...", ".",
+// or no path).
 func covers(pass, fail string) bool {
 	if segTool(pass) != segTool(fail) {
 		return false
 	}
 	pp, fp := segPaths(pass), segPaths(fail)
-	if len(fp) == 0 {
-		return true
+	if len(fp) == 0 { // a verification over everything (`npx jest`) is not covered by one over a part (`jest src/cart`)
+		return len(pp) == 0 || !isTestCmd(segTool(fail))
 	}
 	if len(pp) == 0 { // over everything counts for a verification (`pytest`), not `cat`
 		return isTestCmd(segTool(pass))
@@ -451,19 +452,18 @@ func coversPath(p, f string) bool {
 // only a part of the failing one's target.
 func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
-	verify := isTestCmd(cmd)
-	if verify {
-		st.LastPassSeq = st.Seq
-	}
+	verify, part := isTestCmd(cmd), false
 	for i := range st.Failures {
 		f := &st.Failures[i]
 		if f.Resolved || f.What == "model API" {
 			continue
 		}
 		fail := strings.Split(st.FailureKeys[i], " && ")
-		if segmentsCovered(pass, fail) || verify && st.editedAfter(f) && !partial(pass, fail) {
-			f.Resolved = true
-		}
+		covered, p := segmentsCovered(pass, fail), partial(pass, fail)
+		f.Resolved, part = covered || verify && st.editedAfter(f) && !p, part || p && !covered
+	}
+	if verify && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
+		st.LastPassSeq = st.Seq
 	}
 }
 
