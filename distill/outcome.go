@@ -202,7 +202,7 @@ func operatorWidth(s string, i int) int {
 // recorded, and no output but an exit line or the harness's bare "Error" (Claude Code 1.0 wrote only that for
 // `find … | xargs grep -l …`). Exit 1 is how these programs say "no lines selected" (POSIX grep); 2 is an error.
 func noMatch(cmd, text string, exit *int) bool {
-	if cmd == "" || exit != nil && *exit != 1 {
+	if cmd == "" || exit != nil && *exit != 1 || len(text) > 80 { // nothing found prints nothing, or "Error"
 		return false
 	}
 	for l := range strings.Lines(text) { // first: most failures print something, and this allocates nothing
@@ -459,8 +459,11 @@ func (st *State) resolveBy(cmd string) {
 			continue
 		}
 		fail := strings.Split(st.FailureKeys[i], " && ")
-		covered, p := segmentsCovered(pass, fail), partial(pass, fail)
-		f.Resolved, part = covered || verify && st.editedAfter(f) && !p, part || p && !covered
+		f.Resolved = segmentsCovered(pass, fail)
+		if !f.Resolved && verify {
+			p := partial(pass, fail)
+			f.Resolved, part = !p && st.editedAfter(f), part || p
+		}
 	}
 	if verify && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
