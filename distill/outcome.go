@@ -27,6 +27,7 @@ var (
 	// wrappers run another program: the key skips them.
 	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
+	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
 		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform"}
 )
@@ -87,9 +88,11 @@ func segmentArgs(prog string, f []string) string {
 		}
 		switch {
 		case sub && strings.Contains(a, "="): // git -c key=value commit
-		case sub:
+		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
 			parts = append(parts, a)
-			sub = false
+			// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
+			// run ruff` are four, whose passes fix nothing of the others
+			sub = len(parts) == 2 && slices.Contains(runners, a)
 		case strings.ContainsAny(a, "/."):
 			paths = append(paths, a)
 		}
@@ -291,27 +294,30 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 
 func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords) }
 
-// location: a source location "path.ext:line" stands in l, and opens it ("worker.go:42:3: …"); a diagnostic is one
-// that opens its line or stands in a line with an error word — a stack frame ("at f (app.js:3:9)") is neither.
+// location: a source location — "path.ext:line" (compilers, linters, panics), "path.ext(line,col)" (tsc, MSBuild)
+// or "path.ext (line:col)" (Rollup, Vite) — stands in l, and opens it ("worker.go:42:3: …"); a diagnostic is one that
+// opens its line or stands in a line with an error word — a stack frame ("at f (app.js:3:9)") is neither.
 func location(l string) (found, opens bool) {
-	for j := strings.IndexByte(l, ':'); j > 0 && j+1 < len(l); j = nextByte(l, j, ':') {
-		if start, ok := fileBefore(l, j); ok {
+	for j := strings.IndexAny(l, ":("); j > 0 && j+1 < len(l); j = nextAny(l, j, ":(") {
+		start, ok := fileBefore(l, strings.TrimRight(l[:j], " "), j)
+		if ok {
 			return true, start == 0
 		}
 	}
 	return false, false
 }
 
-// fileBefore: the word ending at the colon l[j] is a file name with an extension ("pool.rs") and a line number follows.
-func fileBefore(l string, j int) (start int, ok bool) {
-	start = strings.LastIndexAny(l[:j], " \t(\"'`") + 1
-	dot := strings.LastIndexByte(l[start:j], '.')
-	return start, l[j+1] >= '0' && l[j+1] <= '9' && dot > 0 && start+dot+1 < j && isLetter(l[start+dot+1])
+// fileBefore: the word ending head (l up to the ":" or "(" at j) is a file name with an extension ("pool.rs") and a
+// line number follows j.
+func fileBefore(l, head string, j int) (start int, ok bool) {
+	start = strings.LastIndexAny(head, " \t(\"'`") + 1
+	dot := strings.LastIndexByte(head[start:], '.')
+	return start, l[j+1] >= '0' && l[j+1] <= '9' && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
 }
 
-// nextByte is the index of the next c after j, -1 when none.
-func nextByte(l string, j int, c byte) int {
-	if k := strings.IndexByte(l[j+1:], c); k >= 0 {
+// nextAny is the index of the next of chars after j, -1 when none.
+func nextAny(l string, j int, chars string) int {
+	if k := strings.IndexAny(l[j+1:], chars); k >= 0 {
 		return j + 1 + k
 	}
 	return -1
@@ -470,13 +476,16 @@ func (st *State) resolveBy(cmd string) {
 	}
 }
 
-// partial: the passing command ran a failing segment's own tool on other or fewer paths (`pytest
-// tests/test_models.py` after `pytest tests/` failed in two files): it verified a part, not the failure.
+// partial: the passing command ran a failing segment's own program on other or fewer paths (`pytest
+// tests/test_models.py` after `pytest tests/` failed in two files) or another of its targets (`npm run lint` after
+// `npm run build`): it verified something else, not the failure.
 func partial(pass, fail []string) bool {
 	return slices.ContainsFunc(fail, func(s string) bool {
-		return slices.ContainsFunc(pass, func(p string) bool { return segTool(p) == segTool(s) && !covers(p, s) })
+		return slices.ContainsFunc(pass, func(p string) bool { return progOf(p) == progOf(s) && !covers(p, s) })
 	})
 }
+
+func progOf(seg string) string { p, _, _ := strings.Cut(segTool(seg), " "); return p }
 
 func segmentsCovered(pass, fail []string) bool {
 	all := true

@@ -15,6 +15,8 @@ func TestErrorLine(t *testing.T) {
 		"--- FAIL: TestPool (0.00s)\n    pool_test.go:12: want 4, got 3\nFAIL":                                           "pool_test.go:12: want 4, got 3",
 		"C:\\src\\app\\main.go:7:2: undefined: cfg":                                                                      "C:\\src\\app\\main.go:7:2: undefined: cfg",
 		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                             "expected 3 rows",
+		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
+		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":            "Exception in thread \"main\" java.lang.IllegalStateException: boom",
 	} {
 		if got := errorLine(in); got != want {
 			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)
@@ -29,6 +31,7 @@ func TestTargetKey(t *testing.T) {
 		{"go test ./pkg/... -run TestX -count=1", "go  test ./pkg/..."},
 		{"cd app && CI=1 npm test", "npm test"},
 		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
+		{"npm run build -- --watch", "npm run --silent build"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -39,6 +42,8 @@ func TestTargetKey(t *testing.T) {
 		{"go test ./...", "go build ./..."},
 		{"pytest tests/test_a.py", "pytest tests/test_b.py"},
 		{"npm test", "npm run lint"},
+		{"npm run build", "npm run lint"},
+		{"uv run pytest tests/", "uv run ruff check tests/"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
