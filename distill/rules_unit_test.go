@@ -156,3 +156,30 @@ func FuzzUserWordsAndLastWords(f *testing.F) {
 		_ = contrastChoice(s, strings.ToLower(s))
 	})
 }
+
+// FuzzFailureReaders: the readers this pass added over hostile tool output, commands and requests never panic:
+// the failure line (locations, a header joined to its next line), a search's no-match, a runner's target, the
+// term a correction takes back and a refused file named in a plan item.
+func FuzzFailureReaders(f *testing.F) {
+	for _, s := range []string{
+		"thread 'x' panicked at src/a.rs:8:9:\nassertion failed", "a.ts(14,3): error", "src/a.tsx (3:7): x", ":", "(",
+		"x.go:", "a.b(", "find . | xargs grep -l x", "npm run", "Halt, nicht CSV", "JSONじゃなくて", "不是", "Write /p/a.md",
+	} {
+		f.Add(s, "Bitte baue den CSV-Export, JSON")
+	}
+	f.Fuzz(func(t *testing.T, s, goal string) {
+		if e := errorLine(s); len(e) > 160+len("…") {
+			t.Fatalf("errorLine(%q) = %q: over the clip", s, e)
+		}
+		zero := 0
+		_, _ = noMatch(s, "", nil), noMatch(s, s, &zero)
+		_ = targetKey(s)
+		st := &State{Task: goal}
+		if c := st.correctedTerm(s); c != "" && !hasTerm(goal, c) {
+			t.Fatalf("correctedTerm(%q) = %q: not a term of %q", s, c, goal)
+		}
+		if f := namedFile(s, goal); f != "" && !strings.Contains(s, f) {
+			t.Fatalf("namedFile(%q) = %q", s, f)
+		}
+	})
+}
