@@ -681,13 +681,20 @@ func (st *State) addAnswer(q, answer string) {
 		return
 	}
 	line := clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160)
-	if startsWithAny(strings.ToLower(a), declineStarts.list()) {
-		// "No migration." after "Shall I write the migration?": the proposal is work the user refused, as a refused
-		// tool call is — never the next action, never to redo without asking.
-		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
-		return
-	}
 	st.addDecision(line)
+	if startsWithAny(strings.ToLower(a), declineStarts.list()) {
+		// "leave it for now" after "Shall I fix both?": the offer is work the user refused, as a refused tool call is
+		// — never the next action, never to redo without asking — unless the agent then works (keptDecline).
+		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+	}
+}
+
+// keptDecline: a tool call after a declined offer in the same turn ("No, remove it" then the removal) shows the
+// answer was an instruction: it stays a decision, not a stop.
+func (st *State) keptDecline() {
+	if n := len(st.Refused); st.StopSeq > 0 && n > 0 && strings.Contains(st.Refused[n-1].Text, " → ") {
+		st.Refused, st.StopSeq = st.Refused[:n-1], 0
+	}
 }
 
 // The reference patterns, each run only on lines holding its trigger (every

@@ -264,6 +264,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
 	st.Answered = true
+	st.keptDecline()
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
 	}
@@ -745,7 +746,11 @@ func (st *State) failedAfter(seq int64) bool {
 }
 
 func (st *State) listsInto(h *Handoff) {
-	h.Decisions = append([]string(nil), st.Decided...)
+	for _, d := range st.Decided { // a declined offer the turn then stopped at is under "Stopped by the user"
+		if !slices.ContainsFunc(st.Refused, func(r Note) bool { return r.Text == d }) {
+			h.Decisions = append(h.Decisions, d)
+		}
+	}
 	h.SetAside = append([]string(nil), st.SetAside...)
 	h.Plan = st.planChecked()
 	h.Refs = append([]string(nil), st.Refs...)
