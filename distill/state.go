@@ -78,10 +78,11 @@ type State struct {
 	Refused      []Note // never failures to retry
 	Interrupted  Note
 	// Evidence rows of the goal, the latest request and the last text (at LastTextSeq); LastPassSeq: the newest
-	// passing verification's Seq; PlanSession: the plan's writer's session; PendingCall: the newest call without a
+	// passing verification's Seq; AskSeq: the newest request's (not an acknowledgement's); PlanSession: the plan's writer's session; PendingCall: the newest call without a
 	// result (what an interruption stopped); StopSeq: the newest refusal's or interruption's Seq.
 	TaskRef, LatestRef, LastTextRef       Ref
 	LastTextSeq, LastPassSeq, PlanSession int64
+	AskSeq                                int64
 	PendingCall                           string
 	StopSeq                               int64
 	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the two run parallel (nil once an
@@ -193,6 +194,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	st.Fallback, st.FallbackAt = r.Text, at
 	st.taskRefs(class, r, taskBefore)
 	if class != promptAck {
+		st.AskSeq = st.Seq
 		st.addInstruction(r.Text, at, refOf(r))
 		st.Answered = false // an acknowledgement asks nothing new: the turn's next step stays
 	}
@@ -720,9 +722,10 @@ func namedFile(stop, text string) string {
 }
 
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
-// fixed, none is left, and the last verification passed after the last edit and before the agent's last words.
+// fixed, none is left, and the last verification passed after the last edit and the newest request and before the
+// agent's last words (a pass before "now also add an export command" verifies nothing of it).
 func (st *State) verifiedFix() bool {
-	if st.LastPassSeq == 0 || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 {
+	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 {
 		return false
 	}
 	for _, e := range st.Edits {
