@@ -28,8 +28,10 @@ var (
 	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
 	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
+	// interpreters run a script whose next word is its own subcommand: `python manage.py test` ≠ `… migrate`
+	interpreters = []string{"python", "node", "php", "ruby", "perl"}
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
-		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform"}
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl"}
 )
 
 const (
@@ -74,11 +76,11 @@ func segmentKey(seg string) (string, bool) {
 func segmentArgs(prog string, f []string) string {
 	parts := []string{prog}
 	var paths []string
-	sub := slices.Contains(subcommanded, prog)
+	sub, script := slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
 	for i, a := range f[1:] {
 		if strings.HasPrefix(a, "-") {
 			if prog == "python" && a == "-m" && i+2 < len(f) {
-				sub = true // python -m pytest: the module is the program
+				sub, script = true, false // python -m pytest: the module is the program
 			}
 			continue
 		}
@@ -91,8 +93,8 @@ func segmentArgs(prog string, f []string) string {
 		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
 			parts = append(parts, a)
 			// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
-			// run ruff` are four, whose passes fix nothing of the others
-			sub = len(parts) == 2 && slices.Contains(runners, a)
+			// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
+			sub = len(parts) == 2 && (script || slices.Contains(runners, a))
 		case strings.ContainsAny(a, "/."):
 			paths = append(paths, a)
 		}

@@ -32,6 +32,8 @@ func TestTargetKey(t *testing.T) {
 		{"cd app && CI=1 npm test", "npm test"},
 		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
 		{"npm run build -- --watch", "npm run --silent build"},
+		{"python -m pytest tests -q", "python -m pytest"},
+		{"python3 manage.py test blog.tests", "python manage.py test blog.tests --keepdb"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -44,6 +46,8 @@ func TestTargetKey(t *testing.T) {
 		{"npm test", "npm run lint"},
 		{"npm run build", "npm run lint"},
 		{"uv run pytest tests/", "uv run ruff check tests/"},
+		{"python manage.py test", "python manage.py migrate"},
+		{"php artisan test --filter=Invoice", "php artisan migrate"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {

@@ -15,8 +15,9 @@ import (
 // StateVersion changes with State's meaning or encoding (store.go); a stored state of another version is rebuilt. 1
 // was JSON; 3 added the goal/latest split, plan, references, action items, failure targets, errors, causes and
 // shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence;
-// 6 failure keys name a runner's program (`npm run build`, was `npm run`).
-const StateVersion = 6
+// 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
+// manage.py test`, was `python manage.py`).
+const StateVersion = 7
 
 // Bounds that keep a State small however long the project's history grows.
 const (
