@@ -36,6 +36,7 @@ var (
 
 const (
 	nextMarkers        phraseName = "next_marker" // beyond nextPhrases' English
+	intentMarkers      phraseName = "intent"      // "I'll add …": the agent's own step, announced
 	boilerplateMarkers phraseName = "boilerplate" // offers of help and sign-offs
 	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
 )
@@ -1093,6 +1094,7 @@ var nextRules = []struct {
 		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, true
 	}},
 	{"still failing", (*State).nextFailing},
+	{"announced step", (*State).nextAnnounced},
 	{"open question", func(st *State, _ *nextIn) (string, bool) {
 		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
 			return "Get the user's answer: " + qs[len(qs)-1], true
@@ -1156,6 +1158,21 @@ func (st *State) nextForward(*nextIn) (string, bool) {
 	}
 	n := st.forwardSentence(texts)
 	return n, n != ""
+}
+
+// nextAnnounced: the agent's closing words announce its own step ("Sure — I'll add an `export` subcommand") and no
+// tool call came after them: the step is still to take. One it went on to call was taken (LastCallSeq).
+func (st *State) nextAnnounced(*nextIn) (string, bool) {
+	if st.LastTextSeq <= st.LastCallSeq || st.LastTextSeq < st.AskSeq {
+		return "", false
+	}
+	next := ""
+	for _, s := range sentences(st.LastText) {
+		if containsAny(" "+strings.ToLower(s), intentMarkers.list()) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
+			next = s
+		}
+	}
+	return next, next != ""
 }
 
 func (st *State) nextCompletion(in *nextIn) (string, bool) {

@@ -16,7 +16,7 @@ import (
 // was JSON; 3 added the goal/latest split, plan, references, action items, failure targets, errors, causes and
 // shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence;
 // 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
-// manage.py test`, was `python manage.py`).
+// manage.py test`, was `python manage.py`), LastCallSeq.
 const StateVersion = 7
 
 // Bounds that keep a State small however long the project's history grows.
@@ -83,7 +83,7 @@ type State struct {
 	// result (what an interruption stopped); StopSeq: the newest refusal's or interruption's Seq.
 	TaskRef, LatestRef, LastTextRef       Ref
 	LastTextSeq, LastPassSeq, PlanSession int64
-	AskSeq                                int64
+	AskSeq, LastCallSeq                   int64 // LastCallSeq: the newest tool call's
 	PendingCall                           string
 	StopSeq                               int64
 	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the two run parallel (nil once an
@@ -266,7 +266,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 
 func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
-	st.Answered = true
+	st.Answered, st.LastCallSeq = true, st.Seq
 	st.keptDecline()
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
