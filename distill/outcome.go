@@ -26,10 +26,10 @@ import (
 var (
 	// wrappers run another program: the key skips them.
 	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
-	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
-	runners = []string{"run", "exec", "x", "dlx", "run-script"}
 	// interpreters run a script whose next word is its own subcommand: `python manage.py test` ≠ `… migrate`
 	interpreters = []string{"python", "node", "php", "ruby", "perl"}
+	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
+	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
 		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl"}
 )
