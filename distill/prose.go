@@ -770,11 +770,14 @@ func personMatches(text, low string) []string {
 }
 
 // references returns the references text names, in order. Code (fences and
-// `spans`) names none: @decorators, paths, versions.
-func references(text, low string) []string {
+// `spans`) names none: @decorators, paths, versions; toolTurn: no dates.
+func references(text, low string, toolTurn bool) []string {
 	var on [len(refFinders)]bool
 	anyOn := false
 	for i, f := range refFinders {
+		if f.date && toolTurn {
+			continue // a date the agent writes in a turn that ran tools is read off their output (an mtime, a log line)
+		}
 		if f.gate != nil {
 			on[i] = f.gate(text, low)
 		} else {
@@ -812,6 +815,7 @@ type refFinder struct {
 	line func(line string) bool
 	find func(line string) []string
 	re   *lazyRE // instead of find
+	date bool
 }
 
 func (f *refFinder) matches(line string) []string {
@@ -826,8 +830,8 @@ var refFinders = [...]refFinder{
 	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, re: &docRE},
 	{line: atGate, re: &atRE},
 	{line: citeGate, re: &citeRE},
-	{line: deDateGate, re: &deDateRE},
-	{line: dateGate, re: &dateRE},
+	{line: deDateGate, re: &deDateRE, date: true},
+	{line: dateGate, re: &dateRE, date: true},
 }
 
 func docGate(s, low string) bool { return strings.Contains(s, ".") && containsAny(low, docExts) }

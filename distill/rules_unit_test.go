@@ -90,10 +90,14 @@ func TestShellFiles(t *testing.T) {
 
 func TestReferences(t *testing.T) {
 	text := "Per Dr. Chen, see https://ex.org/a. Ping @anna-k or mail bob@ex.org.\n```py\n@my_decorator\ndef f(): pass\n```\nUse `@pytest.fixture` and @pkg/name."
-	got := references(text, strings.ToLower(text))
+	got := references(text, strings.ToLower(text), false)
 	want := []string{"Dr. Chen", "https://ex.org/a", "@anna-k", "bob@ex.org"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("references = %q; want %q", got, want)
+	}
+	dated := "Due 2026-03-01, see https://ex.org/b (Mar 3)."
+	if got := references(dated, strings.ToLower(dated), true); strings.Join(got, "|") != "https://ex.org/b" {
+		t.Errorf("a tool turn's references = %q; want the link only", got)
 	}
 }
 

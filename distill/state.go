@@ -205,7 +205,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// verbs are decisions (rule 2).
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low)
+	st.addProse(r.Text, low, false)
 }
 
 // answerTurn records the prompt as the answer to the last turn's last
@@ -253,7 +253,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 	st.Interrupted = Note{} // the agent went on after it
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, false, false)
-	st.addProse(r.Text, low)
+	st.addProse(r.Text, low, st.LastCallSeq > st.AskSeq)
 	if st.CauseKey != "" {
 		if c := causeSentence(r.Text, low); c != "" {
 			if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
@@ -447,8 +447,9 @@ func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
 func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
-func (st *State) addProse(text, low string) {
-	if refs := references(text, low); len(refs) > 0 {
+// addProse: toolTurn, the agent's text after a tool call of this turn.
+func (st *State) addProse(text, low string, toolTurn bool) {
+	if refs := references(text, low, toolTurn); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
 		for _, x := range refs {
 			st.addSource("r:"+x, st.RowRef)
