@@ -774,15 +774,8 @@ func personMatches(text, low string) []string {
 func references(text, low string, toolTurn bool) []string {
 	var on [len(refFinders)]bool
 	anyOn := false
-	for i, f := range refFinders {
-		if f.date && toolTurn {
-			continue // a date the agent writes in a turn that ran tools is read off their output (an mtime, a log line)
-		}
-		if f.gate != nil {
-			on[i] = f.gate(text, low)
-		} else {
-			on[i] = f.line(text)
-		}
+	for i := range refFinders {
+		on[i] = refFinders[i].on(text, low, toolTurn)
 		anyOn = anyOn || on[i]
 	}
 	hasPerson := containsAny(low, personTriggers.list())
@@ -816,6 +809,16 @@ type refFinder struct {
 	find func(line string) []string
 	re   *lazyRE // instead of find
 	date bool
+}
+
+func (f *refFinder) on(text, low string, toolTurn bool) bool {
+	switch {
+	case f.date && toolTurn: // a date the agent writes in a turn that ran tools is read off their output (an mtime)
+		return false
+	case f.gate != nil:
+		return f.gate(text, low)
+	}
+	return f.line(text)
 }
 
 func (f *refFinder) matches(line string) []string {
