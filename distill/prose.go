@@ -624,6 +624,9 @@ func (st *State) addDecision(s string) {
 	st.addSource("d:"+clip(s, 200), st.RowRef)
 }
 
+// Supersedes: decision s replaces earlier, as the fold decides (the decisions log drops what the fold dropped).
+func Supersedes(s, earlier string) bool { return supersedes(s, earlier, false) }
+
 // supersedes: s and earlier share two subject words (unless explicit), or
 // one when s says it replaces something.
 func supersedes(s, earlier string, explicit bool) bool {

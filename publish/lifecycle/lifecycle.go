@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -258,8 +259,11 @@ func decisionTexts(s ledger.Store, project string) (map[string]bool, error) {
 
 // addExtracted adds the fold's decisions the log lacks (a Stop re-renders
 // every turn, and most turns decide nothing new) and returns the log.
+// A new decision drops the logged extracted ones it supersedes that the fold no longer holds (distill's own rule:
+// "switch the cache to Redis" after "cache in memory"), as the fold dropped them.
 func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []ledger.Decision {
 	known, _ := decisionTexts(l, p.Root)
+	var added []string
 	for _, d := range extracted {
 		if known[d] {
 			continue
@@ -268,9 +272,14 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 			logf(p, "decisions log: %v", err)
 			break
 		}
+		added = append(added, d)
 	}
 	ds, _ := Decisions(l, p.Root)
-	return ds
+	return slices.DeleteFunc(ds, func(d ledger.Decision) bool {
+		old := len(added) > 0 && d.Source == ledger.DecisionExtracted && !slices.Contains(extracted, d.Text) &&
+			slices.ContainsFunc(added, func(a string) bool { return distill.Supersedes(a, d.Text) })
+		return old && DropDecision(l, p.Root, d.Text) == nil
+	})
 }
 
 // DropDecision marks a decision dropped (kept, so the extractor does not
