@@ -259,11 +259,9 @@ func decisionTexts(s ledger.Store, project string) (map[string]bool, error) {
 
 // addExtracted adds the fold's decisions the log lacks (a Stop re-renders
 // every turn, and most turns decide nothing new) and returns the log.
-// A new decision drops the logged extracted ones it supersedes that the fold no longer holds (distill's own rule:
-// "switch the cache to Redis" after "cache in memory"), as the fold dropped them.
 func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []ledger.Decision {
 	known, _ := decisionTexts(l, p.Root)
-	var added []string
+	added := false
 	for _, d := range extracted {
 		if known[d] {
 			continue
@@ -272,14 +270,22 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 			logf(p, "decisions log: %v", err)
 			break
 		}
-		added = append(added, d)
+		added = true
 	}
 	ds, _ := Decisions(l, p.Root)
-	return slices.DeleteFunc(ds, func(d ledger.Decision) bool {
-		old := len(added) > 0 && d.Source == ledger.DecisionExtracted && !slices.Contains(extracted, d.Text) &&
-			slices.ContainsFunc(added, func(a string) bool { return distill.Supersedes(a, d.Text) })
-		return old && DropDecision(l, p.Root, d.Text) == nil
-	})
+	if added {
+		ds = slices.DeleteFunc(ds, func(d ledger.Decision) bool { return superseded(l, p.Root, d, extracted) })
+	}
+	return ds
+}
+
+// superseded drops d, an extracted decision the fold no longer holds, when one it holds supersedes it (distill's
+// own rule: "switch the cache to Redis" after "cache in memory"): the log drops what the fold dropped.
+func superseded(l *ledger.Ledger, root string, d ledger.Decision, held []string) bool {
+	if d.Source != ledger.DecisionExtracted || slices.Contains(held, d.Text) {
+		return false
+	}
+	return slices.ContainsFunc(held, func(s string) bool { return distill.Supersedes(s, d.Text) }) && DropDecision(l, root, d.Text) == nil
 }
 
 // DropDecision marks a decision dropped (kept, so the extractor does not
