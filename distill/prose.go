@@ -578,7 +578,7 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if mayDecide(low) && decisionRE.get().MatchString(s) || containsAny(low, decisionMarkers.list()) {
+	if explicitDecision(s, low) {
 		return true
 	}
 	if contrastChoice(s, low) {
@@ -588,6 +588,18 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list())
+}
+
+func explicitDecision(s, low string) bool {
+	return mayDecide(low) && decisionRE.get().MatchString(s) || containsAny(low, decisionMarkers.list())
+}
+
+// proposal: the agent's contrast on a list line ("1. Call inject on release, not on every press") proposes a step
+// the user never accepted; no decision unless it says it was decided.
+func proposal(text, s string) bool {
+	i := strings.Index(text, s)
+	low := strings.ToLower(s)
+	return i >= 0 && listLine(strings.TrimSpace(text[strings.LastIndexByte(text[:i], '\n')+1:])) && !explicitDecision(s, low)
 }
 
 // contrastChoice: a choice against a short alternative without a marker
@@ -665,7 +677,7 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 		if goal && i == 0 {
 			continue // even worded "X statt Y": the Task line carries it
 		}
-		if isDecision(s, user || goal && i > 0) {
+		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s)) {
 			st.addDecision(s)
 		}
 	}
