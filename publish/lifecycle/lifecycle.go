@@ -261,7 +261,6 @@ func decisionTexts(s ledger.Store, project string) (map[string]bool, error) {
 // every turn, and most turns decide nothing new) and returns the log.
 func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []ledger.Decision {
 	known, _ := decisionTexts(l, p.Root)
-	added := false
 	for _, d := range extracted {
 		if known[d] {
 			continue
@@ -270,22 +269,25 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 			logf(p, "decisions log: %v", err)
 			break
 		}
-		added = true
+		dropSupersededBy(l, p.Root, d, extracted)
 	}
 	ds, _ := Decisions(l, p.Root)
-	if added {
-		ds = slices.DeleteFunc(ds, func(d ledger.Decision) bool { return superseded(l, p.Root, d, extracted) })
-	}
 	return ds
 }
 
-// superseded drops d, an extracted decision the fold no longer holds, when one it holds supersedes it (distill's
-// own rule: "switch the cache to Redis" after "cache in memory"): the log drops what the fold dropped.
-func superseded(l *ledger.Ledger, root string, d ledger.Decision, held []string) bool {
-	if d.Source != ledger.DecisionExtracted || slices.Contains(held, d.Text) {
-		return false
+// dropSupersededBy drops the logged decisions new decision d supersedes by distill's own rule ("switch the cache to
+// Redis" after "cache in memory"), extracted ones the fold no longer holds: the log drops what the fold dropped.
+func dropSupersededBy(l *ledger.Ledger, root, d string, held []string) {
+	ds, _ := Decisions(l, root)
+	for _, o := range ds {
+		if stale(o, held) && distill.Supersedes(d, o.Text) {
+			DropDecision(l, root, o.Text)
+		}
 	}
-	return slices.ContainsFunc(held, func(s string) bool { return distill.Supersedes(s, d.Text) }) && DropDecision(l, root, d.Text) == nil
+}
+
+func stale(d ledger.Decision, held []string) bool {
+	return d.Source == ledger.DecisionExtracted && !slices.Contains(held, d.Text)
 }
 
 // DropDecision marks a decision dropped (kept, so the extractor does not
