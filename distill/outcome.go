@@ -300,15 +300,27 @@ func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords)
 // location: a source location — "path.ext:line" (compilers, linters, panics), "path.ext(line,col)" (tsc, MSBuild)
 // or "path.ext (line:col)" (Rollup, Vite) — stands in l, and opens it ("worker.go:42:3: …"); a diagnostic is one that
 // opens its line or stands in a line with an error word — a stack frame ("at f (app.js:3:9)") is neither.
+// A tag before it opens it too ("e: file:///app/Api.kt:5:15: …" kotlinc, "[error] Main.scala:5:15: …" sbt); a bare
+// location ("test/room_test.exs:31", ExUnit's line under the test's name) opens nothing: the message is elsewhere.
 func location(l string) (found, opens bool) {
 	for j := strings.IndexAny(l, ":("); j > 0 && j+1 < len(l); j = nextAny(l, j, ":(") {
 		start, ok := fileBefore(l, strings.TrimRight(l[:j], " "), j)
 		if ok {
-			return true, start == 0
+			bare := strings.Trim(l[j:], ":0123456789") == ""
+			return true, !bare && (start == 0 || severityTag(l[:start]))
 		}
 	}
 	return false, false
 }
+
+// severityTag: one short word before a location, "e:" or "[error]", that is no lesser severity ("w:", "[info]").
+func severityTag(s string) bool {
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "[]:"))
+	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 &&
+		!slices.Contains(lesserSeverities, t)
+}
+
+var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hint", "v", "d", "debug"}
 
 // fileBefore: the word ending head (l up to the ":" or "(" at j) is a file name with an extension ("pool.rs") and a
 // line number follows j.

@@ -17,6 +17,8 @@ func TestErrorLine(t *testing.T) {
 		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                             "expected 3 rows",
 		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
 		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":            "Exception in thread \"main\" java.lang.IllegalStateException: boom",
+		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":            "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
+		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":          "** (KeyError) key :id not found",
 	} {
 		if got := errorLine(in); got != want {
 			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)
