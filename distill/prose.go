@@ -785,7 +785,7 @@ func personMatches(text, low string) []string {
 }
 
 // references returns the references text names, in order. Code (fences and
-// `spans`) names none: @decorators, paths, versions; toolTurn: no dates.
+// `spans`) names none: @decorators, paths, versions; toolTurn: no dates, handles or e-mails (offTool).
 func references(text, low string, toolTurn bool) []string {
 	var on [len(refFinders)]bool
 	anyOn := false
@@ -823,12 +823,14 @@ type refFinder struct {
 	line func(line string) bool
 	find func(line string) []string
 	re   *lazyRE // instead of find
-	date bool
+	// offTool: what a tool turn's text names is read off the tools' output or the code (an mtime, a log date, an
+	// @Observable attribute, a commit's e-mail), not a reference of the work.
+	offTool bool
 }
 
 func (f *refFinder) on(text, low string, toolTurn bool) bool {
 	switch {
-	case f.date && toolTurn: // a date the agent writes in a turn that ran tools is read off their output (an mtime)
+	case f.offTool && toolTurn:
 		return false
 	case f.gate != nil:
 		return f.gate(text, low)
@@ -846,10 +848,10 @@ func (f *refFinder) matches(line string) []string {
 var refFinders = [...]refFinder{
 	{gate: func(t, _ string) bool { return strings.Contains(t, "://") }, find: urls},
 	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, re: &docRE},
-	{line: atGate, re: &atRE},
+	{line: atGate, re: &atRE, offTool: true},
 	{line: citeGate, re: &citeRE},
-	{line: deDateGate, re: &deDateRE, date: true},
-	{line: dateGate, re: &dateRE, date: true},
+	{line: deDateGate, re: &deDateRE, offTool: true},
+	{line: dateGate, re: &dateRE, offTool: true},
 }
 
 func docGate(s, low string) bool { return strings.Contains(s, ".") && containsAny(low, docExts) }

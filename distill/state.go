@@ -680,8 +680,11 @@ func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 	return todos
 }
 
+// testFailedAfter: a test or build failed after seq and no later pass of its target fixed it (a build that failed
+// after one edit and passed after the next leaves neither file "failed after").
 func (st *State) testFailedAfter(seq int64) bool {
-	return slices.ContainsFunc(st.TestFails, func(s int64) bool { return s > seq })
+	return slices.ContainsFunc(st.TestFails, func(s int64) bool { return s > seq }) &&
+		slices.ContainsFunc(st.Failures, func(f Failure) bool { return f.Seq > seq && !f.Resolved && isTestCmd(f.What) })
 }
 
 func (st *State) failuresInto(h *Handoff) {
