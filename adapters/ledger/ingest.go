@@ -586,13 +586,28 @@ func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col 
 
 // saveCursor stores c unless the stored cursor of the same file is past it
 // (a slower concurrent snapshot may finish after a faster one), in one
-// statement where a lookup and an upsert were two.
+// statement where a lookup and an upsert were two. The session id is set
+// only by a second statement when the first changed nothing (the file moved
+// to another session, or nothing to store): naming it in the SET list made
+// SQLite rewrite its cursors_session entry, a page each hook.
 func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
-	return tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
+	q := `INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET %ssidechain = excluded.sidechain, offset = excluded.offset,
 			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated
-		WHERE NOT (cursors.ino = excluded.ino AND cursors.dev = excluded.dev AND cursors.offset > excluded.offset AND `+headPart("cursors.head")+` = `+headPart("excluded.head")+`)`,
-		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
+		WHERE NOT (cursors.ino = excluded.ino AND cursors.dev = excluded.dev AND cursors.offset > excluded.offset AND ` + headPart("cursors.head") + ` = ` + headPart("excluded.head") + `)`
+	args := []any{c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli()}
+	s, err := tx.prepare(fmt.Sprintf(q, "") + ` AND cursors.session_id = excluded.session_id`)
+	if err != nil {
+		return err
+	}
+	res, err := s.(driver.StmtExecContext).ExecContext(context.Background(), tx.bind(args))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		return nil
+	}
+	return tx.execOnce(fmt.Sprintf(q, "session_id = excluded.session_id, "), args...)
 }
 
 // saveCounters stores next_seq, keys_through and p's last activity and
@@ -740,7 +755,8 @@ type rowWriter struct {
 	next  int64
 	added int
 	stmts map[rowForm]driver.Stmt
-	upd   driver.Stmt
+	// a repeat's UPDATE: every column, or (kind and file path kept) the rest
+	upd, updText driver.Stmt
 }
 
 func (w *rowWriter) write(p *preparedRows) error {
@@ -753,11 +769,11 @@ func (w *rowWriter) write(p *preparedRows) error {
 	}
 	w.stmts = map[rowForm]driver.Stmt{}
 	for i, r := range p.rows {
-		seq, err := w.kw.find(r.Key, hs[i])
+		seq, old, err := w.kw.find(r.Key, hs[i])
 		if err == nil && seq == 0 {
 			err = w.insert(p, i, hs[i])
 		} else if err == nil {
-			err = w.update(p, i, seq)
+			err = w.update(p, i, seq, old)
 		}
 		if err != nil {
 			return err
@@ -782,18 +798,33 @@ func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
 	return nil
 }
 
-// update replaces the row at seq by a later copy whose text, kind or exit
-// code changed.
-func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
+// update replaces the row at seq (stored as old) by a later copy whose
+// text, kind or exit code changed. Its kind and file path, when the same,
+// stay out of the SET list: SQLite rewrites the rows_anchor entry of a row
+// whose UPDATE names a column the index reads, a page written for nothing.
+func (w *rowWriter) update(p *preparedRows, i int, seq int64, old storedRow) (err error) {
+	r := p.rows[i]
+	exit := exitValue(r.ExitCode)
+	if old.text == r.Text && old.kind == string(r.Kind) && old.exit == exit {
+		return nil
+	}
+	sc := r.Sidechain || w.b.Sidechain
+	if old.kind == string(r.Kind) && old.file == r.FilePath {
+		if w.updText == nil {
+			if w.updText, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, tool_name = ?, call_id = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+		WHERE session_id = ? AND seq = ?`); err != nil {
+				return err
+			}
+		}
+		return w.tx.exec(w.updText, p.ts[i], r.Role, r.ToolName, r.CallID, r.Command, exit, r.Text, sc, r.TokensUsed, r.TokensMax, w.sid, seq)
+	}
 	if w.upd == nil {
 		if w.upd, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
-		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`); err != nil {
+		WHERE session_id = ? AND seq = ?`); err != nil {
 			return err
 		}
 	}
-	r := p.rows[i]
-	exit := exitValue(r.ExitCode)
-	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
+	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, sc, r.TokensUsed, r.TokensMax, w.sid, seq)
 }
 
 // collapse keeps one entry per key, as the upsert would (a later copy that

@@ -279,34 +279,47 @@ func (w *keyWriter) prefetch(hs []int64) error {
 	return nil
 }
 
-// find returns the seq of the stored row with key (hash h), or 0.
-func (w *keyWriter) find(key string, h int64) (int64, error) {
+// storedRow is what a repeat's update compares with the later copy: the
+// stored row's text, kind, file path and exit code (nil: none).
+type storedRow struct {
+	text, kind, file string
+	exit             any
+}
+
+// find returns the seq of the stored row with key (hash h), or 0, and that
+// row as stored.
+func (w *keyWriter) find(key string, h int64) (int64, storedRow, error) {
 	w.buf = w.st.pending.seqsOf(w.buf[:0], h)
 	w.buf = append(w.buf, w.hits[h]...)
 	for _, seq := range w.buf {
-		if same, err := w.keyIs(seq, key); same || err != nil {
-			return seq, err
+		if old, same, err := w.keyIs(seq, key); same || err != nil {
+			return seq, old, err
 		}
 	}
-	return 0, nil
+	return 0, storedRow{}, nil
 }
 
 // keyIs reports whether the row at seq has key (not: a hash collision, or
-// gc removed it).
-func (w *keyWriter) keyIs(seq int64, key string) (bool, error) {
+// gc removed it), and returns the row read in the same lookup: a repeat
+// that changes nothing (Claude's usage lines of a message, re-read across
+// hooks: 46 of a benchmark Stop's 82 rows) then costs no UPDATE.
+func (w *keyWriter) keyIs(seq int64, key string) (storedRow, bool, error) {
 	if w.keyAt == nil {
 		var err error
-		if w.keyAt, err = w.tx.prepare(`SELECT key FROM rows WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND seq = ?`); err != nil {
-			return false, err
+		if w.keyAt, err = w.tx.prepare(`SELECT key, text, kind, file_path, exit_code FROM rows WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND seq = ?`); err != nil {
+			return storedRow{}, false, err
 		}
 	}
 	rows, err := w.tx.query(w.keyAt, seq)
 	if err != nil {
-		return false, err
+		return storedRow{}, false, err
 	}
 	defer rows.Close()
-	v := make([]driver.Value, 1)
-	return rows.Next(v) == nil && text(v[0]) == key, nil
+	v := make([]driver.Value, 5)
+	if rows.Next(v) != nil || text(v[0]) != key {
+		return storedRow{}, false, nil
+	}
+	return storedRow{text: text(v[1]), kind: text(v[2]), file: text(v[3]), exit: v[4]}, true, nil
 }
 
 // added records a new row's key: pending for a long read's batch
