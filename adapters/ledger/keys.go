@@ -380,11 +380,11 @@ func (w *keyWriter) writeRecent(next int64) error {
 // flushFromRows indexes at most n (all: -1) rows of session sid from seq
 // from on and returns the last seq it indexed (from-1: none).
 func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
-	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?`)
+	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ` + strconv.FormatInt(n, 10)) // a literal: see RowsAfter
 	if err != nil {
 		return 0, err
 	}
-	rows, err := tx.query(s, sid, from, n)
+	rows, err := tx.query(s, sid, from)
 	if err != nil {
 		return 0, err
 	}
