@@ -27,6 +27,7 @@ var (
 	// wrappers run another program: the key skips them.
 	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
+	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
 		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform"}
 )
@@ -66,7 +67,11 @@ func segmentKey(seg string) (string, bool) {
 	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
 		return "", false
 	}
-	prog := progName(f[0])
+	return segmentArgs(progName(f[0]), f), true
+}
+
+// segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
+func segmentArgs(prog string, f []string) string {
 	parts := []string{prog}
 	var paths []string
 	sub := slices.Contains(subcommanded, prog)
@@ -83,15 +88,17 @@ func segmentKey(seg string) (string, bool) {
 		}
 		switch {
 		case sub && strings.Contains(a, "="): // git -c key=value commit
-		case sub:
+		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
 			parts = append(parts, a)
-			sub = false
+			// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
+			// run ruff` are four, whose passes fix nothing of the others
+			sub = len(parts) == 2 && slices.Contains(runners, a)
 		case strings.ContainsAny(a, "/."):
 			paths = append(paths, a)
 		}
 	}
 	sort.Strings(paths)
-	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " "), true
+	return strings.Join(parts, " ") + "\t" + strings.Join(paths, " ")
 }
 
 // progName drops directory and version: python3.12 and python (node18 and
@@ -194,6 +201,33 @@ func operatorWidth(s string, i int) int {
 	return 1
 }
 
+// noMatch: a search that found nothing — its last step grep, rg, ag, ack or git grep (xargs runs it), exit 1 or none
+// recorded, and no output but an exit line or the harness's bare "Error" (Claude Code 1.0 wrote only that for
+// `find … | xargs grep -l …`). Exit 1 is how these programs say "no lines selected" (POSIX grep); 2 is an error.
+func noMatch(cmd, text string, exit *int) bool {
+	if cmd == "" || exit != nil && *exit != 1 || len(text) > 80 { // nothing found prints nothing, or "Error"
+		return false
+	}
+	for l := range strings.Lines(text) { // first: most failures print something, and this allocates nothing
+		if l, ok := outputLine(l); ok && !strings.EqualFold(l, "error") {
+			return false
+		}
+	}
+	segs := splitSegments(normCmd(cmd))
+	return len(segs) > 0 && searchStep(segs[len(segs)-1])
+}
+
+// searchStep: the segment runs a searcher, itself or through xargs.
+func searchStep(seg string) bool {
+	f := skipPrefixWords(cmdFields(seg))
+	for len(f) > 1 && (f[0] == "xargs" || strings.HasPrefix(f[0], "-")) {
+		f = f[1:]
+	}
+	return len(f) > 0 && (slices.Contains(searchers, progName(f[0])) || f[0] == "git" && len(f) > 1 && f[1] == "grep")
+}
+
+var searchers = []string{"grep", "egrep", "fgrep", "rg", "ag", "ack"}
+
 // toolKey keys a failing call without a command: the file it wrote, or the tool. Edit tools on one file are one
 // target: Claude's "File has not been read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later
 // succeeds (a real 1.0.98 session listed six such failures as open).
@@ -208,42 +242,88 @@ func toolKey(tool, path string) string {
 // "E   NameError: …" (pytest), "error[E0425]: …" (rustc), "panic: …".
 var exceptionRE = lazyRE{expr: `^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`}
 
-// errorLine: the last exception line (a traceback's last, never its
-// header), else the first with an error word, else the first.
+// errorLine: the last exception line (a traceback's last, never its header), else the first diagnostic at a source
+// location ("worker.go:42:3: loop variable captured", "thread 'main' panicked at src/pool.rs:88:9:": the compiler's,
+// linter's or panic's own line, never a summary like "Found 2 errors." or "test x ... FAILED"), else the first with an
+// error word, else the first. A line ending in ":" introduces its message: the next line is joined to it (Rust's
+// "panicked at …:" then the assertion, Node's "Expected values to be strictly equal:" then the values).
 func errorLine(text string) string {
 	if strings.Contains(text, `{"`) && strings.Contains(text, `"message"`) {
 		text = jsonErrorText(text)
 	}
-	var first, worded, exception string
-	for _, l := range strings.Split(text, "\n") {
+	lines, at := errorCandidates(text)
+	if len(lines) == 0 {
+		return ""
+	}
+	i := at[slices.IndexFunc(at[:], func(j int) bool { return j >= 0 })]
+	l := strings.TrimSpace(strings.TrimPrefix(lines[i], "E "))
+	switch {
+	case at[0] >= 0 && !strings.Contains(l, ":") && at[2] >= 0 && at[2] != i:
+		l = lines[at[2]] + " — " + l // a bare "AssertionError": the line naming the test says more
+	case strings.HasSuffix(l, ":") && i+1 < len(lines):
+		l += " " + lines[i+1]
+	}
+	return clip(l, 160)
+}
+
+// errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
+// preference, the last exception line, the first diagnostic at a location, the first with an error word and the
+// first line (-1: none). Only a line that may still be chosen is lower-cased.
+func errorCandidates(text string) (lines []string, at [4]int) {
+	at, lines = [4]int{-1, -1, -1, -1}, strings.Split(text, "\n")
+	n := 0
+	for _, l := range lines {
 		l, ok := outputLine(l)
 		if !ok {
 			continue
 		}
-		if first == "" {
-			first = l
-		}
+		lines[n], n = l, n+1
 		if mayNameError(l) && exceptionRE.get().MatchString(l) {
-			exception = strings.TrimSpace(strings.TrimPrefix(l, "E "))
+			at[0] = n - 1
 		}
-		if worded == "" && containsAny(strings.ToLower(l), errWords) {
-			worded = l
+		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
+			at[1] = n - 1
+		}
+		if at[2] < 0 && errWorded(l) {
+			at[2] = n - 1
 		}
 	}
-	return clip(pickErrorLine(first, worded, exception), 160)
+	at[3] = min(0, n-1)
+	return lines[:n], at
 }
 
-func pickErrorLine(first, worded, exception string) string {
-	switch {
-	case exception != "" && !strings.Contains(exception, ":") && worded != "" && worded != exception:
-		return worded + " — " + exception // a bare "AssertionError": the line naming the test says more
-	case exception != "":
-		return exception
-	case worded != "":
-		return worded
+func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords) }
+
+// location: a source location — "path.ext:line" (compilers, linters, panics), "path.ext(line,col)" (tsc, MSBuild)
+// or "path.ext (line:col)" (Rollup, Vite) — stands in l, and opens it ("worker.go:42:3: …"); a diagnostic is one that
+// opens its line or stands in a line with an error word — a stack frame ("at f (app.js:3:9)") is neither.
+func location(l string) (found, opens bool) {
+	for j := strings.IndexAny(l, ":("); j > 0 && j+1 < len(l); j = nextAny(l, j, ":(") {
+		start, ok := fileBefore(l, strings.TrimRight(l[:j], " "), j)
+		if ok {
+			return true, start == 0
+		}
 	}
-	return first
+	return false, false
 }
+
+// fileBefore: the word ending head (l up to the ":" or "(" at j) is a file name with an extension ("pool.rs") and a
+// line number follows j.
+func fileBefore(l, head string, j int) (start int, ok bool) {
+	start = strings.LastIndexAny(head, " \t(\"'`") + 1
+	dot := strings.LastIndexByte(head[start:], '.')
+	return start, l[j+1] >= '0' && l[j+1] <= '9' && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
+}
+
+// nextAny is the index of the next of chars after j, -1 when none.
+func nextAny(l string, j int, chars string) int {
+	if k := strings.IndexAny(l[j+1:], chars); k >= 0 {
+		return j + 1 + k
+	}
+	return -1
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // outputLine cleans a line of output; !ok: it names no error (empty, an exit
 // status, "Output:", "Wall time:", a traceback's header or frames).
@@ -346,14 +426,15 @@ func segPaths(s string) []string {
 }
 
 // covers reports whether a passing segment ran the failing one's target:
-// the same tool on the same paths, a superset, or everything ("./...", ".").
+// the same tool on the same paths, a superset, or everything ("./...", ".",
+// or no path).
 func covers(pass, fail string) bool {
 	if segTool(pass) != segTool(fail) {
 		return false
 	}
 	pp, fp := segPaths(pass), segPaths(fail)
-	if len(fp) == 0 {
-		return true
+	if len(fp) == 0 { // a verification over everything (`npx jest`) is not covered by one over a part (`jest src/cart`)
+		return len(pp) == 0 || !isTestCmd(segTool(fail))
 	}
 	if len(pp) == 0 { // over everything counts for a verification (`pytest`), not `cat`
 		return isTestCmd(segTool(pass))
@@ -373,24 +454,38 @@ func coversPath(p, f string) bool {
 
 // resolveBy resolves failures whose segments cmd covers: all, the last (a
 // chain stops at the failing step) or the verification; a passing
-// verification also those whose files were edited since.
+// verification also those whose files were edited since, unless it ran
+// only a part of the failing one's target.
 func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
-	verify := isTestCmd(cmd)
-	if verify {
-		st.LastPassSeq = st.Seq
-	}
+	verify, part := isTestCmd(cmd), false
 	for i := range st.Failures {
 		f := &st.Failures[i]
 		if f.Resolved || f.What == "model API" {
 			continue
 		}
 		fail := strings.Split(st.FailureKeys[i], " && ")
-		if segmentsCovered(pass, fail) || verify && st.editedAfter(f) {
-			f.Resolved = true
+		f.Resolved = segmentsCovered(pass, fail)
+		if !f.Resolved && verify {
+			p := partial(pass, fail)
+			f.Resolved, part = !p && st.editedAfter(f), part || p
 		}
 	}
+	if verify && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
+		st.LastPassSeq = st.Seq
+	}
 }
+
+// partial: the passing command ran a failing segment's own program on other or fewer paths (`pytest
+// tests/test_models.py` after `pytest tests/` failed in two files) or another of its targets (`npm run lint` after
+// `npm run build`): it verified something else, not the failure.
+func partial(pass, fail []string) bool {
+	return slices.ContainsFunc(fail, func(s string) bool {
+		return slices.ContainsFunc(pass, func(p string) bool { return progOf(p) == progOf(s) && !covers(p, s) })
+	})
+}
+
+func progOf(seg string) string { p, _, _ := strings.Cut(segTool(seg), " "); return p }
 
 func segmentsCovered(pass, fail []string) bool {
 	all := true

@@ -22,8 +22,8 @@ package distill
 // Decisions, so the next agent does not re-debate them: a sentence that (1) says so ("we decided/chose/will use", "X
 // instead of Y", lang/ decision); (2) a user's sentence opening with a choice verb ("use X", "don't add Z", "不要 …");
 // (3) the user's statement answering the assistant's question ("„heute“ serverseitig" after "Where should 'today' be
-// computed?"). A later one supersedes one sharing two content words, or one when it says it replaces ("instead of",
-// "statt", "вместо", "而不是").
+// computed?"); one declining it ("no", "lass es", "不用") makes the proposal refused work instead. A later one
+// supersedes one sharing two content words, or one when it says it replaces ("instead of", "statt", "вместо", "而不是").
 //
 // References and action items serve prose work (research, writing): sources named (URLs, documents, people, dates)
 // and commitments ("send the deck to Anna by Friday").
@@ -73,6 +73,8 @@ const (
 	notSubject       phraseName = "not_subject" // stems of markers and function words: no subject
 	actionMarkers    phraseName = "action"
 	personTriggers   phraseName = "person"
+	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
+	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -266,7 +268,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()):
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || st.correctedTerm(p) != "":
 		return promptSwitch
 	case isQuestion(p):
 		return promptFollowUp
@@ -277,10 +279,94 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptFollowUp
 	case st.GoalWeak && promptSize(p) >= weakWords:
 		return promptGoal
-	case startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low):
+	case st.sequenceNewTask(p, low):
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// correctedTerm: the request opens by taking a term of the goal back ("Halt, nicht CSV — als Excel", "Not the signup
+// form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV"): a negation (lang/ negation) first or second, next to a
+// name the goal holds (4+ letters or capitals), returned lower-cased. It replaces the goal as a switch does (the old
+// one set aside) and drops the decisions naming the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
+func (st *State) correctedTerm(p string) string {
+	var ts [4]string // the opening is enough, and no allocation: this runs on every request
+	n := 0
+	eachTerm(p, func(t string) bool { ts[n], n = t, n+1; return n < len(ts) })
+	for i := range min(n, 2) {
+		pre, post := negationAt(ts[i])
+		lo, hi := i+1, min(n, i+3)
+		if pre && i > 0 {
+			lo, hi = i-1, i
+		} else if !post {
+			continue
+		}
+		for _, c := range ts[lo:hi] {
+			if nameLike(c) && hasTerm(st.Task, c) {
+				return strings.ToLower(c)
+			}
+		}
+	}
+	return ""
+}
+
+// hasTerm: one of s's terms is t, whatever the case.
+func hasTerm(s, t string) (found bool) {
+	eachTerm(s, func(w string) bool { found = strings.EqualFold(w, t); return !found })
+	return found
+}
+
+// dropCorrected drops the decisions naming the term a correction takes back.
+func (st *State) dropCorrected(p string) {
+	if t := st.correctedTerm(p); t != "" {
+		st.Decided = slices.DeleteFunc(st.Decided, func(d string) bool { return hasTerm(d, t) })
+	}
+}
+
+// negationAt: t negates the term before it (ja "…じゃなくて") or the terms after it ("nicht", "not", zh "不是…").
+func negationAt(t string) (pre, post bool) {
+	if !cjkString(t) {
+		return false, slices.ContainsFunc(negations.list(), func(m string) bool { return strings.EqualFold(m, t) })
+	}
+	for _, m := range negations.list() {
+		pre, post = pre || strings.HasSuffix(t, m), post || strings.HasPrefix(t, m)
+	}
+	return pre, post
+}
+
+// nameLike: a term that names something — 4+ letters and no stop word, or in capitals ("CSV", "S3").
+func nameLike(t string) bool {
+	if strings.IndexFunc(t, unicode.IsLower) < 0 && strings.IndexFunc(t, unicode.IsUpper) >= 0 {
+		return len(t) >= 2
+	}
+	return utf8.RuneCountInString(t) >= 4 && !slices.ContainsFunc(phrases("stop"), func(w string) bool { return strings.EqualFold(w, t) })
+}
+
+// eachTerm calls f with each term of s until f says stop: words split at anything but letters and digits, and
+// where a CJK run starts or ends ("JSONじゃなくてlogfmt": three terms).
+func eachTerm(s string, f func(string) bool) {
+	start, prev := -1, false
+	for i, r := range s {
+		word, c := unicode.IsLetter(r) || unicode.IsNumber(r), cjk(r)
+		if start >= 0 && (!word || c != prev) {
+			if !f(s[start:i]) {
+				return
+			}
+			start = -1
+		}
+		if word && start < 0 {
+			start = i
+		}
+		prev = c
+	}
+	if start >= 0 {
+		f(s[start:])
+	}
+}
+
+// sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back.
+func (st *State) sequenceNewTask(p, low string) bool {
+	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low)
 }
 
 func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
@@ -372,6 +458,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptSwitch:
+		st.dropCorrected(p)
 		if st.Task != "" && st.Task != p {
 			st.setAside()
 		}
@@ -593,7 +680,21 @@ func (st *State) addAnswer(q, answer string) {
 	} else if promptSize(answer) > 40 {
 		return
 	}
-	st.addDecision(clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160))
+	line := clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160)
+	st.addDecision(line)
+	if startsWithAny(strings.ToLower(a), declineStarts.list()) {
+		// "leave it for now" after "Shall I fix both?": the offer is work the user refused, as a refused tool call is
+		// — never the next action, never to redo without asking — unless the agent then works (keptDecline).
+		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+	}
+}
+
+// keptDecline: a tool call after a declined offer in the same turn ("No, remove it" then the removal) shows the
+// answer was an instruction: it stays a decision, not a stop.
+func (st *State) keptDecline() {
+	if n := len(st.Refused); st.StopSeq > 0 && n > 0 && strings.Contains(st.Refused[n-1].Text, " → ") {
+		st.Refused, st.StopSeq = st.Refused[:n-1], 0
+	}
 }
 
 // The reference patterns, each run only on lines holding its trigger (every

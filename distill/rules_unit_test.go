@@ -12,6 +12,11 @@ func TestErrorLine(t *testing.T) {
 		"E       NameError: name 'User' is not defined":                                                                  "NameError: name 'User' is not defined",
 		"ls: cannot access 'tests/': No such file or directory":                                                          "ls: cannot access 'tests/': No such file or directory",
 		"error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5":                                        "error[E0425]: cannot find value `x` in this scope",
+		"--- FAIL: TestPool (0.00s)\n    pool_test.go:12: want 4, got 3\nFAIL":                                           "pool_test.go:12: want 4, got 3",
+		"C:\\src\\app\\main.go:7:2: undefined: cfg":                                                                      "C:\\src\\app\\main.go:7:2: undefined: cfg",
+		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                             "expected 3 rows",
+		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
+		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":            "Exception in thread \"main\" java.lang.IllegalStateException: boom",
 	} {
 		if got := errorLine(in); got != want {
 			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)
@@ -26,6 +31,7 @@ func TestTargetKey(t *testing.T) {
 		{"go test ./pkg/... -run TestX -count=1", "go  test ./pkg/..."},
 		{"cd app && CI=1 npm test", "npm test"},
 		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
+		{"npm run build -- --watch", "npm run --silent build"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -36,6 +42,8 @@ func TestTargetKey(t *testing.T) {
 		{"go test ./...", "go build ./..."},
 		{"pytest tests/test_a.py", "pytest tests/test_b.py"},
 		{"npm test", "npm run lint"},
+		{"npm run build", "npm run lint"},
+		{"uv run pytest tests/", "uv run ruff check tests/"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
@@ -146,5 +154,32 @@ func FuzzUserWordsAndLastWords(f *testing.F) {
 			}
 		}
 		_ = contrastChoice(s, strings.ToLower(s))
+	})
+}
+
+// FuzzFailureReaders: the readers this pass added over hostile tool output, commands and requests never panic:
+// the failure line (locations, a header joined to its next line), a search's no-match, a runner's target, the
+// term a correction takes back and a refused file named in a plan item.
+func FuzzFailureReaders(f *testing.F) {
+	for _, s := range []string{
+		"thread 'x' panicked at src/a.rs:8:9:\nassertion failed", "a.ts(14,3): error", "src/a.tsx (3:7): x", ":", "(",
+		"x.go:", "a.b(", "find . | xargs grep -l x", "npm run", "Halt, nicht CSV", "JSONじゃなくて", "不是", "Write /p/a.md",
+	} {
+		f.Add(s, "Bitte baue den CSV-Export, JSON")
+	}
+	f.Fuzz(func(t *testing.T, s, goal string) {
+		if e := errorLine(s); len(e) > 160+len("…") {
+			t.Fatalf("errorLine(%q) = %q: over the clip", s, e)
+		}
+		zero := 0
+		_, _ = noMatch(s, "", nil), noMatch(s, s, &zero)
+		_ = targetKey(s)
+		st := &State{Task: goal}
+		if c := st.correctedTerm(s); c != "" && !hasTerm(goal, c) {
+			t.Fatalf("correctedTerm(%q) = %q: not a term of %q", s, c, goal)
+		}
+		if f := namedFile(s, goal); f != "" && !strings.Contains(s, f) {
+			t.Fatalf("namedFile(%q) = %q", s, f)
+		}
 	})
 }

@@ -1,6 +1,7 @@
 package distill
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -13,8 +14,9 @@ import (
 
 // StateVersion changes with State's meaning or encoding (store.go); a stored state of another version is rebuilt. 1
 // was JSON; 3 added the goal/latest split, plan, references, action items, failure targets, errors, causes and
-// shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence.
-const StateVersion = 5
+// shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence;
+// 6 failure keys name a runner's program (`npm run build`, was `npm run`).
+const StateVersion = 6
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -76,10 +78,11 @@ type State struct {
 	Refused      []Note // never failures to retry
 	Interrupted  Note
 	// Evidence rows of the goal, the latest request and the last text (at LastTextSeq); LastPassSeq: the newest
-	// passing verification's Seq; PlanSession: the plan's writer's session; PendingCall: the newest call without a
+	// passing verification's Seq; AskSeq: the newest request's (not an acknowledgement's); PlanSession: the plan's writer's session; PendingCall: the newest call without a
 	// result (what an interruption stopped); StopSeq: the newest refusal's or interruption's Seq.
 	TaskRef, LatestRef, LastTextRef       Ref
 	LastTextSeq, LastPassSeq, PlanSession int64
+	AskSeq                                int64
 	PendingCall                           string
 	StopSeq                               int64
 	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the two run parallel (nil once an
@@ -176,7 +179,9 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	r2.Text = text
 	r = &r2
 	st.Prompts++
-	st.StopSeq = 0 // a stop before this request is not this turn's
+	// A stop before this request is not this turn's, nor is a call of an earlier turn still running in it (a
+	// Codex patch_apply_end has no result row: a turn_aborted after the next prompt named that old patch).
+	st.StopSeq, st.PendingCall = 0, ""
 	// After a compaction or in another session "continue" resumes, it does
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
@@ -189,6 +194,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	st.Fallback, st.FallbackAt = r.Text, at
 	st.taskRefs(class, r, taskBefore)
 	if class != promptAck {
+		st.AskSeq = st.Seq
 		st.addInstruction(r.Text, at, refOf(r))
 		st.Answered = false // an acknowledgement asks nothing new: the turn's next step stays
 	}
@@ -260,6 +266,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
 	st.Answered = true
+	st.keptDecline()
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
 	}
@@ -347,6 +354,9 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 		return
 	}
 	what, cmd, path := st.failedCall(key, r)
+	if noMatch(cmd, r.Text, r.ExitCode) {
+		return // a search that found nothing answered its question: nothing failed, nothing to retry
+	}
 	k := toolKey(what, path)
 	if cmd != "" {
 		what, k = cmd, targetKey(cmd)
@@ -486,17 +496,7 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
-	desc := "the turn"
-	switch {
-	case ok && c.Command != "":
-		desc = c.Command
-	case ok:
-		desc = strings.TrimSpace(c.ToolName + " " + c.FilePath)
-	case r.Command != "":
-		desc = r.Command
-	case r.ToolName != "":
-		desc = strings.TrimSpace(r.ToolName + " " + r.FilePath)
-	}
+	desc := st.stoppedWhat(r, c, ok)
 	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
 	st.StopSeq = st.Seq
 	if kind == "refusal" {
@@ -504,6 +504,23 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 		return
 	}
 	st.Interrupted = n
+}
+
+// stoppedWhat names what a stop stopped: its call (c, when ok), the row's own, else the turn by its request.
+func (st *State) stoppedWhat(r *ledger.Row, c Call, ok bool) string {
+	switch {
+	case ok && c.Command != "":
+		return c.Command
+	case ok:
+		return strings.TrimSpace(c.ToolName + " " + c.FilePath)
+	case r.Command != "":
+		return r.Command
+	case r.ToolName != "":
+		return strings.TrimSpace(r.ToolName + " " + r.FilePath)
+	case cmp.Or(st.Latest, st.Task) != "":
+		return "the turn (request: " + clip(oneLine(cmp.Or(st.Latest, st.Task)), 120) + ")" // the user's words
+	}
+	return "the turn"
 }
 
 func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
@@ -656,7 +673,7 @@ func (st *State) testFailedAfter(seq int64) bool {
 }
 
 func (st *State) failuresInto(h *Handoff) {
-	h.Completed = st.LastTextSeq > 0 && completed(st.LastText) && !st.failedAfter(st.LastTextSeq)
+	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
 		if h.Completed && st.leftBehind(f) {
@@ -672,6 +689,53 @@ func (st *State) failuresInto(h *Handoff) {
 	}
 }
 
+// planChecked is the plan with a done item that names a file the user refused to let the agent write, and that the
+// session never wrote, marked so: the tick is the agent's claim, the refusal the evidence ("[x] Create CLAUDE.md"
+// after the user refused the Write).
+func (st *State) planChecked() []PlanItem {
+	plan := append([]PlanItem(nil), st.Plan...)
+	for i, p := range plan {
+		for _, r := range st.Refused {
+			if f := namedFile(r.Text, p.Text); p.Done && f != "" && !st.wrote(f) {
+				plan[i].Text += " — not done: the user refused " + r.Text
+				break
+			}
+		}
+	}
+	return plan
+}
+
+// wrote: an edit of path whose call did not fail.
+func (st *State) wrote(path string) bool {
+	return slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Path == path && !st.FailedCalls[e.Call] })
+}
+
+// namedFile is the path in a stop's text ("Write /p/CLAUDE.md") whose file name (a dot in it, 4+ bytes) text names.
+func namedFile(stop, text string) string {
+	for _, w := range strings.Fields(stop) {
+		base := w[strings.LastIndexAny(w, `/\`)+1:]
+		if len(base) >= 4 && strings.Contains(base, ".") && strings.Contains(text, base) {
+			return w
+		}
+	}
+	return ""
+}
+
+// verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
+// fixed, none is left, and the last verification passed after the last edit and the newest request and before the
+// agent's last words (a pass before "now also add an export command" verifies nothing of it).
+func (st *State) verifiedFix() bool {
+	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 {
+		return false
+	}
+	for _, e := range st.Edits {
+		if e.Seq > st.LastPassSeq {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+}
+
 // leftBehind: after completion with nothing failing since, a failure before
 // the last words is an approach left behind; a failing verification needs a
 // pass since ("I've updated the parser" over a red test is a claim).
@@ -685,9 +749,13 @@ func (st *State) failedAfter(seq int64) bool {
 }
 
 func (st *State) listsInto(h *Handoff) {
-	h.Decisions = append([]string(nil), st.Decided...)
+	for _, d := range st.Decided { // a declined offer the turn then stopped at is under "Stopped by the user"
+		if !slices.ContainsFunc(st.Refused, func(r Note) bool { return r.Text == d }) {
+			h.Decisions = append(h.Decisions, d)
+		}
+	}
 	h.SetAside = append([]string(nil), st.SetAside...)
-	h.Plan = append([]PlanItem(nil), st.Plan...)
+	h.Plan = st.planChecked()
 	h.Refs = append([]string(nil), st.Refs...)
 	for _, a := range st.Actions {
 		// The goal or latest request restated as an action item says nothing
@@ -767,7 +835,7 @@ func (st *State) evidenceInto(h *Handoff) {
 	add("Next action", h.Next, h.NextRule, st.nextRefs(h)...)
 	add("Last words", h.LastWords, "the closing paragraph of the last assistant message", st.LastTextRef)
 	for i, r := range st.Refused {
-		add("Stopped by the user", h.Refused[i], "a tool call the user refused", r.Refs...)
+		add("Stopped by the user", h.Refused[i], "a tool call the user refused, or a proposal they declined", r.Refs...)
 	}
 	add("Stopped by the user", h.Interrupted, "the user interrupted the turn", st.Interrupted.Refs...)
 	for _, f := range h.Failures {

@@ -352,6 +352,7 @@ func (c *codec) state(st *State) {
 	c.ref(&st.LastTextRef)
 	c.varint(&st.LastTextSeq)
 	c.varint(&st.LastPassSeq)
+	c.varint(&st.AskSeq)
 	c.varint(&st.PlanSession)
 	c.str(&st.PendingCall)
 	c.varint(&st.StopSeq)

@@ -302,3 +302,27 @@ func FuzzPackObject(f *testing.F) {
 		}
 	})
 }
+
+// TestCommitsSinceAroundOld: a branch forked before the handoff's commit
+// (not at it) and merged after: its commits are new, and so are none of
+// the commits before the handoff that the walk reaches around it.
+func TestCommitsSinceAroundOld(t *testing.T) {
+	dir := hostileRepo(t)
+	base := gitOut(t, dir, "rev-parse", "HEAD")
+	commitN(t, dir, 3, "before")
+	old := gitOut(t, dir, "rev-parse", "--short=7", "HEAD")
+	commitN(t, dir, 2, "after")
+	run(t, dir, "checkout", "-q", "-b", "side", base)
+	commitN(t, dir, 4, "side")
+	run(t, dir, "checkout", "-q", "main")
+	run(t, dir, "merge", "-q", "--no-edit", "side")
+	want, _ := strconv.Atoi(gitOut(t, dir, "rev-list", "--count", old+"..HEAD"))
+	for _, gc := range []bool{false, true} {
+		if gc {
+			run(t, dir, "gc", "-q")
+		}
+		if c := since(dir, old); !c.Known || c.N != want {
+			t.Errorf("packed %v: %+v, want %d (git rev-list)", gc, c, want)
+		}
+	}
+}
