@@ -277,12 +277,12 @@ type fullBatch struct {
 // returns the last, partial batch and the first write error. One full batch
 // waits while another is written and a third filled (~3 MB each; a second
 // waiting one bought no speed); written batches come back through free
-// (fresh ones meant page faults and GC).
+// (fresh ones meant page faults and GC). The writer starts with the first
+// full batch: a hook's few new lines make none.
 func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
-	full := make(chan fullBatch, 1)
+	var full chan fullBatch
 	free := make(chan []adapters.Row, 2)
-	done := make(chan error)
-	go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
+	done := make(chan error, 1)
 	var batch []adapters.Row
 	for {
 		if batch = readRows(tl, lp, t, o.Progress, batch); len(batch) < batchRows {
@@ -291,12 +291,19 @@ func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref Ses
 		b := fullBatch{rows: batch}
 		o.prepare(batch, &b.Found, ref)
 		b.prep = prepareRows(batch, t.Sidechain, o.Now)
+		if full == nil {
+			full = make(chan fullBatch, 1)
+			go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
+		}
 		full <- b
 		select {
 		case batch = <-free:
 		default:
 			batch = make([]adapters.Row, 0, batchRows)
 		}
+	}
+	if full == nil {
+		return batch, nil
 	}
 	close(full)
 	return batch, <-done
