@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -280,9 +281,14 @@ type fullBatch struct {
 // (fresh ones meant page faults and GC). The writer starts with the first
 // full batch: a hook's few new lines make none.
 func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
-	var full chan fullBatch
+	full := make(chan fullBatch, 1)
 	free := make(chan []adapters.Row, 2)
 	done := make(chan error, 1)
+	done <- nil // the result while no writer started
+	start := sync.OnceFunc(func() {
+		<-done
+		go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
+	})
 	var batch []adapters.Row
 	for {
 		if batch = readRows(tl, lp, t, o.Progress, batch); len(batch) < batchRows {
@@ -291,19 +297,13 @@ func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref Ses
 		b := fullBatch{rows: batch}
 		o.prepare(batch, &b.Found, ref)
 		b.prep = prepareRows(batch, t.Sidechain, o.Now)
-		if full == nil {
-			full = make(chan fullBatch, 1)
-			go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
-		}
+		start()
 		full <- b
 		select {
 		case batch = <-free:
 		default:
 			batch = make([]adapters.Row, 0, batchRows)
 		}
-	}
-	if full == nil {
-		return batch, nil
 	}
 	close(full)
 	return batch, <-done
@@ -594,25 +594,18 @@ func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col 
 // saveCursor stores c unless the stored cursor of the same file is past it
 // (a slower concurrent snapshot may finish after a faster one), in one
 // statement where a lookup and an upsert were two. The session id is set
-// only by a second statement when the first changed nothing (the file moved
-// to another session, or nothing to store): naming it in the SET list made
-// SQLite rewrite its cursors_session entry, a page each hook.
+// only by a second, whole statement when the first changed nothing (the
+// file moved to another session, nothing to store, or it failed): naming it
+// in the SET list made SQLite rewrite its cursors_session entry, a page each
+// hook.
 func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
 	q := `INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET %ssidechain = excluded.sidechain, offset = excluded.offset,
 			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated
 		WHERE NOT (cursors.ino = excluded.ino AND cursors.dev = excluded.dev AND cursors.offset > excluded.offset AND ` + headPart("cursors.head") + ` = ` + headPart("excluded.head") + `)`
 	args := []any{c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli()}
-	s, err := tx.prepare(fmt.Sprintf(q, "") + ` AND cursors.session_id = excluded.session_id`)
-	if err != nil {
+	if n, err := tx.execCount(fmt.Sprintf(q, "")+` AND cursors.session_id = excluded.session_id`, args...); n > 0 {
 		return err
-	}
-	res, err := s.(driver.StmtExecContext).ExecContext(context.Background(), tx.bind(args))
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err == nil && n > 0 {
-		return nil
 	}
 	return tx.execOnce(fmt.Sprintf(q, "session_id = excluded.session_id, "), args...)
 }
@@ -762,8 +755,7 @@ type rowWriter struct {
 	next  int64
 	added int
 	stmts map[rowForm]driver.Stmt
-	// a repeat's UPDATE: every column, or (kind and file path kept) the rest
-	upd, updText driver.Stmt
+	upd   driver.Stmt
 }
 
 func (w *rowWriter) write(p *preparedRows) error {
@@ -806,32 +798,18 @@ func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
 }
 
 // update replaces the row at seq (stored as old) by a later copy whose
-// text, kind or exit code changed. Its kind and file path, when the same,
-// stay out of the SET list: SQLite rewrites the rows_anchor entry of a row
-// whose UPDATE names a column the index reads, a page written for nothing.
+// text, kind or exit code changed.
 func (w *rowWriter) update(p *preparedRows, i int, seq int64, old storedRow) (err error) {
 	r := p.rows[i]
 	exit := exitValue(r.ExitCode)
-	if old.text == r.Text && old.kind == string(r.Kind) && old.exit == exit {
+	if old == (storedRow{r.Text, string(r.Kind), exit}) {
 		return nil
 	}
-	sc := r.Sidechain || w.b.Sidechain
-	if old.kind == string(r.Kind) && old.file == r.FilePath {
-		if w.updText == nil {
-			if w.updText, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, tool_name = ?, call_id = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+	if err = w.tx.once(&w.upd, `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
 		WHERE session_id = ? AND seq = ?`); err != nil {
-				return err
-			}
-		}
-		return w.tx.exec(w.updText, p.ts[i], r.Role, r.ToolName, r.CallID, r.Command, exit, r.Text, sc, r.TokensUsed, r.TokensMax, w.sid, seq)
+		return err
 	}
-	if w.upd == nil {
-		if w.upd, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
-		WHERE session_id = ? AND seq = ?`); err != nil {
-			return err
-		}
-	}
-	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, sc, r.TokensUsed, r.TokensMax, w.sid, seq)
+	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq)
 }
 
 // collapse keeps one entry per key, as the upsert would (a later copy that

@@ -280,10 +280,10 @@ func (w *keyWriter) prefetch(hs []int64) error {
 }
 
 // storedRow is what a repeat's update compares with the later copy: the
-// stored row's text, kind, file path and exit code (nil: none).
+// stored row's text, kind and exit code (nil: none).
 type storedRow struct {
-	text, kind, file string
-	exit             any
+	text, kind string
+	exit       any
 }
 
 // find returns the seq of the stored row with key (hash h), or 0, and that
@@ -304,22 +304,17 @@ func (w *keyWriter) find(key string, h int64) (int64, storedRow, error) {
 // that changes nothing (Claude's usage lines of a message, re-read across
 // hooks: 46 of a benchmark Stop's 82 rows) then costs no UPDATE.
 func (w *keyWriter) keyIs(seq int64, key string) (storedRow, bool, error) {
-	if w.keyAt == nil {
-		var err error
-		if w.keyAt, err = w.tx.prepare(`SELECT key, text, kind, file_path, exit_code FROM rows WHERE session_id = ` + strconv.FormatInt(w.sid, 10) + ` AND seq = ?`); err != nil {
-			return storedRow{}, false, err
-		}
+	if err := w.tx.once(&w.keyAt, `SELECT key, text, kind, exit_code FROM rows WHERE session_id = `+strconv.FormatInt(w.sid, 10)+` AND seq = ?`); err != nil {
+		return storedRow{}, false, err
 	}
 	rows, err := w.tx.query(w.keyAt, seq)
 	if err != nil {
 		return storedRow{}, false, err
 	}
 	defer rows.Close()
-	v := make([]driver.Value, 5)
-	if rows.Next(v) != nil || text(v[0]) != key {
-		return storedRow{}, false, nil
-	}
-	return storedRow{text: text(v[1]), kind: text(v[2]), file: text(v[3]), exit: v[4]}, true, nil
+	v := make([]driver.Value, 4)
+	same := rows.Next(v) == nil && text(v[0]) == key
+	return storedRow{text: text(v[1]), kind: text(v[2]), exit: v[3]}, same, nil
 }
 
 // added records a new row's key: pending for a long read's batch
@@ -442,6 +437,14 @@ func (t *rawTx) prepare(q string) (driver.Stmt, error) {
 	return s, err
 }
 
+// once prepares q into *s unless a statement is there already.
+func (t *rawTx) once(s *driver.Stmt, q string) (err error) {
+	if *s == nil {
+		*s, err = t.prepare(q)
+	}
+	return err
+}
+
 // bind fills t.args from values (nil, int64, int, bool, string, []byte).
 func (t *rawTx) bind(values []any) []driver.NamedValue {
 	t.args = t.args[:0]
@@ -471,11 +474,21 @@ func (t *rawTx) query(s driver.Stmt, values ...any) (driver.Rows, error) {
 
 // execOnce prepares and runs one statement.
 func (t *rawTx) execOnce(q string, values ...any) error {
+	_, err := t.execCount(q, values...)
+	return err
+}
+
+// execCount prepares and runs one statement and returns the rows it changed.
+func (t *rawTx) execCount(q string, values ...any) (int64, error) {
 	s, err := t.prepare(q)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return t.exec(s, values...)
+	res, err := s.(driver.StmtExecContext).ExecContext(context.Background(), t.bind(values))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // queryRow runs a one-off query and scans its first row's integer columns
