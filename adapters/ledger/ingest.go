@@ -593,11 +593,9 @@ func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col 
 
 // saveCursor stores c unless the stored cursor of the same file is past it
 // (a slower concurrent snapshot may finish after a faster one), in one
-// statement where a lookup and an upsert were two. The session id is set
-// only by a second, whole statement when the first changed nothing (the
-// file moved to another session, nothing to store, or it failed): naming it
-// in the SET list made SQLite rewrite its cursors_session entry, a page each
-// hook.
+// statement where a lookup and an upsert were two; one naming the session id
+// (SQLite then rewrites its cursors_session entry: a page) only when the
+// first changed nothing (another session's file, nothing to store, an error).
 func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
 	q := `INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET %ssidechain = excluded.sidechain, offset = excluded.offset,

@@ -300,9 +300,8 @@ func (w *keyWriter) find(key string, h int64) (int64, storedRow, error) {
 }
 
 // keyIs reports whether the row at seq has key (not: a hash collision, or
-// gc removed it), and returns the row read in the same lookup: a repeat
-// that changes nothing (Claude's usage lines of a message, re-read across
-// hooks: 46 of a benchmark Stop's 82 rows) then costs no UPDATE.
+// gc removed it) and the row: a repeat that changes nothing (46 of a
+// benchmark Stop's 82 rows) then costs no UPDATE.
 func (w *keyWriter) keyIs(seq int64, key string) (storedRow, bool, error) {
 	if err := w.tx.once(&w.keyAt, `SELECT key, text, kind, exit_code FROM rows WHERE session_id = `+strconv.FormatInt(w.sid, 10)+` AND seq = ?`); err != nil {
 		return storedRow{}, false, err
