@@ -109,8 +109,8 @@ func foldNew(l *ledger.Ledger, st *State, sessions []ledger.ProjectSession, seqs
 // query costs the common hook path nothing.
 func clearTimes(l *ledger.Ledger, project string) []time.Time {
 	ats, _ := ledger.All(l, func(sc ledger.Scanner) (at int64, err error) { return at, sc.Scan(&at) },
-		`SELECT ended_at FROM (SELECT ended, ended_at FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT ?)
-		WHERE ended = ? AND ended_at != 0`, project, 200, ledger.EndCleared)
+		`SELECT ended_at FROM (SELECT ended, ended_at FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT 200)
+		WHERE ended = ? AND ended_at != 0`, project, ledger.EndCleared)
 	var out []time.Time
 	for _, at := range ats {
 		out = append(out, time.UnixMilli(at))

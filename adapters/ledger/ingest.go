@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -277,12 +278,17 @@ type fullBatch struct {
 // returns the last, partial batch and the first write error. One full batch
 // waits while another is written and a third filled (~3 MB each; a second
 // waiting one bought no speed); written batches come back through free
-// (fresh ones meant page faults and GC).
+// (fresh ones meant page faults and GC). The writer starts with the first
+// full batch: a hook's few new lines make none.
 func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
 	full := make(chan fullBatch, 1)
 	free := make(chan []adapters.Row, 2)
-	done := make(chan error)
-	go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
+	done := make(chan error, 1)
+	done <- nil // the result while no writer started
+	start := sync.OnceFunc(func() {
+		<-done
+		go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
+	})
 	var batch []adapters.Row
 	for {
 		if batch = readRows(tl, lp, t, o.Progress, batch); len(batch) < batchRows {
@@ -291,6 +297,7 @@ func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref Ses
 		b := fullBatch{rows: batch}
 		o.prepare(batch, &b.Found, ref)
 		b.prep = prepareRows(batch, t.Sidechain, o.Now)
+		start()
 		full <- b
 		select {
 		case batch = <-free:
@@ -586,13 +593,19 @@ func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col 
 
 // saveCursor stores c unless the stored cursor of the same file is past it
 // (a slower concurrent snapshot may finish after a faster one), in one
-// statement where a lookup and an upsert were two.
+// statement where a lookup and an upsert were two; one naming the session id
+// (SQLite then rewrites its cursors_session entry: a page) only when the
+// first changed nothing (another session's file, nothing to store, an error).
 func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
-	return tx.execOnce(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, sidechain = excluded.sidechain, offset = excluded.offset,
+	q := `INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET %ssidechain = excluded.sidechain, offset = excluded.offset,
 			dev = excluded.dev, ino = excluded.ino, head = excluded.head, head_len = excluded.head_len, updated = excluded.updated
-		WHERE NOT (cursors.ino = excluded.ino AND cursors.dev = excluded.dev AND cursors.offset > excluded.offset AND `+headPart("cursors.head")+` = `+headPart("excluded.head")+`)`,
-		c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli())
+		WHERE NOT (cursors.ino = excluded.ino AND cursors.dev = excluded.dev AND cursors.offset > excluded.offset AND ` + headPart("cursors.head") + ` = ` + headPart("excluded.head") + `)`
+	args := []any{c.Path, sid, sidechain, c.Offset, int64(c.Dev), int64(c.Ino), c.Head, int64(c.HeadLen), now.UnixMilli()}
+	if n, err := tx.execCount(fmt.Sprintf(q, "")+` AND cursors.session_id = excluded.session_id`, args...); n > 0 {
+		return err
+	}
+	return tx.execOnce(fmt.Sprintf(q, "session_id = excluded.session_id, "), args...)
 }
 
 // saveCounters stores next_seq, keys_through and p's last activity and
@@ -753,11 +766,11 @@ func (w *rowWriter) write(p *preparedRows) error {
 	}
 	w.stmts = map[rowForm]driver.Stmt{}
 	for i, r := range p.rows {
-		seq, err := w.kw.find(r.Key, hs[i])
+		seq, old, err := w.kw.find(r.Key, hs[i])
 		if err == nil && seq == 0 {
 			err = w.insert(p, i, hs[i])
 		} else if err == nil {
-			err = w.update(p, i, seq)
+			err = w.update(p, i, seq, old)
 		}
 		if err != nil {
 			return err
@@ -782,18 +795,19 @@ func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
 	return nil
 }
 
-// update replaces the row at seq by a later copy whose text, kind or exit
-// code changed.
-func (w *rowWriter) update(p *preparedRows, i int, seq int64) (err error) {
-	if w.upd == nil {
-		if w.upd, err = w.tx.prepare(`UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
-		WHERE session_id = ? AND seq = ? AND (text != ? OR kind != ? OR exit_code IS NOT ?)`); err != nil {
-			return err
-		}
-	}
+// update replaces the row at seq (stored as old) by a later copy whose
+// text, kind or exit code changed.
+func (w *rowWriter) update(p *preparedRows, i int, seq int64, old storedRow) (err error) {
 	r := p.rows[i]
 	exit := exitValue(r.ExitCode)
-	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq, r.Text, string(r.Kind), exit)
+	if old == (storedRow{r.Text, string(r.Kind), exit}) {
+		return nil
+	}
+	if err = w.tx.once(&w.upd, `UPDATE rows SET ts = ?, role = ?, kind = ?, tool_name = ?, call_id = ?, file_path = ?, command = ?, exit_code = ?, text = ?, sidechain = ?, tokens_used = ?, tokens_max = ?
+		WHERE session_id = ? AND seq = ?`); err != nil {
+		return err
+	}
+	return w.tx.exec(w.upd, p.ts[i], r.Role, string(r.Kind), r.ToolName, r.CallID, r.FilePath, r.Command, exit, r.Text, r.Sidechain || w.b.Sidechain, r.TokensUsed, r.TokensMax, w.sid, seq)
 }
 
 // collapse keeps one entry per key, as the upsert would (a later copy that

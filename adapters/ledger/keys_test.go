@@ -446,3 +446,55 @@ func want0(m map[int64][]int64) int64 {
 	}
 	return 7
 }
+
+// TestRepeatAndCursorWrites: a repeat that changes nothing leaves its row
+// as it was (no UPDATE), one whose text changed replaces it in place; the
+// cursor advances without naming its session, moves to another session
+// when the file does (the second, whole statement), and never back.
+func TestRepeatAndCursorWrites(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	now := time.Now()
+	a, b := SessionRef{Tool: "claude", NativeID: "a", Project: "/p"}, SessionRef{Tool: "claude", NativeID: "b", Project: "/p"}
+	write := func(s SessionRef, rows []adapters.Row, off int64) int {
+		t.Helper()
+		n, err := l.Write(Batch{Session: s, Rows: rows, Cursor: &adapters.Cursor{Path: "/t/x.jsonl", Offset: off, Dev: 1, Ino: 2, Head: "h"}}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	cursor := func() (sid, off int64) {
+		t.Helper()
+		if err := l.db.QueryRow(`SELECT session_id, offset FROM cursors WHERE path = '/t/x.jsonl'`).Scan(&sid, &off); err != nil {
+			t.Fatal(err)
+		}
+		return sid, off
+	}
+	rows := keyRows(0, 3, "first")
+	if n := write(a, rows, 100); n != 3 {
+		t.Fatalf("added %d, want 3", n)
+	}
+	sa, off := cursor()
+	if n := write(a, keyRows(0, 3, "first"), 200); n != 0 {
+		t.Fatalf("a repeat added %d rows", n)
+	}
+	if s, o := cursor(); s != sa || o != 200 {
+		t.Fatalf("cursor %d@%d, want %d@200", s, o, sa)
+	}
+	write(a, keyRows(1, 1, "changed"), 150) // an earlier offset: the cursor stays
+	var text string
+	if err := l.db.QueryRow(`SELECT text FROM rows WHERE session_id = ? AND key = ?`, sa, rows[1].Key).Scan(&text); err != nil || text != "changed 1" {
+		t.Fatalf("changed repeat: %q %v", text, err)
+	}
+	if _, o := cursor(); o != 200 {
+		t.Fatalf("cursor moved back to %d (was %d)", o, off)
+	}
+	write(b, nil, 300)
+	if s, o := cursor(); s == sa || o != 300 {
+		t.Fatalf("cursor %d@%d after the file moved to another session", s, o)
+	}
+}

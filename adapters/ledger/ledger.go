@@ -621,7 +621,7 @@ func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
 		return t, r.Scan(&t.Path, &t.Offset, &t.Sidechain, &t.Session.ID, &t.Session.Tool, &t.Session.NativeID, &t.Session.Project)
 	}, `SELECT c.path, c.offset, c.sidechain, s.id, s.tool, s.native_id, s.project
 		FROM cursors c JOIN sessions s ON s.id = c.session_id
-		WHERE s.project = ? ORDER BY c.updated DESC LIMIT ?`, project, limit)
+		WHERE s.project = ? ORDER BY c.updated DESC LIMIT `+strconv.Itoa(limit), project)
 }
 
 const sessionCols = `SELECT s.id, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen, s.last_active, s.title, s.tokens_used, s.tokens_max, s.next_seq - 1 - s.pruned FROM sessions s WHERE `
@@ -646,7 +646,7 @@ func (l *Ledger) sessions(where string, args ...any) ([]Session, error) {
 // lists every project's; tool filters by agent when set.
 func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
 	where, args := ForProject("s.project", project)
-	return l.sessions(where+` AND (? = '' OR s.tool = ?) ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT ?`, append(args, tool, tool, limit)...)
+	return l.sessions(where+` AND (? = '' OR s.tool = ?) ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT `+strconv.Itoa(limit), append(args, tool, tool)...)
 }
 
 // Session looks up a session by tool and native id (the most recently seen
@@ -681,7 +681,7 @@ func (l *Ledger) Rows(sessionID int64, limit int) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.rows(s.Tool, `SELECT `+rowColumns+` FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, limit)
+	return l.rows(s.Tool, `SELECT `+rowColumns+` FROM (SELECT * FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT `+strconv.Itoa(limit)+`) ORDER BY seq`, sessionID)
 }
 
 // rows runs a query of rowCols over a session of tool.
@@ -735,7 +735,7 @@ func (l *Ledger) RecentRows(project string) ([]Row, error) {
 // (subquery)" or a UNION over whole rows scans the session), then the calls
 // of errors whose call fell outside.
 func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
-	out, err := l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT ?`, s.ID, recentWindow)
+	out, err := l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? ORDER BY seq DESC LIMIT `+strconv.Itoa(recentWindow), s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -745,7 +745,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	}
 	var extra []any
 	for _, cond := range []string{`kind = 'prompt' AND seq < ?`, `kind = 'tool_call' AND seq < ? AND file_path != ''`, `kind = 'error' AND seq < ?`} {
-		seqs, err := All(l, scanInt, `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT ?`, s.ID, oldest, recentPerKind)
+		seqs, err := All(l, scanInt, `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT `+strconv.Itoa(recentPerKind), s.ID, oldest)
 		if err != nil {
 			return nil, err
 		}
@@ -841,8 +841,11 @@ func (l *Ledger) ProjectSessions(project string) ([]ProjectSession, error) {
 }
 
 // RowsAfter returns at most limit of a session's rows after seq, in order.
+// Every LIMIT here is a literal: SQLite (3.53) plans a LIMIT with its bound
+// value, so a bound one made it prepare the statement a second time at its
+// first step (5 of a Stop's 52 prepares were these).
 func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error) {
-	return l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, s.ID, seq, limit)
+	return l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT `+strconv.Itoa(limit), s.ID, seq)
 }
 
 // PromoteSubagentOnly clears the sidechain mark when every row is a

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,7 +98,7 @@ func ByID(s ledger.Store, id string) (ledger.HandoffRecord, error) {
 // index, not the whole log (ledger.ForProject).
 func Records(s ledger.Store, project string, limit int) ([]ledger.HandoffRecord, error) {
 	where, args := ledger.ForProject("project", project)
-	return ledger.All(s, scanRecord, `SELECT `+recordCols+` FROM handoff_log WHERE `+where+` ORDER BY written DESC, id DESC LIMIT ?`, append(args, limit)...)
+	return ledger.All(s, scanRecord, `SELECT `+recordCols+` FROM handoff_log WHERE `+where+` ORDER BY written DESC, id DESC LIMIT `+strconv.Itoa(limit), args...) // a literal LIMIT: see ledger.RowsAfter
 }
 
 // Consumer is a session that received a handoff.
@@ -133,7 +134,7 @@ func Deliveries(s ledger.Store, project string, limit int) ([]ledger.Delivery, e
 		return d, err
 	}, `SELECT d.project, d.header, d.tool, d.session_id, s.native_id, d.via, d.at
 		FROM deliveries d JOIN sessions s ON s.id = d.session_id
-		WHERE `+where+` ORDER BY d.at DESC LIMIT ?`, append(args, limit)...)
+		WHERE `+where+` ORDER BY d.at DESC LIMIT `+strconv.Itoa(limit), args...)
 }
 
 // Handoffs lists every project's current handoff, newest first.
@@ -163,7 +164,7 @@ func recordCurrent(s ledger.Store, h ledger.Handoff) error {
 		return err
 	}
 	_, err := s.Exec(`DELETE FROM published WHERE project = ? AND hash NOT IN
-		(SELECT hash FROM published WHERE project = ? ORDER BY written DESC, hash LIMIT ?)`, h.Project, h.Project, keepPublished)
+		(SELECT hash FROM published WHERE project = ? ORDER BY written DESC, hash LIMIT `+strconv.Itoa(keepPublished)+`)`, h.Project, h.Project)
 	return err
 }
 
