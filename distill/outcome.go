@@ -315,9 +315,9 @@ func location(l string) (found, opens bool) {
 
 // severityTag: one short word before a location, "e:" or "[error]", that is no lesser severity ("w:", "[info]").
 func severityTag(s string) bool {
-	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "[]:"))
+	t := strings.Trim(strings.TrimSpace(s), "[]:")
 	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 &&
-		!slices.Contains(lesserSeverities, t)
+		!slices.ContainsFunc(lesserSeverities, func(w string) bool { return strings.EqualFold(w, t) })
 }
 
 var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hint", "v", "d", "debug"}
@@ -1175,7 +1175,7 @@ func (st *State) nextForward(*nextIn) (string, bool) {
 // nextAnnounced: the agent's closing words announce its own step ("Sure — I'll add an `export` subcommand") and no
 // tool call came after them: the step is still to take. One it went on to call was taken (LastCallSeq).
 func (st *State) nextAnnounced(*nextIn) (string, bool) {
-	if st.LastTextSeq <= st.LastCallSeq || st.LastTextSeq < st.AskSeq {
+	if st.LastTextSeq <= st.LastCallSeq || st.LastTextSeq < st.AskSeq || !containsAny(" "+strings.ToLower(st.LastText), intentMarkers.list()) {
 		return "", false
 	}
 	next := ""

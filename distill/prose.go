@@ -598,8 +598,7 @@ func explicitDecision(s, low string) bool {
 // the user never accepted; no decision unless it says it was decided.
 func proposal(text, s string) bool {
 	i := strings.Index(text, s)
-	low := strings.ToLower(s)
-	return i >= 0 && listLine(strings.TrimSpace(text[strings.LastIndexByte(text[:i], '\n')+1:])) && !explicitDecision(s, low)
+	return i >= 0 && listLine(strings.TrimSpace(text[strings.LastIndexByte(text[:i], '\n')+1:])) && !explicitDecision(s, strings.ToLower(s))
 }
 
 // contrastChoice: a choice against a short alternative without a marker

@@ -683,8 +683,9 @@ func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 // testFailedAfter: a test or build failed after seq and no later pass of its target fixed it (a build that failed
 // after one edit and passed after the next leaves neither file "failed after").
 func (st *State) testFailedAfter(seq int64) bool {
-	return slices.ContainsFunc(st.TestFails, func(s int64) bool { return s > seq }) &&
-		slices.ContainsFunc(st.Failures, func(f Failure) bool { return f.Seq > seq && !f.Resolved && isTestCmd(f.What) })
+	return slices.ContainsFunc(st.Failures, func(f Failure) bool {
+		return f.Seq > seq && !f.Resolved && slices.Contains(st.TestFails, f.Seq) // TestFails: the test/build failures' Seqs
+	})
 }
 
 func (st *State) failuresInto(h *Handoff) {
