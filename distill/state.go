@@ -358,9 +358,6 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if noMatch(cmd, r.Text, r.ExitCode) {
 		return // a search that found nothing answered its question: nothing failed, nothing to retry
 	}
-	if st.askedRun(cmd) {
-		return // the user asked for this very command ("can you run `cat x`"): its error is their answer
-	}
 	k := toolKey(what, path)
 	if cmd != "" {
 		what, k = cmd, targetKey(cmd)
@@ -384,13 +381,6 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if isTestCmd(cmd) {
 		st.TestFails = last(append(st.TestFails, st.Seq), 8)
 	}
-}
-
-// askedRun: the newest request quotes cmd verbatim and it verifies nothing (no test or build): its output, an error
-// too, answers what the user asked to see; no approach failed. A test the user asked for that fails is still work.
-func (st *State) askedRun(cmd string) bool {
-	cmd = strings.TrimSpace(cmd)
-	return len(cmd) >= 4 && strings.Contains(cmp.Or(st.Latest, st.Task), cmd) && !isTestCmd(cmd)
 }
 
 // failedCall names what error row r failed: its call's tool, command and
