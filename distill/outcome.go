@@ -217,7 +217,8 @@ func noMatch(cmd, text string, exit *int) bool {
 		}
 	}
 	segs := splitSegments(normCmd(cmd))
-	return len(segs) > 0 && searchStep(segs[len(segs)-1])
+	// a search fed by a test or build checks its output (`cargo test | grep -q "test result: ok"`): no match, it failed
+	return len(segs) > 0 && searchStep(segs[len(segs)-1]) && !slices.ContainsFunc(segs[:len(segs)-1], isTestCmd)
 }
 
 // searchStep: the segment runs a searcher, itself or through xargs.
@@ -263,10 +264,18 @@ func errorLine(text string) string {
 	switch {
 	case at[0] >= 0 && !strings.Contains(l, ":") && at[2] >= 0 && at[2] != i:
 		l = lines[at[2]] + " — " + l // a bare "AssertionError": the line naming the test says more
-	case strings.HasSuffix(l, ":") && i+1 < len(lines):
+	case strings.HasSuffix(l, ":") && i+1 < len(lines) && message(lines[i+1]):
 		l += " " + lines[i+1]
 	}
 	return clip(l, 160)
+}
+
+// message: a line that can be a header's message — not a rule of dashes (no letter nor digit) nor a lesser
+// severity's line (Maven's "[INFO] ----" under "[ERROR] COMPILATION ERROR :", rustc's "note: …").
+func message(l string) bool {
+	w, _, _ := strings.Cut(l, " ")
+	tag := strings.ContainsAny(w, "[:") && slices.ContainsFunc(lesserSeverities, func(s string) bool { return strings.EqualFold(s, strings.Trim(w, "[]:")) })
+	return !tag && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 // errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
@@ -327,7 +336,11 @@ var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hi
 func fileBefore(l, head string, j int) (start int, ok bool) {
 	start = strings.LastIndexAny(head, " \t(\"'`") + 1
 	dot := strings.LastIndexByte(head[start:], '.')
-	return start, l[j+1] >= '0' && l[j+1] <= '9' && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
+	k := j + 1
+	if l[k] == '[' && k+1 < len(l) { // javac through Maven: "App.java:[12,8]"
+		k++
+	}
+	return start, l[k] >= '0' && l[k] <= '9' && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
 }
 
 // nextAny is the index of the next of chars after j, -1 when none.
