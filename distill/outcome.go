@@ -1193,11 +1193,24 @@ func (st *State) nextAnnounced(*nextIn) (string, bool) {
 	}
 	next := ""
 	for _, s := range sentences(st.LastText) {
-		if containsAny(" "+strings.ToLower(s), intentMarkers.list()) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
+		if announces(" "+strings.ToLower(s)) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
 			next = s
 		}
 	}
 	return next, next != ""
+}
+
+// announces: low holds an intent marker not followed by a negation ("I will not push until you review" is no step).
+func announces(low string) bool {
+	for _, m := range intentMarkers.list() {
+		if i := strings.Index(low, m); i >= 0 {
+			t, _, _ := strings.Cut(strings.TrimLeft(low[i+len(m):], " "), " ")
+			if _, post := negationAt(t); !post {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (st *State) nextCompletion(in *nextIn) (string, bool) {
