@@ -30,8 +30,9 @@ var (
 	interpreters = []string{"python", "node", "php", "ruby", "perl"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
 	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
+	pkgManagers  = []string{"npm", "yarn", "pnpm", "bun"} // whose scripts run with or without "run"
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
-		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl"}
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl", "rails"}
 )
 
 const (
@@ -90,6 +91,7 @@ func segmentArgs(prog string, f []string) string {
 			a = a[:j]
 		}
 		switch {
+		case len(parts) == 1 && a == "run" && slices.Contains(pkgManagers, prog): // `npm run test` is `npm test`
 		case sub && strings.Contains(a, "="): // git -c key=value commit
 		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
 			parts = append(parts, a)
@@ -496,13 +498,19 @@ func (st *State) resolveBy(cmd string) {
 		f.Resolved = segmentsCovered(pass, fail)
 		if !f.Resolved && verify {
 			p := partial(pass, fail)
-			f.Resolved, part = !p && st.editedAfter(f), part || p
+			f.Resolved, part = !p && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd)), part || p
 		}
 	}
 	if verify && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
 	}
 }
+
+// runsTests: cmd runs tests, not only a build or a linter: a failing test run is fixed by a test run after the edit,
+// never by `yarn lint`, `cargo check` or `tsc` passing.
+func runsTests(cmd string) bool { return matchWords(cmd, testRunners, true) }
+
+var testRunners = []string{"test", "tests", "pytest", "unittest", "jest", "vitest", "mocha", "rspec", "ctest", "tox", "phpunit"}
 
 // partial: the passing command ran a failing segment's own program on other or fewer paths (`pytest
 // tests/test_models.py` after `pytest tests/` failed in two files) or another of its targets (`npm run lint` after
