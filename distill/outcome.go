@@ -71,7 +71,11 @@ func segmentKey(seg string) (string, bool) {
 	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
 		return "", false
 	}
-	return segmentArgs(progName(f[0]), f), true
+	prog := progName(f[0])
+	if len(f) > 2 && f[1] == "run" && slices.Contains(pkgManagers, prog) {
+		f = f[1:] // `npm run test` is `npm test`
+	}
+	return segmentArgs(prog, f), true
 }
 
 // segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
@@ -91,7 +95,6 @@ func segmentArgs(prog string, f []string) string {
 			a = a[:j]
 		}
 		switch {
-		case len(parts) == 1 && a == "run" && slices.Contains(pkgManagers, prog): // `npm run test` is `npm test`
 		case sub && strings.Contains(a, "="): // git -c key=value commit
 		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
 			parts = append(parts, a)
@@ -276,8 +279,7 @@ func errorLine(text string) string {
 // severity's line (Maven's "[INFO] ----" under "[ERROR] COMPILATION ERROR :", rustc's "note: …").
 func message(l string) bool {
 	w, _, _ := strings.Cut(l, " ")
-	tag := strings.ContainsAny(w, "[:") && slices.ContainsFunc(lesserSeverities, func(s string) bool { return strings.EqualFold(s, strings.Trim(w, "[]:")) })
-	return !tag && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+	return !(strings.ContainsAny(w, "[:") && lesser(w)) && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 // errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
@@ -327,8 +329,13 @@ func location(l string) (found, opens bool) {
 // severityTag: one short word before a location, "e:" or "[error]", that is no lesser severity ("w:", "[info]").
 func severityTag(s string) bool {
 	t := strings.Trim(strings.TrimSpace(s), "[]:")
-	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 &&
-		!slices.ContainsFunc(lesserSeverities, func(w string) bool { return strings.EqualFold(w, t) })
+	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 && !lesser(t)
+}
+
+// lesser: w, without brackets and colon, names a lesser severity ("[INFO]", "note:").
+func lesser(w string) bool {
+	t := strings.Trim(w, "[]:")
+	return slices.ContainsFunc(lesserSeverities, func(s string) bool { return strings.EqualFold(s, t) })
 }
 
 var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hint", "v", "d", "debug"}
@@ -338,11 +345,13 @@ var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hi
 func fileBefore(l, head string, j int) (start int, ok bool) {
 	start = strings.LastIndexAny(head, " \t(\"'`") + 1
 	dot := strings.LastIndexByte(head[start:], '.')
-	k := j + 1
-	if l[k] == '[' && k+1 < len(l) { // javac through Maven: "App.java:[12,8]"
-		k++
-	}
-	return start, l[k] >= '0' && l[k] <= '9' && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
+	return start, digitFirst(l[j+1:]) && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
+}
+
+// digitFirst: s starts with a line number, bracketed or not (javac through Maven: "App.java:[12,8]").
+func digitFirst(s string) bool {
+	s = strings.TrimPrefix(s, "[")
+	return s != "" && s[0] >= '0' && s[0] <= '9'
 }
 
 // nextAny is the index of the next of chars after j, -1 when none.
