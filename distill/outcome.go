@@ -294,7 +294,7 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 			continue
 		}
 		lines[n], n = l, n+1
-		if mayNameError(l) && exceptionRE.get().MatchString(l) {
+		if mayNameError(l) && exceptionRE.get().MatchString(l) && !(at[0] >= 0 && compilerError(lines[at[0]]) && compilerError(l)) {
 			at[0] = n - 1
 		}
 		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
@@ -307,6 +307,10 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 	at[3] = min(0, n-1)
 	return lines[:n], at
 }
+
+// compilerError: a compiler's "error: …" / "error[E0308]: …" line. Its first is the cause, a later one a summary
+// ("error: could not compile `app` … due to 1 previous error"); a runtime's chained exceptions end with the one raised.
+func compilerError(l string) bool { return strings.HasPrefix(l, "error") }
 
 func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords) }
 
