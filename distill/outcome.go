@@ -294,11 +294,14 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 			continue
 		}
 		lines[n], n = l, n+1
-		if mayNameError(l) && exceptionRE.get().MatchString(l) && !(at[0] >= 0 && compilerError(lines[at[0]]) && compilerError(l)) {
+		if laterException(l, lines, at[0]) {
 			at[0] = n - 1
 		}
 		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
 			at[1] = n - 1
+		}
+		if at[2] == n-2 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
+			at[2] = -1
 		}
 		if at[2] < 0 && errWorded(l) {
 			at[2] = n - 1
@@ -306,6 +309,11 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 	}
 	at[3] = min(0, n-1)
 	return lines[:n], at
+}
+
+// laterException: l names an error and replaces the one at i as the last, unless both are a compiler's.
+func laterException(l string, lines []string, i int) bool {
+	return mayNameError(l) && exceptionRE.get().MatchString(l) && !(i >= 0 && compilerError(lines[i]) && compilerError(l))
 }
 
 // compilerError: a compiler's "error: …" / "error[E0308]: …" line. Its first is the cause, a later one a summary
