@@ -245,6 +245,7 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
+	_, ino := adapters.FileID(f) // what recovery compares (inode)
 	f.Close()
 	// synchronous=NORMAL under WAL: a power loss may lose the last commits
 	// (the next hook re-reads them from the cursors), never consistency.
@@ -253,7 +254,7 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	l := &Ledger{db: db, Path: path, ino: inode(path), deadline: deadline}
+	l := &Ledger{db: db, Path: path, ino: ino, deadline: deadline}
 	if err := l.migrate(); err != nil {
 		db.Close()
 		return nil, err
