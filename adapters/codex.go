@@ -359,6 +359,9 @@ func codexContentRow(r *Row, role, kind, text string, compactionOutput bool) boo
 		if compactionOutput {
 			return false // the compacted line records the summary
 		}
+		if !r.Time.IsZero() {
+			r.Key = codexSayKey(r.Time, text)
+		}
 		r.Role, r.Kind, r.Text = "assistant", KindText, clip(text, maxText)
 	case role == "user" && codexRealPrompt(kind, text):
 		if !r.Time.IsZero() { // the oldest rollouts have no times: offsets keep repeats apart
@@ -650,10 +653,11 @@ func joinCodexText(parts []codexContent) string {
 	return b.String()
 }
 
-// codexEvent keeps only what response_items do not already say: token
-// figures and API errors. User and agent messages (item_completed,
-// user_message, agent_message) duplicate response_items and are skipped so
-// a prompt is never counted twice.
+// codexEvent keeps what response_items do not already say: token figures,
+// API errors, stops. item_completed duplicates response_items and is skipped;
+// user_message and agent_message share their copy's key (one ledger row),
+// as some builds write a message only as the event (an aborted turn's
+// "Working on it.", a commentary before a tool call).
 func codexEvent(it codexItem, base Row) []Row {
 	if read := codexEvents[it.Type]; read != nil {
 		return read(it, base)
@@ -665,6 +669,7 @@ var codexEvents = map[string]func(it codexItem, base Row) []Row{
 	"token_count":     codexTokenCount,
 	"error":           codexError,
 	"user_message":    codexUserMessage,
+	"agent_message":   codexAgentMessage,
 	"patch_apply_end": codexPatchEnd,
 	"turn_aborted":    codexTurnAborted,
 }
@@ -710,6 +715,15 @@ func codexUserMessage(it codexItem, r Row) []Row {
 		return []Row{r}
 	}
 	r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
+	return []Row{r}
+}
+
+func codexAgentMessage(it codexItem, r Row) []Row {
+	if strings.TrimSpace(it.Message) == "" || r.Time.IsZero() {
+		return nil // no time, no key shared with its response_item copy
+	}
+	r.Key = codexSayKey(r.Time, it.Message)
+	r.Role, r.Kind, r.Text = "assistant", KindText, clip(it.Message, maxText)
 	return []Row{r}
 }
 
@@ -784,9 +798,19 @@ func codexWindowName(m int64) string {
 // writes as a response_item and the one it writes as an event_msg
 // user_message (same timestamp) are one row.
 func codexPromptKey(t time.Time, text string) string {
+	return "prompt:" + t.UTC().Format(time.RFC3339Nano) + ":" + textHash(text)
+}
+
+// codexSayKey keys an assistant message by its second and text: Codex writes
+// the agent_message event and the response_item apart by up to ~100 ms.
+func codexSayKey(t time.Time, text string) string {
+	return "say:" + t.UTC().Truncate(time.Second).Format(time.RFC3339) + ":" + textHash(text)
+}
+
+func textHash(text string) string {
 	h := fnv.New64a()
 	h.Write([]byte(text))
-	return "prompt:" + t.UTC().Format(time.RFC3339Nano) + ":" + strconv.FormatUint(h.Sum64(), 16)
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // codexPatchEnd reads the older patch_apply_end event: one edit row per

@@ -75,9 +75,13 @@ func TestCodexParseLine(t *testing.T) {
 		// versions that write only this event still yield the prompt.
 		{"legacy user_message event shares the prompt's key", codexEvent(`{"type":"user_message","message":"Add a retry helper"}`),
 			[]want{{kind: adapters.KindPrompt, key: "prompt:2026-11-21T08:51:29.8Z:210af0a25fd1aaef", text: "Add a retry helper", exit: none}}},
-		{"agent message event not double counted", codexEvent(`{"type":"agent_message","message":"done"}`), nil},
+		// agent_message and its response_item copy share a key (one ledger row, ~100 ms apart); a message written only
+		// as the event (an aborted turn's last words) is still read.
+		{"agent_message event shares the assistant text's key", codexEvent(`{"type":"agent_message","message":"I'll add it.","phase":"commentary"}`),
+			[]want{{kind: adapters.KindText, key: "say:2026-11-21T08:51:29Z:46e563ad8867d23b", text: "I'll add it.", exit: none}}},
 		{"assistant text", codexItem(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"I'll add it."}]}`),
-			[]want{{kind: adapters.KindText, text: "I'll add it.", exit: none}}},
+			[]want{{kind: adapters.KindText, key: "say:2026-11-21T08:51:29Z:46e563ad8867d23b", text: "I'll add it.", exit: none}}},
+		{"agent_message without a time is skipped", `{"type":"event_msg","payload":{"type":"agent_message","message":"done"}}`, nil},
 		{"assistant quoting the handoff is still text", codexItem(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"I read [CARRYOVER]."}]}`),
 			[]want{{kind: adapters.KindText, text: "I read [CARRYOVER].", exit: none}}},
 		{"compaction summary output is not the answer",

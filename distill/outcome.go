@@ -26,14 +26,17 @@ import (
 var (
 	// wrappers run another program: the key skips them.
 	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
+	// interpreters run a script whose next word is its own subcommand: `python manage.py test` ≠ `… migrate`
+	interpreters = []string{"python", "node", "php", "ruby", "perl"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
 	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
-		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform"}
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl"}
 )
 
 const (
 	nextMarkers        phraseName = "next_marker" // beyond nextPhrases' English
+	intentMarkers      phraseName = "intent"      // "I'll add …": the agent's own step, announced
 	boilerplateMarkers phraseName = "boilerplate" // offers of help and sign-offs
 	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
 )
@@ -74,11 +77,11 @@ func segmentKey(seg string) (string, bool) {
 func segmentArgs(prog string, f []string) string {
 	parts := []string{prog}
 	var paths []string
-	sub := slices.Contains(subcommanded, prog)
+	sub, script := slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
 	for i, a := range f[1:] {
 		if strings.HasPrefix(a, "-") {
 			if prog == "python" && a == "-m" && i+2 < len(f) {
-				sub = true // python -m pytest: the module is the program
+				sub, script = true, false // python -m pytest: the module is the program
 			}
 			continue
 		}
@@ -91,8 +94,8 @@ func segmentArgs(prog string, f []string) string {
 		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
 			parts = append(parts, a)
 			// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
-			// run ruff` are four, whose passes fix nothing of the others
-			sub = len(parts) == 2 && slices.Contains(runners, a)
+			// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
+			sub = len(parts) == 2 && (script || slices.Contains(runners, a))
 		case strings.ContainsAny(a, "/."):
 			paths = append(paths, a)
 		}
@@ -297,15 +300,27 @@ func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords)
 // location: a source location — "path.ext:line" (compilers, linters, panics), "path.ext(line,col)" (tsc, MSBuild)
 // or "path.ext (line:col)" (Rollup, Vite) — stands in l, and opens it ("worker.go:42:3: …"); a diagnostic is one that
 // opens its line or stands in a line with an error word — a stack frame ("at f (app.js:3:9)") is neither.
+// A tag before it opens it too ("e: file:///app/Api.kt:5:15: …" kotlinc, "[error] Main.scala:5:15: …" sbt); a bare
+// location ("test/room_test.exs:31", ExUnit's line under the test's name) opens nothing: the message is elsewhere.
 func location(l string) (found, opens bool) {
 	for j := strings.IndexAny(l, ":("); j > 0 && j+1 < len(l); j = nextAny(l, j, ":(") {
 		start, ok := fileBefore(l, strings.TrimRight(l[:j], " "), j)
 		if ok {
-			return true, start == 0
+			bare := strings.Trim(l[j:], ":0123456789") == ""
+			return true, !bare && (start == 0 || severityTag(l[:start]))
 		}
 	}
 	return false, false
 }
+
+// severityTag: one short word before a location, "e:" or "[error]", that is no lesser severity ("w:", "[info]").
+func severityTag(s string) bool {
+	t := strings.Trim(strings.TrimSpace(s), "[]:")
+	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 &&
+		!slices.ContainsFunc(lesserSeverities, func(w string) bool { return strings.EqualFold(w, t) })
+}
+
+var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hint", "v", "d", "debug"}
 
 // fileBefore: the word ending head (l up to the ":" or "(" at j) is a file name with an extension ("pool.rs") and a
 // line number follows j.
@@ -1091,6 +1106,7 @@ var nextRules = []struct {
 		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, true
 	}},
 	{"still failing", (*State).nextFailing},
+	{"announced step", (*State).nextAnnounced},
 	{"open question", func(st *State, _ *nextIn) (string, bool) {
 		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
 			return "Get the user's answer: " + qs[len(qs)-1], true
@@ -1154,6 +1170,21 @@ func (st *State) nextForward(*nextIn) (string, bool) {
 	}
 	n := st.forwardSentence(texts)
 	return n, n != ""
+}
+
+// nextAnnounced: the agent's closing words announce its own step ("Sure — I'll add an `export` subcommand") and no
+// tool call came after them: the step is still to take. One it went on to call was taken (LastCallSeq).
+func (st *State) nextAnnounced(*nextIn) (string, bool) {
+	if st.LastTextSeq <= st.LastCallSeq || st.LastTextSeq < st.AskSeq || !containsAny(" "+strings.ToLower(st.LastText), intentMarkers.list()) {
+		return "", false
+	}
+	next := ""
+	for _, s := range sentences(st.LastText) {
+		if containsAny(" "+strings.ToLower(s), intentMarkers.list()) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
+			next = s
+		}
+	}
+	return next, next != ""
 }
 
 func (st *State) nextCompletion(in *nextIn) (string, bool) {

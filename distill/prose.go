@@ -578,7 +578,7 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if mayDecide(low) && decisionRE.get().MatchString(s) || containsAny(low, decisionMarkers.list()) {
+	if explicitDecision(s, low) {
 		return true
 	}
 	if contrastChoice(s, low) {
@@ -588,6 +588,17 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list())
+}
+
+func explicitDecision(s, low string) bool {
+	return mayDecide(low) && decisionRE.get().MatchString(s) || containsAny(low, decisionMarkers.list())
+}
+
+// proposal: the agent's contrast on a list line ("1. Call inject on release, not on every press") proposes a step
+// the user never accepted; no decision unless it says it was decided.
+func proposal(text, s string) bool {
+	i := strings.Index(text, s)
+	return i >= 0 && listLine(strings.TrimSpace(text[strings.LastIndexByte(text[:i], '\n')+1:])) && !explicitDecision(s, strings.ToLower(s))
 }
 
 // contrastChoice: a choice against a short alternative without a marker
@@ -623,6 +634,9 @@ func (st *State) addDecision(s string) {
 	st.Decided = last(append(kept, clip(s, 200)), keepDecided)
 	st.addSource("d:"+clip(s, 200), st.RowRef)
 }
+
+// Supersedes: decision s replaces earlier, as the fold decides (the decisions log drops what the fold dropped).
+func Supersedes(s, earlier string) bool { return supersedes(s, earlier, false) }
 
 // supersedes: s and earlier share two subject words (unless explicit), or
 // one when s says it replaces something.
@@ -662,7 +676,7 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 		if goal && i == 0 {
 			continue // even worded "X statt Y": the Task line carries it
 		}
-		if isDecision(s, user || goal && i > 0) {
+		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s)) {
 			st.addDecision(s)
 		}
 	}
@@ -770,16 +784,12 @@ func personMatches(text, low string) []string {
 }
 
 // references returns the references text names, in order. Code (fences and
-// `spans`) names none: @decorators, paths, versions.
-func references(text, low string) []string {
+// `spans`) names none: @decorators, paths, versions; toolTurn: no dates, handles or e-mails (offTool).
+func references(text, low string, toolTurn bool) []string {
 	var on [len(refFinders)]bool
 	anyOn := false
-	for i, f := range refFinders {
-		if f.gate != nil {
-			on[i] = f.gate(text, low)
-		} else {
-			on[i] = f.line(text)
-		}
+	for i := range refFinders {
+		on[i] = refFinders[i].on(text, low, toolTurn)
 		anyOn = anyOn || on[i]
 	}
 	hasPerson := containsAny(low, personTriggers.list())
@@ -812,6 +822,19 @@ type refFinder struct {
 	line func(line string) bool
 	find func(line string) []string
 	re   *lazyRE // instead of find
+	// offTool: what a tool turn's text names is read off the tools' output or the code (an mtime, a log date, an
+	// @Observable attribute, a commit's e-mail), not a reference of the work.
+	offTool bool
+}
+
+func (f *refFinder) on(text, low string, toolTurn bool) bool {
+	switch {
+	case f.offTool && toolTurn:
+		return false
+	case f.gate != nil:
+		return f.gate(text, low)
+	}
+	return f.line(text)
 }
 
 func (f *refFinder) matches(line string) []string {
@@ -824,10 +847,10 @@ func (f *refFinder) matches(line string) []string {
 var refFinders = [...]refFinder{
 	{gate: func(t, _ string) bool { return strings.Contains(t, "://") }, find: urls},
 	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, re: &docRE},
-	{line: atGate, re: &atRE},
+	{line: atGate, re: &atRE, offTool: true},
 	{line: citeGate, re: &citeRE},
-	{line: deDateGate, re: &deDateRE},
-	{line: dateGate, re: &dateRE},
+	{line: deDateGate, re: &deDateRE, offTool: true},
+	{line: dateGate, re: &dateRE, offTool: true},
 }
 
 func docGate(s, low string) bool { return strings.Contains(s, ".") && containsAny(low, docExts) }

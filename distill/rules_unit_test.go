@@ -17,6 +17,8 @@ func TestErrorLine(t *testing.T) {
 		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                             "expected 3 rows",
 		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
 		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":            "Exception in thread \"main\" java.lang.IllegalStateException: boom",
+		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":            "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
+		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":          "** (KeyError) key :id not found",
 	} {
 		if got := errorLine(in); got != want {
 			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)
@@ -32,6 +34,8 @@ func TestTargetKey(t *testing.T) {
 		{"cd app && CI=1 npm test", "npm test"},
 		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
 		{"npm run build -- --watch", "npm run --silent build"},
+		{"python -m pytest tests -q", "python -m pytest"},
+		{"python3 manage.py test blog.tests", "python manage.py test blog.tests --keepdb"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -44,6 +48,8 @@ func TestTargetKey(t *testing.T) {
 		{"npm test", "npm run lint"},
 		{"npm run build", "npm run lint"},
 		{"uv run pytest tests/", "uv run ruff check tests/"},
+		{"python manage.py test", "python manage.py migrate"},
+		{"php artisan test --filter=Invoice", "php artisan migrate"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
@@ -86,10 +92,14 @@ func TestShellFiles(t *testing.T) {
 
 func TestReferences(t *testing.T) {
 	text := "Per Dr. Chen, see https://ex.org/a. Ping @anna-k or mail bob@ex.org.\n```py\n@my_decorator\ndef f(): pass\n```\nUse `@pytest.fixture` and @pkg/name."
-	got := references(text, strings.ToLower(text))
+	got := references(text, strings.ToLower(text), false)
 	want := []string{"Dr. Chen", "https://ex.org/a", "@anna-k", "bob@ex.org"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("references = %q; want %q", got, want)
+	}
+	dated := "Due 2026-03-01, see https://ex.org/b (Mar 3)."
+	if got := references(dated, strings.ToLower(dated), true); strings.Join(got, "|") != "https://ex.org/b" {
+		t.Errorf("a tool turn's references = %q; want the link only", got)
 	}
 }
 

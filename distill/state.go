@@ -15,8 +15,9 @@ import (
 // StateVersion changes with State's meaning or encoding (store.go); a stored state of another version is rebuilt. 1
 // was JSON; 3 added the goal/latest split, plan, references, action items, failure targets, errors, causes and
 // shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence;
-// 6 failure keys name a runner's program (`npm run build`, was `npm run`).
-const StateVersion = 6
+// 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
+// manage.py test`, was `python manage.py`), LastCallSeq.
+const StateVersion = 7
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -82,7 +83,7 @@ type State struct {
 	// result (what an interruption stopped); StopSeq: the newest refusal's or interruption's Seq.
 	TaskRef, LatestRef, LastTextRef       Ref
 	LastTextSeq, LastPassSeq, PlanSession int64
-	AskSeq                                int64
+	AskSeq, LastCallSeq                   int64 // LastCallSeq: the newest tool call's
 	PendingCall                           string
 	StopSeq                               int64
 	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the two run parallel (nil once an
@@ -204,7 +205,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// verbs are decisions (rule 2).
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low)
+	st.addProse(r.Text, low, false)
 }
 
 // answerTurn records the prompt as the answer to the last turn's last
@@ -252,7 +253,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 	st.Interrupted = Note{} // the agent went on after it
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, false, false)
-	st.addProse(r.Text, low)
+	st.addProse(r.Text, low, st.LastCallSeq > st.AskSeq)
 	if st.CauseKey != "" {
 		if c := causeSentence(r.Text, low); c != "" {
 			if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
@@ -265,7 +266,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 
 func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
-	st.Answered = true
+	st.Answered, st.LastCallSeq = true, st.Seq
 	st.keptDecline()
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
@@ -436,8 +437,9 @@ func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
 func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
-func (st *State) addProse(text, low string) {
-	if refs := references(text, low); len(refs) > 0 {
+// addProse: toolTurn, the agent's text after a tool call of this turn.
+func (st *State) addProse(text, low string, toolTurn bool) {
+	if refs := references(text, low, toolTurn); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
 		for _, x := range refs {
 			st.addSource("r:"+x, st.RowRef)
@@ -668,8 +670,12 @@ func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 	return todos
 }
 
+// testFailedAfter: a test or build failed after seq and no later pass of its target fixed it (a build that failed
+// after one edit and passed after the next leaves neither file "failed after").
 func (st *State) testFailedAfter(seq int64) bool {
-	return slices.ContainsFunc(st.TestFails, func(s int64) bool { return s > seq })
+	return slices.ContainsFunc(st.Failures, func(f Failure) bool {
+		return f.Seq > seq && !f.Resolved && slices.Contains(st.TestFails, f.Seq) // TestFails: the test/build failures' Seqs
+	})
 }
 
 func (st *State) failuresInto(h *Handoff) {

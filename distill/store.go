@@ -353,6 +353,7 @@ func (c *codec) state(st *State) {
 	c.varint(&st.LastTextSeq)
 	c.varint(&st.LastPassSeq)
 	c.varint(&st.AskSeq)
+	c.varint(&st.LastCallSeq)
 	c.varint(&st.PlanSession)
 	c.str(&st.PendingCall)
 	c.varint(&st.StopSeq)

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -269,9 +270,25 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 			logf(p, "decisions log: %v", err)
 			break
 		}
+		dropSupersededBy(l, p.Root, d, extracted)
 	}
 	ds, _ := Decisions(l, p.Root)
 	return ds
+}
+
+// dropSupersededBy drops the logged decisions new decision d supersedes by distill's own rule ("switch the cache to
+// Redis" after "cache in memory"), extracted ones the fold no longer holds: the log drops what the fold dropped.
+func dropSupersededBy(l *ledger.Ledger, root, d string, held []string) {
+	ds, _ := Decisions(l, root)
+	for _, o := range ds {
+		if stale(o, held) && distill.Supersedes(d, o.Text) {
+			DropDecision(l, root, o.Text)
+		}
+	}
+}
+
+func stale(d ledger.Decision, held []string) bool {
+	return d.Source == ledger.DecisionExtracted && !slices.Contains(held, d.Text)
 }
 
 // DropDecision marks a decision dropped (kept, so the extractor does not

@@ -206,3 +206,31 @@ func TestStaleLines(t *testing.T) {
 		t.Errorf("same HEAD and branch: %v", l)
 	}
 }
+
+// TestAddExtractedSupersedes: a decision the fold replaced leaves the log with it (it stayed and was shown on every
+// later Stop); an unrelated one, one the fold still holds and the user's own stay. Held out: the German pair.
+func TestAddExtractedSupersedes(t *testing.T) {
+	l, err := ledger.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p := &publish.Project{Root: "/p", Now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	AddDecision(l, "/p", ledger.Decision{Text: "Keep sessions in the memory store", Source: ledger.DecisionUser, At: p.Now})
+	addExtracted(p, l, []string{"We keep sessions in the memory store", "Logs go to stderr", "Wir nutzen SQLite für den Cache"})
+	p.Now = p.Now.Add(time.Minute)
+	ds := addExtracted(p, l, []string{"Logs go to stderr", "Move sessions from the memory store to Redis",
+		"Statt SQLite nehmen wir Postgres für den Cache"})
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Text)
+	}
+	want := "Keep sessions in the memory store|Statt SQLite nehmen wir Postgres für den Cache|" +
+		"Move sessions from the memory store to Redis|Logs go to stderr"
+	if strings.Join(got, "|") != want {
+		t.Errorf("decisions = %q\nwant %q", got, want)
+	}
+	if again, _ := Decisions(l, "/p"); len(again) != len(ds) {
+		t.Errorf("the log still lists %d decisions, the handoff %d", len(again), len(ds))
+	}
+}
