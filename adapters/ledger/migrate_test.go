@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"os"
@@ -256,5 +257,44 @@ func TestSalvageTruncatedFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStatePadding: a state reads back as saved at any size; two saves of
+// states a few bytes apart keep the row's size (SQLite then overwrites its
+// pages in place); a state stored unpadded (older carryover) reads as is.
+func TestStatePadding(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	version, sizes := "", map[int64]bool{}
+	for _, n := range []int{20000, 20003, 19990, 0, 1, statePad - 8, statePad - 7, 3 * statePad} {
+		want := bytes.Repeat([]byte{byte(n), 0, 'x'}, n/3+1)[:n]
+		if ok, err := l.SaveState("/p", want, Seqs{1: int64(n)}, version, time.Now()); !ok || err != nil {
+			t.Fatal(n, ok, err)
+		}
+		got, _, v, ok := l.LoadState("/p")
+		if !ok || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes saved, %d read back", n, len(got))
+		}
+		version = v
+		var size int64
+		l.db.QueryRow(`SELECT length(state) FROM distill_state`).Scan(&size)
+		if size%statePad != 0 {
+			t.Fatalf("stored %d bytes for %d", size, n)
+		}
+		if n >= 19990 && n <= 20003 {
+			sizes[size] = true
+		}
+	}
+	if len(sizes) != 1 {
+		t.Fatalf("states of 19990–20003 bytes stored in %d sizes", len(sizes))
+	}
+	old := []byte("CS\x05 an older unpadded state\x00pad")
+	l.db.Exec(`UPDATE distill_state SET state = ?`, old)
+	if got, _, _, ok := l.LoadState("/p"); !ok || !bytes.Equal(got, old) {
+		t.Fatalf("unpadded state read as %q", got)
 	}
 }
