@@ -329,3 +329,33 @@ func TestCodexTranscriptLookup(t *testing.T) {
 		t.Errorf("glob characters in a session id must not match: %+v", ts)
 	}
 }
+
+// An agent_message event and its response_item copy written across a second boundary are one row; the same text in a
+// later turn is another.
+func TestCodexSayPairAcrossSecond(t *testing.T) {
+	lp := codexLP(t)
+	key := func(line string) string {
+		rows, _ := lp.ParseLine([]byte(line), 0)
+		if len(rows) != 1 {
+			t.Fatalf("%d rows from %s", len(rows), line)
+		}
+		return rows[0].Key
+	}
+	event := `{"timestamp":"2026-11-21T10:00:%s","type":"event_msg","payload":{"type":"agent_message","message":"Tests pass now."}}`
+	item := `{"timestamp":"2026-11-21T10:00:%s","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Tests pass now."}]}}`
+	at := func(f, s string) string { return strings.Replace(f, "%s", s, 1) }
+	first, copyKey := key(at(event, "00.980Z")), key(at(item, "01.020Z"))
+	if first != copyKey {
+		t.Errorf("event %q and its copy %q: two rows", first, copyKey)
+	}
+	later := key(at(item, "41.500Z")) // a later turn's same words, the copy first this time
+	if later == first {
+		t.Errorf("a later turn's same words share the first's key %q", later)
+	}
+	if k := key(at(event, "41.400Z")); k != later {
+		t.Errorf("the later event %q is not its copy's %q", k, later)
+	}
+	if k := key(at(event, "59.000Z")); k == later { // a third time, no copy yet: its own row
+		t.Errorf("an unpaired repeat took %q", k)
+	}
+}

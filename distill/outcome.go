@@ -30,8 +30,9 @@ var (
 	interpreters = []string{"python", "node", "php", "ruby", "perl"}
 	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
 	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
+	pkgManagers  = []string{"npm", "yarn", "pnpm", "bun"} // whose scripts run with or without "run"
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
-		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl"}
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl", "rails"}
 )
 
 const (
@@ -70,7 +71,11 @@ func segmentKey(seg string) (string, bool) {
 	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
 		return "", false
 	}
-	return segmentArgs(progName(f[0]), f), true
+	prog := progName(f[0])
+	if len(f) > 2 && f[1] == "run" && slices.Contains(pkgManagers, prog) {
+		f = f[1:] // `npm run test` is `npm test`
+	}
+	return segmentArgs(prog, f), true
 }
 
 // segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
@@ -217,7 +222,8 @@ func noMatch(cmd, text string, exit *int) bool {
 		}
 	}
 	segs := splitSegments(normCmd(cmd))
-	return len(segs) > 0 && searchStep(segs[len(segs)-1])
+	// a search fed by a test or build checks its output (`cargo test | grep -q "test result: ok"`): no match, it failed
+	return len(segs) > 0 && searchStep(segs[len(segs)-1]) && !slices.ContainsFunc(segs[:len(segs)-1], isTestCmd)
 }
 
 // searchStep: the segment runs a searcher, itself or through xargs.
@@ -263,10 +269,17 @@ func errorLine(text string) string {
 	switch {
 	case at[0] >= 0 && !strings.Contains(l, ":") && at[2] >= 0 && at[2] != i:
 		l = lines[at[2]] + " — " + l // a bare "AssertionError": the line naming the test says more
-	case strings.HasSuffix(l, ":") && i+1 < len(lines):
+	case strings.HasSuffix(l, ":") && i+1 < len(lines) && message(lines[i+1]):
 		l += " " + lines[i+1]
 	}
 	return clip(l, 160)
+}
+
+// message: a line that can be a header's message — not a rule of dashes (no letter nor digit) nor a lesser
+// severity's line (Maven's "[INFO] ----" under "[ERROR] COMPILATION ERROR :", rustc's "note: …").
+func message(l string) bool {
+	w, _, _ := strings.Cut(l, " ")
+	return !(strings.ContainsAny(w, "[:") && lesser(w)) && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 // errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
@@ -281,11 +294,14 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 			continue
 		}
 		lines[n], n = l, n+1
-		if mayNameError(l) && exceptionRE.get().MatchString(l) {
+		if laterException(l, lines, at[0]) {
 			at[0] = n - 1
 		}
 		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
 			at[1] = n - 1
+		}
+		if at[2] == n-2 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
+			at[2] = -1
 		}
 		if at[2] < 0 && errWorded(l) {
 			at[2] = n - 1
@@ -294,6 +310,15 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 	at[3] = min(0, n-1)
 	return lines[:n], at
 }
+
+// laterException: l names an error and replaces the one at i as the last, unless both are a compiler's.
+func laterException(l string, lines []string, i int) bool {
+	return mayNameError(l) && exceptionRE.get().MatchString(l) && !(i >= 0 && compilerError(lines[i]) && compilerError(l))
+}
+
+// compilerError: a compiler's "error: …" / "error[E0308]: …" line. Its first is the cause, a later one a summary
+// ("error: could not compile `app` … due to 1 previous error"); a runtime's chained exceptions end with the one raised.
+func compilerError(l string) bool { return strings.HasPrefix(l, "error") }
 
 func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords) }
 
@@ -316,8 +341,13 @@ func location(l string) (found, opens bool) {
 // severityTag: one short word before a location, "e:" or "[error]", that is no lesser severity ("w:", "[info]").
 func severityTag(s string) bool {
 	t := strings.Trim(strings.TrimSpace(s), "[]:")
-	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 &&
-		!slices.ContainsFunc(lesserSeverities, func(w string) bool { return strings.EqualFold(w, t) })
+	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 && !lesser(t)
+}
+
+// lesser: w, without brackets and colon, names a lesser severity ("[INFO]", "note:").
+func lesser(w string) bool {
+	t := strings.Trim(w, "[]:")
+	return slices.ContainsFunc(lesserSeverities, func(s string) bool { return strings.EqualFold(s, t) })
 }
 
 var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hint", "v", "d", "debug"}
@@ -327,7 +357,13 @@ var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hi
 func fileBefore(l, head string, j int) (start int, ok bool) {
 	start = strings.LastIndexAny(head, " \t(\"'`") + 1
 	dot := strings.LastIndexByte(head[start:], '.')
-	return start, l[j+1] >= '0' && l[j+1] <= '9' && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
+	return start, digitFirst(l[j+1:]) && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
+}
+
+// digitFirst: s starts with a line number, bracketed or not (javac through Maven: "App.java:[12,8]").
+func digitFirst(s string) bool {
+	s = strings.TrimPrefix(s, "[")
+	return s != "" && s[0] >= '0' && s[0] <= '9'
 }
 
 // nextAny is the index of the next of chars after j, -1 when none.
@@ -483,13 +519,19 @@ func (st *State) resolveBy(cmd string) {
 		f.Resolved = segmentsCovered(pass, fail)
 		if !f.Resolved && verify {
 			p := partial(pass, fail)
-			f.Resolved, part = !p && st.editedAfter(f), part || p
+			f.Resolved, part = !p && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd)), part || p
 		}
 	}
 	if verify && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
 	}
 }
+
+// runsTests: cmd runs tests, not only a build or a linter: a failing test run is fixed by a test run after the edit,
+// never by `yarn lint`, `cargo check` or `tsc` passing.
+func runsTests(cmd string) bool { return matchWords(cmd, testRunners, true) }
+
+var testRunners = []string{"test", "tests", "pytest", "unittest", "jest", "vitest", "mocha", "rspec", "ctest", "tox", "phpunit"}
 
 // partial: the passing command ran a failing segment's own program on other or fewer paths (`pytest
 // tests/test_models.py` after `pytest tests/` failed in two files) or another of its targets (`npm run lint` after
@@ -1180,11 +1222,24 @@ func (st *State) nextAnnounced(*nextIn) (string, bool) {
 	}
 	next := ""
 	for _, s := range sentences(st.LastText) {
-		if containsAny(" "+strings.ToLower(s), intentMarkers.list()) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
+		if announces(" "+strings.ToLower(s)) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
 			next = s
 		}
 	}
 	return next, next != ""
+}
+
+// announces: low holds an intent marker not followed by a negation ("I will not push until you review" is no step).
+func announces(low string) bool {
+	for _, m := range intentMarkers.list() {
+		if i := strings.Index(low, m); i >= 0 {
+			t, _, _ := strings.Cut(strings.TrimLeft(low[i+len(m):], " "), " ")
+			if _, post := negationAt(t); !post {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (st *State) nextCompletion(in *nextIn) (string, bool) {

@@ -302,12 +302,28 @@ func (st *State) correctedTerm(p string) string {
 			continue
 		}
 		for _, c := range ts[lo:hi] {
-			if nameLike(c) && hasTerm(st.Task, c) {
+			if nameLike(c) && hasTerm(st.Task, c) && (pre || st.goalClause(p, c)) {
 				return strings.ToLower(c)
 			}
 		}
 	}
 	return ""
+}
+
+// goalClause: what follows the taken-back term up to the clause's end is the goal's words or stop words ("nicht CSV —",
+// "Not the signup form —"); a word of its own there is a verb the negation is about ("Nicht die Tests ändern, sondern
+// den Code …": leave the tests, the goal stands).
+func (st *State) goalClause(p, c string) bool {
+	rest := p[strings.Index(p, c)+len(c):]
+	if i := strings.IndexAny(rest, "—–-,:;.!?、。，"); i >= 0 {
+		rest = rest[:i]
+	}
+	ok := true
+	eachTerm(rest, func(t string) bool {
+		ok = cjkString(t) || hasTerm(st.Task, t) || slices.ContainsFunc(phrases("stop"), func(w string) bool { return strings.EqualFold(w, t) })
+		return ok
+	})
+	return ok
 }
 
 // hasTerm: one of s's terms is t, whatever the case.

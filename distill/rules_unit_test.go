@@ -36,6 +36,8 @@ func TestTargetKey(t *testing.T) {
 		{"npm run build -- --watch", "npm run --silent build"},
 		{"python -m pytest tests -q", "python -m pytest"},
 		{"python3 manage.py test blog.tests", "python manage.py test blog.tests --keepdb"},
+		{"npm run test", "npm test"},
+		{"pnpm run build -- --mode dev", "pnpm build"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -50,6 +52,8 @@ func TestTargetKey(t *testing.T) {
 		{"uv run pytest tests/", "uv run ruff check tests/"},
 		{"python manage.py test", "python manage.py migrate"},
 		{"php artisan test --filter=Invoice", "php artisan migrate"},
+		{"bin/rails test", "bin/rails db:migrate"},
+		{"npm run lint", "npm test"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {

@@ -16,8 +16,9 @@ import (
 // was JSON; 3 added the goal/latest split, plan, references, action items, failure targets, errors, causes and
 // shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence;
 // 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
-// manage.py test`, was `python manage.py`), LastCallSeq.
-const StateVersion = 7
+// manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
+// = `npm run test`) and rails' subcommand.
+const StateVersion = 8
 
 // Bounds that keep a State small however long the project's history grows.
 const (
