@@ -30,7 +30,9 @@ func TestTargetKey(t *testing.T) {
 	same := [][2]string{
 		{"python -m pytest tests/test_parser.py -x", "python -m pytest tests/test_parser.py"},
 		{"pytest tests/test_a.py::test_one -q", "pytest tests/test_a.py"},
-		{"go test ./pkg/... -run TestX -count=1", "go  test ./pkg/..."},
+		{"go test ./pkg/... -run TestX -count=1", "go  test -run TestX ./pkg/..."},
+		{"pytest -n 4 -x", "pytest"},
+		{"npx vitest run", "vitest"},
 		{"cd app && CI=1 npm test", "npm test"},
 		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
 		{"npm run build -- --watch", "npm run --silent build"},
@@ -54,6 +56,10 @@ func TestTargetKey(t *testing.T) {
 		{"php artisan test --filter=Invoice", "php artisan migrate"},
 		{"bin/rails test", "bin/rails db:migrate"},
 		{"npm run lint", "npm test"},
+		{"go test ./pkg/... -run TestX", "go test ./pkg/..."},
+		{"pytest -k slug", "pytest"},
+		{"cargo test parse_header", "cargo test"},
+		{"npx vitest run webhook", "npx vitest run"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
