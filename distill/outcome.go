@@ -306,6 +306,9 @@ func errorLine(text string) string {
 	}
 	i := at[slices.IndexFunc(at[:], func(j int) bool { return j >= 0 })]
 	l := strings.TrimSpace(strings.TrimPrefix(lines[i], "E "))
+	if strings.Contains(l, "\t") { // testify aligns its fields with tabs: "Error:      \tNot equal:"
+		l = strings.Join(strings.Fields(l), " ")
+	}
 	switch {
 	case at[0] >= 0 && !strings.Contains(l, ":") && at[2] >= 0 && at[2] != i:
 		l = lines[at[2]] + " — " + l // a bare "AssertionError": the line naming the test says more
@@ -353,7 +356,19 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 
 // laterException: l names an error and replaces the one at i as the last, unless both are a compiler's.
 func laterException(l string, lines []string, i int) bool {
-	return mayNameError(l) && exceptionRE.get().MatchString(l) && !(i >= 0 && compilerError(lines[i]) && compilerError(l))
+	return (messageField(l) || mayNameError(l) && exceptionRE.get().MatchString(l)) && !(i >= 0 && compilerError(lines[i]) && compilerError(l))
+}
+
+// messageField: a test runner's labelled field whose value (on its line or the next) is the failure's message, not
+// a name or a location: testify's "Error:  Not equal:", dotnet's "Error Message:" over xUnit's or NUnit's assertion,
+// Jasmine's "Message:". One or two words of label, the last "error" or "message" ("Error Trace:" is a location).
+func messageField(l string) bool {
+	label, _, ok := strings.Cut(l, ":")
+	if !ok || strings.Count(label, " ") > 1 || strings.ContainsAny(label, "\t([") {
+		return false
+	}
+	w := label[strings.LastIndexByte(label, ' ')+1:]
+	return strings.EqualFold(w, "error") || strings.EqualFold(w, "message")
 }
 
 // compilerError: a compiler's "error: …" / "error[E0308]: …" line. Its first is the cause, a later one a summary

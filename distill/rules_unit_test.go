@@ -7,18 +7,20 @@ import (
 
 func TestErrorLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    f()\nAssertionError: expected 42": "AssertionError: expected 42",
-		"Exit code 1\n\nFAIL: test_login (tests.test_auth)\nAssertionError":                                              "FAIL: test_login (tests.test_auth) — AssertionError",
-		"E       NameError: name 'User' is not defined":                                                                  "NameError: name 'User' is not defined",
-		"ls: cannot access 'tests/': No such file or directory":                                                          "ls: cannot access 'tests/': No such file or directory",
-		"error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5":                                        "error[E0425]: cannot find value `x` in this scope",
-		"--- FAIL: TestPool (0.00s)\n    pool_test.go:12: want 4, got 3\nFAIL":                                           "pool_test.go:12: want 4, got 3",
-		"C:\\src\\app\\main.go:7:2: undefined: cfg":                                                                      "C:\\src\\app\\main.go:7:2: undefined: cfg",
-		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                             "expected 3 rows",
-		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
-		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":            "Exception in thread \"main\" java.lang.IllegalStateException: boom",
-		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":            "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
-		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":          "** (KeyError) key :id not found",
+		"Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    f()\nAssertionError: expected 42":                         "AssertionError: expected 42",
+		"Exit code 1\n\nFAIL: test_login (tests.test_auth)\nAssertionError":                                                                      "FAIL: test_login (tests.test_auth) — AssertionError",
+		"E       NameError: name 'User' is not defined":                                                                                          "NameError: name 'User' is not defined",
+		"ls: cannot access 'tests/': No such file or directory":                                                                                  "ls: cannot access 'tests/': No such file or directory",
+		"error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5":                                                                "error[E0425]: cannot find value `x` in this scope",
+		"--- FAIL: TestPool (0.00s)\n    pool_test.go:12: want 4, got 3\nFAIL":                                                                   "pool_test.go:12: want 4, got 3",
+		"C:\\src\\app\\main.go:7:2: undefined: cfg":                                                                                              "C:\\src\\app\\main.go:7:2: undefined: cfg",
+		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                                                     "expected 3 rows",
+		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                                        "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
+		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":                                    "Exception in thread \"main\" java.lang.IllegalStateException: boom",
+		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":                                    "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
+		"--- FAIL: TestSum (0.00s)\n    sum_test.go:9: \n        \tError Trace:\t/p/sum_test.go:9\n        \tError:      \tShould be true\nFAIL": "Error: Should be true",
+		"  Failed T.Parse [3 ms]\n  Error Message:\n   Assert.True() Failure\n  Stack Trace:\n     at T.Parse() in /p/T.cs:line 4":               "Error Message: Assert.True() Failure",
+		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":                                  "** (KeyError) key :id not found",
 	} {
 		if got := errorLine(in); got != want {
 			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)
