@@ -67,7 +67,7 @@ func skipPrefixWords(f []string) []string {
 
 // segmentKey is "program subcommand\tpaths"; none for cd, echo and true.
 func segmentKey(seg string) (string, bool) {
-	f := skipPrefixWords(cmdFields(seg))
+	f := unwrapExec(skipPrefixWords(cmdFields(seg)))
 	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
 		return "", false
 	}
@@ -77,6 +77,62 @@ func segmentKey(seg string) (string, bool) {
 	}
 	return segmentArgs(prog, f), true
 }
+
+// execVerbs: a program's verbs that run the next command in a container, an environment or a package runner; the
+// target is that command's (`docker compose run web pytest` is pytest's, not flake8's through the same service).
+var execVerbs = map[string][]string{"uv": {"run"}, "poetry": {"run"}, "pdm": {"run"}, "pipenv": {"run"}, "hatch": {"run"},
+	"bundle": {"exec"}, "pnpm": {"dlx", "exec"}, "yarn": {"dlx", "exec"}, "npm": {"exec"}, "bun": {"x"},
+	"docker": {"run", "exec"}, "podman": {"run", "exec"}, "docker-compose": {"run", "exec"}, "kubectl": {"exec"}}
+
+// unwrapExec drops exec wrappers: the verb, its flags and, for a container, its image, service or pod.
+func unwrapExec(f []string) []string {
+	for len(f) > 2 {
+		prog := progName(f[0])
+		if f[1] == "compose" {
+			prog, f = "docker-compose", f[1:]
+		}
+		i := execStart(prog, f)
+		if i < 0 || i >= len(f) {
+			return f
+		}
+		f = skipPrefixWords(f[i:])
+	}
+	return f
+}
+
+// execStart: where the command f's exec verb runs starts, -1 for none.
+func execStart(prog string, f []string) int {
+	if !slices.Contains(execVerbs[prog], f[1]) {
+		return -1
+	}
+	i := 2
+	for i < len(f) && strings.HasPrefix(f[i], "-") && f[i] != "--" {
+		i += 1 + containerFlagValue(prog, f[i])
+	}
+	if slices.Contains(containerProgs, prog) {
+		i++ // the image, service or pod; kubectl's command follows "--"
+	}
+	if i < len(f) && f[i] == "--" {
+		i++
+	}
+	return i
+}
+
+// containerFlagValue: 1 when a container runner's flag takes the next word (`-v /p:/app`, `-w /app`, `-n ns`): a
+// one-letter flag other than the switches -i -t -d -T -P, or one of the long ones below; 0 otherwise.
+func containerFlagValue(prog, flag string) int {
+	if !slices.Contains(containerProgs, prog) || strings.Contains(flag, "=") {
+		return 0
+	}
+	if len(flag) == 2 && !strings.Contains("itdTP", flag[1:]) || slices.Contains(valueFlags, flag) {
+		return 1
+	}
+	return 0
+}
+
+var containerProgs = []string{"docker", "podman", "docker-compose", "kubectl"}
+
+var valueFlags = []string{"--name", "--env", "--volume", "--workdir", "--user", "--network", "--entrypoint", "--namespace", "--container"}
 
 // segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
 func segmentArgs(prog string, f []string) string {

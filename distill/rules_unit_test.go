@@ -42,6 +42,9 @@ func TestTargetKey(t *testing.T) {
 		{"python3 manage.py test blog.tests", "python manage.py test blog.tests --keepdb"},
 		{"npm run test", "npm test"},
 		{"pnpm run build -- --mode dev", "pnpm build"},
+		{"docker compose run --rm web pytest -x", "pytest"},
+		{"docker run --rm -v /p:/app -w /app python:3.12 pytest tests/", "uv run pytest tests/"},
+		{"bundle exec rspec spec/a_spec.rb", "rspec spec/a_spec.rb"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -62,6 +65,9 @@ func TestTargetKey(t *testing.T) {
 		{"pytest -k slug", "pytest"},
 		{"cargo test parse_header", "cargo test"},
 		{"npx vitest run webhook", "npx vitest run"},
+		{"docker compose run web pytest", "docker compose run web flake8"},
+		{"kubectl exec api-0 -- python manage.py test", "kubectl exec -n ns api-0 -- python manage.py migrate"},
+		{"docker-compose exec -T db psql", "docker-compose exec -T web pytest"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
