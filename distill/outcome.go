@@ -87,15 +87,15 @@ var execVerbs = map[string][]string{"uv": {"run"}, "poetry": {"run"}, "pdm": {"r
 // unwrapExec drops exec wrappers: the verb, its flags and, for a container, its image, service or pod.
 func unwrapExec(f []string) []string {
 	for len(f) > 2 {
-		prog := progName(f[0])
+		prog, g := progName(f[0]), f
 		if f[1] == "compose" {
-			prog, f = "docker-compose", f[1:]
+			prog, g = "docker-compose", f[1:]
 		}
-		i := execStart(prog, f)
-		if i < 0 || i >= len(f) {
+		i := execStart(prog, g)
+		if i < 0 || i >= len(g) {
 			return f
 		}
-		f = skipPrefixWords(f[i:])
+		f = skipPrefixWords(g[i:])
 	}
 	return f
 }

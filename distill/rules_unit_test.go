@@ -51,6 +51,9 @@ func TestTargetKey(t *testing.T) {
 			t.Errorf("%q and %q should share a target: %q vs %q", p[0], p[1], targetKey(p[0]), targetKey(p[1]))
 		}
 	}
+	if k := targetKey("docker compose up -d"); k != "docker compose\t" { // no exec verb: the program stays
+		t.Errorf("docker compose up: %q", k)
+	}
 	differ := [][2]string{
 		{"go test ./...", "go build ./..."},
 		{"pytest tests/test_a.py", "pytest tests/test_b.py"},
