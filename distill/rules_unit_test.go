@@ -7,18 +7,20 @@ import (
 
 func TestErrorLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    f()\nAssertionError: expected 42": "AssertionError: expected 42",
-		"Exit code 1\n\nFAIL: test_login (tests.test_auth)\nAssertionError":                                              "FAIL: test_login (tests.test_auth) — AssertionError",
-		"E       NameError: name 'User' is not defined":                                                                  "NameError: name 'User' is not defined",
-		"ls: cannot access 'tests/': No such file or directory":                                                          "ls: cannot access 'tests/': No such file or directory",
-		"error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5":                                        "error[E0425]: cannot find value `x` in this scope",
-		"--- FAIL: TestPool (0.00s)\n    pool_test.go:12: want 4, got 3\nFAIL":                                           "pool_test.go:12: want 4, got 3",
-		"C:\\src\\app\\main.go:7:2: undefined: cfg":                                                                      "C:\\src\\app\\main.go:7:2: undefined: cfg",
-		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                             "expected 3 rows",
-		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
-		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":            "Exception in thread \"main\" java.lang.IllegalStateException: boom",
-		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":            "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
-		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":          "** (KeyError) key :id not found",
+		"Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    f()\nAssertionError: expected 42":                         "AssertionError: expected 42",
+		"Exit code 1\n\nFAIL: test_login (tests.test_auth)\nAssertionError":                                                                      "FAIL: test_login (tests.test_auth) — AssertionError",
+		"E       NameError: name 'User' is not defined":                                                                                          "NameError: name 'User' is not defined",
+		"ls: cannot access 'tests/': No such file or directory":                                                                                  "ls: cannot access 'tests/': No such file or directory",
+		"error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:5":                                                                "error[E0425]: cannot find value `x` in this scope",
+		"--- FAIL: TestPool (0.00s)\n    pool_test.go:12: want 4, got 3\nFAIL":                                                                   "pool_test.go:12: want 4, got 3",
+		"C:\\src\\app\\main.go:7:2: undefined: cfg":                                                                                              "C:\\src\\app\\main.go:7:2: undefined: cfg",
+		"expected 3 rows\n    at Object.<anonymous> (test/rows.test.js:9:5)":                                                                     "expected 3 rows",
+		"vite v5.2.0 building\nsrc/app.tsx (3:7): \"x\" is not exported by \"y.js\"\nerror during build:":                                        "src/app.tsx (3:7): \"x\" is not exported by \"y.js\"",
+		"Exception in thread \"main\" java.lang.IllegalStateException: boom\n\tat com.x.Foo.bar(Foo.java:12)":                                    "Exception in thread \"main\" java.lang.IllegalStateException: boom",
+		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":                                    "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
+		"--- FAIL: TestSum (0.00s)\n    sum_test.go:9: \n        \tError Trace:\t/p/sum_test.go:9\n        \tError:      \tShould be true\nFAIL": "Error: Should be true",
+		"  Failed T.Parse [3 ms]\n  Error Message:\n   Assert.True() Failure\n  Stack Trace:\n     at T.Parse() in /p/T.cs:line 4":               "Error Message: Assert.True() Failure",
+		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":                                  "** (KeyError) key :id not found",
 	} {
 		if got := errorLine(in); got != want {
 			t.Errorf("errorLine(%q) = %q; want %q", in, got, want)
@@ -30,7 +32,9 @@ func TestTargetKey(t *testing.T) {
 	same := [][2]string{
 		{"python -m pytest tests/test_parser.py -x", "python -m pytest tests/test_parser.py"},
 		{"pytest tests/test_a.py::test_one -q", "pytest tests/test_a.py"},
-		{"go test ./pkg/... -run TestX -count=1", "go  test ./pkg/..."},
+		{"go test ./pkg/... -run TestX -count=1", "go  test -run TestX ./pkg/..."},
+		{"pytest -n 4 -x", "pytest"},
+		{"npx vitest run", "vitest"},
 		{"cd app && CI=1 npm test", "npm test"},
 		{"python /workspace/gen.py", "python3 /workspace/gen.py"},
 		{"npm run build -- --watch", "npm run --silent build"},
@@ -38,11 +42,17 @@ func TestTargetKey(t *testing.T) {
 		{"python3 manage.py test blog.tests", "python manage.py test blog.tests --keepdb"},
 		{"npm run test", "npm test"},
 		{"pnpm run build -- --mode dev", "pnpm build"},
+		{"docker compose run --rm web pytest -x", "pytest"},
+		{"docker run --rm -v /p:/app -w /app python:3.12 pytest tests/", "uv run pytest tests/"},
+		{"bundle exec rspec spec/a_spec.rb", "rspec spec/a_spec.rb"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
 			t.Errorf("%q and %q should share a target: %q vs %q", p[0], p[1], targetKey(p[0]), targetKey(p[1]))
 		}
+	}
+	if k := targetKey("docker compose up -d"); k != "docker compose\t" { // no exec verb: the program stays
+		t.Errorf("docker compose up: %q", k)
 	}
 	differ := [][2]string{
 		{"go test ./...", "go build ./..."},
@@ -54,6 +64,13 @@ func TestTargetKey(t *testing.T) {
 		{"php artisan test --filter=Invoice", "php artisan migrate"},
 		{"bin/rails test", "bin/rails db:migrate"},
 		{"npm run lint", "npm test"},
+		{"go test ./pkg/... -run TestX", "go test ./pkg/..."},
+		{"pytest -k slug", "pytest"},
+		{"cargo test parse_header", "cargo test"},
+		{"npx vitest run webhook", "npx vitest run"},
+		{"docker compose run web pytest", "docker compose run web flake8"},
+		{"kubectl exec api-0 -- python manage.py test", "kubectl exec -n ns api-0 -- python manage.py migrate"},
+		{"docker-compose exec -T db psql", "docker-compose exec -T web pytest"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {

@@ -17,8 +17,9 @@ import (
 // shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence;
 // 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
 // manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
-// = `npm run test`) and rails' subcommand.
-const StateVersion = 8
+// = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
+// and an exec wrapper's command (`docker compose run web pytest` is pytest's).
+const StateVersion = 9
 
 // Bounds that keep a State small however long the project's history grows.
 const (
