@@ -417,13 +417,14 @@ func laterException(l string, lines []string, i int) bool {
 
 // messageField: a test runner's labelled field whose value (on its line or the next) is the failure's message, not
 // a name or a location: testify's "Error:  Not equal:", dotnet's "Error Message:" over xUnit's or NUnit's assertion,
-// Jasmine's "Message:". One or two words of label, the last "error" or "message" ("Error Trace:" is a location).
+// Jasmine's "Message:", RSpec's "Failure/Error:". One or two words of label, its last run of letters "error" or
+// "message" ("Error Trace:" is a location).
 func messageField(l string) bool {
 	label, _, ok := strings.Cut(l, ":")
 	if !ok || strings.Count(label, " ") > 1 || strings.ContainsAny(label, "\t([") {
 		return false
 	}
-	w := label[strings.LastIndexByte(label, ' ')+1:]
+	w := label[strings.LastIndexFunc(label, func(r rune) bool { return !unicode.IsLetter(r) })+1:]
 	return strings.EqualFold(w, "error") || strings.EqualFold(w, "message")
 }
 
@@ -1351,14 +1352,19 @@ func (st *State) nextAnnounced(*nextIn) (string, bool) {
 	return next, next != ""
 }
 
-// announces: low holds an intent marker not followed by a negation ("I will not push until you review" is no step).
+// announces: low holds an intent marker and its step is not negated ("I will not push until you review").
 func announces(low string) bool {
-	for _, m := range intentMarkers.list() {
-		if i := strings.Index(low, m); i >= 0 {
-			t, _, _ := strings.Cut(strings.TrimLeft(low[i+len(m):], " "), " ")
-			if _, post := negationAt(t); !post {
-				return true
-			}
+	return containsAny(low, intentMarkers.list()) && !negatedStep(low)
+}
+
+// negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
+// and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says
+// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it.
+func negatedStep(s string) bool {
+	words := strings.Fields(s)
+	for _, w := range words[:min(4, len(words))] {
+		if _, post := negationAt(strings.Trim(w, ",.;:!?")); post {
+			return true
 		}
 	}
 	return false
@@ -1394,7 +1400,7 @@ func (st *State) forwardSentence(texts []string) string {
 	for _, t := range texts {
 		ss := sentences(t)
 		for i, s := range ss {
-			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) {
+			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) || negatedStep(s) {
 				continue
 			}
 			if strings.HasSuffix(s, ":") && i+1 < len(ss) { // a heading: its first item is the action
