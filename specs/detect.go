@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-version"
@@ -205,8 +206,8 @@ func updateRoots(u SelfUpdate, env ProbeEnv) []string {
 	return roots
 }
 
-// runVersion runs bin with args once per timeout, retrying only when an
-// attempt ran out of time.
+// runVersion runs bin with args once per timeout, retrying when an attempt
+// ran out of time (and, at once, when the binary was busy being written).
 func runVersion(bin string, args []string, env ProbeEnv) (string, error) {
 	timeouts := env.Timeouts
 	if len(timeouts) == 0 {
@@ -215,6 +216,12 @@ func runVersion(bin string, args []string, env ProbeEnv) (string, error) {
 	var total time.Duration
 	for _, d := range timeouts {
 		out, err := runOnce(bin, args, env.Environ, d)
+		// ETXTBSY: the binary was just written and a process forked meanwhile still holds it open for writing (an
+		// agent updating itself; parallel tests copying a fake agent, golang/go#22315): it clears within milliseconds.
+		for try := 0; try < 3 && errors.Is(err, syscall.ETXTBSY); try++ {
+			time.Sleep(50 * time.Millisecond)
+			out, err = runOnce(bin, args, env.Environ, d)
+		}
 		if !errors.Is(err, context.DeadlineExceeded) {
 			return out, err
 		}
