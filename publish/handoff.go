@@ -669,13 +669,18 @@ func writeClean(b *strings.Builder, enc string, r rune, oneLine bool) {
 // spell a hidden ASCII message), the variation selectors (U+FE00–U+FE0F,
 // U+E0100–U+E01EF: 256 of them can carry a byte each behind one visible
 // character) and the other default-ignorable code points (Hangul fillers,
-// U+034F, the unassigned rest of plane 14). Removing them costs a joined
-// emoji its join and nothing a handoff needs.
+// U+034F, the unassigned rest of plane 14), and what is drawn as a blank or
+// a box that says nothing: the blank Braille pattern U+2800 and the object
+// replacement U+FFFC (no Unicode space, so no space check sees them), the
+// private-use planes and the noncharacters (a font maps them to anything,
+// or a hidden message). Removing them costs a joined emoji its join and
+// nothing a handoff needs.
 func Invisible(r rune) bool {
 	if r < 0xad {
 		return false // the common case, without a table lookup
 	}
-	return unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+	return r == 0x2800 || r == 0xfffc || unicode.In(r, unicode.Cf, unicode.Co, unicode.Variation_Selector,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point)
 }
 
 // isPlain: s needs no cleaning (the common case, checked without allocating).
