@@ -134,10 +134,69 @@ func (a *assign) keyed(s string, key []byte) (Match, bool) {
 	}
 	env := envStyle(s[a.j:a.ke])
 	kind, ok := a.keyKind(s, key, env)
-	if !ok {
-		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
+	if ok {
+		return a.literal(s, v, key, kind, env)
 	}
-	return a.literal(s, v, key, kind, env)
+	m, ok := genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
+	if !ok && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) { // Server=db;Uid=sa;Pwd=x;
+		m, ok = a.literal(s, v, key, KindPassword, false)
+		return m, ok && a.connPair(s, m.End)
+	}
+	if ok || !keyName(key) {
+		return m, ok
+	}
+	m, ok = a.literal(s, v, key, KindSecret, env)
+	return m, ok && keyMaterial(s[m.Start:m.End])
+}
+
+// keyName: a name whose last word is key(s), not a public one (SIGNING_KEY,
+// encryptionKey, APP_KEY, ?key=; not PUBLIC_KEY, hostKey, keyboard), whose
+// value keyMaterial judges.
+func keyName(key []byte) bool {
+	k := strings.TrimSuffix(string(key), "s")
+	return strings.HasSuffix(k, "key") && !hasAnySuffix(k, len(k)-3, "public", "pub", "host")
+}
+
+// keyMaterial reports a value that reads as generated key material, after
+// an encoding label (base64:...): 16+ bytes of all three character kinds,
+// letters flipping case often and digits among them, not only at the end
+// (a CamelCase name flips as often, UserCache2). Not hex: a key is as
+// often a digest (key=sha256:2c26...).
+func keyMaterial(val string) bool {
+	if l, rest, ok := strings.Cut(val, ":"); ok && len(l) <= 8 && onlyAlnum(l) {
+		val = rest
+	}
+	d, l, u := charKinds(val)
+	mixes := 0 // letter-digit boundaries: about 5 in 16 random base62 bytes
+	for i := 1; i < len(val); i++ {
+		if isLetter(val[i-1]) && classes[val[i]]&cDigit != 0 || isLetter(val[i]) && classes[val[i-1]]&cDigit != 0 {
+			mixes++
+		}
+	}
+	return len(val) >= 16 && d && l && u && caseFlips(val)*4 >= len(val) && mixes >= 3
+}
+
+func onlyAlnum(v string) bool { return runTo(v, 0, len(v), cAlnum) == len(v) }
+
+// connPair reports a pair of a connection string
+// (Server=db;User Id=sa;Password=x;) whose value ends at e: unspaced '='
+// after a ';' or before "; Name=".
+func (a *assign) connPair(s string, e int) bool {
+	if a.sep != '=' || a.spaced || a.sepEnd != a.i+1 {
+		return false
+	}
+	if a.j > 0 && s[a.j-1] == ';' {
+		return true
+	}
+	if e >= len(s) || s[e] != ';' {
+		return false
+	}
+	n := skipOver(s, e+1, e+3, " ")
+	k := runTo(s, n, n+32, cAlnum|cUnder)
+	for k < len(s) && s[k] == ' ' && k+1 < len(s) && isAlnum(s[k+1]) { // User Id=
+		k = runTo(s, k+1, k+32, cAlnum|cUnder)
+	}
+	return k > n && k < len(s) && s[k] == '='
 }
 
 // keyKind classifies the key, or for "value" the name in its element
@@ -186,7 +245,7 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 		return Match{kind, vs, ve}, base64Literal(s[vs:ve])
 	case kind == KindAzureSAS:
 		return Match{kind, vs, ve}, len(val) >= 20 && sasContext(s, a.i) && !isPlaceholder(val)
-	case kind == KindPassword && a.shell(env, quoted):
+	case kind == KindPassword && (a.shell(env, quoted) || !quoted && a.connPair(s, ve)):
 		return Match{kind, vs, ve}, shellPassword(key, val)
 	case awsSecret(kind, key, val):
 		return Match{KindAWSSecret, vs, ve}, !keyAsValue(key, val)

@@ -1294,7 +1294,7 @@ func addKeyTri(w string, fam uint8) {
 }
 
 func initDetect() {
-	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
+	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "key"} {
 		addKeyTri(w, triHand)
 	}
 	for _, p := range placeholderParts {
