@@ -11,6 +11,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 )
 
@@ -137,16 +138,25 @@ func (a *assign) keyed(s string, key []byte) (Match, bool) {
 	if ok {
 		return a.literal(s, v, key, kind, env)
 	}
-	m, ok := genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
-	if !ok && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) { // Server=db;Uid=sa;Pwd=x;
-		m, ok = a.literal(s, v, key, KindPassword, false)
+	if m, ok := genAssign(s, a.j, a.ke, a.sepEnd, a.fam); ok {
+		return m, true
+	}
+	return a.unknownKey(s, v, key, env)
+}
+
+// unknownKey reads the value of a key no keyword names: a password in a
+// connection string (Server=db;Uid=sa;Pwd=x;), key material after a name
+// ending in key.
+func (a *assign) unknownKey(s string, v int, key []byte, env bool) (Match, bool) {
+	switch {
+	case hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd"):
+		m, ok := a.literal(s, v, key, KindPassword, false)
 		return m, ok && a.connPair(s, m.End)
+	case keyName(key):
+		m, ok := a.literal(s, v, key, KindSecret, env)
+		return m, ok && keyMaterial(s[m.Start:m.End])
 	}
-	if ok || !keyName(key) {
-		return m, ok
-	}
-	m, ok = a.literal(s, v, key, KindSecret, env)
-	return m, ok && keyMaterial(s[m.Start:m.End])
+	return Match{}, false
 }
 
 // keyName: a name whose last word is key(s), not a public one (SIGNING_KEY,
@@ -158,25 +168,26 @@ func keyName(key []byte) bool {
 }
 
 // keyMaterial reports a value that reads as generated key material, after
-// an encoding label (base64:...): 16+ bytes of all three character kinds,
-// letters flipping case often and digits among them, not only at the end
-// (a CamelCase name flips as often, UserCache2). Not hex: a key is as
-// often a digest (key=sha256:2c26...).
+// an encoding label (base64:...): randomIdent's mix, with digits inside (a
+// CamelCase name flips case as often: UserProfileCache2). Not hex: a key
+// is as often a digest (key=sha256:2c26...).
 func keyMaterial(val string) bool {
-	if l, rest, ok := strings.Cut(val, ":"); ok && len(l) <= 8 && onlyAlnum(l) {
+	if l, rest, ok := strings.Cut(val, ":"); ok && len(l) <= 8 {
 		val = rest
 	}
-	d, l, u := charKinds(val)
-	mixes := 0 // letter-digit boundaries: about 5 in 16 random base62 bytes
-	for i := 1; i < len(val); i++ {
-		if isLetter(val[i-1]) && classes[val[i]]&cDigit != 0 || isLetter(val[i]) && classes[val[i-1]]&cDigit != 0 {
-			mixes++
-		}
-	}
-	return len(val) >= 16 && d && l && u && caseFlips(val)*4 >= len(val) && mixes >= 3
+	return randomIdent(val) && digitMixes(val) >= 3
 }
 
-func onlyAlnum(v string) bool { return runTo(v, 0, len(v), cAlnum) == len(v) }
+// digitMixes counts letter-digit neighbours: about 5 in 16 random base62
+// bytes.
+func digitMixes(v string) (n int) {
+	for i := 1; i < len(v); i++ {
+		if (classes[v[i-1]]|classes[v[i]])&cDigit != 0 && isLetter(v[i-1]) != isLetter(v[i]) {
+			n++
+		}
+	}
+	return n
+}
 
 // connPair reports a pair of a connection string
 // (Server=db;User Id=sa;Password=x;) whose value ends at e: unspaced '='
@@ -185,15 +196,13 @@ func (a *assign) connPair(s string, e int) bool {
 	if a.sep != '=' || a.spaced || a.sepEnd != a.i+1 {
 		return false
 	}
-	if a.j > 0 && s[a.j-1] == ';' {
-		return true
-	}
-	if e >= len(s) || s[e] != ';' {
-		return false
-	}
-	n := skipOver(s, e+1, e+3, " ")
+	return a.j > 0 && s[a.j-1] == ';' || e < len(s) && s[e] == ';' && connKey(s, skipOver(s, e+1, e+3, " "))
+}
+
+// connKey reports a connection string's "Name=" or "User Id=" at n.
+func connKey(s string, n int) bool {
 	k := runTo(s, n, n+32, cAlnum|cUnder)
-	for k < len(s) && s[k] == ' ' && k+1 < len(s) && isAlnum(s[k+1]) { // User Id=
+	for k+1 < len(s) && s[k] == ' ' && isAlnum(s[k+1]) {
 		k = runTo(s, k+1, k+32, cAlnum|cUnder)
 	}
 	return k > n && k < len(s) && s[k] == '='
@@ -245,7 +254,7 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 		return Match{kind, vs, ve}, base64Literal(s[vs:ve])
 	case kind == KindAzureSAS:
 		return Match{kind, vs, ve}, len(val) >= 20 && sasContext(s, a.i) && !isPlaceholder(val)
-	case kind == KindPassword && (a.shell(env, quoted) || !quoted && a.connPair(s, ve)):
+	case kind == KindPassword && !quoted && a.bare(s, ve, env):
 		return Match{kind, vs, ve}, shellPassword(key, val)
 	case awsSecret(kind, key, val):
 		return Match{KindAWSSecret, vs, ve}, !keyAsValue(key, val)
@@ -253,7 +262,11 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 	return Match{kind, vs, ve}, plausible(s, kind, val, ve, quoted, a.spaced, a.sep) && !keyAsValue(key, val)
 }
 
-func (a *assign) shell(env, quoted bool) bool { return a.sep == '=' && !a.spaced && env && !quoted }
+// bare: an unquoted password ending at ve whose context says it is one
+// even as one word: a shell assignment, a connection string's pair.
+func (a *assign) bare(s string, ve int, env bool) bool {
+	return a.sep == '=' && !a.spaced && env || a.connPair(s, ve)
+}
 
 func shellPassword(key []byte, val string) bool {
 	return len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !keyAsValue(key, val)
@@ -620,12 +633,7 @@ func notLiteral(val string, spaced bool, sep byte) bool {
 }
 
 func hasAnyPrefix(s string, i int, ps ...string) bool {
-	for _, p := range ps {
-		if hasPrefixAt(s, i, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps, func(p string) bool { return hasPrefixAt(s, i, p) })
 }
 
 // identInCode reports an identifier value ending at ve that reads as code
@@ -766,12 +774,7 @@ func afterUserFlag(s string, u int) bool {
 }
 
 func hasAnySuffix(s string, i int, ps ...string) bool {
-	for _, p := range ps {
-		if hasSuffixAt(s, i, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps, func(p string) bool { return hasSuffixAt(s, i, p) })
 }
 
 // databaseSchemes get their own kind in URL credentials.
@@ -1532,14 +1535,7 @@ func charKinds(s string) (d, l, u bool) {
 	return d, l, u
 }
 
-func allSame(s string) bool {
-	for i := 1; i < len(s); i++ {
-		if s[i] != s[0] {
-			return false
-		}
-	}
-	return true
-}
+func allSame(s string) bool { return s == "" || strings.Count(s, s[:1]) == len(s) }
 
 func lower(c byte) byte {
 	if c-'A' < 26 {
