@@ -159,13 +159,17 @@ func (a *assign) unknownKey(s string, v int, key []byte, env bool) (Match, bool)
 	return Match{}, false
 }
 
-// keyName: a name whose last word is key(s), not a public one (SIGNING_KEY,
-// encryptionKey, APP_KEY, ?key=; not PUBLIC_KEY, hostKey, keyboard), whose
-// value keyMaterial judges.
+// keyName: a name whose last word names a secret no keyword does (SIGNING_KEY,
+// hmacKey, APP_KEY, ?key=, passcode, seed, cookie, jwt, creds; not a
+// session id, which payloads carry), not
+// a public key (PUBLIC_KEY, pubKey, hostKey); keyMaterial judges its value.
 func keyName(key []byte) bool {
 	k := strings.TrimSuffix(string(key), "s")
-	return strings.HasSuffix(k, "key") && !hasAnySuffix(k, len(k)-3, "public", "pub", "host")
+	return slices.ContainsFunc(keyWords, func(w string) bool { return strings.HasSuffix(k, w) }) &&
+		!hasAnySuffix(k, len(k)-3, "public", "pub", "host")
 }
+
+var keyWords = []string{"key", "passcode", "seed", "hmac", "jwt", "bearer", "cookie", "cred", "pat"}
 
 // keyMaterial reports a value that reads as generated key material, after
 // an encoding label (base64:...): randomIdent's mix, with digits inside (a
@@ -175,7 +179,7 @@ func keyMaterial(val string) bool {
 	if l, rest, ok := strings.Cut(val, ":"); ok && len(l) <= 8 {
 		val = rest
 	}
-	return randomIdent(val) && digitMixes(val) >= 3
+	return randomIdent(val) && digitMixes(val) >= 3 && !strings.Contains(strings.TrimRight(val, "="), "=") // not "name=value"
 }
 
 // digitMixes counts letter-digit neighbours: about 5 in 16 random base62
@@ -1371,13 +1375,51 @@ func dashToken(s string, i int) (Match, bool) {
 	case isOneOf(s[i-1], " \t"):
 		return shortFlag(s, i)
 	case s[i-1] == 'y' && hasSuffixAt(s, i, "key"):
-		return mailgun(s, i)
+		if m, ok := mailgun(s, i); ok {
+			return m, true
+		}
 	case s[i-1] == 'Y' && hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
 		return puttyKey(s, i-5)
 	case s[i-1] == '-':
 		return doubleDash(s, i)
 	}
-	return Match{}, false
+	return prefixedToken(s, i)
+}
+
+// prefixedToken matches a vendor-shaped token no rule names (sbp_, gsk_,
+// xai-, tskey-auth-, pcsk_ ...): a lower-case prefix of 2-10 bytes opening
+// a word, its first separator at i, then url-safe bytes whose longest part
+// between separators has 28+ bytes that read as generated (keyMaterial;
+// ids such as toolu_, msg_, call_ or a Stripe object's carry 24, maybe
+// followed by __vscode-<n>). Not a digest's label
+// (sha512-<base64>, md5_) nor a key that says it is public (pk_live_,
+// pub-); a vendor rule anchored on the same separator names its kind.
+func prefixedToken(s string, i int) (Match, bool) {
+	p := i
+	for p > 0 && i-p < 10 && isAlnum(s[p-1]) && classes[s[p-1]]&cUpper == 0 {
+		p--
+	}
+	if i-p < 2 || !isLetter(s[p]) || p > 0 && classes[s[p-1]]&setURLSafe != 0 || hasAnyPrefix(s, p, "sha", "md5", "pk", "pub") {
+		return Match{}, false
+	}
+	e := runTo(s, i+1, i+1+maxValueLen, setURLSafe)
+	if part := longestPart(s[i+1 : e]); len(part) < 28 || !keyMaterial(part) {
+		return Match{}, false
+	}
+	if m, ok := genTokenAt(s, i); ok {
+		return m, true
+	}
+	return Match{KindToken, p, e}, true
+}
+
+// longestPart is the longest run of v between '_' and '-'.
+func longestPart(v string) (part string) {
+	for f := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '_' || r == '-' }) {
+		if len(f) > len(part) {
+			part = f
+		}
+	}
+	return part
 }
 
 func doubleDash(s string, i int) (Match, bool) {
