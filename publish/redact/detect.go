@@ -872,12 +872,7 @@ func hasPlaceholderPart(v string) bool {
 
 // equalFoldAny reports whether v equals one of ws, ignoring ASCII case.
 func equalFoldAny(v string, ws []string) bool {
-	for _, w := range ws {
-		if equalFold(v, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ws, func(w string) bool { return equalFold(v, w) })
 }
 
 // reference reports a value that names another: $TOKEN, ${TOKEN}, $(cmd)
@@ -952,14 +947,7 @@ func isMemberAccess(v string) bool {
 	return parts >= 2
 }
 
-func onlyLetters(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if !isLetter(v[i]) {
-			return false
-		}
-	}
-	return v != ""
-}
+func onlyLetters(v string) bool { return v != "" && strings.TrimLeft(v, letters) == "" }
 
 // Secrets stated in words: "my db password is Hunter2-Prod!", "the api key
 // is 8f3a...", "password s3cr3t-Value" in a .netrc, "aws configure set
@@ -1287,12 +1275,7 @@ func pFlag(s string, i int, attached bool) (Match, bool) {
 }
 
 func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(s, w) })
 }
 
 // passFlags lists, per one-letter flag, the commands in which it takes a
@@ -1395,11 +1378,8 @@ func dashToken(s string, i int) (Match, bool) {
 // (sha512-<base64>, md5_) nor a key that says it is public (pk_live_,
 // pub-); a vendor rule anchored on the same separator names its kind.
 func prefixedToken(s string, i int) (Match, bool) {
-	p := i
-	for p > 0 && i-p < 10 && isAlnum(s[p-1]) && classes[s[p-1]]&cUpper == 0 {
-		p--
-	}
-	if i-p < 2 || !isLetter(s[p]) || p > 0 && classes[s[p-1]]&setURLSafe != 0 || hasAnyPrefix(s, p, "sha", "md5", "pk", "pub") {
+	p := tokenPrefix(s, i)
+	if i-p < 2 || hasAnyPrefix(s, p, "sha", "md5", "pk", "pub") {
 		return Match{}, false
 	}
 	e := runTo(s, i+1, i+1+maxValueLen, setURLSafe)
@@ -1410,6 +1390,19 @@ func prefixedToken(s string, i int) (Match, bool) {
 		return m, true
 	}
 	return Match{KindToken, p, e}, true
+}
+
+// tokenPrefix is where the lower-case prefix ending at i starts (i when
+// there is none): up to 10 bytes opening a word with a letter.
+func tokenPrefix(s string, i int) int {
+	p := i
+	for p > 0 && i-p < 10 && isAlnum(s[p-1]) && classes[s[p-1]]&cUpper == 0 {
+		p--
+	}
+	if !isLetter(s[p]) || p > 0 && classes[s[p-1]]&setURLSafe != 0 {
+		return i
+	}
+	return p
 }
 
 // longestPart is the longest run of v between '_' and '-'.
