@@ -50,6 +50,7 @@ const (
 	promptSwitch                      // replaces the goal; the old one is set aside
 	promptNewTask                     // replaces the goal; the old one is done
 	promptFollowUp                    // the latest request only
+	promptCorrect                     // takes a term of the goal back: the goal, the old one kept as the user's words
 )
 
 // The lang/ lists the rules read. A switch phrase must not also be a
@@ -268,8 +269,10 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || st.correctedTerm(p) != "":
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()):
 		return promptSwitch
+	case st.correctedTerm(p) != "":
+		return promptCorrect
 	case isQuestion(p):
 		return promptFollowUp
 	case st.AfterBreak:
@@ -287,8 +290,10 @@ func (st *State) classifyPrompt(p string) promptClass {
 
 // correctedTerm: the request opens by taking a term of the goal back ("Halt, nicht CSV — als Excel", "Not the signup
 // form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV"): a negation (lang/ negation) first or second, next to a
-// name the goal holds (4+ letters or capitals), returned lower-cased. It replaces the goal as a switch does (the old
-// one set aside) and drops the decisions naming the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
+// name the goal holds (4+ letters or capitals), returned lower-cased. It becomes the goal, but the old one is not set
+// aside as after a switch: one term was taken back, the rest stands ("Not the tests — leave them; fix the parser"
+// keeps "the tokenizer tests fail"), so it stays first among the user's instructions. It drops the decisions naming
+// the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
 func (st *State) correctedTerm(p string) string {
 	var ts [4]string // the opening is enough, and no allocation: this runs on every request
 	n := 0
@@ -385,7 +390,7 @@ func (st *State) sequenceNewTask(p, low string) bool {
 	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low)
 }
 
-func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
+func setsGoal(c promptClass) bool { return c != promptAck && c != promptFollowUp }
 
 // restates: p is the goal re-sent, completed (enter hit mid-sentence, an
 // aider /ask re-run with more words): the fuller text is the goal.
@@ -473,9 +478,9 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	case promptGoal, promptNewTask:
 		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
 		st.Latest, st.LatestAt = "", time.Time{}
-	case promptSwitch:
+	case promptSwitch, promptCorrect:
 		st.dropCorrected(p)
-		if st.Task != "" && st.Task != p {
+		if class == promptSwitch && st.Task != "" && st.Task != p {
 			st.setAside()
 		}
 		st.Task, st.TaskAt, st.GoalWeak = p, at, false

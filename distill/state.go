@@ -223,6 +223,8 @@ func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	case promptGoal, promptNewTask, promptSwitch:
 		st.TaskRef = refOf(r)
 		st.startTask()
+	case promptCorrect: // the corrected goal's instructions stand
+		st.TaskRef = refOf(r)
 	case promptFollowUp:
 		st.LatestRef = refOf(r)
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
