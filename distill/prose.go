@@ -715,7 +715,7 @@ func (st *State) addAnswer(q, answer string) {
 	} else if promptSize(answer) > 40 {
 		return
 	}
-	line := clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160)
+	line := clip(strings.TrimRight(q, "?？ \u00a0"), 120) + " → " + clip(a, 160)
 	st.addDecision(line)
 	if startsWithAny(strings.ToLower(a), declineStarts.list()) {
 		// "leave it for now" after "Shall I fix both?": the offer is work the user refused, as a refused tool call is
@@ -727,7 +727,7 @@ func (st *State) addAnswer(q, answer string) {
 // keptDecline: a tool call after a declined offer in the same turn ("No, remove it" then the removal) shows the
 // answer was an instruction: it stays a decision, not a stop.
 func (st *State) keptDecline() {
-	if n := len(st.Refused); st.StopSeq > 0 && n > 0 && strings.Contains(st.Refused[n-1].Text, " → ") {
+	if n := len(st.Refused); st.StopSeq > 0 && n > 0 && st.StopSeq == st.AskSeq { // the stop is the prompt's decline
 		st.Refused, st.StopSeq = st.Refused[:n-1], 0
 	}
 }

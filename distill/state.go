@@ -189,9 +189,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
 	thanks := thanksOnly(r.Text) && !substantive(r.Text)
-	if !resumed && !thanks {
-		st.answerTurn(r.Text)
-	}
+	declined := !resumed && !thanks && st.answerTurn(r.Text)
 	taskBefore := st.Task
 	class := st.addPrompt(r.Text, r.SessionID, at)
 	st.Fallback, st.FallbackAt = r.Text, at
@@ -199,7 +197,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	if class != promptAck {
 		st.AskSeq = st.Seq
 		st.addInstruction(r.Text, at, refOf(r))
-		st.Answered = false // an acknowledgement asks nothing new: the turn's next step stays
+		st.Answered = declined // an acknowledgement asks nothing new: the turn's next step stays; a bare decline answers
 	}
 	st.endTurn(class, resumed, thanks)
 	st.CauseKey = ""
@@ -210,12 +208,52 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	st.addProse(r.Text, low, false)
 }
 
-// answerTurn records the prompt as the answer to the last turn's last
-// question, unless it sets the goal ("which task?" answered by naming it).
-func (st *State) answerTurn(text string) {
-	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
-		st.addAnswer(qs[len(qs)-1], text)
+// answerTurn records the prompt as the answer to the last turn's last question, unless it sets the goal ("which
+// task?" answered by naming it). A bare decline ("no, don't do that", "Non, laisse.") of the turn's question or
+// announced step refuses it and asks nothing new: it reports true, and the step is refused work, not the next action.
+func (st *State) answerTurn(text string) (declined bool) {
+	qs, step := turnQuestions(st.TurnTexts), proposedStep(st.TurnTexts)
+	if len(qs) == 0 && step == "" || setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
+		return false
 	}
+	bare := bareDecline(text)
+	switch {
+	case len(qs) > 0:
+		st.addAnswer(qs[len(qs)-1], text)
+	case bare:
+		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: clip(step, 160), Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+	}
+	return bare
+}
+
+// proposedStep: the turn's last sentence announcing a step ("I'll drop the table and recreate it").
+func proposedStep(texts []string) (step string) {
+	for _, s := range sentences(strings.Join(texts, "\n")) {
+		if forwardLooking(s) || announces(" "+strings.ToLower(s)) {
+			step = s
+		}
+	}
+	return step
+}
+
+// bareDecline: p opens with declines (lang/ decline_start) and names nothing after them but a verb ("no, don't do
+// that", "нет, не надо", "Non, laisse."); "No, use Postgres instead" names a new target: a request.
+func bareDecline(p string) bool {
+	rest, ok := cutDecline(strings.ToLower(p))
+	for again := ok; again; rest, again = cutDecline(rest) {
+	}
+	return ok && namesNothing(rest)
+}
+
+// cutDecline: low without its opening decline, and whether it had one.
+func cutDecline(low string) (string, bool) {
+	t := stripLeadingAcks(low)
+	for _, m := range declineStarts.list() {
+		if startsWithAny(t, []string{m}) {
+			return t[len(m):], true
+		}
+	}
+	return low, false
 }
 
 func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
