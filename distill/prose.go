@@ -616,10 +616,29 @@ func explicitDecision(s, low string) bool {
 }
 
 // proposal: the agent's contrast on a list line ("1. Call inject on release, not on every press") proposes a step
-// the user never accepted; no decision unless it says it was decided.
-func proposal(text, s string) bool {
+// the user never accepted; no decision unless it says it was decided. After the turn's edits (edited) the list
+// reports what was carried out ("- Used UTC timestamps, not local time"), unless its heading looks ahead or asks.
+func proposal(text, s string, edited bool) bool {
 	i := strings.Index(text, s)
-	return i >= 0 && listLine(strings.TrimSpace(text[strings.LastIndexByte(text[:i], '\n')+1:])) && !explicitDecision(s, strings.ToLower(s))
+	if i < 0 {
+		return false
+	}
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	if !listLine(strings.TrimSpace(text[start:])) || explicitDecision(s, strings.ToLower(s)) {
+		return false
+	}
+	return !edited || aheadHeading(text[:start])
+}
+
+// aheadHeading: the last line before a list, not an item, looks ahead ("Next steps:", "Remaining:") or asks.
+func aheadHeading(before string) bool {
+	lines := strings.Split(strings.TrimSpace(before), "\n")
+	h := strings.TrimSpace(lines[len(lines)-1])
+	for j := len(lines) - 1; j > 0 && listLine(h); j-- {
+		h = strings.TrimSpace(lines[j-1])
+	}
+	low := strings.ToLower(h)
+	return forwardLooking(h) || isQuestion(h) || hasPhrase(low, "remaining") || containsPhrase(low, "next")
 }
 
 // contrastChoice: a choice against a short alternative without a marker
@@ -697,10 +716,16 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 		if goal && i == 0 {
 			continue // even worded "X statt Y": the Task line carries it
 		}
-		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s)) {
-			st.addDecision(s)
+		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s, st.editedThisTurn())) {
+			st.addDecision(questionPrefixRE.get().ReplaceAllString(s, "")) // an item's text, not its "1."
 		}
 	}
+}
+
+// editedThisTurn: a file write since the latest request whose call has not failed.
+func (st *State) editedThisTurn() bool {
+	n := len(st.Edits)
+	return n > 0 && st.Edits[n-1].Seq > st.AskSeq && !st.FailedCalls[st.Edits[n-1].Call]
 }
 
 // addAnswer records a statement answering the assistant's open question

@@ -239,18 +239,17 @@ func proposedStep(texts []string) (step string) {
 // bareDecline: p opens with declines (lang/ decline_start) and names nothing after them but a verb ("no, don't do
 // that", "нет, не надо", "Non, laisse."); "No, use Postgres instead" names a new target: a request.
 func bareDecline(p string) bool {
-	rest, ok := cutDecline(strings.ToLower(p))
-	for again := ok; again; rest, again = cutDecline(rest) {
-	}
+	rest, ok := cutDeclines(strings.ToLower(p))
 	return ok && namesNothing(rest)
 }
 
-// cutDecline: low without its opening decline, and whether it had one.
-func cutDecline(low string) (string, bool) {
+// cutDeclines: low without its opening declines, and whether it had one.
+func cutDeclines(low string) (string, bool) {
 	t := stripLeadingAcks(low)
 	for _, m := range declineStarts.list() {
 		if startsWithAny(t, []string{m}) {
-			return t[len(m):], true
+			rest, _ := cutDeclines(t[len(m):])
+			return rest, true
 		}
 	}
 	return low, false
