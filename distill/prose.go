@@ -29,6 +29,7 @@ package distill
 // and commitments ("send the deck to Anna by Friday").
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -76,6 +77,7 @@ const (
 	personTriggers   phraseName = "person"
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
+	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -742,11 +744,36 @@ func (st *State) addAnswer(q, answer string) {
 	}
 	line := clip(strings.TrimRight(q, "?？ \u00a0"), 120) + " → " + clip(a, 160)
 	st.addDecision(line)
-	if startsWithAny(strings.ToLower(a), declineStarts.list()) {
+	switch {
+	case startsWithAny(strings.ToLower(a), declineStarts.list()):
 		// "leave it for now" after "Shall I fix both?": the offer is work the user refused, as a refused tool call is
 		// — never the next action, never to redo without asking — unless the agent then works (keptDecline).
 		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+	case assentWords.has(strings.Trim(promptWords(strings.ToLower(a))[0], "'-")): // an acknowledgement's a is "yes"
+		if containsAny(strings.ToLower(q), offerWords.list()) {
+			// "Want me to make that change?" → "yes please": the step offered is the next action until the agent acts.
+			st.Accepted = Note{Text: "Carry out what the user accepted (\"" + clip(oneLine(answer), 80) + "\"): " + st.offeredStep(q), Refs: []Ref{st.RowRef}}
+		}
 	}
+}
+
+// offeredStep: what an offer proposes — the question itself, or when it points back ("Want me to make that
+// change?") the turn's sentence before it ("I recommend making parseDate return an error …").
+func (st *State) offeredStep(q string) string {
+	step := strings.TrimRight(q, "?？ ")
+	if !refersBack(strings.ToLower(q)) {
+		return step
+	}
+	prev := ""
+	for _, s := range sentences(strings.Join(st.TurnTexts, "\n")) {
+		if strings.Contains(s, strings.TrimSuffix(q, "…")) {
+			return cmp.Or(prev, step)
+		}
+		if !isQuestion(s) {
+			prev = s
+		}
+	}
+	return step
 }
 
 // keptDecline: a tool call after a declined offer in the same turn ("No, remove it" then the removal) shows the
@@ -781,21 +808,14 @@ var (
 
 func isoDateLike(s string) bool {
 	for i := 4; i+6 <= len(s); i++ {
-		if s[i] == '-' && i+3 < len(s) && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && i+6 <= len(s) && digits(s[i+4:i+6]) {
+		if s[i] == '-' && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && digits(s[i+4:i+6]) { // the loop bounds i+6
 			return true
 		}
 	}
 	return false
 }
 
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // personMatches runs personRE only on a short window after each trigger
 // ("per attempt" is common prose), or on the whole text when lower-casing

@@ -18,8 +18,8 @@ import (
 // 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
 // manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
-// and an exec wrapper's command (`docker compose run web pytest` is pytest's).
-const StateVersion = 9
+// and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted.
+const StateVersion = 10
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -88,6 +88,9 @@ type State struct {
 	AskSeq, LastCallSeq                   int64 // LastCallSeq: the newest tool call's
 	PendingCall                           string
 	StopSeq                               int64
+	// Accepted: the offer the user's last word accepted ("Want me to make that change?" → "yes please"), their
+	// answer and the step; the next action until the agent writes or calls a tool.
+	Accepted Note
 	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the two run parallel (nil once an
 	// acknowledgement condensed the turn). Sources are the rows of each decision ("d:"), reference ("r:"), action
 	// item ("a:"), plan ("p:") and set-aside goal ("s:"), keyed by kind and text, the newest maxSources.
@@ -184,7 +187,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	st.Prompts++
 	// A stop before this request is not this turn's, nor is a call of an earlier turn still running in it (a
 	// Codex patch_apply_end has no result row: a turn_aborted after the next prompt named that old patch).
-	st.StopSeq, st.PendingCall = 0, ""
+	st.StopSeq, st.PendingCall, st.Accepted = 0, "", Note{}
 	// After a compaction or in another session "continue" resumes, it does
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
@@ -290,7 +293,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 	}
 	st.TurnTexts, st.TurnRefs = last(append(st.TurnTexts, r.Text), maxTurnTexts), last(st.TurnRefs, maxTurnTexts)
 	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
-	st.Answered = true
+	st.Answered, st.Accepted = true, Note{}
 	st.Interrupted = Note{} // the agent went on after it
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, false, false)
@@ -307,7 +310,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 
 func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
-	st.Answered, st.LastCallSeq = true, st.Seq
+	st.Answered, st.LastCallSeq, st.Accepted = true, st.Seq, Note{}
 	st.keptDecline()
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
@@ -617,7 +620,7 @@ func (st *State) ClearTask() {
 	st.Latest, st.LatestAt, st.LatestRef = "", time.Time{}, Ref{}
 	st.SetAside, st.Instructions, st.Plan, st.Actions = nil, nil, nil, nil
 	st.TurnTexts, st.LastText, st.LastTextRef, st.LastTextSeq = nil, "", Ref{}, 0
-	st.Refused, st.Interrupted = nil, Note{}
+	st.Refused, st.Interrupted, st.Accepted = nil, Note{}, Note{}
 	st.Failures, st.FailureKeys, st.TestFails = nil, nil, nil
 	st.Fallback, st.FallbackAt = "", time.Time{}
 	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
@@ -657,7 +660,10 @@ func (st *State) Handoff(o Options) Handoff {
 	st.listsInto(&h)
 	st.taskInto(&h)
 	failing := st.questionsInto(&h, todos)
-	next, rule := st.nextAction(h, failing)
+	next, rule := st.Accepted.Text, "accepted offer"
+	if st.Accepted.Text == "" {
+		next, rule = st.nextAction(h, failing)
+	}
 	h.Next, h.NextRule = clip(next, 300), rule
 	st.evidenceInto(&h)
 	st.doneInto(&h, o.Project)
