@@ -564,7 +564,18 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 			kept = append(kept, in)
 		}
 	}
-	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
+	st.Instructions = evictPlain(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}))
+}
+
+// evictPlain bounds the instructions to maxInstructions by dropping the oldest after the goal that constrains
+// nothing ("add a header row"): a constraint stated early ("don't touch the migrations", "use pnpm, not npm") stays
+// in force through any number of later requests. With only constraints left, the oldest goes.
+func evictPlain(ins []Note) []Note {
+	if len(ins) <= maxInstructions {
+		return ins
+	}
+	i := 1 + slices.IndexFunc(ins[1:], func(n Note) bool { return !hasPhrase(strings.ToLower(n.Text), "constraint") })
+	return slices.Delete(ins, max(1, i), max(1, i)+1)
 }
 
 // condense is a request's first sentence and those that constrain the work ("keep", "don't", "never", "must"; lang/
@@ -584,11 +595,21 @@ func condense(p string) string {
 		}
 	}
 	if strings.Count(p, "\n") > 2 {
-		if e := errorLine(p); e != "" && mayNameError(e) && !strings.Contains(strings.Join(out, " "), e) {
+		if e := pastedError(p); e != "" && !strings.Contains(strings.Join(out, " "), e) {
 			out = append(out, e)
 		}
 	}
 	return clip(clip(normCmd(strings.Join(out, " ")), 400), 400)
+}
+
+// pastedError: the error line of a pasted log or trace — one naming an error, or a compiler's diagnostic at a source
+// location behind a CI log's timestamp ("2026-11-20T10:00:09Z internal/store/pg.go:41:9: undefined: pgx.Conn").
+func pastedError(p string) string {
+	e := errorLine(p)
+	if loc, _ := location(e); mayNameError(e) || loc {
+		return e
+	}
+	return ""
 }
 
 func mayDecideAny(low string) bool {
@@ -610,7 +631,15 @@ func isDecision(s string, user bool) bool {
 	if !user || promptSize(s) < 3 {
 		return false
 	}
-	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list())
+	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list()) || reverses(low)
+}
+
+// reverses: the user turns down what stands and says what replaces it ("no, go back to Redis", "nein, doch lieber
+// zurück zu …", "No, use Postgres instead"): a decline, then a pointer back or a replacement (lang/ back, supersede).
+// It is a decision, and supersedes the earlier one on its subject (a user who changes their mind twice).
+func reverses(low string) bool {
+	rest, ok := cutDeclines(low)
+	return ok && (containsAny(rest, backMarkers.list()) || containsAny(rest, supersedeMarkers.list()))
 }
 
 func explicitDecision(s, low string) bool {
@@ -663,8 +692,8 @@ func contrastChoice(s, low string) bool {
 // addDecision drops the decisions s supersedes and exact repeats.
 func (st *State) addDecision(s string) {
 	k := strings.ToLower(s)
-	if slices.Contains(st.Seen, k) {
-		return
+	if slices.Contains(st.Seen, k) || slices.ContainsFunc(st.Decided, func(d string) bool { return strings.HasSuffix(d, " → "+s) }) {
+		return // a repeat, or the words already recorded as the answer to a question
 	}
 	st.Seen = last(append(st.Seen, k), maxSeen)
 	kept := st.Decided[:0:0]
@@ -681,9 +710,10 @@ func (st *State) addDecision(s string) {
 func Supersedes(s, earlier string) bool { return supersedes(s, earlier, false) }
 
 // supersedes: s and earlier share two subject words (unless explicit), or
-// one when s says it replaces something.
+// one when s says it replaces something or turns it down (reverses).
 func supersedes(s, earlier string, explicit bool) bool {
-	replaces := containsAny(strings.ToLower(s), supersedeMarkers.list())
+	low := strings.ToLower(s)
+	replaces := containsAny(low, supersedeMarkers.list()) || reverses(low)
 	if explicit && !replaces {
 		return false
 	}
@@ -968,14 +998,15 @@ func addRefs(out, ms []string) []string {
 	return out
 }
 
-// actionItems: prose sentences (no questions) stating something to be done.
-func actionItems(text, low string) []string {
+// actionItems: prose sentences (no questions) stating something to be done. A user's sentence that constrains the
+// work ("the migrations folder must stay untouched"; lang/ constraint) is an instruction, kept as one, not a to-do.
+func actionItems(text, low string, user bool) []string {
 	if !containsAny(low, actionMarkers.list()) {
 		return nil
 	}
 	var out []string
 	for _, s := range sentences(text) {
-		if isQuestion(s) || !prose(s) || boilerplate(s) {
+		if isQuestion(s) || !prose(s) || boilerplate(s) || user && hasPhrase(strings.ToLower(s), "constraint") {
 			continue
 		}
 		if containsAny(" "+strings.ToLower(s), actionMarkers.list()) {

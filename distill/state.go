@@ -208,7 +208,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// verbs are decisions (rule 2).
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low, false)
+	st.addProse(r.Text, low, false, true)
 }
 
 // answerTurn records the prompt as the answer to the last turn's last question, unless it sets the goal ("which
@@ -297,7 +297,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 	st.Interrupted = Note{} // the agent went on after it
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, false, false)
-	st.addProse(r.Text, low, st.LastCallSeq > st.AskSeq)
+	st.addProse(r.Text, low, st.LastCallSeq > st.AskSeq, false)
 	if st.CauseKey != "" {
 		if c := causeSentence(r.Text, low); c != "" {
 			if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
@@ -481,15 +481,15 @@ func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
 func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
-// addProse: toolTurn, the agent's text after a tool call of this turn.
-func (st *State) addProse(text, low string, toolTurn bool) {
+// addProse: toolTurn, the agent's text after a tool call of this turn; user, a prompt's.
+func (st *State) addProse(text, low string, toolTurn, user bool) {
 	if refs := references(text, low, toolTurn); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
 		for _, x := range refs {
 			st.addSource("r:"+x, st.RowRef)
 		}
 	}
-	if acts := actionItems(text, low); len(acts) > 0 {
+	if acts := actionItems(text, low, user); len(acts) > 0 {
 		st.Actions = addBounded(st.Actions, acts, maxActions)
 		for _, x := range acts {
 			st.addSource("a:"+x, st.RowRef)
@@ -835,7 +835,7 @@ func sameText(a, b string) bool {
 func (st *State) taskInto(h *Handoff) {
 	if strings.Count(h.Task, "\n") > 2 {
 		// A pasted trace: the first sentence, constraints and the exception its last lines name, not its head.
-		if e := errorLine(h.Task); e != "" && mayNameError(e) && !strings.Contains(clip(oneLine(h.Task), 200), e) {
+		if e := pastedError(h.Task); e != "" && !strings.Contains(clip(oneLine(h.Task), 200), e) {
 			h.Task = condense(h.Task)
 		}
 	}
