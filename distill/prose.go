@@ -282,12 +282,21 @@ func (st *State) classifyPrompt(p string) promptClass {
 			return promptNewTask
 		}
 		return promptFollowUp
-	case st.GoalWeak && promptSize(p) >= weakWords:
+	case st.GoalWeak && promptSize(p) >= weakWords && !st.picksFromQuestion(p):
 		return promptGoal
 	case st.sequenceNewTask(p, low):
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// picksFromQuestion: p answers the turn's last question with its words ("exponential, capped at 30 seconds" after
+// "exponential or fixed?") or turns it down ("not yet, first show me …" after "Shall I write it?"): a decision, not a
+// fuller goal; a request naming other work ("which task?" answered by naming it) is the goal.
+func (st *State) picksFromQuestion(p string) bool {
+	qs := turnQuestions(st.TurnTexts)
+	_, declines := cutDeclines(strings.ToLower(p))
+	return len(qs) > 0 && (overlaps(qs[len(qs)-1], p) || declines)
 }
 
 // correctedTerm: the request opens by taking a term of the goal back ("Halt, nicht CSV — als Excel", "Not the signup
