@@ -300,16 +300,19 @@ func (st *State) picksFromQuestion(p string) bool {
 }
 
 // correctedTerm: the request opens by taking a term of the goal back ("Halt, nicht CSV — als Excel", "Not the signup
-// form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV"): a negation (lang/ negation) first or second, next to a
-// name the goal holds (4+ letters or capitals), returned lower-cased. It becomes the goal, but the old one is not set
+// form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV", "不是测试"): a negation (lang/ negation) among the first
+// three terms, next to a name the goal holds (4+ letters or capitals), returned lower-cased. It becomes the goal, but the old one is not set
 // aside as after a switch: one term was taken back, the rest stands ("Not the tests — leave them; fix the parser"
 // keeps "the tokenizer tests fail"), so it stays first among the user's instructions. It drops the decisions naming
 // the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
 func (st *State) correctedTerm(p string) string {
-	var ts [4]string // the opening is enough, and no allocation: this runs on every request
+	var ts [5]string // the opening is enough, and no allocation: this runs on every request
 	n := 0
 	eachTerm(p, func(t string) bool { ts[n], n = t, n+1; return n < len(ts) })
-	for i := range min(n, 2) {
+	for i := range min(n, 3) { // "Not the tests", "No, not the tests", "No wait, not the tests"
+		if c := st.cjkCorrected(ts[i]); c != "" {
+			return c
+		}
 		pre, post := negationAt(ts[i])
 		lo, hi := i+1, min(n, i+3)
 		if pre && i > 0 {
@@ -321,6 +324,17 @@ func (st *State) correctedTerm(p string) string {
 			if nameLike(c) && hasTerm(st.Task, c) && (pre || st.goalClause(p, c)) {
 				return strings.ToLower(c)
 			}
+		}
+	}
+	return ""
+}
+
+// cjkCorrected: a CJK term opening with a negation takes back its own rest ("不是测试，测试是对的，改解析器": 测试) when
+// the goal holds the rest's first two characters; "" when not.
+func (st *State) cjkCorrected(t string) string {
+	for _, m := range negations.list() {
+		if rest, ok := strings.CutPrefix(t, m); ok && cjkString(t) && utf8.RuneCountInString(rest) >= 2 && strings.Contains(st.Task, string([]rune(rest)[:2])) {
+			return rest
 		}
 	}
 	return ""
@@ -977,13 +991,10 @@ func urls(line string) []string {
 		if i < 0 {
 			return out
 		}
-		start := i
-		for start > 0 && (rest[start-1] >= 'a' && rest[start-1] <= 'z') {
-			start--
-		}
-		end := i + 3
-		for end < len(rest) && !strings.ContainsRune(" \t<>()\"'`]", rune(rest[end])) {
-			end++
+		start := strings.LastIndexFunc(rest[:i], func(r rune) bool { return r < 'a' || r > 'z' }) + 1 // the scheme
+		end := len(rest)
+		if j := strings.IndexAny(rest[i+3:], " \t<>()\"'`]"); j >= 0 {
+			end = i + 3 + j
 		}
 		if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
 			out = append(out, rest[start:end])
