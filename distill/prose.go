@@ -410,9 +410,11 @@ func eachTerm(s string, f func(string) bool) {
 	}
 }
 
-// sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back.
+// sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back,
+// nor pastes an error (a report on the current work: "agora dá erro ao arrancar:" over a stack trace).
 func (st *State) sequenceNewTask(p, low string) bool {
-	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low)
+	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low) &&
+		pastedCondensed(p) == p
 }
 
 func setsGoal(c promptClass) bool { return c != promptAck && c != promptFollowUp }

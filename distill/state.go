@@ -833,15 +833,21 @@ func sameText(a, b string) bool {
 }
 
 func (st *State) taskInto(h *Handoff) {
-	if strings.Count(h.Task, "\n") > 2 {
-		// A pasted trace: the first sentence, constraints and the exception its last lines name, not its head.
-		if e := pastedError(h.Task); e != "" && !strings.Contains(clip(oneLine(h.Task), 200), e) {
-			h.Task = condense(h.Task)
-		}
-	}
+	h.Task, h.Latest = pastedCondensed(h.Task), pastedCondensed(h.Latest)
 	if h.Task == "" && st.Fallback != "" {
 		h.Task, h.TaskAt = summaryTask(st.Fallback), st.FallbackAt
 	}
+}
+
+// pastedCondensed: a request pasting a log or trace, as its first sentence, constraints and the error its last lines
+// name, not its head (the goal, or a follow-up "the deploy fails now:" over a gunicorn log); any other as it is.
+func pastedCondensed(p string) string {
+	if strings.Count(p, "\n") > 2 {
+		if e := pastedError(p); e != "" && !strings.Contains(clip(oneLine(p), 200), e) {
+			return condense(p)
+		}
+	}
+	return p
 }
 
 // doneInto: the last twelve steps whose call did not fail.
