@@ -218,16 +218,17 @@ func linkWords(s string) map[string]bool {
 func startsWithAny(low string, starts []string) bool {
 	t := stripLeadingAcks(low)
 	for _, m := range starts {
-		if !strings.HasPrefix(t, m) {
-			continue
-		}
-		rest := t[len(m):]
-		r, _ := utf8.DecodeRuneInString(rest)
-		if rest == "" || !wordRune(r) || cjk(r) {
+		if rest, ok := strings.CutPrefix(t, m); ok && wordEnds(rest) {
 			return true
 		}
 	}
 	return false
+}
+
+// wordEnds: rest, what follows a marker, starts past the marker's last word (not "no" in "nothing"; CJK has no spaces).
+func wordEnds(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest == "" || !wordRune(r) || cjk(r)
 }
 
 func stripLeadingAcks(low string) string {
@@ -663,8 +664,12 @@ func isDecision(s string, user bool) bool {
 // zurück zu …", "No, use Postgres instead"): a decline, then a pointer back or a replacement (lang/ back, supersede).
 // It is a decision, and supersedes the earlier one on its subject (a user who changes their mind twice).
 func reverses(low string) bool {
+	marked := func(t string) bool { return containsAny(t, backMarkers.list()) || containsAny(t, supersedeMarkers.list()) }
+	if !marked(low) {
+		return false // the cheap test first: supersedes asks this of every request and decision
+	}
 	rest, ok := cutDeclines(low)
-	return ok && (containsAny(rest, backMarkers.list()) || containsAny(rest, supersedeMarkers.list()))
+	return ok && marked(rest)
 }
 
 func explicitDecision(s, low string) bool {

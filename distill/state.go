@@ -215,11 +215,13 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 // task?" answered by naming it). A bare decline ("no, don't do that", "Non, laisse.") of the turn's question or
 // announced step refuses it and asks nothing new: it reports true, and the step is refused work, not the next action.
 func (st *State) answerTurn(text string) (declined bool) {
-	qs, step := turnQuestions(st.TurnTexts), proposedStep(st.TurnTexts)
+	qs, bare, step := turnQuestions(st.TurnTexts), bareDecline(text), ""
+	if len(qs) == 0 && bare {
+		step = proposedStep(st.TurnTexts) // only then: this runs on every prompt the hook folds
+	}
 	if len(qs) == 0 && step == "" || setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
 		return false
 	}
-	bare := bareDecline(text)
 	switch {
 	case len(qs) > 0:
 		st.addAnswer(qs[len(qs)-1], text)
@@ -250,8 +252,8 @@ func bareDecline(p string) bool {
 func cutDeclines(low string) (string, bool) {
 	t := stripLeadingAcks(low)
 	for _, m := range declineStarts.list() {
-		if startsWithAny(t, []string{m}) {
-			rest, _ := cutDeclines(t[len(m):])
+		if rest, ok := strings.CutPrefix(t, m); ok && wordEnds(rest) {
+			rest, _ = cutDeclines(rest)
 			return rest, true
 		}
 	}
