@@ -664,7 +664,9 @@ func isDecision(s string, user bool) bool {
 // zurück zu …", "No, use Postgres instead"): a decline, then a pointer back or a replacement (lang/ back, supersede).
 // It is a decision, and supersedes the earlier one on its subject (a user who changes their mind twice).
 func reverses(low string) bool {
-	marked := func(t string) bool { return containsAny(t, backMarkers.list()) || containsAny(t, supersedeMarkers.list()) }
+	marked := func(t string) bool {
+		return containsAny(t, backMarkers.list()) || containsAny(t, supersedeMarkers.list())
+	}
 	if !marked(low) {
 		return false // the cheap test first: supersedes asks this of every request and decision
 	}
