@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,14 +148,9 @@ func withLedgerSessions(out []candidate, seen map[string]int, ls []service.Ledge
 // sortCandidates orders sessions yours first (a planted session never
 // outranks one of yours), then newest first, then by agent and id.
 func sortCandidates(out []candidate) {
-	sort.SliceStable(out, func(i, j int) bool {
-		if (out[i].NotYours == "") != (out[j].NotYours == "") {
-			return out[i].NotYours == ""
-		}
-		if !out[i].LastActive.Equal(out[j].LastActive) {
-			return out[i].LastActive.After(out[j].LastActive)
-		}
-		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
+	slices.SortStableFunc(out, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(min(len(a.NotYours), 1), min(len(b.NotYours), 1)),
+			b.LastActive.Compare(a.LastActive), cmp.Compare(a.Tool+a.ID, b.Tool+b.ID))
 	})
 }
 
@@ -187,9 +181,14 @@ func closestSessions(arg string, cs []candidate) []string {
 	}
 	cs = slices.Clone(cs)
 	slices.SortStableFunc(cs, func(a, b candidate) int { return d(a) - d(b) })
-	var out []string
-	for _, c := range cs[:min(3, len(cs))] {
-		out = append(out, c.Tool+" "+publish.ShortID(c.ID))
+	return labels(cs[:min(3, len(cs))])
+}
+
+// labels names sessions as "<agent> <short id>".
+func labels(cs []candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Tool + " " + publish.ShortID(c.ID)
 	}
 	return out
 }
@@ -295,10 +294,7 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 		}
 		return exitf(ExitNotFound, "no session id starts with %q; %s", id, hint)
 	case len(m) > 1:
-		var ids []string
-		for _, c := range m[:min(5, len(m))] {
-			ids = append(ids, c.Tool+" "+publish.ShortID(c.ID))
-		}
+		ids := labels(m[:min(5, len(m))])
 		if len(m) > 5 {
 			ids = append(ids, "…")
 		}
@@ -366,16 +362,12 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	}
 	p := picked{Pick: service.Pick{NativeSession: d, Explicit: true, Key: project, Context: project}, project: project,
 		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
-	// A file the project's git tracks came with the repository: recorded
-	// under "imported:<path>", not a directory, so no project's fold,
-	// catch-up or handoff ever reads it.
+	// A file git tracks came with the repository: keyed "imported:<path>", so no project's fold or handoff reads it.
 	if root := service.RepoRoot(filepath.Dir(path)); root != "" && (service.Tracker{}).Tracked(root, path) {
 		p.Key = "imported:" + d.Path
 		p.reason += "; the repository tracks this file in git, so it is read as an imported file and never becomes the project's handoff by itself"
 	}
-	// Its git and file context: its recorded directory when that exists
-	// here, --project, or none (the current directory says nothing about a
-	// bundled session).
+	// Its context: the recorded directory when it exists here, --project, or none (the cwd says nothing of a bundled session).
 	if sel.project == "" {
 		p.Context, why = transcriptContext(d.Project)
 		p.reason += "; " + why
@@ -397,9 +389,7 @@ func regularFile(path, arg string) error {
 	return nil
 }
 
-// transcriptContext is a --transcript session's project context, and the
-// sentence telling the user: the directory the session recorded when it
-// exists here, else none.
+// transcriptContext is a --transcript session's project context (its recorded directory if here) and the sentence saying so.
 func transcriptContext(recorded string) (string, string) {
 	switch {
 	case recorded == "":
@@ -436,8 +426,7 @@ func openManual(e *Env, p picked) *service.Project {
 	return service.Open(e.service(), p.project, log)
 }
 
-// exitErr gives a service error its exit code: 3 for a session that could
-// not be read, 2 for one that matches nothing, else 1.
+// exitErr gives a service error its exit code: 3 unreadable, 2 not found, else 1.
 func exitErr(err error) error {
 	var u service.Unreadable
 	var nf service.NotFound
@@ -478,9 +467,8 @@ func checkMark(e *Env, ok bool) string {
 	return colour(e, e.StdoutTTY, "31", "✗")
 }
 
-// spinner shows progress on stderr when it is a terminal; stop clears it.
-// While a transcript is read (Env.progress) it adds the bytes read of the
-// file's size (over 1 MiB).
+// spinner shows progress on stderr when it is a terminal; stop clears it. While a transcript is read
+// (Env.progress) it adds the bytes read of the file's size (over 1 MiB).
 func spinner(e *Env, msg string) (stop func()) {
 	if !e.StderrTTY {
 		return func() {}
@@ -537,8 +525,7 @@ const (
 // zone: a history from a zone ahead looks future-dated, and is not yours.
 const futureSlack = 10 * time.Minute
 
-// markNotYours sets NotYours on the candidates not to be chosen by
-// themselves. The git index is read once per repository.
+// markNotYours sets NotYours on the candidates never chosen unnamed; the git index is read once per repository.
 func markNotYours(e *Env, cs []candidate) {
 	repos := service.Tracker{}
 	limit := e.Now().Add(futureSlack)
@@ -556,8 +543,7 @@ func markNotYours(e *Env, cs []candidate) {
 	}
 }
 
-// yours returns the candidates that may be chosen by themselves, and a
-// sentence naming what was passed over ("" when nothing was).
+// yours returns the candidates that may be chosen unnamed, and a sentence naming what was passed over.
 func yours(cs []candidate) ([]candidate, string) {
 	var out []candidate
 	skipped := map[string][]string{}
@@ -565,14 +551,15 @@ func yours(cs []candidate) ([]candidate, string) {
 		if c.NotYours == "" {
 			out = append(out, c)
 		} else {
-			skipped[c.NotYours] = append(skipped[c.NotYours], c.Tool+" "+publish.ShortID(c.ID)+" in "+filepath.Base(c.Path))
+			skipped[c.NotYours] = append(skipped[c.NotYours], labels([]candidate{c})[0]+" in "+filepath.Base(c.Path))
 		}
 	}
 	var parts []string
 	for _, why := range []string{notYoursTracked, notYoursFuture} {
-		if s := skipped[why]; len(s) > 3 {
-			parts = append(parts, fmt.Sprintf("passed over %s (%s)", strings.Join(append(s[:3], fmt.Sprintf("and %d more", len(s)-3)), ", "), why))
-		} else if len(s) > 0 {
+		if s := skipped[why]; len(s) > 0 {
+			if len(s) > 3 {
+				s = append(s[:3], fmt.Sprintf("and %d more", len(s)-3))
+			}
 			parts = append(parts, fmt.Sprintf("passed over %s (%s)", strings.Join(s, ", "), why))
 		}
 	}
@@ -612,8 +599,7 @@ func listCommand(e *Env) *cli.Command {
 	}
 }
 
-// listProject is the project list reads ("" with --all).
-func listProject(e *Env, projectFlag string, all bool) (string, error) {
+func listProject(e *Env, projectFlag string, all bool) (string, error) { // "" with --all
 	if all {
 		return "", nil
 	}
@@ -663,8 +649,7 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 	return nil
 }
 
-// printListTable prints one row per session; --all adds the project.
-func printListTable(e *Env, cs []candidate, all bool) {
+func printListTable(e *Env, cs []candidate, all bool) { // --all adds the project
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	row := func(cols ...string) string {
 		if !all {
@@ -690,8 +675,7 @@ func printListTable(e *Env, cs []candidate, all bool) {
 	tw.Flush()
 }
 
-// listFooter says on stderr what to do next: an empty list is a success
-// (exit 0), with the one thing to do.
+// listFooter says on stderr what to do next: an empty list is a success (exit 0), with the one thing to do.
 func listFooter(e *Env, project string, cs []candidate, total int, stores, all bool) {
 	switch {
 	case total == 0 && !stores:
@@ -709,10 +693,8 @@ func listFooter(e *Env, project string, cs []candidate, total int, stores, all b
 	}
 }
 
-// A checkbox (or radio) list for a terminal in raw mode: ↑/↓ or j/k move,
-// space toggles, enter confirms, q or Ctrl-C aborts. It reads key bytes
-// from r and redraws in place on w, so a test drives it through a
-// pseudo-terminal with the bytes a keyboard sends.
+// A checkbox (or radio) list for a terminal in raw mode: ↑/↓ or j/k move, space toggles, enter confirms, q or
+// Ctrl-C aborts. It reads key bytes from r and redraws on w: a test drives it through a pseudo-terminal.
 
 var errPickAborted = errors.New("aborted")
 
@@ -721,9 +703,8 @@ type pickItem struct {
 	On          bool
 }
 
-// pickList shows items under title and returns their states at enter.
-// With radio exactly one item is on: the cursor starts on the first that
-// is, and enter picks the item under the cursor.
+// pickList shows items under title and returns their states at enter. With radio exactly one item is on: the
+// cursor starts on the first that is, and enter picks the item under the cursor.
 func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bool) ([]pickItem, error) {
 	p := &picker{title: title, items: slices.Clone(items), radio: radio, help: "↑/↓ or j/k move, space toggles, enter confirms, q quits"}
 	if radio {
@@ -801,8 +782,7 @@ const (
 	keyAbort
 )
 
-// key applies one key, reading the rest of an arrow's escape (ESC [ A or,
-// in application mode, ESC O A) from in.
+// key applies one key, reading the rest of an arrow's escape (ESC [ A, or ESC O A in application mode) from in.
 func (p *picker) key(c byte, in *bufio.Reader) keyResult {
 	switch c {
 	case 'q', 'Q', 3, 4: // q, Ctrl-C, Ctrl-D
@@ -840,9 +820,8 @@ func (p *picker) arrow(in *bufio.Reader) keyResult {
 
 func (p *picker) move(d int) { p.cur = (p.cur + len(p.items) + d) % len(p.items) }
 
-// pickSession lets the user choose, newest first like `claude --resume`,
-// one of the sessions of --project (or the current one; all: of every
-// project; anyIfNone: those when the project has none). It needs raw mode.
+// pickSession lets the user choose, newest first like `claude --resume`, one of the sessions of --project (or the
+// current one; all: of every project; anyIfNone: those when the project has none). It needs raw mode.
 func pickSession(e *Env, projectFlag string, all, anyIfNone bool, source, help string) (candidate, error) {
 	project, err := listProject(e, projectFlag, all)
 	if err != nil {
@@ -866,8 +845,8 @@ func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
 		return candidate{}, exitf(ExitNotFound, "no sessions to pick from; run `carryover list --all`")
 	}
 	items := make([]pickItem, len(cs))
-	for i, c := range cs {
-		items[i] = pickItem{Label: c.Tool + " " + publish.ShortID(c.ID), Note: ago(e.Now(), c.LastActive) + "  " + redact.Clip(c.Preview, 60), On: i == 0}
+	for i, l := range labels(cs) {
+		items[i] = pickItem{Label: l, Note: ago(e.Now(), cs[i].LastActive) + "  " + redact.Clip(cs[i].Preview, 60), On: i == 0}
 	}
 	restore, err := e.MakeRaw()
 	if err != nil {
