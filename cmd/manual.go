@@ -389,7 +389,7 @@ func regularFile(path, arg string) error {
 	return nil
 }
 
-// transcriptContext is a --transcript session's project context (its recorded directory if here) and the sentence saying so.
+// transcriptContext is a --transcript session's context (its recorded directory if here) and the sentence saying so.
 func transcriptContext(recorded string) (string, string) {
 	switch {
 	case recorded == "":
