@@ -1,9 +1,8 @@
 package cmd
 
-// `carryover completion bash|zsh|fish|powershell` prints a completion script
-// made from the command tree itself (commands, subcommands, flags and the
-// values some flags take): it never drifts from the CLI, and completing
-// runs no carryover process.
+// `carryover completion bash|zsh|fish|powershell` prints a completion script made from the command tree itself
+// (commands, subcommands, flags and the values some flags take): it never drifts from the CLI, and completing runs no
+// carryover process.
 
 import (
 	"fmt"
@@ -43,8 +42,7 @@ func runCompletion(e *Env, shell string) error {
 	return nil
 }
 
-// compCmd is one command (or subcommand) for completion; args are the
-// positional arguments worth completing.
+// compCmd is one command (or subcommand) for completion; args are the positional arguments worth completing.
 type compCmd struct {
 	name, usage string
 	flags       []compFlag
@@ -52,8 +50,7 @@ type compCmd struct {
 	args        []string
 }
 
-// compFlag: names long first; values completes the value (nil: none or
-// free text); takes: the flag takes a value.
+// compFlag: names long first; values completes the value (nil: none or free text); takes: the flag takes a value.
 type compFlag struct {
 	names  []string
 	usage  string
@@ -172,8 +169,7 @@ complete -o default -F _carryover carryover
 `)
 }
 
-// zshQuote makes s safe inside a single-quoted word; zshDesc also inside
-// an _arguments option's [description].
+// zshQuote makes s safe inside a single-quoted word; zshDesc also inside an _arguments option's [description].
 func zshQuote(s string) string { return strings.ReplaceAll(s, "'", "'\\''") }
 
 func zshDesc(s string) string {
@@ -300,9 +296,8 @@ func fishQuote(s string) string {
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
-// writePowerShell writes a native argument completer: the words of each
-// command path ("", "config", "config set") and the values of flags, as
-// data; the script block picks by the words typed before the cursor.
+// writePowerShell writes a native argument completer: the words of each command path ("", "config", "config set") and
+// the values of flags, as data; the script block picks by the words typed before the cursor.
 func writePowerShell(w io.Writer, tree []compCmd) {
 	fmt.Fprint(w, `# carryover PowerShell completion. Load it from your profile:
 #   carryover completion powershell | Out-String | Add-Content $PROFILE

@@ -81,8 +81,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
 	}
 	stop := spinner(e, "reading the transcript…")
-	// No session named: the task state is the project's fold across
-	// sessions and agents (what handoff.md says).
+	// No session named: the task state is the project's fold across sessions and agents (what handoff.md says).
 	m, err := proj.Handoff(p.Pick, sel.session == "" && sel.transcript == "", e.progress)
 	stop()
 	if err != nil {
@@ -211,10 +210,9 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	return deliver(e, project, text, stats, o, redact)
 }
 
-// loadResume reads what resume works from (issue 21): the session.json
-// capture wrote here (a repository can commit one posing as yours), or
-// --file (path: absolute), imported unless capture wrote its bytes here,
-// never through a link from the project to outside it.
+// loadResume reads what resume works from (issue 21): the session.json capture wrote here (a repository can commit one
+// posing as yours), or --file (path: absolute), imported unless capture wrote its bytes here, never through a link from
+// the project to outside it.
 func loadResume(e *Env, project, file string) (l resume.Loaded, path string, imported bool, err error) {
 	if file == "" {
 		l, err = loadCaptured(e, project)
@@ -269,9 +267,8 @@ func linkOut(abs, project string) (string, bool) {
 	return real, !adapters.InProject(real, root)
 }
 
-// outputOptions are the flags handoff and resume share, the configured
-// resume protocol (mode) and the project's lifecycle a structured handoff
-// carries (its current handoff, decisions and pinned task).
+// outputOptions are the flags handoff and resume share, the configured resume protocol (mode) and the project's
+// lifecycle a structured handoff carries (its current handoff, decisions and pinned task).
 type outputOptions struct {
 	target, format, launch, mode string
 	tokens                       int
@@ -310,8 +307,7 @@ func outputFrom(c *cli.Context) (outputOptions, error) {
 	return o, nil
 }
 
-// ResumePath is where handoff and resume write their result (RESUME.md,
-// RESUME.yaml, RESUME.json).
+// ResumePath is where handoff and resume write their result (RESUME.md, RESUME.yaml, RESUME.json).
 func ResumePath(project, format string) string {
 	return filepath.Join(publish.Dir(project), "RESUME."+format)
 }
@@ -362,9 +358,8 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, quality), nil
 }
 
-// structuredHandoff is the loaded handoff (it round-trips byte for byte),
-// else the one built from s with its lifecycle, degraded where s is thin;
-// with o's protocol.
+// structuredHandoff is the loaded handoff (it round-trips byte for byte), else the one built from s with its lifecycle,
+// degraded where s is thin; with o's protocol.
 func structuredHandoff(s resume.Session, loaded *resume.Handoff, o outputOptions) resume.Handoff {
 	if loaded != nil {
 		return loaded.WithProtocol(o.mode)
@@ -377,9 +372,8 @@ func structuredHandoff(s resume.Session, loaded *resume.Handoff, o outputOptions
 	return h.WithProtocol(o.mode)
 }
 
-// deliver writes the result file, prints it when asked, copies it to the
-// clipboard and reports on stderr. text is redacted once more (idempotent)
-// as the last step before egress.
+// deliver writes the result file, prints it when asked, copies it to the clipboard and reports on stderr. text is
+// redacted once more (idempotent) as the last step before egress.
 func deliver(e *Env, project string, text, stats string, o outputOptions, redact func(string) string) error {
 	text = redact(text)
 	path := ResumePath(project, o.format)
@@ -454,10 +448,9 @@ func logManual(e *Env, err error) {
 	log.Printf("%v", err)
 }
 
-// plainText strips terminal escapes, controls but \n and \t, and invisible
-// characters (publish.StripTerminal) from output made of recorded strings
-// (status, history), so a planted history file or a branch name cannot drive
-// the terminal or hide text. Each fmt.Fprint* is one write: nothing splits.
+// plainText strips terminal escapes, controls but \n and \t, and invisible characters (publish.StripTerminal) from
+// output made of recorded strings (status, history), so a planted history file or a branch name cannot drive the
+// terminal or hide text. Each fmt.Fprint* is one write: nothing splits.
 type plainText struct{ w io.Writer }
 
 func (p plainText) Write(b []byte) (int, error) {
@@ -473,8 +466,7 @@ func plainEnv(e *Env) *Env {
 	return &pe
 }
 
-// OSC52 is the terminal escape that sets the clipboard to text; tmux passes
-// escapes through only inside a DCS wrapper.
+// OSC52 is the terminal escape that sets the clipboard to text; tmux passes escapes through only inside a DCS wrapper.
 func OSC52(text string, tmux bool) string {
 	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(text)) + "\a"
 	if tmux {
@@ -483,9 +475,8 @@ func OSC52(text string, tmux bool) string {
 	return seq
 }
 
-// copyText puts text on the system clipboard, or over SSH (or when that
-// fails) sends OSC 52 to a terminal stdout; it returns a note saying what
-// happened.
+// copyText puts text on the system clipboard, or over SSH (or when that fails) sends OSC 52 to a terminal stdout; it
+// returns a note saying what happened.
 func copyText(e *Env, text, path string) string {
 	ssh := e.Getenv("SSH_TTY") != "" || e.Getenv("SSH_CONNECTION") != ""
 	var cerr error
@@ -525,9 +516,8 @@ func launchable() []string {
 	return out
 }
 
-// launchAgent starts agent on the prompt file. The prompt never goes
-// through argv (E2BIG on large prompts, and it would show in ps): the agent
-// is told to read the file.
+// launchAgent starts agent on the prompt file. The prompt never goes through argv (E2BIG on large prompts, and it would
+// show in ps): the agent is told to read the file.
 func launchAgent(e *Env, agent, project, path string) error {
 	a, _ := adapters.ByName(agent)
 	argv := append(slices.Clone(a.Launch), "Read "+path+" (a handoff from a previous session) and resume the work it describes, starting with its \"Resume Now\" section.")

@@ -1,9 +1,8 @@
 package cmd
 
-// `carryover run -- <agent> [args…]`: the agent as a child on the same
-// terminal, restarted fresh in the same project when its hooks signal that
-// the session's context reached CRITICAL (publish/limits/signal.go). A
-// foreground process the user starts; no daemon.
+// `carryover run -- <agent> [args…]`: the agent as a child on the same terminal, restarted fresh in the same project
+// when its hooks signal that the session's context reached CRITICAL (publish/limits/signal.go). A foreground process
+// the user starts; no daemon.
 
 import (
 	"crypto/rand"
@@ -64,8 +63,7 @@ func runCommand(e *Env) *cli.Command {
 	}
 }
 
-// runOptions: interrupted is set when the wrapper itself got SIGINT (tests
-// set it too).
+// runOptions: interrupted is set when the wrapper itself got SIGINT (tests set it too).
 type runOptions struct {
 	argv        []string
 	project     string
@@ -74,10 +72,8 @@ type runOptions struct {
 	interrupted *atomic.Bool
 }
 
-// forwardSignals notes the wrapper's signals in interrupted and passes a
-// TERM or HUP on to the child: the terminal's Ctrl-C reaches the agent
-// itself (same process group), so the wrapper only notes it, and that exit
-// never restarts.
+// forwardSignals notes the wrapper's signals in interrupted and passes a TERM or HUP on to the child: the terminal's
+// Ctrl-C reaches the agent itself (same process group), so the wrapper only notes it, and that exit never restarts.
 func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process]) (stop func()) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -92,9 +88,8 @@ func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process])
 	return func() { signal.Stop(sigs) }
 }
 
-// agentBinary is the agent's executable; a bare name is looked up in PATH's
-// absolute entries only (lookPath): ./node_modules/.bin/claude never
-// stands in.
+// agentBinary is the agent's executable; a bare name is looked up in PATH's absolute entries only (lookPath):
+// ./node_modules/.bin/claude never stands in.
 func agentBinary(e *Env, name string) (string, error) {
 	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
 		return name, nil
@@ -114,9 +109,8 @@ func exitCodeOf(ps *os.ProcessState, critical bool) int {
 	return ps.ExitCode()
 }
 
-// runAgent runs the agent until it exits without a verified CRITICAL
-// signal, restarting it after one at most maxRestarts times; it returns the
-// agent's exit status as an exit error.
+// runAgent runs the agent until it exits without a verified CRITICAL signal, restarting it after one at most
+// maxRestarts times; it returns the agent's exit status as an exit error.
 func runAgent(e *Env, o runOptions) error {
 	log := newLogger(e)
 	log.Prefix = "run "
@@ -173,9 +167,8 @@ func runAgent(e *Env, o runOptions) error {
 	}
 }
 
-// watch waits for the agent to exit, ending it gracefully (SIGTERM, then
-// SIGKILL after grace) when a verified CRITICAL signal arrives; critical
-// says whether one did (also when it arrived as the agent exited).
+// watch waits for the agent to exit, ending it gracefully (SIGTERM, then SIGKILL after grace) when a verified CRITICAL
+// signal arrives; critical says whether one did (also when it arrived as the agent exited).
 func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *service.Log) (limits.Signal, bool) {
 	done := make(chan struct{})
 	go func() { _ = c.Wait(); close(done) }()
@@ -252,10 +245,9 @@ func readArgs(ag *adapters.Agent, argv []string, project string) []string {
 	return append([]string{argv[0], ag.ReadFlag, rel}, argv[1:]...)
 }
 
-// snapshotAfterRun reads the session of an agent without hooks (Aider's
-// chat history) into the ledger and publishes the handoff, as a hook would
-// have. A session begun since started is the one carryover ran: the user's
-// even in a history file the repository tracks.
+// snapshotAfterRun reads the session of an agent without hooks (Aider's chat history) into the ledger and publishes the
+// handoff, as a hook would have. A session begun since started is the one carryover ran: the user's even in a history
+// file the repository tracks.
 func snapshotAfterRun(e *Env, ag *adapters.Agent, project string, started time.Time) {
 	if ag == nil || !ag.SnapshotAfterRun {
 		return

@@ -54,17 +54,15 @@ type StatusReport struct {
 	Config   []string        `json:"config_warnings,omitempty"`
 }
 
-// GuestReport is what carryover writes in projects and what the user told
-// it to leave alone or forget.
+// GuestReport is what carryover writes in projects and what the user told it to leave alone or forget.
 type GuestReport struct {
 	Pointer   string   `json:"pointer"`
 	Ignore    []string `json:"ignore"`
 	Forgotten int      `json:"forgotten_handoffs"`
 }
 
-// AgentReport is one agent's line. Restore: how the handoff reaches an
-// agent that cannot be told at session start. Read: its recent sessions
-// (issue 12: unreadable is not empty; drift names a newer format).
+// AgentReport is one agent's line. Restore: how the handoff reaches an agent that cannot be told at session start.
+// Read: its recent sessions (issue 12: unreadable is not empty; drift names a newer format).
 type AgentReport struct {
 	Tool       string           `json:"tool"`
 	Display    string           `json:"display"`
@@ -97,8 +95,7 @@ type LedgerReport struct {
 // ProjectReport is a project's current handoff and its delivery receipts.
 type ProjectReport = service.ProjectStatus
 
-// WallsReport is the [limits]/[context] configuration and the last limit
-// each agent hit.
+// WallsReport is the [limits]/[context] configuration and the last limit each agent hit.
 type WallsReport struct {
 	AutoResume        bool                `json:"auto_resume"`
 	WarnPercent       float64             `json:"warn_percent"`
@@ -109,9 +106,8 @@ type WallsReport struct {
 	Last              []service.LastLimit `json:"last,omitempty"`
 }
 
-// collectStatus is status's report; tables adds the ledger's size per
-// table and index (dbstat reads every page; per project is cheap at any
-// size). Status never creates a ledger.
+// collectStatus is status's report; tables adds the ledger's size per table and index (dbstat reads every page; per
+// project is cheap at any size). Status never creates a ledger.
 func collectStatus(e *Env, tables bool) (st StatusReport) {
 	cwdProject, _ := currentProject(e, "")
 	defer func() { // the config warnings of the current project and every project reported
@@ -204,8 +200,7 @@ func printStatus(e *Env, st StatusReport) {
 	}
 }
 
-// printAgentStatus prints an agent's line, its config and notes; one
-// neither detected nor wired gets one line.
+// printAgentStatus prints an agent's line, its config and notes; one neither detected nor wired gets one line.
 func printAgentStatus(w io.Writer, a AgentReport) {
 	mark, ver := "✗", "not detected"
 	if a.Detected {
@@ -222,8 +217,7 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 		printLines(w, "      config: ", a.ConfigPath)
 		printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
 	}
-	// What reading its recent sessions found, and one warning per
-	// transcript written by a newer agent than known.
+	// What reading its recent sessions found, and one warning per transcript written by a newer agent than known.
 	if sv := a.Read; sv != nil {
 		fmt.Fprintf(w, "      %s\n", sv)
 		seen := map[string]bool{}
@@ -321,8 +315,7 @@ func printGuest(w io.Writer, g GuestReport) {
 	}
 }
 
-// printSpace names the 5 biggest projects (by their share of rows) and,
-// with --space, each table's size.
+// printSpace names the 5 biggest projects (by their share of rows) and, with --space, each table's size.
 func printSpace(e *Env, sp *service.Space) {
 	if sp == nil {
 		return
@@ -414,9 +407,8 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
-// storePaths are where tl keeps its sessions, once each: its lister's
-// stores and the table's transcript paths (relative ones under project,
-// none when project is "").
+// storePaths are where tl keeps its sessions, once each: its lister's stores and the table's transcript paths (relative
+// ones under project, none when project is "").
 func storePaths(e *Env, tl specs.Tool, project string) []string {
 	var cands, out []string
 	if l, ok := adapters.ListerFor(tl.Name); ok {
@@ -465,9 +457,8 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	}
 }
 
-// shownConfigPath is a hook config path as printed: a per-event layout
-// (Cline's hooks/{{event}}) names the event as <event>, like install's
-// summary (hookconf.Target.Where).
+// shownConfigPath is a hook config path as printed: a per-event layout (Cline's hooks/{{event}}) names the event as
+// <event>, like install's summary (hookconf.Target.Where).
 func shownConfigPath(p string) string { return strings.ReplaceAll(p, specs.EventSlot, "<event>") }
 
 func runInfo(e *Env, projectFlag string, asJSON bool) error {
@@ -522,8 +513,7 @@ func detectCommand(e *Env) *cli.Command {
 	}
 }
 
-// Detection is one agent's `detect` line; VersionFrom: package.json,
-// install path, self-update or version command.
+// Detection is one agent's `detect` line; VersionFrom: package.json, install path, self-update or version command.
 type Detection struct {
 	Tool     string   `json:"agent"`
 	Display  string   `json:"display"`

@@ -1,6 +1,5 @@
-// Package cmd is carryover's command line: urfave/cli commands that parse
-// flags, call the project service (publish/service) over an injected Env
-// and format the output. Every command follows the contract in this file:
+// Package cmd is carryover's command line: urfave/cli commands that parse flags, call the project service
+// (publish/service) over an injected Env and format the output. Every command follows the contract in this file:
 //   - exit codes: the Exit* constants (`carryover help exit-codes`); 0 also
 //     for an empty result, 2 for a bad command line (usageErrorf) or an id
 //     that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
@@ -30,9 +29,8 @@ import (
 	"github.com/carryover/carryover/publish"
 )
 
-// Version, Commit and Date are set by release builds (-ldflags "-X
-// github.com/carryover/carryover/cmd.Version=1.2.3 ..."), else read from
-// the build info (buildVersion).
+// Version, Commit and Date are set by release builds (-ldflags "-X github.com/carryover/carryover/cmd.Version=1.2.3
+// ..."), else read from the build info (buildVersion).
 var Version, Commit, Date string
 
 // commands builds the subcommands in the order the help lists them.
@@ -48,10 +46,9 @@ func commands(env *Env) []*cli.Command {
 	return cs
 }
 
-// NewApp builds the CLI over env. Help and version flags and the help
-// command are the app's own, not urfave's package-level ones (shared by
-// every app: in-process runs race), and a usage error is two lines
-// (usageError), not the help page.
+// NewApp builds the CLI over env. Help and version flags and the help command are the app's own, not urfave's
+// package-level ones (shared by every app: in-process runs race), and a usage error is two lines (usageError), not the
+// help page.
 func NewApp(env *Env) *cli.App {
 	suggestOnce.Do(setSuggestions)
 	return &cli.App{
@@ -71,8 +68,7 @@ func NewApp(env *Env) *cli.App {
 	}
 }
 
-// ownHelp gives cmd and its subcommands their help flag, example, argument
-// rule and carryover's usage errors.
+// ownHelp gives cmd and its subcommands their help flag, example, argument rule and carryover's usage errors.
 func ownHelp(cmd *cli.Command, parent string) *cli.Command {
 	path := strings.TrimSpace(parent + " " + cmd.Name)
 	addExample(cmd, path)
@@ -163,8 +159,7 @@ The hook entry, carryover snapshot, always exits 0.
 // a key is removed or changes meaning, not for new keys.
 const jsonSchemaVersion = 1
 
-// printJSON writes v, which must encode as an object, as --json output:
-// schema_version first, then v's keys.
+// printJSON writes v, which must encode as an object, as --json output: schema_version first, then v's keys.
 func printJSON(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -235,10 +230,8 @@ func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 	return &usageError{msg: msg, help: help}
 }
 
-// suggestOnce sets urfave/cli's suggestions (package globals) to
-// carryover's one edit distance instead of its Jaro-Winkler, so "did you
-// mean" agrees everywhere; at the first NewApp, not at every start (the
-// hook's).
+// suggestOnce sets urfave/cli's suggestions (package globals) to carryover's one edit distance instead of its
+// Jaro-Winkler, so "did you mean" agrees everywhere; at the first NewApp, not at every start (the hook's).
 var suggestOnce sync.Once
 
 func setSuggestions() {
@@ -293,9 +286,8 @@ func unknownCommand(help, name string, cmds []*cli.Command) error {
 	return usageErrorf(help, "%s", msg)
 }
 
-// argsRule makes an argument the command does not take a usage error: a
-// command without ArgsUsage takes none, one with subcommands only their
-// names. The hook entry (snapshot) is exempt: it never fails.
+// argsRule makes an argument the command does not take a usage error: a command without ArgsUsage takes none, one with
+// subcommands only their names. The hook entry (snapshot) is exempt: it never fails.
 func argsRule(cmd *cli.Command) {
 	if cmd.ArgsUsage != "" || cmd.SkipFlagParsing || cmd.Name == "snapshot" || cmd.Action == nil {
 		return
@@ -352,9 +344,8 @@ var commandExamples = map[string]string{
 	"help":          "carryover help exit-codes",
 }
 
-// versionInfo is `carryover version`: -ldflags -X cmd.Version (release
-// builds) or the module version (go install …@v1.2.3), and the commit and
-// its time the Go toolchain stamps from git (vcs.revision, vcs.time).
+// versionInfo is `carryover version`: -ldflags -X cmd.Version (release builds) or the module version (go install
+// …@v1.2.3), and the commit and its time the Go toolchain stamps from git (vcs.revision, vcs.time).
 type versionInfo struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit"` // "" when the build had no git metadata
@@ -425,10 +416,9 @@ func versionCommand(e *Env) *cli.Command {
 	}
 }
 
-// interspersed moves a command's flags before its arguments, so that
-// `carryover handoff 4fbd56 --stdout` means what it says (urfave/cli stops
-// at the first argument). Non-boolean flags take the next word; "--" ends
-// the flags; a command that parses its own (run) is left alone.
+// interspersed moves a command's flags before its arguments, so that `carryover handoff 4fbd56 --stdout` means what it
+// says (urfave/cli stops at the first argument). Non-boolean flags take the next word; "--" ends the flags; a command
+// that parses its own (run) is left alone.
 func interspersed(app *cli.App, args []string) []string {
 	var cmd *cli.Command
 	i, cmds := 1, app.Commands

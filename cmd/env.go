@@ -22,8 +22,7 @@ type Env struct {
 	Executable                     string   // the running carryover binary, absolute (written into hook stubs)
 	WorkDir                        string   // "" when it cannot be read
 	Environ                        []string // what subprocesses (agents' --version) start from; carryover adds what it needs
-	// StartProcess runs an agent attached to the terminal (--launch); nil
-	// runs it with Stdin, Stdout and Stderr.
+	// StartProcess runs an agent attached to the terminal (--launch); nil runs it with Stdin, Stdout and Stderr.
 	StartProcess func(dir string, argv []string) error
 	// MakeRaw puts the terminal on Stdin into raw mode (pickers) and returns
 	// what restores it; nil or an error: no raw mode.

@@ -89,9 +89,8 @@ type candidate struct {
 	NotYours   string `json:"not_yours,omitempty"`
 }
 
-// gather lists the sessions of project ("" = all) from every agent's store
-// and the ledger, yours first, then newest first. stores: any agent store
-// or ledger session exists at all (false = "no agents detected").
+// gather lists the sessions of project ("" = all) from every agent's store and the ledger, yours first, then newest
+// first. stores: any agent store or ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
 	aenv := adapterEnv(e)
 	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
@@ -205,9 +204,8 @@ func yoursPicked(c candidate, project, reason string) picked {
 	return picked{Pick: service.Pick{NativeSession: c.NativeSession, LedgerOnly: c.LedgerOnly, Key: project, Context: project}, project: project, reason: reason}
 }
 
-// noAgentsText is the empty state of a machine where no agent has run: the
-// one thing to do, and where carryover looked (each agent's first store on
-// this OS, ~ for the home directory).
+// noAgentsText is the empty state of a machine where no agent has run: the one thing to do, and where carryover looked
+// (each agent's first store on this OS, ~ for the home directory).
 func noAgentsText(e *Env) string {
 	var where []string
 	for _, n := range adapters.ListerNames() {
@@ -225,8 +223,7 @@ func noAgentsText(e *Env) string {
 		"or pass --transcript FILE --source AGENT)"
 }
 
-// storeOfThisOS drops the other systems' directories (VS Code's list has
-// macOS's and Windows' on every OS).
+// storeOfThisOS drops the other systems' directories (VS Code's list has macOS's and Windows' on every OS).
 func storeOfThisOS(d string) bool {
 	mac := strings.Contains(d, filepath.Join("Library", "Application Support"))
 	win := strings.Contains(d, filepath.Join("AppData", "Roaming"))
@@ -257,8 +254,7 @@ func pick(e *Env, sel selection) (picked, error) {
 	return pickNewest(e, sel, project, cs, stores)
 }
 
-// pickByID picks the session whose id starts with --session, in project's
-// sessions cs first, else in any project's.
+// pickByID picks the session whose id starts with --session, in project's sessions cs first, else in any project's.
 func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
 	scope, m, all := "for "+project, matchID(cs, sel.session), []candidate(nil)
 	if len(m) == 0 {
@@ -281,8 +277,7 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 	return yoursPicked(m[0], project, fmt.Sprintf("matched --session %q %s", sel.session, scope)), nil
 }
 
-// oneMatch says what to do when the id prefix matched no session (naming
-// the closest of all) or several.
+// oneMatch says what to do when the id prefix matched no session (naming the closest of all) or several.
 func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 	switch {
 	case len(m) == 0 && !stores:
@@ -303,8 +298,7 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 	return nil
 }
 
-// pickNewest picks the most recently active of the project's sessions cs
-// that are the user's.
+// pickNewest picks the most recently active of the project's sessions cs that are the user's.
 func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
 	all := len(cs)
 	for i, c := range cs {
@@ -448,9 +442,8 @@ func ago(now, t time.Time) string {
 	return publish.Ago(now, t)
 }
 
-// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org),
-// TERM=dumb and CLICOLOR=0 turn it off; CLICOLOR_FORCE (any value but 0)
-// turns it on off a terminal too and wins over NO_COLOR (bixense.com).
+// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org), TERM=dumb and CLICOLOR=0 turn it off;
+// CLICOLOR_FORCE (any value but 0) turns it on off a terminal too and wins over NO_COLOR (bixense.com).
 func colour(e *Env, tty bool, code, s string) string {
 	force := e.Getenv("CLICOLOR_FORCE")
 	if (force == "" || force == "0") && (!tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" || e.Getenv("CLICOLOR") == "0") {
@@ -511,18 +504,16 @@ func spinner(e *Env, msg string) (stop func()) {
 	return func() { close(done); <-finished; e.progress = nil }
 }
 
-// Planted sessions (issue 21): public repositories commit .aider.chat.history.md
-// files, one dated 2099 would lead every later handoff. A session whose file
-// git tracks, or dated in the future, is listed (marked) but chosen only when
-// named (--transcript; --session for a future one).
+// Planted sessions (issue 21): public repositories commit .aider.chat.history.md files, one dated 2099 would lead every
+// later handoff. A session whose file git tracks, or dated in the future, is listed (marked) but chosen only when named
+// (--transcript; --session for a future one).
 const (
 	notYoursTracked = "its file is tracked by git"
 	notYoursFuture  = "dated in the future"
 )
 
-// futureSlack: how far ahead of the clock a chosen session may be dated
-// (clock steps, a file just written). Aider dates in local time without a
-// zone: a history from a zone ahead looks future-dated, and is not yours.
+// futureSlack: how far ahead of the clock a chosen session may be dated (clock steps, a file just written). Aider dates
+// in local time without a zone: a history from a zone ahead looks future-dated, and is not yours.
 const futureSlack = 10 * time.Minute
 
 // markNotYours sets NotYours on the candidates never chosen unnamed; the git index is read once per repository.
