@@ -62,16 +62,12 @@ func runDoctor(e *Env, asJSON bool) error {
 	cfg, _ := LoadConfig(e, "")
 	reps, idle := doctorAgents(e, tab, cfg)
 	failed, wired := countProblems(reps, cfg)
-	if asJSON {
-		err = printJSON(e.Stdout, struct {
-			Agents     []DoctorReport `json:"agents"`
-			HooksWired int            `json:"hooks_wired"`
-			NotSetUp   []string       `json:"not_set_up"`
-			Problems   int            `json:"problems"`
-		}{nonNil(reps), wired, nonNil(idle), failed})
-	} else {
-		printDoctor(e, reps, idle, wired)
-	}
+	err = output(e, asJSON, struct {
+		Agents     []DoctorReport `json:"agents"`
+		HooksWired int            `json:"hooks_wired"`
+		NotSetUp   []string       `json:"not_set_up"`
+		Problems   int            `json:"problems"`
+	}{nonNil(reps), wired, nonNil(idle), failed}, func() { printDoctor(e, reps, idle, wired) })
 	if err == nil && failed > 0 {
 		return exitf(ExitError, "%d problem(s); see the fixes above", failed)
 	}

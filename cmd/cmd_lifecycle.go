@@ -248,14 +248,10 @@ func historyCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{jsonFlag("machine-readable output"), projectFlag},
 		Action: func(c *cli.Context) error {
 			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
-				if c.Bool("json") {
-					return printJSON(e.Stdout, struct {
-						Project  string                   `json:"project"`
-						Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
-					}{r.Root, nonNil(hs)})
-				}
-				printHistory(plainEnv(e), r.Root, hs)
-				return nil
+				return output(e, c.Bool("json"), struct {
+					Project  string                   `json:"project"`
+					Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
+				}{r.Root, nonNil(hs)}, func() { printHistory(plainEnv(e), r.Root, hs) })
 			})
 		},
 		Subcommands: []*cli.Command{

@@ -32,11 +32,7 @@ func statusCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "space", Usage: "the ledger's size per table and index too (reads the whole ledger)"}},
 		Action: func(c *cli.Context) error {
 			st := collectStatus(e, c.Bool("space"))
-			if c.Bool("json") {
-				return printJSON(e.Stdout, st)
-			}
-			printStatus(plainEnv(e), st)
-			return nil
+			return output(e, c.Bool("json"), st, func() { printStatus(plainEnv(e), st) })
 		},
 	}
 }
@@ -489,11 +485,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		b, _ := resume.Budget(t, 0)
 		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.Window(t), Budget: b})
 	}
-	if asJSON {
-		return printJSON(e.Stdout, inf)
-	}
-	printInfo(e, inf, cfg, cerrs)
-	return nil
+	return output(e, asJSON, inf, func() { printInfo(e, inf, cfg, cerrs) })
 }
 
 func exists(p string) string {
@@ -541,17 +533,15 @@ func runDetect(e *Env, asJSON bool) error {
 			n++
 		}
 	}
-	if asJSON {
-		if err := printJSON(e.Stdout, struct {
-			Agents   []Detection `json:"agents"`
-			Detected int         `json:"detected"`
-		}{nonNil(ds), n}); err != nil {
-			return err
-		}
-	} else {
+	if err := output(e, asJSON, struct {
+		Agents   []Detection `json:"agents"`
+		Detected int         `json:"detected"`
+	}{nonNil(ds), n}, func() {
 		for _, d := range ds {
 			fmt.Fprintln(e.Stdout, strings.TrimRight(detectLine(e, d), " "))
 		}
+	}); err != nil {
+		return err
 	}
 	if n == 0 {
 		hint := "see `carryover detect`"

@@ -182,6 +182,15 @@ func printJSON(w io.Writer, v any) error {
 	return err
 }
 
+// output prints v as --json output, else runs text.
+func output(e *Env, asJSON bool, v any, text func()) error {
+	if asJSON {
+		return printJSON(e.Stdout, v)
+	}
+	text()
+	return nil
+}
+
 // usageError is a mistake in the command line (unknown command or flag, an
 // extra or missing argument): ExitUsage, as two lines:
 //

@@ -626,18 +626,16 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 		cs[i].Project = publish.OneLine(cs[i].Project)
 		out = append(out, listEntry{candidate: cs[i], ShortID: publish.ShortID(cs[i].ID)})
 	}
-	if asJSON {
-		return printJSON(e.Stdout, struct {
-			Project  string      `json:"project"` // "" with --all
-			Sessions []listEntry `json:"sessions"`
-			Total    int         `json:"total"` // before --limit
-		}{project, out, total})
-	}
-	if len(cs) > 0 {
-		printListTable(e, cs, all)
-	}
-	listFooter(e, project, cs, total, stores, all)
-	return nil
+	return output(e, asJSON, struct {
+		Project  string      `json:"project"` // "" with --all
+		Sessions []listEntry `json:"sessions"`
+		Total    int         `json:"total"` // before --limit
+	}{project, out, total}, func() {
+		if len(cs) > 0 {
+			printListTable(e, cs, all)
+		}
+		listFooter(e, project, cs, total, stores, all)
+	})
 }
 
 func printListTable(e *Env, cs []candidate, all bool) { // --all adds the project
