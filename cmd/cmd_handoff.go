@@ -96,11 +96,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	_ = onProject(e, p.project, false, func(p *service.Project) error { o.lifecycle = p.Lifecycle(); return nil })
 	m.Session.ApplyLifecycle(o.lifecycle)
 	o.mode = proj.Config.Resume
-	text, stats, err := render(m.Session, nil, o)
-	if err != nil {
-		return err
-	}
-	return deliver(e, p.project, text, stats, o, proj.Redact)
+	return render(e, p.project, m.Session, nil, o, proj.Redact)
 }
 
 func captureCommand(e *Env) *cli.Command {
@@ -203,11 +199,7 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	}
 	fmt.Fprintf(e.Stderr, "carryover: using %s from %s\n", what, file)
 	o.mode = cfg.Resume
-	text, stats, err := render(s, l.Handoff, o)
-	if err != nil {
-		return err
-	}
-	return deliver(e, project, text, stats, o, redact)
+	return render(e, project, s, l.Handoff, o, redact)
 }
 
 // loadResume reads what resume works from (issue 21): the session.json capture wrote here (a repository can commit one
@@ -312,12 +304,12 @@ func ResumePath(project, format string) string {
 	return filepath.Join(publish.Dir(project), "RESUME."+format)
 }
 
-// render builds the output text in o.format from s (already redacted);
-// loadedHandoff, when set, is re-emitted as is (structured round trip).
-func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (text string, stats string, err error) {
+// render builds the output text in o.format from s (already redacted) and delivers it; loadedHandoff, when set, is
+// re-emitted as is (structured round trip).
+func render(e *Env, project string, s resume.Session, loadedHandoff *resume.Handoff, o outputOptions, redact func(string) string) error {
 	budget, err := resume.Budget(o.target, o.tokens)
 	if err != nil {
-		return "", "", exitf(ExitError, "%v", err)
+		return exitf(ExitError, "%v", err)
 	}
 	budgetNote := fmt.Sprintf("%d-token budget", budget)
 	if o.tokens == 0 {
@@ -330,7 +322,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if o.format == "md" {
 		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens, Mode: o.mode})
 		if err != nil {
-			return "", "", exitf(ExitCompression, "%v", err)
+			return exitf(ExitCompression, "%v", err)
 		}
 		var layers []string
 		for _, l := range res.Layers {
@@ -340,22 +332,23 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 			}
 			layers = append(layers, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
 		}
-		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(layers, ", "), quality), nil
+		return deliver(e, project, res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(layers, ", "), quality), o, redact)
 	}
 	h := structuredHandoff(s, loadedHandoff, o)
 	if err := h.Validate(); err != nil {
-		return "", "", exitf(ExitParse, "%v", err)
+		return exitf(ExitParse, "%v", err)
 	}
 	trimmed, err := h.Fit(o.format, budget)
 	if err != nil {
-		return "", "", exitf(ExitCompression, "%v", err)
+		return exitf(ExitCompression, "%v", err)
 	}
 	b, err := h.Encode(o.format)
 	if err != nil {
-		return "", "", exitf(ExitError, "%v", err)
+		return exitf(ExitError, "%v", err)
 	}
 	note := map[bool]string{false: "all fields included", true: "lists trimmed to fit"}[trimmed]
-	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, quality), nil
+	stats := fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, quality)
+	return deliver(e, project, string(b), stats, o, redact)
 }
 
 // structuredHandoff is the loaded handoff (it round-trips byte for byte), else the one built from s with its lifecycle,
