@@ -1,8 +1,7 @@
 package cmd
 
 // `carryover completion bash|zsh|fish|powershell` prints a completion script made from the command tree itself
-// (commands, subcommands, flags and the values some flags take): it never drifts from the CLI, and completing runs no
-// carryover process.
+// (commands, subcommands, flags, flag values): it never drifts from the CLI, and completing runs no carryover process.
 
 import (
 	"fmt"

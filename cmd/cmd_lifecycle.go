@@ -15,8 +15,7 @@ import (
 	"github.com/carryover/carryover/publish/service"
 )
 
-// onProject opens the project's ledger for a lifecycle command (history, decide, task, clear, explain), runs fn and
-// closes it; create: a missing ledger may be made (commands that record).
+// onProject runs fn on the project's ledger for a lifecycle command; create: a missing ledger may be made (to record).
 func onProject(e *Env, project string, create bool, fn func(*service.Project) error) error {
 	root, err := currentProject(e, project)
 	if err != nil {
@@ -30,8 +29,7 @@ func onProject(e *Env, project string, create bool, fn func(*service.Project) er
 	return fn(p)
 }
 
-// recorded says what was recorded and makes the project's handoff say it, best effort: the next hook event publishes it
-// anyway (the project is marked).
+// recorded says what was recorded and publishes the handoff, best effort (the project is marked: the next hook does).
 func recorded(e *Env, p *service.Project, format string, args ...any) error {
 	fmt.Fprintf(e.Stdout, format, args...)
 	if err := p.Publish(); err != nil {

@@ -1,16 +1,12 @@
 // Package cmd is carryover's command line: urfave/cli commands that parse flags, call the project service
 // (publish/service) over an injected Env and format the output. Every command follows the contract in this file:
-//   - exit codes: the Exit* constants (`carryover help exit-codes`); 0 also
-//     for an empty result, 2 for a bad command line (usageErrorf) or an id
-//     that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
-//   - "did you mean" by publish.EditDistance, the one distance for commands,
-//     flags, config keys, history and session ids;
-//   - a command without ArgsUsage takes no arguments (argsRule); flags may
-//     come after arguments (interspersed); -h/--help everywhere, ending with
-//     an example from commandExamples;
-//   - --json only through printJSON: one object, schema_version first,
-//     snake_case keys, lists under a named key (never null: nonNil), JSON
-//     values. Walked by testdata/script/json_contract.txtar.
+//   - exit codes: the Exit* constants (`carryover help exit-codes`); 0 also for an empty result, 2 for a bad command
+//     line (usageErrorf) or an id that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
+//   - "did you mean" by publish.EditDistance, the one distance for commands, flags, config keys, history and sessions;
+//   - a command without ArgsUsage takes no arguments (argsRule); flags may come after arguments (interspersed);
+//     -h/--help everywhere, ending with an example from commandExamples;
+//   - --json only through printJSON: one object, schema_version first, snake_case keys, lists under a named key
+//     (never null: nonNil), JSON values. Walked by testdata/script/json_contract.txtar.
 package cmd
 
 import (
@@ -46,9 +42,8 @@ func commands(env *Env) []*cli.Command {
 	return cs
 }
 
-// NewApp builds the CLI over env. Help and version flags and the help command are the app's own, not urfave's
-// package-level ones (shared by every app: in-process runs race), and a usage error is two lines (usageError), not the
-// help page.
+// NewApp builds the CLI over env. Help and version flags and the help command are the app's own, not urfave's globals
+// (shared by every app: in-process runs race); a usage error is two lines (usageError), not the help page.
 func NewApp(env *Env) *cli.App {
 	suggestOnce.Do(setSuggestions)
 	return &cli.App{
@@ -155,8 +150,7 @@ const exitCodesHelp = `Exit codes (the same for every command):
 The hook entry, carryover snapshot, always exits 0.
 `
 
-// jsonSchemaVersion is every --json output's version: it changes only when
-// a key is removed or changes meaning, not for new keys.
+// jsonSchemaVersion versions every --json output: it changes when a key goes or changes meaning, not for new keys.
 const jsonSchemaVersion = 1
 
 // printJSON writes v, which must encode as an object, as --json output: schema_version first, then v's keys.
@@ -262,8 +256,7 @@ func setSuggestions() {
 	}
 }
 
-// closest is the candidate nearest to s by publish.EditDistance when near
-// enough to be what was meant (at most 2 edits, or a third of s).
+// closest is the candidate nearest to s (publish.EditDistance) if near enough: at most 2 edits, or a third of s.
 func closest(s string, candidates []string) (string, bool) {
 	best, bestD := "", -1
 	for _, c := range candidates {
@@ -425,9 +418,8 @@ func versionCommand(e *Env) *cli.Command {
 	}
 }
 
-// interspersed moves a command's flags before its arguments, so that `carryover handoff 4fbd56 --stdout` means what it
-// says (urfave/cli stops at the first argument). Non-boolean flags take the next word; "--" ends the flags; a command
-// that parses its own (run) is left alone.
+// interspersed moves a command's flags before its arguments (urfave/cli stops at the first), so `carryover handoff
+// 4fbd56 --stdout` works. Non-boolean flags take the next word; "--" ends the flags; run (own parsing) is left alone.
 func interspersed(app *cli.App, args []string) []string {
 	var cmd *cli.Command
 	i, cmds := 1, app.Commands

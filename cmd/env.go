@@ -10,8 +10,7 @@ import (
 	"golang.org/x/term"
 )
 
-// Env is everything a command touches outside its arguments. main builds it
-// from the process; tests build it from buffers and maps.
+// Env is everything a command touches outside its arguments: main builds it from the process, tests from buffers.
 type Env struct {
 	Stdin                          io.Reader
 	Stdout, Stderr                 io.Writer

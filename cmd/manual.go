@@ -27,8 +27,8 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-// The manual path: list, handoff, capture and resume find sessions in the
-// agents' own stores and the ledger; the service ingests the chosen one.
+// The manual path: list, handoff, capture and resume find sessions in agents' stores and the ledger; the service
+// ingests the chosen one.
 
 type selection struct {
 	source, session, project, transcript string
@@ -80,8 +80,7 @@ func currentProject(e *Env, explicit string) (string, error) {
 	return service.Root(abs, ""), nil
 }
 
-// candidate is a session found in an agent's store or only in the ledger;
-// NotYours says why it is never chosen without being named (markNotYours).
+// candidate is a session in an agent's store or only in the ledger; NotYours: why it is never chosen unnamed.
 type candidate struct {
 	adapters.NativeSession
 	InLedger   bool   `json:"in_ledger,omitempty"`
@@ -129,8 +128,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	return out, stores || len(out) > 0, nil
 }
 
-// withLedgerSessions marks the listed sessions the ledger also holds and
-// appends those only the ledger still has (their transcripts are gone).
+// withLedgerSessions marks the sessions the ledger also holds and appends those only it has (transcripts gone).
 func withLedgerSessions(out []candidate, seen map[string]int, ls []service.LedgerSession) []candidate {
 	for _, s := range ls {
 		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
@@ -144,8 +142,7 @@ func withLedgerSessions(out []candidate, seen map[string]int, ls []service.Ledge
 	return out
 }
 
-// sortCandidates orders sessions yours first (a planted session never
-// outranks one of yours), then newest first, then by agent and id.
+// sortCandidates orders yours first (a planted session never outranks one of yours), then newest, then agent and id.
 func sortCandidates(out []candidate) {
 	slices.SortStableFunc(out, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(min(len(a.NotYours), 1), min(len(b.NotYours), 1)),
@@ -170,8 +167,7 @@ func matchID(cs []candidate, id string) []candidate {
 	return prefix
 }
 
-// closestSessions names the (at most 3) sessions whose ids are nearest to
-// the prefix arg: the edit distance to an id's start of the same length.
+// closestSessions names the (at most 3) sessions whose ids start nearest (edit distance) to the prefix arg.
 func closestSessions(arg string, cs []candidate) []string {
 	arg = strings.ToLower(arg)
 	d := func(c candidate) int {
@@ -361,7 +357,7 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 		p.Key = "imported:" + d.Path
 		p.reason += "; the repository tracks this file in git, so it is read as an imported file and never becomes the project's handoff by itself"
 	}
-	// Its context: the recorded directory when it exists here, --project, or none (the cwd says nothing of a bundled session).
+	// Its context: the recorded directory if it exists here, --project, or none (the cwd says nothing of a bundle).
 	if sel.project == "" {
 		p.Context, why = transcriptContext(d.Project)
 		p.reason += "; " + why
