@@ -21,8 +21,7 @@ import (
 // `carryover config`: the configuration in effect with where each value comes from (like `git config --show-origin`),
 // both files' warnings, and get/set/unset of one key (set and unset keep comments).
 
-// Config is ~/.carryover/config.toml with what <project>/.carryover.toml may add under config.ProjectPolicy (a project
-// file may only make carryover safer).
+// Config is config.toml plus what <project>/.carryover.toml may add under config.ProjectPolicy (only ever safer).
 type Config = config.Config
 
 // ConfigPath is the global config file.

@@ -1,8 +1,7 @@
 package cmd
 
-// `carryover doctor` runs every installed hook stub as its agent would (its command line through the shell, a synthetic
-// payload, a scratch project and $CARRYOVER_HOME), checks exit code, time against the hook timeout and the start
-// event's envelope, and adds the last real delivery.
+// `carryover doctor` runs every installed hook stub as its agent would (through the shell, a synthetic payload, scratch
+// project and home), checks exit code, time against the hook timeout and the start envelope; adds the last delivery.
 
 import (
 	"bytes"
@@ -37,8 +36,7 @@ func doctorCommand(e *Env) *cli.Command {
 	}
 }
 
-// DoctorReport is one agent's line: Summary says what was checked, Problem
-// what failed, Fix what to do; Ran counts the stubs run.
+// DoctorReport is one agent's line: Summary what was checked, Problem what failed, Fix what to do, Ran stubs run.
 type DoctorReport struct {
 	Tool         string        `json:"tool"`
 	Display      string        `json:"display"`
@@ -216,8 +214,7 @@ type stubChecks struct {
 	checkedStart       bool
 }
 
-// run runs one stub within its timeout (60s, the agents' usual default,
-// when it has none) and checks a start stub's injection.
+// run runs one stub within its timeout (60 s, the agents' usual default, if none) and checks a start stub's injection.
 func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capability, display string, s hookconf.Stub, project, home string, timeout int) {
 	limit := time.Duration(cmp.Or(max(timeout, 0), 60)) * time.Second
 	out, errOut, took, runErr := runStub(e, s, tl.Name, project, home, limit)
@@ -322,8 +319,7 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 	return out.Bytes(), errb.Bytes(), took, err
 }
 
-// stubFix says what to do about a stub that failed: the carryover it names
-// (the command's first word, unquoted) is gone, or run it by hand.
+// stubFix says what to do for a failed stub: the carryover it names (first word, unquoted) is gone, or run it by hand.
 func stubFix(s hookconf.Stub, exe string) string {
 	bin, _, _ := strings.Cut(strings.TrimSpace(s.Command), " ")
 	if cmd := strings.TrimSpace(s.Command); cmd != "" && (cmd[0] == '"' || cmd[0] == '\'') {

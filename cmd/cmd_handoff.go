@@ -203,8 +203,7 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 }
 
 // loadResume reads what resume works from (issue 21): the session.json capture wrote here (a repository can commit one
-// posing as yours), or --file (path: absolute), imported unless capture wrote its bytes here, never through a link from
-// the project to outside it.
+// posing as yours), or --file (absolute), imported unless capture wrote its bytes here, never via a link out of it.
 func loadResume(e *Env, project, file string) (l resume.Loaded, path string, imported bool, err error) {
 	if file == "" {
 		l, err = loadCaptured(e, project)
@@ -259,8 +258,7 @@ func linkOut(abs, project string) (string, bool) {
 	return real, !adapters.InProject(real, root)
 }
 
-// outputOptions are the flags handoff and resume share, the configured resume protocol (mode) and the project's
-// lifecycle a structured handoff carries (its current handoff, decisions and pinned task).
+// outputOptions are handoff's and resume's shared flags, the protocol (mode) and a structured handoff's lifecycle.
 type outputOptions struct {
 	target, format, launch, mode string
 	tokens                       int
@@ -304,8 +302,7 @@ func ResumePath(project, format string) string {
 	return filepath.Join(publish.Dir(project), "RESUME."+format)
 }
 
-// render builds the output text in o.format from s (already redacted) and delivers it; loadedHandoff, when set, is
-// re-emitted as is (structured round trip).
+// render builds o.format's text from s (redacted) and delivers it; loadedHandoff, if set, is re-emitted as is.
 func render(e *Env, project string, s resume.Session, loadedHandoff *resume.Handoff, o outputOptions, redact func(string) string) error {
 	budget, err := resume.Budget(o.target, o.tokens)
 	if err != nil {
@@ -351,8 +348,7 @@ func render(e *Env, project string, s resume.Session, loadedHandoff *resume.Hand
 	return deliver(e, project, string(b), stats, o, redact)
 }
 
-// structuredHandoff is the loaded handoff (it round-trips byte for byte), else the one built from s with its lifecycle,
-// degraded where s is thin; with o's protocol.
+// structuredHandoff is the loaded handoff (a byte-exact round trip), else s's with its lifecycle, degraded where thin.
 func structuredHandoff(s resume.Session, loaded *resume.Handoff, o outputOptions) resume.Handoff {
 	if loaded != nil {
 		return loaded.WithProtocol(o.mode)
@@ -400,8 +396,7 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	return nil
 }
 
-// printResult prints text on stdout, ending with a newline; a terminal
-// gets it without escapes: transcript text must not drive it.
+// printResult prints text on stdout, newline-ended; a terminal gets it without escapes: transcripts must not drive it.
 func printResult(e *Env, text string) {
 	shown := text
 	if e.StdoutTTY {
@@ -413,8 +408,7 @@ func printResult(e *Env, text string) {
 	}
 }
 
-// writeResume writes the prompt to path unless project is not one; wrote
-// is false also when the repository tracks that file.
+// writeResume writes the prompt to path unless project is not one; wrote is false also when git tracks that file.
 func writeResume(e *Env, project, path, text string, notProject bool) (wrote bool, err error) {
 	if notProject {
 		return false, nil
@@ -442,8 +436,7 @@ func logManual(e *Env, err error) {
 }
 
 // plainText strips terminal escapes, controls but \n and \t, and invisible characters (publish.StripTerminal) from
-// output made of recorded strings (status, history), so a planted history file or a branch name cannot drive the
-// terminal or hide text. Each fmt.Fprint* is one write: nothing splits.
+// recorded strings (status, history): a planted file cannot drive the terminal or hide text. One Fprint*, one write.
 type plainText struct{ w io.Writer }
 
 func (p plainText) Write(b []byte) (int, error) {
@@ -468,8 +461,7 @@ func OSC52(text string, tmux bool) string {
 	return seq
 }
 
-// copyText puts text on the system clipboard, or over SSH (or when that fails) sends OSC 52 to a terminal stdout; it
-// returns a note saying what happened.
+// copyText puts text on the clipboard, or over SSH (or if that fails) sends OSC 52 to a terminal stdout; it says which.
 func copyText(e *Env, text, path string) string {
 	ssh := e.Getenv("SSH_TTY") != "" || e.Getenv("SSH_CONNECTION") != ""
 	var cerr error

@@ -25,8 +25,7 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-// install, refresh and uninstall: detect agents, write carryover's hook
-// stubs into their configs (specs/hookconf) and report per agent.
+// install, refresh and uninstall: detect agents, write hook stubs into their configs (specs/hookconf), report each.
 
 // AgentStatus is one agent's detection and hook state: Binary is "" when not detected, VersionFrom a
 // specs.Source, Capability zero when not detected or unsupported, Problem a detection or resolution failure.
@@ -246,8 +245,7 @@ func runInstall(e *Env, o installOptions) error {
 	return nil
 }
 
-// saveInstallChoice keeps the chosen agents and resume mode ("" = leave it) in the config (refresh reads them
-// back); a failure is only told.
+// saveInstallChoice saves the agents and resume mode ("" = keep) in config.toml (refresh reads them); failures told.
 func saveInstallChoice(e *Env, sel []string, resume string) {
 	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
@@ -407,8 +405,7 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	return nil
 }
 
-// uninstallAgent removes one agent's hooks (--dry-run: shows the diff) and the backups and empty directories
-// left, and prints its line; false: failed.
+// uninstallAgent removes one agent's hooks (--dry-run: shows the diff), backups and empty directories; false: failed.
 func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	tg := installTarget(e, tl)
 	plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
@@ -431,8 +428,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	return printFailed(e, tl.Display, err)
 }
 
-// showPlans prints the plans' warnings (a hook file of carryover's the user edited) and, on --dry-run, the
-// diffs; changed: any plan changes a file.
+// showPlans prints the warnings (a carryover hook file the user edited) and, on dryRun, the diffs; changed: any change.
 func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	for _, p := range plans {
 		for _, w := range p.Warnings {
@@ -446,8 +442,7 @@ func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	return changed
 }
 
-// runPurge is uninstall --purge: every trace of carryover in the projects the ledger knows (publish.Purge), and
-// with --yes the ledger and home.
+// runPurge is uninstall --purge: carryover's traces in every project the ledger knows; --yes: the ledger and home too.
 func runPurge(e *Env, dryRun, yes bool) error {
 	home := e.Home()
 	var projects []string

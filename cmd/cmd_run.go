@@ -1,8 +1,7 @@
 package cmd
 
-// `carryover run -- <agent> [args…]`: the agent as a child on the same terminal, restarted fresh in the same project
-// when its hooks signal that the session's context reached CRITICAL (publish/limits/signal.go). A foreground process
-// the user starts; no daemon.
+// `carryover run -- <agent> [args…]`: the agent as a child on this terminal, restarted fresh when its hooks signal the
+// session's context reached CRITICAL (publish/limits/signal.go). A foreground process the user starts; no daemon.
 
 import (
 	"crypto/rand"
@@ -88,8 +87,7 @@ func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process])
 	return func() { signal.Stop(sigs) }
 }
 
-// agentBinary is the agent's executable; a bare name is looked up in PATH's absolute entries only (lookPath):
-// ./node_modules/.bin/claude never stands in.
+// agentBinary: a bare name is looked up in PATH's absolute entries only: ./node_modules/.bin/claude never stands in.
 func agentBinary(e *Env, name string) (string, error) {
 	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
 		return name, nil
@@ -100,8 +98,7 @@ func agentBinary(e *Env, name string) (string, error) {
 	return "", exitf(ExitError, "cannot start %s: not found in PATH's absolute directories (relative entries such as ./node_modules/.bin are not searched)", name)
 }
 
-// exitCodeOf is the agent's exit status, 128+signal when a signal ended it
-// (but not the wrapper's own stop at a CRITICAL signal).
+// exitCodeOf is the agent's exit status, 128+signal if a signal ended it (not the wrapper's own CRITICAL stop).
 func exitCodeOf(ps *os.ProcessState, critical bool) int {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !critical {
 		return 128 + int(ws.Signal())
@@ -109,8 +106,7 @@ func exitCodeOf(ps *os.ProcessState, critical bool) int {
 	return ps.ExitCode()
 }
 
-// runAgent runs the agent until it exits without a verified CRITICAL signal, restarting it after one at most
-// maxRestarts times; it returns the agent's exit status as an exit error.
+// runAgent runs the agent, restarted after a verified CRITICAL signal at most maxRestarts times; returns its status.
 func runAgent(e *Env, o runOptions) error {
 	log := newLogger(e)
 	log.Prefix = "run "
@@ -212,8 +208,7 @@ func exitCode(code int) error {
 	return &exitError{code: max(code, 1)}
 }
 
-// runNoHooksNote says what run does for the agents without hooks (from
-// their descriptors: Aider's --read and its history read at exit).
+// runNoHooksNote says what run does for agents without hooks (descriptors: Aider's --read, its history read at exit).
 func runNoHooksNote() string {
 	var parts []string
 	for _, a := range adapters.All {
@@ -230,8 +225,7 @@ func runNoHooksNote() string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// readArgs adds the agent's read flag with .carryover/handoff.md (Aider:
-// --read) when the project has a handoff and the user did not pass it.
+// readArgs adds the agent's read flag (Aider: --read) with .carryover/handoff.md if there is one and it is not passed.
 func readArgs(ag *adapters.Agent, argv []string, project string) []string {
 	rel := filepath.Join(".carryover", "handoff.md")
 	if ag == nil || ag.ReadFlag == "" || !publish.Exists(publish.HandoffPath(project)) {

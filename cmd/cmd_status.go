@@ -403,8 +403,7 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
-// storePaths are where tl keeps its sessions, once each: its lister's stores and the table's transcript paths (relative
-// ones under project, none when project is "").
+// storePaths are where tl keeps its sessions, each once: its lister's stores and the table's (relative ones in project).
 func storePaths(e *Env, tl specs.Tool, project string) []string {
 	var cands, out []string
 	if l, ok := adapters.ListerFor(tl.Name); ok {
@@ -453,8 +452,7 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	}
 }
 
-// shownConfigPath is a hook config path as printed: a per-event layout (Cline's hooks/{{event}}) names the event as
-// <event>, like install's summary (hookconf.Target.Where).
+// shownConfigPath names a per-event layout's event (Cline's hooks/{{event}}) <event>, like hookconf.Target.Where.
 func shownConfigPath(p string) string { return strings.ReplaceAll(p, specs.EventSlot, "<event>") }
 
 func runInfo(e *Env, projectFlag string, asJSON bool) error {
