@@ -403,7 +403,7 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
-// storePaths are where tl keeps its sessions, each once: its lister's stores and the table's (relative ones in project).
+// storePaths are where tl keeps its sessions, each once: its lister's stores and the table's (relative: in project).
 func storePaths(e *Env, tl specs.Tool, project string) []string {
 	var cands, out []string
 	if l, ok := adapters.ListerFor(tl.Name); ok {
