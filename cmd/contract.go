@@ -47,19 +47,15 @@ func commands(env *Env) []*cli.Command {
 func NewApp(env *Env) *cli.App {
 	suggestOnce.Do(setSuggestions)
 	return &cli.App{
-		Name:            "carryover",
-		Usage:           "keep AI coding agents on task across sessions, compactions and tool switches",
-		Reader:          env.Stdin,
-		Writer:          env.Stdout,
-		ErrWriter:       env.Stderr,
-		Commands:        append(commands(env), helpCommand()),
-		HideHelp:        true,
-		HideHelpCommand: true,
-		HideVersion:     true,
-		Flags:           []cli.Flag{helpFlag(), &cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version"}},
-		Action:          rootAction,
-		OnUsageError:    onUsageError,
-		ExitErrHandler:  func(*cli.Context, error) {},
+		Name:   "carryover",
+		Usage:  "keep AI coding agents on task across sessions, compactions and tool switches",
+		Reader: env.Stdin, Writer: env.Stdout, ErrWriter: env.Stderr,
+		Commands: append(commands(env), helpCommand()),
+		HideHelp: true, HideHelpCommand: true, HideVersion: true,
+		Flags:          []cli.Flag{helpFlag(), &cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version"}},
+		Action:         rootAction,
+		OnUsageError:   onUsageError,
+		ExitErrHandler: func(*cli.Context, error) {},
 	}
 }
 

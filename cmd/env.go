@@ -37,18 +37,11 @@ func OSEnv() *Env {
 	}
 	wd, _ := os.Getwd()
 	return &Env{
-		WorkDir:    wd,
-		Environ:    os.Environ(),
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		Getenv:     os.Getenv,
-		Now:        time.Now,
-		Clipboard:  clipboard.WriteAll,
-		StdinTTY:   term.IsTerminal(int(os.Stdin.Fd())),
-		StdoutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
-		StderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
-		Executable: exe,
+		WorkDir: wd, Environ: os.Environ(), Executable: exe,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Getenv: os.Getenv, Now: time.Now, Clipboard: clipboard.WriteAll,
+		StdinTTY: term.IsTerminal(int(os.Stdin.Fd())), StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		MakeRaw: func() (func(), error) {
 			fd := int(os.Stdin.Fd())
 			st, err := term.MakeRaw(fd)
