@@ -39,15 +39,15 @@ func statusCommand(e *Env) *cli.Command {
 
 // StatusReport is `carryover status --json`.
 type StatusReport struct {
-	Home     string          `json:"home"`
-	Agents   []AgentReport   `json:"agents"`
-	Ledger   LedgerReport    `json:"ledger"`
-	Projects []ProjectReport `json:"projects"`
-	Walls    WallsReport     `json:"limits"`
-	Guest    GuestReport     `json:"in_projects"`
-	Problems []string        `json:"problems,omitempty"`
-	Ignored  []string        `json:"config_ignored,omitempty"` // what the project config asked for and the policy ignores
-	Config   []string        `json:"config_warnings,omitempty"`
+	Home     string                  `json:"home"`
+	Agents   []AgentReport           `json:"agents"`
+	Ledger   LedgerReport            `json:"ledger"`
+	Projects []service.ProjectStatus `json:"projects"` // each current handoff and its delivery receipts
+	Walls    WallsReport             `json:"limits"`
+	Guest    GuestReport             `json:"in_projects"`
+	Problems []string                `json:"problems,omitempty"`
+	Ignored  []string                `json:"config_ignored,omitempty"` // what the project config asked for and the policy ignores
+	Config   []string                `json:"config_warnings,omitempty"`
 }
 
 // GuestReport is what carryover writes in projects and what the user told it to leave alone or forget.
@@ -87,9 +87,6 @@ type LedgerReport struct {
 	ByTool   map[string]int `json:"sessions_by_tool,omitempty"`
 	Space    *service.Space `json:"space,omitempty"` // per project; per table with --space
 }
-
-// ProjectReport is a project's current handoff and its delivery receipts.
-type ProjectReport = service.ProjectStatus
 
 // WallsReport is the [limits]/[context] configuration and the last limit each agent hit.
 type WallsReport struct {
@@ -242,7 +239,7 @@ func printLedger(e *Env, l LedgerReport) {
 	printSpace(e, l.Space)
 }
 
-func printProjectStatus(e *Env, p ProjectReport) {
+func printProjectStatus(e *Env, p service.ProjectStatus) {
 	w := e.Stdout
 	if p.Header == "" {
 		fmt.Fprintf(w, "  %s\n    %s\n", p.Project, p.NotInjected)
