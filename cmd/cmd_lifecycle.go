@@ -193,25 +193,22 @@ func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) e
 	for _, d := range ds {
 		source := map[bool]string{false: "extracted", true: "user"}[d.User]
 		out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
-		if asJSON {
-			continue
+	}
+	return output(e, asJSON, struct {
+		Project   string           `json:"project"`
+		Decisions []DecisionReport `json:"decisions"`
+	}{project, out}, func() {
+		for _, d := range ds {
+			line := fmt.Sprintf("%s  %s", d.ID, d.Text)
+			if d.Why != "" {
+				line += " (why: " + d.Why + ")"
+			}
+			fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, map[bool]string{false: "extracted", true: "you"}[d.User], publish.Ago(e.Now(), d.At))
 		}
-		line := fmt.Sprintf("%s  %s", d.ID, d.Text)
-		if d.Why != "" {
-			line += " (why: " + d.Why + ")"
+		if len(ds) == 0 {
+			fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", project)
 		}
-		fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, map[bool]string{false: "extracted", true: "you"}[d.User], publish.Ago(e.Now(), d.At))
-	}
-	if asJSON {
-		return printJSON(e.Stdout, struct {
-			Project   string           `json:"project"`
-			Decisions []DecisionReport `json:"decisions"`
-		}{project, out})
-	}
-	if len(ds) == 0 {
-		fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", project)
-	}
-	return nil
+	})
 }
 
 // dropDecision drops the decision whose id (or a prefix of it) is arg.
