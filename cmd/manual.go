@@ -700,10 +700,7 @@ func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bo
 		p.width = max(p.width, len([]rune(it.Label)))
 	}
 	io.WriteString(w, p.frame())
-	in, ok := r.(*bufio.Reader) // shared by consecutive lists: keys typed ahead stay
-	if !ok {
-		in = bufio.NewReader(r)
-	}
+	in := bufio.NewReader(r) // a *bufio.Reader comes back as is: shared by consecutive lists, keys typed ahead stay
 	for {
 		c, err := in.ReadByte()
 		if err != nil {
@@ -736,17 +733,9 @@ func (p *picker) frame() string {
 	// Raw mode: no output processing, so \r\n and clear each line.
 	b.WriteString("\r\x1b[2K" + p.title + " (" + p.help + ")\r\n")
 	for i, it := range p.items {
-		ptr, box := "  ", "[ ]"
-		if i == p.cur {
-			ptr = "> "
-		}
-		switch {
-		case p.radio && i == p.cur:
-			box = "(•)"
-		case p.radio:
-			box = "( )"
-		case it.On:
-			box = "[x]"
+		ptr, box := map[bool]string{false: "  ", true: "> "}[i == p.cur], map[bool]string{false: "[ ]", true: "[x]"}[it.On]
+		if p.radio {
+			box = map[bool]string{false: "( )", true: "(•)"}[i == p.cur]
 		}
 		line := fmt.Sprintf("%s%s %-*s", ptr, box, p.width, it.Label)
 		if it.Note != "" {
