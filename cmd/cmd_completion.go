@@ -103,12 +103,7 @@ func completionTree(cs []*cli.Command) []compCmd {
 	return out
 }
 
-func dash(n string) string {
-	if len(n) == 1 {
-		return "-" + n
-	}
-	return "--" + n
-}
+func dash(n string) string { return strings.Repeat("-", min(len(n), 2)) + n } // -h, --help
 
 // words are c's subcommands, its argument values, its flags and --help.
 func (c compCmd) words() []string {

@@ -483,12 +483,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	return output(e, asJSON, inf, func() { printInfo(e, inf, cfg, cerrs) })
 }
 
-func exists(p string) string {
-	if publish.Exists(p) {
-		return ""
-	}
-	return "  (not present)"
-}
+func exists(p string) string { return map[bool]string{false: "  (not present)"}[publish.Exists(p)] }
 
 func detectCommand(e *Env) *cli.Command {
 	return &cli.Command{

@@ -450,10 +450,7 @@ func colour(e *Env, tty bool, code, s string) string {
 
 // checkMark is a green ✓ or a red ✗.
 func checkMark(e *Env, ok bool) string {
-	if ok {
-		return colour(e, e.StdoutTTY, "32", "✓")
-	}
-	return colour(e, e.StdoutTTY, "31", "✗")
+	return colour(e, e.StdoutTTY, map[bool]string{false: "31", true: "32"}[ok], map[bool]string{false: "✗", true: "✓"}[ok])
 }
 
 // spinner shows progress on stderr when it is a terminal; stop clears it. While a transcript is read
