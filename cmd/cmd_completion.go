@@ -269,11 +269,7 @@ func fishFlags(w io.Writer, cond string, fs []compFlag) {
 	for _, f := range fs {
 		line := "complete -c carryover -n '" + cond + "'"
 		for _, n := range f.names {
-			if len(n) == 1 {
-				line += " -s " + n
-			} else {
-				line += " -l " + n
-			}
+			line += map[bool]string{false: " -l ", true: " -s "}[len(n) == 1] + n
 		}
 		if f.takes {
 			line += " -r"
