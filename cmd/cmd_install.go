@@ -454,12 +454,9 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	if err != nil {
 		return exitf(ExitError, "cannot read the ledger %s to find the projects: %v; no project purged", filepath.Join(home, service.LedgerFile), err)
 	}
-	for _, p := range publish.EditedProjects(home) {
-		if !slices.Contains(projects, p) {
-			projects = append(projects, p)
-		}
-	}
+	projects = append(projects, publish.EditedProjects(home)...)
 	slices.Sort(projects)
+	projects = slices.Compact(projects)
 	would, left := "", 0
 	if dryRun {
 		would = "would "
