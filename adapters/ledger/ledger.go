@@ -2,8 +2,8 @@
 // session rows (upserted by their stable key), cursors, row keys,
 // migrations and transactions; it outlives the agents' transcripts.
 // ledger.go opens and reads it, ingest.go reads transcripts in and writes
-// them, keys.go keeps the row keys, gc.go prunes and forgets, recover.go
-// rebuilds a damaged file.
+// them with their row keys, gc.go prunes and forgets, recover.go rebuilds a
+// damaged file.
 package ledger
 
 import (
@@ -42,7 +42,7 @@ type Ledger struct {
 	RestoreErr        error
 	ino               uint64    // inode of Path when opened (recovery compares it)
 	deadline          time.Time // bounds every wait for another process's lock (OpenBy)
-	keys              keyStates // the pending row keys this process wrote (keys.go)
+	keys              keyStates // the pending row keys this process wrote (ingest.go)
 }
 
 // SessionRef names a session to write rows into.
@@ -145,7 +145,7 @@ var migrations = []string{
 	CREATE TABLE decisions (project TEXT NOT NULL, text TEXT NOT NULL, why TEXT NOT NULL DEFAULT '', source TEXT NOT NULL,
 		at INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, text));
 	CREATE TABLE pinned_task (project TEXT PRIMARY KEY, text TEXT NOT NULL, at INTEGER NOT NULL);`,
-	// Row keys move to compact tables (keys.go). Existing rows are pending
+	// Row keys move to compact tables (ingest.go). Existing rows are pending
 	// (keys_through 1), indexed when their session is next written.
 	`CREATE TABLE row_keys (session_id INTEGER NOT NULL, khash INTEGER NOT NULL, seq INTEGER NOT NULL,
 		PRIMARY KEY (session_id, khash, seq)) WITHOUT ROWID;
@@ -175,36 +175,33 @@ const rowColumns = `session_id, seq, key, ts, role, kind, tool_name, call_id, fi
 const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
 
 // walCheckpointBytes: past it a commit checkpoints the WAL; small, as every
-// new process reads the WAL back (see Leave). bulkCheckpointBytes replaces
-// it while a big transcript is read in batches (a checkpoint copies and
-// syncs pages the next batches rewrite). 16 KiB pages make a cold ingest
-// about a fifth faster than 4 KiB. bulkHeap is the Go memory limit once a
-// process writes big batches (a cold ingest holds ~12 MB of pending keys and
-// ~9 MB of batches; without it the heap grew to twice that): peak RSS 1 GB
-// dense 59–66 → 50–57.5 MiB (hook), 87 → 54 (manual); 1.3 GB 87 → 55 and
-// 123 → 52; CPU equal. busyTimeout: the wait for a lock without a deadline.
+// new process reads the WAL back (Leave); bulkCheckpointBytes while a big
+// transcript is read in batches (a checkpoint syncs pages the next batches
+// rewrite). 16 KiB pages: a cold ingest a fifth faster than 4 KiB. bulkHeap:
+// the Go memory limit of a process writing big batches (~12 MB of pending
+// keys, ~9 MB of batches; the heap grew to twice that): peak RSS at 1 GB dense
+// 59–66 → 50–57.5 MiB (hook), 87 → 54 (manual), CPU equal.
 const (
 	walCheckpointBytes  = 1 << 20
 	bulkCheckpointBytes = 32 << 20
 	pageSize            = 16384
 	bulkHeap            = 32 << 20
-	busyTimeout         = 5 * time.Second
+	busyTimeout         = 5 * time.Second            // the wait for a lock without a deadline
 	driverName          = "sqlite3-carryover-ledger" // go-sqlite3 with the ledger's connection setup
 )
 
-// openMu serialises Open and Reopen within a process: SQLite's file locks
-// make a recovery (moving the file, -wal and -shm aside) safe between
-// processes, not between one process's connections (one on the old file
-// could map the new -shm while it is truncated: SIGBUS).
+// openMu serialises Open and Reopen in a process: SQLite's locks make a
+// recovery (moving the files aside) safe between processes, not between
+// connections (one on the old file could map the new -shm: SIGBUS).
 var openMu sync.Mutex
 
 // Open opens (creating if needed) the ledger in dir. A corrupt or
 // unreadable file is moved aside and replaced by a new one (Recovered).
 func Open(dir string) (*Ledger, error) { return OpenBy(dir, time.Time{}) }
 
-// OpenBy is Open for a caller with a deadline (the hook path): while another
-// process holds the ledger locked (a hook frozen with Ctrl-Z), every
-// statement waits at most until the deadline, then fails (IsBusy).
+// OpenBy is Open with a deadline (the hook path): while another process holds
+// the ledger locked (a hook frozen with Ctrl-Z), a statement waits at most
+// until the deadline, then fails (IsBusy).
 func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
@@ -274,25 +271,33 @@ func (l *Ledger) migrate() error {
 	if v == len(migrations) {
 		return nil
 	}
+	return l.inTx(func(tx *sql.Tx) error {
+		// Again inside the write lock: another process may have migrated.
+		if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+			return err
+		}
+		stmts := migrations[v:]
+		if v == 0 && freshSchema() != nil {
+			stmts = freshStmts
+		}
+		for i, stmt := range stmts {
+			if _, err := tx.Exec(stmt); err != nil {
+				return fmt.Errorf("migrate ledger to schema %d: %w", v+i+1, err)
+			}
+		}
+		_, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations)))
+		return err
+	})
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil.
+func (l *Ledger) inTx(fn func(*sql.Tx) error) error {
 	tx, err := l.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	// Again inside the write lock: another process may have migrated.
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
-		return err
-	}
-	stmts := migrations[v:]
-	if v == 0 && freshSchema() != nil {
-		stmts = freshStmts
-	}
-	for i, stmt := range stmts {
-		if _, err := tx.Exec(stmt); err != nil {
-			return fmt.Errorf("migrate ledger to schema %d: %w", v+i+1, err)
-		}
-	}
-	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -304,11 +309,10 @@ var (
 )
 
 // freshSchema is the migrations' end schema, read back from running them in
-// memory (nil if that failed: they are replayed), in an order chosen for
-// salvage: with incremental auto-vacuum root pages sit at the file's front
-// in creation order (replayed, the migrations put sessions at page 18), and
-// a file cut short keeps its front. So sessions and cursors come first
-// (pages 3–6), then the other salvageTables, the indexes last.
+// memory (nil if that failed: they are replayed), ordered for salvage: root
+// pages sit at the file's front in creation order (replayed, sessions land
+// at page 18) and a file cut short keeps its front, so sessions and cursors
+// come first (pages 3–6), then the other salvageTables, the indexes last.
 func freshSchema() []string {
 	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
 	return freshStmts
@@ -403,9 +407,8 @@ func connInt(c *sqlite3.SQLiteConn, pragma string) int64 {
 }
 
 // bulk switches the checkpoint threshold for a run of big batches (the
-// first commit after bulk(false) checkpoints them) and bounds memory from
-// then on: Go's by bulkHeap, mapped pages by ending MapReads (they stay in
-// the RSS: +14 MB after a cold 1.3 GB ingest).
+// first commit after bulk(false) checkpoints them) and bounds memory: Go's
+// by bulkHeap, mapped pages by ending MapReads (+14 MB RSS at 1.3 GB cold).
 func (l *Ledger) bulk(on bool) {
 	n := int64(walCheckpointBytes)
 	if on {
@@ -420,10 +423,9 @@ func (l *Ledger) bulk(on bool) {
 	}
 }
 
-// MapReads makes SQLite read through a memory map instead of a pread and a
-// copy per page (a Stop reads ~55 pages: p50 8.6–8.8 → 7.8–8.0 ms in the
-// 10,000-file rig). An I/O error on a mapped page is a SIGBUS, so only the
-// hook path, whose process lives for one event, maps.
+// MapReads reads through a memory map, not a pread and a copy per page (a
+// Stop reads ~55 pages: p50 8.6–8.8 → 7.8–8.0 ms). An I/O error on a mapped
+// page is a SIGBUS, so only the hook path, one event per process, maps.
 func (l *Ledger) MapReads() {
 	_, _ = l.db.Exec(`PRAGMA mmap_size = 2147418112`) // SQLite's default ceiling
 }
@@ -463,11 +465,10 @@ func inode(path string) uint64 {
 // Close closes the ledger.
 func (l *Ledger) Close() error { return l.db.Close() }
 
-// Leave is Close for a process about to exit: Close checkpoints the WAL
-// with two fsyncs, while the next process reads a small WAL back cheaply (an
-// exit is what a crash does). Past walCheckpointBytes (a WAL a process did
-// not write it copies whole at its next checkpoint) Leave checkpoints and
-// truncates it, waiting briefly for readers (else a later hook does).
+// Leave is Close for a process about to exit: Close checkpoints the WAL with
+// two fsyncs; the next process reads a small WAL back cheaply. Past
+// walCheckpointBytes Leave checkpoints and truncates it, waiting briefly for
+// readers (a WAL another process wrote is copied whole at its checkpoint).
 func (l *Ledger) Leave() {
 	fi, err := os.Stat(l.Path + "-wal")
 	if err != nil || fi.Size() < walCheckpointBytes {
@@ -512,9 +513,8 @@ func IsCorrupt(err error) bool {
 	return strings.Contains(s, "malformed") || strings.Contains(s, "not a database")
 }
 
-// FileURI is the SQLite URI of the file at path with query (escaped). The
-// path is percent-encoded: a CARRYOVER_HOME holding '#', '?', '%' or a
-// space would otherwise open another file.
+// FileURI is the SQLite URI of the file at path with query, the path
+// percent-encoded: a CARRYOVER_HOME with '#', '?', '%' or ' ' stays one file.
 func FileURI(path, query string) string {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // a URI path is absolute: "file:/x" is the file x in the root
@@ -531,7 +531,7 @@ func FileURI(path, query string) string {
 }
 
 // Store is what the ledger offers features that keep their own queries over
-// its tables (publish/lifecycle, publish/limits): its database or a
+// its tables (publish/lifecycle, publish/limits): the database or a
 // transaction (Begin). The ledger keeps their schema, migrations and salvage.
 type Store interface {
 	Exec(q string, args ...any) (sql.Result, error)
@@ -549,8 +549,7 @@ func (l *Ledger) Query(q string, args ...any) (*sql.Rows, error) { return l.db.Q
 func (l *Ledger) QueryRow(q string, args ...any) *sql.Row { return l.db.QueryRow(q, args...) }
 
 // Begin starts a transaction: a Stop records what it published in one (a
-// WAL commit each cost, and later hooks read the WAL back). Not a callback,
-// so no call chain re-enters a feature's file through the ledger.
+// WAL commit each cost). Not a callback: no call chain re-enters a feature.
 func (l *Ledger) Begin() (*sql.Tx, error) { return l.db.Begin() }
 
 // Scanner is a *sql.Row or *sql.Rows.
@@ -592,8 +591,8 @@ func Has(s Store, q string, args ...any) bool {
 }
 
 // ForProject is the WHERE condition on column for one project, or every
-// project when project is empty, and its arguments: SQLite plans `(? = ”
-// OR column = ?)` once for any argument and reads every project's rows.
+// project for "", and its arguments: SQLite plans `(? = ” OR column = ?)`
+// once for any argument and reads every project's rows.
 func ForProject(column, project string) (string, []any) {
 	if project == "" {
 		return "1", nil
