@@ -100,43 +100,32 @@ func (l *Ledger) vacuumSteps() error {
 // vacuumStep gives back up to vacuumPages free pages in one transaction
 // (one per result row of the pragma: it is read to the end).
 func (l *Ledger) vacuumStep() error {
-	vr, err := l.db.Query(`PRAGMA incremental_vacuum(` + strconv.Itoa(vacuumPages) + `)`)
-	if err != nil {
-		return err
-	}
-	for vr.Next() {
-	}
-	vr.Close()
-	return vr.Err()
+	_, err := All(l, func(Scanner) (struct{}, error) { return struct{}{}, nil }, `PRAGMA incremental_vacuum(`+strconv.Itoa(vacuumPages)+`)`)
+	return err
 }
 
 // sessionRowTables are the tables holding a session's rows and keys.
 var sessionRowTables = []string{"rows", "row_keys", "keys_recent"}
 
-func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	var last int64
-	if err := tx.QueryRow(`SELECT next_seq - 1 FROM sessions WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut).Scan(&last); err == sql.ErrNoRows {
-		return 0, nil // active again since the list was made
-	} else if err != nil {
-		return 0, err
-	}
-	res, err := tx.Exec(`DELETE FROM rows WHERE session_id = ?`, id)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := res.RowsAffected()
-	if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
-		return 0, err
-	}
-	if _, err := tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id); err != nil {
-		return 0, err
-	}
-	return n, tx.Commit()
+// pruneSession deletes session id's rows and keys unless it was active since cut.
+func (l *Ledger) pruneSession(id, cut int64) (n int64, err error) {
+	err = l.inTx(func(tx *sql.Tx) error {
+		var old int // 0: active again since the list was made
+		if err := tx.QueryRow(`SELECT COUNT(*) FROM sessions WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut).Scan(&old); err != nil || old == 0 {
+			return err
+		}
+		res, err := tx.Exec(`DELETE FROM rows WHERE session_id = ?`, id)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id)
+		return err
+	})
+	return n, err
 }
 
 // Vacuum rewrites the ledger without its free pages and with incremental
@@ -214,14 +203,17 @@ func (l *Ledger) ForgetPlan(s Session) (Forgettable, error) {
 // content is overwritten (secure_delete) and the file rewritten (VACUUM),
 // the WAL emptied: SQLite keeps deleted cells in free pages and the WAL.
 func (l *Ledger) Forget(s Session) error {
-	if _, err := l.db.Exec(`PRAGMA secure_delete = ON`); err != nil {
-		return fmt.Errorf("forget: %w", err)
+	_, err := l.db.Exec(`PRAGMA secure_delete = ON`)
+	if err == nil {
+		err = l.inTx(func(tx *sql.Tx) error { return forget(tx, s) })
 	}
-	tx, err := l.db.Begin()
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
-	defer tx.Rollback()
+	return l.scrub()
+}
+
+func forget(tx *sql.Tx, s Session) error {
 	for _, q := range []struct {
 		sql  string
 		args []any
@@ -235,20 +227,14 @@ func (l *Ledger) Forget(s Session) error {
 		{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
 	} {
 		if _, err := tx.Exec(q.sql, q.args...); err != nil {
-			return fmt.Errorf("forget: %w", err)
+			return err
 		}
 	}
-	tables := slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"})
-	if err := deleteSession(tx, tables, s.ID); err != nil {
-		return fmt.Errorf("forget: %w", err)
+	err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID)
+	if err == nil {
+		_, err = tx.Exec(`DELETE FROM sessions WHERE id = ?`, s.ID)
 	}
-	if _, err := tx.Exec(`DELETE FROM sessions WHERE id = ?`, s.ID); err != nil {
-		return fmt.Errorf("forget: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("forget: %w", err)
-	}
-	return l.scrub()
+	return err
 }
 
 // deleteSession deletes session id's entries from tables.
@@ -262,8 +248,7 @@ func deleteSession(tx *sql.Tx, tables []string, id int64) error {
 }
 
 // ForgottenCount is how many handoff records say their session was forgotten.
-func (l *Ledger) ForgottenCount() int {
-	var n int
+func (l *Ledger) ForgottenCount() (n int) {
 	_ = l.db.QueryRow(`SELECT COUNT(*) FROM handoff_log WHERE ended = ?`, EndForgotten).Scan(&n)
 	return n
 }
