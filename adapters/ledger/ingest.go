@@ -21,8 +21,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 )
 
-// IngestOptions says what to ingest and how. Progress gets each line's end
-// offset in the file being tailed (a command shows bytes read; hooks: nil).
+// IngestOptions says what to ingest and how. Progress gets each line's end offset (hooks: nil).
 type IngestOptions struct {
 	Adapter       adapters.Adapter
 	Hook          adapters.Hook
@@ -54,8 +53,7 @@ type FileReport struct {
 	Found
 }
 
-// FoundLimit is a limit signal read from a transcript or a store: the row
-// that carried it, its session and agent (a catch-up reads other agents').
+// FoundLimit is a limit signal read, with its row, session and agent.
 type FoundLimit struct {
 	Key, Tool, NativeID string
 	Limit               adapters.Limit
@@ -130,8 +128,7 @@ func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	return l, rep, nil
 }
 
-// Ingest reads what is new for a hook into the ledger: the adapter's
-// transcripts from their cursors, its store, or the payload's own rows.
+// Ingest reads what is new for a hook: transcripts from their cursors, the store, the payload's rows.
 func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	var rep IngestReport
 	ref := SessionRef{Tool: o.Adapter.Name(), NativeID: o.Hook.SessionID, Project: o.Project, Transcript: o.Hook.TranscriptPath}
@@ -257,8 +254,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	return fr
 }
 
-// rememberMissing returns err, after giving a transcript not written yet (a
-// new session) an empty cursor for a later event's catch-up.
+// rememberMissing returns err, after giving a transcript not written yet an empty cursor (catch-up).
 func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcript, cur adapters.Cursor, now time.Time) error {
 	if !errors.Is(err, fs.ErrNotExist) || !t.MaybeMissing || cur.Offset != 0 || cur.Head != "" {
 		return err
@@ -269,8 +265,7 @@ func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcrip
 	return err
 }
 
-// fullBatch is batchRows rows prepared by the parsing goroutine (the writing
-// one only runs SQLite).
+// fullBatch is batchRows rows prepared by the parsing goroutine (the writer only runs SQLite).
 type fullBatch struct {
 	rows []adapters.Row
 	prep *preparedRows
@@ -361,8 +356,7 @@ func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, re
 	return werr
 }
 
-// safeParse runs an adapter's line parser; a panic (a hostile line) is an
-// error, never the hook's end.
+// safeParse runs a line parser; a panic (a hostile line) is an error, never the hook's end.
 func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.Row, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -397,8 +391,7 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 	return out, nil
 }
 
-// catchUpParser is the parser of a tracked file that changed size and that
-// its agent's store policy allows reading (nil: skip it).
+// catchUpParser is the parser of a tracked file that changed size and may be read (nil: skip).
 func catchUpParser(t TrackedFile, env adapters.Env) adapters.LineParser {
 	fi, err := os.Stat(t.Path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
@@ -431,8 +424,7 @@ func (f FileReport) notes() []string {
 	return notes
 }
 
-// RecoveryNote says, for the log, that the ledger was found corrupt and
-// rebuilt ("" when not).
+// RecoveryNote says, for the log, that the ledger was found corrupt and rebuilt ("" not).
 func (l *Ledger) RecoveryNote() string {
 	if !l.Recovered {
 		return ""
@@ -444,8 +436,7 @@ func (l *Ledger) RecoveryNote() string {
 	return n
 }
 
-// damaged reports whether an ingest failed on a damaged ledger file (not a
-// transcript or an agent's store).
+// damaged reports whether an ingest failed on a damaged ledger (not a transcript or store).
 func damaged(rep IngestReport, err error) bool {
 	if err != nil && IsCorrupt(err) {
 		return true
@@ -476,8 +467,7 @@ func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (id int64, err err
 	return id, err
 }
 
-// Batch is one transcript's new rows and where reading stopped (Cursor,
-// saved in the same transaction).
+// Batch is one transcript's new rows and where reading stopped (saved with them).
 type Batch struct {
 	Session   SessionRef
 	Rows      []adapters.Row
@@ -510,8 +500,7 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	return added, nil
 }
 
-// withRawTx runs fn in an immediate write transaction on the driver's
-// connection, committing when fn returns nil.
+// withRawTx runs fn in a write transaction on the driver's connection, committed on nil.
 func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
 	ctx := context.Background()
 	c, err := l.db.Conn(ctx)
@@ -594,8 +583,7 @@ func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now ti
 	return tx.execOnce(fmt.Sprintf(q, "session_id = excluded.session_id, "), args...)
 }
 
-// saveCounters stores next_seq, keys_through and p's last activity and
-// tokens in one statement; without rows keys_through, if it changed.
+// saveCounters stores next_seq, keys_through, p's last activity and tokens in one statement.
 func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
 	if p != nil {
 		err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
@@ -727,8 +715,7 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 	return st, err
 }
 
-// rowWriter stores a batch's rows: new keys inserted at next, known ones
-// updated in place.
+// rowWriter stores a batch's rows: new keys inserted at next, known ones updated in place.
 type rowWriter struct {
 	tx    *rawTx
 	kw    *keyWriter
@@ -779,8 +766,7 @@ func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
 	return nil
 }
 
-// update replaces the row at seq (stored as old) by a later copy whose
-// text, kind or exit code changed.
+// update replaces the row at seq (stored as old) by a later copy that changed.
 func (w *rowWriter) update(p *preparedRows, i int, seq int64, old storedRow) (err error) {
 	r := p.rows[i]
 	exit := exitValue(r.ExitCode)
@@ -824,8 +810,7 @@ func collapse(rows []adapters.Row) []adapters.Row {
 	return out
 }
 
-// keyChunk is how many unindexed rows one catchUpKeys transaction indexes:
-// ~0.2 s (2.5 µs a row from the page cache). A variable for tests.
+// keyChunk is the unindexed rows a catchUpKeys transaction indexes: ~0.2 s (a variable for tests).
 var keyChunk int64 = 1 << 16
 
 var (
@@ -923,8 +908,7 @@ type seqIndex struct {
 	used  int               // occupied slots
 }
 
-// keySlot is a hash in two halves and its row's seq (0: empty; no row has
-// seq 0).
+// keySlot is a hash in two halves and its row's seq (0: empty; no row has seq 0).
 type keySlot struct{ hi, lo, seq uint32 }
 
 func (s keySlot) hash() int64 { return int64(uint64(s.hi)<<32 | uint64(s.lo)) }
@@ -1019,8 +1003,7 @@ func (x *seqIndex) drain() iter.Seq2[int64, int64] {
 	}
 }
 
-// keyState is what a process knows of a session's keys: next_seq and
-// keys_through as it left them (else another writer came in) and pending keys.
+// keyState is a session's next_seq and keys_through as this process left them, and pending keys.
 type keyState struct {
 	next, through int64
 	pending       seqIndex
@@ -1065,8 +1048,7 @@ type keyWriter struct {
 	buf        []int64
 }
 
-// openKeys prepares a transaction's key work on a session at next and
-// through, first indexing pending rows another writer left (a crash).
+// openKeys starts a transaction's key work, first indexing pending rows another writer left.
 func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, error) {
 	st := ks.get(sid)
 	if st.next != next || st.through != through {
@@ -1123,15 +1105,13 @@ func (w *keyWriter) prefetch(hs []int64) error {
 	return nil
 }
 
-// storedRow is what a repeat's update compares with the later copy: the
-// stored row's text, kind and exit code (nil: none).
+// storedRow is a stored row's text, kind and exit code (nil: none), compared with a repeat.
 type storedRow struct {
 	text, kind string
 	exit       any
 }
 
-// find returns the seq of the stored row with key (hash h), or 0, and that
-// row as stored.
+// find returns the seq of the stored row with key (hash h), or 0, and the row.
 func (w *keyWriter) find(key string, h int64) (int64, storedRow, error) {
 	w.buf = w.st.pending.seqsOf(w.buf[:0], h)
 	w.buf = append(w.buf, w.hits[h]...)
@@ -1212,8 +1192,7 @@ func (w *keyWriter) writeRecent(next int64) error {
 	return w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid)
 }
 
-// flushFromRows indexes at most n (all: -1) rows of session sid from seq
-// from on and returns the last seq it indexed (from-1: none).
+// flushFromRows indexes at most n (all: -1) rows of sid from seq from on; it returns the last.
 func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
 	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ` + strconv.FormatInt(n, 10)) // a literal: see RowsAfter
 	if err != nil {
@@ -1247,8 +1226,7 @@ func compareEntries(a, b keyEntry) int {
 	return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.seq, b.seq))
 }
 
-// writeEntries inserts entries, in key order, into row_keys: consecutive
-// inserts land on the same B-tree page, so each page is written once.
+// writeEntries inserts entries into row_keys in key order: each B-tree page is written once.
 func writeEntries(tx *rawTx, sid int64, entries iter.Seq2[int64, int64]) error {
 	ins, err := tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
 	for h, seq := range entries {
@@ -1330,8 +1308,7 @@ func (t *rawTx) execCount(q string, values ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
-// queryRow runs a one-off query and scans its first row's integer columns
-// into dest; sql.ErrNoRows when there is none.
+// queryRow scans a one-off query's first row's integers into dest (none: sql.ErrNoRows).
 func (t *rawTx) queryRow(q string, args []any, dest ...*int64) error {
 	s, err := t.prepare(q)
 	if err != nil {

@@ -170,8 +170,7 @@ var migrations = []string{
 // rowColumns are the rows table's columns.
 const rowColumns = `session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max`
 
-// anchorRows is the partial index's condition; a query uses the index only
-// when its WHERE clause contains the same text.
+// anchorRows is the partial index's condition (a query's WHERE must repeat it).
 const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
 
 // walCheckpointBytes: past it a commit checkpoints the WAL; small, as every
@@ -195,8 +194,7 @@ const (
 // connections (one on the old file could map the new -shm: SIGBUS).
 var openMu sync.Mutex
 
-// Open opens (creating if needed) the ledger in dir. A corrupt or
-// unreadable file is moved aside and replaced by a new one (Recovered).
+// Open opens or creates the ledger in dir; a corrupt file is replaced (Recovered).
 func Open(dir string) (*Ledger, error) { return OpenBy(dir, time.Time{}) }
 
 // OpenBy is Open with a deadline (the hook path): while another process holds
@@ -364,8 +362,7 @@ type dbStore struct{ *sql.DB }
 
 var registerOnce sync.Once
 
-// ledgerDriver registers the driver on first use (not in init: a process
-// that opens no ledger runs none of this file).
+// ledgerDriver registers the driver on first use (a process with no ledger runs none of this).
 func ledgerDriver() string {
 	registerOnce.Do(func() { sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: connect}) })
 	return driverName
@@ -436,8 +433,7 @@ func (l *Ledger) SetDeadline(deadline time.Time) {
 	_, _ = l.db.Exec(`PRAGMA busy_timeout = ` + strconv.FormatInt(busyMillis(deadline), 10))
 }
 
-// busyMillis is busyTimeout, or what is left before deadline (≥ 1 ms: 0
-// disables waiting).
+// busyMillis is busyTimeout, or what is left before deadline (≥ 1 ms: 0 waits not).
 func busyMillis(deadline time.Time) int64 {
 	if deadline.IsZero() {
 		return busyTimeout.Milliseconds()
@@ -494,8 +490,7 @@ func IsBusy(err error) bool {
 	return c == sqlite3.ErrBusy || c == sqlite3.ErrLocked || errors.Is(err, errKeysBehind)
 }
 
-// transient reports whether an open failed because of what another process
-// was doing (see open).
+// transient reports whether an open failed because of another process (open).
 func transient(err error) bool {
 	switch sqliteCode(err) {
 	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrProtocol, sqlite3.ErrIoErr, sqlite3.ErrCantOpen:
@@ -623,8 +618,7 @@ type TrackedFile struct {
 	Session   Session
 }
 
-// Tracked lists project's transcripts, most recently updated first, at
-// most limit (for the catch-up).
+// Tracked lists at most limit of project's transcripts, newest first (catch-up).
 func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
 	return All(l, func(r Scanner) (t TrackedFile, err error) {
 		return t, r.Scan(&t.Path, &t.Offset, &t.Sidechain, &t.Session.ID, &t.Session.Tool, &t.Session.NativeID, &t.Session.Project)
@@ -651,15 +645,13 @@ func (l *Ledger) sessions(where string, args ...any) ([]Session, error) {
 	return All(l, scanSession, sessionCols+where, args...)
 }
 
-// Sessions lists sessions, most recently active first. An empty project
-// lists every project's; tool filters by agent when set.
+// Sessions lists project's ("": all) sessions of tool ("": any), newest first.
 func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
 	where, args := ForProject("s.project", project)
 	return l.sessions(where+` AND (? = '' OR s.tool = ?) ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT `+strconv.Itoa(limit), append(args, tool, tool)...)
 }
 
-// Session looks up a session by tool and native id (the most recently seen
-// of several projects').
+// Session looks up a session by tool and native id (of several projects' the newest).
 func (l *Ledger) Session(tool, nativeID string) (Session, error) {
 	return scanSession(l.db.QueryRow(sessionCols+`s.tool = ? AND s.native_id = ? ORDER BY s.last_seen DESC, s.id DESC LIMIT 1`, tool, nativeID))
 }
@@ -721,8 +713,7 @@ const (
 	callLookback   = 256
 )
 
-// RecentRows returns the rows the project handoff is distilled from:
-// sessions oldest first, rows by sequence.
+// RecentRows returns the rows a project's handoff is distilled from, oldest session first.
 func (l *Ledger) RecentRows(project string) ([]Row, error) {
 	ss, err := l.Sessions(project, "", recentSessions)
 	if err != nil {
@@ -778,7 +769,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	return out, nil
 }
 
-// addErrorCalls adds the calls of errors in out that fell outside it, so a
+// addErrorCalls adds the calls of out's errors that fell outside it: a
 // failure keeps its command (a call precedes its result by a few rows).
 func (l *Ledger) addErrorCalls(s Session, out []Row) ([]Row, error) {
 	have := map[string]bool{}
@@ -802,8 +793,7 @@ func (l *Ledger) addErrorCalls(s Session, out []Row) ([]Row, error) {
 	return out, nil
 }
 
-// Seqs maps a ledger session id to the last row sequence number folded
-// into a project's distill state.
+// Seqs maps a session id to the last row seq folded into a distill state.
 type Seqs map[int64]int64
 
 // LoadState returns a project's distill state and how far into each session
@@ -817,10 +807,9 @@ func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, version str
 }
 
 // statePad: a state is stored padded to a multiple of it, its length in a
-// trailer, so that consecutive saves keep the row's size and SQLite
-// overwrites its pages in place, writing only those whose bytes changed. A
-// row that changed size freed and reallocated its overflow pages: a Stop
-// also wrote the header page and the pointer map (4 WAL frames, now 2).
+// trailer: saves keep the row's size and SQLite overwrites only the pages
+// that changed (a resized row reallocated its overflow pages: 4 WAL frames
+// a Stop, now 2).
 const statePad = 4096
 
 const padMark = "\x00pad"
@@ -834,8 +823,7 @@ func padState(b []byte) []byte {
 	return out
 }
 
-// unpadState is padState undone; an unpadded state (older carryover) is
-// returned as it is.
+// unpadState is padState undone (an older carryover's unpadded state: as is).
 func unpadState(b []byte) []byte {
 	if n := len(b); n >= 8 && n%statePad == 0 && string(b[n-4:]) == padMark {
 		if m := int(binary.BigEndian.Uint32(b[n-8:])); m <= n-8 {
@@ -879,16 +867,14 @@ func (l *Ledger) ProjectSessions(project string) ([]ProjectSession, error) {
 }
 
 // RowsAfter returns at most limit of a session's rows after seq, in order.
-// Every LIMIT here is a literal: SQLite (3.53) plans a LIMIT with its bound
-// value, so a bound one made it prepare the statement a second time at its
-// first step (5 of a Stop's 52 prepares were these).
+// Every LIMIT here is a literal: SQLite (3.53) re-prepared a statement with
+// a bound LIMIT at its first step (5 of a Stop's 52 prepares).
 func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error) {
 	return l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT `+strconv.Itoa(limit), s.ID, seq)
 }
 
 // PromoteSubagentOnly clears the sidechain mark when every row is a
-// subagent's: a subagent's own file was handed over (an old
-// <slug>/agent-*.jsonl, a subagents/ file), so its prompt is the task.
+// subagent's: its own file was handed over, so its prompt is the task.
 func PromoteSubagentOnly(rows []Row) {
 	if slices.ContainsFunc(rows, func(r Row) bool { return !r.Sidechain }) {
 		return
@@ -927,8 +913,7 @@ func (l *Ledger) KnownProjects() ([]string, error) {
 	return out, err
 }
 
-// Handoff is the record of a project's current handoff (table handoffs;
-// publish/lifecycle writes it).
+// Handoff is a project's current handoff (table handoffs; publish/lifecycle writes it).
 type Handoff struct {
 	Project, Tool string
 	Header        string // first line of handoff.md: "# [CARRYOVER] Last updated … from …"
@@ -937,8 +922,7 @@ type Handoff struct {
 	Written       time.Time
 }
 
-// HandoffTrusted reports whether hash is that of one of the newest handoffs
-// carryover published for project.
+// HandoffTrusted reports whether hash is one of project's newest published handoffs'.
 func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash).Scan(&n)
@@ -975,8 +959,7 @@ func (l *Ledger) MarkPendingInject(sessionID int64, now time.Time) error {
 	return err
 }
 
-// TakePendingInject clears a pending injection, reporting whether there was
-// one (atomically: it is delivered once).
+// TakePendingInject clears a pending injection, reporting whether there was one (atomically).
 func (l *Ledger) TakePendingInject(sessionID int64) (bool, error) {
 	return Changed(l, `DELETE FROM pending_inject WHERE session_id = ?`, sessionID)
 }
@@ -1004,8 +987,7 @@ func (l *Ledger) Stats() (Stats, error) {
 	return s, err
 }
 
-// MarkDirty records that project has rows its handoff does not reflect yet
-// (tool events defer the re-distill to the turn's end).
+// MarkDirty records rows project's handoff does not reflect (re-distilled at the turn's end).
 func (l *Ledger) MarkDirty(project string, now time.Time) error {
 	_, err := l.db.Exec(`INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
 	return err
