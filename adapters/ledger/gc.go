@@ -9,21 +9,19 @@ import (
 	"time"
 )
 
-// The maintenance commands (`carryover gc`, `forget`, `status --space`);
-// never run by a hook.
+// The maintenance commands (`carryover gc`, `forget`, `status --space`); never run by a hook.
 
-// GCOptions says which sessions' rows `carryover gc` removes: those last
-// active before Before (and of Project, when set); DryRun counts them.
+// GCOptions: `carryover gc` removes the rows of sessions last active before
+// Before (of Project, when set); DryRun counts them.
 type GCOptions struct {
 	Before  time.Time
 	Project string
 	DryRun  bool
 }
 
-// GCResult is what GC removed and gave back: the sessions whose rows went,
-// the rows, the old sessions Kept (a current handoff came from one or one
-// waits to be injected into), what the file shrank by (incremental
-// auto-vacuum) and what stays free inside it (before auto-vacuum: `gc --vacuum`).
+// GCResult is what GC removed and gave back: sessions and rows, old sessions
+// Kept (a current handoff's, one awaiting an injection), what the file
+// shrank by (auto-vacuum) and what stays free in it (older: `gc --vacuum`).
 type GCResult struct {
 	Sessions, Kept        int
 	Rows                  int64
@@ -31,10 +29,10 @@ type GCResult struct {
 	AutoVacuum            bool
 }
 
-// GC removes the rows of old sessions, never handoff records, distill state
-// or anything of a session active since the cut-off. A pruned session keeps
-// its entry and cursor: its seqs are never reused and its transcript is not
-// re-read from the start. Freed pages go back by incremental vacuum, in steps.
+// GC removes old sessions' rows, never handoff records, distill state or a
+// session active since the cut-off. A pruned session keeps its entry and
+// cursor: its seqs are never reused, its transcript not re-read. Freed pages
+// go back by incremental vacuum, in steps.
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
@@ -76,8 +74,7 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	return r, nil
 }
 
-// vacuumPages is what one incremental-vacuum step gives back: 16 MB, a
-// transaction of tens of ms (a variable for the tests).
+// vacuumPages is what one vacuum step gives back: 16 MB, tens of ms (a variable for tests).
 var vacuumPages = 1024
 
 // vacuumSteps gives the free pages back in steps (a hook waits for one),
@@ -128,9 +125,8 @@ func (l *Ledger) pruneSession(id, cut int64) (n int64, err error) {
 	return n, err
 }
 
-// Vacuum rewrites the ledger without its free pages and with incremental
-// auto-vacuum on (`gc --vacuum`: once, so later gc runs shrink an older
-// ledger). It needs the ledger's size in free disk and locks it meanwhile.
+// Vacuum rewrites the ledger without free pages, incremental auto-vacuum on
+// (`gc --vacuum`, once for an older ledger); it needs its size in free disk.
 func (l *Ledger) Vacuum() error {
 	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
 		return fmt.Errorf("vacuum ledger: %w", err)
@@ -150,8 +146,7 @@ func (l *Ledger) scrub() error {
 func (l *Ledger) fileBytes() int64 { return l.pragmaInt("page_count") * l.pragmaInt("page_size") }
 func (l *Ledger) freeBytes() int64 { return l.pragmaInt("freelist_count") * l.pragmaInt("page_size") }
 
-// ForgetGone drops the cached descriptions of transcripts gone (reports)
-// and returns how many; `gc` runs it.
+// ForgetGone drops the cached descriptions of transcripts gone and counts them (`gc`).
 func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
 	all, err := All(l, func(r Scanner) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) }, `SELECT tool, path FROM described`)
 	n := 0
@@ -164,19 +159,16 @@ func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
 	return n, err
 }
 
-// EndForgotten ends a handoff whose session was forgotten (`carryover
-// forget`): its record stays, emptied of everything the session said.
+// EndForgotten ends a handoff whose session was forgotten: its record stays, emptied.
 const EndForgotten = "forgotten"
 
-// Forgettable is what Forget removes for one session, counted before
-// (Handoffs: its handoff records, kept and marked forgotten).
+// Forgettable counts what Forget removes for one session (Handoffs: kept, marked forgotten).
 type Forgettable struct {
 	Session                 Session
 	Rows, Cursors, Handoffs int
 }
 
-// FindSessions returns every project's sessions whose native id is id, or
-// else starts with it.
+// FindSessions returns every project's sessions whose native id is, else starts with, id.
 func (l *Ledger) FindSessions(id string) ([]Session, error) {
 	if id == "" {
 		return nil, nil
@@ -253,9 +245,8 @@ func (l *Ledger) ForgottenCount() (n int) {
 	return n
 }
 
-// Space is what takes the ledger's room. Tables: bytes per table and index
-// (SQLite's dbstat: only when asked, as it reads every page, and only in a
-// build with it).
+// Space is what takes the ledger's room; Tables by table and index (SQLite's
+// dbstat reads every page: only when asked, in a build with it).
 type Space struct {
 	FileBytes  int64        `json:"file_bytes"`
 	FreeBytes  int64        `json:"free_bytes"` // free pages inside the file
@@ -271,8 +262,7 @@ type SpaceUse struct {
 	Bytes int64  `json:"bytes"`
 }
 
-// ProjectUse is a project's share: sessions, rows (about its share of the
-// file), when it was last active.
+// ProjectUse is a project's sessions, rows (about its share of the file) and last activity.
 type ProjectUse struct {
 	Project    string    `json:"project"`
 	Sessions   int       `json:"sessions"`
@@ -280,8 +270,7 @@ type ProjectUse struct {
 	LastActive time.Time `json:"last_active"`
 }
 
-// Space reports the ledger's size by project (from sessions: cheap at any
-// size) and, when tables is set, by table and index.
+// Space reports the ledger's size by project (cheap) and with tables by table and index.
 func (l *Ledger) Space(tables bool) (Space, error) {
 	sp := Space{FileBytes: l.fileBytes(), FreeBytes: l.freeBytes(), AutoVacuum: l.pragmaInt("auto_vacuum") == 2}
 	var err error
