@@ -36,8 +36,7 @@ const (
 	KindHarness     Kind = "harness" // text the harness wrote in the user's role (a background task's notification): context, never a request
 )
 
-// Row is one normalized transcript event. Adapters fill what they know; the
-// ledger assigns sequence numbers.
+// Row is one normalized transcript event; the ledger assigns sequence numbers.
 type Row struct {
 	// Key identifies the row in its session across re-reads (a line uuid, a
 	// message id + block index, a byte offset): the ledger upserts by it.

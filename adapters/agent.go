@@ -315,8 +315,7 @@ var envelopeKeys = map[Envelope][]string{
 // plain text starting with '{' or '['), or nil for EnvelopeNone or no text.
 func Wrap(e Envelope, event, text string) ([]byte, error) { return WrapWithMessage(e, event, text, "") }
 
-// WrapWithMessage is Wrap with msg as the top-level "systemMessage" Claude
-// Code shows the user (EnvelopeHookSpecific only).
+// WrapWithMessage is Wrap with msg as the "systemMessage" shown the user (EnvelopeHookSpecific).
 func WrapWithMessage(e Envelope, event, text, msg string) ([]byte, error) {
 	if text == "" || e == EnvelopeNone {
 		return nil, nil

@@ -31,8 +31,7 @@ type Limit struct {
 	ResetText   string    // the agent's own words for the reset ("2pm (Europe/Paris)") when it gave no timestamp; ≤ 48 bytes
 }
 
-// Resets renders when the limit lifts ("" unknown): a clock time in loc,
-// with the date when not today.
+// Resets renders when the limit lifts in loc, with the date when not today ("" unknown).
 func (l *Limit) Resets(now time.Time, loc *time.Location) string {
 	if l == nil {
 		return ""

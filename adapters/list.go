@@ -21,8 +21,7 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// NativeSession is one session as an agent's own store describes it, found
-// without parsing the whole transcript.
+// NativeSession is one session as the agent's store describes it (no full parse).
 type NativeSession struct {
 	Tool       string    `json:"agent"`
 	ID         string    `json:"id"`
@@ -118,8 +117,7 @@ func lines(b []byte) [][]byte {
 	return out
 }
 
-// countMessages counts lines holding any of markers: exactly up to
-// scanLimit, else extrapolated from the head and tail samples.
+// countMessages counts lines holding any of markers (past scanLimit: extrapolated).
 func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 	has := func(l []byte) bool {
 		return slices.ContainsFunc(markers, func(m []byte) bool { return bytes.Contains(l, m) })
@@ -145,8 +143,7 @@ func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 	return int(float64(count(fs.head)+count(fs.tail)) * float64(fs.size) / float64(sampled)), true
 }
 
-// scanCount counts the lines of path that has accepts (by their first MiB);
-// a file over scanLimit is an error.
+// scanCount counts the lines of path that has accepts (by their first MiB; up to scanLimit).
 func scanCount(path string, size int64, has func([]byte) bool) (int, error) {
 	if size > scanLimit {
 		return 0, errorString("too big to scan")
@@ -224,8 +221,7 @@ func firstPrompt(rows []Row) (string, bool) {
 	return rows[i].Text, true
 }
 
-// noteRows counts a listed session's prompts and replies, the first prompt
-// its preview, the newest time its last activity.
+// noteRows counts prompts and replies, the first prompt the preview, the newest time last activity.
 func (s *NativeSession) noteRows(rows []Row) {
 	for _, r := range rows {
 		if r.Kind == KindPrompt || r.Kind == KindText {
@@ -245,8 +241,7 @@ func (s *NativeSession) noteRows(rows []Row) {
 // writer); 500 ms is the longest wait for a checkpoint's lock.
 const sqliteRO = "?mode=ro&_busy_timeout=500&_query_only=1"
 
-// openSQLite opens the SQLite file at path with the DSN options query as a
-// file: URL (a path with '?' or '#' stays a path).
+// openSQLite opens path with the DSN options query as a file: URL ('?' or '#' stay in the path).
 func openSQLite(path, query string) (*sql.DB, error) {
 	p := filepath.ToSlash(path)
 	if !strings.HasPrefix(p, "/") {
@@ -348,8 +343,7 @@ type listCache struct {
 	Entries []describedFile `json:"entries"`
 }
 
-// OpenDescriptionFile reads the cache in home; a missing, damaged, oversized
-// or foreign file is an empty cache.
+// OpenDescriptionFile reads the cache in home (missing, damaged, oversized, foreign: empty).
 func OpenDescriptionFile(home string) *DescriptionFile {
 	d := &DescriptionFile{path: filepath.Join(home, ListCacheName), known: map[string]describedFile{}}
 	var c listCache
@@ -382,8 +376,7 @@ func (d *DescriptionFile) Store(tool, path string, id FileStamp, s NativeSession
 	d.changed = true
 }
 
-// Flush writes the cache, atomically, when something was stored since it
-// was read, creating home (0700) if missing.
+// Flush writes the cache, atomically, when something was stored since it was read.
 func (d *DescriptionFile) Flush() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -28,8 +28,7 @@ type Survey struct {
 
 const surveyBytes = 4 << 20 // read of each transcript at most
 
-// SurveyRecent surveys tool's n most recently active sessions (status:
-// read-only, bounded by n × surveyBytes).
+// SurveyRecent surveys tool's n most recently active sessions (status; read-only).
 func SurveyRecent(tool string, env Env, n int) Survey {
 	l, ok := ListerFor(tool)
 	if !ok {
@@ -92,8 +91,7 @@ func (sv *Survey) add(tool string, ag *Agent, path string) {
 	}
 }
 
-// surveyHead is the 64 KB a version is looked for in: the head, or the tail
-// when the newest session is at the end.
+// surveyHead is the 64 KB a version is looked for in (the tail: SurveyFromEnd).
 func surveyHead(f *os.File, fromEnd bool) []byte {
 	head := make([]byte, 64<<10)
 	if fi, err := f.Stat(); fromEnd && err == nil && fi.Size() > int64(len(head)) {

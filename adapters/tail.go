@@ -31,8 +31,7 @@ type Cursor struct {
 
 const headLen, tailLen = 1024, 1024
 
-// HeadPart is a Cursor.Head without the hash before the offset (the same
-// for two cursors of one unchanged file).
+// HeadPart is a Cursor.Head without the hash before the offset.
 func HeadPart(h string) string {
 	head, _, _ := strings.Cut(h, "@")
 	return head
@@ -41,8 +40,7 @@ func HeadPart(h string) string {
 // FileID is an open file's device and inode (a replaced transcript's differ).
 func FileID(f *os.File) (dev, ino uint64) { return safefile.FileID(f) }
 
-// MaxLine is the longest line the tailer decodes; longer ones are skipped
-// (counted, never buffered whole).
+// MaxLine is the longest line decoded; longer ones are skipped (never buffered whole).
 const MaxLine = 64 << 20
 
 var (
@@ -221,8 +219,7 @@ func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string
 	return t == curTail, nil
 }
 
-// sameHead compares a hash of the first hashed bytes with the file's head
-// now (false when it shrank below them).
+// sameHead compares a hash of the first hashed bytes with the file's head now.
 func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
 	switch n := int64(len(headBuf)); {
 	case hashed == n:
@@ -233,8 +230,7 @@ func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
 	return false
 }
 
-// lineAssembler joins the chunks of a line longer than the reader's buffer
-// and skips one over MaxLine.
+// lineAssembler joins a long line's chunks and skips one over MaxLine.
 type lineAssembler struct {
 	long     []byte // the line being assembled
 	pending  int64  // bytes of the line in progress
