@@ -328,8 +328,7 @@ func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript
 	return batch
 }
 
-// writeFull writes the full batches of one read, keys deferred to the last,
-// checkpointing rarely (bulk); it returns the first error.
+// writeFull writes a read's full batches, keys deferred, checkpointing rarely; first error.
 func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, ref SessionRef, sidechain bool, now time.Time, fr *FileReport) error {
 	var werr error
 	bulk := false
@@ -449,8 +448,7 @@ func damaged(rep IngestReport, err error) bool {
 	return false
 }
 
-// upsertSession creates a session or refreshes its last_seen and transcript,
-// returning its id, next_seq and keys_through (one statement, not two).
+// upsertSession creates or refreshes a session, returning id, next_seq and keys_through.
 const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
 	ON CONFLICT (tool, native_id, project) DO UPDATE SET last_seen = excluded.last_seen,
 		transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END

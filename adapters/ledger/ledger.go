@@ -221,8 +221,7 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	})
 }
 
-// open retries what a concurrent process causes: SQLITE_BUSY while another
-// switches a new file to WAL, a recovery leaving connections on the old file.
+// open retries what another process causes: SQLITE_BUSY as it switches to WAL, a recovery.
 func open(path string, deadline time.Time) (*Ledger, error) {
 	l, err := openOnce(path, deadline)
 	for i := 0; err != nil && transient(err) && i < 40; i++ {
@@ -483,8 +482,7 @@ func sqliteCode(err error) sqlite3.ErrNo {
 	return 0
 }
 
-// IsBusy reports whether another process held the ledger past the wait
-// allowed, or errKeysBehind: the rows are read from the cursor next event.
+// IsBusy: another process held the ledger too long, or errKeysBehind (read next event).
 func IsBusy(err error) bool {
 	c := sqliteCode(err)
 	return c == sqlite3.ErrBusy || c == sqlite3.ErrLocked || errors.Is(err, errKeysBehind)
@@ -873,8 +871,7 @@ func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error
 	return l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT `+strconv.Itoa(limit), s.ID, seq)
 }
 
-// PromoteSubagentOnly clears the sidechain mark when every row is a
-// subagent's: its own file was handed over, so its prompt is the task.
+// PromoteSubagentOnly clears the sidechain mark when every row is a subagent's (its file was given).
 func PromoteSubagentOnly(rows []Row) {
 	if slices.ContainsFunc(rows, func(r Row) bool { return !r.Sidechain }) {
 		return
@@ -929,8 +926,7 @@ func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
 	return n > 0, err
 }
 
-// HandoffKnown reports whether the ledger holds the project's current
-// handoff (a publish records it; a recovery may not: restore).
+// HandoffKnown reports whether the ledger holds project's current handoff (a recovery may not).
 func (l *Ledger) HandoffKnown(project string) bool {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)

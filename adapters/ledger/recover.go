@@ -32,8 +32,7 @@ type salvageTable struct {
 	session, dropLost bool
 }
 
-// salvageTables are the tables recovery reads, in the order a new ledger
-// creates them after sessions (freshSchema): cursors first.
+// salvageTables are the tables recovery reads, in freshSchema's order after sessions.
 var salvageTables = []salvageTable{
 	{name: "cursors"},
 	{name: "handoff_log", cols: "id, project, tool, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at", session: true},
@@ -72,8 +71,7 @@ type salvaged struct {
 // Salvage reads the cursors and their sessions from a damaged ledger file.
 func Salvage(path string) []Salvaged { return salvageAll(path).files }
 
-// salvageAll reads the salvageTables from a damaged ledger file, one way of
-// opening it after another while some table is unread.
+// salvageAll reads the salvageTables, one way of opening the file after another.
 func salvageAll(path string) *salvaged {
 	s := &salvaged{rows: map[string][]salvagedRow{}, answered: map[string]bool{}}
 	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
@@ -97,8 +95,7 @@ func (s *salvaged) done() bool {
 	return true
 }
 
-// read queries the tables not answered yet in the file at path opened with
-// query (SQLite URI), within salvageTimeout.
+// read queries the tables not answered yet, opening path with query, within salvageTimeout.
 func (s *salvaged) read(path, query string) {
 	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
 	if err != nil {
@@ -258,8 +255,7 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	}
 }
 
-// sqliteHeader is a minimal database header for page size ps (the size is
-// taken from the file's length).
+// sqliteHeader is a minimal database header for page size ps (size: the file's length).
 func sqliteHeader(ps int) []byte {
 	h := make([]byte, 100)
 	copy(h, "SQLite format 3\x00")
@@ -278,8 +274,7 @@ func sqliteHeader(ps int) []byte {
 	return h
 }
 
-// register re-creates the sessions and offset-0 cursors of files that are
-// still on disk, and returns how many were registered.
+// register re-creates the sessions and offset-0 cursors of files still on disk; it counts them.
 func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 	tx, err := l.db.Begin()
 	if err != nil {
@@ -354,8 +349,7 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	return n, tx.Commit()
 }
 
-// restoreSession is the new id of a salvaged session (0: lost), created
-// with the times it was seen.
+// restoreSession is the new id of a salvaged session (0: lost), with its times seen.
 func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession, now time.Time) (int64, error) {
 	if ss.Tool == "" || ss.NativeID == "" {
 		return 0, nil
