@@ -995,25 +995,12 @@ func (w *claudeRows) attachment() {
 // a background task's notification the harness queued (harness text). A
 // prompt with pasted images is a list of blocks: its text blocks are read.
 func (w *claudeRows) queued(a claudejson.AttachmentFields) {
-	mode, p := w.b(a.CommandMode), w.b(a.Prompt)
+	mode := w.b(a.CommandMode)
 	harness := rawEqual(mode, "task-notification") || (a.Origin.Len() > 0 && claudeOriginHarness(w.b(a.Origin)))
-	var text string
-	switch {
-	case len(p) < 2 || (!harness && len(mode) > 0 && !rawEqual(mode, "prompt")):
+	if !harness && len(mode) > 0 && !rawEqual(mode, "prompt") {
 		return // a `!` shell command, a slash command's expansion: not a request
-	case p[0] == '"':
-		p = p[1 : len(p)-1]
-		if harness {
-			text = w.clipped(p, maxText)
-		} else if !claudeNotRequest(p) {
-			text = w.prompt(p)
-		}
-	default:
-		text = claudeBlocksText(p)
-		if !harness {
-			text = promptText(text)
-		}
 	}
+	text := w.queuedText(w.b(a.Prompt), harness)
 	if strings.TrimSpace(text) == "" {
 		return
 	}
@@ -1022,6 +1009,23 @@ func (w *claudeRows) queued(a claudejson.AttachmentFields) {
 		kind, text = KindHarness, clip(text, maxText)
 	}
 	w.textRow(w.key(), "user", kind, text)
+}
+
+// queuedText is a queued_command's prompt p (raw JSON: a string, or a list
+// of blocks) as its row's text.
+func (w *claudeRows) queuedText(p []byte, harness bool) string {
+	switch {
+	case len(p) >= 2 && p[0] == '"' && harness:
+		return w.clipped(p[1:len(p)-1], maxText)
+	case len(p) >= 2 && p[0] == '"':
+		if claudeNotRequest(p[1 : len(p)-1]) {
+			return ""
+		}
+		return w.prompt(p[1 : len(p)-1])
+	case harness:
+		return claudeBlocksText(p)
+	}
+	return promptText(claudeBlocksText(p))
 }
 
 // claudeBlocksText joins the text blocks of a JSON list of content blocks.
