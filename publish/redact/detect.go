@@ -160,9 +160,9 @@ func (a *assign) unknownKey(s string, v int, key []byte, env bool) (Match, bool)
 }
 
 // keyName: a name whose last word names a secret no keyword does (SIGNING_KEY,
-// hmacKey, APP_KEY, ?key=, passcode, seed, cookie, jwt, creds; not a
-// session id, which payloads carry), not
-// a public key (PUBLIC_KEY, pubKey, hostKey); keyMaterial judges its value.
+// hmacKey, APP_KEY, ?key=, passcode, seed, cookie, jwt, creds; not a session
+// id, which payloads carry), not a public key (PUBLIC_KEY, pubKey, hostKey);
+// keyMaterial judges its value.
 func keyName(key []byte) bool {
 	k := strings.TrimSuffix(string(key), "s")
 	return slices.ContainsFunc(keyWords, func(w string) bool { return strings.HasSuffix(k, w) }) &&
@@ -1374,9 +1374,9 @@ func dashToken(s string, i int) (Match, bool) {
 // a word, its first separator at i, then url-safe bytes whose longest part
 // between separators has 28+ bytes that read as generated (keyMaterial;
 // ids such as toolu_, msg_, call_ or a Stripe object's carry 24, maybe
-// followed by __vscode-<n>). Not a digest's label
-// (sha512-<base64>, md5_) nor a key that says it is public (pk_live_,
-// pub-); a vendor rule anchored on the same separator names its kind.
+// followed by __vscode-<n>). Not a digest's label (sha512-<base64>, md5_)
+// nor a key that says it is public (pk_live_, pub-); a vendor rule anchored
+// on the same separator names its kind.
 func prefixedToken(s string, i int) (Match, bool) {
 	p := tokenPrefix(s, i)
 	if i-p < 2 || hasAnyPrefix(s, p, "sha", "md5", "pk", "pub") {

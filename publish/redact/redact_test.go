@@ -400,6 +400,8 @@ func BenchmarkWorstCase(b *testing.B) {
 	patterns := map[string]string{
 		"ghp":      "ghp_",
 		"password": "password=",
+		"keyname":  "SIGNING_KEY=",
+		"prefixed": "gsk_Zr8Kp2Wq9Lm4Xv7Tn3Yc6Rb1Js5Ae0GuQfHd8Ko2_",
 		"jwt":      "-eyJ",
 		"sendgrid": "SG.SG-",
 		"url":      "a:b@",
