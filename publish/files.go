@@ -52,7 +52,8 @@ type Project struct {
 	ownHistory map[string]bool
 }
 
-func (p *Project) logf(format string, args ...any) {
+// Log calls Logf when set (publish/lifecycle logs through it).
+func (p *Project) Log(format string, args ...any) {
 	if p.Logf != nil {
 		p.Logf(format, args...)
 	}
@@ -96,7 +97,7 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 	}
 	h.Git, h.Files = distill.RepoFacts(p.Repo(), h.Files)
 	if why := p.Repo().Problem(); why != "" {
-		p.logf("git: %s", why)
+		p.Log("git: %s", why)
 	}
 	if !p.NotProject && p.Repo().Tracked(HandoffPath(p.Root)) { // the next `git commit -a` would publish it
 		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
@@ -136,7 +137,7 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 	}
 	if global := filepath.Join(p.Home, "handoff.md"); !Exists(global) {
 		if err := WriteAtomic(global, prev); err != nil {
-			p.logf("write global handoff: %v", err)
+			p.Log("write global handoff: %v", err)
 		}
 	}
 	return true
@@ -153,7 +154,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	go func() {
 		defer close(global)
 		if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
-			p.logf("write global handoff: %v", err)
+			p.Log("write global handoff: %v", err)
 		}
 	}()
 	defer func() { <-global }()
@@ -180,7 +181,7 @@ func (p *Project) WriteProject(text, tool string) error {
 				repo = distill.OpenRepo(p.Root)
 			}
 			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, repo, p.Root); err != nil {
-				p.logf("history: %v", err)
+				p.Log("history: %v", err)
 			}
 		}
 	}()
@@ -188,14 +189,14 @@ func (p *Project) WriteProject(text, tool string) error {
 	// The digest under the home first: a handoff.md on disk is always one
 	// the home lists.
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
-		p.logf("record published handoff: %v", err)
+		p.Log("record published handoff: %v", err)
 	}
 	if err := d.Write("handoff.md", []byte(text), ownFile); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	for _, name := range p.pointerFiles(tool) {
 		if err := ensurePointerRecorded(p.Home, p.Root, name); err != nil {
-			p.logf("pointer block: %v", err)
+			p.Log("pointer block: %v", err)
 		}
 	}
 	return nil
@@ -239,7 +240,7 @@ func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	}
 	b, why := p.readOwn(l)
 	if why != "" {
-		p.logf("handoff.md in %s is not injected: %s", p.Root, why)
+		p.Log("handoff.md in %s is not injected: %s", p.Root, why)
 	}
 	return string(b)
 }
@@ -252,7 +253,7 @@ func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 	}
 	b, why := p.readOwn(l)
 	if why != "" {
-		p.logf("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
+		p.Log("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
 	}
 	return b != nil
 }
@@ -263,7 +264,7 @@ func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
 	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			p.logf("read handoff: %v", err)
+			p.Log("read handoff: %v", err)
 		}
 		return nil, ""
 	}
@@ -281,12 +282,18 @@ func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, str
 		return nil, ""
 	}
 	text = p.injectText(text)
-	w, err := adapters.Wrap(agent.Envelope, event, text)
+	return p.wrap(agent, event, text, "", HeaderOf(text))
+}
+
+// wrap puts text in the agent's envelope for event, banner beside it as a user message unless ""; it returns the bytes
+// and header (nil, "" on failure, logged).
+func (p *Project) wrap(agent *adapters.Agent, event, text, banner, header string) ([]byte, string) {
+	w, err := adapters.WrapWithMessage(agent.Envelope, event, text, banner)
 	if err != nil {
-		p.logf("wrap injection: %v", err)
+		p.Log("wrap injection: %v", err)
 		return nil, ""
 	}
-	return w, HeaderOf(text)
+	return w, header
 }
 
 // injectText is text as injected: redacted, with the staleness note (of the
@@ -322,26 +329,15 @@ func WithNotes(text string, notes ...string) string {
 // it; it returns the bytes and body's header (nil, "" on failure, logged).
 func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledger.HandoffRecord) ([]byte, string) {
 	banner := Banner(p.Root, rec, p.Now, p.Redact)
-	var w []byte
-	var err error
 	if agent.UserMessage {
-		w, err = adapters.WrapWithMessage(agent.Envelope, event, body, banner)
-	} else {
-		w, err = adapters.Wrap(agent.Envelope, event, banner+"\n"+body)
+		return p.wrap(agent, event, body, banner, HeaderOf(body))
 	}
-	if err != nil {
-		p.logf("wrap injection: %v", err)
-		return nil, ""
-	}
-	return w, HeaderOf(body)
+	return p.wrap(agent, event, banner+"\n"+body, "", HeaderOf(body))
 }
 
 // WrapExpired is an expired handoff's one-line notice in the agent's envelope.
 func (p *Project) WrapExpired(agent *adapters.Agent, event string, rec ledger.HandoffRecord) []byte {
-	w, err := adapters.Wrap(agent.Envelope, event, ExpiredNotice(rec, p.Now))
-	if err != nil {
-		p.logf("wrap injection: %v", err)
-	}
+	w, _ := p.wrap(agent, event, ExpiredNotice(rec, p.Now), "", "")
 	return w
 }
 
@@ -384,12 +380,12 @@ func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte,
 		return p.Inject(agent, event, text)
 	}
 	if strings.HasPrefix(rec.Goal, clearedTask) {
-		p.logf("%s was cleared (carryover clear); not injected", rec.ID)
+		p.Log("%s was cleared (carryover clear); not injected", rec.ID)
 		return nil, ""
 	}
 	if p.Now.Sub(rec.Updated) > Expiry(p.ExpireAfter) {
 		w := p.WrapExpired(agent, event, rec)
-		p.logf("%s expired; one-line notice only", rec.ID)
+		p.Log("%s expired; one-line notice only", rec.ID)
 		return w, ""
 	}
 	return p.WrapBanner(agent, event, p.injectText(text), rec)
@@ -704,16 +700,15 @@ func TrackedOwn(project string) []string {
 	if r == nil {
 		return nil
 	}
-	var out []string
-	for _, n := range ownNames {
-		if p := filepath.Join(Dir(project), n); r.Tracked(p) {
-			out = append(out, filepath.Join(".carryover", n))
-		}
-	}
+	names := slices.Clone(ownNames)
 	ids, _ := HistoryIDs(project)
 	for _, id := range ids {
-		if p := filepath.Join(Dir(project), HistoryDir, id+".md"); r.Tracked(p) {
-			out = append(out, filepath.Join(".carryover", HistoryDir, id+".md"))
+		names = append(names, filepath.Join(HistoryDir, id+".md"))
+	}
+	var out []string
+	for _, n := range names {
+		if r.Tracked(filepath.Join(Dir(project), n)) {
+			out = append(out, filepath.Join(".carryover", n))
 		}
 	}
 	return out
@@ -782,9 +777,12 @@ func Digest(b []byte) string {
 }
 
 // SidecarPath lists the digests of project's published handoffs.
-func SidecarPath(home, project string) string {
+func SidecarPath(home, project string) string { return filepath.Join(home, "published", homeKey(project)) }
+
+// homeKey names a project's records under the home: its path's SHA-256, the first 16 bytes in hex.
+func homeKey(project string) string {
 	sum := sha256.Sum256([]byte(project))
-	return filepath.Join(home, "published", hex.EncodeToString(sum[:16]))
+	return hex.EncodeToString(sum[:16])
 }
 
 // RecordPublished adds digest to project's sidecar, newest last. Every Stop
@@ -900,10 +898,7 @@ type editRecord struct {
 	Files   map[string]edit `json:"files"`
 }
 
-func editsPath(home, project string) string {
-	sum := sha256.Sum256([]byte(project))
-	return filepath.Join(home, "edits", hex.EncodeToString(sum[:16])+".json")
-}
+func editsPath(home, project string) string { return filepath.Join(home, "edits", homeKey(project)+".json") }
 
 func loadEdits(home, project string) editRecord {
 	r := editRecord{Project: project, Files: map[string]edit{}}
@@ -1023,20 +1018,11 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 			steps = append(steps, s)
 		}
 	}
-	if !dryRun && !failed(steps) {
+	if !dryRun && !slices.ContainsFunc(steps, func(s PurgeStep) bool { return s.Err != nil }) {
 		_ = os.Remove(editsPath(home, project))
 		_ = os.Remove(SidecarPath(home, project))
 	}
 	return steps
-}
-
-func failed(steps []PurgeStep) bool {
-	for _, s := range steps {
-		if s.Err != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // purgePointer undoes carryover's pointer block in project/name (ok false:

@@ -216,12 +216,6 @@ func AlreadyResumed(cs []Consumer, self int64, now time.Time) string {
 	return ""
 }
 
-func logf(p *publish.Project, format string, args ...any) {
-	if p.Logf != nil {
-		p.Logf(format, args...)
-	}
-}
-
 // AddDecision adds a decision to the project's log and reports whether the
 // log changed. An extracted one never overrides what is there (a dropped
 // decision stays dropped); the user's own revives and upgrades it.
@@ -267,7 +261,7 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 			continue
 		}
 		if _, err := AddDecision(l, p.Root, ledger.Decision{Text: d, Source: ledger.DecisionExtracted, At: p.Now}); err != nil {
-			logf(p, "decisions log: %v", err)
+			p.Log("decisions log: %v", err)
 			break
 		}
 		dropSupersededBy(l, p.Root, d, extracted)
@@ -356,7 +350,7 @@ func Begin(p *publish.Project, l *ledger.Ledger, h distill.Handoff, native strin
 	}
 	s.Record = func(text string) {
 		if err := record(p, l, s, prev, h, native, text); err != nil {
-			logf(p, "record handoff %s: %v", s.ID, err)
+			p.Log("record handoff %s: %v", s.ID, err)
 		}
 	}
 	return s
@@ -529,7 +523,7 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 	}
 	// The cleared task is not the next handoff's Task: the next request is.
 	if err := distill.ClearTask(l, p.Root, p.Now); err != nil {
-		logf(p, "clear the distilled task: %v", err)
+		p.Log("clear the distilled task: %v", err)
 	}
 	mode, protocol := publish.Protocol(p.Mode)
 	text := publish.Header(p.Now, publish.ContentLine(rec.Tool)) + " · " + rec.ID + "\n" +
@@ -541,10 +535,10 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 		return rec.ID, false, err
 	}
 	if err := publish.RecordPublished(p.Home, p.Root, digest); err != nil {
-		logf(p, "record published handoff: %v", err)
+		p.Log("record published handoff: %v", err)
 	}
 	if err := publish.WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
-		logf(p, "write global handoff: %v", err)
+		p.Log("write global handoff: %v", err)
 	}
 	if p.NotProject {
 		return rec.ID, false, nil // no file in the home directory (the ledger's record says cleared)
@@ -802,7 +796,7 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 		rec.Files = filesOfText(text)
 		rec.SessionID = sessionOfID(l, p.Root, rec)
 		if err := Save(l, rec); err != nil {
-			logf(p, "restore handoff %s: %v", rec.ID, err)
+			p.Log("restore handoff %s: %v", rec.ID, err)
 			return n
 		}
 		n++
@@ -816,13 +810,13 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 			newest = &rec
 			// The current handoff (and its digest, now in the ledger too).
 			if err := recordCurrent(l, ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}); err != nil {
-				logf(p, "restore current handoff: %v", err)
+				p.Log("restore current handoff: %v", err)
 			}
 			restoreWorkState(p, l, text, rec)
 		}
 	}
 	if n > 0 {
-		logf(p, "ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
+		p.Log("ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
 	}
 	return n
 }
@@ -836,7 +830,7 @@ func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 	}
 	ids, err := publish.HistoryIDs(p.Root)
 	if err != nil {
-		logf(p, "restore from history: %v", err)
+		p.Log("restore from history: %v", err)
 	}
 	for i := len(ids) - 1; i >= 0 && len(ids)-i <= maxRestoreFiles; i-- {
 		b, err := publish.ReadHistory(p.Root, ids[i])
@@ -856,7 +850,7 @@ func restoreWorkState(p *publish.Project, l *ledger.Ledger, text string, rec led
 	if _, ok := Task(l, p.Root); !ok {
 		if t := publish.PinnedOfText(text); t != "" {
 			if err := PinTask(l, p.Root, t, rec.Updated); err != nil {
-				logf(p, "restore pinned task: %v", err)
+				p.Log("restore pinned task: %v", err)
 			}
 		}
 	}
@@ -870,7 +864,7 @@ func restoreWorkState(p *publish.Project, l *ledger.Ledger, text string, rec led
 		}
 		d.At = rec.Updated
 		if _, err := AddDecision(l, p.Root, d); err != nil {
-			logf(p, "restore decisions: %v", err)
+			p.Log("restore decisions: %v", err)
 			return
 		}
 	}
