@@ -29,26 +29,24 @@ type Project struct {
 	Mode   string               // the resume protocol (ValidMode)
 	Redact func(string) string  // applied to everything rendered or injected
 	Repo   func() *distill.Repo // the project's .git (the hook prefetches it)
-	// Logf records what is worth a log line; the file writes may call it
-	// from another goroutine.
+	// Logf records what is worth a log line; the file writes may call it from another goroutine.
 	Logf func(format string, args ...any)
-	// The lifecycle settings (config expire_after, history_keep; zero: the
-	// defaults) and step (publish/lifecycle picks the id and records it).
+	// The lifecycle settings (config expire_after, history_keep; zero: the defaults) and step (publish/lifecycle picks
+	// the id and records it).
 	ExpireAfter time.Duration
 	HistoryKeep int
 	Lifecycle   Lifecycle
 	Note        string // a line Inject puts before the body (the previous session stopped at a limit)
-	// Pointer is the pointer setting (PointerAuto when ""); PointerFor the
-	// agents that need the block here under PointerAuto (none: no block).
+	// Pointer is the pointer setting (PointerAuto when ""); PointerFor the agents that need the block here under
+	// PointerAuto (none: no block).
 	Pointer    string
 	PointerFor []string
-	// NotProject: the home directory, its ancestors and / (NotProject): no
-	// file is written there, and the handoff rendered this event is Held.
+	// NotProject: the home directory, its ancestors and / (NotProject): no file is written there, and the handoff
+	// rendered this event is Held.
 	NotProject bool
 	Held       string
-	// ownHistory are the ids the ledger records for the project, set by
-	// Render when it mints a new id: the history files rotation may remove
-	// (writeHistory). nil: no rotation.
+	// ownHistory are the ids the ledger records for the project, set by Render when it mints a new id: the history
+	// files rotation may remove (writeHistory). nil: no rotation.
 	ownHistory map[string]bool
 }
 
@@ -67,10 +65,9 @@ type Rendered struct {
 	record func()
 }
 
-// Record stores, once, the ledger's records of the handoff Render rendered:
-// its digest (what makes the file carryover's, besides the sidecar
-// WriteProject writes) and its lifecycle entry. The hook calls it while
-// another goroutine writes the files.
+// Record stores, once, the ledger's records of the handoff Render rendered: its digest (what makes the file
+// carryover's, besides the sidecar WriteProject writes) and its lifecycle entry. The hook calls it while another
+// goroutine writes the files.
 func (r *Rendered) Record() {
 	if r != nil && r.record != nil {
 		r.record()
@@ -78,18 +75,17 @@ func (r *Rendered) Record() {
 	}
 }
 
-// Prepare renders the handoff distilled in st, records it in the ledger and
-// returns it for the caller to write (WriteProject); nil when unchanged.
+// Prepare renders the handoff distilled in st, records it in the ledger and returns it for the caller to write
+// (WriteProject); nil when unchanged.
 func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
 	r, err := p.Render(l, st)
 	r.Record()
 	return r, err
 }
 
-// Render is Prepare leaving the ledger's records to Rendered.Record: the
-// hook starts writing the files first, so the two overlap (independent: a
-// handoff.md is trusted by the ledger's record or by the sidecar, which is
-// written before the file).
+// Render is Prepare leaving the ledger's records to Rendered.Record: the hook starts writing the files first, so the
+// two overlap (independent: a handoff.md is trusted by the ledger's record or by the sidecar, which is written before
+// the file).
 func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
 	h := st.Handoff(distill.Options{Project: p.Root})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
@@ -114,8 +110,8 @@ func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error)
 	return &Rendered{Text: text, Tool: h.Tool, record: func() { lc.Record(text) }}, nil
 }
 
-// sessionFacts is the handoff's session's native id ("" when unknown),
-// filling h's token use from the ledger when the transcript gave none.
+// sessionFacts is the handoff's session's native id ("" when unknown), filling h's token use from the ledger when the
+// transcript gave none.
 func sessionFacts(l *ledger.Ledger, h *distill.Handoff) string {
 	s, err := l.SessionByID(h.SessionID)
 	if err != nil {
@@ -127,9 +123,8 @@ func sessionFacts(l *ledger.Ledger, h *distill.Handoff) string {
 	return s.NativeID
 }
 
-// keepUnchanged reports whether nothing but the timestamp would change in
-// handoff.md: the file (and its receipts) is then kept, and the global copy
-// unless it is gone.
+// keepUnchanged reports whether nothing but the timestamp would change in handoff.md: the file (and its receipts) is
+// then kept, and the global copy unless it is gone.
 func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 	prev, err := ReadHandoffFile(p.Root)
 	if p.NotProject || err != nil || !sameBody(string(prev), text) || IDOf(HeaderOf(string(prev))) != id || CheckHandoff(prev, p.Home, p.Root, l) != "" {
@@ -143,13 +138,12 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 	return true
 }
 
-// WriteProject writes a rendered handoff: the global copy, the project's
-// .carryover/handoff.md (ignored by git through the directory's own
-// .gitignore: the project's is never edited), then the pointer blocks where
-// needed (pointerFiles). A NotProject root gets no file (the ledger has it).
+// WriteProject writes a rendered handoff: the global copy, the project's .carryover/handoff.md (ignored by git through
+// the directory's own .gitignore: the project's is never edited), then the pointer blocks where needed (pointerFiles).
+// A NotProject root gets no file (the ledger has it).
 func (p *Project) WriteProject(text, tool string) error {
-	// The global copy does not need the project writable: written alongside
-	// (a rename costs ~0.4 ms on some filesystems).
+	// The global copy does not need the project writable: written alongside (a rename costs ~0.4 ms on some
+	// filesystems).
 	global := make(chan struct{})
 	go func() {
 		defer close(global)
@@ -161,15 +155,15 @@ func (p *Project) WriteProject(text, tool string) error {
 	if p.NotProject {
 		return nil
 	}
-	// OpenDir gives .carryover its .gitignore before anything is written in
-	// it; opened once for handoff.md and the history copy.
+	// OpenDir gives .carryover its .gitignore before anything is written in it; opened once for handoff.md and the
+	// history copy.
 	d, err := OpenDir(p.Root)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", Dir(p.Root), err)
 	}
 	defer d.Close()
-	// The history copy is written beside handoff.md: each rename costs ~0.15
-	// ms on ext4 (new blocks allocated, old freed), mostly disk wait.
+	// The history copy is written beside handoff.md: each rename costs ~0.15 ms on ext4 (new blocks allocated, old
+	// freed), mostly disk wait.
 	history := make(chan struct{})
 	go func() {
 		defer close(history)
@@ -186,8 +180,7 @@ func (p *Project) WriteProject(text, tool string) error {
 		}
 	}()
 	defer func() { <-history }()
-	// The digest under the home first: a handoff.md on disk is always one
-	// the home lists.
+	// The digest under the home first: a handoff.md on disk is always one the home lists.
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.Log("record published handoff: %v", err)
 	}
@@ -202,10 +195,9 @@ func (p *Project) WriteProject(text, tool string) error {
 	return nil
 }
 
-// pointerFiles get the pointer block. always: AGENTS.md and each agent's
-// memory file when the agent always reads it, publishes, or the file exists.
-// auto: AGENTS.md and the memory files of the agents that need it
-// (PointerFor), none when none does (no CLAUDE.md for a working injection).
+// pointerFiles get the pointer block. always: AGENTS.md and each agent's memory file when the agent always reads it,
+// publishes, or the file exists. auto: AGENTS.md and the memory files of the agents that need it (PointerFor), none
+// when none does (no CLAUDE.md for a working injection).
 func (p *Project) pointerFiles(tool string) []string {
 	switch {
 	case p.Pointer == PointerNever:
@@ -231,9 +223,8 @@ func memoryFiles(want func(a *adapters.Agent) bool) []string {
 	return names
 }
 
-// ReadHandoff is the project's handoff.md when carryover published it and it
-// is unchanged since ("" when not, the reason logged). l may be nil (locked
-// by another process, or damaged): the digests under the home decide.
+// ReadHandoff is the project's handoff.md when carryover published it and it is unchanged since ("" when not, the
+// reason logged). l may be nil (locked by another process, or damaged): the digests under the home decide.
 func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	if p.NotProject {
 		return p.Held
@@ -245,8 +236,8 @@ func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	return string(b)
 }
 
-// HandoffTrusted reports whether the project's handoff.md is carryover's
-// own, logging why not (silently false when there is none).
+// HandoffTrusted reports whether the project's handoff.md is carryover's own, logging why not (silently false when
+// there is none).
 func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 	if p.NotProject {
 		return false
@@ -258,8 +249,8 @@ func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
 	return b != nil
 }
 
-// readOwn is the project's handoff.md when carryover's own, else why not
-// (nil, "" when there is none or it cannot be read, logged).
+// readOwn is the project's handoff.md when carryover's own, else why not (nil, "" when there is none or it cannot be
+// read, logged).
 func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
 	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
@@ -274,9 +265,8 @@ func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
 	return b, ""
 }
 
-// Inject renders text for the agent's hook stdout: redacted, with a
-// staleness note, clipped, in the agent's envelope for event; it returns the
-// bytes and the header line (nil, "" without an envelope or text).
+// Inject renders text for the agent's hook stdout: redacted, with a staleness note, clipped, in the agent's envelope
+// for event; it returns the bytes and the header line (nil, "" without an envelope or text).
 func (p *Project) Inject(agent *adapters.Agent, event, text string) ([]byte, string) {
 	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return nil, ""
@@ -296,8 +286,8 @@ func (p *Project) wrap(agent *adapters.Agent, event, text, banner, header string
 	return w, header
 }
 
-// injectText is text as injected: redacted, with the staleness note (of the
-// redacted text: it quotes the handoff's HEAD) and p.Note.
+// injectText is text as injected: redacted, with the staleness note (of the redacted text: it quotes the handoff's
+// HEAD) and p.Note.
 func (p *Project) injectText(text string) string {
 	text = p.Redacted(text)
 	return WithNotes(text, Staleness(text, p.Now, p.Repo().Head()), p.Note)
@@ -310,9 +300,8 @@ func (p *Project) Redacted(s string) string {
 	return p.Redact(s)
 }
 
-// WithNotes is text (redacted) with the notes that are not "" after its
-// header and protocol lines, so the model reads them first, clipped to
-// MaxChars.
+// WithNotes is text (redacted) with the notes that are not "" after its header and protocol lines, so the model reads
+// them first, clipped to MaxChars.
 func WithNotes(text string, notes ...string) string {
 	notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" })
 	if lines := strings.SplitN(text, "\n", 3); len(notes) > 0 && len(lines) == 3 {
@@ -324,9 +313,8 @@ func WithNotes(text string, notes ...string) string {
 	return text
 }
 
-// WrapBanner puts body (WithNotes) in the agent's envelope with rec's
-// banner: beside it as a user message when the agent shows one, else before
-// it; it returns the bytes and body's header (nil, "" on failure, logged).
+// WrapBanner puts body (WithNotes) in the agent's envelope with rec's banner: beside it as a user message when the
+// agent shows one, else before it; it returns the bytes and body's header (nil, "" on failure, logged).
 func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledger.HandoffRecord) ([]byte, string) {
 	banner := Banner(p.Root, rec, p.Now, p.Redact)
 	if agent.UserMessage {
@@ -365,12 +353,10 @@ func Exists(p string) bool {
 	return err == nil
 }
 
-// InjectFile is Deliver without the ledger (locked by another process, not
-// rebuilt, or the watchdog gave up). text is a handoff.md verified against
-// the digests under the home (ReadHandoff(nil)), so its header's and
-// sections' lifecycle facts can be trusted: Deliver's banner, the one-line
-// notice once expired, nothing once cleared. What only the ledger knows (who
-// resumed it, stale files) is left out; one without an id goes as Inject.
+// InjectFile is Deliver without the ledger (locked by another process, not rebuilt, or the watchdog gave up). text is a
+// handoff.md verified against the digests under the home (ReadHandoff(nil)), so its header's and sections' lifecycle
+// facts can be trusted: Deliver's banner, the one-line notice once expired, nothing once cleared. What only the ledger
+// knows (who resumed it, stale files) is left out; one without an id goes as Inject.
 func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte, string) {
 	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
 		return nil, ""
@@ -391,35 +377,30 @@ func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte,
 	return p.WrapBanner(agent, event, p.injectText(text), rec)
 }
 
-// WriteAtomic writes data to path (temp file and rename: never torn) under a
-// directory carryover trusts ($CARRYOVER_HOME), refusing a symlink; a
-// project's .carryover goes through WriteOwn.
+// WriteAtomic writes data to path (temp file and rename: never torn) under a directory carryover trusts
+// ($CARRYOVER_HOME), refusing a symlink; a project's .carryover goes through WriteOwn.
 func WriteAtomic(path string, data []byte) error {
 	return safefile.WriteFile(path, data, ownFile)
 }
 
-// ownFile is how carryover writes its own files: 0600, the previous
-// version's inode recycled (a rename over a file costs ext4 an inode and
-// blocks allocated and freed, ~0.15-0.9 ms a write on the benchmark VM,
-// ~30 µs recycled).
+// ownFile is how carryover writes its own files: 0600, the previous version's inode recycled (a rename over a file
+// costs ext4 an inode and blocks allocated and freed, ~0.15-0.9 ms a write on the benchmark VM, ~30 µs recycled).
 var ownFile = safefile.Options{Mode: 0o600, Recycle: true}
 
 func Dir(project string) string { return filepath.Join(project, ".carryover") }
 
 func HandoffPath(project string) string { return filepath.Join(Dir(project), "handoff.md") }
 
-// OwnGitignore is .carryover/.gitignore: everything in it is ignored,
-// whatever the project's rules say (a deeper .gitignore wins over a
-// `!.carryover/…` negation higher up).
+// OwnGitignore is .carryover/.gitignore: everything in it is ignored, whatever the project's rules say (a deeper
+// .gitignore wins over a `!.carryover/…` negation higher up).
 const OwnGitignore = "# Carryover (auto-added): local handoff state, never commit\n*\n"
 
 // ErrProjectGone: the project directory no longer exists (never re-created).
 var ErrProjectGone = errors.New("the project directory does not exist (deleted or moved?); carryover does not re-create it")
 
-// OpenDir opens <project>/.carryover for writing, creating it (0700) with
-// its own .gitignore ignoring everything. The project is never created; a
-// symlinked .carryover or .gitignore is refused; temp files a killed
-// carryover left there are removed.
+// OpenDir opens <project>/.carryover for writing, creating it (0700) with its own .gitignore ignoring everything. The
+// project is never created; a symlinked .carryover or .gitignore is refused; temp files a killed carryover left there
+// are removed.
 func OpenDir(project string) (*safefile.Dir, error) {
 	d, err := ownDir(project, true)
 	if err != nil {
@@ -435,8 +416,8 @@ func OpenDir(project string) (*safefile.Dir, error) {
 	return d, nil
 }
 
-// ownDir opens project/.carryover (create: creating it, 0700), following
-// neither it nor the project as a symlink (missing project: ErrProjectGone).
+// ownDir opens project/.carryover (create: creating it, 0700), following neither it nor the project as a symlink
+// (missing project: ErrProjectGone).
 func ownDir(project string, create bool) (*safefile.Dir, error) {
 	pd, err := safefile.OpenDir(project)
 	if create && errors.Is(err, fs.ErrNotExist) {
@@ -471,9 +452,8 @@ func EnsureDir(project string) error {
 	return d.Close()
 }
 
-// WriteOwn writes one of carryover's own files (handoff.md, RESUME.*,
-// session.json) into <project>/.carryover atomically, 0600, never through a
-// symlink, never one git tracks (ErrTracked).
+// WriteOwn writes one of carryover's own files (handoff.md, RESUME.*, session.json) into <project>/.carryover
+// atomically, 0600, never through a symlink, never one git tracks (ErrTracked).
 func WriteOwn(project, name string, data []byte) error {
 	p := filepath.Join(Dir(project), name)
 	if fi, err := os.Lstat(p); (err != nil || fi.Mode()&os.ModeSymlink == 0) && distill.OpenRepo(project).Tracked(p) {
@@ -487,23 +467,20 @@ func WriteOwn(project, name string, data []byte) error {
 	return d.Write(name, data, ownFile)
 }
 
-// MaxHandoffFile is the most of a handoff.md carryover reads (a rendered one
-// is capped at MaxChars, 4,000).
+// MaxHandoffFile is the most of a handoff.md carryover reads (a rendered one is capped at MaxChars, 4,000).
 const MaxHandoffFile = 256 << 10
 
-// ReadHandoffFile reads <project>/.carryover/handoff.md without following a
-// symlink, refusing a FIFO or device and a file over MaxHandoffFile (a
-// missing file wraps fs.ErrNotExist).
+// ReadHandoffFile reads <project>/.carryover/handoff.md without following a symlink, refusing a FIFO or device and a
+// file over MaxHandoffFile (a missing file wraps fs.ErrNotExist).
 func ReadHandoffFile(project string) ([]byte, error) {
 	return ReadOwnFile(project, "handoff.md", MaxHandoffFile)
 }
 
-// staleTemp: a temp file this old was left by a killed process (no write
-// takes this long).
+// staleTemp: a temp file this old was left by a killed process (no write takes this long).
 const staleTemp = time.Minute
 
-// PointerBlock is the static block carryover keeps in AGENTS.md, CLAUDE.md
-// and GEMINI.md: identical in every project, never carrying task data.
+// PointerBlock is the static block carryover keeps in AGENTS.md, CLAUDE.md and GEMINI.md: identical in every project,
+// never carrying task data.
 const PointerBlock = `<!--CARRYOVER:START-->
 # Carryover handoff
 If ` + "`.carryover/handoff.md`" + ` exists in this project, read it before starting
@@ -517,9 +494,8 @@ const (
 	endMarker   = "<!--CARRYOVER:END-->"
 )
 
-// userFileMode is that of a project file carryover creates for the user
-// (AGENTS.md, CLAUDE.md): meant to be committed and shared, unlike
-// carryover's own state (0600).
+// userFileMode is that of a project file carryover creates for the user (AGENTS.md, CLAUDE.md): meant to be committed
+// and shared, unlike carryover's own state (0600).
 const userFileMode = 0o644
 
 // MaxUserFile is the largest AGENTS.md/CLAUDE.md/.gitignore carryover edits.
@@ -532,12 +508,10 @@ func leftAlone(path, why string) error {
 	return fmt.Errorf("%s %w: %s", path, ErrLeftAlone, why)
 }
 
-// ensurePointer makes sure path contains PointerBlock: creates the file if
-// missing, appends the block if absent, leaves it if present, every byte
-// outside the block kept (CRLF, BOM, no trailing newline). A damaged marker
-// pair, a huge, non-regular or read-only file is left alone with an
-// ErrLeftAlone error saying why. changed reports a write; prior is the file
-// before (nil: none), out what it wrote.
+// ensurePointer makes sure path contains PointerBlock: creates the file if missing, appends the block if absent, leaves
+// it if present, every byte outside the block kept (CRLF, BOM, no trailing newline). A damaged marker pair, a huge,
+// non-regular or read-only file is left alone with an ErrLeftAlone error saying why. changed reports a write; prior is
+// the file before (nil: none), out what it wrote.
 func ensurePointer(path string) (changed bool, prior, out []byte, err error) {
 	path, prior, err = readUserFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -562,10 +536,9 @@ func ensurePointer(path string) (changed bool, prior, out []byte, err error) {
 	return true, append([]byte{}, prior...), out, nil
 }
 
-// withPointer is data with carryover's block (nil: there already): appended
-// after a blank line, or written over a marker block whose content is not
-// carryover's (foreign: a repository can ship an AGENTS.md whose
-// "carryover" block tells every agent what to do, issue 21).
+// withPointer is data with carryover's block (nil: there already): appended after a blank line, or written over a
+// marker block whose content is not carryover's (foreign: a repository can ship an AGENTS.md whose "carryover" block
+// tells every agent what to do, issue 21).
 func withPointer(path string, data []byte) (out []byte, foreign bool, err error) {
 	starts, ends := bytes.Count(data, []byte(startMarker)), bytes.Count(data, []byte(endMarker))
 	i, j := bytes.Index(data, []byte(startMarker)), bytes.Index(data, []byte(endMarker))+len(endMarker)
@@ -589,8 +562,7 @@ func withPointer(path string, data []byte) (out []byte, foreign bool, err error)
 	return append(out, block...), false, nil
 }
 
-// pointerBlockLike is PointerBlock and line ending as data ends lines (CRLF
-// when it has one).
+// pointerBlockLike is PointerBlock and line ending as data ends lines (CRLF when it has one).
 func pointerBlockLike(data []byte) (block, nl []byte) {
 	if bytes.Contains(data, []byte("\r\n")) {
 		return bytes.ReplaceAll([]byte(PointerBlock), []byte("\n"), []byte("\r\n")), []byte("\r\n")
@@ -598,8 +570,7 @@ func pointerBlockLike(data []byte) (block, nl []byte) {
 	return []byte(PointerBlock), []byte("\n")
 }
 
-// ErrForeignPointer: ensurePointer (changed true) replaced text between its
-// markers that was not its own block.
+// ErrForeignPointer: ensurePointer (changed true) replaced text between its markers that was not its own block.
 var ErrForeignPointer = errors.New("held text carryover did not write between its <!--CARRYOVER:START/END--> markers; replaced with carryover's own block")
 
 // ownPointer: block (START to END marker) is PointerBlock, either line ending.
@@ -607,12 +578,10 @@ func ownPointer(block []byte) bool {
 	return string(bytes.ReplaceAll(block, []byte("\r\n"), []byte("\n"))) == strings.TrimSuffix(PointerBlock, "\n")
 }
 
-// readUserFile reads a user file carryover may edit and returns the path to
-// write back: path, or a symlink's target inside the project (out of its
-// .git; a dangling link or one elsewhere, a dotfiles repo or another
-// project, is the user's arrangement). Such a link, a non-regular file, one
-// with other hard links (a rewrite would change or split them) or an
-// oversized one is left alone (ErrLeftAlone). Reads never block.
+// readUserFile reads a user file carryover may edit and returns the path to write back: path, or a symlink's target
+// inside the project (out of its .git; a dangling link or one elsewhere, a dotfiles repo or another project, is the
+// user's arrangement). Such a link, a non-regular file, one with other hard links (a rewrite would change or split
+// them) or an oversized one is left alone (ErrLeftAlone). Reads never block.
 func readUserFile(path string) (string, []byte, error) {
 	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(path)
@@ -650,8 +619,8 @@ func readUserFile(path string) (string, []byte, error) {
 	return path, b, err
 }
 
-// writeUserFile replaces a user file (readUserFile's path) atomically,
-// keeping an existing file's mode (a new one: userFileMode).
+// writeUserFile replaces a user file (readUserFile's path) atomically, keeping an existing file's mode (a new one:
+// userFileMode).
 func writeUserFile(path string, data []byte) error {
 	return safefile.WriteFile(path, data, safefile.Options{Mode: userFileMode, KeepMode: true})
 }
@@ -667,8 +636,8 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// GitignoreComment headed the ".carryover/" line carryover before issue 24
-// added to the project's .gitignore; `uninstall --purge` takes it out.
+// GitignoreComment headed the ".carryover/" line carryover before issue 24 added to the project's .gitignore;
+// `uninstall --purge` takes it out.
 const GitignoreComment = "# Carryover (auto-added)"
 
 // StripPointer removes carryover's pointer block from a memory file's text.
@@ -680,10 +649,9 @@ func StripPointer(s string) string {
 	return s
 }
 
-// ErrTracked refuses one of carryover's own files that git tracks (issue
-// 21): the `*` .gitignore does not cover it, so a committed RESUME.md would
-// have the next `git commit -a` publish the user's session. Never written
-// nor rotated away: refused, logged, listed by status.
+// ErrTracked refuses one of carryover's own files that git tracks (issue 21): the `*` .gitignore does not cover it, so
+// a committed RESUME.md would have the next `git commit -a` publish the user's session. Never written nor rotated away:
+// refused, logged, listed by status.
 var ErrTracked = errors.New("is tracked by git (it came with the repository): a file written there would be committed; not written")
 
 // ownNames are the files carryover writes directly under .carryover/.
@@ -693,8 +661,8 @@ func trackedErr(path string) error {
 	return fmt.Errorf("%s %w (`git rm --cached %s` lets carryover use it)", path, ErrTracked, path)
 }
 
-// TrackedOwn lists carryover's own files under project/.carryover (and its
-// history) that the project's git tracks, relative to the project.
+// TrackedOwn lists carryover's own files under project/.carryover (and its history) that the project's git tracks,
+// relative to the project.
 func TrackedOwn(project string) []string {
 	r := distill.OpenRepo(project)
 	if r == nil {
@@ -714,24 +682,24 @@ func TrackedOwn(project string) []string {
 	return out
 }
 
-// capturedKey is the sidecar key of the session.json files `carryover
-// capture` wrote for project, apart from its handoffs.
+// capturedKey is the sidecar key of the session.json files `carryover capture` wrote for project, apart from its
+// handoffs.
 func capturedKey(project string) string { return project + "\x00session.json" }
 
-// RecordCaptured records that carryover wrote b as project's session.json
-// (before writing it, like RecordPublished for handoff.md).
+// RecordCaptured records that carryover wrote b as project's session.json (before writing it, like RecordPublished for
+// handoff.md).
 func RecordCaptured(home, project string, b []byte) error {
 	return RecordPublished(home, capturedKey(project), Digest(b))
 }
 
-// Captured reports whether b, project's session.json, is one carryover
-// captured there, unchanged (a committed session.json is no session).
+// Captured reports whether b, project's session.json, is one carryover captured there, unchanged (a committed
+// session.json is no session).
 func Captured(home, project string, b []byte) bool {
 	return slices.Contains(sidecarDigests(SidecarPath(home, capturedKey(project))), Digest(b))
 }
 
-// ReadOwnFile reads project/.carryover/name, a regular file of at most max
-// bytes, without following a symlink (neither .carryover nor name).
+// ReadOwnFile reads project/.carryover/name, a regular file of at most max bytes, without following a symlink (neither
+// .carryover nor name).
 func ReadOwnFile(project, name string, max int64) ([]byte, error) {
 	d, err := ownDir(project, false)
 	if err != nil {
@@ -741,9 +709,8 @@ func ReadOwnFile(project, name string, max int64) ([]byte, error) {
 	return d.ReadFile(name, max)
 }
 
-// RemoveOwnFile removes project/.carryover/name, never following a symlink
-// (a planted link never makes carryover delete a file elsewhere) and never
-// a file git tracks.
+// RemoveOwnFile removes project/.carryover/name, never following a symlink (a planted link never makes carryover delete
+// a file elsewhere) and never a file git tracks.
 func RemoveOwnFile(project, name string) error {
 	if distill.OpenRepo(project).Tracked(filepath.Join(Dir(project), name)) {
 		return fmt.Errorf("%s: %w", filepath.Join(Dir(project), name), ErrTracked)
@@ -756,15 +723,12 @@ func RemoveOwnFile(project, name string) error {
 	return d.Remove(name)
 }
 
-// A .carryover/handoff.md that came with a repository is not a previous
-// session: it is injected only when its hash is one carryover recorded in
-// the home when publishing it: the ledger's `published` table, and a sidecar
-// per project ($CARRYOVER_HOME/published/<hash of the path>) a session start
-// reads when another process holds the ledger. A rewritten sidecar keeps
-// keepDigests (concurrent hooks may finish their writes in another order
-// than they recorded them); sidecarMax is the most of one carryover reads,
-// appends stop short of it (about 60 appends of a 65-byte line) and the next
-// record rewrites the file.
+// A .carryover/handoff.md that came with a repository is not a previous session: it is injected only when its hash is
+// one carryover recorded in the home when publishing it: the ledger's `published` table, and a sidecar per project
+// ($CARRYOVER_HOME/published/<hash of the path>) a session start reads when another process holds the ledger. A
+// rewritten sidecar keeps keepDigests (concurrent hooks may finish their writes in another order than they recorded
+// them); sidecarMax is the most of one carryover reads, appends stop short of it (about 60 appends of a 65-byte line)
+// and the next record rewrites the file.
 const (
 	keepDigests = 8
 	sidecarMax  = 4096
@@ -777,7 +741,9 @@ func Digest(b []byte) string {
 }
 
 // SidecarPath lists the digests of project's published handoffs.
-func SidecarPath(home, project string) string { return filepath.Join(home, "published", homeKey(project)) }
+func SidecarPath(home, project string) string {
+	return filepath.Join(home, "published", homeKey(project))
+}
 
 // homeKey names a project's records under the home: its path's SHA-256, the first 16 bytes in hex.
 func homeKey(project string) string {
@@ -785,11 +751,10 @@ func homeKey(project string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// RecordPublished adds digest to project's sidecar, newest last. Every Stop
-// publishes, so the common case appends one line (safefile.Append: no temp
-// file, no rename, ~0.2 ms less); a missing, full or odd file is rewritten
-// atomically with the newest keepDigests. Neither is synced: a crash loses
-// at most the newest line (that handoff is published again, not injected).
+// RecordPublished adds digest to project's sidecar, newest last. Every Stop publishes, so the common case appends one
+// line (safefile.Append: no temp file, no rename, ~0.2 ms less); a missing, full or odd file is rewritten atomically
+// with the newest keepDigests. Neither is synced: a crash loses at most the newest line (that handoff is published
+// again, not injected).
 func RecordPublished(home, project, digest string) error {
 	path := SidecarPath(home, project)
 	if ok, err := safefile.Append(path, []byte(digest+"\n"), sidecarMax); ok || err != nil {
@@ -823,9 +788,8 @@ func sidecarDigests(path string) []string {
 	return out
 }
 
-// CheckHandoff says why b, project's handoff.md, must not be injected (""
-// when carryover's own: its digest is in the ledger l, when not nil, or in
-// the sidecar under home, for a ledger locked or rebuilt after damage).
+// CheckHandoff says why b, project's handoff.md, must not be injected ("" when carryover's own: its digest is in the
+// ledger l, when not nil, or in the sidecar under home, for a ledger locked or rebuilt after damage).
 func CheckHandoff(b []byte, home, project string, l *ledger.Ledger) string {
 	if !strings.HasPrefix(string(b), HeaderPrefix) {
 		return "it does not start with the carryover header"
@@ -842,17 +806,14 @@ func CheckHandoff(b []byte, home, project string, l *ledger.Ledger) string {
 	return "carryover did not write it, or it changed since (its content matches none of the handoffs carryover published for this project; a repository may have shipped it)"
 }
 
-// carryover is a guest in the user's repositories: its state stays in
-// <project>/.carryover, the pointer block goes only where an agent needs it
-// (Pointer), nothing is written in the home directory, its ancestors or /
-// (NotProject), and every user file it created or appended to is recorded
-// (the edit record) so that `uninstall --purge` puts it back byte for byte.
+// carryover is a guest in the user's repositories: its state stays in <project>/.carryover, the pointer block goes only
+// where an agent needs it (Pointer), nothing is written in the home directory, its ancestors or / (NotProject), and
+// every user file it created or appended to is recorded (the edit record) so that `uninstall --purge` puts it back byte
+// for byte.
 
-// Pointer settings (config `pointer`). auto writes the block only where an
-// installed agent needs it: one whose version has no session-start
-// injection (or one known to be dropped), or whose injection a delivery
-// receipt shows did not arrive here. always writes it in AGENTS.md and the
-// agents' memory files everywhere (carryover before issue 24).
+// Pointer settings (config `pointer`). auto writes the block only where an installed agent needs it: one whose version
+// has no session-start injection (or one known to be dropped), or whose injection a delivery receipt shows did not
+// arrive here. always writes it in AGENTS.md and the agents' memory files everywhere (carryover before issue 24).
 const (
 	PointerAuto   = "auto"
 	PointerAlways = "always"
@@ -864,10 +825,9 @@ var PointerModes = []string{PointerAlways, PointerAuto, PointerNever}
 
 func ValidPointer(s string) bool { return s == PointerAuto || s == PointerAlways || s == PointerNever }
 
-// NotProject reports whether dir is the user's home directory, one of its
-// ancestors or the root: never a project, so the handoff stays in the
-// ledger and no file is written there (Claude Code loads a CLAUDE.md in the
-// home in every project under it; ~/.carryover is usually carryover's home).
+// NotProject reports whether dir is the user's home directory, one of its ancestors or the root: never a project, so
+// the handoff stays in the ledger and no file is written there (Claude Code loads a CLAUDE.md in the home in every
+// project under it; ~/.carryover is usually carryover's home).
 func NotProject(dir, home string) bool {
 	if dir == "" {
 		return true
@@ -883,8 +843,8 @@ func NotProject(dir, home string) bool {
 	return dir == home || strings.HasPrefix(home, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
-// edit is what carryover did to one user file: created it, or appended
-// Added. Prior and Written digest it before and after (Prior "": created).
+// edit is what carryover did to one user file: created it, or appended Added. Prior and Written digest it before and
+// after (Prior "": created).
 type edit struct {
 	Created bool   `json:"created,omitempty"`
 	Added   string `json:"added,omitempty"`
@@ -898,7 +858,9 @@ type editRecord struct {
 	Files   map[string]edit `json:"files"`
 }
 
-func editsPath(home, project string) string { return filepath.Join(home, "edits", homeKey(project)+".json") }
+func editsPath(home, project string) string {
+	return filepath.Join(home, "edits", homeKey(project)+".json")
+}
 
 func loadEdits(home, project string) editRecord {
 	r := editRecord{Project: project, Files: map[string]edit{}}
@@ -916,8 +878,8 @@ func readEdits(path string) (r editRecord) {
 	return r
 }
 
-// recordEdit remembers that carryover changed name in project from prior
-// (nil: none) to after; only a first edit, so a file keeps its original.
+// recordEdit remembers that carryover changed name in project from prior (nil: none) to after; only a first edit, so a
+// file keeps its original.
 func recordEdit(home, project, name string, prior, after []byte) error {
 	r := loadEdits(home, project)
 	if _, ok := r.Files[name]; ok {
@@ -942,8 +904,7 @@ func recordEdit(home, project, name string, prior, after []byte) error {
 	return WriteAtomic(path, append(b, '\n'))
 }
 
-// ensurePointerRecorded is ensurePointer recording a first insertion in the
-// edit record under home.
+// ensurePointerRecorded is ensurePointer recording a first insertion in the edit record under home.
 func ensurePointerRecorded(home, project, name string) error {
 	changed, prior, after, err := ensurePointer(filepath.Join(project, name))
 	if err != nil || !changed || bytes.Contains(prior, []byte(startMarker)) {
@@ -961,8 +922,7 @@ func Canonical(p string) string {
 	return p
 }
 
-// PurgeStep is one thing `uninstall --purge` does (or would do) in a
-// project; Err says why a file was left alone.
+// PurgeStep is one thing `uninstall --purge` does (or would do) in a project; Err says why a file was left alone.
 type PurgeStep struct {
 	Path   string
 	Action string // "delete", "restore", "left alone"
@@ -983,11 +943,9 @@ func EditedProjects(home string) []string {
 	return out
 }
 
-// Purge takes carryover out of project: .carryover, the pointer blocks (a
-// file it created and nobody changed is deleted, one it appended to gets
-// its earlier bytes back), the .gitignore entry of carryover before issue
-// 24, then the project's records under home. A file it cannot account for
-// is left alone, saying why; dryRun changes nothing.
+// Purge takes carryover out of project: .carryover, the pointer blocks (a file it created and nobody changed is
+// deleted, one it appended to gets its earlier bytes back), the .gitignore entry of carryover before issue 24, then the
+// project's records under home. A file it cannot account for is left alone, saying why; dryRun changes nothing.
 func Purge(home, project string, tracked func(path string) bool, dryRun bool) []PurgeStep {
 	var steps []PurgeStep
 	rec := loadEdits(home, project)
@@ -1003,9 +961,8 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 	if fi, err := os.Lstat(dir); err == nil {
 		switch {
 		case Canonical(dir) == Canonical(home), Exists(filepath.Join(dir, "ledger.sqlite")):
-			// carryover's own home (a session once ran in the home
-			// directory), or another one (CARRYOVER_HOME moved): not a
-			// project's state
+			// carryover's own home (a session once ran in the home directory), or another one (CARRYOVER_HOME moved):
+			// not a project's state
 		case !fi.IsDir():
 			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("it is not a directory (a symlink?); carryover never wrote through it")})
 		case tracked != nil && tracked(HandoffPath(project)):
@@ -1025,8 +982,7 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 	return steps
 }
 
-// purgePointer undoes carryover's pointer block in project/name (ok false:
-// nothing of carryover's there).
+// purgePointer undoes carryover's pointer block in project/name (ok false: nothing of carryover's there).
 func purgePointer(project, name string, rec editRecord, dryRun bool) (PurgeStep, bool) {
 	path := filepath.Join(project, name)
 	e, recorded := rec.Files[name]
@@ -1058,8 +1014,8 @@ func purgePointer(project, name string, rec editRecord, dryRun bool) (PurgeStep,
 	return finishPurge(s, rpath, prior, dryRun), true
 }
 
-// recordedPrior is the file before carryover's recorded edit e (nil:
-// created, delete it) and why; an error when it changed since.
+// recordedPrior is the file before carryover's recorded edit e (nil: created, delete it) and why; an error when it
+// changed since.
 func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
 	switch {
 	case e.Created && Digest(data) == e.Written:
@@ -1070,9 +1026,8 @@ func recordedPrior(data []byte, e edit) (prior []byte, why string, err error) {
 	return nil, "", errors.New("changed since carryover wrote its pointer block; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
 }
 
-// unrecordedPrior is the file without the block a carryover that kept no
-// record wrote: exactly the block (nil: delete it), or the block appended
-// after a blank line (ensurePointer's shape); any other shape is an error.
+// unrecordedPrior is the file without the block a carryover that kept no record wrote: exactly the block (nil: delete
+// it), or the block appended after a blank line (ensurePointer's shape); any other shape is an error.
 func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
 	block, nl := pointerBlockLike(data)
 	switch {
@@ -1084,8 +1039,8 @@ func unrecordedPrior(data []byte) (prior []byte, why string, err error) {
 	return nil, "", errors.New("its pointer block is not where carryover appends it (or is damaged), so the rest of the file cannot be accounted for; remove the lines from <!--CARRYOVER:START--> to <!--CARRYOVER:END--> by hand")
 }
 
-// purgeGitignore takes out the ".carryover/" entry carryover before issue
-// 24 appended to .gitignore (no record kept: its exact two lines at the end).
+// purgeGitignore takes out the ".carryover/" entry carryover before issue 24 appended to .gitignore (no record kept:
+// its exact two lines at the end).
 func purgeGitignore(project string, dryRun bool) (PurgeStep, bool) {
 	path := filepath.Join(project, ".gitignore")
 	rpath, data, err := readUserFile(path)
@@ -1128,12 +1083,12 @@ func finishPurge(s PurgeStep, rpath string, prior []byte, dryRun bool) PurgeStep
 	return s
 }
 
-// HistoryDir is .carryover/history: one HO-….md per handoff id, the last
-// content published under it (never committed: .carryover ignores all).
+// HistoryDir is .carryover/history: one HO-….md per handoff id, the last content published under it (never committed:
+// .carryover ignores all).
 const HistoryDir = "history"
 
-// openHistory opens .carryover/history to read or remove, never through a
-// symlink (writes open it from the project's opened .carryover).
+// openHistory opens .carryover/history to read or remove, never through a symlink (writes open it from the project's
+// opened .carryover).
 func openHistory(project string) (*safefile.Dir, error) {
 	d, err := ownDir(project, false)
 	if err != nil {
@@ -1143,13 +1098,11 @@ func openHistory(project string) (*safefile.Dir, error) {
 	return d.Sub(HistoryDir, false, 0o700)
 }
 
-// writeHistory stores text as handoff id's history in the opened .carryover
-// when its content changed, then keeps the newest keep of owned (ids sort by
-// time), and reports whether it wrote. Rotation removes only files
-// carryover recorded writing (owned: the ledger's handoff log, and id): 50
-// planted HO-2099… files, sorting after every real id, are neither counted
-// (counted, they made rotation delete each real file as it was written) nor
-// removed, and no file git tracks is written or removed. nil owned: none.
+// writeHistory stores text as handoff id's history in the opened .carryover when its content changed, then keeps the
+// newest keep of owned (ids sort by time), and reports whether it wrote. Rotation removes only files carryover recorded
+// writing (owned: the ledger's handoff log, and id): 50 planted HO-2099… files, sorting after every real id, are
+// neither counted (counted, they made rotation delete each real file as it was written) nor removed, and no file git
+// tracks is written or removed. nil owned: none.
 func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string]bool, repo *distill.Repo, project string) (bool, error) {
 	if !ValidID(id) {
 		return false, fmt.Errorf("invalid handoff id %q", id)
@@ -1177,8 +1130,7 @@ func writeHistory(own *safefile.Dir, id, text string, keep int, owned map[string
 	return true, rotate(d, id, keep, owned, func(x string) bool { return repo.Tracked(path(x)) })
 }
 
-// rotate removes the oldest recorded history files (owned, and id) past the
-// newest keep; never one git tracks.
+// rotate removes the oldest recorded history files (owned, and id) past the newest keep; never one git tracks.
 func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked func(id string) bool) error {
 	if keep <= 0 {
 		keep = DefaultHistoryKeep
@@ -1264,8 +1216,8 @@ func RemoveHistory(project string, ids []string) error {
 	return nil
 }
 
-// MatchID resolves an id or a prefix of one among ids; with no match, ok is
-// false and closest the nearest id (for the error's hint).
+// MatchID resolves an id or a prefix of one among ids; with no match, ok is false and closest the nearest id (for the
+// error's hint).
 func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
 	var hits []string
 	for _, id := range ids {
@@ -1292,8 +1244,8 @@ func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
 	return "", false, best
 }
 
-// EditDistance is the Levenshtein distance in runes: the one "did you mean"
-// measure (history ids, config keys, commands, flags).
+// EditDistance is the Levenshtein distance in runes: the one "did you mean" measure (history ids, config keys,
+// commands, flags).
 func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
