@@ -75,17 +75,9 @@ func (r *Rendered) Record() {
 	}
 }
 
-// Prepare renders the handoff distilled in st, records it in the ledger and returns it for the caller to write
-// (WriteProject); nil when unchanged.
-func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
-	r, err := p.Render(l, st)
-	r.Record()
-	return r, err
-}
-
-// Render is Prepare leaving the ledger's records to Rendered.Record: the hook starts writing the files first, so the
-// two overlap (independent: a handoff.md is trusted by the ledger's record or by the sidecar, which is written before
-// the file).
+// Render renders the handoff distilled in st for the caller to write (WriteProject; nil when unchanged), leaving the
+// ledger's records to Rendered.Record: the hook starts writing the files first, so the two overlap (independent: a
+// handoff.md is trusted by the ledger's record or by the sidecar, which is written before the file).
 func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
 	h := st.Handoff(distill.Options{Project: p.Root})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {

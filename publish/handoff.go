@@ -103,11 +103,7 @@ var (
 
 func renderHead(h distill.Handoff, o RenderOptions) []string {
 	mode, protocol := Protocol(o.Mode)
-	tool := h.Tool
-	if tool == "" {
-		tool = "unknown"
-	}
-	header := Header(o.Now, ContentLine(tool))
+	header := Header(o.Now, ContentLine(cmp.Or(h.Tool, "unknown")))
 	if o.ID != "" {
 		header += " · " + o.ID
 	}
@@ -128,11 +124,7 @@ func nextAction(h distill.Handoff) string {
 // taskSection is the goal and the latest request. Those and the next action come first, clipped so all three sit in the
 // first ~1,000 characters: a reader of only the top still gets them.
 func taskSection(h distill.Handoff, pinned *ledger.PinnedTask) []string {
-	task := h.Task
-	if task == "" {
-		task = "(no request recorded yet)"
-	}
-	taskLines := []string{clip(ContentLine(task), goalChars)}
+	taskLines := []string{clip(ContentLine(cmp.Or(h.Task, "(no request recorded yet)")), goalChars)}
 	if h.Latest != "" {
 		taskLines = append(taskLines, "Latest request: "+clip(ContentLine(h.Latest), latestChars))
 	}
@@ -431,29 +423,19 @@ func Ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "earlier"
 	}
-	d := now.Sub(t)
-	switch {
+	switch d := now.Sub(t); {
 	case d < 0:
 		return t.UTC().Format("2006-01-02 15:04")
 	case d < time.Minute:
 		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
 	case d < 60*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+		return AgeWords(d) + " ago"
 	}
 	return t.UTC().Format("2006-01-02")
 }
 
 // ShortID is an id cut to 12 characters, for lines and messages.
-func ShortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
+func ShortID(id string) string { return id[:min(len(id), 12)] }
 
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -765,13 +747,7 @@ func NewID(now time.Time, session string) string {
 		}
 		return -1
 	}, session)
-	if len(s) > 8 {
-		s = s[:8]
-	}
-	if s == "" {
-		s = "nosess"
-	}
-	return "HO-" + now.UTC().Format("20060102-150405") + "-" + s
+	return "HO-" + now.UTC().Format("20060102-150405") + "-" + cmp.Or(s[:min(len(s), 8)], "nosess")
 }
 
 // ValidID: id is a whole HO-YYYYMMDD-HHMMSS-<1 to 8 of [0-9A-Za-z_-]>, checked by hand, not by a pattern compiled at
@@ -786,18 +762,15 @@ func ValidID(id string) bool {
 
 // IDOf is the id in a handoff's header line ("" before ids).
 func IDOf(header string) string {
-	if !strings.HasPrefix(header, HeaderPrefix) {
-		return ""
-	}
 	_, tail, ok := strings.Cut(header, " · ")
-	if !ok || !ValidID(strings.TrimSpace(tail)) {
+	if tail = strings.TrimSpace(tail); !ok || !strings.HasPrefix(header, HeaderPrefix) || !ValidID(tail) {
 		return ""
 	}
-	return strings.TrimSpace(tail)
+	return tail
 }
 
 func IDTime(id string) (time.Time, bool) {
-	if !ValidID(id) || len(id) < 18 {
+	if !ValidID(id) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse("20060102-150405", id[3:18])
@@ -825,15 +798,8 @@ func ExpiredNotice(r ledger.HandoffRecord, now time.Time) string {
 
 // Banner is the one line a user sees at session start.
 func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string) string) string {
-	goal, next := r.Goal, r.Next
-	if goal == "" {
-		goal = "(no goal recorded)"
-	}
-	if next == "" {
-		next = "(none stated)"
-	}
 	b := "carryover · " + ContentLine(filepath.Base(root)) + " · handoff " + r.ID + " from " + ContentLine(r.Tool) + " " + Ago(now, r.Updated) +
-		" · Resuming: " + clip(ContentLine(goal), 120) + " · Next: " + clip(ContentLine(next), 120)
+		" · Resuming: " + clip(ContentLine(cmp.Or(r.Goal, "(no goal recorded)")), 120) + " · Next: " + clip(ContentLine(cmp.Or(r.Next, "(none stated)")), 120)
 	if red != nil {
 		b = red(b)
 	}
@@ -987,14 +953,7 @@ func GitOfText(text string) (head, branch string) {
 	return "", ""
 }
 
-func isHexString(s string) bool {
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return s != ""
-}
+func isHexString(s string) bool { return s != "" && strings.Trim(s, "0123456789abcdef") == "" }
 
 func PinnedOfText(text string) string {
 	task := SectionLines(text, "## Task")

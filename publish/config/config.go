@@ -177,12 +177,10 @@ func (c *Config) mergeRanked(key string, dst *string, cur, mode, def string, ran
 func otherKeys(keys map[string]any, path string) []string {
 	var notes, rest []string
 	for k := range keys {
-		switch k {
-		case "resume", "redact", "limits", "context", "pointer":
-		case "tools", "trusted_projects", "expire_after", "history_keep", "ignore":
-			notes = append(notes, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
-		default:
+		if ck, ok := LookupKey(k); !ok {
 			rest = append(rest, k)
+		} else if ck.GlobalOnly {
+			notes = append(notes, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
 		}
 	}
 	sort.Strings(rest)

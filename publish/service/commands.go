@@ -53,8 +53,8 @@ func (p *Project) Publish() error {
 	if err != nil {
 		return err
 	}
-	r, err := p.Prepare(p.ledger, st)
-	if err != nil || r == nil {
+	r, err := p.Render(p.ledger, st)
+	if r.Record(); err != nil || r == nil {
 		return err
 	}
 	return p.WriteProject(r.Text, r.Tool)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -181,9 +182,7 @@ func loadAgentRecords(home string) map[string]AgentRecord {
 // SaveAgentRecords merges recs into home's AgentsFile (install).
 func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
 	all := loadAgentRecords(home)
-	for k, v := range recs {
-		all[k] = v
-	}
+	maps.Copy(all, recs)
 	b, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
 		return err

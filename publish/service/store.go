@@ -311,8 +311,12 @@ func (s *Store) Forget(id string, dryRun bool, out, errw io.Writer) error {
 	if len(ss) == 0 {
 		return NotFound{fmt.Errorf("no session %q in the ledger (`carryover list --all` shows the sessions)", id)}
 	}
-	if natives := distinctNatives(ss); len(natives) > 1 {
-		return fmt.Errorf("%q starts %d session ids (%s…); give more of it", id, len(natives), natives[0])
+	natives := map[string]bool{}
+	for _, se := range ss {
+		natives[se.NativeID] = true
+	}
+	if len(natives) > 1 {
+		return fmt.Errorf("%q starts %d session ids (%s…); give more of it", id, len(natives), ss[0].NativeID)
 	}
 	f := forgetting{Store: s, dryRun: dryRun, out: out, errw: errw}
 	for _, se := range ss {
@@ -394,16 +398,4 @@ func (f forgetting) remove(what string, del func() error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(f.errw, "carryover: could not delete %s: %v\n", what, err)
 	}
-}
-
-func distinctNatives(ss []ledger.Session) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range ss {
-		if !seen[s.NativeID] {
-			seen[s.NativeID] = true
-			out = append(out, s.NativeID)
-		}
-	}
-	return out
 }
