@@ -178,41 +178,33 @@ func quotedText(secs map[string]*section) string {
 }
 
 // fitSections is how many lines of each section fit: every section's minimum first, then lines in priority order until
-// a cap would be exceeded.
+// a cap would be exceeded; lines and chars count the output as writeHandoff writes it.
 func fitSections(secs map[string]*section, head []string, intro, fence string) map[string]int {
 	take := map[string]int{}
-	count := func() (int, int) {
-		lines, chars := len(head)+3, len(intro)+2*len(fence)+3
-		for _, l := range head {
-			chars += len(l) + 1
+	lines, chars := len(head)+3, len(intro)+2*len(fence)+3
+	for _, l := range head {
+		chars += len(l) + 1
+	}
+	// grow takes section k's next line (with its title if first) unless capped and a cap would be exceeded.
+	grow := func(k string, capped bool) bool {
+		s := secs[k]
+		dl, dc := 1, len(s.lines[take[k]])+1
+		if take[k] == 0 {
+			dl, dc = 2, dc+len(s.title)+1
 		}
-		for _, k := range sectionOrder {
-			s := secs[k]
-			if take[k] == 0 {
-				continue
-			}
-			lines += 1 + take[k]
-			chars += len(s.title) + 1
-			for _, l := range s.lines[:take[k]] {
-				chars += len(l) + 1
-			}
+		if capped && (lines+dl > MaxLines || chars+dc > MaxChars) {
+			return false
 		}
-		return lines, chars
+		lines, chars, take[k] = lines+dl, chars+dc, take[k]+1
+		return true
 	}
 	for _, k := range sectionPriority {
-		s := secs[k]
-		if s.min > 0 {
-			take[k] = min(s.min, len(s.lines))
+		for take[k] < min(secs[k].min, len(secs[k].lines)) {
+			grow(k, false)
 		}
 	}
 	for _, k := range sectionPriority {
-		s := secs[k]
-		for take[k] < len(s.lines) {
-			take[k]++
-			if l, c := count(); l > MaxLines || c > MaxChars {
-				take[k]--
-				break
-			}
+		for take[k] < len(secs[k].lines) && grow(k, true) {
 		}
 	}
 	return take
@@ -381,13 +373,7 @@ func failureLines(h distill.Handoff) []string {
 
 // EarlierErrors are a collapsed failure's distinct errors but its newest, oldest first.
 func EarlierErrors(f distill.Failure) []string {
-	var out []string
-	for _, e := range f.Errors {
-		if e != f.Error {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(f.Errors), func(e string) bool { return e == f.Error })
 }
 
 func gitLines(h distill.Handoff) []string {
@@ -518,12 +504,9 @@ func Fence(text string) string { return FenceAtLeast(text, minFence) }
 // text needs more.
 func FenceAtLeast(text string, min int) string {
 	n := min - 1
-	for len(text) > 0 {
-		line, rest, _ := strings.Cut(text, "\n")
-		text = rest
+	for line := range strings.Lines(text) {
 		t := strings.TrimLeft(line, " \t\r\v\f")
-		k := len(t) - len(strings.TrimLeft(t, "`"))
-		n = max(n, k)
+		n = max(n, len(t)-len(strings.TrimLeft(t, "`")))
 	}
 	return strings.Repeat("`", n+1)
 }

@@ -262,14 +262,10 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 func dropSupersededBy(l *ledger.Ledger, root, d string, held []string) {
 	ds, _ := Decisions(l, root)
 	for _, o := range ds {
-		if stale(o, held) && distill.Supersedes(d, o.Text) {
+		if o.Source == ledger.DecisionExtracted && !slices.Contains(held, o.Text) && distill.Supersedes(d, o.Text) {
 			DropDecision(l, root, o.Text)
 		}
 	}
-}
-
-func stale(d ledger.Decision, held []string) bool {
-	return d.Source == ledger.DecisionExtracted && !slices.Contains(held, d.Text)
 }
 
 // DropDecision marks a decision dropped (kept, so the extractor does not bring it back).
@@ -556,21 +552,18 @@ func History(l *ledger.Ledger, project string, now time.Time, expireAfter time.D
 	if err != nil {
 		return out, fmt.Errorf("read history of %s: %w", project, err)
 	}
-	onDisk := map[string]bool{}
-	for _, id := range files {
-		onDisk[id] = true
-	}
 	recs, err := records(l, project)
 	if err != nil {
 		return out, err
 	}
+	known := map[string]bool{}
 	for _, r := range recs {
 		cs, _ := Consumers(l, r)
-		out = append(out, entryOf(r, cs, now, expireAfter, onDisk[r.ID]))
-		delete(onDisk, r.ID)
+		out = append(out, entryOf(r, cs, now, expireAfter, slices.Contains(files, r.ID)))
+		known[r.ID] = true
 	}
 	for _, id := range files {
-		if onDisk[id] {
+		if !known[id] {
 			out = append(out, HistoryEntry{ID: id, Status: "unrecorded", File: true, ConsumedBy: []ConsumerReport{}})
 		}
 	}
