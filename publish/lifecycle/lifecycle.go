@@ -262,10 +262,14 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 func dropSupersededBy(l *ledger.Ledger, root, d string, held []string) {
 	ds, _ := Decisions(l, root)
 	for _, o := range ds {
-		if o.Source == ledger.DecisionExtracted && !slices.Contains(held, o.Text) && distill.Supersedes(d, o.Text) {
+		if stale(o, held) && distill.Supersedes(d, o.Text) {
 			DropDecision(l, root, o.Text)
 		}
 	}
+}
+
+func stale(d ledger.Decision, held []string) bool {
+	return d.Source == ledger.DecisionExtracted && !slices.Contains(held, d.Text)
 }
 
 // DropDecision marks a decision dropped (kept, so the extractor does not bring it back).
@@ -284,11 +288,9 @@ func PinTask(s ledger.Store, project, text string, at time.Time) error {
 func Task(s ledger.Store, project string) (ledger.PinnedTask, bool) {
 	var t ledger.PinnedTask
 	var at int64
-	if err := s.QueryRow(`SELECT text, at FROM pinned_task WHERE project = ?`, project).Scan(&t.Text, &at); err != nil {
-		return t, false
-	}
+	err := s.QueryRow(`SELECT text, at FROM pinned_task WHERE project = ?`, project).Scan(&t.Text, &at)
 	t.At = time.UnixMilli(at)
-	return t, true
+	return t, err == nil
 }
 
 // UnpinTask removes the project's pinned task, returning it.
@@ -462,15 +464,14 @@ func deliveryNotes(p *publish.Project, l *ledger.Ledger, rec ledger.HandoffRecor
 // publishes its own at its first prompt, and a session starting beside it must still hear the task is taken.
 func takeovers(l *ledger.Ledger, rec ledger.HandoffRecord) []Consumer {
 	recs, _ := Records(l, rec.Project, 8)
-	for i, r := range recs {
-		if r.ID != rec.ID || i+1 >= len(recs) {
-			continue
-		}
-		cs, _ := Consumers(l, recs[i+1])
-		for _, c := range cs {
-			if c.SessionID == rec.SessionID {
-				return []Consumer{c}
-			}
+	i := slices.IndexFunc(recs, func(r ledger.HandoffRecord) bool { return r.ID == rec.ID })
+	if i < 0 || i+1 >= len(recs) {
+		return nil
+	}
+	cs, _ := Consumers(l, recs[i+1])
+	for _, c := range cs {
+		if c.SessionID == rec.SessionID {
+			return []Consumer{c}
 		}
 	}
 	return nil

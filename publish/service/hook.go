@@ -173,9 +173,8 @@ type AgentRecord struct {
 
 func loadAgentRecords(home string) map[string]AgentRecord {
 	m := map[string]AgentRecord{}
-	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
-		_ = json.Unmarshal(b, &m)
-	}
+	b, _ := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10) // nil on error: Unmarshal then leaves m empty
+	_ = json.Unmarshal(b, &m)
 	return m
 }
 
