@@ -402,10 +402,7 @@ func (ev *event) sync() error {
 	} else if ledger.IsBusy(err) && ev.class == adapters.ClassStart {
 		ev.injectFile(nl) // another process holds the ledger
 	}
-	if err != nil {
-		return busyReason(err)
-	}
-	return nil
+	return busyReason(err) // nil without an error
 }
 
 // republish re-distils the handoff when this event should and returns the one to write (nil: none). Tool events (every
