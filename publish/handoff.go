@@ -1182,40 +1182,30 @@ func (p *Project) ReadHandoff(l *ledger.Ledger) string {
 	if p.NotProject {
 		return p.Held
 	}
-	b, why := p.readOwn(l)
-	if why != "" {
-		p.Log("handoff.md in %s is not injected: %s", p.Root, why)
-	}
-	return string(b)
+	return string(p.readOwn(l, "handoff.md in %s is not injected: %s"))
 }
 
 // HandoffTrusted reports whether the project's handoff.md is carryover's own, logging why not (silently false when
 // there is none).
 func (p *Project) HandoffTrusted(l *ledger.Ledger) bool {
-	if p.NotProject {
-		return false
-	}
-	b, why := p.readOwn(l)
-	if why != "" {
-		p.Log("handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes", p.Root, why)
-	}
-	return b != nil
+	return !p.NotProject && p.readOwn(l, "handoff.md in %s is not carryover's: %s; not injected, and replaced when carryover next publishes") != nil
 }
 
-// readOwn is the project's handoff.md when carryover's own, else why not (nil, "" when there is none or it cannot be
-// read, logged).
-func (p *Project) readOwn(l *ledger.Ledger) ([]byte, string) {
+// readOwn is the project's handoff.md when carryover's own, else nil, logging why (untrusted: the project and why) or
+// that it cannot be read (silent when there is none).
+func (p *Project) readOwn(l *ledger.Ledger, untrusted string) []byte {
 	b, err := ReadHandoffFile(p.Root) // never through a symlink, never a FIFO
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			p.Log("read handoff: %v", err)
 		}
-		return nil, ""
+		return nil
 	}
 	if why := CheckHandoff(b, p.Home, p.Root, l); why != "" {
-		return nil, why
+		p.Log(untrusted, p.Root, why)
+		return nil
 	}
-	return b, ""
+	return b
 }
 
 // Inject renders text for the agent's hook stdout: redacted, with a staleness note, clipped, in the agent's envelope
