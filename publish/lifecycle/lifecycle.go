@@ -729,7 +729,7 @@ func headLine(from, to string, commits distill.CommitCount) string {
 }
 
 // Restoring a project's lifecycle from its files. A ledger rebuilt after damage gets back what the damaged file still
-// held (ledger/recover_ lifecycle.go); when that was unreadable (a destroyed header on a ledger too large to rebuild on
+// held (ledger/recover_lifecycle.go); when that was unreadable (a destroyed header on a ledger too large to rebuild on
 // a copy), the project's own files still hold its last handoffs. Those may be planted by a repository: only a text
 // whose digest carryover recorded when publishing it (sidecar under the home, or the ledger) is read, only through
 // safefile. A history file no record vouches for stays "unrecorded"; it never adds decisions or a pinned task.
