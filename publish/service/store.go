@@ -194,22 +194,16 @@ func (s *Store) project(root string) *Project {
 // NotInjected says why the project's handoff.md would not be injected ("" when it would, or there is none), and which
 // of carryover's own files it does not write because git tracks them (publish.TrackedOwn).
 func (p *Project) NotInjected() string {
-	why := ""
+	var why []string
 	if b, err := publish.ReadHandoffFile(p.Root); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		why = err.Error()
-	} else if err == nil {
-		if w := publish.CheckHandoff(b, p.Home, p.Root, p.ledger); w != "" {
-			why = "its .carryover/handoff.md is not injected: " + w
-		}
+		why = append(why, err.Error())
+	} else if w := publish.CheckHandoff(b, p.Home, p.Root, p.ledger); err == nil && w != "" {
+		why = append(why, "its .carryover/handoff.md is not injected: "+w)
 	}
 	if t := publish.TrackedOwn(p.Root); len(t) > 0 {
-		note := "git tracks " + strings.Join(t, ", ") + ": carryover does not write them (they came with the repository; `git rm --cached` them to let it)"
-		if why != "" {
-			return why + "; " + note
-		}
-		return note
+		why = append(why, "git tracks "+strings.Join(t, ", ")+": carryover does not write them (they came with the repository; `git rm --cached` them to let it)")
 	}
-	return why
+	return strings.Join(why, "; ")
 }
 
 // LastLimit is the newest limit an agent reached.
