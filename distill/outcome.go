@@ -1359,16 +1359,24 @@ func announces(low string) bool {
 
 // negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
 // and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says
-// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it.
+// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it,
+// and so does one whose clause closes before the step ("No problem, I'll add…", "No — I'll run it"): the lists
+// hold every language's words, so Spanish "no" is also English "No".
 func negatedStep(s string) bool {
-	words := strings.Fields(s)
+	words, neg := strings.Fields(s), false
 	for _, w := range words[:min(4, len(words))] {
-		if _, post := negationAt(strings.Trim(w, ",.;:!?")); post {
-			return true
+		core := strings.TrimRight(w, clauseEnds)
+		if _, post := negationAt(strings.TrimLeft(core, clauseEnds)); post {
+			neg = true
+		}
+		if core != w || core == "" {
+			neg = false // its clause closes here
 		}
 	}
-	return false
+	return neg
 }
+
+const clauseEnds = ",.;:!?—–-"
 
 func (st *State) nextCompletion(in *nextIn) (string, bool) {
 	if !in.h.Completed {
