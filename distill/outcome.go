@@ -84,12 +84,17 @@ var execVerbs = map[string][]string{"uv": {"run"}, "poetry": {"run"}, "pdm": {"r
 	"bundle": {"exec"}, "pnpm": {"dlx", "exec"}, "yarn": {"dlx", "exec"}, "npm": {"exec"}, "bun": {"x"},
 	"docker": {"run", "exec"}, "podman": {"run", "exec"}, "docker-compose": {"run", "exec"}, "kubectl": {"exec"}}
 
-// unwrapExec drops exec wrappers: the verb, its flags and, for a container, its image, service or pod.
+// unwrapExec drops exec wrappers: the program's options, the verb, its flags and, for a container, its image,
+// service or pod (`docker compose -f ci.yml --profile test run web pytest` is pytest's).
 func unwrapExec(f []string) []string {
 	for len(f) > 2 {
-		prog, g := progName(f[0]), f
-		if f[1] == "compose" {
-			prog, g = "docker-compose", f[1:]
+		prog, g := progName(f[0]), f[verbAt(progName(f[0]), f)-1:]
+		if len(g) > 2 && g[1] == "compose" {
+			prog = "docker-compose"
+			g = g[verbAt(prog, g[1:]):]
+		}
+		if len(g) < 2 {
+			return f
 		}
 		i := execStart(prog, g)
 		if i < 0 || i >= len(g) {
@@ -98,6 +103,19 @@ func unwrapExec(f []string) []string {
 		f = skipPrefixWords(g[i:])
 	}
 	return f
+}
+
+// verbAt: where f's verb stands after the program's own options; an option's value is the word after it that is
+// neither an option nor a verb (`-f ci.yml`, `--context prod`; `--verbose run` has none).
+func verbAt(prog string, f []string) int {
+	i := 1
+	for i < len(f) && strings.HasPrefix(f[i], "-") && f[i] != "--" {
+		if i+1 < len(f) && !strings.Contains(f[i], "=") && !strings.HasPrefix(f[i+1], "-") && f[i+1] != "compose" && !slices.Contains(execVerbs[prog], f[i+1]) {
+			i++
+		}
+		i++
+	}
+	return i
 }
 
 // execStart: where the command f's exec verb runs starts, -1 for none.
@@ -136,34 +154,59 @@ var valueFlags = []string{"--name", "--env", "--volume", "--workdir", "--user", 
 
 // segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
 func segmentArgs(prog string, f []string) string {
-	parts := []string{prog}
-	var paths, filters []string
-	sub, script := slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
-	for i, a := range f[1:] {
-		if strings.HasPrefix(a, "-") {
-			if prog == "python" && a == "-m" && i+2 < len(f) {
-				sub, script = true, false // python -m pytest: the module is the program
+	a := segWords{parts: []string{prog}}
+	a.sub, a.script = slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
+	for i, w := range f[1:] {
+		if strings.HasPrefix(w, "-") {
+			if prog == "python" && w == "-m" && i+2 < len(f) {
+				a.sub, a.script = true, false // python -m pytest: the module is the program
 			}
 			continue
 		}
-		a = argWord(a)
-		switch {
-		case sub && strings.Contains(a, "="): // git -c key=value commit
-		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
-			parts = append(parts, a)
-			// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
-			// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
-			sub = len(parts) == 2 && (script || slices.Contains(runners, a))
-		case strings.ContainsAny(a, "/."):
-			paths = append(paths, a)
-		case isFilter(parts, a):
-			filters = append(filters, a)
-		}
+		a.add(argWord(w), f[i])
 	}
-	sort.Strings(paths)
-	sort.Strings(filters)
-	return segKeyString(parts, paths, filters)
+	sort.Strings(a.paths)
+	sort.Strings(a.filters)
+	return segKeyString(a.parts, a.paths, a.filters)
 }
+
+// segWords gathers a segment's key: program and subcommand, paths, test filters.
+type segWords struct {
+	parts, paths, filters []string
+	sub, script           bool
+}
+
+// add files word a, prev the word before it.
+func (s *segWords) add(a, prev string) {
+	switch {
+	case s.sub && strings.Contains(a, "="): // git -c key=value commit
+	case s.sub && (len(s.parts) == 1 || !strings.ContainsAny(a, "/.")):
+		s.parts = append(s.parts, a)
+		// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
+		// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
+		s.sub = len(s.parts) == 2 && (s.script || slices.Contains(runners, a))
+	case strings.ContainsAny(a, "/."):
+		s.paths = append(s.paths, a)
+	case isFilter(s.parts, a) && !flagValue(prev):
+		s.filters = append(s.filters, a)
+	}
+}
+
+// flagValue: the word after flag is the flag's own value, not a test filter — a long flag (`--cov app`, `--logger
+// trx`, Go's `-tags integration`) that does not select tests by name. A selecting flag's value is a filter (`-k
+// slug`, `-run TestX`, `--filter Invoice`, `--grep cart`, `-t sums`); so is a word after a one-letter switch (`-v`,
+// `-x`) or a negated boolean (`--no-cache`). A boolean long flag before a filter (`--coverage cart`) reads as a value:
+// the filter is lost and the run counts as the whole suite.
+func flagValue(flag string) bool {
+	name := strings.ToLower(strings.TrimLeft(flag, "-"))
+	if !strings.HasPrefix(flag, "-") || strings.Contains(flag, "=") || len(name) < 2 || strings.HasPrefix(name, "no-") {
+		return false
+	}
+	return !containsAny(name, selectorWords)
+}
+
+// selectorWords: what a flag that selects tests by name has in its name, across runners (pytest -k/-m take one letter).
+var selectorWords = []string{"run", "filter", "grep", "pattern", "match", "name", "only", "select", "spec", "test", "skip", "exclude", "include"}
 
 // segKeyString is "parts\tpaths ?filters" in one allocation (BenchmarkFold: 3 a segment were Join, Join and +).
 func segKeyString(parts, paths, filters []string) string {

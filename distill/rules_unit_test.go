@@ -45,6 +45,12 @@ func TestTargetKey(t *testing.T) {
 		{"docker compose run --rm web pytest -x", "pytest"},
 		{"docker run --rm -v /p:/app -w /app python:3.12 pytest tests/", "uv run pytest tests/"},
 		{"bundle exec rspec spec/a_spec.rb", "rspec spec/a_spec.rb"},
+		{"docker compose -f docker-compose.test.yml run --rm web pytest", "pytest"},
+		{"docker --context ci compose --profile test -p shop exec -T api rspec", "rspec"},
+		{"kubectl -n staging exec api-0 -- go test ./...", "go test ./..."},
+		{"poetry --directory backend run pytest --cov app", "pytest"},
+		{"dotnet test --logger trx", "dotnet test"},
+		{"go test -tags integration ./...", "go test ./..."},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -71,6 +77,11 @@ func TestTargetKey(t *testing.T) {
 		{"docker compose run web pytest", "docker compose run web flake8"},
 		{"kubectl exec api-0 -- python manage.py test", "kubectl exec -n ns api-0 -- python manage.py migrate"},
 		{"docker-compose exec -T db psql", "docker-compose exec -T web pytest"},
+		{"docker compose -f ci.yml run web pytest", "docker compose -f ci.yml run web flake8"},
+		{"npx jest -t sums", "npx jest"},
+		{"dotnet test --filter Invoice", "dotnet test"},
+		{"mocha --grep cart", "mocha"},
+		{"go test -v -run TestX ./...", "go test ./..."},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
