@@ -105,6 +105,19 @@ func unwrapExec(f []string) []string {
 	return f
 }
 
+// unwrapped is cmd with each exec wrapper's own words dropped: `docker compose -f docker-compose.test.yml run web
+// flake8` runs flake8, whatever its compose file is named.
+func unwrapped(cmd string) string {
+	segs := splitSegments(cmd)
+	for i, seg := range segs {
+		f := skipPrefixWords(cmdFields(seg))
+		if u := unwrapExec(f); len(u) < len(f) {
+			segs[i] = strings.Join(u, " ")
+		}
+	}
+	return strings.Join(segs, " ; ")
+}
+
 // verbAt: where f's verb stands after the program's own options; an option's value is the word after it that is
 // neither an option nor a verb (`-f ci.yml`, `--context prod`; `--verbose run` has none).
 func verbAt(prog string, f []string) int {

@@ -57,6 +57,10 @@ func TestTargetKey(t *testing.T) {
 			t.Errorf("%q and %q should share a target: %q vs %q", p[0], p[1], targetKey(p[0]), targetKey(p[1]))
 		}
 	}
+	// a wrapper's options are no part of what it runs: a compose file named *.test.yml makes flake8 no test run
+	if isTestCmd("docker compose -f docker-compose.test.yml run web flake8") || !isTestCmd("docker compose -f ci.yml run web pytest") {
+		t.Error("isTestCmd reads the wrapper's options")
+	}
 	if k := targetKey("docker compose up -d"); k != "docker compose\t" { // no exec verb: the program stays
 		t.Errorf("docker compose up: %q", k)
 	}
