@@ -422,10 +422,12 @@ func errorLine(text string) string {
 		l = strings.Join(strings.Fields(l), " ")
 	}
 	switch {
-	case at[0] >= 0 && !strings.Contains(l, ":") && at[2] >= 0 && at[2] != i:
-		l = lines[at[2]] + " — " + l // a bare "AssertionError": the line naming the test says more
+	case at[0] >= 0 && !strings.Contains(l, ":") && at[3] >= 0 && at[3] != i:
+		l = lines[at[3]] + " — " + l // a bare "AssertionError": the line naming the test says more
 	case strings.HasSuffix(l, ":") && i+1 < len(lines) && message(lines[i+1]):
 		l += " " + lines[i+1]
+	case i == at[2] && i+1 < len(lines) && labelled(l) && labelled(lines[i+1]):
+		l += ", " + lines[i+1] // Jest's "Expected: 42" over "Received: 41"
 	}
 	return clip(l, 160)
 }
@@ -438,10 +440,10 @@ func message(l string) bool {
 }
 
 // errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
-// preference, the last exception line, the first diagnostic at a location, the first with an error word and the
-// first line (-1: none). Only a line that may still be chosen is lower-cased.
-func errorCandidates(text string) (lines []string, at [4]int) {
-	at, lines = [4]int{-1, -1, -1, -1}, strings.Split(text, "\n")
+// preference, the last exception line, the first diagnostic at a location, the first assertion, the first with an
+// error word and the first line (-1: none). Only a line that may still be chosen is lower-cased.
+func errorCandidates(text string) (lines []string, at [5]int) {
+	at, lines = [5]int{-1, -1, -1, -1, -1}, strings.Split(text, "\n")
 	n := 0
 	for _, l := range lines {
 		l, ok := outputLine(l)
@@ -455,15 +457,40 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
 			at[1] = n - 1
 		}
-		if at[2] == n-2 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
-			at[2] = -1
+		if at[3] == n-2 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
+			at[3] = -1
 		}
-		if at[2] < 0 && errWorded(l) {
+		if at[2] < 0 && assertion(l) {
 			at[2] = n - 1
 		}
+		if at[3] < 0 && errWorded(l) {
+			at[3] = n - 1
+		}
 	}
-	at[3] = min(0, n-1)
+	at[4] = min(0, n-1)
 	return lines[:n], at
+}
+
+// assertion: l states what a check expected against what it got — PHPUnit's "Failed asserting that 41 matches
+// expected 42", JUnit's "expected:<42> but was:<41>", Mocha's "AssertionError [ERR_ASSERTION]: 41 == 42", Jest's
+// "Expected: 42", pytest's "assert 41 == 42" — where no exception line or diagnostic says more than a runner's
+// "There was 1 failure:" or "> Task :test FAILED". A count ("Assertions: 3") states nothing.
+func assertion(l string) bool {
+	low := strings.ToLower(l)
+	if i := strings.Index(low, "assert"); i >= 0 {
+		return !strings.HasPrefix(low[i:], "assertions:")
+	}
+	i := strings.Index(low, "expected")
+	return i == 0 || i > 0 && containsAny(low[i:], actualWords)
+}
+
+// actualWords: what follows an expectation to state the actual value.
+var actualWords = []string{" but ", "got", "received", "actual", "instead", "found"}
+
+// labelled: l opens with a one-word label ("Received: 41").
+func labelled(l string) bool {
+	w, _, ok := strings.Cut(l, ":")
+	return ok && w != "" && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
 }
 
 // laterException: l names an error and replaces the one at i as the last, unless both are a compiler's.

@@ -20,6 +20,9 @@ func TestErrorLine(t *testing.T) {
 		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":                                    "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
 		"--- FAIL: TestSum (0.00s)\n    sum_test.go:9: \n        \tError Trace:\t/p/sum_test.go:9\n        \tError:      \tShould be true\nFAIL": "Error: Should be true",
 		"  Failed T.Parse [3 ms]\n  Error Message:\n   Assert.True() Failure\n  Stack Trace:\n     at T.Parse() in /p/T.cs:line 4":               "Error Message: Assert.True() Failure",
+		"  1) cart\n       sums items:\n\n      AssertionError [ERR_ASSERTION]: 41 == 42\n      + expected - actual\n  1 failing":                "AssertionError [ERR_ASSERTION]: 41 == 42",
+		"FAIL src/cart.test.js\n  ● cart › sums\n    expect(received).toBe(expected)\n\n    Expected: 42\n    Received: 41\nTests: 1 failed":     "Expected: 42, Received: 41",
+		"There was 1 failure:\n1) CartTest::testTotal\nFailed asserting that false is true.\nTests: 3, Assertions: 3, Failures: 1.":              "Failed asserting that false is true.",
 		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":                                  "** (KeyError) key :id not found",
 	} {
 		if got := errorLine(in); got != want {
