@@ -421,15 +421,24 @@ func errorLine(text string) string {
 	if strings.Contains(l, "\t") { // testify aligns its fields with tabs: "Error:      \tNot equal:"
 		l = strings.Join(strings.Fields(l), " ")
 	}
+	return clip(withContext(l, lines, i, at), 160)
+}
+
+// withContext joins the chosen line l (lines[i]) to the line that completes it.
+func withContext(l string, lines []string, i int, at [5]int) string {
+	next := ""
+	if i+1 < len(lines) {
+		next = lines[i+1]
+	}
 	switch {
 	case at[0] >= 0 && !strings.Contains(l, ":") && at[3] >= 0 && at[3] != i:
-		l = lines[at[3]] + " — " + l // a bare "AssertionError": the line naming the test says more
-	case strings.HasSuffix(l, ":") && i+1 < len(lines) && message(lines[i+1]):
-		l += " " + lines[i+1]
-	case i == at[2] && i+1 < len(lines) && labelled(l) && labelled(lines[i+1]):
-		l += ", " + lines[i+1] // Jest's "Expected: 42" over "Received: 41"
+		return lines[at[3]] + " — " + l // a bare "AssertionError": the line naming the test says more
+	case strings.HasSuffix(l, ":") && next != "" && message(next):
+		return l + " " + next
+	case i == at[2] && labelled(l) && labelled(next):
+		return l + ", " + next // Jest's "Expected: 42" over "Received: 41"
 	}
-	return clip(l, 160)
+	return l
 }
 
 // message: a line that can be a header's message — not a rule of dashes (no letter nor digit) nor a lesser
