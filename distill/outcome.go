@@ -1313,8 +1313,37 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 	return failing
 }
 
+// workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
+// and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,
+// a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool).
+func (st *State) workLeft(f *Failure) bool {
+	i := slices.IndexFunc(st.Failures, func(g Failure) bool { return g.Seq == f.Seq })
+	if i < 0 || !strings.Contains(st.FailureKeys[i], "\t") {
+		return false
+	}
+	return slices.ContainsFunc(strings.Split(st.FailureKeys[i], " && "), func(seg string) bool { return !reads(segTool(seg)) })
+}
+
+// reads: a segment's program and subcommand only read (files, the repository, a URL, the environment).
+func reads(tool string) bool {
+	prog, sub, _ := strings.Cut(tool, " ")
+	return slices.Contains(readers, prog) || slices.Contains(searchers, prog) || prog == "git" && slices.Contains(gitReads, sub)
+}
+
+var (
+	readers = []string{"cat", "ls", "stat", "head", "tail", "find", "file", "wc", "which", "whereis", "type", "tree", "du", "df",
+		"readlink", "realpath", "pwd", "printenv", "ps", "lsof", "less", "more", "diff", "cmp", "od", "xxd", "jq", "sed", "awk",
+		"sort", "uniq", "cut", "tr", "curl", "wget", "ping", "nc", "test", "[", "sleep", "date", "uname", "id", "whoami", "fd", "bat"}
+	gitReads = []string{"status", "log", "show", "diff", "blame", "ls-files", "rev-parse", "branch", "remote", "config", "describe", "cat-file", "reflog"}
+)
+
 func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	in := nextIn{h: &h, failing: failing}
+	for i := range h.Failures {
+		if f := &h.Failures[i]; in.left == nil && !f.Resolved && st.workLeft(f) {
+			in.left = f
+		}
+	}
 	for _, p := range st.Plan {
 		if !p.Done {
 			in.remaining = p.Text
@@ -1329,11 +1358,12 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	return "", ""
 }
 
-// nextIn: the handoff so far, the failure that is work left, the first open plan item.
+// nextIn: the handoff so far, the failure that is work left, the newest failed command that made something and the
+// first open plan item.
 type nextIn struct {
-	h         *Handoff
-	failing   *Failure
-	remaining string
+	h             *Handoff
+	failing, left *Failure
+	remaining     string
 }
 
 var nextRules = []struct {
@@ -1376,6 +1406,8 @@ var nextRules = []struct {
 		}
 		return "", false
 	}},
+	// a failed install, migration or build the agent went on from, nothing since resolving nor superseding it
+	{"failed command left", func(_ *State, in *nextIn) (string, bool) { return failedNext(in.left) }},
 }
 
 func (st *State) nextUnanswered(in *nextIn) (string, bool) {
@@ -1473,12 +1505,16 @@ func (st *State) nextCompletion(in *nextIn) (string, bool) {
 	return n, true
 }
 
-func (st *State) nextFailing(in *nextIn) (string, bool) {
-	f := in.failing
+func (st *State) nextFailing(in *nextIn) (string, bool) { return failedNext(in.failing) }
+
+func failedNext(f *Failure) (string, bool) {
 	if f == nil {
 		return "", false
 	}
 	n := "Fix the still-failing `" + clip(f.What, 120) + "`"
+	if !isTestCmd(f.What) { // an install, a migration, a deploy: what it needs may be outside the code
+		n = "Resolve, then re-run, the failed `" + clip(f.What, 120) + "`"
+	}
 	if f.Error != "" {
 		n += " (now: " + clip(f.Error, 120) + ")"
 	}
