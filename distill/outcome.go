@@ -123,12 +123,17 @@ func unwrapped(cmd string) string {
 func verbAt(prog string, f []string) int {
 	i := 1
 	for i < len(f) && strings.HasPrefix(f[i], "-") && f[i] != "--" {
-		if i+1 < len(f) && !strings.Contains(f[i], "=") && !strings.HasPrefix(f[i+1], "-") && f[i+1] != "compose" && !slices.Contains(execVerbs[prog], f[i+1]) {
+		if i+1 < len(f) && !strings.Contains(f[i], "=") && optionValue(prog, f[i+1]) {
 			i++
 		}
 		i++
 	}
 	return i
+}
+
+// optionValue: w, after an option, is its value: no option itself, nor a verb.
+func optionValue(prog, w string) bool {
+	return !strings.HasPrefix(w, "-") && w != "compose" && !slices.Contains(execVerbs[prog], w)
 }
 
 // execStart: where the command f's exec verb runs starts, -1 for none.
@@ -1295,7 +1300,7 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 	var failing *Failure
 	for i := range h.Failures {
 		f := &h.Failures[i]
-		if f.Resolved || f.What == "model API" {
+		if f.Resolved || f.Declined || f.What == "model API" {
 			continue
 		}
 		if failing == nil && (isTestCmd(f.What) || f.Seq > st.LastTextSeq) {
@@ -1311,6 +1316,101 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 	}
 	h.Questions = append(h.Questions, Dedupe(todos)...)
 	return failing
+}
+
+// declineFailures marks the open failures the user's words turn down: a sentence opening with an imperative negation
+// ("don't fix the lint errors", "do not rerun the migration", "не трогай линтер") that names the failure's target —
+// its subcommand, program or a file — or a decline ("no", "leave it", "lass es") answering the agent's question that
+// named it ("The lint step fails too — should I fix that?"). The failure stays listed, not as work to redo.
+func (st *State) declineFailures(text string) {
+	if !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved && !f.Declined }) {
+		return
+	}
+	for _, s := range sentences(text) {
+		scope := st.declineScope(strings.ToLower(s))
+		for i := range st.Failures {
+			if f := &st.Failures[i]; scope != "" && !f.Resolved && namesAny(scope, failureTerms(st.FailureKeys[i], f.Error)) {
+				f.Declined = true
+			}
+		}
+	}
+}
+
+// declineScope: the words a declining sentence low turns down — its own, or the offer a bare "no" answers; "" for none.
+func (st *State) declineScope(low string) string {
+	if !startsWithAny(low, declineStarts.list()) {
+		if prohibits(stripLeadingAcks(low)) {
+			return low
+		}
+		return ""
+	}
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+		return strings.ToLower(qs[len(qs)-1])
+	}
+	return ""
+}
+
+// prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não").
+func prohibits(low string) bool {
+	w := strings.Fields(low)
+	if len(w) == 0 {
+		return false
+	}
+	first := strings.Trim(w[0], ",.;:!?")
+	_, neg := negationAt(first)
+	return neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords, first) ||
+		strings.HasPrefix(low, "do not ")
+}
+
+var prohibitWords = []string{"never", "dont", "stop"}
+
+// failureTerms: the words naming a failure's target — its subcommand (the program when it has none), its paths and
+// filters, the files its error names — split into words of 3+ letters, without runner verbs ("run", "exec") nor test
+// runners' words: "don't change the tests" and "never add sleeps to the test" constrain the fix of a failing
+// `pytest tests/test_login.py`, they do not decline it; "don't bother with the login tests" names it.
+func failureTerms(key, errLine string) []string {
+	var terms []string
+	for _, w := range targetWords(key, errLine) {
+		eachTerm(strings.ToLower(w), func(t string) bool {
+			if len(t) >= 3 && !slices.Contains(runners, t) && !slices.Contains(testRunners, t) {
+				terms = append(terms, t)
+			}
+			return true
+		})
+	}
+	return terms
+}
+
+// targetWords: a failure key's subcommands (programs when none), paths and filters, and the paths its error names.
+func targetWords(key, errLine string) []string {
+	var src []string
+	for _, seg := range strings.Split(key, " && ") {
+		tool := strings.Fields(segTool(seg))
+		src = append(append(src, tool[min(1, len(tool)-1):]...), segPaths(seg)...)
+	}
+	for _, w := range strings.Fields(errLine) {
+		if strings.ContainsAny(w, "/.") {
+			src = append(src, w)
+		}
+	}
+	return src
+}
+
+// namesAny: a word of low is one of terms or shares its stem ("migration" names migrate, "tests" test, "linter" lint).
+func namesAny(low string, terms []string) bool {
+	found := false
+	eachTerm(low, func(w string) bool {
+		found = slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
+		return !found
+	})
+	return found
+}
+
+func sameStem(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || len(a) >= 4 && strings.HasPrefix(b, a) || len(a) >= 5 && a[:5] == b[:5]
 }
 
 // workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
@@ -1340,7 +1440,7 @@ var (
 func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	in := nextIn{h: &h, failing: failing}
 	for i := range h.Failures {
-		if f := &h.Failures[i]; in.left == nil && !f.Resolved && st.workLeft(f) {
+		if f := &h.Failures[i]; in.left == nil && !f.Resolved && !f.Declined && st.workLeft(f) {
 			in.left = f
 		}
 	}

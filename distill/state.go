@@ -19,7 +19,7 @@ import (
 // manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
 // and an exec wrapper's command (`docker compose run web pytest` is pytest's).
-const StateVersion = 9
+const StateVersion = 10
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -189,6 +189,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
 	thanks := thanksOnly(r.Text) && !substantive(r.Text)
+	st.declineFailures(r.Text)
 	if !resumed && !thanks {
 		st.answerTurn(r.Text)
 	}
@@ -691,7 +692,7 @@ func (st *State) failuresInto(h *Handoff) {
 		h.Failures = append(h.Failures, f)
 	}
 	for _, f := range h.Failures {
-		if !f.Resolved && isTestCmd(f.What) {
+		if !f.Resolved && !f.Declined && isTestCmd(f.What) {
 			h.Completed = false // a red verification is work left, whatever the agent said
 		}
 	}

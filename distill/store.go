@@ -403,6 +403,7 @@ func (c *codec) failure(x *Failure) {
 	c.varint(&x.Seq)
 	codeList(c, &x.Refs, 2, (*codec).ref)
 	c.bool(&x.Superseded)
+	c.bool(&x.Declined)
 }
 
 func (c *codec) done(x *Done) {
