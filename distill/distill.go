@@ -273,7 +273,7 @@ func cross(parts ...[]string) []string {
 }
 
 func isTestCmd(cmd string) bool {
-	return containsAny(strings.ToLower(cmd), testWords) && matchWords(unwrapped(cmd), testCmds, true)
+	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true) && (!containsAny(cmd, containerProgs) || matchWords(unwrapped(cmd), testCmds, true))
 }
 
 // matchWords is `(?i)\b(pats…)` (tail: `…\b`) for lower-case ASCII pats.

@@ -106,7 +106,8 @@ func unwrapExec(f []string) []string {
 }
 
 // unwrapped is cmd with each exec wrapper's own words dropped: `docker compose -f docker-compose.test.yml run web
-// flake8` runs flake8, whatever its compose file is named.
+// flake8` runs flake8, whatever its compose file is named. isTestCmd asks only of a container runner's command (the
+// only wrappers whose options name files): the hook's other commands cost nothing more.
 func unwrapped(cmd string) string {
 	segs := splitSegments(cmd)
 	for i, seg := range segs {
