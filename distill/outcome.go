@@ -730,7 +730,7 @@ func coversPath(p, f string) bool {
 // only a part of the failing one's target.
 func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
-	verify, part := isTestCmd(cmd), false
+	verify, part, fixed := isTestCmd(cmd), false, false
 	for i := range st.Failures {
 		f := &st.Failures[i]
 		if f.Resolved || f.What == "model API" {
@@ -738,14 +738,23 @@ func (st *State) resolveBy(cmd string) {
 		}
 		fail := strings.Split(st.FailureKeys[i], " && ")
 		f.Resolved = segmentsCovered(pass, fail)
+		// a build that failed, was edited and now passes verified the edit, whatever the tool (`./gradlew
+		// assembleDebug`, `bazel build`, `zig build`): the evidence, not a list of verification commands
+		fixed = fixed || f.Resolved && st.fixedByEdit(i)
 		if !f.Resolved && verify {
 			p := partial(pass, fail)
 			f.Resolved, part = !p && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd)), part || p
 		}
 	}
-	if verify && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
+	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
 	}
+}
+
+// fixedByEdit: failure i is a command that makes something (no read) and a file was edited after it.
+func (st *State) fixedByEdit(i int) bool {
+	f := &st.Failures[i]
+	return st.workLeft(f) && slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > f.Seq })
 }
 
 // runsTests: cmd runs tests, not only a build or a linter: a failing test run is fixed by a test run after the edit,
