@@ -732,23 +732,31 @@ func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
 	verify, part, fixed := isTestCmd(cmd), false, false
 	for i := range st.Failures {
-		f := &st.Failures[i]
-		if f.Resolved || f.What == "model API" {
-			continue
-		}
-		fail := strings.Split(st.FailureKeys[i], " && ")
-		f.Resolved = segmentsCovered(pass, fail)
-		// a build that failed, was edited and now passes verified the edit, whatever the tool (`./gradlew
-		// assembleDebug`, `bazel build`, `zig build`): the evidence, not a list of verification commands
-		fixed = fixed || f.Resolved && st.fixedByEdit(i)
-		if !f.Resolved && verify {
-			p := partial(pass, fail)
-			f.Resolved, part = !p && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd)), part || p
+		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
+			p, x := st.resolveOne(i, pass, cmd, verify)
+			part, fixed = part || p, fixed || x
 		}
 	}
 	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
 	}
+}
+
+// resolveOne resolves failure i by the pass of cmd (keyed pass): part, it ran a part of the failure's target; fixed,
+// it passed where the failure failed after an edit. A build that failed, was edited and now passes verified the edit,
+// whatever the tool (`./gradlew assembleDebug`, `mix compile`): the evidence, not a list of verification commands.
+func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part, fixed bool) {
+	f := &st.Failures[i]
+	fail := strings.Split(st.FailureKeys[i], " && ")
+	f.Resolved = segmentsCovered(pass, fail)
+	if f.Resolved {
+		return false, st.fixedByEdit(i)
+	}
+	if verify {
+		part = partial(pass, fail)
+		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
+	}
+	return part, false
 }
 
 // fixedByEdit: failure i is a command that makes something (no read) and a file was edited after it.
