@@ -447,6 +447,39 @@ func withContext(l string, lines []string, i int, at [5]int) string {
 	return l
 }
 
+// failureLine is errorLine, or what stopped the command when its output names no error: exit 124 is timeout(1)'s,
+// 128+n the signal n's (137: SIGKILL, the kernel's out-of-memory killer or a hard limit). A run cut off prints
+// whatever it was doing ("Epoch 1/3", "Killed"); the next agent must know it never finished, not fix "Epoch 1/3".
+func failureLine(text string, exit *int) string {
+	e := errorLine(text)
+	if exit == nil || e != "" && errWorded(e) {
+		return e
+	}
+	why, ok := stopSignals[*exit]
+	if !ok {
+		return e
+	}
+	why += " (exit " + strconv.Itoa(*exit) + ")"
+	if l := lastOutput(text); l != "" {
+		why += "; last output: " + clip(l, 100)
+	}
+	return why
+}
+
+// lastOutput: the last line of more than one word (the shell's own "Killed" is one) — what the run was doing.
+func lastOutput(text string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l, ok := outputLine(lines[i]); ok && strings.Contains(l, " ") {
+			return l
+		}
+	}
+	return ""
+}
+
+var stopSignals = map[int]string{124: "timed out", 130: "interrupted (SIGINT)", 134: "aborted (SIGABRT)",
+	137: "killed (SIGKILL: out of memory or a hard limit)", 139: "crashed (SIGSEGV)", 143: "terminated (SIGTERM)"}
+
 // message: a line that can be a header's message — not a rule of dashes (no letter nor digit) nor a lesser
 // severity's line (Maven's "[INFO] ----" under "[ERROR] COMPILATION ERROR :", rustc's "note: …").
 func message(l string) bool {

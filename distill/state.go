@@ -372,7 +372,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	}
 	f.Count, f.Resolved, f.At, f.Seq, f.ExitCode = f.Count+1, false, at, st.Seq, r.ExitCode
 	f.Refs = addRef(f.Refs, refOf(r))
-	f.addError(errorLine(r.Text))
+	f.addError(failureLine(r.Text, r.ExitCode))
 	if f.What != "model API" {
 		st.CauseKey = k
 	}
