@@ -72,8 +72,8 @@ func segmentKey(seg string) (string, bool) {
 		return "", false
 	}
 	prog := progName(f[0])
-	if len(f) > 2 && f[1] == "run" && slices.Contains(pkgManagers, prog) {
-		f = f[1:] // `npm run test` is `npm test`
+	if len(f) > 2 && f[1] == "run" && slices.Contains(pkgManagers, prog) && !slices.Contains(installAliases, f[2]) {
+		f = f[1:] // `npm run test` is `npm test`; `npm run ci` is a script, not `npm ci`
 	}
 	return segmentArgs(prog, f), true
 }
@@ -200,7 +200,7 @@ func (s *segWords) add(a, prev string) {
 	switch {
 	case s.sub && strings.Contains(a, "="): // git -c key=value commit
 	case s.sub && (len(s.parts) == 1 || !strings.ContainsAny(a, "/.")):
-		s.parts = append(s.parts, a)
+		s.parts = append(s.parts, installVerb(s.parts, a))
 		// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
 		// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
 		s.sub = len(s.parts) == 2 && (s.script || slices.Contains(runners, a))
@@ -210,6 +210,18 @@ func (s *segWords) add(a, prev string) {
 		s.filters = append(s.filters, a)
 	}
 }
+
+// installVerb: a package manager's verbs that install the manifest's dependencies are one target (`npm ci` after a
+// failed `npm install`, `poetry sync` after `poetry install`): a clean install from the lockfile passing shows the
+// dependencies in place, which is what the failed install was run for.
+func installVerb(parts []string, a string) string {
+	if len(parts) == 1 && slices.Contains(installAliases, a) && (slices.Contains(pkgManagers, parts[0]) || execVerbs[parts[0]] != nil) {
+		return "install"
+	}
+	return a
+}
+
+var installAliases = []string{"i", "ci", "sync"}
 
 // flagValue: the word after flag is the flag's own value, not a test filter — a long flag (`--cov app`, `--logger
 // trx`, Go's `-tags integration`) that does not select tests by name. A selecting flag's value is a filter (`-k

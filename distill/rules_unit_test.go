@@ -54,6 +54,8 @@ func TestTargetKey(t *testing.T) {
 		{"poetry --directory backend run pytest --cov app", "pytest"},
 		{"dotnet test --logger trx", "dotnet test"},
 		{"go test -tags integration ./...", "go test ./..."},
+		{"npm ci", "npm install"},
+		{"poetry sync", "poetry install"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
@@ -89,6 +91,8 @@ func TestTargetKey(t *testing.T) {
 		{"dotnet test --filter Invoice", "dotnet test"},
 		{"mocha --grep cart", "mocha"},
 		{"go test -v -run TestX ./...", "go test ./..."},
+		{"npm ci", "npm run ci"},
+		{"git ci -m x", "git install"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
