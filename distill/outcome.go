@@ -1377,6 +1377,9 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 		}
 		h.Questions = append(h.Questions, q)
 	}
+	for _, b := range st.Background {
+		h.Questions = append(h.Questions, "started in the background, maybe still running: `"+clip(b, 80)+"` — check before starting it again")
+	}
 	h.Questions = append(h.Questions, Dedupe(todos)...)
 	return failing
 }
@@ -1475,6 +1478,27 @@ func sameStem(a, b string) bool {
 	}
 	return a == b || len(a) >= 4 && strings.HasPrefix(b, a) || len(a) >= 5 && a[:5] == b[:5]
 }
+
+// noteBackground records a command the harness or the shell ran in the background — a trailing "&", nohup, or the
+// harness's "running in background" result (Claude Code's run_in_background) — and forgets them all on a kill (a
+// KillShell call, `kill`, `pkill`): a dev server the agent started may still hold its port when the next one starts.
+func (st *State) noteBackground(c Call, result string) {
+	cmd := strings.TrimSpace(c.Command)
+	first, _, _ := strings.Cut(cmd, " ")
+	if strings.Contains(strings.ToLower(c.ToolName), "kill") || slices.Contains(killers, first) {
+		st.Background = nil
+	} else if cmd != "" && backgrounded(cmd, first, result) {
+		st.Background = last(append(st.Background, oneLine(strings.TrimSuffix(cmd, "&"))), maxBackground)
+	}
+}
+
+func backgrounded(cmd, first, result string) bool {
+	return strings.HasSuffix(cmd, "&") && !strings.HasSuffix(cmd, "&&") || first == "nohup" || strings.Contains(result, "in background")
+}
+
+var killers = []string{"kill", "pkill", "killall"}
+
+const maxBackground = 3
 
 // workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
 // and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,

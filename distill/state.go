@@ -94,6 +94,8 @@ type State struct {
 	RowRef   Ref
 	TurnRefs []Ref
 	Sources  []Note
+	// Background: commands started in the background and not killed since (a dev server), the newest maxBackground.
+	Background []string
 }
 
 type Call struct {
@@ -334,6 +336,7 @@ func (st *State) addResultRow(r *ledger.Row) {
 	if !ok {
 		return
 	}
+	st.noteBackground(c, r.Text)
 	if c.Command == "" {
 		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 {
 			st.Failures[i].Resolved = true

@@ -325,7 +325,7 @@ func (c *codec) state(st *State) {
 	codeMap(c, &st.FailedCalls, 1, (*codec).bool)
 	codeList(c, &st.Edits, 9, (*codec).edit)
 	codeList(c, &st.TestFails, 1, (*codec).varint)
-	codeList(c, &st.Failures, 11, (*codec).failure)
+	codeList(c, &st.Failures, 12, (*codec).failure)
 	codeList(c, &st.FailureKeys, 1, (*codec).str)
 	codeList(c, &st.Done, 2, (*codec).done)
 	codeList(c, &st.Decided, 1, (*codec).str)
@@ -360,6 +360,7 @@ func (c *codec) state(st *State) {
 	c.ref(&st.RowRef)
 	codeList(c, &st.TurnRefs, 2, (*codec).ref)
 	codeList(c, &st.Sources, 3, (*codec).note)
+	codeList(c, &st.Background, 1, (*codec).str)
 }
 
 func (c *codec) note(x *Note) {
