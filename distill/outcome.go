@@ -1699,7 +1699,7 @@ func failedNext(f *Failure) (string, bool) {
 		return "", false
 	}
 	n := "Fix the still-failing `" + clip(f.What, 120) + "`"
-	if !isTestCmd(f.What) { // an install, a migration, a deploy: what it needs may be outside the code
+	if _, diag := location(f.Error); !isTestCmd(f.What) && !diag { // an install, a migration, a deploy: what it needs may be outside the code
 		n = "Resolve, then re-run, the failed `" + clip(f.What, 120) + "`"
 	}
 	if f.Error != "" {
