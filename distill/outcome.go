@@ -20,7 +20,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
+
+	"github.com/carryover/carryover/adapters/ledger"
 )
 
 var (
@@ -54,7 +57,19 @@ func targetKey(cmd string) string {
 	if len(segs) == 0 {
 		return normCmd(cmd)
 	}
-	return strings.Join(segs, " && ")
+	return strings.Join(unread(segs), " && ")
+}
+
+// unread drops the segments that only read when another does more: `go test ./... 2>&1 | tail -5` runs go test's
+// target, a filter reading its output is none.
+func unread(segs []string) []string {
+	if len(segs) < 2 || !slices.ContainsFunc(segs, func(k string) bool { return reads(segTool(k)) }) {
+		return segs
+	}
+	if kept := slices.DeleteFunc(slices.Clone(segs), func(k string) bool { return reads(segTool(k)) }); len(kept) > 0 {
+		return kept
+	}
+	return segs
 }
 
 // skipPrefixWords drops env assignments (VAR=x) and wrappers before the program.
@@ -1499,6 +1514,39 @@ func backgrounded(cmd, first, result string) bool {
 var killers = []string{"kill", "pkill", "killall"}
 
 const maxBackground = 3
+
+// addToolResult folds a successful result, unless its exit status is not the verification's: a test run piped into
+// tail or grep, or followed by `; echo`, exits with the last program's status, and its output is the evidence. A run
+// whose output reports a failure ("--- FAIL", "FAILED tests/…", "1 failed") is a failure with no exit code, never a
+// pass that resolves the earlier one.
+func (st *State) addToolResult(r *ledger.Row, at time.Time) {
+	c := st.Calls[callKey(r)]
+	if !maskedTest(c.Command) || !failureReportRE.get().MatchString(r.Text) {
+		st.addResultRow(r)
+		return
+	}
+	r2 := *r
+	r2.ExitCode = nil
+	st.addErrorRow(&r2, at)
+}
+
+// maskedTest: a segment of cmd before its last runs tests and the last does not (`go test ./... 2>&1 | tail -5`).
+func maskedTest(cmd string) bool {
+	if cmd == "" || !isTestCmd(cmd) {
+		return false
+	}
+	segs := splitSegments(normCmd(cmd))
+	n := len(segs) - 1
+	if n < 1 || !slices.ContainsFunc(segs[:n], isTestCmd) {
+		return false
+	}
+	k, ok := segmentKey(segs[n]) // echo, or a reader whose pattern names tests (`grep -E "test result|FAILED"`)
+	return !ok || reads(segTool(k)) || !isTestCmd(segs[n])
+}
+
+// failureReportRE: a test runner's line reporting a failure — "--- FAIL", "FAIL src/…", "FAILED tests/…", "ERROR",
+// a compiler's "error:", "panic:", a traceback, or a count of failures above zero ("1 failed", "Failures: 2").
+var failureReportRE = lazyRE{expr: `(?m)^\s*(?:---\s*|●\s*)?(?:FAIL(?:ED|URE)?|ERROR)\b|^\s*(?:error(?:\[\w+\])?:|panic:|Traceback \(most recent call last\))|(?i:\b[1-9]\d*\s+(?:failed|failing|failures?|errors?)\b|\b(?:failures|errors|failed)\s*[:=]\s*[1-9])`}
 
 // workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
 // and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,

@@ -55,6 +55,8 @@ func TestTargetKey(t *testing.T) {
 		{"dotnet test --logger trx", "dotnet test"},
 		{"go test -tags integration ./...", "go test ./..."},
 		{"npm ci", "npm install"},
+		{"go test ./... 2>&1 | tail -5", "go test ./..."},
+		{"cd api && cargo test 2>&1 | grep -E 'test result|FAILED'", "cargo test"},
 		{"poetry sync", "poetry install"},
 	}
 	for _, p := range same {

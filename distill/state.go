@@ -161,7 +161,7 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 	case adapters.KindToolCall:
 		st.addCallRow(r, at)
 	case adapters.KindToolResult:
-		st.addResultRow(r)
+		st.addToolResult(r, at)
 	case adapters.KindError:
 		st.addErrorRow(r, at)
 	case adapters.KindRefused:
