@@ -1431,6 +1431,19 @@ func (st *State) declineScope(low string) string {
 	return ""
 }
 
+// instructedAway: one of the task's instructions, given before failure i, prohibits its target ("Don't run the e2e
+// tests, there is no browser here" then a failing `npx playwright test e2e/…`): the run was against the user's word
+// and is no work to redo. An instruction given after it declined it when it came (declineFailures).
+func (st *State) instructedAway(i int) bool {
+	terms := failureTerms(st.FailureKeys[i], st.Failures[i].Error)
+	return slices.ContainsFunc(st.Instructions, func(in Note) bool {
+		return slices.ContainsFunc(sentences(in.Text), func(s string) bool {
+			low := strings.ToLower(s)
+			return prohibits(stripLeadingAcks(low)) && namesAny(low, terms)
+		})
+	})
+}
+
 // prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não").
 func prohibits(low string) bool {
 	w := strings.Fields(low)

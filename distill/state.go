@@ -688,6 +688,7 @@ func (st *State) failuresInto(h *Handoff) {
 	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
+		f.Declined = f.Declined || !f.Resolved && st.instructedAway(i)
 		if h.Completed && st.leftBehind(f) {
 			f.Superseded = !f.Resolved
 			f.Resolved = true
