@@ -190,18 +190,29 @@ var valueFlags = []string{"--name", "--env", "--volume", "--workdir", "--user", 
 func segmentArgs(prog string, f []string) string {
 	a := segWords{parts: []string{prog}}
 	a.sub, a.script = slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
+	skip := false
 	for i, w := range f[1:] {
-		if strings.HasPrefix(w, "-") {
-			if prog == "python" && w == "-m" && i+2 < len(f) {
-				a.sub, a.script = true, false // python -m pytest: the module is the program
-			}
-			continue
+		switch {
+		case skip:
+			skip = false
+		case prog == "python" && w == "-m" && i+2 < len(f):
+			a.sub, a.script = true, false // python -m pytest: the module is the program
+		case strings.HasPrefix(w, "-"):
+			skip = a.sub && len(a.parts) == 1 && optionBeforeVerb(w)
+		default:
+			a.add(argWord(w), f[i])
 		}
-		a.add(argWord(w), f[i])
 	}
 	sort.Strings(a.paths)
 	sort.Strings(a.filters)
 	return segKeyString(a.parts, a.paths, a.filters)
+}
+
+// optionBeforeVerb: a one-letter option before a subcommand takes the next word (`make -C backend test`, `kubectl -n
+// staging apply`, `git -C repo commit`, `npm -w packages/api test`), unless it is one of the switches most programs
+// share (-v verbose, -q quiet, -s silent, -x, -i, -t, -d, -y, -h): the verb is the word after the value.
+func optionBeforeVerb(w string) bool {
+	return len(w) == 2 && isLetter(w[1]) && !strings.ContainsRune("vqsxitdyh", rune(w[1]))
 }
 
 // segWords gathers a segment's key: program and subcommand, paths, test filters.

@@ -55,6 +55,8 @@ func TestTargetKey(t *testing.T) {
 		{"dotnet test --logger trx", "dotnet test"},
 		{"go test -tags integration ./...", "go test ./..."},
 		{"npm ci", "npm install"},
+		{"make -C backend test", "make test"},
+		{"npm -s test", "npm test"},
 		{"go test ./... 2>&1 | tail -5", "go test ./..."},
 		{"cd api && cargo test 2>&1 | grep -E 'test result|FAILED'", "cargo test"},
 		{"poetry sync", "poetry install"},
@@ -94,6 +96,8 @@ func TestTargetKey(t *testing.T) {
 		{"mocha --grep cart", "mocha"},
 		{"go test -v -run TestX ./...", "go test ./..."},
 		{"npm ci", "npm run ci"},
+		{"make -C backend test", "make -C backend lint"},
+		{"kubectl -n staging apply -f k8s/", "kubectl -n staging get -f k8s/"},
 		{"git ci -m x", "git install"},
 	}
 	for _, p := range differ {
