@@ -537,24 +537,30 @@ func errorCandidates(text string) (lines []string, at [5]int) {
 			continue
 		}
 		lines[n], n = l, n+1
-		if laterException(l, lines, at[0]) {
-			at[0] = n - 1
-		}
-		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
-			at[1] = n - 1
-		}
-		if at[3] == n-2 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
-			at[3] = -1
-		}
-		if at[2] < 0 && assertion(l) {
-			at[2] = n - 1
-		}
-		if at[3] < 0 && errWorded(l) {
-			at[3] = n - 1
-		}
+		mark(&at, lines, n-1)
 	}
 	at[4] = min(0, n-1)
 	return lines[:n], at
+}
+
+// mark records line i of lines in the candidates it is the first (the last exception: the newest) of.
+func mark(at *[5]int, lines []string, i int) {
+	l := lines[i]
+	if laterException(l, lines, at[0]) {
+		at[0] = i
+	}
+	if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
+		at[1] = i
+	}
+	if at[3] == i-1 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
+		at[3] = -1
+	}
+	if at[2] < 0 && assertion(l) {
+		at[2] = i
+	}
+	if at[3] < 0 && errWorded(l) {
+		at[3] = i
+	}
 }
 
 // assertion: l states what a check expected against what it got — PHPUnit's "Failed asserting that 41 matches
