@@ -829,11 +829,27 @@ func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part
 	if f.Resolved {
 		return false, st.fixedByEdit(i)
 	}
+	if f.Resolved = missingProgram(f) && (verify && runsTests(f.What) == runsTests(cmd) || sameVerb(f.What, cmd)); f.Resolved {
+		return false, false
+	}
 	if verify {
 		part = partial(pass, fail)
 		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
 	}
 	return part, false
+}
+
+// missingProgram: the shell found no such program (exit 127, "command not found"): the approach failed, not the work.
+// A later pass doing the same with another program resolves it — `npm test` after `pnpm: command not found`, any
+// passing test run after a missing test runner — rather than leaving the next agent to fix the missing tool.
+func missingProgram(f *Failure) bool {
+	return f.ExitCode != nil && *f.ExitCode == 127 || strings.Contains(f.Error, "command not found")
+}
+
+// sameVerb: pass runs fail's first argument, a verb, through another program (`pdm install` after `poetry install`).
+func sameVerb(fail, pass string) bool {
+	f, p := skipPrefixWords(cmdFields(fail)), skipPrefixWords(cmdFields(pass))
+	return len(f) > 1 && len(p) > 1 && f[1] == p[1] && isLetter(f[1][0])
 }
 
 // fixedByEdit: failure i is a command that makes something (no read) and a file was edited after it.
@@ -1473,7 +1489,7 @@ func prohibits(low string) bool {
 		strings.HasPrefix(low, "do not ")
 }
 
-var prohibitWords = []string{"never", "dont", "stop"}
+var prohibitWords = []string{"never", "dont", "stop", "ignore", "skip", "forget"}
 
 // failureTerms: the words naming a failure's target — its subcommand (the program when it has none), its paths and
 // filters, the files its error names — split into words of 3+ letters, without runner verbs ("run", "exec") nor test
