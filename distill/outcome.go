@@ -1578,7 +1578,7 @@ func (st *State) addToolResult(r *ledger.Row, at time.Time) {
 
 // maskedTest: a segment of cmd before its last runs tests and the last does not (`go test ./... 2>&1 | tail -5`).
 func maskedTest(cmd string) bool {
-	if cmd == "" || !isTestCmd(cmd) {
+	if !strings.ContainsAny(cmd, "|;\n") || !isTestCmd(cmd) { // only a pipe or a sequence masks a status
 		return false
 	}
 	segs := splitSegments(normCmd(cmd))
