@@ -16,12 +16,14 @@ package distill
 
 import (
 	"encoding/json"
+	"iter"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/carryover/carryover/adapters/ledger"
 )
@@ -200,7 +202,7 @@ func segmentArgs(prog string, f []string) string {
 		case strings.HasPrefix(w, "-"):
 			skip = a.sub && len(a.parts) == 1 && optionBeforeVerb(w)
 		default:
-			a.add(argWord(w), f[i])
+			a = a.add(argWord(w), f[i])
 		}
 	}
 	sort.Strings(a.paths)
@@ -221,8 +223,8 @@ type segWords struct {
 	sub, script           bool
 }
 
-// add files word a, prev the word before it.
-func (s *segWords) add(a, prev string) {
+// add files word a, prev the word before it (by value: the slices stay on segmentArgs' stack).
+func (s segWords) add(a, prev string) segWords {
 	switch {
 	case s.sub && strings.Contains(a, "="): // git -c key=value commit
 	case s.sub && (len(s.parts) == 1 || !strings.ContainsAny(a, "/.")):
@@ -235,6 +237,7 @@ func (s *segWords) add(a, prev string) {
 	case isFilter(s.parts, a) && !flagValue(prev):
 		s.filters = append(s.filters, a)
 	}
+	return s
 }
 
 // installVerb: a package manager's verbs that install the manifest's dependencies are one target (`npm ci` after a
@@ -568,6 +571,9 @@ func mark(at *[5]int, lines []string, i int) {
 // "Expected: 42", pytest's "assert 41 == 42" — where no exception line or diagnostic says more than a runner's
 // "There was 1 failure:" or "> Task :test FAILED". A count ("Assertions: 3") states nothing.
 func assertion(l string) bool {
+	if !strings.Contains(l, "ssert") && !strings.Contains(l, "xpect") && !strings.Contains(l, "XPECT") && !strings.Contains(l, "SSERT") {
+		return false // no line to lower-case: most are not assertions
+	}
 	low := strings.ToLower(l)
 	if i := strings.Index(low, "assert"); i >= 0 {
 		return !strings.HasPrefix(low[i:], "assertions:")
@@ -1437,15 +1443,33 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 // its subcommand, program or a file — or a decline ("no", "leave it", "lass es") answering the agent's question that
 // named it ("The lint step fails too — should I fix that?"). The failure stays listed, not as work to redo.
 func (st *State) declineFailures(text string) {
-	if !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved && !f.Declined }) {
+	if !st.openWork() {
 		return
 	}
-	for _, s := range sentences(text) {
-		scope := st.declineScope(strings.ToLower(s))
+	for s := range clauses(strings.ToLower(text)) {
+		scope := st.declineScope(s)
 		for i := range st.Failures {
 			if f := &st.Failures[i]; scope != "" && !f.Resolved && namesAny(scope, failureTerms(st.FailureKeys[i], f.Error)) {
 				f.Declined = true
 			}
+		}
+	}
+}
+
+// clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
+// while a failure is open).
+func clauses(low string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for low != "" {
+			i := strings.IndexAny(low, ".!?;\n。！？")
+			if i < 0 {
+				i = len(low)
+			}
+			if s := strings.TrimSpace(low[:i]); s != "" && !yield(s) {
+				return
+			}
+			_, w := utf8.DecodeRuneInString(low[min(i, len(low)):])
+			low = low[min(i+w, len(low)):]
 		}
 	}
 }
@@ -1464,26 +1488,49 @@ func (st *State) declineScope(low string) string {
 	return ""
 }
 
-// instructedAway: one of the task's instructions, given before failure i, prohibits its target ("Don't run the e2e
-// tests, there is no browser here" then a failing `npx playwright test e2e/…`): the run was against the user's word
-// and is no work to redo. An instruction given after it declined it when it came (declineFailures).
-func (st *State) instructedAway(i int) bool {
-	terms := failureTerms(st.FailureKeys[i], st.Failures[i].Error)
-	return slices.ContainsFunc(st.Instructions, func(in Note) bool {
-		return slices.ContainsFunc(sentences(in.Text), func(s string) bool {
-			low := strings.ToLower(s)
-			return prohibits(stripLeadingAcks(low)) && namesAny(low, terms)
-		})
-	})
+// prohibitions: the task's instructions' sentences that prohibit something ("Don't run the e2e tests, there is no
+// browser here"), lower-cased; none unless a failure is open. A failure whose target one names (declinedBy) ran
+// against the user's word and is no work to redo — the instruction given before it or after.
+func (st *State) prohibitions() []string {
+	if !st.openWork() {
+		return nil
+	}
+	var out []string
+	for _, in := range st.Instructions {
+		for _, s := range sentences(strings.ToLower(in.Text)) {
+			if prohibits(stripLeadingAcks(s)) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func declinedBy(prohibited []string, key, errLine string) bool {
+	if len(prohibited) == 0 {
+		return false
+	}
+	terms := failureTerms(key, errLine)
+	return slices.ContainsFunc(prohibited, func(s string) bool { return namesAny(s, terms) })
+}
+
+// openWork: a failure is open that is more than a read (the `cat` of a missing file the agent went past).
+func (st *State) openWork() bool {
+	for i, f := range st.Failures {
+		if !f.Resolved && !f.Declined && f.What != "model API" && makes(st.FailureKeys[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não").
 func prohibits(low string) bool {
-	w := strings.Fields(low)
-	if len(w) == 0 {
+	w, _, _ := strings.Cut(strings.TrimSpace(low), " ")
+	first := strings.Trim(w, ",.;:!?")
+	if first == "" {
 		return false
 	}
-	first := strings.Trim(w[0], ",.;:!?")
 	_, neg := negationAt(first)
 	return neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords, first) ||
 		strings.HasPrefix(low, "do not ")
@@ -1546,7 +1593,7 @@ func sameStem(a, b string) bool {
 func (st *State) noteBackground(c Call, result string) {
 	cmd := strings.TrimSpace(c.Command)
 	first, _, _ := strings.Cut(cmd, " ")
-	if strings.Contains(strings.ToLower(c.ToolName), "kill") || slices.Contains(killers, first) {
+	if strings.Contains(c.ToolName, "Kill") || strings.Contains(c.ToolName, "kill") || slices.Contains(killers, first) {
 		st.Background = nil
 	} else if cmd != "" && backgrounded(cmd, first, result) {
 		st.Background = last(append(st.Background, oneLine(strings.TrimSuffix(cmd, "&"))), maxBackground)
@@ -1599,10 +1646,19 @@ var failureReportRE = lazyRE{expr: `(?m)^\s*(?:---\s*|●\s*)?(?:FAIL(?:ED|URE)?
 // a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool).
 func (st *State) workLeft(f *Failure) bool {
 	i := slices.IndexFunc(st.Failures, func(g Failure) bool { return g.Seq == f.Seq })
-	if i < 0 || !strings.Contains(st.FailureKeys[i], "\t") {
-		return false
+	return i >= 0 && strings.Contains(st.FailureKeys[i], "\t") && makes(st.FailureKeys[i])
+}
+
+// makes: a segment of command key k does more than read.
+func makes(k string) bool {
+	for k != "" {
+		var seg string
+		seg, k, _ = strings.Cut(k, " && ")
+		if !reads(segTool(seg)) {
+			return true
+		}
 	}
-	return slices.ContainsFunc(strings.Split(st.FailureKeys[i], " && "), func(seg string) bool { return !reads(segTool(seg)) })
+	return false
 }
 
 // reads: a segment's program and subcommand only read (files, the repository, a URL, the environment).

@@ -686,9 +686,10 @@ func (st *State) testFailedAfter(seq int64) bool {
 
 func (st *State) failuresInto(h *Handoff) {
 	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
-		f.Declined = f.Declined || !f.Resolved && st.instructedAway(i)
+		f.Declined = f.Declined || !f.Resolved && declinedBy(prohibited, st.FailureKeys[i], f.Error)
 		if h.Completed && st.leftBehind(f) {
 			f.Superseded = !f.Resolved
 			f.Resolved = true
