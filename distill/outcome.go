@@ -571,7 +571,7 @@ func mark(at *[5]int, lines []string, i int) {
 // "Expected: 42", pytest's "assert 41 == 42" — where no exception line or diagnostic says more than a runner's
 // "There was 1 failure:" or "> Task :test FAILED". A count ("Assertions: 3") states nothing.
 func assertion(l string) bool {
-	if !strings.Contains(l, "ssert") && !strings.Contains(l, "xpect") && !strings.Contains(l, "XPECT") && !strings.Contains(l, "SSERT") {
+	if !containsAny(l, assertCues) {
 		return false // no line to lower-case: most are not assertions
 	}
 	low := strings.ToLower(l)
@@ -581,6 +581,8 @@ func assertion(l string) bool {
 	i := strings.Index(low, "expected")
 	return i == 0 || i > 0 && containsAny(low[i:], actualWords)
 }
+
+var assertCues = []string{"ssert", "xpect", "SSERT", "XPECT"}
 
 // actualWords: what follows an expectation to state the actual value.
 var actualWords = []string{" but ", "got", "received", "actual", "instead", "found"}
@@ -1431,10 +1433,7 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 		}
 		h.Questions = append(h.Questions, q)
 	}
-	for _, b := range st.Background {
-		h.Questions = append(h.Questions, "started in the background, maybe still running: `"+clip(b, 80)+"` — check before starting it again")
-	}
-	h.Questions = append(h.Questions, Dedupe(todos)...)
+	h.Questions = append(append(h.Questions, st.backgroundQuestions()...), Dedupe(todos)...)
 	return failing
 }
 
@@ -1587,6 +1586,14 @@ func sameStem(a, b string) bool {
 	return a == b || len(a) >= 4 && strings.HasPrefix(b, a) || len(a) >= 5 && a[:5] == b[:5]
 }
 
+func (st *State) backgroundQuestions() []string {
+	var out []string
+	for _, b := range st.Background {
+		out = append(out, "started in the background, maybe still running: `"+clip(b, 80)+"` — check before starting it again")
+	}
+	return out
+}
+
 // noteBackground records a command the harness or the shell ran in the background — a trailing "&", nohup, or the
 // harness's "running in background" result (Claude Code's run_in_background) — and forgets them all on a kill (a
 // KillShell call, `kill`, `pkill`): a dev server the agent started may still hold its port when the next one starts.
@@ -1641,6 +1648,16 @@ func maskedTest(cmd string) bool {
 // a compiler's "error:", "panic:", a traceback, or a count of failures above zero ("1 failed", "Failures: 2").
 var failureReportRE = lazyRE{expr: `(?m)^\s*(?:---\s*|●\s*)?(?:FAIL(?:ED|URE)?|ERROR)\b|^\s*(?:error(?:\[\w+\])?:|panic:|Traceback \(most recent call last\))|(?i:\b[1-9]\d*\s+(?:failed|failing|failures?|errors?)\b|\b(?:failures|errors|failed)\s*[:=]\s*[1-9])`}
 
+// leftFailure: the newest of fs that is work left (workLeft), nil for none.
+func (st *State) leftFailure(fs []Failure) *Failure {
+	for i := range fs {
+		if f := &fs[i]; !f.Resolved && !f.Declined && st.workLeft(f) {
+			return f
+		}
+	}
+	return nil
+}
+
 // workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
 // and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,
 // a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool).
@@ -1675,12 +1692,7 @@ var (
 )
 
 func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
-	in := nextIn{h: &h, failing: failing}
-	for i := range h.Failures {
-		if f := &h.Failures[i]; in.left == nil && !f.Resolved && !f.Declined && st.workLeft(f) {
-			in.left = f
-		}
-	}
+	in := nextIn{h: &h, failing: failing, left: st.leftFailure(h.Failures)}
 	for _, p := range st.Plan {
 		if !p.Done {
 			in.remaining = p.Text
