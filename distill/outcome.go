@@ -1523,19 +1523,31 @@ func (st *State) openWork() bool {
 	return false
 }
 
-// prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não").
+// prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não") or a
+// declining verb ("skip", "ignore"); a negation of such a verb ("don't forget to run the migrations", "never skip the
+// e2e run") asks for the step instead.
 func prohibits(low string) bool {
-	w, _, _ := strings.Cut(strings.TrimSpace(low), " ")
+	t := strings.TrimSpace(low)
+	w, rest, _ := strings.Cut(t, " ")
 	first := strings.Trim(w, ",.;:!?")
-	if first == "" {
-		return false
+	if first == "do" && firstWord(rest) == "not" {
+		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
+		return !slices.Contains(prohibitWords[2:], firstWord(rest))
 	}
-	_, neg := negationAt(first)
-	return neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords, first) ||
-		strings.HasPrefix(low, "do not ")
+	if _, neg := negationAt(first); neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords[:2], first) {
+		return first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
+	}
+	return slices.Contains(prohibitWords[2:], first)
 }
 
-var prohibitWords = []string{"never", "dont", "stop", "ignore", "skip", "forget"}
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	return strings.Trim(w, ",.;:!?")
+}
+
+// prohibitWords: imperatives that turn a step down; the verbs among them ("ignore the lint errors") after a negation
+// ask for it instead.
+var prohibitWords = []string{"never", "dont", "ignore", "skip", "forget"}
 
 // failureTerms: the words naming a failure's target — its subcommand (the program when it has none), its paths and
 // filters, the files its error names — split into words of 3+ letters, without runner verbs ("run", "exec") nor test

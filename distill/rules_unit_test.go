@@ -242,3 +242,23 @@ func FuzzFailureReaders(f *testing.F) {
 		}
 	})
 }
+
+func TestProhibits(t *testing.T) {
+	for in, want := range map[string]bool{
+		"don't touch the lint errors":                  true,
+		"do not run the migrations":                    true,
+		"skip the e2e tests for now":                   true,
+		"ignore the flaky checkout spec":               true,
+		"nicht die migrationen ausführen":              true,
+		"не трогай линтер":                             true,
+		"don't forget to run the migrations":           false,
+		"do not skip the e2e run":                      false,
+		"never ignore a failing migration":             false,
+		"i don't understand why the lint fails":        false,
+		"stop the dev server, then run the migrations": false,
+	} {
+		if got := prohibits(in); got != want {
+			t.Errorf("prohibits(%q) = %v; want %v", in, got, want)
+		}
+	}
+}
