@@ -2,10 +2,12 @@ package resume
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,10 +22,7 @@ import (
 // DistillOptions distil the rows FromRows is given when the caller does: paths relative to the project, else to the
 // recorded directory.
 func (src Sources) DistillOptions() distill.Options {
-	if src.Project == "" {
-		return distill.Options{Project: src.Recorded}
-	}
-	return distill.Options{Project: src.Project}
+	return distill.Options{Project: cmp.Or(src.Project, src.Recorded)}
 }
 
 // Sources are what FromRows reads besides the rows.
@@ -365,12 +364,7 @@ func SetTaskState(s *Session, h distill.Handoff) {
 
 // todoMarker reports a to-do an edit added (TODO:, FIXME:, XXX:, HACK:).
 func todoMarker(q string) bool {
-	for _, m := range []string{"TODO:", "FIXME:", "XXX:", "HACK:"} {
-		if strings.HasPrefix(q, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"TODO:", "FIXME:", "XXX:", "HACK:"}, func(m string) bool { return strings.HasPrefix(q, m) })
 }
 
 // blocker is a failure as a line: what, how, error, count, earlier errors, cause, and whether it later succeeded.

@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -373,12 +374,7 @@ func Parse(b []byte) (Loaded, error) {
 
 // hasKey reports whether m holds any of keys, even with a null value.
 func hasKey(m map[string]any, keys ...string) bool {
-	for _, k := range keys {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(keys, func(k string) bool { _, ok := m[k]; return ok })
 }
 
 var quotedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`[^`]*`") })
@@ -645,15 +641,9 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func splitNum(s string) (string, int) {
-	i := len(s)
-	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
-		i--
-	}
-	n := 0
-	for _, c := range s[i:] {
-		n = n*10 + int(c-'0')
-	}
-	return s[:i], n
+	t := strings.TrimRight(s, "0123456789")
+	n, _ := strconv.Atoi(s[len(t):])
+	return t, n
 }
 
 // Encode renders h as "yaml" or "json".

@@ -31,21 +31,17 @@ func formatFor(t Target) (format, error) {
 	if l == nil {
 		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
 	}
-	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, warns: l.Warnings}
-	for i, fields := range [][]string{l.Skeleton, l.Handler} {
-		for _, fld := range fields {
-			k, v, err := specs.Field(fld)
-			if err != nil {
-				return format{}, err
-			}
-			if i == 0 {
-				f.skeleton = append(f.skeleton, kv{k, v})
-			} else {
-				f.fields = append(f.fields, kv{k, v})
-			}
+	var all ordered
+	for _, fld := range slices.Concat(l.Skeleton, l.Handler) {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return format{}, err
 		}
+		all = append(all, kv{k, v})
 	}
-	return f, nil
+	n := len(l.Skeleton)
+	return format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, warns: l.Warnings,
+		skeleton: all[:n:n], fields: all[n:]}, nil
 }
 
 // entry is what carryover appends to an event's list: one handler, in a group when grouped. A placeholder without a
@@ -284,12 +280,9 @@ func addDesired(b []byte, want ordered, i int, st style) (_ []byte, done bool, _
 		return nil, false, fmt.Errorf("internal error re-reading the edited file: %w", err)
 	}
 	rootMulti := len(root.members) == 0 || strings.Contains(string(b[root.start:root.end]), "\n")
-	_, hooks := root.member("hooks")
-	switch {
-	case hooks == nil:
+	_, hooks := root.member("hooks") // an object: install's scan refused any other "hooks", and edits keep it one
+	if hooks == nil {
 		return appendItem(b, root, "hooks", lists(want[i:]), st, rootMulti), true, nil
-	case hooks.kind != '{':
-		return nil, false, errors.New(`"hooks" is not an object; fix it, then run the command again`)
 	}
 	_, list := hooks.member(d.k)
 	switch {

@@ -61,8 +61,7 @@ func readOnlyErr(name string) error {
 type OSFS struct{}
 
 func (OSFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
-
-func (OSFS) Remove(name string) error { return os.Remove(name) }
+func (OSFS) Remove(name string) error             { return os.Remove(name) }
 
 func (OSFS) isDir(name string) bool {
 	fi, err := os.Stat(name)

@@ -476,11 +476,11 @@ func untrusted(files FS, path string, after []byte) (_ []byte, del bool) {
 
 // trustDrift says what is wrong with Codex's trust entries for the carryover stubs in hooksJSON ("" when nothing).
 func trustDrift(t Target, hooksJSON []byte, id stubID, files FS) (string, error) {
-	want, err := codexTrust(t.Layout.Trust, t.Path, hooksJSON, id.ours)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", t.Path, err)
+	want, err := wantTrust(t, hooksJSON, id)
+	var b []byte
+	if err == nil {
+		b, _, err = read(files, t.TrustPath)
 	}
-	b, _, err := read(files, t.TrustPath)
 	if err != nil {
 		return "", err
 	}
