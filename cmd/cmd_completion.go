@@ -1,9 +1,7 @@
 package cmd
 
-// `carryover completion bash|zsh|fish|powershell` prints a completion script
-// made from the command tree itself (commands, subcommands, flags and the
-// values some flags take): it never drifts from the CLI, and completing
-// runs no carryover process.
+// `carryover completion bash|zsh|fish|powershell` prints a completion script made from the command tree itself
+// (commands, subcommands, flags, flag values): it never drifts from the CLI, and completing runs no carryover process.
 
 import (
 	"fmt"
@@ -43,8 +41,7 @@ func runCompletion(e *Env, shell string) error {
 	return nil
 }
 
-// compCmd is one command (or subcommand) for completion; args are the
-// positional arguments worth completing.
+// compCmd is one command (or subcommand) for completion; args are the positional arguments worth completing.
 type compCmd struct {
 	name, usage string
 	flags       []compFlag
@@ -52,8 +49,7 @@ type compCmd struct {
 	args        []string
 }
 
-// compFlag: names long first; values completes the value (nil: none or
-// free text); takes: the flag takes a value.
+// compFlag: names long first; values completes the value (nil: none or free text); takes: the flag takes a value.
 type compFlag struct {
 	names  []string
 	usage  string
@@ -107,12 +103,7 @@ func completionTree(cs []*cli.Command) []compCmd {
 	return out
 }
 
-func dash(n string) string {
-	if len(n) == 1 {
-		return "-" + n
-	}
-	return "--" + n
-}
+func dash(n string) string { return strings.Repeat("-", min(len(n), 2)) + n } // -h, --help
 
 // words are c's subcommands, its argument values, its flags and --help.
 func (c compCmd) words() []string {
@@ -172,8 +163,7 @@ complete -o default -F _carryover carryover
 `)
 }
 
-// zshQuote makes s safe inside a single-quoted word; zshDesc also inside
-// an _arguments option's [description].
+// zshQuote makes s safe inside a single-quoted word; zshDesc also inside an _arguments option's [description].
 func zshQuote(s string) string { return strings.ReplaceAll(s, "'", "'\\''") }
 
 func zshDesc(s string) string {
@@ -279,11 +269,7 @@ func fishFlags(w io.Writer, cond string, fs []compFlag) {
 	for _, f := range fs {
 		line := "complete -c carryover -n '" + cond + "'"
 		for _, n := range f.names {
-			if len(n) == 1 {
-				line += " -s " + n
-			} else {
-				line += " -l " + n
-			}
+			line += map[bool]string{false: " -l ", true: " -s "}[len(n) == 1] + n
 		}
 		if f.takes {
 			line += " -r"
@@ -300,9 +286,8 @@ func fishQuote(s string) string {
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
-// writePowerShell writes a native argument completer: the words of each
-// command path ("", "config", "config set") and the values of flags, as
-// data; the script block picks by the words typed before the cursor.
+// writePowerShell writes a native argument completer: the words of each command path ("", "config", "config set") and
+// the values of flags, as data; the script block picks by the words typed before the cursor.
 func writePowerShell(w io.Writer, tree []compCmd) {
 	fmt.Fprint(w, `# carryover PowerShell completion. Load it from your profile:
 #   carryover completion powershell | Out-String | Add-Content $PROFILE

@@ -18,21 +18,17 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-// `carryover config`: the configuration in effect with where each value
-// comes from (like `git config --show-origin`), both files' warnings, and
-// get/set/unset of one key (set and unset keep comments).
+// `carryover config`: the configuration in effect with where each value comes from (like `git config --show-origin`),
+// both files' warnings, and get/set/unset of one key (set and unset keep comments).
 
-// Config is ~/.carryover/config.toml with what <project>/.carryover.toml
-// may add under config.ProjectPolicy (a project file may only make
-// carryover safer).
+// Config is config.toml plus what <project>/.carryover.toml may add under config.ProjectPolicy (only ever safer).
 type Config = config.Config
 
 // ConfigPath is the global config file.
 func (e *Env) ConfigPath() string { return filepath.Join(e.Home(), "config.toml") }
 
-// LoadConfig reads the global config and the project's override. Missing
-// files are fine; a broken file, and each project setting the policy
-// ignores, is reported and ignored (defaults apply).
+// LoadConfig reads the global config and the project's override. Missing files are fine; a broken file, and each
+// project setting the policy ignores, is reported and ignored (defaults apply).
 func LoadConfig(e *Env, project string) (Config, []error) {
 	return config.Load(e.ConfigPath(), e.UserHome(), project)
 }
@@ -42,8 +38,7 @@ func resolveConfig(e *Env, project string) ([]config.Value, []error) {
 	return config.Resolve(e.ConfigPath(), e.UserHome(), project)
 }
 
-// configSetOptions: inProject edits <project>/.carryover.toml instead of
-// config.toml.
+// configSetOptions: inProject edits <project>/.carryover.toml instead of config.toml.
 type configSetOptions struct {
 	key, value, project string
 	inProject           bool
@@ -161,9 +156,8 @@ func leafArg(key string) (config.Leaf, error) {
 	return k, nil
 }
 
-// configFileFor is the file `config set/unset` edits, its mode, and the
-// project whose view to report. The project file is meant to be committed
-// and shared (0644).
+// configFileFor is the file `config set/unset` edits, its mode, and the project whose view to report. The project file
+// is meant to be committed and shared (0644).
 func configFileFor(e *Env, k config.Leaf, o configSetOptions) (path string, perm fs.FileMode, project string, err error) {
 	if !o.inProject && o.project == "" {
 		project, _ = currentProject(e, "")
@@ -235,8 +229,7 @@ func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {
 			File   string `json:"file,omitempty"`
 		}{k.Path(), v.value, v.origin, v.file})
 	}
-	// Plain for scripts: a string unquoted, a list comma-separated (what
-	// `config set` takes back).
+	// Plain for scripts: a string unquoted, a list comma-separated (what `config set` takes back).
 	switch x := v.value.(type) {
 	case string:
 		fmt.Fprintln(e.Stdout, x)
@@ -277,8 +270,7 @@ func runConfigUnset(e *Env, o configSetOptions) error {
 	return nil
 }
 
-// tomlValue decodes a TOML literal ("\"ask\"", "[\"a\"]", "{warn = 75}")
-// into the JSON value it stands for.
+// tomlValue decodes a TOML literal ("\"ask\"", "[\"a\"]", "{warn = 75}") into the JSON value it stands for.
 func tomlValue(lit string) any {
 	var m map[string]any
 	if err := toml.Unmarshal([]byte("v = "+lit), &m); err != nil {
@@ -318,8 +310,7 @@ func ignoreCommand(e *Env) *cli.Command {
 	}
 }
 
-// sameDir reports whether a listed path p names dir (~ expanded, symlinks
-// resolved).
+// sameDir reports whether a listed path p names dir (~ expanded, symlinks resolved).
 func sameDir(e *Env, p, dir string) bool {
 	if strings.HasPrefix(p, "~/") {
 		p = filepath.Join(e.UserHome(), p[2:])

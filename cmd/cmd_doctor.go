@@ -1,9 +1,7 @@
 package cmd
 
-// `carryover doctor` runs every installed hook stub as its agent would (its
-// command line through the shell, a synthetic payload, a scratch project
-// and $CARRYOVER_HOME), checks exit code, time against the hook timeout and
-// the start event's envelope, and adds the last real delivery.
+// `carryover doctor` runs every installed hook stub as its agent would (through the shell, a synthetic payload, scratch
+// project and home), checks exit code, time against the hook timeout and the start envelope; adds the last delivery.
 
 import (
 	"bytes"
@@ -38,8 +36,7 @@ func doctorCommand(e *Env) *cli.Command {
 	}
 }
 
-// DoctorReport is one agent's line: Summary says what was checked, Problem
-// what failed, Fix what to do; Ran counts the stubs run.
+// DoctorReport is one agent's line: Summary what was checked, Problem what failed, Fix what to do, Ran stubs run.
 type DoctorReport struct {
 	Tool         string        `json:"tool"`
 	Display      string        `json:"display"`
@@ -52,8 +49,7 @@ type DoctorReport struct {
 	LastDelivery string        `json:"last_delivery,omitempty"`
 }
 
-// doctorMarker is in the scratch handoff; the start stub's injection must
-// carry it back.
+// doctorMarker is in the scratch handoff; the start stub's injection must carry it back.
 const doctorMarker = "carryover doctor check"
 
 func runDoctor(e *Env, asJSON bool) error {
@@ -64,25 +60,20 @@ func runDoctor(e *Env, asJSON bool) error {
 	cfg, _ := LoadConfig(e, "")
 	reps, idle := doctorAgents(e, tab, cfg)
 	failed, wired := countProblems(reps, cfg)
-	if asJSON {
-		err = printJSON(e.Stdout, struct {
-			Agents     []DoctorReport `json:"agents"`
-			HooksWired int            `json:"hooks_wired"`
-			NotSetUp   []string       `json:"not_set_up"`
-			Problems   int            `json:"problems"`
-		}{nonNil(reps), wired, nonNil(idle), failed})
-	} else {
-		printDoctor(e, reps, idle, wired)
-	}
+	err = output(e, asJSON, struct {
+		Agents     []DoctorReport `json:"agents"`
+		HooksWired int            `json:"hooks_wired"`
+		NotSetUp   []string       `json:"not_set_up"`
+		Problems   int            `json:"problems"`
+	}{nonNil(reps), wired, nonNil(idle), failed}, func() { printDoctor(e, reps, idle, wired) })
 	if err == nil && failed > 0 {
 		return exitf(ExitError, "%d problem(s); see the fixes above", failed)
 	}
 	return err
 }
 
-// doctorAgents checks every agent; idle are those neither detected nor
-// chosen, with nothing to check. The delivery receipts are read without
-// creating a ledger.
+// doctorAgents checks every agent; idle are those neither detected nor chosen, with nothing to check. The delivery
+// receipts are read without creating a ledger.
 func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, idle []string) {
 	receipts := map[string]service.Receipt{}
 	if st, err := service.OpenStore(e.service()); err == nil {
@@ -106,9 +97,8 @@ func doctorAgents(e *Env, tab *specs.Table, cfg Config) (reps []DoctorReport, id
 	return reps, idle
 }
 
-// countProblems marks agents chosen at install but not wired (not detected
-// then, or removed) and counts the problems and the hooks run. No hook
-// wired at all is a problem too: no session starts with a handoff.
+// countProblems marks agents chosen at install but not wired (not detected then, or removed) and counts the problems
+// and the hooks run. No hook wired at all is a problem too: no session starts with a handoff.
 func countProblems(reps []DoctorReport, cfg Config) (failed, wired int) {
 	for i, r := range reps {
 		if r.OK && slices.Contains(cfg.Tools, r.Tool) && strings.HasPrefix(r.Summary, "no carryover hooks") { // no stubs, not flagged
@@ -125,8 +115,7 @@ func countProblems(reps []DoctorReport, cfg Config) (failed, wired int) {
 	return failed, wired
 }
 
-// printDoctor prints one line per agent: mark, summary, problem, last
-// delivery and fix.
+// printDoctor prints one line per agent: mark, summary, problem, last delivery and fix.
 func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
 	if wired == 0 {
 		fmt.Fprintln(e.Stdout, checkMark(e, false)+" no carryover hooks are wired for any agent, so no session receives a handoff — fix: run `carryover install`")
@@ -200,9 +189,8 @@ func backupNote(path string) string {
 	return ""
 }
 
-// doctorScratch makes a scratch project holding a published handoff and a
-// scratch home for the stubs to run against. The start stub injects only a
-// handoff carryover published (issue 10): it is recorded as such.
+// doctorScratch makes a scratch project holding a published handoff and a scratch home for the stubs to run against.
+// The start stub injects only a handoff carryover published (issue 10): it is recorded as such.
 func doctorScratch(e *Env) (project, home string, cleanup func(), err error) {
 	scratch, err := os.MkdirTemp("", "carryover-doctor-")
 	if err != nil {
@@ -218,17 +206,15 @@ func doctorScratch(e *Env) (project, home string, cleanup func(), err error) {
 	return project, home, func() { os.RemoveAll(scratch) }, nil
 }
 
-// stubChecks gathers what running an agent's stubs found. failMsgs are the
-// distinct run failures, failEvents their events: the same failure on
-// every stub is said once, with its events.
+// stubChecks gathers what running an agent's stubs found. failMsgs are the distinct run failures, failEvents their
+// events: the same failure on every stub is said once, with its events.
 type stubChecks struct {
 	problems, failMsgs []string
 	failEvents         [][]string
 	checkedStart       bool
 }
 
-// run runs one stub within its timeout (60s, the agents' usual default,
-// when it has none) and checks a start stub's injection.
+// run runs one stub within its timeout (60 s, the agents' usual default, if none) and checks a start stub's injection.
 func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capability, display string, s hookconf.Stub, project, home string, timeout int) {
 	limit := time.Duration(cmp.Or(max(timeout, 0), 60)) * time.Second
 	out, errOut, took, runErr := runStub(e, s, tl.Name, project, home, limit)
@@ -252,8 +238,7 @@ func (st *stubChecks) run(e *Env, r *DoctorReport, tl specs.Tool, c specs.Capabi
 	}
 }
 
-// checkStart checks that a start stub's output parses as the agent's
-// envelope and carries the scratch handoff.
+// checkStart checks that a start stub's output parses as the agent's envelope and carries the scratch handoff.
 func (st *stubChecks) checkStart(r *DoctorReport, agent *adapters.Agent, c specs.Capability, display, event string, out []byte) {
 	env := cmp.Or(c.Envelope, agent.Envelope)
 	text, err := adapters.Unwrap(env, event, out)
@@ -277,8 +262,7 @@ func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) 
 	if st.checkedStart {
 		r.Summary += ", start injection parses"
 	}
-	// A whole hook file's drift (its mode, the carryover it names) is often
-	// why it failed: say it even then.
+	// A whole hook file's drift (its mode, the carryover it names) is often why it failed: say it even then.
 	if whole := tg.Layout.Whole(); a.Hooks.State == hookconf.StateDrifted && (len(st.failMsgs) == 0 || whole) {
 		problems = append(problems, a.Hooks.Detail)
 		if r.Fix == "" || whole && strings.HasPrefix(r.Fix, "run the stub's command by hand") {
@@ -293,9 +277,8 @@ func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) 
 	return r
 }
 
-// runStub runs one stub's command line through the shell, as the agents
-// do, with a payload carrying every agent's field names for the session,
-// the project and the event; it gives up 10 s past limit.
+// runStub runs one stub's command line through the shell, as the agents do, with a payload carrying every agent's field
+// names for the session, the project and the event; it gives up 10 s past limit.
 func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Duration) (stdout, stderr []byte, took time.Duration, err error) {
 	id := "doctor-" + tool
 	payload, _ := json.Marshal(map[string]any{
@@ -336,8 +319,7 @@ func runStub(e *Env, s hookconf.Stub, tool, project, home string, limit time.Dur
 	return out.Bytes(), errb.Bytes(), took, err
 }
 
-// stubFix says what to do about a stub that failed: the carryover it names
-// (the command's first word, unquoted) is gone, or run it by hand.
+// stubFix says what to do for a failed stub: the carryover it names (first word, unquoted) is gone, or run it by hand.
 func stubFix(s hookconf.Stub, exe string) string {
 	bin, _, _ := strings.Cut(strings.TrimSpace(s.Command), " ")
 	if cmd := strings.TrimSpace(s.Command); cmd != "" && (cmd[0] == '"' || cmd[0] == '\'') {

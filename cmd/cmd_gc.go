@@ -9,8 +9,7 @@ import (
 	"github.com/carryover/carryover/publish/service"
 )
 
-// The ledger's upkeep: gc and forget. (Only this file may call GC: a hook
-// never prunes or vacuums; adapters/ledger's TestOnlyGCVacuums.)
+// The ledger's upkeep: gc and forget. Only this file may call GC: a hook never prunes or vacuums (TestOnlyGCVacuums).
 
 func gcCommand(e *Env) *cli.Command {
 	return &cli.Command{

@@ -81,8 +81,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
 	}
 	stop := spinner(e, "reading the transcript…")
-	// No session named: the task state is the project's fold across
-	// sessions and agents (what handoff.md says).
+	// No session named: the task state is the project's fold across sessions and agents (what handoff.md says).
 	m, err := proj.Handoff(p.Pick, sel.session == "" && sel.transcript == "", e.progress)
 	stop()
 	if err != nil {
@@ -97,11 +96,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	_ = onProject(e, p.project, false, func(p *service.Project) error { o.lifecycle = p.Lifecycle(); return nil })
 	m.Session.ApplyLifecycle(o.lifecycle)
 	o.mode = proj.Config.Resume
-	text, stats, err := render(m.Session, nil, o)
-	if err != nil {
-		return err
-	}
-	return deliver(e, p.project, text, stats, o, proj.Redact)
+	return render(e, p.project, m.Session, nil, o, proj.Redact)
 }
 
 func captureCommand(e *Env) *cli.Command {
@@ -204,17 +199,11 @@ func runResume(e *Env, file, projectFlag string, o outputOptions) error {
 	}
 	fmt.Fprintf(e.Stderr, "carryover: using %s from %s\n", what, file)
 	o.mode = cfg.Resume
-	text, stats, err := render(s, l.Handoff, o)
-	if err != nil {
-		return err
-	}
-	return deliver(e, project, text, stats, o, redact)
+	return render(e, project, s, l.Handoff, o, redact)
 }
 
-// loadResume reads what resume works from (issue 21): the session.json
-// capture wrote here (a repository can commit one posing as yours), or
-// --file (path: absolute), imported unless capture wrote its bytes here,
-// never through a link from the project to outside it.
+// loadResume reads what resume works from (issue 21): the session.json capture wrote here (a repository can commit one
+// posing as yours), or --file (absolute), imported unless capture wrote its bytes here, never via a link out of it.
 func loadResume(e *Env, project, file string) (l resume.Loaded, path string, imported bool, err error) {
 	if file == "" {
 		l, err = loadCaptured(e, project)
@@ -269,9 +258,7 @@ func linkOut(abs, project string) (string, bool) {
 	return real, !adapters.InProject(real, root)
 }
 
-// outputOptions are the flags handoff and resume share, the configured
-// resume protocol (mode) and the project's lifecycle a structured handoff
-// carries (its current handoff, decisions and pinned task).
+// outputOptions are handoff's and resume's shared flags, the protocol (mode) and a structured handoff's lifecycle.
 type outputOptions struct {
 	target, format, launch, mode string
 	tokens                       int
@@ -310,18 +297,16 @@ func outputFrom(c *cli.Context) (outputOptions, error) {
 	return o, nil
 }
 
-// ResumePath is where handoff and resume write their result (RESUME.md,
-// RESUME.yaml, RESUME.json).
+// ResumePath is where handoff and resume write their result (RESUME.md, RESUME.yaml, RESUME.json).
 func ResumePath(project, format string) string {
 	return filepath.Join(publish.Dir(project), "RESUME."+format)
 }
 
-// render builds the output text in o.format from s (already redacted);
-// loadedHandoff, when set, is re-emitted as is (structured round trip).
-func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (text string, stats string, err error) {
+// render builds o.format's text from s (redacted) and delivers it; loadedHandoff, if set, is re-emitted as is.
+func render(e *Env, project string, s resume.Session, loadedHandoff *resume.Handoff, o outputOptions, redact func(string) string) error {
 	budget, err := resume.Budget(o.target, o.tokens)
 	if err != nil {
-		return "", "", exitf(ExitError, "%v", err)
+		return exitf(ExitError, "%v", err)
 	}
 	budgetNote := fmt.Sprintf("%d-token budget", budget)
 	if o.tokens == 0 {
@@ -334,7 +319,7 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 	if o.format == "md" {
 		res, err := resume.Build(s, resume.Options{Target: o.target, Tokens: o.tokens, Mode: o.mode})
 		if err != nil {
-			return "", "", exitf(ExitCompression, "%v", err)
+			return exitf(ExitCompression, "%v", err)
 		}
 		var layers []string
 		for _, l := range res.Layers {
@@ -344,27 +329,26 @@ func render(s resume.Session, loadedHandoff *resume.Handoff, o outputOptions) (t
 			}
 			layers = append(layers, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
 		}
-		return res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(layers, ", "), quality), nil
+		return deliver(e, project, res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(layers, ", "), quality), o, redact)
 	}
 	h := structuredHandoff(s, loadedHandoff, o)
 	if err := h.Validate(); err != nil {
-		return "", "", exitf(ExitParse, "%v", err)
+		return exitf(ExitParse, "%v", err)
 	}
 	trimmed, err := h.Fit(o.format, budget)
 	if err != nil {
-		return "", "", exitf(ExitCompression, "%v", err)
+		return exitf(ExitCompression, "%v", err)
 	}
 	b, err := h.Encode(o.format)
 	if err != nil {
-		return "", "", exitf(ExitError, "%v", err)
+		return exitf(ExitError, "%v", err)
 	}
 	note := map[bool]string{false: "all fields included", true: "lists trimmed to fit"}[trimmed]
-	return string(b), fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, quality), nil
+	stats := fmt.Sprintf("structured handoff (%s) ~%d tokens of a %s; %s%s", o.format, resume.Estimate(string(b)), budgetNote, note, quality)
+	return deliver(e, project, string(b), stats, o, redact)
 }
 
-// structuredHandoff is the loaded handoff (it round-trips byte for byte),
-// else the one built from s with its lifecycle, degraded where s is thin;
-// with o's protocol.
+// structuredHandoff is the loaded handoff (a byte-exact round trip), else s's with its lifecycle, degraded where thin.
 func structuredHandoff(s resume.Session, loaded *resume.Handoff, o outputOptions) resume.Handoff {
 	if loaded != nil {
 		return loaded.WithProtocol(o.mode)
@@ -377,9 +361,8 @@ func structuredHandoff(s resume.Session, loaded *resume.Handoff, o outputOptions
 	return h.WithProtocol(o.mode)
 }
 
-// deliver writes the result file, prints it when asked, copies it to the
-// clipboard and reports on stderr. text is redacted once more (idempotent)
-// as the last step before egress.
+// deliver writes the result file, prints it when asked, copies it to the clipboard and reports on stderr. text is
+// redacted once more (idempotent) as the last step before egress.
 func deliver(e *Env, project string, text, stats string, o outputOptions, redact func(string) string) error {
 	text = redact(text)
 	path := ResumePath(project, o.format)
@@ -413,8 +396,7 @@ func deliver(e *Env, project string, text, stats string, o outputOptions, redact
 	return nil
 }
 
-// printResult prints text on stdout, ending with a newline; a terminal
-// gets it without escapes: transcript text must not drive it.
+// printResult prints text on stdout, newline-ended; a terminal gets it without escapes: transcripts must not drive it.
 func printResult(e *Env, text string) {
 	shown := text
 	if e.StdoutTTY {
@@ -426,8 +408,7 @@ func printResult(e *Env, text string) {
 	}
 }
 
-// writeResume writes the prompt to path unless project is not one; wrote
-// is false also when the repository tracks that file.
+// writeResume writes the prompt to path unless project is not one; wrote is false also when git tracks that file.
 func writeResume(e *Env, project, path, text string, notProject bool) (wrote bool, err error) {
 	if notProject {
 		return false, nil
@@ -454,10 +435,8 @@ func logManual(e *Env, err error) {
 	log.Printf("%v", err)
 }
 
-// plainText strips terminal escapes, controls but \n and \t, and invisible
-// characters (publish.StripTerminal) from output made of recorded strings
-// (status, history), so a planted history file or a branch name cannot drive
-// the terminal or hide text. Each fmt.Fprint* is one write: nothing splits.
+// plainText strips terminal escapes, controls but \n and \t, and invisible characters (publish.StripTerminal) from
+// recorded strings (status, history): a planted file cannot drive the terminal or hide text. One Fprint*, one write.
 type plainText struct{ w io.Writer }
 
 func (p plainText) Write(b []byte) (int, error) {
@@ -473,8 +452,7 @@ func plainEnv(e *Env) *Env {
 	return &pe
 }
 
-// OSC52 is the terminal escape that sets the clipboard to text; tmux passes
-// escapes through only inside a DCS wrapper.
+// OSC52 is the terminal escape that sets the clipboard to text; tmux passes escapes through only inside a DCS wrapper.
 func OSC52(text string, tmux bool) string {
 	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString([]byte(text)) + "\a"
 	if tmux {
@@ -483,9 +461,7 @@ func OSC52(text string, tmux bool) string {
 	return seq
 }
 
-// copyText puts text on the system clipboard, or over SSH (or when that
-// fails) sends OSC 52 to a terminal stdout; it returns a note saying what
-// happened.
+// copyText puts text on the clipboard, or over SSH (or if that fails) sends OSC 52 to a terminal stdout; it says which.
 func copyText(e *Env, text, path string) string {
 	ssh := e.Getenv("SSH_TTY") != "" || e.Getenv("SSH_CONNECTION") != ""
 	var cerr error
@@ -525,9 +501,8 @@ func launchable() []string {
 	return out
 }
 
-// launchAgent starts agent on the prompt file. The prompt never goes
-// through argv (E2BIG on large prompts, and it would show in ps): the agent
-// is told to read the file.
+// launchAgent starts agent on the prompt file. The prompt never goes through argv (E2BIG on large prompts, and it would
+// show in ps): the agent is told to read the file.
 func launchAgent(e *Env, agent, project, path string) error {
 	a, _ := adapters.ByName(agent)
 	argv := append(slices.Clone(a.Launch), "Read "+path+" (a handoff from a previous session) and resume the work it describes, starting with its \"Resume Now\" section.")

@@ -25,12 +25,10 @@ import (
 	"github.com/carryover/carryover/specs/hookconf"
 )
 
-// install, refresh and uninstall: detect agents, write carryover's hook
-// stubs into their configs (specs/hookconf) and report per agent.
+// install, refresh and uninstall: detect agents, write hook stubs into their configs (specs/hookconf), report each.
 
-// AgentStatus is one agent's detection and hook state: Binary is "" when
-// not detected, VersionFrom a specs.Source, Capability zero when not
-// detected or unsupported, Problem a detection or resolution failure.
+// AgentStatus is one agent's detection and hook state: Binary is "" when not detected, VersionFrom a
+// specs.Source, Capability zero when not detected or unsupported, Problem a detection or resolution failure.
 type AgentStatus struct {
 	Tool, Display, Binary, Version, VersionFrom string
 	Capability                                  specs.Capability
@@ -149,9 +147,8 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	return a
 }
 
-// lookPath searches env's PATH (not the process's) for an executable: the
-// one lookup for every program carryover starts (agents, version probes,
-// the shell doctor runs hooks with). Only absolute entries count (absPATH).
+// lookPath searches env's PATH (not the process's) for an executable: the one lookup for every program carryover
+// starts (agents, version probes, doctor's shell). Only absolute entries count (absPATH).
 func lookPath(e *Env, name string) string {
 	exts := []string{""}
 	if runtime.GOOS == "windows" {
@@ -168,9 +165,8 @@ func lookPath(e *Env, name string) string {
 	return ""
 }
 
-// absPATH is env's PATH without relative entries ("", ".", ./node_modules/.bin):
-// they resolve in the current directory, a hostile repository that could
-// plant the `claude` or `node` carryover runs (exec.LookPath's ErrDot).
+// absPATH is env's PATH without relative entries ("", ".", ./node_modules/.bin): they resolve in the current
+// directory, a hostile repository that could plant the `claude` or `node` carryover runs (exec.LookPath's ErrDot).
 func absPATH(e *Env) string {
 	keep := slices.DeleteFunc(filepath.SplitList(e.Getenv("PATH")), func(d string) bool { return !filepath.IsAbs(d) })
 	return strings.Join(keep, string(filepath.ListSeparator))
@@ -249,26 +245,30 @@ func runInstall(e *Env, o installOptions) error {
 	return nil
 }
 
-// saveInstallChoice keeps the chosen agents and resume mode in the config
-// (refresh reads them back); a failure is only told.
+// saveInstallChoice saves the agents and resume mode ("" = keep) in config.toml (refresh reads them); failures told.
 func saveInstallChoice(e *Env, sel []string, resume string) {
 	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
 	}
-	saveResumeMode(e, resume)
+	if resume == "" {
+		return
+	}
+	if err := config.SetKeyInFile(e.ConfigPath(), "resume", strconv.Quote(resume), 0o600); err != nil {
+		fmt.Fprintf(e.Stderr, "carryover: could not save resume = %q to %s: %v\n", resume, e.ConfigPath(), err)
+		return
+	}
+	fmt.Fprintf(e.Stdout, "resume = %q saved in %s\n", resume, e.ConfigPath())
 }
 
-// saveAgentRecords keeps the set-up agents' versions (doctor and refresh
-// compare them); a failure is only told.
+// saveAgentRecords keeps the set-up agents' versions (doctor and refresh compare them); a failure is only told.
 func saveAgentRecords(e *Env, recs map[string]service.AgentRecord) {
 	if err := service.SaveAgentRecords(e.Home(), recs); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not record the agents' versions in %s: %v\n", filepath.Join(e.Home(), service.AgentsFile), err)
 	}
 }
 
-// selectInstall picks the agents to set up: --tools, the saved selection on
-// refresh, else the detected ones, ticked in a menu on a terminal (which may
-// set o.resume, name hooks to remove, and fill agents' hook states).
+// selectInstall picks the agents to set up: --tools, the saved selection on refresh, else the detected ones,
+// ticked in a menu on a terminal (which may set o.resume, name hooks to remove, and fill agents' hook states).
 func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentStatus, cfg Config) (_ []AgentStatus, sel, remove []string, err error) {
 	switch {
 	case o.tools != "":
@@ -292,8 +292,7 @@ func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentSt
 	return agents, sel, remove, err
 }
 
-// installSelected sets up every selected agent: how many failed, and the
-// versions set up.
+// installSelected sets up every selected agent: how many failed, and the versions set up.
 func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentStatus, sel []string) (failed int, recs map[string]service.AgentRecord) {
 	byName, recs := map[string]AgentStatus{}, map[string]service.AgentRecord{}
 	for _, a := range agents {
@@ -308,8 +307,7 @@ func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentS
 	return failed, recs
 }
 
-// installAgent sets up one selected agent and prints its line; false when
-// it counts as a failure (exit 1). recs gets the agent's version.
+// installAgent sets up one selected agent and prints its line; false: a failure (exit 1). recs gets its version.
 func installAgent(e *Env, o installOptions, tl specs.Tool, a AgentStatus, recs map[string]service.AgentRecord) bool {
 	if !a.Detected() {
 		fmt.Fprintf(e.Stdout, "skipped  %s: selected but not detected on PATH; install it (%s), then run `carryover refresh`\n", tl.Display, tl.InstallHint)
@@ -356,8 +354,7 @@ func printFailed(e *Env, label string, err error) bool {
 	return err == nil
 }
 
-// skipForPlugin: the plugin runs the same snapshot on the same events;
-// stubs too would record and inject everything twice.
+// skipForPlugin: the plugin runs the same snapshot on the same events; stubs too would record and inject twice.
 func skipForPlugin(e *Env, o installOptions, tl specs.Tool, tg hookconf.Target, label, id string) {
 	fmt.Fprintf(e.Stdout, "skipped  %s: the carryover plugin (%s) already wires its hooks; `claude plugin uninstall %s` to let install wire them instead\n", label, id, id)
 	if stubs, err := hookconf.Stubs(tg, hookconf.OSFS{}); err == nil && len(stubs) > 0 && !o.dryRun {
@@ -365,8 +362,7 @@ func skipForPlugin(e *Env, o installOptions, tl specs.Tool, tg hookconf.Target, 
 	}
 }
 
-// pluginEnabled is the id of carryover's plugin for the agent when its
-// settings file enables it (the agent's descriptor reads it), else "".
+// pluginEnabled is the id of carryover's plugin when the agent's settings enable it (its descriptor reads them).
 func pluginEnabled(tl specs.Tool, settings string) string {
 	a, ok := adapters.ByName(tl.Name)
 	if !ok || a.PluginEnabled == nil || settings == "" {
@@ -409,8 +405,7 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 	return nil
 }
 
-// uninstallAgent removes one agent's hooks (--dry-run: shows the diff) and
-// the backups and empty directories left, and prints its line; false: failed.
+// uninstallAgent removes one agent's hooks (--dry-run: shows the diff), backups and empty directories; false: failed.
 func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	tg := installTarget(e, tl)
 	plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
@@ -433,8 +428,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	return printFailed(e, tl.Display, err)
 }
 
-// showPlans prints the plans' warnings (a hook file of carryover's the user
-// edited) and, on --dry-run, the diffs; changed: any plan changes a file.
+// showPlans prints the warnings (a carryover hook file the user edited) and, on dryRun, the diffs; changed: any change.
 func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	for _, p := range plans {
 		for _, w := range p.Warnings {
@@ -448,8 +442,7 @@ func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	return changed
 }
 
-// runPurge is uninstall --purge: every trace of carryover in the projects
-// the ledger knows (publish.Purge), and with --yes the ledger and home.
+// runPurge is uninstall --purge: carryover's traces in every project the ledger knows; --yes: the ledger and home too.
 func runPurge(e *Env, dryRun, yes bool) error {
 	home := e.Home()
 	var projects []string
@@ -461,12 +454,9 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	if err != nil {
 		return exitf(ExitError, "cannot read the ledger %s to find the projects: %v; no project purged", filepath.Join(home, service.LedgerFile), err)
 	}
-	for _, p := range publish.EditedProjects(home) {
-		if !slices.Contains(projects, p) {
-			projects = append(projects, p)
-		}
-	}
+	projects = append(projects, publish.EditedProjects(home)...)
 	slices.Sort(projects)
+	projects = slices.Compact(projects)
 	would, left := "", 0
 	if dryRun {
 		would = "would "
@@ -485,8 +475,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	return nil
 }
 
-// purgeProject removes carryover's traces from p; left: how many files it
-// left alone. A project gone has nothing of carryover's left.
+// purgeProject removes carryover's traces from p; left: how many files it left alone. A project gone has none.
 func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
 	if !isDir(p) {
 		return 0
@@ -509,9 +498,8 @@ func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
 // removeAll is os.RemoveAll; a test makes it fail.
 var removeAll = os.RemoveAll
 
-// purgeHome deletes carryover's files from its home (names starting with the
-// ledger's or the log's too: WAL, salvage copies, rotated log), then the
-// home if nothing else is left; left: how many it could not delete.
+// purgeHome deletes carryover's files from its home (names starting with the ledger's or the log's too: WAL,
+// salvage copies, rotated log), then the home if nothing else is left; left: how many it could not delete.
 func purgeHome(e *Env, home, would string) (left int) {
 	ents, err := os.ReadDir(home)
 	if err != nil {
@@ -540,10 +528,9 @@ func purgeHome(e *Env, home, would string) (left int) {
 	return left
 }
 
-// chooseInstall asks on a terminal which agents to set up (a checkbox list in
-// raw mode, else numbered) and, unless flagMode (--resume), how the next
-// session opens (default: current, config.toml's); it returns them and the
-// unticked agents whose hooks the user chose to remove.
+// chooseInstall asks on a terminal which agents to set up (a checkbox list in raw mode, else numbered) and,
+// unless flagMode (--resume), how the next session opens (default: current, config.toml's); it returns them and
+// the unticked agents whose hooks the user chose to remove.
 func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, []string, error) {
 	def := cmp.Or(flagMode, current)
 	if !slices.Contains(config.ResumeModes, def) {
@@ -603,8 +590,7 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 		if !hasStubs(a) {
 			continue
 		}
-		// Unticked, but its hooks from an earlier install would go on
-		// running: say so, and offer to remove them.
+		// Unticked, but its hooks from an earlier install would go on running: offer to remove them.
 		ans, err := pickList(r, w, a.Display+" is unticked; its carryover hooks in "+a.Hooks.Path+" stay unless removed", []pickItem{
 			{Label: "keep them", Note: "they go on recording " + a.Display + "'s sessions and handing off", On: true},
 			{Label: "remove them", Note: "as `carryover uninstall --tools " + a.Tool + "` does"},
@@ -635,8 +621,7 @@ var resumeNotes = map[string]string{
 	"silent": "the agent uses the handoff without mentioning it",
 }
 
-// chooseTools shows the numbered checkbox list and toggles entries by
-// number (space or comma apart) until an empty line.
+// chooseTools shows the numbered checkbox list and toggles entries by number until an empty line.
 func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []string) []string {
 	on := map[string]bool{}
 	for _, s := range sel {
@@ -693,16 +678,4 @@ func askResume(in *bufio.Reader, w io.Writer, def string) string {
 			return def
 		}
 	}
-}
-
-// saveResumeMode writes resume = mode into config.toml ("" = leave it).
-func saveResumeMode(e *Env, mode string) {
-	if mode == "" {
-		return
-	}
-	if err := config.SetKeyInFile(e.ConfigPath(), "resume", strconv.Quote(mode), 0o600); err != nil {
-		fmt.Fprintf(e.Stderr, "carryover: could not save resume = %q to %s: %v\n", mode, e.ConfigPath(), err)
-		return
-	}
-	fmt.Fprintf(e.Stdout, "resume = %q saved in %s\n", mode, e.ConfigPath())
 }

@@ -15,9 +15,7 @@ import (
 	"github.com/carryover/carryover/publish/service"
 )
 
-// onProject opens the project's ledger for a lifecycle command (history,
-// decide, task, clear, explain), runs fn and closes it; create: a missing
-// ledger may be made (commands that record).
+// onProject runs fn on the project's ledger for a lifecycle command; create: a missing ledger may be made (to record).
 func onProject(e *Env, project string, create bool, fn func(*service.Project) error) error {
 	root, err := currentProject(e, project)
 	if err != nil {
@@ -31,9 +29,7 @@ func onProject(e *Env, project string, create bool, fn func(*service.Project) er
 	return fn(p)
 }
 
-// recorded says what was recorded and makes the project's handoff say it,
-// best effort: the next hook event publishes it anyway (the project is
-// marked).
+// recorded says what was recorded and publishes the handoff, best effort (the project is marked: the next hook does).
 func recorded(e *Env, p *service.Project, format string, args ...any) error {
 	fmt.Fprintf(e.Stdout, format, args...)
 	if err := p.Publish(); err != nil {
@@ -197,25 +193,22 @@ func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) e
 	for _, d := range ds {
 		source := map[bool]string{false: "extracted", true: "user"}[d.User]
 		out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
-		if asJSON {
-			continue
+	}
+	return output(e, asJSON, struct {
+		Project   string           `json:"project"`
+		Decisions []DecisionReport `json:"decisions"`
+	}{project, out}, func() {
+		for _, d := range ds {
+			line := fmt.Sprintf("%s  %s", d.ID, d.Text)
+			if d.Why != "" {
+				line += " (why: " + d.Why + ")"
+			}
+			fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, map[bool]string{false: "extracted", true: "you"}[d.User], publish.Ago(e.Now(), d.At))
 		}
-		line := fmt.Sprintf("%s  %s", d.ID, d.Text)
-		if d.Why != "" {
-			line += " (why: " + d.Why + ")"
+		if len(ds) == 0 {
+			fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", project)
 		}
-		fmt.Fprintf(e.Stdout, "%s  [%s, %s]\n", line, map[bool]string{false: "extracted", true: "you"}[d.User], publish.Ago(e.Now(), d.At))
-	}
-	if asJSON {
-		return printJSON(e.Stdout, struct {
-			Project   string           `json:"project"`
-			Decisions []DecisionReport `json:"decisions"`
-		}{project, out})
-	}
-	if len(ds) == 0 {
-		fmt.Fprintf(e.Stdout, "no decisions recorded for %s (add one: carryover decide \"…\" --why \"…\")\n", project)
-	}
-	return nil
+	})
 }
 
 // dropDecision drops the decision whose id (or a prefix of it) is arg.
@@ -250,14 +243,10 @@ func historyCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{jsonFlag("machine-readable output"), projectFlag},
 		Action: func(c *cli.Context) error {
 			return onHistory(e, c, func(r *service.Project, hs []lifecycle.HistoryEntry) error {
-				if c.Bool("json") {
-					return printJSON(e.Stdout, struct {
-						Project  string                   `json:"project"`
-						Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
-					}{r.Root, nonNil(hs)})
-				}
-				printHistory(plainEnv(e), r.Root, hs)
-				return nil
+				return output(e, c.Bool("json"), struct {
+					Project  string                   `json:"project"`
+					Handoffs []lifecycle.HistoryEntry `json:"handoffs"`
+				}{r.Root, nonNil(hs)}, func() { printHistory(plainEnv(e), r.Root, hs) })
 			})
 		},
 		Subcommands: []*cli.Command{

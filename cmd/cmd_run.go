@@ -1,9 +1,7 @@
 package cmd
 
-// `carryover run -- <agent> [args…]`: the agent as a child on the same
-// terminal, restarted fresh in the same project when its hooks signal that
-// the session's context reached CRITICAL (publish/limits/signal.go). A
-// foreground process the user starts; no daemon.
+// `carryover run -- <agent> [args…]`: the agent as a child on this terminal, restarted fresh when its hooks signal the
+// session's context reached CRITICAL (publish/limits/signal.go). A foreground process the user starts; no daemon.
 
 import (
 	"crypto/rand"
@@ -64,8 +62,7 @@ func runCommand(e *Env) *cli.Command {
 	}
 }
 
-// runOptions: interrupted is set when the wrapper itself got SIGINT (tests
-// set it too).
+// runOptions: interrupted is set when the wrapper itself got SIGINT (tests set it too).
 type runOptions struct {
 	argv        []string
 	project     string
@@ -74,10 +71,8 @@ type runOptions struct {
 	interrupted *atomic.Bool
 }
 
-// forwardSignals notes the wrapper's signals in interrupted and passes a
-// TERM or HUP on to the child: the terminal's Ctrl-C reaches the agent
-// itself (same process group), so the wrapper only notes it, and that exit
-// never restarts.
+// forwardSignals notes the wrapper's signals in interrupted and passes a TERM or HUP on to the child: the terminal's
+// Ctrl-C reaches the agent itself (same process group), so the wrapper only notes it, and that exit never restarts.
 func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process]) (stop func()) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -92,9 +87,7 @@ func forwardSignals(interrupted *atomic.Bool, child *atomic.Pointer[os.Process])
 	return func() { signal.Stop(sigs) }
 }
 
-// agentBinary is the agent's executable; a bare name is looked up in PATH's
-// absolute entries only (lookPath): ./node_modules/.bin/claude never
-// stands in.
+// agentBinary: a bare name is looked up in PATH's absolute entries only: ./node_modules/.bin/claude never stands in.
 func agentBinary(e *Env, name string) (string, error) {
 	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
 		return name, nil
@@ -105,8 +98,7 @@ func agentBinary(e *Env, name string) (string, error) {
 	return "", exitf(ExitError, "cannot start %s: not found in PATH's absolute directories (relative entries such as ./node_modules/.bin are not searched)", name)
 }
 
-// exitCodeOf is the agent's exit status, 128+signal when a signal ended it
-// (but not the wrapper's own stop at a CRITICAL signal).
+// exitCodeOf is the agent's exit status, 128+signal if a signal ended it (not the wrapper's own CRITICAL stop).
 func exitCodeOf(ps *os.ProcessState, critical bool) int {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !critical {
 		return 128 + int(ws.Signal())
@@ -114,9 +106,7 @@ func exitCodeOf(ps *os.ProcessState, critical bool) int {
 	return ps.ExitCode()
 }
 
-// runAgent runs the agent until it exits without a verified CRITICAL
-// signal, restarting it after one at most maxRestarts times; it returns the
-// agent's exit status as an exit error.
+// runAgent runs the agent, restarted after a verified CRITICAL signal at most maxRestarts times; returns its status.
 func runAgent(e *Env, o runOptions) error {
 	log := newLogger(e)
 	log.Prefix = "run "
@@ -173,9 +163,8 @@ func runAgent(e *Env, o runOptions) error {
 	}
 }
 
-// watch waits for the agent to exit, ending it gracefully (SIGTERM, then
-// SIGKILL after grace) when a verified CRITICAL signal arrives; critical
-// says whether one did (also when it arrived as the agent exited).
+// watch waits for the agent to exit, ending it gracefully (SIGTERM, then SIGKILL after grace) when a verified CRITICAL
+// signal arrives; critical says whether one did (also when it arrived as the agent exited).
 func watch(e *Env, c *exec.Cmd, id string, gen int, tool string, o runOptions, log *service.Log) (limits.Signal, bool) {
 	done := make(chan struct{})
 	go func() { _ = c.Wait(); close(done) }()
@@ -219,8 +208,7 @@ func exitCode(code int) error {
 	return &exitError{code: max(code, 1)}
 }
 
-// runNoHooksNote says what run does for the agents without hooks (from
-// their descriptors: Aider's --read and its history read at exit).
+// runNoHooksNote says what run does for agents without hooks (descriptors: Aider's --read, its history read at exit).
 func runNoHooksNote() string {
 	var parts []string
 	for _, a := range adapters.All {
@@ -237,8 +225,7 @@ func runNoHooksNote() string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// readArgs adds the agent's read flag with .carryover/handoff.md (Aider:
-// --read) when the project has a handoff and the user did not pass it.
+// readArgs adds the agent's read flag (Aider: --read) with .carryover/handoff.md if there is one and it is not passed.
 func readArgs(ag *adapters.Agent, argv []string, project string) []string {
 	rel := filepath.Join(".carryover", "handoff.md")
 	if ag == nil || ag.ReadFlag == "" || !publish.Exists(publish.HandoffPath(project)) {
@@ -252,10 +239,9 @@ func readArgs(ag *adapters.Agent, argv []string, project string) []string {
 	return append([]string{argv[0], ag.ReadFlag, rel}, argv[1:]...)
 }
 
-// snapshotAfterRun reads the session of an agent without hooks (Aider's
-// chat history) into the ledger and publishes the handoff, as a hook would
-// have. A session begun since started is the one carryover ran: the user's
-// even in a history file the repository tracks.
+// snapshotAfterRun reads the session of an agent without hooks (Aider's chat history) into the ledger and publishes the
+// handoff, as a hook would have. A session begun since started is the one carryover ran: the user's even in a history
+// file the repository tracks.
 func snapshotAfterRun(e *Env, ag *adapters.Agent, project string, started time.Time) {
 	if ag == nil || !ag.SnapshotAfterRun {
 		return

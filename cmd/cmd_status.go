@@ -32,39 +32,33 @@ func statusCommand(e *Env) *cli.Command {
 			&cli.BoolFlag{Name: "space", Usage: "the ledger's size per table and index too (reads the whole ledger)"}},
 		Action: func(c *cli.Context) error {
 			st := collectStatus(e, c.Bool("space"))
-			if c.Bool("json") {
-				return printJSON(e.Stdout, st)
-			}
-			printStatus(plainEnv(e), st)
-			return nil
+			return output(e, c.Bool("json"), st, func() { printStatus(plainEnv(e), st) })
 		},
 	}
 }
 
 // StatusReport is `carryover status --json`.
 type StatusReport struct {
-	Home     string          `json:"home"`
-	Agents   []AgentReport   `json:"agents"`
-	Ledger   LedgerReport    `json:"ledger"`
-	Projects []ProjectReport `json:"projects"`
-	Walls    WallsReport     `json:"limits"`
-	Guest    GuestReport     `json:"in_projects"`
-	Problems []string        `json:"problems,omitempty"`
-	Ignored  []string        `json:"config_ignored,omitempty"` // what the project config asked for and the policy ignores
-	Config   []string        `json:"config_warnings,omitempty"`
+	Home     string                  `json:"home"`
+	Agents   []AgentReport           `json:"agents"`
+	Ledger   LedgerReport            `json:"ledger"`
+	Projects []service.ProjectStatus `json:"projects"` // each current handoff and its delivery receipts
+	Walls    WallsReport             `json:"limits"`
+	Guest    GuestReport             `json:"in_projects"`
+	Problems []string                `json:"problems,omitempty"`
+	Ignored  []string                `json:"config_ignored,omitempty"` // what the project config asked for and the policy ignores
+	Config   []string                `json:"config_warnings,omitempty"`
 }
 
-// GuestReport is what carryover writes in projects and what the user told
-// it to leave alone or forget.
+// GuestReport is what carryover writes in projects and what the user told it to leave alone or forget.
 type GuestReport struct {
 	Pointer   string   `json:"pointer"`
 	Ignore    []string `json:"ignore"`
 	Forgotten int      `json:"forgotten_handoffs"`
 }
 
-// AgentReport is one agent's line. Restore: how the handoff reaches an
-// agent that cannot be told at session start. Read: its recent sessions
-// (issue 12: unreadable is not empty; drift names a newer format).
+// AgentReport is one agent's line. Restore: how the handoff reaches an agent that cannot be told at session start.
+// Read: its recent sessions (issue 12: unreadable is not empty; drift names a newer format).
 type AgentReport struct {
 	Tool       string           `json:"tool"`
 	Display    string           `json:"display"`
@@ -94,11 +88,7 @@ type LedgerReport struct {
 	Space    *service.Space `json:"space,omitempty"` // per project; per table with --space
 }
 
-// ProjectReport is a project's current handoff and its delivery receipts.
-type ProjectReport = service.ProjectStatus
-
-// WallsReport is the [limits]/[context] configuration and the last limit
-// each agent hit.
+// WallsReport is the [limits]/[context] configuration and the last limit each agent hit.
 type WallsReport struct {
 	AutoResume        bool                `json:"auto_resume"`
 	WarnPercent       float64             `json:"warn_percent"`
@@ -109,9 +99,8 @@ type WallsReport struct {
 	Last              []service.LastLimit `json:"last,omitempty"`
 }
 
-// collectStatus is status's report; tables adds the ledger's size per
-// table and index (dbstat reads every page; per project is cheap at any
-// size). Status never creates a ledger.
+// collectStatus is status's report; tables adds the ledger's size per table and index (dbstat reads every page; per
+// project is cheap at any size). Status never creates a ledger.
 func collectStatus(e *Env, tables bool) (st StatusReport) {
 	cwdProject, _ := currentProject(e, "")
 	defer func() { // the config warnings of the current project and every project reported
@@ -204,8 +193,7 @@ func printStatus(e *Env, st StatusReport) {
 	}
 }
 
-// printAgentStatus prints an agent's line, its config and notes; one
-// neither detected nor wired gets one line.
+// printAgentStatus prints an agent's line, its config and notes; one neither detected nor wired gets one line.
 func printAgentStatus(w io.Writer, a AgentReport) {
 	mark, ver := "✗", "not detected"
 	if a.Detected {
@@ -222,8 +210,7 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 		printLines(w, "      config: ", a.ConfigPath)
 		printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
 	}
-	// What reading its recent sessions found, and one warning per
-	// transcript written by a newer agent than known.
+	// What reading its recent sessions found, and one warning per transcript written by a newer agent than known.
 	if sv := a.Read; sv != nil {
 		fmt.Fprintf(w, "      %s\n", sv)
 		seen := map[string]bool{}
@@ -252,7 +239,7 @@ func printLedger(e *Env, l LedgerReport) {
 	printSpace(e, l.Space)
 }
 
-func printProjectStatus(e *Env, p ProjectReport) {
+func printProjectStatus(e *Env, p service.ProjectStatus) {
 	w := e.Stdout
 	if p.Header == "" {
 		fmt.Fprintf(w, "  %s\n    %s\n", p.Project, p.NotInjected)
@@ -321,8 +308,7 @@ func printGuest(w io.Writer, g GuestReport) {
 	}
 }
 
-// printSpace names the 5 biggest projects (by their share of rows) and,
-// with --space, each table's size.
+// printSpace names the 5 biggest projects (by their share of rows) and, with --space, each table's size.
 func printSpace(e *Env, sp *service.Space) {
 	if sp == nil {
 		return
@@ -414,9 +400,7 @@ type TargetInfo struct {
 	Budget int    `json:"budget"`
 }
 
-// storePaths are where tl keeps its sessions, once each: its lister's
-// stores and the table's transcript paths (relative ones under project,
-// none when project is "").
+// storePaths are where tl keeps its sessions, each once: its lister's stores and the table's (relative: in project).
 func storePaths(e *Env, tl specs.Tool, project string) []string {
 	var cands, out []string
 	if l, ok := adapters.ListerFor(tl.Name); ok {
@@ -465,9 +449,7 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	}
 }
 
-// shownConfigPath is a hook config path as printed: a per-event layout
-// (Cline's hooks/{{event}}) names the event as <event>, like install's
-// summary (hookconf.Target.Where).
+// shownConfigPath names a per-event layout's event (Cline's hooks/{{event}}) <event>, like hookconf.Target.Where.
 func shownConfigPath(p string) string { return strings.ReplaceAll(p, specs.EventSlot, "<event>") }
 
 func runInfo(e *Env, projectFlag string, asJSON bool) error {
@@ -498,19 +480,10 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		b, _ := resume.Budget(t, 0)
 		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.Window(t), Budget: b})
 	}
-	if asJSON {
-		return printJSON(e.Stdout, inf)
-	}
-	printInfo(e, inf, cfg, cerrs)
-	return nil
+	return output(e, asJSON, inf, func() { printInfo(e, inf, cfg, cerrs) })
 }
 
-func exists(p string) string {
-	if publish.Exists(p) {
-		return ""
-	}
-	return "  (not present)"
-}
+func exists(p string) string { return map[bool]string{false: "  (not present)"}[publish.Exists(p)] }
 
 func detectCommand(e *Env) *cli.Command {
 	return &cli.Command{
@@ -522,8 +495,7 @@ func detectCommand(e *Env) *cli.Command {
 	}
 }
 
-// Detection is one agent's `detect` line; VersionFrom: package.json,
-// install path, self-update or version command.
+// Detection is one agent's `detect` line; VersionFrom: package.json, install path, self-update or version command.
 type Detection struct {
 	Tool     string   `json:"agent"`
 	Display  string   `json:"display"`
@@ -551,17 +523,15 @@ func runDetect(e *Env, asJSON bool) error {
 			n++
 		}
 	}
-	if asJSON {
-		if err := printJSON(e.Stdout, struct {
-			Agents   []Detection `json:"agents"`
-			Detected int         `json:"detected"`
-		}{nonNil(ds), n}); err != nil {
-			return err
-		}
-	} else {
+	if err := output(e, asJSON, struct {
+		Agents   []Detection `json:"agents"`
+		Detected int         `json:"detected"`
+	}{nonNil(ds), n}, func() {
 		for _, d := range ds {
 			fmt.Fprintln(e.Stdout, strings.TrimRight(detectLine(e, d), " "))
 		}
+	}); err != nil {
+		return err
 	}
 	if n == 0 {
 		hint := "see `carryover detect`"

@@ -1,17 +1,12 @@
-// Package cmd is carryover's command line: urfave/cli commands that parse
-// flags, call the project service (publish/service) over an injected Env
-// and format the output. Every command follows the contract in this file:
-//   - exit codes: the Exit* constants (`carryover help exit-codes`); 0 also
-//     for an empty result, 2 for a bad command line (usageErrorf) or an id
-//     that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
-//   - "did you mean" by publish.EditDistance, the one distance for commands,
-//     flags, config keys, history and session ids;
-//   - a command without ArgsUsage takes no arguments (argsRule); flags may
-//     come after arguments (interspersed); -h/--help everywhere, ending with
-//     an example from commandExamples;
-//   - --json only through printJSON: one object, schema_version first,
-//     snake_case keys, lists under a named key (never null: nonNil), JSON
-//     values. Walked by testdata/script/json_contract.txtar.
+// Package cmd is carryover's command line: urfave/cli commands that parse flags, call the project service
+// (publish/service) over an injected Env and format the output. Every command follows the contract in this file:
+//   - exit codes: the Exit* constants (`carryover help exit-codes`); 0 also for an empty result, 2 for a bad command
+//     line (usageErrorf) or an id that matches nothing (exitf(ExitNotFound, …) naming the closest ids);
+//   - "did you mean" by publish.EditDistance, the one distance for commands, flags, config keys, history and sessions;
+//   - a command without ArgsUsage takes no arguments (argsRule); flags may come after arguments (interspersed);
+//     -h/--help everywhere, ending with an example from commandExamples;
+//   - --json only through printJSON: one object, schema_version first, snake_case keys, lists under a named key
+//     (never null: nonNil), JSON values. Walked by testdata/script/json_contract.txtar.
 package cmd
 
 import (
@@ -30,9 +25,8 @@ import (
 	"github.com/carryover/carryover/publish"
 )
 
-// Version, Commit and Date are set by release builds (-ldflags "-X
-// github.com/carryover/carryover/cmd.Version=1.2.3 ..."), else read from
-// the build info (buildVersion).
+// Version, Commit and Date are set by release builds (-ldflags "-X github.com/carryover/carryover/cmd.Version=1.2.3
+// ..."), else read from the build info (buildVersion).
 var Version, Commit, Date string
 
 // commands builds the subcommands in the order the help lists them.
@@ -48,31 +42,24 @@ func commands(env *Env) []*cli.Command {
 	return cs
 }
 
-// NewApp builds the CLI over env. Help and version flags and the help
-// command are the app's own, not urfave's package-level ones (shared by
-// every app: in-process runs race), and a usage error is two lines
-// (usageError), not the help page.
+// NewApp builds the CLI over env. Help and version flags and the help command are the app's own, not urfave's globals
+// (shared by every app: in-process runs race); a usage error is two lines (usageError), not the help page.
 func NewApp(env *Env) *cli.App {
 	suggestOnce.Do(setSuggestions)
 	return &cli.App{
-		Name:            "carryover",
-		Usage:           "keep AI coding agents on task across sessions, compactions and tool switches",
-		Reader:          env.Stdin,
-		Writer:          env.Stdout,
-		ErrWriter:       env.Stderr,
-		Commands:        append(commands(env), helpCommand()),
-		HideHelp:        true,
-		HideHelpCommand: true,
-		HideVersion:     true,
-		Flags:           []cli.Flag{helpFlag(), &cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version"}},
-		Action:          rootAction,
-		OnUsageError:    onUsageError,
-		ExitErrHandler:  func(*cli.Context, error) {},
+		Name:   "carryover",
+		Usage:  "keep AI coding agents on task across sessions, compactions and tool switches",
+		Reader: env.Stdin, Writer: env.Stdout, ErrWriter: env.Stderr,
+		Commands: append(commands(env), helpCommand()),
+		HideHelp: true, HideHelpCommand: true, HideVersion: true,
+		Flags:          []cli.Flag{helpFlag(), &cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version"}},
+		Action:         rootAction,
+		OnUsageError:   onUsageError,
+		ExitErrHandler: func(*cli.Context, error) {},
 	}
 }
 
-// ownHelp gives cmd and its subcommands their help flag, example, argument
-// rule and carryover's usage errors.
+// ownHelp gives cmd and its subcommands their help flag, example, argument rule and carryover's usage errors.
 func ownHelp(cmd *cli.Command, parent string) *cli.Command {
 	path := strings.TrimSpace(parent + " " + cmd.Name)
 	addExample(cmd, path)
@@ -159,12 +146,10 @@ const exitCodesHelp = `Exit codes (the same for every command):
 The hook entry, carryover snapshot, always exits 0.
 `
 
-// jsonSchemaVersion is every --json output's version: it changes only when
-// a key is removed or changes meaning, not for new keys.
+// jsonSchemaVersion versions every --json output: it changes when a key goes or changes meaning, not for new keys.
 const jsonSchemaVersion = 1
 
-// printJSON writes v, which must encode as an object, as --json output:
-// schema_version first, then v's keys.
+// printJSON writes v, which must encode as an object, as --json output: schema_version first, then v's keys.
 func printJSON(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -185,6 +170,15 @@ func printJSON(w io.Writer, v any) error {
 	ind.WriteByte('\n')
 	_, err = w.Write(ind.Bytes())
 	return err
+}
+
+// output prints v as --json output, else runs text.
+func output(e *Env, asJSON bool, v any, text func()) error {
+	if asJSON {
+		return printJSON(e.Stdout, v)
+	}
+	text()
+	return nil
 }
 
 // usageError is a mistake in the command line (unknown command or flag, an
@@ -235,10 +229,8 @@ func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 	return &usageError{msg: msg, help: help}
 }
 
-// suggestOnce sets urfave/cli's suggestions (package globals) to
-// carryover's one edit distance instead of its Jaro-Winkler, so "did you
-// mean" agrees everywhere; at the first NewApp, not at every start (the
-// hook's).
+// suggestOnce sets urfave/cli's suggestions (package globals) to carryover's one edit distance instead of its
+// Jaro-Winkler, so "did you mean" agrees everywhere; at the first NewApp, not at every start (the hook's).
 var suggestOnce sync.Once
 
 func setSuggestions() {
@@ -260,8 +252,7 @@ func setSuggestions() {
 	}
 }
 
-// closest is the candidate nearest to s by publish.EditDistance when near
-// enough to be what was meant (at most 2 edits, or a third of s).
+// closest is the candidate nearest to s (publish.EditDistance) if near enough: at most 2 edits, or a third of s.
 func closest(s string, candidates []string) (string, bool) {
 	best, bestD := "", -1
 	for _, c := range candidates {
@@ -293,9 +284,8 @@ func unknownCommand(help, name string, cmds []*cli.Command) error {
 	return usageErrorf(help, "%s", msg)
 }
 
-// argsRule makes an argument the command does not take a usage error: a
-// command without ArgsUsage takes none, one with subcommands only their
-// names. The hook entry (snapshot) is exempt: it never fails.
+// argsRule makes an argument the command does not take a usage error: a command without ArgsUsage takes none, one with
+// subcommands only their names. The hook entry (snapshot) is exempt: it never fails.
 func argsRule(cmd *cli.Command) {
 	if cmd.ArgsUsage != "" || cmd.SkipFlagParsing || cmd.Name == "snapshot" || cmd.Action == nil {
 		return
@@ -352,9 +342,8 @@ var commandExamples = map[string]string{
 	"help":          "carryover help exit-codes",
 }
 
-// versionInfo is `carryover version`: -ldflags -X cmd.Version (release
-// builds) or the module version (go install …@v1.2.3), and the commit and
-// its time the Go toolchain stamps from git (vcs.revision, vcs.time).
+// versionInfo is `carryover version`: -ldflags -X cmd.Version (release builds) or the module version (go install
+// …@v1.2.3), and the commit and its time the Go toolchain stamps from git (vcs.revision, vcs.time).
 type versionInfo struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit"` // "" when the build had no git metadata
@@ -425,10 +414,8 @@ func versionCommand(e *Env) *cli.Command {
 	}
 }
 
-// interspersed moves a command's flags before its arguments, so that
-// `carryover handoff 4fbd56 --stdout` means what it says (urfave/cli stops
-// at the first argument). Non-boolean flags take the next word; "--" ends
-// the flags; a command that parses its own (run) is left alone.
+// interspersed moves a command's flags before its arguments (urfave/cli stops at the first), so `carryover handoff
+// 4fbd56 --stdout` works. Non-boolean flags take the next word; "--" ends the flags; run (own parsing) is left alone.
 func interspersed(app *cli.App, args []string) []string {
 	var cmd *cli.Command
 	i, cmds := 1, app.Commands

@@ -10,8 +10,7 @@ import (
 	"golang.org/x/term"
 )
 
-// Env is everything a command touches outside its arguments. main builds it
-// from the process; tests build it from buffers and maps.
+// Env is everything a command touches outside its arguments: main builds it from the process, tests from buffers.
 type Env struct {
 	Stdin                          io.Reader
 	Stdout, Stderr                 io.Writer
@@ -22,8 +21,7 @@ type Env struct {
 	Executable                     string   // the running carryover binary, absolute (written into hook stubs)
 	WorkDir                        string   // "" when it cannot be read
 	Environ                        []string // what subprocesses (agents' --version) start from; carryover adds what it needs
-	// StartProcess runs an agent attached to the terminal (--launch); nil
-	// runs it with Stdin, Stdout and Stderr.
+	// StartProcess runs an agent attached to the terminal (--launch); nil runs it with Stdin, Stdout and Stderr.
 	StartProcess func(dir string, argv []string) error
 	// MakeRaw puts the terminal on Stdin into raw mode (pickers) and returns
 	// what restores it; nil or an error: no raw mode.
@@ -39,18 +37,11 @@ func OSEnv() *Env {
 	}
 	wd, _ := os.Getwd()
 	return &Env{
-		WorkDir:    wd,
-		Environ:    os.Environ(),
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		Getenv:     os.Getenv,
-		Now:        time.Now,
-		Clipboard:  clipboard.WriteAll,
-		StdinTTY:   term.IsTerminal(int(os.Stdin.Fd())),
-		StdoutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
-		StderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
-		Executable: exe,
+		WorkDir: wd, Environ: os.Environ(), Executable: exe,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Getenv: os.Getenv, Now: time.Now, Clipboard: clipboard.WriteAll,
+		StdinTTY: term.IsTerminal(int(os.Stdin.Fd())), StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		MakeRaw: func() (func(), error) {
 			fd := int(os.Stdin.Fd())
 			st, err := term.MakeRaw(fd)

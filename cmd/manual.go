@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,8 +27,8 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-// The manual path: list, handoff, capture and resume find sessions in the
-// agents' own stores and the ledger; the service ingests the chosen one.
+// The manual path: list, handoff, capture and resume find sessions in agents' stores and the ledger; the service
+// ingests the chosen one.
 
 type selection struct {
 	source, session, project, transcript string
@@ -81,8 +80,7 @@ func currentProject(e *Env, explicit string) (string, error) {
 	return service.Root(abs, ""), nil
 }
 
-// candidate is a session found in an agent's store or only in the ledger;
-// NotYours says why it is never chosen without being named (markNotYours).
+// candidate is a session in an agent's store or only in the ledger; NotYours: why it is never chosen unnamed.
 type candidate struct {
 	adapters.NativeSession
 	InLedger   bool   `json:"in_ledger,omitempty"`
@@ -90,9 +88,8 @@ type candidate struct {
 	NotYours   string `json:"not_yours,omitempty"`
 }
 
-// gather lists the sessions of project ("" = all) from every agent's store
-// and the ledger, yours first, then newest first. stores: any agent store
-// or ledger session exists at all (false = "no agents detected").
+// gather lists the sessions of project ("" = all) from every agent's store and the ledger, yours first, then newest
+// first. stores: any agent store or ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
 	aenv := adapterEnv(e)
 	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
@@ -131,8 +128,7 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 	return out, stores || len(out) > 0, nil
 }
 
-// withLedgerSessions marks the listed sessions the ledger also holds and
-// appends those only the ledger still has (their transcripts are gone).
+// withLedgerSessions marks the sessions the ledger also holds and appends those only it has (transcripts gone).
 func withLedgerSessions(out []candidate, seen map[string]int, ls []service.LedgerSession) []candidate {
 	for _, s := range ls {
 		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
@@ -146,17 +142,11 @@ func withLedgerSessions(out []candidate, seen map[string]int, ls []service.Ledge
 	return out
 }
 
-// sortCandidates orders sessions yours first (a planted session never
-// outranks one of yours), then newest first, then by agent and id.
+// sortCandidates orders yours first (a planted session never outranks one of yours), then newest, then agent and id.
 func sortCandidates(out []candidate) {
-	sort.SliceStable(out, func(i, j int) bool {
-		if (out[i].NotYours == "") != (out[j].NotYours == "") {
-			return out[i].NotYours == ""
-		}
-		if !out[i].LastActive.Equal(out[j].LastActive) {
-			return out[i].LastActive.After(out[j].LastActive)
-		}
-		return out[i].Tool+out[i].ID < out[j].Tool+out[j].ID
+	slices.SortStableFunc(out, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(min(len(a.NotYours), 1), min(len(b.NotYours), 1)),
+			b.LastActive.Compare(a.LastActive), cmp.Compare(a.Tool+a.ID, b.Tool+b.ID))
 	})
 }
 
@@ -177,8 +167,7 @@ func matchID(cs []candidate, id string) []candidate {
 	return prefix
 }
 
-// closestSessions names the (at most 3) sessions whose ids are nearest to
-// the prefix arg: the edit distance to an id's start of the same length.
+// closestSessions names the (at most 3) sessions whose ids start nearest (edit distance) to the prefix arg.
 func closestSessions(arg string, cs []candidate) []string {
 	arg = strings.ToLower(arg)
 	d := func(c candidate) int {
@@ -187,9 +176,14 @@ func closestSessions(arg string, cs []candidate) []string {
 	}
 	cs = slices.Clone(cs)
 	slices.SortStableFunc(cs, func(a, b candidate) int { return d(a) - d(b) })
-	var out []string
-	for _, c := range cs[:min(3, len(cs))] {
-		out = append(out, c.Tool+" "+publish.ShortID(c.ID))
+	return labels(cs[:min(3, len(cs))])
+}
+
+// labels names sessions as "<agent> <short id>".
+func labels(cs []candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Tool + " " + publish.ShortID(c.ID)
 	}
 	return out
 }
@@ -206,9 +200,8 @@ func yoursPicked(c candidate, project, reason string) picked {
 	return picked{Pick: service.Pick{NativeSession: c.NativeSession, LedgerOnly: c.LedgerOnly, Key: project, Context: project}, project: project, reason: reason}
 }
 
-// noAgentsText is the empty state of a machine where no agent has run: the
-// one thing to do, and where carryover looked (each agent's first store on
-// this OS, ~ for the home directory).
+// noAgentsText is the empty state of a machine where no agent has run: the one thing to do, and where carryover looked
+// (each agent's first store on this OS, ~ for the home directory).
 func noAgentsText(e *Env) string {
 	var where []string
 	for _, n := range adapters.ListerNames() {
@@ -226,8 +219,7 @@ func noAgentsText(e *Env) string {
 		"or pass --transcript FILE --source AGENT)"
 }
 
-// storeOfThisOS drops the other systems' directories (VS Code's list has
-// macOS's and Windows' on every OS).
+// storeOfThisOS drops the other systems' directories (VS Code's list has macOS's and Windows' on every OS).
 func storeOfThisOS(d string) bool {
 	mac := strings.Contains(d, filepath.Join("Library", "Application Support"))
 	win := strings.Contains(d, filepath.Join("AppData", "Roaming"))
@@ -258,8 +250,7 @@ func pick(e *Env, sel selection) (picked, error) {
 	return pickNewest(e, sel, project, cs, stores)
 }
 
-// pickByID picks the session whose id starts with --session, in project's
-// sessions cs first, else in any project's.
+// pickByID picks the session whose id starts with --session, in project's sessions cs first, else in any project's.
 func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
 	scope, m, all := "for "+project, matchID(cs, sel.session), []candidate(nil)
 	if len(m) == 0 {
@@ -282,8 +273,7 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 	return yoursPicked(m[0], project, fmt.Sprintf("matched --session %q %s", sel.session, scope)), nil
 }
 
-// oneMatch says what to do when the id prefix matched no session (naming
-// the closest of all) or several.
+// oneMatch says what to do when the id prefix matched no session (naming the closest of all) or several.
 func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 	switch {
 	case len(m) == 0 && !stores:
@@ -295,10 +285,7 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 		}
 		return exitf(ExitNotFound, "no session id starts with %q; %s", id, hint)
 	case len(m) > 1:
-		var ids []string
-		for _, c := range m[:min(5, len(m))] {
-			ids = append(ids, c.Tool+" "+publish.ShortID(c.ID))
-		}
+		ids := labels(m[:min(5, len(m))])
 		if len(m) > 5 {
 			ids = append(ids, "…")
 		}
@@ -307,8 +294,7 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 	return nil
 }
 
-// pickNewest picks the most recently active of the project's sessions cs
-// that are the user's.
+// pickNewest picks the most recently active of the project's sessions cs that are the user's.
 func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
 	all := len(cs)
 	for i, c := range cs {
@@ -366,16 +352,12 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	}
 	p := picked{Pick: service.Pick{NativeSession: d, Explicit: true, Key: project, Context: project}, project: project,
 		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
-	// A file the project's git tracks came with the repository: recorded
-	// under "imported:<path>", not a directory, so no project's fold,
-	// catch-up or handoff ever reads it.
+	// A file git tracks came with the repository: keyed "imported:<path>", so no project's fold or handoff reads it.
 	if root := service.RepoRoot(filepath.Dir(path)); root != "" && (service.Tracker{}).Tracked(root, path) {
 		p.Key = "imported:" + d.Path
 		p.reason += "; the repository tracks this file in git, so it is read as an imported file and never becomes the project's handoff by itself"
 	}
-	// Its git and file context: its recorded directory when that exists
-	// here, --project, or none (the current directory says nothing about a
-	// bundled session).
+	// Its context: the recorded directory if it exists here, --project, or none (the cwd says nothing of a bundle).
 	if sel.project == "" {
 		p.Context, why = transcriptContext(d.Project)
 		p.reason += "; " + why
@@ -397,9 +379,7 @@ func regularFile(path, arg string) error {
 	return nil
 }
 
-// transcriptContext is a --transcript session's project context, and the
-// sentence telling the user: the directory the session recorded when it
-// exists here, else none.
+// transcriptContext is a --transcript session's context (its recorded directory if here) and the sentence saying so.
 func transcriptContext(recorded string) (string, string) {
 	switch {
 	case recorded == "":
@@ -436,8 +416,7 @@ func openManual(e *Env, p picked) *service.Project {
 	return service.Open(e.service(), p.project, log)
 }
 
-// exitErr gives a service error its exit code: 3 for a session that could
-// not be read, 2 for one that matches nothing, else 1.
+// exitErr gives a service error its exit code: 3 unreadable, 2 not found, else 1.
 func exitErr(err error) error {
 	var u service.Unreadable
 	var nf service.NotFound
@@ -459,9 +438,8 @@ func ago(now, t time.Time) string {
 	return publish.Ago(now, t)
 }
 
-// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org),
-// TERM=dumb and CLICOLOR=0 turn it off; CLICOLOR_FORCE (any value but 0)
-// turns it on off a terminal too and wins over NO_COLOR (bixense.com).
+// colour wraps s in an SGR colour on a terminal. NO_COLOR (no-color.org), TERM=dumb and CLICOLOR=0 turn it off;
+// CLICOLOR_FORCE (any value but 0) turns it on off a terminal too and wins over NO_COLOR (bixense.com).
 func colour(e *Env, tty bool, code, s string) string {
 	force := e.Getenv("CLICOLOR_FORCE")
 	if (force == "" || force == "0") && (!tty || e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" || e.Getenv("CLICOLOR") == "0") {
@@ -472,15 +450,11 @@ func colour(e *Env, tty bool, code, s string) string {
 
 // checkMark is a green ✓ or a red ✗.
 func checkMark(e *Env, ok bool) string {
-	if ok {
-		return colour(e, e.StdoutTTY, "32", "✓")
-	}
-	return colour(e, e.StdoutTTY, "31", "✗")
+	return colour(e, e.StdoutTTY, map[bool]string{false: "31", true: "32"}[ok], map[bool]string{false: "✗", true: "✓"}[ok])
 }
 
-// spinner shows progress on stderr when it is a terminal; stop clears it.
-// While a transcript is read (Env.progress) it adds the bytes read of the
-// file's size (over 1 MiB).
+// spinner shows progress on stderr when it is a terminal; stop clears it. While a transcript is read
+// (Env.progress) it adds the bytes read of the file's size (over 1 MiB).
 func spinner(e *Env, msg string) (stop func()) {
 	if !e.StderrTTY {
 		return func() {}
@@ -523,22 +497,19 @@ func spinner(e *Env, msg string) (stop func()) {
 	return func() { close(done); <-finished; e.progress = nil }
 }
 
-// Planted sessions (issue 21): public repositories commit .aider.chat.history.md
-// files, one dated 2099 would lead every later handoff. A session whose file
-// git tracks, or dated in the future, is listed (marked) but chosen only when
-// named (--transcript; --session for a future one).
+// Planted sessions (issue 21): public repositories commit .aider.chat.history.md files, one dated 2099 would lead every
+// later handoff. A session whose file git tracks, or dated in the future, is listed (marked) but chosen only when named
+// (--transcript; --session for a future one).
 const (
 	notYoursTracked = "its file is tracked by git"
 	notYoursFuture  = "dated in the future"
 )
 
-// futureSlack: how far ahead of the clock a chosen session may be dated
-// (clock steps, a file just written). Aider dates in local time without a
-// zone: a history from a zone ahead looks future-dated, and is not yours.
+// futureSlack: how far ahead of the clock a chosen session may be dated (clock steps, a file just written). Aider dates
+// in local time without a zone: a history from a zone ahead looks future-dated, and is not yours.
 const futureSlack = 10 * time.Minute
 
-// markNotYours sets NotYours on the candidates not to be chosen by
-// themselves. The git index is read once per repository.
+// markNotYours sets NotYours on the candidates never chosen unnamed; the git index is read once per repository.
 func markNotYours(e *Env, cs []candidate) {
 	repos := service.Tracker{}
 	limit := e.Now().Add(futureSlack)
@@ -556,8 +527,7 @@ func markNotYours(e *Env, cs []candidate) {
 	}
 }
 
-// yours returns the candidates that may be chosen by themselves, and a
-// sentence naming what was passed over ("" when nothing was).
+// yours returns the candidates that may be chosen unnamed, and a sentence naming what was passed over.
 func yours(cs []candidate) ([]candidate, string) {
 	var out []candidate
 	skipped := map[string][]string{}
@@ -565,14 +535,15 @@ func yours(cs []candidate) ([]candidate, string) {
 		if c.NotYours == "" {
 			out = append(out, c)
 		} else {
-			skipped[c.NotYours] = append(skipped[c.NotYours], c.Tool+" "+publish.ShortID(c.ID)+" in "+filepath.Base(c.Path))
+			skipped[c.NotYours] = append(skipped[c.NotYours], labels([]candidate{c})[0]+" in "+filepath.Base(c.Path))
 		}
 	}
 	var parts []string
 	for _, why := range []string{notYoursTracked, notYoursFuture} {
-		if s := skipped[why]; len(s) > 3 {
-			parts = append(parts, fmt.Sprintf("passed over %s (%s)", strings.Join(append(s[:3], fmt.Sprintf("and %d more", len(s)-3)), ", "), why))
-		} else if len(s) > 0 {
+		if s := skipped[why]; len(s) > 0 {
+			if len(s) > 3 {
+				s = append(s[:3], fmt.Sprintf("and %d more", len(s)-3))
+			}
 			parts = append(parts, fmt.Sprintf("passed over %s (%s)", strings.Join(s, ", "), why))
 		}
 	}
@@ -612,8 +583,7 @@ func listCommand(e *Env) *cli.Command {
 	}
 }
 
-// listProject is the project list reads ("" with --all).
-func listProject(e *Env, projectFlag string, all bool) (string, error) {
+func listProject(e *Env, projectFlag string, all bool) (string, error) { // "" with --all
 	if all {
 		return "", nil
 	}
@@ -649,22 +619,19 @@ func runList(e *Env, source, projectFlag string, all bool, limit int, asJSON boo
 		cs[i].Project = publish.OneLine(cs[i].Project)
 		out = append(out, listEntry{candidate: cs[i], ShortID: publish.ShortID(cs[i].ID)})
 	}
-	if asJSON {
-		return printJSON(e.Stdout, struct {
-			Project  string      `json:"project"` // "" with --all
-			Sessions []listEntry `json:"sessions"`
-			Total    int         `json:"total"` // before --limit
-		}{project, out, total})
-	}
-	if len(cs) > 0 {
-		printListTable(e, cs, all)
-	}
-	listFooter(e, project, cs, total, stores, all)
-	return nil
+	return output(e, asJSON, struct {
+		Project  string      `json:"project"` // "" with --all
+		Sessions []listEntry `json:"sessions"`
+		Total    int         `json:"total"` // before --limit
+	}{project, out, total}, func() {
+		if len(cs) > 0 {
+			printListTable(e, cs, all)
+		}
+		listFooter(e, project, cs, total, stores, all)
+	})
 }
 
-// printListTable prints one row per session; --all adds the project.
-func printListTable(e *Env, cs []candidate, all bool) {
+func printListTable(e *Env, cs []candidate, all bool) { // --all adds the project
 	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 	row := func(cols ...string) string {
 		if !all {
@@ -690,8 +657,7 @@ func printListTable(e *Env, cs []candidate, all bool) {
 	tw.Flush()
 }
 
-// listFooter says on stderr what to do next: an empty list is a success
-// (exit 0), with the one thing to do.
+// listFooter says on stderr what to do next: an empty list is a success (exit 0), with the one thing to do.
 func listFooter(e *Env, project string, cs []candidate, total int, stores, all bool) {
 	switch {
 	case total == 0 && !stores:
@@ -709,10 +675,8 @@ func listFooter(e *Env, project string, cs []candidate, total int, stores, all b
 	}
 }
 
-// A checkbox (or radio) list for a terminal in raw mode: ↑/↓ or j/k move,
-// space toggles, enter confirms, q or Ctrl-C aborts. It reads key bytes
-// from r and redraws in place on w, so a test drives it through a
-// pseudo-terminal with the bytes a keyboard sends.
+// A checkbox (or radio) list for a terminal in raw mode: ↑/↓ or j/k move, space toggles, enter confirms, q or
+// Ctrl-C aborts. It reads key bytes from r and redraws on w: a test drives it through a pseudo-terminal.
 
 var errPickAborted = errors.New("aborted")
 
@@ -721,9 +685,8 @@ type pickItem struct {
 	On          bool
 }
 
-// pickList shows items under title and returns their states at enter.
-// With radio exactly one item is on: the cursor starts on the first that
-// is, and enter picks the item under the cursor.
+// pickList shows items under title and returns their states at enter. With radio exactly one item is on: the
+// cursor starts on the first that is, and enter picks the item under the cursor.
 func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bool) ([]pickItem, error) {
 	p := &picker{title: title, items: slices.Clone(items), radio: radio, help: "↑/↓ or j/k move, space toggles, enter confirms, q quits"}
 	if radio {
@@ -734,10 +697,7 @@ func pickList(r io.Reader, w io.Writer, title string, items []pickItem, radio bo
 		p.width = max(p.width, len([]rune(it.Label)))
 	}
 	io.WriteString(w, p.frame())
-	in, ok := r.(*bufio.Reader) // shared by consecutive lists: keys typed ahead stay
-	if !ok {
-		in = bufio.NewReader(r)
-	}
+	in := bufio.NewReader(r) // a *bufio.Reader comes back as is: shared by consecutive lists, keys typed ahead stay
 	for {
 		c, err := in.ReadByte()
 		if err != nil {
@@ -770,17 +730,9 @@ func (p *picker) frame() string {
 	// Raw mode: no output processing, so \r\n and clear each line.
 	b.WriteString("\r\x1b[2K" + p.title + " (" + p.help + ")\r\n")
 	for i, it := range p.items {
-		ptr, box := "  ", "[ ]"
-		if i == p.cur {
-			ptr = "> "
-		}
-		switch {
-		case p.radio && i == p.cur:
-			box = "(•)"
-		case p.radio:
-			box = "( )"
-		case it.On:
-			box = "[x]"
+		ptr, box := map[bool]string{false: "  ", true: "> "}[i == p.cur], map[bool]string{false: "[ ]", true: "[x]"}[it.On]
+		if p.radio {
+			box = map[bool]string{false: "( )", true: "(•)"}[i == p.cur]
 		}
 		line := fmt.Sprintf("%s%s %-*s", ptr, box, p.width, it.Label)
 		if it.Note != "" {
@@ -801,8 +753,7 @@ const (
 	keyAbort
 )
 
-// key applies one key, reading the rest of an arrow's escape (ESC [ A or,
-// in application mode, ESC O A) from in.
+// key applies one key, reading the rest of an arrow's escape (ESC [ A, or ESC O A in application mode) from in.
 func (p *picker) key(c byte, in *bufio.Reader) keyResult {
 	switch c {
 	case 'q', 'Q', 3, 4: // q, Ctrl-C, Ctrl-D
@@ -840,9 +791,8 @@ func (p *picker) arrow(in *bufio.Reader) keyResult {
 
 func (p *picker) move(d int) { p.cur = (p.cur + len(p.items) + d) % len(p.items) }
 
-// pickSession lets the user choose, newest first like `claude --resume`,
-// one of the sessions of --project (or the current one; all: of every
-// project; anyIfNone: those when the project has none). It needs raw mode.
+// pickSession lets the user choose, newest first like `claude --resume`, one of the sessions of --project (or the
+// current one; all: of every project; anyIfNone: those when the project has none). It needs raw mode.
 func pickSession(e *Env, projectFlag string, all, anyIfNone bool, source, help string) (candidate, error) {
 	project, err := listProject(e, projectFlag, all)
 	if err != nil {
@@ -866,8 +816,8 @@ func pickOne(e *Env, cs []candidate, help string) (candidate, error) {
 		return candidate{}, exitf(ExitNotFound, "no sessions to pick from; run `carryover list --all`")
 	}
 	items := make([]pickItem, len(cs))
-	for i, c := range cs {
-		items[i] = pickItem{Label: c.Tool + " " + publish.ShortID(c.ID), Note: ago(e.Now(), c.LastActive) + "  " + redact.Clip(c.Preview, 60), On: i == 0}
+	for i, l := range labels(cs) {
+		items[i] = pickItem{Label: l, Note: ago(e.Now(), cs[i].LastActive) + "  " + redact.Clip(cs[i].Preview, 60), On: i == 0}
 	}
 	restore, err := e.MakeRaw()
 	if err != nil {

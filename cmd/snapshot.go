@@ -19,9 +19,8 @@ import (
 
 // Main runs carryover with args and returns the exit code.
 func Main(args []string, env *Env) int {
-	// The hook's command line, in the one form hookconf writes, skips
-	// building the CLI: its 25 commands and urfave's parsing were ~0.65 ms
-	// of CPU of a ~20 ms incremental Stop (BenchmarkSnapshotIncremental).
+	// The hook's command line, in the one form hookconf writes, skips building the CLI: its 25 commands and urfave's
+	// parsing were ~0.65 ms of CPU of a ~20 ms incremental Stop (BenchmarkSnapshotIncremental).
 	if len(args) == 6 && args[1] == "snapshot" && args[2] == "--tool" && args[4] == "--event" {
 		runSnapshot(env, args[3], args[5])
 		return ExitOK
@@ -46,9 +45,8 @@ func Main(args []string, env *Env) int {
 	return ExitError
 }
 
-// Snapshot is the hook entry point: the watchdog around service.OnHook and
-// the one write to stdout. Whatever happens it returns normally; the only
-// stdout is a valid injection (or nothing), every problem goes to the log.
+// Snapshot is the hook entry point: the watchdog around service.OnHook and the one write to stdout. Whatever happens it
+// returns normally; the only stdout is a valid injection (or nothing), every problem goes to the log.
 func Snapshot(e *Env, tool, event string) {
 	start := time.Now()
 	log := newLogger(e)
@@ -80,8 +78,7 @@ func Snapshot(e *Env, tool, event string) {
 	log.Printf("done in %s", time.Since(start).Round(time.Millisecond))
 }
 
-// snapshotBudget is the internal deadline of tool's event (the default for
-// an unknown tool).
+// snapshotBudget is the internal deadline of tool's event (the default for an unknown tool).
 func snapshotBudget(e *Env, tool, event string) time.Duration {
 	if agent, ok := adapters.ByName(tool); ok {
 		c := agent.Class(event)
@@ -97,9 +94,8 @@ func (e *Env) service() service.Env {
 	return service.Env{Home: e.Home(), Agent: adapterEnv(e), Stdin: e.Stdin, Stderr: e.Stderr, WorkDir: e.WorkDir, Now: e.Now}
 }
 
-// logOrStderr logs err, or, when the log cannot grow (read-only or full
-// home), writes it to stderr, which agents show only in their debug views
-// for a hook that exits 0.
+// logOrStderr logs err, or, when the log cannot grow (read-only or full home), writes it to stderr, which agents show
+// only in their debug views for a hook that exits 0.
 func logOrStderr(e *Env, log *service.Log, err error) {
 	size := func() int64 {
 		fi, err := os.Stat(log.Path)
@@ -119,9 +115,8 @@ func logOrStderr(e *Env, log *service.Log, err error) {
 	}
 }
 
-// writeInjection prints the injection; an agent that closed the hook's
-// stdout early gets a log line, not a hook killed by SIGPIPE (runSnapshot
-// ignores it: the write fails with EPIPE instead).
+// writeInjection prints the injection; an agent that closed the hook's stdout early gets a log line, not a hook killed
+// by SIGPIPE (runSnapshot ignores it: the write fails with EPIPE instead).
 func writeInjection(e *Env, b []byte, log *service.Log) {
 	if len(b) == 0 {
 		return
@@ -131,11 +126,9 @@ func writeInjection(e *Env, b []byte, log *service.Log) {
 	}
 }
 
-// snapshotHeap bounds the hook's Go heap; below it the collector does not
-// run at all: an incremental snapshot ends before it would matter, and a
-// cold ingest of a huge transcript spends its CPU on parsing and SQLite,
-// not on collections that free little (batches are reused). Peak RSS stays
-// well under 64 MB (BenchmarkColdIngest).
+// snapshotHeap bounds the hook's Go heap; below it the collector does not run at all: an incremental snapshot ends
+// before it would matter, and a cold ingest of a huge transcript spends its CPU on parsing and SQLite, not on
+// collections that free little (batches are reused). Peak RSS stays well under 64 MB (BenchmarkColdIngest).
 const snapshotHeap = 40 << 20
 
 func snapshotCommand(e *Env) *cli.Command {
@@ -160,8 +153,7 @@ func snapshotCommand(e *Env) *cli.Command {
 	}
 }
 
-// runSnapshot is the snapshot command's action: the process's settings for
-// a hook, then the event.
+// runSnapshot is the snapshot command's action: the process's settings for a hook, then the event.
 func runSnapshot(e *Env, tool, event string) {
 	signal.Ignore(syscall.SIGPIPE)
 	debug.SetGCPercent(-1)
@@ -177,17 +169,14 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// watchdogGrace is how long past its internal deadline a snapshot may run
-// before the hook gives up on it: half the budget, at most 500 ms, so
-// Claude's SessionEnd (0.9 s budget) ends within the 1.5 s Claude gives the
-// hook. The snapshot's own deadlines keep a slow run well inside it; the
-// watchdog is for what has none: a read blocked on a network file system,
-// a ledger held by another process (reads are bounded too: safefile).
+// watchdogGrace is how long past its internal deadline a snapshot may run before the hook gives up on it: half the
+// budget, at most 500 ms, so Claude's SessionEnd (0.9 s budget) ends within the 1.5 s Claude gives the hook. The
+// snapshot's own deadlines keep a slow run well inside it; the watchdog is for what has none: a read blocked on a
+// network file system, a ledger held by another process (reads are bounded too: safefile).
 func watchdogGrace(budget time.Duration) time.Duration { return min(budget/2, 500*time.Millisecond) }
 
-// runBy runs fn on another goroutine until deadline; ok is false when the
-// deadline came first: fn is abandoned as the process exits (its writes are
-// atomic renames and ledger transactions, left whole: the kill -9 tests).
+// runBy runs fn on another goroutine until deadline; ok is false when the deadline came first: fn is abandoned as the
+// process exits (its writes are atomic renames and ledger transactions, left whole: the kill -9 tests).
 func runBy(deadline time.Time, fn func() error) (ok bool, err error) {
 	done := make(chan error, 1)
 	go func() {
