@@ -106,7 +106,7 @@ func (it ourItem) nodes() []*jnode {
 func (f format) command(n *jnode) string {
 	for _, k := range f.cmdKeys {
 		if _, v := n.member(k); v != nil && v.kind == 's' {
-			return v.v.(string)
+			return v.value().(string)
 		}
 	}
 	return ""
@@ -547,7 +547,7 @@ type jnode struct {
 	start, end int
 	members    []jmember
 	elems      []*jnode
-	v          any // a scalar's value: string, float64, bool or nil
+	src        []byte // the blanked document the spans index
 }
 
 type jmember struct {
@@ -568,23 +568,10 @@ func (n *jnode) member(key string) (int, *jnode) {
 	return idx, val
 }
 
-// value is the node as the plain values encoding/json produces.
-func (n *jnode) value() any {
-	switch n.kind {
-	case '{':
-		m := make(map[string]any, len(n.members))
-		for _, mb := range n.members {
-			m[mb.key] = mb.val.value()
-		}
-		return m
-	case '[':
-		a := make([]any, 0, len(n.elems))
-		for _, e := range n.elems {
-			a = append(a, e.value())
-		}
-		return a
-	}
-	return n.v
+// value is the node as the plain values encoding/json produces (FuzzParseJSON holds it to that).
+func (n *jnode) value() (v any) {
+	json.Unmarshal(n.src[n.start:n.end], &v)
+	return v
 }
 
 var errJSONSyntax = errors.New("not valid JSON")
@@ -630,7 +617,7 @@ func (p *jparser) val(depth int) (*jnode, error) {
 	if depth >= 200 {
 		return nil, errors.New("nested too deeply")
 	}
-	n := &jnode{start: p.next()}
+	n := &jnode{start: p.next(), src: p.b}
 	tok, err := p.d.Token()
 	switch t := tok.(type) {
 	case json.Delim: // { or [: a closer here is the tokenizer's error
@@ -642,12 +629,11 @@ func (p *jparser) val(depth int) (*jnode, error) {
 			_, err = p.d.Token()
 		}
 	case string:
-		n.kind, n.v = 's', t
+		n.kind = 's'
 	case json.Number:
-		f, _ := t.Float64()
-		n.kind, n.v = 'n', f
+		n.kind = 'n'
 	default: // bool or nil
-		n.kind, n.v = 'l', t
+		n.kind = 'l'
 	}
 	n.end = int(p.d.InputOffset())
 	return n, err
