@@ -2,14 +2,13 @@
 // into carryover's normalized rows.
 //
 // One agent per file (claude.go, codex.go, ...): its descriptor (Agent), hook
-// parsing, store reading and session lister (there or in <tool>_list.go); one
-// line in All (agent.go); fixtures in testdata/adapters/<tool>/. codex.go is
-// the template to copy; Claude's hand-written decoder is a speed exception.
-// How an adapter reads its store is a capability the ingest code probes:
-// LineParser (an append-only JSONL transcript tailed from a byte offset; a
-// file rewritten whole is re-read, row keys make that idempotent),
-// StoreReader (not a tailable file: Cursor's SQLite) or HookRecorder (no
-// store: the hook payloads are the transcript, Windsurf). An agent without
+// parsing, store reading and session lister (or <tool>_list.go); a line in
+// All (agent.go); fixtures in testdata/adapters/<tool>/. codex.go is the
+// template; Claude's hand-written decoder is a speed exception. How an
+// adapter reads its store is a capability the ingest probes: LineParser (a
+// JSONL transcript tailed from an offset; one rewritten whole is re-read,
+// row keys make that idempotent), StoreReader (Cursor's SQLite) or
+// HookRecorder (the payloads are the transcript, Windsurf). An agent without
 // hooks (Aider) is reached by `carryover handoff` only.
 package adapters
 
@@ -28,22 +27,19 @@ const (
 	KindInjection  Kind = "injection"   // carryover's own handoff, seen in the transcript (a delivery receipt)
 	KindUsage      Kind = "usage"       // token figures
 	KindLimit      Kind = "limit"       // a rate-limit or quota signal with nothing else to record (Row.Limit)
-	// The user declined a tool call (Refused) or stopped a turn or a running
-	// call (Interrupted): not a failure to retry, the next agent must not
-	// redo it without asking. Role "tool" with CallID when it ends a call,
-	// else "user"; Text is what the agent was told, clipped (a refusal may
-	// carry the user's feedback). Each adapter says which records map here.
+	// The user declined a tool call (Refused) or stopped a turn or call
+	// (Interrupted): not a failure to retry without asking. Role "tool" with
+	// CallID when it ends a call, else "user"; Text is what the agent was
+	// told, clipped (maybe the user's feedback).
 	KindRefused     Kind = "refused"
 	KindInterrupted Kind = "interrupted"
 	KindHarness     Kind = "harness" // text the harness wrote in the user's role (a background task's notification): context, never a request
 )
 
-// Row is one normalized transcript event. Adapters fill what they know; the
-// ledger assigns sequence numbers.
+// Row is one normalized transcript event; the ledger assigns sequence numbers.
 type Row struct {
-	// Key identifies the row within its session, stable across re-reads (a
-	// line uuid, a message id + block index, a byte offset as a last resort):
-	// the ledger upserts by it, so re-reading a rewritten transcript is harmless.
+	// Key identifies the row in its session across re-reads (a line uuid, a
+	// message id + block index, a byte offset): the ledger upserts by it.
 	Key       string
 	Time      time.Time
 	Role      string // user, assistant, tool, system
@@ -57,8 +53,7 @@ type Row struct {
 	Sidechain bool // a subagent's row; distill ignores it for the task
 	// TokensUsed / TokensMax are set on KindUsage rows (context fill).
 	TokensUsed, TokensMax int64
-	// Limit is a rate-limit or quota signal carried by this row; not stored
-	// with the row: the ingest reports it (limits.go).
+	// Limit is a rate-limit or quota signal the ingest reports (not stored).
 	Limit *Limit `json:",omitempty"`
 }
 
@@ -69,33 +64,27 @@ type Hook struct {
 	SessionID      string
 	TranscriptPath string
 	Cwd            string
-	// Project is the project root when the agent says it outright
-	// (CLAUDE_PROJECT_DIR); otherwise the caller derives it from Cwd.
-	Project string
-	Source  string // SessionStart source: startup, resume, clear, compact
-	Prompt  string
-	// FlushMark is what the agent writes into its transcript once every event
-	// before this hook is on disk ("" none); Agent.AwaitFlush polls for it.
-	FlushMark string
-	Rows      []Row  // rows derived from the payload itself (HookRecorder agents)
-	Limit     *Limit `json:",omitempty"` // the limit the event itself reports; nil for most
+	Project        string // the project root when the agent says it (CLAUDE_PROJECT_DIR), else from Cwd
+	Source         string // SessionStart source: startup, resume, clear, compact
+	Prompt         string
+	FlushMark      string // written to the transcript once all before the hook is ("" none; AwaitFlush)
+	Rows           []Row  // rows derived from the payload itself (HookRecorder agents)
+	Limit          *Limit `json:",omitempty"` // the limit the event itself reports; nil for most
 }
 
 // Env is what adapters may read of the environment.
 type Env struct {
-	Getenv func(string) string
-	Home   string // user's home directory
-	// WorkDir is where carryover was started ("" on the hook path): Aider
-	// keeps no global store, `list --all` finds its history there.
-	WorkDir      string
+	Getenv       func(string) string
+	Home         string           // user's home directory
+	WorkDir      string           // where carryover was started ("" hooks): Aider's history is found there
 	Descriptions *DescriptionFile // when set, caches listers' transcript descriptions
 }
 
 // Adapter is one agent.
 type Adapter interface {
 	Name() string // carryover's name for the agent (`--tool`)
-	// ParseHook normalizes a hook's stdin payload. It must not fail on
-	// unknown fields and must not echo payload content in its error.
+	// ParseHook normalizes a hook's stdin payload, never failing on unknown
+	// fields or echoing payload content in its error.
 	ParseHook(event string, payload []byte, env Env) (Hook, error)
 }
 
@@ -111,14 +100,12 @@ type Transcript struct {
 type LineParser interface {
 	Adapter
 	Transcripts(h Hook, env Env) []Transcript // the files to tail for this hook
-	// ParseLine decodes one complete line; offset is its byte offset (for
-	// fallback keys). It never panics; a line it does not understand yields
-	// no rows and no error.
+	// ParseLine decodes one complete line at offset (fallback keys); it never
+	// panics, and a line it does not understand yields no rows, no error.
 	ParseLine(line []byte, offset int64) ([]Row, error)
 }
 
-// StoreReader is implemented by agents whose sessions are not tailable
-// files; it returns every row of the session (the ledger deduplicates).
+// StoreReader: sessions not in tailable files; every row (the ledger dedups).
 type StoreReader interface {
 	Adapter
 	ReadStore(h Hook, env Env) ([]Row, error)

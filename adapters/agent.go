@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
 
-// Agent is everything carryover knows about one agent that does not depend
-// on its version; each descriptor lives in its adapter file, All lists them.
-// What varies by version or concerns install (hook rows, config paths,
-// version detection, hook-file layout) is in specs/tools.toml.
+// Agent is what carryover knows of one agent whatever its version; each
+// descriptor lives in its adapter file, All lists them. What varies by
+// version or concerns install is in specs/tools.toml.
 type Agent struct {
 	Name     string           // carryover's name (--tool, --source, tools.toml)
 	Display  string           // the name for people
@@ -24,54 +22,48 @@ type Agent struct {
 	Envelope Envelope         // how a hook's stdout reaches the model, for every supported version (the hook cannot ask the version)
 	Events   map[string]Class // native hook event names (compared case-insensitively) to what they mean; unlisted: ClassOther
 	// Sniff reports whether a transcript's first 64 KiB are this agent's
-	// (`handoff --transcript` without --source); a SniffBroad one may accept
-	// other agents' files and wins only when no other Sniff does.
+	// (`handoff --transcript`); a SniffBroad one wins only when no other does.
 	Sniff         func(head []byte) bool
 	SniffBroad    bool
 	Launch        []string // the argv that starts the agent on a first message (appended); nil: carryover cannot
 	ContextWindow int      // the tokens a resume prompt for the agent is budgeted against; 0: not a resume target
-	// MemoryFile is the project file besides AGENTS.md that gets carryover's
-	// pointer block: written when this agent publishes or the file exists,
-	// always with MemoryFileAlways.
+	// MemoryFile is the project file besides AGENTS.md that gets the pointer
+	// block when this agent publishes or it exists (always: MemoryFileAlways).
 	MemoryFile       string
 	MemoryFileAlways bool
 	ProjectEnv       string   // the variable set to the project root for hooks ("" none); doctor sets it
 	Instructions     []string // other project files read as instructions (the resume prompt carries them)
 	// ForeignHost says why this agent's hook stub runs inside another agent
-	// ("" when it does not): agents load each other's hook files.
+	// ("" when not): agents load each other's hook files.
 	ForeignHost      func(getenv func(string) string) string
 	ToolContextEvent string // the tool event whose additionalContext reaches the model ("" none): where carryover says the context is filling up
 	SystemMessage    bool   // a "systemMessage" in a hook's JSON stdout is shown to the user (limit notices go there, else stderr)
-	// DeferStartInjection reports that a SessionStart's output would be
-	// dropped: the handoff goes out with the next prompt event instead.
+	// DeferStartInjection: a SessionStart's output would be dropped; the
+	// handoff goes out with the next prompt event.
 	DeferStartInjection func(h Hook, getenv func(string) string) bool
 	UserMessage         bool // the agent shows a hook's top-level "systemMessage" to the user (the startup banner goes there; others get it as the first line)
-	// AwaitFlush waits, at most until deadline, until the agent has written
-	// everything before the hook to its transcript, and reports whether it
-	// has. Stop, End and Compact hooks call it for at most FlushWait, which
-	// their internal deadline grows by (Copilot CLI writes 0.1–1 s late).
+	// AwaitFlush waits, at most until deadline, for the agent to write all
+	// before the hook to its transcript, and reports whether it did. Stop, End
+	// and Compact wait at most FlushWait more (Copilot CLI: 0.1–1 s late).
 	AwaitFlush func(h Hook, env Env, deadline time.Time) bool
 	FlushWait  time.Duration
-	// CreateTools create the file they name (distill tells new from edited);
-	// PlanTools take the agent's own task list (kept raw in the call row's
-	// Text for distill's plan). Compared case-insensitively.
+	// CreateTools create the file they name (new, not edited); PlanTools take
+	// the agent's task list (raw in the call row's Text). Case-insensitive.
 	CreateTools      []string
 	PlanTools        []string
 	ReadFlag         string // the flag that makes the agent read a file at start ("" none): `carryover run` passes the handoff
 	SnapshotAfterRun bool   // no hooks: `carryover run` reads the session into the ledger when the agent exits
 	SurveyFromEnd    bool   // the newest session is at the end of the file (one history file per project): a survey reads its tail
-	// PluginEnabled returns the id of carryover's plugin when the agent's
-	// settings enable it ("" not): its hooks stand in for installed ones.
+	// PluginEnabled is the id of carryover's plugin when the agent's settings
+	// enable it (""): its hooks stand in for installed ones.
 	PluginEnabled func(settings []byte) string
-	// KnownTypes are the line (and payload) types the reader knows, rows or
-	// not; a survey counts others as unknown, the first sign of a format
-	// change. nil: only lines that are not JSON count.
+	// KnownTypes are the line (and payload) types the reader knows; a survey
+	// counts others as unknown, a format change's first sign (nil: none).
 	KnownTypes    map[string]bool
 	DocumentStore func(path string) bool // transcripts a survey only opens (one JSON or SQLite document rewritten whole)
 }
 
-// FlushWaitFor is how long a hook of class c waits for the agent's
-// transcript to catch up (0: it does not wait).
+// FlushWaitFor is how long a hook of class c waits for the transcript (0: not).
 func (a *Agent) FlushWaitFor(c Class) time.Duration {
 	if a.AwaitFlush == nil || !slices.Contains([]Class{ClassStop, ClassEnd, ClassCompact}, c) {
 		return 0
@@ -112,9 +104,8 @@ func (a *Agent) Is(name string) bool {
 	return name == a.Name || slices.Contains(a.Aliases, name)
 }
 
-// All is every agent carryover knows, in display order. Adding an agent is
-// one adapter file, one line here, its fixtures under testdata/adapters and
-// one [[tool]] entry in specs/tools.toml (README, "Adding an agent").
+// All is every agent, in display order. Adding one is an adapter file, a
+// line here, fixtures and a [[tool]] in specs/tools.toml (README).
 var All = []*Agent{
 	claudeAgent,
 	codexAgent,
@@ -139,11 +130,9 @@ func init() {
 }
 
 // CheckAgents reports the first descriptor that breaks the table's rules: a
-// name, a display name and an adapter, names and aliases used once, and a
-// lister for every agent whose sessions are files carryover reads or
-// recognises (list, handoff --source and --transcript need it). It calls no
-// adapter method, so loading the table runs no agent's code (that the
-// adapter is named as its descriptor is TestAll's).
+// name, display name and adapter, names and aliases used once, a lister for
+// every agent whose sessions are files carryover reads or recognises. It
+// calls no adapter method: loading the table runs no agent's code.
 func CheckAgents(all []*Agent) error {
 	seen := map[string]bool{}
 	for _, a := range all {
@@ -165,8 +154,7 @@ func CheckAgents(all []*Agent) error {
 	return nil
 }
 
-// CreatesFile reports whether a call of toolName, by any agent, creates the
-// file it names (the agents' CreateTools).
+// CreatesFile reports whether toolName, of any agent, creates its file (CreateTools).
 func CreatesFile(toolName string) bool {
 	return anyTool(toolName, func(a *Agent) []string { return a.CreateTools })
 }
@@ -191,13 +179,10 @@ func ByName(name string) (*Agent, bool) {
 	return All[i], true
 }
 
-// named is the agent whose name (not alias) is name; an empty Agent when
-// none is.
+// named is the agent whose name (not alias) is name, else an empty Agent.
 func named(name string) *Agent {
-	for _, a := range All {
-		if a.Name == name {
-			return a
-		}
+	if i := slices.IndexFunc(All, func(a *Agent) bool { return a.Name == name }); i >= 0 {
+		return All[i]
 	}
 	return &Agent{}
 }
@@ -244,7 +229,7 @@ func pick(f func(*Agent) string, sorted bool) []string {
 		}
 	}
 	if sorted {
-		sort.Strings(out)
+		slices.Sort(out)
 	}
 	return out
 }
@@ -262,9 +247,8 @@ func InstructionFiles() []string {
 	return out
 }
 
-// SniffTranscript guesses the agent that wrote a transcript from its first
-// bytes: the one agent whose Sniff accepts them, a broad sniffer only when
-// no specific one does; "" when none or several do.
+// SniffTranscript is the one agent whose Sniff accepts a transcript's first
+// bytes, a broad one only when no specific one does; "" when none or several.
 func SniffTranscript(head []byte) string {
 	var specific, broad []string
 	for _, a := range All {
@@ -304,8 +288,8 @@ func set(ss ...string) map[string]bool {
 	return m
 }
 
-// Envelope names how an agent expects injected context on a hook's stdout;
-// specs/ rows name one. Wrap renders it and Unwrap reads it back.
+// Envelope is how an agent expects injected context on a hook's stdout
+// (specs/ rows name one); Wrap renders it, Unwrap reads it back.
 type Envelope string
 
 const (
@@ -313,9 +297,7 @@ const (
 	EnvelopeHookSpecificNoEvent Envelope = "hook-specific-no-event" // {"hookSpecificOutput":{"additionalContext":T}} (Gemini CLI)
 	EnvelopeFlatCamel           Envelope = "flat-camel"             // {"additionalContext":T} (Copilot CLI)
 	EnvelopeFlatSnake           Envelope = "flat-snake"             // {"additional_context":T} (Cursor)
-	// EnvelopeNone: no hook injection; the handoff reaches the model through
-	// the pointer block / rules file only (Windsurf, Aider).
-	EnvelopeNone Envelope = "none"
+	EnvelopeNone                Envelope = "none"                   // no injection: pointer block or rules file (Windsurf, Aider)
 )
 
 // Envelopes lists every envelope Wrap supports.
@@ -329,14 +311,11 @@ var envelopeKeys = map[Envelope][]string{
 	EnvelopeFlatSnake:           {"additional_context"},
 }
 
-// Wrap renders text in envelope e for the native hook event name event. It
-// always returns valid JSON (never plain text starting with '{' or '['), or
-// nil for EnvelopeNone or empty text.
+// Wrap renders text in envelope e for the native event: valid JSON (never
+// plain text starting with '{' or '['), or nil for EnvelopeNone or no text.
 func Wrap(e Envelope, event, text string) ([]byte, error) { return WrapWithMessage(e, event, text, "") }
 
-// WrapWithMessage is Wrap with msg added as the top-level "systemMessage"
-// that Claude Code shows the user (EnvelopeHookSpecific only; other
-// envelopes get Wrap's output).
+// WrapWithMessage is Wrap with msg as the "systemMessage" shown the user (EnvelopeHookSpecific).
 func WrapWithMessage(e Envelope, event, text, msg string) ([]byte, error) {
 	if text == "" || e == EnvelopeNone {
 		return nil, nil
@@ -359,10 +338,9 @@ func WrapWithMessage(e Envelope, event, text, msg string) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// Unwrap reads hook stdout the way an agent whose envelope is e does and
-// returns the injected text: Wrap's inverse, as strict as the agents are
-// (one JSON object, the text where e puts it). `carryover doctor` checks
-// what a start hook really prints with it.
+// Unwrap reads hook stdout as an agent whose envelope is e does: Wrap's
+// inverse, as strict as the agents (one JSON object, the text where e puts
+// it); `carryover doctor` checks a start hook's output with it.
 func Unwrap(e Envelope, event string, out []byte) (string, error) {
 	out = bytes.TrimSpace(out)
 	keys, ok := envelopeKeys[e]

@@ -307,7 +307,10 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	// Attachments (skill listings, re-attached files: kilobytes each) matter
 	// only when they carry carryover's own injection. Their "attachment"
 	// key comes before the "type" key, within the envelope's first fields.
-	if containsAt(line[:min(len(line), 400)], `"attachment":{`, 13) && !containsAt(line, "[CARRYOVER]", 5) {
+	// A queued_command is a prompt typed while Claude Code worked, delivered
+	// mid-turn: no user line ever carries it.
+	if head := line[:min(len(line), 400)]; containsAt(head, `"attachment":{`, 13) && !containsAt(line, "[CARRYOVER]", 5) &&
+		!containsAt(head, `"queued_command"`, 1) {
 		return nil, nil
 	}
 	d := claudeDecoders.Get().(*claudejson.Decoder)
@@ -974,6 +977,9 @@ func (w *claudeRows) attachment() {
 		}
 	case rawEqual(w.b(a.Type), "hook_success"):
 		text = unquote(a.Stdout)
+	case rawEqual(w.b(a.Type), "queued_command"):
+		w.queued(a)
+		return
 	}
 	if !IsCarryoverText(text) {
 		return
@@ -982,6 +988,59 @@ func (w *claudeRows) attachment() {
 	r.Role, r.Kind = "system", KindInjection
 	r.Text = carryoverHeader(text) + " via " + w.str(w.b(a.Hook))
 	w.emit(r)
+}
+
+// queued reads a queued_command attachment (2.1.x): what the user typed
+// while Claude Code worked (commandMode "prompt", origin human or none), or
+// a background task's notification the harness queued (harness text). A
+// prompt with pasted images is a list of blocks: its text blocks are read.
+func (w *claudeRows) queued(a claudejson.AttachmentFields) {
+	mode := w.b(a.CommandMode)
+	harness := rawEqual(mode, "task-notification") || (a.Origin.Len() > 0 && claudeOriginHarness(w.b(a.Origin)))
+	if !harness && len(mode) > 0 && !rawEqual(mode, "prompt") {
+		return // a `!` shell command, a slash command's expansion: not a request
+	}
+	text := w.queuedText(w.b(a.Prompt), harness)
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	kind := KindPrompt
+	if harness {
+		kind, text = KindHarness, clip(text, maxText)
+	}
+	w.textRow(w.key(), "user", kind, text)
+}
+
+// queuedText is a queued_command's prompt p (raw JSON: a string, or a list
+// of blocks) as its row's text.
+func (w *claudeRows) queuedText(p []byte, harness bool) string {
+	switch {
+	case len(p) >= 2 && p[0] == '"' && harness:
+		return w.clipped(p[1:len(p)-1], maxText)
+	case len(p) >= 2 && p[0] == '"':
+		if claudeNotRequest(p[1 : len(p)-1]) {
+			return ""
+		}
+		return w.prompt(p[1 : len(p)-1])
+	case harness:
+		return claudeBlocksText(p)
+	}
+	return promptText(claudeBlocksText(p))
+}
+
+// claudeBlocksText joins the text blocks of a JSON list of content blocks.
+func claudeBlocksText(raw []byte) string {
+	var blocks []struct{ Type, Text string }
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var texts []string
+	for _, b := range blocks {
+		if b.Type == "text" && strings.TrimSpace(b.Text) != "" {
+			texts = append(texts, b.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
 
 // carryoverHeader returns the "# [CARRYOVER] Last updated …" line of an

@@ -303,11 +303,17 @@ func (g *lineGen) input() {
 }
 
 func (g *lineGen) attachment() {
-	g.object([]string{"type", "stdout", "content", "hookEvent", "TYPE"}, func(k string) {
+	g.object([]string{"type", "stdout", "content", "hookEvent", "TYPE", "prompt", "commandMode", "origin"}, func(k string) {
 		switch strings.ToLower(k) {
 		case "type":
-			g.str([]string{"hook_success", "hook_additional_context", "skill_listing"})
-		case "content":
+			g.str([]string{"hook_success", "hook_additional_context", "skill_listing", "queued_command"})
+		case "commandmode":
+			g.str([]string{"prompt", "task-notification", "bash"})
+		case "origin":
+			g.w(`{"kind":`)
+			g.str([]string{"human", "task-notification"})
+			g.w("}")
+		case "content", "prompt":
 			if g.pick(2) == 0 {
 				g.w("[")
 				for i, n := 0, g.pick(3); i < n; i++ {

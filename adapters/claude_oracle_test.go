@@ -110,7 +110,8 @@ func oracleParseLineRaw(line []byte, off int64) ([]Row, error) {
 	if len(head) > 400 {
 		head = head[:400]
 	}
-	if bytes.Contains(head, []byte(`"attachment":{`)) && !bytes.Contains(line, []byte("[CARRYOVER]")) {
+	if bytes.Contains(head, []byte(`"attachment":{`)) && !bytes.Contains(line, []byte("[CARRYOVER]")) &&
+		!bytes.Contains(head, []byte(`"queued_command"`)) {
 		return nil, nil
 	}
 	var l oracleLine
@@ -414,12 +415,17 @@ func oracleAttachment(l oracleLine, key string, base Row) []Row {
 		Content json.RawMessage `json:"content"`
 		Stdout  string          `json:"stdout"`
 		Hook    string          `json:"hookEvent"`
+		Prompt  json.RawMessage `json:"prompt"`
+		Mode    string          `json:"commandMode"`
+		Origin  json.RawMessage `json:"origin"`
 	}
 	if json.Unmarshal(l.Attachment, &a) != nil {
 		return nil
 	}
 	var text string
 	switch a.Type {
+	case "queued_command":
+		return oracleQueued(a.Prompt, a.Mode, a.Origin, key, base)
 	case "hook_additional_context":
 		var parts []string
 		if json.Unmarshal(a.Content, &parts) == nil {
@@ -434,6 +440,30 @@ func oracleAttachment(l oracleLine, key string, base Row) []Row {
 	r := base
 	r.Key, r.Role, r.Kind = key, "system", KindInjection
 	r.Text = oracleCarryoverHeader(text) + " via " + a.Hook
+	return []Row{r}
+}
+
+func oracleQueued(prompt json.RawMessage, mode string, origin json.RawMessage, key string, base Row) []Row {
+	harness := mode == "task-notification" || claudeOriginHarness(origin)
+	if !harness && mode != "" && mode != "prompt" {
+		return nil
+	}
+	var text string
+	if json.Unmarshal(prompt, &text) == nil {
+		if !harness && claudeNotRequest([]byte(text)) {
+			return nil
+		}
+	} else {
+		text = claudeBlocksText(prompt)
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	r := base
+	r.Key, r.Role, r.Kind, r.Text = key, "user", KindPrompt, promptText(text)
+	if harness {
+		r.Kind, r.Text = KindHarness, clip(text, maxText)
+	}
 	return []Row{r}
 }
 

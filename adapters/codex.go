@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -361,7 +360,7 @@ func codexContentRow(r *Row, role, kind, text string, compactionOutput bool) boo
 			return false // the compacted line records the summary
 		}
 		if !r.Time.IsZero() {
-			r.Key = codexSayKey(r.Time, text, false)
+			r.Key = codexSayKey(r.Time, text)
 		}
 		r.Role, r.Kind, r.Text = "assistant", KindText, clip(text, maxText)
 	case role == "user" && codexRealPrompt(kind, text):
@@ -723,7 +722,7 @@ func codexAgentMessage(it codexItem, r Row) []Row {
 	if strings.TrimSpace(it.Message) == "" || r.Time.IsZero() {
 		return nil // no time, no key shared with its response_item copy
 	}
-	r.Key = codexSayKey(r.Time, it.Message, true)
+	r.Key = codexSayKey(r.Time, it.Message)
 	r.Role, r.Kind, r.Text = "assistant", KindText, clip(it.Message, maxText)
 	return []Row{r}
 }
@@ -802,37 +801,14 @@ func codexPromptKey(t time.Time, text string) string {
 	return "prompt:" + t.UTC().Format(time.RFC3339Nano) + ":" + textHash(text)
 }
 
-// codexSayKey keys an assistant message by its second and text: Codex writes the agent_message event and the
-// response_item apart by up to ~100 ms. A pair across a second boundary (…00.980 and …01.020) would take two keys
-// whatever one line's time maps to (every function of a time splits some two close times), so the second of a pair
-// takes the first's key: a message of the other line type with the same text within a second, not yet paired.
-// Lines are parsed in order, so a re-read gives the same keys; a later turn's same words are seconds apart.
-func codexSayKey(t time.Time, text string, event bool) string {
-	h := textHash(text)
-	codexSays.Lock()
-	defer codexSays.Unlock()
-	for i, s := range codexSays.last {
-		if s.hash == h && s.event != event && s.at.Sub(t).Abs() < time.Second {
-			codexSays.last[i] = codexSay{}
-			return s.key
-		}
-	}
-	k := "say:" + t.UTC().Truncate(time.Second).Format(time.RFC3339) + ":" + h
-	copy(codexSays.last[1:], codexSays.last[:])
-	codexSays.last[0] = codexSay{hash: h, at: t, event: event, key: k}
-	return k
-}
-
-// codexSays: the newest assistant messages still without their copy (a few: a copy follows within a line or two).
-var codexSays struct {
-	sync.Mutex
-	last [4]codexSay
-}
-
-type codexSay struct {
-	hash, key string
-	at        time.Time
-	event     bool
+// codexSayKey keys an assistant message by its second and text, a function of the line alone: Codex writes the
+// agent_message event and its response_item copy one after the other (ms apart), so both take one key, and an
+// incremental read that stops between them gives the rows a whole read does. A pair that straddles a second
+// boundary (a gap of g ms: g/1000 of pairs) stays two rows of the same words side by side; pairing them by the
+// lines before would make a read's keys depend on where it started, and a wider bucket would merge a later
+// turn's same words into the first's row.
+func codexSayKey(t time.Time, text string) string {
+	return "say:" + t.UTC().Truncate(time.Second).Format(time.RFC3339) + ":" + textHash(text)
 }
 
 func textHash(text string) string {

@@ -19,10 +19,9 @@ const (
 	LimitOverloaded LimitKind = "overloaded"  // the provider out of capacity (HTTP 529)
 )
 
-// Limit is a rate-limit or quota signal an adapter found: only from the
-// agent's structured signals (a hook's error kind, rate_limits, an error
-// status) or the text of an API error the agent itself wrote, never from
-// prompts, replies, tool results or files.
+// Limit is a rate-limit or quota signal from the agent's structured signals
+// (a hook's error kind, rate_limits, an error status) or an API error's
+// text the agent wrote, never from prompts, replies, tool results or files.
 type Limit struct {
 	Kind        LimitKind
 	Reached     bool      // false: a warning that the limit is near (UsedPercent)
@@ -32,8 +31,7 @@ type Limit struct {
 	ResetText   string    // the agent's own words for the reset ("2pm (Europe/Paris)") when it gave no timestamp; ≤ 48 bytes
 }
 
-// Resets renders when the limit lifts ("" when unknown): a clock time in
-// loc, with the date when it is not today.
+// Resets renders when the limit lifts in loc, with the date when not today ("" unknown).
 func (l *Limit) Resets(now time.Time, loc *time.Location) string {
 	if l == nil {
 		return ""
@@ -67,9 +65,8 @@ var limitPhrases = map[LimitKind]string{LimitRate: "rate limit reached", LimitQu
 // statusLimits are the limits an HTTP status says (0: the text must say).
 var statusLimits = map[int]LimitKind{0: "", 429: LimitRate, 529: LimitOverloaded}
 
-// limitPatterns are the fallback patterns (the Braindump PRD's list) for API
-// error text whose status the agent did not record, matched only against
-// such text (see Limit), in this order.
+// limitPatterns are the fallback patterns (the Braindump PRD's list), in
+// order, for API error text whose status the agent did not record.
 var limitPatterns = sync.OnceValue(func() []limitPattern {
 	return []limitPattern{
 		// out of credits or over a spend limit: a wall until the user pays
@@ -85,10 +82,9 @@ type limitPattern struct {
 	re   *regexp.Regexp
 }
 
-// resetPatterns find when the limit lifts in an error text: Claude Code's
-// "You've hit your limit · resets 2pm (Europe/Paris)", Codex's "… or try
-// again at 3:05 PM.", and "try again in 20s" / "retry after 30 seconds"
-// (relative, the last).
+// resetPatterns find when the limit lifts in an error text: "… · resets 2pm
+// (Europe/Paris)" (Claude Code), "… try again at 3:05 PM." (Codex), and the
+// relative "try again in 20s" / "retry after 30 seconds" last.
 var resetPatterns = sync.OnceValue(func() []*regexp.Regexp {
 	return []*regexp.Regexp{
 		regexp.MustCompile(`(?i)\bresets?(?: at| on)? ([0-9][^·\n."]{0,46})`),
@@ -97,10 +93,9 @@ var resetPatterns = sync.OnceValue(func() []*regexp.Regexp {
 	}
 })
 
-// LimitFromError classifies the text of an API error the agent recorded
-// (with its HTTP status when known, else 0); at is when it happened (a
-// relative reset counts from it). nil when the error is no limit (a 400, an
-// auth failure).
+// LimitFromError classifies an API error's text the agent recorded (status:
+// its HTTP status, else 0; at: when, for a relative reset); nil when it is
+// no limit (a 400, an auth failure).
 func LimitFromError(text string, status int, at time.Time) *Limit {
 	kind, ok := statusLimits[status]
 	if !ok {
@@ -122,8 +117,7 @@ func LimitFromError(text string, status int, at time.Time) *Limit {
 	return l
 }
 
-// resetOf finds when a limit lifts in its error text: a time, or else the
-// words that say it.
+// resetOf finds when a limit lifts in its error text: a time, else the words.
 func resetOf(text string, at time.Time) (time.Time, string) {
 	// Claude Code's older form: "Claude AI usage limit reached|1736200000".
 	if i := strings.LastIndexByte(text, '|'); i >= 0 {

@@ -21,33 +21,29 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// NativeSession is one session as an agent's own store describes it, found
-// without parsing the whole transcript.
+// NativeSession is one session as the agent's store describes it (no full parse).
 type NativeSession struct {
 	Tool       string    `json:"agent"`
 	ID         string    `json:"id"`
 	Path       string    `json:"path"`
 	Project    string    `json:"project"` // the session's cwd / project root when known
 	LastActive time.Time `json:"last_active"`
-	// MessageCount counts user and assistant messages; for a transcript too
-	// big to scan it is extrapolated from head and tail (CountEstimated,
-	// shown as "~N").
+	// MessageCount counts user and assistant messages, extrapolated from
+	// head and tail for a transcript too big to scan (CountEstimated: "~N").
 	MessageCount   int    `json:"messages"`
 	CountEstimated bool   `json:"messages_estimated,omitempty"`
 	Preview        string `json:"preview"` // first real prompt or the agent's title, one line
 }
 
-// Lister lists an agent's sessions from its native store: every project's
-// for project "", else those of project or inside it. It reads heads and
-// tails, or the agent's own index, never whole transcripts.
+// Lister lists an agent's sessions from its native store (every project's
+// for project "") from heads and tails or the agent's index, never whole files.
 type Lister interface {
 	ListSessions(env Env, project string) ([]NativeSession, error)
 	Describe(path string) (NativeSession, error) // one transcript file's session (handoff --transcript)
 	Stores(env Env) []string                     // the directories it reads (detect and info)
 }
 
-// errNoSession (ErrNotSession) is what Describe returns for a file that is
-// not a session of the lister's agent (DescribeCached keeps it).
+// errNoSession (ErrNotSession): Describe's file is not a session of its agent.
 var errNoSession, ErrNotSession error = errorString("not a session transcript of this agent"), errNoSession
 
 type errorString string
@@ -66,9 +62,8 @@ func InProject(dir, project string) bool {
 	return dir == project || strings.HasPrefix(dir, project+string(filepath.Separator))
 }
 
-// Listing reads headBytes from the start and tailBytes from the end of a
-// transcript, and counts the messages of one up to scanLimit exactly (a byte
-// scan, no JSON decoding); bigger ones are estimated.
+// Listing reads headBytes and tailBytes of a transcript and counts the
+// messages of one up to scanLimit exactly (a byte scan); bigger: estimated.
 const headBytes, tailBytes, scanLimit = 256 << 10, 64 << 10, 16 << 20
 
 // fileSample is what listing reads of one transcript.
@@ -122,8 +117,7 @@ func lines(b []byte) [][]byte {
 	return out
 }
 
-// countMessages counts lines holding any of markers: exactly (a byte scan)
-// up to scanLimit, else extrapolated from the head and tail samples.
+// countMessages counts lines holding any of markers (past scanLimit: extrapolated).
 func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 	has := func(l []byte) bool {
 		return slices.ContainsFunc(markers, func(m []byte) bool { return bytes.Contains(l, m) })
@@ -149,8 +143,7 @@ func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 	return int(float64(count(fs.head)+count(fs.tail)) * float64(fs.size) / float64(sampled)), true
 }
 
-// scanCount counts the lines of path that has accepts, in the first 1 MiB
-// of each line; a file over scanLimit is not scanned (an error).
+// scanCount counts the lines of path that has accepts (by their first MiB; up to scanLimit).
 func scanCount(path string, size int64, has func([]byte) bool) (int, error) {
 	if size > scanLimit {
 		return 0, errorString("too big to scan")
@@ -176,17 +169,15 @@ func scanCount(path string, size int64, has func([]byte) bool) (int, error) {
 	}
 }
 
-// preview makes a one-line preview of a prompt: redacted before clipping (a
-// clipped secret is unrecognisable) and before folding the lines into one (a
-// key's base64 lines are told from prose by their line breaks).
+// preview is a prompt in one line, redacted before clipping (a clipped
+// secret is unrecognisable) and folding (base64 lines tell a key from prose).
 func preview(s string) string {
 	return clip(strings.Join(strings.Fields(redact.String(s)), " "), 120)
 }
 
 func jsonLine(l []byte, v any) bool { return json.Unmarshal(l, v) == nil }
 
-// lastActive is the newest "timestamp" among the last 50 sampled lines,
-// else the file's modification time.
+// lastActive is the newest "timestamp" of the last 50 sampled lines, else the mtime.
 func (fs fileSample) lastActive() time.Time {
 	ls := append(lines(fs.head), lines(fs.tail)...)
 	var t time.Time
@@ -230,8 +221,7 @@ func firstPrompt(rows []Row) (string, bool) {
 	return rows[i].Text, true
 }
 
-// noteRows counts the prompts and replies of a listed session's rows, with
-// the first prompt as preview and the newest time as last activity.
+// noteRows counts prompts and replies, the first prompt the preview, the newest time last activity.
 func (s *NativeSession) noteRows(rows []Row) {
 	for _, r := range rows {
 		if r.Kind == KindPrompt || r.Kind == KindText {
@@ -246,14 +236,12 @@ func (s *NativeSession) noteRows(rows []Row) {
 	}
 }
 
-// sqliteRO opens every agent database read-only and query-only: carryover
-// never writes, checkpoints or locks the agent's live database (a WAL reader
-// does not block the writer); 500 ms is the longest wait for a lock a
-// checkpoint holds.
+// sqliteRO opens agent databases read-only and query-only: carryover never
+// writes, checkpoints or locks them (a WAL reader does not block the
+// writer); 500 ms is the longest wait for a checkpoint's lock.
 const sqliteRO = "?mode=ro&_busy_timeout=500&_query_only=1"
 
-// openSQLite opens the SQLite file at path with the DSN options query as a
-// file: URL (so a path with '?' or '#' stays a path).
+// openSQLite opens path with the DSN options query as a file: URL ('?' or '#' stay in the path).
 func openSQLite(path, query string) (*sql.DB, error) {
 	p := filepath.ToSlash(path)
 	if !strings.HasPrefix(p, "/") {
@@ -262,8 +250,7 @@ func openSQLite(path, query string) (*sql.DB, error) {
 	return sql.Open("sqlite3", (&url.URL{Scheme: "file", Path: p}).String()+query)
 }
 
-// isSQLiteFile reports whether path is a regular file that starts with
-// SQLite's header (Cursor's state.vscdb, Crush's crush.db, OpenCode's).
+// isSQLiteFile reports whether path is a regular file with SQLite's header.
 func isSQLiteFile(path string) bool {
 	f, err := openRegular(path)
 	if err != nil {
@@ -286,8 +273,7 @@ func envOr(env Env, name, def string) string {
 }
 
 // FileStamp says a transcript changed since it was described: size, mtime
-// and inode (a file replaced by rename keeps its size and may keep its
-// mtime, never its inode).
+// and inode (a file replaced by rename may keep size and mtime, not inode).
 type FileStamp struct {
 	Size, ModNano int64
 	Dev, Ino      uint64
@@ -299,11 +285,10 @@ func StatStamp(fi os.FileInfo) FileStamp {
 	return FileStamp{Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Dev: dev, Ino: ino}
 }
 
-// DescribeCached is describe(path), answered from env.Descriptions when the
-// file is the one described last time: `list` on 200 sessions spent 266 ms
-// decoding every transcript's head and tail on every call, a stat per file
-// instead. Of failures only "not a session" is remembered (an I/O error is
-// tried again).
+// DescribeCached is describe(path), from env.Descriptions when the file is
+// the one described last time: `list` of 200 sessions spent 266 ms decoding
+// heads and tails every call, now a stat each. Of failures only "not a
+// session" is remembered.
 func DescribeCached(env Env, tool, path string, describe func(string) (NativeSession, error)) (NativeSession, error) {
 	c := env.Descriptions
 	if c == nil {
@@ -334,11 +319,10 @@ const (
 )
 
 // DescriptionFile caches listers' descriptions for `list` and the commands
-// that pick a session: one JSON file in carryover's home (never in a
-// project), read once, written back only when something was described anew,
-// without the files gone since. It works before any hook ran (as a ledger
-// table it did not: with no ledger every `list` of 200 sessions decoded them
-// all again, 215 ms a call); the hook path never reads or writes it.
+// that pick a session: one JSON file in carryover's home, read once, written
+// back when something was described anew, without files gone since. Unlike
+// a ledger table it works before any hook ran (215 ms a `list` of 200
+// without); the hook path never touches it.
 type DescriptionFile struct {
 	path    string
 	mu      sync.Mutex
@@ -359,8 +343,7 @@ type listCache struct {
 	Entries []describedFile `json:"entries"`
 }
 
-// OpenDescriptionFile reads the cache kept in home; a missing, damaged,
-// oversized or foreign file is an empty cache.
+// OpenDescriptionFile reads the cache in home (missing, damaged, oversized, foreign: empty).
 func OpenDescriptionFile(home string) *DescriptionFile {
 	d := &DescriptionFile{path: filepath.Join(home, ListCacheName), known: map[string]describedFile{}}
 	var c listCache
@@ -374,8 +357,7 @@ func OpenDescriptionFile(home string) *DescriptionFile {
 	return d
 }
 
-// Lookup returns the description of path stored with stamp id; found is
-// false on a miss.
+// Lookup returns the description of path stored with stamp id (found: a hit).
 func (d *DescriptionFile) Lookup(tool, path string, id FileStamp) (s NativeSession, ok, found bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -394,9 +376,7 @@ func (d *DescriptionFile) Store(tool, path string, id FileStamp, s NativeSession
 	d.changed = true
 }
 
-// Flush writes the cache when something was stored since it was read,
-// atomically (a concurrent `list` reads the old or the new one), creating
-// home (0700) if missing.
+// Flush writes the cache, atomically, when something was stored since it was read.
 func (d *DescriptionFile) Flush() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -423,8 +403,8 @@ func (d *DescriptionFile) Flush() error {
 	return err
 }
 
-// Forget drops the descriptions of session id (any agent) and of the
-// transcript at path and writes the file (`forget`: a preview is a prompt).
+// Forget drops the descriptions of session id (any agent) and of path and
+// writes the file (`forget`: a preview is a prompt).
 func (d *DescriptionFile) Forget(id, path string) error {
 	d.mu.Lock()
 	for k, e := range d.known {

@@ -27,9 +27,8 @@ func decodePayload(b []byte) (payload, error) {
 	return p, nil
 }
 
-// claudeShapedHook decodes a hook payload of Claude Code's shape, the one
-// most agents copied: session_id, transcript_path, cwd, source, prompt, and
-// hook_event_name when the command line names no event.
+// claudeShapedHook decodes a hook payload of Claude Code's shape, which most
+// agents copied (hook_event_name when the command line names no event).
 func claudeShapedHook(tool, event string, b []byte) (Hook, payload, error) {
 	p, err := decodePayload(b)
 	if err != nil {
@@ -72,8 +71,7 @@ func (p payload) num(keys ...string) (int64, bool) {
 
 func intPtr(n int) *int { return &n }
 
-// exitWith records a command's exit code on its result row: non-zero is a
-// failure.
+// exitWith records a command's exit code on its result row (non-zero: an error).
 func exitWith(r *Row, n int64) {
 	r.ExitCode = intPtr(int(n))
 	if n != 0 {
@@ -81,13 +79,12 @@ func exitWith(r *Row, n int64) {
 	}
 }
 
-// clip is redact.Clip: no partial word and no part of a secret survives a
-// cut; it reads s up to n+clipReach to see a secret crossing it.
+// clip is redact.Clip: no partial word or secret survives a cut (it reads s
+// up to n+clipReach to see a secret crossing it).
 func clip(s string, n int) string { return redact.Clip(s, n) }
 
-// Text limits applied at ingest: the ledger keeps what a handoff can use,
-// not whole tool outputs. clipReach is how much past a clip's limit a
-// parser must keep of a text.
+// Text limits at ingest: the ledger keeps what a handoff can use, not whole
+// tool outputs; a parser keeps clipReach past a clip's limit.
 const (
 	maxPrompt = 8 << 10
 	maxText   = 4 << 10
@@ -95,15 +92,13 @@ const (
 	clipReach = redact.ClipReach
 )
 
-// IsCarryoverText reports whether text is carryover's own handoff, recorded
-// as an injection receipt rather than user content: a handoff's first line
-// ("# [CARRYOVER] Last updated <date>…", or the resume prompt's
-// "# [CARRYOVER] Session handoff"), blanks aside, starting the text or a
-// JSON string, following a tag (an envelope in a hook's recorded output) or
-// the banner line an injection starts with ("carryover · <project> · handoff
-// HO-… from …", publish.Banner, itself starting the text, a string or a tag;
-// then a newline, JSON-escaped or not). A prompt that merely mentions
-// [CARRYOVER], or quotes a header further down, is still a prompt.
+// IsCarryoverText reports whether text is carryover's own handoff (an
+// injection receipt, not user content): a handoff's first line ("#
+// [CARRYOVER] Last updated <date>…" or "… Session handoff"), blanks aside,
+// starting the text or a JSON string, after a tag (a recorded envelope) or
+// after the banner line ("carryover · <project> · handoff HO-… from …",
+// publish.Banner, placed likewise, then a newline, JSON-escaped or not). A
+// prompt merely mentioning [CARRYOVER] or quoting a header further down is not.
 func IsCarryoverText(text string) bool {
 	return strings.Contains(text, "# [CARRYOVER] ") && carryoverHeaderRE().MatchString(text)
 }
@@ -113,8 +108,7 @@ var carryoverHeaderRE = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // planText is a plan tool's input (PlanTools) for the call row's Text, raw
-// JSON for distill to read the items and which are done; "" for any other
-// tool. A JSON string holding JSON (Codex, VS Code) is unwrapped.
+// JSON for distill ("" for other tools); a JSON string holding JSON is unwrapped.
 func planText(name string, raw json.RawMessage) string {
 	if !PlanTool(name) || len(raw) == 0 {
 		return ""
@@ -126,21 +120,18 @@ func planText(name string, raw json.RawMessage) string {
 	return clip(string(raw), maxResult)
 }
 
-// PastedLines is where a prompt stops being a request and becomes a paste (a
-// spec, a log, a file): beyond it the row keeps the request around the
-// paste, not the paste. 40: the longest hand-typed requests in the fixtures
-// and the realworld corpus are under 30 lines; pasted specs and logs run
-// from a hundred to thousands.
+// PastedLines is where a prompt becomes a paste (a spec, a log): beyond it
+// the row keeps the request around the paste. 40: hand-typed requests in the
+// fixtures and realworld corpus are under 30 lines, pastes 100 to thousands.
 const PastedLines = 40
 
 // promptText is a prompt row's text: bounded, then clipped.
 func promptText(s string) string { return clip(BoundPrompt(s), maxPrompt) }
 
-// BoundPrompt returns s, or for a paste of more than PastedLines lines the
-// few lines that carry the request: the first sentence, the paste's title
-// (its first markdown heading, else its first line) and the last line when
-// it reads as the request that follows a paste, then "(pasted, N lines)".
-// Heading marks are dropped so the paste cannot open sections in a handoff.
+// BoundPrompt returns s, or for a paste over PastedLines lines the lines
+// that carry the request: the first sentence, the paste's title (first
+// heading, else first line), the last line when it reads as a request, then
+// "(pasted, N lines)". Heading marks go: a paste opens no handoff section.
 func BoundPrompt(s string) string {
 	n := strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
 	if n <= PastedLines {
@@ -176,8 +167,7 @@ func pasteGist(lines []string) (out []string) {
 	return out
 }
 
-// pasteHeading is the text of a markdown heading line (# to ######), or the
-// line itself when it is none.
+// pasteHeading is a markdown heading line's text (# to ######), else the line.
 func pasteHeading(l string) (string, bool) {
 	t := strings.TrimLeft(l, "#")
 	if len(t) < len(l) && len(l)-len(t) <= 6 && strings.HasPrefix(t, " ") {
@@ -186,8 +176,7 @@ func pasteHeading(l string) (string, bool) {
 	return l, false
 }
 
-// pasteTitle is the first heading among a paste's first 12 lines, else its
-// second line.
+// pasteTitle is the first heading of a paste's first 12 lines, else line 2.
 func pasteTitle(lines []string) string {
 	for _, l := range lines[1:min(len(lines), 12)] {
 		if h, ok := pasteHeading(l); ok {
@@ -210,8 +199,7 @@ func firstSentence(s string) string {
 	return s
 }
 
-// looksLikeRequest: a short prose line, not code, a list item or a table
-// row (the last line of a pasted file is usually one of those).
+// looksLikeRequest: a short prose line, not code, a list item or a table row.
 func looksLikeRequest(l string) bool {
 	if utf8.RuneCountInString(l) > 300 || strings.ContainsAny(l[:1], "-*|`{}[]<>/\\;") {
 		return false

@@ -28,8 +28,7 @@ type Survey struct {
 
 const surveyBytes = 4 << 20 // read of each transcript at most
 
-// SurveyRecent surveys tool's n most recently active sessions of any
-// project (status runs it: read-only, bounded by n × surveyBytes).
+// SurveyRecent surveys tool's n most recently active sessions (status; read-only).
 func SurveyRecent(tool string, env Env, n int) Survey {
 	l, ok := ListerFor(tool)
 	if !ok {
@@ -52,9 +51,8 @@ func SurveyRecent(tool string, env Env, n int) Survey {
 	return SurveySessions(tool, paths)
 }
 
-// SurveySessions reads the first surveyBytes of each of paths (an agent's
-// most recent transcripts) with that agent's reader and adds up what it
-// found. Agents whose stores are not line files are only opened.
+// SurveySessions reads the first surveyBytes of each of an agent's paths
+// with its reader and adds up what it found (stores not of lines: opened).
 func SurveySessions(tool string, paths []string) Survey {
 	var sv Survey
 	if ag, ok := ByName(tool); ok {
@@ -93,8 +91,7 @@ func (sv *Survey) add(tool string, ag *Agent, path string) {
 	}
 }
 
-// surveyHead is the 64 KB a version is looked for in: the file's head, or
-// its tail when the newest session is at the end.
+// surveyHead is the 64 KB a version is looked for in (the tail: SurveyFromEnd).
 func surveyHead(f *os.File, fromEnd bool) []byte {
 	head := make([]byte, 64<<10)
 	if fi, err := f.Stat(); fromEnd && err == nil && fi.Size() > int64(len(head)) {
@@ -104,9 +101,8 @@ func surveyHead(f *os.File, fromEnd bool) []byte {
 	return head[:n]
 }
 
-// line counts one non-blank line: failed when it is not JSON or the reader
-// erred, unknown when it yields no rows and its type (or its payload's
-// type, Codex) is not known.
+// line counts one non-blank line: failed when not JSON or the reader erred,
+// unknown when it yields no rows and its (payload's) type is not known.
 func (sv *Survey) line(lp LineParser, line []byte, off int64, known map[string]bool) {
 	sv.Lines++
 	if !json.Valid(line) {
@@ -135,8 +131,8 @@ func (s Survey) String() string {
 }
 
 // UnreadableNote is what `list --all` says when an agent's store holds
-// session-like files but none could be read as a session ("" otherwise):
-// an empty list must not hide a format carryover cannot read.
+// session-like files but none was read ("" otherwise): an empty list must
+// not hide a format carryover cannot read.
 func UnreadableNote(tool string, env Env, listed int) string {
 	l, ok := ListerFor(tool)
 	if listed > 0 || !ok {
@@ -156,20 +152,17 @@ func UnreadableNote(tool string, env Env, listed int) string {
 }
 
 // Format is what an adapter reads, written down (Agent.Format): the shapes
-// by agent version where the transcript records one, by shape otherwise.
-// Newest is the newest agent version a shape was checked against, as
-// specs/tools.toml's newest row says ("tested"; specs' tests hold it).
+// by agent version where the transcript records one. Newest is the newest
+// version checked, as specs/tools.toml's newest row says ("tested").
 type Format struct {
 	Newest string   // "" when the agent records no version in its sessions
 	Shapes []string // one line each, oldest first
 	// MajorOnly: only a new major version may change the shape (Aider's
-	// history format has not changed from 0.4x to 0.86; minor releases come
-	// weekly).
+	// has not from 0.4x to 0.86; minor releases come weekly).
 	MajorOnly bool
 }
 
-// Tried is the sentence a refusal ends with, so a user whose file is none
-// of the shapes knows what was tried: those of tool (every agent's for "").
+// Tried ends a refusal with the shapes tried: tool's (every agent's for "").
 func Tried(tool string) string {
 	if a := named(tool); a.Name != "" {
 		return "tried: " + strings.Join(a.Format.Shapes, "; ")
@@ -184,10 +177,9 @@ var versionRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)|(?m)^> Aider v(\d+\.\d+\.\d+)`)
 })
 
-// recordedVersion is the agent version a transcript records, "" when none:
-// the first JSON "version" field (from its first line), or the last "> Aider
-// vX" line (an Aider history's newest session is its last). Only 64 KB are
-// looked at (SurveySessions passes the right end).
+// recordedVersion is the agent version a transcript records ("" none): the
+// first JSON "version" field, or the last "> Aider vX" line (the newest
+// session is last), in 64 KB (SurveySessions passes the right end).
 func recordedVersion(head []byte) string {
 	ms := versionRE().FindAllSubmatch(head[:min(len(head), 64<<10)], -1)
 	if len(ms) == 0 {
@@ -200,11 +192,9 @@ func recordedVersion(head []byte) string {
 	return string(m[1]) + string(m[2]) // one of the two is empty
 }
 
-// DriftWarning is the one line `status` shows for a transcript written by a
-// newer agent than the newest shape tool's adapter knows ("" when none);
-// the reader reads what it can meanwhile. The same major.minor as the
-// newest known shape is the same shape: patch releases do not change
-// transcripts often enough to warn on each.
+// DriftWarning is the line `status` shows for a transcript written by a
+// newer agent than tool's adapter knows ("" none; it reads what it can).
+// The same major.minor is the same shape: patch releases rarely change one.
 func DriftWarning(tool string, head []byte) string {
 	f, v := named(tool).Format, recordedVersion(head)
 	got, err := version.NewVersion(v)

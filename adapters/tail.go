@@ -23,28 +23,24 @@ type Cursor struct {
 	Dev, Ino uint64
 	// Head hashes the file's first bytes (up to headLen): a file replaced in
 	// place (same inode) changes it. After an '@' it hashes the tailLen bytes
-	// before Offset: a file truncated and rewritten in place that grew back
-	// past Offset with the same first kilobyte changes that (a cursor without
-	// '@' is checked by its head alone).
+	// before Offset: a file rewritten in place past Offset with the same
+	// first kilobyte changes that (without '@': the head alone is checked).
 	Head    string
 	HeadLen int64
 }
 
 const headLen, tailLen = 1024, 1024
 
-// HeadPart is a Cursor.Head without the hash of the bytes before the
-// offset: two cursors of one unchanged file have the same head part.
+// HeadPart is a Cursor.Head without the hash before the offset.
 func HeadPart(h string) string {
 	head, _, _ := strings.Cut(h, "@")
 	return head
 }
 
-// FileID is an open file's identity (device, inode): a transcript replaced
-// by another file under the same name has another one.
+// FileID is an open file's device and inode (a replaced transcript's differ).
 func FileID(f *os.File) (dev, ino uint64) { return safefile.FileID(f) }
 
-// MaxLine is the longest line the tailer decodes; longer lines are skipped
-// (consumed and counted, never buffered whole).
+// MaxLine is the longest line decoded; longer ones are skipped (never buffered whole).
 const MaxLine = 64 << 20
 
 var (
@@ -63,8 +59,8 @@ type TailResult struct {
 }
 
 // Tailer reads a transcript's complete lines from a cursor, one Next at a
-// time: it consumes only up to the last '\n', starts over on a replaced or
-// truncated file, and stops at the deadline.
+// time, up to the last '\n'; it starts over on a replaced or truncated file
+// and stops at the deadline.
 type Tailer struct {
 	res      TailResult
 	f        *os.File
@@ -76,8 +72,7 @@ type Tailer struct {
 	deadline time.Time
 }
 
-// OpenTail opens path to read from cur. A missing file returns
-// os.ErrNotExist.
+// OpenTail opens path to read from cur (missing: os.ErrNotExist).
 func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 	f, size, err := openTranscript(path)
 	if err != nil {
@@ -107,8 +102,8 @@ func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 			f.Close()
 			return nil, err
 		}
-		// A hook usually reads a few kilobytes: the buffer is sized to what
-		// there is (longer lines are assembled whatever its size).
+		// A hook reads a few KB: the buffer fits what there is (lines are
+		// assembled whatever its size).
 		t.r = bufio.NewReaderSize(io.LimitReader(f, size-t.off), int(min(size-t.off+1, 256<<10)))
 	}
 	return t, nil
@@ -116,7 +111,7 @@ func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 
 // Next returns the next complete line (valid until the next call) and its
 // offset; ok is false at the end, at the deadline (Partial) or before an
-// incomplete last line, which waits for next time.
+// incomplete last line.
 func (t *Tailer) Next() (line []byte, off int64, ok bool) {
 	for t.r != nil {
 		if t.res.Lines&255 == 0 && !t.deadline.IsZero() && time.Now().After(t.deadline) {
@@ -142,8 +137,7 @@ func (t *Tailer) Next() (line []byte, off int64, ok bool) {
 	return nil, 0, false
 }
 
-// Close ends the read and returns what it did, the cursor past the last
-// complete line read.
+// Close ends the read and returns what it did, the cursor past the last line.
 func (t *Tailer) Close() (TailResult, error) {
 	defer t.f.Close()
 	res := t.res
@@ -162,10 +156,9 @@ func (t *Tailer) Close() (TailResult, error) {
 	return res, nil
 }
 
-// openTranscript opens path, or the file a symlink there names, when it is
-// a regular file (ErrNotRegular otherwise), and returns its size. The stat
-// before the open refuses a FIFO or device unopened; O_NONBLOCK: one swapped
-// in after the stat does not hang the open.
+// openTranscript opens the regular file at path (else ErrNotRegular) and
+// returns its size. The stat refuses a FIFO or device unopened; O_NONBLOCK:
+// one swapped in after the stat does not hang the open.
 func openTranscript(path string) (*os.File, int64, error) {
 	fi, err := os.Stat(path)
 	if err == nil && !fi.Mode().IsRegular() {
@@ -205,11 +198,9 @@ func tailSum(f *os.File, off int64) (string, error) {
 
 // unchanged reports whether f is the file cur was read from, unchanged up
 // to cur.Offset: the same device and inode, the offset within its size, the
-// same head (head hashes headBuf, its first bytes) and the same bytes before
-// the offset: a transcript truncated and rewritten in place can keep its
-// inode, its first kilobyte and a size past the offset with other lines
-// before it (their rows would be lost; re-reading from 0 costs only
-// duplicates, which row keys drop).
+// same head (head hashes headBuf) and bytes before the offset: a transcript
+// rewritten in place can keep its inode, first KB and a size past the offset
+// with other lines before it (lost rows; a re-read costs only duplicates).
 func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string, headBuf []byte) (bool, error) {
 	curHead, curTail, hasTail := strings.Cut(cur.Head, "@")
 	if cur.Ino != ino || cur.Dev != dev || cur.Offset > size {
@@ -228,8 +219,7 @@ func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string
 	return t == curTail, nil
 }
 
-// sameHead compares a head hash over the first hashed bytes with the
-// file's head now (false when the file shrank below it).
+// sameHead compares a hash of the first hashed bytes with the file's head now.
 func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
 	switch n := int64(len(headBuf)); {
 	case hashed == n:
@@ -240,8 +230,7 @@ func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
 	return false
 }
 
-// lineAssembler joins the chunks of a line longer than the reader's
-// buffer, and skips one over MaxLine without keeping it.
+// lineAssembler joins a long line's chunks and skips one over MaxLine.
 type lineAssembler struct {
 	long     []byte // the line being assembled
 	pending  int64  // bytes of the line in progress
@@ -260,8 +249,7 @@ func (a *lineAssembler) more(chunk []byte) {
 	}
 }
 
-// end completes the line in progress with its last chunk; ok is false for
-// a line over MaxLine.
+// end completes the line in progress with its last chunk (not ok: over MaxLine).
 func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
 	a.consumed += a.pending + int64(len(chunk))
 	a.pending = 0
@@ -276,19 +264,16 @@ func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
 	return line, true
 }
 
-// StoreRooter is an optional capability: the directories an agent keeps
-// its session store under (Confined).
+// StoreRooter is an optional capability: where an agent's store is (Confined).
 type StoreRooter interface {
 	StoreRoots(env Env) []string
 }
 
-// Confined applies the hook path's transcript path policy: a path that
-// involves no symlink is read wherever it is (the agent named it; custom
-// stores and `handoff --transcript` live anywhere); one that does is
-// followed only when it resolves under one of the agent's store roots (each
-// taken as written and resolved: a symlinked ~/.claude still works).
-// Adapters without StoreRooter are not restricted; a path that does not
-// exist (yet) is not judged here.
+// Confined applies the hook path's transcript policy: a path through no
+// symlink is read wherever it is (custom stores, `handoff --transcript`);
+// one through a symlink only when it resolves under one of the agent's store
+// roots (as written or resolved: a symlinked ~/.claude works). Adapters
+// without StoreRooter are not restricted; a missing path is not judged.
 func Confined(a Adapter, env Env, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -29,6 +29,7 @@ package distill
 // and commitments ("send the deck to Anna by Friday").
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,7 @@ const (
 	promptSwitch                      // replaces the goal; the old one is set aside
 	promptNewTask                     // replaces the goal; the old one is done
 	promptFollowUp                    // the latest request only
+	promptCorrect                     // takes a term of the goal back: the goal, the old one kept as the user's words
 )
 
 // The lang/ lists the rules read. A switch phrase must not also be a
@@ -75,6 +77,7 @@ const (
 	personTriggers   phraseName = "person"
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
+	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -215,16 +218,17 @@ func linkWords(s string) map[string]bool {
 func startsWithAny(low string, starts []string) bool {
 	t := stripLeadingAcks(low)
 	for _, m := range starts {
-		if !strings.HasPrefix(t, m) {
-			continue
-		}
-		rest := t[len(m):]
-		r, _ := utf8.DecodeRuneInString(rest)
-		if rest == "" || !wordRune(r) || cjk(r) {
+		if rest, ok := strings.CutPrefix(t, m); ok && wordEnds(rest) {
 			return true
 		}
 	}
 	return false
+}
+
+// wordEnds: rest, what follows a marker, starts past the marker's last word (not "no" in "nothing"; CJK has no spaces).
+func wordEnds(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest == "" || !wordRune(r) || cjk(r)
 }
 
 func stripLeadingAcks(low string) string {
@@ -268,8 +272,10 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || st.correctedTerm(p) != "":
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()):
 		return promptSwitch
+	case st.correctedTerm(p) != "":
+		return promptCorrect
 	case isQuestion(p):
 		return promptFollowUp
 	case st.AfterBreak:
@@ -277,7 +283,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 			return promptNewTask
 		}
 		return promptFollowUp
-	case st.GoalWeak && promptSize(p) >= weakWords:
+	case st.GoalWeak && promptSize(p) >= weakWords && !st.picksFromQuestion(p):
 		return promptGoal
 	case st.sequenceNewTask(p, low):
 		return promptNewTask
@@ -285,15 +291,29 @@ func (st *State) classifyPrompt(p string) promptClass {
 	return promptFollowUp
 }
 
+// picksFromQuestion: p answers the turn's last question with its words ("exponential, capped at 30 seconds" after
+// "exponential or fixed?") or turns it down ("not yet, first show me …" after "Shall I write it?"): a decision, not a
+// fuller goal; a request naming other work ("which task?" answered by naming it) is the goal.
+func (st *State) picksFromQuestion(p string) bool {
+	qs := turnQuestions(st.TurnTexts)
+	_, declines := cutDeclines(strings.ToLower(p))
+	return len(qs) > 0 && (overlaps(qs[len(qs)-1], p) || declines)
+}
+
 // correctedTerm: the request opens by taking a term of the goal back ("Halt, nicht CSV — als Excel", "Not the signup
-// form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV"): a negation (lang/ negation) first or second, next to a
-// name the goal holds (4+ letters or capitals), returned lower-cased. It replaces the goal as a switch does (the old
-// one set aside) and drops the decisions naming the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
+// form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV", "不是测试"): a negation (lang/ negation) among the first
+// three terms, next to a name the goal holds (4+ letters or capitals), returned lower-cased. It becomes the goal, but the old one is not set
+// aside as after a switch: one term was taken back, the rest stands ("Not the tests — leave them; fix the parser"
+// keeps "the tokenizer tests fail"), so it stays first among the user's instructions. It drops the decisions naming
+// the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
 func (st *State) correctedTerm(p string) string {
-	var ts [4]string // the opening is enough, and no allocation: this runs on every request
+	var ts [5]string // the opening is enough, and no allocation: this runs on every request
 	n := 0
 	eachTerm(p, func(t string) bool { ts[n], n = t, n+1; return n < len(ts) })
-	for i := range min(n, 2) {
+	for i := range min(n, 3) { // "Not the tests", "No, not the tests", "No wait, not the tests"
+		if c := st.cjkCorrected(ts[i]); c != "" {
+			return c
+		}
 		pre, post := negationAt(ts[i])
 		lo, hi := i+1, min(n, i+3)
 		if pre && i > 0 {
@@ -305,6 +325,17 @@ func (st *State) correctedTerm(p string) string {
 			if nameLike(c) && hasTerm(st.Task, c) && (pre || st.goalClause(p, c)) {
 				return strings.ToLower(c)
 			}
+		}
+	}
+	return ""
+}
+
+// cjkCorrected: a CJK term opening with a negation takes back its own rest ("不是测试，测试是对的，改解析器": 测试) when
+// the goal holds the rest's first two characters; "" when not.
+func (st *State) cjkCorrected(t string) string {
+	for _, m := range negations.list() {
+		if rest, ok := strings.CutPrefix(t, m); ok && cjkString(t) && utf8.RuneCountInString(rest) >= 2 && strings.Contains(st.Task, string([]rune(rest)[:2])) {
+			return rest
 		}
 	}
 	return ""
@@ -380,12 +411,14 @@ func eachTerm(s string, f func(string) bool) {
 	}
 }
 
-// sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back.
+// sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back,
+// nor pastes an error (a report on the current work: "agora dá erro ao arrancar:" over a stack trace).
 func (st *State) sequenceNewTask(p, low string) bool {
-	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low)
+	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low) &&
+		pastedCondensed(p) == p
 }
 
-func setsGoal(c promptClass) bool { return c == promptGoal || c == promptNewTask || c == promptSwitch }
+func setsGoal(c promptClass) bool { return c != promptAck && c != promptFollowUp }
 
 // restates: p is the goal re-sent, completed (enter hit mid-sentence, an
 // aider /ask re-run with more words): the fuller text is the goal.
@@ -473,9 +506,9 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	case promptGoal, promptNewTask:
 		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
 		st.Latest, st.LatestAt = "", time.Time{}
-	case promptSwitch:
+	case promptSwitch, promptCorrect:
 		st.dropCorrected(p)
-		if st.Task != "" && st.Task != p {
+		if class == promptSwitch && st.Task != "" && st.Task != p {
 			st.setAside()
 		}
 		st.Task, st.TaskAt, st.GoalWeak = p, at, false
@@ -557,7 +590,18 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 			kept = append(kept, in)
 		}
 	}
-	st.Instructions = keepFirst(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}), maxInstructions)
+	st.Instructions = evictPlain(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}))
+}
+
+// evictPlain bounds the instructions to maxInstructions by dropping the oldest after the goal that constrains
+// nothing ("add a header row"): a constraint stated early ("don't touch the migrations", "use pnpm, not npm") stays
+// in force through any number of later requests. With only constraints left, the oldest goes.
+func evictPlain(ins []Note) []Note {
+	if len(ins) <= maxInstructions {
+		return ins
+	}
+	i := 1 + slices.IndexFunc(ins[1:], func(n Note) bool { return !hasPhrase(strings.ToLower(n.Text), "constraint") })
+	return slices.Delete(ins, max(1, i), max(1, i)+1)
 }
 
 // condense is a request's first sentence and those that constrain the work ("keep", "don't", "never", "must"; lang/
@@ -577,11 +621,21 @@ func condense(p string) string {
 		}
 	}
 	if strings.Count(p, "\n") > 2 {
-		if e := errorLine(p); e != "" && mayNameError(e) && !strings.Contains(strings.Join(out, " "), e) {
+		if e := pastedError(p); e != "" && !strings.Contains(strings.Join(out, " "), e) {
 			out = append(out, e)
 		}
 	}
 	return clip(clip(normCmd(strings.Join(out, " ")), 400), 400)
+}
+
+// pastedError: the error line of a pasted log or trace — one naming an error, or a compiler's diagnostic at a source
+// location behind a CI log's timestamp ("2026-11-20T10:00:09Z internal/store/pg.go:41:9: undefined: pgx.Conn").
+func pastedError(p string) string {
+	e := errorLine(p)
+	if loc, _ := location(e); mayNameError(e) || loc {
+		return e
+	}
+	return ""
 }
 
 func mayDecideAny(low string) bool {
@@ -603,7 +657,21 @@ func isDecision(s string, user bool) bool {
 	if !user || promptSize(s) < 3 {
 		return false
 	}
-	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list())
+	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list()) || reverses(low)
+}
+
+// reverses: the user turns down what stands and says what replaces it ("no, go back to Redis", "nein, doch lieber
+// zurück zu …", "No, use Postgres instead"): a decline, then a pointer back or a replacement (lang/ back, supersede).
+// It is a decision, and supersedes the earlier one on its subject (a user who changes their mind twice).
+func reverses(low string) bool {
+	marked := func(t string) bool {
+		return containsAny(t, backMarkers.list()) || containsAny(t, supersedeMarkers.list())
+	}
+	if !marked(low) {
+		return false // the cheap test first: supersedes asks this of every request and decision
+	}
+	rest, ok := cutDeclines(low)
+	return ok && marked(rest)
 }
 
 func explicitDecision(s, low string) bool {
@@ -611,10 +679,29 @@ func explicitDecision(s, low string) bool {
 }
 
 // proposal: the agent's contrast on a list line ("1. Call inject on release, not on every press") proposes a step
-// the user never accepted; no decision unless it says it was decided.
-func proposal(text, s string) bool {
+// the user never accepted; no decision unless it says it was decided. After the turn's edits (edited) the list
+// reports what was carried out ("- Used UTC timestamps, not local time"), unless its heading looks ahead or asks.
+func proposal(text, s string, edited bool) bool {
 	i := strings.Index(text, s)
-	return i >= 0 && listLine(strings.TrimSpace(text[strings.LastIndexByte(text[:i], '\n')+1:])) && !explicitDecision(s, strings.ToLower(s))
+	if i < 0 {
+		return false
+	}
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	if !listLine(strings.TrimSpace(text[start:])) || explicitDecision(s, strings.ToLower(s)) {
+		return false
+	}
+	return !edited || aheadHeading(text[:start])
+}
+
+// aheadHeading: the last line before a list, not an item, looks ahead ("Next steps:", "Remaining:") or asks.
+func aheadHeading(before string) bool {
+	lines := strings.Split(strings.TrimSpace(before), "\n")
+	h := strings.TrimSpace(lines[len(lines)-1])
+	for j := len(lines) - 1; j > 0 && listLine(h); j-- {
+		h = strings.TrimSpace(lines[j-1])
+	}
+	low := strings.ToLower(h)
+	return forwardLooking(h) || isQuestion(h) || hasPhrase(low, "remaining") || containsPhrase(low, "next")
 }
 
 // contrastChoice: a choice against a short alternative without a marker
@@ -637,8 +724,8 @@ func contrastChoice(s, low string) bool {
 // addDecision drops the decisions s supersedes and exact repeats.
 func (st *State) addDecision(s string) {
 	k := strings.ToLower(s)
-	if slices.Contains(st.Seen, k) {
-		return
+	if slices.Contains(st.Seen, k) || slices.ContainsFunc(st.Decided, func(d string) bool { return strings.HasSuffix(d, " → "+s) }) {
+		return // a repeat, or the words already recorded as the answer to a question
 	}
 	st.Seen = last(append(st.Seen, k), maxSeen)
 	kept := st.Decided[:0:0]
@@ -655,9 +742,10 @@ func (st *State) addDecision(s string) {
 func Supersedes(s, earlier string) bool { return supersedes(s, earlier, false) }
 
 // supersedes: s and earlier share two subject words (unless explicit), or
-// one when s says it replaces something.
+// one when s says it replaces something or turns it down (reverses).
 func supersedes(s, earlier string, explicit bool) bool {
-	replaces := containsAny(strings.ToLower(s), supersedeMarkers.list())
+	low := strings.ToLower(s)
+	replaces := containsAny(low, supersedeMarkers.list()) || reverses(low)
 	if explicit && !replaces {
 		return false
 	}
@@ -692,10 +780,16 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 		if goal && i == 0 {
 			continue // even worded "X statt Y": the Task line carries it
 		}
-		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s)) {
-			st.addDecision(s)
+		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s, st.editedThisTurn())) {
+			st.addDecision(questionPrefixRE.get().ReplaceAllString(s, "")) // an item's text, not its "1."
 		}
 	}
+}
+
+// editedThisTurn: a file write since the latest request whose call has not failed.
+func (st *State) editedThisTurn() bool {
+	n := len(st.Edits)
+	return n > 0 && st.Edits[n-1].Seq > st.AskSeq && !st.FailedCalls[st.Edits[n-1].Call]
 }
 
 // addAnswer records a statement answering the assistant's open question
@@ -710,19 +804,44 @@ func (st *State) addAnswer(q, answer string) {
 	} else if promptSize(answer) > 40 {
 		return
 	}
-	line := clip(strings.TrimSuffix(strings.TrimSuffix(q, "?"), "？"), 120) + " → " + clip(a, 160)
+	line := clip(strings.TrimRight(q, "?？ \u00a0"), 120) + " → " + clip(a, 160)
 	st.addDecision(line)
-	if startsWithAny(strings.ToLower(a), declineStarts.list()) {
+	switch {
+	case startsWithAny(strings.ToLower(a), declineStarts.list()):
 		// "leave it for now" after "Shall I fix both?": the offer is work the user refused, as a refused tool call is
 		// — never the next action, never to redo without asking — unless the agent then works (keptDecline).
 		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+	case assentWords.has(strings.Trim(promptWords(strings.ToLower(a))[0], "'-")): // an acknowledgement's a is "yes"
+		if containsAny(strings.ToLower(q), offerWords.list()) {
+			// "Want me to make that change?" → "yes please": the step offered is the next action until the agent acts.
+			st.Accepted = Note{Text: "Carry out what the user accepted (\"" + clip(oneLine(answer), 80) + "\"): " + st.offeredStep(q), Refs: []Ref{st.RowRef}}
+		}
 	}
+}
+
+// offeredStep: what an offer proposes — the question itself, or when it points back ("Want me to make that
+// change?") the turn's sentence before it ("I recommend making parseDate return an error …").
+func (st *State) offeredStep(q string) string {
+	step := strings.TrimRight(q, "?？ ")
+	if !refersBack(strings.ToLower(q)) {
+		return step
+	}
+	prev := ""
+	for _, s := range sentences(strings.Join(st.TurnTexts, "\n")) {
+		if strings.Contains(s, strings.TrimSuffix(q, "…")) {
+			return cmp.Or(prev, step)
+		}
+		if !isQuestion(s) {
+			prev = s
+		}
+	}
+	return step
 }
 
 // keptDecline: a tool call after a declined offer in the same turn ("No, remove it" then the removal) shows the
 // answer was an instruction: it stays a decision, not a stop.
 func (st *State) keptDecline() {
-	if n := len(st.Refused); st.StopSeq > 0 && n > 0 && strings.Contains(st.Refused[n-1].Text, " → ") {
+	if n := len(st.Refused); st.StopSeq > 0 && n > 0 && st.StopSeq == st.AskSeq { // the stop is the prompt's decline
 		st.Refused, st.StopSeq = st.Refused[:n-1], 0
 	}
 }
@@ -751,21 +870,14 @@ var (
 
 func isoDateLike(s string) bool {
 	for i := 4; i+6 <= len(s); i++ {
-		if s[i] == '-' && i+3 < len(s) && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && i+6 <= len(s) && digits(s[i+4:i+6]) {
+		if s[i] == '-' && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && digits(s[i+4:i+6]) { // the loop bounds i+6
 			return true
 		}
 	}
 	return false
 }
 
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // personMatches runs personRE only on a short window after each trigger
 // ("per attempt" is common prose), or on the whole text when lower-casing
@@ -888,13 +1000,10 @@ func urls(line string) []string {
 		if i < 0 {
 			return out
 		}
-		start := i
-		for start > 0 && (rest[start-1] >= 'a' && rest[start-1] <= 'z') {
-			start--
-		}
-		end := i + 3
-		for end < len(rest) && !strings.ContainsRune(" \t<>()\"'`]", rune(rest[end])) {
-			end++
+		start := strings.LastIndexFunc(rest[:i], func(r rune) bool { return r < 'a' || r > 'z' }) + 1 // the scheme
+		end := len(rest)
+		if j := strings.IndexAny(rest[i+3:], " \t<>()\"'`]"); j >= 0 {
+			end = i + 3 + j
 		}
 		if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
 			out = append(out, rest[start:end])
@@ -918,14 +1027,15 @@ func addRefs(out, ms []string) []string {
 	return out
 }
 
-// actionItems: prose sentences (no questions) stating something to be done.
-func actionItems(text, low string) []string {
+// actionItems: prose sentences (no questions) stating something to be done. A user's sentence that constrains the
+// work ("the migrations folder must stay untouched"; lang/ constraint) is an instruction, kept as one, not a to-do.
+func actionItems(text, low string, user bool) []string {
 	if !containsAny(low, actionMarkers.list()) {
 		return nil
 	}
 	var out []string
 	for _, s := range sentences(text) {
-		if isQuestion(s) || !prose(s) || boilerplate(s) {
+		if isQuestion(s) || !prose(s) || boilerplate(s) || user && hasPhrase(strings.ToLower(s), "constraint") {
 			continue
 		}
 		if containsAny(" "+strings.ToLower(s), actionMarkers.list()) {

@@ -18,8 +18,8 @@ import (
 // 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
 // manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
-// and an exec wrapper's command (`docker compose run web pytest` is pytest's).
-const StateVersion = 9
+// and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted.
+const StateVersion = 10
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -88,6 +88,9 @@ type State struct {
 	AskSeq, LastCallSeq                   int64 // LastCallSeq: the newest tool call's
 	PendingCall                           string
 	StopSeq                               int64
+	// Accepted: the offer the user's last word accepted ("Want me to make that change?" → "yes please"), their
+	// answer and the step; the next action until the agent writes or calls a tool.
+	Accepted Note
 	// RowRef is the row being folded; TurnRefs are TurnTexts' rows while the two run parallel (nil once an
 	// acknowledgement condensed the turn). Sources are the rows of each decision ("d:"), reference ("r:"), action
 	// item ("a:"), plan ("p:") and set-aside goal ("s:"), keyed by kind and text, the newest maxSources.
@@ -184,14 +187,12 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	st.Prompts++
 	// A stop before this request is not this turn's, nor is a call of an earlier turn still running in it (a
 	// Codex patch_apply_end has no result row: a turn_aborted after the next prompt named that old patch).
-	st.StopSeq, st.PendingCall = 0, ""
+	st.StopSeq, st.PendingCall, st.Accepted = 0, "", Note{}
 	// After a compaction or in another session "continue" resumes, it does
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
 	thanks := thanksOnly(r.Text) && !substantive(r.Text)
-	if !resumed && !thanks {
-		st.answerTurn(r.Text)
-	}
+	declined := !resumed && !thanks && st.answerTurn(r.Text)
 	taskBefore := st.Task
 	class := st.addPrompt(r.Text, r.SessionID, at)
 	st.Fallback, st.FallbackAt = r.Text, at
@@ -199,7 +200,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	if class != promptAck {
 		st.AskSeq = st.Seq
 		st.addInstruction(r.Text, at, refOf(r))
-		st.Answered = false // an acknowledgement asks nothing new: the turn's next step stays
+		st.Answered = declined // an acknowledgement asks nothing new: the turn's next step stays; a bare decline answers
 	}
 	st.endTurn(class, resumed, thanks)
 	st.CauseKey = ""
@@ -207,15 +208,56 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// verbs are decisions (rule 2).
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low, false)
+	st.addProse(r.Text, low, false, true)
 }
 
-// answerTurn records the prompt as the answer to the last turn's last
-// question, unless it sets the goal ("which task?" answered by naming it).
-func (st *State) answerTurn(text string) {
-	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 && !setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
-		st.addAnswer(qs[len(qs)-1], text)
+// answerTurn records the prompt as the answer to the last turn's last question, unless it sets the goal ("which
+// task?" answered by naming it). A bare decline ("no, don't do that", "Non, laisse.") of the turn's question or
+// announced step refuses it and asks nothing new: it reports true, and the step is refused work, not the next action.
+func (st *State) answerTurn(text string) (declined bool) {
+	qs, bare, step := turnQuestions(st.TurnTexts), bareDecline(text), ""
+	if len(qs) == 0 && bare {
+		step = proposedStep(st.TurnTexts) // only then: this runs on every prompt the hook folds
 	}
+	if len(qs) == 0 && step == "" || setsGoal(st.classifyPrompt(strings.TrimSpace(text))) {
+		return false
+	}
+	switch {
+	case len(qs) > 0:
+		st.addAnswer(qs[len(qs)-1], text)
+	case bare:
+		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: clip(step, 160), Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+	}
+	return bare
+}
+
+// proposedStep: the turn's last sentence announcing a step ("I'll drop the table and recreate it").
+func proposedStep(texts []string) (step string) {
+	for _, s := range sentences(strings.Join(texts, "\n")) {
+		if forwardLooking(s) || announces(" "+strings.ToLower(s)) {
+			step = s
+		}
+	}
+	return step
+}
+
+// bareDecline: p opens with declines (lang/ decline_start) and names nothing after them but a verb ("no, don't do
+// that", "нет, не надо", "Non, laisse."); "No, use Postgres instead" names a new target: a request.
+func bareDecline(p string) bool {
+	rest, ok := cutDeclines(strings.ToLower(p))
+	return ok && namesNothing(rest)
+}
+
+// cutDeclines: low without its opening declines, and whether it had one.
+func cutDeclines(low string) (string, bool) {
+	t := stripLeadingAcks(low)
+	for _, m := range declineStarts.list() {
+		if rest, ok := strings.CutPrefix(t, m); ok && wordEnds(rest) {
+			rest, _ = cutDeclines(rest)
+			return rest, true
+		}
+	}
+	return low, false
 }
 
 func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
@@ -223,6 +265,8 @@ func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	case promptGoal, promptNewTask, promptSwitch:
 		st.TaskRef = refOf(r)
 		st.startTask()
+	case promptCorrect: // the corrected goal's instructions stand
+		st.TaskRef = refOf(r)
 	case promptFollowUp:
 		st.LatestRef = refOf(r)
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
@@ -251,11 +295,11 @@ func (st *State) addTextRow(r *ledger.Row) {
 	}
 	st.TurnTexts, st.TurnRefs = last(append(st.TurnTexts, r.Text), maxTurnTexts), last(st.TurnRefs, maxTurnTexts)
 	st.LastText, st.LastTextRef, st.LastTextSeq = r.Text, refOf(r), st.Seq
-	st.Answered = true
+	st.Answered, st.Accepted = true, Note{}
 	st.Interrupted = Note{} // the agent went on after it
 	low := strings.ToLower(r.Text)
 	st.addDecisions(r.Text, low, false, false)
-	st.addProse(r.Text, low, st.LastCallSeq > st.AskSeq)
+	st.addProse(r.Text, low, st.LastCallSeq > st.AskSeq, false)
 	if st.CauseKey != "" {
 		if c := causeSentence(r.Text, low); c != "" {
 			if i := st.failure(st.CauseKey); i >= 0 && st.Failures[i].Cause == "" {
@@ -268,7 +312,7 @@ func (st *State) addTextRow(r *ledger.Row) {
 
 func (st *State) addCallRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
-	st.Answered, st.LastCallSeq = true, st.Seq
+	st.Answered, st.LastCallSeq, st.Accepted = true, st.Seq, Note{}
 	st.keptDecline()
 	if st.Prompts == 0 && st.Fallback == "" && subagentTool(r.ToolName) {
 		st.subagentFallback(r, at)
@@ -439,15 +483,15 @@ func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
 func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} }
 
-// addProse: toolTurn, the agent's text after a tool call of this turn.
-func (st *State) addProse(text, low string, toolTurn bool) {
+// addProse: toolTurn, the agent's text after a tool call of this turn; user, a prompt's.
+func (st *State) addProse(text, low string, toolTurn, user bool) {
 	if refs := references(text, low, toolTurn); len(refs) > 0 {
 		st.Refs = addBounded(st.Refs, refs, maxRefs)
 		for _, x := range refs {
 			st.addSource("r:"+x, st.RowRef)
 		}
 	}
-	if acts := actionItems(text, low); len(acts) > 0 {
+	if acts := actionItems(text, low, user); len(acts) > 0 {
 		st.Actions = addBounded(st.Actions, acts, maxActions)
 		for _, x := range acts {
 			st.addSource("a:"+x, st.RowRef)
@@ -578,7 +622,7 @@ func (st *State) ClearTask() {
 	st.Latest, st.LatestAt, st.LatestRef = "", time.Time{}, Ref{}
 	st.SetAside, st.Instructions, st.Plan, st.Actions = nil, nil, nil, nil
 	st.TurnTexts, st.LastText, st.LastTextRef, st.LastTextSeq = nil, "", Ref{}, 0
-	st.Refused, st.Interrupted = nil, Note{}
+	st.Refused, st.Interrupted, st.Accepted = nil, Note{}, Note{}
 	st.Failures, st.FailureKeys, st.TestFails = nil, nil, nil
 	st.Fallback, st.FallbackAt = "", time.Time{}
 	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
@@ -618,7 +662,10 @@ func (st *State) Handoff(o Options) Handoff {
 	st.listsInto(&h)
 	st.taskInto(&h)
 	failing := st.questionsInto(&h, todos)
-	next, rule := st.nextAction(h, failing)
+	next, rule := st.Accepted.Text, "accepted offer"
+	if st.Accepted.Text == "" {
+		next, rule = st.nextAction(h, failing)
+	}
 	h.Next, h.NextRule = clip(next, 300), rule
 	st.evidenceInto(&h)
 	st.doneInto(&h, o.Project)
@@ -788,15 +835,21 @@ func sameText(a, b string) bool {
 }
 
 func (st *State) taskInto(h *Handoff) {
-	if strings.Count(h.Task, "\n") > 2 {
-		// A pasted trace: the first sentence, constraints and the exception its last lines name, not its head.
-		if e := errorLine(h.Task); e != "" && mayNameError(e) && !strings.Contains(clip(oneLine(h.Task), 200), e) {
-			h.Task = condense(h.Task)
-		}
-	}
+	h.Task, h.Latest = pastedCondensed(h.Task), pastedCondensed(h.Latest)
 	if h.Task == "" && st.Fallback != "" {
 		h.Task, h.TaskAt = summaryTask(st.Fallback), st.FallbackAt
 	}
+}
+
+// pastedCondensed: a request pasting a log or trace, as its first sentence, constraints and the error its last lines
+// name, not its head (the goal, or a follow-up "the deploy fails now:" over a gunicorn log); any other as it is.
+func pastedCondensed(p string) string {
+	if strings.Count(p, "\n") > 2 {
+		if e := pastedError(p); e != "" && !strings.Contains(clip(oneLine(p), 200), e) {
+			return condense(p)
+		}
+	}
+	return p
 }
 
 // doneInto: the last twelve steps whose call did not fail.

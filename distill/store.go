@@ -360,6 +360,7 @@ func (c *codec) state(st *State) {
 	c.ref(&st.RowRef)
 	codeList(c, &st.TurnRefs, 2, (*codec).ref)
 	codeList(c, &st.Sources, 3, (*codec).note)
+	c.note(&st.Accepted)
 }
 
 func (c *codec) note(x *Note) {

@@ -9,21 +9,19 @@ import (
 	"time"
 )
 
-// The maintenance commands (`carryover gc`, `forget`, `status --space`);
-// never run by a hook.
+// The maintenance commands (`carryover gc`, `forget`, `status --space`); never run by a hook.
 
-// GCOptions says which sessions' rows `carryover gc` removes: those last
-// active before Before (and of Project, when set); DryRun counts them.
+// GCOptions: `carryover gc` removes the rows of sessions last active before
+// Before (of Project, when set); DryRun counts them.
 type GCOptions struct {
 	Before  time.Time
 	Project string
 	DryRun  bool
 }
 
-// GCResult is what GC removed and gave back: the sessions whose rows went,
-// the rows, the old sessions Kept (a current handoff came from one or one
-// waits to be injected into), what the file shrank by (incremental
-// auto-vacuum) and what stays free inside it (before auto-vacuum: `gc --vacuum`).
+// GCResult is what GC removed and gave back: sessions and rows, old sessions
+// Kept (a current handoff's, one awaiting an injection), what the file
+// shrank by (auto-vacuum) and what stays free in it (older: `gc --vacuum`).
 type GCResult struct {
 	Sessions, Kept        int
 	Rows                  int64
@@ -31,10 +29,10 @@ type GCResult struct {
 	AutoVacuum            bool
 }
 
-// GC removes the rows of old sessions, never handoff records, distill state
-// or anything of a session active since the cut-off. A pruned session keeps
-// its entry and cursor: its seqs are never reused and its transcript is not
-// re-read from the start. Freed pages go back by incremental vacuum, in steps.
+// GC removes old sessions' rows, never handoff records, distill state or a
+// session active since the cut-off. A pruned session keeps its entry and
+// cursor: its seqs are never reused, its transcript not re-read. Freed pages
+// go back by incremental vacuum, in steps.
 func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	var r GCResult
 	cut := o.Before.UnixMilli()
@@ -76,8 +74,7 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	return r, nil
 }
 
-// vacuumPages is what one incremental-vacuum step gives back: 16 MB, a
-// transaction of tens of ms (a variable for the tests).
+// vacuumPages is what one vacuum step gives back: 16 MB, tens of ms (a variable for tests).
 var vacuumPages = 1024
 
 // vacuumSteps gives the free pages back in steps (a hook waits for one),
@@ -100,48 +97,36 @@ func (l *Ledger) vacuumSteps() error {
 // vacuumStep gives back up to vacuumPages free pages in one transaction
 // (one per result row of the pragma: it is read to the end).
 func (l *Ledger) vacuumStep() error {
-	vr, err := l.db.Query(`PRAGMA incremental_vacuum(` + strconv.Itoa(vacuumPages) + `)`)
-	if err != nil {
-		return err
-	}
-	for vr.Next() {
-	}
-	vr.Close()
-	return vr.Err()
+	_, err := All(l, func(Scanner) (struct{}, error) { return struct{}{}, nil }, `PRAGMA incremental_vacuum(`+strconv.Itoa(vacuumPages)+`)`)
+	return err
 }
 
 // sessionRowTables are the tables holding a session's rows and keys.
 var sessionRowTables = []string{"rows", "row_keys", "keys_recent"}
 
-func (l *Ledger) pruneSession(id, cut int64) (int64, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	var last int64
-	if err := tx.QueryRow(`SELECT next_seq - 1 FROM sessions WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut).Scan(&last); err == sql.ErrNoRows {
-		return 0, nil // active again since the list was made
-	} else if err != nil {
-		return 0, err
-	}
-	res, err := tx.Exec(`DELETE FROM rows WHERE session_id = ?`, id)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := res.RowsAffected()
-	if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
-		return 0, err
-	}
-	if _, err := tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id); err != nil {
-		return 0, err
-	}
-	return n, tx.Commit()
+// pruneSession deletes session id's rows and keys unless it was active since cut.
+func (l *Ledger) pruneSession(id, cut int64) (n int64, err error) {
+	err = l.inTx(func(tx *sql.Tx) error {
+		var old int // 0: active again since the list was made
+		if err := tx.QueryRow(`SELECT COUNT(*) FROM sessions WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut).Scan(&old); err != nil || old == 0 {
+			return err
+		}
+		res, err := tx.Exec(`DELETE FROM rows WHERE session_id = ?`, id)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id)
+		return err
+	})
+	return n, err
 }
 
-// Vacuum rewrites the ledger without its free pages and with incremental
-// auto-vacuum on (`gc --vacuum`: once, so later gc runs shrink an older
-// ledger). It needs the ledger's size in free disk and locks it meanwhile.
+// Vacuum rewrites the ledger without free pages, incremental auto-vacuum on
+// (`gc --vacuum`, once for an older ledger); it needs its size in free disk.
 func (l *Ledger) Vacuum() error {
 	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
 		return fmt.Errorf("vacuum ledger: %w", err)
@@ -161,8 +146,7 @@ func (l *Ledger) scrub() error {
 func (l *Ledger) fileBytes() int64 { return l.pragmaInt("page_count") * l.pragmaInt("page_size") }
 func (l *Ledger) freeBytes() int64 { return l.pragmaInt("freelist_count") * l.pragmaInt("page_size") }
 
-// ForgetGone drops the cached descriptions of transcripts gone (reports)
-// and returns how many; `gc` runs it.
+// ForgetGone drops the cached descriptions of transcripts gone and counts them (`gc`).
 func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
 	all, err := All(l, func(r Scanner) (d [2]string, err error) { return d, r.Scan(&d[0], &d[1]) }, `SELECT tool, path FROM described`)
 	n := 0
@@ -175,19 +159,16 @@ func (l *Ledger) ForgetGone(gone func(path string) bool) (int, error) {
 	return n, err
 }
 
-// EndForgotten ends a handoff whose session was forgotten (`carryover
-// forget`): its record stays, emptied of everything the session said.
+// EndForgotten ends a handoff whose session was forgotten: its record stays, emptied.
 const EndForgotten = "forgotten"
 
-// Forgettable is what Forget removes for one session, counted before
-// (Handoffs: its handoff records, kept and marked forgotten).
+// Forgettable counts what Forget removes for one session (Handoffs: kept, marked forgotten).
 type Forgettable struct {
 	Session                 Session
 	Rows, Cursors, Handoffs int
 }
 
-// FindSessions returns every project's sessions whose native id is id, or
-// else starts with it.
+// FindSessions returns every project's sessions whose native id is, else starts with, id.
 func (l *Ledger) FindSessions(id string) ([]Session, error) {
 	if id == "" {
 		return nil, nil
@@ -214,14 +195,17 @@ func (l *Ledger) ForgetPlan(s Session) (Forgettable, error) {
 // content is overwritten (secure_delete) and the file rewritten (VACUUM),
 // the WAL emptied: SQLite keeps deleted cells in free pages and the WAL.
 func (l *Ledger) Forget(s Session) error {
-	if _, err := l.db.Exec(`PRAGMA secure_delete = ON`); err != nil {
-		return fmt.Errorf("forget: %w", err)
+	_, err := l.db.Exec(`PRAGMA secure_delete = ON`)
+	if err == nil {
+		err = l.inTx(func(tx *sql.Tx) error { return forget(tx, s) })
 	}
-	tx, err := l.db.Begin()
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
-	defer tx.Rollback()
+	return l.scrub()
+}
+
+func forget(tx *sql.Tx, s Session) error {
 	for _, q := range []struct {
 		sql  string
 		args []any
@@ -235,20 +219,14 @@ func (l *Ledger) Forget(s Session) error {
 		{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
 	} {
 		if _, err := tx.Exec(q.sql, q.args...); err != nil {
-			return fmt.Errorf("forget: %w", err)
+			return err
 		}
 	}
-	tables := slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"})
-	if err := deleteSession(tx, tables, s.ID); err != nil {
-		return fmt.Errorf("forget: %w", err)
+	err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID)
+	if err == nil {
+		_, err = tx.Exec(`DELETE FROM sessions WHERE id = ?`, s.ID)
 	}
-	if _, err := tx.Exec(`DELETE FROM sessions WHERE id = ?`, s.ID); err != nil {
-		return fmt.Errorf("forget: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("forget: %w", err)
-	}
-	return l.scrub()
+	return err
 }
 
 // deleteSession deletes session id's entries from tables.
@@ -262,15 +240,13 @@ func deleteSession(tx *sql.Tx, tables []string, id int64) error {
 }
 
 // ForgottenCount is how many handoff records say their session was forgotten.
-func (l *Ledger) ForgottenCount() int {
-	var n int
+func (l *Ledger) ForgottenCount() (n int) {
 	_ = l.db.QueryRow(`SELECT COUNT(*) FROM handoff_log WHERE ended = ?`, EndForgotten).Scan(&n)
 	return n
 }
 
-// Space is what takes the ledger's room. Tables: bytes per table and index
-// (SQLite's dbstat: only when asked, as it reads every page, and only in a
-// build with it).
+// Space is what takes the ledger's room; Tables by table and index (SQLite's
+// dbstat reads every page: only when asked, in a build with it).
 type Space struct {
 	FileBytes  int64        `json:"file_bytes"`
 	FreeBytes  int64        `json:"free_bytes"` // free pages inside the file
@@ -286,8 +262,7 @@ type SpaceUse struct {
 	Bytes int64  `json:"bytes"`
 }
 
-// ProjectUse is a project's share: sessions, rows (about its share of the
-// file), when it was last active.
+// ProjectUse is a project's sessions, rows (about its share of the file) and last activity.
 type ProjectUse struct {
 	Project    string    `json:"project"`
 	Sessions   int       `json:"sessions"`
@@ -295,8 +270,7 @@ type ProjectUse struct {
 	LastActive time.Time `json:"last_active"`
 }
 
-// Space reports the ledger's size by project (from sessions: cheap at any
-// size) and, when tables is set, by table and index.
+// Space reports the ledger's size by project (cheap) and with tables by table and index.
 func (l *Ledger) Space(tables bool) (Space, error) {
 	sp := Space{FileBytes: l.fileBytes(), FreeBytes: l.freeBytes(), AutoVacuum: l.pragmaInt("auto_vacuum") == 2}
 	var err error

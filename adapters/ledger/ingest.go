@@ -1,13 +1,18 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"iter"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +21,7 @@ import (
 	"github.com/carryover/carryover/adapters"
 )
 
-// IngestOptions says what to ingest and how. Progress gets each line's end
-// offset in the file being tailed (a command shows bytes read; hooks: nil).
+// IngestOptions says what to ingest and how. Progress gets each line's end offset (hooks: nil).
 type IngestOptions struct {
 	Adapter       adapters.Adapter
 	Hook          adapters.Hook
@@ -49,8 +53,7 @@ type FileReport struct {
 	Found
 }
 
-// FoundLimit is a limit signal read from a transcript or a store: the row
-// that carried it, its session and agent (a catch-up reads other agents').
+// FoundLimit is a limit signal read, with its row, session and agent.
 type FoundLimit struct {
 	Key, Tool, NativeID string
 	Limit               adapters.Limit
@@ -78,11 +81,10 @@ const (
 	batchRows     = 4096 // rows a transaction writes while tailing: a cold ingest's memory bound
 )
 
-// Sync brings the ledger up to date for one session, for the hook and for
-// `carryover handoff`: it ingests the session (after damage: rebuilds the
-// ledger and ingests again), catches up the project's other transcripts and
-// records the receipts found. It returns the ledger to use from then on (nil
-// when a rebuild failed).
+// Sync brings the ledger up to date for one session (hook and `carryover
+// handoff`): it ingests the session (after damage: rebuilds the ledger and
+// ingests again), catches up the project's other transcripts and records the
+// receipts found. It returns the ledger to use from then on (nil: rebuild failed).
 func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	var rep SyncReport
 	ing, err := Ingest(l, o)
@@ -126,18 +128,17 @@ func Sync(l *Ledger, o IngestOptions) (*Ledger, SyncReport, error) {
 	return l, rep, nil
 }
 
-// Ingest reads what is new for a hook into the ledger: the adapter's
-// transcripts from their cursors, its store, or the payload's own rows.
+// Ingest reads what is new for a hook: transcripts from their cursors, the store, the payload's rows.
 func Ingest(l *Ledger, o IngestOptions) (IngestReport, error) {
 	var rep IngestReport
 	ref := SessionRef{Tool: o.Adapter.Name(), NativeID: o.Hook.SessionID, Project: o.Project, Transcript: o.Hook.TranscriptPath}
 	if ref.NativeID == "" {
 		return rep, errors.New("hook payload has no session id")
 	}
-	var err error // a known session (same transcript) needs no write here: its batches refresh it
-	if s, serr := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); serr == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
+	// A known session (same transcript) needs no write here: its batches refresh it.
+	if s, err := l.SessionIn(ref.Tool, ref.NativeID, ref.Project); err == nil && (ref.Transcript == "" || s.Transcript == ref.Transcript) {
 		rep.SessionID = s.ID
-	} else if rep.SessionID, err = l.Touch(ref, o.Now); err != nil {
+	} else if err := l.inTx(func(tx *sql.Tx) (err error) { rep.SessionID, err = ensureSession(tx, ref, o.Now); return err }); err != nil {
 		return rep, err
 	}
 	if err := o.writeOwnRows(l, ref, &rep); err != nil {
@@ -216,8 +217,8 @@ func (o *IngestOptions) prepare(rows []adapters.Row, f *Found, ref SessionRef) [
 	return rows
 }
 
-// TailInto tails one transcript into the ledger in batches, the cursor
-// last, so an interrupted run re-reads (and deduplicates) rather than skips.
+// TailInto tails one transcript into the ledger in batches, the cursor last:
+// an interrupted run re-reads (and deduplicates) rather than skips.
 func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions) FileReport {
 	fr := FileReport{Path: t.Path}
 	cur, err := l.Cursor(t.Path)
@@ -253,8 +254,7 @@ func TailInto(l *Ledger, lp adapters.LineParser, ref SessionRef, t adapters.Tran
 	return fr
 }
 
-// rememberMissing returns err, after giving a transcript not written yet (a
-// new session) an empty cursor for a later event's catch-up.
+// rememberMissing returns err, after giving a transcript not written yet an empty cursor (catch-up).
 func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcript, cur adapters.Cursor, now time.Time) error {
 	if !errors.Is(err, fs.ErrNotExist) || !t.MaybeMissing || cur.Offset != 0 || cur.Head != "" {
 		return err
@@ -265,8 +265,7 @@ func (l *Ledger) rememberMissing(err error, ref SessionRef, t adapters.Transcrip
 	return err
 }
 
-// fullBatch is batchRows rows, prepared by the parsing goroutine: the
-// writing one only runs SQLite.
+// fullBatch is batchRows rows prepared by the parsing goroutine (the writer only runs SQLite).
 type fullBatch struct {
 	rows []adapters.Row
 	prep *preparedRows
@@ -274,12 +273,11 @@ type fullBatch struct {
 }
 
 // tailBatches parses the tail's lines while a second goroutine writes the
-// full batches (on a cold ingest each takes about half the time) and
-// returns the last, partial batch and the first write error. One full batch
-// waits while another is written and a third filled (~3 MB each; a second
-// waiting one bought no speed); written batches come back through free
-// (fresh ones meant page faults and GC). The writer starts with the first
-// full batch: a hook's few new lines make none.
+// full batches (on a cold ingest each takes half the time) and returns the
+// last, partial batch and the first write error. One full batch waits while
+// another is written and a third filled (~3 MB each; a second waiting one
+// bought no speed); written ones come back through free (fresh ones meant
+// page faults and GC). The writer starts with the first full batch.
 func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref SessionRef, t adapters.Transcript, o IngestOptions, fr *FileReport) ([]adapters.Row, error) {
 	full := make(chan fullBatch, 1)
 	free := make(chan []adapters.Row, 2)
@@ -330,8 +328,7 @@ func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript
 	return batch
 }
 
-// writeFull writes the full batches of one read, keys deferred to the last
-// (keys.go), checkpointing rarely (bulk); it returns the first error.
+// writeFull writes a read's full batches, keys deferred, checkpointing rarely; first error.
 func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, ref SessionRef, sidechain bool, now time.Time, fr *FileReport) error {
 	var werr error
 	bulk := false
@@ -358,8 +355,7 @@ func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, re
 	return werr
 }
 
-// safeParse runs an adapter's line parser; a panic (a hostile line) is an
-// error, never the hook's end.
+// safeParse runs a line parser; a panic (a hostile line) is an error, never the hook's end.
 func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.Row, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -371,9 +367,8 @@ func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.
 
 // CatchUp re-reads the project's tracked transcripts, of any agent, that
 // changed: a session whose last hook never fired (Codex on SIGTERM), whose
-// agent flushed after its hooks (Copilot CLI -p), a rebuilt ledger's. skip
-// names paths just read; the catchUpWindow newest get a stat each and are
-// re-read until o.Deadline.
+// agent flushed after its hooks (Copilot CLI -p), a rebuilt ledger's. skip:
+// paths just read; the catchUpWindow newest are re-read until o.Deadline.
 func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) ([]FileReport, error) {
 	tracked, err := l.Tracked(project, catchUpWindow)
 	if err != nil {
@@ -395,8 +390,7 @@ func CatchUp(l *Ledger, project string, skip map[string]bool, o IngestOptions) (
 	return out, nil
 }
 
-// catchUpParser is the parser of a tracked file that changed size and that
-// its agent's store policy allows reading (nil: skip it).
+// catchUpParser is the parser of a tracked file that changed size and may be read (nil: skip).
 func catchUpParser(t TrackedFile, env adapters.Env) adapters.LineParser {
 	fi, err := os.Stat(t.Path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == t.Offset {
@@ -429,8 +423,7 @@ func (f FileReport) notes() []string {
 	return notes
 }
 
-// RecoveryNote says, for the log, that the ledger was found corrupt and
-// rebuilt ("" when not).
+// RecoveryNote says, for the log, that the ledger was found corrupt and rebuilt ("" not).
 func (l *Ledger) RecoveryNote() string {
 	if !l.Recovered {
 		return ""
@@ -442,8 +435,7 @@ func (l *Ledger) RecoveryNote() string {
 	return n
 }
 
-// damaged reports whether an ingest failed on a damaged ledger file (not a
-// transcript or an agent's store).
+// damaged reports whether an ingest failed on a damaged ledger (not a transcript or store).
 func damaged(rep IngestReport, err error) bool {
 	if err != nil && IsCorrupt(err) {
 		return true
@@ -456,9 +448,7 @@ func damaged(rep IngestReport, err error) bool {
 	return false
 }
 
-// upsertSession creates a session or refreshes its last_seen and transcript,
-// returning its id, next_seq and keys_through (one statement to parse where
-// an upsert and a lookup were two).
+// upsertSession creates or refreshes a session, returning id, next_seq and keys_through.
 const upsertSession = `INSERT INTO sessions (tool, native_id, project, transcript, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
 	ON CONFLICT (tool, native_id, project) DO UPDATE SET last_seen = excluded.last_seen,
 		transcript = CASE WHEN excluded.transcript != '' THEN excluded.transcript ELSE sessions.transcript END
@@ -475,22 +465,7 @@ func ensureSession(tx *sql.Tx, ref SessionRef, now time.Time) (id int64, err err
 	return id, err
 }
 
-// Touch records that a session was seen (without rows) and returns its id.
-func (l *Ledger) Touch(ref SessionRef, now time.Time) (int64, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	id, err := ensureSession(tx, ref, now)
-	if err != nil {
-		return 0, err
-	}
-	return id, tx.Commit()
-}
-
-// Batch is one transcript's new rows and where reading stopped (Cursor,
-// saved in the same transaction).
+// Batch is one transcript's new rows and where reading stopped (saved with them).
 type Batch struct {
 	Session   SessionRef
 	Rows      []adapters.Row
@@ -501,8 +476,8 @@ type Batch struct {
 }
 
 // Write stores a batch in one transaction: the session, its rows (by key:
-// re-reading adds nothing, a later copy replaces the earlier one) and the
-// cursor. It returns how many rows were new.
+// a later copy replaces the earlier) and the cursor; it returns how many
+// rows were new.
 func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	added := 0
 	var sid int64
@@ -523,8 +498,7 @@ func (l *Ledger) Write(b Batch, now time.Time) (int, error) {
 	return added, nil
 }
 
-// withRawTx runs fn in an immediate write transaction on the driver's
-// connection, committing when fn returns nil.
+// withRawTx runs fn in a write transaction on the driver's connection, committed on nil.
 func (l *Ledger) withRawTx(fn func(*rawTx) error) error {
 	ctx := context.Background()
 	c, err := l.db.Conn(ctx)
@@ -593,9 +567,8 @@ func headPart(col string) string { return `substr(` + col + `, 1, instr(` + col 
 
 // saveCursor stores c unless the stored cursor of the same file is past it
 // (a slower concurrent snapshot may finish after a faster one), in one
-// statement where a lookup and an upsert were two; one naming the session id
-// (SQLite then rewrites its cursors_session entry: a page) only when the
-// first changed nothing (another session's file, nothing to store, an error).
+// statement; the one naming the session id (it rewrites a cursors_session
+// page) only when the first changed nothing (another session's file).
 func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now time.Time) error {
 	q := `INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET %ssidechain = excluded.sidechain, offset = excluded.offset,
@@ -608,8 +581,7 @@ func saveCursor(tx *rawTx, c *adapters.Cursor, sid int64, sidechain bool, now ti
 	return tx.execOnce(fmt.Sprintf(q, "session_id = excluded.session_id, "), args...)
 }
 
-// saveCounters stores next_seq, keys_through and p's last activity and
-// tokens in one statement; without rows keys_through, if it changed.
+// saveCounters stores next_seq, keys_through, p's last activity and tokens in one statement.
 func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) (err error) {
 	if p != nil {
 		err = tx.execOnce(`UPDATE sessions SET next_seq = ?1, keys_through = ?2, last_active = MAX(last_active, ?3),
@@ -623,9 +595,8 @@ func saveCounters(tx *rawTx, sid, next, through, stored int64, p *preparedRows) 
 
 // optCols are row columns usually at their default. A row binds only those
 // it sets: a bound value is a cgo call, and on a cold ingest binding cost as
-// much as SQLite's insert. A batch under oneFormRows (a hook's) binds them
-// all in one statement: a statement per form cost a prepare each (~30 µs,
-// 4–6 of them a Stop), more than the binds.
+// much as the insert. A batch under oneFormRows (a hook's) binds them all in
+// one statement: a prepare per form (~30 µs, 4–6 a Stop) cost more.
 const oneFormRows = 256
 
 var optCols = [...]string{"tool_name", "call_id", "file_path", "command", "exit_code", "sidechain", "tokens_used", "tokens_max"}
@@ -641,8 +612,7 @@ type preparedRows struct {
 }
 
 // rowForm is the shape of a row's INSERT: the optional columns it binds,
-// role and kind as literals (a bound text costs a copy, a lock and a cgo
-// call; the session id is a literal too).
+// role and kind as literals (a bound text costs a copy, a lock and a cgo call).
 type rowForm struct {
 	mask       uint8
 	role, kind string
@@ -743,8 +713,7 @@ func insertStmt(tx *rawTx, cache map[rowForm]driver.Stmt, sid int64, f rowForm) 
 	return st, err
 }
 
-// rowWriter stores a batch's rows: new keys inserted at next, known ones
-// updated in place.
+// rowWriter stores a batch's rows: new keys inserted at next, known ones updated in place.
 type rowWriter struct {
 	tx    *rawTx
 	kw    *keyWriter
@@ -795,8 +764,7 @@ func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
 	return nil
 }
 
-// update replaces the row at seq (stored as old) by a later copy whose
-// text, kind or exit code changed.
+// update replaces the row at seq (stored as old) by a later copy that changed.
 func (w *rowWriter) update(p *preparedRows, i int, seq int64, old storedRow) (err error) {
 	r := p.rows[i]
 	exit := exitValue(r.ExitCode)
@@ -811,9 +779,8 @@ func (w *rowWriter) update(p *preparedRows, i int, seq int64, old storedRow) (er
 }
 
 // collapse keeps one entry per key, as the upsert would (a later copy that
-// changes the text, kind or exit code replaces the earlier in its place):
-// Claude Code repeats a message's usage on each of its lines, and each
-// repeat cost a conflicting insert and an update.
+// changes the text, kind or exit code replaces the earlier in place): Claude
+// Code repeats a message's usage on each line, each an insert and an update.
 func collapse(rows []adapters.Row) []adapters.Row {
 	seen := make(map[string]int, len(rows))
 	var out []adapters.Row // nil until the first repeat: positions are indexes until then
@@ -841,8 +808,7 @@ func collapse(rows []adapters.Row) []adapters.Row {
 	return out
 }
 
-// keyChunk is how many unindexed rows one catchUpKeys transaction indexes:
-// ~0.2 s (2.5 µs a row from the page cache). A variable for tests.
+// keyChunk is the unindexed rows a catchUpKeys transaction indexes: ~0.2 s (a variable for tests).
 var keyChunk int64 = 1 << 16
 
 var (
@@ -855,9 +821,9 @@ var (
 )
 
 // catchUpKeys indexes the rows of ref's session that neither a key table
-// nor this process holds (schema 11, a crashed read) in transactions of
-// keyChunk rows until fewer are left (the write indexes those): millions of
-// rows cost a few hooks their update instead of failing each past the deadline.
+// nor this process holds (schema 11, a crashed read) keyChunk rows a
+// transaction until fewer are left (the write indexes those): millions of
+// rows cost a few hooks their update, not every hook its deadline.
 func (l *Ledger) catchUpKeys(ref SessionRef) error {
 	for done := false; !done; {
 		var sid int64
@@ -886,4 +852,488 @@ func (l *Ledger) catchUpKeys(ref SessionRef) error {
 		}
 	}
 	return nil
+}
+
+// Row keys (issue 17: linear cold ingest). A row is identified by its
+// adapter's key (a message uuid and block index, a call id). The keys are
+// random: a unique index on them (schema 6–11) put every insert at a random
+// place in a B-tree as large as the session (a cold 1 GB ingest wrote 111,000
+// index pages against the rows' 17,000: 3.5 s against 1.9 s). So keys live
+// in two tables of (session, 64-bit FNV-1a hash, seq), ~16 bytes an entry:
+// row_keys by hash, written only in key order and in bulk; keys_recent by
+// seq, where a hook's few new keys are appended (one page, where a random
+// row_keys page a row was 27 of a Stop's 46) and move into row_keys
+// keyRecentMax at a time. A long read keeps its keys in memory (pending, a
+// seqIndex) and writes them, sorted, with its last batch. Invariant: every
+// row with seq < keys_through has its entry in one of the tables; later rows
+// are pending. The reading process finds repeats in memory; any other writer
+// first indexes them from the rows (flushFromRows), so a crashed or
+// concurrent read never lets a row in twice. A hash match is always checked
+// against the stored key. A session from before schema 12 starts all
+// pending and is indexed in steps (catchUpKeys).
+
+const (
+	// keyFlushRows bounds a long read's pending keys (then written with the
+	// batch): 786,432 fill a seqIndex of 2^20 slots (12 MB) to 3/4; a dense
+	// 1 GB transcript's ~750,000 are written once at its end (every 131,072
+	// cost 10 % of its speed; a Go map of 524,288 took it to 64.5 MB).
+	keyFlushRows = 3 << 18
+	// keyMaxSlots is the most slots a seqIndex grows to (the batch crossing
+	// keyFlushRows overflows into the map); 2^21 took a cold 1.3 GB ingest
+	// to 123 MiB peak RSS (manual path), 87 (hook's).
+	keyMaxSlots = 1 << 20
+	// keyRecentMax is the span of seqs keys_recent covers per session before
+	// its keys move into row_keys: a lookup scans them (4,096 are ~4 pages),
+	// a move touches up to a row_keys page a key, once per ~100 hooks.
+	keyRecentMax = 4096
+)
+
+// keyHash is the 64-bit FNV-1a hash of a row key, as SQLite stores it.
+func keyHash(key string) int64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * 1099511628211
+	}
+	return int64(h)
+}
+
+// seqIndex maps key hashes to their rows' seqs: open addressing, 12 bytes a
+// slot, at most 3/4 full (a Go map took ~37 bytes an entry).
+type seqIndex struct {
+	slots []keySlot
+	extra map[int64][]int64 // a hash's further seqs, seqs past 2^32, a full table's overflow
+	n     int               // entries, extra ones included
+	used  int               // occupied slots
+}
+
+// keySlot is a hash in two halves and its row's seq (0: empty; no row has seq 0).
+type keySlot struct{ hi, lo, seq uint32 }
+
+func (s keySlot) hash() int64 { return int64(uint64(s.hi)<<32 | uint64(s.lo)) }
+
+// slot returns the index of h's slot, or of the empty slot where it goes.
+func (x *seqIndex) slot(h int64) int {
+	mask := len(x.slots) - 1
+	i := int((uint64(h)*0x9E3779B97F4A7C15)>>32) & mask // Fibonacci hashing spreads FNV's low bits
+	for x.slots[i].seq != 0 && x.slots[i].hash() != h {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
+func (x *seqIndex) add(h, seq int64) {
+	full := 4*(x.used+1) > 3*len(x.slots)
+	if full && len(x.slots) < keyMaxSlots {
+		x.grow()
+		full = false
+	}
+	x.n++
+	i := x.slot(h)
+	if !full && x.slots[i].seq == 0 && seq > 0 && seq <= math.MaxUint32 {
+		x.slots[i] = keySlot{uint32(uint64(h) >> 32), uint32(h), uint32(seq)}
+		x.used++
+		return
+	}
+	if x.extra == nil {
+		x.extra = map[int64][]int64{}
+	}
+	x.extra[h] = append(x.extra[h], seq)
+}
+
+func (x *seqIndex) grow() {
+	old := x.slots
+	x.slots = make([]keySlot, max(64, 2*len(old)))
+	for _, s := range old {
+		if s.seq != 0 {
+			x.slots[x.slot(s.hash())] = s
+		}
+	}
+}
+
+// seqsOf appends the seqs of hash h to dst.
+func (x *seqIndex) seqsOf(dst []int64, h int64) []int64 {
+	if x.n == 0 {
+		return dst
+	}
+	if i := x.slot(h); x.slots[i].seq != 0 {
+		dst = append(dst, int64(x.slots[i].seq))
+	}
+	return append(dst, x.extra[h]...)
+}
+
+// drain yields the entries in key order (hash, then seq) and empties the
+// index, sorted in place (a sorted copy held a second 12 MB: 21 MB heap peak).
+func (x *seqIndex) drain() iter.Seq2[int64, int64] {
+	n := 0
+	for _, s := range x.slots {
+		if s.seq != 0 { // n ≤ i: a slot moves only after it was read
+			x.slots[n] = s
+			n++
+		}
+	}
+	slots := x.slots[:n]
+	slices.SortFunc(slots, func(a, b keySlot) int {
+		return compareEntries(keyEntry{a.hash(), int64(a.seq)}, keyEntry{b.hash(), int64(b.seq)})
+	})
+	var more []keyEntry // shared hashes and seqs past 2^32: rare
+	for h, seqs := range x.extra {
+		for _, seq := range seqs {
+			more = append(more, keyEntry{h, seq})
+		}
+	}
+	slices.SortFunc(more, compareEntries)
+	*x = seqIndex{}
+	return func(yield func(h, seq int64) bool) {
+		for len(slots) > 0 || len(more) > 0 {
+			var e keyEntry
+			if len(slots) > 0 {
+				e = keyEntry{slots[0].hash(), int64(slots[0].seq)}
+			}
+			if len(slots) == 0 || len(more) > 0 && compareEntries(more[0], e) < 0 {
+				e, more = more[0], more[1:]
+			} else {
+				slots = slots[1:]
+			}
+			if !yield(e.h, e.seq) {
+				return
+			}
+		}
+	}
+}
+
+// keyState is a session's next_seq and keys_through as this process left them, and pending keys.
+type keyState struct {
+	next, through int64
+	pending       seqIndex
+}
+
+type keyStates struct {
+	mu sync.Mutex
+	m  map[int64]*keyState
+}
+
+func (k *keyStates) get(sid int64) *keyState {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[int64]*keyState{}
+	}
+	s := k.m[sid]
+	if s == nil {
+		s = &keyState{next: -1}
+		k.m[sid] = s
+	}
+	return s
+}
+
+// forget drops a rolled-back session's state: the next write reads the ledger.
+func (k *keyStates) forget(sid int64) {
+	k.mu.Lock()
+	delete(k.m, sid)
+	k.mu.Unlock()
+}
+
+// keyWriter finds repeats and records new rows' keys in one transaction.
+type keyWriter struct {
+	tx         *rawTx
+	sid        int64
+	st         *keyState
+	keyAt      driver.Stmt       // the key of a row
+	recent     []byte            // new keys for keys_recent: JSON [[seq, hash], ...
+	recentFrom int64             // the lowest seq in keys_recent (0: none)
+	indexed    bool              // the key tables may hold entries of the session
+	hits       map[int64][]int64 // their entries of the batch's hashes (prefetch)
+	buf        []int64
+}
+
+// openKeys starts a transaction's key work, first indexing pending rows another writer left.
+func openKeys(tx *rawTx, ks *keyStates, sid, next, through int64) (*keyWriter, error) {
+	st := ks.get(sid)
+	if st.next != next || st.through != through {
+		if through < next {
+			if _, err := flushFromRows(tx, sid, through, -1); err != nil {
+				return nil, err
+			}
+			through = next
+		}
+		st.pending = seqIndex{}
+		st.next, st.through = next, through
+	}
+	return &keyWriter{tx: tx, sid: sid, st: st, indexed: through > 1}, nil
+}
+
+// prefetch looks up the batch's hashes in both key tables in one query (one
+// per row cost a hook's 50 new rows 50 cgo calls to find nothing; loading
+// keys_recent into Go ~0.8 ms). The hashes go in as one JSON array: one
+// bound value, a statement of fixed text (80 placeholders: a long parse
+// every hook). Its last row (seq 0, never a row's) is keys_recent's lowest
+// seq for close, an index lookup (a COUNT took 150 µs at 3,000 entries).
+func (w *keyWriter) prefetch(hs []int64) error {
+	if !w.indexed || len(hs) == 0 {
+		return nil
+	}
+	w.hits = map[int64][]int64{}
+	b := append(make([]byte, 0, 21*len(hs)+2), '[')
+	for i, h := range hs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, h, 10)
+	}
+	s, err := w.tx.prepare(`SELECT khash, seq FROM row_keys WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
+		UNION ALL SELECT khash, seq FROM keys_recent WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
+		UNION ALL SELECT COALESCE(MIN(seq), 0), 0 FROM keys_recent WHERE session_id = ?1`)
+	if err != nil {
+		return err
+	}
+	rows, err := w.tx.query(s, w.sid, string(append(b, ']')))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 2)
+	for rows.Next(v) == nil {
+		h, _ := v[0].(int64)
+		if seq, _ := v[1].(int64); seq != 0 {
+			w.hits[h] = append(w.hits[h], seq)
+		} else {
+			w.recentFrom = h
+		}
+	}
+	return nil
+}
+
+// storedRow is a stored row's text, kind and exit code (nil: none), compared with a repeat.
+type storedRow struct {
+	text, kind string
+	exit       any
+}
+
+// find returns the seq of the stored row with key (hash h), or 0, and the row.
+func (w *keyWriter) find(key string, h int64) (int64, storedRow, error) {
+	w.buf = w.st.pending.seqsOf(w.buf[:0], h)
+	w.buf = append(w.buf, w.hits[h]...)
+	for _, seq := range w.buf {
+		if old, same, err := w.keyIs(seq, key); same || err != nil {
+			return seq, old, err
+		}
+	}
+	return 0, storedRow{}, nil
+}
+
+// keyIs reports whether the row at seq has key (not: a hash collision, or
+// gc removed it), and the row: an unchanged repeat (46 of a Stop's 82 rows)
+// then costs no UPDATE.
+func (w *keyWriter) keyIs(seq int64, key string) (storedRow, bool, error) {
+	if err := w.tx.once(&w.keyAt, `SELECT key, text, kind, exit_code FROM rows WHERE session_id = `+strconv.FormatInt(w.sid, 10)+` AND seq = ?`); err != nil {
+		return storedRow{}, false, err
+	}
+	rows, err := w.tx.query(w.keyAt, seq)
+	if err != nil {
+		return storedRow{}, false, err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 4)
+	same := rows.Next(v) == nil && text(v[0]) == key
+	return storedRow{text: text(v[1]), kind: text(v[2]), exit: v[3]}, same, nil
+}
+
+// added records a new row's key: pending for a long read's batch (deferred),
+// else for keys_recent, written by close in one statement (~3 µs a row less).
+func (w *keyWriter) added(h, seq int64, deferred bool) {
+	if deferred {
+		w.st.pending.add(h, seq)
+		return
+	}
+	if w.recentFrom == 0 {
+		w.recentFrom = seq // keys_recent held none of the session's (prefetch)
+	}
+	if len(w.recent) > 0 {
+		w.recent = append(w.recent, ',')
+	}
+	w.recent = fmt.Appendf(w.recent, "[%d,%d]", seq, h)
+}
+
+// close ends the transaction's key work and returns keys_through; a read's
+// last batch (flush), or one past keyFlushRows, writes the pending keys.
+func (w *keyWriter) close(next int64, flush bool) (int64, error) {
+	st := w.st
+	through := st.through
+	if flush || st.pending.n >= keyFlushRows {
+		if st.pending.n > 0 {
+			if err := writeEntries(w.tx, w.sid, st.pending.drain()); err != nil {
+				return 0, err
+			}
+		}
+		through = next
+	}
+	if len(w.recent) > 0 {
+		if err := w.writeRecent(next); err != nil {
+			return 0, err
+		}
+	}
+	st.next, st.through = next, through
+	return through, nil
+}
+
+// writeRecent appends the new keys to keys_recent and, once its seqs span
+// keyRecentMax, moves them into row_keys in key order (each page written once).
+func (w *keyWriter) writeRecent(next int64) error {
+	if err := w.tx.execOnce(`INSERT OR IGNORE INTO keys_recent (session_id, seq, khash) SELECT ?, value ->> 0, value ->> 1 FROM json_each(?)`,
+		w.sid, "["+string(w.recent)+"]"); err != nil || next-w.recentFrom < keyRecentMax {
+		return err
+	}
+	if err := w.tx.execOnce(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq)
+		SELECT session_id, khash, seq FROM keys_recent WHERE session_id = ? ORDER BY khash, seq`, w.sid); err != nil {
+		return err
+	}
+	return w.tx.execOnce(`DELETE FROM keys_recent WHERE session_id = ?`, w.sid)
+}
+
+// flushFromRows indexes at most n (all: -1) rows of sid from seq from on; it returns the last.
+func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
+	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ` + strconv.FormatInt(n, 10)) // a literal: see RowsAfter
+	if err != nil {
+		return 0, err
+	}
+	rows, err := tx.query(s, sid, from)
+	if err != nil {
+		return 0, err
+	}
+	last := from - 1
+	var es []keyEntry
+	v := make([]driver.Value, 2)
+	for rows.Next(v) == nil {
+		last, _ = v[0].(int64)
+		es = append(es, keyEntry{keyHash(text(v[1])), last})
+	}
+	rows.Close()
+	slices.SortFunc(es, compareEntries)
+	return last, writeEntries(tx, sid, func(yield func(h, seq int64) bool) {
+		for _, e := range es {
+			if !yield(e.h, e.seq) {
+				return
+			}
+		}
+	})
+}
+
+type keyEntry struct{ h, seq int64 }
+
+func compareEntries(a, b keyEntry) int {
+	return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.seq, b.seq))
+}
+
+// writeEntries inserts entries into row_keys in key order: each B-tree page is written once.
+func writeEntries(tx *rawTx, sid int64, entries iter.Seq2[int64, int64]) error {
+	ins, err := tx.prepare(`INSERT OR IGNORE INTO row_keys (session_id, khash, seq) VALUES (` + strconv.FormatInt(sid, 10) + `, ?, ?)`)
+	for h, seq := range entries {
+		if err != nil {
+			break
+		}
+		err = tx.exec(ins, h, seq)
+	}
+	return err
+}
+
+// rawTx is a write transaction on the driver connection, below database/sql:
+// binding 15 values a row, its reflection cost more than SQLite's work.
+type rawTx struct {
+	conn  driver.Conn
+	stmts []driver.Stmt // closed when the transaction ends
+	args  []driver.NamedValue
+}
+
+func (t *rawTx) prepare(q string) (driver.Stmt, error) {
+	s, err := t.conn.Prepare(q)
+	if err == nil {
+		t.stmts = append(t.stmts, s)
+	}
+	return s, err
+}
+
+// once prepares q into *s unless a statement is there already.
+func (t *rawTx) once(s *driver.Stmt, q string) (err error) {
+	if *s == nil {
+		*s, err = t.prepare(q)
+	}
+	return err
+}
+
+// bind fills t.args from values (nil, int64, int, bool, string, []byte).
+func (t *rawTx) bind(values []any) []driver.NamedValue {
+	t.args = t.args[:0]
+	for i, v := range values {
+		switch x := v.(type) {
+		case int:
+			v = int64(x)
+		case bool:
+			v = int64(0)
+			if x {
+				v = int64(1)
+			}
+		}
+		t.args = append(t.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	return t.args
+}
+
+func (t *rawTx) exec(s driver.Stmt, values ...any) error {
+	_, err := s.(driver.StmtExecContext).ExecContext(context.Background(), t.bind(values))
+	return err
+}
+
+func (t *rawTx) query(s driver.Stmt, values ...any) (driver.Rows, error) {
+	return s.(driver.StmtQueryContext).QueryContext(context.Background(), t.bind(values))
+}
+
+// execOnce prepares and runs one statement.
+func (t *rawTx) execOnce(q string, values ...any) error {
+	_, err := t.execCount(q, values...)
+	return err
+}
+
+// execCount prepares and runs one statement and returns the rows it changed.
+func (t *rawTx) execCount(q string, values ...any) (int64, error) {
+	s, err := t.prepare(q)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.(driver.StmtExecContext).ExecContext(context.Background(), t.bind(values))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// queryRow scans a one-off query's first row's integers into dest (none: sql.ErrNoRows).
+func (t *rawTx) queryRow(q string, args []any, dest ...*int64) error {
+	s, err := t.prepare(q)
+	if err != nil {
+		return err
+	}
+	rows, err := t.query(s, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	vals := make([]driver.Value, len(rows.Columns()))
+	if err := rows.Next(vals); err == io.EOF {
+		return sql.ErrNoRows
+	} else if err != nil {
+		return err
+	}
+	for i, d := range dest {
+		*d, _ = vals[i].(int64)
+	}
+	return nil
+}
+
+// text is a TEXT column's value.
+func text(v driver.Value) string {
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	s, _ := v.(string)
+	return s
 }

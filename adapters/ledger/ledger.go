@@ -2,8 +2,8 @@
 // session rows (upserted by their stable key), cursors, row keys,
 // migrations and transactions; it outlives the agents' transcripts.
 // ledger.go opens and reads it, ingest.go reads transcripts in and writes
-// them, keys.go keeps the row keys, gc.go prunes and forgets, recover.go
-// rebuilds a damaged file.
+// them with their row keys, gc.go prunes and forgets, recover.go rebuilds a
+// damaged file.
 package ledger
 
 import (
@@ -42,7 +42,7 @@ type Ledger struct {
 	RestoreErr        error
 	ino               uint64    // inode of Path when opened (recovery compares it)
 	deadline          time.Time // bounds every wait for another process's lock (OpenBy)
-	keys              keyStates // the pending row keys this process wrote (keys.go)
+	keys              keyStates // the pending row keys this process wrote (ingest.go)
 }
 
 // SessionRef names a session to write rows into.
@@ -145,7 +145,7 @@ var migrations = []string{
 	CREATE TABLE decisions (project TEXT NOT NULL, text TEXT NOT NULL, why TEXT NOT NULL DEFAULT '', source TEXT NOT NULL,
 		at INTEGER NOT NULL, dropped INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, text));
 	CREATE TABLE pinned_task (project TEXT PRIMARY KEY, text TEXT NOT NULL, at INTEGER NOT NULL);`,
-	// Row keys move to compact tables (keys.go). Existing rows are pending
+	// Row keys move to compact tables (ingest.go). Existing rows are pending
 	// (keys_through 1), indexed when their session is next written.
 	`CREATE TABLE row_keys (session_id INTEGER NOT NULL, khash INTEGER NOT NULL, seq INTEGER NOT NULL,
 		PRIMARY KEY (session_id, khash, seq)) WITHOUT ROWID;
@@ -170,41 +170,36 @@ var migrations = []string{
 // rowColumns are the rows table's columns.
 const rowColumns = `session_id, seq, key, ts, role, kind, tool_name, call_id, file_path, command, exit_code, text, sidechain, tokens_used, tokens_max`
 
-// anchorRows is the partial index's condition; a query uses the index only
-// when its WHERE clause contains the same text.
+// anchorRows is the partial index's condition (a query's WHERE must repeat it).
 const anchorRows = `(kind IN ('prompt', 'error') OR (kind = 'tool_call' AND file_path != ''))`
 
 // walCheckpointBytes: past it a commit checkpoints the WAL; small, as every
-// new process reads the WAL back (see Leave). bulkCheckpointBytes replaces
-// it while a big transcript is read in batches (a checkpoint copies and
-// syncs pages the next batches rewrite). 16 KiB pages make a cold ingest
-// about a fifth faster than 4 KiB. bulkHeap is the Go memory limit once a
-// process writes big batches (a cold ingest holds ~12 MB of pending keys and
-// ~9 MB of batches; without it the heap grew to twice that): peak RSS 1 GB
-// dense 59–66 → 50–57.5 MiB (hook), 87 → 54 (manual); 1.3 GB 87 → 55 and
-// 123 → 52; CPU equal. busyTimeout: the wait for a lock without a deadline.
+// new process reads the WAL back (Leave); bulkCheckpointBytes while a big
+// transcript is read in batches (a checkpoint syncs pages the next batches
+// rewrite). 16 KiB pages: a cold ingest a fifth faster than 4 KiB. bulkHeap:
+// the Go memory limit of a process writing big batches (~12 MB of pending
+// keys, ~9 MB of batches; the heap grew to twice that): peak RSS at 1 GB dense
+// 59–66 → 50–57.5 MiB (hook), 87 → 54 (manual), CPU equal.
 const (
 	walCheckpointBytes  = 1 << 20
 	bulkCheckpointBytes = 32 << 20
 	pageSize            = 16384
 	bulkHeap            = 32 << 20
-	busyTimeout         = 5 * time.Second
+	busyTimeout         = 5 * time.Second            // the wait for a lock without a deadline
 	driverName          = "sqlite3-carryover-ledger" // go-sqlite3 with the ledger's connection setup
 )
 
-// openMu serialises Open and Reopen within a process: SQLite's file locks
-// make a recovery (moving the file, -wal and -shm aside) safe between
-// processes, not between one process's connections (one on the old file
-// could map the new -shm while it is truncated: SIGBUS).
+// openMu serialises Open and Reopen in a process: SQLite's locks make a
+// recovery (moving the files aside) safe between processes, not between
+// connections (one on the old file could map the new -shm: SIGBUS).
 var openMu sync.Mutex
 
-// Open opens (creating if needed) the ledger in dir. A corrupt or
-// unreadable file is moved aside and replaced by a new one (Recovered).
+// Open opens or creates the ledger in dir; a corrupt file is replaced (Recovered).
 func Open(dir string) (*Ledger, error) { return OpenBy(dir, time.Time{}) }
 
-// OpenBy is Open for a caller with a deadline (the hook path): while another
-// process holds the ledger locked (a hook frozen with Ctrl-Z), every
-// statement waits at most until the deadline, then fails (IsBusy).
+// OpenBy is Open with a deadline (the hook path): while another process holds
+// the ledger locked (a hook frozen with Ctrl-Z), a statement waits at most
+// until the deadline, then fails (IsBusy).
 func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
@@ -226,8 +221,7 @@ func OpenBy(dir string, deadline time.Time) (*Ledger, error) {
 	})
 }
 
-// open retries what a concurrent process causes: SQLITE_BUSY while another
-// switches a new file to WAL, a recovery leaving connections on the old file.
+// open retries what another process causes: SQLITE_BUSY as it switches to WAL, a recovery.
 func open(path string, deadline time.Time) (*Ledger, error) {
 	l, err := openOnce(path, deadline)
 	for i := 0; err != nil && transient(err) && i < 40; i++ {
@@ -274,25 +268,33 @@ func (l *Ledger) migrate() error {
 	if v == len(migrations) {
 		return nil
 	}
+	return l.inTx(func(tx *sql.Tx) error {
+		// Again inside the write lock: another process may have migrated.
+		if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+			return err
+		}
+		stmts := migrations[v:]
+		if v == 0 && freshSchema() != nil {
+			stmts = freshStmts
+		}
+		for i, stmt := range stmts {
+			if _, err := tx.Exec(stmt); err != nil {
+				return fmt.Errorf("migrate ledger to schema %d: %w", v+i+1, err)
+			}
+		}
+		_, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations)))
+		return err
+	})
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil.
+func (l *Ledger) inTx(fn func(*sql.Tx) error) error {
 	tx, err := l.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	// Again inside the write lock: another process may have migrated.
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
-		return err
-	}
-	stmts := migrations[v:]
-	if v == 0 && freshSchema() != nil {
-		stmts = freshStmts
-	}
-	for i, stmt := range stmts {
-		if _, err := tx.Exec(stmt); err != nil {
-			return fmt.Errorf("migrate ledger to schema %d: %w", v+i+1, err)
-		}
-	}
-	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -304,11 +306,10 @@ var (
 )
 
 // freshSchema is the migrations' end schema, read back from running them in
-// memory (nil if that failed: they are replayed), in an order chosen for
-// salvage: with incremental auto-vacuum root pages sit at the file's front
-// in creation order (replayed, the migrations put sessions at page 18), and
-// a file cut short keeps its front. So sessions and cursors come first
-// (pages 3–6), then the other salvageTables, the indexes last.
+// memory (nil if that failed: they are replayed), ordered for salvage: root
+// pages sit at the file's front in creation order (replayed, sessions land
+// at page 18) and a file cut short keeps its front, so sessions and cursors
+// come first (pages 3–6), then the other salvageTables, the indexes last.
 func freshSchema() []string {
 	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
 	return freshStmts
@@ -360,8 +361,7 @@ type dbStore struct{ *sql.DB }
 
 var registerOnce sync.Once
 
-// ledgerDriver registers the driver on first use (not in init: a process
-// that opens no ledger runs none of this file).
+// ledgerDriver registers the driver on first use (a process with no ledger runs none of this).
 func ledgerDriver() string {
 	registerOnce.Do(func() { sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: connect}) })
 	return driverName
@@ -403,9 +403,8 @@ func connInt(c *sqlite3.SQLiteConn, pragma string) int64 {
 }
 
 // bulk switches the checkpoint threshold for a run of big batches (the
-// first commit after bulk(false) checkpoints them) and bounds memory from
-// then on: Go's by bulkHeap, mapped pages by ending MapReads (they stay in
-// the RSS: +14 MB after a cold 1.3 GB ingest).
+// first commit after bulk(false) checkpoints them) and bounds memory: Go's
+// by bulkHeap, mapped pages by ending MapReads (+14 MB RSS at 1.3 GB cold).
 func (l *Ledger) bulk(on bool) {
 	n := int64(walCheckpointBytes)
 	if on {
@@ -420,10 +419,9 @@ func (l *Ledger) bulk(on bool) {
 	}
 }
 
-// MapReads makes SQLite read through a memory map instead of a pread and a
-// copy per page (a Stop reads ~55 pages: p50 8.6–8.8 → 7.8–8.0 ms in the
-// 10,000-file rig). An I/O error on a mapped page is a SIGBUS, so only the
-// hook path, whose process lives for one event, maps.
+// MapReads reads through a memory map, not a pread and a copy per page (a
+// Stop reads ~55 pages: p50 8.6–8.8 → 7.8–8.0 ms). An I/O error on a mapped
+// page is a SIGBUS, so only the hook path, one event per process, maps.
 func (l *Ledger) MapReads() {
 	_, _ = l.db.Exec(`PRAGMA mmap_size = 2147418112`) // SQLite's default ceiling
 }
@@ -434,8 +432,7 @@ func (l *Ledger) SetDeadline(deadline time.Time) {
 	_, _ = l.db.Exec(`PRAGMA busy_timeout = ` + strconv.FormatInt(busyMillis(deadline), 10))
 }
 
-// busyMillis is busyTimeout, or what is left before deadline (≥ 1 ms: 0
-// disables waiting).
+// busyMillis is busyTimeout, or what is left before deadline (≥ 1 ms: 0 waits not).
 func busyMillis(deadline time.Time) int64 {
 	if deadline.IsZero() {
 		return busyTimeout.Milliseconds()
@@ -463,11 +460,10 @@ func inode(path string) uint64 {
 // Close closes the ledger.
 func (l *Ledger) Close() error { return l.db.Close() }
 
-// Leave is Close for a process about to exit: Close checkpoints the WAL
-// with two fsyncs, while the next process reads a small WAL back cheaply (an
-// exit is what a crash does). Past walCheckpointBytes (a WAL a process did
-// not write it copies whole at its next checkpoint) Leave checkpoints and
-// truncates it, waiting briefly for readers (else a later hook does).
+// Leave is Close for a process about to exit: Close checkpoints the WAL with
+// two fsyncs; the next process reads a small WAL back cheaply. Past
+// walCheckpointBytes Leave checkpoints and truncates it, waiting briefly for
+// readers (a WAL another process wrote is copied whole at its checkpoint).
 func (l *Ledger) Leave() {
 	fi, err := os.Stat(l.Path + "-wal")
 	if err != nil || fi.Size() < walCheckpointBytes {
@@ -486,15 +482,13 @@ func sqliteCode(err error) sqlite3.ErrNo {
 	return 0
 }
 
-// IsBusy reports whether another process held the ledger past the wait
-// allowed, or errKeysBehind: the rows are read from the cursor next event.
+// IsBusy: another process held the ledger too long, or errKeysBehind (read next event).
 func IsBusy(err error) bool {
 	c := sqliteCode(err)
 	return c == sqlite3.ErrBusy || c == sqlite3.ErrLocked || errors.Is(err, errKeysBehind)
 }
 
-// transient reports whether an open failed because of what another process
-// was doing (see open).
+// transient reports whether an open failed because of another process (open).
 func transient(err error) bool {
 	switch sqliteCode(err) {
 	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrProtocol, sqlite3.ErrIoErr, sqlite3.ErrCantOpen:
@@ -512,9 +506,8 @@ func IsCorrupt(err error) bool {
 	return strings.Contains(s, "malformed") || strings.Contains(s, "not a database")
 }
 
-// FileURI is the SQLite URI of the file at path with query (escaped). The
-// path is percent-encoded: a CARRYOVER_HOME holding '#', '?', '%' or a
-// space would otherwise open another file.
+// FileURI is the SQLite URI of the file at path with query, the path
+// percent-encoded: a CARRYOVER_HOME with '#', '?', '%' or ' ' stays one file.
 func FileURI(path, query string) string {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // a URI path is absolute: "file:/x" is the file x in the root
@@ -531,7 +524,7 @@ func FileURI(path, query string) string {
 }
 
 // Store is what the ledger offers features that keep their own queries over
-// its tables (publish/lifecycle, publish/limits): its database or a
+// its tables (publish/lifecycle, publish/limits): the database or a
 // transaction (Begin). The ledger keeps their schema, migrations and salvage.
 type Store interface {
 	Exec(q string, args ...any) (sql.Result, error)
@@ -549,8 +542,7 @@ func (l *Ledger) Query(q string, args ...any) (*sql.Rows, error) { return l.db.Q
 func (l *Ledger) QueryRow(q string, args ...any) *sql.Row { return l.db.QueryRow(q, args...) }
 
 // Begin starts a transaction: a Stop records what it published in one (a
-// WAL commit each cost, and later hooks read the WAL back). Not a callback,
-// so no call chain re-enters a feature's file through the ledger.
+// WAL commit each cost). Not a callback: no call chain re-enters a feature.
 func (l *Ledger) Begin() (*sql.Tx, error) { return l.db.Begin() }
 
 // Scanner is a *sql.Row or *sql.Rows.
@@ -592,8 +584,8 @@ func Has(s Store, q string, args ...any) bool {
 }
 
 // ForProject is the WHERE condition on column for one project, or every
-// project when project is empty, and its arguments: SQLite plans `(? = ”
-// OR column = ?)` once for any argument and reads every project's rows.
+// project for "", and its arguments: SQLite plans `(? = ” OR column = ?)`
+// once for any argument and reads every project's rows.
 func ForProject(column, project string) (string, []any) {
 	if project == "" {
 		return "1", nil
@@ -624,8 +616,7 @@ type TrackedFile struct {
 	Session   Session
 }
 
-// Tracked lists project's transcripts, most recently updated first, at
-// most limit (for the catch-up).
+// Tracked lists at most limit of project's transcripts, newest first (catch-up).
 func (l *Ledger) Tracked(project string, limit int) ([]TrackedFile, error) {
 	return All(l, func(r Scanner) (t TrackedFile, err error) {
 		return t, r.Scan(&t.Path, &t.Offset, &t.Sidechain, &t.Session.ID, &t.Session.Tool, &t.Session.NativeID, &t.Session.Project)
@@ -652,15 +643,13 @@ func (l *Ledger) sessions(where string, args ...any) ([]Session, error) {
 	return All(l, scanSession, sessionCols+where, args...)
 }
 
-// Sessions lists sessions, most recently active first. An empty project
-// lists every project's; tool filters by agent when set.
+// Sessions lists project's ("": all) sessions of tool ("": any), newest first.
 func (l *Ledger) Sessions(project, tool string, limit int) ([]Session, error) {
 	where, args := ForProject("s.project", project)
 	return l.sessions(where+` AND (? = '' OR s.tool = ?) ORDER BY MAX(s.last_active, s.last_seen) DESC, s.id DESC LIMIT `+strconv.Itoa(limit), append(args, tool, tool)...)
 }
 
-// Session looks up a session by tool and native id (the most recently seen
-// of several projects').
+// Session looks up a session by tool and native id (of several projects' the newest).
 func (l *Ledger) Session(tool, nativeID string) (Session, error) {
 	return scanSession(l.db.QueryRow(sessionCols+`s.tool = ? AND s.native_id = ? ORDER BY s.last_seen DESC, s.id DESC LIMIT 1`, tool, nativeID))
 }
@@ -722,8 +711,7 @@ const (
 	callLookback   = 256
 )
 
-// RecentRows returns the rows the project handoff is distilled from:
-// sessions oldest first, rows by sequence.
+// RecentRows returns the rows a project's handoff is distilled from, oldest session first.
 func (l *Ledger) RecentRows(project string) ([]Row, error) {
 	ss, err := l.Sessions(project, "", recentSessions)
 	if err != nil {
@@ -779,7 +767,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	return out, nil
 }
 
-// addErrorCalls adds the calls of errors in out that fell outside it, so a
+// addErrorCalls adds the calls of out's errors that fell outside it: a
 // failure keeps its command (a call precedes its result by a few rows).
 func (l *Ledger) addErrorCalls(s Session, out []Row) ([]Row, error) {
 	have := map[string]bool{}
@@ -803,8 +791,7 @@ func (l *Ledger) addErrorCalls(s Session, out []Row) ([]Row, error) {
 	return out, nil
 }
 
-// Seqs maps a ledger session id to the last row sequence number folded
-// into a project's distill state.
+// Seqs maps a session id to the last row seq folded into a distill state.
 type Seqs map[int64]int64
 
 // LoadState returns a project's distill state and how far into each session
@@ -818,10 +805,9 @@ func (l *Ledger) LoadState(project string) (state []byte, seqs Seqs, version str
 }
 
 // statePad: a state is stored padded to a multiple of it, its length in a
-// trailer, so that consecutive saves keep the row's size and SQLite
-// overwrites its pages in place, writing only those whose bytes changed. A
-// row that changed size freed and reallocated its overflow pages: a Stop
-// also wrote the header page and the pointer map (4 WAL frames, now 2).
+// trailer: saves keep the row's size and SQLite overwrites only the pages
+// that changed (a resized row reallocated its overflow pages: 4 WAL frames
+// a Stop, now 2).
 const statePad = 4096
 
 const padMark = "\x00pad"
@@ -835,8 +821,7 @@ func padState(b []byte) []byte {
 	return out
 }
 
-// unpadState is padState undone; an unpadded state (older carryover) is
-// returned as it is.
+// unpadState is padState undone (an older carryover's unpadded state: as is).
 func unpadState(b []byte) []byte {
 	if n := len(b); n >= 8 && n%statePad == 0 && string(b[n-4:]) == padMark {
 		if m := int(binary.BigEndian.Uint32(b[n-8:])); m <= n-8 {
@@ -880,16 +865,13 @@ func (l *Ledger) ProjectSessions(project string) ([]ProjectSession, error) {
 }
 
 // RowsAfter returns at most limit of a session's rows after seq, in order.
-// Every LIMIT here is a literal: SQLite (3.53) plans a LIMIT with its bound
-// value, so a bound one made it prepare the statement a second time at its
-// first step (5 of a Stop's 52 prepares were these).
+// Every LIMIT here is a literal: SQLite (3.53) re-prepared a statement with
+// a bound LIMIT at its first step (5 of a Stop's 52 prepares).
 func (l *Ledger) RowsAfter(s ProjectSession, seq int64, limit int) ([]Row, error) {
 	return l.rows(s.Tool, `SELECT `+rowCols+` FROM rows WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT `+strconv.Itoa(limit), s.ID, seq)
 }
 
-// PromoteSubagentOnly clears the sidechain mark when every row is a
-// subagent's: a subagent's own file was handed over (an old
-// <slug>/agent-*.jsonl, a subagents/ file), so its prompt is the task.
+// PromoteSubagentOnly clears the sidechain mark when every row is a subagent's (its file was given).
 func PromoteSubagentOnly(rows []Row) {
 	if slices.ContainsFunc(rows, func(r Row) bool { return !r.Sidechain }) {
 		return
@@ -928,8 +910,7 @@ func (l *Ledger) KnownProjects() ([]string, error) {
 	return out, err
 }
 
-// Handoff is the record of a project's current handoff (table handoffs;
-// publish/lifecycle writes it).
+// Handoff is a project's current handoff (table handoffs; publish/lifecycle writes it).
 type Handoff struct {
 	Project, Tool string
 	Header        string // first line of handoff.md: "# [CARRYOVER] Last updated … from …"
@@ -938,16 +919,14 @@ type Handoff struct {
 	Written       time.Time
 }
 
-// HandoffTrusted reports whether hash is that of one of the newest handoffs
-// carryover published for project.
+// HandoffTrusted reports whether hash is one of project's newest published handoffs'.
 func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash).Scan(&n)
 	return n > 0, err
 }
 
-// HandoffKnown reports whether the ledger holds the project's current
-// handoff (a publish records it; a recovery may not: restore).
+// HandoffKnown reports whether the ledger holds project's current handoff (a recovery may not).
 func (l *Ledger) HandoffKnown(project string) bool {
 	var n int
 	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
@@ -976,8 +955,7 @@ func (l *Ledger) MarkPendingInject(sessionID int64, now time.Time) error {
 	return err
 }
 
-// TakePendingInject clears a pending injection, reporting whether there was
-// one (atomically: it is delivered once).
+// TakePendingInject clears a pending injection, reporting whether there was one (atomically).
 func (l *Ledger) TakePendingInject(sessionID int64) (bool, error) {
 	return Changed(l, `DELETE FROM pending_inject WHERE session_id = ?`, sessionID)
 }
@@ -1005,8 +983,7 @@ func (l *Ledger) Stats() (Stats, error) {
 	return s, err
 }
 
-// MarkDirty records that project has rows its handoff does not reflect yet
-// (tool events defer the re-distill to the turn's end).
+// MarkDirty records rows project's handoff does not reflect (re-distilled at the turn's end).
 func (l *Ledger) MarkDirty(project string, now time.Time) error {
 	_, err := l.db.Exec(`INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
 	return err

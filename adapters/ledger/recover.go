@@ -12,12 +12,11 @@ import (
 )
 
 // Recovery: a damaged ledger is moved aside (with its -wal and -shm) and a
-// new one created. The old one's transcripts are registered again at
-// offset 0 and re-read by the catch-up; what no transcript gives back
-// (handoff log, receipts, decisions, pinned task, published digests) is
-// copied, best effort, keyed to the new sessions by agent, native id and
-// project. Damage shows at Open ("file is not a database") or when a
-// statement reads a damaged page ("malformed": the hook calls Reopen).
+// new one created. Its transcripts are registered again at offset 0 for the
+// catch-up; what no transcript gives back (handoff log, receipts, decisions,
+// pinned task, published digests) is copied, best effort, keyed to the new
+// sessions by agent, native id and project. Damage shows at Open ("not a
+// database") or when a statement reads a damaged page ("malformed": Reopen).
 
 // Salvaged is a transcript a damaged ledger tracked.
 type Salvaged struct {
@@ -33,8 +32,7 @@ type salvageTable struct {
 	session, dropLost bool
 }
 
-// salvageTables are the tables recovery reads, in the order a new ledger
-// creates them after sessions (freshSchema): cursors first.
+// salvageTables are the tables recovery reads, in freshSchema's order after sessions.
 var salvageTables = []salvageTable{
 	{name: "cursors"},
 	{name: "handoff_log", cols: "id, project, tool, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at", session: true},
@@ -51,8 +49,7 @@ const (
 	salvageMax     = 64 << 20               // the largest damaged file (or WAL) repaired on a copy
 )
 
-// salvageSession is the old ledger's view of a salvaged row's session
-// (Tool empty when its sessions row was unreadable).
+// salvageSession is a salvaged row's session (no Tool: its row was unreadable).
 type salvageSession struct {
 	Tool, NativeID, Project, Transcript string
 	FirstSeen, LastSeen                 int64
@@ -64,20 +61,17 @@ type salvagedRow struct {
 }
 
 // salvaged is what recovery read from a damaged ledger. answered marks the
-// tables a query read (maybe partly: a damaged page ends it); the others are
-// tried again the next way of opening the file.
+// tables a query read (maybe partly); the others are tried the next way.
 type salvaged struct {
 	files    []Salvaged
 	rows     map[string][]salvagedRow
 	answered map[string]bool
 }
 
-// Salvage reads the cursors (with each cursor's session) from a damaged
-// ledger file, read-only and best effort.
+// Salvage reads the cursors and their sessions from a damaged ledger file.
 func Salvage(path string) []Salvaged { return salvageAll(path).files }
 
-// salvageAll reads the salvageTables from a damaged ledger file, one way of
-// opening it after another while some table is unread.
+// salvageAll reads the salvageTables, one way of opening the file after another.
 func salvageAll(path string) *salvaged {
 	s := &salvaged{rows: map[string][]salvagedRow{}, answered: map[string]bool{}}
 	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
@@ -101,8 +95,7 @@ func (s *salvaged) done() bool {
 	return true
 }
 
-// read runs the queries of the tables not answered yet on the file at path
-// opened with query (a SQLite URI query), within salvageTimeout.
+// read queries the tables not answered yet, opening path with query, within salvageTimeout.
 func (s *salvaged) read(path, query string) {
 	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
 	if err != nil {
@@ -147,8 +140,7 @@ func (s *salvaged) read(path, query string) {
 	}
 }
 
-// query runs stmt for table unless answered, scanning at most
-// maxSalvageRows rows.
+// query runs stmt for table unless answered, up to maxSalvageRows rows.
 func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, scan func(*sql.Rows) error) {
 	if s.answered[table] {
 		return
@@ -166,15 +158,13 @@ func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, sc
 			break
 		}
 	}
-	// Rows read before a damaged page count; an error before any row
-	// (SQLite reports most damage only once it steps) leaves the table
-	// to the next way of opening the file.
+	// Rows before a damaged page count; an error before any row (SQLite
+	// reports damage as it steps) leaves the table to the next way.
 	s.answered[table] = n > 0 || rows.Err() == nil
 }
 
-// salvageTruncated reads a file cut short from a copy padded to the size
-// its header says (SQLite refuses it, even with the front pages a query
-// needs all there).
+// salvageTruncated reads a file cut short from a copy padded to the size its
+// header says (SQLite refuses it even with the front pages all there).
 func salvageTruncated(path string, s *salvaged) {
 	data := readSmall(path, 100)
 	if len(data) < 100 || string(data[:16]) != "SQLite format 3\x00" {
@@ -191,9 +181,8 @@ func salvageTruncated(path string, s *salvaged) {
 	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readSmall(path+"-wal", 32))
 }
 
-// salvageHeaderless reads a file whose header is destroyed from a copy
-// with a standard header put back, trying the usual page sizes (the WAL's
-// first).
+// salvageHeaderless reads a file whose header is destroyed from a copy with
+// a standard header, trying the usual page sizes (the WAL's first).
 func salvageHeaderless(path string, s *salvaged) {
 	data := readSmall(path, 1024)
 	wal := readSmall(path+"-wal", 32)
@@ -214,9 +203,8 @@ func salvageHeaderless(path string, s *salvaged) {
 	}
 }
 
-// readSmall returns the regular file at path when it holds from atLeast to
-// salvageMax bytes (else nil). The newest rows of a ledger the hooks left
-// open (Leave skips the checkpoint) live only in its -wal.
+// readSmall returns the regular file at path when it holds atLeast to
+// salvageMax bytes (else nil). The newest rows may be only in the -wal (Leave).
 func readSmall(path string, atLeast int64) []byte {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < atLeast || fi.Size() > salvageMax {
@@ -226,9 +214,8 @@ func readSmall(path string, atLeast int64) []byte {
 	return b
 }
 
-// writeNew writes data to a file it creates at path, after removing what
-// was there: never through a symlink or into a FIFO or another file left
-// at that name (O_EXCL fails on any existing name, a symlink included).
+// writeNew writes data to a file it creates at path after removing what was
+// there: never through a symlink or into a FIFO (O_EXCL fails on any name).
 func writeNew(path string, data []byte) error {
 	os.Remove(path)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -242,9 +229,8 @@ func writeNew(path string, data []byte) error {
 	return f.Close()
 }
 
-// readCopy reads the tables not read yet from data written to tmp:
-// first with the WAL beside it (the header switched to WAL mode), then
-// the main file alone. Every file it made is removed.
+// readCopy reads the tables not read yet from data written to tmp: with the
+// WAL beside it (the header switched to WAL mode), then alone; then removes it.
 func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	defer func() {
 		for _, sfx := range []string{"", "-wal", "-shm"} {
@@ -269,8 +255,7 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	}
 }
 
-// sqliteHeader is a minimal valid database header for page size ps, with
-// the database size left to be taken from the file's length.
+// sqliteHeader is a minimal database header for page size ps (size: the file's length).
 func sqliteHeader(ps int) []byte {
 	h := make([]byte, 100)
 	copy(h, "SQLite format 3\x00")
@@ -289,8 +274,7 @@ func sqliteHeader(ps int) []byte {
 	return h
 }
 
-// register re-creates the sessions and offset-0 cursors of files that are
-// still on disk, and returns how many were registered.
+// register re-creates the sessions and offset-0 cursors of files still on disk; it counts them.
 func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 	tx, err := l.db.Begin()
 	if err != nil {
@@ -317,10 +301,10 @@ func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
 	return n, tx.Commit()
 }
 
-// restore writes the salvaged tables into the new ledger in one
-// transaction and returns how many rows it wrote; rows it holds already
-// win. Sessions keep the times they were seen (a receipt's session idle
-// for a day must not count as working on the task now: AlreadyResumed).
+// restore writes the salvaged tables into the new ledger in one transaction
+// and returns how many rows it wrote; rows it holds win. Sessions keep the
+// times they were seen (a receipt's session idle for a day must not count
+// as working on the task now: AlreadyResumed).
 func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	tx, err := l.db.Begin()
 	if err != nil {
@@ -328,8 +312,7 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	}
 	defer tx.Rollback()
 	// With part of the lifecycle unreadable the current handoffs are left
-	// out: HandoffKnown is false, and publish restores the rest from the
-	// project's verified files (publish.RestoreFromFiles).
+	// out: HandoffKnown is false, publish restores them from verified files.
 	for _, t := range []string{"handoff_log", "deliveries", "decisions", "pinned_task"} {
 		if !s.answered[t] {
 			delete(s.rows, "handoffs")
@@ -366,8 +349,7 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	return n, tx.Commit()
 }
 
-// restoreSession is the new ledger's id of a salvaged session (0 when the
-// session is lost), created with the times it was seen.
+// restoreSession is the new id of a salvaged session (0: lost), with its times seen.
 func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession, now time.Time) (int64, error) {
 	if ss.Tool == "" || ss.NativeID == "" {
 		return 0, nil
@@ -385,8 +367,8 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 }
 
 // recoverFile moves the damaged ledger at path aside, opens a new one and
-// restores what it can of the old. stillBad, called under the lock, is
-// false when another process has recovered already.
+// restores what it can; stillBad (under the lock) is false when another
+// process recovered already.
 func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger, error) {
 	unlock, err := lockDir(filepath.Dir(path))
 	if err != nil {
@@ -414,9 +396,8 @@ func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger
 	return l, nil
 }
 
-// Reopen is called when a statement on l reported damage (IsCorrupt): it
-// closes l and returns the rebuilt ledger (Recovered set), or the one
-// another process rebuilt first.
+// Reopen closes l, whose statement reported damage (IsCorrupt), and returns
+// the rebuilt ledger (Recovered), or the one another process rebuilt first.
 func (l *Ledger) Reopen() (*Ledger, error) {
 	openMu.Lock()
 	defer openMu.Unlock()

@@ -435,7 +435,7 @@ var (
 	usageFields   = newFieldSet("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 	compactFields = newFieldSet("trigger", "preTokens")
 
-	attachmentFields = newFieldSet("type", "content", "stdout", "hookEvent")
+	attachmentFields = newFieldSet("type", "content", "stdout", "hookEvent", "prompt", "commandMode", "origin")
 )
 
 // str decodes a string field: a string sets it, null leaves it.
@@ -798,8 +798,8 @@ func (d *Decoder) ToolResultParts(raw Span) (parts []Block, ok bool) {
 // AttachmentFields are the fields of an attachment line's
 // attachment the old code decoded.
 type AttachmentFields struct {
-	Type, Stdout, Hook Span
-	Content            Span // raw JSON value; empty when absent
+	Type, Stdout, Hook, CommandMode Span
+	Content, Prompt, Origin         Span // raw JSON values; empty when absent
 }
 
 // Attachment decodes raw (json.RawMessage; empty when the line had no
@@ -834,6 +834,12 @@ func (d *Decoder) Attachment(raw Span) (a AttachmentFields, ok bool) {
 				d.str(&a.Stdout)
 			case 3:
 				d.str(&a.Hook)
+			case 4:
+				d.rawValue(&a.Prompt)
+			case 5:
+				d.str(&a.CommandMode)
+			case 6:
+				d.rawValue(&a.Origin)
 			default:
 				d.r.skip()
 			}
