@@ -1,8 +1,6 @@
-// Package config is carryover's configuration: the user's
-// ~/.carryover/config.toml, what a project's .carryover.toml may add to it
-// (ProjectPolicy), and its keys as data (keys: what each accepts, its
-// default, where it may be set), which Load decodes with and `carryover
-// config` / `config set` read.
+// Package config is carryover's configuration: the user's ~/.carryover/config.toml, what a project's .carryover.toml
+// may add to it (ProjectPolicy), and its keys as data (keys: what each accepts, its default, where it may be set),
+// which Load decodes with and `carryover config` / `config set` read.
 package config
 
 import (
@@ -28,12 +26,10 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// Config is the user's config.toml with what a project's .carryover.toml may
-// add. A project file may only make carryover safer (ProjectPolicy): a
-// repository cloned from a stranger must not turn redaction off or hide the
-// resume protocol. A weakening is honoured only for a project the user lists
-// in trusted_projects; what is ignored is reported (Ignored), logged by the
-// hook and shown by status. "user's file only" keys are GlobalOnly.
+// Config is the user's config.toml with what a project's .carryover.toml may add. A project file may only make
+// carryover safer (ProjectPolicy): a repository cloned from a stranger must not turn redaction off or hide the resume
+// protocol. A weakening is honoured only for a project the user lists in trusted_projects; what is ignored is reported
+// (Ignored), logged by the hook and shown by status. "user's file only" keys are GlobalOnly.
 type Config struct {
 	Resume          string   `toml:"resume"` // ask, brief or silent
 	Redact          *bool    `toml:"redact"` // false turns secret redaction off
@@ -41,8 +37,7 @@ type Config struct {
 	TrustedProjects []string `toml:"trusted_projects" json:"TrustedProjects,omitempty"`
 	ExpireAfter     string   `toml:"expire_after" json:"ExpireAfter,omitempty"` // "7d", "12h"
 	HistoryKeep     int      `toml:"history_keep" json:"HistoryKeep,omitempty"`
-	// Pointer is auto, always or never (publish.PointerAuto…); a project file may only
-	// move it towards never.
+	// Pointer is auto, always or never (publish.PointerAuto…); a project file may only move it towards never.
 	Pointer string   `toml:"pointer" json:"Pointer,omitempty"`
 	Ignore  []string `toml:"ignore" json:"Ignore,omitempty"` // projects whose hooks exit at once (`carryover ignore`)
 	// Limits and Context are [limits] and [context] (Walls).
@@ -60,31 +55,28 @@ const ProjectConfigName = ".carryover.toml"
 
 func ProjectPath(project string) string { return filepath.Join(project, ProjectConfigName) }
 
-// visibility ranks resume protocols by how plainly the user sees that a
-// handoff was used, pointerRank the pointer settings by how much they write
-// into the project: a project may move towards ask, and towards never.
+// visibility ranks resume protocols by how plainly the user sees that a handoff was used, pointerRank the pointer
+// settings by how much they write into the project: a project may move towards ask, and towards never.
 var (
 	visibility  = map[string]int{publish.ModeSilent: 0, publish.ModeBrief: 1, publish.ModeAsk: 2}
 	pointerRank = map[string]int{publish.PointerAlways: 0, publish.PointerAuto: 1, publish.PointerNever: 2}
 )
 
-// Load reads the user's config at globalPath and, when project is not empty,
-// the project's .carryover.toml under ProjectPolicy. A broken file, an
-// unknown key or an invalid value is reported and ignored (defaults apply),
-// as is each ignored project setting. home expands "~/".
+// Load reads the user's config at globalPath and, when project is not empty, the project's .carryover.toml under
+// ProjectPolicy. A broken file, an unknown key or an invalid value is reported and ignored (defaults apply), as is each
+// ignored project setting. home expands "~/".
 func Load(globalPath, home, project string) (Config, []error) {
 	return load(globalPath, home, project, decode)
 }
 
-// WithProject is c, the user's config as Load(…, "") read it, with project's
-// .carryover.toml applied: a hook reads the user's file once per event for
-// both the ignore list and the project's settings.
+// WithProject is c, the user's config as Load(…, "") read it, with project's .carryover.toml applied: a hook reads the
+// user's file once per event for both the ignore list and the project's settings.
 func (c Config) WithProject(project string) (Config, []error) {
 	return c.withProject(project, decode)
 }
 
-// load is Load with the decoder of one file (tests decode without the key
-// table, to reach the policy with what the table would warn about).
+// load is Load with the decoder of one file (tests decode without the key table, to reach the policy with what the
+// table would warn about).
 func load(globalPath, home, project string, dec decoder) (Config, []error) {
 	c, _, errs, _ := loadFile(globalPath, true, dec)
 	c.home = home
@@ -111,14 +103,12 @@ func (c Config) withProject(project string, dec decoder) (Config, []error) {
 // decoder decodes one config file (decode; global: the user's own).
 type decoder func(path string, b []byte, global bool) (Config, map[string]any, []error, error)
 
-// maxConfig is the largest config file carryover reads (a real one is a few
-// hundred bytes).
+// maxConfig is the largest config file carryover reads (a real one is a few hundred bytes).
 const maxConfig = 1 << 20
 
-// loadFile reads and decodes one config file; ok is false when there is none
-// or it is broken (said in errs: defaults apply). It reads a regular file,
-// never blocking (a project's may be a FIFO or /dev/zero); the user's own
-// may be a symlink (dotfile managers), a project's is not followed.
+// loadFile reads and decodes one config file; ok is false when there is none or it is broken (said in errs: defaults
+// apply). It reads a regular file, never blocking (a project's may be a FIFO or /dev/zero); the user's own may be a
+// symlink (dotfile managers), a project's is not followed.
 func loadFile(path string, global bool, dec decoder) (c Config, keys map[string]any, errs []error, ok bool) {
 	read := safefile.ReadFileNoFollow
 	if global {
@@ -137,13 +127,12 @@ func loadFile(path string, global bool, dec decoder) (c Config, keys map[string]
 	return c, keys, errs, true
 }
 
-// IgnoredPrefix starts each error Load returns for a project setting the
-// policy did not honour (status lists those apart from key warnings).
+// IgnoredPrefix starts each error Load returns for a project setting the policy did not honour (status lists those
+// apart from key warnings).
 const IgnoredPrefix = "ignored "
 
-// ProjectPolicy applies a project file's settings o (keys: every key the
-// file holds) to the user's config g: what makes carryover safer always, a
-// weakening only for a project g trusts.
+// ProjectPolicy applies a project file's settings o (keys: every key the file holds) to the user's config g: what makes
+// carryover safer always, a weakening only for a project g trusts.
 func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Config {
 	c := g
 	c.Ignored = nil
@@ -169,9 +158,8 @@ func ProjectPolicy(g, o Config, keys map[string]any, project, path string) Confi
 	return c
 }
 
-// mergeRanked sets *dst to the project's mode when trusted or ranked no
-// lower than the user's cur (def when cur is invalid); rank's keys are the
-// valid modes.
+// mergeRanked sets *dst to the project's mode when trusted or ranked no lower than the user's cur (def when cur is
+// invalid); rank's keys are the valid modes.
 func (c *Config) mergeRanked(key string, dst *string, cur, mode, def string, rank map[string]int, oneOf string, trusted bool, path string, ignore func(string)) {
 	if _, ok := rank[cur]; !ok {
 		cur = def
@@ -185,17 +173,14 @@ func (c *Config) mergeRanked(key string, dst *string, cur, mode, def string, ran
 	}
 }
 
-// otherKeys are the notes on a project file's keys it may not set: the
-// user's own settings, and unknown ones (sorted).
+// otherKeys are the notes on a project file's keys it may not set: the user's own settings, and unknown ones (sorted).
 func otherKeys(keys map[string]any, path string) []string {
 	var notes, rest []string
 	for k := range keys {
-		switch k {
-		case "resume", "redact", "limits", "context", "pointer":
-		case "tools", "trusted_projects", "expire_after", "history_keep", "ignore":
-			notes = append(notes, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
-		default:
+		if ck, ok := LookupKey(k); !ok {
 			rest = append(rest, k)
+		} else if ck.GlobalOnly {
+			notes = append(notes, fmt.Sprintf("%s in %s (read from your own config.toml only)", k, path))
 		}
 	}
 	sort.Strings(rest)
@@ -213,9 +198,8 @@ func (c Config) PointerMode() string {
 	return publish.PointerAuto
 }
 
-// Ignores reports whether project is, or is inside, a directory the user
-// listed in ignore; Trusts whether trusted_projects names it (paths compared
-// after ~ expansion and symlinks).
+// Ignores reports whether project is, or is inside, a directory the user listed in ignore; Trusts whether
+// trusted_projects names it (paths compared after ~ expansion and symlinks).
 func (c Config) Ignores(project string) bool { return c.lists(c.Ignore, project, true) }
 func (c Config) Trusts(project string) bool  { return c.lists(c.TrustedProjects, project, false) }
 
@@ -240,18 +224,17 @@ func (c Config) lists(dirs []string, project string, under bool) bool {
 	return false
 }
 
-// LimitsConfig is config.toml's [limits]. Pointers tell "unset" from zero,
-// so a project file overrides only what it sets.
+// LimitsConfig is config.toml's [limits]. Pointers tell "unset" from zero, so a project file overrides only what it
+// sets.
 type LimitsConfig struct {
 	AutoResume *bool `toml:"auto_resume"` // write RESUME.md when a limit is reached or near (default true)
-	// WarnPercent is the used share of a usage window from which RESUME.md is
-	// written ahead of time and the user told once (default 90).
+	// WarnPercent is the used share of a usage window from which RESUME.md is written ahead of time and the user told
+	// once (default 90).
 	WarnPercent *float64 `toml:"warn_percent"`
 	MaxRestarts *int     `toml:"max_restarts"` // bounds `carryover run`'s restarts (default 10)
 }
 
-// ContextConfig is config.toml's [context]: the levels' thresholds in
-// percent of the context window.
+// ContextConfig is config.toml's [context]: the levels' thresholds in percent of the context window.
 type ContextConfig struct {
 	EarlyWarn         *int  `toml:"early_warn"`
 	Warn              *int  `toml:"warn"`
@@ -265,12 +248,10 @@ var (
 	ContextKeys = []string{"early_warn", "warn", "critical", "restart_at_critical"}
 )
 
-// mergeWalls applies a project file's [limits] and [context] to c. An
-// untrusted project may only make carryover less intrusive (issue 21: a
-// planted `[context] critical = 3` made `carryover run` restart the agent
-// ten times in six seconds): switch auto_resume and restart_at_critical off,
-// lower max_restarts, raise warn_percent and the thresholds, each compared
-// with what is in effect without it, and only to a valid value.
+// mergeWalls applies a project file's [limits] and [context] to c. An untrusted project may only make carryover less
+// intrusive (issue 21: a planted `[context] critical = 3` made `carryover run` restart the agent ten times in six
+// seconds): switch auto_resume and restart_at_critical off, lower max_restarts, raise warn_percent and the thresholds,
+// each compared with what is in effect without it, and only to a valid value.
 func (c *Config) mergeWalls(o Config, trusted bool, ignore func(string)) {
 	offOnly("[limits] auto_resume", &c.Limits.AutoResume, o.Limits.AutoResume, trusted, ignore)
 	offOnly("[context] restart_at_critical", &c.Context.RestartAtCritical, o.Context.RestartAtCritical, trusted, ignore)
@@ -287,8 +268,7 @@ func (c *Config) mergeWalls(o Config, trusted bool, ignore func(string)) {
 	c.mergeThresholds(o.Context, trusted, ignore)
 }
 
-// offOnly takes src over dst when trusted, when it is false, or when true is
-// already in effect.
+// offOnly takes src over dst when trusted, when it is false, or when true is already in effect.
 func offOnly(name string, dst **bool, src *bool, trusted bool, ignore func(string)) {
 	switch {
 	case src == nil:
@@ -299,9 +279,8 @@ func offOnly(name string, dst **bool, src *bool, trusted bool, ignore func(strin
 	}
 }
 
-// mergeThresholds takes o's context thresholds, all or none: when trusted,
-// or when together they rise within 1..100 and none is earlier than the one
-// in effect.
+// mergeThresholds takes o's context thresholds, all or none: when trusted, or when together they rise within 1..100 and
+// none is earlier than the one in effect.
 func (c *Config) mergeThresholds(o ContextConfig, trusted bool, ignore func(string)) {
 	if o.EarlyWarn == nil && o.Warn == nil && o.Critical == nil {
 		return
@@ -318,8 +297,7 @@ func (c *Config) mergeThresholds(o ContextConfig, trusted bool, ignore func(stri
 		t.EarlyWarn, t.Warn, t.Critical, cur.EarlyWarn, cur.Warn, cur.Critical))
 }
 
-// Walls are the [limits] and [context] sections with their defaults
-// (publish/limits reads them).
+// Walls are the [limits] and [context] sections with their defaults (publish/limits reads them).
 type Walls struct {
 	Limits  LimitsConfig
 	Context ContextConfig
@@ -355,8 +333,7 @@ func (c Walls) RestartAtCritical() bool {
 	return c.Context.RestartAtCritical == nil || *c.Context.RestartAtCritical
 }
 
-// Thresholds are the context thresholds (the defaults when the configured
-// ones do not rise strictly within 1..100).
+// Thresholds are the context thresholds (the defaults when the configured ones do not rise strictly within 1..100).
 func (c Walls) Thresholds() distill.Thresholds {
 	if t := c.configured(); t.Valid() {
 		return t
@@ -392,8 +369,8 @@ func (c Walls) Problems() []string {
 	return out
 }
 
-// Key describes one key of config.toml / .carryover.toml: a misspelt key or
-// a bad value is a warning naming the file, the key and the closest valid key.
+// Key describes one key of config.toml / .carryover.toml: a misspelt key or a bad value is a warning naming the file,
+// the key and the closest valid key.
 type Key struct {
 	Name       string
 	Default    string // the value in effect when no file sets the key (a TOML literal)
@@ -621,8 +598,7 @@ func checkPathList(v any) error {
 	return nil
 }
 
-// parsePathList reads `config set KEY a,b` for a directory key: absolute
-// paths (or ~/...), comma-separated.
+// parsePathList reads `config set KEY a,b` for a directory key: absolute paths (or ~/...), comma-separated.
 func parsePathList(key string) func(string) (string, error) {
 	return func(s string) (string, error) {
 		var ps []string
@@ -645,8 +621,8 @@ func LookupKey(name string) (Key, bool) {
 	return keys[i], true
 }
 
-// knownKeys is every key Config decodes (its toml tags, so a field added to
-// Config is never reported as unknown) plus the documented ones.
+// knownKeys is every key Config decodes (its toml tags, so a field added to Config is never reported as unknown) plus
+// the documented ones.
 func knownKeys() []string {
 	var out []string
 	t := reflect.TypeOf(Config{})
@@ -663,10 +639,9 @@ func knownKeys() []string {
 	return out
 }
 
-// decode reads one config file. A syntax error is err (the whole file is
-// ignored). An unknown key, a key that file may not set, or an invalid value
-// is a warning naming the file, the key and what to write instead, and only
-// that key is ignored.
+// decode reads one config file. A syntax error is err (the whole file is ignored). An unknown key, a key that file may
+// not set, or an invalid value is a warning naming the file, the key and what to write instead, and only that key is
+// ignored.
 func decode(path string, b []byte, global bool) (Config, map[string]any, []error, error) {
 	var c Config
 	var m map[string]any
@@ -754,10 +729,8 @@ type Value struct {
 	Doc    string `json:"doc"`
 }
 
-// Resolve reports each documented key's effective value (Load's) and where
-// it came from: the last file, in load order, that sets the key to that
-// value (a project setting the merge policy ignores is attributed to the
-// file that won).
+// Resolve reports each documented key's effective value (Load's) and where it came from: the last file, in load order,
+// that sets the key to that value (a project setting the merge policy ignores is attributed to the file that won).
 func Resolve(globalPath, home, project string) ([]Value, []error) {
 	type file struct {
 		origin, path string
@@ -782,8 +755,8 @@ func Resolve(globalPath, home, project string) ([]Value, []error) {
 	return out, errs
 }
 
-// Warnings is every config problem of the global file and of each project's
-// file, once each (`carryover status` shows them).
+// Warnings is every config problem of the global file and of each project's file, once each (`carryover status` shows
+// them).
 func Warnings(globalPath, home string, projects []string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -802,8 +775,7 @@ func Warnings(globalPath, home string, projects []string) []string {
 	return out
 }
 
-// Leaf is a key `config get/set/unset` takes: a top-level key, or a table's
-// key written dotted (limits.warn_percent).
+// Leaf is a key `config get/set/unset` takes: a top-level key, or a table's key written dotted (limits.warn_percent).
 type Leaf struct {
 	Key
 	Inner string // the key inside the table; "" for a top-level key
@@ -816,8 +788,7 @@ func (l Leaf) Path() string {
 	return l.Name + "." + l.Inner
 }
 
-// ParseTable is a table key's answer to a VALUE (always an error naming its
-// dotted keys).
+// ParseTable is a table key's answer to a VALUE (always an error naming its dotted keys).
 func (k Key) ParseTable() error {
 	_, err := k.parse("")
 	return err
@@ -869,15 +840,13 @@ func (l Leaf) Parse(s string) (string, error) {
 	return Literal(m["v"]), nil
 }
 
-// SetKeyInFile sets key to literal in the TOML file at path, creating the
-// file (and its directory) with perm when missing, every other byte kept
-// (hookconf.SetKey, the one TOML editor).
+// SetKeyInFile sets key to literal in the TOML file at path, creating the file (and its directory) with perm when
+// missing, every other byte kept (hookconf.SetKey, the one TOML editor).
 func SetKeyInFile(path, key, literal string, perm fs.FileMode) error {
 	return EditFile(path, perm, func(b []byte) ([]byte, error) { return hookconf.SetKey(b, key, literal) })
 }
 
-// EditFile applies edit to the file at path (empty when missing) and writes
-// the result when it changed.
+// EditFile applies edit to the file at path (empty when missing) and writes the result when it changed.
 func EditFile(path string, perm fs.FileMode, edit func([]byte) ([]byte, error)) error {
 	b, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

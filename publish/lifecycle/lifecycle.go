@@ -1,13 +1,9 @@
-// Package lifecycle is the handoff lifecycle (issue 14). Every handoff a
-// project publishes has an id (publish.NewID) in handoff.md's header and a
-// record in the ledger's handoff_log. A session keeps its id while it
-// rewrites the handoff turn after turn; the next session that publishes
-// starts a new one, which supersedes it. Consumption is read from the
-// delivery receipts hooks and transcripts record. The package owns the
-// queries over those tables (the ledger keeps schema and salvage), the
-// decisions log and pinned task, the hook's two steps (Begin picks the id as
-// Render renders, Deliver injects at a session start), history, staleness,
-// clear and restore.
+// Package lifecycle is the handoff lifecycle (issue 14). Every handoff a project publishes has an id (publish.NewID) in
+// handoff.md's header and a record in the ledger's handoff_log. A session keeps its id while it rewrites the handoff
+// turn after turn; the next session that publishes starts a new one, which supersedes it. Consumption is read from the
+// delivery receipts hooks and transcripts record. The package owns the queries over those tables (the ledger keeps
+// schema and salvage), the decisions log and pinned task, the hook's two steps (Begin picks the id as Render renders,
+// Deliver injects at a session start), history, staleness, clear and restore.
 package lifecycle
 
 import (
@@ -30,10 +26,8 @@ import (
 	"github.com/carryover/carryover/publish/redact"
 )
 
-// Statuses of a handoff; "consumed" and "expired" are derived (receipts,
-// age), "active" is the absence of the others; "forgotten": its session was
-// forgotten (`carryover forget`), the record keeps only id, project, agent
-// and times.
+// Statuses of a handoff; "consumed" and "expired" are derived (receipts, age), "active" is the absence of the others;
+// "forgotten": its session was forgotten (`carryover forget`), the record keeps only id, project, agent and times.
 const (
 	StatusActive     = "active"
 	StatusConsumed   = "consumed"
@@ -65,8 +59,7 @@ func scanRecord(sc ledger.Scanner) (ledger.HandoffRecord, error) {
 	return r, err
 }
 
-// Save inserts r, or updates the rewrite of an existing id (its session
-// published again).
+// Save inserts r, or updates the rewrite of an existing id (its session published again).
 func Save(s ledger.Store, r ledger.HandoffRecord) error {
 	_, err := s.Exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)
 		ON CONFLICT (id) DO UPDATE SET head = excluded.head, branch = excluded.branch, hash = excluded.hash, header = excluded.header,
@@ -76,8 +69,8 @@ func Save(s ledger.Store, r ledger.HandoffRecord) error {
 	return err
 }
 
-// End records how a handoff ended (ledger.EndSuperseded, EndCleared); its
-// first ending stays, except that clearing wins over superseding.
+// End records how a handoff ended (ledger.EndSuperseded, EndCleared); its first ending stays, except that clearing wins
+// over superseding.
 func End(s ledger.Store, id, how string, at time.Time) error {
 	_, err := s.Exec(`UPDATE handoff_log SET ended = ?, ended_at = ? WHERE id = ? AND (ended = '' OR (? = 'cleared' AND ended != 'cleared'))`,
 		how, at.UnixMilli(), id, how)
@@ -93,9 +86,8 @@ func ByID(s ledger.Store, id string) (ledger.HandoffRecord, error) {
 	return r, err
 }
 
-// Records lists a project's handoffs (every project's when ""), newest
-// first, at most limit. A Stop asks for its project's newest: the project
-// index, not the whole log (ledger.ForProject).
+// Records lists a project's handoffs (every project's when ""), newest first, at most limit. A Stop asks for its
+// project's newest: the project index, not the whole log (ledger.ForProject).
 func Records(s ledger.Store, project string, limit int) ([]ledger.HandoffRecord, error) {
 	where, args := ledger.ForProject("project", project)
 	return ledger.All(s, scanRecord, `SELECT `+recordCols+` FROM handoff_log WHERE `+where+` ORDER BY written DESC, id DESC LIMIT `+strconv.Itoa(limit), args...) // a literal LIMIT: see ledger.RowsAfter
@@ -110,8 +102,7 @@ type Consumer struct {
 	LastSeen  time.Time // the session's last event
 }
 
-// Consumers lists the sessions other than the handoff's own that received
-// it (by any route), first receipt first.
+// Consumers lists the sessions other than the handoff's own that received it (by any route), first receipt first.
 func Consumers(s ledger.Store, r ledger.HandoffRecord) ([]Consumer, error) {
 	return ledger.All(s, func(sc ledger.Scanner) (c Consumer, err error) {
 		var at, seen int64
@@ -147,9 +138,8 @@ func Handoffs(s ledger.Store) ([]ledger.Handoff, error) {
 	}, `SELECT project, header, tool, session_id, written FROM handoffs ORDER BY written DESC`)
 }
 
-// keepPublished is how many published hashes a project keeps: concurrent
-// hooks may finish their writes in another order than they recorded them,
-// and any of the last few is carryover's own file.
+// keepPublished is how many published hashes a project keeps: concurrent hooks may finish their writes in another order
+// than they recorded them, and any of the last few is carryover's own file.
 const keepPublished = 8
 
 // recordCurrent stores the project's current handoff header and its hash.
@@ -174,10 +164,9 @@ type Status struct {
 	Age    time.Duration // since its last rewrite
 }
 
-// StatusOf derives a handoff's status at now. Cleared wins; a handoff a
-// session received stays consumed (who received it is what parallel sessions
-// need) even once superseded; an unconsumed one is superseded, else expired
-// past expireAfter, else active.
+// StatusOf derives a handoff's status at now. Cleared wins; a handoff a session received stays consumed (who received
+// it is what parallel sessions need) even once superseded; an unconsumed one is superseded, else expired past
+// expireAfter, else active.
 func StatusOf(r ledger.HandoffRecord, consumers []Consumer, now time.Time, expireAfter time.Duration) Status {
 	s := Status{Age: now.Sub(r.Updated)}
 	switch {
@@ -195,14 +184,13 @@ func StatusOf(r ledger.HandoffRecord, consumers []Consumer, now time.Time, expir
 	return s
 }
 
-// workingWindow: a session that took a handoff counts as still working on it
-// when it had an event this recently. Hooks fire at every prompt, tool call
-// and turn end, so a working session is seen every few minutes; one idle for
-// half an hour has most likely been left.
+// workingWindow: a session that took a handoff counts as still working on it when it had an event this recently. Hooks
+// fire at every prompt, tool call and turn end, so a working session is seen every few minutes; one idle for half an
+// hour has most likely been left.
 const workingWindow = 30 * time.Minute
 
-// AlreadyResumed is the note a new session gets when another session took
-// the same handoff and is still working ("" when none is).
+// AlreadyResumed is the note a new session gets when another session took the same handoff and is still working (""
+// when none is).
 func AlreadyResumed(cs []Consumer, self int64, now time.Time) string {
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
@@ -216,15 +204,8 @@ func AlreadyResumed(cs []Consumer, self int64, now time.Time) string {
 	return ""
 }
 
-func logf(p *publish.Project, format string, args ...any) {
-	if p.Logf != nil {
-		p.Logf(format, args...)
-	}
-}
-
-// AddDecision adds a decision to the project's log and reports whether the
-// log changed. An extracted one never overrides what is there (a dropped
-// decision stays dropped); the user's own revives and upgrades it.
+// AddDecision adds a decision to the project's log and reports whether the log changed. An extracted one never
+// overrides what is there (a dropped decision stays dropped); the user's own revives and upgrades it.
 func AddDecision(s ledger.Store, project string, d ledger.Decision) (bool, error) {
 	q := `INSERT INTO decisions (project, text, why, source, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	if d.Source == ledger.DecisionUser {
@@ -234,8 +215,8 @@ func AddDecision(s ledger.Store, project string, d ledger.Decision) (bool, error
 	return ledger.Changed(s, q, project, d.Text, d.Why, d.Source, d.At.UnixMilli())
 }
 
-// Decisions lists a project's live decisions: the user's first, then the
-// extracted ones, each newest first (the order `decide --list` numbers).
+// Decisions lists a project's live decisions: the user's first, then the extracted ones, each newest first (the order
+// `decide --list` numbers).
 func Decisions(s ledger.Store, project string) ([]ledger.Decision, error) {
 	return ledger.All(s, func(sc ledger.Scanner) (d ledger.Decision, err error) {
 		var at int64
@@ -246,8 +227,8 @@ func Decisions(s ledger.Store, project string) ([]ledger.Decision, error) {
 		ORDER BY source = 'user' DESC, at DESC, rowid DESC`, project)
 }
 
-// decisionTexts is every decision in the project's log, dropped ones
-// included (the extractor must not bring those back).
+// decisionTexts is every decision in the project's log, dropped ones included (the extractor must not bring those
+// back).
 func decisionTexts(s ledger.Store, project string) (map[string]bool, error) {
 	ts, err := ledger.All(s, func(sc ledger.Scanner) (t string, err error) { return t, sc.Scan(&t) },
 		`SELECT text FROM decisions WHERE project = ?`, project)
@@ -258,8 +239,8 @@ func decisionTexts(s ledger.Store, project string) (map[string]bool, error) {
 	return out, err
 }
 
-// addExtracted adds the fold's decisions the log lacks (a Stop re-renders
-// every turn, and most turns decide nothing new) and returns the log.
+// addExtracted adds the fold's decisions the log lacks (a Stop re-renders every turn, and most turns decide nothing
+// new) and returns the log.
 func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []ledger.Decision {
 	known, _ := decisionTexts(l, p.Root)
 	for _, d := range extracted {
@@ -267,7 +248,7 @@ func addExtracted(p *publish.Project, l *ledger.Ledger, extracted []string) []le
 			continue
 		}
 		if _, err := AddDecision(l, p.Root, ledger.Decision{Text: d, Source: ledger.DecisionExtracted, At: p.Now}); err != nil {
-			logf(p, "decisions log: %v", err)
+			p.Log("decisions log: %v", err)
 			break
 		}
 		dropSupersededBy(l, p.Root, d, extracted)
@@ -291,8 +272,7 @@ func stale(d ledger.Decision, held []string) bool {
 	return d.Source == ledger.DecisionExtracted && !slices.Contains(held, d.Text)
 }
 
-// DropDecision marks a decision dropped (kept, so the extractor does not
-// bring it back).
+// DropDecision marks a decision dropped (kept, so the extractor does not bring it back).
 func DropDecision(s ledger.Store, project, text string) error {
 	_, err := s.Exec(`UPDATE decisions SET dropped = 1 WHERE project = ? AND text = ?`, project, text)
 	return err
@@ -308,11 +288,9 @@ func PinTask(s ledger.Store, project, text string, at time.Time) error {
 func Task(s ledger.Store, project string) (ledger.PinnedTask, bool) {
 	var t ledger.PinnedTask
 	var at int64
-	if err := s.QueryRow(`SELECT text, at FROM pinned_task WHERE project = ?`, project).Scan(&t.Text, &at); err != nil {
-		return t, false
-	}
+	err := s.QueryRow(`SELECT text, at FROM pinned_task WHERE project = ?`, project).Scan(&t.Text, &at)
 	t.At = time.UnixMilli(at)
-	return t, true
+	return t, err == nil
 }
 
 // UnpinTask removes the project's pinned task, returning it.
@@ -325,10 +303,9 @@ func UnpinTask(s ledger.Store, project string) (ledger.PinnedTask, bool, error) 
 	return t, true, err
 }
 
-// Begin is Render's lifecycle step (publish.Lifecycle): the handoff's id
-// (the session's own while it keeps publishing; a new one for a new session
-// or after a clear), the fold's decisions added to the log and read back
-// with the pinned task, and Record, which stores what was published.
+// Begin is Render's lifecycle step (publish.Lifecycle): the handoff's id (the session's own while it keeps publishing;
+// a new one for a new session or after a clear), the fold's decisions added to the log and read back with the pinned
+// task, and Record, which stores what was published.
 func Begin(p *publish.Project, l *ledger.Ledger, h distill.Handoff, native string) publish.Started {
 	var s publish.Started
 	var prev *ledger.HandoffRecord // the project's newest handoff before this one
@@ -356,15 +333,14 @@ func Begin(p *publish.Project, l *ledger.Ledger, h distill.Handoff, native strin
 	}
 	s.Record = func(text string) {
 		if err := record(p, l, s, prev, h, native, text); err != nil {
-			logf(p, "record handoff %s: %v", s.ID, err)
+			p.Log("record handoff %s: %v", s.ID, err)
 		}
 	}
 	return s
 }
 
-// record stores the handoff — its digest (trust), its entry under its id,
-// the end of the previous one it supersedes — in one transaction (one WAL
-// commit per Stop instead of three).
+// record stores the handoff — its digest (trust), its entry under its id, the end of the previous one it supersedes —
+// in one transaction (one WAL commit per Stop instead of three).
 func record(p *publish.Project, l *ledger.Ledger, s publish.Started, prev *ledger.HandoffRecord, h distill.Handoff, native, text string) error {
 	var files []string
 	for _, f := range h.Files {
@@ -406,11 +382,9 @@ type Delivery struct {
 	Why    string // why not, or what was noted, for the log
 }
 
-// Deliver is a session start's lifecycle step (or its deferred first
-// prompt): the project's handoff text rendered for the agent, and its
-// receipt recorded. Nothing when cleared or this session already holds it
-// (resumed), a one-line notice once expired, else the handoff with the
-// banner and one line per staleness fact and parallel session. A handoff
+// Deliver is a session start's lifecycle step (or its deferred first prompt): the project's handoff text rendered for
+// the agent, and its receipt recorded. Nothing when cleared or this session already holds it (resumed), a one-line
+// notice once expired, else the handoff with the banner and one line per staleness fact and parallel session. A handoff
 // without an id (older carryover) goes out as Inject renders it.
 func Deliver(p *publish.Project, l *ledger.Ledger, agent *adapters.Agent, event, text string, session int64, resumed bool) Delivery {
 	if l != nil && text != "" && resumed && ledger.Has(l, `SELECT COUNT(*) FROM deliveries WHERE project = ? AND header = ? AND session_id = ?`, p.Root, publish.HeaderOf(text), session) {
@@ -453,8 +427,7 @@ func deliver(p *publish.Project, l *ledger.Ledger, agent *adapters.Agent, event,
 	return Delivery{Out: w, Header: hdr, Why: why}
 }
 
-// retired is what a cleared, forgotten or expired handoff delivers (done:
-// nothing else).
+// retired is what a cleared, forgotten or expired handoff delivers (done: nothing else).
 func retired(p *publish.Project, agent *adapters.Agent, event string, rec ledger.HandoffRecord, st Status) (Delivery, bool) {
 	switch {
 	case st.Status == StatusCleared:
@@ -467,9 +440,8 @@ func retired(p *publish.Project, agent *adapters.Agent, event string, rec ledger
 	return Delivery{}, false
 }
 
-// deliveryNotes are the lines before the handoff's body: its age, its
-// staleness facts, the limit note, and that another session already resumed
-// it (why, for the log).
+// deliveryNotes are the lines before the handoff's body: its age, its staleness facts, the limit note, and that another
+// session already resumed it (why, for the log).
 func deliveryNotes(p *publish.Project, l *ledger.Ledger, rec ledger.HandoffRecord, st Status, consumers []Consumer, session int64) (notes []string, why string) {
 	if st.Age > 6*time.Hour {
 		notes = append(notes, "> Note: this handoff was written "+publish.Ago(p.Now, rec.Updated)+" — check `git log` and `git status` before acting on it.")
@@ -488,30 +460,26 @@ func deliveryNotes(p *publish.Project, l *ledger.Ledger, rec ledger.HandoffRecor
 	return notes, why
 }
 
-// takeovers is the receipt of the handoff rec's own session took over, if
-// it did: a session that resumed a handoff publishes its own at its first
-// prompt, and a session starting beside it must still hear the task is taken.
+// takeovers is the receipt of the handoff rec's own session took over, if it did: a session that resumed a handoff
+// publishes its own at its first prompt, and a session starting beside it must still hear the task is taken.
 func takeovers(l *ledger.Ledger, rec ledger.HandoffRecord) []Consumer {
 	recs, _ := Records(l, rec.Project, 8)
-	for i, r := range recs {
-		if r.ID != rec.ID || i+1 >= len(recs) {
-			continue
-		}
-		cs, _ := Consumers(l, recs[i+1])
-		for _, c := range cs {
-			if c.SessionID == rec.SessionID {
-				return []Consumer{c}
-			}
+	i := slices.IndexFunc(recs, func(r ledger.HandoffRecord) bool { return r.ID == rec.ID })
+	if i < 0 || i+1 >= len(recs) {
+		return nil
+	}
+	cs, _ := Consumers(l, recs[i+1])
+	for _, c := range cs {
+		if c.SessionID == rec.SessionID {
+			return []Consumer{c}
 		}
 	}
 	return nil
 }
 
-// Clear retires the project's current handoff (carryover clear) and returns
-// its id; already: cleared before; ErrNoHistory when there is none. The
-// ledger marks it cleared, so no session start injects it, and handoff.md
-// becomes a stub saying so, for agents that read the file through the
-// pointer block instead of a hook. History keeps the text.
+// Clear retires the project's current handoff (carryover clear) and returns its id; already: cleared before;
+// ErrNoHistory when there is none. The ledger marks it cleared, so no session start injects it, and handoff.md becomes
+// a stub saying so, for agents that read the file through the pointer block instead of a hook. History keeps the text.
 func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err error) {
 	var recs []ledger.HandoffRecord
 	if l != nil {
@@ -529,7 +497,7 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 	}
 	// The cleared task is not the next handoff's Task: the next request is.
 	if err := distill.ClearTask(l, p.Root, p.Now); err != nil {
-		logf(p, "clear the distilled task: %v", err)
+		p.Log("clear the distilled task: %v", err)
 	}
 	mode, protocol := publish.Protocol(p.Mode)
 	text := publish.Header(p.Now, publish.ContentLine(rec.Tool)) + " · " + rec.ID + "\n" +
@@ -541,10 +509,10 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 		return rec.ID, false, err
 	}
 	if err := publish.RecordPublished(p.Home, p.Root, digest); err != nil {
-		logf(p, "record published handoff: %v", err)
+		p.Log("record published handoff: %v", err)
 	}
 	if err := publish.WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
-		logf(p, "write global handoff: %v", err)
+		p.Log("write global handoff: %v", err)
 	}
 	if p.NotProject {
 		return rec.ID, false, nil // no file in the home directory (the ledger's record says cleared)
@@ -577,30 +545,26 @@ type ConsumerReport struct {
 	At      time.Time `json:"at"`
 }
 
-// History lists the project's handoffs, newest first: the ledger's records,
-// and history files the ledger no longer knows (status "unrecorded", after a
-// ledger rebuild). l may be nil (no ledger yet).
+// History lists the project's handoffs, newest first: the ledger's records, and history files the ledger no longer
+// knows (status "unrecorded", after a ledger rebuild). l may be nil (no ledger yet).
 func History(l *ledger.Ledger, project string, now time.Time, expireAfter time.Duration) ([]HistoryEntry, error) {
 	out := []HistoryEntry{}
 	files, err := publish.HistoryIDs(project)
 	if err != nil {
 		return out, fmt.Errorf("read history of %s: %w", project, err)
 	}
-	onDisk := map[string]bool{}
-	for _, id := range files {
-		onDisk[id] = true
-	}
 	recs, err := records(l, project)
 	if err != nil {
 		return out, err
 	}
+	known := map[string]bool{}
 	for _, r := range recs {
 		cs, _ := Consumers(l, r)
-		out = append(out, entryOf(r, cs, now, expireAfter, onDisk[r.ID]))
-		delete(onDisk, r.ID)
+		out = append(out, entryOf(r, cs, now, expireAfter, slices.Contains(files, r.ID)))
+		known[r.ID] = true
 	}
 	for _, id := range files {
-		if onDisk[id] {
+		if !known[id] {
 			out = append(out, HistoryEntry{ID: id, Status: "unrecorded", File: true, ConsumedBy: []ConsumerReport{}})
 		}
 	}
@@ -626,8 +590,8 @@ func entryOf(r ledger.HandoffRecord, cs []Consumer, now time.Time, expireAfter t
 	return e
 }
 
-// Current is the project's newest handoff with its status and staleness now
-// (nil when the ledger has none; l may be nil).
+// Current is the project's newest handoff with its status and staleness now (nil when the ledger has none; l may be
+// nil).
 func Current(l *ledger.Ledger, project string, now time.Time, expireAfter time.Duration, repo *distill.Repo) *HistoryEntry {
 	if l == nil {
 		return nil
@@ -642,9 +606,8 @@ func Current(l *ledger.Ledger, project string, now time.Time, expireAfter time.D
 	return &e
 }
 
-// CleanHistory forgets the project's handoffs written before now-olderThan
-// (ledger records and history files; files the ledger does not know are
-// judged by the time in their id) and returns their ids; dryRun only lists.
+// CleanHistory forgets the project's handoffs written before now-olderThan (ledger records and history files; files the
+// ledger does not know are judged by the time in their id) and returns their ids; dryRun only lists.
 func CleanHistory(l *ledger.Ledger, project string, now time.Time, olderThan time.Duration, dryRun bool) ([]string, error) {
 	cut := now.Add(-olderThan)
 	recs, err := records(l, project)
@@ -680,21 +643,19 @@ func CleanHistory(l *ledger.Ledger, project string, now time.Time, olderThan tim
 	return ids, publish.RemoveHistory(project, ids)
 }
 
-// maxStaleFiles bounds the files a staleness check stats: one lstat each,
-// never a walk of the work tree (a handoff names at most a screenful).
+// maxStaleFiles bounds the files a staleness check stats: one lstat each, never a walk of the work tree (a handoff
+// names at most a screenful).
 const maxStaleFiles = 20
 
-// StaleWalkBudget bounds the commit walk of a session start's staleness
-// lines: ~1 ms per 20 commits here, so 1,000 commits fit with room; a cold
-// cache or a huge pack may not, and the line then goes without the count
-// rather than delaying the session.
+// StaleWalkBudget bounds the commit walk of a session start's staleness lines: ~1 ms per 20 commits here, so 1,000
+// commits fit with room; a cold cache or a huge pack may not, and the line then goes without the count rather than
+// delaying the session.
 const StaleWalkBudget = 250 * time.Millisecond
 
-// StaleLines says, one line each, what changed since handoff r was written:
-// files it names changed on disk (lstat'ed only when regular files inside
-// the project), the branch switched, commits since its HEAD in repo. The
-// walk back to that HEAD runs only when HEAD moved, and stops at
-// git.MaxCommitWalk ("1000+") or at deadline (then only "HEAD a → b").
+// StaleLines says, one line each, what changed since handoff r was written: files it names changed on disk (lstat'ed
+// only when regular files inside the project), the branch switched, commits since its HEAD in repo. The walk back to
+// that HEAD runs only when HEAD moved, and stops at git.MaxCommitWalk ("1000+") or at deadline (then only "HEAD a →
+// b").
 func StaleLines(r ledger.HandoffRecord, root string, repo *distill.Repo, deadline time.Time) []string {
 	head := repo.Head()
 	var c distill.CommitCount
@@ -719,8 +680,8 @@ func staleLines(r ledger.HandoffRecord, root string, head, branch string, commit
 	return out
 }
 
-// changedSince are the handoff's files (the first maxStaleFiles, inside
-// root) that are gone or were modified after it was written.
+// changedSince are the handoff's files (the first maxStaleFiles, inside root) that are gone or were modified after it
+// was written.
 func changedSince(r ledger.HandoffRecord, root string) []string {
 	var changed []string
 	for _, f := range r.Files[:min(len(r.Files), maxStaleFiles)] {
@@ -767,23 +728,18 @@ func headLine(from, to string, commits distill.CommitCount) string {
 	return "> Commits since: HEAD " + from + " → " + to + " — check `git log`."
 }
 
-// Restoring a project's lifecycle from its files. A ledger rebuilt after
-// damage gets back what the damaged file still held (ledger/recover_
-// lifecycle.go); when that was unreadable (a destroyed header on a ledger
-// too large to rebuild on a copy), the project's own files still hold its
-// last handoffs. Those may be planted by a repository: only a text whose
-// digest carryover recorded when publishing it (sidecar under the home, or
-// the ledger) is read, only through safefile. A history file no record
-// vouches for stays "unrecorded"; it never adds decisions or a pinned task.
+// Restoring a project's lifecycle from its files. A ledger rebuilt after damage gets back what the damaged file still
+// held (ledger/recover_lifecycle.go); when that was unreadable (a destroyed header on a ledger too large to rebuild on
+// a copy), the project's own files still hold its last handoffs. Those may be planted by a repository: only a text
+// whose digest carryover recorded when publishing it (sidecar under the home, or the ledger) is read, only through
+// safefile. A history file no record vouches for stays "unrecorded"; it never adds decisions or a pinned task.
 
-// maxRestoreFiles bounds the history files read while restoring (the
-// default rotation keeps 50).
+// maxRestoreFiles bounds the history files read while restoring (the default rotation keeps 50).
 const maxRestoreFiles = 64
 
-// Restore restores the project's handoff records, pinned task and decisions
-// from its verified handoff.md and history files when the ledger knows no
-// handoff of the project (a rebuild that salvaged none; a project that never
-// published has no files), and returns how many handoffs it recorded.
+// Restore restores the project's handoff records, pinned task and decisions from its verified handoff.md and history
+// files when the ledger knows no handoff of the project (a rebuild that salvaged none; a project that never published
+// has no files), and returns how many handoffs it recorded.
 func Restore(p *publish.Project, l *ledger.Ledger) int {
 	if l == nil || l.HandoffKnown(p.Root) {
 		return 0
@@ -802,7 +758,7 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 		rec.Files = filesOfText(text)
 		rec.SessionID = sessionOfID(l, p.Root, rec)
 		if err := Save(l, rec); err != nil {
-			logf(p, "restore handoff %s: %v", rec.ID, err)
+			p.Log("restore handoff %s: %v", rec.ID, err)
 			return n
 		}
 		n++
@@ -816,19 +772,18 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 			newest = &rec
 			// The current handoff (and its digest, now in the ledger too).
 			if err := recordCurrent(l, ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}); err != nil {
-				logf(p, "restore current handoff: %v", err)
+				p.Log("restore current handoff: %v", err)
 			}
 			restoreWorkState(p, l, text, rec)
 		}
 	}
 	if n > 0 {
-		logf(p, "ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
+		p.Log("ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
 	}
 	return n
 }
 
-// verifiedTexts are the project's handoff.md and history files whose
-// digests carryover recorded, newest first.
+// verifiedTexts are the project's handoff.md and history files whose digests carryover recorded, newest first.
 func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 	var out []string
 	if b, err := publish.ReadHandoffFile(p.Root); err == nil && publish.CheckHandoff(b, p.Home, p.Root, l) == "" {
@@ -836,7 +791,7 @@ func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 	}
 	ids, err := publish.HistoryIDs(p.Root)
 	if err != nil {
-		logf(p, "restore from history: %v", err)
+		p.Log("restore from history: %v", err)
 	}
 	for i := len(ids) - 1; i >= 0 && len(ids)-i <= maxRestoreFiles; i-- {
 		b, err := publish.ReadHistory(p.Root, ids[i])
@@ -847,16 +802,14 @@ func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 	return out
 }
 
-// restoreWorkState puts back the pinned task and decisions the newest
-// handoff shows, unless the ledger has its own. The text does not say which
-// decisions the user recorded: one with a reason ("why: …", which only
-// `carryover decide --why` gives) is the user's, the others come back as
-// extracted (shown the same way; only the order under the cap differs).
+// restoreWorkState puts back the pinned task and decisions the newest handoff shows, unless the ledger has its own. The
+// text does not say which decisions the user recorded: one with a reason ("why: …", which only `carryover decide --why`
+// gives) is the user's, the others come back as extracted (shown the same way; only the order under the cap differs).
 func restoreWorkState(p *publish.Project, l *ledger.Ledger, text string, rec ledger.HandoffRecord) {
 	if _, ok := Task(l, p.Root); !ok {
 		if t := publish.PinnedOfText(text); t != "" {
 			if err := PinTask(l, p.Root, t, rec.Updated); err != nil {
-				logf(p, "restore pinned task: %v", err)
+				p.Log("restore pinned task: %v", err)
 			}
 		}
 	}
@@ -870,14 +823,13 @@ func restoreWorkState(p *publish.Project, l *ledger.Ledger, text string, rec led
 		}
 		d.At = rec.Updated
 		if _, err := AddDecision(l, p.Root, d); err != nil {
-			logf(p, "restore decisions: %v", err)
+			p.Log("restore decisions: %v", err)
 			return
 		}
 	}
 }
 
-// decisionOfLine reads one line of decisionLines; the count of those left
-// out is not a decision.
+// decisionOfLine reads one line of decisionLines; the count of those left out is not a decision.
 func decisionOfLine(line string) (ledger.Decision, bool) {
 	t, ok := strings.CutPrefix(line, "- ")
 	if !ok || strings.HasPrefix(t, "(+") || strings.TrimSpace(t) == "" {
@@ -890,8 +842,7 @@ func decisionOfLine(line string) (ledger.Decision, bool) {
 	return d, true
 }
 
-// filesOfText reads the paths of a handoff's recent files ("- path (edited
-// 5m ago; …)"), at most maxStaleFiles.
+// filesOfText reads the paths of a handoff's recent files ("- path (edited 5m ago; …)"), at most maxStaleFiles.
 func filesOfText(text string) []string {
 	var out []string
 	for _, l := range publish.SectionLines(text, "## Recent files") {
@@ -906,9 +857,8 @@ func filesOfText(text string) []string {
 	return out
 }
 
-// sessionOfID is the ledger session a restored handoff came from: the one
-// session of its agent in the project whose native id gives the id's suffix
-// (0 when none or several do; its later handoff then gets a new id).
+// sessionOfID is the ledger session a restored handoff came from: the one session of its agent in the project whose
+// native id gives the id's suffix (0 when none or several do; its later handoff then gets a new id).
 func sessionOfID(l *ledger.Ledger, project string, rec ledger.HandoffRecord) int64 {
 	ss, err := l.Sessions(project, rec.Tool, 200)
 	if err != nil {

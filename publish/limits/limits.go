@@ -1,9 +1,7 @@
-// Package limits decides what the hook does when a session runs into a
-// wall: a rate limit or quota (adapters.Limit signals found by the ingest or
-// carried by the hook payload), or a filling context window. It records each
-// event once in the ledger, writes .carryover/RESUME.md (the resume prompt
-// `carryover handoff` builds, universal target) and says what to tell the
-// user and the agent. It never touches the clipboard.
+// Package limits decides what the hook does when a session runs into a wall: a rate limit or quota (adapters.Limit
+// signals found by the ingest or carried by the hook payload), or a filling context window. It records each event once
+// in the ledger, writes .carryover/RESUME.md (the resume prompt `carryover handoff` builds, universal target) and says
+// what to tell the user and the agent. It never touches the clipboard.
 package limits
 
 import (
@@ -25,9 +23,8 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// Config is what limits reads of [limits] and [context] (publish/config.Walls
-// owns the keys and defaults): an interface, so feature packages do not
-// import each other.
+// Config is what limits reads of [limits] and [context] (publish/config.Walls owns the keys and defaults): an
+// interface, so feature packages do not import each other.
 type Config interface {
 	AutoResume() bool
 	WarnPercent() float64
@@ -36,8 +33,8 @@ type Config interface {
 
 func ResumePath(project string) string { return filepath.Join(publish.Dir(project), "RESUME.md") }
 
-// Window is the context window a session's usage is measured against: what
-// the agent reported, else the agent's descriptor.
+// Window is the context window a session's usage is measured against: what the agent reported, else the agent's
+// descriptor.
 func Window(s ledger.Session, agent *adapters.Agent) int64 {
 	if s.TokensMax > 0 {
 		return s.TokensMax
@@ -63,12 +60,11 @@ type Options struct {
 	Found     []ledger.FoundLimit // the signals the ingest read (any session of the project)
 	Config    Config
 	Loc       *time.Location // the user's time zone for reset times (nil: time.Local)
-	// Level and Percent: the session's context when the caller looked it up
-	// (ContextOf); Level "" makes Act look it up.
+	// Level and Percent: the session's context when the caller looked it up (ContextOf); Level "" makes Act look it up.
 	Level   distill.ContextLevel
 	Percent int
-	// Handoff is the project's handoff distilled this event (the hook's one
-	// distillation), which RESUME.md is built from.
+	// Handoff is the project's handoff distilled this event (the hook's one distillation), which RESUME.md is built
+	// from.
 	Handoff func() (distill.Handoff, error)
 }
 
@@ -82,8 +78,8 @@ type Outcome struct {
 	Notes     []string // for the log
 }
 
-// Act records the hook's limit signals and context level and decides what to
-// say; the caller has already refreshed the handoff.
+// Act records the hook's limit signals and context level and decides what to say; the caller has already refreshed the
+// handoff.
 func Act(o Options) Outcome {
 	var out Outcome
 	announce := recordLimits(o, &out)
@@ -104,8 +100,8 @@ func Act(o Options) Outcome {
 	return out
 }
 
-// recordLimits records the limits the hook and the ingest found and returns
-// the one to announce: the hook session's own new event, the strongest.
+// recordLimits records the limits the hook and the ingest found and returns the one to announce: the hook session's own
+// new event, the strongest.
 func recordLimits(o Options, out *Outcome) (announce *adapters.Limit) {
 	now := o.Project.Now
 	record := func(key, tool, native string, lim adapters.Limit, at time.Time) {
@@ -129,8 +125,8 @@ func recordLimits(o Options, out *Outcome) (announce *adapters.Limit) {
 	return announce
 }
 
-// recordLimit records one limit event of session native of tool (the
-// hook's own when ""), read at at; fresh: it is new, in session sid.
+// recordLimit records one limit event of session native of tool (the hook's own when ""), read at at; fresh: it is new,
+// in session sid.
 func recordLimit(o Options, out *Outcome, key, tool, native string, lim adapters.Limit, at time.Time) (fresh bool, sid int64) {
 	tool = cmp.Or(tool, o.Agent.Name)
 	sid, ok := sessionOf(o, tool, native)
@@ -147,8 +143,7 @@ func recordLimit(o Options, out *Outcome, key, tool, native string, lim adapters
 	return fresh && err == nil, sid
 }
 
-// sessionOf is the ledger id of session native of tool: the hook's own, or
-// another one whose file the catch-up read.
+// sessionOf is the ledger id of session native of tool: the hook's own, or another one whose file the catch-up read.
 func sessionOf(o Options, tool, native string) (int64, bool) {
 	if native == "" || (native == o.Hook.SessionID && tool == o.Agent.Name) {
 		return o.SessionID, true
@@ -157,8 +152,8 @@ func sessionOf(o Options, tool, native string) (int64, bool) {
 	return s.ID, err == nil
 }
 
-// recordContext records the session's context level once per level and
-// decides the agent's note; critical: the level just reached CRITICAL.
+// recordContext records the session's context level once per level and decides the agent's note; critical: the level
+// just reached CRITICAL.
 func recordContext(o Options, out *Outcome) (critical bool) {
 	out.Level, out.Percent = o.Level, o.Percent
 	if out.Level == "" {
@@ -200,9 +195,8 @@ func ContextKind(l distill.ContextLevel) adapters.LimitKind {
 // toldKey records that the agent was told its context is filling.
 const toldKey = "told:context"
 
-// Notice is the user's message: "carryover: usage limit reached (resets
-// 14:20). Resume prompt ready: .carryover/RESUME.md — paste it into another
-// agent, or run: carryover handoff".
+// Notice is the user's message: "carryover: usage limit reached (resets 14:20). Resume prompt ready:
+// .carryover/RESUME.md — paste it into another agent, or run: carryover handoff".
 func Notice(l *adapters.Limit, resumeReady bool, now time.Time, loc *time.Location) string {
 	msg := "carryover: " + l.Phrase()
 	if r := l.Resets(now, loc); r != "" {
@@ -214,9 +208,8 @@ func Notice(l *adapters.Limit, resumeReady bool, now time.Time, loc *time.Locati
 	return msg + ". To continue in another agent, run: carryover handoff"
 }
 
-// StoppedLine starts the next session's handoff when the project's last
-// session stopped at a limit in the past 7 days ("" when not, or when that
-// session went on for more than 2 minutes after it).
+// StoppedLine starts the next session's handoff when the project's last session stopped at a limit in the past 7 days
+// ("" when not, or when that session went on for more than 2 minutes after it).
 func StoppedLine(l *ledger.Ledger, project string, now time.Time, loc *time.Location) string {
 	e, err := scanEvent(l.QueryRow(reachedEvents+`e.project = ? ORDER BY e.at DESC LIMIT 1`, project))
 	if err != nil || now.Sub(e.At) > 7*24*time.Hour {
@@ -237,9 +230,8 @@ func StoppedLine(l *ledger.Ledger, project string, now time.Time, loc *time.Loca
 	return line + "; continue its task from this handoff."
 }
 
-// WriteResume builds a session's resume prompt (universal target, as
-// `carryover handoff` does, without git diffs: the hook's budget has no room
-// for git processes) from the handoff distilled this event, into RESUME.md.
+// WriteResume builds a session's resume prompt (universal target, as `carryover handoff` does, without git diffs: the
+// hook's budget has no room for git processes) from the handoff distilled this event, into RESUME.md.
 func WriteResume(l *ledger.Ledger, p *publish.Project, handoff func() (distill.Handoff, error), tool, native string, sid int64) error {
 	ls, err := l.SessionByID(sid)
 	if err != nil {
@@ -264,8 +256,8 @@ func WriteResume(l *ledger.Ledger, p *publish.Project, handoff func() (distill.H
 	return publish.WriteOwn(p.Root, "RESUME.md", []byte(p.Redacted(res.Text))) // never through a planted symlink
 }
 
-// ContextOf is session sid's context level and percent ("" when the session
-// cannot be read). The hook looks it up once and passes it to Act.
+// ContextOf is session sid's context level and percent ("" when the session cannot be read). The hook looks it up once
+// and passes it to Act.
 func ContextOf(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) (distill.ContextLevel, int) {
 	s, err := l.SessionByID(sid)
 	if err != nil {
@@ -274,10 +266,9 @@ func ContextOf(l *ledger.Ledger, sid int64, agent *adapters.Agent, cfg Config) (
 	return Level(s, agent, cfg)
 }
 
-// Output renders what a hook says besides an injection: the agent note in
-// the agent's envelope for event, the user notice as a systemMessage field
-// of the same JSON object when the agent shows one, else on stderr. Nothing
-// but the stderr notice is added to an injection already on stdout.
+// Output renders what a hook says besides an injection: the agent note in the agent's envelope for event, the user
+// notice as a systemMessage field of the same JSON object when the agent shows one, else on stderr. Nothing but the
+// stderr notice is added to an injection already on stdout.
 func Output(agent *adapters.Agent, event string, o Outcome, injected bool) (stdout []byte, stderr string) {
 	var obj map[string]any
 	if o.AgentNote != "" && !injected && agent.Envelope != adapters.EnvelopeNone {
@@ -309,8 +300,8 @@ func Output(agent *adapters.Agent, event string, o Outcome, injected bool) (stdo
 type Event struct {
 	SessionID int64
 	NativeID  string
-	// Key identifies the event within its session: the row that carried it,
-	// "approaching" for the once-per-session warning, "context:LEVEL".
+	// Key identifies the event within its session: the row that carried it, "approaching" for the once-per-session
+	// warning, "context:LEVEL".
 	Key     string
 	Project string
 	Tool    string
@@ -333,8 +324,7 @@ func hasEvent(l ledger.Store, sessionID int64, key string) bool {
 	return ledger.Has(l, `SELECT COUNT(*) FROM limit_events WHERE session_id = ? AND key = ?`, sessionID, key)
 }
 
-// reachedEvents are the limits reached (not warnings, not context levels) in
-// where, newest first.
+// reachedEvents are the limits reached (not warnings, not context levels) in where, newest first.
 const reachedEvents = `SELECT e.session_id, s.native_id, e.key, e.project, e.tool, e.kind, e.used_percent, e.window, e.resets_at, e.reset_text, e.at
 	FROM limit_events e JOIN sessions s ON s.id = e.session_id WHERE e.reached = 1 AND e.kind NOT LIKE 'context%' AND `
 
@@ -351,8 +341,7 @@ func scanEvent(sc ledger.Scanner) (Event, error) {
 	return e, err
 }
 
-// LastLimits is the newest limit reached per agent in project ("" every
-// project), newest first.
+// LastLimits is the newest limit reached per agent in project ("" every project), newest first.
 func LastLimits(l ledger.Store, project string) ([]Event, error) {
 	where, args := ledger.ForProject("e.project", project)
 	evs, err := ledger.All(l, scanEvent, reachedEvents+where+` ORDER BY e.at DESC LIMIT 200`, args...)
@@ -367,21 +356,17 @@ func LastLimits(l ledger.Store, project string) ([]Event, error) {
 	return out, err
 }
 
-// `carryover run` and the hooks of the agent it started talk through files
-// under $CARRYOVER_HOME/run/<run id>/, never a daemon: <gen>.session holds
-// the session id the generation's first SessionStart named, <gen>.critical a
-// Signal that its context reached CRITICAL. The wrapper exports RunEnv =
-// "<run id>.<gen>" and RunPIDEnv = its pid to the agent, whose hooks inherit
-// them; it acts on a signal only when run id, generation, registered session
-// and pid all match, so a stale file, another session's signal or a copied
-// environment never ends anything.
+// `carryover run` and the hooks of the agent it started talk through files under $CARRYOVER_HOME/run/<run id>/, never a
+// daemon: <gen>.session holds the session id the generation's first SessionStart named, <gen>.critical a Signal that
+// its context reached CRITICAL. The wrapper exports RunEnv = "<run id>.<gen>" and RunPIDEnv = its pid to the agent,
+// whose hooks inherit them; it acts on a signal only when run id, generation, registered session and pid all match, so
+// a stale file, another session's signal or a copied environment never ends anything.
 const (
 	RunEnv    = "CARRYOVER_RUN_ID"
 	RunPIDEnv = "CARRYOVER_RUN_PID"
 )
 
-// Signal is what a hook writes when its session reaches CRITICAL under
-// `carryover run`.
+// Signal is what a hook writes when its session reaches CRITICAL under `carryover run`.
 type Signal struct {
 	Run     string `json:"run"` // "<run id>.<gen>"
 	PID     int    `json:"pid"` // the wrapper's pid (RunPIDEnv)
@@ -404,9 +389,8 @@ func splitRun(v string) (id string, gen int, ok bool) {
 	return id, n, true
 }
 
-// RunHook is the hook's side under `carryover run` (run =
-// $CARRYOVER_RUN_ID): it registers the generation's session at its first
-// start and writes the CRITICAL signal for it; the note is for the log.
+// RunHook is the hook's side under `carryover run` (run = $CARRYOVER_RUN_ID): it registers the generation's session at
+// its first start and writes the CRITICAL signal for it; the note is for the log.
 func RunHook(home, run, pid, tool, session string, start bool, lvl distill.ContextLevel, pct int, now time.Time) (string, error) {
 	if run == "" {
 		return "", nil
@@ -440,9 +424,8 @@ func RunHook(home, run, pid, tool, session string, start bool, lvl distill.Conte
 	return "run " + run + ": CRITICAL signalled to carryover run", publish.WriteAtomic(path, b)
 }
 
-// ReadSignal is the wrapper's side: the verified CRITICAL signal of
-// generation gen of run id for the wrapper pid and agent tool; ok false when
-// there is none or it does not verify (why says why).
+// ReadSignal is the wrapper's side: the verified CRITICAL signal of generation gen of run id for the wrapper pid and
+// agent tool; ok false when there is none or it does not verify (why says why).
 func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool, why string) {
 	dir := RunDir(home, id)
 	b, err := safefile.ReadFileNoFollow(filepath.Join(dir, strconv.Itoa(gen)+".critical"), 4096)
@@ -469,8 +452,7 @@ func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool
 	return sig, true, ""
 }
 
-// ClearSignal removes a generation's signal (one that did not verify too, so
-// it is not read again).
+// ClearSignal removes a generation's signal (one that did not verify too, so it is not read again).
 func ClearSignal(home, id string, gen int) {
 	_ = os.Remove(filepath.Join(RunDir(home, id), strconv.Itoa(gen)+".critical"))
 }

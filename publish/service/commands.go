@@ -20,13 +20,11 @@ import (
 	"github.com/carryover/carryover/publish/resume"
 )
 
-// A project's commands: the manual handoff and capture, the lifecycle
-// (history, decide, task, clear, status: publish/lifecycle's operations on
-// the project's ledger) and explain.
+// A project's commands: the manual handoff and capture, the lifecycle (history, decide, task, clear, status:
+// publish/lifecycle's operations on the project's ledger) and explain.
 
-// OpenLedger is Open with the ledger opened for a command; create says
-// whether a missing ledger may be created (commands that record): one that
-// only reads gets a Project without a ledger (HasLedger false).
+// OpenLedger is Open with the ledger opened for a command; create says whether a missing ledger may be created
+// (commands that record): one that only reads gets a Project without a ledger (HasLedger false).
 func OpenLedger(env Env, root string, create bool) (*Project, error) {
 	p := Open(env, root, nil)
 	if _, err := os.Stat(filepath.Join(env.Home, ledger.FileName)); err != nil && !create {
@@ -43,9 +41,8 @@ func OpenLedger(env Env, root string, create bool) (*Project, error) {
 
 func (p *Project) HasLedger() bool { return p.ledger != nil }
 
-// Publish makes the project's handoff say what a command just changed, best
-// effort: the next hook event publishes it anyway (the project is marked).
-// Nothing happens when the ledger holds nothing of the project.
+// Publish makes the project's handoff say what a command just changed, best effort: the next hook event publishes it
+// anyway (the project is marked). Nothing happens when the ledger holds nothing of the project.
 func (p *Project) Publish() error {
 	_ = p.ledger.MarkDirty(p.Root, p.env.Now())
 	if p.Repo == nil {
@@ -56,8 +53,8 @@ func (p *Project) Publish() error {
 	if err != nil {
 		return err
 	}
-	r, err := p.Prepare(p.ledger, st)
-	if err != nil || r == nil {
+	r, err := p.Render(p.ledger, st)
+	if r.Record(); err != nil || r == nil {
 		return err
 	}
 	return p.WriteProject(r.Text, r.Tool)
@@ -70,9 +67,8 @@ type Decision struct {
 	At            time.Time
 }
 
-// DecisionID is a decision's stable id: it names the decision's text (a
-// project's decisions are unique by text), so it does not shift when an
-// older decision is dropped, as a position in the list would.
+// DecisionID is a decision's stable id: it names the decision's text (a project's decisions are unique by text), so it
+// does not shift when an older decision is dropped, as a position in the list would.
 func DecisionID(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return "d-" + hex.EncodeToString(sum[:3])
@@ -122,8 +118,7 @@ func (p *Project) History() ([]lifecycle.HistoryEntry, error) {
 	return lifecycle.History(p.ledger, p.Root, p.env.Now(), p.ExpireAfter)
 }
 
-// StaleHistory are the ids of the handoffs older than d; CleanHistory
-// forgets them and returns their ids.
+// StaleHistory are the ids of the handoffs older than d; CleanHistory forgets them and returns their ids.
 func (p *Project) StaleHistory(d time.Duration) ([]string, error) {
 	return lifecycle.CleanHistory(p.ledger, p.Root, p.env.Now(), d, true)
 }
@@ -142,8 +137,7 @@ func (p *Project) Current() *lifecycle.HistoryEntry {
 	return lifecycle.Current(p.ledger, p.Root, p.env.Now(), p.ExpireAfter, distill.OpenRepo(p.Root))
 }
 
-// Lifecycle is the lifecycle a structured handoff carries (nil without a
-// ledger).
+// Lifecycle is the lifecycle a structured handoff carries (nil without a ledger).
 func (p *Project) Lifecycle() *resume.Lifecycle {
 	return resume.LifecycleOf(p.ledger, p.Root, p.env.Now(), p.ExpireAfter, distill.OpenRepo(p.Root))
 }
@@ -152,15 +146,14 @@ func (p *Project) Lifecycle() *resume.Lifecycle {
 type Pick struct {
 	adapters.NativeSession
 	LedgerOnly bool // its transcript is gone; the ledger's rows are read
-	// Key is the project the session is recorded under (an imported
-	// transcript's own key: it never feeds the project's handoff).
+	// Key is the project the session is recorded under (an imported transcript's own key: it never feeds the project's
+	// handoff).
 	Key      string
 	Explicit bool   // a --transcript file, read as given
 	Context  string // the directory its git and file context come from ("": none)
 }
 
-// Unreadable is a session that could not be read or parsed (cmd's exit
-// code 3).
+// Unreadable is a session that could not be read or parsed (cmd's exit code 3).
 type Unreadable struct{ error }
 
 func (u Unreadable) Unwrap() error { return u.error }
@@ -174,11 +167,9 @@ type Manual struct {
 	DrawnFrom []string // the sessions the project's fold drew from (fold only)
 }
 
-// Handoff is the resume session of the picked session, read into the ledger
-// first (the hook's sync). Its task state is distilled once: from the
-// project's stored State when fold (what handoff.md says, across sessions
-// and agents; the picked session's conversation stays the recent-messages
-// layer), else from the session's own rows.
+// Handoff is the resume session of the picked session, read into the ledger first (the hook's sync). Its task state is
+// distilled once: from the project's stored State when fold (what handoff.md says, across sessions and agents; the
+// picked session's conversation stays the recent-messages layer), else from the session's own rows.
 func (p *Project) Handoff(pk Pick, fold bool, progress func(string, int64)) (Manual, error) {
 	var m Manual
 	l, err := p.ingest(pk, progress)
@@ -196,8 +187,8 @@ func (p *Project) Handoff(pk Pick, fold bool, progress func(string, int64)) (Man
 	folded := false
 	if fold && foldHasRows(l, p.Root) {
 		h, m.DrawnFrom, err = distill.ProjectFold(l, p.Root, p.Now, distill.Options{Project: p.Root})
-		// A project whose fold has no task yet (or cannot be read) gets the
-		// session's own: the one case left that distils twice.
+		// A project whose fold has no task yet (or cannot be read) gets the session's own: the one case left that
+		// distils twice.
 		if folded = err == nil && h.Task != ""; !folded {
 			m.DrawnFrom = nil
 		}
@@ -210,16 +201,15 @@ func (p *Project) Handoff(pk Pick, fold bool, progress func(string, int64)) (Man
 	return m, nil
 }
 
-// foldHasRows reports whether the project's fold would read any row (a
-// session recorded under another directory leaves it empty; a forgotten
-// one takes the project's stored state with it).
+// foldHasRows reports whether the project's fold would read any row (a session recorded under another directory leaves
+// it empty; a forgotten one takes the project's stored state with it).
 func foldHasRows(l *ledger.Ledger, project string) bool {
 	ss, err := l.ProjectSessions(project)
 	return err == nil && slices.ContainsFunc(ss, func(s ledger.ProjectSession) bool { return s.LastSeq > 0 })
 }
 
-// Ingest reads the picked session into the ledger (`carryover run` after
-// Aider: the project's handoff is then Refreshed).
+// Ingest reads the picked session into the ledger (`carryover run` after Aider: the project's handoff is then
+// Refreshed).
 func (p *Project) Ingest(pk Pick) error {
 	l, err := p.ingest(pk, nil)
 	if err == nil {
@@ -228,9 +218,8 @@ func (p *Project) Ingest(pk Pick) error {
 	return err
 }
 
-// ingest reads the picked session into the ledger with the hook's sync (a
-// damaged ledger is rebuilt, the project's other transcripts caught up,
-// receipts recorded) and returns the ledger, open.
+// ingest reads the picked session into the ledger with the hook's sync (a damaged ledger is rebuilt, the project's
+// other transcripts caught up, receipts recorded) and returns the ledger, open.
 func (p *Project) ingest(pk Pick, progress func(string, int64)) (*ledger.Ledger, error) {
 	l, err := ledger.Open(p.env.Home)
 	if err != nil {
@@ -272,8 +261,7 @@ func (p *Project) ingest(pk Pick, progress func(string, int64)) (*ledger.Ledger,
 	return l, nil
 }
 
-// fileError is the sync's error reading the picked transcript (or the
-// agent's store), nil when it was read.
+// fileError is the sync's error reading the picked transcript (or the agent's store), nil when it was read.
 func fileError(rep ledger.SyncReport, path string) error {
 	for _, f := range rep.Files {
 		if f.Err != nil && !errors.Is(f.Err, fs.ErrNotExist) && (f.Path == path || f.Path == "store") {
@@ -313,8 +301,7 @@ type ExplainRow struct {
 	Excerpt string    `json:"excerpt"`
 }
 
-// ExplainLine is one line of the handoff with the rule that chose it and
-// the ledger rows it came from.
+// ExplainLine is one line of the handoff with the rule that chose it and the ledger rows it came from.
 type ExplainLine struct {
 	Section string       `json:"section"`
 	Text    string       `json:"text"`
@@ -322,8 +309,7 @@ type ExplainLine struct {
 	Rows    []ExplainRow `json:"rows"`
 }
 
-// Explain is the project's handoff, each line with its evidence (`carryover
-// explain`); nil without a ledger.
+// Explain is the project's handoff, each line with its evidence (`carryover explain`); nil without a ledger.
 func (p *Project) Explain() ([]ExplainLine, error) {
 	if p.ledger == nil {
 		return nil, nil
@@ -362,10 +348,9 @@ func (p *Project) Explain() ([]ExplainLine, error) {
 	return append(lines, explainOwn(p.ledger, p.Root, h, lines, red)...), nil
 }
 
-// explainOwn are the handoff lines no session row wrote: the task and
-// decisions the user set (`carryover task`, `carryover decide`), the
-// decision log's earlier extractions, the Git line (read from the
-// repository) and the Session lines (carryover's own summary of the fold).
+// explainOwn are the handoff lines no session row wrote: the task and decisions the user set (`carryover task`,
+// `carryover decide`), the decision log's earlier extractions, the Git line (read from the repository) and the Session
+// lines (carryover's own summary of the fold).
 func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []ExplainLine, red func(string) string) []ExplainLine {
 	var out []ExplainLine
 	own := func(sec, text, rule string) {
@@ -400,9 +385,8 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 	return out
 }
 
-// contentOneLine is transcript text made one printable line of at most n
-// bytes: terminal escapes with their bodies and invisible characters
-// removed (publish.OneLine), white space folded.
+// contentOneLine is transcript text made one printable line of at most n bytes: terminal escapes with their bodies and
+// invisible characters removed (publish.OneLine), white space folded.
 func contentOneLine(s string, n int) string {
 	s = publish.OneLine(s)
 	s = strings.Join(strings.Fields(s), " ")

@@ -1,9 +1,7 @@
-// Package service is the project service: for one project it holds the
-// ledger, the repository, the configuration in effect, the clock and the log,
-// and offers what hooks (OnHook) and commands (commands.go, store.go) need.
-// It sits above publish and its feature packages, so the hook's choreography
-// — sync → distil once → render → write → record → limits → deliver — reads
-// in one place: this file, which holds the whole hook path.
+// Package service is the project service: for one project it holds the ledger, the repository, the configuration in
+// effect, the clock and the log, and offers what hooks (OnHook) and commands (commands.go, store.go) need. It sits
+// above publish and its feature packages, so the hook's choreography — sync → distil once → render → write → record →
+// limits → deliver — reads in one place: this file, which holds the whole hook path.
 package service
 
 import (
@@ -13,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -43,9 +42,8 @@ type Env struct {
 
 func (env Env) configPath() string { return filepath.Join(env.Home, "config.toml") }
 
-// Project is one project as the service sees it: the writer's settings
-// (publish.Project: root, home, clock, mode, redaction, pointer policy), the
-// configuration in effect, the ledger and the log.
+// Project is one project as the service sees it: the writer's settings (publish.Project: root, home, clock, mode,
+// redaction, pointer policy), the configuration in effect, the ledger and the log.
 type Project struct {
 	*publish.Project
 	Config     config.Config
@@ -53,8 +51,8 @@ type Project struct {
 	env        Env
 	ledger     *ledger.Ledger // nil until opened (or when it could not be)
 	log        *Log
-	// state is the project's distill State once an operation refreshed it:
-	// every writer of the same event or command reads it (one distillation).
+	// state is the project's distill State once an operation refreshed it: every writer of the same event or command
+	// reads it (one distillation).
 	state *distill.State
 }
 
@@ -66,15 +64,14 @@ func Redactor(cfg config.Config) func(string) string {
 	return redact.String
 }
 
-// Open resolves root's configuration (problems logged to log, which may be
-// nil) into a Project; the ledger is opened by the operation that needs it.
+// Open resolves root's configuration (problems logged to log, which may be nil) into a Project; the ledger is opened by
+// the operation that needs it.
 func Open(env Env, root string, log *Log) *Project {
 	global, errs := config.Load(env.configPath(), env.Agent.Home, "")
 	return open(env, root, log, global, errs)
 }
 
-// open is Open with the user's config already read (global, its problems
-// gerrs): a hook reads the file once per event.
+// open is Open with the user's config already read (global, its problems gerrs): a hook reads the file once per event.
 func open(env Env, root string, log *Log, cfg config.Config, gerrs []error) *Project {
 	cerrs := slices.Clone(gerrs)
 	if root != "" {
@@ -111,8 +108,8 @@ func (p *Project) Close() {
 	}
 }
 
-// Refresh re-distils the project's handoff from the ledger and writes it
-// (what a hook does at the end of a turn; `carryover run` after Aider).
+// Refresh re-distils the project's handoff from the ledger and writes it (what a hook does at the end of a turn;
+// `carryover run` after Aider).
 func (p *Project) Refresh() error {
 	l, err := ledger.Open(p.env.Home)
 	if err != nil {
@@ -136,9 +133,8 @@ func (p *Project) Refresh() error {
 	return p.WriteProject(r.Text, r.Tool)
 }
 
-// refresh folds the new rows into the distill state (the event's one
-// distillation) and renders the handoff when it changed; the caller records
-// it (Rendered.Record) once it has started writing the files.
+// refresh folds the new rows into the distill state (the event's one distillation) and renders the handoff when it
+// changed; the caller records it (Rendered.Record) once it has started writing the files.
 func (p *Project) refresh() (*publish.Rendered, error) {
 	st, err := p.distilled()
 	if err == nil {
@@ -151,8 +147,8 @@ func (p *Project) refresh() (*publish.Rendered, error) {
 	return nil, err
 }
 
-// distilled is the project's State with the ledger's new rows folded in,
-// once per event or command, shared by every writer.
+// distilled is the project's State with the ledger's new rows folded in, once per event or command, shared by every
+// writer.
 func (p *Project) distilled() (*distill.State, error) {
 	if p.state == nil {
 		st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
@@ -165,9 +161,8 @@ func (p *Project) distilled() (*distill.State, error) {
 	return p.state, nil
 }
 
-// AgentsFile records, per agent install set up, the version it found and
-// whether its specs/tools.toml row needs the pointer block: the hook reads
-// this small file instead of the table (specs.Load takes ~2 ms).
+// AgentsFile records, per agent install set up, the version it found and whether its specs/tools.toml row needs the
+// pointer block: the hook reads this small file instead of the table (specs.Load takes ~2 ms).
 const AgentsFile = "agents.json"
 
 // AgentRecord is one agent's line in AgentsFile.
@@ -178,18 +173,15 @@ type AgentRecord struct {
 
 func loadAgentRecords(home string) map[string]AgentRecord {
 	m := map[string]AgentRecord{}
-	if b, err := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10); err == nil {
-		_ = json.Unmarshal(b, &m)
-	}
+	b, _ := safefile.ReadFile(filepath.Join(home, AgentsFile), 64<<10) // nil on error: Unmarshal then leaves m empty
+	_ = json.Unmarshal(b, &m)
 	return m
 }
 
 // SaveAgentRecords merges recs into home's AgentsFile (install).
 func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
 	all := loadAgentRecords(home)
-	for k, v := range recs {
-		all[k] = v
-	}
+	maps.Copy(all, recs)
 	b, err := json.MarshalIndent(all, "", "  ")
 	if err != nil {
 		return err
@@ -197,10 +189,9 @@ func SaveAgentRecords(home string, recs map[string]AgentRecord) error {
 	return publish.WriteAtomic(filepath.Join(home, AgentsFile), append(b, '\n'))
 }
 
-// pointerAgents need the pointer block here (pointer = "auto"): of the
-// installed agents and those with sessions here, each without a reliable
-// start injection (as install recorded; else no envelope), and each whose
-// injection no delivery receipt shows arriving here.
+// pointerAgents need the pointer block here (pointer = "auto"): of the installed agents and those with sessions here,
+// each without a reliable start injection (as install recorded; else no envelope), and each whose injection no delivery
+// receipt shows arriving here.
 func (p *Project) pointerAgents() []string {
 	tools := slices.Clone(p.Config.Tools)
 	if ts, err := p.ledger.ProjectTools(p.Root); err == nil {
@@ -231,12 +222,12 @@ func (p *Project) pointerAgents() []string {
 	return out
 }
 
-// lockMargin: ledger waits for another process's lock end this long before
-// the hook's deadline, leaving time to inject the published handoff and exit.
+// lockMargin: ledger waits for another process's lock end this long before the hook's deadline, leaving time to inject
+// the published handoff and exit.
 const lockMargin = 300 * time.Millisecond
 
-// Budget is the internal deadline for one hook event: well under every
-// agent's hook timeout (Claude's SessionEnd gets 1.5 s in total).
+// Budget is the internal deadline for one hook event: well under every agent's hook timeout (Claude's SessionEnd gets
+// 1.5 s in total).
 func Budget(getenv func(string) string, class adapters.Class) time.Duration {
 	if n, err := strconv.Atoi(getenv("CARRYOVER_DEADLINE_MS")); err == nil && n > 0 {
 		return time.Duration(n) * time.Millisecond
@@ -260,8 +251,8 @@ type event struct {
 	hadHandoff bool // the project has a handoff.md carryover wrote
 }
 
-// handoff is the project's handoff distilled this event: the State the
-// refresh folded, or (when this event did not publish) one Refresh now.
+// handoff is the project's handoff distilled this event: the State the refresh folded, or (when this event did not
+// publish) one Refresh now.
 func (ev *event) handoff() (distill.Handoff, error) {
 	st, err := ev.distilled()
 	if err != nil {
@@ -270,10 +261,9 @@ func (ev *event) handoff() (distill.Handoff, error) {
 	return st.Handoff(distill.Options{Project: ev.Root}), nil
 }
 
-// OnHook is one hook event: read the payload (while the ledger opens), sync,
-// distil once, render, write, record, act on limits, deliver. It returns the
-// hook's stdout (a valid injection or nothing) and why it stopped early (for
-// the log); fb learns the project once the payload names it (the watchdog's).
+// OnHook is one hook event: read the payload (while the ledger opens), sync, distil once, render, write, record, act on
+// limits, deliver. It returns the hook's stdout (a valid injection or nothing) and why it stopped early (for the log);
+// fb learns the project once the payload names it (the watchdog's).
 func OnHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback) ([]byte, error) {
 	var out bytes.Buffer
 	err := onHook(env, tool, name, start, log, fb, &out)
@@ -288,9 +278,8 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	class := agent.Class(name)
 	wait := agent.FlushWaitFor(class)
 	deadline := start.Add(Budget(env.Agent.Getenv, class) + wait)
-	// The user's config, read once per event: the ignore list for the working
-	// directory now and the payload's project below, then under the project's
-	// own file (open).
+	// The user's config, read once per event: the ignore list for the working directory now and the payload's project
+	// below, then under the project's own file (open).
 	global, gerrs := config.Load(env.configPath(), env.Agent.Home, "")
 	if skipHook(env, global, agent, log, deadline) { // another agent's hook, or an ignored project
 		return nil
@@ -325,10 +314,8 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	return ev.run(start)
 }
 
-// prefetch reads the project's .git (git facts, staleness note) and parses
-// the distiller's phrase tables on the other core while this one ingests,
-// when this event may publish (a tool event where a handoff exists only
-// stores rows).
+// prefetch reads the project's .git (git facts, staleness note) and parses the distiller's phrase tables on the other
+// core while this one ingests, when this event may publish (a tool event where a handoff exists only stores rows).
 func (ev *event) prefetch() {
 	ev.hadHandoff = !ev.NotProject && publish.Exists(publish.HandoffPath(ev.Root))
 	root := ev.Root
@@ -339,23 +326,22 @@ func (ev *event) prefetch() {
 	}
 }
 
-// injectFile writes the injection of handoff.md alone, trusted by l's
-// records or (l nil) the digests under the home: the ledger-less paths.
+// injectFile writes the injection of handoff.md alone, trusted by l's records or (l nil) the digests under the home:
+// the ledger-less paths.
 func (ev *event) injectFile(l *ledger.Ledger) {
 	w, _ := ev.InjectFile(ev.agent, ev.name, ev.ReadHandoff(l))
 	ev.out.Write(w)
 }
 
-// run is the event once the ledger is open: sync → refresh → write → record
-// → limits → deliver.
+// run is the event once the ledger is open: sync → refresh → write → record → limits → deliver.
 func (ev *event) run(start time.Time) error {
-	// A handoff.md carryover did not write is published over at the turn's
-	// end; tool events (every tool call) skip the read and hash.
+	// A handoff.md carryover did not write is published over at the turn's end; tool events (every tool call) skip the
+	// read and hash.
 	if ev.hadHandoff && ev.class != adapters.ClassTool && !ev.HandoffTrusted(ev.ledger) {
 		ev.hadHandoff = false
 	}
-	// Handoff files are written on another goroutine while this one records
-	// them in the ledger (see Leave); both end before the hook exits or injects.
+	// Handoff files are written on another goroutine while this one records them in the ledger (see Leave); both end
+	// before the hook exits or injects.
 	waitWrites := func() error { return nil }
 	defer func() {
 		if ev.ledger != nil { // nil after a failed rebuild
@@ -377,8 +363,8 @@ func (ev *event) run(start time.Time) error {
 	walls := ev.actOnWalls(level, pct)
 	defer ev.tellWalls(walls)
 	ev.inject(func() string {
-		// The handoff being written is the one to inject: once on disk, its
-		// text is this event's, not read back from the file.
+		// The handoff being written is the one to inject: once on disk, its text is this event's, not read back from
+		// the file.
 		if err := waitWrites(); err == nil && r != nil && !ev.NotProject {
 			return r.Text
 		}
@@ -387,8 +373,8 @@ func (ev *event) run(start time.Time) error {
 	return nil
 }
 
-// inject delivers the handoff (text waits for it) at a session start, or at
-// the first prompt of an agent that drops its start event's output.
+// inject delivers the handoff (text waits for it) at a session start, or at the first prompt of an agent that drops its
+// start event's output.
 func (ev *event) inject(text func() string) {
 	switch {
 	case ev.class == adapters.ClassStart && ev.agent.DeferStartInjection != nil && ev.agent.DeferStartInjection(ev.hook, ev.env.Agent.Getenv):
@@ -404,9 +390,8 @@ func (ev *event) inject(text func() string) {
 	}
 }
 
-// sync reads the agent's new transcript lines into the ledger. Without a
-// ledger (it could not be rebuilt, or another process holds it) a session
-// start still gets the published handoff.
+// sync reads the agent's new transcript lines into the ledger. Without a ledger (it could not be rebuilt, or another
+// process holds it) a session start still gets the published handoff.
 func (ev *event) sync() error {
 	// A payload's transcript that the project's git tracks came with the
 	// repository, as a tracked session file does (not picked by list).
@@ -423,16 +408,12 @@ func (ev *event) sync() error {
 	} else if ledger.IsBusy(err) && ev.class == adapters.ClassStart {
 		ev.injectFile(nl) // another process holds the ledger
 	}
-	if err != nil {
-		return busyReason(err)
-	}
-	return nil
+	return busyReason(err) // nil without an error
 }
 
-// republish re-distils the handoff when this event should and returns the
-// one to write (nil: none). Tool events (every tool call) only record rows
-// and mark the project pending for the turn's end, except at CRITICAL (the
-// handoff must be on disk before the window fills).
+// republish re-distils the handoff when this event should and returns the one to write (nil: none). Tool events (every
+// tool call) only record rows and mark the project pending for the turn's end, except at CRITICAL (the handoff must be
+// on disk before the window fills).
 func (ev *event) republish(critical bool) *publish.Rendered {
 	added := ev.rep.Total
 	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
@@ -452,8 +433,8 @@ func (ev *event) republish(critical bool) *publish.Rendered {
 	return r
 }
 
-// writeFiles writes a rendered handoff's files (WriteProject) on another
-// goroutine; the returned func waits for them and says whether they were.
+// writeFiles writes a rendered handoff's files (WriteProject) on another goroutine; the returned func waits for them
+// and says whether they were.
 func (ev *event) writeFiles(r *publish.Rendered) func() error {
 	switch {
 	case ev.NotProject:
@@ -471,8 +452,8 @@ func (ev *event) writeFiles(r *publish.Rendered) func() error {
 	})
 }
 
-// deliver injects text, the published handoff, once per session (a resumed
-// session holding it does not get it twice), and records the delivery.
+// deliver injects text, the published handoff, once per session (a resumed session holding it does not get it twice),
+// and records the delivery.
 func (ev *event) deliver(text string) {
 	d := lifecycle.Deliver(ev.Project.Project, ev.ledger, ev.agent, ev.name, text, ev.rep.SessionID, ev.hook.Source == "resume")
 	ev.out.Write(d.Out)
@@ -481,9 +462,8 @@ func (ev *event) deliver(text string) {
 	}
 }
 
-// actOnWalls records and acts on what this event says about rate limits and
-// the context window (limits.Act), sets the "previous session stopped at a
-// limit" note for a start or prompt, and signals `carryover run`.
+// actOnWalls records and acts on what this event says about rate limits and the context window (limits.Act), sets the
+// "previous session stopped at a limit" note for a start or prompt, and signals `carryover run`.
 func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome {
 	walls := limits.Act(limits.Options{Ledger: ev.ledger, Project: ev.Project.Project, Agent: ev.agent, Class: ev.class, Hook: ev.hook,
 		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: ev.Config.Walls(), Level: level, Percent: pct, Handoff: ev.handoff})
@@ -491,8 +471,8 @@ func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome 
 	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
 		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.Now, time.Local)
 	}
-	// Tell a `carryover run` wrapper (CARRYOVER_RUN_ID in the agent's
-	// environment) which session it started and when its context reaches CRITICAL.
+	// Tell a `carryover run` wrapper (CARRYOVER_RUN_ID in the agent's environment) which session it started and when
+	// its context reaches CRITICAL.
 	if run := ev.env.Agent.Getenv(limits.RunEnv); run != "" {
 		lvl := walls.Level
 		if !ev.Config.Walls().RestartAtCritical() {
@@ -507,9 +487,8 @@ func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome 
 	return walls
 }
 
-// tellWalls adds limits.Act's agent note and user notice to the hook's
-// output (stdout JSON when the agent shows a systemMessage and nothing was
-// injected, else stderr).
+// tellWalls adds limits.Act's agent note and user notice to the hook's output (stdout JSON when the agent shows a
+// systemMessage and nothing was injected, else stderr).
 func (ev *event) tellWalls(w limits.Outcome) {
 	if w.Notice != "" {
 		ev.log.Printf("limit: %s", w.Notice)
@@ -524,9 +503,8 @@ func (ev *event) tellWalls(w limits.Outcome) {
 	}
 }
 
-// hookAndLedger reads the hook's stdin while the ledger opens on another
-// goroutine; when the agent's transcript is waited for (wait > 0), the
-// ledger opens after the wait instead (an open ledger is locked).
+// hookAndLedger reads the hook's stdin while the ledger opens on another goroutine; when the agent's transcript is
+// waited for (wait > 0), the ledger opens after the wait instead (an open ledger is locked).
 func hookAndLedger(env Env, log *Log, agent *adapters.Agent, name string, start time.Time, wait time.Duration, deadline time.Time) (adapters.Hook, chan result[*ledger.Ledger], error) {
 	olog := *log // its own copy: the caller's prefix grows
 	open := func() chan result[*ledger.Ledger] {
@@ -553,9 +531,8 @@ func hookAndLedger(env Env, log *Log, agent *adapters.Agent, name string, start 
 		return h, nil, err
 	}
 	if wait > 0 {
-		// Wait for the agent to write the events before this hook to its
-		// transcript (Agent.AwaitFlush); giving up is logged, and what is on
-		// disk is read (the next event catches up).
+		// Wait for the agent to write the events before this hook to its transcript (Agent.AwaitFlush); giving up is
+		// logged, and what is on disk is read (the next event catches up).
 		t0 := time.Now()
 		if !agent.AwaitFlush(h, env.Agent, start.Add(wait)) {
 			log.Printf("the agent had not written this hook's events to its transcript after %s; read what is there (the next event catches up)", time.Since(t0).Round(time.Millisecond))
@@ -583,8 +560,7 @@ func closeLedger(o result[*ledger.Ledger]) {
 // MaxPayload is the most hook stdin carryover reads; the rest is drained.
 const MaxPayload = 8 << 20
 
-// readPayload reads the hook's stdin by deadline: an agent that never closes
-// it cannot hold the hook past its budget.
+// readPayload reads the hook's stdin by deadline: an agent that never closes it cannot hold the hook past its budget.
 func readPayload(r io.Reader, deadline time.Time) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("no stdin")
@@ -621,8 +597,8 @@ func readHook(env Env, agent *adapters.Agent, name string, deadline time.Time) (
 	return h, nil
 }
 
-// Fallback is what the hook's watchdog needs to inject the published handoff
-// when the event did not finish in time: the agent and project.
+// Fallback is what the hook's watchdog needs to inject the published handoff when the event did not finish in time: the
+// agent and project.
 type Fallback struct {
 	mu    sync.Mutex
 	agent *adapters.Agent // nil until Set
@@ -639,9 +615,8 @@ func (f *Fallback) Set(agent *adapters.Agent, proj *publish.Project) {
 	f.mu.Unlock()
 }
 
-// Inject is the session start's injection from handoff.md alone, trusted by
-// the digests under the home (no ledger, no .git); nil for any other event
-// or before the payload named the project.
+// Inject is the session start's injection from handoff.md alone, trusted by the digests under the home (no ledger, no
+// .git); nil for any other event or before the payload named the project.
 func (f *Fallback) Inject(event string, log *Log) []byte {
 	f.mu.Lock()
 	agent, proj := f.agent, f.proj
@@ -655,9 +630,8 @@ func (f *Fallback) Inject(event string, log *Log) []byte {
 	return w
 }
 
-// skipHook: this hook does nothing, its stub running inside another agent
-// (logged) or in an ignored project (stdin drained so the agent's write never
-// fails; nothing stored, logged or written).
+// skipHook: this hook does nothing, its stub running inside another agent (logged) or in an ignored project (stdin
+// drained so the agent's write never fails; nothing stored, logged or written).
 func skipHook(env Env, global config.Config, agent *adapters.Agent, log *Log, deadline time.Time) bool {
 	if agent.ForeignHost != nil {
 		if why := agent.ForeignHost(env.Agent.Getenv); why != "" {
@@ -676,8 +650,7 @@ func hookRoot(env Env, h adapters.Hook) string {
 	return distill.ProjectRoot(h.Project, cmp.Or(h.Cwd, env.WorkDir))
 }
 
-// goValue runs f on another goroutine; the channel yields its result (or the
-// recovered panic as an error).
+// goValue runs f on another goroutine; the channel yields its result (or the recovered panic as an error).
 func goValue[T any](f func() (T, error)) chan result[T] {
 	ch := make(chan result[T], 1)
 	go func() {

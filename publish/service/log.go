@@ -13,11 +13,9 @@ import (
 // LogMax is the size at which carryover.log is rotated to carryover.log.1.
 const LogMax = 1 << 20
 
-// Log appends one line per message to $CARRYOVER_HOME/carryover.log. Lines
-// name events, ids, counts and errors, never transcript content; failures
-// are swallowed (the hook path must not break). It has a file of its own:
-// the feature packages call it back from the hook's steps (Logf), and a
-// Stop's call chain enters no service file twice.
+// Log appends one line per message to $CARRYOVER_HOME/carryover.log. Lines name events, ids, counts and errors, never
+// transcript content; failures are swallowed (the hook path must not break). It has a file of its own: the feature
+// packages call it back from the hook's steps (Logf), and a Stop's call chain enters no service file twice.
 type Log struct {
 	Path   string
 	now    func() time.Time
@@ -35,8 +33,8 @@ func (l *Log) Printf(format string, args ...any) {
 	if l == nil || l.Muted {
 		return
 	}
-	// One line, no terminal escapes: session ids, paths and error text come
-	// from hook payloads and transcripts (publish.OneLine).
+	// One line, no terminal escapes: session ids, paths and error text come from hook payloads and transcripts
+	// (publish.OneLine).
 	msg := publish.OneLine(l.Prefix + fmt.Sprintf(format, args...))
 	if l.Redact != nil {
 		msg = l.Redact(msg)

@@ -20,9 +20,8 @@ import (
 	"github.com/carryover/carryover/publish/limits"
 )
 
-// Store is carryover's home as the machine-wide commands see it (status,
-// info, doctor, gc, forget, purge): the ledger, when there is one. These
-// commands never create a ledger.
+// Store is carryover's home as the machine-wide commands see it (status, info, doctor, gc, forget, purge): the ledger,
+// when there is one. These commands never create a ledger.
 type Store struct {
 	env  Env
 	l    *ledger.Ledger // nil: there is no ledger yet
@@ -93,9 +92,8 @@ func (s *Store) LastReceipts() map[string]Receipt {
 
 type GCResult = ledger.GCResult
 
-// GC removes the rows of sessions last active before before (of project,
-// "" all), then, unless dryRun, forgets `list`'s cached descriptions of
-// transcripts deleted since and, with vacuum, gives the free pages back.
+// GC removes the rows of sessions last active before before (of project, "" all), then, unless dryRun, forgets `list`'s
+// cached descriptions of transcripts deleted since and, with vacuum, gives the free pages back.
 func (s *Store) GC(before time.Time, project string, dryRun, vacuum bool) (GCResult, error) {
 	r, err := s.l.GC(ledger.GCOptions{Before: before, Project: project, DryRun: dryRun})
 	if err != nil || dryRun {
@@ -112,8 +110,7 @@ func (s *Store) GC(before time.Time, project string, dryRun, vacuum bool) (GCRes
 	return r, nil
 }
 
-// Space is what takes the ledger's room; tables adds each table and index
-// (dbstat reads every page).
+// Space is what takes the ledger's room; tables adds each table and index (dbstat reads every page).
 func (s *Store) Space(tables bool) (*Space, error) {
 	if s.l == nil {
 		return nil, nil
@@ -122,8 +119,7 @@ func (s *Store) Space(tables bool) (*Space, error) {
 	return &sp, err
 }
 
-// LedgerStats are the ledger's counts for status (Forgotten: handoff
-// records whose session was forgotten).
+// LedgerStats are the ledger's counts for status (Forgotten: handoff records whose session was forgotten).
 type LedgerStats struct {
 	Sessions, Rows, Forgotten int
 	ByTool                    map[string]int
@@ -151,14 +147,12 @@ type ProjectStatus struct {
 	Receipts    []Receipt `json:"receipts"`
 	Context     string    `json:"context,omitempty"`      // the handoff session's context level ("OK 42 %")
 	NotInjected string    `json:"not_injected,omitempty"` // why handoff.md is not injected (not the file carryover published)
-	// Lifecycle is the current handoff's id, status, consumers and
-	// staleness (nil before the ledger recorded one).
+	// Lifecycle is the current handoff's id, status, consumers and staleness (nil before the ledger recorded one).
 	Lifecycle *lifecycle.HistoryEntry `json:"lifecycle,omitempty"`
 }
 
-// Projects is each project's current handoff; cwd, the working
-// directory's project, is added when it has none but a handoff.md that
-// would not be injected.
+// Projects is each project's current handoff; cwd, the working directory's project, is added when it has none but a
+// handoff.md that would not be injected.
 func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 	var out []ProjectStatus
 	var hs []ledger.Handoff
@@ -197,26 +191,19 @@ func (s *Store) project(root string) *Project {
 	return p
 }
 
-// NotInjected says why the project's handoff.md would not be injected (""
-// when it would, or there is none), and which of carryover's own files it
-// does not write because git tracks them (publish.TrackedOwn).
+// NotInjected says why the project's handoff.md would not be injected ("" when it would, or there is none), and which
+// of carryover's own files it does not write because git tracks them (publish.TrackedOwn).
 func (p *Project) NotInjected() string {
-	why := ""
+	var why []string
 	if b, err := publish.ReadHandoffFile(p.Root); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		why = err.Error()
-	} else if err == nil {
-		if w := publish.CheckHandoff(b, p.Home, p.Root, p.ledger); w != "" {
-			why = "its .carryover/handoff.md is not injected: " + w
-		}
+		why = append(why, err.Error())
+	} else if w := publish.CheckHandoff(b, p.Home, p.Root, p.ledger); err == nil && w != "" {
+		why = append(why, "its .carryover/handoff.md is not injected: "+w)
 	}
 	if t := publish.TrackedOwn(p.Root); len(t) > 0 {
-		note := "git tracks " + strings.Join(t, ", ") + ": carryover does not write them (they came with the repository; `git rm --cached` them to let it)"
-		if why != "" {
-			return why + "; " + note
-		}
-		return note
+		why = append(why, "git tracks "+strings.Join(t, ", ")+": carryover does not write them (they came with the repository; `git rm --cached` them to let it)")
 	}
-	return why
+	return strings.Join(why, "; ")
 }
 
 // LastLimit is the newest limit an agent reached.
@@ -246,8 +233,7 @@ func (s *Store) LastLimits() []LastLimit {
 	return out
 }
 
-// contextLine is a session's context level with cfg's thresholds ("" when
-// its usage is unknown).
+// contextLine is a session's context level with cfg's thresholds ("" when its usage is unknown).
 func contextLine(s ledger.Session, cfg config.Config) string {
 	if s.TokensUsed == 0 {
 		return ""
@@ -257,15 +243,14 @@ func contextLine(s ledger.Session, cfg config.Config) string {
 	return fmt.Sprintf("%s (%d %% of %d tokens)", lvl, pct, limits.Window(s, a))
 }
 
-// Root is the project a directory belongs to: its git root, else itself
-// (distill.ProjectRoot); recorded is a session's recorded directory.
+// Root is the project a directory belongs to: its git root, else itself (distill.ProjectRoot); recorded is a session's
+// recorded directory.
 func Root(recorded, dir string) string { return distill.ProjectRoot(recorded, dir) }
 
 // RepoRoot is the git root above dir ("" none).
 func RepoRoot(dir string) string { return distill.RepoRoot(dir) }
 
-// Tracker says whether the git repository at a root tracks a path, reading
-// each repository's index once.
+// Tracker says whether the git repository at a root tracks a path, reading each repository's index once.
 type Tracker map[string]*distill.Repo
 
 func (t Tracker) Tracked(root, path string) bool {
@@ -279,9 +264,8 @@ func (t Tracker) Tracked(root, path string) bool {
 
 type LedgerSession = ledger.Session
 
-// OpenListing points aenv at the listers' description cache (in the home)
-// and opens the ledger for the sessions only it knows: never creating it,
-// waiting at most 2s for a lock; a busy or broken ledger leaves it empty.
+// OpenListing points aenv at the listers' description cache (in the home) and opens the ledger for the sessions only it
+// knows: never creating it, waiting at most 2s for a lock; a busy or broken ledger leaves it empty.
 func OpenListing(env Env, aenv *adapters.Env) (*Store, *adapters.DescriptionFile) {
 	d := adapters.OpenDescriptionFile(env.Home)
 	aenv.Descriptions = d
@@ -292,8 +276,8 @@ func OpenListing(env Env, aenv *adapters.Env) (*Store, *adapters.DescriptionFile
 	return s, d
 }
 
-// ListedSessions are the ledger's sessions of project ("" = all) and tool
-// ("" = all), newest first, at most limit; none without a ledger.
+// ListedSessions are the ledger's sessions of project ("" = all) and tool ("" = all), newest first, at most limit; none
+// without a ledger.
 func (s *Store) ListedSessions(project, tool string, limit int) []LedgerSession {
 	if s.l == nil {
 		return nil
@@ -307,10 +291,9 @@ type NotFound struct{ error }
 
 func (n NotFound) Unwrap() error { return n.error }
 
-// Forget removes a session (an id or a unique prefix) from the ledger, its
-// handoff records marked forgotten, and the handoff files it wrote (current
-// handoff.md, global copy, history); dryRun only says so. What it does goes
-// to out, what it could not to errw.
+// Forget removes a session (an id or a unique prefix) from the ledger, its handoff records marked forgotten, and the
+// handoff files it wrote (current handoff.md, global copy, history); dryRun only says so. What it does goes to out,
+// what it could not to errw.
 func (s *Store) Forget(id string, dryRun bool, out, errw io.Writer) error {
 	if s.l == nil {
 		return NotFound{fmt.Errorf("no session %q: there is no ledger yet (%s)", id, s.Path)}
@@ -322,8 +305,12 @@ func (s *Store) Forget(id string, dryRun bool, out, errw io.Writer) error {
 	if len(ss) == 0 {
 		return NotFound{fmt.Errorf("no session %q in the ledger (`carryover list --all` shows the sessions)", id)}
 	}
-	if natives := distinctNatives(ss); len(natives) > 1 {
-		return fmt.Errorf("%q starts %d session ids (%s…); give more of it", id, len(natives), natives[0])
+	natives := map[string]bool{}
+	for _, se := range ss {
+		natives[se.NativeID] = true
+	}
+	if len(natives) > 1 {
+		return fmt.Errorf("%q starts %d session ids (%s…); give more of it", id, len(natives), ss[0].NativeID)
 	}
 	f := forgetting{Store: s, dryRun: dryRun, out: out, errw: errw}
 	for _, se := range ss {
@@ -367,9 +354,8 @@ func (f forgetting) session(se ledger.Session) error {
 	return nil
 }
 
-// removeFiles removes the handoff files of the session's handoffs (ids):
-// the project's handoff.md and the global copy when they are one of
-// them, and their history files.
+// removeFiles removes the handoff files of the session's handoffs (ids): the project's handoff.md and the global copy
+// when they are one of them, and their history files.
 func (f forgetting) removeFiles(se ledger.Session, ids []string) {
 	if b, err := publish.ReadHandoffFile(se.Project); err == nil && slices.Contains(ids, publish.IDOf(publish.HeaderOf(string(b)))) {
 		f.remove(publish.HandoffPath(se.Project), func() error { return publish.RemoveOwnFile(se.Project, "handoff.md") })
@@ -406,16 +392,4 @@ func (f forgetting) remove(what string, del func() error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(f.errw, "carryover: could not delete %s: %v\n", what, err)
 	}
-}
-
-func distinctNatives(ss []ledger.Session) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range ss {
-		if !seen[s.NativeID] {
-			seen[s.NativeID] = true
-			out = append(out, s.NativeID)
-		}
-	}
-	return out
 }
