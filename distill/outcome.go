@@ -1141,7 +1141,7 @@ func todoLines(text string) []string {
 }
 
 func forwardLooking(s string) bool {
-	return matchWords(s, nextPhrases(), false) || containsAny(strings.ToLower(s), nextMarkers.list())
+	return matchWords(s, nextPhrases(), false) || containsAny(strings.ToLower(s), nextMarkers.list()) || endsNext(s)
 }
 
 func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers.list()) }

@@ -78,6 +78,7 @@ const (
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
+	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -514,9 +515,24 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Task, st.TaskAt, st.GoalWeak = p, at, false
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptFollowUp:
-		st.Latest, st.LatestAt = p, at
+		if st.queued() && len(st.Latest) < queuedChars-20 {
+			st.Latest = st.Latest + " / " + p
+		} else {
+			st.Latest, st.LatestAt = p, at
+		}
 	}
 	return class
+}
+
+// queued: the agent has worked in the session but not answered the latest request yet, so a prompt now is typed into
+// the same turn (Claude Code's queued prompts, a screenshot's caption under a request): one request with it, never a
+// replacement that hides the earlier words. A log of the user's prompts alone (no agent row) joins nothing. A prompt
+// joins while the handoff's latest-request line (150 bytes) still shows its first 20 bytes: a longer run starts a new
+// line, the earlier prompts staying among the instructions.
+const queuedChars = 150
+
+func (st *State) queued() bool {
+	return st.Latest != "" && !st.Answered && (st.LastText != "" || st.LastCallSeq > 0)
 }
 
 func (st *State) setAside() {
@@ -1077,4 +1093,18 @@ func stripCode(text string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// endsNext: a clause of s ends in a next_end phrase, a whole word ("CSV export is in; converting the amounts to euros
+// next.", "Die Umrechnung kommt als Nächstes."): the agent's closing states its next step.
+func endsNext(s string) bool {
+	for _, c := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return strings.ContainsRune(";.!。！；", r) }) {
+		c = strings.TrimSpace(c)
+		for _, m := range nextEnds.list() {
+			if rest, ok := strings.CutSuffix(c, m); ok && rest != "" && (cjkString(m) || strings.HasSuffix(rest, " ")) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -268,7 +268,9 @@ func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	case promptCorrect: // the corrected goal's instructions stand
 		st.TaskRef = refOf(r)
 	case promptFollowUp:
-		st.LatestRef = refOf(r)
+		if st.LatestAt.Equal(r.Time) { // a queued prompt joined keeps the request's row
+			st.LatestRef = refOf(r)
+		}
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
 			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
 			st.startTask()
@@ -869,7 +871,7 @@ func (st *State) doneInto(h *Handoff, project string) {
 
 func (st *State) userWordsInto(h *Handoff) {
 	for _, in := range st.Instructions {
-		if len(in.Refs) > 0 && (in.Refs[0] == st.TaskRef || in.Refs[0] == st.LatestRef && st.Latest != "") {
+		if len(in.Refs) > 0 && in.Refs[0] == st.TaskRef || st.Latest != "" && !in.At.Before(st.LatestAt) {
 			continue // the Task lines carry it
 		}
 		h.Instructions = append(h.Instructions, in.Text)
