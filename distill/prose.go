@@ -499,7 +499,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 				st.setAside()
 			}
 			st.Task, st.TaskAt, st.GoalWeak = back, at, false
-			st.Latest, st.LatestAt = p, at
+			st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
 			return promptFollowUp
 		}
 	}
@@ -515,24 +515,22 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Task, st.TaskAt, st.GoalWeak = p, at, false
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptFollowUp:
-		if st.queued() && len(st.Latest) < queuedChars-20 {
-			st.Latest = st.Latest + " / " + p
-		} else {
-			st.Latest, st.LatestAt = p, at
-		}
+		st.setLatest(p, at)
 	}
 	return class
 }
 
-// queued: the agent has worked in the session but not answered the latest request yet, so a prompt now is typed into
-// the same turn (Claude Code's queued prompts, a screenshot's caption under a request): one request with it, never a
-// replacement that hides the earlier words. A log of the user's prompts alone (no agent row) joins nothing. A prompt
-// joins while the handoff's latest-request line (150 bytes) still shows its first 20 bytes: a longer run starts a new
-// line, the earlier prompts staying among the instructions.
-const queuedChars = 150
-
-func (st *State) queued() bool {
-	return st.Latest != "" && !st.Answered && (st.LastText != "" || st.LastCallSeq > 0)
+// setLatest makes p the latest request. A prompt the agent has not answered the one before yet, in a session where it
+// has worked, is typed into the same turn (Claude Code's queued prompts, a screenshot's caption under a request): it
+// joins that request, never a replacement hiding the earlier words; a log of the user's prompts alone joins nothing.
+// It joins while the handoff's latest-request line (150 bytes) still shows its first 20 bytes: a longer run starts a
+// new line, the earlier prompts staying among the instructions. The line's row stays the first prompt's.
+func (st *State) setLatest(p string, at time.Time) {
+	if st.Latest != "" && !st.Answered && (st.LastText != "" || st.LastCallSeq > 0) && len(st.Latest) < 130 {
+		st.Latest += " / " + p
+		return
+	}
+	st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
 }
 
 func (st *State) setAside() {
@@ -1095,16 +1093,9 @@ func stripCode(text string) string {
 	return b.String()
 }
 
-// endsNext: a clause of s ends in a next_end phrase, a whole word ("CSV export is in; converting the amounts to euros
+// endsNext: the sentence ends in a next_end phrase, a whole word ("CSV export is in; converting the amounts to euros
 // next.", "Die Umrechnung kommt als Nächstes."): the agent's closing states its next step.
 func endsNext(s string) bool {
-	for _, c := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return strings.ContainsRune(";.!。！；", r) }) {
-		c = strings.TrimSpace(c)
-		for _, m := range nextEnds.list() {
-			if rest, ok := strings.CutSuffix(c, m); ok && rest != "" && (cjkString(m) || strings.HasSuffix(rest, " ")) {
-				return true
-			}
-		}
-	}
-	return false
+	low := " " + strings.TrimRight(strings.ToLower(s), " .!。！")
+	return slices.ContainsFunc(nextEnds.list(), func(m string) bool { return strings.HasSuffix(low, " "+m) || cjkString(m) && strings.HasSuffix(low, m) })
 }

@@ -268,9 +268,6 @@ func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	case promptCorrect: // the corrected goal's instructions stand
 		st.TaskRef = refOf(r)
 	case promptFollowUp:
-		if st.LatestAt.Equal(r.Time) { // a queued prompt joined keeps the request's row
-			st.LatestRef = refOf(r)
-		}
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
 			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
 			st.startTask()
