@@ -526,7 +526,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 // It joins while the handoff's latest-request line (150 bytes) still shows its first 20 bytes: a longer run starts a
 // new line, the earlier prompts staying among the instructions. The line's row stays the first prompt's.
 func (st *State) setLatest(p string, at time.Time) {
-	if st.Latest != "" && !st.Answered && (st.LastText != "" || st.LastCallSeq > 0) && len(st.Latest) < 130 {
+	if st.Latest != "" && !st.Answered && max(st.LastTextSeq, st.LastCallSeq) > 0 && len(st.Latest) < 130 {
 		st.Latest += " / " + p
 		return
 	}
