@@ -1207,10 +1207,16 @@ func labelRest(after string, below []string) string {
 // try next: …" is eight words, no label).
 func labelEnd(low, p string) int {
 	i := strings.Index(low, p)
-	if i <= 0 || i > 60 {
+	if i <= 0 {
 		return -1
 	}
 	head := low[:i]
+	if t := strings.TrimRight(head, " "); len(t) < len(head) && strings.ContainsAny(t[len(t)-1:], ".!?") {
+		return i + len(p) // "… are in and tested. Still to do: the logging": the label opens a sentence
+	}
+	if i > 60 {
+		return -1
+	}
 	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
 		return -1 // "context:" is not "next:"
 	}

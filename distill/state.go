@@ -732,7 +732,10 @@ func (st *State) testFailedAfter(seq int64) bool {
 }
 
 func (st *State) failuresInto(h *Handoff) {
-	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
+	// agent's "I won't run it until the backup is done" claims nothing done.
+	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq) &&
+		st.LastCallSeq >= st.StopSeq
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
