@@ -1211,14 +1211,14 @@ func labelEnd(low, p string) int {
 		return -1
 	}
 	head := low[:i]
-	if t := strings.TrimRight(head, " "); len(t) < len(head) && strings.ContainsAny(t[len(t)-1:], ".!?") {
+	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
+		return -1 // "context:" is not "next:"
+	}
+	if t := strings.TrimRight(head, " "); strings.ContainsAny(t[len(t)-1:], ".!?") {
 		return i + len(p) // "… are in and tested. Still to do: the logging": the label opens a sentence
 	}
 	if i > 60 {
 		return -1
-	}
-	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
-		return -1 // "context:" is not "next:"
 	}
 	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
 		return -1

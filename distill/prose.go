@@ -1093,9 +1093,9 @@ func stripCode(text string) string {
 	return b.String()
 }
 
-// endsNext: the sentence ends in a next_end phrase, a whole word ("CSV export is in; converting the amounts to euros
-// next.", "Die Umrechnung kommt als Nächstes."): the agent's closing states its next step.
+// endsNext: the sentence ends in a next_end phrase, a leading ␣ making it a whole word ("CSV export is in; converting
+// the amounts to euros next.", "Die Umrechnung kommt als Nächstes."): the agent's closing states its next step.
 func endsNext(s string) bool {
 	low := " " + strings.TrimRight(strings.ToLower(s), " .!。！")
-	return slices.ContainsFunc(nextEnds.list(), func(m string) bool { return strings.HasSuffix(low, " "+m) || cjkString(m) && strings.HasSuffix(low, m) })
+	return slices.ContainsFunc(nextEnds.list(), func(m string) bool { return strings.HasSuffix(low, m) })
 }
