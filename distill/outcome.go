@@ -37,7 +37,8 @@ var (
 	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
 	pkgManagers  = []string{"npm", "yarn", "pnpm", "bun"} // whose scripts run with or without "run"
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
-		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl", "rails"}
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl", "rails",
+		"pip", "pipx", "gem", "composer", "conda", "brew", "apt", "apt-get", "helm"}
 )
 
 const (
@@ -232,8 +233,8 @@ func (s segWords) add(a, prev string) segWords {
 		// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
 		// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
 		s.sub = len(s.parts) == 2 && (s.script || slices.Contains(runners, a))
-	case strings.ContainsAny(a, "/."):
-		s.paths = append(s.paths, a)
+	case strings.ContainsAny(a, "/.") || len(s.parts) == 2 && slices.Contains(operandVerbs, s.parts[1]):
+		s.paths = append(s.paths, a) // a file, or a package the verb installs: `pip install requests` fixes no psycopg2
 	case isFilter(s.parts, a) && !flagValue(prev):
 		s.filters = append(s.filters, a)
 	}
@@ -250,7 +251,10 @@ func installVerb(parts []string, a string) string {
 	return a
 }
 
-var installAliases = []string{"i", "ci", "sync"}
+var (
+	installAliases = []string{"i", "ci", "sync"}
+	operandVerbs   = []string{"install", "add", "get", "require", "remove", "uninstall"} // whose words name packages
+)
 
 // flagValue: the word after flag is the flag's own value, not a test filter — a long flag (`--cov app`, `--logger
 // trx`, Go's `-tags integration`) that does not select tests by name. A selecting flag's value is a filter (`-k
