@@ -735,7 +735,7 @@ func (st *State) failuresInto(h *Handoff) {
 	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
 	// agent's "I won't run it until the backup is done" claims nothing done.
 	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq) &&
-		st.LastCallSeq >= st.StopSeq
+		st.LastCallSeq >= st.StopSeq && !st.unaddressed()
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
@@ -1028,4 +1028,12 @@ func (st *State) questionRefs(q string) []Ref {
 		}
 	}
 	return nil
+}
+
+// unaddressed: the agent closed after the latest request without writing a file since nor naming any of its words
+// ("Done: the toggle is on the page, the choice saved in localStorage" over "and respect prefers-color-scheme"): its
+// closing answers the requests before it, this one is open.
+func (st *State) unaddressed() bool {
+	return st.Latest != "" && st.LastTextSeq > st.AskSeq && !overlaps(st.LastText, st.Latest) &&
+		!slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq })
 }
