@@ -50,18 +50,6 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// InProject reports whether dir is project or inside it.
-func InProject(dir, project string) bool {
-	if project == "" {
-		return true
-	}
-	if dir == "" {
-		return false
-	}
-	dir, project = filepath.Clean(dir), filepath.Clean(project)
-	return dir == project || strings.HasPrefix(dir, project+string(filepath.Separator))
-}
-
 // Listing reads headBytes and tailBytes of a transcript and counts the
 // messages of one up to scanLimit exactly (a byte scan); bigger: estimated.
 const headBytes, tailBytes, scanLimit = 256 << 10, 64 << 10, 16 << 20

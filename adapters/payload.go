@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -212,4 +213,16 @@ func clipRunes(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// InProject reports whether dir is project or inside it.
+func InProject(dir, project string) bool {
+	if project == "" {
+		return true
+	}
+	if dir == "" {
+		return false
+	}
+	dir, project = filepath.Clean(dir), filepath.Clean(project)
+	return dir == project || strings.HasPrefix(dir, project+string(filepath.Separator))
 }
