@@ -362,6 +362,12 @@ func SetTaskState(s *Session, h distill.Handoff) {
 			s.Task.Blockers = append(s.Task.Blockers, b)
 		}
 	}
+	// What the user refused or interrupted is open until they say otherwise: without it the next agent redoes it.
+	stops := append([]string(nil), h.Refused...)
+	if h.Interrupted != "" {
+		stops = append(stops, "the user interrupted: "+h.Interrupted+" (do not redo it without asking)")
+	}
+	s.Blockers, s.Task.Blockers = append(s.Blockers, stops...), append(s.Task.Blockers, stops...)
 	q := h.Quality()
 	s.Quality = &q
 }
