@@ -332,6 +332,7 @@ func OneLine(entries []string) []string {
 // (--session) or the project's fold (handoff.md's), so both say the same.
 func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task = Task{Description: h.Task, Latest: h.Latest, SetAside: append([]string(nil), h.SetAside...), InProgress: h.Next}
+	s.Task.Asked = append([]string(nil), h.Instructions...) // a request between the first and the latest is lost otherwise
 	s.Task.Completed = distill.Dedupe(h.Done)
 	s.Decisions = append([]string(nil), h.Decisions...)
 	s.References = append(append([]string(nil), h.Refs...), h.Actions...)
