@@ -1251,6 +1251,7 @@ var nextRules = []struct {
 	{"unanswered request", (*State).nextUnanswered},
 	{"interruption", (*State).nextInterruption},
 	{"plan", (*State).nextOwnPlan},
+	{"turn cut short", (*State).nextCutShort},
 	{"labelled next", (*State).nextLabelled},
 	{"remaining items", func(st *State, _ *nextIn) (string, bool) {
 		if items := remainingItems(st.LastText); len(items) > 0 {
@@ -1298,6 +1299,22 @@ func (st *State) nextUnanswered(in *nextIn) (string, bool) {
 		return "", false
 	}
 	return "Answer the latest request: " + oneLine(req), true
+}
+
+// nextCutShort: the agent's tools ran on the newest request but it never spoke after it (the session ended on a rate
+// limit, an API error or a closed terminal mid-turn): the request is unfinished, and its words from an earlier turn
+// ("Retry-After is set") are stale as a next step. A stop, a still-failing command or a pass in the turn has its own
+// rule (a silent edit-then-green run is a finished fix).
+func (st *State) nextCutShort(in *nextIn) (string, bool) {
+	silent := st.AskSeq > 0 && st.LastCallSeq > st.AskSeq && st.LastTextSeq < st.AskSeq
+	if !silent || in.h.Completed || in.failing != nil || st.StopSeq > st.AskSeq || st.LastPassSeq > st.AskSeq {
+		return "", false
+	}
+	req := in.h.Latest
+	if req == "" {
+		req = in.h.Task
+	}
+	return "Finish the latest request (the turn ended before the agent reported on it): " + oneLine(req), req != ""
 }
 
 func (st *State) nextInterruption(in *nextIn) (string, bool) {

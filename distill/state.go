@@ -728,7 +728,8 @@ func (st *State) testFailedAfter(seq int64) bool {
 }
 
 func (st *State) failuresInto(h *Handoff) {
-	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+	// A completion said before the newest request is an earlier turn's: it finishes nothing of this one.
+	h.Completed = st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
 		if h.Completed && st.leftBehind(f) {
