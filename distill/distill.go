@@ -106,6 +106,7 @@ type Failure struct {
 	At       time.Time
 	// Superseded: completion was reported after it with nothing failing since (left behind, not work left).
 	Superseded bool
+	Declined   bool  // the user's words turned its fix or re-run down ("don't touch the lint errors"): no work left
 	Seq        int64 // position of the newest attempt in the fold
 	Refs       []Ref // the error rows (the first and the newest)
 }
@@ -272,7 +273,7 @@ func cross(parts ...[]string) []string {
 }
 
 func isTestCmd(cmd string) bool {
-	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true)
+	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true) && (!containsAny(cmd, containerProgs) || matchWords(unwrapped(cmd), testCmds, true))
 }
 
 // matchWords is `(?i)\b(pats…)` (tail: `…\b`) for lower-case ASCII pats.

@@ -16,11 +16,16 @@ package distill
 
 import (
 	"encoding/json"
+	"iter"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/carryover/carryover/adapters/ledger"
 )
 
 var (
@@ -32,7 +37,8 @@ var (
 	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
 	pkgManagers  = []string{"npm", "yarn", "pnpm", "bun"} // whose scripts run with or without "run"
 	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
-		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl", "rails"}
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl", "rails",
+		"pip", "pipx", "gem", "composer", "conda", "brew", "apt", "apt-get", "helm"}
 )
 
 const (
@@ -54,7 +60,19 @@ func targetKey(cmd string) string {
 	if len(segs) == 0 {
 		return normCmd(cmd)
 	}
-	return strings.Join(segs, " && ")
+	return strings.Join(unread(segs), " && ")
+}
+
+// unread drops the segments that only read when another does more: `go test ./... 2>&1 | tail -5` runs go test's
+// target, a filter reading its output is none.
+func unread(segs []string) []string {
+	if len(segs) < 2 || !slices.ContainsFunc(segs, func(k string) bool { return reads(segTool(k)) }) {
+		return segs
+	}
+	if kept := slices.DeleteFunc(slices.Clone(segs), func(k string) bool { return reads(segTool(k)) }); len(kept) > 0 {
+		return kept
+	}
+	return segs
 }
 
 // skipPrefixWords drops env assignments (VAR=x) and wrappers before the program.
@@ -72,8 +90,8 @@ func segmentKey(seg string) (string, bool) {
 		return "", false
 	}
 	prog := progName(f[0])
-	if len(f) > 2 && f[1] == "run" && slices.Contains(pkgManagers, prog) {
-		f = f[1:] // `npm run test` is `npm test`
+	if len(f) > 2 && f[1] == "run" && slices.Contains(pkgManagers, prog) && !slices.Contains(installAliases, f[2]) {
+		f = f[1:] // `npm run test` is `npm test`; `npm run ci` is a script, not `npm ci`
 	}
 	return segmentArgs(prog, f), true
 }
@@ -84,12 +102,17 @@ var execVerbs = map[string][]string{"uv": {"run"}, "poetry": {"run"}, "pdm": {"r
 	"bundle": {"exec"}, "pnpm": {"dlx", "exec"}, "yarn": {"dlx", "exec"}, "npm": {"exec"}, "bun": {"x"},
 	"docker": {"run", "exec"}, "podman": {"run", "exec"}, "docker-compose": {"run", "exec"}, "kubectl": {"exec"}}
 
-// unwrapExec drops exec wrappers: the verb, its flags and, for a container, its image, service or pod.
+// unwrapExec drops exec wrappers: the program's options, the verb, its flags and, for a container, its image,
+// service or pod (`docker compose -f ci.yml --profile test run web pytest` is pytest's).
 func unwrapExec(f []string) []string {
 	for len(f) > 2 {
-		prog, g := progName(f[0]), f
-		if f[1] == "compose" {
-			prog, g = "docker-compose", f[1:]
+		prog, g := progName(f[0]), f[verbAt(progName(f[0]), f)-1:]
+		if len(g) > 2 && g[1] == "compose" {
+			prog = "docker-compose"
+			g = g[verbAt(prog, g[1:]):]
+		}
+		if len(g) < 2 {
+			return f
 		}
 		i := execStart(prog, g)
 		if i < 0 || i >= len(g) {
@@ -98,6 +121,38 @@ func unwrapExec(f []string) []string {
 		f = skipPrefixWords(g[i:])
 	}
 	return f
+}
+
+// unwrapped is cmd with each exec wrapper's own words dropped: `docker compose -f docker-compose.test.yml run web
+// flake8` runs flake8, whatever its compose file is named. isTestCmd asks only of a container runner's command (the
+// only wrappers whose options name files): the hook's other commands cost nothing more.
+func unwrapped(cmd string) string {
+	segs := splitSegments(cmd)
+	for i, seg := range segs {
+		f := skipPrefixWords(cmdFields(seg))
+		if u := unwrapExec(f); len(u) < len(f) {
+			segs[i] = strings.Join(u, " ")
+		}
+	}
+	return strings.Join(segs, " ; ")
+}
+
+// verbAt: where f's verb stands after the program's own options; an option's value is the word after it that is
+// neither an option nor a verb (`-f ci.yml`, `--context prod`; `--verbose run` has none).
+func verbAt(prog string, f []string) int {
+	i := 1
+	for i < len(f) && strings.HasPrefix(f[i], "-") && f[i] != "--" {
+		if i+1 < len(f) && !strings.Contains(f[i], "=") && optionValue(prog, f[i+1]) {
+			i++
+		}
+		i++
+	}
+	return i
+}
+
+// optionValue: w, after an option, is its value: no option itself, nor a verb.
+func optionValue(prog, w string) bool {
+	return !strings.HasPrefix(w, "-") && w != "compose" && !slices.Contains(execVerbs[prog], w)
 }
 
 // execStart: where the command f's exec verb runs starts, -1 for none.
@@ -136,34 +191,86 @@ var valueFlags = []string{"--name", "--env", "--volume", "--workdir", "--user", 
 
 // segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
 func segmentArgs(prog string, f []string) string {
-	parts := []string{prog}
-	var paths, filters []string
-	sub, script := slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
-	for i, a := range f[1:] {
-		if strings.HasPrefix(a, "-") {
-			if prog == "python" && a == "-m" && i+2 < len(f) {
-				sub, script = true, false // python -m pytest: the module is the program
-			}
-			continue
-		}
-		a = argWord(a)
+	a := segWords{parts: []string{prog}}
+	a.sub, a.script = slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
+	skip := false
+	for i, w := range f[1:] {
 		switch {
-		case sub && strings.Contains(a, "="): // git -c key=value commit
-		case sub && (len(parts) == 1 || !strings.ContainsAny(a, "/.")):
-			parts = append(parts, a)
-			// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
-			// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
-			sub = len(parts) == 2 && (script || slices.Contains(runners, a))
-		case strings.ContainsAny(a, "/."):
-			paths = append(paths, a)
-		case isFilter(parts, a):
-			filters = append(filters, a)
+		case skip:
+			skip = false
+		case prog == "python" && w == "-m" && i+2 < len(f):
+			a.sub, a.script = true, false // python -m pytest: the module is the program
+		case strings.HasPrefix(w, "-"):
+			skip = a.sub && len(a.parts) == 1 && optionBeforeVerb(w)
+		default:
+			a = a.add(argWord(w), f[i])
 		}
 	}
-	sort.Strings(paths)
-	sort.Strings(filters)
-	return segKeyString(parts, paths, filters)
+	sort.Strings(a.paths)
+	sort.Strings(a.filters)
+	return segKeyString(a.parts, a.paths, a.filters)
 }
+
+// optionBeforeVerb: a one-letter option before a subcommand takes the next word (`make -C backend test`, `kubectl -n
+// staging apply`, `git -C repo commit`, `npm -w packages/api test`), unless it is one of the switches most programs
+// share (-v verbose, -q quiet, -s silent, -x, -i, -t, -d, -y, -h): the verb is the word after the value.
+func optionBeforeVerb(w string) bool {
+	return len(w) == 2 && isLetter(w[1]) && !strings.ContainsRune("vqsxitdyh", rune(w[1]))
+}
+
+// segWords gathers a segment's key: program and subcommand, paths, test filters.
+type segWords struct {
+	parts, paths, filters []string
+	sub, script           bool
+}
+
+// add files word a, prev the word before it (by value: the slices stay on segmentArgs' stack).
+func (s segWords) add(a, prev string) segWords {
+	switch {
+	case s.sub && strings.Contains(a, "="): // git -c key=value commit
+	case s.sub && (len(s.parts) == 1 || !strings.ContainsAny(a, "/.")):
+		s.parts = append(s.parts, installVerb(s.parts, a))
+		// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
+		// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
+		s.sub = len(s.parts) == 2 && (s.script || slices.Contains(runners, a))
+	case strings.ContainsAny(a, "/.") || len(s.parts) == 2 && slices.Contains(operandVerbs, s.parts[1]):
+		s.paths = append(s.paths, a) // a file, or a package the verb installs: `pip install requests` fixes no psycopg2
+	case isFilter(s.parts, a) && !flagValue(prev):
+		s.filters = append(s.filters, a)
+	}
+	return s
+}
+
+// installVerb: a package manager's verbs that install the manifest's dependencies are one target (`npm ci` after a
+// failed `npm install`, `poetry sync` after `poetry install`): a clean install from the lockfile passing shows the
+// dependencies in place, which is what the failed install was run for.
+func installVerb(parts []string, a string) string {
+	if len(parts) == 1 && slices.Contains(installAliases, a) && (slices.Contains(pkgManagers, parts[0]) || execVerbs[parts[0]] != nil) {
+		return "install"
+	}
+	return a
+}
+
+var (
+	installAliases = []string{"i", "ci", "sync"}
+	operandVerbs   = []string{"install", "add", "get", "require", "remove", "uninstall"} // whose words name packages
+)
+
+// flagValue: the word after flag is the flag's own value, not a test filter — a long flag (`--cov app`, `--logger
+// trx`, Go's `-tags integration`) that does not select tests by name. A selecting flag's value is a filter (`-k
+// slug`, `-run TestX`, `--filter Invoice`, `--grep cart`, `-t sums`); so is a word after a one-letter switch (`-v`,
+// `-x`) or a negated boolean (`--no-cache`). A boolean long flag before a filter (`--coverage cart`) reads as a value:
+// the filter is lost and the run counts as the whole suite.
+func flagValue(flag string) bool {
+	name := strings.ToLower(strings.TrimLeft(flag, "-"))
+	if !strings.HasPrefix(flag, "-") || strings.Contains(flag, "=") || len(name) < 2 || strings.HasPrefix(name, "no-") {
+		return false
+	}
+	return !containsAny(name, selectorWords)
+}
+
+// selectorWords: what a flag that selects tests by name has in its name, across runners (pytest -k/-m take one letter).
+var selectorWords = []string{"run", "filter", "grep", "pattern", "match", "name", "only", "select", "spec", "test", "skip", "exclude", "include"}
 
 // segKeyString is "parts\tpaths ?filters" in one allocation (BenchmarkFold: 3 a segment were Join, Join and +).
 func segKeyString(parts, paths, filters []string) string {
@@ -365,14 +472,58 @@ func errorLine(text string) string {
 	if strings.Contains(l, "\t") { // testify aligns its fields with tabs: "Error:      \tNot equal:"
 		l = strings.Join(strings.Fields(l), " ")
 	}
-	switch {
-	case at[0] >= 0 && !strings.Contains(l, ":") && at[2] >= 0 && at[2] != i:
-		l = lines[at[2]] + " — " + l // a bare "AssertionError": the line naming the test says more
-	case strings.HasSuffix(l, ":") && i+1 < len(lines) && message(lines[i+1]):
-		l += " " + lines[i+1]
-	}
-	return clip(l, 160)
+	return clip(withContext(l, lines, i, at), 160)
 }
+
+// withContext joins the chosen line l (lines[i]) to the line that completes it.
+func withContext(l string, lines []string, i int, at [5]int) string {
+	next := ""
+	if i+1 < len(lines) {
+		next = lines[i+1]
+	}
+	switch {
+	case at[0] >= 0 && !strings.Contains(l, ":") && at[3] >= 0 && at[3] != i:
+		return lines[at[3]] + " — " + l // a bare "AssertionError": the line naming the test says more
+	case strings.HasSuffix(l, ":") && next != "" && message(next):
+		return l + " " + next
+	case i == at[2] && labelled(l) && labelled(next):
+		return l + ", " + next // Jest's "Expected: 42" over "Received: 41"
+	}
+	return l
+}
+
+// failureLine is errorLine, or what stopped the command when its output names no error: exit 124 is timeout(1)'s,
+// 128+n the signal n's (137: SIGKILL, the kernel's out-of-memory killer or a hard limit). A run cut off prints
+// whatever it was doing ("Epoch 1/3", "Killed"); the next agent must know it never finished, not fix "Epoch 1/3".
+func failureLine(text string, exit *int) string {
+	e := errorLine(text)
+	if exit == nil || e != "" && errWorded(e) {
+		return e
+	}
+	why, ok := stopSignals[*exit]
+	if !ok {
+		return e
+	}
+	why += " (exit " + strconv.Itoa(*exit) + ")"
+	if l := lastOutput(text); l != "" {
+		why += "; last output: " + clip(l, 100)
+	}
+	return why
+}
+
+// lastOutput: the last line of more than one word (the shell's own "Killed" is one) — what the run was doing.
+func lastOutput(text string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l, ok := outputLine(lines[i]); ok && strings.Contains(l, " ") {
+			return l
+		}
+	}
+	return ""
+}
+
+var stopSignals = map[int]string{124: "timed out", 130: "interrupted (SIGINT)", 134: "aborted (SIGABRT)",
+	137: "killed (SIGKILL: out of memory or a hard limit)", 139: "crashed (SIGSEGV)", 143: "terminated (SIGTERM)"}
 
 // message: a line that can be a header's message — not a rule of dashes (no letter nor digit) nor a lesser
 // severity's line (Maven's "[INFO] ----" under "[ERROR] COMPILATION ERROR :", rustc's "note: …").
@@ -382,10 +533,10 @@ func message(l string) bool {
 }
 
 // errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
-// preference, the last exception line, the first diagnostic at a location, the first with an error word and the
-// first line (-1: none). Only a line that may still be chosen is lower-cased.
-func errorCandidates(text string) (lines []string, at [4]int) {
-	at, lines = [4]int{-1, -1, -1, -1}, strings.Split(text, "\n")
+// preference, the last exception line, the first diagnostic at a location, the first assertion, the first with an
+// error word and the first line (-1: none). Only a line that may still be chosen is lower-cased.
+func errorCandidates(text string) (lines []string, at [5]int) {
+	at, lines = [5]int{-1, -1, -1, -1, -1}, strings.Split(text, "\n")
 	n := 0
 	for _, l := range lines {
 		l, ok := outputLine(l)
@@ -393,21 +544,57 @@ func errorCandidates(text string) (lines []string, at [4]int) {
 			continue
 		}
 		lines[n], n = l, n+1
-		if laterException(l, lines, at[0]) {
-			at[0] = n - 1
-		}
-		if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
-			at[1] = n - 1
-		}
-		if at[2] == n-2 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
-			at[2] = -1
-		}
-		if at[2] < 0 && errWorded(l) {
-			at[2] = n - 1
-		}
+		mark(&at, lines, n-1)
 	}
-	at[3] = min(0, n-1)
+	at[4] = min(0, n-1)
 	return lines[:n], at
+}
+
+// mark records line i of lines in the candidates it is the first (the last exception: the newest) of.
+func mark(at *[5]int, lines []string, i int) {
+	l := lines[i]
+	if laterException(l, lines, at[0]) {
+		at[0] = i
+	}
+	if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
+		at[1] = i
+	}
+	if at[3] == i-1 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
+		at[3] = -1
+	}
+	if at[2] < 0 && assertion(l) {
+		at[2] = i
+	}
+	if at[3] < 0 && errWorded(l) {
+		at[3] = i
+	}
+}
+
+// assertion: l states what a check expected against what it got — PHPUnit's "Failed asserting that 41 matches
+// expected 42", JUnit's "expected:<42> but was:<41>", Mocha's "AssertionError [ERR_ASSERTION]: 41 == 42", Jest's
+// "Expected: 42", pytest's "assert 41 == 42" — where no exception line or diagnostic says more than a runner's
+// "There was 1 failure:" or "> Task :test FAILED". A count ("Assertions: 3") states nothing.
+func assertion(l string) bool {
+	if !containsAny(l, assertCues) {
+		return false // no line to lower-case: most are not assertions
+	}
+	low := strings.ToLower(l)
+	if i := strings.Index(low, "assert"); i >= 0 {
+		return !strings.HasPrefix(low[i:], "assertions:")
+	}
+	i := strings.Index(low, "expected")
+	return i == 0 || i > 0 && containsAny(low[i:], actualWords)
+}
+
+var assertCues = []string{"ssert", "xpect", "SSERT", "XPECT"}
+
+// actualWords: what follows an expectation to state the actual value.
+var actualWords = []string{" but ", "got", "received", "actual", "instead", "found"}
+
+// labelled: l opens with a one-word label ("Received: 41").
+func labelled(l string) bool {
+	w, _, ok := strings.Cut(l, ":")
+	return ok && w != "" && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
 }
 
 // laterException: l names an error and replaces the one at i as the last, unless both are a compiler's.
@@ -632,22 +819,55 @@ func coversPath(p, f string) bool {
 // only a part of the failing one's target.
 func (st *State) resolveBy(cmd string) {
 	pass := strings.Split(targetKey(cmd), " && ")
-	verify, part := isTestCmd(cmd), false
+	verify, part, fixed := isTestCmd(cmd), false, false
 	for i := range st.Failures {
-		f := &st.Failures[i]
-		if f.Resolved || f.What == "model API" {
-			continue
-		}
-		fail := strings.Split(st.FailureKeys[i], " && ")
-		f.Resolved = segmentsCovered(pass, fail)
-		if !f.Resolved && verify {
-			p := partial(pass, fail)
-			f.Resolved, part = !p && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd)), part || p
+		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
+			p, x := st.resolveOne(i, pass, cmd, verify)
+			part, fixed = part || p, fixed || x
 		}
 	}
-	if verify && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
+	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
 	}
+}
+
+// resolveOne resolves failure i by the pass of cmd (keyed pass): part, it ran a part of the failure's target; fixed,
+// it passed where the failure failed after an edit. A build that failed, was edited and now passes verified the edit,
+// whatever the tool (`./gradlew assembleDebug`, `mix compile`): the evidence, not a list of verification commands.
+func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part, fixed bool) {
+	f := &st.Failures[i]
+	fail := strings.Split(st.FailureKeys[i], " && ")
+	f.Resolved = segmentsCovered(pass, fail)
+	if f.Resolved {
+		return false, st.fixedByEdit(i)
+	}
+	if f.Resolved = missingProgram(f) && (verify && runsTests(f.What) == runsTests(cmd) || sameVerb(f.What, cmd)); f.Resolved {
+		return false, false
+	}
+	if verify {
+		part = partial(pass, fail)
+		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
+	}
+	return part, false
+}
+
+// missingProgram: the shell found no such program (exit 127, "command not found"): the approach failed, not the work.
+// A later pass doing the same with another program resolves it — `npm test` after `pnpm: command not found`, any
+// passing test run after a missing test runner — rather than leaving the next agent to fix the missing tool.
+func missingProgram(f *Failure) bool {
+	return f.ExitCode != nil && *f.ExitCode == 127 || strings.Contains(f.Error, "command not found")
+}
+
+// sameVerb: pass runs fail's first argument, a verb, through another program (`pdm install` after `poetry install`).
+func sameVerb(fail, pass string) bool {
+	f, p := skipPrefixWords(cmdFields(fail)), skipPrefixWords(cmdFields(pass))
+	return len(f) > 1 && len(p) > 1 && f[1] == p[1] && isLetter(f[1][0])
+}
+
+// fixedByEdit: failure i is a command that makes something (no read) and a file was edited after it.
+func (st *State) fixedByEdit(i int) bool {
+	f := &st.Failures[i]
+	return st.workLeft(f) && slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > f.Seq })
 }
 
 // runsTests: cmd runs tests, not only a build or a linter: a failing test run is fixed by a test run after the edit,
@@ -1203,7 +1423,7 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 	var failing *Failure
 	for i := range h.Failures {
 		f := &h.Failures[i]
-		if f.Resolved || f.What == "model API" {
+		if f.Resolved || f.Declined || f.What == "model API" {
 			continue
 		}
 		if failing == nil && (isTestCmd(f.What) || f.Seq > st.LastTextSeq) {
@@ -1217,12 +1437,278 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 		}
 		h.Questions = append(h.Questions, q)
 	}
-	h.Questions = append(h.Questions, Dedupe(todos)...)
+	h.Questions = append(append(h.Questions, st.backgroundQuestions()...), Dedupe(todos)...)
 	return failing
 }
 
+// declineFailures marks the open failures the user's words turn down: a sentence opening with an imperative negation
+// ("don't fix the lint errors", "do not rerun the migration", "не трогай линтер") that names the failure's target —
+// its subcommand, program or a file — or a decline ("no", "leave it", "lass es") answering the agent's question that
+// named it ("The lint step fails too — should I fix that?"). The failure stays listed, not as work to redo.
+func (st *State) declineFailures(text string) {
+	if !st.openWork() {
+		return
+	}
+	for s := range clauses(strings.ToLower(text)) {
+		scope := st.declineScope(s)
+		for i := range st.Failures {
+			if f := &st.Failures[i]; scope != "" && !f.Resolved && namesAny(scope, failureTerms(st.FailureKeys[i], f.Error)) {
+				f.Declined = true
+			}
+		}
+	}
+}
+
+// clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
+// while a failure is open).
+func clauses(low string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for low != "" {
+			i := strings.IndexAny(low, ".!?;\n。！？")
+			if i < 0 {
+				i = len(low)
+			}
+			if s := strings.TrimSpace(low[:i]); s != "" && !yield(s) {
+				return
+			}
+			_, w := utf8.DecodeRuneInString(low[min(i, len(low)):])
+			low = low[min(i+w, len(low)):]
+		}
+	}
+}
+
+// declineScope: the words a declining sentence low turns down — its own, or the offer a bare "no" answers; "" for none.
+func (st *State) declineScope(low string) string {
+	if !startsWithAny(low, declineStarts.list()) {
+		if prohibits(stripLeadingAcks(low)) {
+			return low
+		}
+		return ""
+	}
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+		return strings.ToLower(qs[len(qs)-1])
+	}
+	return ""
+}
+
+// prohibitions: the task's instructions' sentences that prohibit something ("Don't run the e2e tests, there is no
+// browser here"), lower-cased; none unless a failure is open. A failure whose target one names (declinedBy) ran
+// against the user's word and is no work to redo — the instruction given before it or after.
+func (st *State) prohibitions() []string {
+	if !st.openWork() {
+		return nil
+	}
+	var out []string
+	for _, in := range st.Instructions {
+		for _, s := range sentences(strings.ToLower(in.Text)) {
+			if prohibits(stripLeadingAcks(s)) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func declinedBy(prohibited []string, key, errLine string) bool {
+	if len(prohibited) == 0 {
+		return false
+	}
+	terms := failureTerms(key, errLine)
+	return slices.ContainsFunc(prohibited, func(s string) bool { return namesAny(s, terms) })
+}
+
+// openWork: a failure is open that is more than a read (the `cat` of a missing file the agent went past).
+func (st *State) openWork() bool {
+	for i, f := range st.Failures {
+		if !f.Resolved && !f.Declined && f.What != "model API" && makes(st.FailureKeys[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não") or a
+// declining verb ("skip", "ignore"); a negation of such a verb ("don't forget to run the migrations", "never skip the
+// e2e run") asks for the step instead.
+func prohibits(low string) bool {
+	t := strings.TrimSpace(low)
+	w, rest, _ := strings.Cut(t, " ")
+	first := strings.Trim(w, ",.;:!?")
+	if first == "do" && firstWord(rest) == "not" {
+		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
+		return !slices.Contains(prohibitWords[2:], firstWord(rest))
+	}
+	if _, neg := negationAt(first); neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords[:2], first) {
+		return first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
+	}
+	return slices.Contains(prohibitWords[2:], first)
+}
+
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	return strings.Trim(w, ",.;:!?")
+}
+
+// prohibitWords: imperatives that turn a step down; the verbs among them ("ignore the lint errors") after a negation
+// ask for it instead.
+var prohibitWords = []string{"never", "dont", "ignore", "skip", "forget"}
+
+// failureTerms: the words naming a failure's target — its subcommand (the program when it has none), its paths and
+// filters, the files its error names — split into words of 3+ letters, without runner verbs ("run", "exec") nor test
+// runners' words: "don't change the tests" and "never add sleeps to the test" constrain the fix of a failing
+// `pytest tests/test_login.py`, they do not decline it; "don't bother with the login tests" names it.
+func failureTerms(key, errLine string) []string {
+	var terms []string
+	for _, w := range targetWords(key, errLine) {
+		eachTerm(strings.ToLower(w), func(t string) bool {
+			if len(t) >= 3 && !slices.Contains(runners, t) && !slices.Contains(testRunners, t) {
+				terms = append(terms, t)
+			}
+			return true
+		})
+	}
+	return terms
+}
+
+// targetWords: a failure key's subcommands (programs when none), paths and filters, and the paths its error names.
+func targetWords(key, errLine string) []string {
+	var src []string
+	for _, seg := range strings.Split(key, " && ") {
+		tool := strings.Fields(segTool(seg))
+		src = append(append(src, tool[min(1, len(tool)-1):]...), segPaths(seg)...)
+	}
+	for _, w := range strings.Fields(errLine) {
+		if strings.ContainsAny(w, "/.") {
+			src = append(src, w)
+		}
+	}
+	return src
+}
+
+// namesAny: a word of low is one of terms or shares its stem ("migration" names migrate, "tests" test, "linter" lint).
+func namesAny(low string, terms []string) bool {
+	found := false
+	eachTerm(low, func(w string) bool {
+		found = slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
+		return !found
+	})
+	return found
+}
+
+func sameStem(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || len(a) >= 4 && strings.HasPrefix(b, a) || len(a) >= 5 && a[:5] == b[:5]
+}
+
+func (st *State) backgroundQuestions() []string {
+	var out []string
+	for _, b := range st.Background {
+		out = append(out, "started in the background, maybe still running: `"+clip(b, 80)+"` — check before starting it again")
+	}
+	return out
+}
+
+// noteBackground records a command the harness or the shell ran in the background — a trailing "&", nohup, or the
+// harness's "running in background" result (Claude Code's run_in_background) — and forgets them all on a kill (a
+// KillShell call, `kill`, `pkill`): a dev server the agent started may still hold its port when the next one starts.
+func (st *State) noteBackground(c Call, result string) {
+	cmd := strings.TrimSpace(c.Command)
+	first, _, _ := strings.Cut(cmd, " ")
+	if strings.Contains(c.ToolName, "Kill") || strings.Contains(c.ToolName, "kill") || slices.Contains(killers, first) {
+		st.Background = nil
+	} else if cmd != "" && backgrounded(cmd, first, result) {
+		st.Background = last(append(st.Background, oneLine(strings.TrimSuffix(cmd, "&"))), maxBackground)
+	}
+}
+
+func backgrounded(cmd, first, result string) bool {
+	return strings.HasSuffix(cmd, "&") && !strings.HasSuffix(cmd, "&&") || first == "nohup" || strings.Contains(result, "in background")
+}
+
+var killers = []string{"kill", "pkill", "killall"}
+
+const maxBackground = 3
+
+// addToolResult folds a successful result, unless its exit status is not the verification's: a test run piped into
+// tail or grep, or followed by `; echo`, exits with the last program's status, and its output is the evidence. A run
+// whose output reports a failure ("--- FAIL", "FAILED tests/…", "1 failed") is a failure with no exit code, never a
+// pass that resolves the earlier one.
+func (st *State) addToolResult(r *ledger.Row, at time.Time) {
+	c := st.Calls[callKey(r)]
+	if !maskedTest(c.Command) || !failureReportRE.get().MatchString(r.Text) {
+		st.addResultRow(r)
+		return
+	}
+	r2 := *r
+	r2.ExitCode = nil
+	st.addErrorRow(&r2, at)
+}
+
+// maskedTest: a segment of cmd before its last runs tests and the last does not (`go test ./... 2>&1 | tail -5`).
+func maskedTest(cmd string) bool {
+	if !strings.ContainsAny(cmd, "|;\n") || !isTestCmd(cmd) { // only a pipe or a sequence masks a status
+		return false
+	}
+	segs := splitSegments(normCmd(cmd))
+	n := len(segs) - 1
+	if n < 1 || !slices.ContainsFunc(segs[:n], isTestCmd) {
+		return false
+	}
+	k, ok := segmentKey(segs[n]) // echo, or a reader whose pattern names tests (`grep -E "test result|FAILED"`)
+	return !ok || reads(segTool(k)) || !isTestCmd(segs[n])
+}
+
+// failureReportRE: a test runner's line reporting a failure — "--- FAIL", "FAIL src/…", "FAILED tests/…", "ERROR",
+// a compiler's "error:", "panic:", a traceback, or a count of failures above zero ("1 failed", "Failures: 2").
+var failureReportRE = lazyRE{expr: `(?m)^\s*(?:---\s*|●\s*)?(?:FAIL(?:ED|URE)?|ERROR)\b|^\s*(?:error(?:\[\w+\])?:|panic:|Traceback \(most recent call last\))|(?i:\b[1-9]\d*\s+(?:failed|failing|failures?|errors?)\b|\b(?:failures|errors|failed)\s*[:=]\s*[1-9])`}
+
+// leftFailure: the newest of fs that is work left (workLeft), nil for none.
+func (st *State) leftFailure(fs []Failure) *Failure {
+	for i := range fs {
+		if f := &fs[i]; !f.Resolved && !f.Declined && st.workLeft(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
+// and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,
+// a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool).
+func (st *State) workLeft(f *Failure) bool {
+	i := slices.IndexFunc(st.Failures, func(g Failure) bool { return g.Seq == f.Seq })
+	return i >= 0 && strings.Contains(st.FailureKeys[i], "\t") && makes(st.FailureKeys[i])
+}
+
+// makes: a segment of command key k does more than read.
+func makes(k string) bool {
+	for k != "" {
+		var seg string
+		seg, k, _ = strings.Cut(k, " && ")
+		if !reads(segTool(seg)) {
+			return true
+		}
+	}
+	return false
+}
+
+// reads: a segment's program and subcommand only read (files, the repository, a URL, the environment).
+func reads(tool string) bool {
+	prog, sub, _ := strings.Cut(tool, " ")
+	return slices.Contains(readers, prog) || slices.Contains(searchers, prog) || prog == "git" && slices.Contains(gitReads, sub)
+}
+
+var (
+	readers = []string{"cat", "ls", "stat", "head", "tail", "find", "file", "wc", "which", "whereis", "type", "tree", "du", "df",
+		"readlink", "realpath", "pwd", "printenv", "ps", "lsof", "less", "more", "diff", "cmp", "od", "xxd", "jq", "sed", "awk",
+		"sort", "uniq", "cut", "tr", "curl", "wget", "ping", "nc", "test", "[", "sleep", "date", "uname", "id", "whoami", "fd", "bat"}
+	gitReads = []string{"status", "log", "show", "diff", "blame", "ls-files", "rev-parse", "branch", "remote", "config", "describe", "cat-file", "reflog"}
+)
+
 func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
-	in := nextIn{h: &h, failing: failing}
+	in := nextIn{h: &h, failing: failing, left: st.leftFailure(h.Failures)}
 	for _, p := range st.Plan {
 		if !p.Done {
 			in.remaining = p.Text
@@ -1237,11 +1723,12 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	return "", ""
 }
 
-// nextIn: the handoff so far, the failure that is work left, the first open plan item.
+// nextIn: the handoff so far, the failure that is work left, the newest failed command that made something and the
+// first open plan item.
 type nextIn struct {
-	h         *Handoff
-	failing   *Failure
-	remaining string
+	h             *Handoff
+	failing, left *Failure
+	remaining     string
 }
 
 var nextRules = []struct {
@@ -1285,6 +1772,8 @@ var nextRules = []struct {
 		}
 		return "", false
 	}},
+	// a failed install, migration or build the agent went on from, nothing since resolving nor superseding it
+	{"failed command left", func(_ *State, in *nextIn) (string, bool) { return failedNext(in.left) }},
 }
 
 func (st *State) nextUnanswered(in *nextIn) (string, bool) {
@@ -1376,16 +1865,24 @@ func announces(low string) bool {
 
 // negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
 // and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says
-// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it.
+// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it,
+// and so does one whose clause closes before the step ("No problem, I'll add…", "No — I'll run it"): the lists
+// hold every language's words, so Spanish "no" is also English "No".
 func negatedStep(s string) bool {
-	words := strings.Fields(s)
+	words, neg := strings.Fields(s), false
 	for _, w := range words[:min(4, len(words))] {
-		if _, post := negationAt(strings.Trim(w, ",.;:!?")); post {
-			return true
+		core := strings.TrimRight(w, clauseEnds)
+		if _, post := negationAt(strings.TrimLeft(core, clauseEnds)); post {
+			neg = true
+		}
+		if core != w || core == "" {
+			neg = false // its clause closes here
 		}
 	}
-	return false
+	return neg
 }
+
+const clauseEnds = ",.;:!?—–-"
 
 func (st *State) nextCompletion(in *nextIn) (string, bool) {
 	if !in.h.Completed {
@@ -1398,12 +1895,16 @@ func (st *State) nextCompletion(in *nextIn) (string, bool) {
 	return n, true
 }
 
-func (st *State) nextFailing(in *nextIn) (string, bool) {
-	f := in.failing
+func (st *State) nextFailing(in *nextIn) (string, bool) { return failedNext(in.failing) }
+
+func failedNext(f *Failure) (string, bool) {
 	if f == nil {
 		return "", false
 	}
 	n := "Fix the still-failing `" + clip(f.What, 120) + "`"
+	if _, diag := location(f.Error); !isTestCmd(f.What) && !diag { // an install, a migration, a deploy: what it needs may be outside the code
+		n = "Resolve, then re-run, the failed `" + clip(f.What, 120) + "`"
+	}
 	if f.Error != "" {
 		n += " (now: " + clip(f.Error, 120) + ")"
 	}

@@ -20,6 +20,9 @@ func TestErrorLine(t *testing.T) {
 		"e: file:///p/app/Api.kt:5:15 Unresolved reference: json\n\nFAILURE: Build failed with an exception.":                                    "e: file:///p/app/Api.kt:5:15 Unresolved reference: json",
 		"--- FAIL: TestSum (0.00s)\n    sum_test.go:9: \n        \tError Trace:\t/p/sum_test.go:9\n        \tError:      \tShould be true\nFAIL": "Error: Should be true",
 		"  Failed T.Parse [3 ms]\n  Error Message:\n   Assert.True() Failure\n  Stack Trace:\n     at T.Parse() in /p/T.cs:line 4":               "Error Message: Assert.True() Failure",
+		"  1) cart\n       sums items:\n\n      AssertionError [ERR_ASSERTION]: 41 == 42\n      + expected - actual\n  1 failing":                "AssertionError [ERR_ASSERTION]: 41 == 42",
+		"FAIL src/cart.test.js\n  ● cart › sums\n    expect(received).toBe(expected)\n\n    Expected: 42\n    Received: 41\nTests: 1 failed":     "Expected: 42, Received: 41",
+		"There was 1 failure:\n1) CartTest::testTotal\nFailed asserting that false is true.\nTests: 3, Assertions: 3, Failures: 1.":              "Failed asserting that false is true.",
 		"1) test joins (RoomTest)\n     test/room_test.exs:31\n     ** (KeyError) key :id not found\n1 failure":                                  "** (KeyError) key :id not found",
 	} {
 		if got := errorLine(in); got != want {
@@ -45,11 +48,27 @@ func TestTargetKey(t *testing.T) {
 		{"docker compose run --rm web pytest -x", "pytest"},
 		{"docker run --rm -v /p:/app -w /app python:3.12 pytest tests/", "uv run pytest tests/"},
 		{"bundle exec rspec spec/a_spec.rb", "rspec spec/a_spec.rb"},
+		{"docker compose -f docker-compose.test.yml run --rm web pytest", "pytest"},
+		{"docker --context ci compose --profile test -p shop exec -T api rspec", "rspec"},
+		{"kubectl -n staging exec api-0 -- go test ./...", "go test ./..."},
+		{"poetry --directory backend run pytest --cov app", "pytest"},
+		{"dotnet test --logger trx", "dotnet test"},
+		{"go test -tags integration ./...", "go test ./..."},
+		{"npm ci", "npm install"},
+		{"make -C backend test", "make test"},
+		{"npm -s test", "npm test"},
+		{"go test ./... 2>&1 | tail -5", "go test ./..."},
+		{"cd api && cargo test 2>&1 | grep -E 'test result|FAILED'", "cargo test"},
+		{"poetry sync", "poetry install"},
 	}
 	for _, p := range same {
 		if targetKey(p[0]) != targetKey(p[1]) {
 			t.Errorf("%q and %q should share a target: %q vs %q", p[0], p[1], targetKey(p[0]), targetKey(p[1]))
 		}
+	}
+	// a wrapper's options are no part of what it runs: a compose file named *.test.yml makes flake8 no test run
+	if isTestCmd("docker compose -f docker-compose.test.yml run web flake8") || !isTestCmd("docker compose -f ci.yml run web pytest") {
+		t.Error("isTestCmd reads the wrapper's options")
 	}
 	if k := targetKey("docker compose up -d"); k != "docker compose\t" { // no exec verb: the program stays
 		t.Errorf("docker compose up: %q", k)
@@ -71,6 +90,15 @@ func TestTargetKey(t *testing.T) {
 		{"docker compose run web pytest", "docker compose run web flake8"},
 		{"kubectl exec api-0 -- python manage.py test", "kubectl exec -n ns api-0 -- python manage.py migrate"},
 		{"docker-compose exec -T db psql", "docker-compose exec -T web pytest"},
+		{"docker compose -f ci.yml run web pytest", "docker compose -f ci.yml run web flake8"},
+		{"npx jest -t sums", "npx jest"},
+		{"dotnet test --filter Invoice", "dotnet test"},
+		{"mocha --grep cart", "mocha"},
+		{"go test -v -run TestX ./...", "go test ./..."},
+		{"npm ci", "npm run ci"},
+		{"make -C backend test", "make -C backend lint"},
+		{"kubectl -n staging apply -f k8s/", "kubectl -n staging get -f k8s/"},
+		{"git ci -m x", "git install"},
 	}
 	for _, p := range differ {
 		if targetKey(p[0]) == targetKey(p[1]) {
@@ -213,4 +241,24 @@ func FuzzFailureReaders(f *testing.F) {
 			t.Fatalf("namedFile(%q) = %q", s, f)
 		}
 	})
+}
+
+func TestProhibits(t *testing.T) {
+	for in, want := range map[string]bool{
+		"don't touch the lint errors":                  true,
+		"do not run the migrations":                    true,
+		"skip the e2e tests for now":                   true,
+		"ignore the flaky checkout spec":               true,
+		"nicht die migrationen ausführen":              true,
+		"не трогай линтер":                             true,
+		"don't forget to run the migrations":           false,
+		"do not skip the e2e run":                      false,
+		"never ignore a failing migration":             false,
+		"i don't understand why the lint fails":        false,
+		"stop the dev server, then run the migrations": false,
+	} {
+		if got := prohibits(in); got != want {
+			t.Errorf("prohibits(%q) = %v; want %v", in, got, want)
+		}
+	}
 }

@@ -18,8 +18,9 @@ import (
 // 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
 // manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
-// and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted.
-const StateVersion = 10
+// and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted; 11 a
+// failure the user declined (Failure.Declined) and the commands started in the background (Background).
+const StateVersion = 11
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -97,6 +98,8 @@ type State struct {
 	RowRef   Ref
 	TurnRefs []Ref
 	Sources  []Note
+	// Background: commands started in the background and not killed since (a dev server), the newest maxBackground.
+	Background []string
 }
 
 type Call struct {
@@ -162,7 +165,7 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 	case adapters.KindToolCall:
 		st.addCallRow(r, at)
 	case adapters.KindToolResult:
-		st.addResultRow(r)
+		st.addToolResult(r, at)
 	case adapters.KindError:
 		st.addErrorRow(r, at)
 	case adapters.KindRefused:
@@ -192,6 +195,7 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
 	thanks := thanksOnly(r.Text) && !substantive(r.Text)
+	st.declineFailures(r.Text)
 	declined := !resumed && !thanks && st.answerTurn(r.Text)
 	taskBefore := st.Task
 	class := st.addPrompt(r.Text, r.SessionID, at)
@@ -377,6 +381,7 @@ func (st *State) addResultRow(r *ledger.Row) {
 	if !ok {
 		return
 	}
+	st.noteBackground(c, r.Text)
 	if c.Command == "" {
 		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 {
 			st.Failures[i].Resolved = true
@@ -415,7 +420,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	}
 	f.Count, f.Resolved, f.At, f.Seq, f.ExitCode = f.Count+1, false, at, st.Seq, r.ExitCode
 	f.Refs = addRef(f.Refs, refOf(r))
-	f.addError(errorLine(r.Text))
+	f.addError(failureLine(r.Text, r.ExitCode))
 	if f.What != "model API" {
 		st.CauseKey = k
 	}
@@ -730,8 +735,10 @@ func (st *State) testFailedAfter(seq int64) bool {
 func (st *State) failuresInto(h *Handoff) {
 	// A completion said before the newest request is an earlier turn's: it finishes nothing of this one.
 	h.Completed = st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
+		f.Declined = f.Declined || !f.Resolved && declinedBy(prohibited, st.FailureKeys[i], f.Error)
 		if h.Completed && st.leftBehind(f) {
 			f.Superseded = !f.Resolved
 			f.Resolved = true
@@ -739,7 +746,7 @@ func (st *State) failuresInto(h *Handoff) {
 		h.Failures = append(h.Failures, f)
 	}
 	for _, f := range h.Failures {
-		if !f.Resolved && isTestCmd(f.What) {
+		if !f.Resolved && !f.Declined && isTestCmd(f.What) {
 			h.Completed = false // a red verification is work left, whatever the agent said
 		}
 	}

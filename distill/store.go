@@ -325,7 +325,7 @@ func (c *codec) state(st *State) {
 	codeMap(c, &st.FailedCalls, 1, (*codec).bool)
 	codeList(c, &st.Edits, 9, (*codec).edit)
 	codeList(c, &st.TestFails, 1, (*codec).varint)
-	codeList(c, &st.Failures, 11, (*codec).failure)
+	codeList(c, &st.Failures, 12, (*codec).failure)
 	codeList(c, &st.FailureKeys, 1, (*codec).str)
 	codeList(c, &st.Done, 2, (*codec).done)
 	codeList(c, &st.Decided, 1, (*codec).str)
@@ -361,6 +361,7 @@ func (c *codec) state(st *State) {
 	codeList(c, &st.TurnRefs, 2, (*codec).ref)
 	codeList(c, &st.Sources, 3, (*codec).note)
 	c.note(&st.Accepted)
+	codeList(c, &st.Background, 1, (*codec).str)
 }
 
 func (c *codec) note(x *Note) {
@@ -404,6 +405,7 @@ func (c *codec) failure(x *Failure) {
 	c.varint(&x.Seq)
 	codeList(c, &x.Refs, 2, (*codec).ref)
 	c.bool(&x.Superseded)
+	c.bool(&x.Declined)
 }
 
 func (c *codec) done(x *Done) {

@@ -361,6 +361,8 @@ func failureLines(h distill.Handoff) []string {
 			l += " — cause: " + clip(ContentLine(f.Cause), 140)
 		}
 		switch {
+		case f.Declined:
+			l += " (the user declined it: do not fix or re-run without asking)"
 		case f.Superseded:
 			l += " (left behind: the session reported completion after it)"
 		case f.Resolved:
