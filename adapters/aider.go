@@ -591,7 +591,7 @@ func (p *aiderParse) toolLine(l string, ln int, rest []string) {
 		r.Command = clip(strings.TrimSpace(l[len(aiderRunning):]), maxResult)
 		p.add(r)
 		p.openCmd = &r
-	case strings.HasPrefix(l, "Run shell command") && strings.Contains(l, aiderConfirm):
+	case strings.HasPrefix(l, "Run shell command"):
 		p.shellConfirm(l, ln)
 	case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
 		p.editFormatError(l, ln, rest)
@@ -626,12 +626,11 @@ func (p *aiderParse) interrupted(ln int) {
 // the commands the reply proposed (a Yes is followed by "Running <cmd>" lines).
 func (p *aiderParse) shellConfirm(l string, ln int) {
 	i := strings.LastIndex(l, "]:")
-	if i < 0 {
+	if i < 0 || !strings.Contains(l, aiderConfirm) {
 		return
 	}
-	ans := strings.ToLower(strings.TrimSpace(l[i+2:]))
-	if ans == "" || (ans[0] != 'n' && ans[0] != 'd') {
-		return
+	if ans := strings.ToLower(strings.TrimSpace(l[i+2:])) + " "; !strings.ContainsRune("nd", rune(ans[0])) {
+		return // yes (or the default): "Running <cmd>" lines follow
 	}
 	c := p.call(ln, "assistant", "shell")
 	c.Command = clip(cmp.Or(p.lastShell, "the proposed shell command"), maxResult)

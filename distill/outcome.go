@@ -15,6 +15,7 @@ package distill
 // not prose. Open questions: the last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
 
 import (
+	"cmp"
 	"encoding/json"
 	"iter"
 	"slices"
@@ -1780,14 +1781,8 @@ func (st *State) nextUnanswered(in *nextIn) (string, bool) {
 	if st.Answered || st.Prompts == 0 {
 		return "", false
 	}
-	req := in.h.Latest
-	if req == "" {
-		req = in.h.Task
-	}
-	if req == "" {
-		return "", false
-	}
-	return "Answer the latest request: " + oneLine(req), true
+	req := cmp.Or(in.h.Latest, in.h.Task)
+	return "Answer the latest request: " + oneLine(req), req != ""
 }
 
 // nextCutShort: the agent's tools ran on the newest request but it never spoke after it (the session ended on a rate
@@ -1795,14 +1790,11 @@ func (st *State) nextUnanswered(in *nextIn) (string, bool) {
 // ("Retry-After is set") are stale as a next step. A stop, a still-failing command or a pass in the turn has its own
 // rule (a silent edit-then-green run is a finished fix).
 func (st *State) nextCutShort(in *nextIn) (string, bool) {
-	silent := st.AskSeq > 0 && st.LastCallSeq > st.AskSeq && st.LastTextSeq < st.AskSeq
-	if !silent || in.h.Completed || in.failing != nil || st.StopSeq > st.AskSeq || st.LastPassSeq > st.AskSeq {
+	quiet := st.LastCallSeq > st.AskSeq && max(st.LastTextSeq, st.StopSeq, st.LastPassSeq) < st.AskSeq
+	if !quiet || in.h.Completed || in.failing != nil {
 		return "", false
 	}
-	req := in.h.Latest
-	if req == "" {
-		req = in.h.Task
-	}
+	req := cmp.Or(in.h.Latest, in.h.Task)
 	return "Finish the latest request (the turn ended before the agent reported on it): " + oneLine(req), req != ""
 }
 

@@ -351,22 +351,26 @@ func SetTaskState(s *Session, h distill.Handoff) {
 			s.Questions = append(s.Questions, q)
 		}
 	}
-	s.Blockers = nil
+	s.Blockers, s.Task.Blockers = blockerLines(h)
+	q := h.Quality()
+	s.Quality = &q
+}
+
+// blockerLines are the failures (all, and the open ones), then what the user refused or interrupted: open until they
+// say otherwise, and without it the next agent redoes it.
+func blockerLines(h distill.Handoff) (all, open []string) {
 	for _, f := range h.Failures {
 		b := blocker(f)
-		s.Blockers = append(s.Blockers, b)
+		all = append(all, b)
 		if !f.Resolved {
-			s.Task.Blockers = append(s.Task.Blockers, b)
+			open = append(open, b)
 		}
 	}
-	// What the user refused or interrupted is open until they say otherwise: without it the next agent redoes it.
 	stops := append([]string(nil), h.Refused...)
 	if h.Interrupted != "" {
 		stops = append(stops, "the user interrupted: "+h.Interrupted+" (do not redo it without asking)")
 	}
-	s.Blockers, s.Task.Blockers = append(s.Blockers, stops...), append(s.Task.Blockers, stops...)
-	q := h.Quality()
-	s.Quality = &q
+	return append(all, stops...), append(open, stops...)
 }
 
 // todoMarker reports a to-do an edit added (TODO:, FIXME:, XXX:, HACK:).
