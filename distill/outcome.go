@@ -1368,7 +1368,14 @@ func todoLines(text string) []string {
 }
 
 func forwardLooking(s string) bool {
-	return matchWords(s, nextPhrases(), false) || containsAny(strings.ToLower(s), nextMarkers.list()) || endsNext(s)
+	low := strings.ToLower(s)
+	return (matchWords(s, nextPhrases(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
+}
+
+// asksUser: the sentence embeds a question (lang/ wh: "Tell me what to tackle next", "Dis-moi quoi faire ensuite")
+// and announces nothing of the agent's own (lang/ intent): the next step is the user's to choose, not the agent's.
+func asksUser(low string) bool {
+	return matchWords(low, whWords.list(), true) && !containsAny(low, intentMarkers.list())
 }
 
 func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers.list()) }

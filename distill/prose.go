@@ -79,6 +79,7 @@ const (
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
+	whWords          phraseName = "wh"            // an embedded question's word: "tell me what to do next" leaves the step to the user
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
