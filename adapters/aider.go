@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -89,7 +90,10 @@ var (
 	aiderAPIErrorRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^(?:litellm|openai|anthropic|google\.\w+)\.(?:\w+\.)?(\w*(?:Error|Exception))\b`)
 	})
-	aiderAddedRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Added \d+ lines? of output to the chat\.`) })
+	aiderAddedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Added \d+ lines? of output to the chat\.`) })
+	aiderShellRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("(?s)```(?:bash|sh|shell|zsh|cmd|powershell)\n(.*?)\n```")
+	})
 	aiderNoMatchRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^## SearchReplaceNoExactMatch: .*? in (.+)$`) })
 	aiderThinkRE   = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?s)<(thinking-content-[0-9a-f]+|think|thinking|reasoning)>.*?</(thinking-content-[0-9a-f]+|think|thinking|reasoning)>`)
@@ -457,6 +461,7 @@ type aiderParse struct {
 	openCmd   *Row              // the /run, /test or Running call awaiting its output
 	cmdOut    []string
 	cmdTest   bool
+	lastShell string // the shell commands the last reply proposed (its ```bash blocks), for a declined confirm
 }
 
 type aiderPendingErr struct {
@@ -541,6 +546,11 @@ func (p *aiderParse) assistant(b aiderBlock) {
 		return
 	}
 	p.lastEdits = aiderEditBlocks(text)
+	var cmds []string
+	for _, m := range aiderShellRE().FindAllStringSubmatch(text, -1) {
+		cmds = append(cmds, strings.TrimSpace(m[1]))
+	}
+	p.lastShell = strings.Join(cmds, "; ")
 	r := p.row(b.line, "assistant", KindText)
 	r.Text = clip(text, maxText)
 	p.add(r)
@@ -555,6 +565,10 @@ func aiderToolFailed(l string) bool {
 // toolLine reads one line of tool output at line ln; rest are the lines
 // after it in the block.
 func (p *aiderParse) toolLine(l string, ln int, rest []string) {
+	if strings.TrimSpace(l) == "^C KeyboardInterrupt" {
+		p.interrupted(ln)
+		return
+	}
 	if p.openCmd != nil && !aiderIs(l, aiderRunning) {
 		p.cmdOut = append(p.cmdOut, l)
 		return
@@ -577,6 +591,8 @@ func (p *aiderParse) toolLine(l string, ln int, rest []string) {
 		r.Command = clip(strings.TrimSpace(l[len(aiderRunning):]), maxResult)
 		p.add(r)
 		p.openCmd = &r
+	case strings.HasPrefix(l, "Run shell command"):
+		p.shellConfirm(l, ln)
 	case strings.HasPrefix(l, "The LLM did not conform to the edit format."):
 		p.editFormatError(l, ln, rest)
 	case aiderAPIErrorRE().MatchString(l):
@@ -593,6 +609,35 @@ func (p *aiderParse) toolLine(l string, ln int, rest []string) {
 			p.add(r)
 		}
 	}
+}
+
+// interrupted is Ctrl-C (aider logs "^C KeyboardInterrupt"): it stops the running command, else the reply.
+func (p *aiderParse) interrupted(ln int) {
+	r := p.row(ln, "user", KindInterrupted)
+	r.Text = "interrupted (^C KeyboardInterrupt)"
+	if p.openCmd != nil {
+		r.Role, r.CallID, r.ToolName = "tool", p.openCmd.CallID, p.openCmd.ToolName
+		p.openCmd, p.cmdOut, p.cmdTest = nil, nil, false
+	}
+	p.add(r)
+}
+
+// shellConfirm reads "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: n": a No or Don't-ask-again declines
+// the commands the reply proposed (a Yes is followed by "Running <cmd>" lines).
+func (p *aiderParse) shellConfirm(l string, ln int) {
+	i := strings.LastIndex(l, "]:")
+	if i < 0 || !strings.Contains(l, aiderConfirm) {
+		return
+	}
+	if ans := strings.ToLower(strings.TrimSpace(l[i+2:])) + " "; !strings.ContainsRune("nd", rune(ans[0])) {
+		return // yes (or the default): "Running <cmd>" lines follow
+	}
+	c := p.call(ln, "assistant", "shell")
+	c.Command = clip(cmp.Or(p.lastShell, "the proposed shell command"), maxResult)
+	p.add(c)
+	r := p.row(ln, "tool", KindRefused)
+	r.Key, r.CallID, r.Text = c.Key+"#declined", c.CallID, "the user declined: "+clip(l, 200)
+	p.add(r)
 }
 
 // applied is an edit aider applied to path; an earlier failed attempt on

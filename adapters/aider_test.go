@@ -144,6 +144,35 @@ func TestAiderQuirks(t *testing.T) {
 	}
 }
 
+// TestAiderDeclinedInterrupted: a No (or Don't-ask-again) to "Run shell command?" refuses the commands the reply
+// proposed, and "^C KeyboardInterrupt" interrupts the running command, else the turn. The held-out history is the
+// same class in German, another edit format, a "d" answer and Ctrl-C during /test.
+func TestAiderDeclinedInterrupted(t *testing.T) {
+	aiderUTC(t)
+	for _, c := range []struct{ dir, refused, stopped string }{
+		{"declined-interrupted", "rm config.ini", ""},
+		{"heldout-declined-interrupted-de", "docker compose down -v", "test"},
+	} {
+		rows := aiderRead(t, filepath.Join(fixtureDir, "aider", c.dir), "")
+		golden(t, filepath.Join(fixtureDir, "aider", c.dir+".rows.golden"), rows)
+		calls := map[string]adapters.Row{}
+		var refused, stopped bool
+		for _, r := range rows {
+			switch r.Kind {
+			case adapters.KindToolCall:
+				calls[r.CallID] = r
+			case adapters.KindRefused:
+				refused = strings.Contains(calls[r.CallID].Command, c.refused)
+			case adapters.KindInterrupted:
+				stopped = calls[r.CallID].ToolName == c.stopped
+			}
+		}
+		if !refused || !stopped {
+			t.Errorf("%s: refused %v (want a call running %q), interrupted %v (want call %q)", c.dir, refused, c.refused, stopped, c.stopped)
+		}
+	}
+}
+
 func TestAiderHistoryLocation(t *testing.T) {
 	aiderUTC(t)
 	dir := t.TempDir()

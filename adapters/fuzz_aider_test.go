@@ -15,6 +15,8 @@ func FuzzAiderParse(f *testing.F) {
 		filepath.Join("..", "testdata", "adapters", "aider", "project", ".aider.chat.history.md"),
 		filepath.Join("..", "testdata", "adapters", "aider", "0.86-shapes", ".aider.chat.history.md"),
 		filepath.Join("..", "testdata", "adapters", "aider", "0.86-shapes", "no-header.aider.chat.history.md"),
+		filepath.Join("..", "testdata", "adapters", "aider", "declined-interrupted", ".aider.chat.history.md"),
+		filepath.Join("..", "testdata", "adapters", "aider", "heldout-declined-interrupted-de", ".aider.chat.history.md"),
 	} {
 		b, err := os.ReadFile(p)
 		if err != nil {

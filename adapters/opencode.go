@@ -70,6 +70,7 @@ var opencodeAgent = &Agent{
 	Launch:        []string{"opencode"},
 	ContextWindow: 128_000,
 	MemoryFile:    "", // OpenCode reads AGENTS.md
+	PlanTools:     []string{"todowrite"},
 }
 
 var kiloAgent = &Agent{
@@ -85,7 +86,8 @@ var kiloAgent = &Agent{
 	Events:        opencodeEvents,
 	Launch:        []string{"kilo"},
 	ContextWindow: 128_000,
-	MemoryFile:    "", // Kilo reads AGENTS.md
+	MemoryFile:    "",                    // Kilo reads AGENTS.md
+	PlanTools:     []string{"todowrite"}, // OpenCode's tool
 }
 
 var (
@@ -502,6 +504,8 @@ func opencodeToolRows(base Row, d ocPartData) []Row {
 	case d.Tool == "bash":
 		call.Command = clip(str("command"), maxResult)
 		call.Text = clip(str("description"), 200)
+	default: // todowrite's {"todos":[{content,status}]}: without it the plan (done and left) is lost
+		call.Text = planText(d.Tool, d.State.Input)
 	}
 	switch d.State.Status {
 	case "completed", "error":

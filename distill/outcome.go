@@ -15,6 +15,7 @@ package distill
 // not prose. Open questions: the last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
 
 import (
+	"cmp"
 	"encoding/json"
 	"iter"
 	"slices"
@@ -1751,6 +1752,7 @@ var nextRules = []struct {
 	{"unanswered request", (*State).nextUnanswered},
 	{"interruption", (*State).nextInterruption},
 	{"plan", (*State).nextOwnPlan},
+	{"turn cut short", (*State).nextCutShort},
 	{"labelled next", (*State).nextLabelled},
 	{"remaining items", func(st *State, _ *nextIn) (string, bool) {
 		if items := remainingItems(st.LastText); len(items) > 0 {
@@ -1792,14 +1794,21 @@ func (st *State) nextUnanswered(in *nextIn) (string, bool) {
 	if st.Answered || st.Prompts == 0 {
 		return "", false
 	}
-	req := in.h.Latest
-	if req == "" {
-		req = in.h.Task
-	}
-	if req == "" {
+	req := cmp.Or(in.h.Latest, in.h.Task)
+	return "Answer the latest request: " + oneLine(req), req != ""
+}
+
+// nextCutShort: the agent's tools ran on the newest request but it never spoke after it (the session ended on a rate
+// limit, an API error or a closed terminal mid-turn): the request is unfinished, and its words from an earlier turn
+// ("Retry-After is set") are stale as a next step. A stop, a still-failing command or a pass in the turn has its own
+// rule (a silent edit-then-green run is a finished fix).
+func (st *State) nextCutShort(in *nextIn) (string, bool) {
+	quiet := st.LastCallSeq > st.AskSeq && max(st.LastTextSeq, st.StopSeq, st.LastPassSeq) < st.AskSeq
+	if !quiet || in.h.Completed || in.failing != nil {
 		return "", false
 	}
-	return "Answer the latest request: " + oneLine(req), true
+	req := cmp.Or(in.h.Latest, in.h.Task)
+	return "Finish the latest request (the turn ended before the agent reported on it): " + oneLine(req), req != ""
 }
 
 func (st *State) nextInterruption(in *nextIn) (string, bool) {

@@ -733,8 +733,9 @@ func (st *State) testFailedAfter(seq int64) bool {
 
 func (st *State) failuresInto(h *Handoff) {
 	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
-	// agent's "I won't run it until the backup is done" claims nothing done.
-	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq) &&
+	// agent's "I won't run it until the backup is done" claims nothing done. A completion said before the newest
+	// request is an earlier turn's: it finishes nothing of this one.
+	h.Completed = st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq) &&
 		st.LastCallSeq >= st.StopSeq && !st.unaddressed()
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {

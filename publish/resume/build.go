@@ -425,6 +425,7 @@ func taskLayer(s Session) *layer {
 	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
 	latest, ip := strings.TrimSpace(s.Task.Latest), strings.TrimSpace(s.Task.InProgress)
 	task.addIf(latest != "" && latest != goal, "**Latest request:** "+defuseHeadings(latest))
+	task.addIf(len(s.Task.Asked) > 0, "**The user also asked (their words, oldest first):**\n"+bulletList(s.Task.Asked))
 	task.addIf(ip != "", "**In progress:** "+defuseHeadings(ip))
 	task.addIf(len(s.Task.SetAside) > 0, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
 	task.addIf(len(s.Task.Remaining) > 0, "**Remaining:**\n"+bulletList(s.Task.Remaining))

@@ -328,6 +328,7 @@ func OneLine(entries []string) []string {
 // (handoff.md's), so both say the same.
 func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task = Task{Description: h.Task, Latest: h.Latest, SetAside: append([]string(nil), h.SetAside...), InProgress: h.Next}
+	s.Task.Asked = append([]string(nil), h.Instructions...) // a request between the first and the latest is lost otherwise
 	s.Task.Completed = distill.Dedupe(h.Done)
 	s.Decisions = append([]string(nil), h.Decisions...)
 	s.References = append(append([]string(nil), h.Refs...), h.Actions...)
@@ -350,16 +351,26 @@ func SetTaskState(s *Session, h distill.Handoff) {
 			s.Questions = append(s.Questions, q)
 		}
 	}
-	s.Blockers = nil
-	for _, f := range h.Failures {
-		b := blocker(f)
-		s.Blockers = append(s.Blockers, b)
-		if !f.Resolved {
-			s.Task.Blockers = append(s.Task.Blockers, b)
-		}
-	}
+	s.Blockers, s.Task.Blockers = blockerLines(h)
 	q := h.Quality()
 	s.Quality = &q
+}
+
+// blockerLines are the failures (all, and the open ones), then what the user refused or interrupted: open until they
+// say otherwise, and without it the next agent redoes it.
+func blockerLines(h distill.Handoff) (all, open []string) {
+	for _, f := range h.Failures {
+		b := blocker(f)
+		all = append(all, b)
+		if !f.Resolved {
+			open = append(open, b)
+		}
+	}
+	stops := append([]string(nil), h.Refused...)
+	if h.Interrupted != "" {
+		stops = append(stops, "the user interrupted: "+h.Interrupted+" (do not redo it without asking)")
+	}
+	return append(all, stops...), append(open, stops...)
 }
 
 // todoMarker reports a to-do an edit added (TODO:, FIXME:, XXX:, HACK:).

@@ -106,6 +106,7 @@ type Task struct {
 	Description string   `json:"description"`        // the goal
 	Latest      string   `json:"latest,omitempty"`   // the latest request, when not the goal (carryover extension)
 	SetAside    []string `json:"setAside,omitempty"` // goals an explicit switch abandoned (carryover extension)
+	Asked       []string `json:"asked,omitempty"`    // the user's other requests and constraints, their words (carryover extension)
 	Completed   []string `json:"completed"`
 	Remaining   []string `json:"remaining"`
 	InProgress  string   `json:"inProgress,omitempty"`
@@ -158,7 +159,7 @@ func (s *Session) Redact(fn func(string) string) {
 	for i := range s.FilesChanged {
 		ps = append(ps, &s.FilesChanged[i].Diff)
 	}
-	for _, l := range [][]string{s.Project.GitLog, s.Decisions, s.Blockers, s.Questions, s.Task.SetAside, s.References, s.Task.Completed, s.Task.Remaining, s.Task.Blockers} {
+	for _, l := range [][]string{s.Project.GitLog, s.Decisions, s.Blockers, s.Questions, s.Task.SetAside, s.Task.Asked, s.References, s.Task.Completed, s.Task.Remaining, s.Task.Blockers} {
 		for i := range l {
 			ps = append(ps, &l[i])
 		}

@@ -19,12 +19,17 @@ func TestSetTaskState(t *testing.T) {
 		Refs:     []string{"https://example.org/deck"},
 		Failures: []distill.Failure{{What: "pytest", Error: "AssertionError: x", ExitCode: &one, Resolved: true}},
 		Plan:     []distill.PlanItem{{Text: "Draft highlights", Done: true}, {Text: "Check churn figure"}},
+		// What the user asked between the first and latest request, what they refused and what they stopped: the
+		// next agent must see all three (a lost request is work never done; a lost refusal is work redone).
+		Instructions: []string{"Keep the churn chart from the Q2 deck"},
+		Refused:      []string{"the user refused: send-mail investors@example.org (do not redo it without asking)"},
+		Interrupted:  "rendering the PDF",
 	}
 	var s resume.Session
 	resume.SetTaskState(&s, h)
 	s.DrawnFrom = []string{"copilot-cli session a1", "claude session b2"}
-	if len(s.Task.Blockers) != 0 || len(s.Blockers) != 1 {
-		t.Errorf("a fixed failure is a failed approach, not a blocker: %+v / %+v", s.Task.Blockers, s.Blockers)
+	if len(s.Task.Blockers) != 2 || len(s.Blockers) != 3 {
+		t.Errorf("a fixed failure is a failed approach, not a blocker; a refusal and an interruption are both: %+v / %+v", s.Task.Blockers, s.Blockers)
 	}
 	res, err := resume.Build(s, resume.Options{})
 	if err != nil {
@@ -32,7 +37,9 @@ func TestSetTaskState(t *testing.T) {
 	}
 	for _, want := range []string{"**Goal:** Outline a Q3 investor update", "**Latest request:** What is still unresolved",
 		"Set aside by the user", "Refactor billing", "https://example.org/deck", "Check churn figure",
-		"drawn from:** copilot-cli session a1; claude session b2", "**In progress:** Get the user's answer"} {
+		"drawn from:** copilot-cli session a1; claude session b2", "**In progress:** Get the user's answer",
+		"- Keep the churn chart from the Q2 deck", "- the user refused: send-mail investors@example.org",
+		"- the user interrupted: rendering the PDF"} {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("resume prompt lacks %q", want)
 		}

@@ -1,0 +1,21 @@
+-- Held-out for the todowrite plan (written from an OpenCode export in English): a Kilo CLI 7.7 store,
+-- Portuguese, a plan of four with one done, one in progress, then the session ends. Written by hand.
+PRAGMA journal_mode = WAL;
+CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL, `parent_id` text, `slug` text NOT NULL,
+  `directory` text NOT NULL, `title` text NOT NULL, `version` text NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL);
+CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE INDEX `part_session_idx` ON `part` (`session_id`);
+CREATE TABLE `kilo_board` (`id` text PRIMARY KEY, `session_id` text, `data` text);
+INSERT INTO session VALUES ('ses_kplan', 'p7', NULL, 'brave-lynx', '/home/rui/loja', 'Cupons de desconto', '7.7.7', 1792500000000, 1792500090000);
+INSERT INTO message VALUES ('msg_p1', 'ses_kplan', 1792500000100, 1792500000100, '{"role": "user", "time": {"created": 1792500000100}, "agent": "code"}');
+INSERT INTO part VALUES ('prt_p01', 'msg_p1', 'ses_kplan', 1792500000200, 1792500000200, '{"type": "text", "text": "Adicione cupons de desconto à loja: um código vale uma percentagem no checkout"}');
+INSERT INTO message VALUES ('msg_p2', 'ses_kplan', 1792500001000, 1792500001000, '{"parentID": "msg_p1", "role": "assistant", "mode": "code", "agent": "code", "tokens": {"total": 4000, "input": 3900, "output": 100, "reasoning": 0, "cache": {"write": 0, "read": 0}}, "time": {"created": 1792500001000, "completed": 1792500080000}}');
+INSERT INTO part VALUES ('prt_p02', 'msg_p2', 'ses_kplan', 1792500002000, 1792500002000, '{"type": "tool", "tool": "todowrite", "callID": "k1", "state": {"status": "completed", "input": {"todos": [{"content": "Criar a tabela coupons", "status": "pending", "priority": "medium", "id": "1"}, {"content": "Validar o cupom no checkout", "status": "pending", "priority": "medium", "id": "2"}, {"content": "Mostrar o desconto no carrinho", "status": "pending", "priority": "medium", "id": "3"}, {"content": "Escrever os testes de checkout", "status": "pending", "priority": "medium", "id": "4"}]}, "output": "4 todos", "metadata": {}, "time": {"start": 1792500002000, "end": 1792500002500}}}');
+INSERT INTO part VALUES ('prt_p03', 'msg_p2', 'ses_kplan', 1792500003000, 1792500003000, '{"type": "tool", "tool": "write", "callID": "k2", "state": {"status": "completed", "input": {"filePath": "/home/rui/loja/migrations/004_coupons.sql", "content": "CREATE TABLE coupons (code text primary key, percent int);\n"}, "output": "Wrote file successfully.", "metadata": {}, "time": {"start": 1792500003000, "end": 1792500003500}}}');
+INSERT INTO part VALUES ('prt_p04', 'msg_p2', 'ses_kplan', 1792500004000, 1792500004000, '{"type": "tool", "tool": "todowrite", "callID": "k3", "state": {"status": "completed", "input": {"todos": [{"content": "Criar a tabela coupons", "status": "completed", "priority": "medium", "id": "1"}, {"content": "Validar o cupom no checkout", "status": "in_progress", "priority": "medium", "id": "2"}, {"content": "Mostrar o desconto no carrinho", "status": "pending", "priority": "medium", "id": "3"}, {"content": "Escrever os testes de checkout", "status": "pending", "priority": "medium", "id": "4"}]}, "output": "4 todos", "metadata": {}, "time": {"start": 1792500004000, "end": 1792500004500}}}');
+INSERT INTO part VALUES ('prt_p05', 'msg_p2', 'ses_kplan', 1792500005000, 1792500005000, '{"type": "tool", "tool": "edit", "callID": "k4", "state": {"status": "completed", "input": {"filePath": "/home/rui/loja/checkout/service.py", "oldString": "total = cart.total()", "newString": "total = apply_coupon(cart.total(), code)"}, "output": "Edit applied successfully.", "metadata": {}, "time": {"start": 1792500005000, "end": 1792500005500}}}');
+INSERT INTO part VALUES ('prt_p06', 'msg_p2', 'ses_kplan', 1792500006000, 1792500006000, '{"type": "text", "text": "A tabela existe e o checkout já chama apply_coupon; falta implementar apply_coupon em checkout/coupons.py."}');
