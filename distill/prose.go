@@ -32,6 +32,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -272,7 +273,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()):
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || dropsTask(low, st.Task):
 		return promptSwitch
 	case st.correctedTerm(p) != "":
 		return promptCorrect
@@ -289,6 +290,35 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// dropsTask: "Forget the migration for now. Instead, add rate limiting": a sentence opening with a switch marker's verb
+// (the marker less its back-reference: "forget that" → forget, "vergiss das" → vergiss) on an object naming the task,
+// then one opening with a switch_start. The object must share a word with the task: "Drop the Redis dependency.
+// Instead, use an LRU cache" during "Add caching" is a choice within the task, no switch.
+func dropsTask(low, task string) bool {
+	ss := sentences(low)
+	for i := 1; i < len(ss); i++ {
+		if startsWithAny(ss[i], switchStarts.list()) && startsWithAny(ss[i-1], dropVerbs()) && overlaps(ss[i-1], task) {
+			return true
+		}
+	}
+	return false
+}
+
+var dropVerbs = sync.OnceValue(func() []string {
+	var out []string
+	for _, m := range switchMarkers.list() {
+		if v, r, ok := cutLastWord(m); ok && backRefs.has(r) {
+			out = append(out, v)
+		}
+	}
+	return out
+})
+
+func cutLastWord(m string) (head, last string, ok bool) {
+	i := strings.LastIndexByte(m, ' ')
+	return m[:max(i, 0)], m[i+1:], i > 0
 }
 
 // picksFromQuestion: p answers the turn's last question with its words ("exponential, capped at 30 seconds" after
