@@ -264,7 +264,7 @@ func thanksOnly(p string) bool {
 }
 
 func (st *State) classifyPrompt(p string) promptClass {
-	if !substantive(p) {
+	if st.asksNothing(p) {
 		return promptAck
 	}
 	low := strings.ToLower(p)
@@ -493,11 +493,22 @@ func newTopic(p, low, goal string) bool {
 	return true
 }
 
+// asksNothing: a confirmation or nudge, or after a break a bare resume.
+func (st *State) asksNothing(p string) bool {
+	return !substantive(p) || st.AfterBreak && resumesOnly(p)
+}
+
+// resumesOnly: a short opener pointing at earlier work ("continue where claude stopped", "pick up where you left
+// off") after a compaction or in another session asks for nothing new: an acknowledgement, never "Latest request".
+func resumesOnly(p string) bool {
+	return promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners.list())
+}
+
 // weakGoal (rule 2); a short request whose object is a pronoun ("Explain what this is") names nothing: the next says
 // what "this" is. So does an opener pointing at earlier work ("We were working on the task", a real Russian aider
 // session's first prompt).
 func weakGoal(p string) bool {
-	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners.list()) ||
+	return isQuestion(p) || promptSize(p) < 3 || resumesOnly(p) ||
 		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
 }
 
