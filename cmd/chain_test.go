@@ -286,3 +286,49 @@ func TestChainDecisionKept(t *testing.T) {
 	got := startC(le, "claude")
 	checkInjection(t, got, []string{"Add caching to the product lookup", "in-process LRU cache"}, []string{"Task: go on"})
 }
+
+// B is Codex after a tool switch and compacts; its summary names another
+// goal: C keeps A's goal and A's declined offer, and the summary is no request.
+func TestChainCodexCompactionKeepsDecline(t *testing.T) {
+	le := newLifecycleEnv(t)
+	a := newChainTx(t, le, "claude", "chain-ccompact-a", chainStart)
+	a.User("Add a --dry-run flag to the import command.")
+	a.Edit("cli/import.go")
+	a.Say("Shall I also upgrade cobra to v1.9 while I'm here?")
+	a.User("No, leave the dependencies alone.")
+	a.Say("Understood; I'll wire the flag into the importer next.")
+	a.Stop(le)
+	b := newChainTx(t, le, "codex", "019b-chain-ccompact-b", le.now.Add(15*time.Minute))
+	b.User("go on")
+	b.Edit("importer/run.go")
+	b.Compact("Summary: the user wants the changelog rewritten for the 3.0 release.")
+	b.Say("The dry-run path skips the writes; next I'll add a test for it.")
+	b.Stop(le)
+	got := startC(le, "claude")
+	checkInjection(t, got, []string{"Add a --dry-run flag to the import command", "leave the dependencies alone"},
+		[]string{"changelog rewritten", "Latest request: go on"})
+}
+
+// A's test fails; B (Codex) fixes it and runs the same test in another form
+// (python -m, -q, through bash -lc): C is not told to fix it again.
+func TestChainFixedInAnotherForm(t *testing.T) {
+	le := newLifecycleEnv(t)
+	a := newChainTx(t, le, "claude", "chain-form-a", chainStart)
+	a.User("Make the invoice totals round half up.")
+	a.Edit("billing/totals.py")
+	a.Run("pytest tests/test_totals.py", 1, "FAILED tests/test_totals.py::test_half_up - assert Decimal('2.67') == Decimal('2.68')")
+	a.RateLimit()
+	a.Stop(le)
+	b := newChainTx(t, le, "codex", "019b-chain-form-b", le.now.Add(3*time.Minute))
+	b.User("the claude session hit its limit, please finish it")
+	b.Edit("billing/totals.py")
+	call := "call_form_1"
+	args, _ := json.Marshal(map[string]any{"command": []string{"bash", "-lc", "cd billing && python -m pytest ../tests/test_totals.py -q"}})
+	b.add(map[string]any{"type": "response_item", "payload": map[string]any{"type": "function_call", "name": "shell", "arguments": string(args), "call_id": call}})
+	b.add(map[string]any{"type": "response_item", "payload": map[string]any{"type": "function_call_output", "call_id": call,
+		"output": `{"output":"4 passed in 0.05s\n","metadata":{"exit_code":0,"duration_seconds":0.4}}`}})
+	b.Say("Totals now use ROUND_HALF_UP and the tests pass.")
+	b.Stop(le)
+	got := startC(le, "claude")
+	checkInjection(t, got, []string{"round half up"}, []string{"still-failing", "Resolve", "stopped at a rate limit", "429"})
+}
