@@ -332,3 +332,22 @@ func TestChainFixedInAnotherForm(t *testing.T) {
 	got := startC(le, "claude")
 	checkInjection(t, got, []string{"round half up"}, []string{"still-failing", "Resolve", "stopped at a rate limit", "429"})
 }
+
+// A's user turns down an offer; B (Codex, "continue") announces the same
+// step as its next one: C still sees the refusal, and the next action says so.
+func TestChainDeclinedOfferProposedAgain(t *testing.T) {
+	le := newLifecycleEnv(t)
+	a := newChainTx(t, le, "claude", "chain-offer-a", chainStart)
+	a.User("Fix the broken date parsing in the CSV importer.")
+	a.Edit("importer/dates.py")
+	a.Say("Want me to upgrade pandas to 2.2 as well?")
+	a.User("no, keep pandas where it is")
+	a.Stop(le)
+	b := newChainTx(t, le, "codex", "019b-chain-offer-b", le.now.Add(40*time.Minute))
+	b.User("continue")
+	b.Run("pytest tests/test_dates.py", 0, "6 passed in 0.1s")
+	b.Say("Date parsing is fixed. Next I'll upgrade pandas to 2.2 to get the faster parser.")
+	b.Stop(le)
+	got := startC(le, "claude")
+	checkInjection(t, got, []string{"Fix the broken date parsing", "keep pandas where it is", "upgrade pandas to 2.2 to get the faster parser. — the user turned this down before"}, nil)
+}
