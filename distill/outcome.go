@@ -1731,10 +1731,41 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 	}
 	for _, r := range nextRules {
 		if n, ok := r.next(st, &in); ok {
-			return n, r.name
+			return st.askIfRefused(n), r.name
 		}
 	}
 	return "", ""
+}
+
+// askIfRefused marks a next action naming a step the user turned down since their last request (two content words
+// shared with a refused call or declined offer): a Codex session announced "Next I'll upgrade pandas to 2.2", which the
+// user had declined in the Claude session before it, and the next session was told to do it. A request after the
+// refusal ("ok, run it now") lifts it.
+func (st *State) askIfRefused(n string) string {
+	req := st.TaskRef
+	if st.Latest != "" {
+		req = st.LatestRef
+	}
+	for _, r := range slices.Backward(st.Refused) {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, r.Text) >= 2 && !strings.HasPrefix(n, "Ask the user") {
+			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
+		}
+	}
+	return n
+}
+
+func refBefore(a, b Ref) bool {
+	return a.Session < b.Session || a.Session == b.Session && a.Seq < b.Seq
+}
+
+func sharedLinks(a, b string) int {
+	n, wb := 0, linkWords(b)
+	for w := range linkWords(a) {
+		if wb[w] {
+			n++
+		}
+	}
+	return n
 }
 
 // nextIn: the handoff so far, the failure that is work left, the newest failed command that made something and the

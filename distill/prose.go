@@ -32,6 +32,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -265,7 +266,7 @@ func thanksOnly(p string) bool {
 }
 
 func (st *State) classifyPrompt(p string) promptClass {
-	if !substantive(p) {
+	if st.asksNothing(p) {
 		return promptAck
 	}
 	low := strings.ToLower(p)
@@ -274,7 +275,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptGoal
 	case restates(p, st.Task):
 		return promptGoal
-	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()):
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || dropsTask(low, st.Task):
 		return promptSwitch
 	case st.correctedTerm(p) != "":
 		return promptCorrect
@@ -291,6 +292,35 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptNewTask
 	}
 	return promptFollowUp
+}
+
+// dropsTask: "Forget the migration for now. Instead, add rate limiting": a sentence opening with a switch marker's verb
+// (the marker less its back-reference: "forget that" → forget, "vergiss das" → vergiss) on an object naming the task,
+// then one opening with a switch_start. The object must share a word with the task: "Drop the Redis dependency.
+// Instead, use an LRU cache" during "Add caching" is a choice within the task, no switch.
+func dropsTask(low, task string) bool {
+	ss := sentences(low)
+	for i := 1; i < len(ss); i++ {
+		if startsWithAny(ss[i], switchStarts.list()) && startsWithAny(ss[i-1], dropVerbs()) && overlaps(ss[i-1], task) {
+			return true
+		}
+	}
+	return false
+}
+
+var dropVerbs = sync.OnceValue(func() []string {
+	var out []string
+	for _, m := range switchMarkers.list() {
+		if v, r, ok := cutLastWord(m); ok && backRefs.has(r) {
+			out = append(out, v)
+		}
+	}
+	return out
+})
+
+func cutLastWord(m string) (head, last string, ok bool) {
+	i := strings.LastIndexByte(m, ' ')
+	return m[:max(i, 0)], m[i+1:], i > 0
 }
 
 // picksFromQuestion: p answers the turn's last question with its words ("exponential, capped at 30 seconds" after
@@ -465,11 +495,22 @@ func newTopic(p, low, goal string) bool {
 	return true
 }
 
+// asksNothing: a confirmation or nudge, or after a break a bare resume.
+func (st *State) asksNothing(p string) bool {
+	return !substantive(p) || st.AfterBreak && resumesOnly(p)
+}
+
+// resumesOnly: a short opener pointing at earlier work ("continue where claude stopped", "pick up where you left
+// off") after a compaction or in another session asks for nothing new: an acknowledgement, never "Latest request".
+func resumesOnly(p string) bool {
+	return promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners.list())
+}
+
 // weakGoal (rule 2); a short request whose object is a pronoun ("Explain what this is") names nothing: the next says
 // what "this" is. So does an opener pointing at earlier work ("We were working on the task", a real Russian aider
 // session's first prompt).
 func weakGoal(p string) bool {
-	return isQuestion(p) || promptSize(p) < 3 || promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners.list()) ||
+	return isQuestion(p) || promptSize(p) < 3 || resumesOnly(p) ||
 		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
 }
 

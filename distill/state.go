@@ -159,10 +159,12 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 	case adapters.KindCompaction:
 		st.AfterBreak = true // a summary is never the task
 	case adapters.KindText:
+		st.modelAnswered()
 		st.addTextRow(r)
 	case adapters.KindUsage:
 		st.Tokens = Tokens{r.TokensUsed, r.TokensMax}
 	case adapters.KindToolCall:
+		st.modelAnswered()
 		st.addCallRow(r, at)
 	case adapters.KindToolResult:
 		st.addToolResult(r, at)
@@ -173,6 +175,16 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 	case adapters.KindInterrupted:
 		st.addStopRow(r, at, "interrupt")
 	} // KindHarness: the harness's text in the user's role, context, never a request
+}
+
+// modelAnswered drops the newest failure when it is a model API error (a rate limit, an overload) the model answered
+// after: the API let it work again, so it is no approach to avoid. A Claude Code 429 stayed "do not retry as-is" in
+// the handoff after the user switched to Codex and Codex finished the task. One look at the last failure: the error
+// is the newest one until the model's next text or call.
+func (st *State) modelAnswered() {
+	if n := len(st.Failures) - 1; n >= 0 && st.Failures[n].What == "model API" {
+		st.Failures, st.FailureKeys = st.Failures[:n], st.FailureKeys[:n]
+	}
 }
 
 func (st *State) addPromptRow(r *ledger.Row, at time.Time) {

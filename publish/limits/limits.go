@@ -209,13 +209,17 @@ func Notice(l *adapters.Limit, resumeReady bool, now time.Time, loc *time.Locati
 }
 
 // StoppedLine starts the next session's handoff when the project's last session stopped at a limit in the past 7 days
-// ("" when not, or when that session went on for more than 2 minutes after it).
-func StoppedLine(l *ledger.Ledger, project string, now time.Time, loc *time.Location) string {
+// ("" when not, or when a session of the project other than current, the one starting — that session or the one the
+// user switched to — went on for more than 2 minutes after it: its handoff is that later work's, and a Codex session
+// that finished the task is no session that "stopped at a rate limit").
+func StoppedLine(l *ledger.Ledger, project string, current int64, now time.Time, loc *time.Location) string {
 	e, err := scanEvent(l.QueryRow(reachedEvents+`e.project = ? ORDER BY e.at DESC LIMIT 1`, project))
 	if err != nil || now.Sub(e.At) > 7*24*time.Hour {
 		return ""
 	}
-	if s, err := l.SessionIn(e.Tool, e.NativeID, project); err == nil && s.LastActive.After(e.At.Add(2*time.Minute)) {
+	var later int
+	if l.QueryRow(`SELECT COUNT(*) FROM sessions WHERE project = ? AND id != ? AND last_active > ?`,
+		project, current, e.At.Add(2*time.Minute).UnixMilli()).Scan(&later) == nil && later > 0 {
 		return ""
 	}
 	name := e.Tool

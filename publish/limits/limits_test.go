@@ -150,9 +150,23 @@ func TestActOnLimit(t *testing.T) {
 	if err != nil || len(ev) != 1 || ev[0].Tool != "claude" || !ev[0].Limit.ResetsAt.Equal(reset) {
 		t.Errorf("LastLimits = %+v, %v", ev, err)
 	}
-	line := StoppedLine(r.l, r.proj.Root, r.now.Add(time.Minute), time.UTC)
+	line := StoppedLine(r.l, r.proj.Root, 0, r.now.Add(time.Minute), time.UTC)
 	if line != "Note: the previous Claude Code session stopped at a usage limit (it resets 14:20); continue its task from this handoff." {
 		t.Errorf("StoppedLine = %q", line)
+	}
+	// A session that worked after the limit (the user switched to Codex) makes its handoff that work's: no note; the
+	// session starting (current) is no such session, whatever it has written.
+	later := ledger.Batch{Session: ledger.SessionRef{Tool: "codex", NativeID: "sess-2", Project: r.proj.Root},
+		Rows: []adapters.Row{{Key: "c1", Time: r.now.Add(10 * time.Minute), Role: "assistant", Kind: adapters.KindText, Text: "Moved the consumer."}}}
+	if _, err := r.l.Write(later, r.now.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	s2, _ := r.l.Session("codex", "sess-2")
+	if line := StoppedLine(r.l, r.proj.Root, s2.ID, r.now.Add(11*time.Minute), time.UTC); line == "" {
+		t.Error("the starting session's own rows silenced the note")
+	}
+	if line := StoppedLine(r.l, r.proj.Root, 0, r.now.Add(11*time.Minute), time.UTC); line != "" {
+		t.Errorf("a session that worked after the limit still gets %q", line)
 	}
 }
 
@@ -171,7 +185,7 @@ func TestActApproaching(t *testing.T) {
 	if o := r.act(t, "Stop", near(97, "k3")); o.Notice != "" {
 		t.Errorf("told twice: %q", o.Notice)
 	}
-	if line := StoppedLine(r.l, r.proj.Root, r.now, time.UTC); line != "" {
+	if line := StoppedLine(r.l, r.proj.Root, 0, r.now, time.UTC); line != "" {
 		t.Errorf("a warning is no stop: %q", line)
 	}
 }

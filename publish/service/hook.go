@@ -469,7 +469,7 @@ func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome 
 		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: ev.Config.Walls(), Level: level, Percent: pct, Handoff: ev.handoff})
 	ev.log.notes(walls.Notes)
 	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
-		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.Now, time.Local)
+		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.rep.SessionID, ev.Now, time.Local)
 	}
 	// Tell a `carryover run` wrapper (CARRYOVER_RUN_ID in the agent's environment) which session it started and when
 	// its context reaches CRITICAL.
