@@ -78,6 +78,7 @@ const (
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
+	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -680,17 +681,22 @@ func explicitDecision(s, low string) bool {
 
 // proposal: the agent's contrast on a list line ("1. Call inject on release, not on every press") proposes a step
 // the user never accepted; no decision unless it says it was decided. After the turn's edits (edited) the list
-// reports what was carried out ("- Used UTC timestamps, not local time"), unless its heading looks ahead or asks.
+// reports what was carried out ("- Used UTC timestamps, not local time"), unless its heading looks ahead or asks,
+// and never when the item hedges ("- We could move the export to a job rather than the request path").
 func proposal(text, s string, edited bool) bool {
 	i := strings.Index(text, s)
 	if i < 0 {
 		return false
 	}
 	start := strings.LastIndexByte(text[:i], '\n') + 1
-	if !listLine(strings.TrimSpace(text[start:])) || explicitDecision(s, strings.ToLower(s)) {
+	low := strings.ToLower(s)
+	if !listLine(strings.TrimSpace(text[start:])) {
 		return false
 	}
-	return !edited || aheadHeading(text[:start])
+	if containsAny(low, hedgeWords.list()) {
+		return true // even with a marker: "- We could use X instead of Y", "- Man könnte X statt Y"
+	}
+	return !explicitDecision(s, low) && (!edited || aheadHeading(text[:start]))
 }
 
 // aheadHeading: the last line before a list, not an item, looks ahead ("Next steps:", "Remaining:") or asks.
