@@ -15,6 +15,7 @@ package distill
 // not prose. Open questions: the last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
 
 import (
+	"cmp"
 	"encoding/json"
 	"iter"
 	"slices"
@@ -1445,18 +1446,31 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 // ("don't fix the lint errors", "do not rerun the migration", "не трогай линтер") that names the failure's target —
 // its subcommand, program or a file — or a decline ("no", "leave it", "lass es") answering the agent's question that
 // named it ("The lint step fails too — should I fix that?"). The failure stays listed, not as work to redo.
+// A later request naming a declined failure's target without a negation ("now fix the lint errors in legacy too")
+// makes it work again.
 func (st *State) declineFailures(text string) {
-	if !st.openWork() {
+	if !st.openWork() && !slices.ContainsFunc(st.Failures, func(f Failure) bool { return f.Declined }) {
 		return
 	}
 	for s := range clauses(strings.ToLower(text)) {
 		scope := st.declineScope(s)
 		for i := range st.Failures {
-			if f := &st.Failures[i]; scope != "" && !f.Resolved && namesAny(scope, failureTerms(st.FailureKeys[i], f.Error)) {
-				f.Declined = true
+			if f := &st.Failures[i]; !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
+				f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(st.FailureKeys[i], f.Error))
 			}
 		}
 	}
+}
+
+// negates: low holds a negation ("not", "n't", a lang/ negation): it asks for nothing it names.
+func negates(low string) bool {
+	neg := strings.Contains(low, "n't") || strings.Contains(low, "n’t")
+	eachTerm(low, func(w string) bool {
+		pre, post := negationAt(w)
+		neg = neg || pre || post
+		return !neg
+	})
+	return neg
 }
 
 // clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
@@ -1491,30 +1505,41 @@ func (st *State) declineScope(low string) string {
 	return ""
 }
 
-// prohibitions: the task's instructions' sentences that prohibit something ("Don't run the e2e tests, there is no
-// browser here"), lower-cased; none unless a failure is open. A failure whose target one names (declinedBy) ran
-// against the user's word and is no work to redo — the instruction given before it or after.
-func (st *State) prohibitions() []string {
+// ruling: an instruction's sentence, lower-cased, that prohibits a step (no) or asks for what it names, negating nothing.
+type ruling struct {
+	s  string
+	no bool
+}
+
+// prohibitions: the task's instructions' rulings in order ("Don't run the e2e tests, there is no browser here"); none
+// unless a failure is open. A failure whose target the last ruling naming it prohibits (declinedBy) ran against the
+// user's word and is no work to redo — the instruction given before it or after — unless a later one asks for it.
+func (st *State) prohibitions() []ruling {
 	if !st.openWork() {
 		return nil
 	}
-	var out []string
+	var out []ruling
 	for _, in := range st.Instructions {
 		for _, s := range sentences(strings.ToLower(in.Text)) {
-			if prohibits(stripLeadingAcks(s)) {
-				out = append(out, s)
+			if no := prohibits(stripLeadingAcks(s)); no || !negates(s) {
+				out = append(out, ruling{s, no})
 			}
 		}
 	}
 	return out
 }
 
-func declinedBy(prohibited []string, key, errLine string) bool {
-	if len(prohibited) == 0 {
+func declinedBy(rs []ruling, key, errLine string) bool {
+	if !slices.ContainsFunc(rs, func(r ruling) bool { return r.no }) {
 		return false
 	}
 	terms := failureTerms(key, errLine)
-	return slices.ContainsFunc(prohibited, func(s string) bool { return namesAny(s, terms) })
+	for i := len(rs) - 1; i >= 0; i-- {
+		if namesAny(rs[i].s, terms) {
+			return rs[i].no
+		}
+	}
+	return false
 }
 
 // openWork: a failure is open that is more than a read (the `cat` of a missing file the agent went past).
