@@ -76,9 +76,23 @@ func unread(segs []string) []string {
 	return segs
 }
 
-// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program.
+// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program, with a wrapper's options and its
+// number (`timeout 5 curl …` is curl's, a read; `nice -n 10 go test` is go's).
 func skipPrefixWords(f []string) []string {
 	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || slices.Contains(wrappers, f[0])) {
+		f = wrapperArgs(f[0], f[1:])
+	}
+	return f
+}
+
+func wrapperArgs(w string, f []string) []string {
+	if !slices.Contains(wrappers, w) {
+		return f
+	}
+	for len(f) > 1 && strings.HasPrefix(f[0], "-") {
+		f = f[1:]
+	}
+	if len(f) > 1 && f[0][0] >= '0' && f[0][0] <= '9' {
 		f = f[1:]
 	}
 	return f
