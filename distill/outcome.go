@@ -1715,11 +1715,31 @@ func (st *State) leftFailure(fs []Failure) *Failure {
 
 // workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
 // and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,
-// a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool).
+// a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool), nor a
+// failure saying what it makes is already there (madeAlready).
 func (st *State) workLeft(f *Failure) bool {
 	i := slices.IndexFunc(st.Failures, func(g Failure) bool { return g.Seq == f.Seq })
-	return i >= 0 && strings.Contains(st.FailureKeys[i], "\t") && makes(st.FailureKeys[i])
+	return i >= 0 && strings.Contains(st.FailureKeys[i], "\t") && makes(st.FailureKeys[i]) && !madeAlready(f)
 }
+
+// madeAlready: f's error says that a thing its command names already exists ("mkdir: cannot create directory
+// 'dist': File exists", createdb's 'database "shop_dev" already exists'). A migration's 'column "archived" …
+// already exists' names no word of `alembic upgrade head`: the migration is work left.
+func madeAlready(f *Failure) bool {
+	low := strings.ToLower(f.Error)
+	if !containsAny(low, existsMarkers) {
+		return false
+	}
+	_, args, _ := strings.Cut(f.What, " ")
+	for _, w := range strings.Fields(strings.ToLower(args)) {
+		if w = strings.Trim(w, `'"`); len(w) >= 3 && w[0] != '-' && strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var existsMarkers = []string{"file exists", "already exists", "eexist"}
 
 // makes: a segment of command key k does more than read.
 func makes(k string) bool {
