@@ -76,24 +76,12 @@ func unread(segs []string) []string {
 	return segs
 }
 
-// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program, with a wrapper's options and its
-// number (`timeout 5 curl …` is curl's, a read; `nice -n 10 go test` is go's).
+// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program, with a wrapper's options and
+// numbers (`timeout 5 curl …` is curl's, a read; `nice -n 10 go test` is go's).
 func skipPrefixWords(f []string) []string {
 	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || slices.Contains(wrappers, f[0])) {
-		f = wrapperArgs(f[0], f[1:])
-	}
-	return f
-}
-
-func wrapperArgs(w string, f []string) []string {
-	if !slices.Contains(wrappers, w) {
-		return f
-	}
-	for len(f) > 1 && strings.HasPrefix(f[0], "-") {
-		f = f[1:]
-	}
-	if len(f) > 1 && f[0][0] >= '0' && f[0][0] <= '9' {
-		f = f[1:]
+		for f = f[1:]; len(f) > 1 && strings.IndexAny(f[0][:1], "-0123456789") == 0; f = f[1:] {
+		}
 	}
 	return f
 }
@@ -1463,22 +1451,27 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 // A later request naming a declined failure's target without a negation ("now fix the lint errors in legacy too")
 // makes it work again.
 func (st *State) declineFailures(text string) {
-	if !st.openWork() && !slices.ContainsFunc(st.Failures, func(f Failure) bool { return f.Declined }) {
+	if !st.openWork() {
 		return
 	}
 	for s := range clauses(strings.ToLower(text)) {
-		scope := st.declineScope(s)
-		for i := range st.Failures {
-			if f := &st.Failures[i]; !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
-				f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(st.FailureKeys[i], f.Error))
-			}
+		st.ruleOn(s, st.declineScope(s))
+	}
+}
+
+// ruleOn: a clause s declining scope (not "") declines the open failures it names; one negating nothing asks again
+// for the declined failures it names.
+func (st *State) ruleOn(s, scope string) {
+	for i := range st.Failures {
+		if f := &st.Failures[i]; !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
+			f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(st.FailureKeys[i], f.Error))
 		}
 	}
 }
 
 // negates: low holds a negation ("not", "n't", a lang/ negation): it asks for nothing it names.
 func negates(low string) bool {
-	neg := strings.Contains(low, "n't") || strings.Contains(low, "n’t")
+	neg := containsAny(low, []string{"n't", "n’t"})
 	eachTerm(low, func(w string) bool {
 		pre, post := negationAt(w)
 		neg = neg || pre || post
@@ -1556,10 +1549,11 @@ func declinedBy(rs []ruling, key, errLine string) bool {
 	return false
 }
 
-// openWork: a failure is open that is more than a read (the `cat` of a missing file the agent went past).
+// openWork: a failure is open, or declined, that is more than a read (the `cat` of a missing file the agent went
+// past); a declined one may be asked for again.
 func (st *State) openWork() bool {
 	for i, f := range st.Failures {
-		if !f.Resolved && !f.Declined && f.What != "model API" && makes(st.FailureKeys[i]) {
+		if !f.Resolved && f.What != "model API" && makes(st.FailureKeys[i]) {
 			return true
 		}
 	}
@@ -1727,16 +1721,10 @@ func (st *State) workLeft(f *Failure) bool {
 // already exists' names no word of `alembic upgrade head`: the migration is work left.
 func madeAlready(f *Failure) bool {
 	low := strings.ToLower(f.Error)
-	if !containsAny(low, existsMarkers) {
-		return false
-	}
-	_, args, _ := strings.Cut(f.What, " ")
-	for _, w := range strings.Fields(strings.ToLower(args)) {
-		if w = strings.Trim(w, `'"`); len(w) >= 3 && w[0] != '-' && strings.Contains(low, w) {
-			return true
-		}
-	}
-	return false
+	_, args, _ := strings.Cut(strings.ToLower(f.What), " ")
+	return containsAny(low, existsMarkers) && slices.ContainsFunc(strings.Fields(args), func(w string) bool {
+		return len(w) >= 3 && strings.Contains(low, w)
+	})
 }
 
 var existsMarkers = []string{"file exists", "already exists", "eexist"}
