@@ -1364,6 +1364,9 @@ func todoLines(text string) []string {
 }
 
 func forwardLooking(s string) bool {
+	if strings.ContainsAny(s, quoteOpeners) {
+		s = dropQuoted(s) // a quoted message ("« je vais redémarrer »") looks ahead for its author, not the agent
+	}
 	return matchWords(s, nextPhrases(), false) || containsAny(strings.ToLower(s), nextMarkers.list())
 }
 
@@ -1888,10 +1891,38 @@ func (st *State) nextAnnounced(*nextIn) (string, bool) {
 	return next, next != ""
 }
 
-// announces: low holds an intent marker and its step is not negated ("I will not push until you review").
+// announces: low holds an intent marker outside quotes and its step is not negated ("I will not push until you
+// review"). A quoted log line or message ("le log dit « je vais redémarrer dans 5 s »") announces nothing of the agent's.
 func announces(low string) bool {
+	if strings.ContainsAny(low, quoteOpeners) {
+		low = dropQuoted(low)
+	}
 	return containsAny(low, intentMarkers.list()) && !negatedStep(low)
 }
+
+// dropQuoted: s without the spans between a quote and its closing one (an unclosed quote keeps its rest).
+func dropQuoted(s string) string {
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexAny(s, quoteOpeners)
+		if i < 0 {
+			break
+		}
+		open, w := utf8.DecodeRuneInString(s[i:])
+		j := strings.IndexRune(s[i+w:], quoteCloser[open])
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i+w+j+utf8.RuneLen(quoteCloser[open]):]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+const quoteOpeners = `"«“„「`
+
+var quoteCloser = map[rune]rune{'"': '"', '«': '»', '“': '”', '„': '“', '「': '」'}
 
 // negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
 // and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says
