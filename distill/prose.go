@@ -848,7 +848,7 @@ func (st *State) addAnswer(q, answer string) {
 }
 
 // offeredStep: what an offer proposes — the question itself, or when it points back ("Want me to make that
-// change?") the turn's sentence before it ("I recommend making parseDate return an error …").
+// change?") the turn's sentence before it ("I recommend making parseDate return an error …") unless it diagnoses.
 func (st *State) offeredStep(q string) string {
 	step := strings.TrimRight(q, "?？ ")
 	if !refersBack(strings.ToLower(q)) {
@@ -861,6 +861,9 @@ func (st *State) offeredStep(q string) string {
 		}
 		if !isQuestion(s) {
 			prev = s
+			if containsAny(strings.ToLower(s), causeMarkers.list()) {
+				prev = "" // a diagnosis ("The pod panics because DATABASE_URL is missing") is no step: the offer is
+			}
 		}
 	}
 	return step
