@@ -1214,12 +1214,18 @@ func labelRest(after string, below []string) string {
 // try next: …" is eight words, no label).
 func labelEnd(low, p string) int {
 	i := strings.Index(low, p)
-	if i <= 0 || i > 60 {
+	if i <= 0 {
 		return -1
 	}
 	head := low[:i]
 	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
 		return -1 // "context:" is not "next:"
+	}
+	if t := strings.TrimRight(head, " "); strings.ContainsAny(t[len(t)-1:], ".!?") {
+		return i + len(p) // "… are in and tested. Still to do: the logging": the label opens a sentence
+	}
+	if i > 60 {
+		return -1
 	}
 	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
 		return -1
@@ -1367,7 +1373,14 @@ func forwardLooking(s string) bool {
 	if strings.ContainsAny(s, quoteOpeners) {
 		s = dropQuoted(s) // a quoted message ("« je vais redémarrer »") looks ahead for its author, not the agent
 	}
-	return matchWords(s, nextPhrases(), false) || containsAny(strings.ToLower(s), nextMarkers.list())
+	low := strings.ToLower(s)
+	return (matchWords(s, nextPhrases(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
+}
+
+// asksUser: the sentence embeds a question (lang/ wh: "Tell me what to tackle next", "Dis-moi quoi faire ensuite")
+// and announces nothing of the agent's own (lang/ intent): the next step is the user's to choose, not the agent's.
+func asksUser(low string) bool {
+	return matchWords(low, whWords.list(), true) && !containsAny(low, intentMarkers.list())
 }
 
 func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers.list()) }

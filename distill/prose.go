@@ -79,6 +79,8 @@ const (
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
+	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
+	whWords          phraseName = "wh"            // an embedded question's word: "tell me what to do next" leaves the step to the user
 )
 
 // substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
@@ -515,7 +517,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 				st.setAside()
 			}
 			st.Task, st.TaskAt, st.GoalWeak = back, at, false
-			st.Latest, st.LatestAt = p, at
+			st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
 			return promptFollowUp
 		}
 	}
@@ -531,9 +533,22 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.Task, st.TaskAt, st.GoalWeak = p, at, false
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptFollowUp:
-		st.Latest, st.LatestAt = p, at
+		st.setLatest(p, at)
 	}
 	return class
+}
+
+// setLatest makes p the latest request. A prompt the agent has not answered the one before yet, in a session where it
+// has worked, is typed into the same turn (Claude Code's queued prompts, a screenshot's caption under a request): it
+// joins that request, never a replacement hiding the earlier words; a log of the user's prompts alone joins nothing.
+// It joins while the handoff's latest-request line (150 bytes) still shows its first 20 bytes: a longer run starts a
+// new line, the earlier prompts staying among the instructions. The line's row stays the first prompt's.
+func (st *State) setLatest(p string, at time.Time) {
+	if st.Latest != "" && !st.Answered && max(st.LastTextSeq, st.LastCallSeq) > 0 && len(st.Latest) < 130 {
+		st.Latest += " / " + p
+		return
+	}
+	st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
 }
 
 func (st *State) setAside() {
@@ -1108,4 +1123,11 @@ func stripCode(text string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// endsNext: the sentence ends in a next_end phrase, a leading ␣ making it a whole word ("CSV export is in; converting
+// the amounts to euros next.", "Die Umrechnung kommt als Nächstes."): the agent's closing states its next step.
+func endsNext(s string) bool {
+	low := " " + strings.TrimRight(strings.ToLower(s), " .!。！")
+	return slices.ContainsFunc(nextEnds.list(), func(m string) bool { return strings.HasSuffix(low, m) })
 }

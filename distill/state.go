@@ -272,7 +272,6 @@ func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	case promptCorrect: // the corrected goal's instructions stand
 		st.TaskRef = refOf(r)
 	case promptFollowUp:
-		st.LatestRef = refOf(r)
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
 			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
 			st.startTask()
@@ -733,7 +732,10 @@ func (st *State) testFailedAfter(seq int64) bool {
 }
 
 func (st *State) failuresInto(h *Handoff) {
-	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
+	// agent's "I won't run it until the backup is done" claims nothing done.
+	h.Completed = st.LastTextSeq > 0 && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq) &&
+		st.LastCallSeq >= st.StopSeq && !st.unaddressed()
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
@@ -876,7 +878,7 @@ func (st *State) doneInto(h *Handoff, project string) {
 
 func (st *State) userWordsInto(h *Handoff) {
 	for _, in := range st.Instructions {
-		if len(in.Refs) > 0 && (in.Refs[0] == st.TaskRef || in.Refs[0] == st.LatestRef && st.Latest != "") {
+		if len(in.Refs) > 0 && in.Refs[0] == st.TaskRef || st.Latest != "" && !in.At.Before(st.LatestAt) {
 			continue // the Task lines carry it
 		}
 		h.Instructions = append(h.Instructions, in.Text)
@@ -1026,4 +1028,12 @@ func (st *State) questionRefs(q string) []Ref {
 		}
 	}
 	return nil
+}
+
+// unaddressed: the agent closed after the latest request without writing a file since nor naming any of its words
+// ("Done: the toggle is on the page, the choice saved in localStorage" over "and respect prefers-color-scheme"): its
+// closing answers the requests before it, this one is open.
+func (st *State) unaddressed() bool {
+	return st.Latest != "" && st.LastTextSeq > st.AskSeq && !overlaps(st.LastText, st.Latest) &&
+		!slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq })
 }

@@ -619,14 +619,17 @@ func writeClean(b *strings.Builder, enc string, r rune, oneLine bool) {
 // space, joiners and marks U+200B–U+200F, the bidirectional embeddings, overrides and isolates U+202A–U+202E and
 // U+2066–U+2069, the word joiner and invisible operators U+2060–U+2064, U+FEFF, the soft hyphen, the tag characters
 // U+E0000–U+E007F that can spell a hidden ASCII message), the variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF: 256
-// of them can carry a byte each behind one visible character) and the other default-ignorable code points (Hangul
-// fillers, U+034F, the unassigned rest of plane 14). Removing them costs a joined emoji its join and nothing a handoff
-// needs.
+// of them can carry a byte each behind one visible character), the other default-ignorable code points (Hangul
+// fillers, U+034F, the unassigned rest of plane 14), and what is drawn as a blank or a box that says nothing: the blank
+// Braille pattern U+2800 and the object replacement U+FFFC (no Unicode space, so no space check sees them), the
+// private-use planes and the noncharacters (a font maps them to anything, or a hidden message). Removing them costs a
+// joined emoji its join and nothing a handoff needs.
 func Invisible(r rune) bool {
 	if r < 0xad {
 		return false // the common case, without a table lookup
 	}
-	return unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+	return r == 0x2800 || r == 0xfffc || unicode.In(r, unicode.Cf, unicode.Co, unicode.Variation_Selector,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point)
 }
 
 // isPlain: s needs no cleaning (the common case, checked without allocating).

@@ -1,8 +1,7 @@
 package specs
 
-// Version detection without starting the agent where possible: a node CLI
-// takes 0.3–1 s to answer --version idle and over 15 s on a loaded machine
-// (issue 16: Gemini "not detected"), while its package.json is one small read.
+// Version detection without starting the agent where possible: a node CLI takes 0.3–1 s to answer --version idle and
+// over 15 s on a loaded machine (issue 16: Gemini "not detected"), while its package.json is one small read.
 
 import (
 	"context"
@@ -24,14 +23,13 @@ import (
 
 var npmName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`) })
 
-// VersionTimeouts bounds each attempt at the version command: one patient
-// retry for a machine so loaded that node starts slower than the first bound.
-// A probe that runs out is an error (the caller falls back to the newest
-// hooks), never a hidden agent.
+// VersionTimeouts bounds each attempt at the version command: one patient retry for a machine so loaded that node
+// starts slower than the first bound. A probe that runs out is an error (the caller falls back to the newest hooks),
+// never a hidden agent.
 var VersionTimeouts = []time.Duration{10 * time.Second, 30 * time.Second}
 
-// ProbeEnv is what DetectVersion needs from the environment; Environ is the
-// version command's, Timeouts overrides VersionTimeouts (tests).
+// ProbeEnv is what DetectVersion needs from the environment; Environ is the version command's, Timeouts overrides
+// VersionTimeouts (tests).
 type ProbeEnv struct {
 	GOOS     string
 	Getenv   func(string) string
@@ -50,8 +48,7 @@ const (
 	SourceCommand     Source = "version command"
 )
 
-// Probe is the outcome of DetectVersion; Err (why no version was found)
-// never quotes the agent's output.
+// Probe is the outcome of DetectVersion; Err (why no version was found) never quotes the agent's output.
 type Probe struct {
 	Version string
 	Source  Source
@@ -61,9 +58,8 @@ type Probe struct {
 // maxManifest bounds a package.json read (the agents' are under 10 KB).
 const maxManifest = 1 << 20
 
-// DetectVersion finds the version of tool's binary bin (from PATH): from the
-// resolved binary's install path or npm package.json, raised to the newest
-// self-updated version the agent would run; else by the version command.
+// DetectVersion finds the version of tool's binary bin (from PATH): from the resolved binary's install path or npm
+// package.json, raised to the newest self-updated version the agent would run; else by the version command.
 func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
 	if v, src := installedVersion(tl, bin, env.GOOS); v != "" {
 		if nv := selfUpdated(tl.SelfUpdate, v, env); nv != "" {
@@ -82,8 +78,7 @@ func DetectVersion(tl Tool, bin string, env ProbeEnv) Probe {
 	return Probe{Version: v, Source: SourceCommand}
 }
 
-// installedVersion is the version the resolved binary's install path or npm
-// package.json names ("" for none).
+// installedVersion is the version the resolved binary's install path or npm package.json names ("" for none).
 func installedVersion(tl Tool, bin, goos string) (string, Source) {
 	real, err := filepath.EvalSymlinks(bin)
 	if err != nil {
@@ -105,10 +100,9 @@ func validVersion(s string) bool {
 	return err == nil
 }
 
-// npmVersion is the version of package pkg that bin runs: npm links
-// <prefix>/bin/x to <prefix>/lib/node_modules/<pkg>/<script>, so pkg's
-// package.json is above the resolved binary; on Windows npm writes shims
-// beside a node_modules directory instead.
+// npmVersion is the version of package pkg that bin runs: npm links <prefix>/bin/x to
+// <prefix>/lib/node_modules/<pkg>/<script>, so pkg's package.json is above the resolved binary; on Windows npm writes
+// shims beside a node_modules directory instead.
 func npmVersion(pkg, bin, real, goos string) string {
 	dir := filepath.Dir(real)
 	for i := 0; i < 8; i++ {
@@ -130,8 +124,8 @@ func npmVersion(pkg, bin, real, goos string) string {
 	return ""
 }
 
-// manifestVersion is the version in the package.json at path when its name
-// is pkg ("" otherwise); only a regular file, at most maxManifest bytes.
+// manifestVersion is the version in the package.json at path when its name is pkg ("" otherwise); only a regular file,
+// at most maxManifest bytes.
 func manifestVersion(path, pkg string) string {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
@@ -153,8 +147,8 @@ func manifestVersion(path, pkg string) string {
 	return m.Version
 }
 
-// selfUpdated is the newest version above base in u's directories holding
-// the marker ("" for none, or when updates are off).
+// selfUpdated is the newest version above base in u's directories holding the marker ("" for none, or when updates are
+// off).
 func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 	best, err := version.NewVersion(base)
 	if u.Marker == "" || err != nil || u.off(env.Getenv) {
@@ -167,8 +161,7 @@ func selfUpdated(u SelfUpdate, base string, env ProbeEnv) string {
 	return found
 }
 
-// newestIn raises best (named found) to root's newest directory above it
-// that holds marker.
+// newestIn raises best (named found) to root's newest directory above it that holds marker.
 func newestIn(root, marker string, best *version.Version, found string) (*version.Version, string) {
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
@@ -206,8 +199,8 @@ func updateRoots(u SelfUpdate, env ProbeEnv) []string {
 	return roots
 }
 
-// runVersion runs bin with args once per timeout, retrying when an attempt
-// ran out of time (and, at once, when the binary was busy being written).
+// runVersion runs bin with args once per timeout, retrying when an attempt ran out of time (and, at once, when the
+// binary was busy being written).
 func runVersion(bin string, args []string, env ProbeEnv) (string, error) {
 	timeouts := env.Timeouts
 	if len(timeouts) == 0 {
@@ -216,8 +209,8 @@ func runVersion(bin string, args []string, env ProbeEnv) (string, error) {
 	var total time.Duration
 	for _, d := range timeouts {
 		out, err := runOnce(bin, args, env.Environ, d)
-		// ETXTBSY: the binary was just written and a process forked meanwhile still holds it open for writing (an
-		// agent updating itself; parallel tests copying a fake agent, golang/go#22315): it clears within milliseconds.
+		// ETXTBSY: the binary was just written and a process forked meanwhile still holds it open for writing (an agent
+		// updating itself; parallel tests copying a fake agent, golang/go#22315): it clears within milliseconds.
 		for try := 0; try < 3 && errors.Is(err, syscall.ETXTBSY); try++ {
 			time.Sleep(50 * time.Millisecond)
 			out, err = runOnce(bin, args, env.Environ, d)

@@ -1,10 +1,7 @@
-// Package specs is carryover's versioned table of agents, tools.toml
-// (embedded, decoded strictly; its header states every key and rule): how to
-// detect each agent, where its files live, and which native hook events
-// carryover registers per version range. Load validates it; Resolve maps
-// (tool, version) to a Capability. What does not vary by version (display
-// name, envelope, event meanings) is the agent's descriptor in adapters;
-// each [[tool]] needs one there and each agent there a [[tool]] here.
+// Package specs is carryover's versioned table of agents, tools.toml (embedded, decoded strictly; its header states
+// every key and rule): how to detect each agent, where its files live, and which native hook events carryover registers
+// per version range. Load validates it; Resolve maps (tool, version) to a Capability. What does not vary by version is
+// the agent's descriptor in adapters; each [[tool]] needs one there and each agent there a [[tool]] here.
 package specs
 
 import (
@@ -46,8 +43,7 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported version")
 )
 
-// Hook is one native hook event carryover registers; Native is also the
-// --event value carryover receives.
+// Hook is one native hook event carryover registers; Native is also the --event value carryover receives.
 type Hook struct {
 	Native  string `toml:"native"`
 	Timeout int    `toml:"timeout"`
@@ -85,9 +81,8 @@ func (p PathSet) For(goos string) []string {
 // every lists the candidates of every OS.
 func (p PathSet) every() []string { return slices.Concat(p.All, p.Linux, p.Darwin, p.Windows) }
 
-// Tool is one agent's static facts. Config is the file carryover writes its
-// hook stubs into, laid out as HookFile; Trust a second file install edits
-// (Codex: trust hashes); Transcripts dirs or files.
+// Tool is one agent's static facts. Config is the file carryover writes its hook stubs into, laid out as HookFile;
+// Trust a second file install edits (Codex: trust hashes); Transcripts dirs or files.
 type Tool struct {
 	Name          string     `toml:"name"`
 	Display       string     `toml:"-"` // adapters.Agent.Display
@@ -108,10 +103,9 @@ type Tool struct {
 	agent      *adapters.Agent
 }
 
-// SelfUpdate is an agent that downloads newer versions of itself into
-// directories named by version (Dirs; a trailing "/*": every subdirectory,
-// one per platform), each complete one holding Marker, and runs the newest
-// unless the environment has Off (NAME=value).
+// SelfUpdate is an agent that downloads newer versions of itself into directories named by version (Dirs; a trailing
+// "/*": every subdirectory, one per platform), each complete one holding Marker, and runs the newest unless the
+// environment has Off (NAME=value).
 type SelfUpdate struct {
 	Dirs   PathSet `toml:"dirs"`
 	Marker string  `toml:"marker"`
@@ -258,8 +252,7 @@ func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
 	return nil
 }
 
-// validateHooks checks the row's hook names and timeouts, and that inject
-// hooks are start or prompt events of agent a.
+// validateHooks checks the row's hook names and timeouts, and that inject hooks are start or prompt events of agent a.
 func (r *Row) validateHooks(a *adapters.Agent) error {
 	for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
 		if h.Native == "" || strings.ContainsAny(h.Native, " \t\"'") || h.Timeout < 0 {
@@ -308,8 +301,8 @@ func parseRange(s string) (lo, hi *version.Version, err error) {
 // below reports whether the row's range ends at or before next's start.
 func (r Row) below(next *Row) bool { return r.max != nil && !r.max.GreaterThan(next.min) }
 
-// contains reports whether v is in the row's range. Prereleases compare by
-// their core version (2.2.0-beta is in ">= 2.2.0").
+// contains reports whether v is in the row's range. Prereleases compare by their core version (2.2.0-beta is in ">=
+// 2.2.0").
 func (r Row) contains(v *version.Version) bool {
 	c := v.Core()
 	return !c.LessThan(r.min.Core()) && (r.max == nil || c.LessThan(r.max))
@@ -328,21 +321,16 @@ func (t *Table) Tools() []Tool { return slices.Clone(t.tools) }
 
 // Tool returns the tool called name.
 func (t *Table) Tool(name string) (Tool, bool) {
-	for _, tl := range t.tools {
-		if tl.Name == name {
-			return tl, true
-		}
+	if i := slices.IndexFunc(t.tools, func(tl Tool) bool { return tl.Name == name }); i >= 0 {
+		return t.tools[i], true
 	}
 	return Tool{}, false
 }
 
-// Capability is what carryover does for one tool at one version ("" when
-// unknown) by row Row. Fallback: the version is unknown or outside every row
-// and the newest fitting row was used (Warning says so). Envelope is the
-// agent's, or none when the row has no inject hooks. NeedsPointer: the
-// handoff cannot count on a session-start injection (none, or the row says
-// pointer = true); without StartInjection it reaches the model only through
-// the pointer block (Cline, Windsurf).
+// Capability is what carryover does for one tool at one version ("" when unknown) by row Row. Fallback: the version is
+// unknown or outside every row and the newest fitting row was used (Warning says so). Envelope is the agent's, or none
+// when the row has no inject hooks. NeedsPointer: the handoff cannot count on a session-start injection (none, or the
+// row says pointer = true); without StartInjection it reaches the model only through the pointer block (Cline).
 type Capability struct {
 	Tool, Version, Row           string
 	Fallback                     bool
@@ -352,8 +340,7 @@ type Capability struct {
 	NeedsPointer, StartInjection bool
 }
 
-// Hooks returns inject then snapshot hooks, one per native event (the first
-// occurrence wins).
+// Hooks returns inject then snapshot hooks, one per native event (the first occurrence wins).
 func (c Capability) Hooks() []Hook {
 	var out []Hook
 	for _, h := range append(slices.Clone(c.InjectEvents), c.SnapshotEvents...) {
@@ -364,9 +351,8 @@ func (c Capability) Hooks() []Hook {
 	return out
 }
 
-// Resolve returns the capability of tool at version. An empty version, or one
-// newer than every row (or between rows), uses the newest row at or below it
-// with Fallback set; a version older than every row is ErrUnsupportedVersion.
+// Resolve returns the capability of tool at version. An empty version, or one newer than every row (or between rows),
+// uses the newest row at or below it with Fallback set; a version older than every row is ErrUnsupportedVersion.
 func (t *Table) Resolve(tool, ver string) (Capability, error) {
 	tl, ok := t.Tool(tool)
 	if !ok {
@@ -425,8 +411,7 @@ func (tl Tool) capability(r Row, ver string) Capability {
 	}
 }
 
-// ParseVersion extracts the version from the output of the tool's version
-// command. The error never quotes the output.
+// ParseVersion extracts the version from the output of the tool's version command. The error never quotes the output.
 func ParseVersion(tool Tool, output string) (string, error) {
 	m := tool.re.FindStringSubmatch(output)
 	if m == nil || m[1] == "" {
@@ -439,21 +424,18 @@ func ParseVersion(tool Tool, output string) (string, error) {
 	return m[1], nil
 }
 
-// ConfigPath is the file carryover writes hook stubs into for goos: the first
-// candidate that exists (exists nil: none does), else the first usable one
-// (the standard location), else "" (no hook config, e.g. Aider).
+// ConfigPath is the file carryover writes hook stubs into for goos: the first candidate that exists (exists nil: none
+// does), else the first usable one (the standard location), else "" (no hook config, e.g. Aider).
 func (t Tool) ConfigPath(goos string, getenv func(string) string, home string, exists func(string) bool) string {
 	return pick(t.Config.For(goos), goos, getenv, home, exists)
 }
 
-// TrustPath is like ConfigPath for the tool's second file (Codex
-// config.toml); "" when the tool has none.
+// TrustPath is like ConfigPath for the tool's second file (Codex config.toml); "" when the tool has none.
 func (t Tool) TrustPath(goos string, getenv func(string) string, home string, exists func(string) bool) string {
 	return pick(t.Trust.For(goos), goos, getenv, home, exists)
 }
 
-// TranscriptPaths returns every usable transcript location for goos, in
-// table order. Relative results are relative to the project root.
+// TranscriptPaths returns every usable transcript location for goos, in table order; relative ones are to the project.
 func (t Tool) TranscriptPaths(goos string, getenv func(string) string, home string) []string {
 	var out []string
 	for _, c := range t.Transcripts.For(goos) {
@@ -479,8 +461,8 @@ func pick(cands []string, goos string, getenv func(string) string, home string, 
 	return first
 }
 
-// Expand expands a table path: ${NAME} (false when unset or empty),
-// ${NAME:-default}, then a leading "~" to home. On windows, "/" becomes "\".
+// Expand expands a table path: ${NAME} (false when unset or empty), ${NAME:-default}, then a leading "~" to home. On
+// windows, "/" becomes "\".
 func Expand(s, goos string, getenv func(string) string, home string) (string, bool) {
 	ok := !strings.Contains(pathVar().ReplaceAllString(s, ""), "${") // none unterminated
 	p := pathVar().ReplaceAllStringFunc(s, func(m string) string {
@@ -510,9 +492,8 @@ var (
 	storeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^{}:]*):-`) })
 )
 
-// StoreVariables are the variables that move agents' session stores (each
-// ${NAME:-default} in a transcripts path for goos), in table order: what to
-// tell a user whose sessions were not found.
+// StoreVariables are the variables that move agents' session stores (each ${NAME:-default} in a transcripts path for
+// goos), in table order: what to tell a user whose sessions were not found.
 func StoreVariables(goos string) []string {
 	t, err := loadOnce()
 	if err != nil {
@@ -531,11 +512,9 @@ func StoreVariables(goos string) []string {
 	return out
 }
 
-// HookFile is the layout of an agent's hook config file as data (the
-// tools.toml header describes it), so a new agent whose file has a known
-// shape needs no Go code: settings JSON, "grouped" (Claude Code, Codex,
-// Gemini CLI) or "flat" (Copilot CLI, Cursor, VS Code, Windsurf), or a file
-// of its own, "whole" (Pi, Cline, OpenCode, Kilo).
+// HookFile is the layout of an agent's hook config file as data (the tools.toml header describes it), so a new agent
+// whose file has a known shape needs no Go code: settings JSON, "grouped" (Claude Code, Codex, Gemini CLI) or "flat"
+// (Copilot CLI, Cursor, VS Code, Windsurf), or a file of its own, "whole" (Pi, Cline, OpenCode, Kilo).
 type HookFile struct {
 	Shape    string `toml:"shape"`
 	Template string `toml:"template"`
@@ -549,9 +528,8 @@ type HookFile struct {
 	Trust       *TrustHash    `toml:"trust"`
 }
 
-// TrustHash is how an agent (Codex) hashes each handler it runs only once
-// trusted: each hashed event's label, and the events whose matcher it
-// ignores, whose timeout it clamps to 1-3 s, that keep additionalContextLimit.
+// TrustHash is how an agent (Codex) hashes each handler it runs only once trusted: each hashed event's label, and the
+// events whose matcher it ignores, whose timeout it clamps to 1-3 s, that keep additionalContextLimit.
 type TrustHash struct {
 	Labels    map[string]string `toml:"labels"`
 	NoMatcher []string          `toml:"no_matcher"`
@@ -559,9 +537,8 @@ type TrustHash struct {
 	Context   []string          `toml:"context_limit"`
 }
 
-// HookWarning is something to tell the user about the settings file: Set
-// when Key (dotted) holds a value (Is: only that JSON value; "{value}" names
-// it), Unset when it is absent.
+// HookWarning is something to tell the user about the settings file: Set when Key (dotted) holds a value (Is: only that
+// JSON value; "{value}" names it), Unset when it is absent.
 type HookWarning struct{ Key, Is, Set, Unset string }
 
 // Shapes of a hook file.
@@ -571,8 +548,8 @@ const (
 	ShapeWhole   = "whole"
 )
 
-// Placeholder is a handler field's value filled in per hook; a field whose
-// placeholder has no value (timeout 0, no matcher) is left out.
+// Placeholder is a handler field's value filled in per hook; a field whose placeholder has no value (timeout 0, no
+// matcher) is left out.
 type Placeholder string
 
 const (
@@ -582,9 +559,8 @@ const (
 	PhMatcher   Placeholder = "$matcher"
 )
 
-// Slots of a whole file's template: carryover's absolute path as one shell
-// word and as a JSON (also JS/TS) string literal, the tool's name, and the
-// native event (per-event files only; in the config path too).
+// Slots of a whole file's template: carryover's absolute path as one shell word and as a JSON (also JS/TS) string
+// literal, the tool's name, and the native event (per-event files only; in the config path too).
 const (
 	SlotExeSh   = "{{exe_sh}}"
 	SlotExeJSON = "{{exe_json}}"
@@ -607,14 +583,10 @@ func (h *HookFile) Whole() bool { return h != nil && h.Shape == ShapeWhole }
 // Content is a whole file's template text.
 func (h *HookFile) Content() string { return h.content }
 
-// Field parses one "key=value" layout field. The value is a Placeholder
-// ("$…"), a bool (true, false), an integer, or else a string.
+// Field parses one "key=value" layout field: a Placeholder ("$…"), a bool, an integer, or else a string.
 func Field(s string) (key string, val any, err error) {
 	key, v, ok := strings.Cut(s, "=")
-	if n, err := strconv.Atoi(v); err == nil {
-		val = n
-	}
-	switch {
+	switch n, nerr := strconv.Atoi(v); {
 	case !ok || key == "":
 		return "", nil, fmt.Errorf("field %q: want key=value", s)
 	case strings.HasPrefix(v, "$") && !slices.Contains(placeholders, Placeholder(v)):
@@ -623,8 +595,8 @@ func Field(s string) (key string, val any, err error) {
 		return key, Placeholder(v), nil
 	case v == "true" || v == "false":
 		return key, v == "true", nil
-	case val != nil:
-		return key, val, nil
+	case nerr == nil:
+		return key, n, nil
 	}
 	return key, v, nil
 }
@@ -719,9 +691,8 @@ func (h *HookFile) readTemplate() error {
 	return nil
 }
 
-// validateWhole checks a whole-file tool: one file per event exactly when
-// the template names the event, else a single file naming every event its
-// rows hook (it relays them itself).
+// validateWhole checks a whole-file tool: one file per event exactly when the template names the event, else a single
+// file naming every event its rows hook (it relays them itself).
 func (tl *Tool) validateWhole() error {
 	h := tl.HookFile
 	perEvent, err := tl.wholePaths()
@@ -744,8 +715,7 @@ func (tl *Tool) validateWhole() error {
 	return nil
 }
 
-// wholePaths checks the config paths of a whole-file tool and reports
-// whether they name one file per event.
+// wholePaths checks the config paths of a whole-file tool and reports whether they name one file per event.
 func (tl *Tool) wholePaths() (perEvent bool, err error) {
 	for _, p := range tl.Config.every() {
 		if !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "${") {

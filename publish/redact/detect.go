@@ -11,6 +11,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 )
 
@@ -134,10 +135,81 @@ func (a *assign) keyed(s string, key []byte) (Match, bool) {
 	}
 	env := envStyle(s[a.j:a.ke])
 	kind, ok := a.keyKind(s, key, env)
-	if !ok {
-		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
+	if ok {
+		return a.literal(s, v, key, kind, env)
 	}
-	return a.literal(s, v, key, kind, env)
+	if m, ok := genAssign(s, a.j, a.ke, a.sepEnd, a.fam); ok {
+		return m, true
+	}
+	return a.unknownKey(s, v, key, env)
+}
+
+// unknownKey reads the value of a key no keyword names: a password in a
+// connection string (Server=db;Uid=sa;Pwd=x;), key material after a name
+// ending in key.
+func (a *assign) unknownKey(s string, v int, key []byte, env bool) (Match, bool) {
+	switch {
+	case hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd"):
+		m, ok := a.literal(s, v, key, KindPassword, false)
+		return m, ok && a.connPair(s, m.End)
+	case keyName(key):
+		m, ok := a.literal(s, v, key, KindSecret, env)
+		return m, ok && keyMaterial(s[m.Start:m.End])
+	}
+	return Match{}, false
+}
+
+// keyName: a name whose last word names a secret no keyword does (SIGNING_KEY,
+// hmacKey, APP_KEY, ?key=, passcode, seed, cookie, jwt, creds; not a session
+// id, which payloads carry), not a public key (PUBLIC_KEY, pubKey, hostKey);
+// keyMaterial judges its value.
+func keyName(key []byte) bool {
+	k := strings.TrimSuffix(string(key), "s")
+	return slices.ContainsFunc(keyWords, func(w string) bool { return strings.HasSuffix(k, w) }) &&
+		!hasAnySuffix(k, len(k)-3, "public", "pub", "host")
+}
+
+var keyWords = []string{"key", "passcode", "seed", "hmac", "jwt", "bearer", "cookie", "cred", "pat"}
+
+// keyMaterial reports a value that reads as generated key material, after
+// an encoding label (base64:...): randomIdent's mix, with digits inside (a
+// CamelCase name flips case as often: UserProfileCache2). Not hex: a key
+// is as often a digest (key=sha256:2c26...).
+func keyMaterial(val string) bool {
+	if l, rest, ok := strings.Cut(val, ":"); ok && len(l) <= 8 {
+		val = rest
+	}
+	return randomIdent(val) && digitMixes(val) >= 3 && !strings.Contains(strings.TrimRight(val, "="), "=") // not "name=value"
+}
+
+// digitMixes counts letter-digit neighbours: about 5 in 16 random base62
+// bytes.
+func digitMixes(v string) (n int) {
+	for i := 1; i < len(v); i++ {
+		if (classes[v[i-1]]|classes[v[i]])&cDigit != 0 && isLetter(v[i-1]) != isLetter(v[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// connPair reports a pair of a connection string
+// (Server=db;User Id=sa;Password=x;) whose value ends at e: unspaced '='
+// after a ';' or before "; Name=".
+func (a *assign) connPair(s string, e int) bool {
+	if a.sep != '=' || a.spaced || a.sepEnd != a.i+1 {
+		return false
+	}
+	return a.j > 0 && s[a.j-1] == ';' || e < len(s) && s[e] == ';' && connKey(s, skipOver(s, e+1, e+3, " "))
+}
+
+// connKey reports a connection string's "Name=" or "User Id=" at n.
+func connKey(s string, n int) bool {
+	k := runTo(s, n, n+32, cAlnum|cUnder)
+	for k+1 < len(s) && s[k] == ' ' && isAlnum(s[k+1]) {
+		k = runTo(s, k+1, k+32, cAlnum|cUnder)
+	}
+	return k > n && k < len(s) && s[k] == '='
 }
 
 // keyKind classifies the key, or for "value" the name in its element
@@ -186,7 +258,7 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 		return Match{kind, vs, ve}, base64Literal(s[vs:ve])
 	case kind == KindAzureSAS:
 		return Match{kind, vs, ve}, len(val) >= 20 && sasContext(s, a.i) && !isPlaceholder(val)
-	case kind == KindPassword && a.shell(env, quoted):
+	case kind == KindPassword && !quoted && a.bare(s, ve, env):
 		return Match{kind, vs, ve}, shellPassword(key, val)
 	case awsSecret(kind, key, val):
 		return Match{KindAWSSecret, vs, ve}, !keyAsValue(key, val)
@@ -194,7 +266,11 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 	return Match{kind, vs, ve}, plausible(s, kind, val, ve, quoted, a.spaced, a.sep) && !keyAsValue(key, val)
 }
 
-func (a *assign) shell(env, quoted bool) bool { return a.sep == '=' && !a.spaced && env && !quoted }
+// bare: an unquoted password ending at ve whose context says it is one
+// even as one word: a shell assignment, a connection string's pair.
+func (a *assign) bare(s string, ve int, env bool) bool {
+	return a.sep == '=' && !a.spaced && env || a.connPair(s, ve)
+}
 
 func shellPassword(key []byte, val string) bool {
 	return len(val) >= 4 && !isPlaceholder(val) && !strings.ContainsAny(val, "([{") && !keyAsValue(key, val)
@@ -561,12 +637,7 @@ func notLiteral(val string, spaced bool, sep byte) bool {
 }
 
 func hasAnyPrefix(s string, i int, ps ...string) bool {
-	for _, p := range ps {
-		if hasPrefixAt(s, i, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps, func(p string) bool { return hasPrefixAt(s, i, p) })
 }
 
 // identInCode reports an identifier value ending at ve that reads as code
@@ -707,12 +778,7 @@ func afterUserFlag(s string, u int) bool {
 }
 
 func hasAnySuffix(s string, i int, ps ...string) bool {
-	for _, p := range ps {
-		if hasSuffixAt(s, i, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps, func(p string) bool { return hasSuffixAt(s, i, p) })
 }
 
 // databaseSchemes get their own kind in URL credentials.
@@ -806,12 +872,7 @@ func hasPlaceholderPart(v string) bool {
 
 // equalFoldAny reports whether v equals one of ws, ignoring ASCII case.
 func equalFoldAny(v string, ws []string) bool {
-	for _, w := range ws {
-		if equalFold(v, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ws, func(w string) bool { return equalFold(v, w) })
 }
 
 // reference reports a value that names another: $TOKEN, ${TOKEN}, $(cmd)
@@ -886,14 +947,7 @@ func isMemberAccess(v string) bool {
 	return parts >= 2
 }
 
-func onlyLetters(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if !isLetter(v[i]) {
-			return false
-		}
-	}
-	return v != ""
-}
+func onlyLetters(v string) bool { return v != "" && strings.TrimLeft(v, letters) == "" }
 
 // Secrets stated in words: "my db password is Hunter2-Prod!", "the api key
 // is 8f3a...", "password s3cr3t-Value" in a .netrc, "aws configure set
@@ -1221,12 +1275,7 @@ func pFlag(s string, i int, attached bool) (Match, bool) {
 }
 
 func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(s, w) })
 }
 
 // passFlags lists, per one-letter flag, the commands in which it takes a
@@ -1309,13 +1358,61 @@ func dashToken(s string, i int) (Match, bool) {
 	case isOneOf(s[i-1], " \t"):
 		return shortFlag(s, i)
 	case s[i-1] == 'y' && hasSuffixAt(s, i, "key"):
-		return mailgun(s, i)
+		if m, ok := mailgun(s, i); ok {
+			return m, true
+		}
 	case s[i-1] == 'Y' && hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
 		return puttyKey(s, i-5)
 	case s[i-1] == '-':
 		return doubleDash(s, i)
 	}
-	return Match{}, false
+	return prefixedToken(s, i)
+}
+
+// prefixedToken matches a vendor-shaped token no rule names (sbp_, gsk_,
+// xai-, tskey-auth-, pcsk_ ...): a lower-case prefix of 2-10 bytes opening
+// a word, its first separator at i, then url-safe bytes whose longest part
+// between separators has 28+ bytes that read as generated (keyMaterial;
+// ids such as toolu_, msg_, call_ or a Stripe object's carry 24, maybe
+// followed by __vscode-<n>). Not a digest's label (sha512-<base64>, md5_)
+// nor a key that says it is public (pk_live_, pub-); a vendor rule anchored
+// on the same separator names its kind.
+func prefixedToken(s string, i int) (Match, bool) {
+	p := tokenPrefix(s, i)
+	if i-p < 2 || hasAnyPrefix(s, p, "sha", "md5", "pk", "pub") {
+		return Match{}, false
+	}
+	e := runTo(s, i+1, i+1+maxValueLen, setURLSafe)
+	if part := longestPart(s[i+1 : e]); len(part) < 28 || !keyMaterial(part) {
+		return Match{}, false
+	}
+	if m, ok := genTokenAt(s, i); ok {
+		return m, true
+	}
+	return Match{KindToken, p, e}, true
+}
+
+// tokenPrefix is where the lower-case prefix ending at i starts (i when
+// there is none): up to 10 bytes opening a word with a letter.
+func tokenPrefix(s string, i int) int {
+	p := i
+	for p > 0 && i-p < 10 && isAlnum(s[p-1]) && classes[s[p-1]]&cUpper == 0 {
+		p--
+	}
+	if !isLetter(s[p]) || p > 0 && classes[s[p-1]]&setURLSafe != 0 {
+		return i
+	}
+	return p
+}
+
+// longestPart is the longest run of v between '_' and '-'.
+func longestPart(v string) (part string) {
+	for f := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '_' || r == '-' }) {
+		if len(f) > len(part) {
+			part = f
+		}
+	}
+	return part
 }
 
 func doubleDash(s string, i int) (Match, bool) {
@@ -1473,14 +1570,7 @@ func charKinds(s string) (d, l, u bool) {
 	return d, l, u
 }
 
-func allSame(s string) bool {
-	for i := 1; i < len(s); i++ {
-		if s[i] != s[0] {
-			return false
-		}
-	}
-	return true
-}
+func allSame(s string) bool { return s == "" || strings.Count(s, s[:1]) == len(s) }
 
 func lower(c byte) byte {
 	if c-'A' < 26 {

@@ -972,18 +972,21 @@ var handTriggers = [...]struct {
 	notPrev, notNext string
 	nextOpt          bool
 }{
-	{c: '-', prev: "-Yy \t"},                            // after "-----BEGIN", PuTTY, key, --flag, -p
-	{c: '=', notPrev: "=!<>:+-*/%&|^~?", notNext: "=~"}, // ==, !=, <=, :=, +=, =~: no assignment
-	{c: ':', notNext: ":"},                              // :: (assignment, telegram, webhook)
+	{c: '-', prev: "-Yy \t" + lowerDigits},                    // after "-----BEGIN", PuTTY, key, --flag, -p, xai-
+	{c: '_', prev: lowerDigits, next: letters + "0123456789"}, // gsk_ (prefixedToken)
+	{c: '=', notPrev: "=!<>:+-*/%&|^~?", notNext: "=~"},       // ==, !=, <=, :=, +=, =~: no assignment
+	{c: ':', notNext: ":"},                                    // :: (assignment, telegram, webhook)
 	{c: '@'},
-	{c: 'A', next: "C"}, // Twilio AC
-	{c: 'S', next: "K"}, // Twilio SK
-	{c: 'B', next: "e"}, // Bearer
+	{c: 'A', next: "C"},                                     // Twilio AC
+	{c: 'S', next: "K"},                                     // Twilio SK
+	{c: 'B', next: "e"},                                     // Bearer
 	{c: '.', next: letters + "0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
-	{c: 'w', prev: "sSpP"},                             // after pass, pw
-	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true}, // to(k)en, (k)ey after to(ken), api key, api_key, apikey
-	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},              // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+	{c: 'w', prev: "sSpP"},                                  // after pass, pw
+	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true},      // to(k)en, (k)ey after to(ken), api key, api_key, apikey
+	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},                   // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
+
+const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 // initPass fills the filters and needPrev/needNext from the three
 // families'.
@@ -1294,7 +1297,7 @@ func addKeyTri(w string, fam uint8) {
 }
 
 func initDetect() {
-	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata"} {
+	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "key", "seed", "hmac", "jwt", "bearer", "cookie", "pat"} {
 		addKeyTri(w, triHand)
 	}
 	for _, p := range placeholderParts {

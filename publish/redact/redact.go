@@ -404,7 +404,7 @@ func initTables() {
 		}
 	}
 	handDetectors = [256]detector{
-		'-': dashToken, '=': assignment, ':': assignment, '@': urlCredentials,
+		'-': dashToken, '_': prefixedToken, '=': assignment, ':': assignment, '@': urlCredentials,
 		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
 		'w': proseKey, 'k': proseKey, '>': xmlElement,
 	}

@@ -23,9 +23,8 @@ const (
 	UniversalWindow = 32_000
 )
 
-// Window is a target's context size in tokens (0: unknown). The budget is
-// BudgetShare of it unless --tokens says otherwise: the rest is the agent's
-// system prompt, tool definitions and its own work.
+// Window is a target's context size in tokens (0: unknown). The budget is BudgetShare of it unless --tokens says
+// otherwise: the rest is the agent's system prompt, tool definitions and its own work.
 func Window(target string) int {
 	if target == DefaultTarget {
 		return UniversalWindow
@@ -156,8 +155,8 @@ func (l *layer) boundary() string {
 	return l.items[l.k]
 }
 
-// render is the layer's title, intro and kept items, with the clipped
-// item and the note of omitted ones on the side it drops items from.
+// render is the layer's title, intro and kept items, with the clipped item and the note of omitted ones on the side it
+// drops items from.
 func (l *layer) render() string {
 	if l.k == 0 && l.clip == 0 {
 		return ""
@@ -178,8 +177,8 @@ func (l *layer) render() string {
 	return l.title + "\n\n" + strings.Join(parts, "\n\n") + "\n\n"
 }
 
-// beside puts x before the kept items of a layer that keeps the newest
-// (a clip of an older item and the omitted note come first), else after.
+// beside puts x before the kept items of a layer that keeps the newest (a clip of an older item and the omitted note
+// come first), else after.
 func (l *layer) beside(parts []string, x string) []string {
 	if l.keepNewest {
 		return append([]string{x}, parts...)
@@ -230,9 +229,8 @@ func Build(s Session, o Options) (Result, error) {
 	return res, nil
 }
 
-// blockFence is the fence of the quoted block all layers sit in, longer than
-// any backtick run opening a line of any item: computed once over all of
-// them, so trimming to the budget never changes it.
+// blockFence is the fence of the quoted block all layers sit in, longer than any backtick run opening a line of any
+// item: computed once over all of them, so trimming to the budget never changes it.
 func blockFence(layers []*layer) string {
 	var all strings.Builder
 	for _, l := range layers {
@@ -244,8 +242,7 @@ func blockFence(layers []*layer) string {
 	return publish.Fence(all.String())
 }
 
-// packer fits the layers (by priority; shown: in the prompt's order)
-// between head and foot into budget.
+// packer fits the layers (by priority; shown: in the prompt's order) between head and foot into budget.
 type packer struct {
 	layers, shown     []*layer
 	head, foot, fence string
@@ -267,8 +264,7 @@ func (pk *packer) assemble() string {
 
 func (pk *packer) fits() bool { return Estimate(pk.assemble()) <= pk.budget }
 
-// searchMax is the largest v in [lo, hi] for which set(v) fits (monotone),
-// leaving it set.
+// searchMax is the largest v in [lo, hi] for which set(v) fits (monotone), leaving it set.
 func (pk *packer) searchMax(lo, hi int, set func(int)) int {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
@@ -283,9 +279,8 @@ func (pk *packer) searchMax(lo, hi int, set func(int)) int {
 	return lo
 }
 
-// stubs is phase 1: every P1–P3 layer's first item, up to stubBytes, so
-// truncating one never starves the next. A task that does not fit even
-// clipped is a BudgetError.
+// stubs is phase 1: every P1–P3 layer's first item, up to stubBytes, so truncating one never starves the next. A task
+// that does not fit even clipped is a BudgetError.
 func (pk *packer) stubs() error {
 	for _, l := range pk.layers {
 		if !l.mustKeep || len(l.items) == 0 {
@@ -306,8 +301,7 @@ func (pk *packer) stubs() error {
 	return nil
 }
 
-// clipTo keeps as much of item (≤ limit bytes) as fits, nothing when that
-// is under minClip of a longer item.
+// clipTo keeps as much of item (≤ limit bytes) as fits, nothing when that is under minClip of a longer item.
 func (pk *packer) clipTo(l *layer, item string, limit int) {
 	pk.searchMax(0, min(len(item), limit), func(v int) { l.clip = v })
 	if l.clip < minClip && l.clip < len(item) {
@@ -315,8 +309,8 @@ func (pk *packer) clipTo(l *layer, item string, limit int) {
 	}
 }
 
-// grow is phase 2: each layer in priority order takes whole items, then as
-// much of the next as fits (P1–P3 always; P4–P7 once one item fits).
+// grow is phase 2: each layer in priority order takes whole items, then as much of the next as fits (P1–P3 always;
+// P4–P7 once one item fits).
 func (pk *packer) grow() {
 	for _, l := range pk.layers {
 		if len(l.items) == 0 {
@@ -332,10 +326,9 @@ func (pk *packer) grow() {
 	}
 }
 
-// frame is the prompt's head (title, origin, carryover's instructions) and
-// foot (resume now), both P1 and holding no session text: that is quoted
-// between them. The instructions follow the user's resume protocol as
-// handoff.md and the injection do: only silent says "Just continue".
+// frame is the prompt's head (title, origin, carryover's instructions) and foot (resume now), both P1 and holding no
+// session text: that is quoted between them. The instructions follow the user's resume protocol as handoff.md and the
+// injection do: only silent says "Just continue".
 func frame(s Session, mode string) (head, foot string) {
 	mode, protocol := publish.Protocol(mode)
 	var b strings.Builder
@@ -403,8 +396,8 @@ var resumeNow = map[string]string{
 		"check the current state of the files against the goal). Do not ask for confirmation. Do not summarize. Just continue.",
 }
 
-// line is a header field (from a session file that may have been planted)
-// as one line without controls or invisible characters.
+// line is a header field (from a session file that may have been planted) as one line without controls or invisible
+// characters.
 func line(s string) string { return redact.Clip(publish.OneLine(s), 120) }
 
 // DisplayName is an agent's display name.
@@ -424,8 +417,8 @@ func (l *layer) addIf(ok bool, item string) {
 	}
 }
 
-// taskLayer is P1, the task state, items by importance: truncation keeps the
-// goal, then what is in progress, then what remains, then what is done.
+// taskLayer is P1, the task state, items by importance: truncation keeps the goal, then what is in progress, then what
+// remains, then what is done.
 func taskLayer(s Session) *layer {
 	task := &layer{p: 1, name: "task", title: "## Current Task", mustKeep: true}
 	goal := cmp.Or(strings.TrimSpace(s.Task.Description), "(no request was recorded; ask the user to restate the task)")
@@ -577,9 +570,8 @@ func bulletList(items []string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// codeBlock fences body (a diff, git's output, a file) with backticks longer
-// than any run opening one of its lines: a "```" inside cannot end the block
-// and turn the rest into the prompt's prose.
+// codeBlock fences body (a diff, git's output, a file) with backticks longer than any run opening one of its lines: a
+// "```" inside cannot end the block and turn the rest into the prompt's prose.
 func codeBlock(lang, body string) string {
 	f := publish.FenceAtLeast(body, 3)
 	return f + lang + "\n" + body + "\n" + f
@@ -594,11 +586,9 @@ func firstLines(s string, n int, unit string) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n%s (%d more%s)", ellipsis, len(lines)-n, unit)
 }
 
-// defuseHeadings escapes ("\#") markdown headings in quoted text (a pasted
-// spec's "## Payments") so they cannot open sections the agent reads as
-// carryover's own ("## Resume Now"). Lines in a code fence are left alone
-// (shell comments); a fence closes as in CommonMark, and one left open is
-// closed, so the next item starts outside any code block.
+// defuseHeadings escapes ("\#") markdown headings in quoted text (a pasted spec's "## Payments") so they cannot open
+// sections the agent reads as carryover's own ("## Resume Now"). Lines in a code fence are left alone (shell comments);
+// a fence closes as in CommonMark, and one left open is closed, so the next item starts outside any code block.
 func defuseHeadings(s string) string {
 	if !strings.Contains(s, "#") && !strings.Contains(s, "```") && !strings.Contains(s, "~~~") {
 		return s
@@ -624,8 +614,8 @@ func defuseHeadings(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// nextFence is the open fence after line t opening with f: f opens a block
-// when none is, closes it when the same character, as long or longer, alone.
+// nextFence is the open fence after line t opening with f: f opens a block when none is, closes it when the same
+// character, as long or longer, alone.
 func nextFence(open, f, t string) string {
 	switch {
 	case open == "":
@@ -657,13 +647,11 @@ func fenceOf(t string) string {
 	return t[:n]
 }
 
-// Estimate is how many tokens s costs a BPE tokenizer of the cl100k_base /
-// o200k_base class. It follows their pre-split (letter runs with their
-// leading space, digit groups of three, punctuation and whitespace runs),
-// prices each piece with weights fitted (non-negative least squares on
-// relative error) against cl100k_base on the repository's fixtures and adds
-// Margin so a packed prompt does not overrun its budget (error measured in
-// estimate_test.go). It allocates nothing.
+// Estimate is how many tokens s costs a BPE tokenizer of the cl100k_base / o200k_base class. It follows their pre-split
+// (letter runs with their leading space, digit groups of three, punctuation and whitespace runs), prices each piece
+// with weights fitted (non-negative least squares on relative error) against cl100k_base on the repository's fixtures
+// and adds Margin so a packed prompt does not overrun its budget (error measured in estimate_test.go). It allocates
+// nothing.
 func Estimate(s string) int {
 	var n float64
 	i := 0

@@ -2,10 +2,12 @@ package resume
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,13 +19,10 @@ import (
 	"github.com/carryover/carryover/publish/safefile"
 )
 
-// DistillOptions distil the rows FromRows is given when the caller does:
-// paths relative to the project, else to the recorded directory.
+// DistillOptions distil the rows FromRows is given when the caller does: paths relative to the project, else to the
+// recorded directory.
 func (src Sources) DistillOptions() distill.Options {
-	if src.Project == "" {
-		return distill.Options{Project: src.Recorded}
-	}
-	return distill.Options{Project: src.Project}
+	return distill.Options{Project: cmp.Or(src.Project, src.Recorded)}
 }
 
 // Sources are what FromRows reads besides the rows.
@@ -37,13 +36,12 @@ type Sources struct {
 	Redact    func(string) string
 }
 
-// gitBudget bounds the manual path's reads of the repository beyond the
-// touched files' states (status, log, diffs); past it a part is left out.
+// gitBudget bounds the manual path's reads of the repository beyond the touched files' states (status, log, diffs);
+// past it a part is left out.
 const gitBudget = 3 * time.Second
 
-// FromRows builds the resume session of a session's rows and h, the task
-// state the caller distilled once (Distill, or the hook's Refresh): project
-// context (git, tree, memory files), changed files with diffs, conversation.
+// FromRows builds the resume session of a session's rows and h, the task state the caller distilled once (Distill, or
+// the hook's Refresh): project context (git, tree, memory files), changed files with diffs, conversation.
 func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 	var repo *distill.Repo
 	if src.Project != "" {
@@ -92,8 +90,7 @@ func fileChange(f distill.File, diff string) FileChange {
 	return fc
 }
 
-// messages is the conversation of the main thread's rows: requests,
-// replies, compactions, tool calls and their results.
+// messages is the conversation of the main thread's rows: requests, replies, compactions, tool calls and their results.
 func messages(rows []ledger.Row) []Message {
 	calls := map[string]ledger.Row{}
 	for _, r := range rows {
@@ -162,9 +159,8 @@ func projectContext(src Sources, h distill.Handoff, repo *distill.Repo, deadline
 	return p
 }
 
-// gitContext is the status (tracked files changed, and the session's own
-// untracked ones: looking for others walks the whole tree) and the last ten
-// commits' first lines.
+// gitContext is the status (tracked files changed, and the session's own untracked ones: looking for others walks the
+// whole tree) and the last ten commits' first lines.
 func gitContext(files []distill.File, repo *distill.Repo, deadline time.Time) (status string, log []string) {
 	if lines, ok := repo.Status(deadline); ok {
 		for _, f := range files {
@@ -188,8 +184,8 @@ func gitContext(files []distill.File, repo *distill.Repo, deadline time.Time) (s
 	return status, log
 }
 
-// memoryContents is dir's agent instruction files (their descriptors'), at
-// most MaxMemoryChars, carryover's pointer block taken out.
+// memoryContents is dir's agent instruction files (their descriptors'), at most MaxMemoryChars, carryover's pointer
+// block taken out.
 func memoryContents(dir string) string {
 	var mem strings.Builder
 	for _, name := range adapters.InstructionFiles() {
@@ -313,8 +309,8 @@ func language(p string) string { return languages[strings.ToLower(filepath.Ext(p
 // maxSubject clips a commit subject (runes).
 const maxSubject = 100
 
-// OneLine keeps each entry's first line, at most maxSubject runes: "Recent
-// commits" shows subjects, whatever a session file carries.
+// OneLine keeps each entry's first line, at most maxSubject runes: "Recent commits" shows subjects, whatever a session
+// file carries.
 func OneLine(entries []string) []string {
 	out := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -328,8 +324,8 @@ func OneLine(entries []string) []string {
 	return out
 }
 
-// SetTaskState fills s's task state from a distilled handoff, one session's
-// (--session) or the project's fold (handoff.md's), so both say the same.
+// SetTaskState fills s's task state from a distilled handoff, one session's (--session) or the project's fold
+// (handoff.md's), so both say the same.
 func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task = Task{Description: h.Task, Latest: h.Latest, SetAside: append([]string(nil), h.SetAside...), InProgress: h.Next}
 	s.Task.Completed = distill.Dedupe(h.Done)
@@ -368,16 +364,10 @@ func SetTaskState(s *Session, h distill.Handoff) {
 
 // todoMarker reports a to-do an edit added (TODO:, FIXME:, XXX:, HACK:).
 func todoMarker(q string) bool {
-	for _, m := range []string{"TODO:", "FIXME:", "XXX:", "HACK:"} {
-		if strings.HasPrefix(q, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"TODO:", "FIXME:", "XXX:", "HACK:"}, func(m string) bool { return strings.HasPrefix(q, m) })
 }
 
-// blocker is a failure as a line: what, how, error, count, earlier errors,
-// cause, and whether it later succeeded.
+// blocker is a failure as a line: what, how, error, count, earlier errors, cause, and whether it later succeeded.
 func blocker(f distill.Failure) string {
 	b := "`" + f.What + "`"
 	if f.ExitCode != nil {

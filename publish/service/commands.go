@@ -385,18 +385,10 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 	return out
 }
 
-// contentOneLine is transcript text made one printable line of at most n bytes: control characters (terminal escapes)
-// removed, white space folded.
+// contentOneLine is transcript text made one printable line of at most n bytes: terminal escapes with their bodies and
+// invisible characters removed (publish.OneLine), white space folded.
 func contentOneLine(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r == '\r' {
-			return ' '
-		}
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			return -1
-		}
-		return r
-	}, s)
+	s = publish.OneLine(s)
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
 		cut := n

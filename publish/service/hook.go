@@ -393,6 +393,12 @@ func (ev *event) inject(text func() string) {
 // sync reads the agent's new transcript lines into the ledger. Without a ledger (it could not be rebuilt, or another
 // process holds it) a session start still gets the published handoff.
 func (ev *event) sync() error {
+	// A payload's transcript that the project's git tracks came with the
+	// repository, as a tracked session file does (not picked by list).
+	if p, _ := filepath.Abs(ev.hook.TranscriptPath); ev.hook.TranscriptPath != "" && adapters.InProject(p, ev.Root) && (Tracker{}).Tracked(ev.Root, p) {
+		ev.log.Printf("transcript %s: the project's git tracks it (it came with the repository); not read", p)
+		ev.hook.TranscriptPath = ""
+	}
 	nl, rep, err := ledger.Sync(ev.ledger, ledger.IngestOptions{Adapter: ev.agent.Adapter, Hook: ev.hook, Env: ev.env.Agent,
 		Project: ev.Root, Deadline: ev.deadline.Add(-250 * time.Millisecond), Now: ev.env.Now(), Redact: ev.Redact})
 	ev.log.notes(rep.Notes)

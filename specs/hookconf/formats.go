@@ -1,11 +1,9 @@
 package hookconf
 
-// Settings files (shape grouped or flat): install, uninstall and status,
-// edited as text so everything carryover does not own keeps its bytes (key
-// order, indentation, line breaks, JSONC comments). A small parser records
-// each value's byte span and edits splice text there; appending an item
-// after the last one and removing it again are exact inverses, which makes
-// install → uninstall byte-identical.
+// Settings files (shape grouped or flat): install, uninstall and status, edited as text so everything carryover does
+// not own keeps its bytes (key order, indentation, line breaks, JSONC comments). A small parser records each value's
+// byte span and edits splice text there; appending an item after the last one and removing it again are exact inverses,
+// which makes install → uninstall byte-identical.
 
 import (
 	"bytes"
@@ -33,26 +31,21 @@ func formatFor(t Target) (format, error) {
 	if l == nil {
 		return format{}, fmt.Errorf("%s: no hook_file layout in specs/tools.toml; carryover cannot write its hooks", t.Tool)
 	}
-	f := format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, warns: l.Warnings}
-	for i, fields := range [][]string{l.Skeleton, l.Handler} {
-		for _, fld := range fields {
-			k, v, err := specs.Field(fld)
-			if err != nil {
-				return format{}, err
-			}
-			if i == 0 {
-				f.skeleton = append(f.skeleton, kv{k, v})
-			} else {
-				f.fields = append(f.fields, kv{k, v})
-			}
+	var all ordered
+	for _, fld := range slices.Concat(l.Skeleton, l.Handler) {
+		k, v, err := specs.Field(fld)
+		if err != nil {
+			return format{}, err
 		}
+		all = append(all, kv{k, v})
 	}
-	return f, nil
+	n := len(l.Skeleton)
+	return format{grouped: l.Shape == specs.ShapeGrouped, cmdKeys: l.CommandKeys, warns: l.Warnings,
+		skeleton: all[:n:n], fields: all[n:]}, nil
 }
 
-// entry is what carryover appends to an event's list: one handler, in a
-// group when grouped. A placeholder without a value for h (timeout 0, no
-// matcher) leaves its field out.
+// entry is what carryover appends to an event's list: one handler, in a group when grouped. A placeholder without a
+// value for h (timeout 0, no matcher) leaves its field out.
 func (f format) entry(h specs.Hook, cmd string) ordered {
 	vals := map[any]any{specs.PhCommand: cmd}
 	if h.Timeout > 0 {
@@ -89,9 +82,8 @@ func (f format) desired(cap specs.Capability, id stubID) ordered {
 	return d
 }
 
-// ourItem is one carryover entry, or handler inside someone else's group
-// (handlerIdx >= 0): arr is the event's list (member eventIdx of "hooks"),
-// idx the entry's index there, handlers a grouped entry's "hooks" list.
+// ourItem is one carryover entry, or handler inside someone else's group (handlerIdx >= 0): arr is the event's list
+// (member eventIdx of "hooks"), idx the entry's index there, handlers a grouped entry's "hooks" list.
 type ourItem struct {
 	event         string
 	eventIdx, idx int
@@ -114,7 +106,7 @@ func (it ourItem) nodes() []*jnode {
 func (f format) command(n *jnode) string {
 	for _, k := range f.cmdKeys {
 		if _, v := n.member(k); v != nil && v.kind == 's' {
-			return v.v.(string)
+			return v.value().(string)
 		}
 	}
 	return ""
@@ -147,8 +139,8 @@ func (f format) scan(root *jnode, id stubID) (hooks *jnode, items []ourItem, err
 	return hooks, items, nil
 }
 
-// scanEntry appends carryover's items in entry e: the entry when it is ours
-// or, grouped, when all its handlers are; else each handler that is.
+// scanEntry appends carryover's items in entry e: the entry when it is ours or, grouped, when all its handlers are;
+// else each handler that is.
 func (f format) scanEntry(items []ourItem, id stubID, it ourItem, e *jnode) []ourItem {
 	if !f.grouped {
 		if id.ours(f.command(e), it.event) {
@@ -177,8 +169,7 @@ func (f format) scanEntry(items []ourItem, id stubID, it ourItem, e *jnode) []ou
 	return items
 }
 
-// matches reports whether the document's carryover entries are exactly
-// want (whole entries, one per event).
+// matches reports whether the document's carryover entries are exactly want (whole entries, one per event).
 func matches(items []ourItem, want ordered) bool {
 	got := map[string]any{}
 	for _, it := range items {
@@ -190,10 +181,9 @@ func matches(items []ourItem, want ordered) bool {
 	return len(got) == len(items) && reflect.DeepEqual(got, plain(want))
 }
 
-// removeOne deletes one carryover item; an emptied event list goes, then an
-// emptied "hooks" object, unless the file before install (bk, its backup
-// bkb) had that list or object empty: then it is emptied back to the
-// backup's own bytes ("[]", "[ ]", "{\r\n  }").
+// removeOne deletes one carryover item; an emptied event list goes, then an emptied "hooks" object, unless the file
+// before install (bk, its backup bkb) had that list or object empty: then it is emptied back to the backup's own bytes
+// ("[]", "[ ]", "{\r\n }").
 func removeOne(b []byte, root, hooks *jnode, it ourItem, bk *jnode, bkb []byte) []byte {
 	switch {
 	case it.handlerIdx >= 0:
@@ -211,8 +201,8 @@ func removeOne(b []byte, root, hooks *jnode, it ourItem, bk *jnode, bkb []byte) 
 	return removeItem(b, root, hi)
 }
 
-// emptyAt is the bytes (of b, parsed as n) of the empty list or object at
-// path (member keys from the root); "" when there is none.
+// emptyAt is the bytes (of b, parsed as n) of the empty list or object at path (member keys from the root); "" when
+// there is none.
 func emptyAt(n *jnode, b []byte, path ...string) string {
 	for _, k := range path {
 		_, n = n.member(k)
@@ -223,8 +213,7 @@ func emptyAt(n *jnode, b []byte, path ...string) string {
 	return string(b[n.start:n.end])
 }
 
-// strip removes every carryover item, re-parsing after each removal; bk
-// is the parsed backup bkb (nil: none).
+// strip removes every carryover item, re-parsing after each removal; bk is the parsed backup bkb (nil: none).
 func (f format) strip(b []byte, id stubID, bk *jnode, bkb []byte) ([]byte, bool, error) {
 	removed := false
 	for range 10000 {
@@ -242,10 +231,9 @@ func (f format) strip(b []byte, id stubID, bk *jnode, bkb []byte) ([]byte, bool,
 	return nil, false, errors.New("too many carryover entries")
 }
 
-// install is the file (before; nil when missing) holding exactly cap's
-// stubs: unchanged when it does already, else with carryover's entries
-// stripped and the wanted ones appended in the file's own style. The result
-// is re-parsed and checked before it is returned.
+// install is the file (before; nil when missing) holding exactly cap's stubs: unchanged when it does already, else with
+// carryover's entries stripped and the wanted ones appended in the file's own style. The result is re-parsed and
+// checked before it is returned.
 func (f format) install(before []byte, cap specs.Capability, id stubID) ([]byte, error) {
 	want := f.desired(cap, id)
 	if blank(before) {
@@ -284,8 +272,7 @@ func lists(want ordered) ordered {
 	return hooks
 }
 
-// addDesired adds want[i] to b in its style; done when b had no "hooks"
-// object, now added with all of want[i:].
+// addDesired adds want[i] to b in its style; done when b had no "hooks" object, now added with all of want[i:].
 func addDesired(b []byte, want ordered, i int, st style) (_ []byte, done bool, _ error) {
 	d := want[i]
 	root, err := parseJSON(b)
@@ -293,12 +280,9 @@ func addDesired(b []byte, want ordered, i int, st style) (_ []byte, done bool, _
 		return nil, false, fmt.Errorf("internal error re-reading the edited file: %w", err)
 	}
 	rootMulti := len(root.members) == 0 || strings.Contains(string(b[root.start:root.end]), "\n")
-	_, hooks := root.member("hooks")
-	switch {
-	case hooks == nil:
+	_, hooks := root.member("hooks") // an object: install's scan refused any other "hooks", and edits keep it one
+	if hooks == nil {
 		return appendItem(b, root, "hooks", lists(want[i:]), st, rootMulti), true, nil
-	case hooks.kind != '{':
-		return nil, false, errors.New(`"hooks" is not an object; fix it, then run the command again`)
 	}
 	_, list := hooks.member(d.k)
 	switch {
@@ -310,8 +294,8 @@ func addDesired(b []byte, want ordered, i int, st style) (_ []byte, done bool, _
 	return appendItem(b, list, "", d.v, st, rootMulti), false, nil
 }
 
-// warnings are the layout's warnings about the settings file b: Set when
-// the key holds a value (Is: that JSON value), Unset when it is absent.
+// warnings are the layout's warnings about the settings file b: Set when the key holds a value (Is: that JSON value),
+// Unset when it is absent.
 func (f format) warnings(b []byte) []string {
 	root, err := parseJSON(b)
 	if err != nil || len(f.warns) == 0 {
@@ -339,11 +323,9 @@ func warning(w specs.HookWarning, doc map[string]any) string {
 	return ""
 }
 
-// uninstall is before without carryover's entries, or del when nothing else
-// is left of a file install created. When nothing but carryover changed the
-// file since the backup (nil: none), the backup's exact bytes come back (key
-// order, spacing, an empty "hooks": {}); so does a blank original (install
-// wrote the skeleton around its hooks).
+// uninstall is before without carryover's entries, or del when nothing else is left of a file install created. When
+// nothing but carryover changed the file since the backup (nil: none), the backup's exact bytes come back (key order,
+// spacing, an empty "hooks": {}); so does a blank original (install wrote the skeleton around its hooks).
 func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte, del bool, err error) {
 	after = before
 	if !blank(before) {
@@ -371,8 +353,8 @@ func objectOf(b []byte) *jnode {
 	return nil
 }
 
-// isSkeleton reports whether b holds nothing but the top-level keys of a
-// file carryover creates (an empty "hooks" object counts as absent).
+// isSkeleton reports whether b holds nothing but the top-level keys of a file carryover creates (an empty "hooks"
+// object counts as absent).
 func (f format) isSkeleton(b []byte) bool {
 	var v map[string]any
 	if json.Unmarshal(blankJSONC(b), &v) != nil {
@@ -384,10 +366,9 @@ func (f format) isSkeleton(b []byte) bool {
 	return reflect.DeepEqual(v, plain(f.skeleton))
 }
 
-// sameJSON reports whether a and b are the same JSON value (false when
-// either is not JSON). An empty list or object and a missing key count as
-// the same only where carryover adds and removes them: the "hooks" object
-// and the event lists in it ("Stop": [], "Notification": {}).
+// sameJSON reports whether a and b are the same JSON value (false when either is not JSON). An empty list or object and
+// a missing key count as the same only where carryover adds and removes them: the "hooks" object and the event lists in
+// it ("Stop": [], "Notification": {}).
 func sameJSON(a, b []byte) bool {
 	var x, y map[string]any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
@@ -396,8 +377,7 @@ func sameJSON(a, b []byte) bool {
 	return reflect.DeepEqual(dropEmptyHooks(x), dropEmptyHooks(y))
 }
 
-// dropEmptyHooks deletes m's empty event lists and objects, then an empty
-// "hooks" object.
+// dropEmptyHooks deletes m's empty event lists and objects, then an empty "hooks" object.
 func dropEmptyHooks(m map[string]any) map[string]any {
 	h, ok := m["hooks"].(map[string]any)
 	for k, v := range h {
@@ -431,8 +411,8 @@ const (
 	StateNoHooks State = "no hooks" // the agent (Aider) or this version has no hooks
 )
 
-// Status describes one agent's hook configuration: Detail says what is
-// wrong, Hooks the native events carrying carryover stubs now.
+// Status describes one agent's hook configuration: Detail says what is wrong, Hooks the native events carrying
+// carryover stubs now.
 type Status struct {
 	Tool, Path string
 	State      State
@@ -468,8 +448,8 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 	return st, err
 }
 
-// judge is the state of carryover's items in the file b against what
-// install writes, and of Codex's trust entries for them.
+// judge is the state of carryover's items in the file b against what install writes, and of Codex's trust entries for
+// them.
 func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id stubID, items []ourItem, files FS) (State, string, error) {
 	if len(items) == 0 {
 		return StateMissing, "no carryover hooks; run `carryover install`", nil
@@ -486,8 +466,8 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 	return StatePresent, "", nil
 }
 
-// parseTarget is t's format and its parsed settings file (root nil when the
-// file is missing or blank), after an earlier error err.
+// parseTarget is t's format and its parsed settings file (root nil when the file is missing or blank), after an earlier
+// error err.
 func parseTarget(t Target, files FS, err error) (f format, root *jnode, b []byte, _ error) {
 	if err == nil {
 		f, err = formatFor(t)
@@ -533,13 +513,12 @@ func drift(items []ourItem, wantEv []string, exe string) string {
 	return strings.Join(parts, "; ")
 }
 
-// Stub is one carryover hook command: the native event the agent runs it
-// on, and the command exactly as written in the file.
+// Stub is one carryover hook command: the native event the agent runs it on, and the command exactly as written in the
+// file.
 type Stub struct{ Event, Command string }
 
-// Stubs lists carryover's stubs in t's hook config, in file order, whatever
-// absolute binary they run (`doctor` runs them to find a moved binary). A
-// file the agent could not parse is an error.
+// Stubs lists carryover's stubs in t's hook config, in file order, whatever absolute binary they run (`doctor` runs
+// them to find a moved binary). A file the agent could not parse is an error.
 func Stubs(t Target, files FS) ([]Stub, error) {
 	if t.Path == "" || t.Layout == nil {
 		return nil, nil
@@ -568,7 +547,7 @@ type jnode struct {
 	start, end int
 	members    []jmember
 	elems      []*jnode
-	v          any // a scalar's value: string, float64, bool or nil
+	src        []byte // the blanked document the spans index
 }
 
 type jmember struct {
@@ -577,8 +556,8 @@ type jmember struct {
 	val              *jnode
 }
 
-// member is the last member named key (the last duplicate wins, as in most
-// parsers); nil for none, or when n is nil or no object.
+// member is the last member named key (the last duplicate wins, as in most parsers); nil for none, or when n is nil or
+// no object.
 func (n *jnode) member(key string) (int, *jnode) {
 	idx, val := -1, (*jnode)(nil)
 	for i := 0; n != nil && i < len(n.members); i++ {
@@ -589,30 +568,16 @@ func (n *jnode) member(key string) (int, *jnode) {
 	return idx, val
 }
 
-// value is the node as the plain values encoding/json produces.
-func (n *jnode) value() any {
-	switch n.kind {
-	case '{':
-		m := make(map[string]any, len(n.members))
-		for _, mb := range n.members {
-			m[mb.key] = mb.val.value()
-		}
-		return m
-	case '[':
-		a := make([]any, 0, len(n.elems))
-		for _, e := range n.elems {
-			a = append(a, e.value())
-		}
-		return a
-	}
-	return n.v
+// value is the node as the plain values encoding/json produces (FuzzParseJSON holds it to that).
+func (n *jnode) value() (v any) {
+	json.Unmarshal(n.src[n.start:n.end], &v)
+	return v
 }
 
 var errJSONSyntax = errors.New("not valid JSON")
 
-// parseJSON parses b, allowing a BOM, // and /* */ comments and trailing
-// commas (JSONC): they are blanked in a copy of the same length that
-// encoding/json's tokenizer reads, so every span indexes b.
+// parseJSON parses b, allowing a BOM, // and /* */ comments and trailing commas (JSONC): they are blanked in a copy of
+// the same length that encoding/json's tokenizer reads, so every span indexes b.
 func parseJSON(b []byte) (*jnode, error) {
 	p := &jparser{b: blankJSONC(b)}
 	p.d = json.NewDecoder(bytes.NewReader(p.b))
@@ -652,7 +617,7 @@ func (p *jparser) val(depth int) (*jnode, error) {
 	if depth >= 200 {
 		return nil, errors.New("nested too deeply")
 	}
-	n := &jnode{start: p.next()}
+	n := &jnode{start: p.next(), src: p.b}
 	tok, err := p.d.Token()
 	switch t := tok.(type) {
 	case json.Delim: // { or [: a closer here is the tokenizer's error
@@ -664,12 +629,11 @@ func (p *jparser) val(depth int) (*jnode, error) {
 			_, err = p.d.Token()
 		}
 	case string:
-		n.kind, n.v = 's', t
+		n.kind = 's'
 	case json.Number:
-		f, _ := t.Float64()
-		n.kind, n.v = 'n', f
+		n.kind = 'n'
 	default: // bool or nil
-		n.kind, n.v = 'l', t
+		n.kind = 'l'
 	}
 	n.end = int(p.d.InputOffset())
 	return n, err
@@ -694,8 +658,8 @@ func (p *jparser) item(n *jnode, depth int) error {
 	return err
 }
 
-// blankJSONC is b with its BOM, comments and trailing commas (after an
-// item, before a closer) as spaces; line breaks stay, for error lines.
+// blankJSONC is b with its BOM, comments and trailing commas (after an item, before a closer) as spaces; line breaks
+// stay, for error lines.
 func blankJSONC(b []byte) []byte {
 	c := bytes.Clone(b)
 	if bytes.HasPrefix(c, []byte("\xef\xbb\xbf")) {
@@ -722,8 +686,8 @@ func blankJSONC(b []byte) []byte {
 	return c
 }
 
-// spaceOut blanks the comment rest starts with, but its line breaks, and
-// returns its length (an unterminated one runs to the end).
+// spaceOut blanks the comment rest starts with, but its line breaks, and returns its length (an unterminated one runs
+// to the end).
 func spaceOut(rest []byte) int {
 	n := len(rest)
 	if j := bytes.IndexByte(rest, '\n'); rest[1] == '/' && j >= 0 {
@@ -752,8 +716,8 @@ func strLen(rest []byte) int {
 	return len(rest)
 }
 
-// style is a document's formatting: one indent level, the text between a
-// key and its value, and whether single-line containers use ", " and ": ".
+// style is a document's formatting: one indent level, the text between a key and its value, and whether single-line
+// containers use ", " and ": ".
 type style struct {
 	unit, keySep string
 	spaced       bool
@@ -793,9 +757,8 @@ func splice(b []byte, start, end int, repl string) []byte {
 	return slices.Concat(b[:start], []byte(repl), b[end:])
 }
 
-// render formats v (plain values or ordered objects) in the document's
-// style, as encoding/json would but with its separators; multi-line output
-// continues on lines starting with prefix.
+// render formats v (plain values or ordered objects) in the document's style, as encoding/json would but with its
+// separators; multi-line output continues on lines starting with prefix.
 func render(v any, prefix string, st style, multi bool) string {
 	keySep, sep, inner := ":", ",", prefix+st.unit
 	if multi {
@@ -826,8 +789,7 @@ func render(v any, prefix string, st style, multi bool) string {
 	return open + "\n" + inner + strings.Join(items, sep) + "\n" + prefix + end
 }
 
-// marshal is v as compact JSON without HTML escaping (paths and commands
-// stay readable) and without the final newline.
+// marshal is v as compact JSON without HTML escaping (paths and commands stay readable) and without the final newline.
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -861,8 +823,8 @@ func removeItem(b []byte, n *jnode, idx int) []byte {
 	return splice(b, items[0].start, items[1].start, "")
 }
 
-// appendItem adds v, rendered, after the last item of container n (key ""
-// for an array). rootMulti: an empty container opens on new lines.
+// appendItem adds v, rendered, after the last item of container n (key "" for an array). rootMulti: an empty container
+// opens on new lines.
 func appendItem(b []byte, n *jnode, key string, v any, st style, rootMulti bool) []byte {
 	head := ""
 	if n.kind == '{' {
@@ -888,8 +850,8 @@ func appendItem(b []byte, n *jnode, key string, v any, st style, rootMulti bool)
 	return splice(b, last.end, last.end, ","+sep+head+render(v, prefix, st, multi))
 }
 
-// itemSep is what follows the comma between the last two items (blanks
-// only), else a line break to the last item's indent, or a space.
+// itemSep is what follows the comma between the last two items (blanks only), else a line break to the last item's
+// indent, or a space.
 func itemSep(b []byte, items []span, st style) string {
 	last := items[len(items)-1]
 	if len(items) >= 2 {

@@ -1,14 +1,10 @@
-// Package hookconf installs, refreshes and removes carryover's hook stubs
-// (`"<absolute carryover path>" snapshot --tool X --event E`) in each agent's
-// own configuration, and reports their status. It merges, never overwrites
-// (the user's bytes and order stay; JSONC comments survive); recognises its
-// entries exactly (stubID); refuses a read-only file; changes no byte on a
-// second install and only its own entries for a new event set or binary; and
-// uninstall removes exactly what install added ([Cleanup] then drops
-// redundant backups and the directories install created). Hook
-// files of their own (Pi, Cline) are written whole (whole.go). Planning is
-// pure (bytes in, bytes out); [Apply] writes plans through an [FS], backing
-// each file up to <file>.carryover.bak before its first change.
+// Package hookconf installs, refreshes and removes carryover's hook stubs (`"<absolute carryover path>" snapshot --tool
+// X --event E`) in each agent's own configuration, and reports their status. It merges, never overwrites (the user's
+// bytes and order stay; JSONC comments survive); recognises its entries exactly (stubID); refuses a read-only file;
+// changes no byte on a second install and only its own entries for a new event set or binary; and uninstall removes
+// exactly what install added ([Cleanup] then drops redundant backups and the directories install created). Hook files
+// of their own (Pi, Cline) are written whole (whole.go). Planning is pure (bytes in, bytes out); [Apply] writes plans
+// through an [FS], backing each file up to <file>.carryover.bak before its first change.
 package hookconf
 
 import (
@@ -33,9 +29,8 @@ import (
 // BackupSuffix is appended to a file's path for its one-time backup.
 const BackupSuffix = ".carryover.bak"
 
-// FS is the file layer Apply and the planners use. ReadFile's error wraps
-// fs.ErrNotExist for a missing file; WriteFile replaces atomically, creating
-// parent directories. OSFS also implements the optional interfaces below.
+// FS is the file layer Apply and the planners use. ReadFile's error wraps fs.ErrNotExist for a missing file; WriteFile
+// replaces atomically, creating parent directories. OSFS also implements the optional interfaces below.
 type FS interface {
 	ReadFile(name string) ([]byte, error)
 	WriteFile(name string, data []byte, perm os.FileMode) error
@@ -66,8 +61,7 @@ func readOnlyErr(name string) error {
 type OSFS struct{}
 
 func (OSFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
-
-func (OSFS) Remove(name string) error { return os.Remove(name) }
+func (OSFS) Remove(name string) error             { return os.Remove(name) }
 
 func (OSFS) isDir(name string) bool {
 	fi, err := os.Stat(name)
@@ -94,9 +88,8 @@ func (OSFS) removeEmptyDir(name string) bool {
 	return err == nil && fi.IsDir() && os.Remove(name) == nil // rmdir: fails unless empty
 }
 
-// writable refuses a file without the owner's write bit (even for root) or
-// that cannot be opened for writing (immutable, another owner). Opening
-// without O_TRUNC changes nothing; a missing file is created.
+// writable refuses a file without the owner's write bit (even for root) or that cannot be opened for writing
+// (immutable, another owner). Opening without O_TRUNC changes nothing; a missing file is created.
 func (OSFS) writable(name string) error {
 	fi, err := os.Stat(name)
 	if err != nil || !fi.Mode().IsRegular() {
@@ -115,9 +108,8 @@ func (OSFS) writable(name string) error {
 	return nil
 }
 
-// WriteFile writes through safefile, synced before the rename (a user cannot
-// regenerate their settings), keeping an existing file's mode and following
-// a symlink (dotfile managers keep their links).
+// WriteFile writes through safefile, synced before the rename (a user cannot regenerate their settings), keeping an
+// existing file's mode and following a symlink (dotfile managers keep their links).
 func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	if real, err := filepath.EvalSymlinks(name); err == nil {
 		name = real
@@ -131,10 +123,9 @@ func (o OSFS) WriteFile(name string, data []byte, perm os.FileMode) error {
 	return safefile.WriteFile(name, data, safefile.Options{Mode: perm, KeepMode: true, Sync: true})
 }
 
-// Target names the files of one agent: Path the hook config ("" when the
-// agent has no hooks), TrustPath a second file install edits (Codex
-// config.toml), Record the install record ("": only stubs running the
-// current binary are ours), Events the native events any row hooks.
+// Target names the files of one agent: Path the hook config ("" when the agent has no hooks), TrustPath a second file
+// install edits (Codex config.toml), Record the install record ("": only stubs running the current binary are ours),
+// Events the native events any row hooks.
 type Target struct {
 	Tool, Path, TrustPath string
 	Layout                *specs.HookFile
@@ -157,9 +148,8 @@ func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home stri
 		TrustPath: tl.TrustPath(goos, getenv, home, exists)}
 }
 
-// Plan is the change to one file. Before/After nil: the file does not
-// exist, or is deleted; Hooks the native events carrying stubs after it;
-// Mode a whole file's permission bits (0: 0o600, a settings file).
+// Plan is the change to one file. Before/After nil: the file does not exist, or is deleted; Hooks the native events
+// carrying stubs after it; Mode a whole file's permission bits (0: 0o600, a settings file).
 type Plan struct {
 	Tool, Path      string
 	Before, After   []byte
@@ -169,8 +159,8 @@ type Plan struct {
 	Mode            os.FileMode
 
 	exe, record string // install: recorded in the record before writing
-	// whole: a file carryover writes whole (no backup, digest recorded);
-	// chmod: its content is right but its mode is not.
+	// whole: a file carryover writes whole (no backup, digest recorded); chmod: its content is right but its mode is
+	// not.
 	whole, chmod bool
 }
 
@@ -179,10 +169,9 @@ func (p Plan) Changed() bool {
 	return p.Delete || p.Created || p.chmod || !bytes.Equal(p.Before, p.After)
 }
 
-// Apply writes every changed plan: it checks the file still holds Before,
-// backs it up once, then writes After or deletes it. A read-only file is
-// refused before anything is written (a rename would replace it); the
-// install record is updated first.
+// Apply writes every changed plan: it checks the file still holds Before, backs it up once, then writes After or
+// deletes it. A read-only file is refused before anything is written (a rename would replace it); the install record is
+// updated first.
 func Apply(plans []Plan, files FS) error {
 	if w, ok := files.(writableFS); ok {
 		for _, p := range plans {
@@ -240,8 +229,7 @@ func (p Plan) unchanged(files FS) (exists bool, err error) {
 	return exists, err
 }
 
-// backUp keeps before as path's backup unless it has one: the file as it
-// was before carryover's first install.
+// backUp keeps before as path's backup unless it has one: the file as it was before carryover's first install.
 func backUp(files FS, path string, before []byte) error {
 	_, has, err := read(files, path+BackupSuffix)
 	if err == nil && !has {
@@ -279,8 +267,7 @@ func StubCommand(exe, tool, native string) string {
 	return quote(exe) + " snapshot --tool " + tool + " --event " + native
 }
 
-// quote makes p one shell word: double quotes when nothing in p is special
-// inside them, else single quotes.
+// quote makes p one shell word: double quotes when nothing in p is special inside them, else single quotes.
 func quote(p string) string {
 	if !strings.ContainsAny(p, "\"$`\\!\n") {
 		return `"` + p + `"`
@@ -309,11 +296,9 @@ func checkExe(exe string) error {
 	return nil
 }
 
-// stubID recognises carryover's stubs for one tool: a command is ours only
-// when it is exactly what StubCommand writes for this tool and the event it
-// is listed under, run by the current binary or one an earlier install
-// recorded (any: by any absolute path, as doctor lists them). A wrapper
-// script, extra flags, a relative path or a pipe is the user's.
+// stubID recognises carryover's stubs for one tool: a command is ours only when it is exactly what StubCommand writes
+// for this tool and the event it is listed under, run by the current binary or one an earlier install recorded (any: by
+// any absolute path, as doctor lists them). A wrapper script, extra flags, a relative path or a pipe is the user's.
 type stubID struct {
 	tool, exe string
 	known     []string
@@ -325,8 +310,7 @@ func (s stubID) ours(cmd, event string) bool {
 	return ok && (s.any || p == s.exe || slices.Contains(s.known, p))
 }
 
-// parseStub returns the binary path of cmd when cmd is
-// StubCommand(path, tool, event) for an absolute path.
+// parseStub returns the binary path of cmd when cmd is StubCommand(path, tool, event) for an absolute path.
 func parseStub(cmd, tool, event string) (string, bool) {
 	head, ok := strings.CutSuffix(cmd, " snapshot --tool "+tool+" --event "+event)
 	if !ok {
@@ -349,8 +333,8 @@ func ownerOf(t Target, exe string, files FS) (owner, error) {
 
 func (o owner) id() stubID { return stubID{tool: o.t.Tool, exe: o.exe, known: o.rec.Exes} }
 
-// PlanInstall plans writing cap's hooks for t. Plans with no change are
-// returned too (Changed reports false), so callers can list every file.
+// PlanInstall plans writing cap's hooks for t. Plans with no change are returned too (Changed reports false), so
+// callers can list every file.
 func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, error) {
 	if t.Path == "" || len(cap.Hooks()) == 0 {
 		return nil, nil
@@ -397,9 +381,8 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	})
 }
 
-// planSettings plans the settings file with edit (given, on uninstall, its
-// backup; nil when none), then (Codex) its trust file for the installed
-// content, or for none on uninstall.
+// planSettings plans the settings file with edit (given, on uninstall, its backup; nil when none), then (Codex) its
+// trust file for the installed content, or for none on uninstall.
 func (o owner) planSettings(files FS, install bool, edit func(f format, before, backup []byte, exists bool) (Plan, error)) ([]Plan, error) {
 	t := o.t
 	f, err := formatFor(t)
@@ -430,14 +413,13 @@ func (o owner) planSettings(files FS, install bool, edit func(f format, before, 
 	return []Plan{p, tp}, err
 }
 
-// RecordFile is the file in the carryover home where install remembers what
-// it wrote outside that home, so refresh and uninstall recognise it later.
+// RecordFile is the file in the carryover home where install remembers what it wrote outside that home, so refresh and
+// uninstall recognise it later.
 const RecordFile = "install.json"
 
-// Record is the content of RecordFile: the carryover paths stubs were
-// written with (the binary may move), the directories install created, and
-// the SHA-256 of each whole hook file it wrote (still carryover's after its
-// template changed).
+// Record is the content of RecordFile: the carryover paths stubs were written with (the binary may move), the
+// directories install created, and the SHA-256 of each whole hook file it wrote (still carryover's after its template
+// changed).
 type Record struct {
 	Exes  []string          `json:"exes,omitempty"`
 	Dirs  []string          `json:"dirs,omitempty"`
@@ -465,9 +447,8 @@ func saveRecord(files FS, path string, r Record) error {
 	return files.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-// record adds to the install record the binary, the whole files' digests
-// and the directories about to be created of every changed install plan
-// (the plans of one Apply come from one target, so share one record).
+// record adds to the install record the binary, the whole files' digests and the directories about to be created of
+// every changed install plan (the plans of one Apply come from one target, so share one record).
 func record(plans []Plan, files FS) error {
 	ps := slices.DeleteFunc(slices.Clone(plans), func(p Plan) bool {
 		return p.record == "" || p.exe == "" || !p.Changed() || p.Delete
@@ -509,9 +490,8 @@ func (r *Record) add(ps []Plan, files FS) (changed bool) {
 	return changed
 }
 
-// Cleanup runs after uninstall plans were applied: it deletes each backup
-// the file is now byte-identical to, and the empty directories install
-// created; it returns, in words, every backup it kept and why.
+// Cleanup runs after uninstall plans were applied: it deletes each backup the file is now byte-identical to, and the
+// empty directories install created; it returns, in words, every backup it kept and why.
 func Cleanup(plans []Plan, files FS, recordPath string) []string {
 	var notes, dirs []string
 	seen := map[string]bool{}
@@ -531,8 +511,8 @@ func Cleanup(plans []Plan, files FS, recordPath string) []string {
 	return notes
 }
 
-// dropBackup deletes path's backup when path is now byte-identical to it;
-// otherwise it says why the backup was kept ("" when there is none).
+// dropBackup deletes path's backup when path is now byte-identical to it; otherwise it says why the backup was kept (""
+// when there is none).
 func dropBackup(files FS, path string) string {
 	bak := path + BackupSuffix
 	backup, has, err := read(files, bak)
@@ -554,9 +534,8 @@ func dropBackup(files FS, path string) string {
 	return fmt.Sprintf("kept %s: %s changed since carryover's first install; compare them, then delete the backup", bak, path)
 }
 
-// removeInstallDirs forgets the whole files uninstall deleted and removes,
-// deepest first, the empty recorded directories that hold (or are) one of
-// dirs.
+// removeInstallDirs forgets the whole files uninstall deleted and removes, deepest first, the empty recorded
+// directories that hold (or are) one of dirs.
 func removeInstallDirs(d dirFS, files FS, recordPath string, plans []Plan, dirs []string) {
 	r, err := loadRecord(files, recordPath)
 	if err != nil {
@@ -593,8 +572,8 @@ func (r *Record) forget(plans []Plan, files FS) (dropped bool) {
 	return dropped
 }
 
-// Diff renders p as a unified diff, "" when unchanged: 3 lines of context,
-// hunks merged when at most 6 unchanged lines apart (as git does).
+// Diff renders p as a unified diff, "" when unchanged: 3 lines of context, hunks merged when at most 6 unchanged lines
+// apart (as git does).
 func Diff(p Plan) string {
 	if !p.Changed() {
 		return ""
@@ -618,8 +597,8 @@ func Diff(p Plan) string {
 	return out.String()
 }
 
-// diffHeader writes p's mode line, if any (a whole hook file's, as git
-// shows it: an executable hook needs it), and its file names.
+// diffHeader writes p's mode line, if any (a whole hook file's, as git shows it: an executable hook needs it), and its
+// file names.
 func diffHeader(out *strings.Builder, p Plan) {
 	from, to := p.Path, p.Path
 	if p.Before == nil {
@@ -642,8 +621,8 @@ type op struct {
 	line string
 }
 
-// script is the line edit script from a to b by go-git's line diff (Myers
-// with an hour's time limit: in practice a function of the input alone).
+// script is the line edit script from a to b by go-git's line diff (Myers with an hour's time limit: in practice a
+// function of the input alone).
 func script(a, b string) []op {
 	var ops []op
 	for _, d := range diff.Do(a, b) {

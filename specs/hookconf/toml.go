@@ -1,9 +1,8 @@
 package hookconf
 
-// TOML files carryover shares with their owners (its own config.toml,
-// Codex's) are edited by splicing text, never re-encoded, so comments, order
-// and spacing stay: its own key by key (SetKey, UnsetKey), Codex's trust
-// entries as tables carryover appends and marks.
+// TOML files carryover shares with their owners (its own config.toml, Codex's) are edited by splicing text, never
+// re-encoded, so comments, order and spacing stay: its own key by key (SetKey, UnsetKey), Codex's trust entries as
+// tables carryover appends and marks.
 
 import (
 	"bytes"
@@ -39,21 +38,18 @@ func tomlQuote(s string) string {
 	return b.String()
 }
 
-// tomlLayout is where things are in a TOML document: [start, end) the wanted
-// key's assignment through its value (not a trailing comment; start < 0: not
-// assigned) and keyEnd where its key ends; inline: the key is under an
-// inline table or a value (`limits = {…}`, left to the user); firstTable the
-// first header's line (len(b) if none); tableEnd after the wanted key's
-// table's last line (-1: no header).
+// tomlLayout is where things are in a TOML document: [start, end) the wanted key's assignment through its value (not a
+// trailing comment; start < 0: not assigned) and keyEnd where its key ends; inline: the key is under an inline table or
+// a value (`limits = {…}`, left to the user); firstTable the first header's line (len(b) if none); tableEnd after the
+// wanted key's table's last line (-1: no header).
 type tomlLayout struct {
 	start, end, keyEnd, firstTable, tableEnd int
 	inline                                   bool
 }
 
-// locateTOMLKey finds the dotted key in b with go-toml/v2's own parser
-// (each expression's byte range), not with patterns, so a key inside a
-// multi-line array, a string holding "[x]" or a quoted key is found or left
-// alone exactly as TOML reads it.
+// locateTOMLKey finds the dotted key in b with go-toml/v2's own parser (each expression's byte range), not with
+// patterns, so a key inside a multi-line array, a string holding "[x]" or a quoted key is found or left alone exactly
+// as TOML reads it.
 func locateTOMLKey(b []byte, key string) (lay tomlLayout, path []string, err error) {
 	path = strings.Split(key, ".")
 	lay = tomlLayout{start: -1, firstTable: len(b), tableEnd: -1}
@@ -96,9 +92,8 @@ func locateTOMLKey(b []byte, key string) (lay tomlLayout, path []string, err err
 	return lay, path, nil
 }
 
-// tableHeader is a header's key (an array table's ends in "[]", never a
-// documented key's table) and its offset. The parser records no range for a
-// header, only for its key, which is on the header's line.
+// tableHeader is a header's key (an array table's ends in "[]", never a documented key's table) and its offset. The
+// parser records no range for a header, only for its key, which is on the header's line.
 func tableHeader(e *unstable.Node) ([]string, int) {
 	it := e.Key()
 	it.Next()
@@ -127,12 +122,10 @@ func lineEnd(b []byte, i int) int {
 	return len(b)
 }
 
-// SetKey returns b with key (dotted for a key inside a table) set to literal
-// (a TOML value: `"brief"`, `true`, `["claude"]`). An assignment is replaced
-// through the end of its value (a trailing comment stays); a new top-level
-// key goes before the first table, a new table key at the end of its table
-// (created at the end of the file if needed). The result must parse and
-// hold the key.
+// SetKey returns b with key (dotted for a key inside a table) set to literal (a TOML value: `"brief"`, `true`,
+// `["claude"]`). An assignment is replaced through the end of its value (a trailing comment stays); a new top-level key
+// goes before the first table, a new table key at the end of its table (created at the end of the file if needed). The
+// result must parse and hold the key.
 func SetKey(b []byte, key, literal string) ([]byte, error) {
 	lay, path, err := locateTOMLKey(b, key)
 	if err != nil {
@@ -175,8 +168,8 @@ func insertLine(b []byte, pos int, ins string) []byte {
 	return slices.Concat(b[:pos], []byte(ins), b[pos:])
 }
 
-// UnsetKey returns b without key's assignment (its whole line, with a
-// trailing comment on it); changed is false when the key was not set.
+// UnsetKey returns b without key's assignment (its whole line, with a trailing comment on it); changed is false when
+// the key was not set.
 func UnsetKey(b []byte, key string) (out []byte, changed bool, err error) {
 	lay, _, err := locateTOMLKey(b, key)
 	if err != nil || lay.start < 0 {
@@ -216,15 +209,14 @@ func LookupPath(m map[string]any, path []string) (any, bool) {
 //	[hooks.state."<abs path of hooks.json>:<event label>:<group>:<handler>"]
 //	trusted_hash = "sha256:<hex>"
 //
-// (the hash of the normalised handler; the rules, specs.TrustHash, are data
-// in tools.toml). carryover appends one table per stub, marked "# carryover"
-// on the header line, and removes only marked tables.
+// (the hash of the normalised handler; the rules, specs.TrustHash, are data in tools.toml). carryover appends one table
+// per stub, marked "# carryover" on the header line, and removes only marked tables.
 
 // TrustEntry is one [hooks.state."Key"] trusted_hash = Hash entry.
 type TrustEntry struct{ Key, Hash string }
 
-// codexTrust is the trust entries of the handlers in hooks.json (declared at
-// path) that match accepts (nil: all); unknown events are skipped.
+// codexTrust is the trust entries of the handlers in hooks.json (declared at path) that match accepts (nil: all);
+// unknown events are skipped.
 func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(cmd, event string) bool) ([]TrustEntry, error) {
 	root, err := parseJSON(hooksJSON)
 	if err != nil {
@@ -246,8 +238,8 @@ func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(c
 	return out, nil
 }
 
-// codexGroupTrust is the trust entries of the handlers of matcher group gi
-// of event (labelled label) that match accepts.
+// codexGroupTrust is the trust entries of the handlers of matcher group gi of event (labelled label) that match
+// accepts.
 func codexGroupTrust(th *specs.TrustHash, path, event, label string, gi int, g *jnode, match func(cmd, event string) bool) []TrustEntry {
 	hs := groupHandlers(g)
 	if hs == nil {
@@ -297,23 +289,21 @@ func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]a
 	return out
 }
 
-// codexDigest is sha256 over JSON with sorted keys, compact separators and
-// no HTML escaping (serde_json's output).
+// codexDigest is sha256 over JSON with sorted keys, compact separators and no HTML escaping (serde_json's output).
 func codexDigest(v any) (string, error) {
 	b, err := marshal(v)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), err
 }
 
-// trustRE finds carryover's marked header and the trusted_hash line; compiled
-// at first use, not at process start (the hook process never edits config.toml).
+// trustRE finds carryover's marked header and the trusted_hash line; compiled at first use, not at process start (the
+// hook process never edits config.toml).
 var trustRE = sync.OnceValues(func() (*regexp.Regexp, *regexp.Regexp) {
 	return regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`),
 		regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
 })
 
-// trustBlock is one marked table; [start, end) includes the blank line
-// carryover added before it.
+// trustBlock is one marked table; [start, end) includes the blank line carryover added before it.
 type trustBlock struct {
 	start, end int
 	key, hash  string
@@ -343,8 +333,8 @@ func trustBlocks(b []byte) []trustBlock {
 	return out
 }
 
-// tableEnd is the end of the body of the table whose header ends at he: its
-// lines up to the next header or EOF, without the blank lines at its end.
+// tableEnd is the end of the body of the table whose header ends at he: its lines up to the next header or EOF, without
+// the blank lines at its end.
 func tableEnd(b []byte, he int) int {
 	pos, lastContent := he, he
 	for li, ln := range bytes.SplitAfter(b[he:], []byte("\n")) {
@@ -396,8 +386,7 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 	return b, nil
 }
 
-// appendTrust appends a marked table for each of add, one blank line
-// apart, in the file's line ending.
+// appendTrust appends a marked table for each of add, one blank line apart, in the file's line ending.
 func appendTrust(b []byte, add []TrustEntry, crlf bool) []byte {
 	nl := "\n"
 	if crlf {
@@ -415,9 +404,8 @@ func appendTrust(b []byte, add []TrustEntry, crlf bool) []byte {
 	return b
 }
 
-// trustAdds is the entries of want carryover's tables must hold: all but
-// those the user's own tables already trust with the same hash (another
-// hash is an error).
+// trustAdds is the entries of want carryover's tables must hold: all but those the user's own tables already trust with
+// the same hash (another hash is an error).
 func trustAdds(blocks []trustBlock, state map[string]any, want []TrustEntry) ([]TrustEntry, error) {
 	var add []TrustEntry
 	for _, w := range want {
@@ -432,8 +420,8 @@ func trustAdds(blocks []trustBlock, state map[string]any, want []TrustEntry) ([]
 	return add, nil
 }
 
-// planTrust plans config.toml for the hooks.json content hooksAfter (nil:
-// hooks.json is going away or holds no carryover stubs).
+// planTrust plans config.toml for the hooks.json content hooksAfter (nil: hooks.json is going away or holds no
+// carryover stubs).
 func planTrust(t Target, hooksAfter []byte, id stubID, files FS) (Plan, error) {
 	before, exists, err := read(files, t.TrustPath)
 	if err != nil {
@@ -471,10 +459,9 @@ func wantTrust(t Target, hooksAfter []byte, id stubID) ([]TrustEntry, error) {
 	return want, nil
 }
 
-// untrusted is config.toml once carryover's last tables are gone. Install
-// may have ended the user's last line before adding them; when that newline
-// is all that differs from the backup, the backup's bytes come back. A file
-// left blank that install created (no backup) is deleted.
+// untrusted is config.toml once carryover's last tables are gone. Install may have ended the user's last line before
+// adding them; when that newline is all that differs from the backup, the backup's bytes come back. A file left blank
+// that install created (no backup) is deleted.
 func untrusted(files FS, path string, after []byte) (_ []byte, del bool) {
 	backup, hasBackup, err := read(files, path+BackupSuffix)
 	if err == nil && hasBackup && !bytes.Equal(after, backup) &&
@@ -487,14 +474,13 @@ func untrusted(files FS, path string, after []byte) (_ []byte, del bool) {
 	return after, false
 }
 
-// trustDrift says what is wrong with Codex's trust entries for the
-// carryover stubs in hooksJSON ("" when nothing).
+// trustDrift says what is wrong with Codex's trust entries for the carryover stubs in hooksJSON ("" when nothing).
 func trustDrift(t Target, hooksJSON []byte, id stubID, files FS) (string, error) {
-	want, err := codexTrust(t.Layout.Trust, t.Path, hooksJSON, id.ours)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", t.Path, err)
+	want, err := wantTrust(t, hooksJSON, id)
+	var b []byte
+	if err == nil {
+		b, _, err = read(files, t.TrustPath)
 	}
-	b, _, err := read(files, t.TrustPath)
 	if err != nil {
 		return "", err
 	}

@@ -1,12 +1,10 @@
 package hookconf
 
-// Whole hook files (shape "whole"): carryover renders the template and owns
-// the file byte for byte. A file is carryover's when it is exactly the
-// template rendered for some absolute carryover path, or its SHA-256 is the
-// one install recorded (an older template); anything else is the user's:
-// install refuses to replace it, uninstall leaves it and says so. No backup
-// (the file was absent, or ours); per-event layouts delete carryover's files
-// for events no longer hooked.
+// Whole hook files (shape "whole"): carryover renders the template and owns the file byte for byte. A file is
+// carryover's when it is exactly the template rendered for some absolute carryover path, or its SHA-256 is the one
+// install recorded (an older template); anything else is the user's: install refuses to replace it, uninstall leaves it
+// and says so. No backup (the file was absent, or ours); per-event layouts delete carryover's files for events no
+// longer hooked.
 
 import (
 	"bytes"
@@ -24,9 +22,8 @@ import (
 	"github.com/carryover/carryover/specs"
 )
 
-// wholeFile is one file of a whole-file target as found on disk; event is
-// "" for the one file that relays every event, exe "" when recognised only
-// by the recorded digest.
+// wholeFile is one file of a whole-file target as found on disk; event is "" for the one file that relays every event,
+// exe "" when recognised only by the recorded digest.
 type wholeFile struct {
 	path, event  string
 	b            []byte
@@ -58,8 +55,8 @@ func renderWhole(t Target, exe, event string) []byte {
 		specs.SlotTool, t.Tool, specs.EventSlot, event).Replace(t.Layout.Content()))
 }
 
-// parseWhole returns the carryover path b was rendered for, when b is
-// exactly t's template for event rendered for some absolute path.
+// parseWhole returns the carryover path b was rendered for, when b is exactly t's template for event rendered for some
+// absolute path.
 func parseWhole(t Target, event string, b []byte) (string, bool) {
 	pat := strings.NewReplacer(
 		regexp.QuoteMeta(specs.SlotExeSh), `(?P<sh>.+?)`,
@@ -93,8 +90,8 @@ func digest(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// readWhole reads t's files for events (checking first, when check, that
-// each path is absolute) and judges whether each is carryover's.
+// readWhole reads t's files for events (checking first, when check, that each path is absolute) and judges whether each
+// is carryover's.
 func (o owner) readWhole(events []string, files FS, check bool) ([]wholeFile, error) {
 	found := o.t.wholeFiles(events)
 	for i, f := range found {
@@ -114,8 +111,7 @@ func (o owner) readWhole(events []string, files FS, check bool) ([]wholeFile, er
 	return found, nil
 }
 
-// modeWrong reports whether path lacks the bits want asks for (an
-// executable hook that is not executable is never run).
+// modeWrong reports whether path lacks the bits want asks for (an executable hook that is not executable is never run).
 func modeWrong(files FS, path string, want os.FileMode) bool {
 	m, ok := files.(modeFS)
 	if !ok || want == 0 {
@@ -160,8 +156,7 @@ func (o owner) planFile(f wholeFile, files FS) (Plan, error) {
 		Mode: mode, whole: true, chmod: f.exists && modeWrong(files, f.path, mode)}, nil
 }
 
-// stale plans deleting carryover's per-event files for the events of the
-// tool's other rows that keep is not hooking.
+// stale plans deleting carryover's per-event files for the events of the tool's other rows that keep is not hooking.
 func (o owner) stale(keep []string, files FS) ([]Plan, error) {
 	if !o.t.perEvent() {
 		return nil, nil
@@ -224,8 +219,8 @@ func (o owner) checkWhole(cap specs.Capability, files FS) (Status, error) {
 	return st, err
 }
 
-// wholeState is the state of a whole-file tool from its missing files (all
-// of them when allMissing) and the problems of the others.
+// wholeState is the state of a whole-file tool from its missing files (all of them when allMissing) and the problems of
+// the others.
 func wholeState(missing, problems []string, allMissing bool) (State, string) {
 	switch {
 	case allMissing && len(problems) == 0:
@@ -255,9 +250,8 @@ func (o owner) judgeWhole(f wholeFile, files FS) (problems []string) {
 	return problems
 }
 
-// wholeStubs lists what doctor runs: a per-event file itself, as the agent
-// runs it; for a single file relaying every event (the agent loads it, so
-// it cannot be run), the command it runs for each event it relays.
+// wholeStubs lists what doctor runs: a per-event file itself, as the agent runs it; for a single file relaying every
+// event (the agent loads it, so it cannot be run), the command it runs for each event it relays.
 func (o owner) wholeStubs(files FS) ([]Stub, error) {
 	found, err := o.readWhole(o.t.Events, files, false)
 	var out []Stub
