@@ -26,7 +26,7 @@ func TestLangFiles(t *testing.T) {
 	for _, e := range ents {
 		b, _ := langFS.ReadFile("lang/" + e.Name())
 		// The rules that read a decline, a negation or an announced step must read them in every language.
-		for _, need := range []string{"[decline_start]", "[negation]", "[intent]", "[offer]", "[assent]", "[back]", "[supersede]", "[next_end]", "[wh]"} {
+		for _, need := range []string{"[decline_start]", "[negation]", "[intent]", "[offer]", "[assent]", "[back]", "[supersede]", "[next_end]", "[wh]", "[hedge]"} {
 			if !strings.Contains(string(b), "\n"+need+"\n") {
 				t.Errorf("%s: no %s list", e.Name(), need)
 			}

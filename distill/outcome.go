@@ -76,10 +76,12 @@ func unread(segs []string) []string {
 	return segs
 }
 
-// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program.
+// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program, with a wrapper's options and
+// numbers (`timeout 5 curl …` is curl's, a read; `nice -n 10 go test` is go's).
 func skipPrefixWords(f []string) []string {
 	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || slices.Contains(wrappers, f[0])) {
-		f = f[1:]
+		for f = f[1:]; len(f) > 1 && strings.IndexAny(f[0][:1], "-0123456789") == 0; f = f[1:] {
+		}
 	}
 	return f
 }
@@ -1368,6 +1370,9 @@ func todoLines(text string) []string {
 }
 
 func forwardLooking(s string) bool {
+	if strings.ContainsAny(s, quoteOpeners) {
+		s = dropQuoted(s) // a quoted message ("« je vais redémarrer »") looks ahead for its author, not the agent
+	}
 	low := strings.ToLower(s)
 	return (matchWords(s, nextPhrases(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
 }
@@ -1459,18 +1464,36 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 // ("don't fix the lint errors", "do not rerun the migration", "не трогай линтер") that names the failure's target —
 // its subcommand, program or a file — or a decline ("no", "leave it", "lass es") answering the agent's question that
 // named it ("The lint step fails too — should I fix that?"). The failure stays listed, not as work to redo.
+// A later request naming a declined failure's target without a negation ("now fix the lint errors in legacy too")
+// makes it work again.
 func (st *State) declineFailures(text string) {
 	if !st.openWork() {
 		return
 	}
 	for s := range clauses(strings.ToLower(text)) {
-		scope := st.declineScope(s)
-		for i := range st.Failures {
-			if f := &st.Failures[i]; scope != "" && !f.Resolved && namesAny(scope, failureTerms(st.FailureKeys[i], f.Error)) {
-				f.Declined = true
-			}
+		st.ruleOn(s, st.declineScope(s))
+	}
+}
+
+// ruleOn: a clause s declining scope (not "") declines the open failures it names; one negating nothing asks again
+// for the declined failures it names.
+func (st *State) ruleOn(s, scope string) {
+	for i := range st.Failures {
+		if f := &st.Failures[i]; !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
+			f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(st.FailureKeys[i], f.Error))
 		}
 	}
+}
+
+// negates: low holds a negation ("not", "n't", a lang/ negation): it asks for nothing it names.
+func negates(low string) bool {
+	neg := containsAny(low, []string{"n't", "n’t"})
+	eachTerm(low, func(w string) bool {
+		pre, post := negationAt(w)
+		neg = neg || pre || post
+		return !neg
+	})
+	return neg
 }
 
 // clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
@@ -1505,36 +1528,48 @@ func (st *State) declineScope(low string) string {
 	return ""
 }
 
-// prohibitions: the task's instructions' sentences that prohibit something ("Don't run the e2e tests, there is no
-// browser here"), lower-cased; none unless a failure is open. A failure whose target one names (declinedBy) ran
-// against the user's word and is no work to redo — the instruction given before it or after.
-func (st *State) prohibitions() []string {
+// ruling: an instruction's sentence, lower-cased, that prohibits a step (no) or asks for what it names, negating nothing.
+type ruling struct {
+	s  string
+	no bool
+}
+
+// prohibitions: the task's instructions' rulings in order ("Don't run the e2e tests, there is no browser here"); none
+// unless a failure is open. A failure whose target the last ruling naming it prohibits (declinedBy) ran against the
+// user's word and is no work to redo — the instruction given before it or after — unless a later one asks for it.
+func (st *State) prohibitions() []ruling {
 	if !st.openWork() {
 		return nil
 	}
-	var out []string
+	var out []ruling
 	for _, in := range st.Instructions {
 		for _, s := range sentences(strings.ToLower(in.Text)) {
-			if prohibits(stripLeadingAcks(s)) {
-				out = append(out, s)
+			if no := prohibits(stripLeadingAcks(s)); no || !negates(s) {
+				out = append(out, ruling{s, no})
 			}
 		}
 	}
 	return out
 }
 
-func declinedBy(prohibited []string, key, errLine string) bool {
-	if len(prohibited) == 0 {
+func declinedBy(rs []ruling, key, errLine string) bool {
+	if !slices.ContainsFunc(rs, func(r ruling) bool { return r.no }) {
 		return false
 	}
 	terms := failureTerms(key, errLine)
-	return slices.ContainsFunc(prohibited, func(s string) bool { return namesAny(s, terms) })
+	for i := len(rs) - 1; i >= 0; i-- {
+		if namesAny(rs[i].s, terms) {
+			return rs[i].no
+		}
+	}
+	return false
 }
 
-// openWork: a failure is open that is more than a read (the `cat` of a missing file the agent went past).
+// openWork: a failure is open, or declined, that is more than a read (the `cat` of a missing file the agent went
+// past); a declined one may be asked for again.
 func (st *State) openWork() bool {
 	for i, f := range st.Failures {
-		if !f.Resolved && !f.Declined && f.What != "model API" && makes(st.FailureKeys[i]) {
+		if !f.Resolved && f.What != "model API" && makes(st.FailureKeys[i]) {
 			return true
 		}
 	}
@@ -1690,11 +1725,25 @@ func (st *State) leftFailure(fs []Failure) *Failure {
 
 // workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
 // and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,
-// a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool).
+// a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool), nor a
+// failure saying what it makes is already there (madeAlready).
 func (st *State) workLeft(f *Failure) bool {
 	i := slices.IndexFunc(st.Failures, func(g Failure) bool { return g.Seq == f.Seq })
-	return i >= 0 && strings.Contains(st.FailureKeys[i], "\t") && makes(st.FailureKeys[i])
+	return i >= 0 && strings.Contains(st.FailureKeys[i], "\t") && makes(st.FailureKeys[i]) && !madeAlready(f)
 }
+
+// madeAlready: f's error says that a thing its command names already exists ("mkdir: cannot create directory
+// 'dist': File exists", createdb's 'database "shop_dev" already exists'). A migration's 'column "archived" …
+// already exists' names no word of `alembic upgrade head`: the migration is work left.
+func madeAlready(f *Failure) bool {
+	low := strings.ToLower(f.Error)
+	_, args, _ := strings.Cut(strings.ToLower(f.What), " ")
+	return containsAny(low, existsMarkers) && slices.ContainsFunc(strings.Fields(args), func(w string) bool {
+		return len(w) >= 3 && strings.Contains(low, w)
+	})
+}
+
+var existsMarkers = []string{"file exists", "already exists", "eexist"}
 
 // makes: a segment of command key k does more than read.
 func makes(k string) bool {
@@ -1894,10 +1943,38 @@ func (st *State) nextAnnounced(*nextIn) (string, bool) {
 	return next, next != ""
 }
 
-// announces: low holds an intent marker and its step is not negated ("I will not push until you review").
+// announces: low holds an intent marker outside quotes and its step is not negated ("I will not push until you
+// review"). A quoted log line or message ("le log dit « je vais redémarrer dans 5 s »") announces nothing of the agent's.
 func announces(low string) bool {
+	if strings.ContainsAny(low, quoteOpeners) {
+		low = dropQuoted(low)
+	}
 	return containsAny(low, intentMarkers.list()) && !negatedStep(low)
 }
+
+// dropQuoted: s without the spans between a quote and its closing one (an unclosed quote keeps its rest).
+func dropQuoted(s string) string {
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexAny(s, quoteOpeners)
+		if i < 0 {
+			break
+		}
+		open, w := utf8.DecodeRuneInString(s[i:])
+		j := strings.IndexRune(s[i+w:], quoteCloser[open])
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i+w+j+utf8.RuneLen(quoteCloser[open]):]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+const quoteOpeners = `"«“„「`
+
+var quoteCloser = map[rune]rune{'"': '"', '«': '»', '“': '”', '„': '“', '「': '」'}
 
 // negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
 // and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says

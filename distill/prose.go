@@ -79,6 +79,7 @@ const (
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
+	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
 	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
 	whWords          phraseName = "wh"            // an embedded question's word: "tell me what to do next" leaves the step to the user
 )
@@ -340,8 +341,13 @@ func (st *State) picksFromQuestion(p string) bool {
 // the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
 func (st *State) correctedTerm(p string) string {
 	var ts [5]string // the opening is enough, and no allocation: this runs on every request
-	n := 0
-	eachTerm(p, func(t string) bool { ts[n], n = t, n+1; return n < len(ts) })
+	var at [5]int    // where each term starts in p
+	n, off := 0, 0
+	eachTerm(p, func(t string) bool {
+		at[n] = off + strings.Index(p[off:], t)
+		ts[n], off, n = t, at[n]+len(t), n+1
+		return n < len(ts)
+	})
 	for i := range min(n, 3) { // "Not the tests", "No, not the tests", "No wait, not the tests"
 		if c := st.cjkCorrected(ts[i]); c != "" {
 			return c
@@ -350,7 +356,7 @@ func (st *State) correctedTerm(p string) string {
 		lo, hi := i+1, min(n, i+3)
 		if pre && i > 0 {
 			lo, hi = i-1, i
-		} else if !post {
+		} else if !post || i > 0 && !opensClause(ts[i-1], p[at[i-1]+len(ts[i-1]):at[i]]) {
 			continue
 		}
 		for _, c := range ts[lo:hi] {
@@ -373,6 +379,17 @@ func (st *State) cjkCorrected(t string) string {
 	return ""
 }
 
+// opensClause: a negation after the term prev and the separator sep opens its clause — sep closes one ("No wait, not
+// the tests") or prev is a stop word ("Bitte nicht CSV"). Inside a clause the merged lists' words mean something else:
+// Portuguese "funciona no CI" is "works in the CI", no Spanish "no".
+func opensClause(prev, sep string) bool {
+	return strings.ContainsAny(sep, clauseEnds) || stopWord(prev)
+}
+
+func stopWord(t string) bool {
+	return slices.ContainsFunc(phrases("stop"), func(w string) bool { return strings.EqualFold(w, t) })
+}
+
 // goalClause: what follows the taken-back term up to the clause's end is the goal's words or stop words ("nicht CSV —",
 // "Not the signup form —"); a word of its own there is a verb the negation is about ("Nicht die Tests ändern, sondern
 // den Code …": leave the tests, the goal stands).
@@ -383,7 +400,7 @@ func (st *State) goalClause(p, c string) bool {
 	}
 	ok := true
 	eachTerm(rest, func(t string) bool {
-		ok = cjkString(t) || hasTerm(st.Task, t) || slices.ContainsFunc(phrases("stop"), func(w string) bool { return strings.EqualFold(w, t) })
+		ok = cjkString(t) || hasTerm(st.Task, t) || stopWord(t)
 		return ok
 	})
 	return ok
@@ -418,7 +435,7 @@ func nameLike(t string) bool {
 	if strings.IndexFunc(t, unicode.IsLower) < 0 && strings.IndexFunc(t, unicode.IsUpper) >= 0 {
 		return len(t) >= 2
 	}
-	return utf8.RuneCountInString(t) >= 4 && !slices.ContainsFunc(phrases("stop"), func(w string) bool { return strings.EqualFold(w, t) })
+	return utf8.RuneCountInString(t) >= 4 && !stopWord(t)
 }
 
 // eachTerm calls f with each term of s until f says stop: words split at anything but letters and digits, and
@@ -686,12 +703,18 @@ func condense(p string) string {
 
 // pastedError: the error line of a pasted log or trace — one naming an error, or a compiler's diagnostic at a source
 // location behind a CI log's timestamp ("2026-11-20T10:00:09Z internal/store/pg.go:41:9: undefined: pgx.Conn").
+// A line counting none ("0 errors, 1 warning", "Found 0 errors.") names no error: the paste reports success.
 func pastedError(p string) string {
 	e := errorLine(p)
-	if loc, _ := location(e); mayNameError(e) || loc {
+	if loc, _ := location(e); mayNameError(e) && !noErrors(strings.ToLower(e)) || loc {
 		return e
 	}
 	return ""
+}
+
+func noErrors(low string) bool {
+	i := strings.Index(low, "0 error")
+	return i == 0 || i > 0 && !unicode.IsDigit(rune(low[i-1]))
 }
 
 func mayDecideAny(low string) bool {
@@ -736,17 +759,22 @@ func explicitDecision(s, low string) bool {
 
 // proposal: the agent's contrast on a list line ("1. Call inject on release, not on every press") proposes a step
 // the user never accepted; no decision unless it says it was decided. After the turn's edits (edited) the list
-// reports what was carried out ("- Used UTC timestamps, not local time"), unless its heading looks ahead or asks.
+// reports what was carried out ("- Used UTC timestamps, not local time"), unless its heading looks ahead or asks,
+// and never when the item hedges ("- We could move the export to a job rather than the request path").
 func proposal(text, s string, edited bool) bool {
 	i := strings.Index(text, s)
 	if i < 0 {
 		return false
 	}
 	start := strings.LastIndexByte(text[:i], '\n') + 1
-	if !listLine(strings.TrimSpace(text[start:])) || explicitDecision(s, strings.ToLower(s)) {
+	low := strings.ToLower(s)
+	if !listLine(strings.TrimSpace(text[start:])) {
 		return false
 	}
-	return !edited || aheadHeading(text[:start])
+	if containsAny(low, hedgeWords.list()) {
+		return true // even with a marker: "- We could use X instead of Y", "- Man könnte X statt Y"
+	}
+	return !explicitDecision(s, low) && (!edited || aheadHeading(text[:start]))
 }
 
 // aheadHeading: the last line before a list, not an item, looks ahead ("Next steps:", "Remaining:") or asks.
@@ -876,7 +904,7 @@ func (st *State) addAnswer(q, answer string) {
 }
 
 // offeredStep: what an offer proposes — the question itself, or when it points back ("Want me to make that
-// change?") the turn's sentence before it ("I recommend making parseDate return an error …").
+// change?") the turn's sentence before it ("I recommend making parseDate return an error …") unless it diagnoses.
 func (st *State) offeredStep(q string) string {
 	step := strings.TrimRight(q, "?？ ")
 	if !refersBack(strings.ToLower(q)) {
@@ -889,6 +917,9 @@ func (st *State) offeredStep(q string) string {
 		}
 		if !isQuestion(s) {
 			prev = s
+			if containsAny(strings.ToLower(s), causeMarkers.list()) {
+				prev = "" // a diagnosis ("The pod panics because DATABASE_URL is missing") is no step: the offer is
+			}
 		}
 	}
 	return step
