@@ -360,17 +360,23 @@ func failureLines(h distill.Handoff) []string {
 		if f.Cause != "" {
 			l += " — cause: " + clip(ContentLine(f.Cause), 140)
 		}
-		switch {
-		case f.Declined:
-			l += " (the user declined it: do not fix or re-run without asking)"
-		case f.Superseded:
-			l += " (left behind: the session reported completion after it)"
-		case f.Resolved:
-			l += " (later succeeded)"
-		}
-		out = append(out, clip(l, 400))
+		out = append(out, clip(l+FailureStatus(f), 400))
 	}
 	return out
+}
+
+// FailureStatus is a failure's standing, as handoff.md, the resume prompt and the structured handoff all say it: the
+// user declined it, left behind by a completion report, or later succeeded; "" while it is open work.
+func FailureStatus(f distill.Failure) string {
+	switch {
+	case f.Declined:
+		return " (the user declined it: do not fix or re-run without asking)"
+	case f.Superseded:
+		return " (left behind: the session reported completion after it)"
+	case f.Resolved:
+		return " (later succeeded)"
+	}
+	return ""
 }
 
 // EarlierErrors are a collapsed failure's distinct errors but its newest, oldest first.

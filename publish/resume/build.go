@@ -342,7 +342,7 @@ func frame(s Session, mode string) (head, foot string) {
 	if s.Imported != "" {
 		fmt.Fprintf(&b, "%s\n\n", ImportedNote(s.Imported))
 	} else {
-		fmt.Fprintf(&b, "You are continuing a task that was started in a %s, which ended (likely a usage or rate limit).\n\n", src)
+		fmt.Fprintf(&b, "You are continuing a task that was started in a %s%s.\n\n", src, endedClause(s.Ended))
 	}
 	fmt.Fprintf(&b, "1. Resume protocol (%s): %s\n", mode, protocol)
 	b.WriteString("2. Do NOT re-debate anything under \"Key Decisions\".\n")
@@ -357,6 +357,15 @@ func frame(s Session, mode string) (head, foot string) {
 		foot = "## Resume Now\n\nOnce the user confirms the file above is theirs, continue with the in-progress work quoted above.\n"
 	}
 	return head, foot
+}
+
+// endedClause says how the session ended where its rows show it (", which ended at a context compaction"), else
+// nothing: a guess ("likely a limit") sends the next agent after a cause that was never there.
+func endedClause(e string) string {
+	if !knownEnding(e) {
+		return ""
+	}
+	return ", which ended " + e
 }
 
 // writeOrigin writes the prompt's source, task-state and project lines.
@@ -429,6 +438,7 @@ func taskLayer(s Session) *layer {
 	task.addIf(ip != "", "**In progress:** "+defuseHeadings(ip))
 	task.addIf(len(s.Task.SetAside) > 0, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
 	task.addIf(len(s.Task.Remaining) > 0, "**Remaining:**\n"+bulletList(s.Task.Remaining))
+	task.addIf(strings.TrimSpace(s.LastWords) != "", "**Last words of the previous agent:**\n"+quoteLines(s.LastWords))
 	task.addIf(len(s.References) > 0, "**References and action items:**\n"+bulletList(s.References))
 	task.addIf(len(s.Task.Completed) > 0, "**Completed:**\n"+bulletList(s.Task.Completed))
 	return task
@@ -565,6 +575,17 @@ func bulletList(items []string) string {
 	out := make([]string, len(items))
 	for i, it := range items {
 		out[i] = "- " + oneLine(it)
+	}
+	return strings.Join(out, "\n")
+}
+
+// quoteLines quotes the agent's closing words line by line ("> "), as handoff.md does.
+func quoteLines(s string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, "> "+l)
+		}
 	}
 	return strings.Join(out, "\n")
 }

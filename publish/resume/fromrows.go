@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,11 +73,79 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 		s.Tokens = &Tokens{Used: tok.Used, Max: tok.Max}
 	}
 	s.Conversation.Messages = messages(rows)
+	s.Ended = ending(rows, h)
 	if src.Redact != nil {
 		s.Redact(src.Redact)
 	}
 	s.Normalize()
 	return s
+}
+
+// endings are how a session ended by the kind of its last telling row, in carryover's words (never a row's); endDone and
+// endAsked by its agent's last reply. The prompt says one only where the evidence does, and only these (knownEnding): a
+// session file cannot put its own words in carryover's instructions.
+var endings = map[adapters.Kind]string{
+	adapters.KindInterrupted: "when the user interrupted it",
+	adapters.KindRefused:     "when the user refused a tool call",
+	adapters.KindCompaction:  "at a context compaction",
+	adapters.KindPrompt:      "before the agent answered the user's last request",
+	adapters.KindLimit:       "at a usage, rate or quota limit",
+}
+
+const (
+	endDone  = "with the agent reporting the work complete"
+	endAsked = "with the agent asking the user a question"
+)
+
+func knownEnding(e string) bool {
+	return e == endDone || e == endAsked || slices.Contains(slices.Collect(maps.Values(endings)), e)
+}
+
+// quietKinds never say how a session ended: token figures, carryover's own injection, harness notes, a limit warning.
+var quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true, adapters.KindLimit: true}
+
+// ending is how the main thread's last telling row says the session ended ("" when it says nothing: a tool call or
+// result, a tool's failure, a reply neither asking nor reporting completion).
+func ending(rows []ledger.Row, h distill.Handoff) string {
+	for i := len(rows) - 1; i >= 0; i-- {
+		r := rows[i]
+		switch {
+		case r.Sidechain:
+			continue
+		case limitReached(r):
+			return endings[adapters.KindLimit]
+		case quietKinds[r.Kind]:
+			continue
+		case r.Kind == adapters.KindText:
+			return textEnding(h)
+		}
+		return endings[r.Kind]
+	}
+	return ""
+}
+
+// limitReached: a limit row that is no warning, or a model API error (no tool call's) that names a limit.
+func limitReached(r ledger.Row) bool {
+	switch {
+	case r.Kind == adapters.KindLimit:
+		return !strings.Contains(r.Text, "near") && !strings.Contains(r.Text, "% used") // Limit.Phrase's two warnings
+	case r.Kind == adapters.KindError && r.CallID == "":
+		return adapters.LimitFromError(r.Text, adapters.APIErrorStatus(r.Text), r.Time) != nil
+	}
+	return false
+}
+
+// textEnding is how a session that ended on the agent's reply ended: a completion report, or a question to the user
+// (its closing words end with a question mark, markup aside).
+func textEnding(h distill.Handoff) string {
+	last := strings.TrimRight(strings.TrimSpace(h.LastWords), "*_`\"') ")
+	switch {
+	case h.Completed:
+		return endDone
+	case strings.HasSuffix(last, "?") || strings.HasSuffix(last, "？"):
+		return endAsked
+	}
+	return ""
 }
 
 func fileChange(f distill.File, diff string) FileChange {
@@ -332,7 +401,7 @@ func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task.Completed = distill.Dedupe(h.Done)
 	s.Decisions = append([]string(nil), h.Decisions...)
 	s.References = append(append([]string(nil), h.Refs...), h.Actions...)
-	s.Test = h.Test
+	s.Test, s.LastWords = h.Test, h.LastWords
 	for _, p := range h.Plan {
 		if p.Done {
 			s.Task.Completed = append(s.Task.Completed, p.Text)
@@ -362,7 +431,7 @@ func blockerLines(h distill.Handoff) (all, open []string) {
 	for _, f := range h.Failures {
 		b := blocker(f)
 		all = append(all, b)
-		if !f.Resolved {
+		if publish.FailureStatus(f) == "" {
 			open = append(open, b)
 		}
 	}
@@ -378,7 +447,7 @@ func todoMarker(q string) bool {
 	return slices.ContainsFunc([]string{"TODO:", "FIXME:", "XXX:", "HACK:"}, func(m string) bool { return strings.HasPrefix(q, m) })
 }
 
-// blocker is a failure as a line: what, how, error, count, earlier errors, cause, and whether it later succeeded.
+// blocker is a failure as a line: what, how, error, count, earlier errors, cause, and its standing (publish.FailureStatus).
 func blocker(f distill.Failure) string {
 	b := "`" + f.What + "`"
 	if f.ExitCode != nil {
@@ -398,8 +467,5 @@ func blocker(f distill.Failure) string {
 	if f.Cause != "" {
 		b += " — cause: " + f.Cause
 	}
-	if f.Resolved {
-		b += " (later succeeded)"
-	}
-	return b
+	return b + publish.FailureStatus(f)
 }
