@@ -16,11 +16,11 @@ func TestSetTaskState(t *testing.T) {
 	h := distill.Handoff{
 		Task: "Outline a Q3 investor update", Latest: "What is still unresolved before I send it?",
 		SetAside: []string{"Refactor billing"}, Next: "Get the user's answer: Include the bridge round?",
-		Refs:     []string{"https://example.org/deck"},
+		Refs: []string{"https://example.org/deck"},
 		Failures: []distill.Failure{{What: "pytest", Error: "AssertionError: x", ExitCode: &one, Resolved: true},
 			{What: "npm run lint", ExitCode: &one, Declined: true}, {What: "make docs", ExitCode: &one, Superseded: true}},
 		LastWords: "The deck is drafted.\nShall I add the churn chart?",
-		Plan:     []distill.PlanItem{{Text: "Draft highlights", Done: true}, {Text: "Check churn figure"}},
+		Plan:      []distill.PlanItem{{Text: "Draft highlights", Done: true}, {Text: "Check churn figure"}},
 		// What the user asked between the first and latest request, what they refused and what they stopped: the
 		// next agent must see all three (a lost request is work never done; a lost refusal is work redone).
 		Instructions: []string{"Keep the churn chart from the Q2 deck"},
