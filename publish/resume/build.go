@@ -451,7 +451,11 @@ func filesLayer(s Session) *layer {
 		if i == MaxFiles {
 			break
 		}
-		item := fmt.Sprintf("### %s (%s)", oneLine(f.Path), oneLine(f.ChangeType))
+		change := oneLine(f.ChangeType)
+		if f.FailedAfter {
+			change += "; a test/build failed after the last edit" // handoff.md's words
+		}
+		item := fmt.Sprintf("### %s (%s)", oneLine(f.Path), change)
 		if d := strings.TrimRight(f.Diff, "\n"); d != "" {
 			lang := f.Language
 			if strings.HasPrefix(d, "diff --git") || strings.HasPrefix(d, "--- ") || strings.HasPrefix(d, "@@") {

@@ -65,3 +65,23 @@ func TestEnding(t *testing.T) {
 		t.Error("an unknown ending from a file reached the prompt")
 	}
 }
+
+// TestFilesAsHandoffSays: a file the session deleted (its own rm, git not asked) is deleted in every format, and one a
+// test or build failed after is marked so in the prompt, as handoff.md marks both.
+func TestFilesAsHandoffSays(t *testing.T) {
+	h := distill.Handoff{Task: "Replace the CSV export with xlsx", Files: []distill.File{
+		{Path: "export/csv.go", Deleted: true}, {Path: "export/xlsx.go", Created: true, FailedAfter: true}}}
+	s := resume.FromRows(nil, h, resume.Sources{Tool: "codex"})
+	res, err := resume.Build(s, resume.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### export/csv.go (deleted)", "### export/xlsx.go (created; a test/build failed after the last edit)"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if f := resume.Structured(s).Files; len(f.Deleted) != 1 || len(f.Created) != 1 {
+		t.Errorf("structured files = %+v", f)
+	}
+}

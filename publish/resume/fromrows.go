@@ -149,9 +149,9 @@ func textEnding(h distill.Handoff) string {
 }
 
 func fileChange(f distill.File, diff string) FileChange {
-	fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path), Diff: diff}
+	fc := FileChange{Path: f.Path, ChangeType: "modified", Language: language(f.Path), Diff: diff, FailedAfter: f.FailedAfter}
 	switch {
-	case f.Git == "deleted":
+	case f.Deleted || f.Git == "deleted": // the session's own rm, as handoff.md says, or git's
 		fc.ChangeType = "deleted"
 	case f.Created:
 		fc.ChangeType = "created"

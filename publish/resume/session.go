@@ -101,6 +101,8 @@ type FileChange struct {
 	ChangeType string `json:"changeType"` // created, modified, deleted
 	Diff       string `json:"diff,omitempty"`
 	Language   string `json:"language,omitempty"`
+	// FailedAfter: a test or build failed after the session's last edit of it (carryover extension).
+	FailedAfter bool `json:"failedAfter,omitempty"`
 }
 
 // Task is the task state: P1 of the resume prompt.
