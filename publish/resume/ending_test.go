@@ -27,6 +27,7 @@ func TestEnding(t *testing.T) {
 		want string // "" : no clause
 	}{
 		{"api 429", []ledger.Row{{Row: adapters.Row{Kind: adapters.KindError, ToolName: "model API", Text: "API Error: 429 {\"type\":\"rate_limit_error\"}"}}}, distill.Handoff{}, "at a usage, rate or quota limit"},
+		{"api 400", []ledger.Row{{Row: adapters.Row{Kind: adapters.KindError, Role: "system", Text: "AuthenticationError: Incorrect API key provided"}}}, distill.Handoff{}, "at a model API error (not a limit)"},
 		{"codex limit then usage", []ledger.Row{row(adapters.KindLimit, "quota exhausted"), row(adapters.KindUsage, "")}, distill.Handoff{}, "at a usage, rate or quota limit"},
 		{"limit warning only", []ledger.Row{row(adapters.KindLimit, "usage limit 80 % used")}, distill.Handoff{LastWords: "Starting with the schema."}, ""},
 		{"interrupted", []ledger.Row{row(adapters.KindInterrupted, "")}, distill.Handoff{}, "when the user interrupted it"},

@@ -82,8 +82,8 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 }
 
 // endings are how a session ended by the kind of its last telling row, in carryover's words (never a row's); endDone and
-// endAsked by its agent's last reply. The prompt says one only where the evidence does, and only these (knownEnding): a
-// session file cannot put its own words in carryover's instructions.
+// endAsked by its agent's last reply, endAPIError by a model API error. The prompt says one only where the evidence
+// does, and only these (knownEnding): a session file cannot put its own words in carryover's instructions.
 var endings = map[adapters.Kind]string{
 	adapters.KindInterrupted: "when the user interrupted it",
 	adapters.KindRefused:     "when the user refused a tool call",
@@ -93,12 +93,13 @@ var endings = map[adapters.Kind]string{
 }
 
 const (
-	endDone  = "with the agent reporting the work complete"
-	endAsked = "with the agent asking the user a question"
+	endDone     = "with the agent reporting the work complete"
+	endAsked    = "with the agent asking the user a question"
+	endAPIError = "at a model API error (not a limit)"
 )
 
 func knownEnding(e string) bool {
-	return e == endDone || e == endAsked || slices.Contains(slices.Collect(maps.Values(endings)), e)
+	return e == endDone || e == endAsked || e == endAPIError || slices.Contains(slices.Collect(maps.Values(endings)), e)
 }
 
 // quietKinds never say how a session ended: token figures, carryover's own injection, harness notes, a limit warning.
@@ -109,12 +110,11 @@ var quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindI
 func ending(rows []ledger.Row, h distill.Handoff) string {
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := rows[i]
+		if e := apiEnding(r); e != "" && !r.Sidechain {
+			return e
+		}
 		switch {
-		case r.Sidechain:
-			continue
-		case limitReached(r):
-			return endings[adapters.KindLimit]
-		case quietKinds[r.Kind]:
+		case r.Sidechain || quietKinds[r.Kind]:
 			continue
 		case r.Kind == adapters.KindText:
 			return textEnding(h)
@@ -124,15 +124,18 @@ func ending(rows []ledger.Row, h distill.Handoff) string {
 	return ""
 }
 
-// limitReached: a limit row that is no warning, or a model API error (no tool call's) that names a limit.
-func limitReached(r ledger.Row) bool {
+// apiEnding is a limit row that is no warning (Limit.Phrase's "near", "% used"), or a model API error (no tool's)
+// naming a limit or not; "" for any other row.
+func apiEnding(r ledger.Row) string {
 	switch {
-	case r.Kind == adapters.KindLimit:
-		return !strings.Contains(r.Text, "near") && !strings.Contains(r.Text, "% used") // Limit.Phrase's two warnings
-	case r.Kind == adapters.KindError && r.CallID == "":
-		return adapters.LimitFromError(r.Text, adapters.APIErrorStatus(r.Text), r.Time) != nil
+	case r.Kind == adapters.KindLimit && !strings.Contains(r.Text, "near") && !strings.Contains(r.Text, "% used"):
+		return endings[adapters.KindLimit]
+	case r.Kind != adapters.KindError || r.CallID != "" || r.Role == "tool":
+		return ""
+	case adapters.LimitFromError(r.Text, adapters.APIErrorStatus(r.Text), r.Time) != nil:
+		return endings[adapters.KindLimit]
 	}
-	return false
+	return endAPIError
 }
 
 // textEnding is how a session that ended on the agent's reply ended: a completion report, or a question to the user
