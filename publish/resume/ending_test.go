@@ -35,7 +35,7 @@ func TestEnding(t *testing.T) {
 		{"compacted", []ledger.Row{row(adapters.KindCompaction, "summary")}, distill.Handoff{}, "at a context compaction"},
 		{"unanswered", []ledger.Row{row(adapters.KindPrompt, "und die Tests?")}, distill.Handoff{}, "before the agent answered the user's last request"},
 		{"question, markup", []ledger.Row{row(adapters.KindText, "Soll ich die alte Spalte löschen?**")}, distill.Handoff{LastWords: "Soll ich die alte Spalte **löschen?**"}, "with the agent asking the user a question"},
-		{"completion", []ledger.Row{row(adapters.KindText, "All 40 tests pass.")}, distill.Handoff{Completed: true, LastWords: "All 40 tests pass."}, "with the agent reporting the work complete"},
+		{"completion", []ledger.Row{row(adapters.KindText, "All 40 tests pass.")}, distill.Handoff{Completed: true, Next: "Done; nothing in progress", LastWords: "All 40 tests pass."}, "with the agent reporting the work complete"},
 		{"mid-work", []ledger.Row{row(adapters.KindToolCall, "")}, distill.Handoff{}, ""},
 		{"tool failure", []ledger.Row{{Row: adapters.Row{Kind: adapters.KindError, CallID: "c1", Text: "curl: (22) 429 Too Many Requests"}}}, distill.Handoff{}, ""},
 		{"plain reply", []ledger.Row{row(adapters.KindText, "I changed the column type.")}, distill.Handoff{LastWords: "I changed the column type."}, ""},
@@ -55,8 +55,12 @@ func TestEnding(t *testing.T) {
 			if !strings.Contains(res.Text, line) || strings.Contains(res.Text, "likely") {
 				t.Errorf("prompt does not say %q:\n%s", line, res.Text[:min(len(res.Text), 600)])
 			}
-			if y, _ := resume.Structured(s).Encode("yaml"); c.want != "" && !strings.Contains(string(y), "ended: "+c.want) {
+			st := resume.Structured(s)
+			if y, _ := st.Encode("yaml"); c.want != "" && !strings.Contains(string(y), "ended: "+c.want) {
 				t.Errorf("structured handoff lacks the ending:\n%s", y)
+			}
+			if c.h.Completed && st.Status != "complete" {
+				t.Errorf("a session that ended on the agent's completion report is %q", st.Status)
 			}
 		})
 	}
