@@ -438,7 +438,7 @@ func taskLayer(s Session) *layer {
 	task.addIf(ip != "", "**In progress:** "+defuseHeadings(ip))
 	task.addIf(len(s.Task.SetAside) > 0, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
 	task.addIf(len(s.Task.Remaining) > 0, "**Remaining:**\n"+bulletList(s.Task.Remaining))
-	task.addIf(strings.TrimSpace(s.LastWords) != "", "**Last words of the previous agent:**\n"+quoteLines(s.LastWords))
+	task.addIf(strings.TrimSpace(s.LastWords) != "", "**Last words of the previous agent:**\n"+strings.Join(publish.QuotedLines(s.LastWords, 8), "\n"))
 	task.addIf(len(s.References) > 0, "**References and action items:**\n"+bulletList(s.References))
 	task.addIf(len(s.Task.Completed) > 0, "**Completed:**\n"+bulletList(s.Task.Completed))
 	return task
@@ -579,17 +579,6 @@ func bulletList(items []string) string {
 	out := make([]string, len(items))
 	for i, it := range items {
 		out[i] = "- " + oneLine(it)
-	}
-	return strings.Join(out, "\n")
-}
-
-// quoteLines quotes the agent's closing words line by line ("> "), as handoff.md does.
-func quoteLines(s string) string {
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, "> "+l)
-		}
 	}
 	return strings.Join(out, "\n")
 }
