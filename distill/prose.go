@@ -860,14 +860,31 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 	if !user && !goal && !mayDecideAny(low) {
 		return
 	}
-	for i, s := range sentences(text) {
-		if goal && i == 0 {
+	ss := sentences(text)
+	for i, s := range ss {
+		if goal && i == 0 || diagnosis(ss, i) {
 			continue // even worded "X statt Y": the Task line carries it
 		}
 		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s, st.editedThisTurn())) {
 			st.addDecision(questionPrefixRE.get().ReplaceAllString(s, "")) // an item's text, not its "1."
 		}
 	}
+}
+
+// diagnosis: sentence i states what is wrong — a cause phrase opening its claim ("Das Problem ist, dass der Export
+// die lokale Zeit statt UTC schreibt"), or in a label of at most four words before it ("Found the bug. The coupon is
+// subtracted after VAT instead of before."). Worded as a contrast it reads as a choice, but it is the bug the fix
+// reverses: as a decision it would tell the next agent to keep it. A choice before the cause gives its reason ("We
+// decided to use buf because it pins versions"); a longer sentence before ("The problem was the timezone.") is a
+// cause of its own: the decision after it stands.
+func diagnosis(ss []string, i int) bool {
+	low := strings.ToLower(ss[i])
+	for _, m := range causeMarkers.list() {
+		if j := strings.Index(low, m); j >= 0 && !mayDecideAny(low[:j]) {
+			return true
+		}
+	}
+	return i > 0 && promptSize(ss[i-1]) <= 4 && containsAny(strings.ToLower(ss[i-1]), causeMarkers.list())
 }
 
 // editedThisTurn: a file write since the latest request whose call has not failed.
