@@ -663,7 +663,12 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 			kept = append(kept, in)
 		}
 	}
-	st.Instructions = evictPlain(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}))
+	n := Note{Text: c, At: at, Refs: []Ref{ref}}
+	if ref == st.TaskRef { // the goal leads, before the constraints a new task carried over
+		st.Instructions = evictPlain(slices.Insert(kept, 0, n))
+		return
+	}
+	st.Instructions = evictPlain(append(kept, n))
 }
 
 // evictPlain bounds the instructions to maxInstructions by dropping the oldest after the goal that constrains

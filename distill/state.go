@@ -278,9 +278,13 @@ func cutDeclines(low string) (string, bool) {
 
 func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	switch class {
-	case promptGoal, promptNewTask, promptSwitch:
+	case promptGoal, promptSwitch:
 		st.TaskRef = refOf(r)
 		st.startTask()
+	case promptNewTask: // "now add a benchmark" is the next step of the same work: the user's constraints stand
+		st.TaskRef = refOf(r)
+		st.Instructions = slices.DeleteFunc(st.Instructions, func(n Note) bool { return !hasPhrase(strings.ToLower(n.Text), "constraint") })
+		st.Refused, st.Interrupted = nil, Note{}
 	case promptCorrect: // the corrected goal's instructions stand
 		st.TaskRef = refOf(r)
 	case promptFollowUp:
