@@ -464,7 +464,26 @@ func eachTerm(s string, f func(string) bool) {
 // nor pastes an error (a report on the current work: "agora dá erro ao arrancar:" over a stack trace).
 func (st *State) sequenceNewTask(p, low string) bool {
 	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low) &&
-		pastedCondensed(p) == p
+		pastedCondensed(p) == p || st.nextAfterDone(p, low)
+}
+
+// nextAfterDone: once the goal's work stands done (the agent reported it, or a fix verified), a request sharing no
+// content word with it, not pointing back at it and no choice ("also add an export command that writes CSV") is the
+// next task, with or without "now"; "also" adds to finished work, so it continues nothing. A back-reference counts in
+// the request's first four words or as its last ("do the same for X", "add a test for it"), not as a relative
+// pronoun further in ("a command that writes …").
+func (st *State) nextAfterDone(p, low string) bool {
+	if promptSize(p) < 4 || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || !st.workDone() ||
+		len(turnQuestions(st.TurnTexts)) > 0 { // an answer ("no, not yet — wait for the backup") is no new task
+		return false
+	}
+	return !pointsBack(low)
+}
+
+// pointsBack: a back-reference in the request's first four words or as its last word, or a CJK one anywhere.
+func pointsBack(low string) bool {
+	ws := promptWords(low)
+	return refersBack(strings.Join(ws[:min(4, len(ws))], " ")+" "+ws[len(ws)-1]) || containsAny(low, backRefCJK.list())
 }
 
 func setsGoal(c promptClass) bool { return c != promptAck && c != promptFollowUp }
@@ -547,7 +566,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.AfterBreak = true // another session of the project: a resume
 	}
 	st.PromptSession = sid
-	class := st.classifyPrompt(p)
+	class, resumed := st.classifyPrompt(p), st.AfterBreak
 	if class != promptAck {
 		st.AfterBreak = false
 		if i := st.returnTo(p); i >= 0 {
@@ -564,6 +583,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	}
 	switch class {
 	case promptGoal, promptNewTask:
+		st.finishTask(class == promptNewTask && !resumed)
 		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptSwitch, promptCorrect:
@@ -590,6 +610,15 @@ func (st *State) setLatest(p string, at time.Time) {
 		return
 	}
 	st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
+}
+
+// finishTask sets a done goal aside as completed when a new task follows it in the same session ("Done: retry.py has
+// the helper" then "Now write the changelog entry"): finished, not pending; another session's work is history.
+func (st *State) finishTask(next bool) {
+	if next && st.workDone() {
+		st.Task = "completed: " + st.Task
+		st.setAside()
+	}
 }
 
 func (st *State) setAside() {
@@ -663,12 +692,7 @@ func (st *State) addInstruction(p string, at time.Time, ref Ref) {
 			kept = append(kept, in)
 		}
 	}
-	n := Note{Text: c, At: at, Refs: []Ref{ref}}
-	if ref == st.TaskRef { // the goal leads, before the constraints a new task carried over
-		st.Instructions = evictPlain(slices.Insert(kept, 0, n))
-		return
-	}
-	st.Instructions = evictPlain(append(kept, n))
+	st.Instructions = evictPlain(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}))
 }
 
 // evictPlain bounds the instructions to maxInstructions by dropping the oldest after the goal that constrains
@@ -883,13 +907,17 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 // decided to use buf because it pins versions"); a longer sentence before ("The problem was the timezone.") is a
 // cause of its own: the decision after it stands.
 func diagnosis(ss []string, i int) bool {
-	low := strings.ToLower(ss[i])
+	return causeOpens(strings.ToLower(ss[i])) || i > 0 && promptSize(ss[i-1]) <= 4 && containsAny(strings.ToLower(ss[i-1]), causeMarkers.list())
+}
+
+// causeOpens: a cause phrase with no choice before it.
+func causeOpens(low string) bool {
 	for _, m := range causeMarkers.list() {
 		if j := strings.Index(low, m); j >= 0 && !mayDecideAny(low[:j]) {
 			return true
 		}
 	}
-	return i > 0 && promptSize(ss[i-1]) <= 4 && containsAny(strings.ToLower(ss[i-1]), causeMarkers.list())
+	return false
 }
 
 // editedThisTurn: a file write since the latest request whose call has not failed.
