@@ -16,7 +16,8 @@ package distill
 //     not pointing back, continuing or adding to it, not a choice).
 //  6. A sequence word ("now", "jetzt", "теперь", "接下来") opening a request
 //     sharing no content word with the goal nor pointing back ("now make it
-//     shorter") starts a new task: the goal replaced, not set aside.
+//     shorter") starts a new task: the goal replaced, not set aside; once the goal is done it needs no "now"
+//     (nextAfterDone), and the done goal is set aside as "completed: …". The user's constraints stand across it.
 //  7. Anything else is a follow-up. A compaction summary is never a request.
 //
 // Decisions, so the next agent does not re-debate them: a sentence that (1) says so ("we decided/chose/will use", "X
