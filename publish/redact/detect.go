@@ -1383,7 +1383,7 @@ func prefixedToken(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	e := runTo(s, i+1, i+1+maxValueLen, setURLSafe)
-	if part := longestPart(s[i+1 : e]); len(part) < 28 || !keyMaterial(part) {
+	if part := longestPart(s[i+1 : e]); len(part) < 28 || !keyMaterial(part) && !lowerMaterial(s, p, i, part) {
 		return Match{}, false
 	}
 	if m, ok := genTokenAt(s, i); ok {
@@ -1391,6 +1391,22 @@ func prefixedToken(s string, i int) (Match, bool) {
 	}
 	return Match{KindToken, p, e}, true
 }
+
+// lowerMaterial: a lower-case or hex body after a prefix that ends in '_'
+// (sbp_<40 hex>, napi_<base36>, lsv2_pt_<32 hex>_<10 hex>), 32+ bytes
+// changing between letter and digit at least every 4 (random hex: about 1
+// in 2; a name: rarely). A bare digest, git SHA, UUID or nix hash has no
+// such prefix; an object id has a noun's (resp_<48 hex>, msg_, evt_) and a
+// digest a hash's label.
+func lowerMaterial(s string, p, i int, part string) bool {
+	return s[i] == '_' && len(part) >= 32 && part == strings.ToLower(part) && digitMixes(part)*4 >= len(part) &&
+		!slices.Contains(idPrefixes, s[p:i])
+}
+
+// idPrefixes label object ids and digests, not secrets.
+var idPrefixes = []string{"resp", "msg", "rs", "fc", "ci", "call", "item", "run", "step", "thread", "asst", "file",
+	"batch", "req", "evt", "cus", "sub", "txn", "obj", "id", "conv", "chat", "trace", "span", "hash", "commit",
+	"digest", "rev", "blob", "tree", "etag", "cache", "build", "uuid", "guid", "sha1", "sha256", "blake2b", "xxh"}
 
 // tokenPrefix is where the lower-case prefix ending at i starts (i when
 // there is none): up to 10 bytes opening a word with a letter.

@@ -286,6 +286,14 @@ func TestString(t *testing.T) {
 		{"publishable", "pk_test_Zr8Kp2Wq9Lm4Xv7Tn3Yc6Rb1Js5Ae0GuQfHd8Ko2", "pk_test_Zr8Kp2Wq9Lm4Xv7Tn3Yc6Rb1Js5Ae0GuQfHd8Ko2"},
 		{"snake and kebab", "test_handle_request_with_retry_backoff2_and_jitter3 and my-very-long-package-name-v2-beta3-final", "test_handle_request_with_retry_backoff2_and_jitter3 and my-very-long-package-name-v2-beta3-final"},
 		{"nix and hex ids", "/nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-glibc-2.37 resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b", "/nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-glibc-2.37 resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b"},
+		// redteam2: an unknown prefix before a lower-case or hex body
+		{"prefixed hex", "SUPA=x sbp_" + hex32 + "0a1b2c3d ok", "SUPA=x " + r(KindToken) + " ok"},
+		{"prefixed base36", "use napi_k3j4h5g6f7d8s9a0q1w2e3r4t5y6u7i8o9p0", "use " + r(KindToken)},
+		{"prefixed two parts", "key lsv2_pt_" + hex32 + "_" + hex32[:10], "key " + r(KindToken)},
+		{"prefixed hex held out", `{"x": "qzt_7e4b1c9a0d2f8e6b3a5c7d9e1f0a2b4c6d8e0f1a"}`, `{"x": "` + r(KindToken) + `"}`},
+		{"hashes stay", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go"},
+		{"ids stay", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345"},
+		{"prefixed dash hex stays", "pkg-" + hex32 + " node-" + hex32, "pkg-" + hex32 + " node-" + hex32},
 		// misc
 		{"empty", "", ""},
 		{"plain", "nothing to see here", "nothing to see here"},
