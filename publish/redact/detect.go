@@ -151,12 +151,18 @@ func (a *assign) unknownKey(s string, v int, key []byte, env bool) (Match, bool)
 	switch {
 	case hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd"):
 		m, ok := a.literal(s, v, key, KindPassword, false)
-		return m, ok && a.connPair(s, m.End)
+		return m, ok && (a.connPair(s, m.End) || a.lonePass(key, s[m.Start:m.End]))
 	case keyName(key):
 		m, ok := a.literal(s, v, key, KindSecret, env)
 		return m, ok && keyMaterial(s[m.Start:m.End])
 	}
 	return Match{}, false
+}
+
+// lonePass: pass=/pwd= alone, unspaced, before a value that mixes letters
+// and digits (pwd=hunter2x; not PWD=/home/x, pwd=$(pwd), bypass=on).
+func (a *assign) lonePass(key []byte, val string) bool {
+	return a.sep == '=' && !a.spaced && digitMixes(val) >= 2 && !strings.ContainsAny(val, "/$") && !hasSuffixBytes(key, "bypass")
 }
 
 // keyName: a name whose last word names a secret no keyword does (SIGNING_KEY,
@@ -651,9 +657,16 @@ func identInCode(s, val string, ve int, spaced bool, sep byte) bool {
 		return false
 	}
 	if isOneOf(s[next], ",);}") {
-		return true // Password: pw,  f(password=pw)
+		return !connValue(s, val, next, spaced, sep) // Password: pw,  f(password=pw); not Password=hunter2x;
 	}
 	return next > ve && isAlnum(s[next]) && onlyLetters(val) // Password: must be at least 8 characters
+}
+
+// connValue: a lone connection-string pair (Password=hunter2x;), unspaced
+// with ';' after it, whose value mixes letters and digits (a variable
+// named for what it holds does not: userPassword2).
+func connValue(s, val string, next int, spaced bool, sep byte) bool {
+	return !spaced && sep == '=' && s[next] == ';' && digitMixes(val) >= 2 && !containsFold(val, "pass")
 }
 
 // authorization masks the credential of an Authorization header value

@@ -294,6 +294,13 @@ func TestString(t *testing.T) {
 		{"hashes stay", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go"},
 		{"ids stay", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345"},
 		{"prefixed dash hex stays", "pkg-" + hex32 + " node-" + hex32, "pkg-" + hex32 + " node-" + hex32},
+		// redteam2: a lone connection-string password, pass=/pwd= alone
+		{"lone conn pair", "Password=hunter2xyz;", "Password=" + r(KindPassword) + ";"},
+		{"lone conn pair held out", `string cs = "PWD=Tr0ub4dor3x;";`, `string cs = "PWD=` + r(KindPassword) + `;";`},
+		{"lone pwd", "pwd=hunter2xyz", "pwd=" + r(KindPassword)},
+		{"lone pass held out", "smtp_pass=Qx7mail2024 port=587", "smtp_pass=" + r(KindPassword) + " port=587"},
+		{"lone pwd stays", "PWD=/home/u/src pwd=$(pwd) bypass=on2off3 x = pass1word2;", "PWD=/home/u/src pwd=$(pwd) bypass=on2off3 x = pass1word2;"},
+		{"mysql held out", "mariadb -h db -uroot -pQx7mail2024 shop", "mariadb -h db -uroot -p" + r(KindPassword) + " shop"},
 		// misc
 		{"empty", "", ""},
 		{"plain", "nothing to see here", "nothing to see here"},
