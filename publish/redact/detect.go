@@ -33,6 +33,9 @@ func assignment(s string, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
+	if a.sep == ':' && (equalFold(s[a.j:a.ke], "cookie") || equalFold(s[a.j:a.ke], "set-cookie")) {
+		return cookieHeader(s, a.sepEnd)
+	}
 	if !a.handKey(s) {
 		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
 	}
@@ -40,6 +43,37 @@ func assignment(s string, i int) (Match, bool) {
 	var wide [maxKeyLen + 8]byte
 	key := widenKey(s, a.j, foldKey(buf[:0], s[a.j:a.ke]), wide[:0])
 	return a.keyed(s, key)
+}
+
+// cookieHeader reads the name=value pairs of a Cookie: or Set-Cookie:
+// header from v and masks the first value that reads as generated; names
+// stay. String's next round masks the next one. It stops at the first
+// byte that is no pair, so a header repeated stays linear.
+func cookieHeader(s string, v int) (Match, bool) {
+	lim := min(len(s), v+maxValueLen)
+	for p := skipOver(s, v, v+8, " "); p < lim; p = skipOver(s, p+1, p+3, " ") {
+		n := runTo(s, p, lim, setKeyName)
+		if n == p || n >= lim || s[n] != '=' {
+			break
+		}
+		m, ok := cookieValue(s, n+1)
+		if p = m.End; ok || p >= lim || s[p] != ';' {
+			return m, ok
+		}
+	}
+	return Match{}, false
+}
+
+// cookieValue masks a cookie's value from v to ';' when it reads as
+// generated (a session id: letters and digits changing every 4, or a
+// random mix); a preference (theme=dark) or an analytics id (GA1.2.n.n)
+// stays, and so does the name.
+func cookieValue(s string, v int) (Match, bool) {
+	e := v
+	for lim := min(len(s), v+maxValueLen); e < lim && !isOneOf(s[e], "; \t\r\n\"'"); e++ {
+	}
+	val := s[v:e]
+	return Match{KindToken, v, e}, len(val) >= 16 && (digitMixes(val)*4 >= len(val) || randomIdent(val)) && !isPlaceholder(val)
 }
 
 // assign is an assignment being read: the operator sep at i ending at

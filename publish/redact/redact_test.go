@@ -301,6 +301,13 @@ func TestString(t *testing.T) {
 		{"lone pass held out", "smtp_pass=Qx7mail2024 port=587", "smtp_pass=" + r(KindPassword) + " port=587"},
 		{"lone pwd stays", "PWD=/home/u/src pwd=$(pwd) bypass=on2off3 x = pass1word2;", "PWD=/home/u/src pwd=$(pwd) bypass=on2off3 x = pass1word2;"},
 		{"mysql held out", "mariadb -h db -uroot -pQx7mail2024 shop", "mariadb -h db -uroot -p" + r(KindPassword) + " shop"},
+		// redteam2: session cookies in Cookie and Set-Cookie headers
+		{"cookie", "Cookie: sessionid=a8f3k2l9x0q7w1e5r6t4y3u2; theme=dark", "Cookie: sessionid=" + r(KindToken) + "; theme=dark"},
+		{"cookie later pair", "Cookie: theme=dark; sid=" + hex32 + "; lang=en-US", "Cookie: theme=dark; sid=" + r(KindToken) + "; lang=en-US"},
+		{"set-cookie", "Set-Cookie: JSESSIONID=8F3A2B1C9D0E7F6A5B4C3D2E1F0A9B8C; Path=/; HttpOnly", "Set-Cookie: JSESSIONID=" + r(KindToken) + "; Path=/; HttpOnly"},
+		{"cookie held out", `  -H 'cookie: _ga=GA1.2.1234567.1700000000; laravel_session=eyJpdiI6Ik1xN2RzK2w5; XSRF=Zq8Lm2Wx7Kp4Tn9Rb3Vc'`, `  -H 'cookie: _ga=GA1.2.1234567.1700000000; laravel_session=` + r(KindToken) + `; XSRF=` + r(KindToken) + `'`},
+		{"cookie stays", "Cookie: theme=dark; lang=en-US; consent=accepted_all_cookies_2024; _ga=GA1.2.1234567.1700000000", "Cookie: theme=dark; lang=en-US; consent=accepted_all_cookies_2024; _ga=GA1.2.1234567.1700000000"},
+		{"not a cookie line", "x: 1; sid=" + hex32, "x: 1; sid=" + hex32},
 		// misc
 		{"empty", "", ""},
 		{"plain", "nothing to see here", "nothing to see here"},
@@ -429,6 +436,8 @@ func BenchmarkWorstCase(b *testing.B) {
 		"dot":      "dp.pt.",
 		"pemcut":   "-----BEGIN " + "PRIVATE KEY-----\n     1\u2192",
 		"auth":     "Authorization: Bearer ",
+		"cookie":   "Cookie: a=b; c=d; ",
+		"prefhex":  "sbp_" + hex32 + "_",
 	}
 	for name, p := range patterns {
 		for _, n := range []int{32 << 10, 128 << 10} {
