@@ -36,6 +36,10 @@ func assignment(s string, i int) (Match, bool) {
 	if a.sep == ':' && (equalFold(s[a.j:a.ke], "cookie") || equalFold(s[a.j:a.ke], "set-cookie")) {
 		return cookieHeader(s, a.sepEnd)
 	}
+	if kind, ok := a.foreignKey(s); ok {
+		v := a.valueStart(s)
+		return a.literal(s, min(v, len(s)-1), []byte(s[a.j:a.ke]), kind, false)
+	}
 	if !a.handKey(s) {
 		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
 	}
@@ -76,12 +80,53 @@ func cookieValue(s string, v int) (Match, bool) {
 	return Match{KindToken, v, e}, len(val) >= 16 && (digitMixes(val)*4 >= len(val) || randomIdent(val)) && !isPlaceholder(val)
 }
 
+// fullColon: s[i] ends a full-width colon (U+FF1A, "密码：x").
+func fullColon(s string, i int) bool { return i >= 2 && s[i-2] == 0xef && s[i-1] == 0xbc }
+
+// wideKeyStart is where a key with letters beyond ASCII (пароль,
+// contraseña, 密码) ending at ke starts: back over key bytes and UTF-8
+// bytes, at most maxKeyLen, to a rune's first byte.
+func wideKeyStart(s string, ke int) int {
+	j := ke
+	for j > 0 && ke-j < maxKeyLen && (s[j-1] >= 0x80 || classes[s[j-1]]&setKeyName != 0) {
+		j--
+	}
+	for j < ke && s[j]&0xc0 == 0x80 {
+		j++
+	}
+	return j
+}
+
+// foreignKey classifies a key spelled beyond ASCII by the secret words of
+// the languages distill reads (es, ru, ja, zh; de, fr and pt spell theirs
+// in ASCII: keywords): DB_КЛЮЧ, "contraseña", パスワード, 用户密码.
+func (a *assign) foreignKey(s string) (Kind, bool) {
+	if !a.wide || a.sepEnd >= len(s) {
+		return "", false
+	}
+	k := strings.ToLower(s[a.j:a.ke])
+	for _, w := range foreignWords {
+		if strings.Contains(k, w.word) {
+			return w.kind, true
+		}
+	}
+	return "", false
+}
+
+var foreignWords = []keyword{
+	{"contraseña", KindPassword}, {"пароль", KindPassword}, {"パスワード", KindPassword}, {"密码", KindPassword},
+	{"口令", KindPassword}, {"暗証番号", KindPassword}, {"токен", KindToken}, {"トークン", KindToken},
+	{"令牌", KindToken}, {"секрет", KindSecret}, {"シークレット", KindSecret}, {"秘密", KindSecret},
+	{"密钥", KindSecret}, {"秘钥", KindSecret}, {"ключ", KindSecret}, {"秘密鍵", KindSecret},
+}
+
 // assign is an assignment being read: the operator sep at i ending at
 // sepEnd, the key s[j:ke] and the keyword families its letters may start.
 type assign struct {
 	i, j, ke, sepEnd int
 	sep              byte
 	spaced           bool // spaces around the operator
+	wide             bool // the key has letters beyond ASCII
 	fam              uint8
 }
 
@@ -112,6 +157,8 @@ func colonVendor(s string, i int) (Match, bool) {
 // not ==, !=, <=, +=, =~.
 func operator(s string, i int) (sep byte, end int, ok bool) {
 	switch {
+	case s[i] == 0x9a: // the third byte of a full-width colon (fullColon)
+		return ':', i + 1, fullColon(s, i)
 	case s[i] == ':' && hasPrefixAt(s, i+1, "="):
 		return '=', i + 2, true
 	case s[i] == ':':
@@ -132,6 +179,9 @@ func readAssign(s string, i int) (a assign, ok bool) {
 	if a.sep, a.sepEnd, ok = operator(s, i); !ok {
 		return a, false
 	}
+	if s[i] == 0x9a {
+		i -= 2
+	}
 	j := skipBack(s, i, i-4, " \t")
 	a.spaced = j < i
 	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
@@ -143,6 +193,9 @@ func readAssign(s string, i int) (a assign, ok bool) {
 	}
 	a.ke = j
 	a.j = runBack(s, a.ke, a.ke-maxKeyLen-1, setKeyName)
+	if a.wide = a.j > 0 && s[a.j-1] >= 0x80; a.wide {
+		a.j = wideKeyStart(s, a.ke)
+	}
 	a.fam = keyFamilies(s[a.j:a.ke])
 	return a, a.j < a.ke && a.ke-a.j <= maxKeyLen
 }
@@ -553,6 +606,10 @@ var keywords = []keyword{
 	{"private", KindSecret}, {"secret", KindSecret}, {"token", KindToken},
 	{"apikey", KindAPIKey}, {"accesskey", KindSecret}, {"auth", KindSecret},
 	{"credential", KindSecret},
+	// de, es, fr, pt (distill/lang's languages that spell these in ASCII)
+	{"passwort", KindPassword}, {"kennwort", KindPassword}, {"contrasena", KindPassword},
+	{"motdepasse", KindPassword}, {"senha", KindPassword}, {"geheimnis", KindSecret},
+	{"secreto", KindSecret}, {"segredo", KindSecret}, {"jeton", KindToken},
 }
 
 // qualifiers follow a keyword in names whose value is not the secret itself
@@ -1140,7 +1197,7 @@ func wordEnd(s string, p int, set string, n int) bool {
 // afterVerb returns where the text after the "is " or "was " at p starts,
 // and whether one is there.
 func afterVerb(s string, p int) (int, bool) {
-	for _, v := range [...]string{"is ", "was "} {
+	for _, v := range [...]string{"is ", "was ", "ist ", "est ", "es ", "é "} { // en, de, fr, es, pt
 		if hasPrefixAt(s, p, v) {
 			return p + len(v), true
 		}
@@ -1441,13 +1498,18 @@ func prefixedToken(s string, i int) (Match, bool) {
 
 // lowerMaterial: a lower-case or hex body after a prefix that ends in '_'
 // (sbp_<40 hex>, napi_<base36>, lsv2_pt_<32 hex>_<10 hex>), 32+ bytes
-// changing between letter and digit at least every 4 (random hex: about 1
-// in 2; a name: rarely). A bare digest, git SHA, UUID or nix hash has no
+// changing between letter and digit at least every 4 (random base36: about
+// 2 in 5; a name: rarely), or hex with both. A bare digest, git SHA, UUID or nix hash has no
 // such prefix; an object id has a noun's (resp_<48 hex>, msg_, evt_) and a
 // digest a hash's label.
 func lowerMaterial(s string, p, i int, part string) bool {
-	return s[i] == '_' && len(part) >= 32 && part == strings.ToLower(part) && digitMixes(part)*4 >= len(part) &&
-		!slices.Contains(idPrefixes, s[p:i])
+	return s[i] == '_' && len(part) >= 32 && part == strings.ToLower(part) && !slices.Contains(idPrefixes, s[p:i]) &&
+		(digitMixes(part)*4 >= len(part) || hexDigest(part))
+}
+
+// hexDigest: v is lower-case hex with letters and digits.
+func hexDigest(v string) bool {
+	return runTo(v, 0, len(v), cHexLow) == len(v) && hasDigit(v) && strings.ContainsAny(v, "abcdef")
 }
 
 // idPrefixes label object ids and digests, not secrets.
