@@ -33,12 +33,8 @@ func assignment(s string, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
-	if a.sep == ':' && (equalFold(s[a.j:a.ke], "cookie") || equalFold(s[a.j:a.ke], "set-cookie")) {
-		return cookieHeader(s, a.sepEnd)
-	}
-	if kind, ok := a.foreignKey(s); ok {
-		v := a.valueStart(s)
-		return a.literal(s, min(v, len(s)-1), []byte(s[a.j:a.ke]), kind, false)
+	if m, ok, done := a.otherKeys(s); done {
+		return m, ok
 	}
 	if !a.handKey(s) {
 		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
@@ -49,6 +45,20 @@ func assignment(s string, i int) (Match, bool) {
 	return a.keyed(s, key)
 }
 
+// otherKeys reads the keys the classifiers do not: a Cookie: or
+// Set-Cookie: header, a key spelled beyond ASCII.
+func (a *assign) otherKeys(s string) (m Match, ok, done bool) {
+	if a.sep == ':' && equalFoldAny(s[a.j:a.ke], []string{"cookie", "set-cookie"}) {
+		m, ok = cookieHeader(s, a.sepEnd)
+		return m, ok, true
+	}
+	if kind, ok := a.foreignKey(s); ok {
+		m, ok = a.literal(s, min(a.valueStart(s), len(s)-1), []byte(s[a.j:a.ke]), kind, false)
+		return m, ok, true
+	}
+	return m, false, false
+}
+
 // cookieHeader reads the name=value pairs of a Cookie: or Set-Cookie:
 // header from v and masks the first value that reads as generated; names
 // stay. String's next round masks the next one. It stops at the first
@@ -57,11 +67,11 @@ func cookieHeader(s string, v int) (Match, bool) {
 	lim := min(len(s), v+maxValueLen)
 	for p := skipOver(s, v, v+8, " "); p < lim; p = skipOver(s, p+1, p+3, " ") {
 		n := runTo(s, p, lim, setKeyName)
-		if n == p || n >= lim || s[n] != '=' {
+		if n == p || !hasPrefixAt(s[:lim], n, "=") {
 			break
 		}
 		m, ok := cookieValue(s, n+1)
-		if p = m.End; ok || p >= lim || s[p] != ';' {
+		if p = m.End; ok || !hasPrefixAt(s[:lim], p, ";") {
 			return m, ok
 		}
 	}
@@ -73,15 +83,22 @@ func cookieHeader(s string, v int) (Match, bool) {
 // random mix); a preference (theme=dark) or an analytics id (GA1.2.n.n)
 // stays, and so does the name.
 func cookieValue(s string, v int) (Match, bool) {
-	e := v
-	for lim := min(len(s), v+maxValueLen); e < lim && !isOneOf(s[e], "; \t\r\n\"'"); e++ {
+	val := s[v:min(len(s), v+maxValueLen)]
+	if k := strings.IndexAny(val, "; \t\r\n\"'"); k >= 0 {
+		val = val[:k]
 	}
-	val := s[v:e]
+	e := v + len(val)
 	return Match{KindToken, v, e}, len(val) >= 16 && (digitMixes(val)*4 >= len(val) || randomIdent(val)) && !isPlaceholder(val)
 }
 
-// fullColon: s[i] ends a full-width colon (U+FF1A, "密码：x").
-func fullColon(s string, i int) bool { return i >= 2 && s[i-2] == 0xef && s[i-1] == 0xbc }
+// fullColon reads the assignment at a full-width colon (U+FF1A, "密码：x"),
+// s[i] its last byte; the key and value are read as after '='.
+func fullColon(s string, i int) (Match, bool) {
+	if i < 2 || s[i-2] != 0xef {
+		return Match{}, false
+	}
+	return assignment(s, i)
+}
 
 // wideKeyStart is where a key with letters beyond ASCII (пароль,
 // contraseña, 密码) ending at ke starts: back over key bytes and UTF-8
@@ -118,6 +135,24 @@ var foreignWords = []keyword{
 	{"口令", KindPassword}, {"暗証番号", KindPassword}, {"токен", KindToken}, {"トークン", KindToken},
 	{"令牌", KindToken}, {"секрет", KindSecret}, {"シークレット", KindSecret}, {"秘密", KindSecret},
 	{"密钥", KindSecret}, {"秘钥", KindSecret}, {"ключ", KindSecret}, {"秘密鍵", KindSecret},
+}
+
+// keyEnd is readAssign's way back from the operator at i (the last byte
+// of a full-width colon) to the key's end.
+func keyEnd(s string, i int) (j int, spaced bool) {
+	if s[i] == 0x9a {
+		i -= 2
+	}
+	j = skipBack(s, i, i-4, " \t")
+	spaced = j < i
+	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
+		j--
+	}
+	j = skipBack(s, j, j-2, "\"'`*")
+	if j > 0 && s[j-1] == '\\' {
+		j--
+	}
+	return j, spaced
 }
 
 // assign is an assignment being read: the operator sep at i ending at
@@ -157,8 +192,6 @@ func colonVendor(s string, i int) (Match, bool) {
 // not ==, !=, <=, +=, =~.
 func operator(s string, i int) (sep byte, end int, ok bool) {
 	switch {
-	case s[i] == 0x9a: // the third byte of a full-width colon (fullColon)
-		return ':', i + 1, fullColon(s, i)
 	case s[i] == ':' && hasPrefixAt(s, i+1, "="):
 		return '=', i + 2, true
 	case s[i] == ':':
@@ -179,19 +212,7 @@ func readAssign(s string, i int) (a assign, ok bool) {
 	if a.sep, a.sepEnd, ok = operator(s, i); !ok {
 		return a, false
 	}
-	if s[i] == 0x9a {
-		i -= 2
-	}
-	j := skipBack(s, i, i-4, " \t")
-	a.spaced = j < i
-	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
-		j--
-	}
-	j = skipBack(s, j, j-2, "\"'`*")
-	if j > 0 && s[j-1] == '\\' {
-		j--
-	}
-	a.ke = j
+	a.ke, a.spaced = keyEnd(s, i)
 	a.j = runBack(s, a.ke, a.ke-maxKeyLen-1, setKeyName)
 	if a.wide = a.j > 0 && s[a.j-1] >= 0x80; a.wide {
 		a.j = wideKeyStart(s, a.ke)
