@@ -290,6 +290,7 @@ func TestString(t *testing.T) {
 		{"prefixed hex", "SUPA=x sbp_" + hex32 + "0a1b2c3d ok", "SUPA=x " + r(KindToken) + " ok"},
 		{"prefixed base36", "use napi_k3j4h5g6f7d8s9a0q1w2e3r4t5y6u7i8o9p0", "use " + r(KindToken)},
 		{"prefixed two parts", "key lsv2_pt_" + hex32 + "_" + hex32[:10], "key " + r(KindToken)},
+		{"prefixed hex in order", "sbp_0123456789abcdef0123456789abcdef01234567", r(KindToken)},
 		{"prefixed hex held out", `{"x": "qzt_7e4b1c9a0d2f8e6b3a5c7d9e1f0a2b4c6d8e0f1a"}`, `{"x": "` + r(KindToken) + `"}`},
 		{"hashes stay", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go"},
 		{"ids stay", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345"},
