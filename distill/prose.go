@@ -1140,10 +1140,12 @@ func urls(line string) []string {
 		}
 		start := strings.LastIndexFunc(rest[:i], func(r rune) bool { return r < 'a' || r > 'z' }) + 1 // the scheme
 		end := len(rest)
-		if j := strings.IndexAny(rest[i+3:], " \t<>()\"'`]"); j >= 0 {
+		if j := strings.IndexAny(rest[i+3:], " \t<>()\"'`]\x1b\a"); j >= 0 {
 			end = i + 3 + j
 		}
-		if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
+		// ESC ] 8 ; params ; URL (ESC \ or BEL) text: an OSC 8 link's target, hidden from who reads the text.
+		hidden := start > 0 && rest[start-1] == ';' && end < len(rest) && rest[end] < ' '
+		if scheme := rest[start:i]; (scheme == "http" || scheme == "https") && !hidden {
 			out = append(out, rest[start:end])
 		}
 		rest = rest[end:]
