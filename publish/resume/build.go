@@ -451,11 +451,7 @@ func filesLayer(s Session) *layer {
 		if i == MaxFiles {
 			break
 		}
-		change := oneLine(f.ChangeType)
-		if f.FailedAfter {
-			change += "; a test/build failed after the last edit" // handoff.md's words
-		}
-		item := fmt.Sprintf("### %s (%s)", oneLine(f.Path), change)
+		item := fmt.Sprintf("### %s (%s)", oneLine(f.Path), f.change())
 		if d := strings.TrimRight(f.Diff, "\n"); d != "" {
 			lang := f.Language
 			if strings.HasPrefix(d, "diff --git") || strings.HasPrefix(d, "--- ") || strings.HasPrefix(d, "@@") {
@@ -466,6 +462,14 @@ func filesLayer(s Session) *layer {
 		files.items = append(files.items, item)
 	}
 	return files
+}
+
+// change is how the file changed, and, in handoff.md's words, whether a test or build failed after its last edit.
+func (f FileChange) change() string {
+	if f.FailedAfter {
+		return oneLine(f.ChangeType) + "; a test/build failed after the last edit"
+	}
+	return oneLine(f.ChangeType)
 }
 
 // decisionsLayer is P3's decisions.

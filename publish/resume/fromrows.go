@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -81,26 +82,30 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 	return s
 }
 
-// endings are how a session ended by the kind of its last telling row, in carryover's words (never a row's); endDone and
-// endAsked by its agent's last reply, endAPIError by a model API error. The prompt says one only where the evidence
-// does, and only these (knownEnding): a session file cannot put its own words in carryover's instructions.
-var endings = map[adapters.Kind]string{
-	adapters.KindInterrupted: "when the user interrupted it",
-	adapters.KindRefused:     "when the user refused a tool call",
-	adapters.KindCompaction:  "at a context compaction",
-	adapters.KindPrompt:      "before the agent answered the user's last request",
-	adapters.KindLimit:       "at a usage, rate or quota limit",
+// endings are how a session ended, in carryover's words (never a row's): by the kind of its last telling row, its
+// agent's last reply (done, asked) or a model API error (api). The prompt says one only where the evidence does, and
+// only these (knownEnding): a session file cannot put its own words in carryover's instructions.
+var endings = map[string]string{
+	string(adapters.KindInterrupted): "when the user interrupted it",
+	string(adapters.KindRefused):     "when the user refused a tool call",
+	string(adapters.KindCompaction):  "at a context compaction",
+	string(adapters.KindPrompt):      "before the agent answered the user's last request",
+	string(adapters.KindLimit):       "at a usage, rate or quota limit",
+	"done":                           "with the agent reporting the work complete",
+	"asked":                          "with the agent asking the user a question",
+	"api":                            "at a model API error (not a limit)",
 }
 
-const (
-	endDone     = "with the agent reporting the work complete"
-	endAsked    = "with the agent asking the user a question"
-	endAPIError = "at a model API error (not a limit)"
-)
+func knownEnding(e string) bool { return slices.Contains(slices.Collect(maps.Values(endings)), e) }
 
-func knownEnding(e string) bool {
-	return e == endDone || e == endAsked || e == endAPIError || slices.Contains(slices.Collect(maps.Values(endings)), e)
-}
+// reachedLimits are Limit.Phrase's words for a limit reached (not a warning: "usage limit near", "80 % used").
+var reachedLimits = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range []adapters.LimitKind{adapters.LimitUsage, adapters.LimitRate, adapters.LimitQuota, adapters.LimitOverloaded} {
+		m[(&adapters.Limit{Kind: k, Reached: true}).Phrase()] = true
+	}
+	return m
+})
 
 // quietKinds never say how a session ended: token figures, carryover's own injection, harness notes, a limit warning.
 var quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true, adapters.KindLimit: true}
@@ -119,23 +124,22 @@ func ending(rows []ledger.Row, h distill.Handoff) string {
 		case r.Kind == adapters.KindText:
 			return textEnding(h)
 		}
-		return endings[r.Kind]
+		return endings[string(r.Kind)]
 	}
 	return ""
 }
 
-// apiEnding is a limit row that is no warning (Limit.Phrase's "near", "% used"), or a model API error (no tool's)
-// naming a limit or not; "" for any other row.
+// apiEnding is a limit reached, or a model API error (no tool's) naming a limit or not; "" for any other row.
 func apiEnding(r ledger.Row) string {
 	switch {
-	case r.Kind == adapters.KindLimit && !strings.Contains(r.Text, "near") && !strings.Contains(r.Text, "% used"):
-		return endings[adapters.KindLimit]
+	case r.Kind == adapters.KindLimit && reachedLimits()[r.Text]:
+		return endings["limit"]
 	case r.Kind != adapters.KindError || r.CallID != "" || r.Role == "tool":
 		return ""
 	case adapters.LimitFromError(r.Text, adapters.APIErrorStatus(r.Text), r.Time) != nil:
-		return endings[adapters.KindLimit]
+		return endings["limit"]
 	}
-	return endAPIError
+	return endings["api"]
 }
 
 // textEnding is how a session that ended on the agent's reply ended: a completion report, or a question to the user
@@ -144,9 +148,9 @@ func textEnding(h distill.Handoff) string {
 	last := strings.TrimRight(strings.TrimSpace(h.LastWords), "*_`\"') ")
 	switch {
 	case h.Completed:
-		return endDone
+		return endings["done"]
 	case strings.HasSuffix(last, "?") || strings.HasSuffix(last, "？"):
-		return endAsked
+		return endings["asked"]
 	}
 	return ""
 }

@@ -528,7 +528,7 @@ func Structured(s Session) Handoff {
 	switch {
 	case len(h.Blockers) > 0:
 		h.Status, h.Outcome = "blocked", "PARTIAL_MINUS"
-	case len(h.Next) > 0 || h.Now != "" && h.Ended != endDone: // the agent's completion report ends it: nothing left open
+	case len(h.Next) > 0 || h.Now != "" && h.Ended != endings["done"]: // the agent's completion report ends it: nothing left open
 		h.Status, h.Outcome = "partial", "PARTIAL_PLUS"
 	default:
 		h.Status, h.Outcome = "complete", "SUCCEEDED"
@@ -703,8 +703,8 @@ func (h *Handoff) trimOnce() bool {
 		h.DoneThisSession = h.DoneThisSession[1:]
 	case len(h.Worked) > 0:
 		h.Worked = h.Worked[1:]
-	case len(h.Findings) > 0:
-		h.Findings = nil
+	case len(h.Findings) > 0 || h.LastWords != "": // handoff.md and the prompt quote the last words
+		h.Findings, h.LastWords = nil, ""
 	case len(h.Questions) > 0:
 		h.Questions = h.Questions[:len(h.Questions)-1]
 	case len(h.Files.Modified)+len(h.Files.Created)+len(h.Files.Deleted) > 0:
@@ -713,8 +713,6 @@ func (h *Handoff) trimOnce() bool {
 		h.Failed = h.Failed[:len(h.Failed)-1]
 	case len(h.Next) > 0:
 		h.Next = h.Next[:len(h.Next)-1]
-	case h.LastWords != "":
-		h.LastWords = "" // handoff.md and the prompt quote them; here, the goal and the user's words go first
 	case len(h.Decisions) > 0:
 		h.Decisions = nil
 	case dropLast(&h.Blockers, &h.Asked):
