@@ -342,7 +342,7 @@ func frame(s Session, mode string) (head, foot string) {
 	if s.Imported != "" {
 		fmt.Fprintf(&b, "%s\n\n", ImportedNote(s.Imported))
 	} else {
-		fmt.Fprintf(&b, "You are continuing a task that was started in a %s, which ended (likely a usage or rate limit).\n\n", src)
+		fmt.Fprintf(&b, "You are continuing a task that was started in a %s%s.\n\n", src, endedClause(s.Ended))
 	}
 	fmt.Fprintf(&b, "1. Resume protocol (%s): %s\n", mode, protocol)
 	b.WriteString("2. Do NOT re-debate anything under \"Key Decisions\".\n")
@@ -357,6 +357,15 @@ func frame(s Session, mode string) (head, foot string) {
 		foot = "## Resume Now\n\nOnce the user confirms the file above is theirs, continue with the in-progress work quoted above.\n"
 	}
 	return head, foot
+}
+
+// endedClause says how the session ended where its rows show it (", which ended at a context compaction"), else
+// nothing: a guess ("likely a limit") sends the next agent after a cause that was never there.
+func endedClause(e string) string {
+	if !knownEnding(e) {
+		return ""
+	}
+	return ", which ended " + e
 }
 
 // writeOrigin writes the prompt's source, task-state and project lines.
@@ -429,6 +438,7 @@ func taskLayer(s Session) *layer {
 	task.addIf(ip != "", "**In progress:** "+defuseHeadings(ip))
 	task.addIf(len(s.Task.SetAside) > 0, "**Set aside by the user (not current; do not resume unless asked):**\n"+bulletList(s.Task.SetAside))
 	task.addIf(len(s.Task.Remaining) > 0, "**Remaining:**\n"+bulletList(s.Task.Remaining))
+	task.addIf(strings.TrimSpace(s.LastWords) != "", "**Last words of the previous agent:**\n"+strings.Join(publish.QuotedLines(s.LastWords, 8), "\n"))
 	task.addIf(len(s.References) > 0, "**References and action items:**\n"+bulletList(s.References))
 	task.addIf(len(s.Task.Completed) > 0, "**Completed:**\n"+bulletList(s.Task.Completed))
 	return task
@@ -441,7 +451,7 @@ func filesLayer(s Session) *layer {
 		if i == MaxFiles {
 			break
 		}
-		item := fmt.Sprintf("### %s (%s)", oneLine(f.Path), oneLine(f.ChangeType))
+		item := fmt.Sprintf("### %s (%s)", oneLine(f.Path), f.change())
 		if d := strings.TrimRight(f.Diff, "\n"); d != "" {
 			lang := f.Language
 			if strings.HasPrefix(d, "diff --git") || strings.HasPrefix(d, "--- ") || strings.HasPrefix(d, "@@") {
@@ -452,6 +462,14 @@ func filesLayer(s Session) *layer {
 		files.items = append(files.items, item)
 	}
 	return files
+}
+
+// change is how the file changed, and, in handoff.md's words, whether a test or build failed after its last edit.
+func (f FileChange) change() string {
+	if f.FailedAfter {
+		return oneLine(f.ChangeType) + "; a test/build failed after the last edit"
+	}
+	return oneLine(f.ChangeType)
 }
 
 // decisionsLayer is P3's decisions.

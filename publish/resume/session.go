@@ -54,6 +54,8 @@ type Session struct {
 	References []string         `json:"references,omitempty"`
 	DrawnFrom  []string         `json:"drawnFrom,omitempty"`
 	Quality    *distill.Quality `json:"quality,omitempty"`
+	Ended      string           `json:"ended,omitempty"`     // how the session ended, as its last rows show (one of endings)
+	LastWords  string           `json:"lastWords,omitempty"` // the closing paragraph of the agent's last reply, verbatim
 	// Imported names the file (`resume --file`) this session came from: not one carryover recorded, so the prompt says
 	// so. Never serialised.
 	Imported string `json:"-"`
@@ -99,6 +101,8 @@ type FileChange struct {
 	ChangeType string `json:"changeType"` // created, modified, deleted
 	Diff       string `json:"diff,omitempty"`
 	Language   string `json:"language,omitempty"`
+	// FailedAfter: a test or build failed after the session's last edit of it (carryover extension).
+	FailedAfter bool `json:"failedAfter,omitempty"`
 }
 
 // Task is the task state: P1 of the resume prompt.
@@ -152,7 +156,7 @@ func (s *Session) Redact(fn func(string) string) {
 		return
 	}
 	ps := []*string{&s.Project.GitStatus, &s.Project.Structure, &s.Project.MemoryFileContents, &s.Conversation.Summary,
-		&s.Test, &s.Task.Description, &s.Task.Latest, &s.Task.InProgress}
+		&s.Test, &s.Task.Description, &s.Task.Latest, &s.Task.InProgress, &s.LastWords}
 	for i := range s.Conversation.Messages {
 		ps = append(ps, &s.Conversation.Messages[i].Content)
 	}
@@ -413,6 +417,9 @@ type Handoff struct {
 	Goal            string            `yaml:"goal" json:"goal"`
 	Latest          string            `yaml:"latest,omitempty" json:"latest,omitempty"`
 	SetAside        []string          `yaml:"set_aside,omitempty" json:"set_aside,omitempty"`
+	Asked           []string          `yaml:"asked,omitempty" json:"asked,omitempty"` // the user's other requests and constraints, their words
+	Ended           string            `yaml:"ended,omitempty" json:"ended,omitempty"`
+	LastWords       string            `yaml:"last_words,omitempty" json:"last_words,omitempty"`
 	Now             string            `yaml:"now" json:"now"`
 	Test            string            `yaml:"test,omitempty" json:"test,omitempty"`
 	DoneThisSession []TaskRecord      `yaml:"done_this_session,omitempty" json:"done_this_session,omitempty"`
@@ -490,6 +497,9 @@ func Structured(s Session) Handoff {
 		Goal:       oneLine(s.Task.Description),
 		Latest:     oneLine(s.Task.Latest),
 		SetAside:   distill.Dedupe(s.Task.SetAside),
+		Asked:      distill.Dedupe(s.Task.Asked),
+		Ended:      s.Ended,
+		LastWords:  s.LastWords,
 		References: distill.Dedupe(s.References),
 		DrawnFrom:  s.DrawnFrom,
 		Quality:    s.Quality,
@@ -518,7 +528,7 @@ func Structured(s Session) Handoff {
 	switch {
 	case len(h.Blockers) > 0:
 		h.Status, h.Outcome = "blocked", "PARTIAL_MINUS"
-	case h.Now != "" || len(h.Next) > 0:
+	case len(h.Next) > 0 || h.Now != "" && h.Ended != endings["done"]: // the agent's completion report ends it: nothing left open
 		h.Status, h.Outcome = "partial", "PARTIAL_PLUS"
 	default:
 		h.Status, h.Outcome = "complete", "SUCCEEDED"
@@ -601,10 +611,13 @@ func (h Handoff) ToSession() Session {
 		References: h.References,
 		DrawnFrom:  h.DrawnFrom,
 		Quality:    h.Quality,
+		Ended:      h.Ended,
+		LastWords:  h.LastWords,
 		Task: Task{
 			Description: h.Goal,
 			Latest:      h.Latest,
 			SetAside:    h.SetAside,
+			Asked:       h.Asked,
 			InProgress:  h.Now,
 			Remaining:   h.Next,
 			Blockers:    h.Blockers,
@@ -690,8 +703,8 @@ func (h *Handoff) trimOnce() bool {
 		h.DoneThisSession = h.DoneThisSession[1:]
 	case len(h.Worked) > 0:
 		h.Worked = h.Worked[1:]
-	case len(h.Findings) > 0:
-		h.Findings = nil
+	case len(h.Findings) > 0 || h.LastWords != "": // handoff.md and the prompt quote the last words
+		h.Findings, h.LastWords = nil, ""
 	case len(h.Questions) > 0:
 		h.Questions = h.Questions[:len(h.Questions)-1]
 	case len(h.Files.Modified)+len(h.Files.Created)+len(h.Files.Deleted) > 0:
@@ -702,8 +715,7 @@ func (h *Handoff) trimOnce() bool {
 		h.Next = h.Next[:len(h.Next)-1]
 	case len(h.Decisions) > 0:
 		h.Decisions = nil
-	case len(h.Blockers) > 0:
-		h.Blockers = h.Blockers[:len(h.Blockers)-1]
+	case dropLast(&h.Blockers, &h.Asked):
 	case len(h.Goal) > 120 || len(h.Now) > 120:
 		// Halve the long texts; a clipped one is at most 103 bytes: this ends.
 		if len(h.Goal) > 120 {
@@ -716,6 +728,17 @@ func (h *Handoff) trimOnce() bool {
 		return false
 	}
 	return true
+}
+
+// dropLast drops the last item of the first of lists that has one; false: none has.
+func dropLast(lists ...*[]string) bool {
+	for _, l := range lists {
+		if len(*l) > 0 {
+			*l = (*l)[:len(*l)-1]
+			return true
+		}
+	}
+	return false
 }
 
 // NoRequestWarning: the session holds no request carryover could find (a trimmed transcript, a subagent-only excerpt, a

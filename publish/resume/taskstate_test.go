@@ -16,9 +16,11 @@ func TestSetTaskState(t *testing.T) {
 	h := distill.Handoff{
 		Task: "Outline a Q3 investor update", Latest: "What is still unresolved before I send it?",
 		SetAside: []string{"Refactor billing"}, Next: "Get the user's answer: Include the bridge round?",
-		Refs:     []string{"https://example.org/deck"},
-		Failures: []distill.Failure{{What: "pytest", Error: "AssertionError: x", ExitCode: &one, Resolved: true}},
-		Plan:     []distill.PlanItem{{Text: "Draft highlights", Done: true}, {Text: "Check churn figure"}},
+		Refs: []string{"https://example.org/deck"},
+		Failures: []distill.Failure{{What: "pytest", Error: "AssertionError: x", ExitCode: &one, Resolved: true},
+			{What: "npm run lint", ExitCode: &one, Declined: true}, {What: "make docs", ExitCode: &one, Superseded: true}},
+		LastWords: "The deck is drafted.\nShall I add the churn chart?",
+		Plan:      []distill.PlanItem{{Text: "Draft highlights", Done: true}, {Text: "Check churn figure"}},
 		// What the user asked between the first and latest request, what they refused and what they stopped: the
 		// next agent must see all three (a lost request is work never done; a lost refusal is work redone).
 		Instructions: []string{"Keep the churn chart from the Q2 deck"},
@@ -28,8 +30,8 @@ func TestSetTaskState(t *testing.T) {
 	var s resume.Session
 	resume.SetTaskState(&s, h)
 	s.DrawnFrom = []string{"copilot-cli session a1", "claude session b2"}
-	if len(s.Task.Blockers) != 2 || len(s.Blockers) != 3 {
-		t.Errorf("a fixed failure is a failed approach, not a blocker; a refusal and an interruption are both: %+v / %+v", s.Task.Blockers, s.Blockers)
+	if len(s.Task.Blockers) != 2 || len(s.Blockers) != 5 {
+		t.Errorf("a fixed, declined or left-behind failure is a failed approach, not a blocker; a refusal and an interruption are both: %+v / %+v", s.Task.Blockers, s.Blockers)
 	}
 	res, err := resume.Build(s, resume.Options{})
 	if err != nil {
@@ -39,7 +41,8 @@ func TestSetTaskState(t *testing.T) {
 		"Set aside by the user", "Refactor billing", "https://example.org/deck", "Check churn figure",
 		"drawn from:** copilot-cli session a1; claude session b2", "**In progress:** Get the user's answer",
 		"- Keep the churn chart from the Q2 deck", "- the user refused: send-mail investors@example.org",
-		"- the user interrupted: rendering the PDF"} {
+		"- the user interrupted: rendering the PDF", "`npm run lint` → exit 1 (the user declined it: do not fix or re-run",
+		"`make docs` → exit 1 (left behind", "> Shall I add the churn chart?"} {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("resume prompt lacks %q", want)
 		}
@@ -49,7 +52,14 @@ func TestSetTaskState(t *testing.T) {
 		t.Errorf("structured = %+v", st)
 	}
 	b, _ := st.Encode("yaml")
-	if !strings.Contains(string(b), "quality:\n  score:") {
-		t.Errorf("yaml lacks the quality report:\n%s", b)
+	// Every format carries the user's own words and the failures' standing, as handoff.md does.
+	for _, want := range []string{"quality:\n  score:", "asked:\n  - Keep the churn chart from the Q2 deck", "the user declined it",
+		"left behind", "last_words: |-\n  The deck is drafted."} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("yaml lacks %q:\n%s", want, b)
+		}
+	}
+	if back := st.ToSession(); len(back.Task.Asked) != 1 || back.LastWords != h.LastWords {
+		t.Errorf("a structured handoff read back loses the user's words or the last words: %+v", back.Task)
 	}
 }
