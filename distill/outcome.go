@@ -199,11 +199,16 @@ func segmentArgs(prog string, f []string) string {
 	skip := false
 	for i, w := range f[1:] {
 		switch {
+		case partOption(prog, f[i]) && !strings.HasPrefix(w, "-"):
+			skip, a.filters = false, append(a.filters, argWord(w))
 		case skip:
 			skip = false
 		case prog == "python" && w == "-m" && i+2 < len(f):
 			a.sub, a.script = true, false // python -m pytest: the module is the program
 		case strings.HasPrefix(w, "-"):
+			if name, v, ok := strings.Cut(w, "="); ok && partOption(prog, name) {
+				a.filters = append(a.filters, argWord(v))
+			}
 			skip = a.sub && len(a.parts) == 1 && optionBeforeVerb(w)
 		default:
 			a = a.add(argWord(w), f[i])
@@ -212,6 +217,20 @@ func segmentArgs(prog string, f []string) string {
 	sort.Strings(a.paths)
 	sort.Strings(a.filters)
 	return segKeyString(a.parts, a.paths, a.filters)
+}
+
+// partOption: flag selects a part of what its command builds, tests or installs — a stage (`docker build --target
+// deps`), a package or workspace member (`cargo build -p api`, `npm -w web`, `pnpm --filter web`, `mvn -pl core`, `lerna
+// --scope`): its value is keyed like a test filter, so the pass of a part never fixes the failure of the whole. The
+// one-letter forms (-p, -w, -F) only for the package managers and cargo, whose -p/-w name a member (gofmt's -w writes).
+func partOption(prog, flag string) bool {
+	switch strings.TrimLeft(flag, "-") {
+	case "target", "package", "workspace", "filter", "scope", "projects", "pl":
+		return strings.HasPrefix(flag, "-")
+	case "p", "w", "F":
+		return len(flag) == 2 && flag[0] == '-' && (prog == "cargo" || slices.Contains(pkgManagers, prog))
+	}
+	return false
 }
 
 // optionBeforeVerb: a one-letter option before a subcommand takes the next word (`make -C backend test`, `kubectl -n
