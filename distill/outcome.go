@@ -224,14 +224,13 @@ func segmentArgs(prog string, f []string) string {
 // --scope`): its value is keyed like a test filter, so the pass of a part never fixes the failure of the whole. The
 // one-letter forms (-p, -w, -F) only for the package managers and cargo, whose -p/-w name a member (gofmt's -w writes).
 func partOption(prog, flag string) bool {
-	switch strings.TrimLeft(flag, "-") {
-	case "target", "package", "workspace", "filter", "scope", "projects", "pl":
-		return strings.HasPrefix(flag, "-")
-	case "p", "w", "F":
-		return len(flag) == 2 && flag[0] == '-' && (prog == "cargo" || slices.Contains(pkgManagers, prog))
-	}
-	return false
+	return slices.Contains(partOptions, flag) || slices.Contains(memberFlags, flag) && (prog == "cargo" || slices.Contains(pkgManagers, prog))
 }
+
+var (
+	partOptions = []string{"--target", "--package", "--workspace", "--filter", "--scope", "--projects", "-pl"}
+	memberFlags = []string{"-p", "-w", "-F"}
+)
 
 // optionBeforeVerb: a one-letter option before a subcommand takes the next word (`make -C backend test`, `kubectl -n
 // staging apply`, `git -C repo commit`, `npm -w packages/api test`), unless it is one of the switches most programs
