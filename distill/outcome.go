@@ -493,7 +493,19 @@ func errorLine(text string) string {
 	if strings.Contains(l, "\t") { // testify aligns its fields with tabs: "Error:      \tNot equal:"
 		l = strings.Join(strings.Fields(l), " ")
 	}
-	return clip(withContext(l, lines, i, at), 160)
+	return clipEnds(withContext(l, lines, i, at), 160)
+}
+
+// clipEnds clips a long error line to its head and its last clause (after the last ": "), when that clause is short:
+// kubectl's, terraform's and many validators' verdict closes the line, after the values it quotes ("The Deployment
+// "api" is invalid: spec.selector: Invalid value: {…}: field is immutable"); a clause of words, not a value ("exit
+// code: 2").
+func clipEnds(s string, n int) string {
+	k := strings.LastIndex(s, ": ")
+	if len(s) <= n || k < 0 || len(s)-k > n/2 || !strings.Contains(strings.TrimSpace(s[k+2:]), " ") {
+		return clip(s, n)
+	}
+	return clip(s[:k], n-(len(s)-k)-1) + s[k:]
 }
 
 // withContext joins the chosen line l (lines[i]) to the line that completes it.
@@ -1470,9 +1482,9 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 		}
 		q := "unresolved: `" + clip(f.What, 80) + "`"
 		if f.Error != "" {
-			q += " — " + clip(f.Error, 100)
+			q += " — " + clipEnds(f.Error, 100)
 		}
-		h.Questions = append(h.Questions, q)
+		h.Questions = append(h.Questions, clipEnds(q, 160)) // the handoff clips its bullets at 160
 	}
 	h.Questions = append(append(h.Questions, st.backgroundQuestions()...), Dedupe(todos)...)
 	return failing
@@ -2037,7 +2049,7 @@ func failedNext(f *Failure) (string, bool) {
 		n = "Resolve, then re-run, the failed `" + clip(f.What, 120) + "`"
 	}
 	if f.Error != "" {
-		n += " (now: " + clip(f.Error, 120) + ")"
+		n += " (now: " + clipEnds(f.Error, 120) + ")"
 	}
 	return n, true
 }
