@@ -1699,7 +1699,33 @@ func (st *State) noteBackground(c Call, result string) {
 		st.Background = nil
 	} else if cmd != "" && backgrounded(cmd, first, result) {
 		st.Background = last(append(st.Background, oneLine(strings.TrimSuffix(cmd, "&"))), maxBackground)
+		if _, id, ok := strings.Cut(result, "in background with ID: "); ok {
+			id, _, _ = strings.Cut(id, ".")
+			st.Shells = last(append(st.Shells, strings.TrimSpace(id)+"\t"+cmd), maxBackground)
+		}
 	}
+}
+
+// shellCommand is call r's command, or for a read of a background shell (r.Text its id) the command that started it.
+func (st *State) shellCommand(r *ledger.Row) string {
+	for _, s := range st.Shells {
+		if id, cmd, _ := strings.Cut(s, "\t"); r.Command == "" && r.FilePath == "" && id == r.Text {
+			return cmd
+		}
+	}
+	return r.Command
+}
+
+// shellEnded: a read of a background shell reporting its exit code ended its command, which runs no longer.
+func (st *State) shellEnded(r *ledger.Row) {
+	if c := st.Calls[callKey(r)]; r.ExitCode != nil && c.Command != "" {
+		st.Background = slices.DeleteFunc(st.Background, func(b string) bool { return b == oneLine(c.Command) })
+	}
+}
+
+// running: a result saying its command runs on in the background (started, or read while running): no pass yet.
+func running(text string) bool {
+	return strings.Contains(text, "in background with ID") || strings.Contains(text, "<status>running</status>")
 }
 
 func backgrounded(cmd, first, result string) bool {
@@ -1716,6 +1742,14 @@ const maxBackground = 3
 // pass that resolves the earlier one.
 func (st *State) addToolResult(r *ledger.Row, at time.Time) {
 	c := st.Calls[callKey(r)]
+	if r.ExitCode == nil && c.Command != "" && running(r.Text) {
+		if callKey(r) == st.PendingCall {
+			st.PendingCall = ""
+		}
+		st.noteBackground(c, r.Text)
+		return
+	}
+	st.shellEnded(r)
 	if !maskedTest(c.Command) || !failureReportRE.get().MatchString(r.Text) {
 		st.addResultRow(r)
 		return
