@@ -1860,7 +1860,7 @@ func (st *State) askIfRefused(n string) string {
 		req = st.LatestRef
 	}
 	for _, r := range slices.Backward(st.Refused) {
-		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, r.Text) >= 2 && !strings.HasPrefix(n, "Ask the user") {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, refusedWhat(r.Text)) >= 2 && !strings.HasPrefix(n, "Ask the user") {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
@@ -2110,5 +2110,23 @@ func (st *State) forwardSentence(texts []string) string {
 }
 
 func (st *State) refusedText(s string) bool {
-	return slices.ContainsFunc(st.Refused, func(r Note) bool { return len(r.Text) >= 6 && strings.Contains(s, r.Text) })
+	return slices.ContainsFunc(st.Refused, func(r Note) bool { w := refusedWhat(r.Text); return len(w) >= 6 && strings.Contains(s, w) })
+}
+
+// reasonMark opens the user's own reason in a refused call's note: "git push -f (their reason: use a revert)".
+const reasonMark = " (their reason: "
+
+// refusedWhat is a refused note without the user's reason: what was refused.
+func refusedWhat(t string) string { w, _, _ := strings.Cut(t, reasonMark); return w }
+
+// refusalReason: the user's own words a harness quotes in a refused call's result, after its label (Claude Code's
+// "To tell you how to proceed, the user said:", Copilot CLI's "User feedback:"); "" when the user gave none.
+func refusalReason(text string) string {
+	low := strings.ToLower(text)
+	for _, label := range []string{"the user said:", "user feedback:"} {
+		if i := strings.Index(low, label); i >= 0 {
+			return strings.TrimSpace(text[i+len(label):])
+		}
+	}
+	return ""
 }

@@ -568,6 +568,9 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
 	st.StopSeq = st.Seq
 	if kind == "refusal" {
+		if why := refusalReason(r.Text); why != "" {
+			n.Text += reasonMark + clip(oneLine(why), 120) + ")"
+		}
 		st.Refused = last(append(st.Refused, n), keepStops)
 		return
 	}
