@@ -877,8 +877,8 @@ func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part
 	if f.Resolved = missingProgram(f) && (verify && runsTests(f.What) == runsTests(cmd) || sameVerb(f.What, cmd)); f.Resolved {
 		return false, false
 	}
-	if verify {
-		part = partial(pass, fail)
+	if verify { // a pass of a selected part (a filter, a member) verifies no other command's whole
+		part = partial(pass, fail) || slices.ContainsFunc(pass, func(p string) bool { return slices.ContainsFunc(segPaths(p), isFilterKey) })
 		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
 	}
 	return part, false
