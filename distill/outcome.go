@@ -841,6 +841,9 @@ func filtersIn(pp, fp []string) bool {
 
 func isFilterKey(p string) bool { return p[0] == '?' }
 
+// selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
+func selectsPart(seg string) bool { return slices.ContainsFunc(segPaths(seg), isFilterKey) }
+
 func coversPath(p, f string) bool {
 	return p == f || p == "./..." || p == "." || strings.HasSuffix(p, "/...") && strings.HasPrefix(f, strings.TrimSuffix(p, "...")) ||
 		strings.HasSuffix(p, "/") && strings.HasPrefix(f, p)
@@ -878,7 +881,7 @@ func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part
 		return false, false
 	}
 	if verify { // a pass of a selected part (a filter, a member) verifies no other command's whole
-		part = partial(pass, fail) || slices.ContainsFunc(pass, func(p string) bool { return slices.ContainsFunc(segPaths(p), isFilterKey) })
+		part = partial(pass, fail) || slices.ContainsFunc(pass, selectsPart)
 		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
 	}
 	return part, false
