@@ -16,7 +16,8 @@ package distill
 //     not pointing back, continuing or adding to it, not a choice).
 //  6. A sequence word ("now", "jetzt", "теперь", "接下来") opening a request
 //     sharing no content word with the goal nor pointing back ("now make it
-//     shorter") starts a new task: the goal replaced, not set aside.
+//     shorter") starts a new task: the goal replaced, not set aside; once the goal is done it needs no "now"
+//     (nextAfterDone), and the done goal is set aside as "completed: …". The user's constraints stand across it.
 //  7. Anything else is a follow-up. A compaction summary is never a request.
 //
 // Decisions, so the next agent does not re-debate them: a sentence that (1) says so ("we decided/chose/will use", "X
@@ -464,7 +465,26 @@ func eachTerm(s string, f func(string) bool) {
 // nor pastes an error (a report on the current work: "agora dá erro ao arrancar:" over a stack trace).
 func (st *State) sequenceNewTask(p, low string) bool {
 	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low) &&
-		pastedCondensed(p) == p
+		pastedCondensed(p) == p || st.nextAfterDone(p, low)
+}
+
+// nextAfterDone: once the goal's work stands done (the agent reported it, or a fix verified), a request sharing no
+// content word with it, not pointing back at it and no choice ("also add an export command that writes CSV") is the
+// next task, with or without "now"; "also" adds to finished work, so it continues nothing. A back-reference counts in
+// the request's first four words or as its last ("do the same for X", "add a test for it"), not as a relative
+// pronoun further in ("a command that writes …").
+func (st *State) nextAfterDone(p, low string) bool {
+	if promptSize(p) < 4 || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || !st.workDone() ||
+		len(turnQuestions(st.TurnTexts)) > 0 { // an answer ("no, not yet — wait for the backup") is no new task
+		return false
+	}
+	return !pointsBack(low)
+}
+
+// pointsBack: a back-reference in the request's first four words or as its last word, or a CJK one anywhere.
+func pointsBack(low string) bool {
+	ws := promptWords(low)
+	return refersBack(strings.Join(ws[:min(4, len(ws))], " ")+" "+ws[len(ws)-1]) || containsAny(low, backRefCJK.list())
 }
 
 func setsGoal(c promptClass) bool { return c != promptAck && c != promptFollowUp }
@@ -547,7 +567,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 		st.AfterBreak = true // another session of the project: a resume
 	}
 	st.PromptSession = sid
-	class := st.classifyPrompt(p)
+	class, resumed := st.classifyPrompt(p), st.AfterBreak
 	if class != promptAck {
 		st.AfterBreak = false
 		if i := st.returnTo(p); i >= 0 {
@@ -564,6 +584,7 @@ func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
 	}
 	switch class {
 	case promptGoal, promptNewTask:
+		st.finishTask(class == promptNewTask && !resumed)
 		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
 		st.Latest, st.LatestAt = "", time.Time{}
 	case promptSwitch, promptCorrect:
@@ -590,6 +611,15 @@ func (st *State) setLatest(p string, at time.Time) {
 		return
 	}
 	st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
+}
+
+// finishTask sets a done goal aside as completed when a new task follows it in the same session ("Done: retry.py has
+// the helper" then "Now write the changelog entry"): finished, not pending; another session's work is history.
+func (st *State) finishTask(next bool) {
+	if next && st.workDone() {
+		st.Task = "completed: " + st.Task
+		st.setAside()
+	}
 }
 
 func (st *State) setAside() {
@@ -860,14 +890,35 @@ func (st *State) addDecisions(text, low string, user, goal bool) {
 	if !user && !goal && !mayDecideAny(low) {
 		return
 	}
-	for i, s := range sentences(text) {
-		if goal && i == 0 {
+	ss := sentences(text)
+	for i, s := range ss {
+		if goal && i == 0 || diagnosis(ss, i) {
 			continue // even worded "X statt Y": the Task line carries it
 		}
 		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s, st.editedThisTurn())) {
 			st.addDecision(questionPrefixRE.get().ReplaceAllString(s, "")) // an item's text, not its "1."
 		}
 	}
+}
+
+// diagnosis: sentence i states what is wrong — a cause phrase opening its claim ("Das Problem ist, dass der Export
+// die lokale Zeit statt UTC schreibt"), or in a label of at most four words before it ("Found the bug. The coupon is
+// subtracted after VAT instead of before."). Worded as a contrast it reads as a choice, but it is the bug the fix
+// reverses: as a decision it would tell the next agent to keep it. A choice before the cause gives its reason ("We
+// decided to use buf because it pins versions"); a longer sentence before ("The problem was the timezone.") is a
+// cause of its own: the decision after it stands.
+func diagnosis(ss []string, i int) bool {
+	return causeOpens(strings.ToLower(ss[i])) || i > 0 && promptSize(ss[i-1]) <= 4 && containsAny(strings.ToLower(ss[i-1]), causeMarkers.list())
+}
+
+// causeOpens: a cause phrase with no choice before it.
+func causeOpens(low string) bool {
+	for _, m := range causeMarkers.list() {
+		if j := strings.Index(low, m); j >= 0 && !mayDecideAny(low[:j]) {
+			return true
+		}
+	}
+	return false
 }
 
 // editedThisTurn: a file write since the latest request whose call has not failed.
@@ -1089,10 +1140,12 @@ func urls(line string) []string {
 		}
 		start := strings.LastIndexFunc(rest[:i], func(r rune) bool { return r < 'a' || r > 'z' }) + 1 // the scheme
 		end := len(rest)
-		if j := strings.IndexAny(rest[i+3:], " \t<>()\"'`]"); j >= 0 {
+		if j := strings.IndexAny(rest[i+3:], " \t<>()\"'`]\x1b\a"); j >= 0 {
 			end = i + 3 + j
 		}
-		if scheme := rest[start:i]; scheme == "http" || scheme == "https" {
+		// ESC ] 8 ; params ; URL (ESC \ or BEL) text: an OSC 8 link's target, hidden from who reads the text.
+		hidden := start > 0 && rest[start-1] == ';' && end < len(rest) && rest[end] < ' '
+		if scheme := rest[start:i]; (scheme == "http" || scheme == "https") && !hidden {
 			out = append(out, rest[start:end])
 		}
 		rest = rest[end:]

@@ -284,13 +284,13 @@ func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
 	switch class {
 	case promptGoal, promptNewTask, promptSwitch:
 		st.TaskRef = refOf(r)
-		st.startTask()
+		st.startTask(class == promptNewTask)
 	case promptCorrect: // the corrected goal's instructions stand
 		st.TaskRef = refOf(r)
 	case promptFollowUp:
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
 			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
-			st.startTask()
+			st.startTask(false)
 		}
 	}
 }
@@ -651,8 +651,10 @@ func (st *State) ClearTask() {
 	st.AfterBreak, st.Answered, st.CauseKey = false, false, ""
 }
 
-func (st *State) startTask() {
-	st.Instructions = nil
+// startTask forgets the last task's instructions; after "now …" (next) the user's constraints stand ("ускорь парсер,
+// не меняй публичный API" then "теперь добавь бенчмарк"): the next step of the same work, until the user lifts them.
+func (st *State) startTask(next bool) {
+	st.Instructions = slices.DeleteFunc(st.Instructions, func(n Note) bool { return !next || !hasPhrase(strings.ToLower(n.Text), "constraint") })
 	st.Refused, st.Interrupted = nil, Note{}
 }
 
@@ -754,8 +756,7 @@ func (st *State) failuresInto(h *Handoff) {
 	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
 	// agent's "I won't run it until the backup is done" claims nothing done. A completion said before the newest
 	// request is an earlier turn's: it finishes nothing of this one.
-	h.Completed = st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq) &&
-		st.LastCallSeq >= st.StopSeq && !st.unaddressed()
+	h.Completed = st.workDone() && st.LastCallSeq >= st.StopSeq && !st.unaddressed()
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
@@ -803,6 +804,12 @@ func namedFile(stop, text string) string {
 		}
 	}
 	return ""
+}
+
+// workDone: the agent's last words since the newest request report it done, or the tools show a fix verified,
+// nothing failing since.
+func (st *State) workDone() bool {
+	return st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
 }
 
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was

@@ -33,6 +33,9 @@ func assignment(s string, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
+	if m, ok, done := a.otherKeys(s); done {
+		return m, ok
+	}
 	if !a.handKey(s) {
 		return genAssign(s, a.j, a.ke, a.sepEnd, a.fam)
 	}
@@ -42,12 +45,123 @@ func assignment(s string, i int) (Match, bool) {
 	return a.keyed(s, key)
 }
 
+// otherKeys reads the keys the classifiers do not: a Cookie: or
+// Set-Cookie: header, a key spelled beyond ASCII.
+func (a *assign) otherKeys(s string) (m Match, ok, done bool) {
+	if a.sep == ':' && equalFoldAny(s[a.j:a.ke], []string{"cookie", "set-cookie"}) {
+		m, ok = cookieHeader(s, a.sepEnd)
+		return m, ok, true
+	}
+	if kind, ok := a.foreignKey(s); ok {
+		m, ok = a.literal(s, min(a.valueStart(s), len(s)-1), []byte(s[a.j:a.ke]), kind, false)
+		return m, ok, true
+	}
+	return m, false, false
+}
+
+// cookieHeader reads the name=value pairs of a Cookie: or Set-Cookie:
+// header from v and masks the first value that reads as generated; names
+// stay. String's next round masks the next one. It stops at the first
+// byte that is no pair, so a header repeated stays linear.
+func cookieHeader(s string, v int) (Match, bool) {
+	lim := min(len(s), v+maxValueLen)
+	for p := skipOver(s, v, v+8, " "); p < lim; p = skipOver(s, p+1, p+3, " ") {
+		n := runTo(s, p, lim, setKeyName)
+		if n == p || !hasPrefixAt(s[:lim], n, "=") {
+			break
+		}
+		m, ok := cookieValue(s, n+1)
+		if p = m.End; ok || !hasPrefixAt(s[:lim], p, ";") {
+			return m, ok
+		}
+	}
+	return Match{}, false
+}
+
+// cookieValue masks a cookie's value from v to ';' when it reads as
+// generated (a session id: letters and digits changing every 4, or a
+// random mix); a preference (theme=dark) or an analytics id (GA1.2.n.n)
+// stays, and so does the name.
+func cookieValue(s string, v int) (Match, bool) {
+	val := s[v:min(len(s), v+maxValueLen)]
+	if k := strings.IndexAny(val, "; \t\r\n\"'"); k >= 0 {
+		val = val[:k]
+	}
+	e := v + len(val)
+	return Match{KindToken, v, e}, len(val) >= 16 && (digitMixes(val)*4 >= len(val) || randomIdent(val)) && !isPlaceholder(val)
+}
+
+// fullColon reads the assignment at a full-width colon (U+FF1A, "密码：x"),
+// s[i] its last byte; the key and value are read as after '='.
+func fullColon(s string, i int) (Match, bool) {
+	if i < 2 || s[i-2] != 0xef {
+		return Match{}, false
+	}
+	return assignment(s, i)
+}
+
+// wideKeyStart is where a key with letters beyond ASCII (пароль,
+// contraseña, 密码) ending at ke starts: back over key bytes and UTF-8
+// bytes, at most maxKeyLen, to a rune's first byte.
+func wideKeyStart(s string, ke int) int {
+	j := ke
+	for j > 0 && ke-j < maxKeyLen && (s[j-1] >= 0x80 || classes[s[j-1]]&setKeyName != 0) {
+		j--
+	}
+	for j < ke && s[j]&0xc0 == 0x80 {
+		j++
+	}
+	return j
+}
+
+// foreignKey classifies a key spelled beyond ASCII by the secret words of
+// the languages distill reads (es, ru, ja, zh; de, fr and pt spell theirs
+// in ASCII: keywords): DB_КЛЮЧ, "contraseña", パスワード, 用户密码.
+func (a *assign) foreignKey(s string) (Kind, bool) {
+	if !a.wide || a.sepEnd >= len(s) {
+		return "", false
+	}
+	k := strings.ToLower(s[a.j:a.ke])
+	for _, w := range foreignWords {
+		if strings.Contains(k, w.word) {
+			return w.kind, true
+		}
+	}
+	return "", false
+}
+
+var foreignWords = []keyword{
+	{"contraseña", KindPassword}, {"пароль", KindPassword}, {"パスワード", KindPassword}, {"密码", KindPassword},
+	{"口令", KindPassword}, {"暗証番号", KindPassword}, {"токен", KindToken}, {"トークン", KindToken},
+	{"令牌", KindToken}, {"секрет", KindSecret}, {"シークレット", KindSecret}, {"秘密", KindSecret},
+	{"密钥", KindSecret}, {"秘钥", KindSecret}, {"ключ", KindSecret}, {"秘密鍵", KindSecret},
+}
+
+// keyEnd is readAssign's way back from the operator at i (the last byte
+// of a full-width colon) to the key's end.
+func keyEnd(s string, i int) (j int, spaced bool) {
+	if s[i] == 0x9a {
+		i -= 2
+	}
+	j = skipBack(s, i, i-4, " \t")
+	spaced = j < i
+	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
+		j--
+	}
+	j = skipBack(s, j, j-2, "\"'`*")
+	if j > 0 && s[j-1] == '\\' {
+		j--
+	}
+	return j, spaced
+}
+
 // assign is an assignment being read: the operator sep at i ending at
 // sepEnd, the key s[j:ke] and the keyword families its letters may start.
 type assign struct {
 	i, j, ke, sepEnd int
 	sep              byte
 	spaced           bool // spaces around the operator
+	wide             bool // the key has letters beyond ASCII
 	fam              uint8
 }
 
@@ -98,17 +212,11 @@ func readAssign(s string, i int) (a assign, ok bool) {
 	if a.sep, a.sepEnd, ok = operator(s, i); !ok {
 		return a, false
 	}
-	j := skipBack(s, i, i-4, " \t")
-	a.spaced = j < i
-	if j > 1 && s[j-1] == ']' && isOneOf(s[j-2], "\"'") {
-		j--
-	}
-	j = skipBack(s, j, j-2, "\"'`*")
-	if j > 0 && s[j-1] == '\\' {
-		j--
-	}
-	a.ke = j
+	a.ke, a.spaced = keyEnd(s, i)
 	a.j = runBack(s, a.ke, a.ke-maxKeyLen-1, setKeyName)
+	if a.wide = a.j > 0 && s[a.j-1] >= 0x80; a.wide {
+		a.j = wideKeyStart(s, a.ke)
+	}
 	a.fam = keyFamilies(s[a.j:a.ke])
 	return a, a.j < a.ke && a.ke-a.j <= maxKeyLen
 }
@@ -151,12 +259,18 @@ func (a *assign) unknownKey(s string, v int, key []byte, env bool) (Match, bool)
 	switch {
 	case hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd"):
 		m, ok := a.literal(s, v, key, KindPassword, false)
-		return m, ok && a.connPair(s, m.End)
+		return m, ok && (a.connPair(s, m.End) || a.lonePass(key, s[m.Start:m.End]))
 	case keyName(key):
 		m, ok := a.literal(s, v, key, KindSecret, env)
 		return m, ok && keyMaterial(s[m.Start:m.End])
 	}
 	return Match{}, false
+}
+
+// lonePass: pass=/pwd= alone, unspaced, before a value that mixes letters
+// and digits (pwd=hunter2x; not PWD=/home/x, pwd=$(pwd), bypass=on).
+func (a *assign) lonePass(key []byte, val string) bool {
+	return a.sep == '=' && !a.spaced && digitMixes(val) >= 2 && !strings.ContainsAny(val, "/$") && !hasSuffixBytes(key, "bypass")
 }
 
 // keyName: a name whose last word names a secret no keyword does (SIGNING_KEY,
@@ -513,6 +627,10 @@ var keywords = []keyword{
 	{"private", KindSecret}, {"secret", KindSecret}, {"token", KindToken},
 	{"apikey", KindAPIKey}, {"accesskey", KindSecret}, {"auth", KindSecret},
 	{"credential", KindSecret},
+	// de, es, fr, pt (distill/lang's languages that spell these in ASCII)
+	{"passwort", KindPassword}, {"kennwort", KindPassword}, {"contrasena", KindPassword},
+	{"motdepasse", KindPassword}, {"senha", KindPassword}, {"geheimnis", KindSecret},
+	{"secreto", KindSecret}, {"segredo", KindSecret}, {"jeton", KindToken},
 }
 
 // qualifiers follow a keyword in names whose value is not the secret itself
@@ -651,9 +769,16 @@ func identInCode(s, val string, ve int, spaced bool, sep byte) bool {
 		return false
 	}
 	if isOneOf(s[next], ",);}") {
-		return true // Password: pw,  f(password=pw)
+		return !connValue(s, val, next, spaced, sep) // Password: pw,  f(password=pw); not Password=hunter2x;
 	}
 	return next > ve && isAlnum(s[next]) && onlyLetters(val) // Password: must be at least 8 characters
+}
+
+// connValue: a lone connection-string pair (Password=hunter2x;), unspaced
+// with ';' after it, whose value mixes letters and digits (a variable
+// named for what it holds does not: userPassword2).
+func connValue(s, val string, next int, spaced bool, sep byte) bool {
+	return !spaced && sep == '=' && s[next] == ';' && digitMixes(val) >= 2 && !containsFold(val, "pass")
 }
 
 // authorization masks the credential of an Authorization header value
@@ -1093,7 +1218,7 @@ func wordEnd(s string, p int, set string, n int) bool {
 // afterVerb returns where the text after the "is " or "was " at p starts,
 // and whether one is there.
 func afterVerb(s string, p int) (int, bool) {
-	for _, v := range [...]string{"is ", "was "} {
+	for _, v := range [...]string{"is ", "was ", "ist ", "est ", "es ", "é "} { // en, de, fr, es, pt
 		if hasPrefixAt(s, p, v) {
 			return p + len(v), true
 		}
@@ -1383,7 +1508,7 @@ func prefixedToken(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	e := runTo(s, i+1, i+1+maxValueLen, setURLSafe)
-	if part := longestPart(s[i+1 : e]); len(part) < 28 || !keyMaterial(part) {
+	if part := longestPart(s[i+1 : e]); len(part) < 28 || !keyMaterial(part) && !lowerMaterial(s, p, i, part) {
 		return Match{}, false
 	}
 	if m, ok := genTokenAt(s, i); ok {
@@ -1391,6 +1516,27 @@ func prefixedToken(s string, i int) (Match, bool) {
 	}
 	return Match{KindToken, p, e}, true
 }
+
+// lowerMaterial: a lower-case or hex body after a prefix that ends in '_'
+// (sbp_<40 hex>, napi_<base36>, lsv2_pt_<32 hex>_<10 hex>), 32+ bytes
+// changing between letter and digit at least every 4 (random base36: about
+// 2 in 5; a name: rarely), or hex with both. A bare digest, git SHA, UUID or nix hash has no
+// such prefix; an object id has a noun's (resp_<48 hex>, msg_, evt_) and a
+// digest a hash's label.
+func lowerMaterial(s string, p, i int, part string) bool {
+	return s[i] == '_' && len(part) >= 32 && part == strings.ToLower(part) && !slices.Contains(idPrefixes, s[p:i]) &&
+		(digitMixes(part)*4 >= len(part) || hexDigest(part))
+}
+
+// hexDigest: v is lower-case hex with letters and digits.
+func hexDigest(v string) bool {
+	return runTo(v, 0, len(v), cHexLow) == len(v) && hasDigit(v) && strings.ContainsAny(v, "abcdef")
+}
+
+// idPrefixes label object ids and digests, not secrets.
+var idPrefixes = []string{"resp", "msg", "rs", "fc", "ci", "call", "item", "run", "step", "thread", "asst", "file",
+	"batch", "req", "evt", "cus", "sub", "txn", "obj", "id", "conv", "chat", "trace", "span", "hash", "commit",
+	"digest", "rev", "blob", "tree", "etag", "cache", "build", "uuid", "guid", "sha1", "sha256", "blake2b", "xxh"}
 
 // tokenPrefix is where the lower-case prefix ending at i starts (i when
 // there is none): up to 10 bytes opening a word with a letter.

@@ -983,7 +983,8 @@ var handTriggers = [...]struct {
 	{c: '.', next: letters + "0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
 	{c: 'w', prev: "sSpP"},                                  // after pass, pw
 	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true},      // to(k)en, (k)ey after to(ken), api key, api_key, apikey
-	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},                   // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},
+	{c: 0x9a, prev: "\xbc"}, // ：(U+FF1A, EF BC 9A) after 密码 (assignment)                   // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
 }
 
 const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -1297,7 +1298,11 @@ func addKeyTri(w string, fam uint8) {
 }
 
 func initDetect() {
-	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "key", "seed", "hmac", "jwt", "bearer", "cookie", "pat"} {
+	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "key", "seed", "hmac", "jwt", "bearer", "cookie", "pat",
+		// a rare triple of each keyword in de/es/fr/pt (se-nha, cont-ras-ena, ke-nnw-ort, jet-on, segr-edo,
+		// geh-eimnis; passwort, motdepasse and secreto have pas and sec): a common one (con, sen, egr) would send
+		// config=, sensor= and integration= through the hand classifier
+		"nha", "ras", "nnw", "jet", "edo", "geh"} {
 		addKeyTri(w, triHand)
 	}
 	for _, p := range placeholderParts {

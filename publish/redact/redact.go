@@ -406,7 +406,7 @@ func initTables() {
 	handDetectors = [256]detector{
 		'-': dashToken, '_': prefixedToken, '=': assignment, ':': assignment, '@': urlCredentials,
 		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
-		'w': proseKey, 'k': proseKey, '>': xmlElement,
+		'w': proseKey, 'k': proseKey, '>': xmlElement, 0x9a: fullColon, // a full-width colon's last byte
 	}
 	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
 }

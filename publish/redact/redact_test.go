@@ -286,6 +286,44 @@ func TestString(t *testing.T) {
 		{"publishable", "pk_test_Zr8Kp2Wq9Lm4Xv7Tn3Yc6Rb1Js5Ae0GuQfHd8Ko2", "pk_test_Zr8Kp2Wq9Lm4Xv7Tn3Yc6Rb1Js5Ae0GuQfHd8Ko2"},
 		{"snake and kebab", "test_handle_request_with_retry_backoff2_and_jitter3 and my-very-long-package-name-v2-beta3-final", "test_handle_request_with_retry_backoff2_and_jitter3 and my-very-long-package-name-v2-beta3-final"},
 		{"nix and hex ids", "/nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-glibc-2.37 resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b", "/nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-glibc-2.37 resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b"},
+		// redteam2: an unknown prefix before a lower-case or hex body
+		{"prefixed hex", "SUPA=x sbp_" + hex32 + "0a1b2c3d ok", "SUPA=x " + r(KindToken) + " ok"},
+		{"prefixed base36", "use napi_k3j4h5g6f7d8s9a0q1w2e3r4t5y6u7i8o9p0", "use " + r(KindToken)},
+		{"prefixed two parts", "key lsv2_pt_" + hex32 + "_" + hex32[:10], "key " + r(KindToken)},
+		{"prefixed hex in order", "sbp_0123456789abcdef0123456789abcdef01234567", r(KindToken)},
+		{"prefixed hex held out", `{"x": "qzt_7e4b1c9a0d2f8e6b3a5c7d9e1f0a2b4c6d8e0f1a"}`, `{"x": "` + r(KindToken) + `"}`},
+		{"hashes stay", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go", "sha256:" + hex32 + hex32 + " git 3f786850e387550fdab836ed7e6dc881de23001b /nix/store/0c9ixl3jh6hq0bjyq0ly3x53p6vqzdlg-go"},
+		{"ids stay", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345", "msg_" + hex32 + hex32[:16] + " uuid_" + hex32 + " blob_" + hex32 + " test_abcdefghijklmnopqrstuvwxyz012345"},
+		{"prefixed dash hex stays", "pkg-" + hex32 + " node-" + hex32, "pkg-" + hex32 + " node-" + hex32},
+		// redteam2: a lone connection-string password, pass=/pwd= alone
+		{"lone conn pair", "Password=hunter2xyz;", "Password=" + r(KindPassword) + ";"},
+		{"lone conn pair held out", `string cs = "PWD=Tr0ub4dor3x;";`, `string cs = "PWD=` + r(KindPassword) + `;";`},
+		{"lone pwd", "pwd=hunter2xyz", "pwd=" + r(KindPassword)},
+		{"lone pass held out", "smtp_pass=Qx7mail2024 port=587", "smtp_pass=" + r(KindPassword) + " port=587"},
+		{"lone pwd stays", "PWD=/home/u/src pwd=$(pwd) bypass=on2off3 x = pass1word2;", "PWD=/home/u/src pwd=$(pwd) bypass=on2off3 x = pass1word2;"},
+		{"mysql held out", "mariadb -h db -uroot -pQx7mail2024 shop", "mariadb -h db -uroot -p" + r(KindPassword) + " shop"},
+		// redteam2: session cookies in Cookie and Set-Cookie headers
+		{"cookie", "Cookie: sessionid=a8f3k2l9x0q7w1e5r6t4y3u2; theme=dark", "Cookie: sessionid=" + r(KindToken) + "; theme=dark"},
+		{"cookie later pair", "Cookie: theme=dark; sid=" + hex32 + "; lang=en-US", "Cookie: theme=dark; sid=" + r(KindToken) + "; lang=en-US"},
+		{"set-cookie", "Set-Cookie: JSESSIONID=8F3A2B1C9D0E7F6A5B4C3D2E1F0A9B8C; Path=/; HttpOnly", "Set-Cookie: JSESSIONID=" + r(KindToken) + "; Path=/; HttpOnly"},
+		{"cookie held out", `  -H 'cookie: _ga=GA1.2.1234567.1700000000; laravel_session=eyJpdiI6Ik1xN2RzK2w5; XSRF=Zq8Lm2Wx7Kp4Tn9Rb3Vc'`, `  -H 'cookie: _ga=GA1.2.1234567.1700000000; laravel_session=` + r(KindToken) + `; XSRF=` + r(KindToken) + `'`},
+		{"cookie stays", "Cookie: theme=dark; lang=en-US; consent=accepted_all_cookies_2024; _ga=GA1.2.1234567.1700000000", "Cookie: theme=dark; lang=en-US; consent=accepted_all_cookies_2024; _ga=GA1.2.1234567.1700000000"},
+		{"not a cookie line", "x: 1; sid=" + hex32, "x: 1; sid=" + hex32},
+		// redteam2: secret words of distill/lang's languages as keys and in prose
+		{"de env", "DB_PASSWORT=Xk9vR2mQp4Lz", "DB_PASSWORT=" + r(KindPassword)},
+		{"es yaml", "  contraseña: Xk9vR2mQp4Lz", "  contraseña: " + r(KindPassword)},
+		{"fr env", "mot_de_passe=Xk9vR2mQp4Lz", "mot_de_passe=" + r(KindPassword)},
+		{"pt env", "senha=Xk9vR2mQp4Lz", "senha=" + r(KindPassword)},
+		{"ru yaml", "пароль: Xk9vR2mQp4Lz", "пароль: " + r(KindPassword)},
+		{"ja env", "パスワード=Xk9vR2mQp4Lz", "パスワード=" + r(KindPassword)},
+		{"zh full-width colon", "密码：Xk9vR2mQp4Lz", "密码：" + r(KindPassword)},
+		{"de prose", "mein Passwort ist Xk9vR2mQp4Lz.", "mein Passwort ist " + r(KindPassword) + "."},
+		{"fr prose held out", "le token est " + mix36, "le token est " + r(KindToken)},
+		{"lang json held out", `{"Kennwort": "Tr0ub4dor&3", "用户密码": "Qx7mail2024", "ТОКЕН_API": "` + mix36 + `"}`, `{"Kennwort": "` + r(KindPassword) + `", "用户密码": "` + r(KindPassword) + `", "ТОКЕН_API": "` + r(KindToken) + `"}`},
+		{"lang url held out", "https://x.example/login?usuario=ana&contraseña_db=Hq7nVx2Lp9Kd&jeton=" + mix36, "https://x.example/login?usuario=ana&contraseña_db=" + r(KindPassword) + "&jeton=" + r(KindToken)},
+		{"lang held out", "トークン：" + mix36 + " y la contraseña: Hq7nVx2Lp9Kd", "トークン：" + r(KindToken) + " y la contraseña: " + r(KindPassword)},
+		{"de prose held out", "Das neue Passwort ist Tr0ub4dor3x, bitte ändern", "Das neue Passwort ist " + r(KindPassword) + ", bitte ändern"},
+		{"lang stays", "名前：山田 ключевой: главный config=production sensor=on integration=jet2 Пароль: ******", "名前：山田 ключевой: главный config=production sensor=on integration=jet2 Пароль: ******"},
 		// misc
 		{"empty", "", ""},
 		{"plain", "nothing to see here", "nothing to see here"},
@@ -414,6 +452,8 @@ func BenchmarkWorstCase(b *testing.B) {
 		"dot":      "dp.pt.",
 		"pemcut":   "-----BEGIN " + "PRIVATE KEY-----\n     1\u2192",
 		"auth":     "Authorization: Bearer ",
+		"cookie":   "Cookie: a=b; c=d; ",
+		"prefhex":  "sbp_" + hex32 + "_",
 	}
 	for name, p := range patterns {
 		for _, n := range []int{32 << 10, 128 << 10} {

@@ -541,6 +541,7 @@ var hot8 = [256]uint8{
 	'x': 1,
 	'|': 1,
 	'~': 1,
+	154: 1,
 }
 
 // passPN[c] is the union of trigger c's filters (initTables expands it
@@ -573,6 +574,7 @@ var passPN = [256]pnFilter{
 	'x': {prev: [4]uint64{0x0, 0x2000000000, 0x0, 0x0}, next: [4]uint64{0x0, 0x1000000000000, 0x0, 0x0}},
 	'|': {prev: [4]uint64{0x3ff000000000000, 0x0, 0x0, 0x0}, next: [4]uint64{0x3ff200000000000, 0x7fffffe87fffffe, 0x0, 0x0}},
 	'~': {prev: [4]uint64{0x40000000000000, 0x2000000020000, 0x0, 0x0}, next: [4]uint64{0x3ff600000000000, 0x47fffffe87fffffe, 0x0, 0x0}},
+	154: {prev: [4]uint64{0x0, 0x0, 0x1000000000000000, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
 }
 
 // needPrev[c], needNext[c]: trigger c is dropped at the start or end of
@@ -588,6 +590,7 @@ var needPrev = [256]bool{
 	'w': true,
 	'x': true,
 	'~': true,
+	154: true,
 }
 var needNext = [256]bool{
 	'%': true,
@@ -616,6 +619,7 @@ var handNeedPrev = [256]bool{
 	'_': true,
 	'k': true,
 	'w': true,
+	154: true,
 }
 var handNeedNext = [256]bool{
 	'A': true,
@@ -638,6 +642,7 @@ var handHot = [256]bool{
 	'_': true,
 	'k': true,
 	'w': true,
+	154: true,
 }
 
 // handPN and genPN are the two families' filters kept apart: skipCold
@@ -658,6 +663,7 @@ var handPN = [256]pnFilter{
 	'_': {prev: [4]uint64{0x3ff000000000000, 0x7fffffe00000000, 0x0, 0x0}, next: [4]uint64{0x3ff000000000000, 0x7fffffe07fffffe, 0x0, 0x0}},
 	'k': {prev: [4]uint64{0x200100000000, 0x820080008000, 0x0, 0x0}, next: [4]uint64{0x0, 0x2000000000, 0x0, 0x0}},
 	'w': {prev: [4]uint64{0x0, 0x9000000090000, 0x0, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
+	154: {prev: [4]uint64{0x0, 0x0, 0x1000000000000000, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
 }
 var genPN = [256]pnFilter{
 	'%': {prev: [4]uint64{0x3ff000000000000, 0x0, 0x0, 0x0}, next: [4]uint64{0x3ff200000000000, 0x7fffffe87fffffe, 0x0, 0x0}},
@@ -1703,7 +1709,7 @@ var genKwGroups = [][]genKwRef{
 // assignment cost). Two 4 KB bitsets: a 32 KB byte table missed the cache
 // at every key letter (a third of assignment's time).
 var keyTri = [2][512]uint64{
-	{17: 0x800000000, 24: 0x200, 26: 0x10000000000000, 34: 0x200000000, 54: 0x200, 55: 0x800000000000, 57: 0x20, 134: 0x200000000, 171: 0x10000000000000, 178: 0x200000000000000, 256: 0x18000000000000, 265: 0x200, 267: 0x1000000000, 306: 0x2800000000, 327: 0x80000000000},
+	{17: 0x800000000, 24: 0x200, 26: 0x10000000000000, 34: 0x200000000, 54: 0x200, 55: 0x800000000000, 57: 0x20, 82: 0x8000, 114: 0x10000000000, 134: 0x200000000, 162: 0x10000000000000, 171: 0x10000000000000, 178: 0x200000000000000, 228: 0x2, 231: 0x800000, 256: 0x18000000000000, 265: 0x200, 267: 0x1000000000, 288: 0x8000000000000, 306: 0x2800000000, 327: 0x80000000000},
 	{18: 0x8002, 20: 0x4000000000000, 22: 0x280, 25: 0x200100000, 26: 0x1000, 34: 0x200000000, 36: 0x10400000000000, 42: 0x400000000000, 54: 0x8000, 55: 0x431200000000, 64: 0x10000000000000, 68: 0x8000000000000, 71: 0x800, 73: 0x8000, 90: 0x80000, 96: 0x8000800000000, 100: 0x400000000000, 102: 0x200, 105: 0x20, 116: 0x10000000000000, 119: 0x800000000, 130: 0x4000000000000, 138: 0x400000000, 151: 0x100000, 163: 0x40000, 164: 0x4000000000000, 185: 0x2, 186: 0x800000000, 192: 0x20000000000000, 196: 0x400000000000, 199: 0x800400000000, 208: 0x11020000000000, 210: 0xc000000000000, 226: 0x90000000000000, 236: 0x10000000000000, 245: 0x10000000000000, 262: 0x2, 265: 0x200, 288: 0x1000000000000, 306: 0x400000000000, 311: 0x400002000000, 312: 0x20000000000000, 314: 0x200000000000, 322: 0x100000000000, 329: 0x2, 331: 0x20000000000, 332: 0x1000000000000, 393: 0x2, 400: 0x400000000000, 418: 0x400000000000},
 }
 
@@ -1739,15 +1745,32 @@ var keywordsAt = [256][]keyword{
 	},
 	'c': {
 		{word: "credential", kind: "secret"},
+		{word: "contrasena", kind: "password"},
+	},
+	'g': {
+		{word: "geheimnis", kind: "secret"},
+	},
+	'j': {
+		{word: "jeton", kind: "token"},
+	},
+	'k': {
+		{word: "kennwort", kind: "password"},
+	},
+	'm': {
+		{word: "motdepasse", kind: "password"},
 	},
 	'p': {
 		{word: "password", kind: "password"},
 		{word: "passwd", kind: "password"},
 		{word: "passphrase", kind: "password"},
 		{word: "private", kind: "secret"},
+		{word: "passwort", kind: "password"},
 	},
 	's': {
 		{word: "secret", kind: "secret"},
+		{word: "senha", kind: "password"},
+		{word: "secreto", kind: "secret"},
+		{word: "segredo", kind: "secret"},
 	},
 	't': {
 		{word: "token", kind: "token"},
