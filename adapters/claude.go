@@ -259,6 +259,23 @@ func containsAt(s []byte, needle string, k int) bool {
 	return false
 }
 
+// shellExitRE: the exit code a BashOutput or TaskOutput result reports of a background shell that finished
+// ("<status>failed</status>\n\n<exit_code>1</exit_code>"), at a line's start: output quoting the tag is no status.
+var shellExitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^<exit_code>(-?\d+)</exit_code>`) })
+
+// shellExit is a tool result's exit code and kind: an error when a background shell it reports failed.
+func shellExit(text string) (*int, Kind) {
+	m := shellExitRE().FindStringSubmatch(text)
+	if m == nil {
+		return nil, KindToolResult
+	}
+	n, _ := strconv.Atoi(m[1])
+	if n != 0 {
+		return intPtr(n), KindError
+	}
+	return intPtr(n), KindToolResult
+}
+
 // exitCodeRE finds a failed command's exit code in a tool error (codex
 // and cursor use it too).
 var exitCodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)exit(?:ed with)? code:? (-?\d+)`) })
@@ -687,6 +704,7 @@ func (w *claudeRows) toolResult(i int, b *claudejson.Block) {
 	if !b.IsError {
 		w.scratch = w.toolResultText(w.scratch[:0], b.Content, maxResult+clipReach)
 		r.Text = clip(w.add(w.scratch), maxResult)
+		r.ExitCode, r.Kind = shellExit(r.Text)
 		w.emit(r)
 		return
 	}
@@ -886,6 +904,9 @@ func (w *claudeRows) toolUse(i int, b *claudejson.Block) Row {
 		r.Command = w.clipped(w.b(in.Command), maxResult)
 	}
 	r.Text = w.clipped(w.b(in.Description), 200)
+	if id := w.clipped(w.b(in.BashID), 80) + w.clipped(w.b(in.TaskID), 80); id != "" {
+		r.Text = id // BashOutput's, TaskOutput's shell: distill links it to the command that started it
+	}
 	if edit := w.editText(name, in); edit != "" {
 		r.Text = w.concat(r.Text, "\n", edit)
 	}

@@ -221,10 +221,11 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 					n, _ := strconv.Atoi(m[1])
 					r.ExitCode = intPtr(n)
 				}
-			} else {
-				r.Kind = KindToolResult
 			}
 			r.Text = clip(text, maxResult)
+			if !b.IsError {
+				r.ExitCode, r.Kind = shellExit(r.Text)
+			}
 		case "text":
 			if l.IsCompactSummary {
 				r.Role, r.Kind, r.Text = "system", KindCompaction, clip(b.Text, maxText)
@@ -359,6 +360,9 @@ func oracleAssistant(l oracleLine, key string, base Row) []Row {
 				r.Command = clip(in.Command, maxResult)
 			}
 			r.Text = clip(in.Description, 200)
+			if id := clip(in.BashID, 80) + clip(in.TaskID, 80); id != "" {
+				r.Text = id
+			}
 			r.Text += oracleEditText(b.Name, in)
 		default:
 			continue
@@ -375,6 +379,8 @@ type oracleInput struct {
 	NotebookPath string `json:"notebook_path"`
 	Command      string `json:"command"`
 	Description  string `json:"description"`
+	BashID       string `json:"bash_id"`
+	TaskID       string `json:"task_id"`
 	Content      string `json:"content"`
 	NewString    string `json:"new_string"`
 	Edits        []struct {

@@ -199,11 +199,16 @@ func segmentArgs(prog string, f []string) string {
 	skip := false
 	for i, w := range f[1:] {
 		switch {
+		case partOption(prog, f[i]) && !strings.HasPrefix(w, "-"):
+			skip, a.filters = false, append(a.filters, argWord(w))
 		case skip:
 			skip = false
 		case prog == "python" && w == "-m" && i+2 < len(f):
 			a.sub, a.script = true, false // python -m pytest: the module is the program
 		case strings.HasPrefix(w, "-"):
+			if name, v, ok := strings.Cut(w, "="); ok && partOption(prog, name) {
+				a.filters = append(a.filters, argWord(v))
+			}
 			skip = a.sub && len(a.parts) == 1 && optionBeforeVerb(w)
 		default:
 			a = a.add(argWord(w), f[i])
@@ -213,6 +218,19 @@ func segmentArgs(prog string, f []string) string {
 	sort.Strings(a.filters)
 	return segKeyString(a.parts, a.paths, a.filters)
 }
+
+// partOption: flag selects a part of what its command builds, tests or installs — a stage (`docker build --target
+// deps`), a package or workspace member (`cargo build -p api`, `npm -w web`, `pnpm --filter web`, `mvn -pl core`, `lerna
+// --scope`): its value is keyed like a test filter, so the pass of a part never fixes the failure of the whole. The
+// one-letter forms (-p, -w, -F) only for the package managers and cargo, whose -p/-w name a member (gofmt's -w writes).
+func partOption(prog, flag string) bool {
+	return slices.Contains(partOptions, flag) || slices.Contains(memberFlags, flag) && (prog == "cargo" || slices.Contains(pkgManagers, prog))
+}
+
+var (
+	partOptions = []string{"--target", "--package", "--workspace", "--filter", "--scope", "--projects", "-pl"}
+	memberFlags = []string{"-p", "-w", "-F"}
+)
 
 // optionBeforeVerb: a one-letter option before a subcommand takes the next word (`make -C backend test`, `kubectl -n
 // staging apply`, `git -C repo commit`, `npm -w packages/api test`), unless it is one of the switches most programs
@@ -475,7 +493,19 @@ func errorLine(text string) string {
 	if strings.Contains(l, "\t") { // testify aligns its fields with tabs: "Error:      \tNot equal:"
 		l = strings.Join(strings.Fields(l), " ")
 	}
-	return clip(withContext(l, lines, i, at), 160)
+	return clipEnds(withContext(l, lines, i, at), 160)
+}
+
+// clipEnds clips a long error line to its head and its last clause (after the last ": "), when that clause is short:
+// kubectl's, terraform's and many validators' verdict closes the line, after the values it quotes ("The Deployment
+// "api" is invalid: spec.selector: Invalid value: {…}: field is immutable"); a clause of words, not a value ("exit
+// code: 2").
+func clipEnds(s string, n int) string {
+	k := strings.LastIndex(s, ": ")
+	if len(s) <= n || k < 0 || len(s)-k > n/2 || !strings.Contains(strings.TrimSpace(s[k+2:]), " ") {
+		return clip(s, n)
+	}
+	return clip(s[:k], n-(len(s)-k)-1) + s[k:]
 }
 
 // withContext joins the chosen line l (lines[i]) to the line that completes it.
@@ -811,6 +841,9 @@ func filtersIn(pp, fp []string) bool {
 
 func isFilterKey(p string) bool { return p[0] == '?' }
 
+// selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
+func selectsPart(seg string) bool { return slices.ContainsFunc(segPaths(seg), isFilterKey) }
+
 func coversPath(p, f string) bool {
 	return p == f || p == "./..." || p == "." || strings.HasSuffix(p, "/...") && strings.HasPrefix(f, strings.TrimSuffix(p, "...")) ||
 		strings.HasSuffix(p, "/") && strings.HasPrefix(f, p)
@@ -847,8 +880,8 @@ func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part
 	if f.Resolved = missingProgram(f) && (verify && runsTests(f.What) == runsTests(cmd) || sameVerb(f.What, cmd)); f.Resolved {
 		return false, false
 	}
-	if verify {
-		part = partial(pass, fail)
+	if verify { // a pass of a selected part (a filter, a member) verifies no other command's whole
+		part = partial(pass, fail) || slices.ContainsFunc(pass, selectsPart)
 		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
 	}
 	return part, false
@@ -1452,9 +1485,9 @@ func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
 		}
 		q := "unresolved: `" + clip(f.What, 80) + "`"
 		if f.Error != "" {
-			q += " — " + clip(f.Error, 100)
+			q += " — " + clipEnds(f.Error, 100)
 		}
-		h.Questions = append(h.Questions, q)
+		h.Questions = append(h.Questions, clipEnds(q, 160)) // the handoff clips its bullets at 160
 	}
 	h.Questions = append(append(h.Questions, st.backgroundQuestions()...), Dedupe(todos)...)
 	return failing
@@ -1669,7 +1702,33 @@ func (st *State) noteBackground(c Call, result string) {
 		st.Background = nil
 	} else if cmd != "" && backgrounded(cmd, first, result) {
 		st.Background = last(append(st.Background, oneLine(strings.TrimSuffix(cmd, "&"))), maxBackground)
+		if _, id, ok := strings.Cut(result, "in background with ID: "); ok {
+			id, _, _ = strings.Cut(id, ".")
+			st.Shells = last(append(st.Shells, strings.TrimSpace(id)+"\t"+cmd), maxBackground)
+		}
 	}
+}
+
+// shellCommand is call r's command, or for a read of a background shell (r.Text its id) the command that started it.
+func (st *State) shellCommand(r *ledger.Row) string {
+	for _, s := range st.Shells {
+		if id, cmd, _ := strings.Cut(s, "\t"); r.Command == "" && r.FilePath == "" && id == r.Text {
+			return cmd
+		}
+	}
+	return r.Command
+}
+
+// shellEnded: a read of a background shell reporting its exit code ended its command, which runs no longer.
+func (st *State) shellEnded(r *ledger.Row) {
+	if c := st.Calls[callKey(r)]; r.ExitCode != nil && c.Command != "" {
+		st.Background = slices.DeleteFunc(st.Background, func(b string) bool { return b == oneLine(c.Command) })
+	}
+}
+
+// running: a result saying its command runs on in the background (started, or read while running): no pass yet.
+func running(text string) bool {
+	return strings.Contains(text, "in background with ID") || strings.Contains(text, "<status>running</status>")
 }
 
 func backgrounded(cmd, first, result string) bool {
@@ -1686,6 +1745,14 @@ const maxBackground = 3
 // pass that resolves the earlier one.
 func (st *State) addToolResult(r *ledger.Row, at time.Time) {
 	c := st.Calls[callKey(r)]
+	if r.ExitCode == nil && c.Command != "" && running(r.Text) {
+		if callKey(r) == st.PendingCall {
+			st.PendingCall = ""
+		}
+		st.noteBackground(c, r.Text)
+		return
+	}
+	st.shellEnded(r)
 	if !maskedTest(c.Command) || !failureReportRE.get().MatchString(r.Text) {
 		st.addResultRow(r)
 		return
@@ -1796,7 +1863,7 @@ func (st *State) askIfRefused(n string) string {
 		req = st.LatestRef
 	}
 	for _, r := range slices.Backward(st.Refused) {
-		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, r.Text) >= 2 && !strings.HasPrefix(n, "Ask the user") {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, refusedWhat(r.Text)) >= 2 && !strings.HasPrefix(n, "Ask the user") {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
@@ -2019,7 +2086,7 @@ func failedNext(f *Failure) (string, bool) {
 		n = "Resolve, then re-run, the failed `" + clip(f.What, 120) + "`"
 	}
 	if f.Error != "" {
-		n += " (now: " + clip(f.Error, 120) + ")"
+		n += " (now: " + clipEnds(f.Error, 120) + ")"
 	}
 	return n, true
 }
@@ -2046,5 +2113,23 @@ func (st *State) forwardSentence(texts []string) string {
 }
 
 func (st *State) refusedText(s string) bool {
-	return slices.ContainsFunc(st.Refused, func(r Note) bool { return len(r.Text) >= 6 && strings.Contains(s, r.Text) })
+	return slices.ContainsFunc(st.Refused, func(r Note) bool { w := refusedWhat(r.Text); return len(w) >= 6 && strings.Contains(s, w) })
+}
+
+// reasonMark opens the user's own reason in a refused call's note: "git push -f (their reason: use a revert)".
+const reasonMark = " (their reason: "
+
+// refusedWhat is a refused note without the user's reason: what was refused.
+func refusedWhat(t string) string { w, _, _ := strings.Cut(t, reasonMark); return w }
+
+// refusalReason: the user's own words a harness quotes in a refused call's result, after its label (Claude Code's
+// "To tell you how to proceed, the user said:", Copilot CLI's "User feedback:"); "" when the user gave none.
+func refusalReason(text string) string {
+	low := strings.ToLower(text)
+	for _, label := range []string{"the user said:", "user feedback:"} {
+		if i := strings.Index(low, label); i >= 0 {
+			return strings.TrimSpace(text[i+len(label):])
+		}
+	}
+	return ""
 }

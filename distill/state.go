@@ -20,7 +20,7 @@ import (
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
 // and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted; 11 a
 // failure the user declined (Failure.Declined) and the commands started in the background (Background).
-const StateVersion = 11
+const StateVersion = 12
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -100,6 +100,9 @@ type State struct {
 	Sources  []Note
 	// Background: commands started in the background and not killed since (a dev server), the newest maxBackground.
 	Background []string
+	// Shells: "id\tcommand" of the commands the harness ran in the background (the newest maxBackground): a later
+	// read of that shell (Claude Code's BashOutput) reporting an exit code is that command's end.
+	Shells []string
 }
 
 type Call struct {
@@ -169,6 +172,7 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 	case adapters.KindToolResult:
 		st.addToolResult(r, at)
 	case adapters.KindError:
+		st.shellEnded(r)
 		st.addErrorRow(r, at)
 	case adapters.KindRefused:
 		st.addStopRow(r, at, "refusal")
@@ -360,7 +364,7 @@ func (st *State) recordCall(key string, r *ledger.Row) {
 	if _, ok := st.Calls[key]; !ok {
 		st.CallOrder = append(st.CallOrder, key)
 	}
-	st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(r.Command, 400), FilePath: r.FilePath}
+	st.Calls[key] = Call{ToolName: r.ToolName, Command: clip(st.shellCommand(r), 400), FilePath: r.FilePath}
 	for len(st.CallOrder) > maxCalls {
 		delete(st.Calls, st.CallOrder[0])
 		st.CallOrder = st.CallOrder[1:]
@@ -564,6 +568,9 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 	n := Note{Text: clip(oneLine(desc), 160), At: at, Refs: []Ref{refOf(r)}}
 	st.StopSeq = st.Seq
 	if kind == "refusal" {
+		if why := refusalReason(r.Text); why != "" {
+			n.Text += reasonMark + clip(oneLine(why), 120) + ")"
+		}
 		st.Refused = last(append(st.Refused, n), keepStops)
 		return
 	}

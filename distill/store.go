@@ -362,6 +362,7 @@ func (c *codec) state(st *State) {
 	codeList(c, &st.Sources, 3, (*codec).note)
 	c.note(&st.Accepted)
 	codeList(c, &st.Background, 1, (*codec).str)
+	codeList(c, &st.Shells, 1, (*codec).str)
 }
 
 func (c *codec) note(x *Note) {

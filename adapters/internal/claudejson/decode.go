@@ -99,6 +99,7 @@ type Block struct {
 // Input is the part of a tool_use input carryover reads.
 type Input struct {
 	FilePath, NotebookPath, Command, Description, Content, NewString Span
+	BashID, TaskID                                                   Span // the background shell BashOutput, TaskOutput read
 	Todos                                                            Span // TodoWrite's list, raw JSON
 	// edits[:nEdits] are the new_string of each MultiEdit edit (same
 	// reuse rules as Message.Blocks).
@@ -430,7 +431,7 @@ func asciiUpperEqual(key []byte, upper string) bool {
 var (
 	messageFields = newFieldSet("id", "role", "model", "content", "usage")
 	blockFields   = newFieldSet("type", "text", "id", "name", "input", "tool_use_id", "content", "is_error")
-	inputFields   = newFieldSet("file_path", "notebook_path", "command", "description", "content", "new_string", "edits", "todos")
+	inputFields   = newFieldSet("file_path", "notebook_path", "command", "description", "content", "new_string", "edits", "todos", "bash_id", "task_id")
 	editFields    = newFieldSet("new_string")
 	usageFields   = newFieldSet("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 	compactFields = newFieldSet("trigger", "preTokens")
@@ -673,6 +674,10 @@ func (d *Decoder) input(in *Input) {
 			}
 		case 7:
 			d.rawValue(&in.Todos)
+		case 8:
+			d.str(&in.BashID)
+		case 9:
+			d.str(&in.TaskID)
 		default:
 			d.r.skip()
 		}
