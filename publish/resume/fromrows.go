@@ -444,7 +444,7 @@ func blockerLines(h distill.Handoff) (all, open []string) {
 	}
 	stops := append([]string(nil), h.Refused...)
 	if h.Interrupted != "" {
-		stops = append(stops, "the user interrupted: "+h.Interrupted+" (do not redo it without asking)")
+		stops = append(stops, "the user interrupted: "+h.Interrupted+" — ask before resuming it") // a stop, not a refusal of the work
 	}
 	return append(all, stops...), append(open, stops...)
 }
