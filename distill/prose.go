@@ -474,7 +474,7 @@ func (st *State) sequenceNewTask(p, low string) bool {
 // the request's first four words or as its last ("do the same for X", "add a test for it"), not as a relative
 // pronoun further in ("a command that writes …").
 func (st *State) nextAfterDone(p, low string) bool {
-	if promptSize(p) < 4 || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || !st.workDone() ||
+	if promptSize(p) < 4 || !st.workDone() || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
 		len(turnQuestions(st.TurnTexts)) > 0 { // an answer ("no, not yet — wait for the backup") is no new task
 		return false
 	}
