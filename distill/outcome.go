@@ -2062,7 +2062,7 @@ func negatedStep(s string) bool {
 	return neg
 }
 
-const clauseEnds = ",.;:!?—–-"
+const clauseEnds = ",.;:!?—–-、。，！？" // what closes a clause, CJK marks too
 
 func (st *State) nextCompletion(in *nextIn) (string, bool) {
 	if !in.h.Completed {

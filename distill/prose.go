@@ -396,7 +396,7 @@ func stopWord(t string) bool {
 // den Code …": leave the tests, the goal stands).
 func (st *State) goalClause(p, c string) bool {
 	rest := p[strings.Index(p, c)+len(c):]
-	if i := strings.IndexAny(rest, "—–-,:;.!?、。，"); i >= 0 {
+	if i := strings.IndexAny(rest, clauseEnds); i >= 0 {
 		rest = rest[:i]
 	}
 	ok := true
