@@ -1938,6 +1938,9 @@ var nextRules = []struct {
 }
 
 func (st *State) nextUnanswered(in *nextIn) (string, bool) {
+	if later := st.laterAskLeft(); later != "" {
+		return "Do what the request asked next: " + oneLine(later), true
+	}
 	if st.Answered || st.Prompts == 0 {
 		return "", false
 	}

@@ -756,7 +756,7 @@ func (st *State) failuresInto(h *Handoff) {
 	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
 	// agent's "I won't run it until the backup is done" claims nothing done. A completion said before the newest
 	// request is an earlier turn's: it finishes nothing of this one.
-	h.Completed = st.workDone() && st.LastCallSeq >= st.StopSeq && !st.unaddressed()
+	h.Completed = st.workDone(true) && st.LastCallSeq >= st.StopSeq && !st.unaddressed()
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
@@ -807,16 +807,19 @@ func namedFile(stop, text string) string {
 }
 
 // workDone: the agent's last words since the newest request report it done, or the tools show a fix verified,
-// nothing failing since.
-func (st *State) workDone() bool {
-	return st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+// nothing failing since. edited: an edit since the request that a passing verification checked counts as a fix
+// verified too, however the agent worded it ("Notes with newlines are quoted now"); a new goal is not read from it
+// (nextAfterDone): "also add a Retry-After header" after a tested rate limiter goes on with the same work.
+func (st *State) workDone(edited bool) bool {
+	return st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix(edited)) && !st.failedAfter(st.LastTextSeq)
 }
 
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
 // fixed, none is left, and the last verification passed after the last edit and the newest request and before the
 // agent's last words (a pass before "now also add an export command" verifies nothing of it).
-func (st *State) verifiedFix() bool {
-	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 {
+func (st *State) verifiedFix(edited bool) bool {
+	edited = edited && slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq })
+	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 && !edited {
 		return false
 	}
 	for _, e := range st.Edits {
@@ -1062,5 +1065,5 @@ func (st *State) questionRefs(q string) []Ref {
 // closing answers the requests before it, this one is open.
 func (st *State) unaddressed() bool {
 	return st.Latest != "" && st.LastTextSeq > st.AskSeq && !overlaps(st.LastText, st.Latest) &&
-		!slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq })
+		!slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq }) || st.laterAskLeft() != ""
 }
