@@ -841,6 +841,15 @@ func filtersIn(pp, fp []string) bool {
 
 func isFilterKey(p string) bool { return p[0] == '?' }
 
+// otherFiles: pass (of command cmd) runs a program none of fail's segments ran, on named files it does not write
+// (`tsc --noEmit src/routes.tsx` after `npm run build` failed): it checked those files, not what the failure built.
+func otherFiles(pass string, fail []string, cmd string) bool {
+	named := func(p string) bool {
+		return !isFilterKey(p) && p != "." && p != "./..." && !slices.ContainsFunc(shellFiles(cmd), func(f shellFile) bool { return f.path == p })
+	}
+	return !slices.ContainsFunc(fail, func(s string) bool { return progOf(s) == progOf(pass) }) && slices.ContainsFunc(segPaths(pass), named)
+}
+
 // selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
 func selectsPart(seg string) bool { return slices.ContainsFunc(segPaths(seg), isFilterKey) }
 
@@ -880,8 +889,8 @@ func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part
 	if f.Resolved = missingProgram(f) && (verify && runsTests(f.What) == runsTests(cmd) || sameVerb(f.What, cmd)); f.Resolved {
 		return false, false
 	}
-	if verify { // a pass of a selected part (a filter, a member) verifies no other command's whole
-		part = partial(pass, fail) || slices.ContainsFunc(pass, selectsPart)
+	if verify { // a pass of a selected part (a filter, a member, another program's named files) verifies no other command's whole
+		part = partial(pass, fail) || slices.ContainsFunc(pass, func(p string) bool { return selectsPart(p) || otherFiles(p, fail, cmd) })
 		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
 	}
 	return part, false
