@@ -841,6 +841,47 @@ func filtersIn(pp, fp []string) bool {
 
 func isFilterKey(p string) bool { return p[0] == '?' }
 
+// fewerTests: a pass of failure i's program ran fewer tests than the failed run (`jest --coverage cart` ran 14 of
+// its 120): a part of it, whatever its key says (a boolean flag before a filter reads as the flag's value).
+func (st *State) fewerTests(i int, pass []string, ran int) bool {
+	return 0 < ran && ran < st.Failures[i].Tests && slices.ContainsFunc(strings.Split(st.FailureKeys[i], " && "), func(s string) bool {
+		return slices.ContainsFunc(pass, func(p string) bool { return progOf(p) == progOf(s) })
+	})
+}
+
+// testCount is how many tests a run's output reports in its last 4 KB (where runners sum up): the largest "N total"
+// (jest's "Tests: 2 failed, 118 passed, 120 total", dotnet's "Total: 58", RSpec's "120 examples", "Ran 42 tests"),
+// else the sum of its passed, failed and errors ("1 failed, 41 passed"); 0 when it names none (go test, a build).
+func testCount(out string) int {
+	total, sum := 0, 0
+	f := strings.Fields(out[max(0, len(out)-4096):])
+	for i, w := range f {
+		n, err := strconv.Atoi(strings.TrimRight(w, ",;."))
+		if err != nil || n < 0 {
+			continue
+		}
+		after, before := "", ""
+		if i+1 < len(f) {
+			after = strings.ToLower(strings.TrimRight(f[i+1], ",;.:"))
+		}
+		if i > 0 {
+			before = strings.ToLower(f[i-1])
+		}
+		switch {
+		case slices.Contains(totalWords, after) || before == "total:" || before == "ran":
+			total = max(total, n)
+		case slices.Contains(countWords, after):
+			sum += n
+		}
+	}
+	return cmp.Or(total, sum)
+}
+
+var (
+	totalWords = []string{"total", "tests", "examples"}
+	countWords = []string{"passed", "failed", "passing", "failing", "error", "errors"}
+)
+
 // otherFiles: pass (of command cmd) runs a program none of fail's segments ran, on named files it does not write
 // (`tsc --noEmit src/routes.tsx` after `npm run build` failed): it checked those files, not what the failure built.
 func otherFiles(pass string, fail []string, cmd string) bool {
@@ -862,14 +903,23 @@ func coversPath(p, f string) bool {
 // chain stops at the failing step) or the verification; a passing
 // verification also those whose files were edited since, unless it ran
 // only a part of the failing one's target.
-func (st *State) resolveBy(cmd string) {
+func (st *State) resolveBy(cmd, out string) {
 	pass := strings.Split(targetKey(cmd), " && ")
-	verify, part, fixed := isTestCmd(cmd), false, false
+	verify, part, fixed, ran := isTestCmd(cmd), false, false, -1
 	for i := range st.Failures {
-		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
-			p, x := st.resolveOne(i, pass, cmd, verify)
-			part, fixed = part || p, fixed || x
+		f := &st.Failures[i]
+		if f.Resolved || f.What == "model API" {
+			continue
 		}
+		if ran < 0 && verify && f.Tests > 0 {
+			ran = testCount(out)
+		}
+		if st.fewerTests(i, pass, ran) {
+			part = true
+			continue
+		}
+		p, x := st.resolveOne(i, pass, cmd, verify)
+		part, fixed = part || p, fixed || x
 	}
 	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq

@@ -64,7 +64,7 @@ const (
 	switchMarkers    phraseName = "switch"       // anywhere in the prompt
 	switchStarts     phraseName = "switch_start" // at the start ("instead, fix the login 500")
 	sequenceStarts   phraseName = "sequence_start"
-	andWords         phraseName = "and" // joins two clauses: "fix X and then add Y"
+	andWords         phraseName = "and"          // joins two clauses: "fix X and then add Y"
 	backRefs         phraseName = "back_ref"     // pronouns pointing back at the current work
 	backRefCJK       phraseName = "back_ref_cjk" // the same without spaces
 	thanksWords      phraseName = "thanks"

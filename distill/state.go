@@ -20,7 +20,7 @@ import (
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
 // and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted; 11 a
 // failure the user declined (Failure.Declined) and the commands started in the background (Background).
-const StateVersion = 12
+const StateVersion = 13
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -404,7 +404,7 @@ func (st *State) addResultRow(r *ledger.Row) {
 		return
 	}
 	st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
-	st.resolveBy(c.Command)
+	st.resolveBy(c.Command, r.Text)
 }
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
@@ -446,6 +446,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	}
 	if isTestCmd(cmd) {
 		st.TestFails = last(append(st.TestFails, st.Seq), 8)
+		st.Failures[len(st.Failures)-1].Tests = testCount(r.Text)
 	}
 }
 
