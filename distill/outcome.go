@@ -1915,14 +1915,15 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 // askIfRefused marks a next action naming a step the user turned down since their last request (two content words
 // shared with a refused call or declined offer): a Codex session announced "Next I'll upgrade pandas to 2.2", which the
 // user had declined in the Claude session before it, and the next session was told to do it. A request after the
-// refusal ("ok, run it now") lifts it.
+// refusal ("ok, run it now") lifts it. A refused command's path counts by its words: `rm -rf tests/integration` is
+// "drop the integration tests".
 func (st *State) askIfRefused(n string) string {
 	req := st.TaskRef
 	if st.Latest != "" {
 		req = st.LatestRef
 	}
 	for _, r := range slices.Backward(st.Refused) {
-		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, refusedWhat(r.Text)) >= 2 && !strings.HasPrefix(n, "Ask the user") {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 && !strings.HasPrefix(n, "Ask the user") {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
