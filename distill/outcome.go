@@ -849,6 +849,53 @@ func (st *State) fewerTests(i int, pass []string, ran int) bool {
 	})
 }
 
+// dryRun keeps a passing dry run's result as an action item until its target passes without the flag: "would update
+// 48,213 orders" is what the real run is to do, and the next agent must neither take it as done nor lose the numbers.
+func (st *State) dryRun(cmd, out string) {
+	dry := dryRunFlag(cmd)
+	if !dry && !slices.ContainsFunc(st.Actions, func(a string) bool { return strings.HasPrefix(a, dryRunNote) }) {
+		return
+	}
+	key := targetKey(cmd)
+	st.Actions = slices.DeleteFunc(st.Actions, func(a string) bool {
+		c, ok := strings.CutPrefix(a, dryRunNote)
+		c, _, _ = strings.Cut(c, "` → ")
+		return ok && !dry && targetKey(c) == key
+	})
+	if dry {
+		a := dryRunNote + clip(oneLine(cmd), 120) + "` → " + clip(summaryLine(out), 160)
+		st.Actions = addBounded(st.Actions, []string{a}, maxActions)
+		st.addSource("a:"+a, st.RowRef)
+	}
+}
+
+const dryRunNote = "dry run only (ask before the real run): `"
+
+// dryRunFlag: cmd has a flag that only reports what it would do (--dry-run, kubectl's --dry-run=server, -WhatIf,
+// --noop, --simulate).
+func dryRunFlag(cmd string) bool {
+	for _, w := range strings.Fields(cmd) {
+		name, _, _ := strings.Cut(strings.ToLower(strings.TrimLeft(w, "-")), "=")
+		if w[0] == '-' && slices.Contains(dryRunFlags, strings.NewReplacer("-", "", "_", "").Replace(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+var dryRunFlags = []string{"dryrun", "whatif", "noop", "simulate"}
+
+// summaryLine is an output's last line with a number in it (the counts a run sums up with), else its last line.
+func summaryLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range slices.Backward(lines) {
+		if strings.ContainsAny(l, "0123456789") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
 // testCount is how many tests a run's output reports in its last 4 KB (where runners sum up): the largest "N total"
 // (jest's "Tests: 2 failed, 118 passed, 120 total", dotnet's "Total: 58", RSpec's "120 examples", "Ran 42 tests"),
 // else the sum of its passed, failed and errors ("1 failed, 41 passed"); 0 when it names none (go test, a build).

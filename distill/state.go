@@ -405,6 +405,7 @@ func (st *State) addResultRow(r *ledger.Row) {
 	}
 	st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
 	st.resolveBy(c.Command, r.Text)
+	st.dryRun(c.Command, r.Text)
 }
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
