@@ -902,26 +902,26 @@ func summaryLine(out string) string {
 func testCount(out string) int {
 	total, sum := 0, 0
 	f := strings.Fields(out[max(0, len(out)-4096):])
-	for i, w := range f {
-		n, err := strconv.Atoi(strings.TrimRight(w, ",;."))
-		if err != nil || n < 0 {
-			continue
-		}
-		after, before := "", ""
-		if i+1 < len(f) {
-			after = strings.ToLower(strings.TrimRight(f[i+1], ",;.:"))
-		}
-		if i > 0 {
-			before = strings.ToLower(f[i-1])
-		}
-		switch {
-		case slices.Contains(totalWords, after) || before == "total:" || before == "ran":
+	for i := 1; i < len(f); i++ {
+		switch n, word := countPair(f[i-1], f[i]); {
+		case slices.Contains(totalWords, word):
 			total = max(total, n)
-		case slices.Contains(countWords, after):
+		case slices.Contains(countWords, word):
 			sum += n
 		}
 	}
 	return cmp.Or(total, sum)
+}
+
+// countPair reads two words as a count and what it counts: "41 passed," or "Total: 58".
+func countPair(a, b string) (int, string) {
+	if n, err := strconv.Atoi(strings.TrimRight(a, ",;.")); err == nil {
+		return n, strings.ToLower(strings.TrimRight(b, ",;.:"))
+	}
+	if n, err := strconv.Atoi(strings.TrimRight(b, ",;.")); err == nil && strings.HasSuffix(a, ":") {
+		return n, strings.ToLower(strings.TrimSuffix(a, ":"))
+	}
+	return 0, ""
 }
 
 var (
@@ -952,21 +952,18 @@ func coversPath(p, f string) bool {
 // only a part of the failing one's target.
 func (st *State) resolveBy(cmd, out string) {
 	pass := strings.Split(targetKey(cmd), " && ")
-	verify, part, fixed, ran := isTestCmd(cmd), false, false, -1
+	verify, part, fixed, ran := isTestCmd(cmd), false, false, 0
+	if verify {
+		ran = testCount(out)
+	}
 	for i := range st.Failures {
-		f := &st.Failures[i]
-		if f.Resolved || f.What == "model API" {
-			continue
+		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
+			p, x := st.fewerTests(i, pass, ran), false
+			if !p {
+				p, x = st.resolveOne(i, pass, cmd, verify)
+			}
+			part, fixed = part || p, fixed || x
 		}
-		if ran < 0 && verify && f.Tests > 0 {
-			ran = testCount(out)
-		}
-		if st.fewerTests(i, pass, ran) {
-			part = true
-			continue
-		}
-		p, x := st.resolveOne(i, pass, cmd, verify)
-		part, fixed = part || p, fixed || x
 	}
 	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
@@ -1009,7 +1006,7 @@ func sameVerb(fail, pass string) bool {
 // fixedByEdit: failure i is a command that makes something (no read) and a file was edited after it.
 func (st *State) fixedByEdit(i int) bool {
 	f := &st.Failures[i]
-	return st.workLeft(f) && slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > f.Seq })
+	return st.workLeft(f) && st.editedSince(f.Seq)
 }
 
 // runsTests: cmd runs tests, not only a build or a linter: a failing test run is fixed by a test run after the edit,

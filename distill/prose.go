@@ -491,23 +491,31 @@ func pointsBack(low string) bool {
 // laterAsk is what request req asks after a sequence word opening a clause ("fix the redirect loop, and then add a
 // remember-me box": "add a remember-me box"), in the user's words; "" when it asks one thing.
 func laterAsk(req string) string {
-	low, at := strings.ToLower(req), -1
+	low, at := strings.ToLower(req), len(req)
 	for _, p := range sequenceStarts.list() {
-		for off := 0; off < len(low); {
-			i := phraseAt(low[off:], p)
-			if i < 0 {
-				break
-			}
-			if i += off; i > 0 && (at < 0 || i+len(p) < at) && clauseOpens(low[:i]) {
-				at = i + len(p)
-			}
-			off = i + len(p)
+		if i := clauseOpening(low, p); i > 0 {
+			at = min(at, i)
 		}
 	}
-	if at < 0 || len(low) != len(req) {
+	if at == len(req) || len(low) != len(req) {
 		return ""
 	}
 	return strings.TrimLeft(req[at:], " ,:")
+}
+
+// clauseOpening is the end of phrase p's first use opening a clause of low after its start, or -1.
+func clauseOpening(low, p string) int {
+	for off := 0; off < len(low); {
+		i := phraseAt(low[off:], p)
+		if i < 0 {
+			return -1
+		}
+		if i += off; i > 0 && clauseOpens(low[:i]) {
+			return i + len(p)
+		}
+		off = i + len(p)
+	}
+	return -1
 }
 
 // clauseOpens: the text before a word ends a clause (a mark, "and", "und").

@@ -817,19 +817,19 @@ func (st *State) workDone(edited bool) bool {
 }
 
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
-// fixed, none is left, and the last verification passed after the last edit and the newest request and before the
-// agent's last words (a pass before "now also add an export command" verifies nothing of it).
+// fixed (or, edited, an edit since the request was checked), none is left, and the last verification passed after the
+// last edit and the newest request and before the agent's last words (a pass before "now also add an export command"
+// verifies nothing of it).
 func (st *State) verifiedFix(edited bool) bool {
-	edited = edited && slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq })
-	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 && !edited {
+	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || st.editedSince(st.LastPassSeq) {
 		return false
 	}
-	for _, e := range st.Edits {
-		if e.Seq > st.LastPassSeq {
-			return false
-		}
-	}
-	return !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+	return (edited && st.editedSince(st.AskSeq) || len(st.Failures) > 0) && !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+}
+
+// editedSince: the newest edit came after row seq (Edits are in fold order).
+func (st *State) editedSince(seq int64) bool {
+	return len(st.Edits) > 0 && st.Edits[len(st.Edits)-1].Seq > seq
 }
 
 // leftBehind: after completion with nothing failing since, a failure before
@@ -1067,5 +1067,5 @@ func (st *State) questionRefs(q string) []Ref {
 // closing answers the requests before it, this one is open.
 func (st *State) unaddressed() bool {
 	return st.Latest != "" && st.LastTextSeq > st.AskSeq && !overlaps(st.LastText, st.Latest) &&
-		!slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq }) || st.laterAskLeft() != ""
+		!st.editedSince(st.AskSeq) || st.laterAskLeft() != ""
 }
