@@ -874,16 +874,16 @@ const dryRunNote = "dry run only (ask before the real run): `"
 // dryRunFlag: cmd has a flag that only reports what it would do (--dry-run, kubectl's --dry-run=server, -WhatIf,
 // --noop, --simulate).
 func dryRunFlag(cmd string) bool {
-	for _, w := range strings.Fields(cmd) {
-		name, _, _ := strings.Cut(strings.ToLower(strings.TrimLeft(w, "-")), "=")
-		if w[0] == '-' && slices.Contains(dryRunFlags, strings.NewReplacer("-", "", "_", "").Replace(name)) {
+	for w := range strings.FieldsSeq(cmd) {
+		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if w[0] == '-' && slices.ContainsFunc(dryRunFlags, func(f string) bool { return strings.EqualFold(name, f) }) {
 			return true
 		}
 	}
 	return false
 }
 
-var dryRunFlags = []string{"dryrun", "whatif", "noop", "simulate"}
+var dryRunFlags = []string{"dry-run", "dryrun", "dry_run", "whatif", "what-if", "noop", "no-op", "simulate"}
 
 // summaryLine is an output's last line with a number in it (the counts a run sums up with), else its last line.
 func summaryLine(out string) string {
@@ -900,28 +900,38 @@ func summaryLine(out string) string {
 // (jest's "Tests: 2 failed, 118 passed, 120 total", dotnet's "Total: 58", RSpec's "120 examples", "Ran 42 tests"),
 // else the sum of its passed, failed and errors ("1 failed, 41 passed"); 0 when it names none (go test, a build).
 func testCount(out string) int {
-	total, sum := 0, 0
-	f := strings.Fields(out[max(0, len(out)-4096):])
-	for i := 1; i < len(f); i++ {
-		switch n, word := countPair(f[i-1], f[i]); {
+	total, sum, prev := 0, 0, ""
+	for w := range strings.FieldsSeq(out[max(0, len(out)-4096):]) {
+		switch n, word := countPair(prev, w); {
 		case slices.Contains(totalWords, word):
 			total = max(total, n)
 		case slices.Contains(countWords, word):
 			sum += n
 		}
+		prev = w
 	}
 	return cmp.Or(total, sum)
 }
 
 // countPair reads two words as a count and what it counts: "41 passed," or "Total: 58".
 func countPair(a, b string) (int, string) {
-	if n, err := strconv.Atoi(strings.TrimRight(a, ",;.")); err == nil {
+	if n, ok := number(a); ok {
 		return n, strings.ToLower(strings.TrimRight(b, ",;.:"))
 	}
-	if n, err := strconv.Atoi(strings.TrimRight(b, ",;.")); err == nil && strings.HasSuffix(a, ":") {
+	if n, ok := number(b); ok && strings.HasSuffix(a, ":") {
 		return n, strings.ToLower(strings.TrimSuffix(a, ":"))
 	}
 	return 0, ""
+}
+
+// number is w's count ("120," too); digits first, as most words are none (Atoi's error allocates).
+func number(w string) (int, bool) {
+	w = strings.TrimRight(w, ",;.")
+	if !digits(w) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(w)
+	return n, err == nil
 }
 
 var (
@@ -929,13 +939,16 @@ var (
 	countWords = []string{"passed", "failed", "passing", "failing", "error", "errors"}
 )
 
-// otherFiles: pass (of command cmd) runs a program none of fail's segments ran, on named files it does not write
-// (`tsc --noEmit src/routes.tsx` after `npm run build` failed): it checked those files, not what the failure built.
+// otherFiles: pass (of command cmd) runs a program none of fail's segments ran, on named files it does not write (a
+// redirection's target, a writer's operands): `tsc --noEmit src/routes.tsx` after `npm run build` failed checked those
+// files, not what the failure built.
 func otherFiles(pass string, fail []string, cmd string) bool {
-	named := func(p string) bool {
-		return !isFilterKey(p) && p != "." && p != "./..." && !slices.ContainsFunc(shellFiles(cmd), func(f shellFile) bool { return f.path == p })
+	if programWrites[progOf(pass)] != nil || slices.ContainsFunc(fail, func(s string) bool { return progOf(s) == progOf(pass) }) {
+		return false
 	}
-	return !slices.ContainsFunc(fail, func(s string) bool { return progOf(s) == progOf(pass) }) && slices.ContainsFunc(segPaths(pass), named)
+	return slices.ContainsFunc(segPaths(pass), func(p string) bool {
+		return !isFilterKey(p) && p != "." && p != "./..." && !strings.Contains(cmd, ">"+p) && !strings.Contains(cmd, "> "+p)
+	})
 }
 
 // selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
