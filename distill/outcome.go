@@ -1979,12 +1979,50 @@ func (st *State) askIfRefused(n string) string {
 	if st.Latest != "" {
 		req = st.LatestRef
 	}
+	if strings.HasPrefix(n, "Ask the user") {
+		return n
+	}
 	for _, r := range slices.Backward(st.Refused) {
-		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 && !strings.HasPrefix(n, "Ask the user") {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
+	if t := st.toldNot(n); t != "" {
+		return n + " — the user said: " + clip(oneLine(t), 100) + ": ask first"
+	}
 	return n
+}
+
+// toldNot is the user's clause prohibiting the verb that next action n names ("don't push
+// anything, I want to review the diff first" for "Next I'll push feat/paginate"), unless a newer one names it
+// without a negation ("ok, push it"); "" for none.
+func (st *State) toldNot(n string) string {
+	for i, in := range slices.Backward(st.Instructions) {
+		for s := range clauses(in.Text) {
+			if v := prohibitedVerb(strings.ToLower(s)); v != "" && hasTerm(n, v) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
+				return hasTerm(l.Text, v) && !negates(strings.ToLower(l.Text))
+			}) {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// prohibitedVerb is the word a prohibiting clause turns down, the one after "don't", "do not" or "never" ("don't
+// push", "never deploy"), of 4+ letters: "run" or "add" alone names no step; "" for none ("no rush, but…" is none).
+func prohibitedVerb(s string) string {
+	f := strings.Fields(stripLeadingAcks(s))
+	if len(f) > 2 && f[0] == "do" && f[1] == "not" {
+		f = f[1:]
+	}
+	if len(f) < 2 || !prohibits(s) || !strings.HasSuffix(f[0], "n't") && !strings.HasSuffix(f[0], "n’t") && !slices.Contains(prohibitWords[:2], f[0]) && f[0] != "not" {
+		return ""
+	}
+	if w := strings.Trim(f[1], clauseEnds); utf8.RuneCountInString(w) >= 4 {
+		return w
+	}
+	return ""
 }
 
 func refBefore(a, b Ref) bool {
