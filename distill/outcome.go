@@ -1728,18 +1728,21 @@ func (st *State) openWork() bool {
 // prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não") or a
 // declining verb ("skip", "ignore"); a negation of such a verb ("don't forget to run the migrations", "never skip the
 // e2e run") asks for the step instead.
-func prohibits(low string) bool {
-	t := strings.TrimSpace(low)
-	w, rest, _ := strings.Cut(t, " ")
+func prohibits(low string) bool { _, ok := prohibited(low); return ok }
+
+// prohibited is prohibits with the word the negation turns down, the one past it ("don't push" → "push"); "" after a
+// declining verb, whose object follows ("skip the e2e run").
+func prohibited(low string) (verb string, ok bool) {
+	w, rest, _ := strings.Cut(strings.TrimSpace(low), " ")
 	first := strings.Trim(w, ",.;:!?")
 	if first == "do" && firstWord(rest) == "not" {
 		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
-		return !slices.Contains(prohibitWords[2:], firstWord(rest))
+		return firstWord(rest), !slices.Contains(prohibitWords[2:], firstWord(rest))
 	}
 	if _, neg := negationAt(first); neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords[:2], first) {
-		return first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
+		return firstWord(rest), first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
 	}
-	return slices.Contains(prohibitWords[2:], first)
+	return "", slices.Contains(prohibitWords[2:], first)
 }
 
 func firstWord(s string) string {
@@ -1994,12 +1997,13 @@ func (st *State) askIfRefused(n string) string {
 }
 
 // toldNot is the user's clause prohibiting the verb that next action n names ("don't push
-// anything, I want to review the diff first" for "Next I'll push feat/paginate"), unless a newer one names it
-// without a negation ("ok, push it"); "" for none.
+// anything, I want to review the diff first" for "Next I'll push feat/paginate"), unless n quotes the clause (a request
+// "No rush, but add paging" is none) or a newer instruction names the verb without a negation ("ok, push it"); "" for
+// none.
 func (st *State) toldNot(n string) string {
 	for i, in := range slices.Backward(st.Instructions) {
 		for s := range clauses(in.Text) {
-			if v := prohibitedVerb(strings.ToLower(s)); v != "" && hasTerm(n, v) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
+			if v := prohibitedVerb(strings.ToLower(s)); v != "" && hasTerm(n, v) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
 				return hasTerm(l.Text, v) && !negates(strings.ToLower(l.Text))
 			}) {
 				return s
@@ -2009,18 +2013,11 @@ func (st *State) toldNot(n string) string {
 	return ""
 }
 
-// prohibitedVerb is the word a prohibiting clause turns down, the one after "don't", "do not" or "never" ("don't
-// push", "never deploy"), of 4+ letters: "run" or "add" alone names no step; "" for none ("no rush, but…" is none).
+// prohibitedVerb is the word a prohibiting clause turns down ("don't push", "never deploy"), of 4+ letters: "run" or
+// "add" alone names no step; "" for none.
 func prohibitedVerb(s string) string {
-	f := strings.Fields(stripLeadingAcks(s))
-	if len(f) > 2 && f[0] == "do" && f[1] == "not" {
-		f = f[1:]
-	}
-	if len(f) < 2 || !prohibits(s) || !strings.HasSuffix(f[0], "n't") && !strings.HasSuffix(f[0], "n’t") && !slices.Contains(prohibitWords[:2], f[0]) && f[0] != "not" {
-		return ""
-	}
-	if w := strings.Trim(f[1], clauseEnds); utf8.RuneCountInString(w) >= 4 {
-		return w
+	if v, ok := prohibited(stripLeadingAcks(s)); ok && utf8.RuneCountInString(v) >= 4 {
+		return v
 	}
 	return ""
 }
