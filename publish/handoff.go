@@ -342,27 +342,34 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 func failureLines(h distill.Handoff) []string {
 	var out []string
 	for _, f := range h.Failures {
-		l := "- `" + clip(ContentLine(f.What), 120) + "`"
-		if f.ExitCode != nil {
-			l += " → exit " + strconv.Itoa(*f.ExitCode)
-		} else {
-			l += " → failed"
-		}
-		if f.Error != "" {
-			l += ": " + clip(ContentLine(f.Error), 140)
-		}
-		if f.Count > 1 {
-			l += fmt.Sprintf(" (×%d)", f.Count)
-		}
-		if earlier := EarlierErrors(f); len(earlier) > 0 {
-			l += "; earlier: " + clip(ContentLine(strings.Join(earlier, "; ")), 140)
-		}
-		if f.Cause != "" {
-			l += " — cause: " + clip(ContentLine(f.Cause), 140)
-		}
-		out = append(out, clip(l+FailureStatus(f), 400))
+		out = append(out, clip("- "+FailureLine(f, contentField), 400))
 	}
 	return out
+}
+
+// FailureLine is a failure as handoff.md and the resume prompt both say it: what, how, error, count, earlier errors,
+// cause, then its standing (FailureStatus). field renders each quoted part at most n long (handoff.md clips it to one
+// content line; the prompt keeps it whole).
+func FailureLine(f distill.Failure, field func(s string, n int) string) string {
+	l := "`" + field(f.What, 120) + "`"
+	if f.ExitCode != nil {
+		l += " → exit " + strconv.Itoa(*f.ExitCode)
+	} else {
+		l += " → failed"
+	}
+	if f.Error != "" {
+		l += ": " + field(f.Error, 140)
+	}
+	if f.Count > 1 {
+		l += fmt.Sprintf(" (×%d)", f.Count)
+	}
+	if earlier := slices.DeleteFunc(slices.Clone(f.Errors), func(e string) bool { return e == f.Error }); len(earlier) > 0 {
+		l += "; earlier: " + field(strings.Join(earlier, "; "), 140)
+	}
+	if f.Cause != "" {
+		l += " — cause: " + field(f.Cause, 140)
+	}
+	return l + FailureStatus(f)
 }
 
 // FailureStatus is a failure's standing, as handoff.md, the resume prompt and the structured handoff all say it: the
@@ -377,11 +384,6 @@ func FailureStatus(f distill.Failure) string {
 		return " (later succeeded)"
 	}
 	return ""
-}
-
-// EarlierErrors are a collapsed failure's distinct errors but its newest, oldest first.
-func EarlierErrors(f distill.Failure) []string {
-	return slices.DeleteFunc(slices.Clone(f.Errors), func(e string) bool { return e == f.Error })
 }
 
 func gitLines(h distill.Handoff) []string {
@@ -855,9 +857,22 @@ func pinnedTask(lines []string, p *ledger.PinnedTask) []string {
 // files and failures.
 const maxDecisionLines = 10
 
-// decisionLines is the project's decisions log (the user's first, newest first), then what this handoff's sessions
-// decided that the log lacks.
+// decisionLines is the project's decisions log, then what this handoff's sessions decided that the log lacks, at most
+// maxDecisionLines.
 func decisionLines(extracted []string, log []ledger.Decision) []string {
+	var out []string
+	for _, d := range DecisionTexts(log, extracted, contentField) {
+		out = append(out, "- "+d)
+	}
+	if len(out) > maxDecisionLines {
+		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
+	}
+	return out
+}
+
+// DecisionTexts are the decisions handoff.md and the resume prompt list: the project's decisions log (the user's first,
+// newest first) with why, then the extracted decisions the log lacks, each once; field renders each part at most n long.
+func DecisionTexts(log []ledger.Decision, extracted []string, field func(s string, n int) string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range log {
@@ -865,25 +880,23 @@ func decisionLines(extracted []string, log []ledger.Decision) []string {
 			continue
 		}
 		seen[d.Text] = true
-		l := "- " + clip(ContentLine(d.Text), 200)
+		l := field(d.Text, 200)
 		if d.Why != "" {
-			l += " (why: " + clip(ContentLine(d.Why), 120) + ")"
+			l += " (why: " + field(d.Why, 120) + ")"
 		}
 		out = append(out, l)
 	}
-	var fresh []string
 	for _, d := range extracted {
 		if !seen[d] {
 			seen[d] = true
-			fresh = append(fresh, d)
+			out = append(out, field(d, 200))
 		}
-	}
-	out = append(out, bullets(fresh, 200)...)
-	if len(out) > maxDecisionLines {
-		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
 	}
 	return out
 }
+
+// contentField is a quoted part of a handoff.md line: one content line (ContentLine), clipped to n.
+func contentField(s string, n int) string { return clip(ContentLine(s), n) }
 
 // countRest replaces the last decision kept, when some did not fit, by a count of the rest: the cap holds and the
 // reader knows more exist.
@@ -1551,24 +1564,14 @@ func readUserFile(path string) (string, []byte, error) {
 		}
 		path = target
 	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return path, nil, err
-	}
-	switch {
-	case !fi.Mode().IsRegular():
-		return path, nil, leftAlone(path, "it is not a regular file")
-	case safefile.Nlink(path) > 1:
-		return path, nil, leftAlone(path, "it has other hard links, which a rewrite would change or split")
-	case fi.Size() > MaxUserFile:
-		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
-	}
 	b, err := safefile.ReadFileNoFollow(path, MaxUserFile)
 	switch {
-	case errors.Is(err, safefile.ErrTooLarge):
-		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
 	case errors.Is(err, safefile.ErrNotRegular), errors.Is(err, safefile.ErrSymlink):
 		return path, nil, leftAlone(path, "it is not a regular file")
+	case err == nil && safefile.Nlink(path) > 1:
+		return path, nil, leftAlone(path, "it has other hard links, which a rewrite would change or split")
+	case errors.Is(err, safefile.ErrTooLarge):
+		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
 	}
 	return path, b, err
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -27,6 +26,7 @@ import (
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Version is the session.json format version.
@@ -329,18 +329,10 @@ func (l Loaded) AsSession() Session {
 	return l.Handoff.ToSession()
 }
 
-// LoadFile reads and validates a session.json or a structured handoff; errors never quote the file's content.
+// LoadFile reads and validates a session.json or a structured handoff (a regular file of at most MaxFile bytes, never a
+// FIFO that would block); errors never quote the file's content.
 func LoadFile(path string) (Loaded, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return Loaded{}, err
-	case !fi.Mode().IsRegular():
-		return Loaded{}, fmt.Errorf("%s is not a regular file", path)
-	case fi.Size() > MaxFile:
-		return Loaded{}, fmt.Errorf("%s is %d bytes; the limit is %d", path, fi.Size(), MaxFile)
-	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, MaxFile)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -843,23 +835,13 @@ func (s *Session) ApplyLifecycle(lc *Lifecycle) {
 	if lc.PinnedTask != nil {
 		s.Task.Description = lc.PinnedTask.Task + " (pinned by the user; the session's own goal was: " + s.Task.Description + ")"
 	}
-	var ds []string
-	seen := map[string]bool{}
-	add := func(key, text string) {
-		if !seen[key] {
-			seen[key] = true
-			ds = append(ds, text)
-		}
-	}
+	var log []ledger.Decision
 	for _, d := range lc.Decisions {
-		t := d.Text
-		if d.Why != "" {
-			t += " (why: " + d.Why + ")"
-		}
-		add(d.Text, t)
+		log = append(log, ledger.Decision{Text: d.Text, Why: d.Why})
 	}
-	for _, d := range s.Decisions {
-		add(d, d)
-	}
-	s.Decisions = ds
+	s.Decisions = publish.DecisionTexts(log, s.Decisions, whole)
 }
+
+// whole renders a quoted part of the prompt's task state as it is (publish.DecisionTexts, publish.FailureLine): the
+// prompt quotes it in full where handoff.md clips it to a line.
+func whole(s string, _ int) string { return s }
