@@ -91,10 +91,9 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	head := renderHead(h, o)
 	secs := handoffSections(h, o)
 	fence := Fence(quotedText(secs))
-	intro := QuotedIntro(fence)
-	take := fitSections(secs, head, intro, fence)
+	take := fitSections(secs, head, fence)
 	countRest(secs["decisions"], take["decisions"])
-	out := writeHandoff(secs, take, head, intro, fence)
+	out := writeHandoff(secs, take, head, fence)
 	if o.Redact != nil {
 		out = o.Redact(out)
 	}
@@ -166,12 +165,8 @@ func handoffSections(h distill.Handoff, o RenderOptions) map[string]*section {
 func quotedText(secs map[string]*section) string {
 	var quoted strings.Builder
 	for _, k := range sectionOrder {
-		if ownSections[k] {
-			continue
-		}
-		for _, l := range secs[k].lines {
-			quoted.WriteString(l)
-			quoted.WriteByte('\n')
+		if !ownSections[k] {
+			quoted.WriteString(strings.Join(secs[k].lines, "\n") + "\n")
 		}
 	}
 	return quoted.String()
@@ -179,9 +174,9 @@ func quotedText(secs map[string]*section) string {
 
 // fitSections is how many lines of each section fit: every section's minimum first, then lines in priority order until
 // a cap would be exceeded; lines and chars count the output as writeHandoff writes it.
-func fitSections(secs map[string]*section, head []string, intro, fence string) map[string]int {
+func fitSections(secs map[string]*section, head []string, fence string) map[string]int {
 	take := map[string]int{}
-	lines, chars := len(head)+3, len(intro)+2*len(fence)+3
+	lines, chars := len(head)+3, len(QuotedIntro(fence))+2*len(fence)+3
 	for _, l := range head {
 		chars += len(l) + 1
 	}
@@ -210,32 +205,19 @@ func fitSections(secs map[string]*section, head []string, intro, fence string) m
 	return take
 }
 
-// writeHandoff writes the head, then each section's taken lines, the quoted ones inside the fence.
-func writeHandoff(secs map[string]*section, take map[string]int, head []string, intro, fence string) string {
-	var b strings.Builder
-	for _, l := range head {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	b.WriteString(intro + "\n" + fence + "\n")
-	closed := false
+// writeHandoff writes the head, then each section's taken lines, the quoted ones inside the quoted block.
+func writeHandoff(secs map[string]*section, take map[string]int, head []string, fence string) string {
+	var quoted, own strings.Builder
 	for _, k := range sectionOrder {
-		s := secs[k]
-		if ownSections[k] && !closed {
-			b.WriteString(fence + "\n")
-			closed = true
+		b := &quoted
+		if ownSections[k] {
+			b = &own
 		}
-		if take[k] == 0 {
-			continue
-		}
-		b.WriteString(s.title)
-		b.WriteByte('\n')
-		for _, l := range s.lines[:take[k]] {
-			b.WriteString(l)
-			b.WriteByte('\n')
+		if take[k] > 0 {
+			b.WriteString(secs[k].title + "\n" + strings.Join(secs[k].lines[:take[k]], "\n") + "\n")
 		}
 	}
-	return b.String()
+	return strings.Join(head, "\n") + "\n" + QuoteBlock(fence, quoted.String()) + own.String()
 }
 
 // capHandoff holds the caps whatever the sections held: no control characters but newlines, at most MaxLines lines and

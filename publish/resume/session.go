@@ -150,26 +150,10 @@ func (s *Session) Normalize() {
 	}
 }
 
-// Redact applies fn to every free-text field of the session.
+// Redact applies fn to every text of the session (eachString).
 func (s *Session) Redact(fn func(string) string) {
-	if fn == nil {
-		return
-	}
-	ps := []*string{&s.Project.GitStatus, &s.Project.Structure, &s.Project.MemoryFileContents, &s.Conversation.Summary,
-		&s.Test, &s.Task.Description, &s.Task.Latest, &s.Task.InProgress, &s.LastWords}
-	for i := range s.Conversation.Messages {
-		ps = append(ps, &s.Conversation.Messages[i].Content)
-	}
-	for i := range s.FilesChanged {
-		ps = append(ps, &s.FilesChanged[i].Diff)
-	}
-	for _, l := range [][]string{s.Project.GitLog, s.Decisions, s.Blockers, s.Questions, s.Task.SetAside, s.Task.Asked, s.References, s.Task.Completed, s.Task.Remaining, s.Task.Blockers} {
-		for i := range l {
-			ps = append(ps, &l[i])
-		}
-	}
-	for _, p := range ps {
-		*p = fn(*p)
+	if fn != nil {
+		eachString(reflect.ValueOf(s), fn)
 	}
 }
 
@@ -269,42 +253,44 @@ func notOneOf(v string, set []string) string {
 // cleanText strips terminal escapes, controls but newline and tab, and invisible characters (publish.StripTerminal)
 // from every string v points to, every field present and future, so RESUME.md/.yaml/.json and session.json carry no
 // zero-width character before a '#' and no bidirectional override.
-func cleanText(v any) { cleanValue(reflect.ValueOf(v)) }
+func cleanText(v any) { eachString(reflect.ValueOf(v), publish.StripTerminal) }
 
-func cleanValue(v reflect.Value) {
+// eachString replaces every settable string v holds, through pointers, exported fields, slices and string maps (keys
+// too), by fn of it.
+func eachString(v reflect.Value, fn func(string) string) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			cleanValue(v.Elem())
+			eachString(v.Elem(), fn)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				cleanValue(v.Field(i))
+				eachString(v.Field(i), fn)
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			cleanValue(v.Index(i))
+			eachString(v.Index(i), fn)
 		}
 	case reflect.Map:
-		cleanMap(v)
+		eachMapString(v, fn)
 	case reflect.String:
 		if v.CanSet() {
-			if c := publish.StripTerminal(v.String()); c != v.String() {
+			if c := fn(v.String()); c != v.String() {
 				v.SetString(c)
 			}
 		}
 	}
 }
 
-// cleanMap cleans a string → string map (the only maps these types hold).
-func cleanMap(v reflect.Value) {
+// eachMapString is eachString of a string → string map (the only maps these types hold).
+func eachMapString(v reflect.Value, fn func(string) string) {
 	if v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.String {
 		return
 	}
 	for _, k := range v.MapKeys() {
-		ck, cv := publish.StripTerminal(k.String()), publish.StripTerminal(v.MapIndex(k).String())
+		ck, cv := fn(k.String()), fn(v.MapIndex(k).String())
 		if ck != k.String() {
 			v.SetMapIndex(k, reflect.Value{})
 		}
