@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -729,7 +730,7 @@ const (
 // 8 of the session id>.
 func NewID(now time.Time, session string) string {
 	s := strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_' {
+		if strings.ContainsRune(idChars, r) {
 			return r
 		}
 		return -1
@@ -744,8 +745,11 @@ func ValidID(id string) bool {
 		return false
 	}
 	return strings.Trim(id[3:11]+id[12:18], "0123456789") == "" &&
-		strings.Trim(id[19:], "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") == ""
+		strings.Trim(id[19:], idChars) == ""
 }
+
+// idChars are the characters an id keeps of a session id.
+const idChars = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
 
 // IDOf is the id in a handoff's header line ("" before ids).
 func IDOf(header string) string {
@@ -1103,14 +1107,13 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 func (p *Project) WriteProject(text, tool string) error {
 	// The global copy does not need the project writable: written alongside (a rename costs ~0.4 ms on some
 	// filesystems).
-	global := make(chan struct{})
-	go func() {
-		defer close(global)
+	var writes sync.WaitGroup
+	defer writes.Wait()
+	writes.Go(func() {
 		if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
 			p.Log("write global handoff: %v", err)
 		}
-	}()
-	defer func() { <-global }()
+	})
 	if p.NotProject {
 		return nil
 	}
@@ -1123,9 +1126,8 @@ func (p *Project) WriteProject(text, tool string) error {
 	defer d.Close()
 	// The history copy is written beside handoff.md: each rename costs ~0.15 ms on ext4 (new blocks allocated, old
 	// freed), mostly disk wait.
-	history := make(chan struct{})
-	go func() {
-		defer close(history)
+	defer writes.Wait() // before d closes
+	writes.Go(func() {
 		if id := IDOf(HeaderOf(text)); id != "" {
 			var repo *distill.Repo
 			if p.Repo != nil {
@@ -1137,8 +1139,7 @@ func (p *Project) WriteProject(text, tool string) error {
 				p.Log("history: %v", err)
 			}
 		}
-	}()
-	defer func() { <-history }()
+	})
 	// The digest under the home first: a handoff.md on disk is always one the home lists.
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.Log("record published handoff: %v", err)
