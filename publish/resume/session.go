@@ -687,10 +687,7 @@ func (h *Handoff) trimOnce() bool {
 		h.Questions = h.Questions[:len(h.Questions)-1]
 	case len(h.Files.Modified)+len(h.Files.Created)+len(h.Files.Deleted) > 0:
 		h.Files = FileChanges{}
-	case len(h.Failed) > 0:
-		h.Failed = h.Failed[:len(h.Failed)-1]
-	case len(h.Next) > 0:
-		h.Next = h.Next[:len(h.Next)-1]
+	case dropLast(&h.Failed, &h.Next):
 	case len(h.Decisions) > 0:
 		h.Decisions = nil
 	case dropLast(&h.Blockers, &h.Asked):
