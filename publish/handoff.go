@@ -1308,12 +1308,9 @@ func Exists(p string) bool {
 // facts can be trusted: Deliver's banner, the one-line notice once expired, nothing once cleared. What only the ledger
 // knows (who resumed it, stale files) is left out; one without an id goes as Inject.
 func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte, string) {
-	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
-		return nil, ""
-	}
 	rec, ok := RecordOfText(text)
-	if !ok {
-		return p.Inject(agent, event, text)
+	if !ok || agent == nil || agent.Envelope == adapters.EnvelopeNone {
+		return p.Inject(agent, event, text) // nothing without an envelope or text
 	}
 	if strings.HasPrefix(rec.Goal, clearedTask) {
 		p.Log("%s was cleared (carryover clear); not injected", rec.ID)
@@ -1604,10 +1601,7 @@ func trackedErr(path string) error {
 // TrackedOwn lists carryover's own files under project/.carryover (and its history) that the project's git tracks,
 // relative to the project.
 func TrackedOwn(project string) []string {
-	r := distill.OpenRepo(project)
-	if r == nil {
-		return nil
-	}
+	r := distill.OpenRepo(project) // nil outside a repository: it tracks nothing
 	names := slices.Clone(ownNames)
 	ids, _ := HistoryIDs(project)
 	for _, id := range ids {
