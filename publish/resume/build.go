@@ -245,7 +245,7 @@ func (pk *packer) assemble() string {
 func (pk *packer) fits() bool { return Estimate(pk.assemble()) <= pk.budget }
 
 // searchMax is the largest v in [lo, hi] for which set(v) fits (monotone), leaving it set.
-func (pk *packer) searchMax(lo, hi int, set func(int)) int {
+func (pk *packer) searchMax(lo, hi int, set func(int)) {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		set(mid)
@@ -256,7 +256,6 @@ func (pk *packer) searchMax(lo, hi int, set func(int)) int {
 		}
 	}
 	set(lo)
-	return lo
 }
 
 // stubs is phase 1: every P1–P3 layer's first item, up to stubBytes, so truncating one never starves the next. A task
@@ -273,7 +272,7 @@ func (pk *packer) stubs() error {
 			}
 			l.k = 0
 		}
-		pk.clipTo(l, l.items[0], stubBytes)
+		pk.clipTo(l, stubBytes)
 		if l.p == 1 && l.clip == 0 {
 			return &BudgetError{Budget: pk.budget, Need: Estimate(pk.head+pk.foot) + Estimate(l.items[0][:min(len(l.items[0]), minClip)]) + 20}
 		}
@@ -281,8 +280,10 @@ func (pk *packer) stubs() error {
 	return nil
 }
 
-// clipTo keeps as much of item (≤ limit bytes) as fits, nothing when that is under minClip of a longer item.
-func (pk *packer) clipTo(l *layer, item string, limit int) {
+// clipTo keeps as much of the layer's boundary item (≤ limit bytes) as fits, nothing when that is under minClip of a
+// longer item.
+func (pk *packer) clipTo(l *layer, limit int) {
+	item := l.items[l.k]
 	pk.searchMax(0, min(len(item), limit), func(v int) { l.clip = v })
 	if l.clip < minClip && l.clip < len(item) {
 		l.clip = 0
@@ -301,7 +302,7 @@ func (pk *packer) grow() {
 		if l.k == len(l.items) || !(l.mustKeep || l.k > 0) {
 			continue
 		}
-		pk.clipTo(l, l.items[l.k], len(l.items[l.k]))
+		pk.clipTo(l, len(l.items[l.k]))
 	}
 }
 
