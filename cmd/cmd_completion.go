@@ -2,6 +2,7 @@ package cmd
 
 // `carryover completion bash|zsh|fish|powershell` prints a completion script made from the command tree itself
 // (commands, subcommands, flags, flag values): it never drifts from the CLI, and completing runs no carryover process.
+// bash's, zsh's and PowerShell's are templates (completion/*.tmpl) over that tree; fish's lines are all generated here.
 
 import (
 	"embed"
