@@ -49,12 +49,10 @@ var protocols = map[string]string{
 	ModeSilent: `Use the context below silently; do not mention this handoff unless the user asks.`,
 }
 
-func ValidMode(m string) bool { _, ok := protocols[m]; return ok }
-
 // Protocol is the resume protocol m (ask when m is not one) and its instruction: the one source of carryover's own
 // instructions to a resuming agent (handoff.md, the start injection, RESUME.md, structured handoff).
 func Protocol(m string) (mode, instruction string) {
-	if !ValidMode(m) {
+	if _, ok := protocols[m]; !ok {
 		m = ModeAsk
 	}
 	return m, protocols[m]
@@ -782,11 +780,6 @@ func AgeWords(d time.Duration) string {
 	}
 }
 
-// ExpiredNotice is all a session gets of an expired handoff.
-func ExpiredNotice(r ledger.HandoffRecord, now time.Time) string {
-	return fmt.Sprintf("carryover: a handoff from %s ago exists: carryover history show %s", AgeWords(now.Sub(r.Updated)), r.ID)
-}
-
 // Banner is the one line a user sees at session start.
 func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string) string) string {
 	b := "carryover · " + ContentLine(filepath.Base(root)) + " · handoff " + r.ID + " from " + ContentLine(r.Tool) + " " + Ago(now, r.Updated) +
@@ -997,7 +990,7 @@ type Project struct {
 	Root   string
 	Home   string // carryover's home; the global copy is Home/handoff.md
 	Now    time.Time
-	Mode   string               // the resume protocol (ValidMode)
+	Mode   string               // the resume protocol (Protocol)
 	Redact func(string) string  // applied to everything rendered or injected
 	Repo   func() *distill.Repo // the project's .git (the hook prefetches it)
 	// Logf records what is worth a log line; the file writes may call it from another goroutine.
@@ -1273,9 +1266,10 @@ func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledg
 	return p.wrap(agent, event, banner+"\n"+body, "", HeaderOf(body))
 }
 
-// WrapExpired is an expired handoff's one-line notice in the agent's envelope.
+// WrapExpired is an expired handoff's one-line notice in the agent's envelope: all a session gets of it.
 func (p *Project) WrapExpired(agent *adapters.Agent, event string, rec ledger.HandoffRecord) []byte {
-	w, _ := p.wrap(agent, event, ExpiredNotice(rec, p.Now), "", "")
+	notice := fmt.Sprintf("carryover: a handoff from %s ago exists: carryover history show %s", AgeWords(p.Now.Sub(rec.Updated)), rec.ID)
+	w, _ := p.wrap(agent, event, notice, "", "")
 	return w
 }
 
