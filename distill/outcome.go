@@ -939,11 +939,14 @@ var (
 	countWords = []string{"passed", "failed", "passing", "failing", "error", "errors"}
 )
 
-// otherFiles: pass (of command cmd) runs a program none of fail's segments ran, on named files it does not write (a
+// otherFiles: pass (of command cmd) runs a program none of fail's segments ran (nor runs through it), on named files it does not write (a
 // redirection's target, a writer's operands): `tsc --noEmit src/routes.tsx` after `npm run build` failed checked those
 // files, not what the failure built.
 func otherFiles(pass string, fail []string, cmd string) bool {
-	if programWrites[progOf(pass)] != nil || slices.ContainsFunc(fail, func(s string) bool { return progOf(s) == progOf(pass) }) {
+	tool := strings.Fields(segTool(pass)) // `python -m pytest` is "python pytest": pytest's
+	if len(tool) == 0 || programWrites[tool[0]] != nil || slices.ContainsFunc(fail, func(s string) bool {
+		return slices.ContainsFunc(strings.Fields(segTool(s)), func(w string) bool { return slices.Contains(tool, w) })
+	}) {
 		return false
 	}
 	return slices.ContainsFunc(segPaths(pass), func(p string) bool {
