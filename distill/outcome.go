@@ -943,15 +943,25 @@ var (
 // redirection's target, a writer's operands): `tsc --noEmit src/routes.tsx` after `npm run build` failed checked those
 // files, not what the failure built.
 func otherFiles(pass string, fail []string, cmd string) bool {
-	tool := strings.Fields(segTool(pass)) // `python -m pytest` is "python pytest": pytest's
-	if len(tool) == 0 || programWrites[tool[0]] != nil || slices.ContainsFunc(fail, func(s string) bool {
-		return slices.ContainsFunc(strings.Fields(segTool(s)), func(w string) bool { return slices.Contains(tool, w) })
-	}) {
+	tool := segTool(pass) // `python -m pytest` is "python pytest": pytest's
+	if programWrites[progOf(pass)] != nil || slices.ContainsFunc(fail, func(s string) bool { return sharesWord(tool, segTool(s)) }) {
 		return false
 	}
 	return slices.ContainsFunc(segPaths(pass), func(p string) bool {
 		return !isFilterKey(p) && p != "." && p != "./..." && !strings.Contains(cmd, ">"+p) && !strings.Contains(cmd, "> "+p)
 	})
+}
+
+// sharesWord: a and b have a word in common.
+func sharesWord(a, b string) bool {
+	for w := range strings.FieldsSeq(a) {
+		for v := range strings.FieldsSeq(b) {
+			if v == w {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
