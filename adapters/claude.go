@@ -627,6 +627,7 @@ func (w *claudeRows) user() {
 		w.userText(w.b(m.Text), harness)
 		return
 	}
+	image, texts := -1, len(w.rows)
 	for i := range m.Blocks[:m.NBlocks] {
 		b := &m.Blocks[i]
 		switch {
@@ -634,9 +635,18 @@ func (w *claudeRows) user() {
 			w.toolResult(i, b)
 		case rawEqual(w.b(b.Type), "text"):
 			w.userBlockText(i, w.b(b.Text), harness)
+		case rawEqual(w.b(b.Type), "image") && image < 0:
+			image = i
 		}
 	}
+	// An image pasted with no words is a request of its own (its words would have been a text block).
+	if image >= 0 && len(w.rows) == texts && !harness && !w.hasToolResult() && !l.IsSidechain {
+		w.textRow(w.indexKey(image), "user", KindPrompt, imageOnly)
+	}
 }
+
+// imageOnly is the text of a prompt that is an image alone: the handoff cannot carry its bytes.
+const imageOnly = "[image]"
 
 // textRow emits a row of role, kind and text.
 func (w *claudeRows) textRow(key, role string, kind Kind, text string) {
@@ -1046,7 +1056,10 @@ func (w *claudeRows) queuedText(p []byte, harness bool) string {
 	case harness:
 		return claudeBlocksText(p)
 	}
-	return promptText(claudeBlocksText(p))
+	if t := claudeBlocksText(p); t != "" || !bytes.Contains(p, []byte(`"image"`)) {
+		return promptText(t)
+	}
+	return imageOnly
 }
 
 // claudeBlocksText joins the text blocks of a JSON list of content blocks.

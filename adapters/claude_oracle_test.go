@@ -206,10 +206,16 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		return []Row{r}
 	}
 	var rows []Row
+	image := -1
 	for i, b := range l.Message.Blocks {
 		r := base
 		r.Key = key + "#" + strconv.Itoa(i)
 		switch b.Type {
+		case "image":
+			if image < 0 {
+				image = i
+			}
+			continue
 		case "tool_result":
 			text := oracleBlockText(b.Content)
 			r.Role, r.CallID = "tool", b.ToolUseID
@@ -247,6 +253,11 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		default:
 			continue
 		}
+		rows = append(rows, r)
+	}
+	if image >= 0 && len(rows) == 0 && !harness && !oracleHasToolResult(l.Message.Blocks) && !l.IsSidechain {
+		r := base
+		r.Key, r.Role, r.Kind, r.Text = key+"#"+strconv.Itoa(image), "user", KindPrompt, imageOnly
 		rows = append(rows, r)
 	}
 	return rows
@@ -461,6 +472,9 @@ func oracleQueued(prompt json.RawMessage, mode string, origin json.RawMessage, k
 		}
 	} else {
 		text = claudeBlocksText(prompt)
+		if text == "" && !harness && bytes.Contains(prompt, []byte(`"image"`)) {
+			text = imageOnly
+		}
 	}
 	if strings.TrimSpace(text) == "" {
 		return nil

@@ -187,13 +187,16 @@ type codexItem struct {
 	Output    json.RawMessage `json:"output"`
 	Content   []codexContent  `json:"content"`
 	Action    json.RawMessage `json:"action"`
+	Query     string          `json:"query"` // web_search_end
 	Meta      *struct {
 		Kinds []string `json:"content_item_kinds"`
 	} `json:"internal_chat_message_metadata_passthrough"`
 	// event_msg fields
 	Message string                     `json:"message"`
-	Reason  string                     `json:"reason"`  // turn_aborted: interrupted, replaced, …
-	Changes map[string]json.RawMessage `json:"changes"` // patch_apply_end
+	Images  []json.RawMessage          `json:"images"`       // user_message: pasted images (data URLs)
+	Local   []json.RawMessage          `json:"local_images"` // user_message: attached image files
+	Reason  string                     `json:"reason"`       // turn_aborted: interrupted, replaced, …
+	Changes map[string]json.RawMessage `json:"changes"`      // patch_apply_end
 	Status  string                     `json:"status"`
 	Success *bool                      `json:"success"`
 	Stdout  string                     `json:"stdout"`
@@ -304,8 +307,34 @@ func codexResponseItem(it codexItem, base Row, compactionOutput bool) []Row {
 		return []Row{r}
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		return []Row{codexOutput(it, base)}
+	case "web_search_call":
+		return codexSearch(it, base)
 	}
 	return nil
+}
+
+// codexSearch is a web search the model ran (a web_search_call item, or the web_search_end event some builds write
+// as well): a call row whose text is the query or the page, keyed like codexSayKey (second + text) so the two copies
+// are one row. It has no result row: Codex keeps the results in the model's context only.
+func codexSearch(it codexItem, base Row) []Row {
+	var a struct {
+		Type, Query, URL, Pattern string
+		Queries                   []string
+	}
+	_ = json.Unmarshal(it.Action, &a)
+	text := cmp.Or(a.Query, it.Query, strings.Join(a.Queries, "; "))
+	switch {
+	case a.Type == "open_page" && a.URL != "":
+		text = "open " + a.URL
+	case a.Type == "find_in_page" && a.URL != "":
+		text = "find \"" + a.Pattern + "\" in " + a.URL
+	}
+	r := codexCallRow("web_search", "", base)
+	r.Text = clip(text, 200)
+	if !r.Time.IsZero() {
+		r.Key = "search:" + r.Time.UTC().Truncate(time.Second).Format(time.RFC3339) + ":" + textHash(text)
+	}
+	return []Row{r}
 }
 
 // Texts Codex feeds the model as user or developer input that are not the
@@ -322,8 +351,12 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 		kinds = it.Meta.Kinds
 	}
 	var rows []Row
+	images := 0
 	for i, c := range it.Content {
-		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" {
+		if c.Type == "input_image" {
+			images++
+		}
+		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" || it.Role == "user" && codexImageTag(c.Text) {
 			continue
 		}
 		kind := ""
@@ -338,7 +371,41 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 			rows = append(rows, r)
 		}
 	}
+	if images == 0 || it.Role != "user" {
+		return rows
+	}
+	// A pasted or attached image: the prompt says so; an image sent alone is a prompt of its own.
+	if n := len(rows) - 1; n >= 0 && rows[n].Kind == KindPrompt {
+		rows[n].Text = codexImageNote(rows[n].Text, nil)
+	} else if len(rows) == 0 {
+		r := base
+		if !r.Time.IsZero() {
+			r.Key = codexPromptKey(r.Time, "")
+		}
+		r.Role, r.Kind, r.Text = "user", KindPrompt, codexImageNote("", nil)
+		rows = append(rows, r)
+	}
 	return rows
+}
+
+// codexImageTag reports the texts Codex wraps a prompt's image in ("<image name=[Image #1]>", "</image>"): markup,
+// never the user's words.
+func codexImageTag(t string) bool {
+	t = strings.TrimSpace(t)
+	return t == "</image>" || strings.HasPrefix(t, "<image") && strings.HasSuffix(t, ">") && !strings.Contains(t, "\n")
+}
+
+// codexImageNote is a prompt's text with its images noted, unless its words already point at them ("[Image #1]"):
+// the files attached, or "[image]" for pasted ones, whose bytes the handoff cannot carry.
+func codexImageNote(text string, files []string) string {
+	if strings.Contains(text, "[Image #") {
+		return text
+	}
+	note := imageOnly
+	if len(files) > 0 {
+		note = "[image: " + strings.Join(files, ", ") + "]"
+	}
+	return strings.TrimSpace(text + " " + note)
 }
 
 func codexTextContent(typ string) bool {
@@ -671,6 +738,7 @@ var codexEvents = map[string]func(it codexItem, base Row) []Row{
 	"user_message":    codexUserMessage,
 	"agent_message":   codexAgentMessage,
 	"patch_apply_end": codexPatchEnd,
+	"web_search_end":  codexSearch,
 	"turn_aborted":    codexTurnAborted,
 }
 
@@ -706,7 +774,15 @@ func codexError(it codexItem, r Row) []Row {
 // response_item user message); where both exist they share
 // codexPromptKey, so the ledger keeps one row.
 func codexUserMessage(it codexItem, r Row) []Row {
-	if strings.TrimSpace(it.Message) == "" || !codexRealPrompt("", it.Message) {
+	var files []string
+	for _, raw := range it.Local {
+		var p string
+		if json.Unmarshal(raw, &p) == nil && p != "" {
+			files = append(files, p)
+		}
+	}
+	images := len(it.Images) + len(it.Local)
+	if strings.TrimSpace(it.Message) == "" && images == 0 || !codexRealPrompt("", it.Message) {
 		return nil
 	}
 	r.Key = codexPromptKey(r.Time, it.Message)
@@ -715,6 +791,9 @@ func codexUserMessage(it codexItem, r Row) []Row {
 		return []Row{r}
 	}
 	r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
+	if images > 0 {
+		r.Text = codexImageNote(r.Text, files)
+	}
 	return []Row{r}
 }
 
