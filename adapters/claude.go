@@ -635,13 +635,18 @@ func (w *claudeRows) user() {
 			w.toolResult(i, b)
 		case rawEqual(w.b(b.Type), "text"):
 			w.userBlockText(i, w.b(b.Text), harness)
-		case rawEqual(w.b(b.Type), "image") && image < 0:
+		case rawEqual(w.b(b.Type), "image"):
 			image = i
 		}
 	}
-	// An image pasted with no words is a request of its own (its words would have been a text block).
-	if image >= 0 && len(w.rows) == texts && !harness && !w.hasToolResult() && !l.IsSidechain {
-		w.textRow(w.indexKey(image), "user", KindPrompt, imageOnly)
+	w.imagePrompt(image, len(w.rows) > texts || harness)
+}
+
+// imagePrompt: an image (block i; -1 none) pasted with no words (they would be a text block: said) is a request of
+// its own.
+func (w *claudeRows) imagePrompt(i int, said bool) {
+	if i >= 0 && !said && !w.hasToolResult() && !w.l.IsSidechain {
+		w.textRow(w.indexKey(i), "user", KindPrompt, imageOnly)
 	}
 }
 
@@ -1056,6 +1061,11 @@ func (w *claudeRows) queuedText(p []byte, harness bool) string {
 	case harness:
 		return claudeBlocksText(p)
 	}
+	return blocksPrompt(p)
+}
+
+// blocksPrompt is the prompt of a JSON list of content blocks: its text, or imageOnly for an image alone.
+func blocksPrompt(p []byte) string {
 	if t := claudeBlocksText(p); t != "" || !bytes.Contains(p, []byte(`"image"`)) {
 		return promptText(t)
 	}

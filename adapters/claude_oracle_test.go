@@ -212,9 +212,7 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		r.Key = key + "#" + strconv.Itoa(i)
 		switch b.Type {
 		case "image":
-			if image < 0 {
-				image = i
-			}
+			image = i
 			continue
 		case "tool_result":
 			text := oracleBlockText(b.Content)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,15 +158,8 @@ func globEscape(p string) string {
 
 // safeID reports whether id can be put in a glob pattern as a literal.
 func safeID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+	const idChars = "-_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	return id != "" && len(id) <= 128 && strings.Trim(id, idChars) == ""
 }
 
 type codexLine struct {
@@ -351,12 +345,8 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 		kinds = it.Meta.Kinds
 	}
 	var rows []Row
-	images := 0
 	for i, c := range it.Content {
-		if c.Type == "input_image" {
-			images++
-		}
-		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" || it.Role == "user" && codexImageTag(c.Text) {
+		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" || codexImageTag(it.Role, c.Text) {
 			continue
 		}
 		kind := ""
@@ -371,10 +361,15 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 			rows = append(rows, r)
 		}
 	}
-	if images == 0 || it.Role != "user" {
+	return codexImagePrompt(it, rows, base)
+}
+
+// codexImagePrompt notes a user message's pasted or attached image in its prompt; an image sent alone is a prompt of
+// its own.
+func codexImagePrompt(it codexItem, rows []Row, base Row) []Row {
+	if it.Role != "user" || !slices.ContainsFunc(it.Content, func(c codexContent) bool { return c.Type == "input_image" }) {
 		return rows
 	}
-	// A pasted or attached image: the prompt says so; an image sent alone is a prompt of its own.
 	if n := len(rows) - 1; n >= 0 && rows[n].Kind == KindPrompt {
 		rows[n].Text = codexImageNote(rows[n].Text, nil)
 	} else if len(rows) == 0 {
@@ -390,22 +385,34 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 
 // codexImageTag reports the texts Codex wraps a prompt's image in ("<image name=[Image #1]>", "</image>"): markup,
 // never the user's words.
-func codexImageTag(t string) bool {
+func codexImageTag(role, t string) bool {
 	t = strings.TrimSpace(t)
-	return t == "</image>" || strings.HasPrefix(t, "<image") && strings.HasSuffix(t, ">") && !strings.Contains(t, "\n")
+	return role == "user" && (t == "</image>" || strings.HasPrefix(t, "<image") && strings.HasSuffix(t, ">"))
 }
 
 // codexImageNote is a prompt's text with its images noted, unless its words already point at them ("[Image #1]"):
 // the files attached, or "[image]" for pasted ones, whose bytes the handoff cannot carry.
-func codexImageNote(text string, files []string) string {
+func codexImageNote(text string, local []json.RawMessage) string {
 	if strings.Contains(text, "[Image #") {
 		return text
 	}
 	note := imageOnly
-	if len(files) > 0 {
+	if files := codexStrings(local); len(files) > 0 {
 		note = "[image: " + strings.Join(files, ", ") + "]"
 	}
 	return strings.TrimSpace(text + " " + note)
+}
+
+// codexStrings are the non-empty strings of a list (its other values skipped).
+func codexStrings(raws []json.RawMessage) []string {
+	var out []string
+	for _, raw := range raws {
+		var p string
+		if json.Unmarshal(raw, &p) == nil && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func codexTextContent(typ string) bool {
@@ -774,13 +781,6 @@ func codexError(it codexItem, r Row) []Row {
 // response_item user message); where both exist they share
 // codexPromptKey, so the ledger keeps one row.
 func codexUserMessage(it codexItem, r Row) []Row {
-	var files []string
-	for _, raw := range it.Local {
-		var p string
-		if json.Unmarshal(raw, &p) == nil && p != "" {
-			files = append(files, p)
-		}
-	}
 	images := len(it.Images) + len(it.Local)
 	if strings.TrimSpace(it.Message) == "" && images == 0 || !codexRealPrompt("", it.Message) {
 		return nil
@@ -792,7 +792,7 @@ func codexUserMessage(it codexItem, r Row) []Row {
 	}
 	r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
 	if images > 0 {
-		r.Text = codexImageNote(r.Text, files)
+		r.Text = codexImageNote(r.Text, it.Local)
 	}
 	return []Row{r}
 }
