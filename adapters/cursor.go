@@ -51,6 +51,10 @@ var cursorAgent = &Agent{
 		"afterFileEdit": ClassTool, "afterShellExecution": ClassTool, "afterMCPExecution": ClassTool,
 		"stop": ClassStop, "preCompact": ClassCompact, "sessionEnd": ClassEnd,
 	},
+	// An agent transcript (its prompts wrapped in <user_query>), or a state.vscdb whose schema has Cursor's table.
+	Sniff: func(b []byte) bool {
+		return containsAll(b, `"role":"user"`, `<user_query>`) || containsAll(b, "SQLite format 3\x00", "cursorDiskKV")
+	},
 	Launch:        []string{"cursor-agent"},
 	ContextWindow: 64_000,
 	CreateTools:   []string{"Write"},
