@@ -319,7 +319,7 @@ var claudeDecoders = sync.Pool{New: func() any { return new(claudejson.Decoder) 
 // claude_gen_test.go) hold both to the same rows.
 func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	if claudeSkipped(line[:min(len(line), 64)]) {
-		return nil, nil
+		return claudeScrub(claudeQueue(line, off)), nil
 	}
 	// Attachments (skill listings, re-attached files: kilobytes each) matter
 	// only when they carry carryover's own injection. Their "attachment"
@@ -335,6 +335,48 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
 	return claudeScrub(rows), nil
+}
+
+// claudeQueue reads a queue-operation line: a prompt typed while Claude Code worked enters the queue ("enqueue", its
+// content), leaves it delivered ("dequeue", then a user line; "remove", then a queued_command attachment) or is taken
+// back into the input box ("popAll"). The delivering prompt row follows, so only a prompt still queued when the
+// session ended stays the user's unanswered request (KindQueued); popAll empties the queue (a row with no text).
+// Slash and shell commands and the harness's notifications are never requests.
+func claudeQueue(line []byte, off int64) []Row {
+	head := line[:min(len(line), 96)]
+	pop := bytes.Contains(head, []byte(`"operation":"popAll"`))
+	if !pop && !bytes.Contains(head, []byte(`"operation":"enqueue"`)) {
+		return nil
+	}
+	var q struct {
+		Timestamp   string
+		Content     json.RawMessage
+		IsSidechain bool
+	}
+	if json.Unmarshal(line, &q) != nil || q.IsSidechain {
+		return nil
+	}
+	r := Row{Key: "queue:" + strconv.FormatInt(off, 10), Role: "user", Kind: KindQueued}
+	r.Time, _ = time.Parse(time.RFC3339Nano, q.Timestamp)
+	var s string
+	switch {
+	case pop:
+	case json.Unmarshal(q.Content, &s) == nil:
+		if !claudeQueuedRequest(strings.TrimSpace(s)) {
+			return nil
+		}
+		r.Text = promptText(s)
+	default:
+		if r.Text = blocksPrompt(q.Content); r.Text == "" {
+			return nil
+		}
+	}
+	return []Row{r}
+}
+
+// claudeQueuedRequest reports whether queued text t is a request: not a slash or shell command, nor the harness's.
+func claudeQueuedRequest(t string) bool {
+	return t != "" && !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "!") && !claudeNotRequest([]byte(t)) && !claudeTaskNotification([]byte(t))
 }
 
 // claudeParse decodes line with d and returns its rows.

@@ -100,7 +100,7 @@ func oracleParseLineRaw(line []byte, off int64) ([]Row, error) {
 	}
 	for _, s := range oracleSkip {
 		if bytes.Contains(head, s) {
-			return nil, nil
+			return claudeQueue(line, off), nil
 		}
 	}
 	// Attachments (skill listings, re-attached files: kilobytes each) matter

@@ -55,6 +55,7 @@ type State struct {
 	// or a prompt in another session came since the last request.
 	PromptSession int64
 	Ended         string // EndOf the main thread's last telling row
+	Queued        string // a prompt the user queued that no prompt row has delivered yet
 	AfterBreak    bool
 	Answered      bool // prose or a tool call followed the latest prompt
 	// Fallback: the latest prompt (never a compaction summary), the task when none is substantive.
@@ -165,6 +166,8 @@ func EndOf(r ledger.Row) (end string, quiet bool) {
 		return limitEnd(r.Text)
 	case r.Kind == adapters.KindError && r.CallID == "" && r.Role != "tool":
 		return apiEnd(r), false
+	case r.Kind == adapters.KindQueued && r.Text == "": // the queue taken back into the input box
+		return "", true
 	}
 	return endKinds[r.Kind], quietKinds[r.Kind]
 }
@@ -172,7 +175,7 @@ func EndOf(r ledger.Row) (end string, quiet bool) {
 // endKinds say how a session ended by themselves; quietKinds never do.
 var (
 	endKinds = map[adapters.Kind]string{adapters.KindInterrupted: "interrupted", adapters.KindRefused: "refused",
-		adapters.KindCompaction: "compaction", adapters.KindPrompt: "prompt", adapters.KindText: "text"}
+		adapters.KindCompaction: "compaction", adapters.KindPrompt: "prompt", adapters.KindText: "text", adapters.KindQueued: "queued"}
 	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true}
 )
 
@@ -228,7 +231,10 @@ func sessionWork(k adapters.Kind) bool {
 func (st *State) addKind(r *ledger.Row, at time.Time) {
 	switch r.Kind {
 	case adapters.KindPrompt:
+		st.Queued = ""
 		st.addPromptRow(r, at)
+	case adapters.KindQueued:
+		st.Queued = r.Text // delivered, a prompt row follows; taken back, an empty one
 	case adapters.KindCompaction:
 		st.AfterBreak = true // a summary is never the task
 	case adapters.KindText:
@@ -762,10 +768,23 @@ func (st *State) Handoff(o Options) Handoff {
 		next, rule = st.nextAction(h, failing)
 	}
 	h.Next, h.NextRule = clip(next, 300), rule
+	st.queuedInto(&h)
 	st.evidenceInto(&h)
 	st.doneInto(&h, o.Project)
 	h.Ended = ending(st.Ended, &h)
 	return h
+}
+
+// queuedInto: a prompt still queued when the session ended is the latest request and the next action (the agent never
+// received it); the latest request before it stays among the user's words.
+func (st *State) queuedInto(h *Handoff) {
+	if st.Queued == "" {
+		return
+	}
+	if h.Latest != "" {
+		h.Instructions = append(h.Instructions, h.Latest)
+	}
+	h.Latest, h.Next, h.NextRule = st.Queued, clip("Answer the request the user queued, which the previous agent never received: "+oneLine(st.Queued), 300), "queued request"
 }
 
 type fileAcc struct {

@@ -414,6 +414,7 @@ var Endings = map[string]string{
 	"refused":     "when the user refused a tool call",
 	"compaction":  "at a context compaction",
 	"prompt":      "before the agent answered the user's last request",
+	"queued":      "with a request the user queued that the agent never received",
 	"limit":       "at a usage, rate or quota limit",
 	"done":        "with the agent reporting the work complete",
 	"asked":       "with the agent asking the user a question",
