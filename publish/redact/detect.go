@@ -1363,11 +1363,9 @@ func longFlag(s string, n int) (Match, bool) {
 }
 
 // shortFlag masks the password of a single-dash flag (s[i] is the dash):
-// -p in the commands that take one there (mysql/mariadb/sshpass/7z -pX
-// attached; sshpass and "<tool> login ... -p X" spaced), the one-letter
-// password flags of passFlags (ssh-keygen -N/-P, zip -P, redis-cli -a),
-// and single-dash long flags named like a password (openssl -passin
-// pass:X, keytool -storepass X).
+// a letter whose commands take one attached (mysql -pX) or as the next word
+// (ssh-keygen -N X) in passFlags, and single-dash long flags named like a
+// password (openssl -passin pass:X, keytool -storepass X).
 func shortFlag(s string, i int) (Match, bool) {
 	if i+2 >= len(s) {
 		return Match{}, false
@@ -1375,28 +1373,17 @@ func shortFlag(s string, i int) (Match, bool) {
 	if isAlnum(s[i+2]) && s[i+1] != 'p' || s[i+1] == 'p' && hasPrefixAt(s, i+2, "ass") {
 		return longSingleDash(s, i)
 	}
-	c := s[i+1]
-	attached := !isSpaceByte(s[i+2])
-	if c == 'p' {
-		return pFlag(s, i, attached)
+	f, v := passFlags[s[i+1]].spaced, i+2
+	if c := s[i+2]; !isSpaceByte(c) {
+		f, v = passFlags[s[i+1]].attached, i+1
+		if c == '-' || valueStop[c] && !isOneOf(c, "\"'") {
+			return Match{}, false // "-p-", "-p;"
+		}
 	}
-	if !attached && len(passFlags[c]) > 0 && containsAny(lineBefore(s, i), passFlags[c]) {
-		return spacedValue(s, i+2, KindPassword, nil)
+	if len(f) > 0 && containsAny(lineBefore(s, i), f) {
+		return spacedValue(s, v, KindPassword, nil)
 	}
 	return Match{}, false // "- item", "-v ", "-x"
-}
-
-// pFlag masks the password of -p: attached in mysql/mariadb -pX, sshpass
-// -pX and 7z -pX, spaced in sshpass -p X and "<tool> login ... -p X".
-func pFlag(s string, i int, attached bool) (Match, bool) {
-	switch {
-	case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
-	case attached && containsAny(lineBefore(s, i), []string{"mysql", "mariadb", "sshpass", "7z "}):
-		return spacedValue(s, i+1, KindPassword, nil)
-	case !attached && containsAny(lineBefore(s, i), []string{"sshpass", " login"}):
-		return spacedValue(s, i+2, KindPassword, nil)
-	}
-	return Match{}, false
 }
 
 func containsAny(s string, words []string) bool {
@@ -1404,12 +1391,15 @@ func containsAny(s string, words []string) bool {
 }
 
 // passFlags lists, per one-letter flag, the commands in which it takes a
-// password or passphrase as its next word.
-var passFlags = [256][]string{
-	'N': {"ssh-keygen"},
-	'P': {"ssh-keygen", "zip", "unzip"},
-	'a': {"redis-cli"},
-	'k': {"openssl enc", "openssl aes", "openssl des"},
+// password or passphrase attached (mysql/mariadb/sshpass/7z -pX) or as its
+// next word (sshpass and "<tool> login ... -p X", ssh-keygen -N/-P, zip -P,
+// redis-cli -a).
+var passFlags = [256]struct{ attached, spaced []string }{
+	'p': {[]string{"mysql", "mariadb", "sshpass", "7z "}, []string{"sshpass", " login"}},
+	'N': {nil, []string{"ssh-keygen"}},
+	'P': {nil, []string{"ssh-keygen", "zip", "unzip"}},
+	'a': {nil, []string{"redis-cli"}},
+	'k': {nil, []string{"openssl enc", "openssl aes", "openssl des"}},
 }
 
 // longSingleDash masks the value of -<name> <value> (openssl's -passin,
