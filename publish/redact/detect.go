@@ -1226,6 +1226,54 @@ func afterVerb(s string, p int) (int, bool) {
 	return p, false
 }
 
+// foreignProse is proseKey for the languages whose password word has no
+// 'w' to trigger on (es, pt, ru, ja, zh): the word, then a verb, then the
+// value ("la contraseña es X", "a senha é X", "пароль — X", "パスワードはX",
+// "密码是X"). It is triggered on the last byte of lit: one of the word's
+// bytes beyond ASCII (or, for Portuguese, the verb's é), so text in other
+// scripts never calls it. The value is ASCII (a CJK sentence goes on
+// without a space after it).
+func foreignProse(s string, i int) (Match, bool) {
+	for _, w := range foreignProseWords {
+		j := i + 1 - len(w.lit)
+		if j < 0 || !boundary(s, j) || !strings.EqualFold(s[j:i+1], w.lit) {
+			continue
+		}
+		p := skipOver(s, i+1, i+4, " ")
+		for _, v := range w.verbs {
+			if hasPrefixAt(s, p, v) && (v != "" || p > i+1) {
+				return foreignValue(s, skipOver(s, p+len(v), p+len(v)+4, " "))
+			}
+		}
+	}
+	return Match{}, false
+}
+
+var foreignProseWords = []struct {
+	lit   string
+	verbs []string // one follows the word, after up to 3 spaces
+}{
+	{"contraseñ", []string{"a es ", "a era "}}, // triggered on the ñ
+	{"senha é", []string{""}},                  // triggered on the é
+	{"пароль", []string{"— ", "– ", "- ", "это "}},
+	{"パスワード", []string{"は"}},
+	{"密码", []string{"是", "为"}},
+	{"口令", []string{"是", "为"}},
+}
+
+// foreignValue reads the value at p of a password stated in words, up to
+// the first byte beyond ASCII.
+func foreignValue(s string, p int) (Match, bool) {
+	e := p
+	for e < len(s) && e-p <= maxValueLen && s[e] < 0x80 {
+		e++
+	}
+	if e == p || hasPrefixAt(s, p, markerPrefix) {
+		return Match{}, false
+	}
+	return proseValue(s[:e], p, KindPassword, nil)
+}
+
 // promptWords are the words of a prompt for a credential, lower case
 // ("pin" only as a word of its own: not ping, spinner), and the kind of
 // the answer.

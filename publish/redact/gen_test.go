@@ -985,6 +985,15 @@ var handTriggers = [...]struct {
 	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true},      // to(k)en, (k)ey after to(ken), api key, api_key, apikey
 	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},
 	{c: 0x9a, prev: "\xbc"}, // ：(U+FF1A, EF BC 9A) after 密码 (assignment)                   // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+	// foreignProse: the last byte of contraseña's ñ (C3 B1), of "senha é"
+	// (C3 A9), пароль's ь (D1 8C), パスワード's ド (E3 83 89), 密码's 码 (E7 A0
+	// 81), 口令's 令 (E4 BB A4), before a space or a verb (は E3, 是 E6, 为 E4)
+	{c: 0xb1, prev: "\xc3", next: "a"},
+	{c: 0xa9, prev: "\xc3", next: " "},
+	{c: 0x8c, prev: "\xd1", next: " "},
+	{c: 0x89, prev: "\x83", next: "\xe3 "},
+	{c: 0x81, prev: "\xa0", next: "\xe6\xe4 "},
+	{c: 0xa4, prev: "\xbb", next: "\xe6\xe4 "},
 }
 
 const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"

@@ -407,6 +407,7 @@ func initTables() {
 		'-': dashToken, '_': prefixedToken, '=': assignment, ':': assignment, '@': urlCredentials,
 		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
 		'w': proseKey, 'k': proseKey, '>': xmlElement, 0x9a: fullColon, // a full-width colon's last byte
+		0xb1: foreignProse, 0xa9: foreignProse, 0x8c: foreignProse, 0x89: foreignProse, 0x81: foreignProse, 0xa4: foreignProse,
 	}
 	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
 }

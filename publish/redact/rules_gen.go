@@ -541,7 +541,13 @@ var hot8 = [256]uint8{
 	'x': 1,
 	'|': 1,
 	'~': 1,
+	129: 1,
+	137: 1,
+	140: 1,
 	154: 1,
+	164: 1,
+	169: 1,
+	177: 1,
 }
 
 // passPN[c] is the union of trigger c's filters (initTables expands it
@@ -574,7 +580,13 @@ var passPN = [256]pnFilter{
 	'x': {prev: [4]uint64{0x0, 0x2000000000, 0x0, 0x0}, next: [4]uint64{0x0, 0x1000000000000, 0x0, 0x0}},
 	'|': {prev: [4]uint64{0x3ff000000000000, 0x0, 0x0, 0x0}, next: [4]uint64{0x3ff200000000000, 0x7fffffe87fffffe, 0x0, 0x0}},
 	'~': {prev: [4]uint64{0x40000000000000, 0x2000000020000, 0x0, 0x0}, next: [4]uint64{0x3ff600000000000, 0x47fffffe87fffffe, 0x0, 0x0}},
+	129: {prev: [4]uint64{0x0, 0x0, 0x100000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
+	137: {prev: [4]uint64{0x0, 0x0, 0x8, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x800000000}},
+	140: {prev: [4]uint64{0x0, 0x0, 0x0, 0x20000}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
 	154: {prev: [4]uint64{0x0, 0x0, 0x1000000000000000, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
+	164: {prev: [4]uint64{0x0, 0x0, 0x800000000000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
+	169: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
+	177: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x0, 0x200000000, 0x0, 0x0}},
 }
 
 // needPrev[c], needNext[c]: trigger c is dropped at the start or end of
@@ -590,7 +602,13 @@ var needPrev = [256]bool{
 	'w': true,
 	'x': true,
 	'~': true,
+	129: true,
+	137: true,
+	140: true,
 	154: true,
+	164: true,
+	169: true,
+	177: true,
 }
 var needNext = [256]bool{
 	'%': true,
@@ -612,6 +630,12 @@ var needNext = [256]bool{
 	'x': true,
 	'|': true,
 	'~': true,
+	129: true,
+	137: true,
+	140: true,
+	164: true,
+	169: true,
+	177: true,
 }
 var handNeedPrev = [256]bool{
 	'-': true,
@@ -619,13 +643,25 @@ var handNeedPrev = [256]bool{
 	'_': true,
 	'k': true,
 	'w': true,
+	129: true,
+	137: true,
+	140: true,
 	154: true,
+	164: true,
+	169: true,
+	177: true,
 }
 var handNeedNext = [256]bool{
 	'A': true,
 	'B': true,
 	'S': true,
 	'_': true,
+	129: true,
+	137: true,
+	140: true,
+	164: true,
+	169: true,
+	177: true,
 }
 
 // handHot are the hand-written trigger bytes.
@@ -642,7 +678,13 @@ var handHot = [256]bool{
 	'_': true,
 	'k': true,
 	'w': true,
+	129: true,
+	137: true,
+	140: true,
 	154: true,
+	164: true,
+	169: true,
+	177: true,
 }
 
 // handPN and genPN are the two families' filters kept apart: skipCold
@@ -663,7 +705,13 @@ var handPN = [256]pnFilter{
 	'_': {prev: [4]uint64{0x3ff000000000000, 0x7fffffe00000000, 0x0, 0x0}, next: [4]uint64{0x3ff000000000000, 0x7fffffe07fffffe, 0x0, 0x0}},
 	'k': {prev: [4]uint64{0x200100000000, 0x820080008000, 0x0, 0x0}, next: [4]uint64{0x0, 0x2000000000, 0x0, 0x0}},
 	'w': {prev: [4]uint64{0x0, 0x9000000090000, 0x0, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
+	129: {prev: [4]uint64{0x0, 0x0, 0x100000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
+	137: {prev: [4]uint64{0x0, 0x0, 0x8, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x800000000}},
+	140: {prev: [4]uint64{0x0, 0x0, 0x0, 0x20000}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
 	154: {prev: [4]uint64{0x0, 0x0, 0x1000000000000000, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
+	164: {prev: [4]uint64{0x0, 0x0, 0x800000000000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
+	169: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
+	177: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x0, 0x200000000, 0x0, 0x0}},
 }
 var genPN = [256]pnFilter{
 	'%': {prev: [4]uint64{0x3ff000000000000, 0x0, 0x0, 0x0}, next: [4]uint64{0x3ff200000000000, 0x7fffffe87fffffe, 0x0, 0x0}},
