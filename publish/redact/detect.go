@@ -166,8 +166,8 @@ type assign struct {
 }
 
 // colonForms reads what a ':' starts besides "key: value": a Slack
-// webhook, a Telegram bot token, curl's -u user:password, or "::"; done
-// says the colon was decided.
+// webhook, curl's -u user:password, or "::"; done says the colon was
+// decided. A Telegram bot token is a generated rule (extra.toml).
 func colonForms(s string, i int) (m Match, ok, done bool) {
 	if m, ok := colonVendor(s, i); ok || hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
 		return m, ok, true
@@ -176,14 +176,10 @@ func colonForms(s string, i int) (m Match, ok, done bool) {
 	return m, ok, ok
 }
 
-// colonVendor is the vendor formats a ':' starts: a Slack webhook URL or a
-// Telegram bot token.
+// colonVendor is the vendor format a ':' starts: a Slack webhook URL.
 func colonVendor(s string, i int) (Match, bool) {
 	if hasPrefixAt(s, i+1, "//") {
 		return slackWebhook(s, i+3)
-	}
-	if i > 0 && classes[s[i-1]]&cDigit != 0 {
-		return telegram(s, i)
 	}
 	return Match{}, false
 }
@@ -1512,7 +1508,7 @@ func lineBefore(s string, i int) string {
 // The vendor formats the generated table cannot hold: those that need
 // context (Twilio and Mailgun beside their name, an AWS secret after its
 // key id, a Slack webhook keeping its host) or have no literal to anchor
-// on (Discord and Telegram bot tokens).
+// on (Discord bot tokens).
 
 // dashToken handles private key blocks, flags, Mailgun's key- and PuTTY
 // key files; a -----BEGIN or -----END line is triggered on its second dash.
@@ -1685,17 +1681,6 @@ func discordTail(s string, t, i int) (Match, bool) {
 	e3 := run(s, e2+1, setURLSafe)
 	n := e3 - (e2 + 1)
 	return Match{KindDiscordToken, t, e3}, n >= 27 && n <= 38 && endBoundary(s, e3)
-}
-
-// telegram matches a bot token, <5-16 digits>:A<34 url-safe>; s[i] is the
-// colon.
-func telegram(s string, i int) (Match, bool) {
-	t := runBack(s, i, i-17, cDigit)
-	if i-t < 5 || i-t > 16 || !boundary(s, t) && !hasSuffixAt(s, t, "/bot") || !hasPrefixAt(s, i+1, "A") {
-		return Match{}, false
-	}
-	e := run(s, i+2, setURLSafe)
-	return Match{KindTelegramToken, t, e}, e-(i+2) == 34 && endBoundary(s, e) && mixed(s[i+2:e])
 }
 
 // slackWebhook masks the path of https://hooks.slack.com/services/...,
