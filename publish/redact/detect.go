@@ -1232,8 +1232,8 @@ func afterVerb(s string, p int) (int, bool) {
 func foreignProse(s string, i int) (Match, bool) {
 	for _, w := range foreignProseWords {
 		j := i + 1 - len(w.lit)
-		if j < 0 || !boundary(s, j) || !strings.EqualFold(s[j:i+1], w.lit) {
-			continue
+		if j < 0 || !hasSuffixAt(s, i+1, w.lit[w.first:]) || !strings.EqualFold(s[j:j+w.first], w.lit[:w.first]) || !boundary(s, j) {
+			continue // the first letter in either case: Пароль, Senha
 		}
 		p := skipOver(s, i+1, i+4, " ")
 		for _, v := range w.verbs {
@@ -1247,14 +1247,15 @@ func foreignProse(s string, i int) (Match, bool) {
 
 var foreignProseWords = []struct {
 	lit   string
+	first int      // the length of lit's first letter
 	verbs []string // one follows the word, after up to 3 spaces
 }{
-	{"contraseñ", []string{"a es ", "a era "}}, // triggered on the ñ
-	{"senha é", []string{""}},                  // triggered on the é
-	{"пароль", []string{"— ", "– ", "- ", "это "}},
-	{"パスワード", []string{"は"}},
-	{"密码", []string{"是", "为"}},
-	{"口令", []string{"是", "为"}},
+	{"contraseñ", 1, []string{"a es ", "a era "}}, // triggered on the ñ
+	{"senha é", 1, []string{""}},                  // triggered on the é
+	{"пароль", 2, []string{"— ", "– ", "- ", "это "}},
+	{"パスワード", 3, []string{"は"}},
+	{"密码", 3, []string{"是", "为"}},
+	{"口令", 3, []string{"是", "为"}},
 }
 
 // foreignValue reads the value at p of a password stated in words, up to
