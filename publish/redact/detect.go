@@ -602,7 +602,8 @@ func envPassword(key []byte) bool {
 	return len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass")
 }
 
-// keywordAt returns the keyword that starts at key[p].
+// keywordAt returns the keyword that starts at key[p] (keywordsAt: the
+// generator's keywords, gen_test.go, indexed by their first byte).
 func keywordAt(key []byte, p int) (keyword, bool) {
 	for _, kw := range keywordsAt[key[p]] {
 		if hasAt(key, p, kw.word) {
@@ -615,18 +616,6 @@ func keywordAt(key []byte, p int) (keyword, bool) {
 type keyword struct {
 	word string
 	kind Kind
-}
-
-// keywords are the words of a secret's key, and the kind of its value.
-var keywords = []keyword{
-	{"password", KindPassword}, {"passwd", KindPassword}, {"passphrase", KindPassword},
-	{"private", KindSecret}, {"secret", KindSecret}, {"token", KindToken},
-	{"apikey", KindAPIKey}, {"accesskey", KindSecret}, {"auth", KindSecret},
-	{"credential", KindSecret},
-	// de, es, fr, pt (distill/lang's languages that spell these in ASCII)
-	{"passwort", KindPassword}, {"kennwort", KindPassword}, {"contrasena", KindPassword},
-	{"motdepasse", KindPassword}, {"senha", KindPassword}, {"geheimnis", KindSecret},
-	{"secreto", KindSecret}, {"segredo", KindSecret}, {"jeton", KindToken},
 }
 
 // qualifiers follow a keyword in names whose value is not the secret itself
@@ -965,14 +954,6 @@ var placeholderWords = []string{
 
 const maxWordLen = 14 // longest of placeholderWords
 
-// placeholderParts mark a value (any case) as a placeholder wherever they occur.
-var placeholderParts = []string{
-	"${", "{{", "$(", "<", ">", "...", "\u2026", "xxxx", "****", "####",
-	"changeme", "change_me", "change-me", "changeit", "your", "example", "placeholder",
-	"dummy", "redacted", "replace_me", "replace-me", "replaceme", "insert_", "insert-",
-	"fixme", "todo_", "sample_", "here", ".*",
-}
-
 // isPlaceholder reports whether v is obviously not a real secret: one
 // byte repeated, a reference, a number, a placeholder word or part.
 func isPlaceholder(v string) bool {
@@ -980,6 +961,8 @@ func isPlaceholder(v string) bool {
 		len(v) <= maxWordLen && equalFoldAny(v, placeholderWords) || hasPlaceholderPart(v)
 }
 
+// hasPlaceholderPart reports a placeholder part (gen_test.go's
+// placeholderParts, indexed by first byte in partsByFirst) anywhere in v.
 func hasPlaceholderPart(v string) bool {
 	for i := 0; i < len(v); i++ {
 		for _, p := range partsByFirst[lower(v[i])] {

@@ -1306,6 +1306,28 @@ func addKeyTri(w string, fam uint8) {
 	keyTri[fam>>1][t>>6] |= 1 << (t & 63)
 }
 
+// keywords are the words of a secret's key, and the kind of its value
+// (classifyKey reads them as keywordsAt).
+var keywords = []keyword{
+	{"password", KindPassword}, {"passwd", KindPassword}, {"passphrase", KindPassword},
+	{"private", KindSecret}, {"secret", KindSecret}, {"token", KindToken},
+	{"apikey", KindAPIKey}, {"accesskey", KindSecret}, {"auth", KindSecret},
+	{"credential", KindSecret},
+	// de, es, fr, pt (distill/lang's languages that spell these in ASCII)
+	{"passwort", KindPassword}, {"kennwort", KindPassword}, {"contrasena", KindPassword},
+	{"motdepasse", KindPassword}, {"senha", KindPassword}, {"geheimnis", KindSecret},
+	{"secreto", KindSecret}, {"segredo", KindSecret}, {"jeton", KindToken},
+}
+
+// placeholderParts mark a value (any case) as a placeholder wherever they
+// occur (isPlaceholder reads them as partsByFirst).
+var placeholderParts = []string{
+	"${", "{{", "$(", "<", ">", "...", "\u2026", "xxxx", "****", "####",
+	"changeme", "change_me", "change-me", "changeit", "your", "example", "placeholder",
+	"dummy", "redacted", "replace_me", "replace-me", "replaceme", "insert_", "insert-",
+	"fixme", "todo_", "sample_", "here", ".*",
+}
+
 func initDetect() {
 	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "key", "seed", "hmac", "jwt", "bearer", "cookie", "pat",
 		// a rare triple of each keyword in de/es/fr/pt (se-nha, cont-ras-ena, ke-nnw-ort, jet-on, segr-edo,
