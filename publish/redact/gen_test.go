@@ -485,6 +485,20 @@ func TestRulesGenerated(t *testing.T) {
 	}
 }
 
+// wordSets reports spans whose sets together allow two kinds of characters
+// (digits, lower-case, upper-case letters), one of them lower-case letters:
+// a token's genToken.words.
+func wordSets(pre, post set) bool {
+	pre.union(post)
+	kinds := 0
+	for _, probe := range []byte{'7', 'q', 'Q'} {
+		if pre.has(probe) {
+			kinds++
+		}
+	}
+	return kinds >= 2 && pre.has('q')
+}
+
 // readRules reads the [[rules]] of a gitleaks-schema TOML file.
 func readRules(path string) ([]rule, error) {
 	b, err := os.ReadFile(path)
@@ -726,10 +740,10 @@ func render(tokens []tokenEntry, keywords []keywordEntry, skipped []string, nrul
 	b.WriteString("var genTokens = [...]genToken{\n")
 	dTokens, dKeywords = nil, nil
 	for _, t := range tokens {
-		g := genToken{t.id, t.lit, t.fold, genSpan{uint8(idx(t.pre.set)), t.pre.min, t.pre.max}, genSpan{uint8(idx(t.post.set)), t.post.min, t.post.max}}
+		g := genToken{t.id, t.lit, t.fold, wordSets(t.pre.set, t.post.set), genSpan{uint8(idx(t.pre.set)), t.pre.min, t.pre.max}, genSpan{uint8(idx(t.post.set)), t.post.min, t.post.max}}
 		dTokens = append(dTokens, g)
-		fmt.Fprintf(&b, "\t{%q, %q, %v, genSpan{%d, %d, %d}, genSpan{%d, %d, %d}},\n",
-			g.id, g.lit, g.fold, g.pre.set, g.pre.min, g.pre.max, g.post.set, g.post.min, g.post.max)
+		fmt.Fprintf(&b, "\t{%q, %q, %v, %v, genSpan{%d, %d, %d}, genSpan{%d, %d, %d}},\n",
+			g.id, g.lit, g.fold, g.words, g.pre.set, g.pre.min, g.pre.max, g.post.set, g.post.min, g.post.max)
 	}
 	b.WriteString("}\n\nvar genKeywords = [...]genKeyword{\n")
 	for _, k := range keywords {
