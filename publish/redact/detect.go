@@ -908,7 +908,7 @@ func urlCredentials(s string, at int) (Match, bool) {
 		return Match{}, false
 	}
 	user, pass := s[j:colon], s[colon+1:at]
-	if pass == "" || hasPrefixAt(pass, 0, markerPrefix) || pass == user || isPlaceholder(pass) {
+	if pass == user || isPlaceholder(pass) { // "" and a marker are placeholders
 		return Match{}, false
 	}
 	if databaseScheme(s, j-3) {
@@ -1218,10 +1218,9 @@ func foreignProse(s string, i int) (Match, bool) {
 		if j < 0 || !hasSuffixAt(s, i+1, w.lit[w.first:]) || !strings.EqualFold(s[j:j+w.first], w.lit[:w.first]) || !boundary(s, j) {
 			continue // the first letter in either case: Пароль, Senha
 		}
-		p := skipOver(s, i+1, i+4, " ")
 		for _, v := range w.verbs {
-			if hasPrefixAt(s, p, v) && (v != "" || p > i+1) {
-				return foreignValue(s, skipOver(s, p+len(v), p+len(v)+4, " "))
+			if p := i + 1 + len(v); hasPrefixAt(s, i+1, v) {
+				return foreignValue(s, skipOver(s, p, p+4, " "))
 			}
 		}
 	}
@@ -1231,11 +1230,11 @@ func foreignProse(s string, i int) (Match, bool) {
 var foreignProseWords = []struct {
 	lit   string
 	first int      // the length of lit's first letter
-	verbs []string // one follows the word, after up to 3 spaces
+	verbs []string // one follows the word
 }{
 	{"contraseñ", 1, []string{"a es ", "a era "}}, // triggered on the ñ
-	{"senha é", 1, []string{""}},                  // triggered on the é
-	{"пароль", 2, []string{"— ", "– ", "- ", "это "}},
+	{"senha é", 1, []string{" "}},                 // triggered on the é
+	{"пароль", 2, []string{" — ", " – ", " - ", " это "}},
 	{"パスワード", 3, []string{"は"}},
 	{"密码", 3, []string{"是", "为"}},
 	{"口令", 3, []string{"是", "为"}},
@@ -1248,10 +1247,10 @@ func foreignValue(s string, p int) (Match, bool) {
 	for e < len(s) && e-p <= maxValueLen && s[e] < 0x80 {
 		e++
 	}
-	if e == p || hasPrefixAt(s, p, markerPrefix) {
+	if e == p {
 		return Match{}, false
 	}
-	return proseValue(s[:e], p, KindPassword, nil)
+	return proseValue(s[:e], p, KindPassword, nil) // a marker is a placeholder (proseSecret)
 }
 
 // promptWords are the words of a prompt for a credential, lower case
@@ -1404,8 +1403,8 @@ func shortFlag(s string, i int) (Match, bool) {
 	f, v := passFlags[s[i+1]].spaced, i+2
 	if c := s[i+2]; !isSpaceByte(c) {
 		f, v = passFlags[s[i+1]].attached, i+1
-		if c == '-' || valueStop[c] && !isOneOf(c, "\"'") {
-			return Match{}, false // "-p-", "-p;"
+		if valueStop[c] && !isOneOf(c, "\"'") {
+			return Match{}, false // "-p;", "-p`cat pw`" ("-p-": spacedValue takes no flag for a value)
 		}
 	}
 	if len(f) > 0 && containsAny(lineBefore(s, i), f) {
