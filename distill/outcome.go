@@ -1260,15 +1260,15 @@ func inPlace(f []string) bool {
 // completed: the closing paragraph reports the work done, nothing failing.
 func completed(text string) bool {
 	p := strings.ToLower(closingParagraph(text))
-	if p == "" || !hasPhrase(p, "completion") || labelledNext(p) != "" {
+	if p == "" || !hasPhrase(p, "completion") || goesOn(p) {
 		return false
 	}
-	for _, s := range sentences(p) {
-		if forwardLooking(s) {
-			return false // "Done. Next I will add the retry test." goes on
-		}
-	}
 	return !containsAny(p, []string{"fail", "error", "still ", "not yet", "blocked", "couldn't", "could not", "unable"})
+}
+
+// goesOn: a closing paragraph (lower-cased) states a next step: "Done. Next I will add the retry test.", "Next step: …".
+func goesOn(p string) bool {
+	return labelledNext(p) != "" || slices.ContainsFunc(sentences(p), forwardLooking)
 }
 
 // closingParagraph: the last prose paragraph outside code fences, at most

@@ -907,14 +907,15 @@ func (st *State) workDone(edited bool) bool {
 }
 
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
-// fixed (or, edited, an edit since the request was checked), none is left, and the last verification passed after the
+// fixed (or, edited, an edit since the request was checked and the last words state no next step), none is left, and the last verification passed after the
 // last edit and the newest request and before the agent's last words (a pass before "now also add an export command"
 // verifies nothing of it).
 func (st *State) verifiedFix(edited bool) bool {
 	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || st.editedSince(st.LastPassSeq) {
 		return false
 	}
-	return (edited && st.editedSince(st.AskSeq) || len(st.Failures) > 0) && !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+	edited = edited && st.editedSince(st.AskSeq) && !goesOn(strings.ToLower(closingParagraph(st.LastText)))
+	return (edited || len(st.Failures) > 0) && !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
 }
 
 // editedSince: the newest edit came after row seq (Edits are in fold order).
