@@ -1132,13 +1132,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	go func() {
 		defer close(history)
 		if id := IDOf(HeaderOf(text)); id != "" {
-			var repo *distill.Repo
-			if p.Repo != nil {
-				repo = p.Repo()
-			} else {
-				repo = distill.OpenRepo(p.Root)
-			}
-			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, repo, p.Root); err != nil {
+			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, p.repo(), p.Root); err != nil {
 				p.Log("history: %v", err)
 			}
 		}
@@ -1152,11 +1146,25 @@ func (p *Project) WriteProject(text, tool string) error {
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	for _, name := range p.pointerFiles(tool) {
+		// auto is carryover's own choice, not the user's: a memory file git tracks is the team's (the block would ride
+		// the next `git commit -a`), so only `pointer = "always"` writes one.
+		if p.Pointer != PointerAlways && p.repo().Tracked(filepath.Join(p.Root, name)) {
+			p.Log("pointer block: %s is tracked by git (a team file): left unchanged; `carryover config set pointer always` writes it", name)
+			continue
+		}
 		if err := ensurePointerRecorded(p.Home, p.Root, name); err != nil {
 			p.Log("pointer block: %v", err)
 		}
 	}
 	return nil
+}
+
+// repo is the project's .git: the hook's prefetched one, else opened now.
+func (p *Project) repo() *distill.Repo {
+	if p.Repo != nil {
+		return p.Repo()
+	}
+	return distill.OpenRepo(p.Root)
 }
 
 // pointerFiles get the pointer block. always: AGENTS.md and each agent's memory file when the agent always reads it,
