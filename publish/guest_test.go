@@ -204,3 +204,23 @@ func gitCmd(dir string, args ...string) *exec.Cmd {
 	c.Dir = dir
 	return c
 }
+
+// TestPurgeKeepsTrackedCarryoverDir: `uninstall --purge` deleted a .carryover/ whose files the repository committed
+// (a config.toml, a history file): the dry run said "carryover's handoff, history and resume prompts" and `git status`
+// then showed the team's files deleted (redteam3). Any tracked file under it leaves the directory alone, named.
+func TestPurgeKeepsTrackedCarryoverDir(t *testing.T) {
+	home, dir, _ := guestProject(t)
+	planted := filepath.Join(dir, ".carryover", "history", "config.toml")
+	os.MkdirAll(filepath.Dir(planted), 0o755)
+	os.WriteFile(planted, []byte("team\n"), 0o644)
+	tracked := func(p string) bool { return p == planted }
+	for _, dry := range []bool{true, false} {
+		steps := publish.Purge(home, dir, tracked, dry)
+		if len(steps) != 1 || steps[0].Action != "left alone" || steps[0].Err == nil || !strings.Contains(steps[0].Err.Error(), "config.toml") {
+			t.Errorf("dry=%v: steps %+v, want .carryover/ left alone naming the tracked file", dry, steps)
+		}
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the tracked file went: %v", err)
+	}
+}

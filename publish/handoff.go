@@ -1921,14 +1921,18 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 	}
 	dir := Dir(project)
 	if fi, err := os.Lstat(dir); err == nil {
+		kept := ""
+		if tracked != nil && fi.IsDir() {
+			kept = trackedIn(dir, tracked)
+		}
 		switch {
 		case Canonical(dir) == Canonical(home), Exists(filepath.Join(dir, "ledger.sqlite")):
 			// carryover's own home (a session once ran in the home directory), or another one (CARRYOVER_HOME moved):
 			// not a project's state
 		case !fi.IsDir():
 			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("it is not a directory (a symlink?); carryover never wrote through it")})
-		case tracked != nil && tracked(HandoffPath(project)):
-			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("its handoff.md is tracked by git (it came with the repository)")})
+		case kept != "":
+			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: fmt.Errorf("git tracks %s (it came with the repository); carryover deletes no file of the repository's", kept)})
 		default:
 			s := PurgeStep{Path: dir + string(filepath.Separator), Action: "delete", Why: "carryover's handoff, history and resume prompts"}
 			if !dryRun {
@@ -1942,6 +1946,18 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 		_ = os.Remove(SidecarPath(home, project))
 	}
 	return steps
+}
+
+// trackedIn is the first file under dir that git tracks ("": none): a repository can commit anything under .carryover/.
+func trackedIn(dir string, tracked func(path string) bool) (found string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && tracked(p) {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // purgePointer undoes carryover's pointer block in project/name (ok false: nothing of carryover's there).
