@@ -485,7 +485,8 @@ func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
 	if !isDir(p) {
 		return 0
 	}
-	steps := publish.Purge(home, p, func(path string) bool { return service.Tracker{}.Tracked(p, path) }, dryRun)
+	tr := service.Tracker{} // the index is read once, however many files .carryover/ holds
+	steps := publish.Purge(home, p, func(path string) bool { return tr.Tracked(p, path) }, dryRun)
 	if len(steps) > 0 {
 		fmt.Fprintf(e.Stdout, "project  %s\n", p)
 	}
