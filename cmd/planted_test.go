@@ -161,3 +161,26 @@ func TestRunTakesItsOwnAiderSession(t *testing.T) {
 		t.Error("without the run's start, a tracked history was taken")
 	}
 }
+
+// TestConfigSetProjectFIFO: a repository can ship .carryover.toml as a FIFO; `config set|unset --project` opened it
+// for reading and waited forever (redteam3). They now read it as the hook does — a regular file, never blocking — and
+// say why they wrote nothing.
+func TestConfigSetProjectFIFO(t *testing.T) {
+	proj := t.TempDir()
+	if err := exec.Command("mkfifo", filepath.Join(proj, ".carryover.toml")).Run(); err != nil {
+		t.Skipf("no mkfifo: %v", err)
+	}
+	for _, args := range [][]string{{"set", "--project-dir", proj, "resume", "ask"}, {"unset", "--project-dir", proj, "resume"}} {
+		e, _, errb := manualEnv(t, map[string]string{"CARRYOVER_HOME": t.TempDir()}, nil)
+		done := make(chan int, 1)
+		go func() { done <- Main(append([]string{"carryover", "config"}, args...), e) }()
+		select {
+		case rc := <-done:
+			if rc == 0 || !strings.Contains(errb.String(), ".carryover.toml") {
+				t.Errorf("config %s: exit %d, stderr %q; want a failure naming the file", args[0], rc, errb)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("config %s blocked on a FIFO .carryover.toml", args[0])
+		}
+	}
+}
