@@ -1,6 +1,7 @@
 package publish_test
 
 import (
+	"errors"
 	"fmt"
 	"github.com/carryover/carryover/publish/config"
 	"os"
@@ -223,4 +224,25 @@ func TestPurgeKeepsTrackedCarryoverDir(t *testing.T) {
 	if _, err := os.Stat(planted); err != nil {
 		t.Errorf("the tracked file went: %v", err)
 	}
+}
+
+// TestTrackedCarryoverGitignore: a repository that commits .carryover/.gitignore (here re-including everything) has
+// claimed the directory: rewriting that file edited a team file silently (`M .carryover/.gitignore`, redteam3), and
+// writing beside it would put the handoff in the next `git add -A`. Nothing is written there; the error says why.
+func TestTrackedCarryoverGitignore(t *testing.T) {
+	home, dir, _ := guestProject(t)
+	os.RemoveAll(filepath.Join(dir, ".git"))
+	own := filepath.Join(dir, ".carryover", ".gitignore")
+	os.MkdirAll(filepath.Dir(own), 0o755)
+	os.WriteFile(own, []byte("!*\n"), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", ".carryover/.gitignore"}, {"commit", "-qm", "team"}} {
+		if out, err := gitCmd(dir, args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	p := &publish.Project{Root: dir, Home: home, Pointer: publish.PointerAuto}
+	if err := p.WriteProject("# [CARRYOVER] test\nbody\n", "claude"); !errors.Is(err, publish.ErrTracked) {
+		t.Errorf("WriteProject: %v, want ErrTracked", err)
+	}
+	sameFiles(t, dir, map[string]string{".carryover/.gitignore": "!*\n"}, ".carryover/handoff.md")
 }

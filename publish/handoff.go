@@ -1369,6 +1369,12 @@ func OpenDir(project string) (*safefile.Dir, error) {
 		return nil, err
 	}
 	if b, err := d.ReadFile(".gitignore", 4<<10); err != nil || !ignoresAll(b) {
+		// A repository that commits .carryover/.gitignore has claimed the directory: rewriting it edits a team file,
+		// and writing beside it puts carryover's files in the next `git add -A`.
+		if path := filepath.Join(Dir(project), ".gitignore"); distill.OpenRepo(project).Tracked(path) {
+			d.Close()
+			return nil, trackedErr(path)
+		}
 		if err := d.Write(".gitignore", []byte(OwnGitignore), safefile.Options{Mode: 0o600}); err != nil {
 			d.Close()
 			return nil, err
