@@ -229,7 +229,9 @@ func runInstall(e *Env, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if !o.dryRun && !o.refresh {
+	if o.dryRun && !o.refresh {
+		fmt.Fprintf(e.Stdout, "would    save tools = %s in %s\n", config.Strings(sel), e.ConfigPath())
+	} else if !o.refresh {
 		saveInstallChoice(e, sel, o.resume)
 	}
 	failed, recs := installSelected(e, o, tab, agents, sel)
@@ -254,6 +256,8 @@ func runInstall(e *Env, o installOptions) error {
 func saveInstallChoice(e *Env, sel []string, resume string) {
 	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
+	} else {
+		fmt.Fprintf(e.Stdout, "saved    tools = %s in %s\n", config.Strings(sel), e.ConfigPath())
 	}
 	if resume == "" {
 		return
