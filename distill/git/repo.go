@@ -123,14 +123,9 @@ func (r *Repo) Problem() string { return r.or().problem }
 
 // Branch is the current branch ("(detached)", "" when unknown). git refuses an ASCII space in a name but not U+2002
 // or U+3000, with which a repository's branch reads as a sentence in the handoff's git line, outside its quoted
-// block: each Unicode space shows as '_'.
+// block: a run of Unicode spaces shows as '_'.
 func (r *Repo) Branch() string {
-	return strings.Map(func(c rune) rune {
-		if unicode.IsSpace(c) {
-			return '_'
-		}
-		return c
-	}, r.or().branch)
+	return strings.Join(strings.FieldsFunc(r.or().branch, unicode.IsSpace), "_")
 }
 
 // Head is HEAD's short id, 7 digits ("" when unknown).
