@@ -413,9 +413,7 @@ func writeResume(e *Env, project, path, text string, notProject bool) (wrote boo
 	if notProject {
 		return false, nil
 	}
-	if err = publish.EnsureDir(project); err != nil && !errors.Is(err, publish.ErrTracked) {
-		return false, exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
-	} else if err == nil {
+	if err = publish.EnsureDir(project); err == nil {
 		err = publish.WriteOwn(project, filepath.Base(path), []byte(text))
 	}
 	if errors.Is(err, publish.ErrTracked) {
@@ -425,7 +423,7 @@ func writeResume(e *Env, project, path, text string, notProject bool) (wrote boo
 		logManual(e, err)
 		return false, nil
 	} else if err != nil {
-		return false, exitf(ExitError, "write %s: %v", path, err)
+		return false, exitf(ExitError, "write %s: %v (pass --project to a writable directory, or use --stdout)", path, err)
 	}
 	return true, nil
 }

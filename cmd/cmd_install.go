@@ -229,10 +229,8 @@ func runInstall(e *Env, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.dryRun && !o.refresh {
-		fmt.Fprintf(e.Stdout, "would    save tools = %s in %s\n", config.Strings(sel), e.ConfigPath())
-	} else if !o.refresh {
-		saveInstallChoice(e, sel, o.resume)
+	if !o.refresh {
+		saveInstallChoice(e, sel, o.resume, o.dryRun)
 	}
 	failed, recs := installSelected(e, o, tab, agents, sel)
 	if !o.dryRun && len(recs) > 0 {
@@ -252,8 +250,13 @@ func runInstall(e *Env, o installOptions) error {
 	return nil
 }
 
-// saveInstallChoice saves the agents and resume mode ("" = keep) in config.toml (refresh reads them); failures told.
-func saveInstallChoice(e *Env, sel []string, resume string) {
+// saveInstallChoice saves the agents and resume mode ("" = keep) in config.toml (refresh reads them) and says so;
+// failures told. A dry run only says it would.
+func saveInstallChoice(e *Env, sel []string, resume string, dryRun bool) {
+	if dryRun {
+		fmt.Fprintf(e.Stdout, "would    save tools = %s in %s\n", config.Strings(sel), e.ConfigPath())
+		return
+	}
 	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
 	} else {
