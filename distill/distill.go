@@ -10,6 +10,7 @@ package distill
 import (
 	"embed"
 	"fmt"
+	"iter"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -337,19 +338,26 @@ func mayDecide(low string) bool { return containsAny(low, decisionWords) }
 // sentences splits prose into sentences, dropping code fences and bullets' markers.
 func sentences(text string) []string {
 	var out []string
-	inFence := false
-	for _, line := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") {
-			inFence = !inFence
-			continue
+	for line := range outsideFences(text) {
+		if t := strings.TrimSpace(line); t != "" {
+			out = lineSentences(out, strings.TrimLeft(t, "-*#> "))
 		}
-		if inFence || t == "" {
-			continue
-		}
-		out = lineSentences(out, strings.TrimLeft(t, "-*#> "))
 	}
 	return out
+}
+
+// outsideFences yields text's lines outside ``` code fences, the fence lines too left out.
+func outsideFences(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		inFence := false
+		for l := range strings.SplitSeq(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inFence = !inFence
+			} else if !inFence && !yield(l) {
+				return
+			}
+		}
+	}
 }
 
 func lineSentences(out []string, t string) []string {

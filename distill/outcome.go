@@ -864,8 +864,7 @@ func (st *State) dryRun(cmd, out string) {
 	})
 	if dry {
 		a := dryRunNote + clip(oneLine(cmd), 120) + "` → " + clip(summaryLine(out), 160)
-		st.Actions = addBounded(st.Actions, []string{a}, maxActions)
-		st.addSource("a:"+a, st.RowRef)
+		st.addItems(&st.Actions, "a:", []string{a}, maxActions)
 	}
 }
 
@@ -1276,24 +1275,12 @@ func goesOn(p string) bool {
 func closingParagraph(text string) string {
 	var paras [][]string
 	var cur []string
-	inFence := false
-	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") {
-			inFence = !inFence
-			continue
+	for l := range outsideFences(strings.TrimSpace(text)) {
+		if t := strings.TrimSpace(l); t != "" {
+			cur = append(cur, t)
+		} else if len(cur) > 0 {
+			paras, cur = append(paras, cur), nil
 		}
-		if inFence {
-			continue
-		}
-		if t == "" {
-			if len(cur) > 0 {
-				paras = append(paras, cur)
-				cur = nil
-			}
-			continue
-		}
-		cur = append(cur, t)
 	}
 	if len(cur) > 0 {
 		paras = append(paras, cur)

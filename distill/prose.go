@@ -124,9 +124,7 @@ func isQuestion(p string) bool {
 	if strings.HasPrefix(t, "¿") {
 		return true
 	}
-	last, _ := utf8.DecodeLastRuneInString(t)
-	switch last {
-	case '?', '？':
+	if last, _ := utf8.DecodeLastRuneInString(t); last == '?' || last == '？' {
 		return true
 	}
 	return slices.ContainsFunc([]string{"吗", "呢", "か", "ですか", "ますか"}, func(suf string) bool { return strings.HasSuffix(t, suf) })
@@ -715,15 +713,8 @@ func userWords(text string) (string, bool) {
 
 // boundaryCommand: /clear, /new, /reset (Claude Code, Codex, Gemini, aider) start a new task.
 func boundaryCommand(p string) bool {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(p)))
-	if len(f) == 0 {
-		return false
-	}
-	switch f[0] {
-	case "/clear", "/new", "/reset":
-		return true
-	}
-	return false
+	f := strings.Fields(strings.ToLower(p))
+	return len(f) > 0 && slices.Contains([]string{"/clear", "/new", "/reset"}, f[0])
 }
 
 // addInstruction keeps a request condensed, the goal first and the newest of the rest; one replacing an earlier on
@@ -806,10 +797,7 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if explicitDecision(s, low) {
-		return true
-	}
-	if contrastChoice(s, low) {
+	if explicitDecision(s, low) || contrastChoice(s, low) {
 		return true
 	}
 	if !user || promptSize(s) < 3 {
@@ -1234,14 +1222,16 @@ func actionItems(text, low string, user bool) []string {
 	return out
 }
 
-// addBounded appends the items not yet in list, keeping the newest n.
-func addBounded(list []string, items []string, n int) []string {
+// addItems appends the items not yet in *list, keeping the newest n, and records the row as each one's source (kind
+// "r:" a reference, "a:" an action item).
+func (st *State) addItems(list *[]string, kind string, items []string, n int) {
 	for _, it := range items {
-		if !slices.Contains(list, it) {
-			list = append(list, it)
+		if !slices.Contains(*list, it) {
+			*list = append(*list, it)
 		}
+		st.addSource(kind+it, st.RowRef)
 	}
-	return last(list, n)
+	*list = last(*list, n)
 }
 
 func stripCode(text string) string {
@@ -1249,15 +1239,7 @@ func stripCode(text string) string {
 		return text
 	}
 	var b strings.Builder
-	inFence := false
-	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	for l := range outsideFences(text) {
 		parts := strings.Split(l, "`")
 		for i := 0; i < len(parts); i += 2 {
 			b.WriteString(parts[i])

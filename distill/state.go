@@ -583,18 +583,8 @@ func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} 
 
 // addProse: toolTurn, the agent's text after a tool call of this turn; user, a prompt's.
 func (st *State) addProse(text, low string, toolTurn, user bool) {
-	if refs := references(text, low, toolTurn); len(refs) > 0 {
-		st.Refs = addBounded(st.Refs, refs, maxRefs)
-		for _, x := range refs {
-			st.addSource("r:"+x, st.RowRef)
-		}
-	}
-	if acts := actionItems(text, low, user); len(acts) > 0 {
-		st.Actions = addBounded(st.Actions, acts, maxActions)
-		for _, x := range acts {
-			st.addSource("a:"+x, st.RowRef)
-		}
-	}
+	st.addItems(&st.Refs, "r:", references(text, low, toolTurn), maxRefs)
+	st.addItems(&st.Actions, "a:", actionItems(text, low, user), maxActions)
 }
 
 // stopKind: "refusal" when an error row says the user refused the call,
