@@ -161,14 +161,7 @@ func cjk(r rune) bool { // scripts written without spaces, where a word count me
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-func cjkString(s string) bool {
-	for _, r := range s {
-		if cjk(r) {
-			return true
-		}
-	}
-	return false
-}
+func cjkString(s string) bool { return strings.IndexFunc(s, cjk) >= 0 }
 
 func btoi(b bool) int {
 	if b {
@@ -214,12 +207,7 @@ func containsAny(s string, subs []string) bool {
 
 // startsWithAnyPrefix is startsWithAny for markers that end in a space or are CJK.
 func startsWithAnyPrefix(t string, ms []string) bool {
-	for _, m := range ms {
-		if strings.HasPrefix(t, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ms, func(m string) bool { return strings.HasPrefix(t, m) })
 }
 
 // lazyRE is a regexp compiled at first use (most hook events publish nothing;
@@ -537,12 +525,7 @@ func containsPhrase(low, list string) bool { return containsAny(low, phrases(lis
 // hasPhrase: one of the list's phrases in low as whole words ("sin" is not
 // in "using"), or anywhere for CJK phrases.
 func hasPhrase(low, list string) bool {
-	for _, p := range phrases(list) {
-		if phraseAt(low, p) >= 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(phrases(list), func(p string) bool { return phraseAt(low, p) >= 0 })
 }
 
 // phraseAt is the index of p in low as whole words, or -1.

@@ -1248,12 +1248,9 @@ func plainArgs(f []string) []string {
 }
 
 func inPlace(f []string) bool {
-	for _, a := range f {
-		if a == "-i" || strings.HasPrefix(a, "-i.") || strings.HasPrefix(a, "--in-place") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && strings.Contains(a, "p")) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(f, func(a string) bool {
+		return a == "-i" || strings.HasPrefix(a, "-i.") || strings.HasPrefix(a, "--in-place") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && strings.Contains(a, "p"))
+	})
 }
 
 // completed: the closing paragraph reports the work done, nothing failing.
@@ -1373,10 +1370,7 @@ func labelEnd(low, p string) int {
 	if t := strings.TrimRight(head, " "); strings.ContainsAny(t[len(t)-1:], ".!?") {
 		return i + len(p) // "… are in and tested. Still to do: the logging": the label opens a sentence
 	}
-	if i > 60 {
-		return -1
-	}
-	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
+	if i > 60 || strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
 		return -1
 	}
 	return i + len(p)

@@ -93,27 +93,15 @@ func substantive(p string) bool {
 		return false
 	}
 	ws := promptWords(strings.ToLower(p))
-	if len(ws) == 0 {
-		return false
-	}
-	if len(ws) > 6 {
-		return true
-	}
-	for _, w := range ws {
-		if w := strings.Trim(w, "'-"); !nudgeWords.has(w) && !ackWords.has(w) {
-			return true
-		}
-	}
-	return false
+	return len(ws) > 6 || slices.ContainsFunc(ws, func(w string) bool {
+		w = strings.Trim(w, "'-")
+		return !nudgeWords.has(w) && !ackWords.has(w)
+	})
 }
 
 func refersBack(low string) bool {
-	for _, w := range promptWords(low) {
-		if backRefs.has(strings.Trim(w, "'-")) {
-			return true
-		}
-	}
-	return containsAny(low, backRefCJK.list())
+	return slices.ContainsFunc(promptWords(low), func(w string) bool { return backRefs.has(strings.Trim(w, "'-")) }) ||
+		containsAny(low, backRefCJK.list())
 }
 
 func isQuestion(p string) bool {
@@ -121,10 +109,7 @@ func isQuestion(p string) bool {
 	if t == "" {
 		return false
 	}
-	if strings.HasPrefix(t, "¿") {
-		return true
-	}
-	if last, _ := utf8.DecodeLastRuneInString(t); last == '?' || last == '？' {
+	if last, _ := utf8.DecodeLastRuneInString(t); strings.HasPrefix(t, "¿") || last == '?' || last == '？' {
 		return true
 	}
 	return slices.ContainsFunc([]string{"吗", "呢", "か", "ですか", "ますか"}, func(suf string) bool { return strings.HasSuffix(t, suf) })
@@ -221,12 +206,10 @@ func linkWords(s string) map[string]bool {
 // punctuation, low starts with one of the markers as a whole word.
 func startsWithAny(low string, starts []string) bool {
 	t := stripLeadingAcks(low)
-	for _, m := range starts {
-		if rest, ok := strings.CutPrefix(t, m); ok && wordEnds(rest) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(starts, func(m string) bool {
+		rest, ok := strings.CutPrefix(t, m)
+		return ok && wordEnds(rest)
+	})
 }
 
 // wordEnds: rest, what follows a marker, starts past the marker's last word (not "no" in "nothing"; CJK has no spaces).
@@ -950,12 +933,10 @@ func diagnosis(ss []string, i int) bool {
 
 // causeOpens: a cause phrase with no choice before it.
 func causeOpens(low string) bool {
-	for _, m := range causeMarkers.list() {
-		if j := strings.Index(low, m); j >= 0 && !mayDecideAny(low[:j]) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(causeMarkers.list(), func(m string) bool {
+		j := strings.Index(low, m)
+		return j >= 0 && !mayDecideAny(low[:j])
+	})
 }
 
 // editedThisTurn: a file write since the latest request whose call has not failed.

@@ -1043,7 +1043,8 @@ func (st *State) listEvidence(h *Handoff) {
 		add("Recent files", f.Path, "a file write (an edit or create call, or a shell command that writes it) whose call did not fail; the last write is the row", f.Ref)
 	}
 	for _, q := range h.Questions {
-		add("Open questions", q, st.questionRule(q), st.questionRefs(q)...)
+		rule, refs := st.questionSource(q)
+		add("Open questions", q, rule, refs...)
 	}
 	for _, d := range h.Decisions {
 		add("Decisions", d, "a decision stated in a prompt or the agent's prose (or a question answered), superseding earlier ones on the same subject", st.sourceRefs("d:"+d)...)
@@ -1096,16 +1097,6 @@ func (st *State) nextRefs(h *Handoff) []Ref {
 	return []Ref{st.LastTextRef}
 }
 
-func (st *State) questionRule(q string) string {
-	switch {
-	case strings.HasPrefix(q, "unresolved: `"):
-		return "a failure nothing later resolved"
-	case st.LastText != "" && turnQuestion(st.TurnTexts, q) >= 0:
-		return "a question the agent asked in the last turn, not answered since"
-	}
-	return "a to-do marker an edit added"
-}
-
 // turnQuestion is the index of the turn text that asked q, or -1.
 func turnQuestion(texts []string, q string) int {
 	q = strings.TrimSuffix(q, "…")
@@ -1117,30 +1108,31 @@ func turnQuestion(texts []string, q string) int {
 	return -1
 }
 
-// questionRefs: the failure's error rows, the turn text that asked, or the edit that added the to-do.
-func (st *State) questionRefs(q string) []Ref {
+// questionSource: why q is an open question, and its rows — a failure's error rows, the turn text that asked, or the
+// edit that added the to-do.
+func (st *State) questionSource(q string) (rule string, refs []Ref) {
 	if strings.HasPrefix(q, "unresolved: `") {
-		for _, f := range st.Failures {
-			if strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") {
-				return f.Refs
-			}
+		if i := slices.IndexFunc(st.Failures, func(f Failure) bool { return strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") }); i >= 0 {
+			refs = st.Failures[i].Refs
 		}
-		return nil
+		return "a failure nothing later resolved", refs
 	}
+	rule = "a to-do marker an edit added"
 	if i := turnQuestion(st.TurnTexts, q); i >= 0 {
+		if st.LastText != "" {
+			rule = "a question the agent asked in the last turn, not answered since"
+		}
 		if len(st.TurnRefs) == len(st.TurnTexts) {
-			return []Ref{st.TurnRefs[i]}
+			return rule, []Ref{st.TurnRefs[i]}
 		}
-		return []Ref{st.LastTextRef}
+		return rule, []Ref{st.LastTextRef}
 	}
-	for i := len(st.Edits) - 1; i >= 0; i-- {
-		for _, t := range st.Edits[i].Todos {
-			if t == q {
-				return []Ref{st.Edits[i].Ref}
-			}
+	for _, e := range slices.Backward(st.Edits) {
+		if slices.Contains(e.Todos, q) {
+			return rule, []Ref{e.Ref}
 		}
 	}
-	return nil
+	return rule, nil
 }
 
 // unaddressed: the agent closed after the latest request without writing a file since nor naming any of its words
