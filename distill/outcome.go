@@ -1630,13 +1630,10 @@ func (st *State) ruleOn(s, scope string) {
 
 // negates: low holds a negation ("not", "n't", a lang/ negation): it asks for nothing it names.
 func negates(low string) bool {
-	neg := containsAny(low, []string{"n't", "n’t"})
-	eachTerm(low, func(w string) bool {
+	return containsAny(low, []string{"n't", "n’t"}) || anyTerm(low, func(w string) bool {
 		pre, post := negationAt(w)
-		neg = neg || pre || post
-		return !neg
+		return pre || post
 	})
-	return neg
 }
 
 // clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
@@ -1755,11 +1752,11 @@ var prohibitWords = []string{"never", "dont", "ignore", "skip", "forget"}
 func failureTerms(key, errLine string) []string {
 	var terms []string
 	for _, w := range targetWords(key, errLine) {
-		eachTerm(strings.ToLower(w), func(t string) bool {
+		anyTerm(strings.ToLower(w), func(t string) bool {
 			if len(t) >= 3 && !slices.Contains(runners, t) && !slices.Contains(testRunners, t) {
 				terms = append(terms, t)
 			}
-			return true
+			return false // every term
 		})
 	}
 	return terms
@@ -1782,12 +1779,9 @@ func targetWords(key, errLine string) []string {
 
 // namesAny: a word of low is one of terms or shares its stem ("migration" names migrate, "tests" test, "linter" lint).
 func namesAny(low string, terms []string) bool {
-	found := false
-	eachTerm(low, func(w string) bool {
-		found = slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
-		return !found
+	return anyTerm(low, func(w string) bool {
+		return slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
 	})
-	return found
 }
 
 func sameStem(a, b string) bool {

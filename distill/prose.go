@@ -295,17 +295,12 @@ func dropsTask(low, task string) bool {
 var dropVerbs = sync.OnceValue(func() []string {
 	var out []string
 	for _, m := range switchMarkers.list() {
-		if v, r, ok := cutLastWord(m); ok && backRefs.has(r) {
-			out = append(out, v)
+		if i := strings.LastIndexByte(m, ' '); i > 0 && backRefs.has(m[i+1:]) {
+			out = append(out, m[:i])
 		}
 	}
 	return out
 })
-
-func cutLastWord(m string) (head, last string, ok bool) {
-	i := strings.LastIndexByte(m, ' ')
-	return m[:max(i, 0)], m[i+1:], i > 0
-}
 
 // picksFromQuestion: p answers the turn's last question with its words ("exponential, capped at 30 seconds" after
 // "exponential or fixed?") or turns it down ("not yet, first show me …" after "Shall I write it?"): a decision, not a
@@ -326,10 +321,10 @@ func (st *State) correctedTerm(p string) string {
 	var ts [5]string // the opening is enough, and no allocation: this runs on every request
 	var at [5]int    // where each term starts in p
 	n, off := 0, 0
-	eachTerm(p, func(t string) bool {
+	anyTerm(p, func(t string) bool {
 		at[n] = off + strings.Index(p[off:], t)
 		ts[n], off, n = t, at[n]+len(t), n+1
-		return n < len(ts)
+		return n == len(ts)
 	})
 	for i := range min(n, 3) { // "Not the tests", "No, not the tests", "No wait, not the tests"
 		if c := st.cjkCorrected(ts[i]); c != "" {
@@ -381,18 +376,12 @@ func (st *State) goalClause(p, c string) bool {
 	if i := strings.IndexAny(rest, clauseEnds); i >= 0 {
 		rest = rest[:i]
 	}
-	ok := true
-	eachTerm(rest, func(t string) bool {
-		ok = cjkString(t) || hasTerm(st.Task, t) || stopWord(t)
-		return ok
-	})
-	return ok
+	return !anyTerm(rest, func(t string) bool { return !cjkString(t) && !hasTerm(st.Task, t) && !stopWord(t) })
 }
 
 // hasTerm: one of s's terms is t, whatever the case.
-func hasTerm(s, t string) (found bool) {
-	eachTerm(s, func(w string) bool { found = strings.EqualFold(w, t); return !found })
-	return found
+func hasTerm(s, t string) bool {
+	return anyTerm(s, func(w string) bool { return strings.EqualFold(w, t) })
 }
 
 // dropCorrected drops the decisions naming the term a correction takes back.
@@ -421,15 +410,15 @@ func nameLike(t string) bool {
 	return utf8.RuneCountInString(t) >= 4 && !stopWord(t)
 }
 
-// eachTerm calls f with each term of s until f says stop: words split at anything but letters and digits, and
-// where a CJK run starts or ends ("JSONじゃなくてlogfmt": three terms).
-func eachTerm(s string, f func(string) bool) {
+// anyTerm reports whether f holds for a term of s, calling it on each in order until it does: terms are words split
+// at anything but letters and digits, and where a CJK run starts or ends ("JSONじゃなくてlogfmt": three terms).
+func anyTerm(s string, f func(string) bool) bool {
 	start, prev := -1, false
 	for i, r := range s {
 		word, c := unicode.IsLetter(r) || unicode.IsNumber(r), cjk(r)
 		if start >= 0 && (!word || c != prev) {
-			if !f(s[start:i]) {
-				return
+			if f(s[start:i]) {
+				return true
 			}
 			start = -1
 		}
@@ -438,9 +427,7 @@ func eachTerm(s string, f func(string) bool) {
 		}
 		prev = c
 	}
-	if start >= 0 {
-		f(s[start:])
-	}
+	return start >= 0 && f(s[start:])
 }
 
 // sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back,

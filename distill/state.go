@@ -568,14 +568,8 @@ func (st *State) forgetFailedCalls() {
 	}
 }
 
-func (st *State) failure(k string) int {
-	for i := len(st.FailureKeys) - 1; i >= 0; i-- {
-		if st.FailureKeys[i] == k {
-			return i
-		}
-	}
-	return -1
-}
+// failure is the index of target k's failure, -1 for none; a target has one (addErrorRow takes the old one out).
+func (st *State) failure(k string) int { return slices.Index(st.FailureKeys, k) }
 
 func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits) }
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
@@ -667,33 +661,32 @@ func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
 // addSource records that the fact key (kind prefix and text) came from row
 // r, the oldest fact dropped past maxSources. Called per fact found, not per row.
 func (st *State) addSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
-				st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
-			}
-			return
+	if i := st.source(key); i >= 0 {
+		if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
+			st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
 		}
+		return
 	}
 	st.Sources = last(append(st.Sources, Note{Text: key, Refs: []Ref{r}}), maxSources)
 }
 
 // setSource is addSource for a fact a newer row replaces outright (the plan, a set-aside goal).
 func (st *State) setSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			st.Sources[i].Refs = []Ref{r}
-			return
-		}
+	if i := st.source(key); i >= 0 {
+		st.Sources[i].Refs = []Ref{r}
+		return
 	}
 	st.addSource(key, r)
 }
 
+// source is the index of fact key's entry in Sources, -1 for none (a key has one: addSource adds none twice).
+func (st *State) source(key string) int {
+	return slices.IndexFunc(st.Sources, func(n Note) bool { return n.Text == key })
+}
+
 func (st *State) sourceRefs(key string) []Ref {
-	for i := len(st.Sources) - 1; i >= 0; i-- {
-		if st.Sources[i].Text == key {
-			return st.Sources[i].Refs
-		}
+	if i := st.source(key); i >= 0 {
+		return st.Sources[i].Refs
 	}
 	return nil
 }
