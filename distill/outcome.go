@@ -1326,16 +1326,12 @@ func labelledNext(text string) string {
 		t := strings.Trim(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "-*#> ")), "*_")
 		low := strings.ToLower(t)
 		for _, p := range phrases("next") {
-			at := len(p)
-			if !strings.HasPrefix(low, p) {
-				if at = labelEnd(low, p); at < 0 {
-					continue
+			if at := labelEnd(low, p); at >= 0 {
+				if rest := labelRest(t[at:], lines[i+1:]); rest != "" {
+					found = rest
 				}
+				break
 			}
-			if rest := labelRest(t[at:], lines[i+1:]); rest != "" {
-				found = rest
-			}
-			break
 		}
 	}
 	return found
@@ -1354,14 +1350,16 @@ func labelRest(after string, below []string) string {
 	return ""
 }
 
-// labelEnd is where a label closing with phrase p ends ("What I'd do next:",
-// "Mi propuesta, siguiente paso:"): at most 5 words, then p at a word
-// boundary before anything else; -1 otherwise ("I don't know what we should
-// try next: …" is eight words, no label).
+// labelEnd is where a label closing with phrase p ends: p itself opening low, or ("What I'd do next:", "Mi
+// propuesta, siguiente paso:") at most 5 words, then p at a word boundary before anything else; -1 otherwise ("I
+// don't know what we should try next: …" is eight words, no label).
 func labelEnd(low, p string) int {
 	i := strings.Index(low, p)
-	if i <= 0 {
+	switch {
+	case i < 0:
 		return -1
+	case i == 0:
+		return len(p)
 	}
 	head := low[:i]
 	if c := head[len(head)-1]; c != ' ' && c < 0x80 {

@@ -928,8 +928,7 @@ func causeOpens(low string) bool {
 
 // editedThisTurn: a file write since the latest request whose call has not failed.
 func (st *State) editedThisTurn() bool {
-	n := len(st.Edits)
-	return n > 0 && st.Edits[n-1].Seq > st.AskSeq && !st.FailedCalls[st.Edits[n-1].Call]
+	return st.editedSince(st.AskSeq) && !st.FailedCalls[st.Edits[len(st.Edits)-1].Call]
 }
 
 // addAnswer records a statement answering the assistant's open question
