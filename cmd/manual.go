@@ -85,14 +85,16 @@ type candidate = service.Candidate
 // gather lists the sessions of project ("" = all) from every agent's store and the ledger, yours first, then newest
 // first. stores: any agent store or ledger session exists at all (false = "no agents detected").
 func gather(e *Env, project, source string) ([]candidate, bool, error) {
+	names := adapters.ListerNames()
 	if source != "" {
 		if _, err := listerFor(source); err != nil {
 			return nil, false, err
 		}
+		names = []string{source}
 	}
 	aenv := adapterEnv(e)
 	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
-	cs, stores, notes := service.ListSessions(e.service(), aenv, project, source)
+	cs, stores, notes := service.ListSessions(e.service(), aenv, project, source, names)
 	printLines(e.Stderr, "carryover: ", notes...)
 	return cs, stores, nil
 }
@@ -244,12 +246,7 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 // pickNewest picks the most recently active of the project's sessions cs that are the user's.
 func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
 	all := len(cs)
-	for i, c := range cs {
-		if !sel.since.IsZero() && c.NotYours == service.NotYoursTracked && !c.LastActive.Before(sel.since.Add(-time.Minute)) {
-			cs[i].NotYours = ""
-		}
-	}
-	cs, planted := yours(cs)
+	cs, planted := yours(ranSince(cs, sel.since))
 	if planted != "" {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", planted)
 	}
@@ -442,6 +439,16 @@ func spinner(e *Env, msg string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished; e.progress = nil }
+}
+
+// ranSince unmarks the tracked sessions active since a run started the agent (not zero): `carryover run` started them.
+func ranSince(cs []candidate, since time.Time) []candidate {
+	for i, c := range cs {
+		if !since.IsZero() && c.NotYours == service.NotYoursTracked && !c.LastActive.Before(since.Add(-time.Minute)) {
+			cs[i].NotYours = ""
+		}
+	}
+	return cs
 }
 
 // yours returns the candidates that may be chosen unnamed, and a sentence naming what was passed over.
@@ -684,8 +691,10 @@ func (p *picker) key(c byte, in *bufio.Reader) keyResult {
 			p.items[p.cur].On = !p.items[p.cur].On
 		}
 	case '\r', '\n':
-		for i := range p.items {
-			p.items[i].On = p.items[i].On && !p.radio || p.radio && i == p.cur
+		if p.radio { // the item under the cursor; a checkbox list keeps its ticks
+			for i := range p.items {
+				p.items[i].On = i == p.cur
+			}
 		}
 		return keyDone
 	case 0x1b:
@@ -716,7 +725,7 @@ func pickSession(e *Env, projectFlag string, all, anyIfNone bool, source, help s
 		return candidate{}, err
 	}
 	cs, _, err := gather(e, project, source)
-	if err == nil && len(cs) == 0 && anyIfNone && project != "" {
+	if err == nil && len(cs) == 0 && anyIfNone { // never with all: project is one
 		cs, _, err = gather(e, "", source)
 	}
 	if err != nil {

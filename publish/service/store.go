@@ -270,15 +270,11 @@ type Candidate struct {
 	NotYours   string `json:"not_yours,omitempty"`
 }
 
-// ListSessions lists the sessions of project ("" = all) from the stores of source's lister ("" = every one) and the
-// ledger, yours first, then newest first. stores: any agent store or ledger session exists at all (false = "no agents
-// detected"); notes: what could not be listed or read. The listers' descriptions are cached in the home; the ledger is
+// ListSessions lists the sessions of project ("" = all) from the stores of the listers named and the ledger's of tool
+// source ("" = all), yours first, then newest first. stores: any agent store or ledger session exists at all (false = "no agents
+// detected"); notes: what could not be listed or read ("" for a lister that read all). The listers' descriptions are cached in the home; the ledger is
 // never created and waited for at most 2s (a busy or broken one adds nothing).
-func ListSessions(env Env, aenv adapters.Env, project, source string) (out []Candidate, stores bool, notes []string) {
-	names := adapters.ListerNames()
-	if source != "" {
-		names = []string{source}
-	}
+func ListSessions(env Env, aenv adapters.Env, project, source string, names []string) (out []Candidate, stores bool, notes []string) {
 	seen := map[string]int{}
 	descs := adapters.OpenDescriptionFile(env.Home)
 	aenv.Descriptions = descs
@@ -294,8 +290,8 @@ func ListSessions(env Env, aenv adapters.Env, project, source string) (out []Can
 			seen[s.Tool+"\x00"+s.ID] = len(out)
 			out = append(out, Candidate{NativeSession: s})
 		}
-		if note := adapters.UnreadableNote(n, aenv, len(ss)); project == "" && note != "" {
-			notes = append(notes, note)
+		if project == "" { // "" when every file was read
+			notes = append(notes, adapters.UnreadableNote(n, aenv, len(ss)))
 		}
 	}
 	_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
@@ -362,7 +358,7 @@ func MarkNotYours(now time.Time, cs []Candidate) {
 		if c.LastActive.After(limit) {
 			c.NotYours = NotYoursFuture
 		}
-		if c.Path == "" || c.Project == "" || !adapters.InProject(c.Path, c.Project) {
+		if c.Project == "" || !adapters.InProject(c.Path, c.Project) { // InProject("", p) is false
 			continue // the agent's own store, outside any repository
 		}
 		if root := RepoRoot(c.Project); root != "" && repos.Tracked(root, c.Path) {
