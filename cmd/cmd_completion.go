@@ -2,14 +2,17 @@ package cmd
 
 // `carryover completion bash|zsh|fish|powershell` prints a completion script made from the command tree itself
 // (commands, subcommands, flags, flag values): it never drifts from the CLI, and completing runs no carryover process.
+// bash's, zsh's and PowerShell's are templates (completion/*.tmpl) over that tree; fish's lines are all generated here.
 
 import (
+	"embed"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"text/template"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,20 +36,44 @@ func completionCommand(e *Env) *cli.Command {
 }
 
 func runCompletion(e *Env, shell string) error {
-	w := map[string]func(io.Writer, []compCmd){"bash": writeBash, "zsh": writeZsh, "fish": writeFish, "powershell": writePowerShell, "pwsh": writePowerShell}[shell]
-	if w == nil {
-		return usageErrorf("carryover completion --help", "which shell? `carryover completion bash`, `zsh`, `fish` or `powershell`")
+	tree := completionTree(commands(e))
+	switch shell {
+	case "bash", "zsh", "powershell", "pwsh":
+		return completionScripts().ExecuteTemplate(e.Stdout, strings.Replace(shell, "pwsh", "powershell", 1)+".tmpl", completionData{tree, flagValues()})
+	case "fish":
+		writeFish(e.Stdout, tree)
+		return nil
 	}
-	w(e.Stdout, completionTree(commands(e)))
-	return nil
+	return usageErrorf("carryover completion --help", "which shell? `carryover completion bash`, `zsh`, `fish` or `powershell`")
 }
 
-// compCmd is one command (or subcommand) for completion; args are the positional arguments worth completing.
+// completionData is what the bash, zsh and PowerShell templates (completion/*.tmpl) fill in: the command tree and the
+// values of flags that take a fixed set.
+type completionData struct {
+	Tree   []compCmd
+	Values map[string][]string
+}
+
+// Top are the words after `carryover`: the commands, --help and --version.
+func (d completionData) Top() []string { return append(names(d.Tree), "--help", "--version") }
+
+//go:embed completion
+var completionFiles embed.FS
+
+// completionScripts parses the templates at the first completion, never at start-up.
+var completionScripts = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"join": func(xs []string) string { return strings.Join(xs, " ") }, "q": strconv.Quote,
+		"zshQuote": zshQuote, "psArray": psArray, "paths": commandPaths,
+	}).ParseFS(completionFiles, "completion/*.tmpl"))
+})
+
+// compCmd is one command (or subcommand) for completion; Args are the positional arguments worth completing.
 type compCmd struct {
-	name, usage string
+	Name, Usage string
 	flags       []compFlag
-	subs        []compCmd
-	args        []string
+	Subs        []compCmd
+	Args        []string
 }
 
 // compFlag: names long first; values completes the value (nil: none or free text); takes: the flag takes a value.
@@ -75,7 +102,7 @@ func completionTree(cs []*cli.Command) []compCmd {
 		if c.Hidden {
 			continue
 		}
-		cc := compCmd{name: c.Name, usage: c.Usage}
+		cc := compCmd{Name: c.Name, Usage: c.Usage}
 		for _, f := range c.Flags {
 			if f.Names()[0] == "help" {
 				continue // the writers add --help themselves
@@ -91,12 +118,12 @@ func completionTree(cs []*cli.Command) []compCmd {
 			}
 			cc.flags = append(cc.flags, cf)
 		}
-		cc.subs = completionTree(c.Subcommands)
+		cc.Subs = completionTree(c.Subcommands)
 		switch c.Name { // the positional arguments of commands that take a fixed set
 		case "completion":
-			cc.args = []string{"bash", "zsh", "fish", "powershell"}
+			cc.Args = []string{"bash", "zsh", "fish", "powershell"}
 		case "get", "set", "unset":
-			cc.args = config.LeafNames()
+			cc.Args = config.LeafNames()
 		}
 		out = append(out, cc)
 	}
@@ -105,11 +132,11 @@ func completionTree(cs []*cli.Command) []compCmd {
 
 func dash(n string) string { return strings.Repeat("-", min(len(n), 2)) + n } // -h, --help
 
-// words are c's subcommands, its argument values, its flags and --help.
-func (c compCmd) words() []string {
-	ws := c.args
-	for _, s := range c.subs {
-		ws = append(ws, s.name)
+// Words are c's subcommands, its argument values, its flags and --help.
+func (c compCmd) Words() []string {
+	ws := c.Args
+	for _, s := range c.Subs {
+		ws = append(ws, s.Name)
 	}
 	for _, f := range c.flags {
 		for _, n := range f.names {
@@ -122,45 +149,9 @@ func (c compCmd) words() []string {
 func names(tree []compCmd) []string {
 	var ns []string
 	for _, c := range tree {
-		ns = append(ns, c.name)
+		ns = append(ns, c.Name)
 	}
 	return ns
-}
-
-func writeBash(w io.Writer, tree []compCmd) {
-	fmt.Fprint(w, `# carryover bash completion. Load it in ~/.bashrc:
-#   source <(carryover completion bash)
-_carryover() {
-  local cur prev cmd sub i
-  cur="${COMP_WORDS[COMP_CWORD]}"
-  prev="${COMP_WORDS[COMP_CWORD-1]}"
-  cmd="" sub=""
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    case "${COMP_WORDS[i]}" in
-      -*) ;;
-      *) if [[ -z "$cmd" ]]; then cmd="${COMP_WORDS[i]}"; elif [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; fi ;;
-    esac
-  done
-  local words="" prefix="${cur%"${cur##*,}"}" # lists: complete after the last comma
-  case "$prev" in
-`)
-	// Values of flags, whatever the command (the names mean the same everywhere).
-	vals := flagValues()
-	for _, n := range slices.Sorted(maps.Keys(vals)) {
-		fmt.Fprintf(w, "    --%s) COMPREPLY=($(compgen -P \"$prefix\" -W %q -- \"${cur##*,}\")); return ;;\n", n, strings.Join(vals[n], " "))
-	}
-	fmt.Fprint(w, "  esac\n  case \"$cmd $sub\" in\n")
-	for _, c := range tree {
-		for _, s := range c.subs {
-			fmt.Fprintf(w, "    \"%s %s\") words=%q ;;\n", c.name, s.name, strings.Join(s.words(), " "))
-		}
-		fmt.Fprintf(w, "    \"%s \"*) words=%q ;;\n", c.name, strings.Join(c.words(), " "))
-	}
-	fmt.Fprintf(w, "    *) words=%q ;;\n  esac\n", strings.Join(names(tree), " ")+" --help --version")
-	fmt.Fprint(w, `  COMPREPLY=($(compgen -W "$words" -- "$cur"))
-}
-complete -o default -F _carryover carryover
-`)
 }
 
 // zshQuote makes s safe inside a single-quoted word; zshDesc also inside an _arguments option's [description].
@@ -170,53 +161,10 @@ func zshDesc(s string) string {
 	return zshQuote(strings.NewReplacer("[", "\\[", "]", "\\]").Replace(s))
 }
 
-func writeZsh(w io.Writer, tree []compCmd) {
-	fmt.Fprint(w, `#compdef carryover
-# carryover zsh completion. Load it in ~/.zshrc (after compinit):
-#   source <(carryover completion zsh)
-# or save it as _carryover in a directory on $fpath.
-_carryover() {
-  local -a commands
-  commands=(
-`)
-	for _, c := range tree {
-		fmt.Fprintf(w, "    '%s:%s'\n", c.name, zshQuote(c.usage))
-	}
-	fmt.Fprint(w, `  )
-  if (( CURRENT == 2 )); then
-    _describe -t commands 'carryover command' commands
-    return
-  fi
-  local cmd=$words[2]
-  case $cmd in
-`)
-	for _, c := range tree {
-		fmt.Fprintf(w, "    %s)\n", c.name)
-		if len(c.subs) > 0 {
-			fmt.Fprint(w, "      if (( CURRENT == 3 )); then\n        local -a subs\n        subs=(")
-			for _, s := range c.subs {
-				fmt.Fprintf(w, " '%s:%s'", s.name, zshQuote(s.usage))
-			}
-			fmt.Fprint(w, " )\n        _describe -t commands 'subcommand' subs\n        return\n      fi\n")
-			for _, s := range c.subs {
-				fmt.Fprintf(w, "      [[ $words[3] == %s ]] && { _arguments -s %s; return; }\n", s.name, zshSpecs(s.flags, s.args))
-			}
-		}
-		fmt.Fprintf(w, "      _arguments -s %s\n      ;;\n", zshSpecs(c.flags, c.args))
-	}
-	fmt.Fprint(w, `  esac
-}
-if [[ "${funcstack[1]}" == "_carryover" ]]; then
-  _carryover "$@"
-else
-  compdef _carryover carryover
-fi
-`)
-}
-
-func zshSpecs(fs []compFlag, args []string) string {
+// ZshSpecs are c's _arguments specs: its flags, then its argument values or files.
+func (c compCmd) ZshSpecs() string {
 	var out []string
-	for _, f := range fs {
+	for _, f := range c.flags {
 		for _, n := range f.names {
 			spec := dash(n) + "[" + zshDesc(f.usage) + "]"
 			if f.takes {
@@ -230,8 +178,8 @@ func zshSpecs(fs []compFlag, args []string) string {
 			out = append(out, "'"+spec+"'")
 		}
 	}
-	if len(args) > 0 {
-		out = append(out, "'1:argument:("+strings.Join(args, " ")+")'")
+	if len(c.Args) > 0 {
+		out = append(out, "'1:argument:("+strings.Join(c.Args, " ")+")'")
 	} else {
 		out = append(out, "'*:file:_files'")
 	}
@@ -242,24 +190,24 @@ func writeFish(w io.Writer, tree []compCmd) {
 	fmt.Fprint(w, "# carryover fish completion. Install it with:\n#   carryover completion fish > ~/.config/fish/completions/carryover.fish\n")
 	all := strings.Join(names(tree), " ")
 	for _, c := range tree {
-		fmt.Fprintf(w, "complete -c carryover -n 'not __fish_seen_subcommand_from %s' -f -a %s -d %s\n", all, c.name, fishQuote(c.usage))
+		fmt.Fprintf(w, "complete -c carryover -n 'not __fish_seen_subcommand_from %s' -f -a %s -d %s\n", all, c.Name, fishQuote(c.Usage))
 	}
 	for _, c := range tree {
-		cond := "__fish_seen_subcommand_from " + c.name
+		cond := "__fish_seen_subcommand_from " + c.Name
 		top := cond
-		if len(c.subs) > 0 {
-			top += "; and not __fish_seen_subcommand_from " + strings.Join(names(c.subs), " ")
+		if len(c.Subs) > 0 {
+			top += "; and not __fish_seen_subcommand_from " + strings.Join(names(c.Subs), " ")
 		}
-		for _, s := range c.subs {
-			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s -d %s\n", top, s.name, fishQuote(s.usage))
-			sc := cond + "; and __fish_seen_subcommand_from " + s.name
-			if len(s.args) > 0 {
-				fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", sc, fishQuote(strings.Join(s.args, " ")))
+		for _, s := range c.Subs {
+			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s -d %s\n", top, s.Name, fishQuote(s.Usage))
+			sc := cond + "; and __fish_seen_subcommand_from " + s.Name
+			if len(s.Args) > 0 {
+				fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", sc, fishQuote(strings.Join(s.Args, " ")))
 			}
 			fishFlags(w, sc, s.flags)
 		}
-		if len(c.args) > 0 {
-			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", top, fishQuote(strings.Join(c.args, " ")))
+		if len(c.Args) > 0 {
+			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", top, fishQuote(strings.Join(c.Args, " ")))
 		}
 		fishFlags(w, top, c.flags)
 	}
@@ -286,54 +234,19 @@ func fishQuote(s string) string {
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
-// writePowerShell writes a native argument completer: the words of each command path ("", "config", "config set") and
-// the values of flags, as data; the script block picks by the words typed before the cursor.
-func writePowerShell(w io.Writer, tree []compCmd) {
-	fmt.Fprint(w, `# carryover PowerShell completion. Load it from your profile:
-#   carryover completion powershell | Out-String | Add-Content $PROFILE
-Register-ArgumentCompleter -Native -CommandName carryover -ScriptBlock {
-  param($wordToComplete, $commandAst, $cursorPosition)
-  $words = @{
-`)
-	fmt.Fprintf(w, "    '' = %s\n", psArray(append(names(tree), "--help", "--version")))
-	var walk func(prefix string, cs []compCmd)
-	walk = func(prefix string, cs []compCmd) {
-		for _, c := range cs {
-			path := strings.TrimSpace(prefix + " " + c.name)
-			fmt.Fprintf(w, "    '%s' = %s\n", path, psArray(c.words()))
-			walk(path, c.subs)
-		}
+// commandPaths are the words of each command path ("config", "config set"), for PowerShell's completer.
+func commandPaths(prefix string, cs []compCmd) (out []compPath) {
+	for _, c := range cs {
+		path := strings.TrimSpace(prefix + " " + c.Name)
+		out = append(out, compPath{path, c.Words()})
+		out = append(out, commandPaths(path, c.Subs)...)
 	}
-	walk("", tree)
-	fmt.Fprint(w, "  }\n  $values = @{\n")
-	vals := flagValues()
-	for _, n := range slices.Sorted(maps.Keys(vals)) {
-		fmt.Fprintf(w, "    '--%s' = %s\n", n, psArray(vals[n]))
-	}
-	fmt.Fprint(w, `  }
-  $typed = @($commandAst.CommandElements | Select-Object -Skip 1 | ForEach-Object { $_.ToString() })
-  if ($wordToComplete -ne '' -and $typed.Count -gt 0) { $typed = @($typed | Select-Object -First ($typed.Count - 1)) }
-  $path = ''
-  foreach ($t in $typed) {
-    if ($t.StartsWith('-')) { continue }
-    $next = ($path + ' ' + $t).Trim()
-    if ($words.ContainsKey($next)) { $path = $next }
-  }
-  $prev = if ($typed.Count -gt 0) { $typed[-1] } else { '' }
-  $prefix = ''
-  $word = $wordToComplete
-  if ($values.ContainsKey($prev)) {
-    $candidates = $values[$prev]
-    $i = $word.LastIndexOf(',')
-    if ($i -ge 0) { $prefix = $word.Substring(0, $i + 1); $word = $word.Substring($i + 1) }
-  } else {
-    $candidates = $words[$path]
-  }
-  $candidates | Where-Object { $_ -like "$word*" } | ForEach-Object {
-    [System.Management.Automation.CompletionResult]::new($prefix + $_, $prefix + $_, 'ParameterValue', $_)
-  }
+	return out
 }
-`)
+
+type compPath struct {
+	Path  string
+	Words []string
 }
 
 func psArray(xs []string) string {

@@ -141,10 +141,7 @@ func printDoctor(e *Env, reps []DoctorReport, idle []string, wired int) {
 func doctorAgent(e *Env, tab *specs.Table, tl specs.Tool, a AgentStatus) DoctorReport {
 	r := DoctorReport{Tool: a.Tool, Display: a.Display, OK: true}
 	tg := installTarget(e, tl)
-	c := a.Capability
-	if c.Tool == "" {
-		c, _ = tab.Resolve(tl.Name, "")
-	}
+	c := a.hookCapability(tab)
 	if tg.Path == "" || len(c.Hooks()) == 0 {
 		r.Summary = "no hooks for this agent; it reads .carryover/handoff.md through the pointer block"
 		return r

@@ -38,6 +38,15 @@ type AgentStatus struct {
 
 func (a AgentStatus) Detected() bool { return a.Binary != "" }
 
+// hookCapability is the capability a's hooks are checked against: the detected version's, else the newest row's.
+func (a AgentStatus) hookCapability(tab *specs.Table) specs.Capability {
+	if a.Capability.Tool != "" {
+		return a.Capability
+	}
+	c, _ := tab.Resolve(a.Tool, "")
+	return c
+}
+
 func dryRunFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "dry-run", Usage: "print the changes as diffs; write nothing"}
 }
@@ -184,11 +193,7 @@ func checkHooks(e *Env, tab *specs.Table, agents []AgentStatus) []AgentStatus {
 	for i := range agents {
 		a := &agents[i]
 		tl, _ := tab.Tool(a.Tool)
-		c := a.Capability
-		if c.Tool == "" { // not detected or unsupported: check against the newest row
-			c, _ = tab.Resolve(a.Tool, "")
-		}
-		st, err := hookconf.Check(installTarget(e, tl), c, e.Executable, hookconf.OSFS{})
+		st, err := hookconf.Check(installTarget(e, tl), a.hookCapability(tab), e.Executable, hookconf.OSFS{})
 		if err != nil {
 			st.State, st.Detail = hookconf.StateDrifted, err.Error()
 		}

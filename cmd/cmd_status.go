@@ -449,9 +449,6 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	}
 }
 
-// shownConfigPath names a per-event layout's event (Cline's hooks/{{event}}) <event>, like hookconf.Target.Where.
-func shownConfigPath(p string) string { return strings.ReplaceAll(p, specs.EventSlot, "<event>") }
-
 func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	project, err := currentProject(e, projectFlag)
 	if err != nil {
@@ -474,7 +471,7 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 	}
 	for _, tl := range tab.Tools() {
 		inf.Agents = append(inf.Agents, AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project),
-			HookConfig: shownConfigPath(tl.ConfigPath(runtime.GOOS, e.Getenv, e.UserHome(), publish.Exists))})
+			HookConfig: installTarget(e, tl).Where()})
 	}
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)

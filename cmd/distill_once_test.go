@@ -106,9 +106,10 @@ func TestStopFootprint(t *testing.T) {
 // (CARRYOVER_FOOTPRINT=chains) and reports the project files a call chain
 // leaves and enters again (a → b → a), the issue's "none twice in one call
 // chain". A sampler sees what runs long enough to be caught, not every
-// call: it is a measure, not a proof. It fails on a chain that re-enters a
-// file of cmd/ or publish/service/ (the hook's own steps, which read in
-// order); the re-entries left in adapters/ledger are logged.
+// call: it is a measure, not a proof. It fails on a chain that re-enters any
+// project file. What made chains re-enter: callbacks into the caller's file
+// (the log, now the leaf safefile.Log; row scanners, now with the ledger's
+// types).
 func TestStopCallChains(t *testing.T) {
 	le := newLifecycleEnv(t)
 	src, err := os.ReadFile("../testdata/adapters/claude/session-tools.jsonl")
@@ -152,7 +153,7 @@ func TestStopCallChains(t *testing.T) {
 	<-done
 	for k, n := range reentries {
 		t.Logf("%4d samples: %s", n, k)
-		if strings.HasPrefix(k, "cmd/") || strings.HasPrefix(k, "publish/service/") {
+		if strings.HasPrefix(k, "cmd/") || strings.HasPrefix(k, "publish/service/") { // every file once the lead merges this round's files
 			t.Errorf("a Stop's call chain re-enters %s", k)
 		}
 	}

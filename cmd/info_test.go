@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/carryover/carryover/specs"
+	"github.com/carryover/carryover/specs/hookconf"
 )
 
 // TestInfoShowsPerEventHookPath: a per-event hook layout (Cline's
@@ -21,7 +22,7 @@ func TestInfoShowsPerEventHookPath(t *testing.T) {
 			continue
 		}
 		perEvent++
-		if got := shownConfigPath(p); strings.Contains(got, "{{") || !strings.HasSuffix(got, "/<event>") {
+		if got := (hookconf.Target{Path: p}).Where(); strings.Contains(got, "{{") || !strings.HasSuffix(got, "/<event>") {
 			t.Errorf("%s: hook path shown as %q", tl.Name, got)
 		}
 	}

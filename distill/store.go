@@ -108,7 +108,7 @@ func foldNew(l *ledger.Ledger, st *State, sessions []ledger.ProjectSession, seqs
 // records, oldest first. Rebuilds are rare (a new StateVersion, a cold ingest) and fold recent rows only, so this one
 // query costs the common hook path nothing.
 func clearTimes(l *ledger.Ledger, project string) []time.Time {
-	ats, _ := ledger.All(l, func(sc ledger.Scanner) (at int64, err error) { return at, sc.Scan(&at) },
+	ats, _ := ledger.All(l, ledger.ScanValue[int64],
 		`SELECT ended_at FROM (SELECT ended, ended_at FROM handoff_log WHERE project = ? ORDER BY written DESC, id DESC LIMIT 200)
 		WHERE ended = ? AND ended_at != 0`, project, ledger.EndCleared)
 	var out []time.Time

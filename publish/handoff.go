@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -48,12 +49,10 @@ var protocols = map[string]string{
 	ModeSilent: `Use the context below silently; do not mention this handoff unless the user asks.`,
 }
 
-func ValidMode(m string) bool { _, ok := protocols[m]; return ok }
-
 // Protocol is the resume protocol m (ask when m is not one) and its instruction: the one source of carryover's own
 // instructions to a resuming agent (handoff.md, the start injection, RESUME.md, structured handoff).
 func Protocol(m string) (mode, instruction string) {
-	if !ValidMode(m) {
+	if _, ok := protocols[m]; !ok {
 		m = ModeAsk
 	}
 	return m, protocols[m]
@@ -91,10 +90,9 @@ func Render(h distill.Handoff, o RenderOptions) string {
 	head := renderHead(h, o)
 	secs := handoffSections(h, o)
 	fence := Fence(quotedText(secs))
-	intro := QuotedIntro(fence)
-	take := fitSections(secs, head, intro, fence)
+	take := fitSections(secs, head, fence)
 	countRest(secs["decisions"], take["decisions"])
-	out := writeHandoff(secs, take, head, intro, fence)
+	out := writeHandoff(secs, take, head, fence)
 	if o.Redact != nil {
 		out = o.Redact(out)
 	}
@@ -166,12 +164,8 @@ func handoffSections(h distill.Handoff, o RenderOptions) map[string]*section {
 func quotedText(secs map[string]*section) string {
 	var quoted strings.Builder
 	for _, k := range sectionOrder {
-		if ownSections[k] {
-			continue
-		}
-		for _, l := range secs[k].lines {
-			quoted.WriteString(l)
-			quoted.WriteByte('\n')
+		if !ownSections[k] {
+			quoted.WriteString(strings.Join(secs[k].lines, "\n") + "\n")
 		}
 	}
 	return quoted.String()
@@ -179,9 +173,9 @@ func quotedText(secs map[string]*section) string {
 
 // fitSections is how many lines of each section fit: every section's minimum first, then lines in priority order until
 // a cap would be exceeded; lines and chars count the output as writeHandoff writes it.
-func fitSections(secs map[string]*section, head []string, intro, fence string) map[string]int {
+func fitSections(secs map[string]*section, head []string, fence string) map[string]int {
 	take := map[string]int{}
-	lines, chars := len(head)+3, len(intro)+2*len(fence)+3
+	lines, chars := len(head)+3, len(QuotedIntro(fence))+2*len(fence)+3
 	for _, l := range head {
 		chars += len(l) + 1
 	}
@@ -210,32 +204,19 @@ func fitSections(secs map[string]*section, head []string, intro, fence string) m
 	return take
 }
 
-// writeHandoff writes the head, then each section's taken lines, the quoted ones inside the fence.
-func writeHandoff(secs map[string]*section, take map[string]int, head []string, intro, fence string) string {
-	var b strings.Builder
-	for _, l := range head {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	b.WriteString(intro + "\n" + fence + "\n")
-	closed := false
+// writeHandoff writes the head, then each section's taken lines, the quoted ones inside the quoted block.
+func writeHandoff(secs map[string]*section, take map[string]int, head []string, fence string) string {
+	var quoted, own strings.Builder
 	for _, k := range sectionOrder {
-		s := secs[k]
-		if ownSections[k] && !closed {
-			b.WriteString(fence + "\n")
-			closed = true
+		b := &quoted
+		if ownSections[k] {
+			b = &own
 		}
-		if take[k] == 0 {
-			continue
-		}
-		b.WriteString(s.title)
-		b.WriteByte('\n')
-		for _, l := range s.lines[:take[k]] {
-			b.WriteString(l)
-			b.WriteByte('\n')
+		if take[k] > 0 {
+			b.WriteString(secs[k].title + "\n" + strings.Join(secs[k].lines[:take[k]], "\n") + "\n")
 		}
 	}
-	return b.String()
+	return strings.Join(head, "\n") + "\n" + QuoteBlock(fence, quoted.String()) + own.String()
 }
 
 // capHandoff holds the caps whatever the sections held: no control characters but newlines, at most MaxLines lines and
@@ -342,27 +323,34 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 func failureLines(h distill.Handoff) []string {
 	var out []string
 	for _, f := range h.Failures {
-		l := "- `" + clip(ContentLine(f.What), 120) + "`"
-		if f.ExitCode != nil {
-			l += " → exit " + strconv.Itoa(*f.ExitCode)
-		} else {
-			l += " → failed"
-		}
-		if f.Error != "" {
-			l += ": " + clip(ContentLine(f.Error), 140)
-		}
-		if f.Count > 1 {
-			l += fmt.Sprintf(" (×%d)", f.Count)
-		}
-		if earlier := EarlierErrors(f); len(earlier) > 0 {
-			l += "; earlier: " + clip(ContentLine(strings.Join(earlier, "; ")), 140)
-		}
-		if f.Cause != "" {
-			l += " — cause: " + clip(ContentLine(f.Cause), 140)
-		}
-		out = append(out, clip(l+FailureStatus(f), 400))
+		out = append(out, clip("- "+FailureLine(f, contentField), 400))
 	}
 	return out
+}
+
+// FailureLine is a failure as handoff.md and the resume prompt both say it: what, how, error, count, earlier errors,
+// cause, then its standing (FailureStatus). field renders each quoted part at most n long (handoff.md clips it to one
+// content line; the prompt keeps it whole).
+func FailureLine(f distill.Failure, field func(s string, n int) string) string {
+	l := "`" + field(f.What, 120) + "`"
+	if f.ExitCode != nil {
+		l += " → exit " + strconv.Itoa(*f.ExitCode)
+	} else {
+		l += " → failed"
+	}
+	if f.Error != "" {
+		l += ": " + field(f.Error, 140)
+	}
+	if f.Count > 1 {
+		l += fmt.Sprintf(" (×%d)", f.Count)
+	}
+	if earlier := slices.DeleteFunc(slices.Clone(f.Errors), func(e string) bool { return e == f.Error }); len(earlier) > 0 {
+		l += "; earlier: " + field(strings.Join(earlier, "; "), 140)
+	}
+	if f.Cause != "" {
+		l += " — cause: " + field(f.Cause, 140)
+	}
+	return l + FailureStatus(f)
 }
 
 // FailureStatus is a failure's standing, as handoff.md, the resume prompt and the structured handoff all say it: the
@@ -377,11 +365,6 @@ func FailureStatus(f distill.Failure) string {
 		return " (later succeeded)"
 	}
 	return ""
-}
-
-// EarlierErrors are a collapsed failure's distinct errors but its newest, oldest first.
-func EarlierErrors(f distill.Failure) []string {
-	return slices.DeleteFunc(slices.Clone(f.Errors), func(e string) bool { return e == f.Error })
 }
 
 func gitLines(h distill.Handoff) []string {
@@ -745,7 +728,7 @@ const (
 // 8 of the session id>.
 func NewID(now time.Time, session string) string {
 	s := strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_' {
+		if strings.ContainsRune(idChars, r) {
 			return r
 		}
 		return -1
@@ -760,8 +743,11 @@ func ValidID(id string) bool {
 		return false
 	}
 	return strings.Trim(id[3:11]+id[12:18], "0123456789") == "" &&
-		strings.Trim(id[19:], "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") == ""
+		strings.Trim(id[19:], idChars) == ""
 }
+
+// idChars are the characters an id keeps of a session id.
+const idChars = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
 
 // IDOf is the id in a handoff's header line ("" before ids).
 func IDOf(header string) string {
@@ -792,11 +778,6 @@ func AgeWords(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}
-}
-
-// ExpiredNotice is all a session gets of an expired handoff.
-func ExpiredNotice(r ledger.HandoffRecord, now time.Time) string {
-	return fmt.Sprintf("carryover: a handoff from %s ago exists: carryover history show %s", AgeWords(now.Sub(r.Updated)), r.ID)
 }
 
 // Banner is the one line a user sees at session start.
@@ -855,9 +836,22 @@ func pinnedTask(lines []string, p *ledger.PinnedTask) []string {
 // files and failures.
 const maxDecisionLines = 10
 
-// decisionLines is the project's decisions log (the user's first, newest first), then what this handoff's sessions
-// decided that the log lacks.
+// decisionLines is the project's decisions log, then what this handoff's sessions decided that the log lacks, at most
+// maxDecisionLines.
 func decisionLines(extracted []string, log []ledger.Decision) []string {
+	var out []string
+	for _, d := range DecisionTexts(log, extracted, contentField) {
+		out = append(out, "- "+d)
+	}
+	if len(out) > maxDecisionLines {
+		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
+	}
+	return out
+}
+
+// DecisionTexts are the decisions handoff.md and the resume prompt list: the project's decisions log (the user's first,
+// newest first) with why, then the extracted decisions the log lacks, each once; field renders each part at most n long.
+func DecisionTexts(log []ledger.Decision, extracted []string, field func(s string, n int) string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range log {
@@ -865,25 +859,23 @@ func decisionLines(extracted []string, log []ledger.Decision) []string {
 			continue
 		}
 		seen[d.Text] = true
-		l := "- " + clip(ContentLine(d.Text), 200)
+		l := field(d.Text, 200)
 		if d.Why != "" {
-			l += " (why: " + clip(ContentLine(d.Why), 120) + ")"
+			l += " (why: " + field(d.Why, 120) + ")"
 		}
 		out = append(out, l)
 	}
-	var fresh []string
 	for _, d := range extracted {
 		if !seen[d] {
 			seen[d] = true
-			fresh = append(fresh, d)
+			out = append(out, field(d, 200))
 		}
-	}
-	out = append(out, bullets(fresh, 200)...)
-	if len(out) > maxDecisionLines {
-		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
 	}
 	return out
 }
+
+// contentField is a quoted part of a handoff.md line: one content line (ContentLine), clipped to n.
+func contentField(s string, n int) string { return clip(ContentLine(s), n) }
 
 // countRest replaces the last decision kept, when some did not fit, by a count of the rest: the cap holds and the
 // reader knows more exist.
@@ -998,7 +990,7 @@ type Project struct {
 	Root   string
 	Home   string // carryover's home; the global copy is Home/handoff.md
 	Now    time.Time
-	Mode   string               // the resume protocol (ValidMode)
+	Mode   string               // the resume protocol (Protocol)
 	Redact func(string) string  // applied to everything rendered or injected
 	Repo   func() *distill.Repo // the project's .git (the hook prefetches it)
 	// Logf records what is worth a log line; the file writes may call it from another goroutine.
@@ -1108,14 +1100,13 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 func (p *Project) WriteProject(text, tool string) error {
 	// The global copy does not need the project writable: written alongside (a rename costs ~0.4 ms on some
 	// filesystems).
-	global := make(chan struct{})
-	go func() {
-		defer close(global)
+	var writes sync.WaitGroup
+	defer writes.Wait()
+	writes.Go(func() {
 		if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
 			p.Log("write global handoff: %v", err)
 		}
-	}()
-	defer func() { <-global }()
+	})
 	if p.NotProject {
 		return nil
 	}
@@ -1128,9 +1119,8 @@ func (p *Project) WriteProject(text, tool string) error {
 	defer d.Close()
 	// The history copy is written beside handoff.md: each rename costs ~0.15 ms on ext4 (new blocks allocated, old
 	// freed), mostly disk wait.
-	history := make(chan struct{})
-	go func() {
-		defer close(history)
+	defer writes.Wait() // before d closes
+	writes.Go(func() {
 		if id := IDOf(HeaderOf(text)); id != "" {
 			var repo *distill.Repo
 			if p.Repo != nil {
@@ -1142,8 +1132,7 @@ func (p *Project) WriteProject(text, tool string) error {
 				p.Log("history: %v", err)
 			}
 		}
-	}()
-	defer func() { <-history }()
+	})
 	// The digest under the home first: a handoff.md on disk is always one the home lists.
 	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
 		p.Log("record published handoff: %v", err)
@@ -1277,9 +1266,10 @@ func (p *Project) WrapBanner(agent *adapters.Agent, event, body string, rec ledg
 	return p.wrap(agent, event, banner+"\n"+body, "", HeaderOf(body))
 }
 
-// WrapExpired is an expired handoff's one-line notice in the agent's envelope.
+// WrapExpired is an expired handoff's one-line notice in the agent's envelope: all a session gets of it.
 func (p *Project) WrapExpired(agent *adapters.Agent, event string, rec ledger.HandoffRecord) []byte {
-	w, _ := p.wrap(agent, event, ExpiredNotice(rec, p.Now), "", "")
+	notice := fmt.Sprintf("carryover: a handoff from %s ago exists: carryover history show %s", AgeWords(p.Now.Sub(rec.Updated)), rec.ID)
+	w, _ := p.wrap(agent, event, notice, "", "")
 	return w
 }
 
@@ -1312,12 +1302,9 @@ func Exists(p string) bool {
 // facts can be trusted: Deliver's banner, the one-line notice once expired, nothing once cleared. What only the ledger
 // knows (who resumed it, stale files) is left out; one without an id goes as Inject.
 func (p *Project) InjectFile(agent *adapters.Agent, event, text string) ([]byte, string) {
-	if agent == nil || agent.Envelope == adapters.EnvelopeNone || text == "" {
-		return nil, ""
-	}
 	rec, ok := RecordOfText(text)
-	if !ok {
-		return p.Inject(agent, event, text)
+	if !ok || agent == nil || agent.Envelope == adapters.EnvelopeNone {
+		return p.Inject(agent, event, text) // nothing without an envelope or text
 	}
 	if strings.HasPrefix(rec.Goal, clearedTask) {
 		p.Log("%s was cleared (carryover clear); not injected", rec.ID)
@@ -1551,24 +1538,14 @@ func readUserFile(path string) (string, []byte, error) {
 		}
 		path = target
 	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return path, nil, err
-	}
-	switch {
-	case !fi.Mode().IsRegular():
-		return path, nil, leftAlone(path, "it is not a regular file")
-	case safefile.Nlink(path) > 1:
-		return path, nil, leftAlone(path, "it has other hard links, which a rewrite would change or split")
-	case fi.Size() > MaxUserFile:
-		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
-	}
 	b, err := safefile.ReadFileNoFollow(path, MaxUserFile)
 	switch {
-	case errors.Is(err, safefile.ErrTooLarge):
-		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
 	case errors.Is(err, safefile.ErrNotRegular), errors.Is(err, safefile.ErrSymlink):
 		return path, nil, leftAlone(path, "it is not a regular file")
+	case err == nil && safefile.Nlink(path) > 1:
+		return path, nil, leftAlone(path, "it has other hard links, which a rewrite would change or split")
+	case errors.Is(err, safefile.ErrTooLarge):
+		return path, nil, leftAlone(path, fmt.Sprintf("it is larger than %d bytes", MaxUserFile))
 	}
 	return path, b, err
 }
@@ -1618,10 +1595,7 @@ func trackedErr(path string) error {
 // TrackedOwn lists carryover's own files under project/.carryover (and its history) that the project's git tracks,
 // relative to the project.
 func TrackedOwn(project string) []string {
-	r := distill.OpenRepo(project)
-	if r == nil {
-		return nil
-	}
+	r := distill.OpenRepo(project) // nil outside a repository: it tracks nothing
 	names := slices.Clone(ownNames)
 	ids, _ := HistoryIDs(project)
 	for _, id := range ids {

@@ -566,6 +566,38 @@ func All[T any](s Store, scan func(Scanner) (T, error), q string, args ...any) (
 	return out, rows.Err()
 }
 
+// RecordCols are handoff_log's columns in HandoffRecord's order (ScanRecord).
+const RecordCols = `id, project, tool, session_id, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at`
+
+// ScanRecord, ScanDecision and ScanValue read one row into the ledger's own types for All. They live here, with the
+// types, so that a feature's query (lifecycle, distill) calls none of its own code back from inside the ledger: a
+// Stop's call chain leaves the feature's file once.
+func ScanRecord(sc Scanner) (HandoffRecord, error) {
+	var r HandoffRecord
+	var files string
+	var w, u, e int64
+	err := sc.Scan(&r.ID, &r.Project, &r.Tool, &r.SessionID, &r.NativeID, &r.Head, &r.Branch, &r.Hash, &r.Header, &r.Goal, &r.Next, &files, &w, &u, &r.Ended, &e)
+	if files != "" {
+		r.Files = strings.Split(files, "\n")
+	}
+	r.Written, r.Updated = time.UnixMilli(w), time.UnixMilli(u)
+	if e != 0 {
+		r.EndedAt = time.UnixMilli(e)
+	}
+	return r, err
+}
+
+// ScanDecision reads text, why, source, at.
+func ScanDecision(sc Scanner) (d Decision, err error) {
+	var at int64
+	err = sc.Scan(&d.Text, &d.Why, &d.Source, &at)
+	d.At = time.UnixMilli(at)
+	return d, err
+}
+
+// ScanValue reads a one-column row.
+func ScanValue[T any](sc Scanner) (v T, err error) { return v, sc.Scan(&v) }
+
 // Changed runs a statement and reports whether it changed a row.
 func Changed(s Store, q string, args ...any) (bool, error) {
 	res, err := s.Exec(q, args...)

@@ -42,26 +42,9 @@ var (
 	ErrNoHistory = errors.New("no handoffs recorded for this project yet") // nothing to show or act on
 )
 
-const recordCols = `id, project, tool, session_id, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at`
-
-func scanRecord(sc ledger.Scanner) (ledger.HandoffRecord, error) {
-	var r ledger.HandoffRecord
-	var files string
-	var w, u, e int64
-	err := sc.Scan(&r.ID, &r.Project, &r.Tool, &r.SessionID, &r.NativeID, &r.Head, &r.Branch, &r.Hash, &r.Header, &r.Goal, &r.Next, &files, &w, &u, &r.Ended, &e)
-	if files != "" {
-		r.Files = strings.Split(files, "\n")
-	}
-	r.Written, r.Updated = time.UnixMilli(w), time.UnixMilli(u)
-	if e != 0 {
-		r.EndedAt = time.UnixMilli(e)
-	}
-	return r, err
-}
-
 // Save inserts r, or updates the rewrite of an existing id (its session published again).
 func Save(s ledger.Store, r ledger.HandoffRecord) error {
-	_, err := s.Exec(`INSERT INTO handoff_log (`+recordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)
+	_, err := s.Exec(`INSERT INTO handoff_log (`+ledger.RecordCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)
 		ON CONFLICT (id) DO UPDATE SET head = excluded.head, branch = excluded.branch, hash = excluded.hash, header = excluded.header,
 			goal = excluded.goal, next = excluded.next, files = excluded.files, updated = excluded.updated`,
 		r.ID, r.Project, r.Tool, r.SessionID, r.NativeID, r.Head, r.Branch, r.Hash, r.Header, r.Goal, r.Next,
@@ -79,7 +62,7 @@ func End(s ledger.Store, id, how string, at time.Time) error {
 
 // ByID returns one record (ErrNoRecord when unknown).
 func ByID(s ledger.Store, id string) (ledger.HandoffRecord, error) {
-	r, err := scanRecord(s.QueryRow(`SELECT `+recordCols+` FROM handoff_log WHERE id = ?`, id))
+	r, err := ledger.ScanRecord(s.QueryRow(`SELECT `+ledger.RecordCols+` FROM handoff_log WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, ErrNoRecord
 	}
@@ -90,7 +73,7 @@ func ByID(s ledger.Store, id string) (ledger.HandoffRecord, error) {
 // project's newest: the project index, not the whole log (ledger.ForProject).
 func Records(s ledger.Store, project string, limit int) ([]ledger.HandoffRecord, error) {
 	where, args := ledger.ForProject("project", project)
-	return ledger.All(s, scanRecord, `SELECT `+recordCols+` FROM handoff_log WHERE `+where+` ORDER BY written DESC, id DESC LIMIT `+strconv.Itoa(limit), args...) // a literal LIMIT: see ledger.RowsAfter
+	return ledger.All(s, ledger.ScanRecord, `SELECT `+ledger.RecordCols+` FROM handoff_log WHERE `+where+` ORDER BY written DESC, id DESC LIMIT `+strconv.Itoa(limit), args...) // a literal LIMIT: see ledger.RowsAfter
 }
 
 // Consumer is a session that received a handoff.
@@ -218,19 +201,14 @@ func AddDecision(s ledger.Store, project string, d ledger.Decision) (bool, error
 // Decisions lists a project's live decisions: the user's first, then the extracted ones, each newest first (the order
 // `decide --list` numbers).
 func Decisions(s ledger.Store, project string) ([]ledger.Decision, error) {
-	return ledger.All(s, func(sc ledger.Scanner) (d ledger.Decision, err error) {
-		var at int64
-		err = sc.Scan(&d.Text, &d.Why, &d.Source, &at)
-		d.At = time.UnixMilli(at)
-		return d, err
-	}, `SELECT text, why, source, at FROM decisions WHERE project = ? AND dropped = 0
+	return ledger.All(s, ledger.ScanDecision, `SELECT text, why, source, at FROM decisions WHERE project = ? AND dropped = 0
 		ORDER BY source = 'user' DESC, at DESC, rowid DESC`, project)
 }
 
 // decisionTexts is every decision in the project's log, dropped ones included (the extractor must not bring those
 // back).
 func decisionTexts(s ledger.Store, project string) (map[string]bool, error) {
-	ts, err := ledger.All(s, func(sc ledger.Scanner) (t string, err error) { return t, sc.Scan(&t) },
+	ts, err := ledger.All(s, ledger.ScanValue[string],
 		`SELECT text FROM decisions WHERE project = ?`, project)
 	out := map[string]bool{}
 	for _, t := range ts {

@@ -130,60 +130,40 @@ func (e *BudgetError) Error() string {
 }
 
 type layer struct {
-	p          int
-	name       string
-	title      string
-	intro      string
-	items      []string
-	keepNewest bool // truncation drops the oldest items (conversation)
-	mustKeep   bool // P1–P3: clip rather than drop
-	k          int  // items kept whole
-	clip       int  // bytes kept of the boundary item (0 = none)
+	p        int
+	name     string
+	title    string
+	intro    string
+	items    []string // in the order they are kept: truncation drops the last
+	reversed bool     // items are newest first (the conversation): shown reversed, oldest first
+	mustKeep bool     // P1–P3: clip rather than drop
+	k        int      // items kept whole
+	clip     int      // bytes kept of the boundary item, items[k] (0 = none)
 }
 
-func (l *layer) kept() []string {
-	if l.keepNewest {
-		return l.items[len(l.items)-l.k:]
-	}
-	return l.items[:l.k]
-}
-
-func (l *layer) boundary() string {
-	if l.keepNewest {
-		return l.items[len(l.items)-l.k-1]
-	}
-	return l.items[l.k]
-}
-
-// render is the layer's title, intro and kept items, with the clipped item and the note of omitted ones on the side it
-// drops items from.
+// render is the layer's title, intro and kept items, then the clipped item and the note of omitted ones (before them
+// where the layer shows its items reversed).
 func (l *layer) render() string {
 	if l.k == 0 && l.clip == 0 {
 		return ""
 	}
-	parts, omitted, where := slices.Clone(l.kept()), len(l.items)-l.k, "more"
+	parts, omitted, where := slices.Clone(l.items[:l.k]), len(l.items)-l.k, "more"
 	if l.clip > 0 {
-		parts, omitted = l.beside(parts, redact.Clip(l.boundary(), l.clip)+truncatedMarker), omitted-1
+		parts, omitted = append(parts, redact.Clip(l.items[l.k], l.clip)+truncatedMarker), omitted-1
 	}
-	if l.keepNewest {
+	if l.reversed {
 		where = "earlier"
 	}
 	if omitted > 0 {
-		parts = l.beside(parts, fmt.Sprintf("_%s %d %s item(s) omitted to fit the token budget._", ellipsis, omitted, where))
+		parts = append(parts, fmt.Sprintf("_%s %d %s item(s) omitted to fit the token budget._", ellipsis, omitted, where))
+	}
+	if l.reversed {
+		slices.Reverse(parts)
 	}
 	if l.intro != "" {
 		parts = append([]string{l.intro}, parts...)
 	}
 	return l.title + "\n\n" + strings.Join(parts, "\n\n") + "\n\n"
-}
-
-// beside puts x before the kept items of a layer that keeps the newest (a clip of an older item and the omitted note
-// come first), else after.
-func (l *layer) beside(parts []string, x string) []string {
-	if l.keepNewest {
-		return append([]string{x}, parts...)
-	}
-	return append(parts, x)
 }
 
 func (l *layer) stat() LayerStat {
@@ -265,7 +245,7 @@ func (pk *packer) assemble() string {
 func (pk *packer) fits() bool { return Estimate(pk.assemble()) <= pk.budget }
 
 // searchMax is the largest v in [lo, hi] for which set(v) fits (monotone), leaving it set.
-func (pk *packer) searchMax(lo, hi int, set func(int)) int {
+func (pk *packer) searchMax(lo, hi int, set func(int)) {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		set(mid)
@@ -276,7 +256,6 @@ func (pk *packer) searchMax(lo, hi int, set func(int)) int {
 		}
 	}
 	set(lo)
-	return lo
 }
 
 // stubs is phase 1: every P1–P3 layer's first item, up to stubBytes, so truncating one never starves the next. A task
@@ -293,7 +272,7 @@ func (pk *packer) stubs() error {
 			}
 			l.k = 0
 		}
-		pk.clipTo(l, l.items[0], stubBytes)
+		pk.clipTo(l, stubBytes)
 		if l.p == 1 && l.clip == 0 {
 			return &BudgetError{Budget: pk.budget, Need: Estimate(pk.head+pk.foot) + Estimate(l.items[0][:min(len(l.items[0]), minClip)]) + 20}
 		}
@@ -301,8 +280,10 @@ func (pk *packer) stubs() error {
 	return nil
 }
 
-// clipTo keeps as much of item (≤ limit bytes) as fits, nothing when that is under minClip of a longer item.
-func (pk *packer) clipTo(l *layer, item string, limit int) {
+// clipTo keeps as much of the layer's boundary item (≤ limit bytes) as fits, nothing when that is under minClip of a
+// longer item.
+func (pk *packer) clipTo(l *layer, limit int) {
+	item := l.items[l.k]
 	pk.searchMax(0, min(len(item), limit), func(v int) { l.clip = v })
 	if l.clip < minClip && l.clip < len(item) {
 		l.clip = 0
@@ -321,8 +302,7 @@ func (pk *packer) grow() {
 		if l.k == len(l.items) || !(l.mustKeep || l.k > 0) {
 			continue
 		}
-		b := l.boundary()
-		pk.clipTo(l, b, len(b))
+		pk.clipTo(l, len(l.items[l.k]))
 	}
 }
 
@@ -549,14 +529,14 @@ func overviewLines(s Session) string {
 func conversationLayers(s Session) (recent, older *layer) {
 	msgs := s.Conversation.Messages
 	split := max(0, len(msgs)-RecentMessages)
-	older = &layer{p: 7, name: "older", title: "## Earlier Conversation", keepNewest: true}
-	for _, m := range msgs[:split] {
-		older.items = append(older.items, renderMessage(m, MaxOlderChars))
+	older = &layer{p: 7, name: "older", title: "## Earlier Conversation", reversed: true}
+	for i := split - 1; i >= 0; i-- {
+		older.items = append(older.items, renderMessage(msgs[i], MaxOlderChars))
 	}
-	recent = &layer{p: 6, name: "recent", keepNewest: true,
+	recent = &layer{p: 6, name: "recent", reversed: true,
 		title: fmt.Sprintf("## Recent Conversation (last %d of %d messages)", len(msgs)-split, s.Conversation.MessageCount)}
-	for _, m := range msgs[split:] {
-		recent.items = append(recent.items, renderMessage(m, MaxRecentChars))
+	for i := len(msgs) - 1; i >= split; i-- {
+		recent.items = append(recent.items, renderMessage(msgs[i], MaxRecentChars))
 	}
 	return recent, older
 }

@@ -436,7 +436,7 @@ func SetTaskState(s *Session, h distill.Handoff) {
 // say otherwise, and without it the next agent redoes it.
 func blockerLines(h distill.Handoff) (all, open []string) {
 	for _, f := range h.Failures {
-		b := blocker(f)
+		b := publish.FailureLine(f, whole)
 		all = append(all, b)
 		if publish.FailureStatus(f) == "" {
 			open = append(open, b)
@@ -452,27 +452,4 @@ func blockerLines(h distill.Handoff) (all, open []string) {
 // todoMarker reports a to-do an edit added (TODO:, FIXME:, XXX:, HACK:).
 func todoMarker(q string) bool {
 	return slices.ContainsFunc([]string{"TODO:", "FIXME:", "XXX:", "HACK:"}, func(m string) bool { return strings.HasPrefix(q, m) })
-}
-
-// blocker is a failure as a line: what, how, error, count, earlier errors, cause, and its standing (publish.FailureStatus).
-func blocker(f distill.Failure) string {
-	b := "`" + f.What + "`"
-	if f.ExitCode != nil {
-		b += fmt.Sprintf(" → exit %d", *f.ExitCode)
-	} else {
-		b += " → failed"
-	}
-	if f.Error != "" {
-		b += ": " + f.Error
-	}
-	if f.Count > 1 {
-		b += fmt.Sprintf(" (×%d)", f.Count)
-	}
-	if earlier := publish.EarlierErrors(f); len(earlier) > 0 {
-		b += "; earlier: " + strings.Join(earlier, "; ")
-	}
-	if f.Cause != "" {
-		b += " — cause: " + f.Cause
-	}
-	return b + publish.FailureStatus(f)
 }

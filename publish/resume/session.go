@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -27,6 +26,7 @@ import (
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/lifecycle"
 	"github.com/carryover/carryover/publish/redact"
+	"github.com/carryover/carryover/publish/safefile"
 )
 
 // Version is the session.json format version.
@@ -150,26 +150,10 @@ func (s *Session) Normalize() {
 	}
 }
 
-// Redact applies fn to every free-text field of the session.
+// Redact applies fn to every text of the session (eachString).
 func (s *Session) Redact(fn func(string) string) {
-	if fn == nil {
-		return
-	}
-	ps := []*string{&s.Project.GitStatus, &s.Project.Structure, &s.Project.MemoryFileContents, &s.Conversation.Summary,
-		&s.Test, &s.Task.Description, &s.Task.Latest, &s.Task.InProgress, &s.LastWords}
-	for i := range s.Conversation.Messages {
-		ps = append(ps, &s.Conversation.Messages[i].Content)
-	}
-	for i := range s.FilesChanged {
-		ps = append(ps, &s.FilesChanged[i].Diff)
-	}
-	for _, l := range [][]string{s.Project.GitLog, s.Decisions, s.Blockers, s.Questions, s.Task.SetAside, s.Task.Asked, s.References, s.Task.Completed, s.Task.Remaining, s.Task.Blockers} {
-		for i := range l {
-			ps = append(ps, &l[i])
-		}
-	}
-	for _, p := range ps {
-		*p = fn(*p)
+	if fn != nil {
+		eachString(reflect.ValueOf(s), fn)
 	}
 }
 
@@ -269,42 +253,44 @@ func notOneOf(v string, set []string) string {
 // cleanText strips terminal escapes, controls but newline and tab, and invisible characters (publish.StripTerminal)
 // from every string v points to, every field present and future, so RESUME.md/.yaml/.json and session.json carry no
 // zero-width character before a '#' and no bidirectional override.
-func cleanText(v any) { cleanValue(reflect.ValueOf(v)) }
+func cleanText(v any) { eachString(reflect.ValueOf(v), publish.StripTerminal) }
 
-func cleanValue(v reflect.Value) {
+// eachString replaces every settable string v holds, through pointers, exported fields, slices and string maps (keys
+// too), by fn of it.
+func eachString(v reflect.Value, fn func(string) string) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			cleanValue(v.Elem())
+			eachString(v.Elem(), fn)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				cleanValue(v.Field(i))
+				eachString(v.Field(i), fn)
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			cleanValue(v.Index(i))
+			eachString(v.Index(i), fn)
 		}
 	case reflect.Map:
-		cleanMap(v)
+		eachMapString(v, fn)
 	case reflect.String:
 		if v.CanSet() {
-			if c := publish.StripTerminal(v.String()); c != v.String() {
+			if c := fn(v.String()); c != v.String() {
 				v.SetString(c)
 			}
 		}
 	}
 }
 
-// cleanMap cleans a string → string map (the only maps these types hold).
-func cleanMap(v reflect.Value) {
+// eachMapString is eachString of a string → string map (the only maps these types hold).
+func eachMapString(v reflect.Value, fn func(string) string) {
 	if v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.String {
 		return
 	}
 	for _, k := range v.MapKeys() {
-		ck, cv := publish.StripTerminal(k.String()), publish.StripTerminal(v.MapIndex(k).String())
+		ck, cv := fn(k.String()), fn(v.MapIndex(k).String())
 		if ck != k.String() {
 			v.SetMapIndex(k, reflect.Value{})
 		}
@@ -329,18 +315,10 @@ func (l Loaded) AsSession() Session {
 	return l.Handoff.ToSession()
 }
 
-// LoadFile reads and validates a session.json or a structured handoff; errors never quote the file's content.
+// LoadFile reads and validates a session.json or a structured handoff (a regular file of at most MaxFile bytes, never a
+// FIFO that would block); errors never quote the file's content.
 func LoadFile(path string) (Loaded, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return Loaded{}, err
-	case !fi.Mode().IsRegular():
-		return Loaded{}, fmt.Errorf("%s is not a regular file", path)
-	case fi.Size() > MaxFile:
-		return Loaded{}, fmt.Errorf("%s is %d bytes; the limit is %d", path, fi.Size(), MaxFile)
-	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, MaxFile)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -709,10 +687,7 @@ func (h *Handoff) trimOnce() bool {
 		h.Questions = h.Questions[:len(h.Questions)-1]
 	case len(h.Files.Modified)+len(h.Files.Created)+len(h.Files.Deleted) > 0:
 		h.Files = FileChanges{}
-	case len(h.Failed) > 0:
-		h.Failed = h.Failed[:len(h.Failed)-1]
-	case len(h.Next) > 0:
-		h.Next = h.Next[:len(h.Next)-1]
+	case dropLast(&h.Failed, &h.Next):
 	case len(h.Decisions) > 0:
 		h.Decisions = nil
 	case dropLast(&h.Blockers, &h.Asked):
@@ -843,23 +818,13 @@ func (s *Session) ApplyLifecycle(lc *Lifecycle) {
 	if lc.PinnedTask != nil {
 		s.Task.Description = lc.PinnedTask.Task + " (pinned by the user; the session's own goal was: " + s.Task.Description + ")"
 	}
-	var ds []string
-	seen := map[string]bool{}
-	add := func(key, text string) {
-		if !seen[key] {
-			seen[key] = true
-			ds = append(ds, text)
-		}
-	}
+	var log []ledger.Decision
 	for _, d := range lc.Decisions {
-		t := d.Text
-		if d.Why != "" {
-			t += " (why: " + d.Why + ")"
-		}
-		add(d.Text, t)
+		log = append(log, ledger.Decision{Text: d.Text, Why: d.Why})
 	}
-	for _, d := range s.Decisions {
-		add(d, d)
-	}
-	s.Decisions = ds
+	s.Decisions = publish.DecisionTexts(log, s.Decisions, whole)
 }
+
+// whole renders a quoted part of the prompt's task state as it is (publish.DecisionTexts, publish.FailureLine): the
+// prompt quotes it in full where handoff.md clips it to a line.
+func whole(s string, _ int) string { return s }

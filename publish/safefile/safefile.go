@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 var (
@@ -165,4 +166,59 @@ func fillTemp(f *os.File, data []byte, mode os.FileMode, sync bool) error {
 		err = f.Sync()
 	}
 	return cmp.Or(err, f.Close())
+}
+
+// LogMax is the size at which carryover.log is rotated to carryover.log.1.
+const LogMax = 1 << 20
+
+// Log appends one line per message to $CARRYOVER_HOME/carryover.log. Lines name events, ids, counts and errors, never
+// transcript content; failures are swallowed (the hook path must not break). It lives in this leaf package because
+// every feature calls it back from the hook's steps (Logf): from here a Stop's call chain re-enters no file.
+type Log struct {
+	Path   string
+	Now    func() time.Time
+	Prefix string
+	Clean  func(string) string // makes a message one line without terminal escapes (ids, paths and errors come from payloads)
+	Redact func(string) string
+	Muted  bool // a hook in an ignored project writes no log line
+}
+
+// Printf writes one line (nothing when l is nil or muted).
+func (l *Log) Printf(format string, args ...any) {
+	if l == nil || l.Muted {
+		return
+	}
+	msg := l.Prefix + fmt.Sprintf(format, args...)
+	if l.Clean != nil {
+		msg = l.Clean(msg)
+	}
+	if l.Redact != nil {
+		msg = l.Redact(msg)
+	}
+	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
+		return
+	}
+	if fi, err := os.Stat(l.Path); err == nil && fi.Size() > LogMax {
+		_ = os.Rename(l.Path, l.Path+".1")
+	}
+	f, err := os.OpenFile(l.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(l.Now().UTC().Format(time.RFC3339) + " " + msg + "\n")
+	_ = f.Close()
+}
+
+// Notes logs each note as a line.
+func (l *Log) Notes(notes []string) {
+	for _, n := range notes {
+		l.Printf("%s", n)
+	}
+}
+
+// Err logs err, when there is one, as what failed.
+func (l *Log) Err(what string, err error) {
+	if err != nil {
+		l.Printf("%s: %v", what, err)
+	}
 }

@@ -225,7 +225,7 @@ func (p *Project) ingest(pk Pick, progress func(string, int64)) (*ledger.Ledger,
 	if err != nil {
 		return nil, err
 	}
-	p.log.recovered(l)
+	logRecovered(p.log, l)
 	if pk.LedgerOnly {
 		return l, nil
 	}
@@ -240,7 +240,7 @@ func (p *Project) ingest(pk Pick, progress func(string, int64)) (*ledger.Ledger,
 		o.Transcripts = adapters.ExplicitTranscripts(a, h, p.env.Agent)
 	}
 	l, rep, err := ledger.Sync(l, o)
-	p.log.notes(rep.Notes)
+	p.log.Notes(rep.Notes)
 	if l == nil {
 		return nil, err
 	}

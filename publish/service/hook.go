@@ -116,7 +116,7 @@ func (p *Project) Refresh() error {
 		return err
 	}
 	defer l.Close()
-	p.log.recovered(l)
+	logRecovered(p.log, l)
 	p.ledger = l
 	defer func() { p.ledger = nil }()
 	if p.Repo == nil {
@@ -152,7 +152,7 @@ func (p *Project) refresh() (*publish.Rendered, error) {
 func (p *Project) distilled() (*distill.State, error) {
 	if p.state == nil {
 		st, notes, err := distill.Refresh(p.ledger, p.Root, p.Now)
-		p.log.notes(notes)
+		p.log.Notes(notes)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +211,7 @@ func (p *Project) pointerAgents() []string {
 		}
 	}
 	missed, err := p.ledger.MissedInjections(p.Root)
-	p.log.err("read delivery receipts", err)
+	p.log.Err("read delivery receipts", err)
 	for _, t := range missed {
 		if !slices.Contains(out, t) {
 			p.log.Printf("pointer block: %s's start injection did not reach its session here (no transcript receipt)", t)
@@ -379,7 +379,7 @@ func (ev *event) inject(text func() string) {
 	switch {
 	case ev.class == adapters.ClassStart && ev.agent.DeferStartInjection != nil && ev.agent.DeferStartInjection(ev.hook, ev.env.Agent.Getenv):
 		// The agent drops this event's output: deliver with the next prompt, once.
-		ev.log.err("mark pending injection", ev.ledger.MarkPendingInject(ev.rep.SessionID, ev.env.Now()))
+		ev.log.Err("mark pending injection", ev.ledger.MarkPendingInject(ev.rep.SessionID, ev.env.Now()))
 	case ev.class == adapters.ClassStart:
 		ev.deliver(text())
 	case ev.class == adapters.ClassPrompt:
@@ -401,7 +401,7 @@ func (ev *event) sync() error {
 	}
 	nl, rep, err := ledger.Sync(ev.ledger, ledger.IngestOptions{Adapter: ev.agent.Adapter, Hook: ev.hook, Env: ev.env.Agent,
 		Project: ev.Root, Deadline: ev.deadline.Add(-250 * time.Millisecond), Now: ev.env.Now(), Redact: ev.Redact})
-	ev.log.notes(rep.Notes)
+	ev.log.Notes(rep.Notes)
 	ev.rep = rep
 	if ev.ledger = nl; nl == nil && ev.class == adapters.ClassStart {
 		ev.injectFile(nil) // the ledger could not be rebuilt
@@ -418,7 +418,7 @@ func (ev *event) republish(critical bool) *publish.Rendered {
 	added := ev.rep.Total
 	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
 		if added > 0 {
-			ev.log.err("mark pending publish", ev.ledger.MarkDirty(ev.Root, ev.Now))
+			ev.log.Err("mark pending publish", ev.ledger.MarkDirty(ev.Root, ev.Now))
 		}
 		return nil
 	}
@@ -428,7 +428,7 @@ func (ev *event) republish(critical bool) *publish.Rendered {
 	}
 	r, err := ev.refresh()
 	if dirty && err == nil {
-		ev.log.err("clear pending publish", ev.ledger.ClearDirty(ev.Root))
+		ev.log.Err("clear pending publish", ev.ledger.ClearDirty(ev.Root))
 	}
 	return r
 }
@@ -447,7 +447,7 @@ func (ev *event) writeFiles(r *publish.Rendered) func() error {
 	ch := goValue(func() (struct{}, error) { return struct{}{}, wp.WriteProject(r.Text, r.Tool) })
 	return sync.OnceValue(func() error {
 		o := <-ch
-		ev.log.err("publish", o.err)
+		ev.log.Err("publish", o.err)
 		return o.err
 	})
 }
@@ -467,7 +467,7 @@ func (ev *event) deliver(text string) {
 func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome {
 	walls := limits.Act(limits.Options{Ledger: ev.ledger, Project: ev.Project.Project, Agent: ev.agent, Class: ev.class, Hook: ev.hook,
 		SessionID: ev.rep.SessionID, Found: ev.rep.Limits, Config: ev.Config.Walls(), Level: level, Percent: pct, Handoff: ev.handoff})
-	ev.log.notes(walls.Notes)
+	ev.log.Notes(walls.Notes)
 	if ev.class == adapters.ClassStart || ev.class == adapters.ClassPrompt {
 		ev.Note = limits.StoppedLine(ev.ledger, ev.Root, ev.rep.SessionID, ev.Now, time.Local)
 	}
@@ -482,7 +482,7 @@ func (ev *event) actOnWalls(level distill.ContextLevel, pct int) limits.Outcome 
 		if note != "" {
 			ev.log.Printf("%s", note)
 		}
-		ev.log.err("carryover run signal", err)
+		ev.log.Err("carryover run signal", err)
 	}
 	return walls
 }
@@ -515,7 +515,7 @@ func hookAndLedger(env Env, log *Log, agent *adapters.Agent, name string, start 
 				return nil, err
 			}
 			l.MapReads()
-			olog.recovered(l)
+			logRecovered(&olog, l)
 			return l, nil
 		})
 	}
@@ -668,4 +668,21 @@ func goValue[T any](f func() (T, error)) chan result[T] {
 type result[T any] struct {
 	v   T
 	err error
+}
+
+// Log is safefile.Log: the hook's log, a leaf every feature calls back.
+type Log = safefile.Log
+
+// LogMax is the size at which carryover.log is rotated.
+const LogMax = safefile.LogMax
+
+func NewLog(home string, now func() time.Time) *Log {
+	return &Log{Path: filepath.Join(home, "carryover.log"), Now: now, Clean: publish.OneLine}
+}
+
+// logRecovered logs the ledger's recovery from damage, when it recovered.
+func logRecovered(log *Log, l *ledger.Ledger) {
+	if n := l.RecoveryNote(); n != "" {
+		log.Printf("%s", n)
+	}
 }

@@ -6,13 +6,12 @@ package hookconf
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/carryover/carryover/specs"
 	"github.com/pelletier/go-toml/v2"
@@ -296,58 +295,63 @@ func codexDigest(v any) (string, error) {
 	return "sha256:" + hex.EncodeToString(sum[:]), err
 }
 
-// trustRE finds carryover's marked header and the trusted_hash line; compiled at first use, not at process start (the
-// hook process never edits config.toml).
-var trustRE = sync.OnceValues(func() (*regexp.Regexp, *regexp.Regexp) {
-	return regexp.MustCompile(`(?m)^\[hooks\.state\."((?:[^"\\]|\\.)*)"\][ \t]*# carryover[ \t]*\r?$`),
-		regexp.MustCompile(`(?m)^[ \t]*trusted_hash[ \t]*=[ \t]*"([^"]*)"`)
-})
-
-// trustBlock is one marked table; [start, end) includes the blank line carryover added before it.
+// trustBlock is one table carryover marked: its bytes, key and hash.
 type trustBlock struct {
 	start, end int
 	key, hash  string
 }
 
-// trustBlocks finds carryover's marked tables in config.toml.
+// trustBlocks finds carryover's marked tables in config.toml with go-toml/v2's parser, as locateTOMLKey finds a key: a
+// table [hooks.state."<key>"] whose header line ends in the comment "# carryover", through its last key or comment.
 func trustBlocks(b []byte) []trustBlock {
-	header, hashLine := trustRE()
+	p := unstable.Parser{KeepComments: true}
+	p.Reset(b)
 	var out []trustBlock
-	for _, m := range header.FindAllSubmatchIndex(b, -1) {
-		hs, he := m[0], m[1]
-		var k struct{ K string }
-		if toml.Unmarshal([]byte("K = \""+string(b[m[2]:m[3]])+"\""), &k) != nil {
-			k.K = string(b[m[2]:m[3]])
+	var blk *trustBlock // the marked table being read
+	for p.NextExpression() {
+		e := p.Expression()
+		if e.Kind == unstable.Table || e.Kind == unstable.ArrayTable {
+			blk = nil
+			if m, ok := markedTable(b, e); ok {
+				out = append(out, m)
+				blk = &out[len(out)-1]
+			}
+		} else if blk != nil { // a key or a comment
+			blk.end = lineEnd(b, int(e.Raw.Offset+e.Raw.Length))
+			blk.hash = cmp.Or(trustedHash(e), blk.hash)
 		}
-		blk := trustBlock{start: hs, end: tableEnd(b, he), key: k.K}
-		if pre := b[:hs]; bytes.HasSuffix(pre, []byte("\n\n")) {
-			blk.start = hs - 1
-		} else if bytes.HasSuffix(pre, []byte("\n\r\n")) {
-			blk.start = hs - 2
-		}
-		if hm := hashLine.FindSubmatch(b[he:blk.end]); hm != nil {
-			blk.hash = string(hm[1])
-		}
-		out = append(out, blk)
 	}
 	return out
 }
 
-// tableEnd is the end of the body of the table whose header ends at he: its lines up to the next header or EOF, without
-// the blank lines at its end.
-func tableEnd(b []byte, he int) int {
-	pos, lastContent := he, he
-	for li, ln := range bytes.SplitAfter(b[he:], []byte("\n")) {
-		t := bytes.TrimSpace(ln)
-		if li > 0 && bytes.HasPrefix(t, []byte("[")) {
-			break
-		}
-		pos += len(ln)
-		if li == 0 || len(t) > 0 {
-			lastContent = pos
-		}
+// markedTable is the block of the table header e, if carryover marked it; [start, end) includes the blank line
+// carryover added before it.
+func markedTable(b []byte, e *unstable.Node) (trustBlock, bool) {
+	table, at := tableHeader(e)
+	start := lineStart(b, at)
+	if len(table) != 3 || !bytes.HasPrefix(b[start:], []byte(`[hooks.state."`)) || !isMark(e.Next()) {
+		return trustBlock{}, false
 	}
-	return lastContent
+	blk := trustBlock{start: start, end: lineEnd(b, at), key: table[2]}
+	if pre := b[:blk.start]; bytes.HasSuffix(pre, []byte("\n\n")) {
+		blk.start--
+	} else if bytes.HasSuffix(pre, []byte("\n\r\n")) {
+		blk.start -= 2
+	}
+	return blk, true
+}
+
+// isMark reports whether c is carryover's "# carryover" comment.
+func isMark(c *unstable.Node) bool {
+	return c != nil && c.Kind == unstable.Comment && strings.TrimRight(string(c.Data), " \t\r") == "# carryover"
+}
+
+// trustedHash is the string a trusted_hash assignment e sets ("" for any other expression).
+func trustedHash(e *unstable.Node) string {
+	if e.Kind != unstable.KeyValue || e.Value().Kind != unstable.String || !slices.Equal(keyParts(e.Key()), []string{"trusted_hash"}) {
+		return ""
+	}
+	return string(e.Value().Data)
 }
 
 // trustState is the hooks.state table of a config.toml.
