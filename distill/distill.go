@@ -52,6 +52,7 @@ type Handoff struct {
 	Interrupted  string   // what the user interrupted, when the work stopped there
 	LastWords    string   // the closing paragraph of the last assistant message, verbatim (trimmed)
 	Completed    bool     // the last assistant message reports completion with nothing failing after
+	Ended        string   // how the session ended (EndOf: interrupted, refused, compaction, prompt, limit, api, done, asked; "" unknown)
 	NextRule     string   // the rule that chose Next, for explain
 	Evidence     []Evidence
 	Tokens       Tokens

@@ -19,8 +19,9 @@ import (
 // manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
 // and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted; 11 a
-// failure the user declined (Failure.Declined) and the commands started in the background (Background).
-const StateVersion = 12
+// failure the user declined (Failure.Declined) and the commands started in the background (Background); 13 how the
+// session ended (Ended).
+const StateVersion = 13
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -53,6 +54,8 @@ type State struct {
 	// PromptSession: the latest prompt's session; AfterBreak: a compaction
 	// or a prompt in another session came since the last request.
 	PromptSession int64
+	Ended         string // EndOf the main thread's last telling row
+	Queued        string // a prompt the user queued that no prompt row has delivered yet
 	AfterBreak    bool
 	Answered      bool // prose or a tool call followed the latest prompt
 	// Fallback: the latest prompt (never a compaction summary), the task when none is substantive.
@@ -142,6 +145,9 @@ func (st *State) Add(r *ledger.Row) {
 	st.Seq++
 	st.Rows++
 	st.RowRef = refOf(r)
+	if e, quiet := EndOf(*r); !quiet && !r.Sidechain {
+		st.Ended = e
+	}
 	if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
 		st.Tool, st.SessionID = r.Tool, r.SessionID
 	}
@@ -151,6 +157,73 @@ func (st *State) Add(r *ledger.Row) {
 	}
 }
 
+// EndOf is how row r says its session ended when it is the main thread's last telling row: its kind (interrupted,
+// refused, compaction, prompt, text: the agent's reply), "limit" or "api" for a model API error, "" for a tool's call,
+// result or failure. Quiet rows say nothing: token figures, carryover's injection, harness notes, a limit warning.
+func EndOf(r ledger.Row) (end string, quiet bool) {
+	switch {
+	case r.Kind == adapters.KindLimit:
+		return limitEnd(r.Text)
+	case r.Kind == adapters.KindError && r.CallID == "" && r.Role != "tool":
+		return apiEnd(r), false
+	case r.Kind == adapters.KindQueued && r.Text == "": // the queue taken back into the input box
+		return "", true
+	}
+	return endKinds[r.Kind], quietKinds[r.Kind]
+}
+
+// endKinds say how a session ended by themselves; quietKinds never do.
+var (
+	endKinds = map[adapters.Kind]string{adapters.KindInterrupted: "interrupted", adapters.KindRefused: "refused",
+		adapters.KindCompaction: "compaction", adapters.KindPrompt: "prompt", adapters.KindText: "text", adapters.KindQueued: "queued"}
+	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true}
+)
+
+// apiEnd is how a model API error (no tool's) ended a session: at the limit it names, else "api".
+func apiEnd(r ledger.Row) string {
+	if adapters.LimitFromError(r.Text, adapters.APIErrorStatus(r.Text), r.Time) != nil {
+		return "limit"
+	}
+	return "api"
+}
+
+// limitEnd is "limit" for a limit row's text that says one was reached (Limit.Phrase; a warning, "80 % used", is
+// quiet).
+func limitEnd(text string) (string, bool) {
+	for _, k := range []adapters.LimitKind{adapters.LimitUsage, adapters.LimitRate, adapters.LimitQuota, adapters.LimitOverloaded} {
+		if (&adapters.Limit{Kind: k, Reached: true}).Phrase() == text {
+			return "limit", false
+		}
+	}
+	return "", true
+}
+
+// ending is how the session ended (EndOf), the agent's reply told apart: a completion report ("done"), a question
+// to the user ("asked", its closing words end with a question mark, markup aside), else nothing.
+func ending(end string, h *Handoff) string {
+	if end != string(adapters.KindText) {
+		return end
+	}
+	last := strings.TrimRight(strings.TrimSpace(h.LastWords), "*_`\"') ")
+	switch {
+	case h.Completed:
+		return "done"
+	case strings.HasSuffix(last, "?") || strings.HasSuffix(last, "？"):
+		return "asked"
+	}
+	return ""
+}
+
+// Ending is how the session of rows ended, as its main thread's last telling row says (EndOf, ending).
+func Ending(rows []ledger.Row, h Handoff) string {
+	for i := len(rows) - 1; i >= 0; i-- {
+		if e, quiet := EndOf(rows[i]); !quiet && !rows[i].Sidechain {
+			return ending(e, &h)
+		}
+	}
+	return ""
+}
+
 func sessionWork(k adapters.Kind) bool {
 	return k == adapters.KindToolCall || k == adapters.KindToolResult || k == adapters.KindError
 }
@@ -158,7 +231,10 @@ func sessionWork(k adapters.Kind) bool {
 func (st *State) addKind(r *ledger.Row, at time.Time) {
 	switch r.Kind {
 	case adapters.KindPrompt:
+		st.Queued = ""
 		st.addPromptRow(r, at)
+	case adapters.KindQueued:
+		st.Queued = r.Text // delivered, a prompt row follows; taken back, an empty one
 	case adapters.KindCompaction:
 		st.AfterBreak = true // a summary is never the task
 	case adapters.KindText:
@@ -692,9 +768,23 @@ func (st *State) Handoff(o Options) Handoff {
 		next, rule = st.nextAction(h, failing)
 	}
 	h.Next, h.NextRule = clip(next, 300), rule
+	st.queuedInto(&h)
 	st.evidenceInto(&h)
 	st.doneInto(&h, o.Project)
+	h.Ended = ending(st.Ended, &h)
 	return h
+}
+
+// queuedInto: a prompt still queued when the session ended is the latest request and the next action (the agent never
+// received it); the latest request before it stays among the user's words.
+func (st *State) queuedInto(h *Handoff) {
+	if st.Queued == "" {
+		return
+	}
+	if h.Latest != "" {
+		h.Instructions = append(h.Instructions, h.Latest)
+	}
+	h.Latest, h.Next, h.NextRule = st.Queued, clip("Answer the request the user queued, which the previous agent never received: "+oneLine(st.Queued), 300), "queued request"
 }
 
 type fileAcc struct {

@@ -525,7 +525,7 @@ func TestLoadStateRejects(t *testing.T) {
 // Seen, TurnTexts, LastText.
 func emptyWith(header []byte, set map[int][]byte) []byte {
 	b := bytes.Clone(header)
-	for i := range 63 { // State's fields (codec.state; a Note is 3 bytes, a Ref 2)
+	for i := range 65 { // State's fields (codec.state; a Note is 3 bytes, a Ref 2)
 		if f, ok := set[i]; ok {
 			b = append(b, f...)
 		} else {

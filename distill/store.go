@@ -338,6 +338,8 @@ func (c *codec) state(st *State) {
 	codeList(c, &st.SetAside, 1, (*codec).str)
 	c.varint(&st.PromptSession)
 	c.bool(&st.AfterBreak)
+	c.str(&st.Ended)
+	c.str(&st.Queued)
 	c.bool(&st.Answered)
 	codeList(c, &st.Plan, 2, (*codec).plan)
 	codeList(c, &st.Refs, 1, (*codec).str)

@@ -390,8 +390,25 @@ func gitLines(h distill.Handoff) []string {
 	return []string{l}
 }
 
+// Endings are how a session ended (distill.EndOf), in carryover's words, never a row's: the resume prompt and
+// handoff.md say one only where the evidence does, and only these (a session file cannot put its own words there).
+var Endings = map[string]string{
+	"interrupted": "when the user interrupted it",
+	"refused":     "when the user refused a tool call",
+	"compaction":  "at a context compaction",
+	"prompt":      "before the agent answered the user's last request",
+	"queued":      "with a request the user queued that the agent never received",
+	"limit":       "at a usage, rate or quota limit",
+	"done":        "with the agent reporting the work complete",
+	"asked":       "with the agent asking the user a question",
+	"api":         "at a model API error (not a limit)",
+}
+
 func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	var out []string
+	if e := Endings[h.Ended]; e != "" {
+		out = append(out, "the session ended "+e)
+	}
 	if h.Tokens.Max > 0 {
 		out = append(out, fmt.Sprintf("context: %s/%s tokens (%d%%)", thousands(h.Tokens.Used), thousands(h.Tokens.Max), h.Tokens.Pct()))
 	}
