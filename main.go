@@ -1,7 +1,3 @@
-// A process lives for one command or one hook event: no runtime goroutine re-reads the CPU limit while it runs.
-//
-//go:debug updatemaxprocs=0
-
 // Command carryover keeps AI coding agents on task across sessions,
 // compactions and tool switches. See README.md.
 package main
