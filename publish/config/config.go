@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -829,9 +828,10 @@ func SetKeyInFile(path, key, literal string, perm fs.FileMode) error {
 	return EditFile(path, perm, func(b []byte) ([]byte, error) { return hookconf.SetKey(b, key, literal) })
 }
 
-// EditFile applies edit to the file at path (empty when missing) and writes the result when it changed.
+// EditFile applies edit to the file at path (empty when missing) and writes the result when it changed. It reads as
+// loadFile does, a regular file without blocking: a project's .carryover.toml may be a FIFO.
 func EditFile(path string, perm fs.FileMode, edit func([]byte) ([]byte, error)) error {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, maxConfig)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
