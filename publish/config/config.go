@@ -612,11 +612,15 @@ func parsePathList(key string) func(string) (string, error) {
 }
 
 func LookupKey(name string) (Key, bool) {
-	i := slices.IndexFunc(keys, func(k Key) bool { return k.Name == name })
-	if i < 0 {
-		return Key{}, false
+	return named(keys, func(k Key) string { return k.Name }, name)
+}
+
+// named is the item of xs whose name is want.
+func named[T any](xs []T, name func(T) string, want string) (x T, ok bool) {
+	if i := slices.IndexFunc(xs, func(x T) bool { return name(x) == want }); i >= 0 {
+		return xs[i], true
 	}
-	return keys[i], true
+	return x, false
 }
 
 // decode reads one config file. A syntax error is err (the whole file is ignored). An unknown key, a key that file may
@@ -798,14 +802,7 @@ func LeafNames() []string {
 	return out
 }
 
-func LookupLeaf(name string) (Leaf, bool) {
-	ls := Leaves()
-	i := slices.IndexFunc(ls, func(l Leaf) bool { return l.Path() == name })
-	if i < 0 {
-		return Leaf{}, false
-	}
-	return ls[i], true
-}
+func LookupLeaf(name string) (Leaf, bool) { return named(Leaves(), Leaf.Path, name) }
 
 // Parse turns a command-line VALUE into the TOML literal to write.
 func (l Leaf) Parse(s string) (string, error) {
