@@ -20,8 +20,8 @@ import (
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
 // and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted; 11 a
 // failure the user declined (Failure.Declined) and the commands started in the background (Background); 13 how the
-// session ended (Ended).
-const StateVersion = 13
+// session ended (Ended); 14 how many tests a failing run reported (Failure.Tests).
+const StateVersion = 14
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -480,7 +480,8 @@ func (st *State) addResultRow(r *ledger.Row) {
 		return
 	}
 	st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
-	st.resolveBy(c.Command)
+	st.resolveBy(c.Command, r.Text)
+	st.dryRun(c.Command, r.Text)
 }
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
@@ -522,6 +523,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	}
 	if isTestCmd(cmd) {
 		st.TestFails = last(append(st.TestFails, st.Seq), 8)
+		st.Failures[len(st.Failures)-1].Tests = testCount(r.Text)
 	}
 }
 
@@ -846,7 +848,7 @@ func (st *State) failuresInto(h *Handoff) {
 	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
 	// agent's "I won't run it until the backup is done" claims nothing done. A completion said before the newest
 	// request is an earlier turn's: it finishes nothing of this one.
-	h.Completed = st.workDone() && st.LastCallSeq >= st.StopSeq && !st.unaddressed()
+	h.Completed = st.workDone(true) && st.LastCallSeq >= st.StopSeq && !st.unaddressed()
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
@@ -897,24 +899,28 @@ func namedFile(stop, text string) string {
 }
 
 // workDone: the agent's last words since the newest request report it done, or the tools show a fix verified,
-// nothing failing since.
-func (st *State) workDone() bool {
-	return st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+// nothing failing since. edited: an edit since the request that a passing verification checked counts as a fix
+// verified too, however the agent worded it ("Notes with newlines are quoted now"); a new goal is not read from it
+// (nextAfterDone): "also add a Retry-After header" after a tested rate limiter goes on with the same work.
+func (st *State) workDone(edited bool) bool {
+	return st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix(edited)) && !st.failedAfter(st.LastTextSeq)
 }
 
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
-// fixed, none is left, and the last verification passed after the last edit and the newest request and before the
-// agent's last words (a pass before "now also add an export command" verifies nothing of it).
-func (st *State) verifiedFix() bool {
-	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 {
+// fixed (or, edited, an edit since the request was checked and the last words state no next step), none is left, and the last verification passed after the
+// last edit and the newest request and before the agent's last words (a pass before "now also add an export command"
+// verifies nothing of it).
+func (st *State) verifiedFix(edited bool) bool {
+	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || st.editedSince(st.LastPassSeq) {
 		return false
 	}
-	for _, e := range st.Edits {
-		if e.Seq > st.LastPassSeq {
-			return false
-		}
-	}
-	return !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+	edited = edited && st.editedSince(st.AskSeq) && !goesOn(strings.ToLower(closingParagraph(st.LastText)))
+	return (edited || len(st.Failures) > 0) && !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+}
+
+// editedSince: the newest edit came after row seq (Edits are in fold order).
+func (st *State) editedSince(seq int64) bool {
+	return len(st.Edits) > 0 && st.Edits[len(st.Edits)-1].Seq > seq
 }
 
 // leftBehind: after completion with nothing failing since, a failure before
@@ -1152,5 +1158,5 @@ func (st *State) questionRefs(q string) []Ref {
 // closing answers the requests before it, this one is open.
 func (st *State) unaddressed() bool {
 	return st.Latest != "" && st.LastTextSeq > st.AskSeq && !overlaps(st.LastText, st.Latest) &&
-		!slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq })
+		!st.editedSince(st.AskSeq) || st.laterAskLeft() != ""
 }
