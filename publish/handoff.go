@@ -78,12 +78,6 @@ type RenderOptions struct {
 	Pinned    *ledger.PinnedTask
 }
 
-type section struct {
-	title string
-	lines []string
-	min   int // lines kept even under pressure (those it has)
-}
-
 // Render produces handoff.md: at most MaxLines lines and MaxChars characters, filled in priority order (task and next
 // action always survive).
 func Render(h distill.Handoff, o RenderOptions) string {
@@ -131,7 +125,7 @@ func nextAction(h distill.Handoff) string {
 // taskSection is the goal and the latest request. Those and the next action come first, clipped so all three sit in the
 // first ~1,000 characters: a reader of only the top still gets them.
 func taskSection(h distill.Handoff, pinned *ledger.PinnedTask) []string {
-	taskLines := []string{clip(ContentLine(cmp.Or(h.Task, "(no request recorded yet)")), goalChars)}
+	taskLines := []string{clip(ContentLine(cmp.Or(h.Task, NoGoal)), goalChars)}
 	if h.Latest != "" {
 		taskLines = append(taskLines, "Latest request: "+clip(ContentLine(h.Latest), latestChars))
 	}
@@ -140,18 +134,18 @@ func taskSection(h distill.Handoff, pinned *ledger.PinnedTask) []string {
 
 // handoffSections are every section with all its lines, by key: the task state's (Facts.Sections, in the prompt's
 // words too) and handoff.md's own (task, next action, plan, files, git, session).
-func handoffSections(h distill.Handoff, o RenderOptions) map[string]*section {
+func handoffSections(h distill.Handoff, o RenderOptions) map[string]*Section {
 	taskLines := taskSection(h, o.Pinned)
-	secs := map[string]*section{
-		"task":   {title: "## Task", lines: taskLines, min: len(taskLines)},
-		"next":   {title: "## Next action", lines: []string{clip(ContentLine(nextAction(h)), nextChars)}, min: 1},
-		"plan":   {title: "## Plan", lines: planLines(h)},
-		"files":  {title: filesTitle(h), lines: fileLines(h, o.Now)},
-		"git":    {title: "## Git", lines: gitLines(h)},
-		"ledger": {title: "## Session", lines: ledgerLines(h, o)},
+	secs := map[string]*Section{
+		"task":   {Title: "Task", Lines: taskLines, Min: len(taskLines)},
+		"next":   {Title: "Next action", Lines: []string{clip(ContentLine(nextAction(h)), nextChars)}, Min: 1},
+		"plan":   {Title: "Plan", Lines: planLines(h)},
+		"files":  {Title: filesTitle(h), Lines: fileLines(h, o.Now)},
+		"git":    {Title: "Git", Lines: gitLines(h)},
+		"ledger": {Title: "Session", Lines: ledgerLines(h, o)},
 	}
 	for _, s := range factsOf(h, o.Decisions).Sections() {
-		secs[s.Key] = &section{title: "## " + s.Title, lines: s.Lines, min: s.Min}
+		secs[s.Key] = &s
 	}
 	return secs
 }
@@ -229,11 +223,11 @@ func StopTexts(h distill.Handoff, field func(s string, n int) string) []string {
 }
 
 // quotedText is every quoted section's lines, for the fence to outrun.
-func quotedText(secs map[string]*section) string {
+func quotedText(secs map[string]*Section) string {
 	var quoted strings.Builder
 	for _, k := range sectionOrder {
 		if !ownSections[k] {
-			quoted.WriteString(strings.Join(secs[k].lines, "\n") + "\n")
+			quoted.WriteString(strings.Join(secs[k].Lines, "\n") + "\n")
 		}
 	}
 	return quoted.String()
@@ -241,7 +235,7 @@ func quotedText(secs map[string]*section) string {
 
 // fitSections is how many lines of each section fit: every section's minimum first, then lines in priority order until
 // a cap would be exceeded; lines and chars count the output as writeHandoff writes it.
-func fitSections(secs map[string]*section, head []string, fence string) map[string]int {
+func fitSections(secs map[string]*Section, head []string, fence string) map[string]int {
 	take := map[string]int{}
 	lines, chars := len(head)+3, len(QuotedIntro(fence))+2*len(fence)+3
 	for _, l := range head {
@@ -250,9 +244,9 @@ func fitSections(secs map[string]*section, head []string, fence string) map[stri
 	// grow takes section k's next line (with its title if first) unless capped and a cap would be exceeded.
 	grow := func(k string, capped bool) bool {
 		s := secs[k]
-		dl, dc := 1, len(s.lines[take[k]])+1
+		dl, dc := 1, len(s.Lines[take[k]])+1
 		if take[k] == 0 {
-			dl, dc = 2, dc+len(s.title)+1
+			dl, dc = 2, dc+len("## "+s.Title)+1
 		}
 		if capped && (lines+dl > MaxLines || chars+dc > MaxChars) {
 			return false
@@ -261,19 +255,19 @@ func fitSections(secs map[string]*section, head []string, fence string) map[stri
 		return true
 	}
 	for _, k := range sectionPriority {
-		for take[k] < min(secs[k].min, len(secs[k].lines)) {
+		for take[k] < min(secs[k].Min, len(secs[k].Lines)) {
 			grow(k, false)
 		}
 	}
 	for _, k := range sectionPriority {
-		for take[k] < len(secs[k].lines) && grow(k, true) {
+		for take[k] < len(secs[k].Lines) && grow(k, true) {
 		}
 	}
 	return take
 }
 
 // writeHandoff writes the head, then each section's taken lines, the quoted ones inside the quoted block.
-func writeHandoff(secs map[string]*section, take map[string]int, head []string, fence string) string {
+func writeHandoff(secs map[string]*Section, take map[string]int, head []string, fence string) string {
 	var quoted, own strings.Builder
 	for _, k := range sectionOrder {
 		b := &quoted
@@ -281,7 +275,7 @@ func writeHandoff(secs map[string]*section, take map[string]int, head []string, 
 			b = &own
 		}
 		if take[k] > 0 {
-			b.WriteString(secs[k].title + "\n" + strings.Join(secs[k].lines[:take[k]], "\n") + "\n")
+			b.WriteString("## " + secs[k].Title + "\n" + strings.Join(secs[k].Lines[:take[k]], "\n") + "\n")
 		}
 	}
 	return strings.Join(head, "\n") + "\n" + QuoteBlock(fence, quoted.String()) + own.String()
@@ -303,6 +297,9 @@ func capHandoff(out string) string {
 	}
 	return out
 }
+
+// NoGoal stands for a goal no request gave (every output words it so).
+const NoGoal = "(no request was recorded; ask the user to restate the task)"
 
 // Clip lengths of the first three facts (see Render).
 const (
@@ -343,9 +340,9 @@ func planLines(h distill.Handoff) []string {
 // does).
 func filesTitle(h distill.Handoff) string {
 	if h.MoreFiles > 0 {
-		return fmt.Sprintf("## Recent files (%d of %d changed)", len(h.Files), len(h.Files)+h.MoreFiles)
+		return fmt.Sprintf("Recent files (%d of %d changed)", len(h.Files), len(h.Files)+h.MoreFiles)
 	}
-	return "## Recent files"
+	return "Recent files"
 }
 
 func fileLines(h distill.Handoff, now time.Time) []string {
@@ -436,7 +433,7 @@ func gitLines(h distill.Handoff) []string {
 func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	var out []string
 	if h.Tokens.Max > 0 {
-		out = append(out, fmt.Sprintf("context: %s/%s tokens (%d%%)", thousands(h.Tokens.Used), thousands(h.Tokens.Max), h.Tokens.Pct()))
+		out = append(out, ContextLine(h.Tokens))
 	}
 	out = append(out, h.Quality().String())
 	if o.Session != "" {
@@ -444,6 +441,11 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", ContentLine(h.Tool), id, id))
 	}
 	return out
+}
+
+// ContextLine is the session's last context fill, as handoff.md and the resume prompt say it.
+func ContextLine(t distill.Tokens) string {
+	return fmt.Sprintf("context: %s/%s tokens (%d%% full)", thousands(t.Used), thousands(t.Max), t.Pct())
 }
 
 // Ago renders a time relative to now ("5m ago", "3d ago"; a date past 60 days or in the future, "earlier" for none):
@@ -867,12 +869,12 @@ func pinnedTask(lines []string, p *ledger.PinnedTask) []string {
 	if p == nil || strings.TrimSpace(p.Text) == "" {
 		return lines
 	}
-	out := []string{pinnedPrefix + clip(ContentLine(p.Text), goalChars)}
-	if len(lines) > 0 {
-		out = append(out, "(the last session's own goal: "+lines[0]+")")
-		out = append(out, lines[1:]...)
-	}
-	return out
+	return append(PinnedGoal(clip(ContentLine(p.Text), goalChars), lines[0]), lines[1:]...)
+}
+
+// PinnedGoal is the task the user pinned and the session's own goal, as handoff.md and the resume prompt say them.
+func PinnedGoal(pinned, own string) []string {
+	return []string{pinnedPrefix + pinned, "(the last session's own goal: " + own + ")"}
 }
 
 // maxDecisionLines bounds the decisions shown: they outlive their sessions and would crowd out the work in progress's
@@ -909,16 +911,16 @@ func contentField(s string, n int) string { return clip(ContentLine(s), n) }
 
 // countRest replaces the last decision kept, when some did not fit, by a count of the rest: the cap holds and the
 // reader knows more exist.
-func countRest(s *section, taken int) {
-	if s == nil || taken == 0 || taken >= len(s.lines) {
+func countRest(s *Section, taken int) {
+	if s == nil || taken == 0 || taken >= len(s.Lines) {
 		return
 	}
-	rest := len(s.lines) - taken + 1
+	rest := len(s.Lines) - taken + 1
 	var already int // the list's own count line, when it was cut too
-	if _, err := fmt.Sscanf(s.lines[len(s.lines)-1], "- (+%d more:", &already); err == nil {
+	if _, err := fmt.Sscanf(s.Lines[len(s.Lines)-1], "- (+%d more:", &already); err == nil {
 		rest += already - 1
 	}
-	s.lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", rest)
+	s.Lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", rest)
 }
 
 // clearedTask starts the task line of the stub Clear writes; pinnedPrefix that of a handoff whose task the user pinned

@@ -412,7 +412,7 @@ func (l *layer) addIf(ok bool, item string) {
 // stopped, asked and set aside, then what remains, then what is done.
 func taskLayers(s Session) (task *layer, p3 []*layer) {
 	task = &layer{p: 1, name: "task", title: "## Current Task", mustKeep: true}
-	goal := cmp.Or(strings.TrimSpace(s.Task.Description), "(no request was recorded; ask the user to restate the task)")
+	goal := cmp.Or(strings.TrimSpace(s.Task.Description), publish.NoGoal)
 	task.items = append(task.items, "**Goal:** "+defuseHeadings(goal))
 	latest, next := strings.TrimSpace(s.Task.Latest), strings.TrimSpace(s.Task.InProgress)
 	task.addIf(latest != "" && latest != goal, "**Latest request:** "+defuseHeadings(latest))
@@ -518,7 +518,7 @@ func overviewLines(s Session) string {
 		lines = append(lines, fmt.Sprintf("- ~%d tokens of conversation", s.Conversation.EstimatedTokens))
 	}
 	if s.Tokens != nil && s.Tokens.Max > 0 {
-		lines = append(lines, fmt.Sprintf("- context was %d%% full (%d of %d tokens)", s.Tokens.Used*100/s.Tokens.Max, s.Tokens.Used, s.Tokens.Max))
+		lines = append(lines, "- "+publish.ContextLine(distill.Tokens{Used: s.Tokens.Used, Max: s.Tokens.Max}))
 	}
 	if tools := toolNames(s.Conversation.Messages); len(tools) > 0 {
 		lines = append(lines, "- Tools used: "+strings.Join(tools, ", "))

@@ -752,7 +752,7 @@ func bestGoal(s Session) string {
 			return "continue from the last reply: " + redact.Clip(oneLine(msgs[i].Content), 200)
 		}
 	}
-	return "(unknown: ask the user to restate the task)"
+	return publish.NoGoal
 }
 
 // Lifecycle is the project's current handoff (id, status, who received it, what changed since), its decisions log and
@@ -818,7 +818,7 @@ func (s *Session) ApplyLifecycle(lc *Lifecycle) {
 		return
 	}
 	if lc.PinnedTask != nil {
-		s.Task.Description = lc.PinnedTask.Task + " (pinned by the user; the session's own goal was: " + s.Task.Description + ")"
+		s.Task.Description = strings.Join(publish.PinnedGoal(lc.PinnedTask.Task, cmp.Or(s.Task.Description, publish.NoGoal)), "\n")
 	}
 	var log []ledger.Decision
 	for _, d := range lc.Decisions {
