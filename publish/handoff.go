@@ -187,14 +187,14 @@ type Section struct {
 }
 
 // Sections are f's lists in handoff.md's order, in the one wording both renderers use: each title says what the next
-// agent does with its items, so a reader of either output, cold, knows.
+// agent does with its items, so a reader of either output, cold, knows. They bullet f's lists in place (both callers
+// build them for it: no copy on the hook path).
 func (f Facts) Sections() []Section {
 	b := func(items []string) []string {
-		out := make([]string, len(items))
 		for i, it := range items {
-			out[i] = "- " + it
+			items[i] = "- " + it
 		}
-		return out
+		return items
 	}
 	return []Section{
 		{"stopped", "Stopped by the user (do not redo without asking)", b(f.Stopped), 1},
@@ -600,6 +600,11 @@ func clean(s string, oneLine bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
+		if j := plainRun(s, i, oneLine); j > i { // copied as is, in one write (a handoff is mostly ASCII)
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		}
 		if s[i] == 0x1b { // ESC: skip the whole sequence
 			i = skipEscape(s, i)
 			continue
@@ -667,20 +672,17 @@ func Invisible(r rune) bool {
 }
 
 // isPlain: s needs no cleaning (the common case, checked without allocating).
-func isPlain(s string, oneLine bool) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 {
-			return false // decode it properly
-		}
-		if c < 0x20 || c == 0x7f {
-			if !oneLine && (c == '\n' || c == '\t') {
-				continue
-			}
-			return false
+func isPlain(s string, oneLine bool) bool { return plainRun(s, 0, oneLine) == len(s) }
+
+// plainRun is the end of the run of bytes from i that clean keeps as they are: printable ASCII, and newlines and tabs
+// unless oneLine.
+func plainRun(s string, i int, oneLine bool) int {
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= 0x7f || c < 0x20 && (oneLine || c != '\n' && c != '\t') {
+			return i
 		}
 	}
-	return true
+	return i
 }
 
 // skipEscape is the index after the escape sequence at s[i] (ESC).
