@@ -678,7 +678,7 @@ func isPlain(s string, oneLine bool) bool { return plainRun(s, 0, oneLine) == le
 // unless oneLine.
 func plainRun(s string, i int, oneLine bool) int {
 	for ; i < len(s); i++ {
-		if c := s[i]; c >= 0x7f || c < 0x20 && (oneLine || c != '\n' && c != '\t') {
+		if c := s[i]; c-0x20 >= 0x7f-0x20 && (oneLine || c != '\n' && c != '\t') { // c-0x20 wraps below 0x20
 			return i
 		}
 	}
@@ -914,7 +914,7 @@ func contentField(s string, n int) string { return clip(ContentLine(s), n) }
 // countRest replaces the last decision kept, when some did not fit, by a count of the rest: the cap holds and the
 // reader knows more exist.
 func countRest(s *Section, taken int) {
-	if s == nil || taken == 0 || taken >= len(s.Lines) {
+	if taken == 0 || taken >= len(s.Lines) { // Sections always has decisions
 		return
 	}
 	rest := len(s.Lines) - taken + 1

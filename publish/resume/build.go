@@ -417,21 +417,13 @@ func taskLayers(s Session) (task *layer, p3 []*layer) {
 	latest, next := strings.TrimSpace(s.Task.Latest), strings.TrimSpace(s.Task.InProgress)
 	task.addIf(latest != "" && latest != goal, "**Latest request:** "+defuseHeadings(latest))
 	task.addIf(next != "", "**Next action:** "+defuseHeadings(next))
-	secs := map[string]publish.Section{}
+	secs := map[string]publish.Section{"remaining": {Title: "Remaining", Lines: bullets(s.Task.Remaining)}, "completed": {Title: "Completed", Lines: bullets(s.Task.Completed)}}
 	for _, sec := range factsOf(s).Sections() {
 		secs[sec.Key] = sec
 	}
-	sub := func(title string, lines []string) {
-		task.addIf(len(lines) > 0, "**"+title+":**\n"+strings.Join(lines, "\n"))
+	for _, k := range []string{"stopped", "words", "aside", "remaining", "last", "refs", "actions", "completed"} {
+		task.addIf(len(secs[k].Lines) > 0, "**"+secs[k].Title+":**\n"+strings.Join(secs[k].Lines, "\n"))
 	}
-	for _, k := range []string{"stopped", "words", "aside"} {
-		sub(secs[k].Title, secs[k].Lines)
-	}
-	sub("Remaining", bullets(s.Task.Remaining))
-	for _, k := range []string{"last", "refs", "actions"} {
-		sub(secs[k].Title, secs[k].Lines)
-	}
-	sub("Completed", bullets(s.Task.Completed))
 	for _, k := range []string{"decisions", "failures", "questions"} {
 		p3 = append(p3, &layer{p: 3, name: k, title: "## " + secs[k].Title, mustKeep: k != "questions", items: secs[k].Lines})
 	}
