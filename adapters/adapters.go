@@ -34,6 +34,7 @@ const (
 	KindRefused     Kind = "refused"
 	KindInterrupted Kind = "interrupted"
 	KindHarness     Kind = "harness" // text the harness wrote in the user's role (a background task's notification): context, never a request
+	KindQueued      Kind = "queued"  // a prompt typed while the agent worked, queued: the request only if no prompt delivers it before the end ("" text: taken back)
 )
 
 // Row is one normalized transcript event; the ledger assigns sequence numbers.

@@ -319,7 +319,7 @@ var claudeDecoders = sync.Pool{New: func() any { return new(claudejson.Decoder) 
 // claude_gen_test.go) hold both to the same rows.
 func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	if claudeSkipped(line[:min(len(line), 64)]) {
-		return nil, nil
+		return claudeScrub(claudeQueue(line, off)), nil
 	}
 	// Attachments (skill listings, re-attached files: kilobytes each) matter
 	// only when they carry carryover's own injection. Their "attachment"
@@ -335,6 +335,48 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
 	return claudeScrub(rows), nil
+}
+
+// claudeQueue reads a queue-operation line: a prompt typed while Claude Code worked enters the queue ("enqueue", its
+// content), leaves it delivered ("dequeue", then a user line; "remove", then a queued_command attachment) or is taken
+// back into the input box ("popAll"). The delivering prompt row follows, so only a prompt still queued when the
+// session ended stays the user's unanswered request (KindQueued); popAll empties the queue (a row with no text).
+// Slash and shell commands and the harness's notifications are never requests.
+func claudeQueue(line []byte, off int64) []Row {
+	head := line[:min(len(line), 96)]
+	pop := bytes.Contains(head, []byte(`"operation":"popAll"`))
+	if !pop && !bytes.Contains(head, []byte(`"operation":"enqueue"`)) {
+		return nil
+	}
+	var q struct {
+		Timestamp   string
+		Content     json.RawMessage
+		IsSidechain bool
+	}
+	if json.Unmarshal(line, &q) != nil || q.IsSidechain {
+		return nil
+	}
+	r := Row{Key: "queue:" + strconv.FormatInt(off, 10), Role: "user", Kind: KindQueued}
+	r.Time, _ = time.Parse(time.RFC3339Nano, q.Timestamp)
+	var s string
+	switch {
+	case pop:
+	case json.Unmarshal(q.Content, &s) == nil:
+		if !claudeQueuedRequest(strings.TrimSpace(s)) {
+			return nil
+		}
+		r.Text = promptText(s)
+	default:
+		if r.Text = blocksPrompt(q.Content); r.Text == "" {
+			return nil
+		}
+	}
+	return []Row{r}
+}
+
+// claudeQueuedRequest reports whether queued text t is a request: not a slash or shell command, nor the harness's.
+func claudeQueuedRequest(t string) bool {
+	return t != "" && !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "!") && !claudeNotRequest([]byte(t)) && !claudeTaskNotification([]byte(t))
 }
 
 // claudeParse decodes line with d and returns its rows.
@@ -627,6 +669,7 @@ func (w *claudeRows) user() {
 		w.userText(w.b(m.Text), harness)
 		return
 	}
+	image, texts := -1, len(w.rows)
 	for i := range m.Blocks[:m.NBlocks] {
 		b := &m.Blocks[i]
 		switch {
@@ -634,9 +677,23 @@ func (w *claudeRows) user() {
 			w.toolResult(i, b)
 		case rawEqual(w.b(b.Type), "text"):
 			w.userBlockText(i, w.b(b.Text), harness)
+		case rawEqual(w.b(b.Type), "image"):
+			image = i
 		}
 	}
+	w.imagePrompt(image, len(w.rows) > texts || harness)
 }
+
+// imagePrompt: an image (block i; -1 none) pasted with no words (they would be a text block: said) is a request of
+// its own.
+func (w *claudeRows) imagePrompt(i int, said bool) {
+	if i >= 0 && !said && !w.hasToolResult() && !w.l.IsSidechain {
+		w.textRow(w.indexKey(i), "user", KindPrompt, imageOnly)
+	}
+}
+
+// imageOnly is the text of a prompt that is an image alone: the handoff cannot carry its bytes.
+const imageOnly = "[image]"
 
 // textRow emits a row of role, kind and text.
 func (w *claudeRows) textRow(key, role string, kind Kind, text string) {
@@ -1046,7 +1103,15 @@ func (w *claudeRows) queuedText(p []byte, harness bool) string {
 	case harness:
 		return claudeBlocksText(p)
 	}
-	return promptText(claudeBlocksText(p))
+	return blocksPrompt(p)
+}
+
+// blocksPrompt is the prompt of a JSON list of content blocks: its text, or imageOnly for an image alone.
+func blocksPrompt(p []byte) string {
+	if t := claudeBlocksText(p); t != "" || !bytes.Contains(p, []byte(`"image"`)) {
+		return promptText(t)
+	}
+	return imageOnly
 }
 
 // claudeBlocksText joins the text blocks of a JSON list of content blocks.

@@ -100,7 +100,7 @@ func oracleParseLineRaw(line []byte, off int64) ([]Row, error) {
 	}
 	for _, s := range oracleSkip {
 		if bytes.Contains(head, s) {
-			return nil, nil
+			return claudeQueue(line, off), nil
 		}
 	}
 	// Attachments (skill listings, re-attached files: kilobytes each) matter
@@ -206,10 +206,14 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		return []Row{r}
 	}
 	var rows []Row
+	image := -1
 	for i, b := range l.Message.Blocks {
 		r := base
 		r.Key = key + "#" + strconv.Itoa(i)
 		switch b.Type {
+		case "image":
+			image = i
+			continue
 		case "tool_result":
 			text := oracleBlockText(b.Content)
 			r.Role, r.CallID = "tool", b.ToolUseID
@@ -247,6 +251,11 @@ func oracleUser(l oracleLine, key string, base Row) []Row {
 		default:
 			continue
 		}
+		rows = append(rows, r)
+	}
+	if image >= 0 && len(rows) == 0 && !harness && !oracleHasToolResult(l.Message.Blocks) && !l.IsSidechain {
+		r := base
+		r.Key, r.Role, r.Kind, r.Text = key+"#"+strconv.Itoa(image), "user", KindPrompt, imageOnly
 		rows = append(rows, r)
 	}
 	return rows
@@ -461,6 +470,9 @@ func oracleQueued(prompt json.RawMessage, mode string, origin json.RawMessage, k
 		}
 	} else {
 		text = claudeBlocksText(prompt)
+		if text == "" && !harness && bytes.Contains(prompt, []byte(`"image"`)) {
+			text = imageOnly
+		}
 	}
 	if strings.TrimSpace(text) == "" {
 		return nil

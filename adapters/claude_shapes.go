@@ -174,7 +174,7 @@ func claudeScrub(rows []Row) []Row {
 	out := rows[:0]
 	for _, r := range rows {
 		switch r.Kind {
-		case KindPrompt, KindToolResult, KindError, KindText:
+		case KindPrompt, KindQueued, KindToolResult, KindError, KindText:
 			t := StripHarness(r.Text)
 			if r.Kind == KindPrompt && t == "" {
 				continue

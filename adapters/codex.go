@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,15 +158,8 @@ func globEscape(p string) string {
 
 // safeID reports whether id can be put in a glob pattern as a literal.
 func safeID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+	const idChars = "-_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	return id != "" && len(id) <= 128 && strings.Trim(id, idChars) == ""
 }
 
 type codexLine struct {
@@ -187,13 +181,16 @@ type codexItem struct {
 	Output    json.RawMessage `json:"output"`
 	Content   []codexContent  `json:"content"`
 	Action    json.RawMessage `json:"action"`
+	Query     string          `json:"query"` // web_search_end
 	Meta      *struct {
 		Kinds []string `json:"content_item_kinds"`
 	} `json:"internal_chat_message_metadata_passthrough"`
 	// event_msg fields
 	Message string                     `json:"message"`
-	Reason  string                     `json:"reason"`  // turn_aborted: interrupted, replaced, …
-	Changes map[string]json.RawMessage `json:"changes"` // patch_apply_end
+	Images  []json.RawMessage          `json:"images"`       // user_message: pasted images (data URLs)
+	Local   []json.RawMessage          `json:"local_images"` // user_message: attached image files
+	Reason  string                     `json:"reason"`       // turn_aborted: interrupted, replaced, …
+	Changes map[string]json.RawMessage `json:"changes"`      // patch_apply_end
 	Status  string                     `json:"status"`
 	Success *bool                      `json:"success"`
 	Stdout  string                     `json:"stdout"`
@@ -304,8 +301,34 @@ func codexResponseItem(it codexItem, base Row, compactionOutput bool) []Row {
 		return []Row{r}
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		return []Row{codexOutput(it, base)}
+	case "web_search_call":
+		return codexSearch(it, base)
 	}
 	return nil
+}
+
+// codexSearch is a web search the model ran (a web_search_call item, or the web_search_end event some builds write
+// as well): a call row whose text is the query or the page, keyed like codexSayKey (second + text) so the two copies
+// are one row. It has no result row: Codex keeps the results in the model's context only.
+func codexSearch(it codexItem, base Row) []Row {
+	var a struct {
+		Type, Query, URL, Pattern string
+		Queries                   []string
+	}
+	_ = json.Unmarshal(it.Action, &a)
+	text := cmp.Or(a.Query, it.Query, strings.Join(a.Queries, "; "))
+	switch {
+	case a.Type == "open_page" && a.URL != "":
+		text = "open " + a.URL
+	case a.Type == "find_in_page" && a.URL != "":
+		text = "find \"" + a.Pattern + "\" in " + a.URL
+	}
+	r := codexCallRow("web_search", "", base)
+	r.Text = clip(text, 200)
+	if !r.Time.IsZero() {
+		r.Key = "search:" + r.Time.UTC().Truncate(time.Second).Format(time.RFC3339) + ":" + textHash(text)
+	}
+	return []Row{r}
 }
 
 // Texts Codex feeds the model as user or developer input that are not the
@@ -323,7 +346,7 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 	}
 	var rows []Row
 	for i, c := range it.Content {
-		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" {
+		if !codexTextContent(c.Type) || strings.TrimSpace(c.Text) == "" || codexImageTag(it.Role, c.Text) {
 			continue
 		}
 		kind := ""
@@ -338,7 +361,58 @@ func codexMessage(it codexItem, base Row, compactionOutput bool) []Row {
 			rows = append(rows, r)
 		}
 	}
+	return codexImagePrompt(it, rows, base)
+}
+
+// codexImagePrompt notes a user message's pasted or attached image in its prompt; an image sent alone is a prompt of
+// its own.
+func codexImagePrompt(it codexItem, rows []Row, base Row) []Row {
+	if it.Role != "user" || !slices.ContainsFunc(it.Content, func(c codexContent) bool { return c.Type == "input_image" }) {
+		return rows
+	}
+	if n := len(rows) - 1; n >= 0 && rows[n].Kind == KindPrompt {
+		rows[n].Text = codexImageNote(rows[n].Text, nil)
+	} else if len(rows) == 0 {
+		r := base
+		if !r.Time.IsZero() {
+			r.Key = codexPromptKey(r.Time, "")
+		}
+		r.Role, r.Kind, r.Text = "user", KindPrompt, codexImageNote("", nil)
+		rows = append(rows, r)
+	}
 	return rows
+}
+
+// codexImageTag reports the texts Codex wraps a prompt's image in ("<image name=[Image #1]>", "</image>"): markup,
+// never the user's words.
+func codexImageTag(role, t string) bool {
+	t = strings.TrimSpace(t)
+	return role == "user" && (t == "</image>" || strings.HasPrefix(t, "<image") && strings.HasSuffix(t, ">"))
+}
+
+// codexImageNote is a prompt's text with its images noted, unless its words already point at them ("[Image #1]"):
+// the files attached, or "[image]" for pasted ones, whose bytes the handoff cannot carry.
+func codexImageNote(text string, local []json.RawMessage) string {
+	if strings.Contains(text, "[Image #") {
+		return text
+	}
+	note := imageOnly
+	if files := codexStrings(local); len(files) > 0 {
+		note = "[image: " + strings.Join(files, ", ") + "]"
+	}
+	return strings.TrimSpace(text + " " + note)
+}
+
+// codexStrings are the non-empty strings of a list (its other values skipped).
+func codexStrings(raws []json.RawMessage) []string {
+	var out []string
+	for _, raw := range raws {
+		var p string
+		if json.Unmarshal(raw, &p) == nil && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func codexTextContent(typ string) bool {
@@ -671,6 +745,7 @@ var codexEvents = map[string]func(it codexItem, base Row) []Row{
 	"user_message":    codexUserMessage,
 	"agent_message":   codexAgentMessage,
 	"patch_apply_end": codexPatchEnd,
+	"web_search_end":  codexSearch,
 	"turn_aborted":    codexTurnAborted,
 }
 
@@ -706,7 +781,8 @@ func codexError(it codexItem, r Row) []Row {
 // response_item user message); where both exist they share
 // codexPromptKey, so the ledger keeps one row.
 func codexUserMessage(it codexItem, r Row) []Row {
-	if strings.TrimSpace(it.Message) == "" || !codexRealPrompt("", it.Message) {
+	images := len(it.Images) + len(it.Local)
+	if strings.TrimSpace(it.Message) == "" && images == 0 || !codexRealPrompt("", it.Message) {
 		return nil
 	}
 	r.Key = codexPromptKey(r.Time, it.Message)
@@ -715,6 +791,9 @@ func codexUserMessage(it codexItem, r Row) []Row {
 		return []Row{r}
 	}
 	r.Role, r.Kind, r.Text = "user", KindPrompt, promptText(it.Message)
+	if images > 0 {
+		r.Text = codexImageNote(r.Text, it.Local)
+	}
 	return []Row{r}
 }
 

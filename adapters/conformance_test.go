@@ -27,7 +27,7 @@ const fixtureDir = "../testdata/adapters"
 var validKinds = map[adapters.Kind]bool{
 	adapters.KindPrompt: true, adapters.KindText: true, adapters.KindToolCall: true, adapters.KindToolResult: true,
 	adapters.KindError: true, adapters.KindCompaction: true, adapters.KindInjection: true, adapters.KindUsage: true,
-	adapters.KindLimit: true, adapters.KindRefused: true, adapters.KindInterrupted: true, adapters.KindHarness: true,
+	adapters.KindLimit: true, adapters.KindRefused: true, adapters.KindInterrupted: true, adapters.KindHarness: true, adapters.KindQueued: true,
 }
 
 // TestConformance runs every registered adapter over its fixtures: rows are

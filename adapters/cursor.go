@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -50,6 +51,10 @@ var cursorAgent = &Agent{
 		"preToolUse": ClassTool, "postToolUse": ClassTool, "postToolUseFailure": ClassTool,
 		"afterFileEdit": ClassTool, "afterShellExecution": ClassTool, "afterMCPExecution": ClassTool,
 		"stop": ClassStop, "preCompact": ClassCompact, "sessionEnd": ClassEnd,
+	},
+	// An agent transcript (its prompts wrapped in <user_query>), or a state.vscdb whose schema has Cursor's table.
+	Sniff: func(b []byte) bool {
+		return containsAll(b, `"role":"user"`, `<user_query>`) || containsAll(b, "SQLite format 3\x00", "cursorDiskKV")
 	},
 	Launch:        []string{"cursor-agent"},
 	ContextWindow: 64_000,
@@ -410,9 +415,26 @@ func cursorBlockRows(rows []Row, role, k string, b *cursorBlock) []Row {
 	case role == "assistant" && b.Type == "text" && strings.TrimSpace(b.Text) != "":
 		return append(rows, Row{Key: k, Role: "assistant", Kind: KindText, Text: clip(b.Text, maxText)})
 	case role == "assistant" && b.Type == "tool_use" && b.Name != "":
-		return append(rows, cursorCall(Row{Key: k}, b.Name, b.Input))
+		return append(rows, cursorTranscriptCall(k, b))
 	}
 	return rows
+}
+
+// cursorTranscriptCall is a transcript's tool call. A transcript has no results, so a call that edits or runs nothing
+// (a read, a search) keeps what it was about, its path or query: else it leaves no trace in the conversation.
+func cursorTranscriptCall(k string, b *cursorBlock) Row {
+	r := cursorCall(Row{Key: k}, b.Name, b.Input)
+	if r.Text != "" || r.FilePath != "" || r.Command != "" {
+		return r
+	}
+	q, _ := b.Input["query"].(string)
+	p, _ := b.Input["pattern"].(string)
+	r.Text = cmp.Or(q, p)
+	if path := cursorInputPath(b.Input); path != "" {
+		r.Text = strings.TrimPrefix(r.Text+" in "+path, " in ")
+	}
+	r.Text = clip(r.Text, 200)
+	return r
 }
 
 // cursorUserText splits a user message into carryover's own handoff (an

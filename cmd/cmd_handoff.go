@@ -413,18 +413,17 @@ func writeResume(e *Env, project, path, text string, notProject bool) (wrote boo
 	if notProject {
 		return false, nil
 	}
-	if err := publish.EnsureDir(project); err != nil {
-		return false, exitf(ExitError, "cannot create %s: %v (pass --project to a writable directory, or use --stdout)", publish.Dir(project), err)
+	if err = publish.EnsureDir(project); err == nil {
+		err = publish.WriteOwn(project, filepath.Base(path), []byte(text))
 	}
-	err = publish.WriteOwn(project, filepath.Base(path), []byte(text))
 	if errors.Is(err, publish.ErrTracked) {
-		// The repository commits that file: the prompt still goes to the
+		// The repository commits that file (or .carryover/.gitignore): the prompt still goes to the
 		// clipboard or stdout, never into a file `git commit -a` publishes.
 		fmt.Fprintf(e.Stderr, "carryover: %v\n", err)
 		logManual(e, err)
 		return false, nil
 	} else if err != nil {
-		return false, exitf(ExitError, "write %s: %v", path, err)
+		return false, exitf(ExitError, "write %s: %v (pass --project to a writable directory, or use --stdout)", path, err)
 	}
 	return true, nil
 }

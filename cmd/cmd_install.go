@@ -229,8 +229,8 @@ func runInstall(e *Env, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if !o.dryRun && !o.refresh {
-		saveInstallChoice(e, sel, o.resume)
+	if !o.refresh {
+		saveInstallChoice(e, sel, o.resume, o.dryRun)
 	}
 	failed, recs := installSelected(e, o, tab, agents, sel)
 	if !o.dryRun && len(recs) > 0 {
@@ -250,10 +250,17 @@ func runInstall(e *Env, o installOptions) error {
 	return nil
 }
 
-// saveInstallChoice saves the agents and resume mode ("" = keep) in config.toml (refresh reads them); failures told.
-func saveInstallChoice(e *Env, sel []string, resume string) {
+// saveInstallChoice saves the agents and resume mode ("" = keep) in config.toml (refresh reads them) and says so;
+// failures told. A dry run only says it would.
+func saveInstallChoice(e *Env, sel []string, resume string, dryRun bool) {
+	if dryRun {
+		fmt.Fprintf(e.Stdout, "would    save tools = %s in %s\n", config.Strings(sel), e.ConfigPath())
+		return
+	}
 	if err := config.SetKeyInFile(e.ConfigPath(), "tools", config.Strings(sel), 0o600); err != nil {
 		fmt.Fprintf(e.Stderr, "carryover: could not save the selection to %s: %v\n", e.ConfigPath(), err)
+	} else {
+		fmt.Fprintf(e.Stdout, "saved    tools = %s in %s\n", config.Strings(sel), e.ConfigPath())
 	}
 	if resume == "" {
 		return
@@ -485,7 +492,8 @@ func purgeProject(e *Env, home, p, would string, dryRun bool) (left int) {
 	if !isDir(p) {
 		return 0
 	}
-	steps := publish.Purge(home, p, func(path string) bool { return service.Tracker{}.Tracked(p, path) }, dryRun)
+	tr := service.Tracker{} // the index is read once, however many files .carryover/ holds
+	steps := publish.Purge(home, p, func(path string) bool { return tr.Tracked(p, path) }, dryRun)
 	if len(steps) > 0 {
 		fmt.Fprintf(e.Stdout, "project  %s\n", p)
 	}

@@ -91,6 +91,7 @@ func TestInstallRefreshUninstall(t *testing.T) {
 		"ok       Codex CLI 9.0.0: 7 hooks",
 		"ok       Aider 0.86.1: no hooks",
 		"projects: the handoff lives in <project>/.carryover/", "`carryover config set pointer never` turns it off",
+		"saved    tools = [", // what it wrote under $CARRYOVER_HOME, too
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("install output lacks %q:\n%s", want, out)
@@ -141,7 +142,7 @@ func TestInstallRefreshUninstall(t *testing.T) {
 	if code := f.run(t, "install", "--tools", "gemini,claude", "--dry-run"); code != 0 {
 		t.Errorf("install --tools exit %d: %s", code, f.errb)
 	}
-	if !strings.Contains(f.out.String(), "skipped  Gemini CLI: selected but not detected") {
+	if !strings.Contains(f.out.String(), "skipped  Gemini CLI: selected but not detected") || !strings.Contains(f.out.String(), "would    save tools = [") {
 		t.Errorf("missing skipped line:\n%s", f.out)
 	}
 

@@ -161,3 +161,58 @@ func TestRunTakesItsOwnAiderSession(t *testing.T) {
 		t.Error("without the run's start, a tracked history was taken")
 	}
 }
+
+// TestConfigSetProjectFIFO: a repository can ship .carryover.toml as a FIFO; `config set|unset --project` opened it
+// for reading and waited forever (redteam3). They now read it as the hook does — a regular file, never blocking — and
+// say why they wrote nothing.
+func TestConfigSetProjectFIFO(t *testing.T) {
+	proj := t.TempDir()
+	if err := exec.Command("mkfifo", filepath.Join(proj, ".carryover.toml")).Run(); err != nil {
+		t.Skipf("no mkfifo: %v", err)
+	}
+	for _, args := range [][]string{{"set", "--project-dir", proj, "resume", "ask"}, {"unset", "--project-dir", proj, "resume"}} {
+		e, _, errb := manualEnv(t, map[string]string{"CARRYOVER_HOME": t.TempDir()}, nil)
+		done := make(chan int, 1)
+		go func() { done <- Main(append([]string{"carryover", "config"}, args...), e) }()
+		select {
+		case rc := <-done:
+			if rc == 0 || !strings.Contains(errb.String(), ".carryover.toml") {
+				t.Errorf("config %s: exit %d, stderr %q; want a failure naming the file", args[0], rc, errb)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("config %s blocked on a FIFO .carryover.toml", args[0])
+		}
+	}
+}
+
+// TestHandoffTrackedCarryoverGitignore: a repository that commits .carryover/.gitignore has claimed the directory;
+// `handoff --stdout` still prints the prompt (exit 0), says why RESUME.md was not written, and leaves the file as the
+// repository has it.
+func TestHandoffTrackedCarryoverGitignore(t *testing.T) {
+	project := t.TempDir()
+	own := filepath.Join(project, ".carryover", ".gitignore")
+	os.MkdirAll(filepath.Dir(own), 0o755)
+	os.WriteFile(own, []byte("!*\n"), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", ".carryover/.gitignore"}} {
+		c := exec.Command("git", args...)
+		c.Dir = project
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	tr := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(tr, []byte(`{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"fix the parser"},"uuid":"u1","timestamp":"2026-11-21T10:00:00Z","sessionId":"s1"}`+"\n"), 0o600)
+	e, out, errb := manualEnv(t, map[string]string{"CARRYOVER_HOME": t.TempDir()}, nil)
+	if rc := Main([]string{"carryover", "handoff", "--transcript", tr, "--source", "claude", "--project", project, "--stdout", "--no-clipboard"}, e); rc != 0 || !strings.Contains(out.String(), "fix the parser") {
+		t.Fatalf("exit %d, stdout %q, stderr %s", rc, out, errb)
+	}
+	if !strings.Contains(errb.String(), "is tracked by git") {
+		t.Errorf("stderr does not say why nothing was written: %s", errb)
+	}
+	if b, _ := os.ReadFile(own); string(b) != "!*\n" {
+		t.Errorf(".carryover/.gitignore = %q, want the repository's", b)
+	}
+	if _, err := os.Stat(filepath.Join(project, ".carryover", "RESUME.md")); err == nil {
+		t.Error("RESUME.md was written beside a tracked .carryover/.gitignore")
+	}
+}

@@ -52,6 +52,7 @@ type Handoff struct {
 	Interrupted  string   // what the user interrupted, when the work stopped there
 	LastWords    string   // the closing paragraph of the last assistant message, verbatim (trimmed)
 	Completed    bool     // the last assistant message reports completion with nothing failing after
+	Ended        string   // how the session ended (EndOf: interrupted, refused, compaction, prompt, limit, api, done, asked; "" unknown)
 	NextRule     string   // the rule that chose Next, for explain
 	Evidence     []Evidence
 	Tokens       Tokens
@@ -107,6 +108,7 @@ type Failure struct {
 	// Superseded: completion was reported after it with nothing failing since (left behind, not work left).
 	Superseded bool
 	Declined   bool  // the user's words turned its fix or re-run down ("don't touch the lint errors"): no work left
+	Tests      int   // how many tests the failing run reported (testCount), 0 when it named none
 	Seq        int64 // position of the newest attempt in the fold
 	Refs       []Ref // the error rows (the first and the newest)
 }

@@ -841,6 +841,129 @@ func filtersIn(pp, fp []string) bool {
 
 func isFilterKey(p string) bool { return p[0] == '?' }
 
+// fewerTests: a pass of failure i's program ran fewer tests than the failed run (`jest --coverage cart` ran 14 of
+// its 120): a part of it, whatever its key says (a boolean flag before a filter reads as the flag's value).
+func (st *State) fewerTests(i int, pass []string, ran int) bool {
+	return 0 < ran && ran < st.Failures[i].Tests && slices.ContainsFunc(strings.Split(st.FailureKeys[i], " && "), func(s string) bool {
+		return slices.ContainsFunc(pass, func(p string) bool { return progOf(p) == progOf(s) })
+	})
+}
+
+// dryRun keeps a passing dry run's result as an action item until its target passes without the flag: "would update
+// 48,213 orders" is what the real run is to do, and the next agent must neither take it as done nor lose the numbers.
+func (st *State) dryRun(cmd, out string) {
+	dry := dryRunFlag(cmd)
+	if !dry && !slices.ContainsFunc(st.Actions, func(a string) bool { return strings.HasPrefix(a, dryRunNote) }) {
+		return
+	}
+	key := targetKey(cmd)
+	st.Actions = slices.DeleteFunc(st.Actions, func(a string) bool {
+		c, ok := strings.CutPrefix(a, dryRunNote)
+		c, _, _ = strings.Cut(c, "` → ")
+		return ok && !dry && targetKey(c) == key
+	})
+	if dry {
+		a := dryRunNote + clip(oneLine(cmd), 120) + "` → " + clip(summaryLine(out), 160)
+		st.Actions = addBounded(st.Actions, []string{a}, maxActions)
+		st.addSource("a:"+a, st.RowRef)
+	}
+}
+
+const dryRunNote = "dry run only (ask before the real run): `"
+
+// dryRunFlag: cmd has a flag that only reports what it would do (--dry-run, kubectl's --dry-run=server, -WhatIf,
+// --noop, --simulate).
+func dryRunFlag(cmd string) bool {
+	for w := range strings.FieldsSeq(cmd) {
+		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if w[0] == '-' && slices.ContainsFunc(dryRunFlags, func(f string) bool { return strings.EqualFold(name, f) }) {
+			return true
+		}
+	}
+	return false
+}
+
+var dryRunFlags = []string{"dry-run", "dryrun", "dry_run", "whatif", "what-if", "noop", "no-op", "simulate"}
+
+// summaryLine is an output's last line with a number in it (the counts a run sums up with), else its last line.
+func summaryLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range slices.Backward(lines) {
+		if strings.ContainsAny(l, "0123456789") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// testCount is how many tests a run's output reports in its last 4 KB (where runners sum up): the largest "N total"
+// (jest's "Tests: 2 failed, 118 passed, 120 total", dotnet's "Total: 58", RSpec's "120 examples", "Ran 42 tests"),
+// else the sum of its passed, failed and errors ("1 failed, 41 passed"); 0 when it names none (go test, a build).
+func testCount(out string) int {
+	total, sum, prev := 0, 0, ""
+	for w := range strings.FieldsSeq(out[max(0, len(out)-4096):]) {
+		switch n, word := countPair(prev, w); {
+		case slices.Contains(totalWords, word):
+			total = max(total, n)
+		case slices.Contains(countWords, word):
+			sum += n
+		}
+		prev = w
+	}
+	return cmp.Or(total, sum)
+}
+
+// countPair reads two words as a count and what it counts: "41 passed," or "Total: 58".
+func countPair(a, b string) (int, string) {
+	if n, ok := number(a); ok {
+		return n, strings.ToLower(strings.TrimRight(b, ",;.:"))
+	}
+	if n, ok := number(b); ok && strings.HasSuffix(a, ":") {
+		return n, strings.ToLower(strings.TrimSuffix(a, ":"))
+	}
+	return 0, ""
+}
+
+// number is w's count ("120," too); digits first, as most words are none (Atoi's error allocates).
+func number(w string) (int, bool) {
+	w = strings.TrimRight(w, ",;.")
+	if !digits(w) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(w)
+	return n, err == nil
+}
+
+var (
+	totalWords = []string{"total", "tests", "examples"}
+	countWords = []string{"passed", "failed", "passing", "failing", "error", "errors"}
+)
+
+// otherFiles: pass (of command cmd) runs a program none of fail's segments ran (nor runs through it), on named files it does not write (a
+// redirection's target, a writer's operands): `tsc --noEmit src/routes.tsx` after `npm run build` failed checked those
+// files, not what the failure built.
+func otherFiles(pass string, fail []string, cmd string) bool {
+	tool := segTool(pass) // `python -m pytest` is "python pytest": pytest's
+	if programWrites[progOf(pass)] != nil || slices.ContainsFunc(fail, func(s string) bool { return sharesWord(tool, segTool(s)) }) {
+		return false
+	}
+	return slices.ContainsFunc(segPaths(pass), func(p string) bool {
+		return !isFilterKey(p) && p != "." && p != "./..." && !strings.Contains(cmd, ">"+p) && !strings.Contains(cmd, "> "+p)
+	})
+}
+
+// sharesWord: a and b have a word in common.
+func sharesWord(a, b string) bool {
+	for w := range strings.FieldsSeq(a) {
+		for v := range strings.FieldsSeq(b) {
+			if v == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
 func selectsPart(seg string) bool { return slices.ContainsFunc(segPaths(seg), isFilterKey) }
 
@@ -853,12 +976,18 @@ func coversPath(p, f string) bool {
 // chain stops at the failing step) or the verification; a passing
 // verification also those whose files were edited since, unless it ran
 // only a part of the failing one's target.
-func (st *State) resolveBy(cmd string) {
+func (st *State) resolveBy(cmd, out string) {
 	pass := strings.Split(targetKey(cmd), " && ")
-	verify, part, fixed := isTestCmd(cmd), false, false
+	verify, part, fixed, ran := isTestCmd(cmd), false, false, 0
+	if verify {
+		ran = testCount(out)
+	}
 	for i := range st.Failures {
 		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
-			p, x := st.resolveOne(i, pass, cmd, verify)
+			p, x := st.fewerTests(i, pass, ran), false
+			if !p {
+				p, x = st.resolveOne(i, pass, cmd, verify)
+			}
 			part, fixed = part || p, fixed || x
 		}
 	}
@@ -880,8 +1009,8 @@ func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part
 	if f.Resolved = missingProgram(f) && (verify && runsTests(f.What) == runsTests(cmd) || sameVerb(f.What, cmd)); f.Resolved {
 		return false, false
 	}
-	if verify { // a pass of a selected part (a filter, a member) verifies no other command's whole
-		part = partial(pass, fail) || slices.ContainsFunc(pass, selectsPart)
+	if verify { // a pass of a selected part (a filter, a member, another program's named files) verifies no other command's whole
+		part = partial(pass, fail) || slices.ContainsFunc(pass, func(p string) bool { return selectsPart(p) || otherFiles(p, fail, cmd) })
 		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
 	}
 	return part, false
@@ -903,7 +1032,7 @@ func sameVerb(fail, pass string) bool {
 // fixedByEdit: failure i is a command that makes something (no read) and a file was edited after it.
 func (st *State) fixedByEdit(i int) bool {
 	f := &st.Failures[i]
-	return st.workLeft(f) && slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > f.Seq })
+	return st.workLeft(f) && st.editedSince(f.Seq)
 }
 
 // runsTests: cmd runs tests, not only a build or a linter: a failing test run is fixed by a test run after the edit,
@@ -1131,15 +1260,15 @@ func inPlace(f []string) bool {
 // completed: the closing paragraph reports the work done, nothing failing.
 func completed(text string) bool {
 	p := strings.ToLower(closingParagraph(text))
-	if p == "" || !hasPhrase(p, "completion") || labelledNext(p) != "" {
+	if p == "" || !hasPhrase(p, "completion") || goesOn(p) {
 		return false
 	}
-	for _, s := range sentences(p) {
-		if forwardLooking(s) {
-			return false // "Done. Next I will add the retry test." goes on
-		}
-	}
 	return !containsAny(p, []string{"fail", "error", "still ", "not yet", "blocked", "couldn't", "could not", "unable"})
+}
+
+// goesOn: a closing paragraph (lower-cased) states a next step: "Done. Next I will add the retry test.", "Next step: …".
+func goesOn(p string) bool {
+	return labelledNext(p) != "" || slices.ContainsFunc(sentences(p), forwardLooking)
 }
 
 // closingParagraph: the last prose paragraph outside code fences, at most
@@ -1612,18 +1741,21 @@ func (st *State) openWork() bool {
 // prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não") or a
 // declining verb ("skip", "ignore"); a negation of such a verb ("don't forget to run the migrations", "never skip the
 // e2e run") asks for the step instead.
-func prohibits(low string) bool {
-	t := strings.TrimSpace(low)
-	w, rest, _ := strings.Cut(t, " ")
+func prohibits(low string) bool { _, ok := prohibited(low); return ok }
+
+// prohibited is prohibits with the word the negation turns down, the one past it ("don't push" → "push"); "" after a
+// declining verb, whose object follows ("skip the e2e run").
+func prohibited(low string) (verb string, ok bool) {
+	w, rest, _ := strings.Cut(strings.TrimSpace(low), " ")
 	first := strings.Trim(w, ",.;:!?")
 	if first == "do" && firstWord(rest) == "not" {
 		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
-		return !slices.Contains(prohibitWords[2:], firstWord(rest))
+		return firstWord(rest), !slices.Contains(prohibitWords[2:], firstWord(rest))
 	}
 	if _, neg := negationAt(first); neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords[:2], first) {
-		return first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
+		return firstWord(rest), first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
 	}
-	return slices.Contains(prohibitWords[2:], first)
+	return "", slices.Contains(prohibitWords[2:], first)
 }
 
 func firstWord(s string) string {
@@ -1856,18 +1988,51 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 // askIfRefused marks a next action naming a step the user turned down since their last request (two content words
 // shared with a refused call or declined offer): a Codex session announced "Next I'll upgrade pandas to 2.2", which the
 // user had declined in the Claude session before it, and the next session was told to do it. A request after the
-// refusal ("ok, run it now") lifts it.
+// refusal ("ok, run it now") lifts it. A refused command's path counts by its words: `rm -rf tests/integration` is
+// "drop the integration tests".
 func (st *State) askIfRefused(n string) string {
 	req := st.TaskRef
 	if st.Latest != "" {
 		req = st.LatestRef
 	}
+	if strings.HasPrefix(n, "Ask the user") {
+		return n
+	}
 	for _, r := range slices.Backward(st.Refused) {
-		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, refusedWhat(r.Text)) >= 2 && !strings.HasPrefix(n, "Ask the user") {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
+	if t := st.toldNot(n); t != "" {
+		return n + " — the user said: " + clip(oneLine(t), 100) + ": ask first"
+	}
 	return n
+}
+
+// toldNot is the user's clause prohibiting the verb that next action n names ("don't push
+// anything, I want to review the diff first" for "Next I'll push feat/paginate"), unless n quotes the clause (a request
+// "No rush, but add paging" is none) or a newer instruction names the verb without a negation ("ok, push it"); "" for
+// none.
+func (st *State) toldNot(n string) string {
+	for i, in := range slices.Backward(st.Instructions) {
+		for s := range clauses(in.Text) {
+			if v := prohibitedVerb(strings.ToLower(s)); v != "" && hasTerm(n, v) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
+				return hasTerm(l.Text, v) && !negates(strings.ToLower(l.Text))
+			}) {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// prohibitedVerb is the word a prohibiting clause turns down ("don't push", "never deploy"), of 4+ letters: "run" or
+// "add" alone names no step; "" for none.
+func prohibitedVerb(s string) string {
+	if v, ok := prohibited(stripLeadingAcks(s)); ok && utf8.RuneCountInString(v) >= 4 {
+		return v
+	}
+	return ""
 }
 
 func refBefore(a, b Ref) bool {
@@ -1938,6 +2103,9 @@ var nextRules = []struct {
 }
 
 func (st *State) nextUnanswered(in *nextIn) (string, bool) {
+	if later := st.laterAskLeft(); later != "" {
+		return "Do what the request asked next: " + oneLine(later), true
+	}
 	if st.Answered || st.Prompts == 0 {
 		return "", false
 	}

@@ -64,6 +64,7 @@ const (
 	switchMarkers    phraseName = "switch"       // anywhere in the prompt
 	switchStarts     phraseName = "switch_start" // at the start ("instead, fix the login 500")
 	sequenceStarts   phraseName = "sequence_start"
+	andWords         phraseName = "and"          // joins two clauses: "fix X and then add Y"
 	backRefs         phraseName = "back_ref"     // pronouns pointing back at the current work
 	backRefCJK       phraseName = "back_ref_cjk" // the same without spaces
 	thanksWords      phraseName = "thanks"
@@ -474,7 +475,7 @@ func (st *State) sequenceNewTask(p, low string) bool {
 // the request's first four words or as its last ("do the same for X", "add a test for it"), not as a relative
 // pronoun further in ("a command that writes …").
 func (st *State) nextAfterDone(p, low string) bool {
-	if promptSize(p) < 4 || !st.workDone() || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
+	if promptSize(p) < 4 || !st.workDone(false) || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
 		len(turnQuestions(st.TurnTexts)) > 0 { // an answer ("no, not yet — wait for the backup") is no new task
 		return false
 	}
@@ -485,6 +486,54 @@ func (st *State) nextAfterDone(p, low string) bool {
 func pointsBack(low string) bool {
 	ws := promptWords(low)
 	return refersBack(strings.Join(ws[:min(4, len(ws))], " ")+" "+ws[len(ws)-1]) || containsAny(low, backRefCJK.list())
+}
+
+// laterAsk is what request req asks after a sequence word opening a clause ("fix the redirect loop, and then add a
+// remember-me box": "add a remember-me box"), in the user's words; "" when it asks one thing.
+func laterAsk(req string) string {
+	low, at := strings.ToLower(req), len(req)
+	for _, p := range sequenceStarts.list() {
+		if i := clauseOpening(low, p); i > 0 {
+			at = min(at, i)
+		}
+	}
+	if at == len(req) || len(low) != len(req) {
+		return ""
+	}
+	return strings.TrimLeft(req[at:], " ,:")
+}
+
+// clauseOpening is the end of phrase p's first use opening a clause of low after its start, or -1.
+func clauseOpening(low, p string) int {
+	for off := 0; off < len(low); {
+		i := phraseAt(low[off:], p)
+		if i < 0 {
+			return -1
+		}
+		if i += off; i > 0 && clauseOpens(low[:i]) {
+			return i + len(p)
+		}
+		off = i + len(p)
+	}
+	return -1
+}
+
+// clauseOpens: the text before a word ends a clause (a mark, "and", "und").
+func clauseOpens(before string) bool {
+	b := strings.TrimRight(before, " ")
+	r, _ := utf8.DecodeLastRuneInString(b)
+	return strings.ContainsRune(clauseEnds, r) || andWords.has(b[strings.LastIndexByte(b, ' ')+1:])
+}
+
+// laterAskLeft is the newest request's later ask when the work stands done and the agent's last words report on the
+// first ask but name nothing of the later one: one message asked for two things and the session stopped after one.
+func (st *State) laterAskLeft() string {
+	req := cmp.Or(st.Latest, st.Task)
+	later := laterAsk(req)
+	if later == "" || overlaps(st.LastText, later) || !overlaps(st.LastText, req[:len(req)-len(later)]) || !st.workDone(true) {
+		return ""
+	}
+	return later
 }
 
 func setsGoal(c promptClass) bool { return c != promptAck && c != promptFollowUp }
@@ -616,7 +665,7 @@ func (st *State) setLatest(p string, at time.Time) {
 // finishTask sets a done goal aside as completed when a new task follows it in the same session ("Done: retry.py has
 // the helper" then "Now write the changelog entry"): finished, not pending; another session's work is history.
 func (st *State) finishTask(next bool) {
-	if next && st.workDone() {
+	if next && st.workDone(false) {
 		st.Task = "completed: " + st.Task
 		st.setAside()
 	}

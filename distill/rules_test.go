@@ -203,6 +203,8 @@ func parseRuleRows(t *testing.T, src string) []ledger.Row {
 			}
 		case "harness":
 			r.Kind, r.Role = adapters.Kind("harness"), "user"
+		case "queued":
+			r.Kind, r.Role = adapters.KindQueued, "user"
 		default:
 			t.Fatalf("rows line %d: unknown kind %q", n+1, f[0])
 		}

@@ -19,8 +19,9 @@ import (
 // manage.py test`, was `python manage.py`), LastCallSeq; 8 a package manager's script with or without "run" (`npm test`
 // = `npm run test`) and rails' subcommand; 9 a test runner's name filter (`jest cart`, `go test -run X`)
 // and an exec wrapper's command (`docker compose run web pytest` is pytest's); 10 the offer the user accepted; 11 a
-// failure the user declined (Failure.Declined) and the commands started in the background (Background).
-const StateVersion = 12
+// failure the user declined (Failure.Declined) and the commands started in the background (Background); 13 how the
+// session ended (Ended); 14 how many tests a failing run reported (Failure.Tests).
+const StateVersion = 14
 
 // Bounds that keep a State small however long the project's history grows.
 const (
@@ -53,6 +54,8 @@ type State struct {
 	// PromptSession: the latest prompt's session; AfterBreak: a compaction
 	// or a prompt in another session came since the last request.
 	PromptSession int64
+	Ended         string // EndOf the main thread's last telling row
+	Queued        string // a prompt the user queued that no prompt row has delivered yet
 	AfterBreak    bool
 	Answered      bool // prose or a tool call followed the latest prompt
 	// Fallback: the latest prompt (never a compaction summary), the task when none is substantive.
@@ -142,6 +145,9 @@ func (st *State) Add(r *ledger.Row) {
 	st.Seq++
 	st.Rows++
 	st.RowRef = refOf(r)
+	if e, quiet := EndOf(*r); !quiet && !r.Sidechain {
+		st.Ended = e
+	}
 	if r.Kind != adapters.KindUsage && r.Kind != adapters.KindInjection {
 		st.Tool, st.SessionID = r.Tool, r.SessionID
 	}
@@ -151,6 +157,73 @@ func (st *State) Add(r *ledger.Row) {
 	}
 }
 
+// EndOf is how row r says its session ended when it is the main thread's last telling row: its kind (interrupted,
+// refused, compaction, prompt, text: the agent's reply), "limit" or "api" for a model API error, "" for a tool's call,
+// result or failure. Quiet rows say nothing: token figures, carryover's injection, harness notes, a limit warning.
+func EndOf(r ledger.Row) (end string, quiet bool) {
+	switch {
+	case r.Kind == adapters.KindLimit:
+		return limitEnd(r.Text)
+	case r.Kind == adapters.KindError && r.CallID == "" && r.Role != "tool":
+		return apiEnd(r), false
+	case r.Kind == adapters.KindQueued && r.Text == "": // the queue taken back into the input box
+		return "", true
+	}
+	return endKinds[r.Kind], quietKinds[r.Kind]
+}
+
+// endKinds say how a session ended by themselves; quietKinds never do.
+var (
+	endKinds = map[adapters.Kind]string{adapters.KindInterrupted: "interrupted", adapters.KindRefused: "refused",
+		adapters.KindCompaction: "compaction", adapters.KindPrompt: "prompt", adapters.KindText: "text", adapters.KindQueued: "queued"}
+	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true}
+)
+
+// apiEnd is how a model API error (no tool's) ended a session: at the limit it names, else "api".
+func apiEnd(r ledger.Row) string {
+	if adapters.LimitFromError(r.Text, adapters.APIErrorStatus(r.Text), r.Time) != nil {
+		return "limit"
+	}
+	return "api"
+}
+
+// limitEnd is "limit" for a limit row's text that says one was reached (Limit.Phrase; a warning, "80 % used", is
+// quiet).
+func limitEnd(text string) (string, bool) {
+	for _, k := range []adapters.LimitKind{adapters.LimitUsage, adapters.LimitRate, adapters.LimitQuota, adapters.LimitOverloaded} {
+		if (&adapters.Limit{Kind: k, Reached: true}).Phrase() == text {
+			return "limit", false
+		}
+	}
+	return "", true
+}
+
+// ending is how the session ended (EndOf), the agent's reply told apart: a completion report ("done"), a question
+// to the user ("asked", its closing words end with a question mark, markup aside), else nothing.
+func ending(end string, h *Handoff) string {
+	if end != string(adapters.KindText) {
+		return end
+	}
+	last := strings.TrimRight(strings.TrimSpace(h.LastWords), "*_`\"') ")
+	switch {
+	case h.Completed:
+		return "done"
+	case strings.HasSuffix(last, "?") || strings.HasSuffix(last, "？"):
+		return "asked"
+	}
+	return ""
+}
+
+// Ending is how the session of rows ended, as its main thread's last telling row says (EndOf, ending).
+func Ending(rows []ledger.Row, h Handoff) string {
+	for i := len(rows) - 1; i >= 0; i-- {
+		if e, quiet := EndOf(rows[i]); !quiet && !rows[i].Sidechain {
+			return ending(e, &h)
+		}
+	}
+	return ""
+}
+
 func sessionWork(k adapters.Kind) bool {
 	return k == adapters.KindToolCall || k == adapters.KindToolResult || k == adapters.KindError
 }
@@ -158,7 +231,10 @@ func sessionWork(k adapters.Kind) bool {
 func (st *State) addKind(r *ledger.Row, at time.Time) {
 	switch r.Kind {
 	case adapters.KindPrompt:
+		st.Queued = ""
 		st.addPromptRow(r, at)
+	case adapters.KindQueued:
+		st.Queued = r.Text // delivered, a prompt row follows; taken back, an empty one
 	case adapters.KindCompaction:
 		st.AfterBreak = true // a summary is never the task
 	case adapters.KindText:
@@ -404,7 +480,8 @@ func (st *State) addResultRow(r *ledger.Row) {
 		return
 	}
 	st.addDone(Done{Text: "ran `" + clip(oneLine(c.Command), 80) + "`"})
-	st.resolveBy(c.Command)
+	st.resolveBy(c.Command, r.Text)
+	st.dryRun(c.Command, r.Text)
 }
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
@@ -446,6 +523,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	}
 	if isTestCmd(cmd) {
 		st.TestFails = last(append(st.TestFails, st.Seq), 8)
+		st.Failures[len(st.Failures)-1].Tests = testCount(r.Text)
 	}
 }
 
@@ -692,9 +770,23 @@ func (st *State) Handoff(o Options) Handoff {
 		next, rule = st.nextAction(h, failing)
 	}
 	h.Next, h.NextRule = clip(next, 300), rule
+	st.queuedInto(&h)
 	st.evidenceInto(&h)
 	st.doneInto(&h, o.Project)
+	h.Ended = ending(st.Ended, &h)
 	return h
+}
+
+// queuedInto: a prompt still queued when the session ended is the latest request and the next action (the agent never
+// received it); the latest request before it stays among the user's words.
+func (st *State) queuedInto(h *Handoff) {
+	if st.Queued == "" {
+		return
+	}
+	if h.Latest != "" {
+		h.Instructions = append(h.Instructions, h.Latest)
+	}
+	h.Latest, h.Next, h.NextRule = st.Queued, clip("Answer the request the user queued, which the previous agent never received: "+oneLine(st.Queued), 300), "queued request"
 }
 
 type fileAcc struct {
@@ -756,7 +848,7 @@ func (st *State) failuresInto(h *Handoff) {
 	// A step the user refused this turn with nothing called since stands open ("not yet — wait for the backup"): the
 	// agent's "I won't run it until the backup is done" claims nothing done. A completion said before the newest
 	// request is an earlier turn's: it finishes nothing of this one.
-	h.Completed = st.workDone() && st.LastCallSeq >= st.StopSeq && !st.unaddressed()
+	h.Completed = st.workDone(true) && st.LastCallSeq >= st.StopSeq && !st.unaddressed()
 	prohibited := st.prohibitions()
 	for i := len(st.Failures) - 1; i >= 0; i-- {
 		f := st.Failures[i]
@@ -807,24 +899,28 @@ func namedFile(stop, text string) string {
 }
 
 // workDone: the agent's last words since the newest request report it done, or the tools show a fix verified,
-// nothing failing since.
-func (st *State) workDone() bool {
-	return st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix()) && !st.failedAfter(st.LastTextSeq)
+// nothing failing since. edited: an edit since the request that a passing verification checked counts as a fix
+// verified too, however the agent worded it ("Notes with newlines are quoted now"); a new goal is not read from it
+// (nextAfterDone): "also add a Retry-After header" after a tested rate limiter goes on with the same work.
+func (st *State) workDone(edited bool) bool {
+	return st.LastTextSeq > max(0, st.AskSeq) && (completed(st.LastText) || st.verifiedFix(edited)) && !st.failedAfter(st.LastTextSeq)
 }
 
 // verifiedFix is completion shown by the tools, however the agent worded it ("go vet is clean now"): a failure was
-// fixed, none is left, and the last verification passed after the last edit and the newest request and before the
-// agent's last words (a pass before "now also add an export command" verifies nothing of it).
-func (st *State) verifiedFix() bool {
-	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || len(st.Failures) == 0 {
+// fixed (or, edited, an edit since the request was checked and the last words state no next step), none is left, and the last verification passed after the
+// last edit and the newest request and before the agent's last words (a pass before "now also add an export command"
+// verifies nothing of it).
+func (st *State) verifiedFix(edited bool) bool {
+	if st.LastPassSeq == 0 || st.LastPassSeq < st.AskSeq || st.LastPassSeq > st.LastTextSeq || st.editedSince(st.LastPassSeq) {
 		return false
 	}
-	for _, e := range st.Edits {
-		if e.Seq > st.LastPassSeq {
-			return false
-		}
-	}
-	return !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+	edited = edited && st.editedSince(st.AskSeq) && !goesOn(strings.ToLower(closingParagraph(st.LastText)))
+	return (edited || len(st.Failures) > 0) && !slices.ContainsFunc(st.Failures, func(f Failure) bool { return !f.Resolved })
+}
+
+// editedSince: the newest edit came after row seq (Edits are in fold order).
+func (st *State) editedSince(seq int64) bool {
+	return len(st.Edits) > 0 && st.Edits[len(st.Edits)-1].Seq > seq
 }
 
 // leftBehind: after completion with nothing failing since, a failure before
@@ -1062,5 +1158,5 @@ func (st *State) questionRefs(q string) []Ref {
 // closing answers the requests before it, this one is open.
 func (st *State) unaddressed() bool {
 	return st.Latest != "" && st.LastTextSeq > st.AskSeq && !overlaps(st.LastText, st.Latest) &&
-		!slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Seq > st.AskSeq })
+		!st.editedSince(st.AskSeq) || st.laterAskLeft() != ""
 }

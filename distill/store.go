@@ -325,7 +325,7 @@ func (c *codec) state(st *State) {
 	codeMap(c, &st.FailedCalls, 1, (*codec).bool)
 	codeList(c, &st.Edits, 9, (*codec).edit)
 	codeList(c, &st.TestFails, 1, (*codec).varint)
-	codeList(c, &st.Failures, 12, (*codec).failure)
+	codeList(c, &st.Failures, 13, (*codec).failure)
 	codeList(c, &st.FailureKeys, 1, (*codec).str)
 	codeList(c, &st.Done, 2, (*codec).done)
 	codeList(c, &st.Decided, 1, (*codec).str)
@@ -338,6 +338,8 @@ func (c *codec) state(st *State) {
 	codeList(c, &st.SetAside, 1, (*codec).str)
 	c.varint(&st.PromptSession)
 	c.bool(&st.AfterBreak)
+	c.str(&st.Ended)
+	c.str(&st.Queued)
 	c.bool(&st.Answered)
 	codeList(c, &st.Plan, 2, (*codec).plan)
 	codeList(c, &st.Refs, 1, (*codec).str)
@@ -407,6 +409,7 @@ func (c *codec) failure(x *Failure) {
 	codeList(c, &x.Refs, 2, (*codec).ref)
 	c.bool(&x.Superseded)
 	c.bool(&x.Declined)
+	c.int(&x.Tests)
 }
 
 func (c *codec) done(x *Done) {

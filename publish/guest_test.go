@@ -1,8 +1,11 @@
 package publish_test
 
 import (
+	"errors"
+	"fmt"
 	"github.com/carryover/carryover/publish/config"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,4 +166,83 @@ func TestProjectPointerOnlyStricter(t *testing.T) {
 	if (config.Config{Ignore: []string{"/work/client"}}).Ignores("/work/client2") {
 		t.Errorf("a sibling with the same prefix is ignored")
 	}
+}
+
+// TestPointerLeavesTrackedTeamFiles: under auto, an AGENTS.md the project's git tracks is a team file — the block
+// would show in `git status` and ride the next `git commit -a`, with no command of the user's asking for it
+// (redteam3: a Stop with Aider among the user's tools edited a cloned repository's AGENTS.md). It is left byte for
+// byte and the log says how to ask for it; an untracked memory file still gets the block, and always still writes.
+func TestPointerLeavesTrackedTeamFiles(t *testing.T) {
+	home, dir, files := guestProject(t)
+	os.RemoveAll(filepath.Join(dir, ".git"))
+	for _, args := range [][]string{{"init", "-q"}, {"add", "AGENTS.md"}, {"commit", "-qm", "team"}} {
+		if out, err := gitCmd(dir, args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	var logged []string
+	p := &publish.Project{Root: dir, Home: home, Pointer: publish.PointerAuto, PointerFor: []string{"gemini"},
+		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
+	if err := p.WriteProject("# [CARRYOVER] test\nbody\n", "claude"); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, dir, map[string]string{"AGENTS.md": files["AGENTS.md"]})
+	if b, _ := os.ReadFile(filepath.Join(dir, "GEMINI.md")); string(b) != publish.PointerBlock {
+		t.Errorf("untracked GEMINI.md = %q, want the block", b)
+	}
+	if !strings.Contains(strings.Join(logged, "\n"), "AGENTS.md is tracked by git") {
+		t.Errorf("log = %q, want why AGENTS.md was left alone", logged)
+	}
+	p.Pointer = publish.PointerAlways
+	p.WriteProject("# [CARRYOVER] test\nbody 2\n", "claude")
+	if b, _ := os.ReadFile(filepath.Join(dir, "AGENTS.md")); !strings.Contains(string(b), "<!--CARRYOVER:START-->") {
+		t.Errorf("always: AGENTS.md lacks the block: %q", b)
+	}
+}
+
+func gitCmd(dir string, args ...string) *exec.Cmd {
+	c := exec.Command("git", append([]string{"-c", "user.email=t@t", "-c", "user.name=t", "-c", "core.hooksPath=/dev/null"}, args...)...)
+	c.Dir = dir
+	return c
+}
+
+// TestPurgeKeepsTrackedCarryoverDir: `uninstall --purge` deleted a .carryover/ whose files the repository committed
+// (a config.toml, a history file): the dry run said "carryover's handoff, history and resume prompts" and `git status`
+// then showed the team's files deleted (redteam3). Any tracked file under it leaves the directory alone, named.
+func TestPurgeKeepsTrackedCarryoverDir(t *testing.T) {
+	home, dir, _ := guestProject(t)
+	planted := filepath.Join(dir, ".carryover", "history", "config.toml")
+	os.MkdirAll(filepath.Dir(planted), 0o755)
+	os.WriteFile(planted, []byte("team\n"), 0o644)
+	tracked := func(p string) bool { return p == planted }
+	for _, dry := range []bool{true, false} {
+		steps := publish.Purge(home, dir, tracked, dry)
+		if len(steps) != 1 || steps[0].Action != "left alone" || steps[0].Err == nil || !strings.Contains(steps[0].Err.Error(), "config.toml") {
+			t.Errorf("dry=%v: steps %+v, want .carryover/ left alone naming the tracked file", dry, steps)
+		}
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the tracked file went: %v", err)
+	}
+}
+
+// TestTrackedCarryoverGitignore: a repository that commits .carryover/.gitignore (here re-including everything) has
+// claimed the directory: rewriting that file edited a team file silently (`M .carryover/.gitignore`, redteam3), and
+// writing beside it would put the handoff in the next `git add -A`. Nothing is written there; the error says why.
+func TestTrackedCarryoverGitignore(t *testing.T) {
+	home, dir, _ := guestProject(t)
+	os.RemoveAll(filepath.Join(dir, ".git"))
+	own := filepath.Join(dir, ".carryover", ".gitignore")
+	os.MkdirAll(filepath.Dir(own), 0o755)
+	os.WriteFile(own, []byte("!*\n"), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", ".carryover/.gitignore"}, {"commit", "-qm", "team"}} {
+		if out, err := gitCmd(dir, args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	p := &publish.Project{Root: dir, Home: home, Pointer: publish.PointerAuto}
+	if err := p.WriteProject("# [CARRYOVER] test\nbody\n", "claude"); !errors.Is(err, publish.ErrTracked) {
+		t.Errorf("WriteProject: %v, want ErrTracked", err)
+	}
+	sameFiles(t, dir, map[string]string{".carryover/.gitignore": "!*\n"}, ".carryover/handoff.md")
 }

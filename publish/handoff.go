@@ -430,8 +430,25 @@ func gitLines(h distill.Handoff) []string {
 	return []string{l}
 }
 
+// Endings are how a session ended (distill.EndOf), in carryover's words, never a row's: the resume prompt and
+// handoff.md say one only where the evidence does, and only these (a session file cannot put its own words there).
+var Endings = map[string]string{
+	"interrupted": "when the user interrupted it",
+	"refused":     "when the user refused a tool call",
+	"compaction":  "at a context compaction",
+	"prompt":      "before the agent answered the user's last request",
+	"queued":      "with a request the user queued that the agent never received",
+	"limit":       "at a usage, rate or quota limit",
+	"done":        "with the agent reporting the work complete",
+	"asked":       "with the agent asking the user a question",
+	"api":         "at a model API error (not a limit)",
+}
+
 func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 	var out []string
+	if e := Endings[h.Ended]; e != "" {
+		out = append(out, "the session ended "+e)
+	}
 	if h.Tokens.Max > 0 {
 		out = append(out, ContextLine(h.Tokens))
 	}
@@ -1156,13 +1173,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	defer writes.Wait() // before d closes
 	writes.Go(func() {
 		if id := IDOf(HeaderOf(text)); id != "" {
-			var repo *distill.Repo
-			if p.Repo != nil {
-				repo = p.Repo()
-			} else {
-				repo = distill.OpenRepo(p.Root)
-			}
-			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, repo, p.Root); err != nil {
+			if _, err := writeHistory(d, id, text, p.HistoryKeep, p.ownHistory, p.repo(), p.Root); err != nil {
 				p.Log("history: %v", err)
 			}
 		}
@@ -1175,11 +1186,25 @@ func (p *Project) WriteProject(text, tool string) error {
 		return fmt.Errorf("write handoff: %w", err)
 	}
 	for _, name := range p.pointerFiles(tool) {
+		// auto is carryover's own choice, not the user's: a memory file git tracks is the team's (the block would ride
+		// the next `git commit -a`), so only `pointer = "always"` writes one.
+		if p.Pointer != PointerAlways && p.repo().Tracked(filepath.Join(p.Root, name)) {
+			p.Log("pointer block: %s is tracked by git (a team file): left unchanged; `carryover config set pointer always` writes it", name)
+			continue
+		}
 		if err := ensurePointerRecorded(p.Home, p.Root, name); err != nil {
 			p.Log("pointer block: %v", err)
 		}
 	}
 	return nil
+}
+
+// repo is the project's .git: the hook's prefetched one, else opened now.
+func (p *Project) repo() *distill.Repo {
+	if p.Repo != nil {
+		return p.Repo()
+	}
+	return distill.OpenRepo(p.Root)
 }
 
 // pointerFiles get the pointer block. always: AGENTS.md and each agent's memory file when the agent always reads it,
@@ -1382,6 +1407,12 @@ func OpenDir(project string) (*safefile.Dir, error) {
 		return nil, err
 	}
 	if b, err := d.ReadFile(".gitignore", 4<<10); err != nil || !ignoresAll(b) {
+		// A repository that commits .carryover/.gitignore has claimed the directory: rewriting it edits a team file,
+		// and writing beside it puts carryover's files in the next `git add -A`.
+		if path := filepath.Join(Dir(project), ".gitignore"); distill.OpenRepo(project).Tracked(path) {
+			d.Close()
+			return nil, trackedErr(path)
+		}
 		if err := d.Write(".gitignore", []byte(OwnGitignore), safefile.Options{Mode: 0o600}); err != nil {
 			d.Close()
 			return nil, err
@@ -1921,14 +1952,18 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 	}
 	dir := Dir(project)
 	if fi, err := os.Lstat(dir); err == nil {
+		kept := ""
+		if tracked != nil && fi.IsDir() {
+			kept = trackedIn(dir, tracked)
+		}
 		switch {
 		case Canonical(dir) == Canonical(home), Exists(filepath.Join(dir, "ledger.sqlite")):
 			// carryover's own home (a session once ran in the home directory), or another one (CARRYOVER_HOME moved):
 			// not a project's state
 		case !fi.IsDir():
 			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("it is not a directory (a symlink?); carryover never wrote through it")})
-		case tracked != nil && tracked(HandoffPath(project)):
-			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: errors.New("its handoff.md is tracked by git (it came with the repository)")})
+		case kept != "":
+			steps = append(steps, PurgeStep{Path: dir, Action: "left alone", Err: fmt.Errorf("git tracks %s (it came with the repository); carryover deletes no file of the repository's", kept)})
 		default:
 			s := PurgeStep{Path: dir + string(filepath.Separator), Action: "delete", Why: "carryover's handoff, history and resume prompts"}
 			if !dryRun {
@@ -1942,6 +1977,18 @@ func Purge(home, project string, tracked func(path string) bool, dryRun bool) []
 		_ = os.Remove(SidecarPath(home, project))
 	}
 	return steps
+}
+
+// trackedIn is the first file under dir that git tracks ("": none): a repository can commit anything under .carryover/.
+func trackedIn(dir string, tracked func(path string) bool) (found string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && tracked(p) {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // purgePointer undoes carryover's pointer block in project/name (ok false: nothing of carryover's there).

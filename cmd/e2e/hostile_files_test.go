@@ -460,18 +460,31 @@ func TestHostileFiles(t *testing.T) {
 	})
 
 	t.Run("gitignore-negation", func(t *testing.T) {
-		h := newHostileRepo(t, func(up string) {
-			os.WriteFile(filepath.Join(up, ".gitignore"), []byte(".carryover/*\n!.carryover/handoff.md\n!.carryover/RESUME.md\n"), 0o644)
-			os.MkdirAll(filepath.Join(up, ".carryover"), 0o755)
-			os.WriteFile(filepath.Join(up, ".carryover", ".gitignore"), []byte("!*\n"), 0o644)
-		})
-		h.around("Stop")
-		if _, err := os.Stat(publish.HandoffPath(h.project)); err != nil {
-			t.Fatalf("no handoff: %v\n%s", err, h.log())
-		}
-		gitRun(t, h.project, "check-ignore", "-q", ".carryover/handoff.md")
-		if out := gitRun(t, h.project, "add", "-A", "-n"); strings.Contains(out, "handoff.md") {
-			t.Errorf("git add -A would commit the handoff:\n%s", out)
+		// Untracked: the project's negations cannot un-ignore the handoff (.carryover/ ignores itself). Tracked
+		// .carryover/.gitignore: the repository claimed the directory; rewriting it edited a team file and writing
+		// beside it would be committed, so nothing is written there, as for a tracked handoff.md.
+		for _, tracked := range []bool{false, true} {
+			h := newHostileRepo(t, func(up string) {
+				os.WriteFile(filepath.Join(up, ".gitignore"), []byte(".carryover/*\n!.carryover/handoff.md\n!.carryover/RESUME.md\n"), 0o644)
+				if tracked {
+					os.MkdirAll(filepath.Join(up, ".carryover"), 0o755)
+					os.WriteFile(filepath.Join(up, ".carryover", ".gitignore"), []byte("!*\n"), 0o644)
+				}
+			})
+			h.around("Stop")
+			if !tracked {
+				if _, err := os.Stat(publish.HandoffPath(h.project)); err != nil {
+					t.Fatalf("no handoff: %v\n%s", err, h.log())
+				}
+				gitRun(t, h.project, "check-ignore", "-q", ".carryover/handoff.md")
+			} else if b := mustRead(t, filepath.Join(h.project, ".carryover", ".gitignore")); string(b) != "!*\n" {
+				t.Errorf("the tracked .carryover/.gitignore was rewritten: %q", b)
+			} else {
+				h.wantLog(".gitignore is tracked by git")
+			}
+			if out := gitRun(t, h.project, "add", "-A", "-n"); strings.Contains(out, "handoff.md") {
+				t.Errorf("tracked=%v: git add -A would commit the handoff:\n%s", tracked, out)
+			}
 		}
 	})
 

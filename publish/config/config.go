@@ -10,9 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -621,24 +619,6 @@ func LookupKey(name string) (Key, bool) {
 	return keys[i], true
 }
 
-// knownKeys is every key Config decodes (its toml tags, so a field added to Config is never reported as unknown) plus
-// the documented ones.
-func knownKeys() []string {
-	var out []string
-	t := reflect.TypeOf(Config{})
-	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); name != "" && name != "-" {
-			out = append(out, name)
-		}
-	}
-	for _, k := range keys {
-		if !slices.Contains(out, k.Name) {
-			out = append(out, k.Name)
-		}
-	}
-	return out
-}
-
 // decode reads one config file. A syntax error is err (the whole file is ignored). An unknown key, a key that file may
 // not set, or an invalid value is a warning naming the file, the key and what to write instead, and only that key is
 // ignored.
@@ -648,15 +628,17 @@ func decode(path string, b []byte, global bool) (Config, map[string]any, []error
 	if err := toml.Unmarshal(b, &m); err != nil {
 		return c, nil, nil, err
 	}
-	known := knownKeys()
+	var known []string // every field of Config has its key (TestEveryFieldIsAKey)
+	for _, k := range keys {
+		known = append(known, k.Name)
+	}
 	var warns []error
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		ck, documented := LookupKey(k)
+		ck, ok := LookupKey(k)
 		var warn error
 		switch {
-		case !slices.Contains(known, k):
+		case !ok:
 			warn = fmt.Errorf("%s: unknown key %q ignored; %s (valid keys: %s)", path, k, ClosestHint(k, known), strings.Join(known, ", "))
-		case !documented:
 		case ck.GlobalOnly && !global:
 			warn = fmt.Errorf("%s: %q is only read from the global config; set it with `carryover config set %s ...`", path, k, k)
 		default:
@@ -846,9 +828,10 @@ func SetKeyInFile(path, key, literal string, perm fs.FileMode) error {
 	return EditFile(path, perm, func(b []byte) ([]byte, error) { return hookconf.SetKey(b, key, literal) })
 }
 
-// EditFile applies edit to the file at path (empty when missing) and writes the result when it changed.
+// EditFile applies edit to the file at path (empty when missing) and writes the result when it changed. It reads as
+// loadFile does, a regular file without blocking: a project's .carryover.toml may be a FIFO.
 func EditFile(path string, perm fs.FileMode, edit func([]byte) ([]byte, error)) error {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, maxConfig)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -4,9 +4,23 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
+
+// TestEveryFieldIsAKey: every key Config decodes (its toml tags) is a documented key, so decode never reports a
+// field's own key as unknown.
+func TestEveryFieldIsAKey(t *testing.T) {
+	typ := reflect.TypeOf(Config{})
+	for i := range typ.NumField() {
+		if name, _, _ := strings.Cut(typ.Field(i).Tag.Get("toml"), ","); name != "" && name != "-" {
+			if _, ok := LookupKey(name); !ok {
+				t.Errorf("Config field %s decodes key %q, which keys does not document", typ.Field(i).Name, name)
+			}
+		}
+	}
+}
 
 func TestProjectConfigMayOnlyMakeSafer(t *testing.T) {
 	home, proj := t.TempDir(), t.TempDir()

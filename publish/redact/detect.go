@@ -166,8 +166,8 @@ type assign struct {
 }
 
 // colonForms reads what a ':' starts besides "key: value": a Slack
-// webhook, a Telegram bot token, curl's -u user:password, or "::"; done
-// says the colon was decided.
+// webhook, curl's -u user:password, or "::"; done says the colon was
+// decided. A Telegram bot token is a generated rule (extra.toml).
 func colonForms(s string, i int) (m Match, ok, done bool) {
 	if m, ok := colonVendor(s, i); ok || hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
 		return m, ok, true
@@ -176,14 +176,10 @@ func colonForms(s string, i int) (m Match, ok, done bool) {
 	return m, ok, ok
 }
 
-// colonVendor is the vendor formats a ':' starts: a Slack webhook URL or a
-// Telegram bot token.
+// colonVendor is the vendor format a ':' starts: a Slack webhook URL.
 func colonVendor(s string, i int) (Match, bool) {
 	if hasPrefixAt(s, i+1, "//") {
 		return slackWebhook(s, i+3)
-	}
-	if i > 0 && classes[s[i-1]]&cDigit != 0 {
-		return telegram(s, i)
 	}
 	return Match{}, false
 }
@@ -606,7 +602,8 @@ func envPassword(key []byte) bool {
 	return len(key) > 4 && (hasSuffixBytes(key, "pass") || hasSuffixBytes(key, "pwd")) && string(key) != "oldpwd" && !hasSuffixBytes(key, "bypass")
 }
 
-// keywordAt returns the keyword that starts at key[p].
+// keywordAt returns the keyword that starts at key[p] (keywordsAt: the
+// generator's keywords, gen_test.go, indexed by their first byte).
 func keywordAt(key []byte, p int) (keyword, bool) {
 	for _, kw := range keywordsAt[key[p]] {
 		if hasAt(key, p, kw.word) {
@@ -619,18 +616,6 @@ func keywordAt(key []byte, p int) (keyword, bool) {
 type keyword struct {
 	word string
 	kind Kind
-}
-
-// keywords are the words of a secret's key, and the kind of its value.
-var keywords = []keyword{
-	{"password", KindPassword}, {"passwd", KindPassword}, {"passphrase", KindPassword},
-	{"private", KindSecret}, {"secret", KindSecret}, {"token", KindToken},
-	{"apikey", KindAPIKey}, {"accesskey", KindSecret}, {"auth", KindSecret},
-	{"credential", KindSecret},
-	// de, es, fr, pt (distill/lang's languages that spell these in ASCII)
-	{"passwort", KindPassword}, {"kennwort", KindPassword}, {"contrasena", KindPassword},
-	{"motdepasse", KindPassword}, {"senha", KindPassword}, {"geheimnis", KindSecret},
-	{"secreto", KindSecret}, {"segredo", KindSecret}, {"jeton", KindToken},
 }
 
 // qualifiers follow a keyword in names whose value is not the secret itself
@@ -923,7 +908,7 @@ func urlCredentials(s string, at int) (Match, bool) {
 		return Match{}, false
 	}
 	user, pass := s[j:colon], s[colon+1:at]
-	if pass == "" || hasPrefixAt(pass, 0, markerPrefix) || pass == user || isPlaceholder(pass) {
+	if pass == user || isPlaceholder(pass) { // "" and a marker are placeholders
 		return Match{}, false
 	}
 	if databaseScheme(s, j-3) {
@@ -969,14 +954,6 @@ var placeholderWords = []string{
 
 const maxWordLen = 14 // longest of placeholderWords
 
-// placeholderParts mark a value (any case) as a placeholder wherever they occur.
-var placeholderParts = []string{
-	"${", "{{", "$(", "<", ">", "...", "\u2026", "xxxx", "****", "####",
-	"changeme", "change_me", "change-me", "changeit", "your", "example", "placeholder",
-	"dummy", "redacted", "replace_me", "replace-me", "replaceme", "insert_", "insert-",
-	"fixme", "todo_", "sample_", "here", ".*",
-}
-
 // isPlaceholder reports whether v is obviously not a real secret: one
 // byte repeated, a reference, a number, a placeholder word or part.
 func isPlaceholder(v string) bool {
@@ -984,6 +961,8 @@ func isPlaceholder(v string) bool {
 		len(v) <= maxWordLen && equalFoldAny(v, placeholderWords) || hasPlaceholderPart(v)
 }
 
+// hasPlaceholderPart reports a placeholder part (gen_test.go's
+// placeholderParts, indexed by first byte in partsByFirst) anywhere in v.
 func hasPlaceholderPart(v string) bool {
 	for i := 0; i < len(v); i++ {
 		for _, p := range partsByFirst[lower(v[i])] {
@@ -1226,6 +1205,54 @@ func afterVerb(s string, p int) (int, bool) {
 	return p, false
 }
 
+// foreignProse is proseKey for the languages whose password word has no
+// 'w' to trigger on (es, pt, ru, ja, zh): the word, then a verb, then the
+// value ("la contraseña es X", "a senha é X", "пароль — X", "パスワードはX",
+// "密码是X"). It is triggered on the last byte of lit: one of the word's
+// bytes beyond ASCII (or, for Portuguese, the verb's é), so text in other
+// scripts never calls it. The value is ASCII (a CJK sentence goes on
+// without a space after it).
+func foreignProse(s string, i int) (Match, bool) {
+	for _, w := range foreignProseWords {
+		j := i + 1 - len(w.lit)
+		if j < 0 || !hasSuffixAt(s, i+1, w.lit[w.first:]) || !strings.EqualFold(s[j:j+w.first], w.lit[:w.first]) || !boundary(s, j) {
+			continue // the first letter in either case: Пароль, Senha
+		}
+		for _, v := range w.verbs {
+			if p := i + 1 + len(v); hasPrefixAt(s, i+1, v) {
+				return foreignValue(s, skipOver(s, p, p+4, " "))
+			}
+		}
+	}
+	return Match{}, false
+}
+
+var foreignProseWords = []struct {
+	lit   string
+	first int      // the length of lit's first letter
+	verbs []string // one follows the word
+}{
+	{"contraseñ", 1, []string{"a es ", "a era "}}, // triggered on the ñ
+	{"senha é", 1, []string{" "}},                 // triggered on the é
+	{"пароль", 2, []string{" — ", " – ", " - ", " это "}},
+	{"パスワード", 3, []string{"は"}},
+	{"密码", 3, []string{"是", "为"}},
+	{"口令", 3, []string{"是", "为"}},
+}
+
+// foreignValue reads the value at p of a password stated in words, up to
+// the first byte beyond ASCII.
+func foreignValue(s string, p int) (Match, bool) {
+	e := p
+	for e < len(s) && e-p <= maxValueLen && s[e] < 0x80 {
+		e++
+	}
+	if e == p {
+		return Match{}, false
+	}
+	return proseValue(s[:e], p, KindPassword, nil) // a marker is a placeholder (proseSecret)
+}
+
 // promptWords are the words of a prompt for a credential, lower case
 // ("pin" only as a word of its own: not ping, spinner), and the kind of
 // the answer.
@@ -1363,11 +1390,9 @@ func longFlag(s string, n int) (Match, bool) {
 }
 
 // shortFlag masks the password of a single-dash flag (s[i] is the dash):
-// -p in the commands that take one there (mysql/mariadb/sshpass/7z -pX
-// attached; sshpass and "<tool> login ... -p X" spaced), the one-letter
-// password flags of passFlags (ssh-keygen -N/-P, zip -P, redis-cli -a),
-// and single-dash long flags named like a password (openssl -passin
-// pass:X, keytool -storepass X).
+// a letter whose commands take one attached (mysql -pX) or as the next word
+// (ssh-keygen -N X) in passFlags, and single-dash long flags named like a
+// password (openssl -passin pass:X, keytool -storepass X).
 func shortFlag(s string, i int) (Match, bool) {
 	if i+2 >= len(s) {
 		return Match{}, false
@@ -1375,28 +1400,17 @@ func shortFlag(s string, i int) (Match, bool) {
 	if isAlnum(s[i+2]) && s[i+1] != 'p' || s[i+1] == 'p' && hasPrefixAt(s, i+2, "ass") {
 		return longSingleDash(s, i)
 	}
-	c := s[i+1]
-	attached := !isSpaceByte(s[i+2])
-	if c == 'p' {
-		return pFlag(s, i, attached)
+	f, v := passFlags[s[i+1]].spaced, i+2
+	if c := s[i+2]; !isSpaceByte(c) {
+		f, v = passFlags[s[i+1]].attached, i+1
+		if valueStop[c] && !isOneOf(c, "\"'") {
+			return Match{}, false // "-p;", "-p`cat pw`" ("-p-": spacedValue takes no flag for a value)
+		}
 	}
-	if !attached && len(passFlags[c]) > 0 && containsAny(lineBefore(s, i), passFlags[c]) {
-		return spacedValue(s, i+2, KindPassword, nil)
+	if len(f) > 0 && containsAny(lineBefore(s, i), f) {
+		return spacedValue(s, v, KindPassword, nil)
 	}
 	return Match{}, false // "- item", "-v ", "-x"
-}
-
-// pFlag masks the password of -p: attached in mysql/mariadb -pX, sshpass
-// -pX and 7z -pX, spaced in sshpass -p X and "<tool> login ... -p X".
-func pFlag(s string, i int, attached bool) (Match, bool) {
-	switch {
-	case attached && (s[i+2] == '-' || valueStop[s[i+2]] && !isOneOf(s[i+2], "\"'")):
-	case attached && containsAny(lineBefore(s, i), []string{"mysql", "mariadb", "sshpass", "7z "}):
-		return spacedValue(s, i+1, KindPassword, nil)
-	case !attached && containsAny(lineBefore(s, i), []string{"sshpass", " login"}):
-		return spacedValue(s, i+2, KindPassword, nil)
-	}
-	return Match{}, false
 }
 
 func containsAny(s string, words []string) bool {
@@ -1404,12 +1418,15 @@ func containsAny(s string, words []string) bool {
 }
 
 // passFlags lists, per one-letter flag, the commands in which it takes a
-// password or passphrase as its next word.
-var passFlags = [256][]string{
-	'N': {"ssh-keygen"},
-	'P': {"ssh-keygen", "zip", "unzip"},
-	'a': {"redis-cli"},
-	'k': {"openssl enc", "openssl aes", "openssl des"},
+// password or passphrase attached (mysql/mariadb/sshpass/7z -pX) or as its
+// next word (sshpass and "<tool> login ... -p X", ssh-keygen -N/-P, zip -P,
+// redis-cli -a).
+var passFlags = [256]struct{ attached, spaced []string }{
+	'p': {[]string{"mysql", "mariadb", "sshpass", "7z "}, []string{"sshpass", " login"}},
+	'N': {nil, []string{"ssh-keygen"}},
+	'P': {nil, []string{"ssh-keygen", "zip", "unzip"}},
+	'a': {nil, []string{"redis-cli"}},
+	'k': {nil, []string{"openssl enc", "openssl aes", "openssl des"}},
 }
 
 // longSingleDash masks the value of -<name> <value> (openssl's -passin,
@@ -1474,7 +1491,7 @@ func lineBefore(s string, i int) string {
 // The vendor formats the generated table cannot hold: those that need
 // context (Twilio and Mailgun beside their name, an AWS secret after its
 // key id, a Slack webhook keeping its host) or have no literal to anchor
-// on (Discord and Telegram bot tokens).
+// on (Discord bot tokens).
 
 // dashToken handles private key blocks, flags, Mailgun's key- and PuTTY
 // key files; a -----BEGIN or -----END line is triggered on its second dash.
@@ -1647,17 +1664,6 @@ func discordTail(s string, t, i int) (Match, bool) {
 	e3 := run(s, e2+1, setURLSafe)
 	n := e3 - (e2 + 1)
 	return Match{KindDiscordToken, t, e3}, n >= 27 && n <= 38 && endBoundary(s, e3)
-}
-
-// telegram matches a bot token, <5-16 digits>:A<34 url-safe>; s[i] is the
-// colon.
-func telegram(s string, i int) (Match, bool) {
-	t := runBack(s, i, i-17, cDigit)
-	if i-t < 5 || i-t > 16 || !boundary(s, t) && !hasSuffixAt(s, t, "/bot") || !hasPrefixAt(s, i+1, "A") {
-		return Match{}, false
-	}
-	e := run(s, i+2, setURLSafe)
-	return Match{KindTelegramToken, t, e}, e-(i+2) == 34 && endBoundary(s, e) && mixed(s[i+2:e])
 }
 
 // slackWebhook masks the path of https://hooks.slack.com/services/...,

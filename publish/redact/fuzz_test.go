@@ -23,6 +23,7 @@ func FuzzString(f *testing.F) {
 	}
 	f.Add("password=[REDACTED:password]")
 	f.Add("\xff\xfeAKIA\x00ghp_")
+	f.Add("contraseña es Tr0ub4dor3x; пароль — Hq7nVx2Lp9Kd パスワードはXk9vR2mQp4Lzです 密码是 \\\"Tr0ub4dor3x\\\"")
 	f.Fuzz(func(t *testing.T, s string) {
 		out := String(s)
 		if ms := Find(out); len(ms) != 0 {

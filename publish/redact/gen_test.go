@@ -485,6 +485,20 @@ func TestRulesGenerated(t *testing.T) {
 	}
 }
 
+// wordSets reports spans whose sets together allow two kinds of characters
+// (digits, lower-case, upper-case letters), one of them lower-case letters:
+// a token's genToken.words.
+func wordSets(pre, post set) bool {
+	pre.union(post)
+	kinds := 0
+	for _, probe := range []byte{'7', 'q', 'Q'} {
+		if pre.has(probe) {
+			kinds++
+		}
+	}
+	return kinds >= 2 && pre.has('q')
+}
+
 // readRules reads the [[rules]] of a gitleaks-schema TOML file.
 func readRules(path string) ([]rule, error) {
 	b, err := os.ReadFile(path)
@@ -726,10 +740,10 @@ func render(tokens []tokenEntry, keywords []keywordEntry, skipped []string, nrul
 	b.WriteString("var genTokens = [...]genToken{\n")
 	dTokens, dKeywords = nil, nil
 	for _, t := range tokens {
-		g := genToken{t.id, t.lit, t.fold, genSpan{uint8(idx(t.pre.set)), t.pre.min, t.pre.max}, genSpan{uint8(idx(t.post.set)), t.post.min, t.post.max}}
+		g := genToken{t.id, t.lit, t.fold, wordSets(t.pre.set, t.post.set), genSpan{uint8(idx(t.pre.set)), t.pre.min, t.pre.max}, genSpan{uint8(idx(t.post.set)), t.post.min, t.post.max}}
 		dTokens = append(dTokens, g)
-		fmt.Fprintf(&b, "\t{%q, %q, %v, genSpan{%d, %d, %d}, genSpan{%d, %d, %d}},\n",
-			g.id, g.lit, g.fold, g.pre.set, g.pre.min, g.pre.max, g.post.set, g.post.min, g.post.max)
+		fmt.Fprintf(&b, "\t{%q, %q, %v, %v, genSpan{%d, %d, %d}, genSpan{%d, %d, %d}},\n",
+			g.id, g.lit, g.fold, g.words, g.pre.set, g.pre.min, g.pre.max, g.post.set, g.post.min, g.post.max)
 	}
 	b.WriteString("}\n\nvar genKeywords = [...]genKeyword{\n")
 	for _, k := range keywords {
@@ -985,6 +999,15 @@ var handTriggers = [...]struct {
 	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true},      // to(k)en, (k)ey after to(ken), api key, api_key, apikey
 	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},
 	{c: 0x9a, prev: "\xbc"}, // ：(U+FF1A, EF BC 9A) after 密码 (assignment)                   // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
+	// foreignProse: the last byte of contraseña's ñ (C3 B1), of "senha é"
+	// (C3 A9), пароль's ь (D1 8C), パスワード's ド (E3 83 89), 密码's 码 (E7 A0
+	// 81), 口令's 令 (E4 BB A4), before a space or a verb (は E3, 是 E6, 为 E4)
+	{c: 0xb1, prev: "\xc3", next: "a"},
+	{c: 0xa9, prev: "\xc3", next: " "},
+	{c: 0x8c, prev: "\xd1", next: " "},
+	{c: 0x89, prev: "\x83", next: "\xe3 "},
+	{c: 0x81, prev: "\xa0", next: "\xe6\xe4 "},
+	{c: 0xa4, prev: "\xbb", next: "\xe6\xe4 "},
 }
 
 const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -1295,6 +1318,28 @@ func orSet(a, b byteSet) byteSet {
 func addKeyTri(w string, fam uint8) {
 	t := tri(w[0], w[1], w[2])
 	keyTri[fam>>1][t>>6] |= 1 << (t & 63)
+}
+
+// keywords are the words of a secret's key, and the kind of its value
+// (classifyKey reads them as keywordsAt).
+var keywords = []keyword{
+	{"password", KindPassword}, {"passwd", KindPassword}, {"passphrase", KindPassword},
+	{"private", KindSecret}, {"secret", KindSecret}, {"token", KindToken},
+	{"apikey", KindAPIKey}, {"accesskey", KindSecret}, {"auth", KindSecret},
+	{"credential", KindSecret},
+	// de, es, fr, pt (distill/lang's languages that spell these in ASCII)
+	{"passwort", KindPassword}, {"kennwort", KindPassword}, {"contrasena", KindPassword},
+	{"motdepasse", KindPassword}, {"senha", KindPassword}, {"geheimnis", KindSecret},
+	{"secreto", KindSecret}, {"segredo", KindSecret}, {"jeton", KindToken},
+}
+
+// placeholderParts mark a value (any case) as a placeholder wherever they
+// occur (isPlaceholder reads them as partsByFirst).
+var placeholderParts = []string{
+	"${", "{{", "$(", "<", ">", "...", "\u2026", "xxxx", "****", "####",
+	"changeme", "change_me", "change-me", "changeit", "your", "example", "placeholder",
+	"dummy", "redacted", "replace_me", "replace-me", "replaceme", "insert_", "insert-",
+	"fixme", "todo_", "sample_", "here", ".*",
 }
 
 func initDetect() {

@@ -407,6 +407,7 @@ func initTables() {
 		'-': dashToken, '_': prefixedToken, '=': assignment, ':': assignment, '@': urlCredentials,
 		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
 		'w': proseKey, 'k': proseKey, '>': xmlElement, 0x9a: fullColon, // a full-width colon's last byte
+		0xb1: foreignProse, 0xa9: foreignProse, 0x8c: foreignProse, 0x89: foreignProse, 0x81: foreignProse, 0xa4: foreignProse,
 	}
 	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
 }
@@ -613,6 +614,7 @@ type genToken struct {
 	id        string
 	lit       string
 	fold      bool // the literal matches in any case
+	words     bool // its spans allow two kinds of characters, one of them lower-case letters (genRandom)
 	pre, post genSpan
 }
 
@@ -764,7 +766,7 @@ func genRandomPart(rnd string, t *genToken) bool {
 	switch {
 	case rnd == "" && len(t.lit) >= 16:
 		return true
-	case !genRandom(rnd, t.pre.set, t.post.set):
+	case !genRandom(rnd, t.words):
 		return false
 	}
 	return len(t.lit) >= 3 || hasDigit(rnd) && !onlyDigits(rnd)
@@ -824,37 +826,22 @@ func genSpanAfter(s string, from int, t *genToken, lim int) (int, bool) {
 
 // genRandom reports whether the random part of a token looks generated:
 // not a placeholder, and with two kinds of characters when its sets allow
-// two (gitleaks uses an entropy threshold; this is the cheap form). Only a
-// set with lower-case letters holds words; an upper-case body without a
-// digit is a token (an AWS key id's 16 base32 bytes have none 3.6 % of the
-// time), and so are digits between dashes (Slack's xoxb-<digits>-... cut
-// before its letters) or alone.
-func genRandom(v string, sets ...uint8) bool {
+// two and one is lower-case letters (words: only such a set holds words;
+// the generator sets it per token). gitleaks uses an entropy threshold;
+// this is the cheap form. An upper-case body without a digit is a token
+// (an AWS key id's 16 base32 bytes have none 3.6 % of the time), and so
+// are digits between dashes (Slack's xoxb-<digits>-... cut before its
+// letters) or alone.
+func genRandom(v string, words bool) bool {
 	if fakeRun(v) {
 		return false
 	}
-	return !wordSets(sets) || mixed(v) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
+	return !words || mixed(v) || hasDigit(v) && hasSymbol(v) || len(v) >= 10 && onlyDigits(v)
 }
 
 // fakeRun reports an empty, one-byte-repeated or placeholder span.
 func fakeRun(v string) bool {
 	return v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example")
-}
-
-// wordSets reports sets that allow two kinds of characters, one of them
-// lower-case letters.
-func wordSets(sets []uint8) bool {
-	kinds := 0
-	for _, probe := range []byte{'7', 'q', 'Q'} {
-		if setsHave(sets, probe) {
-			kinds++
-		}
-	}
-	return kinds >= 2 && setsHave(sets, 'q')
-}
-
-func setsHave(sets []uint8, c byte) bool {
-	return slices.ContainsFunc(sets, func(k uint8) bool { return inGenSet(k, c) })
 }
 
 // genKeywordValue matches a keyword rule where the hand-written classifier

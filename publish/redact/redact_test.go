@@ -323,6 +323,14 @@ func TestString(t *testing.T) {
 		{"lang url held out", "https://x.example/login?usuario=ana&contraseña_db=Hq7nVx2Lp9Kd&jeton=" + mix36, "https://x.example/login?usuario=ana&contraseña_db=" + r(KindPassword) + "&jeton=" + r(KindToken)},
 		{"lang held out", "トークン：" + mix36 + " y la contraseña: Hq7nVx2Lp9Kd", "トークン：" + r(KindToken) + " y la contraseña: " + r(KindPassword)},
 		{"de prose held out", "Das neue Passwort ist Tr0ub4dor3x, bitte ändern", "Das neue Passwort ist " + r(KindPassword) + ", bitte ändern"},
+		// secrets stated in words in the languages whose password word has no 'w' to trigger on
+		{"es prose", "Tu nueva contraseña es Qx7mail2024.", "Tu nueva contraseña es " + r(KindPassword) + "."},
+		{"pt prose", "A senha é Tr0ub4dor3x, não compartilhe", "A senha é " + r(KindPassword) + ", não compartilhe"},
+		{"ru prose", "пароль — Hq7nVx2Lp9Kd", "пароль — " + r(KindPassword)},
+		{"ja prose", "パスワードはHq7nVx2Lp9Kdです", "パスワードは" + r(KindPassword) + "です"},
+		{"zh prose", "数据库密码是Tr0ub4dor3x，请保密", "数据库密码是" + r(KindPassword) + "，请保密"},
+		{"lang prose held out", "La contraseña era zX9-pw4Lq; Пароль это Qx7mail2024 и 管理员口令为 Hq7nVx2Lp9Kd", "La contraseña era " + r(KindPassword) + "; Пароль это " + r(KindPassword) + " и 管理员口令为 " + r(KindPassword)},
+		{"lang prose stays", "la contraseña es incorrecta; a senha é obrigatória; пароль — обязательное поле; パスワードは8文字以上; 密码是什么？ 密码是123456; café é bom", "la contraseña es incorrecta; a senha é obrigatória; пароль — обязательное поле; パスワードは8文字以上; 密码是什么？ 密码是123456; café é bom"},
 		{"lang stays", "名前：山田 ключевой: главный config=production sensor=on integration=jet2 Пароль: ******", "名前：山田 ключевой: главный config=production sensor=on integration=jet2 Пароль: ******"},
 		// misc
 		{"empty", "", ""},

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/carryover/carryover/adapters"
@@ -74,7 +73,7 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 		s.Tokens = &Tokens{Used: tok.Used, Max: tok.Max}
 	}
 	s.Conversation.Messages = messages(rows)
-	s.Ended = ending(rows, h)
+	s.Ended = publish.Endings[distill.Ending(rows, h)]
 	if src.Redact != nil {
 		s.Redact(src.Redact)
 	}
@@ -82,77 +81,8 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 	return s
 }
 
-// endings are how a session ended, in carryover's words (never a row's): by the kind of its last telling row, its
-// agent's last reply (done, asked) or a model API error (api). The prompt says one only where the evidence does, and
-// only these (knownEnding): a session file cannot put its own words in carryover's instructions.
-var endings = map[string]string{
-	string(adapters.KindInterrupted): "when the user interrupted it",
-	string(adapters.KindRefused):     "when the user refused a tool call",
-	string(adapters.KindCompaction):  "at a context compaction",
-	string(adapters.KindPrompt):      "before the agent answered the user's last request",
-	string(adapters.KindLimit):       "at a usage, rate or quota limit",
-	"done":                           "with the agent reporting the work complete",
-	"asked":                          "with the agent asking the user a question",
-	"api":                            "at a model API error (not a limit)",
-}
-
-func knownEnding(e string) bool { return slices.Contains(slices.Collect(maps.Values(endings)), e) }
-
-// reachedLimits are Limit.Phrase's words for a limit reached (not a warning: "usage limit near", "80 % used").
-var reachedLimits = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
-	for _, k := range []adapters.LimitKind{adapters.LimitUsage, adapters.LimitRate, adapters.LimitQuota, adapters.LimitOverloaded} {
-		m[(&adapters.Limit{Kind: k, Reached: true}).Phrase()] = true
-	}
-	return m
-})
-
-// quietKinds never say how a session ended: token figures, carryover's own injection, harness notes, a limit warning.
-var quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true, adapters.KindLimit: true}
-
-// ending is how the main thread's last telling row says the session ended ("" when it says nothing: a tool call or
-// result, a tool's failure, a reply neither asking nor reporting completion).
-func ending(rows []ledger.Row, h distill.Handoff) string {
-	for i := len(rows) - 1; i >= 0; i-- {
-		r := rows[i]
-		if e := apiEnding(r); e != "" && !r.Sidechain {
-			return e
-		}
-		switch {
-		case r.Sidechain || quietKinds[r.Kind]:
-			continue
-		case r.Kind == adapters.KindText:
-			return textEnding(h)
-		}
-		return endings[string(r.Kind)]
-	}
-	return ""
-}
-
-// apiEnding is a limit reached, or a model API error (no tool's) naming a limit or not; "" for any other row.
-func apiEnding(r ledger.Row) string {
-	switch {
-	case r.Kind == adapters.KindLimit && reachedLimits()[r.Text]:
-		return endings["limit"]
-	case r.Kind != adapters.KindError || r.CallID != "" || r.Role == "tool":
-		return ""
-	case adapters.LimitFromError(r.Text, adapters.APIErrorStatus(r.Text), r.Time) != nil:
-		return endings["limit"]
-	}
-	return endings["api"]
-}
-
-// textEnding is how a session that ended on the agent's reply ended: a completion report, or a question to the user
-// (its closing words end with a question mark, markup aside).
-func textEnding(h distill.Handoff) string {
-	last := strings.TrimRight(strings.TrimSpace(h.LastWords), "*_`\"') ")
-	switch {
-	case h.Completed:
-		return endings["done"]
-	case strings.HasSuffix(last, "?") || strings.HasSuffix(last, "？"):
-		return endings["asked"]
-	}
-	return ""
+func knownEnding(e string) bool {
+	return slices.Contains(slices.Collect(maps.Values(publish.Endings)), e)
 }
 
 func fileChange(f distill.File, diff string) FileChange {

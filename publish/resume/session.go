@@ -508,7 +508,7 @@ func Structured(s Session) Handoff {
 	switch {
 	case len(h.Blockers) > 0:
 		h.Status, h.Outcome = "blocked", "PARTIAL_MINUS"
-	case len(h.Next) > 0 || h.Now != "" && h.Ended != endings["done"]: // the agent's completion report ends it: nothing left open
+	case len(h.Next) > 0 || h.Now != "" && h.Ended != publish.Endings["done"]: // the agent's completion report ends it: nothing left open
 		h.Status, h.Outcome = "partial", "PARTIAL_PLUS"
 	default:
 		h.Status, h.Outcome = "complete", "SUCCEEDED"

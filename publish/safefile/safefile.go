@@ -11,8 +11,10 @@
 // read), and reads at most a stated number of bytes; a stale temp file is
 // deleted only when it is provably this package's (its name pattern, a
 // regular 0600 file of this user with one link: git never checks out a
-// 0600 file). A leaf: it imports nothing of carryover's. This file is what
-// the Unix (safefile_unix.go) and Windows implementations share.
+// 0600 file). A leaf: it imports nothing of carryover's. This file holds
+// the helpers the Unix (safefile_unix.go) and Windows implementations share
+// and carryover's log (Log); the entry points (ReadFile, WriteFile,
+// Dir.ReadFile) are in each platform's file.
 package safefile
 
 import (
@@ -23,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,45 +49,6 @@ type Options struct {
 	// Recycle writes into the directory's spare inode instead of a new temp
 	// file (Linux only; see writeRecycled): carryover's files rewritten every turn.
 	Recycle bool
-}
-
-// ReadFile reads path, following symlinks (the caller decides whether path
-// may be one): regular files only, never blocking on a FIFO or device, at
-// most max bytes.
-func ReadFile(path string, max int64) ([]byte, error) { return readPath(path, max, true) }
-
-// ReadFileNoFollow is ReadFile refusing a symlink as path's last element.
-func ReadFileNoFollow(path string, max int64) ([]byte, error) { return readPath(path, max, false) }
-
-// WriteFile writes path atomically through Dir.Write, its directory opened
-// as given (the caller trusts it: $CARRYOVER_HOME, an agent's settings; a
-// project's files go through its opened .carryover Dir).
-func WriteFile(path string, data []byte, o Options) error {
-	d, err := OpenDir(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Write(filepath.Base(path), data, o)
-}
-
-// ReadFile reads name in d: never through a symlink, regular files only, at
-// most max bytes (ErrTooLarge past that).
-func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
-	f, size, err := d.open(name, "read", max)
-	return readAll(f, size, max, err)
-}
-
-// Open opens name in d for reading at random (ReadAt) with ReadFile's
-// checks; the caller bounds what it reads by the size it stats.
-func (d *Dir) Open(name string) (*os.File, error) {
-	f, _, err := d.open(name, "open", math.MaxInt64)
-	return f, err
-}
-
-func readPath(path string, max int64, follow bool) ([]byte, error) {
-	f, size, err := openPath(path, "read", follow, max)
-	return readAll(f, size, max, err)
 }
 
 // readAll reads and closes f, opened (err nil) with size bytes.

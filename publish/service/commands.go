@@ -380,6 +380,9 @@ func explainOwn(l *ledger.Ledger, project string, h distill.Handoff, have []Expl
 	if h.Tokens.Max > 0 {
 		own("Session", fmt.Sprintf("context: %d/%d tokens", h.Tokens.Used, h.Tokens.Max), "the agent's newest usage report")
 	}
+	if e := publish.Endings[h.Ended]; e != "" {
+		own("Session", "the session ended "+e, "the main thread's last telling row (its kind; the agent's last reply, done or asking), as the resume prompt says it")
+	}
 	own("Session", h.Quality().String(), "carryover's measure of what the fold found (rows, prompts, sections filled)")
 	own("Session", "ledger: "+h.Tool+" session "+publish.ShortID(h.Session), "the session of the newest row in carryover's ledger")
 	return out
