@@ -104,19 +104,12 @@ func validVersion(s string) bool {
 // <prefix>/lib/node_modules/<pkg>/<script>, so pkg's package.json is above the resolved binary; on Windows npm writes
 // shims beside a node_modules directory instead.
 func npmVersion(pkg, bin, real, goos string) string {
-	dir := filepath.Dir(real)
-	for i := 0; i < 8; i++ {
-		if filepath.Base(dir) == "node_modules" {
-			break // above every package
-		}
+	// stop at node_modules (above every package) or the root
+	for i, dir, up := 0, filepath.Dir(real), ""; i < 8 && dir != up && filepath.Base(dir) != "node_modules"; i++ {
 		if v := manifestVersion(filepath.Join(dir, "package.json"), pkg); v != "" {
 			return v
 		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			break
-		}
-		dir = up
+		dir, up = filepath.Dir(dir), dir
 	}
 	if goos == "windows" {
 		return manifestVersion(filepath.Join(filepath.Dir(bin), "node_modules", filepath.FromSlash(pkg), "package.json"), pkg)

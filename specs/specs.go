@@ -237,16 +237,13 @@ func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
 	if a.Envelope == adapters.EnvelopeNone && len(r.Inject) > 0 {
 		return fmt.Errorf("row %s: the agent's envelope is none (adapters), so it cannot have inject hooks", r.ID)
 	}
-	if err := r.validateHooks(a); err != nil {
+	switch err := r.validateHooks(a); {
+	case err != nil:
 		return err
-	}
-	if len(r.Inject)+len(r.Snapshot) == 0 {
-		return nil
-	}
-	if tl.HookFile == nil {
+	case len(r.Inject)+len(r.Snapshot) == 0:
+	case tl.HookFile == nil:
 		return fmt.Errorf("row %s has hooks but the tool has no hook_file layout; add one (see the rules at the top of tools.toml)", r.ID)
-	}
-	if len(tl.Config.every()) == 0 {
+	case len(tl.Config.every()) == 0:
 		return fmt.Errorf("row %s has hooks but the tool has no config path", r.ID)
 	}
 	return nil

@@ -430,18 +430,10 @@ var keys = []Key{
 	},
 	oneOf("pointer", publish.PointerAuto, publish.PointerModes, "where the pointer block to .carryover/handoff.md goes: auto (only in projects where an agent needs it: no working start injection), always (AGENTS.md and the agents' memory files everywhere) or never",
 		Config.PointerMode),
-	{
-		Name: "ignore", Default: "[]", GlobalOnly: true,
-		Doc:   "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
-		check: checkPathList, parse: parsePathList("ignore"),
-		get: func(c Config) string { return Strings(c.Ignore) },
-	},
-	{
-		Name: "trusted_projects", Default: "[]", GlobalOnly: true,
-		Doc:   "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
-		check: checkPathList, parse: parsePathList("trusted_projects"),
-		get: func(c Config) string { return Strings(c.TrustedProjects) },
-	},
+	pathList("ignore", "projects (and everything under them) carryover leaves alone: hooks there exit at once (`carryover ignore`)",
+		func(c Config) []string { return c.Ignore }),
+	pathList("trusted_projects", "projects whose .carryover.toml may also weaken settings (turn redaction off, make resume quieter)",
+		func(c Config) []string { return c.TrustedProjects }),
 	{
 		Name: "expire_after", Default: `"7d"`, GlobalOnly: true,
 		Doc: "age after which a new session gets only a one-line notice of the project's handoff (30d, 2w, 12h)",
@@ -477,29 +469,17 @@ var keys = []Key{
 		},
 		get: func(c Config) string { return strconv.Itoa(cmp.Or(c.HistoryKeep, 50)) },
 	},
-	{
-		Name: "limits", Default: "{auto_resume = true, warn_percent = 90, max_restarts = 10}",
-		Doc:   "rate limits: write RESUME.md when one is hit (auto_resume), or ahead of time from warn_percent % of a usage window; carryover run's max_restarts",
-		Sub:   limitsChecks,
-		check: tableCheck("limits", LimitsKeys, limitsChecks),
-		parse: tableParse("limits", LimitsKeys),
-		get: func(c Config) string {
-			w := c.Walls()
+	table("limits", "{auto_resume = true, warn_percent = 90, max_restarts = 10}",
+		"rate limits: write RESUME.md when one is hit (auto_resume), or ahead of time from warn_percent % of a usage window; carryover run's max_restarts",
+		LimitsKeys, limitsChecks, func(w Walls) string {
 			return fmt.Sprintf("{auto_resume = %t, warn_percent = %g, max_restarts = %d}", w.AutoResume(), w.WarnPercent(), w.MaxRestarts())
-		},
-	},
-	{
-		Name: "context", Default: "{early_warn = 65, warn = 75, critical = 85, restart_at_critical = true}",
-		Doc:   "context window levels in % (WARN tells the agent once; CRITICAL refreshes the handoff and lets carryover run restart the agent)",
-		Sub:   contextChecks,
-		check: tableCheck("context", ContextKeys, contextChecks),
-		parse: tableParse("context", ContextKeys),
-		get: func(c Config) string {
-			w := c.Walls()
+		}),
+	table("context", "{early_warn = 65, warn = 75, critical = 85, restart_at_critical = true}",
+		"context window levels in % (WARN tells the agent once; CRITICAL refreshes the handoff and lets carryover run restart the agent)",
+		ContextKeys, contextChecks, func(w Walls) string {
 			t := w.Thresholds()
 			return fmt.Sprintf("{early_warn = %d, warn = %d, critical = %d, restart_at_critical = %t}", t.EarlyWarn, t.Warn, t.Critical, w.RestartAtCritical())
-		},
-	},
+		}),
 }
 
 var (
@@ -526,28 +506,29 @@ func oneOf(name, def string, values []string, doc string, get func(Config) strin
 	}
 }
 
-func tableCheck(name string, keys []string, checks map[string]func(any) error) func(any) error {
-	return func(v any) error {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("want a [%s] table", name)
-		}
-		for k, x := range m {
-			if !slices.Contains(keys, k) {
-				return fmt.Errorf("unknown key %q in [%s]; %s", k, name, ClosestHint(k, keys))
+// table is a table key of keys (in display order) with their checks; on the command line it is set one key at a time
+// (parse names its dotted keys); get is its value in effect.
+func table(name, def, doc string, keys []string, checks map[string]func(any) error, get func(Walls) string) Key {
+	return Key{Name: name, Default: def, Doc: doc, Sub: checks,
+		check: func(v any) error {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("want a [%s] table", name)
 			}
-			if err := checks[k](x); err != nil {
-				return fmt.Errorf("[%s] %s: %v", name, k, err)
+			for k, x := range m {
+				if !slices.Contains(keys, k) {
+					return fmt.Errorf("unknown key %q in [%s]; %s", k, name, ClosestHint(k, keys))
+				}
+				if err := checks[k](x); err != nil {
+					return fmt.Errorf("[%s] %s: %v", name, k, err)
+				}
 			}
-		}
-		return nil
-	}
-}
-
-// tableParse says a table is set one key at a time, naming its dotted keys.
-func tableParse(name string, keys []string) func(string) (string, error) {
-	return func(string) (string, error) {
-		return "", fmt.Errorf("%s is a table; set one of its keys: %s.%s", name, name, strings.Join(keys, ", "+name+"."))
+			return nil
+		},
+		parse: func(string) (string, error) {
+			return "", fmt.Errorf("%s is a table; set one of its keys: %s.%s", name, name, strings.Join(keys, ", "+name+"."))
+		},
+		get: func(c Config) string { return get(c.Walls()) },
 	}
 }
 
@@ -582,7 +563,7 @@ func nonNegative(v any) error {
 	return nil
 }
 
-// checkPathList accepts a TOML list of strings (ignore, trusted_projects).
+// checkPathList accepts a TOML list of strings.
 func checkPathList(v any) error {
 	xs, ok := v.([]any)
 	if !ok {
@@ -596,27 +577,36 @@ func checkPathList(v any) error {
 	return nil
 }
 
-// parsePathList reads `config set KEY a,b` for a directory key: absolute paths (or ~/...), comma-separated.
-func parsePathList(key string) func(string) (string, error) {
-	return func(s string) (string, error) {
-		var ps []string
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
-				return "", fmt.Errorf("%s takes absolute paths (or ~/...), not %q", key, p)
-			} else if p != "" {
-				ps = append(ps, p)
+// pathList is a user's-file-only list of directories (ignore, trusted_projects): in a file a TOML list of strings, on
+// the command line absolute paths (or ~/...), comma-separated; get is its value in effect.
+func pathList(name, doc string, get func(Config) []string) Key {
+	return Key{Name: name, Default: "[]", GlobalOnly: true, Doc: doc,
+		check: checkPathList,
+		parse: func(s string) (string, error) {
+			var ps []string
+			for _, p := range strings.Split(s, ",") {
+				if p = strings.TrimSpace(p); p != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+					return "", fmt.Errorf("%s takes absolute paths (or ~/...), not %q", name, p)
+				} else if p != "" {
+					ps = append(ps, p)
+				}
 			}
-		}
-		return Strings(ps), nil
+			return Strings(ps), nil
+		},
+		get: func(c Config) string { return Strings(get(c)) },
 	}
 }
 
 func LookupKey(name string) (Key, bool) {
-	i := slices.IndexFunc(keys, func(k Key) bool { return k.Name == name })
-	if i < 0 {
-		return Key{}, false
+	return named(keys, func(k Key) string { return k.Name }, name)
+}
+
+// named is the item of xs whose name is want.
+func named[T any](xs []T, name func(T) string, want string) (x T, ok bool) {
+	if i := slices.IndexFunc(xs, func(x T) bool { return name(x) == want }); i >= 0 {
+		return xs[i], true
 	}
-	return keys[i], true
+	return x, false
 }
 
 // decode reads one config file. A syntax error is err (the whole file is ignored). An unknown key, a key that file may
@@ -798,14 +788,7 @@ func LeafNames() []string {
 	return out
 }
 
-func LookupLeaf(name string) (Leaf, bool) {
-	ls := Leaves()
-	i := slices.IndexFunc(ls, func(l Leaf) bool { return l.Path() == name })
-	if i < 0 {
-		return Leaf{}, false
-	}
-	return ls[i], true
-}
+func LookupLeaf(name string) (Leaf, bool) { return named(Leaves(), Leaf.Path, name) }
 
 // Parse turns a command-line VALUE into the TOML literal to write.
 func (l Leaf) Parse(s string) (string, error) {

@@ -330,7 +330,8 @@ func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte
 	after = before
 	if !blank(before) {
 		var removed bool
-		if after, removed, err = f.strip(before, id, objectOf(backup), backup); err != nil {
+		bk, _ := parseJSON(backup) // nil when none, or not JSON; emptyAt finds nothing in a value but an object
+		if after, removed, err = f.strip(before, id, bk, backup); err != nil {
 			return nil, false, fmt.Errorf("%w; fix it, then run the command again", err)
 		}
 		if !removed {
@@ -343,14 +344,6 @@ func (f format) uninstall(before []byte, id stubID, backup []byte) (after []byte
 		after = backup
 	}
 	return after, false, nil
-}
-
-// objectOf is b parsed when it holds a JSON object (nil otherwise).
-func objectOf(b []byte) *jnode {
-	if n, _ := parseJSON(b); n != nil && n.kind == '{' {
-		return n
-	}
-	return nil
 }
 
 // isSkeleton reports whether b holds nothing but the top-level keys of a file carryover creates (an empty "hooks"

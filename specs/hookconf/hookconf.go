@@ -135,15 +135,11 @@ type Target struct {
 
 // TargetFor resolves tool's files (see specs.Tool.ConfigPath).
 func TargetFor(tl specs.Tool, goos string, getenv func(string) string, home string, exists func(string) bool) Target {
-	var events []string
+	var all specs.Capability // every row's hooks in row order; hookNames keeps each event's first
 	for _, r := range tl.Rows {
-		for _, h := range (specs.Capability{InjectEvents: r.Inject, SnapshotEvents: r.Snapshot}).Hooks() {
-			if !slices.Contains(events, h.Native) {
-				events = append(events, h.Native)
-			}
-		}
+		all.InjectEvents = append(all.InjectEvents, specs.Capability{InjectEvents: r.Inject, SnapshotEvents: r.Snapshot}.Hooks()...)
 	}
-	return Target{Tool: tl.Name, Layout: tl.HookFile, Events: events,
+	return Target{Tool: tl.Name, Layout: tl.HookFile, Events: hookNames(all),
 		Path:      tl.ConfigPath(goos, getenv, home, exists),
 		TrustPath: tl.TrustPath(goos, getenv, home, exists)}
 }

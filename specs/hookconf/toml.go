@@ -7,8 +7,6 @@ package hookconf
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -291,8 +289,7 @@ func codexNorm(th *specs.TrustHash, event string, h map[string]any) map[string]a
 // codexDigest is sha256 over JSON with sorted keys, compact separators and no HTML escaping (serde_json's output).
 func codexDigest(v any) (string, error) {
 	b, err := marshal(v)
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), err
+	return "sha256:" + digest(b), err
 }
 
 // trustBlock is one table carryover marked: its bytes, key and hash.
