@@ -10,6 +10,7 @@ package distill
 import (
 	"embed"
 	"fmt"
+	"iter"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -160,14 +161,7 @@ func cjk(r rune) bool { // scripts written without spaces, where a word count me
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-func cjkString(s string) bool {
-	for _, r := range s {
-		if cjk(r) {
-			return true
-		}
-	}
-	return false
-}
+func cjkString(s string) bool { return strings.IndexFunc(s, cjk) >= 0 }
 
 func btoi(b bool) int {
 	if b {
@@ -213,12 +207,7 @@ func containsAny(s string, subs []string) bool {
 
 // startsWithAnyPrefix is startsWithAny for markers that end in a space or are CJK.
 func startsWithAnyPrefix(t string, ms []string) bool {
-	for _, m := range ms {
-		if strings.HasPrefix(t, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ms, func(m string) bool { return strings.HasPrefix(t, m) })
 }
 
 // lazyRE is a regexp compiled at first use (most hook events publish nothing;
@@ -337,19 +326,26 @@ func mayDecide(low string) bool { return containsAny(low, decisionWords) }
 // sentences splits prose into sentences, dropping code fences and bullets' markers.
 func sentences(text string) []string {
 	var out []string
-	inFence := false
-	for _, line := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") {
-			inFence = !inFence
-			continue
+	for line := range outsideFences(text) {
+		if t := strings.TrimSpace(line); t != "" {
+			out = lineSentences(out, strings.TrimLeft(t, "-*#> "))
 		}
-		if inFence || t == "" {
-			continue
-		}
-		out = lineSentences(out, strings.TrimLeft(t, "-*#> "))
 	}
 	return out
+}
+
+// outsideFences yields text's lines outside ``` code fences, the fence lines too left out.
+func outsideFences(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		inFence := false
+		for l := range strings.SplitSeq(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inFence = !inFence
+			} else if !inFence && !yield(l) {
+				return
+			}
+		}
+	}
 }
 
 func lineSentences(out []string, t string) []string {
@@ -529,12 +525,7 @@ func containsPhrase(low, list string) bool { return containsAny(low, phrases(lis
 // hasPhrase: one of the list's phrases in low as whole words ("sin" is not
 // in "using"), or anywhere for CJK phrases.
 func hasPhrase(low, list string) bool {
-	for _, p := range phrases(list) {
-		if phraseAt(low, p) >= 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(phrases(list), func(p string) bool { return phraseAt(low, p) >= 0 })
 }
 
 // phraseAt is the index of p in low as whole words, or -1.

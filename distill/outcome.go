@@ -864,8 +864,7 @@ func (st *State) dryRun(cmd, out string) {
 	})
 	if dry {
 		a := dryRunNote + clip(oneLine(cmd), 120) + "` → " + clip(summaryLine(out), 160)
-		st.Actions = addBounded(st.Actions, []string{a}, maxActions)
-		st.addSource("a:"+a, st.RowRef)
+		st.addItems(&st.Actions, "a:", []string{a}, maxActions)
 	}
 }
 
@@ -1249,12 +1248,9 @@ func plainArgs(f []string) []string {
 }
 
 func inPlace(f []string) bool {
-	for _, a := range f {
-		if a == "-i" || strings.HasPrefix(a, "-i.") || strings.HasPrefix(a, "--in-place") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && strings.Contains(a, "p")) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(f, func(a string) bool {
+		return a == "-i" || strings.HasPrefix(a, "-i.") || strings.HasPrefix(a, "--in-place") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && strings.Contains(a, "p"))
+	})
 }
 
 // completed: the closing paragraph reports the work done, nothing failing.
@@ -1276,24 +1272,12 @@ func goesOn(p string) bool {
 func closingParagraph(text string) string {
 	var paras [][]string
 	var cur []string
-	inFence := false
-	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") {
-			inFence = !inFence
-			continue
+	for l := range outsideFences(strings.TrimSpace(text)) {
+		if t := strings.TrimSpace(l); t != "" {
+			cur = append(cur, t)
+		} else if len(cur) > 0 {
+			paras, cur = append(paras, cur), nil
 		}
-		if inFence {
-			continue
-		}
-		if t == "" {
-			if len(cur) > 0 {
-				paras = append(paras, cur)
-				cur = nil
-			}
-			continue
-		}
-		cur = append(cur, t)
 	}
 	if len(cur) > 0 {
 		paras = append(paras, cur)
@@ -1342,16 +1326,12 @@ func labelledNext(text string) string {
 		t := strings.Trim(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "-*#> ")), "*_")
 		low := strings.ToLower(t)
 		for _, p := range phrases("next") {
-			at := len(p)
-			if !strings.HasPrefix(low, p) {
-				if at = labelEnd(low, p); at < 0 {
-					continue
+			if at := labelEnd(low, p); at >= 0 {
+				if rest := labelRest(t[at:], lines[i+1:]); rest != "" {
+					found = rest
 				}
+				break
 			}
-			if rest := labelRest(t[at:], lines[i+1:]); rest != "" {
-				found = rest
-			}
-			break
 		}
 	}
 	return found
@@ -1370,14 +1350,16 @@ func labelRest(after string, below []string) string {
 	return ""
 }
 
-// labelEnd is where a label closing with phrase p ends ("What I'd do next:",
-// "Mi propuesta, siguiente paso:"): at most 5 words, then p at a word
-// boundary before anything else; -1 otherwise ("I don't know what we should
-// try next: …" is eight words, no label).
+// labelEnd is where a label closing with phrase p ends: p itself opening low, or ("What I'd do next:", "Mi
+// propuesta, siguiente paso:") at most 5 words, then p at a word boundary before anything else; -1 otherwise ("I
+// don't know what we should try next: …" is eight words, no label).
 func labelEnd(low, p string) int {
 	i := strings.Index(low, p)
-	if i <= 0 {
+	switch {
+	case i < 0:
 		return -1
+	case i == 0:
+		return len(p)
 	}
 	head := low[:i]
 	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
@@ -1386,10 +1368,7 @@ func labelEnd(low, p string) int {
 	if t := strings.TrimRight(head, " "); strings.ContainsAny(t[len(t)-1:], ".!?") {
 		return i + len(p) // "… are in and tested. Still to do: the logging": the label opens a sentence
 	}
-	if i > 60 {
-		return -1
-	}
-	if strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
+	if i > 60 || strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
 		return -1
 	}
 	return i + len(p)
@@ -1649,13 +1628,10 @@ func (st *State) ruleOn(s, scope string) {
 
 // negates: low holds a negation ("not", "n't", a lang/ negation): it asks for nothing it names.
 func negates(low string) bool {
-	neg := containsAny(low, []string{"n't", "n’t"})
-	eachTerm(low, func(w string) bool {
+	return containsAny(low, []string{"n't", "n’t"}) || anyTerm(low, func(w string) bool {
 		pre, post := negationAt(w)
-		neg = neg || pre || post
-		return !neg
+		return pre || post
 	})
-	return neg
 }
 
 // clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
@@ -1774,11 +1750,11 @@ var prohibitWords = []string{"never", "dont", "ignore", "skip", "forget"}
 func failureTerms(key, errLine string) []string {
 	var terms []string
 	for _, w := range targetWords(key, errLine) {
-		eachTerm(strings.ToLower(w), func(t string) bool {
+		anyTerm(strings.ToLower(w), func(t string) bool {
 			if len(t) >= 3 && !slices.Contains(runners, t) && !slices.Contains(testRunners, t) {
 				terms = append(terms, t)
 			}
-			return true
+			return false // every term
 		})
 	}
 	return terms
@@ -1801,12 +1777,9 @@ func targetWords(key, errLine string) []string {
 
 // namesAny: a word of low is one of terms or shares its stem ("migration" names migrate, "tests" test, "linter" lint).
 func namesAny(low string, terms []string) bool {
-	found := false
-	eachTerm(low, func(w string) bool {
-		found = slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
-		return !found
+	return anyTerm(low, func(w string) bool {
+		return slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
 	})
-	return found
 }
 
 func sameStem(a, b string) bool {

@@ -93,27 +93,15 @@ func substantive(p string) bool {
 		return false
 	}
 	ws := promptWords(strings.ToLower(p))
-	if len(ws) == 0 {
-		return false
-	}
-	if len(ws) > 6 {
-		return true
-	}
-	for _, w := range ws {
-		if w := strings.Trim(w, "'-"); !nudgeWords.has(w) && !ackWords.has(w) {
-			return true
-		}
-	}
-	return false
+	return len(ws) > 6 || slices.ContainsFunc(ws, func(w string) bool {
+		w = strings.Trim(w, "'-")
+		return !nudgeWords.has(w) && !ackWords.has(w)
+	})
 }
 
 func refersBack(low string) bool {
-	for _, w := range promptWords(low) {
-		if backRefs.has(strings.Trim(w, "'-")) {
-			return true
-		}
-	}
-	return containsAny(low, backRefCJK.list())
+	return slices.ContainsFunc(promptWords(low), func(w string) bool { return backRefs.has(strings.Trim(w, "'-")) }) ||
+		containsAny(low, backRefCJK.list())
 }
 
 func isQuestion(p string) bool {
@@ -121,12 +109,7 @@ func isQuestion(p string) bool {
 	if t == "" {
 		return false
 	}
-	if strings.HasPrefix(t, "¿") {
-		return true
-	}
-	last, _ := utf8.DecodeLastRuneInString(t)
-	switch last {
-	case '?', '？':
+	if last, _ := utf8.DecodeLastRuneInString(t); strings.HasPrefix(t, "¿") || last == '?' || last == '？' {
 		return true
 	}
 	return slices.ContainsFunc([]string{"吗", "呢", "か", "ですか", "ますか"}, func(suf string) bool { return strings.HasSuffix(t, suf) })
@@ -223,12 +206,10 @@ func linkWords(s string) map[string]bool {
 // punctuation, low starts with one of the markers as a whole word.
 func startsWithAny(low string, starts []string) bool {
 	t := stripLeadingAcks(low)
-	for _, m := range starts {
-		if rest, ok := strings.CutPrefix(t, m); ok && wordEnds(rest) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(starts, func(m string) bool {
+		rest, ok := strings.CutPrefix(t, m)
+		return ok && wordEnds(rest)
+	})
 }
 
 // wordEnds: rest, what follows a marker, starts past the marker's last word (not "no" in "nothing"; CJK has no spaces).
@@ -314,17 +295,12 @@ func dropsTask(low, task string) bool {
 var dropVerbs = sync.OnceValue(func() []string {
 	var out []string
 	for _, m := range switchMarkers.list() {
-		if v, r, ok := cutLastWord(m); ok && backRefs.has(r) {
-			out = append(out, v)
+		if i := strings.LastIndexByte(m, ' '); i > 0 && backRefs.has(m[i+1:]) {
+			out = append(out, m[:i])
 		}
 	}
 	return out
 })
-
-func cutLastWord(m string) (head, last string, ok bool) {
-	i := strings.LastIndexByte(m, ' ')
-	return m[:max(i, 0)], m[i+1:], i > 0
-}
 
 // picksFromQuestion: p answers the turn's last question with its words ("exponential, capped at 30 seconds" after
 // "exponential or fixed?") or turns it down ("not yet, first show me …" after "Shall I write it?"): a decision, not a
@@ -345,10 +321,10 @@ func (st *State) correctedTerm(p string) string {
 	var ts [5]string // the opening is enough, and no allocation: this runs on every request
 	var at [5]int    // where each term starts in p
 	n, off := 0, 0
-	eachTerm(p, func(t string) bool {
+	anyTerm(p, func(t string) bool {
 		at[n] = off + strings.Index(p[off:], t)
 		ts[n], off, n = t, at[n]+len(t), n+1
-		return n < len(ts)
+		return n == len(ts)
 	})
 	for i := range min(n, 3) { // "Not the tests", "No, not the tests", "No wait, not the tests"
 		if c := st.cjkCorrected(ts[i]); c != "" {
@@ -400,18 +376,12 @@ func (st *State) goalClause(p, c string) bool {
 	if i := strings.IndexAny(rest, clauseEnds); i >= 0 {
 		rest = rest[:i]
 	}
-	ok := true
-	eachTerm(rest, func(t string) bool {
-		ok = cjkString(t) || hasTerm(st.Task, t) || stopWord(t)
-		return ok
-	})
-	return ok
+	return !anyTerm(rest, func(t string) bool { return !cjkString(t) && !hasTerm(st.Task, t) && !stopWord(t) })
 }
 
 // hasTerm: one of s's terms is t, whatever the case.
-func hasTerm(s, t string) (found bool) {
-	eachTerm(s, func(w string) bool { found = strings.EqualFold(w, t); return !found })
-	return found
+func hasTerm(s, t string) bool {
+	return anyTerm(s, func(w string) bool { return strings.EqualFold(w, t) })
 }
 
 // dropCorrected drops the decisions naming the term a correction takes back.
@@ -440,15 +410,15 @@ func nameLike(t string) bool {
 	return utf8.RuneCountInString(t) >= 4 && !stopWord(t)
 }
 
-// eachTerm calls f with each term of s until f says stop: words split at anything but letters and digits, and
-// where a CJK run starts or ends ("JSONじゃなくてlogfmt": three terms).
-func eachTerm(s string, f func(string) bool) {
+// anyTerm reports whether f holds for a term of s, calling it on each in order until it does: terms are words split
+// at anything but letters and digits, and where a CJK run starts or ends ("JSONじゃなくてlogfmt": three terms).
+func anyTerm(s string, f func(string) bool) bool {
 	start, prev := -1, false
 	for i, r := range s {
 		word, c := unicode.IsLetter(r) || unicode.IsNumber(r), cjk(r)
 		if start >= 0 && (!word || c != prev) {
-			if !f(s[start:i]) {
-				return
+			if f(s[start:i]) {
+				return true
 			}
 			start = -1
 		}
@@ -457,9 +427,7 @@ func eachTerm(s string, f func(string) bool) {
 		}
 		prev = c
 	}
-	if start >= 0 {
-		f(s[start:])
-	}
+	return start >= 0 && f(s[start:])
 }
 
 // sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back,
@@ -715,15 +683,8 @@ func userWords(text string) (string, bool) {
 
 // boundaryCommand: /clear, /new, /reset (Claude Code, Codex, Gemini, aider) start a new task.
 func boundaryCommand(p string) bool {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(p)))
-	if len(f) == 0 {
-		return false
-	}
-	switch f[0] {
-	case "/clear", "/new", "/reset":
-		return true
-	}
-	return false
+	f := strings.Fields(strings.ToLower(p))
+	return len(f) > 0 && slices.Contains([]string{"/clear", "/new", "/reset"}, f[0])
 }
 
 // addInstruction keeps a request condensed, the goal first and the newest of the rest; one replacing an earlier on
@@ -806,10 +767,7 @@ func isDecision(s string, user bool) bool {
 		return false
 	}
 	low := strings.ToLower(s)
-	if explicitDecision(s, low) {
-		return true
-	}
-	if contrastChoice(s, low) {
+	if explicitDecision(s, low) || contrastChoice(s, low) {
 		return true
 	}
 	if !user || promptSize(s) < 3 {
@@ -962,18 +920,15 @@ func diagnosis(ss []string, i int) bool {
 
 // causeOpens: a cause phrase with no choice before it.
 func causeOpens(low string) bool {
-	for _, m := range causeMarkers.list() {
-		if j := strings.Index(low, m); j >= 0 && !mayDecideAny(low[:j]) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(causeMarkers.list(), func(m string) bool {
+		j := strings.Index(low, m)
+		return j >= 0 && !mayDecideAny(low[:j])
+	})
 }
 
 // editedThisTurn: a file write since the latest request whose call has not failed.
 func (st *State) editedThisTurn() bool {
-	n := len(st.Edits)
-	return n > 0 && st.Edits[n-1].Seq > st.AskSeq && !st.FailedCalls[st.Edits[n-1].Call]
+	return st.editedSince(st.AskSeq) && !st.FailedCalls[st.Edits[len(st.Edits)-1].Call]
 }
 
 // addAnswer records a statement answering the assistant's open question
@@ -1234,14 +1189,16 @@ func actionItems(text, low string, user bool) []string {
 	return out
 }
 
-// addBounded appends the items not yet in list, keeping the newest n.
-func addBounded(list []string, items []string, n int) []string {
+// addItems appends the items not yet in *list, keeping the newest n, and records the row as each one's source (kind
+// "r:" a reference, "a:" an action item).
+func (st *State) addItems(list *[]string, kind string, items []string, n int) {
 	for _, it := range items {
-		if !slices.Contains(list, it) {
-			list = append(list, it)
+		if !slices.Contains(*list, it) {
+			*list = append(*list, it)
 		}
+		st.addSource(kind+it, st.RowRef)
 	}
-	return last(list, n)
+	*list = last(*list, n)
 }
 
 func stripCode(text string) string {
@@ -1249,15 +1206,7 @@ func stripCode(text string) string {
 		return text
 	}
 	var b strings.Builder
-	inFence := false
-	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	for l := range outsideFences(text) {
 		parts := strings.Split(l, "`")
 		for i := 0; i < len(parts); i += 2 {
 			b.WriteString(parts[i])

@@ -568,14 +568,8 @@ func (st *State) forgetFailedCalls() {
 	}
 }
 
-func (st *State) failure(k string) int {
-	for i := len(st.FailureKeys) - 1; i >= 0; i-- {
-		if st.FailureKeys[i] == k {
-			return i
-		}
-	}
-	return -1
-}
+// failure is the index of target k's failure, -1 for none; a target has one (addErrorRow takes the old one out).
+func (st *State) failure(k string) int { return slices.Index(st.FailureKeys, k) }
 
 func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits) }
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
@@ -583,18 +577,8 @@ func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} 
 
 // addProse: toolTurn, the agent's text after a tool call of this turn; user, a prompt's.
 func (st *State) addProse(text, low string, toolTurn, user bool) {
-	if refs := references(text, low, toolTurn); len(refs) > 0 {
-		st.Refs = addBounded(st.Refs, refs, maxRefs)
-		for _, x := range refs {
-			st.addSource("r:"+x, st.RowRef)
-		}
-	}
-	if acts := actionItems(text, low, user); len(acts) > 0 {
-		st.Actions = addBounded(st.Actions, acts, maxActions)
-		for _, x := range acts {
-			st.addSource("a:"+x, st.RowRef)
-		}
-	}
+	st.addItems(&st.Refs, "r:", references(text, low, toolTurn), maxRefs)
+	st.addItems(&st.Actions, "a:", actionItems(text, low, user), maxActions)
 }
 
 // stopKind: "refusal" when an error row says the user refused the call,
@@ -677,33 +661,32 @@ func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
 // addSource records that the fact key (kind prefix and text) came from row
 // r, the oldest fact dropped past maxSources. Called per fact found, not per row.
 func (st *State) addSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
-				st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
-			}
-			return
+	if i := st.source(key); i >= 0 {
+		if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
+			st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
 		}
+		return
 	}
 	st.Sources = last(append(st.Sources, Note{Text: key, Refs: []Ref{r}}), maxSources)
 }
 
 // setSource is addSource for a fact a newer row replaces outright (the plan, a set-aside goal).
 func (st *State) setSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			st.Sources[i].Refs = []Ref{r}
-			return
-		}
+	if i := st.source(key); i >= 0 {
+		st.Sources[i].Refs = []Ref{r}
+		return
 	}
 	st.addSource(key, r)
 }
 
+// source is the index of fact key's entry in Sources, -1 for none (a key has one: addSource adds none twice).
+func (st *State) source(key string) int {
+	return slices.IndexFunc(st.Sources, func(n Note) bool { return n.Text == key })
+}
+
 func (st *State) sourceRefs(key string) []Ref {
-	for i := len(st.Sources) - 1; i >= 0; i-- {
-		if st.Sources[i].Text == key {
-			return st.Sources[i].Refs
-		}
+	if i := st.source(key); i >= 0 {
+		return st.Sources[i].Refs
 	}
 	return nil
 }
@@ -1053,7 +1036,8 @@ func (st *State) listEvidence(h *Handoff) {
 		add("Recent files", f.Path, "a file write (an edit or create call, or a shell command that writes it) whose call did not fail; the last write is the row", f.Ref)
 	}
 	for _, q := range h.Questions {
-		add("Open questions", q, st.questionRule(q), st.questionRefs(q)...)
+		rule, refs := st.questionSource(q)
+		add("Open questions", q, rule, refs...)
 	}
 	for _, d := range h.Decisions {
 		add("Decisions", d, "a decision stated in a prompt or the agent's prose (or a question answered), superseding earlier ones on the same subject", st.sourceRefs("d:"+d)...)
@@ -1106,16 +1090,6 @@ func (st *State) nextRefs(h *Handoff) []Ref {
 	return []Ref{st.LastTextRef}
 }
 
-func (st *State) questionRule(q string) string {
-	switch {
-	case strings.HasPrefix(q, "unresolved: `"):
-		return "a failure nothing later resolved"
-	case st.LastText != "" && turnQuestion(st.TurnTexts, q) >= 0:
-		return "a question the agent asked in the last turn, not answered since"
-	}
-	return "a to-do marker an edit added"
-}
-
 // turnQuestion is the index of the turn text that asked q, or -1.
 func turnQuestion(texts []string, q string) int {
 	q = strings.TrimSuffix(q, "…")
@@ -1127,30 +1101,31 @@ func turnQuestion(texts []string, q string) int {
 	return -1
 }
 
-// questionRefs: the failure's error rows, the turn text that asked, or the edit that added the to-do.
-func (st *State) questionRefs(q string) []Ref {
+// questionSource: why q is an open question, and its rows — a failure's error rows, the turn text that asked, or the
+// edit that added the to-do.
+func (st *State) questionSource(q string) (rule string, refs []Ref) {
 	if strings.HasPrefix(q, "unresolved: `") {
-		for _, f := range st.Failures {
-			if strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") {
-				return f.Refs
-			}
+		if i := slices.IndexFunc(st.Failures, func(f Failure) bool { return strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") }); i >= 0 {
+			refs = st.Failures[i].Refs
 		}
-		return nil
+		return "a failure nothing later resolved", refs
 	}
+	rule = "a to-do marker an edit added"
 	if i := turnQuestion(st.TurnTexts, q); i >= 0 {
+		if st.LastText != "" {
+			rule = "a question the agent asked in the last turn, not answered since"
+		}
 		if len(st.TurnRefs) == len(st.TurnTexts) {
-			return []Ref{st.TurnRefs[i]}
+			return rule, []Ref{st.TurnRefs[i]}
 		}
-		return []Ref{st.LastTextRef}
+		return rule, []Ref{st.LastTextRef}
 	}
-	for i := len(st.Edits) - 1; i >= 0; i-- {
-		for _, t := range st.Edits[i].Todos {
-			if t == q {
-				return []Ref{st.Edits[i].Ref}
-			}
+	for _, e := range slices.Backward(st.Edits) {
+		if slices.Contains(e.Todos, q) {
+			return rule, []Ref{e.Ref}
 		}
 	}
-	return nil
+	return rule, nil
 }
 
 // unaddressed: the agent closed after the latest request without writing a file since nor naming any of its words
