@@ -608,6 +608,12 @@ func Changed(s Store, q string, args ...any) (bool, error) {
 	return n > 0, nil
 }
 
+// run runs a statement whose result nothing reads.
+func run(s Store, q string, args ...any) error {
+	_, err := s.Exec(q, args...)
+	return err
+}
+
 // Has reports whether a COUNT(*) query counts anything.
 func Has(s Store, q string, args ...any) bool {
 	var n int
@@ -698,8 +704,7 @@ func (l *Ledger) SessionByID(id int64) (Session, error) {
 
 // SetTitle records a session's one-line preview.
 func (l *Ledger) SetTitle(id int64, title string) error {
-	_, err := l.db.Exec(`UPDATE sessions SET title = ? WHERE id = ? AND title = ''`, title, id)
-	return err
+	return run(l, `UPDATE sessions SET title = ? WHERE id = ? AND title = ''`, title, id)
 }
 
 // rowCols are a row's columns, a tool result's text left out.
@@ -881,8 +886,7 @@ func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, version stri
 
 // DropState forgets a project's distill state (it is rebuilt).
 func (l *Ledger) DropState(project string) error {
-	_, err := l.db.Exec(`DELETE FROM distill_state WHERE project = ?`, project)
-	return err
+	return run(l, `DELETE FROM distill_state WHERE project = ?`, project)
 }
 
 // ProjectSession is a session's id, agent and last row sequence number.
@@ -975,16 +979,14 @@ type Delivery struct {
 
 // RecordDelivery stores a receipt (idempotent).
 func (l *Ledger) RecordDelivery(d Delivery) error {
-	_, err := l.db.Exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?)
+	return run(l, `INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`, d.Project, d.Header, d.Tool, d.SessionID, d.Via, d.At.UnixMilli())
-	return err
 }
 
 // MarkPendingInject remembers a session whose SessionStart output the agent
 // drops (claude -p --resume): its first UserPromptSubmit delivers instead.
 func (l *Ledger) MarkPendingInject(sessionID int64, now time.Time) error {
-	_, err := l.db.Exec(`INSERT INTO pending_inject (session_id, created) VALUES (?, ?) ON CONFLICT DO NOTHING`, sessionID, now.UnixMilli())
-	return err
+	return run(l, `INSERT INTO pending_inject (session_id, created) VALUES (?, ?) ON CONFLICT DO NOTHING`, sessionID, now.UnixMilli())
 }
 
 // TakePendingInject clears a pending injection, reporting whether there was one (atomically).
@@ -1017,8 +1019,7 @@ func (l *Ledger) Stats() (Stats, error) {
 
 // MarkDirty records rows project's handoff does not reflect (re-distilled at the turn's end).
 func (l *Ledger) MarkDirty(project string, now time.Time) error {
-	_, err := l.db.Exec(`INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
-	return err
+	return run(l, `INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
 }
 
 // Dirty reports whether project has rows its handoff does not reflect.
@@ -1028,8 +1029,7 @@ func (l *Ledger) Dirty(project string) bool {
 
 // ClearDirty marks project's handoff as up to date.
 func (l *Ledger) ClearDirty(project string) error {
-	_, err := l.db.Exec(`DELETE FROM dirty WHERE project = ?`, project)
-	return err
+	return run(l, `DELETE FROM dirty WHERE project = ?`, project)
 }
 
 // Handoff endings stored in the log; "consumed" and "expired" are derived
