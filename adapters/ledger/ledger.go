@@ -631,9 +631,6 @@ func ForProject(column, project string) (string, []any) {
 	return column + " = ?", []any{project}
 }
 
-func scanString(r Scanner) (s string, err error) { return s, r.Scan(&s) }
-func scanInt(r Scanner) (n int64, err error)     { return n, r.Scan(&n) }
-
 // Cursor returns the saved cursor for path (zero Cursor when none).
 func (l *Ledger) Cursor(path string) (adapters.Cursor, error) {
 	c := adapters.Cursor{Path: path}
@@ -780,7 +777,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	}
 	var extra []any
 	for _, cond := range []string{`kind = 'prompt' AND seq < ?`, `kind = 'tool_call' AND seq < ? AND file_path != ''`, `kind = 'error' AND seq < ?`} {
-		seqs, err := All(l, scanInt, `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT `+strconv.Itoa(recentPerKind), s.ID, oldest)
+		seqs, err := All(l, ScanValue[int64], `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT `+strconv.Itoa(recentPerKind), s.ID, oldest)
 		if err != nil {
 			return nil, err
 		}
@@ -919,14 +916,14 @@ func PromoteSubagentOnly(rows []Row) {
 
 // ProjectTools lists the agents that have sessions in project.
 func (l *Ledger) ProjectTools(project string) ([]string, error) {
-	return All(l, scanString, `SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
+	return All(l, ScanValue[string], `SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
 }
 
 // MissedInjections lists the agents whose start injection did not arrive in
 // project: newest "hook" receipts whose session replied after it but whose
 // transcript never showed it (no "transcript" receipt of the header).
 func (l *Ledger) MissedInjections(project string) ([]string, error) {
-	return All(l, scanString, `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
+	return All(l, ScanValue[string], `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
 		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
 		AND (SELECT last_active FROM sessions WHERE id = d.session_id) > d.at
 		AND (SELECT r.ts FROM rows r WHERE r.session_id = d.session_id AND r.kind = 'text' AND r.role = 'assistant' ORDER BY r.seq DESC LIMIT 1) > d.at
@@ -935,7 +932,7 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 
 // KnownProjects lists, sorted, the projects of sessions, handoffs, receipts.
 func (l *Ledger) KnownProjects() ([]string, error) {
-	ps, err := All(l, func(r Scanner) (p sql.NullString, err error) { return p, r.Scan(&p) }, `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
+	ps, err := All(l, ScanValue[sql.NullString], `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
 		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
 	var out []string
 	for _, p := range ps {
