@@ -340,18 +340,16 @@ func runHistoryClean(e *Env, project, age string, dryRun bool) error {
 		return exitf(ExitError, "--older-than: %v", err)
 	}
 	return onProject(e, project, false, func(r *service.Project) error {
-		clean, verb, note := r.CleanHistory, "removed", ""
-		if dryRun {
-			clean, verb, note = r.StaleHistory, "would remove", " (dry run: nothing changed)"
-		}
-		ids, err := clean(d)
+		ids, err := r.CleanHistory(d, dryRun)
 		if err != nil {
 			return err
 		}
-		if dryRun {
-			printLines(e.Stdout, "would remove ", ids...)
+		if !dryRun {
+			fmt.Fprintf(e.Stdout, "removed %d handoff(s) older than %s\n", len(ids), age)
+			return nil
 		}
-		fmt.Fprintf(e.Stdout, "%s %d handoff(s) older than %s%s\n", verb, len(ids), age, note)
+		printLines(e.Stdout, "would remove ", ids...)
+		fmt.Fprintf(e.Stdout, "would remove %d handoff(s) older than %s (dry run: nothing changed)\n", len(ids), age)
 		return nil
 	})
 }

@@ -405,11 +405,7 @@ func versionCommand(e *Env) *cli.Command {
 		Flags: []cli.Flag{jsonFlag("print JSON")},
 		Action: func(c *cli.Context) error {
 			v := buildVersion()
-			if c.Bool("json") {
-				return printJSON(e.Stdout, v)
-			}
-			_, err := fmt.Fprintln(e.Stdout, v.String())
-			return err
+			return output(e, c.Bool("json"), v, func() { fmt.Fprintln(e.Stdout, v.String()) })
 		},
 	}
 }

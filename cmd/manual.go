@@ -3,7 +3,6 @@ package cmd
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -80,19 +79,12 @@ func currentProject(e *Env, explicit string) (string, error) {
 	return service.Root(abs, ""), nil
 }
 
-// candidate is a session in an agent's store or only in the ledger; NotYours: why it is never chosen unnamed.
-type candidate struct {
-	adapters.NativeSession
-	InLedger   bool   `json:"in_ledger,omitempty"`
-	LedgerOnly bool   `json:"ledger_only,omitempty"`
-	NotYours   string `json:"not_yours,omitempty"`
-}
+// candidate is a session in an agent's store or only in the ledger, as the service lists it.
+type candidate = service.Candidate
 
 // gather lists the sessions of project ("" = all) from every agent's store and the ledger, yours first, then newest
 // first. stores: any agent store or ledger session exists at all (false = "no agents detected").
-func gather(e *Env, project, source string) (out []candidate, stores bool, err error) {
-	aenv := adapterEnv(e)
-	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
+func gather(e *Env, project, source string) ([]candidate, bool, error) {
 	names := adapters.ListerNames()
 	if source != "" {
 		if _, err := listerFor(source); err != nil {
@@ -100,54 +92,11 @@ func gather(e *Env, project, source string) (out []candidate, stores bool, err e
 		}
 		names = []string{source}
 	}
-	seen := map[string]int{}
-	st, descs := service.OpenListing(e.service(), &aenv)
-	defer st.Close()
-	for _, n := range names {
-		l, _ := adapters.ListerFor(n)
-		stores = stores || slices.ContainsFunc(l.Stores(aenv), isDir)
-		ss, err := l.ListSessions(aenv, project)
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "carryover: %s sessions could not be listed: %v\n", n, err)
-			continue
-		}
-		for _, s := range ss {
-			seen[s.Tool+"\x00"+s.ID] = len(out)
-			out = append(out, candidate{NativeSession: s})
-		}
-		if note := adapters.UnreadableNote(n, aenv, len(ss)); project == "" && note != "" {
-			fmt.Fprintf(e.Stderr, "carryover: %s\n", note)
-		}
-	}
-	if descs != nil {
-		_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
-	}
-	out = withLedgerSessions(out, seen, st.ListedSessions(project, source, 500))
-	markNotYours(e, out)
-	sortCandidates(out)
-	return out, stores || len(out) > 0, nil
-}
-
-// withLedgerSessions marks the sessions the ledger also holds and appends those only it has (transcripts gone).
-func withLedgerSessions(out []candidate, seen map[string]int, ls []service.LedgerSession) []candidate {
-	for _, s := range ls {
-		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
-			out[i].InLedger = true
-		} else if s.Rows > 0 {
-			out = append(out, candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
-				LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: cmp.Or(s.Title, "(transcript gone; kept in the ledger)")},
-				InLedger: true, LedgerOnly: true})
-		}
-	}
-	return out
-}
-
-// sortCandidates orders yours first (a planted session never outranks one of yours), then newest, then agent and id.
-func sortCandidates(out []candidate) {
-	slices.SortStableFunc(out, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(min(len(a.NotYours), 1), min(len(b.NotYours), 1)),
-			b.LastActive.Compare(a.LastActive), cmp.Compare(a.Tool+a.ID, b.Tool+b.ID))
-	})
+	aenv := adapterEnv(e)
+	aenv.WorkDir = e.WorkDir // list --all finds Aider's histories there
+	cs, stores, notes := service.ListSessions(e.service(), aenv, project, source, names)
+	printLines(e.Stderr, "carryover: ", notes...)
+	return cs, stores, nil
 }
 
 // matchID returns the candidates whose id is id, else those it starts.
@@ -264,7 +213,7 @@ func pickByID(e *Env, sel selection, project string, cs []candidate, stores bool
 	if err := oneMatch(e, sel.session, m, all, stores); err != nil {
 		return picked{}, err
 	}
-	if m[0].NotYours == notYoursTracked {
+	if m[0].NotYours == service.NotYoursTracked {
 		return picked{}, exitf(ExitNotFound, "session %s is in %s, which the repository tracks in git, so it is not taken for one of yours; pass --transcript %s to use it anyway", publish.ShortID(m[0].ID), m[0].Path, m[0].Path)
 	}
 	if !adapters.InProject(m[0].Project, project) && m[0].Project != "" && isDir(m[0].Project) {
@@ -297,12 +246,7 @@ func oneMatch(e *Env, id string, m, all []candidate, stores bool) error {
 // pickNewest picks the most recently active of the project's sessions cs that are the user's.
 func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bool) (picked, error) {
 	all := len(cs)
-	for i, c := range cs {
-		if !sel.since.IsZero() && c.NotYours == notYoursTracked && !c.LastActive.Before(sel.since.Add(-time.Minute)) {
-			cs[i].NotYours = ""
-		}
-	}
-	cs, planted := yours(cs)
+	cs, planted := yours(ranSince(cs, sel.since))
 	if planted != "" {
 		fmt.Fprintf(e.Stderr, "carryover: %s\n", planted)
 	}
@@ -497,34 +441,14 @@ func spinner(e *Env, msg string) (stop func()) {
 	return func() { close(done); <-finished; e.progress = nil }
 }
 
-// Planted sessions (issue 21): public repositories commit .aider.chat.history.md files, one dated 2099 would lead every
-// later handoff. A session whose file git tracks, or dated in the future, is listed (marked) but chosen only when named
-// (--transcript; --session for a future one).
-const (
-	notYoursTracked = "its file is tracked by git"
-	notYoursFuture  = "dated in the future"
-)
-
-// futureSlack: how far ahead of the clock a chosen session may be dated (clock steps, a file just written). Aider dates
-// in local time without a zone: a history from a zone ahead looks future-dated, and is not yours.
-const futureSlack = 10 * time.Minute
-
-// markNotYours sets NotYours on the candidates never chosen unnamed; the git index is read once per repository.
-func markNotYours(e *Env, cs []candidate) {
-	repos := service.Tracker{}
-	limit := e.Now().Add(futureSlack)
-	for i := range cs {
-		c := &cs[i]
-		if c.LastActive.After(limit) {
-			c.NotYours = notYoursFuture
-		}
-		if c.Path == "" || c.Project == "" || !adapters.InProject(c.Path, c.Project) {
-			continue // the agent's own store, outside any repository
-		}
-		if root := service.RepoRoot(c.Project); root != "" && repos.Tracked(root, c.Path) {
-			c.NotYours = notYoursTracked
+// ranSince unmarks the tracked sessions active since a run started the agent (not zero): `carryover run` started them.
+func ranSince(cs []candidate, since time.Time) []candidate {
+	for i, c := range cs {
+		if !since.IsZero() && c.NotYours == service.NotYoursTracked && !c.LastActive.Before(since.Add(-time.Minute)) {
+			cs[i].NotYours = ""
 		}
 	}
+	return cs
 }
 
 // yours returns the candidates that may be chosen unnamed, and a sentence naming what was passed over.
@@ -539,7 +463,7 @@ func yours(cs []candidate) ([]candidate, string) {
 		}
 	}
 	var parts []string
-	for _, why := range []string{notYoursTracked, notYoursFuture} {
+	for _, why := range []string{service.NotYoursTracked, service.NotYoursFuture} {
 		if s := skipped[why]; len(s) > 0 {
 			if len(s) > 3 {
 				s = append(s[:3], fmt.Sprintf("and %d more", len(s)-3))
@@ -767,8 +691,10 @@ func (p *picker) key(c byte, in *bufio.Reader) keyResult {
 			p.items[p.cur].On = !p.items[p.cur].On
 		}
 	case '\r', '\n':
-		for i := range p.items {
-			p.items[i].On = p.items[i].On && !p.radio || p.radio && i == p.cur
+		if p.radio { // the item under the cursor; a checkbox list keeps its ticks
+			for i := range p.items {
+				p.items[i].On = i == p.cur
+			}
 		}
 		return keyDone
 	case 0x1b:
@@ -799,7 +725,7 @@ func pickSession(e *Env, projectFlag string, all, anyIfNone bool, source, help s
 		return candidate{}, err
 	}
 	cs, _, err := gather(e, project, source)
-	if err == nil && len(cs) == 0 && anyIfNone && project != "" {
+	if err == nil && len(cs) == 0 && anyIfNone { // never with all: project is one
 		cs, _, err = gather(e, "", source)
 	}
 	if err != nil {

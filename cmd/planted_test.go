@@ -14,6 +14,7 @@ import (
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/publish"
 	"github.com/carryover/carryover/publish/resume"
+	"github.com/carryover/carryover/publish/service"
 )
 
 // TestRealworldCommittedAider puts each aider history of the realworld
@@ -110,7 +111,7 @@ func TestNotYoursEveryAgent(t *testing.T) {
 		mk("claude", "skewed-claude", now.Add(2*time.Minute), "/home/u/.claude/projects/p/s.jsonl"),
 		mk("codex", "old-codex", now.Add(-48*time.Hour), "/home/u/.codex/sessions/o.jsonl"),
 	}
-	markNotYours(e, cs)
+	service.MarkNotYours(e.Now(), cs)
 	got, note := yours(cs)
 	var ids []string
 	for _, c := range got {
@@ -119,7 +120,7 @@ func TestNotYoursEveryAgent(t *testing.T) {
 	if strings.Join(ids, ",") != "skewed-claude,old-codex" {
 		t.Errorf("chosen from %v; want skewed-claude and old-codex", ids)
 	}
-	for _, want := range []string{"future-codex", "future-gemini", notYoursFuture, "tracked-copilot", notYoursTracked} {
+	for _, want := range []string{"future-codex", "future-gemini", service.NotYoursFuture, "tracked-copilot", service.NotYoursTracked} {
 		if !strings.Contains(note, publish.ShortID(want)) && !strings.Contains(note, want) {
 			t.Errorf("the note does not name %q: %s", want, note)
 		}

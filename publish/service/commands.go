@@ -118,13 +118,9 @@ func (p *Project) History() ([]lifecycle.HistoryEntry, error) {
 	return lifecycle.History(p.ledger, p.Root, p.env.Now(), p.ExpireAfter)
 }
 
-// StaleHistory are the ids of the handoffs older than d; CleanHistory forgets them and returns their ids.
-func (p *Project) StaleHistory(d time.Duration) ([]string, error) {
-	return lifecycle.CleanHistory(p.ledger, p.Root, p.env.Now(), d, true)
-}
-
-func (p *Project) CleanHistory(d time.Duration) ([]string, error) {
-	return lifecycle.CleanHistory(p.ledger, p.Root, p.env.Now(), d, false)
+// CleanHistory forgets the handoffs older than d (dryRun: only names them) and returns their ids.
+func (p *Project) CleanHistory(d time.Duration, dryRun bool) ([]string, error) {
+	return lifecycle.CleanHistory(p.ledger, p.Root, p.env.Now(), d, dryRun)
 }
 
 // Clear retires the project's current handoff (lifecycle.Clear).

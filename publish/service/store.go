@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -34,14 +35,12 @@ const LedgerFile = ledger.FileName
 // Space is what takes the ledger's room (per project; per table on request).
 type Space = ledger.Space
 
-func OpenStore(env Env) (*Store, error) { return openStore(env, ledger.Open) }
-
-func openStore(env Env, open func(home string) (*ledger.Ledger, error)) (*Store, error) {
+func OpenStore(env Env) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
 	if !publish.Exists(s.Path) {
 		return s, nil
 	}
-	l, err := open(env.Home)
+	l, err := ledger.Open(env.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -262,28 +261,110 @@ func (t Tracker) Tracked(root, path string) bool {
 	return r.Tracked(path)
 }
 
-type LedgerSession = ledger.Session
-
-// OpenListing points aenv at the listers' description cache (in the home) and opens the ledger for the sessions only it
-// knows: never creating it, waiting at most 2s for a lock; a busy or broken ledger leaves it empty.
-func OpenListing(env Env, aenv *adapters.Env) (*Store, *adapters.DescriptionFile) {
-	d := adapters.OpenDescriptionFile(env.Home)
-	aenv.Descriptions = d
-	s, err := openStore(env, func(home string) (*ledger.Ledger, error) { return ledger.OpenBy(home, time.Now().Add(2*time.Second)) })
-	if err != nil {
-		s = &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
-	}
-	return s, d
+// Candidate is a session in an agent's store or only in the ledger (`list`, and what handoff and capture pick from);
+// NotYours: why it is never chosen unnamed.
+type Candidate struct {
+	adapters.NativeSession
+	InLedger   bool   `json:"in_ledger,omitempty"`
+	LedgerOnly bool   `json:"ledger_only,omitempty"`
+	NotYours   string `json:"not_yours,omitempty"`
 }
 
-// ListedSessions are the ledger's sessions of project ("" = all) and tool ("" = all), newest first, at most limit; none
-// without a ledger.
-func (s *Store) ListedSessions(project, tool string, limit int) []LedgerSession {
-	if s.l == nil {
+// ListSessions lists the sessions of project ("" = all) from the stores of the listers named and the ledger's of tool
+// source ("" = all), yours first, then newest first. stores: any agent store or ledger session exists at all (false = "no agents
+// detected"); notes: what could not be listed or read ("" for a lister that read all). The listers' descriptions are cached in the home; the ledger is
+// never created and waited for at most 2s (a busy or broken one adds nothing).
+func ListSessions(env Env, aenv adapters.Env, project, source string, names []string) (out []Candidate, stores bool, notes []string) {
+	seen := map[string]int{}
+	descs := adapters.OpenDescriptionFile(env.Home)
+	aenv.Descriptions = descs
+	for _, n := range names {
+		l, _ := adapters.ListerFor(n)
+		stores = stores || slices.ContainsFunc(l.Stores(aenv), isDir)
+		ss, err := l.ListSessions(aenv, project)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s sessions could not be listed: %v", n, err))
+			continue
+		}
+		for _, s := range ss {
+			seen[s.Tool+"\x00"+s.ID] = len(out)
+			out = append(out, Candidate{NativeSession: s})
+		}
+		if project == "" { // "" when every file was read
+			notes = append(notes, adapters.UnreadableNote(n, aenv, len(ss)))
+		}
+	}
+	_ = descs.Flush() // a cache: a busy ledger costs the next list a re-read
+	out = withLedgerSessions(out, seen, ledgerSessions(env, project, source))
+	MarkNotYours(env.Now(), out)
+	slices.SortStableFunc(out, func(a, b Candidate) int { // a planted session never outranks one of yours
+		return cmp.Or(cmp.Compare(min(len(a.NotYours), 1), min(len(b.NotYours), 1)),
+			b.LastActive.Compare(a.LastActive), cmp.Compare(a.Tool+a.ID, b.Tool+b.ID))
+	})
+	return out, stores || len(out) > 0, notes
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// ledgerSessions are the ledger's sessions of project ("" = all) and tool ("" = all), newest first, at most 500.
+func ledgerSessions(env Env, project, tool string) []ledger.Session {
+	if !publish.Exists(filepath.Join(env.Home, ledger.FileName)) {
 		return nil
 	}
-	ss, _ := s.l.Sessions(project, tool, limit)
+	l, err := ledger.OpenBy(env.Home, time.Now().Add(2*time.Second))
+	if err != nil {
+		return nil
+	}
+	defer l.Close()
+	ss, _ := l.Sessions(project, tool, 500)
 	return ss
+}
+
+// withLedgerSessions marks the sessions the ledger also holds and appends those only it has (transcripts gone).
+func withLedgerSessions(out []Candidate, seen map[string]int, ls []ledger.Session) []Candidate {
+	for _, s := range ls {
+		if i, ok := seen[s.Tool+"\x00"+s.NativeID]; ok {
+			out[i].InLedger = true
+		} else if s.Rows > 0 {
+			out = append(out, Candidate{NativeSession: adapters.NativeSession{Tool: s.Tool, ID: s.NativeID, Path: s.Transcript, Project: s.Project,
+				LastActive: s.LastActive, MessageCount: s.Rows, CountEstimated: true, Preview: cmp.Or(s.Title, "(transcript gone; kept in the ledger)")},
+				InLedger: true, LedgerOnly: true})
+		}
+	}
+	return out
+}
+
+// Planted sessions (issue 21): public repositories commit .aider.chat.history.md files, one dated 2099 would lead every
+// later handoff. A session whose file git tracks, or dated in the future, is listed (marked) but chosen only when named
+// (--transcript; --session for a future one).
+const (
+	NotYoursTracked = "its file is tracked by git"
+	NotYoursFuture  = "dated in the future"
+)
+
+// futureSlack: how far ahead of the clock a chosen session may be dated (clock steps, a file just written). Aider dates
+// in local time without a zone: a history from a zone ahead looks future-dated, and is not yours.
+const futureSlack = 10 * time.Minute
+
+// MarkNotYours sets NotYours on the candidates never chosen unnamed; the git index is read once per repository.
+func MarkNotYours(now time.Time, cs []Candidate) {
+	repos := Tracker{}
+	limit := now.Add(futureSlack)
+	for i := range cs {
+		c := &cs[i]
+		if c.LastActive.After(limit) {
+			c.NotYours = NotYoursFuture
+		}
+		if c.Project == "" || !adapters.InProject(c.Path, c.Project) { // InProject("", p) is false
+			continue // the agent's own store, outside any repository
+		}
+		if root := RepoRoot(c.Project); root != "" && repos.Tracked(root, c.Path) {
+			c.NotYours = NotYoursTracked
+		}
+	}
 }
 
 // NotFound is a session, handoff or decision that matches nothing (exit 2).
