@@ -259,10 +259,8 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 func sqliteHeader(ps int) []byte {
 	h := make([]byte, 100)
 	copy(h, "SQLite format 3\x00")
-	binary.BigEndian.PutUint16(h[16:], uint16(ps)) // 65536 is written as 1
-	if ps == 65536 {
-		binary.BigEndian.PutUint16(h[16:], 1)
-	}
+	// The page size; 65536 is written as 1.
+	binary.BigEndian.PutUint16(h[16:], uint16(ps)|uint16(ps>>16))
 	h[18], h[19] = 1, 1                   // rollback journal: no WAL index needed
 	h[21], h[22], h[23] = 64, 32, 32      // payload fractions (fixed by the format)
 	binary.BigEndian.PutUint32(h[24:], 1) // change counter
