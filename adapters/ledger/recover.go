@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -87,12 +88,7 @@ func salvageAll(path string) *salvaged {
 }
 
 func (s *salvaged) done() bool {
-	for _, t := range salvageTables {
-		if !s.answered[t.name] {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(salvageTables, func(t salvageTable) bool { return !s.answered[t.name] })
 }
 
 // read queries the tables not answered yet, opening path with query, within salvageTimeout.
@@ -311,10 +307,8 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	defer tx.Rollback()
 	// With part of the lifecycle unreadable the current handoffs are left
 	// out: HandoffKnown is false, publish restores them from verified files.
-	for _, t := range []string{"handoff_log", "deliveries", "decisions", "pinned_task"} {
-		if !s.answered[t] {
-			delete(s.rows, "handoffs")
-		}
+	if slices.ContainsFunc([]string{"handoff_log", "deliveries", "decisions", "pinned_task"}, func(t string) bool { return !s.answered[t] }) {
+		delete(s.rows, "handoffs")
 	}
 	ids := map[salvageSession]int64{}
 	n := 0
