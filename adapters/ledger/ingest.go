@@ -437,15 +437,9 @@ func (l *Ledger) RecoveryNote() string {
 
 // damaged reports whether an ingest failed on a damaged ledger (not a transcript or store).
 func damaged(rep IngestReport, err error) bool {
-	if err != nil && IsCorrupt(err) {
-		return true
-	}
-	for _, f := range rep.Files {
-		if f.Err != nil && f.Path != "store" && IsCorrupt(f.Err) {
-			return true
-		}
-	}
-	return false
+	return err != nil && IsCorrupt(err) || slices.ContainsFunc(rep.Files, func(f FileReport) bool {
+		return f.Err != nil && f.Path != "store" && IsCorrupt(f.Err)
+	})
 }
 
 // upsertSession creates or refreshes a session, returning id, next_seq and keys_through.
