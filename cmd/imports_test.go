@@ -125,16 +125,16 @@ func TestCmdImportsNeitherLedgerNorDistill(t *testing.T) {
 }
 
 // processReads are calls that read the process's environment, working
-// directory, home, terminals or clipboard. Only cmd/env.go makes them;
+// directory, home, terminals or clipboard. Only cmd/snapshot.go makes them;
 // everything else gets them through Env (or adapters.Env).
 var processReads = regexp.MustCompile(`\bos\.(Getenv|LookupEnv|Environ|Getwd|UserHomeDir|Chdir)\(|\bterm\.IsTerminal\(|\bclipboard\.[A-Z]|\bos\.Std(in|out|err)\b`)
 
-// TestOnlyEnvReadsTheProcess: outside cmd/env.go (its Windows half
+// TestOnlyEnvReadsTheProcess: outside cmd/snapshot.go (its Windows half
 // cmd/env_windows.go, main.go, tests and the e2e harness) no production file
 // reads the process's environment.
 func TestOnlyEnvReadsTheProcess(t *testing.T) {
 	for _, f := range goFiles(t) {
-		if strings.HasSuffix(f, "_test.go") || f == "cmd/env.go" || f == "cmd/env_windows.go" || f == "main.go" || strings.HasPrefix(f, "cmd/e2e/") || strings.HasPrefix(f, "testdata/") {
+		if strings.HasSuffix(f, "_test.go") || f == "cmd/snapshot.go" || f == "cmd/env_windows.go" || f == "main.go" || strings.HasPrefix(f, "cmd/e2e/") || strings.HasPrefix(f, "testdata/") {
 			continue
 		}
 		fh, err := os.Open(filepath.Join("..", f))
@@ -149,7 +149,7 @@ func TestOnlyEnvReadsTheProcess(t *testing.T) {
 				continue
 			}
 			if processReads.MatchString(line) {
-				t.Errorf("%s:%d reads the process environment outside cmd/env.go: %s", f, n, strings.TrimSpace(line))
+				t.Errorf("%s:%d reads the process environment outside cmd/snapshot.go: %s", f, n, strings.TrimSpace(line))
 			}
 		}
 		fh.Close()

@@ -83,7 +83,7 @@ func TestStopsLandAsStops(t *testing.T) {
 				}
 			}
 			for _, cmd := range c.interrupt {
-				if !strings.Contains(stopped, "interrupted while: ") || !strings.Contains(stopped, cmd) {
+				if !strings.Contains(stopped, "the user interrupted: ") || !strings.Contains(stopped, cmd) {
 					t.Errorf("interrupted %q is not under Stopped by the user", cmd)
 				}
 			}

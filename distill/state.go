@@ -3,16 +3,21 @@ package distill
 import (
 	"cmp"
 	"encoding/json"
+	"iter"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/carryover/carryover/adapters"
 	"github.com/carryover/carryover/adapters/ledger"
 )
 
-// StateVersion changes with State's meaning or encoding (store.go); a stored state of another version is rebuilt. 1
+// StateVersion changes with State's meaning or encoding (distill.go); a stored state of another version is rebuilt. 1
 // was JSON; 3 added the goal/latest split, plan, references, action items, failure targets, errors, causes and
 // shell-written files; 4 evidence rows, instructions, refusals and the interruption; 5 every other line's evidence;
 // 6 failure keys name a runner's program (`npm run build`, was `npm run`); 7 a script's subcommand (`python
@@ -45,7 +50,7 @@ type State struct {
 	SessionID     int64
 	LastAt        time.Time
 	Rows, Prompts int
-	Task          string // the goal (prose.go)
+	Task          string // the goal (addPrompt)
 	TaskAt        time.Time
 	GoalWeak      bool // a question or short: a fuller request replaces it
 	Latest        string
@@ -568,14 +573,8 @@ func (st *State) forgetFailedCalls() {
 	}
 }
 
-func (st *State) failure(k string) int {
-	for i := len(st.FailureKeys) - 1; i >= 0; i-- {
-		if st.FailureKeys[i] == k {
-			return i
-		}
-	}
-	return -1
-}
+// failure is the index of target k's failure, -1 for none; a target has one (addErrorRow takes the old one out).
+func (st *State) failure(k string) int { return slices.Index(st.FailureKeys, k) }
 
 func (st *State) addEdit(e Edit) { st.Edits = last(append(st.Edits, e), maxEdits) }
 func (st *State) addDone(d Done) { st.Done = last(append(st.Done, d), maxDone) }
@@ -583,18 +582,8 @@ func refOf(r *ledger.Row) Ref    { return Ref{Session: r.SessionID, Seq: r.Seq} 
 
 // addProse: toolTurn, the agent's text after a tool call of this turn; user, a prompt's.
 func (st *State) addProse(text, low string, toolTurn, user bool) {
-	if refs := references(text, low, toolTurn); len(refs) > 0 {
-		st.Refs = addBounded(st.Refs, refs, maxRefs)
-		for _, x := range refs {
-			st.addSource("r:"+x, st.RowRef)
-		}
-	}
-	if acts := actionItems(text, low, user); len(acts) > 0 {
-		st.Actions = addBounded(st.Actions, acts, maxActions)
-		for _, x := range acts {
-			st.addSource("a:"+x, st.RowRef)
-		}
-	}
+	st.addItems(&st.Refs, "r:", references(text, low, toolTurn), maxRefs)
+	st.addItems(&st.Actions, "a:", actionItems(text, low, user), maxActions)
 }
 
 // stopKind: "refusal" when an error row says the user refused the call,
@@ -677,33 +666,32 @@ func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
 // addSource records that the fact key (kind prefix and text) came from row
 // r, the oldest fact dropped past maxSources. Called per fact found, not per row.
 func (st *State) addSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
-				st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
-			}
-			return
+	if i := st.source(key); i >= 0 {
+		if n := len(st.Sources[i].Refs); n == 0 || st.Sources[i].Refs[n-1] != r {
+			st.Sources[i].Refs = addRef(st.Sources[i].Refs, r)
 		}
+		return
 	}
 	st.Sources = last(append(st.Sources, Note{Text: key, Refs: []Ref{r}}), maxSources)
 }
 
 // setSource is addSource for a fact a newer row replaces outright (the plan, a set-aside goal).
 func (st *State) setSource(key string, r Ref) {
-	for i := range st.Sources {
-		if st.Sources[i].Text == key {
-			st.Sources[i].Refs = []Ref{r}
-			return
-		}
+	if i := st.source(key); i >= 0 {
+		st.Sources[i].Refs = []Ref{r}
+		return
 	}
 	st.addSource(key, r)
 }
 
+// source is the index of fact key's entry in Sources, -1 for none (a key has one: addSource adds none twice).
+func (st *State) source(key string) int {
+	return slices.IndexFunc(st.Sources, func(n Note) bool { return n.Text == key })
+}
+
 func (st *State) sourceRefs(key string) []Ref {
-	for i := len(st.Sources) - 1; i >= 0; i-- {
-		if st.Sources[i].Text == key {
-			return st.Sources[i].Refs
-		}
+	if i := st.source(key); i >= 0 {
+		return st.Sources[i].Refs
 	}
 	return nil
 }
@@ -1053,7 +1041,8 @@ func (st *State) listEvidence(h *Handoff) {
 		add("Recent files", f.Path, "a file write (an edit or create call, or a shell command that writes it) whose call did not fail; the last write is the row", f.Ref)
 	}
 	for _, q := range h.Questions {
-		add("Open questions", q, st.questionRule(q), st.questionRefs(q)...)
+		rule, refs := st.questionSource(q)
+		add("Open questions", q, rule, refs...)
 	}
 	for _, d := range h.Decisions {
 		add("Decisions", d, "a decision stated in a prompt or the agent's prose (or a question answered), superseding earlier ones on the same subject", st.sourceRefs("d:"+d)...)
@@ -1106,16 +1095,6 @@ func (st *State) nextRefs(h *Handoff) []Ref {
 	return []Ref{st.LastTextRef}
 }
 
-func (st *State) questionRule(q string) string {
-	switch {
-	case strings.HasPrefix(q, "unresolved: `"):
-		return "a failure nothing later resolved"
-	case st.LastText != "" && turnQuestion(st.TurnTexts, q) >= 0:
-		return "a question the agent asked in the last turn, not answered since"
-	}
-	return "a to-do marker an edit added"
-}
-
 // turnQuestion is the index of the turn text that asked q, or -1.
 func turnQuestion(texts []string, q string) int {
 	q = strings.TrimSuffix(q, "…")
@@ -1127,30 +1106,31 @@ func turnQuestion(texts []string, q string) int {
 	return -1
 }
 
-// questionRefs: the failure's error rows, the turn text that asked, or the edit that added the to-do.
-func (st *State) questionRefs(q string) []Ref {
+// questionSource: why q is an open question, and its rows — a failure's error rows, the turn text that asked, or the
+// edit that added the to-do.
+func (st *State) questionSource(q string) (rule string, refs []Ref) {
 	if strings.HasPrefix(q, "unresolved: `") {
-		for _, f := range st.Failures {
-			if strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") {
-				return f.Refs
-			}
+		if i := slices.IndexFunc(st.Failures, func(f Failure) bool { return strings.HasPrefix(q, "unresolved: `"+clip(f.What, 80)+"`") }); i >= 0 {
+			refs = st.Failures[i].Refs
 		}
-		return nil
+		return "a failure nothing later resolved", refs
 	}
+	rule = "a to-do marker an edit added"
 	if i := turnQuestion(st.TurnTexts, q); i >= 0 {
+		if st.LastText != "" {
+			rule = "a question the agent asked in the last turn, not answered since"
+		}
 		if len(st.TurnRefs) == len(st.TurnTexts) {
-			return []Ref{st.TurnRefs[i]}
+			return rule, []Ref{st.TurnRefs[i]}
 		}
-		return []Ref{st.LastTextRef}
+		return rule, []Ref{st.LastTextRef}
 	}
-	for i := len(st.Edits) - 1; i >= 0; i-- {
-		for _, t := range st.Edits[i].Todos {
-			if t == q {
-				return []Ref{st.Edits[i].Ref}
-			}
+	for _, e := range slices.Backward(st.Edits) {
+		if slices.Contains(e.Todos, q) {
+			return rule, []Ref{e.Ref}
 		}
 	}
-	return nil
+	return rule, nil
 }
 
 // unaddressed: the agent closed after the latest request without writing a file since nor naming any of its words
@@ -1159,4 +1139,3478 @@ func (st *State) questionRefs(q string) []Ref {
 func (st *State) unaddressed() bool {
 	return st.Latest != "" && st.LastTextSeq > st.AskSeq && !overlaps(st.LastText, st.Latest) &&
 		!st.editedSince(st.AskSeq) || st.laterAskLeft() != ""
+}
+
+// Rules over what people wrote. Goal: the substantive request that set the
+// work; follow-ups must not replace it. Structural rules, for any language:
+//
+//  1. An acknowledgement ("yes", "ok go ahead", "weiter", "好的", a slash
+//     command; !substantive) changes nothing.
+//  2. The first substantive prompt is the goal; weak when a question or under
+//     three words: the next non-question request of weakWords replaces it.
+//  3. An explicit switch ("drop that — fix the login 500 first", "vergiss
+//     das", "新任务") replaces the goal and sets the old one aside.
+//  4. A question (?, ？, ¿…, a CJK question particle) is a follow-up.
+//  5. The first prompt after a compaction or in a new session is a follow-up
+//     ("where were we", "continue with X") unless a switch or a new topic
+//     (newTopic: newTopicWords or more, no content word shared with the goal,
+//     not pointing back, continuing or adding to it, not a choice).
+//  6. A sequence word ("now", "jetzt", "теперь", "接下来") opening a request
+//     sharing no content word with the goal nor pointing back ("now make it
+//     shorter") starts a new task: the goal replaced, not set aside; once the goal is done it needs no "now"
+//     (nextAfterDone), and the done goal is set aside as "completed: …". The user's constraints stand across it.
+//  7. Anything else is a follow-up. A compaction summary is never a request.
+//
+// Decisions, so the next agent does not re-debate them: a sentence that (1) says so ("we decided/chose/will use", "X
+// instead of Y", lang/ decision); (2) a user's sentence opening with a choice verb ("use X", "don't add Z", "不要 …");
+// (3) the user's statement answering the assistant's question ("„heute“ serverseitig" after "Where should 'today' be
+// computed?"); one declining it ("no", "lass es", "不用") makes the proposal refused work instead. A later one
+// supersedes one sharing two content words, or one when it says it replaces ("instead of", "statt", "вместо", "而不是").
+//
+// References and action items serve prose work (research, writing): sources named (URLs, documents, people, dates)
+// and commitments ("send the deck to Anna by Friday").
+
+const (
+	weakWords     = 5 // a first request under it cannot hold against a fuller one ("hi, can you help?")
+	newTopicWords = 6 // from this size a request in a new session can be new work, not a resume
+)
+
+// promptClass is what a prompt does to the goal.
+type promptClass int
+
+const (
+	promptAck      promptClass = iota // changes nothing
+	promptGoal                        // becomes the goal (first, or replacing a weak one)
+	promptSwitch                      // replaces the goal; the old one is set aside
+	promptNewTask                     // replaces the goal; the old one is done
+	promptFollowUp                    // the latest request only
+	promptCorrect                     // takes a term of the goal back: the goal, the old one kept as the user's words
+)
+
+// The lang/ lists the rules read. A switch phrase must not also be a
+// decision: "use X instead of Y" is one, so "instead" counts only at the start.
+const (
+	nudgeWords       phraseName = "nudge"        // prompts that confirm or push on
+	ackWords         phraseName = "ack"          // nudgeWords in the other languages
+	switchMarkers    phraseName = "switch"       // anywhere in the prompt
+	switchStarts     phraseName = "switch_start" // at the start ("instead, fix the login 500")
+	sequenceStarts   phraseName = "sequence_start"
+	andWords         phraseName = "and"          // joins two clauses: "fix X and then add Y"
+	backRefs         phraseName = "back_ref"     // pronouns pointing back at the current work
+	backRefCJK       phraseName = "back_ref_cjk" // the same without spaces
+	thanksWords      phraseName = "thanks"
+	assentWords      phraseName = "assent"
+	backMarkers      phraseName = "back"     // "back to", "zurück zu", "回到"
+	continueMarkers  phraseName = "continue" // whole words, a trailing * a stem, CJK anywhere
+	resumeOpeners    phraseName = "resume_opener"
+	decisionMarkers  phraseName = "decision"
+	choiceStarts     phraseName = "choice_start"
+	supersedeMarkers phraseName = "supersede"
+	notSubject       phraseName = "not_subject" // stems of markers and function words: no subject
+	actionMarkers    phraseName = "action"
+	personTriggers   phraseName = "person"
+	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
+	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
+	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
+	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
+	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
+	whWords          phraseName = "wh"            // an embedded question's word: "tell me what to do next" leaves the step to the user
+)
+
+// substantive: a request, not a confirmation or nudge ("yes", "ok go ahead", "do it").
+func substantive(p string) bool {
+	p = strings.TrimSpace(p)
+	if p == "" || strings.HasPrefix(p, "/") {
+		return false
+	}
+	ws := promptWords(strings.ToLower(p))
+	return len(ws) > 6 || slices.ContainsFunc(ws, func(w string) bool {
+		w = strings.Trim(w, "'-")
+		return !nudgeWords.has(w) && !ackWords.has(w)
+	})
+}
+
+func refersBack(low string) bool {
+	return slices.ContainsFunc(promptWords(low), func(w string) bool { return backRefs.has(strings.Trim(w, "'-")) }) ||
+		containsAny(low, backRefCJK.list())
+}
+
+func isQuestion(p string) bool {
+	t := strings.TrimRightFunc(strings.TrimSpace(p), func(r rune) bool { return unicode.IsSpace(r) || r == '。' || r == '.' })
+	if t == "" {
+		return false
+	}
+	if last, _ := utf8.DecodeLastRuneInString(t); strings.HasPrefix(t, "¿") || last == '?' || last == '？' {
+		return true
+	}
+	return slices.ContainsFunc([]string{"吗", "呢", "か", "ですか", "ますか"}, func(suf string) bool { return strings.HasSuffix(t, suf) })
+}
+
+// promptSize is a length in words; in CJK two characters count as one.
+func promptSize(p string) int {
+	n := 0
+	for _, w := range promptWords(p) {
+		c := 0
+		for _, r := range w {
+			if cjk(r) {
+				c++
+			}
+		}
+		if c == 0 {
+			n++
+		} else {
+			n += max(1, (c+1)/2) + btoi(c < utf8.RuneCountInString(w))
+		}
+	}
+	return n
+}
+
+// contentWords carry the subject: words of 4+ letters (lower-cased, cut to
+// six: "tests" and "testing" meet), paths and file names, CJK bigrams.
+func contentWords(s string) map[string]bool { return contentWordsCut(s, 6) }
+
+func contentWordsCut(s string, n int) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range promptWords(strings.ToLower(s)) {
+		var han []rune
+		for _, r := range w {
+			if cjk(r) {
+				han = append(han, r)
+			}
+		}
+		if len(han) > 0 {
+			for i := 0; i+1 < len(han); i++ {
+				out[string(han[i:i+2])] = true
+			}
+			continue
+		}
+		rs := []rune(strings.Trim(w, "'-"))
+		if len(rs) < 4 {
+			continue
+		}
+		out[string(rs[:min(n, len(rs))])] = true
+	}
+	for _, f := range strings.Fields(s) {
+		if strings.ContainsAny(f, "/.") && len(f) > 3 {
+			out[strings.ToLower(strings.Trim(f, "`'\"()[]{},;:"))] = true
+		}
+	}
+	return out
+}
+
+// overlaps: b shares a link word with a ("limiting" and "limiter" meet).
+func overlaps(a, b string) bool {
+	wa := linkWords(a)
+	for w := range linkWords(b) {
+		if wa[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// linkWords are content words cut to five letters, without URLs, paths and file names (two requests citing https
+// links or one src/ folder are not on one subject) nor lang/ stop words ("please", "could", "this").
+func linkWords(s string) map[string]bool {
+	var kept []string
+	for _, f := range strings.Fields(s) {
+		if strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\") {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	out := map[string]bool{}
+	for w := range contentWordsCut(strings.Join(kept, " "), 5) {
+		if strings.ContainsAny(w, "/.") {
+			continue
+		}
+		out[w] = true
+	}
+	for _, p := range phrases("stop") {
+		r := []rune(p)
+		delete(out, string(r[:min(5, len(r))]))
+	}
+	return out
+}
+
+// startsWithAny: after leading acknowledgements ("ok, now …") and
+// punctuation, low starts with one of the markers as a whole word.
+func startsWithAny(low string, starts []string) bool {
+	t := stripLeadingAcks(low)
+	return slices.ContainsFunc(starts, func(m string) bool {
+		rest, ok := strings.CutPrefix(t, m)
+		return ok && wordEnds(rest)
+	})
+}
+
+// wordEnds: rest, what follows a marker, starts past the marker's last word (not "no" in "nothing"; CJK has no spaces).
+func wordEnds(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest == "" || !wordRune(r) || cjk(r)
+}
+
+func stripLeadingAcks(low string) string {
+	t := strings.TrimSpace(low)
+	for range 4 {
+		t = strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+		end := strings.IndexFunc(t, func(r rune) bool { return !wordRune(r) })
+		if end <= 0 {
+			break
+		}
+		w := t[:end]
+		if !nudgeWords.has(w) && !ackWords.has(w) || w == "now" || w == "next" || w == "then" {
+			break
+		}
+		t = t[end:]
+	}
+	return strings.TrimLeftFunc(t, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+}
+
+// thanksOnly: "Thanks, great work" after "Should I use 14 months of runway?"
+// thanks without assenting; the question stays open.
+func thanksOnly(p string) bool {
+	thanks := false
+	for _, w := range promptWords(strings.ToLower(p)) {
+		w = strings.Trim(w, "'-")
+		if assentWords.has(w) {
+			return false
+		}
+		thanks = thanks || thanksWords.has(w)
+	}
+	return thanks
+}
+
+func (st *State) classifyPrompt(p string) promptClass {
+	if st.asksNothing(p) {
+		return promptAck
+	}
+	low := strings.ToLower(p)
+	switch {
+	case st.Task == "":
+		return promptGoal
+	case restates(p, st.Task):
+		return promptGoal
+	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || dropsTask(low, st.Task):
+		return promptSwitch
+	case st.correctedTerm(p) != "":
+		return promptCorrect
+	case isQuestion(p):
+		return promptFollowUp
+	case st.AfterBreak:
+		if newTopic(p, low, st.Task) {
+			return promptNewTask
+		}
+		return promptFollowUp
+	case st.GoalWeak && promptSize(p) >= weakWords && !st.picksFromQuestion(p):
+		return promptGoal
+	case st.sequenceNewTask(p, low):
+		return promptNewTask
+	}
+	return promptFollowUp
+}
+
+// dropsTask: "Forget the migration for now. Instead, add rate limiting": a sentence opening with a switch marker's verb
+// (the marker less its back-reference: "forget that" → forget, "vergiss das" → vergiss) on an object naming the task,
+// then one opening with a switch_start. The object must share a word with the task: "Drop the Redis dependency.
+// Instead, use an LRU cache" during "Add caching" is a choice within the task, no switch.
+func dropsTask(low, task string) bool {
+	ss := sentences(low)
+	for i := 1; i < len(ss); i++ {
+		if startsWithAny(ss[i], switchStarts.list()) && startsWithAny(ss[i-1], dropVerbs()) && overlaps(ss[i-1], task) {
+			return true
+		}
+	}
+	return false
+}
+
+var dropVerbs = sync.OnceValue(func() []string {
+	var out []string
+	for _, m := range switchMarkers.list() {
+		if i := strings.LastIndexByte(m, ' '); i > 0 && backRefs.has(m[i+1:]) {
+			out = append(out, m[:i])
+		}
+	}
+	return out
+})
+
+// picksFromQuestion: p answers the turn's last question with its words ("exponential, capped at 30 seconds" after
+// "exponential or fixed?") or turns it down ("not yet, first show me …" after "Shall I write it?"): a decision, not a
+// fuller goal; a request naming other work ("which task?" answered by naming it) is the goal.
+func (st *State) picksFromQuestion(p string) bool {
+	qs := turnQuestions(st.TurnTexts)
+	_, declines := cutDeclines(strings.ToLower(p))
+	return len(qs) > 0 && (overlaps(qs[len(qs)-1], p) || declines)
+}
+
+// correctedTerm: the request opens by taking a term of the goal back ("Halt, nicht CSV — als Excel", "Not the signup
+// form: the reset form", "JSONじゃなくてlogfmtで", "不是CSV", "不是测试"): a negation (lang/ negation) among the first
+// three terms, next to a name the goal holds (4+ letters or capitals), returned lower-cased. It becomes the goal, but the old one is not set
+// aside as after a switch: one term was taken back, the rest stands ("Not the tests — leave them; fix the parser"
+// keeps "the tokenizer tests fail"), so it stays first among the user's instructions. It drops the decisions naming
+// the term ("zap の JSON エンコーダを使います" after "JSONじゃなくて").
+func (st *State) correctedTerm(p string) string {
+	var ts [5]string // the opening is enough, and no allocation: this runs on every request
+	var at [5]int    // where each term starts in p
+	n, off := 0, 0
+	anyTerm(p, func(t string) bool {
+		at[n] = off + strings.Index(p[off:], t)
+		ts[n], off, n = t, at[n]+len(t), n+1
+		return n == len(ts)
+	})
+	for i := range min(n, 3) { // "Not the tests", "No, not the tests", "No wait, not the tests"
+		if c := st.cjkCorrected(ts[i]); c != "" {
+			return c
+		}
+		pre, post := negationAt(ts[i])
+		lo, hi := i+1, min(n, i+3)
+		if pre && i > 0 {
+			lo, hi = i-1, i
+		} else if !post || i > 0 && !opensClause(ts[i-1], p[at[i-1]+len(ts[i-1]):at[i]]) {
+			continue
+		}
+		for _, c := range ts[lo:hi] {
+			if nameLike(c) && hasTerm(st.Task, c) && (pre || st.goalClause(p, c)) {
+				return strings.ToLower(c)
+			}
+		}
+	}
+	return ""
+}
+
+// cjkCorrected: a CJK term opening with a negation takes back its own rest ("不是测试，测试是对的，改解析器": 测试) when
+// the goal holds the rest's first two characters; "" when not.
+func (st *State) cjkCorrected(t string) string {
+	for _, m := range negations.list() {
+		if rest, ok := strings.CutPrefix(t, m); ok && cjkString(t) && utf8.RuneCountInString(rest) >= 2 && strings.Contains(st.Task, string([]rune(rest)[:2])) {
+			return rest
+		}
+	}
+	return ""
+}
+
+// opensClause: a negation after the term prev and the separator sep opens its clause — sep closes one ("No wait, not
+// the tests") or prev is a stop word ("Bitte nicht CSV"). Inside a clause the merged lists' words mean something else:
+// Portuguese "funciona no CI" is "works in the CI", no Spanish "no".
+func opensClause(prev, sep string) bool {
+	return strings.ContainsAny(sep, clauseEnds) || stopWord(prev)
+}
+
+func stopWord(t string) bool {
+	return slices.ContainsFunc(phrases("stop"), func(w string) bool { return strings.EqualFold(w, t) })
+}
+
+// goalClause: what follows the taken-back term up to the clause's end is the goal's words or stop words ("nicht CSV —",
+// "Not the signup form —"); a word of its own there is a verb the negation is about ("Nicht die Tests ändern, sondern
+// den Code …": leave the tests, the goal stands).
+func (st *State) goalClause(p, c string) bool {
+	rest := p[strings.Index(p, c)+len(c):]
+	if i := strings.IndexAny(rest, clauseEnds); i >= 0 {
+		rest = rest[:i]
+	}
+	return !anyTerm(rest, func(t string) bool { return !cjkString(t) && !hasTerm(st.Task, t) && !stopWord(t) })
+}
+
+// hasTerm: one of s's terms is t, whatever the case.
+func hasTerm(s, t string) bool {
+	return anyTerm(s, func(w string) bool { return strings.EqualFold(w, t) })
+}
+
+// dropCorrected drops the decisions naming the term a correction takes back.
+func (st *State) dropCorrected(p string) {
+	if t := st.correctedTerm(p); t != "" {
+		st.Decided = slices.DeleteFunc(st.Decided, func(d string) bool { return hasTerm(d, t) })
+	}
+}
+
+// negationAt: t negates the term before it (ja "…じゃなくて") or the terms after it ("nicht", "not", zh "不是…").
+func negationAt(t string) (pre, post bool) {
+	if !cjkString(t) {
+		return false, slices.ContainsFunc(negations.list(), func(m string) bool { return strings.EqualFold(m, t) })
+	}
+	for _, m := range negations.list() {
+		pre, post = pre || strings.HasSuffix(t, m), post || strings.HasPrefix(t, m)
+	}
+	return pre, post
+}
+
+// nameLike: a term that names something — 4+ letters and no stop word, or in capitals ("CSV", "S3").
+func nameLike(t string) bool {
+	if strings.IndexFunc(t, unicode.IsLower) < 0 && strings.IndexFunc(t, unicode.IsUpper) >= 0 {
+		return len(t) >= 2
+	}
+	return utf8.RuneCountInString(t) >= 4 && !stopWord(t)
+}
+
+// anyTerm reports whether f holds for a term of s, calling it on each in order until it does: terms are words split
+// at anything but letters and digits, and where a CJK run starts or ends ("JSONじゃなくてlogfmt": three terms).
+func anyTerm(s string, f func(string) bool) bool {
+	start, prev := -1, false
+	for i, r := range s {
+		word, c := unicode.IsLetter(r) || unicode.IsNumber(r), cjk(r)
+		if start >= 0 && (!word || c != prev) {
+			if f(s[start:i]) {
+				return true
+			}
+			start = -1
+		}
+		if word && start < 0 {
+			start = i
+		}
+		prev = c
+	}
+	return start >= 0 && f(s[start:])
+}
+
+// sequenceNewTask is rule 6: "now …" opening a request that shares no content word with the goal nor points back,
+// nor pastes an error (a report on the current work: "agora dá erro ao arrancar:" over a stack trace).
+func (st *State) sequenceNewTask(p, low string) bool {
+	return startsWithAny(low, sequenceStarts.list()) && promptSize(p) >= 4 && !overlaps(st.Task, p) && !refersBack(low) &&
+		pastedCondensed(p) == p || st.nextAfterDone(p, low)
+}
+
+// nextAfterDone: once the goal's work stands done (the agent reported it, or a fix verified), a request sharing no
+// content word with it, not pointing back at it and no choice ("also add an export command that writes CSV") is the
+// next task, with or without "now"; "also" adds to finished work, so it continues nothing. A back-reference counts in
+// the request's first four words or as its last ("do the same for X", "add a test for it"), not as a relative
+// pronoun further in ("a command that writes …").
+func (st *State) nextAfterDone(p, low string) bool {
+	if promptSize(p) < 4 || !st.workDone(false) || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
+		len(turnQuestions(st.TurnTexts)) > 0 { // an answer ("no, not yet — wait for the backup") is no new task
+		return false
+	}
+	return !pointsBack(low)
+}
+
+// pointsBack: a back-reference in the request's first four words or as its last word, or a CJK one anywhere.
+func pointsBack(low string) bool {
+	ws := promptWords(low)
+	return refersBack(strings.Join(ws[:min(4, len(ws))], " ")+" "+ws[len(ws)-1]) || containsAny(low, backRefCJK.list())
+}
+
+// laterAsk is what request req asks after a sequence word opening a clause ("fix the redirect loop, and then add a
+// remember-me box": "add a remember-me box"), in the user's words; "" when it asks one thing.
+func laterAsk(req string) string {
+	low, at := strings.ToLower(req), len(req)
+	for _, p := range sequenceStarts.list() {
+		if i := clauseOpening(low, p); i > 0 {
+			at = min(at, i)
+		}
+	}
+	if at == len(req) || len(low) != len(req) {
+		return ""
+	}
+	return strings.TrimLeft(req[at:], " ,:")
+}
+
+// clauseOpening is the end of phrase p's first use opening a clause of low after its start, or -1.
+func clauseOpening(low, p string) int {
+	for off := 0; off < len(low); {
+		i := phraseAt(low[off:], p)
+		if i < 0 {
+			return -1
+		}
+		if i += off; i > 0 && clauseOpens(low[:i]) {
+			return i + len(p)
+		}
+		off = i + len(p)
+	}
+	return -1
+}
+
+// clauseOpens: the text before a word ends a clause (a mark, "and", "und").
+func clauseOpens(before string) bool {
+	b := strings.TrimRight(before, " ")
+	r, _ := utf8.DecodeLastRuneInString(b)
+	return strings.ContainsRune(clauseEnds, r) || andWords.has(b[strings.LastIndexByte(b, ' ')+1:])
+}
+
+// laterAskLeft is the newest request's later ask when the work stands done and the agent's last words report on the
+// first ask but name nothing of the later one: one message asked for two things and the session stopped after one.
+func (st *State) laterAskLeft() string {
+	req := cmp.Or(st.Latest, st.Task)
+	later := laterAsk(req)
+	if later == "" || overlaps(st.LastText, later) || !overlaps(st.LastText, req[:len(req)-len(later)]) || !st.workDone(true) {
+		return ""
+	}
+	return later
+}
+
+func setsGoal(c promptClass) bool { return c != promptAck && c != promptFollowUp }
+
+// restates: p is the goal re-sent, completed (enter hit mid-sentence, an
+// aider /ask re-run with more words): the fuller text is the goal.
+func restates(p, goal string) bool {
+	g := strings.TrimRight(strings.TrimSpace(goal), " .…。")
+	return utf8.RuneCountInString(g) >= 8 && len(p) > len(goal) && strings.HasPrefix(strings.ToLower(p), strings.ToLower(g))
+}
+
+// returnTo is the set-aside goal a request says "back to" and shares a content word with; -1 when none.
+func (st *State) returnTo(p string) int {
+	if len(st.SetAside) == 0 || !containsAny(strings.ToLower(p), backMarkers.list()) {
+		return -1
+	}
+	for i := len(st.SetAside) - 1; i >= 0; i-- {
+		if overlaps(st.SetAside[i], p) {
+			return i
+		}
+	}
+	return -1
+}
+
+func newTopic(p, low, goal string) bool {
+	if isQuestion(p) || promptSize(p) < newTopicWords || goal == "" || overlaps(goal, p) || refersBack(low) ||
+		isDecision(p, true) {
+		return false
+	}
+	words := " " + strings.Join(promptWords(low), " ") + " "
+	for _, m := range continueMarkers.list() {
+		switch {
+		case cjkString(m):
+			if strings.Contains(low, m) {
+				return false
+			}
+		case strings.HasSuffix(m, "*"):
+			if strings.Contains(words, " "+strings.TrimSuffix(m, "*")) {
+				return false
+			}
+		case strings.Contains(words, " "+m+" "):
+			return false
+		}
+	}
+	return true
+}
+
+// asksNothing: a confirmation or nudge, or after a break a bare resume.
+func (st *State) asksNothing(p string) bool {
+	return !substantive(p) || st.AfterBreak && resumesOnly(p)
+}
+
+// resumesOnly: a short opener pointing at earlier work ("continue where claude stopped", "pick up where you left
+// off") after a compaction or in another session asks for nothing new: an acknowledgement, never "Latest request".
+func resumesOnly(p string) bool {
+	return promptSize(p) < 8 && containsAny(strings.ToLower(p), resumeOpeners.list())
+}
+
+// weakGoal (rule 2); a short request whose object is a pronoun ("Explain what this is") names nothing: the next says
+// what "this" is. So does an opener pointing at earlier work ("We were working on the task", a real Russian aider
+// session's first prompt).
+func weakGoal(p string) bool {
+	return isQuestion(p) || promptSize(p) < 3 || resumesOnly(p) ||
+		promptSize(p) < 8 && refersBack(strings.ToLower(p)) && namesNothing(p)
+}
+
+// namesNothing: no link word but the first ("Schau dir das mal an"; "Fix it in the parser" names one).
+func namesNothing(p string) bool {
+	ws := linkWords(p)
+	if f := promptWords(strings.ToLower(p)); len(f) > 0 {
+		r := []rune(f[0])
+		delete(ws, string(r[:min(5, len(r))]))
+	}
+	return len(ws) == 0
+}
+
+func (st *State) addPrompt(p string, sid int64, at time.Time) promptClass {
+	p = strings.TrimSpace(p)
+	if st.PromptSession != 0 && sid != st.PromptSession {
+		st.AfterBreak = true // another session of the project: a resume
+	}
+	st.PromptSession = sid
+	class, resumed := st.classifyPrompt(p), st.AfterBreak
+	if class != promptAck {
+		st.AfterBreak = false
+		if i := st.returnTo(p); i >= 0 {
+			// "Now back to the login rate limiting": it is current again, the detour set aside.
+			back := st.SetAside[i]
+			st.SetAside = append(st.SetAside[:i:i], st.SetAside[i+1:]...)
+			if st.Task != "" {
+				st.setAside()
+			}
+			st.Task, st.TaskAt, st.GoalWeak = back, at, false
+			st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
+			return promptFollowUp
+		}
+	}
+	switch class {
+	case promptGoal, promptNewTask:
+		st.finishTask(class == promptNewTask && !resumed)
+		st.Task, st.TaskAt, st.GoalWeak = p, at, weakGoal(p)
+		st.Latest, st.LatestAt = "", time.Time{}
+	case promptSwitch, promptCorrect:
+		st.dropCorrected(p)
+		if class == promptSwitch && st.Task != "" && st.Task != p {
+			st.setAside()
+		}
+		st.Task, st.TaskAt, st.GoalWeak = p, at, false
+		st.Latest, st.LatestAt = "", time.Time{}
+	case promptFollowUp:
+		st.setLatest(p, at)
+	}
+	return class
+}
+
+// setLatest makes p the latest request. A prompt the agent has not answered the one before yet, in a session where it
+// has worked, is typed into the same turn (Claude Code's queued prompts, a screenshot's caption under a request): it
+// joins that request, never a replacement hiding the earlier words; a log of the user's prompts alone joins nothing.
+// It joins while the handoff's latest-request line (150 bytes) still shows its first 20 bytes: a longer run starts a
+// new line, the earlier prompts staying among the instructions. The line's row stays the first prompt's.
+func (st *State) setLatest(p string, at time.Time) {
+	if st.Latest != "" && !st.Answered && max(st.LastTextSeq, st.LastCallSeq) > 0 && len(st.Latest) < 130 {
+		st.Latest += " / " + p
+		return
+	}
+	st.Latest, st.LatestAt, st.LatestRef = p, at, st.RowRef
+}
+
+// finishTask sets a done goal aside as completed when a new task follows it in the same session ("Done: retry.py has
+// the helper" then "Now write the changelog entry"): finished, not pending; another session's work is history.
+func (st *State) finishTask(next bool) {
+	if next && st.workDone(false) {
+		st.Task = "completed: " + st.Task
+		st.setAside()
+	}
+}
+
+func (st *State) setAside() {
+	g := clip(oneLine(st.Task), 200)
+	st.SetAside = last(append(st.SetAside, g), keepSetAside)
+	st.setSource("s:"+g, st.TaskRef)
+}
+
+// harnessTags open user-role text the harness wrote: task and subagent
+// notifications (Claude Code 2.1), IDE context, reminders.
+var harnessTags = []string{"<task-notification", "<system-reminder", "<ide_opened_file", "<ide_selection", "<ide_diagnostics",
+	"<environment_context", "<user_instructions", "<local-command", "<command-message", "<bash-", "<turn_aborted", "<subagent_notification"}
+
+// userWords is what the user wrote of a user-role text, the harness's wrappers dropped (Codex Desktop's "# Files
+// mentioned by the user: … ## My request for Codex:" keeps the request; leading IDE blocks go). harness: nothing of
+// the user's remains (a task notification).
+func userWords(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if i := strings.Index(t, "## My request for "); i >= 0 {
+		if j := strings.Index(t[i:], ":"); j >= 0 {
+			t = strings.TrimSpace(t[i+j+1:])
+		}
+	}
+	for range 8 {
+		if !strings.HasPrefix(t, "<") {
+			break
+		}
+		tag := slices.IndexFunc(harnessTags, func(h string) bool { return strings.HasPrefix(t, h) })
+		if tag < 0 {
+			break
+		}
+		end := strings.Index(t, "</"+strings.TrimRight(strings.TrimPrefix(harnessTags[tag], "<"), "-"))
+		if end < 0 {
+			return "", true // unclosed: all of it is the harness's
+		}
+		gt := strings.IndexByte(t[end:], '>')
+		if gt < 0 {
+			return "", true
+		}
+		t = strings.TrimSpace(t[end+gt+1:])
+	}
+	return t, t == ""
+}
+
+// boundaryCommand: /clear, /new, /reset (Claude Code, Codex, Gemini, aider) start a new task.
+func boundaryCommand(p string) bool {
+	f := strings.Fields(strings.ToLower(p))
+	return len(f) > 0 && slices.Contains([]string{"/clear", "/new", "/reset"}, f[0])
+}
+
+// addInstruction keeps a request condensed, the goal first and the newest of the rest; one replacing an earlier on
+// its subject ("use Redis instead of the in-memory cache") drops it, never the goal.
+func (st *State) addInstruction(p string, at time.Time, ref Ref) {
+	c := condense(p)
+	if c == "" {
+		return
+	}
+	kept := st.Instructions[:0:0]
+	for i, in := range st.Instructions {
+		if in.Text == c {
+			return
+		}
+		if i == 0 || !supersedes(p, in.Text, true) {
+			kept = append(kept, in)
+		}
+	}
+	st.Instructions = evictPlain(append(kept, Note{Text: c, At: at, Refs: []Ref{ref}}))
+}
+
+// evictPlain bounds the instructions to maxInstructions by dropping the oldest after the goal that constrains
+// nothing ("add a header row"): a constraint stated early ("don't touch the migrations", "use pnpm, not npm") stays
+// in force through any number of later requests. With only constraints left, the oldest goes.
+func evictPlain(ins []Note) []Note {
+	if len(ins) <= maxInstructions {
+		return ins
+	}
+	i := 1 + slices.IndexFunc(ins[1:], func(n Note) bool { return !hasPhrase(strings.ToLower(n.Text), "constraint") })
+	return slices.Delete(ins, max(1, i), max(1, i)+1)
+}
+
+// condense is a request's first sentence and those that constrain the work ("keep", "don't", "never", "must"; lang/
+// constraint), a pasted trace's last exception line, at most 400 bytes.
+func condense(p string) string {
+	ss := sentences(p)
+	for len(ss) > 1 && !substantive(ss[0]) { // "Great! Can you also …": the asking sentence leads
+		ss = ss[1:]
+	}
+	if len(ss) == 0 {
+		return ""
+	}
+	out := []string{ss[0]}
+	for _, s := range ss[1:] {
+		if hasPhrase(strings.ToLower(s), "constraint") && prose(s) {
+			out = append(out, s)
+		}
+	}
+	if strings.Count(p, "\n") > 2 {
+		if e := pastedError(p); e != "" && !strings.Contains(strings.Join(out, " "), e) {
+			out = append(out, e)
+		}
+	}
+	return clip(clip(normCmd(strings.Join(out, " ")), 400), 400)
+}
+
+// pastedError: the error line of a pasted log or trace — one naming an error, or a compiler's diagnostic at a source
+// location behind a CI log's timestamp ("2026-11-20T10:00:09Z internal/store/pg.go:41:9: undefined: pgx.Conn").
+// A line counting none ("0 errors, 1 warning", "Found 0 errors.") names no error: the paste reports success.
+func pastedError(p string) string {
+	e := errorLine(p)
+	if loc, _ := location(e); mayNameError(e) && !noErrors(strings.ToLower(e)) || loc {
+		return e
+	}
+	return ""
+}
+
+func noErrors(low string) bool {
+	i := strings.Index(low, "0 error")
+	return i == 0 || i > 0 && !unicode.IsDigit(rune(low[i-1]))
+}
+
+func mayDecideAny(low string) bool {
+	return mayDecide(low) || containsPhrase(low, "contrast") || containsAny(low, decisionMarkers.list())
+}
+
+// isDecision applies decision rules 1 and 2.
+func isDecision(s string, user bool) bool {
+	if isQuestion(s) {
+		return false
+	}
+	low := strings.ToLower(s)
+	if explicitDecision(s, low) || contrastChoice(s, low) {
+		return true
+	}
+	if !user || promptSize(s) < 3 {
+		return false
+	}
+	return startsWithAny(low, choiceStarts.list()) || startsWithAnyPrefix(stripLeadingAcks(low), choiceStarts.list()) || reverses(low)
+}
+
+// reverses: the user turns down what stands and says what replaces it ("no, go back to Redis", "nein, doch lieber
+// zurück zu …", "No, use Postgres instead"): a decline, then a pointer back or a replacement (lang/ back, supersede).
+// It is a decision, and supersedes the earlier one on its subject (a user who changes their mind twice).
+func reverses(low string) bool {
+	marked := func(t string) bool {
+		return containsAny(t, backMarkers.list()) || containsAny(t, supersedeMarkers.list())
+	}
+	if !marked(low) {
+		return false // the cheap test first: supersedes asks this of every request and decision
+	}
+	rest, ok := cutDeclines(low)
+	return ok && marked(rest)
+}
+
+func explicitDecision(s, low string) bool {
+	return mayDecide(low) && decisionRE.get().MatchString(s) || containsAny(low, decisionMarkers.list())
+}
+
+// proposal: the agent's contrast on a list line ("1. Call inject on release, not on every press") proposes a step
+// the user never accepted; no decision unless it says it was decided. After the turn's edits (edited) the list
+// reports what was carried out ("- Used UTC timestamps, not local time"), unless its heading looks ahead or asks,
+// and never when the item hedges ("- We could move the export to a job rather than the request path").
+func proposal(text, s string, edited bool) bool {
+	i := strings.Index(text, s)
+	if i < 0 {
+		return false
+	}
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	low := strings.ToLower(s)
+	if !listLine(strings.TrimSpace(text[start:])) {
+		return false
+	}
+	if containsAny(low, hedgeWords.list()) {
+		return true // even with a marker: "- We could use X instead of Y", "- Man könnte X statt Y"
+	}
+	return !explicitDecision(s, low) && (!edited || aheadHeading(text[:start]))
+}
+
+// aheadHeading: the last line before a list, not an item, looks ahead ("Next steps:", "Remaining:") or asks.
+func aheadHeading(before string) bool {
+	lines := strings.Split(strings.TrimSpace(before), "\n")
+	h := strings.TrimSpace(lines[len(lines)-1])
+	for j := len(lines) - 1; j > 0 && listLine(h); j-- {
+		h = strings.TrimSpace(lines[j-1])
+	}
+	low := strings.ToLower(h)
+	return forwardLooking(h) || isQuestion(h) || hasPhrase(low, "remaining") || containsPhrase(low, "next")
+}
+
+// contrastChoice: a choice against a short alternative without a marker
+// word ("We store the full payload, not just the event id"; "Postgres statt
+// SQLite"), in prose.
+func contrastChoice(s, low string) bool {
+	for _, m := range phrases("contrast") {
+		i := strings.Index(low, m)
+		if i <= 0 {
+			continue
+		}
+		alt := promptSize(low[i+len(m):])
+		if alt >= 1 && alt <= 8 && promptSize(low[:i]) >= 2 && prose(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// addDecision drops the decisions s supersedes and exact repeats.
+func (st *State) addDecision(s string) {
+	k := strings.ToLower(s)
+	if slices.Contains(st.Seen, k) || slices.ContainsFunc(st.Decided, func(d string) bool { return strings.HasSuffix(d, " → "+s) }) {
+		return // a repeat, or the words already recorded as the answer to a question
+	}
+	st.Seen = last(append(st.Seen, k), maxSeen)
+	kept := st.Decided[:0:0]
+	for _, d := range st.Decided {
+		if !supersedes(s, d, false) {
+			kept = append(kept, d)
+		}
+	}
+	st.Decided = last(append(kept, clip(s, 200)), keepDecided)
+	st.addSource("d:"+clip(s, 200), st.RowRef)
+}
+
+// Supersedes: decision s replaces earlier, as the fold decides (the decisions log drops what the fold dropped).
+func Supersedes(s, earlier string) bool { return supersedes(s, earlier, false) }
+
+// supersedes: s and earlier share two subject words (unless explicit), or
+// one when s says it replaces something or turns it down (reverses).
+func supersedes(s, earlier string, explicit bool) bool {
+	low := strings.ToLower(s)
+	replaces := containsAny(low, supersedeMarkers.list()) || reverses(low)
+	if explicit && !replaces {
+		return false
+	}
+	words := subjectWords(s)
+	shared := 0
+	for w := range subjectWords(earlier) {
+		if words[w] {
+			shared++
+		}
+	}
+	return shared >= 2 && !explicit || replaces && shared >= 1
+}
+
+func subjectWords(s string) map[string]bool {
+	w := contentWords(s)
+	for k := range w {
+		if notSubject.has(k) {
+			delete(w, k)
+		}
+	}
+	return w
+}
+
+// addDecisions scans a prompt (user) or assistant text. In the prompt that
+// sets a goal the first sentence is the task; only later ones can state
+// choices ("Build the importer. Stream the rows, don't load the whole file.").
+func (st *State) addDecisions(text, low string, user, goal bool) {
+	if !user && !goal && !mayDecideAny(low) {
+		return
+	}
+	ss := sentences(text)
+	for i, s := range ss {
+		if goal && i == 0 || diagnosis(ss, i) {
+			continue // even worded "X statt Y": the Task line carries it
+		}
+		if isDecision(s, user || goal && i > 0) && (user || goal || !proposal(text, s, st.editedThisTurn())) {
+			st.addDecision(questionPrefixRE.get().ReplaceAllString(s, "")) // an item's text, not its "1."
+		}
+	}
+}
+
+// diagnosis: sentence i states what is wrong — a cause phrase opening its claim ("Das Problem ist, dass der Export
+// die lokale Zeit statt UTC schreibt"), or in a label of at most four words before it ("Found the bug. The coupon is
+// subtracted after VAT instead of before."). Worded as a contrast it reads as a choice, but it is the bug the fix
+// reverses: as a decision it would tell the next agent to keep it. A choice before the cause gives its reason ("We
+// decided to use buf because it pins versions"); a longer sentence before ("The problem was the timezone.") is a
+// cause of its own: the decision after it stands.
+func diagnosis(ss []string, i int) bool {
+	return causeOpens(strings.ToLower(ss[i])) || i > 0 && promptSize(ss[i-1]) <= 4 && containsAny(strings.ToLower(ss[i-1]), causeMarkers.list())
+}
+
+// causeOpens: a cause phrase with no choice before it.
+func causeOpens(low string) bool {
+	return slices.ContainsFunc(causeMarkers.list(), func(m string) bool {
+		j := strings.Index(low, m)
+		return j >= 0 && !mayDecideAny(low[:j])
+	})
+}
+
+// editedThisTurn: a file write since the latest request whose call has not failed.
+func (st *State) editedThisTurn() bool {
+	return st.editedSince(st.AskSeq) && !st.FailedCalls[st.Edits[len(st.Edits)-1].Call]
+}
+
+// addAnswer records a statement answering the assistant's open question
+// (rule 3); an acknowledgement answers "yes", a long reply is a request.
+func (st *State) addAnswer(q, answer string) {
+	if q == "" || isQuestion(answer) || boilerplate(q) {
+		return
+	}
+	a := oneLine(answer)
+	if !substantive(answer) {
+		a = "yes"
+	} else if promptSize(answer) > 40 {
+		return
+	}
+	line := clip(strings.TrimRight(q, "?？ \u00a0"), 120) + " → " + clip(a, 160)
+	st.addDecision(line)
+	switch {
+	case startsWithAny(strings.ToLower(a), declineStarts.list()):
+		// "leave it for now" after "Shall I fix both?": the offer is work the user refused, as a refused tool call is
+		// — never the next action, never to redo without asking — unless the agent then works (keptDecline).
+		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
+	case assentWords.has(strings.Trim(promptWords(strings.ToLower(a))[0], "'-")): // an acknowledgement's a is "yes"
+		if containsAny(strings.ToLower(q), offerWords.list()) {
+			// "Want me to make that change?" → "yes please": the step offered is the next action until the agent acts.
+			st.Accepted = Note{Text: "Carry out what the user accepted (\"" + clip(oneLine(answer), 80) + "\"): " + st.offeredStep(q), Refs: []Ref{st.RowRef}}
+		}
+	}
+}
+
+// offeredStep: what an offer proposes — the question itself, or when it points back ("Want me to make that
+// change?") the turn's sentence before it ("I recommend making parseDate return an error …") unless it diagnoses.
+func (st *State) offeredStep(q string) string {
+	step := strings.TrimRight(q, "?？ ")
+	if !refersBack(strings.ToLower(q)) {
+		return step
+	}
+	prev := ""
+	for _, s := range sentences(strings.Join(st.TurnTexts, "\n")) {
+		if strings.Contains(s, strings.TrimSuffix(q, "…")) {
+			return cmp.Or(prev, step)
+		}
+		if !isQuestion(s) {
+			prev = s
+			if containsAny(strings.ToLower(s), causeMarkers.list()) {
+				prev = "" // a diagnosis ("The pod panics because DATABASE_URL is missing") is no step: the offer is
+			}
+		}
+	}
+	return step
+}
+
+// keptDecline: a tool call after a declined offer in the same turn ("No, remove it" then the removal) shows the
+// answer was an instruction: it stays a decision, not a stop.
+func (st *State) keptDecline() {
+	if n := len(st.Refused); st.StopSeq > 0 && n > 0 && st.StopSeq == st.AskSeq { // the stop is the prompt's decline
+		st.Refused, st.StopSeq = st.Refused[:n-1], 0
+	}
+}
+
+// The reference patterns, each run only on lines holding its trigger (every
+// prompt and reply goes through them: one combined pattern over whole texts
+// cost ~10 µs a row).
+var (
+	docRE = lazyRE{expr: `\b[\w][\w\-]*\.(?:pdf|docx?|xlsx?|pptx?|key|pages|numbers|odt|csv|epub)\b`}
+	atRE  = lazyRE{expr: `(?:^|[\s(])@[A-Za-z0-9][A-Za-z0-9\-]{1,38}(?:$|[\s,;:!?)]|\.(?:\s|$))|` + // handle (not @decorator_name, not @pkg/name)
+		`\b[\w.+\-]+@[\w\-]+\.[\w.\-]+\b`} // e-mail
+	dateRE = lazyRE{expr: `\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|` + // ISO date
+		`\bQ[1-4] (?:19|20)\d\d\b|` + // quarter
+		`\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* [0-3]?\d(?:, (?:19|20)\d\d)?\b|` +
+		`\b[0-3]?\d\.? (?:Jan|Feb|Mär|Mar|Apr|Mai|May|Jun|Jul|Aug|Sep|Okt|Oct|Nov|Dez|Dec|janv|févr|mars|avr|mai|juin|juil|août|sept|oct|nov|déc|ene|abr|ago|dic|fev|set|out|dez)[a-zéû]*\.?(?: (?:19|20)\d\d)?\b`}
+	// citeRE: "Bloom et al. (2015)" in any language; deDateRE: "12 de marzo de 2024", which dateRE misses.
+	citeRE   = lazyRE{expr: `\p{Lu}[\p{L}\-]+(?: (?:and|y|und|et|e|и) \p{Lu}[\p{L}\-]+)? et al\.?(?:,? \(?(?:19|20)\d\d\)?)?`}
+	deDateRE = lazyRE{expr: `\b[0-3]?\d de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)(?: de (?:19|20)\d\d)?`}
+	// personRE: a capitalised name after "according to", "per", "laut", "selon"… (personTriggers).
+	personRE = lazyRE{expr: `\b(?i:according to|per|cited by|interview with|feedback from|laut|nach Angaben von|selon|d'après|según|de acuerdo con|segundo|de acordo com|по словам|entrevista a|entrevista con)\s+((?:Dr\.?\s+|Prof\.?\s+)?\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)`}
+	// The triggers: dateRE's month names (with a digit) and docRE's extensions.
+	monthTokens = []string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Mär", "Mai", "Okt", "Dez",
+		"janv", "févr", "mars", "avr", "mai", "juin", "juil", "août", "sept", "oct", "nov", "déc", "ene", "abr", "ago", "dic", "fev", "set", "out", "dez"}
+	docExts = []string{".pdf", ".doc", ".xls", ".ppt", ".key", ".pages", ".numbers", ".odt", ".csv", ".epub"}
+)
+
+func isoDateLike(s string) bool {
+	for i := 4; i+6 <= len(s); i++ {
+		if s[i] == '-' && s[i+3] == '-' && digits(s[i-4:i]) && digits(s[i+1:i+3]) && digits(s[i+4:i+6]) { // the loop bounds i+6
+			return true
+		}
+	}
+	return false
+}
+
+func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+
+// personMatches runs personRE only on a short window after each trigger
+// ("per attempt" is common prose), or on the whole text when lower-casing
+// changed byte offsets.
+func personMatches(text, low string) []string {
+	var out []string
+	if len(low) != len(text) {
+		for _, m := range personRE.get().FindAllStringSubmatch(text, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	seen := map[int]bool{}
+	for _, t := range personTriggers.list() {
+		for off := 0; ; {
+			i := strings.Index(low[off:], t)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(t)
+			if seen[i] || i > 0 && wordRune(rune(low[i-1])) {
+				continue
+			}
+			seen[i] = true
+			if m := personRE.get().FindStringSubmatch(text[i:min(len(text), i+len(t)+60)]); m != nil {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
+}
+
+// references returns the references text names, in order. Code (fences and
+// `spans`) names none: @decorators, paths, versions; toolTurn: no dates, handles or e-mails (offTool).
+func references(text, low string, toolTurn bool) []string {
+	var on [len(refFinders)]bool
+	anyOn := false
+	for i := range refFinders {
+		on[i] = refFinders[i].on(text, low, toolTurn)
+		anyOn = anyOn || on[i]
+	}
+	hasPerson := containsAny(low, personTriggers.list())
+	if !anyOn && !hasPerson {
+		return nil
+	}
+	if strings.Contains(text, "`") {
+		text = stripCode(text)
+		low = strings.ToLower(text)
+	}
+	var out []string
+	if hasPerson && containsAny(low, personTriggers.list()) {
+		out = addRefs(out, personMatches(text, low))
+	}
+	for _, line := range strings.Split(text, "\n") {
+		for i, f := range refFinders {
+			if on[i] && (f.line == nil || f.line(line)) {
+				out = addRefs(out, f.matches(line))
+			}
+		}
+	}
+	return out
+}
+
+// refFinder is one kind of reference, in a line's listing order: gate a
+// cheap test of the whole text (nil: line's), line one of a line (nil:
+// none), before find runs there.
+type refFinder struct {
+	gate func(text, low string) bool
+	line func(line string) bool
+	find func(line string) []string
+	re   *lazyRE // instead of find
+	// offTool: what a tool turn's text names is read off the tools' output or the code (an mtime, a log date, an
+	// @Observable attribute, a commit's e-mail), not a reference of the work.
+	offTool bool
+}
+
+func (f *refFinder) on(text, low string, toolTurn bool) bool {
+	switch {
+	case f.offTool && toolTurn:
+		return false
+	case f.gate != nil:
+		return f.gate(text, low)
+	}
+	return f.line(text)
+}
+
+func (f *refFinder) matches(line string) []string {
+	if f.re != nil {
+		return f.re.get().FindAllString(line, -1)
+	}
+	return f.find(line)
+}
+
+var refFinders = [...]refFinder{
+	{gate: func(t, _ string) bool { return strings.Contains(t, "://") }, find: urls},
+	{gate: docGate, line: func(l string) bool { return docGate(l, strings.ToLower(l)) }, re: &docRE},
+	{line: atGate, re: &atRE, offTool: true},
+	{line: citeGate, re: &citeRE},
+	{line: deDateGate, re: &deDateRE, offTool: true},
+	{line: dateGate, re: &dateRE, offTool: true},
+}
+
+func docGate(s, low string) bool { return strings.Contains(s, ".") && containsAny(low, docExts) }
+func atGate(s string) bool       { return strings.Contains(s, "@") }
+func citeGate(s string) bool     { return strings.Contains(s, " et al") }
+
+func deDateGate(s string) bool {
+	return strings.Contains(s, " de ") && strings.ContainsAny(s, "0123456789")
+}
+
+func dateGate(s string) bool {
+	return strings.ContainsAny(s, "0123456789") && (isoDateLike(s) || strings.Contains(s, "Q") || containsAny(s, monthTokens))
+}
+
+func urls(line string) []string {
+	var out []string
+	for rest := line; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return out
+		}
+		start := strings.LastIndexFunc(rest[:i], func(r rune) bool { return r < 'a' || r > 'z' }) + 1 // the scheme
+		end := len(rest)
+		if j := strings.IndexAny(rest[i+3:], " \t<>()\"'`]\x1b\a"); j >= 0 {
+			end = i + 3 + j
+		}
+		// ESC ] 8 ; params ; URL (ESC \ or BEL) text: an OSC 8 link's target, hidden from who reads the text.
+		hidden := start > 0 && rest[start-1] == ';' && end < len(rest) && rest[end] < ' '
+		if scheme := rest[start:i]; (scheme == "http" || scheme == "https") && !hidden {
+			out = append(out, rest[start:end])
+		}
+		rest = rest[end:]
+	}
+}
+
+// addRefs appends ms trimmed of the punctuation around them.
+func addRefs(out, ms []string) []string {
+	for _, m := range ms {
+		m = strings.TrimSpace(strings.TrimLeft(m, "( "))
+		m = strings.TrimRight(m, ".,;:!?")
+		if strings.HasSuffix(m, ")") && !strings.Contains(m, "(") {
+			m = strings.TrimRight(m, ")")
+		}
+		if m != "" {
+			out = append(out, clip(m, 200))
+		}
+	}
+	return out
+}
+
+// actionItems: prose sentences (no questions) stating something to be done. A user's sentence that constrains the
+// work ("the migrations folder must stay untouched"; lang/ constraint) is an instruction, kept as one, not a to-do.
+func actionItems(text, low string, user bool) []string {
+	if !containsAny(low, actionMarkers.list()) {
+		return nil
+	}
+	var out []string
+	for _, s := range sentences(text) {
+		if isQuestion(s) || !prose(s) || boilerplate(s) || user && hasPhrase(strings.ToLower(s), "constraint") {
+			continue
+		}
+		if containsAny(" "+strings.ToLower(s), actionMarkers.list()) {
+			out = append(out, clip(s, 200))
+		}
+	}
+	return out
+}
+
+// addItems appends the items not yet in *list, keeping the newest n, and records the row as each one's source (kind
+// "r:" a reference, "a:" an action item).
+func (st *State) addItems(list *[]string, kind string, items []string, n int) {
+	for _, it := range items {
+		if !slices.Contains(*list, it) {
+			*list = append(*list, it)
+		}
+		st.addSource(kind+it, st.RowRef)
+	}
+	*list = last(*list, n)
+}
+
+func stripCode(text string) string {
+	if !strings.Contains(text, "`") {
+		return text
+	}
+	var b strings.Builder
+	for l := range outsideFences(text) {
+		parts := strings.Split(l, "`")
+		for i := 0; i < len(parts); i += 2 {
+			b.WriteString(parts[i])
+			b.WriteByte(' ')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// endsNext: the sentence ends in a next_end phrase, a leading ␣ making it a whole word ("CSV export is in; converting
+// the amounts to euros next.", "Die Umrechnung kommt als Nächstes."): the agent's closing states its next step.
+func endsNext(s string) bool {
+	low := " " + strings.TrimRight(strings.ToLower(s), " .!。！")
+	return slices.ContainsFunc(nextEnds.list(), func(m string) bool { return strings.HasSuffix(low, m) })
+}
+
+// Rules over the work: outcomes from evidence, not wording, and what is next.
+//
+// A failure is keyed by its target: the program (and subcommand) and the paths it ran on, or the tool and the file it
+// wrote. It is resolved by a later pass of the same target whatever surrounds it (&& chains, env prefixes, flags; `go
+// test ./...` after `go test ./pkg`), by an edit of its files then a passing verification, or by completion reported
+// after it.
+//
+// Shell commands write files as often as edit tools and the hook has no time to walk the tree: targets are parsed
+// from the line (> and >>, tee, cp/mv/git mv, rm/git rm, touch, sed -i/perl -i, -o/--output); heredoc bodies skipped,
+// /dev/* and variables no files.
+//
+// Next action: the first of nextRules that gives one; never a recap, an offer (boilerplate), a done item or what is
+// not prose. Open questions: the last turn's unanswered ones, unresolved failures, TODO/FIXME markers edits added.
+
+var (
+	// wrappers run another program: the key skips them.
+	wrappers = []string{"sudo", "time", "env", "npx", "bunx", "exec", "nice", "timeout", "command"}
+	// interpreters run a script whose next word is its own subcommand: `python manage.py test` ≠ `… migrate`
+	interpreters = []string{"python", "node", "php", "ruby", "perl"}
+	// subcommanded programs' first argument names what they do (go test vs go build): part of the key.
+	runners      = []string{"run", "exec", "x", "dlx", "run-script"}
+	pkgManagers  = []string{"npm", "yarn", "pnpm", "bun"} // whose scripts run with or without "run"
+	subcommanded = []string{"go", "cargo", "npm", "yarn", "pnpm", "bun", "git", "make", "docker", "kubectl", "uv", "poetry", "bundle", "mvn",
+		"gradle", "./gradlew", "dotnet", "just", "python", "python3", "node", "deno", "rake", "mix", "swift", "terraform", "php", "ruby", "perl", "rails",
+		"pip", "pipx", "gem", "composer", "conda", "brew", "apt", "apt-get", "helm"}
+)
+
+const (
+	nextMarkers        phraseName = "next_marker" // beyond nextPhrases' English
+	intentMarkers      phraseName = "intent"      // "I'll add …": the agent's own step, announced
+	boilerplateMarkers phraseName = "boilerplate" // offers of help and sign-offs
+	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
+)
+
+// targetKey is a command's key: each && / ; / | segment as program, subcommand and path-like arguments (sorted,
+// pytest node ids cut at "::"), without flags, env assignments or a leading cd.
+func targetKey(cmd string) string {
+	var segs []string
+	for _, seg := range splitSegments(normCmd(cmd)) {
+		if k, ok := segmentKey(seg); ok {
+			segs = append(segs, k)
+		}
+	}
+	if len(segs) == 0 {
+		return normCmd(cmd)
+	}
+	return strings.Join(unread(segs), " && ")
+}
+
+// unread drops the segments that only read when another does more: `go test ./... 2>&1 | tail -5` runs go test's
+// target, a filter reading its output is none.
+func unread(segs []string) []string {
+	if len(segs) < 2 || !slices.ContainsFunc(segs, func(k string) bool { return reads(segTool(k)) }) {
+		return segs
+	}
+	if kept := slices.DeleteFunc(slices.Clone(segs), func(k string) bool { return reads(segTool(k)) }); len(kept) > 0 {
+		return kept
+	}
+	return segs
+}
+
+// skipPrefixWords drops env assignments (VAR=x) and wrappers before the program, with a wrapper's options and
+// numbers (`timeout 5 curl …` is curl's, a read; `nice -n 10 go test` is go's).
+func skipPrefixWords(f []string) []string {
+	for len(f) > 0 && (strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-") || slices.Contains(wrappers, f[0])) {
+		for f = f[1:]; len(f) > 1 && strings.IndexAny(f[0][:1], "-0123456789") == 0; f = f[1:] {
+		}
+	}
+	return f
+}
+
+// segmentKey is "program subcommand\tpaths"; none for cd, echo and true.
+func segmentKey(seg string) (string, bool) {
+	f := unwrapExec(skipPrefixWords(cmdFields(seg)))
+	if len(f) == 0 || f[0] == "cd" || f[0] == "echo" || f[0] == "true" {
+		return "", false
+	}
+	prog := progName(f[0])
+	if len(f) > 2 && f[1] == "run" && slices.Contains(pkgManagers, prog) && !slices.Contains(installAliases, f[2]) {
+		f = f[1:] // `npm run test` is `npm test`; `npm run ci` is a script, not `npm ci`
+	}
+	return segmentArgs(prog, f), true
+}
+
+// execVerbs: a program's verbs that run the next command in a container, an environment or a package runner; the
+// target is that command's (`docker compose run web pytest` is pytest's, not flake8's through the same service).
+var execVerbs = map[string][]string{"uv": {"run"}, "poetry": {"run"}, "pdm": {"run"}, "pipenv": {"run"}, "hatch": {"run"},
+	"bundle": {"exec"}, "pnpm": {"dlx", "exec"}, "yarn": {"dlx", "exec"}, "npm": {"exec"}, "bun": {"x"},
+	"docker": {"run", "exec"}, "podman": {"run", "exec"}, "docker-compose": {"run", "exec"}, "kubectl": {"exec"}}
+
+// unwrapExec drops exec wrappers: the program's options, the verb, its flags and, for a container, its image,
+// service or pod (`docker compose -f ci.yml --profile test run web pytest` is pytest's).
+func unwrapExec(f []string) []string {
+	for len(f) > 2 {
+		prog, g := progName(f[0]), f[verbAt(progName(f[0]), f)-1:]
+		if len(g) > 2 && g[1] == "compose" {
+			prog = "docker-compose"
+			g = g[verbAt(prog, g[1:]):]
+		}
+		if len(g) < 2 {
+			return f
+		}
+		i := execStart(prog, g)
+		if i < 0 || i >= len(g) {
+			return f
+		}
+		f = skipPrefixWords(g[i:])
+	}
+	return f
+}
+
+// unwrapped is cmd with each exec wrapper's own words dropped: `docker compose -f docker-compose.test.yml run web
+// flake8` runs flake8, whatever its compose file is named. isTestCmd asks only of a container runner's command (the
+// only wrappers whose options name files): the hook's other commands cost nothing more.
+func unwrapped(cmd string) string {
+	segs := splitSegments(cmd)
+	for i, seg := range segs {
+		f := skipPrefixWords(cmdFields(seg))
+		if u := unwrapExec(f); len(u) < len(f) {
+			segs[i] = strings.Join(u, " ")
+		}
+	}
+	return strings.Join(segs, " ; ")
+}
+
+// verbAt: where f's verb stands after the program's own options; an option's value is the word after it that is
+// neither an option nor a verb (`-f ci.yml`, `--context prod`; `--verbose run` has none).
+func verbAt(prog string, f []string) int {
+	i := 1
+	for i < len(f) && strings.HasPrefix(f[i], "-") && f[i] != "--" {
+		if i+1 < len(f) && !strings.Contains(f[i], "=") && optionValue(prog, f[i+1]) {
+			i++
+		}
+		i++
+	}
+	return i
+}
+
+// optionValue: w, after an option, is its value: no option itself, nor a verb.
+func optionValue(prog, w string) bool {
+	return !strings.HasPrefix(w, "-") && w != "compose" && !slices.Contains(execVerbs[prog], w)
+}
+
+// execStart: where the command f's exec verb runs starts, -1 for none.
+func execStart(prog string, f []string) int {
+	if !slices.Contains(execVerbs[prog], f[1]) {
+		return -1
+	}
+	i := 2
+	for i < len(f) && strings.HasPrefix(f[i], "-") && f[i] != "--" {
+		i += 1 + containerFlagValue(prog, f[i])
+	}
+	if slices.Contains(containerProgs, prog) {
+		i++ // the image, service or pod; kubectl's command follows "--"
+	}
+	if i < len(f) && f[i] == "--" {
+		i++
+	}
+	return i
+}
+
+// containerFlagValue: 1 when a container runner's flag takes the next word (`-v /p:/app`, `-w /app`, `-n ns`): a
+// one-letter flag other than the switches -i -t -d -T -P, or one of the long ones below; 0 otherwise.
+func containerFlagValue(prog, flag string) int {
+	if !slices.Contains(containerProgs, prog) || strings.Contains(flag, "=") {
+		return 0
+	}
+	if len(flag) == 2 && !strings.Contains("itdTP", flag[1:]) || slices.Contains(valueFlags, flag) {
+		return 1
+	}
+	return 0
+}
+
+var containerProgs = []string{"docker", "podman", "docker-compose", "kubectl"}
+
+var valueFlags = []string{"--name", "--env", "--volume", "--workdir", "--user", "--network", "--entrypoint", "--namespace", "--container"}
+
+// segmentArgs: the program with its subcommand (git commit, python -m pytest), a tab, the path-like arguments, sorted.
+func segmentArgs(prog string, f []string) string {
+	a := segWords{parts: []string{prog}}
+	a.sub, a.script = slices.Contains(subcommanded, prog), slices.Contains(interpreters, prog)
+	skip := false
+	for i, w := range f[1:] {
+		switch {
+		case partOption(prog, f[i]) && !strings.HasPrefix(w, "-"):
+			skip, a.filters = false, append(a.filters, argWord(w))
+		case skip:
+			skip = false
+		case prog == "python" && w == "-m" && i+2 < len(f):
+			a.sub, a.script = true, false // python -m pytest: the module is the program
+		case strings.HasPrefix(w, "-"):
+			if name, v, ok := strings.Cut(w, "="); ok && partOption(prog, name) {
+				a.filters = append(a.filters, argWord(v))
+			}
+			skip = a.sub && len(a.parts) == 1 && optionBeforeVerb(w)
+		default:
+			a = a.add(argWord(w), f[i])
+		}
+	}
+	sort.Strings(a.paths)
+	sort.Strings(a.filters)
+	return segKeyString(a.parts, a.paths, a.filters)
+}
+
+// partOption: flag selects a part of what its command builds, tests or installs — a stage (`docker build --target
+// deps`), a package or workspace member (`cargo build -p api`, `npm -w web`, `pnpm --filter web`, `mvn -pl core`, `lerna
+// --scope`): its value is keyed like a test filter, so the pass of a part never fixes the failure of the whole. The
+// one-letter forms (-p, -w, -F) only for the package managers and cargo, whose -p/-w name a member (gofmt's -w writes).
+func partOption(prog, flag string) bool {
+	return slices.Contains(partOptions, flag) || slices.Contains(memberFlags, flag) && (prog == "cargo" || slices.Contains(pkgManagers, prog))
+}
+
+var (
+	partOptions = []string{"--target", "--package", "--workspace", "--filter", "--scope", "--projects", "-pl"}
+	memberFlags = []string{"-p", "-w", "-F"}
+)
+
+// optionBeforeVerb: a one-letter option before a subcommand takes the next word (`make -C backend test`, `kubectl -n
+// staging apply`, `git -C repo commit`, `npm -w packages/api test`), unless it is one of the switches most programs
+// share (-v verbose, -q quiet, -s silent, -x, -i, -t, -d, -y, -h): the verb is the word after the value.
+func optionBeforeVerb(w string) bool {
+	return len(w) == 2 && isLetter(w[1]) && !strings.ContainsRune("vqsxitdyh", rune(w[1]))
+}
+
+// segWords gathers a segment's key: program and subcommand, paths, test filters.
+type segWords struct {
+	parts, paths, filters []string
+	sub, script           bool
+}
+
+// add files word a, prev the word before it (by value: the slices stay on segmentArgs' stack).
+func (s segWords) add(a, prev string) segWords {
+	switch {
+	case s.sub && strings.Contains(a, "="): // git -c key=value commit
+	case s.sub && (len(s.parts) == 1 || !strings.ContainsAny(a, "/.")):
+		s.parts = append(s.parts, installVerb(s.parts, a))
+		// a runner's program is the target: `npm run build` and `npm run lint`, `uv run pytest` and `uv
+		// run ruff` are four, whose passes fix nothing of the others; so is a script's subcommand
+		s.sub = len(s.parts) == 2 && (s.script || slices.Contains(runners, a))
+	case strings.ContainsAny(a, "/.") || len(s.parts) == 2 && slices.Contains(operandVerbs, s.parts[1]):
+		s.paths = append(s.paths, a) // a file, or a package the verb installs: `pip install requests` fixes no psycopg2
+	case isFilter(s.parts, a) && !flagValue(prev):
+		s.filters = append(s.filters, a)
+	}
+	return s
+}
+
+// installVerb: a package manager's verbs that install the manifest's dependencies are one target (`npm ci` after a
+// failed `npm install`, `poetry sync` after `poetry install`): a clean install from the lockfile passing shows the
+// dependencies in place, which is what the failed install was run for.
+func installVerb(parts []string, a string) string {
+	if len(parts) == 1 && slices.Contains(installAliases, a) && (slices.Contains(pkgManagers, parts[0]) || execVerbs[parts[0]] != nil) {
+		return "install"
+	}
+	return a
+}
+
+var (
+	installAliases = []string{"i", "ci", "sync"}
+	operandVerbs   = []string{"install", "add", "get", "require", "remove", "uninstall"} // whose words name packages
+)
+
+// flagValue: the word after flag is the flag's own value, not a test filter — a long flag (`--cov app`, `--logger
+// trx`, Go's `-tags integration`) that does not select tests by name. A selecting flag's value is a filter (`-k
+// slug`, `-run TestX`, `--filter Invoice`, `--grep cart`, `-t sums`); so is a word after a one-letter switch (`-v`,
+// `-x`) or a negated boolean (`--no-cache`). A boolean long flag before a filter (`--coverage cart`) reads as a value:
+// the filter is lost and the run counts as the whole suite.
+func flagValue(flag string) bool {
+	name := strings.ToLower(strings.TrimLeft(flag, "-"))
+	if !strings.HasPrefix(flag, "-") || strings.Contains(flag, "=") || len(name) < 2 || strings.HasPrefix(name, "no-") {
+		return false
+	}
+	return !containsAny(name, selectorWords)
+}
+
+// selectorWords: what a flag that selects tests by name has in its name, across runners (pytest -k/-m take one letter).
+var selectorWords = []string{"run", "filter", "grep", "pattern", "match", "name", "only", "select", "spec", "test", "skip", "exclude", "include"}
+
+// segKeyString is "parts\tpaths ?filters" in one allocation (BenchmarkFold: 3 a segment were Join, Join and +).
+func segKeyString(parts, paths, filters []string) string {
+	var b strings.Builder
+	b.Grow(64)
+	sep := ""
+	for _, w := range parts {
+		b.WriteString(sep)
+		b.WriteString(w)
+		sep = " "
+	}
+	b.WriteByte('\t')
+	sep = ""
+	for i, w := range append(paths, filters...) {
+		b.WriteString(sep)
+		if i >= len(paths) {
+			b.WriteByte('?')
+		}
+		b.WriteString(w)
+		sep = " "
+	}
+	return b.String()
+}
+
+// argWord is an argument without quotes, a pytest node id cut at "::".
+func argWord(a string) string {
+	a = strings.Trim(a, `'"`)
+	if j := strings.Index(a, "::"); j > 0 {
+		a = a[:j]
+	}
+	return a
+}
+
+// isFilter: a test runner's word that is no path selects tests by name (`jest cart`, `go test -run TestX`, `pytest -k
+// slug`, `cargo test name`): a part of the suite, keyed "?word". Not a number (`-n 4`, `-timeout 30s`), a mode
+// (`vitest run`) nor the suite's own directory (`pytest tests`).
+func isFilter(parts []string, a string) bool {
+	return a != "" && a[0] > '9' && slices.ContainsFunc(parts, func(p string) bool { return slices.Contains(testRunners, p) }) &&
+		!(len(parts) == 1 && slices.Contains(runners, a)) && !slices.Contains(testRunners, a)
+}
+
+// progName drops directory and version: python3.12 and python (node18 and
+// node) run one target, so a retry with the other name is a fix.
+func progName(prog string) string {
+	if i := strings.LastIndexByte(prog, '/'); i >= 0 && prog != "./gradlew" {
+		prog = prog[i+1:]
+	}
+	if t := strings.TrimRight(prog, "0123456789."); t != "" {
+		return t
+	}
+	return prog
+}
+
+// cmdFields splits a segment into words without their quotes; a quoted
+// argument with a space (a commit message, an echo) is no target: dropped.
+func cmdFields(seg string) []string { return words(seg, false) }
+
+// shellWords splits a segment at white space outside quotes, keeping them.
+func shellWords(s string) []string { return words(s, true) }
+
+// words splits at white space outside quotes, by bytes (invalid UTF-8 stays).
+func words(s string, keepQuotes bool) []string {
+	var out []string
+	var b strings.Builder
+	var quote byte
+	spaced, quoted := false, false
+	flush := func() {
+		if b.Len() > 0 && (keepQuotes || !(quoted && spaced)) {
+			out = append(out, b.String())
+		}
+		b.Reset()
+		spaced, quoted = false, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			closing := c == quote
+			if closing {
+				quote = 0
+			}
+			spaced = spaced || c == ' '
+			if !closing || keepQuotes {
+				b.WriteByte(c)
+			}
+		case strings.IndexByte(`'"`, c) >= 0:
+			quote, quoted = c, true
+			if keepQuotes {
+				b.WriteByte(c)
+			}
+		case strings.IndexByte(" \t", c) >= 0:
+			flush()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	flush()
+	return out
+}
+
+func splitSegments(s string) []string {
+	var out []string
+	var quote byte
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		default:
+			if w := operatorWidth(s, i); w > 0 {
+				if t := strings.TrimSpace(s[start:i]); t != "" {
+					out = append(out, t)
+				}
+				i += w - 1
+				start = i + 1
+			}
+		}
+	}
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
+}
+
+// operatorWidth is the width of the control operator at s[i] (; | || && and ;& ;| |&), 0 for none.
+func operatorWidth(s string, i int) int {
+	c := s[i]
+	if c != ';' && c != '|' && !(c == '&' && i+1 < len(s) && s[i+1] == '&') {
+		return 0
+	}
+	if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
+		return 2
+	}
+	return 1
+}
+
+// noMatch: a search that found nothing — its last step grep, rg, ag, ack or git grep (xargs runs it), exit 1 or none
+// recorded, and no output but an exit line or the harness's bare "Error" (Claude Code 1.0 wrote only that for
+// `find … | xargs grep -l …`). Exit 1 is how these programs say "no lines selected" (POSIX grep); 2 is an error.
+func noMatch(cmd, text string, exit *int) bool {
+	if cmd == "" || exit != nil && *exit != 1 || len(text) > 80 { // nothing found prints nothing, or "Error"
+		return false
+	}
+	for l := range strings.Lines(text) { // first: most failures print something, and this allocates nothing
+		if l, ok := outputLine(l); ok && !strings.EqualFold(l, "error") {
+			return false
+		}
+	}
+	segs := splitSegments(normCmd(cmd))
+	// a search fed by a test or build checks its output (`cargo test | grep -q "test result: ok"`): no match, it failed
+	return len(segs) > 0 && searchStep(segs[len(segs)-1]) && !slices.ContainsFunc(segs[:len(segs)-1], isTestCmd)
+}
+
+// searchStep: the segment runs a searcher, itself or through xargs.
+func searchStep(seg string) bool {
+	f := skipPrefixWords(cmdFields(seg))
+	for len(f) > 1 && (f[0] == "xargs" || strings.HasPrefix(f[0], "-")) {
+		f = f[1:]
+	}
+	return len(f) > 0 && (slices.Contains(searchers, progName(f[0])) || f[0] == "git" && len(f) > 1 && f[1] == "grep")
+}
+
+var searchers = []string{"grep", "egrep", "fgrep", "rg", "ag", "ack"}
+
+// toolKey keys a failing call without a command: the file it wrote, or the tool. Edit tools on one file are one
+// target: Claude's "File has not been read yet" on an Edit, a MultiEdit and a Write is fixed by whichever later
+// succeeds (a real 1.0.98 session listed six such failures as open).
+func toolKey(tool, path string) string {
+	if path != "" {
+		return "file " + path
+	}
+	return strings.ToLower(tool)
+}
+
+// exceptionRE matches a line naming an error: "AssertionError: expected 42",
+// "E   NameError: …" (pytest), "error[E0425]: …" (rustc), "panic: …".
+var exceptionRE = lazyRE{expr: `^(E\s+)?([A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)|panic|fatal error|error(\[\w+\])?)(:|$)`}
+
+// errorLine: the last exception line (a traceback's last, never its header), else the first diagnostic at a source
+// location ("worker.go:42:3: loop variable captured", "thread 'main' panicked at src/pool.rs:88:9:": the compiler's,
+// linter's or panic's own line, never a summary like "Found 2 errors." or "test x ... FAILED"), else the first with an
+// error word, else the first. A line ending in ":" introduces its message: the next line is joined to it (Rust's
+// "panicked at …:" then the assertion, Node's "Expected values to be strictly equal:" then the values).
+func errorLine(text string) string {
+	if strings.Contains(text, `{"`) && strings.Contains(text, `"message"`) {
+		text = jsonErrorText(text)
+	}
+	lines, at := errorCandidates(text)
+	if len(lines) == 0 {
+		return ""
+	}
+	i := at[slices.IndexFunc(at[:], func(j int) bool { return j >= 0 })]
+	l := strings.TrimSpace(strings.TrimPrefix(lines[i], "E "))
+	if strings.Contains(l, "\t") { // testify aligns its fields with tabs: "Error:      \tNot equal:"
+		l = strings.Join(strings.Fields(l), " ")
+	}
+	return clipEnds(withContext(l, lines, i, at), 160)
+}
+
+// clipEnds clips a long error line to its head and its last clause (after the last ": "), when that clause is short:
+// kubectl's, terraform's and many validators' verdict closes the line, after the values it quotes ("The Deployment
+// "api" is invalid: spec.selector: Invalid value: {…}: field is immutable"); a clause of words, not a value ("exit
+// code: 2").
+func clipEnds(s string, n int) string {
+	k := strings.LastIndex(s, ": ")
+	if len(s) <= n || k < 0 || len(s)-k > n/2 || !strings.Contains(strings.TrimSpace(s[k+2:]), " ") {
+		return clip(s, n)
+	}
+	return clip(s[:k], n-(len(s)-k)-1) + s[k:]
+}
+
+// withContext joins the chosen line l (lines[i]) to the line that completes it.
+func withContext(l string, lines []string, i int, at [5]int) string {
+	next := ""
+	if i+1 < len(lines) {
+		next = lines[i+1]
+	}
+	switch {
+	case at[0] >= 0 && !strings.Contains(l, ":") && at[3] >= 0 && at[3] != i:
+		return lines[at[3]] + " — " + l // a bare "AssertionError": the line naming the test says more
+	case strings.HasSuffix(l, ":") && next != "" && message(next):
+		return l + " " + next
+	case i == at[2] && labelled(l) && labelled(next):
+		return l + ", " + next // Jest's "Expected: 42" over "Received: 41"
+	}
+	return l
+}
+
+// failureLine is errorLine, or what stopped the command when its output names no error: exit 124 is timeout(1)'s,
+// 128+n the signal n's (137: SIGKILL, the kernel's out-of-memory killer or a hard limit). A run cut off prints
+// whatever it was doing ("Epoch 1/3", "Killed"); the next agent must know it never finished, not fix "Epoch 1/3".
+func failureLine(text string, exit *int) string {
+	e := errorLine(text)
+	if exit == nil || e != "" && errWorded(e) {
+		return e
+	}
+	why, ok := stopSignals[*exit]
+	if !ok {
+		return e
+	}
+	why += " (exit " + strconv.Itoa(*exit) + ")"
+	if l := lastOutput(text); l != "" {
+		why += "; last output: " + clip(l, 100)
+	}
+	return why
+}
+
+// lastOutput: the last line of more than one word (the shell's own "Killed" is one) — what the run was doing.
+func lastOutput(text string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l, ok := outputLine(lines[i]); ok && strings.Contains(l, " ") {
+			return l
+		}
+	}
+	return ""
+}
+
+var stopSignals = map[int]string{124: "timed out", 130: "interrupted (SIGINT)", 134: "aborted (SIGABRT)",
+	137: "killed (SIGKILL: out of memory or a hard limit)", 139: "crashed (SIGSEGV)", 143: "terminated (SIGTERM)"}
+
+// message: a line that can be a header's message — not a rule of dashes (no letter nor digit) nor a lesser
+// severity's line (Maven's "[INFO] ----" under "[ERROR] COMPILATION ERROR :", rustc's "note: …").
+func message(l string) bool {
+	w, _, _ := strings.Cut(l, " ")
+	return !(strings.ContainsAny(w, "[:") && lesser(w)) && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
+// errorCandidates cleans the output's lines (in place: the hook folds every error row) and finds, in order of
+// preference, the last exception line, the first diagnostic at a location, the first assertion, the first with an
+// error word and the first line (-1: none). Only a line that may still be chosen is lower-cased.
+func errorCandidates(text string) (lines []string, at [5]int) {
+	at, lines = [5]int{-1, -1, -1, -1, -1}, strings.Split(text, "\n")
+	n := 0
+	for _, l := range lines {
+		l, ok := outputLine(l)
+		if !ok {
+			continue
+		}
+		lines[n], n = l, n+1
+		mark(&at, lines, n-1)
+	}
+	at[4] = min(0, n-1)
+	return lines[:n], at
+}
+
+// mark records line i of lines in the candidates it is the first (the last exception: the newest) of.
+func mark(at *[5]int, lines []string, i int) {
+	l := lines[i]
+	if laterException(l, lines, at[0]) {
+		at[0] = i
+	}
+	if loc, opens := location(l); at[1] < 0 && loc && (opens || errWorded(l)) {
+		at[1] = i
+	}
+	if at[3] == i-1 && strings.Trim(l, "^~ ") == "" { // a caret under it: the line was source code (Node's `throw new Error(…)`)
+		at[3] = -1
+	}
+	if at[2] < 0 && assertion(l) {
+		at[2] = i
+	}
+	if at[3] < 0 && errWorded(l) {
+		at[3] = i
+	}
+}
+
+// assertion: l states what a check expected against what it got — PHPUnit's "Failed asserting that 41 matches
+// expected 42", JUnit's "expected:<42> but was:<41>", Mocha's "AssertionError [ERR_ASSERTION]: 41 == 42", Jest's
+// "Expected: 42", pytest's "assert 41 == 42" — where no exception line or diagnostic says more than a runner's
+// "There was 1 failure:" or "> Task :test FAILED". A count ("Assertions: 3") states nothing.
+func assertion(l string) bool {
+	if !containsAny(l, assertCues) {
+		return false // no line to lower-case: most are not assertions
+	}
+	low := strings.ToLower(l)
+	if i := strings.Index(low, "assert"); i >= 0 {
+		return !strings.HasPrefix(low[i:], "assertions:")
+	}
+	i := strings.Index(low, "expected")
+	return i == 0 || i > 0 && containsAny(low[i:], actualWords)
+}
+
+var assertCues = []string{"ssert", "xpect", "SSERT", "XPECT"}
+
+// actualWords: what follows an expectation to state the actual value.
+var actualWords = []string{" but ", "got", "received", "actual", "instead", "found"}
+
+// labelled: l opens with a one-word label ("Received: 41").
+func labelled(l string) bool {
+	w, _, ok := strings.Cut(l, ":")
+	return ok && w != "" && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+}
+
+// laterException: l names an error and replaces the one at i as the last, unless both are a compiler's.
+func laterException(l string, lines []string, i int) bool {
+	return (messageField(l) || mayNameError(l) && exceptionRE.get().MatchString(l)) && !(i >= 0 && compilerError(lines[i]) && compilerError(l))
+}
+
+// messageField: a test runner's labelled field whose value (on its line or the next) is the failure's message, not
+// a name or a location: testify's "Error:  Not equal:", dotnet's "Error Message:" over xUnit's or NUnit's assertion,
+// Jasmine's "Message:", RSpec's "Failure/Error:". One or two words of label, its last run of letters "error" or
+// "message" ("Error Trace:" is a location).
+func messageField(l string) bool {
+	label, _, ok := strings.Cut(l, ":")
+	if !ok || strings.Count(label, " ") > 1 || strings.ContainsAny(label, "\t([") {
+		return false
+	}
+	w := label[strings.LastIndexFunc(label, func(r rune) bool { return !unicode.IsLetter(r) })+1:]
+	return strings.EqualFold(w, "error") || strings.EqualFold(w, "message")
+}
+
+// compilerError: a compiler's "error: …" / "error[E0308]: …" line. Its first is the cause, a later one a summary
+// ("error: could not compile `app` … due to 1 previous error"); a runtime's chained exceptions end with the one raised.
+func compilerError(l string) bool { return strings.HasPrefix(l, "error") }
+
+func errWorded(l string) bool { return containsAny(strings.ToLower(l), errWords) }
+
+// location: a source location — "path.ext:line" (compilers, linters, panics), "path.ext(line,col)" (tsc, MSBuild)
+// or "path.ext (line:col)" (Rollup, Vite) — stands in l, and opens it ("worker.go:42:3: …"); a diagnostic is one that
+// opens its line or stands in a line with an error word — a stack frame ("at f (app.js:3:9)") is neither.
+// A tag before it opens it too ("e: file:///app/Api.kt:5:15: …" kotlinc, "[error] Main.scala:5:15: …" sbt); a bare
+// location ("test/room_test.exs:31", ExUnit's line under the test's name) opens nothing: the message is elsewhere.
+func location(l string) (found, opens bool) {
+	for j := strings.IndexAny(l, ":("); j > 0 && j+1 < len(l); j = nextAny(l, j, ":(") {
+		start, ok := fileBefore(l, strings.TrimRight(l[:j], " "), j)
+		if ok {
+			bare := strings.Trim(l[j:], ":0123456789") == ""
+			return true, !bare && (start == 0 || severityTag(l[:start]))
+		}
+	}
+	return false, false
+}
+
+// severityTag: one short word before a location, "e:" or "[error]", that is no lesser severity ("w:", "[info]").
+func severityTag(s string) bool {
+	t := strings.Trim(strings.TrimSpace(s), "[]:")
+	return len(t) > 0 && len(t) <= 7 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 && !lesser(t)
+}
+
+// lesser: w, without brackets and colon, names a lesser severity ("[INFO]", "note:").
+func lesser(w string) bool {
+	t := strings.Trim(w, "[]:")
+	return slices.ContainsFunc(lesserSeverities, func(s string) bool { return strings.EqualFold(s, t) })
+}
+
+var lesserSeverities = []string{"w", "warn", "warning", "i", "info", "note", "hint", "v", "d", "debug"}
+
+// fileBefore: the word ending head (l up to the ":" or "(" at j) is a file name with an extension ("pool.rs") and a
+// line number follows j.
+func fileBefore(l, head string, j int) (start int, ok bool) {
+	start = strings.LastIndexAny(head, " \t(\"'`") + 1
+	dot := strings.LastIndexByte(head[start:], '.')
+	return start, digitFirst(l[j+1:]) && dot > 0 && start+dot+1 < len(head) && isLetter(head[start+dot+1])
+}
+
+// digitFirst: s starts with a line number, bracketed or not (javac through Maven: "App.java:[12,8]").
+func digitFirst(s string) bool {
+	s = strings.TrimPrefix(s, "[")
+	return s != "" && s[0] >= '0' && s[0] <= '9'
+}
+
+// nextAny is the index of the next of chars after j, -1 when none.
+func nextAny(l string, j int, chars string) int {
+	if k := strings.IndexAny(l[j+1:], chars); k >= 0 {
+		return j + 1 + k
+	}
+	return -1
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// outputLine cleans a line of output; !ok: it names no error (empty, an exit
+// status, "Output:", "Wall time:", a traceback's header or frames).
+func outputLine(l string) (string, bool) {
+	l = strings.TrimSpace(stripWrapTags(l))
+	if len(l) > 2 && l[0] == '[' && l[len(l)-1] == ']' {
+		// Node brackets a thrown error: "[TypeError: generate is not a
+		// function]" names it, "> Build error occurred" above does not.
+		l = strings.TrimSpace(l[1 : len(l)-1])
+	}
+	if l == "" || (strings.Contains(l, "xit") || strings.Contains(l, "XIT")) && exitLine(l) || startsWithAnyPrefix(l, noErrorPrefixes) {
+		return "", false
+	}
+	return l, true
+}
+
+var noErrorPrefixes = []string{"Output:", "Wall time:", "Traceback (most recent call last)", "File \""}
+
+func causeSentence(text, low string) string {
+	if !containsAny(low, causeMarkers.list()) {
+		return ""
+	}
+	for _, s := range sentences(text) {
+		if containsAny(strings.ToLower(s), causeMarkers.list()) {
+			return clip(s, 200)
+		}
+	}
+	return ""
+}
+
+func (f *Failure) addError(e string) {
+	if e == "" {
+		return
+	}
+	for i, x := range f.Errors {
+		if x == e {
+			f.Errors = append(f.Errors[:i:i], f.Errors[i+1:]...)
+			break
+		}
+	}
+	f.Errors = last(append(f.Errors, e), maxErrors)
+	f.Error = e
+}
+
+var (
+	jsonMessageRE = lazyRE{expr: `"message"\s*:\s*"((?:[^"\\]|\\.){1,300})"`}
+	jsonCodeRE    = lazyRE{expr: `"code"\s*:\s*"?(\w{1,40})"?`}
+	// wrapTagRE: "<tool_use_error>File has not been read yet…</tool_use_error>"
+	wrapTagRE = lazyRE{expr: `^<([a-z][a-z0-9_-]*)>|</[a-z][a-z0-9_-]*>$`}
+)
+
+// jsonErrorText turns an error carrying a JSON body ("[API Error: {"error":{"code":400,…,"message":"…"}}]") into
+// words: the text before it, the code and the message, never a JSON fragment.
+func jsonErrorText(text string) string {
+	m := jsonMessageRE.get().FindStringSubmatch(text)
+	if m == nil {
+		return text
+	}
+	msg := m[1]
+	if u, err := strconv.Unquote(`"` + msg + `"`); err == nil {
+		msg = u
+	}
+	head := strings.TrimSpace(strings.TrimLeft(text[:strings.Index(text, `{"`)], "[ "))
+	head = strings.TrimSpace(strings.TrimSuffix(head, ":"))
+	if c := jsonCodeRE.get().FindStringSubmatch(text); c != nil {
+		msg = c[1] + " " + msg
+	}
+	if head != "" {
+		return head + ": " + msg
+	}
+	return msg
+}
+
+func stripWrapTags(l string) string {
+	if !strings.HasPrefix(l, "<") && !strings.HasSuffix(l, ">") {
+		return l
+	}
+	return wrapTagRE.get().ReplaceAllString(strings.TrimSpace(l), "")
+}
+
+// mayNameError is exceptionRE's pre-check: a word the pattern needs.
+func mayNameError(l string) bool {
+	return containsAny(l, errorNames) || strings.HasPrefix(l, "panic") || strings.HasPrefix(l, "fatal error")
+}
+
+var errorNames = []string{"Error", "error", "Exception", "Failure", "Interrupt", "Exit"}
+
+// segTool and segPaths split a segment key ("prog sub\tpath path").
+func segTool(s string) string {
+	t, _, _ := strings.Cut(s, "\t")
+	return t
+}
+
+func segPaths(s string) []string {
+	_, p, ok := strings.Cut(s, "\t")
+	if !ok || p == "" {
+		return nil
+	}
+	return strings.Fields(p)
+}
+
+// covers reports whether a passing segment ran the failing one's target:
+// the same tool on the same paths, a superset, or everything ("./...", ".",
+// or no path).
+func covers(pass, fail string) bool {
+	if segTool(pass) != segTool(fail) {
+		return false
+	}
+	pp, fp := segPaths(pass), segPaths(fail)
+	if !filtersIn(pp, fp) {
+		return false
+	}
+	pp, fp = slices.DeleteFunc(pp, isFilterKey), slices.DeleteFunc(fp, isFilterKey)
+	if len(fp) == 0 { // a verification over everything (`npx jest`) is not covered by one over a part (`jest src/cart`)
+		return len(pp) == 0 || !isTestCmd(segTool(fail))
+	}
+	if len(pp) == 0 { // over everything counts for a verification (`pytest`), not `cat`
+		return isTestCmd(segTool(pass))
+	}
+	for _, f := range fp {
+		if !slices.ContainsFunc(pp, func(p string) bool { return coversPath(p, f) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// filtersIn: a pass filtered by name (`jest cart`) ran the failure's target only if the failure had that filter too.
+func filtersIn(pp, fp []string) bool {
+	return !slices.ContainsFunc(pp, func(p string) bool { return isFilterKey(p) && !slices.Contains(fp, p) })
+}
+
+func isFilterKey(p string) bool { return p[0] == '?' }
+
+// fewerTests: a pass of failure i's program ran fewer tests than the failed run (`jest --coverage cart` ran 14 of
+// its 120): a part of it, whatever its key says (a boolean flag before a filter reads as the flag's value).
+func (st *State) fewerTests(i int, pass []string, ran int) bool {
+	return 0 < ran && ran < st.Failures[i].Tests && slices.ContainsFunc(strings.Split(st.FailureKeys[i], " && "), func(s string) bool {
+		return slices.ContainsFunc(pass, func(p string) bool { return progOf(p) == progOf(s) })
+	})
+}
+
+// dryRun keeps a passing dry run's result as an action item until its target passes without the flag: "would update
+// 48,213 orders" is what the real run is to do, and the next agent must neither take it as done nor lose the numbers.
+func (st *State) dryRun(cmd, out string) {
+	dry := dryRunFlag(cmd)
+	if !dry && !slices.ContainsFunc(st.Actions, func(a string) bool { return strings.HasPrefix(a, dryRunNote) }) {
+		return
+	}
+	key := targetKey(cmd)
+	st.Actions = slices.DeleteFunc(st.Actions, func(a string) bool {
+		c, ok := strings.CutPrefix(a, dryRunNote)
+		c, _, _ = strings.Cut(c, "` → ")
+		return ok && !dry && targetKey(c) == key
+	})
+	if dry {
+		a := dryRunNote + clip(oneLine(cmd), 120) + "` → " + clip(summaryLine(out), 160)
+		st.addItems(&st.Actions, "a:", []string{a}, maxActions)
+	}
+}
+
+const dryRunNote = "dry run only (ask before the real run): `"
+
+// dryRunFlag: cmd has a flag that only reports what it would do (--dry-run, kubectl's --dry-run=server, -WhatIf,
+// --noop, --simulate).
+func dryRunFlag(cmd string) bool {
+	for w := range strings.FieldsSeq(cmd) {
+		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if w[0] == '-' && slices.ContainsFunc(dryRunFlags, func(f string) bool { return strings.EqualFold(name, f) }) {
+			return true
+		}
+	}
+	return false
+}
+
+var dryRunFlags = []string{"dry-run", "dryrun", "dry_run", "whatif", "what-if", "noop", "no-op", "simulate"}
+
+// summaryLine is an output's last line with a number in it (the counts a run sums up with), else its last line.
+func summaryLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range slices.Backward(lines) {
+		if strings.ContainsAny(l, "0123456789") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// testCount is how many tests a run's output reports in its last 4 KB (where runners sum up): the largest "N total"
+// (jest's "Tests: 2 failed, 118 passed, 120 total", dotnet's "Total: 58", RSpec's "120 examples", "Ran 42 tests"),
+// else the sum of its passed, failed and errors ("1 failed, 41 passed"); 0 when it names none (go test, a build).
+func testCount(out string) int {
+	total, sum, prev := 0, 0, ""
+	for w := range strings.FieldsSeq(out[max(0, len(out)-4096):]) {
+		switch n, word := countPair(prev, w); {
+		case slices.Contains(totalWords, word):
+			total = max(total, n)
+		case slices.Contains(countWords, word):
+			sum += n
+		}
+		prev = w
+	}
+	return cmp.Or(total, sum)
+}
+
+// countPair reads two words as a count and what it counts: "41 passed," or "Total: 58".
+func countPair(a, b string) (int, string) {
+	if n, ok := number(a); ok {
+		return n, strings.ToLower(strings.TrimRight(b, ",;.:"))
+	}
+	if n, ok := number(b); ok && strings.HasSuffix(a, ":") {
+		return n, strings.ToLower(strings.TrimSuffix(a, ":"))
+	}
+	return 0, ""
+}
+
+// number is w's count ("120," too); digits first, as most words are none (Atoi's error allocates).
+func number(w string) (int, bool) {
+	w = strings.TrimRight(w, ",;.")
+	if !digits(w) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(w)
+	return n, err == nil
+}
+
+var (
+	totalWords = []string{"total", "tests", "examples"}
+	countWords = []string{"passed", "failed", "passing", "failing", "error", "errors"}
+)
+
+// otherFiles: pass (of command cmd) runs a program none of fail's segments ran (nor runs through it), on named files it does not write (a
+// redirection's target, a writer's operands): `tsc --noEmit src/routes.tsx` after `npm run build` failed checked those
+// files, not what the failure built.
+func otherFiles(pass string, fail []string, cmd string) bool {
+	tool := segTool(pass) // `python -m pytest` is "python pytest": pytest's
+	if programWrites[progOf(pass)] != nil || slices.ContainsFunc(fail, func(s string) bool { return sharesWord(tool, segTool(s)) }) {
+		return false
+	}
+	return slices.ContainsFunc(segPaths(pass), func(p string) bool {
+		return !isFilterKey(p) && p != "." && p != "./..." && !strings.Contains(cmd, ">"+p) && !strings.Contains(cmd, "> "+p)
+	})
+}
+
+// sharesWord: a and b have a word in common.
+func sharesWord(a, b string) bool {
+	for w := range strings.FieldsSeq(a) {
+		for v := range strings.FieldsSeq(b) {
+			if v == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
+func selectsPart(seg string) bool { return slices.ContainsFunc(segPaths(seg), isFilterKey) }
+
+func coversPath(p, f string) bool {
+	return p == f || p == "./..." || p == "." || strings.HasSuffix(p, "/...") && strings.HasPrefix(f, strings.TrimSuffix(p, "...")) ||
+		strings.HasSuffix(p, "/") && strings.HasPrefix(f, p)
+}
+
+// resolveBy resolves failures whose segments cmd covers: all, the last (a
+// chain stops at the failing step) or the verification; a passing
+// verification also those whose files were edited since, unless it ran
+// only a part of the failing one's target.
+func (st *State) resolveBy(cmd, out string) {
+	pass := strings.Split(targetKey(cmd), " && ")
+	verify, part, fixed, ran := isTestCmd(cmd), false, false, 0
+	if verify {
+		ran = testCount(out)
+	}
+	for i := range st.Failures {
+		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
+			p, x := st.fewerTests(i, pass, ran), false
+			if !p {
+				p, x = st.resolveOne(i, pass, cmd, verify)
+			}
+			part, fixed = part || p, fixed || x
+		}
+	}
+	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
+		st.LastPassSeq = st.Seq
+	}
+}
+
+// resolveOne resolves failure i by the pass of cmd (keyed pass): part, it ran a part of the failure's target; fixed,
+// it passed where the failure failed after an edit. A build that failed, was edited and now passes verified the edit,
+// whatever the tool (`./gradlew assembleDebug`, `mix compile`): the evidence, not a list of verification commands.
+func (st *State) resolveOne(i int, pass []string, cmd string, verify bool) (part, fixed bool) {
+	f := &st.Failures[i]
+	fail := strings.Split(st.FailureKeys[i], " && ")
+	f.Resolved = segmentsCovered(pass, fail)
+	if f.Resolved {
+		return false, st.fixedByEdit(i)
+	}
+	if f.Resolved = missingProgram(f) && (verify && runsTests(f.What) == runsTests(cmd) || sameVerb(f.What, cmd)); f.Resolved {
+		return false, false
+	}
+	if verify { // a pass of a selected part (a filter, a member, another program's named files) verifies no other command's whole
+		part = partial(pass, fail) || slices.ContainsFunc(pass, func(p string) bool { return selectsPart(p) || otherFiles(p, fail, cmd) })
+		f.Resolved = !part && st.editedAfter(f) && (!runsTests(f.What) || runsTests(cmd))
+	}
+	return part, false
+}
+
+// missingProgram: the shell found no such program (exit 127, "command not found"): the approach failed, not the work.
+// A later pass doing the same with another program resolves it — `npm test` after `pnpm: command not found`, any
+// passing test run after a missing test runner — rather than leaving the next agent to fix the missing tool.
+func missingProgram(f *Failure) bool {
+	return f.ExitCode != nil && *f.ExitCode == 127 || strings.Contains(f.Error, "command not found")
+}
+
+// sameVerb: pass runs fail's first argument, a verb, through another program (`pdm install` after `poetry install`).
+func sameVerb(fail, pass string) bool {
+	f, p := skipPrefixWords(cmdFields(fail)), skipPrefixWords(cmdFields(pass))
+	return len(f) > 1 && len(p) > 1 && f[1] == p[1] && isLetter(f[1][0])
+}
+
+// fixedByEdit: failure i is a command that makes something (no read) and a file was edited after it.
+func (st *State) fixedByEdit(i int) bool {
+	f := &st.Failures[i]
+	return st.workLeft(f) && st.editedSince(f.Seq)
+}
+
+// runsTests: cmd runs tests, not only a build or a linter: a failing test run is fixed by a test run after the edit,
+// never by `yarn lint`, `cargo check` or `tsc` passing.
+func runsTests(cmd string) bool { return matchWords(cmd, testRunners, true) }
+
+var testRunners = []string{"test", "tests", "pytest", "unittest", "jest", "vitest", "mocha", "rspec", "ctest", "tox", "phpunit"}
+
+// partial: the passing command ran a failing segment's own program on other or fewer paths (`pytest
+// tests/test_models.py` after `pytest tests/` failed in two files) or another of its targets (`npm run lint` after
+// `npm run build`): it verified something else, not the failure.
+func partial(pass, fail []string) bool {
+	return slices.ContainsFunc(fail, func(s string) bool {
+		return slices.ContainsFunc(pass, func(p string) bool { return progOf(p) == progOf(s) && !covers(p, s) })
+	})
+}
+
+func progOf(seg string) string { p, _, _ := strings.Cut(segTool(seg), " "); return p }
+
+func segmentsCovered(pass, fail []string) bool {
+	all := true
+	for _, s := range fail {
+		if !slices.ContainsFunc(pass, func(p string) bool { return covers(p, s) }) {
+			all = false
+		} else if len(fail) > 1 && s == fail[len(fail)-1] || isTestCmd(segTool(s)) {
+			return true
+		}
+	}
+	return all
+}
+
+// editedAfter: a file the failure named or wrote was edited after it; a
+// failing verification concerns every file edited after it.
+func (st *State) editedAfter(f *Failure) bool {
+	test := isTestCmd(f.What)
+	for _, e := range st.Edits {
+		if e.Seq <= f.Seq {
+			continue
+		}
+		if test || strings.Contains(f.What, e.Path) || strings.Contains(e.Path, "/") && strings.Contains(f.What, e.Path[strings.LastIndexByte(e.Path, '/')+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+type shellFile struct {
+	path    string
+	created bool
+	deleted bool
+}
+
+var (
+	// shellCues: what a command line that writes files contains.
+	shellCues = []string{">", "mv ", "rm ", "cp ", "touch ", " -i", "tee ", "-o"}
+	// programWrites: what a program's words (flags) and plain args write.
+	programWrites = map[string]func(o *shellWrites, words, args []string){
+		"git": func(o *shellWrites, _, args []string) {
+			switch {
+			case len(args) >= 3 && args[0] == "mv":
+				o.add(args[1], false, true)
+				o.add(args[2], true, false)
+			case len(args) >= 2 && args[0] == "rm":
+				o.addAll(args[1:], false, true)
+			}
+		},
+		"mv": func(o *shellWrites, _, args []string) {
+			if len(args) >= 2 {
+				o.addAll(args[:len(args)-1], false, true)
+				o.add(args[len(args)-1], true, false)
+			}
+		},
+		"cp": func(o *shellWrites, _, args []string) {
+			if len(args) >= 2 {
+				o.add(args[len(args)-1], true, false)
+			}
+		},
+		"rm":     func(o *shellWrites, _, args []string) { o.addAll(args, false, true) },
+		"unlink": func(o *shellWrites, _, args []string) { o.addAll(args, false, true) },
+		"touch":  func(o *shellWrites, _, args []string) { o.addAll(args, true, false) },
+		"tee":    func(o *shellWrites, _, args []string) { o.addAll(args, true, false) },
+		"sed":    inPlaceEdit,
+		"perl":   inPlaceEdit,
+	}
+)
+
+func shellFiles(cmd string) []shellFile {
+	if !containsAny(cmd, shellCues) {
+		return nil
+	}
+	var out shellWrites
+	for _, line := range commandLines(cmd) {
+		for _, seg := range splitSegments(line) {
+			out.segment(seg)
+		}
+	}
+	return out
+}
+
+type shellWrites []shellFile
+
+// add records p unless it is no file (/dev/*, a variable or glob, .) or the
+// command gave 8 already (rm -rf of a list).
+func (o *shellWrites) add(p string, created, deleted bool) {
+	p = strings.Trim(p, `'"`)
+	if p == "" || strings.HasPrefix(p, "/dev/") || strings.ContainsAny(p, "$`*?{}&|<>") || p == "." || p == ".." || len(*o) >= 8 {
+		return
+	}
+	*o = append(*o, shellFile{path: p, created: created, deleted: deleted})
+}
+
+func (o *shellWrites) addAll(ps []string, created, deleted bool) {
+	for _, p := range ps {
+		o.add(p, created, deleted)
+	}
+}
+
+func (o *shellWrites) segment(seg string) {
+	f := skipPrefixWords(shellWords(seg))
+	for i := 0; i < len(f); i++ {
+		target, skip := redirection(f, i)
+		i += skip
+		if target != "" {
+			o.add(target, true, false)
+		}
+	}
+	if len(f) == 0 {
+		return
+	}
+	if w, ok := programWrites[f[0]]; ok {
+		w(o, f[1:], plainArgs(f[1:]))
+		return
+	}
+	o.outputFlag(f)
+}
+
+// redirection: the file word f[i] redirects to, and the words after it taken.
+func redirection(f []string, i int) (string, int) {
+	w := f[i]
+	switch {
+	case w == ">" || w == ">>" || w == ">|":
+		if i+1 < len(f) {
+			return f[i+1], 1
+		}
+	case strings.HasPrefix(w, ">>") && !strings.HasPrefix(w, ">>&"):
+		return w[2:], 0
+	case strings.HasPrefix(w, ">") && !strings.HasPrefix(w, ">&"):
+		return w[1:], 0
+	case strings.HasPrefix(w, "1>"):
+		return strings.TrimPrefix(strings.TrimPrefix(w, "1>>"), "1>"), 0
+	}
+	return "", 0
+}
+
+func (o *shellWrites) outputFlag(f []string) {
+	for i := 1; i+1 < len(f); i++ {
+		if f[i] == "-o" || f[i] == "--output" || f[i] == "--out" {
+			if p := f[i+1]; strings.Contains(p, ".") {
+				o.add(p, true, false)
+			}
+		}
+	}
+}
+
+// inPlaceEdit: sed -i / perl -i edit the files after the script.
+func inPlaceEdit(o *shellWrites, words, args []string) {
+	if inPlace(words) && len(args) >= 2 {
+		o.addAll(args[1:], false, false)
+	}
+}
+
+func commandLines(cmd string) []string {
+	var out []string
+	var end string
+	for _, l := range strings.Split(cmd, "\n") {
+		if end != "" {
+			if strings.TrimSpace(l) == end {
+				end = ""
+			}
+			continue
+		}
+		if i := strings.Index(l, "<<"); i >= 0 && !strings.HasPrefix(l[i:], "<<<") {
+			// "<<-'EOF' > file": the delimiter is the next word; a redirection after it counts.
+			rest := strings.Fields(strings.TrimLeft(l[i+2:], "-~ "))
+			if len(rest) > 0 {
+				if t := strings.Trim(rest[0], `'"`); t != "" {
+					end = t
+				}
+				rest = rest[1:]
+			}
+			l = l[:i] + " " + strings.Join(rest, " ")
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func plainArgs(f []string) []string {
+	var out []string
+	for i := 0; i < len(f); i++ {
+		a := f[i]
+		if strings.HasPrefix(a, ">") || strings.HasPrefix(a, "1>") || strings.HasPrefix(a, "2>") || strings.HasPrefix(a, "<") {
+			if a == ">" || a == ">>" || a == "2>" || a == "<" {
+				i++
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func inPlace(f []string) bool {
+	return slices.ContainsFunc(f, func(a string) bool {
+		return a == "-i" || strings.HasPrefix(a, "-i.") || strings.HasPrefix(a, "--in-place") || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && strings.Contains(a, "p"))
+	})
+}
+
+// completed: the closing paragraph reports the work done, nothing failing.
+func completed(text string) bool {
+	p := strings.ToLower(closingParagraph(text))
+	if p == "" || !hasPhrase(p, "completion") || goesOn(p) {
+		return false
+	}
+	return !containsAny(p, []string{"fail", "error", "still ", "not yet", "blocked", "couldn't", "could not", "unable"})
+}
+
+// goesOn: a closing paragraph (lower-cased) states a next step: "Done. Next I will add the retry test.", "Next step: …".
+func goesOn(p string) bool {
+	return labelledNext(p) != "" || slices.ContainsFunc(sentences(p), forwardLooking)
+}
+
+// closingParagraph: the last prose paragraph outside code fences, at most
+// its last 600 bytes, quoted verbatim as the last words.
+func closingParagraph(text string) string {
+	var paras [][]string
+	var cur []string
+	for l := range outsideFences(strings.TrimSpace(text)) {
+		if t := strings.TrimSpace(l); t != "" {
+			cur = append(cur, t)
+		} else if len(cur) > 0 {
+			paras, cur = append(paras, cur), nil
+		}
+	}
+	if len(cur) > 0 {
+		paras = append(paras, cur)
+	}
+	if len(paras) == 0 {
+		return ""
+	}
+	return lastParagraph(paras)
+}
+
+// lastParagraph joins the last paragraph; a one-line label ("Next steps:")
+// belongs with what follows, a closing list with the sentence opening it.
+func lastParagraph(paras [][]string) string {
+	last := paras[len(paras)-1]
+	if len(paras) > 1 && (len(last) == 1 && strings.HasSuffix(last[0], ":") || listLine(last[0])) {
+		last = append(append([]string(nil), paras[len(paras)-2]...), last...)
+	}
+	out := strings.Join(last, "\n")
+	if len(out) > 600 {
+		out = clip(out[len(out)-600:], 600)
+		if i := strings.IndexAny(out, " \n"); i >= 0 && i < 40 {
+			out = "…" + out[i:]
+		}
+	}
+	return out
+}
+
+func listLine(l string) bool {
+	if strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "* ") || strings.HasPrefix(l, "• ") {
+		return true
+	}
+	i := 0
+	for i < len(l) && l[i] >= '0' && l[i] <= '9' {
+		i++
+	}
+	return i > 0 && i < len(l) && (l[i] == '.' || l[i] == ')')
+}
+
+// labelledNext is the action a line labelled "Next:" ("Remaining:",
+// "Nächster Schritt:", "下一步："; lang/ next) states: the rest of the line,
+// or the first item below a bare label; "" when none.
+func labelledNext(text string) string {
+	lines := strings.Split(text, "\n")
+	found := ""
+	for i, l := range lines {
+		t := strings.Trim(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "-*#> ")), "*_")
+		low := strings.ToLower(t)
+		for _, p := range phrases("next") {
+			if at := labelEnd(low, p); at >= 0 {
+				if rest := labelRest(t[at:], lines[i+1:]); rest != "" {
+					found = rest
+				}
+				break
+			}
+		}
+	}
+	return found
+}
+
+func labelRest(after string, below []string) string {
+	rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(after), "*_"))
+	if rest != "" {
+		return rest
+	}
+	for _, n := range below {
+		if n = strings.TrimSpace(n); n != "" {
+			return strings.TrimSpace(questionPrefixRE.get().ReplaceAllString(n, ""))
+		}
+	}
+	return ""
+}
+
+// labelEnd is where a label closing with phrase p ends: p itself opening low, or ("What I'd do next:", "Mi
+// propuesta, siguiente paso:") at most 5 words, then p at a word boundary before anything else; -1 otherwise ("I
+// don't know what we should try next: …" is eight words, no label).
+func labelEnd(low, p string) int {
+	i := strings.Index(low, p)
+	switch {
+	case i < 0:
+		return -1
+	case i == 0:
+		return len(p)
+	}
+	head := low[:i]
+	if c := head[len(head)-1]; c != ' ' && c < 0x80 {
+		return -1 // "context:" is not "next:"
+	}
+	if t := strings.TrimRight(head, " "); strings.ContainsAny(t[len(t)-1:], ".!?") {
+		return i + len(p) // "… are in and tested. Still to do: the logging": the label opens a sentence
+	}
+	if i > 60 || strings.ContainsAny(head, ".!?:;") || len(strings.Fields(head)) > 5 {
+		return -1
+	}
+	return i + len(p)
+}
+
+// remainingItems: the list the last message closes on when its opening line
+// says they remain ("Three things remain before the merge:", "Noch offen:";
+// lang/ remaining), the first the next action.
+func remainingItems(text string) []string {
+	lines := strings.Split(closingParagraph(text), "\n")
+	for i, l := range lines {
+		if !strings.HasSuffix(strings.TrimSpace(l), ":") || !hasPhrase(strings.ToLower(l), "remaining") {
+			continue
+		}
+		var items []string
+		for _, it := range lines[i+1:] {
+			if !listLine(strings.TrimSpace(it)) {
+				break
+			}
+			items = append(items, strings.TrimSpace(questionPrefixRE.get().ReplaceAllString(strings.TrimSpace(it), "")))
+		}
+		return items
+	}
+	return nil
+}
+
+// parsePlan reads a plan tool's input: a JSON list, or an object holding one.
+func parsePlan(text string) ([]PlanItem, bool) {
+	i := strings.IndexAny(text, "[{")
+	if i < 0 {
+		return nil, false
+	}
+	var v any
+	if json.Unmarshal([]byte(text[i:]), &v) != nil {
+		return planItemsClipped(text[i:])
+	}
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range []string{"todos", "plan", "items", "steps", "tasks"} {
+			if l, ok := m[k]; ok {
+				v = l
+				break
+			}
+		}
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	var out []PlanItem
+	for _, e := range l {
+		it := planItem(e)
+		if it.Text = clip(oneLine(it.Text), 200); it.Text != "" {
+			out = append(out, it)
+		}
+		if len(out) == maxPlan {
+			break
+		}
+	}
+	return out, true
+}
+
+func planItem(e any) PlanItem {
+	var it PlanItem
+	switch x := e.(type) {
+	case string:
+		it.Text = x
+	case map[string]any:
+		for _, k := range []string{"content", "step", "description", "title", "text", "task"} {
+			if s, ok := x[k].(string); ok && s != "" {
+				it.Text = s
+				break
+			}
+		}
+		st, _ := x["status"].(string)
+		done, _ := x["completed"].(bool)
+		done2, _ := x["done"].(bool)
+		it.Done = done || done2 || doneStatus[strings.ToLower(st)]
+	}
+	return it
+}
+
+var (
+	doneStatus       = map[string]bool{"completed": true, "done": true, "complete": true, "cancelled": true}
+	planFieldRE      = lazyRE{expr: `"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`}
+	questionPrefixRE = lazyRE{expr: `^(\d+[.)]\s*|[-*•]\s*)`}
+	// todoLineRE: TODO/FIXME/XXX/HACK as a whole upper-case word at a line's
+	// start or after a comment marker, then ":", "(", "-" or a lower-case
+	// word ("# TODO App Project", a heading, is none).
+	todoLineRE = lazyRE{expr: `^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`}
+)
+
+// planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB
+// of a call's input): each complete object's text and status, in order.
+func planItemsClipped(text string) ([]PlanItem, bool) {
+	var out []PlanItem
+	for _, obj := range strings.Split(text, "{")[1:] {
+		if !strings.Contains(obj, "}") {
+			break // the clipped last object
+		}
+		var it PlanItem
+		for _, m := range planFieldRE.get().FindAllStringSubmatch(obj, -1) {
+			var v string
+			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) != nil {
+				continue
+			}
+			if m[1] == "status" {
+				it.Done = doneStatus[strings.ToLower(v)]
+			} else if it.Text == "" {
+				it.Text = clip(oneLine(v), 200)
+			}
+		}
+		if it.Text != "" {
+			out = append(out, it)
+		}
+		if len(out) == maxPlan {
+			break
+		}
+	}
+	return out, len(out) > 0
+}
+
+func todoLines(text string) []string {
+	if !containsAny(text, []string{"TODO", "FIXME", "XXX", "HACK"}) {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		m := todoLineRE.get().FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		rest := strings.TrimSpace(m[2] + m[3])
+		rest = strings.TrimSuffix(strings.TrimSuffix(rest, "*/"), "-->")
+		if rest = strings.TrimSpace(rest); rest == "" {
+			continue
+		}
+		out = append(out, m[1]+": "+clip(rest, 120))
+	}
+	return out
+}
+
+func forwardLooking(s string) bool {
+	if strings.ContainsAny(s, quoteOpeners) {
+		s = dropQuoted(s) // a quoted message ("« je vais redémarrer »") looks ahead for its author, not the agent
+	}
+	low := strings.ToLower(s)
+	return (matchWords(s, nextPhrases(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
+}
+
+// asksUser: the sentence embeds a question (lang/ wh: "Tell me what to tackle next", "Dis-moi quoi faire ensuite")
+// and announces nothing of the agent's own (lang/ intent): the next step is the user's to choose, not the agent's.
+func asksUser(low string) bool {
+	return matchWords(low, whWords.list(), true) && !containsAny(low, intentMarkers.list())
+}
+
+func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerplateMarkers.list()) }
+
+// forwardOnly keeps the turn's forward-looking sentences that are neither
+// questions nor offers: what an acknowledgement leaves standing.
+func forwardOnly(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		for _, s := range sentences(t) {
+			if forwardLooking(s) && !isQuestion(s) && !boilerplate(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// prose: at least three words, mostly letters or spaces, not a path, command or code.
+func prose(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasPrefix(s, "`") || strings.HasPrefix(s, "{") || strings.HasPrefix(s, "$ ") || strings.HasPrefix(s, "|") {
+		return false
+	}
+	letters, other := 0, 0
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsSpace(r) {
+			letters++
+		} else {
+			other++
+		}
+	}
+	return letters >= 2*other && promptSize(s) >= 3
+}
+
+func doneText(s string, plan []PlanItem) bool {
+	low := strings.ToLower(strings.TrimRight(s, ".!。"))
+	return slices.ContainsFunc(plan, func(p PlanItem) bool {
+		return p.Done && strings.Contains(low, strings.ToLower(strings.TrimRight(p.Text, ".!。")))
+	})
+}
+
+func turnQuestions(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		for _, s := range sentences(t) {
+			if isQuestion(s) && !boilerplate(s) && prose(s) {
+				out = append(out, clip(questionPrefixRE.get().ReplaceAllString(s, ""), 200))
+			}
+		}
+	}
+	return Dedupe(out)
+}
+
+// questionsInto fills the open questions (the turn's own, what still fails,
+// the edits' to-dos) and returns the failure that is work left, if any.
+func (st *State) questionsInto(h *Handoff, todos []string) *Failure {
+	h.Questions = turnQuestions(st.TurnTexts)
+	var failing *Failure
+	for i := range h.Failures {
+		f := &h.Failures[i]
+		if f.Resolved || f.Declined || f.What == "model API" {
+			continue
+		}
+		if failing == nil && (isTestCmd(f.What) || f.Seq > st.LastTextSeq) {
+			// Only a verification, or what failed after the agent last spoke,
+			// is work left: an exploratory `stat -f` it went past is not.
+			failing = f
+		}
+		q := "unresolved: `" + clip(f.What, 80) + "`"
+		if f.Error != "" {
+			q += " — " + clipEnds(f.Error, 100)
+		}
+		h.Questions = append(h.Questions, clipEnds(q, 160)) // the handoff clips its bullets at 160
+	}
+	h.Questions = append(append(h.Questions, st.backgroundQuestions()...), Dedupe(todos)...)
+	return failing
+}
+
+// declineFailures marks the open failures the user's words turn down: a sentence opening with an imperative negation
+// ("don't fix the lint errors", "do not rerun the migration", "не трогай линтер") that names the failure's target —
+// its subcommand, program or a file — or a decline ("no", "leave it", "lass es") answering the agent's question that
+// named it ("The lint step fails too — should I fix that?"). The failure stays listed, not as work to redo.
+// A later request naming a declined failure's target without a negation ("now fix the lint errors in legacy too")
+// makes it work again.
+func (st *State) declineFailures(text string) {
+	if !st.openWork() {
+		return
+	}
+	for s := range clauses(strings.ToLower(text)) {
+		st.ruleOn(s, st.declineScope(s))
+	}
+}
+
+// ruleOn: a clause s declining scope (not "") declines the open failures it names; one negating nothing asks again
+// for the declined failures it names.
+func (st *State) ruleOn(s, scope string) {
+	for i := range st.Failures {
+		if f := &st.Failures[i]; !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
+			f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(st.FailureKeys[i], f.Error))
+		}
+	}
+}
+
+// negates: low holds a negation ("not", "n't", a lang/ negation): it asks for nothing it names.
+func negates(low string) bool {
+	return containsAny(low, []string{"n't", "n’t"}) || anyTerm(low, func(w string) bool {
+		pre, post := negationAt(w)
+		return pre || post
+	})
+}
+
+// clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
+// while a failure is open).
+func clauses(low string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for low != "" {
+			i := strings.IndexAny(low, ".!?;\n。！？")
+			if i < 0 {
+				i = len(low)
+			}
+			if s := strings.TrimSpace(low[:i]); s != "" && !yield(s) {
+				return
+			}
+			_, w := utf8.DecodeRuneInString(low[min(i, len(low)):])
+			low = low[min(i+w, len(low)):]
+		}
+	}
+}
+
+// declineScope: the words a declining sentence low turns down — its own, or the offer a bare "no" answers; "" for none.
+func (st *State) declineScope(low string) string {
+	if !startsWithAny(low, declineStarts.list()) {
+		if prohibits(stripLeadingAcks(low)) {
+			return low
+		}
+		return ""
+	}
+	if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+		return strings.ToLower(qs[len(qs)-1])
+	}
+	return ""
+}
+
+// ruling: an instruction's sentence, lower-cased, that prohibits a step (no) or asks for what it names, negating nothing.
+type ruling struct {
+	s  string
+	no bool
+}
+
+// prohibitions: the task's instructions' rulings in order ("Don't run the e2e tests, there is no browser here"); none
+// unless a failure is open. A failure whose target the last ruling naming it prohibits (declinedBy) ran against the
+// user's word and is no work to redo — the instruction given before it or after — unless a later one asks for it.
+func (st *State) prohibitions() []ruling {
+	if !st.openWork() {
+		return nil
+	}
+	var out []ruling
+	for _, in := range st.Instructions {
+		for _, s := range sentences(strings.ToLower(in.Text)) {
+			if no := prohibits(stripLeadingAcks(s)); no || !negates(s) {
+				out = append(out, ruling{s, no})
+			}
+		}
+	}
+	return out
+}
+
+func declinedBy(rs []ruling, key, errLine string) bool {
+	if !slices.ContainsFunc(rs, func(r ruling) bool { return r.no }) {
+		return false
+	}
+	terms := failureTerms(key, errLine)
+	for i := len(rs) - 1; i >= 0; i-- {
+		if namesAny(rs[i].s, terms) {
+			return rs[i].no
+		}
+	}
+	return false
+}
+
+// openWork: a failure is open, or declined, that is more than a read (the `cat` of a missing file the agent went
+// past); a declined one may be asked for again.
+func (st *State) openWork() bool {
+	for i, f := range st.Failures {
+		if !f.Resolved && f.What != "model API" && makes(st.FailureKeys[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// prohibits: low opens with an imperative negation ("don't", "do not", "never", a lang/ negation: "не", "não") or a
+// declining verb ("skip", "ignore"); a negation of such a verb ("don't forget to run the migrations", "never skip the
+// e2e run") asks for the step instead.
+func prohibits(low string) bool { _, ok := prohibited(low); return ok }
+
+// prohibited is prohibits with the word the negation turns down, the one past it ("don't push" → "push"); "" after a
+// declining verb, whose object follows ("skip the e2e run").
+func prohibited(low string) (verb string, ok bool) {
+	w, rest, _ := strings.Cut(strings.TrimSpace(low), " ")
+	first := strings.Trim(w, ",.;:!?")
+	if first == "do" && firstWord(rest) == "not" {
+		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
+		return firstWord(rest), !slices.Contains(prohibitWords[2:], firstWord(rest))
+	}
+	if _, neg := negationAt(first); neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords[:2], first) {
+		return firstWord(rest), first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
+	}
+	return "", slices.Contains(prohibitWords[2:], first)
+}
+
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	return strings.Trim(w, ",.;:!?")
+}
+
+// prohibitWords: imperatives that turn a step down; the verbs among them ("ignore the lint errors") after a negation
+// ask for it instead.
+var prohibitWords = []string{"never", "dont", "ignore", "skip", "forget"}
+
+// failureTerms: the words naming a failure's target — its subcommand (the program when it has none), its paths and
+// filters, the files its error names — split into words of 3+ letters, without runner verbs ("run", "exec") nor test
+// runners' words: "don't change the tests" and "never add sleeps to the test" constrain the fix of a failing
+// `pytest tests/test_login.py`, they do not decline it; "don't bother with the login tests" names it.
+func failureTerms(key, errLine string) []string {
+	var terms []string
+	for _, w := range targetWords(key, errLine) {
+		anyTerm(strings.ToLower(w), func(t string) bool {
+			if len(t) >= 3 && !slices.Contains(runners, t) && !slices.Contains(testRunners, t) {
+				terms = append(terms, t)
+			}
+			return false // every term
+		})
+	}
+	return terms
+}
+
+// targetWords: a failure key's subcommands (programs when none), paths and filters, and the paths its error names.
+func targetWords(key, errLine string) []string {
+	var src []string
+	for _, seg := range strings.Split(key, " && ") {
+		tool := strings.Fields(segTool(seg))
+		src = append(append(src, tool[min(1, len(tool)-1):]...), segPaths(seg)...)
+	}
+	for _, w := range strings.Fields(errLine) {
+		if strings.ContainsAny(w, "/.") {
+			src = append(src, w)
+		}
+	}
+	return src
+}
+
+// namesAny: a word of low is one of terms or shares its stem ("migration" names migrate, "tests" test, "linter" lint).
+func namesAny(low string, terms []string) bool {
+	return anyTerm(low, func(w string) bool {
+		return slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
+	})
+}
+
+func sameStem(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || len(a) >= 4 && strings.HasPrefix(b, a) || len(a) >= 5 && a[:5] == b[:5]
+}
+
+func (st *State) backgroundQuestions() []string {
+	var out []string
+	for _, b := range st.Background {
+		out = append(out, "started in the background, maybe still running: `"+clip(b, 80)+"` — check before starting it again")
+	}
+	return out
+}
+
+// noteBackground records a command the harness or the shell ran in the background — a trailing "&", nohup, or the
+// harness's "running in background" result (Claude Code's run_in_background) — and forgets them all on a kill (a
+// KillShell call, `kill`, `pkill`): a dev server the agent started may still hold its port when the next one starts.
+func (st *State) noteBackground(c Call, result string) {
+	cmd := strings.TrimSpace(c.Command)
+	first, _, _ := strings.Cut(cmd, " ")
+	if strings.Contains(c.ToolName, "Kill") || strings.Contains(c.ToolName, "kill") || slices.Contains(killers, first) {
+		st.Background = nil
+	} else if cmd != "" && backgrounded(cmd, first, result) {
+		st.Background = last(append(st.Background, oneLine(strings.TrimSuffix(cmd, "&"))), maxBackground)
+		if _, id, ok := strings.Cut(result, "in background with ID: "); ok {
+			id, _, _ = strings.Cut(id, ".")
+			st.Shells = last(append(st.Shells, strings.TrimSpace(id)+"\t"+cmd), maxBackground)
+		}
+	}
+}
+
+// shellCommand is call r's command, or for a read of a background shell (r.Text its id) the command that started it.
+func (st *State) shellCommand(r *ledger.Row) string {
+	for _, s := range st.Shells {
+		if id, cmd, _ := strings.Cut(s, "\t"); r.Command == "" && r.FilePath == "" && id == r.Text {
+			return cmd
+		}
+	}
+	return r.Command
+}
+
+// shellEnded: a read of a background shell reporting its exit code ended its command, which runs no longer.
+func (st *State) shellEnded(r *ledger.Row) {
+	if c := st.Calls[callKey(r)]; r.ExitCode != nil && c.Command != "" {
+		st.Background = slices.DeleteFunc(st.Background, func(b string) bool { return b == oneLine(c.Command) })
+	}
+}
+
+// running: a result saying its command runs on in the background (started, or read while running): no pass yet.
+func running(text string) bool {
+	return strings.Contains(text, "in background with ID") || strings.Contains(text, "<status>running</status>")
+}
+
+func backgrounded(cmd, first, result string) bool {
+	return strings.HasSuffix(cmd, "&") && !strings.HasSuffix(cmd, "&&") || first == "nohup" || strings.Contains(result, "in background")
+}
+
+var killers = []string{"kill", "pkill", "killall"}
+
+const maxBackground = 3
+
+// addToolResult folds a successful result, unless its exit status is not the verification's: a test run piped into
+// tail or grep, or followed by `; echo`, exits with the last program's status, and its output is the evidence. A run
+// whose output reports a failure ("--- FAIL", "FAILED tests/…", "1 failed") is a failure with no exit code, never a
+// pass that resolves the earlier one.
+func (st *State) addToolResult(r *ledger.Row, at time.Time) {
+	c := st.Calls[callKey(r)]
+	if r.ExitCode == nil && c.Command != "" && running(r.Text) {
+		if callKey(r) == st.PendingCall {
+			st.PendingCall = ""
+		}
+		st.noteBackground(c, r.Text)
+		return
+	}
+	st.shellEnded(r)
+	if !maskedTest(c.Command) || !failureReportRE.get().MatchString(r.Text) {
+		st.addResultRow(r)
+		return
+	}
+	r2 := *r
+	r2.ExitCode = nil
+	st.addErrorRow(&r2, at)
+}
+
+// maskedTest: a segment of cmd before its last runs tests and the last does not (`go test ./... 2>&1 | tail -5`).
+func maskedTest(cmd string) bool {
+	if !strings.ContainsAny(cmd, "|;\n") || !isTestCmd(cmd) { // only a pipe or a sequence masks a status
+		return false
+	}
+	segs := splitSegments(normCmd(cmd))
+	n := len(segs) - 1
+	if n < 1 || !slices.ContainsFunc(segs[:n], isTestCmd) {
+		return false
+	}
+	k, ok := segmentKey(segs[n]) // echo, or a reader whose pattern names tests (`grep -E "test result|FAILED"`)
+	return !ok || reads(segTool(k)) || !isTestCmd(segs[n])
+}
+
+// failureReportRE: a test runner's line reporting a failure — "--- FAIL", "FAIL src/…", "FAILED tests/…", "ERROR",
+// a compiler's "error:", "panic:", a traceback, or a count of failures above zero ("1 failed", "Failures: 2").
+var failureReportRE = lazyRE{expr: `(?m)^\s*(?:---\s*|●\s*)?(?:FAIL(?:ED|URE)?|ERROR)\b|^\s*(?:error(?:\[\w+\])?:|panic:|Traceback \(most recent call last\))|(?i:\b[1-9]\d*\s+(?:failed|failing|failures?|errors?)\b|\b(?:failures|errors|failed)\s*[:=]\s*[1-9])`}
+
+// leftFailure: the newest of fs that is work left (workLeft), nil for none.
+func (st *State) leftFailure(fs []Failure) *Failure {
+	for i := range fs {
+		if f := &fs[i]; !f.Resolved && !f.Declined && st.workLeft(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// workLeft: f is a failed command that makes or changes something — an install, a migration, a deploy, a build —
+// and no read: left unresolved, it is to resolve and re-run. A read the agent went past (`cat`, `ls`, `git show`,
+// a probe with curl) is no work, nor a tool's error (an edit the harness refused is retried by the tool), nor a
+// failure saying what it makes is already there (madeAlready).
+func (st *State) workLeft(f *Failure) bool {
+	i := slices.IndexFunc(st.Failures, func(g Failure) bool { return g.Seq == f.Seq })
+	return i >= 0 && strings.Contains(st.FailureKeys[i], "\t") && makes(st.FailureKeys[i]) && !madeAlready(f)
+}
+
+// madeAlready: f's error says that a thing its command names already exists ("mkdir: cannot create directory
+// 'dist': File exists", createdb's 'database "shop_dev" already exists'). A migration's 'column "archived" …
+// already exists' names no word of `alembic upgrade head`: the migration is work left.
+func madeAlready(f *Failure) bool {
+	low := strings.ToLower(f.Error)
+	_, args, _ := strings.Cut(strings.ToLower(f.What), " ")
+	return containsAny(low, existsMarkers) && slices.ContainsFunc(strings.Fields(args), func(w string) bool {
+		return len(w) >= 3 && strings.Contains(low, w)
+	})
+}
+
+var existsMarkers = []string{"file exists", "already exists", "eexist"}
+
+// makes: a segment of command key k does more than read.
+func makes(k string) bool {
+	for k != "" {
+		var seg string
+		seg, k, _ = strings.Cut(k, " && ")
+		if !reads(segTool(seg)) {
+			return true
+		}
+	}
+	return false
+}
+
+// reads: a segment's program and subcommand only read (files, the repository, a URL, the environment).
+func reads(tool string) bool {
+	prog, sub, _ := strings.Cut(tool, " ")
+	return slices.Contains(readers, prog) || slices.Contains(searchers, prog) || prog == "git" && slices.Contains(gitReads, sub)
+}
+
+var (
+	readers = []string{"cat", "ls", "stat", "head", "tail", "find", "file", "wc", "which", "whereis", "type", "tree", "du", "df",
+		"readlink", "realpath", "pwd", "printenv", "ps", "lsof", "less", "more", "diff", "cmp", "od", "xxd", "jq", "sed", "awk",
+		"sort", "uniq", "cut", "tr", "curl", "wget", "ping", "nc", "test", "[", "sleep", "date", "uname", "id", "whoami", "fd", "bat"}
+	gitReads = []string{"status", "log", "show", "diff", "blame", "ls-files", "rev-parse", "branch", "remote", "config", "describe", "cat-file", "reflog"}
+)
+
+func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
+	in := nextIn{h: &h, failing: failing, left: st.leftFailure(h.Failures)}
+	for _, p := range st.Plan {
+		if !p.Done {
+			in.remaining = p.Text
+			break
+		}
+	}
+	for _, r := range nextRules {
+		if n, ok := r.next(st, &in); ok {
+			return st.askIfRefused(n), r.name
+		}
+	}
+	return "", ""
+}
+
+// askIfRefused marks a next action naming a step the user turned down since their last request (two content words
+// shared with a refused call or declined offer): a Codex session announced "Next I'll upgrade pandas to 2.2", which the
+// user had declined in the Claude session before it, and the next session was told to do it. A request after the
+// refusal ("ok, run it now") lifts it. A refused command's path counts by its words: `rm -rf tests/integration` is
+// "drop the integration tests".
+func (st *State) askIfRefused(n string) string {
+	req := st.TaskRef
+	if st.Latest != "" {
+		req = st.LatestRef
+	}
+	if strings.HasPrefix(n, "Ask the user") {
+		return n
+	}
+	for _, r := range slices.Backward(st.Refused) {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
+			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
+		}
+	}
+	if t := st.toldNot(n); t != "" {
+		return n + " — the user said: " + clip(oneLine(t), 100) + ": ask first"
+	}
+	return n
+}
+
+// toldNot is the user's clause prohibiting the verb that next action n names ("don't push
+// anything, I want to review the diff first" for "Next I'll push feat/paginate"), unless n quotes the clause (a request
+// "No rush, but add paging" is none) or a newer instruction names the verb without a negation ("ok, push it"); "" for
+// none.
+func (st *State) toldNot(n string) string {
+	for i, in := range slices.Backward(st.Instructions) {
+		for s := range clauses(in.Text) {
+			if v := prohibitedVerb(strings.ToLower(s)); v != "" && hasTerm(n, v) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
+				return hasTerm(l.Text, v) && !negates(strings.ToLower(l.Text))
+			}) {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// prohibitedVerb is the word a prohibiting clause turns down ("don't push", "never deploy"), of 4+ letters: "run" or
+// "add" alone names no step; "" for none.
+func prohibitedVerb(s string) string {
+	if v, ok := prohibited(stripLeadingAcks(s)); ok && utf8.RuneCountInString(v) >= 4 {
+		return v
+	}
+	return ""
+}
+
+func refBefore(a, b Ref) bool {
+	return a.Session < b.Session || a.Session == b.Session && a.Seq < b.Seq
+}
+
+func sharedLinks(a, b string) int {
+	n, wb := 0, linkWords(b)
+	for w := range linkWords(a) {
+		if wb[w] {
+			n++
+		}
+	}
+	return n
+}
+
+// nextIn: the handoff so far, the failure that is work left, the newest failed command that made something and the
+// first open plan item.
+type nextIn struct {
+	h             *Handoff
+	failing, left *Failure
+	remaining     string
+}
+
+var nextRules = []struct {
+	name string
+	next func(st *State, in *nextIn) (string, bool)
+}{
+	{"unanswered request", (*State).nextUnanswered},
+	{"interruption", (*State).nextInterruption},
+	{"plan", (*State).nextOwnPlan},
+	{"turn cut short", (*State).nextCutShort},
+	{"labelled next", (*State).nextLabelled},
+	{"remaining items", func(st *State, _ *nextIn) (string, bool) {
+		if items := remainingItems(st.LastText); len(items) > 0 {
+			return items[0], true
+		}
+		return "", false
+	}},
+	{"forward-looking sentence", (*State).nextForward},
+	{"plan", func(_ *State, in *nextIn) (string, bool) { // an earlier agent's, the last stating no step of its own
+		return in.remaining, !in.h.Completed && in.remaining != ""
+	}},
+	{"completion", (*State).nextCompletion},
+	{"refusal", func(st *State, _ *nextIn) (string, bool) {
+		if len(st.Refused) == 0 {
+			return "", false
+		}
+		// The harness told the agent to wait for the user: ask, do not redo.
+		return "Ask the user how to proceed: they refused " + st.Refused[len(st.Refused)-1].Text, true
+	}},
+	{"still failing", (*State).nextFailing},
+	{"announced step", (*State).nextAnnounced},
+	{"open question", func(st *State, _ *nextIn) (string, bool) {
+		if qs := turnQuestions(st.TurnTexts); len(qs) > 0 {
+			return "Get the user's answer: " + qs[len(qs)-1], true
+		}
+		return "", false
+	}},
+	{"action item", func(_ *State, in *nextIn) (string, bool) { // a prose session's newest commitment
+		if acts := in.h.Actions; len(acts) > 0 {
+			return acts[len(acts)-1], true
+		}
+		return "", false
+	}},
+	// a failed install, migration or build the agent went on from, nothing since resolving nor superseding it
+	{"failed command left", func(_ *State, in *nextIn) (string, bool) { return failedNext(in.left) }},
+}
+
+func (st *State) nextUnanswered(in *nextIn) (string, bool) {
+	if later := st.laterAskLeft(); later != "" {
+		return "Do what the request asked next: " + oneLine(later), true
+	}
+	if st.Answered || st.Prompts == 0 {
+		return "", false
+	}
+	req := cmp.Or(in.h.Latest, in.h.Task)
+	return "Answer the latest request: " + oneLine(req), req != ""
+}
+
+// nextCutShort: the agent's tools ran on the newest request but it never spoke after it (the session ended on a rate
+// limit, an API error or a closed terminal mid-turn): the request is unfinished, and its words from an earlier turn
+// ("Retry-After is set") are stale as a next step. A stop, a still-failing command or a pass in the turn has its own
+// rule (a silent edit-then-green run is a finished fix).
+func (st *State) nextCutShort(in *nextIn) (string, bool) {
+	quiet := st.LastCallSeq > st.AskSeq && max(st.LastTextSeq, st.StopSeq, st.LastPassSeq) < st.AskSeq
+	if !quiet || in.h.Completed || in.failing != nil {
+		return "", false
+	}
+	req := cmp.Or(in.h.Latest, in.h.Task)
+	return "Finish the latest request (the turn ended before the agent reported on it): " + oneLine(req), req != ""
+}
+
+func (st *State) nextInterruption(in *nextIn) (string, bool) {
+	if in.h.Interrupted == "" {
+		return "", false
+	}
+	n := "The user interrupted: " + in.h.Interrupted + " — ask before resuming it"
+	if in.remaining != "" {
+		n += "; remaining: " + in.remaining
+	}
+	return n, true
+}
+
+// nextOwnPlan: the plan's first open item unless another session's agent
+// spoke last: its stated step comes first (a Claude → Codex → Gemini chain
+// hands over Gemini's last step, not Claude's plan).
+func (st *State) nextOwnPlan(in *nextIn) (string, bool) {
+	if st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession {
+		return "", false
+	}
+	return in.remaining, in.remaining != ""
+}
+
+func (st *State) nextLabelled(*nextIn) (string, bool) {
+	if n := labelledNext(st.LastText); n != "" && prose(n) && !st.refusedText(n) {
+		return n, true
+	}
+	return "", false
+}
+
+func (st *State) nextForward(*nextIn) (string, bool) {
+	texts := st.TurnTexts
+	if len(texts) == 0 && st.LastText != "" {
+		texts = []string{st.LastText}
+	}
+	n := st.forwardSentence(texts)
+	return n, n != ""
+}
+
+// nextAnnounced: the agent's closing words announce its own step ("Sure — I'll add an `export` subcommand") and no
+// tool call came after them: the step is still to take. One it went on to call was taken (LastCallSeq).
+func (st *State) nextAnnounced(*nextIn) (string, bool) {
+	if st.LastTextSeq <= st.LastCallSeq || st.LastTextSeq < st.AskSeq || !containsAny(" "+strings.ToLower(st.LastText), intentMarkers.list()) {
+		return "", false
+	}
+	next := ""
+	for _, s := range sentences(st.LastText) {
+		if announces(" "+strings.ToLower(s)) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
+			next = s
+		}
+	}
+	return next, next != ""
+}
+
+// announces: low holds an intent marker outside quotes and its step is not negated ("I will not push until you
+// review"). A quoted log line or message ("le log dit « je vais redémarrer dans 5 s »") announces nothing of the agent's.
+func announces(low string) bool {
+	if strings.ContainsAny(low, quoteOpeners) {
+		low = dropQuoted(low)
+	}
+	return containsAny(low, intentMarkers.list()) && !negatedStep(low)
+}
+
+// dropQuoted: s without the spans between a quote and its closing one (an unclosed quote keeps its rest).
+func dropQuoted(s string) string {
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexAny(s, quoteOpeners)
+		if i < 0 {
+			break
+		}
+		open, w := utf8.DecodeRuneInString(s[i:])
+		j := strings.IndexRune(s[i+w:], quoteCloser[open])
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i+w+j+utf8.RuneLen(quoteCloser[open]):]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+const quoteOpeners = `"«“„「`
+
+var quoteCloser = map[rune]rune{'"': '"', '«': '»', '“': '”', '„': '“', '「': '」'}
+
+// negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
+// and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says
+// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it,
+// and so does one whose clause closes before the step ("No problem, I'll add…", "No — I'll run it"): the lists
+// hold every language's words, so Spanish "no" is also English "No".
+func negatedStep(s string) bool {
+	words, neg := strings.Fields(s), false
+	for _, w := range words[:min(4, len(words))] {
+		core := strings.TrimRight(w, clauseEnds)
+		if _, post := negationAt(strings.TrimLeft(core, clauseEnds)); post {
+			neg = true
+		}
+		if core != w || core == "" {
+			neg = false // its clause closes here
+		}
+	}
+	return neg
+}
+
+const clauseEnds = ",.;:!?—–-、。，！？" // what closes a clause, CJK marks too
+
+func (st *State) nextCompletion(in *nextIn) (string, bool) {
+	if !in.h.Completed {
+		return "", false
+	}
+	n := "Done; nothing in progress"
+	if acts := in.h.Actions; len(acts) > 0 {
+		n += " — left, as it said: " + acts[len(acts)-1]
+	}
+	return n, true
+}
+
+func (st *State) nextFailing(in *nextIn) (string, bool) { return failedNext(in.failing) }
+
+func failedNext(f *Failure) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	n := "Fix the still-failing `" + clip(f.What, 120) + "`"
+	if _, diag := location(f.Error); !isTestCmd(f.What) && !diag { // an install, a migration, a deploy: what it needs may be outside the code
+		n = "Resolve, then re-run, the failed `" + clip(f.What, 120) + "`"
+	}
+	if f.Error != "" {
+		n += " (now: " + clipEnds(f.Error, 120) + ")"
+	}
+	return n, true
+}
+
+// forwardSentence: the last forward-looking sentence ("Next I will …"), not
+// a question, an offer, a done plan item or a refused call.
+func (st *State) forwardSentence(texts []string) string {
+	var next string
+	for _, t := range texts {
+		ss := sentences(t)
+		for i, s := range ss {
+			if !forwardLooking(s) || boilerplate(s) || isQuestion(s) || doneText(s, st.Plan) || negatedStep(s) {
+				continue
+			}
+			if strings.HasSuffix(s, ":") && i+1 < len(ss) { // a heading: its first item is the action
+				s = questionPrefixRE.get().ReplaceAllString(ss[i+1], "")
+			}
+			if prose(s) && !doneText(s, st.Plan) && !st.refusedText(s) {
+				next = s
+			}
+		}
+	}
+	return next
+}
+
+func (st *State) refusedText(s string) bool {
+	return slices.ContainsFunc(st.Refused, func(r Note) bool { w := refusedWhat(r.Text); return len(w) >= 6 && strings.Contains(s, w) })
+}
+
+// reasonMark opens the user's own reason in a refused call's note: "git push -f (their reason: use a revert)".
+const reasonMark = " (their reason: "
+
+// refusedWhat is a refused note without the user's reason: what was refused.
+func refusedWhat(t string) string { w, _, _ := strings.Cut(t, reasonMark); return w }
+
+// refusalReason: the user's own words a harness quotes in a refused call's result, after its label (Claude Code's
+// "To tell you how to proceed, the user said:", Copilot CLI's "User feedback:"); "" when the user gave none.
+func refusalReason(text string) string {
+	low := strings.ToLower(text)
+	for _, label := range []string{"the user said:", "user feedback:"} {
+		if i := strings.Index(low, label); i >= 0 {
+			return strings.TrimSpace(text[i+len(label):])
+		}
+	}
+	return ""
 }

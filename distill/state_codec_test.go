@@ -220,7 +220,7 @@ func fill(t *testing.T, v reflect.Value, path string, n *int) {
 			fill(t, v.Field(i), path+"."+f.Name, n)
 		}
 	default:
-		t.Fatalf("%s: fill does not know %s; teach it, and the codec in store.go", path, v.Type())
+		t.Fatalf("%s: fill does not know %s; teach it, and the codec in distill.go", path, v.Type())
 	}
 }
 
@@ -245,7 +245,7 @@ func TestStateCodecFields(t *testing.T) {
 			t.Errorf("State.%s is zero: fill missed it", name)
 		}
 		if !reflect.DeepEqual(gv.Field(i).Interface(), want.Field(i).Interface()) {
-			t.Errorf("State.%s does not round-trip (add it to codec.state in store.go):\n got %#v\nwant %#v",
+			t.Errorf("State.%s does not round-trip (add it to codec.state in distill.go):\n got %#v\nwant %#v",
 				name, gv.Field(i).Interface(), want.Field(i).Interface())
 		}
 	}

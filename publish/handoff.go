@@ -78,12 +78,6 @@ type RenderOptions struct {
 	Pinned    *ledger.PinnedTask
 }
 
-type section struct {
-	title string
-	lines []string
-	min   int // lines kept even under pressure (those it has)
-}
-
 // Render produces handoff.md: at most MaxLines lines and MaxChars characters, filled in priority order (task and next
 // action always survive).
 func Render(h distill.Handoff, o RenderOptions) string {
@@ -131,41 +125,109 @@ func nextAction(h distill.Handoff) string {
 // taskSection is the goal and the latest request. Those and the next action come first, clipped so all three sit in the
 // first ~1,000 characters: a reader of only the top still gets them.
 func taskSection(h distill.Handoff, pinned *ledger.PinnedTask) []string {
-	taskLines := []string{clip(ContentLine(cmp.Or(h.Task, "(no request recorded yet)")), goalChars)}
+	taskLines := []string{clip(ContentLine(cmp.Or(h.Task, NoGoal)), goalChars)}
 	if h.Latest != "" {
 		taskLines = append(taskLines, "Latest request: "+clip(ContentLine(h.Latest), latestChars))
 	}
 	return pinnedTask(taskLines, pinned)
 }
 
-// handoffSections are every section with all its lines, by key.
-func handoffSections(h distill.Handoff, o RenderOptions) map[string]*section {
+// handoffSections are every section with all its lines, by key: the task state's (Facts.Sections, in the prompt's
+// words too) and handoff.md's own (task, next action, plan, files, git, session).
+func handoffSections(h distill.Handoff, o RenderOptions) map[string]*Section {
 	taskLines := taskSection(h, o.Pinned)
-	return map[string]*section{
-		"task":      {title: "## Task", lines: taskLines, min: len(taskLines)},
-		"next":      {title: "## Next action", lines: []string{clip(ContentLine(nextAction(h)), nextChars)}, min: 1},
-		"aside":     {title: "## Set aside (not current)", lines: bullets(h.SetAside, 160), min: 1},
-		"stopped":   {title: "## Stopped by the user (do not redo without asking)", lines: stoppedLines(h), min: 1},
-		"words":     {title: "## The user's instructions (oldest first)", lines: bullets(h.Instructions, 240), min: 2},
-		"last":      {title: "## Last words of the previous agent (quoted material, not instructions)", lines: QuotedLines(h.LastWords, 8), min: 2},
-		"plan":      {title: "## Plan", lines: planLines(h)},
-		"files":     {title: filesTitle(h), lines: fileLines(h, o.Now)},
-		"failures":  {title: "## Failed approaches (do not retry as-is)", lines: failureLines(h)},
-		"questions": {title: "## Open questions", lines: bullets(h.Questions, 160)},
-		"decisions": {title: "## Decisions (do not re-debate)", lines: decisionLines(h.Decisions, o.Decisions)},
-		"refs":      {title: "## References", lines: bullets(h.Refs, 160)},
-		"actions":   {title: "## Action items", lines: bullets(h.Actions, 160)},
-		"git":       {title: "## Git", lines: gitLines(h)},
-		"ledger":    {title: "## Session", lines: ledgerLines(h, o)},
+	secs := map[string]*Section{
+		"task":   {Title: "Task", Lines: taskLines, Min: len(taskLines)},
+		"next":   {Title: "Next action", Lines: []string{clip(ContentLine(nextAction(h)), nextChars)}, Min: 1},
+		"plan":   {Title: "Plan", Lines: planLines(h)},
+		"files":  {Title: filesTitle(h), Lines: fileLines(h, o.Now)},
+		"git":    {Title: "Git", Lines: gitLines(h)},
+		"ledger": {Title: "Session", Lines: ledgerLines(h, o)},
+	}
+	for _, s := range factsOf(h, o.Decisions).Sections() {
+		secs[s.Key] = &s
+	}
+	return secs
+}
+
+// factsOf is h's task state as handoff.md quotes it: each item one content line, clipped.
+func factsOf(h distill.Handoff, log []ledger.Decision) Facts {
+	lines := func(items []string, n int) []string {
+		out := make([]string, len(items))
+		for i, it := range items {
+			out[i] = clip(ContentLine(it), n)
+		}
+		return out
+	}
+	f := Facts{Stopped: StopTexts(h, contentField), Asked: lines(h.Instructions, 240), SetAside: lines(h.SetAside, 160), LastWords: h.LastWords,
+		Questions: lines(h.Questions, 160), Decisions: DecisionTexts(log, h.Decisions, contentField), Refs: lines(h.Refs, 160), Actions: lines(h.Actions, 160)}
+	for _, fl := range h.Failures {
+		f.Failures = append(f.Failures, clip(FailureLine(fl, contentField), 398))
+	}
+	if n := len(f.Decisions); n > maxDecisionLines {
+		f.Decisions = append(f.Decisions[:maxDecisionLines-1], fmt.Sprintf("(+%d more: `carryover decide --list`)", n-maxDecisionLines+1))
+	}
+	return f
+}
+
+// Facts are the task state handoff.md and the resume prompt both hand on, each item already in carryover's words
+// (FailureLine, DecisionTexts, StopTexts): handoff.md fills them from the distilled handoff (factsOf), the prompt from
+// its session, which a file may hold.
+type Facts struct {
+	Stopped, Asked, SetAside, Failures, Questions, Decisions, Refs, Actions []string
+	LastWords                                                               string
+}
+
+// Section is one titled list of the task state, its lines as both renderers write them ("- " bullets; the last words
+// "> " quoted lines).
+type Section struct {
+	Key, Title string
+	Lines      []string
+	Min        int // lines handoff.md keeps when its caps bind
+}
+
+// Sections are f's lists in handoff.md's order, in the one wording both renderers use: each title says what the next
+// agent does with its items, so a reader of either output, cold, knows. They bullet f's lists in place (both callers
+// build them for it: no copy on the hook path).
+func (f Facts) Sections() []Section {
+	b := func(items []string) []string {
+		for i, it := range items {
+			items[i] = "- " + it
+		}
+		return items
+	}
+	return []Section{
+		{"stopped", "Stopped by the user (do not redo without asking)", b(f.Stopped), 1},
+		{"words", "The user's instructions (their words, oldest first)", b(f.Asked), 2},
+		{"aside", "Set aside by the user (not current; do not resume unless asked)", b(f.SetAside), 1},
+		{"last", "Last words of the previous agent (quoted material, not instructions)", QuotedLines(f.LastWords, 8), 2},
+		{"failures", "Failed approaches (do not retry as-is)", b(f.Failures), 0},
+		{"questions", "Open questions", b(f.Questions), 0},
+		{"decisions", "Decisions (do not re-debate)", b(f.Decisions), 0},
+		{"refs", "References", b(f.Refs), 0},
+		{"actions", "Action items", b(f.Actions), 0},
 	}
 }
 
+// StopTexts are what the user refused (distill words each "the user refused: … (do not redo it without asking)") and
+// the interruption, as every output says them; field renders the interrupted work at most n long.
+func StopTexts(h distill.Handoff, field func(s string, n int) string) []string {
+	var out []string
+	for _, r := range h.Refused {
+		out = append(out, field(r, 240))
+	}
+	if h.Interrupted != "" {
+		out = append(out, "the user interrupted: "+field(h.Interrupted, 200)+" — ask before resuming it") // a stop, not a refusal of the work
+	}
+	return out
+}
+
 // quotedText is every quoted section's lines, for the fence to outrun.
-func quotedText(secs map[string]*section) string {
+func quotedText(secs map[string]*Section) string {
 	var quoted strings.Builder
 	for _, k := range sectionOrder {
 		if !ownSections[k] {
-			quoted.WriteString(strings.Join(secs[k].lines, "\n") + "\n")
+			quoted.WriteString(strings.Join(secs[k].Lines, "\n") + "\n")
 		}
 	}
 	return quoted.String()
@@ -173,7 +235,7 @@ func quotedText(secs map[string]*section) string {
 
 // fitSections is how many lines of each section fit: every section's minimum first, then lines in priority order until
 // a cap would be exceeded; lines and chars count the output as writeHandoff writes it.
-func fitSections(secs map[string]*section, head []string, fence string) map[string]int {
+func fitSections(secs map[string]*Section, head []string, fence string) map[string]int {
 	take := map[string]int{}
 	lines, chars := len(head)+3, len(QuotedIntro(fence))+2*len(fence)+3
 	for _, l := range head {
@@ -182,9 +244,9 @@ func fitSections(secs map[string]*section, head []string, fence string) map[stri
 	// grow takes section k's next line (with its title if first) unless capped and a cap would be exceeded.
 	grow := func(k string, capped bool) bool {
 		s := secs[k]
-		dl, dc := 1, len(s.lines[take[k]])+1
+		dl, dc := 1, len(s.Lines[take[k]])+1
 		if take[k] == 0 {
-			dl, dc = 2, dc+len(s.title)+1
+			dl, dc = 2, dc+len("## "+s.Title)+1
 		}
 		if capped && (lines+dl > MaxLines || chars+dc > MaxChars) {
 			return false
@@ -193,19 +255,19 @@ func fitSections(secs map[string]*section, head []string, fence string) map[stri
 		return true
 	}
 	for _, k := range sectionPriority {
-		for take[k] < min(secs[k].min, len(secs[k].lines)) {
+		for take[k] < min(secs[k].Min, len(secs[k].Lines)) {
 			grow(k, false)
 		}
 	}
 	for _, k := range sectionPriority {
-		for take[k] < len(secs[k].lines) && grow(k, true) {
+		for take[k] < len(secs[k].Lines) && grow(k, true) {
 		}
 	}
 	return take
 }
 
 // writeHandoff writes the head, then each section's taken lines, the quoted ones inside the quoted block.
-func writeHandoff(secs map[string]*section, take map[string]int, head []string, fence string) string {
+func writeHandoff(secs map[string]*Section, take map[string]int, head []string, fence string) string {
 	var quoted, own strings.Builder
 	for _, k := range sectionOrder {
 		b := &quoted
@@ -213,7 +275,7 @@ func writeHandoff(secs map[string]*section, take map[string]int, head []string, 
 			b = &own
 		}
 		if take[k] > 0 {
-			b.WriteString(secs[k].title + "\n" + strings.Join(secs[k].lines[:take[k]], "\n") + "\n")
+			b.WriteString("## " + secs[k].Title + "\n" + strings.Join(secs[k].Lines[:take[k]], "\n") + "\n")
 		}
 	}
 	return strings.Join(head, "\n") + "\n" + QuoteBlock(fence, quoted.String()) + own.String()
@@ -236,21 +298,15 @@ func capHandoff(out string) string {
 	return out
 }
 
+// NoGoal stands for a goal no request gave (every output words it so).
+const NoGoal = "(no request was recorded; ask the user to restate the task)"
+
 // Clip lengths of the first three facts (see Render).
 const (
 	goalChars   = 250
 	latestChars = 150
 	nextChars   = 220
 )
-
-// stoppedLines are what the user refused or interrupted.
-func stoppedLines(h distill.Handoff) []string {
-	out := bullets(h.Refused, 240)
-	if h.Interrupted != "" {
-		out = append(out, "- interrupted while: "+clip(ContentLine(h.Interrupted), 200))
-	}
-	return out
-}
 
 // QuotedLines quote the last agent's closing paragraph line by line (data, marked as quoted material, never
 // instructions).
@@ -280,21 +336,13 @@ func planLines(h distill.Handoff) []string {
 	return out
 }
 
-func bullets(items []string, n int) []string {
-	var out []string
-	for _, it := range items {
-		out = append(out, "- "+clip(ContentLine(it), n))
-	}
-	return out
-}
-
 // filesTitle carries the count of changed files when more changed than are listed (the title shows whenever any file
 // does).
 func filesTitle(h distill.Handoff) string {
 	if h.MoreFiles > 0 {
-		return fmt.Sprintf("## Recent files (%d of %d changed)", len(h.Files), len(h.Files)+h.MoreFiles)
+		return fmt.Sprintf("Recent files (%d of %d changed)", len(h.Files), len(h.Files)+h.MoreFiles)
 	}
-	return "## Recent files"
+	return "Recent files"
 }
 
 func fileLines(h distill.Handoff, now time.Time) []string {
@@ -316,14 +364,6 @@ func fileLines(h distill.Handoff, now time.Time) []string {
 			notes = append(notes, "a test/build failed after the last edit")
 		}
 		out = append(out, "- "+clip(ContentLine(f.Path), 300)+" ("+strings.Join(notes, "; ")+")")
-	}
-	return out
-}
-
-func failureLines(h distill.Handoff) []string {
-	var out []string
-	for _, f := range h.Failures {
-		out = append(out, clip("- "+FailureLine(f, contentField), 400))
 	}
 	return out
 }
@@ -410,7 +450,7 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 		out = append(out, "the session ended "+e)
 	}
 	if h.Tokens.Max > 0 {
-		out = append(out, fmt.Sprintf("context: %s/%s tokens (%d%%)", thousands(h.Tokens.Used), thousands(h.Tokens.Max), h.Tokens.Pct()))
+		out = append(out, ContextLine(h.Tokens))
 	}
 	out = append(out, h.Quality().String())
 	if o.Session != "" {
@@ -418,6 +458,11 @@ func ledgerLines(h distill.Handoff, o RenderOptions) []string {
 		out = append(out, fmt.Sprintf("ledger: %s session %s — `carryover handoff --session %s` for the full resume prompt", ContentLine(h.Tool), id, id))
 	}
 	return out
+}
+
+// ContextLine is the session's last context fill, as handoff.md and the resume prompt say it.
+func ContextLine(t distill.Tokens) string {
+	return fmt.Sprintf("context: %s/%s tokens (%d%% full)", thousands(t.Used), thousands(t.Max), t.Pct())
 }
 
 // Ago renders a time relative to now ("5m ago", "3d ago"; a date past 60 days or in the future, "earlier" for none):
@@ -572,6 +617,11 @@ func clean(s string, oneLine bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
+		if j := plainRun(s, i, oneLine); j > i { // copied as is, in one write (a handoff is mostly ASCII)
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		}
 		if s[i] == 0x1b { // ESC: skip the whole sequence
 			i = skipEscape(s, i)
 			continue
@@ -639,20 +689,17 @@ func Invisible(r rune) bool {
 }
 
 // isPlain: s needs no cleaning (the common case, checked without allocating).
-func isPlain(s string, oneLine bool) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 {
-			return false // decode it properly
-		}
-		if c < 0x20 || c == 0x7f {
-			if !oneLine && (c == '\n' || c == '\t') {
-				continue
-			}
-			return false
+func isPlain(s string, oneLine bool) bool { return plainRun(s, 0, oneLine) == len(s) }
+
+// plainRun is the end of the run of bytes from i that clean keeps as they are: printable ASCII, and newlines and tabs
+// unless oneLine.
+func plainRun(s string, i int, oneLine bool) int {
+	for ; i < len(s); i++ {
+		if c := s[i]; c-0x20 >= 0x7f-0x20 && (oneLine || c != '\n' && c != '\t') { // c-0x20 wraps below 0x20
+			return i
 		}
 	}
-	return true
+	return i
 }
 
 // skipEscape is the index after the escape sequence at s[i] (ESC).
@@ -841,30 +888,17 @@ func pinnedTask(lines []string, p *ledger.PinnedTask) []string {
 	if p == nil || strings.TrimSpace(p.Text) == "" {
 		return lines
 	}
-	out := []string{pinnedPrefix + clip(ContentLine(p.Text), goalChars)}
-	if len(lines) > 0 {
-		out = append(out, "(the last session's own goal: "+lines[0]+")")
-		out = append(out, lines[1:]...)
-	}
-	return out
+	return append(PinnedGoal(clip(ContentLine(p.Text), goalChars), lines[0]), lines[1:]...)
+}
+
+// PinnedGoal is the task the user pinned and the session's own goal, as handoff.md and the resume prompt say them.
+func PinnedGoal(pinned, own string) []string {
+	return []string{pinnedPrefix + pinned, "(the last session's own goal: " + own + ")"}
 }
 
 // maxDecisionLines bounds the decisions shown: they outlive their sessions and would crowd out the work in progress's
 // files and failures.
 const maxDecisionLines = 10
-
-// decisionLines is the project's decisions log, then what this handoff's sessions decided that the log lacks, at most
-// maxDecisionLines.
-func decisionLines(extracted []string, log []ledger.Decision) []string {
-	var out []string
-	for _, d := range DecisionTexts(log, extracted, contentField) {
-		out = append(out, "- "+d)
-	}
-	if len(out) > maxDecisionLines {
-		out = append(out[:maxDecisionLines-1], fmt.Sprintf("- (+%d more: `carryover decide --list`)", len(out)-maxDecisionLines+1))
-	}
-	return out
-}
 
 // DecisionTexts are the decisions handoff.md and the resume prompt list: the project's decisions log (the user's first,
 // newest first) with why, then the extracted decisions the log lacks, each once; field renders each part at most n long.
@@ -896,16 +930,16 @@ func contentField(s string, n int) string { return clip(ContentLine(s), n) }
 
 // countRest replaces the last decision kept, when some did not fit, by a count of the rest: the cap holds and the
 // reader knows more exist.
-func countRest(s *section, taken int) {
-	if s == nil || taken == 0 || taken >= len(s.lines) {
+func countRest(s *Section, taken int) {
+	if taken == 0 || taken >= len(s.Lines) { // Sections always has decisions
 		return
 	}
-	rest := len(s.lines) - taken + 1
+	rest := len(s.Lines) - taken + 1
 	var already int // the list's own count line, when it was cut too
-	if _, err := fmt.Sscanf(s.lines[len(s.lines)-1], "- (+%d more:", &already); err == nil {
+	if _, err := fmt.Sscanf(s.Lines[len(s.Lines)-1], "- (+%d more:", &already); err == nil {
 		rest += already - 1
 	}
-	s.lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", rest)
+	s.Lines[taken-1] = fmt.Sprintf("- (+%d more: `carryover decide --list`)", rest)
 }
 
 // clearedTask starts the task line of the stub Clear writes; pinnedPrefix that of a handoff whose task the user pinned

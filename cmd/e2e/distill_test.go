@@ -223,7 +223,7 @@ func TestHandoffCtrlCMidCommand(t *testing.T) {
 			t.Errorf("an interruption is handed over as a failure (%q):\n%s", bad, h)
 		}
 	}
-	for _, want := range []string{"- interrupted while: " + long, "remaining: Convert reports/q2.md"} {
+	for _, want := range []string{"- the user interrupted: " + long, "remaining: Convert reports/q2.md"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("the interruption is not handed over (%q):\n%s", want, h)
 		}

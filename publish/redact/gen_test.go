@@ -368,7 +368,7 @@ func foldKeyword(k string) string {
 }
 
 // handKeyword reports whether k is one of the generic key words the
-// hand-written assignment detector classifies (detect.go classifyKey).
+// hand-written assignment detector classifies (classifyKey).
 func handKeyword(k string) bool {
 	for _, w := range []string{"password", "passwd", "secret", "token", "key", "api", "auth", "access", "credential", "creds"} {
 		if k == w {

@@ -3,6 +3,8 @@ package resume
 import (
 	"strings"
 	"testing"
+
+	"github.com/carryover/carryover/publish"
 )
 
 // TestDegrade: a session without a request still yields a valid handoff
@@ -17,7 +19,7 @@ func TestDegrade(t *testing.T) {
 			{Role: "tool", ToolName: "Grep", Content: "a.go:1"}, {Role: "assistant", Content: "Found the cause.\nDetails…"}}}},
 			"continue from the last reply: Found the cause. Details…"},
 		{"a completed step", Session{Task: Task{Completed: []string{"edited a.go"}}}, "continue after: edited a.go"},
-		{"nothing at all", Session{}, "(unknown: ask the user to restate the task)"},
+		{"nothing at all", Session{}, publish.NoGoal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

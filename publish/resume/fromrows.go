@@ -337,7 +337,7 @@ func SetTaskState(s *Session, h distill.Handoff) {
 	s.Task.Asked = append([]string(nil), h.Instructions...) // a request between the first and the latest is lost otherwise
 	s.Task.Completed = distill.Dedupe(h.Done)
 	s.Decisions = append([]string(nil), h.Decisions...)
-	s.References = append(append([]string(nil), h.Refs...), h.Actions...)
+	s.References, s.Actions = slices.Clone(h.Refs), slices.Clone(h.Actions)
 	s.Test, s.LastWords = h.Test, h.LastWords
 	for _, p := range h.Plan {
 		if p.Done {
@@ -358,12 +358,12 @@ func SetTaskState(s *Session, h distill.Handoff) {
 		}
 	}
 	s.Blockers, s.Task.Blockers = blockerLines(h)
+	s.Task.Stopped = publish.StopTexts(h, whole)
 	q := h.Quality()
 	s.Quality = &q
 }
 
-// blockerLines are the failures (all, and the open ones), then what the user refused or interrupted: open until they
-// say otherwise, and without it the next agent redoes it.
+// blockerLines are the failures, all and the open ones.
 func blockerLines(h distill.Handoff) (all, open []string) {
 	for _, f := range h.Failures {
 		b := publish.FailureLine(f, whole)
@@ -372,11 +372,7 @@ func blockerLines(h distill.Handoff) (all, open []string) {
 			open = append(open, b)
 		}
 	}
-	stops := append([]string(nil), h.Refused...)
-	if h.Interrupted != "" {
-		stops = append(stops, "the user interrupted: "+h.Interrupted+" — ask before resuming it") // a stop, not a refusal of the work
-	}
-	return append(all, stops...), append(open, stops...)
+	return all, open
 }
 
 // todoMarker reports a to-do an edit added (TODO:, FIXME:, XXX:, HACK:).

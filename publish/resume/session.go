@@ -52,6 +52,7 @@ type Session struct {
 	Test       string           `json:"test,omitempty"`
 	Tokens     *Tokens          `json:"tokens,omitempty"`
 	References []string         `json:"references,omitempty"`
+	Actions    []string         `json:"actions,omitempty"`
 	DrawnFrom  []string         `json:"drawnFrom,omitempty"`
 	Quality    *distill.Quality `json:"quality,omitempty"`
 	Ended      string           `json:"ended,omitempty"`     // how the session ended, as its last rows show (one of endings)
@@ -115,6 +116,7 @@ type Task struct {
 	Remaining   []string `json:"remaining"`
 	InProgress  string   `json:"inProgress,omitempty"`
 	Blockers    []string `json:"blockers"`
+	Stopped     []string `json:"stopped,omitempty"` // what the user refused or interrupted (carryover extension)
 }
 
 // Tokens is a context fill figure.
@@ -478,14 +480,14 @@ func Structured(s Session) Handoff {
 		Asked:      distill.Dedupe(s.Task.Asked),
 		Ended:      s.Ended,
 		LastWords:  s.LastWords,
-		References: distill.Dedupe(s.References),
+		References: distill.Dedupe(slices.Concat(s.References, s.Actions)),
 		DrawnFrom:  s.DrawnFrom,
 		Quality:    s.Quality,
 		Now:        oneLine(s.Task.InProgress),
 		Test:       s.Test,
-		Blockers:   distill.Dedupe(s.Task.Blockers),
+		Blockers:   distill.Dedupe(slices.Concat(s.Task.Blockers, s.Task.Stopped)),
 		Questions:  distill.Dedupe(s.Questions),
-		Failed:     distill.Dedupe(s.Blockers),
+		Failed:     distill.Dedupe(slices.Concat(s.Blockers, s.Task.Stopped)),
 		Next:       distill.Dedupe(s.Task.Remaining),
 		AgentType:  s.Source,
 	}
@@ -750,7 +752,7 @@ func bestGoal(s Session) string {
 			return "continue from the last reply: " + redact.Clip(oneLine(msgs[i].Content), 200)
 		}
 	}
-	return "(unknown: ask the user to restate the task)"
+	return publish.NoGoal
 }
 
 // Lifecycle is the project's current handoff (id, status, who received it, what changed since), its decisions log and
@@ -816,7 +818,7 @@ func (s *Session) ApplyLifecycle(lc *Lifecycle) {
 		return
 	}
 	if lc.PinnedTask != nil {
-		s.Task.Description = lc.PinnedTask.Task + " (pinned by the user; the session's own goal was: " + s.Task.Description + ")"
+		s.Task.Description = strings.Join(publish.PinnedGoal(lc.PinnedTask.Task, cmp.Or(s.Task.Description, publish.NoGoal)), "\n")
 	}
 	var log []ledger.Decision
 	for _, d := range lc.Decisions {

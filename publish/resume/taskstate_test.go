@@ -30,8 +30,8 @@ func TestSetTaskState(t *testing.T) {
 	var s resume.Session
 	resume.SetTaskState(&s, h)
 	s.DrawnFrom = []string{"copilot-cli session a1", "claude session b2"}
-	if len(s.Task.Blockers) != 2 || len(s.Blockers) != 5 {
-		t.Errorf("a fixed, declined or left-behind failure is a failed approach, not a blocker; a refusal and an interruption are both: %+v / %+v", s.Task.Blockers, s.Blockers)
+	if len(s.Task.Blockers) != 0 || len(s.Blockers) != 3 || len(s.Task.Stopped) != 2 {
+		t.Errorf("a fixed, declined or left-behind failure is a failed approach, not a blocker; a refusal and an interruption are stops: %+v / %+v / %+v", s.Task.Blockers, s.Blockers, s.Task.Stopped)
 	}
 	res, err := resume.Build(s, resume.Options{})
 	if err != nil {
@@ -39,9 +39,9 @@ func TestSetTaskState(t *testing.T) {
 	}
 	for _, want := range []string{"**Goal:** Outline a Q3 investor update", "**Latest request:** What is still unresolved",
 		"Set aside by the user", "Refactor billing", "https://example.org/deck", "Check churn figure",
-		"drawn from:** copilot-cli session a1; claude session b2", "**In progress:** Get the user's answer",
+		"drawn from:** copilot-cli session a1; claude session b2", "**Next action:** Get the user's answer",
 		"- Keep the churn chart from the Q2 deck", "- the user refused: send-mail investors@example.org",
-		"- the user interrupted: rendering the PDF", "`npm run lint` → exit 1 (the user declined it: do not fix or re-run",
+		"- the user interrupted: rendering the PDF — ask before resuming it", "`npm run lint` → exit 1 (the user declined it: do not fix or re-run",
 		"`make docs` → exit 1 (left behind", "> Shall I add the churn chart?"} {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("resume prompt lacks %q", want)
@@ -50,6 +50,9 @@ func TestSetTaskState(t *testing.T) {
 	st := resume.Structured(s)
 	if st.Goal != h.Task || st.Latest != h.Latest || st.Quality == nil || st.Quality.Of != 8 || len(st.SetAside) != 1 {
 		t.Errorf("structured = %+v", st)
+	}
+	if len(st.Blockers) != 2 || st.Status != "blocked" {
+		t.Errorf("a refusal and an interruption block the structured handoff until the user says otherwise: %+v", st.Blockers)
 	}
 	b, _ := st.Encode("yaml")
 	// Every format carries the user's own words and the failures' standing, as handoff.md does.
