@@ -119,8 +119,7 @@ func (l *Ledger) pruneSession(id, cut int64) (n int64, err error) {
 		if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(`UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id)
-		return err
+		return run(tx, `UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id)
 	})
 	return n, err
 }
@@ -139,8 +138,7 @@ func (l *Ledger) scrub() error {
 	if _, err := l.db.Exec(`VACUUM`); err != nil {
 		return fmt.Errorf("rewrite the ledger: %w", err)
 	}
-	_, err := l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return err
+	return run(l, `PRAGMA wal_checkpoint(TRUNCATE)`)
 }
 
 func (l *Ledger) fileBytes() int64 { return l.pragmaInt("page_count") * l.pragmaInt("page_size") }
@@ -222,11 +220,10 @@ func forget(tx *sql.Tx, s Session) error {
 			return err
 		}
 	}
-	err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID)
-	if err == nil {
-		_, err = tx.Exec(`DELETE FROM sessions WHERE id = ?`, s.ID)
+	if err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID); err != nil {
+		return err
 	}
-	return err
+	return run(tx, `DELETE FROM sessions WHERE id = ?`, s.ID)
 }
 
 // deleteSession deletes session id's entries from tables.

@@ -437,15 +437,9 @@ func (l *Ledger) RecoveryNote() string {
 
 // damaged reports whether an ingest failed on a damaged ledger (not a transcript or store).
 func damaged(rep IngestReport, err error) bool {
-	if err != nil && IsCorrupt(err) {
-		return true
-	}
-	for _, f := range rep.Files {
-		if f.Err != nil && f.Path != "store" && IsCorrupt(f.Err) {
-			return true
-		}
-	}
-	return false
+	return err != nil && IsCorrupt(err) || slices.ContainsFunc(rep.Files, func(f FileReport) bool {
+		return f.Err != nil && f.Path != "store" && IsCorrupt(f.Err)
+	})
 }
 
 // upsertSession creates or refreshes a session, returning id, next_seq and keys_through.
@@ -1080,13 +1074,9 @@ func (w *keyWriter) prefetch(hs []int64) error {
 		}
 		b = strconv.AppendInt(b, h, 10)
 	}
-	s, err := w.tx.prepare(`SELECT khash, seq FROM row_keys WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
+	rows, err := w.tx.queryOnce(`SELECT khash, seq FROM row_keys WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
 		UNION ALL SELECT khash, seq FROM keys_recent WHERE session_id = ?1 AND khash IN (SELECT value FROM json_each(?2))
-		UNION ALL SELECT COALESCE(MIN(seq), 0), 0 FROM keys_recent WHERE session_id = ?1`)
-	if err != nil {
-		return err
-	}
-	rows, err := w.tx.query(s, w.sid, string(append(b, ']')))
+		UNION ALL SELECT COALESCE(MIN(seq), 0), 0 FROM keys_recent WHERE session_id = ?1`, w.sid, string(append(b, ']')))
 	if err != nil {
 		return err
 	}
@@ -1192,11 +1182,7 @@ func (w *keyWriter) writeRecent(next int64) error {
 
 // flushFromRows indexes at most n (all: -1) rows of sid from seq from on; it returns the last.
 func flushFromRows(tx *rawTx, sid, from, n int64) (int64, error) {
-	s, err := tx.prepare(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ` + strconv.FormatInt(n, 10)) // a literal: see RowsAfter
-	if err != nil {
-		return 0, err
-	}
-	rows, err := tx.query(s, sid, from)
+	rows, err := tx.queryOnce(`SELECT seq, key FROM rows WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT `+strconv.FormatInt(n, 10), sid, from) // a literal: see RowsAfter
 	if err != nil {
 		return 0, err
 	}
@@ -1287,6 +1273,15 @@ func (t *rawTx) query(s driver.Stmt, values ...any) (driver.Rows, error) {
 	return s.(driver.StmtQueryContext).QueryContext(context.Background(), t.bind(values))
 }
 
+// queryOnce prepares and runs one query.
+func (t *rawTx) queryOnce(q string, values ...any) (driver.Rows, error) {
+	s, err := t.prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	return t.query(s, values...)
+}
+
 // execOnce prepares and runs one statement.
 func (t *rawTx) execOnce(q string, values ...any) error {
 	_, err := t.execCount(q, values...)
@@ -1308,11 +1303,7 @@ func (t *rawTx) execCount(q string, values ...any) (int64, error) {
 
 // queryRow scans a one-off query's first row's integers into dest (none: sql.ErrNoRows).
 func (t *rawTx) queryRow(q string, args []any, dest ...*int64) error {
-	s, err := t.prepare(q)
-	if err != nil {
-		return err
-	}
-	rows, err := t.query(s, args...)
+	rows, err := t.queryOnce(q, args...)
 	if err != nil {
 		return err
 	}

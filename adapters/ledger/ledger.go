@@ -608,6 +608,12 @@ func Changed(s Store, q string, args ...any) (bool, error) {
 	return n > 0, nil
 }
 
+// run runs a statement whose result nothing reads.
+func run(s Store, q string, args ...any) error {
+	_, err := s.Exec(q, args...)
+	return err
+}
+
 // Has reports whether a COUNT(*) query counts anything.
 func Has(s Store, q string, args ...any) bool {
 	var n int
@@ -624,9 +630,6 @@ func ForProject(column, project string) (string, []any) {
 	}
 	return column + " = ?", []any{project}
 }
-
-func scanString(r Scanner) (s string, err error) { return s, r.Scan(&s) }
-func scanInt(r Scanner) (n int64, err error)     { return n, r.Scan(&n) }
 
 // Cursor returns the saved cursor for path (zero Cursor when none).
 func (l *Ledger) Cursor(path string) (adapters.Cursor, error) {
@@ -698,8 +701,7 @@ func (l *Ledger) SessionByID(id int64) (Session, error) {
 
 // SetTitle records a session's one-line preview.
 func (l *Ledger) SetTitle(id int64, title string) error {
-	_, err := l.db.Exec(`UPDATE sessions SET title = ? WHERE id = ? AND title = ''`, title, id)
-	return err
+	return run(l, `UPDATE sessions SET title = ? WHERE id = ? AND title = ''`, title, id)
 }
 
 // rowCols are a row's columns, a tool result's text left out.
@@ -775,7 +777,7 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 	}
 	var extra []any
 	for _, cond := range []string{`kind = 'prompt' AND seq < ?`, `kind = 'tool_call' AND seq < ? AND file_path != ''`, `kind = 'error' AND seq < ?`} {
-		seqs, err := All(l, scanInt, `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT `+strconv.Itoa(recentPerKind), s.ID, oldest)
+		seqs, err := All(l, ScanValue[int64], `SELECT seq FROM rows INDEXED BY rows_anchor WHERE session_id = ? AND `+cond+` AND `+anchorRows+` ORDER BY seq DESC LIMIT `+strconv.Itoa(recentPerKind), s.ID, oldest)
 		if err != nil {
 			return nil, err
 		}
@@ -881,8 +883,7 @@ func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, version stri
 
 // DropState forgets a project's distill state (it is rebuilt).
 func (l *Ledger) DropState(project string) error {
-	_, err := l.db.Exec(`DELETE FROM distill_state WHERE project = ?`, project)
-	return err
+	return run(l, `DELETE FROM distill_state WHERE project = ?`, project)
 }
 
 // ProjectSession is a session's id, agent and last row sequence number.
@@ -915,14 +916,14 @@ func PromoteSubagentOnly(rows []Row) {
 
 // ProjectTools lists the agents that have sessions in project.
 func (l *Ledger) ProjectTools(project string) ([]string, error) {
-	return All(l, scanString, `SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
+	return All(l, ScanValue[string], `SELECT DISTINCT tool FROM sessions WHERE project = ? ORDER BY tool`, project)
 }
 
 // MissedInjections lists the agents whose start injection did not arrive in
 // project: newest "hook" receipts whose session replied after it but whose
 // transcript never showed it (no "transcript" receipt of the header).
 func (l *Ledger) MissedInjections(project string) ([]string, error) {
-	return All(l, scanString, `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
+	return All(l, ScanValue[string], `SELECT DISTINCT d.tool FROM (SELECT * FROM deliveries WHERE project = ? AND via = 'hook' ORDER BY at DESC LIMIT 20) d
 		WHERE NOT EXISTS (SELECT 1 FROM deliveries t WHERE t.project = d.project AND t.header = d.header AND t.session_id = d.session_id AND t.via = 'transcript')
 		AND (SELECT last_active FROM sessions WHERE id = d.session_id) > d.at
 		AND (SELECT r.ts FROM rows r WHERE r.session_id = d.session_id AND r.kind = 'text' AND r.role = 'assistant' ORDER BY r.seq DESC LIMIT 1) > d.at
@@ -931,7 +932,7 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 
 // KnownProjects lists, sorted, the projects of sessions, handoffs, receipts.
 func (l *Ledger) KnownProjects() ([]string, error) {
-	ps, err := All(l, func(r Scanner) (p sql.NullString, err error) { return p, r.Scan(&p) }, `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
+	ps, err := All(l, ScanValue[sql.NullString], `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
 		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
 	var out []string
 	for _, p := range ps {
@@ -975,16 +976,14 @@ type Delivery struct {
 
 // RecordDelivery stores a receipt (idempotent).
 func (l *Ledger) RecordDelivery(d Delivery) error {
-	_, err := l.db.Exec(`INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?)
+	return run(l, `INSERT INTO deliveries (project, header, tool, session_id, via, at) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`, d.Project, d.Header, d.Tool, d.SessionID, d.Via, d.At.UnixMilli())
-	return err
 }
 
 // MarkPendingInject remembers a session whose SessionStart output the agent
 // drops (claude -p --resume): its first UserPromptSubmit delivers instead.
 func (l *Ledger) MarkPendingInject(sessionID int64, now time.Time) error {
-	_, err := l.db.Exec(`INSERT INTO pending_inject (session_id, created) VALUES (?, ?) ON CONFLICT DO NOTHING`, sessionID, now.UnixMilli())
-	return err
+	return run(l, `INSERT INTO pending_inject (session_id, created) VALUES (?, ?) ON CONFLICT DO NOTHING`, sessionID, now.UnixMilli())
 }
 
 // TakePendingInject clears a pending injection, reporting whether there was one (atomically).
@@ -1017,8 +1016,7 @@ func (l *Ledger) Stats() (Stats, error) {
 
 // MarkDirty records rows project's handoff does not reflect (re-distilled at the turn's end).
 func (l *Ledger) MarkDirty(project string, now time.Time) error {
-	_, err := l.db.Exec(`INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
-	return err
+	return run(l, `INSERT INTO dirty (project, since) VALUES (?, ?) ON CONFLICT DO NOTHING`, project, now.UnixMilli())
 }
 
 // Dirty reports whether project has rows its handoff does not reflect.
@@ -1028,8 +1026,7 @@ func (l *Ledger) Dirty(project string) bool {
 
 // ClearDirty marks project's handoff as up to date.
 func (l *Ledger) ClearDirty(project string) error {
-	_, err := l.db.Exec(`DELETE FROM dirty WHERE project = ?`, project)
-	return err
+	return run(l, `DELETE FROM dirty WHERE project = ?`, project)
 }
 
 // Handoff endings stored in the log; "consumed" and "expired" are derived

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -87,12 +88,7 @@ func salvageAll(path string) *salvaged {
 }
 
 func (s *salvaged) done() bool {
-	for _, t := range salvageTables {
-		if !s.answered[t.name] {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(salvageTables, func(t salvageTable) bool { return !s.answered[t.name] })
 }
 
 // read queries the tables not answered yet, opening path with query, within salvageTimeout.
@@ -259,10 +255,8 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 func sqliteHeader(ps int) []byte {
 	h := make([]byte, 100)
 	copy(h, "SQLite format 3\x00")
-	binary.BigEndian.PutUint16(h[16:], uint16(ps)) // 65536 is written as 1
-	if ps == 65536 {
-		binary.BigEndian.PutUint16(h[16:], 1)
-	}
+	// The page size; 65536 is written as 1.
+	binary.BigEndian.PutUint16(h[16:], uint16(ps)|uint16(ps>>16))
 	h[18], h[19] = 1, 1                   // rollback journal: no WAL index needed
 	h[21], h[22], h[23] = 64, 32, 32      // payload fractions (fixed by the format)
 	binary.BigEndian.PutUint32(h[24:], 1) // change counter
@@ -313,10 +307,8 @@ func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
 	defer tx.Rollback()
 	// With part of the lifecycle unreadable the current handoffs are left
 	// out: HandoffKnown is false, publish restores them from verified files.
-	for _, t := range []string{"handoff_log", "deliveries", "decisions", "pinned_task"} {
-		if !s.answered[t] {
-			delete(s.rows, "handoffs")
-		}
+	if slices.ContainsFunc([]string{"handoff_log", "deliveries", "decisions", "pinned_task"}, func(t string) bool { return !s.answered[t] }) {
+		delete(s.rows, "handoffs")
 	}
 	ids := map[salvageSession]int64{}
 	n := 0
