@@ -107,10 +107,9 @@ func TestStopFootprint(t *testing.T) {
 // leaves and enters again (a → b → a), the issue's "none twice in one call
 // chain". A sampler sees what runs long enough to be caught, not every
 // call: it is a measure, not a proof. It fails on a chain that re-enters any
-// project file but one: Render's lifecycle callback (publish/handoff.go →
-// lifecycle.Begin and Record → publish's helpers), logged. What made chains re-enter: callbacks into the caller's file
-// (the log, now the leaf safefile.Log; row scanners, now with the ledger's
-// types).
+// project file. Callbacks were what re-entered: the log (now the leaf
+// safefile.Log), the ledger's row scanners (now with its types), Render's
+// lifecycle step (now run by the service between Prepare and Render).
 func TestStopCallChains(t *testing.T) {
 	le := newLifecycleEnv(t)
 	src, err := os.ReadFile("../testdata/adapters/claude/session-tools.jsonl")
@@ -154,9 +153,7 @@ func TestStopCallChains(t *testing.T) {
 	<-done
 	for k, n := range reentries {
 		t.Logf("%4d samples: %s", n, k)
-		if !strings.HasPrefix(k, "publish/handoff.go → publish/lifecycle/") { // Render's lifecycle callback (publish.Lifecycle) calls publish's helpers: logged, left
-			t.Errorf("a Stop's call chain re-enters %s", k)
-		}
+		t.Errorf("a Stop's call chain re-enters %s", k)
 	}
 	t.Logf("%d distinct re-entering chains", len(reentries))
 }

@@ -854,9 +854,6 @@ func Banner(root string, r ledger.HandoffRecord, now time.Time, red func(string)
 	return strings.Join(strings.Fields(b), " ")
 }
 
-// Lifecycle is the handoff lifecycle as Render consults it (publish/lifecycle.Begin; nil: handoffs without an id).
-type Lifecycle func(p *Project, l *ledger.Ledger, h distill.Handoff, native string) Started
-
 // Started is a handoff's place in the lifecycle, read before rendering.
 type Started struct {
 	ID        string
@@ -866,20 +863,7 @@ type Started struct {
 	// on.
 	Cleared bool
 	Owned   map[string]bool   // the ids history rotation may remove (set with a new id)
-	Record  func(text string) // records the handoff published with text (nil: nothing to do)
-}
-
-// begin is the lifecycle of the handoff Render renders.
-func (p *Project) begin(l *ledger.Ledger, h distill.Handoff, native string) Started {
-	var s Started
-	if p.Lifecycle != nil {
-		s = p.Lifecycle(p, l, h, native)
-	}
-	p.ownHistory = s.Owned
-	if s.Record == nil {
-		s.Record = func(string) {}
-	}
-	return s
+	Record  func(text string) // records the handoff published with text: its digest (trust) and lifecycle entry
 }
 
 // pinnedTask puts the task the user pinned (carryover task), saying who set it, before the extracted goal, which stays
@@ -1050,7 +1034,6 @@ type Project struct {
 	// the id and records it).
 	ExpireAfter time.Duration
 	HistoryKeep int
-	Lifecycle   Lifecycle
 	Note        string // a line Inject puts before the body (the previous session stopped at a limit)
 	// Pointer is the pointer setting (PointerAuto when ""); PointerFor the agents that need the block here under
 	// PointerAuto (none: no block).
@@ -1076,45 +1059,40 @@ func (p *Project) Log(format string, args ...any) {
 type Rendered struct {
 	Text string
 	Tool string // the agent of the session it was distilled from
-	// record stores the ledger's records of it (Record); nil once done.
-	record func()
 }
 
-// Record stores, once, the ledger's records of the handoff Render rendered: its digest (what makes the file
-// carryover's, besides the sidecar WriteProject writes) and its lifecycle entry. The hook calls it while another
-// goroutine writes the files.
-func (r *Rendered) Record() {
-	if r != nil && r.record != nil {
-		r.record()
-		r.record = nil
-	}
-}
-
-// Render renders the handoff distilled in st for the caller to write (WriteProject; nil when unchanged), leaving the
-// ledger's records to Rendered.Record: the hook starts writing the files first, so the two overlap (independent: a
-// handoff.md is trusted by the ledger's record or by the sidecar, which is written before the file).
-func (p *Project) Render(l *ledger.Ledger, st *distill.State) (*Rendered, error) {
+// Prepare is the handoff distilled in st with its repository facts, and its session's native id, for lifecycle.Begin
+// and Render; nil when there is nothing worth handing off yet.
+func (p *Project) Prepare(l *ledger.Ledger, st *distill.State) (*distill.Handoff, string, error) {
 	h := st.Handoff(distill.Options{Project: p.Root})
 	if h.Task == "" && len(h.Files) == 0 && len(h.Failures) == 0 && h.Next == "" {
-		return nil, nil // nothing worth handing off yet
+		return nil, "", nil
 	}
 	h.Git, h.Files = distill.RepoFacts(p.Repo(), h.Files)
 	if why := p.Repo().Problem(); why != "" {
 		p.Log("git: %s", why)
 	}
 	if !p.NotProject && p.Repo().Tracked(HandoffPath(p.Root)) { // the next `git commit -a` would publish it
-		return nil, fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
+		return nil, "", fmt.Errorf("%s is tracked by git (it came with the repository): a handoff written there would be committed; not written (`git rm --cached .carryover/handoff.md` lets carryover use it)", HandoffPath(p.Root))
 	}
 	native := sessionFacts(l, &h)
-	lc := p.begin(l, h, native)
+	return &h, native, nil
+}
+
+// Render renders h in its place in the lifecycle (lc, from lifecycle.Begin) for the caller to write (WriteProject;
+// nil when unchanged, or cleared by the user with no work since). The caller then stores the ledger's records of it
+// with lc.Record while the files are written: the service calls both steps, so a Stop's chain goes service →
+// lifecycle → publish's helpers and never publish → lifecycle → publish (TestStopCallChains).
+func (p *Project) Render(l *ledger.Ledger, h distill.Handoff, native string, lc Started) *Rendered {
+	p.ownHistory = lc.Owned
 	if lc.Cleared {
-		return nil, nil // cleared by the user, and no work since
+		return nil
 	}
 	text := Render(h, RenderOptions{Now: p.Now, Mode: p.Mode, Redact: p.Redact, Session: native, ID: lc.ID, Decisions: lc.Decisions, Pinned: lc.Pinned})
 	if p.keepUnchanged(l, text, lc.ID) {
-		return nil, nil
+		return nil
 	}
-	return &Rendered{Text: text, Tool: h.Tool, record: func() { lc.Record(text) }}, nil
+	return &Rendered{Text: text, Tool: h.Tool}
 }
 
 // sessionFacts is the handoff's session's native id ("" when unknown), filling h's token use from the ledger when the

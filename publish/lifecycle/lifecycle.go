@@ -281,9 +281,9 @@ func UnpinTask(s ledger.Store, project string) (ledger.PinnedTask, bool, error) 
 	return t, true, err
 }
 
-// Begin is Render's lifecycle step (publish.Lifecycle): the handoff's id (the session's own while it keeps publishing;
-// a new one for a new session or after a clear), the fold's decisions added to the log and read back with the pinned
-// task, and Record, which stores what was published.
+// Begin is the lifecycle step the service runs between publish.Project.Prepare and Render: the handoff's id (the
+// session's own while it keeps publishing; a new one for a new session or after a clear), the fold's decisions added
+// to the log and read back with the pinned task, and Record, which stores what was published.
 func Begin(p *publish.Project, l *ledger.Ledger, h distill.Handoff, native string) publish.Started {
 	var s publish.Started
 	var prev *ledger.HandoffRecord // the project's newest handoff before this one

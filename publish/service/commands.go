@@ -53,10 +53,11 @@ func (p *Project) Publish() error {
 	if err != nil {
 		return err
 	}
-	r, err := p.Render(p.ledger, st)
-	if r.Record(); err != nil || r == nil {
+	r, lc, err := p.render(st)
+	if err != nil || r == nil {
 		return err
 	}
+	lc.Record(r.Text)
 	return p.WriteProject(r.Text, r.Tool)
 }
 

@@ -90,7 +90,7 @@ func open(env Env, root string, log *Log, cfg config.Config, gerrs []error) *Pro
 		log.Printf("config: %s", p)
 	}
 	pp := &publish.Project{Root: root, Home: env.Home, Now: env.Now(), Mode: cfg.Resume, Redact: red, Logf: log.Printf, HistoryKeep: cfg.HistoryKeep,
-		Pointer: cfg.PointerMode(), Lifecycle: lifecycle.Begin, NotProject: publish.NotProject(root, env.Agent.Home)}
+		Pointer: cfg.PointerMode(), NotProject: publish.NotProject(root, env.Agent.Home)}
 	if cfg.ExpireAfter != "" {
 		if d, err := publish.ParseAge(cfg.ExpireAfter); err == nil {
 			pp.ExpireAfter = d
@@ -122,29 +122,41 @@ func (p *Project) Refresh() error {
 	if p.Repo == nil {
 		p.Repo = distill.OpenRepoAsync(p.Root)
 	}
-	r, err := p.refresh()
+	r, lc, err := p.refresh()
 	if err != nil || r == nil {
 		return err
 	}
 	if p.Pointer == publish.PointerAuto && !p.NotProject {
 		p.PointerFor = p.pointerAgents()
 	}
-	r.Record()
+	lc.Record(r.Text)
 	return p.WriteProject(r.Text, r.Tool)
 }
 
 // refresh folds the new rows into the distill state (the event's one distillation) and renders the handoff when it
-// changed; the caller records it (Rendered.Record) once it has started writing the files.
-func (p *Project) refresh() (*publish.Rendered, error) {
+// changed; the caller records it (lc.Record) once it has started writing the files.
+func (p *Project) refresh() (*publish.Rendered, publish.Started, error) {
 	st, err := p.distilled()
 	if err == nil {
 		var r *publish.Rendered
-		if r, err = p.Render(p.ledger, st); err == nil {
-			return r, nil
+		var lc publish.Started
+		if r, lc, err = p.render(st); err == nil {
+			return r, lc, nil
 		}
 	}
 	p.log.Printf("publish: %v", err)
-	return nil, err
+	return nil, publish.Started{}, err
+}
+
+// render is publish's two steps around the lifecycle's: the handoff to render, its place in the lifecycle
+// (lifecycle.Begin), the text.
+func (p *Project) render(st *distill.State) (*publish.Rendered, publish.Started, error) {
+	h, native, err := p.Prepare(p.ledger, st)
+	if err != nil || h == nil {
+		return nil, publish.Started{}, err
+	}
+	lc := lifecycle.Begin(p.Project, p.ledger, *h, native)
+	return p.Render(p.ledger, *h, native, lc), lc, nil
 }
 
 // distilled is the project's State with the ledger's new rows folded in, once per event or command, shared by every
@@ -354,10 +366,10 @@ func (ev *event) run(start time.Time) error {
 	}
 	tIngest := time.Since(start)
 	level, pct := limits.ContextOf(ev.ledger, ev.rep.SessionID, ev.agent, ev.Config.Walls()) // at CRITICAL the handoff must be fresh
-	r := ev.republish(level == distill.ContextCritical)
+	r, lc := ev.republish(level == distill.ContextCritical)
 	if r != nil {
 		waitWrites = ev.writeFiles(r)
-		r.Record() // the ledger's records of it, while the files are written
+		lc.Record(r.Text) // the ledger's records of it, while the files are written
 	}
 	ev.log.Prefix += fmt.Sprintf("rows+%d ingest=%s publish=%s ", ev.rep.Total, tIngest.Round(time.Millisecond), (time.Since(start) - tIngest).Round(time.Millisecond))
 	walls := ev.actOnWalls(level, pct)
@@ -414,23 +426,23 @@ func (ev *event) sync() error {
 // republish re-distils the handoff when this event should and returns the one to write (nil: none). Tool events (every
 // tool call) only record rows and mark the project pending for the turn's end, except at CRITICAL (the handoff must be
 // on disk before the window fills).
-func (ev *event) republish(critical bool) *publish.Rendered {
+func (ev *event) republish(critical bool) (*publish.Rendered, publish.Started) {
 	added := ev.rep.Total
 	if ev.class == adapters.ClassTool && (ev.hadHandoff || ev.NotProject) && !critical {
 		if added > 0 {
 			ev.log.Err("mark pending publish", ev.ledger.MarkDirty(ev.Root, ev.Now))
 		}
-		return nil
+		return nil, publish.Started{}
 	}
 	dirty := ev.ledger.Dirty(ev.Root)
 	if added == 0 && !dirty && ev.hadHandoff {
-		return nil
+		return nil, publish.Started{}
 	}
-	r, err := ev.refresh()
+	r, lc, err := ev.refresh()
 	if dirty && err == nil {
 		ev.log.Err("clear pending publish", ev.ledger.ClearDirty(ev.Root))
 	}
-	return r
+	return r, lc
 }
 
 // writeFiles writes a rendered handoff's files (WriteProject) on another goroutine; the returned func waits for them
