@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/carryover/carryover/adapters/ledger"
 	"github.com/carryover/carryover/distill/git"
@@ -203,7 +204,7 @@ func RepoFacts(r *Repo, files []File) (Git, []File) {
 	if r == nil {
 		return Git{}, files
 	}
-	g := Git{Repo: true, Branch: GitString(r.Branch()), Head: r.Head()}
+	g := Git{Repo: true, Branch: GitBranch(r.Branch()), Head: r.Head()}
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = f.Path
@@ -252,6 +253,13 @@ func GitString(s string) string {
 		return r
 	}, s)
 	return redact.String(s)
+}
+
+// GitBranch is GitString for a branch name: git refuses an ASCII space in one but not U+2002 or U+3000, with which a
+// repository's branch reads as a sentence in the handoff's git line, outside its quoted block; a run of Unicode spaces
+// shows as '_'.
+func GitBranch(s string) string {
+	return GitString(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), "_"))
 }
 
 // The stored State is a compact binary blob (JSON cost a millisecond of each

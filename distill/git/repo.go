@@ -24,7 +24,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/carryover/carryover/publish/safefile"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -121,12 +120,8 @@ func (r *Repo) or() *Repo { return cmp.Or(r, none) }
 // Problem says why git facts are missing or partial ("" when none).
 func (r *Repo) Problem() string { return r.or().problem }
 
-// Branch is the current branch ("(detached)", "" when unknown). git refuses an ASCII space in a name but not U+2002
-// or U+3000, with which a repository's branch reads as a sentence in the handoff's git line, outside its quoted
-// block: a run of Unicode spaces shows as '_'.
-func (r *Repo) Branch() string {
-	return strings.Join(strings.FieldsFunc(r.or().branch, unicode.IsSpace), "_")
-}
+// Branch is the current branch ("(detached)", "" when unknown), as .git has it (distill.GitBranch shows it).
+func (r *Repo) Branch() string { return r.or().branch }
 
 // Head is HEAD's short id, 7 digits ("" when unknown).
 func (r *Repo) Head() string {

@@ -640,7 +640,7 @@ func StaleLines(r ledger.HandoffRecord, root string, repo *distill.Repo, deadlin
 	if r.Head != "" && head != "" && r.Head != head {
 		c = repo.CommitsSince(r.Head, deadline)
 	}
-	return staleLines(r, root, head, distill.GitString(repo.Branch()), c)
+	return staleLines(r, root, head, distill.GitBranch(repo.Branch()), c)
 }
 
 func staleLines(r ledger.HandoffRecord, root string, head, branch string, commits distill.CommitCount) []string {
