@@ -5188,7 +5188,24 @@ func (st *State) nextCompletion(in *nextIn) (string, bool) {
 	if acts := in.h.Actions; len(acts) > 0 {
 		n += " — left, as it said: " + acts[len(acts)-1]
 	}
+	if q := closingQuestion(in.h.LastWords); q != "" {
+		n += " — the agent's closing question was never answered: " + q
+	}
 	return n, true
+}
+
+// closingQuestion is the question the agent's last words end on, when they do ("Should I also switch the Excel export
+// to the same quoting?"; a courtesy such as "Anything else?" is boilerplate): the session ended before the user
+// answered, so the next agent asks it again instead of taking the work as closed.
+func closingQuestion(words string) string {
+	ss := sentences(words)
+	if len(ss) == 0 {
+		return ""
+	}
+	if last := ss[len(ss)-1]; isQuestion(last) && !boilerplate(last) && prose(last) {
+		return clip(questionPrefixRE.get().ReplaceAllString(last, ""), 160)
+	}
+	return ""
 }
 
 func (st *State) nextFailing(in *nextIn) (string, bool) { return failedNext(in.failing) }
