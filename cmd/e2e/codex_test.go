@@ -39,7 +39,7 @@ func codexEndToEnd(t *testing.T, bin string) {
 	h := w.handoff(t, dir)
 	s.checkHandoff(t, h, "codex")
 	if !contextRE.MatchString(h) || !strings.Contains(h, "/258,400 tokens") {
-		t.Errorf("handoff lacks Codex's token_count figures (context: N/258,400 tokens (P%%)):\n%s", h)
+		t.Errorf("handoff lacks Codex's token_count figures (context: N/258,400 tokens (P%% full)):\n%s", h)
 	}
 	// Codex's start injection works: no pointer block, no CLAUDE.md (issue 24).
 	for _, f := range []string{"AGENTS.md", "CLAUDE.md", ".gitignore"} {

@@ -58,7 +58,7 @@ func TestCopilotEndToEnd(t *testing.T) {
 	h := w.handoff(t, dir)
 	s.checkHandoff(t, h, "copilot-cli")
 	if !contextRE.MatchString(h) {
-		t.Errorf("handoff lacks Copilot's usage figures (context: N/M tokens (P%%)):\n%s", h)
+		t.Errorf("handoff lacks Copilot's usage figures (context: N/M tokens (P%% full)):\n%s", h)
 	}
 	ss = w.sessions(t, dir, "copilot-cli")
 	for _, x := range ss {

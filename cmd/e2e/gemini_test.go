@@ -27,7 +27,7 @@ func TestGeminiEndToEnd(t *testing.T) {
 	h := w.handoff(t, dir)
 	s.checkHandoff(t, h, "gemini")
 	if !contextRE.MatchString(h) {
-		t.Errorf("handoff lacks the Gemini usage figures (context: N/M tokens (P%%)):\n%s", h)
+		t.Errorf("handoff lacks the Gemini usage figures (context: N/M tokens (P%% full)):\n%s", h)
 	}
 	// Gemini CLI's start injection works: no pointer block, no GEMINI.md (issue 24).
 	for _, f := range []string{"AGENTS.md", "GEMINI.md", ".gitignore"} {

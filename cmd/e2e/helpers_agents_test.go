@@ -285,7 +285,7 @@ func (s story) checkHandoff(t *testing.T, h, tool string) {
 }
 
 // contextRE is the token line of a handoff's Session section.
-var contextRE = regexp.MustCompile(`context: [0-9,]+/[0-9,]+ tokens \(\d+%\)`)
+var contextRE = regexp.MustCompile(`context: [0-9,]+/[0-9,]+ tokens \(\d+% full\)`)
 
 // runOpts are per-run extras: Args go to the agent (Codex: after the exec
 // options, e.g. "resume", "--last"); Config are Codex -c overrides.
