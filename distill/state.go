@@ -2261,10 +2261,13 @@ func clauseOpens(before string) bool {
 
 // laterAskLeft is the newest request's later ask when the work stands done and the agent's last words report on the
 // first ask but name nothing of the later one: one message asked for two things and the session stopped after one.
+// A reply to the agent's question right before it (addAnswer's "Q → A" decision) is one answer: its "then" explains
+// the choice ("quote the fields, and then Excel opens them fine"), it asks nothing later.
 func (st *State) laterAskLeft() string {
 	req := cmp.Or(st.Latest, st.Task)
 	later := laterAsk(req)
-	if later == "" || overlaps(st.LastText, later) || !overlaps(st.LastText, req[:len(req)-len(later)]) || !st.workDone(true) {
+	if later == "" || overlaps(st.LastText, later) || !overlaps(st.LastText, req[:len(req)-len(later)]) || !st.workDone(true) ||
+		slices.ContainsFunc(st.Decided, func(d string) bool { return strings.HasSuffix(d, " → "+clip(oneLine(req), 160)) }) {
 		return ""
 	}
 	return later
