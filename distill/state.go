@@ -3962,7 +3962,9 @@ func (st *State) resolveBy(cmd, out string) {
 	for i := range st.Failures {
 		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
 			p, x := st.fewerTests(i, pass, ran), false
-			if !p {
+			if f.Resolved = makes(targetKey(cmd)) && st.echoes(i, out); f.Resolved {
+				x = st.fixedByEdit(i)
+			} else if !p {
 				p, x = st.resolveOne(i, pass, cmd, verify)
 			}
 			part, fixed = part || p, fixed || x
@@ -3971,6 +3973,20 @@ func (st *State) resolveBy(cmd, out string) {
 	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
 	}
+}
+
+// echoes: out shows failure i's command run again on a line of its own (its target key) — `make migrate` printing
+// its recipe `python manage.py migrate`, npm's "> knex migrate:latest" after a failed `npx knex migrate:latest` —
+// in a pass that is no read (a `cat Makefile` prints the line without running it): the same work passed.
+func (st *State) echoes(i int, out string) bool {
+	k := st.FailureKeys[i]
+	prog, _, _ := strings.Cut(strings.ReplaceAll(k, "\t", " "), " ")
+	for l := range strings.Lines(out) {
+		if l = strings.TrimLeft(strings.TrimSpace(l), "+>$ "); prog != "" && len(l) < 300 && strings.Contains(l, prog) && targetKey(l) == k {
+			return makes(k)
+		}
+	}
+	return false
 }
 
 // resolveOne resolves failure i by the pass of cmd (keyed pass): part, it ran a part of the failure's target; fixed,
@@ -4592,6 +4608,19 @@ func (st *State) declineFailures(text string) {
 	}
 	for s := range clauses(strings.ToLower(text)) {
 		st.ruleOn(s, st.declineScope(s))
+		st.userPassed(s)
+	}
+}
+
+// userPassed: a clause of the user's reporting the target of an open failure done, nothing negated nor left (lang/
+// completion, unfinished: "I ran fly deploy myself, it went through fine", "die Migration hat geklappt") resolves it:
+// the user's word is the later pass the session lacks, no failure to resolve and re-run.
+func (st *State) userPassed(s string) {
+	if hasPhrase(s, "completion") && !containsPhrase(s, "unfinished") && !negates(s) {
+		for i := range st.Failures {
+			f := &st.Failures[i]
+			f.Resolved = f.Resolved || makes(st.FailureKeys[i]) && namesAny(s, failureTerms(st.FailureKeys[i], f.Error))
+		}
 	}
 }
 
