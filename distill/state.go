@@ -1846,6 +1846,7 @@ const (
 	personTriggers   phraseName = "person"
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
+	negationPost     phraseName = "negation_post" // a negation that follows the verb it turns down: "lösche nicht"
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
 	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
@@ -2498,7 +2499,7 @@ func condense(p string) string {
 	}
 	out := []string{ss[0]}
 	for _, s := range ss[1:] {
-		if hasPhrase(strings.ToLower(s), "constraint") && prose(s) {
+		if low := strings.ToLower(s); (hasPhrase(low, "constraint") || prohibits(stripLeadingAcks(low))) && prose(s) { // "Ne supprime pas legacy.sh"
 			out = append(out, s)
 		}
 	}
@@ -4642,12 +4643,15 @@ func negates(low string) bool {
 	})
 }
 
-// clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
-// while a failure is open).
+// clauses yields low's sentences, cut at . ! ? ; and line ends — not at a dot inside a word ("legacy.sh") —, without
+// allocating (declineFailures reads every prompt while a failure is open).
 func clauses(low string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for low != "" {
 			i := strings.IndexAny(low, ".!?;\n。！？")
+			for i >= 0 && low[i] == '.' && i+1 < len(low) && wordRune(rune(low[i+1])) {
+				i = nextAny(low, i, ".!?;\n。！？")
+			}
 			if i < 0 {
 				i = len(low)
 			}
@@ -4727,19 +4731,41 @@ func (st *State) openWork() bool {
 // e2e run") asks for the step instead.
 func prohibits(low string) bool { _, ok := prohibited(low); return ok }
 
-// prohibited is prohibits with the word the negation turns down, the one past it ("don't push" → "push"); "" after a
-// declining verb, whose object follows ("skip the e2e run").
+// prohibited is prohibits with the word the negation turns down ("don't push" → "push"); "" after a declining verb,
+// whose object follows ("skip the e2e run"). The order is the language's, in each comma-separated part: a negation
+// opening low (", not the v1 shim" is a contrast) or after an "and" ("leave it alone and don't delete it", "no borres",
+// "ne supprime pas") turns down the word after it; one that follows its verb (lang/ negation_post: "nicht", "pas") the part's last word when it
+// stands just before it ("die Datei nicht löschen"), else, second, the first ("lösche nicht die Datei").
 func prohibited(low string) (verb string, ok bool) {
-	w, rest, _ := strings.Cut(strings.TrimSpace(low), " ")
-	first := strings.Trim(w, ",.;:!?")
-	if first == "do" && firstWord(rest) == "not" {
-		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
-		return firstWord(rest), !slices.Contains(prohibitWords[2:], firstWord(rest))
+	for pi, part := range strings.Split(strings.ReplaceAll(low, "do not ", "dont "), ",") {
+		ws := strings.Fields(stripLeadingAcks(part))
+		if pi == 0 && len(ws) > 0 && slices.Contains(prohibitWords[2:], ws[0]) {
+			return "", true
+		}
+		for j := range ws {
+			if v, ok := turnedDown(ws, j, pi == 0); ok {
+				return v, ok
+			}
+		}
 	}
-	if _, neg := negationAt(first); neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords[:2], first) {
-		return firstWord(rest), first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
+	return "", false
+}
+
+// turnedDown: the word ws[j] turns down when it is a negation in one of prohibited's places.
+func turnedDown(ws []string, j int, first bool) (string, bool) {
+	w, n := strings.Trim(ws[j], ".;:!?"), len(ws)
+	if _, neg := negationAt(w); !neg && !strings.HasSuffix(w, "n't") && !strings.HasSuffix(w, "n’t") && !slices.Contains(prohibitWords[:2], w) {
+		return "", false
 	}
-	return "", slices.Contains(prohibitWords[2:], first)
+	post := negationPost.has(w)
+	switch {
+	case j == 0 && first || j > 0 && andWords.has(ws[j-1]):
+		v := firstWord(strings.Join(ws[j+1:], " "))
+		return v, !slices.Contains(prohibitWords[2:], v)
+	case post && j == n-2 && !strings.ContainsAny(ws[n-1], "./"):
+		return firstWord(ws[n-1]), true
+	}
+	return ws[0], post && j == 1
 }
 
 func firstWord(s string) string {
@@ -4997,14 +5023,26 @@ func (st *State) askIfRefused(n string) string {
 func (st *State) toldNot(n string) string {
 	for i, in := range slices.Backward(st.Instructions) {
 		for s := range clauses(in.Text) {
-			if v := prohibitedVerb(strings.ToLower(s)); v != "" && hasTerm(n, v) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
-				return hasTerm(l.Text, v) && !negates(strings.ToLower(l.Text))
+			if v := prohibitedVerb(strings.ToLower(s)); v != "" && namesVerb(n, v) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
+				return namesVerb(l.Text, v) && !negates(strings.ToLower(l.Text))
 			}) {
 				return s
 			}
 		}
 	}
 	return ""
+}
+
+// namesVerb: a word of s is verb v in another form ("lösche" for "löschen", "borrar" for "borres", "pushed"): the
+// two share four letters or more and differ at most in the last two of the shorter.
+func namesVerb(s, v string) bool {
+	return anyTerm(strings.ToLower(s), func(w string) bool {
+		a, b, i := []rune(w), []rune(v), 0
+		for i < min(len(a), len(b)) && a[i] == b[i] {
+			i++
+		}
+		return i >= 4 && i >= min(len(a), len(b))-2
+	})
 }
 
 // prohibitedVerb is the word a prohibiting clause turns down ("don't push", "never deploy"), of 4+ letters: "run" or
