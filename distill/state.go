@@ -1578,6 +1578,29 @@ func (st *State) listsInto(h *Handoff) {
 	if st.Latest != "" && st.Latest != st.Task {
 		h.Latest, h.LatestAt = st.Latest, st.LatestAt
 	}
+	h.Actions = slices.DeleteFunc(h.Actions, h.restated) // before the next action may take one
+}
+
+// restated: the clause holding action item a's marker ("has to", "must") has three words in four of its subject in
+// the user's words (the goal, the latest request, the instructions): it says again what the user decided or required
+// ("The queue has to run on the existing Postgres database, so …" after "it must run on the existing database"); an
+// agent's own sentence listed as a decision too is no user's word.
+func (h *Handoff) restated(a string) bool {
+	clause := a
+	for c := range strings.SplitSeq(a, ",") {
+		if containsAny(" "+strings.ToLower(c), actionMarkers.list()) {
+			clause = c
+			break
+		}
+	}
+	ws := linkWords(clause)
+	return len(ws) >= 2 && slices.ContainsFunc(append([]string{h.Task, h.Latest}, h.Instructions...), func(s string) bool {
+		sw, n := linkWords(s), 0
+		for w := range ws {
+			n += btoi(sw[w])
+		}
+		return 4*n >= 3*len(ws)
+	})
 }
 
 // sameText: a (maybe clipped with "…") is the text of request b.
