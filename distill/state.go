@@ -5021,15 +5021,11 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 // refusal ("ok, run it now") lifts it. A refused command's path counts by its words: `rm -rf tests/integration` is
 // "drop the integration tests".
 func (st *State) askIfRefused(n string) string {
-	req := st.TaskRef
-	if st.Latest != "" {
-		req = st.LatestRef
-	}
 	if strings.HasPrefix(n, "Ask the user") {
 		return n
 	}
 	for _, r := range slices.Backward(st.Refused) {
-		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], st.requestRef()) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
@@ -5075,6 +5071,14 @@ func prohibitedVerb(s string) string {
 		return v
 	}
 	return ""
+}
+
+// requestRef is the row of the request the work answers: the latest, else the goal's.
+func (st *State) requestRef() Ref {
+	if st.Latest != "" {
+		return st.LatestRef
+	}
+	return st.TaskRef
 }
 
 func refBefore(a, b Ref) bool {
@@ -5134,9 +5138,11 @@ var nextRules = []struct {
 		}
 		return "", false
 	}},
-	{"action item", func(_ *State, in *nextIn) (string, bool) { // a prose session's newest commitment
+	// A session's newest commitment: a dry run left pending, or prose since the request (an older one it answered).
+	{"action item", func(st *State, in *nextIn) (string, bool) {
 		if acts := in.h.Actions; len(acts) > 0 {
-			return acts[len(acts)-1], true
+			a, rs := acts[len(acts)-1], st.sourceRefs("a:"+acts[len(acts)-1])
+			return a, strings.HasPrefix(a, dryRunNote) || len(rs) > 0 && !refBefore(rs[len(rs)-1], st.requestRef())
 		}
 		return "", false
 	}},
