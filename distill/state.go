@@ -1593,13 +1593,9 @@ func (h *Handoff) restated(a string) bool {
 			break
 		}
 	}
-	ws := linkWords(clause)
-	return len(ws) >= 2 && slices.ContainsFunc(append([]string{h.Task, h.Latest}, h.Instructions...), func(s string) bool {
-		sw, n := linkWords(s), 0
-		for w := range ws {
-			n += btoi(sw[w])
-		}
-		return 4*n >= 3*len(ws)
+	n := len(linkWords(clause))
+	return n >= 2 && slices.ContainsFunc(append([]string{h.Task, h.Latest}, h.Instructions...), func(s string) bool {
+		return 4*sharedLinks(clause, s) >= 3*n
 	})
 }
 
@@ -1958,15 +1954,7 @@ func contentWordsCut(s string, n int) map[string]bool {
 }
 
 // overlaps: b shares a link word with a ("limiting" and "limiter" meet).
-func overlaps(a, b string) bool {
-	wa := linkWords(a)
-	for w := range linkWords(b) {
-		if wa[w] {
-			return true
-		}
-	}
-	return false
-}
+func overlaps(a, b string) bool { return sharedLinks(a, b) > 0 }
 
 // linkWords are content words cut to five letters, without URLs, paths and file names (two requests citing https
 // links or one src/ folder are not on one subject) nor lang/ stop words ("please", "could", "this").
@@ -2663,14 +2651,8 @@ func supersedes(s, earlier string, explicit bool) bool {
 	if explicit && !replaces {
 		return false
 	}
-	words := subjectWords(s)
-	shared := 0
-	for w := range subjectWords(earlier) {
-		if words[w] {
-			shared++
-		}
-	}
-	return shared >= 2 && !explicit || replaces && shared >= 1
+	n := shared(subjectWords(earlier), subjectWords(s))
+	return n >= 2 && !explicit || replaces && n >= 1
 }
 
 func subjectWords(s string) map[string]bool {
@@ -4839,11 +4821,15 @@ func namesAny(low string, terms []string) bool {
 	})
 }
 
+// sameStem: a and b are one word in two forms — they share four letters or more and differ at most in the last two of
+// the shorter ("migrate" and "migration", "lösche" and "löschen", "borres" and "borrar").
 func sameStem(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
+	i := 0
+	for i < min(len(a), len(b)) && a[i] == b[i] {
+		i++
 	}
-	return a == b || len(a) >= 4 && strings.HasPrefix(b, a) || len(a) >= 5 && a[:5] == b[:5]
+	common := utf8.RuneCountInString(a[:i])
+	return a == b || common >= 4 && common >= min(utf8.RuneCountInString(a), utf8.RuneCountInString(b))-2
 }
 
 func (st *State) backgroundQuestions() []string {
@@ -5042,26 +5028,14 @@ func (st *State) askIfRefused(n string) string {
 func (st *State) toldNot(n string) string {
 	for i, in := range slices.Backward(st.Instructions) {
 		for s := range clauses(in.Text) {
-			if v := prohibitedVerb(strings.ToLower(s)); v != "" && namesVerb(n, v) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
-				return namesVerb(l.Text, v) && !negates(strings.ToLower(l.Text))
+			if v := prohibitedVerb(strings.ToLower(s)); v != "" && namesAny(strings.ToLower(n), []string{v}) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
+				return namesAny(strings.ToLower(l.Text), []string{v}) && !negates(strings.ToLower(l.Text))
 			}) {
 				return s
 			}
 		}
 	}
 	return ""
-}
-
-// namesVerb: a word of s is verb v in another form ("lösche" for "löschen", "borrar" for "borres", "pushed"): the
-// two share four letters or more and differ at most in the last two of the shorter.
-func namesVerb(s, v string) bool {
-	return anyTerm(strings.ToLower(s), func(w string) bool {
-		a, b, i := []rune(w), []rune(v), 0
-		for i < min(len(a), len(b)) && a[i] == b[i] {
-			i++
-		}
-		return i >= 4 && i >= min(len(a), len(b))-2
-	})
 }
 
 // prohibitedVerb is the word a prohibiting clause turns down ("don't push", "never deploy"), of 4+ letters: "run" or
@@ -5085,12 +5059,12 @@ func refBefore(a, b Ref) bool {
 	return a.Session < b.Session || a.Session == b.Session && a.Seq < b.Seq
 }
 
-func sharedLinks(a, b string) int {
-	n, wb := 0, linkWords(b)
-	for w := range linkWords(a) {
-		if wb[w] {
-			n++
-		}
+func sharedLinks(a, b string) int { return shared(linkWords(a), linkWords(b)) }
+
+// shared counts the words of a also in b.
+func shared(a, b map[string]bool) (n int) {
+	for w := range a {
+		n += btoi(b[w])
 	}
 	return n
 }
