@@ -1452,10 +1452,7 @@ func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 		h.Files = append(h.Files, acc.f)
 	}
 	sort.SliceStable(h.Files, func(i, j int) bool { return files[h.Files[i].Path].last > files[h.Files[j].Path].last })
-	if len(h.Files) > 10 {
-		h.MoreFiles = len(h.Files) - 10
-		h.Files = h.Files[:10]
-	}
+	h.MoreFiles, h.Files = max(0, len(h.Files)-10), h.Files[:min(10, len(h.Files))]
 	return todos
 }
 
@@ -1482,11 +1479,9 @@ func (st *State) failuresInto(h *Handoff) {
 		}
 		h.Failures = append(h.Failures, f)
 	}
-	for _, f := range h.Failures {
-		if !f.Resolved && !f.Declined && isTestCmd(f.What) {
-			h.Completed = false // a red verification is work left, whatever the agent said
-		}
-	}
+	h.Completed = h.Completed && !slices.ContainsFunc(h.Failures, func(f Failure) bool { // a red verification is work left, whatever the agent said
+		return !f.Resolved && !f.Declined && isTestCmd(f.What)
+	})
 }
 
 // planChecked is the plan with a done item that names a file the user refused to let the agent write, and that the
@@ -1711,16 +1706,10 @@ func (st *State) listEvidence(h *Handoff) {
 
 // addEvidence: text in section sec was chosen by rule from refs (zero Refs dropped).
 func (h *Handoff) addEvidence(sec, text, rule string, refs ...Ref) {
-	if text == "" {
-		return
+	if text != "" {
+		rs := slices.DeleteFunc(slices.Clone(refs), func(r Ref) bool { return r == Ref{} })
+		h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: slices.Clip(rs)})
 	}
-	var rs []Ref
-	for _, r := range refs {
-		if r != (Ref{}) {
-			rs = append(rs, r)
-		}
-	}
-	h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: rs})
 }
 
 func (st *State) nextRefs(h *Handoff) []Ref {
@@ -2442,20 +2431,14 @@ func userWords(text string) (string, bool) {
 		}
 	}
 	for range 8 {
-		if !strings.HasPrefix(t, "<") {
-			break
-		}
 		tag := slices.IndexFunc(harnessTags, func(h string) bool { return strings.HasPrefix(t, h) })
 		if tag < 0 {
 			break
 		}
 		end := strings.Index(t, "</"+strings.TrimRight(strings.TrimPrefix(harnessTags[tag], "<"), "-"))
-		if end < 0 {
+		gt := strings.IndexByte(t[max(end, 0):], '>')
+		if end < 0 || gt < 0 {
 			return "", true // unclosed: all of it is the harness's
-		}
-		gt := strings.IndexByte(t[end:], '>')
-		if gt < 0 {
-			return "", true
 		}
 		t = strings.TrimSpace(t[end+gt+1:])
 	}
@@ -2952,14 +2935,12 @@ func actionItems(text, low string, user bool) []string {
 	if !containsAny(low, actionMarkers.list()) {
 		return nil
 	}
-	var out []string
-	for _, s := range sentences(text) {
-		if isQuestion(s) || !prose(s) || boilerplate(s) || user && hasPhrase(strings.ToLower(s), "constraint") {
-			continue
-		}
-		if containsAny(" "+strings.ToLower(s), actionMarkers.list()) {
-			out = append(out, clip(s, 200))
-		}
+	out := sentencesWhere([]string{text}, func(s string) bool {
+		return !isQuestion(s) && prose(s) && !boilerplate(s) && !(user && hasPhrase(strings.ToLower(s), "constraint")) &&
+			containsAny(" "+strings.ToLower(s), actionMarkers.list())
+	})
+	for i, s := range out {
+		out[i] = clip(s, 200)
 	}
 	return out
 }
@@ -4530,10 +4511,14 @@ func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerp
 // forwardOnly keeps the turn's forward-looking sentences that are neither
 // questions nor offers: what an acknowledgement leaves standing.
 func forwardOnly(texts []string) []string {
-	var out []string
+	return sentencesWhere(texts, func(s string) bool { return forwardLooking(s) && !isQuestion(s) && !boilerplate(s) })
+}
+
+// sentencesWhere: the sentences of texts that keep holds for, in order.
+func sentencesWhere(texts []string, keep func(string) bool) (out []string) {
 	for _, t := range texts {
 		for _, s := range sentences(t) {
-			if forwardLooking(s) && !isQuestion(s) && !boilerplate(s) {
+			if keep(s) {
 				out = append(out, s)
 			}
 		}
@@ -4566,13 +4551,9 @@ func doneText(s string, plan []PlanItem) bool {
 }
 
 func turnQuestions(texts []string) []string {
-	var out []string
-	for _, t := range texts {
-		for _, s := range sentences(t) {
-			if isQuestion(s) && !boilerplate(s) && prose(s) {
-				out = append(out, clip(questionPrefixRE.get().ReplaceAllString(s, ""), 200))
-			}
-		}
+	out := sentencesWhere(texts, func(s string) bool { return isQuestion(s) && !boilerplate(s) && prose(s) })
+	for i, s := range out {
+		out[i] = clip(questionPrefixRE.get().ReplaceAllString(s, ""), 200)
 	}
 	return Dedupe(out)
 }
@@ -5191,13 +5172,10 @@ func (st *State) nextAnnounced(*nextIn) (string, bool) {
 	if st.LastTextSeq <= st.LastCallSeq || st.LastTextSeq < st.AskSeq || !containsAny(" "+strings.ToLower(st.LastText), intentMarkers.list()) {
 		return "", false
 	}
-	next := ""
-	for _, s := range sentences(st.LastText) {
-		if announces(" "+strings.ToLower(s)) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
-			next = s
-		}
-	}
-	return next, next != ""
+	ss := sentencesWhere([]string{st.LastText}, func(s string) bool {
+		return announces(" "+strings.ToLower(s)) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s)
+	})
+	return strings.Join(last(ss, 1), ""), len(ss) > 0
 }
 
 // announces: low holds an intent marker outside quotes and its step is not negated ("I will not push until you
