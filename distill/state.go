@@ -1281,17 +1281,16 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 
 // stoppedWhat names what a stop stopped: its call (c, when ok), the row's own, else the turn by its request.
 func (st *State) stoppedWhat(r *ledger.Row, c Call, ok bool) string {
-	switch {
-	case ok && c.Command != "":
+	if !ok {
+		c = Call{ToolName: r.ToolName, Command: r.Command, FilePath: r.FilePath}
+	}
+	switch req := cmp.Or(st.Latest, st.Task); {
+	case c.Command != "":
 		return c.Command
-	case ok:
+	case c.ToolName != "" || ok:
 		return strings.TrimSpace(c.ToolName + " " + c.FilePath)
-	case r.Command != "":
-		return r.Command
-	case r.ToolName != "":
-		return strings.TrimSpace(r.ToolName + " " + r.FilePath)
-	case cmp.Or(st.Latest, st.Task) != "":
-		return "the turn (request: " + clip(oneLine(cmp.Or(st.Latest, st.Task)), 120) + ")" // the user's words
+	case req != "":
+		return "the turn (request: " + clip(oneLine(req), 120) + ")" // the user's words
 	}
 	return "the turn"
 }
@@ -4595,29 +4594,21 @@ func (st *State) declineFailures(text string) {
 	}
 	for s := range clauses(strings.ToLower(text)) {
 		st.ruleOn(s, st.declineScope(s))
-		st.userPassed(s)
-	}
-}
-
-// userPassed: a clause of the user's reporting the target of an open failure done, nothing negated nor left (lang/
-// completion, unfinished: "I ran fly deploy myself, it went through fine", "die Migration hat geklappt") resolves it:
-// the user's word is the later pass the session lacks, no failure to resolve and re-run.
-func (st *State) userPassed(s string) {
-	if hasPhrase(s, "completion") && !containsPhrase(s, "unfinished") && !negates(s) {
-		for i := range st.Failures {
-			f := &st.Failures[i]
-			f.Resolved = f.Resolved || makes(st.FailureKeys[i]) && namesAny(s, failureTerms(st.FailureKeys[i], f.Error))
-		}
 	}
 }
 
 // ruleOn: a clause s declining scope (not "") declines the open failures it names; one negating nothing asks again
-// for the declined failures it names.
+// for the declined failures it names. One reporting a failed target done, nothing negated nor left (lang/ completion,
+// unfinished: "I ran fly deploy myself, it went through fine", "die Migration hat geklappt") resolves it: the user's
+// word is the later pass the session lacks, no failure to resolve and re-run.
 func (st *State) ruleOn(s, scope string) {
+	passed := hasPhrase(s, "completion") && !containsPhrase(s, "unfinished") && !negates(s)
 	for i := range st.Failures {
-		if f := &st.Failures[i]; !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
-			f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(st.FailureKeys[i], f.Error))
+		f, k := &st.Failures[i], st.FailureKeys[i]
+		if !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
+			f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(k, f.Error))
 		}
+		f.Resolved = f.Resolved || passed && makes(k) && namesAny(s, failureTerms(k, f.Error))
 	}
 }
 
