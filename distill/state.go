@@ -2021,21 +2021,16 @@ func (st *State) classifyPrompt(p string) promptClass {
 	}
 	low := strings.ToLower(p)
 	switch {
-	case st.Task == "":
-		return promptGoal
-	case restates(p, st.Task):
+	case st.Task == "" || restates(p, st.Task):
 		return promptGoal
 	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || dropsTask(low, st.Task):
 		return promptSwitch
 	case st.correctedTerm(p) != "":
 		return promptCorrect
-	case isQuestion(p):
+	case isQuestion(p) || st.AfterBreak && !newTopic(p, low, st.Task):
 		return promptFollowUp
 	case st.AfterBreak:
-		if newTopic(p, low, st.Task) {
-			return promptNewTask
-		}
-		return promptFollowUp
+		return promptNewTask
 	case st.GoalWeak && promptSize(p) >= weakWords && !st.picksFromQuestion(p):
 		return promptGoal
 	case st.sequenceNewTask(p, low):
