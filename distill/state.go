@@ -2027,10 +2027,13 @@ func (st *State) classifyPrompt(p string) promptClass {
 		return promptSwitch
 	case st.correctedTerm(p) != "":
 		return promptCorrect
-	case isQuestion(p) || st.AfterBreak && !newTopic(p, low, st.Task):
+	case isQuestion(p):
 		return promptFollowUp
 	case st.AfterBreak:
-		return promptNewTask
+		if newTopic(p, low, st.Task) {
+			return promptNewTask
+		}
+		return promptFollowUp
 	case st.GoalWeak && promptSize(p) >= weakWords && !st.picksFromQuestion(p):
 		return promptGoal
 	case st.sequenceNewTask(p, low):
@@ -2296,21 +2299,10 @@ func newTopic(p, low, goal string) bool {
 		return false
 	}
 	words := " " + strings.Join(promptWords(low), " ") + " "
-	for _, m := range continueMarkers.list() {
-		switch {
-		case cjkString(m):
-			if strings.Contains(low, m) {
-				return false
-			}
-		case strings.HasSuffix(m, "*"):
-			if strings.Contains(words, " "+strings.TrimSuffix(m, "*")) {
-				return false
-			}
-		case strings.Contains(words, " "+m+" "):
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(continueMarkers.list(), func(m string) bool { // whole words, a trailing * a stem, CJK anywhere
+		stem, ok := strings.CutSuffix(m, "*")
+		return cjkString(m) && strings.Contains(low, m) || ok && strings.Contains(words, " "+stem) || strings.Contains(words, " "+m+" ")
+	})
 }
 
 // asksNothing: a confirmation or nudge, or after a break a bare resume.
@@ -4419,9 +4411,7 @@ func planItem(e any) PlanItem {
 			}
 		}
 		st, _ := x["status"].(string)
-		done, _ := x["completed"].(bool)
-		done2, _ := x["done"].(bool)
-		it.Done = done || done2 || doneStatus[strings.ToLower(st)]
+		it.Done = x["completed"] == true || x["done"] == true || doneStatus[strings.ToLower(st)]
 	}
 	return it
 }
