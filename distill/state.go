@@ -1576,21 +1576,17 @@ func (st *State) listsInto(h *Handoff) {
 }
 
 // restated: the clause holding action item a's marker ("has to", "must") has three words in four of its subject in
-// the user's words (the goal, the latest request, the instructions): it says again what the user decided or required
+// the user's words (the goal, the latest request and the instructions together): it says again what the user decided or required
 // ("The queue has to run on the existing Postgres database, so …" after "it must run on the existing database"); an
 // agent's own sentence listed as a decision too is no user's word.
 func (h *Handoff) restated(a string) bool {
-	clause := a
-	for c := range strings.SplitSeq(a, ",") {
-		if containsAny(" "+strings.ToLower(c), actionMarkers.list()) {
-			clause = c
-			break
-		}
+	parts := strings.Split(a, ",")
+	clause := parts[max(0, slices.IndexFunc(parts, func(c string) bool { return containsAny(" "+strings.ToLower(c), actionMarkers.list()) }))]
+	ws, said, n := linkWords(clause), strings.ToLower(strings.Join(append([]string{h.Task, h.Latest}, h.Instructions...), " ")), 0
+	for w := range ws { // a link word is a word's head: a substring of the user's words
+		n += btoi(strings.Contains(said, w))
 	}
-	n := len(linkWords(clause))
-	return n >= 2 && slices.ContainsFunc(append([]string{h.Task, h.Latest}, h.Instructions...), func(s string) bool {
-		return 4*sharedLinks(clause, s) >= 3*n
-	})
+	return len(ws) >= 2 && 4*n >= 3*len(ws)
 }
 
 // sameText: a (maybe clipped with "…") is the text of request b.
@@ -2479,7 +2475,7 @@ func condense(p string) string {
 	}
 	out := []string{ss[0]}
 	for _, s := range ss[1:] {
-		if low := strings.ToLower(s); (hasPhrase(low, "constraint") || prohibits(stripLeadingAcks(low))) && prose(s) { // "Ne supprime pas legacy.sh"
+		if low := strings.ToLower(s); prose(s) && (hasPhrase(low, "constraint") || prohibits(stripLeadingAcks(low))) { // "Ne supprime pas legacy.sh"
 			out = append(out, s)
 		}
 	}
@@ -3935,7 +3931,7 @@ func (st *State) resolveBy(cmd, out string) {
 	for i := range st.Failures {
 		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
 			p, x := st.fewerTests(i, pass, ran), false
-			if f.Resolved = makes(targetKey(cmd)) && st.echoes(i, out); f.Resolved {
+			if f.Resolved = st.echoes(i, out) && makes(targetKey(cmd)); f.Resolved {
 				x = st.fixedByEdit(i)
 			} else if !p {
 				p, x = st.resolveOne(i, pass, cmd, verify)
@@ -3953,9 +3949,9 @@ func (st *State) resolveBy(cmd, out string) {
 // in a pass that is no read (a `cat Makefile` prints the line without running it): the same work passed.
 func (st *State) echoes(i int, out string) bool {
 	k := st.FailureKeys[i]
-	prog, _, _ := strings.Cut(strings.ReplaceAll(k, "\t", " "), " ")
+	prog := k[:strings.IndexFunc(k+" ", unicode.IsSpace)]
 	for l := range strings.Lines(out) {
-		if l = strings.TrimLeft(strings.TrimSpace(l), "+>$ "); prog != "" && len(l) < 300 && strings.Contains(l, prog) && targetKey(l) == k {
+		if l = strings.TrimLeft(strings.TrimSpace(l), "+>$ "); prog != "" && len(l) < 300 && strings.HasPrefix(l, prog) && targetKey(l) == k {
 			return makes(k)
 		}
 	}
@@ -4374,12 +4370,7 @@ func parsePlan(text string) ([]PlanItem, bool) {
 		return planItemsClipped(text[i:])
 	}
 	if m, ok := v.(map[string]any); ok {
-		for _, k := range []string{"todos", "plan", "items", "steps", "tasks"} {
-			if l, ok := m[k]; ok {
-				v = l
-				break
-			}
-		}
+		v = cmp.Or(m["todos"], m["plan"], m["items"], m["steps"], m["tasks"])
 	}
 	l, ok := v.([]any)
 	if !ok {
@@ -4583,11 +4574,11 @@ func (st *State) declineFailures(text string) {
 }
 
 // ruleOn: a clause s declining scope (not "") declines the open failures it names; one negating nothing asks again
-// for the declined failures it names. One reporting a failed target done, nothing negated nor left (lang/ completion,
+// for the declined failures it names. One reporting a failed target done, nothing negated nor left (lang/ passed,
 // unfinished: "I ran fly deploy myself, it went through fine", "die Migration hat geklappt") resolves it: the user's
 // word is the later pass the session lacks, no failure to resolve and re-run.
 func (st *State) ruleOn(s, scope string) {
-	passed := hasPhrase(s, "completion") && !containsPhrase(s, "unfinished") && !negates(s)
+	passed := hasPhrase(s, "passed") && !containsPhrase(s, "unfinished") && !negates(s)
 	for i := range st.Failures {
 		f, k := &st.Failures[i], st.FailureKeys[i]
 		if !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
@@ -4699,12 +4690,18 @@ func prohibits(low string) bool { _, ok := prohibited(low); return ok }
 // "ne supprime pas") turns down the word after it; one that follows its verb (lang/ negation_post: "nicht", "pas") the part's last word when it
 // stands just before it ("die Datei nicht löschen"), else, second, the first ("lösche nicht die Datei").
 func prohibited(low string) (verb string, ok bool) {
+	if !hasPhrase(low, "negation") && !containsAny(low, prohibitWords) && !containsAny(low, []string{"n't", "n’t"}) {
+		return "", false // most sentences: nothing to split
+	}
 	for pi, part := range strings.Split(strings.ReplaceAll(low, "do not ", "dont "), ",") {
 		ws := strings.Fields(stripLeadingAcks(part))
 		if pi == 0 && len(ws) > 0 && slices.Contains(prohibitWords[2:], ws[0]) {
 			return "", true
 		}
 		for j := range ws {
+			if j > 1 && j != len(ws)-2 && !andWords.has(ws[j-1]) {
+				continue // no place of turnedDown's: no need to look the word up
+			}
 			if v, ok := turnedDown(ws, j, pi == 0); ok {
 				return v, ok
 			}
