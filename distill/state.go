@@ -2475,7 +2475,7 @@ func condense(p string) string {
 	}
 	out := []string{ss[0]}
 	for _, s := range ss[1:] {
-		if low := strings.ToLower(s); prose(s) && (hasPhrase(low, "constraint") || prohibits(stripLeadingAcks(low))) { // "Ne supprime pas legacy.sh"
+		if low := strings.ToLower(s); prose(s) && (hasPhrase(low, "constraint") || startsWithAny(low, negations.list())) { // "Ne supprime pas …"
 			out = append(out, s)
 		}
 	}
