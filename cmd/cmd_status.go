@@ -213,10 +213,8 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 	// What reading its recent sessions found, and one warning per transcript written by a newer agent than known.
 	if sv := a.Read; sv != nil {
 		fmt.Fprintf(w, "      %s\n", sv)
-		seen := map[string]bool{}
-		for _, d := range sv.Drift {
-			if !seen[d] {
-				seen[d] = true
+		for i, d := range sv.Drift {
+			if !slices.Contains(sv.Drift[:i], d) {
 				fmt.Fprintf(w, "      warning: %s\n", d)
 			}
 		}
