@@ -147,12 +147,10 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	if p.Err != nil {
 		a.Problem = p.Err.Error() + "; assuming the newest known hooks"
 	}
-	c, err := tab.Resolve(tl.Name, a.Version)
-	if err != nil {
+	var err error
+	if a.Capability, err = tab.Resolve(tl.Name, a.Version); err != nil { // the zero Capability
 		a.Problem = err.Error()
-		return a
 	}
-	a.Capability = c
 	return a
 }
 
@@ -421,7 +419,6 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	tg := installTarget(e, tl)
 	plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
-	cleanup := !dryRun
 	switch {
 	case err != nil:
 	case !showPlans(e, plans, dryRun):
@@ -432,7 +429,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 			fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Where())
 		}
 	}
-	if err == nil && cleanup {
+	if err == nil && !dryRun {
 		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
 			fmt.Fprintf(e.Stdout, "note     %s\n", n)
 		}
@@ -469,10 +466,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	projects = append(projects, publish.EditedProjects(home)...)
 	slices.Sort(projects)
 	projects = slices.Compact(projects)
-	would, left := "", 0
-	if dryRun {
-		would = "would "
-	}
+	would, left := map[bool]string{true: "would "}[dryRun], 0
 	for _, p := range projects {
 		left += purgeProject(e, home, p, would, dryRun)
 	}
