@@ -430,9 +430,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 		}
 	}
 	if err == nil && !dryRun {
-		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
-			fmt.Fprintf(e.Stdout, "note     %s\n", n)
-		}
+		printLines(e.Stdout, "note     ", hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record)...)
 	}
 	return printFailed(e, tl.Display, err)
 }
@@ -440,9 +438,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 // showPlans prints the warnings (a carryover hook file the user edited) and, on dryRun, the diffs; changed: any change.
 func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	for _, p := range plans {
-		for _, w := range p.Warnings {
-			fmt.Fprintf(e.Stdout, "warning  %s\n", w)
-		}
+		printLines(e.Stdout, "warning  ", p.Warnings...)
 		if p.Changed() && dryRun {
 			io.WriteString(e.Stdout, hookconf.Diff(p))
 		}
