@@ -620,7 +620,7 @@ var resumeNotes = map[string]string{
 // numbered is pickList for a terminal without raw mode, one line at a time: a checkbox list is toggled by number until
 // an empty line; a radio list asks for one label (Enter or the end of input keeps the one on).
 func numbered(r io.Reader, w io.Writer, title string, items []pickItem, radio bool) ([]pickItem, error) {
-	in, items, labels := r.(*bufio.Reader), slices.Clone(items), []string{}
+	in, items, labels := bufio.NewReader(r), slices.Clone(items), []string{} // r itself when it is one (consecutive lists share it)
 	for _, it := range items {
 		labels = append(labels, it.Label)
 	}
