@@ -153,17 +153,11 @@ func handoffSections(h distill.Handoff, o RenderOptions) map[string]*Section {
 // factsOf is h's task state as handoff.md quotes it: each item one content line, clipped.
 func factsOf(h distill.Handoff, log []ledger.Decision) Facts {
 	lines := func(items []string, n int) []string {
-		out := make([]string, len(items))
-		for i, it := range items {
-			out[i] = clip(ContentLine(it), n)
-		}
-		return out
+		return Map(items, func(it string) string { return clip(ContentLine(it), n) })
 	}
 	f := Facts{Stopped: StopTexts(h, contentField), Asked: lines(h.Instructions, 240), SetAside: lines(h.SetAside, 160), LastWords: h.LastWords,
-		Questions: lines(h.Questions, 160), Decisions: DecisionTexts(log, h.Decisions, contentField), Refs: lines(h.Refs, 160), Actions: lines(h.Actions, 160)}
-	for _, fl := range h.Failures {
-		f.Failures = append(f.Failures, clip(FailureLine(fl, contentField), 398))
-	}
+		Questions: lines(h.Questions, 160), Decisions: DecisionTexts(log, h.Decisions, contentField), Refs: lines(h.Refs, 160), Actions: lines(h.Actions, 160),
+		Failures: Map(h.Failures, func(fl distill.Failure) string { return clip(FailureLine(fl, contentField), 398) })}
 	if n := len(f.Decisions); n > maxDecisionLines {
 		f.Decisions = append(f.Decisions[:maxDecisionLines-1], fmt.Sprintf("(+%d more: `carryover decide --list`)", n-maxDecisionLines+1))
 	}
@@ -212,10 +206,7 @@ func (f Facts) Sections() []Section {
 // StopTexts are what the user refused (distill words each "the user refused: … (do not redo it without asking)") and
 // the interruption, as every output says them; field renders the interrupted work at most n long.
 func StopTexts(h distill.Handoff, field func(s string, n int) string) []string {
-	var out []string
-	for _, r := range h.Refused {
-		out = append(out, field(r, 240))
-	}
+	out := Map(h.Refused, func(r string) string { return field(r, 240) })
 	if h.Interrupted != "" {
 		out = append(out, "the user interrupted: "+field(h.Interrupted, 200)+" — ask before resuming it") // a stop, not a refusal of the work
 	}
@@ -495,6 +486,18 @@ func thousands(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// Map is f of each of xs, in order (nil for none).
+func Map[T, U any](xs []T, f func(T) U) []U {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
 }
 
 // clip is redact.Clip: no partial word (no half secret) survives a cut.
@@ -1639,11 +1642,8 @@ func trackedErr(path string) error {
 // relative to the project.
 func TrackedOwn(project string) []string {
 	r := distill.OpenRepo(project) // nil outside a repository: it tracks nothing
-	names := slices.Clone(ownNames)
 	ids, _ := HistoryIDs(project)
-	for _, id := range ids {
-		names = append(names, filepath.Join(HistoryDir, id+".md"))
-	}
+	names := append(slices.Clone(ownNames), Map(ids, func(id string) string { return filepath.Join(HistoryDir, id+".md") })...)
 	var out []string
 	for _, n := range names {
 		if r.Tracked(filepath.Join(Dir(project), n)) {
@@ -2222,13 +2222,20 @@ func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
 		sort.Strings(hits)
 		return "", false, hits[len(hits)-1]
 	}
-	best, bestD := "", -1
-	for _, id := range ids {
-		if d := EditDistance(strings.ToUpper(arg), strings.ToUpper(id)); bestD < 0 || d < bestD {
-			best, bestD = id, d
+	best, _ := Nearest(arg, ids, strings.ToUpper)
+	return "", false, best
+}
+
+// Nearest is the candidate nearest to s by EditDistance, both folded by fold (case), the first of equals; dist is -1
+// without candidates.
+func Nearest(s string, candidates []string, fold func(string) string) (best string, dist int) {
+	dist = -1
+	for _, c := range candidates {
+		if d := EditDistance(fold(s), fold(c)); dist < 0 || d < dist {
+			best, dist = c, d
 		}
 	}
-	return "", false, best
+	return best, dist
 }
 
 // EditDistance is the Levenshtein distance in runes: the one "did you mean" measure (history ids, config keys,

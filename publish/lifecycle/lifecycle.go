@@ -320,10 +320,7 @@ func Begin(p *publish.Project, l *ledger.Ledger, h distill.Handoff, native strin
 // record stores the handoff — its digest (trust), its entry under its id, the end of the previous one it supersedes —
 // in one transaction (one WAL commit per Stop instead of three).
 func record(p *publish.Project, l *ledger.Ledger, s publish.Started, prev *ledger.HandoffRecord, h distill.Handoff, native, text string) error {
-	var files []string
-	for _, f := range h.Files {
-		files = append(files, f.Path)
-	}
+	files := publish.Map(h.Files, func(f distill.File) string { return f.Path })
 	goal, written := h.Task, p.Now
 	if s.Pinned != nil {
 		goal = s.Pinned.Text
@@ -561,10 +558,9 @@ func entryOf(r ledger.HandoffRecord, cs []Consumer, now time.Time, expireAfter t
 	st := StatusOf(r, cs, now, expireAfter)
 	e := HistoryEntry{ID: r.ID, Status: st.Status, Agent: publish.OneLine(r.Tool), Session: publish.OneLine(r.NativeID), Written: r.Written.UTC(), Updated: r.Updated.UTC(),
 		Age: publish.Ago(now, r.Updated), Goal: publish.OneLine(r.Goal), Next: publish.OneLine(r.Next), Head: publish.OneLine(r.Head),
-		Branch: publish.OneLine(distill.GitString(r.Branch)), File: file, ConsumedBy: []ConsumerReport{}}
-	for _, c := range cs {
-		e.ConsumedBy = append(e.ConsumedBy, ConsumerReport{Agent: publish.OneLine(c.Tool), Session: publish.OneLine(c.NativeID), At: c.At.UTC()})
-	}
+		Branch: publish.OneLine(distill.GitString(r.Branch)), File: file, ConsumedBy: append([]ConsumerReport{}, publish.Map(cs, func(c Consumer) ConsumerReport {
+			return ConsumerReport{Agent: publish.OneLine(c.Tool), Session: publish.OneLine(c.NativeID), At: c.At.UTC()}
+		})...)}
 	return e
 }
 

@@ -81,11 +81,9 @@ func (p *Project) Decisions() ([]Decision, error) {
 		return nil, nil
 	}
 	ds, err := lifecycle.Decisions(p.ledger, p.Root)
-	out := make([]Decision, len(ds))
-	for i, d := range ds {
-		out[i] = Decision{ID: DecisionID(d.Text), Text: d.Text, Why: d.Why, User: d.Source == ledger.DecisionUser, At: d.At}
-	}
-	return out, err
+	return publish.Map(ds, func(d ledger.Decision) Decision {
+		return Decision{ID: DecisionID(d.Text), Text: d.Text, Why: d.Why, User: d.Source == ledger.DecisionUser, At: d.At}
+	}), err
 }
 
 func (p *Project) Decide(text, why string) error {

@@ -167,9 +167,9 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 			cwd = ""
 		}
 		ds, _ := lifecycle.Deliveries(s.l, h.Project, 10)
-		for _, d := range ds {
-			pr.Receipts = append(pr.Receipts, Receipt{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
-		}
+		pr.Receipts = publish.Map(ds, func(d ledger.Delivery) Receipt {
+			return Receipt{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()}
+		})
 		if ls, err := s.l.SessionByID(h.SessionID); err == nil {
 			pr.Context = contextLine(ls, p.Config)
 		}
