@@ -1734,12 +1734,7 @@ func RecordPublished(home, project, digest string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	var lines []string
-	for _, d := range sidecarDigests(path) {
-		if d != digest {
-			lines = append(lines, d)
-		}
-	}
+	lines := slices.DeleteFunc(sidecarDigests(path), func(d string) bool { return d == digest })
 	lines = append(lines[max(0, len(lines)-(keepDigests-1)):], digest)
 	// The first line names the project, for a person reading the file.
 	return WriteAtomic(path, []byte("# "+OneLine(project)+"\n"+strings.Join(lines, "\n")+"\n"))
@@ -1750,13 +1745,7 @@ func sidecarDigests(path string) []string {
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if len(l) == 64 && !strings.HasPrefix(l, "#") {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc(strings.Split(string(b), "\n"), func(l string) bool { return len(l) != 64 || strings.HasPrefix(l, "#") })
 }
 
 // CheckHandoff says why b, project's handoff.md, must not be injected ("" when carryover's own: its digest is in the
@@ -2126,12 +2115,7 @@ func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked
 	if err != nil {
 		return err
 	}
-	var mine []string
-	for _, x := range ids {
-		if (owned[x] || x == id) && !tracked(x) {
-			mine = append(mine, x)
-		}
-	}
+	mine := slices.DeleteFunc(ids, func(x string) bool { return !owned[x] && x != id || tracked(x) })
 	for ; len(mine) > keep; mine = mine[1:] {
 		if err := d.Remove(mine[0] + ".md"); err != nil {
 			return err

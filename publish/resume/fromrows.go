@@ -288,12 +288,10 @@ func treeEntries(dir string) (shown []os.DirEntry) {
 	if err != nil {
 		return nil // also none of a partial read
 	}
-	for _, en := range ents {
-		if n := en.Name(); !skipDirs[n] && (!strings.HasPrefix(n, ".") || n == ".github") {
-			shown = append(shown, en)
-		}
-	}
-	return shown
+	return slices.DeleteFunc(ents, func(en os.DirEntry) bool {
+		n := en.Name()
+		return skipDirs[n] || strings.HasPrefix(n, ".") && n != ".github"
+	})
 }
 
 // languages are the code fence languages of file extensions.

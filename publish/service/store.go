@@ -37,14 +37,13 @@ type Space = ledger.Space
 
 func OpenStore(env Env) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
-	if !publish.Exists(s.Path) {
-		return s, nil
+	var err error
+	if publish.Exists(s.Path) {
+		s.l, err = ledger.Open(env.Home)
 	}
-	l, err := ledger.Open(env.Home)
 	if err != nil {
 		return nil, err
 	}
-	s.l = l
 	return s, nil
 }
 
@@ -224,12 +223,10 @@ func (s *Store) LastLimits() []LastLimit {
 	if err != nil {
 		return nil
 	}
-	var out []LastLimit
-	for _, ev := range evs {
-		out = append(out, LastLimit{Tool: ev.Tool, Kind: string(ev.Limit.Kind), Resets: ev.Limit.Resets(s.env.Now(), time.Local),
-			Project: ev.Project, Session: ev.NativeID, At: ev.At.UTC()})
-	}
-	return out
+	return publish.Map(evs, func(ev limits.Event) LastLimit {
+		return LastLimit{Tool: ev.Tool, Kind: string(ev.Limit.Kind), Resets: ev.Limit.Resets(s.env.Now(), time.Local),
+			Project: ev.Project, Session: ev.NativeID, At: ev.At.UTC()}
+	})
 }
 
 // contextLine is a session's context level with cfg's thresholds ("" when its usage is unknown).
