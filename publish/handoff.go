@@ -1058,6 +1058,13 @@ func (p *Project) Log(format string, args ...any) {
 	}
 }
 
+// LogErr logs what failed with err, when err is not nil.
+func (p *Project) LogErr(what string, err error) {
+	if err != nil {
+		p.Log("%s: %v", what, err)
+	}
+}
+
 // Rendered is a handoff ready to be written (WriteProject).
 type Rendered struct {
 	Text string
@@ -1119,9 +1126,7 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 		return false
 	}
 	if global := filepath.Join(p.Home, "handoff.md"); !Exists(global) {
-		if err := WriteAtomic(global, prev); err != nil {
-			p.Log("write global handoff: %v", err)
-		}
+		p.LogErr("write global handoff", WriteAtomic(global, prev))
 	}
 	return true
 }
@@ -1135,9 +1140,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	var writes sync.WaitGroup
 	defer writes.Wait()
 	writes.Go(func() {
-		if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
-			p.Log("write global handoff: %v", err)
-		}
+		p.LogErr("write global handoff", WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)))
 	})
 	if p.NotProject {
 		return nil
@@ -1160,9 +1163,7 @@ func (p *Project) WriteProject(text, tool string) error {
 		}
 	})
 	// The digest under the home first: a handoff.md on disk is always one the home lists.
-	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
-		p.Log("record published handoff: %v", err)
-	}
+	p.LogErr("record published handoff", RecordPublished(p.Home, p.Root, Digest([]byte(text))))
 	if err := d.Write("handoff.md", []byte(text), ownFile); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
@@ -1173,9 +1174,7 @@ func (p *Project) WriteProject(text, tool string) error {
 			p.Log("pointer block: %s is tracked by git (a team file): left unchanged; `carryover config set pointer always` writes it", name)
 			continue
 		}
-		if err := ensurePointerRecorded(p.Home, p.Root, name); err != nil {
-			p.Log("pointer block: %v", err)
-		}
+		p.LogErr("pointer block", ensurePointerRecorded(p.Home, p.Root, name))
 	}
 	return nil
 }

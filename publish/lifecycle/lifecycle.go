@@ -471,9 +471,7 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 		return rec.ID, false, err
 	}
 	// The cleared task is not the next handoff's Task: the next request is.
-	if err := distill.ClearTask(l, p.Root, p.Now); err != nil {
-		p.Log("clear the distilled task: %v", err)
-	}
+	p.LogErr("clear the distilled task", distill.ClearTask(l, p.Root, p.Now))
 	mode, protocol := publish.Protocol(p.Mode)
 	text := publish.Header(p.Now, publish.ContentLine(rec.Tool)) + " · " + rec.ID + "\n" +
 		"# RESUME PROTOCOL: " + mode + " — " + protocol + "\n" +
@@ -483,12 +481,8 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 	if err := recordCurrent(l, ledger.Handoff{Project: p.Root, Header: publish.HeaderOf(text), Tool: rec.Tool, SessionID: rec.SessionID, Written: p.Now, Hash: digest}); err != nil {
 		return rec.ID, false, err
 	}
-	if err := publish.RecordPublished(p.Home, p.Root, digest); err != nil {
-		p.Log("record published handoff: %v", err)
-	}
-	if err := publish.WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
-		p.Log("write global handoff: %v", err)
-	}
+	p.LogErr("record published handoff", publish.RecordPublished(p.Home, p.Root, digest))
+	p.LogErr("write global handoff", publish.WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)))
 	if p.NotProject {
 		return rec.ID, false, nil // no file in the home directory (the ledger's record says cleared)
 	}
@@ -745,9 +739,7 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 		if newest == nil {
 			newest = &rec
 			// The current handoff (and its digest, now in the ledger too).
-			if err := recordCurrent(l, ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}); err != nil {
-				p.Log("restore current handoff: %v", err)
-			}
+			p.LogErr("restore current handoff", recordCurrent(l, ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}))
 			restoreWorkState(p, l, text, rec)
 		}
 	}
@@ -764,9 +756,7 @@ func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 		out = append(out, string(b))
 	}
 	ids, err := publish.HistoryIDs(p.Root)
-	if err != nil {
-		p.Log("restore from history: %v", err)
-	}
+	p.LogErr("restore from history", err)
 	for i := len(ids) - 1; i >= 0 && len(ids)-i <= maxRestoreFiles; i-- {
 		b, err := publish.ReadHistory(p.Root, ids[i])
 		if err == nil && publish.IDOf(publish.HeaderOf(b)) == ids[i] && publish.CheckHandoff([]byte(b), p.Home, p.Root, l) == "" {
@@ -782,9 +772,7 @@ func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 func restoreWorkState(p *publish.Project, l *ledger.Ledger, text string, rec ledger.HandoffRecord) {
 	if _, ok := Task(l, p.Root); !ok {
 		if t := publish.PinnedOfText(text); t != "" {
-			if err := PinTask(l, p.Root, t, rec.Updated); err != nil {
-				p.Log("restore pinned task: %v", err)
-			}
+			p.LogErr("restore pinned task", PinTask(l, p.Root, t, rec.Updated))
 		}
 	}
 	if known, err := decisionTexts(l, p.Root); err != nil || len(known) > 0 {
