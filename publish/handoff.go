@@ -952,13 +952,7 @@ func RecordOfText(text string) (rec ledger.HandoffRecord, ok bool) {
 	if t, ok := IDTime(id); ok && !t.After(at) {
 		rec.Written = t
 	}
-	task := SectionLines(text, "## Task")
-	if len(task) > 0 {
-		rec.Goal = strings.TrimPrefix(task[0], pinnedPrefix)
-	}
-	if next := SectionLines(text, "## Next action"); len(next) > 0 {
-		rec.Next = next[0]
-	}
+	rec.Goal, rec.Next = strings.TrimPrefix(firstLine(text, "## Task"), pinnedPrefix), firstLine(text, "## Next action")
 	return rec, true
 }
 
@@ -989,9 +983,16 @@ func GitOfText(text string) (head, branch string) {
 func isHexString(s string) bool { return s != "" && strings.Trim(s, "0123456789abcdef") == "" }
 
 func PinnedOfText(text string) string {
-	task := SectionLines(text, "## Task")
-	if len(task) > 0 && strings.HasPrefix(task[0], pinnedPrefix) {
-		return strings.TrimPrefix(task[0], pinnedPrefix)
+	if t, ok := strings.CutPrefix(firstLine(text, "## Task"), pinnedPrefix); ok {
+		return t
+	}
+	return ""
+}
+
+// firstLine is the first line under a handoff's section title ("" none).
+func firstLine(text, title string) string {
+	if lines := SectionLines(text, title); len(lines) > 0 {
+		return lines[0]
 	}
 	return ""
 }

@@ -714,7 +714,6 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 	}
 	seen := map[string]bool{}
 	var newest *ledger.HandoffRecord
-	n := 0
 	for _, text := range verifiedTexts(p, l) {
 		rec, ok := publish.RecordOfText(text)
 		if !ok || seen[rec.ID] {
@@ -727,9 +726,8 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 		rec.SessionID = sessionOfID(l, p.Root, rec)
 		if err := Save(l, rec); err != nil {
 			p.Log("restore handoff %s: %v", rec.ID, err)
-			return n
+			return len(seen) - 1
 		}
-		n++
 		switch {
 		case strings.HasPrefix(rec.Goal, "(none: the user cleared"):
 			_ = End(l, rec.ID, ledger.EndCleared, rec.Updated)
@@ -743,10 +741,10 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 			restoreWorkState(p, l, text, rec)
 		}
 	}
-	if n > 0 {
-		p.Log("ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
+	if len(seen) > 0 {
+		p.Log("ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, len(seen))
 	}
-	return n
+	return len(seen)
 }
 
 // verifiedTexts are the project's handoff.md and history files whose digests carryover recorded, newest first.
