@@ -869,23 +869,8 @@ type kv struct {
 
 type ordered []kv
 
-// plain converts carryover's own values to the shapes value() returns.
-func plain(v any) any {
-	switch x := v.(type) {
-	case ordered:
-		m := map[string]any{}
-		for _, p := range x {
-			m[p.k] = plain(p.v)
-		}
-		return m
-	case []any:
-		a := []any{}
-		for _, e := range x {
-			a = append(a, plain(e))
-		}
-		return a
-	case int:
-		return float64(x)
-	}
-	return v
+// plain converts carryover's own values to the shapes value() returns: it decodes them as encoding/json does.
+func plain(v any) (out any) {
+	json.Unmarshal([]byte(render(v, "", style{}, false)), &out)
+	return out
 }
