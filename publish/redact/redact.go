@@ -911,8 +911,9 @@ type genKwRef struct {
 // one (token, secret, credential, auth, private) it must also look random.
 
 const (
-	maxKeyLen   = 64
-	maxValueLen = 4096
+	maxKeyLen     = 64
+	maxValueLen   = 4096
+	maxProseValue = 256 // a password stated in a sentence or on a .pgpass line
 )
 
 // assignment reads KEY=value, key: value, "key": "value", key := "v",
@@ -1077,7 +1078,8 @@ func colonForms(s string, i int) (m Match, ok, done bool) {
 // pgpass masks the password of a .pgpass line, host:port:db:user:password
 // (s[i] is the colon after the host): the port digits or '*', the
 // database and user names not numbers (file:line:col: is no such line),
-// the password the rest of the line.
+// the password the rest of the line (at most maxProseValue bytes: reading
+// maxValueLen at every colon of "h:1:d:u:xxxx " cost 1.4 ms per KB).
 func pgpass(s string, i int) (Match, bool) {
 	h := runBack(s, i, i-64, setPgpass)
 	if h > 0 && !isOneOf(s[h-1], " \t\n\"'>\\") {
@@ -1091,7 +1093,7 @@ func pgpass(s string, i int) (Match, bool) {
 		}
 		p = e
 	}
-	rest := s[p+1 : min(len(s), p+1+maxValueLen)]
+	rest := s[p+1 : min(len(s), p+1+maxProseValue)]
 	if k := strings.IndexAny(rest, "\r\n\"\\"); k >= 0 {
 		rest = rest[:k]
 	}
@@ -2149,10 +2151,11 @@ type statedWord struct {
 }
 
 // foreignValue reads the value at p of a password stated in words, up to
-// the first byte beyond ASCII.
+// the first byte beyond ASCII, at most maxProseValue bytes on: reading
+// maxValueLen made "mot de passe est " repeated cost 2 ms per KB.
 func foreignValue(s string, p int) (Match, bool) {
 	e := p
-	for e < len(s) && e-p <= maxValueLen && s[e] < 0x80 {
+	for e < len(s) && e-p <= maxProseValue && s[e] < 0x80 {
 		e++
 	}
 	if e == p {

@@ -463,6 +463,9 @@ func BenchmarkWorstCase(b *testing.B) {
 		"auth":     "Authorization: Bearer ",
 		"cookie":   "Cookie: a=b; c=d; ",
 		"prefhex":  "sbp_" + hex32 + "_",
+		"pgpass":   "h:1:d:u:xxxx ",           // a .pgpass line's fields at every colon, its password a placeholder
+		"prosefr":  "mot de passe est ",       // the needle at every word
+		"ppk":      "Private-Lines: 1\nAAAA ", // a PuTTY read start, no body
 	}
 	for name, p := range patterns {
 		for _, n := range []int{32 << 10, 128 << 10} {
