@@ -72,6 +72,7 @@ type AgentReport struct {
 	ConfigPath string           `json:"config_path,omitempty"`
 	Hooks      string           `json:"hooks"`
 	HookDetail string           `json:"hook_detail,omitempty"`
+	HookWarns  []string         `json:"hook_warnings,omitempty"` // the agent's settings that stop its hooks (specs' hook_file warnings)
 	Events     []string         `json:"events,omitempty"`
 	Problem    string           `json:"problem,omitempty"`
 	Restore    string           `json:"restore,omitempty"`
@@ -155,7 +156,7 @@ func agentReports(e *Env, pointer string) (out []AgentReport) {
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
-			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, HookWarns: a.Hooks.Warnings, Events: a.Hooks.Hooks, Problem: a.Problem}
 		switch {
 		case !a.Detected() || a.Capability.Tool == "" || a.Capability.StartInjection:
 		case pointer == publish.PointerNever:
@@ -210,6 +211,7 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 		fmt.Fprintln(w)
 		printLines(w, "      config: ", a.ConfigPath)
 		printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
+		printLines(w, "      warning: ", a.HookWarns...)
 	}
 	// What reading its recent sessions found, and one warning per transcript written by a newer agent than known.
 	if sv := a.Read; sv != nil {
