@@ -2918,8 +2918,8 @@ func actionItems(text, low string, user bool) []string {
 		return nil
 	}
 	out := sentencesWhere([]string{text}, func(s string) bool {
-		return !isQuestion(s) && prose(s) && !boilerplate(s) && !(user && hasPhrase(strings.ToLower(s), "constraint")) &&
-			containsAny(" "+strings.ToLower(s), actionMarkers.list())
+		return containsAny(" "+strings.ToLower(s), actionMarkers.list()) && // first: most sentences have none
+			!isQuestion(s) && prose(s) && !boilerplate(s) && !(user && hasPhrase(strings.ToLower(s), "constraint"))
 	})
 	for i, s := range out {
 		out[i] = clip(s, 200)
@@ -3950,9 +3950,12 @@ func (st *State) resolveBy(cmd, out string) {
 func (st *State) echoes(i int, out string) bool {
 	k := st.FailureKeys[i]
 	prog := k[:strings.IndexFunc(k+" ", unicode.IsSpace)]
+	if prog == "" || !makes(k) || !strings.Contains(out, prog) {
+		return false // the common case: one search
+	}
 	for l := range strings.Lines(out) {
-		if l = strings.TrimLeft(strings.TrimSpace(l), "+>$ "); prog != "" && len(l) < 300 && strings.HasPrefix(l, prog) && targetKey(l) == k {
-			return makes(k)
+		if l = strings.TrimLeft(strings.TrimSpace(l), "+>$ "); len(l) < 300 && strings.HasPrefix(l, prog) && targetKey(l) == k {
+			return true
 		}
 	}
 	return false
@@ -4220,10 +4223,7 @@ func inPlace(f []string) bool {
 // a substring: "fail" in "failing").
 func completed(text string) bool {
 	p := strings.ToLower(closingParagraph(text))
-	if p == "" || !hasPhrase(p, "completion") || goesOn(p) {
-		return false
-	}
-	return !containsPhrase(p, "unfinished")
+	return p != "" && hasPhrase(p, "completion") && !containsPhrase(p, "unfinished") && !goesOn(p) // goesOn, the dearest, last
 }
 
 // goesOn: a closing paragraph (lower-cased) states a next step: "Done. Next I will add the retry test.", "Next step: …".
