@@ -4782,6 +4782,9 @@ func sameStem(a, b string) bool {
 	for i < min(len(a), len(b)) && a[i] == b[i] {
 		i++
 	}
+	if i < 4 { // most pairs: no rune counting
+		return a == b
+	}
 	common := utf8.RuneCountInString(a[:i])
 	return a == b || common >= 4 && common >= min(utf8.RuneCountInString(a), utf8.RuneCountInString(b))-2
 }
