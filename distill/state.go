@@ -1114,7 +1114,8 @@ func (st *State) addResultRow(r *ledger.Row) {
 	}
 	st.noteBackground(c, r.Text)
 	if c.Command == "" {
-		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 {
+		// A result of the call that failed is no later success (Codex writes an MCP call's failure, then its output).
+		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 && !st.FailedCalls[callKey(r)] {
 			st.Failures[i].Resolved = true
 		}
 		return
