@@ -81,7 +81,7 @@ var claudeAgent = &Agent{
 }
 
 var (
-	_ LineParser  = claude{}
+	_ TailParser  = claude{}
 	_ StoreRooter = claude{}
 	_ Lister      = claudeLister{}
 )
@@ -318,8 +318,13 @@ var claudeDecoders = sync.Pool{New: func() any { return new(claudejson.Decoder) 
 // the differential tests and fuzzers (claude_diff_test.go,
 // claude_gen_test.go) hold both to the same rows.
 func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
+	return claudeParseLine(line, off, nil), nil
+}
+
+// claudeParseLine is ParseLine; a non-nil link gets the line's uuid and kind.
+func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 	if claudeSkipped(line[:min(len(line), 64)]) {
-		return claudeScrub(claudeQueue(line, off)), nil
+		return claudeScrub(claudeQueue(line, off)) // no uuid
 	}
 	// Attachments (skill listings, re-attached files: kilobytes each) matter
 	// only when they carry carryover's own injection. Their "attachment"
@@ -328,13 +333,137 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	// mid-turn: no user line ever carries it.
 	if head := line[:min(len(line), 400)]; containsAt(head, `"attachment":{`, 13) && !containsAt(line, "[CARRYOVER]", 5) &&
 		!containsAt(head, `"queued_command"`, 1) {
-		return nil, nil
+		if link != nil { // its uuid follows the attachment: the last one
+			link.sidechain = bytes.Contains(head, []byte(`"isSidechain":true`))
+			if i := bytes.LastIndex(line, []byte(`"uuid":"`)); i >= 0 {
+				v := line[i+len(`"uuid":"`):]
+				link.uuid = string(v[:max(0, bytes.IndexByte(v, '"'))])
+			}
+		}
+		return nil
 	}
 	d := claudeDecoders.Get().(*claudejson.Decoder)
 	rows := claudeParse(d, line, off)
+	if l := &d.Line; link != nil {
+		link.uuid, link.sidechain = string(l.UUID.Of(d.Raw)), l.IsSidechain
+		link.toolResult = rawEqual(l.Type.Of(d.Raw), "user") && (&claudeRows{d: d, l: l}).hasToolResult()
+	}
 	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
-	return claudeScrub(rows), nil
+	return claudeScrub(rows)
+}
+
+// TailParser parses a tail's lines as ParseLine does and notices a rewind: the user pressed Esc-Esc and went back to
+// an earlier prompt, or edited one. Claude Code then appends the new branch as children of an earlier line, so a
+// main-thread line (not a tool result: parallel calls' results hang off their own calls) whose parentUuid is not the
+// previous main-thread line starts a branch, and the rows of the lines after its parent are abandoned (a KindRewind
+// row before the line's rows names the first). The state is one uuid; the line before the tail is looked up once (a
+// read of at most 64 KB before from), and the abandoned branch's first row only on a rewind. A rewind to the very
+// first prompt (parentUuid null) is not told from fixtures that leave parentUuid out.
+func (claude) TailParser(f io.ReaderAt, from int64) func([]byte, int64) ([]Row, error) {
+	ch := &claudeChain{f: f, from: from}
+	return ch.parse
+}
+
+type claudeChain struct {
+	f     io.ReaderAt
+	from  int64
+	prev  string // the uuid of the last main-thread line ("" none)
+	known bool   // prev is known: a line was read, or the one before from looked up
+}
+
+func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
+	var link claudeLink
+	rows := claudeParseLine(line, off, &link)
+	if link.uuid == "" || link.sidechain {
+		return rows, nil
+	}
+	if parent := claudeParent(line); parent != "" && !link.toolResult {
+		if !ch.known {
+			ch.prev = claudeLastUUID(ch.f, ch.from)
+		}
+		if ch.prev != "" && parent != ch.prev {
+			if key := claudeBranchStart(ch.f, parent, off); key != "" {
+				r := Row{Key: "rewind:" + link.uuid, Role: "user", Kind: KindRewind, Text: key}
+				if i := bytes.LastIndex(line, []byte(`"timestamp":"`)); i >= 0 {
+					v := line[i+len(`"timestamp":"`):]
+					r.Time, _ = claudeTime(v[:max(0, bytes.IndexByte(v, '"'))])
+				}
+				rows = append([]Row{r}, rows...)
+			}
+		}
+	}
+	ch.prev, ch.known = link.uuid, true
+	return rows, nil
+}
+
+// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's or a tool result.
+type claudeLink struct {
+	uuid                  string
+	sidechain, toolResult bool
+}
+
+// claudeParent is a line's parentUuid ("" null or absent); Claude Code writes it first.
+func claudeParent(line []byte) string {
+	const key = `"parentUuid":"`
+	head := line[:min(len(line), 512)]
+	i := bytes.Index(head, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	v := head[i+len(key):]
+	if j := bytes.IndexByte(v, '"'); j > 0 {
+		return string(v[:j])
+	}
+	return ""
+}
+
+// claudeLastUUID is the uuid of the last main-thread line before offset end (a window of 64 KB; "" none found).
+func claudeLastUUID(f io.ReaderAt, end int64) string {
+	start := max(0, end-64<<10)
+	buf := make([]byte, end-start)
+	if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
+		return ""
+	}
+	for len(buf) > 0 {
+		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
+		if i < 0 && start > 0 {
+			return "" // the first line is cut
+		}
+		var link claudeLink
+		claudeParseLine(buf[i+1:], start+int64(i+1), &link)
+		if link.uuid != "" && !link.sidechain {
+			return link.uuid
+		}
+		buf = buf[:i+1]
+	}
+	return ""
+}
+
+// claudeBranchStart is the key of the first row after the line whose uuid is parent, up to offset end: where the
+// branch a rewind abandoned starts ("" when the parent is not within 8 MB before end, or nothing after it made rows).
+func claudeBranchStart(f io.ReaderAt, parent string, end int64) string {
+	start := max(0, end-8<<20)
+	buf := make([]byte, end-start)
+	if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
+		return ""
+	}
+	i := bytes.LastIndex(buf, []byte(`"uuid":"`+parent+`"`))
+	if i < 0 {
+		return ""
+	}
+	j := bytes.IndexByte(buf[i:], '\n')
+	for at := i + j + 1; j >= 0 && at < len(buf); {
+		n := bytes.IndexByte(buf[at:], '\n')
+		if n < 0 {
+			n = len(buf) - at
+		}
+		if rows, _ := Claude.(claude).ParseLine(buf[at:at+n], start+int64(at)); len(rows) > 0 {
+			return rows[0].Key
+		}
+		at += n + 1
+	}
+	return ""
 }
 
 // claudeQueue reads a queue-operation line: a prompt typed while Claude Code worked enters the queue ("enqueue", its

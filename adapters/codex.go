@@ -220,6 +220,7 @@ type codexItem struct {
 	AgentID   string `json:"agent_thread_id"`
 	EventID   string `json:"event_id"`
 	Activity  string `json:"kind"`
+	NumTurns  int    `json:"num_turns"` // thread_rolled_back: the last user turns dropped
 }
 
 type codexContent struct {
@@ -784,6 +785,17 @@ var codexEvents = map[string]func(it codexItem, base Row) []Row{
 	"mcp_tool_call_end":    codexMCPEnd,
 	"image_generation_end": codexImageEnd,
 	"sub_agent_activity":   codexSubAgent,
+	"thread_rolled_back":   codexRolledBack,
+}
+
+// codexRolledBack: the user rolled the thread back (its last num_turns user turns dropped from the context): those
+// turns' rows are abandoned (KindRewind).
+func codexRolledBack(it codexItem, r Row) []Row {
+	if it.NumTurns <= 0 {
+		return nil
+	}
+	r.Role, r.Kind, r.Text = "user", KindRewind, "turns:"+strconv.Itoa(it.NumTurns)
+	return []Row{r}
 }
 
 // codexCallEnd is a call (name, id, what it was asked) and its outcome: an error row when failed, else a result

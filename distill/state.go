@@ -776,6 +776,9 @@ func (st *State) Add(r *ledger.Row) {
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
+	if r.Kind == adapters.KindRewind || r.Kind == adapters.KindAbandoned {
+		return // a rewind's mark, and the rows it abandoned (the ledger's): never happened as far as the work goes
+	}
 	if r.Sidechain && !sessionWork(r.Kind) {
 		// A subagent's prompt and prose are its own; its edits, commands and
 		// failures are the session's (a real 1.0.98 session's five subagents
@@ -816,7 +819,8 @@ func EndOf(r ledger.Row) (end string, quiet bool) {
 var (
 	endKinds = map[adapters.Kind]string{adapters.KindInterrupted: "interrupted", adapters.KindRefused: "refused",
 		adapters.KindCompaction: "compaction", adapters.KindPrompt: "prompt", adapters.KindText: "text", adapters.KindQueued: "queued"}
-	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true}
+	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true,
+		adapters.KindRewind: true, adapters.KindAbandoned: true}
 )
 
 // apiEnd is how a model API error (no tool's) ended a session: at the limit it names, else "api".
