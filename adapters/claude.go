@@ -335,18 +335,17 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 		!containsAt(head, `"queued_command"`, 1) {
 		if link != nil { // its uuid follows the attachment: the last one
 			link.sidechain = bytes.Contains(head, []byte(`"isSidechain":true`))
-			if i := bytes.LastIndex(line, []byte(`"uuid":"`)); i >= 0 {
-				v := line[i+len(`"uuid":"`):]
-				link.uuid = string(v[:max(0, bytes.IndexByte(v, '"'))])
-			}
+			link.uuid = claudeStringAt(line, claudeUUIDKey, bytes.LastIndex)
 		}
 		return nil
 	}
 	d := claudeDecoders.Get().(*claudejson.Decoder)
 	rows := claudeParse(d, line, off)
 	if l := &d.Line; link != nil {
-		link.uuid, link.sidechain = string(l.UUID.Of(d.Raw)), l.IsSidechain
-		link.toolResult = rawEqual(l.Type.Of(d.Raw), "user") && (&claudeRows{d: d, l: l}).hasToolResult()
+		link.uuid, link.sidechain = l.UUID.Of(d.Raw), l.IsSidechain
+		for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
+			link.toolResult = link.toolResult || rawEqual(b.Type.Of(d.Raw), "tool_result")
+		}
 	}
 	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
@@ -357,9 +356,10 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 // an earlier prompt, or edited one. Claude Code then appends the new branch as children of an earlier line, so a
 // main-thread line (not a tool result: parallel calls' results hang off their own calls) whose parentUuid is not the
 // previous main-thread line starts a branch, and the rows of the lines after its parent are abandoned (a KindRewind
-// row before the line's rows names the first). The state is one uuid; the line before the tail is looked up once (a
-// read of at most 64 KB before from), and the abandoned branch's first row only on a rewind. A rewind to the very
-// first prompt (parentUuid null) is not told from fixtures that leave parentUuid out.
+// row before the line's rows names the first). The state is one uuid; for the tail's first line it is the last uuid
+// in the 4 KB before from (a turn ends on a short line: a reply, a turn_duration), and any doubt is settled by
+// claudeBranchStart, which reads back to the parent only then. A rewind to the very first prompt (parentUuid null) is
+// not told from fixtures that leave parentUuid out.
 func (claude) TailParser(f io.ReaderAt, from int64) func([]byte, int64) ([]Row, error) {
 	ch := &claudeChain{f: f, from: from}
 	return ch.parse
@@ -368,23 +368,23 @@ func (claude) TailParser(f io.ReaderAt, from int64) func([]byte, int64) ([]Row, 
 type claudeChain struct {
 	f     io.ReaderAt
 	from  int64
-	prev  string // the uuid of the last main-thread line ("" none)
-	known bool   // prev is known: a line was read, or the one before from looked up
+	prev  []byte // the uuid of the last main-thread line ("" none)
+	known bool   // prev is known: a line was read, or the bytes before from looked at
 }
 
 func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 	var link claudeLink
 	rows := claudeParseLine(line, off, &link)
-	if link.uuid == "" || link.sidechain {
+	if len(link.uuid) == 0 || link.sidechain {
 		return rows, nil
 	}
-	if parent := claudeParent(line); parent != "" && !link.toolResult {
+	if parent := claudeParent(line); len(parent) > 0 && !link.toolResult {
 		if !ch.known {
 			ch.prev = claudeLastUUID(ch.f, ch.from)
 		}
-		if ch.prev != "" && parent != ch.prev {
-			if key := claudeBranchStart(ch.f, parent, off); key != "" {
-				r := Row{Key: "rewind:" + link.uuid, Role: "user", Kind: KindRewind, Text: key}
+		if !bytes.Equal(parent, ch.prev) {
+			if key := claudeBranchStart(ch.f, string(parent), off); key != "" {
+				r := Row{Key: "rewind:" + string(link.uuid), Role: "user", Kind: KindRewind, Text: key}
 				if i := bytes.LastIndex(line, []byte(`"timestamp":"`)); i >= 0 {
 					v := line[i+len(`"timestamp":"`):]
 					r.Time, _ = claudeTime(v[:max(0, bytes.IndexByte(v, '"'))])
@@ -393,51 +393,41 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 			}
 		}
 	}
-	ch.prev, ch.known = link.uuid, true
+	ch.prev, ch.known = append(ch.prev[:0], link.uuid...), true
 	return rows, nil
 }
 
 // claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's or a tool result.
 type claudeLink struct {
-	uuid                  string
+	uuid                  []byte // in the line
 	sidechain, toolResult bool
 }
 
-// claudeParent is a line's parentUuid ("" null or absent); Claude Code writes it first.
-func claudeParent(line []byte) string {
-	const key = `"parentUuid":"`
-	head := line[:min(len(line), 512)]
-	i := bytes.Index(head, []byte(key))
-	if i < 0 {
-		return ""
-	}
-	v := head[i+len(key):]
-	if j := bytes.IndexByte(v, '"'); j > 0 {
-		return string(v[:j])
-	}
-	return ""
+// claudeParent is a line's parentUuid (empty: null or absent); Claude Code writes it first.
+func claudeParent(line []byte) []byte {
+	return claudeStringAt(line[:min(len(line), 512)], claudeParentKey, bytes.Index)
 }
 
-// claudeLastUUID is the uuid of the last main-thread line before offset end (a window of 64 KB; "" none found).
-func claudeLastUUID(f io.ReaderAt, end int64) string {
-	start := max(0, end-64<<10)
-	buf := make([]byte, end-start)
-	if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
-		return ""
+var claudeParentKey, claudeUUIDKey = []byte(`"parentUuid":"`), []byte(`"uuid":"`)
+
+// claudeStringAt is the string value after key in b, the occurrence find picks (nil: none).
+func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {
+	i := find(b, key)
+	if i < 0 {
+		return nil
 	}
-	for len(buf) > 0 {
-		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
-		if i < 0 && start > 0 {
-			return "" // the first line is cut
-		}
-		var link claudeLink
-		claudeParseLine(buf[i+1:], start+int64(i+1), &link)
-		if link.uuid != "" && !link.sidechain {
-			return link.uuid
-		}
-		buf = buf[:i+1]
+	v := b[i+len(key):]
+	return v[:max(0, bytes.IndexByte(v, '"'))]
+}
+
+// claudeLastUUID is the last uuid in the 4 KB before offset end: the previous main-thread line's, unless that line
+// is longer (a wrong guess only costs claudeBranchStart's read).
+func claudeLastUUID(f io.ReaderAt, end int64) []byte {
+	buf := make([]byte, min(end, 4<<10))
+	if n, _ := f.ReadAt(buf, end-int64(len(buf))); n != len(buf) {
+		return nil
 	}
-	return ""
+	return claudeStringAt(buf, claudeUUIDKey, bytes.LastIndex)
 }
 
 // claudeBranchStart is the key of the first row after the line whose uuid is parent, up to offset end: where the
@@ -458,8 +448,10 @@ func claudeBranchStart(f io.ReaderAt, parent string, end int64) string {
 		if n < 0 {
 			n = len(buf) - at
 		}
-		if rows, _ := Claude.(claude).ParseLine(buf[at:at+n], start+int64(at)); len(rows) > 0 {
-			return rows[0].Key
+		for _, r := range claudeParseLine(buf[at:at+n], start+int64(at), nil) {
+			if !r.Sidechain { // an inline subagent's lines sit between its call and result
+				return r.Key
+			}
 		}
 		at += n + 1
 	}
