@@ -356,20 +356,22 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 // an earlier prompt, or edited one. Claude Code then appends the new branch as children of an earlier line, so a
 // main-thread line (not a tool result: parallel calls' results hang off their own calls) whose parentUuid is not the
 // previous main-thread line starts a branch, and the rows of the lines after its parent are abandoned (a KindRewind
-// row before the line's rows names the first). The state is one uuid; for the tail's first line it is the last uuid
-// in the 4 KB before from (a turn ends on a short line: a reply, a turn_duration), and any doubt is settled by
-// claudeBranchStart, which reads back to the parent only then. A rewind to the very first prompt (parentUuid null) is
-// not told from fixtures that leave parentUuid out.
+// row before the line's rows names the first). The state is one uuid; for the tail's first line it comes from the
+// lines in the 4 KB before from, and any doubt is settled by claudeBranchStart, which reads back to the parent. A file
+// whose lines do not chain (a parent never written: hand-made or rewritten lines) is looked at no further, so no tail
+// reads back more than once. A rewind to the very first prompt (parentUuid null) is not told from files that leave
+// parentUuid out.
 func (claude) TailParser(f io.ReaderAt, from int64) func([]byte, int64) ([]Row, error) {
 	ch := &claudeChain{f: f, from: from}
 	return ch.parse
 }
 
 type claudeChain struct {
-	f     io.ReaderAt
-	from  int64
-	prev  []byte // the uuid of the last main-thread line ("" none)
-	known bool   // prev is known: a line was read, or the bytes before from looked at
+	f      io.ReaderAt
+	from   int64
+	prev   []byte // the uuid of the last main-thread line (empty: none)
+	known  bool   // prev is known: a line was read, or the bytes before from looked at
+	broken bool   // the lines do not chain: no rewind is looked for
 }
 
 func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
@@ -378,19 +380,18 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 	if len(link.uuid) == 0 || link.sidechain {
 		return rows, nil
 	}
-	if parent := claudeParent(line); len(parent) > 0 && !link.toolResult {
-		if !ch.known {
-			ch.prev = claudeLastUUID(ch.f, ch.from)
-		}
-		if !bytes.Equal(parent, ch.prev) {
-			if key := claudeBranchStart(ch.f, string(parent), off); key != "" {
-				r := Row{Key: "rewind:" + string(link.uuid), Role: "user", Kind: KindRewind, Text: key}
-				if i := bytes.LastIndex(line, []byte(`"timestamp":"`)); i >= 0 {
-					v := line[i+len(`"timestamp":"`):]
-					r.Time, _ = claudeTime(v[:max(0, bytes.IndexByte(v, '"'))])
-				}
-				rows = append([]Row{r}, rows...)
+	if !ch.known {
+		ch.prev, ch.broken = claudeBefore(ch.f, ch.from)
+	}
+	if parent := claudeParent(line); len(parent) > 0 && !link.toolResult && !ch.broken && !bytes.Equal(parent, ch.prev) {
+		key, found := claudeBranchStart(ch.f, parent, off)
+		ch.broken = !found
+		if key != "" {
+			r := Row{Key: "rewind:" + string(link.uuid), Role: "user", Kind: KindRewind, Text: key}
+			if ts := claudeStringAt(line, claudeTimeKey, bytes.LastIndex); ts != nil {
+				r.Time, _ = claudeTime(ts)
 			}
+			rows = append([]Row{r}, rows...)
 		}
 	}
 	ch.prev, ch.known = append(ch.prev[:0], link.uuid...), true
@@ -408,7 +409,7 @@ func claudeParent(line []byte) []byte {
 	return claudeStringAt(line[:min(len(line), 512)], claudeParentKey, bytes.Index)
 }
 
-var claudeParentKey, claudeUUIDKey = []byte(`"parentUuid":"`), []byte(`"uuid":"`)
+var claudeParentKey, claudeUUIDKey, claudeTimeKey = []byte(`"parentUuid":"`), []byte(`"uuid":"`), []byte(`"timestamp":"`)
 
 // claudeStringAt is the string value after key in b, the occurrence find picks (nil: none).
 func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {
@@ -420,40 +421,74 @@ func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {
 	return v[:max(0, bytes.IndexByte(v, '"'))]
 }
 
-// claudeLastUUID is the last uuid in the 4 KB before offset end: the previous main-thread line's, unless that line
-// is longer (a wrong guess only costs claudeBranchStart's read).
-func claudeLastUUID(f io.ReaderAt, end int64) []byte {
+// claudeBefore reads the complete lines in the 4 KB before offset end: the uuid of the last main-thread line, and
+// whether it fails to chain to the one before it (broken). A turn ends on short lines (a reply, a turn_duration); a
+// longer last line costs claudeBranchStart's read back.
+func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
 	buf := make([]byte, min(end, 4<<10))
-	if n, _ := f.ReadAt(buf, end-int64(len(buf))); n != len(buf) {
-		return nil
+	start := end - int64(len(buf))
+	if n, _ := f.ReadAt(buf, start); n != len(buf) {
+		return nil, false
 	}
-	return claudeStringAt(buf, claudeUUIDKey, bytes.LastIndex)
+	var last []byte // the parentUuid of the last main-thread line, if it is no tool result
+	for len(buf) > 0 {
+		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
+		if i < 0 && start > 0 {
+			break // the first line is cut
+		}
+		l := buf[i+1:]
+		var link claudeLink
+		claudeParseLine(l, start+int64(i+1), &link)
+		switch {
+		case len(link.uuid) == 0 || link.sidechain:
+		case prev == nil:
+			prev = link.uuid
+			if !link.toolResult {
+				last = claudeParent(l)
+			}
+		default:
+			return prev, len(last) > 0 && !bytes.Equal(last, link.uuid)
+		}
+		buf = buf[:i+1]
+	}
+	return prev, false
 }
 
-// claudeBranchStart is the key of the first row after the line whose uuid is parent, up to offset end: where the
-// branch a rewind abandoned starts ("" when the parent is not within 8 MB before end, or nothing after it made rows).
-func claudeBranchStart(f io.ReaderAt, parent string, end int64) string {
-	start := max(0, end-8<<20)
-	buf := make([]byte, end-start)
-	if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
-		return ""
-	}
-	i := bytes.LastIndex(buf, []byte(`"uuid":"`+parent+`"`))
-	if i < 0 {
-		return ""
-	}
-	j := bytes.IndexByte(buf[i:], '\n')
-	for at := i + j + 1; j >= 0 && at < len(buf); {
-		n := bytes.IndexByte(buf[at:], '\n')
-		if n < 0 {
-			n = len(buf) - at
+// claudeBranchStart finds the line whose uuid is parent before offset end (reading back 64 KB, then four times more
+// each time, up to 8 MB): found, and the key of the first main-thread row after it, where the branch a rewind
+// abandoned starts ("" when nothing after it made rows: no rewind).
+func claudeBranchStart(f io.ReaderAt, parent []byte, end int64) (key string, found bool) {
+	want := append(append(append([]byte{}, claudeUUIDKey...), parent...), '"')
+	for size := int64(64 << 10); ; size *= 4 {
+		start := max(0, end-min(size, 8<<20))
+		buf := make([]byte, end-start)
+		if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
+			return "", false
 		}
-		for _, r := range claudeParseLine(buf[at:at+n], start+int64(at), nil) {
+		if i := bytes.LastIndex(buf, want); i >= 0 {
+			return claudeFirstRow(buf[i:], start+int64(i)), true
+		}
+		if start == 0 || size >= 8<<20 {
+			return "", false
+		}
+	}
+}
+
+// claudeFirstRow is the key of the first main-thread row of the lines after b's first (at offset off).
+func claudeFirstRow(b []byte, off int64) string {
+	for j := bytes.IndexByte(b, '\n'); j >= 0; {
+		b, off = b[j+1:], off+int64(j+1)
+		if j = bytes.IndexByte(b, '\n'); j < 0 {
+			j = len(b)
+		}
+		for _, r := range claudeParseLine(b[:j], off, nil) {
 			if !r.Sidechain { // an inline subagent's lines sit between its call and result
 				return r.Key
 			}
 		}
-		at += n + 1
+		if j == len(b) {
+			break
+		}
 	}
 	return ""
 }
