@@ -266,22 +266,16 @@ func InstructionFiles() []string {
 // SniffTranscript is the one agent whose Sniff accepts a transcript's first
 // bytes, a broad one only when no specific one does; "" when none or several.
 func SniffTranscript(head []byte) string {
-	var specific, broad []string
-	for _, a := range All {
-		if a.Sniff == nil || !a.Sniff(head) {
-			continue
+	for _, broad := range []bool{false, true} {
+		var hits []string
+		for _, a := range All {
+			if a.Sniff != nil && a.SniffBroad == broad && a.Sniff(head) {
+				hits = append(hits, a.Name)
+			}
 		}
-		if a.SniffBroad {
-			broad = append(broad, a.Name)
-		} else {
-			specific = append(specific, a.Name)
+		if len(hits) > 0 {
+			return map[bool]string{true: hits[0]}[len(hits) == 1]
 		}
-	}
-	switch {
-	case len(specific) == 1:
-		return specific[0]
-	case len(specific) == 0 && len(broad) == 1:
-		return broad[0]
 	}
 	return ""
 }
@@ -686,13 +680,9 @@ func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 		t.res.Cursor.Head = cur.Head // nothing new: the same bytes before the same offset
 	}
 	if t.read = t.off < size; t.read {
-		if _, err := f.Seek(t.off, io.SeekStart); err != nil {
-			f.Close()
-			return nil, err
-		}
 		// A hook reads a few KB: the buffer fits what there is (lines are
 		// assembled whatever its size).
-		t.r = bufio.NewReaderSize(io.LimitReader(f, size-t.off), int(min(size-t.off+1, 256<<10)))
+		t.r = bufio.NewReaderSize(io.NewSectionReader(f, t.off, size-t.off), int(min(size-t.off+1, 256<<10)))
 	}
 	return t, nil
 }
@@ -747,26 +737,18 @@ func (t *Tailer) Close() (TailResult, error) {
 // openTranscript opens the regular file at path (else ErrNotRegular) and
 // returns its size. The stat refuses a FIFO or device unopened; O_NONBLOCK:
 // one swapped in after the stat does not hang the open.
-func openTranscript(path string) (*os.File, int64, error) {
+func openTranscript(path string) (f *os.File, size int64, err error) {
 	fi, err := os.Stat(path)
-	if err == nil && !fi.Mode().IsRegular() {
-		err = ErrNotRegular
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		err = ErrNotRegular
-	}
-	if err != nil {
+	if err == nil && fi.Mode().IsRegular() {
+		if f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
+			return nil, 0, err
+		}
+		if fi, err = f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return f, fi.Size(), nil
+		}
 		f.Close()
-		return nil, 0, err
 	}
-	return f, fi.Size(), nil
+	return nil, 0, cmp.Or(err, ErrNotRegular)
 }
 
 // sum8 is the hex of b's SHA-256's first 8 bytes.
@@ -786,15 +768,17 @@ func tailSum(f *os.File, off int64) (string, error) {
 
 // unchanged reports whether f is the file cur was read from, unchanged up
 // to cur.Offset: the same device and inode, the offset within its size, the
-// same head (head hashes headBuf) and bytes before the offset: a transcript
-// rewritten in place can keep its inode, first KB and a size past the offset
-// with other lines before it (lost rows; a re-read costs only duplicates).
+// same head (head hashes headBuf; of a file grown since, its first HeadLen
+// bytes) and bytes before the offset: a transcript rewritten in place can
+// keep its inode, first KB and a size past the offset with other lines
+// before it (lost rows; a re-read costs only duplicates).
 func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string, headBuf []byte) (bool, error) {
 	curHead, curTail, hasTail := strings.Cut(cur.Head, "@")
-	if cur.Ino != ino || cur.Dev != dev || cur.Offset > size {
-		return false, nil
+	n := int64(len(headBuf))
+	if cur.HeadLen > 0 && cur.HeadLen < n {
+		head = sum8(headBuf[:cur.HeadLen])
 	}
-	if cur.HeadLen > 0 && !sameHead(curHead, cur.HeadLen, head, headBuf) {
+	if cur.Ino != ino || cur.Dev != dev || cur.Offset > size || cur.HeadLen > n || cur.HeadLen > 0 && curHead != head {
 		return false, nil
 	}
 	if !hasTail || cur.Offset <= 0 {
@@ -805,17 +789,6 @@ func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string
 		return false, fmt.Errorf("read transcript before the cursor: %w", err)
 	}
 	return t == curTail, nil
-}
-
-// sameHead compares a hash of the first hashed bytes with the file's head now.
-func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
-	switch n := int64(len(headBuf)); {
-	case hashed == n:
-		return old == head
-	case hashed < n:
-		return old == sum8(headBuf[:hashed])
-	}
-	return false
 }
 
 // lineAssembler joins a long line's chunks and skips one over MaxLine.
