@@ -362,13 +362,9 @@ func Unwrap(e Envelope, event string, out []byte) (string, error) {
 	case !ok:
 		return "", fmt.Errorf("unknown injection envelope %q", e)
 	}
-	dec := json.NewDecoder(bytes.NewReader(out))
 	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
+	if err := json.Unmarshal(out, &v); err != nil { // a second value is an error too
 		return "", fmt.Errorf("not one JSON object (%v)", err)
-	}
-	if dec.More() {
-		return "", fmt.Errorf("more than one JSON value")
 	}
 	if len(keys) == 2 {
 		if v, ok = v[keys[0]].(map[string]any); !ok {

@@ -279,19 +279,13 @@ func StatStamp(fi os.FileInfo) FileStamp {
 // session" is remembered.
 func DescribeCached(env Env, tool, path string, describe func(string) (NativeSession, error)) (NativeSession, error) {
 	c := env.Descriptions
-	if c == nil {
-		return describe(path)
-	}
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
+	if c == nil || err != nil || !fi.Mode().IsRegular() {
 		return describe(path)
 	}
 	id := StatStamp(fi)
 	if s, ok, found := c.Lookup(tool, path, id); found {
-		if !ok {
-			return s, errNoSession
-		}
-		return s, nil
+		return s, map[bool]error{false: errNoSession}[ok]
 	}
 	s, err := describe(path)
 	if err == nil || errors.Is(err, errNoSession) {

@@ -1,8 +1,6 @@
 package adapters
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,16 +76,9 @@ func (sv *Survey) add(tool string, ag *Agent, path string) {
 	if !ok || (ag.DocumentStore != nil && ag.DocumentStore(path)) {
 		return
 	}
-	_, _ = f.Seek(0, io.SeekStart)
-	sc := bufio.NewScanner(io.LimitReader(f, surveyBytes))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	var off int64
-	for sc.Scan() {
-		line := sc.Bytes()
-		off += int64(len(line)) + 1
-		if len(bytes.TrimSpace(line)) > 0 {
-			sv.line(lp, line, off, ag.KnownTypes)
-		}
+	b, _ := io.ReadAll(io.NewSectionReader(f, 0, surveyBytes))
+	for _, l := range lines(b) {
+		sv.line(lp, l, ag.KnownTypes)
 	}
 }
 
@@ -103,13 +94,13 @@ func surveyHead(f *os.File, fromEnd bool) []byte {
 
 // line counts one non-blank line: failed when not JSON or the reader erred,
 // unknown when it yields no rows and its (payload's) type is not known.
-func (sv *Survey) line(lp LineParser, line []byte, off int64, known map[string]bool) {
+func (sv *Survey) line(lp LineParser, line []byte, known map[string]bool) {
 	sv.Lines++
 	if !json.Valid(line) {
 		sv.Failed++
 		return
 	}
-	rows, err := lp.ParseLine(line, off)
+	rows, err := lp.ParseLine(line, 0) // the rows are counted, not kept: no key matters
 	var l struct {
 		Type    string `json:"type"`
 		Payload struct {

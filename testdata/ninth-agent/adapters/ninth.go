@@ -41,13 +41,10 @@ type ninth struct{}
 
 func (ninth) Name() string { return "ninth" }
 
+// ParseHook: Ninth's payloads have the fields of Claude Code's.
 func (ninth) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
-	if err != nil {
-		return Hook{}, err
-	}
-	return Hook{Tool: "ninth", Event: event, SessionID: p.str("session_id"), TranscriptPath: p.str("transcript_path"),
-		Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}, nil
+	h, _, err := claudeShapedHook("ninth", event, b)
+	return h, err
 }
 
 func (ninth) Transcripts(h Hook, env Env) []Transcript {
@@ -107,13 +104,7 @@ func (ninthLister) Stores(env Env) []string {
 
 func (l ninthLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(env.Home), ".ninth", "sessions", "*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		if s, err := DescribeCached(env, "ninth", f, l.Describe); err == nil && InProject(s.Project, project) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return describeAll(env, "ninth", files, project, l.Describe), nil
 }
 
 func (ninthLister) Describe(path string) (NativeSession, error) {
@@ -128,14 +119,7 @@ func (ninthLister) Describe(path string) (NativeSession, error) {
 			s.Project = l.Cwd
 		}
 		rows, _ := ninth{}.ParseLine(ln, 0)
-		for _, r := range rows {
-			if r.Kind == KindPrompt && s.Preview == "" {
-				s.Preview = preview(r.Text)
-			}
-			if r.Kind == KindPrompt || r.Kind == KindText {
-				s.MessageCount++
-			}
-		}
+		s.noteRows(rows)
 	}
 	if s.MessageCount == 0 {
 		return s, errNoSession
