@@ -420,9 +420,7 @@ func (p payload) str(keys ...string) string {
 // obj returns the nested object at key, or nil.
 func (p payload) obj(key string) payload {
 	var o payload
-	if raw, ok := p[key]; !ok || json.Unmarshal(raw, &o) != nil {
-		return nil
-	}
+	_ = json.Unmarshal(p[key], &o) // absent or not an object: o stays nil
 	return o
 }
 
@@ -608,12 +606,6 @@ type Cursor struct {
 }
 
 const headLen, tailLen = 1024, 1024
-
-// HeadPart is a Cursor.Head without the hash before the offset.
-func HeadPart(h string) string {
-	head, _, _ := strings.Cut(h, "@")
-	return head
-}
 
 // FileID is an open file's device and inode (a replaced transcript's differ).
 func FileID(f *os.File) (dev, ino uint64) { return safefile.FileID(f) }
@@ -833,12 +825,9 @@ type StoreRooter interface {
 // without StoreRooter are not restricted; a missing path is not judged.
 func Confined(a Adapter, env Env, path string) error {
 	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil
-	}
-	resolved, err := filepath.EvalSymlinks(abs)
+	resolved, rerr := filepath.EvalSymlinks(abs)
 	sr, ok := a.(StoreRooter)
-	if err != nil || resolved == abs || !ok {
+	if err != nil || rerr != nil || resolved == abs || !ok {
 		return nil
 	}
 	for _, root := range sr.StoreRoots(env) {

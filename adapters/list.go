@@ -252,12 +252,10 @@ func isSQLiteFile(path string) bool {
 
 // envOr is the environment variable name, or def when it is unset or empty.
 func envOr(env Env, name, def string) string {
-	if env.Getenv != nil {
-		if v := env.Getenv(name); v != "" {
-			return v
-		}
+	if env.Getenv == nil {
+		return def
 	}
-	return def
+	return cmp.Or(env.Getenv(name), def)
 }
 
 // FileStamp says a transcript changed since it was described: size, mtime
