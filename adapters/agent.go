@@ -644,10 +644,11 @@ type Tailer struct {
 
 // OpenTail opens path to read from cur (missing: os.ErrNotExist).
 func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
-	f, size, err := openTranscript(path)
+	f, fi, err := openTranscript(path)
 	if err != nil {
 		return nil, err
 	}
+	size := fi.Size()
 	dev, ino := safefile.FileID(f)
 	headBuf := make([]byte, min(size, headLen))
 	if _, err := io.ReadFull(f, headBuf); err != nil {
@@ -723,20 +724,20 @@ func (t *Tailer) Close() (TailResult, error) {
 }
 
 // openTranscript opens the regular file at path (else ErrNotRegular) and
-// returns its size. The stat refuses a FIFO or device unopened; O_NONBLOCK:
-// one swapped in after the stat does not hang the open.
-func openTranscript(path string) (f *os.File, size int64, err error) {
-	fi, err := os.Stat(path)
+// stats it. The stat refuses a FIFO or device unopened; O_NONBLOCK: one
+// swapped in after the stat does not hang the open.
+func openTranscript(path string) (f *os.File, fi os.FileInfo, err error) {
+	fi, err = os.Stat(path)
 	if err == nil && fi.Mode().IsRegular() {
 		if f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		if fi, err = f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return f, fi.Size(), nil
+			return f, fi, nil
 		}
 		f.Close()
 	}
-	return nil, 0, cmp.Or(err, ErrNotRegular)
+	return nil, nil, cmp.Or(err, ErrNotRegular)
 }
 
 // sum8 is the hex of b's SHA-256's first 8 bytes.

@@ -64,15 +64,11 @@ type fileSample struct {
 
 func sampleFile(path string) (fileSample, error) {
 	var fs fileSample
-	f, err := os.Open(path)
+	f, fi, err := openTranscript(path) // a FIFO in a store must not hang `list`
 	if err != nil {
 		return fs, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fs, err
-	}
 	fs.size, fs.modTime = fi.Size(), fi.ModTime()
 	head := make([]byte, min(fs.size, headBytes))
 	n, _ := io.ReadFull(f, head)
@@ -370,16 +366,12 @@ func (d *DescriptionFile) Flush() error {
 		}
 	}
 	slices.SortFunc(c.Entries, func(a, b describedFile) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Tool, b.Tool)) })
-	b, err := json.Marshal(c)
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(d.path), 0o700)
-	}
+	b, _ := json.Marshal(c) // strings, numbers, times: it cannot fail
+	err := os.MkdirAll(filepath.Dir(d.path), 0o700)
 	if err == nil {
 		err = safefile.WriteFile(d.path, b, safefile.Options{Mode: 0o600})
 	}
-	if err == nil {
-		d.changed = false
-	}
+	d.changed = err != nil
 	return err
 }
 
