@@ -716,11 +716,10 @@ func (t *Tailer) Close() (TailResult, error) {
 		return res, nil
 	}
 	sum, err := tailSum(t.f, res.Cursor.Offset)
-	if err != nil {
-		return res, fmt.Errorf("read transcript before the cursor: %w", err)
+	if err == nil {
+		res.Cursor.Head = t.head + "@" + sum
 	}
-	res.Cursor.Head = t.head + "@" + sum
-	return res, nil
+	return res, err
 }
 
 // openTranscript opens the regular file at path (else ErrNotRegular) and
@@ -750,7 +749,7 @@ func sum8(b []byte) string {
 func tailSum(f *os.File, off int64) (string, error) {
 	buf := make([]byte, min(off, tailLen))
 	if _, err := f.ReadAt(buf, off-int64(len(buf))); err != nil {
-		return "", err
+		return "", fmt.Errorf("read transcript before the cursor: %w", err)
 	}
 	return sum8(buf), nil
 }
@@ -774,10 +773,7 @@ func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string
 		return true, nil
 	}
 	t, err := tailSum(f, cur.Offset)
-	if err != nil {
-		return false, fmt.Errorf("read transcript before the cursor: %w", err)
-	}
-	return t == curTail, nil
+	return err == nil && t == curTail, err
 }
 
 // lineAssembler joins a long line's chunks and skips one over MaxLine.

@@ -39,10 +39,7 @@ func SurveyRecent(tool string, env Env, n int) Survey {
 	sortNewest(ss)
 	var paths []string
 	for _, s := range ss {
-		if len(paths) == n {
-			break
-		}
-		if s.Path != "" && !slices.Contains(paths, s.Path) {
+		if len(paths) < n && s.Path != "" && !slices.Contains(paths, s.Path) {
 			paths = append(paths, s.Path)
 		}
 	}
@@ -62,7 +59,7 @@ func SurveySessions(tool string, paths []string) Survey {
 }
 
 func (sv *Survey) add(tool string, ag *Agent, path string) {
-	f, err := os.Open(path)
+	f, _, err := openTranscript(path) // regular files only: a FIFO must not hang `status`
 	if err != nil {
 		sv.Unread++
 		return
