@@ -1,7 +1,6 @@
 package adapters
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"database/sql"
@@ -101,14 +100,12 @@ func lines(b []byte) [][]byte {
 	return out
 }
 
-// countMessages counts lines holding any of markers (past scanLimit: extrapolated).
+// countMessages counts lines holding any of markers: of the sample, or of
+// the whole file up to scanLimit; past it, extrapolated from the sample.
 func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
-	has := func(l []byte) bool {
-		return slices.ContainsFunc(markers, func(m []byte) bool { return bytes.Contains(l, m) })
-	}
 	count := func(b []byte) (n int) {
 		for l := range bytes.Lines(b) {
-			if has(l) {
+			if slices.ContainsFunc(markers, func(m []byte) bool { return bytes.Contains(l, m) }) {
 				n++
 			}
 		}
@@ -117,40 +114,14 @@ func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 	if fs.tail == nil {
 		return count(fs.head), false
 	}
-	if n, err := scanCount(path, fs.size, has); err == nil {
-		return n, false
+	if b, err := safefile.ReadFile(path, scanLimit); err == nil {
+		return count(b), false
 	}
 	sampled := int64(len(fs.head) + len(fs.tail))
 	if sampled == 0 {
 		return 0, true
 	}
 	return int(float64(count(fs.head)+count(fs.tail)) * float64(fs.size) / float64(sampled)), true
-}
-
-// scanCount counts the lines of path that has accepts (by their first MiB; up to scanLimit).
-func scanCount(path string, size int64, has func([]byte) bool) (int, error) {
-	if size > scanLimit {
-		return 0, errorString("too big to scan")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	n := 0
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		l, err := r.ReadSlice('\n')
-		if has(l) {
-			n++
-		}
-		for err == bufio.ErrBufferFull { // a long line: the rest of it is not a new message
-			_, err = r.ReadSlice('\n')
-		}
-		if err != nil {
-			return n, nil
-		}
-	}
 }
 
 // preview is a prompt in one line, redacted before clipping (a clipped
