@@ -32,10 +32,7 @@ var ninthAgent = &Agent{
 	ContextWindow: 100_000,
 }
 
-var (
-	_ LineParser = ninth{}
-	_ Lister     = ninthLister{}
-)
+var _ LineParser = ninth{} // (the descriptor's Lister field checks ninthLister)
 
 type ninth struct{}
 
@@ -74,15 +71,14 @@ func (ninth) ParseLine(line []byte, off int64) ([]Row, error) {
 	}
 	t, _ := time.Parse(time.RFC3339, l.Time)
 	key := strconv.FormatInt(off, 10)
-	switch l.Type {
-	case "user":
-		if IsCarryoverText(l.Text) {
-			return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(l.Text, maxText)}}, nil
-		}
-		return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: clip(l.Text, maxPrompt)}}, nil
-	case "assistant":
+	switch {
+	case l.Type == "user" && IsCarryoverText(l.Text): // carryover's own handoff, delivered
+		return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(l.Text, maxText)}}, nil
+	case l.Type == "user": // a paste is bounded as every agent's
+		return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: promptText(l.Text)}}, nil
+	case l.Type == "assistant":
 		return []Row{{Key: key, Time: t, Role: "assistant", Kind: KindText, Text: clip(l.Text, maxText)}}, nil
-	case "tool":
+	case l.Type == "tool":
 		call := Row{Key: key + ".call", Time: t, Role: "assistant", Kind: KindToolCall, ToolName: l.Tool, CallID: key,
 			Command: l.Command, FilePath: l.File}
 		res := Row{Key: key + ".result", Time: t, Role: "tool", Kind: KindToolResult, ToolName: l.Tool, CallID: key,
