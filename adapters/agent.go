@@ -786,28 +786,22 @@ type lineAssembler struct {
 
 func (a *lineAssembler) more(chunk []byte) {
 	a.pending += int64(len(chunk))
-	switch {
-	case a.skipping:
-	case len(a.long)+len(chunk) > MaxLine:
-		a.skipping, a.long = true, nil
-	default:
+	if a.skipping = a.skipping || len(a.long)+len(chunk) > MaxLine; a.skipping {
+		a.long = nil
+	} else {
 		a.long = append(a.long, chunk...)
 	}
 }
 
-// end completes the line in progress with its last chunk (not ok: over MaxLine).
+// end completes the line in progress with its last chunk (not ok: over MaxLine;
+// a line that fit the reader's buffer is the chunk itself, not copied).
 func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
-	a.consumed += a.pending + int64(len(chunk))
-	a.pending = 0
-	if a.skipping {
-		a.skipping = false
-		return nil, false
+	a.consumed, a.pending = a.consumed+a.pending+int64(len(chunk)), 0
+	if ok = !a.skipping; a.long != nil {
+		chunk, a.long = append(a.long, chunk...), nil
 	}
-	if a.long == nil {
-		return chunk, true
-	}
-	line, a.long = append(a.long, chunk...), nil
-	return line, true
+	a.skipping = false
+	return chunk, ok
 }
 
 // StoreRooter is an optional capability: where an agent's store is (Confined).

@@ -409,14 +409,19 @@ func SurveySessions(tool string, paths []string) Survey {
 }
 
 func (sv *Survey) add(tool string, ag *Agent, path string) {
-	f, _, err := openTranscript(path) // regular files only: a FIFO must not hang `status`
+	f, fi, err := openTranscript(path) // regular files only: a FIFO must not hang `status`
 	if err != nil {
 		sv.Unread++
 		return
 	}
 	defer f.Close()
 	sv.Sessions++
-	if w := DriftWarning(tool, surveyHead(f, ag.SurveyFromEnd)); w != "" {
+	from := int64(0) // the 64 KB a version is looked for in: the tail when the newest session is last
+	if ag.SurveyFromEnd {
+		from = max(0, fi.Size()-64<<10)
+	}
+	head, _ := io.ReadAll(io.NewSectionReader(f, from, 64<<10))
+	if w := DriftWarning(tool, head); w != "" {
 		sv.Drift = append(sv.Drift, w)
 	}
 	lp, ok := ag.Adapter.(LineParser)
@@ -427,16 +432,6 @@ func (sv *Survey) add(tool string, ag *Agent, path string) {
 	for _, l := range lines(b) {
 		sv.line(lp, l, ag.KnownTypes)
 	}
-}
-
-// surveyHead is the 64 KB a version is looked for in (the tail: SurveyFromEnd).
-func surveyHead(f *os.File, fromEnd bool) []byte {
-	head := make([]byte, 64<<10)
-	if fi, err := f.Stat(); fromEnd && err == nil && fi.Size() > int64(len(head)) {
-		_, _ = f.Seek(fi.Size()-int64(len(head)), io.SeekStart)
-	}
-	n, _ := io.ReadFull(f, head)
-	return head[:n]
 }
 
 // line counts one non-blank line: failed when not JSON or the reader erred,
