@@ -228,12 +228,7 @@ func Displays() []string { return pick(func(a *Agent) string { return a.Display 
 
 // ListerNames lists the agents with a session lister, sorted.
 func ListerNames() []string {
-	return pick(func(a *Agent) string {
-		if a.Lister == nil {
-			return ""
-		}
-		return a.Name
-	}, true)
+	return pick(func(a *Agent) string { return map[bool]string{true: a.Name}[a.Lister != nil] }, true)
 }
 
 // pick lists what f says of each agent ("" left out), in table order or sorted.
