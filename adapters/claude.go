@@ -357,7 +357,7 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 // main-thread line (not a tool result: parallel calls' results hang off their own calls) whose parentUuid is not the
 // previous main-thread line starts a branch, and the rows of the lines after its parent are abandoned (a KindRewind
 // row before the line's rows names the first). The state is one uuid; for the tail's first line it comes from the
-// lines in the 4 KB before from, and any doubt is settled by claudeBranchStart, which reads back to the parent. A file
+// lines in the 16 KB before from, and any doubt is settled by claudeBranchStart, which reads back to the parent. A file
 // whose lines do not chain (a parent never written: hand-made or rewritten lines) is looked at no further, so no tail
 // reads back more than once. A rewind to the very first prompt (parentUuid null) is not told from files that leave
 // parentUuid out.
@@ -421,16 +421,16 @@ func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {
 	return v[:max(0, bytes.IndexByte(v, '"'))]
 }
 
-// claudeBefore reads the complete lines in the 4 KB before offset end: the uuid of the last main-thread line, and
-// whether it fails to chain to the one before it (broken). A turn ends on short lines (a reply, a turn_duration); a
-// longer last line costs claudeBranchStart's read back.
+// claudeBefore reads the complete lines in the 16 KB before offset end: the uuid of the last main-thread line, and
+// whether any of them fails to chain to the main-thread line before it (broken; tool results aside). A turn ends on
+// short lines (a reply, a turn_duration); a longer last line costs claudeBranchStart's read back.
 func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
-	buf := make([]byte, min(end, 4<<10))
+	buf := make([]byte, min(end, 16<<10))
 	start := end - int64(len(buf))
 	if n, _ := f.ReadAt(buf, start); n != len(buf) {
 		return nil, false
 	}
-	var last []byte // the parentUuid of the last main-thread line, if it is no tool result
+	var want []byte // the parentUuid of the later main-thread line, if it is no tool result
 	for len(buf) > 0 {
 		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
 		if i < 0 && start > 0 {
@@ -439,15 +439,16 @@ func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
 		l := buf[i+1:]
 		var link claudeLink
 		claudeParseLine(l, start+int64(i+1), &link)
-		switch {
-		case len(link.uuid) == 0 || link.sidechain:
-		case prev == nil:
-			prev = link.uuid
-			if !link.toolResult {
-				last = claudeParent(l)
+		if len(link.uuid) > 0 && !link.sidechain {
+			if len(want) > 0 && !bytes.Equal(want, link.uuid) {
+				return prev, true
 			}
-		default:
-			return prev, len(last) > 0 && !bytes.Equal(last, link.uuid)
+			if prev == nil {
+				prev = link.uuid
+			}
+			if want = nil; !link.toolResult {
+				want = claudeParent(l)
+			}
 		}
 		buf = buf[:i+1]
 	}
@@ -455,12 +456,12 @@ func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
 }
 
 // claudeBranchStart finds the line whose uuid is parent before offset end (reading back 64 KB, then four times more
-// each time, up to 8 MB): found, and the key of the first main-thread row after it, where the branch a rewind
-// abandoned starts ("" when nothing after it made rows: no rewind).
+// each time, up to 1 MB: a rewind further back is missed, a hook's time is bounded): found, and the key of the first
+// main-thread row after it, where the branch a rewind abandoned starts ("" when nothing after it made rows).
 func claudeBranchStart(f io.ReaderAt, parent []byte, end int64) (key string, found bool) {
 	want := append(append(append([]byte{}, claudeUUIDKey...), parent...), '"')
 	for size := int64(64 << 10); ; size *= 4 {
-		start := max(0, end-min(size, 8<<20))
+		start := max(0, end-min(size, 1<<20))
 		buf := make([]byte, end-start)
 		if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
 			return "", false
@@ -468,7 +469,7 @@ func claudeBranchStart(f io.ReaderAt, parent []byte, end int64) (key string, fou
 		if i := bytes.LastIndex(buf, want); i >= 0 {
 			return claudeFirstRow(buf[i:], start+int64(i)), true
 		}
-		if start == 0 || size >= 8<<20 {
+		if start == 0 || size >= 1<<20 {
 			return "", false
 		}
 	}

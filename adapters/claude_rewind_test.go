@@ -22,7 +22,7 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 
 // TestClaudeRewindBoundedReads: lines whose parentUuid names no line of the file (the benchmark's synthetic
 // transcript retags every uuid, a hand-made file) are no rewind, and the check reads no more than once back: a hook's
-// tail reads the 4 KB before it and nothing else, a whole read at most one back-read (8 MB).
+// tail reads the 16 KB before it and nothing else, a whole read at most one back-read (1 MB).
 func TestClaudeRewindBoundedReads(t *testing.T) {
 	src, err := os.ReadFile("../testdata/adapters/claude/session-tools.jsonl")
 	if err != nil {
@@ -33,7 +33,11 @@ func TestClaudeRewindBoundedReads(t *testing.T) {
 		data = append(data, bytes.ReplaceAll(src, []byte(`"uuid":"`), []byte(fmt.Sprintf(`"uuid":"c%d-`, i)))...)
 	}
 	tp := adapters.Claude.(adapters.TailParser)
-	for _, from := range []int{0, bytes.LastIndexByte(data[:len(data)-20000], '\n') + 1} {
+	froms := []int{0}
+	for at := len(data) - 60000; len(froms) < 30; at = bytes.IndexByte(data[at:], '\n') + at + 1 {
+		froms = append(froms, bytes.IndexByte(data[at:], '\n')+at+1) // tails starting at every kind of line
+	}
+	for _, from := range froms {
 		c := &countingReader{r: bytes.NewReader(data)}
 		parse, off := tp.TailParser(c, int64(from)), from
 		for _, l := range bytes.SplitAfter(data[from:], []byte("\n")) {
@@ -45,7 +49,7 @@ func TestClaudeRewindBoundedReads(t *testing.T) {
 			}
 			off += len(l)
 		}
-		if limit := 4<<10 + 8<<20; c.n > limit || (from > 0 && c.n > 4<<10) {
+		if limit := 16<<10 + 2<<20; c.n > limit || (from > 0 && c.n > 16<<10) {
 			t.Errorf("from %d: read %d bytes back", from, c.n)
 		}
 	}
