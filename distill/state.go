@@ -776,6 +776,9 @@ func (st *State) Add(r *ledger.Row) {
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
+	if r.Kind == adapters.KindRewind || r.Kind == adapters.KindAbandoned {
+		return // a rewind's mark, and the rows it abandoned (the ledger's): never happened as far as the work goes
+	}
 	if r.Sidechain && !sessionWork(r.Kind) {
 		// A subagent's prompt and prose are its own; its edits, commands and
 		// failures are the session's (a real 1.0.98 session's five subagents
@@ -816,7 +819,8 @@ func EndOf(r ledger.Row) (end string, quiet bool) {
 var (
 	endKinds = map[adapters.Kind]string{adapters.KindInterrupted: "interrupted", adapters.KindRefused: "refused",
 		adapters.KindCompaction: "compaction", adapters.KindPrompt: "prompt", adapters.KindText: "text", adapters.KindQueued: "queued"}
-	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true}
+	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true,
+		adapters.KindRewind: true, adapters.KindAbandoned: true}
 )
 
 // apiEnd is how a model API error (no tool's) ended a session: at the limit it names, else "api".
@@ -1114,7 +1118,8 @@ func (st *State) addResultRow(r *ledger.Row) {
 	}
 	st.noteBackground(c, r.Text)
 	if c.Command == "" {
-		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 {
+		// A result of the call that failed is no later success (Codex writes an MCP call's failure, then its output).
+		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 && !st.FailedCalls[callKey(r)] {
 			st.Failures[i].Resolved = true
 		}
 		return
