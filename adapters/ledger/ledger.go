@@ -279,8 +279,8 @@ func (l *Ledger) migrate() error {
 			return err
 		}
 		stmts := migrations[v:]
-		if v == 0 && freshSchema() != nil {
-			stmts = freshStmts
+		if fresh := freshSchema(); v == 0 && fresh != nil {
+			stmts = fresh
 		}
 		for i, stmt := range stmts {
 			if _, err := tx.Exec(stmt); err != nil {
@@ -305,20 +305,12 @@ func (l *Ledger) inTx(fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-var (
-	freshOnce  sync.Once
-	freshStmts []string
-)
-
 // freshSchema is the migrations' end schema, read back from running them in
 // memory (nil if that failed: they are replayed), ordered for salvage: root
 // pages sit at the file's front in creation order (replayed, sessions land
 // at page 18) and a file cut short keeps its front, so sessions and cursors
 // come first (pages 3–6), then the other salvageTables, the indexes last.
-func freshSchema() []string {
-	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
-	return freshStmts
-}
+var freshSchema = sync.OnceValue(func() []string { s, _ := schemaOf(migrations); return s })
 
 func schemaOf(ms []string) ([]string, error) {
 	db, err := sql.Open("sqlite3", ":memory:")
@@ -332,37 +324,13 @@ func schemaOf(ms []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	type obj struct {
-		rank int
-		sql  string
+	rank := `CASE name WHEN 'sessions' THEN 0`
+	for i, t := range salvageTables {
+		rank += ` WHEN '` + t.name + `' THEN ` + strconv.Itoa(i+1)
 	}
-	objs, err := All(dbStore{db}, func(r Scanner) (o obj, err error) {
-		var table bool
-		var name string
-		err = r.Scan(&table, &name, &o.sql)
-		o.rank = 2*len(salvageTables) + 2
-		if table {
-			o.rank = 1 + slices.IndexFunc(salvageTables, func(t salvageTable) bool { return t.name == name })
-			if o.rank == 0 && name != "sessions" {
-				o.rank = len(salvageTables) + 1 // other tables in the migrations' order
-			}
-		}
-		return o, err
-	}, `SELECT type = 'table', name, sql FROM sqlite_schema WHERE sql IS NOT NULL -- autoindexes have none
-		 AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(objs, func(a, b obj) int { return a.rank - b.rank })
-	out := make([]string, len(objs))
-	for i, o := range objs {
-		out[i] = o.sql
-	}
-	return out, nil
+	return All(db, ScanValue[string], `SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL -- autoindexes have none
+		AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY type != 'table', `+rank+` ELSE 99 END, rowid`)
 }
-
-// dbStore is a *sql.DB as a Store (Begin and the ledger's own methods aside).
-type dbStore struct{ *sql.DB }
 
 var registerOnce sync.Once
 
