@@ -19,13 +19,6 @@ import (
 // sessions by agent, native id and project. Damage shows at Open ("not a
 // database") or when a statement reads a damaged page ("malformed": Reopen).
 
-// Salvaged is a transcript a damaged ledger tracked.
-type Salvaged struct {
-	Path, Tool, NativeID, Project, Transcript string
-	Sidechain                                 bool
-	Updated                                   int64
-}
-
 // salvageTable is a table recovery copies: cols as they are and, with
 // session, the new id of its rows' session (0 when lost; dropLost: dropped).
 type salvageTable struct {
@@ -35,7 +28,7 @@ type salvageTable struct {
 
 // salvageTables are the tables recovery reads, in freshSchema's order after sessions.
 var salvageTables = []salvageTable{
-	{name: "cursors"},
+	{name: "cursors", cols: "path, sidechain, updated", session: true, dropLost: true}, // at offset 0: restore
 	{name: "handoff_log", cols: "id, project, tool, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at", session: true},
 	{name: "decisions", cols: "project, text, why, source, at, dropped"},
 	{name: "pinned_task", cols: "project, text, at"},
@@ -56,7 +49,8 @@ type salvageSession struct {
 	FirstSeen, LastSeen                 int64
 }
 
-type salvagedRow struct {
+// Salvaged is a row recovery read, with its session.
+type Salvaged struct {
 	vals []any
 	sess salvageSession
 }
@@ -64,17 +58,16 @@ type salvagedRow struct {
 // salvaged is what recovery read from a damaged ledger. answered marks the
 // tables a query read (maybe partly); the others are tried the next way.
 type salvaged struct {
-	files    []Salvaged
-	rows     map[string][]salvagedRow
+	rows     map[string][]Salvaged
 	answered map[string]bool
 }
 
 // Salvage reads the cursors and their sessions from a damaged ledger file.
-func Salvage(path string) []Salvaged { return salvageAll(path).files }
+func Salvage(path string) []Salvaged { return salvageAll(path).rows["cursors"] }
 
 // salvageAll reads the salvageTables, one way of opening the file after another.
 func salvageAll(path string) *salvaged {
-	s := &salvaged{rows: map[string][]salvagedRow{}, answered: map[string]bool{}}
+	s := &salvaged{rows: map[string][]Salvaged{}, answered: map[string]bool{}}
 	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
 		if s.read(path, q); s.done() {
 			return s
@@ -100,23 +93,14 @@ func (s *salvaged) read(path, query string) {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
 	defer cancel()
-	s.query(ctx, db, "cursors", `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
-		FROM cursors c JOIN sessions s ON s.id = c.session_id`, func(r *sql.Rows) error {
-		var f Salvaged
-		err := r.Scan(&f.Path, &f.Sidechain, &f.Updated, &f.Tool, &f.NativeID, &f.Project, &f.Transcript)
-		if err == nil {
-			s.files = append(s.files, f)
-		}
-		return err
-	})
-	for _, t := range salvageTables[1:] {
+	for _, t := range salvageTables {
 		q := `SELECT ` + t.cols + ` FROM ` + t.name
 		n := strings.Count(t.cols, ",") + 1
 		if t.session {
 			q = `SELECT x.` + strings.ReplaceAll(t.cols, ", ", ", x.") + `, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen FROM ` + t.name + ` x LEFT JOIN sessions s ON s.id = x.session_id`
 		}
 		s.query(ctx, db, t.name, q, func(r *sql.Rows) error {
-			row := salvagedRow{vals: make([]any, n)}
+			row := Salvaged{vals: make([]any, n)}
 			var ss [4]sql.NullString
 			var fs, ls sql.NullInt64
 			dest := make([]any, n, n+6)
@@ -268,77 +252,69 @@ func sqliteHeader(ps int) []byte {
 	return h
 }
 
-// register re-creates the sessions and offset-0 cursors of files still on disk; it counts them.
-func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	n := 0
-	for _, f := range files {
-		if fi, err := os.Stat(f.Path); f.Tool == "" || f.NativeID == "" || err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		sid, err := ensureSession(tx, SessionRef{Tool: f.Tool, NativeID: f.NativeID, Project: f.Project, Transcript: f.Transcript}, now)
-		if err != nil {
-			return 0, err
-		}
-		res, err := tx.Exec(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
-			VALUES (?, ?, ?, 0, 0, 0, '', 0, ?) ON CONFLICT (path) DO NOTHING`, f.Path, sid, f.Sidechain, f.Updated)
-		if err != nil {
-			return 0, err
-		}
-		k, _ := res.RowsAffected()
-		n += int(k)
-	}
-	return n, tx.Commit()
-}
-
 // restore writes the salvaged tables into the new ledger in one transaction
 // and returns how many rows it wrote; rows it holds win. Sessions keep the
 // times they were seen (a receipt's session idle for a day must not count
 // as working on the task now: AlreadyResumed).
-func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
+func (l *Ledger) restore(s *salvaged, tables []salvageTable, now time.Time) (n int, err error) {
 	// With part of the lifecycle unreadable the current handoffs are left
 	// out: HandoffKnown is false, publish restores them from verified files.
 	if slices.ContainsFunc([]string{"handoff_log", "deliveries", "decisions", "pinned_task"}, func(t string) bool { return !s.answered[t] }) {
 		delete(s.rows, "handoffs")
 	}
 	ids := map[salvageSession]int64{}
-	n := 0
-	for _, t := range salvageTables[1:] {
-		cols, marks := t.cols, strings.Repeat("?, ", strings.Count(t.cols, ",")+1)
-		if t.session {
-			cols, marks = cols+", session_id", marks+"?, "
-		}
-		q := `INSERT INTO ` + t.name + ` (` + cols + `) VALUES (` + strings.TrimSuffix(marks, ", ") + `) ON CONFLICT DO NOTHING`
-		for _, row := range s.rows[t.name] {
-			args := row.vals
-			if t.session {
-				sid, err := restoreSession(tx, ids, row.sess, now)
+	err = l.inTx(func(tx *sql.Tx) error {
+		for _, t := range tables {
+			for _, row := range s.rows[t.name] {
+				args, err := t.args(tx, ids, row, now)
+				if err == nil && args != nil {
+					var added bool
+					if added, err = Changed(tx, t.insert(), args...); added {
+						n++
+					}
+				}
 				if err != nil {
-					return 0, err
+					return err
 				}
-				if sid == 0 && t.dropLost {
-					continue
-				}
-				args = append(args, sid)
 			}
-			res, err := tx.Exec(q, args...)
-			if err != nil {
-				return 0, err
-			}
-			k, _ := res.RowsAffected()
-			n += int(k)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// args are what restore inserts for row of t (nil: nothing, its session
+// lost or, for a cursor, its transcript gone from disk).
+func (t salvageTable) args(tx *sql.Tx, ids map[salvageSession]int64, row Salvaged, now time.Time) ([]any, error) {
+	if !t.session {
+		return row.vals, nil
+	}
+	if t.name == "cursors" {
+		if fi, err := os.Stat(text(row.vals[0])); err != nil || !fi.Mode().IsRegular() {
+			return nil, nil
 		}
 	}
-	return n, tx.Commit()
+	sid, err := restoreSession(tx, ids, row.sess, now)
+	if err != nil || sid == 0 && t.dropLost {
+		return nil, err
+	}
+	return append(row.vals, sid), nil
+}
+
+// insert is the statement restore writes t's rows with; a cursor at offset
+// 0: the catch-up reads its transcript again.
+func (t salvageTable) insert() string {
+	cols, marks := t.cols, strings.Repeat("?, ", strings.Count(t.cols, ",")+1)
+	if t.session {
+		cols, marks = cols+", session_id", marks+"?, "
+	}
+	if t.name == "cursors" {
+		cols, marks = cols+", offset, dev, ino, head, head_len", marks+"0, 0, 0, '', 0, "
+	}
+	return `INSERT INTO ` + t.name + ` (` + cols + `) VALUES (` + strings.TrimSuffix(marks, ", ") + `) ON CONFLICT DO NOTHING`
 }
 
 // restoreSession is the new id of a salvaged session (0: lost), with its times seen.
@@ -383,8 +359,8 @@ func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger
 	}
 	l.Recovered, l.MovedTo = true, moved
 	s := salvageAll(moved)
-	l.Rebuilt, _ = l.register(s.files, time.Now())
-	l.Restored, l.RestoreErr = l.restore(s, time.Now())
+	l.Rebuilt, _ = l.restore(s, salvageTables[:1], time.Now())
+	l.Restored, l.RestoreErr = l.restore(s, salvageTables[1:], time.Now())
 	return l, nil
 }
 
