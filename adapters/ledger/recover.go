@@ -73,10 +73,7 @@ func salvageAll(path string) *salvaged {
 			return s
 		}
 	}
-	if salvageTruncated(path, s); s.done() {
-		return s
-	}
-	salvageHeaderless(path, s)
+	salvageCopies(path, s)
 	return s
 }
 
@@ -143,29 +140,14 @@ func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, sc
 	s.answered[table] = n > 0 || rows.Err() == nil
 }
 
-// salvageTruncated reads a file cut short from a copy padded to the size its
-// header says (SQLite refuses it even with the front pages all there).
-func salvageTruncated(path string, s *salvaged) {
-	data := readSmall(path, 100)
-	if len(data) < 100 || string(data[:16]) != "SQLite format 3\x00" {
-		return
+// salvageCopies reads the file from repaired copies: cut short, padded to
+// the size its header says; its header destroyed, with a standard one,
+// trying the usual page sizes (the WAL's first).
+func salvageCopies(path string, s *salvaged) {
+	data, wal := readSmall(path, 100), readSmall(path+"-wal", 32)
+	if p := padded(data); p != nil {
+		s.readCopy(path+".salvage", p, wal)
 	}
-	ps := int(binary.BigEndian.Uint16(data[16:18]))
-	if ps == 1 {
-		ps = 65536
-	}
-	pages := int(binary.BigEndian.Uint32(data[28:32]))
-	if ps < 512 || pages <= 0 || int64(pages)*int64(ps) > salvageMax || pages*ps <= len(data) {
-		return
-	}
-	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readSmall(path+"-wal", 32))
-}
-
-// salvageHeaderless reads a file whose header is destroyed from a copy with
-// a standard header, trying the usual page sizes (the WAL's first).
-func salvageHeaderless(path string, s *salvaged) {
-	data := readSmall(path, 1024)
-	wal := readSmall(path+"-wal", 32)
 	sizes := []int{4096, 1024, 8192, 16384, 32768, 65536}
 	if len(wal) >= 32 {
 		if ps := int(binary.BigEndian.Uint32(wal[8:12])); ps >= 512 && ps <= 65536 && ps&(ps-1) == 0 {
@@ -173,14 +155,28 @@ func salvageHeaderless(path string, s *salvaged) {
 		}
 	}
 	for _, ps := range sizes {
-		if ps > len(data) { // also when data is nil
+		if ps > len(data) || s.done() { // also when data is nil
 			break
 		}
 		copy(data, sqliteHeader(ps))
-		if s.readCopy(path+".salvage", data, wal); s.done() {
-			return
-		}
+		s.readCopy(path+".salvage", data, wal)
 	}
+}
+
+// padded is a copy of data, a database file cut short, padded to the size its header
+// says (SQLite refuses it even with the front pages all there); nil for any other data.
+func padded(data []byte) []byte {
+	if len(data) < 100 || string(data[:16]) != "SQLite format 3\x00" {
+		return nil
+	}
+	ps := int(binary.BigEndian.Uint16(data[16:18]))
+	if ps == 1 {
+		ps = 65536
+	}
+	if pages := int(binary.BigEndian.Uint32(data[28:32])); ps >= 512 && pages > 0 && int64(pages)*int64(ps) <= salvageMax && pages*ps > len(data) {
+		return append(data[:len(data):len(data)], make([]byte, pages*ps-len(data))...)
+	}
+	return nil
 }
 
 // readSmall returns the regular file at path when it holds atLeast to
