@@ -91,53 +91,41 @@ func (s *salvaged) read(path, query string) {
 	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
 	defer cancel()
 	for _, t := range salvageTables {
-		q := `SELECT ` + t.cols + ` FROM ` + t.name
-		n := strings.Count(t.cols, ",") + 1
-		if t.session {
-			q = `SELECT x.` + strings.ReplaceAll(t.cols, ", ", ", x.") + `, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen FROM ` + t.name + ` x LEFT JOIN sessions s ON s.id = x.session_id`
+		if !s.answered[t.name] {
+			s.answered[t.name] = s.readTable(ctx, db, t)
 		}
-		s.query(ctx, db, t.name, q, func(r *sql.Rows) error {
-			row := Salvaged{vals: make([]any, n)}
-			var ss [4]sql.NullString
-			var fs, ls sql.NullInt64
-			dest := make([]any, n, n+6)
-			for i := range row.vals {
-				dest[i] = &row.vals[i]
-			}
-			if t.session {
-				dest = append(dest, &ss[0], &ss[1], &ss[2], &ss[3], &fs, &ls)
-			}
-			if err := r.Scan(dest...); err != nil {
-				return err
-			}
-			row.sess = salvageSession{ss[0].String, ss[1].String, ss[2].String, ss[3].String, fs.Int64, ls.Int64}
-			s.rows[t.name] = append(s.rows[t.name], row)
-			return nil
-		})
 	}
 }
 
-// query runs stmt for table unless answered, up to maxSalvageRows rows.
-func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, scan func(*sql.Rows) error) {
-	if s.answered[table] {
-		return
+// readTable reads up to maxSalvageRows of t's rows, with their sessions,
+// and reports whether its query answered.
+func (s *salvaged) readTable(ctx context.Context, db *sql.DB, t salvageTable) bool {
+	sess, from := `'', '', '', '', 0, 0`, ` FROM `+t.name+` x`
+	if t.session {
+		sess = `IFNULL(s.tool, ''), IFNULL(s.native_id, ''), IFNULL(s.project, ''), IFNULL(s.transcript, ''), IFNULL(s.first_seen, 0), IFNULL(s.last_seen, 0)`
+		from += ` LEFT JOIN sessions s ON s.id = x.session_id`
 	}
-	rows, err := db.QueryContext(ctx, stmt)
+	rows, err := db.QueryContext(ctx, `SELECT `+sess+`, x.`+strings.ReplaceAll(t.cols, ", ", ", x.")+from)
 	if err != nil {
 		// A ledger from before a table existed has none to give.
-		s.answered[table] = strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
-		return
+		return strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
 	}
 	defer rows.Close()
 	n := 0
 	for ; n < maxSalvageRows && rows.Next(); n++ {
-		if scan(rows) != nil {
+		row := Salvaged{vals: make([]any, strings.Count(t.cols, ",")+1)}
+		dest := []any{&row.sess.Tool, &row.sess.NativeID, &row.sess.Project, &row.sess.Transcript, &row.sess.FirstSeen, &row.sess.LastSeen}
+		for i := range row.vals {
+			dest = append(dest, &row.vals[i])
+		}
+		if rows.Scan(dest...) != nil {
 			break
 		}
+		s.rows[t.name] = append(s.rows[t.name], row)
 	}
 	// Rows before a damaged page count; an error before any row (SQLite
 	// reports damage as it steps) leaves the table to the next way.
-	s.answered[table] = n > 0 || rows.Err() == nil
+	return n > 0 || rows.Err() == nil
 }
 
 // salvageCopies reads the file from repaired copies: cut short, padded to
