@@ -193,15 +193,16 @@ func writeNew(path string, data []byte) error {
 	return f.Close()
 }
 
-// readCopy reads the tables not read yet from data written to tmp: with the
-// WAL beside it (the header switched to WAL mode), then alone; then removes it.
+// readCopy reads the tables not read yet from data (a file's first 512
+// bytes at least) written to tmp: with the WAL beside it (the header
+// switched to WAL mode), then alone; then removes it.
 func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	defer func() {
 		for _, sfx := range []string{"", "-wal", "-shm"} {
 			os.Remove(tmp + sfx)
 		}
 	}()
-	if len(wal) > 0 && len(data) >= 100 {
+	if len(wal) > 0 {
 		data[18], data[19] = 2, 2
 		if writeNew(tmp, data) == nil && writeNew(tmp+"-wal", wal) == nil {
 			if s.read(tmp, "mode=ro"); s.done() {
@@ -211,9 +212,7 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 		os.Remove(tmp + "-wal")
 		os.Remove(tmp + "-shm")
 	}
-	if len(data) >= 100 {
-		data[18], data[19] = 1, 1
-	}
+	data[18], data[19] = 1, 1
 	if writeNew(tmp, data) == nil {
 		s.read(tmp, "mode=ro&immutable=1")
 	}
