@@ -905,15 +905,9 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 
 // KnownProjects lists, sorted, the projects of sessions, handoffs, receipts.
 func (l *Ledger) KnownProjects() ([]string, error) {
-	ps, err := All(l, ScanValue[sql.NullString], `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
-		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
-	var out []string
-	for _, p := range ps {
-		if p.Valid && strings.TrimSpace(p.String) != "" {
-			out = append(out, p.String)
-		}
-	}
-	return out, err
+	ps, err := All(l, ScanValue[string], `SELECT project FROM sessions UNION SELECT project FROM handoffs
+		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`) // every column NOT NULL
+	return slices.DeleteFunc(ps, func(p string) bool { return strings.TrimSpace(p) == "" }), err
 }
 
 // Handoff is a project's current handoff (table handoffs; publish/lifecycle writes it).
