@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -321,7 +322,7 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 // restores what it can; stillBad (under the lock) is false when another
 // process recovered already.
 func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger, error) {
-	unlock, err := lockDir(filepath.Dir(path))
+	unlock, err := lockHome(filepath.Dir(path), deadline)
 	if err != nil {
 		return nil, fmt.Errorf("lock carryover home for ledger recovery: %w", err)
 	}
@@ -354,4 +355,23 @@ func (l *Ledger) Reopen() (*Ledger, error) {
 	defer openMu.Unlock()
 	_ = l.db.Close()
 	return recoverFile(l.Path, l.deadline, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
+}
+
+// lockHome takes the recovery lock, an exclusive transaction on a file in
+// the carryover home, so concurrent hooks that all find the ledger damaged
+// move it aside once, not each other's new ledger. It waits for another
+// process's recovery as a statement waits for a lock (OpenBy's deadline,
+// else busyTimeout). The file stays: deleting it while another process
+// waits would let both in.
+func lockHome(dir string, deadline time.Time) (unlock func(), err error) {
+	db, err := sql.Open("sqlite3", FileURI(filepath.Join(dir, "recovery.lock"), "_txlock=exclusive&_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)))
+	if err != nil {
+		return nil, err
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return func() { tx.Rollback(); db.Close() }, nil
 }
