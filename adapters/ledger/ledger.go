@@ -967,17 +967,13 @@ type Stats struct {
 // Stats counts what the ledger holds.
 func (l *Ledger) Stats() (Stats, error) {
 	s := Stats{BySessions: map[string]int{}}
-	if err := l.db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT project), COALESCE(SUM(next_seq - 1 - pruned), 0) FROM sessions`).Scan(&s.Sessions, &s.Projects, &s.Rows); err != nil {
-		return s, err
-	}
-	type byTool struct {
-		tool string
-		n    int
-	}
-	ts, err := All(l, func(sc Scanner) (t byTool, err error) { return t, sc.Scan(&t.tool, &t.n) }, `SELECT tool, COUNT(*) FROM sessions GROUP BY tool`)
-	for _, t := range ts {
-		s.BySessions[t.tool] = t.n
-	}
+	_, err := All(l, func(sc Scanner) (n int, err error) {
+		var rows int
+		var tool string
+		err = sc.Scan(&tool, &n, &rows, &s.Projects)
+		s.BySessions[tool], s.Sessions, s.Rows = n, s.Sessions+n, s.Rows+rows
+		return n, err
+	}, `SELECT tool, COUNT(*), SUM(next_seq - 1 - pruned), (SELECT COUNT(DISTINCT project) FROM sessions) FROM sessions GROUP BY tool`)
 	return s, err
 }
 
