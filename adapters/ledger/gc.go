@@ -107,19 +107,12 @@ var sessionRowTables = []string{"rows", "row_keys", "keys_recent"}
 // pruneSession deletes session id's rows and keys unless it was active since cut.
 func (l *Ledger) pruneSession(id, cut int64) (n int64, err error) {
 	err = l.inTx(func(tx *sql.Tx) error {
-		var old int // 0: active again since the list was made
-		if err := tx.QueryRow(`SELECT COUNT(*) FROM sessions WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut).Scan(&old); err != nil || old == 0 {
-			return err
+		// Nothing changed: the session was active again since the list was made.
+		old, err := Changed(tx, `UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut)
+		if err == nil && old {
+			n, err = deleteSession(tx, sessionRowTables, id)
 		}
-		res, err := tx.Exec(`DELETE FROM rows WHERE session_id = ?`, id)
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
-			return err
-		}
-		return run(tx, `UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id)
+		return err
 	})
 	return n, err
 }
@@ -220,20 +213,24 @@ func forget(tx *sql.Tx, s Session) error {
 			return err
 		}
 	}
-	if err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID); err != nil {
+	if _, err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID); err != nil {
 		return err
 	}
 	return run(tx, `DELETE FROM sessions WHERE id = ?`, s.ID)
 }
 
-// deleteSession deletes session id's entries from tables.
-func deleteSession(tx *sql.Tx, tables []string, id int64) error {
-	for _, t := range tables {
-		if _, err := tx.Exec(`DELETE FROM `+t+` WHERE session_id = ?`, id); err != nil {
-			return err
+// deleteSession deletes session id's entries from tables; it counts the first table's.
+func deleteSession(tx *sql.Tx, tables []string, id int64) (first int64, err error) {
+	for i, t := range tables {
+		res, err := tx.Exec(`DELETE FROM `+t+` WHERE session_id = ?`, id)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 {
+			first, _ = res.RowsAffected()
 		}
 	}
-	return nil
+	return first, nil
 }
 
 // ForgottenCount is how many handoff records say their session was forgotten.
