@@ -164,11 +164,7 @@ func (l *Ledger) FindSessions(id string) ([]Session, error) {
 	if id == "" {
 		return nil, nil
 	}
-	ss, err := l.sessions(`s.native_id = ? ORDER BY s.id`, id)
-	if err != nil || len(ss) > 0 {
-		return ss, err
-	}
-	return l.sessions(`substr(s.native_id, 1, ?) = ? ORDER BY s.id`, len(id), id)
+	return l.sessions(`s.native_id = ?1 OR (substr(s.native_id, 1, length(?1)) = ?1 AND NOT EXISTS (SELECT 1 FROM sessions WHERE native_id = ?1)) ORDER BY s.id`, id)
 }
 
 // ForgetPlan counts what Forget would remove for s.
