@@ -3,6 +3,7 @@ package ledger
 import (
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,15 +81,11 @@ var vacuumPages = 1024
 // vacuumSteps gives the free pages back in steps (a hook waits for one),
 // then checkpoints: the file shrinks when the WAL's last frames reach it.
 func (l *Ledger) vacuumSteps() error {
-	for free := l.pragmaInt("freelist_count"); free > 0; {
+	for free, before := l.pragmaInt("freelist_count"), int64(math.MaxInt64); free > 0 && free < before; { // no progress: never loop
 		if err := l.vacuumStep(); err != nil {
 			return err
 		}
-		left := l.pragmaInt("freelist_count")
-		if left >= free {
-			break // no progress: never loop
-		}
-		free = left
+		before, free = free, l.pragmaInt("freelist_count")
 	}
 	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return nil

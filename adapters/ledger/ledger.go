@@ -765,12 +765,10 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 		}
 		out = append(out, older...)
 	}
-	bySeq := func(a, b Row) int { return cmp.Compare(a.Seq, b.Seq) }
-	slices.SortFunc(out, bySeq)
 	if out, err = l.addErrorCalls(s, out); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, bySeq)
+	slices.SortFunc(out, func(a, b Row) int { return cmp.Compare(a.Seq, b.Seq) }) // seqs are unique in a session
 	return out, nil
 }
 

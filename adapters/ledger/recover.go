@@ -265,9 +265,9 @@ func (l *Ledger) restore(s *salvaged, tables []salvageTable, now time.Time) (n i
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		n = 0 // rolled back
 	}
-	return n, nil
+	return n, err
 }
 
 // args are what restore inserts for row of t (nil: nothing, its session
