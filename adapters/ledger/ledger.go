@@ -589,8 +589,7 @@ func run(s Store, q string, args ...any) error {
 
 // Has reports whether a COUNT(*) query counts anything.
 func Has(s Store, q string, args ...any) bool {
-	var n int
-	_ = s.QueryRow(q, args...).Scan(&n)
+	n, _ := ScanValue[int](s.QueryRow(q, args...))
 	return n > 0
 }
 
@@ -919,15 +918,13 @@ type Handoff struct {
 
 // HandoffTrusted reports whether hash is one of project's newest published handoffs'.
 func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
-	var n int
-	err := l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash).Scan(&n)
+	n, err := ScanValue[int](l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash))
 	return n > 0, err
 }
 
 // HandoffKnown reports whether the ledger holds project's current handoff (a recovery may not).
 func (l *Ledger) HandoffKnown(project string) bool {
-	var n int
-	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
+	n, err := ScanValue[int](l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project))
 	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
 }
 

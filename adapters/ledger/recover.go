@@ -306,15 +306,14 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 	if ss.Tool == "" || ss.NativeID == "" {
 		return 0, nil
 	}
-	key := salvageSession{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project}
-	if id, ok := ids[key]; ok {
+	if id, ok := ids[ss]; ok { // every row of a session joins the same values
 		return id, nil
 	}
 	id, err := ensureSession(tx, SessionRef{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project, Transcript: ss.Transcript}, now)
 	if err == nil && ss.LastSeen > 0 {
 		_, err = tx.Exec(`UPDATE sessions SET last_seen = ?, first_seen = MIN(first_seen, ?) WHERE id = ?`, ss.LastSeen, max(ss.FirstSeen, 1), id)
 	}
-	ids[key] = id
+	ids[ss] = id
 	return id, err
 }
 
