@@ -116,16 +116,11 @@ func (l *Ledger) pruneSession(id, cut int64) (n int64, err error) {
 
 // Vacuum rewrites the ledger without free pages, incremental auto-vacuum on
 // (`gc --vacuum`, once for an older ledger); it needs its size in free disk.
-func (l *Ledger) Vacuum() error {
-	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
-		return fmt.Errorf("vacuum ledger: %w", err)
-	}
-	return l.scrub()
-}
+func (l *Ledger) Vacuum() error { return l.scrub(`PRAGMA auto_vacuum = incremental; `) }
 
-// scrub rewrites the ledger without its free pages and empties the WAL.
-func (l *Ledger) scrub() error {
-	if _, err := l.db.Exec(`VACUUM`); err != nil {
+// scrub rewrites the ledger without its free pages, after the pragmas, and empties the WAL.
+func (l *Ledger) scrub(pragmas string) error {
+	if _, err := l.db.Exec(pragmas + `VACUUM`); err != nil {
 		return fmt.Errorf("rewrite the ledger: %w", err)
 	}
 	return run(l, `PRAGMA wal_checkpoint(TRUNCATE)`)
@@ -186,7 +181,7 @@ func (l *Ledger) Forget(s Session) error {
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
-	return l.scrub()
+	return l.scrub("")
 }
 
 func forget(tx *sql.Tx, s Session) error {
