@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -187,11 +188,8 @@ func writeNew(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = f.Write(data)
+	return cmp.Or(err, f.Close())
 }
 
 // readCopy reads the tables not read yet from data (a file's first 512
@@ -210,10 +208,8 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 				return
 			}
 		}
-		os.Remove(tmp + "-wal")
-		os.Remove(tmp + "-shm")
 	}
-	data[18], data[19] = 1, 1
+	data[18], data[19] = 1, 1 // rollback mode: the -wal and -shm left are not read
 	if writeNew(tmp, data) == nil {
 		s.read(tmp, "mode=ro&immutable=1")
 	}
