@@ -196,15 +196,14 @@ func forget(tx *sql.Tx, s Session) error {
 			ended = '` + EndForgotten + `', ended_at = CASE WHEN ended_at = 0 THEN updated ELSE ended_at END WHERE session_id = ?`, []any{s.ID}},
 		{`DELETE FROM described WHERE native_id = ? OR (path = ? AND path != '')`, []any{s.NativeID, s.Transcript}},
 		{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
+		{`DELETE FROM sessions WHERE id = ?`, []any{s.ID}},
 	} {
 		if _, err := tx.Exec(q.sql, q.args...); err != nil {
 			return err
 		}
 	}
-	if _, err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID); err != nil {
-		return err
-	}
-	return run(tx, `DELETE FROM sessions WHERE id = ?`, s.ID)
+	_, err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID)
+	return err
 }
 
 // deleteSession deletes session id's entries from tables; it counts the first table's.

@@ -319,10 +319,8 @@ func schemaOf(ms []string) ([]string, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1) // one connection: one in-memory database
-	for _, m := range ms {
-		if _, err := db.Exec(m); err != nil {
-			return nil, err
-		}
+	if _, err := db.Exec(strings.Join(ms, "\n")); err != nil {
+		return nil, err
 	}
 	rank := `CASE name WHEN 'sessions' THEN 0`
 	for i, t := range salvageTables {

@@ -70,12 +70,11 @@ func Salvage(path string) []Salvaged { return salvageAll(path).rows["cursors"] }
 // salvageAll reads the salvageTables, one way of opening the file after another.
 func salvageAll(path string) *salvaged {
 	s := &salvaged{rows: map[string][]Salvaged{}, answered: map[string]bool{}}
-	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
-		if s.read(path, q); s.done() {
-			return s
-		}
+	s.read(path, "mode=ro")
+	s.read(path, "mode=ro&immutable=1")
+	if !s.done() {
+		salvageCopies(path, s)
 	}
-	salvageCopies(path, s)
 	return s
 }
 
@@ -85,6 +84,9 @@ func (s *salvaged) done() bool {
 
 // read queries the tables not answered yet, opening path with query, within salvageTimeout.
 func (s *salvaged) read(path, query string) {
+	if s.done() {
+		return
+	}
 	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
 	if err != nil {
 		return
@@ -204,13 +206,11 @@ func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	if len(wal) > 0 {
 		data[18], data[19] = 2, 2
 		if writeNew(tmp, data) == nil && writeNew(tmp+"-wal", wal) == nil {
-			if s.read(tmp, "mode=ro"); s.done() {
-				return
-			}
+			s.read(tmp, "mode=ro")
 		}
 	}
 	data[18], data[19] = 1, 1 // rollback mode: the -wal and -shm left are not read
-	if writeNew(tmp, data) == nil {
+	if !s.done() && writeNew(tmp, data) == nil {
 		s.read(tmp, "mode=ro&immutable=1")
 	}
 }
