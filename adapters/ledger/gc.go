@@ -174,36 +174,32 @@ func (l *Ledger) ForgetPlan(s Session) (Forgettable, error) {
 // content is overwritten (secure_delete) and the file rewritten (VACUUM),
 // the WAL emptied: SQLite keeps deleted cells in free pages and the WAL.
 func (l *Ledger) Forget(s Session) error {
-	_, err := l.db.Exec(`PRAGMA secure_delete = ON`)
-	if err == nil {
-		err = l.inTx(func(tx *sql.Tx) error { return forget(tx, s) })
-	}
+	err := l.inTx(func(tx *sql.Tx) error {
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{`PRAGMA secure_delete = ON`, nil}, // the connection's, from here on
+			// Decisions extracted from this session's text (the user's own stay).
+			{`DELETE FROM decisions WHERE project = ? AND source = ? AND EXISTS
+				(SELECT 1 FROM rows r WHERE r.session_id = ? AND instr(r.text, decisions.text) > 0)`, []any{s.Project, DecisionExtracted, s.ID}},
+			{`UPDATE handoff_log SET native_id = '', head = '', branch = '', hash = '', header = '', goal = '', next = '', files = '',
+				ended = '` + EndForgotten + `', ended_at = CASE WHEN ended_at = 0 THEN updated ELSE ended_at END WHERE session_id = ?`, []any{s.ID}},
+			{`DELETE FROM described WHERE native_id = ? OR (path = ? AND path != '')`, []any{s.NativeID, s.Transcript}},
+			{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
+			{`DELETE FROM sessions WHERE id = ?`, []any{s.ID}},
+		} {
+			if _, err := tx.Exec(q.sql, q.args...); err != nil {
+				return err
+			}
+		}
+		_, err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
 	return l.scrub("")
-}
-
-func forget(tx *sql.Tx, s Session) error {
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		// Decisions extracted from this session's text (the user's own stay).
-		{`DELETE FROM decisions WHERE project = ? AND source = ? AND EXISTS
-			(SELECT 1 FROM rows r WHERE r.session_id = ? AND instr(r.text, decisions.text) > 0)`, []any{s.Project, DecisionExtracted, s.ID}},
-		{`UPDATE handoff_log SET native_id = '', head = '', branch = '', hash = '', header = '', goal = '', next = '', files = '',
-			ended = '` + EndForgotten + `', ended_at = CASE WHEN ended_at = 0 THEN updated ELSE ended_at END WHERE session_id = ?`, []any{s.ID}},
-		{`DELETE FROM described WHERE native_id = ? OR (path = ? AND path != '')`, []any{s.NativeID, s.Transcript}},
-		{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
-		{`DELETE FROM sessions WHERE id = ?`, []any{s.ID}},
-	} {
-		if _, err := tx.Exec(q.sql, q.args...); err != nil {
-			return err
-		}
-	}
-	_, err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID)
-	return err
 }
 
 // deleteSession deletes session id's entries from tables; it counts the first table's.
