@@ -65,11 +65,9 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	}
 	r.AutoVacuum = l.pragmaInt("auto_vacuum") == 2
 	if r.AutoVacuum && !o.DryRun {
-		before := l.fileBytes()
-		if err := l.vacuumSteps(); err != nil {
+		if r.FreedBytes, err = l.vacuumSteps(); err != nil {
 			return r, fmt.Errorf("incremental vacuum: %w", err)
 		}
-		r.FreedBytes = max(0, before-l.fileBytes())
 	}
 	r.FreeBytes = l.freeBytes()
 	return r, nil
@@ -80,15 +78,17 @@ var vacuumPages = 1024
 
 // vacuumSteps gives the free pages back in steps (a hook waits for one),
 // then checkpoints: the file shrinks when the WAL's last frames reach it.
-func (l *Ledger) vacuumSteps() error {
+// It returns what the file shrank by.
+func (l *Ledger) vacuumSteps() (int64, error) {
+	size := l.fileBytes()
 	for free, before := l.pragmaInt("freelist_count"), int64(math.MaxInt64); free > 0 && free < before; { // no progress: never loop
 		if err := l.vacuumStep(); err != nil {
-			return err
+			return 0, err
 		}
 		before, free = free, l.pragmaInt("freelist_count")
 	}
 	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return nil
+	return max(0, size-l.fileBytes()), nil
 }
 
 // vacuumStep gives back up to vacuumPages free pages in one transaction
