@@ -246,15 +246,12 @@ func (l *Ledger) restore(s *salvaged, tables []salvageTable, now time.Time) (n i
 	err = l.inTx(func(tx *sql.Tx) error {
 		for _, t := range tables {
 			for _, row := range s.rows[t.name] {
-				args, err := t.args(tx, ids, row, now)
-				if err == nil && args != nil {
-					var added bool
-					if added, err = Changed(tx, t.insert(), args...); added {
-						n++
-					}
-				}
+				added, err := t.restore(tx, ids, row, now)
 				if err != nil {
 					return err
+				}
+				if added {
+					n++
 				}
 			}
 		}
@@ -266,22 +263,23 @@ func (l *Ledger) restore(s *salvaged, tables []salvageTable, now time.Time) (n i
 	return n, err
 }
 
-// args are what restore inserts for row of t (nil: nothing, its session
-// lost or, for a cursor, its transcript gone from disk).
-func (t salvageTable) args(tx *sql.Tx, ids map[salvageSession]int64, row Salvaged, now time.Time) ([]any, error) {
-	if !t.session {
-		return row.vals, nil
-	}
+// restore inserts row of t, reporting whether it was new: not when its
+// session was lost (dropLost) or, for a cursor, its transcript is gone.
+func (t salvageTable) restore(tx *sql.Tx, ids map[salvageSession]int64, row Salvaged, now time.Time) (bool, error) {
 	if t.name == "cursors" {
 		if fi, err := os.Stat(text(row.vals[0])); err != nil || !fi.Mode().IsRegular() {
-			return nil, nil
+			return false, nil
 		}
 	}
-	sid, err := restoreSession(tx, ids, row.sess, now)
-	if err != nil || sid == 0 && t.dropLost {
-		return nil, err
+	args := row.vals
+	if t.session {
+		sid, err := restoreSession(tx, ids, row.sess, now)
+		if err != nil || sid == 0 && t.dropLost {
+			return false, err
+		}
+		args = append(args, sid)
 	}
-	return append(row.vals, sid), nil
+	return Changed(tx, t.insert(), args...)
 }
 
 // insert is the statement restore writes t's rows with; a cursor at offset
