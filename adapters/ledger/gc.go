@@ -3,6 +3,7 @@ package ledger
 import (
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,11 +65,9 @@ func (l *Ledger) GC(o GCOptions) (GCResult, error) {
 	}
 	r.AutoVacuum = l.pragmaInt("auto_vacuum") == 2
 	if r.AutoVacuum && !o.DryRun {
-		before := l.fileBytes()
-		if err := l.vacuumSteps(); err != nil {
+		if r.FreedBytes, err = l.vacuumSteps(); err != nil {
 			return r, fmt.Errorf("incremental vacuum: %w", err)
 		}
-		r.FreedBytes = max(0, before-l.fileBytes())
 	}
 	r.FreeBytes = l.freeBytes()
 	return r, nil
@@ -79,19 +78,17 @@ var vacuumPages = 1024
 
 // vacuumSteps gives the free pages back in steps (a hook waits for one),
 // then checkpoints: the file shrinks when the WAL's last frames reach it.
-func (l *Ledger) vacuumSteps() error {
-	for free := l.pragmaInt("freelist_count"); free > 0; {
+// It returns what the file shrank by.
+func (l *Ledger) vacuumSteps() (int64, error) {
+	size := l.fileBytes()
+	for free, before := l.pragmaInt("freelist_count"), int64(math.MaxInt64); free > 0 && free < before; { // no progress: never loop
 		if err := l.vacuumStep(); err != nil {
-			return err
+			return 0, err
 		}
-		left := l.pragmaInt("freelist_count")
-		if left >= free {
-			break // no progress: never loop
-		}
-		free = left
+		before, free = free, l.pragmaInt("freelist_count")
 	}
 	_, _ = l.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return nil
+	return max(0, size-l.fileBytes()), nil
 }
 
 // vacuumStep gives back up to vacuumPages free pages in one transaction
@@ -107,35 +104,23 @@ var sessionRowTables = []string{"rows", "row_keys", "keys_recent"}
 // pruneSession deletes session id's rows and keys unless it was active since cut.
 func (l *Ledger) pruneSession(id, cut int64) (n int64, err error) {
 	err = l.inTx(func(tx *sql.Tx) error {
-		var old int // 0: active again since the list was made
-		if err := tx.QueryRow(`SELECT COUNT(*) FROM sessions WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut).Scan(&old); err != nil || old == 0 {
-			return err
+		// Nothing changed: the session was active again since the list was made.
+		old, err := Changed(tx, `UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ? AND MAX(last_active, last_seen) < ?`, id, cut)
+		if err == nil && old {
+			n, err = deleteSession(tx, sessionRowTables, id)
 		}
-		res, err := tx.Exec(`DELETE FROM rows WHERE session_id = ?`, id)
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		if err := deleteSession(tx, sessionRowTables[1:], id); err != nil {
-			return err
-		}
-		return run(tx, `UPDATE sessions SET pruned = next_seq - 1, keys_through = next_seq WHERE id = ?`, id)
+		return err
 	})
 	return n, err
 }
 
 // Vacuum rewrites the ledger without free pages, incremental auto-vacuum on
 // (`gc --vacuum`, once for an older ledger); it needs its size in free disk.
-func (l *Ledger) Vacuum() error {
-	if _, err := l.db.Exec(`PRAGMA auto_vacuum = incremental`); err != nil {
-		return fmt.Errorf("vacuum ledger: %w", err)
-	}
-	return l.scrub()
-}
+func (l *Ledger) Vacuum() error { return l.scrub(`PRAGMA auto_vacuum = incremental; `) }
 
-// scrub rewrites the ledger without its free pages and empties the WAL.
-func (l *Ledger) scrub() error {
-	if _, err := l.db.Exec(`VACUUM`); err != nil {
+// scrub rewrites the ledger without its free pages, after the pragmas, and empties the WAL.
+func (l *Ledger) scrub(pragmas string) error {
+	if _, err := l.db.Exec(pragmas + `VACUUM`); err != nil {
 		return fmt.Errorf("rewrite the ledger: %w", err)
 	}
 	return run(l, `PRAGMA wal_checkpoint(TRUNCATE)`)
@@ -171,11 +156,7 @@ func (l *Ledger) FindSessions(id string) ([]Session, error) {
 	if id == "" {
 		return nil, nil
 	}
-	ss, err := l.sessions(`s.native_id = ? ORDER BY s.id`, id)
-	if err != nil || len(ss) > 0 {
-		return ss, err
-	}
-	return l.sessions(`substr(s.native_id, 1, ?) = ? ORDER BY s.id`, len(id), id)
+	return l.sessions(`s.native_id = ?1 OR (substr(s.native_id, 1, length(?1)) = ?1 AND NOT EXISTS (SELECT 1 FROM sessions WHERE native_id = ?1)) ORDER BY s.id`, id)
 }
 
 // ForgetPlan counts what Forget would remove for s.
@@ -193,47 +174,46 @@ func (l *Ledger) ForgetPlan(s Session) (Forgettable, error) {
 // content is overwritten (secure_delete) and the file rewritten (VACUUM),
 // the WAL emptied: SQLite keeps deleted cells in free pages and the WAL.
 func (l *Ledger) Forget(s Session) error {
-	_, err := l.db.Exec(`PRAGMA secure_delete = ON`)
-	if err == nil {
-		err = l.inTx(func(tx *sql.Tx) error { return forget(tx, s) })
-	}
+	err := l.inTx(func(tx *sql.Tx) error {
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{`PRAGMA secure_delete = ON`, nil}, // the connection's, from here on
+			// Decisions extracted from this session's text (the user's own stay).
+			{`DELETE FROM decisions WHERE project = ? AND source = ? AND EXISTS
+				(SELECT 1 FROM rows r WHERE r.session_id = ? AND instr(r.text, decisions.text) > 0)`, []any{s.Project, DecisionExtracted, s.ID}},
+			{`UPDATE handoff_log SET native_id = '', head = '', branch = '', hash = '', header = '', goal = '', next = '', files = '',
+				ended = '` + EndForgotten + `', ended_at = CASE WHEN ended_at = 0 THEN updated ELSE ended_at END WHERE session_id = ?`, []any{s.ID}},
+			{`DELETE FROM described WHERE native_id = ? OR (path = ? AND path != '')`, []any{s.NativeID, s.Transcript}},
+			{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
+			{`DELETE FROM sessions WHERE id = ?`, []any{s.ID}},
+		} {
+			if _, err := tx.Exec(q.sql, q.args...); err != nil {
+				return err
+			}
+		}
+		_, err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
-	return l.scrub()
+	return l.scrub("")
 }
 
-func forget(tx *sql.Tx, s Session) error {
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		// Decisions extracted from this session's text (the user's own stay).
-		{`DELETE FROM decisions WHERE project = ? AND source = ? AND EXISTS
-			(SELECT 1 FROM rows r WHERE r.session_id = ? AND instr(r.text, decisions.text) > 0)`, []any{s.Project, DecisionExtracted, s.ID}},
-		{`UPDATE handoff_log SET native_id = '', head = '', branch = '', hash = '', header = '', goal = '', next = '', files = '',
-			ended = '` + EndForgotten + `', ended_at = CASE WHEN ended_at = 0 THEN updated ELSE ended_at END WHERE session_id = ?`, []any{s.ID}},
-		{`DELETE FROM described WHERE native_id = ? OR (path = ? AND path != '')`, []any{s.NativeID, s.Transcript}},
-		{`DELETE FROM distill_state WHERE project = ?`, []any{s.Project}},
-	} {
-		if _, err := tx.Exec(q.sql, q.args...); err != nil {
-			return err
+// deleteSession deletes session id's entries from tables; it counts the first table's.
+func deleteSession(tx *sql.Tx, tables []string, id int64) (first int64, err error) {
+	for i, t := range tables {
+		res, err := tx.Exec(`DELETE FROM `+t+` WHERE session_id = ?`, id)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 {
+			first, _ = res.RowsAffected()
 		}
 	}
-	if err := deleteSession(tx, slices.Concat(sessionRowTables, []string{"cursors", "deliveries", "pending_inject", "limit_events", "handoffs"}), s.ID); err != nil {
-		return err
-	}
-	return run(tx, `DELETE FROM sessions WHERE id = ?`, s.ID)
-}
-
-// deleteSession deletes session id's entries from tables.
-func deleteSession(tx *sql.Tx, tables []string, id int64) error {
-	for _, t := range tables {
-		if _, err := tx.Exec(`DELETE FROM `+t+` WHERE session_id = ?`, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return first, nil
 }
 
 // ForgottenCount is how many handoff records say their session was forgotten.

@@ -279,8 +279,8 @@ func (l *Ledger) migrate() error {
 			return err
 		}
 		stmts := migrations[v:]
-		if v == 0 && freshSchema() != nil {
-			stmts = freshStmts
+		if fresh := freshSchema(); v == 0 && fresh != nil {
+			stmts = fresh
 		}
 		for i, stmt := range stmts {
 			if _, err := tx.Exec(stmt); err != nil {
@@ -305,20 +305,12 @@ func (l *Ledger) inTx(fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-var (
-	freshOnce  sync.Once
-	freshStmts []string
-)
-
 // freshSchema is the migrations' end schema, read back from running them in
 // memory (nil if that failed: they are replayed), ordered for salvage: root
 // pages sit at the file's front in creation order (replayed, sessions land
 // at page 18) and a file cut short keeps its front, so sessions and cursors
 // come first (pages 3–6), then the other salvageTables, the indexes last.
-func freshSchema() []string {
-	freshOnce.Do(func() { freshStmts, _ = schemaOf(migrations) })
-	return freshStmts
-}
+var freshSchema = sync.OnceValue(func() []string { s, _ := schemaOf(migrations); return s })
 
 func schemaOf(ms []string) ([]string, error) {
 	db, err := sql.Open("sqlite3", ":memory:")
@@ -327,42 +319,16 @@ func schemaOf(ms []string) ([]string, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1) // one connection: one in-memory database
-	for _, m := range ms {
-		if _, err := db.Exec(m); err != nil {
-			return nil, err
-		}
-	}
-	type obj struct {
-		rank int
-		sql  string
-	}
-	objs, err := All(dbStore{db}, func(r Scanner) (o obj, err error) {
-		var table bool
-		var name string
-		err = r.Scan(&table, &name, &o.sql)
-		o.rank = 2*len(salvageTables) + 2
-		if table {
-			o.rank = 1 + slices.IndexFunc(salvageTables, func(t salvageTable) bool { return t.name == name })
-			if o.rank == 0 && name != "sessions" {
-				o.rank = len(salvageTables) + 1 // other tables in the migrations' order
-			}
-		}
-		return o, err
-	}, `SELECT type = 'table', name, sql FROM sqlite_schema WHERE sql IS NOT NULL -- autoindexes have none
-		 AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY rowid`)
-	if err != nil {
+	if _, err := db.Exec(strings.Join(ms, "\n")); err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(objs, func(a, b obj) int { return a.rank - b.rank })
-	out := make([]string, len(objs))
-	for i, o := range objs {
-		out[i] = o.sql
+	rank := `CASE name WHEN 'sessions' THEN 0`
+	for i, t := range salvageTables {
+		rank += ` WHEN '` + t.name + `' THEN ` + strconv.Itoa(i+1)
 	}
-	return out, nil
+	return All(db, ScanValue[string], `SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL -- autoindexes have none
+		AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY type != 'table', `+rank+` ELSE 99 END, rowid`)
 }
-
-// dbStore is a *sql.DB as a Store (Begin and the ledger's own methods aside).
-type dbStore struct{ *sql.DB }
 
 var registerOnce sync.Once
 
@@ -621,8 +587,7 @@ func run(s Store, q string, args ...any) error {
 
 // Has reports whether a COUNT(*) query counts anything.
 func Has(s Store, q string, args ...any) bool {
-	var n int
-	_ = s.QueryRow(q, args...).Scan(&n)
+	n, _ := ScanValue[int](s.QueryRow(q, args...))
 	return n > 0
 }
 
@@ -797,12 +762,10 @@ func (l *Ledger) recentSessionRows(s Session) ([]Row, error) {
 		}
 		out = append(out, older...)
 	}
-	bySeq := func(a, b Row) int { return cmp.Compare(a.Seq, b.Seq) }
-	slices.SortFunc(out, bySeq)
 	if out, err = l.addErrorCalls(s, out); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, bySeq)
+	slices.SortFunc(out, func(a, b Row) int { return cmp.Compare(a.Seq, b.Seq) }) // seqs are unique in a session
 	return out, nil
 }
 
@@ -874,10 +837,7 @@ func unpadState(b []byte) []byte {
 // the one loaded (version; "" for none): of two snapshots folding at once
 // the loser's save is dropped, never moving the state back or folding twice.
 func (l *Ledger) SaveState(project string, state []byte, seqs Seqs, version string, now time.Time) (bool, error) {
-	raw, err := json.Marshal(seqs)
-	if err != nil {
-		return false, err
-	}
+	raw, _ := json.Marshal(seqs) // a map of integers: never fails
 	q := `INSERT INTO distill_state (project, state, seqs, updated) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (project) DO NOTHING`
 	args := []any{project, padState(state), string(raw), now.UnixMilli()}
 	if version != "" {
@@ -937,15 +897,9 @@ func (l *Ledger) MissedInjections(project string) ([]string, error) {
 
 // KnownProjects lists, sorted, the projects of sessions, handoffs, receipts.
 func (l *Ledger) KnownProjects() ([]string, error) {
-	ps, err := All(l, ScanValue[sql.NullString], `SELECT project FROM sessions WHERE project != '' UNION SELECT project FROM handoffs
-		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`)
-	var out []string
-	for _, p := range ps {
-		if p.Valid && strings.TrimSpace(p.String) != "" {
-			out = append(out, p.String)
-		}
-	}
-	return out, err
+	ps, err := All(l, ScanValue[string], `SELECT project FROM sessions UNION SELECT project FROM handoffs
+		UNION SELECT project FROM handoff_log UNION SELECT project FROM deliveries ORDER BY 1`) // every column NOT NULL
+	return slices.DeleteFunc(ps, func(p string) bool { return strings.TrimSpace(p) == "" }), err
 }
 
 // Handoff is a project's current handoff (table handoffs; publish/lifecycle writes it).
@@ -959,15 +913,13 @@ type Handoff struct {
 
 // HandoffTrusted reports whether hash is one of project's newest published handoffs'.
 func (l *Ledger) HandoffTrusted(project, hash string) (bool, error) {
-	var n int
-	err := l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash).Scan(&n)
+	n, err := ScanValue[int](l.db.QueryRow(`SELECT COUNT(*) FROM published WHERE project = ? AND hash = ?`, project, hash))
 	return n > 0, err
 }
 
 // HandoffKnown reports whether the ledger holds project's current handoff (a recovery may not).
 func (l *Ledger) HandoffKnown(project string) bool {
-	var n int
-	err := l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project).Scan(&n)
+	n, err := ScanValue[int](l.db.QueryRow(`SELECT COUNT(*) FROM handoffs WHERE project = ?`, project))
 	return err != nil || n > 0 // an error: as if known (nothing is restored over it)
 }
 
@@ -1005,17 +957,13 @@ type Stats struct {
 // Stats counts what the ledger holds.
 func (l *Ledger) Stats() (Stats, error) {
 	s := Stats{BySessions: map[string]int{}}
-	if err := l.db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT project), COALESCE(SUM(next_seq - 1 - pruned), 0) FROM sessions`).Scan(&s.Sessions, &s.Projects, &s.Rows); err != nil {
-		return s, err
-	}
-	type byTool struct {
-		tool string
-		n    int
-	}
-	ts, err := All(l, func(sc Scanner) (t byTool, err error) { return t, sc.Scan(&t.tool, &t.n) }, `SELECT tool, COUNT(*) FROM sessions GROUP BY tool`)
-	for _, t := range ts {
-		s.BySessions[t.tool] = t.n
-	}
+	_, err := All(l, func(sc Scanner) (n int, err error) {
+		var rows int
+		var tool string
+		err = sc.Scan(&tool, &n, &rows, &s.Projects)
+		s.BySessions[tool], s.Sessions, s.Rows = n, s.Sessions+n, s.Rows+rows
+		return n, err
+	}, `SELECT tool, COUNT(*), SUM(next_seq - 1 - pruned), (SELECT COUNT(DISTINCT project) FROM sessions) FROM sessions GROUP BY tool`)
 	return s, err
 }
 

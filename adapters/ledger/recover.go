@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,13 +21,6 @@ import (
 // sessions by agent, native id and project. Damage shows at Open ("not a
 // database") or when a statement reads a damaged page ("malformed": Reopen).
 
-// Salvaged is a transcript a damaged ledger tracked.
-type Salvaged struct {
-	Path, Tool, NativeID, Project, Transcript string
-	Sidechain                                 bool
-	Updated                                   int64
-}
-
 // salvageTable is a table recovery copies: cols as they are and, with
 // session, the new id of its rows' session (0 when lost; dropLost: dropped).
 type salvageTable struct {
@@ -35,7 +30,7 @@ type salvageTable struct {
 
 // salvageTables are the tables recovery reads, in freshSchema's order after sessions.
 var salvageTables = []salvageTable{
-	{name: "cursors"},
+	{name: "cursors", cols: "path, sidechain, updated", session: true, dropLost: true}, // at offset 0: restore
 	{name: "handoff_log", cols: "id, project, tool, native_id, head, branch, hash, header, goal, next, files, written, updated, ended, ended_at", session: true},
 	{name: "decisions", cols: "project, text, why, source, at, dropped"},
 	{name: "pinned_task", cols: "project, text, at"},
@@ -56,7 +51,8 @@ type salvageSession struct {
 	FirstSeen, LastSeen                 int64
 }
 
-type salvagedRow struct {
+// Salvaged is a row recovery read, with its session.
+type Salvaged struct {
 	vals []any
 	sess salvageSession
 }
@@ -64,26 +60,21 @@ type salvagedRow struct {
 // salvaged is what recovery read from a damaged ledger. answered marks the
 // tables a query read (maybe partly); the others are tried the next way.
 type salvaged struct {
-	files    []Salvaged
-	rows     map[string][]salvagedRow
+	rows     map[string][]Salvaged
 	answered map[string]bool
 }
 
 // Salvage reads the cursors and their sessions from a damaged ledger file.
-func Salvage(path string) []Salvaged { return salvageAll(path).files }
+func Salvage(path string) []Salvaged { return salvageAll(path).rows["cursors"] }
 
 // salvageAll reads the salvageTables, one way of opening the file after another.
 func salvageAll(path string) *salvaged {
-	s := &salvaged{rows: map[string][]salvagedRow{}, answered: map[string]bool{}}
-	for _, q := range []string{"mode=ro", "mode=ro&immutable=1"} {
-		if s.read(path, q); s.done() {
-			return s
-		}
+	s := &salvaged{rows: map[string][]Salvaged{}, answered: map[string]bool{}}
+	s.read(path, "mode=ro")
+	s.read(path, "mode=ro&immutable=1")
+	if !s.done() {
+		salvageCopies(path, s)
 	}
-	if salvageTruncated(path, s); s.done() {
-		return s
-	}
-	salvageHeaderless(path, s)
 	return s
 }
 
@@ -93,6 +84,9 @@ func (s *salvaged) done() bool {
 
 // read queries the tables not answered yet, opening path with query, within salvageTimeout.
 func (s *salvaged) read(path, query string) {
+	if s.done() {
+		return
+	}
 	db, err := sql.Open("sqlite3", FileURI(path, query+"&_busy_timeout=100"))
 	if err != nil {
 		return
@@ -100,88 +94,52 @@ func (s *salvaged) read(path, query string) {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), salvageTimeout)
 	defer cancel()
-	s.query(ctx, db, "cursors", `SELECT c.path, c.sidechain, c.updated, s.tool, s.native_id, s.project, s.transcript
-		FROM cursors c JOIN sessions s ON s.id = c.session_id`, func(r *sql.Rows) error {
-		var f Salvaged
-		err := r.Scan(&f.Path, &f.Sidechain, &f.Updated, &f.Tool, &f.NativeID, &f.Project, &f.Transcript)
-		if err == nil {
-			s.files = append(s.files, f)
+	for _, t := range salvageTables {
+		if !s.answered[t.name] {
+			s.answered[t.name] = s.readTable(ctx, db, t)
 		}
-		return err
-	})
-	for _, t := range salvageTables[1:] {
-		q := `SELECT ` + t.cols + ` FROM ` + t.name
-		n := strings.Count(t.cols, ",") + 1
-		if t.session {
-			q = `SELECT x.` + strings.ReplaceAll(t.cols, ", ", ", x.") + `, s.tool, s.native_id, s.project, s.transcript, s.first_seen, s.last_seen FROM ` + t.name + ` x LEFT JOIN sessions s ON s.id = x.session_id`
-		}
-		s.query(ctx, db, t.name, q, func(r *sql.Rows) error {
-			row := salvagedRow{vals: make([]any, n)}
-			var ss [4]sql.NullString
-			var fs, ls sql.NullInt64
-			dest := make([]any, n, n+6)
-			for i := range row.vals {
-				dest[i] = &row.vals[i]
-			}
-			if t.session {
-				dest = append(dest, &ss[0], &ss[1], &ss[2], &ss[3], &fs, &ls)
-			}
-			if err := r.Scan(dest...); err != nil {
-				return err
-			}
-			row.sess = salvageSession{ss[0].String, ss[1].String, ss[2].String, ss[3].String, fs.Int64, ls.Int64}
-			s.rows[t.name] = append(s.rows[t.name], row)
-			return nil
-		})
 	}
 }
 
-// query runs stmt for table unless answered, up to maxSalvageRows rows.
-func (s *salvaged) query(ctx context.Context, db *sql.DB, table, stmt string, scan func(*sql.Rows) error) {
-	if s.answered[table] {
-		return
+// readTable reads up to maxSalvageRows of t's rows, with their sessions,
+// and reports whether its query answered.
+func (s *salvaged) readTable(ctx context.Context, db *sql.DB, t salvageTable) bool {
+	sess, from := `'', '', '', '', 0, 0`, ` FROM `+t.name+` x`
+	if t.session {
+		sess = `IFNULL(s.tool, ''), IFNULL(s.native_id, ''), IFNULL(s.project, ''), IFNULL(s.transcript, ''), IFNULL(s.first_seen, 0), IFNULL(s.last_seen, 0)`
+		from += ` LEFT JOIN sessions s ON s.id = x.session_id`
 	}
-	rows, err := db.QueryContext(ctx, stmt)
+	rows, err := db.QueryContext(ctx, `SELECT `+sess+`, x.`+strings.ReplaceAll(t.cols, ", ", ", x.")+from)
 	if err != nil {
 		// A ledger from before a table existed has none to give.
-		s.answered[table] = strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
-		return
+		return strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")
 	}
 	defer rows.Close()
 	n := 0
 	for ; n < maxSalvageRows && rows.Next(); n++ {
-		if scan(rows) != nil {
+		row := Salvaged{vals: make([]any, strings.Count(t.cols, ",")+1)}
+		dest := []any{&row.sess.Tool, &row.sess.NativeID, &row.sess.Project, &row.sess.Transcript, &row.sess.FirstSeen, &row.sess.LastSeen}
+		for i := range row.vals {
+			dest = append(dest, &row.vals[i])
+		}
+		if rows.Scan(dest...) != nil {
 			break
 		}
+		s.rows[t.name] = append(s.rows[t.name], row)
 	}
 	// Rows before a damaged page count; an error before any row (SQLite
 	// reports damage as it steps) leaves the table to the next way.
-	s.answered[table] = n > 0 || rows.Err() == nil
+	return n > 0 || rows.Err() == nil
 }
 
-// salvageTruncated reads a file cut short from a copy padded to the size its
-// header says (SQLite refuses it even with the front pages all there).
-func salvageTruncated(path string, s *salvaged) {
-	data := readSmall(path, 100)
-	if len(data) < 100 || string(data[:16]) != "SQLite format 3\x00" {
-		return
+// salvageCopies reads the file from repaired copies: cut short, padded to
+// the size its header says; its header destroyed, with a standard one,
+// trying the usual page sizes (the WAL's first).
+func salvageCopies(path string, s *salvaged) {
+	data, wal := readSmall(path, 100), readSmall(path+"-wal", 32)
+	if p := padded(data); p != nil {
+		s.readCopy(path+".salvage", p, wal)
 	}
-	ps := int(binary.BigEndian.Uint16(data[16:18]))
-	if ps == 1 {
-		ps = 65536
-	}
-	pages := int(binary.BigEndian.Uint32(data[28:32]))
-	if ps < 512 || pages <= 0 || int64(pages)*int64(ps) > salvageMax || pages*ps <= len(data) {
-		return
-	}
-	s.readCopy(path+".salvage", append(data, make([]byte, pages*ps-len(data))...), readSmall(path+"-wal", 32))
-}
-
-// salvageHeaderless reads a file whose header is destroyed from a copy with
-// a standard header, trying the usual page sizes (the WAL's first).
-func salvageHeaderless(path string, s *salvaged) {
-	data := readSmall(path, 1024)
-	wal := readSmall(path+"-wal", 32)
 	sizes := []int{4096, 1024, 8192, 16384, 32768, 65536}
 	if len(wal) >= 32 {
 		if ps := int(binary.BigEndian.Uint32(wal[8:12])); ps >= 512 && ps <= 65536 && ps&(ps-1) == 0 {
@@ -189,14 +147,28 @@ func salvageHeaderless(path string, s *salvaged) {
 		}
 	}
 	for _, ps := range sizes {
-		if ps > len(data) { // also when data is nil
+		if ps > len(data) || s.done() { // also when data is nil
 			break
 		}
 		copy(data, sqliteHeader(ps))
-		if s.readCopy(path+".salvage", data, wal); s.done() {
-			return
-		}
+		s.readCopy(path+".salvage", data, wal)
 	}
+}
+
+// padded is a copy of data, a database file cut short, padded to the size its header
+// says (SQLite refuses it even with the front pages all there); nil for any other data.
+func padded(data []byte) []byte {
+	if len(data) < 100 || string(data[:16]) != "SQLite format 3\x00" {
+		return nil
+	}
+	ps := int(binary.BigEndian.Uint16(data[16:18]))
+	if ps == 1 {
+		ps = 65536
+	}
+	if pages := int(binary.BigEndian.Uint32(data[28:32])); ps >= 512 && pages > 0 && int64(pages)*int64(ps) <= salvageMax && pages*ps > len(data) {
+		return append(data[:len(data):len(data)], make([]byte, pages*ps-len(data))...)
+	}
+	return nil
 }
 
 // readSmall returns the regular file at path when it holds atLeast to
@@ -218,35 +190,27 @@ func writeNew(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = f.Write(data)
+	return cmp.Or(err, f.Close())
 }
 
-// readCopy reads the tables not read yet from data written to tmp: with the
-// WAL beside it (the header switched to WAL mode), then alone; then removes it.
+// readCopy reads the tables not read yet from data (a file's first 512
+// bytes at least) written to tmp: with the WAL beside it (the header
+// switched to WAL mode), then alone; then removes it.
 func (s *salvaged) readCopy(tmp string, data, wal []byte) {
 	defer func() {
 		for _, sfx := range []string{"", "-wal", "-shm"} {
 			os.Remove(tmp + sfx)
 		}
 	}()
-	if len(wal) > 0 && len(data) >= 100 {
+	if len(wal) > 0 {
 		data[18], data[19] = 2, 2
 		if writeNew(tmp, data) == nil && writeNew(tmp+"-wal", wal) == nil {
-			if s.read(tmp, "mode=ro"); s.done() {
-				return
-			}
+			s.read(tmp, "mode=ro")
 		}
-		os.Remove(tmp + "-wal")
-		os.Remove(tmp + "-shm")
 	}
-	if len(data) >= 100 {
-		data[18], data[19] = 1, 1
-	}
-	if writeNew(tmp, data) == nil {
+	data[18], data[19] = 1, 1 // rollback mode: the -wal and -shm left are not read
+	if !s.done() && writeNew(tmp, data) == nil {
 		s.read(tmp, "mode=ro&immutable=1")
 	}
 }
@@ -268,77 +232,67 @@ func sqliteHeader(ps int) []byte {
 	return h
 }
 
-// register re-creates the sessions and offset-0 cursors of files still on disk; it counts them.
-func (l *Ledger) register(files []Salvaged, now time.Time) (int, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	n := 0
-	for _, f := range files {
-		if fi, err := os.Stat(f.Path); f.Tool == "" || f.NativeID == "" || err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		sid, err := ensureSession(tx, SessionRef{Tool: f.Tool, NativeID: f.NativeID, Project: f.Project, Transcript: f.Transcript}, now)
-		if err != nil {
-			return 0, err
-		}
-		res, err := tx.Exec(`INSERT INTO cursors (path, session_id, sidechain, offset, dev, ino, head, head_len, updated)
-			VALUES (?, ?, ?, 0, 0, 0, '', 0, ?) ON CONFLICT (path) DO NOTHING`, f.Path, sid, f.Sidechain, f.Updated)
-		if err != nil {
-			return 0, err
-		}
-		k, _ := res.RowsAffected()
-		n += int(k)
-	}
-	return n, tx.Commit()
-}
-
 // restore writes the salvaged tables into the new ledger in one transaction
 // and returns how many rows it wrote; rows it holds win. Sessions keep the
 // times they were seen (a receipt's session idle for a day must not count
 // as working on the task now: AlreadyResumed).
-func (l *Ledger) restore(s *salvaged, now time.Time) (int, error) {
-	tx, err := l.db.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
+func (l *Ledger) restore(s *salvaged, tables []salvageTable, now time.Time) (n int, err error) {
 	// With part of the lifecycle unreadable the current handoffs are left
 	// out: HandoffKnown is false, publish restores them from verified files.
 	if slices.ContainsFunc([]string{"handoff_log", "deliveries", "decisions", "pinned_task"}, func(t string) bool { return !s.answered[t] }) {
 		delete(s.rows, "handoffs")
 	}
 	ids := map[salvageSession]int64{}
-	n := 0
-	for _, t := range salvageTables[1:] {
-		cols, marks := t.cols, strings.Repeat("?, ", strings.Count(t.cols, ",")+1)
-		if t.session {
-			cols, marks = cols+", session_id", marks+"?, "
-		}
-		q := `INSERT INTO ` + t.name + ` (` + cols + `) VALUES (` + strings.TrimSuffix(marks, ", ") + `) ON CONFLICT DO NOTHING`
-		for _, row := range s.rows[t.name] {
-			args := row.vals
-			if t.session {
-				sid, err := restoreSession(tx, ids, row.sess, now)
+	err = l.inTx(func(tx *sql.Tx) error {
+		for _, t := range tables {
+			for _, row := range s.rows[t.name] {
+				added, err := t.restore(tx, ids, row, now)
 				if err != nil {
-					return 0, err
+					return err
 				}
-				if sid == 0 && t.dropLost {
-					continue
+				if added {
+					n++
 				}
-				args = append(args, sid)
 			}
-			res, err := tx.Exec(q, args...)
-			if err != nil {
-				return 0, err
-			}
-			k, _ := res.RowsAffected()
-			n += int(k)
+		}
+		return nil
+	})
+	if err != nil {
+		n = 0 // rolled back
+	}
+	return n, err
+}
+
+// restore inserts row of t, reporting whether it was new: not when its
+// session was lost (dropLost) or, for a cursor, its transcript is gone.
+func (t salvageTable) restore(tx *sql.Tx, ids map[salvageSession]int64, row Salvaged, now time.Time) (bool, error) {
+	if t.name == "cursors" {
+		if fi, err := os.Stat(text(row.vals[0])); err != nil || !fi.Mode().IsRegular() {
+			return false, nil
 		}
 	}
-	return n, tx.Commit()
+	args := row.vals
+	if t.session {
+		sid, err := restoreSession(tx, ids, row.sess, now)
+		if err != nil || sid == 0 && t.dropLost {
+			return false, err
+		}
+		args = append(args, sid)
+	}
+	return Changed(tx, t.insert(), args...)
+}
+
+// insert is the statement restore writes t's rows with; a cursor at offset
+// 0: the catch-up reads its transcript again.
+func (t salvageTable) insert() string {
+	cols, marks := t.cols, strings.Repeat("?, ", strings.Count(t.cols, ",")+1)
+	if t.session {
+		cols, marks = cols+", session_id", marks+"?, "
+	}
+	if t.name == "cursors" {
+		cols, marks = cols+", offset, dev, ino, head, head_len", marks+"0, 0, 0, '', 0, "
+	}
+	return `INSERT INTO ` + t.name + ` (` + cols + `) VALUES (` + strings.TrimSuffix(marks, ", ") + `) ON CONFLICT DO NOTHING`
 }
 
 // restoreSession is the new id of a salvaged session (0: lost), with its times seen.
@@ -346,15 +300,14 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 	if ss.Tool == "" || ss.NativeID == "" {
 		return 0, nil
 	}
-	key := salvageSession{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project}
-	if id, ok := ids[key]; ok {
+	if id, ok := ids[ss]; ok { // every row of a session joins the same values
 		return id, nil
 	}
 	id, err := ensureSession(tx, SessionRef{Tool: ss.Tool, NativeID: ss.NativeID, Project: ss.Project, Transcript: ss.Transcript}, now)
 	if err == nil && ss.LastSeen > 0 {
 		_, err = tx.Exec(`UPDATE sessions SET last_seen = ?, first_seen = MIN(first_seen, ?) WHERE id = ?`, ss.LastSeen, max(ss.FirstSeen, 1), id)
 	}
-	ids[key] = id
+	ids[ss] = id
 	return id, err
 }
 
@@ -362,7 +315,7 @@ func restoreSession(tx *sql.Tx, ids map[salvageSession]int64, ss salvageSession,
 // restores what it can; stillBad (under the lock) is false when another
 // process recovered already.
 func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger, error) {
-	unlock, err := lockDir(filepath.Dir(path))
+	unlock, err := lockHome(filepath.Dir(path), deadline)
 	if err != nil {
 		return nil, fmt.Errorf("lock carryover home for ledger recovery: %w", err)
 	}
@@ -383,8 +336,8 @@ func recoverFile(path string, deadline time.Time, stillBad func() bool) (*Ledger
 	}
 	l.Recovered, l.MovedTo = true, moved
 	s := salvageAll(moved)
-	l.Rebuilt, _ = l.register(s.files, time.Now())
-	l.Restored, l.RestoreErr = l.restore(s, time.Now())
+	l.Rebuilt, _ = l.restore(s, salvageTables[:1], time.Now())
+	l.Restored, l.RestoreErr = l.restore(s, salvageTables[1:], time.Now())
 	return l, nil
 }
 
@@ -395,4 +348,23 @@ func (l *Ledger) Reopen() (*Ledger, error) {
 	defer openMu.Unlock()
 	_ = l.db.Close()
 	return recoverFile(l.Path, l.deadline, func() bool { return l.ino != 0 && inode(l.Path) == l.ino })
+}
+
+// lockHome takes the recovery lock, an exclusive transaction on a file in
+// the carryover home, so concurrent hooks that all find the ledger damaged
+// move it aside once, not each other's new ledger. It waits for another
+// process's recovery as a statement waits for a lock (OpenBy's deadline,
+// else busyTimeout). The file stays: deleting it while another process
+// waits would let both in.
+func lockHome(dir string, deadline time.Time) (unlock func(), err error) {
+	db, err := sql.Open("sqlite3", FileURI(filepath.Join(dir, "recovery.lock"), "_txlock=exclusive&_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)))
+	if err != nil {
+		return nil, err
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return func() { tx.Rollback(); db.Close() }, nil
 }
