@@ -1026,13 +1026,6 @@ func (a *assign) foreignKey(s string) (Kind, bool) {
 	return "", false
 }
 
-var foreignWords = []keyword{
-	{"contraseña", KindPassword}, {"пароль", KindPassword}, {"パスワード", KindPassword}, {"密码", KindPassword},
-	{"口令", KindPassword}, {"暗証番号", KindPassword}, {"токен", KindToken}, {"トークン", KindToken},
-	{"令牌", KindToken}, {"секрет", KindSecret}, {"シークレット", KindSecret}, {"秘密", KindSecret},
-	{"密钥", KindSecret}, {"秘钥", KindSecret}, {"ключ", KindSecret}, {"秘密鍵", KindSecret},
-}
-
 // keyEnd is readAssign's way back from the operator at i (the last byte
 // of a full-width colon) to the key's end.
 func keyEnd(s string, i int) (j int, spaced bool) {
@@ -1206,8 +1199,6 @@ func keyName(key []byte) bool {
 	return slices.ContainsFunc(keyWords, func(w string) bool { return strings.HasSuffix(k, w) }) &&
 		!hasAnySuffix(k, len(k)-3, "public", "pub", "host")
 }
-
-var keyWords = []string{"key", "passcode", "seed", "hmac", "jwt", "bearer", "cookie", "cred", "pat"}
 
 // keyMaterial reports a value that reads as generated key material, after
 // an encoding label (base64:...): randomIdent's mix, with digits inside (a
@@ -1547,17 +1538,6 @@ type keyword struct {
 	kind Kind
 }
 
-// qualifiers follow a keyword in names whose value is not the secret itself
-// (PASSWORD_FILE, TOKEN_URL, API_KEY_ID, SECRET_NAME, TOKEN_EXPIRES_AT).
-var qualifiers = []string{
-	"file", "path", "dir", "url", "uri", "endpoint", "host", "port", "name", "user", "id",
-	"type", "length", "len", "count", "limit", "min", "max", "size", "ttl", "expir", "timeout",
-	"header", "prefix", "suffix", "env", "var", "ref", "policy", "required", "enabled",
-	"disabled", "mode", "method", "format", "regex", "pattern", "location", "provider",
-	"store", "backend", "command", "cmd", "scope", "audience", "issuer", "alg", "version",
-	"field", "param", "rotation", "reset", "hint", "label", "arn", "kms", "source",
-}
-
 func allowedTail(tail, word string, env bool) bool {
 	switch word {
 	case "auth":
@@ -1813,13 +1793,6 @@ func afterUserFlag(s string, u int) bool {
 
 func hasAnySuffix(s string, i int, ps ...string) bool {
 	return slices.ContainsFunc(ps, func(p string) bool { return hasSuffixAt(s, i, p) })
-}
-
-// databaseSchemes get their own kind in URL credentials.
-var databaseSchemes = []string{
-	"postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss",
-	"amqp", "amqps", "mssql", "sqlserver", "clickhouse", "cockroachdb", "oracle", "couchdb",
-	"memcached", "neo4j", "neo4j+s", "bolt", "cassandra", "influxdb",
 }
 
 // urlCredentials masks the password of scheme://user:password@host
@@ -2098,10 +2071,6 @@ func keywordShape(s string, i int) bool {
 	return s[i+1:i+3] == "ey"
 }
 
-// wStems end where a password's word has its 'w': pw, passwd, passwort,
-// kennwort, wachtwoord.
-var wStems = []string{"p", "pass", "kenn", "wacht"}
-
 // wordEnd reports whether at p a run of 1 to n bytes of set ends a word
 // (the text or a valueStop follows).
 func wordEnd(s string, p int, set string, n int) bool {
@@ -2162,17 +2131,6 @@ func foreignValue(s string, p int) (Match, bool) {
 		return Match{}, false
 	}
 	return proseValue(s[:e], p, KindPassword, nil) // a marker is a placeholder (proseSecret)
-}
-
-// promptWords are the words of a prompt for a credential, lower case
-// ("pin" only as a word of its own: not ping, spinner), and the kind of
-// the answer.
-var promptWords = []struct {
-	w    string
-	kind Kind
-}{
-	{"assword", KindPassword}, {"asswd", KindPassword}, {"passphrase", KindPassword}, {"passcode", KindPassword},
-	{"token", KindToken}, {"secret", KindSecret}, {"pin", KindPassword},
 }
 
 // promptAnswer masks what a script types at a prompt for a credential:
@@ -2261,7 +2219,7 @@ func promptCredential(pat string) (Kind, bool) {
 	}
 	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
 	for _, pw := range promptWords {
-		if k := strings.Index(low, pw.w); k >= 0 && promptAsks(pat[:n], k, k+len(pw.w)) {
+		if k := strings.Index(low, pw.word); k >= 0 && promptAsks(pat[:n], k, k+len(pw.word)) {
 			return pw.kind, true
 		}
 	}
@@ -2324,20 +2282,10 @@ func shortFlag(s string, i int) (Match, bool) {
 	return Match{}, false // "- item", "-v ", "-x"
 }
 
+type passFlag struct{ attached, spaced []string }
+
 func containsAny(s string, words []string) bool {
 	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(s, w) })
-}
-
-// passFlags lists, per one-letter flag, the commands in which it takes a
-// password or passphrase attached (mysql/mariadb/sshpass/7z -pX) or as its
-// next word (sshpass and "<tool> login ... -p X", ssh-keygen -N/-P, zip -P,
-// redis-cli -a).
-var passFlags = [256]struct{ attached, spaced []string }{
-	'p': {[]string{"mysql", "mariadb", "sshpass", "7z "}, []string{"sshpass", " login"}},
-	'N': {nil, []string{"ssh-keygen"}},
-	'P': {nil, []string{"ssh-keygen", "zip", "unzip"}},
-	'a': {nil, []string{"redis-cli"}},
-	'k': {nil, []string{"openssl enc", "openssl aes", "openssl des"}},
 }
 
 // longSingleDash masks the value of -<name> <value> (openssl's -passin,
@@ -2462,11 +2410,6 @@ func lowerMaterial(s string, p, i int, part string) bool {
 func hexDigest(v string) bool {
 	return runTo(v, 0, len(v), cHexLow) == len(v) && hasDigit(v) && strings.ContainsAny(v, "abcdef")
 }
-
-// idPrefixes label object ids and digests, not secrets.
-var idPrefixes = []string{"resp", "msg", "rs", "fc", "ci", "call", "item", "run", "step", "thread", "asst", "file",
-	"batch", "req", "evt", "cus", "sub", "txn", "obj", "id", "conv", "chat", "trace", "span", "hash", "commit",
-	"digest", "rev", "blob", "tree", "etag", "cache", "build", "uuid", "guid", "sha1", "sha256", "blake2b", "xxh"}
 
 // tokenPrefix is where the lower-case prefix ending at i starts (i when
 // there is none): up to 10 bytes opening a word with a letter.
