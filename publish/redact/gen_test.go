@@ -830,6 +830,7 @@ var derived = []struct {
 	{"wordsByFirst", "wordsByFirst indexes placeholderWords by their first byte.", &wordsByFirst},
 	{"proseWordsAt", "proseWordsAt[c] are the foreignProseWords (gen_test.go) whose lit ends in c.", &proseWordsAt},
 	{"valueStop", "valueStop ends an unquoted value.", &valueStop},
+	{"allKinds", "allKinds are carryover's kinds: the hand-written detectors' and the ids\nof its own data rules (testdata/extra.toml), which win over gitleaks'.", &allKinds},
 	{"foreignWords", "foreignWords are the secret words of keys spelled beyond ASCII (foreignKey).", &foreignWords},
 	{"keyWords", "keyWords end names of a secret no keyword names (keyName).", &keyWords},
 	{"qualifiers", "qualifiers follow a keyword in names whose value is not the secret itself\n(PASSWORD_FILE, TOKEN_URL, API_KEY_ID, SECRET_NAME, TOKEN_EXPIRES_AT).", &qualifiers},
@@ -848,6 +849,7 @@ func deriveTables() {
 	nonAlnum, genKeyMin = byteSet{}, 1<<30
 	initClasses()
 	initDetect()
+	allKinds = allKindsSrc
 	foreignWords = foreignWordsSrc
 	keyWords = keyWordsSrc
 	qualifiers = qualifiersSrc
@@ -1414,6 +1416,19 @@ var placeholderParts = []string{
 }
 
 // The word lists below are copied as they are into rules_gen.go (derived).
+
+// allKinds are carryover's kinds: the hand-written detectors' and the ids
+// of its own data rules (testdata/extra.toml), which win over gitleaks'.
+var allKindsSrc = []Kind{
+	KindAPIKey, KindAWSAccessKeyID, KindAWSSecret, KindAzureSAS, KindAzureStorageKey, KindBearerToken,
+	KindDatabaseURL, KindDiscordToken, KindMailgunKey, KindPassword, KindPrivateKey, KindSecret,
+	KindSlackWebhook, KindTelegramToken, KindToken, KindTwilioKey, KindURLCredentials,
+	"age-secret-key", "anthropic-key", "atlassian-token", "azure-ad-secret", "databricks-token",
+	"digitalocean-token", "doppler-token", "github-token", "gitlab-token", "google-api-key",
+	"google-oauth-token", "grafana-token", "heroku-key", "huggingface-token", "jwt", "linear-key",
+	"newrelic-key", "npm-token", "openai-key", "postman-key", "pypi-token", "sendgrid-key",
+	"shopify-token", "slack-token", "stripe-key", "vault-token",
+}
 
 // foreignWords are the secret words of keys spelled beyond ASCII (foreignKey).
 var foreignWordsSrc = []keyword{

@@ -59,19 +59,6 @@ const (
 	KindURLCredentials  Kind = "url-credentials"
 )
 
-// allKinds are carryover's kinds: the hand-written detectors' and the ids
-// of its own data rules (testdata/extra.toml), which win over gitleaks'.
-var allKinds = []Kind{
-	KindAPIKey, KindAWSAccessKeyID, KindAWSSecret, KindAzureSAS, KindAzureStorageKey, KindBearerToken,
-	KindDatabaseURL, KindDiscordToken, KindMailgunKey, KindPassword, KindPrivateKey, KindSecret,
-	KindSlackWebhook, KindTelegramToken, KindToken, KindTwilioKey, KindURLCredentials,
-	"age-secret-key", "anthropic-key", "atlassian-token", "azure-ad-secret", "databricks-token",
-	"digitalocean-token", "doppler-token", "github-token", "gitlab-token", "google-api-key",
-	"google-oauth-token", "grafana-token", "heroku-key", "huggingface-token", "jwt", "linear-key",
-	"newrelic-key", "npm-token", "openai-key", "postman-key", "pypi-token", "sendgrid-key",
-	"shopify-token", "slack-token", "stripe-key", "vault-token",
-}
-
 // rank orders kinds for a merged match: one of carryover's vendor kinds
 // (2) wins over a gitleaks rule's (1), which wins over a generic kind (0).
 func rank(k Kind) int {
