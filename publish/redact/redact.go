@@ -1854,13 +1854,10 @@ func equalFoldAny(v string, ws []string) bool {
 // (a $2b$... bcrypt hash stays secret), %TOKEN%, %s, {token}, <token>,
 // YAML tags/aliases/anchors, @Value, arrays.
 func reference(v string) bool {
-	switch v[0] {
-	case '$':
+	if v[0] == '$' {
 		return len(v) > 1 && (isLetter(v[1]) || isOneOf(v[1], "_{("))
-	case '%', '{', '<', '!', '*', '&', '@', '[':
-		return true
 	}
-	return false
+	return isOneOf(v[0], "%{<!*&@[")
 }
 
 // numeric reports whether v is a number, a version or a duration-like value
@@ -1910,16 +1907,12 @@ func isIdent(v string) bool {
 // isMemberAccess reports a dotted identifier path such as cfg.Password,
 // os.environ or process.env.TOKEN.
 func isMemberAccess(v string) bool {
-	parts, start := 0, 0
-	for i := 0; i <= len(v); i++ {
-		if i == len(v) || v[i] == '.' {
-			if !isIdent(v[start:i]) {
-				return false
-			}
-			parts, start = parts+1, i+1
+	for part := range strings.SplitSeq(v, ".") {
+		if !isIdent(part) {
+			return false
 		}
 	}
-	return parts >= 2
+	return strings.IndexByte(v, '.') >= 0
 }
 
 func onlyLetters(v string) bool { return v != "" && strings.TrimLeft(v, letters) == "" }
