@@ -403,7 +403,7 @@ func initTables() {
 			handDetectors[c] = foreignProse
 		}
 	}
-	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
+	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': slackWebhook}
 }
 
 // byteSet is a set of bytes as four 64-bit words.
@@ -1046,7 +1046,7 @@ type assign struct {
 // decided. A Telegram bot token is a generated rule (extra.toml).
 func colonForms(s string, i int) (m Match, ok, done bool) {
 	if hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
-		m, ok := colonVendor(s, i)
+		m, ok := slackWebhook(s, i)
 		return m, ok, true
 	}
 	if m, ok = pgpass(s, i); !ok {
@@ -1083,14 +1083,6 @@ func pgpass(s string, i int) (Match, bool) {
 // pgField: a port is digits, a name (host, database, user) is not; any
 // may be '*'.
 func pgField(v string, port bool) bool { return v == "*" || v != "" && port == onlyDigits(v) }
-
-// colonVendor is the vendor format a ':' starts: a Slack webhook URL.
-func colonVendor(s string, i int) (Match, bool) {
-	if hasPrefixAt(s, i+1, "//") {
-		return slackWebhook(s, i+3)
-	}
-	return Match{}, false
-}
 
 // operator reads the operator at i: ':', ':=' (read as '='), '=' or '=>';
 // not ==, !=, <=, +=, =~.
@@ -1130,7 +1122,7 @@ func readAssign(s string, i int) (a assign, ok bool) {
 // left to the generated rules.
 func (a *assign) handKey(s string) bool {
 	k := s[a.j:a.ke]
-	return a.fam&triHand != 0 || len(k) <= 3 && (equalFold(k, "pw") || equalFold(k, "sig") || equalFold(k, "key")) || equalFold(k, "value")
+	return a.fam&triHand != 0 || equalFoldAny(k, []string{"pw", "sig", "key", "value"})
 }
 
 // keyed reads the value of the folded key.
@@ -2502,13 +2494,14 @@ func discordTail(s string, t, i int) (Match, bool) {
 	return Match{KindDiscordToken, t, e3}, n >= 27 && n <= 38 && endBoundary(s, e3)
 }
 
-// slackWebhook masks the path of https://hooks.slack.com/services/...,
-// keeping the host; h is the index just after "://".
-func slackWebhook(s string, h int) (Match, bool) {
-	if !hasPrefixAt(s, h, "hooks.slack.com/") {
+// slackWebhook is the vendor format a ':' starts (s[c] is the colon of
+// "://"): it masks the path of https://hooks.slack.com/services/...,
+// keeping the host.
+func slackWebhook(s string, c int) (Match, bool) {
+	if !hasPrefixAt(s, c, "://hooks.slack.com/") {
 		return Match{}, false
 	}
-	i := h + len("hooks.slack.com")
+	i := c + len("://hooks.slack.com")
 	for _, p := range []string{"/services/", "/workflows/", "/triggers/"} {
 		if hasPrefixAt(s, i, p) {
 			from := i + len(p)
