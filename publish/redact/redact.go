@@ -1122,7 +1122,7 @@ func readAssign(s string, i int) (a assign, ok bool) {
 // left to the generated rules.
 func (a *assign) handKey(s string) bool {
 	k := s[a.j:a.ke]
-	return a.fam&triHand != 0 || equalFoldAny(k, []string{"pw", "sig", "key", "value"})
+	return a.fam&triHand != 0 || len(k) <= 5 && equalFoldAny(k, []string{"pw", "sig", "key", "value"})
 }
 
 // keyed reads the value of the folded key.
