@@ -831,7 +831,7 @@ func genRandom(v string, words bool) bool {
 
 // fakeRun reports an empty, one-byte-repeated or placeholder span.
 func fakeRun(v string) bool {
-	return v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example")
+	return v == "" || allSame(v) || indexFold(v, "xxxx") >= 0 || indexFold(v, "example") >= 0
 }
 
 // genKeywordValue matches a keyword rule where the hand-written classifier
@@ -1313,7 +1313,7 @@ func base64Literal(val string) bool {
 // postgres, password: password).
 func keyAsValue(key []byte, val string) bool {
 	var b [maxKeyLen]byte
-	return len(val) <= len(key) && containsFold(string(key), string(foldKey(b[:0], val)))
+	return len(val) <= len(key) && indexFold(string(key), string(foldKey(b[:0], val))) >= 0
 }
 
 // attributeName classifies the value attribute of an XML element by its
@@ -1646,7 +1646,7 @@ func identInCode(s, val string, ve int, spaced bool, sep byte) bool {
 // with ';' after it, whose value mixes letters and digits (a variable
 // named for what it holds does not: userPassword2).
 func connValue(s, val string, next int, spaced bool, sep byte) bool {
-	return !spaced && sep == '=' && s[next] == ';' && digitMixes(val) >= 2 && !containsFold(val, "pass")
+	return !spaced && sep == '=' && s[next] == ';' && digitMixes(val) >= 2 && indexFold(val, "pass") < 0
 }
 
 // authorization masks the credential of an Authorization header value
@@ -2184,14 +2184,9 @@ func trimEnter(s string, vs, ve int) int {
 // deploy:", "*assword*", "(?i)passphrase"), so that a pattern that reports
 // ("PIN accepted", "token expired") is not taken for a prompt.
 func promptCredential(pat string) (Kind, bool) {
-	var buf [256]byte
-	n := copy(buf[:], pat)
-	for j := 0; j < n; j++ {
-		buf[j] = lower(buf[j])
-	}
-	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
+	pat = pat[:min(len(pat), 256)]
 	for _, pw := range promptWords {
-		if k := strings.Index(low, pw.word); k >= 0 && promptAsks(pat[:n], k, k+len(pw.word)) {
+		if k := indexFold(pat, pw.word); k >= 0 && promptAsks(pat, k, k+len(pw.word)) {
 			return pw.kind, true
 		}
 	}
@@ -2446,7 +2441,7 @@ func twilio(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	e, ok := hexBody(s, i+2)
-	return Match{KindTwilioKey, i, e}, ok && containsFold(s[max(0, i-256):i], "twilio")
+	return Match{KindTwilioKey, i, e}, ok && indexFold(s[max(0, i-256):i], "twilio") >= 0
 }
 
 // mailgun matches key-<32 hex> and pubkey-<32 hex>, s[i] being the dash,
@@ -2462,7 +2457,7 @@ func mailgun(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	e, ok := hexBody(s, i+1)
-	return Match{KindMailgunKey, start, e}, ok && (hasSuffixAt(s, start, "api:") || containsFold(s[max(0, start-256):start], "mailgun"))
+	return Match{KindMailgunKey, start, e}, ok && (hasSuffixAt(s, start, "api:") || indexFold(s[max(0, start-256):start], "mailgun") >= 0)
 }
 
 // discord matches a bot token, [MNO] + 23-27, '.', 6, '.', 27-38 url-safe
@@ -2566,15 +2561,15 @@ func equalFold(s, w string) bool {
 	return true
 }
 
-// containsFold reports whether s contains sub, ASCII case-insensitively; sub
-// must be lower case.
-func containsFold(s, sub string) bool {
+// indexFold returns the index of the first sub in s, ASCII
+// case-insensitively, or -1; sub must be lower case.
+func indexFold(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {
 		if equalFold(s[i:i+len(sub)], sub) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // Key blocks: PEM/OpenSSH/PGP private keys, PuTTY key files, and base64
