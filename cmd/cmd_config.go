@@ -114,9 +114,7 @@ func runConfig(e *Env, projectFlag string, asJSON bool) error {
 		fmt.Fprintf(tw, "%s = %s\t%s\n", v.Key, v.Value, strings.TrimSpace(v.Origin+"  "+v.File))
 	}
 	tw.Flush()
-	for _, w := range errs {
-		fmt.Fprintf(e.Stdout, "warning: %v\n", w)
-	}
+	printLines(e.Stdout, "warning: ", errs...)
 	return nil
 }
 

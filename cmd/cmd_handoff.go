@@ -77,9 +77,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 		return err
 	}
 	proj := openManual(e, p)
-	for _, ce := range proj.ConfigErrs {
-		fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
-	}
+	printLines(e.Stderr, "carryover: config: ", proj.ConfigErrs...)
 	stop := spinner(e, "reading the transcript…")
 	// No session named: the task state is the project's fold across sessions and agents (what handoff.md says).
 	m, err := proj.Handoff(p.Pick, sel.session == "" && sel.transcript == "", e.progress)

@@ -147,12 +147,10 @@ func detectAgent(e *Env, tab *specs.Table, tl specs.Tool) AgentStatus {
 	if p.Err != nil {
 		a.Problem = p.Err.Error() + "; assuming the newest known hooks"
 	}
-	c, err := tab.Resolve(tl.Name, a.Version)
-	if err != nil {
+	var err error
+	if a.Capability, err = tab.Resolve(tl.Name, a.Version); err != nil { // the zero Capability
 		a.Problem = err.Error()
-		return a
 	}
-	a.Capability = c
 	return a
 }
 
@@ -421,7 +419,6 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 	tg := installTarget(e, tl)
 	plans, err := hookconf.PlanUninstall(tg, e.Executable, hookconf.OSFS{})
-	cleanup := !dryRun
 	switch {
 	case err != nil:
 	case !showPlans(e, plans, dryRun):
@@ -432,10 +429,8 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 			fmt.Fprintf(e.Stdout, "removed  %s: hooks removed from %s\n", tl.Display, tg.Where())
 		}
 	}
-	if err == nil && cleanup {
-		for _, n := range hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record) {
-			fmt.Fprintf(e.Stdout, "note     %s\n", n)
-		}
+	if err == nil && !dryRun {
+		printLines(e.Stdout, "note     ", hookconf.Cleanup(plans, hookconf.OSFS{}, tg.Record)...)
 	}
 	return printFailed(e, tl.Display, err)
 }
@@ -443,9 +438,7 @@ func uninstallAgent(e *Env, tl specs.Tool, dryRun bool) bool {
 // showPlans prints the warnings (a carryover hook file the user edited) and, on dryRun, the diffs; changed: any change.
 func showPlans(e *Env, plans []hookconf.Plan, dryRun bool) (changed bool) {
 	for _, p := range plans {
-		for _, w := range p.Warnings {
-			fmt.Fprintf(e.Stdout, "warning  %s\n", w)
-		}
+		printLines(e.Stdout, "warning  ", p.Warnings...)
 		if p.Changed() && dryRun {
 			io.WriteString(e.Stdout, hookconf.Diff(p))
 		}
@@ -469,10 +462,7 @@ func runPurge(e *Env, dryRun, yes bool) error {
 	projects = append(projects, publish.EditedProjects(home)...)
 	slices.Sort(projects)
 	projects = slices.Compact(projects)
-	would, left := "", 0
-	if dryRun {
-		would = "would "
-	}
+	would, left := map[bool]string{true: "would "}[dryRun], 0
 	for _, p := range projects {
 		left += purgeProject(e, home, p, would, dryRun)
 	}
@@ -541,35 +531,28 @@ func purgeHome(e *Env, home, would string) (left int) {
 	return left
 }
 
-// chooseInstall asks on a terminal which agents to set up (a checkbox list in raw mode, else numbered) and,
-// unless flagMode (--resume), how the next session opens (default: current, config.toml's); it returns them and
-// the unticked agents whose hooks the user chose to remove.
+// chooseInstall asks on a terminal which agents to set up and, unless flagMode (--resume), how the next session opens
+// (default: current, config.toml's); it returns them and the unticked agents whose hooks the user chose to remove. The
+// lists are checkboxes in raw mode, else numbered lines (numbered): the same questions either way.
 func chooseInstall(e *Env, agents []AgentStatus, sel []string, flagMode, current string) ([]string, string, []string, error) {
 	def := cmp.Or(flagMode, current)
 	if !slices.Contains(config.ResumeModes, def) {
 		def = config.ResumeModes[0]
 	}
+	in, choose := bufio.NewReader(e.Stdin), numbered
 	if e.MakeRaw != nil {
 		if restore, err := e.MakeRaw(); err == nil {
-			tools, mode, remove, err := pickInstall(e.Stdin, e.Stdout, agents, sel, flagMode, def)
-			restore()
-			if errors.Is(err, errPickAborted) {
-				return nil, "", nil, exitf(ExitCancelled, "install cancelled; nothing was written")
-			}
-			return tools, mode, remove, err
+			defer restore()
+			choose = pickList
 		}
 	}
-	in := bufio.NewReader(e.Stdin)
-	tools := chooseTools(in, e.Stdout, agents, sel)
-	for _, a := range agents {
-		if hasStubs(a) && !slices.Contains(tools, a.Tool) {
-			fmt.Fprintf(e.Stdout, "%s is unticked; its carryover hooks stay in %s (remove them: carryover uninstall --tools %s)\n", a.Display, a.Hooks.Path, a.Tool)
-		}
+	tools, mode, remove, err := pickInstall(func(title string, items []pickItem, radio bool) ([]pickItem, error) {
+		return choose(in, e.Stdout, title, items, radio)
+	}, agents, sel, flagMode, def)
+	if errors.Is(err, errPickAborted) {
+		return nil, "", nil, exitf(ExitCancelled, "install cancelled; nothing was written")
 	}
-	if flagMode == "" {
-		return tools, askResume(in, e.Stdout, def), nil, nil
-	}
-	return tools, flagMode, nil, nil
+	return tools, mode, remove, err
 }
 
 func hasStubs(a AgentStatus) bool {
@@ -583,13 +566,13 @@ func detectedNote(a AgentStatus) string {
 	return "not detected"
 }
 
-func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, flagMode, def string) ([]string, string, []string, error) {
-	r = bufio.NewReader(r)
+// pickInstall asks install's questions through choose (one list each).
+func pickInstall(choose func(title string, items []pickItem, radio bool) ([]pickItem, error), agents []AgentStatus, sel []string, flagMode, def string) ([]string, string, []string, error) {
 	items := make([]pickItem, len(agents))
 	for i, a := range agents {
 		items[i] = pickItem{Label: a.Display, Note: detectedNote(a), On: slices.Contains(sel, a.Tool)}
 	}
-	got, err := pickList(r, w, "Agents to set up", items, false)
+	got, err := choose("Agents to set up", items, false)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -604,7 +587,7 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 			continue
 		}
 		// Unticked, but its hooks from an earlier install would go on running: offer to remove them.
-		ans, err := pickList(r, w, a.Display+" is unticked; its carryover hooks in "+a.Hooks.Path+" stay unless removed", []pickItem{
+		ans, err := choose(a.Display+" is unticked; its carryover hooks in "+a.Hooks.Path+" stay unless removed", []pickItem{
 			{Label: "keep them", Note: "they go on recording " + a.Display + "'s sessions and handing off", On: true},
 			{Label: "remove them", Note: "as `carryover uninstall --tools " + a.Tool + "` does"},
 		}, true)
@@ -621,7 +604,7 @@ func pickInstall(r io.Reader, w io.Writer, agents []AgentStatus, sel []string, f
 	for i, m := range config.ResumeModes {
 		modes[i] = pickItem{Label: m, Note: resumeNotes[m], On: m == def}
 	}
-	got, err = pickList(r, w, "When a new session starts with a handoff", modes, true)
+	got, err = choose("When a new session starts with a handoff", modes, true)
 	if i := slices.IndexFunc(got, func(it pickItem) bool { return it.On }); err == nil && i >= 0 {
 		return tools, config.ResumeModes[i], remove, nil
 	}
@@ -634,61 +617,50 @@ var resumeNotes = map[string]string{
 	"silent": "the agent uses the handoff without mentioning it",
 }
 
-// chooseTools shows the numbered checkbox list and toggles entries by number until an empty line.
-func chooseTools(in *bufio.Reader, w io.Writer, agents []AgentStatus, sel []string) []string {
-	on := map[string]bool{}
-	for _, s := range sel {
-		on[s] = true
+// numbered is pickList for a terminal without raw mode, one line at a time: a checkbox list is toggled by number until
+// an empty line; a radio list asks for one label (Enter or the end of input keeps the one on).
+func numbered(r io.Reader, w io.Writer, title string, items []pickItem, radio bool) ([]pickItem, error) {
+	in, items, labels := bufio.NewReader(r), slices.Clone(items), []string{} // r itself when it is one (consecutive lists share it)
+	for _, it := range items {
+		labels = append(labels, it.Label)
 	}
-	for {
-		fmt.Fprintln(w, "Agents to set up:")
-		for i, a := range agents {
-			fmt.Fprintf(w, "  %d %s %s %s\n", i+1, map[bool]string{false: "[ ]", true: "[x]"}[on[a.Tool]], a.Display, detectedNote(a))
+	if radio {
+		on := max(0, slices.IndexFunc(items, func(it pickItem) bool { return it.On }))
+		fmt.Fprintf(w, "%s: %s or %s? [%s]: ", title, strings.Join(labels[:len(labels)-1], ", "), labels[len(labels)-1], labels[on])
+	} else {
+		fmt.Fprintln(w, title+":")
+		for i, it := range items {
+			fmt.Fprintf(w, "  %d %s %s %s\n", i+1, map[bool]string{false: "[ ]", true: "[x]"}[it.On], it.Label, it.Note)
 		}
 		fmt.Fprint(w, "Toggle by number (e.g. 1 3), Enter to continue: ")
-		line, err := in.ReadString('\n')
-		if line = strings.TrimSpace(line); line == "" {
-			break
-		}
-		toggle(w, line, agents, on)
-		if err != nil {
-			break
-		}
 	}
-	var out []string
-	for _, a := range agents {
-		if on[a.Tool] {
-			out = append(out, a.Tool)
+	line, err := in.ReadString('\n')
+	switch line = strings.TrimSpace(line); {
+	case line == "":
+		return items, nil
+	case !radio:
+		toggle(w, line, items)
+	case slices.Contains(labels, strings.ToLower(line)):
+		for i := range items {
+			items[i].On = items[i].Label == strings.ToLower(line)
 		}
+		return items, nil
+	default:
+		fmt.Fprintf(w, "%q is not one of %s\n", strings.ToLower(line), strings.Join(labels, ", "))
 	}
-	return out
+	if err != nil {
+		return items, nil
+	}
+	return numbered(in, w, title, items, radio)
 }
 
-// toggle flips the agents whose numbers line holds (space or comma apart).
-func toggle(w io.Writer, line string, agents []AgentStatus, on map[string]bool) {
+// toggle flips the items whose numbers line holds (space or comma apart).
+func toggle(w io.Writer, line string, items []pickItem) {
 	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' }) {
-		if n, err := strconv.Atoi(f); err != nil || n < 1 || n > len(agents) {
-			fmt.Fprintf(w, "ignored %q: not a number between 1 and %d\n", f, len(agents))
+		if n, err := strconv.Atoi(f); err != nil || n < 1 || n > len(items) {
+			fmt.Fprintf(w, "ignored %q: not a number between 1 and %d\n", f, len(items))
 		} else {
-			on[agents[n-1].Tool] = !on[agents[n-1].Tool]
-		}
-	}
-}
-
-// askResume asks for the resume mode on one line; Enter keeps def.
-func askResume(in *bufio.Reader, w io.Writer, def string) string {
-	for {
-		fmt.Fprintf(w, "When a new session starts with a handoff: ask, brief or silent? [%s]: ", def)
-		line, err := in.ReadString('\n')
-		switch line = strings.ToLower(strings.TrimSpace(line)); {
-		case line == "":
-			return def
-		case slices.Contains(config.ResumeModes, line):
-			return line
-		}
-		fmt.Fprintf(w, "%q is not one of ask, brief, silent\n", line)
-		if err != nil {
-			return def
+			items[n-1].On = !items[n-1].On
 		}
 	}
 }

@@ -217,11 +217,7 @@ func dropDecision(e *Env, r *service.Project, ds []service.Decision, arg string)
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	want := strings.ToLower(strings.TrimSpace(arg))
-	if !strings.HasPrefix(want, "d-") {
-		want = "d-" + want
-	}
-	id, ok, near := publish.MatchID(ids, want)
+	id, ok, near := publish.MatchID(ids, "d-"+strings.TrimPrefix(strings.ToLower(strings.TrimSpace(arg)), "d-"))
 	if !ok || len(ds) == 0 {
 		hint := "the log is empty"
 		if near != "" {

@@ -54,9 +54,7 @@ func runCommand(e *Env) *cli.Command {
 				return err
 			}
 			cfg, cerrs := LoadConfig(e, project)
-			for _, ce := range cerrs {
-				fmt.Fprintf(e.Stderr, "carryover: config: %v\n", ce)
-			}
+			printLines(e.Stderr, "carryover: config: ", cerrs...)
 			return runAgent(e, runOptions{argv: args, project: project, maxRestarts: cfg.Walls().MaxRestarts(), poll: 500 * time.Millisecond, grace: 10 * time.Second})
 		},
 	}

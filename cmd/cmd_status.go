@@ -71,6 +71,7 @@ type AgentReport struct {
 	ConfigPath string           `json:"config_path,omitempty"`
 	Hooks      string           `json:"hooks"`
 	HookDetail string           `json:"hook_detail,omitempty"`
+	HookWarns  []string         `json:"hook_warnings,omitempty"` // the agent's settings that stop its hooks (specs' hook_file warnings)
 	Events     []string         `json:"events,omitempty"`
 	Problem    string           `json:"problem,omitempty"`
 	Restore    string           `json:"restore,omitempty"`
@@ -154,7 +155,7 @@ func agentReports(e *Env, pointer string) (out []AgentReport) {
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
-			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, HookWarns: a.Hooks.Warnings, Events: a.Hooks.Hooks, Problem: a.Problem}
 		switch {
 		case !a.Detected() || a.Capability.Tool == "" || a.Capability.StartInjection:
 		case pointer == publish.PointerNever:
@@ -209,14 +210,13 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 		fmt.Fprintln(w)
 		printLines(w, "      config: ", a.ConfigPath)
 		printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
+		printLines(w, "      warning: ", a.HookWarns...)
 	}
 	// What reading its recent sessions found, and one warning per transcript written by a newer agent than known.
 	if sv := a.Read; sv != nil {
 		fmt.Fprintf(w, "      %s\n", sv)
-		seen := map[string]bool{}
-		for _, d := range sv.Drift {
-			if !seen[d] {
-				seen[d] = true
+		for i, d := range sv.Drift {
+			if !slices.Contains(sv.Drift[:i], d) {
 				fmt.Fprintf(w, "      warning: %s\n", d)
 			}
 		}
@@ -274,10 +274,10 @@ func printProjectStatus(e *Env, p service.ProjectStatus) {
 	printLines(w, "    context of its session: ", p.Context)
 }
 
-// printLines prints each of lines that is not empty after prefix.
-func printLines(w io.Writer, prefix string, lines ...string) {
-	for _, s := range lines {
-		if s != "" {
+// printLines prints each of lines (strings or errors) that is not empty after prefix.
+func printLines[T any](w io.Writer, prefix string, lines ...T) {
+	for _, l := range lines {
+		if s := fmt.Sprint(l); s != "" {
 			fmt.Fprintf(w, "%s%s\n", prefix, s)
 		}
 	}
@@ -426,9 +426,7 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	if len(cfg.Tools) > 0 {
 		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))
 	}
-	for _, ce := range cerrs {
-		fmt.Fprintf(w, "  config problem: %v\n", ce)
-	}
+	printLines(w, "  config problem: ", cerrs...)
 	fmt.Fprintf(w, "\n%s %s\n", bold("project"), inf.Project)
 	for _, p := range inf.Outputs {
 		fmt.Fprintf(w, "  %s%s\n", p, exists(p))
@@ -509,16 +507,10 @@ type Detection struct {
 func runDetect(e *Env, asJSON bool) error {
 	project, _ := currentProject(e, "")
 	stop := spinner(e, "looking for agents…")
-	ds, err := detect(e, project)
+	ds, n, err := detect(e, project)
 	stop()
 	if err != nil {
 		return exitf(ExitError, "%v", err)
-	}
-	n := 0
-	for _, d := range ds {
-		if d.Detected {
-			n++
-		}
 	}
 	if err := output(e, asJSON, struct {
 		Agents   []Detection `json:"agents"`
@@ -541,20 +533,23 @@ func runDetect(e *Env, asJSON bool) error {
 	return nil
 }
 
-func detect(e *Env, project string) (ds []Detection, err error) {
+// detect is every agent's detection and how many are detected.
+func detect(e *Env, project string) (ds []Detection, n int, err error) {
 	tab, err := specs.Load()
 	if err == nil {
 		for _, a := range detectAgents(e, tab) {
 			tl, _ := tab.Tool(a.Tool)
 			d := Detection{Tool: a.Tool, Display: a.Display, Binary: a.Binary, Version: a.Version, VersionFrom: a.VersionFrom, Problem: a.Problem}
 			d.Stores = slices.DeleteFunc(storePaths(e, tl, project), func(p string) bool { return !publish.Exists(p) })
-			if d.Detected = d.Binary != "" || len(d.Stores) > 0; !d.Detected {
+			if d.Detected = d.Binary != "" || len(d.Stores) > 0; d.Detected {
+				n++
+			} else {
 				d.Hint, d.Problem = tl.InstallHint, ""
 			}
 			ds = append(ds, d)
 		}
 	}
-	return ds, err
+	return ds, n, err
 }
 
 // detectLine is detect's line for agent d.

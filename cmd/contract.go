@@ -254,12 +254,7 @@ func setSuggestions() {
 
 // closest is the candidate nearest to s (publish.EditDistance) if near enough: at most 2 edits, or a third of s.
 func closest(s string, candidates []string) (string, bool) {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		if d := publish.EditDistance(strings.ToLower(s), strings.ToLower(c)); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
+	best, bestD := publish.Nearest(s, candidates, strings.ToLower)
 	return best, best != "" && bestD <= max(2, len([]rune(s))/3)
 }
 

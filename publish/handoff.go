@@ -153,17 +153,11 @@ func handoffSections(h distill.Handoff, o RenderOptions) map[string]*Section {
 // factsOf is h's task state as handoff.md quotes it: each item one content line, clipped.
 func factsOf(h distill.Handoff, log []ledger.Decision) Facts {
 	lines := func(items []string, n int) []string {
-		out := make([]string, len(items))
-		for i, it := range items {
-			out[i] = clip(ContentLine(it), n)
-		}
-		return out
+		return Map(items, func(it string) string { return clip(ContentLine(it), n) })
 	}
 	f := Facts{Stopped: StopTexts(h, contentField), Asked: lines(h.Instructions, 240), SetAside: lines(h.SetAside, 160), LastWords: h.LastWords,
-		Questions: lines(h.Questions, 160), Decisions: DecisionTexts(log, h.Decisions, contentField), Refs: lines(h.Refs, 160), Actions: lines(h.Actions, 160)}
-	for _, fl := range h.Failures {
-		f.Failures = append(f.Failures, clip(FailureLine(fl, contentField), 398))
-	}
+		Questions: lines(h.Questions, 160), Decisions: DecisionTexts(log, h.Decisions, contentField), Refs: lines(h.Refs, 160), Actions: lines(h.Actions, 160),
+		Failures: Map(h.Failures, func(fl distill.Failure) string { return clip(FailureLine(fl, contentField), 398) })}
 	if n := len(f.Decisions); n > maxDecisionLines {
 		f.Decisions = append(f.Decisions[:maxDecisionLines-1], fmt.Sprintf("(+%d more: `carryover decide --list`)", n-maxDecisionLines+1))
 	}
@@ -212,10 +206,7 @@ func (f Facts) Sections() []Section {
 // StopTexts are what the user refused (distill words each "the user refused: … (do not redo it without asking)") and
 // the interruption, as every output says them; field renders the interrupted work at most n long.
 func StopTexts(h distill.Handoff, field func(s string, n int) string) []string {
-	var out []string
-	for _, r := range h.Refused {
-		out = append(out, field(r, 240))
-	}
+	out := Map(h.Refused, func(r string) string { return field(r, 240) })
 	if h.Interrupted != "" {
 		out = append(out, "the user interrupted: "+field(h.Interrupted, 200)+" — ask before resuming it") // a stop, not a refusal of the work
 	}
@@ -495,6 +486,18 @@ func thousands(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// Map is f of each of xs, in order (nil for none).
+func Map[T, U any](xs []T, f func(T) U) []U {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
 }
 
 // clip is redact.Clip: no partial word (no half secret) survives a cut.
@@ -949,13 +952,7 @@ func RecordOfText(text string) (rec ledger.HandoffRecord, ok bool) {
 	if t, ok := IDTime(id); ok && !t.After(at) {
 		rec.Written = t
 	}
-	task := SectionLines(text, "## Task")
-	if len(task) > 0 {
-		rec.Goal = strings.TrimPrefix(task[0], pinnedPrefix)
-	}
-	if next := SectionLines(text, "## Next action"); len(next) > 0 {
-		rec.Next = next[0]
-	}
+	rec.Goal, rec.Next = strings.TrimPrefix(firstLine(text, "## Task"), pinnedPrefix), firstLine(text, "## Next action")
 	return rec, true
 }
 
@@ -986,9 +983,16 @@ func GitOfText(text string) (head, branch string) {
 func isHexString(s string) bool { return s != "" && strings.Trim(s, "0123456789abcdef") == "" }
 
 func PinnedOfText(text string) string {
-	task := SectionLines(text, "## Task")
-	if len(task) > 0 && strings.HasPrefix(task[0], pinnedPrefix) {
-		return strings.TrimPrefix(task[0], pinnedPrefix)
+	if t, ok := strings.CutPrefix(firstLine(text, "## Task"), pinnedPrefix); ok {
+		return t
+	}
+	return ""
+}
+
+// firstLine is the first line under a handoff's section title ("" none).
+func firstLine(text, title string) string {
+	if lines := SectionLines(text, title); len(lines) > 0 {
+		return lines[0]
 	}
 	return ""
 }
@@ -1055,6 +1059,13 @@ func (p *Project) Log(format string, args ...any) {
 	}
 }
 
+// LogErr logs what failed with err, when err is not nil.
+func (p *Project) LogErr(what string, err error) {
+	if err != nil {
+		p.Log("%s: %v", what, err)
+	}
+}
+
 // Rendered is a handoff ready to be written (WriteProject).
 type Rendered struct {
 	Text string
@@ -1116,9 +1127,7 @@ func (p *Project) keepUnchanged(l *ledger.Ledger, text, id string) bool {
 		return false
 	}
 	if global := filepath.Join(p.Home, "handoff.md"); !Exists(global) {
-		if err := WriteAtomic(global, prev); err != nil {
-			p.Log("write global handoff: %v", err)
-		}
+		p.LogErr("write global handoff", WriteAtomic(global, prev))
 	}
 	return true
 }
@@ -1132,9 +1141,7 @@ func (p *Project) WriteProject(text, tool string) error {
 	var writes sync.WaitGroup
 	defer writes.Wait()
 	writes.Go(func() {
-		if err := WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
-			p.Log("write global handoff: %v", err)
-		}
+		p.LogErr("write global handoff", WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)))
 	})
 	if p.NotProject {
 		return nil
@@ -1157,9 +1164,7 @@ func (p *Project) WriteProject(text, tool string) error {
 		}
 	})
 	// The digest under the home first: a handoff.md on disk is always one the home lists.
-	if err := RecordPublished(p.Home, p.Root, Digest([]byte(text))); err != nil {
-		p.Log("record published handoff: %v", err)
-	}
+	p.LogErr("record published handoff", RecordPublished(p.Home, p.Root, Digest([]byte(text))))
 	if err := d.Write("handoff.md", []byte(text), ownFile); err != nil {
 		return fmt.Errorf("write handoff: %w", err)
 	}
@@ -1170,9 +1175,7 @@ func (p *Project) WriteProject(text, tool string) error {
 			p.Log("pointer block: %s is tracked by git (a team file): left unchanged; `carryover config set pointer always` writes it", name)
 			continue
 		}
-		if err := ensurePointerRecorded(p.Home, p.Root, name); err != nil {
-			p.Log("pointer block: %v", err)
-		}
+		p.LogErr("pointer block", ensurePointerRecorded(p.Home, p.Root, name))
 	}
 	return nil
 }
@@ -1639,11 +1642,8 @@ func trackedErr(path string) error {
 // relative to the project.
 func TrackedOwn(project string) []string {
 	r := distill.OpenRepo(project) // nil outside a repository: it tracks nothing
-	names := slices.Clone(ownNames)
 	ids, _ := HistoryIDs(project)
-	for _, id := range ids {
-		names = append(names, filepath.Join(HistoryDir, id+".md"))
-	}
+	names := append(slices.Clone(ownNames), Map(ids, func(id string) string { return filepath.Join(HistoryDir, id+".md") })...)
 	var out []string
 	for _, n := range names {
 		if r.Tracked(filepath.Join(Dir(project), n)) {
@@ -1734,12 +1734,7 @@ func RecordPublished(home, project, digest string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	var lines []string
-	for _, d := range sidecarDigests(path) {
-		if d != digest {
-			lines = append(lines, d)
-		}
-	}
+	lines := slices.DeleteFunc(sidecarDigests(path), func(d string) bool { return d == digest })
 	lines = append(lines[max(0, len(lines)-(keepDigests-1)):], digest)
 	// The first line names the project, for a person reading the file.
 	return WriteAtomic(path, []byte("# "+OneLine(project)+"\n"+strings.Join(lines, "\n")+"\n"))
@@ -1750,13 +1745,7 @@ func sidecarDigests(path string) []string {
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if len(l) == 64 && !strings.HasPrefix(l, "#") {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc(strings.Split(string(b), "\n"), func(l string) bool { return len(l) != 64 || strings.HasPrefix(l, "#") })
 }
 
 // CheckHandoff says why b, project's handoff.md, must not be injected ("" when carryover's own: its digest is in the
@@ -2126,12 +2115,7 @@ func rotate(d *safefile.Dir, id string, keep int, owned map[string]bool, tracked
 	if err != nil {
 		return err
 	}
-	var mine []string
-	for _, x := range ids {
-		if (owned[x] || x == id) && !tracked(x) {
-			mine = append(mine, x)
-		}
-	}
+	mine := slices.DeleteFunc(ids, func(x string) bool { return !owned[x] && x != id || tracked(x) })
 	for ; len(mine) > keep; mine = mine[1:] {
 		if err := d.Remove(mine[0] + ".md"); err != nil {
 			return err
@@ -2222,13 +2206,20 @@ func MatchID(ids []string, arg string) (match string, ok bool, closest string) {
 		sort.Strings(hits)
 		return "", false, hits[len(hits)-1]
 	}
-	best, bestD := "", -1
-	for _, id := range ids {
-		if d := EditDistance(strings.ToUpper(arg), strings.ToUpper(id)); bestD < 0 || d < bestD {
-			best, bestD = id, d
+	best, _ := Nearest(arg, ids, strings.ToUpper)
+	return "", false, best
+}
+
+// Nearest is the candidate nearest to s by EditDistance, both folded by fold (case), the first of equals; dist is -1
+// without candidates.
+func Nearest(s string, candidates []string, fold func(string) string) (best string, dist int) {
+	dist = -1
+	for _, c := range candidates {
+		if d := EditDistance(fold(s), fold(c)); dist < 0 || d < dist {
+			best, dist = c, d
 		}
 	}
-	return "", false, best
+	return best, dist
 }
 
 // EditDistance is the Levenshtein distance in runes: the one "did you mean" measure (history ids, config keys,

@@ -129,12 +129,8 @@ func manifestVersion(path, pkg string) string {
 		return ""
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxManifest))
-	if err != nil {
-		return ""
-	}
 	var m struct{ Name, Version string }
-	if json.Unmarshal(b, &m) != nil || m.Name != pkg || !validVersion(m.Version) {
+	if json.NewDecoder(io.LimitReader(f, maxManifest)).Decode(&m) != nil || m.Name != pkg || !validVersion(m.Version) {
 		return ""
 	}
 	return m.Version

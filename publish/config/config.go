@@ -92,10 +92,7 @@ func (c Config) withProject(project string, dec decoder) (Config, []error) {
 		return c, errs
 	}
 	c = ProjectPolicy(c, o, keys, project, path)
-	for _, why := range c.Ignored {
-		errs = append(errs, errors.New(IgnoredPrefix+why))
-	}
-	return c, errs
+	return c, append(errs, publish.Map(c.Ignored, func(why string) error { return errors.New(IgnoredPrefix + why) })...)
 }
 
 // decoder decodes one config file (decode; global: the user's own).
@@ -182,10 +179,7 @@ func otherKeys(keys map[string]any, path string) []string {
 		}
 	}
 	sort.Strings(rest)
-	for _, k := range rest {
-		notes = append(notes, fmt.Sprintf("unknown setting %q in %s", publish.OneLine(k), path))
-	}
-	return notes
+	return append(notes, publish.Map(rest, func(k string) string { return fmt.Sprintf("unknown setting %q in %s", publish.OneLine(k), path) })...)
 }
 
 // PointerMode is the pointer setting in effect (auto when unset).
@@ -492,7 +486,7 @@ func oneOf(name, def string, values []string, doc string, get func(Config) strin
 	return Key{Name: name, Default: strconv.Quote(def), Doc: doc,
 		check: func(v any) error {
 			if s, ok := v.(string); !ok || !slices.Contains(values, s) {
-				return fmt.Errorf("want one of %s", strings.Join(quoteAll(values), ", "))
+				return fmt.Errorf("want one of %s", strings.Join(publish.Map(values, strconv.Quote), ", "))
 			}
 			return nil
 		},
@@ -618,10 +612,7 @@ func decode(path string, b []byte, global bool) (Config, map[string]any, []error
 	if err := toml.Unmarshal(b, &m); err != nil {
 		return c, nil, nil, err
 	}
-	var known []string // every field of Config has its key (TestEveryFieldIsAKey)
-	for _, k := range keys {
-		known = append(known, k.Name)
-	}
+	known := publish.Map(keys, func(k Key) string { return k.Name }) // every field of Config has its key (TestEveryFieldIsAKey)
 	var warns []error
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		ck, ok := LookupKey(k)
@@ -650,12 +641,7 @@ func decode(path string, b []byte, global bool) (Config, map[string]any, []error
 
 // ClosestHint names the valid key nearest to k by edit distance.
 func ClosestHint(k string, known []string) string {
-	best, bestD := "", -1
-	for _, c := range known {
-		if d := publish.EditDistance(strings.ToLower(k), c); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
+	best, bestD := publish.Nearest(k, known, strings.ToLower) // the keys are lower case
 	switch {
 	case best == "":
 		return "no keys are valid here"
@@ -671,25 +657,15 @@ func Literal(v any) string {
 	case string:
 		return strconv.Quote(x)
 	case []any:
-		parts := make([]string, len(x))
-		for i, y := range x {
-			parts[i] = Literal(y)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return "[" + strings.Join(publish.Map(x, Literal), ", ") + "]"
 	case map[string]any:
 		return "{…}"
 	}
 	return fmt.Sprint(v)
 }
 
-func Strings(xs []string) string { return "[" + strings.Join(quoteAll(xs), ", ") + "]" }
-
-func quoteAll(xs []string) []string {
-	q := make([]string, len(xs))
-	for i, x := range xs {
-		q[i] = strconv.Quote(x)
-	}
-	return q
+func Strings(xs []string) string {
+	return "[" + strings.Join(publish.Map(xs, strconv.Quote), ", ") + "]"
 }
 
 // Value is one resolved key of `carryover config`.
@@ -773,20 +749,12 @@ func Leaves() []Leaf {
 		if k.Sub == nil {
 			out = append(out, Leaf{Key: k})
 		}
-		for _, s := range slices.Sorted(maps.Keys(k.Sub)) {
-			out = append(out, Leaf{Key: k, Inner: s})
-		}
+		out = append(out, publish.Map(slices.Sorted(maps.Keys(k.Sub)), func(s string) Leaf { return Leaf{Key: k, Inner: s} })...)
 	}
 	return out
 }
 
-func LeafNames() []string {
-	var out []string
-	for _, l := range Leaves() {
-		out = append(out, l.Path())
-	}
-	return out
-}
+func LeafNames() []string { return publish.Map(Leaves(), Leaf.Path) }
 
 func LookupLeaf(name string) (Leaf, bool) { return named(Leaves(), Leaf.Path, name) }
 

@@ -320,10 +320,7 @@ func Begin(p *publish.Project, l *ledger.Ledger, h distill.Handoff, native strin
 // record stores the handoff — its digest (trust), its entry under its id, the end of the previous one it supersedes —
 // in one transaction (one WAL commit per Stop instead of three).
 func record(p *publish.Project, l *ledger.Ledger, s publish.Started, prev *ledger.HandoffRecord, h distill.Handoff, native, text string) error {
-	var files []string
-	for _, f := range h.Files {
-		files = append(files, f.Path)
-	}
+	files := publish.Map(h.Files, func(f distill.File) string { return f.Path })
 	goal, written := h.Task, p.Now
 	if s.Pinned != nil {
 		goal = s.Pinned.Text
@@ -474,9 +471,7 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 		return rec.ID, false, err
 	}
 	// The cleared task is not the next handoff's Task: the next request is.
-	if err := distill.ClearTask(l, p.Root, p.Now); err != nil {
-		p.Log("clear the distilled task: %v", err)
-	}
+	p.LogErr("clear the distilled task", distill.ClearTask(l, p.Root, p.Now))
 	mode, protocol := publish.Protocol(p.Mode)
 	text := publish.Header(p.Now, publish.ContentLine(rec.Tool)) + " · " + rec.ID + "\n" +
 		"# RESUME PROTOCOL: " + mode + " — " + protocol + "\n" +
@@ -486,12 +481,8 @@ func Clear(p *publish.Project, l *ledger.Ledger) (id string, already bool, err e
 	if err := recordCurrent(l, ledger.Handoff{Project: p.Root, Header: publish.HeaderOf(text), Tool: rec.Tool, SessionID: rec.SessionID, Written: p.Now, Hash: digest}); err != nil {
 		return rec.ID, false, err
 	}
-	if err := publish.RecordPublished(p.Home, p.Root, digest); err != nil {
-		p.Log("record published handoff: %v", err)
-	}
-	if err := publish.WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)); err != nil {
-		p.Log("write global handoff: %v", err)
-	}
+	p.LogErr("record published handoff", publish.RecordPublished(p.Home, p.Root, digest))
+	p.LogErr("write global handoff", publish.WriteAtomic(filepath.Join(p.Home, "handoff.md"), []byte(text)))
 	if p.NotProject {
 		return rec.ID, false, nil // no file in the home directory (the ledger's record says cleared)
 	}
@@ -561,10 +552,9 @@ func entryOf(r ledger.HandoffRecord, cs []Consumer, now time.Time, expireAfter t
 	st := StatusOf(r, cs, now, expireAfter)
 	e := HistoryEntry{ID: r.ID, Status: st.Status, Agent: publish.OneLine(r.Tool), Session: publish.OneLine(r.NativeID), Written: r.Written.UTC(), Updated: r.Updated.UTC(),
 		Age: publish.Ago(now, r.Updated), Goal: publish.OneLine(r.Goal), Next: publish.OneLine(r.Next), Head: publish.OneLine(r.Head),
-		Branch: publish.OneLine(distill.GitString(r.Branch)), File: file, ConsumedBy: []ConsumerReport{}}
-	for _, c := range cs {
-		e.ConsumedBy = append(e.ConsumedBy, ConsumerReport{Agent: publish.OneLine(c.Tool), Session: publish.OneLine(c.NativeID), At: c.At.UTC()})
-	}
+		Branch: publish.OneLine(distill.GitString(r.Branch)), File: file, ConsumedBy: append([]ConsumerReport{}, publish.Map(cs, func(c Consumer) ConsumerReport {
+			return ConsumerReport{Agent: publish.OneLine(c.Tool), Session: publish.OneLine(c.NativeID), At: c.At.UTC()}
+		})...)}
 	return e
 }
 
@@ -724,7 +714,6 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 	}
 	seen := map[string]bool{}
 	var newest *ledger.HandoffRecord
-	n := 0
 	for _, text := range verifiedTexts(p, l) {
 		rec, ok := publish.RecordOfText(text)
 		if !ok || seen[rec.ID] {
@@ -737,9 +726,8 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 		rec.SessionID = sessionOfID(l, p.Root, rec)
 		if err := Save(l, rec); err != nil {
 			p.Log("restore handoff %s: %v", rec.ID, err)
-			return n
+			return len(seen) - 1
 		}
-		n++
 		switch {
 		case strings.HasPrefix(rec.Goal, "(none: the user cleared"):
 			_ = End(l, rec.ID, ledger.EndCleared, rec.Updated)
@@ -749,16 +737,14 @@ func Restore(p *publish.Project, l *ledger.Ledger) int {
 		if newest == nil {
 			newest = &rec
 			// The current handoff (and its digest, now in the ledger too).
-			if err := recordCurrent(l, ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}); err != nil {
-				p.Log("restore current handoff: %v", err)
-			}
+			p.LogErr("restore current handoff", recordCurrent(l, ledger.Handoff{Project: p.Root, Header: rec.Header, Tool: rec.Tool, SessionID: rec.SessionID, Written: rec.Updated, Hash: rec.Hash}))
 			restoreWorkState(p, l, text, rec)
 		}
 	}
-	if n > 0 {
-		p.Log("ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, n)
+	if len(seen) > 0 {
+		p.Log("ledger held no handoff of %s: restored %d from its verified handoff files", p.Root, len(seen))
 	}
-	return n
+	return len(seen)
 }
 
 // verifiedTexts are the project's handoff.md and history files whose digests carryover recorded, newest first.
@@ -768,9 +754,7 @@ func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 		out = append(out, string(b))
 	}
 	ids, err := publish.HistoryIDs(p.Root)
-	if err != nil {
-		p.Log("restore from history: %v", err)
-	}
+	p.LogErr("restore from history", err)
 	for i := len(ids) - 1; i >= 0 && len(ids)-i <= maxRestoreFiles; i-- {
 		b, err := publish.ReadHistory(p.Root, ids[i])
 		if err == nil && publish.IDOf(publish.HeaderOf(b)) == ids[i] && publish.CheckHandoff([]byte(b), p.Home, p.Root, l) == "" {
@@ -786,9 +770,7 @@ func verifiedTexts(p *publish.Project, l *ledger.Ledger) []string {
 func restoreWorkState(p *publish.Project, l *ledger.Ledger, text string, rec ledger.HandoffRecord) {
 	if _, ok := Task(l, p.Root); !ok {
 		if t := publish.PinnedOfText(text); t != "" {
-			if err := PinTask(l, p.Root, t, rec.Updated); err != nil {
-				p.Log("restore pinned task: %v", err)
-			}
+			p.LogErr("restore pinned task", PinTask(l, p.Root, t, rec.Updated))
 		}
 	}
 	if known, err := decisionTexts(l, p.Root); err != nil || len(known) > 0 {

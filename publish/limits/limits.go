@@ -403,43 +403,47 @@ func RunHook(home, run, pid, tool, session string, start bool, lvl distill.Conte
 	if !ok {
 		return "", fmt.Errorf("%s=%q is not carryover's; ignored", RunEnv, run)
 	}
-	dir := RunDir(home, id)
-	reg := filepath.Join(dir, strconv.Itoa(gen)+".session")
-	if start {
+	if reg := runFile(home, id, gen, ".session"); start {
 		if _, err := os.Lstat(reg); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return "", err
-			}
-			return "run " + run + ": session registered", publish.WriteAtomic(reg, []byte(session+"\n"))
+			return writeRun(reg, "run "+run+": session registered", []byte(session+"\n"))
 		}
 	}
 	if lvl != distill.ContextCritical {
 		return "", nil
 	}
-	p, _ := strconv.Atoi(pid)
-	b, _ := json.Marshal(Signal{Run: run, PID: p, Tool: tool, Session: session, Level: string(lvl), Percent: pct, At: now.UTC()})
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, strconv.Itoa(gen)+".critical")
+	path := runFile(home, id, gen, ".critical")
 	if _, err := os.Lstat(path); err == nil {
 		return "", nil // signalled already
 	}
-	return "run " + run + ": CRITICAL signalled to carryover run", publish.WriteAtomic(path, b)
+	p, _ := strconv.Atoi(pid)
+	b, _ := json.Marshal(Signal{Run: run, PID: p, Tool: tool, Session: session, Level: string(lvl), Percent: pct, At: now.UTC()})
+	return writeRun(path, "run "+run+": CRITICAL signalled to carryover run", b)
+}
+
+// runFile is generation gen's file with extension ext in run id's directory.
+func runFile(home, id string, gen int, ext string) string {
+	return filepath.Join(RunDir(home, id), strconv.Itoa(gen)+ext)
+}
+
+// writeRun writes a run file, creating the run's directory, and returns note for the log.
+func writeRun(path, note string, data []byte) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	return note, publish.WriteAtomic(path, data)
 }
 
 // ReadSignal is the wrapper's side: the verified CRITICAL signal of generation gen of run id for the wrapper pid and
 // agent tool; ok false when there is none or it does not verify (why says why).
 func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool, why string) {
-	dir := RunDir(home, id)
-	b, err := safefile.ReadFileNoFollow(filepath.Join(dir, strconv.Itoa(gen)+".critical"), 4096)
+	b, err := safefile.ReadFileNoFollow(runFile(home, id, gen, ".critical"), 4096)
 	if err != nil {
 		return sig, false, ""
 	}
 	if json.Unmarshal(b, &sig) != nil {
 		return sig, false, "unreadable signal"
 	}
-	reg, err := safefile.ReadFileNoFollow(filepath.Join(dir, strconv.Itoa(gen)+".session"), 4096)
+	reg, err := safefile.ReadFileNoFollow(runFile(home, id, gen, ".session"), 4096)
 	session := strings.TrimSpace(string(reg))
 	switch {
 	case sig.Run != id+"."+strconv.Itoa(gen):
@@ -458,5 +462,5 @@ func ReadSignal(home, id string, gen, pid int, tool string) (sig Signal, ok bool
 
 // ClearSignal removes a generation's signal (one that did not verify too, so it is not read again).
 func ClearSignal(home, id string, gen int) {
-	_ = os.Remove(filepath.Join(RunDir(home, id), strconv.Itoa(gen)+".critical"))
+	_ = os.Remove(runFile(home, id, gen, ".critical"))
 }

@@ -204,9 +204,7 @@ func Build(s Session, o Options) (Result, error) {
 	pk.grow()
 	text := pk.assemble()
 	res := Result{Text: text, Tokens: Estimate(text), Budget: budget, Target: target}
-	for _, l := range layers {
-		res.Layers = append(res.Layers, l.stat())
-	}
+	res.Layers = publish.Map(layers, (*layer).stat)
 	return res, nil
 }
 
@@ -424,21 +422,15 @@ func taskLayers(s Session) (task *layer, p3 []*layer) {
 	for _, k := range []string{"stopped", "words", "aside", "remaining", "last", "refs", "actions", "completed"} {
 		task.addIf(len(secs[k].Lines) > 0, "**"+secs[k].Title+":**\n"+strings.Join(secs[k].Lines, "\n"))
 	}
-	for _, k := range []string{"decisions", "failures", "questions"} {
-		p3 = append(p3, &layer{p: 3, name: k, title: "## " + secs[k].Title, mustKeep: k != "questions", items: secs[k].Lines})
-	}
+	p3 = publish.Map([]string{"decisions", "failures", "questions"}, func(k string) *layer {
+		return &layer{p: 3, name: k, title: "## " + secs[k].Title, mustKeep: k != "questions", items: secs[k].Lines}
+	})
 	return task, p3
 }
 
 // factsOf is the session's task state for publish.Facts' sections, each item one line.
 func factsOf(s Session) publish.Facts {
-	one := func(items ...[]string) []string {
-		var out []string
-		for _, it := range distill.Dedupe(slices.Concat(items...)) {
-			out = append(out, oneLine(it))
-		}
-		return out
-	}
+	one := func(items ...[]string) []string { return publish.Map(distill.Dedupe(slices.Concat(items...)), oneLine) }
 	return publish.Facts{Stopped: one(s.Task.Stopped), Asked: one(s.Task.Asked), SetAside: one(s.Task.SetAside), LastWords: s.LastWords,
 		Failures: one(s.Task.Blockers, s.Blockers), Questions: one(s.Questions), Decisions: one(s.Decisions), Refs: one(s.References), Actions: one(s.Actions)}
 }
@@ -556,11 +548,7 @@ func toolNames(msgs []Message) []string {
 }
 
 func bullets(items []string) []string {
-	out := make([]string, len(items))
-	for i, it := range items {
-		out[i] = "- " + oneLine(it)
-	}
-	return out
+	return publish.Map(items, func(it string) string { return "- " + oneLine(it) })
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

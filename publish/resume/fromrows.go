@@ -62,9 +62,7 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 	}
 	s.Project = projectContext(src, h, repo, deadline)
 	SetTaskState(&s, h)
-	for _, f := range h.Files {
-		s.FilesChanged = append(s.FilesChanged, fileChange(f, fileDiff(src, repo, f, deadline)))
-	}
+	s.FilesChanged = publish.Map(h.Files, func(f distill.File) FileChange { return fileChange(f, fileDiff(src, repo, f, deadline)) })
 	tok := h.Tokens
 	if tok.Max == 0 && ls.TokensMax > 0 {
 		tok = distill.Tokens{Used: ls.TokensUsed, Max: ls.TokensMax}
@@ -180,14 +178,7 @@ func gitContext(files []distill.File, repo *distill.Repo, deadline time.Time) (s
 	for _, c := range repo.Log(10, deadline) {
 		log = append(log, c.ID+" "+c.Message)
 	}
-	if len(log) == 0 {
-		return status, nil
-	}
-	log = OneLine(log)
-	for i := range log { // commit subjects enter through distill.GitString
-		log[i] = distill.GitString(log[i])
-	}
-	return status, log
+	return status, publish.Map(OneLine(log), distill.GitString) // commit subjects enter through distill.GitString
 }
 
 // memoryContents is dir's agent instruction files (their descriptors'), at most MaxMemoryChars, carryover's pointer
@@ -297,12 +288,10 @@ func treeEntries(dir string) (shown []os.DirEntry) {
 	if err != nil {
 		return nil // also none of a partial read
 	}
-	for _, en := range ents {
-		if n := en.Name(); !skipDirs[n] && (!strings.HasPrefix(n, ".") || n == ".github") {
-			shown = append(shown, en)
-		}
-	}
-	return shown
+	return slices.DeleteFunc(ents, func(en os.DirEntry) bool {
+		n := en.Name()
+		return skipDirs[n] || strings.HasPrefix(n, ".") && n != ".github"
+	})
 }
 
 // languages are the code fence languages of file extensions.
@@ -318,16 +307,14 @@ const maxSubject = 100
 // OneLine keeps each entry's first line, at most maxSubject runes: "Recent commits" shows subjects, whatever a session
 // file carries.
 func OneLine(entries []string) []string {
-	out := make([]string, 0, len(entries))
-	for _, e := range entries {
+	return publish.Map(entries, func(e string) string {
 		first, _, _ := strings.Cut(strings.TrimSpace(e), "\n")
 		first = strings.TrimRight(first, "\r ")
 		if r := []rune(first); len(r) > maxSubject {
 			first = string(r[:maxSubject-1]) + "…"
 		}
-		out = append(out, first)
-	}
-	return out
+		return first
+	})
 }
 
 // SetTaskState fills s's task state from a distilled handoff, one session's (--session) or the project's fold

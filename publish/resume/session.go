@@ -191,10 +191,7 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	var parts []string
-	for _, f := range e.Fields {
-		parts = append(parts, f.Field+": "+f.Problem)
-	}
+	parts := publish.Map(e.Fields, func(f FieldError) string { return f.Field + ": " + f.Problem })
 	return e.What + " is invalid: " + strings.Join(parts, "; ")
 }
 
@@ -601,13 +598,9 @@ func (h Handoff) ToSession() Session {
 			InProgress:  h.Now,
 			Remaining:   h.Next,
 			Blockers:    h.Blockers,
+			Completed:   publish.Map(h.DoneThisSession, func(d TaskRecord) string { return d.Task }),
 		},
-	}
-	for _, d := range h.DoneThisSession {
-		s.Task.Completed = append(s.Task.Completed, d.Task)
-	}
-	for _, k := range sortedKeys(h.Decisions) {
-		s.Decisions = append(s.Decisions, h.Decisions[k])
+		Decisions: publish.Map(sortedKeys(h.Decisions), func(k string) string { return h.Decisions[k] }),
 	}
 	for _, k := range sortedKeys(h.Findings) {
 		s.Conversation.Summary += k + ": " + h.Findings[k] + "\n"
@@ -790,9 +783,7 @@ func LifecycleOf(l *ledger.Ledger, project string, now time.Time, expireAfter ti
 		lc.ID, lc.Status, lc.ConsumedBy, lc.Staleness = cur.ID, cur.Status, cur.ConsumedBy, cur.Staleness
 	}
 	ds, _ := lifecycle.Decisions(l, project)
-	for _, d := range ds {
-		lc.Decisions = append(lc.Decisions, Decision{Text: d.Text, Why: d.Why, Source: d.Source})
-	}
+	lc.Decisions = publish.Map(ds, func(d ledger.Decision) Decision { return Decision{Text: d.Text, Why: d.Why, Source: d.Source} })
 	if t, ok := lifecycle.Task(l, project); ok {
 		lc.PinnedTask = &PinnedTask{Task: t.Text, SetBy: "user", At: t.At.UTC()}
 	}
@@ -820,10 +811,7 @@ func (s *Session) ApplyLifecycle(lc *Lifecycle) {
 	if lc.PinnedTask != nil {
 		s.Task.Description = strings.Join(publish.PinnedGoal(lc.PinnedTask.Task, cmp.Or(s.Task.Description, publish.NoGoal)), "\n")
 	}
-	var log []ledger.Decision
-	for _, d := range lc.Decisions {
-		log = append(log, ledger.Decision{Text: d.Text, Why: d.Why})
-	}
+	log := publish.Map(lc.Decisions, func(d Decision) ledger.Decision { return ledger.Decision{Text: d.Text, Why: d.Why} })
 	s.Decisions = publish.DecisionTexts(log, s.Decisions, whole)
 }
 

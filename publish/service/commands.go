@@ -30,12 +30,11 @@ func OpenLedger(env Env, root string, create bool) (*Project, error) {
 	if _, err := os.Stat(filepath.Join(env.Home, ledger.FileName)); err != nil && !create {
 		return p, nil
 	}
-	l, err := ledger.Open(env.Home)
-	if err != nil {
+	var err error
+	if p.ledger, err = ledger.Open(env.Home); err != nil {
 		return nil, err
 	}
-	p.ledger = l
-	lifecycle.Restore(p.Project, l) // a ledger rebuilt without the project's handoffs
+	lifecycle.Restore(p.Project, p.ledger) // a ledger rebuilt without the project's handoffs
 	return p, nil
 }
 
@@ -81,11 +80,9 @@ func (p *Project) Decisions() ([]Decision, error) {
 		return nil, nil
 	}
 	ds, err := lifecycle.Decisions(p.ledger, p.Root)
-	out := make([]Decision, len(ds))
-	for i, d := range ds {
-		out[i] = Decision{ID: DecisionID(d.Text), Text: d.Text, Why: d.Why, User: d.Source == ledger.DecisionUser, At: d.At}
-	}
-	return out, err
+	return publish.Map(ds, func(d ledger.Decision) Decision {
+		return Decision{ID: DecisionID(d.Text), Text: d.Text, Why: d.Why, User: d.Source == ledger.DecisionUser, At: d.At}
+	}), err
 }
 
 func (p *Project) Decide(text, why string) error {

@@ -37,14 +37,13 @@ type Space = ledger.Space
 
 func OpenStore(env Env) (*Store, error) {
 	s := &Store{env: env, Path: filepath.Join(env.Home, ledger.FileName)}
-	if !publish.Exists(s.Path) {
-		return s, nil
+	var err error
+	if publish.Exists(s.Path) {
+		s.l, err = ledger.Open(env.Home)
 	}
-	l, err := ledger.Open(env.Home)
 	if err != nil {
 		return nil, err
 	}
-	s.l = l
 	return s, nil
 }
 
@@ -167,9 +166,9 @@ func (s *Store) Projects(cwd string) ([]ProjectStatus, error) {
 			cwd = ""
 		}
 		ds, _ := lifecycle.Deliveries(s.l, h.Project, 10)
-		for _, d := range ds {
-			pr.Receipts = append(pr.Receipts, Receipt{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()})
-		}
+		pr.Receipts = publish.Map(ds, func(d ledger.Delivery) Receipt {
+			return Receipt{Handoff: d.Header, Current: d.Header == h.Header, Tool: d.Tool, Session: d.NativeID, Via: d.Via, At: d.At.UTC()}
+		})
 		if ls, err := s.l.SessionByID(h.SessionID); err == nil {
 			pr.Context = contextLine(ls, p.Config)
 		}
@@ -224,12 +223,10 @@ func (s *Store) LastLimits() []LastLimit {
 	if err != nil {
 		return nil
 	}
-	var out []LastLimit
-	for _, ev := range evs {
-		out = append(out, LastLimit{Tool: ev.Tool, Kind: string(ev.Limit.Kind), Resets: ev.Limit.Resets(s.env.Now(), time.Local),
-			Project: ev.Project, Session: ev.NativeID, At: ev.At.UTC()})
-	}
-	return out
+	return publish.Map(evs, func(ev limits.Event) LastLimit {
+		return LastLimit{Tool: ev.Tool, Kind: string(ev.Limit.Kind), Resets: ev.Limit.Resets(s.env.Now(), time.Local),
+			Project: ev.Project, Session: ev.NativeID, At: ev.At.UTC()}
+	})
 }
 
 // contextLine is a session's context level with cfg's thresholds ("" when its usage is unknown).

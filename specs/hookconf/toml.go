@@ -16,23 +16,11 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// tomlQuote quotes s as a TOML basic string.
+// tomlQuote quotes s as a TOML basic string: JSON's escapes are all TOML's, and DEL, which TOML forbids raw, is escaped
+// too.
 func tomlQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	b, _ := marshal(s)
+	return strings.ReplaceAll(string(b), "\x7f", `\u007f`)
 }
 
 // tomlLayout is where things are in a TOML document: [start, end) the wanted key's assignment through its value (not a
