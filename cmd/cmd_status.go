@@ -55,6 +55,7 @@ type GuestReport struct {
 	Pointer   string   `json:"pointer"`
 	Ignore    []string `json:"ignore"`
 	Forgotten int      `json:"forgotten_handoffs"`
+	LeftAlone []string `json:"left_alone,omitempty"` // the current project's files git tracks that carryover does not write
 }
 
 // AgentReport is one agent's line. Restore: how the handoff reaches an agent that cannot be told at session start.
@@ -119,7 +120,7 @@ func collectStatus(e *Env, tables bool) (st StatusReport) {
 		Walls: WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
 			RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}}
 	if cwdProject != "" {
-		st.Ignored = gcfg.Ignored
+		st.Ignored, st.Guest.LeftAlone = gcfg.Ignored, publish.LeftAlone(cwdProject, st.Guest.Pointer)
 	}
 	st.Agents = agentReports(e, st.Guest.Pointer)
 	st.Ledger.Path = filepath.Join(e.Home(), service.LedgerFile)
@@ -302,6 +303,9 @@ func printGuest(w io.Writer, g GuestReport) {
 		fmt.Fprintln(w, "  ignored projects: none (`carryover ignore DIR` leaves one alone)")
 	} else {
 		fmt.Fprintf(w, "  ignored projects: %s (`carryover ignore --remove DIR` undoes one)\n", strings.Join(g.Ignore, ", "))
+	}
+	if len(g.LeftAlone) > 0 {
+		fmt.Fprintf(w, "  left alone here (git tracks them: team files): %s\n", strings.Join(g.LeftAlone, ", "))
 	}
 	if g.Forgotten > 0 {
 		fmt.Fprintf(w, "  forgotten sessions: %d handoff record(s) say \"forgotten\" (`carryover forget SESSION`)\n", g.Forgotten)
