@@ -298,13 +298,10 @@ func foldAt(s string, i int, pat string) int {
 
 // exitLine is `(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`.
 func exitLine(l string) bool {
+	s := l
 	if j := foldAt(l, 0, "error: "); j >= 0 { // no alternative starts "er"
-		l = l[j:]
+		s = l[j:]
 	}
-	return exitStatus(l)
-}
-
-func exitStatus(s string) bool {
 	for _, p := range [...]string{"exit code: ", "exit code ", "process exited with code "} {
 		if j := foldAt(s, 0, p); j >= 0 {
 			return digits(strings.TrimPrefix(s[j:], "-"))
@@ -886,8 +883,10 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 		st.modelAnswered()
 		st.addCallRow(r, at)
 	case adapters.KindToolResult:
+		st.callEnded(r)
 		st.addToolResult(r, at)
 	case adapters.KindError:
+		st.callEnded(r)
 		st.shellEnded(r)
 		st.addErrorRow(r, at)
 	case adapters.KindRefused:
@@ -1104,10 +1103,14 @@ func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 	}
 }
 
-func (st *State) addResultRow(r *ledger.Row) {
+// callEnded: a result or an error row ends its call, which runs no longer (an interruption now stops none).
+func (st *State) callEnded(r *ledger.Row) {
 	if callKey(r) == st.PendingCall {
 		st.PendingCall = ""
 	}
+}
+
+func (st *State) addResultRow(r *ledger.Row) {
 	c, ok := st.Calls[callKey(r)]
 	if !ok {
 		return
@@ -1126,9 +1129,6 @@ func (st *State) addResultRow(r *ledger.Row) {
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
-	if key == st.PendingCall {
-		st.PendingCall = ""
-	}
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
@@ -1156,11 +1156,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if f.What != "model API" {
 		st.CauseKey = k
 	}
-	st.Failures = append(st.Failures, f)
-	st.FailureKeys = append(st.FailureKeys, k)
-	if len(st.Failures) > maxFailures {
-		st.Failures, st.FailureKeys = st.Failures[1:], st.FailureKeys[1:]
-	}
+	st.Failures, st.FailureKeys = last(append(st.Failures, f), maxFailures), last(append(st.FailureKeys, k), maxFailures)
 	if isTestCmd(cmd) {
 		st.TestFails = last(append(st.TestFails, st.Seq), 8)
 		st.Failures[len(st.Failures)-1].Tests = testCount(r.Text)
@@ -4826,9 +4822,6 @@ const maxBackground = 3
 func (st *State) addToolResult(r *ledger.Row, at time.Time) {
 	c := st.Calls[callKey(r)]
 	if r.ExitCode == nil && c.Command != "" && running(r.Text) {
-		if callKey(r) == st.PendingCall {
-			st.PendingCall = ""
-		}
 		st.noteBackground(c, r.Text)
 		return
 	}
