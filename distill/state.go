@@ -915,9 +915,6 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 		st.ClearTask()
 		return
 	}
-	r2 := *r
-	r2.Text = text
-	r = &r2
 	st.Prompts++
 	// A stop before this request is not this turn's, nor is a call of an earlier turn still running in it (a
 	// Codex patch_apply_end has no result row: a turn_aborted after the next prompt named that old patch).
@@ -925,25 +922,25 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// After a compaction or in another session "continue" resumes, it does
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
-	thanks := thanksOnly(r.Text) && !substantive(r.Text)
-	st.declineFailures(r.Text)
-	declined := !resumed && !thanks && st.answerTurn(r.Text)
+	thanks := thanksOnly(text) && !substantive(text)
+	st.declineFailures(text)
+	declined := !resumed && !thanks && st.answerTurn(text)
 	taskBefore := st.Task
-	class := st.addPrompt(r.Text, r.SessionID, at)
-	st.Fallback, st.FallbackAt = r.Text, at
-	st.taskRefs(class, r, taskBefore)
+	class := st.addPrompt(text, r.SessionID, at)
+	st.Fallback, st.FallbackAt = text, at
+	st.taskRefs(class, taskBefore)
 	if class != promptAck {
 		st.AskSeq = st.Seq
-		st.addInstruction(r.Text, at, refOf(r))
+		st.addInstruction(text, at, st.RowRef)
 		st.Answered = declined // an acknowledgement asks nothing new: the turn's next step stays; a bare decline answers
 	}
 	st.endTurn(class, resumed, thanks)
 	st.CauseKey = ""
 	// The request that sets a goal is a task: only a follow-up's choice
 	// verbs are decisions (rule 2).
-	low := strings.ToLower(r.Text)
-	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low, false, true)
+	low := strings.ToLower(text)
+	st.addDecisions(text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
+	st.addProse(text, low, false, true)
 }
 
 // answerTurn records the prompt as the answer to the last turn's last question, unless it sets the goal ("which
@@ -995,13 +992,13 @@ func cutDeclines(low string) (string, bool) {
 	return low, false
 }
 
-func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
+func (st *State) taskRefs(class promptClass, taskBefore string) {
 	switch class {
 	case promptGoal, promptNewTask, promptSwitch:
-		st.TaskRef = refOf(r)
+		st.TaskRef = st.RowRef
 		st.startTask(class == promptNewTask)
 	case promptCorrect: // the corrected goal's instructions stand
-		st.TaskRef = refOf(r)
+		st.TaskRef = st.RowRef
 	case promptFollowUp:
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
 			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
@@ -2964,9 +2961,6 @@ func (st *State) addItems(list *[]string, kind string, items []string, n int) {
 }
 
 func stripCode(text string) string {
-	if !strings.Contains(text, "`") {
-		return text
-	}
 	var b strings.Builder
 	for l := range outsideFences(text) {
 		parts := strings.Split(l, "`")
@@ -3924,14 +3918,8 @@ func otherFiles(pass string, fail []string, cmd string) bool {
 
 // sharesWord: a and b have a word in common.
 func sharesWord(a, b string) bool {
-	for w := range strings.FieldsSeq(a) {
-		for v := range strings.FieldsSeq(b) {
-			if v == w {
-				return true
-			}
-		}
-	}
-	return false
+	bs := strings.Fields(b)
+	return slices.ContainsFunc(strings.Fields(a), func(w string) bool { return slices.Contains(bs, w) })
 }
 
 // selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
