@@ -228,14 +228,6 @@ var (
 		"pnpm build", "make", "tsc", "mvn", "gradle", "ctest", "tox", "phpunit", "build", "lint", "check"}
 	// testWords: the cheap pre-check (it runs on every command).
 	testWords = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
-	// nextPhrases: `next,? (i|we)(…)|(i|we)('ll| will) next|next step|then (i|we)(…)|next up|after that,? (i|we)(…)|…`.
-	nextPhrases = sync.OnceValue(func() []string { // lazy: no distill code runs at start-up
-		return slices.Concat(cross([]string{"next ", "next, "}, []string{"i", "we"}, []string{"'ll", " will", " should", " need to", " plan to"}),
-			cross([]string{"i", "we"}, []string{"'ll next", " will next"}),
-			cross([]string{"then "}, []string{"i", "we"}, []string{"'ll", " will", " need to", " should", " have to"}),
-			cross([]string{"after that ", "after that, "}, []string{"i", "we"}, []string{"'ll", " will", " need to"}),
-			[]string{"next step", "next up", "remaining:", "todo:", "still need to", "the plan is"})
-	})
 	// errWords make a line of error output meaningful (lower-cased, anywhere: "fail" matches "FAILED").
 	errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
 		"panic", "fatal", "invalid", "refused", "undefined", "missing"}
@@ -244,21 +236,6 @@ var (
 	// into sentences (the hook path distills hundreds of rows per snapshot).
 	decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 )
-
-// cross is every concatenation of one string from each part, in order.
-func cross(parts ...[]string) []string {
-	out := []string{""}
-	for _, part := range parts {
-		var next []string
-		for _, o := range out {
-			for _, p := range part {
-				next = append(next, o+p)
-			}
-		}
-		out = next
-	}
-	return out
-}
 
 func isTestCmd(cmd string) bool {
 	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true) && (!containsAny(cmd, containerProgs) || matchWords(unwrapped(cmd), testCmds, true))
@@ -3008,7 +2985,9 @@ var (
 )
 
 const (
-	nextMarkers        phraseName = "next_marker" // beyond nextPhrases' English
+	nextMarkers phraseName = "next_marker" // beyond nextPhrases' English
+	// nextPhrases: `next,? (i|we)(…)|(i|we)('ll| will) next|next step|then (i|we)(…)|next up|after that,? (i|we)(…)|…`.
+	nextPhrases        phraseName = "next_phrase"
 	intentMarkers      phraseName = "intent"      // "I'll add …": the agent's own step, announced
 	boilerplateMarkers phraseName = "boilerplate" // offers of help and sign-offs
 	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
@@ -4474,7 +4453,7 @@ func forwardLooking(s string) bool {
 		s = dropQuoted(s) // a quoted message ("« je vais redémarrer »") looks ahead for its author, not the agent
 	}
 	low := strings.ToLower(s)
-	return (matchWords(s, nextPhrases(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
+	return (matchWords(s, nextPhrases.list(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
 }
 
 // asksUser: the sentence embeds a question (lang/ wh: "Tell me what to tackle next", "Dis-moi quoi faire ensuite")
