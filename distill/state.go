@@ -860,10 +860,8 @@ func (st *State) addKind(r *ledger.Row, at time.Time) {
 		st.modelAnswered()
 		st.addCallRow(r, at)
 	case adapters.KindToolResult:
-		st.callEnded(r)
 		st.addToolResult(r, at)
 	case adapters.KindError:
-		st.callEnded(r)
 		st.shellEnded(r)
 		st.addErrorRow(r, at)
 	case adapters.KindRefused:
@@ -1077,13 +1075,6 @@ func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 	}
 }
 
-// callEnded: a result or an error row ends its call, which runs no longer (an interruption now stops none).
-func (st *State) callEnded(r *ledger.Row) {
-	if callKey(r) == st.PendingCall {
-		st.PendingCall = ""
-	}
-}
-
 func (st *State) addResultRow(r *ledger.Row) {
 	c, ok := st.Calls[callKey(r)]
 	if !ok {
@@ -1103,6 +1094,9 @@ func (st *State) addResultRow(r *ledger.Row) {
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
+	if key == st.PendingCall { // the call ended: an interruption now stops none
+		st.PendingCall = ""
+	}
 	if r.CallID != "" {
 		st.FailedCalls[key] = true
 	}
@@ -3897,8 +3891,14 @@ func otherFiles(pass string, fail []string, cmd string) bool {
 
 // sharesWord: a and b have a word in common.
 func sharesWord(a, b string) bool {
-	bs := strings.Fields(b)
-	return slices.ContainsFunc(strings.Fields(a), func(w string) bool { return slices.Contains(bs, w) })
+	for w := range strings.FieldsSeq(a) {
+		for v := range strings.FieldsSeq(b) {
+			if v == w {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // selectsPart: a segment key with a filter or member key (`jest cart`, `cargo build -p api`).
@@ -4787,7 +4787,11 @@ const maxBackground = 3
 // whose output reports a failure ("--- FAIL", "FAILED tests/…", "1 failed") is a failure with no exit code, never a
 // pass that resolves the earlier one.
 func (st *State) addToolResult(r *ledger.Row, at time.Time) {
-	c := st.Calls[callKey(r)]
+	key := callKey(r)
+	if key == st.PendingCall { // the call ended: an interruption now stops none
+		st.PendingCall = ""
+	}
+	c := st.Calls[key]
 	if r.ExitCode == nil && c.Command != "" && running(r.Text) {
 		st.noteBackground(c, r.Text)
 		return
