@@ -1196,8 +1196,6 @@ func stopKind(text string) string {
 	}
 	head = strings.Trim(head, "[]<> ")
 	switch {
-	case head == "":
-		return ""
 	case head == "cancelled" || head == "canceled": // Cursor's stored status: stopped or rejected
 		return "interrupt"
 	case hasPhrase(head, "refusal"):
