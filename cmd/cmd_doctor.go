@@ -266,6 +266,12 @@ func (st *stubChecks) report(r DoctorReport, tg hookconf.Target, a AgentStatus) 
 			r.Fix = "run `carryover refresh`"
 		}
 	}
+	// A setting of the agent's own that turns its hooks off (Gemini CLI's hooksConfig.enabled = false): every stub
+	// above ran, but the agent will run none of them.
+	if len(a.Hooks.Off) > 0 {
+		problems = append(problems, a.Hooks.Off...)
+		r.Fix = cmp.Or(r.Fix, "change that setting in "+a.Hooks.Path)
+	}
 	if len(problems) > 0 {
 		r.OK = false
 		r.Problem = strings.Join(problems, "; ")

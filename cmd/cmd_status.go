@@ -55,6 +55,7 @@ type GuestReport struct {
 	Pointer   string   `json:"pointer"`
 	Ignore    []string `json:"ignore"`
 	Forgotten int      `json:"forgotten_handoffs"`
+	LeftAlone []string `json:"left_alone,omitempty"` // the current project's files git tracks that carryover does not write
 }
 
 // AgentReport is one agent's line. Restore: how the handoff reaches an agent that cannot be told at session start.
@@ -71,6 +72,7 @@ type AgentReport struct {
 	ConfigPath string           `json:"config_path,omitempty"`
 	Hooks      string           `json:"hooks"`
 	HookDetail string           `json:"hook_detail,omitempty"`
+	HookWarns  []string         `json:"hook_warnings,omitempty"` // the agent's settings that stop its hooks (specs' hook_file warnings)
 	Events     []string         `json:"events,omitempty"`
 	Problem    string           `json:"problem,omitempty"`
 	Restore    string           `json:"restore,omitempty"`
@@ -118,7 +120,7 @@ func collectStatus(e *Env, tables bool) (st StatusReport) {
 		Walls: WallsReport{AutoResume: w.AutoResume(), WarnPercent: w.WarnPercent(), MaxRestarts: w.MaxRestarts(),
 			RestartAtCritical: w.RestartAtCritical(), Thresholds: [3]int{t.EarlyWarn, t.Warn, t.Critical}, Problems: w.Problems()}}
 	if cwdProject != "" {
-		st.Ignored = gcfg.Ignored
+		st.Ignored, st.Guest.LeftAlone = gcfg.Ignored, publish.LeftAlone(cwdProject, st.Guest.Pointer)
 	}
 	st.Agents = agentReports(e, st.Guest.Pointer)
 	st.Ledger.Path = filepath.Join(e.Home(), service.LedgerFile)
@@ -154,7 +156,7 @@ func agentReports(e *Env, pointer string) (out []AgentReport) {
 	for _, a := range agentStatus(e) {
 		r := AgentReport{Tool: a.Tool, Display: a.Display, Detected: a.Detected(), Binary: a.Binary, Version: a.Version,
 			SpecRow: a.Capability.Row, Fallback: a.Capability.Fallback, Warning: a.Capability.Warning,
-			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, Events: a.Hooks.Hooks, Problem: a.Problem}
+			ConfigPath: a.Hooks.Path, Hooks: string(a.Hooks.State), HookDetail: a.Hooks.Detail, HookWarns: a.Hooks.Warnings, Events: a.Hooks.Hooks, Problem: a.Problem}
 		switch {
 		case !a.Detected() || a.Capability.Tool == "" || a.Capability.StartInjection:
 		case pointer == publish.PointerNever:
@@ -209,6 +211,7 @@ func printAgentStatus(w io.Writer, a AgentReport) {
 		fmt.Fprintln(w)
 		printLines(w, "      config: ", a.ConfigPath)
 		printLines(w, "      ", a.HookDetail, a.Warning, a.Problem, a.Restore)
+		printLines(w, "      warning: ", a.HookWarns...)
 	}
 	// What reading its recent sessions found, and one warning per transcript written by a newer agent than known.
 	if sv := a.Read; sv != nil {
@@ -300,6 +303,9 @@ func printGuest(w io.Writer, g GuestReport) {
 		fmt.Fprintln(w, "  ignored projects: none (`carryover ignore DIR` leaves one alone)")
 	} else {
 		fmt.Fprintf(w, "  ignored projects: %s (`carryover ignore --remove DIR` undoes one)\n", strings.Join(g.Ignore, ", "))
+	}
+	if len(g.LeftAlone) > 0 {
+		fmt.Fprintf(w, "  left alone here (git tracks them: team files): %s\n", strings.Join(g.LeftAlone, ", "))
 	}
 	if g.Forgotten > 0 {
 		fmt.Fprintf(w, "  forgotten sessions: %d handoff record(s) say \"forgotten\" (`carryover forget SESSION`)\n", g.Forgotten)

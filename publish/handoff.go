@@ -1205,6 +1205,23 @@ func (p *Project) pointerFiles(tool string) []string {
 	return memoryFiles(func(a *adapters.Agent) bool { return slices.Contains(p.PointerFor, a.Name) })
 }
 
+// LeftAlone lists the files of project that git tracks and carryover would otherwise write, so leaves as they are
+// (`carryover status` names them): the memory files the pointer block goes in (unless pointer = "always"),
+// .carryover/.gitignore (a repository that commits it has claimed the directory) and .carryover/handoff.md.
+func LeftAlone(project, pointer string) (out []string) {
+	names := []string{filepath.Join(".carryover", ".gitignore"), filepath.Join(".carryover", "handoff.md")}
+	if pointer != PointerAlways {
+		names = append(memoryFiles(func(*adapters.Agent) bool { return true }), names...)
+	}
+	repo := distill.OpenRepo(project)
+	for _, n := range names {
+		if repo.Tracked(filepath.Join(project, n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // memoryFiles is AGENTS.md and the memory files of the agents want selects.
 func memoryFiles(want func(a *adapters.Agent) bool) []string {
 	names := []string{"AGENTS.md"}

@@ -536,7 +536,10 @@ type TrustHash struct {
 
 // HookWarning is something to tell the user about the settings file: Set when Key (dotted) holds a value (Is: only that
 // JSON value; "{value}" names it), Unset when it is absent.
-type HookWarning struct{ Key, Is, Set, Unset string }
+type HookWarning struct {
+	Key, Is, Set, Unset string
+	Off                 bool // while it holds the agent runs no hook: doctor fails on it, not just says it
+}
 
 // Shapes of a hook file.
 const (

@@ -346,7 +346,7 @@ func expandLine(t string, n int) (SecretLine, error) {
 			}
 			f, ok := modifiers[m]
 			if !ok {
-				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, catn, noend, nobegin, literals, b64, b64wrap, putty, letters, lead1, lead2, lead3)", m)
+				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, catn, noend, nobegin, literals, b64, b64wrap, putty, ppkread, letters, lead1, lead2, lead3)", m)
 			}
 			sec = f(sec)
 		}
@@ -378,6 +378,8 @@ func expandLine(t string, n int) (SecretLine, error) {
 //	literals  a PEM block split across Go string literals ("...\n" +)
 //	b64       standard base64 (kubeconfig client-key-data)
 //	putty     the body of a PEM block as a PuTTY .ppk file
+//	ppkread   (after putty) the file from its Private-Lines: line, as a
+//	          read that starts past the header has it
 //	lead1..3  behind a blank line, a CRLF line or a comment line, so that
 //	          base64 of it does not start with the secret's header (at the
 //	          three byte alignments: 1, 2 and 6 bytes before it)
@@ -431,10 +433,11 @@ var modifiers = map[string]func(string) string{
 		}
 		return strings.Join(ls, " +\n")
 	},
-	"b64":   func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
-	"lead1": func(s string) string { return "\n" + s },
-	"lead2": func(s string) string { return "\r\n" + s },
-	"lead3": func(s string) string { return "# key\n" + s },
+	"b64":     func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+	"lead1":   func(s string) string { return "\n" + s },
+	"lead2":   func(s string) string { return "\r\n" + s },
+	"lead3":   func(s string) string { return "# key\n" + s },
+	"ppkread": func(s string) string { return s[strings.Index(s, "Private-Lines:"):] }, // after putty
 	"putty": func(s string) string {
 		ls := strings.Split(s, "\n")
 		body := ls[1 : len(ls)-1]

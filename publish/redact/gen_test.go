@@ -827,6 +827,8 @@ var derived = []struct {
 	{"keyTri", "keyTri[f] marks the first three letters (bytes &31, any case) of the\nkeywords of family f: triHand for the hand-written classifier's, triGen\nfor the generated keyword rules'. A key none of whose triples is marked\nskips the classifiers: a letter-set filter let most keys through once\nshort vendor names (lob, okta, etsy) joined it (2x the clean corpus's\nassignment cost). Two 4 KB bitsets: a 32 KB byte table missed the cache\nat every key letter (a third of assignment's time).", &keyTri},
 	{"partsByFirst", "partsByFirst indexes placeholderParts by their first byte; keywordsAt\nindexes keywords by theirs.", &partsByFirst},
 	{"keywordsAt", "", &keywordsAt},
+	{"wordsByFirst", "wordsByFirst indexes placeholderWords by their first byte.", &wordsByFirst},
+	{"proseWordsAt", "proseWordsAt[c] are the foreignProseWords (gen_test.go) whose lit ends in c.", &proseWordsAt},
 	{"valueStop", "valueStop ends an unquoted value.", &valueStop},
 }
 
@@ -838,11 +840,17 @@ func deriveTables() {
 	nonAlnum, genKeyMin = byteSet{}, 1<<30
 	initClasses()
 	initDetect()
-	for _, h := range handTriggers {
+	for _, h := range allHandTriggers() {
 		handHot[h.c], hot8[h.c] = true, 1
 	}
 	initGen() // adds the generated anchors to hot8
 	addTrigNeedle(needle{lit: "expect", kind: needleExpect})
+	for _, w := range foreignProseWords {
+		proseWordsAt[w.lit[len(w.lit)-1]] = append(proseWordsAt[w.lit[len(w.lit)-1]], w)
+		if w.lit[len(w.lit)-1] < 0x80 {
+			addNeedle(needle{lit: w.lit[w.first:], kind: needleProse}) // no byte beyond ASCII to trigger on
+		}
+	}
 	for _, h := range []string{"-----BEGIN ", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1"} {
 		for _, b := range b64Spellings(h) {
 			addTrigNeedle(needle{lit: b, kind: needleB64})
@@ -893,7 +901,7 @@ func goValue(v reflect.Value, depth int) string {
 		return strconv.FormatBool(v.Bool())
 	case reflect.Int:
 		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Uint8:
+	case reflect.Uint8, reflect.Uint16:
 		return strconv.FormatUint(v.Uint(), 10)
 	case reflect.Uint64:
 		return fmt.Sprintf("%#x", v.Uint())
@@ -961,7 +969,7 @@ func initClasses() {
 		c      class
 	}{
 		{'0', '9', cAlnum | cHexLow | cDigit}, {'a', 'z', cAlnum}, {'a', 'f', cHexLow}, {'A', 'Z', cAlnum | cUpper},
-		{'_', '_', cUnder}, {'-', '-', cDash}, {'.', '.', cKey}, {'+', '+', cB64}, {'/', '/', cB64}, {'=', '=', cB64},
+		{'_', '_', cUnder}, {'-', '-', cDash}, {'.', '.', cKey}, {'+', '+', cB64}, {'/', '/', cB64}, {'=', '=', cB64}, {'*', '*', cStar},
 	} {
 		for c := r.lo; c <= r.hi; c++ {
 			classes[c] |= r.c
@@ -980,12 +988,14 @@ func initClasses() {
 // notPrev/notNext are rejected). At the edge of the text a filter that
 // names a neighbour drops the trigger (but for nextOpt). Each rejection is
 // one the detector itself would make first.
-var handTriggers = [...]struct {
+type handTrigger struct {
 	c                byte
 	prev, next       string
 	notPrev, notNext string
 	nextOpt          bool
-}{
+}
+
+var handTriggers = []handTrigger{
 	{c: '-', prev: "-Yy \t" + lowerDigits},                    // after "-----BEGIN", PuTTY, key, --flag, -p, xai-
 	{c: '_', prev: lowerDigits, next: letters + "0123456789"}, // gsk_ (prefixedToken)
 	{c: '=', notPrev: "=!<>:+-*/%&|^~?", notNext: "=~"},       // ==, !=, <=, :=, +=, =~: no assignment
@@ -995,19 +1005,44 @@ var handTriggers = [...]struct {
 	{c: 'S', next: "K"},                                     // Twilio SK
 	{c: 'B', next: "e"},                                     // Bearer
 	{c: '.', next: letters + "0123456789_-", nextOpt: true}, // every dot format has a url-safe byte next
-	{c: 'w', prev: "sSpP"},                                  // after pass, pw
+	{c: 'w', prev: "sSpPnNtT"},                              // after pass, pw, kenn, wacht (wStems)
 	{c: 'k', prev: "oO _-i", next: "e", nextOpt: true},      // to(k)en, (k)ey after to(ken), api key, api_key, apikey
 	{c: '>', prev: "dDtTnNyYeEhHlLsS\"'"},
 	{c: 0x9a, prev: "\xbc"}, // ：(U+FF1A, EF BC 9A) after 密码 (assignment)                   // after <password, <secret, <token, <apiKey, <passphrase, <auth, <credential(s), <entry key="...">
-	// foreignProse: the last byte of contraseña's ñ (C3 B1), of "senha é"
-	// (C3 A9), пароль's ь (D1 8C), パスワード's ド (E3 83 89), 密码's 码 (E7 A0
-	// 81), 口令's 令 (E4 BB A4), before a space or a verb (は E3, 是 E6, 为 E4)
-	{c: 0xb1, prev: "\xc3", next: "a"},
-	{c: 0xa9, prev: "\xc3", next: " "},
-	{c: 0x8c, prev: "\xd1", next: " "},
-	{c: 0x89, prev: "\x83", next: "\xe3 "},
-	{c: 0x81, prev: "\xa0", next: "\xe6\xe4 "},
-	{c: 0xa4, prev: "\xbb", next: "\xe6\xe4 "},
+}
+
+// allHandTriggers are handTriggers and foreignProse's: the last byte of a
+// foreign password word beyond ASCII (contraseña's ñ, C3 B1; 密码's 码, E7
+// A0 81), after the byte before it in the word and before the first byte
+// of one of its verbs (は E3, 是 E6, 为 E4).
+func allHandTriggers() []handTrigger {
+	ts := slices.Clone(handTriggers)
+	for _, w := range foreignProseWords {
+		if c := w.lit[len(w.lit)-1]; c >= 0x80 {
+			t := handTrigger{c: c, prev: w.lit[len(w.lit)-2 : len(w.lit)-1]}
+			for _, v := range w.verbs {
+				t.next += v[:1]
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// foreignProseWords are the words of a password stated in words in the
+// languages whose word has no 'w' for proseKey to trigger on: lit up to
+// the byte that triggers foreignProse (the last one beyond ASCII; for
+// Portuguese the verb's é), and the rest of the word and the verb after it.
+// A word all in ASCII (fr) is a needle.
+var foreignProseWords = []statedWord{
+	{"contraseñ", 1, []string{"a es ", "a era "}},
+	{"senha é", 1, []string{" "}},
+	{"пароль", 2, []string{" — ", " – ", " - ", " это "}},
+	{"パスワード", 3, []string{"は"}},
+	{"密码", 3, []string{"是", "为"}},
+	{"口令", 3, []string{"是", "为"}},
+	{"hasł", 1, []string{"o to ", "o jest ", "o: "}},
+	{"mot de passe", 1, []string{" est : ", " est ", " : ", ": "}},
 }
 
 const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -1018,7 +1053,7 @@ func initPass() {
 	for c := 0; c < 256; c++ {
 		needPrev[c], needNext[c] = hot8[c] != 0 && !genHasAnchorless[c], hot8[c] != 0
 	}
-	for _, h := range handTriggers {
+	for _, h := range allHandTriggers() {
 		c := h.c
 		handNeedPrev[c], handNeedNext[c] = h.prev != "", h.next != "" && !h.nextOpt
 		needPrev[c], needNext[c] = handNeedPrev[c] && !genHasAnchorless[c], handNeedNext[c]
@@ -1331,6 +1366,26 @@ var keywords = []keyword{
 	{"passwort", KindPassword}, {"kennwort", KindPassword}, {"contrasena", KindPassword},
 	{"motdepasse", KindPassword}, {"senha", KindPassword}, {"geheimnis", KindSecret},
 	{"secreto", KindSecret}, {"segredo", KindSecret}, {"jeton", KindToken},
+	// nl; keys whose kind is their own: a signed URL's signature (before
+	// sig, which it starts; X-Amz-Signature=, ?sig=: literal masks them in a
+	// URL's query only, a thinking block's JSON has one), an Azure storage
+	// key, kubeconfig's client-key-data (a base64 PEM private key)
+	{"wachtwoord", KindPassword}, {"signature", KindAzureSAS}, {"sig", KindAzureSAS},
+	{"accountkey", KindAzureStorageKey}, {"sharedaccesskey", KindAzureStorageKey},
+	{"clientkeydata", KindPrivateKey},
+}
+
+// placeholderWords are whole values (any case) that are never secrets
+// (isPlaceholder reads them as wordsByFirst).
+var placeholderWords = []string{
+	"null", "nil", "none", "true", "false", "undefined", "yes", "no", "on", "off",
+	"string", "str", "bool", "boolean", "int", "integer", "number", "object", "any", "bytes",
+	"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "apikey", "api_key", "key",
+	"required", "optional", "empty", "test", "default", "value", "hidden", "masked", "prompt",
+	"env", "n/a", "tbd", "todo", "unset", "omitted", "removed", "foo", "bar", "foobar", "baz",
+	"secret_key", "access_token", "auth_token", "api-key", "api_token", "mysecret", "mypassword",
+	"mytoken", "s3cr3t", "p@ssw0rd", "p@ssword", "passw0rd",
+	"function", "func", "lambda", "async", "await", "new", "require", "import", "typeof", "self", "this",
 }
 
 // placeholderParts mark a value (any case) as a placeholder wherever they
@@ -1345,13 +1400,16 @@ var placeholderParts = []string{
 func initDetect() {
 	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "key", "seed", "hmac", "jwt", "bearer", "cookie", "pat",
 		// a rare triple of each keyword in de/es/fr/pt (se-nha, cont-ras-ena, ke-nnw-ort, jet-on, segr-edo,
-		// geh-eimnis; passwort, motdepasse and secreto have pas and sec): a common one (con, sen, egr) would send
+		// geh-eimnis, wac-htw-oord, si-gna-ture; passwort, motdepasse and secreto have pas and sec): a common one (con, sen, egr) would send
 		// config=, sensor= and integration= through the hand classifier
-		"nha", "ras", "nnw", "jet", "edo", "geh"} {
+		"nha", "ras", "nnw", "jet", "edo", "geh", "htw", "gna"} {
 		addKeyTri(w, triHand)
 	}
 	for _, p := range placeholderParts {
 		partsByFirst[p[0]] = append(partsByFirst[p[0]], p)
+	}
+	for _, w := range placeholderWords {
+		wordsByFirst[w[0]] = append(wordsByFirst[w[0]], w)
 	}
 	for _, kw := range keywords {
 		keywordsAt[kw.word[0]] = append(keywordsAt[kw.word[0]], kw)

@@ -296,7 +296,7 @@ func passesAtEdge(s string, i int) bool {
 	return prevOK && nextOK && (c != '.' || dotShape(s, i))
 }
 
-type class uint8
+type class uint16
 
 const (
 	cAlnum  class = 1 << iota // [A-Za-z0-9]
@@ -307,6 +307,7 @@ const (
 	cUpper                    // [A-Z]
 	cDigit                    // [0-9]
 	cKey                      // . (key names like spring.datasource.password)
+	cStar                     // * (a .pgpass field matching any)
 
 	setWord      = cAlnum | cUnder
 	setURLSafe   = cAlnum | cUnder | cDash
@@ -314,6 +315,7 @@ const (
 	setKeyName   = cAlnum | cUnder | cDash | cKey
 	setWebhook   = cAlnum | cUnder | cDash | cB64
 	setBearerTok = cAlnum | cUnder | cDash | cB64 | cKey // plus '~' handled by caller
+	setPgpass    = setKeyName | cStar
 )
 
 // maxRun bounds how far a detector looks before it decides, so that input
@@ -401,23 +403,20 @@ func initTables() {
 			continue // not a trigger: its rows stay 0
 		}
 		for x := range 256 {
-			passPrev[c][x], passNext[c][x] = b2u(inSet(&passPN[c].prev, byte(x))), b2u(inSet(&passPN[c].next, byte(x)))
+			passPrev[c][x], passNext[c][x] = uint8(passPN[c].prev[x>>6]>>(x&63))&1, uint8(passPN[c].next[x>>6]>>(x&63))&1
 		}
 	}
 	handDetectors = [256]detector{
 		'-': dashToken, '_': prefixedToken, '=': assignment, ':': assignment, '@': urlCredentials,
 		'A': twilio, 'S': twilio, 'B': bearer, '.': discord,
 		'w': proseKey, 'k': proseKey, '>': xmlElement, 0x9a: fullColon, // a full-width colon's last byte
-		0xb1: foreignProse, 0xa9: foreignProse, 0x8c: foreignProse, 0x89: foreignProse, 0x81: foreignProse, 0xa4: foreignProse,
+	}
+	for c, ws := range proseWordsAt {
+		if len(ws) > 0 { // mot de passe's 'e' is a needle's, never a trigger
+			handDetectors[c] = foreignProse
+		}
 	}
 	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
-}
-
-func b2u(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // byteSet is a set of bytes as four 64-bit words.
@@ -529,6 +528,7 @@ const (
 	needleExpect needleKind = iota
 	needleB64
 	needleGen
+	needleProse // a password's words all in ASCII ("mot de passe"): foreignProse
 )
 
 type needle struct {
@@ -565,6 +565,8 @@ func needleAt(s string, i int, n needle) (Match, bool) {
 		return promptAnswer(s, i+len(n.lit))
 	case needleB64:
 		return base64Secret(s, i)
+	case needleProse:
+		return foreignProse(s, i+len(n.lit)-1)
 	}
 	return genMatch(s, i, n.tok)
 }
@@ -573,7 +575,7 @@ func needleAt(s string, i int, n needle) (Match, bool) {
 // where the last match of that kind ends: a needle inside it is not tried.
 func needleMatches(s string, ms []Match) []Match {
 	for _, g := range needleGroups {
-		var done [3]int
+		var done [4]int
 		for off := 0; ; {
 			k := strings.Index(s[off:], g.key)
 			if k < 0 {
@@ -587,7 +589,7 @@ func needleMatches(s string, ms []Match) []Match {
 }
 
 // matchAt appends what the group's needles find at its key at j.
-func (g *needleGroup) matchAt(s string, j int, done *[3]int, ms []Match) []Match {
+func (g *needleGroup) matchAt(s string, j int, done *[4]int, ms []Match) []Match {
 	for _, n := range g.needles {
 		if i := j - n.off; hasPrefixAt(s, i, n.lit) && (n.kind == needleGen || i >= done[n.kind]) {
 			if m, ok := needleAt(s, i, n); ok {
@@ -909,8 +911,9 @@ type genKwRef struct {
 // one (token, secret, credential, auth, private) it must also look random.
 
 const (
-	maxKeyLen   = 64
-	maxValueLen = 4096
+	maxKeyLen     = 64
+	maxValueLen   = 4096
+	maxProseValue = 256 // a password stated in a sentence or on a .pgpass line
 )
 
 // assignment reads KEY=value, key: value, "key": "value", key := "v",
@@ -1062,12 +1065,44 @@ type assign struct {
 // webhook, curl's -u user:password, or "::"; done says the colon was
 // decided. A Telegram bot token is a generated rule (extra.toml).
 func colonForms(s string, i int) (m Match, ok, done bool) {
-	if m, ok := colonVendor(s, i); ok || hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
+	if hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
+		m, ok := colonVendor(s, i)
 		return m, ok, true
 	}
-	m, ok = curlUser(s, i)
+	if m, ok = pgpass(s, i); !ok {
+		m, ok = curlUser(s, i)
+	}
 	return m, ok, ok
 }
+
+// pgpass masks the password of a .pgpass line, host:port:db:user:password
+// (s[i] is the colon after the host): the port digits or '*', the
+// database and user names not numbers (file:line:col: is no such line),
+// the password the rest of the line (at most maxProseValue bytes: reading
+// maxValueLen at every colon of "h:1:d:u:xxxx " cost 1.4 ms per KB).
+func pgpass(s string, i int) (Match, bool) {
+	h := runBack(s, i, i-64, setPgpass)
+	if h > 0 && !isOneOf(s[h-1], " \t\n\"'>\\") {
+		return Match{}, false
+	}
+	p := h - 1
+	for f := 0; f < 4; f++ { // host, port, database, user
+		e := runTo(s, p+1, p+65, setPgpass)
+		if !pgField(s[p+1:e], f == 1) || !hasPrefixAt(s, e, ":") {
+			return Match{}, false
+		}
+		p = e
+	}
+	rest := s[p+1 : min(len(s), p+1+maxProseValue)]
+	if k := strings.IndexAny(rest, "\r\n\"\\"); k >= 0 {
+		rest = rest[:k]
+	}
+	return Match{KindPassword, p + 1, p + 1 + len(rest)}, !isPlaceholder(rest)
+}
+
+// pgField: a port is digits, a name (host, database, user) is not; any
+// may be '*'.
+func pgField(v string, port bool) bool { return v == "*" || v != "" && port == onlyDigits(v) }
 
 // colonVendor is the vendor format a ':' starts: a Slack webhook URL.
 func colonVendor(s string, i int) (Match, bool) {
@@ -1260,13 +1295,24 @@ func (a *assign) literal(s string, v int, key []byte, kind Kind, env bool) (Matc
 		}
 		return Match{kind, vs, ve}, base64Literal(s[vs:ve])
 	case kind == KindAzureSAS:
-		return Match{kind, vs, ve}, len(val) >= 20 && sasContext(s, a.i) && !isPlaceholder(val)
+		return a.signature(s, vs, ve)
 	case kind == KindPassword && !quoted && a.bare(s, ve, env):
 		return Match{kind, vs, ve}, shellPassword(key, val)
 	case awsSecret(kind, key, val):
 		return Match{KindAWSSecret, vs, ve}, !keyAsValue(key, val)
 	}
 	return Match{kind, vs, ve}, plausible(s, kind, val, ve, quoted, a.spaced, a.sep) && !keyAsValue(key, val)
+}
+
+// signature masks a URL's signature, ?sig= or ?X-Amz-Signature=: an Azure
+// SAS's (sv= near it) or, in a query, another signed URL's (S3, GCS,
+// CloudFront) when it reads as random.
+func (a *assign) signature(s string, vs, ve int) (Match, bool) {
+	val := s[vs:ve]
+	if sasContext(s, a.i) {
+		return Match{KindAzureSAS, vs, ve}, len(val) >= 20 && !isPlaceholder(val)
+	}
+	return Match{KindSecret, vs, ve}, hasAnySuffix(s, a.j, "?", "&") && looksRandom(val) && !isPlaceholder(val)
 }
 
 // bare: an unquoted password ending at ve whose context says it is one
@@ -1470,17 +1516,7 @@ func envStyle(k string) bool {
 // DB_PASSWORD_PROD does, and names ending in pass or pwd (MYSQL_PWD,
 // SSHPASS, SMTP_PASS; not OLDPWD, BYPASS).
 func classifyKey(key []byte, env bool) (Kind, bool) {
-	switch string(key) {
-	case "accountkey", "sharedaccesskey":
-		return KindAzureStorageKey, true
-	case "sig": // an Azure SAS signature (sasContext decides)
-		return KindAzureSAS, true
-	case "clientkeydata": // kubeconfig: a base64 PEM private key
-		return KindPrivateKey, true
-	case "pw":
-		return KindPassword, true
-	}
-	if env && envPassword(key) {
+	if string(key) == "pw" || env && envPassword(key) {
 		return KindPassword, true
 	}
 	for p := range key {
@@ -1523,22 +1559,17 @@ var qualifiers = []string{
 }
 
 func allowedTail(tail, word string, env bool) bool {
-	if word == "auth" {
+	switch word {
+	case "auth":
 		return tail == "" || tail == "key"
+	case "sig", "signature": // SIGNING_KEY is no URL's
+		return tail == ""
 	}
 	switch tail {
 	case "", "s", "key", "keys", "keybase", "accesskey", "value", "plain", "plaintext", "hash", "str", "secret":
 		return true
 	}
-	if !env {
-		return false
-	}
-	for _, q := range qualifiers {
-		if strings.HasPrefix(tail, q) || strings.HasSuffix(tail, q) {
-			return false
-		}
-	}
-	return true
+	return env && !slices.ContainsFunc(qualifiers, func(q string) bool { return strings.HasPrefix(tail, q) || strings.HasSuffix(tail, q) })
 }
 
 // value returns the bounds of the value at v: inside quotes ('..', "..",
@@ -1584,9 +1615,9 @@ func quotedValue(s string, vs int, q byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-// nextParam reports whether s[p:] starts like a query parameter, "name=".
+// nextParam reports whether s[p:] starts like a query parameter, "name=" (X-Amz-Date=).
 func nextParam(s string, p int) bool {
-	e := run(s, p, setWord)
+	e := run(s, p, setURLSafe)
 	return e > p && e < len(s) && s[e] == '='
 }
 
@@ -1833,25 +1864,12 @@ func userinfo(s string, at int) (j, colon int, ok bool) {
 	return j, colon, true
 }
 
-// placeholderWords are whole values (any case) that are never secrets.
-var placeholderWords = []string{
-	"null", "nil", "none", "true", "false", "undefined", "yes", "no", "on", "off",
-	"string", "str", "bool", "boolean", "int", "integer", "number", "object", "any", "bytes",
-	"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "apikey", "api_key", "key",
-	"required", "optional", "empty", "test", "default", "value", "hidden", "masked", "prompt",
-	"env", "n/a", "tbd", "todo", "unset", "omitted", "removed", "foo", "bar", "foobar", "baz",
-	"secret_key", "access_token", "auth_token", "api-key", "api_token", "mysecret", "mypassword",
-	"mytoken", "s3cr3t", "p@ssw0rd", "p@ssword", "passw0rd",
-	"function", "func", "lambda", "async", "await", "new", "require", "import", "typeof", "self", "this",
-}
-
-const maxWordLen = 14 // longest of placeholderWords
-
 // isPlaceholder reports whether v is obviously not a real secret: one
-// byte repeated, a reference, a number, a placeholder word or part.
+// byte repeated, a reference, a number, a placeholder word (gen_test.go's
+// placeholderWords, indexed by first byte in wordsByFirst) or part.
 func isPlaceholder(v string) bool {
 	return v == "" || allSame(v) || reference(v) || numeric(v) ||
-		len(v) <= maxWordLen && equalFoldAny(v, placeholderWords) || hasPlaceholderPart(v)
+		equalFoldAny(v, wordsByFirst[lower(v[0])]) || hasPlaceholderPart(v)
 }
 
 // hasPlaceholderPart reports a placeholder part (gen_test.go's
@@ -2073,12 +2091,16 @@ func keywordShape(s string, i int) bool {
 	p := lower(s[i-1])
 	switch {
 	case s[i] == 'w':
-		return p == 'p' || i >= 4 && equalFold(s[i-4:i-1], "pas")
+		return slices.ContainsFunc(wStems, func(w string) bool { return i >= len(w) && equalFold(s[i-len(w):i], w) })
 	case p == 'o':
 		return i >= 2 && lower(s[i-2]) == 't' && s[i+1:i+3] == "en"
 	}
 	return s[i+1:i+3] == "ey"
 }
+
+// wStems end where a password's word has its 'w': pw, passwd, passwort,
+// kennwort, wachtwoord.
+var wStems = []string{"p", "pass", "kenn", "wacht"}
 
 // wordEnd reports whether at p a run of 1 to n bytes of set ends a word
 // (the text or a valueStop follows).
@@ -2090,7 +2112,7 @@ func wordEnd(s string, p int, set string, n int) bool {
 // afterVerb returns where the text after the "is " or "was " at p starts,
 // and whether one is there.
 func afterVerb(s string, p int) (int, bool) {
-	for _, v := range [...]string{"is ", "was ", "ist ", "est ", "es ", "é "} { // en, de, fr, es, pt
+	for _, v := range [...]string{"is ", "was ", "ist ", "lautet ", "est ", "es ", "é ", "è "} { // en, nl, de, fr, es, pt, it
 		if hasPrefixAt(s, p, v) {
 			return p + len(v), true
 		}
@@ -2106,7 +2128,7 @@ func afterVerb(s string, p int) (int, bool) {
 // scripts never calls it. The value is ASCII (a CJK sentence goes on
 // without a space after it).
 func foreignProse(s string, i int) (Match, bool) {
-	for _, w := range foreignProseWords {
+	for _, w := range proseWordsAt[s[i]] {
 		j := i + 1 - len(w.lit)
 		if j < 0 || !hasSuffixAt(s, i+1, w.lit[w.first:]) || !strings.EqualFold(s[j:j+w.first], w.lit[:w.first]) || !boundary(s, j) {
 			continue // the first letter in either case: Пароль, Senha
@@ -2120,24 +2142,20 @@ func foreignProse(s string, i int) (Match, bool) {
 	return Match{}, false
 }
 
-var foreignProseWords = []struct {
+// statedWord is a password's word in foreignProseWords (gen_test.go),
+// which TestRulesGenerated indexes by lit's last byte as proseWordsAt.
+type statedWord struct {
 	lit   string
 	first int      // the length of lit's first letter
 	verbs []string // one follows the word
-}{
-	{"contraseñ", 1, []string{"a es ", "a era "}}, // triggered on the ñ
-	{"senha é", 1, []string{" "}},                 // triggered on the é
-	{"пароль", 2, []string{" — ", " – ", " - ", " это "}},
-	{"パスワード", 3, []string{"は"}},
-	{"密码", 3, []string{"是", "为"}},
-	{"口令", 3, []string{"是", "为"}},
 }
 
 // foreignValue reads the value at p of a password stated in words, up to
-// the first byte beyond ASCII.
+// the first byte beyond ASCII, at most maxProseValue bytes on: reading
+// maxValueLen made "mot de passe est " repeated cost 2 ms per KB.
 func foreignValue(s string, p int) (Match, bool) {
 	e := p
-	for e < len(s) && e-p <= maxValueLen && s[e] < 0x80 {
+	for e < len(s) && e-p <= maxProseValue && s[e] < 0x80 {
 		e++
 	}
 	if e == p {
@@ -2398,6 +2416,8 @@ func dashToken(s string, i int) (Match, bool) {
 		}
 	case s[i-1] == 'Y' && hasSuffixAt(s, i, "PuTTY") && hasPrefixAt(s, i, "-User-Key-File-"):
 		return puttyKey(s, i-5)
+	case s[i-1] == 'e' && hasSuffixAt(s, i, "Private") && hasPrefixAt(s, i, "-Lines:"):
+		return puttyKey(s, i-7) // a read that starts past the header
 	case s[i-1] == '-':
 		return doubleDash(s, i)
 	}
@@ -2573,19 +2593,10 @@ func slackWebhook(s string, h int) (Match, bool) {
 			if e-from < 20 || isPlaceholder(s[from:e]) {
 				return Match{}, false
 			}
-			return Match{KindSlackWebhook, from, runAll(s, e, setWebhook)}, true
+			return Match{KindSlackWebhook, from, runTo(s, e, len(s), setWebhook)}, true
 		}
 	}
 	return Match{}, false
-}
-
-// runAll is run without the bound; only to extend an accepted match (Find
-// then skips past it).
-func runAll(s string, i int, set class) int {
-	for i < len(s) && classes[s[i]]&set != 0 {
-		i++
-	}
-	return i
 }
 
 func isSpaceByte(c byte) bool { return isOneOf(c, " \n\t\r") }
@@ -2624,18 +2635,9 @@ func lower(c byte) byte {
 	return c
 }
 
-// containsFold reports whether s contains sub, ASCII case-insensitively; sub
-// must be lower case.
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if equalFold(s[i:i+len(sub)], sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// equalFold reports whether s equals w, ignoring ASCII case.
+// equalFold reports whether s equals w, ignoring ASCII case: a loop the
+// compiler keeps simple (strings.EqualFold, Unicode-aware, cost the clean
+// corpus 5 %).
 func equalFold(s, w string) bool {
 	if len(s) != len(w) {
 		return false
@@ -2646,6 +2648,17 @@ func equalFold(s, w string) bool {
 		}
 	}
 	return true
+}
+
+// containsFold reports whether s contains sub, ASCII case-insensitively; sub
+// must be lower case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if equalFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // Key blocks: PEM/OpenSSH/PGP private keys, PuTTY key files, and base64
@@ -2666,25 +2679,29 @@ const (
 // the header masked, as it says a key follows. Certificates and public
 // keys are not matched.
 func privateKey(s string, i int) (Match, bool) {
-	hs := i + len(beginMarker)
-	he := strings.Index(s[hs:min(len(s), hs+maxLabel)], dashes)
-	if he < 0 || !strings.Contains(s[hs:hs+he], "PRIVATE KEY") {
+	body, ok := privateLabel(s, i+len(beginMarker))
+	if !ok {
 		return Match{}, false
 	}
-	body := hs + he + len(dashes)
 	limit := min(len(s), body+maxKeyBlock)
 	// The body ends at the first dashes: END, or the next BEGIN when this
 	// block lost its END. Searching only that far keeps a text of headers
 	// linear (searching for END scanned 64 KB per header).
 	if k := strings.Index(s[body:limit], dashes); k >= 0 && hasPrefixAt(s, body+k, endMarker) {
-		ts := body + k + len(endMarker)
-		te := strings.Index(s[ts:min(len(s), ts+maxLabel)], dashes)
-		return Match{KindPrivateKey, i, ts + te + len(dashes)}, te >= 0 && countBase64(s[body:body+k]) >= minKeyBase64
+		e, ok := privateLabel(s, body+k+len(endMarker))
+		return Match{KindPrivateKey, i, e}, ok && countBase64(s[body:body+k]) >= minKeyBase64
 	}
 	if e := keyBody(s, body, limit); countBase64(s[body:e]) >= minKeyBase64 {
 		return Match{KindPrivateKey, i, e}, true
 	}
 	return Match{KindPrivateKey, i, body}, strings.Trim(s[body:], " \t\r\n\u2026") == ""
+}
+
+// privateLabel returns the end of the label at p of a BEGIN or END line
+// and its dashes; ok when it names a private key.
+func privateLabel(s string, p int) (int, bool) {
+	e := strings.Index(s[p:min(len(s), p+maxLabel)], dashes)
+	return p + e + len(dashes), e >= 0 && strings.Contains(s[p:p+e], "PRIVATE KEY")
 }
 
 // keyBody returns the end of a key body without its END line from p: runs
@@ -2758,14 +2775,13 @@ func skipLineNumber(s string, i, limit int) int {
 // (as keyBody reads them) ending with an END line, with no BEGIN in reach.
 // s[i:] starts with "-----END ".
 func privateKeyTail(s string, i int) (Match, bool) {
-	ts := i + len(endMarker)
-	te := strings.Index(s[ts:min(len(s), ts+maxLabel)], dashes)
-	if te < 0 || !strings.Contains(s[ts:ts+te], "PRIVATE KEY") {
-		return Match{}, false
+	e, ok := privateLabel(s, i+len(endMarker))
+	if !ok {
+		return Match{}, false // a certificate's END: not read back
 	}
 	lim := max(0, i-maxKeyBlock)
 	b := keyBodyBack(s, skipLineNumberBack(s, i, lim), lim)
-	return Match{KindPrivateKey, b, ts + te + len(dashes)}, b < i && countBase64(s[b:i]) >= minKeyBase64
+	return Match{KindPrivateKey, b, e}, b < i && countBase64(s[b:i]) >= minKeyBase64
 }
 
 // keyBodyBack is keyBody read backwards: the start of the base64 lines
@@ -2918,8 +2934,10 @@ func b64PrivateLabel(s string, p int) bool {
 	return strings.Contains(string(dec[:k]), "PRIVATE KEY")
 }
 
-// puttyKey masks a PuTTY .ppk key file from its header at i through its
-// Private-MAC line or, cut short, its private lines.
+// puttyKey masks a PuTTY .ppk key file from its header at i (or, in a
+// read that starts past it, its "Private-Lines:", which needs the lines
+// after it) through the Private-MAC line that ends the private lines or,
+// cut short, the private lines.
 func puttyKey(s string, i int) (Match, bool) {
 	if !boundary(s, i) {
 		return Match{}, false
@@ -2929,13 +2947,12 @@ func puttyKey(s string, i int) (Match, bool) {
 	if k < 0 {
 		return Match{}, false // no private part (yet)
 	}
-	p := i + k + len("Private-Lines:")
-	if m := strings.Index(s[p:limit], "Private-MAC:"); m >= 0 {
-		e := skipOver(s, p+m+len("Private-MAC:"), limit, " ")
-		return Match{KindPrivateKey, i, runAll(s, e, cAlnum)}, true
+	p := skipOver(s, i+k+len("Private-Lines:"), limit, " 0123456789")
+	e := max(p, keyBody(s, p, limit))
+	if m := strings.Index(s[e:min(limit, e+24)], "Private-MAC:"); m >= 0 {
+		e = runTo(s, skipOver(s, e+m+len("Private-MAC:"), limit, " "), len(s), cAlnum)
 	}
-	p = skipOver(s, p, limit, " 0123456789")
-	return Match{KindPrivateKey, i, max(p, keyBody(s, p, limit))}, true
+	return Match{KindPrivateKey, i, e}, s[i+1] == 'u' || countBase64(s[p:e]) >= minKeyBase64
 }
 
 func countBase64(s string) int {

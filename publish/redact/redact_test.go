@@ -34,7 +34,8 @@ func TestString(t *testing.T) {
 		{"atlassian", "ATATT3" + strings.Repeat("xF9_aB-", 27), r(KindAtlassianToken)},
 		{"azure ad secret", "secret " + "abc8Q~" + strings.Repeat("Zq9.", 8) + "ab end", "secret " + r(KindAzureADSecret) + " end"},
 		{"azure sas", "https://a.blob.core.windows.net/c?sv=2022-11-02&sig=" + "aB3dEf" + strings.Repeat("Qk9", 6) + "%3D&x=1", "https://a.blob.core.windows.net/c?sv=2022-11-02&sig=" + r(KindAzureSAS) + "&x=1"},
-		{"azure sig without sv", "?sig=" + "aB3dEf" + strings.Repeat("Qk9", 6), "?sig=" + "aB3dEf" + strings.Repeat("Qk9", 6)},
+		{"azure sig without sv", "sig=" + "aB3dEf" + strings.Repeat("Qk9", 6), "sig=" + "aB3dEf" + strings.Repeat("Qk9", 6)},
+		{"signed url sig", "https://cdn.example.net/f?exp=1700000000&sig=" + "aB3dEf" + strings.Repeat("Qk9", 6), "https://cdn.example.net/f?exp=1700000000&sig=" + r(KindSecret)},
 		{"databricks", "tok dapi" + hex32 + " x", "tok " + r(KindDatabricksToken) + " x"},
 		{"databricks suffix", "dapi" + hex32 + "-2", r(KindDatabricksToken)},
 		{"digitalocean", "dop_v1_" + hex64, r(KindDigitalOcean)},
@@ -462,6 +463,9 @@ func BenchmarkWorstCase(b *testing.B) {
 		"auth":     "Authorization: Bearer ",
 		"cookie":   "Cookie: a=b; c=d; ",
 		"prefhex":  "sbp_" + hex32 + "_",
+		"pgpass":   "h:1:d:u:xxxx ",           // a .pgpass line's fields at every colon, its password a placeholder
+		"prosefr":  "mot de passe est ",       // the needle at every word
+		"ppk":      "Private-Lines: 1\nAAAA ", // a PuTTY read start, no body
 	}
 	for name, p := range patterns {
 		for _, n := range []int{32 << 10, 128 << 10} {

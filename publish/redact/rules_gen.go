@@ -451,6 +451,7 @@ var genSets = [...][4]uint64{
 
 // classes holds each byte's character classes.
 var classes = [256]class{
+	'*': 256,
 	'+': 8,
 	'-': 4,
 	'.': 128,
@@ -552,6 +553,7 @@ var hot8 = [256]uint8{
 	'|': 1,
 	'~': 1,
 	129: 1,
+	130: 1,
 	137: 1,
 	140: 1,
 	154: 1,
@@ -586,15 +588,16 @@ var passPN = [256]pnFilter{
 	'_': {prev: [4]uint64{0x3ff000000000000, 0x7fffffe87fffffe, 0x0, 0x0}, next: [4]uint64{0x23ffe80000000000, 0x7fffffe87fffffe, 0x0, 0x0}},
 	'j': {prev: [4]uint64{0x0, 0x200000002000000, 0x0, 0x0}, next: [4]uint64{0x0, 0x4000000040000, 0x0, 0x0}},
 	'k': {prev: [4]uint64{0x200100000000, 0x820080008000, 0x0, 0x0}, next: [4]uint64{0x0, 0x2000000000, 0x0, 0x0}},
-	'w': {prev: [4]uint64{0x0, 0x9000000090000, 0x0, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
+	'w': {prev: [4]uint64{0x0, 0x19400000194000, 0x0, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
 	'x': {prev: [4]uint64{0x0, 0x2000000000, 0x0, 0x0}, next: [4]uint64{0x0, 0x1000000000000, 0x0, 0x0}},
 	'|': {prev: [4]uint64{0x3ff000000000000, 0x0, 0x0, 0x0}, next: [4]uint64{0x3ff200000000000, 0x7fffffe87fffffe, 0x0, 0x0}},
 	'~': {prev: [4]uint64{0x40000000000000, 0x2000000020000, 0x0, 0x0}, next: [4]uint64{0x3ff600000000000, 0x47fffffe87fffffe, 0x0, 0x0}},
-	129: {prev: [4]uint64{0x0, 0x0, 0x100000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
-	137: {prev: [4]uint64{0x0, 0x0, 0x8, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x800000000}},
+	129: {prev: [4]uint64{0x0, 0x0, 0x100000000, 0x0}, next: [4]uint64{0x0, 0x0, 0x0, 0x5000000000}},
+	130: {prev: [4]uint64{0x0, 0x0, 0x0, 0x20}, next: [4]uint64{0x0, 0x800000000000, 0x0, 0x0}},
+	137: {prev: [4]uint64{0x0, 0x0, 0x8, 0x0}, next: [4]uint64{0x0, 0x0, 0x0, 0x800000000}},
 	140: {prev: [4]uint64{0x0, 0x0, 0x0, 0x20000}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
 	154: {prev: [4]uint64{0x0, 0x0, 0x1000000000000000, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
-	164: {prev: [4]uint64{0x0, 0x0, 0x800000000000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
+	164: {prev: [4]uint64{0x0, 0x0, 0x800000000000000, 0x0}, next: [4]uint64{0x0, 0x0, 0x0, 0x5000000000}},
 	169: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
 	177: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x0, 0x200000000, 0x0, 0x0}},
 }
@@ -613,6 +616,7 @@ var needPrev = [256]bool{
 	'x': true,
 	'~': true,
 	129: true,
+	130: true,
 	137: true,
 	140: true,
 	154: true,
@@ -641,6 +645,7 @@ var needNext = [256]bool{
 	'|': true,
 	'~': true,
 	129: true,
+	130: true,
 	137: true,
 	140: true,
 	164: true,
@@ -654,6 +659,7 @@ var handNeedPrev = [256]bool{
 	'k': true,
 	'w': true,
 	129: true,
+	130: true,
 	137: true,
 	140: true,
 	154: true,
@@ -667,6 +673,7 @@ var handNeedNext = [256]bool{
 	'S': true,
 	'_': true,
 	129: true,
+	130: true,
 	137: true,
 	140: true,
 	164: true,
@@ -689,6 +696,7 @@ var handHot = [256]bool{
 	'k': true,
 	'w': true,
 	129: true,
+	130: true,
 	137: true,
 	140: true,
 	154: true,
@@ -714,12 +722,13 @@ var handPN = [256]pnFilter{
 	'S': {prev: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}, next: [4]uint64{0x0, 0x800, 0x0, 0x0}},
 	'_': {prev: [4]uint64{0x3ff000000000000, 0x7fffffe00000000, 0x0, 0x0}, next: [4]uint64{0x3ff000000000000, 0x7fffffe07fffffe, 0x0, 0x0}},
 	'k': {prev: [4]uint64{0x200100000000, 0x820080008000, 0x0, 0x0}, next: [4]uint64{0x0, 0x2000000000, 0x0, 0x0}},
-	'w': {prev: [4]uint64{0x0, 0x9000000090000, 0x0, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
-	129: {prev: [4]uint64{0x0, 0x0, 0x100000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
-	137: {prev: [4]uint64{0x0, 0x0, 0x8, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x800000000}},
+	'w': {prev: [4]uint64{0x0, 0x19400000194000, 0x0, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
+	129: {prev: [4]uint64{0x0, 0x0, 0x100000000, 0x0}, next: [4]uint64{0x0, 0x0, 0x0, 0x5000000000}},
+	130: {prev: [4]uint64{0x0, 0x0, 0x0, 0x20}, next: [4]uint64{0x0, 0x800000000000, 0x0, 0x0}},
+	137: {prev: [4]uint64{0x0, 0x0, 0x8, 0x0}, next: [4]uint64{0x0, 0x0, 0x0, 0x800000000}},
 	140: {prev: [4]uint64{0x0, 0x0, 0x0, 0x20000}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
 	154: {prev: [4]uint64{0x0, 0x0, 0x1000000000000000, 0x0}, next: [4]uint64{0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff}},
-	164: {prev: [4]uint64{0x0, 0x0, 0x800000000000000, 0x0}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x5000000000}},
+	164: {prev: [4]uint64{0x0, 0x0, 0x800000000000000, 0x0}, next: [4]uint64{0x0, 0x0, 0x0, 0x5000000000}},
 	169: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x100000000, 0x0, 0x0, 0x0}},
 	177: {prev: [4]uint64{0x0, 0x0, 0x0, 0x8}, next: [4]uint64{0x0, 0x200000000, 0x0, 0x0}},
 }
@@ -747,6 +756,7 @@ var genPN = [256]pnFilter{
 // needleGroups are the needles with no trigger byte, by 4-byte key.
 var needleGroups = []needleGroup{
 	{key: "dapi", needles: []needle{{lit: "dapi", kind: 2, tok: &genTokens[66]}, {lit: "dapi", kind: 2, tok: &genTokens[105]}}},
+	{key: " de ", needles: []needle{{lit: "ot de passe", kind: 3, off: 2}}},
 }
 
 // trigNeedles[c] are the needles triggered on c; trigNeedleAny[c]: one
@@ -1796,7 +1806,7 @@ var genKwGroups = [][]genKwRef{
 // assignment cost). Two 4 KB bitsets: a 32 KB byte table missed the cache
 // at every key letter (a third of assignment's time).
 var keyTri = [2][512]uint64{
-	{17: 0x800000000, 24: 0x200, 26: 0x10000000000000, 34: 0x200000000, 54: 0x200, 55: 0x800000000000, 57: 0x20, 82: 0x8000, 114: 0x10000000000, 134: 0x200000000, 162: 0x10000000000000, 171: 0x10000000000000, 178: 0x200000000000000, 228: 0x2, 231: 0x800000, 256: 0x18000000000000, 265: 0x200, 267: 0x1000000000, 288: 0x8000000000000, 306: 0x2800000000, 327: 0x80000000000},
+	{17: 0x800000000, 24: 0x200, 26: 0x10000000000000, 34: 0x200000000, 54: 0x200, 55: 0x800000000000, 57: 0x20, 82: 0x8000, 114: 0x10000000000, 119: 0x2, 134: 0x200000000, 138: 0x800000, 162: 0x10000000000000, 171: 0x10000000000000, 178: 0x200000000000000, 228: 0x2, 231: 0x800000, 256: 0x18000000000000, 265: 0x200, 267: 0x1000000000, 288: 0x8000000000000, 306: 0x2800000000, 327: 0x80000000000},
 	{18: 0x8002, 20: 0x4000000000000, 22: 0x280, 25: 0x200100000, 26: 0x1000, 34: 0x200000000, 36: 0x10400000000000, 42: 0x400000000000, 54: 0x8000, 55: 0x431200000000, 64: 0x10000000000000, 68: 0x8000000000000, 71: 0x800, 73: 0x8000, 90: 0x80000, 96: 0x8000800000000, 100: 0x400000000000, 102: 0x200, 105: 0x20, 116: 0x10000000000000, 119: 0x800000000, 130: 0x4000000000000, 138: 0x400000000, 151: 0x100000, 163: 0x40000, 164: 0x4000000000000, 185: 0x2, 186: 0x800000000, 192: 0x20000000000000, 196: 0x400000000000, 199: 0x800400000000, 208: 0x11020000000000, 210: 0xc000000000000, 226: 0x90000000000000, 236: 0x10000000000000, 245: 0x10000000000000, 262: 0x2, 265: 0x200, 288: 0x1000000000000, 306: 0x400000000000, 311: 0x400002000000, 312: 0x20000000000000, 314: 0x200000000000, 322: 0x100000000000, 329: 0x2, 331: 0x20000000000, 332: 0x1000000000000, 393: 0x2, 400: 0x400000000000, 418: 0x400000000000},
 }
 
@@ -1829,10 +1839,12 @@ var keywordsAt = [256][]keyword{
 		{word: "apikey", kind: "api-key"},
 		{word: "accesskey", kind: "secret"},
 		{word: "auth", kind: "secret"},
+		{word: "accountkey", kind: "azure-storage-key"},
 	},
 	'c': {
 		{word: "credential", kind: "secret"},
 		{word: "contrasena", kind: "password"},
+		{word: "clientkeydata", kind: "private-key"},
 	},
 	'g': {
 		{word: "geheimnis", kind: "secret"},
@@ -1858,9 +1870,66 @@ var keywordsAt = [256][]keyword{
 		{word: "senha", kind: "password"},
 		{word: "secreto", kind: "secret"},
 		{word: "segredo", kind: "secret"},
+		{word: "signature", kind: "azure-sas"},
+		{word: "sig", kind: "azure-sas"},
+		{word: "sharedaccesskey", kind: "azure-storage-key"},
 	},
 	't': {
 		{word: "token", kind: "token"},
+	},
+	'w': {
+		{word: "wachtwoord", kind: "password"},
+	},
+}
+
+// wordsByFirst indexes placeholderWords by their first byte.
+var wordsByFirst = [256][]string{
+	'a': {"any", "apikey", "api_key", "access_token", "auth_token", "api-key", "api_token", "async", "await"},
+	'b': {"bool", "boolean", "bytes", "bar", "baz"},
+	'd': {"default"},
+	'e': {"empty", "env"},
+	'f': {"false", "foo", "foobar", "function", "func"},
+	'h': {"hidden"},
+	'i': {"int", "integer", "import"},
+	'k': {"key"},
+	'l': {"lambda"},
+	'm': {"masked", "mysecret", "mypassword", "mytoken"},
+	'n': {"null", "nil", "none", "no", "number", "n/a", "new"},
+	'o': {"on", "off", "object", "optional", "omitted"},
+	'p': {"password", "passwd", "pass", "pwd", "prompt", "p@ssw0rd", "p@ssword", "passw0rd"},
+	'r': {"required", "removed", "require"},
+	's': {"string", "str", "secret", "secrets", "secret_key", "s3cr3t", "self"},
+	't': {"true", "token", "test", "tbd", "todo", "typeof", "this"},
+	'u': {"undefined", "unset"},
+	'v': {"value"},
+	'y': {"yes"},
+}
+
+// proseWordsAt[c] are the foreignProseWords (gen_test.go) whose lit ends in c.
+var proseWordsAt = [256][]statedWord{
+	'e': {
+		{lit: "mot de passe", first: 1, verbs: []string{" est : ", " est ", " : ", ": "}},
+	},
+	129: {
+		{lit: "密码", first: 3, verbs: []string{"是", "为"}},
+	},
+	130: {
+		{lit: "hasł", first: 1, verbs: []string{"o to ", "o jest ", "o: "}},
+	},
+	137: {
+		{lit: "パスワード", first: 3, verbs: []string{"は"}},
+	},
+	140: {
+		{lit: "пароль", first: 2, verbs: []string{" — ", " – ", " - ", " это "}},
+	},
+	164: {
+		{lit: "口令", first: 3, verbs: []string{"是", "为"}},
+	},
+	169: {
+		{lit: "senha é", first: 1, verbs: []string{" "}},
+	},
+	177: {
+		{lit: "contraseñ", first: 1, verbs: []string{"a es ", "a era "}},
 	},
 }
 

@@ -296,19 +296,22 @@ func addDesired(b []byte, want ordered, i int, st style) (_ []byte, done bool, _
 
 // warnings are the layout's warnings about the settings file b: Set when the key holds a value (Is: that JSON value),
 // Unset when it is absent.
-func (f format) warnings(b []byte) []string {
+// warnings are the settings file's warnings that hold; off, those of them that turn the agent's hooks off.
+func (f format) warnings(b []byte) (out, off []string) {
 	root, err := parseJSON(b)
 	if err != nil || len(f.warns) == 0 {
-		return nil
+		return nil, nil
 	}
 	doc, _ := root.value().(map[string]any)
-	var out []string
 	for _, w := range f.warns {
 		if msg := warning(w, doc); msg != "" {
 			out = append(out, msg)
+			if w.Off {
+				off = append(off, msg)
+			}
 		}
 	}
-	return out
+	return out, off
 }
 
 func warning(w specs.HookWarning, doc map[string]any) string {
@@ -412,6 +415,7 @@ type Status struct {
 	Detail     string
 	Hooks      []string
 	Warnings   []string
+	Off        []string // the Warnings that turn the agent's hooks off
 }
 
 // Check reports the state of cap's hooks for t.
@@ -436,7 +440,8 @@ func Check(t Target, cap specs.Capability, exe string, files FS) (Status, error)
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", t.Path, err)
 	}
-	st.Hooks, st.Warnings = eventsOf(items), f.warnings(b)
+	st.Hooks = eventsOf(items)
+	st.Warnings, st.Off = f.warnings(b)
 	st.State, st.Detail, err = f.judge(t, cap, exe, b, o.id(), items, files)
 	return st, err
 }

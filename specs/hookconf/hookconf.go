@@ -348,7 +348,8 @@ func PlanInstall(t Target, cap specs.Capability, exe string, files FS) ([]Plan, 
 	} else {
 		plans, err = o.planSettings(files, true, func(f format, before, _ []byte, exists bool) (Plan, error) {
 			after, err := f.install(before, cap, o.id())
-			return Plan{After: after, Created: !exists, Hooks: hookNames(cap), Warnings: f.warnings(after)}, err
+			warns, _ := f.warnings(after)
+			return Plan{After: after, Created: !exists, Hooks: hookNames(cap), Warnings: warns}, err
 		})
 	}
 	for i := range plans {

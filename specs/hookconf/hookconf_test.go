@@ -801,7 +801,7 @@ func TestTrustRoundTrip(t *testing.T) {
 // here on a layout no agent has: a nested key, a value to match, {value}.
 func TestLayoutWarnings(t *testing.T) {
 	f := format{warns: []specs.HookWarning{
-		{Key: "x.level", Is: "3", Set: "level is {value}"},
+		{Key: "x.level", Is: "3", Set: "level is {value}", Off: true},
 		{Key: "keep", Set: "keep is {value}", Unset: "keep is unset"},
 	}}
 	for in, want := range map[string][]string{
@@ -810,8 +810,13 @@ func TestLayoutWarnings(t *testing.T) {
 		`{"x": 3, /* JSONC */ "keep": null}`: {"keep is <nil>"},
 		`[1]`:                                {"keep is unset"},
 	} {
-		if got := f.warnings([]byte(in)); !slices.Equal(got, want) {
+		got, off := f.warnings([]byte(in))
+		if !slices.Equal(got, want) {
 			t.Errorf("warnings(%s) = %q; want %q", in, got, want)
+		}
+		// Off: only the warnings marked off, here the level's.
+		if wantOff := slices.DeleteFunc(slices.Clone(want), func(w string) bool { return !strings.HasPrefix(w, "level") }); !slices.Equal(off, wantOff) {
+			t.Errorf("warnings(%s) off = %q; want %q", in, off, wantOff)
 		}
 	}
 }
