@@ -1916,12 +1916,11 @@ func linkWords(s string) map[string]bool {
 		}
 		kept = append(kept, f)
 	}
-	out := map[string]bool{}
-	for w := range contentWordsCut(strings.Join(kept, " "), 5) {
+	out := contentWordsCut(strings.Join(kept, " "), 5)
+	for w := range out {
 		if strings.ContainsAny(w, "/.") {
-			continue
+			delete(out, w)
 		}
-		out[w] = true
 	}
 	for _, p := range phrases("stop") {
 		r := []rune(p)
