@@ -228,12 +228,7 @@ func Displays() []string { return pick(func(a *Agent) string { return a.Display 
 
 // ListerNames lists the agents with a session lister, sorted.
 func ListerNames() []string {
-	return pick(func(a *Agent) string {
-		if a.Lister == nil {
-			return ""
-		}
-		return a.Name
-	}, true)
+	return pick(func(a *Agent) string { return map[bool]string{true: a.Name}[a.Lister != nil] }, true)
 }
 
 // pick lists what f says of each agent ("" left out), in table order or sorted.
@@ -266,22 +261,16 @@ func InstructionFiles() []string {
 // SniffTranscript is the one agent whose Sniff accepts a transcript's first
 // bytes, a broad one only when no specific one does; "" when none or several.
 func SniffTranscript(head []byte) string {
-	var specific, broad []string
-	for _, a := range All {
-		if a.Sniff == nil || !a.Sniff(head) {
-			continue
+	for _, broad := range []bool{false, true} {
+		var hits []string
+		for _, a := range All {
+			if a.Sniff != nil && a.SniffBroad == broad && a.Sniff(head) {
+				hits = append(hits, a.Name)
+			}
 		}
-		if a.SniffBroad {
-			broad = append(broad, a.Name)
-		} else {
-			specific = append(specific, a.Name)
+		if len(hits) > 0 {
+			return map[bool]string{true: hits[0]}[len(hits) == 1]
 		}
-	}
-	switch {
-	case len(specific) == 1:
-		return specific[0]
-	case len(specific) == 0 && len(broad) == 1:
-		return broad[0]
 	}
 	return ""
 }
@@ -368,13 +357,9 @@ func Unwrap(e Envelope, event string, out []byte) (string, error) {
 	case !ok:
 		return "", fmt.Errorf("unknown injection envelope %q", e)
 	}
-	dec := json.NewDecoder(bytes.NewReader(out))
 	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
+	if err := json.Unmarshal(out, &v); err != nil { // a second value is an error too
 		return "", fmt.Errorf("not one JSON object (%v)", err)
-	}
-	if dec.More() {
-		return "", fmt.Errorf("more than one JSON value")
 	}
 	if len(keys) == 2 {
 		if v, ok = v[keys[0]].(map[string]any); !ok {
@@ -430,9 +415,7 @@ func (p payload) str(keys ...string) string {
 // obj returns the nested object at key, or nil.
 func (p payload) obj(key string) payload {
 	var o payload
-	if raw, ok := p[key]; !ok || json.Unmarshal(raw, &o) != nil {
-		return nil
-	}
+	_ = json.Unmarshal(p[key], &o) // absent or not an object: o stays nil
 	return o
 }
 
@@ -619,12 +602,6 @@ type Cursor struct {
 
 const headLen, tailLen = 1024, 1024
 
-// HeadPart is a Cursor.Head without the hash before the offset.
-func HeadPart(h string) string {
-	head, _, _ := strings.Cut(h, "@")
-	return head
-}
-
 // FileID is an open file's device and inode (a replaced transcript's differ).
 func FileID(f *os.File) (dev, ino uint64) { return safefile.FileID(f) }
 
@@ -662,10 +639,11 @@ type Tailer struct {
 
 // OpenTail opens path to read from cur (missing: os.ErrNotExist).
 func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
-	f, size, err := openTranscript(path)
+	f, fi, err := openTranscript(path)
 	if err != nil {
 		return nil, err
 	}
+	size := fi.Size()
 	dev, ino := safefile.FileID(f)
 	headBuf := make([]byte, min(size, headLen))
 	if _, err := io.ReadFull(f, headBuf); err != nil {
@@ -686,13 +664,9 @@ func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 		t.res.Cursor.Head = cur.Head // nothing new: the same bytes before the same offset
 	}
 	if t.read = t.off < size; t.read {
-		if _, err := f.Seek(t.off, io.SeekStart); err != nil {
-			f.Close()
-			return nil, err
-		}
 		// A hook reads a few KB: the buffer fits what there is (lines are
 		// assembled whatever its size).
-		t.r = bufio.NewReaderSize(io.LimitReader(f, size-t.off), int(min(size-t.off+1, 256<<10)))
+		t.r = bufio.NewReaderSize(io.NewSectionReader(f, t.off, size-t.off), int(min(size-t.off+1, 256<<10)))
 	}
 	return t, nil
 }
@@ -737,36 +711,27 @@ func (t *Tailer) Close() (TailResult, error) {
 		return res, nil
 	}
 	sum, err := tailSum(t.f, res.Cursor.Offset)
-	if err != nil {
-		return res, fmt.Errorf("read transcript before the cursor: %w", err)
+	if err == nil {
+		res.Cursor.Head = t.head + "@" + sum
 	}
-	res.Cursor.Head = t.head + "@" + sum
-	return res, nil
+	return res, err
 }
 
 // openTranscript opens the regular file at path (else ErrNotRegular) and
-// returns its size. The stat refuses a FIFO or device unopened; O_NONBLOCK:
-// one swapped in after the stat does not hang the open.
-func openTranscript(path string) (*os.File, int64, error) {
-	fi, err := os.Stat(path)
-	if err == nil && !fi.Mode().IsRegular() {
-		err = ErrNotRegular
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		err = ErrNotRegular
-	}
-	if err != nil {
+// stats it. The stat refuses a FIFO or device unopened; O_NONBLOCK: one
+// swapped in after the stat does not hang the open.
+func openTranscript(path string) (f *os.File, fi os.FileInfo, err error) {
+	fi, err = os.Stat(path)
+	if err == nil && fi.Mode().IsRegular() {
+		if f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
+			return nil, nil, err
+		}
+		if fi, err = f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return f, fi, nil
+		}
 		f.Close()
-		return nil, 0, err
 	}
-	return f, fi.Size(), nil
+	return nil, nil, cmp.Or(err, ErrNotRegular)
 }
 
 // sum8 is the hex of b's SHA-256's first 8 bytes.
@@ -779,43 +744,31 @@ func sum8(b []byte) string {
 func tailSum(f *os.File, off int64) (string, error) {
 	buf := make([]byte, min(off, tailLen))
 	if _, err := f.ReadAt(buf, off-int64(len(buf))); err != nil {
-		return "", err
+		return "", fmt.Errorf("read transcript before the cursor: %w", err)
 	}
 	return sum8(buf), nil
 }
 
 // unchanged reports whether f is the file cur was read from, unchanged up
 // to cur.Offset: the same device and inode, the offset within its size, the
-// same head (head hashes headBuf) and bytes before the offset: a transcript
-// rewritten in place can keep its inode, first KB and a size past the offset
-// with other lines before it (lost rows; a re-read costs only duplicates).
+// same head (head hashes headBuf; of a file grown since, its first HeadLen
+// bytes) and bytes before the offset: a transcript rewritten in place can
+// keep its inode, first KB and a size past the offset with other lines
+// before it (lost rows; a re-read costs only duplicates).
 func (cur Cursor) unchanged(f *os.File, dev, ino uint64, size int64, head string, headBuf []byte) (bool, error) {
 	curHead, curTail, hasTail := strings.Cut(cur.Head, "@")
-	if cur.Ino != ino || cur.Dev != dev || cur.Offset > size {
-		return false, nil
+	n := int64(len(headBuf))
+	if cur.HeadLen > 0 && cur.HeadLen < n {
+		head = sum8(headBuf[:cur.HeadLen])
 	}
-	if cur.HeadLen > 0 && !sameHead(curHead, cur.HeadLen, head, headBuf) {
+	if cur.Ino != ino || cur.Dev != dev || cur.Offset > size || cur.HeadLen > n || cur.HeadLen > 0 && curHead != head {
 		return false, nil
 	}
 	if !hasTail || cur.Offset <= 0 {
 		return true, nil
 	}
 	t, err := tailSum(f, cur.Offset)
-	if err != nil {
-		return false, fmt.Errorf("read transcript before the cursor: %w", err)
-	}
-	return t == curTail, nil
-}
-
-// sameHead compares a hash of the first hashed bytes with the file's head now.
-func sameHead(old string, hashed int64, head string, headBuf []byte) bool {
-	switch n := int64(len(headBuf)); {
-	case hashed == n:
-		return old == head
-	case hashed < n:
-		return old == sum8(headBuf[:hashed])
-	}
-	return false
+	return err == nil && t == curTail, err
 }
 
 // lineAssembler joins a long line's chunks and skips one over MaxLine.
@@ -828,28 +781,22 @@ type lineAssembler struct {
 
 func (a *lineAssembler) more(chunk []byte) {
 	a.pending += int64(len(chunk))
-	switch {
-	case a.skipping:
-	case len(a.long)+len(chunk) > MaxLine:
-		a.skipping, a.long = true, nil
-	default:
+	if a.skipping = a.skipping || len(a.long)+len(chunk) > MaxLine; a.skipping {
+		a.long = nil
+	} else {
 		a.long = append(a.long, chunk...)
 	}
 }
 
-// end completes the line in progress with its last chunk (not ok: over MaxLine).
+// end completes the line in progress with its last chunk (not ok: over MaxLine;
+// a line that fit the reader's buffer is the chunk itself, not copied).
 func (a *lineAssembler) end(chunk []byte) (line []byte, ok bool) {
-	a.consumed += a.pending + int64(len(chunk))
-	a.pending = 0
-	if a.skipping {
-		a.skipping = false
-		return nil, false
+	a.consumed, a.pending = a.consumed+a.pending+int64(len(chunk)), 0
+	if ok = !a.skipping; a.long != nil {
+		chunk, a.long = append(a.long, chunk...), nil
 	}
-	if a.long == nil {
-		return chunk, true
-	}
-	line, a.long = append(a.long, chunk...), nil
-	return line, true
+	a.skipping = false
+	return chunk, ok
 }
 
 // StoreRooter is an optional capability: where an agent's store is (Confined).
@@ -864,12 +811,9 @@ type StoreRooter interface {
 // without StoreRooter are not restricted; a missing path is not judged.
 func Confined(a Adapter, env Env, path string) error {
 	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil
-	}
-	resolved, err := filepath.EvalSymlinks(abs)
+	resolved, rerr := filepath.EvalSymlinks(abs)
 	sr, ok := a.(StoreRooter)
-	if err != nil || resolved == abs || !ok {
+	if err != nil || rerr != nil || resolved == abs || !ok {
 		return nil
 	}
 	for _, root := range sr.StoreRoots(env) {

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -44,4 +45,10 @@ func Tail(path string, cur Cursor, deadline time.Time, fn func(line []byte, off 
 		fn(line, off)
 	}
 	return t.Close()
+}
+
+// HeadPart is a Cursor.Head without the hash before the offset.
+func HeadPart(h string) string {
+	head, _, _ := strings.Cut(h, "@")
+	return head
 }

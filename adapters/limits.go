@@ -128,10 +128,7 @@ func resetOf(text string, at time.Time) (time.Time, string) {
 	res := resetPatterns()
 	if m := res[2].FindStringSubmatch(text); m != nil && !at.IsZero() {
 		f, _ := strconv.ParseFloat(m[1], 64)
-		unit := time.Second
-		if i := strings.IndexByte("mh", m[2][0]); i >= 0 {
-			unit = []time.Duration{time.Minute, time.Hour}[i]
-		}
+		unit := cmp.Or(map[byte]time.Duration{'m': time.Minute, 'h': time.Hour}[m[2][0]], time.Second)
 		return at.Add(time.Duration(f * float64(unit))).Truncate(time.Second), ""
 	}
 	for _, re := range res[:2] {

@@ -118,6 +118,8 @@ func TestLimitFromError(t *testing.T) {
 		{"You've hit your session limit · resets 6:40pm", 429, adapters.LimitUsage, "6:40pm"},
 		{"insufficient_quota: You exceeded your current quota", 429, adapters.LimitQuota, ""},
 		{"rate limited, try again in 20s", 0, adapters.LimitRate, "14:00"},
+		{"rate limited, retry after 90 minutes", 0, adapters.LimitRate, "15:30"},
+		{"Too many requests. Try again in 2 hours", 0, adapters.LimitRate, "16:00"},
 		{"server overloaded", 0, adapters.LimitOverloaded, ""},
 		{"API Error: 529", 529, adapters.LimitOverloaded, ""},
 	}

@@ -1,17 +1,18 @@
 package adapters
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/carryover/carryover/publish/redact"
 	"github.com/carryover/carryover/publish/safefile"
+	"github.com/hashicorp/go-version"
 )
 
 // NativeSession is one session as the agent's store describes it (no full parse).
@@ -64,23 +66,17 @@ type fileSample struct {
 
 func sampleFile(path string) (fileSample, error) {
 	var fs fileSample
-	f, err := os.Open(path)
+	f, fi, err := openTranscript(path) // a FIFO in a store must not hang `list`
 	if err != nil {
 		return fs, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fs, err
-	}
 	fs.size, fs.modTime = fi.Size(), fi.ModTime()
 	head := make([]byte, min(fs.size, headBytes))
 	n, _ := io.ReadFull(f, head)
 	fs.head = head[:n]
-	if int64(n) < fs.size {
-		if i := bytes.LastIndexByte(fs.head, '\n'); i >= 0 {
-			fs.head = fs.head[:i+1]
-		}
+	if i := bytes.LastIndexByte(fs.head, '\n'); i >= 0 && int64(n) < fs.size { // the head ends at a line's end
+		fs.head = fs.head[:i+1]
 	}
 	if fs.size > int64(len(fs.head)) {
 		off := max(fs.size-tailBytes, int64(len(fs.head)))
@@ -105,14 +101,12 @@ func lines(b []byte) [][]byte {
 	return out
 }
 
-// countMessages counts lines holding any of markers (past scanLimit: extrapolated).
+// countMessages counts lines holding any of markers: of the sample, or of
+// the whole file up to scanLimit; past it, extrapolated from the sample.
 func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
-	has := func(l []byte) bool {
-		return slices.ContainsFunc(markers, func(m []byte) bool { return bytes.Contains(l, m) })
-	}
 	count := func(b []byte) (n int) {
 		for l := range bytes.Lines(b) {
-			if has(l) {
+			if slices.ContainsFunc(markers, func(m []byte) bool { return bytes.Contains(l, m) }) {
 				n++
 			}
 		}
@@ -121,40 +115,14 @@ func countMessages(path string, fs fileSample, markers ...[]byte) (int, bool) {
 	if fs.tail == nil {
 		return count(fs.head), false
 	}
-	if n, err := scanCount(path, fs.size, has); err == nil {
-		return n, false
+	if b, err := safefile.ReadFile(path, scanLimit); err == nil {
+		return count(b), false
 	}
 	sampled := int64(len(fs.head) + len(fs.tail))
 	if sampled == 0 {
 		return 0, true
 	}
 	return int(float64(count(fs.head)+count(fs.tail)) * float64(fs.size) / float64(sampled)), true
-}
-
-// scanCount counts the lines of path that has accepts (by their first MiB; up to scanLimit).
-func scanCount(path string, size int64, has func([]byte) bool) (int, error) {
-	if size > scanLimit {
-		return 0, errorString("too big to scan")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	n := 0
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		l, err := r.ReadSlice('\n')
-		if has(l) {
-			n++
-		}
-		for err == bufio.ErrBufferFull { // a long line: the rest of it is not a new message
-			_, err = r.ReadSlice('\n')
-		}
-		if err != nil {
-			return n, nil
-		}
-	}
 }
 
 // preview is a prompt in one line, redacted before clipping (a clipped
@@ -252,12 +220,10 @@ func isSQLiteFile(path string) bool {
 
 // envOr is the environment variable name, or def when it is unset or empty.
 func envOr(env Env, name, def string) string {
-	if env.Getenv != nil {
-		if v := env.Getenv(name); v != "" {
-			return v
-		}
+	if env.Getenv == nil {
+		return def
 	}
-	return def
+	return cmp.Or(env.Getenv(name), def)
 }
 
 // FileStamp says a transcript changed since it was described: size, mtime
@@ -279,19 +245,13 @@ func StatStamp(fi os.FileInfo) FileStamp {
 // session" is remembered.
 func DescribeCached(env Env, tool, path string, describe func(string) (NativeSession, error)) (NativeSession, error) {
 	c := env.Descriptions
-	if c == nil {
-		return describe(path)
-	}
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
+	if c == nil || err != nil || !fi.Mode().IsRegular() {
 		return describe(path)
 	}
 	id := StatStamp(fi)
 	if s, ok, found := c.Lookup(tool, path, id); found {
-		if !ok {
-			return s, errNoSession
-		}
-		return s, nil
+		return s, map[bool]error{false: errNoSession}[ok]
 	}
 	s, err := describe(path)
 	if err == nil || errors.Is(err, errNoSession) {
@@ -378,16 +338,12 @@ func (d *DescriptionFile) Flush() error {
 		}
 	}
 	slices.SortFunc(c.Entries, func(a, b describedFile) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Tool, b.Tool)) })
-	b, err := json.Marshal(c)
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(d.path), 0o700)
-	}
+	b, _ := json.Marshal(c) // strings, numbers, times: it cannot fail
+	err := os.MkdirAll(filepath.Dir(d.path), 0o700)
 	if err == nil {
 		err = safefile.WriteFile(d.path, b, safefile.Options{Mode: 0o600})
 	}
-	if err == nil {
-		d.changed = false
-	}
+	d.changed = err != nil
 	return err
 }
 
@@ -403,4 +359,185 @@ func (d *DescriptionFile) Forget(id, path string) error {
 	}
 	d.mu.Unlock()
 	return d.Flush()
+}
+
+// Surveys: what `status` reads of an agent's recent sessions (formats it
+// cannot read, versions newer than it knows).
+
+// Survey is what reading an agent's recent sessions found ("unreadable is not empty").
+type Survey struct {
+	Sessions int      `json:"sessions"`
+	Lines    int      `json:"lines"`
+	Unknown  int      `json:"unknown"`             // of a type the reader does not know (skipped)
+	Failed   int      `json:"failed"`              // not JSON, or the reader could not use it
+	Unread   int      `json:"unreadable_sessions"` // could not be opened
+	Drift    []string `json:"drift,omitempty"`     // written by a newer agent than carryover knows
+}
+
+const surveyBytes = 4 << 20 // read of each transcript at most
+
+// SurveyRecent surveys tool's n most recently active sessions (status; read-only).
+func SurveyRecent(tool string, env Env, n int) Survey {
+	l, ok := ListerFor(tool)
+	if !ok {
+		return Survey{}
+	}
+	ss, err := l.ListSessions(env, "")
+	if err != nil {
+		return Survey{Unread: 1}
+	}
+	sortNewest(ss)
+	var paths []string
+	for _, s := range ss {
+		if len(paths) < n && s.Path != "" && !slices.Contains(paths, s.Path) {
+			paths = append(paths, s.Path)
+		}
+	}
+	return SurveySessions(tool, paths)
+}
+
+// SurveySessions reads the first surveyBytes of each of an agent's paths
+// with its reader and adds up what it found (stores not of lines: opened).
+func SurveySessions(tool string, paths []string) Survey {
+	var sv Survey
+	if ag, ok := ByName(tool); ok {
+		for _, p := range paths {
+			sv.add(tool, ag, p)
+		}
+	}
+	return sv
+}
+
+func (sv *Survey) add(tool string, ag *Agent, path string) {
+	f, fi, err := openTranscript(path) // regular files only: a FIFO must not hang `status`
+	if err != nil {
+		sv.Unread++
+		return
+	}
+	defer f.Close()
+	sv.Sessions++
+	from := int64(0) // the 64 KB a version is looked for in: the tail when the newest session is last
+	if ag.SurveyFromEnd {
+		from = max(0, fi.Size()-64<<10)
+	}
+	head, _ := io.ReadAll(io.NewSectionReader(f, from, 64<<10))
+	if w := DriftWarning(tool, head); w != "" {
+		sv.Drift = append(sv.Drift, w)
+	}
+	lp, ok := ag.Adapter.(LineParser)
+	if !ok || (ag.DocumentStore != nil && ag.DocumentStore(path)) {
+		return
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(f, 0, surveyBytes))
+	for _, l := range lines(b) {
+		sv.line(lp, l, ag.KnownTypes)
+	}
+}
+
+// line counts one non-blank line: failed when not JSON or the reader erred,
+// unknown when it yields no rows and its (payload's) type is not known.
+func (sv *Survey) line(lp LineParser, line []byte, known map[string]bool) {
+	sv.Lines++
+	if !json.Valid(line) {
+		sv.Failed++
+		return
+	}
+	rows, err := lp.ParseLine(line, 0) // the rows are counted, not kept: no key matters
+	var l struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Type string `json:"type"`
+		} `json:"payload"`
+	}
+	switch {
+	case err != nil:
+		sv.Failed++
+	case len(rows) > 0 || known == nil || json.Unmarshal(line, &l) != nil:
+	case l.Type != "" && !known[l.Type] || l.Payload.Type != "" && !known[l.Payload.Type]:
+		sv.Unknown++
+	}
+}
+
+func (s Survey) String() string {
+	return fmt.Sprintf("read %d recent session(s): %d lines, %d of an unknown type skipped, %d failed, %d session(s) unreadable",
+		s.Sessions, s.Lines, s.Unknown, s.Failed, s.Unread)
+}
+
+// UnreadableNote is what `list --all` says when an agent's store holds
+// session-like files but none was read ("" otherwise): an empty list must
+// not hide a format carryover cannot read.
+func UnreadableNote(tool string, env Env, listed int) string {
+	l, ok := ListerFor(tool)
+	if listed > 0 || !ok {
+		return ""
+	}
+	files := 0
+	for _, d := range l.Stores(env) {
+		for depth := range 5 {
+			m, _ := filepath.Glob(filepath.Join(globEscape(d), strings.Repeat("*/", depth)+"*.json*"))
+			files += len(m)
+		}
+	}
+	if files == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d file(s) in its store but no session could be read (run `carryover status` for what was skipped)", tool, files)
+}
+
+// Format is what an adapter reads, written down (Agent.Format): the shapes
+// by agent version where the transcript records one. Newest is the newest
+// version checked, as specs/tools.toml's newest row says ("tested").
+type Format struct {
+	Newest string   // "" when the agent records no version in its sessions
+	Shapes []string // one line each, oldest first
+	// MajorOnly: only a new major version may change the shape (Aider's
+	// has not from 0.4x to 0.86; minor releases come weekly).
+	MajorOnly bool
+}
+
+// Tried ends a refusal with the shapes tried: tool's (every agent's for "").
+func Tried(tool string) string {
+	if a := named(tool); a.Name != "" {
+		return "tried: " + strings.Join(a.Format.Shapes, "; ")
+	}
+	return "tried the formats of " + strings.Join(Names(), ", ")
+}
+
+// versionRE finds the version an agent recorded in a transcript: Claude's
+// and Gemini's "version", Codex's "cli_version", Copilot's "copilotVersion",
+// Aider's "> Aider v" line.
+var versionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)|(?m)^> Aider v(\d+\.\d+\.\d+)`)
+})
+
+// recordedVersion is the agent version a transcript records ("" none): the
+// first JSON "version" field, or the last "> Aider vX" line (the newest
+// session is last), in 64 KB (SurveySessions passes the right end).
+func recordedVersion(head []byte) string {
+	ms := versionRE().FindAllSubmatch(head[:min(len(head), 64<<10)], -1)
+	if len(ms) == 0 {
+		return ""
+	}
+	m := ms[len(ms)-1]
+	if len(ms[0][1]) > 0 {
+		m = ms[0]
+	}
+	return string(m[1]) + string(m[2]) // one of the two is empty
+}
+
+// DriftWarning is the line `status` shows for a transcript written by a
+// newer agent than tool's adapter knows ("" none; it reads what it can).
+// The same major.minor is the same shape: patch releases rarely change one.
+func DriftWarning(tool string, head []byte) string {
+	f, v := named(tool).Format, recordedVersion(head)
+	got, err := version.NewVersion(v)
+	known, kerr := version.NewVersion(f.Newest)
+	if err != nil || kerr != nil { // none recorded, or none known
+		return ""
+	}
+	gs, ks := got.Segments(), known.Segments()
+	if gs[0] < ks[0] || gs[0] == ks[0] && (f.MajorOnly || gs[1] <= ks[1]) {
+		return ""
+	}
+	return tool + " " + v + ": format newer than carryover knows (" + f.Newest + "): update carryover"
 }

@@ -173,6 +173,26 @@ func TestListHugeTranscript(t *testing.T) {
 	}
 }
 
+// TestListMidSizeTranscript: a transcript past the head and tail samples
+// but under the scan limit is counted exactly, a line longer than the
+// sample once.
+func TestListMidSizeTranscript(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".claude", "projects", adapters.ClaudeSlug("/w/mid"))
+	os.MkdirAll(dir, 0o700)
+	user := `{"type":"user","sessionId":"s","cwd":"/w/mid","timestamp":"2026-11-21T08:00:00Z","message":{"role":"user","content":"Port the parser"}}` + "\n"
+	reply := `{"type":"assistant","sessionId":"s","cwd":"/w/mid","timestamp":"2026-11-21T08:00:01Z","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("x", 2<<20) + `"}]}}` + "\n"
+	body := strings.Repeat(user, 3000) + reply + strings.Repeat(user, 3000)
+	if err := os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := adapters.ListerFor("claude")
+	ss, err := l.ListSessions(storeEnv(home), "/w/mid")
+	if err != nil || len(ss) != 1 || ss[0].CountEstimated || ss[0].MessageCount != 6001 {
+		t.Fatalf("%v %+v", err, ss)
+	}
+}
+
 func BenchmarkListFixtureStores(b *testing.B) {
 	home, _ := filepath.Abs("../testdata/stores/home")
 	env := storeEnv(home)

@@ -394,15 +394,12 @@ func openStore(gitDir string, deadline time.Time) *store {
 	return o
 }
 
-// openPack adds a pack and its index (the decoder checks its count against its size before it allocates).
+// openPack adds a pack and its index, read whole (the decoder reads the fanout 4 bytes at a time) and decoded (it
+// checks its count against its size before it allocates).
 func (o *store) openPack(d *safefile.Dir, base string) {
-	f, err := d.Open(base + ".idx")
-	if err != nil {
-		return
-	}
-	defer f.Close()
+	b, err := d.ReadFile(base+".idx", maxPackIndex)
 	p := pack{idx: idxfile.NewMemoryIndex()}
-	if fi, err := f.Stat(); err != nil || fi.Size() > maxPackIndex || idxfile.NewDecoder(f).Decode(p.idx) != nil {
+	if err != nil || idxfile.NewDecoder(bytes.NewReader(b)).Decode(p.idx) != nil {
 		return
 	}
 	if p.file, err = d.Open(base + ".pack"); err == nil {

@@ -32,22 +32,16 @@ var ninthAgent = &Agent{
 	ContextWindow: 100_000,
 }
 
-var (
-	_ LineParser = ninth{}
-	_ Lister     = ninthLister{}
-)
+var _ LineParser = ninth{} // (the descriptor's Lister field checks ninthLister)
 
 type ninth struct{}
 
 func (ninth) Name() string { return "ninth" }
 
+// ParseHook: Ninth's payloads have the fields of Claude Code's.
 func (ninth) ParseHook(event string, b []byte, env Env) (Hook, error) {
-	p, err := decodePayload(b)
-	if err != nil {
-		return Hook{}, err
-	}
-	return Hook{Tool: "ninth", Event: event, SessionID: p.str("session_id"), TranscriptPath: p.str("transcript_path"),
-		Cwd: p.str("cwd"), Source: p.str("source"), Prompt: p.str("prompt")}, nil
+	h, _, err := claudeShapedHook("ninth", event, b)
+	return h, err
 }
 
 func (ninth) Transcripts(h Hook, env Env) []Transcript {
@@ -77,15 +71,14 @@ func (ninth) ParseLine(line []byte, off int64) ([]Row, error) {
 	}
 	t, _ := time.Parse(time.RFC3339, l.Time)
 	key := strconv.FormatInt(off, 10)
-	switch l.Type {
-	case "user":
-		if IsCarryoverText(l.Text) {
-			return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(l.Text, maxText)}}, nil
-		}
-		return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: clip(l.Text, maxPrompt)}}, nil
-	case "assistant":
+	switch {
+	case l.Type == "user" && IsCarryoverText(l.Text): // carryover's own handoff, delivered
+		return []Row{{Key: key, Time: t, Role: "user", Kind: KindInjection, Text: clip(l.Text, maxText)}}, nil
+	case l.Type == "user": // a paste is bounded as every agent's
+		return []Row{{Key: key, Time: t, Role: "user", Kind: KindPrompt, Text: promptText(l.Text)}}, nil
+	case l.Type == "assistant":
 		return []Row{{Key: key, Time: t, Role: "assistant", Kind: KindText, Text: clip(l.Text, maxText)}}, nil
-	case "tool":
+	case l.Type == "tool":
 		call := Row{Key: key + ".call", Time: t, Role: "assistant", Kind: KindToolCall, ToolName: l.Tool, CallID: key,
 			Command: l.Command, FilePath: l.File}
 		res := Row{Key: key + ".result", Time: t, Role: "tool", Kind: KindToolResult, ToolName: l.Tool, CallID: key,
@@ -107,13 +100,7 @@ func (ninthLister) Stores(env Env) []string {
 
 func (l ninthLister) ListSessions(env Env, project string) ([]NativeSession, error) {
 	files, _ := filepath.Glob(filepath.Join(globEscape(env.Home), ".ninth", "sessions", "*.jsonl"))
-	var out []NativeSession
-	for _, f := range files {
-		if s, err := DescribeCached(env, "ninth", f, l.Describe); err == nil && InProject(s.Project, project) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return describeAll(env, "ninth", files, project, l.Describe), nil
 }
 
 func (ninthLister) Describe(path string) (NativeSession, error) {
@@ -128,14 +115,7 @@ func (ninthLister) Describe(path string) (NativeSession, error) {
 			s.Project = l.Cwd
 		}
 		rows, _ := ninth{}.ParseLine(ln, 0)
-		for _, r := range rows {
-			if r.Kind == KindPrompt && s.Preview == "" {
-				s.Preview = preview(r.Text)
-			}
-			if r.Kind == KindPrompt || r.Kind == KindText {
-				s.MessageCount++
-			}
-		}
+		s.noteRows(rows)
 	}
 	if s.MessageCount == 0 {
 		return s, errNoSession
