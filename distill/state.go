@@ -409,14 +409,6 @@ func last[T any](s []T, n int) []T {
 	return s
 }
 
-// keepFirst bounds s to n elements: the first and the newest n-1.
-func keepFirst[T any](s []T, n int) []T {
-	if len(s) > n {
-		return append(s[:1:1], s[len(s)-n+1:]...)
-	}
-	return s
-}
-
 // Phrase tables are data: lang/<language>.txt, [list] headings over one lower-case phrase a line (TestLangFiles
 // checks the case); a rule reads a list merged across languages, so a language is one file. Parsed at first use (Warm
 // on the hook path), never at init.
@@ -1258,7 +1250,13 @@ func (st *State) stoppedWhat(r *ledger.Row, c Call, ok bool) string {
 	return "the turn"
 }
 
-func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
+// addRef appends r to a fact's rows, bounded to 4: the first and the newest three.
+func addRef(refs []Ref, r Ref) []Ref {
+	if refs = append(refs, r); len(refs) > 4 {
+		return append(refs[:1:1], refs[len(refs)-3:]...)
+	}
+	return refs
+}
 
 // addSource records that the fact key (kind prefix and text) came from row
 // r, the oldest fact dropped past maxSources. Called per fact found, not per row.
@@ -3284,9 +3282,6 @@ func progName(prog string) string {
 // argument with a space (a commit message, an echo) is no target: dropped.
 func cmdFields(seg string) []string { return words(seg, false) }
 
-// shellWords splits a segment at white space outside quotes, keeping them.
-func shellWords(s string) []string { return words(s, true) }
-
 // words splits at white space outside quotes, by bytes (invalid UTF-8 stays).
 func words(s string, keepQuotes bool) []string {
 	var out []string
@@ -4085,7 +4080,7 @@ func (o *shellWrites) addAll(ps []string, created, deleted bool) {
 }
 
 func (o *shellWrites) segment(seg string) {
-	f := skipPrefixWords(shellWords(seg))
+	f := skipPrefixWords(words(seg, true)) // quotes kept: `> "a b.txt"` names one file
 	for i := 0; i < len(f); i++ {
 		target, skip := redirection(f, i)
 		i += skip
