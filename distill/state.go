@@ -3282,6 +3282,9 @@ func progName(prog string) string {
 // argument with a space (a commit message, an echo) is no target: dropped.
 func cmdFields(seg string) []string { return words(seg, false) }
 
+// shellWords splits a segment at white space outside quotes, keeping them.
+func shellWords(s string) []string { return words(s, true) }
+
 // words splits at white space outside quotes, by bytes (invalid UTF-8 stays).
 func words(s string, keepQuotes bool) []string {
 	var out []string
@@ -4080,7 +4083,7 @@ func (o *shellWrites) addAll(ps []string, created, deleted bool) {
 }
 
 func (o *shellWrites) segment(seg string) {
-	f := skipPrefixWords(words(seg, true)) // quotes kept: `> "a b.txt"` names one file
+	f := skipPrefixWords(shellWords(seg))
 	for i := 0; i < len(f); i++ {
 		target, skip := redirection(f, i)
 		i += skip
