@@ -12,7 +12,10 @@
 // hooks (Aider) is reached by `carryover handoff` only.
 package adapters
 
-import "time"
+import (
+	"io"
+	"time"
+)
 
 // Kind is what a row records.
 type Kind string
@@ -35,6 +38,11 @@ const (
 	KindInterrupted Kind = "interrupted"
 	KindHarness     Kind = "harness" // text the harness wrote in the user's role (a background task's notification): context, never a request
 	KindQueued      Kind = "queued"  // a prompt typed while the agent worked, queued: the request only if no prompt delivers it before the end ("" text: taken back)
+	// The user rewound the conversation (Claude Code's Esc-Esc or an edited prompt, Gemini's /rewind, Codex's thread
+	// rollback): the session's rows from the row keyed Text up to this one never happened as far as the work goes;
+	// Text "turns:N" names the N last prompts' turns instead. The ledger marks them KindAbandoned, which readers skip.
+	KindRewind    Kind = "rewind"
+	KindAbandoned Kind = "abandoned"
 )
 
 // Row is one normalized transcript event; the ledger assigns sequence numbers.
@@ -104,6 +112,13 @@ type LineParser interface {
 	// ParseLine decodes one complete line at offset (fallback keys); it never
 	// panics, and a line it does not understand yields no rows, no error.
 	ParseLine(line []byte, offset int64) ([]Row, error)
+}
+
+// TailParser is a LineParser whose lines depend on the ones before them (Claude Code's parentUuid tree): the ingest
+// parses one tail's lines, from offset from on, with the function it returns, which may read f's bytes before.
+type TailParser interface {
+	LineParser
+	TailParser(f io.ReaderAt, from int64) func(line []byte, offset int64) ([]Row, error)
 }
 
 // StoreReader: sessions not in tailable files; every row (the ledger dedups).

@@ -637,6 +637,14 @@ type Tailer struct {
 	deadline time.Time
 }
 
+// Parser is lp's line parser for this tail (a TailParser's reads the file before the tail).
+func (t *Tailer) Parser(lp LineParser) func([]byte, int64) ([]Row, error) {
+	if tp, ok := lp.(TailParser); ok {
+		return tp.TailParser(t.f, t.off)
+	}
+	return lp.ParseLine
+}
+
 // OpenTail opens path to read from cur (missing: os.ErrNotExist).
 func OpenTail(path string, cur Cursor, deadline time.Time) (*Tailer, error) {
 	f, fi, err := openTranscript(path)

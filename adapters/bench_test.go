@@ -112,3 +112,37 @@ func BenchmarkTail(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClaudeStopTail is a Stop's read of a TUI session's last turn (after its compaction) by ParseLine alone and
+// by the TailParser the ingest uses: the rewind check's cost is the gap (a look-up of the line before the tail, a
+// uuid per line).
+func BenchmarkClaudeStopTail(b *testing.B) {
+	data, err := os.ReadFile("../testdata/adapters/claude/session-tui.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	from := bytes.Index(data, []byte(`"content":"Mark the helper done"`))
+	from = bytes.LastIndexByte(data[:from], '\n') + 1
+	lines := bytes.SplitAfter(data[from:], []byte("\n"))
+	tp := adapters.Claude.(adapters.TailParser)
+	for _, c := range []struct {
+		name  string
+		parse func() func([]byte, int64) ([]adapters.Row, error)
+	}{
+		{"ParseLine", func() func([]byte, int64) ([]adapters.Row, error) { return tp.ParseLine }},
+		{"TailParser", func() func([]byte, int64) ([]adapters.Row, error) {
+			return tp.TailParser(bytes.NewReader(data), int64(from))
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				parse, off := c.parse(), from
+				for _, l := range lines {
+					parse(bytes.TrimSuffix(l, []byte("\n")), int64(off))
+					off += len(l)
+				}
+			}
+		})
+	}
+}

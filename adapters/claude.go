@@ -81,7 +81,7 @@ var claudeAgent = &Agent{
 }
 
 var (
-	_ LineParser  = claude{}
+	_ TailParser  = claude{}
 	_ StoreRooter = claude{}
 	_ Lister      = claudeLister{}
 )
@@ -318,8 +318,13 @@ var claudeDecoders = sync.Pool{New: func() any { return new(claudejson.Decoder) 
 // the differential tests and fuzzers (claude_diff_test.go,
 // claude_gen_test.go) hold both to the same rows.
 func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
+	return claudeParseLine(line, off, nil), nil
+}
+
+// claudeParseLine is ParseLine; a non-nil link gets the line's uuid and kind.
+func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 	if claudeSkipped(line[:min(len(line), 64)]) {
-		return claudeScrub(claudeQueue(line, off)), nil
+		return claudeScrub(claudeQueue(line, off)) // no uuid
 	}
 	// Attachments (skill listings, re-attached files: kilobytes each) matter
 	// only when they carry carryover's own injection. Their "attachment"
@@ -328,13 +333,165 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 	// mid-turn: no user line ever carries it.
 	if head := line[:min(len(line), 400)]; containsAt(head, `"attachment":{`, 13) && !containsAt(line, "[CARRYOVER]", 5) &&
 		!containsAt(head, `"queued_command"`, 1) {
-		return nil, nil
+		if link != nil { // its uuid follows the attachment: the last one
+			link.sidechain = bytes.Contains(head, []byte(`"isSidechain":true`))
+			link.uuid = claudeStringAt(line, claudeUUIDKey, bytes.LastIndex)
+		}
+		return nil
 	}
 	d := claudeDecoders.Get().(*claudejson.Decoder)
 	rows := claudeParse(d, line, off)
+	if l := &d.Line; link != nil {
+		link.uuid, link.sidechain = l.UUID.Of(d.Raw), l.IsSidechain
+		for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
+			link.toolResult = link.toolResult || rawEqual(b.Type.Of(d.Raw), "tool_result")
+		}
+	}
 	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
-	return claudeScrub(rows), nil
+	return claudeScrub(rows)
+}
+
+// TailParser parses a tail's lines as ParseLine does and notices a rewind: the user pressed Esc-Esc and went back to
+// an earlier prompt, or edited one. Claude Code then appends the new branch as children of an earlier line, so a
+// main-thread line (not a tool result: parallel calls' results hang off their own calls) whose parentUuid is not the
+// previous main-thread line starts a branch, and the rows of the lines after its parent are abandoned (a KindRewind
+// row before the line's rows names the first). The state is one uuid; for the tail's first line it comes from the
+// lines in the 16 KB before from, and any doubt is settled by claudeBranchStart, which reads back to the parent. A file
+// whose lines do not chain (a parent never written: hand-made or rewritten lines) is looked at no further, so no tail
+// reads back more than once. A rewind to the very first prompt (parentUuid null) is not told from files that leave
+// parentUuid out.
+func (claude) TailParser(f io.ReaderAt, from int64) func([]byte, int64) ([]Row, error) {
+	ch := &claudeChain{f: f, from: from}
+	return ch.parse
+}
+
+type claudeChain struct {
+	f      io.ReaderAt
+	from   int64
+	prev   []byte // the uuid of the last main-thread line (empty: none)
+	known  bool   // prev is known: a line was read, or the bytes before from looked at
+	broken bool   // the lines do not chain: no rewind is looked for
+}
+
+func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
+	var link claudeLink
+	rows := claudeParseLine(line, off, &link)
+	if len(link.uuid) == 0 || link.sidechain {
+		return rows, nil
+	}
+	if !ch.known {
+		ch.prev, ch.broken = claudeBefore(ch.f, ch.from)
+	}
+	if parent := claudeParent(line); len(parent) > 0 && !link.toolResult && !ch.broken && !bytes.Equal(parent, ch.prev) {
+		key, found := claudeBranchStart(ch.f, parent, off)
+		ch.broken = !found
+		if key != "" {
+			r := Row{Key: "rewind:" + string(link.uuid), Role: "user", Kind: KindRewind, Text: key}
+			if ts := claudeStringAt(line, claudeTimeKey, bytes.LastIndex); ts != nil {
+				r.Time, _ = claudeTime(ts)
+			}
+			rows = append([]Row{r}, rows...)
+		}
+	}
+	ch.prev, ch.known = append(ch.prev[:0], link.uuid...), true
+	return rows, nil
+}
+
+// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's or a tool result.
+type claudeLink struct {
+	uuid                  []byte // in the line
+	sidechain, toolResult bool
+}
+
+// claudeParent is a line's parentUuid (empty: null or absent); Claude Code writes it first.
+func claudeParent(line []byte) []byte {
+	return claudeStringAt(line[:min(len(line), 512)], claudeParentKey, bytes.Index)
+}
+
+var claudeParentKey, claudeUUIDKey, claudeTimeKey = []byte(`"parentUuid":"`), []byte(`"uuid":"`), []byte(`"timestamp":"`)
+
+// claudeStringAt is the string value after key in b, the occurrence find picks (nil: none).
+func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {
+	i := find(b, key)
+	if i < 0 {
+		return nil
+	}
+	v := b[i+len(key):]
+	return v[:max(0, bytes.IndexByte(v, '"'))]
+}
+
+// claudeBefore reads the complete lines in the 16 KB before offset end: the uuid of the last main-thread line, and
+// whether any of them fails to chain to the main-thread line before it (broken; tool results aside). A turn ends on
+// short lines (a reply, a turn_duration); a longer last line costs claudeBranchStart's read back.
+func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
+	buf := make([]byte, min(end, 16<<10))
+	start := end - int64(len(buf))
+	if n, _ := f.ReadAt(buf, start); n != len(buf) {
+		return nil, false
+	}
+	var want []byte // the parentUuid of the later main-thread line, if it is no tool result
+	for len(buf) > 0 {
+		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
+		if i < 0 && start > 0 {
+			break // the first line is cut
+		}
+		l := buf[i+1:]
+		var link claudeLink
+		claudeParseLine(l, start+int64(i+1), &link)
+		if len(link.uuid) > 0 && !link.sidechain {
+			if len(want) > 0 && !bytes.Equal(want, link.uuid) {
+				return prev, true
+			}
+			if prev == nil {
+				prev = link.uuid
+			}
+			if want = nil; !link.toolResult {
+				want = claudeParent(l)
+			}
+		}
+		buf = buf[:i+1]
+	}
+	return prev, false
+}
+
+// claudeBranchStart finds the line whose uuid is parent before offset end (reading back 64 KB, then four times more
+// each time, up to 1 MB: a rewind further back is missed, a hook's time is bounded): found, and the key of the first
+// main-thread row after it, where the branch a rewind abandoned starts ("" when nothing after it made rows).
+func claudeBranchStart(f io.ReaderAt, parent []byte, end int64) (key string, found bool) {
+	want := append(append(append([]byte{}, claudeUUIDKey...), parent...), '"')
+	for size := int64(64 << 10); ; size *= 4 {
+		start := max(0, end-min(size, 1<<20))
+		buf := make([]byte, end-start)
+		if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
+			return "", false
+		}
+		if i := bytes.LastIndex(buf, want); i >= 0 {
+			return claudeFirstRow(buf[i:], start+int64(i)), true
+		}
+		if start == 0 || size >= 1<<20 {
+			return "", false
+		}
+	}
+}
+
+// claudeFirstRow is the key of the first main-thread row of the lines after b's first (at offset off).
+func claudeFirstRow(b []byte, off int64) string {
+	for j := bytes.IndexByte(b, '\n'); j >= 0; {
+		b, off = b[j+1:], off+int64(j+1)
+		if j = bytes.IndexByte(b, '\n'); j < 0 {
+			j = len(b)
+		}
+		for _, r := range claudeParseLine(b[:j], off, nil) {
+			if !r.Sidechain { // an inline subagent's lines sit between its call and result
+				return r.Key
+			}
+		}
+		if j == len(b) {
+			break
+		}
+	}
+	return ""
 }
 
 // claudeQueue reads a queue-operation line: a prompt typed while Claude Code worked enters the queue ("enqueue", its

@@ -60,7 +60,10 @@ var codexAgent = &Agent{
 		"thread_settings_applied", "turn_aborted", "patch_apply_begin", "patch_apply_end", "exec_command_begin",
 		"exec_command_end", "exec_command_output_delta", "error", "stream_error", "web_search_begin", "web_search_end",
 		"context_compacted", "sub_agent_activity", "image_generation_end", "mcp_tool_call_begin", "mcp_tool_call_end",
-		"plan_update", "turn_diff", "entered_review_mode", "exited_review_mode", "view_image_tool_call", "ghost_snapshot"),
+		"plan_update", "turn_diff", "entered_review_mode", "exited_review_mode", "view_image_tool_call", "ghost_snapshot",
+		// 0.17x persisted items (rollout policy.rs)
+		"inter_agent_communication", "image_generation_call", "tool_search_call", "tool_search_output", "compaction",
+		"context_compaction", "agent_message", "turn_started", "turn_complete", "thread_goal_updated", "thread_rolled_back"),
 	Instructions: []string{"AGENTS.md"},
 }
 
@@ -204,6 +207,20 @@ type codexItem struct {
 	RateLimits *codexRateLimits `json:"rate_limits"`
 	// error event: codex_error_info says which error ("usage_limit_exceeded", …)
 	ErrorInfo json.RawMessage `json:"codex_error_info"`
+	Namespace string          `json:"namespace"` // function_call: the tool's namespace (0.17x)
+	ID        string          `json:"id"`        // image_generation_call: its call id
+	// mcp_tool_call_end: the server and tool, and result {"Ok":CallToolResult} or {"Err":"…"}
+	// (image_generation_end's result is the image, base64: never read)
+	Invocation *struct{ Server, Tool string } `json:"invocation"`
+	Result     json.RawMessage                `json:"result"`
+	Prompt     string                         `json:"revised_prompt"` // image generation
+	SavedPath  string                         `json:"saved_path"`
+	// sub_agent_activity: which sub-agent, and started | interacted | interrupted | completed
+	AgentPath string `json:"agent_path"`
+	AgentID   string `json:"agent_thread_id"`
+	EventID   string `json:"event_id"`
+	Activity  string `json:"kind"`
+	NumTurns  int    `json:"num_turns"` // thread_rolled_back: the last user turns dropped
 }
 
 type codexContent struct {
@@ -303,6 +320,10 @@ func codexResponseItem(it codexItem, base Row, compactionOutput bool) []Row {
 		return []Row{codexOutput(it, base)}
 	case "web_search_call":
 		return codexSearch(it, base)
+	case "image_generation_call":
+		r := codexCallRow("image_generation", it.ID, base)
+		r.Text = clip(it.Prompt, 200)
+		return []Row{r}
 	}
 	return nil
 }
@@ -493,7 +514,7 @@ func codexFunctionCall(it codexItem, base Row) []Row {
 			return codexPatchRows(it.CallID, in, base)
 		}
 	}
-	r := codexCallRow(it.Name, it.CallID, base)
+	r := codexCallRow(codexToolName(it.Namespace, it.Name), it.CallID, base)
 	if t := planText(it.Name, it.Arguments); t != "" {
 		r.Text = t
 		return []Row{r}
@@ -517,6 +538,15 @@ func codexFunctionCall(it codexItem, base Row) []Row {
 	}
 	r.Command = clip(cmd, maxResult)
 	return []Row{r}
+}
+
+// codexToolName is a function call's tool name, qualified by its namespace (0.17x writes a namespaced tool, an MCP
+// server's or a plugin's, as {"namespace":…,"name":…}) the way MCP tools are named elsewhere: ns__name.
+func codexToolName(ns, name string) string {
+	if ns == "" || name == "" {
+		return name
+	}
+	return strings.TrimSuffix(ns, "__") + "__" + name
 }
 
 // shellArgv turns ["bash","-lc","cmd"] into "cmd" and other argv into a
@@ -689,6 +719,10 @@ func codexOutputText(raw json.RawMessage) (string, *int) {
 			}
 			return *legacy.Output, exit
 		}
+		var parts []codexContent // an MCP tool's content blocks, serialized: their text
+		if strings.HasPrefix(s, `[{"type":`) && json.Unmarshal([]byte(s), &parts) == nil {
+			return joinCodexText(parts), nil
+		}
 		return s, nil
 	}
 	var parts []codexContent
@@ -747,6 +781,101 @@ var codexEvents = map[string]func(it codexItem, base Row) []Row{
 	"patch_apply_end": codexPatchEnd,
 	"web_search_end":  codexSearch,
 	"turn_aborted":    codexTurnAborted,
+	// Codex persists these ends, never their begins: each is the call and its outcome.
+	"mcp_tool_call_end":    codexMCPEnd,
+	"image_generation_end": codexImageEnd,
+	"sub_agent_activity":   codexSubAgent,
+	"thread_rolled_back":   codexRolledBack,
+}
+
+// codexRolledBack: the user rolled the thread back (its last num_turns user turns dropped from the context): those
+// turns' rows are abandoned (KindRewind).
+func codexRolledBack(it codexItem, r Row) []Row {
+	if it.NumTurns <= 0 {
+		return nil
+	}
+	r.Role, r.Kind, r.Text = "user", KindRewind, "turns:"+strconv.Itoa(it.NumTurns)
+	return []Row{r}
+}
+
+// codexCallEnd is a call (name, id, what it was asked) and its outcome: an error row when failed, else a result
+// row keyed like the function_call_output that may follow, so the two are one row.
+func codexCallEnd(base Row, name, id, asked, text string, failed bool) []Row {
+	call := codexCallRow(name, id, base)
+	call.Text = clip(asked, 200)
+	out := base
+	out.Role, out.Kind, out.ToolName, out.CallID, out.Text = "tool", KindToolResult, name, id, clip(text, maxResult)
+	out.Key = "out:" + id
+	if failed {
+		// Keyed apart: the function_call_output Codex writes after it does not say the call failed.
+		out.Kind, out.Key = KindError, "failed:"+id
+	}
+	return []Row{call, out}
+}
+
+// codexMCPEnd reads mcp_tool_call_end: the only record of whether an MCP tool call failed ({"Err":…}, or a result
+// with isError), since the function_call_output keeps only the content.
+func codexMCPEnd(it codexItem, base Row) []Row {
+	if it.CallID == "" || it.Invocation == nil {
+		return nil
+	}
+	var res struct {
+		Ok *struct {
+			Content      []codexContent  `json:"content"`
+			Structured   json.RawMessage `json:"structuredContent"`
+			IsError      bool            `json:"isError"`
+			IsErrorSnake bool            `json:"is_error"`
+		} `json:"Ok"`
+		Err *string `json:"Err"`
+	}
+	_ = json.Unmarshal(it.Result, &res)
+	text, failed := "", res.Err != nil
+	switch {
+	case res.Err != nil:
+		text = *res.Err
+	case res.Ok != nil:
+		text, failed = cmp.Or(joinCodexText(res.Ok.Content), string(res.Ok.Structured)), res.Ok.IsError || res.Ok.IsErrorSnake
+	}
+	name := "mcp__" + it.Invocation.Server + "__" + it.Invocation.Tool
+	return codexCallEnd(base, name, it.CallID, "", text, failed)
+}
+
+// codexImageEnd reads image_generation_end: the prompt the image was made from and where it was saved; a status
+// other than completed is a failure.
+func codexImageEnd(it codexItem, base Row) []Row {
+	if it.CallID == "" {
+		return nil
+	}
+	failed := it.Status != "" && it.Status != "completed"
+	text := "image generation " + it.Status
+	if it.SavedPath != "" {
+		text = "saved " + it.SavedPath
+	}
+	return codexCallEnd(base, "image_generation", it.CallID, it.Prompt, text, failed)
+}
+
+// codexSubAgent reads sub_agent_activity (the sub-agent's own work is in its rollout, read as a subagent file): its
+// start is a call, its completion the result, an interruption stops it; a message sent to it adds nothing.
+func codexSubAgent(it codexItem, base Row) []Row {
+	if it.AgentID == "" {
+		return nil
+	}
+	id, what := "agent:"+it.AgentID, "sub-agent "+cmp.Or(it.AgentPath, it.AgentID)
+	r := base
+	r.Role, r.ToolName, r.CallID, r.Key = "tool", "sub_agent", id, id+":"+cmp.Or(it.EventID, base.Key)
+	switch it.Activity {
+	case "started":
+		c := codexCallRow("sub_agent", id, base)
+		c.Text = what
+		return []Row{c}
+	case "completed":
+		r.Kind, r.Text = KindToolResult, what+" completed"
+	case "interrupted":
+		r.Kind, r.Text = KindInterrupted, what+" interrupted"
+	default:
+		return nil
+	}
+	return []Row{r}
 }
 
 func codexTokenCount(it codexItem, r Row) []Row {

@@ -28,6 +28,7 @@ var validKinds = map[adapters.Kind]bool{
 	adapters.KindPrompt: true, adapters.KindText: true, adapters.KindToolCall: true, adapters.KindToolResult: true,
 	adapters.KindError: true, adapters.KindCompaction: true, adapters.KindInjection: true, adapters.KindUsage: true,
 	adapters.KindLimit: true, adapters.KindRefused: true, adapters.KindInterrupted: true, adapters.KindHarness: true, adapters.KindQueued: true,
+	adapters.KindRewind: true,
 }
 
 // TestConformance runs every registered adapter over its fixtures: rows are
@@ -151,11 +152,15 @@ func ParseFile(t testing.TB, lp adapters.LineParser, path string) []adapters.Row
 	}
 	var rows []adapters.Row
 	var off int64
+	parse := lp.ParseLine // a TailParser's, reading the whole file as one tail (the ingest's)
+	if tp, ok := lp.(adapters.TailParser); ok {
+		parse = tp.TailParser(bytes.NewReader(data), 0)
+	}
 	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
 		if !bytes.HasSuffix(line, []byte("\n")) {
 			break
 		}
-		rs, err := lp.ParseLine(line[:len(line)-1], off)
+		rs, err := parse(line[:len(line)-1], off)
 		if err != nil {
 			t.Fatalf("line at %d: %v", off, err)
 		}

@@ -178,11 +178,14 @@ func (gemini) ParseLine(line []byte, off int64) ([]Row, error) {
 	if len(head) > 64 {
 		head = head[:64]
 	}
-	// Headers, "$set" without messages (lastUpdated, summary…) and
-	// "$rewindTo" carry no rows; the cheap check avoids decoding them.
-	if bytes.HasPrefix(head, []byte(`{"sessionId"`)) || bytes.HasPrefix(head, []byte(`{"$rewindTo"`)) ||
+	// Headers and "$set" without messages (lastUpdated, summary…) carry no
+	// rows; the cheap check avoids decoding them.
+	if bytes.HasPrefix(head, []byte(`{"sessionId"`)) ||
 		(bytes.HasPrefix(head, []byte(`{"$set"`)) && !bytes.Contains(line, []byte(`"messages"`))) {
 		return nil, nil
+	}
+	if bytes.HasPrefix(head, []byte(`{"$rewindTo"`)) {
+		return geminiRewind(line, off), nil
 	}
 	var l geminiLine
 	if json.Unmarshal(line, &l) != nil {
@@ -198,6 +201,18 @@ func (gemini) ParseLine(line []byte, off int64) ([]Row, error) {
 		l.ID = geminiDerivedID(l.geminiMessage, 1) // a message written without an id
 	}
 	return geminiRows(l.geminiMessage, false), nil
+}
+
+// geminiRewind reads /rewind's {"$rewindTo": id}: that message and everything after it are gone, so their rows are
+// abandoned from the one keyed id (KindRewind).
+func geminiRewind(line []byte, off int64) []Row {
+	var r struct {
+		To string `json:"$rewindTo"`
+	}
+	if json.Unmarshal(line, &r) != nil || r.To == "" {
+		return nil
+	}
+	return []Row{{Key: "rewind:" + strconv.FormatInt(off, 10), Role: "user", Kind: KindRewind, Text: r.To}}
 }
 
 // geminiMessageType reports the message types that carry rows.

@@ -128,7 +128,7 @@ func TestGeminiParseLine(t *testing.T) {
 		{"header", `{"sessionId":"60778a0a","projectHash":"76","startTime":"2026-11-21T08:46:11.316Z","kind":"main"}`, nil},
 		{"lastUpdated patch", `{"$set":{"lastUpdated":"2026-11-21T08:46:11.533Z"}}`, nil},
 		{"summary patch", `{"$set":{"summary":"OK.","memoryScratchpad":{"version":1,"touchedPaths":["messages"]}}}`, nil},
-		{"rewind", `{"$rewindTo":"u1"}`, nil},
+		{"rewind: the message u1 and the rest abandoned", `{"$rewindTo":"u1"}`, []want{{kind: adapters.KindRewind, key: "rewind:7", text: "u1", exit: none}}},
 		{"not json", `{"id":"x","content":`, nil},
 		{"content of the wrong type", `{"id":"x","type":"gemini","content":42,"toolCalls":"no"}`, nil},
 		{"odd toolCalls and tokens do not lose the text", `{"id":"x","type":"gemini","content":"hi","toolCalls":"no","tokens":"many"}`,

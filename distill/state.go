@@ -742,6 +742,9 @@ func (st *State) Add(r *ledger.Row) {
 	if !at.IsZero() && at.After(st.LastAt) {
 		st.LastAt = at
 	}
+	if r.Kind == adapters.KindRewind || r.Kind == adapters.KindAbandoned {
+		return // a rewind's mark, and the rows it abandoned (the ledger's): never happened as far as the work goes
+	}
 	if r.Sidechain && !sessionWork(r.Kind) {
 		// A subagent's prompt and prose are its own; its edits, commands and
 		// failures are the session's (a real 1.0.98 session's five subagents
@@ -782,7 +785,8 @@ func EndOf(r ledger.Row) (end string, quiet bool) {
 var (
 	endKinds = map[adapters.Kind]string{adapters.KindInterrupted: "interrupted", adapters.KindRefused: "refused",
 		adapters.KindCompaction: "compaction", adapters.KindPrompt: "prompt", adapters.KindText: "text", adapters.KindQueued: "queued"}
-	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true}
+	quietKinds = map[adapters.Kind]bool{adapters.KindUsage: true, adapters.KindInjection: true, adapters.KindHarness: true,
+		adapters.KindRewind: true, adapters.KindAbandoned: true}
 )
 
 // apiEnd is how a model API error (no tool's) ended a session: at the limit it names, else "api".
@@ -1074,7 +1078,8 @@ func (st *State) addResultRow(r *ledger.Row) {
 	}
 	st.noteBackground(c, r.Text)
 	if c.Command == "" {
-		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 {
+		// A result of the call that failed is no later success (Codex writes an MCP call's failure, then its output).
+		if i := st.failure(toolKey(c.ToolName, c.FilePath)); i >= 0 && !st.FailedCalls[callKey(r)] {
 			st.Failures[i].Resolved = true
 		}
 		return
@@ -1235,17 +1240,16 @@ func (st *State) addStopRow(r *ledger.Row, at time.Time, kind string) {
 
 // stoppedWhat names what a stop stopped: its call (c, when ok), the row's own, else the turn by its request.
 func (st *State) stoppedWhat(r *ledger.Row, c Call, ok bool) string {
-	switch {
-	case ok && c.Command != "":
+	if !ok {
+		c = Call{ToolName: r.ToolName, Command: r.Command, FilePath: r.FilePath}
+	}
+	switch req := cmp.Or(st.Latest, st.Task); {
+	case c.Command != "":
 		return c.Command
-	case ok:
+	case c.ToolName != "" || ok:
 		return strings.TrimSpace(c.ToolName + " " + c.FilePath)
-	case r.Command != "":
-		return r.Command
-	case r.ToolName != "":
-		return strings.TrimSpace(r.ToolName + " " + r.FilePath)
-	case cmp.Or(st.Latest, st.Task) != "":
-		return "the turn (request: " + clip(oneLine(cmp.Or(st.Latest, st.Task)), 120) + ")" // the user's words
+	case req != "":
+		return "the turn (request: " + clip(oneLine(req), 120) + ")" // the user's words
 	}
 	return "the turn"
 }
@@ -1412,10 +1416,7 @@ func (st *State) filesInto(h *Handoff, project string) (todos []string) {
 		h.Files = append(h.Files, acc.f)
 	}
 	sort.SliceStable(h.Files, func(i, j int) bool { return files[h.Files[i].Path].last > files[h.Files[j].Path].last })
-	if len(h.Files) > 10 {
-		h.MoreFiles = len(h.Files) - 10
-		h.Files = h.Files[:10]
-	}
+	h.MoreFiles, h.Files = max(0, len(h.Files)-10), h.Files[:min(10, len(h.Files))]
 	return todos
 }
 
@@ -1442,11 +1443,9 @@ func (st *State) failuresInto(h *Handoff) {
 		}
 		h.Failures = append(h.Failures, f)
 	}
-	for _, f := range h.Failures {
-		if !f.Resolved && !f.Declined && isTestCmd(f.What) {
-			h.Completed = false // a red verification is work left, whatever the agent said
-		}
-	}
+	h.Completed = h.Completed && !slices.ContainsFunc(h.Failures, func(f Failure) bool { // a red verification is work left, whatever the agent said
+		return !f.Resolved && !f.Declined && isTestCmd(f.What)
+	})
 }
 
 // planChecked is the plan with a done item that names a file the user refused to let the agent write, and that the
@@ -1538,6 +1537,21 @@ func (st *State) listsInto(h *Handoff) {
 	if st.Latest != "" && st.Latest != st.Task {
 		h.Latest, h.LatestAt = st.Latest, st.LatestAt
 	}
+	h.Actions = slices.DeleteFunc(h.Actions, h.restated) // before the next action may take one
+}
+
+// restated: the clause holding action item a's marker ("has to", "must") has three words in four of its subject in
+// the user's words (the goal, the latest request and the instructions together): it says again what the user decided or required
+// ("The queue has to run on the existing Postgres database, so …" after "it must run on the existing database"); an
+// agent's own sentence listed as a decision too is no user's word.
+func (h *Handoff) restated(a string) bool {
+	parts := strings.Split(a, ",")
+	clause := parts[max(0, slices.IndexFunc(parts, func(c string) bool { return containsAny(" "+strings.ToLower(c), actionMarkers.list()) }))]
+	ws, said, n := linkWords(clause), strings.ToLower(strings.Join(append([]string{h.Task, h.Latest}, h.Instructions...), " ")), 0
+	for w := range ws { // a link word is a word's head: a substring of the user's words
+		n += btoi(strings.Contains(said, w))
+	}
+	return len(ws) >= 2 && 4*n >= 3*len(ws)
 }
 
 // sameText: a (maybe clipped with "…") is the text of request b.
@@ -1652,16 +1666,10 @@ func (st *State) listEvidence(h *Handoff) {
 
 // addEvidence: text in section sec was chosen by rule from refs (zero Refs dropped).
 func (h *Handoff) addEvidence(sec, text, rule string, refs ...Ref) {
-	if text == "" {
-		return
+	if text != "" {
+		rs := slices.DeleteFunc(slices.Clone(refs), func(r Ref) bool { return r == Ref{} })
+		h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: slices.Clip(rs)})
 	}
-	var rs []Ref
-	for _, r := range refs {
-		if r != (Ref{}) {
-			rs = append(rs, r)
-		}
-	}
-	h.Evidence = append(h.Evidence, Evidence{Section: sec, Text: text, Rule: rule, Refs: rs})
 }
 
 func (st *State) nextRefs(h *Handoff) []Ref {
@@ -1806,6 +1814,7 @@ const (
 	personTriggers   phraseName = "person"
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
+	negationPost     phraseName = "negation_post" // a negation that follows the verb it turns down: "lösche nicht"
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
 	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
@@ -1894,15 +1903,7 @@ func contentWordsCut(s string, n int) map[string]bool {
 }
 
 // overlaps: b shares a link word with a ("limiting" and "limiter" meet).
-func overlaps(a, b string) bool {
-	wa := linkWords(a)
-	for w := range linkWords(b) {
-		if wa[w] {
-			return true
-		}
-	}
-	return false
-}
+func overlaps(a, b string) bool { return sharedLinks(a, b) > 0 }
 
 // linkWords are content words cut to five letters, without URLs, paths and file names (two requests citing https
 // links or one src/ folder are not on one subject) nor lang/ stop words ("please", "could", "this").
@@ -1980,9 +1981,7 @@ func (st *State) classifyPrompt(p string) promptClass {
 	}
 	low := strings.ToLower(p)
 	switch {
-	case st.Task == "":
-		return promptGoal
-	case restates(p, st.Task):
+	case st.Task == "" || restates(p, st.Task):
 		return promptGoal
 	case containsAny(low, switchMarkers.list()) || startsWithAny(low, switchStarts.list()) || dropsTask(low, st.Task):
 		return promptSwitch
@@ -2220,10 +2219,13 @@ func clauseOpens(before string) bool {
 
 // laterAskLeft is the newest request's later ask when the work stands done and the agent's last words report on the
 // first ask but name nothing of the later one: one message asked for two things and the session stopped after one.
+// A reply to the agent's question right before it (addAnswer's "Q → A" decision) is one answer: its "then" explains
+// the choice ("quote the fields, and then Excel opens them fine"), it asks nothing later.
 func (st *State) laterAskLeft() string {
 	req := cmp.Or(st.Latest, st.Task)
 	later := laterAsk(req)
-	if later == "" || overlaps(st.LastText, later) || !overlaps(st.LastText, req[:len(req)-len(later)]) || !st.workDone(true) {
+	if later == "" || overlaps(st.LastText, later) || !overlaps(st.LastText, req[:len(req)-len(later)]) || !st.workDone(true) ||
+		slices.ContainsFunc(st.Decided, func(d string) bool { return strings.HasSuffix(d, " → "+clip(oneLine(req), 160)) }) {
 		return ""
 	}
 	return later
@@ -2257,21 +2259,10 @@ func newTopic(p, low, goal string) bool {
 		return false
 	}
 	words := " " + strings.Join(promptWords(low), " ") + " "
-	for _, m := range continueMarkers.list() {
-		switch {
-		case cjkString(m):
-			if strings.Contains(low, m) {
-				return false
-			}
-		case strings.HasSuffix(m, "*"):
-			if strings.Contains(words, " "+strings.TrimSuffix(m, "*")) {
-				return false
-			}
-		case strings.Contains(words, " "+m+" "):
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(continueMarkers.list(), func(m string) bool { // whole words, a trailing * a stem, CJK anywhere
+		stem, ok := strings.CutSuffix(m, "*")
+		return cjkString(m) && strings.Contains(low, m) || ok && strings.Contains(words, " "+stem) || strings.Contains(words, " "+m+" ")
+	})
 }
 
 // asksNothing: a confirmation or nudge, or after a break a bare resume.
@@ -2386,20 +2377,14 @@ func userWords(text string) (string, bool) {
 		}
 	}
 	for range 8 {
-		if !strings.HasPrefix(t, "<") {
-			break
-		}
 		tag := slices.IndexFunc(harnessTags, func(h string) bool { return strings.HasPrefix(t, h) })
 		if tag < 0 {
 			break
 		}
 		end := strings.Index(t, "</"+strings.TrimRight(strings.TrimPrefix(harnessTags[tag], "<"), "-"))
-		if end < 0 {
+		gt := strings.IndexByte(t[max(end, 0):], '>')
+		if end < 0 || gt < 0 {
 			return "", true // unclosed: all of it is the harness's
-		}
-		gt := strings.IndexByte(t[end:], '>')
-		if gt < 0 {
-			return "", true
 		}
 		t = strings.TrimSpace(t[end+gt+1:])
 	}
@@ -2454,7 +2439,7 @@ func condense(p string) string {
 	}
 	out := []string{ss[0]}
 	for _, s := range ss[1:] {
-		if hasPhrase(strings.ToLower(s), "constraint") && prose(s) {
+		if low := strings.ToLower(s); prose(s) && (hasPhrase(low, "constraint") || startsWithAny(low, negations.list())) { // "Ne supprime pas …"
 			out = append(out, s)
 		}
 	}
@@ -2595,14 +2580,8 @@ func supersedes(s, earlier string, explicit bool) bool {
 	if explicit && !replaces {
 		return false
 	}
-	words := subjectWords(s)
-	shared := 0
-	for w := range subjectWords(earlier) {
-		if words[w] {
-			shared++
-		}
-	}
-	return shared >= 2 && !explicit || replaces && shared >= 1
+	n := shared(subjectWords(earlier), subjectWords(s))
+	return n >= 2 && !explicit || replaces && n >= 1
 }
 
 func subjectWords(s string) map[string]bool {
@@ -2902,14 +2881,12 @@ func actionItems(text, low string, user bool) []string {
 	if !containsAny(low, actionMarkers.list()) {
 		return nil
 	}
-	var out []string
-	for _, s := range sentences(text) {
-		if isQuestion(s) || !prose(s) || boilerplate(s) || user && hasPhrase(strings.ToLower(s), "constraint") {
-			continue
-		}
-		if containsAny(" "+strings.ToLower(s), actionMarkers.list()) {
-			out = append(out, clip(s, 200))
-		}
+	out := sentencesWhere([]string{text}, func(s string) bool {
+		return containsAny(" "+strings.ToLower(s), actionMarkers.list()) && // first: most sentences have none
+			!isQuestion(s) && prose(s) && !boilerplate(s) && !(user && hasPhrase(strings.ToLower(s), "constraint"))
+	})
+	for i, s := range out {
+		out[i] = clip(s, 200)
 	}
 	return out
 }
@@ -3917,7 +3894,9 @@ func (st *State) resolveBy(cmd, out string) {
 	for i := range st.Failures {
 		if f := &st.Failures[i]; !f.Resolved && f.What != "model API" {
 			p, x := st.fewerTests(i, pass, ran), false
-			if !p {
+			if f.Resolved = st.echoes(i, out) && makes(targetKey(cmd)); f.Resolved {
+				x = st.fixedByEdit(i)
+			} else if !p {
 				p, x = st.resolveOne(i, pass, cmd, verify)
 			}
 			part, fixed = part || p, fixed || x
@@ -3926,6 +3905,23 @@ func (st *State) resolveBy(cmd, out string) {
 	if (verify || fixed) && !part { // a part of an open failure's target is no pass of the work ("All tests pass now" then is a claim)
 		st.LastPassSeq = st.Seq
 	}
+}
+
+// echoes: out shows failure i's command run again on a line of its own (its target key) — `make migrate` printing
+// its recipe `python manage.py migrate`, npm's "> knex migrate:latest" after a failed `npx knex migrate:latest` —
+// in a pass that is no read (a `cat Makefile` prints the line without running it): the same work passed.
+func (st *State) echoes(i int, out string) bool {
+	k := st.FailureKeys[i]
+	prog := k[:strings.IndexFunc(k+" ", unicode.IsSpace)]
+	if prog == "" || !makes(k) || !strings.Contains(out, prog) {
+		return false // the common case: one search
+	}
+	for l := range strings.Lines(out) {
+		if l = strings.TrimLeft(strings.TrimSpace(l), "+>$ "); len(l) < 300 && strings.HasPrefix(l, prog) && targetKey(l) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveOne resolves failure i by the pass of cmd (keyed pass): part, it ran a part of the failure's target; fixed,
@@ -4186,13 +4182,11 @@ func inPlace(f []string) bool {
 	})
 }
 
-// completed: the closing paragraph reports the work done, nothing failing.
+// completed: the closing paragraph reports the work done (lang/ completion), nothing failing or left (lang/ unfinished,
+// a substring: "fail" in "failing").
 func completed(text string) bool {
 	p := strings.ToLower(closingParagraph(text))
-	if p == "" || !hasPhrase(p, "completion") || goesOn(p) {
-		return false
-	}
-	return !containsAny(p, []string{"fail", "error", "still ", "not yet", "blocked", "couldn't", "could not", "unable"})
+	return p != "" && hasPhrase(p, "completion") && !containsPhrase(p, "unfinished") && !goesOn(p) // goesOn, the dearest, last
 }
 
 // goesOn: a closing paragraph (lower-cased) states a next step: "Done. Next I will add the retry test.", "Next step: …".
@@ -4339,12 +4333,7 @@ func parsePlan(text string) ([]PlanItem, bool) {
 		return planItemsClipped(text[i:])
 	}
 	if m, ok := v.(map[string]any); ok {
-		for _, k := range []string{"todos", "plan", "items", "steps", "tasks"} {
-			if l, ok := m[k]; ok {
-				v = l
-				break
-			}
-		}
+		v = cmp.Or(m["todos"], m["plan"], m["items"], m["steps"], m["tasks"])
 	}
 	l, ok := v.([]any)
 	if !ok {
@@ -4376,9 +4365,7 @@ func planItem(e any) PlanItem {
 			}
 		}
 		st, _ := x["status"].(string)
-		done, _ := x["completed"].(bool)
-		done2, _ := x["done"].(bool)
-		it.Done = done || done2 || doneStatus[strings.ToLower(st)]
+		it.Done = x["completed"] == true || x["done"] == true || doneStatus[strings.ToLower(st)]
 	}
 	return it
 }
@@ -4462,10 +4449,14 @@ func boilerplate(s string) bool { return containsAny(strings.ToLower(s), boilerp
 // forwardOnly keeps the turn's forward-looking sentences that are neither
 // questions nor offers: what an acknowledgement leaves standing.
 func forwardOnly(texts []string) []string {
-	var out []string
+	return sentencesWhere(texts, func(s string) bool { return forwardLooking(s) && !isQuestion(s) && !boilerplate(s) })
+}
+
+// sentencesWhere: the sentences of texts that keep holds for, in order.
+func sentencesWhere(texts []string, keep func(string) bool) (out []string) {
 	for _, t := range texts {
 		for _, s := range sentences(t) {
-			if forwardLooking(s) && !isQuestion(s) && !boilerplate(s) {
+			if keep(s) {
 				out = append(out, s)
 			}
 		}
@@ -4498,13 +4489,9 @@ func doneText(s string, plan []PlanItem) bool {
 }
 
 func turnQuestions(texts []string) []string {
-	var out []string
-	for _, t := range texts {
-		for _, s := range sentences(t) {
-			if isQuestion(s) && !boilerplate(s) && prose(s) {
-				out = append(out, clip(questionPrefixRE.get().ReplaceAllString(s, ""), 200))
-			}
-		}
+	out := sentencesWhere(texts, func(s string) bool { return isQuestion(s) && !boilerplate(s) && prose(s) })
+	for i, s := range out {
+		out[i] = clip(questionPrefixRE.get().ReplaceAllString(s, ""), 200)
 	}
 	return Dedupe(out)
 }
@@ -4550,12 +4537,17 @@ func (st *State) declineFailures(text string) {
 }
 
 // ruleOn: a clause s declining scope (not "") declines the open failures it names; one negating nothing asks again
-// for the declined failures it names.
+// for the declined failures it names. One reporting a failed target done, nothing negated nor left (lang/ passed,
+// unfinished: "I ran fly deploy myself, it went through fine", "die Migration hat geklappt") resolves it: the user's
+// word is the later pass the session lacks, no failure to resolve and re-run.
 func (st *State) ruleOn(s, scope string) {
+	passed := hasPhrase(s, "passed") && !containsPhrase(s, "unfinished") && !negates(s)
 	for i := range st.Failures {
-		if f := &st.Failures[i]; !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
-			f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(st.FailureKeys[i], f.Error))
+		f, k := &st.Failures[i], st.FailureKeys[i]
+		if !f.Resolved && (scope != "" || f.Declined && !negates(s)) {
+			f.Declined = f.Declined != namesAny(cmp.Or(scope, s), failureTerms(k, f.Error))
 		}
+		f.Resolved = f.Resolved || passed && makes(k) && namesAny(s, failureTerms(k, f.Error))
 	}
 }
 
@@ -4567,12 +4559,15 @@ func negates(low string) bool {
 	})
 }
 
-// clauses yields low's sentences, cut at . ! ? ; and line ends, without allocating (declineFailures reads every prompt
-// while a failure is open).
+// clauses yields low's sentences, cut at . ! ? ; and line ends — not at a dot inside a word ("legacy.sh") —, without
+// allocating (declineFailures reads every prompt while a failure is open).
 func clauses(low string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for low != "" {
 			i := strings.IndexAny(low, ".!?;\n。！？")
+			for i >= 0 && low[i] == '.' && i+1 < len(low) && wordRune(rune(low[i+1])) {
+				i = nextAny(low, i, ".!?;\n。！？")
+			}
 			if i < 0 {
 				i = len(low)
 			}
@@ -4652,19 +4647,47 @@ func (st *State) openWork() bool {
 // e2e run") asks for the step instead.
 func prohibits(low string) bool { _, ok := prohibited(low); return ok }
 
-// prohibited is prohibits with the word the negation turns down, the one past it ("don't push" → "push"); "" after a
-// declining verb, whose object follows ("skip the e2e run").
+// prohibited is prohibits with the word the negation turns down ("don't push" → "push"); "" after a declining verb,
+// whose object follows ("skip the e2e run"). The order is the language's, in each comma-separated part: a negation
+// opening low (", not the v1 shim" is a contrast) or after an "and" ("leave it alone and don't delete it", "no borres",
+// "ne supprime pas") turns down the word after it; one that follows its verb (lang/ negation_post: "nicht", "pas") the part's last word when it
+// stands just before it ("die Datei nicht löschen"), else, second, the first ("lösche nicht die Datei").
 func prohibited(low string) (verb string, ok bool) {
-	w, rest, _ := strings.Cut(strings.TrimSpace(low), " ")
-	first := strings.Trim(w, ",.;:!?")
-	if first == "do" && firstWord(rest) == "not" {
-		_, rest, _ = strings.Cut(strings.TrimSpace(rest), " ")
-		return firstWord(rest), !slices.Contains(prohibitWords[2:], firstWord(rest))
+	if !hasPhrase(low, "negation") && !containsAny(low, prohibitWords) && !containsAny(low, []string{"n't", "n’t"}) {
+		return "", false // most sentences: nothing to split
 	}
-	if _, neg := negationAt(first); neg || strings.HasSuffix(first, "n't") || strings.HasSuffix(first, "n’t") || slices.Contains(prohibitWords[:2], first) {
-		return firstWord(rest), first != "" && !slices.Contains(prohibitWords[2:], firstWord(rest))
+	for pi, part := range strings.Split(strings.ReplaceAll(low, "do not ", "dont "), ",") {
+		ws := strings.Fields(stripLeadingAcks(part))
+		if pi == 0 && len(ws) > 0 && slices.Contains(prohibitWords[2:], ws[0]) {
+			return "", true
+		}
+		for j := range ws {
+			if j > 1 && j != len(ws)-2 && !andWords.has(ws[j-1]) {
+				continue // no place of turnedDown's: no need to look the word up
+			}
+			if v, ok := turnedDown(ws, j, pi == 0); ok {
+				return v, ok
+			}
+		}
 	}
-	return "", slices.Contains(prohibitWords[2:], first)
+	return "", false
+}
+
+// turnedDown: the word ws[j] turns down when it is a negation in one of prohibited's places.
+func turnedDown(ws []string, j int, first bool) (string, bool) {
+	w, n := strings.Trim(ws[j], ".;:!?"), len(ws)
+	if _, neg := negationAt(w); !neg && !strings.HasSuffix(w, "n't") && !strings.HasSuffix(w, "n’t") && !slices.Contains(prohibitWords[:2], w) {
+		return "", false
+	}
+	post := negationPost.has(w)
+	switch {
+	case j == 0 && first || j > 0 && andWords.has(ws[j-1]):
+		v := firstWord(strings.Join(ws[j+1:], " "))
+		return v, !slices.Contains(prohibitWords[2:], v)
+	case post && j == n-2 && !strings.ContainsAny(ws[n-1], "./"):
+		return firstWord(ws[n-1]), true
+	}
+	return ws[0], post && j == 1
 }
 
 func firstWord(s string) string {
@@ -4715,11 +4738,18 @@ func namesAny(low string, terms []string) bool {
 	})
 }
 
+// sameStem: a and b are one word in two forms — they share four letters or more and differ at most in the last two of
+// the shorter ("migrate" and "migration", "lösche" and "löschen", "borres" and "borrar").
 func sameStem(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
+	i := 0
+	for i < min(len(a), len(b)) && a[i] == b[i] {
+		i++
 	}
-	return a == b || len(a) >= 4 && strings.HasPrefix(b, a) || len(a) >= 5 && a[:5] == b[:5]
+	if i < 4 { // most pairs: no rune counting
+		return a == b
+	}
+	common := utf8.RuneCountInString(a[:i])
+	return a == b || common >= 4 && common >= min(utf8.RuneCountInString(a), utf8.RuneCountInString(b))-2
 }
 
 func (st *State) backgroundQuestions() []string {
@@ -4898,15 +4928,11 @@ func (st *State) nextAction(h Handoff, failing *Failure) (string, string) {
 // refusal ("ok, run it now") lifts it. A refused command's path counts by its words: `rm -rf tests/integration` is
 // "drop the integration tests".
 func (st *State) askIfRefused(n string) string {
-	req := st.TaskRef
-	if st.Latest != "" {
-		req = st.LatestRef
-	}
 	if strings.HasPrefix(n, "Ask the user") {
 		return n
 	}
 	for _, r := range slices.Backward(st.Refused) {
-		if len(r.Refs) > 0 && !refBefore(r.Refs[0], req) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
+		if len(r.Refs) > 0 && !refBefore(r.Refs[0], st.requestRef()) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
@@ -4923,8 +4949,8 @@ func (st *State) askIfRefused(n string) string {
 func (st *State) toldNot(n string) string {
 	for i, in := range slices.Backward(st.Instructions) {
 		for s := range clauses(in.Text) {
-			if v := prohibitedVerb(strings.ToLower(s)); v != "" && hasTerm(n, v) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
-				return hasTerm(l.Text, v) && !negates(strings.ToLower(l.Text))
+			if v := prohibitedVerb(strings.ToLower(s)); v != "" && namesAny(strings.ToLower(n), []string{v}) && !strings.Contains(n, s) && !slices.ContainsFunc(st.Instructions[i+1:], func(l Note) bool {
+				return namesAny(strings.ToLower(l.Text), []string{v}) && !negates(strings.ToLower(l.Text))
 			}) {
 				return s
 			}
@@ -4942,16 +4968,24 @@ func prohibitedVerb(s string) string {
 	return ""
 }
 
+// requestRef is the row of the request the work answers: the latest, else the goal's.
+func (st *State) requestRef() Ref {
+	if st.Latest != "" {
+		return st.LatestRef
+	}
+	return st.TaskRef
+}
+
 func refBefore(a, b Ref) bool {
 	return a.Session < b.Session || a.Session == b.Session && a.Seq < b.Seq
 }
 
-func sharedLinks(a, b string) int {
-	n, wb := 0, linkWords(b)
-	for w := range linkWords(a) {
-		if wb[w] {
-			n++
-		}
+func sharedLinks(a, b string) int { return shared(linkWords(a), linkWords(b)) }
+
+// shared counts the words of a also in b.
+func shared(a, b map[string]bool) (n int) {
+	for w := range a {
+		n += btoi(b[w])
 	}
 	return n
 }
@@ -4999,9 +5033,11 @@ var nextRules = []struct {
 		}
 		return "", false
 	}},
-	{"action item", func(_ *State, in *nextIn) (string, bool) { // a prose session's newest commitment
+	// A session's newest commitment: a dry run left pending, or prose since the request (an older one it answered).
+	{"action item", func(st *State, in *nextIn) (string, bool) {
 		if acts := in.h.Actions; len(acts) > 0 {
-			return acts[len(acts)-1], true
+			a, rs := acts[len(acts)-1], st.sourceRefs("a:"+acts[len(acts)-1])
+			return a, strings.HasPrefix(a, dryRunNote) || len(rs) > 0 && !refBefore(rs[len(rs)-1], st.requestRef())
 		}
 		return "", false
 	}},
@@ -5076,13 +5112,10 @@ func (st *State) nextAnnounced(*nextIn) (string, bool) {
 	if st.LastTextSeq <= st.LastCallSeq || st.LastTextSeq < st.AskSeq || !containsAny(" "+strings.ToLower(st.LastText), intentMarkers.list()) {
 		return "", false
 	}
-	next := ""
-	for _, s := range sentences(st.LastText) {
-		if announces(" "+strings.ToLower(s)) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s) {
-			next = s
-		}
-	}
-	return next, next != ""
+	ss := sentencesWhere([]string{st.LastText}, func(s string) bool {
+		return announces(" "+strings.ToLower(s)) && !isQuestion(s) && !boilerplate(s) && prose(s) && !st.refusedText(s)
+	})
+	return strings.Join(last(ss, 1), ""), len(ss) > 0
 }
 
 // announces: low holds an intent marker outside quotes and its step is not negated ("I will not push until you

@@ -1340,8 +1340,9 @@ func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref Ses
 		go func() { done <- l.writeFull(full, free, ref, t.Sidechain, o.Now, fr) }()
 	})
 	var batch []adapters.Row
+	parse := tl.Parser(lp)
 	for {
-		if batch = readRows(tl, lp, t, o.Progress, batch); len(batch) < batchRows {
+		if batch = readRows(tl, lp.Name(), parse, t, o.Progress, batch); len(batch) < batchRows {
 			break
 		}
 		b := fullBatch{rows: batch}
@@ -1360,7 +1361,7 @@ func tailBatches(l *Ledger, tl *adapters.Tailer, lp adapters.LineParser, ref Ses
 }
 
 // readRows appends the next lines' rows to batch, up to batchRows.
-func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript, progress func(string, int64), batch []adapters.Row) []adapters.Row {
+func readRows(tl *adapters.Tailer, name string, parse func([]byte, int64) ([]adapters.Row, error), t adapters.Transcript, progress func(string, int64), batch []adapters.Row) []adapters.Row {
 	for len(batch) < batchRows {
 		line, off, ok := tl.Next()
 		if !ok {
@@ -1369,7 +1370,7 @@ func readRows(tl *adapters.Tailer, lp adapters.LineParser, t adapters.Transcript
 		if progress != nil {
 			progress(t.Path, off+int64(len(line)))
 		}
-		rows, err := safeParse(lp, line, off)
+		rows, err := safeParse(name, parse, line, off)
 		for i := range rows {
 			rows[i].Sidechain = rows[i].Sidechain || t.Sidechain
 		}
@@ -1408,13 +1409,13 @@ func (l *Ledger) writeFull(full <-chan fullBatch, free chan<- []adapters.Row, re
 }
 
 // safeParse runs a line parser; a panic (a hostile line) is an error, never the hook's end.
-func safeParse(lp adapters.LineParser, line []byte, off int64) (rows []adapters.Row, err error) {
+func safeParse(name string, parse func([]byte, int64) ([]adapters.Row, error), line []byte, off int64) (rows []adapters.Row, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			rows, err = nil, fmt.Errorf("%s parser panicked on the line at offset %d", lp.Name(), off)
+			rows, err = nil, fmt.Errorf("%s parser panicked on the line at offset %d", name, off)
 		}
 	}()
-	return lp.ParseLine(line, off)
+	return parse(line, off)
 }
 
 // CatchUp re-reads the project's tracked transcripts, of any agent, that
@@ -1783,15 +1784,41 @@ func (w *rowWriter) write(p *preparedRows) error {
 	for i, r := range p.rows {
 		seq, old, err := w.kw.find(r.Key, hs[i])
 		if err == nil && seq == 0 {
+			seq = w.next // the seq insert gives it
 			err = w.insert(p, i, hs[i])
 		} else if err == nil {
 			err = w.update(p, i, seq, old)
+		}
+		if err == nil && r.Kind == adapters.KindRewind {
+			err = w.rewind(r.Text, seq) // again on a re-read: it revived the rows
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// rewind marks the session's rows from the one keyed from (or "turns:N": the N last prompts' turns) up to the rewind
+// row at seq abandoned, their text dropped, and forgets the project's distill state: it is rebuilt without them. A
+// start not found abandons nothing. Rare (the user rewound), so plain statements.
+func (w *rowWriter) rewind(from string, seq int64) error {
+	q, arg := `SELECT COALESCE(MIN(seq), 0) FROM rows WHERE session_id = ?1 AND seq < ?2 AND key = ?3`, any(from)
+	if n, ok := strings.CutPrefix(from, "turns:"); ok {
+		k, _ := strconv.Atoi(n)
+		q = `SELECT COALESCE((SELECT seq FROM rows WHERE session_id = ?1 AND seq < ?2 AND kind = 'prompt' AND sidechain = 0
+			ORDER BY seq DESC LIMIT 1 OFFSET ?3), 0)`
+		arg = max(k, 1) - 1
+	}
+	var start int64
+	if err := w.tx.queryRow(q, []any{w.sid, seq, arg}, &start); err != nil || start == 0 {
+		return err
+	}
+	err := w.tx.execOnce(`UPDATE rows SET kind = 'abandoned', text = '', command = '', file_path = '' WHERE session_id = ? AND seq >= ? AND seq < ?`, w.sid, start, seq)
+	if err == nil {
+		err = w.tx.execOnce(`DELETE FROM distill_state WHERE project = ?`, w.b.Session.Project)
+	}
+	return err
 }
 
 func (w *rowWriter) insert(p *preparedRows, i int, h int64) error {
