@@ -275,10 +275,13 @@ func foldAt(s string, i int, pat string) int {
 
 // exitLine is `(?i)^(error: )?(exit code:? -?\d+|process exited with code -?\d+|command failed.*exit code.*)$`.
 func exitLine(l string) bool {
-	s := l
 	if j := foldAt(l, 0, "error: "); j >= 0 { // no alternative starts "er"
-		s = l[j:]
+		l = l[j:]
 	}
+	return exitStatus(l)
+}
+
+func exitStatus(s string) bool {
 	for _, p := range [...]string{"exit code: ", "exit code ", "process exited with code "} {
 		if j := foldAt(s, 0, p); j >= 0 {
 			return digits(strings.TrimPrefix(s[j:], "-"))
