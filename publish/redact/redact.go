@@ -1109,7 +1109,10 @@ func pgpass(s string, i int) (Match, bool) {
 	if k := strings.IndexAny(rest, "\r\n\"\\"); k >= 0 {
 		rest = rest[:k]
 	}
-	return Match{KindPassword, p + 1, p + 1 + len(rest)}, !isPlaceholder(rest)
+	// The placeholder test reads the first word only: a .pgpass line quoted in prose runs on ("… :Dc31n. Next I will
+	// retry with db.example.net…"), and a placeholder word later in the sentence must not release the password.
+	first, _, _ := strings.Cut(rest, " ")
+	return Match{KindPassword, p + 1, p + 1 + len(rest)}, !isPlaceholder(first)
 }
 
 // pgField: a port is digits, a name (host, database, user) is not; any
