@@ -15,7 +15,7 @@ func BenchmarkPhrases(b *testing.B) {
 	}
 }
 
-// TestLangFiles: every phrase is lower case (the rules match lower-cased
+// TestLangFiles: no line starts or ends in white space beyond ASCII, every phrase is lower case (the rules match lower-cased
 // text and parseLang does not lower-case), every list has a heading, and
 // no list is empty in every language.
 func TestLangFiles(t *testing.T) {
@@ -33,6 +33,9 @@ func TestLangFiles(t *testing.T) {
 		}
 		list := ""
 		for i, l := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(l) != strings.Trim(l, " \t\r\v\f") { // parseLangs trims ASCII white space only
+				t.Errorf("%s:%d: white space beyond ASCII at the line's start or end", e.Name(), i+1)
+			}
 			l = strings.TrimSpace(l)
 			switch {
 			case l == "" || strings.HasPrefix(l, "#"):
