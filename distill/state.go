@@ -2,7 +2,6 @@ package distill
 
 import (
 	"cmp"
-	"embed"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -387,10 +386,6 @@ func createsFile(r *ledger.Row) bool {
 	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
 }
 
-// Warm parses lang/ (BenchmarkPhrases) on the hook's second goroutine, so
-// it overlaps I/O; every fold reads it.
-func Warm() { phrases("") }
-
 // Dedupe: in trimmed, without blanks and repeats, first-seen order (distill and resume).
 func Dedupe(in []string) []string {
 	seen := map[string]bool{}
@@ -413,82 +408,10 @@ func last[T any](s []T, n int) []T {
 }
 
 // Phrase tables are data: lang/<language>.txt, [list] headings over one lower-case phrase a line (TestLangFiles
-// checks the case); a rule reads a list merged across languages, so a language is one file. Parsed at first use (Warm
-// on the hook path), never at init.
-//
-//go:embed lang/*.txt
-var langFS embed.FS
-
-var (
-	langOnce  sync.Once
-	langLists map[string][]string
-)
-
-func phrases(list string) []string {
-	langOnce.Do(func() { langLists = parseLangs() })
-	return langLists[list]
-}
-
-// parseLangs counts each list's phrases, then fills one backing array in file
-// order: no slice grows (BenchmarkPhrases: 322 allocations, 95 KB before; 135, 64 KB).
-func parseLangs() map[string][]string {
-	ents, _ := langFS.ReadDir("lang")
-	texts, size, total := make([]string, len(ents)), make(map[string]int, 48), 0
-	for i, e := range ents {
-		b, _ := langFS.ReadFile("lang/" + e.Name())
-		texts[i] = string(b)
-		list, n := "", 0
-		for l, t := langLine(texts[i]); l != ""; l, t = langLine(t) {
-			if h, ok := langHeading(l); ok {
-				size[list] += n
-				list, n = h, 0
-			} else {
-				n, total = n+1, total+1
-			}
-		}
-		size[list] += n
-	}
-	all, out := make([]string, total), make(map[string][]string, len(size))
-	for list, n := range size {
-		out[list], all = all[:0:n], all[n:]
-	}
-	for _, t := range texts {
-		list, ps := "", out[""]
-		for l, t := langLine(t); l != ""; l, t = langLine(t) {
-			if h, ok := langHeading(l); ok {
-				out[list], list = ps, h
-				ps = out[list]
-			} else if list != "" {
-				if strings.IndexByte(l, "␣"[0]) >= 0 { // ReplaceAll's search cost more than the rest of the line
-					l = strings.ReplaceAll(l, "␣", " ") // a space the phrase needs at its edge (", not ")
-				}
-				ps = append(ps, l)
-			}
-		}
-		out[list] = ps
-	}
-	delete(out, "")
-	return out
-}
-
-// langLine is text's next line that is neither blank nor a # comment, trimmed.
-func langLine(text string) (l, rest string) {
-	for text != "" {
-		l, text, _ = strings.Cut(text, "\n")
-		// ASCII white space only: TestLangFiles keeps other spaces off the lines' ends (TrimSpace's rune path cost
-		// ja, zh and ru ~0.2M instructions a parse).
-		if l = strings.Trim(l, " \t\r\v\f"); l != "" && l[0] != '#' {
-			return l, text
-		}
-	}
-	return "", ""
-}
-
-func langHeading(l string) (list string, ok bool) {
-	list, open := strings.CutPrefix(l, "[")
-	list, closed := strings.CutSuffix(list, "]")
-	return list, open && closed
-}
+// checks the case); a rule reads a list merged across languages, so a language is one file. TestLangGenerated
+// derives lang_gen.go from them (`go test ./distill/ -run TestLangGenerated -update`): parsing 24 KB of phrases cost
+// every hook process ~1.65M instructions, a tenth of a Stop; a generated table is data the linker lays out.
+func phrases(list string) []string { return langTable[list] }
 
 // containsPhrase: a plain substring (for lists with their own punctuation, like contrast's ", not ").
 func containsPhrase(low, list string) bool { return containsAny(low, phrases(list)) }
