@@ -830,6 +830,15 @@ var derived = []struct {
 	{"wordsByFirst", "wordsByFirst indexes placeholderWords by their first byte.", &wordsByFirst},
 	{"proseWordsAt", "proseWordsAt[c] are the foreignProseWords (gen_test.go) whose lit ends in c.", &proseWordsAt},
 	{"valueStop", "valueStop ends an unquoted value.", &valueStop},
+	{"allKinds", "allKinds are carryover's kinds: the hand-written detectors' and the ids\nof its own data rules (testdata/extra.toml), which win over gitleaks'.", &allKinds},
+	{"foreignWords", "foreignWords are the secret words of keys spelled beyond ASCII (foreignKey).", &foreignWords},
+	{"keyWords", "keyWords end names of a secret no keyword names (keyName).", &keyWords},
+	{"qualifiers", "qualifiers follow a keyword in names whose value is not the secret itself\n(PASSWORD_FILE, TOKEN_URL, API_KEY_ID, SECRET_NAME, TOKEN_EXPIRES_AT).", &qualifiers},
+	{"databaseSchemes", "databaseSchemes get their own kind in URL credentials.", &databaseSchemes},
+	{"wStems", "wStems end where a password's word has its 'w': pw, passwd, passwort,\nkennwort, wachtwoord.", &wStems},
+	{"promptWords", "promptWords are the words of a prompt for a credential, lower case\n(\"pin\" only as a word of its own: not ping, spinner), and the kind of\nthe answer.", &promptWords},
+	{"passFlags", "passFlags lists, per one-letter flag, the commands in which it takes a\npassword or passphrase attached (mysql/mariadb/sshpass/7z -pX) or as its\nnext word (sshpass and \"<tool> login ... -p X\", ssh-keygen -N/-P, zip -P,\nredis-cli -a).", &passFlags},
+	{"idPrefixes", "idPrefixes label object ids and digests, not secrets.", &idPrefixes},
 }
 
 // deriveTables recomputes every derived table from the compiled rules.
@@ -840,6 +849,15 @@ func deriveTables() {
 	nonAlnum, genKeyMin = byteSet{}, 1<<30
 	initClasses()
 	initDetect()
+	allKinds = allKindsSrc
+	foreignWords = foreignWordsSrc
+	keyWords = keyWordsSrc
+	qualifiers = qualifiersSrc
+	databaseSchemes = databaseSchemesSrc
+	wStems = wStemsSrc
+	promptWords = promptWordsSrc
+	passFlags = passFlagsSrc
+	idPrefixes = idPrefixesSrc
 	for _, h := range allHandTriggers() {
 		handHot[h.c], hot8[h.c] = true, 1
 	}
@@ -1396,6 +1414,79 @@ var placeholderParts = []string{
 	"dummy", "redacted", "replace_me", "replace-me", "replaceme", "insert_", "insert-",
 	"fixme", "todo_", "sample_", "here", ".*",
 }
+
+// The word lists below are copied as they are into rules_gen.go (derived).
+
+// allKinds are carryover's kinds: the hand-written detectors' and the ids
+// of its own data rules (testdata/extra.toml), which win over gitleaks'.
+var allKindsSrc = []Kind{
+	KindAPIKey, KindAWSAccessKeyID, KindAWSSecret, KindAzureSAS, KindAzureStorageKey, KindBearerToken,
+	KindDatabaseURL, KindDiscordToken, KindMailgunKey, KindPassword, KindPrivateKey, KindSecret,
+	KindSlackWebhook, KindTelegramToken, KindToken, KindTwilioKey, KindURLCredentials,
+	"age-secret-key", "anthropic-key", "atlassian-token", "azure-ad-secret", "databricks-token",
+	"digitalocean-token", "doppler-token", "github-token", "gitlab-token", "google-api-key",
+	"google-oauth-token", "grafana-token", "heroku-key", "huggingface-token", "jwt", "linear-key",
+	"newrelic-key", "npm-token", "openai-key", "postman-key", "pypi-token", "sendgrid-key",
+	"shopify-token", "slack-token", "stripe-key", "vault-token",
+}
+
+// foreignWords are the secret words of keys spelled beyond ASCII (foreignKey).
+var foreignWordsSrc = []keyword{
+	{"contraseña", KindPassword}, {"пароль", KindPassword}, {"パスワード", KindPassword}, {"密码", KindPassword},
+	{"口令", KindPassword}, {"暗証番号", KindPassword}, {"токен", KindToken}, {"トークン", KindToken},
+	{"令牌", KindToken}, {"секрет", KindSecret}, {"シークレット", KindSecret}, {"秘密", KindSecret},
+	{"密钥", KindSecret}, {"秘钥", KindSecret}, {"ключ", KindSecret}, {"秘密鍵", KindSecret},
+}
+
+// keyWords end names of a secret no keyword names (keyName).
+var keyWordsSrc = []string{"key", "passcode", "seed", "hmac", "jwt", "bearer", "cookie", "cred", "pat"}
+
+// qualifiers follow a keyword in names whose value is not the secret itself
+// (PASSWORD_FILE, TOKEN_URL, API_KEY_ID, SECRET_NAME, TOKEN_EXPIRES_AT).
+var qualifiersSrc = []string{
+	"file", "path", "dir", "url", "uri", "endpoint", "host", "port", "name", "user", "id",
+	"type", "length", "len", "count", "limit", "min", "max", "size", "ttl", "expir", "timeout",
+	"header", "prefix", "suffix", "env", "var", "ref", "policy", "required", "enabled",
+	"disabled", "mode", "method", "format", "regex", "pattern", "location", "provider",
+	"store", "backend", "command", "cmd", "scope", "audience", "issuer", "alg", "version",
+	"field", "param", "rotation", "reset", "hint", "label", "arn", "kms", "source",
+}
+
+// databaseSchemes get their own kind in URL credentials.
+var databaseSchemesSrc = []string{
+	"postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss",
+	"amqp", "amqps", "mssql", "sqlserver", "clickhouse", "cockroachdb", "oracle", "couchdb",
+	"memcached", "neo4j", "neo4j+s", "bolt", "cassandra", "influxdb",
+}
+
+// wStems end where a password's word has its 'w': pw, passwd, passwort,
+// kennwort, wachtwoord.
+var wStemsSrc = []string{"p", "pass", "kenn", "wacht"}
+
+// promptWords are the words of a prompt for a credential, lower case
+// ("pin" only as a word of its own: not ping, spinner), and the kind of
+// the answer.
+var promptWordsSrc = []keyword{
+	{"assword", KindPassword}, {"asswd", KindPassword}, {"passphrase", KindPassword}, {"passcode", KindPassword},
+	{"token", KindToken}, {"secret", KindSecret}, {"pin", KindPassword},
+}
+
+// passFlags lists, per one-letter flag, the commands in which it takes a
+// password or passphrase attached (mysql/mariadb/sshpass/7z -pX) or as its
+// next word (sshpass and "<tool> login ... -p X", ssh-keygen -N/-P, zip -P,
+// redis-cli -a).
+var passFlagsSrc = [256]passFlag{
+	'p': {[]string{"mysql", "mariadb", "sshpass", "7z "}, []string{"sshpass", " login"}},
+	'N': {nil, []string{"ssh-keygen"}},
+	'P': {nil, []string{"ssh-keygen", "zip", "unzip"}},
+	'a': {nil, []string{"redis-cli"}},
+	'k': {nil, []string{"openssl enc", "openssl aes", "openssl des"}},
+}
+
+// idPrefixes label object ids and digests, not secrets.
+var idPrefixesSrc = []string{"resp", "msg", "rs", "fc", "ci", "call", "item", "run", "step", "thread", "asst", "file",
+	"batch", "req", "evt", "cus", "sub", "txn", "obj", "id", "conv", "chat", "trace", "span", "hash", "commit",
+	"digest", "rev", "blob", "tree", "etag", "cache", "build", "uuid", "guid", "sha1", "sha256", "blake2b", "xxh"}
 
 func initDetect() {
 	for _, w := range []string{"pas", "pwd", "private", "secret", "token", "apikey", "accesskey", "auth", "credential", "accountkey", "clientkeydata", "key", "seed", "hmac", "jwt", "bearer", "cookie", "pat",

@@ -60,19 +60,6 @@ const (
 	KindURLCredentials  Kind = "url-credentials"
 )
 
-// allKinds are carryover's kinds: the hand-written detectors' and the ids
-// of its own data rules (testdata/extra.toml), which win over gitleaks'.
-var allKinds = []Kind{
-	KindAPIKey, KindAWSAccessKeyID, KindAWSSecret, KindAzureSAS, KindAzureStorageKey, KindBearerToken,
-	KindDatabaseURL, KindDiscordToken, KindMailgunKey, KindPassword, KindPrivateKey, KindSecret,
-	KindSlackWebhook, KindTelegramToken, KindToken, KindTwilioKey, KindURLCredentials,
-	"age-secret-key", "anthropic-key", "atlassian-token", "azure-ad-secret", "databricks-token",
-	"digitalocean-token", "doppler-token", "github-token", "gitlab-token", "google-api-key",
-	"google-oauth-token", "grafana-token", "heroku-key", "huggingface-token", "jwt", "linear-key",
-	"newrelic-key", "npm-token", "openai-key", "postman-key", "pypi-token", "sendgrid-key",
-	"shopify-token", "slack-token", "stripe-key", "vault-token",
-}
-
 // rank orders kinds for a merged match: one of carryover's vendor kinds
 // (2) wins over a gitleaks rule's (1), which wins over a generic kind (0).
 func rank(k Kind) int {
@@ -416,7 +403,7 @@ func initTables() {
 			handDetectors[c] = foreignProse
 		}
 	}
-	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': colonVendor}
+	vendorDetectors = [256]detector{'-': dashToken, 'A': twilio, 'S': twilio, '.': discord, ':': slackWebhook}
 }
 
 // spreadSet writes set as 256 bytes of 0 or 1, four at a time: byte by byte
@@ -856,7 +843,7 @@ func genRandom(v string, words bool) bool {
 
 // fakeRun reports an empty, one-byte-repeated or placeholder span.
 func fakeRun(v string) bool {
-	return v == "" || allSame(v) || containsFold(v, "xxxx") || containsFold(v, "example")
+	return v == "" || allSame(v) || indexFold(v, "xxxx") >= 0 || indexFold(v, "example") >= 0
 }
 
 // genKeywordValue matches a keyword rule where the hand-written classifier
@@ -1038,13 +1025,6 @@ func (a *assign) foreignKey(s string) (Kind, bool) {
 	return "", false
 }
 
-var foreignWords = []keyword{
-	{"contraseña", KindPassword}, {"пароль", KindPassword}, {"パスワード", KindPassword}, {"密码", KindPassword},
-	{"口令", KindPassword}, {"暗証番号", KindPassword}, {"токен", KindToken}, {"トークン", KindToken},
-	{"令牌", KindToken}, {"секрет", KindSecret}, {"シークレット", KindSecret}, {"秘密", KindSecret},
-	{"密钥", KindSecret}, {"秘钥", KindSecret}, {"ключ", KindSecret}, {"秘密鍵", KindSecret},
-}
-
 // keyEnd is readAssign's way back from the operator at i (the last byte
 // of a full-width colon) to the key's end.
 func keyEnd(s string, i int) (j int, spaced bool) {
@@ -1078,7 +1058,7 @@ type assign struct {
 // decided. A Telegram bot token is a generated rule (extra.toml).
 func colonForms(s string, i int) (m Match, ok, done bool) {
 	if hasPrefixAt(s, i+1, "//") || hasPrefixAt(s, i+1, ":") || i > 0 && s[i-1] == ':' {
-		m, ok := colonVendor(s, i)
+		m, ok := slackWebhook(s, i)
 		return m, ok, true
 	}
 	if m, ok = pgpass(s, i); !ok {
@@ -1119,14 +1099,6 @@ func pgpass(s string, i int) (Match, bool) {
 // may be '*'.
 func pgField(v string, port bool) bool { return v == "*" || v != "" && port == onlyDigits(v) }
 
-// colonVendor is the vendor format a ':' starts: a Slack webhook URL.
-func colonVendor(s string, i int) (Match, bool) {
-	if hasPrefixAt(s, i+1, "//") {
-		return slackWebhook(s, i+3)
-	}
-	return Match{}, false
-}
-
 // operator reads the operator at i: ':', ':=' (read as '='), '=' or '=>';
 // not ==, !=, <=, +=, =~.
 func operator(s string, i int) (sep byte, end int, ok bool) {
@@ -1165,7 +1137,7 @@ func readAssign(s string, i int) (a assign, ok bool) {
 // left to the generated rules.
 func (a *assign) handKey(s string) bool {
 	k := s[a.j:a.ke]
-	return a.fam&triHand != 0 || len(k) <= 3 && (equalFold(k, "pw") || equalFold(k, "sig") || equalFold(k, "key")) || equalFold(k, "value")
+	return a.fam&triHand != 0 || len(k) <= 5 && equalFoldAny(k, []string{"pw", "sig", "key", "value"})
 }
 
 // keyed reads the value of the folded key.
@@ -1221,8 +1193,6 @@ func keyName(key []byte) bool {
 	return slices.ContainsFunc(keyWords, func(w string) bool { return strings.HasSuffix(k, w) }) &&
 		!hasAnySuffix(k, len(k)-3, "public", "pub", "host")
 }
-
-var keyWords = []string{"key", "passcode", "seed", "hmac", "jwt", "bearer", "cookie", "cred", "pat"}
 
 // keyMaterial reports a value that reads as generated key material, after
 // an encoding label (base64:...): randomIdent's mix, with digits inside (a
@@ -1358,7 +1328,7 @@ func base64Literal(val string) bool {
 // postgres, password: password).
 func keyAsValue(key []byte, val string) bool {
 	var b [maxKeyLen]byte
-	return len(val) <= len(key) && containsFold(string(key), string(foldKey(b[:0], val)))
+	return len(val) <= len(key) && indexFold(string(key), string(foldKey(b[:0], val))) >= 0
 }
 
 // attributeName classifies the value attribute of an XML element by its
@@ -1562,17 +1532,6 @@ type keyword struct {
 	kind Kind
 }
 
-// qualifiers follow a keyword in names whose value is not the secret itself
-// (PASSWORD_FILE, TOKEN_URL, API_KEY_ID, SECRET_NAME, TOKEN_EXPIRES_AT).
-var qualifiers = []string{
-	"file", "path", "dir", "url", "uri", "endpoint", "host", "port", "name", "user", "id",
-	"type", "length", "len", "count", "limit", "min", "max", "size", "ttl", "expir", "timeout",
-	"header", "prefix", "suffix", "env", "var", "ref", "policy", "required", "enabled",
-	"disabled", "mode", "method", "format", "regex", "pattern", "location", "provider",
-	"store", "backend", "command", "cmd", "scope", "audience", "issuer", "alg", "version",
-	"field", "param", "rotation", "reset", "hint", "label", "arn", "kms", "source",
-}
-
 func allowedTail(tail, word string, env bool) bool {
 	switch word {
 	case "auth":
@@ -1702,7 +1661,7 @@ func identInCode(s, val string, ve int, spaced bool, sep byte) bool {
 // with ';' after it, whose value mixes letters and digits (a variable
 // named for what it holds does not: userPassword2).
 func connValue(s, val string, next int, spaced bool, sep byte) bool {
-	return !spaced && sep == '=' && s[next] == ';' && digitMixes(val) >= 2 && !containsFold(val, "pass")
+	return !spaced && sep == '=' && s[next] == ';' && digitMixes(val) >= 2 && indexFold(val, "pass") < 0
 }
 
 // authorization masks the credential of an Authorization header value
@@ -1830,13 +1789,6 @@ func hasAnySuffix(s string, i int, ps ...string) bool {
 	return slices.ContainsFunc(ps, func(p string) bool { return hasSuffixAt(s, i, p) })
 }
 
-// databaseSchemes get their own kind in URL credentials.
-var databaseSchemes = []string{
-	"postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv", "redis", "rediss",
-	"amqp", "amqps", "mssql", "sqlserver", "clickhouse", "cockroachdb", "oracle", "couchdb",
-	"memcached", "neo4j", "neo4j+s", "bolt", "cassandra", "influxdb",
-}
-
 // urlCredentials masks the password of scheme://user:password@host
 // (triggered on the '@'), so scheme, user and host stay readable. The
 // userinfo is read back to a '/', at most 256 bytes, no space, quote or
@@ -1909,13 +1861,10 @@ func equalFoldAny(v string, ws []string) bool {
 // (a $2b$... bcrypt hash stays secret), %TOKEN%, %s, {token}, <token>,
 // YAML tags/aliases/anchors, @Value, arrays.
 func reference(v string) bool {
-	switch v[0] {
-	case '$':
+	if v[0] == '$' {
 		return len(v) > 1 && (isLetter(v[1]) || isOneOf(v[1], "_{("))
-	case '%', '{', '<', '!', '*', '&', '@', '[':
-		return true
 	}
-	return false
+	return isOneOf(v[0], "%{<!*&@[")
 }
 
 // numeric reports whether v is a number, a version or a duration-like value
@@ -1965,16 +1914,12 @@ func isIdent(v string) bool {
 // isMemberAccess reports a dotted identifier path such as cfg.Password,
 // os.environ or process.env.TOKEN.
 func isMemberAccess(v string) bool {
-	parts, start := 0, 0
-	for i := 0; i <= len(v); i++ {
-		if i == len(v) || v[i] == '.' {
-			if !isIdent(v[start:i]) {
-				return false
-			}
-			parts, start = parts+1, i+1
+	for part := range strings.SplitSeq(v, ".") {
+		if !isIdent(part) {
+			return false
 		}
 	}
-	return parts >= 2
+	return strings.IndexByte(v, '.') >= 0
 }
 
 func onlyLetters(v string) bool { return v != "" && strings.TrimLeft(v, letters) == "" }
@@ -2113,10 +2058,6 @@ func keywordShape(s string, i int) bool {
 	return s[i+1:i+3] == "ey"
 }
 
-// wStems end where a password's word has its 'w': pw, passwd, passwort,
-// kennwort, wachtwoord.
-var wStems = []string{"p", "pass", "kenn", "wacht"}
-
 // wordEnd reports whether at p a run of 1 to n bytes of set ends a word
 // (the text or a valueStop follows).
 func wordEnd(s string, p int, set string, n int) bool {
@@ -2177,17 +2118,6 @@ func foreignValue(s string, p int) (Match, bool) {
 		return Match{}, false
 	}
 	return proseValue(s[:e], p, KindPassword, nil) // a marker is a placeholder (proseSecret)
-}
-
-// promptWords are the words of a prompt for a credential, lower case
-// ("pin" only as a word of its own: not ping, spinner), and the kind of
-// the answer.
-var promptWords = []struct {
-	w    string
-	kind Kind
-}{
-	{"assword", KindPassword}, {"asswd", KindPassword}, {"passphrase", KindPassword}, {"passcode", KindPassword},
-	{"token", KindToken}, {"secret", KindSecret}, {"pin", KindPassword},
 }
 
 // promptAnswer masks what a script types at a prompt for a credential:
@@ -2269,14 +2199,9 @@ func trimEnter(s string, vs, ve int) int {
 // deploy:", "*assword*", "(?i)passphrase"), so that a pattern that reports
 // ("PIN accepted", "token expired") is not taken for a prompt.
 func promptCredential(pat string) (Kind, bool) {
-	var buf [256]byte
-	n := copy(buf[:], pat)
-	for j := 0; j < n; j++ {
-		buf[j] = lower(buf[j])
-	}
-	low := string(buf[:n]) // one lower-casing, then a SIMD search a word
+	pat = pat[:min(len(pat), 256)]
 	for _, pw := range promptWords {
-		if k := strings.Index(low, pw.w); k >= 0 && promptAsks(pat[:n], k, k+len(pw.w)) {
+		if k := indexFold(pat, pw.word); k >= 0 && promptAsks(pat, k, k+len(pw.word)) {
 			return pw.kind, true
 		}
 	}
@@ -2339,20 +2264,10 @@ func shortFlag(s string, i int) (Match, bool) {
 	return Match{}, false // "- item", "-v ", "-x"
 }
 
+type passFlag struct{ attached, spaced []string }
+
 func containsAny(s string, words []string) bool {
 	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(s, w) })
-}
-
-// passFlags lists, per one-letter flag, the commands in which it takes a
-// password or passphrase attached (mysql/mariadb/sshpass/7z -pX) or as its
-// next word (sshpass and "<tool> login ... -p X", ssh-keygen -N/-P, zip -P,
-// redis-cli -a).
-var passFlags = [256]struct{ attached, spaced []string }{
-	'p': {[]string{"mysql", "mariadb", "sshpass", "7z "}, []string{"sshpass", " login"}},
-	'N': {nil, []string{"ssh-keygen"}},
-	'P': {nil, []string{"ssh-keygen", "zip", "unzip"}},
-	'a': {nil, []string{"redis-cli"}},
-	'k': {nil, []string{"openssl enc", "openssl aes", "openssl des"}},
 }
 
 // longSingleDash masks the value of -<name> <value> (openssl's -passin,
@@ -2478,11 +2393,6 @@ func hexDigest(v string) bool {
 	return runTo(v, 0, len(v), cHexLow) == len(v) && hasDigit(v) && strings.ContainsAny(v, "abcdef")
 }
 
-// idPrefixes label object ids and digests, not secrets.
-var idPrefixes = []string{"resp", "msg", "rs", "fc", "ci", "call", "item", "run", "step", "thread", "asst", "file",
-	"batch", "req", "evt", "cus", "sub", "txn", "obj", "id", "conv", "chat", "trace", "span", "hash", "commit",
-	"digest", "rev", "blob", "tree", "etag", "cache", "build", "uuid", "guid", "sha1", "sha256", "blake2b", "xxh"}
-
 // tokenPrefix is where the lower-case prefix ending at i starts (i when
 // there is none): up to 10 bytes opening a word with a letter.
 func tokenPrefix(s string, i int) int {
@@ -2546,7 +2456,7 @@ func twilio(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	e, ok := hexBody(s, i+2)
-	return Match{KindTwilioKey, i, e}, ok && containsFold(s[max(0, i-256):i], "twilio")
+	return Match{KindTwilioKey, i, e}, ok && indexFold(s[max(0, i-256):i], "twilio") >= 0
 }
 
 // mailgun matches key-<32 hex> and pubkey-<32 hex>, s[i] being the dash,
@@ -2562,7 +2472,7 @@ func mailgun(s string, i int) (Match, bool) {
 		return Match{}, false
 	}
 	e, ok := hexBody(s, i+1)
-	return Match{KindMailgunKey, start, e}, ok && (hasSuffixAt(s, start, "api:") || containsFold(s[max(0, start-256):start], "mailgun"))
+	return Match{KindMailgunKey, start, e}, ok && (hasSuffixAt(s, start, "api:") || indexFold(s[max(0, start-256):start], "mailgun") >= 0)
 }
 
 // discord matches a bot token, [MNO] + 23-27, '.', 6, '.', 27-38 url-safe
@@ -2594,13 +2504,14 @@ func discordTail(s string, t, i int) (Match, bool) {
 	return Match{KindDiscordToken, t, e3}, n >= 27 && n <= 38 && endBoundary(s, e3)
 }
 
-// slackWebhook masks the path of https://hooks.slack.com/services/...,
-// keeping the host; h is the index just after "://".
-func slackWebhook(s string, h int) (Match, bool) {
-	if !hasPrefixAt(s, h, "hooks.slack.com/") {
+// slackWebhook is the vendor format a ':' starts (s[c] is the colon of
+// "://"): it masks the path of https://hooks.slack.com/services/...,
+// keeping the host.
+func slackWebhook(s string, c int) (Match, bool) {
+	if !hasPrefixAt(s, c, "://hooks.slack.com/") {
 		return Match{}, false
 	}
-	i := h + len("hooks.slack.com")
+	i := c + len("://hooks.slack.com")
 	for _, p := range []string{"/services/", "/workflows/", "/triggers/"} {
 		if hasPrefixAt(s, i, p) {
 			from := i + len(p)
@@ -2665,15 +2576,15 @@ func equalFold(s, w string) bool {
 	return true
 }
 
-// containsFold reports whether s contains sub, ASCII case-insensitively; sub
-// must be lower case.
-func containsFold(s, sub string) bool {
+// indexFold returns the index of the first sub in s, ASCII
+// case-insensitively, or -1; sub must be lower case.
+func indexFold(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {
 		if equalFold(s[i:i+len(sub)], sub) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // Key blocks: PEM/OpenSSH/PGP private keys, PuTTY key files, and base64
