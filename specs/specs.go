@@ -357,10 +357,7 @@ func (t *Table) Resolve(tool, ver string) (Capability, error) {
 	}
 	newest := tl.Rows[len(tl.Rows)-1]
 	if strings.TrimSpace(ver) == "" {
-		c := tl.capability(newest, "")
-		c.Fallback = true
-		c.Warning = fmt.Sprintf("%s version not detected; assuming the newest known hooks (%s)", tl.Display, newest.Versions)
-		return c, nil
+		return tl.fallback(newest, "", fmt.Sprintf("%s version not detected; assuming the newest known hooks (%s)", tl.Display, newest.Versions)), nil
 	}
 	v, err := version.NewVersion(strings.TrimSpace(ver))
 	if err != nil {
@@ -376,18 +373,21 @@ func (t *Table) Resolve(tool, ver string) (Capability, error) {
 			below = &tl.Rows[i]
 		}
 	}
-	if below == nil {
+	switch {
+	case below == nil:
 		return Capability{}, fmt.Errorf("%w: %s %s is older than the oldest version carryover supports (%s); upgrade it (%s), then run `carryover refresh`",
 			ErrUnsupportedVersion, tl.Display, ver, tl.Rows[0].Versions, tl.InstallHint)
+	case below.ID == newest.ID:
+		return tl.fallback(*below, ver, fmt.Sprintf("%s %s is newer than the versions carryover knows (%s); using those hooks; update carryover, then run `carryover refresh`", tl.Display, ver, below.Versions)), nil
 	}
-	c := tl.capability(*below, ver)
-	c.Fallback = true
-	if below.ID == newest.ID {
-		c.Warning = fmt.Sprintf("%s %s is newer than the versions carryover knows (%s); using those hooks; update carryover, then run `carryover refresh`", tl.Display, ver, below.Versions)
-	} else {
-		c.Warning = fmt.Sprintf("%s %s is between known version ranges; using the hooks for %s", tl.Display, ver, below.Versions)
-	}
-	return c, nil
+	return tl.fallback(*below, ver, fmt.Sprintf("%s %s is between known version ranges; using the hooks for %s", tl.Display, ver, below.Versions)), nil
+}
+
+// fallback is row r's capability for a version no row holds, with warning saying so.
+func (tl Tool) fallback(r Row, ver, warning string) Capability {
+	c := tl.capability(r, ver)
+	c.Fallback, c.Warning = true, warning
+	return c
 }
 
 func (tl Tool) capability(r Row, ver string) Capability {

@@ -207,12 +207,9 @@ func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(c
 	if err != nil {
 		return nil, err
 	}
-	if root.kind != '{' {
-		return nil, fmt.Errorf("%s is not a JSON object", path)
-	}
 	var out []TrustEntry
-	if _, hooks := root.member("hooks"); hooks != nil {
-		for _, m := range hooks.members { // members: only an object has them
+	if _, hooks := root.member("hooks"); hooks != nil { // only an object has members: a list or a string has no "hooks"
+		for _, m := range hooks.members {
 			for gi, g := range m.val.elems {
 				if label, ok := th.Labels[m.key]; ok {
 					out = append(out, codexGroupTrust(th, path, m.key, label, gi, g, match)...)
