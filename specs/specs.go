@@ -251,13 +251,11 @@ func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
 
 // validateHooks checks the row's hook names and timeouts, and that inject hooks are start or prompt events of agent a.
 func (r *Row) validateHooks(a *adapters.Agent) error {
-	for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
+	for i, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
 		if h.Native == "" || strings.ContainsAny(h.Native, " \t\"'") || h.Timeout < 0 {
 			return fmt.Errorf("row %s: bad hook %+v", r.ID, h)
 		}
-	}
-	for _, h := range r.Inject {
-		if c := a.Class(h.Native); c != adapters.ClassStart && c != adapters.ClassPrompt {
+		if c := a.Class(h.Native); i < len(r.Inject) && c != adapters.ClassStart && c != adapters.ClassPrompt {
 			return fmt.Errorf("row %s: inject hook %s is not a start or prompt event of %s (adapters: %q)", r.ID, h.Native, a.Name, c)
 		}
 	}

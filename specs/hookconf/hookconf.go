@@ -648,12 +648,7 @@ func sides(ops []op) (a, b int) {
 func formatHunk(ops []op, start, end int) string {
 	aStart, bStart := sides(ops[:start])
 	aN, bN := sides(ops[start:end])
-	if aN > 0 { // a range starts at its first line, an empty one at the line before
-		aStart++
-	}
-	if bN > 0 {
-		bStart++
-	}
+	aStart, bStart = aStart+min(aN, 1), bStart+min(bN, 1) // a range starts at its first line, an empty one at the line before
 	var body strings.Builder
 	for _, o := range ops[start:end] {
 		body.WriteByte(o.kind)

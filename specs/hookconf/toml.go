@@ -374,10 +374,7 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 
 // appendTrust appends a marked table for each of add, one blank line apart, in the file's line ending.
 func appendTrust(b []byte, add []TrustEntry, crlf bool) []byte {
-	nl := "\n"
-	if crlf {
-		nl = "\r\n"
-	}
+	nl := map[bool]string{false: "\n", true: "\r\n"}[crlf]
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		b = append(b, nl...)
 	}
