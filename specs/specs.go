@@ -169,25 +169,20 @@ func (tl *Tool) validate() error {
 
 // validateDetection checks what DetectVersion reads.
 func (tl *Tool) validateDetection() error {
-	if len(tl.Binaries) == 0 {
-		return errors.New("binaries are required")
-	}
 	var err error
-	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil {
-		return err
-	}
-	if tl.VersionPath != "" {
-		if tl.pathRE, err = versionRE("version_path", tl.VersionPath); err != nil {
-			return err
-		}
-	}
-	if tl.NpmPackage != "" && !npmName().MatchString(tl.NpmPackage) {
+	switch u := tl.SelfUpdate; {
+	case len(tl.Binaries) == 0:
+		return errors.New("binaries are required")
+	case tl.NpmPackage != "" && !npmName().MatchString(tl.NpmPackage):
 		return fmt.Errorf("npm_package %q is not an npm package name", tl.NpmPackage)
-	}
-	if u := tl.SelfUpdate; (len(u.Dirs.every()) > 0) != (u.Marker != "") {
+	case (len(u.Dirs.every()) > 0) != (u.Marker != ""):
 		return errors.New("self_update needs both dirs and marker")
 	}
-	return nil
+	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil || tl.VersionPath == "" {
+		return err
+	}
+	tl.pathRE, err = versionRE("version_path", tl.VersionPath)
+	return err
 }
 
 // versionRE compiles option name's pattern, which must capture the version.
