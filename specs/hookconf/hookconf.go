@@ -369,11 +369,8 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	} else if t.Layout.Whole() {
 		return o.planWholeUninstall(files)
 	}
-	return o.planSettings(files, false, func(f format, before, backup []byte, exists bool) (p Plan, err error) {
-		p.After = before
-		if exists {
-			p.After, p.Delete, err = f.uninstall(before, o.id(), backup)
-		}
+	return o.planSettings(files, false, func(f format, before, backup []byte, _ bool) (p Plan, err error) {
+		p.After, p.Delete, err = f.uninstall(before, o.id(), backup) // a missing file (nil, no backup) stays missing
 		return p, err
 	})
 }
