@@ -2,12 +2,10 @@ package cmd
 
 // `carryover completion bash|zsh|fish|powershell` prints a completion script made from the command tree itself
 // (commands, subcommands, flags, flag values): it never drifts from the CLI, and completing runs no carryover process.
-// bash's, zsh's and PowerShell's are templates (completion/*.tmpl) over that tree; fish's lines are all generated here.
+// Each shell's script is a template (completion/*.tmpl) over that tree.
 
 import (
 	"embed"
-	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,11 +36,8 @@ func completionCommand(e *Env) *cli.Command {
 func runCompletion(e *Env, shell string) error {
 	tree := completionTree(commands(e))
 	switch shell {
-	case "bash", "zsh", "powershell", "pwsh":
+	case "bash", "zsh", "fish", "powershell", "pwsh":
 		return completionScripts().ExecuteTemplate(e.Stdout, strings.Replace(shell, "pwsh", "powershell", 1)+".tmpl", completionData{tree, flagValues()})
-	case "fish":
-		writeFish(e.Stdout, tree)
-		return nil
 	}
 	return usageErrorf("carryover completion --help", "which shell? `carryover completion bash`, `zsh`, `fish` or `powershell`")
 }
@@ -64,7 +59,7 @@ var completionFiles embed.FS
 var completionScripts = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
 		"join": func(xs []string) string { return strings.Join(xs, " ") }, "q": strconv.Quote,
-		"zshQuote": zshQuote, "psArray": psArray, "paths": commandPaths,
+		"zshQuote": zshQuote, "psArray": psArray, "paths": commandPaths, "names": names, "fishQuote": fishQuote,
 	}).ParseFS(completionFiles, "completion/*.tmpl"))
 })
 
@@ -186,35 +181,10 @@ func (c compCmd) ZshSpecs() string {
 	return strings.Join(out, " ")
 }
 
-func writeFish(w io.Writer, tree []compCmd) {
-	fmt.Fprint(w, "# carryover fish completion. Install it with:\n#   carryover completion fish > ~/.config/fish/completions/carryover.fish\n")
-	all := strings.Join(names(tree), " ")
-	for _, c := range tree {
-		fmt.Fprintf(w, "complete -c carryover -n 'not __fish_seen_subcommand_from %s' -f -a %s -d %s\n", all, c.Name, fishQuote(c.Usage))
-	}
-	for _, c := range tree {
-		cond := "__fish_seen_subcommand_from " + c.Name
-		top := cond
-		if len(c.Subs) > 0 {
-			top += "; and not __fish_seen_subcommand_from " + strings.Join(names(c.Subs), " ")
-		}
-		for _, s := range c.Subs {
-			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s -d %s\n", top, s.Name, fishQuote(s.Usage))
-			sc := cond + "; and __fish_seen_subcommand_from " + s.Name
-			if len(s.Args) > 0 {
-				fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", sc, fishQuote(strings.Join(s.Args, " ")))
-			}
-			fishFlags(w, sc, s.flags)
-		}
-		if len(c.Args) > 0 {
-			fmt.Fprintf(w, "complete -c carryover -n '%s' -f -a %s\n", top, fishQuote(strings.Join(c.Args, " ")))
-		}
-		fishFlags(w, top, c.flags)
-	}
-}
-
-func fishFlags(w io.Writer, cond string, fs []compFlag) {
-	for _, f := range fs {
+// FishFlags are fish's lines completing c's flags when cond holds.
+func (c compCmd) FishFlags(cond string) string {
+	var out strings.Builder
+	for _, f := range c.flags {
 		line := "complete -c carryover -n '" + cond + "'"
 		for _, n := range f.names {
 			line += map[bool]string{false: " -l ", true: " -s "}[len(n) == 1] + n
@@ -225,9 +195,9 @@ func fishFlags(w io.Writer, cond string, fs []compFlag) {
 				line += " -f -a " + fishQuote(strings.Join(f.values, " "))
 			}
 		}
-		line += " -d " + fishQuote(f.usage)
-		fmt.Fprintln(w, line)
+		out.WriteString(line + " -d " + fishQuote(f.usage) + "\n")
 	}
+	return out.String()
 }
 
 func fishQuote(s string) string {

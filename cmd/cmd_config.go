@@ -89,33 +89,31 @@ func runConfig(e *Env, projectFlag string, asJSON bool) error {
 		return err
 	}
 	vals, errs := resolveConfig(e, project)
-	if asJSON {
-		type value struct {
-			Key    string `json:"key"`
-			Value  any    `json:"value"` // a JSON value: "ask", true, 90, ["claude"], {"warn": 75}
-			Origin string `json:"origin"`
-			File   string `json:"file,omitempty"`
-			Doc    string `json:"doc"`
-		}
-		out, warns := []value{}, []string{}
-		for _, v := range vals {
-			out = append(out, value{v.Key, tomlValue(v.Value), v.Origin, v.File, v.Doc})
-		}
-		for _, w := range errs {
-			warns = append(warns, w.Error())
-		}
-		return printJSON(e.Stdout, struct {
-			Values   []value  `json:"values"`
-			Warnings []string `json:"warnings"`
-		}{out, warns})
+	type value struct {
+		Key    string `json:"key"`
+		Value  any    `json:"value"` // a JSON value: "ask", true, 90, ["claude"], {"warn": 75}
+		Origin string `json:"origin"`
+		File   string `json:"file,omitempty"`
+		Doc    string `json:"doc"`
 	}
-	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+	out, warns := []value{}, []string{}
 	for _, v := range vals {
-		fmt.Fprintf(tw, "%s = %s\t%s\n", v.Key, v.Value, strings.TrimSpace(v.Origin+"  "+v.File))
+		out = append(out, value{v.Key, tomlValue(v.Value), v.Origin, v.File, v.Doc})
 	}
-	tw.Flush()
-	printLines(e.Stdout, "warning: ", errs...)
-	return nil
+	for _, w := range errs {
+		warns = append(warns, w.Error())
+	}
+	return output(e, asJSON, struct {
+		Values   []value  `json:"values"`
+		Warnings []string `json:"warnings"`
+	}{out, warns}, func() {
+		tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+		for _, v := range vals {
+			fmt.Fprintf(tw, "%s = %s\t%s\n", v.Key, v.Value, strings.TrimSpace(v.Origin+"  "+v.File))
+		}
+		tw.Flush()
+		printLines(e.Stdout, "warning: ", errs...)
+	})
 }
 
 func runConfigSet(e *Env, o configSetOptions) error {
@@ -219,28 +217,26 @@ func runConfigGet(e *Env, key, projectFlag string, asJSON bool) error {
 		return err
 	}
 	v, _ := effectiveValue(e, project, k)
-	if asJSON {
-		return printJSON(e.Stdout, struct {
-			Key    string `json:"key"`
-			Value  any    `json:"value"`
-			Origin string `json:"origin"`
-			File   string `json:"file,omitempty"`
-		}{k.Path(), v.value, v.origin, v.file})
-	}
-	// Plain for scripts: a string unquoted, a list comma-separated (what `config set` takes back).
-	switch x := v.value.(type) {
-	case string:
-		fmt.Fprintln(e.Stdout, x)
-	case []any:
-		parts := make([]string, len(x))
-		for i, y := range x {
-			parts[i] = fmt.Sprint(y)
+	return output(e, asJSON, struct {
+		Key    string `json:"key"`
+		Value  any    `json:"value"`
+		Origin string `json:"origin"`
+		File   string `json:"file,omitempty"`
+	}{k.Path(), v.value, v.origin, v.file}, func() {
+		// Plain for scripts: a string unquoted, a list comma-separated (what `config set` takes back).
+		switch x := v.value.(type) {
+		case string:
+			fmt.Fprintln(e.Stdout, x)
+		case []any:
+			parts := make([]string, len(x))
+			for i, y := range x {
+				parts[i] = fmt.Sprint(y)
+			}
+			fmt.Fprintln(e.Stdout, strings.Join(parts, ","))
+		default:
+			fmt.Fprintln(e.Stdout, v.lit)
 		}
-		fmt.Fprintln(e.Stdout, strings.Join(parts, ","))
-	default:
-		fmt.Fprintln(e.Stdout, v.lit)
-	}
-	return nil
+	})
 }
 
 func runConfigUnset(e *Env, o configSetOptions) error {

@@ -303,18 +303,22 @@ func selectInstall(e *Env, tab *specs.Table, o *installOptions, agents []AgentSt
 }
 
 // installSelected sets up every selected agent: how many failed, and the versions set up.
-func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentStatus, sel []string) (failed int, recs map[string]service.AgentRecord) {
+func installSelected(e *Env, o installOptions, tab *specs.Table, agents []AgentStatus, sel []string) (int, map[string]service.AgentRecord) {
 	byName, recs := map[string]AgentStatus{}, map[string]service.AgentRecord{}
 	for _, a := range agents {
 		byName[a.Tool] = a
 	}
+	return eachAgent(tab, sel, func(tl specs.Tool) bool { return installAgent(e, o, tl, byName[tl.Name], recs) }), recs
+}
+
+// eachAgent runs do on every agent sel names; failed counts those it returned false for.
+func eachAgent(tab *specs.Table, sel []string, do func(specs.Tool) bool) (failed int) {
 	for _, name := range sel {
-		tl, _ := tab.Tool(name)
-		if !installAgent(e, o, tl, byName[name], recs) {
+		if tl, _ := tab.Tool(name); !do(tl) {
 			failed++
 		}
 	}
-	return failed, recs
+	return failed
 }
 
 // installAgent sets up one selected agent and prints its line; false: a failure (exit 1). recs gets its version.
@@ -402,14 +406,7 @@ func runUninstall(e *Env, tools string, dryRun bool) error {
 			return err
 		}
 	}
-	failed := 0
-	for _, name := range sel {
-		tl, _ := tab.Tool(name)
-		if !uninstallAgent(e, tl, dryRun) {
-			failed++
-		}
-	}
-	if failed > 0 {
+	if failed := eachAgent(tab, sel, func(tl specs.Tool) bool { return uninstallAgent(e, tl, dryRun) }); failed > 0 {
 		return exitf(ExitError, "%d agent(s) could not be cleaned up; see the lines above", failed)
 	}
 	return nil

@@ -169,25 +169,20 @@ func (tl *Tool) validate() error {
 
 // validateDetection checks what DetectVersion reads.
 func (tl *Tool) validateDetection() error {
-	if len(tl.Binaries) == 0 {
-		return errors.New("binaries are required")
-	}
 	var err error
-	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil {
-		return err
-	}
-	if tl.VersionPath != "" {
-		if tl.pathRE, err = versionRE("version_path", tl.VersionPath); err != nil {
-			return err
-		}
-	}
-	if tl.NpmPackage != "" && !npmName().MatchString(tl.NpmPackage) {
+	switch u := tl.SelfUpdate; {
+	case len(tl.Binaries) == 0:
+		return errors.New("binaries are required")
+	case tl.NpmPackage != "" && !npmName().MatchString(tl.NpmPackage):
 		return fmt.Errorf("npm_package %q is not an npm package name", tl.NpmPackage)
-	}
-	if u := tl.SelfUpdate; (len(u.Dirs.every()) > 0) != (u.Marker != "") {
+	case (len(u.Dirs.every()) > 0) != (u.Marker != ""):
 		return errors.New("self_update needs both dirs and marker")
 	}
-	return nil
+	if tl.re, err = versionRE("version_regexp", tl.VersionRegexp); err != nil || tl.VersionPath == "" {
+		return err
+	}
+	tl.pathRE, err = versionRE("version_path", tl.VersionPath)
+	return err
 }
 
 // versionRE compiles option name's pattern, which must capture the version.
@@ -251,13 +246,11 @@ func (tl *Tool) validateRow(r *Row, a *adapters.Agent) error {
 
 // validateHooks checks the row's hook names and timeouts, and that inject hooks are start or prompt events of agent a.
 func (r *Row) validateHooks(a *adapters.Agent) error {
-	for _, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
+	for i, h := range append(slices.Clone(r.Inject), r.Snapshot...) {
 		if h.Native == "" || strings.ContainsAny(h.Native, " \t\"'") || h.Timeout < 0 {
 			return fmt.Errorf("row %s: bad hook %+v", r.ID, h)
 		}
-	}
-	for _, h := range r.Inject {
-		if c := a.Class(h.Native); c != adapters.ClassStart && c != adapters.ClassPrompt {
+		if c := a.Class(h.Native); i < len(r.Inject) && c != adapters.ClassStart && c != adapters.ClassPrompt {
 			return fmt.Errorf("row %s: inject hook %s is not a start or prompt event of %s (adapters: %q)", r.ID, h.Native, a.Name, c)
 		}
 	}
@@ -357,10 +350,7 @@ func (t *Table) Resolve(tool, ver string) (Capability, error) {
 	}
 	newest := tl.Rows[len(tl.Rows)-1]
 	if strings.TrimSpace(ver) == "" {
-		c := tl.capability(newest, "")
-		c.Fallback = true
-		c.Warning = fmt.Sprintf("%s version not detected; assuming the newest known hooks (%s)", tl.Display, newest.Versions)
-		return c, nil
+		return tl.fallback(newest, "", fmt.Sprintf("%s version not detected; assuming the newest known hooks (%s)", tl.Display, newest.Versions)), nil
 	}
 	v, err := version.NewVersion(strings.TrimSpace(ver))
 	if err != nil {
@@ -376,18 +366,21 @@ func (t *Table) Resolve(tool, ver string) (Capability, error) {
 			below = &tl.Rows[i]
 		}
 	}
-	if below == nil {
+	switch {
+	case below == nil:
 		return Capability{}, fmt.Errorf("%w: %s %s is older than the oldest version carryover supports (%s); upgrade it (%s), then run `carryover refresh`",
 			ErrUnsupportedVersion, tl.Display, ver, tl.Rows[0].Versions, tl.InstallHint)
+	case below.ID == newest.ID:
+		return tl.fallback(*below, ver, fmt.Sprintf("%s %s is newer than the versions carryover knows (%s); using those hooks; update carryover, then run `carryover refresh`", tl.Display, ver, below.Versions)), nil
 	}
-	c := tl.capability(*below, ver)
-	c.Fallback = true
-	if below.ID == newest.ID {
-		c.Warning = fmt.Sprintf("%s %s is newer than the versions carryover knows (%s); using those hooks; update carryover, then run `carryover refresh`", tl.Display, ver, below.Versions)
-	} else {
-		c.Warning = fmt.Sprintf("%s %s is between known version ranges; using the hooks for %s", tl.Display, ver, below.Versions)
-	}
-	return c, nil
+	return tl.fallback(*below, ver, fmt.Sprintf("%s %s is between known version ranges; using the hooks for %s", tl.Display, ver, below.Versions)), nil
+}
+
+// fallback is row r's capability for a version no row holds, with warning saying so.
+func (tl Tool) fallback(r Row, ver, warning string) Capability {
+	c := tl.capability(r, ver)
+	c.Fallback, c.Warning = true, warning
+	return c
 }
 
 func (tl Tool) capability(r Row, ver string) Capability {

@@ -455,11 +455,10 @@ func (f format) judge(t Target, cap specs.Capability, exe string, b []byte, id s
 	if !matches(items, f.desired(cap, id)) {
 		return StateDrifted, drift(items, hookNames(cap), exe) + "; run `carryover refresh`", nil
 	}
-	if t.TrustPath == "" || t.Layout.Trust == nil {
-		return StatePresent, "", nil
-	}
-	if d, err := trustDrift(t, b, id, files); err != nil || d != "" {
-		return StateDrifted, d + "; run `carryover refresh`", err
+	if t.TrustPath != "" && t.Layout.Trust != nil {
+		if d, err := trustDrift(t, b, id, files); err != nil || d != "" {
+			return StateDrifted, d + "; run `carryover refresh`", err
+		}
 	}
 	return StatePresent, "", nil
 }

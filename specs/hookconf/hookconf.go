@@ -369,11 +369,8 @@ func PlanUninstall(t Target, exe string, files FS) ([]Plan, error) {
 	} else if t.Layout.Whole() {
 		return o.planWholeUninstall(files)
 	}
-	return o.planSettings(files, false, func(f format, before, backup []byte, exists bool) (p Plan, err error) {
-		p.After = before
-		if exists {
-			p.After, p.Delete, err = f.uninstall(before, o.id(), backup)
-		}
+	return o.planSettings(files, false, func(f format, before, backup []byte, _ bool) (p Plan, err error) {
+		p.After, p.Delete, err = f.uninstall(before, o.id(), backup) // a missing file (nil, no backup) stays missing
 		return p, err
 	})
 }
@@ -648,12 +645,7 @@ func sides(ops []op) (a, b int) {
 func formatHunk(ops []op, start, end int) string {
 	aStart, bStart := sides(ops[:start])
 	aN, bN := sides(ops[start:end])
-	if aN > 0 { // a range starts at its first line, an empty one at the line before
-		aStart++
-	}
-	if bN > 0 {
-		bStart++
-	}
+	aStart, bStart = aStart+min(aN, 1), bStart+min(bN, 1) // a range starts at its first line, an empty one at the line before
 	var body strings.Builder
 	for _, o := range ops[start:end] {
 		body.WriteByte(o.kind)

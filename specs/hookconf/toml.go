@@ -207,12 +207,9 @@ func codexTrust(th *specs.TrustHash, path string, hooksJSON []byte, match func(c
 	if err != nil {
 		return nil, err
 	}
-	if root.kind != '{' {
-		return nil, fmt.Errorf("%s is not a JSON object", path)
-	}
 	var out []TrustEntry
-	if _, hooks := root.member("hooks"); hooks != nil {
-		for _, m := range hooks.members { // members: only an object has them
+	if _, hooks := root.member("hooks"); hooks != nil { // only an object has members: a list or a string has no "hooks"
+		for _, m := range hooks.members {
 			for gi, g := range m.val.elems {
 				if label, ok := th.Labels[m.key]; ok {
 					out = append(out, codexGroupTrust(th, path, m.key, label, gi, g, match)...)
@@ -377,10 +374,7 @@ func editTrust(before []byte, want []TrustEntry) ([]byte, error) {
 
 // appendTrust appends a marked table for each of add, one blank line apart, in the file's line ending.
 func appendTrust(b []byte, add []TrustEntry, crlf bool) []byte {
-	nl := "\n"
-	if crlf {
-		nl = "\r\n"
-	}
+	nl := map[bool]string{false: "\n", true: "\r\n"}[crlf]
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		b = append(b, nl...)
 	}

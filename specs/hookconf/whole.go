@@ -69,15 +69,12 @@ func parseWhole(t Target, event string, b []byte) (string, bool) {
 		return "", false
 	}
 	m := re.FindSubmatch(b)
-	var exe string
-	for i, name := range re.SubexpNames() {
-		switch {
-		case m == nil || exe != "":
-		case name == "json":
-			json.Unmarshal(m[i], &exe)
-		case name == "sh":
-			exe, _ = unquote(string(m[i]))
-		}
+	var exe string // every slot of a file rendered for exe names exe: any one will do
+	if i := re.SubexpIndex("json"); m != nil && i > 0 {
+		json.Unmarshal(m[i], &exe)
+	}
+	if i := re.SubexpIndex("sh"); m != nil && exe == "" && i > 0 {
+		exe, _ = unquote(string(m[i]))
 	}
 	if exe == "" || checkExe(exe) != nil || !bytes.Equal(renderWhole(t, exe, event), b) {
 		return "", false
