@@ -106,10 +106,7 @@ type WallsReport struct {
 func collectStatus(e *Env, tables bool) (st StatusReport) {
 	cwdProject, _ := currentProject(e, "")
 	defer func() { // the config warnings of the current project and every project reported
-		ps := []string{cwdProject}
-		for _, p := range st.Projects {
-			ps = append(ps, p.Project)
-		}
+		ps := append([]string{cwdProject}, publish.Map(st.Projects, func(p service.ProjectStatus) string { return p.Project })...)
 		st.Config = config.Warnings(e.ConfigPath(), e.UserHome(), slices.DeleteFunc(ps, func(p string) bool { return p == "" }))
 	}()
 	cfg, _ := LoadConfig(e, "")
@@ -253,12 +250,10 @@ func printProjectStatus(e *Env, p service.ProjectStatus) {
 		return
 	} else if h != nil {
 		line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
-		var by []string
-		for _, c := range h.ConsumedBy {
-			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At)))
-		}
-		if len(by) > 0 {
-			line += " by " + strings.Join(by, ", ")
+		if len(h.ConsumedBy) > 0 {
+			line += " by " + strings.Join(publish.Map(h.ConsumedBy, func(c lifecycle.ConsumerReport) string {
+				return fmt.Sprintf("%s session %s %s", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At))
+			}), ", ")
 		}
 		fmt.Fprintln(w, line)
 		for _, s := range h.Staleness {

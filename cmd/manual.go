@@ -130,11 +130,7 @@ func closestSessions(arg string, cs []candidate) []string {
 
 // labels names sessions as "<agent> <short id>".
 func labels(cs []candidate) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Tool + " " + publish.ShortID(c.ID)
-	}
-	return out
+	return publish.Map(cs, func(c candidate) string { return c.Tool + " " + publish.ShortID(c.ID) })
 }
 
 // picked is the session a manual command works on, as the service takes it.
