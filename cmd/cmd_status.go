@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -228,11 +228,7 @@ func printLedger(e *Env, l LedgerReport) {
 		fmt.Fprintln(w, "  no ledger yet: nothing has been captured (install hooks with `carryover install`, or run `carryover handoff`)")
 		return
 	}
-	var parts []string
-	for t, n := range l.ByTool {
-		parts = append(parts, fmt.Sprintf("%s %d", t, n))
-	}
-	sort.Strings(parts)
+	parts := publish.Map(slices.Sorted(maps.Keys(l.ByTool)), func(t string) string { return fmt.Sprintf("%s %d", t, l.ByTool[t]) })
 	fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(l.Bytes), l.Sessions, strings.Join(parts, ", "), l.Rows)
 	printSpace(e, l.Space)
 }

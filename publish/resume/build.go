@@ -3,7 +3,6 @@ package resume
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -481,17 +480,12 @@ func overviewLayer(s Session) *layer {
 	ov := &layer{p: 5, name: "overview", title: "## Session Overview"}
 	ov.items = append(ov.items, overviewLines(s))
 	ov.addIf(s.Conversation.Summary != "", "**Summary:** "+s.Conversation.Summary)
-	var asked []string
-	for _, m := range s.Conversation.Messages {
-		if m.Role == "user" {
-			asked = append(asked, m.Content)
-		}
-	}
+	asked := slices.DeleteFunc(slices.Clone(s.Conversation.Messages), func(m Message) bool { return m.Role != "user" })
 	if len(asked) > 0 {
-		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(asked[0]), 300))
+		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(asked[0].Content), 300))
 	}
 	if len(asked) > 1 {
-		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(asked[len(asked)-1]), 300))
+		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(asked[len(asked)-1].Content), 300))
 	}
 	return ov
 }
@@ -537,14 +531,10 @@ func renderMessage(m Message, n int) string {
 	return "**" + role + ":**\n" + defuseHeadings(redact.Clip(strings.TrimSpace(m.Content), n))
 }
 
+// toolNames are the tools the messages name, sorted, each once.
 func toolNames(msgs []Message) []string {
-	seen := map[string]bool{}
-	for _, m := range msgs {
-		if m.ToolName != "" {
-			seen[m.ToolName] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+	names := slices.Sorted(slices.Values(publish.Map(msgs, func(m Message) string { return m.ToolName })))
+	return slices.DeleteFunc(slices.Compact(names), func(n string) bool { return n == "" })
 }
 
 func bullets(items []string) []string {
