@@ -295,9 +295,7 @@ func printGuest(w io.Writer, g GuestReport) {
 	} else {
 		fmt.Fprintf(w, "  ignored projects: %s (`carryover ignore --remove DIR` undoes one)\n", strings.Join(g.Ignore, ", "))
 	}
-	if len(g.LeftAlone) > 0 {
-		fmt.Fprintf(w, "  left alone here (git tracks them: team files): %s\n", strings.Join(g.LeftAlone, ", "))
-	}
+	printLines(w, "  left alone here (git tracks them: team files): ", strings.Join(g.LeftAlone, ", "))
 	if g.Forgotten > 0 {
 		fmt.Fprintf(w, "  forgotten sessions: %d handoff record(s) say \"forgotten\" (`carryover forget SESSION`)\n", g.Forgotten)
 	}
@@ -345,11 +343,7 @@ func printWalls(e *Env, c WallsReport) {
 		auto, c.WarnPercent, c.Thresholds[0], c.Thresholds[1], c.Thresholds[2], c.MaxRestarts)
 	printLines(w, "  config: ", c.Problems...)
 	for _, l := range c.Last {
-		name := l.Tool
-		if a, ok := adapters.ByName(l.Tool); ok {
-			name = a.Display
-		}
-		line := fmt.Sprintf("  last limit of %s: %s %s", name, strings.ReplaceAll(l.Kind, "_", " "), publish.Ago(e.Now(), l.At))
+		line := fmt.Sprintf("  last limit of %s: %s %s", resume.DisplayName(l.Tool), strings.ReplaceAll(l.Kind, "_", " "), publish.Ago(e.Now(), l.At))
 		if l.Resets != "" {
 			line += ", resets " + l.Resets
 		}
@@ -418,9 +412,7 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	fmt.Fprintf(w, "%s\n  version   %s\n  home      %s\n  ledger    %s (%d sessions)\n", bold("carryover"), inf.Version, inf.Home, inf.Ledger, inf.Sessions)
 	fmt.Fprintf(w, "  config    %s%s\n", inf.Config, exists(inf.Config))
 	fmt.Fprintf(w, "  resume    %s\n  redact    %v\n", cmp.Or(cfg.Resume, "ask (default)"), cfg.RedactOn())
-	if len(cfg.Tools) > 0 {
-		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))
-	}
+	printLines(w, "  tools     ", strings.Join(cfg.Tools, ", "))
 	printLines(w, "  config problem: ", cerrs...)
 	fmt.Fprintf(w, "\n%s %s\n", bold("project"), inf.Project)
 	for _, p := range inf.Outputs {

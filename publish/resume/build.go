@@ -3,6 +3,7 @@ package resume
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -340,7 +341,7 @@ func frame(s Session, mode string) (head, foot string) {
 // endedClause says how the session ended where its rows show it (", which ended at a context compaction"), else
 // nothing: a guess ("likely a limit") sends the next agent after a cause that was never there.
 func endedClause(e string) string {
-	if !knownEnding(e) {
+	if !slices.Contains(slices.Collect(maps.Values(publish.Endings)), e) {
 		return ""
 	}
 	return ", which ended " + e
