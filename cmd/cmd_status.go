@@ -454,10 +454,9 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		inf.Sessions = st.Stats().Sessions // a COUNT, as status has it
 		st.Close()
 	}
-	for _, tl := range tab.Tools() {
-		inf.Agents = append(inf.Agents, AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project),
-			HookConfig: installTarget(e, tl).Where()})
-	}
+	inf.Agents = publish.Map(tab.Tools(), func(tl specs.Tool) AgentPaths {
+		return AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project), HookConfig: installTarget(e, tl).Where()}
+	})
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)
 		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.Window(t), Budget: b})

@@ -512,16 +512,17 @@ func overviewLines(s Session) string {
 func conversationLayers(s Session) (recent, older *layer) {
 	msgs := s.Conversation.Messages
 	split := max(0, len(msgs)-RecentMessages)
-	older = &layer{p: 7, name: "older", title: "## Earlier Conversation", reversed: true}
-	for i := split - 1; i >= 0; i-- {
-		older.items = append(older.items, renderMessage(msgs[i], MaxOlderChars))
-	}
-	recent = &layer{p: 6, name: "recent", reversed: true,
+	older = &layer{p: 7, name: "older", title: "## Earlier Conversation", reversed: true, items: newestFirst(msgs[:split], MaxOlderChars)}
+	recent = &layer{p: 6, name: "recent", reversed: true, items: newestFirst(msgs[split:], MaxRecentChars),
 		title: fmt.Sprintf("## Recent Conversation (last %d of %d messages)", len(msgs)-split, s.Conversation.MessageCount)}
-	for i := len(msgs) - 1; i >= split; i-- {
-		recent.items = append(recent.items, renderMessage(msgs[i], MaxRecentChars))
-	}
 	return recent, older
+}
+
+// newestFirst is msgs rendered (each clipped to n bytes), newest first: the order a layer drops items from.
+func newestFirst(msgs []Message, n int) []string {
+	items := publish.Map(msgs, func(m Message) string { return renderMessage(m, n) })
+	slices.Reverse(items)
+	return items
 }
 
 func renderMessage(m Message, n int) string {
