@@ -545,16 +545,9 @@ func (c *codec) str(p *string) {
 		c.raw(*p)
 		return
 	}
-	n := c.uvarint()
-	if c.err == nil && n > uint64(len(c.b)-c.n) {
-		c.fail("string past the end")
-	}
-	if c.err != nil {
-		*p = ""
-		return
-	}
-	*p = c.s[c.n : c.n+int(n)]
-	c.n += int(n)
+	n := c.fits(c.uvarint(), 1) // 0 after an error: ""
+	*p = c.s[c.n : c.n+n]
+	c.n += n
 }
 
 func (c *codec) time(p *time.Time) {

@@ -2,7 +2,6 @@ package distill
 
 import (
 	"cmp"
-	"embed"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -228,14 +227,6 @@ var (
 		"pnpm build", "make", "tsc", "mvn", "gradle", "ctest", "tox", "phpunit", "build", "lint", "check"}
 	// testWords: the cheap pre-check (it runs on every command).
 	testWords = []string{"test", "build", "make", "lint", "check", "tsc", "mvn", "gradle", "tox", "jest", "mocha", "rspec", "phpunit", "vet"}
-	// nextPhrases: `next,? (i|we)(…)|(i|we)('ll| will) next|next step|then (i|we)(…)|next up|after that,? (i|we)(…)|…`.
-	nextPhrases = sync.OnceValue(func() []string { // lazy: no distill code runs at start-up
-		return slices.Concat(cross([]string{"next ", "next, "}, []string{"i", "we"}, []string{"'ll", " will", " should", " need to", " plan to"}),
-			cross([]string{"i", "we"}, []string{"'ll next", " will next"}),
-			cross([]string{"then "}, []string{"i", "we"}, []string{"'ll", " will", " need to", " should", " have to"}),
-			cross([]string{"after that ", "after that, "}, []string{"i", "we"}, []string{"'ll", " will", " need to"}),
-			[]string{"next step", "next up", "remaining:", "todo:", "still need to", "the plan is"})
-	})
 	// errWords make a line of error output meaningful (lower-cased, anywhere: "fail" matches "FAILED").
 	errWords = []string{"error", "fail", "cannot", "can't", "not found", "no such", "denied", "exception", "traceback",
 		"panic", "fatal", "invalid", "refused", "undefined", "missing"}
@@ -244,21 +235,6 @@ var (
 	// into sentences (the hook path distills hundreds of rows per snapshot).
 	decisionWords = []string{"decid", "chose", "choose", "will use", "'ll use", "going with", "go with", "settled", "opted", "picked", "prefer", "instead of", "decision"}
 )
-
-// cross is every concatenation of one string from each part, in order.
-func cross(parts ...[]string) []string {
-	out := []string{""}
-	for _, part := range parts {
-		var next []string
-		for _, o := range out {
-			for _, p := range part {
-				next = append(next, o+p)
-			}
-		}
-		out = next
-	}
-	return out
-}
 
 func isTestCmd(cmd string) bool {
 	return containsAny(strings.ToLower(cmd), testWords) && matchWords(cmd, testCmds, true) && (!containsAny(cmd, containerProgs) || matchWords(unwrapped(cmd), testCmds, true))
@@ -410,10 +386,6 @@ func createsFile(r *ledger.Row) bool {
 	return adapters.CreatesFile(r.ToolName) || strings.Contains(r.Text, "*** Add File:")
 }
 
-// Warm parses lang/ (BenchmarkPhrases) on the hook's second goroutine, so
-// it overlaps I/O; every fold reads it.
-func Warm() { phrases("") }
-
 // Dedupe: in trimmed, without blanks and repeats, first-seen order (distill and resume).
 func Dedupe(in []string) []string {
 	seen := map[string]bool{}
@@ -435,86 +407,11 @@ func last[T any](s []T, n int) []T {
 	return s
 }
 
-// keepFirst bounds s to n elements: the first and the newest n-1.
-func keepFirst[T any](s []T, n int) []T {
-	if len(s) > n {
-		return append(s[:1:1], s[len(s)-n+1:]...)
-	}
-	return s
-}
-
 // Phrase tables are data: lang/<language>.txt, [list] headings over one lower-case phrase a line (TestLangFiles
-// checks the case); a rule reads a list merged across languages, so a language is one file. Parsed at first use (Warm
-// on the hook path), never at init.
-//
-//go:embed lang/*.txt
-var langFS embed.FS
-
-var (
-	langOnce  sync.Once
-	langLists map[string][]string
-)
-
-func phrases(list string) []string {
-	langOnce.Do(func() { langLists = parseLangs() })
-	return langLists[list]
-}
-
-// parseLangs counts each list's phrases, then fills one backing array in file
-// order: no slice grows (BenchmarkPhrases: 322 allocations, 95 KB before; 135, 64 KB).
-func parseLangs() map[string][]string {
-	ents, _ := langFS.ReadDir("lang")
-	texts, size, total := make([]string, len(ents)), make(map[string]int, 48), 0
-	for i, e := range ents {
-		b, _ := langFS.ReadFile("lang/" + e.Name())
-		texts[i] = string(b)
-		list, n := "", 0
-		for l, t := langLine(texts[i]); l != ""; l, t = langLine(t) {
-			if h, ok := langHeading(l); ok {
-				size[list] += n
-				list, n = h, 0
-			} else {
-				n, total = n+1, total+1
-			}
-		}
-		size[list] += n
-	}
-	all, out := make([]string, total), make(map[string][]string, len(size))
-	for list, n := range size {
-		out[list], all = all[:0:n], all[n:]
-	}
-	for _, t := range texts {
-		list, ps := "", out[""]
-		for l, t := langLine(t); l != ""; l, t = langLine(t) {
-			if h, ok := langHeading(l); ok {
-				out[list], list = ps, h
-				ps = out[list]
-			} else if list != "" {
-				ps = append(ps, strings.ReplaceAll(l, "␣", " ")) // a space the phrase needs at its edge (", not ")
-			}
-		}
-		out[list] = ps
-	}
-	delete(out, "")
-	return out
-}
-
-// langLine is text's next line that is neither blank nor a # comment, trimmed.
-func langLine(text string) (l, rest string) {
-	for text != "" {
-		l, text, _ = strings.Cut(text, "\n")
-		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
-			return l, text
-		}
-	}
-	return "", ""
-}
-
-func langHeading(l string) (list string, ok bool) {
-	list, open := strings.CutPrefix(l, "[")
-	list, closed := strings.CutSuffix(list, "]")
-	return list, open && closed
-}
+// checks the case); a rule reads a list merged across languages, so a language is one file. TestLangGenerated
+// derives lang_gen.go from them (`go test ./distill/ -run TestLangGenerated -update`): parsing 24 KB of phrases cost
+// every hook process ~1.65M instructions, a tenth of a Stop; a generated table is data the linker lays out.
+func phrases(list string) []string { return langTable[list] }
 
 // containsPhrase: a plain substring (for lists with their own punctuation, like contrast's ", not ").
 func containsPhrase(low, list string) bool { return containsAny(low, phrases(list)) }
@@ -920,9 +817,6 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 		st.ClearTask()
 		return
 	}
-	r2 := *r
-	r2.Text = text
-	r = &r2
 	st.Prompts++
 	// A stop before this request is not this turn's, nor is a call of an earlier turn still running in it (a
 	// Codex patch_apply_end has no result row: a turn_aborted after the next prompt named that old patch).
@@ -930,25 +824,25 @@ func (st *State) addPromptRow(r *ledger.Row, at time.Time) {
 	// After a compaction or in another session "continue" resumes, it does
 	// not say yes to the previous turn; a thank-you answers nothing.
 	resumed := st.AfterBreak || st.PromptSession != 0 && r.SessionID != st.PromptSession
-	thanks := thanksOnly(r.Text) && !substantive(r.Text)
-	st.declineFailures(r.Text)
-	declined := !resumed && !thanks && st.answerTurn(r.Text)
+	thanks := thanksOnly(text) && !substantive(text)
+	st.declineFailures(text)
+	declined := !resumed && !thanks && st.answerTurn(text)
 	taskBefore := st.Task
-	class := st.addPrompt(r.Text, r.SessionID, at)
-	st.Fallback, st.FallbackAt = r.Text, at
-	st.taskRefs(class, r, taskBefore)
+	class := st.addPrompt(text, r.SessionID, at)
+	st.Fallback, st.FallbackAt = text, at
+	st.taskRefs(class, taskBefore)
 	if class != promptAck {
 		st.AskSeq = st.Seq
-		st.addInstruction(r.Text, at, refOf(r))
+		st.addInstruction(text, at, st.RowRef)
 		st.Answered = declined // an acknowledgement asks nothing new: the turn's next step stays; a bare decline answers
 	}
 	st.endTurn(class, resumed, thanks)
 	st.CauseKey = ""
 	// The request that sets a goal is a task: only a follow-up's choice
 	// verbs are decisions (rule 2).
-	low := strings.ToLower(r.Text)
-	st.addDecisions(r.Text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
-	st.addProse(r.Text, low, false, true)
+	low := strings.ToLower(text)
+	st.addDecisions(text, low, class == promptFollowUp, class != promptFollowUp && class != promptAck)
+	st.addProse(text, low, false, true)
 }
 
 // answerTurn records the prompt as the answer to the last turn's last question, unless it sets the goal ("which
@@ -1000,13 +894,13 @@ func cutDeclines(low string) (string, bool) {
 	return low, false
 }
 
-func (st *State) taskRefs(class promptClass, r *ledger.Row, taskBefore string) {
+func (st *State) taskRefs(class promptClass, taskBefore string) {
 	switch class {
 	case promptGoal, promptNewTask, promptSwitch:
-		st.TaskRef = refOf(r)
+		st.TaskRef = st.RowRef
 		st.startTask(class == promptNewTask)
 	case promptCorrect: // the corrected goal's instructions stand
-		st.TaskRef = refOf(r)
+		st.TaskRef = st.RowRef
 	case promptFollowUp:
 		if st.Task != taskBefore { // "back to" a set-aside goal: the detour's instructions are not its
 			st.TaskRef = st.sourceRef("s:" + st.Task) // the row that set it first
@@ -1109,9 +1003,6 @@ func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 }
 
 func (st *State) addResultRow(r *ledger.Row) {
-	if callKey(r) == st.PendingCall {
-		st.PendingCall = ""
-	}
 	c, ok := st.Calls[callKey(r)]
 	if !ok {
 		return
@@ -1131,7 +1022,7 @@ func (st *State) addResultRow(r *ledger.Row) {
 
 func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	key := callKey(r)
-	if key == st.PendingCall {
+	if key == st.PendingCall { // the call ended: an interruption now stops none
 		st.PendingCall = ""
 	}
 	if r.CallID != "" {
@@ -1161,11 +1052,7 @@ func (st *State) addErrorRow(r *ledger.Row, at time.Time) {
 	if f.What != "model API" {
 		st.CauseKey = k
 	}
-	st.Failures = append(st.Failures, f)
-	st.FailureKeys = append(st.FailureKeys, k)
-	if len(st.Failures) > maxFailures {
-		st.Failures, st.FailureKeys = st.Failures[1:], st.FailureKeys[1:]
-	}
+	st.Failures, st.FailureKeys = last(append(st.Failures, f), maxFailures), last(append(st.FailureKeys, k), maxFailures)
 	if isTestCmd(cmd) {
 		st.TestFails = last(append(st.TestFails, st.Seq), 8)
 		st.Failures[len(st.Failures)-1].Tests = testCount(r.Text)
@@ -1237,8 +1124,6 @@ func stopKind(text string) string {
 	}
 	head = strings.Trim(head, "[]<> ")
 	switch {
-	case head == "":
-		return ""
 	case head == "cancelled" || head == "canceled": // Cursor's stored status: stopped or rejected
 		return "interrupt"
 	case hasPhrase(head, "refusal"):
@@ -1300,7 +1185,13 @@ func (st *State) stoppedWhat(r *ledger.Row, c Call, ok bool) string {
 	return "the turn"
 }
 
-func addRef(refs []Ref, r Ref) []Ref { return keepFirst(append(refs, r), 4) }
+// addRef appends r to a fact's rows, bounded to 4: the first and the newest three.
+func addRef(refs []Ref, r Ref) []Ref {
+	if refs = append(refs, r); len(refs) > 4 {
+		return append(refs[:1:1], refs[len(refs)-3:]...)
+	}
+	return refs
+}
 
 // addSource records that the fact key (kind prefix and text) came from row
 // r, the oldest fact dropped past maxSources. Called per fact found, not per row.
@@ -1955,12 +1846,11 @@ func linkWords(s string) map[string]bool {
 		}
 		kept = append(kept, f)
 	}
-	out := map[string]bool{}
-	for w := range contentWordsCut(strings.Join(kept, " "), 5) {
+	out := contentWordsCut(strings.Join(kept, " "), 5)
+	for w := range out {
 		if strings.ContainsAny(w, "/.") {
-			continue
+			delete(out, w)
 		}
-		out[w] = true
 	}
 	for _, p := range phrases("stop") {
 		r := []rune(p)
@@ -2945,9 +2835,6 @@ func (st *State) addItems(list *[]string, kind string, items []string, n int) {
 }
 
 func stripCode(text string) string {
-	if !strings.Contains(text, "`") {
-		return text
-	}
 	var b strings.Builder
 	for l := range outsideFences(text) {
 		parts := strings.Split(l, "`")
@@ -2995,7 +2882,9 @@ var (
 )
 
 const (
-	nextMarkers        phraseName = "next_marker" // beyond nextPhrases' English
+	nextMarkers phraseName = "next_marker" // beyond nextPhrases' English
+	// nextPhrases: `next,? (i|we)(…)|(i|we)('ll| will) next|next step|then (i|we)(…)|next up|after that,? (i|we)(…)|…`.
+	nextPhrases        phraseName = "next_phrase"
 	intentMarkers      phraseName = "intent"      // "I'll add …": the agent's own step, announced
 	boilerplateMarkers phraseName = "boilerplate" // offers of help and sign-offs
 	causeMarkers       phraseName = "cause"       // "`User` was undefined because the import was missing"
@@ -4477,7 +4366,7 @@ func forwardLooking(s string) bool {
 		s = dropQuoted(s) // a quoted message ("« je vais redémarrer »") looks ahead for its author, not the agent
 	}
 	low := strings.ToLower(s)
-	return (matchWords(s, nextPhrases(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
+	return (matchWords(s, nextPhrases.list(), false) || containsAny(low, nextMarkers.list()) || endsNext(s)) && !asksUser(low)
 }
 
 // asksUser: the sentence embeds a question (lang/ wh: "Tell me what to tackle next", "Dis-moi quoi faire ensuite")
@@ -4854,11 +4743,12 @@ const maxBackground = 3
 // whose output reports a failure ("--- FAIL", "FAILED tests/…", "1 failed") is a failure with no exit code, never a
 // pass that resolves the earlier one.
 func (st *State) addToolResult(r *ledger.Row, at time.Time) {
-	c := st.Calls[callKey(r)]
+	key := callKey(r)
+	if key == st.PendingCall { // the call ended: an interruption now stops none
+		st.PendingCall = ""
+	}
+	c := st.Calls[key]
 	if r.ExitCode == nil && c.Command != "" && running(r.Text) {
-		if callKey(r) == st.PendingCall {
-			st.PendingCall = ""
-		}
 		st.noteBackground(c, r.Text)
 		return
 	}

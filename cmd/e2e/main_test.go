@@ -18,6 +18,10 @@ import (
 // carryoverBin is the binary built once for the package's tests.
 var carryoverBin string
 
+// staticTags keep a static Linux build free of what glibc can only load
+// dynamically: NSS (user and host lookups) and SQLite's dlopen of extensions.
+const staticTags = "netgo,osusergo,sqlite_omit_load_extension"
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "carryover-e2e-bin")
 	if err != nil {
@@ -27,8 +31,14 @@ func TestMain(m *testing.M) {
 	carryoverBin = filepath.Join(dir, "carryover")
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	// Built as the README and `just build` build it (see README, Install).
-	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", carryoverBin, ".")
+	// Built as users get it: the release's flags (.goreleaser.yaml), so on
+	// Linux a static binary (no dynamic loader or libc relocations at each
+	// hook's start, see README, Numbers).
+	args := []string{"build", "-tags", "urfave_cli_no_docs", "-o", carryoverBin, "."}
+	if runtime.GOOS == "linux" {
+		args = []string{"build", "-tags", "urfave_cli_no_docs," + staticTags, "-ldflags", "-linkmode=external -extldflags=-static", "-o", carryoverBin, "."}
+	}
+	build := exec.Command("go", args...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building carryover failed: %v\n%s", err, out)

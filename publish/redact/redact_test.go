@@ -540,3 +540,24 @@ func GeneratedRules() []string {
 	slices.Sort(ids)
 	return slices.Compact(ids)
 }
+
+// TestSpreadSet holds initTables' word-at-a-time fill to the bit sets it
+// expands, byte for byte, over dense, sparse and full sets.
+func TestSpreadSet(t *testing.T) {
+	for trial := range 500 {
+		var set byteSet
+		for w := range set {
+			set[w] = uint64(trial)*0x9E3779B97F4A7C15 ^ uint64(w)*0xBF58476D1CE4E5B9
+			if trial%7 == 0 {
+				set[w] = ^uint64(0)
+			}
+		}
+		var dst [256]uint8
+		spreadSet(&dst, &set)
+		for x := range 256 {
+			if want := inSet(&set, byte(x)); (dst[x] == 1) != want || dst[x] > 1 {
+				t.Fatalf("trial %d, byte %d: %d, want %v", trial, x, dst[x], want)
+			}
+		}
+	}
+}

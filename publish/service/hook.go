@@ -326,15 +326,13 @@ func onHook(env Env, tool, name string, start time.Time, log *Log, fb *Fallback,
 	return ev.run(start)
 }
 
-// prefetch reads the project's .git (git facts, staleness note) and parses the distiller's phrase tables on the other
-// core while this one ingests, when this event may publish (a tool event where a handoff exists only stores rows).
+// prefetch reads the project's .git (git facts, staleness note) on the other core while this one ingests, when this event may publish (a tool event where a handoff exists only stores rows).
 func (ev *event) prefetch() {
 	ev.hadHandoff = !ev.NotProject && publish.Exists(publish.HandoffPath(ev.Root))
 	root := ev.Root
 	ev.Repo = sync.OnceValue(func() *distill.Repo { return distill.OpenRepo(root) })
 	if ev.class != adapters.ClassTool || !ev.hadHandoff {
 		ev.Repo = distill.OpenRepoAsync(root)
-		go distill.Warm()
 	}
 }
 
