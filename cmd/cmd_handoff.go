@@ -85,9 +85,7 @@ func runHandoff(e *Env, sel selection, o outputOptions) error {
 	if err != nil {
 		return exitErr(err)
 	}
-	if m.Context != "" {
-		fmt.Fprintf(e.Stderr, "carryover: context of that session: %s\n", m.Context)
-	}
+	printLines(e.Stderr, "carryover: context of that session: ", m.Context)
 	if len(m.DrawnFrom) > 0 {
 		fmt.Fprintf(e.Stderr, "carryover: task state from the project's %d session(s): %s\n", len(m.DrawnFrom), strings.Join(m.DrawnFrom, "; "))
 	}
@@ -319,14 +317,13 @@ func render(e *Env, project string, s resume.Session, loadedHandoff *resume.Hand
 		if err != nil {
 			return exitf(ExitCompression, "%v", err)
 		}
-		var layers []string
-		for _, l := range res.Layers {
+		layers := publish.Map(res.Layers, func(l resume.LayerStat) string {
 			st := l.Status // the status constants are their own words
 			if st == resume.Truncated {
 				st = fmt.Sprintf("truncated (%d of %d items)", l.Kept, l.Items)
 			}
-			layers = append(layers, fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st))
-		}
+			return fmt.Sprintf("P%d %s %s", l.Priority, l.Name, st)
+		})
 		return deliver(e, project, res.Text, fmt.Sprintf("resume prompt ~%d tokens of a %s; layers: %s%s", res.Tokens, budgetNote, strings.Join(layers, ", "), quality), o, redact)
 	}
 	h := structuredHandoff(s, loadedHandoff, o)

@@ -189,15 +189,14 @@ func runDecide(e *Env, c *cli.Context) error {
 
 // listDecisions prints the project's decisions log (decide --list).
 func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) error {
-	out := []DecisionReport{}
-	for _, d := range ds {
+	out := publish.Map(ds, func(d service.Decision) DecisionReport {
 		source := map[bool]string{false: "extracted", true: "user"}[d.User]
-		out = append(out, DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")})
-	}
+		return DecisionReport{ID: d.ID, Text: d.Text, Why: d.Why, Source: source, At: d.At.UTC().Format("2006-01-02T15:04:05Z")}
+	})
 	return output(e, asJSON, struct {
 		Project   string           `json:"project"`
 		Decisions []DecisionReport `json:"decisions"`
-	}{project, out}, func() {
+	}{project, nonNil(out)}, func() {
 		for _, d := range ds {
 			line := fmt.Sprintf("%s  %s", d.ID, d.Text)
 			if d.Why != "" {
@@ -213,10 +212,7 @@ func listDecisions(e *Env, project string, ds []service.Decision, asJSON bool) e
 
 // dropDecision drops the decision whose id (or a prefix of it) is arg.
 func dropDecision(e *Env, r *service.Project, ds []service.Decision, arg string) error {
-	ids := make([]string, len(ds))
-	for i, d := range ds {
-		ids[i] = d.ID
-	}
+	ids := publish.Map(ds, func(d service.Decision) string { return d.ID })
 	id, ok, near := publish.MatchID(ids, "d-"+strings.TrimPrefix(strings.ToLower(strings.TrimSpace(arg)), "d-"))
 	if !ok || len(ds) == 0 {
 		hint := "the log is empty"
@@ -312,10 +308,7 @@ func showHistory(e *Env, root string, hs []lifecycle.HistoryEntry, arg string) e
 	if len(hs) == 0 {
 		return exitf(ExitNotFound, "no handoff %q: %v", arg, lifecycle.ErrNoHistory)
 	}
-	ids := make([]string, len(hs))
-	for i, h := range hs {
-		ids[i] = h.ID
-	}
+	ids := publish.Map(hs, func(h lifecycle.HistoryEntry) string { return h.ID })
 	id, ok, closest := publish.MatchID(ids, arg)
 	if !ok {
 		return exitf(ExitNotFound, "no handoff %q in the history of %s; closest: %s (`carryover history` lists them)", arg, root, closest)

@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -106,10 +106,7 @@ type WallsReport struct {
 func collectStatus(e *Env, tables bool) (st StatusReport) {
 	cwdProject, _ := currentProject(e, "")
 	defer func() { // the config warnings of the current project and every project reported
-		ps := []string{cwdProject}
-		for _, p := range st.Projects {
-			ps = append(ps, p.Project)
-		}
+		ps := append([]string{cwdProject}, publish.Map(st.Projects, func(p service.ProjectStatus) string { return p.Project })...)
 		st.Config = config.Warnings(e.ConfigPath(), e.UserHome(), slices.DeleteFunc(ps, func(p string) bool { return p == "" }))
 	}()
 	cfg, _ := LoadConfig(e, "")
@@ -231,11 +228,7 @@ func printLedger(e *Env, l LedgerReport) {
 		fmt.Fprintln(w, "  no ledger yet: nothing has been captured (install hooks with `carryover install`, or run `carryover handoff`)")
 		return
 	}
-	var parts []string
-	for t, n := range l.ByTool {
-		parts = append(parts, fmt.Sprintf("%s %d", t, n))
-	}
-	sort.Strings(parts)
+	parts := publish.Map(slices.Sorted(maps.Keys(l.ByTool)), func(t string) string { return fmt.Sprintf("%s %d", t, l.ByTool[t]) })
 	fmt.Fprintf(w, "  %s, %d sessions (%s), %d rows\n", humanBytes(l.Bytes), l.Sessions, strings.Join(parts, ", "), l.Rows)
 	printSpace(e, l.Space)
 }
@@ -253,12 +246,10 @@ func printProjectStatus(e *Env, p service.ProjectStatus) {
 		return
 	} else if h != nil {
 		line := fmt.Sprintf("    %s: %s", h.ID, h.Status)
-		var by []string
-		for _, c := range h.ConsumedBy {
-			by = append(by, fmt.Sprintf("%s session %s %s", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At)))
-		}
-		if len(by) > 0 {
-			line += " by " + strings.Join(by, ", ")
+		if len(h.ConsumedBy) > 0 {
+			line += " by " + strings.Join(publish.Map(h.ConsumedBy, func(c lifecycle.ConsumerReport) string {
+				return fmt.Sprintf("%s session %s %s", c.Agent, publish.ShortID(c.Session), publish.Ago(e.Now(), c.At))
+			}), ", ")
 		}
 		fmt.Fprintln(w, line)
 		for _, s := range h.Staleness {
@@ -304,9 +295,7 @@ func printGuest(w io.Writer, g GuestReport) {
 	} else {
 		fmt.Fprintf(w, "  ignored projects: %s (`carryover ignore --remove DIR` undoes one)\n", strings.Join(g.Ignore, ", "))
 	}
-	if len(g.LeftAlone) > 0 {
-		fmt.Fprintf(w, "  left alone here (git tracks them: team files): %s\n", strings.Join(g.LeftAlone, ", "))
-	}
+	printLines(w, "  left alone here (git tracks them: team files): ", strings.Join(g.LeftAlone, ", "))
 	if g.Forgotten > 0 {
 		fmt.Fprintf(w, "  forgotten sessions: %d handoff record(s) say \"forgotten\" (`carryover forget SESSION`)\n", g.Forgotten)
 	}
@@ -354,11 +343,7 @@ func printWalls(e *Env, c WallsReport) {
 		auto, c.WarnPercent, c.Thresholds[0], c.Thresholds[1], c.Thresholds[2], c.MaxRestarts)
 	printLines(w, "  config: ", c.Problems...)
 	for _, l := range c.Last {
-		name := l.Tool
-		if a, ok := adapters.ByName(l.Tool); ok {
-			name = a.Display
-		}
-		line := fmt.Sprintf("  last limit of %s: %s %s", name, strings.ReplaceAll(l.Kind, "_", " "), publish.Ago(e.Now(), l.At))
+		line := fmt.Sprintf("  last limit of %s: %s %s", resume.DisplayName(l.Tool), strings.ReplaceAll(l.Kind, "_", " "), publish.Ago(e.Now(), l.At))
 		if l.Resets != "" {
 			line += ", resets " + l.Resets
 		}
@@ -427,9 +412,7 @@ func printInfo(e *Env, inf Info, cfg Config, cerrs []error) {
 	fmt.Fprintf(w, "%s\n  version   %s\n  home      %s\n  ledger    %s (%d sessions)\n", bold("carryover"), inf.Version, inf.Home, inf.Ledger, inf.Sessions)
 	fmt.Fprintf(w, "  config    %s%s\n", inf.Config, exists(inf.Config))
 	fmt.Fprintf(w, "  resume    %s\n  redact    %v\n", cmp.Or(cfg.Resume, "ask (default)"), cfg.RedactOn())
-	if len(cfg.Tools) > 0 {
-		fmt.Fprintf(w, "  tools     %s\n", strings.Join(cfg.Tools, ", "))
-	}
+	printLines(w, "  tools     ", strings.Join(cfg.Tools, ", "))
 	printLines(w, "  config problem: ", cerrs...)
 	fmt.Fprintf(w, "\n%s %s\n", bold("project"), inf.Project)
 	for _, p := range inf.Outputs {
@@ -471,10 +454,9 @@ func runInfo(e *Env, projectFlag string, asJSON bool) error {
 		inf.Sessions = st.Stats().Sessions // a COUNT, as status has it
 		st.Close()
 	}
-	for _, tl := range tab.Tools() {
-		inf.Agents = append(inf.Agents, AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project),
-			HookConfig: installTarget(e, tl).Where()})
-	}
+	inf.Agents = publish.Map(tab.Tools(), func(tl specs.Tool) AgentPaths {
+		return AgentPaths{Tool: tl.Name, Display: tl.Display, Transcripts: storePaths(e, tl, project), HookConfig: installTarget(e, tl).Where()}
+	})
 	for _, t := range resume.Targets() {
 		b, _ := resume.Budget(t, 0)
 		inf.Targets = append(inf.Targets, TargetInfo{Target: t, Window: resume.Window(t), Budget: b})

@@ -130,11 +130,7 @@ func closestSessions(arg string, cs []candidate) []string {
 
 // labels names sessions as "<agent> <short id>".
 func labels(cs []candidate) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Tool + " " + publish.ShortID(c.ID)
-	}
-	return out
+	return publish.Map(cs, func(c candidate) string { return c.Tool + " " + publish.ShortID(c.ID) })
 }
 
 // picked is the session a manual command works on, as the service takes it.
@@ -259,12 +255,9 @@ func pickNewest(e *Env, sel selection, project string, cs []candidate, stores bo
 		return picked{}, exitf(ExitNotFound, "no sessions found for %s; run `carryover list --all` to see other projects' sessions, or pass --project, --session or --transcript", project)
 	}
 	why := fmt.Sprintf("the most recently active of %d session(s) for %s (last active %s)", len(cs), project, ago(e.Now(), cs[0].LastActive))
-	agents := map[string]bool{}
-	for _, x := range cs {
-		agents[x.Tool] = true
-	}
-	if sel.source == "" && len(agents) > 1 {
-		why += fmt.Sprintf(", across %d agents", len(agents))
+	tools := slices.Sorted(slices.Values(publish.Map(cs, func(c candidate) string { return c.Tool })))
+	if n := len(slices.Compact(tools)); sel.source == "" && n > 1 {
+		why += fmt.Sprintf(", across %d agents", n)
 	}
 	return yoursPicked(cs[0], project, why), nil
 }

@@ -341,7 +341,7 @@ func frame(s Session, mode string) (head, foot string) {
 // endedClause says how the session ended where its rows show it (", which ended at a context compaction"), else
 // nothing: a guess ("likely a limit") sends the next agent after a cause that was never there.
 func endedClause(e string) string {
-	if !knownEnding(e) {
+	if !slices.Contains(slices.Collect(maps.Values(publish.Endings)), e) {
 		return ""
 	}
 	return ", which ended " + e
@@ -481,17 +481,12 @@ func overviewLayer(s Session) *layer {
 	ov := &layer{p: 5, name: "overview", title: "## Session Overview"}
 	ov.items = append(ov.items, overviewLines(s))
 	ov.addIf(s.Conversation.Summary != "", "**Summary:** "+s.Conversation.Summary)
-	var asked []string
-	for _, m := range s.Conversation.Messages {
-		if m.Role == "user" {
-			asked = append(asked, m.Content)
-		}
-	}
+	asked := slices.DeleteFunc(slices.Clone(s.Conversation.Messages), func(m Message) bool { return m.Role != "user" })
 	if len(asked) > 0 {
-		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(asked[0]), 300))
+		ov.items = append(ov.items, "**Initial request:** "+redact.Clip(oneLine(asked[0].Content), 300))
 	}
 	if len(asked) > 1 {
-		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(asked[len(asked)-1]), 300))
+		ov.items = append(ov.items, "**Most recent request:** "+redact.Clip(oneLine(asked[len(asked)-1].Content), 300))
 	}
 	return ov
 }
@@ -517,16 +512,17 @@ func overviewLines(s Session) string {
 func conversationLayers(s Session) (recent, older *layer) {
 	msgs := s.Conversation.Messages
 	split := max(0, len(msgs)-RecentMessages)
-	older = &layer{p: 7, name: "older", title: "## Earlier Conversation", reversed: true}
-	for i := split - 1; i >= 0; i-- {
-		older.items = append(older.items, renderMessage(msgs[i], MaxOlderChars))
-	}
-	recent = &layer{p: 6, name: "recent", reversed: true,
+	older = &layer{p: 7, name: "older", title: "## Earlier Conversation", reversed: true, items: newestFirst(msgs[:split], MaxOlderChars)}
+	recent = &layer{p: 6, name: "recent", reversed: true, items: newestFirst(msgs[split:], MaxRecentChars),
 		title: fmt.Sprintf("## Recent Conversation (last %d of %d messages)", len(msgs)-split, s.Conversation.MessageCount)}
-	for i := len(msgs) - 1; i >= split; i-- {
-		recent.items = append(recent.items, renderMessage(msgs[i], MaxRecentChars))
-	}
 	return recent, older
+}
+
+// newestFirst is msgs rendered (each clipped to n bytes), newest first: the order a layer drops items from.
+func newestFirst(msgs []Message, n int) []string {
+	items := publish.Map(msgs, func(m Message) string { return renderMessage(m, n) })
+	slices.Reverse(items)
+	return items
 }
 
 func renderMessage(m Message, n int) string {
@@ -537,14 +533,10 @@ func renderMessage(m Message, n int) string {
 	return "**" + role + ":**\n" + defuseHeadings(redact.Clip(strings.TrimSpace(m.Content), n))
 }
 
+// toolNames are the tools the messages name, sorted, each once.
 func toolNames(msgs []Message) []string {
-	seen := map[string]bool{}
-	for _, m := range msgs {
-		if m.ToolName != "" {
-			seen[m.ToolName] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+	names := slices.Sorted(slices.Values(publish.Map(msgs, func(m Message) string { return m.ToolName })))
+	return slices.DeleteFunc(slices.Compact(names), func(n string) bool { return n == "" })
 }
 
 func bullets(items []string) []string {

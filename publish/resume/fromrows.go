@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,10 +76,6 @@ func FromRows(rows []ledger.Row, h distill.Handoff, src Sources) Session {
 	}
 	s.Normalize()
 	return s
-}
-
-func knownEnding(e string) bool {
-	return slices.Contains(slices.Collect(maps.Values(publish.Endings)), e)
 }
 
 func fileChange(f distill.File, diff string) FileChange {

@@ -206,17 +206,12 @@ func (s Session) Validate() error {
 		check{"source", s.Source == "", "required"},
 		check{"task.description", strings.TrimSpace(s.Task.Description) == "" && len(s.Conversation.Messages) == 0, "required when conversation.messages is empty"})
 	for i, m := range s.Conversation.Messages {
-		if !slices.Contains(roles, m.Role) {
-			fe = append(fe, FieldError{fmt.Sprintf("conversation.messages[%d].role", i), notOneOf(m.Role, roles)})
-		}
+		fe = append(fe, failing(check{fmt.Sprintf("conversation.messages[%d].role", i), !slices.Contains(roles, m.Role), notOneOf(m.Role, roles)})...)
 	}
 	for i, f := range s.FilesChanged {
-		if !slices.Contains(changeTypes, f.ChangeType) {
-			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].changeType", i), notOneOf(f.ChangeType, changeTypes)})
-		}
-		if f.Path == "" {
-			fe = append(fe, FieldError{fmt.Sprintf("filesChanged[%d].path", i), "required"})
-		}
+		fe = append(fe, failing(
+			check{fmt.Sprintf("filesChanged[%d].changeType", i), !slices.Contains(changeTypes, f.ChangeType), notOneOf(f.ChangeType, changeTypes)},
+			check{fmt.Sprintf("filesChanged[%d].path", i), f.Path == "", "required"})...)
 	}
 	return invalid("session.json", fe)
 }
@@ -542,14 +537,8 @@ func decisionMap(ds []string) map[string]string {
 // fileLists sorts the changed files by change.
 func fileLists(fs []FileChange) (out FileChanges) {
 	for _, f := range fs {
-		switch f.ChangeType {
-		case "created":
-			out.Created = append(out.Created, f.Path)
-		case "deleted":
-			out.Deleted = append(out.Deleted, f.Path)
-		default:
-			out.Modified = append(out.Modified, f.Path)
-		}
+		l := cmp.Or(map[string]*[]string{"created": &out.Created, "deleted": &out.Deleted}[f.ChangeType], &out.Modified)
+		*l = append(*l, f.Path)
 	}
 	return out
 }
@@ -565,9 +554,7 @@ func (h Handoff) Validate() error {
 		check{"goal", strings.TrimSpace(h.Goal) == "", "required"},
 		check{"now", strings.TrimSpace(h.Now) == "", "required"})
 	for i, d := range h.DoneThisSession {
-		if strings.TrimSpace(d.Task) == "" {
-			fe = append(fe, FieldError{fmt.Sprintf("done_this_session[%d].task", i), "required"})
-		}
+		fe = append(fe, failing(check{fmt.Sprintf("done_this_session[%d].task", i), strings.TrimSpace(d.Task) == "", "required"})...)
 	}
 	fe = append(fe, failing(
 		check{"tokens_used", h.TokensUsed < 0, "must not be negative"},
