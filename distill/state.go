@@ -4669,8 +4669,9 @@ func namesAny(low string, terms []string) bool {
 	})
 }
 
-// sameStem: a and b are one word in two forms — they share four letters or more and differ at most in the last two of
-// the shorter ("migrate" and "migration", "lösche" and "löschen", "borres" and "borrar").
+// sameStem: a and b are one word in two forms — they share four letters or more, and past them the shorter has one
+// letter at most ("migrate" and "migration", "lösche" and "löschen", "lint" and "linter") or both two at most
+// ("borres" and "borrar"): "commit" and "comment", "install" and "instance" are two words.
 func sameStem(a, b string) bool {
 	i := 0
 	for i < min(len(a), len(b)) && a[i] == b[i] {
@@ -4679,8 +4680,8 @@ func sameStem(a, b string) bool {
 	if i < 4 { // most pairs: no rune counting
 		return a == b
 	}
-	common := utf8.RuneCountInString(a[:i])
-	return a == b || common >= 4 && common >= min(utf8.RuneCountInString(a), utf8.RuneCountInString(b))-2
+	ra, rb := utf8.RuneCountInString(a[i:]), utf8.RuneCountInString(b[i:])
+	return utf8.RuneCountInString(a[:i]) >= 4 && (min(ra, rb) <= 1 || max(ra, rb) <= 2)
 }
 
 func (st *State) backgroundQuestions() []string {
