@@ -132,6 +132,9 @@ func TestGitHostileStore(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a // changed\n"), 0o644)
 			c.make(t, dir)
 			r := readAll(t, dir)
+			if strings.HasPrefix(c.name, "packed-refs-") && !strings.Contains(r.Problem(), "packed-refs") {
+				t.Errorf("Problem() = %q: an unreadable packed-refs should be named as why the head is unknown", r.Problem())
+			}
 			if c.name == "objects-symlink-outside" {
 				if log := r.Log(5, time.Now().Add(5*time.Second)); len(log) > 0 {
 					t.Errorf("read commits through objects/ -> another repository: %+v", log)

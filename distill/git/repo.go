@@ -85,7 +85,10 @@ func Open(root string) *Repo {
 		r.problem = filepath.Join(r.gitDir, "HEAD") + " names no valid ref; git facts omitted"
 		return r
 	default:
-		r.branch, r.head = strings.TrimPrefix(ref, "refs/heads/"), resolveRef(r.gitDir, ref)
+		r.branch = strings.TrimPrefix(ref, "refs/heads/")
+		if r.head, err = resolveRef(r.gitDir, ref); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.problem = fmt.Sprintf("%v; the head commit is unknown", err)
+		}
 	}
 	if d, err := safefile.OpenDir(r.gitDir); err == nil {
 		// Mapped, not read: a lookup touches ~200 of a 10,000-file index's 0.8 MB of pages.
@@ -234,21 +237,21 @@ func commonDir(gitDir string) string {
 	return filepath.Clean(d)
 }
 
-// resolveRef reads ref loose in gitDir, then in the common directory, then in packed-refs (zero when unresolved).
-func resolveRef(gitDir, ref string) plumbing.Hash {
+// resolveRef reads ref loose in gitDir, then in the common directory, then in packed-refs (zero when unresolved, err).
+func resolveRef(gitDir, ref string) (plumbing.Hash, error) {
 	common := commonDir(gitDir)
 	for _, d := range []string{gitDir, common} {
 		if b, err := readGitFile(d, ref, maxLine); err == nil {
-			return hashOf(strings.TrimSpace(string(b)))
+			return hashOf(strings.TrimSpace(string(b))), nil
 		}
 	}
-	data, _ := readGitFile(common, "packed-refs", maxPackedRefs)
+	data, err := readGitFile(common, "packed-refs", maxPackedRefs) // a FIFO, past the bound: the user is told why
 	for line := range strings.Lines(string(data)) {
 		if id, name, _ := strings.Cut(strings.TrimRight(line, "\r\n"), " "); name == ref {
-			return hashOf(id)
+			return hashOf(id), nil
 		}
 	}
-	return plumbing.ZeroHash
+	return plumbing.ZeroHash, err
 }
 
 // lookup finds the wanted paths' entries in the mapped index. Not go-git's index.Decoder, which decodes every entry
