@@ -324,6 +324,9 @@ func (claude) ParseLine(line []byte, off int64) ([]Row, error) {
 // claudeParseLine is ParseLine; a non-nil link gets the line's uuid and kind.
 func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 	if claudeSkipped(line[:min(len(line), 64)]) {
+		if link != nil && link.only {
+			return nil
+		}
 		return claudeScrub(claudeQueue(line, off)) // no uuid
 	}
 	// Attachments (skill listings, re-attached files: kilobytes each) matter
@@ -340,7 +343,12 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 		return nil
 	}
 	d := claudeDecoders.Get().(*claudejson.Decoder)
-	rows := claudeParse(d, line, off)
+	var rows []Row
+	if link == nil || !link.only {
+		rows = claudeParse(d, line, off)
+	} else {
+		d.Decode(line) // the link alone: claudeBefore reads up to 16 KB of lines on every tail
+	}
 	if l := &d.Line; link != nil {
 		link.uuid, link.sidechain = l.UUID.Of(d.Raw), l.IsSidechain
 		for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
@@ -398,10 +406,12 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 	return rows, nil
 }
 
-// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's or a tool result.
+// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's or a tool result. only,
+// set by the caller: the line's rows are not wanted.
 type claudeLink struct {
 	uuid                  []byte // in the line
 	sidechain, toolResult bool
+	only                  bool
 }
 
 // claudeParent is a line's parentUuid (empty: null or absent); Claude Code writes it first.
@@ -437,7 +447,7 @@ func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
 			break // the first line is cut
 		}
 		l := buf[i+1:]
-		var link claudeLink
+		link := claudeLink{only: true}
 		claudeParseLine(l, start+int64(i+1), &link)
 		if len(link.uuid) > 0 && !link.sidechain {
 			if len(want) > 0 && !bytes.Equal(want, link.uuid) {
