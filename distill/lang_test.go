@@ -18,65 +18,25 @@ import (
 //go:embed lang/*.txt
 var langFS embed.FS
 
-// parseLangs counts each list's phrases, then fills one backing array in file
-// order: no slice grows (BenchmarkPhrases: 322 allocations, 95 KB before; 135, 64 KB).
+// parseLangs reads every [list] of lang/*.txt, merged across languages in file order ("␣" is a space a phrase needs at
+// its edge, like contrast's ", not ").
 func parseLangs() map[string][]string {
+	out := map[string][]string{}
 	ents, _ := langFS.ReadDir("lang")
-	texts, size, total := make([]string, len(ents)), make(map[string]int, 48), 0
-	for i, e := range ents {
+	for _, e := range ents {
 		b, _ := langFS.ReadFile("lang/" + e.Name())
-		texts[i] = string(b)
-		list, n := "", 0
-		for l, t := langLine(texts[i]); l != ""; l, t = langLine(t) {
-			if h, ok := langHeading(l); ok {
-				size[list] += n
-				list, n = h, 0
-			} else {
-				n, total = n+1, total+1
+		list := ""
+		for _, l := range strings.Split(string(b), "\n") {
+			switch l = strings.TrimSpace(l); {
+			case l == "" || l[0] == '#':
+			case l[0] == '[' && l[len(l)-1] == ']':
+				list = l[1 : len(l)-1]
+			case list != "":
+				out[list] = append(out[list], strings.ReplaceAll(l, "␣", " "))
 			}
 		}
-		size[list] += n
 	}
-	all, out := make([]string, total), make(map[string][]string, len(size))
-	for list, n := range size {
-		out[list], all = all[:0:n], all[n:]
-	}
-	for _, t := range texts {
-		list, ps := "", out[""]
-		for l, t := langLine(t); l != ""; l, t = langLine(t) {
-			if h, ok := langHeading(l); ok {
-				out[list], list = ps, h
-				ps = out[list]
-			} else if list != "" {
-				if strings.IndexByte(l, "␣"[0]) >= 0 { // ReplaceAll's search cost more than the rest of the line
-					l = strings.ReplaceAll(l, "␣", " ") // a space the phrase needs at its edge (", not ")
-				}
-				ps = append(ps, l)
-			}
-		}
-		out[list] = ps
-	}
-	delete(out, "")
 	return out
-}
-
-// langLine is text's next line that is neither blank nor a # comment, trimmed.
-func langLine(text string) (l, rest string) {
-	for text != "" {
-		l, text, _ = strings.Cut(text, "\n")
-		// ASCII white space only: TestLangFiles keeps other spaces off the lines' ends (TrimSpace's rune path cost
-		// ja, zh and ru ~0.2M instructions a parse).
-		if l = strings.Trim(l, " \t\r\v\f"); l != "" && l[0] != '#' {
-			return l, text
-		}
-	}
-	return "", ""
-}
-
-func langHeading(l string) (list string, ok bool) {
-	list, open := strings.CutPrefix(l, "[")
-	list, closed := strings.CutSuffix(list, "]")
-	return list, open && closed
 }
 
 // TestLangGenerated: lang_gen.go is what parseLangs reads from lang/ (-update rewrites it).
@@ -122,15 +82,6 @@ func TestLangGenerated(t *testing.T) {
 	}
 }
 
-// BenchmarkPhrases is the cost of parsing every lang/ file (once per
-// process on the hook path).
-func BenchmarkPhrases(b *testing.B) {
-	b.ReportAllocs()
-	for range b.N {
-		_ = parseLangs()
-	}
-}
-
 // TestLangFiles: no line starts or ends in white space beyond ASCII, every phrase is lower case (the rules match lower-cased
 // text and parseLang does not lower-case), every list has a heading, and
 // no list is empty in every language.
@@ -149,7 +100,7 @@ func TestLangFiles(t *testing.T) {
 		}
 		list := ""
 		for i, l := range strings.Split(string(b), "\n") {
-			if strings.TrimSpace(l) != strings.Trim(l, " \t\r\v\f") { // parseLangs trims ASCII white space only
+			if strings.TrimSpace(l) != strings.Trim(l, " \t\r\v\f") { // a phrase edged by an invisible space
 				t.Errorf("%s:%d: white space beyond ASCII at the line's start or end", e.Name(), i+1)
 			}
 			l = strings.TrimSpace(l)
@@ -168,28 +119,5 @@ func TestLangFiles(t *testing.T) {
 		if len(phrases(name)) == 0 {
 			t.Errorf("list %s is empty", name)
 		}
-	}
-}
-
-// TestParseLangsUnchanged: parseLangs gives what the one-pass map parse it
-// replaced gave, list by list and in order.
-func TestParseLangsUnchanged(t *testing.T) {
-	want := map[string][]string{}
-	ents, _ := langFS.ReadDir("lang")
-	for _, e := range ents {
-		b, _ := langFS.ReadFile("lang/" + e.Name())
-		list := ""
-		for _, l := range strings.Split(string(b), "\n") {
-			switch l = strings.TrimSpace(l); {
-			case l == "" || l[0] == '#':
-			case l[0] == '[' && l[len(l)-1] == ']':
-				list = l[1 : len(l)-1]
-			case list != "":
-				want[list] = append(want[list], strings.ReplaceAll(l, "␣", " "))
-			}
-		}
-	}
-	if got := parseLangs(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("parseLangs differs from the map parse:\n got %q\nwant %q", got, want)
 	}
 }
