@@ -44,6 +44,13 @@ func RunCopilot(t testing.TB, o CopilotOpts) AgentOutput {
 	}
 	args := append([]string{"-p", prompt, "--allow-all-tools", "--disable-client-telemetry"}, o.Args...)
 	env := append(agentBaseEnv(o.Home),
+		// The npm binary is a Node SEA that unpacks its ~230 MB JS package
+		// into $XDG_CACHE_HOME/copilot/pkg on a first run: ~8 s and 230 MB
+		// in every fresh HOME (13 runs filled CI's disk). Its own
+		// COPILOT_PKG_CACHE_HOME moves only that package, so it is unpacked
+		// once per installed version, beside the install; hooks, config and
+		// session state stay in HOME (or COPILOT_HOME).
+		"COPILOT_PKG_CACHE_HOME="+filepath.Join(installDir(o.Bin), "copilot-pkg-cache"),
 		"COPILOT_OFFLINE=true",
 		"COPILOT_AUTO_UPDATE=false",
 		"COPILOT_PROVIDER_BASE_URL="+strings.TrimSuffix(o.BaseURL, "/")+"/v1",
