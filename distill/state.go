@@ -1746,6 +1746,8 @@ const (
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 	negationPost     phraseName = "negation_post" // a negation that follows the verb it turns down: "lösche nicht"
+	prohibitPre      phraseName = "prohibit"      // zh: a prohibition glued to the verb after it, "不要删除"
+	prohibitPost     phraseName = "prohibit_post" // ja: one glued to the verb before it, "削除しないで"
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
 	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
@@ -4584,6 +4586,9 @@ func prohibits(low string) bool { _, ok := prohibited(low); return ok }
 // "ne supprime pas") turns down the word after it; one that follows its verb (lang/ negation_post: "nicht", "pas") the part's last word when it
 // stands just before it ("die Datei nicht löschen"), else, second, the first ("lösche nicht die Datei").
 func prohibited(low string) (verb string, ok bool) {
+	if v, ok := cjkProhibited(low); ok {
+		return v, ok
+	}
 	if !hasPhrase(low, "negation") && !containsAny(low, prohibitWords) && !containsAny(low, []string{"n't", "n’t"}) {
 		return "", false // most sentences: nothing to split
 	}
@@ -4620,6 +4625,39 @@ func turnedDown(ws []string, j int, first bool) (string, bool) {
 	}
 	return ws[0], post && j == 1
 }
+
+// cjkProhibited: a prohibition in a script without spaces, its marker glued to the verb it turns down — after it (lang/
+// prohibit, Chinese: "不要删除旧脚本" → 删除, most verbs being two characters) or before it (lang/ prohibit_post,
+// Japanese: "古いファイルは削除しないで" → 削除, "消さないで" → 消: the kanji or katakana before the marker and its
+// kana ending); a marker standing alone turns down the term beside it ("不要 push", "pushしないでください").
+func cjkProhibited(low string) (verb string, ok bool) {
+	prev := ""
+	anyTerm(low, func(t string) bool {
+		if ok { // a lone lang/ prohibit marker: its verb is this term
+			verb = t
+			return true
+		}
+		for _, m := range prohibitPre.list() {
+			if _, after, found := strings.Cut(t, m); found {
+				verb, ok = string([]rune(after)[:min(2, utf8.RuneCountInString(after))]), true
+				return after != ""
+			}
+		}
+		if i := slices.IndexFunc(prohibitPost.list(), func(m string) bool { return strings.Contains(t, m) }); i >= 0 {
+			stem := strings.TrimRightFunc(t[:strings.Index(t, prohibitPost.list()[i])], hiragana)
+			if j := strings.LastIndexFunc(stem, hiragana); j >= 0 {
+				stem = stem[j+3:] // a hiragana rune is 3 bytes in UTF-8
+			}
+			verb, ok = cmp.Or(stem, prev), true
+			return true
+		}
+		prev = t
+		return false
+	})
+	return verb, ok && verb != ""
+}
+
+func hiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
 
 func firstWord(s string) string {
 	w, _, _ := strings.Cut(strings.TrimSpace(s), " ")
@@ -4664,7 +4702,7 @@ func targetWords(key, errLine string) []string {
 
 // namesAny: a word of low is one of terms or shares its stem ("migration" names migrate, "tests" test, "linter" lint).
 func namesAny(low string, terms []string) bool {
-	return anyTerm(low, func(w string) bool {
+	return slices.ContainsFunc(terms, func(t string) bool { return cjkString(t) && strings.Contains(low, t) }) || anyTerm(low, func(w string) bool {
 		return slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
 	})
 }
@@ -4894,7 +4932,7 @@ func (st *State) toldNot(n string) string {
 // prohibitedVerb is the word a prohibiting clause turns down ("don't push", "never deploy"), of 4+ letters: "run" or
 // "add" alone names no step; "" for none.
 func prohibitedVerb(s string) string {
-	if v, ok := prohibited(stripLeadingAcks(s)); ok && utf8.RuneCountInString(v) >= 4 {
+	if v, ok := prohibited(stripLeadingAcks(s)); ok && utf8.RuneCountInString(v) >= 4-2*btoi(cjkString(v)) {
 		return v
 	}
 	return ""
