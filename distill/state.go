@@ -994,6 +994,10 @@ func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 	}
 	if r.Command != "" {
 		for _, f := range shellFiles(r.Command) {
+			if f.reverted { // the file is back as it was: the session's edits of it are undone
+				st.Edits = slices.DeleteFunc(st.Edits, func(e Edit) bool { return e.Path == f.path || strings.HasSuffix(e.Path, "/"+f.path) })
+				continue
+			}
 			st.addEdit(Edit{Path: f.path, Call: key, At: at, Seq: st.Seq, Created: f.created, Deleted: f.deleted, Ref: refOf(r)})
 		}
 		if isTestCmd(r.Command) {
@@ -2101,7 +2105,8 @@ func (st *State) sequenceNewTask(p, low string) bool {
 // pronoun further in ("a command that writes …").
 func (st *State) nextAfterDone(p, low string) bool {
 	if promptSize(p) < 4 || !st.workDone(false) || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
-		len(turnQuestions(st.TurnTexts)) > 0 { // an answer ("no, not yet — wait for the backup") is no new task
+		len(turnQuestions(st.TurnTexts)) > 0 || startsWithAny(low, declineStarts.list()) { // an answer ("no, not yet — wait for the
+		// backup") is no new task, nor a reply turning down the work reported ("no, take the cache out: prices change")
 		return false
 	}
 	return !pointsBack(low)
@@ -3941,23 +3946,26 @@ func (st *State) editedAfter(f *Failure) bool {
 }
 
 type shellFile struct {
-	path    string
-	created bool
-	deleted bool
+	path                       string
+	created, deleted, reverted bool
 }
 
 var (
 	// shellCues: what a command line that writes files contains.
-	shellCues = []string{">", "mv ", "rm ", "cp ", "touch ", " -i", "tee ", "-o"}
+	shellCues = []string{">", "mv ", "rm ", "cp ", "touch ", " -i", "tee ", "-o", "checkout ", "restore "}
 	// programWrites: what a program's words (flags) and plain args write.
 	programWrites = map[string]func(o *shellWrites, words, args []string){
-		"git": func(o *shellWrites, _, args []string) {
+		"git": func(o *shellWrites, words, args []string) {
 			switch {
 			case len(args) >= 3 && args[0] == "mv":
 				o.add(args[1], false, true)
 				o.add(args[2], true, false)
 			case len(args) >= 2 && args[0] == "rm":
 				o.addAll(args[1:], false, true)
+			case len(args) >= 2 && (reverts(words) || args[0] == "restore" && !slices.ContainsFunc(words, restoreElsewhere)):
+				for _, p := range args[1+btoi(words[1] == "HEAD"):] {
+					*o = append(*o, shellFile{path: p, reverted: true})
+				}
 			}
 		},
 		"mv": func(o *shellWrites, _, args []string) {
@@ -3979,6 +3987,19 @@ var (
 		"perl":   inPlaceEdit,
 	}
 )
+
+// reverts: git's words check files out of HEAD, undoing the session's edits ("checkout -- a.py", "checkout HEAD -- a.py");
+// another ref writes an older version, and no "--" may be a branch switch.
+func reverts(words []string) bool {
+	i := slices.Index(words, "--")
+	return words[0] == "checkout" && (i == 1 || i == 2 && words[1] == "HEAD")
+}
+
+// restoreElsewhere: a `git restore` option that leaves the work tree's file as it was (--staged) or writes another
+// version of it (--source).
+func restoreElsewhere(w string) bool {
+	return slices.ContainsFunc([]string{"--staged", "-S", "--source", "-s"}, func(o string) bool { return strings.HasPrefix(w, o) })
+}
 
 func shellFiles(cmd string) []shellFile {
 	if !containsAny(cmd, shellCues) {
