@@ -5142,23 +5142,20 @@ const quoteOpeners = `"«“„「`
 
 var quoteCloser = map[rune]rune{'"': '"', '«': '»', '“': '”', '„': '“', '「': '」'}
 
-// negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
-// and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says
-// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it,
-// and so does one whose clause closes before the step ("No problem, I'll add…", "No — I'll run it"): the lists
-// hold every language's words, so Spanish "no" is also English "No".
+// negatedStep: a negation (lang/ negation) among the first four words of the clause stating the step — the first holding
+// an intent or next marker, else the first —, where its subject, auxiliary and negation stand ("I will not…", "Ich werde
+// sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says what the agent will not do, no next step. A
+// negation later in the clause ("…so that it does not fail") keeps it, and so does one in a clause of its own before
+// the step ("No problem, I'll add…", "There is no test yet — next I'll add one"): the lists hold every language's
+// words, so Spanish "no" is also English "No".
 func negatedStep(s string) bool {
-	words, neg := strings.Fields(s), false
-	for _, w := range words[:min(4, len(words))] {
-		core := strings.TrimRight(w, clauseEnds)
-		if _, post := negationAt(strings.TrimLeft(core, clauseEnds)); post {
-			neg = true
-		}
-		if core != w || core == "" {
-			neg = false // its clause closes here
-		}
-	}
-	return neg
+	cls := strings.FieldsFunc(s, func(r rune) bool { return r != '-' && strings.ContainsRune(clauseEnds, r) })
+	i := max(0, slices.IndexFunc(cls, func(c string) bool {
+		low := " " + strings.ToLower(c) + " "
+		return containsAny(low, intentMarkers.list()) || containsAny(low, nextMarkers.list())
+	}))
+	words := strings.Fields(strings.Join(cls[i:min(i+1, len(cls))], ""))
+	return slices.ContainsFunc(words[:min(4, len(words))], func(w string) bool { _, post := negationAt(w); return post })
 }
 
 const clauseEnds = ",.;:!?—–-、。，！？" // what closes a clause, CJK marks too
