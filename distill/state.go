@@ -2576,8 +2576,8 @@ func (st *State) editedThisTurn() bool {
 // addAnswer records a statement answering the assistant's open question
 // (rule 3); an acknowledgement answers "yes", a long reply is a request.
 func (st *State) addAnswer(q, answer string) {
-	if q == "" || isQuestion(answer) || boilerplate(q) {
-		return
+	if q == "" || isQuestion(answer) && !startsWithAny(strings.ToLower(answer), declineStarts.list()) || boilerplate(q) {
+		return // a question back answers nothing, unless it opens turning the offer down ("not now. Can you add …?")
 	}
 	a := oneLine(answer)
 	if !substantive(answer) {
@@ -4925,6 +4925,12 @@ func (st *State) askIfRefused(n string) string {
 	for _, r := range slices.Backward(st.Refused) {
 		if len(r.Refs) > 0 && !refBefore(r.Refs[0], st.requestRef()) && sharedLinks(n, strings.ReplaceAll(refusedWhat(r.Text), "/", " ")) >= 2 {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
+		}
+	}
+	for _, d := range st.Decided { // an offer the latest request turned down while asking for other work (keptDecline)
+		q, a, _ := strings.Cut(d, " → ")
+		if startsWithAny(strings.ToLower(a), declineStarts.list()) && strings.HasPrefix(oneLine(st.Latest), strings.TrimSuffix(a, "…")) && sharedLinks(n, q) >= 2 {
+			return n + " — the user said: " + clip(a, 80) + ": ask first"
 		}
 	}
 	if t := st.toldNot(n); t != "" {
