@@ -5011,9 +5011,7 @@ var nextRules = []struct {
 		return "", false
 	}},
 	{"forward-looking sentence", (*State).nextForward},
-	{"plan", func(_ *State, in *nextIn) (string, bool) { // an earlier agent's, the last stating no step of its own
-		return in.remaining, !in.h.Completed && in.remaining != ""
-	}},
+	{"plan", (*State).nextEarlierPlan},
 	{"completion", (*State).nextCompletion},
 	{"refusal", func(st *State, _ *nextIn) (string, bool) {
 		if len(st.Refused) == 0 {
@@ -5085,6 +5083,28 @@ func (st *State) nextOwnPlan(in *nextIn) (string, bool) {
 		return "", false
 	}
 	return in.remaining, in.remaining != ""
+}
+
+// nextEarlierPlan: an earlier agent's plan, the last agent stating no step of its own — its first open item that no
+// later session's edit names by a word no other item has ("Migrate shipping client …" and shipping/client.go, not
+// "Migrate notifications client …"), even when the later agent reported its own part done; the plan is the task's.
+func (st *State) nextEarlierPlan(*nextIn) (string, bool) {
+	for i, p := range st.Plan {
+		own := linkWords(p.Text)
+		for j, q := range st.Plan {
+			for w := range linkWords(q.Text) {
+				if j != i {
+					delete(own, w)
+				}
+			}
+		}
+		if !p.Done && !slices.ContainsFunc(st.Edits, func(e Edit) bool {
+			return e.Ref.Session != st.PlanSession && shared(own, linkWords(strings.NewReplacer("/", " ", ".", " ", "_", " ").Replace(e.Path))) > 0
+		}) {
+			return p.Text, true
+		}
+	}
+	return "", false
 }
 
 func (st *State) nextLabelled(*nextIn) (string, bool) {
