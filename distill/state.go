@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -400,12 +401,7 @@ func Dedupe(in []string) []string {
 	return out
 }
 
-func last[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
+func last[T any](s []T, n int) []T { return s[max(0, len(s)-n):] }
 
 // Phrase tables are data: lang/<language>.txt, [list] headings over one lower-case phrase a line (TestLangFiles
 // checks the case); a rule reads a list merged across languages, so a language is one file. TestLangGenerated
@@ -530,9 +526,7 @@ func (h Handoff) Quality() Quality {
 	}
 	q := Quality{Of: len(QualityFields)}
 	for _, f := range QualityFields {
-		if have[f] {
-			q.Filled++
-		} else {
+		if q.Filled += btoi(have[f]); !have[f] {
 			q.Missing = append(q.Missing, f)
 		}
 	}
@@ -1084,24 +1078,14 @@ func (st *State) takeFailure(k string) Failure {
 		return Failure{}
 	}
 	f := st.Failures[i]
-	st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
-	st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
+	st.Failures, st.FailureKeys = slices.Delete(st.Failures, i, i+1), slices.Delete(st.FailureKeys, i, i+1)
 	return f
 }
 
 func (st *State) forgetFailedCalls() {
-	live := map[string]bool{}
-	for _, e := range st.Edits {
-		live[e.Call] = true
-	}
-	for _, d := range st.Done {
-		live[d.Call] = true
-	}
-	for k := range st.FailedCalls {
-		if !live[k] {
-			delete(st.FailedCalls, k)
-		}
-	}
+	maps.DeleteFunc(st.FailedCalls, func(k string, _ bool) bool { // rare (past maxCalls) and small: no index
+		return !slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Call == k }) && !slices.ContainsFunc(st.Done, func(d Done) bool { return d.Call == k })
+	})
 }
 
 // failure is the index of target k's failure, -1 for none; a target has one (addErrorRow takes the old one out).
@@ -1123,10 +1107,7 @@ func (st *State) addProse(text, low string, toolTurn, user bool) {
 // saying "interrupted" further down is not one.
 func stopKind(text string) string {
 	head := strings.ToLower(strings.TrimSpace(text))
-	if len(head) > 240 {
-		head = head[:240]
-	}
-	head = strings.Trim(head, "[]<> ")
+	head = strings.Trim(head[:min(240, len(head))], "[]<> ")
 	switch {
 	case head == "cancelled" || head == "canceled": // Cursor's stored status: stopped or rejected
 		return "interrupt"
@@ -1212,8 +1193,7 @@ func (st *State) addSource(key string, r Ref) {
 // setSource is addSource for a fact a newer row replaces outright (the plan, a set-aside goal).
 func (st *State) setSource(key string, r Ref) {
 	if i := st.source(key); i >= 0 {
-		st.Sources[i].Refs = []Ref{r}
-		return
+		st.Sources[i].Refs = nil // addSource starts it again at r
 	}
 	st.addSource(key, r)
 }
@@ -1793,15 +1773,9 @@ func promptSize(p string) int {
 	for _, w := range promptWords(p) {
 		c := 0
 		for _, r := range w {
-			if cjk(r) {
-				c++
-			}
+			c += btoi(cjk(r))
 		}
-		if c == 0 {
-			n++
-		} else {
-			n += max(1, (c+1)/2) + btoi(c < utf8.RuneCountInString(w))
-		}
+		n += max(1, (c+1)/2+btoi(c > 0 && c < utf8.RuneCountInString(w))) // a word, or its CJK pairs and its other letters
 	}
 	return n
 }
@@ -1845,19 +1819,11 @@ func overlaps(a, b string) bool { return sharedLinks(a, b) > 0 }
 // linkWords are content words cut to five letters, without URLs, paths and file names (two requests citing https
 // links or one src/ folder are not on one subject) nor lang/ stop words ("please", "could", "this").
 func linkWords(s string) map[string]bool {
-	var kept []string
-	for _, f := range strings.Fields(s) {
-		if strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\") {
-			continue
-		}
-		kept = append(kept, f)
-	}
+	kept := slices.DeleteFunc(strings.Fields(s), func(f string) bool {
+		return strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\")
+	})
 	out := contentWordsCut(strings.Join(kept, " "), 5)
-	for w := range out {
-		if strings.ContainsAny(w, "/.") {
-			delete(out, w)
-		}
-	}
+	maps.DeleteFunc(out, func(w string, _ bool) bool { return strings.ContainsAny(w, "/.") })
 	for _, p := range phrases("stop") {
 		r := []rune(p)
 		delete(out, string(r[:min(5, len(r))]))
@@ -2524,11 +2490,7 @@ func supersedes(s, earlier string, explicit bool) bool {
 
 func subjectWords(s string) map[string]bool {
 	w := contentWords(s)
-	for k := range w {
-		if notSubject.has(k) {
-			delete(w, k)
-		}
-	}
+	maps.DeleteFunc(w, func(k string, _ bool) bool { return notSubject.has(k) })
 	return w
 }
 
@@ -3962,7 +3924,7 @@ var (
 				o.add(args[2], true, false)
 			case len(args) >= 2 && args[0] == "rm":
 				o.addAll(args[1:], false, true)
-			case len(args) >= 2 && (reverts(words) || args[0] == "restore" && !slices.ContainsFunc(words, restoreElsewhere)):
+			case len(args) >= 2 && reverts(args[0], words):
 				for _, p := range args[1+btoi(words[1] == "HEAD"):] {
 					*o = append(*o, shellFile{path: p, reverted: true})
 				}
@@ -3988,17 +3950,16 @@ var (
 	}
 )
 
-// reverts: git's words check files out of HEAD, undoing the session's edits ("checkout -- a.py", "checkout HEAD -- a.py");
-// another ref writes an older version, and no "--" may be a branch switch.
-func reverts(words []string) bool {
+// reverts: git's words put files back as HEAD has them, undoing the session's edits: "checkout [HEAD] -- f", "restore f".
+func reverts(verb string, words []string) bool {
 	i := slices.Index(words, "--")
-	return words[0] == "checkout" && (i == 1 || i == 2 && words[1] == "HEAD")
+	return verb == "checkout" && (i == 1 || i == 2 && words[1] == "HEAD") || verb == "restore" && !slices.ContainsFunc(words, otherVersion)
 }
 
-// restoreElsewhere: a `git restore` option that leaves the work tree's file as it was (--staged) or writes another
-// version of it (--source).
-func restoreElsewhere(w string) bool {
-	return slices.ContainsFunc([]string{"--staged", "-S", "--source", "-s"}, func(o string) bool { return strings.HasPrefix(w, o) })
+// otherVersion: a `git restore` option that keeps the work tree's file (--staged, -S) or writes an older version of it
+// (--source, -s).
+func otherVersion(w string) bool {
+	return w[0] == '-' && strings.HasPrefix(strings.ToLower(strings.TrimLeft(w, "-")), "s")
 }
 
 func shellFiles(cmd string) []shellFile {
@@ -4326,7 +4287,6 @@ func planItem(e any) PlanItem {
 
 var (
 	doneStatus       = map[string]bool{"completed": true, "done": true, "complete": true, "cancelled": true}
-	planFieldRE      = lazyRE{expr: `"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`}
 	questionPrefixRE = lazyRE{expr: `^(\d+[.)]\s*|[-*•]\s*)`}
 	// todoLineRE: TODO/FIXME/XXX/HACK as a whole upper-case word at a line's
 	// start or after a comment marker, then ":", "(", "-" or a lower-case
@@ -4334,34 +4294,18 @@ var (
 	todoLineRE = lazyRE{expr: `^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`}
 )
 
-// planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB
-// of a call's input): each complete object's text and status, in order.
+// planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB of a call's input): the text closed after
+// its last complete item ("}" then "]}" or "]": a brace inside an item's words fails as JSON, so the one before is
+// tried).
 func planItemsClipped(text string) ([]PlanItem, bool) {
-	var out []PlanItem
-	for _, obj := range strings.Split(text, "{")[1:] {
-		if !strings.Contains(obj, "}") {
-			break // the clipped last object
-		}
-		var it PlanItem
-		for _, m := range planFieldRE.get().FindAllStringSubmatch(obj, -1) {
-			var v string
-			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) != nil {
-				continue
+	for end := strings.LastIndex(text, "}"); end > 0; end = strings.LastIndex(text[:end], "}") {
+		for _, closer := range []string{"]}", "]"} {
+			if json.Valid([]byte(text[:end+1] + closer)) {
+				return parsePlan(text[:end+1] + closer)
 			}
-			if m[1] == "status" {
-				it.Done = doneStatus[strings.ToLower(v)]
-			} else if it.Text == "" {
-				it.Text = clip(oneLine(v), 200)
-			}
-		}
-		if it.Text != "" {
-			out = append(out, it)
-		}
-		if len(out) == maxPlan {
-			break
 		}
 	}
-	return out, len(out) > 0
+	return nil, false
 }
 
 func todoLines(text string) []string {
@@ -4426,11 +4370,8 @@ func prose(s string) bool {
 	}
 	letters, other := 0, 0
 	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsSpace(r) {
-			letters++
-		} else {
-			other++
-		}
+		l := unicode.IsLetter(r) || unicode.IsSpace(r)
+		letters, other = letters+btoi(l), other+btoi(!l)
 	}
 	return letters >= 2*other && promptSize(s) >= 3
 }
@@ -4649,7 +4590,7 @@ func turnedDown(ws []string, j int, first bool) (string, bool) {
 
 // cjkProhibited: a prohibition in a script without spaces, its marker glued to the verb it turns down — after it (lang/
 // prohibit, Chinese: "不要删除旧脚本" → 删除, most verbs being two characters) or before it (lang/ prohibit_post,
-// Japanese: "古いファイルは削除しないで" → 削除, "消さないで" → 消: the kanji or katakana before the marker and its
+// Japanese: "古いファイルは削除しないで" → 削除, "消さないで" → 消: the kanji or katakana before the marker, past its
 // kana ending); a marker standing alone turns down the term beside it ("不要 push", "pushしないでください").
 func cjkProhibited(low string) (verb string, ok bool) {
 	prev := ""
@@ -4664,21 +4605,17 @@ func cjkProhibited(low string) (verb string, ok bool) {
 				return after != ""
 			}
 		}
-		if i := slices.IndexFunc(prohibitPost.list(), func(m string) bool { return strings.Contains(t, m) }); i >= 0 {
-			stem := strings.TrimRightFunc(t[:strings.Index(t, prohibitPost.list()[i])], hiragana)
-			if j := strings.LastIndexFunc(stem, hiragana); j >= 0 {
-				stem = stem[j+3:] // a hiragana rune is 3 bytes in UTF-8
+		for _, m := range prohibitPost.list() {
+			if before, _, found := strings.Cut(t, m); found {
+				verb, ok = cmp.Or(strings.Join(last(strings.FieldsFunc(before, func(r rune) bool { return unicode.Is(unicode.Hiragana, r) }), 1), ""), prev), true
+				return true
 			}
-			verb, ok = cmp.Or(stem, prev), true
-			return true
 		}
 		prev = t
 		return false
 	})
 	return verb, ok && verb != ""
 }
-
-func hiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
 
 func firstWord(s string) string {
 	w, _, _ := strings.Cut(strings.TrimSpace(s), " ")
@@ -4927,16 +4864,23 @@ func (st *State) askIfRefused(n string) string {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
-	for _, d := range st.Decided { // an offer the latest request turned down while asking for other work (keptDecline)
-		q, a, _ := strings.Cut(d, " → ")
-		if startsWithAny(strings.ToLower(a), declineStarts.list()) && strings.HasPrefix(oneLine(st.Latest), strings.TrimSuffix(a, "…")) && sharedLinks(n, q) >= 2 {
-			return n + " — the user said: " + clip(a, 80) + ": ask first"
-		}
-	}
-	if t := st.toldNot(n); t != "" {
+	if t := cmp.Or(st.declinedOffer(n), st.toldNot(n)); t != "" {
 		return n + " — the user said: " + clip(oneLine(t), 100) + ": ask first"
 	}
 	return n
+}
+
+// declinedOffer is the latest request's answer turning down an offer that next action n names while it asked for
+// other work ("let's hold off on the CI config for now, … Can you add …?", kept as a decision by keptDecline); "" for
+// none.
+func (st *State) declinedOffer(n string) string {
+	for _, d := range st.Decided {
+		q, a, _ := strings.Cut(d, " → ")
+		if startsWithAny(strings.ToLower(a), declineStarts.list()) && strings.HasPrefix(oneLine(st.Latest), strings.TrimSuffix(a, "…")) && sharedLinks(n, q) >= 2 {
+			return clip(a, 80)
+		}
+	}
+	return ""
 }
 
 // toldNot is the user's clause prohibiting the verb that next action n names ("don't push
@@ -4981,8 +4925,8 @@ func sharedLinks(a, b string) int { return shared(linkWords(a), linkWords(b)) }
 
 // shared counts the words of a also in b.
 func shared(a, b map[string]bool) (n int) {
-	for w := range a {
-		n += btoi(b[w])
+	for w, in := range a {
+		n += btoi(in && b[w])
 	}
 	return n
 }
@@ -5079,10 +5023,7 @@ func (st *State) nextInterruption(in *nextIn) (string, bool) {
 // spoke last: its stated step comes first (a Claude → Codex → Gemini chain
 // hands over Gemini's last step, not Claude's plan).
 func (st *State) nextOwnPlan(in *nextIn) (string, bool) {
-	if st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession {
-		return "", false
-	}
-	return in.remaining, in.remaining != ""
+	return in.remaining, in.remaining != "" && (st.LastTextRef.Session == 0 || st.PlanSession == 0 || st.LastTextRef.Session == st.PlanSession)
 }
 
 // nextEarlierPlan: an earlier agent's plan, the last agent stating no step of its own — its first open item that no
@@ -5093,9 +5034,7 @@ func (st *State) nextEarlierPlan(*nextIn) (string, bool) {
 		own := linkWords(p.Text)
 		for j, q := range st.Plan {
 			for w := range linkWords(q.Text) {
-				if j != i {
-					delete(own, w)
-				}
+				own[w] = own[w] && i == j
 			}
 		}
 		if !p.Done && !slices.ContainsFunc(st.Edits, func(e Edit) bool {
