@@ -2071,8 +2071,9 @@ func (st *State) sequenceNewTask(p, low string) bool {
 // pronoun further in ("a command that writes …").
 func (st *State) nextAfterDone(p, low string) bool {
 	if promptSize(p) < 4 || !st.workDone(false) || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
-		len(turnQuestions(st.TurnTexts)) > 0 || startsWithAny(low, declineStarts.list()) { // an answer ("no, not yet — wait for the
-		// backup") is no new task, nor a reply turning down the work reported ("no, take the cache out: prices change")
+		len(turnQuestions(st.TurnTexts)) > 0 || startsWithAny(low, declineStarts.list()) && overlaps(st.LastText, p) { // an answer
+		// ("no, not yet — wait for the backup") is no new task, nor a decline naming the work reported ("no, take the cache
+		// out" after "I added a cache"; "No worries, thanks! Next add …" is a thank-you)
 		return false
 	}
 	return !pointsBack(low)
