@@ -29,7 +29,7 @@ var claudeAgent = &Agent{
 	Adapter:  Claude,
 	Lister:   claudeLister{},
 	Envelope: EnvelopeHookSpecific,
-	Format: Format{Newest: "2.1.332", Shapes: []string{
+	Format: Format{Newest: "2.1.332", Version: JSONVersion, Shapes: []string{
 		"Claude Code 1.0.x JSONL (no promptSource; inline isSidechain subagents; top-level agent-*.jsonl)",
 		"Claude Code 2.0.x JSONL (compact_boundary, isCompactSummary, <system-reminder> in results)",
 		"Claude Code 2.1.x JSONL (promptSource, attachments, <session>/subagents/agent-*.jsonl)",

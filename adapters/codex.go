@@ -31,7 +31,7 @@ var codexAgent = &Agent{
 	Adapter:  Codex,
 	Lister:   codexLister{},
 	Envelope: EnvelopeHookSpecific,
-	Format: Format{Newest: "0.171.0", Shapes: []string{
+	Format: Format{Newest: "0.171.0", Version: `"cli_version"\s*:\s*"(\d+\.\d+\.\d+)`, Shapes: []string{
 		"Codex CLI 0.1x–0.2x rollout (bare {id,timestamp,instructions} header, bare response items, record_type state)",
 		"Codex CLI 0.4x rollout JSONL (session_meta, response_item messages and function calls)",
 		"Codex CLI 0.7x rollout (event_msg user_message / patch_apply_end / turn_aborted, compacted)",
