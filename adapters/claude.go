@@ -76,7 +76,12 @@ var claudeAgent = &Agent{
 		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
 		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref",
 		// 2.1.332: request bookkeeping (the request as sent repeats the prompt; read as nothing)
-		"api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used", "cost-state"),
+		"api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used", "cost-state",
+		// 2.1.332's loader table of line types besides the conversation's (none carries the user's work)
+		"file-history-delta", "continued-in", "resume-head-vouch", "data-flow-records", "data-flow-incomplete",
+		"derived-from", "api-request-resumed", "frame-link", "ended-by-model", "artifact-comment-monitor",
+		"artifact-autoreact-ledger", "history-suppression", "session-owner", "dev-mods", "memory-mode", "observer-ref",
+		"host-row", "repl-mode", "hybrid-organization"),
 	PluginEnabled: claudePluginEnabled,
 	ProjectEnv:    "CLAUDE_PROJECT_DIR",
 }
@@ -350,11 +355,8 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 	} else {
 		d.Decode(line) // the link alone: claudeBefore reads up to 16 KB of lines on every tail
 	}
-	if l := &d.Line; link != nil {
-		link.uuid, link.sidechain = l.UUID.Of(d.Raw), l.IsSidechain
-		for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
-			link.toolResult = link.toolResult || rawEqual(b.Type.Of(d.Raw), "tool_result")
-		}
+	if link != nil {
+		link.fill(&d.Line, d.Raw, line)
 	}
 	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
@@ -429,13 +431,30 @@ type claudeLink struct {
 	only                  bool
 }
 
+// fill sets link from line, decoded as l. A prompt stored anew (2.1.332) is written under a fresh uuid with
+// sentAsUuid, the one it was sent as and its children's parentUuid: the chain goes on from that one (else a false
+// rewind back to the first copy). Only prompts are looked at (no tool result, meta line or compact summary): the
+// 16 KB a tail's check reads cost the same as before.
+func (link *claudeLink) fill(l *claudejson.Line, raw, line []byte) {
+	link.uuid, link.sidechain = l.UUID.Of(raw), l.IsSidechain
+	for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
+		link.toolResult = link.toolResult || rawEqual(b.Type.Of(raw), "tool_result")
+	}
+	if link.toolResult || l.IsMeta || l.IsCompactSummary || !rawEqual(l.Type.Of(raw), "user") {
+		return
+	}
+	if sent := claudeStringAt(line, claudeSentAsKey, bytes.Index); sent != nil {
+		link.uuid = sent
+	}
+}
+
 // claudeParent is a line's parentUuid (empty: null or absent); Claude Code writes it first.
 func claudeParent(line []byte) []byte {
 	return claudeStringAt(line[:min(len(line), 512)], claudeParentKey, bytes.Index)
 }
 
 var claudeParentKey, claudeUUIDKey, claudeTimeKey = []byte(`"parentUuid":"`), []byte(`"uuid":"`), []byte(`"timestamp":"`)
-var claudeNullParent = []byte(`"parentUuid":null`)
+var claudeNullParent, claudeSentAsKey = []byte(`"parentUuid":null`), []byte(`"sentAsUuid":"`)
 
 // claudeStringAt is the string value after key in b, the occurrence find picks (nil: none).
 func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {

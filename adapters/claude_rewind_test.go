@@ -123,3 +123,28 @@ func TestClaudeRewindTails(t *testing.T) {
 		t.Errorf("null parents on every line: rewinds %q", got)
 	}
 }
+
+// TestClaudeRewindAnyCut: every Claude fixture read as two tails split before any of its lines (a hook's Stop can
+// start anywhere) yields the rewinds a whole read does: the 16 KB before a tail stand in for the lines already read.
+// Among them a prompt stored anew (2.1.332 writes it again under a fresh uuid with sentAsUuid, the uuid its children
+// name): no rewind, and the held-out file's real one after it is still seen.
+func TestClaudeRewindAnyCut(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/adapters/claude/*/*.jsonl")
+	more, _ := filepath.Glob("../testdata/adapters/claude/*.jsonl")
+	for _, f := range append(files, more...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := strings.Join(rewindRows(data), " ")
+		cut := 0
+		for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+			if cut += len(l); cut >= len(data) {
+				break
+			}
+			if got := strings.Join(rewindRows(data, cut), " "); got != whole {
+				t.Errorf("%s cut at %d: rewinds %q, whole %q", filepath.Base(f), cut, got, whole)
+			}
+		}
+	}
+}
