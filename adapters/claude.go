@@ -344,7 +344,7 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 		!containsAt(head, `"queued_command"`, 1) {
 		if link != nil { // its uuid follows the attachment: the last one
 			link.sidechain = bytes.Contains(head, []byte(`"isSidechain":true`))
-			link.uuid = claudeStringAt(line, claudeUUIDKey, bytes.LastIndex)
+			link.uuid, link.start = claudeStringAt(line, claudeUUIDKey, bytes.LastIndex), true
 		}
 		return nil
 	}
@@ -397,7 +397,7 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 		ch.prev, ch.chained, ch.broken = claudeBefore(ch.f, ch.from)
 	}
 	parent := claudeParent(line)
-	if ch.forks(line, parent, link.toolResult) {
+	if ch.forks(line, parent, &link) {
 		key, found := claudeBranchStart(ch.f, parent, off)
 		ch.broken = !found
 		if key != "" {
@@ -412,23 +412,24 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 	return rows, nil
 }
 
-// forks reports whether a main-thread line with parent starts a branch (see TailParser).
-func (ch *claudeChain) forks(line, parent []byte, toolResult bool) bool {
+// forks reports whether a main-thread line with parent starts a branch (see TailParser); with none, only a turn's
+// start can (a prompt or a hook attachment: a hand-made assistant line may write null too).
+func (ch *claudeChain) forks(line, parent []byte, link *claudeLink) bool {
 	switch head := line[:min(len(line), 512)]; {
-	case toolResult || ch.broken:
+	case link.toolResult || ch.broken:
 		return false
 	case len(parent) == 0:
-		return ch.chained && bytes.Contains(head, claudeNullParent) && !bytes.Contains(head, []byte(`"logicalParentUuid"`))
+		return ch.chained && link.start && bytes.Contains(head, claudeNullParent) && !bytes.Contains(head, []byte(`"logicalParentUuid"`))
 	}
 	return !bytes.Equal(parent, ch.prev)
 }
 
-// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's or a tool result. only,
-// set by the caller: the line's rows are not wanted.
+// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's, a tool result or a
+// turn's start (a prompt or an attachment). only, set by the caller: the line's rows are not wanted.
 type claudeLink struct {
-	uuid                  []byte // in the line
-	sidechain, toolResult bool
-	only                  bool
+	uuid                         []byte // in the line
+	sidechain, toolResult, start bool
+	only                         bool
 }
 
 // fill sets link from line, decoded as l. A prompt stored anew (2.1.332) is written under a fresh uuid with
@@ -440,7 +441,7 @@ func (link *claudeLink) fill(l *claudejson.Line, raw, line []byte) {
 	for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
 		link.toolResult = link.toolResult || rawEqual(b.Type.Of(raw), "tool_result")
 	}
-	if link.toolResult || l.IsMeta || l.IsCompactSummary || !rawEqual(l.Type.Of(raw), "user") {
+	if link.start = !link.toolResult && !l.IsMeta && !l.IsCompactSummary && rawEqual(l.Type.Of(raw), "user"); !link.start {
 		return
 	}
 	if sent := claudeStringAt(line, claudeSentAsKey, bytes.Index); sent != nil {

@@ -86,7 +86,7 @@ func rewindRows(data []byte, cuts ...int) []string {
 // hook attachment, in German) — yields one rewind naming the same first abandoned row whether the file is read whole
 // or as a hook reads it (a tail starting at the new branch), and also when a 1.5 MB tool result lies between the
 // parent and the rewind (the read back used to stop at 1 MB). Null parents on lines that never chained (a hand-made
-// file writing them everywhere) are no rewind.
+// file writing them everywhere) are no rewind, nor is one on a line that starts no turn.
 func TestClaudeRewindTails(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/adapters/claude/rewind/*.jsonl")
 	if len(files) < 4 {
@@ -121,6 +121,15 @@ func TestClaudeRewindTails(t *testing.T) {
 	}
 	if got := rewindRows(nulls, bytes.IndexByte(nulls, '\n')+1); len(got) > 0 {
 		t.Errorf("null parents on every line: rewinds %q", got)
+	}
+	// A hand-made API error line with a null parent after lines that chained: no turn starts there.
+	chained, err := os.ReadFile("../testdata/adapters/claude/session-tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chained = append(chained, `{"parentUuid":null,"isSidechain":false,"type":"assistant","uuid":"lim-1","timestamp":"2026-11-21T09:30:00.000Z","message":{"id":"m-lim","model":"<synthetic>","role":"assistant","type":"message","content":[{"type":"text","text":"Rate limited"}]},"isApiErrorMessage":true}`+"\n"...)
+	if got := rewindRows(chained); len(got) > 0 {
+		t.Errorf("an assistant line with a null parent: rewinds %q", got)
 	}
 }
 
