@@ -1147,26 +1147,19 @@ func jwkKey(s string, j, ke int) bool {
 		slices.Contains([]string{"d", "p", "q", "dp", "dq", "qi", "k"}, s[j:ke]) && strings.Contains(s[max(0, j-1024):min(len(s), ke+1024)], `"kty`)
 }
 
-// jwkMember masks the base64url value of a JWK's private member (43 bytes for a P-256 or Ed25519 scalar).
-func (a *assign) jwkMember(s string) (Match, bool) {
-	if !jwkKey(s, a.j, a.ke) {
-		return Match{}, false
-	}
-	vs, ve, _ := value(s, a.valueStart(s))
-	return Match{KindPrivateKey, vs, ve}, ve-vs >= 20 && run(s, vs, setWebhook) == ve
-}
-
 // keyed reads the value of the folded key.
 func (a *assign) keyed(s string, key []byte) (Match, bool) {
-	if len(key) < 3 && string(key) != "pw" {
-		return a.jwkMember(s)
-	}
-	if a.notKey(s) {
+	short := len(key) < 3 && string(key) != "pw"
+	if short && !jwkKey(s, a.j, a.ke) || a.notKey(s) {
 		return Match{}, false
 	}
 	v := a.valueStart(s)
 	if v >= len(s) || hasPrefixAt(s, v, markerPrefix) {
 		return Match{}, false
+	}
+	if short { // a JWK's private member: base64url, 43 bytes for a P-256 or Ed25519 scalar
+		vs, ve, _ := value(s, v)
+		return Match{KindPrivateKey, vs, ve}, ve-vs >= 20 && run(s, vs, setWebhook) == ve
 	}
 	if hasSuffixBytes(key, "authorization") {
 		return authorization(s, v)

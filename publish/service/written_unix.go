@@ -16,13 +16,12 @@ import (
 // or copied here. A file of another user (tar as root keeps the archive's owner) is not the user's either.
 func notWritten(path string) string {
 	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil {
+	switch {
+	case unix.Stat(path, &st) != nil:
 		return ""
-	}
-	if st.Uid != uint32(os.Getuid()) {
+	case st.Uid != uint32(os.Getuid()):
 		return NotYoursOwner
-	}
-	if d := time.Unix(st.Ctim.Unix()).Sub(time.Unix(st.Mtim.Unix())); d.Abs() > writeSlack {
+	case time.Unix(st.Ctim.Unix()).Sub(time.Unix(st.Mtim.Unix())).Abs() > writeSlack:
 		return NotYoursUnpacked
 	}
 	return ""
