@@ -269,9 +269,14 @@ func containsAt(s []byte, needle string, k int) bool {
 // ("<status>failed</status>\n\n<exit_code>1</exit_code>"), at a line's start: output quoting the tag is no status.
 var shellExitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^<exit_code>(-?\d+)</exit_code>`) })
 
-// shellExit is a tool result's exit code and kind: an error when a background shell it reports failed.
+// shellExit is a tool result's exit code and kind: an error when a background shell it reports failed. Only a text
+// holding the tag meets the expression: a Stop's other results skip compiling and running it (20 KB of Go heap each,
+// 70 KB for its backtracker's bitmaps: ~20 page faults a Stop).
 func shellExit(text string) (*int, Kind) {
-	m := shellExitRE().FindStringSubmatch(text)
+	var m []string
+	if strings.Contains(text, "<exit_code>") {
+		m = shellExitRE().FindStringSubmatch(text)
+	}
 	if m == nil {
 		return nil, KindToolResult
 	}
