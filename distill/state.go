@@ -3683,12 +3683,27 @@ const dryRunNote = "dry run only (ask before the real run): `"
 
 // dryRunFlag: cmd has a flag that only reports what it would do (--dry-run, kubectl's --dry-run=server, -WhatIf,
 // --noop, --simulate).
+//
+// It visits only the words that start with '-', found by IndexByte: a command can be a heredoc of kilobytes, and
+// splitting all of it into words cost ~0.6M instructions of an incremental Stop (4 %; cachegrind).
 func dryRunFlag(cmd string) bool {
-	for w := range strings.FieldsSeq(cmd) {
-		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
-		if w[0] == '-' && slices.ContainsFunc(dryRunFlags, func(f string) bool { return strings.EqualFold(name, f) }) {
-			return true
+	for i := 0; i < len(cmd); {
+		j := strings.IndexByte(cmd[i:], '-')
+		if j < 0 {
+			return false
 		}
+		i += j
+		w := cmd[i:]
+		if end := strings.IndexFunc(w, unicode.IsSpace); end >= 0 {
+			w = w[:end]
+		}
+		if r, _ := utf8.DecodeLastRuneInString(cmd[:i]); i == 0 || unicode.IsSpace(r) {
+			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			if slices.ContainsFunc(dryRunFlags, func(f string) bool { return strings.EqualFold(name, f) }) {
+				return true
+			}
+		}
+		i += len(w)
 	}
 	return false
 }
