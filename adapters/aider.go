@@ -33,7 +33,7 @@ var aiderAgent = &Agent{
 	Adapter:  Aider,
 	Lister:   aiderLister{},
 	Envelope: EnvelopeNone,
-	Format: Format{Newest: "0.86.3", MajorOnly: true, Shapes: []string{
+	Format: Format{Newest: "0.86.3", MajorOnly: true, Version: `(?ms)\A.*^> Aider v(\d+\.\d+\.\d+)`, Shapes: []string{
 		"Aider .aider.chat.history.md, 0.4x–0.86 (# aider chat started at …, #### prompts, > tool output)",
 	}},
 	Sniff:            func(b []byte) bool { return containsAll(b, `# aider chat started at`) },

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -28,7 +29,7 @@ var claudeAgent = &Agent{
 	Adapter:  Claude,
 	Lister:   claudeLister{},
 	Envelope: EnvelopeHookSpecific,
-	Format: Format{Newest: "2.1.332", Shapes: []string{
+	Format: Format{Newest: "2.1.332", Version: JSONVersion, Shapes: []string{
 		"Claude Code 1.0.x JSONL (no promptSource; inline isSidechain subagents; top-level agent-*.jsonl)",
 		"Claude Code 2.0.x JSONL (compact_boundary, isCompactSummary, <system-reminder> in results)",
 		"Claude Code 2.1.x JSONL (promptSource, attachments, <session>/subagents/agent-*.jsonl)",
@@ -75,7 +76,12 @@ var claudeAgent = &Agent{
 		"relocated", "agent-name", "agent-color", "agent-setting", "isolation-latch", "worktree-state", "pr-link",
 		"bridge-session", "attribution-snapshot", "content-replacement", "fork-context-ref",
 		// 2.1.332: request bookkeeping (the request as sent repeats the prompt; read as nothing)
-		"api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used", "cost-state"),
+		"api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used", "cost-state",
+		// 2.1.332's loader table of line types besides the conversation's (none carries the user's work)
+		"file-history-delta", "continued-in", "resume-head-vouch", "data-flow-records", "data-flow-incomplete",
+		"derived-from", "api-request-resumed", "frame-link", "ended-by-model", "artifact-comment-monitor",
+		"artifact-autoreact-ledger", "history-suppression", "session-owner", "dev-mods", "memory-mode", "observer-ref",
+		"host-row", "repl-mode", "hybrid-organization"),
 	PluginEnabled: claudePluginEnabled,
 	ProjectEnv:    "CLAUDE_PROJECT_DIR",
 }
@@ -263,9 +269,14 @@ func containsAt(s []byte, needle string, k int) bool {
 // ("<status>failed</status>\n\n<exit_code>1</exit_code>"), at a line's start: output quoting the tag is no status.
 var shellExitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^<exit_code>(-?\d+)</exit_code>`) })
 
-// shellExit is a tool result's exit code and kind: an error when a background shell it reports failed.
+// shellExit is a tool result's exit code and kind: an error when a background shell it reports failed. Only a text
+// holding the tag meets the expression: a Stop's other results skip compiling and running it (20 KB of Go heap each,
+// 70 KB for its backtracker's bitmaps: ~20 page faults a Stop).
 func shellExit(text string) (*int, Kind) {
-	m := shellExitRE().FindStringSubmatch(text)
+	var m []string
+	if strings.Contains(text, "<exit_code>") {
+		m = shellExitRE().FindStringSubmatch(text)
+	}
 	if m == nil {
 		return nil, KindToolResult
 	}
@@ -338,7 +349,7 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 		!containsAt(head, `"queued_command"`, 1) {
 		if link != nil { // its uuid follows the attachment: the last one
 			link.sidechain = bytes.Contains(head, []byte(`"isSidechain":true`))
-			link.uuid = claudeStringAt(line, claudeUUIDKey, bytes.LastIndex)
+			link.uuid, link.start = claudeStringAt(line, claudeUUIDKey, bytes.LastIndex), true
 		}
 		return nil
 	}
@@ -349,11 +360,8 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 	} else {
 		d.Decode(line) // the link alone: claudeBefore reads up to 16 KB of lines on every tail
 	}
-	if l := &d.Line; link != nil {
-		link.uuid, link.sidechain = l.UUID.Of(d.Raw), l.IsSidechain
-		for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
-			link.toolResult = link.toolResult || rawEqual(b.Type.Of(d.Raw), "tool_result")
-		}
+	if link != nil {
+		link.fill(&d.Line, d.Raw, line)
 	}
 	d.Reset() // drop references into line before pooling
 	claudeDecoders.Put(d)
@@ -367,19 +375,21 @@ func claudeParseLine(line []byte, off int64, link *claudeLink) []Row {
 // row before the line's rows names the first). The state is one uuid; for the tail's first line it comes from the
 // lines in the 16 KB before from, and any doubt is settled by claudeBranchStart, which reads back to the parent. A file
 // whose lines do not chain (a parent never written: hand-made or rewritten lines) is looked at no further, so no tail
-// reads back more than once. A rewind to the very first prompt (parentUuid null) is not told from files that leave
-// parentUuid out.
+// reads back more than once. A rewind to the very first prompt writes a null parentUuid, as the first line and a
+// compact_boundary do: it is one only after a line that named its parent (files that write null or no parents on
+// every line, as hand-made ones do, never chained) and without the boundary's logicalParentUuid.
 func (claude) TailParser(f io.ReaderAt, from int64) func([]byte, int64) ([]Row, error) {
 	ch := &claudeChain{f: f, from: from}
 	return ch.parse
 }
 
 type claudeChain struct {
-	f      io.ReaderAt
-	from   int64
-	prev   []byte // the uuid of the last main-thread line (empty: none)
-	known  bool   // prev is known: a line was read, or the bytes before from looked at
-	broken bool   // the lines do not chain: no rewind is looked for
+	f       io.ReaderAt
+	from    int64
+	prev    []byte // the uuid of the last main-thread line (empty: none)
+	chained bool   // that line named its parent
+	known   bool   // prev is known: a line was read, or the bytes before from looked at
+	broken  bool   // the lines do not chain: no rewind is looked for
 }
 
 func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
@@ -389,9 +399,10 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 		return rows, nil
 	}
 	if !ch.known {
-		ch.prev, ch.broken = claudeBefore(ch.f, ch.from)
+		ch.prev, ch.chained, ch.broken = claudeBefore(ch.f, ch.from)
 	}
-	if parent := claudeParent(line); len(parent) > 0 && !link.toolResult && !ch.broken && !bytes.Equal(parent, ch.prev) {
+	parent := claudeParent(line)
+	if ch.forks(line, parent, &link) {
 		key, found := claudeBranchStart(ch.f, parent, off)
 		ch.broken = !found
 		if key != "" {
@@ -402,16 +413,45 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 			rows = append([]Row{r}, rows...)
 		}
 	}
-	ch.prev, ch.known = append(ch.prev[:0], link.uuid...), true
+	ch.prev, ch.known, ch.chained = append(ch.prev[:0], link.uuid...), true, len(parent) > 0
 	return rows, nil
 }
 
-// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's or a tool result. only,
-// set by the caller: the line's rows are not wanted.
+// forks reports whether a main-thread line with parent starts a branch (see TailParser); with none, only a turn's
+// start can (a prompt or a hook attachment: a hand-made assistant line may write null too).
+func (ch *claudeChain) forks(line, parent []byte, link *claudeLink) bool {
+	switch head := line[:min(len(line), 512)]; {
+	case link.toolResult || ch.broken:
+		return false
+	case len(parent) == 0:
+		return ch.chained && link.start && bytes.Contains(head, claudeNullParent) && !bytes.Contains(head, []byte(`"logicalParentUuid"`))
+	}
+	return !bytes.Equal(parent, ch.prev)
+}
+
+// claudeLink is what the rewind check needs of a line: its uuid, and whether it is a subagent's, a tool result or a
+// turn's start (a prompt or an attachment). only, set by the caller: the line's rows are not wanted.
 type claudeLink struct {
-	uuid                  []byte // in the line
-	sidechain, toolResult bool
-	only                  bool
+	uuid                         []byte // in the line
+	sidechain, toolResult, start bool
+	only                         bool
+}
+
+// fill sets link from line, decoded as l. A prompt stored anew (2.1.332) is written under a fresh uuid with
+// sentAsUuid, the one it was sent as and its children's parentUuid: the chain goes on from that one (else a false
+// rewind back to the first copy). Only prompts are looked at (no tool result, meta line or compact summary): the
+// 16 KB a tail's check reads cost the same as before.
+func (link *claudeLink) fill(l *claudejson.Line, raw, line []byte) {
+	link.uuid, link.sidechain = l.UUID.Of(raw), l.IsSidechain
+	for _, b := range l.Message.Blocks[:l.Message.NBlocks] {
+		link.toolResult = link.toolResult || rawEqual(b.Type.Of(raw), "tool_result")
+	}
+	if link.start = !link.toolResult && !l.IsMeta && !l.IsCompactSummary && rawEqual(l.Type.Of(raw), "user"); !link.start {
+		return
+	}
+	if sent := claudeStringAt(line, claudeSentAsKey, bytes.Index); sent != nil {
+		link.uuid = sent
+	}
 }
 
 // claudeParent is a line's parentUuid (empty: null or absent); Claude Code writes it first.
@@ -420,6 +460,7 @@ func claudeParent(line []byte) []byte {
 }
 
 var claudeParentKey, claudeUUIDKey, claudeTimeKey = []byte(`"parentUuid":"`), []byte(`"uuid":"`), []byte(`"timestamp":"`)
+var claudeNullParent, claudeSentAsKey = []byte(`"parentUuid":null`), []byte(`"sentAsUuid":"`)
 
 // claudeStringAt is the string value after key in b, the occurrence find picks (nil: none).
 func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {
@@ -431,14 +472,14 @@ func claudeStringAt(b, key []byte, find func(s, sep []byte) int) []byte {
 	return v[:max(0, bytes.IndexByte(v, '"'))]
 }
 
-// claudeBefore reads the complete lines in the 16 KB before offset end: the uuid of the last main-thread line, and
-// whether any of them fails to chain to the main-thread line before it (broken; tool results aside). A turn ends on
-// short lines (a reply, a turn_duration); a longer last line costs claudeBranchStart's read back.
-func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
+// claudeBefore reads the complete lines in the 16 KB before offset end: the uuid of the last main-thread line, whether
+// it named its parent, and whether any of them fails to chain to the main-thread line before it (broken; tool results
+// aside). A turn ends on short lines (a reply, a turn_duration); a longer last line costs claudeBranchStart's read back.
+func claudeBefore(f io.ReaderAt, end int64) (prev []byte, chained, broken bool) {
 	buf := make([]byte, min(end, 16<<10))
 	start := end - int64(len(buf))
 	if n, _ := f.ReadAt(buf, start); n != len(buf) {
-		return nil, false
+		return nil, false, false
 	}
 	var want []byte // the parentUuid of the later main-thread line, if it is no tool result
 	for len(buf) > 0 {
@@ -451,10 +492,10 @@ func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
 		claudeParseLine(l, start+int64(i+1), &link)
 		if len(link.uuid) > 0 && !link.sidechain {
 			if len(want) > 0 && !bytes.Equal(want, link.uuid) {
-				return prev, true
+				return prev, chained, true
 			}
 			if prev == nil {
-				prev = link.uuid
+				prev, chained = link.uuid, len(claudeParent(l)) > 0
 			}
 			if want = nil; !link.toolResult {
 				want = claudeParent(l)
@@ -462,46 +503,83 @@ func claudeBefore(f io.ReaderAt, end int64) (prev []byte, broken bool) {
 		}
 		buf = buf[:i+1]
 	}
-	return prev, false
+	return prev, chained, false
 }
 
-// claudeBranchStart finds the line whose uuid is parent before offset end (reading back 64 KB, then four times more
-// each time, up to 1 MB: a rewind further back is missed, a hook's time is bounded): found, and the key of the first
-// main-thread row after it, where the branch a rewind abandoned starts ("" when nothing after it made rows).
+// claudeBranchStart finds, before offset end, the line whose uuid is parent, or for no parent the last main-thread
+// line that has none and is no compact_boundary (the conversation's first): found, and the key of the first
+// main-thread row after the parent (from the first line on), where the branch a rewind abandoned starts ("" when
+// nothing there made rows).
 func claudeBranchStart(f io.ReaderAt, parent []byte, end int64) (key string, found bool) {
 	want := append(append(append([]byte{}, claudeUUIDKey...), parent...), '"')
-	for size := int64(64 << 10); ; size *= 4 {
-		start := max(0, end-min(size, 1<<20))
-		buf := make([]byte, end-start)
-		if n, _ := f.ReadAt(buf, start); int64(n) != end-start {
-			return "", false
-		}
-		if i := bytes.LastIndex(buf, want); i >= 0 {
-			return claudeFirstRow(buf[i:], start+int64(i)), true
-		}
-		if start == 0 || size >= 1<<20 {
-			return "", false
-		}
+	match := func(b []byte, _ bool) int { return bytes.LastIndex(b, want) }
+	if len(parent) == 0 {
+		match = claudeRoot
 	}
+	at := claudeReadBack(f, end, match)
+	if at < 0 {
+		return "", false
+	}
+	return claudeFirstRow(f, at, end, len(parent) == 0), true
 }
 
-// claudeFirstRow is the key of the first main-thread row of the lines after b's first (at offset off).
-func claudeFirstRow(b []byte, off int64) string {
-	for j := bytes.IndexByte(b, '\n'); j >= 0; {
-		b, off = b[j+1:], off+int64(j+1)
-		if j = bytes.IndexByte(b, '\n'); j < 0 {
-			j = len(b)
+// claudeReadBack is the offset of match's find in the bytes before end ((-1: none), read back 64 KB, then in 1 MB
+// windows up to 64 MB back: only a fork costs this, and 64 MB is about 20 ms, so a hook's time stays bounded; a
+// rewind further back is missed. match gets a window and whether it starts the file.
+func claudeReadBack(f io.ReaderAt, end int64, match func(b []byte, first bool) int) int64 {
+	buf := make([]byte, min(end, 64<<10))
+	for stop := end; end-stop < 64<<20; {
+		start := max(0, stop-int64(len(buf)))
+		b := buf[:stop-start]
+		if n, _ := f.ReadAt(b, start); n != len(b) {
+			return -1
 		}
-		for _, r := range claudeParseLine(b[:j], off, nil) {
-			if !r.Sidechain { // an inline subagent's lines sit between its call and result
-				return r.Key
-			}
+		if i := match(b, start == 0); i >= 0 {
+			return start + int64(i)
+		} else if start == 0 {
+			return -1
 		}
-		if j == len(b) {
-			break
+		if len(buf) < 1<<20 {
+			buf = make([]byte, min(end, 1<<20))
+		}
+		stop = start + 1024 // windows overlap: a key cut by one is whole in the next
+	}
+	return -1
+}
+
+// claudeRoot is where in b the last main-thread line with a null parentUuid and no logicalParentUuid (not a
+// compact_boundary) starts (-1: none); its start must be in b (or b starts the file: first).
+func claudeRoot(b []byte, first bool) int {
+	for i := bytes.LastIndex(b, claudeNullParent); i >= 0; i = bytes.LastIndex(b[:i], claudeNullParent) {
+		ls := bytes.LastIndexByte(b[:i], '\n') + 1
+		head := b[ls:min(len(b), ls+512)]
+		if (ls > 0 || first) && i-ls < 512 && !bytes.Contains(head, []byte(`"isSidechain":true`)) &&
+			!bytes.Contains(head, []byte(`"logicalParentUuid"`)) {
+			return ls
 		}
 	}
-	return ""
+	return -1
+}
+
+// claudeFirstRow is the key of the first main-thread row of the lines from off up to end: from the line holding off
+// on, or from the one after it.
+func claudeFirstRow(f io.ReaderAt, off, end int64, from bool) string {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, off, end-off), 64<<10)
+	for !from {
+		l, err := r.ReadSlice('\n')
+		off, from = off+int64(len(l)), err != bufio.ErrBufferFull
+	}
+	for {
+		l, err := r.ReadBytes('\n')
+		for _, row := range claudeParseLine(bytes.TrimSuffix(l, []byte("\n")), off, nil) {
+			if !row.Sidechain { // an inline subagent's lines sit between its call and result
+				return row.Key
+			}
+		}
+		if off += int64(len(l)); err != nil {
+			return ""
+		}
+	}
 }
 
 // claudeQueue reads a queue-operation line: a prompt typed while Claude Code worked enters the queue ("enqueue", its

@@ -36,7 +36,7 @@ var clineAgent = &Agent{
 	Adapter:  Cline,
 	Lister:   clineLister{},
 	Envelope: EnvelopeNone,
-	Format: Format{Newest: "3.0.65", Shapes: []string{
+	Format: Format{Newest: "3.0.65", Version: JSONVersion, Shapes: []string{
 		"Cline CLI 3.0.x sessions/<id>/<id>.messages.json (one document, Anthropic-like content blocks) + <id>.json manifest",
 	}},
 	// Hook file names of 3.0.65 (hookName in the payload: agent_start,

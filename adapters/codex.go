@@ -31,7 +31,7 @@ var codexAgent = &Agent{
 	Adapter:  Codex,
 	Lister:   codexLister{},
 	Envelope: EnvelopeHookSpecific,
-	Format: Format{Newest: "0.171.0", Shapes: []string{
+	Format: Format{Newest: "0.171.0", Version: `"cli_version"\s*:\s*"(\d+\.\d+\.\d+)`, Shapes: []string{
 		"Codex CLI 0.1x–0.2x rollout (bare {id,timestamp,instructions} header, bare response items, record_type state)",
 		"Codex CLI 0.4x rollout JSONL (session_meta, response_item messages and function calls)",
 		"Codex CLI 0.7x rollout (event_msg user_message / patch_apply_end / turn_aborted, compacted)",
@@ -63,7 +63,9 @@ var codexAgent = &Agent{
 		"plan_update", "turn_diff", "entered_review_mode", "exited_review_mode", "view_image_tool_call", "ghost_snapshot",
 		// 0.17x persisted items (rollout policy.rs)
 		"inter_agent_communication", "image_generation_call", "tool_search_call", "tool_search_output", "compaction",
-		"context_compaction", "agent_message", "turn_started", "turn_complete", "thread_goal_updated", "thread_rolled_back"),
+		"context_compaction", "agent_message", "turn_started", "turn_complete", "thread_goal_updated", "thread_rolled_back",
+		// 0.171.0's other rollout items (bookkeeping: tool lists, risk scores, realtime audio, id ranges)
+		"dynamic_tools_updated", "security_risk_score", "realtime_item", "id_allocation", "inter_agent_communication_metadata"),
 	Instructions: []string{"AGENTS.md"},
 }
 

@@ -33,7 +33,7 @@ var copilotCLIAgent = &Agent{
 	Adapter:  CopilotCLI,
 	Lister:   copilotLister{},
 	Envelope: EnvelopeFlatCamel,
-	Format: Format{Newest: "1.0.102", Shapes: []string{
+	Format: Format{Newest: "1.0.102", Version: `"copilotVersion"\s*:\s*"(\d+\.\d+\.\d+)`, Shapes: []string{
 		"GitHub Copilot CLI 1.0.x session-state/<id>/events.jsonl (session.start, user.message, tool.execution_*)",
 	}},
 	Events: map[string]Class{

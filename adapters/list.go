@@ -490,10 +490,17 @@ func UnreadableNote(tool string, env Env, listed int) string {
 type Format struct {
 	Newest string   // "" when the agent records no version in its sessions
 	Shapes []string // one line each, oldest first
+	// Version finds the agent version a session file records: a regexp whose
+	// first group is the version, its first match in the file's first (or,
+	// SurveyFromEnd, last) 64 KB ("": none recorded, so no drift warning).
+	Version string
 	// MajorOnly: only a new major version may change the shape (Aider's
 	// has not from 0.4x to 0.86; minor releases come weekly).
 	MajorOnly bool
 }
+
+// JSONVersion is Format.Version for a JSON "version":"x.y.z" field.
+const JSONVersion = `"version"\s*:\s*"(\d+\.\d+\.\d+)`
 
 // Tried ends a refusal with the shapes tried: tool's (every agent's for "").
 func Tried(tool string) string {
@@ -503,33 +510,28 @@ func Tried(tool string) string {
 	return "tried the formats of " + strings.Join(Names(), ", ")
 }
 
-// versionRE finds the version an agent recorded in a transcript: Claude's
-// and Gemini's "version", Codex's "cli_version", Copilot's "copilotVersion",
-// Aider's "> Aider v" line.
-var versionRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"(?:version|cli_version|copilotVersion)"\s*:\s*"(\d+\.\d+\.\d+)|(?m)^> Aider v(\d+\.\d+\.\d+)`)
-})
+// versionREs holds each Format.Version compiled, on first use (never on the hook path).
+var versionREs sync.Map
 
-// recordedVersion is the agent version a transcript records ("" none): the
-// first JSON "version" field, or the last "> Aider vX" line (the newest
-// session is last), in 64 KB (SurveySessions passes the right end).
-func recordedVersion(head []byte) string {
-	ms := versionRE().FindAllSubmatch(head[:min(len(head), 64<<10)], -1)
-	if len(ms) == 0 {
-		return ""
+// recordedVersion is the version a session file's 64 KB head records by pattern
+// ("" none).
+func recordedVersion(pattern string, head []byte) string {
+	re, ok := versionREs.Load(pattern)
+	if !ok {
+		re, _ = versionREs.LoadOrStore(pattern, regexp.MustCompile(pattern))
 	}
-	m := ms[len(ms)-1]
-	if len(ms[0][1]) > 0 {
-		m = ms[0]
+	if m := re.(*regexp.Regexp).FindSubmatch(head[:min(len(head), 64<<10)]); len(m) > 1 {
+		return string(m[1])
 	}
-	return string(m[1]) + string(m[2]) // one of the two is empty
+	return ""
 }
 
 // DriftWarning is the line `status` shows for a transcript written by a
 // newer agent than tool's adapter knows ("" none; it reads what it can).
 // The same major.minor is the same shape: patch releases rarely change one.
 func DriftWarning(tool string, head []byte) string {
-	f, v := named(tool).Format, recordedVersion(head)
+	f := named(tool).Format
+	v := recordedVersion(f.Version, head)
 	got, err := version.NewVersion(v)
 	known, kerr := version.NewVersion(f.Newest)
 	if err != nil || kerr != nil { // none recorded, or none known

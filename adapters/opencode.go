@@ -61,7 +61,7 @@ var opencodeAgent = &Agent{
 	Adapter:  OpenCode,
 	Lister:   opencodeLister{tool: "opencode"},
 	Envelope: EnvelopeFlatCamel,
-	Format: Format{Newest: "1.18.33", Shapes: []string{
+	Format: Format{Newest: "1.18.33", Version: JSONVersion, Shapes: []string{
 		"OpenCode 1.18.x opencode.db (SQLite WAL: session, message and part rows with JSON data)",
 		"OpenCode `opencode export` JSON ({info, messages:[{info, parts}]})",
 	}},

@@ -29,7 +29,7 @@ var qwenAgent = &Agent{
 	Adapter:  Qwen,
 	Lister:   qwenLister{},
 	Envelope: EnvelopeHookSpecific,
-	Format: Format{Newest: "0.24.4", Shapes: []string{
+	Format: Format{Newest: "0.24.4", Version: JSONVersion, Shapes: []string{
 		"Qwen Code 0.24.x chats JSONL (uuid/parentUuid lines, Gemini parts, toolCallResult, system subtypes)",
 	}},
 	// Claude Code's names. In headless runs SessionEnd does not fire and

@@ -1,10 +1,15 @@
 package adapters
 
 import (
+	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-version"
 )
 
 // TestAiderShapes: --transcript reads the file it is given; the newest
@@ -267,4 +272,52 @@ func TestCodexSubagentRollouts(t *testing.T) {
 func codexIsSubagent(path string) bool {
 	sub, _, _ := codexSubagentOf(path)
 	return sub
+}
+
+// TestDriftEveryAgent: each agent says in its descriptor where its sessions record the agent's version
+// (Format.Version), so a new agent warns about a newer format with no edit to a shared list: every agent whose
+// pattern is set finds a version in one of its fixtures at least, and the same fixture from a next major version
+// warns. An agent whose fixtures record its newest version (in a session file, not a hook payload nor a SQLite store's
+// column) must set one.
+func TestDriftEveryAgent(t *testing.T) {
+	for _, a := range All {
+		var files []string
+		filepath.WalkDir(filepath.Join("..", "testdata", "adapters", a.Name), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".golden") && d.Name() != "README.md" && d.Name() != "hooks.payloads" &&
+				filepath.Ext(p) != ".sql" {
+				files = append(files, p)
+			}
+			return nil
+		})
+		found := false
+		for _, p := range files {
+			b, _ := os.ReadFile(p)
+			b = b[:min(len(b), 64<<10)]
+			if a.Format.Version == "" {
+				if a.Format.Newest != "" && bytes.Contains(b, []byte(a.Format.Newest)) {
+					t.Errorf("%s: %s records %s but Format.Version does not say where", a.Name, p, a.Format.Newest)
+				}
+				continue
+			}
+			v := recordedVersion(a.Format.Version, b)
+			if v == "" {
+				continue
+			}
+			found = true
+			next := strconv.Itoa(must(version.NewVersion(a.Format.Newest)).Segments()[0]+1) + ".0.0"
+			if w := DriftWarning(a.Name, bytes.ReplaceAll(b, []byte(v), []byte(next))); !strings.Contains(w, a.Name+" "+next) {
+				t.Errorf("%s: %s from version %s: drift warning %q", a.Name, p, next, w)
+			}
+		}
+		if a.Format.Version != "" && !found {
+			t.Errorf("%s: Format.Version %q finds no version in its fixtures", a.Name, a.Format.Version)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -289,10 +289,10 @@ func pickTranscript(e *Env, sel selection, project string) (picked, error) {
 	}
 	p := picked{Pick: service.Pick{NativeSession: d, Explicit: true, Key: project, Context: project}, project: project,
 		reason: fmt.Sprintf("--transcript %s (%s, %s)", sel.transcript, tool, why)}
-	// A file git tracks came with the repository: keyed "imported:<path>", so no project's fold or handoff reads it.
-	if root := service.RepoRoot(filepath.Dir(path)); root != "" && (service.Tracker{}).Tracked(root, path) {
+	// A file that came with the repository or an archive is keyed "imported:<path>", so no project's fold or handoff reads it.
+	if why := service.FileNotYours(service.Tracker{}, path); why != "" {
 		p.Key = "imported:" + d.Path
-		p.reason += "; the repository tracks this file in git, so it is read as an imported file and never becomes the project's handoff by itself"
+		p.reason += "; " + why + ", so it is read as an imported file and never becomes the project's handoff by itself"
 	}
 	// Its context: the recorded directory if it exists here, --project, or none (the cwd says nothing of a bundle).
 	if sel.project == "" {
@@ -456,7 +456,7 @@ func yours(cs []candidate) ([]candidate, string) {
 		}
 	}
 	var parts []string
-	for _, why := range []string{service.NotYoursTracked, service.NotYoursFuture} {
+	for _, why := range service.NotYoursWhy {
 		if s := skipped[why]; len(s) > 0 {
 			if len(s) > 3 {
 				s = append(s[:3], fmt.Sprintf("and %d more", len(s)-3))

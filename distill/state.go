@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -400,12 +401,7 @@ func Dedupe(in []string) []string {
 	return out
 }
 
-func last[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
+func last[T any](s []T, n int) []T { return s[max(0, len(s)-n):] }
 
 // Phrase tables are data: lang/<language>.txt, [list] headings over one lower-case phrase a line (TestLangFiles
 // checks the case); a rule reads a list merged across languages, so a language is one file. TestLangGenerated
@@ -530,9 +526,7 @@ func (h Handoff) Quality() Quality {
 	}
 	q := Quality{Of: len(QualityFields)}
 	for _, f := range QualityFields {
-		if have[f] {
-			q.Filled++
-		} else {
+		if q.Filled += btoi(have[f]); !have[f] {
 			q.Missing = append(q.Missing, f)
 		}
 	}
@@ -994,6 +988,10 @@ func (st *State) callWrites(key string, r *ledger.Row, at time.Time) {
 	}
 	if r.Command != "" {
 		for _, f := range shellFiles(r.Command) {
+			if f.reverted { // the file is back as it was: the session's edits of it are undone
+				st.Edits = slices.DeleteFunc(st.Edits, func(e Edit) bool { return e.Path == f.path || strings.HasSuffix(e.Path, "/"+f.path) })
+				continue
+			}
 			st.addEdit(Edit{Path: f.path, Call: key, At: at, Seq: st.Seq, Created: f.created, Deleted: f.deleted, Ref: refOf(r)})
 		}
 		if isTestCmd(r.Command) {
@@ -1080,24 +1078,14 @@ func (st *State) takeFailure(k string) Failure {
 		return Failure{}
 	}
 	f := st.Failures[i]
-	st.Failures = append(st.Failures[:i], st.Failures[i+1:]...)
-	st.FailureKeys = append(st.FailureKeys[:i], st.FailureKeys[i+1:]...)
+	st.Failures, st.FailureKeys = slices.Delete(st.Failures, i, i+1), slices.Delete(st.FailureKeys, i, i+1)
 	return f
 }
 
 func (st *State) forgetFailedCalls() {
-	live := map[string]bool{}
-	for _, e := range st.Edits {
-		live[e.Call] = true
-	}
-	for _, d := range st.Done {
-		live[d.Call] = true
-	}
-	for k := range st.FailedCalls {
-		if !live[k] {
-			delete(st.FailedCalls, k)
-		}
-	}
+	maps.DeleteFunc(st.FailedCalls, func(k string, _ bool) bool { // rare (past maxCalls) and small: no index
+		return !slices.ContainsFunc(st.Edits, func(e Edit) bool { return e.Call == k }) && !slices.ContainsFunc(st.Done, func(d Done) bool { return d.Call == k })
+	})
 }
 
 // failure is the index of target k's failure, -1 for none; a target has one (addErrorRow takes the old one out).
@@ -1119,10 +1107,7 @@ func (st *State) addProse(text, low string, toolTurn, user bool) {
 // saying "interrupted" further down is not one.
 func stopKind(text string) string {
 	head := strings.ToLower(strings.TrimSpace(text))
-	if len(head) > 240 {
-		head = head[:240]
-	}
-	head = strings.Trim(head, "[]<> ")
+	head = strings.Trim(head[:min(240, len(head))], "[]<> ")
 	switch {
 	case head == "cancelled" || head == "canceled": // Cursor's stored status: stopped or rejected
 		return "interrupt"
@@ -1208,8 +1193,7 @@ func (st *State) addSource(key string, r Ref) {
 // setSource is addSource for a fact a newer row replaces outright (the plan, a set-aside goal).
 func (st *State) setSource(key string, r Ref) {
 	if i := st.source(key); i >= 0 {
-		st.Sources[i].Refs = []Ref{r}
-		return
+		st.Sources[i].Refs = nil // addSource starts it again at r
 	}
 	st.addSource(key, r)
 }
@@ -1746,6 +1730,8 @@ const (
 	declineStarts    phraseName = "decline_start" // an answer opening with it turns the question's proposal down
 	negations        phraseName = "negation"      // a word taking back the term it stands by (corrects)
 	negationPost     phraseName = "negation_post" // a negation that follows the verb it turns down: "lösche nicht"
+	prohibitPre      phraseName = "prohibit"      // zh: a prohibition glued to the verb after it, "不要删除"
+	prohibitPost     phraseName = "prohibit_post" // ja: one glued to the verb before it, "削除しないで"
 	offerWords       phraseName = "offer"         // the agent's question offers its own step ("Want me to …?")
 	hedgeWords       phraseName = "hedge"         // a conditional ("could", "könnte"): proposes, reports nothing done
 	nextEnds         phraseName = "next_end"      // a clause ending in it states the next step ("… to euros next.")
@@ -1787,15 +1773,9 @@ func promptSize(p string) int {
 	for _, w := range promptWords(p) {
 		c := 0
 		for _, r := range w {
-			if cjk(r) {
-				c++
-			}
+			c += btoi(cjk(r))
 		}
-		if c == 0 {
-			n++
-		} else {
-			n += max(1, (c+1)/2) + btoi(c < utf8.RuneCountInString(w))
-		}
+		n += max(1, (c+1)/2+btoi(c > 0 && c < utf8.RuneCountInString(w))) // a word, or its CJK pairs and its other letters
 	}
 	return n
 }
@@ -1839,19 +1819,11 @@ func overlaps(a, b string) bool { return sharedLinks(a, b) > 0 }
 // linkWords are content words cut to five letters, without URLs, paths and file names (two requests citing https
 // links or one src/ folder are not on one subject) nor lang/ stop words ("please", "could", "this").
 func linkWords(s string) map[string]bool {
-	var kept []string
-	for _, f := range strings.Fields(s) {
-		if strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\") {
-			continue
-		}
-		kept = append(kept, f)
-	}
+	kept := slices.DeleteFunc(strings.Fields(s), func(f string) bool {
+		return strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || strings.ContainsAny(f, "/\\")
+	})
 	out := contentWordsCut(strings.Join(kept, " "), 5)
-	for w := range out {
-		if strings.ContainsAny(w, "/.") {
-			delete(out, w)
-		}
-	}
+	maps.DeleteFunc(out, func(w string, _ bool) bool { return strings.ContainsAny(w, "/.") })
 	for _, p := range phrases("stop") {
 		r := []rune(p)
 		delete(out, string(r[:min(5, len(r))]))
@@ -2099,7 +2071,9 @@ func (st *State) sequenceNewTask(p, low string) bool {
 // pronoun further in ("a command that writes …").
 func (st *State) nextAfterDone(p, low string) bool {
 	if promptSize(p) < 4 || !st.workDone(false) || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
-		len(turnQuestions(st.TurnTexts)) > 0 { // an answer ("no, not yet — wait for the backup") is no new task
+		len(turnQuestions(st.TurnTexts)) > 0 || startsWithAny(low, declineStarts.list()) && overlaps(st.LastText, p) { // an answer
+		// ("no, not yet — wait for the backup") is no new task, nor a decline naming the work reported ("no, take the cache
+		// out" after "I added a cache"; "No worries, thanks! Next add …" is a thank-you)
 		return false
 	}
 	return !pointsBack(low)
@@ -2517,11 +2491,7 @@ func supersedes(s, earlier string, explicit bool) bool {
 
 func subjectWords(s string) map[string]bool {
 	w := contentWords(s)
-	for k := range w {
-		if notSubject.has(k) {
-			delete(w, k)
-		}
-	}
+	maps.DeleteFunc(w, func(k string, _ bool) bool { return notSubject.has(k) })
 	return w
 }
 
@@ -2569,8 +2539,8 @@ func (st *State) editedThisTurn() bool {
 // addAnswer records a statement answering the assistant's open question
 // (rule 3); an acknowledgement answers "yes", a long reply is a request.
 func (st *State) addAnswer(q, answer string) {
-	if q == "" || isQuestion(answer) || boilerplate(q) {
-		return
+	if q == "" || isQuestion(answer) && !startsWithAny(strings.ToLower(answer), declineStarts.list()) || boilerplate(q) {
+		return // a question back answers nothing, unless it opens turning the offer down ("not now. Can you add …?")
 	}
 	a := oneLine(answer)
 	if !substantive(answer) {
@@ -3713,12 +3683,27 @@ const dryRunNote = "dry run only (ask before the real run): `"
 
 // dryRunFlag: cmd has a flag that only reports what it would do (--dry-run, kubectl's --dry-run=server, -WhatIf,
 // --noop, --simulate).
+//
+// It visits only the words that start with '-', found by IndexByte: a command can be a heredoc of kilobytes, and
+// splitting all of it into words cost ~0.6M instructions of an incremental Stop (4 %; cachegrind).
 func dryRunFlag(cmd string) bool {
-	for w := range strings.FieldsSeq(cmd) {
-		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
-		if w[0] == '-' && slices.ContainsFunc(dryRunFlags, func(f string) bool { return strings.EqualFold(name, f) }) {
-			return true
+	for i := 0; i < len(cmd); {
+		j := strings.IndexByte(cmd[i:], '-')
+		if j < 0 {
+			return false
 		}
+		i += j
+		w := cmd[i:]
+		if end := strings.IndexFunc(w, unicode.IsSpace); end >= 0 {
+			w = w[:end]
+		}
+		if r, _ := utf8.DecodeLastRuneInString(cmd[:i]); i == 0 || unicode.IsSpace(r) {
+			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			if slices.ContainsFunc(dryRunFlags, func(f string) bool { return strings.EqualFold(name, f) }) {
+				return true
+			}
+		}
+		i += len(w)
 	}
 	return false
 }
@@ -3939,23 +3924,26 @@ func (st *State) editedAfter(f *Failure) bool {
 }
 
 type shellFile struct {
-	path    string
-	created bool
-	deleted bool
+	path                       string
+	created, deleted, reverted bool
 }
 
 var (
 	// shellCues: what a command line that writes files contains.
-	shellCues = []string{">", "mv ", "rm ", "cp ", "touch ", " -i", "tee ", "-o"}
+	shellCues = []string{">", "mv ", "rm ", "cp ", "touch ", " -i", "tee ", "-o", "checkout ", "restore "}
 	// programWrites: what a program's words (flags) and plain args write.
 	programWrites = map[string]func(o *shellWrites, words, args []string){
-		"git": func(o *shellWrites, _, args []string) {
+		"git": func(o *shellWrites, words, args []string) {
 			switch {
 			case len(args) >= 3 && args[0] == "mv":
 				o.add(args[1], false, true)
 				o.add(args[2], true, false)
 			case len(args) >= 2 && args[0] == "rm":
 				o.addAll(args[1:], false, true)
+			case len(args) >= 2 && reverts(args[0], words):
+				for _, p := range args[1+btoi(words[1] == "HEAD"):] {
+					*o = append(*o, shellFile{path: p, reverted: true})
+				}
 			}
 		},
 		"mv": func(o *shellWrites, _, args []string) {
@@ -3977,6 +3965,18 @@ var (
 		"perl":   inPlaceEdit,
 	}
 )
+
+// reverts: git's words put files back as HEAD has them, undoing the session's edits: "checkout [HEAD] -- f", "restore f".
+func reverts(verb string, words []string) bool {
+	i := slices.Index(words, "--")
+	return verb == "checkout" && (i == 1 || i == 2 && words[1] == "HEAD") || verb == "restore" && !slices.ContainsFunc(words, otherVersion)
+}
+
+// otherVersion: a `git restore` option that keeps the work tree's file (--staged, -S) or writes an older version of it
+// (--source, -s).
+func otherVersion(w string) bool {
+	return w[0] == '-' && strings.HasPrefix(strings.ToLower(strings.TrimLeft(w, "-")), "s")
+}
 
 func shellFiles(cmd string) []shellFile {
 	if !containsAny(cmd, shellCues) {
@@ -4303,7 +4303,6 @@ func planItem(e any) PlanItem {
 
 var (
 	doneStatus       = map[string]bool{"completed": true, "done": true, "complete": true, "cancelled": true}
-	planFieldRE      = lazyRE{expr: `"(content|step|description|title|text|task|status)"\s*:\s*"((?:[^"\\]|\\.)*)"`}
 	questionPrefixRE = lazyRE{expr: `^(\d+[.)]\s*|[-*•]\s*)`}
 	// todoLineRE: TODO/FIXME/XXX/HACK as a whole upper-case word at a line's
 	// start or after a comment marker, then ":", "(", "-" or a lower-case
@@ -4311,34 +4310,18 @@ var (
 	todoLineRE = lazyRE{expr: `^\s*(?:[+]\s*)?(?://+|#+|--|/\*+|\*|<!--|;+|%|")?\s*\b(TODO|FIXME|XXX|HACK)\b(?:\([^)]*\))?(?:\s*[:\-–]\s*|\s+(\p{Ll}))(.*)$`}
 )
 
-// planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB
-// of a call's input): each complete object's text and status, in order.
+// planItemsClipped reads a plan whose JSON was clipped (adapters keep 2 KB of a call's input): the text closed after
+// its last complete item ("}" then "]}" or "]": a brace inside an item's words fails as JSON, so the one before is
+// tried).
 func planItemsClipped(text string) ([]PlanItem, bool) {
-	var out []PlanItem
-	for _, obj := range strings.Split(text, "{")[1:] {
-		if !strings.Contains(obj, "}") {
-			break // the clipped last object
-		}
-		var it PlanItem
-		for _, m := range planFieldRE.get().FindAllStringSubmatch(obj, -1) {
-			var v string
-			if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) != nil {
-				continue
+	for end := strings.LastIndex(text, "}"); end > 0; end = strings.LastIndex(text[:end], "}") {
+		for _, closer := range []string{"]}", "]"} {
+			if json.Valid([]byte(text[:end+1] + closer)) {
+				return parsePlan(text[:end+1] + closer)
 			}
-			if m[1] == "status" {
-				it.Done = doneStatus[strings.ToLower(v)]
-			} else if it.Text == "" {
-				it.Text = clip(oneLine(v), 200)
-			}
-		}
-		if it.Text != "" {
-			out = append(out, it)
-		}
-		if len(out) == maxPlan {
-			break
 		}
 	}
-	return out, len(out) > 0
+	return nil, false
 }
 
 func todoLines(text string) []string {
@@ -4403,11 +4386,8 @@ func prose(s string) bool {
 	}
 	letters, other := 0, 0
 	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsSpace(r) {
-			letters++
-		} else {
-			other++
-		}
+		l := unicode.IsLetter(r) || unicode.IsSpace(r)
+		letters, other = letters+btoi(l), other+btoi(!l)
 	}
 	return letters >= 2*other && promptSize(s) >= 3
 }
@@ -4584,6 +4564,9 @@ func prohibits(low string) bool { _, ok := prohibited(low); return ok }
 // "ne supprime pas") turns down the word after it; one that follows its verb (lang/ negation_post: "nicht", "pas") the part's last word when it
 // stands just before it ("die Datei nicht löschen"), else, second, the first ("lösche nicht die Datei").
 func prohibited(low string) (verb string, ok bool) {
+	if v, ok := cjkProhibited(low); ok {
+		return v, ok
+	}
 	if !hasPhrase(low, "negation") && !containsAny(low, prohibitWords) && !containsAny(low, []string{"n't", "n’t"}) {
 		return "", false // most sentences: nothing to split
 	}
@@ -4619,6 +4602,35 @@ func turnedDown(ws []string, j int, first bool) (string, bool) {
 		return firstWord(ws[n-1]), true
 	}
 	return ws[0], post && j == 1
+}
+
+// cjkProhibited: a prohibition in a script without spaces, its marker glued to the verb it turns down — after it (lang/
+// prohibit, Chinese: "不要删除旧脚本" → 删除, most verbs being two characters) or before it (lang/ prohibit_post,
+// Japanese: "古いファイルは削除しないで" → 削除, "消さないで" → 消: the kanji or katakana before the marker, past its
+// kana ending); a marker standing alone turns down the term beside it ("不要 push", "pushしないでください").
+func cjkProhibited(low string) (verb string, ok bool) {
+	prev := ""
+	anyTerm(low, func(t string) bool {
+		if ok { // a lone lang/ prohibit marker: its verb is this term
+			verb = t
+			return true
+		}
+		for _, m := range prohibitPre.list() {
+			if _, after, found := strings.Cut(t, m); found {
+				verb, ok = string([]rune(after)[:min(2, utf8.RuneCountInString(after))]), true
+				return after != ""
+			}
+		}
+		for _, m := range prohibitPost.list() {
+			if before, _, found := strings.Cut(t, m); found {
+				verb, ok = cmp.Or(strings.Join(last(strings.FieldsFunc(before, func(r rune) bool { return unicode.Is(unicode.Hiragana, r) }), 1), ""), prev), true
+				return true
+			}
+		}
+		prev = t
+		return false
+	})
+	return verb, ok && verb != ""
 }
 
 func firstWord(s string) string {
@@ -4664,7 +4676,7 @@ func targetWords(key, errLine string) []string {
 
 // namesAny: a word of low is one of terms or shares its stem ("migration" names migrate, "tests" test, "linter" lint).
 func namesAny(low string, terms []string) bool {
-	return anyTerm(low, func(w string) bool {
+	return slices.ContainsFunc(terms, func(t string) bool { return cjkString(t) && strings.Contains(low, t) }) || anyTerm(low, func(w string) bool {
 		return slices.ContainsFunc(terms, func(t string) bool { return sameStem(w, t) })
 	})
 }
@@ -4868,10 +4880,23 @@ func (st *State) askIfRefused(n string) string {
 			return n + " — the user turned this down before (" + clip(oneLine(r.Text), 100) + "): ask first"
 		}
 	}
-	if t := st.toldNot(n); t != "" {
+	if t := cmp.Or(st.declinedOffer(n), st.toldNot(n)); t != "" {
 		return n + " — the user said: " + clip(oneLine(t), 100) + ": ask first"
 	}
 	return n
+}
+
+// declinedOffer is the latest request's answer turning down an offer that next action n names while it asked for
+// other work ("let's hold off on the CI config for now, … Can you add …?", kept as a decision by keptDecline); "" for
+// none.
+func (st *State) declinedOffer(n string) string {
+	for _, d := range st.Decided {
+		q, a, _ := strings.Cut(d, " → ")
+		if startsWithAny(strings.ToLower(a), declineStarts.list()) && strings.HasPrefix(oneLine(st.Latest), strings.TrimSuffix(a, "…")) && sharedLinks(n, q) >= 2 {
+			return clip(a, 80)
+		}
+	}
+	return ""
 }
 
 // toldNot is the user's clause prohibiting the verb that next action n names ("don't push
@@ -4894,7 +4919,7 @@ func (st *State) toldNot(n string) string {
 // prohibitedVerb is the word a prohibiting clause turns down ("don't push", "never deploy"), of 4+ letters: "run" or
 // "add" alone names no step; "" for none.
 func prohibitedVerb(s string) string {
-	if v, ok := prohibited(stripLeadingAcks(s)); ok && utf8.RuneCountInString(v) >= 4 {
+	if v, ok := prohibited(stripLeadingAcks(s)); ok && utf8.RuneCountInString(v) >= 4-2*btoi(cjkString(v)) {
 		return v
 	}
 	return ""
@@ -4916,8 +4941,8 @@ func sharedLinks(a, b string) int { return shared(linkWords(a), linkWords(b)) }
 
 // shared counts the words of a also in b.
 func shared(a, b map[string]bool) (n int) {
-	for w := range a {
-		n += btoi(b[w])
+	for w, in := range a {
+		n += btoi(in && b[w])
 	}
 	return n
 }
@@ -4946,9 +4971,7 @@ var nextRules = []struct {
 		return "", false
 	}},
 	{"forward-looking sentence", (*State).nextForward},
-	{"plan", func(_ *State, in *nextIn) (string, bool) { // an earlier agent's, the last stating no step of its own
-		return in.remaining, !in.h.Completed && in.remaining != ""
-	}},
+	{"plan", (*State).nextEarlierPlan},
 	{"completion", (*State).nextCompletion},
 	{"refusal", func(st *State, _ *nextIn) (string, bool) {
 		if len(st.Refused) == 0 {
@@ -5016,10 +5039,27 @@ func (st *State) nextInterruption(in *nextIn) (string, bool) {
 // spoke last: its stated step comes first (a Claude → Codex → Gemini chain
 // hands over Gemini's last step, not Claude's plan).
 func (st *State) nextOwnPlan(in *nextIn) (string, bool) {
-	if st.LastTextRef.Session != 0 && st.PlanSession != 0 && st.LastTextRef.Session != st.PlanSession {
-		return "", false
+	return in.remaining, in.remaining != "" && (st.LastTextRef.Session == 0 || st.PlanSession == 0 || st.LastTextRef.Session == st.PlanSession)
+}
+
+// nextEarlierPlan: an earlier agent's plan, the last agent stating no step of its own — its first open item that no
+// later session's edit names by a word no other item has ("Migrate shipping client …" and shipping/client.go, not
+// "Migrate notifications client …"), even when the later agent reported its own part done; the plan is the task's.
+func (st *State) nextEarlierPlan(*nextIn) (string, bool) {
+	for i, p := range st.Plan {
+		own := linkWords(p.Text)
+		for j, q := range st.Plan {
+			for w := range linkWords(q.Text) {
+				own[w] = own[w] && i == j
+			}
+		}
+		if !p.Done && !slices.ContainsFunc(st.Edits, func(e Edit) bool {
+			return e.Ref.Session != st.PlanSession && shared(own, linkWords(strings.NewReplacer("/", " ", ".", " ", "_", " ").Replace(e.Path))) > 0
+		}) {
+			return p.Text, true
+		}
 	}
-	return in.remaining, in.remaining != ""
+	return "", false
 }
 
 func (st *State) nextLabelled(*nextIn) (string, bool) {
@@ -5083,23 +5123,20 @@ const quoteOpeners = `"«“„「`
 
 var quoteCloser = map[rune]rune{'"': '"', '«': '»', '“': '”', '„': '“', '「': '」'}
 
-// negatedStep: a negation (lang/ negation) among a sentence's first four words, where a step's subject, auxiliary
-// and negation stand ("I will not…", "Ich werde sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says
-// what the agent will not do, no next step. A negation later in the clause ("…so that it does not fail") keeps it,
-// and so does one whose clause closes before the step ("No problem, I'll add…", "No — I'll run it"): the lists
-// hold every language's words, so Spanish "no" is also English "No".
+// negatedStep: a negation (lang/ negation) among the first four words of the clause stating the step — the first holding
+// an intent or next marker, else the first —, where its subject, auxiliary and negation stand ("I will not…", "Ich werde
+// sie nicht…", "Je ne vais pas…", "Я не буду…"): the sentence says what the agent will not do, no next step. A
+// negation later in the clause ("…so that it does not fail") keeps it, and so does one in a clause of its own before
+// the step ("No problem, I'll add…", "There is no test yet — next I'll add one"): the lists hold every language's
+// words, so Spanish "no" is also English "No".
 func negatedStep(s string) bool {
-	words, neg := strings.Fields(s), false
-	for _, w := range words[:min(4, len(words))] {
-		core := strings.TrimRight(w, clauseEnds)
-		if _, post := negationAt(strings.TrimLeft(core, clauseEnds)); post {
-			neg = true
-		}
-		if core != w || core == "" {
-			neg = false // its clause closes here
-		}
-	}
-	return neg
+	cls := strings.FieldsFunc(s, func(r rune) bool { return r != '-' && strings.ContainsRune(clauseEnds, r) })
+	i := max(0, slices.IndexFunc(cls, func(c string) bool {
+		low := " " + strings.ToLower(c) + " "
+		return containsAny(low, intentMarkers.list()) || containsAny(low, nextMarkers.list())
+	}))
+	words := strings.Fields(strings.Join(cls[i:min(i+1, len(cls))], ""))
+	return slices.ContainsFunc(words[:min(4, len(words))], func(w string) bool { _, post := negationAt(w); return post })
 }
 
 const clauseEnds = ",.;:!?—–-、。，！？" // what closes a clause, CJK marks too

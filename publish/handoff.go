@@ -473,8 +473,8 @@ func Ago(now, t time.Time) string {
 	return t.UTC().Format("2006-01-02")
 }
 
-// ShortID is an id cut to 12 characters, for lines and messages.
-func ShortID(id string) string { return id[:min(len(id), 12)] }
+// ShortID is an id cut to 12 bytes, for lines and messages, without the bytes of a rune it cut (they came out as U+FFFD).
+func ShortID(id string) string { return strings.ToValidUTF8(id[:min(len(id), 12)], "") }
 
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)

@@ -248,7 +248,10 @@ func openOnce(path string, deadline time.Time) (*Ledger, error) {
 	f.Close()
 	// synchronous=NORMAL under WAL: a power loss may lose the last commits
 	// (the next hook re-reads them from the cursors), never consistency.
-	db, err := sql.Open(ledgerDriver(), FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0"))
+	// _mutex=no: the one connection (SetMaxOpenConns) is used by one
+	// goroutine at a time, so SQLite's per-call connection mutex only cost
+	// instructions (a Stop 15.0M → 14.7M, cachegrind).
+	db, err := sql.Open(ledgerDriver(), FileURI(path, "_busy_timeout="+strconv.FormatInt(busyMillis(deadline), 10)+"&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=0&_mutex=no"))
 	if err != nil {
 		return nil, err
 	}

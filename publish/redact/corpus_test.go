@@ -2,7 +2,9 @@ package redact
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -346,7 +348,7 @@ func expandLine(t string, n int) (SecretLine, error) {
 			}
 			f, ok := modifiers[m]
 			if !ok {
-				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, catn, noend, nobegin, literals, b64, b64wrap, putty, ppkread, letters, lead1, lead2, lead3)", m)
+				return l, fmt.Errorf("unknown template modifier %q (known: json, numbered, catn, noend, nobegin, literals, b64, b64wrap, hex0x, b64url, putty, ppkread, letters, lead1, lead2, lead3)", m)
 			}
 			sec = f(sec)
 		}
@@ -377,6 +379,9 @@ func expandLine(t string, n int) (SecretLine, error) {
 //	          digits)
 //	literals  a PEM block split across Go string literals ("...\n" +)
 //	b64       standard base64 (kubeconfig client-key-data)
+//	hex0x     a 256-bit key drawn from it, as 0x and 64 hex digits (an
+//	          Ethereum private key)
+//	b64url    the same key as 43 base64url bytes (a JWK's "d")
 //	putty     the body of a PEM block as a PuTTY .ppk file
 //	ppkread   (after putty) the file from its Private-Lines: line, as a
 //	          read that starts past the header has it
@@ -433,7 +438,12 @@ var modifiers = map[string]func(string) string{
 		}
 		return strings.Join(ls, " +\n")
 	},
-	"b64":     func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+	"b64":   func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+	"hex0x": func(s string) string { h := sha256.Sum256([]byte(s)); return "0x" + hex.EncodeToString(h[:]) },
+	"b64url": func(s string) string {
+		h := sha256.Sum256([]byte(s))
+		return base64.RawURLEncoding.EncodeToString(h[:])
+	},
 	"lead1":   func(s string) string { return "\n" + s },
 	"lead2":   func(s string) string { return "\r\n" + s },
 	"lead3":   func(s string) string { return "# key\n" + s },

@@ -1137,12 +1137,33 @@ func readAssign(s string, i int) (a assign, ok bool) {
 // left to the generated rules.
 func (a *assign) handKey(s string) bool {
 	k := s[a.j:a.ke]
-	return a.fam&triHand != 0 || len(k) <= 5 && equalFoldAny(k, []string{"pw", "sig", "key", "value"})
+	return a.fam&triHand != 0 || len(k) <= 5 && equalFoldAny(k, []string{"pw", "sig", "key", "value"}) ||
+		len(k) <= 2 && a.j > 0 && s[a.j-1] == '"' && jwkKey(s, a.j, a.ke)
+}
+
+// jwkKey: a JSON Web Key's private member (handKey has seen its opening quote; JSON-escaped too) with "kty within 1 KB
+// ("d": the EC/OKP scalar or RSA's exponent; RSA's "p" "q" "dp" "dq" "qi"; an "oct" key's "k"). gitleaks has no rule
+// for them: its keys are one or two letters.
+func jwkKey(s string, j, ke int) bool {
+	return slices.Contains([]string{"d", "p", "q", "dp", "dq", "qi", "k"}, s[j:ke]) && strings.Contains(s[max(0, j-1024):min(len(s), ke+1024)], `"kty`)
+}
+
+// jwkMember reads the value of a JWK's private member: base64url, 43 bytes for a P-256 or Ed25519 scalar.
+func (a *assign) jwkMember(s string) (Match, bool) {
+	v := a.valueStart(s)
+	if v >= len(s) || !jwkKey(s, a.j, a.ke) {
+		return Match{}, false
+	}
+	vs, ve, _ := value(s, v)
+	return Match{KindPrivateKey, vs, ve}, ve-vs >= 20 && run(s, vs, setWebhook) == ve
 }
 
 // keyed reads the value of the folded key.
 func (a *assign) keyed(s string, key []byte) (Match, bool) {
-	if len(key) < 3 && string(key) != "pw" || a.notKey(s) {
+	if len(key) < 3 && string(key) != "pw" {
+		return a.jwkMember(s)
+	}
+	if a.notKey(s) {
 		return Match{}, false
 	}
 	v := a.valueStart(s)
@@ -1868,10 +1889,10 @@ func reference(v string) bool {
 }
 
 // numeric reports whether v is a number, a version or a duration-like value
-// (digits and . - _ : only), or a hex literal (0x53c2_37).
+// (digits and . - _ : only), or a hex literal (0x53c2_37) shorter than a key.
 func numeric(v string) bool {
-	if len(v) > 2 && v[0] == '0' && lower(v[1]) == 'x' {
-		return skipOver(v, 2, len(v), "0123456789abcdefABCDEF_") == len(v)
+	if len(v) > 2 && v[0] == '0' && lower(v[1]) == 'x' { // up to 63 digits: 64 are a 256-bit key (Ethereum's)
+		return skipOver(v, 2, min(len(v), 65), "0123456789abcdefABCDEF_") == len(v)
 	}
 	return skipOver(v, 0, len(v), "0123456789.-_:") == len(v)
 }

@@ -335,12 +335,25 @@ func withLedgerSessions(out []Candidate, seen map[string]int, ls []ledger.Sessio
 }
 
 // Planted sessions (issue 21): public repositories commit .aider.chat.history.md files, one dated 2099 would lead every
-// later handoff. A session whose file git tracks, or dated in the future, is listed (marked) but chosen only when named
-// (--transcript; --session for a future one).
+// later handoff, and an archive unpacked outside git ships them too (Aider's history, Crush's .crush/crush.db: any agent
+// whose sessions live in the project). A session file in the project that git tracks, that was unpacked or copied there
+// rather than written (notWritten), or that another user owns, or a session dated in the future, is listed (marked) but
+// chosen only when named (--transcript; --session for all but a tracked one). Accepted false positives: the user's own
+// history copied with its times (cp -a, rsync -a, a backup restored, a folder synced from another machine) or chmod-ed
+// after its last write, until the agent writes to it again.
 const (
-	NotYoursTracked = "its file is tracked by git"
-	NotYoursFuture  = "dated in the future"
+	NotYoursTracked  = "its file is tracked by git"
+	NotYoursFuture   = "dated in the future"
+	NotYoursUnpacked = "its file was unpacked or copied here, not written by an agent"
+	NotYoursOwner    = "its file belongs to another user"
 )
+
+// NotYoursWhy are the reasons in the order handoff names them.
+var NotYoursWhy = []string{NotYoursTracked, NotYoursUnpacked, NotYoursOwner, NotYoursFuture}
+
+// writeSlack: how far apart a written file's modified and changed times may be (coarse clocks of network and FAT
+// file systems); an archive's times miss the moment it is unpacked by more.
+const writeSlack = 2 * time.Second
 
 // futureSlack: how far ahead of the clock a chosen session may be dated (clock steps, a file just written). Aider dates
 // in local time without a zone: a history from a zone ahead looks future-dated, and is not yours.
@@ -358,10 +371,17 @@ func MarkNotYours(now time.Time, cs []Candidate) {
 		if c.Project == "" || !adapters.InProject(c.Path, c.Project) { // InProject("", p) is false
 			continue // the agent's own store, outside any repository
 		}
-		if root := RepoRoot(c.Project); root != "" && repos.Tracked(root, c.Path) {
-			c.NotYours = NotYoursTracked
-		}
+		c.NotYours = cmp.Or(FileNotYours(repos, c.Path), c.NotYours)
 	}
+}
+
+// FileNotYours says why a session file the user did not name is not the user's: git tracks it, or it was not written
+// where it is (notWritten); "" when nothing says so.
+func FileNotYours(repos Tracker, path string) string {
+	if root := RepoRoot(filepath.Dir(path)); root != "" && repos.Tracked(root, path) {
+		return NotYoursTracked
+	}
+	return notWritten(path)
 }
 
 // NotFound is a session, handoff or decision that matches nothing (exit 2).

@@ -23,7 +23,7 @@ var ninthAgent = &Agent{
 	Adapter:  Ninth,
 	Lister:   ninthLister{},
 	Envelope: EnvelopeFlatCamel,
-	Format:   Format{Newest: "1.2.3", Shapes: []string{"Ninth 1.x JSONL (header, user, assistant, tool lines)"}},
+	Format:   Format{Newest: "1.2.3", Version: `"ninth_version":"(\d+\.\d+\.\d+)"`, Shapes: []string{"Ninth 1.x JSONL (header, user, assistant, tool lines)"}},
 	Events: map[string]Class{
 		"SessionStart": ClassStart, "UserPrompt": ClassPrompt, "AfterTool": ClassTool, "Stop": ClassStop,
 	},
