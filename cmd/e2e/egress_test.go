@@ -148,7 +148,11 @@ const egresses = 16
 // hooks, handoff (md, yaml, json), capture, list --json and status --json
 // on it, and returns every output carryover produced, by egress name.
 func egressRun(t *testing.T, sid string, redactOn bool, tr func(sid string) string) map[string]string {
+	// Removed as soon as its outputs are read: TestSecretEgress makes ~340
+	// of these (~0.56 MB each, mostly the ledger), which held 192 MB of
+	// TMPDIR until the test's end.
 	root := t.TempDir()
+	defer os.RemoveAll(root)
 	home, project := filepath.Join(root, "home"), filepath.Join(root, "proj")
 	os.MkdirAll(project, 0o755)
 	os.MkdirAll(filepath.Join(home, ".carryover"), 0o700)

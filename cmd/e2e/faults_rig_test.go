@@ -277,6 +277,9 @@ func (r *faultRig) bound(p hookProc) {
 func (r *faultRig) expectedKeys(sid string) map[string]bool {
 	r.t.Helper()
 	dir := r.t.TempDir()
+	// Gone when read: kill-9 checks six times, each a copy of its 16 MB
+	// transcript and the ledger of it (165 MB of TMPDIR at the test's end).
+	defer os.RemoveAll(dir)
 	l, err := ledger.Open(dir)
 	if err != nil {
 		r.t.Fatal(err)
@@ -287,7 +290,7 @@ func (r *faultRig) expectedKeys(sid string) map[string]bool {
 	for _, st := range r.versions[sid] {
 		if st.data == nil {
 			os.Remove(p)
-		} else if err := os.WriteFile(p, st.data, 0o600); err != nil {
+		} else if err := writeSparse(p, st.data); err != nil {
 			r.t.Fatal(err)
 		}
 		_, err := ledger.Ingest(l, ledger.IngestOptions{Adapter: a, Hook: adapters.Hook{Tool: "claude", SessionID: sid, TranscriptPath: p},
@@ -297,6 +300,30 @@ func (r *faultRig) expectedKeys(sid string) map[string]bool {
 		}
 	}
 	return sessionKeys(r.t, l, sid)
+}
+
+// writeSparse is os.WriteFile leaving a hole for each whole MB of NULs, as
+// the transcript it copies has them (path-100MB-single-line's line is a
+// 98 MB hole between two MB of text: 2 MB of disk, not 100).
+func writeSparse(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for off := 0; off < len(b); off += 1 << 20 {
+		chunk := b[off:min(off+1<<20, len(b))]
+		if len(chunk) == 1<<20 && len(bytes.TrimLeft(chunk, "\x00")) == 0 {
+			continue
+		}
+		if _, err := f.WriteAt(chunk, int64(off)); err != nil {
+			return err
+		}
+	}
+	if err := f.Truncate(int64(len(b))); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func sessionKeys(t testing.TB, l *ledger.Ledger, sid string) map[string]bool {

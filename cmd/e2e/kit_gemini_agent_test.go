@@ -113,6 +113,7 @@ func agentRun(t testing.TB, bin string, args []string, dir string, env []string,
 	start := time.Now()
 	err := cmd.Run()
 	out := AgentOutput{Stdout: stdout.String(), Stderr: stderr.String()}
+	failIfDiskFull(t, filepath.Base(bin), out.Stdout+out.Stderr)
 	if ctx.Err() != nil {
 		t.Fatalf("e2e kit: %s timed out after %s\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), timeout, out.Stdout, out.Stderr)
 	}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,11 +96,22 @@ func InstallPath(tool string) (string, error) {
 	return installAgent(a)
 }
 
+// agentBin is where a's executable is once installed.
+func agentBin(a Agent) string {
+	return filepath.Join(CacheDir(), strings.ReplaceAll(a.Package, "/", "_")+"@"+a.Version, "node_modules", ".bin", a.Bin)
+}
+
+// installDir is the npm prefix an agent binary bin (from Install) lives in:
+// <dir>/node_modules/.bin/<name>.
+func installDir(bin string) string {
+	return filepath.Dir(filepath.Dir(filepath.Dir(bin)))
+}
+
 func installAgent(a Agent) (string, error) {
 	installMu.Lock()
 	defer installMu.Unlock()
-	dir := filepath.Join(CacheDir(), strings.ReplaceAll(a.Package, "/", "_")+"@"+a.Version)
-	bin := filepath.Join(dir, "node_modules", ".bin", a.Bin)
+	bin := agentBin(a)
+	dir := installDir(bin)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -124,8 +136,13 @@ func installAgent(a Agent) (string, error) {
 		return "", fmt.Errorf("npm is not on PATH; install Node.js and npm to run the end-to-end tests (needed for %s@%s)", a.Package, a.Version)
 	}
 	cmd := exec.Command(npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir, a.Package+"@"+a.Version)
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	// npm's tarball cache beside the installs, not in ~/.npm: the suite
+	// writes nowhere but its temp dirs and CacheDir.
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(CacheDir(), "npm-cache"))
 	out, err := cmd.CombinedOutput()
+	if err != nil && bytes.Contains(out, []byte("ENOSPC")) {
+		return "", diskError(fmt.Errorf("npm install %s@%s: %w", a.Package, a.Version, syscall.ENOSPC), dir)
+	}
 	if err != nil {
 		return "", fmt.Errorf("npm install %s@%s failed (is the npm registry reachable?): %v\n%s", a.Package, a.Version, err, out)
 	}

@@ -221,6 +221,7 @@ func RunProcess(t testing.TB, dir string, env []string, timeout time.Duration, b
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
+	failIfDiskFull(t, filepath.Base(bin), res.Stdout+res.Stderr)
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

@@ -22,15 +22,22 @@ var carryoverBin string
 // dynamically: NSS (user and host lookups) and SQLite's dlopen of extensions.
 const staticTags = "netgo,osusergo,sqlite_omit_load_extension"
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "carryover-e2e-bin")
+func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
+
+func runSuite(m *testing.M) int {
+	root, err := newRunDir()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
 	}
-	carryoverBin = filepath.Join(dir, "carryover")
+	defer os.RemoveAll(root)
+	if msg := diskShortfall(root); msg != "" {
+		fmt.Fprintln(os.Stderr, "e2e: FAIL: "+msg)
+		return 1
+	}
+	carryoverBin = filepath.Join(root, "bin", "carryover")
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	repo := filepath.Join(filepath.Dir(file), "..", "..")
 	// Built as users get it: the release's flags (.goreleaser.yaml), so on
 	// Linux a static binary (no dynamic loader or libc relocations at each
 	// hook's start, see README, Numbers).
@@ -39,14 +46,17 @@ func TestMain(m *testing.M) {
 		args = []string{"build", "-tags", "urfave_cli_no_docs," + staticTags, "-ldflags", "-linkmode=external -extldflags=-static", "-o", carryoverBin, "."}
 	}
 	build := exec.Command("go", args...)
-	build.Dir = root
+	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building carryover failed: %v\n%s", err, out)
-		os.Exit(1)
+		return 1
 	}
+	lowest := watchFree(root)
 	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	if low := lowest(); code != 0 && low < lowFree {
+		fmt.Fprintf(os.Stderr, "e2e: the disk under %s ran full during the run (ENOSPC; %s free at the lowest): the failures above may be that, not bugs\n", root, mb(low))
+	}
+	return code
 }
 
 // hookRun is one invocation of `carryover snapshot` as a hook would do it.
