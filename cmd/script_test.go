@@ -36,6 +36,8 @@ func TestScripts(t *testing.T) {
 			// directory and its ancestors are never projects (no file is
 			// written there), and the scripts' project is $WORK.
 			env.Setenv("HOME", env.WorkDir+"-home")
+			// testscript removes $WORK, not this sibling: without this, each run left its go-test-script* dir behind.
+			env.Defer(func() { os.RemoveAll(env.WorkDir + "-home") })
 			env.Setenv("NO_COLOR", "1")
 			// The agent table, so scripts do not list its agents: $AGENTS
 			// (names, space-separated, table order) and $AGENT_COUNT.
