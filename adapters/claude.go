@@ -390,6 +390,7 @@ type claudeChain struct {
 	chained bool   // that line named its parent
 	known   bool   // prev is known: a line was read, or the bytes before from looked at
 	broken  bool   // the lines do not chain: no rewind is looked for
+	spent   int64  // bytes read back past the first 64 KB window, by every fork of this tail (claudeReadBack)
 }
 
 func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
@@ -403,7 +404,7 @@ func (ch *claudeChain) parse(line []byte, off int64) ([]Row, error) {
 	}
 	parent := claudeParent(line)
 	if ch.forks(line, parent, &link) {
-		key, found := claudeBranchStart(ch.f, parent, off)
+		key, found := claudeBranchStart(ch.f, parent, off, &ch.spent)
 		ch.broken = !found
 		if key != "" {
 			r := Row{Key: "rewind:" + string(link.uuid), Role: "user", Kind: KindRewind, Text: key}
@@ -510,13 +511,13 @@ func claudeBefore(f io.ReaderAt, end int64) (prev []byte, chained, broken bool) 
 // line that has none and is no compact_boundary (the conversation's first): found, and the key of the first
 // main-thread row after the parent (from the first line on), where the branch a rewind abandoned starts ("" when
 // nothing there made rows).
-func claudeBranchStart(f io.ReaderAt, parent []byte, end int64) (key string, found bool) {
+func claudeBranchStart(f io.ReaderAt, parent []byte, end int64, spent *int64) (key string, found bool) {
 	want := append(append(append([]byte{}, claudeUUIDKey...), parent...), '"')
 	match := func(b []byte, _ bool) int { return bytes.LastIndex(b, want) }
 	if len(parent) == 0 {
 		match = claudeRoot
 	}
-	at := claudeReadBack(f, end, match)
+	at := claudeReadBack(f, end, match, spent)
 	if at < 0 {
 		return "", false
 	}
@@ -524,15 +525,21 @@ func claudeBranchStart(f io.ReaderAt, parent []byte, end int64) (key string, fou
 }
 
 // claudeReadBack is the offset of match's find in the bytes before end ((-1: none), read back 64 KB, then in 1 MB
-// windows up to 64 MB back: only a fork costs this, and 64 MB is about 20 ms, so a hook's time stays bounded; a
-// rewind further back is missed. match gets a window and whether it starts the file.
-func claudeReadBack(f io.ReaderAt, end int64, match func(b []byte, first bool) int) int64 {
+// windows up to 64 MB back: only a fork costs this, and 64 MB is about 20 ms. spent counts the bytes past the first
+// window that every fork of one tail read, and stops at 64 MB too: a cold ingest of a 16 MB file whose every prompt
+// forked far back read it again per fork (quadratic: TestFaultMatrix/kill-9 ran for 20 minutes), so a hook's time
+// stays bounded; a rewind further back, or past the tail's budget, is missed. match gets a window and whether it
+// starts the file.
+func claudeReadBack(f io.ReaderAt, end int64, match func(b []byte, first bool) int, spent *int64) int64 {
 	buf := make([]byte, min(end, 64<<10))
-	for stop := end; end-stop < 64<<20; {
+	for stop := end; end-stop < 64<<20 && (stop == end || *spent < 64<<20); {
 		start := max(0, stop-int64(len(buf)))
 		b := buf[:stop-start]
 		if n, _ := f.ReadAt(b, start); n != len(b) {
 			return -1
+		}
+		if stop != end {
+			*spent += int64(len(b))
 		}
 		if i := match(b, start == 0); i >= 0 {
 			return start + int64(i)
