@@ -1841,6 +1841,17 @@ func startsWithAny(low string, starts []string) bool {
 	})
 }
 
+// opensWithDecline: low opens turning something down — a decline word first, or after a topic of at most three words
+// and a comma ("le client, plus tard", "the CI config, not now", "nginx, agora não"): a reply often names what it
+// declines before declining it.
+func opensWithDecline(low string) bool {
+	if startsWithAny(low, declineStarts.list()) {
+		return true
+	}
+	topic, rest, ok := strings.Cut(stripLeadingAcks(low), ",")
+	return ok && len(strings.Fields(topic)) <= 3 && !strings.ContainsAny(topic, ".!?;:") && startsWithAny(strings.TrimSpace(rest), declineStarts.list())
+}
+
 // wordEnds: rest, what follows a marker, starts past the marker's last word (not "no" in "nothing"; CJK has no spaces).
 func wordEnds(rest string) bool {
 	r, _ := utf8.DecodeRuneInString(rest)
@@ -2071,7 +2082,7 @@ func (st *State) sequenceNewTask(p, low string) bool {
 // pronoun further in ("a command that writes …").
 func (st *State) nextAfterDone(p, low string) bool {
 	if promptSize(p) < 4 || !st.workDone(false) || overlaps(st.Task, p) || isDecision(p, true) || pastedCondensed(p) != p || // cheap first: most prompts come mid-task
-		len(turnQuestions(st.TurnTexts)) > 0 || startsWithAny(low, declineStarts.list()) && overlaps(st.LastText, p) { // an answer
+		len(turnQuestions(st.TurnTexts)) > 0 || opensWithDecline(low) && overlaps(st.LastText, p) { // an answer
 		// ("no, not yet — wait for the backup") is no new task, nor a decline naming the work reported ("no, take the cache
 		// out" after "I added a cache"; "No worries, thanks! Next add …" is a thank-you)
 		return false
@@ -2539,7 +2550,7 @@ func (st *State) editedThisTurn() bool {
 // addAnswer records a statement answering the assistant's open question
 // (rule 3); an acknowledgement answers "yes", a long reply is a request.
 func (st *State) addAnswer(q, answer string) {
-	if q == "" || isQuestion(answer) && !startsWithAny(strings.ToLower(answer), declineStarts.list()) || boilerplate(q) {
+	if q == "" || isQuestion(answer) && !opensWithDecline(strings.ToLower(answer)) || boilerplate(q) {
 		return // a question back answers nothing, unless it opens turning the offer down ("not now. Can you add …?")
 	}
 	a := oneLine(answer)
@@ -2551,7 +2562,7 @@ func (st *State) addAnswer(q, answer string) {
 	line := clip(strings.TrimRight(q, "?？ \u00a0"), 120) + " → " + clip(a, 160)
 	st.addDecision(line)
 	switch {
-	case startsWithAny(strings.ToLower(a), declineStarts.list()):
+	case opensWithDecline(strings.ToLower(a)):
 		// "leave it for now" after "Shall I fix both?": the offer is work the user refused, as a refused tool call is
 		// — never the next action, never to redo without asking — unless the agent then works (keptDecline).
 		st.Refused, st.StopSeq = last(append(st.Refused, Note{Text: line, Refs: []Ref{st.RowRef}}), keepStops), st.Seq
@@ -4892,7 +4903,7 @@ func (st *State) askIfRefused(n string) string {
 func (st *State) declinedOffer(n string) string {
 	for _, d := range st.Decided {
 		q, a, _ := strings.Cut(d, " → ")
-		if startsWithAny(strings.ToLower(a), declineStarts.list()) && strings.HasPrefix(oneLine(st.Latest), strings.TrimSuffix(a, "…")) && sharedLinks(n, q) >= 2 {
+		if opensWithDecline(strings.ToLower(a)) && strings.HasPrefix(oneLine(st.Latest), strings.TrimSuffix(a, "…")) && sharedLinks(n, q) >= 2 {
 			return clip(a, 80)
 		}
 	}
